@@ -653,9 +653,16 @@ def _base_report(
         p for p in env.get("KVLINT_PATHS", ".").split() or ["."] if os.path.exists(os.path.join(base_cwd, p))
     ):
         return {"diagnostics": [], "workloads": []}, f"base {commit[:12]}: the paths did not exist"
-    code, report, _, stderr = run_check_json(
-        command, ["--fail-on", "never", *_drop_fail_on(args)], base_cwd, os.path.join(tmp, "base.json"), env
-    )
+    try:
+        code, report, _, stderr = run_check_json(
+            command,
+            ["--fail-on", "never", *_drop_fail_on(args)],
+            base_cwd,
+            os.path.join(tmp, "base.json"),
+            env,
+        )
+    except ValueError as exc:  # the command could not be started
+        code, report, stderr = 2, None, str(exc)
     if report is None:
         last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
         print(

@@ -551,19 +551,38 @@ def outside_finding(link: str, target: str, walked: str) -> Finding:
 
 def _excluded(path: str, exclude: Sequence[str]) -> bool:
     """``path`` matches one of the ``exclude`` fnmatch globs: as written, normalised, absolute, or by its
-    base name; a glob's trailing ``/`` is ignored (``charts/`` excludes the directory ``charts``)."""
+    base name; a glob's trailing ``/`` is ignored (``charts/`` excludes the directory ``charts``). A glob with
+    no ``*``, ``?`` or ``[`` matches only itself, so those are looked up in a set (:func:`_exclude_patterns`):
+    ``kvlint diff`` passes every file git ignores as such a glob, and matching each file read against each of
+    thousands of them one by one was quadratic."""
     if not exclude:
         return False
+    literal, wild = _exclude_patterns(tuple(exclude), os.getcwd())
     norm = os.path.normpath(path)
-    forms = {path, norm, os.path.abspath(norm), os.path.basename(norm)}
+    forms = {os.path.normcase(f) for f in (path, norm, os.path.abspath(norm), os.path.basename(norm))}
+    if not forms.isdisjoint(literal):
+        return True
+    return any(fnmatch.fnmatch(f, gl) for f in forms for gl in wild)
+
+
+@functools.lru_cache(maxsize=16)
+def _exclude_patterns(exclude: tuple[str, ...], cwd: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The forms of the ``exclude`` globs :func:`_excluded` matches (each glob without its trailing ``/``,
+    normalised, and absolute from ``cwd`` when relative and without wildcards), split into those without a
+    wildcard character (``fnmatch`` matches them by equality, after ``os.path.normcase``) and the rest."""
+    literal: set[str] = set()
+    wild: list[str] = []
     for g in exclude:
         glob = g.rstrip("/") or g
         globs = {glob, os.path.normpath(glob)}
         if not any(ch in glob for ch in "*?[") and not os.path.isabs(glob):
-            globs.add(os.path.abspath(glob))
-        if any(fnmatch.fnmatch(f, gl) for f in forms for gl in globs):
-            return True
-    return False
+            globs.add(os.path.normpath(os.path.join(cwd, glob)))  # os.path.abspath in ``cwd``
+        for gl in sorted(globs):
+            if any(ch in gl for ch in "*?["):
+                wild.append(gl)
+            else:
+                literal.add(os.path.normcase(gl))
+    return frozenset(literal), tuple(dict.fromkeys(wild))
 
 
 def _too_big(path: str, size: int, limit: int) -> Finding:
@@ -1215,7 +1234,7 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
 _MUSTACHE = re.compile(r"\{\{\{?\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}\}?")
 
 
-def _mustache_on(text: str, line: int, column: int) -> str | None:
+def _mustache_on(text: str, line: int, column: int, lines: Sequence[str] | None = None) -> str | None:
     """The first unquoted Mustache placeholder (``{{NAME}}``, ``{{{NAME}}}``) that starts at or before 0-based
     ``column`` of 0-based ``line`` of ``text``, or None.
 
@@ -1223,16 +1242,26 @@ def _mustache_on(text: str, line: int, column: int) -> str | None:
     ``*.template.yaml``: ``{{{KARPENTER_PREFIX}}}/instance-family: g6e``, ``image: {{GHCR_IMAGE_PREFIX}}...``)
     are not YAML until rendered: a plain scalar cannot start with ``{``, so the parser reads a flow mapping and
     stops after it. A placeholder inside quotes parses and is not reported here.
+
+    ``lines``: ``text.split("\n")`` when the caller has it (one split for many lookups in one text: splitting
+    the text for each of a document's thousands of complex keys was quadratic).
     """
-    lines = text.split("\n", line + 1)
+    if lines is None:
+        lines = text.split("\n", line + 1)
     if len(lines) <= line:
         return None
     src = lines[line]
+    # the quotes before each placeholder, counted on from the previous one (the whole prefix was counted again
+    # for every placeholder on the line)
+    quotes = [0, 0]
+    at = 0
     for m in _MUSTACHE.finditer(src):
         if m.start() > column:
             return None
-        before = src[: m.start()]
-        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0:
+        quotes[0] += src.count('"', at, m.start())
+        quotes[1] += src.count("'", at, m.start())
+        at = m.start()
+        if quotes[0] % 2 == 0 and quotes[1] % 2 == 0:
             return m.group(0)
     return None
 
@@ -1446,6 +1475,10 @@ def values_chart(path: str) -> str | None:
 _REPO_CLIMB = 5
 #: At most this many directories are listed in one search for charts (a large checkout is searched only so far).
 _REPO_SCAN_DIRS = 4000
+#: At most this many template files, and this many characters of them, are read in one search for charts (a checkout
+#: of thousands of charts, or a chart of thousands of megabyte templates, is read only so far).
+_REPO_SCAN_FILES = 4000
+_REPO_SCAN_CHARS = 64 << 20
 #: Directories a search for charts does not enter.
 _REPO_SKIP = frozenset({"node_modules", "vendor", "third_party", "__pycache__"})
 #: Top-level values keys most charts take (``helm create``'s values.yaml, and the pod fields and model keys serving
@@ -1467,12 +1500,23 @@ _VALUES_READ = re.compile(r"\.Values\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @functools.lru_cache(maxsize=64)
-def _charts_under(root: str) -> tuple[tuple[str, frozenset[str]], ...]:
+def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The Helm charts (a ``Chart.yaml`` with ``templates/`` beside it) below ``root``, each with the top-level
     value names its templates read (``.Values.NAME``), in a sorted walk that skips hidden directories, charts'
-    own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories."""
+    own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories (the
+    templates' own included) and reading at most :data:`_REPO_SCAN_FILES` template files and
+    :data:`_REPO_SCAN_CHARS` characters. Only regular files whose real path is inside ``top`` (the checkout's
+    root, :func:`_checkout_root`) are read: a ``templates`` directory or file that is a symbolic link out of the
+    checkout (to ``/``, to ``/dev/stdin``) is not followed."""
     found: list[tuple[str, frozenset[str]]] = []
-    listed = 0
+    real_top = os.path.realpath(top)
+    listed = files_read = 0
+    chars_left = _REPO_SCAN_CHARS
+
+    def inside(p: str) -> bool:
+        real = os.path.realpath(p)
+        return real == real_top or real.startswith(real_top.rstrip(os.sep) + os.sep)
+
     for here, dirs, files in os.walk(root):
         listed += 1
         if listed > _REPO_SCAN_DIRS:
@@ -1481,15 +1525,28 @@ def _charts_under(root: str) -> tuple[tuple[str, frozenset[str]], ...]:
         if "Chart.yaml" not in files or "templates" not in dirs:
             continue
         reads: set[str] = set()
-        for tdir, _sub, tfiles in os.walk(os.path.join(here, "templates")):
-            for name in tfiles:
+        templates = os.path.join(here, "templates")
+        for tdir, tsub, tfiles in os.walk(templates) if inside(templates) else ():
+            listed += 1
+            if listed > _REPO_SCAN_DIRS or files_read >= _REPO_SCAN_FILES or chars_left <= 0:
+                break
+            tsub.sort()
+            for name in sorted(tfiles):
+                full = os.path.join(tdir, name)
                 if not name.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")):
                     continue
+                if files_read >= _REPO_SCAN_FILES or chars_left <= 0:
+                    break
+                if not os.path.isfile(full) or not inside(full):  # a FIFO would block; a link out is not read
+                    continue
+                files_read += 1
                 try:
-                    with open(os.path.join(tdir, name), encoding="utf-8", errors="replace") as f:
-                        reads.update(_VALUES_READ.findall(f.read(1 << 20)))
+                    with open(full, encoding="utf-8", errors="replace") as f:
+                        text = f.read(min(1 << 20, chars_left))
                 except OSError:
                     continue
+                chars_left -= len(text)
+                reads.update(_VALUES_READ.findall(text))
         found.append((here, frozenset(reads)))
         dirs[:] = [d for d in dirs if d not in ("charts", "templates")]
     return tuple(found)
@@ -1538,7 +1595,7 @@ def repository_chart(path: str) -> str | None:
     here = os.path.dirname(path) or "."
     for _ in range(_REPO_CLIMB):
         scored = []
-        charts = _charts_under(os.path.abspath(here))
+        charts = _charts_under(os.path.abspath(here), root)
         if charts and not any(keys <= reads for _, reads in charts):
             return None  # the nearest charts are not its chart: kvlint does not search the checkout further
         for chart, reads in charts:
@@ -1705,18 +1762,20 @@ def _add_doc(
             )
         )
     if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
+        lines = text.split("\n") if len(doc.complex_keys) > 1 else None
         for at in doc.complex_keys:
-            result.findings.append(_complex_key_finding(text, at, line_offset))
+            result.findings.append(_complex_key_finding(text, at, line_offset, lines))
 
 
-def _complex_key_finding(text: str, at: Loc, line_offset: int) -> Finding:
+def _complex_key_finding(text: str, at: Loc, line_offset: int, lines: Sequence[str] | None = None) -> Finding:
     """The finding for a mapping key that is itself a mapping or a list, at ``at`` in ``text`` (a segment that
     starts ``line_offset`` lines into its file). kubectl reads manifests with sigs.k8s.io/yaml, whose YAML decoder
     refuses such a key (kubernetes-sigs/yaml v1.4.0 goyaml.v2/decode.go, decoder.mapping: "invalid map key"), so
     the document is not applied. Most often the key is an unquoted Mustache placeholder (GKE's samples write
     ``hf_api_token: {{HF_TOKEN}}`` in a Secret, to be replaced before ``kubectl apply``): YAML reads ``{{NAME}}`` as
-    a mapping whose one key is the mapping ``{NAME}``; that is KV002, a template to render first. Else KV001."""
-    mustache = _mustache_on(text, at.line - line_offset - 1, at.column - 1)
+    a mapping whose one key is the mapping ``{NAME}``; that is KV002, a template to render first. Else KV001.
+    ``lines``: ``text.split("\n")``, given by a caller reporting many keys of one text."""
+    mustache = _mustache_on(text, at.line - line_offset - 1, at.column - 1, lines)
     if mustache is not None:
         return Finding(
             "KV002",

@@ -558,11 +558,20 @@ def run_check_json(
     env: Mapping[str, str] | None = None,
 ) -> tuple[int, dict[str, Any] | None, str, str]:
     """Run ``command check --format json=JSON_PATH ARGS`` in ``cwd``; ``(exit status, report or None,
-    stdout, stderr)``. The report is None when kvlint failed before writing it (exit 2)."""
+    stdout, stderr)``. The report is None when kvlint failed before writing it (exit 2).
+
+    Raises:
+        ValueError: the command could not be started (its message: a command line past ``ARG_MAX``, no such
+            program)."""
     cmd = [*command, "check", "--format", f"json={json_path}", *args]
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, env=dict(env or os.environ), check=False
-    )
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, env=dict(env or os.environ), check=False
+        )
+    except OSError as exc:  # E2BIG (a command line past ARG_MAX), ENOENT, EACCES: a sentence, not a traceback
+        raise ValueError(
+            f"cannot run {command[0] if command else 'kvlint'} check: {exc.strerror or exc}"
+        ) from None
     report = None
     if os.path.isfile(json_path):
         with open(json_path, encoding="utf-8") as fh:
@@ -638,6 +647,12 @@ def _fnmatch_literal(path: str) -> str:
     return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in path)
 
 
+#: Most ignored paths, and bytes of their ``--exclude`` arguments, :func:`ignored_excludes` passes to ``kvlint
+#: check`` (Linux refuses a command line past ``ARG_MAX``, 2 MiB with the environment, with E2BIG).
+MAX_IGNORED_EXCLUDES = 10_000
+MAX_IGNORED_EXCLUDE_BYTES = 1 << 20
+
+
 def ignored_excludes(cwd: str) -> list[str]:
     """``--exclude`` arguments that keep ``kvlint check`` in the working tree off what git ignores.
 
@@ -650,6 +665,11 @@ def ignored_excludes(cwd: str) -> list[str]:
     them are returned as absolute ``fnmatch`` globs matching exactly that path (:func:`kvlint.load._excluded`
     also matches a glob against a base name, which an absolute path never equals). Untracked files that are not
     ignored stay in: they are part of the change. ``cwd`` outside a git repository: no exclusion.
+
+    Raises:
+        ValueError: more than :data:`MAX_IGNORED_EXCLUDES` such paths, or more than
+            :data:`MAX_IGNORED_EXCLUDE_BYTES` of arguments (the command line of ``kvlint check`` would be
+            refused; the message says what to do instead).
     """
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     if top.returncode != 0:
@@ -661,9 +681,18 @@ def ignored_excludes(cwd: str) -> list[str]:
     if proc.returncode != 0:
         return []
     out: list[str] = []
+    size = 0
     for name in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
         if name.endswith("/") or name.lower().endswith((".yaml", ".yml", ".json")):
             out += ["--exclude", _fnmatch_literal(os.path.join(root, name.rstrip("/")))]
+            size += len(os.fsencode(out[-1])) + len("--exclude") + 2
+            if len(out) > 2 * MAX_IGNORED_EXCLUDES or size > MAX_IGNORED_EXCLUDE_BYTES:
+                raise ValueError(
+                    f"git ignores more than {MAX_IGNORED_EXCLUDES:,} directories and manifest files in the working "
+                    f"tree of {root} (or their names run past {MAX_IGNORED_EXCLUDE_BYTES >> 10} KiB), too many to "
+                    "leave out of its lint one by one: commit the change and compare two revisions (kvlint diff "
+                    "BASE HEAD), or ignore their directory as a whole (a .gitignore entry ending in /)"
+                )
     return out
 
 

@@ -548,6 +548,8 @@ def _engine_framework_key(data: dict) -> str | None:
         for chooser in ("framework", "engine"):
             if chooser in value and _blank(value[chooser]) and "image" in value:
                 empty = install_set_keys(key, value)
+                if not empty:  # a key no --set can name (a hostile file's "$(...)")
+                    continue
                 listed = ", ".join(empty[:-1]) + " and " + empty[-1] if len(empty) > 1 else empty[0]
                 return (
                     f"it leaves {listed} empty, for helm install --set to fill (chart values that name no engine, "
@@ -561,19 +563,37 @@ def _blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+#: Most keys :func:`install_set_keys` lists (a values file of thousands of empty keys gave a message and a fix
+#: command of thousands of ``--set`` options).
+MAX_SET_KEYS = 12
+#: A values key :func:`install_set_keys` lists: one ``--set`` path segment Helm reads as written (no ``.``, ``,``,
+#: ``=``, ``[`` or ``\\``, which ``--set`` parses) and one shell word (no ``$(...)``, quote, ``;`` or blank: the
+#: fix is a command to copy, and a hostile file's key ``$(curl ...)`` was written into it as is).
+_SET_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+
+
 def install_set_keys(key: str, value: dict) -> list[str]:
     """The dotted keys under the top-level mapping ``key`` of a chart's values (``value``) left empty for
     ``helm install --set``, to two levels down (AI-Hypercomputer/gpu-recipes' ``workload: {framework:, image:,
     model: {name:}}``, whose READMEs set ``workload.framework``, ``workload.image`` and ``workload.model.name``
-    on the command line); in the file's order."""
+    on the command line); in the file's order, at most :data:`MAX_SET_KEYS`, only keys of the
+    :data:`_SET_KEY` form (``key`` itself is a top-level key of that form or the caller's)."""
     out: list[str] = []
+    if not _SET_KEY.fullmatch(key):
+        return out
     for k, v in value.items():
-        if not isinstance(k, str):
+        if not isinstance(k, str) or not _SET_KEY.fullmatch(k):
             continue
         if _blank(v):
             out.append(f"{key}.{k}")
         elif isinstance(v, dict):
-            out.extend(f"{key}.{k}.{k2}" for k2, v2 in v.items() if isinstance(k2, str) and _blank(v2))
+            out.extend(
+                f"{key}.{k}.{k2}"
+                for k2, v2 in v.items()
+                if isinstance(k2, str) and _SET_KEY.fullmatch(k2) and _blank(v2)
+            )
+        if len(out) >= MAX_SET_KEYS:
+            return out[:MAX_SET_KEYS]
     return out
 
 

@@ -387,10 +387,17 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
                 f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} has {len(parts)} entries for {pp} pipeline stage(s): SGLang's "
                 f"get_pp_indices raises ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.')"
             )
-        if sum(parts) != num_layers:
+        total = sum(parts)
+        if total != num_layers:
+            # a sum of two 4,300-digit entries has more digits than Python converts to text (int_max_str_digits)
+            shown = (
+                str(total)
+                if abs(total) < 10**18
+                else f"{'-' * (total < 0)}(a {len(parts)}-entry sum over 10^18)"
+            )
             raise PlanError(
-                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} sums to {sum(parts)} layers, not the model's {num_layers}: "
-                f"SGLang's get_pp_indices raises ValueError('sum(partitions)={sum(parts)} does not match "
+                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} sums to {shown} layers, not the model's {num_layers}: "
+                f"SGLang's get_pp_indices raises ValueError('sum(partitions)={shown} does not match "
                 f"num_hidden_layers={num_layers}.')"
             )
         if any(n < 0 for n in parts):

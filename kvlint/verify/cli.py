@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from kvlint.report.escape import printable
+
 __all__ = ["verify"]
 
 
@@ -145,7 +147,7 @@ def verify(
             )
         else:
             click.echo(f"printed: {json.dumps(parsed.figures)}")
-        click.echo(f"kvlint verify: {error}", err=True)
+        click.echo(f"kvlint verify: {printable(error or '')}", err=True)
         sys.exit(2)
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2))

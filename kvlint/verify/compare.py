@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kvlint.report.escape import printable
 from kvlint.verify.logparse import StartupLog
 
 if TYPE_CHECKING:
@@ -271,7 +272,10 @@ class VerifyResult:
             out.append(f"note: {n}")
         if self.outside:
             out.append("outside the band: " + ", ".join(f.key for f in self.outside))
-        return "\n".join(out) + "\n"
+        # the log's own text (its quoted lines, the model it names, notes quoting it) is the log author's: an
+        # escape sequence, a bidi override or a carriage return in it is shown escaped (kvlint.report.escape),
+        # line by line so that kvlint's own line breaks stay
+        return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
 
 
 def _jsonable(v: Any) -> Any:

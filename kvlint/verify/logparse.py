@@ -273,8 +273,24 @@ def _rust_args(text: str) -> dict[str, Any]:
     return out
 
 
+#: Largest figure a log line is read for (10^15: a petabyte in bytes, far past any token or block count an engine
+#: prints); a number past it, or not finite (a 400-digit float reads as inf), is absurd and not recorded: a
+#: 4,000-digit token count could not be compared (float() raised OverflowError).
+MAX_FIGURE = 10**15
+
+
+def _absurd(value: Any) -> bool:
+    """A number (not a boolean) that is not finite or is past :data:`MAX_FIGURE` in magnitude."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not (-MAX_FIGURE <= value <= MAX_FIGURE)  # nan fails both comparisons
+
+
 def _put(log: StartupLog, key: str, value: Any, line: int, *, keep_min: bool = False) -> None:
-    """Record a figure: the first value seen, or the minimum over ranks for ``keep_min`` figures."""
+    """Record a figure: the first value seen, or the minimum over ranks for ``keep_min`` figures. A number that is
+    not finite or is past :data:`MAX_FIGURE` in magnitude is not recorded."""
+    if _absurd(value):
+        return
     if key in log.figures and keep_min:
         if value < log.figures[key]:
             log.figures[key] = value
@@ -394,11 +410,21 @@ def parse_log(text: str) -> StartupLog:
         i += 1
         if not line.strip():
             continue
-        _parse_vllm(log, lines, line, n)
-        _parse_tgi(log, lines, line, n)
-        _parse_sglang(log, line, n)
+        try:
+            _parse_vllm(log, lines, line, n)
+            _parse_tgi(log, lines, line, n)
+            _parse_sglang(log, line, n)
+        except ValueError:
+            # int() of a run of digits the patterns matched raises only past Python's int_max_str_digits (4,300
+            # digits: "KV-cache blocks: 999…"): no engine prints such a number, the line gives no more figures
+            continue
     if log.engine is None and log.figures:
         log.engine = "vllm"
+    # the numbers of a start-up error and of the launcher's arguments are bounded as figures are (_put): a
+    # 400-digit GiB read as inf was written as JSON's invalid ``Infinity`` and as YAML's ``.inf``
+    for numbers in (log.failure, log.args):
+        for key in [k for k, v in (numbers or {}).items() if _absurd(v)]:
+            del numbers[key]
     log.texts = {
         n: lines[n - 1].strip()[:MAX_QUOTE_CHARS]
         for n in sorted(set(log.lines.values()))
