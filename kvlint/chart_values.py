@@ -24,6 +24,7 @@ from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
+from kvlint.wording import shell_word
 
 __all__ = ["READERS", "ChartValuesReader", "reader_of"]
 
@@ -83,7 +84,7 @@ def _kubeai_note(doc: Document) -> Finding:
             "this is a Helm values file for KubeAI's models chart (catalog), and kvlint builds no Model from it: "
             f"catalog has {len(catalog):,} entries, more than the {MAX_CATALOG_ENTRIES:,} kvlint builds Models for",
             _key_loc(doc.data, "catalog") or doc.loc,
-            fix=f"helm template RELEASE kubeai/models -f {doc.path} | kvlint check -",
+            fix=f"helm template RELEASE kubeai/models -f {shell_word(doc.path)} | kvlint check -",
         )
     # counted from the entries: the workload finder builds the Models (catalog_models), once
     entries = catalog_entries(doc)
@@ -108,7 +109,7 @@ def _kubeai_note(doc: Document) -> Finding:
         message,
         _key_loc(doc.data, "catalog") or doc.loc,
         fix="nothing to change if that chart renders it; to lint exactly what is deployed: helm template RELEASE "
-        f"kubeai/models -f {doc.path} | kvlint check -",
+        f"kubeai/models -f {shell_word(doc.path)} | kvlint check -",
         severity="info",
     )
 

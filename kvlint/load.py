@@ -59,6 +59,7 @@ from yaml.nodes import ScalarNode
 
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, Finding, LoadResult
+from kvlint.wording import shell_word
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -1346,28 +1347,28 @@ def _template_finding(
     apart = repository_chart(path) if chart is None and own is None else None
     if apart is not None:  # a values file the chart passes through tpl, kept apart from the chart
         fix = (
-            f"lint what the chart renders from it: kvlint check {apart} --helm-values {path} (the chart of this "
+            f"lint what the chart renders from it: kvlint check {shell_word(apart)} --helm-values {shell_word(path)} (the chart of this "
             "repository whose templates read its values)"
         )
     elif own is not None and outermost_chart(own) == own:
         # a chart's own values passed through tpl (llm-d-modelservice's ``{{ .Values.modelArtifacts.name }}``):
         # the chart is the file's, as for its values-file KV002 (kvlint.render.values_file_finding)
         if os.path.normpath(path) == os.path.normpath(os.path.join(own, "values.yaml")):
-            fix = f"lint what the chart renders from it: kvlint check {own} (helm template reads its values.yaml)"
+            fix = f"lint what the chart renders from it: kvlint check {shell_word(own)} (helm template reads its values.yaml)"
         else:
-            fix = f"lint what the chart renders from it: kvlint check {own} --helm-values {path}"
+            fix = f"lint what the chart renders from it: kvlint check {shell_word(own)} --helm-values {shell_word(path)}"
     elif chart is None or top is None:
         fix = _KV002_FIX
     elif top != chart:
         fix = (
-            f"lint what the chart renders: kvlint check {top} ({chart} is a subchart of it: helm renders it through "
-            f"{top}, with the values {top} sets for it), or helm template RELEASE {top} -f values.yaml | kvlint "
+            f"lint what the chart renders: kvlint check {shell_word(top)} ({chart} is a subchart of it: helm renders it through "
+            f"{top}, with the values {top} sets for it), or helm template RELEASE {shell_word(top)} -f values.yaml | kvlint "
             "check -"
         )
     else:
         fix = (
-            f"lint what the chart renders: kvlint check {chart} (kvlint renders a chart directory it is given with "
-            f"helm), or helm template RELEASE {chart} -f values.yaml | kvlint check -"
+            f"lint what the chart renders: kvlint check {shell_word(chart)} (kvlint renders a chart directory it is given with "
+            f"helm), or helm template RELEASE {shell_word(chart)} -f values.yaml | kvlint check -"
         )
     return Finding(
         "KV002",

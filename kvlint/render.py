@@ -81,6 +81,7 @@ from kvlint.load import (
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
+from kvlint.wording import shell_word
 
 __all__ = [
     "KUSTOMIZATION_FILES",
@@ -246,7 +247,7 @@ def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
                 f"this chart is a subchart of {top}: kvlint rendered it alone, with its own values.yaml, where helm "
                 f"renders it through {top}, whose values for it override these",
                 at,
-                fix=f"lint what is deployed: kvlint check {top}",
+                fix=f"lint what is deployed: kvlint check {shell_word(top)}",
                 severity="info",
             )
         )
@@ -770,7 +771,7 @@ def render_helm(
         raise RenderError(
             f"{chart} is a Helm chart (it has a Chart.yaml) but the helm binary is not on PATH; install helm "
             f"(https://helm.sh/docs/intro/install/) or render it elsewhere and pipe the output: "
-            f"helm template RELEASE {chart} | kvlint check -"
+            f"helm template RELEASE {shell_word(chart)} | kvlint check -"
         )
     refused, has_git = _chart_scan(chart, max_bytes)
     if refused:
@@ -841,11 +842,11 @@ def empty_render_finding(chart: str, values: Sequence[str] = ()) -> Finding:
         why = "it has no templates/ directory"
         fix = (
             "if its values are for a chart installed from a repository, render that chart with them: helm template "
-            f"RELEASE CHART -f {os.path.join(chart, 'values.yaml')} | kvlint check -"
+            f"RELEASE CHART -f {shell_word(os.path.join(chart, 'values.yaml'))} | kvlint check -"
         )
     else:
         why = f"its templates render nothing with {', '.join(values) if values else 'its default values'}"
-        fix = f"name the values you deploy with: kvlint check {chart} --helm-values FILE"
+        fix = f"name the values you deploy with: kvlint check {shell_word(chart)} --helm-values FILE"
     return Finding(
         "KV002",
         f"{EMPTY_RENDER} ({why}): nothing of it was linted",
@@ -964,7 +965,7 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
     if cmd is None:
         raise RenderError(
             f"{directory} is a kustomization but neither kustomize nor kubectl is on PATH; install one, or "
-            f"render it elsewhere and pipe the output: kustomize build {directory} | kvlint check -"
+            f"render it elsewhere and pipe the output: kustomize build {shell_word(directory)} | kvlint check -"
         )
     # the tree's kustomization files, each read once (bounded) for the three walks below
     reads: _KustomizationReads = {}
@@ -1227,7 +1228,7 @@ def remote_references(
     out: list[Finding] = []
     fix = (
         f"vendor the remote base into the repository, or build it where fetching it is intended and lint the "
-        f"output: kubectl kustomize {_safe_path(directory)} | kvlint check -"
+        f"output: kubectl kustomize {shell_word(_safe_path(directory))} | kvlint check -"
     )
     seen: set[str] = set()
     git_refs: set[tuple[str, str, Loc | None]] = set()
@@ -2127,8 +2128,8 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
         "this is a kustomization linted as a plain file: kvlint read the files of its tree as written, not what "
         "it builds with its patches, images and replicas applied",
         doc.loc,
-        fix=f"name its directory to lint what it builds: kvlint check {directory} (built with kubectl kustomize), "
-        f"or kubectl kustomize {directory} | kvlint check -",
+        fix=f"name its directory to lint what it builds: kvlint check {shell_word(directory)} (built with kubectl kustomize), "
+        f"or kubectl kustomize {shell_word(directory)} | kvlint check -",
     )
 
 
@@ -2147,18 +2148,18 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
             sets = " ".join(f"--helm-set {k}=VALUE" for k in keys)
             fix = (
                 f"lint what the chart of this repository renders from it, with a value for each: kvlint check "
-                f"{apart} --helm-values {path} {sets}"
+                f"{shell_word(apart)} --helm-values {shell_word(path)} {sets}"
             )
         else:
             sets = " ".join(f"--set {k}=VALUE" for k in keys)
-            fix = f"helm template RELEASE CHART -f {path} {sets} | kvlint check - (CHART: the chart these values are for)"
+            fix = f"helm template RELEASE CHART -f {shell_word(path)} {sets} | kvlint check - (CHART: the chart these values are for)"
     elif apart is not None:
         fix = (
-            f"lint what the chart of this repository renders from it: kvlint check {apart} --helm-values {path} "
+            f"lint what the chart of this repository renders from it: kvlint check {shell_word(apart)} --helm-values {shell_word(path)} "
             "(its templates read these values)"
         )
     elif chart is None:
-        fix = _RENDER_FIX.replace("values.yaml", path)
+        fix = _RENDER_FIX.replace("values.yaml", shell_word(path))
     elif top is not None and top != chart:
         fix = (
             f"lint what the chart renders from it: kvlint check {top} ({chart} is a subchart of it: helm renders it "
@@ -2170,8 +2171,8 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
         )
     else:
         fix = (
-            f"lint what the chart renders from it: kvlint check {chart} --helm-values {path}, or helm template "
-            f"RELEASE {chart} -f {path} | kvlint check -"
+            f"lint what the chart renders from it: kvlint check {shell_word(chart)} --helm-values {shell_word(path)}, or helm template "
+            f"RELEASE {shell_word(chart)} -f {shell_word(path)} | kvlint check -"
         )
     return Finding(
         "KV002",

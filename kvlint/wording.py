@@ -7,6 +7,7 @@ Message text only: nothing here changes what kvlint decides.
 from __future__ import annotations
 
 import re
+import shlex
 
 __all__ = ["PLATFORM_NAMES", "article", "platform_name", "vendor_name", "with_article"]
 
@@ -82,3 +83,11 @@ def platform_name(platform: str) -> str:
 def vendor_name(vendor: str) -> str:
     """An accelerator catalogue vendor as the vendor writes it (``amd`` -> ``AMD``, ``intel`` -> ``Intel``)."""
     return _VENDOR_NAMES.get(vendor.lower(), vendor)
+
+
+def shell_word(path: object) -> str:
+    """``path`` as one word of a shell command kvlint suggests (a fix users copy and run): unchanged when it is
+    made of characters a POSIX shell takes literally (letters, digits, ``@%+=:,./-_``), else single-quoted
+    (:func:`shlex.quote`), so that a file or directory named by a pull request (``$(...)``, spaces, ``;``) is
+    never run or split by the shell of whoever copies the fix."""
+    return shlex.quote(str(path))

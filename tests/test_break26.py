@@ -365,3 +365,23 @@ def test_values_set_keys_fix_names_no_hostile_key_and_at_most_a_dozen(tmp_path: 
     assert "$(" not in text and "a and b" not in text and "--set b=VALUE" not in text
     assert "--set workload.framework=VALUE --set workload.image=VALUE" in (d.fix or "")
     assert (d.fix or "").count("--set ") == 12 and "workload.k9=VALUE" in (d.fix or "")
+
+
+def test_paths_in_suggested_commands_are_one_shell_word(tmp_path: Path) -> None:
+    """A fix is a command users copy into a shell: a values file in a directory a pull request named
+    ``$(touch pwned) x`` is quoted there (was written as is: the command substitution ran, the space split the
+    path), while an ordinary path is left as written."""
+    from kvlint.wording import shell_word
+
+    assert shell_word("charts/vllm/values.yaml") == "charts/vllm/values.yaml"
+    assert shell_word("$(touch pwned) x/values.yaml") == "'$(touch pwned) x/values.yaml'"
+    hostile = tmp_path / "$(touch pwned) x"
+    hostile.mkdir()
+    values = hostile / "values.yaml"
+    values.write_text("replicaCount: 1\nimage:\n  repository: vllm/vllm-openai\n  tag: v0.11.0\n")
+    result = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(values)])
+    fixes = [
+        d["fix"] for d in json.loads(result.output)["diagnostics"] if "helm template" in (d.get("fix") or "")
+    ]
+    assert fixes, result.output
+    assert all(f"'{values}'" in line for line in fixes), fixes

@@ -39,6 +39,7 @@ from kvlint import filecache
 from kvlint.chart_values import READERS, ChartValuesReader
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, LoadResult, Workload
+from kvlint.wording import shell_word
 from kvlint.workloads.base import ACCELERATOR_ANNOTATION, MODEL_ANNOTATION, get_in
 
 __all__ = [
@@ -667,7 +668,7 @@ def _built(
                                 else ""
                             ),
                             (why.loc if why is not None else None) or src.at or doc.loc,
-                            fix=f"lint what it deploys: helm template {src.release} CHART -f VALUES | kvlint check -",
+                            fix=f"lint what it deploys: helm template {shell_word(src.release)} CHART -f VALUES | kvlint check -",
                             severity="info",
                         ),
                     ),

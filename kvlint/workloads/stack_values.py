@@ -26,7 +26,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
-from kvlint.wording import with_article
+from kvlint.wording import shell_word, with_article
 from kvlint.workloads.base import MAX_COPIED_VALUES, count_values, ldict, llist, synthetic_workload
 
 __all__ = [
@@ -726,7 +726,7 @@ def stack_values_finding(doc: Document) -> Finding | None:
         "this is a Helm values file for vLLM's production-stack chart (servingEngineSpec.modelSpec), and kvlint "
         f"builds no engine pod from it: {why}",
         at,
-        fix=f"helm template RELEASE vllm/vllm-stack -f {doc.path} | kvlint check -",
+        fix=f"helm template RELEASE vllm/vllm-stack -f {shell_word(doc.path)} | kvlint check -",
     )
 
 
@@ -799,7 +799,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
         f"(commit {CHART_COMMIT[:12]}); another chart version may render {_it(len(plan.rendered))} differently",
         _key_loc(se, "modelSpec") or doc.loc,
         fix=f"for certainty, lint what the chart you deploy renders: helm template RELEASE vllm/vllm-stack "
-        f"--version VERSION -f {doc.path} | kvlint check -",
+        f"--version VERSION -f {shell_word(doc.path)} | kvlint check -",
         severity="info",
     )
     out[0] = replace(out[0], findings=(note, *out[0].findings))

@@ -34,6 +34,7 @@ from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Severity
 from kvlint.values import as_float, as_list, digits
+from kvlint.wording import shell_word
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 from kvlint.workloads.rayserve import SERVE_PATH
 
@@ -945,7 +946,7 @@ def _kustomize_base_fix(path: str | None) -> str:
     shown = ", ".join(names) + (f" and {len(overlays) - 4} more" if len(overlays) > 4 else "")
     return (
         f" (in the kustomize base {base}, or a patch of the overlays beside it that build on it: {shown}); if the "
-        f"overlay you deploy sets it, lint that overlay: kvlint check {overlays[0]}"
+        f"overlay you deploy sets it, lint that overlay: kvlint check {shell_word(overlays[0])}"
     )
 
 
