@@ -35,6 +35,13 @@ for _name in ("GITHUB_ACTIONS", "FORCE_COLOR", "COLUMNS"):
 # before any worker or fork server starts (each inherits it).
 os.environ.setdefault("KVLINT_WEBHOOK_WORKER_NICE", "0")
 
+# git as the tests run it (the repositories they commit to, and kvlint's own git calls in `kvlint diff` and the
+# action) reads no configuration of the user's or the machine's: a ~/.gitconfig's core.hooksPath ran the user's
+# hooks on the tests' commits (a failing hook failed 18 tests), and its diff, status or init settings change what
+# git prints. The tests give their commits an identity themselves (`git -c user.name=... -c user.email=...`).
+os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+
 
 @pytest.fixture()
 def refused_port() -> Iterator[int]:
