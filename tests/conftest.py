@@ -9,7 +9,9 @@ finds them exactly as a user's shell with the venv activated would.
 from __future__ import annotations
 
 import os
+import socket
 import sysconfig
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,6 +34,23 @@ for _name in ("GITHUB_ACTIONS", "FORCE_COLOR", "COLUMNS"):
 # the cores were busy. The tests' workers keep the server's priority (the variable's documented use), set here
 # before any worker or fork server starts (each inherits it).
 os.environ.setdefault("KVLINT_WEBHOOK_WORKER_NICE", "0")
+
+# git as the tests run it (the repositories they commit to, and kvlint's own git calls in `kvlint diff` and the
+# action) reads no configuration of the user's or the machine's: a ~/.gitconfig's core.hooksPath ran the user's
+# hooks on the tests' commits (a failing hook failed 18 tests), and its diff, status or init settings change what
+# git prints. The tests give their commits an identity themselves (`git -c user.name=... -c user.email=...`).
+os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+
+
+@pytest.fixture()
+def refused_port() -> Iterator[int]:
+    """A loopback TCP port where nothing listens, for the whole test: a socket bound to it and never listening
+    holds it (a connect is refused, ECONNREFUSED). A port found free and then released could be taken meanwhile
+    by another test's server or another process on a shared machine, and then answer."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

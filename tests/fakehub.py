@@ -74,6 +74,9 @@ class FakeHub:
     endpoint: str = ""
     #: set when the server stops: ends the requests to ``slow*`` repositories held until then
     stopping: threading.Event = field(default_factory=threading.Event)
+    #: requests to ``slow*`` repositories whose 60 s hold ran out (the server, not the client, ended them),
+    #: counted before the answer-less close the client sees
+    holds_ended_by_hub: int = 0
 
 
 def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
@@ -113,7 +116,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             )
             parts = [unquote(p) for p in path.strip("/").split("/")]
             if len(parts) >= 2 and parts[1].startswith("slow"):
-                hub.stopping.wait(60)
+                if not hub.stopping.wait(60):
+                    hub.holds_ended_by_hub += 1
                 return
             if parts[:1] == ["api"] and len(parts) >= 4 and parts[1] == "models":
                 repo_id = f"{parts[2]}/{parts[3]}"

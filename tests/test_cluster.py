@@ -5,7 +5,6 @@ fixtures/cluster/nodes.json, see its SOURCE.md), and scheduling-filter placement
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -132,7 +131,7 @@ def test_inventory_through_kubernetes_client_paginates_and_is_cached(api: str) -
     assert "context test-ctx" in inv.source
 
 
-def test_errors_are_clear(api: str, tmp_path: Path) -> None:
+def test_errors_are_clear(api: str, tmp_path: Path, refused_port: int) -> None:
     with pytest.raises(ClusterUnavailable, match="context"):
         load_inventory(api, "no-such-context")
     with pytest.raises(ClusterUnavailable, match="cannot read kubeconfig"):
@@ -140,11 +139,8 @@ def test_errors_are_clear(api: str, tmp_path: Path) -> None:
     _Api.status = 403
     with pytest.raises(ClusterUnavailable, match="RBAC 'list' on 'nodes'"):
         load_inventory(api, "other")
-    # a port nobody listens on: refused quickly, with the server named
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    # a port nobody listens on (held by tests/conftest.py's fixture): refused quickly, with the server named
+    port = refused_port
     dead = _kubeconfig(tmp_path, f"http://127.0.0.1:{port}", "dead")
     with pytest.raises(ClusterUnavailable, match=f"127.0.0.1:{port} is unreachable"):
         load_inventory(dead, None)

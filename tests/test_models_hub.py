@@ -7,7 +7,6 @@ fixtures/hub/SOURCE.md)."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,11 +97,12 @@ def test_revision_pinning_reaches_the_hub(hub: FakeHub) -> None:
 
 
 def test_unresponsive_hub_times_out(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Hub holds the request 60 s (tests/fakehub.py): kvlint's own timeout (HF_HUB_ETAG_TIMEOUT 1 s and its
+    wall-clock deadline) ends it, not the Hub. Judged by who ended the hold, not by the time taken: a loaded
+    machine stretches the wait, and a client without a timeout waits out the hold, which the Hub counts."""
     monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "1")
-    t0 = time.monotonic()
     with pytest.raises(ModelUnavailable) as ei:
         resolve_model("acme-lab/slow-model")
-    # the Hub holds the request 60 s: the client's 1 s timeout ended it (a bound at half the hold, which a
-    # loaded machine's delays do not reach, and the hold without the timeout does)
-    assert time.monotonic() - t0 < 30
+    assert any("/slow-model/" in q.path for q in hub.requests)  # the request reached the hold
+    assert hub.holds_ended_by_hub == 0
     assert "acme-lab/slow-model" in str(ei.value) and "--model-dir" in str(ei.value)

@@ -13,12 +13,12 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import huggingface_hub.utils._http as hf_http
 import pytest
 from click.testing import CliRunner, Result
 from fakehub import FakeHub, Repo, commit_sha, llama_shapes, one_commit, safetensors_header, serve, sharded
@@ -112,18 +112,11 @@ def _run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No network from here on: HF_HUB_OFFLINE and an endpoint where nothing listens."""
+def _offline(monkeypatch: pytest.MonkeyPatch, refused_port: int) -> None:
+    """No network from here on: HF_HUB_OFFLINE and an endpoint where nothing listens (``refused_port``, the
+    fixture of tests/conftest.py, held for the whole test)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_free_port()}")
-
-
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    return port
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{refused_port}")
 
 
 def _tree(d: Path) -> dict[str, str]:
@@ -180,7 +173,7 @@ def test_pull_ids_stores_configs_headers_and_provenance(hub: FakeHub, tmp_path: 
 
 @pytest.mark.parametrize("model", ["acme-lab/single-file", "acme-lab/sharded", "acme-lab/qwen3-nvfp4"])
 def test_pulled_catalogue_offline_gives_the_hub_plan(
-    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_port: int, model: str
 ) -> None:
     argv = [
         "plan",
@@ -201,7 +194,7 @@ def test_pulled_catalogue_offline_gives_the_hub_plan(
     assert via_hub["model_source"].startswith("huggingface hub")
     (tmp_path / ".kvlint.yaml").write_text("fail_on: error\n")
     assert _run("models", "pull", model).exit_code == 0
-    _offline(monkeypatch)
+    _offline(monkeypatch, refused_port)
     offline = _run(*argv[:1], "--offline", *argv[1:])
     via_pull = json.loads(offline.stdout)
     assert via_pull["model_source"].startswith("pulled catalogue"), via_pull["model_source"]
@@ -216,7 +209,7 @@ def test_pulled_catalogue_offline_gives_the_hub_plan(
 
 
 def test_pull_manifest_directory_then_check_offline(
-    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_port: int
 ) -> None:
     shutil.copytree(DEPLOY, tmp_path / "deploy")
     (tmp_path / ".kvlint.yaml").write_text(
@@ -239,7 +232,7 @@ def test_pull_manifest_directory_then_check_offline(
     v1 = _provenance(cat / "HuggingFaceTB--SmolLM2-135M@v1.0")
     assert v1["revision"] == "v1.0" and v1["commit"] == commit_sha("smol-v1")
 
-    _offline(monkeypatch)
+    _offline(monkeypatch, refused_port)
     assert _run("models", "pull", "--check", "deploy").exit_code == 0
     check = _run("check", "--offline", "--format", "json", "deploy")
     rows = [w for w in json.loads(check.stdout)["workloads"] if w.get("engine")]
@@ -253,13 +246,13 @@ def test_pull_manifest_directory_then_check_offline(
 
 
 def test_check_names_missing_stale_and_edited_models(
-    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_port: int
 ) -> None:
     shutil.copytree(DEPLOY, tmp_path / "deploy")
     (tmp_path / ".kvlint.yaml").write_text(
         "model_paths:\n  /models/smollm2-135m: HuggingFaceTB/SmolLM2-135M\n"
     )
-    _offline(monkeypatch)
+    _offline(monkeypatch, refused_port)
     empty = _run("models", "pull", "--check", "deploy")
     # three are in kvlint's bundled catalogue (sized offline without a pull); the pinned revision is not
     assert empty.exit_code == 1 and "1 of 4 models missing" in empty.output
@@ -268,7 +261,7 @@ def test_check_names_missing_stale_and_edited_models(
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     monkeypatch.delenv("HF_HUB_OFFLINE")
     assert _run("models", "pull", "deploy").exit_code == 0
-    _offline(monkeypatch)
+    _offline(monkeypatch, refused_port)
     cat = tmp_path / ".kvlint" / "models"
     shutil.rmtree(cat / "HuggingFaceTB--SmolLM2-360M")
     cfg = cat / "google--gemma-2b-it" / "config.json"
@@ -334,13 +327,24 @@ def test_missing_model_and_revision_name_the_fix(hub: FakeHub) -> None:
 
 
 def test_dead_server_fails_fast_with_the_fix(
-    hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    hub: FakeHub, monkeypatch: pytest.MonkeyPatch, refused_port: int, tmp_path: Path
 ) -> None:
-    dead = f"http://127.0.0.1:{_free_port()}"
+    """Nothing listens at HF_ENDPOINT: each model fails at once on the refused connection, named as such (not
+    at kvlint's per-request deadline, which says "did not answer within the deadline"), and without a retry's
+    back-off (huggingface_hub's ``http_backoff`` sleeps 1 s, 2 s, ... between attempts; ~20 s in all). Judged by
+    what happened, not by a wall-clock bound that a loaded machine can stretch."""
+    dead = f"http://127.0.0.1:{refused_port}"
     monkeypatch.setenv("HF_ENDPOINT", dead)
-    t0 = time.monotonic()
+    slept: list[float] = []
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(hf_http.time, "sleep", sleep)
     r = _run("models", "pull", "acme-lab/single-file", "acme-lab/sharded")
-    assert time.monotonic() - t0 < 10
+    assert slept == []
     assert r.exit_code == 1
     assert f"acme-lab/single-file: not pulled: cannot reach the Hugging Face Hub at {dead}" in r.output
     assert "HF_ENDPOINT" in r.output and "--offline" in r.output
@@ -361,7 +365,7 @@ def test_usage_errors_exit_2(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_configured_catalogue_reaches_webhook_and_model_dir(
-    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_port: int
 ) -> None:
     """``model_catalogue`` in .kvlint.yaml: pull writes there; the webhook's options (built from --config as
     ``kvlint webhook serve`` builds them) and ``--model-dir`` read it offline."""
@@ -377,7 +381,7 @@ def test_configured_catalogue_reaches_webhook_and_model_dir(
     lock = tmp_path / "model-lock"
     assert (lock / "google--gemma-2b-it" / "provenance.json").is_file()
 
-    _offline(monkeypatch)
+    _offline(monkeypatch, refused_port)
     settings = build_settings(config=str(conf))
     assert str(lock) in settings.options.model_catalogues and settings.options.allow_hub is False
     clear_cache()
@@ -405,7 +409,7 @@ def test_manifest_collection_includes_the_draft_model() -> None:
 
 
 def test_check_fails_on_a_container_path_kvlint_cannot_size(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_port: int
 ) -> None:
     """Two real aibrix manifests (fixtures/pull/SOURCE.md) serve in-container paths named after catalogued models,
     /models/Qwen2.5-VL-7B-Instruct/ and /models/llava-1.5-7b-hf/: both are sized from their names (KV505) and only
@@ -415,7 +419,7 @@ def test_check_fails_on_a_container_path_kvlint_cannot_size(
     model to pull."""
     shutil.copytree(ROOT / "fixtures" / "pull" / "container-paths", tmp_path / "deploy")
     monkeypatch.chdir(tmp_path)
-    _offline(monkeypatch)
+    _offline(monkeypatch, refused_port)
     real = _run("models", "pull", "--check", "deploy")
     assert real.exit_code == 0 and "unsized" not in real.output, real.output
     named = [ln for ln in real.output.splitlines() if ln.startswith("skipped  /models/")]

@@ -249,8 +249,8 @@ def test_header_deadline_runs_per_request_on_a_kept_alive_connection(tls: dict[s
         conn.sendall(HEALTHZ)
         assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
         closed_before = _closed(app, "header_timeout")
+        t3 = time.monotonic()  # before the bytes go: a stall after sendall would shorten the wait measured
         conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # never finished
-        t3 = time.monotonic()
         assert _read_responses(conn) == ([], True)
         # not before its deadline (from its first bytes; a loaded machine only delays the close), and by the
         # header deadline (counted as such): an upper bound on the wall time added nothing but flakiness

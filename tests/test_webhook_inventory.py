@@ -12,7 +12,6 @@ import copy
 import json
 import queue
 import random
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -262,11 +261,8 @@ def test_snapshot_follows_list_then_watch_events_and_relists_on_410(api: tuple[S
     assert cache._thread is None
 
 
-def test_unreachable_api_server_backs_off_and_stays_not_ready(tmp_path: Path) -> None:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+def test_unreachable_api_server_backs_off_and_stays_not_ready(tmp_path: Path, refused_port: int) -> None:
+    port = refused_port  # nothing listens there for the whole test (tests/conftest.py)
     pytest.importorskip("prometheus_client")
     from kvlint.webhook.metrics import WebhookMetrics
 

@@ -39,6 +39,8 @@ CAP = 8
 
 
 def _free_port() -> int:
+    """A loopback port free when asked. The server binds it later, in its own process: another process may take
+    it in between, which :func:`_serve` detects (the server exits with EADDRINUSE) and retries with new ports."""
     import socket
 
     with socket.socket() as s:
@@ -46,35 +48,56 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextlib.contextmanager
-def _serve(tls: dict[str, Any], *args: str) -> Iterator[tuple[str, ssl.SSLContext, list[str]]]:
-    """``kvlint webhook serve`` on loopback with ``args`` added, in a child process, once ready: its URL, a client
-    TLS context, and a list that receives the server's stderr when it has stopped (SIGTERM, then killed)."""
-    port, probe = _free_port(), _free_port()
+#: Attempts at starting the server on freshly picked ports, each of which can lose its ports to another process.
+START_ATTEMPTS = 5
+
+
+def _start(tls: dict[str, Any], args: tuple[str, ...]) -> tuple[subprocess.Popen[bytes], str, ssl.SSLContext]:
+    """Start ``kvlint webhook serve`` with ``args`` added and wait until it is ready: the process, its URL and a
+    client TLS context. A start that lost a port to another process (EADDRINUSE) is retried on new ports; any
+    other exit before ready fails the test with the server's stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
-           "--workers", "1", "--drain-seconds", "0", "--log-level", "warning",
-           # a review budget of 10 s, not the default 2 s: the reviews here must be checked (never answered per
-           # the failure mode), however a loaded machine stretches them
-           "--timeout", "10", *args]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"https://127.0.0.1:{port}"
     ctx = ssl.create_default_context(cafile=tls["ca.crt"])
-    stderr: list[str] = []
-    try:
+    err = ""
+    for _ in range(START_ATTEMPTS):
+        port, probe = _free_port(), _free_port()
+        cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
+               "--workers", "1", "--drain-seconds", "0", "--log-level", "warning",
+               # a review budget of 10 s, not the default 2 s: the reviews here must be checked (never answered
+               # per the failure mode), however a loaded machine stretches them
+               "--timeout", "10", *args]  # fmt: skip
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        url = f"https://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         with httpx.Client(verify=ctx, timeout=5) as c:
             while True:
                 try:
                     if c.get(url + "/readyz").status_code == 200:
-                        break
+                        return proc, url, ctx
                 except httpx.TransportError:
                     pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode() if proc.stderr and proc.poll() is not None else ""
-                    pytest.fail(f"kvlint webhook serve did not become ready: {err[-2000:]}")
+                if proc.poll() is not None:
+                    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                    break
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    proc.communicate()
+                    pytest.fail("kvlint webhook serve did not become ready within 60 s")
                 time.sleep(0.05)
+        if "address already in use" not in err.lower():
+            break
+    pytest.fail(f"kvlint webhook serve did not become ready: {err[-2000:]}")
+
+
+@contextlib.contextmanager
+def _serve(tls: dict[str, Any], *args: str) -> Iterator[tuple[str, ssl.SSLContext, list[str]]]:
+    """``kvlint webhook serve`` on loopback with ``args`` added, in a child process, once ready (:func:`_start`):
+    its URL, a client TLS context, and a list that receives the server's stderr when it has stopped (SIGTERM,
+    then killed)."""
+    proc, url, ctx = _start(tls, args)
+    stderr: list[str] = []
+    try:
         yield url, ctx, stderr
     finally:
         proc.terminate()
