@@ -275,3 +275,23 @@ def test_the_server_logs_a_broad_trust_pattern_at_start(tls: dict[str, Any]) -> 
         pass
     (text,) = stderr
     assert "system:serviceaccount:kserve*" in text and "end the prefix with ':'" in text, text[-2000:]
+
+
+def test_a_taken_probe_port_is_a_sentence_not_a_traceback(tls: dict[str, str]) -> None:
+    """``kvlint webhook serve --probe-port P`` with P already listened on exits 1 naming the flag and the
+    address; it printed an OSError traceback (Errno 98), where a taken review port gave one clean line."""
+    import socket
+
+    with socket.socket() as held, socket.socket() as free:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        free.bind(("127.0.0.1", 0))  # held too: the review port is never bound before the probe port fails
+        probe, port = held.getsockname()[1], free.getsockname()[1]
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
+               "--workers", "1", "--log-level", "warning"]  # fmt: skip
+        run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    assert f"cannot listen for probes on 127.0.0.1:{probe} (--probe-port)" in run.stderr, run.stderr

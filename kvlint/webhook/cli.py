@@ -319,7 +319,12 @@ def serve(**kw: Any) -> None:
     if kw.get("probe_port"):
         from kvlint.webhook.server import ProbeServer
 
-        probes = ProbeServer(app.state.webhook, kw["host"], kw["probe_port"]).start()
+        try:
+            probes = ProbeServer(app.state.webhook, kw["host"], kw["probe_port"]).start()
+        except OSError as exc:  # the port is taken or the address not ours: a sentence, not a traceback
+            raise click.ClickException(
+                f"cannot listen for probes on {kw['host']}:{kw['probe_port']} (--probe-port): {exc.strerror or exc}"
+            ) from None
     try:
         serve_forever(server)
     finally:
