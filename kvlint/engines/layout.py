@@ -10,7 +10,8 @@ the context limit: engine-neutral facts the rules read, each with the engine's o
   its own GPUs unless ``--enable-dp-attention`` runs the replicas inside the tensor-parallel group
   (sglang@0.5.5: ``srt/managers/data_parallel_controller.py::launch_dp_schedulers`` advances the base GPU by
   ``tp_size * pp_size`` per replica; ``launch_dp_attention_schedulers`` does not). ``--pp-size`` exists from
-  the 0.5 releases (0.4.6's ``ServerArgs`` has no such option).
+  0.4.8 (the sampled wheels' ``ServerArgs``: 0.4.6 has no such option, 0.4.8 and 0.4.10 have it; see
+  :mod:`kvlint.engines.sglang_flags_data`).
 """
 
 from __future__ import annotations
