@@ -1125,11 +1125,12 @@ def _deepseek_v4_fp4_experts(spec: ModelSpec, method: str) -> bool:
     return str(expert_dtype).lower() == "fp4" and bool(spec.num_experts)
 
 
-def _kept_flags(spec: ModelSpec, method: str, qc: dict[str, Any]) -> list[bool]:
-    """Per module of :func:`_param_breakdown`'s ``sink`` (same order): whether the checkpoint's quantization config
-    keeps it unquantized, by the loader rules :func:`skipped_params` applies (the same matchers, one flag each)."""
-    sink: list[tuple[str, int, str]] = []
-    _param_breakdown(spec, sink)
+def _kept_flags(
+    spec: ModelSpec, method: str, qc: dict[str, Any], sink: list[tuple[str, int, str]]
+) -> list[bool]:
+    """Per module of :func:`_param_breakdown`'s ``sink`` (same order; the caller's, already filled): whether the
+    checkpoint's quantization config keeps it unquantized, by the loader rules :func:`skipped_params` applies (the
+    same matchers, one flag each)."""
     m = _QUANT_ALIASES.get(method, method)
     if m == "gptq":
         rules, _why = _gptq_dynamic(qc, spec)
@@ -1223,7 +1224,7 @@ def _tp_replicated_bytes(
     sink: list[tuple[str, int, str]] = []
     unq: list[tuple[str, int]] = []
     _param_breakdown(spec, sink, unq)
-    kept = _kept_flags(spec, method, qc) if method and not online else [False] * len(sink)
+    kept = _kept_flags(spec, method, qc, sink) if method and not online else [False] * len(sink)
     share = 1 - 1 / tp
     whole = 0.0
     kv = 0.0
