@@ -374,17 +374,18 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
         )
     raw = env.get(PP_PARTITION_REFUSED)
     if raw is not None and not (pp == 1 and v >= PP_PARTITION_IGNORED_ALONE_FROM):
+        shown_raw = str(raw)[:80]  # the value as the messages quote it
         try:
             parts = [int(x) for x in str(raw).split(",")]
         except ValueError:
             raise PlanError(
-                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} is not a comma-separated list of layer counts: SGLang's "
-                f"get_pp_indices raises ValueError('Invalid partition string: {str(raw)[:80]}') while the model is "
+                f"{PP_PARTITION_REFUSED}={shown_raw!r} is not a comma-separated list of layer counts: SGLang's "
+                f"get_pp_indices raises ValueError('Invalid partition string: {shown_raw}') while the model is "
                 "built"
             ) from None
         if len(parts) != pp:
             raise PlanError(
-                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} has {len(parts)} entries for {pp} pipeline stage(s): SGLang's "
+                f"{PP_PARTITION_REFUSED}={shown_raw!r} has {len(parts)} entries for {pp} pipeline stage(s): SGLang's "
                 f"get_pp_indices raises ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.')"
             )
         total = sum(parts)
@@ -396,13 +397,13 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
                 else f"{'-' * (total < 0)}(a {len(parts)}-entry sum over 10^18)"
             )
             raise PlanError(
-                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} sums to {shown} layers, not the model's {num_layers}: "
+                f"{PP_PARTITION_REFUSED}={shown_raw!r} sums to {shown} layers, not the model's {num_layers}: "
                 f"SGLang's get_pp_indices raises ValueError('sum(partitions)={shown} does not match "
                 f"num_hidden_layers={num_layers}.')"
             )
         if any(n < 0 for n in parts):
             raise PlanError(
-                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} gives a stage a negative layer count, which SGLang does "
+                f"{PP_PARTITION_REFUSED}={shown_raw!r} gives a stage a negative layer count, which SGLang does "
                 "not refuse but builds no sensible stage from; kvlint cannot size it"
             )
         return tuple(parts)
@@ -541,7 +542,7 @@ def _layer_params(model: ModelSpec) -> tuple[int, ...]:
     from kvlint.models.weights import _param_breakdown
 
     sink: list[tuple[str, int, str]] = []
-    _param_breakdown(model, sink, [])
+    _param_breakdown(model, sink)
     per = [0] * model.num_layers
     for name, n, _part in sink:
         head, _, rest = name.partition(".")
