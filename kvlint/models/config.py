@@ -15,12 +15,12 @@ Per-family layer patterns (which layers slide) come from the model code cited at
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from typing import Any
 
-from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of, nemotron_h_pattern
+from kvlint.models.shapes import DTYPE_BYTES, MAX_CONFIG_INT, dtype_bytes_of, nemotron_h_pattern
+from kvlint.models.shapes import config_int as _int
 from kvlint.models.shapes import dsa_indexer_layers as _dsa_indexer_layers
 from kvlint.types import LayerSpec, ModelSpec
 
@@ -215,8 +215,6 @@ def _first(d: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, str | None]:
     return None, None
 
 
-#: Largest integer read from a config.json (2^53: beyond it a JSON number is not exact as a float anyway).
-MAX_CONFIG_INT = 2**53
 #: Plausibility bounds on the dimensions that size per-layer lists and loops: real decoder LLMs have at most
 #: a few hundred layers and heads; a config.json outside these bounds (a hostile one in a pull request, or
 #: a typo) is refused rather than sized.
@@ -331,16 +329,6 @@ def _check_sizes(model_id: str, *dicts: dict[str, Any]) -> None:
                         f"{low} to 2^{MAX_CONFIG_INT.bit_length() - 1}, as transformers and vLLM build the "
                         "model's tensors from it"
                     )
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v if abs(v) <= MAX_CONFIG_INT else None
-    if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) <= MAX_CONFIG_INT:
-        return int(v)
-    return None
 
 
 def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -5,6 +5,7 @@ NAS-style FFN width rule, the Nemotron-H layer pattern and the layers that build
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: bytes per element of the dtype names found in ``torch_dtype``/``dtype``.
@@ -90,14 +91,19 @@ def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
     return None
 
 
-def _plain_int(v: Any) -> int | None:
-    """An integer config value, as :func:`kvlint.models.config._int` reads it (bools and values beyond 2^53 are not
-    numbers kvlint reads)."""
+#: Largest integer read from a config.json (2^53: beyond it a JSON number is not exact as a float anyway).
+MAX_CONFIG_INT = 2**53
+
+
+def config_int(v: Any) -> int | None:
+    """An integer config value: an int, or a whole finite float, of at most :data:`MAX_CONFIG_INT` in magnitude;
+    else None (bools and larger values are not numbers kvlint reads). The one reader of
+    :mod:`kvlint.models.config` (``_int``) and of this module."""
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
-        return v if abs(v) <= 2**53 else None
-    if isinstance(v, float) and v == v and abs(v) <= 2**53 and v == int(v):
+        return v if abs(v) <= MAX_CONFIG_INT else None
+    if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) <= MAX_CONFIG_INT:
         return int(v)
     return None
 
@@ -118,7 +124,7 @@ def dsa_indexer_layers(text: dict[str, Any], n: int) -> frozenset[int]:
     pattern = text.get("index_topk_pattern")
     if isinstance(pattern, list):
         return frozenset(i for i in range(n) if not (i < len(pattern) and pattern[i] == "S"))
-    freq = _plain_int(text.get("index_topk_freq")) or 1
-    off = _plain_int(text.get("index_skip_topk_offset"))
+    freq = config_int(text.get("index_topk_freq")) or 1
+    off = config_int(text.get("index_skip_topk_offset"))
     off = 2 if off is None else off
     return frozenset(i for i in range(n) if max(i - off + 1, 0) % freq == 0)
