@@ -482,10 +482,6 @@ def _schema_type(v: Any) -> str:
     return "null"
 
 
-def _a(word: str) -> str:
-    return with_article(word)
-
-
 def _type_errors(
     holder: Any, schema: dict[str, _T], path: str, nulls: bool = False
 ) -> Iterator[tuple[str, Loc | None]]:
@@ -507,7 +503,7 @@ def _type_errors(
         if got not in t.types and not (got == "integer" and "number" in t.types):
             want = " or ".join(t.types)
             yield (
-                f"{where} is {_a(got)} where {refused} {_a(want)}, so helm refuses these values",
+                f"{where} is {with_article(got)} where {refused} {with_article(want)}, so helm refuses these values",
                 loc_of(holder, key),
             )
             continue
@@ -521,7 +517,7 @@ def _type_errors(
                 it = _schema_type(item)
                 if it != t.items and not (it == "integer" and t.items == "number"):
                     yield (
-                        f"{where}[{j}] is {_a(it)} where {refused} {_a(t.items)}, so helm refuses these values",
+                        f"{where}[{j}] is {with_article(it)} where {refused} {with_article(t.items)}, so helm refuses these values",
                         loc_of(value, j),
                     )
         if t.props is not None and isinstance(value, dict):
