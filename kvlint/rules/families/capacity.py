@@ -408,6 +408,22 @@ def _chunked_prefill_on(ctx: RuleContext) -> bool:
     return v1_chunked_prefill_forced(parse_version(ctx.serving.version))
 
 
+def _smaller_batches(ctx: RuleContext, plan: MemoryPlan, at_least: int = 0) -> list[int]:
+    """The ``--max-num-batched-tokens`` candidates of :func:`_mbt_remedy` and :func:`_chunked_remedy`: the halvings
+    of ``plan.max_num_batched_tokens``, largest first, down to :data:`MIN_REMEDY_BATCHED_TOKENS`, never below an
+    explicit ``--max-num-seqs`` (KV204) nor ``at_least`` (max-model-len without chunked prefill, KV203)."""
+    floor = max(MIN_REMEDY_BATCHED_TOKENS, at_least)
+    seqs = ctx.serving.get("max_num_seqs")
+    if isinstance(seqs, int) and not isinstance(seqs, bool):
+        floor = max(floor, seqs)
+    out = []
+    n = plan.max_num_batched_tokens // 2
+    while n >= floor:
+        out.append(n)
+        n //= 2
+    return out
+
+
 def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """A smaller ``--max-num-batched-tokens`` where the profiling pass's activation peak is what leaves too little
     KV cache: vLLM profiles one dummy forward of ``max_num_batched_tokens`` tokens before sizing the KV cache
@@ -423,17 +439,7 @@ def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     plan = ctx.plan
     if plan is None or plan.engine != "vllm" or _kv_bytes_bypass(ctx):
         return ""
-    floor = MIN_REMEDY_BATCHED_TOKENS
-    seqs = ctx.serving.get("max_num_seqs")
-    if isinstance(seqs, int) and not isinstance(seqs, bool):
-        floor = max(floor, seqs)
-    if not _chunked_prefill_on(ctx):
-        floor = max(floor, plan.max_model_len)
-    candidates = []
-    n = plan.max_num_batched_tokens // 2
-    while n >= floor:
-        candidates.append(n)
-        n //= 2
+    candidates = _smaller_batches(ctx, plan, 0 if _chunked_prefill_on(ctx) else plan.max_model_len)
     band = _band(ctx)
     found = first_fitting(
         candidates,
@@ -482,15 +488,7 @@ def _chunked_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         return ""
     if _chunked_prefill_on(ctx):
         return ""
-    floor = MIN_REMEDY_BATCHED_TOKENS
-    seqs = ctx.serving.get("max_num_seqs")
-    if isinstance(seqs, int) and not isinstance(seqs, bool):
-        floor = max(floor, seqs)
-    batches = []
-    n = plan.max_num_batched_tokens // 2
-    while n >= floor:
-        batches.append(n)
-        n //= 2
+    batches = _smaller_batches(ctx, plan)
     if not batches:
         return ""
     band, cr, switch = _band(ctx), ctx.cr, _chunked_switch(ctx)
