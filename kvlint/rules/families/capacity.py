@@ -343,6 +343,12 @@ def _quant_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     )
 
 
+def _hundredths(share: float) -> int:
+    """A memory fraction (0 - 1) in whole hundredths, rounded down, where the remedies that search a fraction in
+    steps of 0.01 start (``0.9`` is 90 despite its binary value, ``0.925`` is 92)."""
+    return int(math.floor(share * 100 + 1e-9))
+
+
 def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) that makes the plan fit robustly
     (the KV budget grows monotonically with utilization, and nothing else changes with it).
@@ -355,7 +361,7 @@ def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     if plan is None:
         return ""
     band = _band(ctx)
-    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))  # hundredths; known not to fit
+    lo = _hundredths(plan.gpu_memory_utilization)  # hundredths; known not to fit
     planner = utilization_planner(ctx.cr)
     if planner is not None:
         at = planner
@@ -1287,7 +1293,7 @@ def _sglang_tp_fraction_remedy(ctx: RuleContext, d: SglangPlanDetail, sizes: lis
         nd0 = replanned(ctx.cr, tp_size=n)
         if not isinstance(nd0, SglangPlanDetail) or nd0.plan.weights_bytes > nd0.pre_free_bytes:
             continue  # the weights of one rank do not even load at this size
-        lowest = int(math.floor(nd0.mem_fraction_static * 100 + 1e-9))
+        lowest = _hundredths(nd0.mem_fraction_static)
         if lowest >= 95:
             continue
 
@@ -1561,7 +1567,7 @@ def _mamba_util_remedy(ctx: RuleContext) -> str:
     plan = ctx.plan
     if plan is None:
         return ""
-    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))
+    lo = _hundredths(plan.gpu_memory_utilization)
     found = smallest_fitting(
         lo, 98, lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100), _mamba_blocks_starts
     )
