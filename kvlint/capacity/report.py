@@ -198,7 +198,7 @@ def _simulate_all(
 def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
     """(item, GiB, % of total) rows of the per-GPU reservation; they add up to the budget, then to the total
     (the extensible KV cache's margin has its own row, :func:`kvlint.report.plan_text.kept_free_bytes`)."""
-    from kvlint.report.plan_text import kept_free_bytes
+    from kvlint.report.plan_text import KEPT_FREE_LABEL, kept_free_bytes
 
     t = plan.total_bytes or 1
 
@@ -213,11 +213,7 @@ def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
         row("non-torch (CUDA context, NCCL)", plan.non_torch_bytes),
         row("CUDA graphs", plan.cudagraph_bytes),
         row("KV cache", plan.kv_cache_bytes),
-        *(
-            [row("kept free (extensible KV cache margin, CUDA context)", kept)]
-            if (kept := kept_free_bytes(plan))
-            else []
-        ),
+        *([row(KEPT_FREE_LABEL, kept)] if (kept := kept_free_bytes(plan)) else []),
         row("left outside the budget", plan.total_bytes - plan.budget_bytes),
     ]
 

@@ -363,7 +363,6 @@ class Collector:
         if self._spaced(option, loc, where, [*known, *aliases], extra):
             return
         best = None
-        known = list(known)
         found = counterpart(self.engine, option, known)
         other = None
         if found is not None:

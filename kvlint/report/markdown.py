@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 
 from kvlint.numbers import fraction, times
 from kvlint.report.escape import markdown_code, markdown_message, markdown_text
-from kvlint.report.plan_text import budget_note, data_parallel_line, kept_free_bytes, kv_band_text
+from kvlint.report.plan_text import (
+    KEPT_FREE_LABEL,
+    budget_note,
+    data_parallel_line,
+    kept_free_bytes,
+    kv_band_text,
+)
 
 if TYPE_CHECKING:
     from kvlint.types import (
@@ -131,7 +137,7 @@ def plan_table_lines(p: MemoryPlan, serving: ServingConfig | None = None) -> lis
     ]
     kept = kept_free_bytes(p)
     if kept:  # the extensible KV cache's margin (vLLM >= 0.34.0): without it the rows do not add up
-        rows.append(("kept free (extensible KV cache margin, CUDA context)", kept))
+        rows.append((KEPT_FREE_LABEL, kept))
     lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]
     for name, b in rows:
         lines.append(f"| {_cell(name)} | {_g(b)} | {b / total * 100:.1f}% |")

@@ -48,6 +48,12 @@ def kv_band_text(plan: MemoryPlan) -> str:
     return f"{_gib(low)} to {_gib(high)} GiB"
 
 
+#: The row label of :func:`kept_free_bytes` in the memory tables (``kvlint plan`` Markdown, ``kvlint simulate``); the
+#: text table writes ``kept free`` and this in parentheses after the figures.
+KEPT_FREE_WHY = "extensible KV cache margin, CUDA context"
+KEPT_FREE_LABEL = f"kept free ({KEPT_FREE_WHY})"
+
+
 def kept_free_bytes(plan: MemoryPlan) -> int:
     """Bytes of the budget that are neither weights, activation, non-torch, CUDA graphs nor KV cache: what vLLM
     >= 0.34.0's extensible KV cache keeps free (its margin for transient activations and the CUDA context, when
@@ -228,9 +234,7 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         lines.append(f"{name:14}{_gib(b):>9}{b / total * 100:>8.1f}%")
     kept = kept_free_bytes(plan)
     if kept:  # the extensible KV cache's margin: without it the rows do not add up to the budget
-        lines.append(
-            f"{'kept free':14}{_gib(kept):>9}{kept / total * 100:>8.1f}%  (extensible KV cache margin, CUDA context)"
-        )
+        lines.append(f"{'kept free':14}{_gib(kept):>9}{kept / total * 100:>8.1f}%  ({KEPT_FREE_WHY})")
     if plan.kv_cache_bytes < 0:
         lines.append(f"{'(KV shortfall)':14}{_gib(plan.kv_cache_bytes):>9}")
     lines.append(f"[{_bar(parts_bar, total, width, color)}]")

@@ -343,6 +343,12 @@ def _quant_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     )
 
 
+def _hundredths(share: float) -> int:
+    """A memory fraction (0 - 1) in whole hundredths, rounded down, where the remedies that search a fraction in
+    steps of 0.01 start (``0.9`` is 90 despite its binary value, ``0.925`` is 92)."""
+    return int(math.floor(share * 100 + 1e-9))
+
+
 def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) that makes the plan fit robustly
     (the KV budget grows monotonically with utilization, and nothing else changes with it).
@@ -355,7 +361,7 @@ def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     if plan is None:
         return ""
     band = _band(ctx)
-    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))  # hundredths; known not to fit
+    lo = _hundredths(plan.gpu_memory_utilization)  # hundredths; known not to fit
     planner = utilization_planner(ctx.cr)
     if planner is not None:
         at = planner
@@ -408,6 +414,22 @@ def _chunked_prefill_on(ctx: RuleContext) -> bool:
     return v1_chunked_prefill_forced(parse_version(ctx.serving.version))
 
 
+def _smaller_batches(ctx: RuleContext, plan: MemoryPlan, at_least: int = 0) -> list[int]:
+    """The ``--max-num-batched-tokens`` candidates of :func:`_mbt_remedy` and :func:`_chunked_remedy`: the halvings
+    of ``plan.max_num_batched_tokens``, largest first, down to :data:`MIN_REMEDY_BATCHED_TOKENS`, never below an
+    explicit ``--max-num-seqs`` (KV204) nor ``at_least`` (max-model-len without chunked prefill, KV203)."""
+    floor = max(MIN_REMEDY_BATCHED_TOKENS, at_least)
+    seqs = ctx.serving.get("max_num_seqs")
+    if isinstance(seqs, int) and not isinstance(seqs, bool):
+        floor = max(floor, seqs)
+    out = []
+    n = plan.max_num_batched_tokens // 2
+    while n >= floor:
+        out.append(n)
+        n //= 2
+    return out
+
+
 def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """A smaller ``--max-num-batched-tokens`` where the profiling pass's activation peak is what leaves too little
     KV cache: vLLM profiles one dummy forward of ``max_num_batched_tokens`` tokens before sizing the KV cache
@@ -423,17 +445,7 @@ def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     plan = ctx.plan
     if plan is None or plan.engine != "vllm" or _kv_bytes_bypass(ctx):
         return ""
-    floor = MIN_REMEDY_BATCHED_TOKENS
-    seqs = ctx.serving.get("max_num_seqs")
-    if isinstance(seqs, int) and not isinstance(seqs, bool):
-        floor = max(floor, seqs)
-    if not _chunked_prefill_on(ctx):
-        floor = max(floor, plan.max_model_len)
-    candidates = []
-    n = plan.max_num_batched_tokens // 2
-    while n >= floor:
-        candidates.append(n)
-        n //= 2
+    candidates = _smaller_batches(ctx, plan, 0 if _chunked_prefill_on(ctx) else plan.max_model_len)
     band = _band(ctx)
     found = first_fitting(
         candidates,
@@ -482,15 +494,7 @@ def _chunked_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         return ""
     if _chunked_prefill_on(ctx):
         return ""
-    floor = MIN_REMEDY_BATCHED_TOKENS
-    seqs = ctx.serving.get("max_num_seqs")
-    if isinstance(seqs, int) and not isinstance(seqs, bool):
-        floor = max(floor, seqs)
-    batches = []
-    n = plan.max_num_batched_tokens // 2
-    while n >= floor:
-        batches.append(n)
-        n //= 2
+    batches = _smaller_batches(ctx, plan)
     if not batches:
         return ""
     band, cr, switch = _band(ctx), ctx.cr, _chunked_switch(ctx)
@@ -1289,7 +1293,7 @@ def _sglang_tp_fraction_remedy(ctx: RuleContext, d: SglangPlanDetail, sizes: lis
         nd0 = replanned(ctx.cr, tp_size=n)
         if not isinstance(nd0, SglangPlanDetail) or nd0.plan.weights_bytes > nd0.pre_free_bytes:
             continue  # the weights of one rank do not even load at this size
-        lowest = int(math.floor(nd0.mem_fraction_static * 100 + 1e-9))
+        lowest = _hundredths(nd0.mem_fraction_static)
         if lowest >= 95:
             continue
 
@@ -1563,7 +1567,7 @@ def _mamba_util_remedy(ctx: RuleContext) -> str:
     plan = ctx.plan
     if plan is None:
         return ""
-    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))
+    lo = _hundredths(plan.gpu_memory_utilization)
     found = smallest_fitting(
         lo, 98, lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100), _mamba_blocks_starts
     )
