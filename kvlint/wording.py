@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 
-__all__ = ["PLATFORM_NAMES", "article", "platform_name", "vendor_name", "with_article"]
+__all__ = ["PLATFORM_NAMES", "article", "platform_name", "shell_word", "vendor_name", "with_article"]
 
 #: The platform words of :func:`kvlint.engines.images.image_platform` and
 #: :data:`kvlint.engines.images.NON_GPU_RESOURCES`, as their vendors write them (Huawei "Ascend", Intel
