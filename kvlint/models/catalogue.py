@@ -682,7 +682,7 @@ def _suggestion_rank(want: str, key: str, stored: bool) -> tuple[float, bool, tu
     import difflib
 
     repo = key.split("/", 1)[-1]
-    numbers = tuple(int(n) for n in re.findall(r"\d+", repo)[:8])
+    numbers = tuple(int(n) for n in _digit_runs(repo)[:8])
     return difflib.SequenceMatcher(None, want, repo).ratio(), stored, numbers
 
 

@@ -15,6 +15,7 @@ from kvlint.workloads.base import (
     int_or_none,
     ldict,
     llist,
+    located_copy,
     synthetic_workload,
 )
 
@@ -411,10 +412,9 @@ def _pod_with(pod_spec: LDict, container: Any, replacement: LDict) -> LDict:
 
 
 def _copy(d: LDict, **changes: Any) -> LDict:
-    """A shallow copy of ``d`` with its positions, and ``changes`` (key -> new value, at the old value's position)."""
-    out = LDict(d, loc=d.loc)
-    out.locs = dict(d.locs)
-    out.key_locs = dict(d.key_locs)
+    """A shallow copy of ``d`` with its positions (:func:`~kvlint.workloads.base.located_copy`), and ``changes``
+    (key -> new value, at the old value's position)."""
+    out = located_copy(d)
     out.update(changes)
     return out
 
