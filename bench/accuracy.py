@@ -3,7 +3,7 @@
 Usage: ``python bench/accuracy.py [--cases PATH] [--models DIR] [--why]``
 
 Cases: the shared ``../shared/groundtruth/cases.yaml`` (copy: ``fixtures/plan/groundtruth_cases.yaml``) plus
-this project's second set ``bench/groundtruth/cases.yaml`` (gt-2NN, same format). Every vLLM case is
+this project's second set ``bench/groundtruth/cases.yaml`` (gt-2NN and gt-3NN, same format). Every vLLM case is
 classified: replayed (:data:`REPLAY`: model config from ``../shared/corpus/models``, ``fixtures/plan/models``,
 ``bench/groundtruth/models`` or the bundled catalogue, parsed by :func:`kvlint.models.resolve_model`; GPU from
 the case or :func:`kvlint.accelerators.lookup`; version from the case or its log family) or skipped with the
@@ -329,6 +329,16 @@ REPLAY: dict[str, Replay] = {
         "max_num_batched_tokens on an A100 is 8,192 (vllm@0.10.2:vllm/engine/arg_utils.py::_set_default_args, "
         "UsageContext.LLM_CLASS; the H100-class 16,384 excludes 'a100' by name)",
     ),
+    "gt-300": Replay(
+        "Qwen--Qwen2.5-32B",
+        "rtx-a6000",
+        "0.6.4.post1",
+        quantization="awq",
+        settings={"max_model_len": 4096},
+        why="the 0.6.4.post1 image as stated; Qwen2.5-32B config (the Instruct architecture) with the AWQ checkpoint's "
+        "quantization; the A6000's CUDA total as the log prints it (47.54 GiB, ECC off); --enable-prefix-caching does not "
+        "change V0's memory profile",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -459,6 +469,14 @@ SKIP: dict[str, str] = {
     "7 tokens with 6 speculative ones, the capture kvlint now takes) is far above kvlint's graph term, calibrated "
     "without speculation and without the drafter's graphs (docs §5)",
     "gt-296": "local AutoRound INT4 checkpoint: weight bytes unknown; DFlash draft",
+    "gt-301": _NOCFG + " (Qwen3.8-27B FP8); figures from a pull request's table",
+    "gt-302": "model not named in the stored excerpt (a 64-layer GDN hybrid) and the release not stated",
+    "gt-303": "gpu_memory_utilization and the launch command not in the stored excerpt; the qwen3_next_mtp draft "
+    "layer's KV and weights come with it",
+    "gt-304": "a refusal with an external MTP draft model whose config is not in the library (Gemma 4 26B-A4B AWQ on "
+    "one RTX 3090); figures quoted in prose",
+    "gt-305": "DeepSeek-V4-Flash-0731 config not in the library and the figure (156.9x at 1M, DP 8) quoted in prose, "
+    "whether per rank or summed not said",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",

@@ -85,6 +85,30 @@ REPLAY: dict[str, Any] = {
     # gt-265: an 80 GB Hopper (fa3 chosen by default, 78.68 GB free before loading), release not printed (the
     # newest read is assumed); its printed resolved mem_fraction_static 0.835 is kvlint's default here.
     "gt-265": ([], "Qwen/Qwen3-14B", "h100-80gb", None, 1),
+    # gt-297 / gt-298: SGLang's branches of 2025-10-07 before and after sgl-project/sglang#11309, replayed as the 0.5.3
+    # wheel (mem_fraction_static fixed at 0.8, the DSA indexer left out of the cell) and the 0.5.4 wheel (the
+    # indexer in the cell, the default fraction); the DeepSeek-V3.2 config stands in for V3.2-Exp (same shapes)
+    "gt-297": (
+        ["--tp", "8", "--dp", "8", "--enable-dp-attention"],
+        "deepseek-ai/DeepSeek-V3.2",
+        "b200",
+        "0.5.3",
+        8,
+    ),
+    "gt-298": (
+        ["--tp", "8", "--dp", "8", "--enable-dp-attention"],
+        "deepseek-ai/DeepSeek-V3.2",
+        "b200",
+        "0.5.4",
+        8,
+    ),
+    "gt-299": (
+        ["--quantize", "awq", "--cuda-memory-fraction", "1", "--sharded", "true", "--num-shard", "2"],
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "rtx-3090",
+        "3.0.1",
+        2,
+    ),
     "gt-277": (
         ["--tp-size", "8", "--mem-fraction-static", "0.88"],
         "deepseek-ai/DeepSeek-V4-Pro",
@@ -100,7 +124,18 @@ REPLAY: dict[str, Any] = {
 #: on a desktop RTX 3090 (nvidia-smi's MiB / 1024, read as GiB).
 OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
 #: the SGLang cases of REPLAY (the others are TGI)
-SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252", "gt-264", "gt-265", "gt-277")
+SGLANG_CASES = (
+    "gt-005",
+    "gt-232",
+    "gt-250",
+    "gt-251",
+    "gt-252",
+    "gt-264",
+    "gt-265",
+    "gt-277",
+    "gt-297",
+    "gt-298",
+)
 NOT_REPLAYABLE = {
     "gt-286": "no model, GPU or flags in the report (the scheduler line only): not replayed",
     "gt-292": "Qwen3.8-27B NVFP4 (RadixArk) with a DFlash2 drafter on 2x RTX 5090: the model's config is not in the "
@@ -113,6 +148,9 @@ NOT_REPLAYABLE = {
     "pull request's fix of the sliding-window cell size): not replayed",
     "gt-287": "figure quoted in prose from a pull-request branch (DeepSeek-V4-Flash with MTP on 8x L20; the L20 is "
     "not in the accelerator catalogue): not replayed",
+    "gt-297": "SGLang main of 2025-10-07 (the 0.5.3 wheel's sizing) with the DeepSeek-V3.2 config standing in for "
+    "V3.2-Exp: DSA on Blackwell, fp8 KV and DP attention set by SGLang (docs §3.3) — printed for information, not scored",
+    "gt-298": "the pull request's branch (the 0.5.4 wheel's sizing), as gt-297 — printed for information, not scored",
     "gt-082": "the log's 2 shards (the README's command says --num-shard 1) on a 64 GiB AMD device (MI210 or an "
     "MI250/MI250X GCD), our reading: on one 192 GB MI300X kvlint gives 1,355,312 tokens on 1 shard (+69 %) and "
     "2,810,304 on 2 (+251 %); ROCm build; Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for "
@@ -166,7 +204,9 @@ def predict(case_id: str) -> tuple[int | None, str]:
         s = parse_command_line(
             ["python", "-m", "sglang.launch_server", "--model-path", model_id, *args], version
         )
-        sd = plan_sglang_detailed(s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name)
+        sd = plan_sglang_detailed(
+            s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name, compute_capability=acc.compute_capability
+        )
         return (
             sd.max_total_num_tokens,
             f"mfs {sd.mem_fraction_static}, cell {sd.plan.kv_bytes_per_token} B, "
@@ -191,7 +231,7 @@ def _reported(c: dict[str, Any]) -> int | None:
             return int(f[k])
     if c["id"] == "gt-265":
         return int(f["lmcache_gpu_buffer_max_tokens"])
-    if c["id"] in ("gt-082", "gt-234", "gt-235", "gt-236", "gt-257"):
+    if c["id"] in ("gt-082", "gt-234", "gt-235", "gt-236", "gt-257", "gt-299"):
         return int(f["max_batch_total_tokens"])
     return None
 

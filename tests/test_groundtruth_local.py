@@ -1,4 +1,4 @@
-"""Schema-level checks of the second ground-truth set, bench/groundtruth/cases.yaml (cite ``gt-2NN``).
+"""Schema-level checks of the second ground-truth set, bench/groundtruth/cases.yaml (cite ``gt-2NN`` and ``gt-3NN``).
 
 The file follows the format of the shared ground truth (shared/groundtruth/cases.yaml and its README). These tests
 check the facts against each other, not against kvlint: required fields, unique ids and URLs, positive numbers,
@@ -63,7 +63,7 @@ def test_at_least_thirty_cases_with_local_ids() -> None:
     assert len(CASES) >= 30
     assert len(set(_ids(CASES))) == len(CASES), "duplicate ids"
     for cid in _ids(CASES):
-        assert re.fullmatch(r"gt-2\d\d", cid), cid
+        assert re.fullmatch(r"gt-[2-9]\d\d", cid), cid  # 201 on: never a shared gt-0NN id
 
 
 @pytest.mark.parametrize("cid", sorted(BY_ID))
@@ -230,10 +230,14 @@ FAMILY = {
     "kv_tokens": r"GPU KV cache size|#tokens:|max_total_num_tokens=",
     "gpu_blocks": r"# (GPU|cuda|CUDA) blocks",
     "cpu_blocks": r"# CPU blocks",
-    "kv_cache_gib": r"Available KV cache memory|reserved for KV Cache|available_kv_cache_memory|kv cache memory in use",
+    "kv_cache_gib": r"Available KV cache memory|reserved for KV Cache|available_kv_cache_memory|kv cache memory in use"
+    r"|kv_cache_size=",
     "max_concurrency": r"Maximum concurrency",
     "weights_gib": r"Model loading took|Loading model weights took|model weights take",
     "max_batch_total_tokens": r"Setting max batch total tokens",
+    "kv_cache_blocks": r"KV-cache blocks:",
+    "kv_size_gb": r"KV size:",
+    "non_torch_gib": r"non_torch_memory=",
     "budget_gib": r"the current vLLM instance can use|Desired GPU memory utilization",
     "cudagraph_gib": r"Graph capturing finished",
     "weights_gb": r"Load weight end",

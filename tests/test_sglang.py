@@ -77,7 +77,7 @@ def test_mfs_default_names_the_releases_it_holds_for() -> None:
         why = default_mem_fraction_static(v, gpu, tp=1)[1]
         assert "0.4.6" not in why and "0.4.10 heuristic" not in why, (text, why)
     assert "before 0.4.10" in default_mem_fraction_static(sglang_version("0.4.3.post2")[0], 81559, tp=1)[1]
-    assert "0.4.10 to 0.5.4" in default_mem_fraction_static(sglang_version("0.5.2")[0], 81559, tp=1)[1]
+    assert "0.4.10 to 0.5.2" in default_mem_fraction_static(sglang_version("0.5.2")[0], 81559, tp=1)[1]
 
 
 def test_mfs_default_0_5_x_w8() -> None:

@@ -30,6 +30,9 @@ SHARED_CASE = accuracy.load_cases(ROOT / "fixtures" / "plan" / "groundtruth_case
 NOT_IN_EXCERPT = {
     "gt-221": {"non_torch_gib", "activation_gib", "kv_cache_gib"},  # the reporter quotes them; not in the log
     "gt-232": {"mem_fraction_static"},  # stated in the PR text
+    "gt-303": {
+        "concurrency_for_len"
+    },  # the "Maximum concurrency for 10,000 tokens" line is cut in the excerpt
 }
 
 

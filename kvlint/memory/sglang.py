@@ -18,7 +18,7 @@ one rank, what ``init_torch_distributed`` allocates (:func:`preload_bytes`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init
@@ -27,7 +27,7 @@ from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.versions import version_source
 from kvlint.memory.vllm import PlanError
-from kvlint.models.weights import tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import attention_tp_extra_bytes, tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits
 
@@ -156,15 +156,18 @@ def max_running_requests_04(
 
 
 def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
-    """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.5.
+    """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.3.
 
     Source: ``sglang@0.5.23:sglang/srt/arg_groups/memory_hook.py::handle_gpu_memory_settings`` (table in §3.2;
-    0.5.5 used 2048 and 24/80 on the < 35 GiB tier).
+    on the < 35 GiB tier 0.5.5 used 2048 and 24/80, 0.5.3 and 0.5.4 2048 and 16/80: ``server_args.py::
+    ServerArgs._handle_gpu_memory_settings`` of those wheels).
     """
     g = gpu_mib / 1024
     if g < 20:
         return 2048, 8
     if g < 35:
+        if v < (0, 5, 5):
+            return 2048, 16 if tp < 4 else 80
         if v < (0, 5, 6):
             return 2048, 24 if tp < 4 else 80
         return 4096, 48 if tp < 4 else 160
@@ -191,6 +194,7 @@ def default_mem_fraction_static(
     chunked_prefill_size: int | None = None,
     cuda_graph_max_bs: int | None = None,
     dp_attention: bool = False,
+    dp: int = 1,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -200,8 +204,10 @@ def default_mem_fraction_static(
       and 0.4.5.post2 have no larger-GPU branch; 0.4.5.post3 has it.
     * 0.4.10: reserved GiB by GPU size (< 35 GiB: 2.8 + p/10; < 90: 9.5 + p/2; < 160: 12 + p/2; else 32;
       p = tp × pp; + 2 for DP attention, + 4 for DeepEP); ``round((gpu − reserved)/gpu, 3)``.
-    * >= 0.5.5: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
-      MiB (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
+    * >= 0.5.3: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
+      MiB, with DP attention + ``3 × max_bs × dp`` and, when max_bs > 300, + ``1.5 × max_bs × dp`` (the attention-DP
+      size; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` in the 0.5.3, 0.5.4, 0.5.5, 0.5.8 and 0.5.13
+      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
       GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``).
     Returns ``(fraction, why)``.
@@ -218,7 +224,7 @@ def default_mem_fraction_static(
             return f, f"mem_fraction_static {f} (SGLang default for tp_size {tp} before 0.4.10)"
         f = round((gpu_mib - 13 * 1024) / gpu_mib, 3)
         return f, f"mem_fraction_static {f} = (gpu − 13 GiB)/gpu (SGLang 0.4.5.post3 to 0.4.9, GPU > 80 GiB)"
-    if v < (0, 5, 5):
+    if v < (0, 5, 3):
         g = gpu_mib / 1024
         if g < 35:
             r = 2.8 + p / 10
@@ -232,12 +238,15 @@ def default_mem_fraction_static(
         f = round((gpu_mib - r * 1024) / gpu_mib, 3)
         return (
             f,
-            f"mem_fraction_static {f} = (gpu − {r:.1f} GiB reserved)/gpu (SGLang 0.4.10 to 0.5.4 heuristic)",
+            f"mem_fraction_static {f} = (gpu − {r:.1f} GiB reserved)/gpu (SGLang 0.4.10 to 0.5.2 heuristic)",
         )
     cps, bs = gpu_tier(gpu_mib, tp, v)
     cps = chunked_prefill_size if chunked_prefill_size and chunked_prefill_size > 0 else cps
     bs = cuda_graph_max_bs or bs
     reserved = 512 + 1.5 * max(cps, 2048) + (p / 8) * 1024 + 2 * bs
+    if dp_attention:
+        # "DP attention needs more padding for some operations" (memory_hook.py::reserve_for_graph_mb in 0.5.23)
+        reserved += 3 * bs * dp + (1.5 * bs * dp if bs > 300 else 0)
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if deepep:
@@ -245,7 +254,7 @@ def default_mem_fraction_static(
     f = round((gpu_mib - reserved) / gpu_mib, 3)
     return (
         f,
-        f"mem_fraction_static {f} = (gpu {gpu_mib:.0f} MiB − reserved {reserved:.0f} MiB)/gpu (SGLang >= 0.5.5 heuristic)",
+        f"mem_fraction_static {f} = (gpu {gpu_mib:.0f} MiB − reserved {reserved:.0f} MiB)/gpu (SGLang >= 0.5.3 heuristic)",
     )
 
 
@@ -282,6 +291,7 @@ def cell_size(
     kv_elem_bytes: int,
     swa_ratio: float = 0.8,
     layer_range: tuple[int, int] | None = None,
+    dsa_indexer: bool = True,
 ) -> tuple[int, str]:
     """Bytes per token of the KV pool on one TP rank (``pool_configurator.py::_compute_cell_size``).
 
@@ -292,7 +302,9 @@ def cell_size(
     ``layer_range`` ``(start, stop)``: only the decoder layers one pipeline stage holds (SGLang passes the rank's
     ``num_effective_layers = end_layer − start_layer``, ``sglang@0.5.23:sglang/srt/model_executor/
     pool_configurator.py::DefaultPoolConfigurator.__init__``; ``sglang@0.4.10`` and ``0.5.5``
-    ``model_runner.py::ModelRunner.profile_max_num_token``); None: every layer.
+    ``model_runner.py::ModelRunner.profile_max_num_token``); None: every layer. ``dsa_indexer`` False leaves the DSA
+    indexer's keys out of an MLA cell, as SGLang 0.5.3 sized it (the indexer joined ``profile_max_num_token`` in
+    0.5.4, sgl-project/sglang#11309).
     """
     c = model.text_config or model.config or {}
     start, stop = layer_range if layer_range is not None else (0, None)
@@ -306,7 +318,7 @@ def cell_size(
         if any(ly.kind == "mamba" for ly, _ in counts):
             n = sum(k for ly, k in counts if ly.kind == "mla")
         idx = max((ly.index_head_dim for ly, _ in counts if ly.kind == "mla"), default=0)
-        if idx:
+        if idx and dsa_indexer:
             # DSA (DeepSeek V3.2, GLM-5): the indexer's uint8 key cache on every layer of the pool, including the
             # layers that reuse an earlier layer's top-k (the same _compute_cell_size, CUDA path)
             return (lat * kv_elem_bytes + dsa_indexer_bytes(idx)) * n, "MLA latent + DSA indexer keys"
@@ -494,7 +506,8 @@ class SglangPrelude:
         context_notes. mamba (:func:`kvlint.memory.sglang_mamba.state_shape`: one request's recurrent state on a
         rank, None for a model without one) with mamba_ratio / mamba_strategy (:func:`kvlint.memory.sglang_mamba.
         request_ratio`) and the flags that size the state pool: mamba_full_memory_ratio, max_mamba_cache_size,
-        disable_radix_cache.
+        disable_radix_cache. dsa (:func:`is_sglang_dsa`, from :data:`DSA_FROM`) and dsa_indexer_in_cell: the DeepSeek
+        sparse-attention defaults the plan applies once the GPU is known (:func:`dsa_kv_dtype`).
     """
 
     version: SgVersion
@@ -534,6 +547,8 @@ class SglangPrelude:
     stage_layers: tuple[int, ...] = ()
     stage_weights: tuple[int, ...] = ()
     stage_cells: tuple[int, ...] = ()
+    dsa: bool = False
+    dsa_indexer_in_cell: bool = True
 
 
 def _layer_params(model: ModelSpec) -> tuple[int, ...]:
@@ -584,6 +599,52 @@ def _stage_weights(
     return tuple(out)
 
 
+#: Architectures SGLang treats as DeepSeek sparse attention (DSA, "NSA" before 0.5.8) when the config has
+#: ``index_topk``: ``configs/model_config.py::is_deepseek_nsa`` (0.5.3 – 0.5.7, ``is_deepseek_dsa`` later; the later
+#: releases add GLM-5 and others, for which the server-argument defaults below do not apply, 0.5.23's
+#: ``_DEEPSEEK_FAMILY_ARCHS``).
+_SG_DSA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN"})
+#: The first release read that serves DeepSeek V3.2 (the DSA defaults of :func:`dsa_server_defaults` start there).
+DSA_FROM: SgVersion = (0, 5, 3)
+#: The architectures served by ``sglang/srt/models/deepseek_v2.py``, whose MLA attention projections are split over
+#: the attention-TP group (:func:`kvlint.models.weights.attention_tp_extra_bytes`).
+_SG_DEEPSEEK_V2_ARCHS = frozenset(
+    {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
+)
+
+
+def is_sglang_dsa(model: ModelSpec) -> bool:
+    """SGLang's ``is_deepseek_nsa`` / ``is_deepseek_dsa`` for the DeepSeek family: the first architecture in
+    :data:`_SG_DSA_ARCHS` and ``index_topk`` in the config (DeepSeek V3.2)."""
+    c = model.text_config or model.config or {}
+    first = model.architectures[0] if model.architectures else ""
+    return first in _SG_DSA_ARCHS and c.get("index_topk") is not None
+
+
+def dsa_kv_dtype(v: SgVersion, kv_cache_dtype: str, compute_capability: str | None) -> str:
+    """The KV-cache dtype SGLang gives a DeepSeek sparse-attention model (:func:`is_sglang_dsa`) on a GPU of
+    ``compute_capability`` (``"10.0"``; None: unknown, e.g. AMD, whose capability major is 9): ``fp8_e4m3`` on a
+    major of 10 or more (B200, GB200, RTX 50xx, RTX PRO 6000), forced in 0.5.3 and 0.5.4 and only in place of
+    ``auto`` from 0.5.5; ``auto`` otherwise stays the model dtype (bfloat16). Read in ``server_args.py::ServerArgs.
+    _handle_model_specific_adjustments`` of the 0.5.3, 0.5.4, 0.5.5, 0.5.7 and 0.5.8 wheels, ``::
+    _set_default_nsa_kv_cache_dtype`` (0.5.10) / ``_set_default_dsa_kv_cache_dtype`` (0.5.13) and ``arg_groups/
+    overrides.py::_dsa_kv_cache_dtype_default`` (0.5.16, 0.5.19, 0.5.23; bfloat16 there for a checkpoint with
+    learnable attention sinks, which DeepSeek V3.2 has not)."""
+    try:
+        major = int(str(compute_capability or "").split(".")[0])
+    except ValueError:
+        major = 0
+    if major >= 10 and (kv_cache_dtype == "auto" or v < (0, 5, 5)):
+        return "fp8_e4m3"
+    return kv_cache_dtype
+
+
+def _is_amd(gpu_name: str) -> bool:
+    """An AMD Instinct GPU by its catalogue name (SGLang's ``is_hip``)."""
+    name = gpu_name.upper()
+    return "AMD" in name or "INSTINCT" in name
+
+
 def sglang_prelude(
     serving: ServingConfig, model: ModelSpec, overrides: dict[str, Any] | None = None
 ) -> SglangPrelude:
@@ -611,10 +672,34 @@ def sglang_prelude(
     mfs = as_float(get("mem_fraction_static"))
     cuda_graph_max_bs = None
     dp_attention = bool(get("enable_dp_attention"))
+    model_notes: list[str] = []
+    page = max(1, as_int(get("page_size")) or 1)
+    dsa = is_sglang_dsa(model) and v >= DSA_FROM
+    if dsa:
+        # sglang server_args.py::ServerArgs._handle_model_specific_adjustments for a DeepSeek NSA/DSA model off NPU:
+        # 0.5.3 – 0.5.7 turn DP attention on (0.5.3 – 0.5.5 with dp_size = tp_size; gone in 0.5.8), 0.5.3 fixes
+        # mem_fraction_static at 0.8, and every release read sets page_size 64 (1 on ROCm from 0.5.8, in the plan)
+        forced = []
+        if v <= (0, 5, 7) and not dp_attention:
+            dp_attention = True
+            forced.append("DP attention on")
+        if v <= (0, 5, 5) and dp != tp:
+            dp = tp
+            forced.append(f"dp_size = tp_size = {tp}")
+        if v == (0, 5, 3) and mfs != 0.8:
+            mfs = 0.8
+            forced.append("mem_fraction_static 0.8")
+        if page != 64:
+            page = 64
+            forced.append("page_size 64")
+        if forced:
+            model_notes.append(
+                f"DeepSeek sparse-attention model: SGLang {v[0]}.{v[1]}.{v[2]} sets {', '.join(forced)} "
+                "(server_args.py, 'for DeepSeek NSA/DSA')"
+            )
     if mfs is None:  # the default fraction's input
         cuda_graph_max_bs = as_int(get("cuda_graph_max_bs"))
 
-    model_notes: list[str] = []
     dtype = str(get("dtype") or "auto")
     if dtype == "auto":
         dtype = model.torch_dtype or "bfloat16"
@@ -624,7 +709,9 @@ def sglang_prelude(
     dbytes = dtype_bytes(dtype)
     kvd = str(get("kv_cache_dtype") or "auto")
     kv_elem = dbytes if kvd == "auto" else (2 if kvd in ("bf16", "bfloat16", "float16") else 1)
-    per_tok, how = cell_size(model, tp, kv_elem)
+    # 0.5.3 leaves the DSA indexer's keys out of the cell (added in 0.5.4, sgl-project/sglang#11309)
+    indexer_in_cell = not (dsa and v < (0, 5, 4))
+    per_tok, how = cell_size(model, tp, kv_elem, dsa_indexer=indexer_in_cell)
     if per_tok <= 0:
         raise PlanError(f"{model.id}: no KV bytes per token could be derived")
     model_notes.append(f"cell_size {per_tok} B/token per rank ({how})")
@@ -641,6 +728,21 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    first_arch = model.architectures[0] if model.architectures else ""
+    attn_tp_w = max(1, tp // dp) if dp_attention else tp
+    if attn_tp_w < tp and model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
+        # DP attention: the MLA projections split over the attention-TP group (tp / dp ranks) and the input embedding
+        # with them (0.5.4: VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled()), whole; 0.5.23:
+        # get_embedding_tp_kwargs, the attention-TP group), sglang models/deepseek_v2.py
+        attn_extra = attention_tp_extra_bytes(
+            model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp, attn_tp=attn_tp_w
+        )
+        embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / attn_tp_w - 1 / tp))
+        repl += attn_extra + embed_extra
+        model_notes.append(
+            f"weights: DP attention splits the MLA attention projections and the input embedding over {attn_tp_w} "
+            f"rank(s) instead of {tp} (+{(attn_extra + embed_extra) / GiB:.2f} GiB per rank)"
+        )
     spec_alg = str(get("speculative_algorithm") or "").strip()
     if spec_alg and spec_alg.upper() not in ("NONE", "NGRAM"):  # NGRAM drafts from the prompt: no draft model
         model_notes.append(
@@ -662,7 +764,10 @@ def sglang_prelude(
         stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
-            cell_size(model, tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]))[0] for r in range(pp)
+            cell_size(
+                model, tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]), dsa_indexer=indexer_in_cell
+            )[0]
+            for r in range(pp)
         )
         source = "SGLANG_PP_LAYER_PARTITION" if PP_PARTITION_REFUSED in serving.env else "get_pp_indices"
         model_notes.append(
@@ -671,7 +776,6 @@ def sglang_prelude(
             f"the last) and layers ({', '.join(str(c) for c in stage_c)} B/token)"
         )
     model_notes.append(_preload_note(tp * pp))
-    page = max(1, as_int(get("page_size")) or 1)
     u_mtt = as_int(get("max_total_tokens"))
     u_ctx = as_int(get("context_length"))
     derived, key, ctx_err = check_context_length(model, u_ctx, serving.env)
@@ -756,6 +860,8 @@ def sglang_prelude(
         stage_layers=split,
         stage_weights=stage_w,
         stage_cells=stage_c,
+        dsa=dsa,
+        dsa_indexer_in_cell=indexer_in_cell,
     )
 
 
@@ -861,6 +967,55 @@ def _binding_stage(
     )
 
 
+def _dsa_for_gpu(
+    pre: SglangPrelude, model: ModelSpec, compute_capability: str | None, gpu_name: str
+) -> SglangPrelude:
+    """``pre`` with the DeepSeek sparse-attention defaults that depend on the GPU: the KV dtype of
+    :func:`dsa_kv_dtype` (its cell sizes recomputed by :func:`cell_size`, the cell note replaced) and, on ROCm from
+    0.5.8, page_size 1 (``server_args.py``: ``if is_hip(): self.page_size = 1``)."""
+    v = pre.version
+    kvd = dsa_kv_dtype(v, pre.kv_cache_dtype, compute_capability)
+    page = 1 if _is_amd(gpu_name) and v >= (0, 5, 8) else pre.page_size
+    if kvd == pre.kv_cache_dtype and page == pre.page_size:
+        return pre
+    per_tok, stage_c, notes = pre.kv_bytes_per_token, pre.stage_cells, list(pre.model_notes)
+    if kvd != pre.kv_cache_dtype:
+        per_tok, how = cell_size(model, pre.tp, 1, dsa_indexer=pre.dsa_indexer_in_cell)
+        if pre.stage_layers:
+            bounds = [sum(pre.stage_layers[:r]) for r in range(pre.pp + 1)]
+            stage_c = tuple(
+                cell_size(
+                    model,
+                    pre.tp,
+                    1,
+                    layer_range=(bounds[r], bounds[r + 1]),
+                    dsa_indexer=pre.dsa_indexer_in_cell,
+                )[0]
+                for r in range(pre.pp)
+            )
+        notes = [
+            f"cell_size {per_tok} B/token per rank ({how})" if n.startswith("cell_size ") else n
+            for n in notes
+        ]
+        how_set = (
+            "in place of --kv-cache-dtype" if pre.kv_cache_dtype != "auto" else "for --kv-cache-dtype auto"
+        )
+        notes.append(
+            f"KV cache fp8_e4m3: SGLang {v[0]}.{v[1]}.{v[2]} sets it {how_set} for a DeepSeek sparse-attention model "
+            f"on a GPU of compute capability {compute_capability} (server_args.py, 'Setting KV cache dtype')"
+        )
+    if page != pre.page_size:
+        notes.append("page_size 1: SGLang sets it for a DeepSeek sparse-attention model on ROCm from 0.5.8")
+    return replace(
+        pre,
+        kv_cache_dtype=kvd,
+        kv_bytes_per_token=per_tok,
+        stage_cells=stage_c,
+        page_size=page,
+        model_notes=tuple(notes),
+    )
+
+
 def plan_sglang_detailed(
     serving: ServingConfig,
     model: ModelSpec,
@@ -889,6 +1044,8 @@ def plan_sglang_detailed(
     pre = prelude if prelude is not None else sglang_prelude(serving, model, overrides)
     v, tp, pp, dp = pre.version, pre.tp, pre.pp, pre.dp
     notes: list[str] = list(pre.version_notes)
+    if pre.dsa:
+        pre = _dsa_for_gpu(pre, model, compute_capability, gpu_name)
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
     cps_user = pre.chunked_prefill_size
     mfs = pre.mem_fraction_static
@@ -904,9 +1061,10 @@ def plan_sglang_detailed(
             chunked_prefill_size=cps_user,
             cuda_graph_max_bs=pre.cuda_graph_max_bs,
             dp_attention=pre.dp_attention,
+            dp=dp,
         )
         notes.append(why)
-    if v >= (0, 5, 5):
+    if v >= (0, 5, 3):
         cps_default = gpu_tier(gpu_mib, tp, v)[0]
     else:
         cps_default = 2048 if gpu_mib < 25000 else 8192

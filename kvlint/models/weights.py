@@ -1160,6 +1160,56 @@ def _kept_flags(
     return flags
 
 
+def _priced_linears(
+    spec: ModelSpec, dtype_bytes: int, quantization: str | None
+) -> tuple[list[tuple[str, int, str]], list[bool], float, list[tuple[str, int]]]:
+    """``(modules, kept, rate, unquantized)``: the model's modules as :func:`_param_breakdown` lists them, whether
+    the checkpoint keeps each unquantized (:func:`_kept_flags`), the bytes per element of a quantized linear (the
+    checkpoint's method, or ``quantization`` for an online conversion; ``dtype_bytes`` unquantized and for MXFP4,
+    whose experts only are packed) and the modules :func:`_param_breakdown` lists as never quantized (routers)."""
+    ck_method = spec.quant_method
+    q = (quantization or "").lower() or None
+    q_norm = _QUANT_ALIASES.get(q, q) if q else None
+    ck_norm = _QUANT_ALIASES.get(ck_method, ck_method) if ck_method else None
+    online = q_norm if q_norm and q_norm != ck_norm and not ck_method else None
+    method = online or ck_method
+    qc: dict[str, Any] = {} if online else dict(spec.quant_config or {})
+    if online == "bitsandbytes":
+        qc = {"load_in_4bit": True}
+    rate = float(dtype_bytes)
+    if method and _QUANT_ALIASES.get(method, method) != "mxfp4":
+        rate = linear_bytes_per_param(method, qc, dtype_bytes)[0]
+    sink: list[tuple[str, int, str]] = []
+    unq: list[tuple[str, int]] = []
+    _param_breakdown(spec, sink, unq)
+    kept = _kept_flags(spec, method, qc, sink) if method and not online else [False] * len(sink)
+    return sink, kept, rate, unq
+
+
+#: The MLA attention projections SGLang's DeepSeek-V2 family splits over the attention-TP group rather than the
+#: whole TP group (``parallel_group="attn_tp"`` in sglang@0.5.23, ``tp_size=attn_tp_size`` in 0.5.4).
+_ATTN_TP_LEAVES = ("self_attn.q_b_proj", "self_attn.q_proj", "self_attn.kv_b_proj", "self_attn.o_proj")
+
+
+def attention_tp_extra_bytes(
+    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None, tp: int = 1, attn_tp: int = 1
+) -> int:
+    """Bytes each rank holds beyond an even ``1/tp`` share because SGLang splits an MLA model's attention
+    projections (``q_b_proj`` or ``q_proj``, ``kv_b_proj``, ``o_proj``) over the attention-TP group of ``attn_tp =
+    tp / dp`` ranks when data-parallel attention is on: ``B x (1/attn_tp - 1/tp)`` for a projection of ``B`` bytes,
+    priced as :func:`tp_replicated_bytes` prices it (``sglang@0.5.4`` and ``0.5.23``
+    ``sglang/srt/models/deepseek_v2.py::DeepseekV2AttentionMLA.__init__``). 0 when ``attn_tp >= tp``."""
+    if attn_tp >= tp or tp <= 1:
+        return 0
+    sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    extra = 1 / max(1, attn_tp) - 1 / tp
+    total = 0.0
+    for (name, n, part), keep in zip(sink, kept, strict=True):
+        if part == "linear" and name.endswith(_ATTN_TP_LEAVES):
+            total += n * (dtype_bytes if keep else rate) * extra
+    return int(total)
+
+
 #: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),
 #: by their checkpoint leaf name under ``self_attn``: MLA's ``q_a_proj`` and ``kv_a_proj_with_mqa`` (fused into the
 #: replicated ``fused_qkv_a_proj`` when ``q_lora_rank`` is set) and the DSA indexer's ``wq_b`` and ``wk``
@@ -1209,22 +1259,7 @@ def _tp_replicated_bytes(
     """:func:`tp_replicated_bytes` itself, with positional arguments."""
     if tp <= 1:
         return 0, ""
-    ck_method = spec.quant_method
-    q = (quantization or "").lower() or None
-    q_norm = _QUANT_ALIASES.get(q, q) if q else None
-    ck_norm = _QUANT_ALIASES.get(ck_method, ck_method) if ck_method else None
-    online = q_norm if q_norm and q_norm != ck_norm and not ck_method else None
-    method = online or ck_method
-    qc: dict[str, Any] = {} if online else dict(spec.quant_config or {})
-    if online == "bitsandbytes":
-        qc = {"load_in_4bit": True}
-    rate = float(dtype_bytes)
-    if method and _QUANT_ALIASES.get(method, method) != "mxfp4":
-        rate = linear_bytes_per_param(method, qc, dtype_bytes)[0]
-    sink: list[tuple[str, int, str]] = []
-    unq: list[tuple[str, int]] = []
-    _param_breakdown(spec, sink, unq)
-    kept = _kept_flags(spec, method, qc, sink) if method and not online else [False] * len(sink)
+    sink, kept, rate, unq = _priced_linears(spec, dtype_bytes, quantization)
     share = 1 - 1 / tp
     whole = 0.0
     kv = 0.0

@@ -9,7 +9,11 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
 * vLLM V0: ``# GPU blocks: N, # CPU blocks: M`` (``# cuda blocks``/``# CUDA blocks`` from 0.6.x), the profile
   sentence "the current vLLM instance can use total_gpu_memory (T) x gpu_memory_utilization (U) = B … model weights
   take W; non_torch_memory takes N; PyTorch activation peak memory takes A; the rest of the memory reserved for KV
-  Cache is K" or its Dec-2024 table form, ``Loading model weights took X GB``, the max-seq-len ``ValueError``.
+  Cache is K" or its Dec-2024 table form, the 0.6.4 one-line form "Memory profiling results: total_gpu_memory=TGiB
+  initial_memory_usage=IGiB peak_torch_memory=PGiB memory_usage_post_profile=MGiB non_torch_memory=NGiB
+  kv_cache_size=KGiB gpu_memory_utilization=U" (``vllm@0.6.4.post1:vllm/worker/worker.py::Worker.
+  determine_num_available_blocks``; P is the torch peak, weights included), ``Loading model weights took X GB``, the
+  max-seq-len ``ValueError``.
 * vLLM V1: the banner's ``version X`` / ``model M`` lines (after the block-letter logo), ``Model loading took X GiB``, ``Available KV cache memory: X GiB``, ``GPU KV cache size: N tokens`` and
   ``Maximum concurrency for L tokens per request: X.XXx`` (two lines, or one from 0.28), ``non-default args: {…}``,
   ``Initializing a V1 LLM engine (vX) with config: …``, ``Graph capturing finished in S secs, took X GiB``,
@@ -332,6 +336,12 @@ _V0_TABLE = {
     "PyTorch activation peak memory": "activation_gib",
     "available_kv_cache_memory": "kv_cache_gib",
 }
+#: vLLM 0.6.4's one-line profile (``vllm@0.6.4.post1:vllm/worker/worker.py::Worker.determine_num_available_blocks``)
+_V0_KEYVALUE = re.compile(
+    r"Memory profiling results: total_gpu_memory=" + _NUM + r"GiB initial_memory_usage=" + _NUM
+    + r"GiB peak_torch_memory=" + _NUM + r"GiB memory_usage_post_profile=" + _NUM + r"GiB non_torch_memory="
+    + _NUM + r"GiB kv_cache_size=" + _NUM + r"GiB gpu_memory_utilization=" + _NUM
+)  # fmt: skip
 _ACTUAL_OLD = re.compile(
     r"Actual usage is " + _NUM + r" GiB for weight, " + _NUM + r" GiB for peak activation, " + _NUM
     + r" GiB for non-torch memory, and " + _NUM + r" GiB for CUDAGraph memory"
@@ -550,6 +560,17 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
             else:
                 _put(log, key, val, n, keep_min=key == "kv_cache_gib")
             _family(log, "v0 'Memory profiling results' table")
+    m = _V0_KEYVALUE.search(line)
+    if m:
+        _vllm(log, "v0")
+        total, initial, peak_torch, _post, non_torch, kv, util = (_num(g) for g in m.groups())
+        log.gpu_total_gib = log.gpu_total_gib or total
+        _put(log, "initial_memory_usage_gib", initial, n)
+        _put(log, "peak_torch_memory_gib", peak_torch, n)
+        _put(log, "non_torch_gib", non_torch, n)
+        _put(log, "kv_cache_gib", kv, n, keep_min=True)
+        _put(log, "gpu_memory_utilization", util, n)
+        _family(log, "v0 0.6.4 'Memory profiling results: …=…GiB'")
     m = re.search(r"# (?:GPU|cuda|CUDA) blocks: (\d+), # CPU blocks: (\d+)", line)
     if m:
         _vllm(log, "v0")
@@ -792,6 +813,12 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         log.engine = "tgi"
         _put(log, f"max_{m.group(1)}", int(m.group(2)), n)
         log.releases = TGI_LAUNCHER_DEFAULTS
+    # TGI 3.x's router, when neither limit was given, takes them from the warmup's answer: "Maximum input tokens
+    # defaulted to N" / "Maximum total tokens defaulted to N" (tgi@v3.0.1:backends/v3/src/main.rs::main)
+    m = re.search(r"Maximum (input|total) tokens defaulted to (\d+)", line)
+    if m:
+        log.engine = "tgi"
+        _put(log, f"max_{m.group(1)}_tokens", int(m.group(2)), n)
     if "but tgi will now set its default to" in line:
         log.engine = "tgi"
         log.releases = TGI_LAUNCHER_DEFAULTS
@@ -918,6 +945,10 @@ def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
         if kv:
             _put(log, "k_size_gb", _num(kv.group(1)), n)
             _put(log, "v_size_gb", _num(kv.group(2)), n)
+        else:  # an MLA pool prints one size (sglang@0.5.4 mem_cache/memory_pool.py, MLATokenToKVPool)
+            kv = re.search(r"KV size: " + _NUM + r" GB", line)
+            if kv:
+                _put(log, "kv_size_gb", _num(kv.group(1)), n)
         _family(log, "sglang 'KV Cache is allocated'")
     m = re.search(r"max_total_num_tokens=(\d+)", line)
     if m:
