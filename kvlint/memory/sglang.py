@@ -810,7 +810,7 @@ def sglang_prelude(
         )
     # the state tensors are sharded over the attention TP group (attn_tp_size: tp / dp with --enable-dp-attention)
     attn_tp = max(1, tp // dp) if dp_attention else tp
-    mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env)
+    mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
         v,
