@@ -192,6 +192,7 @@ def default_mem_fraction_static(
     cuda_graph_max_bs: int | None = None,
     dp_attention: bool = False,
     speculative_reserve_mib: int = 0,
+    dp_size: int = 1,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -202,7 +203,10 @@ def default_mem_fraction_static(
     * 0.4.10: reserved GiB by GPU size (< 35 GiB: 2.8 + p/10; < 90: 9.5 + p/2; < 160: 12 + p/2; else 32;
       p = tp × pp; + 2 for DP attention, + 4 for DeepEP); ``round((gpu − reserved)/gpu, 3)``.
     * >= 0.5.5: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
-      MiB (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
+      MiB, with ``--enable-dp-attention`` + ``max_bs × dp_size × 3`` and, when ``max_bs > 300``, + ``max_bs ×
+      dp_size × 1.5`` (0.5.5 and 0.5.13 ``ServerArgs._handle_gpu_memory_settings``, 0.5.16 - 0.5.23
+      ``reserve_for_graph_mb``, ``attn_dp_size`` in 0.5.23) (+1536 for MLA prefill graphs is not applied: prefill
+      graphs off by default), at least 10 GiB when
       GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
       ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.5 - 0.5.14,
@@ -241,6 +245,10 @@ def default_mem_fraction_static(
     cps = chunked_prefill_size if chunked_prefill_size and chunked_prefill_size > 0 else cps
     bs = cuda_graph_max_bs or bs
     reserved = 512 + 1.5 * max(cps, 2048) + (p / 8) * 1024 + 2 * bs
+    if dp_attention:  # "DP attention needs more padding for some operations" (reserve_for_graph_mb)
+        reserved += bs * dp_size * 3
+        if bs > 300:  # "much more for large cuda graph max bs"
+            reserved += bs * dp_size * 1.5
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if deepep:
@@ -726,7 +734,11 @@ def sglang_prelude(
     dbytes = dtype_bytes(dtype)
     kvd = str(get("kv_cache_dtype") or "auto")
     kv_elem = dbytes if kvd == "auto" else (2 if kvd in ("bf16", "bfloat16", "float16") else 1)
-    per_tok, how = cell_size(model, tp, kv_elem)
+    # --enable-dp-attention: attention (and its KV heads) over the attention-TP group, attn_tp_size = tp / dp
+    # (get_attention_tp_size() in 0.5.5's profile_max_num_token, get_parallel().attn_tp_size in 0.5.23's
+    # _compute_cell_size; the state tensors too, sglang_mamba.state_shape)
+    attn_tp = max(1, tp // dp) if dp_attention else tp
+    per_tok, how = cell_size(model, attn_tp, kv_elem)
     if per_tok <= 0:
         raise PlanError(f"{model.id}: no KV bytes per token could be derived")
 
@@ -740,10 +752,16 @@ def sglang_prelude(
     # num_kv_head_replicas): sglang@0.5.23 models/deepseek_v2.py, models/qwen3_moe.py, layers/linear.py,
     # layers/attention/dsa/dsa_indexer.py; the same in the 0.4.10, 0.5.5, 0.5.13 and 0.5.18 wheels
     repl, repl_src = tp_replicated_bytes(
-        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp
+        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp, attn_tp=attn_tp
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    if attn_tp < tp:
+        model_notes.append(
+            f"DP attention: the attention layers, their KV heads and states are split over the attention-TP group "
+            f"({attn_tp} of {tp} ranks, tp_size / dp_size); the input embedding is taken over all {tp} ranks (SGLang "
+            "splits it over either group or replicates it, by model and release: not modelled)"
+        )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
     spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp)
     model_notes.extend(spec_notes)
@@ -759,7 +777,7 @@ def sglang_prelude(
         stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
-            cell_size(model, tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]))[0] for r in range(pp)
+            cell_size(model, attn_tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]))[0] for r in range(pp)
         )
         if spec is not None and spec.draft_layers:  # every stage sizes the draft's layers over its own
             stage_c = tuple(
@@ -808,8 +826,6 @@ def sglang_prelude(
             f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
             "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
         )
-    # the state tensors are sharded over the attention TP group (attn_tp_size: tp / dp with --enable-dp-attention)
-    attn_tp = max(1, tp // dp) if dp_attention else tp
     mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
@@ -1023,6 +1039,7 @@ def plan_sglang_detailed(
             cuda_graph_max_bs=pre.cuda_graph_max_bs,
             dp_attention=pre.dp_attention,
             speculative_reserve_mib=pre.spec.reserve_mib if pre.spec is not None else 0,
+            dp_size=dp,
         )
         if pre.spec is not None and pre.spec.reserve_mib:
             why += f" including {pre.spec.reserve_mib} MiB for the speculative draft"
