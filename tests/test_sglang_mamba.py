@@ -464,7 +464,9 @@ def test_pipeline_state_pool_follows_the_stage_split_sglang_uses() -> None:
     s.env.update(env)
     pre = sglang_prelude(s, m)
     assert pre.mamba is not None and pre.mamba.layers == most(skewed)
-    plain = sglang_prelude(_cmd("--model-path", QWEN3_NEXT, "--tp", "4", "--pp-size", "2", version="0.5.23"), m)
+    plain = sglang_prelude(
+        _cmd("--model-path", QWEN3_NEXT, "--tp", "4", "--pp-size", "2", version="0.5.23"), m
+    )
     assert plain.mamba is not None and plain.mamba.layers == most(even)
     # before 0.5.18 every rank charges every state layer, whatever the split
     s16 = _cmd("--model-path", QWEN3_NEXT, "--tp", "4", "--pp-size", "2", version="0.5.16")
