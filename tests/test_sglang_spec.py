@@ -117,6 +117,15 @@ def test_before_0_5_15_the_default_fraction_reserves_for_the_draft() -> None:
         (0, 5, 5), "EAGLE"
     )
     assert sglang_spec.default_reserve_mib((0, 5, 5), "NGRAM") == 0
+    # 0.5.13 reserves for every algorithm but NGRAM ("!= NGRAM"), DFLASH included, which is otherwise not sized
+    dflash = (0, 5, 13)
+    assert (
+        sglang_spec.default_reserve_mib(dflash, "DFLASH")
+        == sglang_spec.default_reserve_mib(dflash, "EAGLE")
+        > 0
+    )
+    pre = sglang_prelude(_cmd("--tp-size", "8", "--speculative-algorithm", "DFLASH", version="0.5.13"), m)
+    assert pre.spec is not None and pre.spec.reserve_mib > 0 and pre.spec.draft_layers == 0
 
 
 def test_0_5_5_pads_the_target_pool_for_tokens_in_flight() -> None:
@@ -235,6 +244,7 @@ def test_pipeline_stages_size_the_draft_over_their_own_layers() -> None:
 
 
 def test_other_algorithms_and_0_4_stay_notes() -> None:
+    """DFLASH (0.5.23) and the 0.4.x releases are not sized: the target's cell, and a note."""
     m = _model(DSV3)
     for args, version in (
         (("--speculative-algorithm", "DFLASH"), "0.5.23"),

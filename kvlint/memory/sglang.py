@@ -574,12 +574,17 @@ def _speculative(
         return None, []
     shown = str(get("speculative_algorithm"))[:40]
     if alg not in sglang_spec.EAGLE_FAMILY or v < (0, 5, 5):
-        return None, [
+        note = (
             f"not modelled: speculative decoding (--speculative-algorithm {shown}"
             f"{' on SGLang before 0.5.5' if alg in sglang_spec.EAGLE_FAMILY else ''}); SGLang also holds the "
             "draft's KV cache and the draft model's weights, so its pool differs from this plan "
             "(docs/engine-memory-model.md §3.3)"
-        ]
+        )
+        reserve = sglang_spec.default_reserve_mib(v, alg)
+        if not reserve:
+            return None, [note]
+        # 0.5.5 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
+        return sglang_spec.SpecSizing(alg, 0, reserve, None), [note]
     notes: list[str] = []
     layers, why = sglang_spec.draft_kv_layers(
         model, v, alg, get("speculative_draft_model_path"), get("model_path")
@@ -618,8 +623,13 @@ def _speculative(
     spec = sglang_spec.SpecSizing(alg, layers or 0, reserve, pad, draft_w)
     if layers is None:
         notes.append(
-            f"speculative decoding ({shown}): the draft's KV layers are not counted ({why}); SGLang sizes them "
-            "with the target's from 0.5.15, so its pool holds fewer tokens than this plan"
+            f"speculative decoding ({shown}): the draft's KV layers are not counted ({why}); "
+            + (
+                "SGLang sizes them with the target's, so its pool holds fewer tokens than this plan"
+                if v >= sglang_spec.ONE_CELL_FROM
+                else f"SGLang {v[0]}.{v[1]}.{v[2]} gives them a pool of the target's tokens after it, outside "
+                "mem_fraction_static"
+            )
         )
     elif v >= sglang_spec.ONE_CELL_FROM:
         notes.append(

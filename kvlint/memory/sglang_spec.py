@@ -105,10 +105,11 @@ def self_draft_architectures(v: SgVersion) -> tuple[str, ...]:
 def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
     """MiB SGLang ``v``'s default ``mem_fraction_static`` reserves for the draft, on top of the floor of 10 GiB:
     2048 (0.5.5, "eagle draft models and cuda graphs"; 0.5.6 - 0.5.12 [assumed]) or 4096 (0.5.13; 0.5.14 [assumed])
-    for EAGLE / EAGLE3 / NEXTN, 6144 for STANDALONE, 0 for NGRAM and from 0.5.15 (``server_args.py::
+    for every algorithm but NGRAM and STANDALONE (``elif self.speculative_algorithm != "NGRAM"``: EAGLE, EAGLE3,
+    NEXTN, and DFLASH in 0.5.13), 6144 for STANDALONE, 0 for NGRAM and from 0.5.15 (``server_args.py::
     ServerArgs._handle_gpu_memory_settings``; the 0.5.15, 0.5.16 and 0.5.23 defaults have no such term). 0 before
     0.5.5 (not modelled)."""
-    if v < (0, 5, 5) or v >= ONE_CELL_FROM or algorithm not in EAGLE_FAMILY:
+    if v < (0, 5, 5) or v >= ONE_CELL_FROM or not algorithm or algorithm == "NGRAM":
         return 0
     if algorithm == "STANDALONE":
         return 6 * 1024
