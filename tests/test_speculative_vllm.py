@@ -246,6 +246,9 @@ def test_no_count_and_no_draft_is_kv206_with_vllms_text(sc: str) -> None:
     assert [(getattr(f, "option", ""), f.severity) for f in found] == [("--speculative-config", "error")]
     assert SPEC_COUNT_REQUIRED in found[0].message
     assert "speculative_config" not in cfg.flags
+    for version, refused in (("0.9.2", True), ("0.34.0", True), ("0.8.5", False)):  # read from 0.9.2 on
+        cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc], version)
+        assert any(f.rule == "KV206" for f in cfg.findings) == refused, version
 
 
 STEP = "stepfun-ai/Step-3.7-Flash"  # num_nextn_predict_layers 3: vLLM's n_predict for its MTP draft

@@ -1031,6 +1031,8 @@ SPEC_COUNT_REQUIRED = (
     "num_speculative_tokens must be provided with speculative model unless the draft model config contains an "
     "n_predict parameter."
 )
+#: The oldest release whose refusal was read (an unknown release is read as a current one; older ones are not judged)
+SPEC_COUNT_REQUIRED_FROM = (0, 9, 2)
 #: Methods that set ``num_speculative_tokens`` themselves when it is missing: suffix decoding
 #: (``suffix_decoding_max_tree_depth``, ``_validate_suffix_decoding`` of 0.11.0 - 0.26.0), 0.34.0's DSpark ("DSpark
 #: drafts carry their own width") and 0.26.0's ``extract_hidden_states`` (which sets its own model) [not refused]
@@ -1060,7 +1062,13 @@ def _check_speculative(p: _Parser) -> None:
     flags = p.col.flags
     dest = "speculative_config"
     v = flags.get(dest)
-    if v is not None and isinstance(v.value, dict) and _count_missing_refused(v.value):
+    read = version_tuple(p.version)
+    if (
+        v is not None
+        and isinstance(v.value, dict)
+        and (read is None or read >= SPEC_COUNT_REQUIRED_FROM)
+        and _count_missing_refused(v.value)
+    ):
         flags.pop(dest)
         option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
         p.col.invalid(
