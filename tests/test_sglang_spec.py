@@ -253,3 +253,41 @@ def test_other_algorithms_and_0_4_stay_notes() -> None:
         pre = sglang_prelude(_cmd("--tp-size", "8", *args, version=version), m)
         assert pre.spec is None and pre.kv_bytes_per_token == cell_size(m, 8, 2)[0]
         assert any(n.startswith("not modelled: speculative decoding") for n in pre.model_notes)
+
+
+def test_absurd_draft_settings_are_not_priced() -> None:
+    """A --speculative-num-steps SGLang never chooses (above MAX_SPEC_PARAM) does not pad 0.5.5's pool by billions
+    of tokens, and a config claiming more MTP layers than decoder layers adds none to the cell."""
+    import copy
+
+    from kvlint.models.config import parse_config
+
+    m = _model(DSV3)
+    total = lookup("h200").memory_bytes
+    big = str(sglang_spec.MAX_SPEC_PARAM + 1)
+    d = plan_sglang_detailed(
+        _cmd(
+            "--tp-size",
+            "8",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            big,
+            "--speculative-eagle-topk",
+            "2",
+            "--speculative-num-draft-tokens",
+            "4",
+            version="0.5.5",
+        ),
+        m,
+        total,
+        gpus=8,
+    )
+    assert d.max_total_num_tokens == d.rest_bytes // d.plan.kv_bytes_per_token
+    assert any("absurd" in n for n in d.plan.assumptions)
+    cfg = copy.deepcopy(m.config)
+    cfg["num_nextn_predict_layers"] = m.num_layers + 1
+    odd = parse_config(cfg, model_id=DSV3, source="test: DeepSeek-V3 with more MTP layers than layers")
+    assert sglang_spec.draft_kv_layers(odd, (0, 5, 23), "EAGLE", None, DSV3)[0] is None
+    pre = sglang_prelude(_cmd("--tp-size", "8", "--speculative-algorithm", "NEXTN"), odd)
+    assert pre.kv_bytes_per_token == cell_size(odd, 8, 2)[0]

@@ -619,7 +619,14 @@ def _speculative(
         topk = topk or 1
         if topk == 1:
             tokens = steps + 1
-        pad = (steps, topk, tokens or 0)
+        if max(steps, topk, tokens or 0) > sglang_spec.MAX_SPEC_PARAM:
+            notes.append(
+                f"speculative decoding ({shown}): num_steps {steps}, eagle_topk {topk}, num_draft_tokens {tokens} "
+                f"are absurd (kvlint plans at most {sglang_spec.MAX_SPEC_PARAM:,} each); SGLang 0.5.5's padding of "
+                "the pool for the tokens in flight is not applied"
+            )
+        else:
+            pad = (steps, topk, tokens or 0)
     spec = sglang_spec.SpecSizing(alg, layers or 0, reserve, pad, draft_w)
     if layers is None:
         notes.append(

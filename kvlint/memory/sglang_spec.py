@@ -58,6 +58,10 @@ DSA_ADDITIVE_CELL_FROM = (0, 5, 18)
 #: architecture (``spec_aux_hidden_state.py`` of the 0.5.20 - 0.5.23 wheels); before it (0.5.15 - 0.5.19) only a
 #: draft path did, which :func:`self_draft_architectures` set
 PATHLESS_NEXTN_FROM = (0, 5, 20)
+#: The largest ``--speculative-num-steps`` / ``--speculative-eagle-topk`` / ``--speculative-num-draft-tokens`` kvlint
+#: sizes 0.5.5's padding with (SGLang's own choices are single digits; a larger value is refused as absurd rather than
+#: priced, as vLLM's ``MAX_SPECULATIVE_TOKENS``)
+MAX_SPEC_PARAM = 4096
 #: Up to this release (exclusive) the target pads its token count for the draft (0.5.5's ``init_memory_pool``;
 #: absent from 0.5.13's pool configurator)
 PAD_UNTIL = (0, 5, 13)
@@ -142,6 +146,11 @@ def draft_kv_layers(
         )
     if nextn is None:
         return None, "the config states no num_nextn_predict_layers"
+    if nextn > max(1, model.num_layers):
+        return (
+            None,
+            f"num_nextn_predict_layers {nextn} is more than the model's {model.num_layers} layers (not sized)",
+        )
     return nextn, f"num_nextn_predict_layers {nextn} of the target checkpoint (its MTP head)"
 
 
@@ -210,6 +219,7 @@ __all__ = [
     "ADDITIVE_CELL_FROM",
     "DSA_ADDITIVE_CELL_FROM",
     "EAGLE_FAMILY",
+    "MAX_SPEC_PARAM",
     "ONE_CELL_FROM",
     "PAD_UNTIL",
     "PATHLESS_NEXTN_FROM",
