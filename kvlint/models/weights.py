@@ -1275,5 +1275,6 @@ def _tp_replicated_bytes(
         what.append(f"K/V heads replicated to {attn_tp} ranks +{kv / 2**30:.2f} GiB")
     return (
         total,
-        f"replicated on every TP rank: {', '.join(what)} (+{total / 2**30:.2f} GiB per rank over 1/{tp})",
+        f"{'held beyond an even share' if attn else 'replicated'} on every TP rank: {', '.join(what)} "
+        f"(+{total / 2**30:.2f} GiB per rank over 1/{tp})",
     )
