@@ -417,23 +417,37 @@ def test_default_fraction_ground_truth_qwen3_14b() -> None:
         assert d.mem_fraction_static == printed, version
 
 
-def test_speculative_decoding_is_said_to_be_unmodelled() -> None:
-    """SGLang's draft KV cache and draft weights are not sized (docs/engine-memory-model.md §3.3): a plan with
-    --speculative-algorithm says so, and sizes the target as without it; NGRAM (no draft model) and none stay
-    silent."""
+def test_a_separate_draft_model_is_said_to_be_uncounted() -> None:
+    """A draft checkpoint of its own (``--speculative-draft-model-path``) is not read, so its KV layers and weights
+    are not sized (docs/engine-memory-model.md §3.3): the plan says so and sizes the target's cell alone; NGRAM (no
+    draft model) and none say nothing of a draft. Both reset an unset --max-running-requests (kvlint.memory.
+    sglang_spec, tests/test_sglang_spec.py for the MTP head SGLang does size)."""
+    from kvlint.memory.sglang_spec import SPEC_MAX_RUNNING_REQUESTS
+
     m = _model("meta-llama/Llama-3.1-8B")
     total = lookup("h100-80gb").memory_bytes
     base = plan_sglang_detailed(_cmd("--model-path", "x"), m, total, gpus=1)
     eagle = plan_sglang_detailed(
-        _cmd("--model-path", "x", "--speculative-algorithm", "EAGLE"), m, total, gpus=1
+        _cmd(
+            "--model-path",
+            "x",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-draft-model-path",
+            "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+        ),
+        m,
+        total,
+        gpus=1,
     )
-    said = [n for n in eagle.plan.assumptions if "speculative decoding" in n]
-    assert (
-        len(said) == 1 and "--speculative-algorithm EAGLE" in said[0] and said[0].startswith("not modelled")
-    )
+    said = [n for n in eagle.plan.assumptions if "draft's KV layers are not counted" in n]
+    assert len(said) == 1 and "a separate draft model (lmsys/sglang-EAGLE-LLaMA3-Instruct-8B)" in said[0]
+    assert eagle.plan.kv_bytes_per_token == base.plan.kv_bytes_per_token
     assert eagle.max_total_num_tokens == base.max_total_num_tokens
-    assert not any("speculative decoding" in n for n in base.plan.assumptions)
+    assert eagle.max_running_requests == SPEC_MAX_RUNNING_REQUESTS < base.max_running_requests
+    assert not any("draft" in n for n in base.plan.assumptions)
     ngram = plan_sglang_detailed(
         _cmd("--model-path", "x", "--speculative-algorithm", "NGRAM"), m, total, gpus=1
     )
-    assert not any("speculative decoding" in n for n in ngram.plan.assumptions)
+    assert not any("draft" in n for n in ngram.plan.assumptions)
+    assert ngram.max_running_requests == SPEC_MAX_RUNNING_REQUESTS

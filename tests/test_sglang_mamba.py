@@ -439,3 +439,40 @@ def test_kv701_names_an_explicit_state_pool_that_takes_all_the_memory(tmp_path: 
     assert m, d.fix
     fixed = _plan(NEMOTRON_NANO, "--max-mamba-cache-size", m.group(1))
     assert fixed.max_total_num_tokens >= fixed.context_length and fixed.max_running_requests > 0
+
+
+def test_pipeline_state_pool_follows_the_stage_split_sglang_uses() -> None:
+    """From 0.5.18 each rank charges the state layers of the largest pipeline stage, over the stages
+    ``get_pp_indices`` gives, which reads ``SGLANG_PP_LAYER_PARTITION`` (``_handle_max_mamba_cache``). Qwen3-Next's
+    48 layers split 40 + 8 put more linear-attention layers on the first stage than the even split does: the state
+    per request follows that stage's count, not the even split's."""
+    from kvlint.memory.sglang import pp_stage_layers
+    from kvlint.memory.sglang_mamba import state_layer_indices
+
+    m = _model(QWEN3_NEXT)
+    idx = state_layer_indices(m)
+    env = {"SGLANG_PP_LAYER_PARTITION": "40,8"}
+
+    def most(split: tuple[int, ...]) -> int:
+        bounds = [sum(split[:r]) for r in range(len(split) + 1)]
+        return max(sum(1 for i in idx if bounds[r] <= i < bounds[r + 1]) for r in range(len(split)))
+
+    skewed = pp_stage_layers(m.num_layers, 2, (0, 5, 23), env)
+    even = pp_stage_layers(m.num_layers, 2, (0, 5, 23), {})
+    assert most(skewed) > most(even)
+    s = _cmd("--model-path", QWEN3_NEXT, "--tp", "4", "--pp-size", "2", version="0.5.23")
+    s.env.update(env)
+    pre = sglang_prelude(s, m)
+    assert pre.mamba is not None and pre.mamba.layers == most(skewed)
+    plain = sglang_prelude(
+        _cmd("--model-path", QWEN3_NEXT, "--tp", "4", "--pp-size", "2", version="0.5.23"), m
+    )
+    assert plain.mamba is not None and plain.mamba.layers == most(even)
+    # before 0.5.18 every rank charges every state layer, whatever the split
+    s16 = _cmd("--model-path", QWEN3_NEXT, "--tp", "4", "--pp-size", "2", version="0.5.16")
+    s16.env.update(env)
+    old = sglang_prelude(s16, m)
+    assert old.mamba is not None and old.mamba.layers == len(idx)
+    # the plan's state pool is sized from that share
+    d = plan_sglang_detailed(s, m, lookup("h200").memory_bytes, gpus=8)
+    assert d.mamba_state_bytes == (d.max_mamba_cache_size + 1) * pre.mamba.per_request

@@ -152,7 +152,8 @@ def test_speculative_counts_vllm_accepts_are_not_findings() -> None:
     for sc in (
         '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": 6}',
         '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": 6.0}',
-        '{"method": "mtp"}',
+        '{"method": "suffix"}',  # suffix decoding sets its own count
+        '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B"}',  # a draft may carry n_predict
     ):
         cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
         assert not [f for f in cfg.findings if f.rule == "KV206"], sc
@@ -223,3 +224,106 @@ def test_capture_size_is_capped_by_max_num_batched_tokens() -> None:
     notes = "\n".join(capped.plan.assumptions)
     assert "min(2 x 256 x 4, 512, 384) = 384 tokens (no more than max_num_batched_tokens)" in notes
     assert "= 512 tokens (VllmConfig" in "\n".join(wide.plan.assumptions)
+
+
+@pytest.mark.parametrize(
+    "sc",
+    [
+        '{"method": "mtp"}',
+        '{"method": "deepseek_mtp"}',
+        '{"method": "eagle"}',
+        '{"method": "ngram", "prompt_lookup_max": 3}',
+    ],
+)
+def test_no_count_and_no_draft_is_kv206_with_vllms_text(sc: str) -> None:
+    """Without num_speculative_tokens vLLM sets up no draft for a method (the MTP draft from the target included:
+    ``if self.model is None and self.num_speculative_tokens is not None``), so no n_predict can supply the count and
+    SpeculativeConfig._verify_args refuses it (0.9.2 - 0.34.0). kvlint took '{"method": "mtp"}' as accepted."""
+    from kvlint.engines.vllm import SPEC_COUNT_REQUIRED
+
+    cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
+    found = [f for f in cfg.findings if f.rule == "KV206"]
+    assert [(getattr(f, "option", ""), f.severity) for f in found] == [("--speculative-config", "error")]
+    assert SPEC_COUNT_REQUIRED in found[0].message
+    assert "speculative_config" not in cfg.flags
+    for version, refused in (("0.9.2", True), ("0.34.0", True), ("0.8.5", False)):  # read from 0.9.2 on
+        cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc], version)
+        assert any(f.rule == "KV206" for f in cfg.findings) == refused, version
+
+
+STEP = "stepfun-ai/Step-3.7-Flash"  # num_nextn_predict_layers 3: vLLM's n_predict for its MTP draft
+
+
+def test_an_mtp_count_the_layers_cannot_reuse_is_refused() -> None:
+    """vLLM rewrites the target's config for its MTP draft with n_predict = the MTP layers and refuses a count above
+    n_predict that is not a multiple of it ("num_speculative_tokens:K must be divisible by n_predict=N"). A count up
+    to N or a multiple of it is planned."""
+    from kvlint.memory.vllm import SPEC_REFUSED, PlanError, model_facts, mtp_count_refusal
+
+    m = resolve_model(STEP, allow_hub=False)
+    n = model_facts(m).mtp_config_layers
+    assert n > 1
+    for k, refused in ((n + 1, True), (2 * n + 1, True), (n, False), (n - 1, False), (2 * n, False)):
+        s = VllmSettings(
+            version="0.34.0", num_speculative_tokens=k, speculative_method="mtp", tensor_parallel_size=8
+        )
+        why = mtp_count_refusal(s, model_facts(m))
+        assert (why is not None) == refused, k
+        if refused:
+            assert why.startswith(SPEC_REFUSED + " ")
+            assert f"num_speculative_tokens:{k} must be divisible by n_predict={n}" in why
+            with pytest.raises(PlanError):
+                plan_vllm_detailed(s, m, 141 * GiB, **KW)
+        else:
+            assert plan_vllm_detailed(s, m, 141 * GiB, **KW).plan.kv_cache_bytes > 0
+    # a named draft model is not the target's MTP head: no such check
+    named = VllmSettings(
+        version="0.34.0",
+        num_speculative_tokens=n + 1,
+        speculative_method="mtp",
+        speculative_model_id="x/draft",
+    )
+    assert mtp_count_refusal(named, model_facts(m)) is None
+
+
+STEP_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: step
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H200
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.34.0
+          args:
+            - --model=stepfun-ai/Step-3.7-Flash
+            - --tensor-parallel-size=8
+            - --speculative-config
+            - '{"method": "mtp", "num_speculative_tokens": COUNT}'
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+
+
+def test_mtp_count_refusal_is_an_error_at_the_speculative_config_line(tmp_path: Path) -> None:
+    from kvlint.memory.vllm import model_facts
+
+    n = model_facts(resolve_model(STEP, allow_hub=False)).mtp_config_layers
+    text = STEP_MANIFEST.replace("COUNT", str(n + 1))
+    path = tmp_path / "step.yaml"
+    path.write_text(text)
+    res = run_check([str(path)], Options(allow_hub=False))
+    found = [d for d in res.diagnostics if "must be divisible by n_predict" in d.message]
+    assert len(found) == 1 and found[0].severity == "error" and found[0].loc is not None
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "num_speculative_tokens" in t)
+    assert found[0].loc.line == line
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(STEP_MANIFEST.replace("COUNT", str(2 * n)))
+    res = run_check([str(ok)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if "n_predict" in d.message]
+    assert path.read_text() == text  # never written

@@ -1025,8 +1025,36 @@ def _speculative_count(value: Any) -> int | None:
     return lax_int(value)
 
 
+#: vLLM's refusal of a speculative config that gives no count and no draft carrying one
+#: (``SpeculativeConfig._verify_args``, the same words in 0.9.2, 0.10.1, 0.11.0, 0.12.0, 0.13.0, 0.26.0 and 0.34.0)
+SPEC_COUNT_REQUIRED = (
+    "num_speculative_tokens must be provided with speculative model unless the draft model config contains an "
+    "n_predict parameter."
+)
+#: The oldest release whose refusal was read (an unknown release is read as a current one; older ones are not judged)
+SPEC_COUNT_REQUIRED_FROM = (0, 9, 2)
+#: Methods that set ``num_speculative_tokens`` themselves when it is missing: suffix decoding
+#: (``suffix_decoding_max_tree_depth``, ``_validate_suffix_decoding`` of 0.11.0 - 0.26.0), 0.34.0's DSpark ("DSpark
+#: drafts carry their own width") and 0.26.0's ``extract_hidden_states`` (which sets its own model) [not refused]
+_COUNT_FROM_METHOD = ("suffix", "dspark", "extract_hidden_states")
+
+
+def _count_missing_refused(cfg: dict[str, Any]) -> bool:
+    """Whether vLLM refuses ``--speculative-config`` ``cfg`` for want of ``num_speculative_tokens``: no count and no
+    ``model`` (a method's own draft, MTP from the target included, is only set up when a count is given:
+    ``if self.model is None and self.num_speculative_tokens is not None`` in ``SpeculativeConfig.__post_init__`` of
+    0.9.2 - 0.26.0, ``default_model`` under the same test in 0.34.0), so no draft config can supply ``n_predict`` and
+    ``_verify_args`` raises :data:`SPEC_COUNT_REQUIRED`; suffix decoding and DSpark set their own count. A ``model``
+    (an EAGLE head, a draft checkpoint) may carry ``n_predict`` in its config, which kvlint does not read here."""
+    if cfg.get("num_speculative_tokens") is not None or cfg.get("model") is not None:
+        return False
+    method = str(cfg.get("method") or "").strip().lower()
+    return method not in _COUNT_FROM_METHOD
+
+
 def _check_speculative(p: _Parser) -> None:
-    """KV206 for a ``--speculative-config`` whose ``num_speculative_tokens`` vLLM refuses: not an integer, or not above 0
+    """KV206 for a ``--speculative-config`` whose ``num_speculative_tokens`` vLLM refuses: missing with no draft model
+    (:func:`_count_missing_refused`, the engine's :data:`SPEC_COUNT_REQUIRED`), not an integer, or not above 0
     (``vllm@0.13.0:vllm/config/speculative.py::SpeculativeConfig``, ``Field(default=None, gt=0)``, and
     ``_verify_args`` "Expected num_speculative_tokens to be greater than zero"); above
     :data:`MAX_SPECULATIVE_TOKENS` it is refused as absurd. The refused setting is dropped, so the plan sizes the
@@ -1034,6 +1062,25 @@ def _check_speculative(p: _Parser) -> None:
     flags = p.col.flags
     dest = "speculative_config"
     v = flags.get(dest)
+    read = version_tuple(p.version)
+    if (
+        v is not None
+        and isinstance(v.value, dict)
+        and (read is None or read >= SPEC_COUNT_REQUIRED_FROM)
+        and _count_missing_refused(v.value)
+    ):
+        flags.pop(dest)
+        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+        p.col.invalid(
+            option,
+            v.raw if v.raw is not None else str(v.value),
+            v.loc,
+            "it names no draft model and no num_speculative_tokens, and vLLM's SpeculativeConfig refuses it at "
+            f"start-up: '{SPEC_COUNT_REQUIRED}'",
+            fix=f'add "num_speculative_tokens": N (1 for one MTP layer, typically up to 16) to {option}, or remove '
+            "it; vLLM takes a count from the draft's n_predict only when a draft model is named",
+        )
+        return
     if v is not None and isinstance(v.value, dict) and v.value.get("num_speculative_tokens") is not None:
         n = _speculative_count(v.value["num_speculative_tokens"])
         if n is not None and 0 < n <= MAX_SPECULATIVE_TOKENS:

@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init
-from kvlint.memory import sglang_mamba
+from kvlint.memory import sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.versions import version_source
 from kvlint.memory.vllm import PlanError
-from kvlint.models.weights import attention_tp_extra_bytes, tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits
 
@@ -195,6 +195,7 @@ def default_mem_fraction_static(
     cuda_graph_max_bs: int | None = None,
     dp_attention: bool = False,
     dp: int = 1,
+    speculative_reserve_mib: int = 0,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -209,7 +210,9 @@ def default_mem_fraction_static(
       size; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` in the 0.5.3, 0.5.4, 0.5.5, 0.5.8 and 0.5.13
       wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
       GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
-      (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``).
+      (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
+      ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.5 - 0.5.14,
+      :func:`kvlint.memory.sglang_spec.default_reserve_mib`).
     Returns ``(fraction, why)``.
     """
     p = tp * pp
@@ -251,6 +254,7 @@ def default_mem_fraction_static(
         reserved = max(reserved, 10 * 1024)
     if deepep:
         reserved += 2048
+    reserved += max(0, speculative_reserve_mib)
     f = round((gpu_mib - reserved) / gpu_mib, 3)
     return (
         f,
@@ -549,6 +553,121 @@ class SglangPrelude:
     stage_cells: tuple[int, ...] = ()
     dsa: bool = False
     dsa_indexer_in_cell: bool = True
+    spec: sglang_spec.SpecSizing | None = None
+
+
+def _is_dsa(model: ModelSpec) -> bool:
+    """Whether ``model`` keeps DSA indexer keys in its KV cell (DeepSeek V3.2, GLM-5: :func:`cell_size`)."""
+    return model.is_mla and any(
+        ly.kind == "mla" and ly.index_head_dim for ly, _ in layer_counts(model.layers)
+    )
+
+
+def _speculative(
+    model: ModelSpec,
+    v: SgVersion,
+    get: Callable[[str], Any],
+    w_all: int,
+    dbytes: int,
+    tp: int,
+) -> tuple[sglang_spec.SpecSizing | None, list[str]]:
+    """``(sizing, notes)`` of ``--speculative-algorithm`` for SGLang ``v`` (:mod:`kvlint.memory.sglang_spec`): the
+    EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.5 is sized (the default fraction's reserve, 0.5.5's
+    token padding, the draft's layers in the cell from 0.5.15 when the draft is the target's MTP head); other
+    algorithms and releases get a note that the draft is not counted. ``w_all`` the whole model's weight bytes,
+    ``dbytes`` the model dtype's (the draft weights' estimate)."""
+    alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
+    if not alg or alg == "NGRAM":  # NGRAM drafts from the prompt: no draft model, no draft KV
+        return None, []
+    shown = str(get("speculative_algorithm"))[:40]
+    if alg not in sglang_spec.EAGLE_FAMILY or v < (0, 5, 5):
+        note = (
+            f"not modelled: speculative decoding (--speculative-algorithm {shown}"
+            f"{' on SGLang before 0.5.5' if alg in sglang_spec.EAGLE_FAMILY else ''}); SGLang also holds the "
+            "draft's KV cache and the draft model's weights, so its pool differs from this plan "
+            "(docs/engine-memory-model.md §3.3)"
+        )
+        reserve = sglang_spec.default_reserve_mib(v, alg)
+        if not reserve:
+            return None, [note]
+        # 0.5.5 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
+        return sglang_spec.SpecSizing(alg, 0, reserve, None), [note]
+    notes: list[str] = []
+    layers, why = sglang_spec.draft_kv_layers(
+        model, v, alg, get("speculative_draft_model_path"), get("model_path")
+    )
+    arch = model.architectures[0] if model.architectures else ""
+    other = ""
+    if any(ly.kind in ("mamba", "sliding", "chunked") for ly, _ in layer_counts(model.layers)):
+        other = "a hybrid model's draft pool (its own SWA or state configurator)"
+    elif arch == "DeepseekV4ForCausalLM":
+        other = "DeepSeek V4's compressed-attention pools"
+    if other and layers:
+        notes.append(f"not modelled: the draft's KV layers in {other}; this plan sizes the target's alone")
+        layers = None
+    draft_w = 0
+    if layers:
+        per = _layer_params(model)
+        body = max(
+            0, w_all - model.vocab_size * model.hidden_size * dbytes * (1 if model.tie_word_embeddings else 2)
+        )
+        if per and sum(per):
+            draft_w = layers * (body * per[-1] // sum(per)) // max(1, tp)
+    reserve = sglang_spec.default_reserve_mib(v, alg)
+    pad = None
+    if v < sglang_spec.PAD_UNTIL:
+        steps, topk, tokens = (
+            as_int(get("speculative_num_steps")),
+            as_int(get("speculative_eagle_topk")),
+            as_int(get("speculative_num_draft_tokens")),
+        )
+        if steps is None:
+            steps, topk, tokens = sglang_spec.auto_params_055(model, alg)
+        topk = topk or 1
+        if topk == 1:
+            tokens = steps + 1
+        if max(steps, topk, tokens or 0) > sglang_spec.MAX_SPEC_PARAM:
+            notes.append(
+                f"speculative decoding ({shown}): num_steps {steps}, eagle_topk {topk}, num_draft_tokens {tokens} "
+                f"are absurd (kvlint plans at most {sglang_spec.MAX_SPEC_PARAM:,} each); SGLang 0.5.5's padding of "
+                "the pool for the tokens in flight is not applied"
+            )
+        else:
+            pad = (steps, topk, tokens or 0)
+    spec = sglang_spec.SpecSizing(alg, layers or 0, reserve, pad, draft_w)
+    if layers is None:
+        notes.append(
+            f"speculative decoding ({shown}): the draft's KV layers are not counted ({why}); "
+            + (
+                "SGLang sizes them with the target's, so its pool holds fewer tokens than this plan"
+                if v >= sglang_spec.ONE_CELL_FROM
+                else f"SGLang {v[0]}.{v[1]}.{v[2]} gives them a pool of the target's tokens after it, outside "
+                "mem_fraction_static"
+            )
+        )
+    elif v >= sglang_spec.ONE_CELL_FROM:
+        notes.append(
+            f"speculative decoding ({shown}): the draft's {layers} KV layer(s) share each token's cell with the "
+            f"target's ({why})"
+        )
+    else:
+        notes.append(
+            f"speculative decoding ({shown}): SGLang {v[0]}.{v[1]}.{v[2]} sizes the pool over the target's layers; "
+            f"the draft's {layers} layer(s) ({why}) get a pool of the same tokens after it, outside "
+            "mem_fraction_static"
+        )
+    if draft_w:
+        notes.append(
+            f"the draft's weights (about {draft_w / GiB:.2f} GiB per rank, {layers} MTP layer(s) at the last decoder "
+            "layer's size) and CUDA graphs are loaded after the KV pool is sized, from the memory mem_fraction_static "
+            "leaves"
+        )
+    elif layers is None:
+        notes.append(
+            "the draft model's weights and CUDA graphs are loaded after the KV pool is sized, from the memory "
+            "mem_fraction_static leaves (not counted)"
+        )
+    return spec, notes
 
 
 def _layer_params(model: ModelSpec) -> tuple[int, ...]:
@@ -606,8 +725,9 @@ def _stage_weights(
 _SG_DSA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN"})
 #: The first release read that serves DeepSeek V3.2 (the DSA defaults of :func:`dsa_server_defaults` start there).
 DSA_FROM: SgVersion = (0, 5, 3)
-#: The architectures served by ``sglang/srt/models/deepseek_v2.py``, whose MLA attention projections are split over
-#: the attention-TP group (:func:`kvlint.models.weights.attention_tp_extra_bytes`).
+#: The architectures served by ``sglang/srt/models/deepseek_v2.py``, which split the input embedding over the
+#: attention-TP group with DP attention, as they split the MLA attention projections
+#: (:func:`kvlint.models.weights.tp_replicated_bytes` with ``attn_tp``).
 _SG_DEEPSEEK_V2_ARCHS = frozenset(
     {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
 )
@@ -711,10 +831,15 @@ def sglang_prelude(
     kv_elem = dbytes if kvd == "auto" else (2 if kvd in ("bf16", "bfloat16", "float16") else 1)
     # 0.5.3 leaves the DSA indexer's keys out of the cell (added in 0.5.4, sgl-project/sglang#11309)
     indexer_in_cell = not (dsa and v < (0, 5, 4))
-    per_tok, how = cell_size(model, tp, kv_elem, dsa_indexer=indexer_in_cell)
+    # --enable-dp-attention: attention (and its KV heads) over the attention-TP group, attn_tp_size = tp / dp
+    # (get_attention_tp_size() in 0.5.5's profile_max_num_token, get_parallel().attn_tp_size in 0.5.23's
+    # _compute_cell_size; the state tensors too, sglang_mamba.state_shape)
+    attn_tp = max(1, tp // dp) if dp_attention else tp
+    per_tok, how = cell_size(model, attn_tp, kv_elem, dsa_indexer=indexer_in_cell)
     if per_tok <= 0:
         raise PlanError(f"{model.id}: no KV bytes per token could be derived")
-    model_notes.append(f"cell_size {per_tok} B/token per rank ({how})")
+
+    cell_note_at = len(model_notes)  # the cell note goes here once the draft's layers are known
 
     quant = get("quantization")
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
@@ -724,34 +849,31 @@ def sglang_prelude(
     # num_kv_head_replicas): sglang@0.5.23 models/deepseek_v2.py, models/qwen3_moe.py, layers/linear.py,
     # layers/attention/dsa/dsa_indexer.py; the same in the 0.4.10, 0.5.5, 0.5.13 and 0.5.18 wheels
     repl, repl_src = tp_replicated_bytes(
-        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp
+        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp, attn_tp=attn_tp
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
-    first_arch = model.architectures[0] if model.architectures else ""
-    attn_tp_w = max(1, tp // dp) if dp_attention else tp
-    if attn_tp_w < tp and model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
-        # DP attention: the MLA projections split over the attention-TP group (tp / dp ranks) and the input embedding
-        # with them (0.5.4: VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled()), whole; 0.5.23:
-        # get_embedding_tp_kwargs, the attention-TP group), sglang models/deepseek_v2.py
-        attn_extra = attention_tp_extra_bytes(
-            model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp, attn_tp=attn_tp_w
-        )
-        embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / attn_tp_w - 1 / tp))
-        repl += attn_extra + embed_extra
+    if attn_tp < tp:
+        first_arch = model.architectures[0] if model.architectures else ""
+        if model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
+            # the DeepSeek-V2 family splits its input embedding over the attention-TP group too (0.5.4:
+            # VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled()), whole; 0.5.23: get_embedding_tp_kwargs,
+            # the attention-TP group; the two agree at dp = tp), sglang models/deepseek_v2.py
+            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / attn_tp - 1 / tp))
+            repl += embed_extra
+            embedding = f"so is the input embedding (+{embed_extra / GiB:.2f} GiB per rank)"
+        else:
+            embedding = (
+                f"the input embedding is taken over all {tp} ranks (SGLang splits it over either group or replicates "
+                "it, by model and release: not modelled)"
+            )
         model_notes.append(
-            f"weights: DP attention splits the MLA attention projections and the input embedding over {attn_tp_w} "
-            f"rank(s) instead of {tp} (+{(attn_extra + embed_extra) / GiB:.2f} GiB per rank)"
-        )
-    spec_alg = str(get("speculative_algorithm") or "").strip()
-    if spec_alg and spec_alg.upper() not in ("NONE", "NGRAM"):  # NGRAM drafts from the prompt: no draft model
-        model_notes.append(
-            f"not modelled: speculative decoding (--speculative-algorithm {spec_alg[:40]}); SGLang also holds the "
-            "draft's KV cache (from 0.5.16 in one cell with the target's layers; in 0.5.5 a pool of its own, the "
-            "target's tokens padded by a per-request headroom) and the draft model's weights, so its pool differs "
-            "from this plan (docs/engine-memory-model.md §3.3)"
+            f"DP attention: the attention layers, their KV heads and states are split over the attention-TP group "
+            f"({attn_tp} of {tp} ranks, tp_size / dp_size); {embedding}"
         )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
+    spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp)
+    model_notes.extend(spec_notes)
     stage_w: tuple[int, ...] = ()
     stage_c: tuple[int, ...] = ()
     if pp > 1:
@@ -765,17 +887,37 @@ def sglang_prelude(
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
             cell_size(
-                model, tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]), dsa_indexer=indexer_in_cell
+                model, attn_tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]), dsa_indexer=indexer_in_cell
             )[0]
             for r in range(pp)
         )
+        if spec is not None and spec.draft_layers:  # every stage sizes the draft's layers over its own
+            stage_c = tuple(
+                sglang_spec.scale_cell(c, split[r], spec.draft_layers, v, dsa=_is_dsa(model))
+                for r, c in enumerate(stage_c)
+            )
         source = "SGLANG_PP_LAYER_PARTITION" if PP_PARTITION_REFUSED in serving.env else "get_pp_indices"
         model_notes.append(
             f"pipeline stages hold {list(split)} layers ({source}); each sizes its KV pool from its own weights "
             f"({', '.join(f'{w / GiB:.2f}' for w in stage_w)} GiB per rank, embedding on the first, output head on "
             f"the last) and layers ({', '.join(str(c) for c in stage_c)} B/token)"
         )
+    if spec is not None and spec.draft_layers:
+        scaled = sglang_spec.scale_cell(per_tok, model.num_layers, spec.draft_layers, v, dsa=_is_dsa(model))
+        if scaled != per_tok:
+            how = f"{how} + {spec.draft_layers} draft layer(s) at the target's per-layer size"
+            per_tok = scaled
+    model_notes.insert(cell_note_at, f"cell_size {per_tok} B/token per rank ({how})")
     model_notes.append(_preload_note(tp * pp))
+    mrr_user = as_int(get("max_running_requests"))
+    if mrr_user is None and v >= (0, 5, 5) and sglang_spec.normalize_algorithm(get("speculative_algorithm")):
+        # every 0.5.x wheel read resets it before the pool is sized ("Max running requests is reset to 48 for
+        # speculative decoding"): the request pool, the mamba slots and max_num_reqs all start from it
+        mrr_user = sglang_spec.SPEC_MAX_RUNNING_REQUESTS
+        model_notes.append(
+            f"max_running_requests {mrr_user}: SGLang's default with speculative decoding (\"Max running requests "
+            'is reset to 48 for speculative decoding")'
+        )
     u_mtt = as_int(get("max_total_tokens"))
     u_ctx = as_int(get("context_length"))
     derived, key, ctx_err = check_context_length(model, u_ctx, serving.env)
@@ -795,9 +937,7 @@ def sglang_prelude(
             f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
             "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
         )
-    # the state tensors are sharded over the attention TP group (attn_tp_size: tp / dp with --enable-dp-attention)
-    attn_tp = max(1, tp // dp) if dp_attention else tp
-    mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env)
+    mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
         v,
@@ -844,7 +984,7 @@ def sglang_prelude(
         derived_context_length=derived,
         context_key=key,
         context_error=ctx_err,
-        max_running_requests=as_int(get("max_running_requests")),
+        max_running_requests=mrr_user,
         max_prefill_tokens=get("max_prefill_tokens"),
         era=f"sglang-{v[0]}.{v[1]}" + (".x" if v >= (0, 5, 5) else ""),
         version_notes=version_notes,
@@ -862,6 +1002,7 @@ def sglang_prelude(
         stage_cells=stage_c,
         dsa=dsa,
         dsa_indexer_in_cell=indexer_in_cell,
+        spec=spec,
     )
 
 
@@ -1062,7 +1203,10 @@ def plan_sglang_detailed(
             cuda_graph_max_bs=pre.cuda_graph_max_bs,
             dp_attention=pre.dp_attention,
             dp=dp,
+            speculative_reserve_mib=pre.spec.reserve_mib if pre.spec is not None else 0,
         )
+        if pre.spec is not None and pre.spec.reserve_mib:
+            why += f" including {pre.spec.reserve_mib} MiB for the speculative draft"
         notes.append(why)
     if v >= (0, 5, 3):
         cps_default = gpu_tier(gpu_mib, tp, v)[0]
@@ -1126,11 +1270,33 @@ def plan_sglang_detailed(
             "(SGLang hybrid state pool)"
         )
 
+    # 0.5.5 pads the profiled tokens for the draft and verify tokens in flight (sglang_spec.pad_tokens_055)
+    spec = pre.spec
+    pad = 0
+    pad_args = spec.pad if spec is not None and spec.pad is not None else (0, 0, 0)
+    if spec is not None and spec.pad is not None:
+        pad = sglang_spec.pad_tokens_055(pre.max_running_requests or 0, *pad_args)
+
     def tokens(r: int) -> int:
         t = max(0, r) // per_tok
+        if t > 0:
+            t += pad
         return t // page * page
 
     mtt, lo, hi = tokens(rest), tokens(rest_lo), tokens(rest_hi)
+    if pad and mtt > 0:
+        notes.append(
+            f"max_total_num_tokens padded by {pad} tokens for the speculative draft and verify tokens in flight "
+            f"(max_running_requests × (num_steps × topk + num_draft_tokens) + 100 = {pre.max_running_requests} × "
+            f"({pad_args[0]} × {pad_args[1]} + {pad_args[2]}) + 100, SGLang 0.5.5's init_memory_pool)"
+        )
+    if spec is not None and spec.draft_layers and pre.version < sglang_spec.ONE_CELL_FROM and mtt > 0:
+        n = max(1, model.num_layers)
+        outside = mtt * (per_tok * spec.draft_layers // n)
+        notes.append(
+            f"the draft's KV pool ({mtt} tokens over {spec.draft_layers} layer(s), about {outside / GiB:.2f} GiB per "
+            "rank) is allocated after the target's, outside mem_fraction_static"
+        )
     profiled = max(0, rest) // per_tok  # before the cap and the page rounding (0.4.x max_num_reqs)
     u_mtt = pre.max_total_tokens
     if u_mtt is not None and u_mtt < mtt:

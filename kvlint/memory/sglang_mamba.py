@@ -19,7 +19,7 @@ buffer by default) and 0.5.17 as 0.5.16 (no padding slot).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,15 +123,23 @@ def state_layer_indices(model: ModelSpec) -> list[int]:
     ]
 
 
-def stage_layers(indices: list[int], num_layers: int, pp: int, v: SgVersion) -> int:
-    """State layers SGLang charges one rank for. From 0.5.18 the largest pipeline stage's share (``get_pp_indices``:
-    ``num_layers // pp`` layers per stage, the last ``num_layers % pp`` stages one more); before, every layer."""
+def stage_layers(
+    indices: list[int], num_layers: int, pp: int, v: SgVersion, split: Sequence[int] | None = None
+) -> int:
+    """State layers SGLang charges one rank for. From 0.5.18 the largest pipeline stage's share of the state layers
+    ``indices``, over the stages ``get_pp_indices`` gives (``kv_cache_configurator.py::_handle_max_mamba_cache``:
+    ``max_stage_mamba_layers`` over ``get_pp_indices(num_hidden_layers, rank, pp_size)``, which reads
+    ``SGLANG_PP_LAYER_PARTITION``; 0.5.18 - 0.5.23, absent from 0.5.16); before, every layer. ``split``: the stages'
+    layer counts (:func:`kvlint.memory.sglang.pp_stage_layers`, the partition variable included); None (or counts
+    that do not cover ``num_layers`` in ``pp`` stages): ``num_layers // pp`` per stage, the last ``num_layers % pp``
+    stages one more, as ``get_pp_indices`` splits without the variable."""
     if pp <= 1 or v < (0, 5, 18):
         return len(indices)
-    base, rem = divmod(num_layers, pp)
+    if split is None or len(split) != pp or sum(split) != num_layers or min(split) < 0:
+        base, rem = divmod(num_layers, pp)
+        split = [base + (1 if rank >= pp - rem else 0) for rank in range(pp)]
     best, start = 0, 0
-    for rank in range(pp):
-        size = base + (1 if rank >= pp - rem else 0)
+    for size in split:
         best = max(best, sum(1 for i in indices if start <= i < start + size))
         start += size
     return best
@@ -162,7 +170,13 @@ def ssm_dtype(
 
 
 def state_shape(
-    model: ModelSpec, tp: int, pp: int, v: SgVersion, flag_ssm: Any, env: Mapping[str, str]
+    model: ModelSpec,
+    tp: int,
+    pp: int,
+    v: SgVersion,
+    flag_ssm: Any,
+    env: Mapping[str, str],
+    split: Sequence[int] | None = None,
 ) -> StateShape | None:
     """One request's state on one rank as SGLang builds it (``mamba2_cache_params`` of the model's SGLang config),
     or None for a model with no state layer or one kvlint does not size for SGLang (Jamba, MiniMax lightning
@@ -181,7 +195,8 @@ def state_shape(
     * Kimi Linear KDA (``linear_attn_config``; ``KimiLinearStateShape.create``): conv ``3 × heads × head_dim / tp ×
       (kernel − 1)``, recurrent ``heads / tp × head_dim × head_dim``.
     Conv state at bfloat16 (``SGLANG_MAMBA_CONV_DTYPE``, default bfloat16, not the model dtype); SSM state at
-    :func:`ssm_dtype`.
+    :func:`ssm_dtype`. With ``pp`` stages, the state layers of the largest stage's share (:func:`stage_layers`,
+    ``split`` the stages' layer counts).
     """
     idx = state_layer_indices(model)
     if not idx:
@@ -232,7 +247,7 @@ def state_shape(
         family=family,
         conv=conv,
         ssm=ssm,
-        layers=stage_layers(idx, len(model.layers), pp, v),
+        layers=stage_layers(idx, len(model.layers), pp, v, split),
         conv_bytes=_DTYPE_BYTES.get(conv_dt, 2) if v >= (0, 5, 13) else 2,
         ssm_bytes=_DTYPE_BYTES[dt],
         ssm_dtype=dt,

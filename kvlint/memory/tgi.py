@@ -13,6 +13,12 @@ vram_maximum}``, ``server/text_generation_server/models/flash_causal_lm.py::Flas
 The exact parts (shards, dtype, block size, per-token KV bytes, the warmup formula by version, the token
 defaults) restate TGI; the measured parts (CUDA context, prefill activation peak) are **[heuristic]**
 and carry an uncertainty band.
+
+CUDA graphs are not deducted (``cudagraph_bytes`` 0) and cannot stop a start-up that fits: ``FlashCausalLM.warmup``
+captures them after the KV cache is allocated, in the memory the wiggle room leaves, inside ``try: ... except
+torch.cuda.OutOfMemoryError: logger.exception("Decode cuda graph warmup failed")`` (the same in every tag read,
+v2.2.0 - v3.3.7), so a capture that runs out of memory is logged and the shard serves without the graphs not yet
+captured (``CUDA_GRAPHS`` is sorted largest first in ``globals.py``: an OOM on the largest leaves none).
 """
 
 from __future__ import annotations

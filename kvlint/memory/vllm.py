@@ -783,6 +783,36 @@ def _expert_fraction(model: ModelSpec) -> float:
 
 _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
 
+#: How a :class:`PlanError` for a ``--speculative-config`` vLLM refuses with this model begins (KV502 reports it at
+#: the flag)
+SPEC_REFUSED = "--speculative-config"
+
+
+def mtp_count_refusal(settings: VllmSettings, facts: ModelFacts) -> str | None:
+    """vLLM's refusal of an MTP ``num_speculative_tokens`` that the target's MTP layers cannot reuse, or None.
+
+    Without a draft ``model`` an MTP method drafts from the target checkpoint, whose config vLLM rewrites with
+    ``n_predict`` = its MTP layer count (``SpeculativeConfig.hf_config_override``: ``num_nextn_predict_layers`` for
+    DeepSeek / GLM / MiMo / Step 3.5-3.7, ``mtp_num_hidden_layers`` for Qwen3-Next / 3.5, ``num_mtp_modules`` for
+    MiniMax M3; kvlint's :attr:`ModelFacts.mtp_config_layers`), and then refuses a count above ``n_predict`` that is
+    not a multiple of it: ``ValueError(f"num_speculative_tokens:{k} must be divisible by {n_predict=}")`` ("Ensure
+    divisibility for MTP module reuse"; ``SpeculativeConfig.__post_init__`` in 0.9.2, 0.10.1, 0.11.0, 0.12.0, 0.13.0
+    and 0.26.0, ``SpeculatorConfig.resolve_num_speculative_tokens`` in 0.34.0). The message starts with
+    :data:`SPEC_REFUSED`."""
+    k = settings.num_speculative_tokens
+    if not k or settings.speculative_model is not None or settings.speculative_model_id:
+        return None
+    if "mtp" not in (settings.speculative_method or "").lower():
+        return None
+    n = facts.mtp_config_layers
+    if n <= 0 or k <= n or k % n == 0:
+        return None
+    return (
+        f"{SPEC_REFUSED} asks for {k} speculative tokens from the model's {n} MTP layers: vLLM's SpeculativeConfig "
+        f"raises ValueError('num_speculative_tokens:{k} must be divisible by n_predict={n}') at start-up (a count "
+        f"above n_predict reuses the MTP modules in whole rounds)"
+    )
+
 
 def _mtp_layers(model: ModelSpec, settings: VllmSettings, facts: ModelFacts | None = None) -> int:
     """MTP draft layers vLLM adds to the KV pool when speculative decoding runs without a separate draft model:
@@ -1385,6 +1415,9 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     layers = release_state_layers(layers, v, layer_notes, facts.counts if layers is model.layers else None)
     pp = max(1, settings.pipeline_parallel_size)
     refused = pp_exceeds_layers(model.num_layers, pp)
+    if refused:
+        raise PlanError(refused)
+    refused = mtp_count_refusal(settings, facts)
     if refused:
         raise PlanError(refused)
     split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)

@@ -1186,30 +1186,6 @@ def _priced_linears(
     return sink, kept, rate, unq
 
 
-#: The MLA attention projections SGLang's DeepSeek-V2 family splits over the attention-TP group rather than the
-#: whole TP group (``parallel_group="attn_tp"`` in sglang@0.5.23, ``tp_size=attn_tp_size`` in 0.5.4).
-_ATTN_TP_LEAVES = ("self_attn.q_b_proj", "self_attn.q_proj", "self_attn.kv_b_proj", "self_attn.o_proj")
-
-
-def attention_tp_extra_bytes(
-    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None, tp: int = 1, attn_tp: int = 1
-) -> int:
-    """Bytes each rank holds beyond an even ``1/tp`` share because SGLang splits an MLA model's attention
-    projections (``q_b_proj`` or ``q_proj``, ``kv_b_proj``, ``o_proj``) over the attention-TP group of ``attn_tp =
-    tp / dp`` ranks when data-parallel attention is on: ``B x (1/attn_tp - 1/tp)`` for a projection of ``B`` bytes,
-    priced as :func:`tp_replicated_bytes` prices it (``sglang@0.5.4`` and ``0.5.23``
-    ``sglang/srt/models/deepseek_v2.py::DeepseekV2AttentionMLA.__init__``). 0 when ``attn_tp >= tp``."""
-    if attn_tp >= tp or tp <= 1:
-        return 0
-    sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
-    extra = 1 / max(1, attn_tp) - 1 / tp
-    total = 0.0
-    for (name, n, part), keep in zip(sink, kept, strict=True):
-        if part == "linear" and name.endswith(_ATTN_TP_LEAVES):
-            total += n * (dtype_bytes if keep else rate) * extra
-    return int(total)
-
-
 #: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),
 #: by their checkpoint leaf name under ``self_attn``: MLA's ``q_a_proj`` and ``kv_a_proj_with_mqa`` (fused into the
 #: replicated ``fused_qkv_a_proj`` when ``q_lora_rank`` is set) and the DSA indexer's ``wq_b`` and ``wk``
@@ -1225,6 +1201,7 @@ def tp_replicated_bytes(
     quantization: str | None = None,
     tp: int = 1,
     replicate_kv: bool = True,
+    attn_tp: int | None = None,
 ) -> tuple[int, str]:
     """Bytes each tensor-parallel rank holds beyond an even ``1/tp`` share of the whole model's weights, summed
     over all decoder layers (a pipeline stage holds its layers' share), and what they are.
@@ -1248,21 +1225,35 @@ def tp_replicated_bytes(
     checkpoint's method, or ``quantization`` for an online conversion). Returns ``(0, "")`` at ``tp`` 1.
     ``replicate_kv=False`` leaves the K/V heads out, for an engine that refuses K/V heads it cannot split evenly
     rather than replicating them (TGI: ``num_key_value_heads must be divisible by num_shards``).
+
+    ``attn_tp``: the attention layers' own tensor-parallel size when smaller than ``tp`` (SGLang's DP attention,
+    ``attn_tp_size = tp / dp``): the attention projections (q/k/v/o, MLA ``q_b_proj`` / ``kv_b_proj`` / ``o_proj``)
+    are split over ``attn_tp`` ranks (``QKVParallelLinear`` / ``RowParallelLinear`` with ``parallel_group="attn_tp"``,
+    sglang@0.5.23 models/qwen3_moe.py::Qwen3MoeAttention; ``attn_tp_size`` in models/deepseek_v2.py), so a module of
+    ``B`` bytes adds ``B x (1/attn_tp - 1/tp)``, and K/V heads fewer than ``attn_tp`` are kept whole per head
+    (``max(1, K // attn_tp)``): ``B x (1/min(K, attn_tp) - 1/tp)``.
     """
-    return _tp_replicated_bytes(spec, dtype_bytes, quantization, tp, replicate_kv)
+    return _tp_replicated_bytes(spec, dtype_bytes, quantization, tp, replicate_kv, attn_tp or tp)
 
 
 @per_model
 def _tp_replicated_bytes(
-    spec: ModelSpec, dtype_bytes: int, quantization: str | None, tp: int, replicate_kv: bool = True
+    spec: ModelSpec,
+    dtype_bytes: int,
+    quantization: str | None,
+    tp: int,
+    replicate_kv: bool = True,
+    attn_tp: int = 0,
 ) -> tuple[int, str]:
-    """:func:`tp_replicated_bytes` itself, with positional arguments."""
+    """:func:`tp_replicated_bytes` itself, with positional arguments (``attn_tp`` 0: ``tp``)."""
+    attn_tp = max(1, min(attn_tp or tp, tp))
     if tp <= 1:
         return 0, ""
     sink, kept, rate, unq = _priced_linears(spec, dtype_bytes, quantization)
     share = 1 - 1 / tp
     whole = 0.0
     kv = 0.0
+    attn = 0.0  # attention projections split over attn_tp < tp (SGLang DP attention)
     attn_kinds = ("full", "sliding", "chunked", "cross")
     kv_heads = {i: lay.kv_heads for i, lay in enumerate(spec.layers) if lay.kind in attn_kinds}
     for (name, n, part), keep in zip(sink, kept, strict=True):
@@ -1274,20 +1265,27 @@ def _tp_replicated_bytes(
         elif replicate_kv and name.endswith((".k_proj", ".v_proj")):
             i = _i(name.split(".")[1], -1)
             K = kv_heads.get(i, 0)
-            if 0 < K < tp:
+            if 0 < K < attn_tp:
                 kv += b * (1 / K - 1 / tp)
+            elif attn_tp < tp:
+                attn += b * (1 / attn_tp - 1 / tp)
+        elif attn_tp < tp and ".self_attn." in name:
+            attn += b * (1 / attn_tp - 1 / tp)
     routers = sum(n for _name, n in unq) * dtype_bytes
-    total = int((whole + routers) * share + kv)
+    total = int((whole + routers) * share + kv + attn)
     if not total:
         return 0, ""
     what = []
+    if attn:
+        what.append(f"attention split over {attn_tp} of {tp} ranks +{attn / 2**30:.2f} GiB")
     if whole:
         what.append(f"MLA/indexer projections {whole / 2**30:.2f} GiB")
     if routers:
         what.append(f"routers {routers / 2**30:.2f} GiB")
     if kv:
-        what.append(f"K/V heads replicated to {tp} ranks +{kv / 2**30:.2f} GiB")
+        what.append(f"K/V heads replicated to {attn_tp} ranks +{kv / 2**30:.2f} GiB")
     return (
         total,
-        f"replicated on every TP rank: {', '.join(what)} (+{total / 2**30:.2f} GiB per rank over 1/{tp})",
+        f"{'held beyond an even share' if attn else 'replicated'} on every TP rank: {', '.join(what)} "
+        f"(+{total / 2**30:.2f} GiB per rank over 1/{tp})",
     )

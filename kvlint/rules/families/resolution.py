@@ -17,7 +17,7 @@ from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
 from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
 from kvlint.memory.tgi import ATTENTION_REFUSED
-from kvlint.memory.vllm import PP_EXCEEDS_LAYERS
+from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, SPEC_REFUSED, model_facts
 from kvlint.models.config import (
     config_refusal,
     encoder_decoder_support,
@@ -412,6 +412,16 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                     else "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang 0.5.5 "
                     "or later"
                 ),
+                severity="error",
+            )
+            return
+        if s.engine == "vllm" and cr.plan_error.startswith(SPEC_REFUSED + " "):
+            # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
+            n = model_facts(cr.model).mtp_config_layers
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}",
+                s.loc("speculative_config") or s.command_loc,
+                fix=f"set num_speculative_tokens to at most {n} or to a multiple of {n} (the model's MTP layers)",
                 severity="error",
             )
             return

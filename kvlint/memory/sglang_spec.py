@@ -1,0 +1,235 @@
+"""SGLang speculative decoding (``--speculative-algorithm EAGLE`` / ``EAGLE3`` / ``NEXTN`` / ``STANDALONE``): what
+the draft adds to the start-up plan, by release.
+
+SGLang runs the draft on the target's GPUs with the target's KV pool indices. What it sizes differs by release
+(read in the PyPI wheels' ``sglang/srt``):
+
+* 0.5.5 (``server_args.py::ServerArgs._handle_gpu_memory_settings`` / ``::_handle_speculative_decoding`` /
+  ``auto_choose_speculative_params``; ``model_executor/model_runner.py::ModelRunner.init_memory_pool`` /
+  ``::profile_max_num_token``): the default ``mem_fraction_static`` reserves 2 GiB more ("eagle draft models and cuda
+  graphs"; 6 GiB for STANDALONE, none for NGRAM), ``--max-running-requests`` defaults to 48, the target sizes its pool
+  over its own layers and pads the token count by ``max_num_reqs × (num_steps × topk + num_draft_tokens) + 100``;
+  the draft worker then allocates a pool of that many tokens over its own layers, after the target's, outside the
+  static fraction.
+* 0.5.13 (``server_args.py``, ``arg_groups/speculative_hook.py``, ``model_executor/pool_configurator.py``,
+  ``model_executor/model_runner_kv_cache_mixin.py``): the reserve is 4 GiB (STANDALONE 6), no padding; the draft
+  worker reuses the target's ``MemoryPoolConfig`` (the same token count) and allocates its own layers' pool outside
+  the fraction.
+* 0.5.15 – 0.5.23 (``model_executor/pool_configurator.py::DefaultPoolConfigurator.__init__``; 0.5.15
+  ``model_runner.py`` and from 0.5.16 ``model_runner_components/spec_aux_hidden_state.py`` for the draft's layer
+  count): no reserve; one cell for the target's and the draft's layers, ``int(cell × (1 + d / n))`` (0.5.15 –
+  0.5.21) or ``cell + int(cell × d / n)`` (0.5.22, 0.5.23; a DSA model's from 0.5.18, its indexer keys counted on
+  the draft's layers too), ``n`` the stage's KV layers and ``d`` the draft's:
+  its config's ``num_nextn_predict_layers``, else its ``num_hidden_layers``. The draft is the target checkpoint
+  itself (an MTP head) when ``--speculative-draft-model-path`` is unset and the target's architecture is one SGLang
+  points at itself (:func:`self_draft_architectures`); from 0.5.20 also any path-less target whose config states
+  ``num_nextn_predict_layers`` (``_resolve_eagle_aux_hidden_state`` reads the target's config when no draft path is
+  set; 0.5.22: "A private draft pool is sized off the TARGET config when path-less"; 0.5.19 needs the path).
+
+Every release read resets an unset ``--max-running-requests`` to 48 ("Max running requests is reset to 48 for
+speculative decoding") and loads the draft's weights and captures its CUDA graphs after the target's pool is sized,
+so they come out of the memory the static fraction leaves. 0.5.6 – 0.5.12 and 0.5.14 were not read: 0.5.6 – 0.5.12
+are taken as 0.5.5, 0.5.14 as 0.5.13 **[assumed]**; 0.5.17 as 0.5.16. The 0.4.x releases are not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.types import ModelSpec
+
+SgVersion = tuple[int, int, int]
+
+#: ``--speculative-algorithm`` values whose draft shares the target's KV pool through ``DefaultPoolConfigurator``'s
+#: EAGLE branch (``SpeculativeAlgorithm.is_eagle() or is_standalone()``); NEXTN is an alias of EAGLE
+#: (``spec_info.py::SpeculativeAlgorithm.from_string``; 0.5.5 ``_handle_speculative_decoding``)
+EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
+#: An unset ``--max-running-requests`` becomes this with speculative decoding (every 0.5.x wheel read)
+SPEC_MAX_RUNNING_REQUESTS = 48
+#: From this release the draft's layers share the target's cell (``DefaultPoolConfigurator``'s EAGLE branch)
+ONE_CELL_FROM = (0, 5, 15)
+#: From this release the draft's share is added as ``cell + int(cell × d / n)`` (0.5.22, 0.5.23), before it as
+#: ``int(cell × (1 + d / n))`` (0.5.15, 0.5.16, 0.5.18, 0.5.21; 0.5.19 and 0.5.20 between them)
+ADDITIVE_CELL_FROM = (0, 5, 22)
+#: From this release a DSA model's (DeepSeek V3.2, GLM-5) draft share is added, its KV part and the indexer keys of
+#: its layers (``is_deepseek_dsa`` branch, 0.5.18 - 0.5.23; absent from 0.5.16)
+DSA_ADDITIVE_CELL_FROM = (0, 5, 18)
+#: From this release a path-less target's own ``num_nextn_predict_layers`` sizes the draft share whatever its
+#: architecture (``spec_aux_hidden_state.py`` of the 0.5.20 - 0.5.23 wheels); before it (0.5.15 - 0.5.19) only a
+#: draft path did, which :func:`self_draft_architectures` set
+PATHLESS_NEXTN_FROM = (0, 5, 20)
+#: The largest ``--speculative-num-steps`` / ``--speculative-eagle-topk`` / ``--speculative-num-draft-tokens`` kvlint
+#: sizes 0.5.5's padding with (SGLang's own choices are single digits; a larger value is refused as absurd rather than
+#: priced, as vLLM's ``MAX_SPECULATIVE_TOKENS``)
+MAX_SPEC_PARAM = 4096
+#: Up to this release (exclusive) the target pads its token count for the draft (0.5.5's ``init_memory_pool``;
+#: absent from 0.5.13's pool configurator)
+PAD_UNTIL = (0, 5, 13)
+
+# architectures whose target checkpoint SGLang takes as the draft (--speculative-draft-model-path := --model-path)
+_SELF_DRAFT_055 = (
+    "DeepseekV32ForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "Glm4MoeForCausalLM",
+    "BailingMoeForCausalLM",
+    "BailingMoeV2ForCausalLM",
+)
+_SELF_DRAFT_0513 = (
+    *_SELF_DRAFT_055,
+    "DeepseekV4ForCausalLM",
+    "Glm4MoeLiteForCausalLM",
+    "GlmMoeDsaForCausalLM",
+    "BailingMoeV2_5ForCausalLM",
+    "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration",
+    "HYV3ForCausalLM",
+)
+_SELF_DRAFT_0520 = (*_SELF_DRAFT_0513, "HYV4ForCausalLM", "Qwen4ExpForConditionalGeneration")
+
+
+def normalize_algorithm(raw: object) -> str:
+    """The ``--speculative-algorithm`` value upper-cased and stripped; ``""`` when unset or ``NONE``."""
+    text = str(raw or "").strip().upper()
+    return "" if text == "NONE" else text
+
+
+def self_draft_architectures(v: SgVersion) -> tuple[str, ...]:
+    """First architectures for which SGLang ``v`` sets ``--speculative-draft-model-path`` to ``--model-path`` when
+    it is unset (an MTP head in the target checkpoint): the list in 0.5.5's ``ServerArgs._handle_speculative_decoding``
+    (0.5.6 - 0.5.12 taken as it), the twelve of ``arg_groups/speculative_hook.py`` in 0.5.13, 0.5.15, 0.5.16, 0.5.18
+    and 0.5.19, fourteen from 0.5.20 (``_handle_eagle_family``, + ``HYV4ForCausalLM``,
+    ``Qwen4ExpForConditionalGeneration``; read in 0.5.20, 0.5.21, 0.5.22 and 0.5.23)."""
+    if v >= PATHLESS_NEXTN_FROM:
+        return _SELF_DRAFT_0520
+    if v >= PAD_UNTIL:
+        return _SELF_DRAFT_0513
+    return _SELF_DRAFT_055
+
+
+def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
+    """MiB SGLang ``v``'s default ``mem_fraction_static`` reserves for the draft, on top of the floor of 10 GiB:
+    2048 (0.5.5, "eagle draft models and cuda graphs"; 0.5.6 - 0.5.12 [assumed]) or 4096 (0.5.13; 0.5.14 [assumed])
+    for every algorithm but NGRAM and STANDALONE (``elif self.speculative_algorithm != "NGRAM"``: EAGLE, EAGLE3,
+    NEXTN, and DFLASH in 0.5.13), 6144 for STANDALONE, 0 for NGRAM and from 0.5.15 (``server_args.py::
+    ServerArgs._handle_gpu_memory_settings``; the 0.5.15, 0.5.16 and 0.5.23 defaults have no such term). 0 before
+    0.5.5 (not modelled)."""
+    if v < (0, 5, 5) or v >= ONE_CELL_FROM or not algorithm or algorithm == "NGRAM":
+        return 0
+    if algorithm == "STANDALONE":
+        return 6 * 1024
+    return 4 * 1024 if v >= PAD_UNTIL else 2 * 1024
+
+
+def draft_kv_layers(
+    model: ModelSpec, v: SgVersion, algorithm: str, draft_path: object, model_path: object
+) -> tuple[int | None, str]:
+    """``(layers, why)``: the draft's KV layers SGLang ``v`` sizes with the target for ``algorithm``, when the draft
+    is the target checkpoint's multi-token-prediction head: ``--speculative-draft-model-path`` unset (or the
+    target's own path) and either the architecture is one of :func:`self_draft_architectures` or, from 0.5.20,
+    any target. The count is the config's ``num_nextn_predict_layers`` (SGLang's ``ModelConfig.
+    num_nextn_predict_layers``; in draft mode DeepSeek V4 and the other ``_config_draft_model`` rewrites set 1).
+    ``layers`` None: a separate draft checkpoint (its config is not read here) or a target without an MTP head."""
+    if algorithm not in EAGLE_FAMILY or algorithm == "STANDALONE" and not draft_path:
+        return None, "STANDALONE drafts with a separate model"
+    path = str(draft_path or "").strip()
+    own = not path or path == str(model_path or "").strip()
+    if not own:
+        return None, f"a separate draft model ({path[:80]})"
+    arch = model.architectures[0] if model.architectures else ""
+    c = model.text_config or model.config or {}
+    raw = c.get("num_nextn_predict_layers")
+    nextn = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else None
+    if not path and arch not in self_draft_architectures(v) and v < PATHLESS_NEXTN_FROM:
+        return (
+            None,
+            f"no draft model path and {arch or 'this architecture'} is not one SGLang drafts from itself",
+        )
+    if nextn is None:
+        return None, "the config states no num_nextn_predict_layers"
+    if nextn > max(1, model.num_layers):
+        return (
+            None,
+            f"num_nextn_predict_layers {nextn} is more than the model's {model.num_layers} layers (not sized)",
+        )
+    return nextn, f"num_nextn_predict_layers {nextn} of the target checkpoint (its MTP head)"
+
+
+def scale_cell(cell: int, layers: int, draft_layers: int, v: SgVersion, *, dsa: bool = False) -> int:
+    """The cell size (bytes per token per rank) with the draft's ``draft_layers`` added at the target's per-layer
+    KV size over its ``layers``: ``cell + int(cell × d / n)`` from 0.5.22 (a DSA model's from 0.5.18: its latent and
+    its indexer keys per layer, the same sum), ``int(cell × (1 + d / n))`` in 0.5.15 - 0.5.21
+    (``DefaultPoolConfigurator.__init__``); unchanged before 0.5.15 or without layers."""
+    if v < ONE_CELL_FROM or layers <= 0 or draft_layers <= 0 or cell <= 0:
+        return cell
+    if v >= ADDITIVE_CELL_FROM or (dsa and v >= DSA_ADDITIVE_CELL_FROM):
+        return cell + int(cell * draft_layers / layers)
+    return int(cell * (1 + draft_layers / layers))
+
+
+def auto_params_055(model: ModelSpec, algorithm: str) -> tuple[int, int, int]:
+    """``(num_steps, eagle_topk, num_draft_tokens)`` SGLang 0.5.5 chooses when ``--speculative-num-steps`` is unset
+    (``server_args.py::auto_choose_speculative_params``): (3, 1, 4) for STANDALONE and the DeepSeek / gpt-oss /
+    Bailing MoE architectures, (5, 4, 8) otherwise; with top-k 1 the draft tokens become ``num_steps + 1``
+    (``_handle_speculative_decoding``)."""
+    arch = model.architectures[0] if model.architectures else ""
+    small = (
+        "DeepseekV32ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV2ForCausalLM",
+        "GptOssForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+    )
+    if algorithm == "STANDALONE" or arch in small:
+        return 3, 1, 4
+    return 5, 4, 8
+
+
+def pad_tokens_055(max_num_reqs: int, steps: int, topk: int, draft_tokens: int) -> int:
+    """Tokens SGLang 0.5.5 adds to the target's profiled pool for the draft and verify tokens in flight
+    (``ModelRunner.init_memory_pool``: ``max_num_reqs × num_steps × topk + max_num_reqs × num_draft_tokens + 100``)."""
+    return (
+        max(0, max_num_reqs) * max(0, steps) * max(0, topk)
+        + max(0, max_num_reqs) * max(0, draft_tokens)
+        + 100
+    )
+
+
+@dataclass(frozen=True)
+class SpecSizing:
+    """What :func:`kvlint.memory.sglang.sglang_prelude` resolved for speculative decoding.
+
+    Attributes:
+        algorithm: the normalized ``--speculative-algorithm`` (EAGLE, EAGLE3, NEXTN, STANDALONE).
+        draft_layers: the draft's KV layers sized with the target (0 when not known).
+        reserve_mib: the default fraction's extra reserve (:func:`default_reserve_mib`).
+        pad: ``(num_steps, topk, num_draft_tokens)`` for 0.5.5's token padding, or None from 0.5.13.
+        draft_weight_bytes: the draft's weights per rank (the MTP layers at the last decoder layer's size), loaded
+            after the pool outside the static fraction; 0 when not known.
+    """
+
+    algorithm: str
+    draft_layers: int
+    reserve_mib: int
+    pad: tuple[int, int, int] | None
+    draft_weight_bytes: int = 0
+
+
+__all__ = [
+    "ADDITIVE_CELL_FROM",
+    "DSA_ADDITIVE_CELL_FROM",
+    "EAGLE_FAMILY",
+    "MAX_SPEC_PARAM",
+    "ONE_CELL_FROM",
+    "PAD_UNTIL",
+    "PATHLESS_NEXTN_FROM",
+    "SPEC_MAX_RUNNING_REQUESTS",
+    "SpecSizing",
+    "auto_params_055",
+    "default_reserve_mib",
+    "draft_kv_layers",
+    "normalize_algorithm",
+    "pad_tokens_055",
+    "scale_cell",
+    "self_draft_architectures",
+]

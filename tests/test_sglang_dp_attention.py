@@ -1,0 +1,89 @@
+"""SGLang DP attention (``--enable-dp-attention``): the attention layers run over the attention-TP group
+(``attn_tp_size = tp_size / dp_size``), so each rank keeps more KV heads per token and more attention weights, and the
+default mem_fraction_static reserves more for the decode graphs. Read in the SGLang wheels 0.5.5, 0.5.13, 0.5.16 and
+0.5.23 (kvlint/memory/sglang.py, kvlint/models/weights.py::tp_replicated_bytes).
+
+The expected figures come from kvlint's own model functions (cell_size, gpu_tier, the per-module parameter list of
+_param_breakdown) on real configs, never from hard-coded engine numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.accelerators import lookup
+from kvlint.engines import parse_command_line
+from kvlint.memory.sglang import cell_size, default_mem_fraction_static, gpu_tier, plan_sglang_detailed
+from kvlint.models import resolve_model
+from kvlint.models.weights import _param_breakdown
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures"
+QWEN_MOE = "Qwen/Qwen3-30B-A3B"  # 4 KV heads: at tp 4 one head per rank, at attn_tp 2 two
+DSV3 = "deepseek-ai/DeepSeek-V3"
+
+
+def _model(ref: str):
+    return resolve_model(ref, model_dirs=(str(FIX / "plan" / "models"),), allow_hub=False)
+
+
+def _cmd(mid: str, *args: str, version: str = "0.5.23"):
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", mid, *args], version)
+    s.version = version
+    return s
+
+
+def test_default_fraction_reserves_for_dp_attention_graphs() -> None:
+    """From 0.5.5 the default reserve adds ``max_bs × dp_size × 3`` MiB with DP attention, and ``max_bs × dp_size ×
+    1.5`` more above a graph batch of 300 (``reserve_for_graph_mb``); kvlint's default ignored it."""
+    h200 = lookup("h200").memory_bytes / (1 << 20) + 512
+    for v in ((0, 5, 5), (0, 5, 23)):
+        for tp, dp in ((2, 2), (8, 8)):
+            bs = gpu_tier(h200, tp, v)[1]
+            plain = default_mem_fraction_static(v, h200, tp=tp)[0]
+            dpa = default_mem_fraction_static(v, h200, tp=tp, dp_attention=True, dp=dp)[0]
+            extra = bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)
+            # the fractions are rounded to 3 places: the difference is the extra reserve over the GPU within that
+            assert abs((plain - dpa) - extra / h200) <= 0.0011, (v, tp, dp)
+            assert dpa < plain
+    # 0.4.10's GiB reserve already had its own + 2 GiB
+    assert (
+        default_mem_fraction_static((0, 4, 10), h200, tp=8, dp_attention=True)[0]
+        < default_mem_fraction_static((0, 4, 10), h200, tp=8)[0]
+    )
+
+
+def test_kv_heads_and_attention_weights_over_the_attention_tp_group() -> None:
+    """Qwen3-30B-A3B at tp 4 with dp 2 and DP attention: each rank keeps the KV heads of attn_tp 2 (two of four, not
+    one), and the attention projections over 2 ranks: ``B × (1/2 - 1/4)`` more bytes for each of its q/k/v/o of B
+    bytes (unquantized bf16); the experts stay over all 4."""
+    m = _model(QWEN_MOE)
+    total = lookup("h200").memory_bytes
+    plain = plan_sglang_detailed(_cmd(QWEN_MOE, "--tp", "4", "--dp", "2"), m, total, gpus=4)
+    dpa = plan_sglang_detailed(
+        _cmd(QWEN_MOE, "--tp", "4", "--dp", "2", "--enable-dp-attention"), m, total, gpus=4
+    )
+    assert plain.plan.kv_bytes_per_token == cell_size(m, 4, 2)[0]
+    assert dpa.plan.kv_bytes_per_token == cell_size(m, 2, 2)[0] > plain.plan.kv_bytes_per_token
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(m, sink)
+    attn = sum(n for name, n, part in sink if part == "linear" and ".self_attn." in name) * 2
+    assert attn > 0
+    assert abs((dpa.plan.weights_bytes - plain.plan.weights_bytes) - attn * (1 / 2 - 1 / 4)) <= 1
+    assert any("DP attention" in n for n in dpa.plan.assumptions)
+    assert not any("DP attention" in n for n in plain.plan.assumptions)
+
+
+def test_mla_attention_weights_grow_but_the_latent_cell_does_not() -> None:
+    """DeepSeek-V3 at tp 8, dp 8 with DP attention: the MLA latent is one head, kept whole either way (the cell is
+    unchanged), while q_b / kv_b / o_proj are whole on every rank (attn_tp 1); the fewer KV tokens follow from the
+    larger weights and the larger reserve."""
+    m = _model(DSV3)
+    total = lookup("h200").memory_bytes
+    plain = plan_sglang_detailed(_cmd(DSV3, "--tp", "8", "--dp", "8"), m, total, gpus=8)
+    dpa = plan_sglang_detailed(
+        _cmd(DSV3, "--tp", "8", "--dp", "8", "--enable-dp-attention"), m, total, gpus=8
+    )
+    assert dpa.plan.kv_bytes_per_token == plain.plan.kv_bytes_per_token == cell_size(m, 8, 2)[0]
+    assert dpa.plan.weights_bytes > plain.plan.weights_bytes
+    assert dpa.mem_fraction_static < plain.mem_fraction_static
+    assert dpa.max_total_num_tokens < plain.max_total_num_tokens
