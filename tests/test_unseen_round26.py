@@ -1,0 +1,110 @@
+"""Real public manifests kvlint had not seen (new-user pass 26, fixtures/collected: LeaderWorkerSet and
+DisaggregatedSet examples at vLLM 0.28 / SGLang 0.5.18, NVIDIA Dynamo graph deployments, production-stack cloud
+specifications, CoreWeave Knative, a homelab llama.cpp backend on an AMD GPU). What a first run on them showed to be
+wrong, each checked on the file itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from kvlint.pipeline import Options, run_check
+from kvlint.sizing import summarise, unread
+
+REPO = Path(__file__).resolve().parents[1]
+COLLECTED = REPO / "fixtures" / "collected"
+DYNAMO_TRTLLM = COLLECTED / "ai-dynamo__dynamo__examples__backends__trtllm__deploy__agg.yaml"
+LLAMA_CPP = (
+    COLLECTED / "rrumana__k8s-homelab-2__cluster__apps__ai__llama-backend__llama-static-a-deployment.yaml"
+)
+DYNAMO_VLLM = COLLECTED / "ai-dynamo__dynamo__examples__backends__vllm__deploy__agg.yaml"
+LWS_LLAMA_CPP_CPU = COLLECTED / "kubernetes-sigs__lws__docs__examples__llamacpp__k8s__lws.yaml"
+
+
+def _run(path: Path):  # type: ignore[no-untyped-def]
+    return run_check([str(path)], Options(allow_hub=False))
+
+
+def _kv503(res) -> list:  # type: ignore[no-untyped-def]
+    return [d for d in res.diagnostics if d.rule == "KV503"]
+
+
+def test_a_dynamo_tensorrt_llm_worker_is_said_not_to_be_sized() -> None:
+    """Dynamo's TensorRT-LLM example (``python3 -m dynamo.trtllm`` on one GPU) was "0 errors, 0 warnings ... 0
+    serving containers": a clean pass on a GPU engine kvlint never looked at. It now gets one KV503 info naming the
+    engine, the container and its GPUs, and counts as not read (so ``--require-sizing`` does not pass it)."""
+    text = DYNAMO_TRTLLM.read_text()
+    assert "- dynamo.trtllm" in text and 'gpu: "1"' in text
+    res = _run(DYNAMO_TRTLLM)
+    assert res.containers == []
+    notes = _kv503(res)
+    assert len(notes) == 1
+    d = notes[0]
+    assert d.severity == "info"
+    assert "runs TensorRT-LLM" in d.message and "TRTLLMWorker" in d.message
+    assert "nvidia.com/gpu: 1" in d.message and "not vLLM, SGLang or TGI" in d.message
+    # at the command the container runs, its first word
+    assert d.loc is not None and d.loc.line == text.splitlines().index("          - dynamo.trtllm") - 1
+    assert [why for _, why in unread(res)] == ["engine kvlint does not model"]
+    assert summarise(res).not_read == 1
+
+
+def test_llama_server_on_an_amd_gpu_is_said_not_to_be_sized() -> None:
+    """A homelab's llama.cpp backend (``command: [llama-server]`` on ``rocm/llama.cpp``, ``amd.com/gpu: 1``) was a
+    clean pass with 0 serving containers; it now gets the same note, naming llama.cpp."""
+    res = _run(LLAMA_CPP)
+    notes = _kv503(res)
+    assert len(notes) == 1
+    assert "runs llama.cpp (llama-server, amd.com/gpu: 1)" in notes[0].message
+    assert "container llama-server" in notes[0].message
+    assert summarise(res).not_read == 1
+
+
+def test_require_sizing_fails_on_an_engine_kvlint_does_not_model() -> None:
+    """``--require-sizing`` asks that every serving engine be sized: a TensorRT-LLM worker is not, so the run
+    fails and says which object and why (before, the run passed with nothing to say)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kvlint",
+            "check",
+            "--offline",
+            "--no-config",
+            "--require-sizing",
+            str(DYNAMO_TRTLLM),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert out.returncode == 1
+    assert "kvlint: not read:" in out.stderr and "engine kvlint does not model" in out.stderr
+
+
+def test_engines_kvlint_models_and_cpu_servers_get_no_such_note(tmp_path: Path) -> None:
+    """The note is only for other engines on accelerators: Dynamo's vLLM worker is read and sized as before, and
+    LWS's llama.cpp example, which requests no GPU, stays silent; so does the homelab Deployment with its GPU
+    request removed (a CPU llama.cpp server has no GPU memory to size)."""
+    res = _run(DYNAMO_VLLM)
+    assert [cr.serving.engine for cr in res.containers] == ["vllm"]
+    assert not any("not vLLM, SGLang or TGI" in d.message for d in res.diagnostics)
+    assert _kv503(_run(LWS_LLAMA_CPP_CPU)) == []
+    cpu = tmp_path / "cpu.yaml"
+    cpu.write_text(LLAMA_CPP.read_text().replace('amd.com/gpu: "1"', 'ephemeral-storage: "1Gi"'))
+    res = _run(cpu)
+    assert _kv503(res) == [] and unread(res) == []
+
+
+def test_a_program_name_inside_another_word_is_not_that_engine(tmp_path: Path) -> None:
+    """Only a word that is the program counts: a flag value or path that merely contains ``llama-server`` (a
+    model directory named after it) is not llama.cpp."""
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        LLAMA_CPP.read_text()
+        .replace("            - llama-server\n", "            - /opt/app/serve\n")
+        .replace("$(MODEL_PATH)", "/models/my-llama-server-model.gguf")
+    )
+    assert _kv503(_run(other)) == []
