@@ -108,3 +108,39 @@ def test_a_program_name_inside_another_word_is_not_that_engine(tmp_path: Path) -
         .replace("$(MODEL_PATH)", "/models/my-llama-server-model.gguf")
     )
     assert _kv503(_run(other)) == []
+
+
+KSERVE_FLUID = COLLECTED / "kserve__kserve__docs__samples__fluid__kserve-isvc.yaml"
+
+
+def test_a_storage_uri_named_org_dash_dash_name_names_its_model() -> None:
+    """KServe's fluid sample stores Llama 3.1 8B at ``s3://${bucket}/models/meta-llama--Meta-Llama-3.1-8B-Instruct``
+    (the ``<org>--<name>`` spelling kvlint's own ``--model-dir`` folders use): kvlint said "no config.json for model
+    '/mnt/models'" and sized nothing. The last component spells a catalogued hub id, so the model is taken to be
+    that one, stated as an assumption (KV505), and sized on the A10G its ``g5.8xlarge`` node selector names."""
+    text = KSERVE_FLUID.read_text()
+    assert "storageUri: s3://${bucket}/models/meta-llama--Meta-Llama-3.1-8B-Instruct" in text
+    res = _run(KSERVE_FLUID)
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    notes = [d for d in res.diagnostics if d.rule == "KV505"]
+    assert len(notes) == 1
+    assert "'meta-llama--Meta-Llama-3.1-8B-Instruct' is the <org>--<name> spelling of the catalogued" in (
+        notes[0].message
+    )
+    assert cr.plan is not None and summarise(res).plan == 1
+
+
+def test_an_org_dash_dash_name_that_is_not_catalogued_names_nothing(tmp_path: Path) -> None:
+    """Only a catalogued ``<org>/<name>`` is taken: an unknown one, or a Hugging Face cache folder's ``models--``
+    prefix read as an org, leaves the model unknown (KV502), as before."""
+    for uri in ("s3://b/models/acme--Widget-7B-Chat", "s3://b/models--meta-llama"):
+        f = tmp_path / "isvc.yaml"
+        f.write_text(
+            KSERVE_FLUID.read_text().replace(
+                "s3://${bucket}/models/meta-llama--Meta-Llama-3.1-8B-Instruct", uri
+            )
+        )
+        res = _run(f)
+        assert [d.rule for d in res.diagnostics if d.rule in ("KV502", "KV505")] == ["KV502"], uri
