@@ -144,3 +144,23 @@ def test_an_org_dash_dash_name_that_is_not_catalogued_names_nothing(tmp_path: Pa
         )
         res = _run(f)
         assert [d.rule for d in res.diagnostics if d.rule in ("KV502", "KV505")] == ["KV502"], uri
+
+
+AKS_DYNAMO = (
+    COLLECTED
+    / "NVIDIA__nim-deploy__cloud-service-providers__azure__workshops__aks-dynamo__disagg_planner.yaml"
+)
+
+
+def test_dynamos_sla_planner_is_not_an_engine_whose_command_cannot_be_read() -> None:
+    """NVIDIA's AKS Dynamo workshop runs the SLA planner as ``python3 -m planner_sla`` (Dynamo 0.8.0, on the vLLM
+    runtime image): kvlint took it for a vLLM container and warned "engine command cannot be read ... run the engine
+    directly (command: [vllm, serve, MODEL, ...])", a remedy for a component that loads no model. The planner is now
+    no serving container; the two vLLM workers are read and sized as before."""
+    text = AKS_DYNAMO.read_text()
+    assert "componentType: planner" in text and "- planner_sla" in text
+    res = _run(AKS_DYNAMO)
+    assert not [d for d in res.diagnostics if d.rule == "KV503" and d.severity == "warning"]
+    names = sorted(cr.serving.container_name for cr in res.containers)
+    assert names == ["VllmDecodeWorker", "VllmPrefillWorker"]
+    assert summarise(res).sized == 2
