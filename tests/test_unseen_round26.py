@@ -164,3 +164,26 @@ def test_dynamos_sla_planner_is_not_an_engine_whose_command_cannot_be_read() -> 
     names = sorted(cr.serving.container_name for cr in res.containers)
     assert names == ["VllmDecodeWorker", "VllmPrefillWorker"]
     assert summarise(res).sized == 2
+
+
+def test_a_placeholder_in_the_storage_uri_is_a_template_finding(tmp_path: Path) -> None:
+    """The same sample's ``storageUri`` holds ``${bucket}``, which its README asks the user to fill in: applied as
+    written, KServe's storage initializer is given ``s3://${bucket}/...`` and the pod never starts. It was not
+    said; it is now a KV002 at the storageUri, and the service is still sized. A storageUri without a placeholder
+    gets no such finding."""
+    text = KSERVE_FLUID.read_text()
+    res = _run(KSERVE_FLUID)
+    kv002 = [d for d in res.diagnostics if d.rule == "KV002"]
+    assert len(kv002) == 1
+    d = kv002[0]
+    assert (
+        "holds ${bucket}" in d.message
+        and "KServe's storage initializer would fetch it literally" in d.message
+    )
+    assert d.loc is not None and text.splitlines()[d.loc.line - 1].strip().startswith(
+        "storageUri: s3://${bucket}"
+    )
+    assert summarise(res).plan == 1
+    plain = tmp_path / "isvc.yaml"
+    plain.write_text(text.replace("${bucket}", "my-models"))
+    assert not [d for d in _run(plain).diagnostics if d.rule == "KV002"]
