@@ -24,6 +24,7 @@ import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
 from kvlint.engines.command import mounted_script_budget
+from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
@@ -181,6 +182,10 @@ def _analyse_workloads(
             for container in _containers(w.pod_spec):
                 cr = analyse_container(w, container, w_cms, options)
                 if cr is None:
+                    # not vLLM, SGLang or TGI: another LLM engine on a GPU is said so, not passed in silence
+                    other = other_engine_note(w, container)
+                    if other is not None:
+                        diags.append(finding_to_diagnostic(other, _object(w)))
                     continue
                 out.containers.append(cr)
                 found = _with_candidates(cr, check_container(cr, options), options)

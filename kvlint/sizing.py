@@ -43,6 +43,7 @@ from typing import Any
 
 from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
+from kvlint.engines.others import OTHER_ENGINE_MARK
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
@@ -335,7 +336,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     renderer failed, so nothing of it was read -- whose directory's files name one), ``Helm chart rendered
     nothing`` (the KV002 at a chart's ``Chart.yaml`` whose ``helm template`` output held no object, when the chart's
     files name one) and
-    ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service, KAITO
+    ``engine kvlint does not model`` (KV503's note on a GPU container running TensorRT-LLM or llama.cpp,
+    :mod:`kvlint.engines.others`), ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service, KAITO
     MultiRoleInference, NIMService, or a KServe InferenceService on a non-vLLM ``--backend``). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
     the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
@@ -350,7 +352,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     of_rules = getattr(diagnostics, "of_rules", None)
     for d in diagnostics if of_rules is None else of_rules(_UNREAD_RULES):
         if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
-            out.append((d, "operator settings not read"))
+            other = OTHER_ENGINE_MARK in d.message
+            out.append((d, "engine kvlint does not model" if other else "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
             if "is a kustomize strategic-merge patch" in d.message:
                 if _names_engine(d.loc.file, cache):

@@ -264,8 +264,12 @@ def test_kv208_on_latest_kserve_server_proposes_a_kserve_tag() -> None:
     # kserve/kserve docs/samples/fluid (fixtures/collected, sources in its INDEX.csv): the runtime runs
     # kserve/huggingfaceserver:latest. KV208 used to say "pin the image to a release tag (e.g.
     # vllm/vllm-openai:v0.11.0)", an image that has no KServe model server in it.
-    fluid = sorted(COLLECTED.glob("kserve__kserve__docs__samples__fluid__*.yaml"))
-    assert len(fluid) == 2
+    # (the sample's InferenceService and the runtime it names; the directory also holds the sample's kserve-isvc.yaml)
+    fluid = [
+        COLLECTED / f"kserve__kserve__docs__samples__fluid__{n}.yaml"
+        for n in ("fluid-isvc", "kserve-huggingfaceserver")
+    ]
+    assert all(p.is_file() for p in fluid)
     res = run_check([str(p) for p in fluid], Options(allow_hub=False))
     (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
     assert "kserve/huggingfaceserver:latest" in d.message

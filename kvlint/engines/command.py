@@ -629,8 +629,19 @@ _IDLE = frozenset(
 
 
 #: ``python -m`` modules of serving stacks that run beside an engine but serve no model themselves (NVIDIA
-#: Dynamo's frontend, router and planner; the SGLang router).
-_NO_MODEL_MODULES = ("dynamo.frontend", "dynamo.router", "dynamo.planner", "sglang_router.launch_router")
+#: Dynamo's frontend, router and planner; the SGLang router). Dynamo releases before 1.0 ran the SLA planner as
+#: the bare module ``planner_sla`` from its own directory (``workingDir: /workspace/components/src/dynamo/planner``:
+#: the ``Planner`` service, ``componentType: planner``, of NVIDIA/nim-deploy's AKS Dynamo workshop on the 0.8.0
+#: runtime, cloud-service-providers/azure/workshops/aks-dynamo/disagg_planner.yaml@26f521d); later ones run
+#: ``python3 -m dynamo.planner`` (ai-dynamo/dynamo examples/backends/*/deploy/disagg_planner.yaml). It reads
+#: metrics and scales the workers, loading no model.
+_NO_MODEL_MODULES = (
+    "dynamo.frontend",
+    "dynamo.router",
+    "dynamo.planner",
+    "planner_sla",
+    "sglang_router.launch_router",
+)
 
 
 def _serves_no_model(texts: Sequence[str]) -> bool:

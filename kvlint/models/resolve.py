@@ -618,6 +618,23 @@ def _hf_cache_folder(ref: str) -> tuple[str, str, str | None] | None:
         pos, body = end, -1
 
 
+#: ``<org>--<name>``: a folder named after a hub id with its ``/`` written ``--`` (the org as the Hub allows it,
+#: split at its first ``--``).
+_ORG_NAME_FOLDER = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*?)--([A-Za-z0-9][\w.-]*)")
+
+
+def _org_name_folder(name: str) -> str | None:
+    """The catalogued hub id ``<org>/<name>`` a folder ``name`` spells ``<org>--<name>`` (not a Hugging Face cache
+    folder, ``models--...``, which :func:`_hf_cache_folder` reads), as the catalogue spells it; None otherwise."""
+    from kvlint.models import catalogue
+
+    m = _ORG_NAME_FOLDER.fullmatch(name)
+    if m is None or m.group(1).lower() == "models":
+        return None
+    entry = catalogue.lookup(f"{m.group(1)}/{m.group(2)}")
+    return entry.id if entry is not None else None
+
+
 def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
     """``(hub id, revision or None, note)`` for a container path that names its model (string rules only;
     nothing is looked up on disk):
@@ -625,7 +642,10 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
     * a Hugging Face cache folder, ``.../models--<org>--<name>[/snapshots/<commit>]``: the layout of
       ``huggingface_hub`` (``file_download.repo_folder_name``), so the id is exact;
     * a directory named after a catalogued model (``/models/Qwen3-8B``): the only catalogued configuration
-      with that repository name, stated as an ASSUMPTION.
+      with that repository name, stated as an ASSUMPTION;
+    * a directory named ``<org>--<name>`` after a catalogued ``<org>/<name>`` (the spelling of ``--model-dir``'s
+      folders, and of model stores such as KServe's fluid sample's ``s3://.../meta-llama--Meta-Llama-3.1-8B-Instruct``),
+      also an ASSUMPTION.
     """
     from kvlint.models import catalogue
 
@@ -643,6 +663,16 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
     name = Path(ref.rstrip("/")).name
     if not name or name.startswith("$") or not re.search(r"\d", name):
         return None  # generic folder names (/mnt/models, /data/model) say nothing about the model
+    org_name = _org_name_folder(name)
+    if org_name is not None:
+        return (
+            org_name,
+            None,
+            (
+                f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
+                f"<org>--<name> spelling of the catalogued {org_name}, so the path is taken to hold that model"
+            ),
+        )
     named = catalogue.repository_name_match(name)
     if named is None:
         return None
@@ -1073,10 +1103,15 @@ def resolve_stored_model(
         return None
     where = location if "://" in location else f"the storage path {location}"
     name = Path(location.strip().rstrip("/")).name
+    what = (
+        f"the <org>--<name> spelling of the catalogued {hub_id}"
+        if _org_name_folder(name) is not None
+        else f"the repository name of the catalogued {hub_id} only"
+    )
     note = (
         f"ASSUMPTION (path named after the model): {downloader} downloads the model to {ref} "
-        f"from {where}, which kvlint cannot read; its last component '{name}' is the repository name of the "
-        f"catalogued {hub_id} only, so the location is taken to hold that model"
+        f"from {where}, which kvlint cannot read; its last component '{name}' is {what}, so the location is "
+        "taken to hold that model"
     )
     return dataclasses.replace(spec, notes=(note, *spec.notes))
 

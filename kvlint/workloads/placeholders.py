@@ -6,7 +6,8 @@ substituted in ``image`` or ``resources``. A PodSpec holding ``${MODEL_NAME}`` i
 shell expands it), an ``image`` such as ``${VLLM_IMAGE_NAME}``, ``$(vllm-cuda-image)``, ``V_IMAGE_NAME`` or
 ``<image-built-from-dockerfile>`` is a template meant for ``envsubst``, ``oc process``, kustomize ``vars`` or a
 ``sed`` script. kvlint reports it once per workload (KV002, as for Helm templates), naming the placeholders,
-and reads the rest as written.
+and reads the rest as written. The same holds for the place an operator downloads the model from (a KServe
+``storageUri`` such as ``s3://${bucket}/models/...``): :func:`_storage_placeholders`.
 """
 
 from __future__ import annotations
@@ -77,6 +78,55 @@ def _empty_image(c: Any, w: Workload) -> Finding | None:
     )
 
 
+def _located_value(node: Any, value: str, depth: int = 0) -> Loc | None:
+    """Where the string ``value`` is held in the mapping/list tree ``node`` (the first place, depth-first, at most
+    12 levels down), or None."""
+    if depth > 12:
+        return None
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if v == value:
+                return loc_of(node, k)
+            found = _located_value(v, value, depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            if v == value:
+                return loc_of(node, i)
+            found = _located_value(v, value, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _storage_placeholders(w: Workload) -> Finding | None:
+    """KV002 when the place the model is downloaded from (:attr:`~kvlint.types.Workload.model_storage`: a KServe
+    ``storageUri`` or ``storage.path``, a Kthena ``modelURI``) holds ``${VAR}`` placeholders: neither Kubernetes
+    nor the operator replaces them (KServe's storage initializer is given the URI as written, as an argument of its
+    init container), so the download fails and the pod never starts. KServe's fluid sample writes
+    ``s3://${bucket}/models/...`` for its README's user to fill in. None otherwise."""
+    uri = w.model_storage
+    if not uri or "${" not in uri:
+        return None
+    found = [placeholder for placeholder, _ in envsubst_placeholders(uri)]
+    if not found:
+        return None
+    downloader = (
+        "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
+    )
+    shown = ", ".join(dict.fromkeys(found))
+    return Finding(
+        "KV002",
+        f"this manifest is a template: the model's storage location {uri} holds {shown}, a ${{VAR}} placeholder "
+        f"that neither Kubernetes nor the operator replaces, so {downloader} would fetch it literally and the "
+        "pod would not start; kvlint reads the rest as written",
+        _located_value(w.doc.data, uri) or w.loc,
+        fix="render it with the values you deploy with, e.g. envsubst < FILE | kvlint check -",
+        severity="warning",
+    )
+
+
 def template_findings(w: Workload) -> list[Finding]:
     """KV002 findings for the placeholders in ``w``'s containers (image, non-shell command/args, resource
     quantities, env values).
@@ -136,6 +186,9 @@ def template_findings(w: Workload) -> list[Finding]:
                         names.append(placeholder)
                         first = first or loc
     out: list[Finding] = [f for c in as_list(ps.get("containers")) if (f := _empty_image(c, w)) is not None]
+    stored = _storage_placeholders(w)
+    if stored is not None:
+        out.append(stored)
     if names:
         shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
         out.append(

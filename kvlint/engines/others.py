@@ -1,0 +1,130 @@
+"""LLM engines kvlint does not model: a GPU container that runs one is said so, not passed in silence.
+
+kvlint sizes vLLM, SGLang and TGI (:mod:`kvlint.engines.command`). A container that runs another LLM serving
+engine on accelerators was, before this module, no serving container at all: a DynamoGraphDeployment whose
+worker runs NVIDIA Dynamo's TensorRT-LLM backend, or a Deployment running ``trtllm-serve`` or llama.cpp's
+``llama-server`` on a GPU, passed with "0 errors, 0 warnings ... 0 serving containers", which a new user reads as
+"checked and fine". :func:`other_engine_note` recognises those engines by the program their command runs and
+gives a KV503 info saying which engine it is and that its memory is not checked, counted as not read
+(:func:`kvlint.sizing.unread`), as a KubeAI Model on another engine is (:mod:`kvlint.workloads.kubeai`).
+
+The programs are the engines' own entry points:
+
+* TensorRT-LLM's OpenAI server ``trtllm-serve`` (NVIDIA/TensorRT-LLM ``setup.py`` console script
+  ``trtllm-serve = tensorrt_llm.commands.serve:main``), also run as ``python -m tensorrt_llm.commands.serve``;
+* NVIDIA Dynamo's TensorRT-LLM worker ``python -m dynamo.trtllm`` (ai-dynamo/dynamo
+  ``components/src/dynamo/trtllm/__main__.py``; its ``examples/backends/trtllm/deploy/*.yaml`` run it);
+* llama.cpp's HTTP server ``llama-server`` (ggml-org/llama.cpp ``tools/server``, the ``server`` target renamed
+  ``llama-server`` in b3186) and llama-cpp-python's ``python -m llama_cpp.server``.
+
+Only containers that request an accelerator (:data:`kvlint.accelerators.placement.GPU_RESOURCES`, MIG slices)
+get the note: a CPU llama.cpp server has no GPU memory to size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kvlint.source import LDict, loc_of
+from kvlint.types import Finding, Workload
+
+__all__ = ["other_engine_note", "OTHER_ENGINE_MARK"]
+
+#: The words of every note of this module's that :func:`kvlint.sizing.unread` tells them apart by from the
+#: notes on an operator's settings (all start ``kvlint does not read this <kind>'s engine settings: ``).
+OTHER_ENGINE_MARK = "not vLLM, SGLang or TGI, and kvlint sizes only those"
+
+#: (pattern over the command line, the engine, what the pattern found) in the order they are tried. A program is
+#: a word of the command line (after a path, a shell separator or the start), so a flag value or a file name
+#: that merely contains the name is not one.
+_START = r"(?:^|[\s;&|(/'\"])"
+_END = r"(?=$|[\s;&|)'\"])"
+_PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(_START + r"trtllm-serve" + _END), "TensorRT-LLM", "trtllm-serve"),
+    (
+        re.compile(r"(?:^|\s)-m\s+tensorrt_llm\.commands\.serve" + _END),
+        "TensorRT-LLM",
+        "tensorrt_llm.commands.serve",
+    ),
+    (
+        re.compile(r"(?:^|\s)-m\s+dynamo\.trtllm" + _END),
+        "TensorRT-LLM",
+        "NVIDIA Dynamo's TensorRT-LLM worker, dynamo.trtllm",
+    ),
+    (re.compile(_START + r"llama-server" + _END), "llama.cpp", "llama-server"),
+    (
+        re.compile(r"(?:^|\s)-m\s+llama_cpp\.server" + _END),
+        "llama.cpp",
+        "llama-cpp-python's llama_cpp.server",
+    ),
+)
+
+#: Most characters of a container's command line the patterns are run over (a mounted script is not read here).
+_MAX_TEXT = 1 << 16
+
+
+def _words(container: Mapping[Any, Any]) -> str:
+    """The container's ``command`` and ``args`` items joined by spaces (strings only), at most :data:`_MAX_TEXT`
+    characters."""
+    parts: list[str] = []
+    size = 0
+    for key in ("command", "args"):
+        items = container.get(key)
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, str):
+                parts.append(item)
+                size += len(item) + 1
+                if size > _MAX_TEXT:
+                    return " ".join(parts)[:_MAX_TEXT]
+    return " ".join(parts)
+
+
+def _accelerator(container: Mapping[Any, Any]) -> str | None:
+    """``nvidia.com/gpu: 1``: the first accelerator the container requests (limits, then requests), or None."""
+    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return None
+    for part in ("limits", "requests"):
+        amounts = res.get(part)
+        if not isinstance(amounts, Mapping):
+            continue
+        for name, amount in amounts.items():
+            if not isinstance(name, str) or amount in (None, "", 0, "0"):
+                continue
+            if name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX):
+                return f"{name}: {amount}"
+    return None
+
+
+def other_engine_note(w: Workload, container: LDict) -> Finding | None:
+    """A KV503 info for ``container`` of ``w`` when it requests an accelerator and its command runs an LLM
+    engine kvlint does not model (:data:`_PROGRAMS`): the engine and program named, its memory not checked,
+    counted as not read. None for any other container (kvlint's own engines never reach here: the caller asks
+    only of containers :func:`kvlint.engines.command.parse_container` did not read as one). Never raises."""
+    try:
+        accel = _accelerator(container)
+        if accel is None:
+            return None
+        text = _words(container)
+        found = next(((e, p) for pattern, e, p in _PROGRAMS if pattern.search(text)), None)
+        if found is None:
+            return None
+        engine, program = found
+        name = container.get("name")
+        who = f"container {name}" if isinstance(name, str) and name else "a container"
+        at = loc_of(container, "command") or loc_of(container, "args") or container.loc
+        return Finding(
+            "KV503",
+            f"kvlint does not read this {w.kind}'s engine settings: {who} runs {engine} ({program}, {accel}), "
+            f"{OTHER_ENGINE_MARK}, so its GPU memory is not checked",
+            at,
+            fix=f"check {engine}'s GPU memory from its own start-up log or documentation: kvlint sizes a model "
+            "only when vLLM, SGLang or TGI serves it",
+            severity="info",
+        )
+    except Exception:  # a shape no reader expected leaves the container as it was: not a serving container
+        return None
