@@ -43,15 +43,23 @@ def nim_pipeline_workloads(doc: Document) -> list[Workload]:
 
 def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     """The pod of the NIMService spec ``spec``, found at path ``at`` of ``doc`` (see
-    :func:`nim_service_workloads`)."""
+    :func:`nim_service_workloads`): one container of ``spec.image``, ``spec.resources`` and ``spec.env``, with
+    ``spec.command``/``spec.args`` when a ``command`` replaces the NIM launcher (k8s-nim-operator
+    api/apps/v1alpha1 nimservice_types.go ``GetCommand``, ``GetArgs``, ``GetEnv``: the operator passes them to
+    the container as they are; ``args`` alone go to the launcher, which kvlint does not read). A container whose
+    ``command`` replaces the launcher is read as any container is; otherwise the workload carries the NIM note
+    (:func:`nim_note`) with what kvlint read of the object (:func:`_nim_facts`)."""
     img = get_in(spec, "image")
     if not isinstance(spec, dict) or not isinstance(img, dict) or not img.get("repository"):
         return []
     rloc = loc_of(img, "repository")
     image = str(img["repository"]) + (f":{img['tag']}" if img.get("tag") else "")
     items: list[tuple[str, Any, Loc | None]] = [("name", "nim", rloc), ("image", image, rloc)]
-    if isinstance(spec.get("resources"), dict):
-        items.append(("resources", spec["resources"], loc_of(spec, "resources")))
+    own_command = isinstance(spec.get("command"), list) and bool(spec["command"])
+    keys = ("command", "args", "env", "resources") if own_command else ("env", "resources")
+    for key in keys:
+        if isinstance(spec.get(key), list if key != "resources" else dict):
+            items.append((key, spec[key], loc_of(spec, key)))
     container = ldict(loc_of(spec, "image") or rloc, items)
     pod_items: list[tuple[str, Any, Loc | None]] = [
         ("containers", llist(container.loc, [(container, container.loc)]), container.loc)
@@ -64,18 +72,169 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
     w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), accelerator_why=why)
-    return [replace(w, findings=(nim_note("NIMService", image, rloc),))]
+    dra = _dra_devices(spec.get("draResources"))
+    if dra is not None:
+        w = replace(w, gpu_source=f"spec.draResources ({dra})")
+    if own_command:
+        return [w]
+    return [replace(w, findings=(nim_note("NIMService", image, rloc, _nim_facts(w, spec, image, dra)),))]
 
 
-def nim_note(kind: str, image: str, loc: Loc | None) -> Finding:
+#: The NVIDIA GPU device-plugin resource the NIM operator assigns (``addGPUResources``: ``nvidia.com/gpu``)
+_GPU_RESOURCE = "nvidia.com/gpu"
+
+
+def _env_value(env: Any, name: str) -> tuple[str | None, bool]:
+    """``(value, set)`` of the variable ``name`` in a container ``env`` list: its last entry wins, as the
+    kubelet builds the environment; ``value`` None when that entry takes it from ``valueFrom`` (a Secret,
+    ConfigMap or field kvlint does not read) or sets no string."""
+    found: tuple[str | None, bool] = (None, False)
+    for e in env if isinstance(env, list) else ():
+        if isinstance(e, dict) and e.get("name") == name:
+            v = e.get("value")
+            found = (v if isinstance(v, str) and "valueFrom" not in e else None, True)
+    return found
+
+
+def _image_model(image: str) -> str | None:
+    """The model an NGC NIM image is named after: the repository path after its ``nim`` (or ``nim-...``)
+    component (``nvcr.io/nim/meta/llama-3.2-1b-instruct:1.12.0`` -> ``meta/llama-3.2-1b-instruct``); None for
+    the multi-LLM NIM (``nvcr.io/nim/nvidia/llm-nim``), which serves the model its NIMCache or
+    ``NIM_MODEL_NAME`` names (k8s-nim-operator config/samples/nim/serving/kserve/standard/multi-llm.yaml)."""
+    from kvlint.engines.images import split_image
+
+    parts = split_image(image)[0].split("/")
+    for i, p in enumerate(parts[1:-1], start=1):
+        if p.lower() == "nim" or p.lower().startswith("nim-"):
+            rest = parts[i + 1 :]
+            return None if rest[-1].lower() == "llm-nim" else "/".join(rest)
+    return None
+
+
+def _dra_devices(dra: Any) -> str | None:
+    """``spec.draResources`` in words: the GPUs the claims the operator creates request (``claimCreationSpec``
+    devices: ``count``, default 1, and the attribute and capacity selectors) or the claims and templates named;
+    None when there are none (k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRAResource``,
+    ``DRADeviceSpec``)."""
+    if not isinstance(dra, list) or not dra:
+        return None
+    said: list[str] = []
+    for r in dra[:4]:
+        if not isinstance(r, dict):
+            continue
+        devices = get_in(r, "claimCreationSpec", "devices")
+        if isinstance(devices, list):
+            for d in devices[:4]:
+                if not isinstance(d, dict):
+                    continue
+                count = d.get("count", 1)
+                sel = [
+                    f"{s.get('key')} {s.get('op', 'Equal')} {_selector_value(s.get('value'))}"
+                    for s in [*(d.get("attributeSelectors") or []), *(d.get("capacitySelectors") or [])][:4]
+                    if isinstance(s, dict)
+                ]
+                cls = d.get("deviceClassName") or "gpu.nvidia.com"
+                noun = "device" if count == 1 else "devices"
+                said.append(f"{count} {cls} {noun}" + (f" with {', '.join(sel)}" if sel else ""))
+        elif r.get("resourceClaimName"):
+            said.append(f"ResourceClaim {r['resourceClaimName']}")
+        elif r.get("resourceClaimTemplateName"):
+            said.append(f"ResourceClaimTemplate {r['resourceClaimTemplateName']}")
+    return ", ".join(said) if said else "claims kvlint does not read"
+
+
+def _selector_value(v: Any) -> str:
+    """A DRA selector value: the one typed member of an attribute value (``stringValue``, ``intValue`` ...) or a
+    capacity quantity."""
+    if isinstance(v, dict) and len(v) == 1:
+        return str(next(iter(v.values())))
+    return str(v)
+
+
+def _nim_facts(w: Workload, spec: dict, image: str, dra: str | None) -> str:
+    """What kvlint reads of a NIMService with the NIM launcher, in words: the model, the GPUs of each pod and
+    of each instance, the GPU type and the profile, with where each comes from.
+
+    * GPUs per pod: ``spec.resources`` ``nvidia.com/gpu`` (limits, then requests); else the DRA claims of
+      ``spec.draResources``; else none, which the operator makes the profile's tensor parallel size (or
+      ``multiNode.parallelism.tensor``) only for a profile ``storage.nimCache.profile`` names that an NGC NIMCache
+      has cached (internal/controller/platform/standalone/nimservice.go ``addGPUResources``, called only then).
+    * pods per instance: ``multiNode.parallelism.pipeline`` when above 1, the size of the LeaderWorkerSet the
+      operator creates (nimservice_types.go ``IsMultiNode``, ``GetLWSSize``), each pod with those resources.
+    * profile: ``NIM_MODEL_PROFILE`` in ``spec.env``, which wins over the one the operator sets from
+      ``storage.nimCache.profile`` (``utils.MergeEnvVars``: the second list wins); else the launcher picks one
+      for the GPUs it finds.
+    """
+    from kvlint.accelerators.placement import workload_placement
+
+    env = spec.get("env")
+    name, name_set = _env_value(env, "NIM_MODEL_NAME")
+    cache = get_in(spec, "storage", "nimCache", "name")
+    cache_name = str(cache) if isinstance(cache, str) and cache else None
+    from_image = _image_model(image)
+    if name_set:
+        model = f"model {name} (NIM_MODEL_NAME)" if name else "model from NIM_MODEL_NAME's valueFrom"
+    elif from_image:
+        model = f"model {from_image} (the image's name)"
+    else:
+        model = "model named by " + (f"NIMCache {cache_name}" if cache_name else "no field of the object")
+    container = w.pod_spec["containers"][0]
+    placement = workload_placement(w, container)
+    multi = get_in(spec, "multiNode", "parallelism")
+    pp = int_or_none(get_in(multi, "pipeline"))
+    tp = int_or_none(get_in(multi, "tensor"))
+    if placement.gpus is not None:
+        noun = "GPU" if placement.gpus == 1 else "GPUs"
+        gpus = f"{placement.gpus} {noun} per pod ({placement.resource} in spec.resources)"
+    elif dra is not None:
+        gpus = f"GPUs per pod from spec.draResources: {dra}"
+    else:
+        gpus = (
+            f"no {_GPU_RESOURCE} in spec.resources (the operator assigns GPUs only for a profile named in "
+            "storage.nimCache.profile that its NIMCache has cached)"
+        )
+    if pp is not None and pp > 1:
+        gpus += f", {pp} pods per instance (the LeaderWorkerSet of multiNode.parallelism.pipeline)"
+        if tp is not None:
+            gpus += f", tensor parallel size {tp} (multiNode.parallelism.tensor)"
+    if placement.accelerator is not None:
+        gpu = f"GPU {placement.accelerator.id} ({placement.how})"
+    else:
+        gpu = "GPU not named by spec.nodeSelector or spec.affinity"
+    profile, profile_set = _env_value(env, "NIM_MODEL_PROFILE")
+    chosen = get_in(spec, "storage", "nimCache", "profile")
+    if profile_set:
+        prof = (
+            f"profile {profile} (NIM_MODEL_PROFILE)"
+            if profile
+            else "profile from NIM_MODEL_PROFILE's valueFrom"
+        )
+    elif cache_name and isinstance(chosen, str) and chosen:
+        prof = f"profile {chosen} (storage.nimCache.profile)"
+    else:
+        prof = "no profile named (the launcher picks one for the GPUs it finds)"
+    return f"read from the {w.kind}: {model}, {gpus}, {gpu}, {prof}"
+
+
+def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -> Finding:
     """The KV503 note on a container running the NIM image ``image`` (:func:`kvlint.engines.images.is_nim_image`)
     in an object of ``kind``: its launcher picks the engine and its settings from a model profile kvlint does not
-    read."""
+    read, so nothing is sized; ``facts`` (:func:`_nim_facts`) what kvlint read of the object.
+
+    No memory plan is made even when the image names a model kvlint knows and the profile names vLLM: the
+    profile fixes the engine release the image bundles, the precision (a profile may be FP8 or another
+    quantisation of the model) and the engine's memory settings (context length, memory fraction), none of which
+    the object or the image name says, so a plan with the engine's defaults would not be the one that runs; a
+    TensorRT-LLM profile's engine has no memory model in kvlint at all. A NIMService or container whose own
+    ``command`` replaces the launcher is read as any command is and gets no note."""
+    read = f"; {facts}" if facts else ""
     return Finding(
         "KV503",
         f"kvlint does not read this {kind}'s engine settings: the NIM image {image} starts NVIDIA's NIM "
         "launcher, which chooses the engine (TensorRT-LLM, vLLM or SGLang) and its settings from the model profile "
-        "it selects for the GPU; kvlint does not read NIM profiles, so the engine's memory settings are not checked",
+        f"it selects for the GPU{read}; kvlint does not read NIM profiles, so the engine's memory settings are not "
+        "checked and no memory plan is made (the profile decides the engine's release, precision and memory "
+        "settings)",
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
