@@ -4,7 +4,7 @@
 Helm options) that understands three more kinds of input:
 
 * **Helm chart directories** (a directory holding ``Chart.yaml``, named as an argument): rendered with
-  ``helm template [--values=VALUES]... [--set=K=V]... -- RELEASE CHART`` when the ``helm`` binary is on
+  ``helm template [--values=VALUES]... [--set=K=V]... [--set-file=K=PATH]... -- RELEASE CHART`` when the ``helm`` binary is on
   ``PATH`` (paths starting with ``-`` get a ``./`` prefix: no argument can turn into a helm option).
   A chart holding a symbolic link out of its directory, or a ``values.schema.json`` ``$ref`` that is not a
   fragment of the schema, is not rendered: one KV001 each (:func:`chart_escapes`), as helm would read or fetch
@@ -124,8 +124,8 @@ class RenderError(Exception):
     """A chart or kustomization named on the command line cannot be rendered at all.
 
     Raised when the needed binary (``helm``; ``kustomize`` or ``kubectl``) is not on ``PATH``, when
-    ``--helm-values``/``--helm-set`` are given without any chart directory, or when a ``--helm-values``
-    file does not exist. The message says what to install or run instead. The CLI should exit 2 with
+    ``--helm-values``/``--helm-set``/``--helm-set-file`` are given without any chart directory, or when a
+    ``--helm-set-file`` is refused (:func:`set_file_args`). The message says what to install or run instead. The CLI should exit 2 with
     ``kvlint: <message>``. (A chart that helm itself rejects is not an error of this kind: that becomes a
     KV001 finding at ``Chart.yaml`` and the other inputs are still linted.)
     """
@@ -143,6 +143,7 @@ def load_inputs(
     helm_set: Sequence[str] = (),
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     exclude: Sequence[str] = (),
+    helm_set_file: Sequence[str] = (),
 ) -> LoadResult:
     """Read every input named by ``paths``, rendering charts and kustomizations first.
 
@@ -152,6 +153,7 @@ def load_inputs(
         stdin: stream read for ``-``; defaults to ``sys.stdin``.
         helm_values: values files passed to every ``helm template`` as ``-f FILE`` (in order).
         helm_set: ``KEY=VALUE`` overrides passed as ``--set KEY=VALUE``.
+        helm_set_file: ``KEY=PATH`` pairs passed as ``--set-file`` (checked by :func:`set_file_args`).
         max_file_bytes: per-file (and per-rendered-output) limit in bytes; larger inputs are KV001.
         exclude: ``fnmatch`` globs of paths not to read (as ``load_paths``).
 
@@ -180,11 +182,13 @@ def load_inputs(
     for v in helm_values:
         if not os.path.isfile(v):
             raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    set_file_args(helm_set_file, max_file_bytes)
     charts = [p for p in paths if p != "-" and is_chart_dir(p)]
     kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (helm_values or helm_set) and not charts:
+    if (helm_values or helm_set or helm_set_file) and not charts:
         raise RenderError(
-            "--helm-values/--helm-set apply to chart directories (with a Chart.yaml), and none was given; "
+            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
+            "given; "
             "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
             "kvlint check -"
         )
@@ -194,7 +198,16 @@ def load_inputs(
     charts, subchart_notes = subchart_plan(charts)
     result.findings.extend(subchart_notes)
     for chart in charts:
-        _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
+        _merge(
+            result,
+            render_helm(
+                chart,
+                values=helm_values,
+                set_values=helm_set,
+                set_files=helm_set_file,
+                max_bytes=max_file_bytes,
+            ),
+        )
     for kdir in kustomizations:
         _merge(result, render_kustomize(kdir, max_bytes=max_file_bytes))
     result.findings.extend(_values_findings(result.documents, result.findings))
@@ -740,12 +753,76 @@ def _safe_path(path: str) -> str:
     return os.path.join(".", path) if path.startswith("-") else path
 
 
+def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[str]:
+    """The ``--helm-set-file KEY=PATH`` options as the ``KEY=PATH`` words given to ``helm template --set-file``,
+    each path made absolute with its symbolic links resolved, after checking it.
+
+    helm reads the file whole and sets it as the string value of ``KEY`` (helm v3 ``pkg/cli/values/options.go``:
+    ``Options.MergeValues`` hands each ``--set-file`` to ``strvals.ParseIntoFile``, whose reader is ``readFile``);
+    that reader takes ``-`` as standard input and a path with a URL scheme (``https://...``) as a download, and
+    ``strvals`` splits a word at each ``,`` into more ``KEY=PATH`` pairs. So that helm reads exactly the one local
+    file kvlint checked, each word must be one ``KEY=PATH`` pair (no ``,``; the key as ``--set`` writes it) naming
+    an existing regular file of at most ``max_bytes`` bytes, and helm is given its absolute real path.
+
+    A path that leads out of the git repository holding it through a symbolic link (``configs/args.yaml ->
+    ~/.ssh/id_rsa`` in a pull request's checkout) is refused: the user named a file of the repository, not the
+    link's target; naming a file outside any repository, or the target itself, is the user's own choice and is
+    read (:func:`kvlint.load.repository_root`).
+
+    Raises:
+        FileNotFoundError: a path names no file.
+        RenderError: a word that is not one ``KEY=PATH`` pair, a path that is not a regular file, is larger than
+            ``max_bytes`` or leads out of its repository.
+    """
+    from kvlint.load import repository_root
+
+    out: list[str] = []
+    for word in set_files:
+        key, eq, path = word.partition("=")
+        if not eq or not key.strip() or not path or "," in word or "\\" in key:
+            raise RenderError(
+                f"--helm-set-file {word!r}: expected one KEY=PATH pair (helm template --set-file), with no ',' "
+                "(give one --helm-set-file per key)"
+            )
+        shown = shell_word(path)
+        if not os.path.lexists(path):
+            raise FileNotFoundError(f"{shown}: no such file (--helm-set-file {key})")
+        real = os.path.realpath(path)
+        written = os.path.abspath(path)
+        root = repository_root(os.path.dirname(written))
+        real_root = repository_root(os.path.dirname(written), resolve=True)
+        if root is not None and real_root is not None and os.path.commonpath([real, real_root]) != real_root:
+            raise RenderError(
+                f"--helm-set-file {key}={shown}: the path leads out of the repository {real_root} through a "
+                f"symbolic link (to {shell_word(real)}); kvlint does not hand helm a file out of the repository "
+                "the path names: name the file itself if you mean it"
+            )
+        try:
+            st = os.stat(real)
+        except OSError as exc:
+            raise FileNotFoundError(
+                f"{shown}: cannot read ({exc.strerror}) (--helm-set-file {key})"
+            ) from None
+        import stat
+
+        if not stat.S_ISREG(st.st_mode):
+            raise RenderError(f"--helm-set-file {key}={shown}: not a regular file")
+        if st.st_size > max_bytes:
+            raise RenderError(
+                f"--helm-set-file {key}={shown}: {st.st_size:,} bytes, larger than the {max_bytes:,} bytes kvlint "
+                "reads (--max-file-bytes)"
+            )
+        out.append(f"{key}={real}")
+    return out
+
+
 def render_helm(
     chart: str,
     *,
     values: Sequence[str] = (),
     set_values: Sequence[str] = (),
     set_strings: Sequence[str] = (),
+    set_files: Sequence[str] = (),
     release: str | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> LoadResult:
@@ -754,7 +831,9 @@ def render_helm(
     Args:
         chart: chart directory (holding ``Chart.yaml``).
         values: ``-f`` values files; set_values: ``--set`` ``KEY=VALUE`` strings; set_strings: ``--set-string``
-            ones (after the ``--set`` ones).
+            ones (after the ``--set`` ones); set_files: ``--set-file`` ``KEY=PATH`` ones, each checked and its
+            path resolved by :func:`set_file_args` (after the others, as helm applies them: helm v3
+            ``pkg/cli/values/options.go`` ``Options.MergeValues`` reads ``--set-file`` last).
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
 
@@ -802,6 +881,7 @@ def render_helm(
         cmd += [f"--values={_safe_path(v)}" for v in values]
         cmd += [f"--set={s}" for s in set_values]
         cmd += [f"--set-string={s}" for s in set_strings]
+        cmd += [f"--set-file={s}" for s in set_file_args(set_files, max_bytes)]
         cmd += ["--", name, _safe_path(target)]
         out = _run(cmd, label, "helm template", max_bytes)
     finally:

@@ -631,6 +631,7 @@ def _plan(
         is_kustomize_dir,
         render_helm,
         render_kustomize,
+        set_file_args,
         subchart_plan,
     )
 
@@ -650,11 +651,13 @@ def _plan(
     for v in options.helm_values:
         if not os.path.isfile(v):
             raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    set_file_args(options.helm_set_file, options.max_file_bytes)
     charts = [p for p in paths if p != "-" and is_chart_dir(p)]
     kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (options.helm_values or options.helm_set) and not charts:
+    if (options.helm_values or options.helm_set or options.helm_set_file) and not charts:
         raise RenderError(
-            "--helm-values/--helm-set apply to chart directories (with a Chart.yaml), and none was given; "
+            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
+            "given; "
             "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
             "kvlint check -"
         )
@@ -725,7 +728,13 @@ def _plan(
     if subchart_notes:
         plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
     for chart in charts:
-        loaded = render_helm(chart, values=options.helm_values, set_values=options.helm_set, max_bytes=limit)
+        loaded = render_helm(
+            chart,
+            values=options.helm_values,
+            set_values=options.helm_set,
+            set_files=options.helm_set_file,
+            max_bytes=limit,
+        )
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
     for kdir in kustomizations:
