@@ -31,7 +31,9 @@ Helm options) that understands three more kinds of input:
   repository layout), or the cwd; for stdin, below the cwd, its ``charts/`` or its parent (piping from
   inside the chart). The line is the **template's own line**, found by aligning the rendered document
   with the template text (:mod:`kvlint.template_lines`): a literal line maps to itself, a value written
-  by an action (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line. When no
+  by an action (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line; a value a
+  named template's ``include`` line wrote goes on to the values line that set it, where its text traces back to
+  one place of the ``.Values`` that line names (:func:`trace_helper_values`). When no
   matching template is found, locations stay where they are (the rendered file, or ``-`` and the line
   of the piped stream): true positions rather than a template name with a line that is not its own.
 
@@ -904,7 +906,147 @@ def render_helm(
     )
     if not result.documents and not result.findings:
         result.findings.append(empty_render_finding(chart, values))
+    trace_helper_values(result, chart, values)
     return result
+
+
+def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = ()) -> None:
+    """Move, in place, the positions of rendered values that a chart's helper call wrote to the values line that
+    set them, where the rendered text traces back to one.
+
+    A value written by a named template (``{{- include "chart.container" (dict "container" . ...) | nindent 8 }}``
+    inside ``{{- with .Values.decode.containers }}``: llm-d-modelservice's Deployments) is placed by the line
+    mapping (:mod:`kvlint.template_lines`) at that ``include`` line, whatever the container holds; every finding on
+    the container then pointed at the one line calling the helper. Here each scalar (a mapping value or list
+    item; not a boolean) positioned on an ``include`` line is looked up among the values below the ``.Values``
+    paths that line and its enclosing ``with``/``range`` blocks name (:func:`kvlint.origins.values_refs`): in the
+    ``--helm-values`` files, last first (helm's later ``-f`` wins), then the chart's ``values.yaml``. The first
+    file holding that text there decides: one place holding it moves the value there (its key too, when the
+    values key has the same name; and a mapping whose first key moved, to that key: a container to its values
+    entry), several leave it where it was, as does a text no such file holds (a value the helper computed or
+    defaulted). Values on literal template lines, or written by ``toYaml``, keep their template positions."""
+    from kvlint.origins import _read, values_refs
+
+    root = os.path.normpath(chart)
+    trees = [t for t in (_read(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None]
+    if not trees:
+        return
+    templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine]]] = {}
+    refs_at: dict[tuple[str, int], list[tuple[str, ...]]] = {}
+    indexes: dict[tuple[tuple[str, ...], ...], list[dict[str, list[_Place]]]] = {}
+
+    def include_refs(loc: Loc) -> list[tuple[str, ...]]:
+        key = (loc.file, loc.line)
+        if key in refs_at:
+            return refs_at[key]
+        refs: list[tuple[str, ...]] = []
+        if loc.file.startswith(root + os.sep) or root == ".":
+            if loc.file not in templates:
+                parsed = _read_template(loc.file) or []
+                try:
+                    with open(loc.file, encoding="utf-8") as fh:
+                        text = tuple(fh.read().split("\n"))
+                except (OSError, UnicodeDecodeError):
+                    text = ()
+                templates[loc.file] = (text, {t.number: t for t in parsed})
+            text, by_line = templates[loc.file]
+            tl = by_line.get(loc.line)
+            if tl is not None and tl.output and _HELPER_CALL.search(text[loc.line - 1]) is not None:
+                refs = values_refs(text, loc.line)
+        refs_at[key] = refs
+        return refs
+
+    def traced(loc: Loc | None, value: Any) -> _Place | None:
+        if loc is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        refs = include_refs(loc)
+        if not refs:
+            return None
+        key = tuple(refs)
+        if key not in indexes:
+            indexes[key] = _values_index(trees, refs)
+        return _values_place(indexes[key], str(value))
+
+    seen: set[int] = set()
+    for doc in result.documents:
+        stack: list[Any] = [doc.data]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, (LDict, LList)) or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if isinstance(n, LDict):
+                first = True
+                for k, v in n.items():
+                    if isinstance(v, (LDict, LList)):
+                        stack.append(v)
+                    else:
+                        hit = traced(n.locs.get(k), v)
+                        if hit is not None:
+                            n.locs[k] = hit[0]
+                            if hit[1] is not None and hit[2] == k and k in n.key_locs:
+                                if first and n.loc == n.key_locs[k]:
+                                    n.loc = hit[1]
+                                n.key_locs[k] = hit[1]
+                    first = False
+            else:
+                for i, v in enumerate(n):
+                    if isinstance(v, (LDict, LList)):
+                        stack.append(v)
+                    elif i < len(n.locs):
+                        hit = traced(n.locs[i], v)
+                        if hit is not None:
+                            n.locs[i] = hit[0]
+
+
+#: A named template's call in an action (``include "x" .``, ``(include "x" (dict ...))``, ``template "x"``)
+_HELPER_CALL = re.compile(r'{{-?\s*\(?\s*(?:include|template)\s+"')
+
+
+_Place = tuple[Loc, "Loc | None", Any]
+
+
+def _values_index(trees: Sequence[Any], refs: Sequence[tuple[str, ...]]) -> list[dict[str, list[_Place]]]:
+    """Per values tree (in order), the scalars below the values paths ``refs`` by their text: ``text -> [(value
+    position, key position or None, key)]``, each position once (booleans and nulls left out):
+    :func:`trace_helper_values` reads it, one pass over those values for every value of the same lines."""
+    out: list[dict[str, list[_Place]]] = []
+    for tree in trees:
+        by_text: dict[str, list[_Place]] = {}
+        seen: set[Loc] = set()
+        for ref in refs:
+            node: Any = tree
+            for k in ref:
+                node = node.get(k) if isinstance(node, LDict) else None
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, LDict):
+                    items: list[tuple[Any, Any, Loc | None, Loc | None]] = [
+                        (k, v, n.locs.get(k), n.key_locs.get(k)) for k, v in n.items()
+                    ]
+                elif isinstance(n, LList):
+                    items = [(None, v, n.locs[i] if i < len(n.locs) else None, None) for i, v in enumerate(n)]
+                else:
+                    continue
+                for k, v, vloc, kloc in items:
+                    if isinstance(v, (LDict, LList)):
+                        stack.append(v)
+                    elif vloc is not None and v is not None and not isinstance(v, bool) and vloc not in seen:
+                        seen.add(vloc)
+                        by_text.setdefault(str(v), []).append((vloc, kloc, k))
+        out.append(by_text)
+    return out
+
+
+def _values_place(index: Sequence[dict[str, list[_Place]]], text: str) -> _Place | None:
+    """The one place of ``text`` in the last values tree of ``index`` (:func:`_values_index`) holding it, or None
+    (none holds it, or that tree holds it in more than one place)."""
+    for by_text in reversed(index):
+        places = by_text.get(text)
+        if places:
+            return places[0] if len(places) == 1 else None
+    return None
 
 
 #: The start of :func:`empty_render_finding`'s message (:func:`kvlint.sizing.unread` counts such a chart as not read)
