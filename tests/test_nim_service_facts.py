@@ -33,7 +33,7 @@ def _note(result) -> str:
 
 
 def _facts(message: str) -> str:
-    (clause,) = [c for c in message.split("; ") if c.startswith("read from the NIMService: ")]
+    (clause,) = [c for c in message.split("; ") if c.startswith("read from the NIMService spec: ")]
     return clause
 
 

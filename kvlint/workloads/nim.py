@@ -213,7 +213,7 @@ def _nim_facts(w: Workload, spec: dict, image: str, dra: str | None) -> str:
         prof = f"profile {chosen} (storage.nimCache.profile)"
     else:
         prof = "no profile named (the launcher picks one for the GPUs it finds)"
-    return f"read from the {w.kind}: {model}, {gpus}, {gpu}, {prof}"
+    return f"read from the NIMService spec: {model}, {gpus}, {gpu}, {prof}"
 
 
 def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -> Finding:
