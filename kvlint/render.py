@@ -920,8 +920,8 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
     the container then pointed at the one line calling the helper. Here each scalar (a mapping value or list
     item; not a boolean) positioned on an ``include`` line is looked up among the values below the ``.Values``
     paths that line and its enclosing ``with``/``range`` blocks name (:func:`kvlint.origins.values_refs`): in the
-    ``--helm-values`` files, last first (helm's later ``-f`` wins), then the chart's ``values.yaml``. The first
-    file holding that text there decides: one place holding it moves the value there (its key too, when the
+    ``--helm-values`` files, last first (helm's later ``-f`` wins), then the chart's ``values.yaml``, a string
+    matching a string and a number a number (:func:`_text_key`). The first file holding that text there decides: one place holding it moves the value there (its key too, when the
     values key has the same name; and a mapping whose first key moved, to that key: a container to its values
     entry), several leave it where it was, as does a text no such file holds (a value the helper computed or
     defaulted). Values on literal template lines, or written by ``toYaml``, keep their template positions."""
@@ -965,7 +965,7 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
         key = tuple(refs)
         if key not in indexes:
             indexes[key] = _values_index(trees, refs)
-        return _values_place(indexes[key], str(value))
+        return _values_place(indexes[key], _text_key(value))
 
     seen: set[int] = set()
     for doc in result.documents:
@@ -1034,9 +1034,15 @@ def _values_index(trees: Sequence[Any], refs: Sequence[tuple[str, ...]]) -> list
                         stack.append(v)
                     elif vloc is not None and v is not None and not isinstance(v, bool) and vloc not in seen:
                         seen.add(vloc)
-                        by_text.setdefault(str(v), []).append((vloc, kloc, k))
+                        by_text.setdefault(_text_key(v), []).append((vloc, kloc, k))
         out.append(by_text)
     return out
+
+
+def _text_key(value: Any) -> str:
+    """How :func:`trace_helper_values` compares a rendered scalar with a values scalar: its text, marked string or
+    number, so that an argument ``"8200"`` is not traced to a ``containerPort: 8200``."""
+    return ("s:" if isinstance(value, str) else "n:") + str(value)
 
 
 def _values_place(index: Sequence[dict[str, list[_Place]]], text: str) -> _Place | None:
