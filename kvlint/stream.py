@@ -105,7 +105,8 @@ SEGMENT_BYTES = 4 * 2**20
 BATCH_BYTES = 512 * 2**10
 #: Words that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
 #: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig, GKE's ComputeClass,
-#: Karpenter's NodePool, and OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`).
+#: Karpenter's NodePool, OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`, and the NIM
+#: Operator's NIMCache, :func:`kvlint.workloads.nim.nim_cache_clause`).
 _WORDS_TEXT = (
     "ConfigMap",
     "ServingRuntime",
@@ -113,6 +114,7 @@ _WORDS_TEXT = (
     "ComputeClass",
     "NodePool",
     "HardwareProfile",
+    "NIMCache",
 )
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
 #: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
@@ -137,9 +139,9 @@ def _whole_only(text: str) -> bool:
 
 def _has_context_word(data: str | bytes) -> bool:
     """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
-    (Six ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
+    (Seven ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        first, second, third, fourth, fifth, sixth = _WORDS_TEXT
+        first, second, third, fourth, fifth, sixth, seventh = _WORDS_TEXT
         return (
             first in data
             or second in data
@@ -147,8 +149,9 @@ def _has_context_word(data: str | bytes) -> bool:
             or fourth in data
             or fifth in data
             or sixth in data
+            or seventh in data
         )
-    bfirst, bsecond, bthird, bfourth, bfifth, bsixth = _WORDS_BYTES
+    bfirst, bsecond, bthird, bfourth, bfifth, bsixth, bseventh = _WORDS_BYTES
     return (
         bfirst in data
         or bsecond in data
@@ -156,6 +159,7 @@ def _has_context_word(data: str | bytes) -> bool:
         or bfourth in data
         or bfifth in data
         or bsixth in data
+        or bseventh in data
     )
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check, run_documents
 from kvlint.sizing import summarise
@@ -108,3 +110,41 @@ def test_a_command_of_its_own_replaces_the_launcher_and_is_read() -> None:
     assert not [d for d in result.diagnostics if d.rule == "KV503" and "NIM" in d.message]
     (cr,) = result.containers
     assert cr.serving.engine == "vllm" and cr.plan is not None
+
+
+AWS = (
+    COLLECTED
+    / "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-service-llama3-8b-instruct.yaml"
+)
+AWS_CACHE = COLLECTED / (
+    "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-cache-llama3-8b-instruct.yaml"
+)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_nimcache_it_names_is_said_when_among_the_inputs(jobs: int) -> None:
+    """The NIMService's ``storage.nimCache.name`` names a NIMCache of the same namespace; linted together (two
+    files of ai-on-eks' blueprint, in one run, however many jobs), what it caches is said."""
+    from kvlint.checkrun import run_paths
+
+    assert "kind: NIMCache" in AWS_CACHE.read_text() and "nimCache:" in AWS.read_text()
+    alone = _facts(_note(run_check([str(AWS)], OFFLINE)))
+    assert "NIMCache" not in alone
+    run = run_paths([str(AWS_CACHE), str(AWS)], OFFLINE, jobs=jobs)
+    facts = _facts(_note(run.result))
+    assert (
+        "NIMCache meta-llama3-8b-instruct caches the profiles of engine tensorrt_llm, precision fp16, GPU A10G"
+        in facts
+    )
+
+
+def test_a_cache_of_profiles_the_pod_cannot_run_is_said() -> None:
+    service = SERVICE.replace("  env:\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n  env:\n")
+    cache = (
+        "---\napiVersion: apps.nvidia.com/v1alpha1\nkind: NIMCache\nmetadata:\n  name: llama-cache\nspec:\n"
+        "  source:\n    ngc:\n      modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "      model:\n        engine: tensorrt_llm\n        tensorParallelism: '2'\n"
+    )
+    facts = _facts(_note(run_documents(load_text(service + cache, "nim.yaml"), OFFLINE)))
+    assert "NIMCache llama-cache caches the profiles of engine tensorrt_llm, tensor parallel size 2" in facts
+    assert "they need 2 GPUs, the pod has 1: no cached profile fits it" in facts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -15,17 +16,21 @@ from kvlint.workloads.base import (
     synthetic_workload,
 )
 
+#: NIMCaches among the inputs by (namespace, name) (:class:`kvlint.workloads.find._Joined`)
+NimCaches = Mapping[tuple[str | None, str], Document]
 
-def nim_service_workloads(doc: Document) -> list[Workload]:
+
+def nim_service_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
     """NVIDIA NIM operator ``NIMService`` (apps.nvidia.com) -> its pod: one container of
     ``spec.image.repository:tag`` with ``spec.resources``, and the object's ``nodeSelector``,
     ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
     ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
-    settings stay unread; placement works as for any PodSpec."""
-    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec")
+    settings stay unread; placement works as for any PodSpec. ``caches``: the NIMCaches among the inputs, the
+    one ``storage.nimCache.name`` names (in the same namespace) said in the note (:func:`nim_cache_clause`)."""
+    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec", caches)
 
 
-def nim_pipeline_workloads(doc: Document) -> list[Workload]:
+def nim_pipeline_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
     """NVIDIA NIM operator ``NIMPipeline`` (apps.nvidia.com): each ``spec.services[i].spec`` is the spec of a
     NIMService the pipeline's controller creates, the pipeline as controlling owner (k8s-nim-operator
     api/apps/v1alpha1 nimpipeline_types.go ``NIMServicePipelineSpec``; internal/controller
@@ -37,11 +42,11 @@ def nim_pipeline_workloads(doc: Document) -> list[Workload]:
     out: list[Workload] = []
     for i, svc in enumerate(services if isinstance(services, list) else []):
         if isinstance(svc, dict) and svc.get("enabled") is True:
-            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec"))
+            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec", caches))
     return out
 
 
-def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
+def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None = None) -> list[Workload]:
     """The pod of the NIMService spec ``spec``, found at path ``at`` of ``doc`` (see
     :func:`nim_service_workloads`): one container of ``spec.image``, ``spec.resources`` and ``spec.env``, with
     ``spec.command``/``spec.args`` when a ``command`` replaces the NIM launcher (k8s-nim-operator
@@ -77,7 +82,76 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
         w = replace(w, gpu_source=f"spec.draResources ({dra})")
     if own_command:
         return [w]
-    return [replace(w, findings=(nim_note("NIMService", image, rloc, _nim_facts(w, spec, image, dra)),))]
+    facts = _nim_facts(w, spec, image, dra)
+    name = get_in(spec, "storage", "nimCache", "name")
+    cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
+    if cache is None and caches and isinstance(name, str) and doc.namespace is None:
+        cache = next((d for (_ns, n), d in caches.items() if n == name), None)
+    if cache is not None:
+        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w, spec))}"
+    return [replace(w, findings=(nim_note("NIMService", image, rloc, facts),))]
+
+
+def _gpus_per_pod(w: Workload, spec: dict) -> int | None:
+    """The ``nvidia.com/gpu`` count of the NIMService's pod (``spec.resources``), or None."""
+    from kvlint.accelerators.placement import workload_placement
+
+    return workload_placement(w, w.pod_spec["containers"][0]).gpus
+
+
+def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
+    """What the NIMCache ``cache`` holds, in words, for the note of a NIMService that names it: the profiles its
+    ``spec.source.ngc.model`` selects (``profiles``, else the ``engine``, ``precision``, ``tensorParallelism``,
+    ``qosProfile`` and ``gpus`` filters; none: every profile of the model puller's image), or the model of a
+    Hugging Face or NeMo DataStore source (k8s-nim-operator api/apps/v1alpha1 nimcache_types.go ``ModelSpec``,
+    ``NGCSource``, ``DSHFCommonFields``). ``tensorParallelism`` is "the minimum GPUs required" of the cached
+    profiles: above ``gpus`` (the NIMService's GPUs per pod) no cached profile fits the pod, and the clause says
+    so."""
+    src = get_in(cache.data, "spec", "source")
+    head = f"NIMCache {cache.name}"
+    ngc = get_in(src, "ngc")
+    if isinstance(ngc, dict):
+        if ngc.get("modelEndpoint"):
+            return f"{head} caches the model of {ngc['modelEndpoint']} (spec.source.ngc.modelEndpoint)"
+        model = ngc.get("model")
+        if not isinstance(model, dict) or not model:
+            return f"{head} caches every profile of {ngc.get('modelPuller') or 'its model puller'}"
+        profiles = model.get("profiles")
+        if isinstance(profiles, list) and profiles:
+            shown = ", ".join(str(p) for p in profiles[:4]) + (
+                f" and {len(profiles) - 4:,} more" if len(profiles) > 4 else ""
+            )
+            return f"{head} caches profiles {shown}"
+        said = [
+            f"{label} {model[key]}"
+            for key, label in (
+                ("engine", "engine"),
+                ("precision", "precision"),
+                ("tensorParallelism", "tensor parallel size"),
+                ("qosProfile", "QoS profile"),
+            )
+            if model.get(key) not in (None, "")
+        ]
+        products = [
+            g.get("product") for g in model.get("gpus") or [] if isinstance(g, dict) and g.get("product")
+        ]
+        if products:
+            said.append(f"GPU {', '.join(str(p) for p in products[:4])}")
+        clause = f"{head} caches the profiles of " + (", ".join(said) if said else "every kind")
+        raw_tp = model.get("tensorParallelism")
+        tp = (
+            int(raw_tp)
+            if isinstance(raw_tp, str) and raw_tp.isdigit() and len(raw_tp) < 7
+            else int_or_none(raw_tp)
+        )
+        if tp is not None and gpus is not None and tp > gpus:
+            clause += f" (they need {tp} GPUs, the pod has {gpus}: no cached profile fits it)"
+        return clause
+    for key in ("hf", "dataStore"):
+        named = get_in(src, key, "modelName")
+        if named:
+            return f"{head} caches {named} (spec.source.{key}.modelName)"
+    return f"{head} (its source is not one kvlint reads)"
 
 
 #: The NVIDIA GPU device-plugin resource the NIM operator assigns (``addGPUResources``: ``nvidia.com/gpu``)
