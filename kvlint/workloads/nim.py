@@ -132,8 +132,11 @@ def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
             )
             if model.get(key) not in (None, "")
         ]
+        gpu_specs = model.get("gpus")
         products = [
-            g.get("product") for g in model.get("gpus") or [] if isinstance(g, dict) and g.get("product")
+            g.get("product")
+            for g in (gpu_specs if isinstance(gpu_specs, list) else [])
+            if isinstance(g, dict) and g.get("product")
         ]
         if products:
             said.append(f"GPU {', '.join(str(p) for p in products[:4])}")
@@ -204,7 +207,7 @@ def _dra_devices(dra: Any) -> str | None:
                 count = d.get("count", 1)
                 sel = [
                     f"{s.get('key')} {s.get('op', 'Equal')} {_selector_value(s.get('value'))}"
-                    for s in [*(d.get("attributeSelectors") or []), *(d.get("capacitySelectors") or [])][:4]
+                    for s in [*_listed(d.get("attributeSelectors")), *_listed(d.get("capacitySelectors"))][:4]
                     if isinstance(s, dict)
                 ]
                 cls = d.get("deviceClassName") or "gpu.nvidia.com"
@@ -215,6 +218,11 @@ def _dra_devices(dra: Any) -> str | None:
         elif r.get("resourceClaimTemplateName"):
             said.append(f"ResourceClaimTemplate {r['resourceClaimTemplateName']}")
     return ", ".join(said) if said else "claims kvlint does not read"
+
+
+def _listed(v: Any) -> list[Any]:
+    """``v`` when it is a list, else an empty one (a shape the API server refuses reads as nothing)."""
+    return v if isinstance(v, list) else []
 
 
 def _selector_value(v: Any) -> str:
