@@ -72,6 +72,8 @@ from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
+    KUSTOMIZATION_FILES,
+    is_kustomize_dir,
     link_chain,
     load_paths,
     load_text,
@@ -112,8 +114,6 @@ __all__ = [
     "render_kustomize",
 ]
 
-#: File names that make a directory a kustomization (as kustomize itself accepts them).
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 #: Seconds a ``helm template`` / ``kustomize build`` may take before the run gives up.
 RENDER_TIMEOUT_S = 120
 _SOURCE_PREFIX = "# Source: "
@@ -272,11 +272,6 @@ def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
 def is_chart_dir(path: str) -> bool:
     """True when ``path`` is a directory holding a ``Chart.yaml`` (a Helm chart)."""
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
-
-
-def is_kustomize_dir(path: str) -> bool:
-    """True when ``path`` is a directory holding a kustomization file (:data:`KUSTOMIZATION_FILES`)."""
-    return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
 
 
 #: Directories :func:`kustomize_overlays_of` looks through for overlays of a base (the base's parent, its
