@@ -385,6 +385,12 @@ def _add_common(f: Any) -> Any:
     help="helm template --set for chart directories, repeatable.",
 )
 @click.option(
+    "--helm-set-file",
+    multiple=True,
+    metavar="KEY=PATH",
+    help="helm template --set-file for chart directories (the file's text as the value), repeatable.",
+)
+@click.option(
     "--cluster",
     is_flag=True,
     help="Read the live nodes (kubeconfig or in-cluster) and take the GPU from the nodes each pod can land on.",
@@ -446,6 +452,7 @@ def check(
     color: bool | None,
     helm_values: tuple[str, ...],
     helm_set: tuple[str, ...],
+    helm_set_file: tuple[str, ...],
     max_file_bytes: int | None,
     cluster: bool,
     kubeconfig: str | None,
@@ -491,6 +498,7 @@ def check(
             exemptions_allowed=not no_exemptions,
             helm_values=tuple(helm_values),
             helm_set=tuple(helm_set),
+            helm_set_file=tuple(helm_set_file),
             exclude=tuple(options.exclude) + tuple(exclude),
         )
         if max_file_bytes:

@@ -1411,6 +1411,16 @@ def outermost_chart(chart: str) -> str:
     return parents[-1] if parents else chart
 
 
+#: File names that make a directory a kustomization (as kustomize itself accepts them); :mod:`kvlint.render`
+#: builds such directories.
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def is_kustomize_dir(path: str) -> bool:
+    """True when ``path`` is a directory holding a kustomization file (:data:`KUSTOMIZATION_FILES`)."""
+    return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
+
+
 def repository_root(directory: str, *, resolve: bool = False) -> str | None:
     """The nearest of ``directory`` and its parents that holds ``.git`` (a directory, or the ``.git`` file of a
     worktree or submodule; an entry of that name, as git looks for it), or None outside a git repository. The

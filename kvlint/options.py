@@ -48,7 +48,8 @@ class Options:
         rule_params: rule id -> parameter name -> value, overriding ``rules/KVnnn.yaml`` defaults.
         exemptions_allowed: whether ``kvlint.io/ignore`` annotations may suppress findings
             (``--no-exemptions`` and the webhook's admin switch turn it off).
-        helm_values, helm_set: ``helm template -f`` / ``--set`` for chart directories among the paths.
+        helm_values, helm_set, helm_set_file: ``helm template -f`` / ``--set`` / ``--set-file`` for chart
+            directories among the paths.
         cluster_inventory: a :class:`kvlint.cluster.NodeInventory` of live nodes (``--cluster``); when set, the GPU
             comes from the labels of the nodes the pod can schedule on instead of the manifest alone.
         site: the team's own accelerators, node-label and node-name tables and fleet (``.kvlint.yaml``
@@ -76,6 +77,7 @@ class Options:
     cluster_inventory: Any = None
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
+    helm_set_file: tuple[str, ...] = ()
     site: Site | None = None
 
     def param(self, rule: str, name: str) -> Any:

@@ -206,7 +206,7 @@ def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:
 
 
 def _kustomization(directory: str) -> str | None:
-    from kvlint.render import KUSTOMIZATION_FILES
+    from kvlint.load import KUSTOMIZATION_FILES
 
     for name in KUSTOMIZATION_FILES:
         p = os.path.join(directory, name)
@@ -295,7 +295,7 @@ def _object_matches(obj: str, kind: str, name: str, prefix: str, suffix: str) ->
 
 def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) -> None:
     """Fill ``sources`` of the diagnostics in ``result`` (in place) for the inputs ``paths`` were."""
-    from kvlint.render import is_kustomize_dir
+    from kvlint.load import is_kustomize_dir
 
     patches = [p for path in paths if path != "-" and is_kustomize_dir(path) for p in json6902_patches(path)]
 

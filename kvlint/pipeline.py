@@ -80,6 +80,7 @@ def run_check(
         helm_set=options.helm_set,
         max_file_bytes=options.max_file_bytes,
         exclude=options.exclude,
+        helm_set_file=options.helm_set_file,
     )
     return run_documents(loaded, options)
 

@@ -4,7 +4,7 @@
 Helm options) that understands three more kinds of input:
 
 * **Helm chart directories** (a directory holding ``Chart.yaml``, named as an argument): rendered with
-  ``helm template [--values=VALUES]... [--set=K=V]... -- RELEASE CHART`` when the ``helm`` binary is on
+  ``helm template [--values=VALUES]... [--set=K=V]... [--set-file=K=PATH]... -- RELEASE CHART`` when the ``helm`` binary is on
   ``PATH`` (paths starting with ``-`` get a ``./`` prefix: no argument can turn into a helm option).
   A chart holding a symbolic link out of its directory, or a ``values.schema.json`` ``$ref`` that is not a
   fragment of the schema, is not rendered: one KV001 each (:func:`chart_escapes`), as helm would read or fetch
@@ -31,7 +31,9 @@ Helm options) that understands three more kinds of input:
   repository layout), or the cwd; for stdin, below the cwd, its ``charts/`` or its parent (piping from
   inside the chart). The line is the **template's own line**, found by aligning the rendered document
   with the template text (:mod:`kvlint.template_lines`): a literal line maps to itself, a value written
-  by an action (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line. When no
+  by an action (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line; a value a
+  named template's ``include`` line wrote goes on to the values line that set it, where its text traces back to
+  one place of the ``.Values`` that line names (:func:`trace_helper_values`). When no
   matching template is found, locations stay where they are (the rendered file, or ``-`` and the line
   of the piped stream): true positions rather than a template name with a line that is not its own.
 
@@ -70,6 +72,8 @@ from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
+    KUSTOMIZATION_FILES,
+    is_kustomize_dir,
     link_chain,
     load_paths,
     load_text,
@@ -110,8 +114,6 @@ __all__ = [
     "render_kustomize",
 ]
 
-#: File names that make a directory a kustomization (as kustomize itself accepts them).
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 #: Seconds a ``helm template`` / ``kustomize build`` may take before the run gives up.
 RENDER_TIMEOUT_S = 120
 _SOURCE_PREFIX = "# Source: "
@@ -124,8 +126,8 @@ class RenderError(Exception):
     """A chart or kustomization named on the command line cannot be rendered at all.
 
     Raised when the needed binary (``helm``; ``kustomize`` or ``kubectl``) is not on ``PATH``, when
-    ``--helm-values``/``--helm-set`` are given without any chart directory, or when a ``--helm-values``
-    file does not exist. The message says what to install or run instead. The CLI should exit 2 with
+    ``--helm-values``/``--helm-set``/``--helm-set-file`` are given without any chart directory, or when a
+    ``--helm-set-file`` is refused (:func:`set_file_args`). The message says what to install or run instead. The CLI should exit 2 with
     ``kvlint: <message>``. (A chart that helm itself rejects is not an error of this kind: that becomes a
     KV001 finding at ``Chart.yaml`` and the other inputs are still linted.)
     """
@@ -143,6 +145,7 @@ def load_inputs(
     helm_set: Sequence[str] = (),
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     exclude: Sequence[str] = (),
+    helm_set_file: Sequence[str] = (),
 ) -> LoadResult:
     """Read every input named by ``paths``, rendering charts and kustomizations first.
 
@@ -152,6 +155,7 @@ def load_inputs(
         stdin: stream read for ``-``; defaults to ``sys.stdin``.
         helm_values: values files passed to every ``helm template`` as ``-f FILE`` (in order).
         helm_set: ``KEY=VALUE`` overrides passed as ``--set KEY=VALUE``.
+        helm_set_file: ``KEY=PATH`` pairs passed as ``--set-file`` (checked by :func:`set_file_args`).
         max_file_bytes: per-file (and per-rendered-output) limit in bytes; larger inputs are KV001.
         exclude: ``fnmatch`` globs of paths not to read (as ``load_paths``).
 
@@ -180,11 +184,13 @@ def load_inputs(
     for v in helm_values:
         if not os.path.isfile(v):
             raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    set_file_args(helm_set_file, max_file_bytes)
     charts = [p for p in paths if p != "-" and is_chart_dir(p)]
     kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (helm_values or helm_set) and not charts:
+    if (helm_values or helm_set or helm_set_file) and not charts:
         raise RenderError(
-            "--helm-values/--helm-set apply to chart directories (with a Chart.yaml), and none was given; "
+            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
+            "given; "
             "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
             "kvlint check -"
         )
@@ -194,7 +200,16 @@ def load_inputs(
     charts, subchart_notes = subchart_plan(charts)
     result.findings.extend(subchart_notes)
     for chart in charts:
-        _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
+        _merge(
+            result,
+            render_helm(
+                chart,
+                values=helm_values,
+                set_values=helm_set,
+                set_files=helm_set_file,
+                max_bytes=max_file_bytes,
+            ),
+        )
     for kdir in kustomizations:
         _merge(result, render_kustomize(kdir, max_bytes=max_file_bytes))
     result.findings.extend(_values_findings(result.documents, result.findings))
@@ -257,11 +272,6 @@ def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
 def is_chart_dir(path: str) -> bool:
     """True when ``path`` is a directory holding a ``Chart.yaml`` (a Helm chart)."""
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
-
-
-def is_kustomize_dir(path: str) -> bool:
-    """True when ``path`` is a directory holding a kustomization file (:data:`KUSTOMIZATION_FILES`)."""
-    return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
 
 
 #: Directories :func:`kustomize_overlays_of` looks through for overlays of a base (the base's parent, its
@@ -740,12 +750,76 @@ def _safe_path(path: str) -> str:
     return os.path.join(".", path) if path.startswith("-") else path
 
 
+def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[str]:
+    """The ``--helm-set-file KEY=PATH`` options as the ``KEY=PATH`` words given to ``helm template --set-file``,
+    each path made absolute with its symbolic links resolved, after checking it.
+
+    helm reads the file whole and sets it as the string value of ``KEY`` (helm v3 ``pkg/cli/values/options.go``:
+    ``Options.MergeValues`` hands each ``--set-file`` to ``strvals.ParseIntoFile``, whose reader is ``readFile``);
+    that reader takes ``-`` as standard input and a path with a URL scheme (``https://...``) as a download, and
+    ``strvals`` splits a word at each ``,`` into more ``KEY=PATH`` pairs. So that helm reads exactly the one local
+    file kvlint checked, each word must be one ``KEY=PATH`` pair (no ``,``; the key as ``--set`` writes it) naming
+    an existing regular file of at most ``max_bytes`` bytes, and helm is given its absolute real path.
+
+    A path that leads out of the git repository holding it through a symbolic link (``configs/args.yaml ->
+    ~/.ssh/id_rsa`` in a pull request's checkout) is refused: the user named a file of the repository, not the
+    link's target; naming a file outside any repository, or the target itself, is the user's own choice and is
+    read (:func:`kvlint.load.repository_root`).
+
+    Raises:
+        FileNotFoundError: a path names no file.
+        RenderError: a word that is not one ``KEY=PATH`` pair, a path that is not a regular file, is larger than
+            ``max_bytes`` or leads out of its repository.
+    """
+    from kvlint.load import repository_root
+
+    out: list[str] = []
+    for word in set_files:
+        key, eq, path = word.partition("=")
+        if not eq or not key.strip() or not path or "," in word or "\\" in key:
+            raise RenderError(
+                f"--helm-set-file {word!r}: expected one KEY=PATH pair (helm template --set-file), with no ',' "
+                "(give one --helm-set-file per key)"
+            )
+        shown = shell_word(path)
+        if not os.path.lexists(path):
+            raise FileNotFoundError(f"{shown}: no such file (--helm-set-file {key})")
+        real = os.path.realpath(path)
+        written = os.path.abspath(path)
+        root = repository_root(os.path.dirname(written))
+        real_root = repository_root(os.path.dirname(written), resolve=True)
+        if root is not None and real_root is not None and os.path.commonpath([real, real_root]) != real_root:
+            raise RenderError(
+                f"--helm-set-file {key}={shown}: the path leads out of the repository {real_root} through a "
+                f"symbolic link (to {shell_word(real)}); kvlint does not hand helm a file out of the repository "
+                "the path names: name the file itself if you mean it"
+            )
+        try:
+            st = os.stat(real)
+        except OSError as exc:
+            raise FileNotFoundError(
+                f"{shown}: cannot read ({exc.strerror}) (--helm-set-file {key})"
+            ) from None
+        import stat
+
+        if not stat.S_ISREG(st.st_mode):
+            raise RenderError(f"--helm-set-file {key}={shown}: not a regular file")
+        if st.st_size > max_bytes:
+            raise RenderError(
+                f"--helm-set-file {key}={shown}: {st.st_size:,} bytes, larger than the {max_bytes:,} bytes kvlint "
+                "reads (--max-file-bytes)"
+            )
+        out.append(f"{key}={real}")
+    return out
+
+
 def render_helm(
     chart: str,
     *,
     values: Sequence[str] = (),
     set_values: Sequence[str] = (),
     set_strings: Sequence[str] = (),
+    set_files: Sequence[str] = (),
     release: str | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> LoadResult:
@@ -754,7 +828,9 @@ def render_helm(
     Args:
         chart: chart directory (holding ``Chart.yaml``).
         values: ``-f`` values files; set_values: ``--set`` ``KEY=VALUE`` strings; set_strings: ``--set-string``
-            ones (after the ``--set`` ones).
+            ones (after the ``--set`` ones); set_files: ``--set-file`` ``KEY=PATH`` ones, each checked and its
+            path resolved by :func:`set_file_args` (after the others, as helm applies them: helm v3
+            ``pkg/cli/values/options.go`` ``Options.MergeValues`` reads ``--set-file`` last).
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
 
@@ -802,6 +878,7 @@ def render_helm(
         cmd += [f"--values={_safe_path(v)}" for v in values]
         cmd += [f"--set={s}" for s in set_values]
         cmd += [f"--set-string={s}" for s in set_strings]
+        cmd += [f"--set-file={s}" for s in set_file_args(set_files, max_bytes)]
         cmd += ["--", name, _safe_path(target)]
         out = _run(cmd, label, "helm template", max_bytes)
     finally:
@@ -824,7 +901,153 @@ def render_helm(
     )
     if not result.documents and not result.findings:
         result.findings.append(empty_render_finding(chart, values))
+    trace_helper_values(result, chart, values)
     return result
+
+
+def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = ()) -> None:
+    """Move, in place, the positions of rendered values that a chart's helper call wrote to the values line that
+    set them, where the rendered text traces back to one.
+
+    A value written by a named template (``{{- include "chart.container" (dict "container" . ...) | nindent 8 }}``
+    inside ``{{- with .Values.decode.containers }}``: llm-d-modelservice's Deployments) is placed by the line
+    mapping (:mod:`kvlint.template_lines`) at that ``include`` line, whatever the container holds; every finding on
+    the container then pointed at the one line calling the helper. Here each scalar (a mapping value or list
+    item; not a boolean) positioned on an ``include`` line is looked up among the values below the ``.Values``
+    paths that line and its enclosing ``with``/``range`` blocks name (:func:`kvlint.origins.values_refs`): in the
+    ``--helm-values`` files, last first (helm's later ``-f`` wins), then the chart's ``values.yaml``, a string
+    matching a string and a number a number (:func:`_text_key`). The first file holding that text there decides: one place holding it moves the value there (its key too, when the
+    values key has the same name; and a mapping whose first key moved, to that key: a container to its values
+    entry), several leave it where it was, as does a text no such file holds (a value the helper computed or
+    defaulted). Values on literal template lines, or written by ``toYaml``, keep their template positions."""
+    from kvlint.origins import _read, values_refs
+
+    root = os.path.normpath(chart)
+    trees = [t for t in (_read(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None]
+    if not trees:
+        return
+    templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine]]] = {}
+    refs_at: dict[tuple[str, int], list[tuple[str, ...]]] = {}
+    indexes: dict[tuple[tuple[str, ...], ...], list[dict[str, list[_Place]]]] = {}
+
+    def include_refs(loc: Loc) -> list[tuple[str, ...]]:
+        key = (loc.file, loc.line)
+        if key in refs_at:
+            return refs_at[key]
+        refs: list[tuple[str, ...]] = []
+        if loc.file.startswith(root + os.sep) or root == ".":
+            if loc.file not in templates:
+                parsed = _read_template(loc.file) or []
+                try:
+                    with open(loc.file, encoding="utf-8") as fh:
+                        text = tuple(fh.read().split("\n"))
+                except (OSError, UnicodeDecodeError):
+                    text = ()
+                templates[loc.file] = (text, {t.number: t for t in parsed})
+            text, by_line = templates[loc.file]
+            tl = by_line.get(loc.line)
+            if tl is not None and tl.output and _HELPER_CALL.search(text[loc.line - 1]) is not None:
+                refs = values_refs(text, loc.line)
+        refs_at[key] = refs
+        return refs
+
+    def traced(loc: Loc | None, value: Any) -> _Place | None:
+        if loc is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        refs = include_refs(loc)
+        if not refs:
+            return None
+        key = tuple(refs)
+        if key not in indexes:
+            indexes[key] = _values_index(trees, refs)
+        return _values_place(indexes[key], _text_key(value))
+
+    seen: set[int] = set()
+    for doc in result.documents:
+        stack: list[Any] = [doc.data]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, (LDict, LList)) or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if isinstance(n, LDict):
+                first = True
+                for k, v in n.items():
+                    if isinstance(v, (LDict, LList)):
+                        stack.append(v)
+                    else:
+                        hit = traced(n.locs.get(k), v)
+                        if hit is not None:
+                            n.locs[k] = hit[0]
+                            if hit[1] is not None and hit[2] == k and k in n.key_locs:
+                                if first and n.loc == n.key_locs[k]:
+                                    n.loc = hit[1]
+                                n.key_locs[k] = hit[1]
+                    first = False
+            else:
+                for i, v in enumerate(n):
+                    if isinstance(v, (LDict, LList)):
+                        stack.append(v)
+                    elif i < len(n.locs):
+                        hit = traced(n.locs[i], v)
+                        if hit is not None:
+                            n.locs[i] = hit[0]
+
+
+#: A named template's call in an action (``include "x" .``, ``(include "x" (dict ...))``, ``template "x"``)
+_HELPER_CALL = re.compile(r'{{-?\s*\(?\s*(?:include|template)\s+"')
+
+
+_Place = tuple[Loc, "Loc | None", Any]
+
+
+def _values_index(trees: Sequence[Any], refs: Sequence[tuple[str, ...]]) -> list[dict[str, list[_Place]]]:
+    """Per values tree (in order), the scalars below the values paths ``refs`` by their text: ``text -> [(value
+    position, key position or None, key)]``, each position once (booleans and nulls left out):
+    :func:`trace_helper_values` reads it, one pass over those values for every value of the same lines."""
+    out: list[dict[str, list[_Place]]] = []
+    for tree in trees:
+        by_text: dict[str, list[_Place]] = {}
+        seen: set[Loc] = set()
+        for ref in refs:
+            node: Any = tree
+            for k in ref:
+                node = node.get(k) if isinstance(node, LDict) else None
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, LDict):
+                    items: list[tuple[Any, Any, Loc | None, Loc | None]] = [
+                        (k, v, n.locs.get(k), n.key_locs.get(k)) for k, v in n.items()
+                    ]
+                elif isinstance(n, LList):
+                    items = [(None, v, n.locs[i] if i < len(n.locs) else None, None) for i, v in enumerate(n)]
+                else:
+                    continue
+                for k, v, vloc, kloc in items:
+                    if isinstance(v, (LDict, LList)):
+                        stack.append(v)
+                    elif vloc is not None and v is not None and not isinstance(v, bool) and vloc not in seen:
+                        seen.add(vloc)
+                        by_text.setdefault(_text_key(v), []).append((vloc, kloc, k))
+        out.append(by_text)
+    return out
+
+
+def _text_key(value: Any) -> str:
+    """How :func:`trace_helper_values` compares a rendered scalar with a values scalar: its text, marked string or
+    number, so that an argument ``"8200"`` is not traced to a ``containerPort: 8200``."""
+    return ("s:" if isinstance(value, str) else "n:") + str(value)
+
+
+def _values_place(index: Sequence[dict[str, list[_Place]]], text: str) -> _Place | None:
+    """The one place of ``text`` in the last values tree of ``index`` (:func:`_values_index`) holding it, or None
+    (none holds it, or that tree holds it in more than one place)."""
+    for by_text in reversed(index):
+        places = by_text.get(text)
+        if places:
+            return places[0] if len(places) == 1 else None
+    return None
 
 
 #: The start of :func:`empty_render_finding`'s message (:func:`kvlint.sizing.unread` counts such a chart as not read)

@@ -105,7 +105,8 @@ SEGMENT_BYTES = 4 * 2**20
 BATCH_BYTES = 512 * 2**10
 #: Words that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
 #: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig, GKE's ComputeClass,
-#: Karpenter's NodePool, and OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`).
+#: Karpenter's NodePool, OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`, and the NIM
+#: Operator's NIMCache, :func:`kvlint.workloads.nim.nim_cache_clause`).
 _WORDS_TEXT = (
     "ConfigMap",
     "ServingRuntime",
@@ -113,6 +114,7 @@ _WORDS_TEXT = (
     "ComputeClass",
     "NodePool",
     "HardwareProfile",
+    "NIMCache",
 )
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
 #: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
@@ -137,9 +139,9 @@ def _whole_only(text: str) -> bool:
 
 def _has_context_word(data: str | bytes) -> bool:
     """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
-    (Six ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
+    (Seven ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        first, second, third, fourth, fifth, sixth = _WORDS_TEXT
+        first, second, third, fourth, fifth, sixth, seventh = _WORDS_TEXT
         return (
             first in data
             or second in data
@@ -147,8 +149,9 @@ def _has_context_word(data: str | bytes) -> bool:
             or fourth in data
             or fifth in data
             or sixth in data
+            or seventh in data
         )
-    bfirst, bsecond, bthird, bfourth, bfifth, bsixth = _WORDS_BYTES
+    bfirst, bsecond, bthird, bfourth, bfifth, bsixth, bseventh = _WORDS_BYTES
     return (
         bfirst in data
         or bsecond in data
@@ -156,6 +159,7 @@ def _has_context_word(data: str | bytes) -> bool:
         or bfourth in data
         or bfifth in data
         or bsixth in data
+        or bseventh in data
     )
 
 
@@ -631,6 +635,7 @@ def _plan(
         is_kustomize_dir,
         render_helm,
         render_kustomize,
+        set_file_args,
         subchart_plan,
     )
 
@@ -650,11 +655,13 @@ def _plan(
     for v in options.helm_values:
         if not os.path.isfile(v):
             raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    set_file_args(options.helm_set_file, options.max_file_bytes)
     charts = [p for p in paths if p != "-" and is_chart_dir(p)]
     kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (options.helm_values or options.helm_set) and not charts:
+    if (options.helm_values or options.helm_set or options.helm_set_file) and not charts:
         raise RenderError(
-            "--helm-values/--helm-set apply to chart directories (with a Chart.yaml), and none was given; "
+            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
+            "given; "
             "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
             "kvlint check -"
         )
@@ -725,7 +732,13 @@ def _plan(
     if subchart_notes:
         plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
     for chart in charts:
-        loaded = render_helm(chart, values=options.helm_values, set_values=options.helm_set, max_bytes=limit)
+        loaded = render_helm(
+            chart,
+            values=options.helm_values,
+            set_values=options.helm_set,
+            set_files=options.helm_set_file,
+            max_bytes=limit,
+        )
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
     for kdir in kustomizations:

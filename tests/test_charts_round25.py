@@ -160,3 +160,41 @@ def test_a_chart_values_file_with_template_text_names_its_chart() -> None:
         d.fix
         == f"lint what the chart renders from it: kvlint check {MS_CHART} (helm template reads its values.yaml)"
     )
+
+
+@needs_helm
+def test_llm_d_modelservice_findings_point_at_the_values_that_set_them(tmp_path: Path) -> None:
+    """llm-d-modelservice writes each container with one helper call (``include "llm-d-modelservice.container"``
+    inside ``with .Values.decode.containers``): every finding on the container was placed at that template line.
+    Now a value the rendered text traces back to sits at its values line: the image's KV208 at the example's
+    ``image:`` of that role, the container's findings at its ``name:`` entry; a container whose name the helper
+    defaults (no ``name`` in the values) keeps the template line for them."""
+    text = MS_MNNVL.read_text()
+    lines = text.splitlines()
+    decode = lines.index("decode:")
+    prefill = lines.index("prefill:")
+    name_line = {
+        role: 1 + next(i for i in range(start, len(lines)) if lines[i].strip() == '- name: "vllm"')
+        for role, start in (("decode", decode), ("prefill", prefill))
+    }
+    image_line = {
+        role: 1 + next(i for i in range(start, len(lines)) if lines[i].strip().startswith("image:"))
+        for role, start in (("decode", decode), ("prefill", prefill))
+    }
+    result = run_check([str(MS_CHART)], Options(allow_hub=False, helm_values=(str(MS_MNNVL),)))
+    for role in ("decode", "prefill"):
+        mine = [d for d in result.diagnostics if d.object.endswith(f"-{role}") and d.container == "vllm"]
+        (kv208,) = [d for d in mine if d.rule == "KV208"]
+        assert (kv208.loc.file, kv208.loc.line) == (str(MS_MNNVL), image_line[role])
+        (kv202,) = [d for d in mine if d.rule == "KV202"]
+        assert (kv202.loc.file, kv202.loc.line) == (str(MS_MNNVL), name_line[role])
+    # the helper's default name: the container's own findings stay at the template line calling it
+    unnamed = tmp_path / "values-unnamed.yaml"
+    unnamed.write_text(text.replace('  - name: "vllm"\n    image:', "  - image:"))
+    result = run_check([str(MS_CHART)], Options(allow_hub=False, helm_values=(str(unnamed),)))
+    (kv202,) = [d for d in result.diagnostics if d.rule == "KV202" and d.object.endswith("-decode")]
+    template = MS_CHART / "templates" / "decode-deployment.yaml"
+    assert kv202.loc.file == str(template)
+    assert 'include "llm-d-modelservice.container"' in template.read_text().splitlines()[kv202.loc.line - 1]
+    (kv208,) = [d for d in result.diagnostics if d.rule == "KV208" and d.object.endswith("-decode")]
+    assert kv208.loc.file == str(unnamed)  # the image is still set in the values

@@ -102,3 +102,39 @@ spec:
 """
     result = _check(tmp_path, text)
     assert not [d for d in result.diagnostics if "serving container is text" in d.message]
+
+
+#: A Tekton Task whose step applies a Deployment from a heredoc in its args (made up in the shape of Tekton's
+#: kubectl steps): the text is a list item, not a mapping value.
+_TASK = """\
+apiVersion: tekton.dev/v1
+kind: Task
+metadata: {name: deploy-vllm}
+spec:
+  steps:
+    - name: apply
+      image: bitnami/kubectl:1.30
+      args:
+        - |
+          cat <<EOF | kubectl apply -f -
+          apiVersion: apps/v1
+          kind: Deployment
+          metadata: {name: vllm}
+          spec:
+            template:
+              spec:
+                containers:
+                  - name: vllm
+                    image: vllm/vllm-openai:v0.11.0
+          EOF
+"""
+
+
+def test_text_in_a_list_item_is_named_without_a_leading_dot(tmp_path: Path) -> None:
+    """The place of text found as a list item was written ``.spec.steps[0].args[0]``: the path now reads as
+    the other paths do."""
+    (d,) = [d for d in _check(tmp_path, _TASK).diagnostics if d.rule == "KV503"]
+    assert (
+        "its serving container is text in spec.steps[0].args[0] (image vllm/vllm-openai:v0.11.0)" in d.message
+    )
+    assert d.loc is not None and d.loc.line == 9

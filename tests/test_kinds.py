@@ -41,8 +41,9 @@ ROLESET = (
 #: files it mounts into a workload's pods (kvlint.workloads.configmaps), a GKE ComputeClass and a Karpenter
 #: NodePool for the GPU of the nodes a pod selects by them (kvlint.accelerators.placement); they run nothing. An
 #: OpenShift AI HardwareProfile is read for what its webhook writes into an InferenceService
-#: (kvlint.workloads.hardwareprofile).
-NOT_WORKLOADS = {"ConfigMap", "ComputeClass", "NodePool", "HardwareProfile"}
+#: (kvlint.workloads.hardwareprofile), a NIM Operator NIMCache for what the NIMService naming it may run
+#: (kvlint.workloads.nim.nim_cache_clause).
+NOT_WORKLOADS = {"ConfigMap", "ComputeClass", "NodePool", "HardwareProfile", "NIMCache"}
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type
 

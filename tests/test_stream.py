@@ -305,8 +305,10 @@ def test_file_filter_never_misses_a_context_document() -> None:
 #: What the fast scans stand for, written as regexes (the definitions they were written from): the context
 #: words, and what makes a file be read whole (line breaks other than LF, ``%``/``...`` at a line start, an
 #: inline suppression).
-_CONTEXT_WORDS = re.compile(rb"ConfigMap|ServingRuntime|InferenceService")
-_CONTEXT_WORDS_TEXT = re.compile(r"ConfigMap|ServingRuntime|InferenceService")
+_CONTEXT_WORDS_TEXT = re.compile(
+    r"ConfigMap|ServingRuntime|InferenceService|ComputeClass|NodePool|HardwareProfile|NIMCache"
+)
+_CONTEXT_WORDS = re.compile(_CONTEXT_WORDS_TEXT.pattern.encode())
 _WHOLE_ONLY = re.compile(
     r"[\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M
 )

@@ -375,6 +375,13 @@ class _Joined:
             if group_key and isinstance(api, str) and api.startswith(group_key[0]) and d.name:
                 self.node_classes.setdefault((group_key[1], d.name), d)
         self._node_accs: dict[tuple[str, str], DerivedAccelerator | None] = {}
+        #: NIMCaches (apps.nvidia.com) by (namespace, name), the first in input order
+        self.nim_caches: dict[tuple[str | None, str], Document] = {}
+        for d in self.providers:
+            if d.kind == "NIMCache" and str(get_in(d.data, "apiVersion") or "").startswith(
+                "apps.nvidia.com/"
+            ):
+                self.nim_caches.setdefault((d.namespace, d.name), d)
 
     def with_node_class(self, w: Workload) -> Workload:
         """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` or required
@@ -484,10 +491,12 @@ PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
 #: Kinds the pods of other objects select their nodes by (GKE ComputeClass, Karpenter NodePool): kept with the
 #: providers of a run (:class:`_Joined` ``node_classes``), not workloads themselves.
 CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
-#: What the services are joined with: the providers, and the OpenShift AI hardware profiles whose resources and
+#: What the services are joined with: the providers, the OpenShift AI hardware profiles whose resources and
 #: node scheduling its webhook writes into an InferenceService or an LLMInferenceService
-#: (:mod:`kvlint.workloads.hardwareprofile`; not a workload: no pod of its own).
-CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile"}
+#: (:mod:`kvlint.workloads.hardwareprofile`; not a workload: no pod of its own), and the NVIDIA NIM Operator's
+#: NIMCaches a NIMService's ``storage.nimCache.name`` names (what they cache is said in its note:
+#: :func:`kvlint.workloads.nim.nim_cache_clause`).
+CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile", "NIMCache"}
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
@@ -598,6 +607,9 @@ def _doc_workloads(
             # the chart's templates, which add what they lack (llm-d-modelservice's `modelCommand: vllmServe`
             # becomes `vllm serve` with the model of `modelArtifacts`), not pods to check as written
             return []
+    if joined is not None and joined.nim_caches and kind in ("NIMService", "NIMPipeline"):
+        caches = joined.nim_caches
+        return (nim_service_workloads if kind == "NIMService" else nim_pipeline_workloads)(doc, caches=caches)
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found

@@ -28,18 +28,26 @@ manifest becomes) the webhook:
    value, effect, tolerationSeconds: ``TolerationKey``). The pod is ``spec.predictor``, or an
    LLMInferenceService's ``spec.template``.
 
+The webhook first parses the whole profile (``resolver.go`` ``parseProfile``): an identifier whose ``defaultCount``
+it cannot read (missing, null, a boolean, a string that is not a quantity) makes it refuse the service at admission,
+and a count with a fraction is refused earlier by the API server (the CRD types it an integer or a string), so no
+service naming that profile is created: a KV206 error at the count, and the service is not sized
+(:func:`profile_refusal`).
+
 A profile that is not among the inputs is not guessed: the GPU rules say that a profile names the resources
 (:func:`profile_reference`).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document
-from kvlint.values import as_list
+from kvlint.types import Document, Finding
+from kvlint.values import as_list, yaml_text
 
 __all__ = [
     "PROFILE_NAME",
@@ -53,6 +61,7 @@ __all__ = [
     "apply_llmisvc_profile",
     "llmisvc_profile_skipped",
     "profile_reference",
+    "profile_refusal",
 ]
 
 PROFILE_NAME = "opendatahub.io/hardware-profile-name"
@@ -110,6 +119,7 @@ class HardwareProfiles:
 
     def __init__(self, docs: Sequence[Document]) -> None:
         self._named: dict[str, list[Document]] = {}
+        self._refusals: dict[int, Finding | None] = {}
         for d in docs:
             api = d.data.get("apiVersion") if isinstance(d.data, dict) else None
             if d.kind == "HardwareProfile" and isinstance(api, str) and api.startswith(_GROUP) and d.name:
@@ -117,6 +127,13 @@ class HardwareProfiles:
 
     def __bool__(self) -> bool:
         return bool(self._named)
+
+    def refusal(self, profile: Document) -> Finding | None:
+        """:func:`profile_refusal` of ``profile``, worked out once per profile however many services name it."""
+        key = id(profile)
+        if key not in self._refusals:
+            self._refusals[key] = profile_refusal(profile)
+        return self._refusals[key]
 
     def find(self, name: str, namespace: str | None) -> Document | None:
         """The profile ``name`` of ``namespace`` (the first in input order); a profile or a service whose
@@ -156,12 +173,57 @@ def _copy(d: Any, loc: Loc | None = None) -> LDict:
 
 
 def _quantity(value: Any) -> str | None:
-    """An IntOrString count as the quantity string the webhook writes (``resource.Quantity.String``)."""
+    """A ``defaultCount`` as odh-model-controller's ``parseQuantity`` (resolver.go) reads it from the profile's JSON:
+    an integer as it is, a number with a fraction truncated toward zero (``int64(v)``: 1.9 -> 1; the CRD refuses
+    such a profile, :func:`_refused_count`), a string when it is a Kubernetes quantity (``resource.ParseQuantity``,
+    kept as written); None for what the webhook cannot parse (no value, a boolean, anything else), for which it
+    refuses the service."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
         return str(value)
-    return str(value).strip() or None
+    if isinstance(value, float):
+        return str(int(value)) if math.isfinite(value) else None
+    if isinstance(value, str) and len(value) <= 64 and _QUANTITY.fullmatch(value):
+        return value
+    return None
+
+
+#: A Kubernetes quantity string as ``resource.ParseQuantity`` accepts it (k8s.io/apimachinery pkg/api/resource
+#: quantity.go): a signed decimal number, then a binary suffix, a decimal suffix or an exponent; no blanks.
+_QUANTITY = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+|[numkMGTPE])?")
+
+
+def _refused_count(ident: dict[str, Any]) -> str | None:
+    """Why the ``defaultCount`` of the identifier entry ``ident`` stops the profile from being applied, or None.
+
+    * missing, null, a boolean, a string that is not a quantity: odh-model-controller's ``parseProfile`` fails
+      (``failed parsing defaultCount for identifier ...``: ``parseQuantity`` takes an integer, a number or a quantity
+      string), ``Resolve`` returns the error and the webhook refuses the service at admission
+      (``applyHardwareProfile``: "failed fetching hardware profile"). The HardwareProfile CRD requires the field too
+      (opendatahub-operator api/infrastructure/v1 ``HardwareIdentifier.DefaultCount``, no ``omitempty``).
+    * a number with a fraction (``1.5``): the CRD types ``defaultCount`` an integer or a string
+      (``x-kubernetes-int-or-string``), so the API server refuses the profile as written, and the webhook, finding
+      no such profile, refuses the services that name it ("hardware profile ... not found"); a stored one would be
+      truncated by ``parseQuantity`` (``int64(1.5)`` = 1)."""
+    raw = ident.get("defaultCount")
+    if isinstance(raw, float) and math.isfinite(raw) and not raw.is_integer():
+        return (
+            f"its defaultCount {raw!r} is not a whole number: the HardwareProfile CRD takes an integer or a quantity "
+            "string, so the API server refuses the profile as written and the webhook finds no profile of that name "
+            f"(were it stored, odh-model-controller would truncate it to {int(raw)})"
+        )
+    if _quantity(raw) is not None:
+        return None
+    if raw is None:
+        what = "has no defaultCount" if "defaultCount" not in ident else "has a null defaultCount"
+    else:
+        what = f"has defaultCount {yaml_text(raw)}, not an integer or a Kubernetes quantity"
+    return (
+        f"{what}: odh-model-controller's webhook cannot parse the profile ('failed parsing defaultCount for identifier "
+        f"{yaml_text(ident.get('identifier'))}') and refuses the service at admission (the HardwareProfile CRD requires "
+        "an integer or a quantity string there too)"
+    )
 
 
 def _spec(profile: Document) -> dict[str, Any]:
@@ -170,9 +232,37 @@ def _spec(profile: Document) -> dict[str, Any]:
 
 
 def _identifiers(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """The profile's identifiers kvlint applies: the first :data:`MAX_PROFILE_IDENTIFIERS`, in the order written."""
+    """The profile's identifiers kvlint applies: the first :data:`MAX_PROFILE_IDENTIFIERS`, in the order written, of
+    those with a non-empty string ``identifier`` (``parseProfile`` skips the others: ``NestedString`` reads nothing
+    else)."""
     listed = as_list(spec.get("identifiers"))[:MAX_PROFILE_IDENTIFIERS]
-    return [i for i in listed if isinstance(i, dict) and i.get("identifier")]
+    return [i for i in listed if _named(i)]
+
+
+def _named(ident: Any) -> bool:
+    return isinstance(ident, dict) and isinstance(ident.get("identifier"), str) and ident["identifier"] != ""
+
+
+def profile_refusal(profile: Document) -> Finding | None:
+    """KV206 (error) when OpenShift AI's webhook refuses every service that names ``profile``: the first identifier
+    (of all of them, as ``parseProfile`` reads them all) whose ``defaultCount`` :func:`_refused_count` refuses,
+    placed at that ``defaultCount`` (or the entry); None when the profile parses. The service is then not sized:
+    no pod of it is created."""
+    spec = _spec(profile)
+    for ident in as_list(spec.get("identifiers")):
+        if not _named(ident):
+            continue
+        why = _refused_count(ident)
+        if why is not None:
+            return Finding(
+                "KV206",
+                f"hardware profile '{profile.name}': identifier {yaml_text(ident['identifier'])} {why}; so no "
+                "InferenceService or LLMInferenceService that names this profile is created, and kvlint does not "
+                "size it",
+                loc_of(ident, "defaultCount") or loc_of(ident) or profile.loc,
+                fix='give every identifier a whole-number defaultCount (an integer, or a quantity such as "2")',
+            )
+    return None
 
 
 def _with_identifiers(container: Any, identifiers: list[dict[str, Any]], loc: Loc | None) -> LDict:

@@ -62,6 +62,10 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     if runtimes is not None and runtimes.profiles:
         # OpenShift AI's webhook writes a named hardware profile into the predictor at admission
         profile = runtimes.profiles.named_by(doc)
+        refusal = runtimes.profiles.refusal(profile) if profile is not None else None
+        if refusal is not None:
+            # the webhook cannot parse the profile and refuses the InferenceService: no pod runs
+            return [_refused(doc, pred, (refusal,))]
         if profile is not None:
             pred = apply_profile(pred, profile)
     refused = _worker_size_findings(pred)

@@ -7,7 +7,7 @@ from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Workload
-from kvlint.values import digits
+from kvlint.values import digits, yaml_text
 from kvlint.workloads.base import (
     env_list,
     get_in,
@@ -83,9 +83,61 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
     spec = get_in(doc.data, "spec")
     if not isinstance(spec, dict):
         return []
+    refused = engine_refusal(doc, spec) if other_engines else None
     if str(spec.get("engine", "")).upper() != "VLLM":
         other = _other_engine(doc, spec) if other_engines else None
+        if other is None and refused is not None:
+            at = refused.loc or doc.loc
+            ps = ldict(at, [("containers", llist(at, []), at)])
+            other = synthetic_workload(doc, ps, "spec", replicas=None)
+        if other is not None and refused is not None:
+            other = replace(other, findings=(*other.findings, refused))
         return [other] if other is not None else []
+    if refused is not None:  # a vLLM Model spelled as the enum does not: sized as vLLM, after the refusal
+        return [replace(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec)]
+    return _vllm_model_workloads(doc, spec)
+
+
+#: The engines of the KubeAI Model CRD (api/k8s/v1/model_types.go ``ModelSpec.Engine``:
+#: ``+kubebuilder:validation:Enum=OLlama;VLLM;FasterWhisper;Infinity`` and ``+kubebuilder:validation:Required``),
+#: spelled as the enum spells them: the API server compares them as written.
+MODEL_ENGINES = ("OLlama", "VLLM", "FasterWhisper", "Infinity")
+
+
+def engine_refusal(doc: Document, spec: dict[Any, Any]) -> Finding | None:
+    """KV206 (error) when the Model's ``spec.engine`` is missing or not one of :data:`MODEL_ENGINES` as written: the
+    CRD's schema requires the field and lists its values (an OpenAPI ``enum``, which the API server matches
+    exactly, case included), so the API server refuses the Model and KubeAI never creates its pod; None when the
+    engine is one of them. A case variant of an engine (``vllm``) is named with the spelling the CRD takes."""
+    engine = spec.get("engine")
+    if isinstance(engine, str) and engine in MODEL_ENGINES:
+        return None
+    at = loc_of(spec, "engine") or loc_of(spec) or doc.loc
+    listed = ", ".join(MODEL_ENGINES)
+    if engine is None or engine == "":
+        what = f"spec.engine is {'missing' if 'engine' not in spec else 'empty'}: the {doc.kind} CRD requires one of {listed}"
+        fix = "set spec.engine to the engine KubeAI runs: VLLM for a Hugging Face model served by vLLM"
+    else:
+        shown = yaml_text(engine)
+        what = f"spec.engine is {shown}, not one of the {doc.kind} CRD's engines ({listed}, matched exactly)"
+        same = next(
+            (e for e in MODEL_ENGINES if isinstance(engine, str) and e.upper() == engine.upper()), None
+        )
+        fix = (
+            f"write engine: {same}, as the CRD spells it"
+            if same is not None
+            else f"use one of {listed}; KubeAI runs no other engine (serve it with a Deployment of its own)"
+        )
+    return Finding(
+        "KV206",
+        f"{what}, so the API server refuses the {doc.kind} and KubeAI creates no pod for it",
+        at,
+        fix=fix,
+    )
+
+
+def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]:
+    """The pod of a Model whose engine is vLLM (:func:`model_workloads`)."""
     sloc = loc_of(spec) or doc.loc
     url = spec.get("url")
     url_s = str(url) if url is not None else ""

@@ -30,6 +30,7 @@ assumption is stated (KV504).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.resources
 import re
@@ -39,7 +40,16 @@ from typing import Any
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.values import yaml_text
-from kvlint.workloads.base import MODEL_ANNOTATION, get_in, int_or_none, make_workload, str_map
+from kvlint.workloads.base import (
+    MODEL_ANNOTATION,
+    get_in,
+    int_or_none,
+    ldict,
+    llist,
+    make_workload,
+    str_map,
+    synthetic_workload,
+)
 from kvlint.workloads.gotemplate import UNKNOWN, render
 from kvlint.workloads.hardwareprofile import (
     MAIN_CONTAINER,
@@ -234,6 +244,12 @@ def llmisvc_workloads(
     consumed: set[int] = set()
     anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc
     profile = profiles.named_by(doc) if profiles and not standalone else None
+    refusal = profiles.refusal(profile) if profiles is not None and profile is not None else None
+    if refusal is not None:
+        # the webhook resolves the profile first and refuses the service when it cannot parse it: no pod runs
+        empty = ldict(anchor, [("containers", llist(anchor, []), anchor)])
+        refused = synthetic_workload(doc, empty, "spec.template", replicas=None)
+        return [dataclasses.replace(refused, findings=(refusal,))], set()
     unprofiled = False  # the profile named is among the inputs, and the webhook skips it
     if profile is not None and llmisvc_profile_skipped(spec):
         unprofiled = True

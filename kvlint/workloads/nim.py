@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -15,17 +16,21 @@ from kvlint.workloads.base import (
     synthetic_workload,
 )
 
+#: NIMCaches among the inputs by (namespace, name) (:class:`kvlint.workloads.find._Joined`)
+NimCaches = Mapping[tuple[str | None, str], Document]
 
-def nim_service_workloads(doc: Document) -> list[Workload]:
+
+def nim_service_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
     """NVIDIA NIM operator ``NIMService`` (apps.nvidia.com) -> its pod: one container of
     ``spec.image.repository:tag`` with ``spec.resources``, and the object's ``nodeSelector``,
     ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
     ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
-    settings stay unread; placement works as for any PodSpec."""
-    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec")
+    settings stay unread; placement works as for any PodSpec. ``caches``: the NIMCaches among the inputs, the
+    one ``storage.nimCache.name`` names (in the same namespace) said in the note (:func:`nim_cache_clause`)."""
+    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec", caches)
 
 
-def nim_pipeline_workloads(doc: Document) -> list[Workload]:
+def nim_pipeline_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
     """NVIDIA NIM operator ``NIMPipeline`` (apps.nvidia.com): each ``spec.services[i].spec`` is the spec of a
     NIMService the pipeline's controller creates, the pipeline as controlling owner (k8s-nim-operator
     api/apps/v1alpha1 nimpipeline_types.go ``NIMServicePipelineSpec``; internal/controller
@@ -37,21 +42,29 @@ def nim_pipeline_workloads(doc: Document) -> list[Workload]:
     out: list[Workload] = []
     for i, svc in enumerate(services if isinstance(services, list) else []):
         if isinstance(svc, dict) and svc.get("enabled") is True:
-            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec"))
+            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec", caches))
     return out
 
 
-def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
+def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None = None) -> list[Workload]:
     """The pod of the NIMService spec ``spec``, found at path ``at`` of ``doc`` (see
-    :func:`nim_service_workloads`)."""
+    :func:`nim_service_workloads`): one container of ``spec.image``, ``spec.resources`` and ``spec.env``, with
+    ``spec.command``/``spec.args`` when a ``command`` replaces the NIM launcher (k8s-nim-operator
+    api/apps/v1alpha1 nimservice_types.go ``GetCommand``, ``GetArgs``, ``GetEnv``: the operator passes them to
+    the container as they are; ``args`` alone go to the launcher, which kvlint does not read). A container whose
+    ``command`` replaces the launcher is read as any container is; otherwise the workload carries the NIM note
+    (:func:`nim_note`) with what kvlint read of the object (:func:`_nim_facts`)."""
     img = get_in(spec, "image")
     if not isinstance(spec, dict) or not isinstance(img, dict) or not img.get("repository"):
         return []
     rloc = loc_of(img, "repository")
     image = str(img["repository"]) + (f":{img['tag']}" if img.get("tag") else "")
     items: list[tuple[str, Any, Loc | None]] = [("name", "nim", rloc), ("image", image, rloc)]
-    if isinstance(spec.get("resources"), dict):
-        items.append(("resources", spec["resources"], loc_of(spec, "resources")))
+    own_command = isinstance(spec.get("command"), list) and bool(spec["command"])
+    keys = ("command", "args", "env", "resources") if own_command else ("env", "resources")
+    for key in keys:
+        if isinstance(spec.get(key), list if key != "resources" else dict):
+            items.append((key, spec[key], loc_of(spec, key)))
     container = ldict(loc_of(spec, "image") or rloc, items)
     pod_items: list[tuple[str, Any, Loc | None]] = [
         ("containers", llist(container.loc, [(container, container.loc)]), container.loc)
@@ -64,18 +77,246 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
     w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), accelerator_why=why)
-    return [replace(w, findings=(nim_note("NIMService", image, rloc),))]
+    dra = _dra_devices(spec.get("draResources"))
+    if dra is not None:
+        w = replace(w, gpu_source=f"spec.draResources ({dra})")
+    if own_command:
+        return [w]
+    facts = _nim_facts(w, spec, image, dra)
+    name = get_in(spec, "storage", "nimCache", "name")
+    cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
+    if cache is None and caches and isinstance(name, str) and doc.namespace is None:
+        cache = next((d for (_ns, n), d in caches.items() if n == name), None)
+    if cache is not None:
+        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w, spec))}"
+    return [replace(w, findings=(nim_note("NIMService", image, rloc, facts),))]
 
 
-def nim_note(kind: str, image: str, loc: Loc | None) -> Finding:
+def _gpus_per_pod(w: Workload, spec: dict) -> int | None:
+    """The ``nvidia.com/gpu`` count of the NIMService's pod (``spec.resources``), or None."""
+    from kvlint.accelerators.placement import workload_placement
+
+    return workload_placement(w, w.pod_spec["containers"][0]).gpus
+
+
+def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
+    """What the NIMCache ``cache`` holds, in words, for the note of a NIMService that names it: the profiles its
+    ``spec.source.ngc.model`` selects (``profiles``, else the ``engine``, ``precision``, ``tensorParallelism``,
+    ``qosProfile`` and ``gpus`` filters; none: every profile of the model puller's image), or the model of a
+    Hugging Face or NeMo DataStore source (k8s-nim-operator api/apps/v1alpha1 nimcache_types.go ``ModelSpec``,
+    ``NGCSource``, ``DSHFCommonFields``). ``tensorParallelism`` is "the minimum GPUs required" of the cached
+    profiles: above ``gpus`` (the NIMService's GPUs per pod) no cached profile fits the pod, and the clause says
+    so."""
+    src = get_in(cache.data, "spec", "source")
+    head = f"NIMCache {cache.name}"
+    ngc = get_in(src, "ngc")
+    if isinstance(ngc, dict):
+        if ngc.get("modelEndpoint"):
+            return f"{head} caches the model of {ngc['modelEndpoint']} (spec.source.ngc.modelEndpoint)"
+        model = ngc.get("model")
+        if not isinstance(model, dict) or not model:
+            return f"{head} caches every profile of {ngc.get('modelPuller') or 'its model puller'}"
+        profiles = model.get("profiles")
+        if isinstance(profiles, list) and profiles:
+            shown = ", ".join(str(p) for p in profiles[:4]) + (
+                f" and {len(profiles) - 4:,} more" if len(profiles) > 4 else ""
+            )
+            return f"{head} caches profiles {shown}"
+        said = [
+            f"{label} {model[key]}"
+            for key, label in (
+                ("engine", "engine"),
+                ("precision", "precision"),
+                ("tensorParallelism", "tensor parallel size"),
+                ("qosProfile", "QoS profile"),
+            )
+            if model.get(key) not in (None, "")
+        ]
+        gpu_specs = model.get("gpus")
+        products = [
+            g.get("product")
+            for g in (gpu_specs if isinstance(gpu_specs, list) else [])
+            if isinstance(g, dict) and g.get("product")
+        ]
+        if products:
+            said.append(f"GPU {', '.join(str(p) for p in products[:4])}")
+        clause = f"{head} caches the profiles of " + (", ".join(said) if said else "every kind")
+        raw_tp = model.get("tensorParallelism")
+        tp = (
+            int(raw_tp)
+            if isinstance(raw_tp, str) and raw_tp.isdigit() and len(raw_tp) < 7
+            else int_or_none(raw_tp)
+        )
+        if tp is not None and gpus is not None and tp > gpus:
+            clause += f" (they need {tp} GPUs, the pod has {gpus}: no cached profile fits it)"
+        return clause
+    for key in ("hf", "dataStore"):
+        named = get_in(src, key, "modelName")
+        if named:
+            return f"{head} caches {named} (spec.source.{key}.modelName)"
+    return f"{head} (its source is not one kvlint reads)"
+
+
+#: The NVIDIA GPU device-plugin resource the NIM operator assigns (``addGPUResources``: ``nvidia.com/gpu``)
+_GPU_RESOURCE = "nvidia.com/gpu"
+
+
+def _env_value(env: Any, name: str) -> tuple[str | None, bool]:
+    """``(value, set)`` of the variable ``name`` in a container ``env`` list: its last entry wins, as the
+    kubelet builds the environment; ``value`` None when that entry takes it from ``valueFrom`` (a Secret,
+    ConfigMap or field kvlint does not read) or sets no string."""
+    found: tuple[str | None, bool] = (None, False)
+    for e in env if isinstance(env, list) else ():
+        if isinstance(e, dict) and e.get("name") == name:
+            v = e.get("value")
+            found = (v if isinstance(v, str) and "valueFrom" not in e else None, True)
+    return found
+
+
+def _image_model(image: str) -> str | None:
+    """The model an NGC NIM image is named after: the repository path after its ``nim`` (or ``nim-...``)
+    component (``nvcr.io/nim/meta/llama-3.2-1b-instruct:1.12.0`` -> ``meta/llama-3.2-1b-instruct``); None for
+    the multi-LLM NIM (``nvcr.io/nim/nvidia/llm-nim``), which serves the model its NIMCache or
+    ``NIM_MODEL_NAME`` names (k8s-nim-operator config/samples/nim/serving/kserve/standard/multi-llm.yaml)."""
+    from kvlint.engines.images import split_image
+
+    parts = split_image(image)[0].split("/")
+    for i, p in enumerate(parts[1:-1], start=1):
+        if p.lower() == "nim" or p.lower().startswith("nim-"):
+            rest = parts[i + 1 :]
+            return None if rest[-1].lower() == "llm-nim" else "/".join(rest)
+    return None
+
+
+def _dra_devices(dra: Any) -> str | None:
+    """``spec.draResources`` in words: the GPUs the claims the operator creates request (``claimCreationSpec``
+    devices: ``count``, default 1, and the attribute and capacity selectors) or the claims and templates named;
+    None when there are none (k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRAResource``,
+    ``DRADeviceSpec``)."""
+    if not isinstance(dra, list) or not dra:
+        return None
+    said: list[str] = []
+    for r in dra[:4]:
+        if not isinstance(r, dict):
+            continue
+        devices = get_in(r, "claimCreationSpec", "devices")
+        if isinstance(devices, list):
+            for d in devices[:4]:
+                if not isinstance(d, dict):
+                    continue
+                count = d.get("count", 1)
+                sel = [
+                    f"{s.get('key')} {s.get('op', 'Equal')} {_selector_value(s.get('value'))}"
+                    for s in [*_listed(d.get("attributeSelectors")), *_listed(d.get("capacitySelectors"))][:4]
+                    if isinstance(s, dict)
+                ]
+                cls = d.get("deviceClassName") or "gpu.nvidia.com"
+                noun = "device" if count == 1 else "devices"
+                said.append(f"{count} {cls} {noun}" + (f" with {', '.join(sel)}" if sel else ""))
+        elif r.get("resourceClaimName"):
+            said.append(f"ResourceClaim {r['resourceClaimName']}")
+        elif r.get("resourceClaimTemplateName"):
+            said.append(f"ResourceClaimTemplate {r['resourceClaimTemplateName']}")
+    return ", ".join(said) if said else "claims kvlint does not read"
+
+
+def _listed(v: Any) -> list[Any]:
+    """``v`` when it is a list, else an empty one (a shape the API server refuses reads as nothing)."""
+    return v if isinstance(v, list) else []
+
+
+def _selector_value(v: Any) -> str:
+    """A DRA selector value: the one typed member of an attribute value (``stringValue``, ``intValue`` ...) or a
+    capacity quantity."""
+    if isinstance(v, dict) and len(v) == 1:
+        return str(next(iter(v.values())))
+    return str(v)
+
+
+def _nim_facts(w: Workload, spec: dict, image: str, dra: str | None) -> str:
+    """What kvlint reads of a NIMService with the NIM launcher, in words: the model, the GPUs of each pod and
+    of each instance, the GPU type and the profile, with where each comes from.
+
+    * GPUs per pod: ``spec.resources`` ``nvidia.com/gpu`` (limits, then requests); else the DRA claims of
+      ``spec.draResources``; else none, which the operator makes the profile's tensor parallel size (or
+      ``multiNode.parallelism.tensor``) only for a profile ``storage.nimCache.profile`` names that an NGC NIMCache
+      has cached (internal/controller/platform/standalone/nimservice.go ``addGPUResources``, called only then).
+    * pods per instance: ``multiNode.parallelism.pipeline`` when above 1, the size of the LeaderWorkerSet the
+      operator creates (nimservice_types.go ``IsMultiNode``, ``GetLWSSize``), each pod with those resources.
+    * profile: ``NIM_MODEL_PROFILE`` in ``spec.env``, which wins over the one the operator sets from
+      ``storage.nimCache.profile`` (``utils.MergeEnvVars``: the second list wins); else the launcher picks one
+      for the GPUs it finds.
+    """
+    from kvlint.accelerators.placement import workload_placement
+
+    env = spec.get("env")
+    name, name_set = _env_value(env, "NIM_MODEL_NAME")
+    cache = get_in(spec, "storage", "nimCache", "name")
+    cache_name = str(cache) if isinstance(cache, str) and cache else None
+    from_image = _image_model(image)
+    if name_set:
+        model = f"model {name} (NIM_MODEL_NAME)" if name else "model from NIM_MODEL_NAME's valueFrom"
+    elif from_image:
+        model = f"model {from_image} (the image's name)"
+    else:
+        model = "model named by " + (f"NIMCache {cache_name}" if cache_name else "no field of the object")
+    container = w.pod_spec["containers"][0]
+    placement = workload_placement(w, container)
+    multi = get_in(spec, "multiNode", "parallelism")
+    pp = int_or_none(get_in(multi, "pipeline"))
+    tp = int_or_none(get_in(multi, "tensor"))
+    if placement.gpus is not None:
+        noun = "GPU" if placement.gpus == 1 else "GPUs"
+        gpus = f"{placement.gpus} {noun} per pod ({placement.resource} in spec.resources)"
+    elif dra is not None:
+        gpus = f"GPUs per pod from spec.draResources: {dra}"
+    else:
+        gpus = (
+            f"no {_GPU_RESOURCE} in spec.resources (the operator assigns GPUs only for a profile named in "
+            "storage.nimCache.profile that its NIMCache has cached)"
+        )
+    if pp is not None and pp > 1:
+        gpus += f", {pp} pods per instance (the LeaderWorkerSet of multiNode.parallelism.pipeline)"
+        if tp is not None:
+            gpus += f", tensor parallel size {tp} (multiNode.parallelism.tensor)"
+    if placement.accelerator is not None:
+        gpu = f"GPU {placement.accelerator.id} ({placement.how})"
+    else:
+        gpu = "GPU not named by spec.nodeSelector or spec.affinity"
+    profile, profile_set = _env_value(env, "NIM_MODEL_PROFILE")
+    chosen = get_in(spec, "storage", "nimCache", "profile")
+    if profile_set:
+        prof = (
+            f"profile {profile} (NIM_MODEL_PROFILE)"
+            if profile
+            else "profile from NIM_MODEL_PROFILE's valueFrom"
+        )
+    elif cache_name and isinstance(chosen, str) and chosen:
+        prof = f"profile {chosen} (storage.nimCache.profile)"
+    else:
+        prof = "no profile named (the launcher picks one for the GPUs it finds)"
+    return f"read from the NIMService spec: {model}, {gpus}, {gpu}, {prof}"
+
+
+def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -> Finding:
     """The KV503 note on a container running the NIM image ``image`` (:func:`kvlint.engines.images.is_nim_image`)
     in an object of ``kind``: its launcher picks the engine and its settings from a model profile kvlint does not
-    read."""
+    read, so nothing is sized; ``facts`` (:func:`_nim_facts`) what kvlint read of the object.
+
+    No memory plan is made even when the image names a model kvlint knows and the profile names vLLM: the
+    profile fixes the engine release the image bundles, the precision (a profile may be FP8 or another
+    quantisation of the model) and the engine's memory settings (context length, memory fraction), none of which
+    the object or the image name says, so a plan with the engine's defaults would not be the one that runs; a
+    TensorRT-LLM profile's engine has no memory model in kvlint at all. A NIMService or container whose own
+    ``command`` replaces the launcher is read as any command is and gets no note."""
+    read = f"; {facts}" if facts else ""
     return Finding(
         "KV503",
         f"kvlint does not read this {kind}'s engine settings: the NIM image {image} starts NVIDIA's NIM "
         "launcher, which chooses the engine (TensorRT-LLM, vLLM or SGLang) and its settings from the model profile "
-        "it selects for the GPU; kvlint does not read NIM profiles, so the engine's memory settings are not checked",
+        f"it selects for the GPU{read}; kvlint does not read NIM profiles, so the engine's memory settings are not "
+        "checked and no memory plan is made (the profile decides the engine's release, precision and memory "
+        "settings)",
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",

@@ -522,31 +522,29 @@ _EMBED_DEPTH = 64
 
 def _text_with_engine_image(node: Any, path: str, depth: int = 0) -> tuple[str, str, Loc | None] | None:
     """``(dotted path, image, position)`` of the first multi-line string under ``node`` holding an ``image:``
-    line whose image names a serving engine (:func:`kvlint.engines.images.image_mentions_engine`)."""
+    line whose image names a serving engine (:func:`kvlint.engines.images.image_mentions_engine`). ``path`` is
+    where ``node`` is (empty for the object itself); the path said is ``spec.steps[0].args[0]``, with no leading
+    dot whether it ends at a key or at a list item."""
     if depth > _EMBED_DEPTH:
         return None
     if isinstance(node, dict):
-        for k, v in node.items():
-            if isinstance(v, str):
-                if "\n" in v and "image" in v:
-                    hit = _engine_image(v)
-                    if hit is not None:
-                        return f"{path}.{k}".lstrip("."), hit, loc_of(node, k)
-            elif isinstance(v, (dict, list)):
-                found = _text_with_engine_image(v, f"{path}.{k}", depth + 1)
-                if found is not None:
-                    return found
+        items: list[tuple[Any, str]] = [(v, f"{path}.{k}" if path else str(k)) for k, v in node.items()]
+        keys: list[Any] = list(node)
     elif isinstance(node, list):
-        for i, v in enumerate(node):
-            if isinstance(v, str):
-                if "\n" in v and "image" in v:
-                    hit = _engine_image(v)
-                    if hit is not None:
-                        return f"{path}[{i}]", hit, loc_of(node, i)
-            elif isinstance(v, (dict, list)):
-                found = _text_with_engine_image(v, f"{path}[{i}]", depth + 1)
-                if found is not None:
-                    return found
+        items = [(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        keys = list(range(len(node)))
+    else:
+        return None
+    for key, (v, at) in zip(keys, items, strict=True):
+        if isinstance(v, str):
+            if "\n" in v and "image" in v:
+                hit = _engine_image(v)
+                if hit is not None:
+                    return at, hit, loc_of(node, key)
+        elif isinstance(v, (dict, list)):
+            found = _text_with_engine_image(v, at, depth + 1)
+            if found is not None:
+                return found
     return None
 
 

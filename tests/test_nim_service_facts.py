@@ -1,0 +1,150 @@
+"""What kvlint reads of an NVIDIA NIM Operator NIMService whose pod starts the NIM launcher: the model, the GPUs of
+each pod and of each instance, the GPU type and the profile, said in the KV503 note (the object stays "not read":
+the launcher's profile decides the engine, its release, precision and memory settings, so no plan is made); and a
+NIMService whose own ``spec.command`` replaces the launcher is read as any command is (k8s-nim-operator
+api/apps/v1alpha1 nimservice_types.go ``GetCommand``, ``GetEnv``, ``GetLWSSize``; internal/controller/platform/
+standalone/nimservice.go ``addGPUResources``). The files are the operator's own samples (fixtures/collected)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_check, run_documents
+from kvlint.sizing import summarise
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+OFFLINE = Options(allow_hub=False)
+MULTI_NODE = COLLECTED / (
+    "NVIDIA__k8s-nim-operator__config__samples__nim__serving__advanced__multi-node__multi-node-nimservice-rdma.yaml"
+)
+DRA_MANUAL = (
+    COLLECTED / "NVIDIA__k8s-nim-operator__config__samples__nim__serving__advanced__dra__manual__llm.yaml"
+)
+MULTI_LLM = COLLECTED / (
+    "NVIDIA__k8s-nim-operator__config__samples__nim__serving__standalone__no-precaching__multi-llm-hf.yaml"
+)
+
+
+def _note(result) -> str:
+    (note,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert note.severity == "info" and note.message.startswith("kvlint does not read this NIMService")
+    return note.message
+
+
+def _facts(message: str) -> str:
+    (clause,) = [c for c in message.split("; ") if c.startswith("read from the NIMService spec: ")]
+    return clause
+
+
+def test_a_multi_node_nimservice_says_its_model_gpus_and_pods() -> None:
+    result = run_check([str(MULTI_NODE)], OFFLINE)
+    text = MULTI_NODE.read_text()
+    assert "repository: nvcr.io/nim/deepseek-ai/deepseek-r1" in text and "nvidia.com/gpu: 8" in text
+    assert "pipeline: 2" in text and "tensor: 8" in text
+    facts = _facts(_note(result))
+    assert "model deepseek-ai/deepseek-r1 (the image's name)" in facts
+    assert "8 GPUs per pod (nvidia.com/gpu in spec.resources)" in facts
+    assert "2 pods per instance (the LeaderWorkerSet of multiNode.parallelism.pipeline)" in facts
+    assert "tensor parallel size 8" in facts
+    assert "GPU not named" in facts and "no profile named" in facts
+    assert "no memory plan is made" in _note(result)
+    assert summarise(result).not_read == 1
+
+
+def test_dra_claims_and_a_multi_llm_model_name_are_said() -> None:
+    facts = _facts(_note(run_check([str(DRA_MANUAL)], OFFLINE)))
+    assert "GPUs per pod from spec.draResources: ResourceClaimTemplate gpu-resourceclaimtemplate" in facts
+    facts = _facts(_note(run_check([str(MULTI_LLM)], OFFLINE)))
+    assert "nvcr.io/nim/nvidia/llm-nim" in MULTI_LLM.read_text()
+    assert "model hf://meta-llama/Llama-3.2-1B-Instruct (NIM_MODEL_NAME)" in facts
+
+
+SERVICE = """apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: llm
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama-3.1-8b-instruct
+    tag: "1.3.3"
+  env:
+    - name: NIM_MODEL_PROFILE
+      value: vllm-bf16-tp1
+  storage:
+    nimCache:
+      name: llama-cache
+      profile: tensorrt_llm-h100-fp8-tp1-throughput
+  nodeSelector:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+"""
+
+
+def test_the_profile_and_gpu_type_come_from_env_and_node_selector() -> None:
+    """``NIM_MODEL_PROFILE`` in ``spec.env`` wins over ``storage.nimCache.profile`` (the operator merges its
+    profile variable under the user's env); with no ``nvidia.com/gpu`` the note says when the operator adds one."""
+    facts = _facts(_note(run_documents(load_text(SERVICE, "nim.yaml"), OFFLINE)))
+    assert "profile vllm-bf16-tp1 (NIM_MODEL_PROFILE)" in facts
+    assert "GPU nvidia-h100-sxm5-80gb (nodeSelector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3)" in facts
+    assert "no nvidia.com/gpu in spec.resources" in facts
+    no_env = SERVICE.replace(
+        "  env:\n    - name: NIM_MODEL_PROFILE\n      value: vllm-bf16-tp1\n",
+        "  resources:\n    limits:\n      nvidia.com/gpu: 1\n",
+    )
+    facts = _facts(_note(run_documents(load_text(no_env, "nim.yaml"), OFFLINE)))
+    assert "profile tensorrt_llm-h100-fp8-tp1-throughput (storage.nimCache.profile)" in facts
+    assert "1 GPU per pod" in facts
+
+
+def test_a_command_of_its_own_replaces_the_launcher_and_is_read() -> None:
+    """``spec.command`` reaches the container as it is: a vLLM command line there is read and sized like any
+    other, and the NIM note (which would say the launcher picks the engine) is not given."""
+    own = SERVICE.replace(
+        "  env:\n",
+        "  command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --max-model-len, '4096']\n"
+        "  resources:\n    limits:\n      nvidia.com/gpu: 1\n  env:\n",
+    )
+    result = run_documents(load_text(own, "nim.yaml"), OFFLINE)
+    assert not [d for d in result.diagnostics if d.rule == "KV503" and "NIM" in d.message]
+    (cr,) = result.containers
+    assert cr.serving.engine == "vllm" and cr.plan is not None
+
+
+AWS = (
+    COLLECTED
+    / "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-service-llama3-8b-instruct.yaml"
+)
+AWS_CACHE = COLLECTED / (
+    "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-cache-llama3-8b-instruct.yaml"
+)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_nimcache_it_names_is_said_when_among_the_inputs(jobs: int) -> None:
+    """The NIMService's ``storage.nimCache.name`` names a NIMCache of the same namespace; linted together (two
+    files of ai-on-eks' blueprint, in one run, however many jobs), what it caches is said."""
+    from kvlint.checkrun import run_paths
+
+    assert "kind: NIMCache" in AWS_CACHE.read_text() and "nimCache:" in AWS.read_text()
+    alone = _facts(_note(run_check([str(AWS)], OFFLINE)))
+    assert "NIMCache" not in alone
+    run = run_paths([str(AWS_CACHE), str(AWS)], OFFLINE, jobs=jobs)
+    facts = _facts(_note(run.result))
+    assert (
+        "NIMCache meta-llama3-8b-instruct caches the profiles of engine tensorrt_llm, precision fp16, GPU A10G"
+        in facts
+    )
+
+
+def test_a_cache_of_profiles_the_pod_cannot_run_is_said() -> None:
+    service = SERVICE.replace("  env:\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n  env:\n")
+    cache = (
+        "---\napiVersion: apps.nvidia.com/v1alpha1\nkind: NIMCache\nmetadata:\n  name: llama-cache\nspec:\n"
+        "  source:\n    ngc:\n      modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "      model:\n        engine: tensorrt_llm\n        tensorParallelism: '2'\n"
+    )
+    facts = _facts(_note(run_documents(load_text(service + cache, "nim.yaml"), OFFLINE)))
+    assert "NIMCache llama-cache caches the profiles of engine tensorrt_llm, tensor parallel size 2" in facts
+    assert "they need 2 GPUs, the pod has 1: no cached profile fits it" in facts
