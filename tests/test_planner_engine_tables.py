@@ -159,3 +159,18 @@ def test_sweep_of_a_vllm_setting_names_the_engines_own(argv: list[str], spec: st
     assert r.exit_code == 2 and "Traceback" not in r.output
     flat = " ".join(r.output.split())
     assert f"calls it {own}" in flat, flat
+
+
+@pytest.mark.parametrize(
+    ("argv", "version"),
+    [(TGI, "2.3.0"), (TGI, "3.3.6"), (SGLANG, "0.5.5"), (SGLANG, "0.5.23")],
+    ids=["tgi-2.3.0", "tgi-3.3.6", "sglang-0.5.5", "sglang-0.5.23"],
+)
+def test_a_fitting_row_has_room_for_its_own_length(argv: list[str], version: str) -> None:
+    """A row whose command fits holds at least its own length, so the largest length is never below it (TGI 2.x's
+    fixed default max_input_tokens of 4095 refused every shorter max_total_tokens tried: the column read 0)."""
+    doc = _table("--compare", "--accelerators", "l4,h100", "--engine-version", version, "--", *argv)
+    rows = [r for r in doc["compare"]["rows"] if r["verdict"] == "fits"]
+    assert rows
+    for r in rows:
+        assert r["largest_max_model_len"] >= r["max_model_len"] > 0, r

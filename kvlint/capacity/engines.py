@@ -238,7 +238,8 @@ def largest_length(ctx: CommandContext, out: PlanOutput) -> int:
     """The largest per-request length (TGI ``max_total_tokens``, SGLang ``context_length``) with which the
     engine starts and one such request fits the point estimate, up to the length derived from config.json; 0
     when not even :data:`_SHORTEST` tokens fit. TGI: :func:`kvlint.memory.tgi.tgi_starts` (launcher, warmup and router checks), with
-    ``max_input_tokens`` kept below the length; SGLang: the server accepts the length and its pool starts
+    ``max_input_tokens`` set below the length (the user's when smaller, else one token less: TGI 3's default, which
+    TGI 2 users type); SGLang: the server accepts the length and its pool starts
     (:func:`kvlint.memory.sglang.pool_starts`) and holds it. Searched by bisection over re-plans of the same
     model (:func:`kvlint.memory.stage.replan`), the plan's assumptions being monotone in the length."""
     from kvlint.memory.sglang import SglangPlanDetail, pool_starts
@@ -254,7 +255,8 @@ def largest_length(ctx: CommandContext, out: PlanOutput) -> int:
     def fits(length: int) -> bool:
         changes: dict[str, Any] = {ctx.terms.length: length}
         if ctx.engine == "tgi":
-            changes["max_input_tokens"] = min(int(user_input), length - 1) if user_input else None
+            # below the length, as the launcher requires (KV601); TGI 2.x's default (4095) is not relative to it
+            changes["max_input_tokens"] = min(int(user_input), length - 1) if user_input else length - 1
         d = replan(cr, None, **changes)
         if d is None:
             return False
