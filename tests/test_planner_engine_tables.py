@@ -174,3 +174,17 @@ def test_a_fitting_row_has_room_for_its_own_length(argv: list[str], version: str
     assert rows
     for r in rows:
         assert r["largest_max_model_len"] >= r["max_model_len"] > 0, r
+
+
+@pytest.mark.parametrize("argv", [TGI, [*SGLANG, "--tp-size", "2"]], ids=["tgi", "sglang"])
+def test_kv_dtype_sweep_refuses_a_value_the_engine_refuses(argv: list[str]) -> None:
+    """A made-up KV dtype was planned (SGLang's model reads any non-16-bit name as one byte): now a usage error
+    naming what the engine accepts, as vLLM's sweep does."""
+    r = _run("--accelerator", "l4", "--sweep", "kv-cache-dtype=auto,bogus", "--", *argv)
+    assert r.exit_code == 2 and "does not accept --kv-cache-dtype bogus" in " ".join(r.output.split()), (
+        r.output
+    )
+    fp8 = "fp8_e5m2"
+    doc = _table("--accelerator", "l4", "--sweep", f"kv-cache-dtype=auto,{fp8}", "--", *argv)
+    auto, low = doc["sweeps"][0]["points"]
+    assert low["kv_tokens"] > auto["kv_tokens"]

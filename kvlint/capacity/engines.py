@@ -45,11 +45,13 @@ class EngineTerms:
     sweepable: dict[str, str]
     fractions: frozenset[str]
     tokens_line: str
+    kv_dtype_choices: tuple[str, ...] = ()
 
 
 #: TGI: the launcher's ``Args`` (tgi@v3.3.7:launcher/src/main.rs); ``--kv-cache-dtype`` takes ``fp8_e4m3fn`` or
-#: ``fp8_e5m2`` (the model's dtype when unset). SGLang: ``ServerArgs.add_cli_args`` (sglang@v0.5.5:
-#: python/sglang/srt/server_args.py), ``--kv-cache-dtype`` ``auto``, ``fp8_e5m2`` or ``fp8_e4m3``.
+#: ``fp8_e5m2`` (the model's dtype when unset: ``auto`` here; :data:`kvlint.engines.tgi._TGI_CHOICES`). SGLang:
+#: ``ServerArgs.add_cli_args`` (sglang@v0.5.5: python/sglang/srt/server_args.py), ``--kv-cache-dtype`` ``auto``,
+#: ``fp8_e5m2`` or ``fp8_e4m3`` (and the 16-bit names :func:`kvlint.memory.sglang.sglang_prelude` reads).
 TERMS: dict[str, EngineTerms] = {
     "tgi": EngineTerms(
         tp="num_shard",
@@ -65,6 +67,7 @@ TERMS: dict[str, EngineTerms] = {
         },
         fractions=frozenset({"cuda_memory_fraction"}),
         tokens_line="TGI's 'Setting max batch total tokens to N' (the router's budget)",
+        kv_dtype_choices=("auto", "fp8_e4m3fn", "fp8_e5m2"),
     ),
     "sglang": EngineTerms(
         tp="tp_size",
@@ -79,6 +82,7 @@ TERMS: dict[str, EngineTerms] = {
         },
         fractions=frozenset({"mem_fraction_static"}),
         tokens_line="SGLang's 'max_total_num_tokens' (the KV pool of one DP replica)",
+        kv_dtype_choices=("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"),
     ),
 }
 
@@ -355,6 +359,15 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
     """Re-plan the command on ``acc`` for each value of ``spec`` (``kvlint plan`` with that setting typed; a KV
     dtype ``auto`` of TGI is the flag unset). Returns (setting dest name, points). Raises :class:`SweepError`."""
     dest, values = parse_engine_sweep(ctx, spec)
+    allowed = ctx.terms.kv_dtype_choices
+    unknown = [str(v) for v in values if dest == "kv_cache_dtype" and v not in allowed]
+    if unknown:
+        name = ENGINE_NAMES[ctx.engine]
+        raise SweepError(
+            f"--sweep '{spec}': {name} does not accept --kv-cache-dtype {', '.join(unknown)}; it accepts "
+            f"{', '.join(allowed)}"
+            + (" (auto: the flag unset, the model's dtype)" if ctx.engine == "tgi" else "")
+        )
     pts = []
     for v in values:
         value = None if dest == "kv_cache_dtype" and v == "auto" and ctx.engine == "tgi" else v
