@@ -188,3 +188,15 @@ def test_kv_dtype_sweep_refuses_a_value_the_engine_refuses(argv: list[str]) -> N
     doc = _table("--accelerator", "l4", "--sweep", f"kv-cache-dtype=auto,{fp8}", "--", *argv)
     auto, low = doc["sweeps"][0]["points"]
     assert low["kv_tokens"] > auto["kv_tokens"]
+
+
+def test_a_value_the_launcher_refuses_is_a_refused_point_naming_the_rule() -> None:
+    """TGI's launcher refuses max_total_tokens at or below max_input_tokens (KV601) before sizing anything: that
+    point is ``refused`` with the rule, as ``kvlint plan`` of the same command fails with it; the next point plans."""
+    cmd = [*TGI, "--max-input-tokens", "2048"]
+    doc = _table("--accelerator", "h100", "--sweep", "max-total-tokens=1k,4k", "--", *cmd)
+    low, high = doc["sweeps"][0]["points"]
+    assert (low["verdict"], low["refused_by"]) == ("refused", "KV601") and not low["fits"]
+    plan = _plan("h100", "3.3.7", [*cmd, "--max-total-tokens", "1000"])
+    assert plan["verdict"] == "fail" and "KV601" in {d["rule"] for d in plan["diagnostics"]}
+    assert high["verdict"] in ("fits", "risky") and high["kv_tokens"] > 0

@@ -164,7 +164,7 @@ def render_compare(rows: list[CompareRow], fmt: str = "text", engine: str = "vll
     ``engine``: whose terms the columns and legends use (:mod:`kvlint.capacity.engines` for TGI and SGLang)."""
     length, legend, units = "max_model_len", VERDICT_LEGEND, UNITS_LEGEND
     if engine != "vllm":
-        from kvlint.capacity.engines import TERMS, units_legend, verdict_legend
+        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
 
         length, legend, units = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
     head = (

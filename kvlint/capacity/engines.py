@@ -23,68 +23,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvlint.capacity.compare import CompareRow, candidate_accelerators
+from kvlint.capacity.engine_terms import TERMS, EngineTerms
 from kvlint.capacity.sweep import SweepError, SweepPoint, parse_sweep
 from kvlint.types import ENGINE_NAMES, Accelerator
+
+__all__ = [
+    "MEMORY_RULES",
+    "TERMS",
+    "CommandContext",
+    "EngineTerms",
+    "cell_verdict",
+    "command_engine",
+    "compare",
+    "largest_length",
+    "parse_engine_sweep",
+    "resolve_command",
+    "sweep",
+]
 
 if TYPE_CHECKING:
     from kvlint.accelerators.site import Site
     from kvlint.capacity.plan_command import PlanOutput
     from kvlint.options import Options
 
-
-@dataclass(frozen=True)
-class EngineTerms:
-    """How one engine names what the tables show: its tensor-parallel setting (``tp``), the per-request length
-    (``length``, a parser dest), the KV-cache dtypes a comparison tries (``kv_dtypes``; ``auto`` = the flag unset,
-    the model's dtype), the settings ``--sweep`` takes (flag name -> dest), and the start-up line whose token count
-    the ``KV tokens`` column is (``tokens_line``)."""
-
-    tp: str
-    length: str
-    kv_dtypes: tuple[str, ...]
-    sweepable: dict[str, str]
-    fractions: frozenset[str]
-    tokens_line: str
-    kv_dtype_choices: tuple[str, ...] = ()
-
-
-#: TGI: the launcher's ``Args`` (tgi@v3.3.7:launcher/src/main.rs); ``--kv-cache-dtype`` takes ``fp8_e4m3fn`` or
-#: ``fp8_e5m2`` (the model's dtype when unset: ``auto`` here; :data:`kvlint.engines.tgi._TGI_CHOICES`). SGLang:
-#: ``ServerArgs.add_cli_args`` (sglang@v0.5.5: python/sglang/srt/server_args.py), ``--kv-cache-dtype`` ``auto``,
-#: ``fp8_e5m2`` or ``fp8_e4m3`` (and the 16-bit names :func:`kvlint.memory.sglang.sglang_prelude` reads).
-TERMS: dict[str, EngineTerms] = {
-    "tgi": EngineTerms(
-        tp="num_shard",
-        length="max_total_tokens",
-        kv_dtypes=("auto", "fp8_e4m3fn"),
-        sweepable={
-            "max-total-tokens": "max_total_tokens",
-            "max-input-tokens": "max_input_tokens",
-            "max-batch-prefill-tokens": "max_batch_prefill_tokens",
-            "max-batch-size": "max_batch_size",
-            "cuda-memory-fraction": "cuda_memory_fraction",
-            "kv-cache-dtype": "kv_cache_dtype",
-        },
-        fractions=frozenset({"cuda_memory_fraction"}),
-        tokens_line="TGI's 'Setting max batch total tokens to N' (the router's budget)",
-        kv_dtype_choices=("auto", "fp8_e4m3fn", "fp8_e5m2"),
-    ),
-    "sglang": EngineTerms(
-        tp="tp_size",
-        length="context_length",
-        kv_dtypes=("auto", "fp8_e4m3"),
-        sweepable={
-            "context-length": "context_length",
-            "mem-fraction-static": "mem_fraction_static",
-            "max-running-requests": "max_running_requests",
-            "chunked-prefill-size": "chunked_prefill_size",
-            "kv-cache-dtype": "kv_cache_dtype",
-        },
-        fractions=frozenset({"mem_fraction_static"}),
-        tokens_line="SGLang's 'max_total_num_tokens' (the KV pool of one DP replica)",
-        kv_dtype_choices=("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"),
-    ),
-}
 
 #: Rules whose error means the engine starts sizing memory and runs out (``fails``): vLLM's capacity rules,
 #: TGI's warmup (KV603 max-total-tokens above the KV cache, KV604 the prefill batch) and SGLang's empty KV pool
@@ -192,6 +153,7 @@ def cell_verdict(out: PlanOutput) -> tuple[str, str, str]:
     """``(verdict, reason, refused_by)`` of a cell from its ``kvlint plan`` (see the module docstring); the
     reason is the memory model's own clause (:func:`kvlint.memory.stage.fit_assessment`) where it has one, else
     the finding's first sentence."""
+    from kvlint.capacity.plan_command import RISKY_RULES
     from kvlint.memory.stage import fit_assessment
 
     detail = out.result.plan_detail
@@ -202,15 +164,12 @@ def cell_verdict(out: PlanOutput) -> tuple[str, str, str]:
     if verdict == "ok":
         return "fits", "", ""
     if verdict == "risky":
-        d = next(d for d in out.diagnostics if d.severity != "info" and d.rule in _RISKY)
+        d = next(d for d in out.diagnostics if d.rule in RISKY_RULES)
         return "risky", clause or _first_sentence(d.message), ""
     err = next(d for d in out.diagnostics if d.severity == "error")
     if err.rule in MEMORY_RULES:
         return "fails", clause or _first_sentence(err.message), ""
     return "refused", _first_sentence(err.message), err.rule
-
-
-_RISKY = frozenset({"KV105", "KV702"})
 
 
 def _first_sentence(text: str) -> str:
@@ -308,9 +267,13 @@ def compare(
                 }
                 out = plan_cell(ctx, acc, flags)
                 verdict, reason, refused_by = cell_verdict(out)
-                if out.result.plan is None:
+                if out.result.plan is None:  # refused before any memory is sized, or no plan at all
+                    verdict = verdict if verdict == "refused" else "error"
+                    err = "" if verdict == "refused" else reason
                     rows.append(
-                        CompareRow(acc.id, tp, kvd, False, 0, 0, 0, 0.0, 0, 0, tp, reason, "error", reason)
+                        CompareRow(
+                            acc.id, tp, kvd, False, 0, 0, 0, 0.0, 0, 0, tp, err, verdict, reason, refused_by
+                        )
                     )
                     continue
                 w, kv, tok, conc, length, gpus = _row_figures(out)
@@ -374,6 +337,9 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
         out = plan_cell(ctx, acc, {dest: value}, gpu_memory=True)
         verdict, reason, refused_by = cell_verdict(out)
         p = out.result.plan
+        if p is None and verdict == "refused":  # the engine refuses this value before sizing memory
+            pts.append(SweepPoint(v, 0, 0, 0, 0, 0.0, False, 0, 0, verdict, reason, refused_by))
+            continue
         if p is None:
             raise SweepError(f"--sweep {dest.replace('_', '-')}={v}: {reason}")
         pts.append(
@@ -393,35 +359,3 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
             )
         )
     return dest, pts
-
-
-def verdict_legend(engine: str) -> str:
-    """The legend of the ``fits`` column for ``engine``'s table (vLLM's: :data:`kvlint.capacity.compare.VERDICT_LEGEND`)."""
-    name = ENGINE_NAMES[engine]
-    length = TERMS[engine].length
-    no = (
-        "TGI's warmup runs out of memory or max_total_tokens exceeds the KV cache it finds (KV603/KV604)"
-        if engine == "tgi"
-        else "the weights leave SGLang no KV pool (KV701)"
-    )
-    risky = (
-        "one max_total_tokens request fits only in the band's upper part (KV105)"
-        if engine == "tgi"
-        else "the KV pool holds less than one context_length request, so SGLang caps requests below it (KV702), "
-        "or holds one only in the band's upper part"
-    )
-    return (
-        f"fits: yes = `kvlint plan` of this cell's command says ok: one {length} request fits across kvlint's "
-        f"prediction band; risky = {risky}; no = {no}; refused = {name} does not start with these settings for "
-        "another reason, before sizing memory (the rule named; the memory figures do not apply)"
-    )
-
-
-def units_legend(engine: str) -> str:
-    """The units legend of ``engine``'s tables (vLLM's: :data:`kvlint.capacity.compare.UNITS_LEGEND`)."""
-    terms = TERMS[engine]
-    return (
-        "units: GiB/GPU = GiB (2^30 bytes) on each GPU of the replica; KV tokens = the KV cache of one replica, as "
-        f"{terms.tokens_line} counts it; concurrency = requests of {terms.length} tokens that fit in it at once; "
-        f"GPUs/replica = {'--num-shard' if engine == 'tgi' else '--tp-size x --pp-size'}"
-    )

@@ -174,7 +174,7 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text", engine: st
     length = "max_model_len"
     legend, units_text = VERDICT_LEGEND, UNITS_LEGEND
     if engine != "vllm":
-        from kvlint.capacity.engines import TERMS, units_legend, verdict_legend
+        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
 
         length, legend, units_text = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
     name = dest.replace("_", "-")
