@@ -853,7 +853,8 @@ def _manifest_word(command: Sequence[str]) -> str | None:
     "--compare",
     is_flag=True,
     help="Table over accelerators x TP sizes x KV dtypes: fits (yes/risky/no/refused), weights and KV per GPU, "
-    "KV tokens, concurrency, largest max-model-len, GPUs per replica.",
+    "KV tokens, concurrency, largest max-model-len (TGI: max-total-tokens, SGLang: context-length), GPUs per "
+    "replica.",
 )
 @click.option(
     "--accelerators",
@@ -866,7 +867,10 @@ def _manifest_word(command: Sequence[str]) -> str | None:
     multiple=True,
     metavar="NAME=SPEC",
     help="Sensitivity, e.g. max-model-len=8k..128k, gpu-memory-utilization=0.8..0.95, max-num-seqs=64..512, "
-    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8 (repeatable; needs --accelerator or --gpu-memory).",
+    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8; TGI: max-total-tokens, max-input-tokens, "
+    "max-batch-prefill-tokens, max-batch-size, cuda-memory-fraction, kv-cache-dtype; SGLang: context-length, "
+    "mem-fraction-static, max-running-requests, chunked-prefill-size, kv-cache-dtype (repeatable; needs "
+    "--accelerator or --gpu-memory).",
 )
 @click.option("--plot", metavar="FILE", help="Write a chart (.png/.svg; needs the 'plot' extra: matplotlib).")
 @_add_common
@@ -888,8 +892,9 @@ def plan(
     kvlint plan --compare --accelerators l4,a100-80gb,h100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
     kvlint plan --accelerator h100 --sweep max-model-len=8k..128k -- vllm serve meta-llama/Llama-3.1-8B-Instruct
 
-    vLLM, TGI and SGLang commands are planned; --compare, --accelerators and --sweep re-plan vLLM settings and
-    take vLLM commands only. --plot adds a chart of the plan (and of a sweep) to what is printed.
+    vLLM, TGI and SGLang commands are planned, and so are --compare, --accelerators and --sweep, each cell the
+    command with the engine's own settings changed (TGI's --num-shard, SGLang's --tp-size...). --plot adds a
+    chart of the plan (and of a sweep) to what is printed.
 
     Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown); with --compare or
     --sweep, 0 once the table is printed (its fits column holds the verdicts), 2 usage error.

@@ -20,7 +20,7 @@ PARSE = {
         ["--model-path", "m", *argv], version="0.5.5", env={}, container=LDict()
     ),
 }
-CASES = [(engine, option) for engine, table in sorted(COUNTERPARTS.items()) for option in sorted(table)]
+CASES = [(engine, option) for engine in PARSE for option in sorted(COUNTERPARTS[engine])]
 
 
 def _kv205(cfg) -> list:
@@ -42,3 +42,46 @@ def test_foreign_option_names_the_engines_own(engine: str, option: str) -> None:
 def test_a_typo_still_gets_the_closest_spelling() -> None:
     (f,) = _kv205(PARSE["TGI"](["--max-total-token", "8"]))
     assert "did you mean --max-total-tokens?" in f.message and "counterpart" not in f.message
+
+
+# vLLM given TGI's or SGLang's options (kvlint.engines.options.COUNTERPARTS["vLLM"]): the reverse direction of the
+# tables above. Each foreign option is one its owner's parser accepts, and each counterpart one vLLM's accepts.
+def _parse_vllm(argv: list[str], version: str = "0.11.0"):
+    from kvlint.engines import parse_command_line
+
+    return parse_command_line(["vllm", "serve", "m", *argv], version)
+
+
+_FLAGS = {"--disable-cuda-graph", "--enforce-eager"}  # options that take no value
+VLLM_CASES = sorted(COUNTERPARTS["vLLM"])
+
+
+def _with_value(option: str) -> list[str]:
+    if option in _FLAGS:
+        return [option]
+    return [option, "0" if option == "--cuda-graphs" else "1"]
+
+
+@pytest.mark.parametrize("option", VLLM_CASES)
+def test_vllm_given_another_engines_option_names_its_own(option: str) -> None:
+    ours, owner = COUNTERPARTS["vLLM"][option]
+    (f,) = _kv205(_parse_vllm(_with_value(option)))
+    assert f"{owner}'s option; vLLM's counterpart is {ours}" in f.message and f.severity == "error"
+    assert f.fix.startswith(f"use {ours}"), f.fix
+    # the owner's parser takes the option (it is that engine's), and vLLM's takes the counterpart
+    assert not _kv205(PARSE[owner](_with_value(option))), (owner, option)
+    assert not _kv205(_parse_vllm(_with_value(ours))), ours
+
+
+def test_vllm_counterpart_caution_and_spellings() -> None:
+    """SGLang's --mem-fraction-static is not vLLM's budget (the fix says what it leaves out); an underscore spelling
+    (vLLM's argparse reads --max_model_len as --max-model-len) finds the counterpart too; a counterpart the release
+    lacks falls back to the closest spelling (vLLM 0.4.3 has no --data-parallel-size)."""
+    (f,) = _kv205(_parse_vllm(["--mem-fraction-static", "0.85"]))
+    assert "weights and the KV pool only" in f.fix
+    (f,) = _kv205(_parse_vllm(["--mem_fraction_static", "0.85"]))
+    assert "vLLM's counterpart is --gpu-memory-utilization" in f.message
+    (f,) = _kv205(_parse_vllm(["--dp-size", "2"], "0.4.3"))
+    assert "counterpart" not in f.message
+    (f,) = _kv205(_parse_vllm(["--dp-size", "2"], "0.11.0"))
+    assert "vLLM's counterpart is --data-parallel-size" in f.message

@@ -101,33 +101,28 @@ def test_a_band_end_at_or_below_zero_is_said_in_words_for_tgi_and_sglang() -> No
 # ------------------------------------------------------------------ (c) vLLM-only options, other engines
 
 
-def test_compare_sweep_and_simulate_tell_a_tgi_or_sglang_user_what_to_run() -> None:
-    """They said 'capacity planning models vLLM only (got tgi)': now the engine by name, the option asked, and
-    the command that plans it; exit 2, no traceback."""
+def test_simulate_tells_a_tgi_or_sglang_user_why_and_what_to_run() -> None:
+    """It said 'capacity planning models vLLM only (got tgi)': now the engine by name, why (the simulation is vLLM
+    V1's scheduler) and the command that plans it, --compare and --sweep included, which plan TGI and SGLang
+    commands since planner26 (tests/test_planner_engine_tables.py); exit 2, no traceback."""
     from kvlint.capacity.cli import simulate
 
-    cases = [
-        (["--compare"], TGI_8B, "kvlint plan --compare", "TGI"),
-        (
-            ["--accelerator", "l4", "--sweep", "max-model-len=1k..8k"],
-            SGLANG_8B,
-            "kvlint plan --sweep",
-            "SGLang",
-        ),
-    ]
-    for opts, argv, what, name in cases:
-        r = _plan(*opts, "--", *argv)
-        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    for argv, name in ((TGI_8B, "TGI"), (SGLANG_8B, "SGLang")):
+        r = CliRunner().invoke(simulate, ["--accelerator", "l4", "--offline", "--", *argv])
+        assert r.exit_code == 2 and "Traceback" not in r.output
         flat = " ".join(r.output.split())
-        assert f"{what} models vLLM only" in flat and f"{name} command ({' '.join(argv[:3])}" in flat, flat
-        assert "`kvlint plan --accelerator ID -- <the same command>` (without --compare" in flat
-        # and that command does plan it
+        article = "an" if name == "SGLang" else "a"
+        assert (
+            f"kvlint simulate (vLLM's V1 scheduler) models vLLM only, and this is {article} {name} command"
+            in flat
+        )
+        assert f"which {name} does not share" in flat, flat
+        assert "`kvlint plan --accelerator ID -- <the same command>`" in flat and "--compare" in flat
+        # and that command does plan it, its --compare too
         plain = _plan("--accelerator", "l4", "--format", "json", "--", *argv)
         assert json.loads(plain.stdout)["engine"] in ("tgi", "sglang")
-    r = CliRunner().invoke(simulate, ["--accelerator", "l4", "--offline", "--", *SGLANG_8B])
-    assert r.exit_code == 2 and "Traceback" not in r.output
-    flat = " ".join(r.output.split())
-    assert "kvlint simulate (vLLM's V1 scheduler) models vLLM only, and this is an SGLang command" in flat
+        table = _plan("--compare", "--accelerators", "l4", "--format", "json", "--", *argv)
+        assert table.exit_code == 0 and json.loads(table.stdout)["compare"]["rows"], table.output
 
 
 def test_plot_alone_prints_the_plan_for_any_engine(tmp_path: Any) -> None:

@@ -82,6 +82,8 @@ def run_plan_extras(
     PNG/SVG (memory breakdown, sweep curve) when matplotlib is installed; otherwise a note is appended and the text
     charts stand. Raises ValueError (``CapacityError``, ``SweepError``) with a user-facing message.
 
+    A TGI or SGLang command goes to :func:`_engine_extras` (the same tables in the engine's terms).
+
     JSON: ``engine``, ``engine_version`` (``engine_version_assumed`` when the command names none), ``model``;
     ``compare`` (with --compare/--accelerators): ``fleet`` in words and ``rows``, each a
     :class:`~kvlint.capacity.compare.CompareRow` (bytes per GPU, tokens, ``concurrency`` at max_model_len, ``fits``,
@@ -92,9 +94,14 @@ def run_plan_extras(
     from kvlint.capacity.compare import compare as do_compare
     from kvlint.capacity.compare import render_compare
     from kvlint.capacity.context import CapacityError, resolve
+    from kvlint.capacity.engines import command_engine
     from kvlint.capacity.sweep import render_sweep
     from kvlint.capacity.sweep import sweep as do_sweep
 
+    if command_engine(argv, options) in ("tgi", "sglang"):
+        return _engine_extras(
+            argv, options, compare=compare, accelerators=accelerators, sweep=sweep, fmt=fmt, plot=plot
+        )
     asked = "kvlint plan --sweep" if sweep and not (compare or accelerators) else "kvlint plan --compare"
     ctx = resolve(argv, options, what=asked)
     out: list[str] = []
@@ -145,6 +152,81 @@ def run_plan_extras(
         sweep_plot = (dest, [p.value for p in pts], [p.concurrency for p in pts])
     if plot:
         out.append(plot_note(plot, plan=ctx.plan, sweep=sweep_plot))
+        doc["plot"] = out[-1]
+    if fmt == "json":
+        import json
+
+        return json.dumps(doc, indent=2) + "\n"
+    return "\n\n".join(out) + "\n"
+
+
+def _engine_extras(
+    argv: list[str],
+    options: Options,
+    *,
+    compare: bool,
+    accelerators: list[str] | None,
+    sweep: list[str],
+    fmt: str,
+    plot: str | None,
+) -> str:
+    """:func:`run_plan_extras` for a TGI or SGLang command (:mod:`kvlint.capacity.engines`): the same tables,
+    headings and JSON fields, every cell ``kvlint plan`` of the command with the engine's own settings changed."""
+    from kvlint.capacity import engines as E
+    from kvlint.capacity import render as R
+    from kvlint.capacity.compare import fleet_description, render_compare
+    from kvlint.capacity.context import CapacityError
+    from kvlint.capacity.sweep import render_sweep
+    from kvlint.types import ENGINE_NAMES
+
+    ctx = E.resolve_command(argv, options)
+    name = ENGINE_NAMES[ctx.engine]
+    model_id = ctx.out.result.model.id if ctx.out.result.model else "?"
+    out: list[str] = []
+    doc: dict[str, Any] = {
+        "engine": ctx.engine,
+        "engine_version": ctx.release,
+        "engine_version_assumed": ctx.version_assumed,
+        "model": model_id,
+    }
+    if compare or accelerators:
+        site = options.site or _found_site()
+        rows = E.compare(ctx, accelerators or None, site=site)
+        doc["compare"] = {
+            "fleet": fleet_description(accelerators or None, site),
+            "rows": [dataclasses.asdict(r) for r in rows],
+        }
+        out.append(R.heading(f"Accelerators x TP x KV dtype for {model_id} on {ctx.engine_label}", fmt))
+        tp_flag = "--num-shard" if ctx.engine == "tgi" else "--tp-size"
+        preamble = (
+            f"Every row is `kvlint plan` of this command ({ctx.engine_label}) with {tp_flag} and --kv-cache-dtype "
+            f"replaced (auto: {name}'s default, the model's dtype), over "
+            f"{fleet_description(accelerators or None, site)}. {ctx.version_note}"
+        )
+        out.append(preamble.rstrip())
+        out.append(render_compare(rows, fmt, engine=ctx.engine))
+    sweep_plot = None
+    acc = ctx.accelerator
+    for spec in sweep:
+        if acc is None:
+            raise CapacityError(
+                "--sweep needs a GPU to re-plan on: --accelerator ID (`kvlint accelerators` lists them) or --gpu-memory QTY"
+            )
+        dest, pts = E.sweep(ctx, acc, spec)
+        doc.setdefault("sweeps", []).append(
+            {
+                "setting": dest.replace("_", "-"),
+                "accelerator": acc.id,
+                "points": [dataclasses.asdict(p) for p in pts],
+            }
+        )
+        out.append(R.heading(f"Sweep of {dest.replace('_', '-')} on {acc.name} with {ctx.engine_label}", fmt))
+        if ctx.version_note:
+            out.append(ctx.version_note)
+        out.append(render_sweep(dest, pts, fmt, engine=ctx.engine))
+        sweep_plot = (dest, [p.value for p in pts], [p.concurrency for p in pts])
+    if plot:
+        out.append(plot_note(plot, plan=ctx.out.result.plan, sweep=sweep_plot))
         doc["plot"] = out[-1]
     if fmt == "json":
         import json
@@ -290,7 +372,8 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
     kvlint simulate --accelerator h100 --rate 20 --seed 1 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
 
     The GPU: --accelerator ID, or --gpu-memory QTY alone for a GPU of that size (as kvlint plan takes it).
-    vLLM commands only (TGI and SGLang: kvlint plan). Exit codes: 0 report printed, 2 usage error (no GPU
+    vLLM commands only: the simulation is vLLM V1's scheduler, which TGI's router and SGLang's scheduler do not
+    share (their plans, tables and sweeps: kvlint plan). Exit codes: 0 report printed, 2 usage error (no GPU
     given, unknown accelerator, unreadable trace, bad length distribution, a command that cannot be planned or
     is not vLLM's).
     """

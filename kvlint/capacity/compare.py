@@ -158,9 +158,15 @@ def fits_text(verdict: str, fits: bool, error: str = "") -> str:
     return "yes" if fits else ("error" if error else "no")
 
 
-def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
+def render_compare(rows: list[CompareRow], fmt: str = "text", engine: str = "vllm") -> str:
     """The comparison as a table (text or Markdown), a ``note`` column with each non-``yes`` cell's reason and
-    the legend of the ``fits`` column. Refused rows show no capacity figures (vLLM does not start)."""
+    the legend of the ``fits`` column. Refused rows show no capacity figures (the engine does not start).
+    ``engine``: whose terms the columns and legends use (:mod:`kvlint.capacity.engines` for TGI and SGLang)."""
+    length, legend, units = "max_model_len", VERDICT_LEGEND, UNITS_LEGEND
+    if engine != "vllm":
+        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
+
+        length, legend, units = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
     head = (
         "accelerator",
         "TP",
@@ -169,8 +175,8 @@ def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
         "weights GiB/GPU",
         "KV GiB/GPU",
         "KV tokens",
-        "concurrency @max_model_len",
-        "largest max_model_len",
+        f"concurrency @{length}",
+        f"largest {length}",
         "GPUs/replica",
         "note",
     )
@@ -192,4 +198,4 @@ def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
                 (f"{r.reason} ({r.refused_by})" if r.refused_by else r.reason) or r.error,
             )
         )
-    return R.table(head, body, fmt) + "\n\n" + VERDICT_LEGEND + "\n\n" + UNITS_LEGEND
+    return R.table(head, body, fmt) + "\n\n" + legend + "\n\n" + units

@@ -60,18 +60,25 @@ ENGINE_NAMES = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
 
 
 def vllm_only_message(engine: str, argv: list[str] | tuple[str, ...], what: str) -> str:
-    """Why ``what`` (``kvlint plan --compare``, ``kvlint simulate``...) refuses a command of ``engine``, and what
-    to run instead: ``kvlint plan`` without the capacity options, which plans TGI and SGLang (their own memory
-    models, :mod:`kvlint.memory.tgi`, :mod:`kvlint.memory.sglang`) with the findings. The table, the sweep and
-    the scheduler simulation re-plan vLLM's settings (:class:`~kvlint.memory.vllm.VllmSettings`) and replay
-    vLLM's V1 scheduler, which other engines do not share."""
+    """Why ``what`` (``kvlint simulate``) refuses a command of ``engine``, and what to run instead: ``kvlint plan``,
+    whose ``--compare`` and ``--sweep`` plan TGI and SGLang commands too (:mod:`kvlint.capacity.engines`, on their
+    own memory models :mod:`kvlint.memory.tgi`, :mod:`kvlint.memory.sglang`). The simulation replays vLLM V1's
+    scheduler (admission by free paged blocks, chunked prefill, preemption by recompute), which TGI's router (a
+    token budget, no preemption) and SGLang's scheduler (radix cache, admission by a new-token ratio, retraction)
+    do not share, so its figures would not be the engine's."""
     name = ENGINE_NAMES.get(engine, engine)
     typed = " ".join(argv[:3]) if argv else engine
-    without = " (without --compare, --accelerators and --sweep)" if what.startswith("kvlint plan") else ""
     return (
-        f"{what} models vLLM only, and this is {'an' if name == 'SGLang' else 'a'} {name} command ({typed} ...): run `kvlint plan --accelerator "
-        f"ID -- <the same command>`{without} for {name}'s per-GPU memory plan, KV capacity and findings, once "
-        "per GPU type or flag value to compare them"
+        f"{what} models vLLM only, and this is {'an' if name == 'SGLang' else 'a'} {name} command ({typed} ...): "
+        f"it replays vLLM V1's scheduler, which {name} does not share ("
+        + (
+            "TGI's router admits by a token budget and does not preempt"
+            if engine == "tgi"
+            else "SGLang schedules over a radix cache and retracts requests instead"
+        )
+        + f"). Run `kvlint plan --accelerator ID -- <the same command>` for {name}'s per-GPU memory plan, KV "
+        "capacity and findings, with --compare (GPU types x TP x KV dtype) or --sweep NAME=VALUES (one of its "
+        "settings) to compare them"
     )
 
 

@@ -8,11 +8,12 @@ there is no PodSpec (:func:`kvlint.rules.plan_rules`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc
-from kvlint.types import TYPED_COMMAND, Accelerator, Diagnostic, Document, Placement, Workload
+from kvlint.types import TYPED_COMMAND, Accelerator, Diagnostic, Document, Placement, Value, Workload
 
 if TYPE_CHECKING:
     from kvlint.options import Options
@@ -137,10 +138,20 @@ class PlanOutput:
 
 
 def plan_command(
-    argv: list[str], options: Options, *, gpus: int | None = None, env: dict[str, str] | None = None
+    argv: list[str],
+    options: Options,
+    *,
+    gpus: int | None = None,
+    env: dict[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+    accelerator: Accelerator | None = None,
 ) -> PlanOutput:
     """Plan ``argv`` (e.g. ``["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]``);
     ``env`` the engine's environment switches (``VLLM_USE_V1``...), as a container's env would give them.
+    ``flags``: settings (the parser's names: TGI's ``num_shard``, SGLang's ``tp_size``...) set to these parsed
+    values as if the command had them typed once, None unsetting one (``kvlint plan --compare`` and ``--sweep`` of a
+    TGI or SGLang command: each cell is this command so changed). ``accelerator``: the GPU to plan on, in place of
+    ``options.accelerator`` (a fleet's own accelerator, which the catalogue lookup does not know).
 
     Raises:
         PlanRequestError: the command is not a known engine invocation, or names no model.
@@ -160,6 +171,12 @@ def plan_command(
     serving.findings = cap_unknown_options(serving.findings)  # as a container's (kvlint.pipeline)
     if env:
         serving.env.update(env)
+    for name, value in (flags or {}).items():
+        if value is None:
+            serving.flags.pop(name, None)
+        else:
+            written = serving.flags.get(name)
+            serving.flags[name] = Value(value, written.loc if written else None, str(value), "arg")
     if serving.model is None:
         raise PlanRequestError(
             "the command names no model (vllm serve MODEL, --model, --model-id or --model-path)"
@@ -167,7 +184,7 @@ def plan_command(
     loc = Loc(TYPED_COMMAND, 1, 1)
     doc = Document(path=TYPED_COMMAND, index=0, data=LDict(), loc=loc)
     workload = Workload(doc=doc, kind="", name="", namespace=None, pod_spec=LDict(loc=loc), path="")
-    acc = lookup(options.accelerator) if options.accelerator else None
+    acc = accelerator or (lookup(options.accelerator) if options.accelerator else None)
     if options.accelerator and acc is None:
         raise PlanRequestError(
             f"unknown accelerator '{options.accelerator}'; `kvlint accelerators` lists them"
@@ -186,8 +203,8 @@ def plan_command(
         )
     placement = Placement(
         accelerator=acc,
-        how=f"--accelerator {options.accelerator}"
-        if options.accelerator
+        how=f"--accelerator {accelerator.id if accelerator else options.accelerator}"
+        if options.accelerator or accelerator
         else ("--gpu-memory" if acc else ""),
         gpus=gpus,
         resource="--gpus" if gpus else None,

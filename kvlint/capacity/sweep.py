@@ -30,22 +30,30 @@ class SweepError(ValueError):
     """A ``--sweep`` spec that cannot be read; the message quotes it."""
 
 
-def parse_sweep(spec: str) -> tuple[str, list[object]]:
+def parse_sweep(
+    spec: str,
+    *,
+    sweepable: dict[str, str] | None = None,
+    fractions: frozenset[str] = frozenset({"gpu_memory_utilization"}),
+) -> tuple[str, list[object]]:
     """``"max-model-len=8k..128k"`` -> ``("max_model_len", [8000, 16000, 32000, 64000, 128000])``.
 
+    ``sweepable``: flag name -> setting, vLLM's :data:`SWEEPABLE` by default (TGI's and SGLang's:
+    :data:`kvlint.capacity.engines.TERMS`); ``fractions`` the settings that are shares of GPU memory in (0, 1].
     Raises :class:`SweepError` for unknown names, unreadable values or empty ranges.
     """
     from kvlint.engines.options import human_readable_int
 
+    table = SWEEPABLE if sweepable is None else sweepable
     name, sep, vals = spec.partition("=")
     key = name.strip().lstrip("-").replace("_", "-")
-    if not sep or key not in SWEEPABLE:
-        raise SweepError(f"--sweep '{spec}': expected NAME=VALUES with NAME one of {', '.join(SWEEPABLE)}")
-    dest = SWEEPABLE[key]
+    if not sep or key not in table:
+        raise SweepError(f"--sweep '{spec}': expected NAME=VALUES with NAME one of {', '.join(table)}")
+    dest = table[key]
     try:
         if dest == "kv_cache_dtype":
             out: list[object] = [v.strip() for v in vals.split(",") if v.strip()]
-        elif dest == "gpu_memory_utilization":
+        elif dest in fractions:
             if ".." in vals:
                 lo_s, hi_s = vals.split("..", 1)
                 lo, hi = float(lo_s), float(hi_s)
@@ -54,7 +62,7 @@ def parse_sweep(spec: str) -> tuple[str, list[object]]:
             else:
                 out = [float(v) for v in vals.split(",") if v.strip()]
             if any(not 0 < float(v) <= 1 for v in out):  # type: ignore[arg-type]
-                raise ValueError("gpu-memory-utilization must be in (0, 1]")
+                raise ValueError(f"{key} must be in (0, 1]")
         elif ".." in vals:
             lo_s, hi_s = vals.split("..", 1)
             lo, hi = human_readable_int(lo_s), human_readable_int(hi_s)
@@ -143,31 +151,42 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     return dest, pts
 
 
+#: The settings that are shares of GPU memory (vLLM's, TGI's, SGLang's), written as fractions.
+_FRACTIONS = frozenset({"gpu_memory_utilization", "cuda_memory_fraction", "mem_fraction_static"})
+
+
 def _value_text(dest: str, value: object) -> str:
     """A swept value as the table and chart write it: token counts with separators, a memory fraction as every
     report writes one (:func:`kvlint.numbers.fraction`: ``0.90`` beside ``0.85``, not ``0.9``), a dtype as is."""
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
-    if dest == "gpu_memory_utilization" and isinstance(value, float):
+    if dest in _FRACTIONS and isinstance(value, float):
         return fraction(value)
     return str(value)
 
 
-def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
+def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text", engine: str = "vllm") -> str:
     """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
-    max_model_len for each point; a refused point shows no capacity figures and no bar."""
+    max_model_len for each point; a refused point shows no capacity figures and no bar. ``engine``: whose terms
+    the columns and legends use (TGI's max_total_tokens, SGLang's context_length: :mod:`kvlint.capacity.engines`)."""
     from kvlint.capacity.compare import UNITS_LEGEND, VERDICT_LEGEND, fits_text
 
+    length = "max_model_len"
+    legend, units_text = VERDICT_LEGEND, UNITS_LEGEND
+    if engine != "vllm":
+        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
+
+        length, legend, units_text = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
     name = dest.replace("_", "-")
     header = [
         name,
         "KV GiB/GPU",
         "blocks",
         "KV tokens",
-        "max_model_len",
+        length,
         "concurrency",
         "fits",
-        "largest max_model_len",
+        f"largest {length}",
         "note",
     ]
     rows: list[list[object]] = []
@@ -186,7 +205,7 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
                 f"{p.reason} ({p.refused_by})" if p.refused_by else p.reason,
             ]
         )
-    if dest == "max_model_len":  # the swept column already is max_model_len
+    if dest == length:  # the swept column already is max_model_len
         del header[4]
         for r in rows:
             del r[4]
@@ -194,7 +213,7 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
     chart = R.bars(
         [str(r[0]) for r in rows],
         [p.concurrency if p.verdict != "refused" else 0.0 for p in pts],
-        unit="x concurrent @max_model_len",
+        unit=f"x concurrent @{length}",
     )
-    units = UNITS_LEGEND.removesuffix("; GPUs/replica = TP x PP")
-    return tab + "\n\n" + VERDICT_LEGEND + "\n\n" + units + "\n\n" + R.pre(chart, fmt)
+    units = units_text.split("; GPUs/replica = ", 1)[0]
+    return tab + "\n\n" + legend + "\n\n" + units + "\n\n" + R.pre(chart, fmt)

@@ -161,11 +161,14 @@ MAX_NAMED_UNKNOWN = 32
 MAX_SUGGESTIONS = MAX_UNKNOWN_OPTIONS
 
 
-#: Options of another engine (vLLM's, TGI's, SGLang's) often carried over to a TGI or SGLang command line: the
+#: Options of another engine (vLLM's, TGI's, SGLang's) often carried over to a command line of the engine keyed: the
 #: option of that engine that sets the same thing, and whose option it is, for KV205's "did you mean" (offered only when the engine knows it: the ``known`` options of the
 #: release). TGI: the launcher's ``Args`` (tgi@v3.3.7:launcher/src/main.rs; ``--cuda-graphs 0`` turns CUDA graphs
 #: off). SGLang: ``python/sglang/srt/server_args.py::ServerArgs.add_cli_args`` (sglang@v0.5.5), where
-#: ``--mem-fraction-static`` covers the weights and the KV pool only, not vLLM's whole budget.
+#: ``--mem-fraction-static`` covers the weights and the KV pool only, not vLLM's whole budget. vLLM: the options of
+#: ``vllm/engine/arg_utils.py::EngineArgs.add_cli_args`` (the generated table of
+#: :mod:`kvlint.engines.vllm_flags_data`) for TGI's and SGLang's; a TGI option spelled like an SGLang one
+#: (``--max-total-tokens``: TGI's request length, SGLang's pool size) is taken as TGI's, and the fix says so.
 COUNTERPARTS: dict[str, dict[str, tuple[str, str]]] = {
     "TGI": {
         "--max-model-len": ("--max-total-tokens", "vLLM"),
@@ -190,6 +193,28 @@ COUNTERPARTS: dict[str, dict[str, tuple[str, str]]] = {
         "--model-id": ("--model-path", "TGI"),
         "--enforce-eager": ("--disable-cuda-graph", "vLLM"),
     },
+    "vLLM": {
+        "--max-total-tokens": ("--max-model-len", "TGI"),
+        "--num-shard": ("--tensor-parallel-size", "TGI"),
+        "--cuda-memory-fraction": ("--gpu-memory-utilization", "TGI"),
+        "--max-batch-prefill-tokens": ("--max-num-batched-tokens", "TGI"),
+        "--max-batch-size": ("--max-num-seqs", "TGI"),
+        "--quantize": ("--quantization", "TGI"),
+        "--model-id": ("--model", "TGI"),
+        "--hostname": ("--host", "TGI"),
+        "--cuda-graphs": ("--enforce-eager", "TGI"),
+        "--context-length": ("--max-model-len", "SGLang"),
+        "--mem-fraction-static": ("--gpu-memory-utilization", "SGLang"),
+        "--tp-size": ("--tensor-parallel-size", "SGLang"),
+        "--dp-size": ("--data-parallel-size", "SGLang"),
+        "--pp-size": ("--pipeline-parallel-size", "SGLang"),
+        "--max-running-requests": ("--max-num-seqs", "SGLang"),
+        "--chunked-prefill-size": ("--max-num-batched-tokens", "SGLang"),
+        "--model-path": ("--model", "SGLang"),
+        "--tokenizer-path": ("--tokenizer", "SGLang"),
+        "--disable-cuda-graph": ("--enforce-eager", "SGLang"),
+        "--page-size": ("--block-size", "SGLang"),
+    },
 }
 
 
@@ -202,9 +227,40 @@ _COUNTERPART_CAUTION = {
 }
 
 
+#: What a counterpart does differently from another engine's option given to vLLM, by (engine, that option): said
+#: in KV205's fix after the counterpart's own caution. SGLang's fraction (``ServerArgs.mem_fraction_static``) is the
+#: weights and KV pool's share; vLLM's ``--gpu-memory-utilization`` the whole budget (weights, activation peak,
+#: CUDA graphs and KV cache: ``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory``).
+_FOREIGN_CAUTION = {
+    ("vLLM", "--mem-fraction-static"): (
+        " (vLLM's share of GPU memory covers the weights, the activation peak, CUDA graphs and the KV cache; "
+        "SGLang's --mem-fraction-static the weights and the KV pool only: a value that fit SGLang can leave vLLM "
+        "less KV cache)"
+    ),
+    ("vLLM", "--max-total-tokens"): (
+        " (TGI's --max-total-tokens is one request's prompt plus output, vLLM's --max-model-len; SGLang's is the "
+        "KV pool's size in tokens, which vLLM sizes from --gpu-memory-utilization instead)"
+    ),
+    ("vLLM", "--cuda-graphs"): (
+        " for TGI's --cuda-graphs 0 (no CUDA graphs); vLLM picks its capture sizes itself otherwise"
+    ),
+    ("vLLM", "--page-size"): " (vLLM accepts only the block sizes of its --block-size choices)",
+}
+
+
+def counterpart_caution(engine: str, option: str, ours: str) -> str:
+    """What to mind when ``engine``'s ``ours`` stands for another engine's ``option`` (KV205's fix): the caution of
+    :data:`_FOREIGN_CAUTION` for that pair, else the counterpart's own (``--mem-fraction-static``'s); empty when
+    none."""
+    return _FOREIGN_CAUTION.get((engine, option)) or _COUNTERPART_CAUTION.get(ours, "")
+
+
 def counterpart(engine: str, option: str, known: Iterable[str]) -> tuple[str, str] | None:
-    """(the option of ``engine`` (``TGI``/``SGLang``) that sets what another engine's ``option`` sets, that other
-    engine) from :data:`COUNTERPARTS`, when ``known`` (the release's options) has it; else None."""
+    """(the option of ``engine`` (``vLLM``/``TGI``/``SGLang``) that sets what another engine's ``option`` sets, that
+    other engine) from :data:`COUNTERPARTS`, when ``known`` (the release's options) has it; else None. ``option``
+    may be spelled with underscores (``--mem_fraction_static``, as vLLM's and SGLang's argparse dests read)."""
+    if option.startswith("--"):
+        option = "--" + option[2:].replace("_", "-")
     got = COUNTERPARTS.get(engine, {}).get(option)
     if got is None:
         return None
@@ -379,7 +435,14 @@ class Collector:
                 rule="KV205",
                 message=f"unknown {where} option {option}{extra}{hint}",
                 loc=loc,
-                fix=(f"use {best}" + (_COUNTERPART_CAUTION.get(best, "") if other else ""))
+                fix=(
+                    f"use {best}"
+                    + (
+                        counterpart_caution(self.engine, "--" + option[2:].replace("_", "-"), best)
+                        if other
+                        else ""
+                    )
+                )
                 if best
                 else f"remove {option}",
                 severity="error",

@@ -87,6 +87,9 @@ def verify(
     if log and log.startswith("--"):  # `kvlint verify -- --max-num-seqs 8` reads stdin
         engine_args, log = (log, *engine_args), None
     extra = tuple(a for a in engine_args if a != "--")
+    if record == "-" and fmt == "json":
+        # both would go to stdout, one YAML document after the other (neither a JSON nor a YAML reader takes that)
+        raise click.UsageError("--record - and --format json both write to stdout; give --record FILE")
     if record and record != "-" and log not in (None, "-") and _same_file(record, log):
         # writing the case there would destroy the log it was read from
         raise click.UsageError(f"--record {record} is the log being read; write the case to another file")
@@ -128,12 +131,19 @@ def verify(
         # written (nor replaced) with a case that lacks what the replay needs
         where = "to stdout" if record == "-" else f"to {record}"
         click.echo(
-            f"kvlint verify: --record: no case written {where}: the log could not be replayed", err=True
+            f"kvlint verify: --record: no case written {where}: the log could not be replayed"
+            + (" (the JSON's error says why)" if fmt == "json" else ""),
+            err=True,
         )
     elif record:
         import yaml
 
-        case = record_case(result, parsed, source=None if log in (None, "-") else log)
+        case = record_case(
+            result,
+            parsed,
+            source=None if log in (None, "-") else log,
+            engine_version=options.engine_version,
+        )
         text_out = yaml.safe_dump([case], sort_keys=False, allow_unicode=True, width=110)
         if record == "-":
             click.echo(text_out, nl=False)
@@ -147,7 +157,8 @@ def verify(
             )
         else:
             click.echo(f"printed: {json.dumps(parsed.figures)}")
-        click.echo(f"kvlint verify: {printable(error or '')}", err=True)
+            # the JSON document carries the error already: said once, on stderr, only beside the text
+            click.echo(f"kvlint verify: {printable(error or '')}", err=True)
         sys.exit(2)
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2))

@@ -42,7 +42,23 @@ _FIGURES = (
     "free_after_kv_pool_gb",
     "k_size_gb",
     "v_size_gb",
+    # TGI: the shard's warmup "KV-cache blocks: N, size: S" and the launcher's token defaults (renamed below)
+    "kv_cache_blocks",
+    "kv_block_size",
+    "max_input_tokens",
+    "max_total_tokens",
+    # SGLang: the fraction it printed and the limits of the scheduler's "max_total_num_tokens=N, ..." line
+    "mem_fraction_static",
+    "context_len",
+    "chunked_prefill_size",
+    "max_prefill_tokens",
+    "max_running_requests",
+    "available_gpu_mem_gb",
 )
+
+#: figure keys whose name in ``cases.yaml`` differs from verify's: TGI's launcher defaults ("Default
+#: `max_total_tokens` to N") are ``*_default`` there (gt-082), ``max_total_tokens`` being the value the user set
+_CASE_NAMES = {"max_input_tokens": "max_input_tokens_default", "max_total_tokens": "max_total_tokens_default"}
 
 
 def _arg(log: StartupLog, *names: str) -> Any:
@@ -52,15 +68,23 @@ def _arg(log: StartupLog, *names: str) -> Any:
     return None
 
 
-def record_case(result: VerifyResult | None, log: StartupLog, *, source: str | None = None) -> dict[str, Any]:
+def record_case(
+    result: VerifyResult | None,
+    log: StartupLog,
+    *,
+    source: str | None = None,
+    engine_version: str | None = None,
+) -> dict[str, Any]:
     """The case dict (one list item of ``cases.yaml``). ``result`` may be None when nothing could be replayed;
-    ``source`` is the log's file name (``locator``)."""
+    ``source`` is the log's file name (``locator``); ``engine_version`` the release the user named
+    (``--engine-version``), recorded when the log prints none (TGI and SGLang logs rarely do). Every figure
+    verify reads from the log goes in (:data:`_FIGURES`, named as ``cases.yaml`` names it: :data:`_CASE_NAMES`)."""
     digest = hashlib.sha256(repr(sorted(log.figures.items())).encode()).hexdigest()[:8]
     tp = _arg(log, "tensor_parallel_size", "num_shard", "tp_size")
     if tp is None and log.config.get("tensor_parallel_size", "").isdigit():
         tp = int(log.config["tensor_parallel_size"])
     pp = _arg(log, "pipeline_parallel_size", "pp_size")
-    figures = {k: log.figures[k] for k in _FIGURES if k in log.figures}
+    figures = {_CASE_NAMES.get(k, k): log.figures[k] for k in _FIGURES if k in log.figures}
     failure = dict(log.failure) if log.failure else None
     acc = result.accelerator if result else None
     gpu_model = None
@@ -82,7 +106,7 @@ def record_case(result: VerifyResult | None, log: StartupLog, *, source: str | N
             "reporter_role": "user",
         },
         "engine": log.engine,
-        "engine_version": log.version,
+        "engine_version": log.version or engine_version,
         "model_id": (result.command[2] if result and log.engine == "vllm" else None)
         or (
             result.command[result.command.index("--model-id") + 1]
