@@ -70,6 +70,7 @@ from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
+    directories_to_repository_root,
     link_chain,
     load_paths,
     load_text,
@@ -1881,17 +1882,10 @@ def _search_places(path: str) -> list[str]:
 
 
 def _walk_places(path: str) -> list[str]:
-    """:func:`_search_places` of a file, read from the file system."""
-    places: list[str] = []
-    d = os.path.dirname(os.path.abspath(path))
-    while True:
-        places.append(d)
-        parent = os.path.dirname(d)
-        if parent == d or os.path.exists(os.path.join(d, ".git")):
-            break
-        d = parent
-    places.append(os.getcwd())
-    return places
+    """:func:`_search_places` of a file, read from the file system (the climb of
+    :func:`kvlint.load.directories_to_repository_root`)."""
+    climbed, _ = directories_to_repository_root(os.path.dirname(os.path.abspath(path)))
+    return [*climbed, os.getcwd()]
 
 
 #: Largest ``Chart.yaml`` read for its ``name`` (bytes): real ones are a few KB; a larger file is skipped
