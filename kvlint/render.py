@@ -498,6 +498,14 @@ def helm_values_reason(doc: Document) -> str | None:
     top-level keys: a GPU limit or a Hugging Face model id with another key of a pod's shape
     (:func:`_serving_values_reason`).
     """
+    found = _values_reason(doc)
+    return found[0] if found is not None else None
+
+
+def _values_reason(doc: Document) -> tuple[str, tuple[str, ...]] | None:
+    """``(reason, set_keys)``: :func:`helm_values_reason`'s reason, and the dotted keys the values leave empty for
+    ``helm install --set`` when that is the reason (:func:`_engine_framework_key`; empty otherwise), which
+    :func:`values_file_finding` gives a value each in its fix; None when the document is not chart values."""
     data = doc.data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
         return None
@@ -505,35 +513,37 @@ def helm_values_reason(doc: Document) -> str | None:
     if stack:
         spec = data.get("servingEngineSpec")
         if isinstance(spec, dict) and "modelSpec" in spec:
-            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)"
-        return f"it has {stack[0]} (vLLM production-stack chart values)"
+            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)", ()
+        return f"it has {stack[0]} (vLLM production-stack chart values)", ()
     if "modelSpec" in data:
-        return "it has modelSpec (chart values)"
+        return "it has modelSpec (chart values)", ()
     if "replicaCount" in data and "image" in data:
-        return "it has replicaCount and image but no apiVersion/kind (chart values)"
+        return "it has replicaCount and image but no apiVersion/kind (chart values)", ()
     image_at = _image_repository_key(data)
     if image_at is not None:
-        return f"it has {image_at} but no apiVersion/kind (chart values)"
+        return f"it has {image_at} but no apiVersion/kind (chart values)", ()
     llmd = _llm_d_modelservice_reason(data) or _llm_d_sample_reason(data)
     if llmd is not None:
-        return llmd
+        return llmd, ()
     framework = _engine_framework_key(data)
     if framework is not None:
         return framework
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
-            return "it is a values file beside a Chart.yaml"
-    return _serving_values_reason(data)
+            return "it is a values file beside a Chart.yaml", ()
+    serving = _serving_values_reason(data)
+    return (serving, ()) if serving is not None else None
 
 
 #: A serving engine as the value of a chart's engine chooser (``framework: sglang``), in lower case
 _FRAMEWORK_VALUE = re.compile(r"^(vllm|sglang|tgi|text-generation-inference)$")
 
 
-def _engine_framework_key(data: dict) -> str | None:
-    """Why a document without apiVersion/kind reads as the values of a chart that picks its engine by name, or
-    None: a top-level mapping with a ``framework`` or ``engine`` key naming vLLM, SGLang or TGI beside an
+def _engine_framework_key(data: dict) -> tuple[str, tuple[str, ...]] | None:
+    """Why a document without apiVersion/kind reads as the values of a chart that picks its engine by name, with
+    the keys it leaves empty for ``helm install --set`` when its chooser is empty (:func:`install_set_keys`; else
+    none), or None: a top-level mapping with a ``framework`` or ``engine`` key naming vLLM, SGLang or TGI beside an
     ``image`` key (AI-Hypercomputer/gpu-recipes' ``workload: {framework: sglang, image: ..., model: ...}``,
     which its inference charts turn into the engine command). An engine's own config file has no ``image``; a
     Compose file's services sit one level deeper, under ``services``."""
@@ -543,7 +553,10 @@ def _engine_framework_key(data: dict) -> str | None:
         for chooser in ("framework", "engine"):
             name = value.get(chooser)
             if isinstance(name, str) and _FRAMEWORK_VALUE.match(name.strip().lower()):
-                return f"it has {key}.{chooser}: {name.strip()} and {key}.image but no apiVersion/kind (chart values)"
+                return (
+                    f"it has {key}.{chooser}: {name.strip()} and {key}.image but no apiVersion/kind (chart values)",
+                    (),
+                )
     for key, value in data.items():
         if not isinstance(key, str) or not isinstance(value, dict):
             continue
@@ -555,7 +568,8 @@ def _engine_framework_key(data: dict) -> str | None:
                 listed = ", ".join(empty[:-1]) + " and " + empty[-1] if len(empty) > 1 else empty[0]
                 return (
                     f"it leaves {listed} empty, for helm install --set to fill (chart values that name no engine, "
-                    "image or model yet)"
+                    "image or model yet)",
+                    tuple(empty),
                 )
     return None
 
@@ -2054,9 +2068,9 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     values = reader_of(doc)
     if values is not None:  # chart values kvlint reads (kvlint.chart_values): its note, not KV002
         return values.note(doc)
-    reason = helm_values_reason(doc)
-    if reason is not None:
-        return values_file_finding(doc.path, reason, doc.loc)
+    found = _values_reason(doc)
+    if found is not None:
+        return values_file_finding(doc.path, found[0], doc.loc, set_keys=found[1])
     return kustomization_file_finding(doc) or strategic_merge_patch_finding(doc)
 
 
@@ -2127,25 +2141,25 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     )
 
 
-def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
+def values_file_finding(path: str, reason: str, loc: Loc | None, *, set_keys: Sequence[str] = ()) -> Finding:
     """KV002 for the Helm values file at ``path`` (``reason``: what makes it values, e.g. "it has replicaCount
     and image but no apiVersion/kind"); the fix is the ``helm template`` command with that file, and, for a file
     of a chart directory (:func:`values_chart`: ``CHART/values.yaml``, ``CHART/examples/x.yaml``), the ``kvlint
-    check`` of that chart with it first."""
+    check`` of that chart with it first. ``set_keys``: the dotted keys the file leaves empty for ``helm install
+    --set`` (:func:`install_set_keys`), each given a value in the fix of a file outside any chart directory."""
     chart = values_chart(path)
     top = outermost_chart(chart) if chart is not None else None
     apart = repository_chart(path) if chart is None else None
-    if chart is None and " empty, for helm install --set to fill " in reason:
-        # the keys the reason lists, each given a value on the command line as the chart's users do
-        keys = reason.split("it leaves ", 1)[1].split(" empty, ", 1)[0].replace(" and ", ", ").split(", ")
+    if chart is None and set_keys:
+        # each key given a value on the command line, as the chart's users do
         if apart is not None:
-            sets = " ".join(f"--helm-set {k}=VALUE" for k in keys)
+            sets = " ".join(f"--helm-set {k}=VALUE" for k in set_keys)
             fix = (
                 f"lint what the chart of this repository renders from it, with a value for each: kvlint check "
                 f"{shell_word(apart)} --helm-values {shell_word(path)} {sets}"
             )
         else:
-            sets = " ".join(f"--set {k}=VALUE" for k in keys)
+            sets = " ".join(f"--set {k}=VALUE" for k in set_keys)
             fix = f"helm template RELEASE CHART -f {shell_word(path)} {sets} | kvlint check - (CHART: the chart these values are for)"
     elif apart is not None:
         fix = (
@@ -2156,13 +2170,11 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
         fix = _RENDER_FIX.replace("values.yaml", shell_word(path))
     elif top is not None and top != chart:
         fix = (
-            f"lint what the chart renders from it: kvlint check {top} ({chart} is a subchart of it: helm renders it "
+            f"lint what the chart renders from it: kvlint check {shell_word(top)} ({chart} is a subchart of it: helm renders it "
             f"through {top}, whose values for it override these)"
         )
     elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
-        fix = (
-            f"lint what the chart renders from it: kvlint check {chart} (helm template reads its values.yaml)"
-        )
+        fix = f"lint what the chart renders from it: kvlint check {shell_word(chart)} (helm template reads its values.yaml)"
     else:
         fix = (
             f"lint what the chart renders from it: kvlint check {shell_word(chart)} --helm-values {shell_word(path)}, or helm template "

@@ -58,3 +58,52 @@ def test_the_rendered_files_chart_search_climbs_as_far_as_the_repository_root(tm
 def test_one_climb_serves_the_repository_root_the_values_search_and_the_rendered_files_search() -> None:
     assert not hasattr(load, "_checkout_root")
     assert render.directories_to_repository_root is load.directories_to_repository_root
+
+
+def _values_doc(path: Path, text: str) -> object:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    docs = load.load_paths([str(path)]).documents
+    assert len(docs) == 1
+    return docs[0]
+
+
+def test_the_keys_left_for_set_reach_the_fix_as_data(tmp_path: Path) -> None:
+    """The fix of values that leave their engine chooser empty gives each empty key a value; the keys come with
+    the reason (:func:`kvlint.render._values_reason`), not from splitting its message, so a fix is made from
+    the keys whatever the reason's wording."""
+    doc = _values_doc(
+        tmp_path / "values.yaml", "workload:\n  framework:\n  image: ''\n  model:\n    name:\n  replicas: 1\n"
+    )
+    reason, keys = render._values_reason(doc)  # type: ignore[misc, arg-type]
+    assert keys == ("workload.framework", "workload.image", "workload.model.name")
+    assert render.helm_values_reason(doc) == reason  # type: ignore[arg-type]
+    finding = render.unrendered_file_finding(doc)  # type: ignore[arg-type]
+    assert finding is not None and reason in finding.message
+    sets = "--set workload.framework=VALUE --set workload.image=VALUE --set workload.model.name=VALUE"
+    assert finding.fix is not None and f" {sets} | kvlint check -" in finding.fix
+    reworded = render.values_file_finding(str(tmp_path / "values.yaml"), "reworded", None, set_keys=keys)
+    assert reworded.fix == finding.fix
+    # values that name their engine leave nothing for --set
+    named = _values_doc(tmp_path / "named" / "values.yaml", "workload:\n  framework: vllm\n  image: x\n")
+    assert render._values_reason(named)[1] == ()  # type: ignore[index, arg-type]
+
+
+def test_a_chart_directory_a_fix_names_is_one_shell_word(tmp_path: Path) -> None:
+    """The fixes for a chart's own values.yaml and for a subchart's values name the chart to give ``kvlint check``
+    as one shell word (:func:`kvlint.wording.shell_word`), as every other fix does: a directory with a blank or a
+    ``$(...)`` in its name was written as is."""
+    import shlex
+
+    parent = tmp_path / "odd $(dir)" / "parent"
+    sub = parent / "charts" / "sub"
+    for chart in (parent, sub):
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {chart.name}\nversion: 0.1.0\n")
+    text = "replicaCount: 1\nimage:\n  repository: vllm/vllm-openai\n"
+    for values in (parent / "values.yaml", sub / "values.yaml"):
+        finding = render.unrendered_file_finding(_values_doc(values, text))  # type: ignore[arg-type]
+        assert finding is not None and finding.fix is not None
+        command = finding.fix.split("kvlint check ", 1)[1].split(" (", 1)[0]
+        assert command == shlex.quote(str(parent)), finding.fix
+        assert shlex.split(command) == [str(parent)]
