@@ -107,3 +107,32 @@ def test_a_chart_directory_a_fix_names_is_one_shell_word(tmp_path: Path) -> None
         command = finding.fix.split("kvlint check ", 1)[1].split(" (", 1)[0]
         assert command == shlex.quote(str(parent)), finding.fix
         assert shlex.split(command) == [str(parent)]
+
+
+def _plan_assumptions(*argv: str) -> list[str]:
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    r = CliRunner().invoke(
+        main, ["plan", "--offline", "--format", "json", "--accelerator", "h100", "--", *argv]
+    )
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    return list(json.loads(r.stdout)["assumptions"])
+
+
+def test_the_planners_kv201_refusal_is_found_by_the_note_the_memory_model_writes() -> None:
+    """``kvlint plan --compare/--sweep`` finds a max-model-len vLLM refuses (KV201) by the end of the memory model's
+    note, one constant (:data:`kvlint.memory.vllm.ABOVE_DERIVED_REFUSED`) where the planner kept its own copy."""
+    import kvlint.capacity.context as context
+    from kvlint.memory.vllm import ABOVE_DERIVED_REFUSED
+
+    assert not hasattr(context, "_ABOVE_DERIVED")
+    serve = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "256000"]
+    refused = [a for a in _plan_assumptions(*serve) if a.endswith(ABOVE_DERIVED_REFUSED)]
+    assert len(refused) == 1 and refused[0].startswith("--max-model-len 256000 exceeds the derived ")
+    allowed = _plan_assumptions("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", *serve)
+    assert any(a.startswith("--max-model-len 256000 exceeds the derived ") for a in allowed)
+    assert not any(a.endswith(ABOVE_DERIVED_REFUSED) for a in allowed)
