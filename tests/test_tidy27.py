@@ -136,3 +136,19 @@ def test_the_planners_kv201_refusal_is_found_by_the_note_the_memory_model_writes
     allowed = _plan_assumptions("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", *serve)
     assert any(a.startswith("--max-model-len 256000 exceeds the derived ") for a in allowed)
     assert not any(a.endswith(ABOVE_DERIVED_REFUSED) for a in allowed)
+
+
+def test_sglangs_state_pool_refusals_are_written_once_in_the_memory_model() -> None:
+    """KV701 quotes SGLang's two hybrid state-pool refusals from :mod:`kvlint.memory.sglang_mamba`, where the other
+    refusal texts of the memory model live; the rule module wrote them itself. (KV701's own tests,
+    tests/test_sglang_mamba.py, check the texts the findings quote.)"""
+    import inspect
+
+    import kvlint.rules.families.sglang as rules
+    from kvlint.memory.sglang_mamba import NO_STATE_POOL, STATE_POOL_TOO_SMALL
+
+    source = inspect.getsource(rules)
+    for text in (NO_STATE_POOL, STATE_POOL_TOO_SMALL):
+        assert "(mamba/linear-attention) state cache" in text
+        assert text not in source
+    assert STATE_POOL_TOO_SMALL.endswith("state cache is too small to serve any requests")
