@@ -1637,7 +1637,7 @@ def _capture_notes(
             f"{k} speculative token(s) (the capture sizes follow them from 0.13.0)"
         ]
     top = cal.cudagraph_capture_tokens(max_num_seqs, q, max_num_batched_tokens)
-    capped = top < min(2 * max_num_seqs * q, 512)
+    capped = top < cal.cudagraph_capture_tokens(max_num_seqs, q)  # max_num_batched_tokens lowered it
     cap = f", {max_num_batched_tokens}" if capped else ""
     return [
         f"CUDA graphs: {k} speculative token(s) widen each decode step to {q} tokens per request, so vLLM captures "
