@@ -68,6 +68,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     directories_to_repository_root,
@@ -646,9 +647,6 @@ def _llm_d_sample_reason(data: dict) -> str | None:
     return None
 
 
-#: Extended resources that are GPUs, as a serving chart's values set them in ``resources.limits`` (NVIDIA's and
-#: AMD's device plugins).
-_GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 #: A Hugging Face repository id (``org/name``), as charts take ``model: meta-llama/Meta-Llama-3-70B-Instruct``.
 _HF_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: Top-level keys that name the served model in serving charts' values (substratusai/helm vllm and
@@ -658,7 +656,7 @@ _MODEL_KEYS = ("model", "modelName", "modelId", "modelID")
 
 def _serving_values_reason(data: dict) -> str | None:
     """Why a document without apiVersion/kind reads as a serving chart's values, or None: a GPU in its
-    top-level ``resources.limits``/``requests`` (:data:`_GPU_RESOURCES`, ``nvidia.com/mig-*``) or a Hugging Face
+    top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``) or a Hugging Face
     repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one other top-level
     key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
     mapping, ``tolerations`` a list of mappings, ``affinity`` with a node/pod affinity, ``env`` a list of
@@ -680,7 +678,7 @@ def _serving_values_reason(data: dict) -> str | None:
                 if (
                     gpu is None
                     and isinstance(name, str)
-                    and (name in _GPU_RESOURCES or name.startswith("nvidia.com/mig-"))
+                    and (name in WHOLE_GPUS or name.startswith(MIG_RESOURCE_PREFIX))
                 ):
                     gpu = f"resources.{part} {name}"
     model = None

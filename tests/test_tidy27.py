@@ -152,3 +152,33 @@ def test_sglangs_state_pool_refusals_are_written_once_in_the_memory_model() -> N
         assert "(mamba/linear-attention) state cache" in text
         assert text not in source
     assert STATE_POOL_TOO_SMALL.endswith("state cache is too small to serve any requests")
+
+
+def test_accelerator_resource_names_are_written_once() -> None:
+    """The extended resources of GPUs and other accelerators (``nvidia.com/gpu``, ``amd.com/gpu``, MIG slices, TPU,
+    Gaudi, Neuron, Intel) are constants of :mod:`kvlint.gpu_resources`; five modules kept their own
+    ``("nvidia.com/gpu", "amd.com/gpu")`` and more wrote the names inline. No other module of kvlint writes one
+    as a string of its own, but the webhook's warm-up Deployment, a manifest as a user writes it."""
+    import ast
+
+    from kvlint import gpu_resources
+    from kvlint.accelerators import placement
+    from kvlint.engines import images
+
+    names = {*gpu_resources.GPU_RESOURCES, gpu_resources.MIG_RESOURCE_PREFIX}
+    assert {"nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "nvidia.com/mig-"} <= names
+    package = Path(gpu_resources.__file__).parent
+    written = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "gpu_resources.py" or path.relative_to(package).as_posix() == "webhook/worker.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                written.append(f"{path.relative_to(package)}:{node.lineno} {node.value}")
+    assert written == []
+    # the modules that had their own lists now hold the shared ones
+    assert placement.GPU_RESOURCES is gpu_resources.GPU_RESOURCES
+    assert images.NON_GPU_RESOURCES is gpu_resources.NON_GPU_RESOURCES
+    assert gpu_resources.GPU_RESOURCES == (
+        gpu_resources.NVIDIA_GPU, gpu_resources.NVIDIA_GPU_SHARED, gpu_resources.AMD_GPU, *images.NON_GPU_RESOURCES
+    )  # fmt: skip

@@ -30,6 +30,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from kvlint.gpu_resources import NON_GPU_RESOURCES
+
 if TYPE_CHECKING:
     from kvlint.types import Placement, ServingConfig
 
@@ -586,17 +588,6 @@ def image_platform(image: str) -> str:
             return w
     return "cuda"
 
-
-#: Container resources of accelerators that are not CUDA/ROCm GPUs, and the platform word they stand for.
-NON_GPU_RESOURCES = {
-    "google.com/tpu": "tpu",
-    "habana.ai/gaudi": "gaudi",
-    "aws.amazon.com/neuron": "neuron",
-    "aws.amazon.com/neuroncore": "neuron",
-    "aws.amazon.com/neurondevice": "neuron",
-    "gpu.intel.com/i915": "xpu",
-    "gpu.intel.com/xe": "xpu",
-}
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
 _DEVICE_PLATFORMS = {
