@@ -606,8 +606,8 @@ def serving_platform(image: str, device: object = None, resource: str | None = N
     first: vLLM's ``--device`` flag (``device``: ``hpu``, ``cpu`` ...), a platform word in the image reference
     (``image``, :func:`image_platform`), then, for an image kvlint does not recognise as an engine's own
     (:func:`engine_of_image`), the accelerator resource the container requests (``resource``:
-    ``habana.ai/gaudi`` -> ``gaudi``, see :data:`NON_GPU_RESOURCES`). Else ``("cuda", "default")``, the
-    official engine images' default build."""
+    ``habana.ai/gaudi`` -> ``gaudi``, see :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`). Else
+    ``("cuda", "default")``, the official engine images' default build."""
     dev = str(device or "").strip().lower()
     if dev in _DEVICE_PLATFORMS:
         return _DEVICE_PLATFORMS[dev], "device"
