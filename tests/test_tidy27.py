@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 import kvlint.load as load
 import kvlint.render as render
 
@@ -182,3 +184,65 @@ def test_accelerator_resource_names_are_written_once() -> None:
     assert gpu_resources.GPU_RESOURCES == (
         gpu_resources.NVIDIA_GPU, gpu_resources.NVIDIA_GPU_SHARED, gpu_resources.AMD_GPU, *images.NON_GPU_RESOURCES
     )  # fmt: skip
+
+
+def test_the_located_copies_of_hardware_profiles_and_gitops_are_base_located_copy() -> None:
+    """A copy keeps the positions of its values and keys in dictionaries of its own (editing the copy's leaves
+    the original's), at the original's position or, for hardware profiles, the given one when it has none."""
+    from kvlint.source import LDict, Loc
+    from kvlint.workloads import gitops, hardwareprofile
+    from kvlint.workloads.base import located_copy
+
+    at, here, there = Loc("f.yaml", 3, 1), Loc("f.yaml", 4, 3), Loc("f.yaml", 9, 1)
+    d = LDict({"a": 1}, loc=at)
+    d.locs, d.key_locs = {"a": here}, {"a": here}
+    for copy in (located_copy(d), located_copy(d, there), gitops._copy(d), hardwareprofile._copy(d, there)):
+        assert copy == d and copy is not d and copy.loc == at
+        assert copy.locs == {"a": here} and copy.key_locs == {"a": here}
+        copy.locs["b"] = there
+        assert "b" not in d.locs
+    unplaced = LDict({"a": 1})
+    assert located_copy(unplaced).loc is None
+    assert located_copy(unplaced, there).loc == hardwareprofile._copy(unplaced, there).loc == there
+    assert hardwareprofile._copy(None, there) == {} and hardwareprofile._copy([1], there).loc == there
+    assert hardwareprofile._copy({"a": 1}, there) == {"a": 1}
+
+
+def test_a_pulled_entrys_recorded_name_is_inside_it_by_the_resolvers_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint models pull --check`` holds each name an entry's provenance.json records to the entry's directory
+    with :func:`kvlint.models.resolve._inside` (below it, not the directory itself); a name with a NUL in it
+    stopped the check with a ValueError traceback."""
+    import hashlib
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+    from kvlint.models import pulled
+
+    entry = tmp_path / ".kvlint" / "models" / "acme--x"
+    entry.mkdir(parents=True)
+    config = b'{"architectures": ["LlamaForCausalLM"]}'
+    (entry / "config.json").write_bytes(config)
+    (tmp_path / "outside.json").write_text("{}")
+    (entry / "link.json").symlink_to(tmp_path / "outside.json")
+    files = {"config.json": {"sha256": hashlib.sha256(config).hexdigest()}}
+    for name in ("a\x00b", ".", "../outside.json", "link.json"):
+        files[name] = {"sha256": "0" * 64}
+    provenance = {"format": pulled.FORMAT, "id": "acme/x", "commit": "0" * 40, "files": files}
+    (entry / pulled.PROVENANCE).write_text(json.dumps(provenance))
+    pulled.clear()
+    (found,) = pulled.load_entries(tmp_path / ".kvlint" / "models")
+    assert pulled.verify(found) == [
+        ". is not a file of the entry",
+        "../outside.json is not a file of the entry",
+        "a\x00b is not a file of the entry",
+        "link.json is not a file of the entry",
+    ]
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["models", "pull", "--check"])
+    pulled.clear()
+    assert r.exit_code == 1 and not isinstance(r.exception, ValueError), r.output
+    assert "1 of 1 models missing or changed" in r.output

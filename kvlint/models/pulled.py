@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvlint.models.resolve import _inside
+
 __all__ = [
     "DEFAULT_DIR",
     "FORMAT",
@@ -193,15 +195,15 @@ def _sha256(path: Path) -> str:
 
 def verify(entry: PulledEntry) -> list[str]:
     """What is wrong with an entry on disk: a recorded file missing or whose sha256 differs, or no
-    ``config.json``; a recorded name whose real path is outside the entry's directory (``../x``, a link out of
-    it) is not read and is reported as no file of the entry. [] when it is intact."""
+    ``config.json``; a recorded name whose real path is not below the entry's directory (``../x``, a link out of
+    it, :func:`kvlint.models.resolve._inside`) or that cannot be resolved (a NUL in it) is not read and is
+    reported as no file of the entry. [] when it is intact."""
     problems: list[str] = []
     if "config.json" not in entry.files:
         problems.append("provenance.json records no config.json")
-    real = os.path.join(os.path.realpath(entry.path), "")
     for name, meta in sorted(entry.files.items()):
         p = entry.path / name
-        if not os.path.realpath(p).startswith(real):  # ("../x", a link): not the entry's file, not read
+        if not _inside(p, entry.path, below=True):  # ("../x", a link, a NUL): not the entry's file, not read
             problems.append(f"{name} is not a file of the entry")
             continue
         if not p.is_file():

@@ -189,13 +189,15 @@ def _candidates_in(model_dir: Path, ref: str) -> list[Path]:
     return [c for c in _candidate_paths(model_dir, ref) if _inside(c, model_dir)]
 
 
-def _inside(path: Path, directory: Path) -> bool:
-    """Whether ``path`` (symlinks resolved) lies in ``directory`` (symlinks resolved)."""
+def _inside(path: Path, directory: Path, *, below: bool = False) -> bool:
+    """Whether ``path`` (symlinks resolved) lies in ``directory`` (symlinks resolved): is it or is below it, or
+    only below it when ``below`` (a file of the directory, as :func:`kvlint.models.pulled.verify` asks of a
+    pulled entry's recorded names). False for a path that cannot be resolved (a NUL in it)."""
     try:
         real, root = os.path.realpath(path), os.path.realpath(directory)
     except (OSError, ValueError):
         return False
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+    return (real == root and not below) or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _spelled_inside(path: str, directory: str) -> bool:
