@@ -42,6 +42,26 @@ def _fixes(doc: dict[str, Any]) -> list[str]:
     return [str(d.get("fix") or "") for d in doc["diagnostics"] if d.get("fix")]
 
 
+def _tgi_deployment(tag: str, settings: str) -> str:
+    """A Deployment of TGI's release image ``tag`` on one L4, whose container's settings are the lines
+    ``settings`` (its env or args)."""
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: tgi-8b}}
+spec:
+  selector: {{matchLabels: {{app: tgi-8b}}}}
+  template:
+    metadata: {{labels: {{app: tgi-8b}}}}
+    spec:
+      nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+      containers:
+        - name: tgi
+          image: ghcr.io/huggingface/text-generation-inference:{tag}
+{settings}
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
 # ------------------------------------------------------------------ TGI: options as the command line types them
 
 
@@ -69,27 +89,12 @@ def test_tgi_command_line_remedies_name_launcher_options_and_fit_when_applied() 
 def test_tgi_manifest_configured_through_env_keeps_the_variables(tmp_path: Path) -> None:
     """A Deployment that sets TGI's limits through env keeps being told the variables it uses."""
     f = tmp_path / "tgi.yaml"
-    f.write_text(
-        """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tgi-8b}
-spec:
-  selector: {matchLabels: {app: tgi-8b}}
-  template:
-    metadata: {labels: {app: tgi-8b}}
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-        - name: tgi
-          image: ghcr.io/huggingface/text-generation-inference:3.3.6
+    settings = """\
           env:
             - {name: MODEL_ID, value: meta-llama/Llama-3.1-8B-Instruct}
             - {name: MAX_INPUT_TOKENS, value: "30000"}
-            - {name: MAX_TOTAL_TOKENS, value: "32768"}
-          resources: {limits: {nvidia.com/gpu: 1}}
-""",
-        encoding="utf-8",
-    )
+            - {name: MAX_TOTAL_TOKENS, value: "32768"}"""
+    f.write_text(_tgi_deployment("3.3.6", settings), encoding="utf-8")
     r = _run("check", "--offline", "--format", "json", str(f))
     doc = json.loads(r.stdout)
     fixes = [d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV603"]
@@ -109,28 +114,14 @@ def test_tgi_args_manifest_is_told_the_options_it_writes(tmp_path: Path) -> None
 
 # ------------------------------------------------------------------ kvlint diff: risky for what the change makes worse
 
-TGI_DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tgi-8b}
-spec:
-  selector: {matchLabels: {app: tgi-8b}}
-  template:
-    metadata: {labels: {app: tgi-8b}}
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-        - name: tgi
-          image: ghcr.io/huggingface/text-generation-inference:IMAGE_TAG
-          args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-input-tokens", "4096",
-                 "--max-total-tokens", "TOTAL"]
-          resources: {limits: {nvidia.com/gpu: 1}}
-"""
-
 
 def _report(tmp_path: Path, total: int, tag: str = "latest") -> dict[str, Any]:
     f = tmp_path / "deploy" / "tgi.yaml"
     f.parent.mkdir(exist_ok=True)
-    f.write_text(TGI_DEPLOYMENT.replace("IMAGE_TAG", tag).replace("TOTAL", str(total)), encoding="utf-8")
+    settings = f"""\
+          args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-input-tokens", "4096",
+                 "--max-total-tokens", "{total}"]"""
+    f.write_text(_tgi_deployment(tag, settings), encoding="utf-8")
     r = _run("check", "--offline", "--fail-on", "never", "--format", "json", str(f))
     return json.loads(r.stdout)  # type: ignore[no-any-return]
 
