@@ -112,17 +112,9 @@ def test_a_chart_directory_a_fix_names_is_one_shell_word(tmp_path: Path) -> None
 
 
 def _plan_assumptions(*argv: str) -> list[str]:
-    import json
+    from plan_cli import plan_json
 
-    from click.testing import CliRunner
-
-    from kvlint.cli import main
-
-    r = CliRunner().invoke(
-        main, ["plan", "--offline", "--format", "json", "--accelerator", "h100", "--", *argv]
-    )
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
-    return list(json.loads(r.stdout)["assumptions"])
+    return list(plan_json("--accelerator", "h100", "--", *argv)["assumptions"])
 
 
 def test_the_planners_kv201_refusal_is_found_by_the_note_the_memory_model_writes() -> None:
