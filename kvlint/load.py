@@ -1572,8 +1572,8 @@ def repository_chart(path: str) -> str | None:
     """The chart of the same checkout that a values file kept apart from its chart is for, as a path to give
     ``kvlint check`` (relative as ``path`` is), or None. Climbing from the file's directory (at most
     :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`repository_root`, however far above
-    the file it is; None outside a checkout), the first directory below which there are charts answers, when one of the
-    charts' templates read every top-level key of the file (``.Values.KEY``), one of them not among
+    the file it is; None outside a checkout), the first directory below which there are charts answers, when one
+    of the charts' templates read every top-level key of the file (``.Values.KEY``), one of them not among
     :data:`_COMMON_VALUES_KEYS` (else None: the nearest charts are not the file's): among such charts, the one
     whose path shares most directory names with the file's
     (gpu-recipes' ``inference/a3ultra/...`` values are for ``src/helm-charts/a3ultra/...``, not ``a4/``); a tie

@@ -656,9 +656,9 @@ _MODEL_KEYS = ("model", "modelName", "modelId", "modelID")
 
 def _serving_values_reason(data: dict) -> str | None:
     """Why a document without apiVersion/kind reads as a serving chart's values, or None: a GPU in its
-    top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``) or a Hugging Face
-    repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one other top-level
-    key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
+    top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``)
+    or a Hugging Face repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one
+    other top-level key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
     mapping, ``tolerations`` a list of mappings, ``affinity`` with a node/pod affinity, ``env`` a list of
     ``name`` mappings): the values of substratusai/helm's vllm chart (``model``, ``resources.limits
     nvidia.com/gpu: 8``, ``env``). A Compose file (``services``), a GitHub workflow (``env`` a mapping), an
