@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from plan_cli import plan_json, run_kvlint
+from cli_runs import plan_json, run_kvlint
 
 TGI_8B = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
 SGLANG_8B = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from plan_cli import plan_json, run_kvlint
+from cli_runs import plan_json, run_kvlint
 
 from kvlint.numbers import fraction, times
 

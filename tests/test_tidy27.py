@@ -112,7 +112,7 @@ def test_a_chart_directory_a_fix_names_is_one_shell_word(tmp_path: Path) -> None
 
 
 def _plan_assumptions(*argv: str) -> list[str]:
-    from plan_cli import plan_json
+    from cli_runs import plan_json
 
     return list(plan_json("--accelerator", "h100", "--", *argv)["assumptions"])
 
