@@ -200,12 +200,12 @@ def test_the_located_copies_of_hardware_profiles_and_gitops_are_base_located_cop
     assert hardwareprofile._copy({"a": 1}, there) == {"a": 1}
 
 
-def test_a_pulled_entrys_recorded_name_is_inside_it_by_the_resolvers_test(
+def test_a_pulled_entrys_recorded_name_is_inside_it_by_the_model_readers_test(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``kvlint models pull --check`` holds each name an entry's provenance.json records to the entry's directory
-    with :func:`kvlint.models.resolve._inside` (below it, not the directory itself); a name with a NUL in it
-    stopped the check with a ValueError traceback."""
+    with the test the model resolver uses, :func:`kvlint.models.pulled.inside` (below it, not the directory
+    itself); a name with a NUL in it stopped the check with a ValueError traceback."""
     import hashlib
     import json
 
@@ -227,6 +227,9 @@ def test_a_pulled_entrys_recorded_name_is_inside_it_by_the_resolvers_test(
     (entry / pulled.PROVENANCE).write_text(json.dumps(provenance))
     pulled.clear()
     (found,) = pulled.load_entries(tmp_path / ".kvlint" / "models")
+    from kvlint.models import resolve
+
+    assert resolve._inside is pulled.inside
     assert pulled.verify(found) == [
         ". is not a file of the entry",
         "../outside.json is not a file of the entry",
