@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+
 __all__ = ["SERVED_VERSIONS", "WORKLOAD_KINDS", "WorkloadKind", "reviewed_kinds", "reviewed_versions"]
 
 
@@ -370,11 +372,9 @@ def chart_shape(k: WorkloadKind) -> str:
 
 def accelerator_resource_prefixes() -> list[str]:
     """Prefixes one of which begins every container resource kvlint counts as an accelerator
-    (:data:`kvlint.accelerators.placement.GPU_RESOURCES`, MIG slices), for the chart's GPU condition: the
+    (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices), for the chart's GPU condition: the
     vendor prefixes, then each other resource not ending in ``/gpu`` (``google.com/tpu``,
     ``habana.ai/gaudi``, ``aws.amazon.com/neuron`` for its three Neuron resources)."""
-    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
-
     out = list(_VENDOR_PREFIXES)
     for r in (*GPU_RESOURCES, MIG_RESOURCE_PREFIX):
         if not r.endswith("/gpu") and not any(r.startswith(p) for p in out):

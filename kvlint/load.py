@@ -1421,20 +1421,35 @@ def is_kustomize_dir(path: str) -> bool:
     return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
 
 
+def directories_to_repository_root(directory: str, *, resolve: bool = False) -> tuple[list[str], bool]:
+    """``directory`` and its parents, nearest first, up to and including the first that holds ``.git`` (a
+    directory, or the ``.git`` file of a worktree or submodule; an entry of that name, as git looks for it, a
+    dangling link included), else up to the filesystem root; and whether the last one holds ``.git``. The paths
+    are ``directory`` made absolute, with symbolic links resolved when ``resolve``, else as written. No depth
+    limit: git climbs to the filesystem root too, and a path has at most a few thousand components, one
+    ``lstat`` each. The one climb of kvlint: :func:`repository_root`, the chart search of a values file kept
+    apart from its chart (:func:`repository_chart`) and of a rendered file's templates
+    (:func:`kvlint.render._search_places`). Never raises."""
+    here = os.path.realpath(directory) if resolve else os.path.abspath(directory)
+    out = [here]
+    while not os.path.lexists(os.path.join(here, ".git")):
+        up = os.path.dirname(here)
+        if up == here:
+            return out, False
+        here = up
+        out.append(here)
+    return out, True
+
+
 def repository_root(directory: str, *, resolve: bool = False) -> str | None:
     """The nearest of ``directory`` and its parents that holds ``.git`` (a directory, or the ``.git`` file of a
     worktree or submodule; an entry of that name, as git looks for it), or None outside a git repository. The
     path is ``directory`` made absolute, with symbolic links resolved when ``resolve`` (to compare real paths
     with it, as :mod:`kvlint.config` does), else as written (so paths shown under it read as the user gave
-    them, as :mod:`kvlint.workloads.gitops_local` shows chart paths). Never raises."""
-    here = os.path.realpath(directory) if resolve else os.path.abspath(directory)
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
+    them, as :mod:`kvlint.workloads.gitops_local` shows chart paths). Climbed by
+    :func:`directories_to_repository_root`. Never raises."""
+    climbed, found = directories_to_repository_root(directory, resolve=resolve)
+    return climbed[-1] if found else None
 
 
 #: How many directories below a chart's ``templates/`` a template may sit for :func:`template_chart` to find the chart
@@ -1517,7 +1532,7 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
     own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories (the
     templates' own included) and reading at most :data:`_REPO_SCAN_FILES` template files and
     :data:`_REPO_SCAN_CHARS` characters. Only regular files whose real path is inside ``top`` (the checkout's
-    root, :func:`_checkout_root`) are read: a ``templates`` directory or file that is a symbolic link out of the
+    root, :func:`repository_root`) are read: a ``templates`` directory or file that is a symbolic link out of the
     checkout (to ``/``, to ``/dev/stdin``) is not followed."""
     found: list[tuple[str, frozenset[str]]] = []
     real_top = os.path.realpath(top)
@@ -1563,26 +1578,12 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
     return tuple(found)
 
 
-def _checkout_root(directory: str) -> str | None:
-    """The nearest of ``directory`` (absolute) and its parents that holds ``.git`` (a directory, or the file of a
-    worktree or submodule), within :data:`_REPO_CLIMB` + 8 levels; None when there is none."""
-    here = directory
-    for _ in range(_REPO_CLIMB + 8):
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
-    return None
-
-
 def repository_chart(path: str) -> str | None:
     """The chart of the same checkout that a values file kept apart from its chart is for, as a path to give
     ``kvlint check`` (relative as ``path`` is), or None. Climbing from the file's directory (at most
-    :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`_checkout_root`; None outside a
-    checkout), the first directory below which there are charts answers, when one of the
-    charts' templates read every top-level key of the file (``.Values.KEY``), one of them not among
+    :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`repository_root`, however far above
+    the file it is; None outside a checkout), the first directory below which there are charts answers, when one
+    of the charts' templates read every top-level key of the file (``.Values.KEY``), one of them not among
     :data:`_COMMON_VALUES_KEYS` (else None: the nearest charts are not the file's): among such charts, the one
     whose path shares most directory names with the file's
     (gpu-recipes' ``inference/a3ultra/...`` values are for ``src/helm-charts/a3ultra/...``, not ``a4/``); a tie
@@ -1599,7 +1600,7 @@ def repository_chart(path: str) -> str | None:
         return None
     if keys <= _COMMON_VALUES_KEYS:  # nothing in it of one chart's own
         return None
-    root = _checkout_root(os.path.dirname(os.path.abspath(path)))
+    root = repository_root(os.path.dirname(os.path.abspath(path)))
     if root is None:  # not in a checkout: no repository to search (a directory of collected files)
         return None
     parts = set(os.path.normpath(os.path.dirname(os.path.abspath(path))).split(os.sep))

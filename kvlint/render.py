@@ -70,9 +70,11 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
+    directories_to_repository_root,
     is_kustomize_dir,
     link_chain,
     load_paths,
@@ -507,6 +509,14 @@ def helm_values_reason(doc: Document) -> str | None:
     top-level keys: a GPU limit or a Hugging Face model id with another key of a pod's shape
     (:func:`_serving_values_reason`).
     """
+    found = _values_reason(doc)
+    return found[0] if found is not None else None
+
+
+def _values_reason(doc: Document) -> tuple[str, tuple[str, ...]] | None:
+    """``(reason, set_keys)``: :func:`helm_values_reason`'s reason, and the dotted keys the values leave empty for
+    ``helm install --set`` when that is the reason (:func:`_engine_framework_key`; empty otherwise), which
+    :func:`values_file_finding` gives a value each in its fix; None when the document is not chart values."""
     data = doc.data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
         return None
@@ -514,35 +524,37 @@ def helm_values_reason(doc: Document) -> str | None:
     if stack:
         spec = data.get("servingEngineSpec")
         if isinstance(spec, dict) and "modelSpec" in spec:
-            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)"
-        return f"it has {stack[0]} (vLLM production-stack chart values)"
+            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)", ()
+        return f"it has {stack[0]} (vLLM production-stack chart values)", ()
     if "modelSpec" in data:
-        return "it has modelSpec (chart values)"
+        return "it has modelSpec (chart values)", ()
     if "replicaCount" in data and "image" in data:
-        return "it has replicaCount and image but no apiVersion/kind (chart values)"
+        return "it has replicaCount and image but no apiVersion/kind (chart values)", ()
     image_at = _image_repository_key(data)
     if image_at is not None:
-        return f"it has {image_at} but no apiVersion/kind (chart values)"
+        return f"it has {image_at} but no apiVersion/kind (chart values)", ()
     llmd = _llm_d_modelservice_reason(data) or _llm_d_sample_reason(data)
     if llmd is not None:
-        return llmd
+        return llmd, ()
     framework = _engine_framework_key(data)
     if framework is not None:
         return framework
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
-            return "it is a values file beside a Chart.yaml"
-    return _serving_values_reason(data)
+            return "it is a values file beside a Chart.yaml", ()
+    serving = _serving_values_reason(data)
+    return (serving, ()) if serving is not None else None
 
 
 #: A serving engine as the value of a chart's engine chooser (``framework: sglang``), in lower case
 _FRAMEWORK_VALUE = re.compile(r"^(vllm|sglang|tgi|text-generation-inference)$")
 
 
-def _engine_framework_key(data: dict) -> str | None:
-    """Why a document without apiVersion/kind reads as the values of a chart that picks its engine by name, or
-    None: a top-level mapping with a ``framework`` or ``engine`` key naming vLLM, SGLang or TGI beside an
+def _engine_framework_key(data: dict) -> tuple[str, tuple[str, ...]] | None:
+    """Why a document without apiVersion/kind reads as the values of a chart that picks its engine by name, with
+    the keys it leaves empty for ``helm install --set`` when its chooser is empty (:func:`install_set_keys`; else
+    none), or None: a top-level mapping with a ``framework`` or ``engine`` key naming vLLM, SGLang or TGI beside an
     ``image`` key (AI-Hypercomputer/gpu-recipes' ``workload: {framework: sglang, image: ..., model: ...}``,
     which its inference charts turn into the engine command). An engine's own config file has no ``image``; a
     Compose file's services sit one level deeper, under ``services``."""
@@ -552,7 +564,10 @@ def _engine_framework_key(data: dict) -> str | None:
         for chooser in ("framework", "engine"):
             name = value.get(chooser)
             if isinstance(name, str) and _FRAMEWORK_VALUE.match(name.strip().lower()):
-                return f"it has {key}.{chooser}: {name.strip()} and {key}.image but no apiVersion/kind (chart values)"
+                return (
+                    f"it has {key}.{chooser}: {name.strip()} and {key}.image but no apiVersion/kind (chart values)",
+                    (),
+                )
     for key, value in data.items():
         if not isinstance(key, str) or not isinstance(value, dict):
             continue
@@ -564,7 +579,8 @@ def _engine_framework_key(data: dict) -> str | None:
                 listed = ", ".join(empty[:-1]) + " and " + empty[-1] if len(empty) > 1 else empty[0]
                 return (
                     f"it leaves {listed} empty, for helm install --set to fill (chart values that name no engine, "
-                    "image or model yet)"
+                    "image or model yet)",
+                    tuple(empty),
                 )
     return None
 
@@ -641,9 +657,6 @@ def _llm_d_sample_reason(data: dict) -> str | None:
     return None
 
 
-#: Extended resources that are GPUs, as a serving chart's values set them in ``resources.limits`` (NVIDIA's and
-#: AMD's device plugins).
-_GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 #: A Hugging Face repository id (``org/name``), as charts take ``model: meta-llama/Meta-Llama-3-70B-Instruct``.
 _HF_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: Top-level keys that name the served model in serving charts' values (substratusai/helm vllm and
@@ -653,9 +666,9 @@ _MODEL_KEYS = ("model", "modelName", "modelId", "modelID")
 
 def _serving_values_reason(data: dict) -> str | None:
     """Why a document without apiVersion/kind reads as a serving chart's values, or None: a GPU in its
-    top-level ``resources.limits``/``requests`` (:data:`_GPU_RESOURCES`, ``nvidia.com/mig-*``) or a Hugging Face
-    repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one other top-level
-    key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
+    top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``)
+    or a Hugging Face repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one
+    other top-level key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
     mapping, ``tolerations`` a list of mappings, ``affinity`` with a node/pod affinity, ``env`` a list of
     ``name`` mappings): the values of substratusai/helm's vllm chart (``model``, ``resources.limits
     nvidia.com/gpu: 8``, ``env``). A Compose file (``services``), a GitHub workflow (``env`` a mapping), an
@@ -675,7 +688,7 @@ def _serving_values_reason(data: dict) -> str | None:
                 if (
                     gpu is None
                     and isinstance(name, str)
-                    and (name in _GPU_RESOURCES or name.startswith("nvidia.com/mig-"))
+                    and (name in WHOLE_GPUS or name.startswith(MIG_RESOURCE_PREFIX))
                 ):
                     gpu = f"resources.{part} {name}"
     model = None
@@ -2104,17 +2117,10 @@ def _search_places(path: str) -> list[str]:
 
 
 def _walk_places(path: str) -> list[str]:
-    """:func:`_search_places` of a file, read from the file system."""
-    places: list[str] = []
-    d = os.path.dirname(os.path.abspath(path))
-    while True:
-        places.append(d)
-        parent = os.path.dirname(d)
-        if parent == d or os.path.exists(os.path.join(d, ".git")):
-            break
-        d = parent
-    places.append(os.getcwd())
-    return places
+    """:func:`_search_places` of a file, read from the file system (the climb of
+    :func:`kvlint.load.directories_to_repository_root`)."""
+    climbed, _ = directories_to_repository_root(os.path.dirname(os.path.abspath(path)))
+    return [*climbed, os.getcwd()]
 
 
 #: Largest ``Chart.yaml`` read for its ``name`` (bytes): real ones are a few KB; a larger file is skipped
@@ -2283,9 +2289,9 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     values = reader_of(doc)
     if values is not None:  # chart values kvlint reads (kvlint.chart_values): its note, not KV002
         return values.note(doc)
-    reason = helm_values_reason(doc)
-    if reason is not None:
-        return values_file_finding(doc.path, reason, doc.loc)
+    found = _values_reason(doc)
+    if found is not None:
+        return values_file_finding(doc.path, found[0], doc.loc, set_keys=found[1])
     return kustomization_file_finding(doc) or strategic_merge_patch_finding(doc)
 
 
@@ -2356,25 +2362,25 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     )
 
 
-def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
+def values_file_finding(path: str, reason: str, loc: Loc | None, *, set_keys: Sequence[str] = ()) -> Finding:
     """KV002 for the Helm values file at ``path`` (``reason``: what makes it values, e.g. "it has replicaCount
     and image but no apiVersion/kind"); the fix is the ``helm template`` command with that file, and, for a file
     of a chart directory (:func:`values_chart`: ``CHART/values.yaml``, ``CHART/examples/x.yaml``), the ``kvlint
-    check`` of that chart with it first."""
+    check`` of that chart with it first. ``set_keys``: the dotted keys the file leaves empty for ``helm install
+    --set`` (:func:`install_set_keys`), each given a value in the fix of a file outside any chart directory."""
     chart = values_chart(path)
     top = outermost_chart(chart) if chart is not None else None
     apart = repository_chart(path) if chart is None else None
-    if chart is None and " empty, for helm install --set to fill " in reason:
-        # the keys the reason lists, each given a value on the command line as the chart's users do
-        keys = reason.split("it leaves ", 1)[1].split(" empty, ", 1)[0].replace(" and ", ", ").split(", ")
+    if chart is None and set_keys:
+        # each key given a value on the command line, as the chart's users do
         if apart is not None:
-            sets = " ".join(f"--helm-set {k}=VALUE" for k in keys)
+            sets = " ".join(f"--helm-set {k}=VALUE" for k in set_keys)
             fix = (
                 f"lint what the chart of this repository renders from it, with a value for each: kvlint check "
                 f"{shell_word(apart)} --helm-values {shell_word(path)} {sets}"
             )
         else:
-            sets = " ".join(f"--set {k}=VALUE" for k in keys)
+            sets = " ".join(f"--set {k}=VALUE" for k in set_keys)
             fix = f"helm template RELEASE CHART -f {shell_word(path)} {sets} | kvlint check - (CHART: the chart these values are for)"
     elif apart is not None:
         fix = (
@@ -2385,13 +2391,11 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
         fix = _RENDER_FIX.replace("values.yaml", shell_word(path))
     elif top is not None and top != chart:
         fix = (
-            f"lint what the chart renders from it: kvlint check {top} ({chart} is a subchart of it: helm renders it "
+            f"lint what the chart renders from it: kvlint check {shell_word(top)} ({chart} is a subchart of it: helm renders it "
             f"through {top}, whose values for it override these)"
         )
     elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
-        fix = (
-            f"lint what the chart renders from it: kvlint check {chart} (helm template reads its values.yaml)"
-        )
+        fix = f"lint what the chart renders from it: kvlint check {shell_word(chart)} (helm template reads its values.yaml)"
     else:
         fix = (
             f"lint what the chart renders from it: kvlint check {shell_word(chart)} --helm-values {shell_word(path)}, or helm template "

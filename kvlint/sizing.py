@@ -44,6 +44,7 @@ from typing import Any
 from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.engines.others import OTHER_ENGINE_MARK
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
@@ -305,7 +306,7 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
 
 #: GPU resource names a values file's KV002 reason quotes (kvlint.render: a GPU in the values' top-level
 #: ``resources``)
-_GPU_NAMES = ("nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-")
+_GPU_NAMES = (*WHOLE_GPUS, MIG_RESOURCE_PREFIX)
 
 
 def _values_with_gpu(message: str) -> bool:

@@ -12,7 +12,7 @@ import shlex
 __all__ = ["PLATFORM_NAMES", "article", "platform_name", "shell_word", "vendor_name", "with_article"]
 
 #: The platform words of :func:`kvlint.engines.images.image_platform` and
-#: :data:`kvlint.engines.images.NON_GPU_RESOURCES`, as their vendors write them (Huawei "Ascend", Intel
+#: :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`, as their vendors write them (Huawei "Ascend", Intel
 #: "Gaudi", AWS "Neuron" for Inferentia and Trainium, Google "TPU").
 PLATFORM_NAMES = {
     "cuda": "CUDA",

@@ -17,8 +17,25 @@ ROOT = Path(__file__).resolve().parents[1]
 _INJECTED = " \x1b]0;owned\x07 \x1b[?1049h \x08::error::forged \u202e<img src=x>"
 
 
+#: A published vLLM start-up log (Qwen2-7B-Instruct on an A100 80GB), the base of the hostile logs below
+_GT210 = ROOT / "fixtures" / "logs" / "gt-210.log"
+
+
+def _verify_args(log: Path) -> list[str]:
+    """``kvlint verify`` of a variant of :data:`_GT210`, with the model and GPU it was published with."""
+    return [
+        "verify",
+        "--offline",
+        str(log),
+        "--model",
+        "Qwen/Qwen2-7B-Instruct",
+        "--accelerator",
+        "a100-80gb",
+    ]
+
+
 def _evil_log(tmp_path: Path) -> Path:
-    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    text = _GT210.read_text()
     line = "GPU KV cache size: 93,872 tokens"
     assert line in text
     text = text.replace(line, line + _INJECTED)
@@ -29,8 +46,7 @@ def _evil_log(tmp_path: Path) -> Path:
 
 def test_verify_text_shows_a_quoted_lines_control_characters_escaped(tmp_path: Path) -> None:
     log = _evil_log(tmp_path)
-    args = ["verify", "--offline", str(log), "--model", "Qwen/Qwen2-7B-Instruct"]
-    args += ["--accelerator", "a100-80gb"]
+    args = _verify_args(log)
     r = CliRunner().invoke(main, args)
     assert r.exit_code in (0, 1), r.output
     quoted = [ln for ln in r.output.split("\n") if "GPU KV cache size: 93,872 tokens" in ln]
@@ -295,23 +311,14 @@ def test_verify_refuses_absurd_figures_instead_of_failing_on_them(tmp_path: Path
     compared them and ended in OverflowError (int too large to convert to float)."""
     import re
 
-    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    text = _GT210.read_text()
     text = re.sub(
         r"Available KV cache memory: [\d.]+ GiB", "Available KV cache memory: " + "9" * 400 + " GiB", text
     )
     text = text.replace("GPU KV cache size: 93,872 tokens", "GPU KV cache size: " + "9" * 4000 + " tokens")
     log = tmp_path / "absurd.log"
     log.write_text(text)
-    args = [
-        "verify",
-        "--offline",
-        str(log),
-        "--model",
-        "Qwen/Qwen2-7B-Instruct",
-        "--accelerator",
-        "a100-80gb",
-    ]
-    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    r = CliRunner().invoke(main, [*_verify_args(log), "--format", "json"])
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     figures = {f["figure"]: f for f in json.loads(r.output)["figures"]}
     assert "kv_tokens" not in figures and "kv_cache_gib" not in figures
@@ -320,7 +327,7 @@ def test_verify_refuses_absurd_figures_instead_of_failing_on_them(tmp_path: Path
 
 def test_verify_json_stays_json_with_an_absurd_failure_line(tmp_path: Path) -> None:
     """A refusal line whose GiB has 400 digits read as inf, written as ``Infinity`` (not JSON) and ``.inf``."""
-    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    text = _GT210.read_text()
     text += (
         "(EngineCore_0 pid=1812) ERROR 09-04 01:04:30 [core.py:1] ValueError: To serve at least one request with "
         f"the models's max seq len ({'9' * 400}), ({'9' * 400} GiB KV cache is needed, which is larger than the "
@@ -329,16 +336,7 @@ def test_verify_json_stays_json_with_an_absurd_failure_line(tmp_path: Path) -> N
     )
     log = tmp_path / "absurd-failure.log"
     log.write_text(text)
-    args = [
-        "verify",
-        "--offline",
-        str(log),
-        "--model",
-        "Qwen/Qwen2-7B-Instruct",
-        "--accelerator",
-        "a100-80gb",
-    ]
-    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    r = CliRunner().invoke(main, [*_verify_args(log), "--format", "json"])
     doc = json.loads(r.output, parse_constant=lambda c: _not_json(c))
     assert doc["failure"]["kind"] == "kv_needed_exceeds_available"
     assert doc["failure"]["kv_available_gib"] == 5.01 and "kv_needed_gib" not in doc["failure"]

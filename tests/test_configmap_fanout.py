@@ -17,8 +17,25 @@ from kvlint.source import LDict
 from kvlint.workloads.configmaps import configmap_problem, configmap_value, configmaps, env_problems
 
 
-class CountingData(LDict):
-    """A ConfigMap's ``data`` that counts the keys iterated over (``items()`` and ``iter()``)."""
+class _Counting:
+    """A mapping that counts in ``seen`` the entries iterated over (``items()`` and ``iter()``)."""
+
+    __slots__ = ()
+    seen: int
+
+    def items(self) -> Any:
+        for kv in super().items():  # type: ignore[misc]
+            self.seen += 1
+            yield kv
+
+    def __iter__(self) -> Iterator[Any]:
+        for k in super().__iter__():  # type: ignore[misc]
+            self.seen += 1
+            yield k
+
+
+class CountingData(_Counting, LDict):
+    """A ConfigMap's ``data`` that counts the keys iterated over."""
 
     __slots__ = ("seen",)
 
@@ -28,33 +45,13 @@ class CountingData(LDict):
         self.key_locs = dict(data.key_locs)
         self.seen = 0
 
-    def items(self) -> Any:
-        for kv in super().items():
-            self.seen += 1
-            yield kv
 
-    def __iter__(self) -> Iterator[Any]:
-        for k in super().__iter__():
-            self.seen += 1
-            yield k
-
-
-class CountingMaps(dict):
+class CountingMaps(_Counting, dict):
     """The ConfigMaps of a run (``(namespace, name) -> data``) counting the entries iterated over."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.seen = 0
-
-    def items(self) -> Any:
-        for kv in super().items():
-            self.seen += 1
-            yield kv
-
-    def __iter__(self) -> Iterator[Any]:
-        for k in super().__iter__():
-            self.seen += 1
-            yield k
 
 
 def _maps(text: str) -> dict[Any, Any]:

@@ -2,47 +2,20 @@
 that is among the inputs but broken (the key it names is missing or misspelt, ``data`` is not a mapping, a value
 is a mapping) is told what broke and where, not that the ConfigMap is "not among the inputs" or that the
 variable has "no env entry"; a ConfigMap that really is missing is named. Made-up manifests in the shapes of
-the wrapper-script and ``--config`` ConfigMaps of fixtures/collected (castai's vLLM chart, production-stack)."""
+the wrapper-script and ``--config`` ConfigMaps of fixtures/collected (castai's vLLM chart, production-stack):
+tests/configmap_pods.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from configmap_pods import SHAPES, pod
 
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import Diagnostic
 
-_POD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: llm}
-spec:
-  selector: {matchLabels: {app: llm}}
-  template:
-    metadata: {labels: {app: llm}}
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-      - name: engine
-        image: IMAGE
-CONTAINER
-        volumeMounts: [{name: files, mountPath: /etc/llm}]
-        resources: {limits: {nvidia.com/gpu: 1}}
-      volumes: [{name: files, configMap: {name: llm-files}}]
-"""
-_SCRIPT = ("vllm/vllm-openai:v0.11.0", '        command: ["/bin/bash", "/etc/llm/start.sh"]')
-_CONFIG = ("vllm/vllm-openai:v0.11.0", '        args: ["--config", "/etc/llm/config.yaml"]')
-_TGI = (
-    "ghcr.io/huggingface/text-generation-inference:3.3.6",
-    "        envFrom: [{configMapRef: {name: llm-files}}]",
-)
-_VAR = (
-    "vllm/vllm-openai:v0.11.0",
-    '        args: ["--model", "$(MODEL)", "--max-model-len", "4096"]\n'
-    "        env: [{name: MODEL, valueFrom: {configMapKeyRef: {name: llm-files, key: MODEL}}}]",
-)
 _GOOD = {
     "start.sh": "|\n    exec vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096",
     "config.yaml": "|\n    model: Qwen/Qwen2.5-7B-Instruct",
@@ -55,8 +28,8 @@ def _configmap(data: str) -> str:
     return f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: llm-files}}\ndata:{data}\n"
 
 
-def _run(tmp_path: Path, shape: tuple[str, str], data: str | None) -> list[Diagnostic]:
-    text = _POD.replace("IMAGE", shape[0]).replace("CONTAINER", shape[1])
+def _run(tmp_path: Path, shape: str, data: str | None) -> list[Diagnostic]:
+    text = pod(shape)
     if data is not None:
         text += _configmap(data)
     f = tmp_path / "llm.yaml"
@@ -70,16 +43,15 @@ def _keys(**kw: str) -> str:
     return "".join(f"\n  {k}: {v}" for k, v in kw.items())
 
 
-_SHAPES = {"script": _SCRIPT, "config": _CONFIG, "tgi": _TGI, "var": _VAR}
 #: the key each shape reads, misspelt in the broken ConfigMap
 _KEY = {"script": "start.sh", "config": "config.yaml", "tgi": "MODEL_ID", "var": "MODEL"}
 
 
-@pytest.mark.parametrize("shape", sorted(_SHAPES))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_misspelt_key_is_named_with_the_keys_the_configmap_has(tmp_path: Path, shape: str) -> None:
     key = _KEY[shape]
     wrong = key.replace(".sh", ".bash").replace(".yaml", ".yml").replace("MODEL", "MODEL_NAME")
-    found = _run(tmp_path, _SHAPES[shape], _keys(**{wrong: _GOOD[key]}))
+    found = _run(tmp_path, shape, _keys(**{wrong: _GOOD[key]}))
     said = [d for d in found if d.rule in ("KV502", "KV503")]
     assert said, found
     text = " ".join(d.message for d in said)
@@ -94,9 +66,9 @@ def test_a_misspelt_key_is_named_with_the_keys_the_configmap_has(tmp_path: Path,
         )
 
 
-@pytest.mark.parametrize("shape", sorted(_SHAPES))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_data_that_is_not_a_mapping_is_said(tmp_path: Path, shape: str) -> None:
-    found = _run(tmp_path, _SHAPES[shape], " |\n  " + _KEY[shape] + ": x")
+    found = _run(tmp_path, shape, " |\n  " + _KEY[shape] + ": x")
     text = " ".join(d.message for d in found if d.rule in ("KV502", "KV503"))
     assert "has data that is a string, not a mapping of keys to strings (the API server refuses it)" in text
     assert "not among the inputs" not in text
@@ -107,15 +79,15 @@ def test_a_value_that_is_a_mapping_is_refused_not_read(tmp_path: Path, shape: st
     """The API server refuses a ConfigMap whose value is a mapping (``data`` is map[string]string): kvlint used
     to read the --config file as the mapping's Python text and size the container from it."""
     key = _KEY[shape]
-    found = _run(tmp_path, _SHAPES[shape], f"\n  {key}:\n    model: Qwen/Qwen2.5-7B-Instruct")
+    found = _run(tmp_path, shape, f"\n  {key}:\n    model: Qwen/Qwen2.5-7B-Instruct")
     text = " ".join(d.message for d in found if d.rule == "KV503")
     assert f"holds a mapping at key {key}, not a string" in text
     assert not any(d.rule == "KV202" for d in found)  # not sized from str(dict)
 
 
-@pytest.mark.parametrize("shape", sorted(_SHAPES))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_configmap_not_among_the_inputs_is_named(tmp_path: Path, shape: str) -> None:
-    found = _run(tmp_path, _SHAPES[shape], None)
+    found = _run(tmp_path, shape, None)
     said = [d for d in found if d.rule in ("KV502", "KV503")]
     if shape == "script":  # no ConfigMap at all: the script is not looked for (as before)
         assert any("the container runs the script /etc/llm/start.sh" in d.message for d in said)
@@ -128,8 +100,8 @@ def test_a_configmap_not_among_the_inputs_is_named(tmp_path: Path, shape: str) -
     assert any("pass the ConfigMap with the workload" in d.fix for d in said)
 
 
-@pytest.mark.parametrize("shape", sorted(_SHAPES))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_good_configmap_is_read(tmp_path: Path, shape: str) -> None:
     key = _KEY[shape]
-    found = _run(tmp_path, _SHAPES[shape], _keys(**{key: _GOOD[key]}))
+    found = _run(tmp_path, shape, _keys(**{key: _GOOD[key]}))
     assert not [d for d in found if d.rule in ("KV502", "KV503") and d.severity != "info"], found

@@ -41,14 +41,14 @@ def test_a_crash_reading_a_document_as_chart_values_is_a_kv503_at_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
     good, bad = _tree(tmp_path)
-    real = kvlint.render.helm_values_reason
+    real = kvlint.render._values_reason
 
-    def raising(doc: object) -> str | None:
+    def raising(doc: object) -> tuple[str, tuple[str, ...]] | None:
         if str(getattr(doc, "path", "")).endswith("bad.yaml"):
             raise TypeError("unhashable type: 'dict'")
         return real(doc)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(kvlint.render, "helm_values_reason", raising)
+    monkeypatch.setattr(kvlint.render, "_values_reason", raising)
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     options = Options(allow_hub=False)
     for result in (

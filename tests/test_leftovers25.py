@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import configmap_pods
 import pytest
 
 from kvlint.pipeline import Options, run_check
@@ -223,40 +224,9 @@ def test_a_kubeai_model_on_another_engine_is_said_not_to_be_sized():
     assert sized == {n for n, e in engines.items() if e == "VLLM"}
 
 
-#: A Deployment whose engine reads its settings from the ConfigMap llm-files (the shapes of
-#: tests/test_configmap_problems.py: a --config file, a variable, TGI's envFrom, a wrapper script), and that
-#: ConfigMap in a file of its own whose block scalar is indented with a tab (a YAML error kubectl reports too).
-_CM_POD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: llm}
-spec:
-  selector: {matchLabels: {app: llm}}
-  template:
-    metadata: {labels: {app: llm}}
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-      - name: engine
-        image: IMAGE
-CONTAINER
-        volumeMounts: [{name: files, mountPath: /etc/llm}]
-        resources: {limits: {nvidia.com/gpu: 1}}
-      volumes: [{name: files, configMap: {name: llm-files}}]
-"""
-_CM_SHAPES = {
-    "config": ("vllm/vllm-openai:v0.11.0", '        args: ["--config", "/etc/llm/config.yaml"]'),
-    "var": (
-        "vllm/vllm-openai:v0.11.0",
-        '        args: ["--model", "$(MODEL)", "--max-model-len", "4096"]\n'
-        "        env: [{name: MODEL, valueFrom: {configMapKeyRef: {name: llm-files, key: MODEL}}}]",
-    ),
-    "tgi": (
-        "ghcr.io/huggingface/text-generation-inference:3.3.6",
-        "        envFrom: [{configMapRef: {name: llm-files}}]",
-    ),
-    "script": ("vllm/vllm-openai:v0.11.0", '        command: ["/bin/bash", "/etc/llm/start.sh"]'),
-}
+#: The ConfigMap llm-files that tests/configmap_pods.py's Deployment reads its settings from (a --config file, a
+#: variable, TGI's envFrom, a wrapper script), in a file of its own whose block scalar is indented with a tab (a YAML
+#: error kubectl reports too).
 _BROKEN_CM = (
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: llm-files\n  labels: {app: llm}\ndata:\n"
     "  MODEL: Qwen/Qwen2.5-7B-Instruct\n  MODEL_ID: Qwen/Qwen2.5-7B-Instruct\n"
@@ -265,7 +235,7 @@ _BROKEN_CM = (
 )
 
 
-@pytest.mark.parametrize("shape", sorted(_CM_SHAPES))
+@pytest.mark.parametrize("shape", sorted(configmap_pods.SHAPES))
 def test_a_configmap_in_a_file_that_does_not_parse_is_said_so_not_missing(tmp_path, shape):
     """The ConfigMap a container reads its settings from sits in a file kvlint could not parse (KV001): the
     container's note said "ConfigMap llm-files is not among the inputs" (and to pass it with the workload,
@@ -276,9 +246,8 @@ def test_a_configmap_in_a_file_that_does_not_parse_is_said_so_not_missing(tmp_pa
 
     from kvlint.cli import main
 
-    image, container = _CM_SHAPES[shape]
     pod, cm = tmp_path / "llm.yaml", tmp_path / "llm-files.yaml"
-    pod.write_text(_CM_POD.replace("IMAGE", image).replace("CONTAINER", container))
+    pod.write_text(configmap_pods.pod(shape))
     cm.write_text(_BROKEN_CM)
     error_line = _BROKEN_CM.splitlines().index("\tmax-model-len: 4096") + 1
     res = run_check([str(pod), str(cm)], Options(allow_hub=False))

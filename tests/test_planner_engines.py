@@ -10,9 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
-
-from kvlint.cli import main
+from cli_runs import plan_json, run_kvlint
 
 TGI_8B = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
 SGLANG_8B = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
@@ -28,18 +26,28 @@ TGI_ENV = re.compile(
 )
 
 
-def _run(*args: str) -> Any:
-    return CliRunner().invoke(main, list(args))
-
-
-def _plan_json(*args: str) -> dict[str, Any]:
-    r = _run("plan", "--offline", "--format", "json", *args)
-    assert r.exit_code in (0, 1), r.output
-    return json.loads(r.stdout)  # type: ignore[no-any-return]
-
-
 def _fixes(doc: dict[str, Any]) -> list[str]:
     return [str(d.get("fix") or "") for d in doc["diagnostics"] if d.get("fix")]
+
+
+def _tgi_deployment(tag: str, settings: str) -> str:
+    """A Deployment of TGI's release image ``tag`` on one L4, whose container's settings are the lines
+    ``settings`` (its env or args)."""
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: tgi-8b}}
+spec:
+  selector: {{matchLabels: {{app: tgi-8b}}}}
+  template:
+    metadata: {{labels: {{app: tgi-8b}}}}
+    spec:
+      nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+      containers:
+        - name: tgi
+          image: ghcr.io/huggingface/text-generation-inference:{tag}
+{settings}
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
 
 
 # ------------------------------------------------------------------ TGI: options as the command line types them
@@ -51,7 +59,7 @@ def test_tgi_command_line_remedies_name_launcher_options_and_fit_when_applied() 
     does not use. Each remedy now names the launcher's options, and the command with the remedy's values typed
     in plans without the finding."""
     cmd = [*TGI_8B, "--max-total-tokens", "32768", "--max-input-tokens", "30000"]
-    doc = _plan_json("--accelerator", "l4", "--engine-version", "3.3.6", "--", *cmd)
+    doc = plan_json("--accelerator", "l4", "--engine-version", "3.3.6", "--", *cmd)
     assert doc["verdict"] == "fail"
     fixes = _fixes(doc)
     assert fixes and not any(TGI_ENV.search(f) for f in fixes), fixes
@@ -62,35 +70,20 @@ def test_tgi_command_line_remedies_name_launcher_options_and_fit_when_applied() 
     )
     assert "--num-shard 2" in " ".join(fixes)
     applied = [*TGI_8B, "--max-total-tokens", m.group(1), "--max-input-tokens", m.group(2)]
-    after = _plan_json("--accelerator", "l4", "--engine-version", "3.3.6", "--", *applied)
+    after = plan_json("--accelerator", "l4", "--engine-version", "3.3.6", "--", *applied)
     assert after["verdict"] == "ok", after["diagnostics"]
 
 
 def test_tgi_manifest_configured_through_env_keeps_the_variables(tmp_path: Path) -> None:
     """A Deployment that sets TGI's limits through env keeps being told the variables it uses."""
     f = tmp_path / "tgi.yaml"
-    f.write_text(
-        """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tgi-8b}
-spec:
-  selector: {matchLabels: {app: tgi-8b}}
-  template:
-    metadata: {labels: {app: tgi-8b}}
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-        - name: tgi
-          image: ghcr.io/huggingface/text-generation-inference:3.3.6
+    settings = """\
           env:
             - {name: MODEL_ID, value: meta-llama/Llama-3.1-8B-Instruct}
             - {name: MAX_INPUT_TOKENS, value: "30000"}
-            - {name: MAX_TOTAL_TOKENS, value: "32768"}
-          resources: {limits: {nvidia.com/gpu: 1}}
-""",
-        encoding="utf-8",
-    )
-    r = _run("check", "--offline", "--format", "json", str(f))
+            - {name: MAX_TOTAL_TOKENS, value: "32768"}"""
+    f.write_text(_tgi_deployment("3.3.6", settings), encoding="utf-8")
+    r = run_kvlint("check", "--offline", "--format", "json", str(f))
     doc = json.loads(r.stdout)
     fixes = [d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV603"]
     assert fixes and "MAX_TOTAL_TOKENS to" in fixes[0] and "NUM_SHARD=2" in fixes[0], fixes
@@ -101,7 +94,7 @@ def test_tgi_args_manifest_is_told_the_options_it_writes(tmp_path: Path) -> None
     """The same limits written as container args are told the options (KV104's remedy said MAX_TOTAL_TOKENS=N
     to a container whose args set --max-total-tokens)."""
     src = Path(__file__).parent.parent / "fixtures" / "rules" / "KV104" / "tgi.yaml"
-    r = _run("check", "--offline", "--format", "json", str(src))
+    r = run_kvlint("check", "--offline", "--format", "json", str(src))
     doc = json.loads(r.stdout)
     fixes = [d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV104"]
     assert fixes and all("--max-total-tokens " in f and not TGI_ENV.search(f) for f in fixes), fixes
@@ -109,29 +102,15 @@ def test_tgi_args_manifest_is_told_the_options_it_writes(tmp_path: Path) -> None
 
 # ------------------------------------------------------------------ kvlint diff: risky for what the change makes worse
 
-TGI_DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tgi-8b}
-spec:
-  selector: {matchLabels: {app: tgi-8b}}
-  template:
-    metadata: {labels: {app: tgi-8b}}
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-        - name: tgi
-          image: ghcr.io/huggingface/text-generation-inference:IMAGE_TAG
-          args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-input-tokens", "4096",
-                 "--max-total-tokens", "TOTAL"]
-          resources: {limits: {nvidia.com/gpu: 1}}
-"""
-
 
 def _report(tmp_path: Path, total: int, tag: str = "latest") -> dict[str, Any]:
     f = tmp_path / "deploy" / "tgi.yaml"
     f.parent.mkdir(exist_ok=True)
-    f.write_text(TGI_DEPLOYMENT.replace("IMAGE_TAG", tag).replace("TOTAL", str(total)), encoding="utf-8")
-    r = _run("check", "--offline", "--fail-on", "never", "--format", "json", str(f))
+    settings = f"""\
+          args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-input-tokens", "4096",
+                 "--max-total-tokens", "{total}"]"""
+    f.write_text(_tgi_deployment(tag, settings), encoding="utf-8")
+    r = run_kvlint("check", "--offline", "--fail-on", "never", "--format", "json", str(f))
     return json.loads(r.stdout)  # type: ignore[no-any-return]
 
 
@@ -218,15 +197,17 @@ def test_tgi_and_sglang_plans_name_their_own_settings() -> None:
         ),
     ]
     for argv, (length, seqs, batched) in cases:
-        doc = _plan_json("--accelerator", "l4", "--", *argv)
+        doc = plan_json("--accelerator", "l4", "--", *argv)
         kv, sched = doc["kv"], doc["scheduler"]
-        text = _run("plan", "--offline", "--accelerator", "l4", "--", *argv).stdout
+        text = run_kvlint("plan", "--offline", "--accelerator", "l4", "--", *argv).stdout
         line = (
             f"{length} {kv['max_model_len']:,} (user; derived {kv['derived_max_model_len']:,}), "
             f"{seqs} {sched['max_num_seqs']:,}, {batched} {sched['max_num_batched_tokens']:,}"
         )
         assert line in text.splitlines(), (argv, text)
-        md = _run("plan", "--offline", "--accelerator", "l4", "--format", "markdown", "--", *argv).stdout
+        md = run_kvlint(
+            "plan", "--offline", "--accelerator", "l4", "--format", "markdown", "--", *argv
+        ).stdout
         assert f"; {length.replace('_', '-')} {kv['max_model_len']:,} (user);" in md
         for out in (text, md):
             assert not VLLM_NAMES.search(out), (argv, VLLM_NAMES.search(out))
@@ -265,7 +246,7 @@ def test_chunked_prefill_and_a_shorter_max_model_len_are_one_remedy_that_fits() 
         "32768",
         "--no-enable-chunked-prefill",
     ]
-    doc = _plan_json(*pre, *argv)
+    doc = plan_json(*pre, *argv)
     assert doc["verdict"] == "fail"
     m = None
     for f in _fixes(doc):
@@ -278,11 +259,11 @@ def test_chunked_prefill_and_a_shorter_max_model_len_are_one_remedy_that_fits() 
     length, batch = m.group(1), m.group(2)
     fixed = _set(_set(_without(argv, "--no-enable-chunked-prefill"), "--max-model-len", length),
                  "--max-num-batched-tokens", batch)  # fmt: skip
-    assert _plan_json(*pre, *fixed)["verdict"] == "ok"
+    assert plan_json(*pre, *fixed)["verdict"] == "ok"
     # neither part alone: the shorter context with chunking off, or chunking with the smaller batch at 32k
-    assert _plan_json(*pre, *_set(argv, "--max-model-len", length))["verdict"] != "ok"
+    assert plan_json(*pre, *_set(argv, "--max-model-len", length))["verdict"] != "ok"
     alone = _set(_without(argv, "--no-enable-chunked-prefill"), "--max-num-batched-tokens", batch)
-    assert _plan_json(*pre, *alone)["verdict"] != "ok"
+    assert plan_json(*pre, *alone)["verdict"] != "ok"
 
 
 # ------------------------------------------------------------------ SGLang: a fraction and a context as one remedy
@@ -295,15 +276,15 @@ def test_sglang_fraction_remedy_that_needs_a_shorter_context_says_both_and_fits(
     the command with both applied plans `ok`; the fraction alone does not."""
     pre = ["--accelerator", "l4", "--engine-version", "0.5.23", "--"]
     argv = [*SGLANG_8B, "--context-length", "65536"]
-    doc = _plan_json(*pre, *argv)
+    doc = plan_json(*pre, *argv)
     assert [d["rule"] for d in doc["diagnostics"] if d["severity"] == "error"] == ["KV701"]
     fix = next(f for d in doc["diagnostics"] if d["rule"] == "KV701" for f in [d["fix"]])
     assert "to start" not in fix and "lower --context-length too" not in fix, fix
     m = re.search(r"--mem-fraction-static (\d\.\d+) and --context-length (\d+) \(re-planned", fix)
     assert m, fix
     both = [*SGLANG_8B, "--context-length", m.group(2), "--mem-fraction-static", m.group(1)]
-    assert _plan_json(*pre, *both)["verdict"] == "ok"
-    assert _plan_json(*pre, *argv, "--mem-fraction-static", m.group(1))["verdict"] != "ok"
+    assert plan_json(*pre, *both)["verdict"] == "ok"
+    assert plan_json(*pre, *argv, "--mem-fraction-static", m.group(1))["verdict"] != "ok"
     assert not VLLM_NAMES.search(fix)
 
 
@@ -313,15 +294,15 @@ def test_sglang_larger_tp_that_needs_a_higher_fraction_is_offered_with_it() -> N
     The remedy names both; applied, the plan is `ok`, and TP alone is not."""
     pre = ["--accelerator", "l4", "--engine-version", "0.5.23", "--"]
     model = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Meta-Llama-3-70B-Instruct"]
-    doc = _plan_json(*pre, *model, "--tp-size", "2")
+    doc = plan_json(*pre, *model, "--tp-size", "2")
     fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV101")
     m = re.search(r"--tp-size (\d+) and --mem-fraction-static (\d\.\d+) with \1 GPUs", fix)
     assert m, fix
     assert (
-        _plan_json(*pre, *model, "--tp-size", m.group(1), "--mem-fraction-static", m.group(2))["verdict"]
+        plan_json(*pre, *model, "--tp-size", m.group(1), "--mem-fraction-static", m.group(2))["verdict"]
         == "ok"
     )
-    assert _plan_json(*pre, *model, "--tp-size", m.group(1))["verdict"] != "ok"
+    assert plan_json(*pre, *model, "--tp-size", m.group(1))["verdict"] != "ok"
 
 
 def test_sglang_kv105_remedies_are_replanned_and_fit() -> None:
@@ -329,14 +310,14 @@ def test_sglang_kv105_remedies_are_replanned_and_fit() -> None:
     end, not re-planned, and the TP size unnamed. Both are now re-planned values that plan `ok` when applied."""
     pre = ["--accelerator", "l4", "--engine-version", "0.5.23", "--"]
     argv = [*SGLANG_8B, "--context-length", "30000", "--mem-fraction-static", "0.88"]
-    doc = _plan_json(*pre, *argv)
+    doc = plan_json(*pre, *argv)
     assert [d["rule"] for d in doc["diagnostics"] if d["severity"] != "info"] == ["KV105"]
     fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV105")
     length = re.search(r"--context-length (\d+) or less \(re-planned", fix)
     tp = re.search(r"--tp-size (\d+) with \1 GPUs", fix)
     assert length and tp, fix
-    assert _plan_json(*pre, *_set(argv, "--context-length", length.group(1)))["verdict"] == "ok"
-    assert _plan_json(*pre, *argv, "--tp-size", tp.group(1))["verdict"] == "ok"
+    assert plan_json(*pre, *_set(argv, "--context-length", length.group(1)))["verdict"] == "ok"
+    assert plan_json(*pre, *argv, "--tp-size", tp.group(1))["verdict"] == "ok"
 
 
 def test_tgi_kv105_prefill_remedy_has_a_replanned_value() -> None:
@@ -349,9 +330,9 @@ def test_tgi_kv105_prefill_remedy_has_a_replanned_value() -> None:
         "text-generation-launcher", "--model-id", "meta-llama/Meta-Llama-3-70B-Instruct", "--num-shard", "8",
         "--cuda-memory-fraction", "0.90", "--max-total-tokens", "2048", "--max-input-tokens", "1024",
     ]  # fmt: skip
-    doc = _plan_json(*pre, *argv)
+    doc = plan_json(*pre, *argv)
     assert [d["rule"] for d in doc["diagnostics"] if d["severity"] != "info"] == ["KV105"]
     fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV105")
     m = re.search(r"--max-batch-prefill-tokens (\d+) \(re-planned", fix)
     assert m, fix
-    assert _plan_json(*pre, *argv, "--max-batch-prefill-tokens", m.group(1))["verdict"] == "ok"
+    assert plan_json(*pre, *argv, "--max-batch-prefill-tokens", m.group(1))["verdict"] == "ok"

@@ -10,12 +10,10 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_runs import plan_json, run_kvlint
 
-from kvlint.cli import main
 from kvlint.numbers import fraction, times
 
 VLLM_8B = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
@@ -32,16 +30,6 @@ SGLANG_L4 = [
 ]
 
 
-def _run(*args: str) -> Any:
-    return CliRunner().invoke(main, list(args))
-
-
-def _plan_json(*args: str) -> dict[str, Any]:
-    r = _run("plan", "--offline", "--format", "json", *args)
-    assert r.exit_code in (0, 1), r.output
-    return json.loads(r.stdout)  # type: ignore[no-any-return]
-
-
 # ------------------------------------------------------------------ simulate: --gpu-memory names the GPU too
 
 
@@ -50,7 +38,7 @@ def test_simulate_takes_gpu_memory_alone_as_plan_and_sweep_do() -> None:
     option with "Missing option '--accelerator'". Now it simulates on that GPU, on the very plan `kvlint plan`
     prints, and says what it needs when given neither."""
     argv = [*VLLM_8B, "--max-model-len", "8192"]
-    r = _run(
+    r = run_kvlint(
         "simulate",
         "--offline",
         "--gpu-memory",
@@ -65,9 +53,9 @@ def test_simulate_takes_gpu_memory_alone_as_plan_and_sweep_do() -> None:
     assert r.stdout.startswith("Capacity plan: meta-llama/Llama-3.1-8B-Instruct on GPU with 79.19 GiB"), (
         r.output
     )
-    plan = _plan_json("--gpu-memory", "79.19GiB", "--", *argv)
+    plan = plan_json("--gpu-memory", "79.19GiB", "--", *argv)
     assert f"{plan['kv']['num_blocks']:,} blocks" in r.stdout
-    none = _run("simulate", "--offline", "--requests", "40", "--", *argv)
+    none = run_kvlint("simulate", "--offline", "--requests", "40", "--", *argv)
     assert none.exit_code == 2
     assert none.exception is None or isinstance(none.exception, SystemExit), repr(none.exception)
     assert "--accelerator ID" in none.output and "--gpu-memory QTY" in none.output, none.output
@@ -103,7 +91,7 @@ def test_times_never_rounds_up_to_the_limit_it_is_below(value: float, limit: flo
 def test_utilization_sweep_writes_every_fraction_with_the_same_decimals() -> None:
     """The sweep printed 0.8, 0.85, 0.9, 0.95 in one column (Python's str of each float) where the plan writes
     0.90 and simulate wrote 0.9: every point now as the plan writes it, 0.925 included."""
-    r = _run(
+    r = run_kvlint(
         "plan", "--offline", "--accelerator", "h100", "--sweep", "gpu-memory-utilization=0.8,0.85,0.9,0.925",
         "--", *VLLM_8B, "--max-model-len", "8192",
     )  # fmt: skip
@@ -112,13 +100,13 @@ def test_utilization_sweep_writes_every_fraction_with_the_same_decimals() -> Non
     assert rows == ["0.80", "0.85", "0.90", "0.925"], r.stdout
     bars = [ln.split()[0] for ln in r.stdout.splitlines() if " |" in ln and "concurrent" in ln]
     assert bars == rows
-    sim = _run(
+    sim = run_kvlint(
         "simulate", "--offline", "--accelerator", "h100", "--requests", "20", "--no-sensitivity",
         "--", *VLLM_8B, "--max-model-len", "8192", "--gpu-memory-utilization", "0.9",
     )  # fmt: skip
     assert sim.exit_code == 0, sim.output
     assert "budget (gpu_memory_utilization 0.90)" in sim.stdout
-    plan = _run(
+    plan = run_kvlint(
         "plan", "--offline", "--accelerator", "h100", "--", *VLLM_8B, "--gpu-memory-utilization", "0.925"
     )
     assert "(gpu_memory_utilization 0.925)" in plan.stdout, plan.stdout  # was rounded to 0.93
@@ -127,7 +115,7 @@ def test_utilization_sweep_writes_every_fraction_with_the_same_decimals() -> Non
 def _sglang_len_at_low_end(fraction_static: str) -> tuple[int, int]:
     """(context length whose low-end concurrency is just under 1, low-end pool tokens) from kvlint's own
     plan of SGLang on an L4."""
-    doc = _plan_json(
+    doc = plan_json(
         "--accelerator", "l4", "--engine-version", "0.5.2", "--",
         *SGLANG_8B, "--mem-fraction-static", fraction_static, "--context-length", "4096",
     )  # fmt: skip
@@ -140,16 +128,18 @@ def test_sglang_band_concurrency_just_under_one_is_not_written_one() -> None:
     hold one context_length request (0.9975 rounded up)."""
     ctx_len, low_tokens = _sglang_len_at_low_end("0.85")
     argv = SGLANG_L4
-    doc = _plan_json(*argv, "--context-length", str(ctx_len))
+    doc = plan_json(*argv, "--context-length", str(ctx_len))
     low = doc["kv"]["max_concurrency_low"]
     assert low == 0.99, low  # JSON rounded it to 1.0 too
     # the case: one request fits the predicted pool, not the band's low end
     assert doc["kv"]["capacity_tokens"] >= ctx_len > low_tokens
     assert "KV105" in {d["rule"] for d in doc["diagnostics"]}
-    text = _run("plan", "--offline", *argv, "--context-length", str(ctx_len)).stdout
+    text = run_kvlint("plan", "--offline", *argv, "--context-length", str(ctx_len)).stdout
     (band,) = [ln for ln in text.splitlines() if ln.startswith("band: ")]
     assert re.search(r"concurrency 0\.99 to \d+\.\d\dx$", band), band
-    md = _run("plan", "--offline", "--format", "markdown", *argv, "--context-length", str(ctx_len)).stdout
+    md = run_kvlint(
+        "plan", "--offline", "--format", "markdown", *argv, "--context-length", str(ctx_len)
+    ).stdout
     assert "(0.99–" in md and "(1.00–" not in md
 
 
@@ -161,13 +151,13 @@ def test_sglang_pool_below_the_context_makes_the_plan_risky_not_ok() -> None:
     verdict 'ok' beside a band concurrency of 0.17-0.21x; it is 'risky', exit 0 as documented, and a context
     that fits is 'ok' again."""
     argv = SGLANG_L4
-    doc = _plan_json(*argv)
+    doc = plan_json(*argv)
     assert "KV702" in {d["rule"] for d in doc["diagnostics"]}
     assert doc["kv"]["max_concurrency_high"] < 1.0
     assert doc["verdict"] == "risky"
-    r = _run("plan", "--offline", *argv)
+    r = run_kvlint("plan", "--offline", *argv)
     assert r.exit_code == 0 and r.stdout.rstrip().endswith("verdict: risky"), r.output
-    fixed = _plan_json(*argv, "--context-length", "4096")
+    fixed = plan_json(*argv, "--context-length", "4096")
     assert not {d["rule"] for d in fixed["diagnostics"]} & {"KV702", "KV105"}
     assert fixed["verdict"] == "ok"
 
@@ -201,14 +191,14 @@ def test_diff_without_p_names_files_as_check_does(tmp_path: Path, monkeypatch: p
     changed = text.replace("- --model\n", "- --max-model-len=65536\n            - --model\n")
     (tmp_path / "deploy" / "chat.yaml").write_text(changed, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    check = _run("check", "--offline", "--fail-on", "never", "deploy/chat.yaml")
+    check = run_kvlint("check", "--offline", "--fail-on", "never", "deploy/chat.yaml")
     assert check.stdout.startswith("deploy/chat.yaml:"), check.output
     for extra in ([], ["-p", "deploy"], ["-p", "./deploy"]):
-        r = _run("diff", "HEAD", *extra, "--offline")
+        r = run_kvlint("diff", "HEAD", *extra, "--offline")
         assert r.exit_code in (0, 1), r.output
         assert "./deploy" not in r.stdout and "  deploy/chat.yaml:" in r.stdout, (extra, r.stdout)
         assert "(deploy/chat.yaml)" in r.stdout
-        doc = json.loads(_run("diff", "HEAD", *extra, "--offline", "--format", "json").stdout)
+        doc = json.loads(run_kvlint("diff", "HEAD", *extra, "--offline", "--format", "json").stdout)
         files = {d["file"] for key in ("new", "pre_existing", "fixed") for d in doc[key]}
         files |= {row["file"] for row in doc["capacity"]}
         assert files == {"deploy/chat.yaml"}, (extra, files)
@@ -236,7 +226,7 @@ def test_a_smaller_batched_token_budget_is_offered_when_the_profiling_batch_leav
     -> _dummy_run(self.max_num_tokens, is_profile=True)), and kvlint's activation term grows with it; yet no remedy
     proposed a smaller --max-num-batched-tokens, so this recipe was told 'use a larger GPU or more nodes'. The
     remedy is the largest halving that fits, re-planned: applied, the plan is 'ok'."""
-    doc = _plan_json("--accelerator", "l4", "--", *KUBEAI_70B)
+    doc = plan_json("--accelerator", "l4", "--", *KUBEAI_70B)
     (kv105,) = [d for d in doc["diagnostics"] if d["rule"] == "KV105"]
     m = re.search(
         r"--max-num-batched-tokens (\d+) fits: .* activation peak is about ([\d.]+) GiB", kv105["fix"]
@@ -244,15 +234,13 @@ def test_a_smaller_batched_token_budget_is_offered_when_the_profiling_batch_leav
     assert m, kv105["fix"]
     value = int(m.group(1))
     assert 2048 <= value < 32768 and value >= 512  # not below --max-num-seqs (KV204)
-    fixed = _plan_json(
-        "--accelerator", "l4", "--", *_with(KUBEAI_70B, "--max-num-batched-tokens", str(value))
-    )
+    fixed = plan_json("--accelerator", "l4", "--", *_with(KUBEAI_70B, "--max-num-batched-tokens", str(value)))
     assert fixed["verdict"] == "ok", fixed["diagnostics"]
     assert f"{fixed['memory']['activation_bytes'] / 2**30:.2f}" == m.group(2)
     assert fixed["memory"]["activation_bytes"] < doc["memory"]["activation_bytes"]
     # the largest that fits: twice the value is the current one or does not fit
     if value * 2 < 32768:
-        twice = _plan_json(
+        twice = plan_json(
             "--accelerator", "l4", "--", *_with(KUBEAI_70B, "--max-num-batched-tokens", str(value * 2))
         )
         assert twice["verdict"] != "ok"
@@ -263,13 +251,13 @@ def test_no_batched_token_remedy_below_max_model_len_without_chunked_prefill() -
     proposes one while chunking stays off; one that lowers it turns chunked prefill on in the same remedy
     (planner25: one re-planned remedy instead of none)."""
     argv = [*KUBEAI_70B, "--no-enable-chunked-prefill"]
-    doc = _plan_json("--accelerator", "l4", "--engine-version", "0.34.0", "--", *argv)
+    doc = plan_json("--accelerator", "l4", "--engine-version", "0.34.0", "--", *argv)
     assert doc["verdict"] != "ok"
     for d in doc["diagnostics"]:
         for fix in (d["fix"] or "").split("; or "):
             assert "--max-num-batched-tokens" not in fix or "remove --no-enable-chunked-prefill" in fix, fix
     # the same release with chunked prefill on is offered one
-    on = _plan_json("--accelerator", "l4", "--engine-version", "0.34.0", "--", *KUBEAI_70B)
+    on = plan_json("--accelerator", "l4", "--engine-version", "0.34.0", "--", *KUBEAI_70B)
     assert "--max-num-batched-tokens" in " ".join(d["fix"] or "" for d in on["diagnostics"]), on[
         "diagnostics"
     ]
@@ -279,7 +267,7 @@ def test_no_batched_token_remedy_below_max_model_len_without_chunked_prefill() -
 
 
 def _simulate(*argv: str) -> str:
-    r = _run(
+    r = run_kvlint(
         "simulate", "--offline", "--accelerator", "l4", "--requests", "30", "--no-sensitivity", "--", *argv
     )
     assert r.exit_code == 0, r.output
@@ -290,7 +278,7 @@ def test_simulate_says_when_vllm_would_not_start_with_the_command() -> None:
     """A max-model-len that does not fit (KV103: vLLM refuses to start) was simulated without a word; the report
     now lists the plan's findings first and says the simulation is not a deployment that would serve."""
     argv = [*VLLM_8B, "--max-model-len", "131072"]
-    plan = _plan_json("--accelerator", "l4", "--", *argv)
+    plan = plan_json("--accelerator", "l4", "--", *argv)
     assert plan["verdict"] == "fail" and "KV103" in {d["rule"] for d in plan["diagnostics"]}
     text = _simulate(*argv)
     head = text.split("Reserved memory per GPU")[0]
@@ -315,7 +303,7 @@ def test_memory_rows_add_up_to_the_budget_with_the_extensible_kv_cache() -> None
     budget 0.00' and the plan's table had no row for it, so neither added up (1.40 GiB of an L4 unaccounted).
     Both now show it as 'kept free', and the rows add up to the budget (to rounding)."""
     argv = [*VLLM_8B, "--max-model-len", "8192"]
-    doc = _plan_json("--accelerator", "l4", "--", *argv)
+    doc = plan_json("--accelerator", "l4", "--", *argv)
     mem = doc["memory"]
     parts = ("weights_bytes", "activation_bytes", "non_torch_bytes", "cudagraph_bytes", "kv_cache_bytes")
     kept = (mem["budget_bytes"] - sum(mem[k] for k in parts)) / 2**30
@@ -326,16 +314,18 @@ def test_memory_rows_add_up_to_the_budget_with_the_extensible_kv_cache() -> None
     )
     assert sim["kept free"] == pytest.approx(kept, abs=0.006)
     assert sum(v for k, v in sim.items() if k != "budget") == pytest.approx(sim["budget"], abs=0.03)
-    text = _run("plan", "--offline", "--accelerator", "l4", "--", *argv).stdout
+    text = run_kvlint("plan", "--offline", "--accelerator", "l4", "--", *argv).stdout
     plan = _rows(
         text, ("budget", "weights", "activation", "non-torch", "CUDA graphs", "KV cache", "kept free")
     )
     assert plan["kept free"] == sim["kept free"]
     assert sum(v for k, v in plan.items() if k != "budget") == pytest.approx(plan["budget"], abs=0.03)
-    md = _run("plan", "--offline", "--format", "markdown", "--accelerator", "l4", "--", *argv).stdout
+    md = run_kvlint("plan", "--offline", "--format", "markdown", "--accelerator", "l4", "--", *argv).stdout
     assert f"| kept free (extensible KV cache margin, CUDA context) | {sim['kept free']:.2f} |" in md
     # a release without the extensible KV cache has no such row: its terms add up already
-    old = _run("plan", "--offline", "--accelerator", "l4", "--engine-version", "0.11.0", "--", *argv).stdout
+    old = run_kvlint(
+        "plan", "--offline", "--accelerator", "l4", "--engine-version", "0.11.0", "--", *argv
+    ).stdout
     assert "kept free" not in old
 
 
@@ -344,7 +334,7 @@ def test_simulate_explains_vllms_maximum_concurrency_next_to_its_own_count() -> 
     'Maximum concurrency' line (all blocks / blocks per request) differ by the null block: the report now states
     vLLM's figure, as kvlint plan prints it, and why its own count is the whole number below it."""
     argv = [*VLLM_8B, "--max-model-len", "16384"]
-    doc = _plan_json("--accelerator", "l4", "--", *argv)
+    doc = plan_json("--accelerator", "l4", "--", *argv)
     kv = doc["kv"]
     text = _simulate(*argv)
     line = (
@@ -360,9 +350,9 @@ def test_sweep_note_says_a_band_end_without_kv_cache_in_words() -> None:
     """A 'risky' sweep point or compare cell read 'the band gives 0.00 GiB to 5.09 GiB': the low end was clamped
     to zero where the other terms exceed the budget. It is said in words, as the plan's band line says it."""
     argv = _with(KUBEAI_70B, "--max-num-batched-tokens", "32768")
-    doc = _plan_json("--accelerator", "l4", "--", *argv)
+    doc = plan_json("--accelerator", "l4", "--", *argv)
     assert doc["memory"]["kv_cache_bytes_low"] <= 0 < doc["memory"]["kv_cache_bytes"]  # the case
-    r = _run(
+    r = run_kvlint(
         "plan", "--offline", "--accelerator", "l4", "--sweep", "max-num-batched-tokens=32768", "--", *argv
     )
     assert r.exit_code == 0, r.output
@@ -377,7 +367,7 @@ def test_simulate_with_data_parallelism_says_it_simulates_one_engine() -> None:
     sent the whole --rate to that one engine without a word; it now says the replica runs 8 engines, each with its
     own KV cache, and that the arrivals are one engine's share."""
     argv = [*VLLM_8B, "--max-model-len", "8192", "--data-parallel-size", "4"]
-    plan = _plan_json("--accelerator", "l4", "--", *argv)
+    plan = plan_json("--accelerator", "l4", "--", *argv)
     assert plan["parallel"]["data_parallel_size"] == 4, plan["parallel"]
     text = _simulate(*argv)
     head = text.split("Reserved memory per GPU")[0]
@@ -392,24 +382,24 @@ def test_simulate_refuses_a_gpu_memory_total_check_and_plan_refuse(qty: str) -> 
     """simulate read --gpu-memory with no check: '80' (80 bytes) and '100TiB' were simulated ('GPU with
     102400.00 GiB'); it now refuses what kvlint check and kvlint plan refuse, naming the option."""
     argv = [*VLLM_8B, "--max-model-len", "8192"]
-    r = _run(
+    r = run_kvlint(
         "simulate", "--offline", "--gpu-memory", qty, "--requests", "10", "--no-sensitivity", "--", *argv
     )
     assert r.exit_code == 2, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert "--gpu-memory" in r.output and f"'{qty}'" in r.output
-    assert _run("plan", "--offline", "--gpu-memory", qty, "--", *argv).exit_code == 2
+    assert run_kvlint("plan", "--offline", "--gpu-memory", qty, "--", *argv).exit_code == 2
 
 
 def test_a_decimal_gpu_memory_unit_gets_a_note_in_gib() -> None:
     """'--gpu-memory 80GB' is 80 x 10^9 bytes, 74.51 GiB, not the 79.19 GiB CUDA reports for an H100 80GB: taken as
     written, with a note on stderr saying so in GiB (stdout, JSON included, is unchanged)."""
     argv = [*VLLM_8B, "--max-model-len", "8192"]
-    r = _run("plan", "--offline", "--format", "json", "--gpu-memory", "80GB", "--", *argv)
+    r = run_kvlint("plan", "--offline", "--format", "json", "--gpu-memory", "80GB", "--", *argv)
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["memory"]["total_bytes"] == 80 * 10**9
     assert "note: --gpu-memory 80GB is 80,000,000,000 bytes = 74.51 GiB (decimal units)" in r.stderr
-    exact = _run("plan", "--offline", "--format", "json", "--gpu-memory", "79.19GiB", "--", *argv)
+    exact = run_kvlint("plan", "--offline", "--format", "json", "--gpu-memory", "79.19GiB", "--", *argv)
     assert exact.exit_code == 0 and "note:" not in exact.stderr
 
 
@@ -418,11 +408,11 @@ def test_a_swept_max_model_len_above_the_models_is_refused_not_fitting() -> None
     `kvlint plan` reports KV201 and vLLM refuses to start; such points are 'refused' with KV201's reason, unless
     VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lifts the check (then the memory decides)."""
     argv = [*VLLM_8B]
-    plan = _plan_json("--accelerator", "h100", "--", *argv, "--max-model-len", "256000")
+    plan = plan_json("--accelerator", "h100", "--", *argv, "--max-model-len", "256000")
     assert plan["verdict"] == "fail" and "KV201" in {d["rule"] for d in plan["diagnostics"]}
     derived = plan["kv"]["derived_max_model_len"]
     assert derived < 256000
-    r = _run(
+    r = run_kvlint(
         "plan", "--offline", "--format", "json", "--accelerator", "h100",
         "--sweep", "max-model-len=64k..256000", "--", *argv,
     )  # fmt: skip
@@ -434,7 +424,7 @@ def test_a_swept_max_model_len_above_the_models_is_refused_not_fitting() -> None
             assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in p["reason"]
         else:
             assert p["verdict"] != "refused", p
-    allowed = _run(
+    allowed = run_kvlint(
         "plan", "--offline", "--format", "json", "--accelerator", "h100",
         "--sweep", "max-model-len=256000", "--", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", *argv,
     )  # fmt: skip
@@ -447,7 +437,7 @@ def test_kv201_without_a_version_has_no_double_space() -> None:
     release kvlint assumed, as KV208 does (limits.release_shown)."""
     from kvlint.memory.versions import release_shown
 
-    doc = _plan_json("--accelerator", "h100", "--", *VLLM_8B, "--max-model-len", "256000")
+    doc = plan_json("--accelerator", "h100", "--", *VLLM_8B, "--max-model-len", "256000")
     (kv201,) = [d for d in doc["diagnostics"] if d["rule"] == "KV201"]
     msg = kv201["message"]
     assert "  " not in msg and f"tokens vLLM {release_shown(None)} derives from" in msg, msg
@@ -457,7 +447,7 @@ def test_kv201_without_a_version_has_no_double_space() -> None:
 def test_a_sweep_of_counts_refuses_values_below_one(spec: str) -> None:
     """`--sweep max-num-seqs=0,64` planned a scheduler that runs no sequence ('3.79x'); a list of counts takes
     whole numbers of at least 1, as a range already did."""
-    r = _run("plan", "--offline", "--accelerator", "h100", "--sweep", spec, "--", *VLLM_8B)
+    r = run_kvlint("plan", "--offline", "--accelerator", "h100", "--sweep", spec, "--", *VLLM_8B)
     assert r.exit_code == 2, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert f"--sweep '{spec}'" in r.output and "at least 1" in r.output, r.output
@@ -469,9 +459,9 @@ def test_a_kv_cache_dtype_sweep_refuses_what_vllm_does_not_accept() -> None:
     them and the release's choices."""
     from kvlint.engines.vllm import option_choices
 
-    plan = _plan_json("--accelerator", "h100", "--", *VLLM_8B, "--kv-cache-dtype", "bogus")
+    plan = plan_json("--accelerator", "h100", "--", *VLLM_8B, "--kv-cache-dtype", "bogus")
     assert "KV206" in {d["rule"] for d in plan["diagnostics"]}
-    r = _run(
+    r = run_kvlint(
         "plan",
         "--offline",
         "--accelerator",
@@ -485,12 +475,12 @@ def test_a_kv_cache_dtype_sweep_refuses_what_vllm_does_not_accept() -> None:
     assert "does not accept --kv-cache-dtype bogus" in r.output
     old = option_choices("kv_cache_dtype", "0.6.0")
     assert old is not None and "fp8_e4m3" in old and "fp8_ds_mla" not in old
-    r = _run(
+    r = run_kvlint(
         "plan", "--offline", "--accelerator", "h100", "--engine-version", "0.6.0",
         "--sweep", "kv-cache-dtype=auto,fp8_ds_mla", "--", *VLLM_8B,
     )  # fmt: skip
     assert r.exit_code == 2 and "vLLM 0.6.0 does not accept --kv-cache-dtype fp8_ds_mla" in r.output, r.output
-    ok = _run(
+    ok = run_kvlint(
         "plan", "--offline", "--accelerator", "h100", "--sweep", "kv-cache-dtype=auto,fp8", "--", *VLLM_8B
     )
     assert ok.exit_code == 0, ok.output

@@ -227,10 +227,8 @@ def test_state_pool_is_shown_beside_the_kv_cache() -> None:
     assert "state_pool_bytes" not in text.as_dict()["memory"] and "state pool" not in render_plan_text(text)
 
 
-def _kv701(tmp_path: Path, *args: str) -> list:
-    from kvlint.pipeline import Options, run_check
-    from kvlint.rules.runner import check_container
-
+def _nano(tmp_path: Path, *args: str) -> Path:
+    """A one-container SGLang 0.5.23 Deployment of Nemotron Nano with ``args`` (one GPU), written in ``tmp_path``."""
     flags = ", ".join(f'"{a}"' for a in (f"--model-path={NEMOTRON_NANO}", *args))
     manifest = tmp_path / "nano.yaml"
     manifest.write_text(
@@ -240,8 +238,17 @@ def _kv701(tmp_path: Path, *args: str) -> list:
         f"          args: [{flags}]\n"
         "          resources: {limits: {nvidia.com/gpu: 1}}\n"
     )
+    return manifest
+
+
+def _kv701(tmp_path: Path, *args: str) -> list:
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
     opts = Options(allow_hub=False, accelerator="h100")
-    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    cr = next(
+        c for c in run_check([str(_nano(tmp_path, *args))], opts).containers if c.serving.engine == "sglang"
+    )
     return [x for x in check_container(cr, opts) if x.rule == "KV701"]
 
 
@@ -386,15 +393,7 @@ def _findings(tmp_path: Path, *args: str) -> list:
     """Every finding of kvlint on a one-container SGLang Deployment of Nemotron Nano with ``args``, on an H100."""
     from kvlint.pipeline import Options, run_check
 
-    flags = ", ".join(f'"{a}"' for a in (f"--model-path={NEMOTRON_NANO}", *args))
-    manifest = tmp_path / "nano.yaml"
-    manifest.write_text(
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
-        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
-        '          command: ["python3", "-m", "sglang.launch_server"]\n'
-        f"          args: [{flags}]\n"
-        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
-    )
+    manifest = _nano(tmp_path, *args)
     return list(run_check([str(manifest)], Options(allow_hub=False, accelerator="h100")).diagnostics)
 
 

@@ -162,27 +162,9 @@ def test_every_report_format_has_the_bounded_findings(tmp_path: Path, fmt: str) 
 
 
 def test_the_webhook_message_has_the_bounded_findings() -> None:
-    pytest.importorskip("starlette")
-    from kvlint.load import load_text
-    from kvlint.webhook.request_options import webhook_options
-    from kvlint.webhook.review import WebhookSettings, build_response, lint_review, parse_review
+    from kvlint.webhook.review import WebhookSettings, build_response
 
-    n = MAX_UNKNOWN_OPTIONS + 3
-    obj = json.loads(json.dumps(load_text(_deployment(n), "d.yaml").documents[0].data))
-    request = {
-        "uid": "7c9d1f2e-0000-4000-8000-000000000026",
-        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
-        "name": "vllm",
-        "namespace": "serving",
-        "operation": "CREATE",
-        "userInfo": {"username": "alice"},
-        "object": obj,
-    }
-    rev = parse_review(
-        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
-    )
-    result = lint_review(rev, webhook_options())
+    rev, result = _webhook_result(MAX_UNKNOWN_OPTIONS + 3, "CREATE")
     out, verdict = build_response(rev, WebhookSettings(mode="enforce"), result)
     assert out["response"]["allowed"] is False
     assert len([d for d in verdict.errors if d.rule == "KV205"]) == MAX_UNKNOWN_OPTIONS + 1
@@ -235,7 +217,9 @@ def test_the_cap_keeps_the_other_findings_in_their_order() -> None:
     assert options_mod.cap_unknown_options(parsed[:5]) == parsed[:5]  # within the bound: as the parser said
 
 
-def _webhook_result(n: int):
+def _webhook_result(n: int, operation: str = "UPDATE"):
+    """The admission review of :func:`_deployment` with ``n`` unknown options (an UPDATE from the same object, or a
+    CREATE) and the webhook's lint of it."""
     pytest.importorskip("starlette")
     from kvlint.load import load_text
     from kvlint.webhook.request_options import webhook_options
@@ -243,16 +227,17 @@ def _webhook_result(n: int):
 
     obj = json.loads(json.dumps(load_text(_deployment(n), "d.yaml").documents[0].data))
     request = {
-        "uid": "7c9d1f2e-0000-4000-8000-000000000027",
+        "uid": "7c9d1f2e-0000-4000-8000-0000000000" + ("27" if operation == "UPDATE" else "26"),
         "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
         "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
         "name": "vllm",
         "namespace": "serving",
-        "operation": "UPDATE",
+        "operation": operation,
         "userInfo": {"username": "alice"},
         "object": obj,
-        "oldObject": obj,
     }
+    if operation == "UPDATE":
+        request["oldObject"] = obj
     rev = parse_review(
         json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
     )

@@ -155,6 +155,19 @@ GEMMA = (
 )
 
 
+#: The two args of :data:`GEMMA` the tests below write otherwise
+_GEMMA_ARGS = "        - --max-model-len=16384\n        - --max-num-seqs=4\n"
+
+
+def _gemma_kv205(tmp_path: Path, args: str) -> dict:  # type: ignore[type-arg]
+    """KV205 of :data:`GEMMA` with its two :data:`_GEMMA_ARGS` lines written as ``args``, by the message's head."""
+    text = GEMMA.read_text()
+    assert _GEMMA_ARGS in text
+    manifest = tmp_path / "gemma.yaml"
+    manifest.write_text(text.replace(_GEMMA_ARGS, args))
+    return {d.message.split(":")[0]: d for d in _run(manifest).diagnostics if d.rule == "KV205"}
+
+
 def test_an_option_word_with_white_space_says_so(tmp_path: Path) -> None:
     """A list item the engine gets as one word, spaces included: ``"--max-model-len 16384"`` (an option and its
     value in one item, a mistake seen in tutorials' args lists) or a quoted ``"--max-num-seqs "``. argparse takes a
@@ -162,16 +175,7 @@ def test_an_option_word_with_white_space_says_so(tmp_path: Path) -> None:
     option --max-model-len 16384; did you mean --max-model-len?" and "fix: use --max-model-len", and for the trailing
     space "did you mean --max-num-seqs?" about the same-looking word. Shown on GKE's Gemma 3 sample with its args so
     edited: the word is quoted, the reason given, and the fix splits or strips it."""
-    text = GEMMA.read_text()
-    assert "        - --max-model-len=16384\n        - --max-num-seqs=4\n" in text
-    manifest = tmp_path / "gemma.yaml"
-    manifest.write_text(
-        text.replace(
-            "        - --max-model-len=16384\n        - --max-num-seqs=4\n",
-            '        - "--max-model-len 16384"\n        - "--enforce-eager "\n',
-        )
-    )
-    found = {d.message.split(":")[0]: d for d in _run(manifest).diagnostics if d.rule == "KV205"}
+    found = _gemma_kv205(tmp_path, '        - "--max-model-len 16384"\n        - "--enforce-eager "\n')
     joined = found["unknown vLLM 0.10.0 option '--max-model-len 16384'"]
     assert "one list item holds --max-model-len and its value" in joined.message
     assert (
@@ -191,15 +195,10 @@ def test_a_leading_blank_or_a_short_alias_with_its_value_gets_the_specific_fix(t
     item). kvlint's fix was the generic "remove ' --max-model-len', or write each option and each value as its own
     list item" for the first, "remove 16384" for the value left alone after it, and the same generic fix for -tp
     (short aliases were not looked up), which also took the next item for its value."""
-    text = GEMMA.read_text()
-    manifest = tmp_path / "gemma.yaml"
-    manifest.write_text(
-        text.replace(
-            "        - --max-model-len=16384\n        - --max-num-seqs=4\n",
-            '        - " --max-model-len"\n        - "16384"\n        - "-tp 1"\n        - " --max-num-seqs=4"\n',
-        )
+    found = _gemma_kv205(
+        tmp_path,
+        '        - " --max-model-len"\n        - "16384"\n        - "-tp 1"\n        - " --max-num-seqs=4"\n',
     )
-    found = {d.message.split(":")[0]: d for d in _run(manifest).diagnostics if d.rule == "KV205"}
     lead = found["unknown vLLM 0.10.0 option ' --max-model-len' (unexpected positional argument)"]
     assert "white space at an end" in lead.message and lead.fix == "remove the white space: --max-model-len"
     alias = found["unknown vLLM 0.10.0 option '-tp 1'"]

@@ -40,6 +40,19 @@ def _config() -> dict:
     return json.loads((AWQ_DIR / "config.json").read_text())
 
 
+def _whole_on_every_rank() -> float:
+    """Bytes of the AWQ DeepSeek-V3 checkpoint's modules the engines build whole on every TP rank, from its config:
+    MLA's fused q_a/kv_a projection (AWQ g64) on every layer and the MoE routers (bf16) of the MoE layers."""
+    cfg = _config()
+    h, L = cfg["hidden_size"], cfg["num_hidden_layers"]
+    moe_layers = sum(
+        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
+    )
+    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
+    routers = moe_layers * h * cfg["n_routed_experts"] * 2
+    return qkv_a + routers
+
+
 def test_awq_estimate_reproduces_the_stored_checkpoint_size() -> None:
     """kvlint's AWQ pricing of every DeepSeek-V3 linear (MLA projections included) gives the checkpoint's stored
     bytes: the index total counts no MTP layer, and kvlint counts none."""
@@ -57,17 +70,12 @@ def test_per_rank_weights_of_an_awq_mla_moe_checkpoint_hold_the_replicated_modul
     spec = resolve_model(str(AWQ_DIR), allow_hub=False)
     total = _index_total()
     assert spec.weight_bytes == total
-    h, V, L = cfg["hidden_size"], cfg["vocab_size"], cfg["num_hidden_layers"]
-    moe_layers = sum(
-        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
-    )
-    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
-    routers = moe_layers * h * cfg["n_routed_experts"] * 2
+    h, V = cfg["hidden_size"], cfg["vocab_size"]
     embed = lm = V * h * 2
     rs = cfg["rope_scaling"]
     rotary = rs["original_max_position_embeddings"] * int(rs["factor"]) * cfg["qk_rope_head_dim"] * 2
     tp = 8
-    expected = (total - embed - lm) / tp + (qkv_a + routers) * (1 - 1 / tp) + (embed + lm) / tp + rotary
+    expected = (total - embed - lm) / tp + _whole_on_every_rank() * (1 - 1 / tp) + (embed + lm) / tp + rotary
     plan = plan_vllm_detailed(
         VllmSettings(tensor_parallel_size=tp, max_model_len=8192, quantization="awq"),
         spec,
@@ -141,17 +149,10 @@ def test_sglang_per_rank_weights_hold_the_replicated_modules_as_vllm() -> None:
     from kvlint.engines import parse_command_line
     from kvlint.memory.sglang import plan_sglang_detailed
 
-    cfg = _config()
     spec = resolve_model(str(AWQ_DIR), allow_hub=False)
     total = _index_total()
-    h, L = cfg["hidden_size"], cfg["num_hidden_layers"]
-    moe_layers = sum(
-        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
-    )
-    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
-    routers = moe_layers * h * cfg["n_routed_experts"] * 2
     tp = 8
-    expected = total / tp + (qkv_a + routers) * (1 - 1 / tp)
+    expected = total / tp + _whole_on_every_rank() * (1 - 1 / tp)
     argv = [
         "python",
         "-m",
@@ -183,17 +184,10 @@ def test_tgi_per_shard_weights_hold_mla_a_projections_and_routers_but_never_kv_c
     from kvlint.engines import parse_command_line
     from kvlint.memory.tgi import plan_tgi
 
-    cfg = _config()
     spec = resolve_model(str(AWQ_DIR), allow_hub=False)
     total = _index_total()
-    h, L = cfg["hidden_size"], cfg["num_hidden_layers"]
-    moe_layers = sum(
-        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
-    )
-    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
-    routers = moe_layers * h * cfg["n_routed_experts"] * 2
     shards = 8
-    expected = total / shards + (qkv_a + routers) * (1 - 1 / shards)
+    expected = total / shards + _whole_on_every_rank() * (1 - 1 / shards)
     s = parse_command_line(
         ["text-generation-launcher", "--model-id", "x", "--num-shard", str(shards), "--quantize", "awq"],
         "3.3.6",

@@ -37,6 +37,7 @@ from typing import Any
 from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
+from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
@@ -92,22 +93,6 @@ _COUNTED_KEYS = (AMD_PRODUCT, AMD_PRODUCT_BETA, AMD_DEVICE_ID, AMD_DEVICE_ID_BET
 # end the search (an unknown gke-accelerator value does: it names a GPU kvlint does not know).
 _SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY}
 
-#: Container extended resources that carry accelerators, in the order they are looked for. Intel's GPU plugin
-#: advertises ``gpu.intel.com/i915`` for GPUs on the i915 kernel driver and ``gpu.intel.com/xe`` for those on the
-#: xe driver (intel/intel-device-plugins-for-kubernetes ``cmd/gpu_plugin/README.md``, v0.31.0 and later).
-GPU_RESOURCES = (
-    "nvidia.com/gpu",
-    "nvidia.com/gpu.shared",
-    "amd.com/gpu",
-    "google.com/tpu",
-    "habana.ai/gaudi",
-    "aws.amazon.com/neuron",
-    "aws.amazon.com/neuroncore",
-    "aws.amazon.com/neurondevice",
-    "gpu.intel.com/i915",
-    "gpu.intel.com/xe",
-)
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 Labels = dict[str, list[tuple[str, "Loc | None"]]]
 
@@ -1070,7 +1055,7 @@ def resolve_placement(
             why.insert(0, undecided_why)
         if (
             resource
-            and resource not in ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+            and resource not in (NVIDIA_GPU, NVIDIA_GPU_SHARED)
             and not resource.startswith(MIG_RESOURCE_PREFIX)
         ):
             why.append(f"resource {resource} names the vendor, not the accelerator model")
@@ -1097,10 +1082,10 @@ def resolve_placement(
             if note:
                 notes.append(note)
     shared, sharers, share_note = _sharing(label_sets)
-    shared = shared or decision.shared or resource == "nvidia.com/gpu.shared"
+    shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
         notes.append(share_note)
-    if resource == "nvidia.com/gpu.shared":
+    if resource == NVIDIA_GPU_SHARED:
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
     if gslice is not None and not mig_bytes:

@@ -45,13 +45,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
 
 HAMI_MEMORY = "nvidia.com/gpumem"
 HAMI_MEMORY_PERCENTAGE = "nvidia.com/gpumem-percentage"
 HAMI_CORES = "nvidia.com/gpucores"
 HAMI_PRIORITY = "nvidia.com/priority"
-HAMI_COUNT = "nvidia.com/gpu"
+HAMI_COUNT = NVIDIA_GPU
 
 #: Extended resources GPU-sharing device plugins advertise besides a GPU count kvlint reads: HAMi's (chart
 #: defaults), Volcano vGPU's and Alibaba gpushare's (sources in the module docstring).

@@ -151,11 +151,6 @@ def startup_refusal(
     )
 
 
-#: The end of the plan's assumption for a max-model-len above the derived length without
-#: VLLM_ALLOW_LONG_MAX_MODEL_LEN (vLLM's E6, rule KV201).
-_ABOVE_DERIVED = ": vLLM refuses to start (E6)"
-
-
 def cell_verdict(
     ctx: EngineContext, acc: Accelerator, detail: VllmPlanDetail, **changes: Any
 ) -> tuple[str, str, str]:
@@ -171,14 +166,15 @@ def cell_verdict(
     V0's defaults and KV layout (no chunked prefill by default, no hybrid KV-cache manager), so they can move
     against the V1 cells in the other direction than the setting suggests (less KV with fp8)."""
     from kvlint.memory.stage import fit_assessment
+    from kvlint.memory.vllm import ABOVE_DERIVED_REFUSED
 
     verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
     reason = fit_assessment(detail)[1] or ""
-    too_long = next((a for a in detail.plan.assumptions if a.endswith(_ABOVE_DERIVED)), "")
+    too_long = next((a for a in detail.plan.assumptions if a.endswith(ABOVE_DERIVED_REFUSED)), "")
     if too_long:
         # rule KV201's test, as the plan took it (kvlint.memory.vllm._max_model_len): a max-model-len above the
         # length vLLM derives from config.json stops the engine before any memory is profiled
-        why = too_long.removesuffix(_ABOVE_DERIVED)
+        why = too_long.removesuffix(ABOVE_DERIVED_REFUSED)
         return (
             "refused",
             f"{why}: vLLM refuses to start ('User-specified max_model_len ... is greater than the derived "

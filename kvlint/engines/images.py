@@ -30,6 +30,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from kvlint.gpu_resources import NON_GPU_RESOURCES
+
 if TYPE_CHECKING:
     from kvlint.types import Placement, ServingConfig
 
@@ -587,17 +589,6 @@ def image_platform(image: str) -> str:
     return "cuda"
 
 
-#: Container resources of accelerators that are not CUDA/ROCm GPUs, and the platform word they stand for.
-NON_GPU_RESOURCES = {
-    "google.com/tpu": "tpu",
-    "habana.ai/gaudi": "gaudi",
-    "aws.amazon.com/neuron": "neuron",
-    "aws.amazon.com/neuroncore": "neuron",
-    "aws.amazon.com/neurondevice": "neuron",
-    "gpu.intel.com/i915": "xpu",
-    "gpu.intel.com/xe": "xpu",
-}
-
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
 _DEVICE_PLATFORMS = {
     "hpu": "gaudi",
@@ -615,8 +606,8 @@ def serving_platform(image: str, device: object = None, resource: str | None = N
     first: vLLM's ``--device`` flag (``device``: ``hpu``, ``cpu`` ...), a platform word in the image reference
     (``image``, :func:`image_platform`), then, for an image kvlint does not recognise as an engine's own
     (:func:`engine_of_image`), the accelerator resource the container requests (``resource``:
-    ``habana.ai/gaudi`` -> ``gaudi``, see :data:`NON_GPU_RESOURCES`). Else ``("cuda", "default")``, the
-    official engine images' default build."""
+    ``habana.ai/gaudi`` -> ``gaudi``, see :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`). Else
+    ``("cuda", "default")``, the official engine images' default build."""
     dev = str(device or "").strip().lower()
     if dev in _DEVICE_PLATFORMS:
         return _DEVICE_PLATFORMS[dev], "device"

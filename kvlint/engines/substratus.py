@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 
 from kvlint.engines.images import _repo_path, split_image
+from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
 
 __all__ = ["ENTRYPOINT_PROGRAM", "entrypoint_argv", "runs_env_entrypoint"]
@@ -70,8 +71,8 @@ def _nvidia_gpus(container: Mapping) -> tuple[str | None, Loc | None]:
         return None, None
     for section in ("limits", "requests"):
         block = res.get(section)
-        if isinstance(block, Mapping) and block.get("nvidia.com/gpu") is not None:
-            return str(block.get("nvidia.com/gpu")), loc_of(block, "nvidia.com/gpu")
+        if isinstance(block, Mapping) and block.get(NVIDIA_GPU) is not None:
+            return str(block.get(NVIDIA_GPU)), loc_of(block, NVIDIA_GPU)
     return None, None
 
 

@@ -32,6 +32,13 @@ SgVersion = tuple[int, int, int]
 DEFAULT_FULL_MEMORY_RATIO = 0.9
 #: How :func:`pool_slots`' refusal of a ``--mamba-full-memory-ratio`` begins (KV502 reports it at the flag)
 RATIO_REFUSED = "--mamba-full-memory-ratio"
+#: SGLang's refusal (0.5.13+) when the state pool's slot count is not positive (``_handle_max_mamba_cache``, in
+#: the files named above), which KV701 quotes with the computed ``max_mamba_cache_size``
+NO_STATE_POOL = "Not enough GPU memory for hybrid (mamba/linear-attention) state cache"
+#: SGLang's refusal (0.5.13+) when the state pool has slots but fewer than one running request takes
+#: (``resolve_max_num_reqs``, ``kv_cache_configurator.py`` 0.5.16 - 0.5.23; ``model_runner_kv_cache_mixin.py``
+#: 0.5.13 - 0.5.15), which KV701 quotes with ``max_mamba_cache_size`` and ``mamba_ratio``
+STATE_POOL_TOO_SMALL = "Hybrid (mamba/linear-attention) state cache is too small to serve any requests"
 #: ``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``: state slots per running request with the radix cache on
 BASE_RATIO = 3
 
@@ -333,7 +340,9 @@ def pool_slots(
 __all__ = [
     "BASE_RATIO",
     "DEFAULT_FULL_MEMORY_RATIO",
+    "NO_STATE_POOL",
     "RATIO_REFUSED",
+    "STATE_POOL_TOO_SMALL",
     "StateShape",
     "pool_slots",
     "request_ratio",

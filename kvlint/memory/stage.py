@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import kvlint.accelerators.placement as _placement
 import kvlint.accelerators.registry as _catalogue
 import kvlint.engines.images as _images
 import kvlint.memory.compat as _compat
 import kvlint.models as _models
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     SglangPrelude,
@@ -713,7 +713,7 @@ class FleetEntry:
 def mig_profile_of(placement: Placement) -> str | None:
     """The MIG profile a container requests through a ``nvidia.com/mig-<profile>`` resource (mixed strategy;
     KAITO's ``resource.partition`` ``mode: mig`` becomes one), canonical (``3g.40gb``); None otherwise."""
-    prefix = _placement.MIG_RESOURCE_PREFIX
+    prefix = MIG_RESOURCE_PREFIX
     res = placement.resource or ""
     if not res.startswith(prefix):
         return None

@@ -73,6 +73,10 @@ class PlanError(ValueError):
 #: How a :class:`PlanError` for more pipeline stages than the model has layers begins (KV502 reports it at the
 #: pipeline-parallel size: :func:`kvlint.rules.families.resolution.model_config_unavailable`).
 PP_EXCEEDS_LAYERS = "--pipeline-parallel-size"
+#: How the plan's note for a ``--max-model-len`` above the length vLLM derives from config.json ends without
+#: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` (vLLM's E6, rule KV201): :func:`kvlint.capacity.context.cell_verdict` finds the
+#: refusal by it.
+ABOVE_DERIVED_REFUSED = ": vLLM refuses to start (E6)"
 
 
 def pp_exceeds_layers(num_layers: int, pp: int) -> str | None:
@@ -1666,7 +1670,7 @@ def _capture_notes(
             f"{k} speculative token(s) (the capture sizes follow them from 0.13.0)"
         ]
     top = cal.cudagraph_capture_tokens(max_num_seqs, q, max_num_batched_tokens)
-    capped = top < min(2 * max_num_seqs * q, 512)
+    capped = top < cal.cudagraph_capture_tokens(max_num_seqs, q)  # max_num_batched_tokens lowered it
     cap = f", {max_num_batched_tokens}" if capped else ""
     return [
         f"CUDA graphs: {k} speculative token(s) widen each decode step to {q} tokens per request, so vLLM captures "
@@ -1722,11 +1726,11 @@ def _max_model_len(
         max_len, src = int(user), "user"
         if user > derived and not (mml_key and user <= mml_key):
             notes.append(
-                f"--max-model-len {user} exceeds the derived {key}={derived:g}: vLLM refuses to start"
+                f"--max-model-len {user} exceeds the derived {key}={derived:g}"
                 + (
-                    " (allowed by VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
+                    ": vLLM refuses to start (allowed by VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
                     if settings.allow_long_max_model_len
-                    else " (E6)"
+                    else ABOVE_DERIVED_REFUSED
                 )
             )
     else:

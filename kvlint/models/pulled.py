@@ -45,6 +45,7 @@ __all__ = [
     "clear",
     "entry_dir_name",
     "find_catalogue",
+    "inside",
     "is_catalogue",
     "load_entries",
     "checkpoint_source",
@@ -191,17 +192,29 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def inside(path: Path, directory: Path, *, below: bool = False) -> bool:
+    """Whether ``path`` (symlinks resolved) lies in ``directory`` (symlinks resolved): is it or is below it, or
+    only below it when ``below`` (a file of the directory, as :func:`verify` asks of an entry's recorded names).
+    False for a path that cannot be resolved (a NUL in it). The one such test of the model readers: here, below
+    :mod:`kvlint.models.resolve` (which imports this module), it serves both."""
+    try:
+        real, root = os.path.realpath(path), os.path.realpath(directory)
+    except (OSError, ValueError):
+        return False
+    return (real == root and not below) or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def verify(entry: PulledEntry) -> list[str]:
     """What is wrong with an entry on disk: a recorded file missing or whose sha256 differs, or no
-    ``config.json``; a recorded name whose real path is outside the entry's directory (``../x``, a link out of
-    it) is not read and is reported as no file of the entry. [] when it is intact."""
+    ``config.json``; a recorded name whose real path is not below the entry's directory (``../x``, a link out of
+    it, :func:`inside`) or that cannot be resolved (a NUL in it) is not read and is
+    reported as no file of the entry. [] when it is intact."""
     problems: list[str] = []
     if "config.json" not in entry.files:
         problems.append("provenance.json records no config.json")
-    real = os.path.join(os.path.realpath(entry.path), "")
     for name, meta in sorted(entry.files.items()):
         p = entry.path / name
-        if not os.path.realpath(p).startswith(real):  # ("../x", a link): not the entry's file, not read
+        if not inside(p, entry.path, below=True):  # ("../x", a link, a NUL): not the entry's file, not read
             problems.append(f"{name} is not a file of the entry")
             continue
         if not p.is_file():

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kvlint.models.config import REFUSED, parse_config
+from kvlint.models.pulled import inside as _inside
 from kvlint.types import ModelSpec, ModelUnavailable
 
 __all__ = ["resolve_model", "clear_cache", "manifest_root", "map_model_path", "HUB_TIMEOUT_S"]
@@ -187,15 +188,6 @@ def _candidates_in(model_dir: Path, ref: str) -> list[Path]:
     """Directories of ``model_dir`` that may hold ``ref``'s config.json; never one outside ``model_dir``
     (a reference such as ``../../etc`` or a symlink pointing out of it is not followed)."""
     return [c for c in _candidate_paths(model_dir, ref) if _inside(c, model_dir)]
-
-
-def _inside(path: Path, directory: Path) -> bool:
-    """Whether ``path`` (symlinks resolved) lies in ``directory`` (symlinks resolved)."""
-    try:
-        real, root = os.path.realpath(path), os.path.realpath(directory)
-    except (OSError, ValueError):
-        return False
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _spelled_inside(path: str, directory: str) -> bool:

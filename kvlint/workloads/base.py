@@ -214,10 +214,10 @@ def count_values(obj: Any, limit: int) -> int:
     return n
 
 
-def located_copy(d: LDict) -> LDict:
-    """A shallow copy of ``d`` with its own position and copies of its value and key positions (the values
-    are shared: replace one in the copy, never edit it in place)."""
-    out = LDict(d, loc=d.loc)
+def located_copy(d: LDict, loc: Loc | None = None) -> LDict:
+    """A shallow copy of ``d`` with its own position (``loc`` when ``d`` has none) and copies of its value and
+    key positions (the values are shared: replace one in the copy, never edit it in place)."""
+    out = LDict(d, loc=d.loc or loc)
     out.locs, out.key_locs = dict(d.locs), dict(d.key_locs)
     return out
 

@@ -13,14 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kvlint.accelerators.placement import (
-    GPU_RESOURCES,
-    NODE_CLASS_KINDS,
-    node_class_accelerator,
-    selected_node_class,
-)
+from kvlint.accelerators.placement import NODE_CLASS_KINDS, node_class_accelerator, selected_node_class
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
+from kvlint.gpu_resources import GPU_RESOURCES
 from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import DerivedAccelerator, Document, Finding, Workload

@@ -40,7 +40,7 @@ from kvlint.chart_values import READERS, ChartValuesReader
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, LoadResult, Workload
 from kvlint.wording import shell_word
-from kvlint.workloads.base import ACCELERATOR_ANNOTATION, MODEL_ANNOTATION, get_in
+from kvlint.workloads.base import ACCELERATOR_ANNOTATION, MODEL_ANNOTATION, get_in, located_copy
 
 __all__ = [
     "MAX_VALUES_CHARS",
@@ -97,12 +97,10 @@ def _reader(name: str) -> ChartValuesReader:
 
 
 def _copy(node: Any) -> Any:
-    """A shallow copy of a located container (positions kept), else ``node``."""
+    """A shallow copy of a located container (positions kept: :func:`kvlint.workloads.base.located_copy` for a
+    mapping), else ``node``."""
     if isinstance(node, LDict):
-        d = LDict(node, loc=node.loc)
-        d.locs = dict(node.locs)
-        d.key_locs = dict(node.key_locs)
-        return d
+        return located_copy(node)
     if isinstance(node, LList):
         out = LList(node, loc=node.loc)
         out.locs = list(node.locs)

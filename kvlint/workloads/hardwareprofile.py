@@ -48,6 +48,7 @@ from typing import Any
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding
 from kvlint.values import as_list, yaml_text
+from kvlint.workloads.base import located_copy
 
 __all__ = [
     "PROFILE_NAME",
@@ -162,14 +163,11 @@ MAX_PROFILE_IDENTIFIERS = 64
 
 
 def _copy(d: Any, loc: Loc | None = None) -> LDict:
-    """A shallow copy of a mapping that keeps its positions (an empty mapping at ``loc`` for anything else)."""
-    if not isinstance(d, dict):
-        return LDict(loc=loc)
-    out = LDict(d, loc=loc_of(d) or loc)
+    """A shallow copy of a mapping that keeps its positions (:func:`kvlint.workloads.base.located_copy`; at
+    ``loc`` when it has none), or an empty mapping at ``loc`` for anything else."""
     if isinstance(d, LDict):
-        out.locs = dict(d.locs)
-        out.key_locs = dict(d.key_locs)
-    return out
+        return located_copy(d, loc)
+    return LDict(d, loc=loc) if isinstance(d, dict) else LDict(loc=loc)
 
 
 def _quantity(value: Any) -> str | None:

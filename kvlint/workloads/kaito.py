@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, Workload
 from kvlint.workloads.base import (
@@ -205,7 +206,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
             sku = next((v for k, v in KAITO_AZURE_SKUS.items() if k.lower() == it_name.lower()), None)
             kaito_sku = sku
             gpus = sku[0] if sku else (it.gpus if it is not None and it.gpus else 1)
-            res_items.append(("nvidia.com/gpu", gpus, iloc))
+            res_items.append((NVIDIA_GPU, gpus, iloc))
             # KAITO's command: --tensor-parallel-size = the SKU's GPU count, --gpu-memory-utilization from
             # its GPU memory (pkg/model/interface.go buildVLLMInferenceCommand)
             kaito_args.append((f"--tensor-parallel-size={gpus}", iloc))
@@ -217,7 +218,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
             mode = str(part.get("mode", ""))
             if mode == "mig" and part.get("profile"):
                 mloc = loc_of(part, "profile")
-                res_items.append((f"nvidia.com/mig-{part.get('profile')}", 1, mloc))
+                res_items.append((f"{MIG_RESOURCE_PREFIX}{part.get('profile')}", 1, mloc))
                 # resource.partition exists from KAITO v0.12.0, whose command for a MIG slice (GPU config from
                 # the profile alone, no GPU model) passes the default --gpu-memory-utilization 0.84 and
                 # --max-model-len=auto: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0)
@@ -235,7 +236,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 )
             else:
                 cnt = int_or_none(part.get("count")) or 1
-                res_items.append(("nvidia.com/gpu", cnt, loc_of(part, "count") or loc_of(part)))
+                res_items.append((NVIDIA_GPU, cnt, loc_of(part, "count") or loc_of(part)))
                 ploc2 = loc_of(part, "count") or loc_of(part)
                 kaito_args.append((f"--tensor-parallel-size={cnt}", ploc2))
                 kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", ploc2))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Workload
 from kvlint.values import digits, yaml_text
@@ -25,16 +26,16 @@ from kvlint.workloads.base import (
 #: ``nvidia-a100-80gb``, ``nvidia-tesla-a100`` = A100 40GB) and values-amd-gpu-device-plugin.yaml@bfd91eb9
 #: (``amd-gpu-mi300x``: ``amd.com/gpu.device-id: 74a1``, 192G VRAM = MI300X).
 KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
-    "nvidia-gpu-t4": ("nvidia.com/gpu", "nvidia-t4"),
-    "nvidia-gpu-l4": ("nvidia.com/gpu", "nvidia-l4"),
-    "nvidia-gpu-l40s": ("nvidia.com/gpu", "nvidia-l40s"),
-    "nvidia-gpu-h100": ("nvidia.com/gpu", "nvidia-h100-sxm5-80gb"),
-    "nvidia-gpu-gh200": ("nvidia.com/gpu", "nvidia-gh200-96gb"),
-    "nvidia-gpu-a100-80gb": ("nvidia.com/gpu", "nvidia-a100-sxm4-80gb"),
-    "nvidia-gpu-a100-40gb": ("nvidia.com/gpu", "nvidia-a100-sxm4-40gb"),
-    "nvidia-gpu-a16": ("nvidia.com/gpu", None),
-    "nvidia-gpu-rtx4070-8gb": ("nvidia.com/gpu", None),
-    "amd-gpu-mi300x": ("amd.com/gpu", "amd-instinct-mi300x"),
+    "nvidia-gpu-t4": (NVIDIA_GPU, "nvidia-t4"),
+    "nvidia-gpu-l4": (NVIDIA_GPU, "nvidia-l4"),
+    "nvidia-gpu-l40s": (NVIDIA_GPU, "nvidia-l40s"),
+    "nvidia-gpu-h100": (NVIDIA_GPU, "nvidia-h100-sxm5-80gb"),
+    "nvidia-gpu-gh200": (NVIDIA_GPU, "nvidia-gh200-96gb"),
+    "nvidia-gpu-a100-80gb": (NVIDIA_GPU, "nvidia-a100-sxm4-80gb"),
+    "nvidia-gpu-a100-40gb": (NVIDIA_GPU, "nvidia-a100-sxm4-40gb"),
+    "nvidia-gpu-a16": (NVIDIA_GPU, None),
+    "nvidia-gpu-rtx4070-8gb": (NVIDIA_GPU, None),
+    "amd-gpu-mi300x": (AMD_GPU, "amd-instinct-mi300x"),
 }
 
 
@@ -48,9 +49,9 @@ KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
 #: the platform is named (``-cpu``/``-tpu``); a Model's ``spec.image`` overrides it.
 KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
     "cpu": (None, None, "substratusai/vllm:v0.6.3.post1-cpu"),
-    "google-tpu-v5e-1x1": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
-    "google-tpu-v5e-2x2": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
-    "google-tpu-v5e-2x4": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-1x1": (TPU_RESOURCE, "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-2x2": (TPU_RESOURCE, "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-2x4": (TPU_RESOURCE, "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
 }
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
@@ -158,7 +159,7 @@ def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
 
 
 #: The NVIDIA GPU device-plugin resource the NIM operator assigns (``addGPUResources``: ``nvidia.com/gpu``)
-_GPU_RESOURCE = "nvidia.com/gpu"
+_GPU_RESOURCE = NVIDIA_GPU
 
 
 def _env_value(env: Any, name: str) -> tuple[str | None, bool]:

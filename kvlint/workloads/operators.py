@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Document, Finding, Workload
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 #: Dynamo ``resources`` keys -> Kubernetes resource names (``gpu`` is the NVIDIA device plugin's GPU).
-_DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
+_DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": NVIDIA_GPU}
 
 
 def _dynamo_resources(res: Any) -> LDict | None:

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from kvlint.engines.images import envsubst_placeholders, image_placeholder
+from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import Loc, loc_of
 from kvlint.types import Finding, Workload
 from kvlint.values import as_list
@@ -37,8 +38,6 @@ def _is_shell(command: Any) -> bool:
     return str(command[0]).rsplit("/", 1)[-1] in _SHELLS
 
 
-#: GPU resources whose request makes a container with an empty image worth a word (NVIDIA's and AMD's plugins)
-_GPUS = ("nvidia.com/gpu", "amd.com/gpu")
 #: An engine named in a container's command or args (then the engine's own KV finding says the image is missing)
 _ENGINE_IN_COMMAND = re.compile(r"vllm|sglang|text-generation-launcher", re.IGNORECASE)
 
@@ -58,7 +57,8 @@ def _empty_image(c: Any, w: Workload) -> Finding | None:
         quantities = resources.get(section) if isinstance(resources, dict) else None
         if isinstance(quantities, dict):
             gpus = gpus or next(
-                (f"{g}: {quantities[g]}" for g in _GPUS if quantities.get(g) not in (None, "", 0, "0")), None
+                (f"{g}: {quantities[g]}" for g in WHOLE_GPUS if quantities.get(g) not in (None, "", 0, "0")),
+                None,
             )
     if gpus is None:
         return None

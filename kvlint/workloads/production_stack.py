@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.values import digits
@@ -92,7 +93,7 @@ def vllm_runtime_workloads(doc: Document) -> list[Workload]:
         container_items.append(("env", env, loc_of(vcfg, "env")))
     res = get_in(dcfg, "resources")
     if isinstance(res, dict) and res.get("gpu") not in (None, ""):
-        gtype = str(res.get("gpuType") or "nvidia.com/gpu")
+        gtype = str(res.get("gpuType") or NVIDIA_GPU)
         gl = loc_of(res, "gpu")
         gpu = res.get("gpu")
         gval = digits(gpu) if isinstance(gpu, str) and digits(gpu) is not None else gpu

@@ -52,6 +52,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import DerivedAccelerator, Document, Finding, Workload
 from kvlint.workloads.base import (
@@ -118,9 +119,6 @@ RAY_ACCELERATORS: dict[str, tuple[str, str | None]] = {
     "AMD-Instinct-MI300X-OAM": ("amd-instinct-mi300x", None),
     "AMD-Instinct-MI325X-OAM": ("amd-instinct-mi325x", None),
 }
-
-#: GPU resource names a Ray worker container requests.
-_GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 #: The path prefix of every workload this module builds (read by :func:`kvlint.workloads.find._unread_notes`).
 SERVE_PATH = "spec.serveConfigV2"
@@ -348,7 +346,7 @@ def _has_gpu(container: Any) -> bool:
         return False
     for section in ("limits", "requests"):
         block = res.get(section)
-        if isinstance(block, dict) and any(block.get(r) not in (None, 0, "0") for r in _GPU_RESOURCES):
+        if isinstance(block, dict) and any(block.get(r) not in (None, 0, "0") for r in WHOLE_GPUS):
             return True
     return False
 

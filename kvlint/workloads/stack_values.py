@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
 from kvlint.wording import shell_word, with_article
@@ -1261,7 +1262,7 @@ def _resources(m: LDict) -> Any:
         return m["resources"]
     at = m.loc
     gpus = _go_int(m.get("requestGPU")) > 0
-    gtype = go_text(m.get("requestGPUType")) if _truthy(m.get("requestGPUType")) else "nvidia.com/gpu"
+    gtype = go_text(m.get("requestGPUType")) if _truthy(m.get("requestGPUType")) else NVIDIA_GPU
     gl = loc_of(m, "requestGPU")
     req: Items = [
         ("memory", go_text(m.get("requestMemory")), loc_of(m, "requestMemory")),

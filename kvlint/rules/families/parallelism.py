@@ -14,12 +14,19 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import envsubst_placeholders, platform_of
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
+from kvlint.gpu_resources import (
+    GPU_RESOURCES,
+    MIG_RESOURCE_PREFIX,
+    NEURON_CORE_RESOURCE,
+    NEURON_DEVICE_RESOURCES,
+    NVIDIA_GPU,
+    TPU_RESOURCE,
+)
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
     has_memory_shm,
@@ -327,9 +334,6 @@ def _lone_ray(ctx: RuleContext) -> bool:
     return not any(word in text for word in _RAY_CLUSTER_WORDS)
 
 
-#: AWS Neuron resources of the Neuron device plugin: NeuronCores, and whole Neuron devices (chips).
-NEURON_CORE_RESOURCE = "aws.amazon.com/neuroncore"
-NEURON_DEVICE_RESOURCES = frozenset({"aws.amazon.com/neuron", "aws.amazon.com/neurondevice"})
 #: NeuronCores per Neuron device, by EC2 instance family (AWS Neuron architecture documentation: an Inferentia
 #: chip has four NeuronCore-v1, an Inferentia2 or Trainium chip two NeuronCore-v2). Trainium2 is left out: its
 #: logical NeuronCores per chip depend on the logical-core setting.
@@ -395,7 +399,6 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
-TPU_RESOURCE = "google.com/tpu"
 #: JAX devices per TPU chip by ``cloud.google.com/gke-tpu-accelerator`` value (the ``google.com/tpu`` resource
 #: counts chips). vLLM on TPU shards the model over JAX devices: one per chip on v5e and v6e (one TensorCore a
 #: chip) and on v4 and v5p (two TensorCores fused into one megacore device), two on TPU7x (Ironwood: "Each TPU7x
@@ -1297,7 +1300,7 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
             gpuish = any(w in low for w in ("gpu", "tpu", "gaudi", "neuron", "accelerator"))
             if "/" not in key:
                 if gpuish or close:
-                    out.append((key, section, close or "nvidia.com/gpu"))
+                    out.append((key, section, close or NVIDIA_GPU))
                 continue
             if close or (gpuish and low.split("/", 1)[0] in ("nvidia.com", "amd.com", "nvidia", "amd")):
                 out.append((key, section, close))
@@ -1326,7 +1329,7 @@ def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"resources.{section} '{key}' is not a resource any GPU device plugin advertises: the pod is "
                 f"accepted but stays Pending ('Insufficient {key}') and the engine never gets a GPU{hint}"
             )
-        yield ctx.finding(msg, loc, fix=f"request the GPU as {guess or 'nvidia.com/gpu'}")
+        yield ctx.finding(msg, loc, fix=f"request the GPU as {guess or NVIDIA_GPU}")
 
 
 def _hami_slice_findings(ctx: RuleContext) -> Iterator[Diagnostic]:

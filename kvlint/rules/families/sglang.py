@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 
 from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
+from kvlint.memory.sglang_mamba import NO_STATE_POOL, STATE_POOL_TOO_SMALL
 from kvlint.memory.stage import PlanDetail
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
@@ -128,10 +129,7 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
         text = "Memory pool size is too small"
     elif d.mamba_family and d.max_mamba_cache_size <= 0 and d.version >= (0, 5, 13):
         # the state pool is sized first (_handle_max_mamba_cache) and refuses a non-positive slot count
-        text = (
-            "Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
-            f"max_mamba_cache_size={d.max_mamba_cache_size}"
-        )
+        text = f"{NO_STATE_POOL}. Computed max_mamba_cache_size={d.max_mamba_cache_size}"
     elif d.version >= (0, 5, 23):
         text = (
             f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={d.mem_fraction_static}. "
@@ -223,15 +221,14 @@ def _state_pool_takes_the_rest(ctx: RuleContext, d: SglangPlanDetail, text: str)
 def _state_pool_serves_no_request(ctx: RuleContext, d: SglangPlanDetail) -> Diagnostic:
     """KV701 for a hybrid model whose state pool has slots but fewer than one running request takes: SGLang
     0.5.13+ caps ``max_running_requests`` at ``max_mamba_cache_size // ratio`` and stops when that leaves none
-    (``resolve_max_num_reqs``: "Hybrid (mamba/linear-attention) state cache is too small to serve any requests";
+    (``resolve_max_num_reqs``: :data:`kvlint.memory.sglang_mamba.STATE_POOL_TOO_SMALL`;
     ``kv_cache_configurator.py`` 0.5.16-0.5.23, ``model_runner_kv_cache_mixin.py`` 0.5.13-0.5.15), though the KV
     pool itself is sized. At ``--max-mamba-cache-size`` when that flag sets the slots, else at
     ``--mem-fraction-static``."""
     s = ctx.serving
     explicit = "max_mamba_cache_size" in s.flags
     text = (
-        "Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
-        f"max_mamba_cache_size={d.max_mamba_cache_size}, mamba_ratio={d.mamba_ratio}"
+        f"{STATE_POOL_TOO_SMALL}. max_mamba_cache_size={d.max_mamba_cache_size}, mamba_ratio={d.mamba_ratio}"
     )
     if explicit:
         fix = (
