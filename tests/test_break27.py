@@ -1,0 +1,96 @@
+"""Hostile inputs to what landed at stop 26 (break27): pipeline layer partitions, speculative settings, verify's log
+lines, the webhook. Expected figures come from kvlint's own model functions, never from engine numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.memory.vllm import PP_PARTITION_REFUSED, VllmSettings, pp_layer_split, pp_partition_refused
+
+
+def _vllm_manifest(tmp_path: Path, args: list[str], env: dict[str, str], gpus: int = 2) -> Path:
+    container = {
+        "name": "vllm",
+        "image": "vllm/vllm-openai:v0.11.0",
+        "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", *args],
+        "env": [{"name": k, "value": v} for k, v in env.items()],
+        "resources": {"limits": {"nvidia.com/gpu": gpus, "memory": "48Gi"}},
+    }
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "x"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {
+                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                    "containers": [container],
+                },
+            },
+        },
+    }
+    path = tmp_path / "deploy.yaml"
+    path.write_text(yaml.safe_dump(doc, width=10**6))
+    return path
+
+
+def _diagnostics(path: Path) -> list[dict]:
+    result = CliRunner().invoke(main, ["check", "--offline", "--format", "json", str(path)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return json.loads(result.output)["diagnostics"]
+
+
+@pytest.mark.parametrize(
+    "partition",
+    [
+        # sums to Llama-3.1-8B's 32 layers, but a stage of 10^21 layers: the plan said "weights need
+        # 406,265,497,207,641,604,096.00 GiB per GPU" (KV101) instead of vLLM's refusal
+        "1000000000000000000000,-999999999999999999968",
+        "40,-8",
+        "16,16,0",  # three entries for two stages: kvlint planned vLLM's even split, vLLM refuses it
+        "8;24",  # not integers: the same
+        "",  # set but empty: os.getenv gives "", int("") fails in get_pp_indices
+    ],
+)
+def test_vllm_pp_layer_partition_vllm_refuses_is_a_kv502_error(tmp_path: Path, partition: str) -> None:
+    path = _vllm_manifest(tmp_path, ["--pipeline-parallel-size", "2"], {PP_PARTITION_REFUSED: partition})
+    found = _diagnostics(path)
+    refused = [d for d in found if d["rule"] == "KV502" and PP_PARTITION_REFUSED in d["message"]]
+    assert len(refused) == 1 and refused[0]["severity"] == "error", found
+    assert "get_pp_indices" in refused[0]["message"]
+    # nothing is sized on the refused split
+    assert not [d for d in found if d["rule"] in ("KV101", "KV102")], found
+
+
+def test_vllm_pp_layer_partition_vllm_builds_sets_the_stages(tmp_path: Path) -> None:
+    # a valid split is no finding, and the plan's stages follow it (kvlint's own split function)
+    assert pp_layer_split(32, 2, (20, 12)) == [20, 12]
+    path = _vllm_manifest(tmp_path, ["--pipeline-parallel-size", "2"], {PP_PARTITION_REFUSED: "20,12"})
+    assert not [d for d in _diagnostics(path) if d["rule"] == "KV502"]
+
+
+def test_pp_partition_refused_quotes_get_pp_indices_and_stays_short() -> None:
+    def why(raw: str | None, pp: int = 2, layers: int = 32) -> str | None:
+        settings = VllmSettings(pipeline_parallel_size=pp, pp_layer_partition_env=raw)
+        return pp_partition_refused(layers, pp, settings)
+
+    assert why(None) is None and why("16,16") is None and why(" 16,16 ") is None  # int() strips blanks
+    assert why("32", pp=1) is None
+    assert "len(partitions)=1 does not match pp_size=2." in (why("32") or "")
+    assert "sum(partitions)=31 does not match num_hidden_layers=32." in (why("16,15") or "")
+    # entries of 4,300 digits sum past what Python converts to text; a 5,000-digit one is not an int to vLLM
+    huge = why("9" * 4300 + "," + "9" * 4300)
+    assert huge is not None and "over 10^18" in huge and len(huge) < 600
+    assert "Invalid partition string" in (why("9" * 5000 + ",1") or "")
+    # one stage: the variable is still read (get_pp_indices runs whatever the stage count)
+    assert "sum(partitions)=5" in (why("5", pp=1) or "")
+    # a tuple given directly (no text) is checked as its text would be
+    assert pp_partition_refused(32, 2, VllmSettings(pipeline_parallel_size=2, pp_layer_partition=(40, -8)))
