@@ -94,3 +94,30 @@ def test_pp_partition_refused_quotes_get_pp_indices_and_stays_short() -> None:
     assert "sum(partitions)=5" in (why("5", pp=1) or "")
     # a tuple given directly (no text) is checked as its text would be
     assert pp_partition_refused(32, 2, VllmSettings(pipeline_parallel_size=2, pp_layer_partition=(40, -8)))
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("{bad", "json.loads, which refuses it"),
+        # an integer past Python's 4,300-digit limit: json.loads raises ValueError in vLLM's argparse as here
+        ('{"method": "ngram", "num_speculative_tokens": 1' + "0" * 4400 + "}", "4300 digits"),
+        ("[4]", "a JSON list fails"),
+        ('"ngram"', "a JSON string fails"),
+        ("4", "a JSON number fails"),
+    ],
+)
+def test_speculative_config_vllm_cannot_read_is_a_kv206_error(tmp_path: Path, value: str, words: str) -> None:
+    # kvlint kept such a value as text, planned without speculative decoding and said nothing; vLLM exits
+    path = _vllm_manifest(tmp_path, ["--speculative-config", value], {}, gpus=1)
+    found = [d for d in _diagnostics(path) if d["rule"] == "KV206"]
+    assert len(found) == 1 and "--speculative-config" in found[0]["message"], found
+    assert words in found[0]["message"] and found[0]["severity"] == "error"
+    assert len(found[0]["message"]) < 400  # the value is quoted cut, the parser's reason without positions
+
+
+@pytest.mark.parametrize("value", ["", "None", "null", '{"method": "ngram", "num_speculative_tokens": 4}'])
+def test_speculative_config_vllm_reads_is_no_finding(tmp_path: Path, value: str) -> None:
+    # optional_type(json.loads) from 0.10.1: "" and "None" leave it unset; JSON null is unset too
+    path = _vllm_manifest(tmp_path, ["--speculative-config", value], {}, gpus=1)
+    assert not [d for d in _diagnostics(path) if d["rule"] in ("KV206", "KV502")]

@@ -340,6 +340,8 @@ class _Parser:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
                 return False, None
             return True, raw
+        if dest == "speculative_config":
+            return self._speculative_config(option, raw, loc)
         if dest in JSON_DESTS:
             parsed: Any = parse_json_or_str(raw)
             if parsed is raw and json_too_deep(raw):
@@ -354,6 +356,47 @@ class _Parser:
                 parsed = {"level": digits(parsed)}
             return True, parsed
         return True, raw
+
+    def _speculative_config(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """``--speculative-config`` as vLLM's argparse reads it: ``json.loads`` (``type=json.loads`` in 0.8.5 and
+        0.9.2; ``optional_type(json.loads)`` from 0.10.1, read in 0.10.1, 0.11.0, 0.12.0 and 0.34.0
+        ``vllm/engine/arg_utils.py``, where ``""`` and ``"None"`` leave it unset). Text that is not JSON (a
+        missing brace, a number past Python's 4,300-digit limit) stops vLLM with an argparse error (exit 2); a
+        JSON list, string or number fails in ``EngineArgs.create_speculative_config``, which updates it as a dict
+        (AttributeError); JSON ``null`` is unset. Both are KV206 errors here: kvlint planned such a container
+        without speculative decoding and said nothing."""
+        v = version_tuple(self.version)
+        if (v is None or v >= (0, 10)) and raw in ("", "None"):
+            return True, None
+        try:
+            parsed = json.loads(raw)
+        except RecursionError:
+            why = "the JSON is nested too deeply for Python's json module, which vLLM uses, to read"
+            self.col.invalid(option, raw, loc, why)
+            return False, None
+        except ValueError as exc:
+            reason = str(exc).split(":", 1)[0][:80]  # json's message without the position, or the digit limit
+            self.col.invalid(
+                option,
+                raw,
+                loc,
+                f"vLLM's argparse reads it with json.loads, which refuses it ({reason}), so vLLM exits before "
+                "start-up",
+                fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
+            )
+            return False, None
+        if parsed is None or isinstance(parsed, dict):
+            return True, parsed
+        self.col.invalid(
+            option,
+            raw,
+            loc,
+            f"a JSON object is required: vLLM's create_speculative_config updates it as a dict, and a JSON "
+            f"{_json_kind(parsed)} fails "
+            "there at start-up",
+            fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
+        )
+        return False, None
 
     def set(self, option: str, dest: str, value: Any, raw: str | None, loc: Loc | None, source: str) -> None:
         if dest in ("model", "model_tag"):
@@ -650,6 +693,15 @@ class _Parser:
                     value = [value]
                 self.set(canon, dest, value, raw, loc, src)
         return config_path
+
+
+def _json_kind(value: Any) -> str:
+    """How a JSON value other than an object is named in a message (``list``, ``string``, ``boolean``, ``number``)."""
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    return "boolean" if isinstance(value, bool) else "number"
 
 
 def _is_number(tok: str) -> bool:
