@@ -121,3 +121,69 @@ def test_speculative_config_vllm_reads_is_no_finding(tmp_path: Path, value: str)
     # optional_type(json.loads) from 0.10.1: "" and "None" leave it unset; JSON null is unset too
     path = _vllm_manifest(tmp_path, ["--speculative-config", value], {}, gpus=1)
     assert not [d for d in _diagnostics(path) if d["rule"] in ("KV206", "KV502")]
+
+
+def _ray_cluster(annotations: dict[str, str]) -> dict:
+    """A RayCluster whose head container is TGI's image with no command: KubeRay writes ``ray start`` into it
+    unless ``ray.io/overwrite-container-cmd`` is "true", when the image's launcher runs with MODEL_ID from env."""
+    container = {
+        "name": "engine",
+        "image": "ghcr.io/huggingface/text-generation-inference:3.0.1",
+        "env": [{"name": "MODEL_ID", "value": "meta-llama/Llama-3.1-70B-Instruct"}],
+        "resources": {"limits": {"nvidia.com/gpu": 1}},
+    }
+    template = {
+        "metadata": {"annotations": annotations},
+        "spec": {
+            "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+            "containers": [container],
+        },
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "rc", "namespace": "team"},
+        "spec": {"headGroupSpec": {"rayStartParams": {}, "template": template}},
+    }
+
+
+def test_an_update_setting_kuberays_overwrite_container_cmd_is_reviewed() -> None:
+    """Setting ``ray.io/overwrite-container-cmd: "true"`` makes the container run TGI's launcher (70B on one L4:
+    KV101, an error the webhook denies) instead of KubeRay's ``ray start`` (an info). kvlint reads the annotation
+    (:func:`kvlint.pipeline.kuberay_writes_command`), but the webhook's projection dropped it, so the UPDATE adding
+    it was admitted unreviewed as "metadata only"."""
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import (
+        READ_ANNOTATIONS,
+        WebhookSettings,
+        lint_relevant,
+        parse_review,
+        skip_reason,
+    )
+    from kvlint.webhook.worker import lint_object
+    from kvlint.workloads.base import RAY_OVERWRITE_CMD_ANNOTATION
+
+    assert RAY_OVERWRITE_CMD_ANNOTATION in READ_ANNOTATIONS
+    ray_start, own = _ray_cluster({}), _ray_cluster({RAY_OVERWRITE_CMD_ANNOTATION: "true"})
+
+    def errors(obj: dict) -> list[str]:
+        res = lint_object(json.loads(json.dumps(obj)), "<admission test>.json", webhook_options())
+        return [d.rule for d in res.diagnostics if d.severity == "error"]
+
+    assert errors(ray_start) == [] and "KV101" in errors(own)
+    assert lint_relevant(ray_start) != lint_relevant(own)
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u1",
+            "kind": {"group": "ray.io", "version": "v1", "kind": "RayCluster"},
+            "resource": {"group": "ray.io", "version": "v1", "resource": "rayclusters"},
+            "namespace": "team",
+            "operation": "UPDATE",
+            "userInfo": {"username": "alice"},
+            "object": own,
+            "oldObject": ray_start,
+        },
+    }
+    assert skip_reason(parse_review(json.dumps(review)), WebhookSettings()) is None

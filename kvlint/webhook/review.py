@@ -452,8 +452,10 @@ def parse_review(body: bytes | str) -> Review:
 #: LLMInferenceService (:data:`kvlint.workloads.llmisvc.MANAGED_DRA_CLASS`, ``MANAGED_DRA_COUNT``: they request
 #: the pod's GPUs, KV405 and KV501), and OpenShift AI's hardware profile annotations on an InferenceService
 #: (:data:`kvlint.workloads.hardwareprofile.PROFILE_NAME`, ``PROFILE_NAMESPACE``: the profile may give the GPUs,
-#: so a container requesting none is a KV405 info naming it rather than a warning). An UPDATE that changes one of
-#: them is reviewed.
+#: so a container requesting none is a KV405 info naming it rather than a warning), and KubeRay's
+#: ``ray.io/overwrite-container-cmd`` (:data:`kvlint.workloads.base.RAY_OVERWRITE_CMD_ANNOTATION`: "true" runs the
+#: Ray container's own command or image entrypoint, which kvlint then sizes, instead of KubeRay's ``ray start``). An
+#: UPDATE that changes one of them is reviewed.
 READ_ANNOTATIONS: frozenset[str] = frozenset(
     {
         "kaito.sh/runtime",
@@ -461,6 +463,7 @@ READ_ANNOTATIONS: frozenset[str] = frozenset(
         "serving.kserve.io/exp-dra-device-count",
         "opendatahub.io/hardware-profile-name",
         "opendatahub.io/hardware-profile-namespace",
+        "ray.io/overwrite-container-cmd",
     }
 )
 
