@@ -187,3 +187,26 @@ def test_an_update_setting_kuberays_overwrite_container_cmd_is_reviewed() -> Non
         },
     }
     assert skip_reason(parse_review(json.dumps(review)), WebhookSettings()) is None
+
+
+def test_junit_report_keeps_a_quoted_line_break_and_bidi_override_inert(tmp_path: Path) -> None:
+    """A ``kvlint.io/model`` annotation is quoted as written in KV502's message, and a suppression's reason in the
+    skipped testcase. The JUnit report kept their line breaks (and U+202E) in element text, so printed in a GitHub
+    Actions log (``kvlint check --format junit``) a line began ``::error file=...::``, a workflow command."""
+    import xml.etree.ElementTree as ET
+
+    forged = "x\n::error file=/etc/passwd,line=1::forged\r\u202etxt"
+    path = _vllm_manifest(tmp_path, ["--max-num-seqs", "many"], {}, gpus=1)  # a KV206, suppressed
+    doc = yaml.safe_load(path.read_text())
+    doc["metadata"]["annotations"] = {
+        "kvlint.io/model": forged,
+        "kvlint.io/ignore": "KV206=ok\n::warning::forged",
+    }
+    path.write_text(yaml.safe_dump(doc, width=10**6))
+    result = CliRunner().invoke(main, ["check", "--offline", "--format", "junit", str(path)])
+    out = result.output
+    root = ET.fromstring(out.split("\n", 1)[1])  # well-formed after the declaration
+    assert root.find(".//failure") is not None and root.find(".//skipped") is not None
+    assert "forged" in out  # quoted, shown escaped
+    assert not [line for line in out.splitlines() if line.lstrip().startswith("::")], out
+    assert "\u202e" not in out and "\r" not in out
