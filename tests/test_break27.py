@@ -210,3 +210,70 @@ def test_junit_report_keeps_a_quoted_line_break_and_bidi_override_inert(tmp_path
     assert "forged" in out  # quoted, shown escaped
     assert not [line for line in out.splitlines() if line.lstrip().startswith("::")], out
     assert "\u202e" not in out and "\r" not in out
+
+
+def _internal_error_review(monkeypatch: pytest.MonkeyPatch, annotations: dict[str, str]):  # type: ignore[no-untyped-def]
+    """The L4 example Deployment linted on the webhook's path with GPU placement made to raise (a stand-in for a
+    future bug, as tests/test_fail_closed.py injects it; no manifest is known to make it raise), and its review."""
+    import kvlint.accelerators as accelerators
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import parse_review
+    from kvlint.webhook.worker import lint_object
+
+    def fault(*_args: object, **_kwargs: object) -> object:
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(accelerators, "workload_placement", fault)
+    obj = yaml.safe_load(
+        (Path(__file__).resolve().parents[1] / "fixtures/examples/chat-8b-l4.yaml").read_text()
+    )
+    obj.setdefault("metadata", {})["annotations"] = annotations
+    result = lint_object(json.loads(json.dumps(obj)), "<admission test>.json", webhook_options())
+    request = {
+        "uid": "u1",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "namespace": "serving",
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+    }
+    review = parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+    return result, review
+
+
+def test_an_internal_error_is_never_suppressed_by_the_objects_annotation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kvlint.io/ignore: KV503=... hid kvlint's own failure to check the workload: the object was admitted with
+    no finding and no warning, whatever the failure mode."""
+    from kvlint.types import is_internal_error
+
+    result, _ = _internal_error_review(
+        monkeypatch, {"kvlint.io/ignore": "KV503=our wrapper script, KV1=fine"}
+    )
+    assert [d.rule for d in result.diagnostics if is_internal_error(d.rule, d.message)] == ["KV503"]
+    assert not [
+        s for s in result.suppressed_diagnostics if is_internal_error(s.diagnostic.rule, s.diagnostic.message)
+    ]
+
+
+@pytest.mark.parametrize("mode", ["enforce", "warn", "audit"])
+def test_failure_mode_closed_denies_an_object_kvlint_could_not_finish(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A stage raising on the object is caught by the pipeline (KV503 warning, the other workloads checked), so
+    the review finished and the object was admitted with a warning under --failure-mode closed, which promises
+    that an object kvlint could not check is denied. Open still admits it with the warning."""
+    from kvlint.webhook.review import WebhookSettings, build_response
+
+    result, review = _internal_error_review(monkeypatch, {})
+    closed, verdict = build_response(review, WebhookSettings(mode=mode, failure_mode="closed"), result)
+    assert closed["response"]["allowed"] is False and verdict.outcome == "internal_error"
+    assert "RuntimeError" in closed["response"]["status"]["message"]
+    opened, _ = build_response(review, WebhookSettings(mode=mode, failure_mode="open"), result)
+    assert opened["response"]["allowed"] is True
+    if mode != "audit":
+        assert any("could not finish" in w for w in opened["response"]["warnings"])
