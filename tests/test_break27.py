@@ -277,3 +277,58 @@ def test_failure_mode_closed_denies_an_object_kvlint_could_not_finish(
     assert opened["response"]["allowed"] is True
     if mode != "audit":
         assert any("could not finish" in w for w in opened["response"]["warnings"])
+
+
+def _plan_kv(
+    tmp_path: Path, args: list[str], image: str = "vllm/vllm-openai:v0.34.0"
+) -> tuple[int, list[dict]]:
+    path = _vllm_manifest(tmp_path, args, {}, gpus=1)
+    path.write_text(path.read_text().replace("vllm/vllm-openai:v0.11.0", image))
+    result = CliRunner().invoke(main, ["check", "--offline", "--format", "json", str(path)])
+    report = json.loads(result.output)
+    return report["workloads"][0]["plan"]["memory"]["kv_cache_bytes"], report["diagnostics"]
+
+
+def test_spec_shorthands_are_read_as_the_speculative_config_keys_they_set(tmp_path: Path) -> None:
+    """vLLM 0.24.0 and later take --spec-method / --spec-model / --spec-tokens and write them into the speculative
+    config (EngineArgs.create_speculative_config). kvlint ignored them: the draft model's weights and KV layers
+    were not planned, and --spec-tokens was not checked at all."""
+    draft = "meta-llama/Llama-3.2-1B-Instruct"
+    plain, _ = _plan_kv(tmp_path, [])
+    config, _ = _plan_kv(
+        tmp_path, ["--speculative-config", json.dumps({"model": draft, "num_speculative_tokens": 5})]
+    )
+    short, found = _plan_kv(tmp_path, ["--spec-model", draft, "--spec-tokens", "5"])
+    assert config < plain  # the draft's weights and KV layers share the GPU
+    assert short == config and not [d for d in found if d["rule"] in ("KV205", "KV206")], found
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--spec-tokens", "0"], "greater than zero"),
+        (["--spec-tokens", "1000000"], "absurd"),
+        (
+            [
+                "--speculative-config",
+                '{"method": "ngram", "num_speculative_tokens": 4}',
+                "--spec-tokens",
+                "3",
+            ],
+            "mutually exclusive",
+        ),
+    ],
+)
+def test_spec_shorthands_vllm_refuses_are_kv206_errors(tmp_path: Path, args: list[str], words: str) -> None:
+    _, found = _plan_kv(tmp_path, args)
+    refused = [d for d in found if d["rule"] == "KV206"]
+    assert len(refused) == 1 and words in refused[0]["message"] and refused[0]["severity"] == "error", found
+
+
+def test_an_absurd_speculative_count_is_named_in_a_short_message(tmp_path: Path) -> None:
+    # 1e308 is a whole number to pydantic; its 309 digits were written out with thousands separators
+    _, found = _plan_kv(
+        tmp_path, ["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 1e308}']
+    )
+    (refused,) = [d for d in found if d["rule"] == "KV206"]
+    assert "above 4,096 is absurd" in refused["message"] and len(refused["message"]) < 300

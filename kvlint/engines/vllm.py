@@ -80,6 +80,7 @@ INT_DESTS = frozenset(
         "max_model_len",
         "kv_cache_memory_bytes",
         "max_num_scheduled_tokens",
+        "spec_tokens",
     }
 )
 #: dests whose value is a ``float``.
@@ -1077,38 +1078,92 @@ def _speculative_count(value: Any) -> int | None:
     return lax_int(value)
 
 
+#: ``--spec-method`` / ``--spec-model`` / ``--spec-tokens`` (vLLM 0.24.0 and later among the sampled releases) and the
+#: ``--speculative-config`` key each sets (``vllm@0.34.0:vllm/engine/arg_utils.py::EngineArgs.create_speculative_config``)
+SPEC_SHORTHANDS = (
+    ("spec_method", "method"),
+    ("spec_model", "model"),
+    ("spec_tokens", "num_speculative_tokens"),
+)
+
+
+def _speculative_refusal(n: int | None) -> str | None:
+    """Why a ``num_speculative_tokens`` count (:func:`_speculative_count`; None: not a whole number) is refused, or
+    None when vLLM takes it and kvlint plans it."""
+    if n is not None and 0 < n <= MAX_SPECULATIVE_TOKENS:
+        return None
+    if n is None:
+        return "num_speculative_tokens must be a whole number of tokens; vLLM's SpeculativeConfig refuses it"
+    if n <= 0:
+        return f"num_speculative_tokens {n} is refused by vLLM, which expects it to be greater than zero"
+    shown = f"{n:,}" if n < 10**18 else f"above {MAX_SPECULATIVE_TOKENS:,}"
+    return (
+        f"num_speculative_tokens {shown} is absurd (kvlint plans at most {MAX_SPECULATIVE_TOKENS:,}; "
+        "drafters propose a few to a few dozen tokens per step)"
+    )
+
+
 def _check_speculative(p: _Parser) -> None:
     """KV206 for a ``--speculative-config`` whose ``num_speculative_tokens`` vLLM refuses: not an integer, or not above 0
     (``vllm@0.13.0:vllm/config/speculative.py::SpeculativeConfig``, ``Field(default=None, gt=0)``, and
     ``_verify_args`` "Expected num_speculative_tokens to be greater than zero"); above
     :data:`MAX_SPECULATIVE_TOKENS` it is refused as absurd. The refused setting is dropped, so the plan sizes the
-    engine without speculative decoding rather than on a nonsensical count."""
+    engine without speculative decoding rather than on a nonsensical count.
+
+    The shorthands of :data:`SPEC_SHORTHANDS` are checked the same way (``--spec-tokens`` is the count) and, as
+    ``EngineArgs.create_speculative_config`` does (read in 0.34.0), one that sets a key ``--speculative-config``
+    also sets is a KV206 error: vLLM raises "--spec-tokens and --speculative-config['num_speculative_tokens'] are
+    mutually exclusive" at start-up. The plan reads them as that key (:func:`kvlint.memory.vllm.settings_from_flags`).
+    """
     flags = p.col.flags
     dest = "speculative_config"
     v = flags.get(dest)
     if v is not None and isinstance(v.value, dict) and v.value.get("num_speculative_tokens") is not None:
-        n = _speculative_count(v.value["num_speculative_tokens"])
-        if n is not None and 0 < n <= MAX_SPECULATIVE_TOKENS:
-            return
-        if n is None:
-            why = (
-                "num_speculative_tokens must be a whole number of tokens; vLLM's SpeculativeConfig refuses it"
+        why = _speculative_refusal(_speculative_count(v.value["num_speculative_tokens"]))
+        if why is not None:
+            flags.pop(dest)
+            option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+            p.col.invalid(
+                option,
+                v.raw if v.raw is not None else str(v.value),
+                v.loc,
+                why,
+                fix=f"give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {option}",
             )
-        elif n <= 0:
-            why = f"num_speculative_tokens {n} is refused by vLLM, which expects it to be greater than zero"
-        else:
-            why = (
-                f"num_speculative_tokens {n:,} is absurd (kvlint plans at most {MAX_SPECULATIVE_TOKENS:,}; "
-                "drafters propose a few to a few dozen tokens per step)"
+    tokens = flags.get("spec_tokens")
+    if tokens is not None and isinstance(tokens.value, int):
+        why = _speculative_refusal(tokens.value)
+        if why is not None:
+            flags.pop("spec_tokens")
+            option = p.col.seen_option.get("spec_tokens", "--spec-tokens")
+            p.col.invalid(
+                option,
+                tokens.raw if tokens.raw is not None else str(tokens.value),
+                tokens.loc,
+                why,
+                fix=f"give {option} a whole number from 1 (typically 1 to 16), or remove it",
             )
-        flags.pop(dest)
-        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
-        p.col.invalid(
-            option,
-            v.raw if v.raw is not None else str(v.value),
-            v.loc,
-            why,
-            fix=f"give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {option}",
+    config = flags.get(dest)
+    given = config.value if config is not None and isinstance(config.value, dict) else {}
+    for short, key in SPEC_SHORTHANDS:
+        s = flags.get(short)
+        if s is None or key not in given:
+            continue
+        flags.pop(short)
+        option = p.col.seen_option.get(short, "--" + short.replace("_", "-"))
+        both = p.col.seen_option.get(dest, "--speculative-config")
+        p.col.findings.append(
+            OptionFinding(
+                rule="KV206",
+                message=(
+                    f"{option} and {both} both set {key}: vLLM's create_speculative_config raises "
+                    f"ValueError(\"{option} and --speculative-config['{key}'] are mutually exclusive\") at start-up"
+                ),
+                loc=s.loc,
+                fix=f"remove {option}, or the {key!r} key of {both}",
+                severity="error",
+                option=option,
+            )
         )
 
 

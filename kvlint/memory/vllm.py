@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kvlint.engines.vllm import SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
@@ -290,6 +291,16 @@ def settings_from_flags(
             spec_cfg = json.loads(spec_cfg)
         except ValueError:
             spec_cfg = None
+    # --spec-method / --spec-model / --spec-tokens (0.24.0 on) set their key of the config, as
+    # EngineArgs.create_speculative_config does (kvlint.engines.vllm.SPEC_SHORTHANDS; a clash is a KV206 there)
+    for short, key in SPEC_SHORTHANDS:
+        given = get(short)
+        if (
+            given is not None
+            and (spec_cfg is None or isinstance(spec_cfg, dict))
+            and key not in (spec_cfg or {})
+        ):
+            spec_cfg = {**(spec_cfg or {}), key: given}
     # pydantic's lax int, as SpeculativeConfig reads it (kvlint.engines.vllm._speculative_count)
     nst = lax_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
     spec_model = spec_cfg.get("model") if isinstance(spec_cfg, dict) else None
