@@ -332,3 +332,38 @@ def test_an_absurd_speculative_count_is_named_in_a_short_message(tmp_path: Path)
     )
     (refused,) = [d for d in found if d["rule"] == "KV206"]
     assert "above 4,096 is absurd" in refused["message"] and len(refused["message"]) < 300
+
+
+@pytest.mark.parametrize("revs", [["--output=OUT"], ["HEAD", "--output=OUT"]])
+def test_diff_never_hands_git_a_revision_that_is_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, revs: list[str]
+) -> None:
+    """``kvlint diff -- --output=FILE`` ran ``git archive --format=tar --output=FILE``: git took the revision for
+    its option and created (or emptied) FILE; as HEAD (``git diff ... --output=FILE``) too. A revision starting with
+    '-' is refused (no ref name may start with one), exit 2, and no file is written."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["add", "-A"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    (repo / "a.yaml").write_text("a: 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "base"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(
+        main, ["diff", "--offline", "--", *(r.replace("OUT", str(victim)) for r in revs)]
+    )
+    assert victim.read_text() == "keep me\n"
+    assert result.exit_code == 2, result.output
+    assert "not a git revision" in result.output
