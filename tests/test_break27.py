@@ -367,3 +367,42 @@ def test_diff_never_hands_git_a_revision_that_is_an_option(
     assert victim.read_text() == "keep me\n"
     assert result.exit_code == 2, result.output
     assert "not a git revision" in result.output
+
+
+def test_plan_text_shows_what_the_command_line_carries_as_printable_text() -> None:
+    """``kvlint plan``'s text printed the model and the findings and notes quoting the command line as written: a
+    model or a speculative method holding a line break and an OSC sequence started a line with a GitHub workflow
+    command and retitled the terminal (``kvlint check``'s text report escapes the same values)."""
+    forged = "x\n::error file=/etc/passwd::forged\x1b]0;owned\x07\u202e"
+    model_out = (
+        CliRunner()
+        .invoke(main, ["plan", "--offline", "--accelerator", "h100", "--", "vllm", "serve", "org/m" + forged])
+        .output
+    )
+    config = json.dumps({"method": "eagle" + forged, "num_speculative_tokens": 3})
+    note_out = (
+        CliRunner()
+        .invoke(
+            main,
+            [
+                "plan",
+                "--offline",
+                "--accelerator",
+                "h100",
+                "--",
+                "vllm",
+                "serve",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                "--max-model-len",
+                "8192",
+                "--speculative-config",
+                config,
+            ],
+        )
+        .output
+    )
+    assert "speculative method 'eagle" in note_out  # the note that quotes the method is shown
+    for out in (model_out, note_out):
+        assert "forged" in out
+        assert not [line for line in out.splitlines() if line.lstrip().startswith("::")], out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
