@@ -58,6 +58,7 @@ def _diagnostics(path: Path) -> list[dict]:
         "16,16,0",  # three entries for two stages: kvlint planned vLLM's even split, vLLM refuses it
         "8;24",  # not integers: the same
         "",  # set but empty: os.getenv gives "", int("") fails in get_pp_indices
+        "0,32",  # a stage with no layer, as a --pipeline-parallel-size above the layers gives (pp_exceeds_layers)
     ],
 )
 def test_vllm_pp_layer_partition_vllm_refuses_is_a_kv502_error(tmp_path: Path, partition: str) -> None:

@@ -643,7 +643,8 @@ def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> st
     not match pp_size=P.", a sum other than the layers "sum(partitions)=S does not match num_hidden_layers=L.", and
     in 0.34.0 a negative entry "Negative layer count in partition_list_str=…" (releases without that check build
     no sensible stage from one; kvlint cannot size it either way). Each stops the start-up before the KV cache is
-    sized. kvlint took such a value for the default split, and sized negative or huge entries as layer counts
+    sized. An entry of 0 passes those checks but builds a stage with no layer, refused as :func:`pp_exceeds_layers`
+    refuses the default split's empty stages. kvlint took such a value for the default split, and sized negative or huge entries as layer counts
     (a stage of 10^21 layers). The text starts with :data:`PP_PARTITION_REFUSED` and ``=`` (KV502 reports it)."""
     raw = settings.pp_layer_partition_env
     if raw is None and settings.pp_layer_partition is not None:
@@ -680,6 +681,13 @@ def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> st
             f"{head} gives a stage a negative layer count: vLLM 0.34.0's get_pp_indices raises "
             "ValueError('Negative layer count in partition_list_str=…'), and no release builds a sensible stage "
             "from it; kvlint cannot size it"
+        )
+    empty = parts.count(0)
+    if empty:
+        # what pp_exceeds_layers says of the default split's empty stages: vLLM builds the stage, with no layer
+        return (
+            f"{head} gives {empty} pipeline stage(s) no layer: vLLM's get_pp_indices builds such a stage empty, and "
+            "its GPUs hold no KV cache (vLLM 0.34.0's KV cache planning divides by its zero block size [read, not run])"
         )
     return None
 

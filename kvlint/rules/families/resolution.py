@@ -423,7 +423,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
                 s.loc("pipeline_parallel_size") or s.command_loc,
                 fix=(
-                    f"give {VLLM_PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage summing to the "
+                    f"give {VLLM_PP_PARTITION_REFUSED} one layer count of 1 or more per pipeline stage summing to the "
                     f"model's {cr.model.num_layers} layers, or unset it for vLLM's even split"
                 ),
                 severity="error",
