@@ -407,3 +407,59 @@ def test_plan_text_shows_what_the_command_line_carries_as_printable_text() -> No
         assert "forged" in out
         assert not [line for line in out.splitlines() if line.lstrip().startswith("::")], out
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+
+
+def _tgi_findings(tmp_path: Path, env: dict[str, str]) -> list[dict]:
+    container = {
+        "name": "tgi",
+        "image": "ghcr.io/huggingface/text-generation-inference:3.0.1",
+        "env": [{"name": "MODEL_ID", "value": "meta-llama/Llama-3.1-8B-Instruct"}]
+        + [{"name": k, "value": v} for k, v in env.items()],
+        "resources": {"limits": {"nvidia.com/gpu": 1}},
+    }
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "x"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {
+                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                    "containers": [container],
+                },
+            },
+        },
+    }
+    path = tmp_path / "tgi.yaml"
+    path.write_text(yaml.safe_dump(doc, width=10**6))
+    return _diagnostics(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        # past usize: clap's "number too large to fit in target type"; kvlint planned 10^20 shards (KV401-403)
+        ("NUM_SHARD", "100000000000000000000", "at most 18,446,744,073,709,551,615"),
+        # within usize but no cluster's: refused as absurd, as a flag's parallel size is
+        ("NUM_SHARD", "10000000000000000000", "implausibly large"),
+        ("MAX_BATCH_PREFILL_TOKENS", "-5", "unsigned"),  # a u32: Python's int() took it and planned with it
+        ("MAX_BATCH_TOTAL_TOKENS", "5000000000", "at most 4,294,967,295"),  # past u32
+        ("MAX_TOTAL_TOKENS", "1_000", "an integer is required"),  # Rust's parser takes no separator
+        ("MAX_TOTAL_TOKENS", " 4096", "an integer is required"),  # nor a blank
+    ],
+)
+def test_tgi_integers_the_launcher_refuses_are_kv206(
+    tmp_path: Path, name: str, value: str, words: str
+) -> None:
+    found = _tgi_findings(tmp_path, {name: value})
+    refused = [d for d in found if d["rule"] == "KV206" and name in d["message"]]
+    assert len(refused) == 1 and words in refused[0]["message"] and refused[0]["severity"] == "error", found
+    assert not [d for d in found if d["rule"] in ("KV401", "KV402", "KV403")], found
+
+
+def test_tgi_integers_the_launcher_reads_are_no_finding(tmp_path: Path) -> None:
+    # a leading + is read by Rust's parser; the largest u32 prefill budget too
+    found = _tgi_findings(tmp_path, {"MAX_TOTAL_TOKENS": "+4096", "MAX_BATCH_PREFILL_TOKENS": "4096"})
+    assert not [d for d in found if d["rule"] == "KV206"], found
