@@ -2162,12 +2162,13 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
         fix = _RENDER_FIX.replace("values.yaml", shell_word(path))
     elif top is not None and top != chart:
         fix = (
-            f"lint what the chart renders from it: kvlint check {top} ({chart} is a subchart of it: helm renders it "
-            f"through {top}, whose values for it override these)"
+            f"lint what the chart renders from it: kvlint check {shell_word(top)} ({chart} is a subchart of it: helm "
+            f"renders it through {top}, whose values for it override these)"
         )
     elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
         fix = (
-            f"lint what the chart renders from it: kvlint check {chart} (helm template reads its values.yaml)"
+            f"lint what the chart renders from it: kvlint check {shell_word(chart)} (helm template reads its "
+            "values.yaml)"
         )
     else:
         fix = (

@@ -463,3 +463,26 @@ def test_tgi_integers_the_launcher_reads_are_no_finding(tmp_path: Path) -> None:
     # a leading + is read by Rust's parser; the largest u32 prefill budget too
     found = _tgi_findings(tmp_path, {"MAX_TOTAL_TOKENS": "+4096", "MAX_BATCH_PREFILL_TOKENS": "4096"})
     assert not [d for d in found if d["rule"] == "KV206"], found
+
+
+@pytest.mark.parametrize("sub", [False, True])
+def test_the_chart_named_in_a_values_files_fix_is_one_shell_word(tmp_path: Path, sub: bool) -> None:
+    """A chart's own values.yaml (and a subchart's) linted alone: the fix names the chart to lint instead, and wrote
+    its directory as is (``kvlint check $(touch pwned) x``), the two forms break26's quoting missed."""
+    import shlex
+
+    chart = tmp_path / "$(touch pwned) x"
+    target = chart / "charts" / "sub" if sub else chart
+    for d in {chart, target}:
+        (d / "templates").mkdir(parents=True)
+        (d / "Chart.yaml").write_text(
+            f"apiVersion: v2\nname: {d.name.split()[0][:1] or 'c'}c\nversion: 0.1.0\n"
+        )
+    values = target / "values.yaml"
+    values.write_text("image:\n  repository: vllm/vllm-openai\n  tag: v0.11.0\n")
+    result = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(values)])
+    (fix,) = [
+        d["fix"] for d in json.loads(result.output)["diagnostics"] if "kvlint check" in (d.get("fix") or "")
+    ]
+    command = fix.split("kvlint check ", 1)[1].split(" (", 1)[0]
+    assert shlex.split(command) == [str(chart)], fix  # one word, the chart the fix means
