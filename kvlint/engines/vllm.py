@@ -31,6 +31,7 @@ import yaml
 from kvlint.engines import vllm_flags_data as data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
+    SPEC_SHORTHANDS,
     Collector,
     human_readable_int,
     json_too_deep,
@@ -1078,15 +1079,6 @@ def _speculative_count(value: Any) -> int | None:
     return lax_int(value)
 
 
-#: ``--spec-method`` / ``--spec-model`` / ``--spec-tokens`` (vLLM 0.24.0 and later among the sampled releases) and the
-#: ``--speculative-config`` key each sets (``vllm@0.34.0:vllm/engine/arg_utils.py::EngineArgs.create_speculative_config``)
-SPEC_SHORTHANDS = (
-    ("spec_method", "method"),
-    ("spec_model", "model"),
-    ("spec_tokens", "num_speculative_tokens"),
-)
-
-
 def _speculative_refusal(n: int | None) -> str | None:
     """Why a ``num_speculative_tokens`` count (:func:`_speculative_count`; None: not a whole number) is refused, or
     None when vLLM takes it and kvlint plans it."""
@@ -1110,9 +1102,9 @@ def _check_speculative(p: _Parser) -> None:
     :data:`MAX_SPECULATIVE_TOKENS` it is refused as absurd. The refused setting is dropped, so the plan sizes the
     engine without speculative decoding rather than on a nonsensical count.
 
-    The shorthands of :data:`SPEC_SHORTHANDS` are checked the same way (``--spec-tokens`` is the count) and, as
-    ``EngineArgs.create_speculative_config`` does (read in 0.34.0), one that sets a key ``--speculative-config``
-    also sets is a KV206 error: vLLM raises "--spec-tokens and --speculative-config['num_speculative_tokens'] are
+    The shorthands of :data:`kvlint.engines.options.SPEC_SHORTHANDS` are checked the same way (``--spec-tokens``
+    is the count) and, as ``EngineArgs.create_speculative_config`` does (read in 0.34.0), one that sets a key
+    ``--speculative-config`` also sets is a KV206 error: vLLM raises "--spec-tokens and --speculative-config['num_speculative_tokens'] are
     mutually exclusive" at start-up. The plan reads them as that key (:func:`kvlint.memory.vllm.settings_from_flags`).
     """
     flags = p.col.flags

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kvlint.engines.vllm import SPEC_SHORTHANDS
+from kvlint.engines.options import SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
@@ -292,7 +292,8 @@ def settings_from_flags(
         except ValueError:
             spec_cfg = None
     # --spec-method / --spec-model / --spec-tokens (0.24.0 on) set their key of the config, as
-    # EngineArgs.create_speculative_config does (kvlint.engines.vllm.SPEC_SHORTHANDS; a clash is a KV206 there)
+    # EngineArgs.create_speculative_config does (kvlint.engines.options.SPEC_SHORTHANDS; a clash is a KV206 in
+    # kvlint.engines.vllm)
     for short, key in SPEC_SHORTHANDS:
         given = get(short)
         if (
