@@ -54,7 +54,7 @@ from kvlint.types import (
     object_ref,
     ref_part,
 )
-from kvlint.workloads.base import MODEL_ANNOTATION
+from kvlint.workloads.base import MODEL_ANNOTATION, RAY_OVERWRITE_CMD_ANNOTATION
 
 
 def run_check(
@@ -291,7 +291,7 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
     path = f".{w.path}"
     if ".headGroupSpec." not in path and ".workerGroupSpecs[" not in path:
         return False
-    if str((w.annotations or {}).get("ray.io/overwrite-container-cmd", "")).strip().lower() == "true":
+    if str((w.annotations or {}).get(RAY_OVERWRITE_CMD_ANNOTATION, "")).strip().lower() == "true":
         return False
     first = _containers(w.pod_spec)
     return bool(first) and first[0] is container

@@ -498,6 +498,16 @@ def _git(args: Sequence[str], cwd: str) -> subprocess.CompletedProcess[bytes]:
         ) from None
 
 
+def _revision(rev: str) -> str:
+    """``rev`` when it can be given to git as a revision, else ValueError: a word starting with ``-`` is read by git
+    as an option wherever it stands among the arguments (``git archive --output=FILE`` writes FILE,
+    ``git diff --output=FILE`` too), and no ref name may start with ``-`` (``git check-ref-format``); the
+    Action refuses such a base the same way (:func:`kvlint.action._diff_base`)."""
+    if rev.startswith("-"):
+        raise ValueError(f"not a git revision: {rev!r} (a revision cannot start with '-')")
+    return rev
+
+
 def export_tree(rev: str, cwd: str, dest: str) -> str:
     """Write the files of revision ``rev`` of the repository holding ``cwd`` under ``dest`` (``git archive``);
     returns the directory in ``dest`` that corresponds to ``cwd`` (``cwd`` may be below the root).
@@ -513,9 +523,10 @@ def export_tree(rev: str, cwd: str, dest: str) -> str:
     empty directory.
 
     Raises:
-        ValueError: not a git repository, ``rev`` unknown (the message has git's own words), or an archive
-            that cannot be extracted.
+        ValueError: not a git repository, ``rev`` unknown (the message has git's own words) or starting with
+            ``-`` (:func:`_revision`), or an archive that cannot be extracted.
     """
+    rev = _revision(rev)
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     if top.returncode != 0:
         raise ValueError(f"not a git repository: {cwd}")
@@ -581,9 +592,9 @@ def run_check_json(
 
 def _changed_files(base: str, head: str | None, cwd: str) -> list[str]:
     """Files that differ between ``base`` and ``head`` (the working tree when None), relative to ``cwd``."""
-    args = ["-c", "core.quotePath=false", "diff", "--name-only", "--relative", base]
+    args = ["-c", "core.quotePath=false", "diff", "--name-only", "--relative", _revision(base)]
     if head:
-        args.append(head)
+        args.append(_revision(head))
     proc = _git([*args, "--"], cwd)
     return proc.stdout.decode("utf-8", errors="replace").split("\n") if proc.returncode == 0 else []
 

@@ -2391,11 +2391,14 @@ def values_file_finding(path: str, reason: str, loc: Loc | None, *, set_keys: Se
         fix = _RENDER_FIX.replace("values.yaml", shell_word(path))
     elif top is not None and top != chart:
         fix = (
-            f"lint what the chart renders from it: kvlint check {shell_word(top)} ({chart} is a subchart of it: helm renders it "
-            f"through {top}, whose values for it override these)"
+            f"lint what the chart renders from it: kvlint check {shell_word(top)} ({chart} is a subchart of it: helm "
+            f"renders it through {top}, whose values for it override these)"
         )
     elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
-        fix = f"lint what the chart renders from it: kvlint check {shell_word(chart)} (helm template reads its values.yaml)"
+        fix = (
+            f"lint what the chart renders from it: kvlint check {shell_word(chart)} (helm template reads its "
+            "values.yaml)"
+        )
     else:
         fix = (
             f"lint what the chart renders from it: kvlint check {shell_word(chart)} --helm-values {shell_word(path)}, or helm template "

@@ -17,7 +17,7 @@ from kvlint.options import Options
 from kvlint.rules.catalog import load_catalog, severity_of
 from kvlint.source import LDict, Loc
 from kvlint.statement import clip_words
-from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload, object_ref
+from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload, is_internal_error, object_ref
 
 __all__ = [
     "IGNORE_ANNOTATION",
@@ -113,7 +113,8 @@ def apply_suppressions(
     entries without a reason (such an entry suppresses nothing), for unknown rule ids, for malformed
     entries (including a bare ``KV`` selector, which would match every rule), and for an empty annotation
     value. Entries are parsed by :func:`parse_ignore_annotation` (comma- or semicolon-separated). KV003
-    itself cannot be suppressed by the annotation. With ``options.exemptions_allowed`` False the
+    itself cannot be suppressed by the annotation, nor kvlint's own failure to check part of the input
+    (:func:`kvlint.types.is_internal_error`: a ``KV503=`` entry admitted such an object in silence). With ``options.exemptions_allowed`` False the
     annotation is not read at all and every diagnostic is kept.
     """
     value = w.annotations.get(IGNORE_ANNOTATION)
@@ -171,7 +172,11 @@ def apply_suppressions(
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:
-        hit = None if d.rule == "KV003" else next((e for e in active if d.rule.startswith(e.rule)), None)
+        hit = (
+            None
+            if d.rule == "KV003" or is_internal_error(d.rule, d.message)
+            else next((e for e in active if d.rule.startswith(e.rule)), None)
+        )
         if hit is None:
             kept.append(d)
         else:
@@ -208,7 +213,8 @@ def apply_comment_suppressions(
     whole line, on the line directly below it; entries are written as in the ``kvlint.io/ignore``
     annotation (:func:`parse_ignore_annotation`), a reason is required, and a comment without one (or
     with an unknown rule or a malformed entry) is reported as KV003 at the comment and suppresses nothing
-    (every comment of the files kvlint read is checked, wherever it stands).
+    (every comment of the files kvlint read is checked, wherever it stands). KV003 and kvlint's own failures
+    (:func:`kvlint.types.is_internal_error`) are never suppressed.
     This is where YAML comments are the natural place (a Helm template line, one flag of a long ``args``
     list); comments are not in the object the API server stores, so the admission webhook sees none.
 
@@ -293,7 +299,12 @@ def apply_comment_suppressions(
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:
         hit = None
-        if d.loc is not None and d.loc.file and d.rule != "KV003":
+        if (
+            d.loc is not None
+            and d.loc.file
+            and d.rule != "KV003"
+            and not is_internal_error(d.rule, d.message)
+        ):
             for number, whole in ((d.loc.line, False), (d.loc.line - 1, True)):
                 found = comment(d.loc.file, number, whole)
                 if found is None:

@@ -744,6 +744,22 @@ def object_ref(kind: str, namespace: str | None, name: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # rules / report
 
+#: How the KV503 kvlint gives when its own code raised on an input begins: a workload's
+#: (:data:`kvlint.pipeline.INTERNAL_ERROR`), a document's or a file's (:func:`kvlint.render.internal_error_finding`),
+#: or a container command's (the parser's, :func:`kvlint.pipeline.analyse_container`)
+INTERNAL_ERROR_PREFIXES = (
+    "kvlint could not finish checking",
+    "kvlint could not read this container's command (",
+)
+
+
+def is_internal_error(rule: str, message: str) -> bool:
+    """Whether a finding (``rule``, ``message``) is kvlint's own failure (:data:`INTERNAL_ERROR_PREFIXES`): it says
+    that part of the input was not checked, nothing of what it holds. A ``kvlint.io/ignore`` annotation or a
+    ``# kvlint: ignore`` comment never suppresses one (the manifest's author would choose what goes unchecked), and
+    the admission webhook answers it per its failure mode (:func:`kvlint.webhook.review.unfinished_check`)."""
+    return rule == "KV503" and message.startswith(INTERNAL_ERROR_PREFIXES)
+
 
 @direct_init
 @dataclass(frozen=True)

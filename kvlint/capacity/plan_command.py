@@ -78,24 +78,30 @@ class PlanOutput:
         }
 
     def render_text(self) -> str:
-        """Per-GPU breakdown table (kvlint.report.plan_text) followed by the diagnostics."""
+        """Per-GPU breakdown table (kvlint.report.plan_text) followed by the diagnostics. What the command line
+        and the files it names carry (the model, a flag's value, a speculative method quoted in a note) is shown
+        through :func:`kvlint.report.escape.printable`, as ``kvlint check`` shows it: a value with a line break, an
+        escape sequence or a bidirectional override cannot start a line of its own (a GitHub workflow command)
+        nor act on the terminal."""
+        from kvlint.report.escape import printable
+
         lines: list[str] = []
         cr = self.result
         acc = cr.placement.accelerator if cr.placement else None
         head = f"{cr.serving.engine} {cr.serving.version or '(version assumed)'}"
         head += f" | model {cr.serving.model.value if cr.serving.model else '?'}"
         head += f" | {acc.name if acc else 'unknown GPU'}"
-        lines.append(head)
+        lines.append(printable(head))
         if cr.plan is not None:
             from kvlint.report.plan_text import render_plan_text
 
-            lines.append(render_plan_text(cr.plan))
+            lines.append(render_plan_text(cr.plan))  # its notes shown as printable text there
         elif cr.plan_error:
-            lines.append(f"no plan: {cr.plan_error}")
+            lines.append(printable(f"no plan: {cr.plan_error}"))
         for d in self.diagnostics:
-            lines.append(f"{d.severity} {d.rule} {d.message}")
+            lines.append(printable(f"{d.severity} {d.rule} {d.message}"))
             if d.fix:
-                lines.append(f"  fix: {d.fix}")
+                lines.append(printable(f"  fix: {d.fix}"))
         lines.append(f"verdict: {self.verdict}")
         return "\n".join(lines) + "\n"
 

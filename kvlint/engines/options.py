@@ -37,6 +37,7 @@ __all__ = [
     "MAX_INT_SETTING",
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
+    "SPEC_SHORTHANDS",
     "LAYOUT_DESTS",
     "LAYOUT_FROM_SERVICE",
     "LAYOUT_UNSIZED",
@@ -53,6 +54,15 @@ __all__ = [
 #: GPUs, well beyond any single serving deployment. Larger values are reported (KV206) and left unread, so
 #: no check sizes a loop or a list with a number such as ``--pipeline-parallel-size 1000000000000``.
 MAX_PARALLEL_SIZE = 65_536
+#: vLLM's ``--spec-method`` / ``--spec-model`` / ``--spec-tokens`` (0.24.0 and later among the sampled releases) as
+#: ``(dest, the --speculative-config key each sets)``
+#: (``vllm@0.34.0:vllm/engine/arg_utils.py::EngineArgs.create_speculative_config``). Here, not in
+#: :mod:`kvlint.engines.vllm`, so that :mod:`kvlint.memory.vllm` reads it without an import cycle.
+SPEC_SHORTHANDS = (
+    ("spec_method", "method"),
+    ("spec_model", "model"),
+    ("spec_tokens", "num_speculative_tokens"),
+)
 #: Largest integer setting read at all (2^63 - 1, the int64 range the engines' tensors and C++ code use).
 MAX_INT_SETTING = 2**63 - 1
 #: Settings that size the GPU layout (vLLM, SGLang and TGI names).

@@ -8,6 +8,7 @@ execs ``text-generation-launcher "$@"``, so ``args`` alone are launcher argument
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from kvlint.engines.options import LAYOUT_DESTS, Collector
@@ -96,11 +97,50 @@ _TGI_CHOICES = {
 }
 
 
+#: The launcher ``Args`` integers narrower than ``usize`` (TGI launcher/src/main.rs at HEAD db931fcf and v2.0.0:
+#: ``max_top_n_tokens``, ``max_batch_prefill_tokens`` and ``max_batch_total_tokens`` are ``u32``, ``port`` and
+#: ``prometheus_port`` ``u16``); every other "int" of :data:`TGI_OPTIONS` is a ``usize`` (or the ``u64``
+#: ``graceful_termination_timeout``), 64 bits on the x86-64 and arm64 images
+_TGI_INT_MAX = {
+    "max_top_n_tokens": 2**32 - 1,
+    "max_batch_prefill_tokens": 2**32 - 1,
+    "max_batch_total_tokens": 2**32 - 1,
+    "port": 2**16 - 1,
+    "prometheus_port": 2**16 - 1,
+}
+_USIZE_MAX = 2**64 - 1
+#: An integer as Rust's ``FromStr`` reads one (what clap's value parsers for these fields call): ASCII digits after
+#: at most one sign; no blank, no ``_`` separator, no other script's digits (all of which Python's int() takes)
+_RUST_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _launcher_int(col: Collector, opt: str, dest: str, raw: str, loc: Loc | None) -> tuple[bool, object]:
+    """An integer setting as TGI's launcher (clap 4 over the ``Args`` field's unsigned type) reads it: KV206 for a
+    value it refuses at start-up (not a plain integer, negative, or past the field's width: clap's "invalid digit
+    found in string" / "number too large to fit in target type" / "not in 0..=N"). Python's int() took " 4",
+    "1_000" and "-5" (a negative prefill budget was planned) and 10^20 shards."""
+    if not _RUST_INT.fullmatch(raw):
+        col.invalid(opt, raw, loc, "an integer is required")
+        return False, None
+    top = _TGI_INT_MAX.get(dest, _USIZE_MAX)
+    digits = raw.lstrip("+-").lstrip("0")
+    value = int(raw) if len(digits) <= 20 else None  # past 20 digits every field's width is exceeded
+    if value is not None and value < 0:
+        col.invalid(opt, raw, loc, "TGI's launcher reads an unsigned integer; a negative value stops it")
+        return False, None
+    if value is None or value > top:
+        col.invalid(
+            opt, raw, loc, f"TGI's launcher reads at most {top:,} here ({top.bit_length()}-bit unsigned)"
+        )
+        return False, None
+    return True, value
+
+
 def _convert(col: Collector, opt: str, dest: str, raw: str, loc: Loc | None) -> tuple[bool, object]:
     kind = TGI_OPTIONS[dest]
+    if kind == "int":
+        return _launcher_int(col, opt, dest, raw, loc)
     try:
-        if kind == "int":
-            return True, int(raw)
         if kind == "float":
             fval = float(raw)
             if fval != fval or fval in (float("inf"), float("-inf")):
@@ -265,7 +305,8 @@ def parse_tgi_argv(
         raw = env[name]
         ok, value = (True, raw) if dest == "model_id" else _convert(col, name, dest, raw, env_locs.get(name))
         if ok:
-            col.flags[key] = Value(value, env_locs.get(name), raw, "env")
+            # through Collector.set, as a flag is: an absurd NUM_SHARD is refused there (MAX_PARALLEL_SIZE)
+            col.set(key, Value(value, env_locs.get(name), raw, "env"), name)
     for name, loc in _opaque_env(container, env).items():
         # NUM_SHARD from a Secret or a fieldRef: clap reads it (launcher/src/main.rs Args, ``#[clap(long,
         # env)]``), so the launcher's default of one shard per visible GPU does not apply

@@ -31,6 +31,7 @@ import yaml
 from kvlint.engines import vllm_flags_data as data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
+    SPEC_SHORTHANDS,
     Collector,
     human_readable_int,
     json_too_deep,
@@ -80,6 +81,7 @@ INT_DESTS = frozenset(
         "max_model_len",
         "kv_cache_memory_bytes",
         "max_num_scheduled_tokens",
+        "spec_tokens",
     }
 )
 #: dests whose value is a ``float``.
@@ -340,6 +342,8 @@ class _Parser:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
                 return False, None
             return True, raw
+        if dest == "speculative_config":
+            return self._speculative_config(option, raw, loc)
         if dest in JSON_DESTS:
             parsed: Any = parse_json_or_str(raw)
             if parsed is raw and json_too_deep(raw):
@@ -354,6 +358,47 @@ class _Parser:
                 parsed = {"level": digits(parsed)}
             return True, parsed
         return True, raw
+
+    def _speculative_config(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """``--speculative-config`` as vLLM's argparse reads it: ``json.loads`` (``type=json.loads`` in 0.8.5 and
+        0.9.2; ``optional_type(json.loads)`` from 0.10.1, read in 0.10.1, 0.11.0, 0.12.0 and 0.34.0
+        ``vllm/engine/arg_utils.py``, where ``""`` and ``"None"`` leave it unset). Text that is not JSON (a
+        missing brace, a number past Python's 4,300-digit limit) stops vLLM with an argparse error (exit 2); a
+        JSON list, string or number fails in ``EngineArgs.create_speculative_config``, which updates it as a dict
+        (AttributeError); JSON ``null`` is unset. Both are KV206 errors here: kvlint planned such a container
+        without speculative decoding and said nothing."""
+        v = version_tuple(self.version)
+        if (v is None or v >= (0, 10)) and raw in ("", "None"):
+            return True, None
+        try:
+            parsed = json.loads(raw)
+        except RecursionError:
+            why = "the JSON is nested too deeply for Python's json module, which vLLM uses, to read"
+            self.col.invalid(option, raw, loc, why)
+            return False, None
+        except ValueError as exc:
+            reason = str(exc).split(":", 1)[0][:80]  # json's message without the position, or the digit limit
+            self.col.invalid(
+                option,
+                raw,
+                loc,
+                f"vLLM's argparse reads it with json.loads, which refuses it ({reason}), so vLLM exits before "
+                "start-up",
+                fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
+            )
+            return False, None
+        if parsed is None or isinstance(parsed, dict):
+            return True, parsed
+        self.col.invalid(
+            option,
+            raw,
+            loc,
+            f"a JSON object is required: vLLM's create_speculative_config updates it as a dict, and a JSON "
+            f"{_json_kind(parsed)} fails "
+            "there at start-up",
+            fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
+        )
+        return False, None
 
     def set(self, option: str, dest: str, value: Any, raw: str | None, loc: Loc | None, source: str) -> None:
         if dest in ("model", "model_tag"):
@@ -650,6 +695,15 @@ class _Parser:
                     value = [value]
                 self.set(canon, dest, value, raw, loc, src)
         return config_path
+
+
+def _json_kind(value: Any) -> str:
+    """How a JSON value other than an object is named in a message (``list``, ``string``, ``boolean``, ``number``)."""
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    return "boolean" if isinstance(value, bool) else "number"
 
 
 def _is_number(tok: str) -> bool:
@@ -1052,13 +1106,35 @@ def _count_missing_refused(cfg: dict[str, Any]) -> bool:
     return method not in _COUNT_FROM_METHOD
 
 
+def _speculative_refusal(n: int | None) -> str | None:
+    """Why a ``num_speculative_tokens`` count (:func:`_speculative_count`; None: not a whole number) is refused, or
+    None when vLLM takes it and kvlint plans it."""
+    if n is not None and 0 < n <= MAX_SPECULATIVE_TOKENS:
+        return None
+    if n is None:
+        return "num_speculative_tokens must be a whole number of tokens; vLLM's SpeculativeConfig refuses it"
+    if n <= 0:
+        return f"num_speculative_tokens {n} is refused by vLLM, which expects it to be greater than zero"
+    shown = f"{n:,}" if n < 10**18 else f"above {MAX_SPECULATIVE_TOKENS:,}"
+    return (
+        f"num_speculative_tokens {shown} is absurd (kvlint plans at most {MAX_SPECULATIVE_TOKENS:,}; "
+        "drafters propose a few to a few dozen tokens per step)"
+    )
+
+
 def _check_speculative(p: _Parser) -> None:
     """KV206 for a ``--speculative-config`` whose ``num_speculative_tokens`` vLLM refuses: missing with no draft model
     (:func:`_count_missing_refused`, the engine's :data:`SPEC_COUNT_REQUIRED`), not an integer, or not above 0
     (``vllm@0.13.0:vllm/config/speculative.py::SpeculativeConfig``, ``Field(default=None, gt=0)``, and
     ``_verify_args`` "Expected num_speculative_tokens to be greater than zero"); above
     :data:`MAX_SPECULATIVE_TOKENS` it is refused as absurd. The refused setting is dropped, so the plan sizes the
-    engine without speculative decoding rather than on a nonsensical count."""
+    engine without speculative decoding rather than on a nonsensical count.
+
+    The shorthands of :data:`kvlint.engines.options.SPEC_SHORTHANDS` are checked the same way (``--spec-tokens``
+    is the count) and, as ``EngineArgs.create_speculative_config`` does (read in 0.34.0), one that sets a key
+    ``--speculative-config`` also sets is a KV206 error: vLLM raises "--spec-tokens and --speculative-config['num_speculative_tokens'] are
+    mutually exclusive" at start-up. The plan reads them as that key (:func:`kvlint.memory.vllm.settings_from_flags`).
+    """
     flags = p.col.flags
     dest = "speculative_config"
     v = flags.get(dest)
@@ -1067,7 +1143,13 @@ def _check_speculative(p: _Parser) -> None:
         v is not None
         and isinstance(v.value, dict)
         and (read is None or read >= SPEC_COUNT_REQUIRED_FROM)
-        and _count_missing_refused(v.value)
+        # the shorthands (--spec-tokens, --spec-model) are merged into the config before vLLM checks it
+        and _count_missing_refused(
+            {
+                **v.value,
+                **{key: s.value for short, key in SPEC_SHORTHANDS if (s := flags.get(short)) is not None},
+            }
+        )
     ):
         flags.pop(dest)
         option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
@@ -1082,28 +1164,51 @@ def _check_speculative(p: _Parser) -> None:
         )
         return
     if v is not None and isinstance(v.value, dict) and v.value.get("num_speculative_tokens") is not None:
-        n = _speculative_count(v.value["num_speculative_tokens"])
-        if n is not None and 0 < n <= MAX_SPECULATIVE_TOKENS:
-            return
-        if n is None:
-            why = (
-                "num_speculative_tokens must be a whole number of tokens; vLLM's SpeculativeConfig refuses it"
+        why = _speculative_refusal(_speculative_count(v.value["num_speculative_tokens"]))
+        if why is not None:
+            flags.pop(dest)
+            option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+            p.col.invalid(
+                option,
+                v.raw if v.raw is not None else str(v.value),
+                v.loc,
+                why,
+                fix=f"give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {option}",
             )
-        elif n <= 0:
-            why = f"num_speculative_tokens {n} is refused by vLLM, which expects it to be greater than zero"
-        else:
-            why = (
-                f"num_speculative_tokens {n:,} is absurd (kvlint plans at most {MAX_SPECULATIVE_TOKENS:,}; "
-                "drafters propose a few to a few dozen tokens per step)"
+    tokens = flags.get("spec_tokens")
+    if tokens is not None and isinstance(tokens.value, int):
+        why = _speculative_refusal(tokens.value)
+        if why is not None:
+            flags.pop("spec_tokens")
+            option = p.col.seen_option.get("spec_tokens", "--spec-tokens")
+            p.col.invalid(
+                option,
+                tokens.raw if tokens.raw is not None else str(tokens.value),
+                tokens.loc,
+                why,
+                fix=f"give {option} a whole number from 1 (typically 1 to 16), or remove it",
             )
-        flags.pop(dest)
-        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
-        p.col.invalid(
-            option,
-            v.raw if v.raw is not None else str(v.value),
-            v.loc,
-            why,
-            fix=f"give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {option}",
+    config = flags.get(dest)
+    given = config.value if config is not None and isinstance(config.value, dict) else {}
+    for short, key in SPEC_SHORTHANDS:
+        s = flags.get(short)
+        if s is None or key not in given:
+            continue
+        flags.pop(short)
+        option = p.col.seen_option.get(short, "--" + short.replace("_", "-"))
+        both = p.col.seen_option.get(dest, "--speculative-config")
+        p.col.findings.append(
+            OptionFinding(
+                rule="KV206",
+                message=(
+                    f"{option} and {both} both set {key}: vLLM's create_speculative_config raises "
+                    f"ValueError(\"{option} and --speculative-config['{key}'] are mutually exclusive\") at start-up"
+                ),
+                loc=s.loc,
+                fix=f"remove {option}, or the {key!r} key of {both}",
+                severity="error",
+                option=option,
+            )
         )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kvlint.engines.options import SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
@@ -77,6 +78,9 @@ PP_EXCEEDS_LAYERS = "--pipeline-parallel-size"
 #: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` (vLLM's E6, rule KV201): :func:`kvlint.capacity.context.cell_verdict` finds the
 #: refusal by it.
 ABOVE_DERIVED_REFUSED = ": vLLM refuses to start (E6)"
+#: How a :class:`PlanError` for a ``VLLM_PP_LAYER_PARTITION`` vLLM refuses begins (KV502 reports it):
+#: :func:`pp_partition_refused`
+PP_PARTITION_REFUSED = "VLLM_PP_LAYER_PARTITION"
 
 
 def pp_exceeds_layers(num_layers: int, pp: int) -> str | None:
@@ -110,7 +114,8 @@ class VllmSettings:
     ``speculative_model_id``/``speculative_method``: ``--speculative-config`` ``model``/``method`` (the caller
     resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
-    ``VLLM_PP_LAYER_PARTITION``. ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
+    ``VLLM_PP_LAYER_PARTITION`` read as integers, ``pp_layer_partition_env`` its text as the container sets it
+    (even empty or not integers: :func:`pp_partition_refused` says why vLLM refuses it). ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile,
     ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
     ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
@@ -159,6 +164,7 @@ class VllmSettings:
     speculative_model_id: str | None = None
     speculative_method: str | None = None
     pp_layer_partition: tuple[int, ...] | None = None
+    pp_layer_partition_env: str | None = None
     hf_overrides: dict[str, Any] = field(default_factory=dict)
     limit_mm_per_prompt: dict[str, int] = field(default_factory=dict)
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -289,6 +295,17 @@ def settings_from_flags(
             spec_cfg = json.loads(spec_cfg)
         except ValueError:
             spec_cfg = None
+    # --spec-method / --spec-model / --spec-tokens (0.24.0 on) set their key of the config, as
+    # EngineArgs.create_speculative_config does (kvlint.engines.options.SPEC_SHORTHANDS; a clash is a KV206 in
+    # kvlint.engines.vllm)
+    for short, key in SPEC_SHORTHANDS:
+        given = get(short)
+        if (
+            given is not None
+            and (spec_cfg is None or isinstance(spec_cfg, dict))
+            and key not in (spec_cfg or {})
+        ):
+            spec_cfg = {**(spec_cfg or {}), key: given}
     # pydantic's lax int, as SpeculativeConfig reads it (kvlint.engines.vllm._speculative_count)
     nst = lax_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
     spec_model = spec_cfg.get("model") if isinstance(spec_cfg, dict) else None
@@ -296,7 +313,7 @@ def settings_from_flags(
     if spec_model is None and get("speculative_model"):
         spec_model = get("speculative_model")
         nst = nst or as_int(get("num_speculative_tokens"))
-    part = env.get("VLLM_PP_LAYER_PARTITION")
+    part = env.get(PP_PARTITION_REFUSED)
     pp_part: tuple[int, ...] | None = None
     if part:
         try:
@@ -338,6 +355,7 @@ def settings_from_flags(
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
         pp_layer_partition=pp_part,
+        pp_layer_partition_env=part,
         hf_overrides=hfo if isinstance(hfo, dict) else {},
         limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
@@ -617,6 +635,66 @@ class VllmPlanDetail:
         if v >= (0, 9, 0):
             return (nb // len(self.groups)) * min(g.block_size for g in self.groups)
         return nb * p.block_size
+
+
+def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> str | None:
+    """Why vLLM refuses the container's ``VLLM_PP_LAYER_PARTITION`` for a model of ``num_layers`` decoder layers
+    over ``pp`` pipeline stages, or None (not set, or a split vLLM builds).
+
+    ``vllm/distributed/utils.py::get_pp_indices`` (read in the 0.9.2, 0.10.1, 0.10.2, 0.11.0, 0.12.0 and 0.34.0
+    wheels; the variable is absent from 0.5.0's ``envs.py``) runs for every stage while the model is built, even
+    with one stage, whenever the variable is set (``os.getenv``: an empty value counts): entries that are not
+    integers raise ``ValueError("Invalid partition string: …")``, a count other than ``pp`` "len(partitions)=N does
+    not match pp_size=P.", a sum other than the layers "sum(partitions)=S does not match num_hidden_layers=L.", and
+    in 0.34.0 a negative entry "Negative layer count in partition_list_str=…" (releases without that check build
+    no sensible stage from one; kvlint cannot size it either way). Each stops the start-up before the KV cache is
+    sized. An entry of 0 passes those checks but builds a stage with no layer, refused as :func:`pp_exceeds_layers`
+    refuses the default split's empty stages. kvlint took such a value for the default split, and sized negative or huge entries as layer counts
+    (a stage of 10^21 layers). The text starts with :data:`PP_PARTITION_REFUSED` and ``=`` (KV502 reports it)."""
+    raw = settings.pp_layer_partition_env
+    if raw is None and settings.pp_layer_partition is not None:
+        raw = ",".join(str(n) for n in settings.pp_layer_partition)
+    if raw is None:
+        return None
+    shown_raw = repr(raw[:80] + ("…" if len(raw) > 80 else ""))
+    head = f"{PP_PARTITION_REFUSED}={shown_raw}"
+    try:
+        # int() as get_pp_indices calls it (Python's digit limit included)
+        parts = [int(x) for x in raw.split(",")]
+    except ValueError:
+        return (
+            f"{head} is not a comma-separated list of layer counts: vLLM's get_pp_indices raises "
+            "ValueError('Invalid partition string: …') while the model is built"
+        )
+    if len(parts) != pp:
+        return (
+            f"{head} has {len(parts):,} entries for {pp} pipeline stage(s): vLLM's get_pp_indices raises "
+            f"ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.') while the model is built"
+        )
+    total = sum(parts)
+    if total != num_layers:
+        # the sum of entries of thousands of digits has more digits than Python converts to text
+        over = f"{'-' * (total < 0)}(a {len(parts)}-entry sum over 10^18)"
+        shown = str(total) if abs(total) < 10**18 else over
+        return (
+            f"{head} sums to {shown} layers, not the model's {num_layers}: vLLM's get_pp_indices raises "
+            f"ValueError('sum(partitions)={shown} does not match num_hidden_layers={num_layers}.') while the model "
+            "is built"
+        )
+    if any(n < 0 for n in parts):
+        return (
+            f"{head} gives a stage a negative layer count: vLLM 0.34.0's get_pp_indices raises "
+            "ValueError('Negative layer count in partition_list_str=…'), and no release builds a sensible stage "
+            "from it; kvlint cannot size it"
+        )
+    empty = parts.count(0)
+    if empty:
+        # what pp_exceeds_layers says of the default split's empty stages: vLLM builds the stage, with no layer
+        return (
+            f"{head} gives {empty} pipeline stage(s) no layer: vLLM's get_pp_indices builds such a stage empty, and "
+            "its GPUs hold no KV cache (vLLM 0.34.0's KV cache planning divides by its zero block size [read, not run])"
+        )
+    return None
 
 
 def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None = None) -> list[int]:
@@ -1418,7 +1496,8 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     layers = _pool_layers(model, settings, layer_notes, facts)
     layers = release_state_layers(layers, v, layer_notes, facts.counts if layers is model.layers else None)
     pp = max(1, settings.pipeline_parallel_size)
-    refused = pp_exceeds_layers(model.num_layers, pp)
+    # get_pp_indices checks the partition first, then builds the stages (an empty stage past the layers)
+    refused = pp_partition_refused(model.num_layers, pp, settings) or pp_exceeds_layers(model.num_layers, pp)
     if refused:
         raise PlanError(refused)
     refused = mtp_count_refusal(settings, facts)

@@ -6,7 +6,12 @@ file that has a workload or a diagnostic. In it, one ``<testcase>`` per reported
 ``type`` is the severity (info findings are passing testcases with ``<system-out>``), one passing
 testcase per serving container with no diagnostic, and one ``<skipped>`` testcase per suppressed
 diagnostic with its reason. Text from the inputs goes through :func:`kvlint.report.escape.xml_text`, so
-the document is well-formed whatever it quotes (NUL bytes, control characters, non-UTF-8 file names).
+the document is well-formed whatever it quotes (NUL bytes, control characters, non-UTF-8 file names), and
+each message, fix and reason through :func:`kvlint.report.escape.printable` first, as the text report writes
+them: a line break or a bidirectional override a manifest value carries into a message (a ``kvlint.io/model``
+annotation is quoted as written) is shown escaped, so a report printed in a CI log cannot start a line of its
+own (a GitHub workflow command, ``::error file=...::``) nor reorder what is shown. The only line breaks in an
+element's text are kvlint's own, before ``fix:``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from kvlint.report.escape import xml_text
+from kvlint.report.escape import printable, xml_text
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -45,16 +50,19 @@ def render_junit(result: CheckResult) -> str:
         s = suite(_file(d))
         tc = ET.SubElement(s, "testcase", classname=_file(d), name=_name(d))
         flagged.add((d.object, d.container))
-        text = xml_text(d.message + (f"\nfix: {d.fix}" if d.fix else ""))
+        message = printable(d.message)
+        text = xml_text(message + (f"\nfix: {printable(d.fix)}" if d.fix else ""))
         if d.severity == "info":
             ET.SubElement(tc, "system-out").text = text
         else:
-            fail = ET.SubElement(tc, "failure", type=d.severity, message=xml_text(f"{d.rule}: {d.message}"))
+            fail = ET.SubElement(tc, "failure", type=d.severity, message=xml_text(f"{d.rule}: {message}"))
             fail.text = text
     for sd in result.suppressed_diagnostics:
         d = sd.diagnostic
         tc = ET.SubElement(suite(_file(d)), "testcase", classname=_file(d), name=_name(d))
-        ET.SubElement(tc, "skipped", message=xml_text(f"suppressed by kvlint.io/ignore: {sd.reason}"))
+        ET.SubElement(
+            tc, "skipped", message=xml_text(f"suppressed by kvlint.io/ignore: {printable(sd.reason)}")
+        )
     for c in result.containers:
         if (c.object_ref, c.container_name) in flagged:
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from kvlint.numbers import fraction, times
+from kvlint.report.escape import printable
 from kvlint.types import ENGINE_NAMES, MemoryPlan
 
 GiB = 1 << 30
@@ -267,8 +268,9 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         f"{length} {plan.max_model_len:,} ({length_source(plan)}),"
         f" {seqs} {plan.max_num_seqs:,}, {batched} {plan.max_num_batched_tokens:,}"
     )
-    lines.append(f"weights: {plan.weights_source}")
+    # what the command line carries into the notes (a speculative method, a model id) is shown as printable text
+    lines.append(f"weights: {printable(plan.weights_source)}")
     if plan.assumptions:
         lines.append("assumptions:")
-        lines.extend(f"  - {a}" for a in plan.assumptions)
+        lines.extend(f"  - {printable(a)}" for a in plan.assumptions)
     return "\n".join(lines)

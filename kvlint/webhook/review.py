@@ -40,7 +40,7 @@ from typing import Any, Literal
 from kvlint.kinds import reviewed_kinds, reviewed_versions
 from kvlint.report.escape import printable
 from kvlint.statement import clip, squeeze
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, is_internal_error
 from kvlint.webhook.request_options import check_review_size, webhook_options
 
 Mode = Literal["enforce", "warn", "audit"]
@@ -452,8 +452,10 @@ def parse_review(body: bytes | str) -> Review:
 #: LLMInferenceService (:data:`kvlint.workloads.llmisvc.MANAGED_DRA_CLASS`, ``MANAGED_DRA_COUNT``: they request
 #: the pod's GPUs, KV405 and KV501), and OpenShift AI's hardware profile annotations on an InferenceService
 #: (:data:`kvlint.workloads.hardwareprofile.PROFILE_NAME`, ``PROFILE_NAMESPACE``: the profile may give the GPUs,
-#: so a container requesting none is a KV405 info naming it rather than a warning). An UPDATE that changes one of
-#: them is reviewed.
+#: so a container requesting none is a KV405 info naming it rather than a warning), and KubeRay's
+#: ``ray.io/overwrite-container-cmd`` (:data:`kvlint.workloads.base.RAY_OVERWRITE_CMD_ANNOTATION`: "true" runs the
+#: Ray container's own command or image entrypoint, which kvlint then sizes, instead of KubeRay's ``ray start``). An
+#: UPDATE that changes one of them is reviewed.
 READ_ANNOTATIONS: frozenset[str] = frozenset(
     {
         "kaito.sh/runtime",
@@ -461,6 +463,7 @@ READ_ANNOTATIONS: frozenset[str] = frozenset(
         "serving.kserve.io/exp-dra-device-count",
         "opendatahub.io/hardware-profile-name",
         "opendatahub.io/hardware-profile-namespace",
+        "ray.io/overwrite-container-cmd",
     }
 )
 
@@ -935,10 +938,31 @@ def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[An
     return new, old
 
 
+_EXCEPTION_NAME = re.compile(r"\((\w+)")
+
+
+def unfinished_check(diagnostics: Iterable[Any]) -> str | None:
+    """Why a finished pipeline run did not check all of the object, or None: the first of ``diagnostics`` that is
+    kvlint's own failure (:func:`kvlint.types.is_internal_error`, a KV503 whose stage raised on the input), as
+    ``internal error (ExceptionName) in Kind/ns/name``."""
+    for d in diagnostics:
+        if is_internal_error(d.rule, d.message):
+            m = _EXCEPTION_NAME.search(d.message)
+            name = m.group(1) if m else "exception"
+            return f"internal error ({name})" + (f" in {d.object}" if d.object else "")
+    return None
+
+
 def build_response(
     review: Review, settings: WebhookSettings, result: Any, existing: Iterable[str] | None = None
 ) -> tuple[dict[str, Any], Verdict]:
     """Verdict and AdmissionReview response for a finished pipeline ``result`` (a ``CheckResult``).
+
+    A result holding kvlint's own failure to check part of the object (:func:`unfinished_check`) is answered per
+    the failure mode when that is ``closed`` (:func:`failure_response`, outcome ``internal_error``): the worker
+    caught the exception and went on, so the object was admitted with a KV503 warning whatever
+    ``--failure-mode`` said. Under ``open`` it is answered as below (the KV503 a warning; the other workloads'
+    errors still deny).
 
     ``enforce``: denied when any error-severity diagnostic remains (after ``select``/``ignore``,
     severity overrides and allowed ``kvlint.io/ignore`` exemptions, all applied by the pipeline); the
@@ -951,6 +975,10 @@ def build_response(
     ``verdict`` and ``rules`` in the API server's audit log.
     """
     diags: list[Diagnostic] = list(result.diagnostics)
+    if settings.failure_mode == "closed":
+        unfinished = unfinished_check(diags)
+        if unfinished is not None:
+            return failure_response(review, settings, unfinished, "internal_error")
     errors = [d for d in diags if d.severity == "error"]
     warns = [d for d in diags if d.severity == "warning"]
     suppressed = int(getattr(result, "suppressed", 0) or 0)
@@ -1058,5 +1086,6 @@ __all__ = [
     "skipped_response",
     "too_deep_response",
     "trusted_controller",
+    "unfinished_check",
     "webhook_options",
 ]

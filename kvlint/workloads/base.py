@@ -185,6 +185,9 @@ LWS_TEMPLATE_KEYS = ("leaderWorkerTemplate", "workloadTemplate")
 #: beat what a reader derives from the object's own fields).
 ACCELERATOR_ANNOTATION = "kvlint.io/accelerator"
 MODEL_ANNOTATION = "kvlint.io/model"
+#: KubeRay's annotation (on the RayCluster or its pod template) that keeps the Ray container's own command: "true"
+#: and the operator no longer writes ``ray start`` into it (:func:`kvlint.pipeline.kuberay_writes_command`)
+RAY_OVERWRITE_CMD_ANNOTATION = "ray.io/overwrite-container-cmd"
 
 
 #: The most values of a shared part of an object (a Ray worker pod, production-stack's ``servingEngineSpec``)

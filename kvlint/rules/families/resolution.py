@@ -18,6 +18,7 @@ from kvlint.memory import sglang_mamba
 from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
 from kvlint.memory.tgi import ATTENTION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, SPEC_REFUSED, model_facts
+from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import (
     config_refusal,
     encoder_decoder_support,
@@ -244,7 +245,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV502: the command names a model whose config.json kvlint could not resolve (or, for a KServe
     serving-runtime template, the InferenceService supplies it: info), or the engine's memory model could
     not size it on a known CUDA/ROCm GPU (an error for a vLLM pipeline of more stages than the model has layers:
-    :func:`kvlint.memory.vllm.pp_exceeds_layers`; and for an SGLang pipeline SGLang refuses to build, more stages than
+    :func:`kvlint.memory.vllm.pp_exceeds_layers`, or a ``VLLM_PP_LAYER_PARTITION`` vLLM rejects:
+    :func:`kvlint.memory.vllm.pp_partition_refused`; and for an SGLang pipeline SGLang refuses to build, more stages than
     layers or a ``SGLANG_PP_LAYER_PARTITION`` it rejects: :func:`kvlint.memory.sglang.pp_stage_layers`)."""
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
@@ -422,6 +424,18 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
                 s.loc("speculative_config") or s.command_loc,
                 fix=f"set num_speculative_tokens to at most {n} or to a multiple of {n} (the model's MTP layers)",
+                severity="error",
+            )
+            return
+        if s.engine == "vllm" and cr.plan_error.startswith(VLLM_PP_PARTITION_REFUSED + "="):
+            # a VLLM_PP_LAYER_PARTITION vLLM refuses (kvlint.memory.vllm.pp_partition_refused): it stops while loading
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}",
+                s.loc("pipeline_parallel_size") or s.command_loc,
+                fix=(
+                    f"give {VLLM_PP_PARTITION_REFUSED} one layer count of 1 or more per pipeline stage summing to the "
+                    f"model's {cr.model.num_layers} layers, or unset it for vLLM's even split"
+                ),
                 severity="error",
             )
             return
