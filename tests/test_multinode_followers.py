@@ -6,6 +6,7 @@ LeaderWorkerSet project's vLLM 0.28 example (fixtures/collected, pass 26) and it
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kvlint.engines.layout import parallelism
@@ -114,3 +115,43 @@ def test_a_node_rank_the_engine_refuses_is_not_a_follower(tmp_path: Path) -> Non
     res = _run(f)
     worker = next(cr for cr in res.containers if cr.container_name == "vllm-worker")
     assert worker.serving.joins is None
+
+
+RBG = REPO / "fixtures/collected/sgl-project__rbg__examples__inference__agg-leader-worker.yaml"
+LLMAZ = REPO / "fixtures/collected/InftyAI__llmaz__docs__examples__multi-nodes__service.yaml"
+
+
+def test_a_role_based_groups_worker_gets_its_index_and_follows_its_leader() -> None:
+    """RBG puts ``RBG_LWP_WORKER_INDEX`` (0 for the leader) in a leader/worker group's pods, as it does
+    ``RBG_LWP_GROUP_SIZE``: the agg-leader-worker example's ``--node-rank $(RBG_LWP_WORKER_INDEX)`` was "a variable
+    kvlint cannot resolve" (KV503) and its worker was sized on its own; it is now rank 1 of 2, a follower of the
+    leader's SGLang engine."""
+    assert "- $(RBG_LWP_WORKER_INDEX)" in RBG.read_text()
+    res = _run(RBG)
+    assert not [d for d in res.diagnostics if d.rule == "KV503" and "RBG_LWP_WORKER_INDEX" in d.message]
+    ranks = [cr.serving.get("node_rank") for cr in res.containers]
+    assert ranks == [0, 1]
+    worker = res.containers[1]
+    assert worker.serving.joins is not None and worker.serving.joins.follower
+    assert outcomes(res.containers) == ["fleet", "leader"]
+
+
+def test_an_embedded_lws_template_gets_the_worker_index_lws_injects(tmp_path: Path) -> None:
+    """An llmaz Service embeds a LeaderWorkerTemplate (``spec.workloadTemplate``): LWS adds LWS_WORKER_INDEX to its
+    pods as it does LWS_GROUP_SIZE. The example declares the variable itself from the pod's worker-index label (a
+    fieldRef kvlint does not resolve, so it is left as written); without that declaration the variable is LWS's,
+    and the worker is rank 1, a follower sized with its leader."""
+    text = LLMAZ.read_text()
+    decl = re.compile(
+        r"^ *- name: LWS_WORKER_INDEX\n *valueFrom:\n *fieldRef:\n *fieldPath: "
+        r"metadata\.labels\['leaderworkerset\.sigs\.k8s\.io/worker-index'\]\n",
+        re.M,
+    )
+    assert len(decl.findall(text)) == 2
+    f = tmp_path / "service.yaml"
+    f.write_text(decl.sub("", text))
+    res = _run(f)
+    assert [cr.serving.get("node_rank") for cr in res.containers] == [0, 1]
+    assert outcomes(res.containers) == ["fleet", "leader"]
+    rules = [d.rule for d in res.diagnostics if d.loc is not None and d.loc.line > 60]
+    assert "KV202" not in rules and "KV501" not in rules
