@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.source import LDict, LList, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.workloads.base import get_in, int_or_none, llist, located_copy, make_workload, with_injected_env
 from kvlint.workloads.fields import as_go_decodes
@@ -248,10 +248,12 @@ def _roles_workloads(doc: Document, spec: Any, at: str, *, v1alpha1: bool = Fals
                     ps = _with_engine_runtimes(ps, role)
                 if not isinstance(ps, LDict):
                     continue
-                at = loc_of(lwp, "size") or loc_of(role, "leaderWorkerPattern")
-                injected = [("RBG_LWP_GROUP_SIZE", str(size), at)] if size is not None else []
+                size_at = loc_of(lwp, "size") or loc_of(role, "leaderWorkerPattern")
+                injected: list[tuple[str, str, Loc | None]] = []
+                if size is not None:
+                    injected.append(("RBG_LWP_GROUP_SIZE", str(size), size_at))
                 # the pod's index in its group, 0 for the leader: the first worker's, 1, for the worker template
-                injected.append(("RBG_LWP_WORKER_INDEX", "0" if role_name == "leader" else "1", at))
+                injected.append(("RBG_LWP_WORKER_INDEX", "0" if role_name == "leader" else "1", size_at))
                 ps = with_injected_env(ps, injected)
                 w = make_workload(
                     doc,
