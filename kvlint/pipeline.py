@@ -354,6 +354,12 @@ def analyse_container(
         from kvlint.engines.multinode import find_leader
 
         find_leader(serving, w, cms, options.engine_version)
+    elif w.role == "worker" and w.leader is not None:
+        from kvlint.engines.multinode import join_follower
+
+        # a worker that runs the engine as a follower node of its leader's (vLLM --headless, SGLang --node-rank):
+        # the group is one engine, sized once at the leader
+        join_follower(serving, w, cms, options.engine_version)
     if w.kaito_sku is not None:
         nodes = _kaito_nodes(w, serving, options)
         if nodes > 1:
@@ -425,8 +431,8 @@ def analyse_serving(
         workload=w, container=container, container_name=serving.container_name, serving=serving
     )
     cr.placement = placement if placement is not None else _placement(w, container, options)
-    if serving.model is None:
-        return cr
+    if serving.model is None or serving.joins is not None:
+        return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
     cr.model, cr.model_error = resolve_container_model(serving, w, options)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings

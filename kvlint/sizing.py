@@ -155,9 +155,10 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
                 )
             if led in ("plan", "fleet"):
                 own = "leader"
-            elif led is not None and own == "no model in the command":
+            elif led is not None and (own == "no model in the command" or joins.follower):
                 # it runs no engine of its own (it joins the leader's), so it is not sized for the leader's reason
-                # (a TPU, a runtime template, an unknown model), not for a model its command never names
+                # (a TPU, a runtime template, an unknown model), not for a model its command never names; a
+                # follower node runs the leader's engine, sized at the leader only: the leader's reason too
                 own = led
         out.append(own)
     return out

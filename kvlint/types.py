@@ -338,12 +338,17 @@ class JoinedEngine:
         loc: where it is written.
         leader: the leader's engine command, parsed (None when the object has no readable leader).
         leader_container: the leader container's name.
+        follower: the worker runs the engine itself, as a follower node of the leader's (vLLM ``--headless`` with
+            a node rank past its data-parallel group's first node, or a data-parallel start rank past 0; SGLang
+            ``--node-rank`` 1 or more of ``--nnodes``), with the same settings as the leader: the group is sized
+            once, at the leader (:func:`kvlint.engines.multinode.join_follower`).
     """
 
     how: str
     loc: Loc | None = None
     leader: ServingConfig | None = None
     leader_container: str = ""
+    follower: bool = False
 
 
 @dataclass

@@ -66,7 +66,10 @@ def _reference_check_container(
     )
     engine = cr.serving.engine
     reg = registry()
-    for rule_id, info, needs, uses_plan in runner._schedule(engine, rules, joins is not None):
+    follower = joins is not None and joins.follower
+    for rule_id, info, needs, uses_plan in runner._schedule(
+        engine, rules, joins is not None, follower=follower
+    ):
         if uses_plan and withdrawn:
             continue
         if not needs <= have:

@@ -14,31 +14,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvlint.source import LDict
-from kvlint.types import Finding, ServingConfig, Workload
+from kvlint.types import Finding, JoinedEngine, ServingConfig, Workload
 
-__all__ = ["find_leader"]
+__all__ = ["find_leader", "follower_how", "join_follower"]
 
 
-def find_leader(
-    serving: ServingConfig,
+def _leader_config(
     w: Workload,
-    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
-    engine_version_option: str | None = None,
-) -> None:
-    """Fill ``serving.joins.leader`` with the engine command of ``w``'s leader workload (the first of its
-    containers whose engine command kvlint reads), read with the release ``engine_version_option``
-    (``--engine-version``) and its image decide, as the leader's own analysis reads it. Leaves it None when the
-    workload has no leader or the leader's command cannot be read either. Never raises."""
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+    engine_version_option: str | None,
+) -> ServingConfig | None:
+    """The engine command of ``w``'s leader workload (the first of its containers whose engine command kvlint
+    reads and that joins no other), read as the leader's own analysis reads it; None when there is none."""
     from kvlint.engines.command import parse_container
     from kvlint.engines.shell import ReviewTooLarge
 
-    joins = serving.joins
-    if joins is None:
-        return
-    if w.leader is None:
-        _note(serving, "no leader or head pod template of that engine is in the same object")
-        return
     lw = w.leader
+    assert lw is not None
     containers = lw.pod_spec.get("containers")
     for c in containers if isinstance(containers, list) else []:
         if not isinstance(c, LDict):
@@ -56,10 +48,138 @@ def find_leader(
         except Exception:  # a leader the parser cannot read leaves the worker unjoined
             continue
         if cfg is not None and cfg.joins is None and (cfg.model is not None or cfg.flags):
-            joins.leader = cfg
-            joins.leader_container = cfg.container_name
-            return
-    _note(serving, f"the engine command of its leader ({lw.path}) cannot be read either (see its findings)")
+            return cfg
+    return None
+
+
+def find_leader(
+    serving: ServingConfig,
+    w: Workload,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    engine_version_option: str | None = None,
+) -> None:
+    """Fill ``serving.joins.leader`` with the engine command of ``w``'s leader workload (the first of its
+    containers whose engine command kvlint reads), read with the release ``engine_version_option``
+    (``--engine-version``) and its image decide, as the leader's own analysis reads it. Leaves it None when the
+    workload has no leader or the leader's command cannot be read either. Never raises."""
+    joins = serving.joins
+    if joins is None:
+        return
+    if w.leader is None:
+        _note(serving, "no leader or head pod template of that engine is in the same object")
+        return
+    cfg = _leader_config(w, configmaps, engine_version_option)
+    if cfg is not None:
+        joins.leader = cfg
+        joins.leader_container = cfg.container_name
+        return
+    _note(
+        serving,
+        f"the engine command of its leader ({w.leader.path}) cannot be read either (see its findings)",
+    )
+
+
+#: Settings that only say where a node of a multi-node engine runs and how it reaches the others, which differ
+#: from node to node by design (the node rank, vLLM's ``--headless``, the addresses and ports, the data-parallel
+#: ranks a node starts and how many): every other setting of a follower must equal its leader's for the group to
+#: be sized once, at the leader (:func:`join_follower`).
+_PER_NODE = frozenset(
+    {
+        "node_rank",
+        "headless",
+        "host",
+        "port",
+        "master_addr",
+        "master_port",
+        "dist_init_addr",
+        "data_parallel_start_rank",
+        "data_parallel_rank",
+        "data_parallel_address",
+        "data_parallel_rpc_port",
+        "data_parallel_size_local",
+        "api_server_count",
+    }
+)
+
+
+def _int_of(serving: ServingConfig, name: str) -> int | None:
+    v = serving.get(name)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def follower_how(serving: ServingConfig) -> str | None:
+    """How ``serving`` runs as a follower node of a multi-node engine whose first node is another pod, or None:
+
+    * vLLM ``--headless`` on a node whose rank within its data-parallel group is past 0: it starts only the
+      GPU workers of the leader's engine (vllm@00a5fdd ``vllm/entrypoints/cli/serve.py::run_headless``, the
+      ``node_rank_within_dp > 0`` branch running a ``MultiprocExecutor``; ``node_rank_within_dp = node_rank %
+      nnodes_within_dp``, ``nnodes_within_dp = nnodes // (data_parallel_size // data_parallel_size_local)``,
+      ``vllm/config/parallel.py::ParallelConfig``), whose KV cache the leader's engine core sizes for all of them;
+    * vLLM ``--headless`` with a data-parallel start rank past 0: the node's own data-parallel engine cores,
+      replicas of the leader's engine serving behind the leader's API server (``run_headless``'s
+      ``CoreEngineProcManager``);
+    * SGLang ``--node-rank`` 1 or more with ``--nnodes`` above 1: every node runs the same command, node 0 the
+      HTTP server and tokenizer, the others their tensor-parallel schedulers only (sglang
+      ``python/sglang/srt/entrypoints/engine.py::_launch_subprocesses``, "non-zero rank nodes do not need to run
+      tokenizer or detokenizer"); the KV pool is the smallest over all ranks (``get_available_gpu_memory`` with
+      ``distributed=True`` in ``ModelRunner``).
+    """
+    rank = _int_of(serving, "node_rank")
+    nnodes = _int_of(serving, "nnodes")
+    if rank is not None and nnodes is not None and rank >= nnodes:
+        return None  # a rank the engine refuses: not a node of the group
+    if serving.engine == "vllm":
+        if serving.get("headless") is not True:
+            return None
+        start = _int_of(serving, "data_parallel_start_rank")
+        if rank is not None and rank > 0 and nnodes is not None and nnodes > 1:
+            dp = _int_of(serving, "data_parallel_size") or 1
+            dp_local = _int_of(serving, "data_parallel_size_local") or dp
+            groups = dp // dp_local if dp_local > 0 and dp % dp_local == 0 else 0
+            within = nnodes // groups if groups else 0
+            if within > 1 and rank % within > 0:
+                return f"vllm serve --headless --node-rank {rank} of --nnodes {nnodes}"
+        if start is not None and start > 0:
+            return f"vllm serve --headless --data-parallel-start-rank {start}"
+        return None
+    if serving.engine == "sglang" and rank is not None and rank > 0 and nnodes is not None and nnodes > 1:
+        return f"sglang --node-rank {rank} of --nnodes {nnodes}"
+    return None
+
+
+def join_follower(
+    serving: ServingConfig,
+    w: Workload,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    engine_version_option: str | None = None,
+) -> bool:
+    """Mark ``serving`` as a follower of its leader's engine (``serving.joins`` with ``follower`` set) when it
+    runs as one (:func:`follower_how`), the workload is a worker template whose object holds its leader
+    (a LeaderWorkerSet's ``leaderTemplate``, ...), and the leader runs the same engine at the same release with
+    the same model and settings, apart from those that differ per node (:data:`_PER_NODE`): the group is then
+    one engine, sized once at the leader, and the worker is checked for what is its own (its pod, its image, its
+    GPUs against its share of the group). A worker whose settings differ from its leader's is left to be sized
+    on its own, as before. Returns whether it was marked; never raises on user input."""
+    if serving.joins is not None or w.role != "worker" or w.leader is None:
+        return False
+    how = follower_how(serving)
+    if how is None:
+        return False
+    leader = _leader_config(w, configmaps, engine_version_option)
+    if leader is None or leader.engine != serving.engine or leader.version != serving.version:
+        return False
+    if (leader.model is None) != (serving.model is None) or (
+        leader.model is not None and serving.model is not None and leader.model.value != serving.model.value
+    ):
+        return False
+    mine = {k: v.value for k, v in serving.flags.items() if k not in _PER_NODE}
+    theirs = {k: v.value for k, v in leader.flags.items() if k not in _PER_NODE}
+    if mine != theirs or set(serving.unresolved) - _PER_NODE or set(leader.unresolved) - _PER_NODE:
+        return False
+    serving.joins = JoinedEngine(
+        how, serving.command_loc, leader=leader, leader_container=leader.container_name, follower=True
+    )
+    return True
 
 
 def _note(serving: ServingConfig, why: str) -> None:

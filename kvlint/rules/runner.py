@@ -121,7 +121,10 @@ def check_container(
     # __init__ call per rule)
     shared = {"rule": None, "cr": cr, "options": options, "layout": layout, "plan_withdrawn": withdrawn}
     new = object.__new__
-    for rule_id, info, uses_plan in _runnable(engine, rules, joins is not None, available_inputs(cr)):
+    follower = joins is not None and joins.follower
+    for rule_id, info, uses_plan in _runnable(
+        engine, rules, joins is not None, available_inputs(cr), follower=follower
+    ):
         if uses_plan and withdrawn:
             continue
         ctx = new(RuleContext)
@@ -141,17 +144,20 @@ def check_container(
 _Scheduled = tuple[str, RuleInfo, frozenset[str], bool]
 #: The schedules built so far, by (engine, rule selection, joined worker), with the registry they were
 #: built from (a rebuilt registry rebuilds them).
-_SCHEDULES: dict[tuple[str, frozenset[str] | None, bool], tuple[object, tuple[_Scheduled, ...]]] = {}
+_SCHEDULES: dict[tuple[str, frozenset[str] | None, bool, bool], tuple[object, tuple[_Scheduled, ...]]] = {}
 
 
-def _schedule(engine: str, rules: frozenset[str] | None, joined: bool) -> tuple[_Scheduled, ...]:
+def _schedule(
+    engine: str, rules: frozenset[str] | None, joined: bool, *, follower: bool = False
+) -> tuple[_Scheduled, ...]:
     """The rules whose checks :func:`check_container` runs, in order, for a container of ``engine`` (only
-    ``rules`` when given; only :data:`JOINED_WORKER_RULES` for a worker that joins its leader's engine): the
+    ``rules`` when given; only :data:`JOINED_WORKER_RULES` for a worker that joins its leader's engine, only
+    :data:`FOLLOWER_RULES` for a follower node that runs it, ``follower``): the
     checks that do not consume the plan, then those that do. This depends on the catalogue and the registry only, so it is
     decided once per (engine, selection, joined) and not again for every container; whether each check runs
     is still decided per container (its ``consumes`` against :func:`available_inputs`, the plan withdrawn)."""
     reg = registry()
-    key = (engine, rules, joined)
+    key = (engine, rules, joined, follower)
     built = _SCHEDULES.get(key)
     if built is not None and built[0] is reg:
         return built[1]
@@ -160,7 +166,8 @@ def _schedule(engine: str, rules: frozenset[str] | None, joined: bool) -> tuple[
     if joined:
         # a multi-node worker that joins its leader's engine: only its GPUs (against the leader's layout) and
         # what is wrong with the pod itself are checked (kvlint.engines.multinode)
-        checks = [c for c in checks if c.rule in JOINED_WORKER_RULES]
+        keep = FOLLOWER_RULES if follower else JOINED_WORKER_RULES
+        checks = [c for c in checks if c.rule in keep]
     ordered = [c for c in checks if "plan" not in catalog[c.rule].consumes]
     ordered += [c for c in checks if "plan" in catalog[c.rule].consumes]
     schedule = tuple(
@@ -179,15 +186,17 @@ _Runnable = tuple[tuple[str, RuleInfo, bool], ...]
 #: The runnable checks by (engine, rule selection, joined worker, available inputs), with the schedule they
 #: were filtered from (a rebuilt schedule refilters them). Keyed on what the ``consumes`` vocabulary says about
 #: a container (at most 2**6 input sets per schedule), never on the container itself.
-_RUNNABLE: dict[tuple[str, frozenset[str] | None, bool, frozenset[str]], tuple[object, _Runnable]] = {}
+_RUNNABLE: dict[tuple[str, frozenset[str] | None, bool, bool, frozenset[str]], tuple[object, _Runnable]] = {}
 
 
-def _runnable(engine: str, rules: frozenset[str] | None, joined: bool, have: frozenset[str]) -> _Runnable:
+def _runnable(
+    engine: str, rules: frozenset[str] | None, joined: bool, have: frozenset[str], *, follower: bool = False
+) -> _Runnable:
     """The checks of :func:`_schedule` whose ``consumes`` are all in ``have`` (:func:`available_inputs`), in
     run order: what :func:`check_container` runs for a container with those inputs until the plan is
     withdrawn (the one decision left per container)."""
-    schedule = _schedule(engine, rules, joined)
-    key = (engine, rules, joined, have)
+    schedule = _schedule(engine, rules, joined, follower=follower)
+    key = (engine, rules, joined, follower, have)
     built = _RUNNABLE.get(key)
     if built is not None and built[0] is schedule:
         return built[1]
@@ -202,6 +211,12 @@ def _runnable(engine: str, rules: frozenset[str] | None, joined: bool, have: fro
 
 #: The rules checked for a worker container that joins its leader's engine (``ServingConfig.joins``).
 JOINED_WORKER_RULES = frozenset({"KV005", "KV403", "KV409"})
+
+#: The rules checked for a follower node that runs the leader's engine itself (``JoinedEngine.follower``: vLLM
+#: ``--headless``, SGLang ``--node-rank``): what is its own, its pod (manifest fields, GPU resource name and
+#: limit, /dev/shm for its GPU workers, host memory), its image and its GPUs against its share of the group. The
+#: engine's settings, model and memory are the leader's and are reported there once.
+FOLLOWER_RULES = JOINED_WORKER_RULES | frozenset({"KV208", "KV304", "KV404", "KV405", "KV406"})
 
 
 def plan_rules() -> frozenset[str]:

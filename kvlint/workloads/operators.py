@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Document, Finding, Workload
+from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
@@ -400,6 +402,51 @@ def _argo_source(src: Any) -> tuple[str, Loc | None] | None:
     return what, loc_of(src)
 
 
+#: The most directories an Argo CD object's fix names (:func:`_checkout_dirs`). [assumed] an Application has
+#: a few sources.
+_MAX_FIX_DIRS = 8
+
+
+def _checkout_dirs(doc: Document) -> list[str]:
+    """The directories of manifests an Argo CD Application (or ApplicationSet template) deploys that are
+    directories of the checkout holding its own file: each source's ``path`` (a source without ``chart``) joined
+    to the repository root above the file (:func:`kvlint.workloads.gitops_local.repository_root`), an existing
+    directory reached without a link or ``..`` (:func:`kvlint.workloads.gitops_local.contained`) that holds no
+    ``Chart.yaml`` (a chart of the checkout is rendered with its values instead). As Argo CD's repo server reads
+    it: a ``path`` is relative to the repository root (argo-cd ``reposerver/repository/repository.go``, the
+    application path joined to the checkout). Shown relative to the current directory when below it, else as the
+    absolute path; none when the object is not Argo CD's, is read from standard input or lies outside any
+    checkout."""
+    if doc.kind not in ("Application", "ApplicationSet"):
+        return []
+    from kvlint.workloads.gitops_local import contained, repository_root
+
+    try:
+        root = repository_root(doc.path)
+    except OSError:
+        return []
+    if root is None:
+        return []
+    spec = get_in(doc.data, "spec")
+    if doc.kind == "ApplicationSet":
+        spec = get_in(spec, "template", "spec")
+    sources = get_in(spec, "sources")
+    out: list[str] = []
+    for src in sources if isinstance(sources, list) else [get_in(spec, "source")]:
+        if not isinstance(src, dict) or src.get("chart") or not isinstance(src.get("path"), str):
+            continue
+        found, _why = contained(root, src["path"])
+        if found is None or not os.path.isdir(found) or os.path.isfile(os.path.join(found, "Chart.yaml")):
+            continue
+        rel = os.path.relpath(found)
+        shown = found if rel.startswith("..") else rel
+        if shown not in out:
+            out.append(shown)
+        if len(out) >= _MAX_FIX_DIRS:
+            break
+    return out
+
+
 def _gitops_why(doc: Document) -> tuple[str, Loc | None]:
     """Where the pods of a GitOps object (:data:`GITOPS_KINDS`) come from, and the place that says it."""
     spec = get_in(doc.data, "spec")
@@ -592,13 +639,19 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
     chart or manifests that kvlint does not fetch (the caller decides whether the object names an engine)."""
     if is_gitops(doc):
         source, where = _gitops_why(doc)
+        dirs = _checkout_dirs(doc)
+        fix = (
+            "lint what it deploys: kvlint check " + " ".join(shell_word(d) for d in dirs)
+            if dirs
+            else "lint what it deploys: a chart or directory in this checkout with kvlint check DIR (--helm-values "
+            "FILE --helm-set KEY=VALUE for the values and parameters set here), a remote chart rendered with "
+            "helm template RELEASE CHART -f FILE | kvlint check -"
+        )
         return Finding(
             "KV503",
             f"kvlint does not read this {doc.kind}'s engine settings: {source}",
             loc or where or loc_of(doc.data, "spec") or doc.loc,
-            fix="lint what it deploys: a chart or directory in this checkout with kvlint check DIR (--helm-values "
-            "FILE --helm-set KEY=VALUE for the values and parameters set here), a remote chart rendered with "
-            "helm template RELEASE CHART -f FILE | kvlint check -",
+            fix=fix,
             severity="info",
         )
     why = _UNREAD.get(doc.kind)

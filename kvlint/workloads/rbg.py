@@ -7,15 +7,17 @@ per instance (``leaderWorkerPattern``, ``size`` pods per group), or pods of name
 template) strategically merged over it; a leader/worker group applies ``leaderTemplatePatch`` /
 ``workerTemplatePatch`` over the role's template (rbg ``api/workloads/v1alpha2`` types, examples
 ``examples/inference/ecosystem/dynamo/agg.yaml``, ``examples/inference/agg-leader-worker.yaml``). The operator
-puts ``RBG_LWP_GROUP_SIZE`` (the group size) in the environment of a group's pods, as the examples'
-``--nnodes $(RBG_LWP_GROUP_SIZE)`` rely on; kvlint adds it.
+puts ``RBG_LWP_GROUP_SIZE`` (the group size) and ``RBG_LWP_WORKER_INDEX`` (the pod's index in its group, 0 for
+the leader) in the environment of a group's pods (rbg ``api/workloads/constants/env.go`` ``EnvRBGSize``,
+``EnvRBGIndex``, @2100087), as the examples' ``--nnodes $(RBG_LWP_GROUP_SIZE) --node-rank $(RBG_LWP_WORKER_INDEX)``
+rely on; kvlint adds both, the worker template with the first worker's index, 1 (as for a LeaderWorkerSet).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kvlint.source import LDict, LList, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.workloads.base import get_in, int_or_none, llist, located_copy, make_workload, with_injected_env
 from kvlint.workloads.fields import as_go_decodes
@@ -246,8 +248,13 @@ def _roles_workloads(doc: Document, spec: Any, at: str, *, v1alpha1: bool = Fals
                     ps = _with_engine_runtimes(ps, role)
                 if not isinstance(ps, LDict):
                     continue
+                size_at = loc_of(lwp, "size") or loc_of(role, "leaderWorkerPattern")
+                injected: list[tuple[str, str, Loc | None]] = []
                 if size is not None:
-                    ps = with_injected_env(ps, [("RBG_LWP_GROUP_SIZE", str(size), loc_of(lwp, "size"))])
+                    injected.append(("RBG_LWP_GROUP_SIZE", str(size), size_at))
+                # the pod's index in its group, 0 for the leader: the first worker's, 1, for the worker template
+                injected.append(("RBG_LWP_WORKER_INDEX", "0" if role_name == "leader" else "1", size_at))
+                ps = with_injected_env(ps, injected)
                 w = make_workload(
                     doc,
                     ps,

@@ -626,6 +626,9 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
     p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
     joins = s.joins
     assert p is not None and p.gpus is not None and joins is not None and joins.leader is not None
+    if joins.follower:
+        yield from _follower_gpus(ctx)
+        return
     if not lay.known or not w.group_size or w.group_size < 2 or w.leader is None:
         return
     from kvlint.accelerators import workload_placement
@@ -658,6 +661,81 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{lay.described}) uses {need}; {have - need} GPU(s) sit idle",
             p.gpus_loc or s.command_loc,
             fix="request fewer GPUs per worker pod, or raise the leader's tensor- or pipeline-parallel size",
+            severity="warning",
+        )
+
+
+def _follower_share(ctx: RuleContext) -> int | None:
+    """The GPU workers a follower node of a multi-node engine starts in its own pod (:func:`_follower_gpus`), or
+    None when the group's layout does not say.
+
+    vLLM (``vllm/config/parallel.py::ParallelConfig``, vllm@00a5fdd): a data-parallel group spans
+    ``nnodes_within_dp = nnodes // (data_parallel_size // data_parallel_size_local)`` nodes and each of its nodes
+    starts ``local_world_size = world_size // nnodes_within_dp`` workers (``world_size`` = TP x PP), times the
+    data-parallel ranks it runs (``--data-parallel-size-local``, this node's own setting). SGLang
+    (``python/sglang/srt/entrypoints/engine.py::_launch_subprocesses``): each node of ``--nnodes`` starts
+    ``tp_size * pp_size // nnodes`` schedulers, one GPU each, times the data-parallel ranks when DP attention
+    is off and data parallelism runs whole engines per node."""
+    lay, s = ctx.layout, ctx.serving
+    joins = s.joins
+    assert joins is not None and joins.leader is not None
+    nnodes = lay.nnodes
+    if not lay.known or nnodes < 2:
+        return None
+    if ctx.engine == "vllm":
+        dp_local = s.get("data_parallel_size_local")
+        dp_local = dp_local if isinstance(dp_local, int) and dp_local > 0 else lay.dp_local
+        if lay.dp_local < 1 or lay.dp % lay.dp_local:
+            return None
+        within = nnodes // (lay.dp // lay.dp_local)
+        world = lay.tp * lay.pp
+        if within < 1 or world % within:
+            return None
+        return world // within * dp_local
+    if lay.workers % nnodes:
+        return None
+    return lay.workers // nnodes
+
+
+#: What a follower node with fewer GPUs than its workers does (:func:`_follower_gpus`).
+_FOLLOWER_TOO_FEW = {
+    "vllm": "the worker whose local rank has no GPU stops ('local rank is out of bounds', vllm/v1/worker/"
+    "gpu_worker.py::Worker.init_device) and the leader's engine never starts",
+    "sglang": "the schedulers past the node's GPUs fail with 'CUDA error: invalid device ordinal' and the "
+    "leader's engine never starts",
+    "tgi": "",
+}
+
+
+def _follower_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for a follower node that runs its leader's engine (vLLM ``--headless``, SGLang ``--node-rank``):
+    its pod's GPUs against the workers it starts (:func:`_follower_share`). Too few: vLLM's worker whose local
+    rank has no device stops ("DP adjusted local rank R is out of bounds", ``Worker.init_device``), SGLang's
+    scheduler on a GPU id past the visible ones fails to start; too many sit idle."""
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    joins = s.joins
+    assert p is not None and p.gpus is not None and joins is not None
+    share = _follower_share(ctx)
+    if share is None:
+        return
+    have = p.gpus
+    what = (
+        f"the leader's engine ({joins.leader_container}: {lay.described}) over {lay.nnodes} nodes starts {share} "
+        f"GPU worker(s) on this node (`{joins.how}`)"
+    )
+    if share > have:
+        yield ctx.finding(
+            f"{what}, but its pod requests {have} ({p.resource}: {have}); " + _FOLLOWER_TOO_FEW[ctx.engine],
+            p.gpus_loc or s.command_loc,
+            fix=f"request {share} GPUs per pod ({p.resource}) on every node of the group, or lower the "
+            "parallel sizes on every node",
+        )
+    elif share < have:
+        yield ctx.finding(
+            f"the pod requests {have} GPUs ({p.resource}: {have}) but {what}; {have - share} GPU(s) sit idle",
+            p.gpus_loc or s.command_loc,
+            fix=f"request {share} GPU(s) per pod on every node of the group, or raise the parallel sizes on every "
+            "node",
             severity="warning",
         )
 
