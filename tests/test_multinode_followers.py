@@ -15,7 +15,7 @@ from kvlint.sizing import outcomes
 
 REPO = Path(__file__).resolve().parents[1]
 VLLM_LWS = REPO / "fixtures/collected/kubernetes-sigs__lws__docs__examples__leaderworkerset__basic__vllm.yaml"
-SGLANG_LWS = Path("/work/shared/corpus/manifests/kubernetes-sigs__lws__docs__examples__sglang__lws.yaml")
+SGLANG_LWS = REPO.parent / "shared/corpus/manifests/kubernetes-sigs__lws__docs__examples__sglang__lws.yaml"
 SGLANG_LWS_COPY = (
     REPO / "fixtures/collected/kubernetes-sigs__lws__docs__examples__leaderworkerset__basic__sglang.yaml"
 )
