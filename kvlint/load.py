@@ -320,10 +320,11 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
 @functools.cache
 def _engine_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A serving engine named in a template's or values file's text (image, module or launcher):
-    :data:`kvlint.engines.images.ENGINE_TEXT`, for lower-cased ASCII text, and the same pattern
-    case-insensitive for other text (in ASCII text ``re.IGNORECASE`` pairs each letter with its other case
-    only, so the two searches agree; the lower-cased search is ~7x faster). Imported on first use: loading
-    alone does not import the engines package."""
+    :data:`kvlint.engines.images.ENGINE_TEXT`, for lower-cased ASCII text (searched through
+    :func:`kvlint.engines.images.names_engine`), and the same pattern case-insensitive for other text (in ASCII
+    text ``re.IGNORECASE`` pairs each letter with its other case only, so the two searches agree; the
+    lower-cased search is ~7x faster). Imported on first use: loading alone does not import the engines
+    package."""
     from kvlint.engines.images import ENGINE_TEXT
 
     return ENGINE_TEXT, re.compile(ENGINE_TEXT.pattern, re.I)
@@ -333,10 +334,11 @@ def _mentions_engine(text: str) -> bool:
     """Whether ``text`` names a serving engine (vLLM, SGLang, TGI, or an image of one of them kvlint knows:
     :data:`kvlint.engines.images.ENGINE_TEXT`), in any case (:func:`kvlint.sizing.unread`'s test, here for
     :func:`load_text`)."""
-    lower, anycase = _engine_patterns()
     if text.isascii():
-        return lower.search(text.lower()) is not None
-    return anycase.search(text) is not None
+        from kvlint.engines.images import names_engine
+
+        return names_engine(text.lower())
+    return _engine_patterns()[1].search(text) is not None
 
 
 #: Files up to this size (bytes) that have a KV002 get :attr:`LoadResult.engine_named` from the text read

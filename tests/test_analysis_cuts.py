@@ -39,3 +39,35 @@ def test_top_level_keys_match_the_multiline_pattern_on_random_text() -> None:
     for _ in range(20000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert top_level_keys(text) == set(_TOP_KEY_REFERENCE.findall(text)), repr(text)
+
+
+def test_names_engine_is_the_engine_text_search() -> None:
+    """names_engine (substring tests first) answers as ENGINE_TEXT.search on lower-cased text, the ``tgi``
+    alternatives with their lookarounds included."""
+    from kvlint.engines.images import ENGINE_TEXT, ENGINE_TEXT_WORDS, names_engine
+
+    texts = [
+        "",
+        "image: nginx\n",
+        "image: vllm/vllm-openai:v0.11.0",
+        "python3 -m sglang.launch_server",
+        "ghcr.io/huggingface/text-generation-inference:3.0",
+        "text-generation-launcher --model-id x",
+        "ghcr.io/llm-d/llm-d-cuda:v0.3",
+        "huggingface/tgi-gaudi:2.0",
+        "image: neuronx-tgi:0.0.25",  # -tgi at a word's end
+        "tgi-entrypoint.sh",  # tgi- at a word's start
+        "mytgi-x",  # tgi- inside a word: no match
+        "a-tgix",  # -tgi followed by a letter: no match
+        "stgi",
+        "x-tgi",
+        "tgi",
+        *ENGINE_TEXT_WORDS,
+    ]
+    rng = random.Random(27)
+    pieces = ["tgi", "-", "a", "0", " ", "vll", "m", "llm-d/", "llm-d", "sg", "lang", "\n", "text-generation-"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(20000)]
+    found = [names_engine(t) for t in texts]
+    assert found == [ENGINE_TEXT.search(t) is not None for t in texts]
+    assert 100 < sum(found) < len(found) - 100
+
