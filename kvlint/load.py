@@ -1703,7 +1703,8 @@ def unparsed_configmap(text: str) -> tuple[str | None, str] | None:
     a top-level ``kind: ConfigMap`` line and a ``name`` directly under its top-level ``metadata`` (a block
     mapping, or a flow mapping on one line), read from the text as written. None when the text shows no
     such ConfigMap (then nothing is guessed). Never raises."""
-    if not _CM_KIND.search(text):
+    # (the pattern holds the word: text without it is answered without trying the pattern at every line's start)
+    if "ConfigMap" not in text or not _CM_KIND.search(text):
         return None
     flow = _CM_META_FLOW.search(text)
     if flow is not None:
