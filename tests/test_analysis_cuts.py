@@ -65,7 +65,8 @@ def test_names_engine_is_the_engine_text_search() -> None:
         *ENGINE_TEXT_WORDS,
     ]
     rng = random.Random(27)
-    pieces = ["tgi", "-", "a", "0", " ", "vll", "m", "llm-d/", "llm-d", "sg", "lang", "\n", "text-generation-"]
+    pieces = ["tgi", "-", "a", "0", " ", "vll", "m", "llm-d/", "llm-d", "sg", "lang", "\n"]
+    pieces.append("text-generation-")
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(20000)]
     found = [names_engine(t) for t in texts]
     assert found == [ENGINE_TEXT.search(t) is not None for t in texts]
