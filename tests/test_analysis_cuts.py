@@ -72,3 +72,68 @@ def test_names_engine_is_the_engine_text_search() -> None:
     assert found == [ENGINE_TEXT.search(t) is not None for t in texts]
     assert 100 < sum(found) < len(found) - 100
 
+
+def _old_flag_term(flag: str, dashes: str = "--") -> str:
+    words = flag.lstrip("-").replace("_", "-").split("-")
+    return r"(?<![\w-])" + dashes + "[-_]".join(map(re.escape, words)) + r"(?![\w-])"
+
+
+def test_values_terms_and_flag_pattern_match_their_lookbehind_first_forms() -> None:
+    """The production-stack values terms (workloads.stack_values.VALUES_TERMS) and rules.context._FLAG, written to
+    start with a literal, find the same spans as the patterns that started with ``(?<![\\w-])``, on random fixes
+    built of the terms' own words."""
+    from kvlint.rules.context import _FLAG
+    from kvlint.workloads.stack_values import _KEY_FLAGS, VALUES_TERMS
+
+    old = [_old_flag_term(flag, "(?:--)?") for _, flag in _KEY_FLAGS]
+    old += [_old_flag_term("--enable-chunked-prefill", "--(?:no-)?")]
+    old += [_old_flag_term("--enable-prefix-caching", "--(?:no-)?")]
+    by_text = {t.pattern.pattern: t.pattern for t in VALUES_TERMS}
+    new = [t.pattern for t in VALUES_TERMS[: len(old)]]
+    port = next(p for s, p in by_text.items() if "port(" in s)
+    other = next(p for s, p in by_text.items() if s.endswith("[a-z][a-z0-9_-]*"))
+    pairs = list(zip([re.compile(p) for p in old], new, strict=True))
+    pairs += [(re.compile(_old_flag_term("--port")), port)]
+    pairs += [(re.compile(r"(?<![\w-])--[a-z][a-z0-9_-]*"), other)]
+    pairs += [(re.compile(r"(?<![\w-])--([a-z][a-z0-9_-]*)"), _FLAG)]
+    rng = random.Random(27)
+    pieces = ["--", "-", "_", "no-", "max", "model", "len", "dtype", "port", "enable", "chunked", "prefill"]
+    pieces += [
+        "tensor",
+        "parallel",
+        "size",
+        "gpu",
+        "memory",
+        "utilization",
+        "runner",
+        " ",
+        "x",
+        "9",
+        "é",
+        "(",
+    ]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 10))) for _ in range(20000)]
+    texts += [
+        "--max-model-len 2048",
+        "set max_model_len",
+        "x--port",
+        "--port=8000",
+        "a --no-enable-chunked-prefill",
+    ]
+    hits = 0
+    for before, after in pairs:
+        for text in texts:
+            spans = [(m.span(), m.groups()) for m in before.finditer(text)]
+            assert [(m.span(), m.groups()) for m in after.finditer(text)] == spans, (before.pattern, text)
+            hits += bool(spans)
+    assert hits > 1000
+
+
+def test_values_terms_and_flag_pattern_start_with_a_literal() -> None:
+    """No values term nor _FLAG starts with a lookbehind (which the regular expression engine cannot skip ahead
+    to: it tries such a pattern at every character)."""
+    from kvlint.rules.context import _FLAG
+    from kvlint.workloads.stack_values import VALUES_TERMS
+
+    for p in [_FLAG, *(t.pattern for t in VALUES_TERMS)]:
+        assert not any(alt.startswith("(?<") for alt in p.pattern.split("|")), p.pattern
