@@ -137,3 +137,20 @@ def test_values_terms_and_flag_pattern_start_with_a_literal() -> None:
 
     for p in [_FLAG, *(t.pattern for t in VALUES_TERMS)]:
         assert not any(alt.startswith("(?<") for alt in p.pattern.split("|")), p.pattern
+
+
+def test_workloads_are_copied_by_replaced_as_dataclasses_replace_builds_them() -> None:
+    """workloads.find and workloads.kubeai change a Workload with fastinit.replaced (a __dict__ copy, not the
+    dataclass's field walk): Workload is a class it copies, and the copy equals dataclasses.replace's."""
+    import dataclasses
+
+    from kvlint.fastinit import _copyable_fields, replaced
+    from kvlint.source import LDict
+    from kvlint.types import Document, Finding, Workload
+
+    assert _copyable_fields(Workload) is not None
+    doc = Document("f.yaml", 0, LDict({"kind": "Deployment"}), None)
+    w = Workload(doc, "Deployment", "x", None, LDict(), "spec.template.spec")
+    note = Finding("KV503", "m", None)
+    for changes in ({"findings": (note,)}, {"name": "x (enabled: false)"}, {"role": "head", "leader": "y"}):
+        assert replaced(w, **changes) == dataclasses.replace(w, **changes)

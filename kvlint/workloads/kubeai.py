@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Workload
 from kvlint.values import digits
@@ -193,7 +193,7 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
         accelerator_why=why,
         image_source=image_source,
     )
-    return [replace(w, chart_args=written)]
+    return [replaced(w, chart_args=written)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.
@@ -322,7 +322,7 @@ def _other_engine(doc: Document, spec: dict[Any, Any]) -> Workload | None:
         severity="info",
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
-    return replace(synthetic_workload(doc, ps, "spec", replicas=None), findings=(note,))
+    return replaced(synthetic_workload(doc, ps, "spec", replicas=None), findings=(note,))
 
 
 def catalog_engine(entry: dict[Any, Any]) -> Any:
@@ -342,5 +342,5 @@ def catalog_workloads(doc: Document) -> list[Workload]:
     out: list[Workload] = []
     for model, enabled in catalog_models(doc):
         for w in model_workloads(model, other_engines=enabled):
-            out.append(w if enabled else replace(w, name=f"{w.name} (enabled: false)"))
+            out.append(w if enabled else replaced(w, name=f"{w.name} (enabled: false)"))
     return out
