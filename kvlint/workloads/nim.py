@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
@@ -64,7 +64,7 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
     w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), accelerator_why=why)
-    return [replace(w, findings=(nim_note("NIMService", image, rloc),))]
+    return [replaced(w, findings=(nim_note("NIMService", image, rloc),))]
 
 
 def nim_note(kind: str, image: str, loc: Loc | None) -> Finding:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
 from kvlint.wording import shell_word, with_article
@@ -798,7 +799,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
         f"--version VERSION -f {shell_word(doc.path)} | kvlint check -",
         severity="info",
     )
-    out[0] = replace(out[0], findings=(note, *out[0].findings))
+    out[0] = replaced(out[0], findings=(note, *out[0].findings))
     return out
 
 
@@ -815,7 +816,7 @@ def _ray_workload(doc: Document, i: int, m: LDict) -> Workload:
     ps = ldict(m.loc, [("containers", LList([], loc=m.loc), m.loc)])
     w = synthetic_workload(doc, ps, f"servingEngineSpec.modelSpec[{i}]", replicas=None)
     name = go_text(m.get("name"))
-    return replace(
+    return replaced(
         w,
         kind="RayCluster",
         name=f"{RELEASE}-{name}-raycluster",
@@ -1109,7 +1110,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         given = m.get(key)
         if isinstance(given, dict):
             labels.update({str(k): go_text(v) for k, v in given.items()})
-    return replace(
+    return replaced(
         w,
         kind="Deployment",
         name=f"{RELEASE}-{go_text(m.get('name'))}-deployment-vllm",
