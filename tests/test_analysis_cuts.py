@@ -154,3 +154,31 @@ def test_workloads_are_copied_by_replaced_as_dataclasses_replace_builds_them() -
     note = Finding("KV503", "m", None)
     for changes in ({"findings": (note,)}, {"name": "x (enabled: false)"}, {"role": "head", "leader": "y"}):
         assert replaced(w, **changes) == dataclasses.replace(w, **changes)
+
+
+def test_long_word_prefilter_never_hides_a_long_word() -> None:
+    """statement._may_hold_long_word is False only for text in which _LONG_WORD finds nothing, on text built of
+    words around QUOTED_CHARS long, separated by spaces, tabs, newlines and Unicode spaces; and clip_words'
+    answers are those of the pattern alone."""
+    from kvlint.statement import _LONG_WORD, _may_hold_long_word, clip, clip_words
+
+    def reference(text: str) -> str:
+        if len(text) <= 256:
+            return text
+        if _LONG_WORD.search(text) is not None:
+            text = _LONG_WORD.sub(lambda m: clip(m.group(), 256, 8), text)
+        return clip(text, 4096, 1024)
+
+    rng = random.Random(27)
+    seps = [" ", "  ", "\t", "\n", "\u3000", "\xa0"]
+    texts = []
+    for _ in range(3000):
+        words = [
+            "x" * rng.choice([0, 1, 5, 100, 200, 255, 256, 257, 258, 300]) for _ in range(rng.randint(1, 6))
+        ]
+        texts.append("".join(w + rng.choice(seps) for w in words)[: rng.randint(200, 2000)])
+    texts += ["a " * 300, "a" * 256 + " b", "a" * 257, " " + "a" * 257, "b " * 100 + "a" * 257 + " c"]
+    long = [t for t in texts if _LONG_WORD.search(t)]
+    assert long and all(_may_hold_long_word(t) for t in long)
+    assert any(not _may_hold_long_word(t) for t in texts if len(t) > 256)
+    assert [clip_words(t) for t in texts] == [reference(t) for t in texts]
