@@ -26,6 +26,7 @@ import kvlint.workloads as _workloads
 from kvlint.engines.command import mounted_script_budget
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
+from kvlint.fastinit import replaced
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.statement import clip_words
@@ -234,7 +235,7 @@ def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[ValuesTerm]) ->
                 taken.append(m.span())
                 if term.phrase not in said:
                     said.append(term.phrase)
-        out.append(replace(d, fix=f"{d.fix} (in these values: {'; '.join(said)})") if said else d)
+        out.append(replaced(d, fix=f"{d.fix} (in these values: {'; '.join(said)})") if said else d)
     return out
 
 

@@ -180,6 +180,22 @@ def clip(text: str, limit: int, keep_end: int = 0) -> str:
     return text[: limit - 3 - keep_end].rstrip() + "..." + (text[len(text) - keep_end :] if keep_end else "")
 
 
+def _may_hold_long_word(text: str) -> bool:
+    """False when ``text`` has a space in every stretch of ``QUOTED_CHARS + 1`` characters (then no run of
+    non-whitespace is longer than :data:`QUOTED_CHARS`: :data:`_LONG_WORD` cannot match), found with one
+    ``str.rfind`` per such stretch (the last space of each, so a message of a few hundred characters takes one
+    or two); True otherwise (the pattern decides). :data:`_LONG_WORD` has no literal to skip to, so the regular
+    expression engine tries it at every character of each finding's message and fix (about 60 instructions a
+    character, counting runs of non-space)."""
+    start, n = 0, len(text)
+    while n - start > QUOTED_CHARS:
+        space = text.rfind(" ", start, start + QUOTED_CHARS + 1)
+        if space < 0:
+            return True
+        start = space + 1
+    return False
+
+
 def clip_words(text: str) -> str:
     """``text`` with each word longer than :data:`QUOTED_CHARS` characters cut to that many (:func:`clip`, its
     last characters kept), so that a finding quoting a manifest value whole quotes at most a few hundred
@@ -188,7 +204,7 @@ def clip_words(text: str) -> str:
     itself (the same object) when it has neither, as for every finding of the shared corpus. Pure."""
     if len(text) <= QUOTED_CHARS:
         return text
-    if _LONG_WORD.search(text) is not None:
+    if _may_hold_long_word(text) and _LONG_WORD.search(text) is not None:
         text = _LONG_WORD.sub(lambda m: clip(m.group(), QUOTED_CHARS, _KEPT_END), text)
     return clip(text, MESSAGE_CHARS, _KEPT_TAIL)
 

@@ -242,6 +242,7 @@ EngineName = Literal["vllm", "tgi", "sglang"]
 ENGINE_NAMES: dict[str, str] = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
 
 
+@direct_init
 @dataclass(frozen=True)
 class Value:
     """A setting's value and where it came from.
@@ -296,6 +297,7 @@ class ValuesTerm:
     only: frozenset[str] | None = None
 
 
+@direct_init
 @dataclass(frozen=True)
 class ChartArg:
     """Words of an engine command line that a Helm chart's template writes from its values (not the values'

@@ -15,7 +15,7 @@ from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.memory.stage import FleetEntry
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.vllm import VllmPlanDetail
-from kvlint.types import Diagnostic, MemoryPlan, Placement
+from kvlint.types import ChartArg, Diagnostic, MemoryPlan, Placement, Value
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ def test_refuses_what_it_cannot_reproduce() -> None:
         TgiPlanDetail,
         SglangPlanDetail,
         Parallelism,
+        Value,
+        ChartArg,
     ],
 )
 def test_kvlint_classes_keep_their_signature(cls: type) -> None:
@@ -160,3 +162,10 @@ def test_replaced_equals_dataclasses_replace_and_falls_back() -> None:
         replaced(f, a=3).a = 4  # type: ignore[misc]
     with pytest.raises(TypeError):
         replaced(f, nope=1)
+
+
+@pytest.mark.parametrize("cls", [MemoryPlan, Placement, Diagnostic, FleetEntry, Parallelism, Value, ChartArg])
+def test_frozen_classes_built_per_setting_use_the_direct_init(cls: type) -> None:
+    """The frozen dataclasses a check builds per setting, plan or finding store their fields at once (a check of
+    the corpus builds about a thousand Values a copy: one per parsed setting)."""
+    assert "kvlint.fastinit.direct_init" in (cls.__init__.__doc__ or "")

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENGINE_IMAGE_WORDS",
     "ENGINE_TEXT",
+    "ENGINE_TEXT_WORDS",
     "engine_of_image",
     "engine_release",
     "engine_version",
@@ -45,6 +46,7 @@ __all__ = [
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
+    "names_engine",
     "path_placeholder",
     "repository_path",
     "split_image",
@@ -299,6 +301,21 @@ def _engine_text_pattern() -> str:
 #: (by :func:`kvlint.load` for a template or values file it could not read, :func:`kvlint.sizing.unread`):
 #: every image :func:`engine_of_image` knows and every name :func:`image_mentions_engine` reads matches.
 ENGINE_TEXT = re.compile(_engine_text_pattern())
+#: The alternatives of :data:`ENGINE_TEXT` that are plain words (no lookaround): text holding one of them as a
+#: substring matches; text holding none matches only through the two ``tgi`` alternatives, so only when it holds
+#: ``tgi`` (:func:`names_engine`).
+ENGINE_TEXT_WORDS: tuple[str, ...] = (*_ENGINE_NAMES, *_other_repos())
+
+
+def names_engine(lower: str) -> bool:
+    """``ENGINE_TEXT.search(lower) is not None``, for lower-cased text, found with substring tests first: the
+    pattern has no literal prefix, so the regular expression engine tries it at every character of a file that
+    names no engine (about 6 ns a character), while ``in`` skips through the text (well under 1 ns). Only text
+    that holds ``tgi`` and none of :data:`ENGINE_TEXT_WORDS` is searched with the pattern itself."""
+    for word in ENGINE_TEXT_WORDS:
+        if word in lower:
+            return True
+    return "tgi" in lower and ENGINE_TEXT.search(lower) is not None
 
 
 def split_image(image: str) -> tuple[str, str | None, str | None]:

@@ -16,9 +16,9 @@ the context limit: engine-neutral facts the rules read, each with the engine's o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from kvlint.fastinit import direct_init
+from kvlint.fastinit import direct_init, replaced
 from kvlint.source import Loc
 from kvlint.types import ServingConfig
 from kvlint.values import as_int
@@ -97,7 +97,7 @@ def parallelism(serving: ServingConfig, *, gpus: int | None = None, ray_kind: bo
     """
     known = not unresolved_sizes(serving)
     lay = _parallelism(serving, gpus, ray_kind)
-    return lay if known else replace(lay, known=False)
+    return lay if known else replaced(lay, known=False)
 
 
 def unresolved_sizes(serving: ServingConfig) -> list[str]:

@@ -30,7 +30,9 @@ from kvlint.types import (
 
 __all__ = ["GiB", "RuleContext", "gib", "setting_at"]
 
-_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9_-]*)")
+#: ``(?<![\w-])--([a-z][a-z0-9_-]*)``, with the lookbehind after the dashes (a pattern that starts with a literal is
+#: searched by skipping to it; the assertion holds at the same places, the start of the text included)
+_FLAG = re.compile(r"--(?<![\w-]--)([a-z][a-z0-9_-]*)")
 
 GiB = 2**30
 

@@ -19,9 +19,8 @@ applied later, by the pipeline, to every rule alike.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kvlint.engines.layout import parallelism
+from kvlint.fastinit import replaced
 from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
 from kvlint.rules.context import RuleContext
@@ -80,7 +79,7 @@ def _parser_findings(cr: ContainerResult, rules: frozenset[str] | None) -> list[
         d = finding_to_diagnostic(f, cr.object_ref, cr.container_name)
         if f.rule == "KV503" and worker and cr.serving.model is None and d.severity == "warning":
             # Ray / LeaderWorkerSet workers run `ray start`; the engine command lives in the leader/head.
-            d = replace(d, severity="info")
+            d = replaced(d, severity="info")
         out.append(d)
     return out
 

@@ -10,12 +10,12 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from kvlint.accelerators.placement import NODE_CLASS_KINDS, node_class_accelerator, selected_node_class
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
+from kvlint.fastinit import replaced
 from kvlint.gpu_resources import GPU_RESOURCES
 from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
@@ -171,17 +171,17 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
         if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
             named = None if bad_worker_size(doc, w) else _ome_named(doc, kind, w)
-            w = named or replace(w, findings=(_runtime_note(doc, kind, w),))
+            w = named or replaced(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
-            w = replace(w, findings=(*w.findings, *placeholders))
+            w = replaced(w, findings=(*w.findings, *placeholders))
         if size is not None:
-            w = replace(w, findings=(*w.findings, size))
+            w = replaced(w, findings=(*w.findings, size))
         if refused and i == 0:
-            w = replace(w, findings=(*w.findings, *refused))
+            w = replaced(w, findings=(*w.findings, *refused))
         nim = nim_container_notes(w)
         if nim:
-            w = replace(w, findings=(*w.findings, *nim))
+            w = replaced(w, findings=(*w.findings, *nim))
         out.append(w)
     return _unread_notes(doc, out)
 
@@ -213,7 +213,7 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
     if _runs_engine(ws):
         return ws
-    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+    return [replaced(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
 
 
 def _runs_engine(ws: Sequence[Workload]) -> bool:
@@ -300,7 +300,7 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     count = digits(raw)
     env = injected_env(doc, w, count) if count else []
     pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
-    return replace(
+    return replaced(
         w,
         pod_spec=pod_spec,
         derived_model=named.model_id,
@@ -396,7 +396,7 @@ class _Joined:
                 self._node_accs[(key, how)] = node_class_accelerator(d.kind, name, d.data, how)
             acc = self._node_accs[(key, how)]
             if acc is not None:
-                return replace(w, node_class=acc)
+                return replaced(w, node_class=acc)
         return w
 
     def add_services(self, docs: Sequence[Document], *, keep: bool | Sequence[bool] = False) -> None:
@@ -515,7 +515,7 @@ def link_leaders(ws: list[Workload]) -> list[Workload]:
         w.path[: -len(".workerSpec")] for w in ws if w.role == "worker" and w.path.endswith(".workerSpec")
     }
     if runtime_heads:
-        ws = [replace(w, role="head") if w.role is None and w.path in runtime_heads else w for w in ws]
+        ws = [replaced(w, role="head") if w.role is None and w.path in runtime_heads else w for w in ws]
     heads = [w for w in ws if w.role in ("leader", "head")]
     if not heads:
         return ws
@@ -523,7 +523,7 @@ def link_leaders(ws: list[Workload]) -> list[Workload]:
     out = []
     for w in ws:
         if w.role == "worker" and w.leader is None:
-            w = replace(w, leader=nearest.of(w.path))
+            w = replaced(w, leader=nearest.of(w.path))
         out.append(w)
     return out
 
@@ -684,7 +684,7 @@ def _walk(
                         at = refused[0].loc or doc.loc
                         empty = ldict(at, [("containers", llist(at, []), at)])
                         path = path_str([k for _, k in chain])
-                        out.append(replace(make_workload(doc, empty, chain, path=path), findings=refused))
+                        out.append(replaced(make_workload(doc, empty, chain, path=path), findings=refused))
                     return
                 replicas, role, group_size = enclosing_context(chain)
                 ps = node
@@ -744,7 +744,7 @@ def _embedded_lws_refusal(chain: Chain, kind: str) -> tuple[Finding, ...]:
             found = size_findings(parent[key], parent.get("replicas"))
             break
     whose = f" (the LeaderWorkerSet the {kind} makes from this template)"
-    return tuple(replace(f, message=f.message + whose) for f in found)
+    return tuple(replaced(f, message=f.message + whose) for f in found)
 
 
 #: The operator kinds with their own readers, ``(API group, kind) -> reader`` (each in

@@ -4,9 +4,9 @@ memory utilization, and the ``inference.config`` ConfigMap it mounts.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, Workload
@@ -323,7 +323,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     w = synthetic_workload(
         doc, ps, path or "inference", replicas=replicas, accelerator_why=why, image_source=image_source
     )
-    w = replace(w, gpu_source=gpu_source, kaito_sku=kaito_sku)
+    w = replaced(w, gpu_source=gpu_source, kaito_sku=kaito_sku)
     # the options KAITO writes into the preset's command, so KV205-KV207 on them say KAITO wrote them
     # (kvlint.engines.options.chart_provenance); the user's own settings go in the inference config's vllm:
     written = [
@@ -331,7 +331,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         (f"--served-model-name={pname}", name_loc or ploc, "inference.preset.name"),
         *((word, loc, key) for (word, loc), key in zip(kaito_args, kaito_keys, strict=True)),
     ]
-    return [replace(w, chart_args=tuple(_kaito_arg(word, loc, key, doc.kind) for word, loc, key in written))]
+    return [replaced(w, chart_args=tuple(_kaito_arg(word, loc, key, doc.kind) for word, loc, key in written))]
 
 
 def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload, Any]:
@@ -343,7 +343,7 @@ def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload
     the synthetic container of ``w``'s pod; neither it nor the pod is changed."""
     args = container.get("args") if isinstance(container, LDict) else None
     if not isinstance(args, LList):
-        return replace(w, kaito_sku=None), container
+        return replaced(w, kaito_sku=None), container
     # at the instanceType, where KAITO's --tensor-parallel-size (the SKU's GPU count) is located
     at = next(
         (loc for a, loc in zip(args, args.locs, strict=True) if str(a).startswith("--tensor-parallel-size=")),
@@ -355,7 +355,7 @@ def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload
     pod = _pod_with(w.pod_spec, container, spread)
     written = tuple(_kaito_arg(word, at, "resource.instanceType", w.doc.kind) for word in words)
     return (
-        replace(w, pod_spec=pod, group_size=nodes, kaito_sku=None, chart_args=(*w.chart_args, *written)),
+        replaced(w, pod_spec=pod, group_size=nodes, kaito_sku=None, chart_args=(*w.chart_args, *written)),
         spread,
     )
 
@@ -372,7 +372,7 @@ def run_data_parallel(w: Workload, container: Any) -> tuple[Workload, Any]:
     KAITO's wrapper that kvlint's vLLM model does not read. Neither ``container`` nor the pod is changed."""
     args = container.get("args") if isinstance(container, LDict) else None
     if not isinstance(args, LList):
-        return replace(w, kaito_sku=None), container
+        return replaced(w, kaito_sku=None), container
     items: list[tuple[Any, Loc | None]] = []
     at: Loc | None = None
     gpus = ""
@@ -383,7 +383,7 @@ def run_data_parallel(w: Workload, container: Any) -> tuple[Workload, Any]:
         else:
             items.append((a, loc))
     if not gpus:
-        return replace(w, kaito_sku=None), container
+        return replaced(w, kaito_sku=None), container
     dp = _copy(container, args=llist(args.loc, items))
     pod = _pod_with(w.pod_spec, container, dp)
     words = ("--tensor-parallel-size=1", f"--data-parallel-size={gpus}")
@@ -391,7 +391,7 @@ def run_data_parallel(w: Workload, container: Any) -> tuple[Workload, Any]:
         c for c in w.chart_args if not (c.words and c.words[0].startswith("--tensor-parallel-size="))
     )
     written = tuple(_kaito_arg(word, at, "resource.instanceType", w.doc.kind) for word in words)
-    return replace(w, pod_spec=pod, kaito_sku=None, chart_args=(*kept, *written)), dp
+    return replaced(w, pod_spec=pod, kaito_sku=None, chart_args=(*kept, *written)), dp
 
 
 def _pod_with(pod_spec: LDict, container: Any, replacement: LDict) -> LDict:
@@ -453,7 +453,7 @@ def _transformers_runtime(doc: Document, pname: str, ploc: Loc | None, path: str
         severity="info",
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
-    return replace(synthetic_workload(doc, ps, path, replicas=None), findings=(note,))
+    return replaced(synthetic_workload(doc, ps, path, replicas=None), findings=(note,))
 
 
 def _kaito_arg(word: str, loc: Loc | None, key: str | None, kind: str) -> ChartArg:

@@ -5,10 +5,10 @@ including the container of the Hugging Face serving runtime for ``modelFormat: h
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from kvlint.engines.images import KSERVE_HF_IMAGE_NAME, split_image
+from kvlint.fastinit import replaced
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, Workload
 from kvlint.values import as_list
@@ -111,7 +111,7 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             if hf:
                 w = _with_facts(w, hf[1])
             elif location:
-                w = replace(w, model_storage=location)
+                w = replaced(w, model_storage=location)
             return [w]
     if is_pod_spec(pred):
         return [
@@ -221,7 +221,7 @@ def _refused(doc: Document, pred: dict, findings: tuple[Finding, ...]) -> Worklo
     sized on a value that never reaches an engine."""
     at = loc_of(pred, "workerSpec") or loc_of(pred) or doc.loc
     ps = ldict(at, [("containers", llist(at, []), at)])
-    return replace(synthetic_workload(doc, ps, "spec.predictor", replicas=None), findings=findings)
+    return replaced(synthetic_workload(doc, ps, "spec.predictor", replicas=None), findings=findings)
 
 
 def _transformers_backend(doc: Document, key: str, model: dict) -> Workload | None:
@@ -260,7 +260,7 @@ def _transformers_backend(doc: Document, key: str, model: dict) -> Workload | No
         severity="info",
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
-    return replace(synthetic_workload(doc, ps, f"spec.predictor.{key}", replicas=None), findings=(note,))
+    return replaced(synthetic_workload(doc, ps, f"spec.predictor.{key}", replicas=None), findings=(note,))
 
 
 #: The container KServe's Hugging Face ClusterServingRuntime (``kserve-huggingfaceserver``, selected for
@@ -558,7 +558,7 @@ def _with_facts(w: Workload, facts: dict[str, str | None]) -> Workload:
     given: dict[str, Any] = {k: v for k, v in facts.items() if v}
     if "derived_model" in given and MODEL_ANNOTATION in w.annotations:
         del given["derived_model"]
-    return replace(w, **given) if given else w
+    return replaced(w, **given) if given else w
 
 
 def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Document) -> list[Workload]:
@@ -620,7 +620,7 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
         extra_meta=pred,
     )
     if multi:
-        w = replace(w, chart_args=chart_args)
+        w = replaced(w, chart_args=chart_args)
     w = _with_facts(w, facts)
     out = [w]
     if multi:
@@ -634,7 +634,7 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
             _add_env(worker_c, env_items + [("ISVC_NAME", doc.name)], anchor)
             wps = _merge_pod(worker_spec, isvc_ws, worker_c, loc_of(pred, "workerSpec") or anchor)
             ww = make_workload(doc, wps, [], path="spec.predictor.workerSpec", role="worker", extra_meta=pred)
-            out.append(replace(ww, leader=w))
+            out.append(replaced(ww, leader=w))
     return out
 
 
@@ -697,4 +697,4 @@ def _runtime_missing(
         replicas=int_or_none(pred.get("replicas")),
         extra_meta=pred,
     )
-    return replace(w, findings=(f,))
+    return replaced(w, findings=(f,))

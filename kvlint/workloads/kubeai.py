@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Workload
@@ -92,10 +92,10 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
             ps = ldict(at, [("containers", llist(at, []), at)])
             other = synthetic_workload(doc, ps, "spec", replicas=None)
         if other is not None and refused is not None:
-            other = replace(other, findings=(*other.findings, refused))
+            other = replaced(other, findings=(*other.findings, refused))
         return [other] if other is not None else []
     if refused is not None:  # a vLLM Model spelled as the enum does not: sized as vLLM, after the refusal
-        return [replace(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec)]
+        return [replaced(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec)]
     return _vllm_model_workloads(doc, spec)
 
 
@@ -246,7 +246,7 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]
         accelerator_why=why,
         image_source=image_source,
     )
-    return [replace(w, chart_args=written)]
+    return [replaced(w, chart_args=written)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.
@@ -375,7 +375,7 @@ def _other_engine(doc: Document, spec: dict[Any, Any]) -> Workload | None:
         severity="info",
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
-    return replace(synthetic_workload(doc, ps, "spec", replicas=None), findings=(note,))
+    return replaced(synthetic_workload(doc, ps, "spec", replicas=None), findings=(note,))
 
 
 def catalog_engine(entry: dict[Any, Any]) -> Any:
@@ -395,5 +395,5 @@ def catalog_workloads(doc: Document) -> list[Workload]:
     out: list[Workload] = []
     for model, enabled in catalog_models(doc):
         for w in model_workloads(model, other_engines=enabled):
-            out.append(w if enabled else replace(w, name=f"{w.name} (enabled: false)"))
+            out.append(w if enabled else replaced(w, name=f"{w.name} (enabled: false)"))
     return out

@@ -423,9 +423,9 @@ def _images_set(spec: Any) -> set[tuple[str, str]]:
 
 
 def _with(w: Workload, **changes: Any) -> Workload:
-    from dataclasses import replace
+    from kvlint.fastinit import replaced
 
-    return replace(w, **changes)
+    return replaced(w, **changes)
 
 
 def _empty(doc: Document, loc: Loc | None, findings: tuple[Finding, ...], why: str) -> Workload:

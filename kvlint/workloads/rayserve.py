@@ -49,9 +49,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import DerivedAccelerator, Document, Finding, Workload
@@ -761,7 +761,7 @@ class _Reader:
             engine_kwargs_refusal=_ENGINE_KWARGS_CHECK,
         )
         # the pods of the worker group among which Ray places the engine's GPU bundles (KV403 counts their GPUs)
-        return replace(w, group_size=self.pods or w.group_size, findings=(*w.findings, *notes))
+        return replaced(w, group_size=self.pods or w.group_size, findings=(*w.findings, *notes))
 
     def assumptions(self, cfg: dict, image: Any, image_loc: Loc | None) -> list[Finding]:
         """KV504 (info) for what the engine was read on an assumption: the vLLM release of a Ray wheel that
@@ -861,7 +861,7 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     if not reader.out:
         return [_empty(doc, at, reader.findings)] if reader.findings else []
     first = reader.out[0]
-    return [replace(first, findings=(*first.findings, *reader.findings)), *reader.out[1:]]
+    return [replaced(first, findings=(*first.findings, *reader.findings)), *reader.out[1:]]
 
 
 def _empty(doc: Document, at: Loc | None, findings: list[Finding]) -> Workload:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from kvlint.fastinit import replaced
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
@@ -799,7 +800,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
         f"--version VERSION -f {shell_word(doc.path)} | kvlint check -",
         severity="info",
     )
-    out[0] = replace(out[0], findings=(note, *out[0].findings))
+    out[0] = replaced(out[0], findings=(note, *out[0].findings))
     return out
 
 
@@ -816,7 +817,7 @@ def _ray_workload(doc: Document, i: int, m: LDict) -> Workload:
     ps = ldict(m.loc, [("containers", LList([], loc=m.loc), m.loc)])
     w = synthetic_workload(doc, ps, f"servingEngineSpec.modelSpec[{i}]", replicas=None)
     name = go_text(m.get("name"))
-    return replace(
+    return replaced(
         w,
         kind="RayCluster",
         name=f"{RELEASE}-{name}-raycluster",
@@ -854,7 +855,22 @@ def _flag_term(flag: str, phrase: str, dashes: str = "--") -> ValuesTerm:
     """The term for ``flag`` as a fix text writes it: ``-`` or ``_`` between words, whole words only, with
     ``dashes`` before it (``(?:--)?``: the bare name too, as in "tensor-parallel-size values up to 8")."""
     words = flag.lstrip("-").replace("_", "-").split("-")
-    return _term(r"(?<![\w-])" + dashes + "[-_]".join(map(re.escape, words)) + r"(?![\w-])", phrase)
+    name = "[-_]".join(map(re.escape, words)) + r"(?![\w-])"
+    # the pattern ``(?<![\w-])`` + dashes + name, written to start with a literal (:func:`_literal_first`)
+    if dashes == "(?:--)?":
+        first = re.escape(words[0])
+        return _term(_literal_first("--") + name + "|" + _literal_first(first) + name[len(first) :], phrase)
+    assert dashes.startswith("--")
+    return _term(_literal_first("--") + dashes[2:] + name, phrase)
+
+
+def _literal_first(literal: str) -> str:
+    r"""``literal`` (a regular expression of plain characters, escaped) not preceded by a word character or a
+    dash, written as the literal followed by a fixed-width lookbehind: ``(?<![\w-])--`` matches where
+    ``--(?<![\w-]--)`` does, at the same start (at the start of the text the lookbehind has no room and holds,
+    as ``(?<![\w-])`` holds there), but a pattern that starts with a literal (or each of whose alternatives
+    does) is searched by skipping to that literal, not tried at every character of the fix."""
+    return literal + r"(?<![\w-]" + literal + ")"
 
 
 def _term(pattern: str, phrase: str, only: frozenset[str] | None = None) -> ValuesTerm:
@@ -888,7 +904,11 @@ VALUES_TERMS: tuple[ValuesTerm, ...] = (
         "filling the fields not set",
     ),
     _flag_term("--port", "--port is servingEngineSpec.containerPort"),
-    _term(r"(?<![\w-])--[a-z][a-z0-9_-]*", "other vLLM flags go in vllmConfig.extraArgs", _vllm_options()),
+    _term(
+        _literal_first("--") + "[a-z][a-z0-9_-]*",  # (?<![\w-])--[a-z][a-z0-9_-]*
+        "other vLLM flags go in vllmConfig.extraArgs",
+        _vllm_options(),
+    ),
     _term(
         r"resources\.limits\.memory|memory limit",
         "the memory limit is limitMemory, when modelSpec.resources is not set",
@@ -1091,7 +1111,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         given = m.get(key)
         if isinstance(given, dict):
             labels.update({str(k): go_text(v) for k, v in given.items()})
-    return replace(
+    return replaced(
         w,
         kind="Deployment",
         name=f"{RELEASE}-{go_text(m.get('name'))}-deployment-vllm",
