@@ -1112,8 +1112,9 @@ def _dsa_for_gpu(
     pre: SglangPrelude, model: ModelSpec, compute_capability: str | None, gpu_name: str
 ) -> SglangPrelude:
     """``pre`` with the DeepSeek sparse-attention defaults that depend on the GPU: the KV dtype of
-    :func:`dsa_kv_dtype` (its cell sizes recomputed by :func:`cell_size`, the cell note replaced) and, on ROCm from
-    0.5.8, page_size 1 (``server_args.py``: ``if is_hip(): self.page_size = 1``)."""
+    :func:`dsa_kv_dtype` (its cell sizes recomputed by :func:`cell_size` over the attention-TP group, with the draft's
+    MTP layers of :func:`kvlint.memory.sglang_spec.scale_cell` when the draft shares the cell, the cell note replaced)
+    and, on ROCm from 0.5.8, page_size 1 (``server_args.py``: ``if is_hip(): self.page_size = 1``)."""
     v = pre.version
     kvd = dsa_kv_dtype(v, pre.kv_cache_dtype, compute_capability)
     page = 1 if _is_amd(gpu_name) and v >= (0, 5, 8) else pre.page_size
@@ -1121,19 +1122,32 @@ def _dsa_for_gpu(
         return pre
     per_tok, stage_c, notes = pre.kv_bytes_per_token, pre.stage_cells, list(pre.model_notes)
     if kvd != pre.kv_cache_dtype:
-        per_tok, how = cell_size(model, pre.tp, 1, dsa_indexer=pre.dsa_indexer_in_cell)
+        attn_tp = max(1, pre.tp // pre.dp) if pre.dp_attention else pre.tp
+        per_tok, how = cell_size(model, attn_tp, 1, dsa_indexer=pre.dsa_indexer_in_cell)
         if pre.stage_layers:
             bounds = [sum(pre.stage_layers[:r]) for r in range(pre.pp + 1)]
             stage_c = tuple(
                 cell_size(
                     model,
-                    pre.tp,
+                    attn_tp,
                     1,
                     layer_range=(bounds[r], bounds[r + 1]),
                     dsa_indexer=pre.dsa_indexer_in_cell,
                 )[0]
                 for r in range(pre.pp)
             )
+        draft = pre.spec.draft_layers if pre.spec is not None else 0
+        if draft:
+            # the fp8 cell takes the draft's MTP layers as sglang_prelude's cell does (sglang_spec.scale_cell)
+            scaled = sglang_spec.scale_cell(per_tok, model.num_layers, draft, v, dsa=_is_dsa(model))
+            if scaled != per_tok:
+                how = f"{how} + {draft} draft layer(s) at the target's per-layer size"
+                per_tok = scaled
+            if pre.stage_layers:
+                stage_c = tuple(
+                    sglang_spec.scale_cell(c, pre.stage_layers[r], draft, v, dsa=_is_dsa(model))
+                    for r, c in enumerate(stage_c)
+                )
         notes = [
             f"cell_size {per_tok} B/token per rank ({how})" if n.startswith("cell_size ") else n
             for n in notes
