@@ -151,6 +151,8 @@ def test_fp8_dsa_cell_keeps_the_mtp_draft_layers() -> None:
     for gpu in ("b200", "h200"):
         plain = _plan("0.5.23", "--tp", "8", gpu=gpu)
         spec = _plan("0.5.23", "--tp", "8", "--speculative-algorithm", "EAGLE", gpu=gpu)
-        want = sglang_spec.scale_cell(plain.plan.kv_bytes_per_token, m.num_layers, nextn, (0, 5, 23), dsa=True)
+        want = sglang_spec.scale_cell(
+            plain.plan.kv_bytes_per_token, m.num_layers, nextn, (0, 5, 23), dsa=True
+        )
         assert spec.plan.kv_bytes_per_token == want > plain.plan.kv_bytes_per_token, gpu
         assert any("draft layer(s)" in n and n.startswith("cell_size ") for n in spec.plan.assumptions), gpu

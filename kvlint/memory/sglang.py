@@ -733,6 +733,109 @@ _SG_DEEPSEEK_V2_ARCHS = frozenset(
 )
 
 
+#: From this release the DeepSeek-V2 family's input embedding is split over the attention-TP group with DP attention
+#: (``use_attn_tp_group=is_dp_attention_enabled()`` in the 0.5.8 wheel's models/deepseek_v2.py; before it, 0.5.3 -
+#: 0.5.7, ``enable_tp=not is_dp_attention_enabled()``: the whole table on every rank)
+EMBED_ATTN_TP_FROM: SgVersion = (0, 5, 8)
+
+#: Architectures whose SGLang attention builds its projections over the attention-TP group with DP attention
+#: (``QKVParallelLinear`` / ``ColumnParallelLinear`` / ``RowParallelLinear`` with ``tp_size=attn_tp_size`` or
+#: ``parallel_group="attn_tp"``), as ``(from, until)`` releases (None: every release read): the model files of the
+#: 0.5.3 - 0.5.8, 0.5.13, 0.5.15 and 0.5.23 wheels, and the multimodal / draft wrappers that import those models'
+#: layers. A boundary is the first wheel read that shows the change (0.5.9 - 0.5.12 and 0.5.16 - 0.5.22 not read).
+#: Every other architecture (Llama, Qwen2, Mistral, Mixtral, Gemma, Phi-3, ...) keeps its attention over the whole
+#: TP group in every wheel read.
+_SG_ATTN_TP_SPLIT: dict[str, tuple[SgVersion | None, SgVersion | None]] = {
+    **dict.fromkeys(
+        (
+            "BailingMoEForCausalLM",
+            "BailingMoeForCausalLM",
+            "BailingMoeV2ForCausalLM",
+            "BailingMoeV3ForCausalLM",
+            "BeamForCausalLM",
+            "DeepseekV2ForCausalLM",
+            "DeepseekV32ForCausalLM",
+            "DeepseekV3ForCausalLM",
+            "DeepseekV3ForCausalLMNextN",
+            "DeepseekV4ForCausalLM",
+            "DeepseekVL2ForCausalLM",
+            "Exaone4ForCausalLM",
+            "ExaoneMoEForCausalLM",
+            "ExaoneMoeForCausalLM",
+            "FalconH1ForCausalLM",
+            "GigaChat35ForCausalLM",
+            "Glm4MoeForCausalLM",
+            "Glm4MoeForCausalLMNextN",
+            "Glm4MoeLiteForCausalLM",
+            "Glm4vMoeForConditionalGeneration",
+            "GlmMoeDsaForCausalLM",
+            "GlmMoeDsaForCausalLMNextN",
+            "GptOssForCausalLM",
+            "HYV4ForCausalLM",
+            "IQuestQ1ForCausalLM",
+            "InternS2MobiusForConditionalGeneration",
+            "K2HorizonForCausalLM",
+            "KimiK3ForConditionalGeneration",
+            "KimiK3LinearForCausalLM",
+            "KimiVLForConditionalGeneration",
+            "LLaDA2MoeModelLM",
+            "LagunaForCausalLM",
+            "Llama4ForCausalLM",
+            "Llama4ForConditionalGeneration",
+            "MellumForCausalLM",
+            "MiMoV2FlashForCausalLM",
+            "MiMoV2ForCausalLM",
+            "MiniMaxM3SparseForCausalLM",
+            "MistralLarge3ForCausalLM",
+            "MossVLForConditionalGeneration",
+            "PhiMoEForCausalLM",
+            "Qwen2MoeForCausalLM",
+            "Qwen3ForCausalLM",
+            "Qwen3MoeForCausalLM",
+            "Qwen3NextForCausalLM",
+            "Qwen3NextForCausalLMMTP",
+            "Qwen3VLForConditionalGeneration",
+            "Qwen3VLMoeForConditionalGeneration",
+            "Qwen3_5ForConditionalGeneration",
+            "Qwen3_5MoeForConditionalGeneration",
+            "SDARForCausalLM",
+            "SDARMoeForCausalLM",
+            "SarvamMLAForCausalLM",
+            "SarvamMoEForCausalLM",
+            "Spark2_5ForCausalLM",
+            "Step3VLForConditionalGeneration",
+            "Step3p5ForCausalLM",
+            "XllmForCausalLM",
+        ),
+        (None, None),
+    ),
+    "Grok1ForCausalLM": (None, (0, 5, 23)),
+    "Grok1ModelForCausalLM": (None, (0, 5, 23)),
+    "KimiLinearForCausalLM": ((0, 5, 13), None),
+    "MiniMaxM2ForCausalLM": ((0, 5, 13), None),
+    "NemotronHForCausalLMMTP": ((0, 5, 15), None),
+    "BailingMoeV2_5ForCausalLM": ((0, 5, 23), None),
+    "Glm4vForConditionalGeneration": ((0, 5, 23), None),
+    "NemotronHForCausalLM": ((0, 5, 23), None),
+    "NemotronHPuzzleForCausalLM": ((0, 5, 23), None),
+}
+
+
+def attention_over_attn_tp(model: ModelSpec, v: SgVersion) -> bool:
+    """Whether SGLang ``v`` builds ``model``'s attention projections over the attention-TP group (``tp / dp`` ranks)
+    with DP attention, by its first architecture (:data:`_SG_ATTN_TP_SPLIT`, read in the model files of the 0.5.3 -
+    0.5.8, 0.5.13, 0.5.15 and 0.5.23 wheels: e.g. ``models/qwen3_moe.py``, ``models/deepseek_v2.py`` with
+    ``attn_tp_size``; ``models/llama.py`` and ``models/qwen2.py`` keep ``QKVParallelLinear`` over the whole TP group).
+    The KV cell follows the attention-TP group for every model (``get_attention_tp_size()`` in 0.5.3's
+    ``profile_max_num_token``, ``attn_tp_size`` in 0.5.23's ``_compute_cell_size``)."""
+    first = model.architectures[0] if model.architectures else ""
+    span = _SG_ATTN_TP_SPLIT.get(first)
+    if span is None:
+        return False
+    start, until = span
+    return (start is None or v >= start) and (until is None or v < until)
+
+
 def is_sglang_dsa(model: ModelSpec) -> bool:
     """SGLang's ``is_deepseek_nsa`` / ``is_deepseek_dsa`` for the DeepSeek family: the first architecture in
     :data:`_SG_DSA_ARCHS` and ``index_topk`` in the config (DeepSeek V3.2)."""
@@ -848,28 +951,48 @@ def sglang_prelude(
     # quant_config=None), DeepSeek's MoEGate parameter), and K/V heads fewer than TP (QKVParallelLinear's
     # num_kv_head_replicas): sglang@0.5.23 models/deepseek_v2.py, models/qwen3_moe.py, layers/linear.py,
     # layers/attention/dsa/dsa_indexer.py; the same in the 0.4.10, 0.5.5, 0.5.13 and 0.5.18 wheels
+    # DP attention: only the models whose SGLang attention classes build their projections over the attention-TP
+    # group hold them over attn_tp ranks (attention_over_attn_tp); the others (Llama, Qwen2, Mistral, Mixtral, Gemma,
+    # ...) keep QKVParallelLinear / RowParallelLinear over the whole TP group, while their KV cell follows attn_tp
+    attn_split = attn_tp < tp and attention_over_attn_tp(model, v)
     repl, repl_src = tp_replicated_bytes(
-        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp, attn_tp=attn_tp
+        model,
+        dtype_bytes=dbytes,
+        quantization=str(quant) if quant else None,
+        tp=tp,
+        attn_tp=attn_tp if attn_split else tp,
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
     if attn_tp < tp:
         first_arch = model.architectures[0] if model.architectures else ""
         if model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
-            # the DeepSeek-V2 family splits its input embedding over the attention-TP group too (0.5.4:
-            # VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled()), whole; 0.5.23: get_embedding_tp_kwargs,
-            # the attention-TP group; the two agree at dp = tp), sglang models/deepseek_v2.py
-            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / attn_tp - 1 / tp))
+            # the DeepSeek-V2 family's input embedding with DP attention (sglang models/deepseek_v2.py
+            # DeepseekV2Model.__init__): whole on every rank before 0.5.8 (VocabParallelEmbedding(enable_tp=not
+            # is_dp_attention_enabled()), the 0.5.3 - 0.5.7 wheels), over the attention-TP group from 0.5.8
+            # (use_attn_tp_group=is_dp_attention_enabled(); 0.5.13 - 0.5.23 get_embedding_tp_kwargs)
+            embed_ranks = attn_tp if v >= EMBED_ATTN_TP_FROM else 1
+            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / embed_ranks - 1 / tp))
             repl += embed_extra
-            embedding = f"so is the input embedding (+{embed_extra / GiB:.2f} GiB per rank)"
+            embedding = (
+                f"the input embedding {'over the attention-TP group' if embed_ranks > 1 else 'whole on every rank'} "
+                f"(+{embed_extra / GiB:.2f} GiB per rank)"
+            )
         else:
             embedding = (
                 f"the input embedding is taken over all {tp} ranks (SGLang splits it over either group or replicates "
                 "it, by model and release: not modelled)"
             )
+        if attn_split:
+            what = "the attention layers, their KV heads and states are split"
+        else:
+            what = (
+                f"the KV heads and states are split (the attention projections of {first_arch or 'this model'} stay "
+                f"over all {tp} ranks in SGLang {v[0]}.{v[1]}.{v[2]})"
+            )
         model_notes.append(
-            f"DP attention: the attention layers, their KV heads and states are split over the attention-TP group "
-            f"({attn_tp} of {tp} ranks, tp_size / dp_size); {embedding}"
+            f"DP attention: {what} over the attention-TP group ({attn_tp} of {tp} ranks, tp_size / dp_size); "
+            f"{embedding}"
         )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
     spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp)
