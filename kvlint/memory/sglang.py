@@ -211,7 +211,7 @@ def default_mem_fraction_static(
       wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
       GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
-      ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.5 - 0.5.14,
+      ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
       :func:`kvlint.memory.sglang_spec.default_reserve_mib`).
     Returns ``(fraction, why)``.
     """
@@ -572,7 +572,7 @@ def _speculative(
     tp: int,
 ) -> tuple[sglang_spec.SpecSizing | None, list[str]]:
     """``(sizing, notes)`` of ``--speculative-algorithm`` for SGLang ``v`` (:mod:`kvlint.memory.sglang_spec`): the
-    EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.5 is sized (the default fraction's reserve, 0.5.5's
+    EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.3 is sized (the default fraction's reserve, 0.5.3 - 0.5.6's
     token padding, the draft's layers in the cell from 0.5.15 when the draft is the target's MTP head); other
     algorithms and releases get a note that the draft is not counted. ``w_all`` the whole model's weight bytes,
     ``dbytes`` the model dtype's (the draft weights' estimate)."""
@@ -580,17 +580,17 @@ def _speculative(
     if not alg or alg == "NGRAM":  # NGRAM drafts from the prompt: no draft model, no draft KV
         return None, []
     shown = str(get("speculative_algorithm"))[:40]
-    if alg not in sglang_spec.EAGLE_FAMILY or v < (0, 5, 5):
+    if alg not in sglang_spec.EAGLE_FAMILY or v < sglang_spec.SIZED_FROM:
         note = (
             f"not modelled: speculative decoding (--speculative-algorithm {shown}"
-            f"{' on SGLang before 0.5.5' if alg in sglang_spec.EAGLE_FAMILY else ''}); SGLang also holds the "
+            f"{' on SGLang before 0.5.3' if alg in sglang_spec.EAGLE_FAMILY else ''}); SGLang also holds the "
             "draft's KV cache and the draft model's weights, so its pool differs from this plan "
             "(docs/engine-memory-model.md §3.3)"
         )
         reserve = sglang_spec.default_reserve_mib(v, alg)
         if not reserve:
             return None, [note]
-        # 0.5.5 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
+        # 0.5.3 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
         return sglang_spec.SpecSizing(alg, 0, reserve, None), [note]
     notes: list[str] = []
     layers, why = sglang_spec.draft_kv_layers(
@@ -629,7 +629,7 @@ def _speculative(
         if max(steps, topk, tokens or 0) > sglang_spec.MAX_SPEC_PARAM:
             notes.append(
                 f"speculative decoding ({shown}): num_steps {steps}, eagle_topk {topk}, num_draft_tokens {tokens} "
-                f"are absurd (kvlint plans at most {sglang_spec.MAX_SPEC_PARAM:,} each); SGLang 0.5.5's padding of "
+                f"are absurd (kvlint plans at most {sglang_spec.MAX_SPEC_PARAM:,} each); SGLang 0.5.3 - 0.5.6's padding of "
                 "the pool for the tokens in flight is not applied"
             )
         else:
@@ -1033,7 +1033,11 @@ def sglang_prelude(
     model_notes.insert(cell_note_at, f"cell_size {per_tok} B/token per rank ({how})")
     model_notes.append(_preload_note(tp * pp))
     mrr_user = as_int(get("max_running_requests"))
-    if mrr_user is None and v >= (0, 5, 5) and sglang_spec.normalize_algorithm(get("speculative_algorithm")):
+    if (
+        mrr_user is None
+        and v >= sglang_spec.SIZED_FROM
+        and sglang_spec.normalize_algorithm(get("speculative_algorithm"))
+    ):
         # every 0.5.x wheel read resets it before the pool is sized ("Max running requests is reset to 48 for
         # speculative decoding"): the request pool, the mamba slots and max_num_reqs all start from it
         mrr_user = sglang_spec.SPEC_MAX_RUNNING_REQUESTS
@@ -1407,7 +1411,7 @@ def plan_sglang_detailed(
             "(SGLang hybrid state pool)"
         )
 
-    # 0.5.5 pads the profiled tokens for the draft and verify tokens in flight (sglang_spec.pad_tokens_055)
+    # 0.5.3 - 0.5.6 pad the profiled tokens for the draft and verify tokens in flight (sglang_spec.pad_tokens_055)
     spec = pre.spec
     pad = 0
     pad_args = spec.pad if spec is not None and spec.pad is not None else (0, 0, 0)
@@ -1425,7 +1429,7 @@ def plan_sglang_detailed(
         notes.append(
             f"max_total_num_tokens padded by {pad} tokens for the speculative draft and verify tokens in flight "
             f"(max_running_requests × (num_steps × topk + num_draft_tokens) + 100 = {pre.max_running_requests} × "
-            f"({pad_args[0]} × {pad_args[1]} + {pad_args[2]}) + 100, SGLang 0.5.5's init_memory_pool)"
+            f"({pad_args[0]} × {pad_args[1]} + {pad_args[2]}) + 100, SGLang {v[0]}.{v[1]}.{v[2]}'s init_memory_pool)"
         )
     if spec is not None and spec.draft_layers and pre.version < sglang_spec.ONE_CELL_FROM and mtt > 0:
         n = max(1, model.num_layers)
