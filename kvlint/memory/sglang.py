@@ -155,12 +155,18 @@ def max_running_requests_04(
     return max(0, min(want, rows))
 
 
+#: From this release the < 35 GiB tier (RTX 4090 / 5090, A10) defaults to chunked prefill 4096 and a decode graph
+#: batch of 48 (160 at tp >= 4) (``arg_groups/memory_hook.py`` of the 0.5.20 wheel; 2048 and 24 / 80 in 0.5.19's)
+TIER_35_FROM: SgVersion = (0, 5, 20)
+
+
 def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.3.
 
     Source: ``sglang@0.5.23:sglang/srt/arg_groups/memory_hook.py::handle_gpu_memory_settings`` (table in §3.2;
-    on the < 35 GiB tier 0.5.5 used 2048 and 24/80, 0.5.3 and 0.5.4 2048 and 16/80: ``server_args.py::
-    ServerArgs._handle_gpu_memory_settings`` of those wheels).
+    on the < 35 GiB tier 4096 and 48/160 from 0.5.20 (:data:`TIER_35_FROM`; read in 0.5.20 - 0.5.23), 2048 and 24/80
+    in 0.5.5 - 0.5.19 (read in 0.5.5 - 0.5.8, 0.5.13, 0.5.15, 0.5.16, 0.5.18; ``memory_hook.py`` of 0.5.19), 2048
+    and 16/80 in 0.5.3 and 0.5.4: ``server_args.py::ServerArgs._handle_gpu_memory_settings`` of those wheels).
     """
     g = gpu_mib / 1024
     if g < 20:
@@ -168,7 +174,7 @@ def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     if g < 35:
         if v < (0, 5, 5):
             return 2048, 16 if tp < 4 else 80
-        if v < (0, 5, 6):
+        if v < TIER_35_FROM:
             return 2048, 24 if tp < 4 else 80
         return 4096, 48 if tp < 4 else 160
     if g < 60:
