@@ -122,3 +122,19 @@ def test_deepseek_input_embedding_whole_before_058_then_over_attn_tp() -> None:
     assert abs((old.plan.weights_bytes - new.plan.weights_bytes) - table * (1 - 1 / 4)) <= 2
     assert any("whole on every rank" in n for n in old.plan.assumptions)
     assert any("over the attention-TP group (+" in n for n in new.plan.assumptions)
+
+
+def test_dp_attention_embedding_share_stays_on_the_first_pipeline_stage() -> None:
+    """With pipeline stages the input embedding is built on the first stage only (``PPMissingLayer`` elsewhere), so
+    the DeepSeek-V2 family's DP-attention embedding share (whole before 0.5.8, over the attention-TP group from 0.5.8)
+    weighs on that stage alone; the merge spread it over the stages by layer count."""
+    from kvlint.memory.sglang import sglang_prelude
+
+    m = _model(DSV3)
+    args = ("--tp", "8", "--dp", "2", "--pp-size", "2", "--enable-dp-attention")
+    old = sglang_prelude(_cmd(DSV3, *args, version="0.5.7"), m)
+    new = sglang_prelude(_cmd(DSV3, *args, version="0.5.8"), m)
+    assert len(old.stage_weights) == len(new.stage_weights) == 2
+    table = m.vocab_size * m.hidden_size * 2
+    assert old.stage_weights[1] == new.stage_weights[1]
+    assert abs((old.stage_weights[0] - new.stage_weights[0]) - table * (1 - 1 / 4)) <= 2

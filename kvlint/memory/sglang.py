@@ -970,6 +970,7 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
     if attn_tp < tp:
         first_arch = model.architectures[0] if model.architectures else ""
         if model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
@@ -1012,7 +1013,9 @@ def sglang_prelude(
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl)
+        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra)
+        # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers)
+        stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
             cell_size(
