@@ -4,13 +4,15 @@ the draft adds to the start-up plan, by release.
 SGLang runs the draft on the target's GPUs with the target's KV pool indices. What it sizes differs by release
 (read in the PyPI wheels' ``sglang/srt``):
 
-* 0.5.3 - 0.5.6 (read: 0.5.3, 0.5.4, 0.5.5, 0.5.6; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` / ``::_handle_speculative_decoding`` /
-  ``auto_choose_speculative_params``; ``model_executor/model_runner.py::ModelRunner.init_memory_pool`` /
+* 0.5.3 - 0.5.6 (read: 0.5.3, 0.5.4, 0.5.5, 0.5.6; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` /
+  ``::_handle_speculative_decoding`` / ``auto_choose_speculative_params``; ``model_executor/model_runner.py::ModelRunner.init_memory_pool`` /
   ``::profile_max_num_token``): the default ``mem_fraction_static`` reserves 2 GiB more ("eagle draft models and cuda
   graphs"; 6 GiB for STANDALONE, none for NGRAM), ``--max-running-requests`` defaults to 48, the target sizes its pool
   over its own layers and pads the token count by ``max_num_reqs × (num_steps × topk + num_draft_tokens) + 100``;
   the draft worker then allocates a pool of that many tokens over its own layers, after the target's, outside the
   static fraction.
+* 0.5.7 - 0.5.12 (read: 0.5.7, 0.5.8; ``model_executor/model_runner_kv_cache_mixin.py``): the same 2 GiB reserve and
+  separate draft pool, without the padding (``draft_runner_cache_size = max_total_num_tokens``).
 * 0.5.13 (``server_args.py``, ``arg_groups/speculative_hook.py``, ``model_executor/pool_configurator.py``,
   ``model_executor/model_runner_kv_cache_mixin.py``): the reserve is 4 GiB (STANDALONE 6), no padding; the draft
   worker reuses the target's ``MemoryPoolConfig`` (the same token count) and allocates its own layers' pool outside
