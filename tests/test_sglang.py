@@ -453,3 +453,25 @@ def test_a_separate_draft_model_is_said_to_be_uncounted() -> None:
     )
     assert not any("draft" in n for n in ngram.plan.assumptions)
     assert ngram.max_running_requests == SPEC_MAX_RUNNING_REQUESTS
+
+
+def test_small_gpu_tier_changes_at_0_5_20_not_0_5_6() -> None:
+    """The < 35 GiB tier (RTX 4090) keeps 0.5.5's chunked prefill and decode graph batch up to 0.5.19
+    (``server_args.py`` of 0.5.6 - 0.5.18, ``memory_hook.py`` of 0.5.19) and takes the larger ones from 0.5.20
+    (``memory_hook.py`` of 0.5.20 - 0.5.23); kvlint switched at 0.5.6, so its default fraction on a 24 GiB GPU
+    reserved too much for 0.5.6 - 0.5.19."""
+    from kvlint.memory.sglang import TIER_35_FROM, default_mem_fraction_static, gpu_tier
+
+    acc = lookup("rtx-4090")
+    assert acc is not None
+    mib = acc.memory_bytes / (1 << 20) + 512
+    for tp in (1, 4):
+        old = gpu_tier(mib, tp, (0, 5, 5))
+        for v in ((0, 5, 6), (0, 5, 8), (0, 5, 13), (0, 5, 19)):
+            assert gpu_tier(mib, tp, v) == old, (tp, v)
+            assert default_mem_fraction_static(v, mib, tp=tp) == default_mem_fraction_static(
+                (0, 5, 5), mib, tp=tp
+            )
+        new = gpu_tier(mib, tp, TIER_35_FROM)
+        assert new[0] > old[0] and new[1] > old[1], tp
+        assert gpu_tier(mib, tp, (0, 5, 23)) == new

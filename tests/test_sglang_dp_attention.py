@@ -87,3 +87,54 @@ def test_mla_attention_weights_grow_but_the_latent_cell_does_not() -> None:
     assert dpa.plan.weights_bytes > plain.plan.weights_bytes
     assert dpa.mem_fraction_static < plain.mem_fraction_static
     assert dpa.max_total_num_tokens < plain.max_total_num_tokens
+
+
+LLAMA = "meta-llama/Llama-3.1-70B"  # 8 KV heads: at tp 8 one per rank, at attn_tp 4 two
+
+
+def test_llama_attention_stays_over_all_tp_ranks_but_its_cell_follows_attn_tp() -> None:
+    """Llama (models/llama.py in the 0.5.3 - 0.5.23 wheels) builds ``QKVParallelLinear`` / ``RowParallelLinear`` over
+    the whole TP group even with DP attention, so its weights per rank do not grow; the pool still sizes the KV heads
+    of the attention-TP group (``get_attention_tp_size()`` / ``attn_tp_size`` for every model). kvlint split every
+    architecture's attention over attn_tp."""
+    m = _model(LLAMA)
+    total = lookup("h200").memory_bytes
+    for version in ("0.5.5", "0.5.23"):
+        plain = plan_sglang_detailed(_cmd(LLAMA, "--tp", "8", "--dp", "2", version=version), m, total, gpus=8)
+        dpa = plan_sglang_detailed(
+            _cmd(LLAMA, "--tp", "8", "--dp", "2", "--enable-dp-attention", version=version), m, total, gpus=8
+        )
+        assert dpa.plan.weights_bytes == plain.plan.weights_bytes, version
+        assert dpa.plan.kv_bytes_per_token == cell_size(m, 4, 2)[0] > plain.plan.kv_bytes_per_token, version
+        assert any("stay over all 8 ranks" in n for n in dpa.plan.assumptions), version
+
+
+def test_deepseek_input_embedding_whole_before_058_then_over_attn_tp() -> None:
+    """DeepSeek-V3 at tp 8, dp 2 with DP attention: 0.5.3 - 0.5.7 build the input embedding whole on every rank
+    (``enable_tp=not is_dp_attention_enabled()``), 0.5.8 over the attention-TP group of 4 (``use_attn_tp_group``);
+    kvlint took the attention-TP group at every release. The two plans differ by the embedding's ``1 - 1/4`` share."""
+    m = _model(DSV3)
+    total = lookup("h200").memory_bytes
+    args = ("--tp", "8", "--dp", "2", "--enable-dp-attention")
+    old = plan_sglang_detailed(_cmd(DSV3, *args, version="0.5.7"), m, total, gpus=8)
+    new = plan_sglang_detailed(_cmd(DSV3, *args, version="0.5.8"), m, total, gpus=8)
+    table = m.vocab_size * m.hidden_size * 2  # bf16 embedding (DeepSeek-V3 keeps it unquantized)
+    assert abs((old.plan.weights_bytes - new.plan.weights_bytes) - table * (1 - 1 / 4)) <= 2
+    assert any("whole on every rank" in n for n in old.plan.assumptions)
+    assert any("over the attention-TP group (+" in n for n in new.plan.assumptions)
+
+
+def test_dp_attention_embedding_share_stays_on_the_first_pipeline_stage() -> None:
+    """With pipeline stages the input embedding is built on the first stage only (``PPMissingLayer`` elsewhere), so
+    the DeepSeek-V2 family's DP-attention embedding share (whole before 0.5.8, over the attention-TP group from 0.5.8)
+    weighs on that stage alone; the merge spread it over the stages by layer count."""
+    from kvlint.memory.sglang import sglang_prelude
+
+    m = _model(DSV3)
+    args = ("--tp", "8", "--dp", "2", "--pp-size", "2", "--enable-dp-attention")
+    old = sglang_prelude(_cmd(DSV3, *args, version="0.5.7"), m)
+    new = sglang_prelude(_cmd(DSV3, *args, version="0.5.8"), m)
+    assert len(old.stage_weights) == len(new.stage_weights) == 2
+    table = m.vocab_size * m.hidden_size * 2
+    assert old.stage_weights[1] == new.stage_weights[1]
+    assert abs((old.stage_weights[0] - new.stage_weights[0]) - table * (1 - 1 / 4)) <= 2

@@ -138,3 +138,21 @@ def test_release_specific_overrides() -> None:
     assert _plan("0.5.5", "--tp", "8", "--kv-cache-dtype", "bfloat16").plan.kv_cache_dtype != "fp8_e4m3"
     # an AMD GPU (capability major 9) keeps the model dtype
     assert _plan("0.5.23", "--tp", "8", gpu="mi300x").plan.kv_cache_dtype != "fp8_e4m3"
+
+
+def test_fp8_dsa_cell_keeps_the_mtp_draft_layers() -> None:
+    """On a B200 (fp8 cell for DeepSeek V3.2) with ``--speculative-algorithm EAGLE`` at 0.5.23 the draft's MTP layer
+    shares each token's cell (``DefaultPoolConfigurator``'s EAGLE branch) as it does on an H200's bf16 cell: the
+    fp8 recomputation for the GPU kept the target's layers only (the draft layer was dropped)."""
+    from kvlint.memory import sglang_spec
+
+    m = _model()
+    nextn = int((m.text_config or m.config or {})["num_nextn_predict_layers"])
+    for gpu in ("b200", "h200"):
+        plain = _plan("0.5.23", "--tp", "8", gpu=gpu)
+        spec = _plan("0.5.23", "--tp", "8", "--speculative-algorithm", "EAGLE", gpu=gpu)
+        want = sglang_spec.scale_cell(
+            plain.plan.kv_bytes_per_token, m.num_layers, nextn, (0, 5, 23), dsa=True
+        )
+        assert spec.plan.kv_bytes_per_token == want > plain.plan.kv_bytes_per_token, gpu
+        assert any("draft layer(s)" in n and n.startswith("cell_size ") for n in spec.plan.assumptions), gpu

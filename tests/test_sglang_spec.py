@@ -291,3 +291,32 @@ def test_absurd_draft_settings_are_not_priced() -> None:
     assert sglang_spec.draft_kv_layers(odd, (0, 5, 23), "EAGLE", None, DSV3)[0] is None
     pre = sglang_prelude(_cmd("--tp-size", "8", "--speculative-algorithm", "NEXTN"), odd)
     assert pre.kv_bytes_per_token == cell_size(odd, 8, 2)[0]
+
+
+def test_padding_ends_at_0_5_7_and_sizing_starts_at_0_5_3() -> None:
+    """The target's token padding for the draft is in ``ModelRunner.init_memory_pool`` of the 0.5.3 - 0.5.6 wheels
+    and gone from 0.5.7 (``model_runner_kv_cache_mixin.py``: ``draft_runner_cache_size = max_total_num_tokens``);
+    the 2 GiB "eagle draft models and cuda graphs" reserve, the reset to 48 requests and the padding are already in
+    0.5.3 and 0.5.4. kvlint padded to 0.5.12 and sized nothing before 0.5.5."""
+    m = _model(DSV3)
+    total = lookup("h200").memory_bytes
+    steps, topk, tokens = sglang_spec.auto_params_055(m, "NEXTN")
+    pad = sglang_spec.pad_tokens_055(sglang_spec.SPEC_MAX_RUNNING_REQUESTS, steps, topk, tokens)
+    runs = {
+        version: plan_sglang_detailed(
+            _cmd("--tp-size", "8", "--speculative-algorithm", "NEXTN", version=version), m, total, gpus=8
+        )
+        for version in ("0.5.3", "0.5.4", "0.5.6", "0.5.7")
+    }
+    plain = {
+        version: plan_sglang_detailed(_cmd("--tp-size", "8", version=version), m, total, gpus=8)
+        for version in ("0.5.3", "0.5.7")
+    }
+    for version, r in runs.items():
+        padded = version != "0.5.7"
+        assert any("padded by" in n for n in r.plan.assumptions) is padded, version
+        assert r.max_running_requests == sglang_spec.SPEC_MAX_RUNNING_REQUESTS, version
+        assert r.mem_fraction_static < plain["0.5.3"].mem_fraction_static, version
+    # 0.5.6 and 0.5.7 share the reserve and the cell: the token counts differ by the padding alone
+    assert runs["0.5.6"].max_total_num_tokens - runs["0.5.7"].max_total_num_tokens == pad
+    assert runs["0.5.7"].mem_fraction_static < plain["0.5.7"].mem_fraction_static

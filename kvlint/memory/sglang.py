@@ -155,12 +155,18 @@ def max_running_requests_04(
     return max(0, min(want, rows))
 
 
+#: From this release the < 35 GiB tier (RTX 4090 / 5090, A10) defaults to chunked prefill 4096 and a decode graph
+#: batch of 48 (160 at tp >= 4) (``arg_groups/memory_hook.py`` of the 0.5.20 wheel; 2048 and 24 / 80 in 0.5.19's)
+TIER_35_FROM: SgVersion = (0, 5, 20)
+
+
 def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.3.
 
     Source: ``sglang@0.5.23:sglang/srt/arg_groups/memory_hook.py::handle_gpu_memory_settings`` (table in §3.2;
-    on the < 35 GiB tier 0.5.5 used 2048 and 24/80, 0.5.3 and 0.5.4 2048 and 16/80: ``server_args.py::
-    ServerArgs._handle_gpu_memory_settings`` of those wheels).
+    on the < 35 GiB tier 4096 and 48/160 from 0.5.20 (:data:`TIER_35_FROM`; read in 0.5.20 - 0.5.23), 2048 and 24/80
+    in 0.5.5 - 0.5.19 (read in 0.5.5 - 0.5.8, 0.5.13, 0.5.15, 0.5.16, 0.5.18; ``memory_hook.py`` of 0.5.19), 2048
+    and 16/80 in 0.5.3 and 0.5.4: ``server_args.py::ServerArgs._handle_gpu_memory_settings`` of those wheels).
     """
     g = gpu_mib / 1024
     if g < 20:
@@ -168,7 +174,7 @@ def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     if g < 35:
         if v < (0, 5, 5):
             return 2048, 16 if tp < 4 else 80
-        if v < (0, 5, 6):
+        if v < TIER_35_FROM:
             return 2048, 24 if tp < 4 else 80
         return 4096, 48 if tp < 4 else 160
     if g < 60:
@@ -211,7 +217,7 @@ def default_mem_fraction_static(
       wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
       GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
-      ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.5 - 0.5.14,
+      ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
       :func:`kvlint.memory.sglang_spec.default_reserve_mib`).
     Returns ``(fraction, why)``.
     """
@@ -572,7 +578,7 @@ def _speculative(
     tp: int,
 ) -> tuple[sglang_spec.SpecSizing | None, list[str]]:
     """``(sizing, notes)`` of ``--speculative-algorithm`` for SGLang ``v`` (:mod:`kvlint.memory.sglang_spec`): the
-    EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.5 is sized (the default fraction's reserve, 0.5.5's
+    EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.3 is sized (the default fraction's reserve, 0.5.3 - 0.5.6's
     token padding, the draft's layers in the cell from 0.5.15 when the draft is the target's MTP head); other
     algorithms and releases get a note that the draft is not counted. ``w_all`` the whole model's weight bytes,
     ``dbytes`` the model dtype's (the draft weights' estimate)."""
@@ -580,17 +586,17 @@ def _speculative(
     if not alg or alg == "NGRAM":  # NGRAM drafts from the prompt: no draft model, no draft KV
         return None, []
     shown = str(get("speculative_algorithm"))[:40]
-    if alg not in sglang_spec.EAGLE_FAMILY or v < (0, 5, 5):
+    if alg not in sglang_spec.EAGLE_FAMILY or v < sglang_spec.SIZED_FROM:
         note = (
             f"not modelled: speculative decoding (--speculative-algorithm {shown}"
-            f"{' on SGLang before 0.5.5' if alg in sglang_spec.EAGLE_FAMILY else ''}); SGLang also holds the "
+            f"{' on SGLang before 0.5.3' if alg in sglang_spec.EAGLE_FAMILY else ''}); SGLang also holds the "
             "draft's KV cache and the draft model's weights, so its pool differs from this plan "
             "(docs/engine-memory-model.md §3.3)"
         )
         reserve = sglang_spec.default_reserve_mib(v, alg)
         if not reserve:
             return None, [note]
-        # 0.5.5 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
+        # 0.5.3 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
         return sglang_spec.SpecSizing(alg, 0, reserve, None), [note]
     notes: list[str] = []
     layers, why = sglang_spec.draft_kv_layers(
@@ -629,7 +635,7 @@ def _speculative(
         if max(steps, topk, tokens or 0) > sglang_spec.MAX_SPEC_PARAM:
             notes.append(
                 f"speculative decoding ({shown}): num_steps {steps}, eagle_topk {topk}, num_draft_tokens {tokens} "
-                f"are absurd (kvlint plans at most {sglang_spec.MAX_SPEC_PARAM:,} each); SGLang 0.5.5's padding of "
+                f"are absurd (kvlint plans at most {sglang_spec.MAX_SPEC_PARAM:,} each); SGLang 0.5.3 - 0.5.6's padding of "
                 "the pool for the tokens in flight is not applied"
             )
         else:
@@ -731,6 +737,109 @@ DSA_FROM: SgVersion = (0, 5, 3)
 _SG_DEEPSEEK_V2_ARCHS = frozenset(
     {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
 )
+
+
+#: From this release the DeepSeek-V2 family's input embedding is split over the attention-TP group with DP attention
+#: (``use_attn_tp_group=is_dp_attention_enabled()`` in the 0.5.8 wheel's models/deepseek_v2.py; before it, 0.5.3 -
+#: 0.5.7, ``enable_tp=not is_dp_attention_enabled()``: the whole table on every rank)
+EMBED_ATTN_TP_FROM: SgVersion = (0, 5, 8)
+
+#: Architectures whose SGLang attention builds its projections over the attention-TP group with DP attention
+#: (``QKVParallelLinear`` / ``ColumnParallelLinear`` / ``RowParallelLinear`` with ``tp_size=attn_tp_size`` or
+#: ``parallel_group="attn_tp"``), as ``(from, until)`` releases (None: every release read): the model files of the
+#: 0.5.3 - 0.5.8, 0.5.13, 0.5.15 and 0.5.23 wheels, and the multimodal / draft wrappers that import those models'
+#: layers. A boundary is the first wheel read that shows the change (0.5.9 - 0.5.12 and 0.5.16 - 0.5.22 not read).
+#: Every other architecture (Llama, Qwen2, Mistral, Mixtral, Gemma, Phi-3, ...) keeps its attention over the whole
+#: TP group in every wheel read.
+_SG_ATTN_TP_SPLIT: dict[str, tuple[SgVersion | None, SgVersion | None]] = {
+    **dict.fromkeys(
+        (
+            "BailingMoEForCausalLM",
+            "BailingMoeForCausalLM",
+            "BailingMoeV2ForCausalLM",
+            "BailingMoeV3ForCausalLM",
+            "BeamForCausalLM",
+            "DeepseekV2ForCausalLM",
+            "DeepseekV32ForCausalLM",
+            "DeepseekV3ForCausalLM",
+            "DeepseekV3ForCausalLMNextN",
+            "DeepseekV4ForCausalLM",
+            "DeepseekVL2ForCausalLM",
+            "Exaone4ForCausalLM",
+            "ExaoneMoEForCausalLM",
+            "ExaoneMoeForCausalLM",
+            "FalconH1ForCausalLM",
+            "GigaChat35ForCausalLM",
+            "Glm4MoeForCausalLM",
+            "Glm4MoeForCausalLMNextN",
+            "Glm4MoeLiteForCausalLM",
+            "Glm4vMoeForConditionalGeneration",
+            "GlmMoeDsaForCausalLM",
+            "GlmMoeDsaForCausalLMNextN",
+            "GptOssForCausalLM",
+            "HYV4ForCausalLM",
+            "IQuestQ1ForCausalLM",
+            "InternS2MobiusForConditionalGeneration",
+            "K2HorizonForCausalLM",
+            "KimiK3ForConditionalGeneration",
+            "KimiK3LinearForCausalLM",
+            "KimiVLForConditionalGeneration",
+            "LLaDA2MoeModelLM",
+            "LagunaForCausalLM",
+            "Llama4ForCausalLM",
+            "Llama4ForConditionalGeneration",
+            "MellumForCausalLM",
+            "MiMoV2FlashForCausalLM",
+            "MiMoV2ForCausalLM",
+            "MiniMaxM3SparseForCausalLM",
+            "MistralLarge3ForCausalLM",
+            "MossVLForConditionalGeneration",
+            "PhiMoEForCausalLM",
+            "Qwen2MoeForCausalLM",
+            "Qwen3ForCausalLM",
+            "Qwen3MoeForCausalLM",
+            "Qwen3NextForCausalLM",
+            "Qwen3NextForCausalLMMTP",
+            "Qwen3VLForConditionalGeneration",
+            "Qwen3VLMoeForConditionalGeneration",
+            "Qwen3_5ForConditionalGeneration",
+            "Qwen3_5MoeForConditionalGeneration",
+            "SDARForCausalLM",
+            "SDARMoeForCausalLM",
+            "SarvamMLAForCausalLM",
+            "SarvamMoEForCausalLM",
+            "Spark2_5ForCausalLM",
+            "Step3VLForConditionalGeneration",
+            "Step3p5ForCausalLM",
+            "XllmForCausalLM",
+        ),
+        (None, None),
+    ),
+    "Grok1ForCausalLM": (None, (0, 5, 23)),
+    "Grok1ModelForCausalLM": (None, (0, 5, 23)),
+    "KimiLinearForCausalLM": ((0, 5, 13), None),
+    "MiniMaxM2ForCausalLM": ((0, 5, 13), None),
+    "NemotronHForCausalLMMTP": ((0, 5, 15), None),
+    "BailingMoeV2_5ForCausalLM": ((0, 5, 23), None),
+    "Glm4vForConditionalGeneration": ((0, 5, 23), None),
+    "NemotronHForCausalLM": ((0, 5, 23), None),
+    "NemotronHPuzzleForCausalLM": ((0, 5, 23), None),
+}
+
+
+def attention_over_attn_tp(model: ModelSpec, v: SgVersion) -> bool:
+    """Whether SGLang ``v`` builds ``model``'s attention projections over the attention-TP group (``tp / dp`` ranks)
+    with DP attention, by its first architecture (:data:`_SG_ATTN_TP_SPLIT`, read in the model files of the 0.5.3 -
+    0.5.8, 0.5.13, 0.5.15 and 0.5.23 wheels: e.g. ``models/qwen3_moe.py``, ``models/deepseek_v2.py`` with
+    ``attn_tp_size``; ``models/llama.py`` and ``models/qwen2.py`` keep ``QKVParallelLinear`` over the whole TP group).
+    The KV cell follows the attention-TP group for every model (``get_attention_tp_size()`` in 0.5.3's
+    ``profile_max_num_token``, ``attn_tp_size`` in 0.5.23's ``_compute_cell_size``)."""
+    first = model.architectures[0] if model.architectures else ""
+    span = _SG_ATTN_TP_SPLIT.get(first)
+    if span is None:
+        return False
+    start, until = span
+    return (start is None or v >= start) and (until is None or v < until)
 
 
 def is_sglang_dsa(model: ModelSpec) -> bool:
@@ -848,28 +957,49 @@ def sglang_prelude(
     # quant_config=None), DeepSeek's MoEGate parameter), and K/V heads fewer than TP (QKVParallelLinear's
     # num_kv_head_replicas): sglang@0.5.23 models/deepseek_v2.py, models/qwen3_moe.py, layers/linear.py,
     # layers/attention/dsa/dsa_indexer.py; the same in the 0.4.10, 0.5.5, 0.5.13 and 0.5.18 wheels
+    # DP attention: only the models whose SGLang attention classes build their projections over the attention-TP
+    # group hold them over attn_tp ranks (attention_over_attn_tp); the others (Llama, Qwen2, Mistral, Mixtral, Gemma,
+    # ...) keep QKVParallelLinear / RowParallelLinear over the whole TP group, while their KV cell follows attn_tp
+    attn_split = attn_tp < tp and attention_over_attn_tp(model, v)
     repl, repl_src = tp_replicated_bytes(
-        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp, attn_tp=attn_tp
+        model,
+        dtype_bytes=dbytes,
+        quantization=str(quant) if quant else None,
+        tp=tp,
+        attn_tp=attn_tp if attn_split else tp,
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
     if attn_tp < tp:
         first_arch = model.architectures[0] if model.architectures else ""
         if model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
-            # the DeepSeek-V2 family splits its input embedding over the attention-TP group too (0.5.4:
-            # VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled()), whole; 0.5.23: get_embedding_tp_kwargs,
-            # the attention-TP group; the two agree at dp = tp), sglang models/deepseek_v2.py
-            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / attn_tp - 1 / tp))
+            # the DeepSeek-V2 family's input embedding with DP attention (sglang models/deepseek_v2.py
+            # DeepseekV2Model.__init__): whole on every rank before 0.5.8 (VocabParallelEmbedding(enable_tp=not
+            # is_dp_attention_enabled()), the 0.5.3 - 0.5.7 wheels), over the attention-TP group from 0.5.8
+            # (use_attn_tp_group=is_dp_attention_enabled(); 0.5.13 - 0.5.23 get_embedding_tp_kwargs)
+            embed_ranks = attn_tp if v >= EMBED_ATTN_TP_FROM else 1
+            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / embed_ranks - 1 / tp))
             repl += embed_extra
-            embedding = f"so is the input embedding (+{embed_extra / GiB:.2f} GiB per rank)"
+            embedding = (
+                f"the input embedding {'over the attention-TP group' if embed_ranks > 1 else 'whole on every rank'} "
+                f"(+{embed_extra / GiB:.2f} GiB per rank)"
+            )
         else:
             embedding = (
                 f"the input embedding is taken over all {tp} ranks (SGLang splits it over either group or replicates "
                 "it, by model and release: not modelled)"
             )
+        if attn_split:
+            what = "the attention layers, their KV heads and states are split"
+        else:
+            what = (
+                f"the KV heads and states are split (the attention projections of {first_arch or 'this model'} stay "
+                f"over all {tp} ranks in SGLang {v[0]}.{v[1]}.{v[2]})"
+            )
         model_notes.append(
-            f"DP attention: the attention layers, their KV heads and states are split over the attention-TP group "
-            f"({attn_tp} of {tp} ranks, tp_size / dp_size); {embedding}"
+            f"DP attention: {what} over the attention-TP group ({attn_tp} of {tp} ranks, tp_size / dp_size); "
+            f"{embedding}"
         )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
     spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp)
@@ -883,7 +1013,9 @@ def sglang_prelude(
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl)
+        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra)
+        # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers)
+        stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
             cell_size(
@@ -910,7 +1042,11 @@ def sglang_prelude(
     model_notes.insert(cell_note_at, f"cell_size {per_tok} B/token per rank ({how})")
     model_notes.append(_preload_note(tp * pp))
     mrr_user = as_int(get("max_running_requests"))
-    if mrr_user is None and v >= (0, 5, 5) and sglang_spec.normalize_algorithm(get("speculative_algorithm")):
+    if (
+        mrr_user is None
+        and v >= sglang_spec.SIZED_FROM
+        and sglang_spec.normalize_algorithm(get("speculative_algorithm"))
+    ):
         # every 0.5.x wheel read resets it before the pool is sized ("Max running requests is reset to 48 for
         # speculative decoding"): the request pool, the mamba slots and max_num_reqs all start from it
         mrr_user = sglang_spec.SPEC_MAX_RUNNING_REQUESTS
@@ -1112,8 +1248,9 @@ def _dsa_for_gpu(
     pre: SglangPrelude, model: ModelSpec, compute_capability: str | None, gpu_name: str
 ) -> SglangPrelude:
     """``pre`` with the DeepSeek sparse-attention defaults that depend on the GPU: the KV dtype of
-    :func:`dsa_kv_dtype` (its cell sizes recomputed by :func:`cell_size`, the cell note replaced) and, on ROCm from
-    0.5.8, page_size 1 (``server_args.py``: ``if is_hip(): self.page_size = 1``)."""
+    :func:`dsa_kv_dtype` (its cell sizes recomputed by :func:`cell_size` over the attention-TP group, with the draft's
+    MTP layers of :func:`kvlint.memory.sglang_spec.scale_cell` when the draft shares the cell, the cell note replaced)
+    and, on ROCm from 0.5.8, page_size 1 (``server_args.py``: ``if is_hip(): self.page_size = 1``)."""
     v = pre.version
     kvd = dsa_kv_dtype(v, pre.kv_cache_dtype, compute_capability)
     page = 1 if _is_amd(gpu_name) and v >= (0, 5, 8) else pre.page_size
@@ -1121,19 +1258,32 @@ def _dsa_for_gpu(
         return pre
     per_tok, stage_c, notes = pre.kv_bytes_per_token, pre.stage_cells, list(pre.model_notes)
     if kvd != pre.kv_cache_dtype:
-        per_tok, how = cell_size(model, pre.tp, 1, dsa_indexer=pre.dsa_indexer_in_cell)
+        attn_tp = max(1, pre.tp // pre.dp) if pre.dp_attention else pre.tp
+        per_tok, how = cell_size(model, attn_tp, 1, dsa_indexer=pre.dsa_indexer_in_cell)
         if pre.stage_layers:
             bounds = [sum(pre.stage_layers[:r]) for r in range(pre.pp + 1)]
             stage_c = tuple(
                 cell_size(
                     model,
-                    pre.tp,
+                    attn_tp,
                     1,
                     layer_range=(bounds[r], bounds[r + 1]),
                     dsa_indexer=pre.dsa_indexer_in_cell,
                 )[0]
                 for r in range(pre.pp)
             )
+        draft = pre.spec.draft_layers if pre.spec is not None else 0
+        if draft:
+            # the fp8 cell takes the draft's MTP layers as sglang_prelude's cell does (sglang_spec.scale_cell)
+            scaled = sglang_spec.scale_cell(per_tok, model.num_layers, draft, v, dsa=_is_dsa(model))
+            if scaled != per_tok:
+                how = f"{how} + {draft} draft layer(s) at the target's per-layer size"
+                per_tok = scaled
+            if pre.stage_layers:
+                stage_c = tuple(
+                    sglang_spec.scale_cell(c, pre.stage_layers[r], draft, v, dsa=_is_dsa(model))
+                    for r, c in enumerate(stage_c)
+                )
         notes = [
             f"cell_size {per_tok} B/token per rank ({how})" if n.startswith("cell_size ") else n
             for n in notes
@@ -1270,7 +1420,7 @@ def plan_sglang_detailed(
             "(SGLang hybrid state pool)"
         )
 
-    # 0.5.5 pads the profiled tokens for the draft and verify tokens in flight (sglang_spec.pad_tokens_055)
+    # 0.5.3 - 0.5.6 pad the profiled tokens for the draft and verify tokens in flight (sglang_spec.pad_tokens_055)
     spec = pre.spec
     pad = 0
     pad_args = spec.pad if spec is not None and spec.pad is not None else (0, 0, 0)
@@ -1288,7 +1438,7 @@ def plan_sglang_detailed(
         notes.append(
             f"max_total_num_tokens padded by {pad} tokens for the speculative draft and verify tokens in flight "
             f"(max_running_requests × (num_steps × topk + num_draft_tokens) + 100 = {pre.max_running_requests} × "
-            f"({pad_args[0]} × {pad_args[1]} + {pad_args[2]}) + 100, SGLang 0.5.5's init_memory_pool)"
+            f"({pad_args[0]} × {pad_args[1]} + {pad_args[2]}) + 100, SGLang {v[0]}.{v[1]}.{v[2]}'s init_memory_pool)"
         )
     if spec is not None and spec.draft_layers and pre.version < sglang_spec.ONE_CELL_FROM and mtt > 0:
         n = max(1, model.num_layers)

@@ -4,13 +4,15 @@ the draft adds to the start-up plan, by release.
 SGLang runs the draft on the target's GPUs with the target's KV pool indices. What it sizes differs by release
 (read in the PyPI wheels' ``sglang/srt``):
 
-* 0.5.5 (``server_args.py::ServerArgs._handle_gpu_memory_settings`` / ``::_handle_speculative_decoding`` /
-  ``auto_choose_speculative_params``; ``model_executor/model_runner.py::ModelRunner.init_memory_pool`` /
+* 0.5.3 - 0.5.6 (read: 0.5.3, 0.5.4, 0.5.5, 0.5.6; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` /
+  ``::_handle_speculative_decoding`` / ``auto_choose_speculative_params``; ``model_executor/model_runner.py::ModelRunner.init_memory_pool`` /
   ``::profile_max_num_token``): the default ``mem_fraction_static`` reserves 2 GiB more ("eagle draft models and cuda
   graphs"; 6 GiB for STANDALONE, none for NGRAM), ``--max-running-requests`` defaults to 48, the target sizes its pool
   over its own layers and pads the token count by ``max_num_reqs × (num_steps × topk + num_draft_tokens) + 100``;
   the draft worker then allocates a pool of that many tokens over its own layers, after the target's, outside the
   static fraction.
+* 0.5.7 - 0.5.12 (read: 0.5.7, 0.5.8; ``model_executor/model_runner_kv_cache_mixin.py``): the same 2 GiB reserve and
+  separate draft pool, without the padding (``draft_runner_cache_size = max_total_num_tokens``).
 * 0.5.13 (``server_args.py``, ``arg_groups/speculative_hook.py``, ``model_executor/pool_configurator.py``,
   ``model_executor/model_runner_kv_cache_mixin.py``): the reserve is 4 GiB (STANDALONE 6), no padding; the draft
   worker reuses the target's ``MemoryPoolConfig`` (the same token count) and allocates its own layers' pool outside
@@ -28,8 +30,11 @@ SGLang runs the draft on the target's GPUs with the target's KV pool indices. Wh
 
 Every release read resets an unset ``--max-running-requests`` to 48 ("Max running requests is reset to 48 for
 speculative decoding") and loads the draft's weights and captures its CUDA graphs after the target's pool is sized,
-so they come out of the memory the static fraction leaves. 0.5.6 – 0.5.12 and 0.5.14 were not read: 0.5.6 – 0.5.12
-are taken as 0.5.5, 0.5.14 as 0.5.13 **[assumed]**; 0.5.17 as 0.5.16. The 0.4.x releases are not modelled.
+so they come out of the memory the static fraction leaves. The 0.5.3, 0.5.4, 0.5.6, 0.5.7 and 0.5.8 wheels were read
+for the reserve, the reset and the padding: 0.5.3 - 0.5.6 size as 0.5.5; from 0.5.7 the padding is gone (the draft's
+pool takes the target's token count) while the 2 GiB reserve stays to 0.5.8. 0.5.9 - 0.5.12 and 0.5.14 were not
+read: 0.5.9 - 0.5.12 are taken as 0.5.8, 0.5.14 as 0.5.13 **[assumed]**; 0.5.17 as 0.5.16. 0.5.0 - 0.5.2 and the
+0.4.x releases are not modelled.
 """
 
 from __future__ import annotations
@@ -62,9 +67,17 @@ PATHLESS_NEXTN_FROM = (0, 5, 20)
 #: sizes 0.5.5's padding with (SGLang's own choices are single digits; a larger value is refused as absurd rather than
 #: priced, as vLLM's ``MAX_SPECULATIVE_TOKENS``)
 MAX_SPEC_PARAM = 4096
-#: Up to this release (exclusive) the target pads its token count for the draft (0.5.5's ``init_memory_pool``;
-#: absent from 0.5.13's pool configurator)
-PAD_UNTIL = (0, 5, 13)
+#: Up to this release (exclusive) the target pads its token count for the draft (``ModelRunner.init_memory_pool`` of
+#: the 0.5.3 - 0.5.6 wheels; 0.5.7's ``model_runner_kv_cache_mixin.py`` sets ``draft_runner_cache_size =
+#: max_total_num_tokens`` without it, as 0.5.8 and 0.5.13 do)
+PAD_UNTIL = (0, 5, 7)
+#: From this release the draft's reserve is 4 GiB (0.5.13's ``_handle_gpu_memory_settings``; 2 GiB in the 0.5.3 -
+#: 0.5.8 wheels) and the self-drafting architectures are 0.5.13's twelve
+RESERVE_4G_FROM = (0, 5, 13)
+#: The first release whose speculative sizing is modelled: the 0.5.3 and 0.5.4 wheels already have 0.5.5's reserve
+#: ("eagle draft models and cuda graphs"), the reset to 48 requests, the padding, the separate draft pool, the
+#: five self-drafting architectures and ``auto_choose_speculative_params`` (0.5.0 - 0.5.2 not read)
+SIZED_FROM = (0, 5, 3)
 
 # architectures whose target checkpoint SGLang takes as the draft (--speculative-draft-model-path := --model-path)
 _SELF_DRAFT_055 = (
@@ -101,23 +114,24 @@ def self_draft_architectures(v: SgVersion) -> tuple[str, ...]:
     ``Qwen4ExpForConditionalGeneration``; read in 0.5.20, 0.5.21, 0.5.22 and 0.5.23)."""
     if v >= PATHLESS_NEXTN_FROM:
         return _SELF_DRAFT_0520
-    if v >= PAD_UNTIL:
+    if v >= RESERVE_4G_FROM:
         return _SELF_DRAFT_0513
     return _SELF_DRAFT_055
 
 
 def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
     """MiB SGLang ``v``'s default ``mem_fraction_static`` reserves for the draft, on top of the floor of 10 GiB:
-    2048 (0.5.5, "eagle draft models and cuda graphs"; 0.5.6 - 0.5.12 [assumed]) or 4096 (0.5.13; 0.5.14 [assumed])
+    2048 (0.5.3 - 0.5.8 read, "eagle draft models and cuda graphs"; 0.5.9 - 0.5.12 [assumed]) or 4096 (0.5.13;
+    0.5.14 [assumed])
     for every algorithm but NGRAM and STANDALONE (``elif self.speculative_algorithm != "NGRAM"``: EAGLE, EAGLE3,
     NEXTN, and DFLASH in 0.5.13), 6144 for STANDALONE, 0 for NGRAM and from 0.5.15 (``server_args.py::
     ServerArgs._handle_gpu_memory_settings``; the 0.5.15, 0.5.16 and 0.5.23 defaults have no such term). 0 before
-    0.5.5 (not modelled)."""
-    if v < (0, 5, 5) or v >= ONE_CELL_FROM or not algorithm or algorithm == "NGRAM":
+    0.5.3 (not modelled)."""
+    if v < SIZED_FROM or v >= ONE_CELL_FROM or not algorithm or algorithm == "NGRAM":
         return 0
     if algorithm == "STANDALONE":
         return 6 * 1024
-    return 4 * 1024 if v >= PAD_UNTIL else 2 * 1024
+    return 4 * 1024 if v >= RESERVE_4G_FROM else 2 * 1024
 
 
 def draft_kv_layers(
@@ -186,7 +200,7 @@ def auto_params_055(model: ModelSpec, algorithm: str) -> tuple[int, int, int]:
 
 
 def pad_tokens_055(max_num_reqs: int, steps: int, topk: int, draft_tokens: int) -> int:
-    """Tokens SGLang 0.5.5 adds to the target's profiled pool for the draft and verify tokens in flight
+    """Tokens SGLang 0.5.3 - 0.5.6 add to the target's profiled pool for the draft and verify tokens in flight
     (``ModelRunner.init_memory_pool``: ``max_num_reqs × num_steps × topk + max_num_reqs × num_draft_tokens + 100``)."""
     return (
         max(0, max_num_reqs) * max(0, steps) * max(0, topk)
@@ -222,6 +236,8 @@ __all__ = [
     "MAX_SPEC_PARAM",
     "ONE_CELL_FROM",
     "PAD_UNTIL",
+    "RESERVE_4G_FROM",
+    "SIZED_FROM",
     "PATHLESS_NEXTN_FROM",
     "SPEC_MAX_RUNNING_REQUESTS",
     "SpecSizing",

@@ -1231,7 +1231,9 @@ def tp_replicated_bytes(
     are split over ``attn_tp`` ranks (``QKVParallelLinear`` / ``RowParallelLinear`` with ``parallel_group="attn_tp"``,
     sglang@0.5.23 models/qwen3_moe.py::Qwen3MoeAttention; ``attn_tp_size`` in models/deepseek_v2.py), so a module of
     ``B`` bytes adds ``B x (1/attn_tp - 1/tp)``, and K/V heads fewer than ``attn_tp`` are kept whole per head
-    (``max(1, K // attn_tp)``): ``B x (1/min(K, attn_tp) - 1/tp)``.
+    (``max(1, K // attn_tp)``): ``B x (1/min(K, attn_tp) - 1/tp)``. The caller passes it only for a model whose
+    attention SGLang builds over that group (:func:`kvlint.memory.sglang.attention_over_attn_tp`; Llama, Qwen2 and
+    the other ``LlamaAttention``-style models keep their projections over the whole TP group).
     """
     return _tp_replicated_bytes(spec, dtype_bytes, quantization, tp, replicate_kv, attn_tp or tp)
 
