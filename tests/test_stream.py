@@ -858,11 +858,12 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
     nothing: ``kvlint check --jobs 2`` completes with the output and status of ``--jobs 1`` (no WorkerLost, no
     wait on the pool's locks the killed worker held). The kill is real: once the run has taken the results of
     every unit but the slow last one, it sends SIGKILL to the workers that sent them (idle by then: nothing
-    else is left to take), while the last unit's worker still waits. Every step waits for the event before it,
-    a file another process wrote, with no deadline: the first unit until the other worker has taken a unit
-    (both send results), the run's fifth result until a worker has started the last unit, and the last unit
-    until the kill is done (0.5 s and 3 s sleeps did it, then 30 s deadlines, which a loaded machine can
-    outlast). Each unit is a part of its own (stream._tasks), so the run's fifth part is the fifth unit. The
+    else is left to take), while the last unit's worker still waits, until the run has looked at the ended
+    workers twice (stream._collect: a WorkerLost needs two looks in a row that find a task lost). Every step
+    waits for the event before it, a file another process wrote, with no deadline: the first unit until the
+    other worker has taken a unit (both send results), the run's fifth result until a worker has started the
+    last unit, and the last unit until those two looks (0.5 s and 3 s sleeps did it, then 30 s deadlines, which
+    a loaded machine can outlast; waiting for the kill alone let the last result come before any look). Each unit is a part of its own (stream._tasks), so the run's fifth part is the fifth unit. The
     guard (GUARD_SECONDS) names the event that did not happen: the run hung, about once in ten runs under load,
     after every event (stream._end_pool waited for a lock the killed worker held: it saw no exit status yet)."""
     inputs = tmp_path / "in"
@@ -886,9 +887,9 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
         "    if str(u.path).endswith('m0.yaml'):  # until the other worker has a unit: both send results\n"
         "        wait_for(lambda: set(os.listdir(pids)) - {str(os.getpid())})\n"
         "        mark('other')\n"
-        "    if str(u.path).endswith('m5.yaml'):  # busy until the idle workers are killed\n"
+        "    if str(u.path).endswith('m5.yaml'):  # busy until the run has looked twice at the killed workers\n"
         "        mark('slow', str(os.getpid()))\n"
-        "        wait_for(lambda: os.path.exists(ev + '.killed'))\n"
+        "        wait_for(lambda: os.path.exists(ev + '.check2'))\n"
         "    return real_unit(u)\n"
         "def take(part, *rest):\n"
         "    real_take(part, *rest)\n"
@@ -904,8 +905,15 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
         "        mark('killed')\n"
         "    if len(taken) == 6:\n"
         "        mark('six')\n"
+        "real_lost, checks = stream._lost_tasks, []\n"
+        "def lost_tasks(*args):  # the run's look at the ended workers, a second without a result\n"
+        "    out = real_lost(*args)\n"
+        "    if os.path.exists(ev + '.killed'):\n"
+        "        checks.append(out)\n"
+        "        mark(f'check{len(checks)}')\n"
+        "    return out\n"
         "if jobs != '1':\n"
-        "    stream._analyse_unit, stream._take = unit, take\n"
+        "    stream._analyse_unit, stream._take, stream._lost_tasks = unit, take, lost_tasks\n"
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', jobs, inputs]\n"
         "runpy.run_module('kvlint', run_name='__main__')\n"
     )
@@ -915,6 +923,7 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
         (tmp_path / "ev.slow", "a worker started the last unit"),
         (tmp_path / "ev.five", "the run took the first five units' results"),
         (tmp_path / "ev.killed", "the run killed the idle workers"),
+        (tmp_path / "ev.check2", "the run looked at the ended workers twice (WORKER_CHECK_SECONDS)"),
         (tmp_path / "ev.six", "the run took the last unit's result"),
     ]
     code, out, err = _run_guarded(["-c", script, str(inputs), str(ev), "2"], events)
