@@ -863,9 +863,10 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
     waits for the event before it, a file another process wrote, with no deadline: the first unit until the
     other worker has taken a unit (both send results), the run's fifth result until a worker has started the
     last unit, and the last unit until those two looks (0.5 s and 3 s sleeps did it, then 30 s deadlines, which
-    a loaded machine can outlast; waiting for the kill alone let the last result come before any look). Each unit is a part of its own (stream._tasks), so the run's fifth part is the fifth unit. The
-    guard (GUARD_SECONDS) names the event that did not happen: the run hung, about once in ten runs under load,
-    after every event (stream._end_pool waited for a lock the killed worker held: it saw no exit status yet)."""
+    a loaded machine can outlast; waiting for the kill alone let the last result come before any look). Each
+    unit is a part of its own (stream._tasks), so the run's fifth part is the fifth unit. The guard
+    (GUARD_SECONDS) names the event that did not happen: the run hung after every event in 2 of 24 runs under
+    load (stream._end_pool waited for a lock the killed worker held: it saw no exit status yet)."""
     inputs = tmp_path / "in"
     _six_services(inputs)
     plan = stream._plan([str(inputs)], None, Options(allow_hub=False), split=True)
