@@ -1362,26 +1362,29 @@ def _free_result_lock(pool: Any, stuck: bool) -> bool:
     return True
 
 
-def _end_pool(pool: Any, workers: Sequence[Any]) -> None:
-    """Terminate ``pool`` (as ``with pool:`` does), also when a worker died: ``workers`` are the processes it
-    started with. An idle worker waits for its next task holding the task pipe's read lock, and a worker
-    sending a result holds the result pipe's write lock; killed there, it never releases it, and
-    ``Pool.terminate`` waits for those locks forever (it drains the task pipe and writes to the result pipe
-    under them). Killed while writing a result larger than the pipe holds, it also left part of a message in
-    the pipe, and the pool's result thread waits for the rest forever (``Pool.terminate`` joins it).
+def _end_pool(pool: Any) -> None:
+    """Terminate ``pool`` (as ``with pool:`` does), also when a worker died. An idle worker waits for its next
+    task holding the task pipe's read lock, and a worker sending a result holds the result pipe's write lock;
+    killed there, it never releases it, and ``Pool.terminate`` waits for those locks forever (it drains the task
+    pipe and writes to the result pipe under them). Killed while writing a result larger than the pipe holds,
+    it also left part of a message in the pipe, and the pool's result thread waits for the rest forever
+    (``Pool.terminate`` joins it).
 
-    So when a worker has ended: the pool's worker thread is stopped first (it replaces a worker that ends,
-    and one started after the others are killed would hold the pipes), the remaining workers are killed (the
-    run needs nothing more of them), this process's write end of the result pipe, the last one left, is
-    closed (the result thread's read ends: it returns on the end of the pipe, with or without a message cut
-    short), and the two locks are freed: the task pipe's read lock, which only workers take, and the result
+    Whether a worker has ended cannot be known before the workers are ended: a SIGKILL takes effect after
+    ``os.kill`` returns (the process still runs, without its exit status, until the kernel ends it), and a
+    worker can be killed while the pool is terminated. ``Pool.terminate``, chosen when no worker showed an exit
+    status, waited forever for the lock that an idle worker killed an instant before held (the run had every
+    result; test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result hung so in 2 of 24 runs
+    on a loaded machine). So in every case: the pool's worker thread is stopped first (it replaces a worker that
+    ends, and one started after the others are killed would hold the pipes), the remaining workers are killed,
+    stopped ones too, and joined (the run needs nothing more of them; ``Pool.terminate`` sends SIGTERM, which a
+    stopped process does not take, and joins it), this process's write end of the result pipe, the last one
+    left, is closed (the result thread's read ends: it returns on the end of the pipe, with or without a message
+    cut short), and the two locks are freed: the task pipe's read lock, which only workers take, and the result
     pipe's write lock when it stays taken (the pool's task thread takes it only to write its last message,
     which fails at once on the closed pipe)."""
     import multiprocessing.pool
 
-    if not any(w.exitcode is not None for w in [*workers, *pool._pool]):
-        pool.terminate()
-        return
     handler = pool._worker_handler
     handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
     pool._change_notifier.put(None)  # wakes it: it ends, and sends the task thread its end
@@ -1553,7 +1556,6 @@ def _run_units(
         # which process took each task (shared with the workers forked below; see _collect)
         _RUN["held_by"] = multiprocessing.RawArray("q", max(1, len(tasks)))
         pool = _pool(n_jobs)
-        workers = list(pool._pool)
         try:
             # workers find the units (and the context they were read against) in the memory they
             # inherited; only a range of indices goes to them and compact results come back, in input
@@ -1569,7 +1571,7 @@ def _run_units(
                 serving += part.containers
                 result.serving_paths |= part.serving_paths
         finally:
-            _end_pool(pool, workers)
+            _end_pool(pool)
     else:
         for i in range(len(units)):
             part = _analyse_index(i)

@@ -765,39 +765,92 @@ def test_files_without_context_are_loaded_from_the_bytes_the_context_pass_read(
     assert set(held) <= set(calls)
 
 
+#: Seconds a test waits for a kvlint subprocess before it calls the run hung: a last-resort guard, far above any
+#: normal run (each takes a few seconds, ~5 s at most measured on a loaded 2-core machine); what the tests wait
+#: for is an event (a file a process writes), never an amount of time.
+GUARD_SECONDS = 300
+
+
+def _run_guarded(args: list[str], events: list[tuple[Path, str]]) -> tuple[int, str, str]:
+    """Run ``args`` (a Python process of the run, its own session: its workers with it) and return its exit
+    status, stdout and stderr. If it has not ended after :data:`GUARD_SECONDS`, kill the whole session (stopped
+    workers too) and fail, naming the first of ``events`` (a file the run writes when it happens, and what it
+    stands for) that did not happen, or saying that the run hung after the last."""
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=GUARD_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        missing = [what for path, what in events if not path.exists()]
+        where = f"it never got to: {missing[0]}" if missing else "every event happened, then it hung"
+        pytest.fail(f"the run did not end in {GUARD_SECONDS} s; {where}\n{err[-4000:]}")
+    return proc.returncode, out, err
+
+
+#: A test script's wait for an event that must happen (a file written by another process of the run): no
+#: deadline, but a worker whose run's process has gone (the test ended it) ends too, instead of waiting on.
+_WAIT_FOR = (
+    "RUN_PID = os.getpid()\n"
+    "def wait_for(ready):\n"
+    "    while not ready():\n"
+    "        if os.getpid() != RUN_PID and os.getppid() != RUN_PID:\n"
+    "            os._exit(3)\n"
+    "        time.sleep(0.01)\n"
+)
+
+
+def _six_services(inputs: Path) -> None:
+    inputs.mkdir()
+    for i in range(6):
+        (inputs / f"m{i}.yaml").write_text(
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: {80 + i}}}]}}\n"
+        )
+
+
 def test_a_worker_killed_mid_run_ends_the_run(tmp_path: Path) -> None:
     """A worker process that ends while the run waits for its results (SIGKILL, as the kernel's out-of-memory
     killer sends) ends ``kvlint check --jobs 2`` with status 2 and a message, instead of the run waiting
     forever for results the pool had lost (multiprocessing.Pool replaces the worker but not its task). The
     kill is real: the worker analysing one unit sends itself SIGKILL."""
-    import subprocess
-    import sys
-
+    inputs = tmp_path / "in"
+    inputs.mkdir()
     for i in range(6):
-        (tmp_path / f"m{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n")
+        (inputs / f"m{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n")
     script = (
         "import os, runpy, signal, sys\n"
         "from kvlint import stream\n"
         "stream.PARALLEL_MIN_BYTES = 0\n"
-        "parent, real = os.getpid(), stream._analyse_unit\n"
+        "parent, real, dying = os.getpid(), stream._analyse_unit, sys.argv[2]\n"
         "def killed(unit):\n"
         "    if os.getpid() != parent and str(unit.path).endswith('m4.yaml'):\n"
+        "        open(dying, 'w').close()\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "    return real(unit)\n"
         "stream._analyse_unit = killed\n"
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"
         "runpy.run_module('kvlint', run_name='__main__')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the run waited for the killed worker's results")
-    assert out.returncode == 2, out.stderr
-    assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in out.stderr
-    assert "Traceback" not in out.stderr
+    dying = tmp_path / "dying"
+    code, _, err = _run_guarded(
+        ["-c", script, str(inputs), str(dying)], [(dying, "a worker killed itself on its unit")]
+    )
+    assert dying.exists(), "no worker analysed the unit that kills it"
+    assert code == 2, err
+    assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in err
+    assert "Traceback" not in err
 
 
 def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tmp_path: Path) -> None:
@@ -805,77 +858,130 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
     nothing: ``kvlint check --jobs 2`` completes with the output and status of ``--jobs 1`` (no WorkerLost, no
     wait on the pool's locks the killed worker held). The kill is real: once the run has taken the results of
     every unit but the slow last one, it sends SIGKILL to the workers that sent them (idle by then: nothing
-    else is left to take), while the last unit's worker still waits. Ordered by files, not sleeps: the first
-    unit waits until the other worker has taken a unit (both send results), and the last one until the kill
-    is done (0.5 s and 3 s sleeps did it, which a loaded machine can outlast)."""
-    import subprocess
-    import sys
-
+    else is left to take), while the last unit's worker still waits, until the run has looked at the ended
+    workers twice (stream._collect: a WorkerLost needs two looks in a row that find a task lost). Every step
+    waits for the event before it, a file another process wrote, with no deadline: the first unit until the
+    other worker has taken a unit (both send results), the run's fifth result until a worker has started the
+    last unit, and the last unit until those two looks (0.5 s and 3 s sleeps did it, then 30 s deadlines, which
+    a loaded machine can outlast; waiting for the kill alone let the last result come before any look). Each
+    unit is a part of its own (stream._tasks), so the run's fifth part is the fifth unit. The guard
+    (GUARD_SECONDS) names the event that did not happen: the run hung after every event in 2 of 24 runs under
+    load (stream._end_pool waited for a lock the killed worker held: it saw no exit status yet)."""
     inputs = tmp_path / "in"
-    inputs.mkdir()
-    for i in range(6):
-        (inputs / f"m{i}.yaml").write_text(
-            f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: {80 + i}}}]}}\n"
-        )
-    slow = tmp_path / "slow"
+    _six_services(inputs)
+    plan = stream._plan([str(inputs)], None, Options(allow_hub=False), split=True)
+    assert stream._tasks(plan.units, 2) == [(i, i + 1) for i in range(6)], "each unit is no longer a part"
+    ev = tmp_path / "ev"
     script = (
         "import os, runpy, signal, sys, time\n"
-        "from kvlint import stream\n"
-        "stream.PARALLEL_MIN_BYTES = 0\n"
+        "from kvlint import stream\n" + _WAIT_FOR + "stream.PARALLEL_MIN_BYTES = 0\n"
         "real_unit, real_take, taken = stream._analyse_unit, stream._take, []\n"
-        "inputs, slow, jobs = sys.argv[1:4]\n"
-        "pids, killed = slow + '.pids', slow + '.killed'\n"
-        "def wait(ready):\n"
-        "    deadline = time.monotonic() + 30\n"
-        "    while not ready() and time.monotonic() < deadline:\n"
-        "        time.sleep(0.01)\n"
+        "inputs, ev, jobs = sys.argv[1:4]\n"
+        "pids = ev + '.pids'\n"
+        "def mark(name, text=''):  # written whole, then named: the file exists with its text\n"
+        "    with open(f'{ev}.tmp{os.getpid()}', 'w') as f:\n"
+        "        f.write(text)\n"
+        "    os.replace(f'{ev}.tmp{os.getpid()}', f'{ev}.{name}')\n"
         "def unit(u):\n"
         "    os.makedirs(pids, exist_ok=True)\n"
         "    open(os.path.join(pids, str(os.getpid())), 'w').close()\n"
         "    if str(u.path).endswith('m0.yaml'):  # until the other worker has a unit: both send results\n"
-        "        wait(lambda: set(os.listdir(pids)) - {str(os.getpid())})\n"
-        "    if str(u.path).endswith('m5.yaml'):  # busy until the idle workers are killed\n"
-        "        open(slow, 'w').write(str(os.getpid()))\n"
-        "        wait(lambda: os.path.exists(killed))\n"
+        "        wait_for(lambda: set(os.listdir(pids)) - {str(os.getpid())})\n"
+        "        mark('other')\n"
+        "    if str(u.path).endswith('m5.yaml'):  # busy until the run has looked twice at the killed workers\n"
+        "        mark('slow', str(os.getpid()))\n"
+        "        wait_for(lambda: os.path.exists(ev + '.check2'))\n"
         "    return real_unit(u)\n"
         "def take(part, *rest):\n"
         "    real_take(part, *rest)\n"
         "    taken.append(part.pid)\n"
         "    if len(taken) == 5:\n"
-        "        while not os.path.exists(slow) or not open(slow).read():\n"
-        "            time.sleep(0.05)\n"
-        "        busy = int(open(slow).read())\n"
+        "        mark('five')\n"
+        "        wait_for(lambda: os.path.exists(ev + '.slow'))\n"
+        "        busy = int(open(ev + '.slow').read())\n"
         "        idle = set(taken) - {busy}\n"
         "        assert idle, 'the last unit went to the only worker'\n"
         "        for pid in idle:\n"
         "            os.kill(pid, signal.SIGKILL)\n"
-        "        open(killed, 'w').close()\n"
+        "        mark('killed')\n"
+        "    if len(taken) == 6:\n"
+        "        mark('six')\n"
+        "real_lost, checks = stream._lost_tasks, []\n"
+        "def lost_tasks(*args):  # the run's look at the ended workers, a second without a result\n"
+        "    out = real_lost(*args)\n"
+        "    if os.path.exists(ev + '.killed'):\n"
+        "        checks.append(out)\n"
+        "        mark(f'check{len(checks)}')\n"
+        "    return out\n"
         "if jobs != '1':\n"
-        "    stream._analyse_unit, stream._take = unit, take\n"
+        "    stream._analyse_unit, stream._take, stream._lost_tasks = unit, take, lost_tasks\n"
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', jobs, inputs]\n"
         "runpy.run_module('kvlint', run_name='__main__')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    serial = subprocess.run(
-        [sys.executable, "-c", script, str(inputs), str(tmp_path / "unused"), "1"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
+    serial = _run_guarded(["-c", script, str(inputs), str(tmp_path / "unused"), "1"], [])
+    events = [
+        (tmp_path / "ev.other", "the first unit's worker saw the other worker take a unit"),
+        (tmp_path / "ev.slow", "a worker started the last unit"),
+        (tmp_path / "ev.five", "the run took the first five units' results"),
+        (tmp_path / "ev.killed", "the run killed the idle workers"),
+        (tmp_path / "ev.check2", "the run looked at the ended workers twice (WORKER_CHECK_SECONDS)"),
+        (tmp_path / "ev.six", "the run took the last unit's result"),
+    ]
+    code, out, err = _run_guarded(["-c", script, str(inputs), str(ev), "2"], events)
+    assert all(path.exists() for path, _ in events), (
+        f"{[what for path, what in events if not path.exists()]} did not happen: {err}"
     )
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", script, str(inputs), str(slow), "2"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the run waited on the pool after an idle worker was killed")
-    assert slow.read_text(), "the slow unit never ran in a worker"
-    assert "worker process ended" not in out.stderr, out.stderr
-    assert (out.returncode, out.stdout) == (serial.returncode, serial.stdout), out.stderr
+    assert "worker process ended" not in err, err
+    assert (code, out) == serial[:2], err
+
+
+def test_a_worker_that_does_not_answer_at_the_end_of_a_run_does_not_hang_it(tmp_path: Path) -> None:
+    """A worker that shows no exit status when the run ends its pool, and does not answer, does not hang
+    ``kvlint check --jobs 2``: the run ends with the output of ``--jobs 1`` and the worker is gone. A worker
+    the kernel has not yet ended after a SIGKILL is such a worker (idle, it holds the task pipe's read lock,
+    which Pool.terminate takes); made lasting here: once the run has taken every result, it stops (SIGSTOP)
+    its workers. stream._end_pool chose Pool.terminate when no worker had an exit status, and it waited
+    forever (for the lock, or for a stopped worker to take its SIGTERM)."""
+    import signal
+
+    inputs = tmp_path / "in"
+    _six_services(inputs)
+    stopped = tmp_path / "stopped"
+    script = (
+        "import multiprocessing, os, runpy, signal, sys\n"
+        "from kvlint import stream\n"
+        "stream.PARALLEL_MIN_BYTES = 0\n"
+        "real_take, taken = stream._take, []\n"
+        "inputs, stopped, jobs = sys.argv[1:4]\n"
+        "def take(part, *rest):\n"
+        "    real_take(part, *rest)\n"
+        "    taken.append(part.pid)\n"
+        "    if len(taken) == 6:\n"
+        "        workers = [p.pid for p in multiprocessing.active_children()]\n"
+        "        for pid in workers:\n"
+        "            os.kill(pid, signal.SIGSTOP)\n"
+        "        open(stopped, 'w').write(' '.join(map(str, workers)))\n"
+        "if jobs != '1':\n"
+        "    stream._take = take\n"
+        "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', jobs, inputs]\n"
+        "runpy.run_module('kvlint', run_name='__main__')\n"
+    )
+    serial = _run_guarded(["-c", script, str(inputs), str(tmp_path / "unused"), "1"], [])
+    code, out, err = _run_guarded(
+        ["-c", script, str(inputs), str(stopped), "2"], [(stopped, "the run stopped its workers")]
+    )
+    pids = [int(p) for p in stopped.read_text().split()]
+    assert pids, "the run had no worker to stop"
+    left = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        left.append(pid)
+        os.kill(pid, signal.SIGKILL)  # a worker of this test's run, stopped
+    assert not left, f"workers left behind, stopped: {left}"
+    assert (code, out) == serial[:2], err
 
 
 def test_a_worker_killed_while_writing_a_result_ends_the_run(tmp_path: Path) -> None:
@@ -884,8 +990,6 @@ def test_a_worker_killed_while_writing_a_result_ends_the_run(tmp_path: Path) -> 
     its message, instead of waiting forever in ``Pool.terminate`` for the pool's result thread, which waited for
     the rest of that message. The cut is real: the first worker to send a result writes its header and half its
     bytes, then sends itself SIGKILL."""
-    import subprocess
-    import sys
 
     inputs = tmp_path / "in"
     inputs.mkdir()
@@ -915,21 +1019,14 @@ def test_a_worker_killed_while_writing_a_result_ends_the_run(tmp_path: Path) -> 
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"
         "runpy.run_module('kvlint', run_name='__main__')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", script, str(inputs), str(marker)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the run waited for the rest of the killed worker's result")
+    code, _, err = _run_guarded(
+        ["-c", script, str(inputs), str(marker)],
+        [(marker, "a worker cut its result short and killed itself")],
+    )
     assert marker.exists(), "no worker sent a result"
-    assert out.returncode == 2, out.stderr
-    assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in out.stderr
-    assert "Traceback" not in out.stderr
+    assert code == 2, err
+    assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in err
+    assert "Traceback" not in err
 
 
 def _sigint_as_in_a_terminal() -> None:
@@ -944,9 +1041,10 @@ def _sigint_as_in_a_terminal() -> None:
 def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path) -> None:
     """Ctrl-C in a terminal sends SIGINT to the whole process group: ``kvlint check --jobs 2`` ends (exit code
     130, "kvlint: interrupted") and its workers, which ignore SIGINT, print no KeyboardInterrupt traceback. The
-    signal is real: once a worker is analysing a unit (it writes its process id, then sleeps), the test sends SIGINT to the
-    run's process group. The workers sleep 20 s per unit, so the run is still going when the signal comes
-    however late a loaded machine sends it (2 s did not promise that)."""
+    signal is real: once a worker is analysing a unit (it writes its process id, then waits), the test sends
+    SIGINT to the run's process group. The workers wait until the run's process is gone, so the run is still
+    going when the signal comes however late a loaded machine sends it (2 s, then 20 s sleeps per unit, only made
+    that likely); the run ends only by the signal."""
     import signal
     import subprocess
     import sys
@@ -967,7 +1065,9 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
         "def unit(u):\n"
         "    if os.getpid() != parent:\n"
         "        open(busy, 'a').write(f'{os.getpid()}\\n')\n"
-        "        time.sleep(20)\n"
+        "        while os.getppid() == parent:  # until the run's process is gone (it kills its workers first)\n"
+        "            time.sleep(0.05)\n"
+        "        os._exit(3)\n"
         "    return real(u)\n"
         "stream._analyse_unit = unit\n"
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"
@@ -984,12 +1084,15 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
         preexec_fn=_sigint_as_in_a_terminal,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + GUARD_SECONDS  # a guard: the event must happen
         while not (busy.exists() and busy.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert busy.exists(), "no worker analysed a unit"
+        if not busy.exists():
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            pytest.fail(f"no worker analysed a unit in {GUARD_SECONDS} s")
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=GUARD_SECONDS)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
@@ -1003,10 +1106,14 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
 def test_ctrl_c_ends_a_one_job_run_with_exit_code_130() -> None:
     """Ctrl-C during a one-job ``kvlint check`` (here waiting on piped input that never ends) exits 130, as a
     shell reports a command SIGINT ended, with one line and no traceback: not click's "Aborted!" and exit
-    code 1, which a script cannot tell from "findings found". The signal is real."""
+    code 1, which a script cannot tell from "findings found". The signal is real; it is sent once the run has
+    read the first lines from the pipe (it is in the command then, not starting up): the pipe holds no byte."""
+    import fcntl
     import signal
+    import struct
     import subprocess
     import sys
+    import termios
     import time
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -1023,18 +1130,21 @@ def test_ctrl_c_ends_a_one_job_run_with_exit_code_130() -> None:
         assert proc.stdin is not None
         proc.stdin.write("apiVersion: v1\nkind: ConfigMap\n")
         proc.stdin.flush()
-        # the run is waiting for more input once it sleeps and its CPU time stops growing (start-up is over)
-        stat = Path(f"/proc/{proc.pid}/stat")
-        deadline, last = time.monotonic() + 60, None
-        while time.monotonic() < deadline:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            now = (fields[0], int(fields[11]) + int(fields[12]))  # state, utime + stime (clock ticks)
-            if now[0] == "S" and now == last:
-                break
-            last = now
-            time.sleep(0.3)
+
+        # the bytes in the pipe, asked at its write end (Linux answers FIONREAD at either end)
+        def unread() -> int:
+            assert proc.stdin is not None
+            return int(struct.unpack("i", fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, b"\0" * 4))[0])
+
+        deadline = time.monotonic() + GUARD_SECONDS  # a guard: the event must happen
+        while unread() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if unread():
+            proc.kill()
+            proc.communicate()
+            pytest.fail(f"the run did not read its input in {GUARD_SECONDS} s")
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=GUARD_SECONDS)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
