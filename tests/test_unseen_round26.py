@@ -78,6 +78,7 @@ def test_require_sizing_fails_on_an_engine_kvlint_does_not_model() -> None:
         capture_output=True,
         text=True,
         cwd=REPO,
+        timeout=300,
         check=False,
     )
     assert out.returncode == 1
