@@ -472,7 +472,8 @@ SKIP: dict[str, str] = {
     "gt-301": _NOCFG + " (Qwen3.8-27B FP8); figures from a pull request's table",
     "gt-302": "model not named in the stored excerpt (a 64-layer GDN hybrid) and the release not stated",
     "gt-303": "gpu_memory_utilization and the launch command not in the stored excerpt; the qwen3_next_mtp draft "
-    "layer's KV and weights come with it",
+    "layer's KV and weights come with it. Its 61,600 tokens follow exactly from its own 1.53 GiB with an fp8 KV cache "
+    "and 2 or 3 speculative tokens (tests/test_gdn_speculative_state.py); the bf16 KV cache gives half",
     "gt-304": "a refusal with an external MTP draft model whose config is not in the library (Gemma 4 26B-A4B AWQ on "
     "one RTX 3090); figures quoted in prose",
     "gt-305": "DeepSeek-V4-Flash-0731 config not in the library and the figure (156.9x at 1M, DP 8) quoted in prose, "

@@ -458,6 +458,11 @@ class LayerSpec:
     :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype`): ``state_bytes`` counts those ``elements`` of SSM
     state at ``element_bytes`` (the config's dtype, else the model dtype's ``model_bytes``), which vLLM's plan
     replaces by its release's dtype (:func:`kvlint.memory.vllm.release_state_layers`). Empty elsewhere.
+    ``spec_conv_bytes`` on a Gated-DeltaNet ``mamba`` layer (Qwen3-Next, Qwen3.5): bytes per request of one more
+    row of its conv state, the whole layer before the TP split (``conv_dim x`` the model dtype's bytes); vLLM
+    widens the conv state by one row per speculative token (``conv_kernel_size - 1 + num_spec``), which
+    ``state_bytes`` (taken without speculation) leaves out and vLLM's plan adds
+    (:func:`kvlint.memory.vllm.speculative_state_layers`). 0 elsewhere.
     """
 
     kind: str
@@ -470,6 +475,7 @@ class LayerSpec:
     compress_ratio: int = 0
     index_head_dim: int = 0
     ssm_default: tuple[str, int, int, int] | tuple[()] = ()
+    spec_conv_bytes: int = 0
 
 
 @dataclass(frozen=True)

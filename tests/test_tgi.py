@@ -10,6 +10,7 @@ import pytest
 from kvlint.accelerators import lookup
 from kvlint.engines import parse_command_line
 from kvlint.memory.tgi import (
+    FLASHINFER_WORKSPACE_BYTES,
     default_dtype,
     find_num_shards,
     plan_tgi,
@@ -702,3 +703,27 @@ def test_kv502_error_at_a_refused_attention_value(tmp_path: Path) -> None:
     p.write_text(_TGI_ATTENTION.replace(":3.0.0", ":3.1.0"))
     (cr,), _ = _container_results(p)
     assert cr.plan is not None and cr.plan.block_size == 64
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "3.0.1", "3.3.6"])
+def test_the_flashinfer_workspace_is_taken_before_the_warmup(version) -> None:
+    """With ATTENTION=flashinfer every shard holds FlashInfer's shared 128 MiB workspace from FlashCausalLM.__init__,
+    before the warmup reads free memory (layers/attention/flashinfer.py::get_workspace at v2.3.0 - v3.3.6): the
+    KV figure is that much lower than with flashdecoding, whose plan has no workspace, all else equal."""
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    fi = _cmd("--model-id", "x", "--max-batch-prefill-tokens", "4096", version=version)
+    fd = _cmd("--model-id", "x", "--max-batch-prefill-tokens", "4096", version=version)
+    fd.env = {**fd.env, "ATTENTION": "flashdecoding"}
+    d_fi = plan_tgi_detailed(fi, m, total, gpus=1, compute_capability="9.0")
+    d_fd = plan_tgi_detailed(fd, m, total, gpus=1, compute_capability="9.0")
+    assert d_fi.attention == "flashinfer" and d_fd.attention == "flashdecoding"
+    assert d_fi.plan.non_torch_bytes - d_fd.plan.non_torch_bytes == FLASHINFER_WORKSPACE_BYTES
+    # v3.x takes the wiggle room off the total; v2.4 multiplies what is left by it
+    _, subtractive, _ = wiggle_room(d_fi.version)
+    lost = FLASHINFER_WORKSPACE_BYTES * (1.0 if subtractive else d_fi.wiggle)
+    assert abs(d_fd.plan.kv_cache_bytes - d_fi.plan.kv_cache_bytes - lost) <= 1
+    # outside the heuristic band: the band's width is the same with and without it
+    width = lambda p: p.kv_cache_bytes_high - p.kv_cache_bytes_low  # noqa: E731
+    assert width(d_fi.plan) == width(d_fd.plan)
+    assert any("FlashInfer workspace" in a for a in d_fi.assumptions)

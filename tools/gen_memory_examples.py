@@ -238,7 +238,8 @@ def w7() -> list[str]:
         f"type, not the config's {m.torch_dtype}); KV per token {p.kv_bytes_per_token:,} B (§2.2).",
         f"* launcher: {why} (§2.3).",
         f"* warmup: budget {_gib(p.budget_bytes)} (fraction {d.cuda_memory_fraction} × wiggle {d.wiggle}) − weights "
-        f"{_gib(p.weights_bytes)} − non-torch {_gib(p.non_torch_bytes)} − prefill activation "
+        f"{_gib(p.weights_bytes)} − non-torch {_gib(p.non_torch_bytes)}"
+        f"{' (FlashInfer workspace 0.125 GiB included)' if d.attention == 'flashinfer' else ''} − prefill activation "
         f"{_gib(p.activation_bytes)} = KV {_gib(p.kv_cache_bytes)} → `{capacity_log_lines(p)[0]}`; "
         f"max_total_tokens {d.max_total_tokens}, max_input_tokens {d.max_input_tokens} (§2.3 steps 4-5, 7).",
     ]

@@ -128,6 +128,16 @@ _NON_TORCH_SHARDED = int(0.25 * GiB)
 # [heuristic] relative uncertainty of (non-torch + activation).
 _BAND = 0.5
 
+#: Bytes of the FlashInfer workspace every shard allocates when the model is built with ``ATTENTION=flashinfer``,
+#: before the warmup measures free memory: ``get_workspace`` keeps one ``torch.empty(128 * 1024 * 1024,
+#: dtype=torch.uint8)`` that the prefill, paged-prefill and decode wrappers share, created by
+#: ``FlashCausalLM.__init__`` (``create_prefill_state`` / ``create_prefill_with_paged_kv_state`` /
+#: ``create_decode_state``). Read at tgi@v2.3.0, v2.4.0, v2.4.1, v3.0.0, v3.0.1 and v3.3.6
+#: (``server/text_generation_server/layers/attention/flashinfer.py::get_workspace``,
+#: ``server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.__init__``). The wrappers' own
+#: buffers (FlashInfer's, version-dependent) are not counted.
+FLASHINFER_WORKSPACE_BYTES = 128 * 1024 * 1024
+
 
 #: Bytes per linear-weight element of TGI's in-flight quantizers (weights quantized on load, ``--quantize``):
 #: ``bitsandbytes-nf4``/``-fp4`` build ``Linear4bit`` with ``Params4bit(compress_statistics=True)``, i.e. 4-bit
@@ -652,7 +662,8 @@ def plan_tgi_detailed(
         gpu_name, compute_capability: for the compute-optimal prefill default and the attention backend.
         overrides: settings replacing ``serving.flags`` (launcher field names), used to verify remedies.
 
-    Warmup arithmetic (§2.3): ``kv = fraction × wiggle × total − weights − non_torch − activation`` (v3.x,
+    Warmup arithmetic (§2.3): ``kv = fraction × wiggle × total − weights − workspace − non_torch − activation``
+    (v3.x; ``workspace`` the FlashInfer buffer, :data:`FLASHINFER_WORKSPACE_BYTES`, with that attention;
     subtractive wiggle), ``(fraction × total − used) × wiggle`` (v1.4.1 - v2.3: 0.95, v2.4: 0.90), ``fraction ×
     total − used`` (< 1.4.1); the
     warmup batch's own blocks are part of that figure (``+ blocks_of_warmup_batch``). ``num_blocks = kv //
@@ -785,6 +796,13 @@ def plan_tgi_detailed(
 
     # Warmup (shard): weights + non-torch + prefill activation + warmup batch KV must fit under the fraction.
     non_torch = _NON_TORCH + (_NON_TORCH_SHARDED if shards > 1 else 0)
+    # a sourced allocation, outside the heuristic band
+    workspace = FLASHINFER_WORKSPACE_BYTES if attention == "flashinfer" else 0
+    if workspace:
+        notes.append(
+            f"FlashInfer workspace {workspace / GiB:.3f} GiB per shard, allocated before the warmup "
+            "(layers/attention/flashinfer.py::get_workspace)"
+        )
     all_logits = v < (3, 0, 0) or bool(get("enable_prefill_logprobs"))
     act = prefill_activation_bytes(model, prefill, shards, dbytes, all_logits, v)
     notes.append(
@@ -811,11 +829,11 @@ def plan_tgi_detailed(
             "TORCH_NCCL_AVOID_RECORD_STREAMS=1, counted as activation"
         )
     warmup_kv = -(-prefill // block) * bytes_per_block
-    warmup_need = weights + non_torch + act + warmup_kv
+    warmup_need = weights + workspace + non_torch + act + warmup_kv
     warmup_oom = warmup_need > fraction * total_bytes
 
     def kv_for(nt: int, ac: int) -> int:
-        used = weights + nt + ac
+        used = weights + workspace + nt + ac
         if subtractive:
             return int(fraction * wiggle * total_bytes - used)
         return int((fraction * total_bytes - used) * wiggle)
@@ -892,7 +910,7 @@ def plan_tgi_detailed(
         budget_bytes=budget,
         weights_bytes=weights,
         activation_bytes=act,
-        non_torch_bytes=non_torch,
+        non_torch_bytes=non_torch + workspace,
         cudagraph_bytes=0,
         kv_cache_bytes=kv,
         kv_cache_bytes_low=kv_lo,

@@ -1495,6 +1495,9 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     layer_notes: list[str] = []
     layers = _pool_layers(model, settings, layer_notes, facts)
     layers = release_state_layers(layers, v, layer_notes, facts.counts if layers is model.layers else None)
+    layers = speculative_state_layers(
+        layers, settings.num_speculative_tokens, layer_notes, facts.counts if layers is model.layers else None
+    )
     pp = max(1, settings.pipeline_parallel_size)
     # get_pp_indices checks the partition first, then builds the stages (an empty stage past the layers)
     refused = pp_partition_refused(model.num_layers, pp, settings) or pp_exceeds_layers(model.num_layers, pp)
@@ -2010,6 +2013,40 @@ def release_state_layers(
         )
     if not new:
         return layers
+    return tuple(new.get(lay, lay) for lay in layers)
+
+
+def speculative_state_layers(
+    layers: tuple[LayerSpec, ...], num_spec: int, notes: list[str], counts: LayerCounts | None = None
+) -> tuple[LayerSpec, ...]:
+    """``layers`` with the conv state of every Gated-DeltaNet layer (``LayerSpec.spec_conv_bytes`` set: Qwen3-Next,
+    Qwen3.5) widened by ``num_spec`` rows: ``state_bytes + num_spec x spec_conv_bytes`` per request (bytes, the
+    whole layer; the TP split comes later, :func:`mamba_state_bytes_per_rank`). vLLM sizes that conv state
+    ``(conv_kernel_size - 1 + num_spec) x conv_dim / TP`` with ``num_spec`` the ``--speculative-config``
+    ``num_speculative_tokens`` (any method), so the Mamba page, and with it the attention block size that must
+    cover it (§1.5), grow with speculation. ``layers`` itself (the same tuple) without speculative tokens or
+    such layers; ``counts``: its distinct specs when known. Appends one note when a state changed.
+    Sources: ``vllm@0.10.2`` and ``vllm@0.34.0``: ``vllm/model_executor/layers/mamba/mamba_utils.py::
+    MambaStateShapeCalculator.gated_delta_net_state_shape``; ``vllm/model_executor/models/qwen3_next.py::
+    Qwen3NextForCausalLM.get_mamba_state_shape_from_config`` (0.34.0 also ``qwen3_5.py``). Example (vllm-project/
+    vllm#25760, Qwen3-Next FP8 at TP 4, fp8 KV, 2 speculative tokens, 0.10.2): 262,144 + 5 x 2,048 x 2 =
+    282,624 B of state per rank, attention block 560 tokens at 512 B per token, not 544.
+    """
+    if num_spec <= 0:
+        return layers
+    distinct = counts if counts is not None else layer_counts(layers)
+    new = {
+        lay: replaced(lay, state_bytes=lay.state_bytes + num_spec * lay.spec_conv_bytes)
+        for lay, _ in distinct
+        if lay.kind == "mamba" and lay.spec_conv_bytes
+    }
+    if not new:
+        return layers
+    after = max(n.state_bytes for n in new.values())
+    notes.append(
+        f"{num_spec} speculative token(s): the linear-attention conv state keeps conv_kernel_size - 1 + {num_spec} rows "
+        f"(gated_delta_net_state_shape): {after:,} B of state per request per layer before the TP split"
+    )
     return tuple(new.get(lay, lay) for lay in layers)
 
 

@@ -603,7 +603,8 @@ def _gdn_state_bytes(
     gated_delta_net_state_shape``; ``MambaStateDtypeCalculator.gated_delta_net_state_dtype``: conv at
     ``--mamba-cache-dtype`` (auto: the model dtype), recurrent at ``--mamba-ssm-cache-dtype``, auto = the conv
     dtype). ``ssm_dtype`` is what vLLM's Qwen3.5 config hook puts there (:func:`_vllm_ssm_cache_dtype`).
-    Speculative tokens' extra conv rows are not counted.
+    Without speculation: the rows speculative tokens add are :func:`_gdn_conv_row_bytes` each, which vLLM's
+    plan adds for its ``num_speculative_tokens`` (:func:`kvlint.memory.vllm.speculative_state_layers`).
     """
     kh = _int(text.get("linear_num_key_heads")) or 16
     vh = _int(text.get("linear_num_value_heads")) or 32
@@ -620,6 +621,22 @@ def _gdn_state_bytes(
         + (f", mamba_ssm_dtype {ssm_dtype}" if ssm_dtype else "")
         + "); approximate"
     )
+
+
+def _gdn_conv_row_bytes(text: dict[str, Any], model_dtype_bytes: int) -> int:
+    """Bytes per request of one row of a Gated-DeltaNet layer's conv state, the whole layer before the TP split:
+    ``(2 x linear_num_key_heads x linear_key_head_dim + linear_num_value_heads x linear_value_head_dim) x`` the
+    model dtype's bytes (defaults 16, 128, 32, 128 as :func:`_gdn_state_bytes`). vLLM keeps
+    ``conv_kernel_size - 1 + num_spec`` such rows (``vllm@0.10.2`` and ``vllm@0.34.0``:
+    ``vllm/model_executor/layers/mamba/mamba_utils.py::MambaStateShapeCalculator.gated_delta_net_state_shape``,
+    ``num_spec`` = ``speculative_config.num_speculative_tokens`` in ``Qwen3NextForCausalLM`` /
+    ``Qwen3_5ForCausalLM...get_mamba_state_shape_from_config``), so each speculative token adds one (8,192 x 2 B
+    = 16 KiB for Qwen3-Next in bf16, 4 KiB per rank at TP 4)."""
+    kh = _int(text.get("linear_num_key_heads")) or 16
+    vh = _int(text.get("linear_num_value_heads")) or 32
+    kd = _int(text.get("linear_key_head_dim")) or 128
+    vd = _int(text.get("linear_value_head_dim")) or 128
+    return (2 * kh * kd + vh * vd) * model_dtype_bytes
 
 
 #: Architectures whose vLLM config hook takes the SSM-state dtype from the text config's ``mamba_ssm_dtype``
@@ -1329,11 +1346,13 @@ def _layer_kinds(
                     )
                 )
             elif t in ("linear_attention", "mamba", "mamba2", "conv", "recurrent"):
+                row = 0
                 if model_type.startswith("qwen3_next") or "linear_num_value_heads" in text:
                     sb, state_note = _gdn_state_bytes(text, dtype_bytes, gdn_ssm_dtype)
+                    row = _gdn_conv_row_bytes(text, dtype_bytes)
                 else:
                     sb, state_note = _mamba_state_bytes(text, dtype_bytes)
-                out.append(LayerSpec(kind="mamba", state_bytes=sb))
+                out.append(LayerSpec(kind="mamba", state_bytes=sb, spec_conv_bytes=row))
             else:
                 out.append(none)
         while len(out) < n:
@@ -1352,9 +1371,8 @@ def _layer_kinds(
     interval = _int(text.get("full_attention_interval"))
     if interval:
         sb, snote = _gdn_state_bytes(text, dtype_bytes, gdn_ssm_dtype)
-        out = [
-            full() if (i + 1) % interval == 0 else LayerSpec(kind="mamba", state_bytes=sb) for i in range(n)
-        ]
+        gdn = LayerSpec(kind="mamba", state_bytes=sb, spec_conv_bytes=_gdn_conv_row_bytes(text, dtype_bytes))
+        out = [full() if (i + 1) % interval == 0 else gdn for i in range(n)]
         notes.append(
             f"full_attention_interval {interval}: {n // interval} full-attention layers, the rest linear attention; {snote}"
         )

@@ -19,7 +19,7 @@ from kvlint.engines.tgi import tgi_option
 from kvlint.memory.calibration import BAND_REL, band_bytes
 from kvlint.memory.sglang import CUDA_CONTEXT_BYTES, SglangPlanDetail
 from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
-from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail
+from kvlint.memory.tgi import FLASHINFER_WORKSPACE_BYTES, INFERRED_LIMITS_FROM, TgiPlanDetail
 from kvlint.memory.versions import (
     default_gpu_memory_utilization,
     has_extensible_kv_cache,
@@ -980,9 +980,15 @@ def weights_exceed_budget_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     if p.weights_bytes + p.non_torch_bytes <= cap:
         return
     s = ctx.serving
+    # the plan's non-torch term includes FlashInfer's workspace (sourced) with that attention
+    ws = (
+        f", the {gib(FLASHINFER_WORKSPACE_BYTES)} FlashInfer workspace included"
+        if d.attention == "flashinfer"
+        else ""
+    )
     yield ctx.finding(
         f"each of TGI's {d.num_shard} shard(s) holds {gib(p.weights_bytes)} of weights (+ {gib(p.non_torch_bytes)} "
-        f"non-torch [heuristic]) but may use only cuda_memory_fraction {d.cuda_memory_fraction:g} x "
+        f"non-torch [heuristic]{ws}) but may use only cuda_memory_fraction {d.cuda_memory_fraction:g} x "
         f"{gib(p.total_bytes)} = {gib(cap)} of {ctx.where}; loading fails with CUDA out of memory",
         s.loc("num_shard") if "num_shard" in s.flags else (s.model.loc if s.model else None),
         fix=_join(_tgi_shard_remedy(ctx, d), _tgi_quant_remedy(ctx))
