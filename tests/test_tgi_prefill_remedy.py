@@ -72,3 +72,52 @@ def test_a_prefill_budget_the_user_set_is_lowered_with_the_prompt_limit() -> Non
     assert m and m.group(1) == m.group(2), fix
     after = _plan("--max-input-tokens", m.group(1), "--max-batch-prefill-tokens", m.group(2))
     assert after["verdict"] == "ok", after["diagnostics"]
+
+
+def test_sweep_and_compare_show_no_kv_cache_where_the_warmup_runs_out_of_memory() -> None:
+    """A TGI warmup that runs out of memory allocates no KV block: the sweep row showed the memory the plan left
+    beside the warmup's activation (1.02 GiB on an L4 at --max-input-tokens 16000) with 0 blocks and 0 tokens,
+    where ``--compare`` showed 0.00 GiB for a cell whose left memory was negative. Both now show 0 bytes."""
+    r = CliRunner().invoke(
+        main,
+        [
+            "plan",
+            "--offline",
+            "--format",
+            "json",
+            "--engine-version",
+            "2.4.0",
+            "--accelerator",
+            "l4",
+            "--sweep",
+            "max-input-tokens=2k..32k",
+            "--",
+            *CMD,
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    points = json.loads(r.stdout)["sweeps"][0]["points"]
+    oom = [p for p in points if "warmup prefill batch runs out of memory" in p["reason"]]
+    assert oom and any(p["num_blocks"] > 0 for p in points)
+    for p in points:
+        assert (p["kv_cache_bytes"] > 0) == (p["num_blocks"] > 0), p
+    r = CliRunner().invoke(
+        main,
+        [
+            "plan",
+            "--offline",
+            "--format",
+            "json",
+            "--engine-version",
+            "2.4.0",
+            "--compare",
+            "--accelerators",
+            "l4",
+        ]
+        + ["--", *CMD, "--max-input-tokens", "16000"],
+    )
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["compare"]["rows"]
+    assert any(row["kv_tokens"] == 0 for row in rows)
+    for row in rows:
+        assert (row["kv_cache_bytes"] > 0) == (row["kv_tokens"] > 0), row
