@@ -160,3 +160,13 @@ def test_record_holds_the_flags_typed_after_the_log(
     r = _cli(*args, "--record", str(out))
     (case,) = yaml.safe_load(out.read_text())
     assert case["parallelism"]["tensor_parallel"] is None and case["other_flags"] is None
+
+
+def test_record_holds_every_figure_the_log_printed_mla_kv_size() -> None:
+    """SGLang's MLA pool line "KV Cache is allocated. #tokens: N, KV size: X GB" is read (``kv_size_gb``, as gt-297
+    records it) but was left out of the case: every figure the parser read goes in, under the ground truth's name."""
+    log = parse_log((LOGS / "gt-297.log").read_text(encoding="utf-8"))
+    assert "kv_size_gb" in log.figures
+    case = record_case(None, log, engine_version="0.5.3")
+    printed = {_CASE_NAMES.get(k, k): v for k, v in log.figures.items()}
+    assert case["figures"] == printed

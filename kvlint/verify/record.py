@@ -44,6 +44,7 @@ _FIGURES = (
     "free_after_kv_pool_gb",
     "k_size_gb",
     "v_size_gb",
+    "kv_size_gb",  # SGLang's MLA pool: one "KV size: X GB" (gt-297, gt-298)
     # TGI: the shard's warmup "KV-cache blocks: N, size: S" and the launcher's token defaults (renamed below)
     "kv_cache_blocks",
     "kv_block_size",
