@@ -107,3 +107,66 @@ def test_json_and_record_to_stdout_is_a_usage_error() -> None:
     json.loads(r.stdout)  # one document
     r = _cli(*args, "--record", "-")
     assert yaml.safe_load(r.stdout)[0]["engine"] == "tgi"
+
+
+# (log, --accelerator, --engine-version, model, flags typed after --, what the case holds for them)
+TYPED = [
+    (
+        LOGS / "gt-293.log",
+        "h100",
+        "3.0.0",
+        MODELS / "Qwen--Qwen2.5-1.5B",
+        ["--num-shard", "2", "--quantize", "fp8"],
+        {("parallelism", "tensor_parallel"): 2, ("gpu", "count"): 2, ("quantization",): "fp8"},
+    ),
+    (
+        LOGS / "gt-286.log",
+        "h100",
+        "0.5.5",
+        MODELS / "Qwen--Qwen2.5-7B",
+        ["--tp", "2", "--dp", "2", "--enable-dp-attention", "--context-length", "8192"],
+        {
+            ("parallelism", "tensor_parallel"): 2,
+            ("parallelism", "data_parallel"): 2,
+            ("max_model_len",): 8192,
+            ("other_flags",): ["enable_dp_attention=True"],
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "acc", "version", "model", "flags", "want"), TYPED, ids=[t[0].stem for t in TYPED]
+)
+def test_record_holds_the_flags_typed_after_the_log(
+    tmp_path: Path, path: Path, acc: str, version: str, model: Path, flags: list[str], want: dict
+) -> None:
+    """README: ``kvlint verify startup.log ... -- --max-num-seqs 8`` gives the flags the log omits, and the replay
+    plans with them; the recorded case left them out (a TGI start-up at two shards went in as ``tensor_parallel:
+    null``, ``gpu.count: null``, ``quantization: null``), so replaying the contributed case sized another start-up."""
+    out = tmp_path / "case.yaml"
+    args = (str(path), "--model", str(model), "--accelerator", acc, "--engine-version", version)
+    r = _cli(*args, "--record", str(out), "--", *flags)
+    assert r.exit_code in (0, 1), r.output
+    (case,) = yaml.safe_load(out.read_text())
+    for keys, value in want.items():
+        got = case
+        for k in keys:
+            got = got[k]
+        assert got == value, (keys, got)
+    # the replay used the same flags
+    assert all(f in r.stdout for f in flags if f.startswith("--")), r.stdout
+    # without them, the case holds none of them (the excerpts print no launcher arguments)
+    r = _cli(*args, "--record", str(out))
+    (case,) = yaml.safe_load(out.read_text())
+    assert case["parallelism"]["tensor_parallel"] is None and case["other_flags"] is None
+
+
+def test_record_holds_every_figure_the_log_printed_mla_kv_size() -> None:
+    """SGLang's MLA pool line "KV Cache is allocated. #tokens: N, KV size: X GB" is read (``kv_size_gb``, as gt-297
+    records it) but was left out of the case: every figure the parser read goes in, under the ground truth's name."""
+    log = parse_log((LOGS / "gt-297.log").read_text(encoding="utf-8"))
+    assert "kv_size_gb" in log.figures
+    case = record_case(None, log, engine_version="0.5.3")
+    printed = {_CASE_NAMES.get(k, k): v for k, v in log.figures.items()}
+    assert case["figures"] == printed

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kvlint.capacity.compare import CompareRow, candidate_accelerators
 from kvlint.capacity.engine_terms import TERMS, EngineTerms
 from kvlint.capacity.sweep import SweepError, SweepPoint, parse_sweep
-from kvlint.types import ENGINE_NAMES, Accelerator
+from kvlint.types import ENGINE_NAMES, Accelerator, MemoryPlan
 
 __all__ = [
     "MEMORY_RULES",
@@ -172,18 +172,27 @@ def cell_verdict(out: PlanOutput) -> tuple[str, str, str]:
     return "refused", _first_sentence(err.message), err.rule
 
 
+def kv_bytes_shown(p: MemoryPlan) -> int:
+    """The KV cache bytes per GPU a TGI or SGLang cell shows: the plan's, or 0 when it has no KV blocks (the engine
+    exits before allocating any: a TGI warmup that runs out of memory left 1.02 GiB in a sweep row whose blocks and
+    tokens were 0, while ``--compare`` showed 0.00 where the memory left was negative)."""
+    return p.kv_cache_bytes if p.num_blocks > 0 else 0
+
+
 def _first_sentence(text: str) -> str:
     """``text`` up to its first ``". "`` (a finding's statement without its arithmetic)."""
     return text.split(". ", 1)[0].rstrip(".")
 
 
 def _row_figures(out: PlanOutput) -> tuple[int, int, int, float, int, int]:
-    """(weights, KV bytes per GPU, KV tokens, concurrency at the length, the length, GPUs per replica) of a plan."""
+    """(weights, KV bytes per GPU, KV tokens, concurrency at the length, the length, GPUs per replica) of a plan.
+    A plan without KV blocks (TGI's warmup ran out of memory, SGLang has no pool) has no KV cache: 0 bytes, as its
+    tokens, though memory may be left beside the warmup's activation (:func:`kv_bytes_shown`)."""
     p = out.result.plan
     assert p is not None
     return (
         p.weights_bytes,
-        p.kv_cache_bytes,
+        kv_bytes_shown(p),
         p.capacity_tokens if p.num_blocks > 0 else 0,
         p.max_concurrency,
         p.max_model_len,
@@ -345,7 +354,7 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
         pts.append(
             SweepPoint(
                 v,
-                p.kv_cache_bytes,
+                kv_bytes_shown(p),
                 p.num_blocks,
                 p.capacity_tokens if p.num_blocks > 0 else 0,
                 p.max_model_len,

@@ -622,6 +622,10 @@ class _Join:
     loc: Loc | None
 
 
+#: Shell builtins that read a script into the current shell (its settings), rather than run a program.
+_SOURCE = frozenset({"source", "."})
+
+
 #: Commands that only wait, log or set things up: a script made of nothing else runs no server.
 _IDLE = frozenset(
     {"sleep", "trap", "wait", "true", "exit", "echo", "printf", ":", "set", "ulimit", "tail", "cat", "read"}
@@ -731,8 +735,15 @@ def _scan_shell(
     ]
     if not significant:
         return None, "the shell script starts no engine process that kvlint can see"
+    # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
+    # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
+    # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
     first = next(
-        (t for t in significant if "vllm" in " ".join(t) or "sglang" in " ".join(t) or ".sh" in " ".join(t)),
+        (
+            t
+            for t in sorted(significant, key=lambda t: t[0] in _SOURCE)
+            if "vllm" in " ".join(t) or "sglang" in " ".join(t) or ".sh" in " ".join(t)
+        ),
         significant[0],
     )
     reason = _reason_for(first)

@@ -143,6 +143,7 @@ def verify(
             parsed,
             source=None if log in (None, "-") else log,
             engine_version=options.engine_version,
+            extra_args=extra,
         )
         text_out = yaml.safe_dump([case], sort_keys=False, allow_unicode=True, width=110)
         if record == "-":

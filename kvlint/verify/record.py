@@ -1,7 +1,8 @@
 """``kvlint verify --record``: a start-up as a ground-truth case, in the format of ``../shared/groundtruth/cases.yaml``
 (fields described in its README), so users can contribute their start-ups.
 
-Only what the log printed and what the user told kvlint (model, GPU, version) goes in; everything else is ``null``.
+Only what the log printed and what the user told kvlint (model, GPU, version, the engine flags typed after ``--``)
+goes in; everything else is ``null``.
 The case has no source URL (the user adds where the log was published); ``reliability`` is ``high`` since the full
 log lines are at hand.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from kvlint.verify.compare import VerifyResult
@@ -42,6 +44,7 @@ _FIGURES = (
     "free_after_kv_pool_gb",
     "k_size_gb",
     "v_size_gb",
+    "kv_size_gb",  # SGLang's MLA pool: one "KV size: X GB" (gt-297, gt-298)
     # TGI: the shard's warmup "KV-cache blocks: N, size: S" and the launcher's token defaults (renamed below)
     "kv_cache_blocks",
     "kv_block_size",
@@ -61,11 +64,35 @@ _FIGURES = (
 _CASE_NAMES = {"max_input_tokens": "max_input_tokens_default", "max_total_tokens": "max_total_tokens_default"}
 
 
-def _arg(log: StartupLog, *names: str) -> Any:
+def _arg(args: dict[str, Any], *names: str) -> Any:
     for n in names:
-        if n in log.args:
-            return log.args[n]
+        if n in args:
+            return args[n]
     return None
+
+
+#: the program words before an engine's own flags, to read the flags typed after ``--`` with that engine's parser
+_PROGRAM = {
+    "vllm": ["vllm", "serve", "MODEL"],
+    "tgi": ["text-generation-launcher", "--model-id", "MODEL"],
+    "sglang": ["python", "-m", "sglang.launch_server", "--model-path", "MODEL"],
+}
+
+
+def _typed_flags(engine: str | None, extra_args: Sequence[str], version: str | None) -> dict[str, Any]:
+    """The engine flags the user typed after ``--`` (``kvlint verify LOG -- --num-shard 2``), by the engine
+    parser's names (``num_shard``, ``tensor_parallel_size``, ``tp_size``...), as
+    :func:`kvlint.engines.command.parse_command_line` reads them for the replay; empty when none are typed or
+    they are not the engine's (the replay said so)."""
+    if not extra_args or engine not in _PROGRAM:
+        return {}
+    from kvlint.engines.command import parse_command_line
+
+    try:
+        cfg = parse_command_line([*_PROGRAM[engine], *extra_args], version)
+    except ValueError:
+        return {}
+    return {name: v.value for name, v in cfg.flags.items() if v.value is not None}
 
 
 def record_case(
@@ -74,16 +101,21 @@ def record_case(
     *,
     source: str | None = None,
     engine_version: str | None = None,
+    extra_args: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The case dict (one list item of ``cases.yaml``). ``result`` may be None when nothing could be replayed;
     ``source`` is the log's file name (``locator``); ``engine_version`` the release the user named
-    (``--engine-version``), recorded when the log prints none (TGI and SGLang logs rarely do). Every figure
-    verify reads from the log goes in (:data:`_FIGURES`, named as ``cases.yaml`` names it: :data:`_CASE_NAMES`)."""
+    (``--engine-version``), recorded when the log prints none (TGI and SGLang logs rarely do); ``extra_args`` the
+    engine flags typed after ``--``, which the replay used, so the case's parallelism, quantization and limits
+    hold them as the log's own arguments (a typed flag wins over the log's, as it comes last in the replayed
+    command). Every figure verify reads from the log goes in (:data:`_FIGURES`, named as ``cases.yaml`` names it:
+    :data:`_CASE_NAMES`)."""
     digest = hashlib.sha256(repr(sorted(log.figures.items())).encode()).hexdigest()[:8]
-    tp = _arg(log, "tensor_parallel_size", "num_shard", "tp_size")
+    args = {**log.args, **_typed_flags(log.engine, extra_args, log.version or engine_version)}
+    tp = _arg(args, "tensor_parallel_size", "num_shard", "tp_size")
     if tp is None and log.config.get("tensor_parallel_size", "").isdigit():
         tp = int(log.config["tensor_parallel_size"])
-    pp = _arg(log, "pipeline_parallel_size", "pp_size")
+    pp = _arg(args, "pipeline_parallel_size", "pp_size")
     figures = {_CASE_NAMES.get(k, k): log.figures[k] for k in _FIGURES if k in log.figures}
     failure = dict(log.failure) if log.failure else None
     acc = result.accelerator if result else None
@@ -93,7 +125,7 @@ def record_case(
 
         a = lookup(acc)
         gpu_model = a.name if a else acc
-    kv = _arg(log, "kv_cache_dtype")
+    kv = _arg(args, "kv_cache_dtype")
     return {
         "id": f"gt-user-{digest}",
         "source": {
@@ -132,19 +164,19 @@ def record_case(
             "tensor_parallel": tp,
             "pipeline_parallel": pp,
             "expert_parallel": None,
-            "data_parallel": _arg(log, "data_parallel_size", "dp_size"),
+            "data_parallel": _arg(args, "data_parallel_size", "dp_size"),
         },
-        "dtype": _arg(log, "dtype"),
-        "quantization": _arg(log, "quantization", "quantize"),
+        "dtype": _arg(args, "dtype"),
+        "quantization": _arg(args, "quantization", "quantize"),
         "kv_cache_dtype": kv,
-        "gpu_memory_utilization": _arg(log, "gpu_memory_utilization")
+        "gpu_memory_utilization": _arg(args, "gpu_memory_utilization")
         or log.figures.get("gpu_memory_utilization"),
-        "max_model_len": _arg(log, "max_model_len", "context_length") or log.figures.get("max_model_len"),
-        "max_num_seqs": _arg(log, "max_num_seqs", "max_running_requests"),
-        "max_num_batched_tokens": _arg(log, "max_num_batched_tokens", "chunked_prefill_size"),
-        "enforce_eager": _arg(log, "enforce_eager"),
-        "block_size": _arg(log, "block_size", "page_size"),
-        "other_flags": [f"{k}={v}" for k, v in sorted(log.args.items()) if k not in _KNOWN_ARGS] or None,
+        "max_model_len": _arg(args, "max_model_len", "context_length") or log.figures.get("max_model_len"),
+        "max_num_seqs": _arg(args, "max_num_seqs", "max_running_requests"),
+        "max_num_batched_tokens": _arg(args, "max_num_batched_tokens", "chunked_prefill_size"),
+        "enforce_eager": _arg(args, "enforce_eager"),
+        "block_size": _arg(args, "block_size", "page_size"),
+        "other_flags": [f"{k}={v}" for k, v in sorted(args.items()) if k not in _KNOWN_ARGS] or None,
         "outcome": log.outcome,
         "failure": failure,
         "figures": figures or None,

@@ -195,14 +195,36 @@ def _prefill_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
                 f"set {tgi_option(s, 'max_batch_prefill_tokens')} to {best} (re-planned: the warmup fits and the KV cache holds "
                 f"max_total_tokens {d.max_total_tokens}, also at the low end of kvlint's band)"
             )
+    if not fixes and not d.has_chunking and d.max_input_tokens > 1:
+        # without chunked prefill the prefill budget must hold one whole prompt (max_batch_prefill_tokens >=
+        # max_input_tokens, launcher), so no smaller budget starts: a shorter prompt limit does (the 2.0 - 2.4.0
+        # default budget follows it, max_input_tokens + 50; a budget the user set is lowered to it as well)
+        def with_input(n: int) -> object:
+            if d.user_max_batch_prefill_tokens is not None:
+                return replanned(ctx.cr, max_input_tokens=n, max_batch_prefill_tokens=n)
+            return replanned(ctx.cr, max_input_tokens=n)
+
+        got = largest_fitting(1, d.max_input_tokens - 1, with_input, tgi_starts_in_band)  # type: ignore[arg-type]
+        n, nd = got if got is not None else (0, None)
+        if isinstance(nd, TgiPlanDetail):
+            also = (
+                f" and {tgi_option(s, 'max_batch_prefill_tokens')} to {n}"
+                if d.user_max_batch_prefill_tokens is not None
+                else f" (the warmup prefill is then {nd.max_batch_prefill_tokens} tokens)"
+            )
+            fixes.append(
+                f"lower {tgi_option(s, 'max_input_tokens')} to {n}{also} (re-planned: the warmup fits and the KV "
+                f"cache holds max_total_tokens {nd.max_total_tokens}, also at the low end of kvlint's band)"
+            )
     more = more_shards(ctx, d, tgi_starts_in_band)
     if more is not None:
         fixes.append(
             f"use {tgi_option(s, 'num_shard', more[0])} with {more[0]} GPUs{shm_note(ctx)} (re-planned: warmup fits)"
         )
+    # more_shards tried every shard count the model splits into above this one: none is named when none starts
     return "; or ".join(fixes) or (
-        f"no smaller {tgi_option(s, 'max_batch_prefill_tokens')} leaves room for max_total_tokens (re-planned): use more shards, a "
-        "larger GPU or a quantized model"
+        f"no smaller {tgi_option(s, 'max_batch_prefill_tokens')} leaves room for max_total_tokens, nor more shards "
+        "(re-planned): use a larger GPU or a quantized model"
     )
 
 
