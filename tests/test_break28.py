@@ -98,3 +98,28 @@ def test_helper_values_tracing_work_is_linear(tmp_path: Path, monkeypatch: pytes
     assert last.locs["image"].file.endswith("d.yaml")
     assert counts["opens"] <= 2 * lines
     assert counts["keys"] <= 20 * n
+
+
+def test_org_name_folder_matcher_never_runs_over_an_overlong_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `<org>--<name>` is matched by a lazy pattern that tries every `--` of the name with a scan to its end: a
+    # storageUri's 60,000-character last component `a--a--...--a@1` cost a quadratic number of steps. Count the
+    # characters handed to the pattern, never time it.
+    from kvlint.models import resolve
+
+    seen: list[int] = []
+    pattern = resolve._ORG_NAME_FOLDER
+
+    class Counting:
+        def fullmatch(self, text: str):  # noqa: ANN201 - re.Match or None
+            seen.append(len(text))
+            return pattern.fullmatch(text)
+
+    monkeypatch.setattr(resolve, "_ORG_NAME_FOLDER", Counting())
+    hostile = "a" + "--a" * 20_000 + "@1"
+    assert resolve._path_named_model("s3://bucket/" + hostile) is None
+    assert all(n <= 194 for n in seen), max(seen)
+    # a real `<org>--<name>` folder is still read as its catalogued id
+    seen.clear()
+    named = resolve._path_named_model("s3://bucket/meta-llama--Llama-3.1-8B-Instruct")
+    assert named is not None and named[0] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert seen
