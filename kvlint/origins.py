@@ -97,6 +97,53 @@ def values_refs(template_lines: Sequence[str], line: int) -> list[tuple[str, ...
     return list(dict.fromkeys(refs))
 
 
+class ValuesRefTable:
+    """:func:`values_refs` for every line of one template, from one pass over its lines (``values_refs`` reads
+    the lines above its line again at each call: a template of 10^4 ``include`` lines was read 10^4 times over).
+
+    Equal to ``values_refs(template_lines, line)`` for every line: the ``with``/``range``/``if`` blocks still open
+    before a line are kept as a linked stack, a line's openings pushed and then its ``end`` actions popping the
+    latest first (the backward scan's matching of ends to openings), each entry pointing at the nearest entry
+    below it that names a ``.Values`` path, so a query walks only the blocks that name one."""
+
+    def __init__(self, template_lines: Sequence[str]) -> None:
+        self._lines = template_lines
+        # per 0-based line index: the innermost open block naming a .Values path before that line, as a node
+        # (refs of its expression, the next such node below) or None
+        heads: list[tuple[tuple[tuple[str, ...], ...], Any] | None] = []
+        # the whole stack: (node naming a path at or below this entry, entry below)
+        stack: tuple[Any, Any] | None = None
+        for text in template_lines:
+            heads.append(stack[0] if stack is not None else None)
+            for kind, expr in _block_opens(text):
+                below = stack[0] if stack is not None else None
+                refs = (
+                    tuple(tuple(m.group(1)[1:].split(".")) for m in _VALUES_REF.finditer(expr))
+                    if kind in ("with", "range")
+                    else ()
+                )
+                stack = ((refs, below) if refs else below, stack)
+            for _ in range(len(_BLOCK_END.findall(text))):
+                if stack is None:
+                    break
+                stack = stack[1]
+        self._heads = heads
+
+    def refs(self, line: int, limit: int | None = None) -> list[tuple[str, ...]] | None:
+        """``values_refs(template_lines, line)``; None when the enclosing blocks name more than ``limit`` paths
+        (a caller bounding its work)."""
+        if not 1 <= line <= len(self._lines):
+            return []
+        refs = [tuple(m.group(1)[1:].split(".")) for m in _VALUES_REF.finditer(self._lines[line - 1])]
+        node = self._heads[line - 1]
+        while node is not None:
+            refs += node[0]
+            if limit is not None and len(refs) > limit:
+                return None
+            node = node[1]
+        return list(dict.fromkeys(refs))
+
+
 @lru_cache(maxsize=64)
 def _load_yaml(path: str, mtime: float) -> Any:
     """The first document of the YAML file at ``path``, or None: a regular file of at most

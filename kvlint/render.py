@@ -933,15 +933,15 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
     values key has the same name; and a mapping whose first key moved, to that key: a container to its values
     entry), several leave it where it was, as does a text no such file holds (a value the helper computed or
     defaulted). Values on literal template lines, or written by ``toYaml``, keep their template positions."""
-    from kvlint.origins import _read, values_refs
+    from kvlint.origins import ValuesRefTable, _read
 
     root = os.path.normpath(chart)
     trees = [t for t in (_read(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None]
     if not trees:
         return
-    templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine]]] = {}
+    templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine], ValuesRefTable | None]] = {}
     refs_at: dict[tuple[str, int], list[tuple[str, ...]]] = {}
-    indexes: dict[tuple[tuple[str, ...], ...], list[dict[str, list[_Place]]]] = {}
+    indexes: dict[tuple[str, ...], list[dict[str, list[_Place]]]] = {}
 
     def include_refs(loc: Loc) -> list[tuple[str, ...]]:
         key = (loc.file, loc.line)
@@ -956,11 +956,14 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
                         text = tuple(fh.read().split("\n"))
                 except (OSError, UnicodeDecodeError):
                     text = ()
-                templates[loc.file] = (text, {t.number: t for t in parsed})
-            text, by_line = templates[loc.file]
+                templates[loc.file] = (text, {t.number: t for t in parsed}, None)
+            text, by_line, table = templates[loc.file]
             tl = by_line.get(loc.line)
             if tl is not None and tl.output and _HELPER_CALL.search(text[loc.line - 1]) is not None:
-                refs = values_refs(text, loc.line)
+                if table is None:  # read once per template, when a helper call first needs it
+                    table = ValuesRefTable(text)
+                    templates[loc.file] = (text, by_line, table)
+                refs = table.refs(loc.line, _MAX_TRACED_REFS) or []
         refs_at[key] = refs
         return refs
 
@@ -970,10 +973,10 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
         refs = include_refs(loc)
         if not refs:
             return None
-        key = tuple(refs)
-        if key not in indexes:
-            indexes[key] = _values_index(trees, refs)
-        return _values_place(indexes[key], _text_key(value))
+        for ref in refs:  # one index per values path, shared by every line naming it
+            if ref not in indexes:
+                indexes[ref] = _values_index(trees, [ref])
+        return _values_place([indexes[ref] for ref in refs], _text_key(value))
 
     seen: set[int] = set()
     for doc in result.documents:
@@ -1006,6 +1009,10 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
                         if hit is not None:
                             n.locs[i] = hit[0]
 
+
+#: Most ``.Values`` paths a helper call's line and its enclosing blocks may name for its values to be traced (each
+#: value is looked up under every path; real charts name one to three): a line inside more keeps its template line.
+_MAX_TRACED_REFS = 64
 
 #: A named template's call in an action (``include "x" .``, ``(include "x" (dict ...))``, ``template "x"``)
 _HELPER_CALL = re.compile(r'{{-?\s*\(?\s*(?:include|template)\s+"')
@@ -1053,13 +1060,22 @@ def _text_key(value: Any) -> str:
     return ("s:" if isinstance(value, str) else "n:") + str(value)
 
 
-def _values_place(index: Sequence[dict[str, list[_Place]]], text: str) -> _Place | None:
-    """The one place of ``text`` in the last values tree of ``index`` (:func:`_values_index`) holding it, or None
-    (none holds it, or that tree holds it in more than one place)."""
-    for by_text in reversed(index):
-        places = by_text.get(text)
-        if places:
-            return places[0] if len(places) == 1 else None
+def _values_place(indexes: Sequence[Sequence[dict[str, list[_Place]]]], text: str) -> _Place | None:
+    """The one place of ``text`` in the last values tree holding it below any of the values paths (one
+    :func:`_values_index` per path, in the order the paths are named), or None (none holds it, or that tree holds
+    it in more than one place). A place found under two paths (one inside the other) is one place. Stops at the
+    second place: the work does not grow with how often a text repeats."""
+    trees = len(indexes[0]) if indexes else 0
+    for t in reversed(range(trees)):
+        found: _Place | None = None
+        for index in indexes:
+            for place in index[t].get(text, ()):
+                if found is None:
+                    found = place
+                elif place[0] != found[0]:
+                    return None
+        if found is not None:
+            return found
     return None
 
 

@@ -613,6 +613,11 @@ def _hf_cache_folder(ref: str) -> tuple[str, str, str | None] | None:
 #: ``<org>--<name>``: a folder named after a hub id with its ``/`` written ``--`` (the org as the Hub allows it,
 #: split at its first ``--``).
 _ORG_NAME_FOLDER = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*?)--([A-Za-z0-9][\w.-]*)")
+#: Longest ``<org>--<name>`` folder read as a hub id: a Hub namespace and a repository name are at most 96
+#: characters each (huggingface_hub ``utils/_validators.py``: ``REPO_ID_REGEX``, read in 2.4.0), plus the ``--``.
+#: The pattern's lazy org tries every ``--`` of the name, each followed by a scan to its end: a 60,000-character
+#: storageUri component cost seconds per workload.
+_MAX_ORG_NAME_FOLDER = 96 + 2 + 96
 
 
 def _org_name_folder(name: str) -> str | None:
@@ -620,6 +625,8 @@ def _org_name_folder(name: str) -> str | None:
     folder, ``models--...``, which :func:`_hf_cache_folder` reads), as the catalogue spells it; None otherwise."""
     from kvlint.models import catalogue
 
+    if len(name) > _MAX_ORG_NAME_FOLDER:
+        return None
     m = _ORG_NAME_FOLDER.fullmatch(name)
     if m is None or m.group(1).lower() == "models":
         return None
