@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from kvlint.source import LDict
 from kvlint.types import Finding, JoinedEngine, ServingConfig, Workload
 
-__all__ = ["find_leader", "follower_how", "join_follower"]
+__all__ = ["find_leader", "follower_how", "join_follower", "vllm_nodes_per_dp_group"]
 
 
 def _leader_config(
@@ -102,6 +102,17 @@ _PER_NODE = frozenset(
 )
 
 
+def vllm_nodes_per_dp_group(nnodes: int, dp: int, dp_local: int) -> int:
+    """The nodes one vLLM data-parallel group spans, ``nnodes_within_dp = nnodes // (data_parallel_size //
+    data_parallel_size_local)`` (vllm@00a5fdd ``vllm/config/parallel.py::ParallelConfig``; ``node_rank %`` it is
+    a node's rank within its group, ``vllm/entrypoints/cli/serve.py::run_headless``). 0 when ``dp_local`` is not a
+    positive divisor of ``dp`` (no layout vLLM builds) or the quotient is 0."""
+    if dp_local < 1 or dp % dp_local:
+        return 0
+    groups = dp // dp_local
+    return nnodes // groups if groups else 0
+
+
 def _int_of(serving: ServingConfig, name: str) -> int | None:
     v = serving.get(name)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
@@ -135,8 +146,7 @@ def follower_how(serving: ServingConfig) -> str | None:
         if rank is not None and rank > 0 and nnodes is not None and nnodes > 1:
             dp = _int_of(serving, "data_parallel_size") or 1
             dp_local = _int_of(serving, "data_parallel_size_local") or dp
-            groups = dp // dp_local if dp_local > 0 and dp % dp_local == 0 else 0
-            within = nnodes // groups if groups else 0
+            within = vllm_nodes_per_dp_group(nnodes, dp, dp_local)
             if within > 1 and rank % within > 0:
                 return f"vllm serve --headless --node-rank {rank} of --nnodes {nnodes}"
         if start is not None and start > 0:

@@ -258,20 +258,24 @@ _FOREIGN_CAUTION = {
 }
 
 
+def _dashed(option: str) -> str:
+    """``option`` with ``_`` read as ``-`` after its leading ``--`` (``--mem_fraction_static`` is
+    ``--mem-fraction-static``: vLLM's and SGLang's argparse read both); any other word as it is."""
+    return "--" + option[2:].replace("_", "-") if option.startswith("--") else option
+
+
 def counterpart_caution(engine: str, option: str, ours: str) -> str:
     """What to mind when ``engine``'s ``ours`` stands for another engine's ``option`` (KV205's fix): the caution of
     :data:`_FOREIGN_CAUTION` for that pair, else the counterpart's own (``--mem-fraction-static``'s); empty when
-    none."""
-    return _FOREIGN_CAUTION.get((engine, option)) or _COUNTERPART_CAUTION.get(ours, "")
+    none. ``option`` may be spelled with underscores, as for :func:`counterpart`."""
+    return _FOREIGN_CAUTION.get((engine, _dashed(option))) or _COUNTERPART_CAUTION.get(ours, "")
 
 
 def counterpart(engine: str, option: str, known: Iterable[str]) -> tuple[str, str] | None:
     """(the option of ``engine`` (``vLLM``/``TGI``/``SGLang``) that sets what another engine's ``option`` sets, that
     other engine) from :data:`COUNTERPARTS`, when ``known`` (the release's options) has it; else None. ``option``
     may be spelled with underscores (``--mem_fraction_static``, as vLLM's and SGLang's argparse dests read)."""
-    if option.startswith("--"):
-        option = "--" + option[2:].replace("_", "-")
-    got = COUNTERPARTS.get(engine, {}).get(option)
+    got = COUNTERPARTS.get(engine, {}).get(_dashed(option))
     if got is None:
         return None
     return got if got[0].split()[0] in set(known) else None
@@ -445,14 +449,7 @@ class Collector:
                 rule="KV205",
                 message=f"unknown {where} option {option}{extra}{hint}",
                 loc=loc,
-                fix=(
-                    f"use {best}"
-                    + (
-                        counterpart_caution(self.engine, "--" + option[2:].replace("_", "-"), best)
-                        if other
-                        else ""
-                    )
-                )
+                fix=(f"use {best}" + (counterpart_caution(self.engine, option, best) if other else ""))
                 if best
                 else f"remove {option}",
                 severity="error",

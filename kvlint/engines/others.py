@@ -17,7 +17,7 @@ The programs are the engines' own entry points:
 * llama.cpp's HTTP server ``llama-server`` (ggml-org/llama.cpp ``tools/server``, the ``server`` target renamed
   ``llama-server`` in b3186) and llama-cpp-python's ``python -m llama_cpp.server``.
 
-Only containers that request an accelerator (:data:`kvlint.accelerators.placement.GPU_RESOURCES`, MIG slices)
+Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices)
 get the note: a CPU llama.cpp server has no GPU memory to size.
 """
 
@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.source import LDict, loc_of
 from kvlint.types import Finding, Workload
 
@@ -83,8 +84,6 @@ def _words(container: Mapping[Any, Any]) -> str:
 
 def _accelerator(container: Mapping[Any, Any]) -> str | None:
     """``nvidia.com/gpu: 1``: the first accelerator the container requests (limits, then requests), or None."""
-    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
-
     res = container.get("resources")
     if not isinstance(res, Mapping):
         return None

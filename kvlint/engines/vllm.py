@@ -1022,6 +1022,15 @@ def _config_argv(
 LORA_RANKS = frozenset({1, 8, 16, 32, 64, 128, 256, 320, 512})
 
 
+def _refuse(p: _Parser, dest: str, why: str, fix: str) -> None:
+    """KV206 for the setting ``dest`` that vLLM refuses at start-up, dropped from the flags so the plan does not size
+    it: named as the command line spelled it (else ``--`` and its dashed name), its value as written; ``fix`` a
+    template whose ``{}`` is that option."""
+    v = p.col.flags.pop(dest)
+    option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+    p.col.invalid(option, v.raw if v.raw is not None else str(v.value), v.loc, why, fix=fix.format(option))
+
+
 def _check_lora(p: _Parser) -> None:
     """KV206 for the LoRA sizes vLLM refuses when ``--enable-lora`` builds its LoRAConfig (argparse takes any
     integer; ``vllm/config/lora.py::LoRAConfig``: ``max_loras`` ``Field(ge=1)``, ``max_lora_rank`` one of
@@ -1033,23 +1042,18 @@ def _check_lora(p: _Parser) -> None:
     if on is None or not on.value:
         return
 
-    def refuse(dest: str, why: str, fix: str) -> None:
-        v = flags.pop(dest)
-        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
-        p.col.invalid(
-            option, v.raw if v.raw is not None else str(v.value), v.loc, why, fix=fix.format(option)
-        )
-
     loras = flags.get("max_loras")
     if loras is not None and isinstance(loras.value, int) and loras.value < 1:
-        refuse(
+        _refuse(
+            p,
             "max_loras",
             "vLLM's LoRAConfig requires at least 1 adapter slot with --enable-lora",
             "give {} the number of adapters served at once, 1 or more",
         )
     rank = flags.get("max_lora_rank")
     if rank is not None and isinstance(rank.value, int) and rank.value not in LORA_RANKS:
-        refuse(
+        _refuse(
+            p,
             "max_lora_rank",
             f"vLLM's LoRAConfig accepts {', '.join(str(r) for r in sorted(LORA_RANKS))} with --enable-lora",
             "give {} the listed rank at or above your adapters' largest rank",
@@ -1057,7 +1061,8 @@ def _check_lora(p: _Parser) -> None:
     cpu = flags.get("max_cpu_loras")
     slots = flags["max_loras"].value if "max_loras" in flags else 1
     if cpu is not None and isinstance(cpu.value, int) and isinstance(slots, int) and cpu.value < slots:
-        refuse(
+        _refuse(
+            p,
             "max_cpu_loras",
             f"vLLM requires --max-cpu-loras >= --max-loras ({slots}) with --enable-lora",
             "raise {} to at least --max-loras, or remove it (vLLM then caches --max-loras adapters on the CPU)",
@@ -1151,43 +1156,29 @@ def _check_speculative(p: _Parser) -> None:
             }
         )
     ):
-        flags.pop(dest)
-        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
-        p.col.invalid(
-            option,
-            v.raw if v.raw is not None else str(v.value),
-            v.loc,
+        _refuse(
+            p,
+            dest,
             "it names no draft model and no num_speculative_tokens, and vLLM's SpeculativeConfig refuses it at "
             f"start-up: '{SPEC_COUNT_REQUIRED}'",
-            fix=f'add "num_speculative_tokens": N (1 for one MTP layer, typically up to 16) to {option}, or remove '
+            'add "num_speculative_tokens": N (1 for one MTP layer, typically up to 16) to {}, or remove '
             "it; vLLM takes a count from the draft's n_predict only when a draft model is named",
         )
         return
     if v is not None and isinstance(v.value, dict) and v.value.get("num_speculative_tokens") is not None:
         why = _speculative_refusal(_speculative_count(v.value["num_speculative_tokens"]))
         if why is not None:
-            flags.pop(dest)
-            option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
-            p.col.invalid(
-                option,
-                v.raw if v.raw is not None else str(v.value),
-                v.loc,
+            _refuse(
+                p,
+                dest,
                 why,
-                fix=f"give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {option}",
+                "give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {}",
             )
     tokens = flags.get("spec_tokens")
     if tokens is not None and isinstance(tokens.value, int):
         why = _speculative_refusal(tokens.value)
         if why is not None:
-            flags.pop("spec_tokens")
-            option = p.col.seen_option.get("spec_tokens", "--spec-tokens")
-            p.col.invalid(
-                option,
-                tokens.raw if tokens.raw is not None else str(tokens.value),
-                tokens.loc,
-                why,
-                fix=f"give {option} a whole number from 1 (typically 1 to 16), or remove it",
-            )
+            _refuse(p, "spec_tokens", why, "give {} a whole number from 1 (typically 1 to 16), or remove it")
     config = flags.get(dest)
     given = config.value if config is not None and isinstance(config.value, dict) else {}
     for short, key in SPEC_SHORTHANDS:

@@ -17,6 +17,7 @@ from typing import Literal
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import envsubst_placeholders, platform_of
+from kvlint.engines.multinode import vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
@@ -670,7 +671,8 @@ def _follower_share(ctx: RuleContext) -> int | None:
     None when the group's layout does not say.
 
     vLLM (``vllm/config/parallel.py::ParallelConfig``, vllm@00a5fdd): a data-parallel group spans
-    ``nnodes_within_dp = nnodes // (data_parallel_size // data_parallel_size_local)`` nodes and each of its nodes
+    ``nnodes_within_dp = nnodes // (data_parallel_size // data_parallel_size_local)`` nodes
+    (:func:`kvlint.engines.multinode.vllm_nodes_per_dp_group`) and each of its nodes
     starts ``local_world_size = world_size // nnodes_within_dp`` workers (``world_size`` = TP x PP), times the
     data-parallel ranks it runs (``--data-parallel-size-local``, this node's own setting). SGLang
     (``python/sglang/srt/entrypoints/engine.py::_launch_subprocesses``): each node of ``--nnodes`` starts
@@ -685,9 +687,7 @@ def _follower_share(ctx: RuleContext) -> int | None:
     if ctx.engine == "vllm":
         dp_local = s.get("data_parallel_size_local")
         dp_local = dp_local if isinstance(dp_local, int) and dp_local > 0 else lay.dp_local
-        if lay.dp_local < 1 or lay.dp % lay.dp_local:
-            return None
-        within = nnodes // (lay.dp // lay.dp_local)
+        within = vllm_nodes_per_dp_group(nnodes, lay.dp, lay.dp_local)
         world = lay.tp * lay.pp
         if within < 1 or world % within:
             return None
