@@ -950,12 +950,9 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
         refs: list[tuple[str, ...]] = []
         if loc.file.startswith(root + os.sep) or root == ".":
             if loc.file not in templates:
-                parsed = _read_template(loc.file) or []
-                try:
-                    with open(loc.file, encoding="utf-8") as fh:
-                        text = tuple(fh.read().split("\n"))
-                except (OSError, UnicodeDecodeError):
-                    text = ()
+                whole = _template_text(loc.file)  # read once: parsed, and its lines kept for the helper test
+                parsed = parse_template(whole) if whole is not None else []
+                text = tuple(whole.split("\n")) if whole is not None else ()
                 templates[loc.file] = (text, {t.number: t for t in parsed}, None)
             text, by_line, table = templates[loc.file]
             tl = by_line.get(loc.line)
@@ -2246,11 +2243,18 @@ _MAX_TEMPLATE_BYTES = 1 << 20
 def _read_template(path: str) -> list[TemplateLine] | None:
     """The parsed template at ``path``, or None when it is not a readable text file of at most
     :data:`_MAX_TEMPLATE_BYTES` (mapping then falls back to rendered-document lines)."""
+    text = _template_text(path)
+    return parse_template(text) if text is not None else None
+
+
+def _template_text(path: str) -> str | None:
+    """The text of the template at ``path``, or None when it is not a readable UTF-8 file of at most
+    :data:`_MAX_TEMPLATE_BYTES` (:func:`_read_template` parses it)."""
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > _MAX_TEMPLATE_BYTES:
             return None
         with open(path, encoding="utf-8") as fh:
-            return parse_template(fh.read())
+            return fh.read()
     except (OSError, UnicodeDecodeError):
         return None
 
