@@ -86,7 +86,7 @@ from kvlint.load import (
 )
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
-from kvlint.types import Document, Finding, LoadResult
+from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult
 from kvlint.wording import shell_word
 
 __all__ = [
@@ -2257,11 +2257,6 @@ def _template_text(path: str) -> str | None:
             return fh.read()
     except (OSError, UnicodeDecodeError):
         return None
-
-
-#: The start of the KV503 kvlint gives when its own code raised on an input it did not expect (a workload's:
-#: :data:`kvlint.pipeline.INTERNAL_ERROR`; a document's or a file's: :func:`internal_error_finding`).
-COULD_NOT_FINISH = "kvlint could not finish checking"
 
 
 def internal_error_finding(loc: Loc | None, exc: Exception, what: str) -> Finding:
