@@ -82,6 +82,7 @@ from kvlint.load import (
     outermost_chart,
     parent_charts,
     repository_chart,
+    repository_root,
     values_chart,
 )
 from kvlint.source import LDict, LList, Loc
@@ -784,7 +785,7 @@ def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BY
         RenderError: a word that is not one ``KEY=PATH`` pair, a path that is not a regular file, is larger than
             ``max_bytes`` or leads out of its repository.
     """
-    from kvlint.load import repository_root
+    import stat
 
     out: list[str] = []
     for word in set_files:
@@ -813,8 +814,6 @@ def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BY
             raise FileNotFoundError(
                 f"{shown}: cannot read ({exc.strerror}) (--helm-set-file {key})"
             ) from None
-        import stat
-
         if not stat.S_ISREG(st.st_mode):
             raise RenderError(f"--helm-set-file {key}={shown}: not a regular file")
         if st.st_size > max_bytes:
