@@ -90,11 +90,11 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
     if cache is None and caches and isinstance(name, str) and doc.namespace is None:
         cache = next((d for (_ns, n), d in caches.items() if n == name), None)
     if cache is not None:
-        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w, spec))}"
+        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
     return [replace(w, findings=(nim_note("NIMService", image, rloc, facts),))]
 
 
-def _gpus_per_pod(w: Workload, spec: dict) -> int | None:
+def _gpus_per_pod(w: Workload) -> int | None:
     """The ``nvidia.com/gpu`` count of the NIMService's pod (``spec.resources``), or None."""
     from kvlint.accelerators.placement import workload_placement
 
