@@ -318,16 +318,15 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
 
 
 @functools.cache
-def _engine_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """A serving engine named in a template's or values file's text (image, module or launcher):
-    :data:`kvlint.engines.images.ENGINE_TEXT`, for lower-cased ASCII text (searched through
-    :func:`kvlint.engines.images.names_engine`), and the same pattern case-insensitive for other text (in ASCII
-    text ``re.IGNORECASE`` pairs each letter with its other case only, so the two searches agree; the
-    lower-cased search is ~7x faster). Imported on first use: loading alone does not import the engines
-    package."""
+def _engine_pattern_anycase() -> re.Pattern[str]:
+    """A serving engine named in a template's or values file's text (image, module or launcher), in text that is
+    not ASCII: :data:`kvlint.engines.images.ENGINE_TEXT` case-insensitive. Lower-cased ASCII text is searched
+    through :func:`kvlint.engines.images.names_engine` instead (in ASCII text ``re.IGNORECASE`` pairs each letter
+    with its other case only, so the two searches agree; the lower-cased search is ~7x faster). Imported on first
+    use: loading alone does not import the engines package."""
     from kvlint.engines.images import ENGINE_TEXT
 
-    return ENGINE_TEXT, re.compile(ENGINE_TEXT.pattern, re.I)
+    return re.compile(ENGINE_TEXT.pattern, re.I)
 
 
 def _mentions_engine(text: str) -> bool:
@@ -338,7 +337,7 @@ def _mentions_engine(text: str) -> bool:
         from kvlint.engines.images import names_engine
 
         return names_engine(text.lower())
-    return _engine_patterns()[1].search(text) is not None
+    return _engine_pattern_anycase().search(text) is not None
 
 
 #: Files up to this size (bytes) that have a KV002 get :attr:`LoadResult.engine_named` from the text read

@@ -38,6 +38,8 @@ from kvlint.suppress import (
     parse_ignore_annotation,
 )
 from kvlint.types import (
+    COULD_NOT_FINISH,
+    COULD_NOT_READ_COMMAND,
     CheckResult,
     ContainerResult,
     Diagnostic,
@@ -331,7 +333,7 @@ def analyse_container(
             findings=[
                 Finding(
                     "KV503",
-                    f"kvlint could not read this container's command ({type(exc).__name__}: {exc})",
+                    f"{COULD_NOT_READ_COMMAND}{type(exc).__name__}: {exc})",
                     container.loc,
                 )
             ],
@@ -644,7 +646,7 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
 
 
 #: Prefix of the message kvlint gives when a check fails on an unexpected shape (tests search for it).
-INTERNAL_ERROR = "kvlint could not finish checking this workload"
+INTERNAL_ERROR = f"{COULD_NOT_FINISH} this workload"
 
 
 def _object(w: Workload) -> str:

@@ -82,11 +82,12 @@ from kvlint.load import (
     outermost_chart,
     parent_charts,
     repository_chart,
+    repository_root,
     values_chart,
 )
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
-from kvlint.types import Document, Finding, LoadResult
+from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult
 from kvlint.wording import shell_word
 
 __all__ = [
@@ -784,7 +785,7 @@ def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BY
         RenderError: a word that is not one ``KEY=PATH`` pair, a path that is not a regular file, is larger than
             ``max_bytes`` or leads out of its repository.
     """
-    from kvlint.load import repository_root
+    import stat
 
     out: list[str] = []
     for word in set_files:
@@ -813,8 +814,6 @@ def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BY
             raise FileNotFoundError(
                 f"{shown}: cannot read ({exc.strerror}) (--helm-set-file {key})"
             ) from None
-        import stat
-
         if not stat.S_ISREG(st.st_mode):
             raise RenderError(f"--helm-set-file {key}={shown}: not a regular file")
         if st.st_size > max_bytes:
@@ -950,12 +949,9 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
         refs: list[tuple[str, ...]] = []
         if loc.file.startswith(root + os.sep) or root == ".":
             if loc.file not in templates:
-                parsed = _read_template(loc.file) or []
-                try:
-                    with open(loc.file, encoding="utf-8") as fh:
-                        text = tuple(fh.read().split("\n"))
-                except (OSError, UnicodeDecodeError):
-                    text = ()
+                whole = _template_text(loc.file)  # read once: parsed, and its lines kept for the helper test
+                parsed = parse_template(whole) if whole is not None else []
+                text = tuple(whole.split("\n")) if whole is not None else ()
                 templates[loc.file] = (text, {t.number: t for t in parsed}, None)
             text, by_line, table = templates[loc.file]
             tl = by_line.get(loc.line)
@@ -2246,18 +2242,20 @@ _MAX_TEMPLATE_BYTES = 1 << 20
 def _read_template(path: str) -> list[TemplateLine] | None:
     """The parsed template at ``path``, or None when it is not a readable text file of at most
     :data:`_MAX_TEMPLATE_BYTES` (mapping then falls back to rendered-document lines)."""
+    text = _template_text(path)
+    return parse_template(text) if text is not None else None
+
+
+def _template_text(path: str) -> str | None:
+    """The text of the template at ``path``, or None when it is not a readable UTF-8 file of at most
+    :data:`_MAX_TEMPLATE_BYTES` (:func:`_read_template` parses it)."""
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > _MAX_TEMPLATE_BYTES:
             return None
         with open(path, encoding="utf-8") as fh:
-            return parse_template(fh.read())
+            return fh.read()
     except (OSError, UnicodeDecodeError):
         return None
-
-
-#: The start of the KV503 kvlint gives when its own code raised on an input it did not expect (a workload's:
-#: :data:`kvlint.pipeline.INTERNAL_ERROR`; a document's or a file's: :func:`internal_error_finding`).
-COULD_NOT_FINISH = "kvlint could not finish checking"
 
 
 def internal_error_finding(loc: Loc | None, exc: Exception, what: str) -> Finding:

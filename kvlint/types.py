@@ -757,13 +757,15 @@ def object_ref(kind: str, namespace: str | None, name: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # rules / report
 
-#: How the KV503 kvlint gives when its own code raised on an input begins: a workload's
-#: (:data:`kvlint.pipeline.INTERNAL_ERROR`), a document's or a file's (:func:`kvlint.render.internal_error_finding`),
-#: or a container command's (the parser's, :func:`kvlint.pipeline.analyse_container`)
-INTERNAL_ERROR_PREFIXES = (
-    "kvlint could not finish checking",
-    "kvlint could not read this container's command (",
-)
+#: The start of the KV503 kvlint gives when its own code raised on an input it did not expect: a workload's
+#: (:data:`kvlint.pipeline.INTERNAL_ERROR`), a document's or a file's (:func:`kvlint.render.internal_error_finding`)
+COULD_NOT_FINISH = "kvlint could not finish checking"
+#: The start of the KV503 when the command parser raised on a container's command
+#: (:func:`kvlint.pipeline.analyse_container`)
+COULD_NOT_READ_COMMAND = "kvlint could not read this container's command ("
+#: How the KV503 kvlint gives when its own code raised on an input begins (each message above is written from
+#: these constants, so the two cannot drift apart)
+INTERNAL_ERROR_PREFIXES = (COULD_NOT_FINISH, COULD_NOT_READ_COMMAND)
 
 
 def is_internal_error(rule: str, message: str) -> bool:

@@ -148,3 +148,16 @@ def test_a_cache_of_profiles_the_pod_cannot_run_is_said() -> None:
     facts = _facts(_note(run_documents(load_text(service + cache, "nim.yaml"), OFFLINE)))
     assert "NIMCache llama-cache caches the profiles of engine tensorrt_llm, tensor parallel size 2" in facts
     assert "they need 2 GPUs, the pod has 1: no cached profile fits it" in facts
+
+
+def test_a_cache_tensor_parallelism_that_is_not_ascii_digits_is_not_read() -> None:
+    # "²" passes str.isdigit but not int(): the NIMService is still read, the cache's TP left unsaid
+    service = SERVICE.replace("  env:\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n  env:\n")
+    cache = (
+        "---\napiVersion: apps.nvidia.com/v1alpha1\nkind: NIMCache\nmetadata:\n  name: llama-cache\nspec:\n"
+        "  source:\n    ngc:\n      modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "      model:\n        engine: tensorrt_llm\n        tensorParallelism: '\u00b2'\n"
+    )
+    facts = _facts(_note(run_documents(load_text(service + cache, "nim.yaml"), OFFLINE)))
+    assert "NIMCache llama-cache caches the profiles of engine tensorrt_llm" in facts
+    assert "they need" not in facts

@@ -9,6 +9,7 @@ from typing import Any
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Finding, Workload
+from kvlint.values import digits
 from kvlint.workloads.base import (
     get_in,
     int_or_none,
@@ -89,11 +90,11 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
     if cache is None and caches and isinstance(name, str) and doc.namespace is None:
         cache = next((d for (_ns, n), d in caches.items() if n == name), None)
     if cache is not None:
-        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w, spec))}"
+        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
     return [replace(w, findings=(nim_note("NIMService", image, rloc, facts),))]
 
 
-def _gpus_per_pod(w: Workload, spec: dict) -> int | None:
+def _gpus_per_pod(w: Workload) -> int | None:
     """The ``nvidia.com/gpu`` count of the NIMService's pod (``spec.resources``), or None."""
     from kvlint.accelerators.placement import workload_placement
 
@@ -143,11 +144,8 @@ def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
             said.append(f"GPU {', '.join(str(p) for p in products[:4])}")
         clause = f"{head} caches the profiles of " + (", ".join(said) if said else "every kind")
         raw_tp = model.get("tensorParallelism")
-        tp = (
-            int(raw_tp)
-            if isinstance(raw_tp, str) and raw_tp.isdigit() and len(raw_tp) < 7
-            else int_or_none(raw_tp)
-        )
+        # kvlint.values.digits: ASCII digits only (str.isdigit also takes "²", which int() refuses)
+        tp = digits(raw_tp) if isinstance(raw_tp, str) and len(raw_tp) < 7 else int_or_none(raw_tp)
         if tp is not None and gpus is not None and tp > gpus:
             clause += f" (they need {tp} GPUs, the pod has {gpus}: no cached profile fits it)"
         return clause
