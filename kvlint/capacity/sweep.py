@@ -168,15 +168,10 @@ def _value_text(dest: str, value: object) -> str:
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text", engine: str = "vllm") -> str:
     """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
     max_model_len for each point; a refused point shows no capacity figures and no bar. ``engine``: whose terms
-    the columns and legends use (TGI's max_total_tokens, SGLang's context_length: :mod:`kvlint.capacity.engines`)."""
-    from kvlint.capacity.compare import UNITS_LEGEND, VERDICT_LEGEND, fits_text
+    the columns and legends use (TGI's max_total_tokens, SGLang's context_length: :func:`~kvlint.capacity.compare.table_terms`)."""
+    from kvlint.capacity.compare import fits_text, table_terms
 
-    length = "max_model_len"
-    legend, units_text = VERDICT_LEGEND, UNITS_LEGEND
-    if engine != "vllm":
-        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
-
-        length, legend, units_text = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
+    length, legend, units_text = table_terms(engine)
     name = dest.replace("_", "-")
     header = [
         name,
