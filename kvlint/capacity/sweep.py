@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
+from kvlint.capacity.engine_terms import TERMS
 from kvlint.numbers import fraction, times
 from kvlint.types import Accelerator
 
@@ -151,8 +152,9 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     return dest, pts
 
 
-#: The settings that are shares of GPU memory (vLLM's, TGI's, SGLang's), written as fractions.
-_FRACTIONS = frozenset({"gpu_memory_utilization", "cuda_memory_fraction", "mem_fraction_static"})
+#: The settings that are shares of GPU memory (vLLM's, TGI's and SGLang's :attr:`EngineTerms.fractions
+#: <kvlint.capacity.engine_terms.EngineTerms.fractions>`), written as fractions.
+_FRACTIONS = frozenset({"gpu_memory_utilization"}).union(*(t.fractions for t in TERMS.values()))
 
 
 def _value_text(dest: str, value: object) -> str:
