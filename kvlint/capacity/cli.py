@@ -116,14 +116,12 @@ def run_plan_extras(
 
         site = options.site or _found_site()
         rows = do_compare(ctx, accelerators or None, site=site)
-        doc["compare"] = {
-            "fleet": fleet_description(accelerators or None, site),
-            "rows": [dataclasses.asdict(r) for r in rows],
-        }
+        fleet = fleet_description(accelerators or None, site)
+        doc["compare"] = {"fleet": fleet, "rows": [dataclasses.asdict(r) for r in rows]}
         out.append(R.heading(f"Accelerators x TP x KV dtype for {ctx.model.id} on {ctx.engine_label}", fmt))
         preamble = (
             f"Every row is the {ctx.engine_label} memory plan of this command with --tensor-parallel-size and "
-            f"--kv-cache-dtype replaced, over {fleet_description(accelerators or None, site)}. {ctx.version_note}"
+            f"--kv-cache-dtype replaced, over {fleet}. {ctx.version_note}"
         )
         out.append(preamble.rstrip())
         out.append(render_compare(rows, fmt))
@@ -192,16 +190,14 @@ def _engine_extras(
     if compare or accelerators:
         site = options.site or _found_site()
         rows = E.compare(ctx, accelerators or None, site=site)
-        doc["compare"] = {
-            "fleet": fleet_description(accelerators or None, site),
-            "rows": [dataclasses.asdict(r) for r in rows],
-        }
+        fleet = fleet_description(accelerators or None, site)
+        doc["compare"] = {"fleet": fleet, "rows": [dataclasses.asdict(r) for r in rows]}
         out.append(R.heading(f"Accelerators x TP x KV dtype for {model_id} on {ctx.engine_label}", fmt))
         tp_flag = "--num-shard" if ctx.engine == "tgi" else "--tp-size"
         preamble = (
             f"Every row is `kvlint plan` of this command ({ctx.engine_label}) with {tp_flag} and --kv-cache-dtype "
             f"replaced (auto: {name}'s default, the model's dtype), over "
-            f"{fleet_description(accelerators or None, site)}. {ctx.version_note}"
+            f"{fleet}. {ctx.version_note}"
         )
         out.append(preamble.rstrip())
         out.append(render_compare(rows, fmt, engine=ctx.engine))

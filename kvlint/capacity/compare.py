@@ -158,15 +158,22 @@ def fits_text(verdict: str, fits: bool, error: str = "") -> str:
     return "yes" if fits else ("error" if error else "no")
 
 
+def table_terms(engine: str) -> tuple[str, str, str]:
+    """``(length, fits legend, units legend)`` of ``engine``'s comparison and sweep tables: vLLM's
+    ``max_model_len``, :data:`VERDICT_LEGEND` and :data:`UNITS_LEGEND`; TGI's and SGLang's from
+    :mod:`kvlint.capacity.engine_terms` (``max_total_tokens`` / ``context_length`` and their legends)."""
+    if engine == "vllm":
+        return "max_model_len", VERDICT_LEGEND, UNITS_LEGEND
+    from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
+
+    return TERMS[engine].length, verdict_legend(engine), units_legend(engine)
+
+
 def render_compare(rows: list[CompareRow], fmt: str = "text", engine: str = "vllm") -> str:
     """The comparison as a table (text or Markdown), a ``note`` column with each non-``yes`` cell's reason and
     the legend of the ``fits`` column. Refused rows show no capacity figures (the engine does not start).
-    ``engine``: whose terms the columns and legends use (:mod:`kvlint.capacity.engines` for TGI and SGLang)."""
-    length, legend, units = "max_model_len", VERDICT_LEGEND, UNITS_LEGEND
-    if engine != "vllm":
-        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
-
-        length, legend, units = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
+    ``engine``: whose terms the columns and legends use (:func:`table_terms`)."""
+    length, legend, units = table_terms(engine)
     head = (
         "accelerator",
         "TP",

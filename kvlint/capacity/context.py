@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvlint.types import Accelerator, Diagnostic, MemoryPlan, ModelSpec, ServingConfig
+from kvlint.types import ENGINE_NAMES, Accelerator, Diagnostic, MemoryPlan, ModelSpec, ServingConfig
 
 if TYPE_CHECKING:
     from kvlint.memory.compat import Refusal
@@ -53,10 +53,6 @@ class EngineContext:
             f"No engine version given: the newest release kvlint models (vLLM {self.settings.version}) is assumed; "
             "pass --engine-version for the release you run."
         )
-
-
-#: Engine names as the messages write them.
-ENGINE_NAMES = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
 
 
 def vllm_only_message(engine: str, argv: list[str] | tuple[str, ...], what: str) -> str:

@@ -179,6 +179,18 @@ def kv_bytes_shown(p: MemoryPlan) -> int:
     return p.kv_cache_bytes if p.num_blocks > 0 else 0
 
 
+def kv_tokens_shown(p: MemoryPlan) -> int:
+    """The KV tokens of one replica a TGI or SGLang cell shows: the plan's, or 0 when it has no KV blocks
+    (:func:`kv_bytes_shown`)."""
+    return p.capacity_tokens if p.num_blocks > 0 else 0
+
+
+def _kv_dtype_flag(ctx: CommandContext, value: object) -> object:
+    """The ``kv_cache_dtype`` setting a cell types for ``value``: TGI's ``auto`` is the flag unset (None; its
+    launcher has no ``auto``, the model's dtype is its default), anything else as given."""
+    return None if value == "auto" and ctx.engine == "tgi" else value
+
+
 def _first_sentence(text: str) -> str:
     """``text`` up to its first ``". "`` (a finding's statement without its arithmetic)."""
     return text.split(". ", 1)[0].rstrip(".")
@@ -193,7 +205,7 @@ def _row_figures(out: PlanOutput) -> tuple[int, int, int, float, int, int]:
     return (
         p.weights_bytes,
         kv_bytes_shown(p),
-        p.capacity_tokens if p.num_blocks > 0 else 0,
+        kv_tokens_shown(p),
         p.max_concurrency,
         p.max_model_len,
         p.tensor_parallel_size * p.pipeline_parallel_size,
@@ -272,7 +284,7 @@ def compare(
             for kvd in terms.kv_dtypes:
                 flags = {
                     terms.tp: tp,
-                    "kv_cache_dtype": None if kvd == "auto" and ctx.engine == "tgi" else kvd,
+                    "kv_cache_dtype": _kv_dtype_flag(ctx, kvd),
                 }
                 out = plan_cell(ctx, acc, flags)
                 verdict, reason, refused_by = cell_verdict(out)
@@ -342,7 +354,7 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
         )
     pts = []
     for v in values:
-        value = None if dest == "kv_cache_dtype" and v == "auto" and ctx.engine == "tgi" else v
+        value = _kv_dtype_flag(ctx, v) if dest == "kv_cache_dtype" else v
         out = plan_cell(ctx, acc, {dest: value}, gpu_memory=True)
         verdict, reason, refused_by = cell_verdict(out)
         p = out.result.plan
@@ -356,7 +368,7 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
                 v,
                 kv_bytes_shown(p),
                 p.num_blocks,
-                p.capacity_tokens if p.num_blocks > 0 else 0,
+                kv_tokens_shown(p),
                 p.max_model_len,
                 p.max_concurrency,
                 verdict in ("fits", "risky") and p.max_concurrency >= 1,

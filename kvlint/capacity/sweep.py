@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
+from kvlint.capacity.engine_terms import TERMS
 from kvlint.numbers import fraction, times
 from kvlint.types import Accelerator
 
@@ -151,8 +152,9 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     return dest, pts
 
 
-#: The settings that are shares of GPU memory (vLLM's, TGI's, SGLang's), written as fractions.
-_FRACTIONS = frozenset({"gpu_memory_utilization", "cuda_memory_fraction", "mem_fraction_static"})
+#: The settings that are shares of GPU memory (vLLM's, TGI's and SGLang's :attr:`EngineTerms.fractions
+#: <kvlint.capacity.engine_terms.EngineTerms.fractions>`), written as fractions.
+_FRACTIONS = frozenset({"gpu_memory_utilization"}).union(*(t.fractions for t in TERMS.values()))
 
 
 def _value_text(dest: str, value: object) -> str:
@@ -168,15 +170,10 @@ def _value_text(dest: str, value: object) -> str:
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text", engine: str = "vllm") -> str:
     """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
     max_model_len for each point; a refused point shows no capacity figures and no bar. ``engine``: whose terms
-    the columns and legends use (TGI's max_total_tokens, SGLang's context_length: :mod:`kvlint.capacity.engines`)."""
-    from kvlint.capacity.compare import UNITS_LEGEND, VERDICT_LEGEND, fits_text
+    the columns and legends use (TGI's max_total_tokens, SGLang's context_length: :func:`~kvlint.capacity.compare.table_terms`)."""
+    from kvlint.capacity.compare import fits_text, table_terms
 
-    length = "max_model_len"
-    legend, units_text = VERDICT_LEGEND, UNITS_LEGEND
-    if engine != "vllm":
-        from kvlint.capacity.engine_terms import TERMS, units_legend, verdict_legend
-
-        length, legend, units_text = TERMS[engine].length, verdict_legend(engine), units_legend(engine)
+    length, legend, units_text = table_terms(engine)
     name = dest.replace("_", "-")
     header = [
         name,

@@ -1024,8 +1024,9 @@ def sglang_prelude(
             for r in range(pp)
         )
         if spec is not None and spec.draft_layers:  # every stage sizes the draft's layers over its own
+            dsa_cell = _is_dsa(model)
             stage_c = tuple(
-                sglang_spec.scale_cell(c, split[r], spec.draft_layers, v, dsa=_is_dsa(model))
+                sglang_spec.scale_cell(c, split[r], spec.draft_layers, v, dsa=dsa_cell)
                 for r, c in enumerate(stage_c)
             )
         source = "SGLANG_PP_LAYER_PARTITION" if PP_PARTITION_REFUSED in serving.env else "get_pp_indices"
@@ -1275,13 +1276,14 @@ def _dsa_for_gpu(
         draft = pre.spec.draft_layers if pre.spec is not None else 0
         if draft:
             # the fp8 cell takes the draft's MTP layers as sglang_prelude's cell does (sglang_spec.scale_cell)
-            scaled = sglang_spec.scale_cell(per_tok, model.num_layers, draft, v, dsa=_is_dsa(model))
+            dsa_cell = _is_dsa(model)
+            scaled = sglang_spec.scale_cell(per_tok, model.num_layers, draft, v, dsa=dsa_cell)
             if scaled != per_tok:
                 how = f"{how} + {draft} draft layer(s) at the target's per-layer size"
                 per_tok = scaled
             if pre.stage_layers:
                 stage_c = tuple(
-                    sglang_spec.scale_cell(c, pre.stage_layers[r], draft, v, dsa=_is_dsa(model))
+                    sglang_spec.scale_cell(c, pre.stage_layers[r], draft, v, dsa=dsa_cell)
                     for r, c in enumerate(stage_c)
                 )
         notes = [

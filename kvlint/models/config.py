@@ -592,6 +592,18 @@ def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[in
     return total, note
 
 
+def _gdn_heads(text: dict[str, Any]) -> tuple[int, int, int, int]:
+    """A Gated-DeltaNet layer's ``(linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+    linear_value_head_dim)`` from the text config, 16, 32, 128, 128 where unset (Qwen3-Next's), as
+    :func:`_gdn_state_bytes` and :func:`_gdn_conv_row_bytes` size them."""
+    return (
+        _int(text.get("linear_num_key_heads")) or 16,
+        _int(text.get("linear_num_value_heads")) or 32,
+        _int(text.get("linear_key_head_dim")) or 128,
+        _int(text.get("linear_value_head_dim")) or 128,
+    )
+
+
 def _gdn_state_bytes(
     text: dict[str, Any], model_dtype_bytes: int, ssm_dtype: str | None = None
 ) -> tuple[int, str]:
@@ -606,10 +618,7 @@ def _gdn_state_bytes(
     Without speculation: the rows speculative tokens add are :func:`_gdn_conv_row_bytes` each, which vLLM's
     plan adds for its ``num_speculative_tokens`` (:func:`kvlint.memory.vllm.speculative_state_layers`).
     """
-    kh = _int(text.get("linear_num_key_heads")) or 16
-    vh = _int(text.get("linear_num_value_heads")) or 32
-    kd = _int(text.get("linear_key_head_dim")) or 128
-    vd = _int(text.get("linear_value_head_dim")) or 128
+    kh, vh, kd, vd = _gdn_heads(text)
     kernel = _int(text.get("linear_conv_kernel_dim")) or 4
     conv = (2 * kh * kd + vh * vd) * (kernel - 1)
     rec = vh * kd * vd
@@ -626,16 +635,13 @@ def _gdn_state_bytes(
 def _gdn_conv_row_bytes(text: dict[str, Any], model_dtype_bytes: int) -> int:
     """Bytes per request of one row of a Gated-DeltaNet layer's conv state, the whole layer before the TP split:
     ``(2 x linear_num_key_heads x linear_key_head_dim + linear_num_value_heads x linear_value_head_dim) x`` the
-    model dtype's bytes (defaults 16, 128, 32, 128 as :func:`_gdn_state_bytes`). vLLM keeps
+    model dtype's bytes (the defaults of :func:`_gdn_heads`). vLLM keeps
     ``conv_kernel_size - 1 + num_spec`` such rows (``vllm@0.10.2`` and ``vllm@0.34.0``:
     ``vllm/model_executor/layers/mamba/mamba_utils.py::MambaStateShapeCalculator.gated_delta_net_state_shape``,
     ``num_spec`` = ``speculative_config.num_speculative_tokens`` in ``Qwen3NextForCausalLM`` /
     ``Qwen3_5ForCausalLM...get_mamba_state_shape_from_config``), so each speculative token adds one (8,192 x 2 B
     = 16 KiB for Qwen3-Next in bf16, 4 KiB per rank at TP 4)."""
-    kh = _int(text.get("linear_num_key_heads")) or 16
-    vh = _int(text.get("linear_num_value_heads")) or 32
-    kd = _int(text.get("linear_key_head_dim")) or 128
-    vd = _int(text.get("linear_value_head_dim")) or 128
+    kh, vh, kd, vd = _gdn_heads(text)
     return (2 * kh * kd + vh * vd) * model_dtype_bytes
 
 
