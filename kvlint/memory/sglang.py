@@ -214,7 +214,7 @@ def default_mem_fraction_static(
     * >= 0.5.3: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
       MiB, with DP attention + ``3 × max_bs × dp`` and, when max_bs > 300, + ``1.5 × max_bs × dp`` (the attention-DP
       size; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` in the 0.5.3, 0.5.4, 0.5.5, 0.5.8 and 0.5.13
-      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
+      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (the prefill-graph reserve is not applied: prefill graphs are off by default before 0.5.13 and, on by default from 0.5.13, not modelled yet: docs/engine-memory-model.md §3.2), at least 10 GiB when
       GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
       ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
