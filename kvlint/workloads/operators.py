@@ -421,10 +421,7 @@ def _checkout_dirs(doc: Document) -> list[str]:
         return []
     from kvlint.workloads.gitops_local import contained, repository_root
 
-    try:
-        root = repository_root(doc.path)
-    except OSError:
-        return []
+    root = repository_root(doc.path)  # never raises (kvlint.load.directories_to_repository_root)
     if root is None:
         return []
     spec = get_in(doc.data, "spec")
