@@ -78,9 +78,11 @@ PP_EXCEEDS_LAYERS = "--pipeline-parallel-size"
 #: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` (vLLM's E6, rule KV201): :func:`kvlint.capacity.context.cell_verdict` finds the
 #: refusal by it.
 ABOVE_DERIVED_REFUSED = ": vLLM refuses to start (E6)"
+#: vLLM's environment variable naming each pipeline stage's layer count (``get_pp_indices``)
+PP_PARTITION_ENV = "VLLM_PP_LAYER_PARTITION"
 #: How a :class:`PlanError` for a ``VLLM_PP_LAYER_PARTITION`` vLLM refuses begins (KV502 reports it):
 #: :func:`pp_partition_refused`
-PP_PARTITION_REFUSED = "VLLM_PP_LAYER_PARTITION"
+PP_PARTITION_REFUSED = PP_PARTITION_ENV
 
 
 def pp_exceeds_layers(num_layers: int, pp: int) -> str | None:
@@ -313,7 +315,7 @@ def settings_from_flags(
     if spec_model is None and get("speculative_model"):
         spec_model = get("speculative_model")
         nst = nst or as_int(get("num_speculative_tokens"))
-    part = env.get(PP_PARTITION_REFUSED)
+    part = env.get(PP_PARTITION_ENV)
     pp_part: tuple[int, ...] | None = None
     if part:
         try:
