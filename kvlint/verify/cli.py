@@ -135,6 +135,16 @@ def verify(
             + (" (the JSON's error says why)" if fmt == "json" else ""),
             err=True,
         )
+    elif record and result is not None and result.incomplete:
+        # exit 2 as well: the log ends before the engine sized its KV cache (a pod still loading, a log cut short),
+        # so the case would hold no KV figure and no failure (`figures: null` for a TGI log cut before its warmup),
+        # and its outcome would say the start-up went well when the log does not show it
+        where = "to stdout" if record == "-" else f"to {record}"
+        click.echo(
+            f"kvlint verify: --record: no case written {where}: the log shows no KV-cache figure and no start-up "
+            "failure (it ends before the engine sized its KV cache); record the whole start-up log",
+            err=True,
+        )
     elif record:
         import yaml
 

@@ -37,6 +37,22 @@ _FIGURES = (
     "max_concurrency",
     "concurrency_for_len",
     "free_at_startup_gib",
+    # vLLM 0.6.4's V0 "Memory profiling results: total_gpu_memory=…GiB initial_memory_usage=…GiB peak_torch_memory=…"
+    "initial_memory_usage_gib",
+    "peak_torch_memory_gib",
+    # vLLM's hint when the KV cache does not fit: "`--kv-cache-memory=N` to fit into requested memory, or
+    # `--kv-cache-memory=M` to fully utilize gpu memory" (bytes, as the shared ground truth records them)
+    "suggested_kv_cache_memory_bytes_requested",
+    "suggested_kv_cache_memory_bytes_full",
+    "encoder_profile_items",
+    # vLLM >= 0.34.0's extensible KV cache: "Memory after warmup: …" and "Extended KV cache to …" (the pool it
+    # committed after warm-up, which verify compares in place of the profile's reservation)
+    "free_after_warmup_gib",
+    "transient_peak_gib",
+    "kv_measured_blocks",
+    "kv_measured_gib",
+    "kv_extended_blocks",
+    "kv_extended_gib",
     "max_batch_total_tokens",
     "max_batch_prefill_tokens_default",
     "weights_gb",
@@ -64,6 +80,17 @@ _FIGURES = (
 _CASE_NAMES = {"max_input_tokens": "max_input_tokens_default", "max_total_tokens": "max_total_tokens_default"}
 
 
+#: figure units counted in whole numbers: a prediction in them is written as an integer (``kv_tokens 480256``, not
+#: ``4.803e+05``), as the engine prints it
+_COUNTS = frozenset({"tokens", "blocks", "requests"})
+
+
+def _predicted(value: float, unit: str) -> str:
+    """kvlint's prediction as the record's notes write it: a count (:data:`_COUNTS`) as an integer, GiB and
+    fractions to 4 significant digits."""
+    return str(int(round(value))) if unit in _COUNTS else f"{value:.4g}"
+
+
 def _arg(args: dict[str, Any], *names: str) -> Any:
     for n in names:
         if n in args:
@@ -79,20 +106,37 @@ _PROGRAM = {
 }
 
 
-def _typed_flags(engine: str | None, extra_args: Sequence[str], version: str | None) -> dict[str, Any]:
-    """The engine flags the user typed after ``--`` (``kvlint verify LOG -- --num-shard 2``), by the engine
-    parser's names (``num_shard``, ``tensor_parallel_size``, ``tp_size``...), as
-    :func:`kvlint.engines.command.parse_command_line` reads them for the replay; empty when none are typed or
-    they are not the engine's (the replay said so)."""
-    if not extra_args or engine not in _PROGRAM:
-        return {}
+def _flags(argv: Sequence[str], version: str | None) -> dict[str, Any]:
+    """The flags of the engine command ``argv`` by the engine parser's names (``num_shard``,
+    ``tensor_parallel_size``, ``tp_size``...), as :func:`kvlint.engines.command.parse_command_line` reads them for
+    the replay; empty when the command does not parse."""
     from kvlint.engines.command import parse_command_line
 
     try:
-        cfg = parse_command_line([*_PROGRAM[engine], *extra_args], version)
+        cfg = parse_command_line(list(argv), version)
     except ValueError:
         return {}
     return {name: v.value for name, v in cfg.flags.items() if v.value is not None}
+
+
+def _typed_flags(engine: str | None, extra_args: Sequence[str], version: str | None) -> dict[str, Any]:
+    """The engine flags the user typed after ``--`` (``kvlint verify LOG -- --num-shard 2``), by the engine
+    parser's names; empty when none are typed or they are not the engine's (the replay said so)."""
+    if not extra_args or engine not in _PROGRAM:
+        return {}
+    return _flags([*_PROGRAM[engine], *extra_args], version)
+
+
+def _replayed_flags(
+    result: VerifyResult | None, log: StartupLog, extra_args: Sequence[str], version: str | None
+) -> dict[str, Any]:
+    """The settings the replay planned with: the flags of the command verify rebuilt (:attr:`VerifyResult.command`:
+    the log's non-default args, vLLM's engine-config line (quantization, KV-cache dtype, enforce-eager, max seq
+    len), its "Using max model len" and memory-profiling lines, then the flags typed after ``--``); without a
+    replay, the flags typed after ``--``."""
+    if result is None or log.engine not in _PROGRAM:
+        return _typed_flags(log.engine, extra_args, version)
+    return _flags(result.command, version)
 
 
 def record_case(
@@ -111,7 +155,7 @@ def record_case(
     command). Every figure verify reads from the log goes in (:data:`_FIGURES`, named as ``cases.yaml`` names it:
     :data:`_CASE_NAMES`)."""
     digest = hashlib.sha256(repr(sorted(log.figures.items())).encode()).hexdigest()[:8]
-    args = {**log.args, **_typed_flags(log.engine, extra_args, log.version or engine_version)}
+    args = {**log.args, **_replayed_flags(result, log, extra_args, log.version or engine_version)}
     tp = _arg(args, "tensor_parallel_size", "num_shard", "tp_size")
     if tp is None and log.config.get("tensor_parallel_size", "").isdigit():
         tp = int(log.config["tensor_parallel_size"])
@@ -184,7 +228,7 @@ def record_case(
         "notes": "Recorded by kvlint verify from the start-up log; kvlint's prediction at recording: "
         + (
             ", ".join(
-                f"{f.key} {f.predicted:.4g}"
+                f"{_CASE_NAMES.get(f.key, f.key)} {_predicted(f.predicted, f.unit)}"
                 for f in (result.figures if result else [])
                 if f.predicted is not None
             )
