@@ -218,6 +218,7 @@ class VerifyResult:
             "figures": [f.as_dict() for f in self.figures],
             "outcome": lg.outcome,
             "failure": lg.failure or None,
+            "warnings": dict(lg.warnings) or None,
             "kvlint_verdict": self.verdict,
             "plan_error": self.plan_error,
             "outside_band": [f.key for f in self.outside],
@@ -522,6 +523,9 @@ def verify_log(
         raise VerifyError(f"no plan to compare: {why}; {how}")
     # the model taken from its path (KV505): say so
     notes += [f"{d.rule}: {d.message}" for d in out.diagnostics if d.rule == "KV505"]
+    graph_oom = log.warnings.get("tgi_decode_cuda_graph_warmup_failed")
+    if graph_oom is not None:
+        notes.append(tgi_graph_oom_note(graph_oom))
     acc = cr.placement.accelerator if cr.placement else None
     res = VerifyResult(
         log=log,
@@ -546,6 +550,22 @@ def verify_log(
     else:
         _sglang_figures(res, cr.plan_detail)
     return res
+
+
+def tgi_graph_oom_note(line: int) -> str:
+    """What TGI's "Decode cuda graph warmup failed" (at ``line`` of the log) means. ``FlashCausalLM.warmup``
+    (tgi@v1.4.1 - v3.3.7:server/text_generation_server/models/flash_causal_lm.py) allocates the KV cache first,
+    then captures a decode CUDA graph per ``CUDA_GRAPHS`` batch size (largest first) in the memory the wiggle room
+    left, and catches ``torch.cuda.OutOfMemoryError``: the shard starts and serves, without the graphs not yet
+    captured. kvlint sets no memory aside for TGI's graphs (:mod:`kvlint.memory.tgi`), so the KV figures stand."""
+    return (
+        f'line {line}: TGI\'s decode CUDA-graph capture ran out of memory ("Decode cuda graph warmup failed"); the '
+        "shard started without the graphs it had not captured yet (the largest batch sizes first), so decoding "
+        "runs slower. TGI captures them after the KV cache, in the memory its wiggle room leaves, and logs the "
+        "error instead of stopping (FlashCausalLM.warmup); kvlint sets no memory aside for them. To leave more "
+        "room: fewer or smaller --cuda-graphs sizes, or a lower TGI_WIGGLE_ROOM (TGI >= 2.3) or "
+        "--cuda-memory-fraction"
+    )
 
 
 def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None, low: float | None = None,

@@ -127,6 +127,9 @@ class StartupLog:
     log_format: list[str] = field(default_factory=list)
     extensible_kv_cache: bool | None = None
     extensible_off_reason: str | None = None
+    #: events that did not stop the start-up, by kind, with the line (1-based) where the log first shows each:
+    #: ``tgi_decode_cuda_graph_warmup_failed`` (TGI's "Decode cuda graph warmup failed", see :func:`_parse_tgi`)
+    warnings: dict[str, int] = field(default_factory=dict)
     #: the log went on past :data:`MAX_LOG_LINES` lines or :data:`MAX_LOG_CHARS` characters, which were not read
     truncated: bool = False
     #: continuation characters joined so far (bounded by :data:`MAX_JOINED_CHARS`)
@@ -437,7 +440,7 @@ def parse_log(text: str) -> StartupLog:
             del numbers[key]
     log.texts = {
         n: lines[n - 1].strip()[:MAX_QUOTE_CHARS]
-        for n in sorted(set(log.lines.values()))
+        for n in sorted({*log.lines.values(), *log.warnings.values()})
         if 0 < n <= len(lines)
     }
     _settle_extensible_kv(log)
@@ -842,6 +845,17 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         log.engine = "tgi"
         log.failure = {"kind": "tgi_prefill_oom", "prefill_tokens": int(m.group(1))}
+    # the shard captures its decode CUDA graphs after the KV cache is allocated, in what the wiggle room left, and an
+    # out-of-memory there is logged, not raised: the shard serves without the graphs not yet captured
+    # (tgi@v1.4.1 - v3.3.7:server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup,
+    # ``except torch.cuda.OutOfMemoryError: logger.exception("Decode cuda graph warmup failed")``; mamba.py the same)
+    if _TGI_GRAPH_OOM in line:
+        log.engine = "tgi"
+        log.warnings.setdefault("tgi_decode_cuda_graph_warmup_failed", n)
+
+
+#: TGI's message when a decode CUDA-graph capture runs out of memory (start-up goes on)
+_TGI_GRAPH_OOM = "Decode cuda graph warmup failed"
 
 
 _WARMUP_HEAD = "warmup{max_input_length="

@@ -80,6 +80,12 @@ _FIGURES = (
 _CASE_NAMES = {"max_input_tokens": "max_input_tokens_default", "max_total_tokens": "max_total_tokens_default"}
 
 
+#: what the case's notes say of an event that did not stop the start-up (:attr:`StartupLog.warnings`)
+_WARNINGS = {
+    "tgi_decode_cuda_graph_warmup_failed": "started without some of its decode CUDA graphs: TGI logged "
+    "'Decode cuda graph warmup failed' (an out-of-memory in the capture after the KV cache was allocated)",
+}
+
 #: figure units counted in whole numbers: a prediction in them is written as an integer (``kv_tokens 480256``, not
 #: ``4.803e+05``), as the engine prints it
 _COUNTS = frozenset({"tokens", "blocks", "requests"})
@@ -234,7 +240,8 @@ def record_case(
             )
             or "none"
         )
-        + (f" (verdict {result.verdict})" if result else ""),
+        + (f" (verdict {result.verdict})" if result else "")
+        + "".join(f"; {_WARNINGS[k]} (line {n})" for k, n in log.warnings.items() if k in _WARNINGS),
         "reliability": "high",
     }
 
