@@ -66,7 +66,12 @@ def _with_value(option: str) -> list[str]:
 def test_vllm_given_another_engines_option_names_its_own(option: str) -> None:
     ours, owner = COUNTERPARTS["vLLM"][option]
     (f,) = _kv205(_parse_vllm(_with_value(option)))
-    assert f"{owner}'s option; vLLM's counterpart is {ours}" in f.message and f.severity == "error"
+    said = (
+        f"{owner}'s and SGLang's option; vLLM's counterpart of {owner}'s is {ours}"
+        if option == "--max-total-tokens"
+        else f"{owner}'s option; vLLM's counterpart is {ours}"
+    )
+    assert said in f.message and f.severity == "error"
     assert f.fix.startswith(f"use {ours}"), f.fix
     # the owner's parser takes the option (it is that engine's), and vLLM's takes the counterpart
     assert not _kv205(PARSE[owner](_with_value(option))), (owner, option)
@@ -85,3 +90,57 @@ def test_vllm_counterpart_caution_and_spellings() -> None:
     assert "counterpart" not in f.message
     (f,) = _kv205(_parse_vllm(["--dp-size", "2"], "0.11.0"))
     assert "vLLM's counterpart is --data-parallel-size" in f.message
+
+
+# The fix carries the value given to another engine's option over to the counterpart when it means the same there.
+# Before: "use --tensor-parallel-size" for `--num-shard 4`, and the reader had to find the 4 in the command.
+VALUES = [
+    ("vLLM", ["--num-shard", "4"], "use --tensor-parallel-size 4"),
+    ("vLLM", ["--max-batch-prefill-tokens=8192"], "use --max-num-batched-tokens 8192"),
+    ("vLLM", ["--max-total-tokens", "4096"], "use --max-model-len 4096 "),
+    ("TGI", ["--tensor-parallel-size", "2"], "use --num-shard 2"),
+    ("TGI", ["--max-model-len", "8192"], "use --max-total-tokens 8192"),
+    ("SGLang", ["--max-num-seqs", "64"], "use --max-running-requests 64"),
+    ("SGLang", ["--num-shard=2"], "use --tp-size 2"),
+]
+
+
+def _kv205_of(engine: str, argv: list[str]) -> list:
+    return _kv205(_parse_vllm(argv) if engine == "vLLM" else PARSE[engine](argv))
+
+
+@pytest.mark.parametrize(("engine", "argv", "fix"), VALUES, ids=[f"{e}{a[0]}" for e, a, _ in VALUES])
+def test_fix_names_the_counterpart_with_the_value(engine: str, argv: list[str], fix: str) -> None:
+    (f,) = _kv205_of(engine, argv)
+    assert f.fix.startswith(fix), f.fix
+    # the counterpart with that value is accepted
+    ours = fix.removeprefix("use ").split()
+    assert not _kv205_of(engine, ours), ours
+
+
+# a value whose meaning differs (SGLang's fraction is the weights and KV pool's share; vLLM's and TGI's the whole
+# budget's), a switch counterpart, a counterpart written with its value, a value that is not a plain word: bare
+BARE = [
+    ("vLLM", ["--mem-fraction-static", "0.85"], "use --gpu-memory-utilization ("),
+    ("SGLang", ["--gpu-memory-utilization", "0.9"], "use --mem-fraction-static ("),
+    ("TGI", ["--mem-fraction-static", "0.8"], "use --cuda-memory-fraction"),
+    ("vLLM", ["--cuda-graphs", "0"], "use --enforce-eager for TGI's --cuda-graphs 0"),
+    ("vLLM", ["--disable-cuda-graph"], "use --enforce-eager"),
+    ("TGI", ["--enforce-eager"], "use --cuda-graphs 0"),
+    ("vLLM", ["--num-shard", "$(NUM_SHARD) "], "use --tensor-parallel-size"),
+]
+
+
+@pytest.mark.parametrize(("engine", "argv", "fix"), BARE, ids=[f"{e}{a[0]}" for e, a, _ in BARE])
+def test_fix_leaves_out_a_value_that_does_not_carry_over(engine: str, argv: list[str], fix: str) -> None:
+    (f,) = _kv205_of(engine, argv)
+    assert f.fix.startswith(fix), f.fix
+    assert argv[-1] not in f.fix.removeprefix(fix) or argv[-1] == "0", f.fix
+
+
+def test_max_total_tokens_in_a_vllm_command_is_tgis_and_sglangs() -> None:
+    """SGLang has --max-total-tokens too (the KV pool's size in tokens, ServerArgs.max_total_tokens): the message
+    called it "TGI's option" only."""
+    (f,) = _kv205(_parse_vllm(["--max-total-tokens", "4096"]))
+    assert "(TGI's and SGLang's option; vLLM's counterpart of TGI's is --max-model-len)" in f.message
+    assert not _kv205(PARSE["SGLang"](["--max-total-tokens", "4096"]))

@@ -258,6 +258,49 @@ _FOREIGN_CAUTION = {
 }
 
 
+#: Another engine's options whose value does not carry over to the counterpart (KV205's fix names the counterpart
+#: without it): SGLang's ``--mem-fraction-static`` is the weights and KV pool's share, vLLM's
+#: ``--gpu-memory-utilization`` and TGI's ``--cuda-memory-fraction`` the whole budget's (:data:`_FOREIGN_CAUTION`).
+_VALUE_DIFFERS = frozenset(
+    {
+        ("vLLM", "--mem-fraction-static"),
+        ("TGI", "--mem-fraction-static"),
+        ("SGLang", "--gpu-memory-utilization"),
+        ("SGLang", "--cuda-memory-fraction"),
+    }
+)
+
+#: Counterparts that take no value (a switch), and those written with theirs (``--cuda-graphs 0``)
+_SWITCH_COUNTERPARTS = frozenset({"--enforce-eager", "--disable-cuda-graph"})
+
+#: Another engine's option spelled like a third engine's, by (engine given it, option): that third engine, named
+#: beside the owner in KV205's message. ``--max-total-tokens`` is TGI's (one request's prompt plus output: vLLM's
+#: ``--max-model-len``) and SGLang's too (the KV pool's size in tokens: ``ServerArgs.max_total_tokens``,
+#: sglang@v0.5.5:python/sglang/srt/server_args.py), which vLLM has no option for.
+_ALSO_OWNED = {("vLLM", "--max-total-tokens"): "SGLang"}
+
+#: A value shown in KV205's fix as typed: a number, a word, a list of sizes (``1,2,4``); anything else (white space,
+#: a shell expansion, quotes) is left out
+_PLAIN_VALUE = re.compile(r"[\w.,:/+-]{1,64}")
+
+
+def counterpart_use(engine: str, option: str, ours: str, value: str | None) -> str:
+    """The counterpart ``ours`` as KV205's fix writes it, with the value the command gave another engine's
+    ``option`` when that value means the same to ``engine`` (``--num-shard 2`` given to vLLM: ``use
+    --tensor-parallel-size 2``); bare for a switch (``--enforce-eager``), a counterpart written with its value
+    (``--cuda-graphs 0``), a pair whose values differ (:data:`_VALUE_DIFFERS`) or a value that is not plain
+    (:data:`_PLAIN_VALUE`)."""
+    if (
+        value is None
+        or " " in ours
+        or ours in _SWITCH_COUNTERPARTS
+        or (engine, _dashed(option)) in _VALUE_DIFFERS
+        or not _PLAIN_VALUE.fullmatch(value)
+    ):
+        return ours
+    return f"{ours} {value}"
+
+
 def _dashed(option: str) -> str:
     """``option`` with ``_`` read as ``-`` after its leading ``--`` (``--mem_fraction_static`` is
     ``--mem-fraction-static``: vLLM's and SGLang's argparse read both); any other word as it is."""
@@ -423,12 +466,15 @@ class Collector:
         known: Iterable[str],
         extra: str = "",
         aliases: Iterable[str] = (),
+        value: str | None = None,
     ) -> None:
         """KV205: ``option`` is not an option of ``where`` (e.g. ``vLLM 0.11.0``); suggest the closest of ``known``
         (for the first :data:`MAX_SUGGESTIONS` unknown options of the command line). A word with white space in it
         (:meth:`_spaced`) says so: shown bare, ``--enforce-eager `` read "unknown option --enforce-eager; did you mean
         --enforce-eager?". ``aliases``: the engine's other option strings (short ones such as vLLM's ``-tp``), which
-        :meth:`_spaced` recognises in a word but are never suggested."""
+        :meth:`_spaced` recognises in a word but are never suggested. ``value``: the word the command gives the
+        option (``--num-shard 2``: ``2``), which the fix carries to the engine's counterpart of another engine's
+        option (:func:`counterpart_use`)."""
         known = list(known)
         if self._spaced(option, loc, where, [*known, *aliases], extra):
             return
@@ -439,7 +485,11 @@ class Collector:
             # another engine's option: name this engine's own (a closer spelling would be a different setting)
             other, owner = found
             best = other
-            extra = f"{extra} ({owner}'s option; {self.engine}'s counterpart is {other})"
+            also = _ALSO_OWNED.get((self.engine, _dashed(option)))
+            if also:
+                extra = f"{extra} ({owner}'s and {also}'s option; {self.engine}'s counterpart of {owner}'s is {other})"
+            else:
+                extra = f"{extra} ({owner}'s option; {self.engine}'s counterpart is {other})"
         elif self.suggested < MAX_SUGGESTIONS:
             self.suggested += 1
             best = suggest(option, known)
@@ -449,7 +499,12 @@ class Collector:
                 rule="KV205",
                 message=f"unknown {where} option {option}{extra}{hint}",
                 loc=loc,
-                fix=(f"use {best}" + (counterpart_caution(self.engine, option, best) if other else ""))
+                fix=(
+                    f"use {counterpart_use(self.engine, option, best, value)}"
+                    + counterpart_caution(self.engine, option, best)
+                    if other
+                    else f"use {best}"
+                )
                 if best
                 else f"remove {option}",
                 severity="error",

@@ -164,9 +164,12 @@ def parse_sglang_argv(
                 col.abbreviation(opt, cands[0], loc)
             else:
                 # releases newer than the newest sampled wheel are not reported (sglang_options)
+                takes_next = not eq and i < n and not argv[i].startswith("-")
                 if report:
-                    col.unknown(opt, loc, where, known)
-                if not eq and i < n and not argv[i].startswith("-"):
+                    col.unknown(
+                        opt, loc, where, known, value=explicit if eq else argv[i] if takes_next else None
+                    )
+                if takes_next:
                     i += 1
                 continue
         dest = canon[2:].replace("-", "_")

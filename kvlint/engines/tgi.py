@@ -268,8 +268,11 @@ def parse_tgi_argv(
         opt, eq, explicit = tok.partition("=")
         dest = opt[2:].replace("-", "_")
         if dest not in TGI_OPTIONS:
-            col.unknown(opt, loc, where, known)
-            if not eq and i < n and not argv[i].strip().startswith("-") and not any(c.isspace() for c in opt):
+            takes_next = (
+                not eq and i < n and not argv[i].strip().startswith("-") and not any(c.isspace() for c in opt)
+            )
+            col.unknown(opt, loc, where, known, value=explicit if eq else argv[i] if takes_next else None)
+            if takes_next:
                 i += 1
             continue
         kind = TGI_OPTIONS[dest]

@@ -581,13 +581,17 @@ class _Parser:
                     extra = (
                         f" (vLLM accepts it from {other[0]} to {other[1]} among the releases kvlint knows)"
                     )
-                self.col.unknown(opt, loc, self.where, self.long_names, extra=extra, aliases=self.known)
-                if (
+                takes_next = (
                     explicit is None
                     and i < n
                     and not argv[i].strip().startswith("-")
                     and not any(c.isspace() for c in opt)  # "-tp 1" holds its value already
-                ):
+                )
+                self.col.unknown(
+                    opt, loc, self.where, self.long_names, extra=extra, aliases=self.known,
+                    value=explicit if explicit is not None else argv[i] if takes_next else None,
+                )  # fmt: skip
+                if takes_next:
                     # the unknown option probably takes this value; do not mistake it for the model
                     if not (positional_model and self.model is None and i == 1):
                         i += 1
