@@ -200,3 +200,43 @@ def test_a_value_the_launcher_refuses_is_a_refused_point_naming_the_rule() -> No
     plan = _plan("h100", "3.3.7", [*cmd, "--max-total-tokens", "1000"])
     assert plan["verdict"] == "fail" and "KV601" in {d["rule"] for d in plan["diagnostics"]}
     assert high["verdict"] in ("fits", "risky") and high["kv_tokens"] > 0
+
+
+def test_tgi_before_2_4_has_no_fp8_kv_rows() -> None:
+    """TGI's launcher has --kv-cache-dtype from 2.4.0 (``Args::kv_cache_dtype``, absent from tgi@v2.3.1's
+    launcher/src/main.rs): a 2.3 comparison offered fp8 rows the launcher refuses (clap: unexpected argument), a
+    KV-dtype sweep planned them, and ``kvlint plan`` of such a command sized an fp8 cache."""
+    doc = _table("--compare", "--accelerators", "l4", "--engine-version", "2.3.0", "--", *TGI)
+    assert {r["kv_cache_dtype"] for r in doc["compare"]["rows"]} == {"auto"}
+    doc = _table("--compare", "--accelerators", "l4", "--engine-version", "2.4.0", "--", *TGI)
+    assert {r["kv_cache_dtype"] for r in doc["compare"]["rows"]} == {"auto", "fp8_e4m3fn"}
+    r = _run("--accelerator", "l4", "--engine-version", "2.3.0", "--sweep", "kv-cache-dtype=auto,fp8_e5m2", "--",
+             *TGI)  # fmt: skip
+    assert r.exit_code == 2 and "has no --kv-cache-dtype" in " ".join(r.output.split()), r.output
+    plan = _plan("l4", "2.3.0", [*TGI, "--kv-cache-dtype", "fp8_e5m2"])
+    (f,) = [d for d in plan["diagnostics"] if d["rule"] == "KV205"]
+    assert "--kv-cache-dtype" in f["message"] and "from 2.4.0" in f["message"]
+    assert not [d for d in _plan("l4", "2.4.0", [*TGI, "--kv-cache-dtype", "fp8_e5m2"])["diagnostics"]
+                if d["rule"] == "KV205"]  # fmt: skip
+
+
+def test_tgi2_largest_max_total_tokens_keeps_the_launchers_input_default() -> None:
+    """Before 2.4.1 the launcher defaults max_input_tokens to min(max_position_embeddings, 4096) - 1 whatever
+    max_total_tokens is, and the prefill budget to that + 50 (tgi@v2.3.0:launcher/src/main.rs::main). The largest
+    max_total_tokens was searched with --max-input-tokens one below each length (a prefill budget of the length +
+    49), so a command that fits at the model's whole context showed a far shorter largest length. Now: at the
+    largest length the command as typed (no --max-input-tokens) starts, one token more and it does not."""
+    doc = _table("--compare", "--accelerators", "l4", "--engine-version", "2.3.0", "--", *TGI,
+                 "--max-total-tokens", "131072")  # fmt: skip
+    rows = doc["compare"]["rows"]
+    for r in rows:
+        if r["verdict"] == "fits":
+            assert r["largest_max_model_len"] == r["max_model_len"] == 131072, r
+    edge = next(r for r in rows if 0 < r["largest_max_model_len"] < r["max_model_len"])
+    largest = edge["largest_max_model_len"]
+    assert largest > 4096  # above the launcher's input default: none typed
+    typed = [*TGI, "--num-shard", str(edge["tp"])]
+    at = _plan("l4", "2.3.0", [*typed, "--max-total-tokens", str(largest)])
+    assert at["verdict"] in ("ok", "risky"), at["diagnostics"]
+    past = _plan("l4", "2.3.0", [*typed, "--max-total-tokens", str(largest + 1)])
+    assert past["verdict"] == "fail", past["diagnostics"]

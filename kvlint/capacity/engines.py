@@ -222,25 +222,42 @@ def largest_length(ctx: CommandContext, out: PlanOutput) -> int:
     """The largest per-request length (TGI ``max_total_tokens``, SGLang ``context_length``) with which the
     engine starts and one such request fits the point estimate, up to the length derived from config.json; 0
     when not even :data:`_SHORTEST` tokens fit. TGI: :func:`kvlint.memory.tgi.tgi_starts` (launcher, warmup and router checks), with
-    ``max_input_tokens`` set below the length (the user's when smaller, else one token less: TGI 3's default, which
-    TGI 2 users type); SGLang: the server accepts the length and its pool starts
-    (:func:`kvlint.memory.sglang.pool_starts`) and holds it. Searched by bisection over re-plans of the same
+    ``max_input_tokens`` below the length: the user's when smaller; else, before TGI 2.4.1, the launcher's fixed
+    default when the length is above it (what TGI runs with when only ``--max-total-tokens`` is typed) and one token
+    less than the length otherwise (what a user must type then); from 2.4.1 one token less (the router's
+    inference); SGLang: the server accepts the length and its pool starts (:func:`kvlint.memory.sglang.pool_starts`)
+    and holds it (SGLang caps a request at ``min(context_length - 1, pool - 1)`` tokens, ``max_req_len`` of
+    sglang/srt/managers/tp_worker.py::TpModelWorker: at a context_length of the pool's size the pool cuts nothing the
+    context does not, one token more and it does, KV702). Searched by bisection over re-plans of the same
     model (:func:`kvlint.memory.stage.replan`), the plan's assumptions being monotone in the length."""
     from kvlint.memory.sglang import SglangPlanDetail, pool_starts
     from kvlint.memory.stage import replan
-    from kvlint.memory.tgi import tgi_starts
+    from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail, tgi_starts, tgi_version
 
     cr = out.result
     if cr.plan is None or cr.placement is None:
         return 0
     top = max(cr.plan.derived_max_model_len or 0, cr.plan.max_model_len)
     user_input = cr.serving.get("max_input_tokens") if ctx.engine == "tgi" else None
+    # TGI before 2.4.1 defaults max_input_tokens to min(max_position_embeddings, 4096) - 1 whatever max_total_tokens
+    # is (tgi@v2.3.0:launcher/src/main.rs::main, "Default `max_input_tokens` to N"), and refuses a max_total_tokens
+    # at or below it ("`max_input_tokens must be < `max_total_tokens`"): a longer length keeps that default (and its
+    # prefill default, + 50), a shorter one needs --max-input-tokens typed below it. From 2.4.1 the router infers
+    # max_input_tokens = max_total_tokens - 1 when only the total is typed.
+    fixed_input: int | None = None
+    if ctx.engine == "tgi" and not user_input and isinstance(cr.plan_detail, TgiPlanDetail):
+        v, _assumed = tgi_version(cr.serving.version)
+        if v < INFERRED_LIMITS_FROM:
+            fixed_input = cr.plan_detail.max_input_tokens
 
     def fits(length: int) -> bool:
         changes: dict[str, Any] = {ctx.terms.length: length}
         if ctx.engine == "tgi":
-            # below the length, as the launcher requires (KV601); TGI 2.x's default (4095) is not relative to it
-            changes["max_input_tokens"] = min(int(user_input), length - 1) if user_input else length - 1
+            # below the length, as the launcher requires (KV601)
+            if user_input:
+                changes["max_input_tokens"] = min(int(user_input), length - 1)
+            elif fixed_input is None or length <= fixed_input:
+                changes["max_input_tokens"] = length - 1
         d = replan(cr, None, **changes)
         if d is None:
             return False
@@ -263,6 +280,17 @@ def largest_length(ctx: CommandContext, out: PlanOutput) -> int:
     return lo
 
 
+def kv_dtypes(ctx: CommandContext) -> tuple[str, ...]:
+    """The KV-cache dtypes a comparison tries (:attr:`EngineTerms.kv_dtypes`), less fp8 for a TGI release without
+    ``--kv-cache-dtype`` (before 2.4.0: :data:`kvlint.engines.tgi.KV_CACHE_DTYPE_FROM`), whose KV cache always has
+    the model's dtype."""
+    from kvlint.engines.tgi import has_kv_cache_dtype
+
+    if ctx.engine == "tgi" and not has_kv_cache_dtype(ctx.version_read or None):
+        return ("auto",)
+    return ctx.terms.kv_dtypes
+
+
 def compare(
     ctx: CommandContext,
     accelerators: list[str] | None = None,
@@ -281,7 +309,7 @@ def compare(
         for tp in tp_sizes:
             if heads % tp:
                 continue
-            for kvd in terms.kv_dtypes:
+            for kvd in kv_dtypes(ctx):
                 flags = {
                     terms.tp: tp,
                     "kv_cache_dtype": _kv_dtype_flag(ctx, kvd),
@@ -345,6 +373,11 @@ def sweep(ctx: CommandContext, acc: Accelerator, spec: str) -> tuple[str, list[S
     dest, values = parse_engine_sweep(ctx, spec)
     allowed = ctx.terms.kv_dtype_choices
     unknown = [str(v) for v in values if dest == "kv_cache_dtype" and v not in allowed]
+    if dest == "kv_cache_dtype" and kv_dtypes(ctx) == ("auto",) and any(v != "auto" for v in values):
+        raise SweepError(
+            f"--sweep '{spec}': TGI {ctx.version_read} has no --kv-cache-dtype (TGI accepts it from 2.4.0); its KV "
+            "cache has the model's dtype"
+        )
     if unknown:
         name = ENGINE_NAMES[ctx.engine]
         raise SweepError(

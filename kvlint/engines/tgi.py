@@ -97,6 +97,21 @@ _TGI_CHOICES = {
 }
 
 
+#: First TGI release whose launcher has ``--kv-cache-dtype`` (``KV_CACHE_DTYPE``): ``Args::kv_cache_dtype`` is in
+#: tgi@v2.4.0:launcher/src/main.rs, not in v2.3.1's (nor any earlier tag read: v2.0.4, v2.1.1, v2.2.0, v2.3.0), so
+#: clap refuses the option before 2.4.0 and the env var is not read.
+KV_CACHE_DTYPE_FROM = (2, 4, 0)
+
+
+def has_kv_cache_dtype(version: str | None) -> bool:
+    """Whether TGI ``version`` (an image tag or release) has ``--kv-cache-dtype`` (:data:`KV_CACHE_DTYPE_FROM`);
+    True when the release is not known (the newest modelled is assumed)."""
+    from kvlint.memory.tgi import tgi_version
+
+    v, assumed = tgi_version(version)
+    return assumed or v >= KV_CACHE_DTYPE_FROM
+
+
 #: The launcher ``Args`` integers narrower than ``usize`` (TGI launcher/src/main.rs at HEAD db931fcf and v2.0.0:
 #: ``max_top_n_tokens``, ``max_batch_prefill_tokens`` and ``max_batch_total_tokens`` are ``u32``, ``port`` and
 #: ``prometheus_port`` ``u16``); every other "int" of :data:`TGI_OPTIONS` is a ``usize`` (or the ``u64``
@@ -244,6 +259,7 @@ def parse_tgi_argv(
     col = Collector("TGI", layout_from_service=runtime_template)
     where = f"TGI {version}" if version else "TGI"
     known = ["--" + d.replace("_", "-") for d in TGI_OPTIONS]
+    kv_dtype_known = has_kv_cache_dtype(version)
     i, n = 0, len(argv)
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
@@ -267,6 +283,18 @@ def parse_tgi_argv(
             continue
         opt, eq, explicit = tok.partition("=")
         dest = opt[2:].replace("-", "_")
+        if dest == "kv_cache_dtype" and not kv_dtype_known:
+            takes_next = not eq and i < n and not argv[i].strip().startswith("-")
+            col.unknown(
+                opt,
+                loc,
+                where,
+                [k for k in known if k != "--kv-cache-dtype"],
+                extra=" (TGI accepts it from 2.4.0; before, the KV cache has the model's dtype)",
+            )
+            if takes_next:
+                i += 1
+            continue
         if dest not in TGI_OPTIONS:
             takes_next = (
                 not eq and i < n and not argv[i].strip().startswith("-") and not any(c.isspace() for c in opt)
@@ -300,8 +328,8 @@ def parse_tgi_argv(
     env_locs = env_locs or {}
     for dest in TGI_OPTIONS:
         name = dest.upper()
-        if name not in env:
-            continue
+        if name not in env or (dest == "kv_cache_dtype" and not kv_dtype_known):
+            continue  # KV_CACHE_DTYPE: no Args field reads it before 2.4.0
         key = "max_input_tokens" if dest == "max_input_length" else dest
         if key in col.flags:
             continue
