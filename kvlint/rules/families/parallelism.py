@@ -576,6 +576,17 @@ def _gpus_counted(ctx: RuleContext, gpus: int) -> tuple[int, int, int]:
     return need, pods, gpus * pods
 
 
+def idle_gpus(ctx: RuleContext) -> tuple[int, int, int] | None:
+    """``(need, pods, have)`` when KV403 says the engine leaves GPUs of its pod(s) idle (:func:`gpu_count`: it uses
+    ``need`` of the ``have`` GPUs of ``pods`` pods, not a Ray engine's, nor one joining a leader's), else None; for
+    other rules' wording (KV501 plans the engine on its ``need`` GPUs, not on the pod's)."""
+    p, s = ctx.placement, ctx.serving
+    if p is None or p.gpus is None or s.joins is not None or ctx.layout.ray or _counted_as(ctx) != "gpus":
+        return None
+    need, pods, have = _gpus_counted(ctx, p.gpus)
+    return (need, pods, have) if need < have else None
+
+
 def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu"] | None:
     """What KV403 (:func:`gpu_count`) counts the pod's accelerators in for an engine that does not join a
     leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),

@@ -29,6 +29,7 @@ from kvlint.models.config import (
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
+from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.types import TYPED_COMMAND, Diagnostic
@@ -177,6 +178,16 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         if elsewhere and cr.placement is not None and cr.placement.gpus is None
         else ""
     )
+    idle = idle_gpus(ctx)
+    if idle is not None:
+        # the plans are of the engine on the GPUs it uses (a TP 1 engine on one GPU of an 8-GPU pod), not on the
+        # pod's; KV403 reports the others idle
+        need, pods, have = idle
+        per_pod += (
+            f", of which {ctx.layout.described} uses {need} (KV403)"
+            if pods == 1
+            else f" ({ctx.layout.described} uses {need} of the {pods} pods' {have}: KV403)"
+        )
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
     if gslice is not None and gslice.percent is not None and profile is None:
         # HAMi: each vGPU sees its share of the card (kvlint.accelerators.sharing; stage.plan_fleet)
