@@ -155,3 +155,75 @@ def test_an_embedded_lws_template_gets_the_worker_index_lws_injects(tmp_path: Pa
     assert outcomes(res.containers) == ["fleet", "leader"]
     rules = [d.rule for d in res.diagnostics if d.loc is not None and d.loc.line > 60]
     assert "KV202" not in rules and "KV501" not in rules
+
+
+def _worker_part(text: str) -> int:
+    return text.index("workerTemplate:")
+
+
+def test_a_probe_on_a_headless_vllm_follower_never_passes(tmp_path: Path) -> None:
+    """``vllm serve --headless`` starts the engine cores and GPU workers only (vllm/entrypoints/cli/serve.py::
+    run_headless): no API server, so a probe on the worker's port never succeeds. KV408 skipped every follower."""
+    text = VLLM_LWS.read_text()
+    at = _worker_part(text)
+    probe = (
+        "            readinessProbe:\n              tcpSocket:\n                port: 8080\n"
+        "            volumeMounts:\n"
+    )
+    f = tmp_path / "lws-probe.yaml"
+    f.write_text(text[:at] + text[at:].replace("            volumeMounts:\n", probe, 1))
+    res = _run(f)
+    (d,) = [d for d in res.diagnostics if d.rule == "KV408"]
+    assert d.container == "vllm-worker" and d.severity == "error"
+    assert "serves no HTTP" in d.message and "--headless" in d.message
+    assert d.loc is not None and "port: 8080" in f.read_text().splitlines()[d.loc.line - 1]
+    assert not [d for d in _run(VLLM_LWS).diagnostics if d.rule == "KV408"]  # the example has none
+
+
+def test_a_probe_on_an_sglang_follower_is_checked_against_its_port(tmp_path: Path) -> None:
+    """SGLang's node-rank > 0 serves a stand-in /health on its own --port (launch_dummy_health_check_server in
+    entrypoints/engine.py::_launch_subprocesses): a probe on another port never passes, one on --port does."""
+    text = SGLANG_LWS_COPY.read_text()
+    at = _worker_part(text)
+    worker = text[at:]
+    port = re.search(r"- --port\s*\n\s*- \"?(\d+)\"?", worker)
+    served = int(port.group(1)) if port else 30000
+    indent = re.search(r"\n(\s*)image: ", worker)
+    assert indent
+    pad = indent.group(1)
+    for probe_port, expected in ((served + 1, 1), (served, 0)):
+        probe = f"\n{pad}readinessProbe:\n{pad}  httpGet: {{path: /health, port: {probe_port}}}"
+        f = tmp_path / f"sg-{probe_port}.yaml"
+        f.write_text(text[:at] + worker.replace(f"\n{pad}image: ", f"{probe}\n{pad}image: ", 1))
+        res = _run(f)
+        worker_cr = next(cr for cr in res.containers if cr.container_name == "sglang-worker")
+        assert worker_cr.serving.joins is not None and worker_cr.serving.joins.follower
+        kv408 = [d for d in res.diagnostics if d.rule == "KV408" and d.container == "sglang-worker"]
+        assert len(kv408) == expected, (probe_port, [d.message for d in kv408])
+
+
+def _with_gpus(text: str, leader: str, worker: str) -> str:
+    at = _worker_part(text)
+    sel = "        nodeSelector:\n          cloud.google.com/gke-accelerator: {}\n        containers:\n"
+    head = text[:at].replace("        containers:\n", sel.format(leader), 1)
+    return head + text[at:].replace("        containers:\n", sel.format(worker), 1)
+
+
+def test_a_follower_on_another_gpu_type_than_its_leader_is_said(tmp_path: Path) -> None:
+    """The group is one engine sized by its smallest GPU (vLLM: the fewest KV blocks any worker holds; SGLang: the
+    least free memory over the ranks), and kvlint plans it at the leader: a worker template scheduled on a smaller
+    GPU was not compared with the leader's."""
+    text = VLLM_LWS.read_text()
+    f = tmp_path / "mixed.yaml"
+    f.write_text(_with_gpus(text, "nvidia-h200-141gb", "nvidia-h100-80gb"))
+    res = _run(f)
+    (d,) = [d for d in res.diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]
+    assert d.severity == "warning" and "overstates the KV cache" in d.message
+    assert "H100" in d.message and "H200" in d.message
+    # the other way round: the leader's GPU is the smaller, its plan holds (info)
+    f.write_text(_with_gpus(text, "nvidia-h100-80gb", "nvidia-h200-141gb"))
+    (d,) = [d for d in _run(f).diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]
+    assert d.severity == "info" and "the leader's plan holds" in d.message
+    # the same GPU on both: nothing
+    f.write_text(_with_gpus(text, "nvidia-h100-80gb", "nvidia-h100-80gb"))
+    assert not [d for d in _run(f).diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]

@@ -213,9 +213,9 @@ JOINED_WORKER_RULES = frozenset({"KV005", "KV403", "KV409"})
 
 #: The rules checked for a follower node that runs the leader's engine itself (``JoinedEngine.follower``: vLLM
 #: ``--headless``, SGLang ``--node-rank``): what is its own, its pod (manifest fields, GPU resource name and
-#: limit, /dev/shm for its GPU workers, host memory), its image and its GPUs against its share of the group. The
-#: engine's settings, model and memory are the leader's and are reported there once.
-FOLLOWER_RULES = JOINED_WORKER_RULES | frozenset({"KV208", "KV304", "KV404", "KV405", "KV406"})
+#: limit, /dev/shm for its GPU workers, host memory, its probes' ports: KV408), its image and its GPUs against its
+#: share of the group. The engine's settings, model and memory are the leader's and are reported there once.
+FOLLOWER_RULES = JOINED_WORKER_RULES | frozenset({"KV208", "KV304", "KV404", "KV405", "KV406", "KV408"})
 
 
 def plan_rules() -> frozenset[str]:

@@ -40,7 +40,7 @@ from kvlint.rules.facts import (
 )
 from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Severity
+from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, Severity
 from kvlint.values import as_float, as_list, digits
 from kvlint.wording import shell_word
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
@@ -638,22 +638,15 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
     p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
     joins = s.joins
     assert p is not None and p.gpus is not None and joins is not None and joins.leader is not None
+    leader_p = _leader_placement(ctx)
+    if leader_p is not None:
+        yield from _group_gpu_type(ctx, leader_p)
     if joins.follower:
         yield from _follower_gpus(ctx)
         return
-    if not lay.known or not w.group_size or w.group_size < 2 or w.leader is None:
+    if not lay.known or not w.group_size or w.group_size < 2 or w.leader is None or leader_p is None:
         return
-    from kvlint.accelerators import workload_placement
-
-    leader_c = next(
-        (
-            c
-            for c in as_list(w.leader.pod_spec.get("containers"))
-            if isinstance(c, dict) and c.get("name") == joins.leader_container
-        ),
-        None,
-    )
-    leader_gpus = workload_placement(w.leader, leader_c or {}).gpus or 0
+    leader_gpus = leader_p.gpus or 0
     workers = w.group_size - 1
     have = leader_gpus + p.gpus * workers
     need = lay.tp * lay.pp * lay.dp
@@ -675,6 +668,71 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix="request fewer GPUs per worker pod, or raise the leader's tensor- or pipeline-parallel size",
             severity="warning",
         )
+
+
+def _leader_placement(ctx: RuleContext) -> Placement | None:
+    """Where the leader pod of a joined worker's group lands (its engine container's placement, as the leader's own
+    analysis resolves it from its PodSpec, the user's annotation, the site's tables and the default accelerator),
+    or None when the object holds no leader."""
+    w, joins = ctx.workload, ctx.serving.joins
+    if w.leader is None or joins is None:
+        return None
+    from kvlint.accelerators import workload_placement
+
+    leader_c = next(
+        (
+            c
+            for c in as_list(w.leader.pod_spec.get("containers"))
+            if isinstance(c, dict) and c.get("name") == joins.leader_container
+        ),
+        None,
+    )
+    o = ctx.options
+    return workload_placement(
+        w.leader,
+        leader_c or {},
+        override=o.accelerator,
+        gpu_memory_bytes=o.gpu_memory_bytes,
+        default=o.default_accelerator,
+        site=o.site,
+    )
+
+
+def _group_gpu_type(ctx: RuleContext, leader_p: Placement) -> Iterator[Diagnostic]:
+    """KV403 for a worker pod of a multi-node engine (a follower node or a Ray worker joining the leader's
+    cluster) that lands on another GPU type than its leader: the engine is one, sized by its smallest GPU --
+    vLLM's engine core gives every worker the fewest KV blocks any worker's memory holds
+    (``vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs``, called from ``vllm/v1/engine/core.py::EngineCore
+    ._initialize_kv_caches`` with each worker's available memory), SGLang's ``ModelRunner`` the least free memory
+    over all ranks (``get_available_gpu_memory(..., distributed=True)``) -- while kvlint plans the group at the
+    leader, on the leader's GPU. A warning when the worker's GPU has less memory (the leader's plan overstates the
+    KV cache, or the worker's share of the weights may not fit at all), info otherwise. Not compared when either
+    GPU is unknown or ``--accelerator`` names one for every pod."""
+    p, s = ctx.placement, ctx.serving
+    joins = s.joins
+    assert p is not None and joins is not None
+    mine, theirs = p.accelerator, leader_p.accelerator
+    if mine is None or theirs is None or mine.id == theirs.id or ctx.options.accelerator:
+        return
+    my_mem, their_mem = p.memory_bytes or mine.memory_bytes, leader_p.memory_bytes or theirs.memory_bytes
+    smaller = my_mem < their_mem
+    leader = joins.leader_container or "the leader"
+    yield ctx.finding(
+        f"this worker pod lands on {mine.name} ({p.how}) but its leader ({leader}) on {theirs.name} "
+        f"({leader_p.how}); the multi-node engine is one, and {ENGINE_NAMES[ctx.engine]} sizes the KV cache of "
+        "every rank by the smallest GPU's memory, while kvlint plans the group at the leader, on its "
+        f"{theirs.name}"
+        + (
+            f": with {gib(my_mem)} here against {gib(their_mem)} there, the leader's plan "
+            "overstates the KV cache (or this node's share of the weights does not fit)"
+            if smaller
+            else f" ({gib(their_mem)}, the smaller: the leader's plan holds)"
+        ),
+        p.loc or p.gpus_loc or s.command_loc,
+        fix="schedule the worker template on the leader's GPU type (the same node selector or affinity), or "
+        "plan the group with --accelerator for the smaller GPU",
+        severity="warning" if smaller else "info",
+    )
 
 
 def _follower_share(ctx: RuleContext) -> int | None:
@@ -1294,10 +1352,20 @@ def _probe_failure_effect(probe: str) -> str:
 @check("KV408")
 def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV408: an ``httpGet``/``tcpSocket``/``grpc`` probe on a port the engine does not listen on (or on a named
-    port the container does not declare)."""
+    port the container does not declare).
+
+    A follower node of a multi-node engine (:attr:`kvlint.types.JoinedEngine.follower`) is checked too: SGLang's
+    (``--node-rank`` 1 or more) serves a stand-in ``/health`` on its own ``--host``/``--port``
+    (``launch_dummy_health_check_server`` in sglang ``python/sglang/srt/entrypoints/engine.py::_launch_subprocesses``,
+    0.4.x - 0.5.x), so its port is compared as the leader's is; vLLM's ``--headless`` node serves no HTTP at all
+    (``vllm/entrypoints/cli/serve.py::run_headless`` starts the engine cores and GPU workers only, no API server), so
+    a probe on any port of its container never succeeds. A worker that joins a Ray cluster (``ray start``) runs no
+    engine server either, but Ray's own ports are not the engine's: not checked."""
     c = ctx.container
-    if ctx.serving.joins is not None:
+    joins = ctx.serving.joins
+    if joins is not None and not joins.follower:
         return
+    headless = joins is not None and ctx.engine == "vllm"
     probed = [
         (probe, a)
         for probe in ("readinessProbe", "livenessProbe", "startupProbe")
@@ -1334,6 +1402,17 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
                 continue
             target, shown = number, str(number)
         else:
+            continue
+        if headless and joins is not None:
+            if _other_containers_serve(ctx, target):
+                continue
+            yield ctx.finding(
+                f"the {probe} checks port {shown} but this follower node runs `{joins.how}`, which serves no HTTP "
+                f"(the leader's API server does, in {joins.leader_container or 'the leader pod'}): the probe never "
+                f"succeeds and {_probe_failure_effect(probe)}",
+                loc_of(a, "port"),
+                fix=f"remove the {probe} from the worker template (or make it an exec probe) and probe the leader",
+            )
             continue
         if port is None or target == port or _other_containers_serve(ctx, target):
             continue
