@@ -82,7 +82,7 @@ _CASE_NAMES = {"max_input_tokens": "max_input_tokens_default", "max_total_tokens
 
 #: what the case's notes say of an event that did not stop the start-up (:attr:`StartupLog.warnings`)
 _WARNINGS = {
-    "tgi_decode_cuda_graph_warmup_failed": "started without some of its decode CUDA graphs: TGI logged "
+    "tgi_decode_cuda_graph_warmup_failed": "the shard started without some of its decode CUDA graphs: TGI logged "
     "'Decode cuda graph warmup failed' (an out-of-memory in the capture after the KV cache was allocated)",
 }
 
@@ -158,7 +158,8 @@ def record_case(
     (``--engine-version``), recorded when the log prints none (TGI and SGLang logs rarely do); ``extra_args`` the
     engine flags typed after ``--``, which the replay used, so the case's parallelism, quantization and limits
     hold them as the log's own arguments (a typed flag wins over the log's, as it comes last in the replayed
-    command). Every figure verify reads from the log goes in (:data:`_FIGURES`, named as ``cases.yaml`` names it:
+    command). The setting fields are read from the command the replay planned (:func:`_replayed_flags`), which
+    also holds what vLLM's engine-config line, "Using max model len" and memory-profiling lines said. Every figure verify reads from the log goes in (:data:`_FIGURES`, named as ``cases.yaml`` names it:
     :data:`_CASE_NAMES`)."""
     digest = hashlib.sha256(repr(sorted(log.figures.items())).encode()).hexdigest()[:8]
     args = {**log.args, **_replayed_flags(result, log, extra_args, log.version or engine_version)}
