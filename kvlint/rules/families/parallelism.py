@@ -707,13 +707,15 @@ def _group_gpu_type(ctx: RuleContext, leader_p: Placement) -> Iterator[Diagnosti
     over all ranks (``get_available_gpu_memory(..., distributed=True)``) -- while kvlint plans the group at the
     leader, on the leader's GPU. A warning when the worker's GPU has less memory (the leader's plan overstates the
     KV cache, or the worker's share of the weights may not fit at all), info otherwise. Not compared when either
-    GPU is unknown or ``--accelerator`` names one for every pod."""
+    GPU is unknown, ``--accelerator`` names one for every pod, or the pods are placed from a live cluster."""
     p, s = ctx.placement, ctx.serving
     joins = s.joins
     assert p is not None and joins is not None
     mine, theirs = p.accelerator, leader_p.accelerator
     if mine is None or theirs is None or mine.id == theirs.id or ctx.options.accelerator:
         return
+    if ctx.options.cluster_inventory is not None:
+        return  # the worker placed from the live cluster's nodes, the leader from its PodSpec: not comparable
     my_mem, their_mem = p.memory_bytes or mine.memory_bytes, leader_p.memory_bytes or theirs.memory_bytes
     smaller = my_mem < their_mem
     leader = joins.leader_container or "the leader"
