@@ -31,6 +31,7 @@ from kvlint.spans import delimited_spans
 
 __all__ = [
     "MAX_CELLS",
+    "RegionIndex",
     "TemplateLine",
     "align",
     "align_document",
@@ -369,29 +370,106 @@ def _assign(
     return owners
 
 
+class RegionIndex:
+    """What :func:`align_document` needs of one parsed template for every document it wrote, built once: its
+    :func:`regions`, and which regions have a pattern line that can match a given rendered text.
+
+    A template that writes its documents one after the other (``---`` between literal Deployments) has as many
+    regions as documents; aligning each document with every region was documents x documents alignments (1,000
+    documents: a million). The index lets :func:`align_document` bound a region's score without aligning it: a
+    rendered line matched in a region fullmatches one of that region's pattern lines, so a region's score is at
+    most the number of rendered lines some pattern of it matches (:meth:`candidates`). Fixed lines (literal text)
+    are looked up by their text; lines with actions are tried once per distinct pattern and rendered text, the
+    answers kept for the template's next documents."""
+
+    def __init__(self, template: Sequence[TemplateLine]) -> None:
+        self.template = template
+        self.parts = regions(template)
+        fixed: dict[str, set[int]] = {}
+        wild: dict[str, tuple[re.Pattern[str], set[int]]] = {}
+        for ri, (a, b) in enumerate(self.parts):
+            for t in template[a:b]:
+                if t.pattern is None:
+                    continue
+                if t.fixed:  # its pattern is re.escape(text): it fullmatches that text and nothing else
+                    fixed.setdefault(t.pattern.pattern, set()).add(ri)
+                else:
+                    wild.setdefault(t.pattern.pattern, (t.pattern, set()))[1].add(ri)
+        self._fixed = fixed
+        self._wild = list(wild.values())
+        self._seen: dict[str, tuple[set[int], ...]] = {}
+        #: pattern tests (:meth:`candidates`) and region alignments (:func:`align_document`) made with this
+        #: index: the work the bench and the tests count
+        self.steps = 0
+
+    def candidates(self, text: str) -> tuple[set[int], ...]:
+        """Sets whose union is the regions with a pattern line that fullmatches ``text`` (a rendered line,
+        trailing blanks removed)."""
+        found = self._seen.get(text)
+        if found is None:
+            sets: list[set[int]] = []
+            exact = self._fixed.get(re.escape(text))
+            if exact is not None:
+                sets.append(exact)
+            self.steps += len(self._wild)
+            sets += [where for pat, where in self._wild if pat.fullmatch(text)]
+            found = self._seen[text] = tuple(sets)
+        return found
+
+
 def align_document(
     rendered: Sequence[str],
     template: Sequence[TemplateLine],
     after: int = -1,
     helpers: Mapping[str, Sequence[re.Pattern[str]]] | None = None,
+    index: RegionIndex | None = None,
 ) -> tuple[list[tuple[int, int | None] | None], int]:
     """:func:`align` ``rendered`` (one document) with the template region that wrote it.
 
     Each region (:func:`regions`) is aligned and the one matching most rendered lines wins; among equal
     ones, the first after region ``after`` (the one the previous document of the same template used:
     helm writes a template's documents in order), else the first. Returns ``(table, region index)``.
+
+    ``index`` (:class:`RegionIndex` of ``template``, built here when not given) lets the regions that cannot win
+    go unaligned, with the same result: the first region in that order (``after + 1``) is aligned first, scoring
+    S; another wins only with more than S matched lines, so it has patterns matching at least S + 1 of the M
+    rendered lines that some region can match, and so matching one of any M - S of them: only the regions
+    matching one of the M - S lines with fewest regions are candidates, and of those only the ones whose bound
+    (:meth:`RegionIndex.candidates`) exceeds the best score so far are aligned, in order. A template writing its
+    documents in order then aligns about one region per document, not all of them.
     """
-    best: tuple[int, int, list[tuple[int, int | None] | None]] | None = None
-    parts = regions(template)
-    for ri, (a, b) in enumerate(parts):
+    if index is None or index.template is not template:
+        index = RegionIndex(template)
+    parts = index.parts
+    first = after + 1 if 0 <= after + 1 < len(parts) else 0
+
+    def aligned(ri: int) -> tuple[int, list[tuple[int, int | None] | None]]:
+        a, b = parts[ri]
+        index.steps += 1
         table = align(rendered, template[a:b], helpers)
-        score = matched_count(table)
-        rank = (score, 1 if ri > after else 0)
-        if best is None or rank > (best[0], best[1]):
-            best = (score, 1 if ri > after else 0, table)
-            chosen = ri
-    assert best is not None
-    return best[2], chosen
+        return matched_count(table), table
+
+    best_score, best_table = aligned(first)
+    chosen = first
+    if len(parts) == 1:
+        return best_table, chosen
+    lines = [index.candidates(r.rstrip()) for r in rendered if r.strip()]
+    lines = [c for c in lines if c]
+    need = len(lines) - best_score  # a region scoring more misses at most need - 1 of these lines
+    if need <= 0:
+        return best_table, chosen
+    rare = sorted(lines, key=lambda c: sum(len(s) for s in c))[:need]
+    pool = {ri for c in rare for s in c for ri in s}
+    pool.discard(first)
+    bounds = {ri: sum(1 for c in lines if any(ri in s for s in c)) for ri in pool}
+    # the order of preference among equal scores: the regions after `after`, then the others, each in order
+    for ri in sorted(pool, key=lambda r: (0 if r > after else 1, r)):
+        if bounds[ri] <= best_score:
+            continue
+        score, table = aligned(ri)
+        if score > best_score:
+            best_score, best_table, chosen = score, table, ri
+    return best_table, chosen
 
 
 def align(
