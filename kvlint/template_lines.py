@@ -398,9 +398,10 @@ class RegionIndex:
         self._fixed = fixed
         self._wild = list(wild.values())
         self._seen: dict[str, tuple[set[int], ...]] = {}
-        #: pattern tests (:meth:`candidates`) and region alignments (:func:`align_document`) made with this
-        #: index: the work the bench and the tests count
-        self.steps = 0
+        #: regions aligned (:func:`align_document`) and patterns tried (:meth:`candidates`) with this index: the
+        #: work the tests and ``bench/chart_map.py`` count
+        self.aligned = 0
+        self.tried = 0
 
     def candidates(self, text: str) -> tuple[set[int], ...]:
         """Sets whose union is the regions with a pattern line that fullmatches ``text`` (a rendered line,
@@ -411,7 +412,7 @@ class RegionIndex:
             exact = self._fixed.get(re.escape(text))
             if exact is not None:
                 sets.append(exact)
-            self.steps += len(self._wild)
+            self.tried += len(self._wild)
             sets += [where for pat, where in self._wild if pat.fullmatch(text)]
             found = self._seen[text] = tuple(sets)
         return found
@@ -443,13 +444,13 @@ def align_document(
     parts = index.parts
     first = after + 1 if 0 <= after + 1 < len(parts) else 0
 
-    def aligned(ri: int) -> tuple[int, list[tuple[int, int | None] | None]]:
+    def scored(ri: int) -> tuple[int, list[tuple[int, int | None] | None]]:
         a, b = parts[ri]
-        index.steps += 1
+        index.aligned += 1
         table = align(rendered, template[a:b], helpers)
         return matched_count(table), table
 
-    best_score, best_table = aligned(first)
+    best_score, best_table = scored(first)
     chosen = first
     if len(parts) == 1:
         return best_table, chosen
@@ -466,7 +467,7 @@ def align_document(
     for ri in sorted(pool, key=lambda r: (0 if r > after else 1, r)):
         if bounds[ri] <= best_score:
             continue
-        score, table = aligned(ri)
+        score, table = scored(ri)
         if score > best_score:
             best_score, best_table, chosen = score, table, ri
     return best_table, chosen
