@@ -72,6 +72,9 @@ class TemplateLine:
         fixed: a literal line with no action in it (``- --dtype``): rendered exactly as written.
         enclosing: line numbers of every control block enclosing the line, outermost first (``else``
             branches count as blocks of their own).
+        pieces: for a line with literal text, the literal pieces ``pattern`` matches in order, anything without a
+            line break between them (:func:`_line_regex`; a first ``""`` when the line starts inside an action);
+            a fixed line's one piece is its text. Empty for a line without literal text.
     """
 
     number: int
@@ -85,6 +88,7 @@ class TemplateLine:
     block_kind: str = ""
     fixed: bool = False
     enclosing: tuple[int, ...] = ()
+    pieces: tuple[str, ...] = ()
 
 
 def _line_regex(pieces: Sequence[str]) -> str:
@@ -175,11 +179,10 @@ def parse_template(text: str) -> list[TemplateLine]:
             )
             continue
         pieces[-1] = pieces[-1].rstrip()
-        if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
-            regex = _line_regex(["", *pieces])
-        else:
-            regex = _line_regex(pieces)
         sep = literal == "---" and len(pieces) == 1
+        if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
+            pieces.insert(0, "")
+        regex = _line_regex(pieces)
         fixed = len(pieces) == 1 and not regex.startswith(".*?") and not sep
         out.append(
             TemplateLine(
@@ -194,6 +197,7 @@ def parse_template(text: str) -> list[TemplateLine]:
                 block_kind,
                 fixed,
                 enclosing,
+                tuple(pieces),
             )
         )
     return out
@@ -378,25 +382,34 @@ class RegionIndex:
     regions as documents; aligning each document with every region was documents x documents alignments (1,000
     documents: a million). The index lets :func:`align_document` bound a region's score without aligning it: a
     rendered line matched in a region fullmatches one of that region's pattern lines, so a region's score is at
-    most the number of rendered lines some pattern of it matches (:meth:`candidates`). Fixed lines (literal text)
-    are looked up by their text; lines with actions are tried once per distinct pattern and rendered text, the
-    answers kept for the template's next documents."""
+    most the number of rendered lines some pattern of it matches (:meth:`candidates`). Fixed lines are looked up by
+    their text; a line with actions is tried only on a text that starts with its first literal piece and ends with
+    its last (:attr:`TemplateLine.pieces`: ``  name: {{ .Release.Name }}-model-3`` only on the lines ending in
+    ``-model-3``), each distinct pattern once per distinct text, the answers kept for the template's next
+    documents."""
 
     def __init__(self, template: Sequence[TemplateLine]) -> None:
         self.template = template
         self.parts = regions(template)
         fixed: dict[str, set[int]] = {}
-        wild: dict[str, tuple[re.Pattern[str], set[int]]] = {}
+        wild: dict[str, tuple[re.Pattern[str], tuple[str, ...], set[int]]] = {}
         for ri, (a, b) in enumerate(self.parts):
             for t in template[a:b]:
                 if t.pattern is None:
                     continue
-                if t.fixed:  # its pattern is re.escape(text): it fullmatches that text and nothing else
-                    fixed.setdefault(t.pattern.pattern, set()).add(ri)
+                if t.fixed:  # fullmatches its one piece and nothing else
+                    fixed.setdefault(t.pieces[0], set()).add(ri)
                 else:
-                    wild.setdefault(t.pattern.pattern, (t.pattern, set()))[1].add(ri)
+                    wild.setdefault(t.pattern.pattern, (t.pattern, t.pieces, set()))[2].add(ri)
+        # patterns with actions by first piece, then last piece: (pattern, regions)
+        ends: dict[str, dict[str, list[tuple[re.Pattern[str], set[int]]]]] = {}
+        for pattern, pieces, where in wild.values():
+            first, last = (pieces[0], pieces[-1]) if len(pieces) > 1 else ("", "")
+            ends.setdefault(first, {}).setdefault(last, []).append((pattern, where))
         self._fixed = fixed
-        self._wild = list(wild.values())
+        self._ends = ends
+        self._first_sizes = sorted({len(f) for f in ends})
+        self._last_sizes = {f: sorted({len(x) for x in lasts}) for f, lasts in ends.items()}
         self._seen: dict[str, tuple[set[int], ...]] = {}
         #: regions aligned (:func:`align_document`) and patterns tried (:meth:`candidates`) with this index: the
         #: work the tests and ``bench/chart_map.py`` count
@@ -407,14 +420,28 @@ class RegionIndex:
         """Sets whose union is the regions with a pattern line that fullmatches ``text`` (a rendered line,
         trailing blanks removed)."""
         found = self._seen.get(text)
-        if found is None:
-            sets: list[set[int]] = []
-            exact = self._fixed.get(re.escape(text))
-            if exact is not None:
-                sets.append(exact)
-            self.tried += len(self._wild)
-            sets += [where for pat, where in self._wild if pat.fullmatch(text)]
-            found = self._seen[text] = tuple(sets)
+        if found is not None:
+            return found
+        sets: list[set[int]] = []
+        exact = self._fixed.get(text)
+        if exact is not None:
+            sets.append(exact)
+        size = len(text)
+        for first_size in self._first_sizes:
+            if first_size > size:
+                break
+            first = text[:first_size]
+            lasts = self._ends.get(first)
+            if lasts is None:
+                continue
+            for last_size in self._last_sizes[first]:
+                if first_size + last_size > size:
+                    break
+                for pattern, where in lasts.get(text[size - last_size :], ()):
+                    self.tried += 1
+                    if pattern.fullmatch(text):
+                        sets.append(where)
+        found = self._seen[text] = tuple(sets)
         return found
 
 

@@ -186,23 +186,34 @@ def test_mapping_work_grows_linearly_with_the_documents_of_one_template(tmp_path
     assert ratio < 2 * big / small, (work, ratio)  # linear: ~10; documents x documents: ~100
 
 
-def test_documents_written_out_of_order_align_with_few_regions() -> None:
+@pytest.mark.parametrize("named", [False, True])
+def test_documents_written_out_of_order_align_with_few_regions(named: bool) -> None:
     """The regions aligned per document stay few when the documents do not follow the template's order (a region
     whose ``if`` did not render, or documents given shuffled): a region is aligned only when the rendered lines
-    its patterns match could beat the best so far."""
+    its patterns match could beat the best so far. With each Deployment's name written by an action
+    (``{{ .Release.Name }}-model-I``: a distinct pattern per region), each rendered name is tried against its own
+    region's pattern only, not against all N."""
     n = 200
-    tpl = parse_template("".join(_literal_document(i) for i in range(n)))
+    text = "".join(_literal_document(i) for i in range(n))
+    if named:
+        text = re.sub(r"name: model-", "name: {{ .Release.Name }}-model-", text)
+    tpl = parse_template(text)
     index = RegionIndex(tpl)
     order = list(range(n))
     random.Random(7).shuffle(order)
     after = -1
     for i in order:
         doc = _literal_document(i).replace("{{ .Values.image }}", "vllm/vllm-openai:v0.11.0").split("\n")[1:]
+        if named:
+            doc = [line.replace("name: model-", "name: release-model-") for line in doc]
         table, region = align_document(doc, tpl, after, None, index)
         assert (table, region) == reference_align_document(doc, tpl, after), i
+        assert region == i and table[3] == (5 + 20 * i, None)  # its own `name:` line, matched
         after = region
-    # each document: the preferred region, and at most a couple of others (the one holding `name: model-i`)
+    # each document: the preferred region, and at most a couple of others (the one holding its name)
     assert index.aligned <= 3 * n, index.aligned
+    # the patterns with actions tried: the image line's on each distinct text, each name's on its own text
+    assert index.tried <= 3 * n, index.tried
 
 
 # --- the same tables and regions as the previous algorithm ---------------------------------------------------
