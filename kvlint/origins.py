@@ -224,23 +224,41 @@ def _template_lines(path: str) -> tuple[str, ...]:
         return ()
 
 
+@lru_cache(maxsize=256)
+def _ref_table(path: str) -> ValuesRefTable:
+    """:class:`ValuesRefTable` of the template at ``path``, built once a run (:func:`clear_file_cache`)."""
+    return ValuesRefTable(_template_lines(path))
+
+
 @filecache.register
 def clear_file_cache() -> None:
-    """Forget the template lines :func:`_template_lines` kept by path (registered with
-    :mod:`kvlint.filecache`: emptied where a run starts): a template edited between two runs of one process is
-    read again."""
+    """Forget the template lines :func:`_template_lines` kept by path, their :func:`_ref_table` and the
+    :func:`_line_sources` found from them (registered with :mod:`kvlint.filecache`: emptied where a run starts): a
+    template or values file edited between two runs of one process is read again."""
     _template_lines.cache_clear()
+    _ref_table.cache_clear()
+    _line_sources.cache_clear()
 
 
 def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:
     """Values-file locations feeding the template line at ``loc`` (see the module docstring); [] when
     ``loc`` is not in a chart's ``templates/`` or references no value."""
-    chart = _chart_of(loc.file)
+    return list(_line_sources(loc.file, loc.line, tuple(values_files)))
+
+
+@lru_cache(maxsize=4096)
+def _line_sources(file: str, line: int, values_files: tuple[str, ...]) -> tuple[Loc, ...]:
+    """:func:`helm_sources` of line ``line`` of template ``file``, found once a run for all the findings on that
+    line: the findings on the documents one ``range`` wrote share their template lines, and each finding looked up
+    the ``.Values`` paths of its line again (below a ``range`` over a list of N models, every value of the N
+    models: N x N locations for N documents), after reading every template line above it for the enclosing blocks
+    (:func:`values_refs`; :class:`ValuesRefTable` reads them once)."""
+    chart = _chart_of(file)
     if chart is None:
-        return []
-    refs = values_refs(_template_lines(loc.file), loc.line)
+        return ()
+    refs = _ref_table(file).refs(line)
     if not refs:
-        return []
+        return ()
     files = [os.path.join(chart, "values.yaml"), *values_files]
     out: list[Loc] = []
     for f in files:
@@ -249,7 +267,7 @@ def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:
             continue
         for ref in refs:
             out += _lookup(data, ref)
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 def _kustomization(directory: str) -> str | None:
@@ -345,15 +363,21 @@ def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) 
     from kvlint.load import is_kustomize_dir
 
     patches = [p for path in paths if path != "-" and is_kustomize_dir(path) for p in json6902_patches(path)]
+    values_files = tuple(options.helm_values)
 
     def with_sources(d: Diagnostic) -> Diagnostic:
         if d.loc is None:
             return d
-        found = helm_sources(d.loc, options.helm_values)
-        for kind, name, locs, prefix, suffix in patches:
-            if d.object and _object_matches(d.object, kind, name, prefix, suffix):
-                found += locs
-        return replace(d, sources=tuple(dict.fromkeys(found))) if found else d
+        found = _line_sources(d.loc.file, d.loc.line, values_files)  # distinct already: shared, not copied
+        extra = [
+            loc
+            for kind, name, locs, prefix, suffix in patches
+            if d.object and _object_matches(d.object, kind, name, prefix, suffix)
+            for loc in locs
+        ]
+        if extra:
+            found = tuple(dict.fromkeys((*found, *extra)))
+        return replace(d, sources=found) if found else d
 
     from kvlint.diagstore import DiagnosticView
 

@@ -86,7 +86,14 @@ from kvlint.load import (
     values_chart,
 )
 from kvlint.source import LDict, LList, Loc
-from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
+from kvlint.template_lines import (
+    RegionIndex,
+    TemplateLine,
+    align_document,
+    named_templates,
+    parse_template,
+    regions,
+)
 from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult
 from kvlint.wording import shell_word
 
@@ -440,19 +447,24 @@ def map_sources(
 
     names = [name_of(s[1]) for s in sources]
     rendered = text.split("\n") if text is not None else None
-    templates: dict[str, list[TemplateLine] | None] = {}
+    templates: dict[str, RegionIndex | None] = {}
     sections: dict[int, list[tuple[int, int | None] | None]] = {}
     if rendered is not None:
         # in order: a template's documents are written in order, which picks among look-alike regions
         last_region: dict[str, int] = {}
         for i, name in enumerate(names):
-            if name not in templates:
-                templates[name] = _read_template(name)
-            tpl = templates[name]
+            if name not in templates:  # parsed and indexed once for all the documents it wrote
+                parsed = _read_template(name)
+                templates[name] = RegionIndex(parsed) if parsed else None
+            index = templates[name]
             end = lines[i + 1] - 1 if i + 1 < len(lines) else len(rendered)
-            if tpl:
+            if index is not None:
                 sections[i], last_region[name] = align_document(
-                    rendered[lines[i] : end], tpl, last_region.get(name, -1), _chart_helpers(name)
+                    rendered[lines[i] : end],
+                    index.template,
+                    last_region.get(name, -1),
+                    _chart_helpers(name),
+                    index,
                 )
             else:
                 sections[i] = []

@@ -31,6 +31,7 @@ from kvlint.spans import delimited_spans
 
 __all__ = [
     "MAX_CELLS",
+    "RegionIndex",
     "TemplateLine",
     "align",
     "align_document",
@@ -71,6 +72,9 @@ class TemplateLine:
         fixed: a literal line with no action in it (``- --dtype``): rendered exactly as written.
         enclosing: line numbers of every control block enclosing the line, outermost first (``else``
             branches count as blocks of their own).
+        pieces: for a line with literal text, the literal pieces ``pattern`` matches in order, anything without a
+            line break between them (:func:`_line_regex`; a first ``""`` when the line starts inside an action);
+            a fixed line's one piece is its text. Empty for a line without literal text.
     """
 
     number: int
@@ -84,6 +88,7 @@ class TemplateLine:
     block_kind: str = ""
     fixed: bool = False
     enclosing: tuple[int, ...] = ()
+    pieces: tuple[str, ...] = ()
 
 
 def _line_regex(pieces: Sequence[str]) -> str:
@@ -174,11 +179,10 @@ def parse_template(text: str) -> list[TemplateLine]:
             )
             continue
         pieces[-1] = pieces[-1].rstrip()
-        if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
-            regex = _line_regex(["", *pieces])
-        else:
-            regex = _line_regex(pieces)
         sep = literal == "---" and len(pieces) == 1
+        if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
+            pieces.insert(0, "")
+        regex = _line_regex(pieces)
         fixed = len(pieces) == 1 and not regex.startswith(".*?") and not sep
         out.append(
             TemplateLine(
@@ -193,6 +197,7 @@ def parse_template(text: str) -> list[TemplateLine]:
                 block_kind,
                 fixed,
                 enclosing,
+                tuple(pieces),
             )
         )
     return out
@@ -369,29 +374,130 @@ def _assign(
     return owners
 
 
+class RegionIndex:
+    """What :func:`align_document` needs of one parsed template for every document it wrote, built once: its
+    :func:`regions`, and which regions have a pattern line that can match a given rendered text.
+
+    A template that writes its documents one after the other (``---`` between literal Deployments) has as many
+    regions as documents; aligning each document with every region was documents x documents alignments (1,000
+    documents: a million). The index lets :func:`align_document` bound a region's score without aligning it: a
+    rendered line matched in a region fullmatches one of that region's pattern lines, so a region's score is at
+    most the number of rendered lines some pattern of it matches (:meth:`candidates`). Fixed lines are looked up by
+    their text; a line with actions is tried only on a text that starts with its first literal piece and ends with
+    its last (:attr:`TemplateLine.pieces`: ``  name: {{ .Release.Name }}-model-3`` only on the lines ending in
+    ``-model-3``), each distinct pattern once per distinct text, the answers kept for the template's next
+    documents."""
+
+    def __init__(self, template: Sequence[TemplateLine]) -> None:
+        self.template = template
+        self.parts = regions(template)
+        fixed: dict[str, set[int]] = {}
+        wild: dict[str, tuple[re.Pattern[str], tuple[str, ...], set[int]]] = {}
+        for ri, (a, b) in enumerate(self.parts):
+            for t in template[a:b]:
+                if t.pattern is None:
+                    continue
+                if t.fixed:  # fullmatches its one piece and nothing else
+                    fixed.setdefault(t.pieces[0], set()).add(ri)
+                else:
+                    wild.setdefault(t.pattern.pattern, (t.pattern, t.pieces, set()))[2].add(ri)
+        # patterns with actions by first piece, then last piece: (pattern, regions)
+        ends: dict[str, dict[str, list[tuple[re.Pattern[str], set[int]]]]] = {}
+        for pattern, pieces, where in wild.values():
+            first, last = (pieces[0], pieces[-1]) if len(pieces) > 1 else ("", "")
+            ends.setdefault(first, {}).setdefault(last, []).append((pattern, where))
+        self._fixed = fixed
+        self._ends = ends
+        self._first_sizes = sorted({len(f) for f in ends})
+        self._last_sizes = {f: sorted({len(x) for x in lasts}) for f, lasts in ends.items()}
+        self._seen: dict[str, tuple[set[int], ...]] = {}
+        #: regions aligned (:func:`align_document`) and patterns tried (:meth:`candidates`) with this index: the
+        #: work the tests and ``bench/chart_map.py`` count
+        self.aligned = 0
+        self.tried = 0
+
+    def candidates(self, text: str) -> tuple[set[int], ...]:
+        """Sets whose union is the regions with a pattern line that fullmatches ``text`` (a rendered line,
+        trailing blanks removed)."""
+        found = self._seen.get(text)
+        if found is not None:
+            return found
+        sets: list[set[int]] = []
+        exact = self._fixed.get(text)
+        if exact is not None:
+            sets.append(exact)
+        size = len(text)
+        for first_size in self._first_sizes:
+            if first_size > size:
+                break
+            first = text[:first_size]
+            lasts = self._ends.get(first)
+            if lasts is None:
+                continue
+            for last_size in self._last_sizes[first]:
+                if first_size + last_size > size:
+                    break
+                for pattern, where in lasts.get(text[size - last_size :], ()):
+                    self.tried += 1
+                    if pattern.fullmatch(text):
+                        sets.append(where)
+        found = self._seen[text] = tuple(sets)
+        return found
+
+
 def align_document(
     rendered: Sequence[str],
     template: Sequence[TemplateLine],
     after: int = -1,
     helpers: Mapping[str, Sequence[re.Pattern[str]]] | None = None,
+    index: RegionIndex | None = None,
 ) -> tuple[list[tuple[int, int | None] | None], int]:
     """:func:`align` ``rendered`` (one document) with the template region that wrote it.
 
     Each region (:func:`regions`) is aligned and the one matching most rendered lines wins; among equal
     ones, the first after region ``after`` (the one the previous document of the same template used:
     helm writes a template's documents in order), else the first. Returns ``(table, region index)``.
+
+    ``index`` (:class:`RegionIndex` of ``template``, built here when not given) lets the regions that cannot win
+    go unaligned, with the same result: the first region in that order (``after + 1``) is aligned first, scoring
+    S; another wins only with more than S matched lines, so it has patterns matching at least S + 1 of the M
+    rendered lines that some region can match, and so matching one of any M - S of them: only the regions
+    matching one of the M - S lines with fewest regions are candidates, and of those only the ones whose bound
+    (:meth:`RegionIndex.candidates`) exceeds the best score so far are aligned, in order. A template writing its
+    documents in order then aligns about one region per document, not all of them.
     """
-    best: tuple[int, int, list[tuple[int, int | None] | None]] | None = None
-    parts = regions(template)
-    for ri, (a, b) in enumerate(parts):
+    if index is None or index.template is not template:
+        index = RegionIndex(template)
+    parts = index.parts
+    first = after + 1 if 0 <= after + 1 < len(parts) else 0
+
+    def scored(ri: int) -> tuple[int, list[tuple[int, int | None] | None]]:
+        a, b = parts[ri]
+        index.aligned += 1
         table = align(rendered, template[a:b], helpers)
-        score = matched_count(table)
-        rank = (score, 1 if ri > after else 0)
-        if best is None or rank > (best[0], best[1]):
-            best = (score, 1 if ri > after else 0, table)
-            chosen = ri
-    assert best is not None
-    return best[2], chosen
+        return matched_count(table), table
+
+    best_score, best_table = scored(first)
+    chosen = first
+    if len(parts) == 1:
+        return best_table, chosen
+    lines = [index.candidates(r.rstrip()) for r in rendered if r.strip()]
+    lines = [c for c in lines if c]
+    need = len(lines) - best_score  # a region scoring more misses at most need - 1 of these lines
+    if need <= 0:
+        return best_table, chosen
+    rare = sorted(lines, key=lambda c: sum(len(s) for s in c))[:need]
+    pool = {ri for c in rare for s in c for ri in s}
+    pool.discard(first)
+    bounds = {ri: sum(1 for c in lines if any(ri in s for s in c)) for ri in pool}
+    # the order of preference among equal scores: the regions after `after`, then the others, each in order
+    for ri in sorted(pool, key=lambda r: (0 if r > after else 1, r)):
+        if bounds[ri] <= best_score:
+            continue
+        score, table = scored(ri)
+        if score > best_score:
+            best_score, best_table, chosen = score, table, ri
+    return best_table, chosen
 
 
 def align(
