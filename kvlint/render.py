@@ -104,6 +104,8 @@ __all__ = [
     "internal_error_finding",
     "COULD_NOT_FINISH",
     "EMPTY_RENDER",
+    "KUSTOMIZATION_MARK",
+    "PATCH_MARK",
     "empty_render_finding",
     "is_chart_dir",
     "is_kustomize_dir",
@@ -2309,6 +2311,11 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     return kustomization_file_finding(doc) or strategic_merge_patch_finding(doc)
 
 
+#: The words of :func:`strategic_merge_patch_finding`'s message that :func:`kvlint.sizing.unread` recognises it by
+PATCH_MARK = "is a kustomize strategic-merge patch"
+#: The words of :func:`kustomization_file_finding`'s message that :func:`kvlint.sizing.unread` recognises it by
+KUSTOMIZATION_MARK = "is a kustomization"
+
 #: the workload kinds whose pod template a kustomize strategic-merge patch typically overrides
 _PATCHED_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
 
@@ -2336,8 +2343,7 @@ def strategic_merge_patch_finding(doc: Document) -> Finding | None:
     return Finding(
         "KV002",
         f"this {data['kind']} has no spec.selector and its containers no image, which the API server requires: it "
-        "is a kustomize strategic-merge patch, and kvlint lints what a kustomization builds from it, not the "
-        "patch alone",
+        f"{PATCH_MARK}, and kvlint lints what a kustomization builds from it, not the patch alone",
         doc.loc,
         fix="name the kustomization directory that applies it: kvlint check DIR (built with kubectl kustomize), "
         "or kubectl kustomize DIR | kvlint check -",
@@ -2368,7 +2374,7 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     directory = os.path.dirname(doc.path) or "."
     return Finding(
         "KV002",
-        "this is a kustomization linted as a plain file: kvlint read the files of its tree as written, not what "
+        f"this {KUSTOMIZATION_MARK} linted as a plain file: kvlint read the files of its tree as written, not what "
         "it builds with its patches, images and replicas applied",
         doc.loc,
         fix=f"name its directory to lint what it builds: kvlint check {shell_word(directory)} (built with kubectl kustomize), "
