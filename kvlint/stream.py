@@ -628,44 +628,21 @@ def _plan(
     (runs with more than one job: the pass runs before the workers start); otherwise it is loaded whole and
     kept for its turn."""
     from kvlint.render import (
-        RenderError,
         _map_loaded_sources,
         clear_file_cache,
-        is_chart_dir,
-        is_kustomize_dir,
         render_helm,
         render_kustomize,
-        set_file_args,
+        sort_inputs,
         subchart_plan,
+        unreachable_finding,
     )
 
     clear_file_cache()
     plan = _Plan()
-    unreachable: list[str] = []
-    for p in paths:
-        if p == "-":
-            continue
-        try:
-            os.stat(p)
-        except PermissionError:
-            unreachable.append(p)
-        except OSError:
-            raise FileNotFoundError(f"{p}: no such file or directory") from None
-    paths = [p for p in paths if p not in unreachable]
-    for v in options.helm_values:
-        if not os.path.isfile(v):
-            raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
-    set_file_args(options.helm_set_file, options.max_file_bytes)
-    charts = [p for p in paths if p != "-" and is_chart_dir(p)]
-    kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (options.helm_values or options.helm_set or options.helm_set_file) and not charts:
-        raise RenderError(
-            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
-            "given; "
-            "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
-            "kvlint check -"
-        )
-    plain = [p for p in paths if p not in charts and p not in kustomizations]
+    inputs = sort_inputs(
+        paths, options.helm_values, options.helm_set, options.helm_set_file, options.max_file_bytes
+    )
+    plain = inputs.plain
     for p in plain:
         if p != "-" and not os.path.exists(p):
             raise FileNotFoundError(f"{p}: no such file or directory")
@@ -728,7 +705,7 @@ def _plan(
                     for e in unreadable
                 ]
                 plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
-    charts, subchart_notes = subchart_plan(charts)
+    charts, subchart_notes = subchart_plan(inputs.charts)
     if subchart_notes:
         plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
     for chart in charts:
@@ -736,24 +713,16 @@ def _plan(
             chart,
             values=options.helm_values,
             set_values=options.helm_set,
-            set_files=options.helm_set_file,
+            set_files=inputs.set_files,
             max_bytes=limit,
         )
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
-    for kdir in kustomizations:
+    for kdir in inputs.kustomizations:
         loaded = render_kustomize(kdir, max_bytes=limit)
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
-    for p in unreachable:
-        plan.trailing.append(
-            Finding(
-                "KV001",
-                "cannot read: permission denied (a directory on the way cannot be entered); not linted",
-                Loc(p, 1, 1),
-                fix="give the user running kvlint execute (search) permission on the directories on the path",
-            )
-        )
+    plan.trailing.extend(unreachable_finding(p) for p in inputs.unreachable)
     return plan
 
 
