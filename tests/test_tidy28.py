@@ -72,3 +72,43 @@ def test_render_helm_checks_words_it_is_given_unchecked(
     with pytest.raises(render.RenderError, match="one KEY=PATH pair"):
         render.render_helm(str(chart), set_files=("a=x,b=y",))
     assert not log.exists()  # refused before helm ran
+
+
+def test_one_kubernetes_quantity_pattern() -> None:
+    """The Kubernetes quantity grammar (``Ki``..``Ei``, an exponent, ``n``..``E``) is written once
+    (:mod:`kvlint.k8s_quantity`); three modules wrote their own (HAMi's memory, the Dynamo operator's /dev/shm
+    size, the OpenShift AI hardware profile's count). The byte quantities users type are another grammar."""
+    root = Path(render.__file__).parent
+    writers = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if "Ki|Mi|Gi|Ti|Pi|Ei" in p.read_text(encoding="utf-8")
+    )
+    assert writers == ["k8s_quantity.py"]
+
+
+@pytest.mark.parametrize(
+    "text,whole,zero,written",
+    [
+        ("16k", 16000, False, True),
+        ("1Ki", 1024, False, True),
+        ("2e3", 2000, False, True),
+        ("2000m", 2, False, True),
+        ("1500m", None, False, True),  # not a whole number
+        ("0Gi", 0, True, True),
+        ("0e5", 0, True, True),
+        ("-0.0", 0, True, True),
+        ("1e12345", None, False, True),  # an exponent of five digits: not read as a whole int64
+        ("1 Gi", None, False, False),  # no blanks in a quantity
+        ("1GiB", None, False, False),
+        ("Gi", None, False, False),
+    ],
+)
+def test_the_quantity_readers_read_as_before(text: str, whole: int | None, zero: bool, written: bool) -> None:
+    from kvlint.accelerators.sharing import _as_int64
+    from kvlint.workloads.hardwareprofile import _quantity
+    from kvlint.workloads.operators import _zero_quantity
+
+    assert _as_int64(text) == whole
+    assert _zero_quantity(text) is zero
+    assert (_quantity(text) == text) is written
