@@ -984,10 +984,12 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
     values key has the same name; and a mapping whose first key moved, to that key: a container to its values
     entry), several leave it where it was, as does a text no such file holds (a value the helper computed or
     defaulted). Values on literal template lines, or written by ``toYaml``, keep their template positions."""
-    from kvlint.origins import ValuesRefTable, _read
+    from kvlint.origins import ValuesRefTable, read_yaml_tree
 
     root = os.path.normpath(chart)
-    trees = [t for t in (_read(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None]
+    trees = [
+        t for t in (read_yaml_tree(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None
+    ]
     if not trees:
         return
     templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine], ValuesRefTable | None]] = {}
