@@ -33,6 +33,7 @@ from typing import Any
 
 from kvlint import filecache
 from kvlint.options import Options
+from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc
 from kvlint.types import CheckResult, Diagnostic
 
@@ -305,7 +306,7 @@ def json6902_patches(directory: str) -> list[tuple[str, str, list[Loc], str, str
             path = e.get("path")
             if isinstance(path, str) and path:
                 full = os.path.join(d, path)
-                if os.path.realpath(full).startswith(os.path.join(real, "")):
+                if real_path_inside(full, real, below=True, resolved=True):
                     ops = read_yaml_tree(full)
             elif isinstance(e.get("patch"), str):
                 ops = _inline_ops(e, kfile)

@@ -85,6 +85,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
+from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult
@@ -852,7 +853,11 @@ def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BY
         written = os.path.abspath(path)
         root = repository_root(os.path.dirname(written))
         real_root = repository_root(os.path.dirname(written), resolve=True)
-        if root is not None and real_root is not None and os.path.commonpath([real, real_root]) != real_root:
+        if (
+            root is not None
+            and real_root is not None
+            and not real_path_inside(path, real_root, resolved=True)
+        ):
             raise RenderError(
                 f"--helm-set-file {key}={shown}: the path leads out of the repository {real_root} through a "
                 f"symbolic link (to {shell_word(real)}); kvlint does not hand helm a file out of the repository "
@@ -1333,7 +1338,6 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
 
     out: list[Finding] = []
     root = os.path.realpath(chart)
-    inside = os.path.join(root, "")
     fix = _SELF_CONTAINED_FIX
     entries = 0
     has_git: str | None = None
@@ -1359,7 +1363,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
             if not os.path.islink(full):
                 continue
             real = os.path.realpath(full)
-            if not real.startswith(inside):
+            if not real_path_inside(full, root, below=True, resolved=True):
                 out.append(
                     Finding(
                         "KV001",
@@ -1381,7 +1385,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
                 )
         schema = os.path.join(here, "values.schema.json")
         # (a link inside the chart: helm reads its target; a link out is flagged above and not read)
-        if "values.schema.json" in files and os.path.realpath(schema).startswith(inside):
+        if "values.schema.json" in files and real_path_inside(schema, root, below=True, resolved=True):
             out += _schema_refs(schema, max_bytes, fix)
     return out, has_git
 

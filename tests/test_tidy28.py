@@ -112,3 +112,147 @@ def test_the_quantity_readers_read_as_before(text: str, whole: int | None, zero:
     assert _as_int64(text) == whole
     assert _zero_quantity(text) is zero
     assert (_quantity(text) == text) is written
+
+
+# --- one realpath-inside test (kvlint.paths.real_path_inside), and a link out through each reader using it ---
+# Each tree below has a sibling whose name starts with the tree's own (``chart`` and ``chart-out``): a test of
+# the real path by string prefix alone would take the sibling's files for the tree's.
+
+
+def test_real_path_inside_by_whole_components(tmp_path: Path) -> None:
+    from kvlint.paths import real_path_inside
+
+    tree, sibling = tmp_path / "tree", tmp_path / "tree-out"
+    (tree / "d").mkdir(parents=True)
+    sibling.mkdir()
+    (sibling / "x.yaml").write_text("a: 1\n")
+    (tree / "out.yaml").symlink_to(sibling / "x.yaml")
+    (tree / "self").symlink_to(tree)
+    (tree / "in.yaml").symlink_to(tree / "d")
+    assert real_path_inside(tree / "d", tree) and real_path_inside(tree / "in.yaml", tree, below=True)
+    assert not real_path_inside(tree / "out.yaml", tree)
+    assert not real_path_inside(sibling, tree)
+    assert real_path_inside(tree / "self", tree) and not real_path_inside(tree / "self", tree, below=True)
+    assert real_path_inside(sibling / "x.yaml", os.sep)  # everything is in /
+    real = os.path.realpath(tree)
+    assert real_path_inside(tree / "d", real, resolved=True)
+    with pytest.raises(ValueError):
+        real_path_inside("a\0b", tree)
+
+
+def _tree_and_sibling(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    tree, sibling = tmp_path / name, tmp_path / f"{name}-out"
+    tree.mkdir(parents=True)
+    sibling.mkdir()
+    return tree, sibling
+
+
+def test_a_walk_does_not_read_a_link_out_of_the_directory(tmp_path: Path) -> None:
+    from kvlint.load import load_paths
+
+    tree, sibling = _tree_and_sibling(tmp_path, "manifests")
+    (sibling / "secret.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: secret}\n")
+    (tree / "leak.yaml").symlink_to(sibling / "secret.yaml")
+    (tree / "own.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own}\n")
+    loaded = load_paths([str(tree)])
+    assert [d.name for d in loaded.documents] == ["own"]
+    (note,) = [f for f in loaded.findings if f.loc is not None and f.loc.file.endswith("leak.yaml")]
+    assert note.rule == "KV001"
+
+
+def test_a_chart_with_a_link_out_is_not_rendered_and_its_schema_link_not_read(tmp_path: Path) -> None:
+    chart, sibling = _tree_and_sibling(tmp_path, "chart")
+    _chart(chart)
+    (sibling / "leak.txt").write_text("token\n")
+    (sibling / "values.schema.json").write_text('{"$ref": "https://example.com/s.json"}')
+    (chart / "leak.txt").symlink_to(sibling / "leak.txt")
+    (chart / "values.schema.json").symlink_to(sibling / "values.schema.json")
+    findings = render.chart_escapes(str(chart))
+    assert sorted(os.path.basename(f.loc.file) for f in findings if f.loc is not None) == [
+        "leak.txt",
+        "values.schema.json",
+    ]
+    assert all("outside the chart" in f.message for f in findings)  # the schema's $ref is not read
+
+
+def test_a_set_file_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
+    repo, sibling = _tree_and_sibling(tmp_path, "repo")
+    (repo / ".git").mkdir()
+    (sibling / "args.yaml").write_text(ARGS)
+    (repo / "args.yaml").symlink_to(sibling / "args.yaml")
+    with pytest.raises(render.RenderError, match="leads out of the repository"):
+        render.set_file_args([f"serving_config={repo / 'args.yaml'}"])
+
+
+def test_a_kustomization_patch_link_out_is_not_read(tmp_path: Path) -> None:
+    from kvlint.origins import json6902_patches
+
+    kdir, sibling = _tree_and_sibling(tmp_path, "overlay")
+    ops = "- op: replace\n  path: /spec/replicas\n  value: 2\n"
+    (sibling / "patch.yaml").write_text(ops)
+    (kdir / "patch.yaml").symlink_to(sibling / "patch.yaml")
+    (kdir / "own.yaml").write_text(ops)
+    entry = "  - path: {}\n    target: {{kind: Deployment, name: {}}}\n"
+    (kdir / "kustomization.yaml").write_text(
+        "patches:\n" + entry.format("patch.yaml", "leaked") + entry.format("own.yaml", "own")
+    )
+    assert [name for _, name, *_ in json6902_patches(str(kdir))] == ["own"]
+
+
+def test_a_discovered_configuration_model_dir_linked_out_is_refused(tmp_path: Path) -> None:
+    from kvlint.config import ConfigError, load_config
+
+    repo, sibling = _tree_and_sibling(tmp_path, "repo")
+    (repo / ".git").mkdir()
+    (repo / "models").symlink_to(sibling)
+    (repo / ".kvlint.yaml").write_text("model_dirs: [models]\n")
+    with pytest.raises(ConfigError, match="is outside the repository"):
+        load_config(str(repo / ".kvlint.yaml"), discovered=True)
+
+
+def test_a_checkout_path_through_a_link_is_refused(tmp_path: Path) -> None:
+    from kvlint.workloads.gitops_local import contained
+
+    repo, sibling = _tree_and_sibling(tmp_path, "checkout")
+    (sibling / "values.yaml").write_text("a: 1\n")
+    (repo / "values.yaml").symlink_to(sibling / "values.yaml")
+    (repo / "own.yaml").write_text("a: 1\n")
+    assert contained(str(repo), "values.yaml") == (None, "a path through a symbolic link")
+    assert contained(str(repo), "own.yaml") == (os.path.join(str(repo), "own.yaml"), None)
+
+
+def test_a_chart_whose_templates_link_out_of_the_checkout_is_not_read(tmp_path: Path) -> None:
+    import kvlint.load as load
+
+    repo, sibling = _tree_and_sibling(tmp_path, "repo")
+    (repo / ".git").mkdir()
+    templates = _chart(sibling / "chart") / "templates"
+    (templates / "deployment.yaml").write_text("{{ .Values.workload.image }}\n")
+    chart = repo / "charts" / "serving"
+    chart.mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serving\nversion: 0.1.0\n")
+    (chart / "templates").symlink_to(templates)
+    values = repo / "envs" / "values.yaml"
+    values.parent.mkdir()
+    values.write_text("workload:\n  image:\n")
+    load._charts_under.cache_clear()
+    try:
+        assert load.repository_chart(str(values)) is None
+        (chart / "templates").unlink()
+        (chart / "templates").mkdir()
+        (chart / "templates" / "deployment.yaml").write_text("{{ .Values.workload.image }}\n")
+        load._charts_under.cache_clear()
+        assert load.repository_chart(str(values)) == str(chart)
+    finally:
+        load._charts_under.cache_clear()
+
+
+def test_a_pulled_model_file_linked_out_is_not_inside(tmp_path: Path) -> None:
+    from kvlint.models.pulled import inside
+
+    entry, sibling = _tree_and_sibling(tmp_path, "model")
+    (sibling / "config.json").write_text("{}")
+    (entry / "config.json").symlink_to(sibling / "config.json")
+    assert not inside(entry / "config.json", entry, below=True)
+    assert inside(entry, entry) and not inside(entry, entry, below=True)
+    assert not inside(Path("a\0b"), entry)  # a NUL: not resolvable, so not inside
