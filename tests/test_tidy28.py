@@ -256,3 +256,113 @@ def test_a_pulled_model_file_linked_out_is_not_inside(tmp_path: Path) -> None:
     assert not inside(entry / "config.json", entry, below=True)
     assert inside(entry, entry) and not inside(entry, entry, below=True)
     assert not inside(Path("a\0b"), entry)  # a NUL: not resolvable, so not inside
+
+
+# --- the pool's result pipe lock (kvlint.stream): events only, never an amount of time ---
+
+
+def _hold_lock(lock, held, done, leave_held: bool) -> None:  # type: ignore[no-untyped-def]
+    """In a child process: take ``lock``, say so (``held``), then either wait for ``done`` and release it, or
+    end holding it (as a worker killed after sending its last result)."""
+    lock.acquire()
+    held.set()
+    if leave_held:
+        os._exit(0)
+    done.wait()
+    lock.release()
+
+
+def test_a_result_between_two_checks_keeps_a_live_worker_lock() -> None:
+    """``ResultLockProbe`` frees the result lock only when it was taken at two checks with no result received
+    between them: a live worker's hold seen at one check, and one seen after results came, are not one hold
+    (the flag was kept across results, and the second hold was released under the live worker)."""
+    import multiprocessing
+
+    from kvlint.stream import ResultLockProbe
+
+    ctx = multiprocessing.get_context("fork")
+    lock, held, done = ctx.Lock(), ctx.Event(), ctx.Event()
+    worker = ctx.Process(target=_hold_lock, args=(lock, held, done, False))
+    worker.start()
+    try:
+        held.wait()
+        probe = ResultLockProbe(lock)
+        assert probe.check(3) is False  # taken: remembered
+        assert probe.check(4) is False  # taken again, but a result came between: not one hold
+        assert not lock.acquire(False), "the live worker's lock was released under it"
+    finally:
+        done.set()
+        worker.join()
+    assert worker.exitcode == 0  # its own release did not fail
+    # a hold that outlives the worker: taken at two checks with no result between, it is freed
+    held.clear()
+    ended = ctx.Process(target=_hold_lock, args=(lock, held, done, True))
+    ended.start()
+    ended.join()
+    assert held.is_set()
+    probe = ResultLockProbe(lock)
+    assert probe.check(6) is False
+    assert probe.check(6) is True
+    assert lock.acquire(False)
+    lock.release()
+
+
+_END_POOL_SCRIPT = """
+import os, sys, threading
+from kvlint import stream
+
+failures = []
+threading.excepthook = lambda args: failures.append(repr(args.exc_value))
+
+def hold_result_lock(flag):
+    # in a worker: take the result pipe's write lock, say so, and end holding it (a worker killed after its
+    # last result); the pool's worker() frame holds the queue
+    frame = sys._getframe()
+    while 'outqueue' not in frame.f_locals:
+        frame = frame.f_back
+    frame.f_locals['outqueue']._wlock.acquire()
+    open(flag, 'w').close()
+    os._exit(0)
+
+case, flag = sys.argv[1:3]
+pool = stream._pool(2)
+lock = pool._outqueue._wlock
+if case == 'dead':
+    pool.apply_async(hold_result_lock, (flag,))
+    while not os.path.exists(flag):  # the event: a worker holds the lock and ends
+        threading.Event().wait(0.01)
+else:  # a thread of this process holds it (the pool's task thread did, writing its last message)
+    lock.acquire()
+stream._end_pool(pool)
+if case == 'thread':
+    print('still held by the thread' if not lock.acquire(False) else 'released under the thread')
+    lock.release()  # the thread's own release
+print('ended', failures)
+"""
+
+
+@pytest.mark.parametrize("case", ["dead", "thread"])
+def test_ending_the_pool_leaves_the_result_lock_to_its_holder(tmp_path: Path, case: str) -> None:
+    """``_end_pool`` ends a pool whose result pipe lock is held by a worker that ended holding it (no wait
+    for the lock, which is never released), and leaves a hold of a thread of this process to that thread:
+    it no longer frees the lock after a wait of 1 s whoever holds it (the pool's task thread, on a loaded
+    machine), nor takes it for the pool's last messages."""
+    import subprocess
+    import sys
+
+    flag = tmp_path / "held"
+    env = {**os.environ, "PYTHONPATH": str(Path(render.__file__).parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _END_POOL_SCRIPT, case, str(flag)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,  # a last-resort guard against a hang (as tests/test_stream.py's), not a bound on the time
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "ended []", proc.stderr
+    if case == "thread":
+        assert lines[0] == "still held by the thread"
+    else:
+        assert flag.exists()
