@@ -366,3 +366,39 @@ def test_ending_the_pool_leaves_the_result_lock_to_its_holder(tmp_path: Path, ca
         assert lines[0] == "still held by the thread"
     else:
         assert flag.exists()
+
+
+def test_models_pull_check_escapes_a_recorded_file_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint models pull --check`` quotes the file names an entry's provenance.json records; a NUL (or a
+    terminal escape) in one was printed raw. It is escaped as reports escape file names
+    (:func:`kvlint.report.escape.printable`); the JSON report keeps the name (JSON escapes it)."""
+    import hashlib
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+    from kvlint.models import pulled
+
+    entry = tmp_path / ".kvlint" / "models" / "acme--x"
+    entry.mkdir(parents=True)
+    config = b'{"architectures": ["LlamaForCausalLM"]}'
+    (entry / "config.json").write_bytes(config)
+    files = {"config.json": {"sha256": hashlib.sha256(config).hexdigest()}}
+    files["a\x00b\x1b[31m.json"] = {"sha256": "0" * 64}
+    provenance = {"format": pulled.FORMAT, "id": "acme/x", "commit": "0" * 40, "files": files}
+    (entry / pulled.PROVENANCE).write_text(json.dumps(provenance))
+    monkeypatch.chdir(tmp_path)
+    pulled.clear()
+    try:
+        text = CliRunner().invoke(main, ["models", "pull", "--check"])
+        as_json = CliRunner().invoke(main, ["models", "pull", "--check", "--format", "json"])
+    finally:
+        pulled.clear()
+    assert text.exit_code == 1, text.output
+    assert "\x00" not in text.output and "\x1b" not in text.output
+    assert "a\\x00b\\x1b[31m.json is not a file of the entry" in text.output
+    (model,) = json.loads(as_json.stdout)["models"]
+    assert model["message"] == "a\x00b\x1b[31m.json is not a file of the entry"
