@@ -217,6 +217,7 @@ def _outside_repository(config: Config, path: str) -> str | None:
     outside the repository holding it, else None. The repository is the checked-out pull request in CI; a
     hub id (``org/name``, not an absolute path) is not a directory and is not checked."""
     from kvlint.load import repository_root
+    from kvlint.paths import real_path_inside
 
     root = repository_root(os.path.dirname(os.path.abspath(path)), resolve=True)
     if root is None:
@@ -226,10 +227,8 @@ def _outside_repository(config: Config, path: str) -> str | None:
     if config.model_catalogue:
         named.append(("model_catalogue", config.model_catalogue))
     for key, directory in named:
-        real = os.path.realpath(
-            os.path.expanduser(directory) if key.startswith("model_paths.") else directory
-        )
-        if real != root and not real.startswith(root + os.sep):
+        target = os.path.expanduser(directory) if key.startswith("model_paths.") else directory
+        if not real_path_inside(target, root, resolved=True):
             return (
                 f"{path}: {key}: {_shown(directory, 300)} is outside the repository {root} that holds this "
                 "configuration; kvlint does not read model configs out of it for a discovered configuration "

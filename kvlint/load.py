@@ -57,6 +57,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
+from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, Finding, LoadResult
 from kvlint.wording import shell_word
@@ -474,7 +475,7 @@ def _expand(
         yield path
         return
     found: list[str] = []
-    inside = os.path.join(os.path.realpath(path), "")
+    real_dir = os.path.realpath(path)
     for root, dirs, files in os.walk(path, onerror=errors.append if errors is not None else None):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
         for name in files:
@@ -484,7 +485,7 @@ def _expand(
             if _excluded(full, exclude):
                 continue
             if os.path.islink(full):
-                if not os.path.realpath(full).startswith(inside):
+                if not real_path_inside(full, real_dir, below=True, resolved=True):
                     if outside is not None:
                         outside.append((full, link_chain(full)))
                     continue
@@ -1550,10 +1551,6 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
     listed = files_read = 0
     chars_left = _REPO_SCAN_CHARS
 
-    def inside(p: str) -> bool:
-        real = os.path.realpath(p)
-        return real == real_top or real.startswith(real_top.rstrip(os.sep) + os.sep)
-
     for here, dirs, files in os.walk(root):
         listed += 1
         if listed > _REPO_SCAN_DIRS:
@@ -1563,7 +1560,9 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
             continue
         reads: set[str] = set()
         templates = os.path.join(here, "templates")
-        for tdir, tsub, tfiles in os.walk(templates) if inside(templates) else ():
+        for tdir, tsub, tfiles in (
+            os.walk(templates) if real_path_inside(templates, real_top, resolved=True) else ()
+        ):
             listed += 1
             if listed > _REPO_SCAN_DIRS or files_read >= _REPO_SCAN_FILES or chars_left <= 0:
                 break
@@ -1574,7 +1573,9 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
                     continue
                 if files_read >= _REPO_SCAN_FILES or chars_left <= 0:
                     break
-                if not os.path.isfile(full) or not inside(full):  # a FIFO would block; a link out is not read
+                if not os.path.isfile(full) or not real_path_inside(
+                    full, real_top, resolved=True
+                ):  # a FIFO would block; a link out is not read
                     continue
                 files_read += 1
                 try:

@@ -33,10 +33,18 @@ from typing import Any
 
 from kvlint import filecache
 from kvlint.options import Options
+from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc
 from kvlint.types import CheckResult, Diagnostic
 
-__all__ = ["attach_sources", "clear_file_cache", "helm_sources", "json6902_patches", "values_refs"]
+__all__ = [
+    "attach_sources",
+    "clear_file_cache",
+    "helm_sources",
+    "json6902_patches",
+    "read_yaml_tree",
+    "values_refs",
+]
 
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)")
 # The opening of a with/range/if action; its end is the first ``}}`` on the line where the keyword ends (found by
@@ -164,7 +172,11 @@ def _load_yaml(path: str, mtime: float) -> Any:
     return loaded.documents[0].data if loaded.documents else None
 
 
-def _read(path: str) -> Any:
+def read_yaml_tree(path: str) -> Any:
+    """The first document of the YAML file at ``path`` with its positions (:class:`~kvlint.source.LDict`,
+    :class:`~kvlint.source.LList`), as :func:`_load_yaml` reads it (a regular file of at most
+    :data:`kvlint.load.DEFAULT_MAX_FILE_BYTES`; kept while its modification time is the same): a chart's values
+    file, a kustomization or one of its patches. None when it cannot be read or holds no document."""
     try:
         return _load_yaml(path, os.path.getmtime(path))
     except OSError:
@@ -262,7 +274,7 @@ def _line_sources(file: str, line: int, values_files: tuple[str, ...]) -> tuple[
     files = [os.path.join(chart, "values.yaml"), *values_files]
     out: list[Loc] = []
     for f in files:
-        data = _read(f) if os.path.isfile(f) else None
+        data = read_yaml_tree(f) if os.path.isfile(f) else None
         if data is None:
             continue
         for ref in refs:
@@ -296,7 +308,7 @@ def json6902_patches(directory: str) -> list[tuple[str, str, list[Loc], str, str
         if kfile is None or real in seen:
             continue
         seen.add(real)
-        data = _read(kfile)
+        data = read_yaml_tree(kfile)
         if not isinstance(data, dict):
             continue
         prefix = _text(data.get("namePrefix")) + prefix
@@ -312,8 +324,8 @@ def json6902_patches(directory: str) -> list[tuple[str, str, list[Loc], str, str
             path = e.get("path")
             if isinstance(path, str) and path:
                 full = os.path.join(d, path)
-                if os.path.realpath(full).startswith(os.path.join(real, "")):
-                    ops = _read(full)
+                if real_path_inside(full, real, below=True, resolved=True):
+                    ops = read_yaml_tree(full)
             elif isinstance(e.get("patch"), str):
                 ops = _inline_ops(e, kfile)
             if isinstance(ops, LList) and ops and all(isinstance(o, dict) and "op" in o for o in ops):

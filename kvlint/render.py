@@ -85,6 +85,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
+from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -111,6 +112,12 @@ __all__ = [
     "internal_error_finding",
     "COULD_NOT_FINISH",
     "EMPTY_RENDER",
+    "CheckedSetFiles",
+    "Inputs",
+    "sort_inputs",
+    "unreachable_finding",
+    "KUSTOMIZATION_MARK",
+    "PATCH_MARK",
     "empty_render_finding",
     "is_chart_dir",
     "is_kustomize_dir",
@@ -180,34 +187,10 @@ def load_inputs(
             options were given without a chart.
     """
     clear_file_cache()
-    unreachable: list[str] = []
-    for p in paths:
-        if p == "-":
-            continue
-        try:
-            os.stat(p)
-        except PermissionError:
-            unreachable.append(p)  # below a directory the user cannot enter: KV001, the rest is linted
-        except OSError:
-            raise FileNotFoundError(f"{p}: no such file or directory") from None
-    paths = [p for p in paths if p not in unreachable]
-    for v in helm_values:
-        if not os.path.isfile(v):
-            raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
-    set_file_args(helm_set_file, max_file_bytes)
-    charts = [p for p in paths if p != "-" and is_chart_dir(p)]
-    kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (helm_values or helm_set or helm_set_file) and not charts:
-        raise RenderError(
-            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
-            "given; "
-            "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
-            "kvlint check -"
-        )
-    plain = [p for p in paths if p not in charts and p not in kustomizations]
-    result = load_paths(plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude)
+    inputs = sort_inputs(paths, helm_values, helm_set, helm_set_file, max_file_bytes)
+    result = load_paths(inputs.plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude)
     _map_loaded_sources(result)
-    charts, subchart_notes = subchart_plan(charts)
+    charts, subchart_notes = subchart_plan(inputs.charts)
     result.findings.extend(subchart_notes)
     for chart in charts:
         _merge(
@@ -216,23 +199,16 @@ def load_inputs(
                 chart,
                 values=helm_values,
                 set_values=helm_set,
-                set_files=helm_set_file,
+                set_files=inputs.set_files,
                 max_bytes=max_file_bytes,
             ),
         )
-    for kdir in kustomizations:
+    for kdir in inputs.kustomizations:
         _merge(result, render_kustomize(kdir, max_bytes=max_file_bytes))
     result.findings.extend(_values_findings(result.documents, result.findings))
-    for p in unreachable:
+    for p in inputs.unreachable:
         result.files += 1
-        result.findings.append(
-            Finding(
-                "KV001",
-                "cannot read: permission denied (a directory on the way cannot be entered); not linted",
-                Loc(p, 1, 1),
-                fix="give the user running kvlint execute (search) permission on the directories on the path",
-            )
-        )
+        result.findings.append(unreachable_finding(p))
     return result
 
 
@@ -770,6 +746,81 @@ def kustomize_command(directory: str) -> list[str] | None:
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    """The paths named on a command line, sorted before anything is read (:func:`sort_inputs`): ``plain`` files,
+    directories and ``-`` (read by :func:`kvlint.load.load_paths`), ``charts`` (rendered with ``helm template``),
+    ``kustomizations`` (built with ``kustomize``), ``unreachable`` ones below a directory the user cannot enter
+    (each a KV001, :func:`unreachable_finding`), and the ``--helm-set-file`` words checked once
+    (:func:`set_file_args`)."""
+
+    plain: list[str]
+    charts: list[str]
+    kustomizations: list[str]
+    unreachable: list[str]
+    set_files: CheckedSetFiles
+
+
+def sort_inputs(
+    paths: Sequence[str],
+    helm_values: Sequence[str],
+    helm_set: Sequence[str],
+    helm_set_file: Sequence[str],
+    max_file_bytes: int,
+) -> Inputs:
+    """The :class:`Inputs` of a run (:func:`load_inputs`, and :func:`kvlint.stream.stream_check`'s plan), every
+    named path and Helm option checked before anything is read or rendered.
+
+    Raises:
+        FileNotFoundError: a path, ``--helm-values`` or ``--helm-set-file`` file does not exist.
+        RenderError: a ``--helm-set-file`` :func:`set_file_args` refuses, or Helm options without a chart.
+    """
+    unreachable: list[str] = []
+    for p in paths:
+        if p == "-":
+            continue
+        try:
+            os.stat(p)
+        except PermissionError:
+            unreachable.append(p)  # below a directory the user cannot enter: KV001, the rest is linted
+        except OSError:
+            raise FileNotFoundError(f"{p}: no such file or directory") from None
+    paths = [p for p in paths if p not in unreachable]
+    for v in helm_values:
+        if not os.path.isfile(v):
+            raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    set_files = CheckedSetFiles(set_file_args(helm_set_file, max_file_bytes))
+    charts = [p for p in paths if p != "-" and is_chart_dir(p)]
+    kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
+    if (helm_values or helm_set or helm_set_file) and not charts:
+        raise RenderError(
+            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
+            "given; "
+            "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
+            "kvlint check -"
+        )
+    plain = [p for p in paths if p not in charts and p not in kustomizations]
+    return Inputs(plain, charts, kustomizations, unreachable, set_files)
+
+
+def unreachable_finding(path: str) -> Finding:
+    """KV001 for a named path below a directory the user cannot enter (:attr:`Inputs.unreachable`)."""
+    return Finding(
+        "KV001",
+        "cannot read: permission denied (a directory on the way cannot be entered); not linted",
+        Loc(path, 1, 1),
+        fix="give the user running kvlint execute (search) permission on the directories on the path",
+    )
+
+
+class CheckedSetFiles(tuple[str, ...]):
+    """The ``KEY=PATH`` words :func:`set_file_args` returned (checked, each path absolute and real), as
+    :func:`sort_inputs` keeps them: :func:`render_helm` hands them to helm as they are, without checking them
+    again. Made only from :func:`set_file_args`' result."""
+
+    __slots__ = ()
+
+
 def _safe_path(path: str) -> str:
     """``path`` as a command argument that cannot be read as an option: a relative path starting with
     ``-`` gets a leading ``./`` (the same file)."""
@@ -814,7 +865,11 @@ def set_file_args(set_files: Sequence[str], max_bytes: int = DEFAULT_MAX_FILE_BY
         written = os.path.abspath(path)
         root = repository_root(os.path.dirname(written))
         real_root = repository_root(os.path.dirname(written), resolve=True)
-        if root is not None and real_root is not None and os.path.commonpath([real, real_root]) != real_root:
+        if (
+            root is not None
+            and real_root is not None
+            and not real_path_inside(path, real_root, resolved=True)
+        ):
             raise RenderError(
                 f"--helm-set-file {key}={shown}: the path leads out of the repository {real_root} through a "
                 f"symbolic link (to {shell_word(real)}); kvlint does not hand helm a file out of the repository "
@@ -853,8 +908,9 @@ def render_helm(
         chart: chart directory (holding ``Chart.yaml``).
         values: ``-f`` values files; set_values: ``--set`` ``KEY=VALUE`` strings; set_strings: ``--set-string``
             ones (after the ``--set`` ones); set_files: ``--set-file`` ``KEY=PATH`` ones, each checked and its
-            path resolved by :func:`set_file_args` (after the others, as helm applies them: helm v3
-            ``pkg/cli/values/options.go`` ``Options.MergeValues`` reads ``--set-file`` last).
+            path resolved by :func:`set_file_args` unless they are its result already (:class:`CheckedSetFiles`)
+            (after the others, as helm applies them: helm v3 ``pkg/cli/values/options.go``
+            ``Options.MergeValues`` reads ``--set-file`` last).
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
 
@@ -902,7 +958,8 @@ def render_helm(
         cmd += [f"--values={_safe_path(v)}" for v in values]
         cmd += [f"--set={s}" for s in set_values]
         cmd += [f"--set-string={s}" for s in set_strings]
-        cmd += [f"--set-file={s}" for s in set_file_args(set_files, max_bytes)]
+        checked = set_files if isinstance(set_files, CheckedSetFiles) else set_file_args(set_files, max_bytes)
+        cmd += [f"--set-file={s}" for s in checked]
         cmd += ["--", name, _safe_path(target)]
         out = _run(cmd, label, "helm template", max_bytes)
     finally:
@@ -944,10 +1001,12 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
     values key has the same name; and a mapping whose first key moved, to that key: a container to its values
     entry), several leave it where it was, as does a text no such file holds (a value the helper computed or
     defaulted). Values on literal template lines, or written by ``toYaml``, keep their template positions."""
-    from kvlint.origins import ValuesRefTable, _read
+    from kvlint.origins import ValuesRefTable, read_yaml_tree
 
     root = os.path.normpath(chart)
-    trees = [t for t in (_read(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None]
+    trees = [
+        t for t in (read_yaml_tree(f) for f in [os.path.join(chart, "values.yaml"), *values]) if t is not None
+    ]
     if not trees:
         return
     templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine], ValuesRefTable | None]] = {}
@@ -1291,7 +1350,6 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
 
     out: list[Finding] = []
     root = os.path.realpath(chart)
-    inside = os.path.join(root, "")
     fix = _SELF_CONTAINED_FIX
     entries = 0
     has_git: str | None = None
@@ -1317,7 +1375,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
             if not os.path.islink(full):
                 continue
             real = os.path.realpath(full)
-            if not real.startswith(inside):
+            if not real_path_inside(full, root, below=True, resolved=True):
                 out.append(
                     Finding(
                         "KV001",
@@ -1339,7 +1397,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
                 )
         schema = os.path.join(here, "values.schema.json")
         # (a link inside the chart: helm reads its target; a link out is flagged above and not read)
-        if "values.schema.json" in files and os.path.realpath(schema).startswith(inside):
+        if "values.schema.json" in files and real_path_inside(schema, root, below=True, resolved=True):
             out += _schema_refs(schema, max_bytes, fix)
     return out, has_git
 
@@ -2321,6 +2379,11 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     return kustomization_file_finding(doc) or strategic_merge_patch_finding(doc)
 
 
+#: The words of :func:`strategic_merge_patch_finding`'s message that :func:`kvlint.sizing.unread` recognises it by
+PATCH_MARK = "is a kustomize strategic-merge patch"
+#: The words of :func:`kustomization_file_finding`'s message that :func:`kvlint.sizing.unread` recognises it by
+KUSTOMIZATION_MARK = "is a kustomization"
+
 #: the workload kinds whose pod template a kustomize strategic-merge patch typically overrides
 _PATCHED_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
 
@@ -2348,8 +2411,7 @@ def strategic_merge_patch_finding(doc: Document) -> Finding | None:
     return Finding(
         "KV002",
         f"this {data['kind']} has no spec.selector and its containers no image, which the API server requires: it "
-        "is a kustomize strategic-merge patch, and kvlint lints what a kustomization builds from it, not the "
-        "patch alone",
+        f"{PATCH_MARK}, and kvlint lints what a kustomization builds from it, not the patch alone",
         doc.loc,
         fix="name the kustomization directory that applies it: kvlint check DIR (built with kubectl kustomize), "
         "or kubectl kustomize DIR | kvlint check -",
@@ -2380,7 +2442,7 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     directory = os.path.dirname(doc.path) or "."
     return Finding(
         "KV002",
-        "this is a kustomization linted as a plain file: kvlint read the files of its tree as written, not what "
+        f"this {KUSTOMIZATION_MARK} linted as a plain file: kvlint read the files of its tree as written, not what "
         "it builds with its patches, images and replicas applied",
         doc.loc,
         fix=f"name its directory to lint what it builds: kvlint check {shell_word(directory)} (built with kubectl kustomize), "

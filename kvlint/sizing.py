@@ -273,9 +273,6 @@ _RENDER_ROOTS = {
     "kustomization.yml": "kustomization not built",
     "Kustomization": "kustomization not built",
 }
-#: the start of the KV002 at a chart's ``Chart.yaml`` whose ``helm template`` output held no object
-#: (the same text as :data:`kvlint.render.EMPTY_RENDER`, which this module does not import)
-_EMPTY_RENDER = "helm template rendered no Kubernetes object from this chart"
 #: files of a chart or kustomization :func:`_dir_names_engine` reads, by extension
 _RENDER_INPUTS = (".yaml", ".yml", ".tpl", ".json")
 
@@ -345,6 +342,10 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
     1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper,
     never called by the admission webhook."""
+    # imported here, not at the top: the reports import this module, and a run that reaches them has loaded
+    # kvlint.render already (kvlint.workloads.find)
+    from kvlint.render import EMPTY_RENDER, KUSTOMIZATION_MARK, PATCH_MARK
+
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths
@@ -357,15 +358,15 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
             other = OTHER_ENGINE_MARK in d.message
             out.append((d, "engine kvlint does not model" if other else "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
-            if "is a kustomize strategic-merge patch" in d.message:
+            if PATCH_MARK in d.message:
                 if _names_engine(d.loc.file, cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomize patch not applied"))
-            elif d.message.startswith(_EMPTY_RENDER):
+            elif d.message.startswith(EMPTY_RENDER):
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
                     out.append((d, "Helm chart rendered nothing"))
-            elif "is a kustomization" in d.message:
+            elif KUSTOMIZATION_MARK in d.message:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomization not built"))

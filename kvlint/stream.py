@@ -628,44 +628,21 @@ def _plan(
     (runs with more than one job: the pass runs before the workers start); otherwise it is loaded whole and
     kept for its turn."""
     from kvlint.render import (
-        RenderError,
         _map_loaded_sources,
         clear_file_cache,
-        is_chart_dir,
-        is_kustomize_dir,
         render_helm,
         render_kustomize,
-        set_file_args,
+        sort_inputs,
         subchart_plan,
+        unreachable_finding,
     )
 
     clear_file_cache()
     plan = _Plan()
-    unreachable: list[str] = []
-    for p in paths:
-        if p == "-":
-            continue
-        try:
-            os.stat(p)
-        except PermissionError:
-            unreachable.append(p)
-        except OSError:
-            raise FileNotFoundError(f"{p}: no such file or directory") from None
-    paths = [p for p in paths if p not in unreachable]
-    for v in options.helm_values:
-        if not os.path.isfile(v):
-            raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
-    set_file_args(options.helm_set_file, options.max_file_bytes)
-    charts = [p for p in paths if p != "-" and is_chart_dir(p)]
-    kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
-    if (options.helm_values or options.helm_set or options.helm_set_file) and not charts:
-        raise RenderError(
-            "--helm-values/--helm-set/--helm-set-file apply to chart directories (with a Chart.yaml), and none was "
-            "given; "
-            "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
-            "kvlint check -"
-        )
-    plain = [p for p in paths if p not in charts and p not in kustomizations]
+    inputs = sort_inputs(
+        paths, options.helm_values, options.helm_set, options.helm_set_file, options.max_file_bytes
+    )
+    plain = inputs.plain
     for p in plain:
         if p != "-" and not os.path.exists(p):
             raise FileNotFoundError(f"{p}: no such file or directory")
@@ -728,7 +705,7 @@ def _plan(
                     for e in unreadable
                 ]
                 plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
-    charts, subchart_notes = subchart_plan(charts)
+    charts, subchart_notes = subchart_plan(inputs.charts)
     if subchart_notes:
         plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
     for chart in charts:
@@ -736,24 +713,16 @@ def _plan(
             chart,
             values=options.helm_values,
             set_values=options.helm_set,
-            set_files=options.helm_set_file,
+            set_files=inputs.set_files,
             max_bytes=limit,
         )
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
-    for kdir in kustomizations:
+    for kdir in inputs.kustomizations:
         loaded = render_kustomize(kdir, max_bytes=limit)
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
-    for p in unreachable:
-        plan.trailing.append(
-            Finding(
-                "KV001",
-                "cannot read: permission denied (a directory on the way cannot be entered); not linted",
-                Loc(p, 1, 1),
-                fix="give the user running kvlint execute (search) permission on the directories on the path",
-            )
-        )
+    plan.trailing.extend(unreachable_finding(p) for p in inputs.unreachable)
     return plan
 
 
@@ -1281,7 +1250,7 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[_UnitResul
     and a worker has ended, the run is lost only if a task whose result has not arrived is held by a process
     that ended, or no live process holds any of the tasks left (:func:`_lost_tasks`), at two checks in a row
     (a result the ended worker sent may still be in the pipe at the first). A worker that ended idle, after
-    its last result, loses nothing: the run completes with every result (:func:`_free_result_lock` frees
+    its last result, loses nothing: the run completes with every result (:class:`ResultLockProbe` frees
     the result pipe's lock if it ended holding it)."""
     import threading
 
@@ -1305,7 +1274,8 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[_UnitResul
             error_callback=functools.partial(arrived, i, False),
         )
     seen = {w.pid: w for w in pool._pool}  # every worker process the pool had, by process id
-    suspect = stuck = False
+    suspect = False
+    probe = ResultLockProbe(getattr(pool._outqueue, "_wlock", None))
     for i in range(n_tasks):
         while True:
             with cond:
@@ -1326,40 +1296,70 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[_UnitResul
             live = {pid for pid, w in seen.items() if w.exitcode is None}
             with cond:
                 lost = _lost_tasks(held_by, set(received), n_tasks, live)
+                results = len(received)
             if lost and suspect:
                 raise WorkerLost(_ended_message(ended[0].exitcode))
             suspect = lost
             if not lost:
-                stuck = _free_result_lock(pool, stuck)
+                probe.check(results)
         ok, value = item
         if not ok:
             raise value
         yield value
 
 
-#: Seconds :func:`_free_result_lock` waits for the result pipe's write lock at one check.
+#: Seconds :class:`ResultLockProbe` waits for the result pipe's write lock at one check.
 _RESULT_LOCK_WAIT = 0.2
 
 
-def _free_result_lock(pool: Any, stuck: bool) -> bool:
-    """Free the result pipe's write lock when a worker ended holding it; returns whether it was found taken.
+class ResultLockProbe:
+    """Frees the result pipe's write lock when a worker ended holding it, while the run goes on (:func:`_collect`).
 
     A worker sends a result under that lock and releases it just after; killed in between, once the run has
     read its result (it died "idle", with nothing lost), it never releases it and no other worker can send
-    a result: the run waited forever. Called at a check that found a worker ended and no task lost
-    (:func:`_collect`); a lock taken at two such checks in a row (a second apart, while the run reads the
-    pipe as fast as results come) is held by the ended worker, whose last message was sent whole (the run
-    has every result it took), and is released for the live ones."""
-    lock = getattr(pool._outqueue, "_wlock", None)
-    if lock is None:  # pragma: no cover - a platform whose queue has no write lock
+    a result: the run waited forever. :meth:`check` is called at each check that found a worker ended and no
+    task lost, with the number of results received so far. A lock found taken at two checks in a row with no
+    result received between them (a second apart at least, while the run reads the pipe as fast as results
+    come) is held by the ended worker, whose last message was sent whole (the run has every result it took),
+    and is released for the live ones. A result received between two checks shows the lock was released and
+    taken again since the first: it was not held for good, and the count starts again (a live worker's turn
+    at the lock seen at one check, and another's at a check much later, were taken for one hold, and the
+    second worker's lock was released under it). No thread of this process takes the lock while the run
+    goes on (the pool's task thread takes it only once the pool is ending, :func:`_end_pool`)."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock  # None on a platform whose queue has no write lock: nothing to free
+        self.taken_at: int | None = None  # the results received when the last check found it taken
+
+    def check(self, results: int) -> bool:
+        """Look at the lock once, ``results`` being the number of results received so far; True when it was
+        taken at this check and the last with no result received between them, and so released now."""
+        if self.lock is None:  # pragma: no cover - a platform whose queue has no write lock
+            return False
+        if self.lock.acquire(timeout=_RESULT_LOCK_WAIT):
+            self.lock.release()
+            self.taken_at = None
+            return False
+        if self.taken_at == results:
+            self.lock.release()
+            self.taken_at = None
+            return True
+        self.taken_at = results
         return False
-    if lock.acquire(timeout=_RESULT_LOCK_WAIT):
-        lock.release()
-        return False
-    if stuck:
-        lock.release()
-        return False
-    return True
+
+
+class _ResultPipeClosed:
+    """What stands for the result pipe's write lock in this process once its pool is ending (:func:`_end_pool`):
+    taking it fails as a send on the closed pipe does (``OSError``, which the pool's task thread and
+    ``Pool.terminate``'s caller expect of their last message, an end sentinel the run does not need), so no
+    thread of this process takes or waits for the lock itself, which a worker killed holding it never
+    releases."""
+
+    def __enter__(self) -> None:
+        raise OSError("the pool is ending: its result pipe takes no more messages")
+
+    def __exit__(self, *exc: object) -> None:  # pragma: no cover - __enter__ always raises
+        return None
 
 
 def _end_pool(pool: Any) -> None:
@@ -1380,11 +1380,17 @@ def _end_pool(pool: Any) -> None:
     stopped ones too, and joined (the run needs nothing more of them; ``Pool.terminate`` sends SIGTERM, which a
     stopped process does not take, and joins it), this process's write end of the result pipe, the last one
     left, is closed (the result thread's read ends: it returns on the end of the pipe, with or without a message
-    cut short), and the two locks are freed: the task pipe's read lock, which only workers take, and the result
-    pipe's write lock when it stays taken (the pool's task thread takes it only to write its last message,
-    which fails at once on the closed pipe)."""
+    cut short), and the task pipe's read lock, which only workers take, is freed. The result pipe's write lock
+    is left as it is, free or held by a killed worker: from the start, this process's threads no longer take it
+    (:class:`_ResultPipeClosed` stands for it), the pool's task thread for its last message and
+    ``Pool.terminate`` for its own, which would only fail on the closed pipe. (It was freed after waiting up to
+    1 s for it, whoever held it then: on a loaded machine that could be the task thread's own hold, which the
+    thread's release then found released, "semaphore or lock released too many times".)"""
     import multiprocessing.pool
 
+    # before the task thread can reach its last message (once the worker thread has stopped), and
+    # Pool.terminate its own: neither takes the result pipe's lock from now on
+    pool._outqueue._wlock = _ResultPipeClosed()
     handler = pool._worker_handler
     handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
     pool._change_notifier.put(None)  # wakes it: it ends, and sends the task thread its end
@@ -1395,22 +1401,14 @@ def _end_pool(pool: Any) -> None:
         w.join()
     pool._cache.clear()  # the results still awaited will not come (Pool.terminate asserts none with no result thread)
     pool._outqueue._writer.close()
-    rlock, wlock = pool._inqueue._rlock, pool._outqueue._wlock
+    rlock = pool._inqueue._rlock  # only workers take it, and none is left
     rlock.acquire(False)  # free, or taken by a worker that was killed holding it
     rlock.release()
-    # free (taken now and released), or still taken after the wait by a worker killed holding it (the task
-    # thread holds it an instant): released in both cases, never while the task thread holds it
-    wlock.acquire(timeout=_END_LOCK_WAIT)
-    wlock.release()
     try:
         pool.terminate()
     except OSError:  # its end message to the result thread, on the pipe closed above (the thread has ended)
         pool._task_handler.join()
         pool._result_handler.join()
-
-
-#: Seconds :func:`_end_pool` waits for the result pipe's write lock before freeing it from a killed worker.
-_END_LOCK_WAIT = 1.0
 
 
 def _ended_message(code: int) -> str:

@@ -40,12 +40,12 @@ are advertised resources (KV409 accepts them); kvlint sizes only HAMi's ``nvidia
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kvlint.gpu_resources import NVIDIA_GPU
+from kvlint.k8s_quantity import BINARY_SUFFIX_BITS, DECIMAL_SUFFIX_EXPONENTS, K8S_QUANTITY
 from kvlint.source import Loc, loc_of
 
 HAMI_MEMORY = "nvidia.com/gpumem"
@@ -115,11 +115,9 @@ def _block(container: Mapping[str, Any], section: str) -> Mapping[str, Any]:
     return block if isinstance(block, Mapping) else {}
 
 
-#: A Kubernetes quantity (k8s.io/apimachinery ``pkg/api/resource/quantity.go``, ``ParseQuantity``): a signed
-#: decimal number, then a binary suffix (Ki..Ei), a decimal one (n, u, m, k, M, G, T, P, E) or an exponent.
-_QUANTITY = re.compile(r"([+-]?)(\d+\.?\d*|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|[eE]([+-]?\d{1,4})|([numkMGTPE]))?")
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+#: The most digits of a quantity's exponent :func:`_as_int64` reads (``1e12345`` is not read: whatever its
+#: number, not a whole int64, and ``0e99999999`` would cost a power of ten of that many digits)
+_MAX_EXPONENT_DIGITS = 4
 _INT64 = 2**63
 
 
@@ -144,15 +142,17 @@ def _as_int64(value: Any) -> int | None:
         return value if -_INT64 <= value < _INT64 else None
     if not isinstance(value, str) or len(value) > 64:
         return None
-    m = _QUANTITY.fullmatch(value.strip())
+    m = K8S_QUANTITY.fullmatch(value.strip())
     if m is None:
         return None
     sign, number, binary, exponent, decimal = m.groups()
+    if exponent is not None and len(exponent.lstrip("+-")) > _MAX_EXPONENT_DIGITS:
+        return None
     amount = Fraction(number)
     if binary is not None:
-        amount *= 2 ** _BINARY[binary]
+        amount *= 2 ** BINARY_SUFFIX_BITS[binary]
     else:
-        shift = int(exponent) if exponent is not None else _DECIMAL.get(decimal or "", 0)
+        shift = int(exponent) if exponent is not None else DECIMAL_SUFFIX_EXPONENTS.get(decimal or "", 0)
         if amount and shift > 40:
             return None  # above int64 whatever the number
         amount *= Fraction(10) ** shift

@@ -111,6 +111,7 @@ def pull(
         pull_models,
     )
     from kvlint.options import Options
+    from kvlint.report.escape import printable
 
     if not targets and not check:
         raise click.UsageError("name model ids (org/name) or manifest paths to pull; see --help")
@@ -184,16 +185,20 @@ def pull(
                     if c.request.where and c.status not in ("ok", "bundled")
                     else ""
                 )
-                click.echo(f"{c.status:<8} {c.request.label}: {c.message}{where}")
+                # the names an entry's provenance.json records, and where the manifests name a model, are
+                # escaped as a report escapes file names (a NUL, a terminal escape)
+                click.echo(printable(f"{c.status:<8} {c.request.label}: {c.message}{where}"))
             _skipped_lines(8)
             if not checked and not requests:
                 click.echo(f"no pulled models in {_shown(catalogue)}")
             if bad:
                 again = " ".join(targets) or "<model ids or manifests>"
                 click.echo(
-                    f"{len(bad)} of {len(checked)} models missing or changed in {_shown(catalogue)}: "
-                    f"{', '.join(c.request.label for c in bad)}; run `kvlint models pull {again}` with network "
-                    "and commit the directory"
+                    printable(
+                        f"{len(bad)} of {len(checked)} models missing or changed in {_shown(catalogue)}: "
+                        f"{', '.join(c.request.label for c in bad)}; run `kvlint models pull {again}` with "
+                        "network and commit the directory"
+                    )
                 )
             else:
                 n_bundled = sum(c.status == "bundled" for c in checked)

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvlint.paths import real_path_inside
+
 __all__ = [
     "DEFAULT_DIR",
     "FORMAT",
@@ -195,13 +197,12 @@ def _sha256(path: Path) -> str:
 def inside(path: Path, directory: Path, *, below: bool = False) -> bool:
     """Whether ``path`` (symlinks resolved) lies in ``directory`` (symlinks resolved): is it or is below it, or
     only below it when ``below`` (a file of the directory, as :func:`verify` asks of an entry's recorded names).
-    False for a path that cannot be resolved (a NUL in it). The one such test of the model readers: here, below
-    :mod:`kvlint.models.resolve` (which imports this module), it serves both."""
+    False for a path that cannot be resolved (a NUL in it): :func:`kvlint.paths.real_path_inside` as the model
+    readers ask it (here, below :mod:`kvlint.models.resolve`, which imports this module, it serves both)."""
     try:
-        real, root = os.path.realpath(path), os.path.realpath(directory)
+        return real_path_inside(path, directory, below=below)
     except (OSError, ValueError):
         return False
-    return (real == root and not below) or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def verify(entry: PulledEntry) -> list[str]:

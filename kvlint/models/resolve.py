@@ -773,6 +773,23 @@ def _resolve(
         raise ModelUnavailable(f"model reference of {len(ref)} characters is not a model id or path")
     if not ref:
         raise ModelUnavailable("empty model reference; " + _how_to(""))
+
+    def stands_for(other: str, note: str, other_revision: str | None = revision) -> ModelSpec:
+        """The model of ``other``, a reference ``ref`` stands for (resolved one level deeper with this call's
+        settings, at ``other_revision``), with ``note`` saying why first among its notes."""
+        spec = _resolve(
+            other,
+            model_dirs,
+            model_paths,
+            other_revision,
+            allow_hub,
+            depth + 1,
+            allow_local_paths,
+            catalogues,
+            local_root,
+        )
+        return dataclasses.replace(spec, notes=(note, *spec.notes))
+
     # 0. an OCI model image (KServe modelcar storageUri) named after its model
     if ref.startswith("oci://") and depth == 0:
         oci_named = oci_named_model(ref)
@@ -783,39 +800,18 @@ def _resolve(
                 "kvlint.io/model: <hub id>"
             )
         hub_id, why = oci_named
-        oci_spec = _resolve(
-            hub_id,
-            model_dirs,
-            model_paths,
-            revision,
-            allow_hub,
-            depth + 1,
-            allow_local_paths,
-            catalogues,
-            local_root,
+        return stands_for(
+            hub_id, f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}"
         )
-        note = f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}"
-        return dataclasses.replace(oci_spec, notes=(note, *oci_spec.notes))
     # 0. a KAITO preset image running KAITO's vLLM wrapper with its default weights (kvlint.engines.command)
     if ref.startswith(KAITO_IMAGE_PREFIX) and depth == 0:
         preset = ref[len(KAITO_IMAGE_PREFIX) :]
-        image_spec = _resolve(
+        return stands_for(
             "kaito-preset:" + preset,
-            model_dirs,
-            model_paths,
-            revision,
-            allow_hub,
-            depth + 1,
-            allow_local_paths,
-            catalogues,
-            local_root,
-        )
-        note = (
             f"ASSUMPTION (image named after a KAITO preset): the command runs KAITO's vLLM wrapper with no --model, "
             f"so it serves the weights baked into the image (/workspace/vllm/weights); the image is named after "
-            f"KAITO's preset {preset}, so kvlint takes it to hold that preset's model"
+            f"KAITO's preset {preset}, so kvlint takes it to hold that preset's model",
         )
-        return dataclasses.replace(image_spec, notes=(note, *image_spec.notes))
     # 0. a KAITO preset name (kvlint.workloads gives KAITO Workspaces this reference)
     if ref.startswith("kaito-preset:"):
         preset = ref[len("kaito-preset:") :]
@@ -827,25 +823,14 @@ def _resolve(
                 "the kvlint.io/model annotation on the Workspace/InferenceSet (e.g. kvlint.io/model: <org>/<name>)"
             )
         hub_id, commit = known
-        try:
-            preset_spec = _resolve(
-                hub_id,
-                model_dirs,
-                model_paths,
-                revision or commit,
-                allow_hub,
-                depth + 1,
-                allow_local_paths,
-                catalogues,
-                local_root,
-            )
-        except ModelUnavailable as e:
-            raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
         note = (
             f"KAITO preset {preset} runs {hub_id} at revision {commit[:12]} (KAITO's supported_models.yaml "
             f"@{_kaito_presets()[0][:12]}; a KAITO release may pin another revision)"
         )
-        return dataclasses.replace(preset_spec, notes=(note, *preset_spec.notes))
+        try:
+            return stands_for(hub_id, note, revision or commit)
+        except ModelUnavailable as e:
+            raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
     # 1. model_paths mapping (exact, then longest directory prefix)
     if depth == 0 and model_paths:
         target = map_model_path(ref, model_paths)

@@ -35,6 +35,7 @@ from typing import Any
 
 from kvlint import filecache
 from kvlint.load import repository_root as _repository_root
+from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in
@@ -137,8 +138,7 @@ def contained(root: str, rel: str, base: str = "") -> tuple[str | None, str | No
             return None, "a path through a symbolic link"
         if not os.path.lexists(here):
             return None, _MISSING
-    real_root = os.path.join(os.path.realpath(root), "")
-    if not os.path.join(os.path.realpath(here), "").startswith(real_root):
+    if not real_path_inside(here, root):
         return None, "a path outside this checkout"  # pragma: no cover - links are refused above
     return here, None
 

@@ -41,10 +41,10 @@ A profile that is not among the inputs is not guessed: the GPU rules say that a 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from kvlint.k8s_quantity import K8S_QUANTITY
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding
 from kvlint.values import as_list, yaml_text
@@ -182,14 +182,9 @@ def _quantity(value: Any) -> str | None:
         return str(value)
     if isinstance(value, float):
         return str(int(value)) if math.isfinite(value) else None
-    if isinstance(value, str) and len(value) <= 64 and _QUANTITY.fullmatch(value):
+    if isinstance(value, str) and len(value) <= 64 and K8S_QUANTITY.fullmatch(value):
         return value
     return None
-
-
-#: A Kubernetes quantity string as ``resource.ParseQuantity`` accepts it (k8s.io/apimachinery pkg/api/resource
-#: quantity.go): a signed decimal number, then a binary suffix, a decimal suffix or an exponent; no blanks.
-_QUANTITY = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+|[numkMGTPE])?")
 
 
 def _refused_count(ident: dict[str, Any]) -> str | None:

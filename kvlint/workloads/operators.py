@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.gpu_resources import NVIDIA_GPU
+from kvlint.k8s_quantity import K8S_QUANTITY
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Document, Finding, Workload
 from kvlint.wording import shell_word
@@ -66,9 +67,6 @@ def _dynamo_resources(res: Any) -> LDict | None:
 DYNAMO_SHM_VOLUME = "shared-memory"
 DYNAMO_SHM_SIZE = "8Gi"
 
-#: The number of a Kubernetes quantity (``resource.Quantity``), its suffix left out: enough to tell zero.
-_QUANTITY_NUMBER = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-
 
 def _zero_quantity(value: Any) -> bool:
     """Whether ``value`` is a quantity equal to zero (``0``, ``"0"``, ``"0Gi"``, ``"0.0"``), as
@@ -79,11 +77,13 @@ def _zero_quantity(value: Any) -> bool:
         return value == 0
     if not isinstance(value, str):
         return False
-    m = _QUANTITY_NUMBER.match(value)
+    # the number a quantity starts with, its exponent included and its suffix left out: enough to tell zero
+    m = K8S_QUANTITY.match(value.lstrip())
     if m is None:
         return False
+    sign, number, _, exponent, _ = m.groups()
     try:
-        return float(m.group()) == 0
+        return float(sign + number + (f"e{exponent}" if exponent is not None else "")) == 0
     except ValueError:  # pragma: no cover - the pattern admits only numbers
         return False
 

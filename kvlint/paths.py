@@ -1,0 +1,35 @@
+"""Whether a path, its symbolic links resolved, lies in a directory: the one such test of every reader that
+must not follow a link out of the tree it was given (a chart, a kustomization, a walked directory, a checkout,
+a pulled model's directory). Importing nothing of kvlint, so the loader, the renderer and the model readers
+share it without importing each other.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["real_path_inside"]
+
+
+def real_path_inside(
+    path: str | os.PathLike[str],
+    directory: str | os.PathLike[str],
+    *,
+    below: bool = False,
+    resolved: bool = False,
+) -> bool:
+    """Whether the real path of ``path`` (``os.path.realpath``: every symbolic link on it resolved) is the real
+    path of ``directory`` or below it; only below it when ``below`` (a file of the directory: a link that
+    resolves to the directory itself is not one of its files). ``resolved``: ``directory`` is a real path
+    already (a walk resolves it once, not once a file). The test is by whole components: ``/srv/chart-x`` is
+    not in ``/srv/chart``; everything is in ``/``.
+
+    Raises:
+        ValueError: a path holding a NUL (as ``os.path.realpath``); callers that take such a path as outside
+            catch it.
+    """
+    real = os.path.realpath(path)
+    root = os.fspath(directory) if resolved else os.path.realpath(directory)
+    if real == root:
+        return not below
+    return real.startswith(root.rstrip(os.sep) + os.sep)
