@@ -1,16 +1,24 @@
-"""Hostile inputs found by the break29 adversarial pass: ``kvlint plan --sweep`` fraction ranges, ... Expected
+"""Hostile inputs found by the break29 adversarial pass: ``kvlint plan --sweep`` fraction ranges, the webhook's
+UPDATEs that raise a replica count. Expected
 figures come from kvlint's own functions, never from engine numbers; work is counted, never timed."""
 
 from __future__ import annotations
 
 import builtins
+import json
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 import kvlint.capacity.sweep as sweep_mod
 from kvlint.capacity.sweep import SweepError, parse_sweep
 from kvlint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("spec", ["1..1e400", "-inf..1", "0.5..inf", "nan..1", "0.5..nan"])
@@ -52,3 +60,82 @@ def test_plan_sweep_with_an_infinite_fraction_is_a_usage_error(engine: list[str]
     )
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     assert r.exit_code == 2 and "(0, 1]" in r.output
+
+
+def _shared_gpu_deployment(replicas: int | None) -> dict[str, Any]:
+    """fixtures/rules/KV106/vllm.yaml's passing Deployment on a GPU time-shared by up to four pods, each engine
+    claiming 0.3 of it."""
+    doc = list(yaml.safe_load_all((ROOT / "fixtures" / "rules" / "KV106" / "vllm.yaml").read_text()))[1]
+    spec = doc["spec"]["template"]["spec"]
+    spec["nodeSelector"]["cloud.google.com/gke-max-shared-clients-per-gpu"] = "4"
+    args = spec["containers"][0]["args"]
+    args[args.index("--gpu-memory-utilization") + 1] = "0.3"
+    if replicas is None:
+        del doc["spec"]["replicas"]
+    else:
+        doc["spec"]["replicas"] = replicas
+    return doc
+
+
+def _review(new: dict[str, Any], old: dict[str, Any] | None) -> Any:
+    from kvlint.webhook.review import parse_review
+
+    request = {
+        "uid": "u-29",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "namespace": "serving",
+        "operation": "UPDATE" if old is not None else "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": new,
+        "oldObject": old,
+    }
+    return parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+
+
+def _errors(review: Any) -> set[str]:
+    from kvlint.webhook.review import lint_review, webhook_options
+
+    return {d.rule for d in lint_review(review, webhook_options()).diagnostics if d.severity == "error"}
+
+
+def test_an_update_raising_replicas_into_a_kv106_error_is_reviewed() -> None:
+    pytest.importorskip("starlette")
+    from kvlint.webhook.review import WebhookSettings, skip_reason
+
+    one, four = _shared_gpu_deployment(1), _shared_gpu_deployment(4)
+    # kvlint's own verdicts: one replica fits the shared GPU, four engines claim more than it holds
+    assert "KV106" not in _errors(_review(one, None)) and "KV106" in _errors(_review(four, None))
+    up = _review(four, one)
+    assert skip_reason(up, WebhookSettings()) is None  # was "update changes only replicas ...": admitted
+    assert "KV106" in _errors(up)
+    for old in (_shared_gpu_deployment(None), {**one, "spec": {**one["spec"], "replicas": "1"}}):
+        assert skip_reason(_review(four, old), WebhookSettings()) is None  # added, or not an integer before
+
+
+def test_an_update_lowering_replicas_is_still_skipped() -> None:
+    pytest.importorskip("starlette")
+    from kvlint.webhook.review import WebhookSettings, counts_not_lowered, skip_reason
+
+    four, one = _shared_gpu_deployment(4), _shared_gpu_deployment(1)
+    four["status"] = {"replicas": 4}
+    one["status"] = {"replicas": 9}  # status counts are the controller's, never compared
+    assert skip_reason(_review(one, four), WebhookSettings()) is not None
+    assert not counts_not_lowered(one, four) and counts_not_lowered(four, one)
+    assert counts_not_lowered({"a": [{"minReplicas": 2}]}, {"a": [{"minReplicas": 1}]})
+    assert counts_not_lowered(
+        {"a": [{"minReplicas": 1}]}, {"a": [{"minReplicas": True}]}
+    )  # a bool is no count
+    assert counts_not_lowered({"a": [{}, {"replicas": 1}]}, {"a": [{}]})  # an item added with a count
+    assert not counts_not_lowered({"a": [{"replicas": 1}]}, {"a": [{"replicas": 1}, {"replicas": 5}]})
+
+
+def test_counts_not_lowered_walks_deep_objects_without_recursion() -> None:
+    from kvlint.webhook.review import counts_not_lowered
+
+    new: dict[str, Any] = {"replicas": 1}
+    old: dict[str, Any] = {"replicas": 1}
+    for _ in range(sys.getrecursionlimit() * 2):
+        new, old = {"x": new}, {"x": old}
+    assert not counts_not_lowered(new, old)
