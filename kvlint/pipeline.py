@@ -434,6 +434,12 @@ def analyse_serving(
         workload=w, container=container, container_name=serving.container_name, serving=serving
     )
     cr.placement = placement if placement is not None else _placement(w, container, options)
+    if (
+        serving.joins is not None
+        and serving.joins.follower
+        and _other_gpu_than_leader(w, serving, cr.placement, options)
+    ):
+        serving.joins = None  # a follower on another GPU than its leader's: sized on its own, on its own GPU
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
     cr.model, cr.model_error = resolve_container_model(serving, w, options)
@@ -447,6 +453,25 @@ def analyse_serving(
     if cr.placement is not None and cr.placement.accelerator is None and cr.model is not None:
         cr.fleet = _fleet(cr, options)
     return cr
+
+
+def _other_gpu_than_leader(
+    w: Workload, serving: ServingConfig, placement: Placement, options: Options
+) -> bool:
+    """Whether the follower node ``serving`` of ``w`` (:func:`kvlint.engines.multinode.join_follower`) is placed on
+    another GPU type than its leader, both named. The group is sized once, at the leader, only while every node has
+    the leader's GPU: each node loads its own share of the weights and sizes its KV cache on its own GPUs (vLLM's
+    engine core takes the smallest of its workers' KV memory, ``vllm/v1/engine/core.py::_initialize_kv_caches``;
+    SGLang the smallest over all ranks, ``get_available_gpu_memory(distributed=True)``), so a LeaderWorkerSet whose
+    leader names H100s and whose workers name L4s passed with no finding, its workers' share of a 405B model never
+    sized on the L4s they run on. Such a follower is sized on its own, as a worker whose settings differ is."""
+    joins = serving.joins
+    if joins is None or joins.leader is None or w.leader is None or placement.accelerator is None:
+        return False
+    lead = _placement(w.leader, joins.leader.container, options)
+    return lead.accelerator is not None and (
+        lead.accelerator.id != placement.accelerator.id or lead.memory_bytes != placement.memory_bytes
+    )
 
 
 def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:

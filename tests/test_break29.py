@@ -139,3 +139,46 @@ def test_counts_not_lowered_walks_deep_objects_without_recursion() -> None:
     for _ in range(sys.getrecursionlimit() * 2):
         new, old = {"x": new}, {"x": old}
     assert not counts_not_lowered(new, old)
+
+
+VLLM_LWS = ROOT / "fixtures/collected/kubernetes-sigs__lws__docs__examples__leaderworkerset__basic__vllm.yaml"
+SGLANG_LWS = (
+    ROOT / "fixtures/collected/kubernetes-sigs__lws__docs__examples__leaderworkerset__basic__sglang.yaml"
+)
+
+
+def _lws_on(tmp_path: Path, source: Path, leader_gpu: str, worker_gpu: str) -> Path:
+    """``source``'s LeaderWorkerSet with its leader and worker pods on the GKE accelerators named, both serving at
+    most 8,192 tokens a request (KV202 off the way)."""
+    docs = list(yaml.safe_load_all(source.read_text()))
+    lws = next(d for d in docs if d and d.get("kind") == "LeaderWorkerSet")
+    for key, gpu in (("leaderTemplate", leader_gpu), ("workerTemplate", worker_gpu)):
+        spec = lws["spec"]["leaderWorkerTemplate"][key]["spec"]
+        spec["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu}
+    out = tmp_path / f"lws-{leader_gpu}-{worker_gpu}.yaml"
+    out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return out
+
+
+@pytest.mark.parametrize("source", [VLLM_LWS, SGLANG_LWS])
+def test_a_follower_node_on_another_gpu_than_its_leader_is_sized_on_its_own(
+    tmp_path: Path, source: Path
+) -> None:
+    from kvlint.pipeline import Options, run_check
+
+    def worker(path: Path) -> Any:
+        res = run_check([str(path)], Options(allow_hub=False))
+        (cr,) = [cr for cr in res.containers if cr.workload.role == "worker"]
+        return cr, {
+            d.rule for d in res.diagnostics if d.container == cr.container_name and d.severity == "error"
+        }
+
+    same, same_errors = worker(_lws_on(tmp_path, source, "nvidia-h100-80gb", "nvidia-h100-80gb"))
+    assert same.serving.joins is not None and same.serving.joins.follower and same.plan is None
+    mixed, mixed_errors = worker(_lws_on(tmp_path, source, "nvidia-h100-80gb", "nvidia-l4"))
+    # the L4 workers load their share of the model on L4s: sized there (was joined, nothing checked)
+    assert mixed.serving.joins is None and mixed.placement.accelerator.id == "nvidia-l4"
+    assert mixed.plan is not None
+    assert not same_errors
+    if source == VLLM_LWS:  # 405B at TP 8 x PP 2: a node's share of the weights does not fit eight L4s
+        assert mixed_errors
