@@ -182,3 +182,52 @@ def test_a_follower_node_on_another_gpu_than_its_leader_is_sized_on_its_own(
     assert not same_errors
     if source == VLLM_LWS:  # 405B at TP 8 x PP 2: a node's share of the weights does not fit eight L4s
         assert mixed_errors
+
+
+LOGS = ROOT / "fixtures" / "logs"
+
+
+@pytest.mark.parametrize("total", ["9" * 400, "0", "-5"])
+def test_verify_a_printed_gpu_total_that_is_not_a_size_is_not_read(total: str) -> None:
+    from kvlint.verify.logparse import parse_log
+
+    text = (LOGS / "gt-219.log").read_text()
+    assert "total_gpu_memory (79.22GiB)" in text
+    hostile = text.replace("total_gpu_memory (79.22GiB)", f"total_gpu_memory ({total}GiB)")
+    assert parse_log(hostile).gpu_total_gib is None and parse_log(text).gpu_total_gib == pytest.approx(79.22)
+    r = CliRunner().invoke(
+        main, ["verify", "--offline", "--model", "meta-llama/Llama-3.2-11B-Vision", "-"], input=hostile
+    )
+    # 400 digits read as an infinite float: OverflowError in the replay, a traceback (exit status 1)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code == 2 and "GPU total" in r.output
+
+
+def _without_typed_tp(text: str, tp: str) -> str:
+    """gt-213's log with its engine-config line's tensor_parallel_size set to ``tp`` and none in its non-default
+    args, so that verify --record takes the count from the config line."""
+    assert "tensor_parallel_size=2" in text and "'tensor_parallel_size': 2, " in text
+    return text.replace("tensor_parallel_size=2", f"tensor_parallel_size={tp}").replace(
+        "'tensor_parallel_size': 2, ", ""
+    )
+
+
+@pytest.mark.parametrize("tp", ["²", "1" * 5000])
+def test_verify_record_with_a_config_tp_int_refuses_records_no_count(tp: str) -> None:
+    text = _without_typed_tp((LOGS / "gt-213.log").read_text(), tp)
+    args = [
+        "verify",
+        "--offline",
+        "--accelerator",
+        "h100",
+        "--model",
+        "Qwen/Qwen2-7B-Instruct",
+        "--record",
+        "-",
+        "-",
+    ]
+    r = CliRunner().invoke(main, args, input=text)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code in (0, 1) and "tensor_parallel: null" in r.output
+    plain = CliRunner().invoke(main, args, input=_without_typed_tp((LOGS / "gt-213.log").read_text(), "2"))
+    assert "tensor_parallel: 2" in plain.output
