@@ -389,9 +389,8 @@ def build_command(
             val: Any = raw
             if raw in ("True", "False"):
                 val = raw == "True"
-            elif (
-                raw.isdigit()
-            ):  # at most MAX_DIGITS ASCII digits, else kept as printed (5,000 made int() raise)
+            elif raw.isdigit():
+                # at most MAX_DIGITS ASCII digits, else kept as printed (5,000 digits made int() raise)
                 val = raw if digits(raw) is None else digits(raw)
             if dest == "tensor_parallel_size" and val == 1 or dest == "pipeline_parallel_size" and val == 1:
                 continue
