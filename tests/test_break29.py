@@ -231,3 +231,44 @@ def test_verify_record_with_a_config_tp_int_refuses_records_no_count(tp: str) ->
     assert r.exit_code in (0, 1) and "tensor_parallel: null" in r.output
     plain = CliRunner().invoke(main, args, input=_without_typed_tp((LOGS / "gt-213.log").read_text(), "2"))
     assert "tensor_parallel: 2" in plain.output
+
+
+DGD = ROOT / "fixtures/collected/ai-dynamo__dynamo__examples__backends__sglang__deploy__disagg-multinode.yaml"
+
+
+@pytest.mark.parametrize("name", ["²", "①"])
+def test_a_service_named_by_digits_int_refuses_is_checked_with_its_ignore_annotation(
+    tmp_path: Path, name: str
+) -> None:
+    from kvlint.pipeline import Options, run_check
+    from kvlint.types import is_internal_error
+
+    doc = yaml.safe_load(DGD.read_text())
+    services = doc["spec"]["services"]
+    services[name] = services.pop("decode")
+    doc["metadata"]["annotations"] = {"kvlint.io/ignore": "KV202=context set by the router"}
+    path = tmp_path / "dgd.json"
+    path.write_text(json.dumps(doc))
+    res = run_check([str(path)], Options(allow_hub=False))
+    # the workload's path held the key, read back as a list index by int(): a KV503 for the whole file
+    assert not [d for d in res.diagnostics if is_internal_error(d.rule, d.message)]
+    assert any(w.path.startswith(f"spec.services.{name}") for w in (cr.workload for cr in res.containers))
+    assert res.suppressed and not [d for d in res.diagnostics if d.rule == "KV202"]
+
+
+def test_columns_of_digits_int_refuses_is_the_default_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kvlint.report.text import DEFAULT_WIDTH, report_width
+
+    for bad in ("²", "1" * 5000, "0", ""):
+        monkeypatch.setenv("COLUMNS", bad)
+        assert report_width() == DEFAULT_WIDTH
+    monkeypatch.setenv("COLUMNS", "120")
+    assert report_width() == 120
+
+
+@pytest.mark.parametrize("limit", ["²", "1" * 5000])
+def test_action_summary_limit_of_digits_int_refuses_is_an_input_error(limit: str) -> None:
+    from kvlint.action import validate_inputs
+
+    errors = validate_inputs({"KVLINT_SUMMARY_LIMIT": limit}, str(ROOT))  # "never raises"
+    assert any(e.startswith("KVLINT_SUMMARY_LIMIT:") for e in errors)
