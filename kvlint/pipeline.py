@@ -464,14 +464,17 @@ def _other_gpu_than_leader(
     engine core takes the smallest of its workers' KV memory, ``vllm/v1/engine/core.py::_initialize_kv_caches``;
     SGLang the smallest over all ranks, ``get_available_gpu_memory(distributed=True)``), so a LeaderWorkerSet whose
     leader names H100s and whose workers name L4s passed with no finding, its workers' share of a 405B model never
-    sized on the L4s they run on. Such a follower is sized on its own, as a worker whose settings differ is."""
+    sized on the L4s they run on. Such a follower is sized on its own, as a worker whose settings differ is, and so
+    is one whose pod names no GPU while its leader's does (it may land on any: sized against the fleet, KV501)."""
     joins = serving.joins
-    if joins is None or joins.leader is None or w.leader is None or placement.accelerator is None:
+    if joins is None or joins.leader is None or w.leader is None or placement.requests_no_gpu:
         return False
     lead = _placement(w.leader, joins.leader.container, options)
-    return lead.accelerator is not None and (
-        lead.accelerator.id != placement.accelerator.id or lead.memory_bytes != placement.memory_bytes
-    )
+    if lead.accelerator is None:
+        return False
+    if placement.accelerator is None:  # the leader's GPU named, the follower's not: it may land on any
+        return True
+    return lead.accelerator.id != placement.accelerator.id or lead.memory_bytes != placement.memory_bytes
 
 
 def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:

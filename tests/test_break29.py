@@ -148,13 +148,14 @@ SGLANG_LWS = (
 
 
 def _lws_on(tmp_path: Path, source: Path, leader_gpu: str, worker_gpu: str) -> Path:
-    """``source``'s LeaderWorkerSet with its leader and worker pods on the GKE accelerators named, both serving at
-    most 8,192 tokens a request (KV202 off the way)."""
+    """``source``'s LeaderWorkerSet with its leader and worker pods on the GKE accelerators named ("": no
+    nodeSelector)."""
     docs = list(yaml.safe_load_all(source.read_text()))
     lws = next(d for d in docs if d and d.get("kind") == "LeaderWorkerSet")
     for key, gpu in (("leaderTemplate", leader_gpu), ("workerTemplate", worker_gpu)):
         spec = lws["spec"]["leaderWorkerTemplate"][key]["spec"]
-        spec["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu}
+        if gpu:
+            spec["nodeSelector"] = {"cloud.google.com/gke-accelerator": gpu}
     out = tmp_path / f"lws-{leader_gpu}-{worker_gpu}.yaml"
     out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return out
@@ -182,6 +183,11 @@ def test_a_follower_node_on_another_gpu_than_its_leader_is_sized_on_its_own(
     assert not same_errors
     if source == VLLM_LWS:  # 405B at TP 8 x PP 2: a node's share of the weights does not fit eight L4s
         assert mixed_errors
+    # the leader's GPU named, the worker's not: sized against the fleet (KV501), as before followers were joined
+    loose, _ = worker(_lws_on(tmp_path, source, "nvidia-h100-80gb", ""))
+    assert loose.serving.joins is None and loose.placement.accelerator is None and loose.fleet
+    both, _ = worker(_lws_on(tmp_path, source, "", ""))  # neither named: one engine, sized at the leader
+    assert both.serving.joins is not None and both.serving.joins.follower
 
 
 LOGS = ROOT / "fixtures" / "logs"
