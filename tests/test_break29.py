@@ -278,3 +278,51 @@ def test_action_summary_limit_of_digits_int_refuses_is_an_input_error(limit: str
 
     errors = validate_inputs({"KVLINT_SUMMARY_LIMIT": limit}, str(ROOT))  # "never raises"
     assert any(e.startswith("KVLINT_SUMMARY_LIMIT:") for e in errors)
+
+
+def _sidecar_pod(tmp_path: Path, restart: str | None) -> Path:
+    """A Deployment whose vLLM engine (a 70B model on one L4, KV101 in kvlint's model) is an init container beside an
+    application container: a sidecar with ``restartPolicy: Always``, else a plain init container."""
+    engine: dict[str, Any] = {
+        "name": "vllm",
+        "image": "vllm/vllm-openai:v0.11.0",
+        "args": ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--max-model-len", "8192"],
+        "resources": {"limits": {"nvidia.com/gpu": 1}},
+    }
+    if restart is not None:
+        engine["restartPolicy"] = restart
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "app-with-llm-sidecar"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {
+                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                    "initContainers": [engine],
+                    "containers": [{"name": "app", "image": "example.com/app:1.0"}],
+                },
+            },
+        },
+    }
+    path = tmp_path / f"sidecar-{restart}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_an_engine_run_as_a_sidecar_init_container_is_checked(tmp_path: Path) -> None:
+    from kvlint.pipeline import Options, run_check
+
+    res = run_check([str(_sidecar_pod(tmp_path, "Always"))], Options(allow_hub=False))
+    # was "0 serving containers", no finding
+    (cr,) = res.containers
+    assert cr.container_name == "vllm" and cr.plan is not None
+    assert any(d.severity == "error" and d.container == "vllm" for d in res.diagnostics)
+    # a plain init container runs to completion before the pod starts: no server runs in one
+    assert not run_check([str(_sidecar_pod(tmp_path, None))], Options(allow_hub=False)).containers
+    # a sidecar requesting no accelerator (a routing proxy) serves no model kvlint sizes
+    proxy = _sidecar_pod(tmp_path, "Always")
+    proxy.write_text(proxy.read_text().replace("nvidia.com/gpu: 1", "cpu: 1"))
+    assert not run_check([str(proxy)], Options(allow_hub=False)).containers
