@@ -488,8 +488,8 @@ def _other_gpu_than_leader(
 ) -> bool:
     """Whether the follower node ``serving`` of ``w`` (:func:`kvlint.engines.multinode.join_follower`) is placed on
     another GPU type than its leader, both named. The group is sized once, at the leader, only while every node has
-    the leader's GPU: each node loads its own share of the weights and sizes its KV cache on its own GPUs (vLLM's
-    engine core takes the smallest of its workers' KV memory, ``vllm/v1/engine/core.py::_initialize_kv_caches``;
+    the leader's GPU: each node loads its own share of the weights and profiles its KV memory on its own GPUs (vLLM
+    sets every rank's blocks to the smallest rank's, ``vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs``;
     SGLang the smallest over all ranks, ``get_available_gpu_memory(distributed=True)``), so a LeaderWorkerSet whose
     leader names H100s and whose workers name L4s passed with no finding, its workers' share of a 405B model never
     sized on the L4s they run on. Such a follower is sized on its own, as a worker whose settings differ is, and so
