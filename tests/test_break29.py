@@ -1,6 +1,8 @@
 """Hostile inputs found by the break29 adversarial pass: ``kvlint plan --sweep`` fraction ranges, the webhook's
-UPDATEs that raise a replica count. Expected
-figures come from kvlint's own functions, never from engine numbers; work is counted, never timed."""
+UPDATEs that raise a replica count, multi-node followers on another GPU than their leader, ``kvlint verify`` logs
+with numbers Python cannot convert, digits ``int()`` refuses in a workload's path, ``COLUMNS`` and an Action input,
+and engines run as sidecar init containers. Expected figures come from kvlint's own functions, never from engine
+numbers; work is counted, never timed."""
 
 from __future__ import annotations
 
