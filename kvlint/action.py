@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.prdiff import default_command
+from kvlint.values import digits
 
 __all__ = [
     "ANNOTATION_CAP",
@@ -252,7 +253,7 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
         if flag.lower() not in _BOOL_WORDS:
             errors.append(f"{name}: {flag!r} is not a boolean (true or false)")
     limit = env.get("KVLINT_SUMMARY_LIMIT", "").strip()
-    if limit and not (limit.isdigit() and int(limit) >= 4096):
+    if limit and not ((digits(limit) or 0) >= 4096):  # ASCII digits: int() refuses "²" and 5,000 digits
         errors.append(f"KVLINT_SUMMARY_LIMIT: {limit!r} is not a number of bytes (4096 or more)")
     for path in env.get("KVLINT_PATHS", "").split():
         if path != "-" and not os.path.exists(os.path.join(cwd, path)):

@@ -27,6 +27,7 @@ from kvlint.engines.command import mounted_script_budget
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
+from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.statement import clip_words
@@ -256,10 +257,37 @@ def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]
 
 
 def _containers(pod_spec: LDict) -> list[LDict]:
-    items = pod_spec.get("containers")
-    if not isinstance(items, list):
-        return []
-    return [c for c in items if isinstance(c, LDict)]
+    """The containers of ``pod_spec`` kvlint reads: its ``containers``, then its sidecar ``initContainers`` that request
+    an accelerator (``restartPolicy: Always``: started before the others and kept running beside them, Kubernetes API
+    ``core/v1`` ``Container.restartPolicy``, "sidecar containers", beta and on by default since 1.29, GA in 1.33). A
+    vLLM engine on a GPU run as such a sidecar of an application container passed as "0 serving containers". Other
+    init containers run to completion before the pod starts: no server runs in one; and a sidecar without an
+    accelerator (a routing proxy such as llm-d's, which KServe injects) serves no model kvlint sizes."""
+    out: list[LDict] = []
+    for key in ("containers", "initContainers"):
+        items = pod_spec.get(key)
+        for c in items if isinstance(items, list) else ():
+            if isinstance(c, LDict) and (key == "containers" or _accelerated_sidecar(c)):
+                out.append(c)
+    return out
+
+
+def _accelerated_sidecar(c: LDict) -> bool:
+    """Whether the init container ``c`` is a sidecar (``restartPolicy: Always``) requesting an accelerator: a resource
+    of :data:`kvlint.gpu_resources.GPU_RESOURCES` or a MIG slice (limits or requests), or a DRA claim."""
+    if c.get("restartPolicy") != "Always":
+        return False
+    res = c.get("resources")
+    if not isinstance(res, dict):
+        return False
+    if res.get("claims"):
+        return True
+    for part in ("limits", "requests"):
+        amounts = res.get(part)
+        for name in amounts if isinstance(amounts, dict) else ():
+            if isinstance(name, str) and (name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX)):
+                return True
+    return False
 
 
 def _refused_kwarg(f: Finding, refusal: str) -> Finding:
@@ -296,8 +324,8 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
         return False
     if str((w.annotations or {}).get(RAY_OVERWRITE_CMD_ANNOTATION, "")).strip().lower() == "true":
         return False
-    first = _containers(w.pod_spec)
-    return bool(first) and first[0] is container
+    first = w.pod_spec.get("containers")
+    return isinstance(first, list) and bool(first) and first[0] is container
 
 
 def analyse_container(
@@ -434,6 +462,12 @@ def analyse_serving(
         workload=w, container=container, container_name=serving.container_name, serving=serving
     )
     cr.placement = placement if placement is not None else _placement(w, container, options)
+    if (
+        serving.joins is not None
+        and serving.joins.follower
+        and _other_gpu_than_leader(w, serving, cr.placement, options)
+    ):
+        serving.joins = None  # a follower on another GPU than its leader's: sized on its own, on its own GPU
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
     cr.model, cr.model_error = resolve_container_model(serving, w, options)
@@ -447,6 +481,28 @@ def analyse_serving(
     if cr.placement is not None and cr.placement.accelerator is None and cr.model is not None:
         cr.fleet = _fleet(cr, options)
     return cr
+
+
+def _other_gpu_than_leader(
+    w: Workload, serving: ServingConfig, placement: Placement, options: Options
+) -> bool:
+    """Whether the follower node ``serving`` of ``w`` (:func:`kvlint.engines.multinode.join_follower`) is placed on
+    another GPU type than its leader, both named. The group is sized once, at the leader, only while every node has
+    the leader's GPU: each node loads its own share of the weights and profiles its KV memory on its own GPUs (vLLM
+    sets every rank's blocks to the smallest rank's, ``vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs``;
+    SGLang the smallest over all ranks, ``get_available_gpu_memory(distributed=True)``), so a LeaderWorkerSet whose
+    leader names H100s and whose workers name L4s passed with no finding, its workers' share of a 405B model never
+    sized on the L4s they run on. Such a follower is sized on its own, as a worker whose settings differ is, and so
+    is one whose pod names no GPU while its leader's does (it may land on any: sized against the fleet, KV501)."""
+    joins = serving.joins
+    if joins is None or joins.leader is None or w.leader is None or placement.requests_no_gpu:
+        return False
+    lead = _placement(w.leader, joins.leader.container, options)
+    if lead.accelerator is None:
+        return False
+    if placement.accelerator is None:  # the leader's GPU named, the follower's not: it may land on any
+        return True
+    return lead.accelerator.id != placement.accelerator.id or lead.memory_bytes != placement.memory_bytes
 
 
 def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:

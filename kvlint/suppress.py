@@ -18,6 +18,7 @@ from kvlint.rules.catalog import load_catalog, severity_of
 from kvlint.source import LDict, Loc
 from kvlint.statement import clip_words
 from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload, is_internal_error, object_ref
+from kvlint.values import digits
 
 __all__ = [
     "IGNORE_ANNOTATION",
@@ -76,7 +77,9 @@ def annotation_loc(w: Workload, key: str = IGNORE_ANNOTATION) -> Loc | None:
     """Where the value of the workload's annotation ``key`` (default ``kvlint.io/ignore``) stands: the pod
     template's metadata, else the object's, else where the workload's annotation says it was written
     (:attr:`LDict.locs`), else the workload's position."""
-    parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", w.path)]
+    # a list index is ASCII digits: a mapping key of other digits ("²", which int() refuses, as it does 5,000
+    # digits; a DynamoGraphDeployment service of that name made the whole file a KV503) stays a key
+    parts: list[Any] = [p if digits(p) is None else int(p) for p in re.findall(r"[^.\[\]]+", w.path)]
     candidates: list[Any] = []
     if len(parts) >= 2:
         node: Any = w.doc.data

@@ -442,8 +442,17 @@ def test_skipped_reviews(server: Any) -> None:
         resp = post(client, req)["response"]
         assert resp == {"uid": req["request"]["uid"], "allowed": True}
     scaled = json.loads(json.dumps(new))
-    scaled["spec"]["replicas"] = 3  # a scale (HPA, the deployment controller) is not a change kvlint reads
-    assert post(client, review(scaled, operation="UPDATE", oldObject=old))["response"]["allowed"] is True
+    scaled["spec"]["replicas"] = (
+        3  # a scale-up is reviewed (KV106 counts replicas); its error is the old object's
+    )
+    resp = post(client, review(scaled, operation="UPDATE", oldObject=old))["response"]
+    assert resp["allowed"] is True and any(
+        w.startswith("KV103 (error, pre-existing)") for w in resp["warnings"]
+    )
+    lowered = json.loads(json.dumps(scaled))
+    lowered["spec"]["replicas"] = 2  # a scale-down is not reviewed
+    resp = post(client, review(lowered, operation="UPDATE", oldObject=scaled))["response"]
+    assert resp["allowed"] is True and "warnings" not in resp
     changed = json.loads(json.dumps(new))
     changed["spec"]["template"]["spec"]["containers"][0]["args"].append("--enforce-eager")
     resp = post(client, review(changed, operation="UPDATE", oldObject=old))["response"]

@@ -92,11 +92,14 @@ def test_the_ray_autoscalers_replicas_and_other_scale_keys_stay_skipped() -> Non
     old = yaml.safe_load(RAY.read_text())
     old["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] = True
     pods = old["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["maxReplicas"]
-    # the autoscaler's write (replicas within [minReplicas, maxReplicas]), a minReplicas change, a top-level replicas
+    # the autoscaler's write (replicas within [minReplicas, maxReplicas]), a minReplicas change
     for new in (_scaled(old, pods - 1, "replicas"), _scaled(old, pods - 1, "minReplicas")):
         assert skip_reason(_update(new, old), WebhookSettings()) is not None
     scaled = copy.deepcopy(old)
-    scaled["spec"]["replicas"] = 3
-    assert skip_reason(_update(scaled, old), WebhookSettings()) is not None
+    scaled["spec"]["replicas"] = 3  # a raised count outside the worker groups is reviewed (break29: KV106)
+    assert skip_reason(_update(scaled, old), WebhookSettings()) is None
+    lowered = copy.deepcopy(old)
+    lowered["spec"]["replicas"] = 1
+    assert skip_reason(_update(lowered, scaled), WebhookSettings()) is not None  # lowered: skipped
     # the bound it plans with is reviewed
     assert skip_reason(_update(_scaled(old, pods - 1, "maxReplicas"), old), WebhookSettings()) is None

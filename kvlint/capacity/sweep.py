@@ -58,6 +58,10 @@ def parse_sweep(
             if ".." in vals:
                 lo_s, hi_s = vals.split("..", 1)
                 lo, hi = float(lo_s), float(hi_s)
+                # both ends in (0, 1] before the steps are counted: an infinite end made int() raise, and a far
+                # one (-1e9..1) a list of billions of points refused only once it was built
+                if not (0 < lo <= 1 and 0 < hi <= 1):
+                    raise ValueError(f"{key} must be in (0, 1]")
                 n = int(round((hi - lo) / 0.05))
                 out = [round(lo + 0.05 * i, 4) for i in range(n + 1)] if hi >= lo else []
             else:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from kvlint.report.escape import printable
 from kvlint.statement import split_message
 from kvlint.types import Diagnostic
+from kvlint.values import digits
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult
@@ -53,8 +54,9 @@ def report_width(stream: TextIO | None = None) -> int:
     """Columns to wrap the report to: ``COLUMNS`` when set, the terminal's width when ``stream`` is a TTY,
     else :data:`DEFAULT_WIDTH` (so files and pipes get the same text on every machine). At least 40."""
     env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return max(40, int(env))
+    columns = digits(env)  # ASCII digits only: COLUMNS=² passed str.isdigit and made int() raise
+    if columns:
+        return max(40, columns)
     isatty = getattr(stream, "isatty", None)
     if stream is not None and isatty and isatty():
         return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)

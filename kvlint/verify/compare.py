@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvlint.report.escape import printable
+from kvlint.values import digits
 from kvlint.verify.logparse import StartupLog
 
 if TYPE_CHECKING:
@@ -389,8 +390,9 @@ def build_command(
             val: Any = raw
             if raw in ("True", "False"):
                 val = raw == "True"
-            elif re.fullmatch(r"\d+", raw):
-                val = int(raw)
+            elif raw.isdigit():
+                # at most MAX_DIGITS ASCII digits, else kept as printed (5,000 digits made int() raise)
+                val = raw if digits(raw) is None else digits(raw)
             if dest == "tensor_parallel_size" and val == 1 or dest == "pipeline_parallel_size" and val == 1:
                 continue
             if dest == "enforce_eager" and val is False or dest == "kv_cache_dtype" and val == "auto":

@@ -308,6 +308,14 @@ def _put(log: StartupLog, key: str, value: Any, line: int, *, keep_min: bool = F
         log.lines[key] = line
 
 
+def _gpu_total(log: StartupLog, gib: float) -> None:
+    """Record the device total (GiB) the log printed, the first one above 0 (as ``log.gpu_total_gib or gib`` did);
+    one that is not finite or past :data:`MAX_FIGURE` is not recorded, as :func:`_put` records no such figure: a
+    total of 400 digits reads as an infinite float, which the replay could not turn into bytes (OverflowError)."""
+    if not log.gpu_total_gib and gib > 0 and not _absurd(gib):
+        log.gpu_total_gib = gib
+
+
 def _family(log: StartupLog, name: str) -> None:
     if name not in log.log_format:
         log.log_format.append(name)
@@ -538,7 +546,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     m = _V0_PROFILE.search(line)
     if m:
         _vllm(log, "v0")
-        log.gpu_total_gib = log.gpu_total_gib or _num(m.group(1))
+        _gpu_total(log, _num(m.group(1)))
         _put(log, "gpu_memory_utilization", _num(m.group(2)), n)
         _put(log, "budget_gib", _num(m.group(3)), n)
         _family(log, "v0 profile sentence")
@@ -557,7 +565,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
             _vllm(log, "v0")
             val = _num(m.group(1))
             if key == "gpu_total":
-                log.gpu_total_gib = log.gpu_total_gib or val
+                _gpu_total(log, val)
             elif key == "util":
                 _put(log, "gpu_memory_utilization", val, n)
             else:
@@ -567,7 +575,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _vllm(log, "v0")
         total, initial, peak_torch, _post, non_torch, kv, util = (_num(g) for g in m.groups())
-        log.gpu_total_gib = log.gpu_total_gib or total
+        _gpu_total(log, total)
         _put(log, "initial_memory_usage_gib", initial, n)
         _put(log, "peak_torch_memory_gib", peak_torch, n)
         _put(log, "non_torch_gib", non_torch, n)
@@ -618,7 +626,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _vllm(log, "v1")
         _put(log, "free_at_startup_gib", _num(m.group(1)), n)
-        log.gpu_total_gib = log.gpu_total_gib or _num(m.group(2))
+        _gpu_total(log, _num(m.group(2)))
         desired = _DESIRED.search(line[m.end() :])
         if desired:
             _put(log, "gpu_memory_utilization", _num(desired.group(1)), n)

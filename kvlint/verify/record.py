@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from kvlint.values import digits
 from kvlint.verify.compare import VerifyResult
 from kvlint.verify.logparse import StartupLog
 
@@ -164,8 +165,8 @@ def record_case(
     digest = hashlib.sha256(repr(sorted(log.figures.items())).encode()).hexdigest()[:8]
     args = {**log.args, **_replayed_flags(result, log, extra_args, log.version or engine_version)}
     tp = _arg(args, "tensor_parallel_size", "num_shard", "tp_size")
-    if tp is None and log.config.get("tensor_parallel_size", "").isdigit():
-        tp = int(log.config["tensor_parallel_size"])
+    if tp is None:  # ASCII digits only: "²" passes str.isdigit and made int() raise, as 5,000 digits did
+        tp = digits(log.config.get("tensor_parallel_size"))
     pp = _arg(args, "pipeline_parallel_size", "pp_size")
     figures = {_CASE_NAMES.get(k, k): log.figures[k] for k in _FIGURES if k in log.figures}
     failure = dict(log.failure) if log.failure else None

@@ -104,7 +104,8 @@ DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = (
 )
 
 #: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
-#: the deployment controller write them), the status, and whether it runs at all: a Deployment's ``paused``
+#: the deployment controller write them; but a raised count is reviewed, :func:`counts_not_lowered`, as KV106 counts
+#: the replicas sharing a time-sliced GPU), the status, and whether it runs at all: a Deployment's ``paused``
 #: (``kubectl rollout pause``/``resume``) and the ``suspend`` of a Job, CronJob, JobSet, RayCluster or RayJob
 #: (``kubectl patch cronjob --suspend``, Kueue admitting a Job). No reader or rule reads the last two; an
 #: object kvlint finds an error in (created before kvlint, in ``warn`` or ``audit`` mode, admitted unchecked
@@ -675,7 +676,8 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     written by a trusted controller identity (:func:`owner_exemption`: the owner was linted, and denying its
     controller's writes would stop a rollout or a scale-down half way); a kubelet's mirror pods
     (:func:`mirror_pod`); UPDATEs whose object equals
-    ``oldObject`` in everything kvlint reads (:func:`lint_relevant`).
+    ``oldObject`` in everything kvlint reads (:func:`lint_relevant`) and raises no replica count
+    (:func:`counts_not_lowered`: a scale-down is skipped, a scale-up reviewed).
     """
     if review.operation not in ("CREATE", "UPDATE"):
         return f"operation {review.operation} is not linted"
@@ -694,9 +696,54 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
         review.operation == "UPDATE"
         and review.old_object is not None
         and lint_relevant(review.object) == lint_relevant(review.old_object)
+        and not counts_not_lowered(review.object, review.old_object)
     ):
         return "update changes only replicas, status, paused, suspend or metadata"
     return None
+
+
+#: The scale keys whose value is a pod or replica count kvlint reads (:data:`_SCALE_KEYS` less ``status``,
+#: ``paused`` and ``suspend``): KV106 counts a workload's ``replicas`` (a KServe predictor's or KubeAI Model's
+#: ``minReplicas`` when it has none) among the engines sharing one time-sliced GPU, and KV206 refuses a
+#: LeaderWorkerSet whose ``replicas`` x ``size`` exceeds int32.
+_COUNT_KEYS = ("replicas", "minReplicas", "maxReplicas")
+
+
+#: Where :func:`counts_not_lowered` looks for no count: the status and metadata (the controllers' to write), and a
+#: KubeRay worker group, whose counts :func:`lint_relevant` keeps as far as kvlint reads them (the Ray autoscaler
+#: writes its ``replicas``, which kvlint does not read then).
+_UNCOUNTED = frozenset({"status", "metadata", _RAY_GROUPS})
+
+
+def counts_not_lowered(obj: Any, old: Any) -> bool:
+    """Whether some count of :data:`_COUNT_KEYS` in ``obj`` (at any depth outside :data:`_UNCOUNTED`) is
+    not the same as, or an integer below, the one at the same path of ``old``: raised, added, removed, or not an
+    integer. Such an UPDATE is reviewed even when nothing else kvlint reads changed (:func:`skip_reason`): a
+    Deployment on a GPU time-shared by up to four pods, each engine claiming 0.3 of it, passes at ``replicas: 1``
+    and is a KV106 error at 4 (four engines claim more than the device), and the UPDATE from 1 to 4 was admitted
+    unreviewed though the same object at 4 is denied on CREATE. A count only lowered (a scale-down) adds no
+    finding and stays unreviewed. Iterative: the objects nest as deeply as the decoder let them."""
+    stack: list[tuple[Any, Any]] = [(obj, old)]
+    while stack:
+        new_v, old_v = stack.pop()
+        if isinstance(new_v, dict):
+            old_d = old_v if isinstance(old_v, dict) else {}
+            for k in _COUNT_KEYS:
+                if k in new_v or k in old_d:
+                    n: Any = new_v.get(k)
+                    o: Any = old_d.get(k)
+                    # same type as well as equal: True == 1, but only 1 is a count
+                    same = type(n) is type(o) and n == o
+                    lowered = type(n) is int and type(o) is int and n < o
+                    if not same and not lowered:
+                        return True
+            stack.extend(
+                (v, old_d.get(k)) for k, v in new_v.items() if k not in _COUNT_KEYS and k not in _UNCOUNTED
+            )
+        elif isinstance(new_v, list):
+            old_l = old_v if isinstance(old_v, list) else []
+            stack.extend((v, old_l[i] if i < len(old_l) else None) for i, v in enumerate(new_v))
+    return False
 
 
 def _prepared_object(review: Review) -> dict[str, Any]:
