@@ -467,7 +467,8 @@ def analyse_serving(
         and serving.joins.follower
         and _other_gpu_than_leader(w, serving, cr.placement, options)
     ):
-        serving.joins = None  # a follower on another GPU than its leader's: sized on its own, on its own GPU
+        # a follower on another GPU than its leader's: sized on its own, on its own GPU (KV403 compares the two)
+        serving.apart_from, serving.joins = serving.joins, None
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
     cr.model, cr.model_error = resolve_container_model(serving, w, options)

@@ -376,6 +376,8 @@ class ServingConfig:
             ``args`` or a shell script), or the ``args:`` key when the image's ENTRYPOINT is the program.
         joins: set for a multi-node worker that joins its leader's engine (it has no command of its own to
             read; its GPUs are checked against the leader's layout).
+        apart_from: the join of a follower node that is sized on its own because its pod lands on another GPU
+            than its leader's (``joins`` is then None; KV403 still compares the two GPUs).
         release_noted: the parser's KV504 (an image kvlint does not know read as vLLM, a Dynamo worker) already
             says which engine release kvlint assumed for an image tag that names none, so KV208 does not
             repeat it.
@@ -398,6 +400,7 @@ class ServingConfig:
     command_loc: Loc | None = None
     version_loc: Loc | None = None
     joins: JoinedEngine | None = None
+    apart_from: JoinedEngine | None = None
     release_noted: bool = False
     env_unread: tuple[tuple[str | None, str], ...] = ()
 

@@ -220,6 +220,10 @@ def test_a_follower_on_another_gpu_type_than_its_leader_is_said(tmp_path: Path) 
     (d,) = [d for d in res.diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]
     assert d.severity == "warning" and "overstates the KV cache" in d.message
     assert "H100" in d.message and "H200" in d.message
+    # the follower is also sized on its own GPU (kvlint.pipeline._other_gpu_than_leader): the message says so
+    assert "this node on its own GPU" in d.message
+    (worker,) = [cr for cr in res.containers if cr.container_name == "vllm-worker"]
+    assert worker.plan is not None and worker.serving.joins is None and worker.serving.apart_from is not None
     # the other way round: the leader's GPU is the smaller, its plan holds (info)
     f.write_text(_with_gpus(text, "nvidia-h100-80gb", "nvidia-h200-141gb"))
     (d,) = [d for d in _run(f).diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]

@@ -492,6 +492,10 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
         return
+    if s.apart_from is not None:  # a follower sized on its own GPU: still one engine with its leader's
+        leader_p = _leader_placement(ctx)
+        if leader_p is not None:
+            yield from _group_gpu_type(ctx, leader_p)
     counted = _counted_as(ctx)
     if counted == "neuron":
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
@@ -674,7 +678,7 @@ def _leader_placement(ctx: RuleContext) -> Placement | None:
     """Where the leader pod of a joined worker's group lands (its engine container's placement, as the leader's own
     analysis resolves it from its PodSpec, the user's annotation, the site's tables and the default accelerator),
     or None when the object holds no leader."""
-    w, joins = ctx.workload, ctx.serving.joins
+    w, joins = ctx.workload, ctx.serving.joins or ctx.serving.apart_from
     if w.leader is None or joins is None:
         return None
     from kvlint.accelerators import workload_placement
@@ -709,7 +713,7 @@ def _group_gpu_type(ctx: RuleContext, leader_p: Placement) -> Iterator[Diagnosti
     KV cache, or the worker's share of the weights may not fit at all), info otherwise. Not compared when either
     GPU is unknown, ``--accelerator`` names one for every pod, or the pods are placed from a live cluster."""
     p, s = ctx.placement, ctx.serving
-    joins = s.joins
+    joins = s.joins or s.apart_from
     assert p is not None and joins is not None
     mine, theirs = p.accelerator, leader_p.accelerator
     if mine is None or theirs is None or mine.id == theirs.id or ctx.options.accelerator:
@@ -719,14 +723,25 @@ def _group_gpu_type(ctx: RuleContext, leader_p: Placement) -> Iterator[Diagnosti
     my_mem, their_mem = p.memory_bytes or mine.memory_bytes, leader_p.memory_bytes or theirs.memory_bytes
     smaller = my_mem < their_mem
     leader = joins.leader_container or "the leader"
+    apart = (
+        s.joins is None
+    )  # a follower node sized on its own GPU as well (kvlint.pipeline._other_gpu_than_leader)
+    planned = (
+        f"while kvlint plans the leader on its {theirs.name} and this node on its own GPU"
+        if apart
+        else f"while kvlint plans the group at the leader, on its {theirs.name}"
+    )
     yield ctx.finding(
         f"this worker pod lands on {mine.name} ({p.how}) but its leader ({leader}) on {theirs.name} "
         f"({leader_p.how}); the multi-node engine is one, and {ENGINE_NAMES[ctx.engine]} sizes the KV cache of "
-        "every rank by the smallest GPU's memory, while kvlint plans the group at the leader, on its "
-        f"{theirs.name}"
+        f"every rank by the smallest GPU's memory, {planned}"
         + (
             f": with {gib(my_mem)} here against {gib(their_mem)} there, the leader's plan "
-            "overstates the KV cache (or this node's share of the weights does not fit)"
+            + (
+                "overstates the KV cache (this node's own plan is the engine's)"
+                if apart
+                else "overstates the KV cache (or this node's share of the weights does not fit)"
+            )
             if smaller
             else f" ({gib(their_mem)}, the smaller: the leader's plan holds)"
         ),
