@@ -41,7 +41,9 @@ def _plan(version: str):
         kv_cache_dtype=c["kv_cache_dtype"],
         kv_cache_memory_bytes=10 * GiB,
     )
-    return plan_vllm_detailed(s, m, int(23.59 * GiB), gpu_name="NVIDIA GeForce RTX 3090", compute_capability="8.6")
+    return plan_vllm_detailed(
+        s, m, int(23.59 * GiB), gpu_name="NVIDIA GeForce RTX 3090", compute_capability="8.6"
+    )
 
 
 def test_gt_310_prints_concurrency_times_length() -> None:
