@@ -490,6 +490,8 @@ SKIP: dict[str, str] = {
     "gt-310": "local AutoRound INT4 checkpoint (weight bytes unknown) with its MTP head; no KV GiB line in the stored "
     "excerpt. Its v0.20.1 token line (619,479 = 2.36x x 262,144) is checked against the release's formula "
     "(tests/test_vllm_capacity_line.py)",
+    "gt-311": "a refusal of the repository's long-text compose (Qwen3.6-27B AutoRound INT4, 180K at 0.93 on one RTX "
+    "3090): checkpoint, draft and release not in the stored comment (weight bytes unknown)",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",
