@@ -478,6 +478,20 @@ SKIP: dict[str, str] = {
     "one RTX 3090); figures quoted in prose",
     "gt-305": "DeepSeek-V4-Flash-0731 config not in the library and the figure (156.9x at 1M, DP 8) quoted in prose, "
     "whether per rank or summed not said",
+    "gt-306": "local AutoRound INT4 checkpoint (weight bytes unknown) with a DFlash draft whose config is not in the "
+    "library; the compose's flags are cut in the stored excerpt (a 0.20.1rc1 nightly, before 0.20.1 in PEP 440 "
+    "order, whose 67,728 tokens with 1.06x at 180,000 are not concurrency x length: 0.20.0's block formula)",
+    "gt-307": "local AutoRound INT4 checkpoint (weight bytes unknown) with a DFlash draft whose config is not in the "
+    "library (0.20.2rc1 nightly); only the KV GiB line is in the stored excerpt",
+    "gt-308": "local AutoRound INT4 checkpoint (weight bytes unknown); the command, and any draft, not in the stored "
+    "excerpt",
+    "gt-309": "local Qwen3.8-27B FP8 checkpoint: config not in the corpus or the catalogue; flags and release cut in "
+    "the stored excerpt",
+    "gt-310": "local AutoRound INT4 checkpoint (weight bytes unknown) with its MTP head; no KV GiB line in the stored "
+    "excerpt. Its v0.20.1 token line (619,479 = 2.36x x 262,144) is checked against the release's formula "
+    "(tests/test_vllm_capacity_line.py)",
+    "gt-311": "a refusal of the repository's long-text compose (Qwen3.6-27B AutoRound INT4, 180K at 0.93 on one RTX "
+    "3090): checkpoint, draft and release not in the stored comment (weight bytes unknown)",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",

@@ -145,14 +145,17 @@ def test_sglang_per_rank_weights_hold_the_replicated_modules_as_vllm() -> None:
     """SGLang builds the same modules whole on every TP rank (sglang@0.5.23 models/deepseek_v2.py: fused_qkv_a_proj_
     with_mqa ``ReplicatedLinear``, ``MoEGate`` a plain parameter; the same in the 0.4.10 – 0.5.18 wheels): TP 8 on the
     AWQ checkpoint's stored size holds 7/8 of them more per rank than an even split. Failed before: SGLang's plan
-    divided the whole checkpoint by TP."""
+    divided the whole checkpoint by TP. After loading, each rank also holds the MLA ``w_kc`` / ``w_vc`` copies of its
+    heads' ``kv_b_proj`` (``mla_absorbed_copy_bytes``, tests/test_sglang_dsa.py), which the checkpoint does not store."""
     from kvlint.engines import parse_command_line
-    from kvlint.memory.sglang import plan_sglang_detailed
+    from kvlint.memory.sglang import mla_absorbed_copy_bytes, plan_sglang_detailed
 
     spec = resolve_model(str(AWQ_DIR), allow_hub=False)
     total = _index_total()
     tp = 8
-    expected = total / tp + _whole_on_every_rank() * (1 - 1 / tp)
+    copies = mla_absorbed_copy_bytes(spec, tp, 2)[0]  # AWQ runs in float16
+    assert copies > 0
+    expected = total / tp + _whole_on_every_rank() * (1 - 1 / tp) + copies
     argv = [
         "python",
         "-m",
@@ -173,7 +176,10 @@ def test_sglang_per_rank_weights_hold_the_replicated_modules_as_vllm() -> None:
         ["python", "-m", "sglang.launch_server", "--model-path", "x", "--quantization", "awq"], "0.5.23"
     )
     s1.version = "0.5.23"
-    assert plan_sglang_detailed(s1, spec, 900 * GiB, gpus=1).plan.weights_bytes == total
+    assert (
+        plan_sglang_detailed(s1, spec, 900 * GiB, gpus=1).plan.weights_bytes
+        == total + mla_absorbed_copy_bytes(spec, 1, 2)[0]
+    )
 
 
 def test_tgi_per_shard_weights_hold_mla_a_projections_and_routers_but_never_kv_copies() -> None:

@@ -739,6 +739,49 @@ _SG_DEEPSEEK_V2_ARCHS = frozenset(
 )
 
 
+def mla_absorbed_copy_bytes(model: ModelSpec, head_ranks: int, dbytes: int) -> tuple[int, str]:
+    """Bytes per rank of the ``w_kc`` / ``w_vc`` copies of MLA's ``kv_b_proj`` that SGLang's DeepSeek-V2 family keeps
+    beside the projection itself, summed over the decoder layers (a pipeline stage holds its layers' share), and a
+    note saying what they are; ``(0, "")`` for other models.
+
+    Source: ``DeepseekV2ForCausalLM.post_load_weights`` (sglang@0.5.3 and 0.5.4 ``srt/models/deepseek_v2.py``;
+    ``DeepseekWeightLoader`` in ``srt/models/deepseek_common/deepseek_weight_loader.py`` in the 0.5.13 and 0.5.23
+    wheels, the same code), run at the end of the weight loading, before SGLang measures the free memory the KV pool
+    is sized from: ``w = kv_b_proj.weight`` is split into ``w_kc`` (``transpose(1, 2).contiguous()``) and ``w_vc``
+    (``contiguous()``), new tensors of ``kv_lora_rank x local heads x (qk_nope_head_dim + v_head_dim)`` elements
+    in all, while ``kv_b_proj`` stays loaded. An fp8 checkpoint with 128 x 128 blocks is first dequantized to
+    bfloat16 (``block_quant_dequant(..., torch.bfloat16)``), so its copies take 2 B per element; an fp8 checkpoint
+    without blocks is requantized per tensor (``channel_quant_to_tensor_quant``, 1 B); the others keep the loaded
+    weight's dtype (the model dtype, ``dbytes``; AWQ's ``awq_dequantize``, **[assumed]** 2 B).
+    ``head_ranks``: the ranks the attention heads are split over (the attention-TP group with DP attention).
+    Not modelled: ``SGLANG_USE_DEEPGEMM_BMM`` (``SGL_USE_DEEPGEMM_BMM`` in 0.5.3) on a Hopper GPU, which keeps fp8
+    copies (1 B per element) instead.
+    """
+    arch = model.architectures[0] if model.architectures else ""
+    if not model.is_mla or arch not in _SG_DEEPSEEK_V2_ARCHS:
+        return 0, ""
+    t = model.text_config or model.config
+    kv_lora = as_int(t.get("kv_lora_rank")) or 0
+    nope = as_int(t.get("qk_nope_head_dim")) or 0
+    v_dim = as_int(t.get("v_head_dim")) or nope
+    layers = sum(1 for layer in model.layers if layer.kind == "mla")
+    heads = max(1, model.num_attention_heads // max(1, head_ranks))
+    if not (kv_lora and nope and layers):
+        return 0, ""
+    qc = model.quant_config or {}
+    if model.quant_method == "fp8":
+        elem, how = (
+            (2, "bfloat16, dequantized from the fp8 blocks") if qc.get("weight_block_size") else (1, "fp8")
+        )
+    else:
+        elem, how = dbytes, "the weight's dtype"
+    size = layers * heads * (nope + v_dim) * kv_lora * elem
+    return size, (
+        f"MLA w_kc / w_vc: copies of kv_b_proj SGLang keeps after loading ({layers} layers x {heads} heads x "
+        f"{nope + v_dim} x {kv_lora} x {elem} B, {how}): +{size / GiB:.2f} GiB per rank"
+    )
+
+
 #: From this release the DeepSeek-V2 family's input embedding is split over the attention-TP group with DP attention
 #: (``use_attn_tp_group=is_dp_attention_enabled()`` in the 0.5.8 wheel's models/deepseek_v2.py; before it, 0.5.3 -
 #: 0.5.7, ``enable_tp=not is_dp_attention_enabled()``: the whole table on every rank)
@@ -970,6 +1013,10 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    absorbed, absorbed_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes)
+    if absorbed:
+        repl += absorbed
+        model_notes.append(absorbed_note)
     embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
     if attn_tp < tp:
         first_arch = model.architectures[0] if model.architectures else ""

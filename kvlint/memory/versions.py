@@ -367,9 +367,14 @@ def fit_check_whole_model_under_pp(v: Version) -> bool:
 
 
 def capacity_is_concurrency_times_len(v: Version) -> bool:
-    """From 0.21.0 "GPU KV cache size" = int(max_concurrency x max_model_len)
-    (``vllm@0.33.0:vllm/v1/core/kv_cache_utils.py::get_kv_cache_capacity``, §1.4)."""
-    return v >= (0, 21, 0)
+    """From 0.20.1 "GPU KV cache size" = int(max_concurrency x max_model_len) (§1.4).
+
+    ``vllm/v1/core/kv_cache_utils.py::_report_kv_cache_config`` of the 0.20.1 wheel ("GPU KV cache size in tokens =
+    max_concurrency * max_model_len"; the same in 0.22.0, 0.23.0 and, through ``get_kv_cache_capacity``, 0.33.0),
+    where the 0.20.0 wheel still prints ``num_blocks // len(kv_cache_groups) * min_block_size``. gt-310 (a v0.20.1
+    start-up, its ``kv_cache_utils.py:1708`` line the 0.20.1 wheel's) prints 619,479 tokens = 2.36x x 262,144 for a
+    hybrid model, which the older formula cannot give. kvlint had 0.21.0."""
+    return v >= (0, 20, 1)
 
 
 def cudagraph_subtracted_by_default(v: Version) -> bool:
