@@ -128,9 +128,10 @@ def _config_file_argv(
     ``k`` gives ``--k``; ``true`` the bare flag, ``false`` nothing (SGLang adds ``--k false`` for a boolean option
     that is not a switch: rare, read here as the switch), a list ``--k item...``, any other value ``--k value``
     (an empty value, ``None``, is left out). SOURCE: sglang ``python/sglang/srt/server_args_config_parser.py``
-    ``ConfigArgumentMerger._convert_config_to_args`` (sgl-project/sglang@03bd2f16). Raises ValueError when the
-    file is not a mapping of names to values or its aliases expand it beyond its size, yaml.YAMLError when it is
-    not YAML (SGLang's ``yaml.safe_load`` fails then too)."""
+    ``ConfigArgumentMerger._convert_config_to_args`` (the sglang 0.5.5 wheel; the same at
+    sgl-project/sglang@03bd2f16). Raises ValueError when the file is not a mapping of names to values or its
+    aliases expand it beyond its size, yaml.YAMLError when it is not YAML (SGLang's ``yaml.safe_load`` fails then
+    too)."""
     from kvlint.engines.vllm import _check_expansion, _node_value
 
     try:
@@ -185,8 +186,8 @@ def _with_config_file(
     """``argv`` with SGLang's ``--config FILE`` applied as SGLang applies it: the file's arguments
     (:func:`_config_file_argv`) first, then the command line without ``--config FILE``, so that a command-line
     value wins (sglang ``server_args_config_parser.py`` ``ConfigArgumentMerger.merge_config_with_args`` /
-    ``_insert_config_args``: "CLI > Config > Defaults", sgl-project/sglang@03bd2f16; ``prepare_server_args``
-    calls it when ``--config`` is in the arguments, SGLang 0.5.1 and later). Only the exact word ``--config``
+    ``_insert_config_args``: "CLI > Config > Defaults", the sglang 0.5.5 wheel and sgl-project/sglang@03bd2f16;
+    ``prepare_server_args`` calls it when ``--config`` is in the arguments, SGLang 0.5.1 and later). Only the exact word ``--config``
     counts, as there. The file is read through ``config_loader`` (a ConfigMap mounted at that path); when it is
     not among the inputs, unreadable or not YAML, a KV503 warning on ``col`` says its settings are unknown and
     the command line is read alone."""
