@@ -429,6 +429,46 @@ def test_azure_amd_tpu_labels() -> None:
     assert place({"kubernetes.azure.com/accelerator": "nvidia"}).accelerator is None
 
 
+def test_coreweave_gpu_class_label() -> None:
+    """CoreWeave's gpu.nvidia.com/class (coreweave/kubernetes-cloud coreweave-kubernetes/node-types.md): in a
+    nodeSelector or a required affinity, the class names the board; several classes -> the smallest."""
+    a5000 = place({"gpu.nvidia.com/class": "RTX_A5000"})
+    assert a5000.accelerator.id == "nvidia-rtx-a5000" and "CoreWeave class RTX_A5000" in a5000.how  # type: ignore[union-attr]
+    assert place({"gpu.nvidia.com/class": "A100_NVLINK_80GB"}).accelerator.id == "nvidia-a100-sxm4-80gb"  # type: ignore[union-attr]
+    assert place({"gpu.nvidia.com/class": "h100_pcie"}).accelerator.id == "nvidia-h100-pcie-80gb"  # type: ignore[union-attr]
+    either = place(affinity=affinity([("gpu.nvidia.com/class", "In", ["A100_PCIE_80GB", "A40"])]))
+    assert either.accelerator.id == "nvidia-a40" and "nvidia-a100-pcie-80gb" in {  # type: ignore[union-attr]
+        a.id for a in either.candidates
+    }
+    # a class of the table whose board the catalogue lacks, and a value the table does not have: no GPU, said why
+    rtx4000 = place({"gpu.nvidia.com/class": "Quadro_RTX_4000"})
+    assert rtx4000.accelerator is None and "not in the catalogue" in rtx4000.how
+    assert place({"gpu.nvidia.com/class": "H200_SXM5_141GB"}).accelerator is None
+    # a value not in CoreWeave's table (other clusters reuse the key) does not decide: a later label still does
+    ori = place({"gpu.nvidia.com/class": "L40S", "node.kubernetes.io/instance-type": "g6e.xlarge"})
+    assert ori.accelerator.id == "nvidia-l40s" and "g6e.xlarge" in ori.how  # type: ignore[union-attr]
+    # GFD's product label, more specific, still decides when both are given
+    both = place({"gpu.nvidia.com/class": "A40", "nvidia.com/gpu.product": "NVIDIA-L40S"})
+    assert both.accelerator.id == "nvidia-l40s"  # type: ignore[union-attr]
+
+
+def test_coreweave_class_table_matches_its_vram_column() -> None:
+    """Each class's board has the VRAM CoreWeave's table gives it (its "table" text, "A40, Ampere, 48 GB"):
+    the catalogue memory (CUDA total) within 10% below the marketed size."""
+    table = json.loads(DATA.read_text(encoding="utf-8"))["labels"]["coreweave_gpu_class"]
+    assert table["source"].startswith("github:coreweave/kubernetes-cloud/coreweave-kubernetes/node-types.md@")
+    mapped = 0
+    for value, row in table["values"].items():
+        gb = int(row["table"].rsplit(", ", 1)[1].removesuffix(" GB"))
+        if row["id"] is None:
+            assert row.get("note"), value
+            continue
+        mapped += 1
+        mem = catalogue()[row["id"]].memory_bytes
+        assert 0.9 * gb * 1e9 <= mem <= gb * 1e9 * 1.08, (value, row["id"], mem)
+    assert mapped >= 10
+
+
 # --------------------------------------------------------------------------------------------------
 # MIG, sharing, unknown products
 

@@ -392,3 +392,36 @@ def test_a_version_of_thousands_of_digits_names_no_release(tmp_path: Path) -> No
     assert "names no vLLM release" in kv208.message
     (c,) = [c for c in result.containers if c.serving is not None]
     assert c.serving.model is not None and c.serving.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_an_sglang_release_named_inline_in_a_tag_is_read_for_sglang_only(tmp_path: Path) -> None:
+    """OME's GLM runtime (sgl-project/ome config/runtimes/srt/zai-org/glm-text-fp8-tp8-rt.yaml) runs SGLang on the
+    SGLang model gateway image ``ghcr.io/lightseekorg/smg:1.3.2-sglang-v0.5.9``, whose tag names the SGLang it
+    bundles (1.3.2 is the gateway's own version). The container was "KV208 the tag names no SGLang release" and
+    planned with the newest release modelled; it is read with the release the tag names (step 3, an image kvlint
+    does not know as SGLang's release image: --engine-version still wins), and a vLLM container on such an image
+    gets no release from it."""
+    from kvlint.engines.images import engine_release, engine_version
+
+    image = "ghcr.io/lightseekorg/smg:1.3.2-sglang-v0.5.9"
+    assert engine_version(image) == "0.5.9"
+    assert engine_release(image, "sglang", None) == "0.5.9"
+    assert engine_release(image, "sglang", "0.5.5") == "0.5.5"
+    assert engine_release(image, "vllm", None) is None
+    # the release images keep their own tags' reading
+    assert engine_release("lmsysorg/sglang:v0.5.5.post3-cu126", "sglang", None) == "0.5.5.post3"
+    p = tmp_path / "smg.yaml"
+    p.write_text(
+        _pod(
+            "smg",
+            f"    image: {image}\n    command: [python3, -m, sglang.launch_server, --model-path, {_MODEL}, "
+            '--context-length, "8192"]\n',
+        )
+    )
+    args = ["check", "--offline", "--no-config", "--accelerator", "h100", "--format", "json", str(p)]
+    r = CliRunner().invoke(main, args)
+    report = json.loads(r.stdout)
+    (w,) = [w for w in report["workloads"] if w["name"] == "smg"]
+    assert w["engine_version"] == "0.5.9"
+    assert w["plan"] is not None and w["plan"]["engine_version"] == "0.5.9", w["plan"]
+    assert not [d for d in report["diagnostics"] if d["rule"] == "KV208"]

@@ -67,3 +67,94 @@ def test_node_rank_and_dist_init_addr_are_not_unresolved_variables() -> None:
     result = run_documents(load_text(LWS, "lws.yaml"), Options(allow_hub=False))
     unresolved = [d for d in result.diagnostics if d.rule == "KV503" and "cannot resolve" in d.message]
     assert unresolved == []
+
+
+# The worker index read from the pod label LWS sets (kubernetes-sigs/lws WorkerIndexLabelKey), through the downward
+# API, as llmaz's multi-node Service example (docs/examples/multi-nodes/service.yaml) and many LWS manifests do.
+FIELD_REF = """\
+            env:
+            - name: LWS_WORKER_INDEX
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']
+            - name: GROUP
+              valueFrom: {fieldRef: {fieldPath: "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"}}
+            - name: SIZE
+              valueFrom: {fieldRef: {fieldPath: "metadata.annotations['leaderworkerset.sigs.k8s.io/size']"}}
+            - name: POD
+              valueFrom: {fieldRef: {fieldPath: metadata.name}}
+"""
+
+LLMAZ = (
+    """\
+apiVersion: llmaz.io/v1alpha1
+kind: OpenModel
+metadata: {name: qwen}
+spec:
+  familyName: qwen2
+  source: {modelHub: {modelID: Qwen/Qwen2.5-7B-Instruct}}
+---
+apiVersion: inference.llmaz.io/v1alpha1
+kind: Service
+metadata: {name: qwen}
+spec:
+  modelClaims: {models: [{name: qwen}]}
+  replicas: 1
+  workloadTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: model-runner
+            image: lmsysorg/sglang:v0.5.5
+"""
+    + FIELD_REF
+    + """\
+            command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct, --tp, "2",
+                      --dist-init-addr, $(LWS_LEADER_ADDRESS):20000, --nnodes, $(LWS_GROUP_SIZE),
+                      --node-rank, $(LWS_WORKER_INDEX), --context-length, "8192"]
+            resources: {limits: {nvidia.com/gpu: "1"}}
+    workerTemplate:
+      spec:
+        containers:
+          - name: model-runner
+            image: lmsysorg/sglang:v0.5.5
+"""
+    + FIELD_REF
+    + """\
+            command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct, --tp, "2",
+                      --dist-init-addr, $(LWS_LEADER_ADDRESS):20000, --nnodes, $(LWS_GROUP_SIZE),
+                      --node-rank, $(LWS_WORKER_INDEX), --context-length, "8192"]
+            resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+)
+
+
+def test_worker_index_from_the_lws_label_is_the_pods_index() -> None:
+    workloads = find_workloads(load_text(LLMAZ, "llmaz.yaml").documents)
+    leader, worker = (w for w in workloads if w.pod_spec.get("containers"))
+    assert _env(leader)["LWS_WORKER_INDEX"] == "0" and _env(worker)["LWS_WORKER_INDEX"] == "1"
+    assert _env(leader)["GROUP"] == "0" and _env(worker)["SIZE"] == "2"
+    # a field LWS does not set stays as written (kvlint cannot know the pod's name)
+    assert _env(worker)["POD"] is None
+    # the value is located at the fieldPath it comes from
+    (c,) = worker.pod_spec["containers"]
+    entry = next(e for e in c["env"] if e["name"] == "LWS_WORKER_INDEX")
+    assert (
+        entry.locs["value"].line
+        == LLMAZ.splitlines().index(
+            "                  fieldPath: metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']", 40
+        )
+        + 1
+    )
+
+
+def test_the_worker_from_the_label_is_sized_with_its_leader_not_twice() -> None:
+    result = run_documents(load_text(LLMAZ, "llmaz.yaml"), Options(allow_hub=False))
+    unresolved = [d for d in result.diagnostics if d.rule == "KV503" and "cannot resolve" in d.message]
+    assert unresolved == []
+    # the worker (node rank 1) runs no scheduler of its own: only the leader's pod is planned, as for a
+    # LeaderWorkerSet whose env LWS fills in
+    planned = [d for d in result.diagnostics if d.rule == "KV501"]
+    worker_line = LLMAZ.splitlines().index("    workerTemplate:") + 1
+    assert len(planned) == 1 and planned[0].loc is not None and planned[0].loc.line < worker_line

@@ -26,7 +26,7 @@ from kvlint.workloads.base import (
     with_injected_env,
 )
 from kvlint.workloads.find import _NO_DESCEND, _structural
-from kvlint.workloads.lws import lws_env
+from kvlint.workloads.lws import lws_env, lws_fields
 from kvlint.workloads.merge import MERGE_KEYS, _copy, strategic_merge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +181,7 @@ def _reference_structural(doc: Document) -> list[Workload]:
                     and isinstance(node, LDict)
                     and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
                 ):
-                    ps = with_injected_env(node, lws_env(group_size, role))
+                    ps = with_injected_env(node, lws_env(group_size, role), lws_fields(group_size, role))
                 yield make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size)
             else:
                 runner = node.get("runner")

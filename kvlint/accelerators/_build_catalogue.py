@@ -274,7 +274,7 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
     lc, xlc = research["label_conventions"], extra.get("label_conventions") or {}
     gfd_extra = (xlc.get("nvidia_gpu_feature_discovery") or {}).get("product_values_observed") or []
     lc["nvidia_gpu_feature_discovery"].setdefault("product_values_observed", []).extend(gfd_extra)
-    for key in ("amd_gpu_device_ids", "amd_gpu_vram"):
+    for key in ("amd_gpu_device_ids", "amd_gpu_vram", "coreweave_gpu_class"):
         if key in xlc:
             lc[key] = xlc[key]
     for provider, rows in (extra.get("instance_types") or {}).items():
@@ -729,7 +729,23 @@ def build_labels(
             "source": (lc.get("amd_gpu_vram") or {}).get("source"),
             "rule": (lc.get("amd_gpu_vram") or {}).get("rule"),
         },
+        "coreweave_gpu_class": _coreweave_classes(lc.get("coreweave_gpu_class") or {}, ids),
     }
+
+
+def _coreweave_classes(table: dict[str, Any], ids: set[str]) -> dict[str, Any]:
+    """CoreWeave ``gpu.nvidia.com/class`` values (the supplement's ``coreweave_gpu_class``) -> ``{id, table,
+    note}``; an id the catalogue lacks is an error (a typo would silently leave the class unknown)."""
+    values: dict[str, dict[str, Any]] = {}
+    for row in table.get("values") or []:
+        gid = row.get("id")
+        if gid is not None and gid not in ids:
+            raise SystemExit(f"coreweave_gpu_class {row['value']}: {gid} is not a catalogue id")
+        item: dict[str, Any] = {"id": gid, "table": row.get("table", "")}
+        if row.get("note"):
+            item["note"] = row["note"]
+        values[str(row["value"])] = item
+    return {"source": table.get("source"), "rule": table.get("rule"), "values": values}
 
 
 def _profile_memory(p: dict[str, Any]) -> tuple[int | None, str, str | None]:

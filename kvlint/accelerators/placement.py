@@ -14,10 +14,10 @@ Precedence (first that decides wins):
 
 Inside a set of node labels the most specific key decides, in this order: ``nvidia.com/gpu.product``
 (GFD), ``cloud.google.com/gke-accelerator``, ``cloud.google.com/gke-tpu-accelerator``,
-``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, ``amd.com/gpu.product-name``
-(and its ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` / ``beta.amd.com/gpu.device-id`` (AMD node
-labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is read too),
-``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
+``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, CoreWeave's
+``gpu.nvidia.com/class``, ``amd.com/gpu.product-name`` (and its ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` /
+``beta.amd.com/gpu.device-id`` (AMD node labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is
+read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
 (``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
 types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), then ``nvidia.com/gpu.memory``
 alone (a GPU not in the catalogue, described by its labels) and last ``amd.com/gpu.vram`` alone. A GFD product
@@ -25,7 +25,8 @@ that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settle
 when given, else the smaller board is taken and the other kept as a candidate. Label meanings
 and value tables come from the catalogue's ``label_conventions`` (GFD: NVIDIA k8s-device-plugin
 ``internal/lm/resource.go``; GKE: cloud.google.com/kubernetes-engine docs; Karpenter AWS/Azure
-provider docs), as recorded with sources in ``kvlint/data/accelerators.json``.
+provider docs; CoreWeave: coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``), as recorded with
+sources in ``kvlint/data/accelerators.json``.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ GKE_MAX_SHARED = "cloud.google.com/gke-max-shared-clients-per-gpu"
 KARPENTER_GPU = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
 AZURE_GPU = "karpenter.azure.com/sku-gpu-name"
+#: CoreWeave Cloud's GPU-type node label (coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``): values
+#: such as ``A100_NVLINK_80GB``, ``RTX_A5000`` (the catalogue's ``coreweave_gpu_class`` table).
+COREWEAVE_CLASS = "gpu.nvidia.com/class"
 AMD_PRODUCT = "amd.com/gpu.product-name"
 AMD_PRODUCT_BETA = "beta.amd.com/gpu.product-name"
 AMD_DEVICE_ID = "amd.com/gpu.device-id"
@@ -74,6 +78,7 @@ LABEL_ORDER = (
     GKE_TPU,
     KARPENTER_GPU,
     AZURE_GPU,
+    COREWEAVE_CLASS,
     AMD_PRODUCT,
     AMD_PRODUCT_BETA,
     AMD_DEVICE_ID,
@@ -255,6 +260,17 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.acc = cands[0]
         else:
             c.notes.append(f"{v} is {'not a GPU in the catalogue' if known else 'not a known GPU name'}")
+        return c
+    if key == COREWEAVE_CLASS:
+        c.acc, row, known = cat.coreweave_gpu_class(v)
+        if not known:
+            # other clusters reuse the key with values of their own (Ori's "L40S"): not CoreWeave's, so not read
+            return None
+        c.notes.append(
+            f"CoreWeave class {v} = {row}"
+            if c.acc is not None
+            else f"CoreWeave class {v} ({row}) is not in the catalogue"
+        )
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
         c.acc = cat.amd_product_name(v)

@@ -128,6 +128,9 @@ class _Catalogue:
         self.amd: dict[str, str] = {
             k.lower(): v["id"] for k, v in labels["amd_gpu_product_name"]["values"].items()
         }
+        self.coreweave: dict[str, dict[str, Any]] = {
+            k.lower(): v for k, v in (labels.get("coreweave_gpu_class") or {}).get("values", {}).items()
+        }
         self.amd_dev: dict[str, dict[str, Any]] = {
             k.lower(): v for k, v in (labels.get("amd_gpu_device_id") or {}).get("values", {}).items()
         }
@@ -367,6 +370,18 @@ def azure_gpu_name(value: str) -> tuple[list[Accelerator], bool]:
     if row is None:
         return [], False
     return [_cat().accelerators[i] for i in row.get("ids", [])], True
+
+
+def coreweave_gpu_class(value: str) -> tuple[Accelerator | None, str, bool]:
+    """CoreWeave's ``gpu.nvidia.com/class`` value (``A100_NVLINK_80GB``, ``RTX_A5000``) -> (accelerator, the row of
+    CoreWeave's Node Types table it names, known value); the table is the catalogue's ``coreweave_gpu_class``
+    (coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``). Matched without regard to case; a known
+    class whose board the catalogue lacks (``Quadro_RTX_4000``) gives None with ``known`` True."""
+    row = _cat().coreweave.get(str(value).strip().lower())
+    if row is None:
+        return None, "", False
+    gid = row.get("id")
+    return (_cat().accelerators[gid] if gid else None), str(row.get("table") or ""), True
 
 
 def amd_product_name(value: str) -> Accelerator | None:

@@ -1190,6 +1190,7 @@ def _dispatch_argv(
             image=image,
             env=env,
             env_locs=env_locs,
+            config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
         )
@@ -1274,6 +1275,8 @@ def _dispatch_argv(
         image=image,
         sources=sources,
         runtime_template=runtime_template,
+        config_loader=config_loader,
+        map_config_pos=scalar_position,
     )
 
 
@@ -1697,6 +1700,7 @@ def _dynamo(
     image: str,
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
+    config_loader=None,
     version_override: str | None = None,
     runtime_template: bool = False,
 ) -> ServingConfig:
@@ -1705,7 +1709,9 @@ def _dynamo(
     components/src/dynamo/vllm/args.py ``parse_args``: ``parse_known_args`` for Dynamo's groups, the rest to
     vLLM's ``AsyncEngineArgs`` parser; the SGLang worker likewise with SGLang's ``ServerArgs``). kvlint reads
     the arguments with the engine's parser and takes the options the engine does not know as Dynamo's own,
-    saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does)."""
+    saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does). A ``--config FILE`` among the
+    arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
+    ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752)."""
     engine = _DYNAMO[found.engine]
     sub = _Found(engine, found.argv, False, found.loc)
     return _as_dynamo_worker(
@@ -1715,6 +1721,7 @@ def _dynamo(
             image=image,
             env=env,
             env_locs=env_locs,
+            config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
         ),

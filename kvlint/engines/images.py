@@ -59,6 +59,9 @@ __all__ = [
 _LONG_NUMBER = re.compile(r"\d{21}")
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
+#: An SGLang release named inline in an image's name or tag, as a build that bundles it says which (the
+#: SGLang model gateway image OME's GLM runtime runs, ``ghcr.io/lightseekorg/smg:1.3.2-sglang-v0.5.9``).
+_INLINE_SGLANG_RE = re.compile(r"sglang[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
 _DLC_TGI_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?\.")
 
 #: Ray release -> the vLLM release a ``rayproject/ray-llm`` (or ``anyscale/ray-llm``) image of it runs: the
@@ -478,6 +481,9 @@ def engine_version(image: str) -> str | None:
     m = _INLINE_VLLM_RE.search(path) or (_INLINE_VLLM_RE.search(tag) if tag else None)
     if m:
         return m.group(1)
+    inline = inline_engine(image)
+    if inline is not None:
+        return inline[1]
     if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
         return None
     if dynamo_runtime(image) is not None:
@@ -502,6 +508,19 @@ def engine_version(image: str) -> str | None:
     # ``0.5.5post3`` -> ``0.5.5.post3`` (normalise the separator).
     version = re.sub(r"(?<=\d)(post|rc|dev)", r".\1", version).replace("..", ".")
     return version
+
+
+def inline_engine(image: str) -> tuple[str, str] | None:
+    """``("sglang", release)`` when an image's name or tag names an SGLang release inline (``...-sglang-v0.5.9``,
+    ``sglang0.4.6``), else None: a build that bundles SGLang and says which one in its tag, as the SGLang model
+    gateway image ``ghcr.io/lightseekorg/smg:1.3.2-sglang-v0.5.9`` (OME ``config/runtimes/srt/zai-org/
+    glm-text-fp8-tp8-rt.yaml``) whose tag's own version (1.3.2) is the gateway's. vLLM's inline form
+    (``vllm0.5.0``, ``_vllm_0.8.5``) is read by :func:`engine_version` as before; this one names its engine so
+    that :func:`engine_release` gives the release only to a container that runs SGLang."""
+    repo, tag, _digest = split_image(image)
+    path = _repo_path(repo)
+    m = _INLINE_SGLANG_RE.search(path) or (_INLINE_SGLANG_RE.search(tag) if tag else None)
+    return ("sglang", m.group(1)) if m else None
 
 
 def unreleased_tag(image: str, *, engine_tag: bool = True) -> str | None:
@@ -544,7 +563,9 @@ def engine_release(image: str, engine: str, option: str | None) -> str | None:
        version (step 3).
     3. The release read from such an image: the tag of a fork or custom build whose name mentions the engine
        (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0`` -> ``0.1.0``, ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1``
-       -> ``0.5.0``), the vLLM a ``rayproject/ray-llm`` tag's Ray release requires (:data:`RAY_LLM_VLLM`), the
+       -> ``0.5.0``), the SGLang release a bundling image's tag names inline (``ghcr.io/lightseekorg/smg:
+       1.3.2-sglang-v0.5.9`` -> ``0.5.9``, :func:`inline_engine`, for SGLang only), the vLLM a
+       ``rayproject/ray-llm`` tag's Ray release requires (:data:`RAY_LLM_VLLM`), the
        vLLM a ``kserve/huggingfaceserver`` tag's KServe release installs (:data:`KSERVE_HF_VLLM`), the vLLM or
        SGLang an NVIDIA Dynamo runtime image's Dynamo release carries (:data:`DYNAMO_ENGINES`; an unlisted
        Dynamo release reads as none).
@@ -558,7 +579,10 @@ def engine_release(image: str, engine: str, option: str | None) -> str | None:
     as the engine's.
     A log's printed release (``kvlint verify``) is not an image and is decided by :mod:`kvlint.verify.compare`.
     """
-    named = (engine_of_image(image) or image_mentions_engine(image)) if image else None
+    inline = inline_engine(image) if image else None
+    named = (
+        (engine_of_image(image) or image_mentions_engine(image) or (inline and inline[0])) if image else None
+    )
     read = engine_version(image) if image and named in (None, engine) else None
     if read is not None and engine_of_image(image) == engine:
         return read  # 1: a release image of the engine pins it

@@ -12,7 +12,9 @@ sglang/srt/server_args.py::ServerArgs.add_cli_args): ``--model-path`` [``--model
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import yaml
 
 from kvlint.engines import sglang_flags_data as data
 from kvlint.engines.options import Collector, prefixed
@@ -119,6 +121,111 @@ _SWITCHES = {
 }
 
 
+def _config_file_argv(
+    text: str, at: Callable[[int, int], Loc | None]
+) -> tuple[list[str], list[Loc | None], list[str]]:
+    """The arguments SGLang makes of a ``--config`` YAML file, with the position of each: every top-level key
+    ``k`` gives ``--k``; ``true`` the bare flag, ``false`` nothing (SGLang adds ``--k false`` for a boolean option
+    that is not a switch: rare, read here as the switch), a list ``--k item...``, any other value ``--k value``
+    (an empty value, ``None``, is left out). SOURCE: sglang ``python/sglang/srt/server_args_config_parser.py``
+    ``ConfigArgumentMerger._convert_config_to_args`` (the sglang 0.5.5 wheel; the same at
+    sgl-project/sglang@03bd2f16). Raises ValueError when the file is not a mapping of names to values or its
+    aliases expand it beyond its size, yaml.YAMLError when it is not YAML (SGLang's ``yaml.safe_load`` fails then
+    too)."""
+    from kvlint.engines.vllm import _check_expansion, _node_value
+
+    try:
+        root = yaml.compose(text)
+    except RecursionError:
+        raise ValueError("the file nests deeper than PyYAML's composer reads") from None
+    if root is None:
+        return [], [], []
+    if not isinstance(root, yaml.MappingNode):
+        raise ValueError("SGLang's --config file must hold a mapping of option names to values")
+    _check_expansion(root, len(text))
+    argv: list[str] = []
+    locs: list[Loc | None] = []
+    for knode, vnode in root.value:
+        if not isinstance(knode, yaml.ScalarNode):
+            raise ValueError(f"the key on line {knode.start_mark.line + 1} is not a plain name")
+        key = str(knode.value)
+        kloc = at(knode.start_mark.line, knode.start_mark.column)
+        vloc = at(vnode.start_mark.line, vnode.start_mark.column)
+        try:
+            value = None if vnode.tag == "tag:yaml.org,2002:null" else _node_value(vnode)
+        except yaml.YAMLError:
+            raise
+        except (TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
+            raise ValueError(
+                f"the value of '{key}' on line {vnode.start_mark.line + 1} cannot be read: {type(exc).__name__}"
+            ) from None
+        if value is True:
+            argv.append("--" + key)
+            locs.append(kloc)
+        elif value is False or value is None or (isinstance(value, list) and not value):
+            continue
+        elif isinstance(value, list):
+            argv.append("--" + key)
+            locs.append(kloc)
+            argv += [str(v) for v in value]
+            locs += [vloc] * len(value)
+        else:
+            argv += ["--" + key, str(value)]
+            locs += [kloc, vloc]
+    return argv, locs, ["config"] * len(argv)
+
+
+def _with_config_file(
+    argv: list[str],
+    locs: list[Loc | None],
+    sources: list[str],
+    col: Collector,
+    config_loader: Callable[[str], tuple[str, Loc | None] | None] | None,
+    map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None,
+) -> tuple[list[str], list[Loc | None], list[str]]:
+    """``argv`` with SGLang's ``--config FILE`` applied as SGLang applies it: the file's arguments
+    (:func:`_config_file_argv`) first, then the command line without ``--config FILE``, so that a command-line
+    value wins (sglang ``server_args_config_parser.py`` ``ConfigArgumentMerger.merge_config_with_args`` /
+    ``_insert_config_args``: "CLI > Config > Defaults", the sglang 0.5.5 wheel and sgl-project/sglang@03bd2f16;
+    ``prepare_server_args`` calls it when ``--config`` is in the arguments, SGLang 0.5.1 and later). Only the exact word ``--config``
+    counts, as there. The file is read through ``config_loader`` (a ConfigMap mounted at that path); when it is
+    not among the inputs, unreadable or not YAML, a KV503 warning on ``col`` says its settings are unknown and
+    the command line is read alone."""
+    idx = [k for k, a in enumerate(argv) if a == "--config"]
+    if len(idx) != 1 or idx[0] + 1 >= len(argv):
+        return argv, locs, sources  # SGLang refuses several --config or a missing path: left to the parser
+    k = idx[0]
+    path, ploc = argv[k + 1], locs[k + 1]
+    rest = (argv[:k] + argv[k + 2 :], locs[:k] + locs[k + 2 :], sources[:k] + sources[k + 2 :])
+    what = f"--config {path}"
+    loaded = config_loader(path) if config_loader is not None else None
+    if loaded is None:
+        why_not = getattr(config_loader, "why_not", None)
+        problem = why_not(path) if callable(why_not) else None
+        col.note(
+            f"{what}: the file is {problem or 'not among the inputs (no ConfigMap provides it)'}; its settings "
+            "are unknown to kvlint",
+            ploc,
+            severity="warning",
+            fix="pass the ConfigMap that holds the file with the workload (kvlint check DEPLOYMENT.yaml "
+            "CONFIGMAP.yaml)",
+        )
+        return rest
+    text, text_loc = loaded
+
+    def at(line: int, column: int) -> Loc | None:
+        if map_config_pos is not None:
+            return map_config_pos(text_loc, text, line, column)
+        return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, column + 1)
+
+    try:
+        c_argv, c_locs, c_src = _config_file_argv(text, at)
+    except (yaml.YAMLError, ValueError) as exc:
+        col.note(f"{what} cannot be read: {exc}", text_loc or ploc, "warning")
+        return rest
+    return c_argv + rest[0], c_locs + rest[1], c_src + rest[2]
+
+
 def parse_sglang_argv(
     argv: Sequence[str],
     *,
@@ -129,6 +236,8 @@ def parse_sglang_argv(
     image: str = "",
     sources: Sequence[str] | None = None,
     runtime_template: bool = False,
+    config_loader: Callable[[str], tuple[str, Loc | None] | None] | None = None,
+    map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -138,7 +247,9 @@ def parse_sglang_argv(
     in sglang 0.4.6/0.5.5 (nor a unique prefix of one) -> KV205; bad numbers -> KV206; repeats -> KV207.
     Unknown options are skipped, never fatal. ``runtime_template``: the command is a serving-runtime template's,
     whose ``--tp-size`` the using service sets (:attr:`kvlint.engines.options.Collector.layout_from_service`).
-    Never raises.
+    ``config_loader`` (``path -> (yaml_text, position)``, a ConfigMap mounted at the path) and ``map_config_pos``
+    read a ``--config FILE`` for the releases that take it (:func:`_with_config_file`); its values are read
+    before the command line's, which win without a KV207. Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -147,6 +258,8 @@ def parse_sglang_argv(
     col = Collector("SGLang", layout_from_service=runtime_template)
     where = f"SGLang {version}" if version else "SGLang"
     table, report, known = _tables(version)
+    if "--config" in table and "--config" in argv:
+        argv, locs, sources = _with_config_file(argv, locs, sources, col, config_loader, map_config_pos)
     model: Value | None = None
     i, n = 0, len(argv)
     while i < n:

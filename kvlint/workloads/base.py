@@ -5,7 +5,7 @@ the facts a synthetic workload carries (its :class:`~kvlint.types.Workload` fiel
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -313,24 +313,49 @@ def _env_names(env: Any) -> set[str]:
     return {e["name"] for e in env if isinstance(e, dict) and isinstance(e.get("name"), str)}
 
 
-def with_injected_env(pod_spec: LDict, items: Sequence[tuple[str, str, Loc | None]]) -> LDict:
+def _field_path(e: Any) -> tuple[str | None, Loc | None]:
+    """The ``valueFrom.fieldRef.fieldPath`` of an env entry (spaces stripped) and its position; ``(None, None)``
+    when it has none."""
+    ref = get_in(e, "valueFrom", "fieldRef")
+    path = ref.get("fieldPath") if isinstance(ref, dict) else None
+    return (path.strip(), loc_of(ref, "fieldPath")) if isinstance(path, str) else (None, None)
+
+
+def with_injected_env(
+    pod_spec: LDict,
+    items: Sequence[tuple[str, str, Loc | None]],
+    fields: Mapping[str, str] | None = None,
+) -> LDict:
     """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
-    (``(name, value, position of what sets it)``), unless a container defines that name itself. The loaded
-    objects are not changed."""
+    (``(name, value, position of what sets it)``), unless a container defines that name itself. ``fields`` maps
+    downward-API field paths of the pods the operator creates to the value it gives them (a label it sets,
+    ``metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']`` -> ``"1"``): a container's env entry taking
+    its value from one (``valueFrom.fieldRef.fieldPath``) gets that value, at the entry's own position, as the
+    kubelet would resolve it in those pods. The loaded objects are not changed."""
     containers = pod_spec.get("containers")
-    if not items or not isinstance(containers, list):
+    if not (items or fields) or not isinstance(containers, list):
         return pod_spec
     ps = located_copy(pod_spec)
     new_list = LList(loc=loc_of(containers))
     for i, c in enumerate(containers):
         if isinstance(c, LDict):
             env = c.get("env")
+            old = list(env) if isinstance(env, list) else []
+            old_locs = [loc_of(env, j) for j in range(len(old))]
+            resolved = False
+            if fields:
+                for j, e in enumerate(old):
+                    path, at = _field_path(e)
+                    if path is not None and path in fields and isinstance(e.get("name"), str):
+                        at = at or old_locs[j]
+                        old[j] = ldict(
+                            at, [("name", e["name"], loc_of(e, "name")), ("value", fields[path], at)]
+                        )
+                        resolved = True
             names = _env_names(env)
             add = [(n, v, vl) for n, v, vl in items if n not in names]
-            if add:
+            if add or resolved:
                 c2 = located_copy(c)
-                old = list(env) if isinstance(env, list) else []
-                old_locs = [loc_of(env, j) for j in range(len(old))]
                 extra = [(ldict(vl, [("name", n, vl), ("value", v, vl)]), vl) for n, v, vl in add]
                 c2["env"] = llist(loc_of(c, "env") or c.loc, [*zip(old, old_locs, strict=True), *extra])
                 c = c2

@@ -42,7 +42,7 @@ from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worke
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
-from kvlint.workloads.lws import lws_env, lws_workloads, size_findings
+from kvlint.workloads.lws import lws_env, lws_fields, lws_workloads, size_findings
 from kvlint.workloads.nim import nim_container_notes, nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.ome import (
     bad_worker_size,
@@ -695,7 +695,7 @@ def _walk(
                 ):
                     # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE and the pod's index in
                     # the group, LWS_WORKER_INDEX, in its pods (kvlint.workloads.lws.lws_env)
-                    ps = with_injected_env(node, lws_env(group_size, role))
+                    ps = with_injected_env(node, lws_env(group_size, role), lws_fields(group_size, role))
                 out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
         else:
             runner = node.get("runner")

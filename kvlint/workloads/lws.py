@@ -58,6 +58,31 @@ def lws_env(
     return out
 
 
+#: The pod label and annotation LWS sets on a group's pods, as a container's env reads them through the downward
+#: API (``valueFrom.fieldRef.fieldPath``): kubernetes-sigs/lws ``api/leaderworkerset/v1/leaderworkerset_types.go``
+#: (@47a6181f) ``WorkerIndexLabelKey`` (the pod's index in its group: "0" on the leader, which
+#: ``pkg/controllers/leaderworkerset_controller.go`` puts in the leader StatefulSet's template, 1 to size - 1 on
+#: the workers), ``GroupIndexLabelKey`` (the group's index) and ``SizeAnnotationKey`` (``leaderWorkerTemplate.size``).
+WORKER_INDEX_FIELD = "metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']"
+GROUP_INDEX_FIELD = "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"
+SIZE_FIELD = "metadata.annotations['leaderworkerset.sigs.k8s.io/size']"
+
+
+def lws_fields(size: int | None, role: str | None) -> dict[str, str]:
+    """The downward-API field paths LWS gives a value in a template's pods (see :data:`WORKER_INDEX_FIELD`) ->
+    that value, for the same pod :func:`lws_env` describes: worker index "0" for the leader template and "1" (the
+    first worker) for the worker template, group index "0" (the first group), the group size when known. A
+    container that sets ``LWS_WORKER_INDEX`` itself from the worker-index label (llmaz's multi-node Service does)
+    then reads the same index as one that leaves it to LWS."""
+    out: dict[str, str] = {}
+    if role in ("leader", "worker"):
+        out[WORKER_INDEX_FIELD] = "0" if role == "leader" else "1"
+        out[GROUP_INDEX_FIELD] = "0"
+    if size is not None:
+        out[SIZE_FIELD] = str(size)
+    return out
+
+
 def _shown(v: Any) -> str:
     text = (
         str(v).lower()
@@ -157,6 +182,6 @@ def lws_workloads(doc: Document) -> list[Workload]:
             injected = lws_env(
                 size, role, size_loc=loc_of(lwt, "size") or loc_of(lwt), leader_address=address
             )
-            ps = with_injected_env(ps, injected)
+            ps = with_injected_env(ps, injected, lws_fields(size, role))
             out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=size))
     return out

@@ -1,0 +1,123 @@
+"""SGLang's ``--config FILE``: the options of a YAML file mounted from a ConfigMap, read as SGLang reads them
+(sglang python/sglang/srt/server_args_config_parser.py ``ConfigArgumentMerger``: the file's options first, then
+the command line, whose values win; SGLang 0.5.1 and later), for ``python -m sglang.launch_server`` and NVIDIA
+Dynamo's SGLang worker (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``). The shape is
+that of Dynamo's DeepSeek-V4.1-Flash GB200 recipe (fixtures/collected/ai-dynamo__dynamo__recipes__deepseek-
+v4.1-flash__sglang__disagg-gb200__deploy-gke-rdma.yaml), whose model and TP 4 live in the file: kvlint said
+"no model in its command" and "the pod requests 4 GPUs but --tp-size 1 uses only 1"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.sglang import _config_file_argv, parse_sglang_argv
+from kvlint.pipeline import Options, run_check
+from kvlint.source import Loc
+
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: sglang-config}
+data:
+  server.yaml: |-
+    model-path: Qwen/Qwen2.5-7B-Instruct
+    tp-size: 2
+    context-length: 16384
+    mem-fraction-static: 0.8
+    enable-metrics: true
+    disable-radix-cache: false
+---
+"""
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: sglang}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L40S}
+  containers:
+  - name: engine
+    image: lmsysorg/sglang:v0.5.5
+    command: COMMAND
+    volumeMounts: [{name: cfg, mountPath: /etc/sglang}]
+    resources: {limits: {nvidia.com/gpu: 2}}
+  volumes: [{name: cfg, configMap: {name: sglang-config}}]
+"""
+
+LAUNCH = "[python3, -m, sglang.launch_server, --config, /etc/sglang/server.yaml, --context-length, '8192']"
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    def go(text: str):
+        path = tmp_path / "sglang.yaml"
+        path.write_text(text)
+        return _run(str(path))
+
+    return go
+
+
+def _run(path: str):
+    result = run_check([path], Options(allow_hub=False))
+    (c,) = [c for c in result.containers if c.serving is not None]
+    return result, c.serving
+
+
+def test_the_file_gives_model_and_layout_and_the_command_line_wins(run) -> None:
+    text = CONFIGMAP + POD.replace("COMMAND", LAUNCH)
+    result, s = run(text)
+    assert s.model is not None and s.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert s.flags["tp_size"].value == 2 and s.flags["mem_fraction_static"].value == 0.8
+    assert s.flags["enable_metrics"].value is True and "disable_radix_cache" not in s.flags
+    # the command line's --context-length, after the file's, is the one SGLang uses; no KV207 for it
+    assert s.flags["context_length"].value == 8192
+    assert not [d for d in result.diagnostics if d.rule in ("KV207", "KV403", "KV503")], result.diagnostics
+    # values are located in the ConfigMap, at their line
+    lines = text.splitlines()
+    assert s.flags["tp_size"].loc.line == lines.index("    tp-size: 2") + 1  # type: ignore[union-attr]
+    assert s.model.loc.line == lines.index("    model-path: Qwen/Qwen2.5-7B-Instruct") + 1  # type: ignore[union-attr]
+    # sized on the GPU it names, with the file's TP
+    (c,) = [c for c in result.containers if c.serving is not None]
+    assert c.plan is not None
+
+
+def test_dynamo_sglang_worker_reads_the_file_too(run) -> None:
+    command = (
+        "[python3, -m, dynamo.sglang, --config, /etc/sglang/server.yaml, --dyn-reasoning-parser, deepseek_r1]"
+    )
+    result, s = run(CONFIGMAP + POD.replace("COMMAND", command))
+    assert s.model is not None and s.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert s.flags["tp_size"].value == 2 and s.flags["context_length"].value == 16384
+    assert not [d for d in result.diagnostics if d.rule in ("KV403", "KV503") and d.severity != "info"]
+
+
+def test_a_file_not_among_the_inputs_is_said_unknown(run) -> None:
+    result, s = run(POD.replace("COMMAND", LAUNCH))
+    notes = [
+        d for d in result.diagnostics if d.rule == "KV503" and "--config /etc/sglang/server.yaml" in d.message
+    ]
+    assert len(notes) == 1 and notes[0].severity == "warning" and "not among the inputs" in notes[0].message
+    assert s.flags["context_length"].value == 8192 and "tp_size" not in s.flags
+
+
+def test_a_release_without_config_reports_it_unknown() -> None:
+    """SGLang 0.4.x has no --config option: the file is not read, the option is KV205 as before."""
+    s = parse_sglang_argv(["--config", "/etc/x.yaml", "--model-path", "m"], version="0.4.6")
+    assert [f.rule for f in s.findings] == ["KV205"] and "tp_size" not in s.flags
+
+
+def test_file_options_as_sglang_builds_them() -> None:
+    """ConfigArgumentMerger._convert_config_to_args: true -> the flag, false -> nothing, lists -> the items, an
+    empty value -> nothing; a file that is not a mapping is refused."""
+    at = lambda line, col: Loc("f", line + 1, col + 1)  # noqa: E731
+    argv, locs, src = _config_file_argv("a: true\nb: false\nc: [1, 2]\nd: 3\ne:\n", at)
+    assert argv == ["--a", "--c", "1", "2", "--d", "3"] and set(src) == {"config"}
+    assert locs[0] == Loc("f", 1, 1) and locs[-1] == Loc("f", 4, 4)
+    try:
+        _config_file_argv("- a\n- b\n", at)
+    except ValueError as exc:
+        assert "mapping" in str(exc)
+    else:
+        raise AssertionError("a list file was read")
