@@ -81,7 +81,7 @@ def test_the_draft_share_is_added_or_multiplied_as_the_release_does() -> None:
 def test_before_0_5_15_the_default_fraction_reserves_for_the_draft() -> None:
     """0.5.5 (2 GiB) and 0.5.13 (4 GiB) add a reserve for "eagle draft models and cuda graphs" to the default
     mem_fraction_static; 0.5.15 and later do not. A user's --mem-fraction-static is kept."""
-    from kvlint.memory.sglang import default_mem_fraction_static
+    from kvlint.memory.sglang import default_mem_fraction_static, gpu_tier, sglang_prelude
 
     m = _model(DSV3)
     total = lookup("h200").memory_bytes
@@ -92,7 +92,12 @@ def test_before_0_5_15_the_default_fraction_reserves_for_the_draft() -> None:
         )
         reserve = sglang_spec.default_reserve_mib(v, "EAGLE")
         gpu_mib = total / (1 << 20) + 512
-        want = default_mem_fraction_static(v, gpu_mib, tp=8, is_mla=True, speculative_reserve_mib=reserve)[0]
+        # the prefill CUDA graphs' reserve, the same with and without the draft in these releases (sglang_graphs)
+        pg = sglang_prelude(_cmd("--tp-size", "8", version=version), m).prefill_graphs
+        graphs = pg.reserve_mib(gpu_tier(gpu_mib, 8, v)[0], amd=False)[0] if pg is not None else 0.0
+        want = default_mem_fraction_static(
+            v, gpu_mib, tp=8, is_mla=True, speculative_reserve_mib=reserve, prefill_graph_mib=graphs
+        )[0]
         assert spec.mem_fraction_static == want, version
         if v < sglang_spec.ONE_CELL_FROM:
             assert reserve > 0 and spec.mem_fraction_static < plain.mem_fraction_static

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init
-from kvlint.memory import sglang_mamba, sglang_spec
+from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.versions import version_source
@@ -202,6 +202,7 @@ def default_mem_fraction_static(
     dp_attention: bool = False,
     dp: int = 1,
     speculative_reserve_mib: int = 0,
+    prefill_graph_mib: float = 0.0,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -214,8 +215,9 @@ def default_mem_fraction_static(
     * >= 0.5.3: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
       MiB, with DP attention + ``3 × max_bs × dp`` and, when max_bs > 300, + ``1.5 × max_bs × dp`` (the attention-DP
       size; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` in the 0.5.3, 0.5.4, 0.5.5, 0.5.8 and 0.5.13
-      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (the prefill-graph reserve is not applied: prefill graphs are off by default before 0.5.13 and, on by default from 0.5.13, not modelled yet: docs/engine-memory-model.md §3.2), at least 10 GiB when
-      GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
+      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule), + ``prefill_graph_mib`` (the prefill CUDA graphs' reserve from
+      0.5.8, :meth:`kvlint.memory.sglang_graphs.PrefillGraphs.reserve_mib`), at least 10 GiB when GPU > 60 GiB,
+      + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
       ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
       :func:`kvlint.memory.sglang_spec.default_reserve_mib`).
@@ -256,6 +258,8 @@ def default_mem_fraction_static(
     if dp_attention:
         # "DP attention needs more padding for some operations" (memory_hook.py::reserve_for_graph_mb in 0.5.23)
         reserved += 3 * bs * dp + (1.5 * bs * dp if bs > 300 else 0)
+    # prefill (piecewise / breakable) CUDA graphs, before the floor (memory_hook.py::reserve_for_graph_mb in 0.5.23)
+    reserved += max(0.0, prefill_graph_mib)
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if deepep:
@@ -560,6 +564,7 @@ class SglangPrelude:
     dsa: bool = False
     dsa_indexer_in_cell: bool = True
     spec: sglang_spec.SpecSizing | None = None
+    prefill_graphs: sglang_graphs.PrefillGraphs | None = None
 
 
 def _is_dsa(model: ModelSpec) -> bool:
@@ -1074,6 +1079,18 @@ def sglang_prelude(
             f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
             "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
         )
+    graphs = None
+    if mfs is None:  # the default fraction's prefill-graph reserve (sglang_graphs)
+        graphs = sglang_graphs.prefill_graphs(
+            v,
+            get,
+            model,
+            model_path=str(serving.model.value) if serving.model is not None else "",
+            multimodal=is_multimodal(model, enable_multimodal=bool(get("enable_multimodal"))),
+            deepep=deepep,
+            dp_attention=dp_attention,
+            pp=pp,
+        )
     mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
@@ -1140,6 +1157,7 @@ def sglang_prelude(
         dsa=dsa,
         dsa_indexer_in_cell=indexer_in_cell,
         spec=spec,
+        prefill_graphs=graphs,
     )
 
 
@@ -1153,6 +1171,19 @@ _SG_MM_DISABLED = frozenset(
         "InklingForConditionalGeneration",
     }
 )
+
+
+def is_multimodal(model: ModelSpec, *, enable_multimodal: bool) -> bool:
+    """``ModelConfig.is_multimodal`` as SGLang resolves it (``configs/model_config.py``, 0.5.13 - 0.5.23): a config
+    with a text sub-config (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is
+    not hf_text_config``) or a vision / audio tower, and for the first architectures of :data:`_SG_MM_DISABLED`
+    only with ``--enable-multimodal`` (their ``enable_multimodal`` default is False)."""
+    c = model.config or {}
+    subs = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config")
+    if not any(isinstance(c.get(k), dict) for k in subs):
+        return False
+    first = model.architectures[0] if model.architectures else ""
+    return enable_multimodal or first not in _SG_MM_DISABLED
 
 
 def multimodal_reservation(
@@ -1172,14 +1203,7 @@ def multimodal_reservation(
     (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is not hf_text_config``) or a
     vision / audio tower, unless ``--language-only``, and for the first architectures of :data:`_SG_MM_DISABLED` only
     with ``--enable-multimodal``."""
-    if v < (0, 5, 18) or language_only:
-        return 0
-    c = model.config or {}
-    subs = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config")
-    if not any(isinstance(c.get(k), dict) for k in subs):
-        return 0
-    first = model.architectures[0] if model.architectures else ""
-    if first in _SG_MM_DISABLED and not enable_multimodal:
+    if v < (0, 5, 18) or language_only or not is_multimodal(model, enable_multimodal=enable_multimodal):
         return 0
 
     def mib(name: str, default: int) -> int:
@@ -1341,9 +1365,17 @@ def plan_sglang_detailed(
         pre = _dsa_for_gpu(pre, model, compute_capability, gpu_name)
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
     cps_user = pre.chunked_prefill_size
+    if v >= (0, 5, 3):
+        cps_default = gpu_tier(gpu_mib, tp, v)[0]
+    else:
+        cps_default = 2048 if gpu_mib < 25000 else 8192
+    cps = cps_user if cps_user is not None else cps_default
     mfs = pre.mem_fraction_static
     mfs_user = mfs is not None
     if mfs is None:
+        graph_mib, graph_note = 0.0, ""
+        if pre.prefill_graphs is not None and (pre.prefill_graphs.on or v >= sglang_graphs.DEFAULT_ON_FROM):
+            graph_mib, graph_note = pre.prefill_graphs.reserve_mib(cps, amd=_is_amd(gpu_name))
         mfs, why = default_mem_fraction_static(
             v,
             gpu_mib,
@@ -1356,15 +1388,13 @@ def plan_sglang_detailed(
             dp_attention=pre.dp_attention,
             dp=dp,
             speculative_reserve_mib=pre.spec.reserve_mib if pre.spec is not None else 0,
+            prefill_graph_mib=graph_mib,
         )
         if pre.spec is not None and pre.spec.reserve_mib:
             why += f" including {pre.spec.reserve_mib} MiB for the speculative draft"
+        if graph_note:
+            why += f"; {graph_note}"
         notes.append(why)
-    if v >= (0, 5, 3):
-        cps_default = gpu_tier(gpu_mib, tp, v)[0]
-    else:
-        cps_default = 2048 if gpu_mib < 25000 else 8192
-    cps = cps_user if cps_user is not None else cps_default
     if cps_user is None:
         notes.append(f"chunked_prefill_size {cps} (default for this GPU)")
     notes.extend(pre.model_notes)
