@@ -432,8 +432,9 @@ def test_default_fraction_ground_truth_qwen3_14b() -> None:
 
 
 def test_a_separate_draft_model_is_said_to_be_uncounted() -> None:
-    """A draft checkpoint of its own (``--speculative-draft-model-path``) is not read, so its KV layers and weights
-    are not sized (docs/engine-memory-model.md §3.3): the plan says so and sizes the target's cell alone; NGRAM (no
+    """A draft checkpoint of its own (``--speculative-draft-model-path``) that is not resolved (this plan is given
+    none: the plan stage resolves it, tests/test_sglang_spec.py) is not sized (docs/engine-memory-model.md §3.3): the
+    plan says so and sizes the target's cell alone; NGRAM (no
     draft model) and none say nothing of a draft. Both reset an unset --max-running-requests (kvlint.memory.
     sglang_spec, tests/test_sglang_spec.py for the MTP head SGLang does size)."""
     from kvlint.memory.sglang_spec import SPEC_MAX_RUNNING_REQUESTS

@@ -581,12 +581,17 @@ def _speculative(
     w_all: int,
     dbytes: int,
     tp: int,
+    draft: ModelSpec | None = None,
+    model_path: str = "",
 ) -> tuple[sglang_spec.SpecSizing | None, list[str]]:
     """``(sizing, notes)`` of ``--speculative-algorithm`` for SGLang ``v`` (:mod:`kvlint.memory.sglang_spec`): the
     EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.3 is sized (the default fraction's reserve, 0.5.3 - 0.5.6's
     token padding, the draft's layers in the cell from 0.5.15 when the draft is the target's MTP head); other
     algorithms and releases get a note that the draft is not counted. ``w_all`` the whole model's weight bytes,
-    ``dbytes`` the model dtype's (the draft weights' estimate)."""
+    ``dbytes`` the model dtype's (the draft weights' estimate); ``draft`` a separate draft checkpoint's resolved
+    config (:attr:`kvlint.types.ServingConfig.draft_model`): its layers are sized as SGLang sizes them and its
+    weights estimated from its own shapes; ``model_path`` the target's ``--model-path`` (a draft path equal to it is
+    the target's own MTP head)."""
     alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
     if not alg or alg == "NGRAM":  # NGRAM drafts from the prompt: no draft model, no draft KV
         return None, []
@@ -604,9 +609,9 @@ def _speculative(
         # 0.5.3 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
         return sglang_spec.SpecSizing(alg, 0, reserve, None), [note]
     notes: list[str] = []
-    layers, why = sglang_spec.draft_kv_layers(
-        model, v, alg, get("speculative_draft_model_path"), get("model_path")
-    )
+    draft_path = str(get("speculative_draft_model_path") or "").strip()
+    layers, why = sglang_spec.draft_kv_layers(model, v, alg, draft_path, model_path, draft)
+    separate = draft is not None and layers is not None and bool(draft_path) and draft_path != model_path
     arch = model.architectures[0] if model.architectures else ""
     other = ""
     if any(ly.kind in ("mamba", "sliding", "chunked") for ly, _ in layer_counts(model.layers)):
@@ -617,7 +622,14 @@ def _speculative(
         notes.append(f"not modelled: the draft's KV layers in {other}; this plan sizes the target's alone")
         layers = None
     draft_w = 0
-    if layers:
+    if layers and separate and draft is not None:
+        # the draft checkpoint's own weights, over the same TP ranks (EAGLE heads that share the target's embedding
+        # and output head state less; SGLang loads them after the pool either way)
+        ddt = draft.torch_dtype or "bfloat16"
+        draft_w = weight_bytes(draft, dtype_bytes=dtype_bytes("bfloat16" if ddt == "float32" else ddt))[
+            0
+        ] // max(1, tp)
+    elif layers:
         per = _layer_params(model)
         body = max(
             0, w_all - model.vocab_size * model.hidden_size * dbytes * (1 if model.tie_word_embeddings else 2)
@@ -667,7 +679,12 @@ def _speculative(
             f"the draft's {layers} layer(s) ({why}) get a pool of the same tokens after it, outside "
             "mem_fraction_static"
         )
-    if draft_w:
+    if draft_w and separate:
+        notes.append(
+            f"the draft checkpoint's weights (about {draft_w / GiB:.2f} GiB per rank, from its config) and CUDA graphs "
+            "are loaded after the KV pool is sized, from the memory mem_fraction_static leaves"
+        )
+    elif draft_w:
         notes.append(
             f"the draft's weights (about {draft_w / GiB:.2f} GiB per rank, {layers} MTP layer(s) at the last decoder "
             "layer's size) and CUDA graphs are loaded after the KV pool is sized, from the memory mem_fraction_static "
@@ -1007,7 +1024,8 @@ def sglang_prelude(
             f"{embedding}"
         )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
-    spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp)
+    target_path = str(serving.model.value).strip() if serving.model is not None else ""
+    spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp, serving.draft_model, target_path)
     model_notes.extend(spec_notes)
     stage_w: tuple[int, ...] = ()
     stage_c: tuple[int, ...] = ()
