@@ -766,6 +766,60 @@ _SG_DEEPSEEK_V2_ARCHS = frozenset(
 #: 0.5.7, ``enable_tp=not is_dp_attention_enabled()``: the whole table on every rank)
 EMBED_ATTN_TP_FROM: SgVersion = (0, 5, 8)
 
+#: Architectures outside the DeepSeek-V2 family whose SGLang model builds the input embedding with
+#: ``enable_tp=not is_dp_attention_enabled()`` (the whole table on every rank with DP attention) up to 0.5.8 and with
+#: ``use_attn_tp_group=is_dp_attention_enabled()`` from :data:`EMBED_ATTN_TP_OTHERS_FROM`: ``Qwen2Model`` (Qwen2, and
+#: Qwen3 through ``Qwen3Model(Qwen2Model)``), ``Qwen2MoeModel`` (Qwen2-MoE, Qwen3-MoE), GLM-4.5 MoE, gpt-oss, Llama 4,
+#: Qwen3-Next, Bailing (``models/qwen2.py``, ``qwen2_moe.py``, ``glm4_moe.py``, ``gpt_oss.py``, ``llama4.py``,
+#: ``qwen3_next.py``, ``bailing_moe.py`` of the 0.5.3, 0.5.8, 0.5.9, 0.5.13 and 0.5.23 wheels). Llama, Mistral and the
+#: others keep the embedding over the whole TP group.
+_SG_EMBED_DP_ARCHS = frozenset(
+    {
+        "Qwen2ForCausalLM",
+        "Qwen3ForCausalLM",
+        "Qwen2MoeForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "GptOssForCausalLM",
+        "Llama4ForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+    }
+)
+#: From this release the architectures of :data:`_SG_EMBED_DP_ARCHS` split their input embedding over the
+#: attention-TP group with DP attention (the 0.5.9 wheel; 0.5.8's replicate it)
+EMBED_ATTN_TP_OTHERS_FROM: SgVersion = (0, 5, 9)
+#: ``SGLANG_ENABLE_EMBED_REPLICATION`` (``layers/vocab_parallel_embedding.py::get_embedding_tp_kwargs``): the
+#: DeepSeek-V2 family's whole input embedding on every rank, with or without DP attention (in the 0.5.13, 0.5.16 and
+#: 0.5.23 wheels, not in 0.5.10's)
+EMBED_REPLICATION_FROM: SgVersion = (0, 5, 13)
+#: Architectures whose output head follows ``--enable-dp-lm-head`` (``ParallelLMHead(...,
+#: use_attn_tp_group=enable_dp_lm_head)``: over the attention-TP group), read in the 0.5.3, 0.5.8, 0.5.9, 0.5.13
+#: and 0.5.23 wheels; Qwen3's from 0.5.8 (0.5.3 - 0.5.7 keep it over the whole TP group); Qwen2 and Llama 4 never
+_SG_DP_LM_HEAD_ARCHS = frozenset(
+    {
+        "LlamaForCausalLM",
+        "Qwen2MoeForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "GptOssForCausalLM",
+        "Qwen3NextForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+    }
+)
+
+
+def _truthy(value: Any) -> bool:
+    """An environment switch as SGLang's ``EnvBool`` reads it (``1``, ``true``, ``yes``, ``on``)."""
+    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
 #: Architectures whose SGLang attention builds its projections over the attention-TP group with DP attention
 #: (``QKVParallelLinear`` / ``ColumnParallelLinear`` / ``RowParallelLinear`` with ``tp_size=attn_tp_size`` or
 #: ``parallel_group="attn_tp"``), as ``(from, until)`` releases (None: every release read): the model files of the
@@ -993,25 +1047,56 @@ def sglang_prelude(
     if repl:
         model_notes.append(f"weights {repl_src}")
     embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
+    head_extra = 0  # the output head's bytes beyond 1/tp (--enable-dp-lm-head), on the last stage only
+    first_arch = model.architectures[0] if model.architectures else ""
+    deepseek = model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS
+    table = model.vocab_size * model.hidden_size * dbytes
+    replicated = (
+        deepseek
+        and v >= EMBED_REPLICATION_FROM
+        and _truthy(serving.env.get("SGLANG_ENABLE_EMBED_REPLICATION"))
+    )
+    if replicated:
+        # get_embedding_tp_kwargs: {"enable_tp": False}, the whole table on every rank whatever the layout
+        embed_extra = int(table * (1 - 1 / tp))
+        repl += embed_extra
+        if embed_extra:
+            model_notes.append(
+                f"SGLANG_ENABLE_EMBED_REPLICATION: the input embedding is whole on every rank (+{embed_extra / GiB:.2f} "
+                "GiB per rank)"
+            )
     if attn_tp < tp:
-        first_arch = model.architectures[0] if model.architectures else ""
-        if model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
+        embed_ranks = 0
+        if replicated:
+            embed_ranks = 1
+        elif deepseek:
             # the DeepSeek-V2 family's input embedding with DP attention (sglang models/deepseek_v2.py
             # DeepseekV2Model.__init__): whole on every rank before 0.5.8 (VocabParallelEmbedding(enable_tp=not
             # is_dp_attention_enabled()), the 0.5.3 - 0.5.7 wheels), over the attention-TP group from 0.5.8
             # (use_attn_tp_group=is_dp_attention_enabled(); 0.5.13 - 0.5.23 get_embedding_tp_kwargs)
             embed_ranks = attn_tp if v >= EMBED_ATTN_TP_FROM else 1
-            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / embed_ranks - 1 / tp))
+        elif first_arch in _SG_EMBED_DP_ARCHS:
+            # Qwen2Model, Qwen2MoeModel, GLM-4.5 MoE, gpt-oss, Llama 4, Qwen3-Next, Bailing: replicated up to 0.5.8,
+            # over the attention-TP group from 0.5.9 (_SG_EMBED_DP_ARCHS)
+            embed_ranks = attn_tp if v >= EMBED_ATTN_TP_OTHERS_FROM else 1
+        if embed_ranks and not replicated:
+            embed_extra = int(table * (1 / embed_ranks - 1 / tp))
             repl += embed_extra
+        if embed_ranks:
             embedding = (
                 f"the input embedding {'over the attention-TP group' if embed_ranks > 1 else 'whole on every rank'} "
                 f"(+{embed_extra / GiB:.2f} GiB per rank)"
             )
         else:
-            embedding = (
-                f"the input embedding is taken over all {tp} ranks (SGLang splits it over either group or replicates "
-                "it, by model and release: not modelled)"
-            )
+            embedding = f"the input embedding over all {tp} ranks (as {first_arch or 'this model'} builds it)"
+        head_by_attn = first_arch in _SG_DP_LM_HEAD_ARCHS or (
+            first_arch == "Qwen3ForCausalLM" and v >= (0, 5, 8)
+        )
+        if _truthy(get("enable_dp_lm_head")) and head_by_attn and not model.tie_word_embeddings:
+            # ParallelLMHead(..., use_attn_tp_group=enable_dp_lm_head): the head over the attention-TP group
+            head_extra = int(table * (1 / attn_tp - 1 / tp))
+            repl += head_extra
+            embedding += f"; --enable-dp-lm-head: the output head over the attention-TP group (+{head_extra / GiB:.2f} GiB per rank)"
         if attn_split:
             what = "the attention layers, their KV heads and states are split"
         else:
@@ -1036,9 +1121,11 @@ def sglang_prelude(
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra)
-        # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers)
+        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
+        # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
+        # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
+        stage_w = (*stage_w[:-1], stage_w[-1] + head_extra)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
             cell_size(
