@@ -488,3 +488,38 @@ def test_small_gpu_tier_changes_at_0_5_20_not_0_5_6() -> None:
         new = gpu_tier(mib, tp, TIER_35_FROM)
         assert new[0] > old[0] and new[1] > old[1], tp
         assert gpu_tier(mib, tp, (0, 5, 23)) == new
+
+
+def test_decode_graph_batch_capped_by_max_running_requests_from_0_5_22() -> None:
+    """0.5.22's and 0.5.23's handle_gpu_memory_settings lower a default decode CUDA-graph batch above the user's
+    --max-running-requests to it before the reserve is computed (0.5.21 does not); an explicit --cuda-graph-max-bs
+    (or, from 0.5.15, --cuda-graph-max-bs-decode) is kept. Expected fractions from the heuristic itself."""
+    from kvlint.memory.sglang import DECODE_BS_CAPPED_FROM, sglang_version
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    acc = lookup("h100-80gb")
+    gpu_mib = acc.memory_bytes / (1 << 20) + 512
+
+    def mfs(*args: str, version: str) -> float:
+        return plan_sglang_detailed(
+            _cmd("--model-path", "x", *args, version=version), m, acc.memory_bytes, gpus=1
+        ).mem_fraction_static
+
+    def want(version: str, **kw) -> float:
+        s = _cmd("--model-path", "x", version=version)
+        pg = sglang_prelude(s, m).prefill_graphs
+        v = sglang_version(version)[0]
+        graphs = pg.reserve_mib(gpu_tier(gpu_mib, 1, v)[0], amd=False)[0] if pg is not None else 0.0
+        return default_mem_fraction_static(v, gpu_mib, tp=1, prefill_graph_mib=graphs, **kw)[0]
+
+    tier_bs = gpu_tier(gpu_mib, 1, (0, 5, 23))[1]
+    cap = tier_bs // 4
+    for version in ("0.5.21", "0.5.22", "0.5.23"):
+        got = mfs("--max-running-requests", str(cap), version=version)
+        capped = sglang_version(version)[0] >= DECODE_BS_CAPPED_FROM
+        assert got == want(version, cuda_graph_max_bs=cap if capped else None), version
+        assert (got > mfs(version=version)) == capped, version
+    # an explicit decode graph batch is not capped
+    assert mfs(
+        "--max-running-requests", str(cap), "--cuda-graph-max-bs-decode", str(tier_bs), version="0.5.23"
+    ) == (mfs(version="0.5.23"))

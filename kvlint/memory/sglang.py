@@ -184,6 +184,12 @@ def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     return 16384, 512
 
 
+#: From this release a default decode CUDA-graph batch is capped by the user's ``--max-running-requests``
+#: (``arg_groups/memory_hook.py::handle_gpu_memory_settings`` of the 0.5.22 and 0.5.23 wheels; not in 0.5.21's), which
+#: lowers the graph and DP-attention padding terms of the default fraction's reserve
+DECODE_BS_CAPPED_FROM: SgVersion = (0, 5, 22)
+
+
 #: The first SGLang release whose default mem_fraction_static depends on the GPU's size (> 81920 MiB:
 #: ``(gpu − 13 GiB) / gpu``), read in the PyPI wheels' ``sglang/srt/server_args.py::ServerArgs.__post_init__``.
 _SG_LARGE_GPU_FRACTION = "0.4.5.post3"
@@ -203,6 +209,7 @@ def default_mem_fraction_static(
     dp: int = 1,
     speculative_reserve_mib: int = 0,
     prefill_graph_mib: float = 0.0,
+    max_running_requests: int | None = None,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -220,7 +227,8 @@ def default_mem_fraction_static(
       + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
       ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
-      :func:`kvlint.memory.sglang_spec.default_reserve_mib`).
+      :func:`kvlint.memory.sglang_spec.default_reserve_mib`). From :data:`DECODE_BS_CAPPED_FROM` a default decode
+      graph batch (no ``cuda_graph_max_bs``) above the user's ``max_running_requests`` is lowered to it.
     Returns ``(fraction, why)``.
     """
     p = tp * pp
@@ -253,7 +261,12 @@ def default_mem_fraction_static(
         )
     cps, bs = gpu_tier(gpu_mib, tp, v)
     cps = chunked_prefill_size if chunked_prefill_size and chunked_prefill_size > 0 else cps
-    bs = cuda_graph_max_bs or bs
+    if cuda_graph_max_bs:
+        bs = cuda_graph_max_bs
+    elif v >= DECODE_BS_CAPPED_FROM and max_running_requests is not None and 0 < max_running_requests < bs:
+        # memory_hook.py::handle_gpu_memory_settings (0.5.22, 0.5.23): a default decode max_bs above the user's
+        # --max-running-requests is lowered to it, before the reserve is computed
+        bs = max_running_requests
     reserved = 512 + 1.5 * max(cps, 2048) + (p / 8) * 1024 + 2 * bs
     if dp_attention:
         # "DP attention needs more padding for some operations" (memory_hook.py::reserve_for_graph_mb in 0.5.23)
@@ -362,6 +375,14 @@ PP_PARTITION_REFUSED = "SGLANG_PP_LAYER_PARTITION"
 #: (``get_pp_indices`` of the 0.5.13 – 0.5.23 wheels); 0.4.10 and 0.5.5 give all of it to the last stage (0.5.6 –
 #: 0.5.12 not read)
 PP_SPREAD_REMAINDER_FROM = (0, 5, 13)
+#: Releases whose argument check asserts ``speculative_algorithm is None`` with pp > 1 ("Pipeline parallelism is not
+#: compatible with overlap schedule, speculative decoding[, mixed chunked prefill]": ``server_args.py::ServerArgs.
+#: check_server_args`` of 0.5.3 - 0.5.19, ``arg_groups/validation_hook.py`` of 0.5.20 off NPU); 0.5.21 - 0.5.23 accept
+#: EAGLE (``check_pipeline_parallel_compat``). Model runners of the same releases also assert "PP is not compatible
+#: with MTP models" (0.5.3 - 0.5.18), after this check.
+PP_SPEC_REFUSED: tuple[SgVersion, SgVersion] = ((0, 5, 3), (0, 5, 20))
+#: Up to this release the same assertion also refuses ``--enable-mixed-chunk`` with pp > 1 (0.5.3 - 0.5.10 read)
+PP_MIXED_CHUNK_REFUSED_UNTIL: SgVersion = (0, 5, 10)
 #: From this release the pipeline stages agree on the smallest stage's token count (``all_reduce(..., MIN)`` over
 #: the world group in ``ModelRunner.init_memory_pool`` of 0.5.5, ``KVCacheConfigurator._apply_token_constraints``
 #: in 0.5.16 – 0.5.23); 0.4.10's ``model_runner.py`` has no such step, each stage keeps its own pool and pp rank 0
@@ -521,7 +542,10 @@ class SglangPrelude:
         rank, None for a model without one) with mamba_ratio / mamba_strategy (:func:`kvlint.memory.sglang_mamba.
         request_ratio`) and the flags that size the state pool: mamba_full_memory_ratio, max_mamba_cache_size,
         disable_radix_cache. dsa (:func:`is_sglang_dsa`, from :data:`DSA_FROM`) and dsa_indexer_in_cell: the DeepSeek
-        sparse-attention defaults the plan applies once the GPU is known (:func:`dsa_kv_dtype`).
+        sparse-attention defaults the plan applies once the GPU is known (:func:`dsa_kv_dtype`). prefill_graphs
+        (:func:`kvlint.memory.sglang_graphs.prefill_graphs`, without a user's mem_fraction_static): what decides the
+        default fraction's prefill CUDA-graph reserve; max_running_requests_flag: the user's --max-running-requests
+        as written (before the speculative reset to 48), which caps the default decode graph batch from 0.5.22.
     """
 
     version: SgVersion
@@ -565,6 +589,7 @@ class SglangPrelude:
     dsa_indexer_in_cell: bool = True
     spec: sglang_spec.SpecSizing | None = None
     prefill_graphs: sglang_graphs.PrefillGraphs | None = None
+    max_running_requests_flag: int | None = None
 
 
 def _is_dsa(model: ModelSpec) -> bool:
@@ -1002,8 +1027,12 @@ def sglang_prelude(
                 f"DeepSeek sparse-attention model: SGLang {v[0]}.{v[1]}.{v[2]} sets {', '.join(forced)} "
                 "(server_args.py, 'for DeepSeek NSA/DSA')"
             )
-    if mfs is None:  # the default fraction's input
+    if (
+        mfs is None
+    ):  # the default fraction's input (--cuda-graph-max-bs, from 0.5.15 also --cuda-graph-max-bs-decode)
         cuda_graph_max_bs = as_int(get("cuda_graph_max_bs"))
+        if cuda_graph_max_bs is None and v >= (0, 5, 15):
+            cuda_graph_max_bs = as_int(get("cuda_graph_max_bs_decode"))
 
     dtype = str(get("dtype") or "auto")
     if dtype == "auto":
@@ -1120,6 +1149,25 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with an MLA model: SGLang {v[0]}.{v[1]}.{v[2]} asserts pp_size == 1 when it sizes "
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
+            )
+        spec_alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
+        if PP_SPEC_REFUSED[0] <= v <= PP_SPEC_REFUSED[1] and (
+            spec_alg or (v <= PP_MIXED_CHUNK_REFUSED_UNTIL and _truthy(get("enable_mixed_chunk")))
+        ):
+            what = (
+                f"--speculative-algorithm {str(get('speculative_algorithm'))[:40]}"
+                if spec_alg
+                else "--enable-mixed-chunk"
+            )
+            said = (
+                "overlap schedule, speculative decoding, mixed chunked prefill"
+                if v <= PP_MIXED_CHUNK_REFUSED_UNTIL
+                else "overlap schedule, speculative decoding"
+            )
+            raise PlanError(
+                f"{PP_REFUSED} {pp} with {what}: SGLang {v[0]}.{v[1]}.{v[2]} refuses to start ('Pipeline parallelism is "
+                f"not compatible with {said}.', server_args.py::ServerArgs.check_server_args; from 0.5.21 pipeline "
+                "parallelism accepts EAGLE)"
             )
         stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
@@ -1263,6 +1311,7 @@ def sglang_prelude(
         dsa_indexer_in_cell=indexer_in_cell,
         spec=spec,
         prefill_graphs=graphs,
+        max_running_requests_flag=as_int(get("max_running_requests")),
     )
 
 
@@ -1490,6 +1539,7 @@ def plan_sglang_detailed(
             deepep=pre.deepep,
             chunked_prefill_size=cps_user,
             cuda_graph_max_bs=pre.cuda_graph_max_bs,
+            max_running_requests=pre.max_running_requests_flag,
             dp_attention=pre.dp_attention,
             dp=dp,
             speculative_reserve_mib=pre.spec.reserve_mib if pre.spec is not None else 0,
