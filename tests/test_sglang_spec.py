@@ -409,3 +409,19 @@ def test_a_draft_path_equal_to_the_model_path_is_the_mtp_head() -> None:
     )
     plain = plan_sglang_detailed(_cmd("--tp-size", "8"), m, total, gpus=8)
     assert own.plan.kv_bytes_per_token == pathless.plan.kv_bytes_per_token > plain.plan.kv_bytes_per_token
+
+
+def test_mtp_draft_weights_under_dp_attention_hold_their_attention_over_the_attention_tp_group() -> None:
+    """DeepSeek-V3's MTP head at tp 8: with DP attention (dp 8, attention-TP group of 1) its attention projections are
+    whole on every rank as the target's are, so the draft's weight estimate per rank grows; its experts stay over all
+    8 ranks, so it stays below the whole layer."""
+    m = _model(DSV3)
+    plain = sglang_prelude(
+        _cmd("--tp-size", "8", "--dp-size", "8", "--speculative-algorithm", "NEXTN"), m
+    ).spec
+    dpa = sglang_prelude(
+        _cmd("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--speculative-algorithm", "NEXTN"),
+        m,
+    ).spec
+    assert plain is not None and dpa is not None and plain.draft_layers == dpa.draft_layers > 0
+    assert plain.draft_weight_bytes < dpa.draft_weight_bytes < plain.draft_weight_bytes * 8

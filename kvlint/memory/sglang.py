@@ -608,6 +608,7 @@ def _speculative(
     tp: int,
     draft: ModelSpec | None = None,
     model_path: str = "",
+    attn_tp: int = 0,
 ) -> tuple[sglang_spec.SpecSizing | None, list[str]]:
     """``(sizing, notes)`` of ``--speculative-algorithm`` for SGLang ``v`` (:mod:`kvlint.memory.sglang_spec`): the
     EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.3 is sized (the default fraction's reserve, 0.5.3 - 0.5.6's
@@ -616,7 +617,9 @@ def _speculative(
     ``dbytes`` the model dtype's (the draft weights' estimate); ``draft`` a separate draft checkpoint's resolved
     config (:attr:`kvlint.types.ServingConfig.draft_model`): its layers are sized as SGLang sizes them and its
     weights estimated from its own shapes; ``model_path`` the target's ``--model-path`` (a draft path equal to it is
-    the target's own MTP head)."""
+    the target's own MTP head); ``attn_tp`` the ranks the attention projections are split over under DP attention
+    (0 or ``tp``: all of them), for an MTP head's weight estimate."""
+    attn_tp = attn_tp if 0 < attn_tp < tp else tp
     alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
     if not alg or alg == "NGRAM":  # NGRAM drafts from the prompt: no draft model, no draft KV
         return None, []
@@ -660,7 +663,16 @@ def _speculative(
             0, w_all - model.vocab_size * model.hidden_size * dbytes * (1 if model.tie_word_embeddings else 2)
         )
         if per and sum(per):
-            draft_w = layers * (body * per[-1] // sum(per)) // max(1, tp)
+            layer_w = body * per[-1] // sum(per)
+            draft_w = layer_w // max(1, tp)
+            if attn_tp < tp:
+                # DP attention: the MTP layer's attention projections over the attention-TP group, as the target's
+                # (attention_over_attn_tp), the rest over all TP ranks
+                attn = _layer_attention_params(model)
+                if attn and per[-1]:
+                    share = min(1.0, attn / per[-1])
+                    draft_w = int(layer_w * ((1 - share) / tp + share / attn_tp))
+            draft_w *= layers
     reserve = sglang_spec.default_reserve_mib(v, alg)
     pad = None
     if v < sglang_spec.PAD_UNTIL:
@@ -737,6 +749,17 @@ def _layer_params(model: ModelSpec) -> tuple[int, ...]:
         if head == "layers" and idx.isdigit() and int(idx) < len(per):
             per[int(idx)] += n
     return tuple(per) if sum(per) > 0 else ()
+
+
+def _layer_attention_params(model: ModelSpec) -> int:
+    """Parameters (elements) of the last decoder layer's attention projections (``self_attn`` modules of
+    :func:`kvlint.models.weights._param_breakdown`); 0 when it lists none."""
+    from kvlint.models.weights import _param_breakdown
+
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(model, sink)
+    last = f"layers.{model.num_layers - 1}.self_attn."
+    return sum(n for name, n, _part in sink if name.startswith(last))
 
 
 def _stage_weights(
@@ -1139,7 +1162,9 @@ def sglang_prelude(
         )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
     target_path = str(serving.model.value).strip() if serving.model is not None else ""
-    spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp, serving.draft_model, target_path)
+    spec, spec_notes = _speculative(
+        model, v, get, w_all, dbytes, tp, serving.draft_model, target_path, attn_tp if attn_split else tp
+    )
     model_notes.extend(spec_notes)
     stage_w: tuple[int, ...] = ()
     stage_c: tuple[int, ...] = ()
