@@ -111,7 +111,11 @@ def test_switches_that_turn_them_off_by_release() -> None:
         ("0.5.23", ("--disable-cuda-graph",)),
     ):
         assert not _graphs(LLAMA, *args, version=version).on, (version, args)
-        assert _plan(LLAMA, *args, version=version).mem_fraction_static == _no_graph_fraction(version)
+        # --disable-cuda-graph also drops the decode graphs' term from 0.5.15 (test_pd_roles_decode_graphs_...)
+        no_decode = "--disable-cuda-graph" in args
+        assert _plan(LLAMA, *args, version=version).mem_fraction_static == _no_graph_fraction(
+            version, decode_graphs=not no_decode
+        )
     # --disable-cuda-graph does not reach the piecewise switch before 0.5.15 (the reserve reads only that switch)
     assert _graphs(LLAMA, "--disable-cuda-graph", version="0.5.13").on
 
@@ -231,3 +235,44 @@ def test_amd_and_multimodal_turn_them_off() -> None:
     assert got.mem_fraction_static == _no_graph_fraction("0.5.23", gpu="mi300x")
     for version in ("0.5.13", "0.5.23"):
         assert not _graphs(VL, version=version).on, version
+
+
+def test_pd_roles_decode_graphs_and_deepep_terms_from_0_5_15() -> None:
+    """From 0.5.15 the reserve knows the PD role and the decode graphs: a prefill node has no decode-graph term, a
+    decode node sizes its activation term from its running requests and reserves nothing for prefill graphs, and
+    --disable-cuda-graph drops both graph terms. DeepEP's 2 GiB exists from 0.5.15 only (no such term in the 0.5.3 -
+    0.5.13 wheels)."""
+    gpu = _gpu_mib("h100-80gb")
+    v23 = (0, 5, 23)
+    base = _plan(LLAMA, version="0.5.23").mem_fraction_static
+    prefill = _plan(LLAMA, "--disaggregation-mode", "prefill", version="0.5.23").mem_fraction_static
+    pg = _graphs(LLAMA, "--disaggregation-mode", "prefill", version="0.5.23")
+    graphs = pg.reserve_mib(gpu_tier(gpu, 1, v23)[0], amd=False)[0]
+    assert (
+        prefill
+        == default_mem_fraction_static(
+            v23, gpu, tp=1, prefill_graph_mib=graphs, disaggregation_mode="prefill"
+        )[0]
+    )
+    assert prefill > base
+    decode = _plan(LLAMA, "--disaggregation-mode", "decode", "--max-running-requests", "64", version="0.5.23")
+    assert not _graphs(LLAMA, "--disaggregation-mode", "decode", version="0.5.23").on
+    want = default_mem_fraction_static(v23, gpu, tp=1, disaggregation_mode="decode", max_running_requests=64)[
+        0
+    ]
+    assert decode.mem_fraction_static == want > base
+    off = _plan(LLAMA, "--disable-cuda-graph", version="0.5.23").mem_fraction_static
+    assert off == default_mem_fraction_static(v23, gpu, tp=1, decode_graphs=False)[0] > base
+    # before 0.5.15 none of this applies: the disaggregation mode only turns the piecewise graphs off (0.5.13)
+    assert _plan(LLAMA, "--disaggregation-mode", "prefill", version="0.5.13").mem_fraction_static == (
+        _no_graph_fraction("0.5.13")
+    )
+    for version in ("0.5.5", "0.5.13"):
+        v = sglang_version(version)[0]
+        assert default_mem_fraction_static(v, gpu, tp=8, deepep=True) == default_mem_fraction_static(
+            v, gpu, tp=8
+        )
+    assert (
+        default_mem_fraction_static(v23, gpu, tp=8, deepep=True)[0]
+        < default_mem_fraction_static(v23, gpu, tp=8)[0]
+    )

@@ -190,6 +190,12 @@ def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
 DECODE_BS_CAPPED_FROM: SgVersion = (0, 5, 22)
 
 
+#: From this release the default fraction's reserve knows the PD-disaggregation role and the decode graphs' backend,
+#: and adds 2 GiB for DeepEP (``_handle_gpu_memory_settings`` of the 0.5.15 wheel; the 0.5.3 - 0.5.13 wheels have none
+#: of these; 0.5.14 **[assumed]** as 0.5.13)
+PD_TERMS_FROM: SgVersion = (0, 5, 15)
+
+
 #: The first SGLang release whose default mem_fraction_static depends on the GPU's size (> 81920 MiB:
 #: ``(gpu − 13 GiB) / gpu``), read in the PyPI wheels' ``sglang/srt/server_args.py::ServerArgs.__post_init__``.
 _SG_LARGE_GPU_FRACTION = "0.4.5.post3"
@@ -210,6 +216,9 @@ def default_mem_fraction_static(
     speculative_reserve_mib: int = 0,
     prefill_graph_mib: float = 0.0,
     max_running_requests: int | None = None,
+    disaggregation_mode: str = "null",
+    decode_graphs: bool = True,
+    speculative_num_draft_tokens: int | None = None,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -224,11 +233,18 @@ def default_mem_fraction_static(
       size; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` in the 0.5.3, 0.5.4, 0.5.5, 0.5.8 and 0.5.13
       wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule), + ``prefill_graph_mib`` (the prefill CUDA graphs' reserve from
       0.5.8, :meth:`kvlint.memory.sglang_graphs.PrefillGraphs.reserve_mib`), at least 10 GiB when GPU > 60 GiB,
-      + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
+      + 2 GiB for DeepEP from :data:`PD_TERMS_FROM` (no such term in the 0.5.3 - 0.5.13 wheels);
+      ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
       ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
       :func:`kvlint.memory.sglang_spec.default_reserve_mib`). From :data:`DECODE_BS_CAPPED_FROM` a default decode
-      graph batch (no ``cuda_graph_max_bs``) above the user's ``max_running_requests`` is lowered to it.
+      graph batch (no ``cuda_graph_max_bs``) above the user's ``max_running_requests`` is lowered to it. From
+      :data:`PD_TERMS_FROM` (``server_args.py::ServerArgs._handle_gpu_memory_settings`` of 0.5.15 - 0.5.18,
+      ``memory_hook.py`` from 0.5.19): a ``disaggregation_mode`` ``decode`` node sizes the activation term from
+      ``max(max_running_requests (else the graph batch) × speculative_num_draft_tokens (else 1), 2048)``; a
+      ``prefill`` node has no decode-graph, DP-attention padding or DeepEP term; without decode graphs
+      (``decode_graphs`` False: ``--disable-cuda-graph``, ``--disable-decode-cuda-graph``,
+      ``--cuda-graph-backend-decode disabled``) neither the graph nor the DeepEP term is added.
     Returns ``(fraction, why)``.
     """
     p = tp * pp
@@ -267,15 +283,25 @@ def default_mem_fraction_static(
         # memory_hook.py::handle_gpu_memory_settings (0.5.22, 0.5.23): a default decode max_bs above the user's
         # --max-running-requests is lowered to it, before the reserve is computed
         bs = max_running_requests
-    reserved = 512 + 1.5 * max(cps, 2048) + (p / 8) * 1024 + 2 * bs
-    if dp_attention:
+    pd = v >= PD_TERMS_FROM
+    mode = disaggregation_mode if pd else "null"
+    act = max(cps, 2048)
+    if mode == "decode":
+        # "Decode nodes do no prefill; size activation to the decode batch."
+        act = max((max_running_requests or bs or 1) * (speculative_num_draft_tokens or 1), 2048)
+    reserved = 512 + 1.5 * act + (p / 8) * 1024
+    graphs = mode != "prefill" and (decode_graphs or not pd)
+    if graphs:
+        reserved += 2 * bs
+    if dp_attention and mode != "prefill":
         # "DP attention needs more padding for some operations" (memory_hook.py::reserve_for_graph_mb in 0.5.23)
         reserved += 3 * bs * dp + (1.5 * bs * dp if bs > 300 else 0)
     # prefill (piecewise / breakable) CUDA graphs, before the floor (memory_hook.py::reserve_for_graph_mb in 0.5.23)
     reserved += max(0.0, prefill_graph_mib)
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    if deepep:
+    if deepep and pd and graphs:
+        # "DeepEP all-to-all buffers captured in the decode graph" (0.5.15 on; absent from 0.5.3 - 0.5.13)
         reserved += 2048
     reserved += max(0, speculative_reserve_mib)
     f = round((gpu_mib - reserved) / gpu_mib, 3)
@@ -545,7 +571,9 @@ class SglangPrelude:
         sparse-attention defaults the plan applies once the GPU is known (:func:`dsa_kv_dtype`). prefill_graphs
         (:func:`kvlint.memory.sglang_graphs.prefill_graphs`, without a user's mem_fraction_static): what decides the
         default fraction's prefill CUDA-graph reserve; max_running_requests_flag: the user's --max-running-requests
-        as written (before the speculative reset to 48), which caps the default decode graph batch from 0.5.22.
+        as written (before the speculative reset to 48), which caps the default decode graph batch from 0.5.22;
+        disaggregation_mode, decode_graphs (:func:`kvlint.memory.sglang_graphs.decode_graphs_on`) and
+        spec_draft_tokens (``--speculative-num-draft-tokens`` as written): the default fraction's terms from 0.5.15.
     """
 
     version: SgVersion
@@ -590,6 +618,9 @@ class SglangPrelude:
     spec: sglang_spec.SpecSizing | None = None
     prefill_graphs: sglang_graphs.PrefillGraphs | None = None
     max_running_requests_flag: int | None = None
+    disaggregation_mode: str = "null"
+    decode_graphs: bool = True
+    spec_draft_tokens: int | None = None
 
 
 def _is_dsa(model: ModelSpec) -> bool:
@@ -1337,6 +1368,9 @@ def sglang_prelude(
         spec=spec,
         prefill_graphs=graphs,
         max_running_requests_flag=as_int(get("max_running_requests")),
+        disaggregation_mode=str(get("disaggregation_mode") or "null").strip().lower(),
+        decode_graphs=sglang_graphs.decode_graphs_on(get),
+        spec_draft_tokens=as_int(get("speculative_num_draft_tokens")),
     )
 
 
@@ -1565,6 +1599,9 @@ def plan_sglang_detailed(
             chunked_prefill_size=cps_user,
             cuda_graph_max_bs=pre.cuda_graph_max_bs,
             max_running_requests=pre.max_running_requests_flag,
+            disaggregation_mode=pre.disaggregation_mode,
+            decode_graphs=pre.decode_graphs,
+            speculative_num_draft_tokens=pre.spec_draft_tokens,
             dp_attention=pre.dp_attention,
             dp=dp,
             speculative_reserve_mib=pre.spec.reserve_mib if pre.spec is not None else 0,

@@ -32,7 +32,8 @@ are on is decided before the reserve, by release (read in the PyPI wheels' ``sgl
   attention. From 0.5.18 the breakable graphs with DeepEP add 1 GiB and their sizes are rounded up to multiples of 8
   from a 2048-token maximum (``_apply_deepep_adjustments``, before the memory settings). The maximum is
   ``--cuda-graph-max-bs-prefill`` (alias ``--piecewise-cuda-graph-max-tokens``), else the chunked-prefill size, with
-  the caps above (the ``--context-length`` clamp in 0.5.15 and 0.5.16 only; 0.5.17 **[assumed]** as 0.5.16).
+  the caps above (the ``--context-length`` clamp in 0.5.15 and 0.5.16 only; 0.5.17 **[assumed]** as 0.5.16). A PD
+  ``--disaggregation-mode decode`` node adds no prefill-graph term (``disaggregation_mode != "decode"``).
 
 Not modelled: a user's list of sizes (``--piecewise-cuda-graph-tokens`` / ``--cuda-graph-bs-prefill``, counted as the
 generated list), ``--cuda-graph-config`` JSON, NPU / XPU platforms, 0.5.23's prefill context-parallel exceptions.
@@ -139,6 +140,17 @@ def _configs(model: ModelSpec) -> list[dict[str, Any]]:
     c = model.config or {}
     subs = [c.get(k) for k in ("text_config", "llm_config", "language_config", "thinker_config")]
     return [c, *(s for s in subs if isinstance(s, dict))]
+
+
+def decode_graphs_on(get: Callable[[str], Any]) -> bool:
+    """Whether the decode phase keeps its CUDA graphs from 0.5.15 (``_parse_cuda_graph_config``): off with
+    ``--disable-cuda-graph`` or ``--disable-decode-cuda-graph``, unless ``--cuda-graph-backend-decode`` names a
+    backend (it wins), off with ``--cuda-graph-backend-decode disabled``."""
+    on = not (_flag(get, "disable_cuda_graph") or _flag(get, "disable_decode_cuda_graph"))
+    chosen = get("cuda_graph_backend_decode")
+    if isinstance(chosen, str) and chosen.strip():
+        on = chosen.strip().lower() != "disabled"
+    return on
 
 
 def uses_kda(model: ModelSpec) -> bool:
@@ -300,7 +312,8 @@ def prefill_graphs(
                 return replace(sized, why=f"SGLang turns them off for {name}")
         return replace(sized, on=True, why="on by default from 0.5.10")
 
-    # 0.5.15 on: cuda_graph_config's prefill phase
+    # 0.5.15 on: cuda_graph_config's prefill phase; a PD decode node reserves nothing for prefill graphs
+    # (reserve_for_graph_mb: disaggregation_mode != "decode")
     user = as_int(get("cuda_graph_max_bs_prefill"))
     if user is None:
         user = as_int(get("piecewise_cuda_graph_max_tokens"))
@@ -322,6 +335,8 @@ def prefill_graphs(
     chosen = get("cuda_graph_backend_prefill")
     if isinstance(chosen, str) and chosen.strip():
         backend, switch = chosen.strip().lower(), f"--cuda-graph-backend-prefill {chosen.strip()}"
+    if str(get("disaggregation_mode") or "null").strip().lower() == "decode":
+        return replace(sized, why="a PD-disaggregation decode node has no prefill graphs' reserve")
     if backend is not None:
         deepep_extra = 1024 if (v >= (0, 5, 18) and backend == "breakable" and deepep) else 0
         return replace(
