@@ -82,9 +82,11 @@ REPLAY: dict[str, Any] = {
     # total) stands in for it, our reading; May 2025, the release then current (0.4.6.post4), whose default
     # mem_fraction_static 0.88 for tp_size 1 reproduces the printed K + V (cases.yaml notes).
     "gt-264": ([], "Qwen/Qwen3-14B", "l40", "0.4.6.post4", 1),
-    # gt-265: an 80 GB Hopper (fa3 chosen by default, 78.68 GB free before loading), release not printed (the
-    # newest read is assumed); its printed resolved mem_fraction_static 0.835 is kvlint's default here.
-    "gt-265": ([], "Qwen/Qwen3-14B", "h100-80gb", None, 1),
+    # gt-265: an 80 GB Hopper (fa3 chosen by default, 78.68 GB free before loading), release not printed: replayed
+    # with the release current on 2026-01-14, 0.5.7 (the files of the 0.5.7 wheel are dated 2026-01-01, 0.5.8's
+    # 2026-01-23), whose default (no prefill CUDA graphs before 0.5.10) gives the printed resolved 0.835; from
+    # 0.5.10 the prefill graphs' reserve lowers it (docs §3.2).
+    "gt-265": ([], "Qwen/Qwen3-14B", "h100-80gb", "0.5.7", 1),
     # gt-297 / gt-298: SGLang's branches of 2025-10-07 before and after sgl-project/sglang#11309, replayed as the 0.5.3
     # wheel (mem_fraction_static fixed at 0.8, the DSA indexer left out of the cell) and the 0.5.4 wheel (the
     # indexer in the cell, the default fraction); the DeepSeek-V3.2 config stands in for V3.2-Exp (same shapes)

@@ -385,6 +385,9 @@ class ServingConfig:
             (:func:`kvlint.workloads.configmaps.env_problems`: the ConfigMap is not among the inputs, its data
             or the key is unreadable, the key is missing; ``variable`` None for an ``envFrom``); the KV502/KV503
             "no model" findings say it.
+        draft_model: SGLang's separate draft checkpoint (``--speculative-draft-model-path`` naming another model than
+            the target), resolved as the target is by the plan stage (:func:`kvlint.memory.stage.plan_container`);
+            None when unset, the target's own path, or not resolved (the plan says so).
     """
 
     engine: EngineName
@@ -403,6 +406,7 @@ class ServingConfig:
     apart_from: JoinedEngine | None = None
     release_noted: bool = False
     env_unread: tuple[tuple[str | None, str], ...] = ()
+    draft_model: ModelSpec | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""

@@ -318,6 +318,7 @@ def test_plan_text_tgi_and_sglang_use_their_own_terms() -> None:
     from kvlint.memory.sglang import plan_sglang
     from kvlint.memory.tgi import plan_tgi
     from kvlint.models import resolve_model
+    from kvlint.numbers import fraction
     from kvlint.report.plan_text import render_plan_text
 
     acc = lookup("h100-80gb")
@@ -338,7 +339,7 @@ def test_plan_text_tgi_and_sglang_use_their_own_terms() -> None:
     sp = plan_sglang(ss, m, acc.memory_bytes, gpus=1)
     s = render_plan_text(sp)
     assert "vLLM" not in s and "gpu_memory_utilization" not in s and s.startswith("SGLang 0.5.23")
-    assert f"mem_fraction_static {sp.gpu_memory_utilization:.3f}" in s
+    assert f"mem_fraction_static {fraction(sp.gpu_memory_utilization)}" in s  # 0.83: two decimals when exact
     assert f"KV Cache is allocated. #tokens: {sp.capacity_tokens}" in s.splitlines()
 
 

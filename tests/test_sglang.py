@@ -9,8 +9,10 @@ from kvlint.engines import parse_command_line
 from kvlint.memory.sglang import (
     default_mem_fraction_static,
     derive_context_length,
+    gpu_tier,
     plan_sglang,
     plan_sglang_detailed,
+    sglang_prelude,
 )
 from kvlint.models import resolve_model
 from kvlint.rules.runner import check_container
@@ -412,16 +414,27 @@ def test_default_fraction_ground_truth_qwen3_14b() -> None:
     rest = f["free_after_weights_gb"] - free_before * (1 - d.mem_fraction_static)
     assert abs(rest - (f["k_size_gb"] + f["v_size_gb"])) < 0.02
     assert abs(rest * gib / d.plan.kv_bytes_per_token - f["kv_tokens"]) / f["kv_tokens"] < 0.001
+    # the release is not printed: the value is that of the releases without prefill CUDA graphs by default (up to
+    # 0.5.9); from 0.5.10 they are on for this model and their reserve lowers the fraction (sglang_graphs)
     printed = _ground_truth("gt-265")["figures"]["mem_fraction_static"]
-    for version in ("0.5.5", "0.5.23"):
+    for version in ("0.5.5", "0.5.8", "0.5.23"):
         s = _cmd("--model-path", "x", version=version)
         d = plan_sglang_detailed(s, m, lookup("h100-80gb").memory_bytes, gpus=1)
-        assert d.mem_fraction_static == printed, version
+        pg = sglang_prelude(s, m).prefill_graphs
+        assert (pg is not None and pg.on) == (version == "0.5.23"), version
+        if pg is not None and pg.on:
+            gpu_mib = lookup("h100-80gb").memory_bytes / (1 << 20) + 512
+            graphs = pg.reserve_mib(gpu_tier(gpu_mib, 1, (0, 5, 23))[0], amd=False)[0]
+            want = default_mem_fraction_static((0, 5, 23), gpu_mib, tp=1, prefill_graph_mib=graphs)[0]
+            assert graphs > 0 and d.mem_fraction_static == want < printed
+        else:
+            assert d.mem_fraction_static == printed, version
 
 
 def test_a_separate_draft_model_is_said_to_be_uncounted() -> None:
-    """A draft checkpoint of its own (``--speculative-draft-model-path``) is not read, so its KV layers and weights
-    are not sized (docs/engine-memory-model.md §3.3): the plan says so and sizes the target's cell alone; NGRAM (no
+    """A draft checkpoint of its own (``--speculative-draft-model-path``) that is not resolved (this plan is given
+    none: the plan stage resolves it, tests/test_sglang_spec.py) is not sized (docs/engine-memory-model.md §3.3): the
+    plan says so and sizes the target's cell alone; NGRAM (no
     draft model) and none say nothing of a draft. Both reset an unset --max-running-requests (kvlint.memory.
     sglang_spec, tests/test_sglang_spec.py for the MTP head SGLang does size)."""
     from kvlint.memory.sglang_spec import SPEC_MAX_RUNNING_REQUESTS
@@ -475,3 +488,38 @@ def test_small_gpu_tier_changes_at_0_5_20_not_0_5_6() -> None:
         new = gpu_tier(mib, tp, TIER_35_FROM)
         assert new[0] > old[0] and new[1] > old[1], tp
         assert gpu_tier(mib, tp, (0, 5, 23)) == new
+
+
+def test_decode_graph_batch_capped_by_max_running_requests_from_0_5_22() -> None:
+    """0.5.22's and 0.5.23's handle_gpu_memory_settings lower a default decode CUDA-graph batch above the user's
+    --max-running-requests to it before the reserve is computed (0.5.21 does not); an explicit --cuda-graph-max-bs
+    (or, from 0.5.15, --cuda-graph-max-bs-decode) is kept. Expected fractions from the heuristic itself."""
+    from kvlint.memory.sglang import DECODE_BS_CAPPED_FROM, sglang_version
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    acc = lookup("h100-80gb")
+    gpu_mib = acc.memory_bytes / (1 << 20) + 512
+
+    def mfs(*args: str, version: str) -> float:
+        return plan_sglang_detailed(
+            _cmd("--model-path", "x", *args, version=version), m, acc.memory_bytes, gpus=1
+        ).mem_fraction_static
+
+    def want(version: str, **kw) -> float:
+        s = _cmd("--model-path", "x", version=version)
+        pg = sglang_prelude(s, m).prefill_graphs
+        v = sglang_version(version)[0]
+        graphs = pg.reserve_mib(gpu_tier(gpu_mib, 1, v)[0], amd=False)[0] if pg is not None else 0.0
+        return default_mem_fraction_static(v, gpu_mib, tp=1, prefill_graph_mib=graphs, **kw)[0]
+
+    tier_bs = gpu_tier(gpu_mib, 1, (0, 5, 23))[1]
+    cap = tier_bs // 4
+    for version in ("0.5.21", "0.5.22", "0.5.23"):
+        got = mfs("--max-running-requests", str(cap), version=version)
+        capped = sglang_version(version)[0] >= DECODE_BS_CAPPED_FROM
+        assert got == want(version, cuda_graph_max_bs=cap if capped else None), version
+        assert (got > mfs(version=version)) == capped, version
+    # an explicit decode graph batch is not capped
+    assert mfs(
+        "--max-running-requests", str(cap), "--cuda-graph-max-bs-decode", str(tier_bs), version="0.5.23"
+    ) == (mfs(version="0.5.23"))

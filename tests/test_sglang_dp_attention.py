@@ -55,7 +55,8 @@ def test_default_fraction_reserves_for_dp_attention_graphs() -> None:
 def test_kv_heads_and_attention_weights_over_the_attention_tp_group() -> None:
     """Qwen3-30B-A3B at tp 4 with dp 2 and DP attention: each rank keeps the KV heads of attn_tp 2 (two of four, not
     one), and the attention projections over 2 ranks: ``B × (1/2 - 1/4)`` more bytes for each of its q/k/v/o of B
-    bytes (unquantized bf16); the experts stay over all 4."""
+    bytes (unquantized bf16), and from 0.5.9 its input embedding (``Qwen2MoeModel``'s ``use_attn_tp_group=
+    is_dp_attention_enabled()``) likewise; the experts stay over all 4."""
     m = _model(QWEN_MOE)
     total = lookup("h200").memory_bytes
     plain = plan_sglang_detailed(_cmd(QWEN_MOE, "--tp", "4", "--dp", "2"), m, total, gpus=4)
@@ -68,7 +69,8 @@ def test_kv_heads_and_attention_weights_over_the_attention_tp_group() -> None:
     _param_breakdown(m, sink)
     attn = sum(n for name, n, part in sink if part == "linear" and ".self_attn." in name) * 2
     assert attn > 0
-    assert abs((dpa.plan.weights_bytes - plain.plan.weights_bytes) - attn * (1 / 2 - 1 / 4)) <= 1
+    embed = m.vocab_size * m.hidden_size * 2
+    assert abs((dpa.plan.weights_bytes - plain.plan.weights_bytes) - (attn + embed) * (1 / 2 - 1 / 4)) <= 2
     assert any("DP attention" in n for n in dpa.plan.assumptions)
     assert not any("DP attention" in n for n in plain.plan.assumptions)
 
@@ -138,3 +140,56 @@ def test_dp_attention_embedding_share_stays_on_the_first_pipeline_stage() -> Non
     table = m.vocab_size * m.hidden_size * 2
     assert old.stage_weights[1] == new.stage_weights[1]
     assert abs((old.stage_weights[0] - new.stage_weights[0]) - table * (1 - 1 / 4)) <= 2
+
+
+def _weights(mid: str, *args: str, version: str, env: dict[str, str] | None = None) -> int:
+    m = _model(mid)
+    s = _cmd(mid, *args, version=version)
+    if env:
+        s.env.update(env)
+    return plan_sglang_detailed(s, m, lookup("h200").memory_bytes, gpus=4).plan.weights_bytes
+
+
+def test_input_embedding_under_dp_attention_by_release_outside_deepseek() -> None:
+    """Qwen2Model (Qwen2.5-7B at tp 4, dp 2): with DP attention its input embedding is whole on every rank in
+    0.5.3 - 0.5.8 (``enable_tp=not is_dp_attention_enabled()``) and over the attention-TP group from 0.5.9
+    (``use_attn_tp_group=is_dp_attention_enabled()``); Qwen2's attention and head stay over all TP ranks, so the
+    difference is the embedding's alone. Llama keeps its embedding over the whole TP group."""
+    mid = "Qwen/Qwen2.5-7B"
+    m = _model(mid)
+    table = m.vocab_size * m.hidden_size * 2
+    dp = ("--tp", "4", "--dp", "2", "--enable-dp-attention")
+    for version, ranks in (("0.5.5", 1), ("0.5.8", 1), ("0.5.9", 2), ("0.5.13", 2), ("0.5.23", 2)):
+        grown = _weights(mid, *dp, version=version) - _weights(mid, "--tp", "4", "--dp", "2", version=version)
+        assert abs(grown - table * (1 / ranks - 1 / 4)) <= 2, version
+    llama = "meta-llama/Llama-3.1-70B"
+    assert _weights(llama, *dp, version="0.5.23") == _weights(
+        llama, "--tp", "4", "--dp", "2", version="0.5.23"
+    )
+
+
+def test_dp_lm_head_and_embedding_replication() -> None:
+    """``--enable-dp-lm-head`` puts an untied output head over the attention-TP group for the architectures whose
+    ``ParallelLMHead`` reads it (Qwen3-MoE; not Qwen2); ``SGLANG_ENABLE_EMBED_REPLICATION`` (0.5.13 on) keeps the
+    DeepSeek-V2 family's whole input embedding on every rank, with or without DP attention."""
+    moe = _model(QWEN_MOE)
+    table = moe.vocab_size * moe.hidden_size * 2
+    dp = ("--tp", "4", "--dp", "2", "--enable-dp-attention")
+    head = _weights(QWEN_MOE, *dp, "--enable-dp-lm-head", version="0.5.23") - _weights(
+        QWEN_MOE, *dp, version="0.5.23"
+    )
+    assert abs(head - table * (1 / 2 - 1 / 4)) <= 2
+    qwen2 = "Qwen/Qwen2.5-7B"
+    assert _weights(qwen2, *dp, "--enable-dp-lm-head", version="0.5.23") == _weights(
+        qwen2, *dp, version="0.5.23"
+    )
+    ds = _model(DSV3)
+    ds_table = ds.vocab_size * ds.hidden_size * 2  # the embedding in the config's torch_dtype (bfloat16)
+    on = {"SGLANG_ENABLE_EMBED_REPLICATION": "1"}
+    for version, applies in (("0.5.10", False), ("0.5.13", True), ("0.5.23", True)):
+        grown = _weights(DSV3, "--tp", "4", version=version, env=on) - _weights(
+            DSV3, "--tp", "4", version=version
+        )
+        assert (grown > 0) == applies, version
+        if applies:
+            assert abs(grown - ds_table * (1 - 1 / 4)) <= 2, version

@@ -205,3 +205,24 @@ def test_stage_weights_follow_the_layers_parameters_not_their_count() -> None:
     assert param_share < count_share - 0.01
     body = (first + last) * tp - 2 * embed  # replicated weights are small next to the difference checked
     assert abs((first * tp - embed) / body - param_share) < abs((first * tp - embed) / body - count_share)
+
+
+def test_pipeline_with_speculative_decoding_refused_up_to_0_5_20() -> None:
+    """0.5.3 - 0.5.20 assert ``speculative_algorithm is None`` with pp > 1 ("Pipeline parallelism is not compatible
+    with overlap schedule, speculative decoding"; up to 0.5.10 also ``--enable-mixed-chunk``), before the model
+    runner's "PP is not compatible with MTP models"; 0.5.21 accepts EAGLE (check_pipeline_parallel_compat)."""
+    m = _model("meta-llama/Llama-3.1-8B")
+    spec = ("--pp-size", "2", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
+    for version in ("0.5.5", "0.5.13", "0.5.20"):
+        with pytest.raises(PlanError) as err:
+            sglang_prelude(_cmd(*spec, version=version), m)
+        assert str(err.value).startswith(PP_REFUSED + " 2 with --speculative-algorithm EAGLE"), version
+        assert "not compatible with overlap schedule, speculative decoding" in str(err.value)
+    sglang_prelude(_cmd(*spec, version="0.5.21"), m)
+    sglang_prelude(
+        _cmd("--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d", version="0.5.13"), m
+    )
+    with pytest.raises(PlanError) as err:
+        sglang_prelude(_cmd("--pp-size", "2", "--enable-mixed-chunk", version="0.5.10"), m)
+    assert "mixed chunked prefill" in str(err.value)
+    sglang_prelude(_cmd("--pp-size", "2", "--enable-mixed-chunk", version="0.5.13"), m)

@@ -81,7 +81,7 @@ def test_the_draft_share_is_added_or_multiplied_as_the_release_does() -> None:
 def test_before_0_5_15_the_default_fraction_reserves_for_the_draft() -> None:
     """0.5.5 (2 GiB) and 0.5.13 (4 GiB) add a reserve for "eagle draft models and cuda graphs" to the default
     mem_fraction_static; 0.5.15 and later do not. A user's --mem-fraction-static is kept."""
-    from kvlint.memory.sglang import default_mem_fraction_static
+    from kvlint.memory.sglang import default_mem_fraction_static, gpu_tier, sglang_prelude
 
     m = _model(DSV3)
     total = lookup("h200").memory_bytes
@@ -92,7 +92,12 @@ def test_before_0_5_15_the_default_fraction_reserves_for_the_draft() -> None:
         )
         reserve = sglang_spec.default_reserve_mib(v, "EAGLE")
         gpu_mib = total / (1 << 20) + 512
-        want = default_mem_fraction_static(v, gpu_mib, tp=8, is_mla=True, speculative_reserve_mib=reserve)[0]
+        # the prefill CUDA graphs' reserve, the same with and without the draft in these releases (sglang_graphs)
+        pg = sglang_prelude(_cmd("--tp-size", "8", version=version), m).prefill_graphs
+        graphs = pg.reserve_mib(gpu_tier(gpu_mib, 8, v)[0], amd=False)[0] if pg is not None else 0.0
+        want = default_mem_fraction_static(
+            v, gpu_mib, tp=8, is_mla=True, speculative_reserve_mib=reserve, prefill_graph_mib=graphs
+        )[0]
         assert spec.mem_fraction_static == want, version
         if v < sglang_spec.ONE_CELL_FROM:
             assert reserve > 0 and spec.mem_fraction_static < plain.mem_fraction_static
@@ -320,3 +325,103 @@ def test_padding_ends_at_0_5_7_and_sizing_starts_at_0_5_3() -> None:
     # 0.5.6 and 0.5.7 share the reserve and the cell: the token counts differ by the padding alone
     assert runs["0.5.6"].max_total_num_tokens - runs["0.5.7"].max_total_num_tokens == pad
     assert runs["0.5.7"].mem_fraction_static < plain["0.5.7"].mem_fraction_static
+
+
+def _resolved_plan(*args: str, version: str = "0.5.23", target: str = "Qwen/Qwen2.5-7B"):
+    """The plan stage of a container on one H100 (kvlint.memory.stage.plan_container): the draft checkpoint is
+    resolved as the target is, offline, from the fixtures' model directories."""
+    from kvlint.accelerators import lookup as _lookup
+    from kvlint.memory.stage import plan_container
+    from kvlint.options import Options
+    from kvlint.types import Placement
+
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", target, *args], version)
+    s.version = version
+    acc = _lookup("h100-80gb")
+    placement = Placement(accelerator=acc, gpus=1)
+    out = plan_container(s, _model(target), placement, Options(model_dirs=MODEL_DIRS, allow_hub=False))
+    return s, out
+
+
+def test_a_separate_draft_checkpoint_is_resolved_and_its_layers_sized() -> None:
+    """``--speculative-draft-model-path`` naming another model: from 0.5.15 SGLang reads the draft's config and adds
+    its layers (``num_nextn_predict_layers``, else ``num_hidden_layers``) to each token's cell at the target's
+    per-layer size; kvlint resolves the draft as it resolves the target (here Qwen2.5-1.5B drafting for Qwen2.5-7B
+    with STANDALONE)."""
+    base_s, base = _resolved_plan()
+    s, out = _resolved_plan(
+        "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "Qwen/Qwen2.5-1.5B"
+    )
+    draft = _model("Qwen/Qwen2.5-1.5B")
+    assert s.draft_model is not None and s.draft_model.num_layers == draft.num_layers > 0
+    assert base.detail is not None and out.detail is not None and out.model_note is None
+    target = _model("Qwen/Qwen2.5-7B")
+    want = sglang_spec.scale_cell(
+        base.detail.plan.kv_bytes_per_token, target.num_layers, draft.num_layers, (0, 5, 23)
+    )
+    assert out.detail.plan.kv_bytes_per_token == want > base.detail.plan.kv_bytes_per_token
+    assert out.detail.max_total_num_tokens < base.detail.max_total_num_tokens
+    notes = out.detail.plan.assumptions
+    assert any(
+        f"num_hidden_layers {draft.num_layers} of the draft checkpoint Qwen/Qwen2.5-1.5B" in n for n in notes
+    )
+    assert any("draft checkpoint's weights" in n for n in notes)
+    # before 0.5.15 the draft's pool comes after the target's, outside the fraction: the target's cell alone
+    s13, out13 = _resolved_plan(
+        "--speculative-algorithm",
+        "STANDALONE",
+        "--speculative-draft-model-path",
+        "Qwen/Qwen2.5-1.5B",
+        version="0.5.13",
+    )
+    _, base13 = _resolved_plan(version="0.5.13")
+    assert s13.draft_model is not None and out13.detail is not None and base13.detail is not None
+    assert out13.detail.plan.kv_bytes_per_token == base13.detail.plan.kv_bytes_per_token
+    assert any(f"the draft's {draft.num_layers} layer(s)" in n for n in out13.detail.plan.assumptions)
+
+
+def test_an_unresolved_draft_checkpoint_is_said_and_planned_without() -> None:
+    s, out = _resolved_plan(
+        "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "nobody/no-such-draft"
+    )
+    _, base = _resolved_plan()
+    assert s.draft_model is None and out.model_note is not None
+    assert "speculative draft model 'nobody/no-such-draft' not resolved" in out.model_note
+    assert out.detail is not None and base.detail is not None
+    assert out.detail.plan.kv_bytes_per_token == base.detail.plan.kv_bytes_per_token
+    assert any("whose config was not resolved" in n for n in out.detail.plan.assumptions)
+
+
+def test_a_draft_path_equal_to_the_model_path_is_the_mtp_head() -> None:
+    """``--speculative-draft-model-path`` set to the target's own ``--model-path`` is the target checkpoint's MTP
+    head, as a path-less NEXTN target is (the plan compared the draft path with a ``model_path`` flag the parser never
+    sets, so it took the target's own path for a separate, uncounted draft)."""
+    m = _model(DSV3)
+    total = lookup("h200").memory_bytes
+    own = plan_sglang_detailed(
+        _cmd("--tp-size", "8", "--speculative-algorithm", "NEXTN", "--speculative-draft-model-path", DSV3),
+        m,
+        total,
+        gpus=8,
+    )
+    pathless = plan_sglang_detailed(
+        _cmd("--tp-size", "8", "--speculative-algorithm", "NEXTN"), m, total, gpus=8
+    )
+    plain = plan_sglang_detailed(_cmd("--tp-size", "8"), m, total, gpus=8)
+    assert own.plan.kv_bytes_per_token == pathless.plan.kv_bytes_per_token > plain.plan.kv_bytes_per_token
+
+
+def test_mtp_draft_weights_under_dp_attention_hold_their_attention_over_the_attention_tp_group() -> None:
+    """DeepSeek-V3's MTP head at tp 8: with DP attention (dp 8, attention-TP group of 1) its attention projections are
+    whole on every rank as the target's are, so the draft's weight estimate per rank grows; its experts stay over all
+    8 ranks, so it stays below the whole layer."""
+    m = _model(DSV3)
+    plain = sglang_prelude(
+        _cmd("--tp-size", "8", "--dp-size", "8", "--speculative-algorithm", "NEXTN"), m
+    ).spec
+    dpa = sglang_prelude(
+        _cmd("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--speculative-algorithm", "NEXTN"),
+        m,
+    ).spec
+    assert plain is not None and dpa is not None and plain.draft_layers == dpa.draft_layers > 0
+    assert plain.draft_weight_bytes < dpa.draft_weight_bytes < plain.draft_weight_bytes * 8

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init
-from kvlint.memory import sglang_mamba, sglang_spec
+from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.versions import version_source
@@ -184,6 +184,18 @@ def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     return 16384, 512
 
 
+#: From this release a default decode CUDA-graph batch is capped by the user's ``--max-running-requests``
+#: (``arg_groups/memory_hook.py::handle_gpu_memory_settings`` of the 0.5.22 and 0.5.23 wheels; not in 0.5.21's), which
+#: lowers the graph and DP-attention padding terms of the default fraction's reserve
+DECODE_BS_CAPPED_FROM: SgVersion = (0, 5, 22)
+
+
+#: From this release the default fraction's reserve knows the PD-disaggregation role and the decode graphs' backend,
+#: and adds 2 GiB for DeepEP (``_handle_gpu_memory_settings`` of the 0.5.15 wheel; the 0.5.3 - 0.5.13 wheels have none
+#: of these; 0.5.14 **[assumed]** as 0.5.13)
+PD_TERMS_FROM: SgVersion = (0, 5, 15)
+
+
 #: The first SGLang release whose default mem_fraction_static depends on the GPU's size (> 81920 MiB:
 #: ``(gpu − 13 GiB) / gpu``), read in the PyPI wheels' ``sglang/srt/server_args.py::ServerArgs.__post_init__``.
 _SG_LARGE_GPU_FRACTION = "0.4.5.post3"
@@ -202,6 +214,11 @@ def default_mem_fraction_static(
     dp_attention: bool = False,
     dp: int = 1,
     speculative_reserve_mib: int = 0,
+    prefill_graph_mib: float = 0.0,
+    max_running_requests: int | None = None,
+    disaggregation_mode: str = "null",
+    decode_graphs: bool = True,
+    speculative_num_draft_tokens: int | None = None,
 ) -> tuple[float, str]:
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
@@ -214,11 +231,20 @@ def default_mem_fraction_static(
     * >= 0.5.3: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
       MiB, with DP attention + ``3 × max_bs × dp`` and, when max_bs > 300, + ``1.5 × max_bs × dp`` (the attention-DP
       size; ``server_args.py::ServerArgs._handle_gpu_memory_settings`` in the 0.5.3, 0.5.4, 0.5.5, 0.5.8 and 0.5.13
-      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule) (the prefill-graph reserve is not applied: prefill graphs are off by default before 0.5.13 and, on by default from 0.5.13, not modelled yet: docs/engine-memory-model.md §3.2), at least 10 GiB when
-      GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
+      wheels; 0.5.1 and 0.5.2 have the 0.4.10 rule), + ``prefill_graph_mib`` (the prefill CUDA graphs' reserve from
+      0.5.8, :meth:`kvlint.memory.sglang_graphs.PrefillGraphs.reserve_mib`), at least 10 GiB when GPU > 60 GiB,
+      + 2 GiB for DeepEP from :data:`PD_TERMS_FROM` (no such term in the 0.5.3 - 0.5.13 wheels);
+      ``round((gpu − reserved)/gpu, 3)``
       (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``), +
       ``speculative_reserve_mib`` after the floor (the draft's reserve of 0.5.3 - 0.5.14,
-      :func:`kvlint.memory.sglang_spec.default_reserve_mib`).
+      :func:`kvlint.memory.sglang_spec.default_reserve_mib`). From :data:`DECODE_BS_CAPPED_FROM` a default decode
+      graph batch (no ``cuda_graph_max_bs``) above the user's ``max_running_requests`` is lowered to it. From
+      :data:`PD_TERMS_FROM` (``server_args.py::ServerArgs._handle_gpu_memory_settings`` of 0.5.15 - 0.5.18,
+      ``memory_hook.py`` from 0.5.19): a ``disaggregation_mode`` ``decode`` node sizes the activation term from
+      ``max(max_running_requests (else the graph batch) × speculative_num_draft_tokens (else 1), 2048)``; a
+      ``prefill`` node has no decode-graph, DP-attention padding or DeepEP term; without decode graphs
+      (``decode_graphs`` False: ``--disable-cuda-graph``, ``--disable-decode-cuda-graph``,
+      ``--cuda-graph-backend-decode disabled``) neither the graph nor the DeepEP term is added.
     Returns ``(fraction, why)``.
     """
     p = tp * pp
@@ -251,14 +277,31 @@ def default_mem_fraction_static(
         )
     cps, bs = gpu_tier(gpu_mib, tp, v)
     cps = chunked_prefill_size if chunked_prefill_size and chunked_prefill_size > 0 else cps
-    bs = cuda_graph_max_bs or bs
-    reserved = 512 + 1.5 * max(cps, 2048) + (p / 8) * 1024 + 2 * bs
-    if dp_attention:
+    if cuda_graph_max_bs:
+        bs = cuda_graph_max_bs
+    elif v >= DECODE_BS_CAPPED_FROM and max_running_requests is not None and 0 < max_running_requests < bs:
+        # memory_hook.py::handle_gpu_memory_settings (0.5.22, 0.5.23): a default decode max_bs above the user's
+        # --max-running-requests is lowered to it, before the reserve is computed
+        bs = max_running_requests
+    pd = v >= PD_TERMS_FROM
+    mode = disaggregation_mode if pd else "null"
+    act = max(cps, 2048)
+    if mode == "decode":
+        # "Decode nodes do no prefill; size activation to the decode batch."
+        act = max((max_running_requests or bs or 1) * (speculative_num_draft_tokens or 1), 2048)
+    reserved = 512 + 1.5 * act + (p / 8) * 1024
+    graphs = mode != "prefill" and (decode_graphs or not pd)
+    if graphs:
+        reserved += 2 * bs
+    if dp_attention and mode != "prefill":
         # "DP attention needs more padding for some operations" (memory_hook.py::reserve_for_graph_mb in 0.5.23)
         reserved += 3 * bs * dp + (1.5 * bs * dp if bs > 300 else 0)
+    # prefill (piecewise / breakable) CUDA graphs, before the floor (memory_hook.py::reserve_for_graph_mb in 0.5.23)
+    reserved += max(0.0, prefill_graph_mib)
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    if deepep:
+    if deepep and pd and graphs:
+        # "DeepEP all-to-all buffers captured in the decode graph" (0.5.15 on; absent from 0.5.3 - 0.5.13)
         reserved += 2048
     reserved += max(0, speculative_reserve_mib)
     f = round((gpu_mib - reserved) / gpu_mib, 3)
@@ -358,6 +401,14 @@ PP_PARTITION_REFUSED = "SGLANG_PP_LAYER_PARTITION"
 #: (``get_pp_indices`` of the 0.5.13 – 0.5.23 wheels); 0.4.10 and 0.5.5 give all of it to the last stage (0.5.6 –
 #: 0.5.12 not read)
 PP_SPREAD_REMAINDER_FROM = (0, 5, 13)
+#: Releases whose argument check asserts ``speculative_algorithm is None`` with pp > 1 ("Pipeline parallelism is not
+#: compatible with overlap schedule, speculative decoding[, mixed chunked prefill]": ``server_args.py::ServerArgs.
+#: check_server_args`` of 0.5.3 - 0.5.19, ``arg_groups/validation_hook.py`` of 0.5.20 off NPU); 0.5.21 - 0.5.23 accept
+#: EAGLE (``check_pipeline_parallel_compat``). Model runners of the same releases also assert "PP is not compatible
+#: with MTP models" (0.5.3 - 0.5.18), after this check.
+PP_SPEC_REFUSED: tuple[SgVersion, SgVersion] = ((0, 5, 3), (0, 5, 20))
+#: Up to this release the same assertion also refuses ``--enable-mixed-chunk`` with pp > 1 (0.5.3 - 0.5.10 read)
+PP_MIXED_CHUNK_REFUSED_UNTIL: SgVersion = (0, 5, 10)
 #: From this release the pipeline stages agree on the smallest stage's token count (``all_reduce(..., MIN)`` over
 #: the world group in ``ModelRunner.init_memory_pool`` of 0.5.5, ``KVCacheConfigurator._apply_token_constraints``
 #: in 0.5.16 – 0.5.23); 0.4.10's ``model_runner.py`` has no such step, each stage keeps its own pool and pp rank 0
@@ -517,7 +568,12 @@ class SglangPrelude:
         rank, None for a model without one) with mamba_ratio / mamba_strategy (:func:`kvlint.memory.sglang_mamba.
         request_ratio`) and the flags that size the state pool: mamba_full_memory_ratio, max_mamba_cache_size,
         disable_radix_cache. dsa (:func:`is_sglang_dsa`, from :data:`DSA_FROM`) and dsa_indexer_in_cell: the DeepSeek
-        sparse-attention defaults the plan applies once the GPU is known (:func:`dsa_kv_dtype`).
+        sparse-attention defaults the plan applies once the GPU is known (:func:`dsa_kv_dtype`). prefill_graphs
+        (:func:`kvlint.memory.sglang_graphs.prefill_graphs`, without a user's mem_fraction_static): what decides the
+        default fraction's prefill CUDA-graph reserve; max_running_requests_flag: the user's --max-running-requests
+        as written (before the speculative reset to 48), which caps the default decode graph batch from 0.5.22;
+        disaggregation_mode, decode_graphs (:func:`kvlint.memory.sglang_graphs.decode_graphs_on`) and
+        spec_draft_tokens (``--speculative-num-draft-tokens`` as written): the default fraction's terms from 0.5.15.
     """
 
     version: SgVersion
@@ -560,6 +616,11 @@ class SglangPrelude:
     dsa: bool = False
     dsa_indexer_in_cell: bool = True
     spec: sglang_spec.SpecSizing | None = None
+    prefill_graphs: sglang_graphs.PrefillGraphs | None = None
+    max_running_requests_flag: int | None = None
+    disaggregation_mode: str = "null"
+    decode_graphs: bool = True
+    spec_draft_tokens: int | None = None
 
 
 def _is_dsa(model: ModelSpec) -> bool:
@@ -576,12 +637,20 @@ def _speculative(
     w_all: int,
     dbytes: int,
     tp: int,
+    draft: ModelSpec | None = None,
+    model_path: str = "",
+    attn_tp: int = 0,
 ) -> tuple[sglang_spec.SpecSizing | None, list[str]]:
     """``(sizing, notes)`` of ``--speculative-algorithm`` for SGLang ``v`` (:mod:`kvlint.memory.sglang_spec`): the
     EAGLE family (EAGLE, EAGLE3, NEXTN, STANDALONE) from 0.5.3 is sized (the default fraction's reserve, 0.5.3 - 0.5.6's
     token padding, the draft's layers in the cell from 0.5.15 when the draft is the target's MTP head); other
     algorithms and releases get a note that the draft is not counted. ``w_all`` the whole model's weight bytes,
-    ``dbytes`` the model dtype's (the draft weights' estimate)."""
+    ``dbytes`` the model dtype's (the draft weights' estimate); ``draft`` a separate draft checkpoint's resolved
+    config (:attr:`kvlint.types.ServingConfig.draft_model`): its layers are sized as SGLang sizes them and its
+    weights estimated from its own shapes; ``model_path`` the target's ``--model-path`` (a draft path equal to it is
+    the target's own MTP head); ``attn_tp`` the ranks the attention projections are split over under DP attention
+    (0 or ``tp``: all of them), for an MTP head's weight estimate."""
+    attn_tp = attn_tp if 0 < attn_tp < tp else tp
     alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
     if not alg or alg == "NGRAM":  # NGRAM drafts from the prompt: no draft model, no draft KV
         return None, []
@@ -599,9 +668,9 @@ def _speculative(
         # 0.5.3 - 0.5.14 reserve for every algorithm but NGRAM (DFLASH from 0.5.13)
         return sglang_spec.SpecSizing(alg, 0, reserve, None), [note]
     notes: list[str] = []
-    layers, why = sglang_spec.draft_kv_layers(
-        model, v, alg, get("speculative_draft_model_path"), get("model_path")
-    )
+    draft_path = str(get("speculative_draft_model_path") or "").strip()
+    layers, why = sglang_spec.draft_kv_layers(model, v, alg, draft_path, model_path, draft)
+    separate = draft is not None and layers is not None and bool(draft_path) and draft_path != model_path
     arch = model.architectures[0] if model.architectures else ""
     other = ""
     if any(ly.kind in ("mamba", "sliding", "chunked") for ly, _ in layer_counts(model.layers)):
@@ -612,13 +681,29 @@ def _speculative(
         notes.append(f"not modelled: the draft's KV layers in {other}; this plan sizes the target's alone")
         layers = None
     draft_w = 0
-    if layers:
+    if layers and separate and draft is not None:
+        # the draft checkpoint's own weights, over the same TP ranks (EAGLE heads that share the target's embedding
+        # and output head state less; SGLang loads them after the pool either way)
+        ddt = draft.torch_dtype or "bfloat16"
+        draft_w = weight_bytes(draft, dtype_bytes=dtype_bytes("bfloat16" if ddt == "float32" else ddt))[
+            0
+        ] // max(1, tp)
+    elif layers:
         per = _layer_params(model)
         body = max(
             0, w_all - model.vocab_size * model.hidden_size * dbytes * (1 if model.tie_word_embeddings else 2)
         )
         if per and sum(per):
-            draft_w = layers * (body * per[-1] // sum(per)) // max(1, tp)
+            layer_w = body * per[-1] // sum(per)
+            draft_w = layer_w // max(1, tp)
+            if attn_tp < tp:
+                # DP attention: the MTP layer's attention projections over the attention-TP group, as the target's
+                # (attention_over_attn_tp), the rest over all TP ranks
+                attn = _layer_attention_params(model)
+                if attn and per[-1]:
+                    share = min(1.0, attn / per[-1])
+                    draft_w = int(layer_w * ((1 - share) / tp + share / attn_tp))
+            draft_w *= layers
     reserve = sglang_spec.default_reserve_mib(v, alg)
     pad = None
     if v < sglang_spec.PAD_UNTIL:
@@ -662,7 +747,12 @@ def _speculative(
             f"the draft's {layers} layer(s) ({why}) get a pool of the same tokens after it, outside "
             "mem_fraction_static"
         )
-    if draft_w:
+    if draft_w and separate:
+        notes.append(
+            f"the draft checkpoint's weights (about {draft_w / GiB:.2f} GiB per rank, from its config) and CUDA graphs "
+            "are loaded after the KV pool is sized, from the memory mem_fraction_static leaves"
+        )
+    elif draft_w:
         notes.append(
             f"the draft's weights (about {draft_w / GiB:.2f} GiB per rank, {layers} MTP layer(s) at the last decoder "
             "layer's size) and CUDA graphs are loaded after the KV pool is sized, from the memory mem_fraction_static "
@@ -690,6 +780,17 @@ def _layer_params(model: ModelSpec) -> tuple[int, ...]:
         if head == "layers" and idx.isdigit() and int(idx) < len(per):
             per[int(idx)] += n
     return tuple(per) if sum(per) > 0 else ()
+
+
+def _layer_attention_params(model: ModelSpec) -> int:
+    """Parameters (elements) of the last decoder layer's attention projections (``self_attn`` modules of
+    :func:`kvlint.models.weights._param_breakdown`); 0 when it lists none."""
+    from kvlint.models.weights import _param_breakdown
+
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(model, sink)
+    last = f"layers.{model.num_layers - 1}.self_attn."
+    return sum(n for name, n, _part in sink if name.startswith(last))
 
 
 def _stage_weights(
@@ -786,6 +887,60 @@ def mla_absorbed_copy_bytes(model: ModelSpec, head_ranks: int, dbytes: int) -> t
 #: (``use_attn_tp_group=is_dp_attention_enabled()`` in the 0.5.8 wheel's models/deepseek_v2.py; before it, 0.5.3 -
 #: 0.5.7, ``enable_tp=not is_dp_attention_enabled()``: the whole table on every rank)
 EMBED_ATTN_TP_FROM: SgVersion = (0, 5, 8)
+
+#: Architectures outside the DeepSeek-V2 family whose SGLang model builds the input embedding with
+#: ``enable_tp=not is_dp_attention_enabled()`` (the whole table on every rank with DP attention) up to 0.5.8 and with
+#: ``use_attn_tp_group=is_dp_attention_enabled()`` from :data:`EMBED_ATTN_TP_OTHERS_FROM`: ``Qwen2Model`` (Qwen2, and
+#: Qwen3 through ``Qwen3Model(Qwen2Model)``), ``Qwen2MoeModel`` (Qwen2-MoE, Qwen3-MoE), GLM-4.5 MoE, gpt-oss, Llama 4,
+#: Qwen3-Next, Bailing (``models/qwen2.py``, ``qwen2_moe.py``, ``glm4_moe.py``, ``gpt_oss.py``, ``llama4.py``,
+#: ``qwen3_next.py``, ``bailing_moe.py`` of the 0.5.3, 0.5.8, 0.5.9, 0.5.13 and 0.5.23 wheels). Llama, Mistral and the
+#: others keep the embedding over the whole TP group.
+_SG_EMBED_DP_ARCHS = frozenset(
+    {
+        "Qwen2ForCausalLM",
+        "Qwen3ForCausalLM",
+        "Qwen2MoeForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "GptOssForCausalLM",
+        "Llama4ForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+    }
+)
+#: From this release the architectures of :data:`_SG_EMBED_DP_ARCHS` split their input embedding over the
+#: attention-TP group with DP attention (the 0.5.9 wheel; 0.5.8's replicate it)
+EMBED_ATTN_TP_OTHERS_FROM: SgVersion = (0, 5, 9)
+#: ``SGLANG_ENABLE_EMBED_REPLICATION`` (``layers/vocab_parallel_embedding.py::get_embedding_tp_kwargs``): the
+#: DeepSeek-V2 family's whole input embedding on every rank, with or without DP attention (in the 0.5.13, 0.5.16 and
+#: 0.5.23 wheels, not in 0.5.10's)
+EMBED_REPLICATION_FROM: SgVersion = (0, 5, 13)
+#: Architectures whose output head follows ``--enable-dp-lm-head`` (``ParallelLMHead(...,
+#: use_attn_tp_group=enable_dp_lm_head)``: over the attention-TP group), read in the 0.5.3, 0.5.8, 0.5.9, 0.5.13
+#: and 0.5.23 wheels; Qwen3's from 0.5.8 (0.5.3 - 0.5.7 keep it over the whole TP group); Qwen2 and Llama 4 never
+_SG_DP_LM_HEAD_ARCHS = frozenset(
+    {
+        "LlamaForCausalLM",
+        "Qwen2MoeForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "GptOssForCausalLM",
+        "Qwen3NextForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+    }
+)
+
+
+def _truthy(value: Any) -> bool:
+    """An environment switch as SGLang's ``EnvBool`` reads it (``1``, ``true``, ``yes``, ``on``)."""
+    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
+
 
 #: Architectures whose SGLang attention builds its projections over the attention-TP group with DP attention
 #: (``QKVParallelLinear`` / ``ColumnParallelLinear`` / ``RowParallelLinear`` with ``tp_size=attn_tp_size`` or
@@ -969,8 +1124,12 @@ def sglang_prelude(
                 f"DeepSeek sparse-attention model: SGLang {v[0]}.{v[1]}.{v[2]} sets {', '.join(forced)} "
                 "(server_args.py, 'for DeepSeek NSA/DSA')"
             )
-    if mfs is None:  # the default fraction's input
+    if (
+        mfs is None
+    ):  # the default fraction's input (--cuda-graph-max-bs, from 0.5.15 also --cuda-graph-max-bs-decode)
         cuda_graph_max_bs = as_int(get("cuda_graph_max_bs"))
+        if cuda_graph_max_bs is None and v >= (0, 5, 15):
+            cuda_graph_max_bs = as_int(get("cuda_graph_max_bs_decode"))
 
     dtype = str(get("dtype") or "auto")
     if dtype == "auto":
@@ -1018,25 +1177,56 @@ def sglang_prelude(
         repl += absorbed
         model_notes.append(absorbed_note)
     embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
+    head_extra = 0  # the output head's bytes beyond 1/tp (--enable-dp-lm-head), on the last stage only
+    first_arch = model.architectures[0] if model.architectures else ""
+    deepseek = model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS
+    table = model.vocab_size * model.hidden_size * dbytes
+    replicated = (
+        deepseek
+        and v >= EMBED_REPLICATION_FROM
+        and _truthy(serving.env.get("SGLANG_ENABLE_EMBED_REPLICATION"))
+    )
+    if replicated:
+        # get_embedding_tp_kwargs: {"enable_tp": False}, the whole table on every rank whatever the layout
+        embed_extra = int(table * (1 - 1 / tp))
+        repl += embed_extra
+        if embed_extra:
+            model_notes.append(
+                f"SGLANG_ENABLE_EMBED_REPLICATION: the input embedding is whole on every rank (+{embed_extra / GiB:.2f} "
+                "GiB per rank)"
+            )
     if attn_tp < tp:
-        first_arch = model.architectures[0] if model.architectures else ""
-        if model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS:
+        embed_ranks = 0
+        if replicated:
+            embed_ranks = 1
+        elif deepseek:
             # the DeepSeek-V2 family's input embedding with DP attention (sglang models/deepseek_v2.py
             # DeepseekV2Model.__init__): whole on every rank before 0.5.8 (VocabParallelEmbedding(enable_tp=not
             # is_dp_attention_enabled()), the 0.5.3 - 0.5.7 wheels), over the attention-TP group from 0.5.8
             # (use_attn_tp_group=is_dp_attention_enabled(); 0.5.13 - 0.5.23 get_embedding_tp_kwargs)
             embed_ranks = attn_tp if v >= EMBED_ATTN_TP_FROM else 1
-            embed_extra = int(model.vocab_size * model.hidden_size * dbytes * (1 / embed_ranks - 1 / tp))
+        elif first_arch in _SG_EMBED_DP_ARCHS:
+            # Qwen2Model, Qwen2MoeModel, GLM-4.5 MoE, gpt-oss, Llama 4, Qwen3-Next, Bailing: replicated up to 0.5.8,
+            # over the attention-TP group from 0.5.9 (_SG_EMBED_DP_ARCHS)
+            embed_ranks = attn_tp if v >= EMBED_ATTN_TP_OTHERS_FROM else 1
+        if embed_ranks and not replicated:
+            embed_extra = int(table * (1 / embed_ranks - 1 / tp))
             repl += embed_extra
+        if embed_ranks:
             embedding = (
                 f"the input embedding {'over the attention-TP group' if embed_ranks > 1 else 'whole on every rank'} "
                 f"(+{embed_extra / GiB:.2f} GiB per rank)"
             )
         else:
-            embedding = (
-                f"the input embedding is taken over all {tp} ranks (SGLang splits it over either group or replicates "
-                "it, by model and release: not modelled)"
-            )
+            embedding = f"the input embedding over all {tp} ranks (as {first_arch or 'this model'} builds it)"
+        head_by_attn = first_arch in _SG_DP_LM_HEAD_ARCHS or (
+            first_arch == "Qwen3ForCausalLM" and v >= (0, 5, 8)
+        )
+        if _truthy(get("enable_dp_lm_head")) and head_by_attn and not model.tie_word_embeddings:
+            # ParallelLMHead(..., use_attn_tp_group=enable_dp_lm_head): the head over the attention-TP group
+            head_extra = int(table * (1 / attn_tp - 1 / tp))
+            repl += head_extra
+            embedding += f"; --enable-dp-lm-head: the output head over the attention-TP group (+{head_extra / GiB:.2f} GiB per rank)"
         if attn_split:
             what = "the attention layers, their KV heads and states are split"
         else:
@@ -1049,7 +1239,10 @@ def sglang_prelude(
             f"{embedding}"
         )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
-    spec, spec_notes = _speculative(model, v, get, w_all, dbytes, tp)
+    target_path = str(serving.model.value).strip() if serving.model is not None else ""
+    spec, spec_notes = _speculative(
+        model, v, get, w_all, dbytes, tp, serving.draft_model, target_path, attn_tp if attn_split else tp
+    )
     model_notes.extend(spec_notes)
     stage_w: tuple[int, ...] = ()
     stage_c: tuple[int, ...] = ()
@@ -1060,9 +1253,30 @@ def sglang_prelude(
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra)
-        # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers)
+        spec_alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
+        if PP_SPEC_REFUSED[0] <= v <= PP_SPEC_REFUSED[1] and (
+            spec_alg or (v <= PP_MIXED_CHUNK_REFUSED_UNTIL and _truthy(get("enable_mixed_chunk")))
+        ):
+            what = (
+                f"--speculative-algorithm {str(get('speculative_algorithm'))[:40]}"
+                if spec_alg
+                else "--enable-mixed-chunk"
+            )
+            said = (
+                "overlap schedule, speculative decoding, mixed chunked prefill"
+                if v <= PP_MIXED_CHUNK_REFUSED_UNTIL
+                else "overlap schedule, speculative decoding"
+            )
+            raise PlanError(
+                f"{PP_REFUSED} {pp} with {what}: SGLang {v[0]}.{v[1]}.{v[2]} refuses to start ('Pipeline parallelism is "
+                f"not compatible with {said}.', server_args.py::ServerArgs.check_server_args; from 0.5.21 pipeline "
+                "parallelism accepts EAGLE)"
+            )
+        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
+        # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
+        # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
+        stage_w = (*stage_w[:-1], stage_w[-1] + head_extra)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
             cell_size(
@@ -1120,6 +1334,18 @@ def sglang_prelude(
         model_notes.append(
             f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
             "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
+        )
+    graphs = None
+    if mfs is None:  # the default fraction's prefill-graph reserve (sglang_graphs)
+        graphs = sglang_graphs.prefill_graphs(
+            v,
+            get,
+            model,
+            model_path=str(serving.model.value) if serving.model is not None else "",
+            multimodal=is_multimodal(model, enable_multimodal=bool(get("enable_multimodal"))),
+            deepep=deepep,
+            dp_attention=dp_attention,
+            pp=pp,
         )
     mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
     radix_off = bool(get("disable_radix_cache"))
@@ -1187,6 +1413,11 @@ def sglang_prelude(
         dsa=dsa,
         dsa_indexer_in_cell=indexer_in_cell,
         spec=spec,
+        prefill_graphs=graphs,
+        max_running_requests_flag=as_int(get("max_running_requests")),
+        disaggregation_mode=str(get("disaggregation_mode") or "null").strip().lower(),
+        decode_graphs=sglang_graphs.decode_graphs_on(get),
+        spec_draft_tokens=as_int(get("speculative_num_draft_tokens")),
     )
 
 
@@ -1200,6 +1431,19 @@ _SG_MM_DISABLED = frozenset(
         "InklingForConditionalGeneration",
     }
 )
+
+
+def is_multimodal(model: ModelSpec, *, enable_multimodal: bool) -> bool:
+    """``ModelConfig.is_multimodal`` as SGLang resolves it (``configs/model_config.py``, 0.5.13 - 0.5.23): a config
+    with a text sub-config (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is
+    not hf_text_config``) or a vision / audio tower, and for the first architectures of :data:`_SG_MM_DISABLED`
+    only with ``--enable-multimodal`` (their ``enable_multimodal`` default is False)."""
+    c = model.config or {}
+    subs = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config")
+    if not any(isinstance(c.get(k), dict) for k in subs):
+        return False
+    first = model.architectures[0] if model.architectures else ""
+    return enable_multimodal or first not in _SG_MM_DISABLED
 
 
 def multimodal_reservation(
@@ -1219,14 +1463,7 @@ def multimodal_reservation(
     (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is not hf_text_config``) or a
     vision / audio tower, unless ``--language-only``, and for the first architectures of :data:`_SG_MM_DISABLED` only
     with ``--enable-multimodal``."""
-    if v < (0, 5, 18) or language_only:
-        return 0
-    c = model.config or {}
-    subs = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config")
-    if not any(isinstance(c.get(k), dict) for k in subs):
-        return 0
-    first = model.architectures[0] if model.architectures else ""
-    if first in _SG_MM_DISABLED and not enable_multimodal:
+    if v < (0, 5, 18) or language_only or not is_multimodal(model, enable_multimodal=enable_multimodal):
         return 0
 
     def mib(name: str, default: int) -> int:
@@ -1388,9 +1625,17 @@ def plan_sglang_detailed(
         pre = _dsa_for_gpu(pre, model, compute_capability, gpu_name)
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
     cps_user = pre.chunked_prefill_size
+    if v >= (0, 5, 3):
+        cps_default = gpu_tier(gpu_mib, tp, v)[0]
+    else:
+        cps_default = 2048 if gpu_mib < 25000 else 8192
+    cps = cps_user if cps_user is not None else cps_default
     mfs = pre.mem_fraction_static
     mfs_user = mfs is not None
     if mfs is None:
+        graph_mib, graph_note = 0.0, ""
+        if pre.prefill_graphs is not None and (pre.prefill_graphs.on or v >= sglang_graphs.DEFAULT_ON_FROM):
+            graph_mib, graph_note = pre.prefill_graphs.reserve_mib(cps, amd=_is_amd(gpu_name))
         mfs, why = default_mem_fraction_static(
             v,
             gpu_mib,
@@ -1400,18 +1645,20 @@ def plan_sglang_detailed(
             deepep=pre.deepep,
             chunked_prefill_size=cps_user,
             cuda_graph_max_bs=pre.cuda_graph_max_bs,
+            max_running_requests=pre.max_running_requests_flag,
+            disaggregation_mode=pre.disaggregation_mode,
+            decode_graphs=pre.decode_graphs,
+            speculative_num_draft_tokens=pre.spec_draft_tokens,
             dp_attention=pre.dp_attention,
             dp=dp,
             speculative_reserve_mib=pre.spec.reserve_mib if pre.spec is not None else 0,
+            prefill_graph_mib=graph_mib,
         )
         if pre.spec is not None and pre.spec.reserve_mib:
             why += f" including {pre.spec.reserve_mib} MiB for the speculative draft"
+        if graph_note:
+            why += f"; {graph_note}"
         notes.append(why)
-    if v >= (0, 5, 3):
-        cps_default = gpu_tier(gpu_mib, tp, v)[0]
-    else:
-        cps_default = 2048 if gpu_mib < 25000 else 8192
-    cps = cps_user if cps_user is not None else cps_default
     if cps_user is None:
         notes.append(f"chunked_prefill_size {cps} (default for this GPU)")
     notes.extend(pre.model_notes)

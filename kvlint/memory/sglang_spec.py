@@ -135,20 +135,40 @@ def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
 
 
 def draft_kv_layers(
-    model: ModelSpec, v: SgVersion, algorithm: str, draft_path: object, model_path: object
+    model: ModelSpec,
+    v: SgVersion,
+    algorithm: str,
+    draft_path: object,
+    model_path: object,
+    draft: ModelSpec | None = None,
 ) -> tuple[int | None, str]:
     """``(layers, why)``: the draft's KV layers SGLang ``v`` sizes with the target for ``algorithm``, when the draft
     is the target checkpoint's multi-token-prediction head: ``--speculative-draft-model-path`` unset (or the
     target's own path) and either the architecture is one of :func:`self_draft_architectures` or, from 0.5.20,
     any target. The count is the config's ``num_nextn_predict_layers`` (SGLang's ``ModelConfig.
     num_nextn_predict_layers``; in draft mode DeepSeek V4 and the other ``_config_draft_model`` rewrites set 1).
-    ``layers`` None: a separate draft checkpoint (its config is not read here) or a target without an MTP head."""
+    A separate draft checkpoint (another ``--speculative-draft-model-path``) counts when ``draft``, its resolved
+    config, is given: its ``num_nextn_predict_layers``, else its ``num_hidden_layers`` (the larger of those and its
+    attention layers in SGLang: ``model_runner.py`` of 0.5.15, ``spec_aux_hidden_state.py::
+    _resolve_eagle_aux_hidden_state`` of 0.5.16 - 0.5.23, ``ModelConfig(..., is_draft_model=True)``).
+    ``layers`` None: a separate draft checkpoint not resolved, or a target without an MTP head."""
     if algorithm not in EAGLE_FAMILY or algorithm == "STANDALONE" and not draft_path:
         return None, "STANDALONE drafts with a separate model"
     path = str(draft_path or "").strip()
     own = not path or path == str(model_path or "").strip()
     if not own:
-        return None, f"a separate draft model ({path[:80]})"
+        if draft is None:
+            return None, f"a separate draft model ({path[:80]}) whose config was not resolved"
+        dc = draft.text_config or draft.config or {}
+        raw_d = dc.get("num_nextn_predict_layers")
+        if isinstance(raw_d, int) and not isinstance(raw_d, bool) and raw_d > 0:
+            return raw_d, f"num_nextn_predict_layers {raw_d} of the draft checkpoint {path[:80]}"
+        if draft.num_layers > 0:
+            return (
+                draft.num_layers,
+                f"num_hidden_layers {draft.num_layers} of the draft checkpoint {path[:80]}",
+            )
+        return None, f"the draft checkpoint {path[:80]} states no layers"
     arch = model.architectures[0] if model.architectures else ""
     c = model.text_config or model.config or {}
     raw = c.get("num_nextn_predict_layers")

@@ -138,6 +138,43 @@ def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettin
     return replace(settings, speculative_model=draft), None
 
 
+def _sglang_draft(serving: ServingConfig, options: Options) -> str | None:
+    """Resolve SGLang's separate draft checkpoint (``--speculative-draft-model-path`` naming another model than
+    ``--model-path``, at ``--speculative-draft-model-revision``) as the target is (models stage, offline rules of
+    ``options``) into ``serving.draft_model``, which the plan sizes the draft's KV layers from
+    (:func:`kvlint.memory.sglang_spec.draft_kv_layers`). Returns a note when it could not be resolved."""
+    from kvlint.memory.sglang_spec import EAGLE_FAMILY, normalize_algorithm
+
+    path = str(serving.get("speculative_draft_model_path") or "").strip()
+    target = str(serving.model.value).strip() if serving.model is not None else ""
+    if (
+        not path
+        or path == target
+        or serving.draft_model is not None
+        or normalize_algorithm(serving.get("speculative_algorithm")) not in EAGLE_FAMILY
+    ):
+        return None
+    revision = serving.get("speculative_draft_model_revision")
+    try:
+        from kvlint.models.resolve import manifest_root
+
+        # a draft path on this machine only inside the repository of the manifest naming it (as the model's)
+        where = serving.command_loc.file if serving.command_loc is not None else ""
+        serving.draft_model = _models.resolve_model(
+            path,
+            model_dirs=options.model_dirs,
+            model_paths=options.model_paths,
+            revision=str(revision) if revision else None,
+            allow_hub=options.allow_hub,
+            allow_local_paths=options.allow_local_paths,
+            catalogues=options.model_catalogues,
+            local_root=manifest_root(where) if options.allow_local_paths else None,
+        )
+    except Exception as exc:  # the draft is second-order: plan without it and say so
+        return f"speculative draft model '{path[:120]}' not resolved ({exc}); planned without its KV layers"
+    return None
+
+
 def _detail(
     serving: ServingConfig,
     settings: Any,
@@ -418,6 +455,8 @@ def plan_container(
             settings, note = _vllm_settings(serving, options)
         except Exception as exc:
             return PlanOutcome(error=f"settings: {exc}")
+    elif serving.engine == "sglang" and model is not None:
+        note = _sglang_draft(serving, options)
     if model is None or unresolved_sizes(serving):
         # a parallel size the manifest sets to a value kvlint cannot resolve: no plan on a guessed layout
         return PlanOutcome(settings=settings, model_note=note)
