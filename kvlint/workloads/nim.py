@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -84,6 +85,7 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
         w = replace(w, gpu_source=f"spec.draResources ({dra})")
     if own_command:
         return [w]
+    gpu_check = nim_gpu_count(w, spec)
     facts = _nim_facts(w, spec, image, dra)
     name = get_in(spec, "storage", "nimCache", "name")
     cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
@@ -91,7 +93,8 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
         cache = next((d for (_ns, n), d in caches.items() if n == name), None)
     if cache is not None:
         facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
-    return [replace(w, findings=(nim_note("NIMService", image, rloc, facts),))]
+    note = nim_note("NIMService", image, rloc, facts)
+    return [replace(w, findings=(note,) if gpu_check is None else (gpu_check, note))]
 
 
 def _gpus_per_pod(w: Workload) -> int | None:
@@ -99,6 +102,152 @@ def _gpus_per_pod(w: Workload) -> int | None:
     from kvlint.accelerators.placement import workload_placement
 
     return workload_placement(w, w.pod_spec["containers"][0]).gpus
+
+
+#: A NIM profile name's parallel sizes: its ``tp<N>`` and ``pp<M>`` components (NIM LLM docs, "Model Profiles and
+#: Selection": ``vllm-<precision>-tp<N>-pp1[-lora]``; ``tensorrt_llm-A100-fp16-tp2-latency``,
+#: ``sglang-h100-bf16-tp8-pp2``). A profile named by its 64-hex id says neither.
+_PROFILE_TP = re.compile(r"(?:^|-)tp(\d{1,5})(?=-|$)")
+_PROFILE_PP = re.compile(r"(?:^|-)pp(\d{1,5})(?=-|$)")
+
+
+def _env_entry(env: Any, name: str) -> dict | None:
+    """The last entry of ``env`` that sets ``name`` (the one the kubelet keeps), or None."""
+    found = None
+    for e in env if isinstance(env, list) else ():
+        if isinstance(e, dict) and e.get("name") == name:
+            found = e
+    return found
+
+
+def _nim_need(spec: dict) -> tuple[int, str, str, Loc | None] | None:
+    """The GPUs each pod of a NIMService's NIM needs, as ``(need, what, why, loc)``: ``what`` names the setting,
+    ``why`` what fewer GPUs do, ``loc`` where the setting is; None when the object does not say.
+
+    * multi-node (``multiNode.parallelism.pipeline`` above 1, nimservice_types.go ``IsMultiNode``): the operator
+      starts NIM on each pod of the LeaderWorkerSet with ``NIM_TENSOR_PARALLEL_SIZE`` and ``GPUS_PER_NODE`` both
+      ``multiNode.parallelism.tensor`` and an MPI hostfile of that many slots per pod (``getLWSCommonEnv``,
+      ``GetLWSLeaderEnv``, ``GetLWSSize``'s hostfile; k8s-nim-operator main, 2026-08), and gives each pod that
+      many GPUs itself when ``spec.resources`` names none (standalone/nimservice.go ``addGPUResources``: "use the
+      GPU per worker value"). Not read when ``spec.env`` sets ``NIM_TENSOR_PARALLEL_SIZE`` or ``GPUS_PER_NODE``
+      (the user's env wins, ``utils.MergeEnvVars``).
+    * one pod: ``NIM_TENSOR_PARALLEL_SIZE`` x ``NIM_PIPELINE_PARALLEL_SIZE`` (default 1) of ``spec.env``, which
+      NIM maps to the engine's parallel sizes (NIM LLM docs, "Advanced Configuration": NIM_* variables above the
+      profile's tags); else the ``tp``/``pp`` of the profile ``NIM_MODEL_PROFILE`` or ``storage.nimCache.profile``
+      names (:data:`_PROFILE_TP`), which NIM lists as "Incompatible with system" on fewer GPUs and does not run.
+    """
+    from kvlint.engines.options import MAX_PARALLEL_SIZE
+
+    env = spec.get("env")
+    par = get_in(spec, "multiNode", "parallelism")
+    nodes = int_or_none(get_in(par, "pipeline"))
+    if nodes is not None and nodes > 1:
+        tp = int_or_none(get_in(par, "tensor"))
+        if (
+            tp is None
+            or not 0 < tp <= MAX_PARALLEL_SIZE
+            or any(_env_entry(env, n) is not None for n in ("NIM_TENSOR_PARALLEL_SIZE", "GPUS_PER_NODE"))
+        ):
+            return None
+        why = (
+            f"the operator starts NIM on each of the {nodes} pods of the LeaderWorkerSet with "
+            f"NIM_TENSOR_PARALLEL_SIZE={tp} and GPUS_PER_NODE={tp}, {tp} MPI slots per pod "
+            "(k8s-nim-operator nimservice_types.go getLWSCommonEnv, GetLWSLeaderEnv), so the ranks beyond the "
+            "pod's GPUs find no GPU and NIM does not start"
+        )
+        return tp, f"multiNode.parallelism.tensor {tp}", why, loc_of(par, "tensor")
+    tp_e = _env_entry(env, "NIM_TENSOR_PARALLEL_SIZE")
+    if tp_e is not None:
+        tp = digits(tp_e.get("value")) if "valueFrom" not in tp_e else None
+        pp_e = _env_entry(env, "NIM_PIPELINE_PARALLEL_SIZE")
+        pp = 1 if pp_e is None else (digits(pp_e.get("value")) if "valueFrom" not in pp_e else None)
+        if tp is None or pp is None or not 0 < tp * pp <= MAX_PARALLEL_SIZE:
+            return None
+        what = f"NIM_TENSOR_PARALLEL_SIZE {tp}" + (f" x NIM_PIPELINE_PARALLEL_SIZE {pp}" if pp_e else "")
+        why = (
+            "NIM starts the engine with those parallel sizes (NIM LLM docs, Advanced Configuration: the NIM_* "
+            "variables override the profile's tp and pp), which needs that many GPUs in the pod"
+        )
+        return tp * pp, what, why, loc_of(tp_e, "value") or loc_of(tp_e)
+    prof_e = _env_entry(env, "NIM_MODEL_PROFILE")
+    if prof_e is not None:
+        name, loc = prof_e.get("value"), loc_of(prof_e, "value") or loc_of(prof_e)
+        if "valueFrom" in prof_e:
+            return None
+    else:
+        cache = get_in(spec, "storage", "nimCache")
+        name, loc = get_in(cache, "profile"), loc_of(cache, "profile") if isinstance(cache, dict) else None
+        if not get_in(cache, "name"):
+            return None
+    if not isinstance(name, str) or len(name) > 200:
+        return None
+    tp_m, pp_m = _PROFILE_TP.search(name.lower()), _PROFILE_PP.search(name.lower())
+    if tp_m is None:
+        return None
+    need = int(tp_m.group(1)) * (int(pp_m.group(1)) if pp_m else 1)
+    if not 0 < need <= MAX_PARALLEL_SIZE:
+        return None
+    why = (
+        "NIM lists a profile of more GPUs than the container sees as incompatible with the system and does not "
+        "run it (NIM LLM docs, Model Profiles and Selection)"
+    )
+    return need, f"profile {name}", why, loc
+
+
+def _fewer(what: str, have: int) -> str:
+    """KV403's other remedy for the NIM setting ``what`` (:func:`_nim_need`): NIM on the ``have`` GPUs."""
+    if what.startswith("profile "):
+        return f"name a profile of {have} GPUs (list-model-profiles in the NIM container)"
+    if what.startswith("multiNode"):
+        return f"set multiNode.parallelism.tensor to {have}"
+    return f"lower the parallel sizes so that their product is {have}"
+
+
+def nim_gpu_count(w: Workload, spec: dict) -> Finding | None:
+    """KV403 for a NIMService whose pod starts the NIM launcher: the GPUs NIM needs per pod (:func:`_nim_need`)
+    against those the pod requests (``spec.resources`` ``nvidia.com/gpu``, else the GPU devices of the claims
+    ``spec.draResources`` creates, :func:`dra_gpu_count`). Fewer is an error (NIM does not start), more a
+    warning (the extra GPUs are reserved and idle), as KV403 says of a vLLM command line. None when either count
+    is unknown; the operator's own GPU assignment (no GPU in ``spec.resources`` and no ``draResources``) gives
+    the pod what NIM needs."""
+    from kvlint.accelerators.placement import workload_placement
+
+    found = _nim_need(spec)
+    if found is None:
+        return None
+    need, what, why, loc = found
+    placement = workload_placement(w, w.pod_spec["containers"][0])
+    nodes = int_or_none(get_in(spec, "multiNode", "parallelism", "pipeline"))
+    pods = f" x {nodes} pods" if nodes is not None and nodes > 1 else ""
+    if placement.gpus is not None:
+        have, where, resource = (
+            placement.gpus,
+            f"{placement.resource}: {placement.gpus}{pods}",
+            placement.resource,
+        )
+        have_loc = placement.gpus_loc
+    else:
+        have_dra = dra_gpu_count(spec.get("draResources"))
+        if have_dra is None:
+            return None
+        have, where = have_dra, f"spec.draResources: {have_dra} {GPU_DEVICE_CLASS} devices{pods}"
+        resource, have_loc = f"{GPU_DEVICE_CLASS} devices in spec.draResources", loc_of(spec, "draResources")
+    if need > have:
+        return Finding(
+            "KV403",
+            f"{what} needs {need} GPUs per pod but the pod requests {have} ({where}); {why}",
+            loc or have_loc,
+            fix=f"request {need} GPUs per pod ({resource}) or {_fewer(what, have)}",
+        )
+    if need < have:
+        return Finding(
+            "KV403",
+            f"the pod requests {have} GPUs ({where}) but {what} uses only {need}; {have - need} GPU(s) sit idle",
+            have_loc or loc,
+            fix=f"request {need} GPU(s) per pod ({resource})",
+            severity="warning",
+        )
+    return None
 
 
 def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
@@ -203,7 +352,7 @@ def _dra_devices(dra: Any) -> str | None:
             for d in devices[:4]:
                 if not isinstance(d, dict):
                     continue
-                count = d.get("count", 1)
+                count, bad = _device_count(d)
                 sel = [
                     f"{s.get('key')} {s.get('op', 'Equal')} {_selector_value(s.get('value'))}"
                     for s in [*_listed(d.get("attributeSelectors")), *_listed(d.get("capacitySelectors"))][:4]
@@ -211,12 +360,63 @@ def _dra_devices(dra: Any) -> str | None:
                 ]
                 cls = d.get("deviceClassName") or "gpu.nvidia.com"
                 noun = "device" if count == 1 else "devices"
-                said.append(f"{count} {cls} {noun}" + (f" with {', '.join(sel)}" if sel else ""))
+                said.append(
+                    (f"{count} {cls} {noun}" if bad is None else f"{cls} devices of {bad}")
+                    + (f" with {', '.join(sel)}" if sel else "")
+                )
         elif r.get("resourceClaimName"):
             said.append(f"ResourceClaim {r['resourceClaimName']}")
         elif r.get("resourceClaimTemplateName"):
             said.append(f"ResourceClaimTemplate {r['resourceClaimTemplateName']}")
     return ", ".join(said) if said else "claims kvlint does not read"
+
+
+#: The DRA device class of NVIDIA's GPUs (k8s-dra-driver-gpu), the default ``deviceClassName`` of a NIMService's
+#: ``claimCreationSpec`` device (dra_types.go ``DRADeviceSpec``: ``+kubebuilder:default=gpu.nvidia.com``)
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+
+
+def _device_count(d: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    """``(count, None)``: the devices a NIMService ``claimCreationSpec`` device asks for (``count``, default 1;
+    dra_types.go ``DRADeviceSpec.Count``, a ``uint32``); ``(None, why)`` for a count the API server refuses (not
+    a whole number: ``.inf``, ``1.5``, ``"2"``, ``true``, or negative) or one beyond
+    :data:`~kvlint.engines.options.MAX_PARALLEL_SIZE` (implausible for one pod), in words."""
+    from kvlint.engines.options import MAX_PARALLEL_SIZE
+    from kvlint.values import yaml_text
+
+    raw = d.get("count", 1)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        return (
+            None,
+            f"count {yaml_text(raw)}, not a whole number (the CRD types it uint32: the API server refuses it)",
+        )
+    if raw > MAX_PARALLEL_SIZE:
+        return None, f"count {raw:,}, implausibly many for one pod (kvlint reads up to {MAX_PARALLEL_SIZE:,})"
+    return raw, None
+
+
+def dra_gpu_count(dra: Any) -> int | None:
+    """The GPUs per pod that a NIMService's ``spec.draResources`` request: the sum of the ``count`` of the
+    ``claimCreationSpec`` devices of device class :data:`GPU_DEVICE_CLASS` (the claims the operator creates;
+    k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRAClaimCreationSpec``, ``DRADeviceSpec``); None when that
+    is not known from the object: an entry names a ResourceClaim or ResourceClaimTemplate made elsewhere, a count
+    is refused (:func:`_device_count`), or no device is a GPU."""
+    if not isinstance(dra, list) or not dra:
+        return None
+    total = 0
+    for r in dra:
+        devices = get_in(r, "claimCreationSpec", "devices")
+        if not isinstance(devices, list):
+            return None
+        for d in devices:
+            if not isinstance(d, dict):
+                return None
+            count, bad = _device_count(d)
+            if count is None:
+                return None
+            if (d.get("deviceClassName") or GPU_DEVICE_CLASS) == GPU_DEVICE_CLASS:
+                total += count
+    return total or None
 
 
 def _listed(v: Any) -> list[Any]:
