@@ -126,3 +126,99 @@ def test_devices_of_another_class_are_not_gpus() -> None:
         HEAD + _env(NIM_MODEL_PROFILE="vllm-bf16-tp4-pp1") + _dra("2") + "            deviceClassName: x.io\n"
     )
     assert not _kv403(other)
+
+
+DRA_MANUAL = (
+    COLLECTED / "NVIDIA__k8s-nim-operator__config__samples__nim__serving__advanced__dra__manual__llm.yaml"
+)
+
+
+def test_a_resource_claim_template_among_the_inputs_gives_a_nimservice_its_gpus() -> None:
+    """The operator's manual-DRA sample: the NIMService names a ResourceClaimTemplate of one gpu.nvidia.com device,
+    so a profile of more GPUs is reported; without the template among the inputs the count is unknown."""
+    text = DRA_MANUAL.read_text()
+    assert "resourceClaimTemplateName: gpu-resourceclaimtemplate" in text and "count: 1" in text
+    profiled = text.replace(
+        "profile: ''", "profile: ''\n  env:\n    - name: NIM_MODEL_PROFILE\n      value: vllm-bf16-tp2-pp1"
+    )
+    found = [
+        d for d in run_documents(load_text(profiled, "dra.yaml"), OFFLINE).diagnostics if d.rule == "KV403"
+    ]
+    (d,) = found
+    assert "profile vllm-bf16-tp2-pp1 needs 2 GPUs per pod but the pod requests 1" in d.message
+    service_only = profiled[profiled.index("# NIM Cache") :]
+    assert not _kv403(service_only)
+
+
+CLAIMED = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpus
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+      - name: nic
+        exactly:
+          deviceClassName: rdma.example.com
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  template:
+    spec:
+      resourceClaims:
+      - name: accel
+        resourceClaimTemplateName: gpus
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--tensor-parallel-size", "TP"]
+        resources:
+          claims:
+          - name: accel
+"""
+
+
+def _deployment(text: str) -> tuple[list, object]:
+    result = run_documents(load_text(text, "dep.yaml"), OFFLINE)
+    (cr,) = result.containers
+    return [d for d in result.diagnostics if d.rule == "KV403"], cr.placement
+
+
+def test_a_deployments_dra_claim_among_the_inputs_is_counted_as_its_gpus() -> None:
+    found, placement = _deployment(CLAIMED.replace("TP", "4"))
+    assert placement.gpus == 2 and placement.resource == "gpu.nvidia.com"
+    (d,) = found
+    assert d.severity == "error" and "needs 4 GPUs but the pod requests 2 (gpu.nvidia.com: 2)" in d.message
+    found, _ = _deployment(CLAIMED.replace("TP", "1"))
+    (d,) = found
+    assert d.severity == "warning" and "uses only 1" in d.message
+    assert not _deployment(CLAIMED.replace("TP", "2"))[0]
+    # the container names the GPU request of the claim: the same count
+    named = CLAIMED.replace("TP", "2").replace('- name: accel\n"""', "")
+    named = named.replace("          - name: accel\n", "          - name: accel\n            request: gpu\n")
+    assert _deployment(named)[1].gpus == 2
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("          count: 2\n", "          allocationMode: All\n"),
+        ("          count: 2\n", "          count: .inf\n"),
+        ("          count: 2\n", "          count: 1.5\n"),
+        ("deviceClassName: gpu.nvidia.com", "deviceClassName: mig.nvidia.com"),
+        ("resourceClaimTemplateName: gpus", "resourceClaimTemplateName: elsewhere"),
+    ],
+)
+def test_a_claim_whose_gpus_are_not_known_is_not_counted(change: tuple[str, str]) -> None:
+    text = CLAIMED.replace("TP", "4").replace(*change)
+    assert text != CLAIMED.replace("TP", "4")
+    found, placement = _deployment(text)
+    assert placement.gpus is None and placement.gpus_elsewhere is not None and not found

@@ -18,22 +18,29 @@ from kvlint.workloads.base import (
     llist,
     synthetic_workload,
 )
+from kvlint.workloads.dra import GPU_DEVICE_CLASS, Claims
 
 #: NIMCaches among the inputs by (namespace, name) (:class:`kvlint.workloads.find._Joined`)
 NimCaches = Mapping[tuple[str | None, str], Document]
 
 
-def nim_service_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
+def nim_service_workloads(
+    doc: Document, caches: NimCaches | None = None, claims: Claims | None = None
+) -> list[Workload]:
     """NVIDIA NIM operator ``NIMService`` (apps.nvidia.com) -> its pod: one container of
     ``spec.image.repository:tag`` with ``spec.resources``, and the object's ``nodeSelector``,
     ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
     ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
     settings stay unread; placement works as for any PodSpec. ``caches``: the NIMCaches among the inputs, the
-    one ``storage.nimCache.name`` names (in the same namespace) said in the note (:func:`nim_cache_clause`)."""
-    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec", caches)
+    one ``storage.nimCache.name`` names (in the same namespace) said in the note (:func:`nim_cache_clause`);
+    ``claims``: the DRA ResourceClaims and ResourceClaimTemplates among the inputs, whose GPUs the
+    ``draResources`` naming them give the pod (:func:`dra_gpu_count`)."""
+    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec", caches, claims)
 
 
-def nim_pipeline_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
+def nim_pipeline_workloads(
+    doc: Document, caches: NimCaches | None = None, claims: Claims | None = None
+) -> list[Workload]:
     """NVIDIA NIM operator ``NIMPipeline`` (apps.nvidia.com): each ``spec.services[i].spec`` is the spec of a
     NIMService the pipeline's controller creates, the pipeline as controlling owner (k8s-nim-operator
     api/apps/v1alpha1 nimpipeline_types.go ``NIMServicePipelineSpec``; internal/controller
@@ -45,11 +52,13 @@ def nim_pipeline_workloads(doc: Document, caches: NimCaches | None = None) -> li
     out: list[Workload] = []
     for i, svc in enumerate(services if isinstance(services, list) else []):
         if isinstance(svc, dict) and svc.get("enabled") is True:
-            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec", caches))
+            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec", caches, claims))
     return out
 
 
-def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None = None) -> list[Workload]:
+def _nim_workloads(
+    doc: Document, spec: Any, at: str, caches: NimCaches | None = None, claims: Claims | None = None
+) -> list[Workload]:
     """The pod of the NIMService spec ``spec``, found at path ``at`` of ``doc`` (see
     :func:`nim_service_workloads`): one container of ``spec.image``, ``spec.resources`` and ``spec.env``, with
     ``spec.command``/``spec.args`` when a ``command`` replaces the NIM launcher (k8s-nim-operator
@@ -85,7 +94,7 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
         w = replace(w, gpu_source=f"spec.draResources ({dra})")
     if own_command:
         return [w]
-    gpu_check = nim_gpu_count(w, spec)
+    gpu_check = nim_gpu_count(w, spec, claims)
     facts = _nim_facts(w, spec, image, dra)
     name = get_in(spec, "storage", "nimCache", "name")
     cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
@@ -203,10 +212,10 @@ def _fewer(what: str, have: int) -> str:
     return f"lower the parallel sizes so that their product is {have}"
 
 
-def nim_gpu_count(w: Workload, spec: dict) -> Finding | None:
+def nim_gpu_count(w: Workload, spec: dict, claims: Claims | None = None) -> Finding | None:
     """KV403 for a NIMService whose pod starts the NIM launcher: the GPUs NIM needs per pod (:func:`_nim_need`)
     against those the pod requests (``spec.resources`` ``nvidia.com/gpu``, else the GPU devices of the claims
-    ``spec.draResources`` creates, :func:`dra_gpu_count`). Fewer is an error (NIM does not start), more a
+    ``spec.draResources`` creates or names among ``claims``, :func:`dra_gpu_count`). Fewer is an error (NIM does not start), more a
     warning (the extra GPUs are reserved and idle), as KV403 says of a vLLM command line. None when either count
     is unknown; the operator's own GPU assignment (no GPU in ``spec.resources`` and no ``draResources``) gives
     the pod what NIM needs."""
@@ -227,7 +236,7 @@ def nim_gpu_count(w: Workload, spec: dict) -> Finding | None:
         )
         have_loc = placement.gpus_loc
     else:
-        have_dra = dra_gpu_count(spec.get("draResources"))
+        have_dra = dra_gpu_count(spec.get("draResources"), claims, w.namespace)
         if have_dra is None:
             return None
         have, where = have_dra, f"spec.draResources: {have_dra} {GPU_DEVICE_CLASS} devices{pods}"
@@ -371,11 +380,6 @@ def _dra_devices(dra: Any) -> str | None:
     return ", ".join(said) if said else "claims kvlint does not read"
 
 
-#: The DRA device class of NVIDIA's GPUs (k8s-dra-driver-gpu), the default ``deviceClassName`` of a NIMService's
-#: ``claimCreationSpec`` device (dra_types.go ``DRADeviceSpec``: ``+kubebuilder:default=gpu.nvidia.com``)
-GPU_DEVICE_CLASS = "gpu.nvidia.com"
-
-
 def _device_count(d: Mapping[str, Any]) -> tuple[int | None, str | None]:
     """``(count, None)``: the devices a NIMService ``claimCreationSpec`` device asks for (``count``, default 1;
     dra_types.go ``DRADeviceSpec.Count``, a ``uint32``); ``(None, why)`` for a count the API server refuses (not
@@ -395,19 +399,44 @@ def _device_count(d: Mapping[str, Any]) -> tuple[int | None, str | None]:
     return raw, None
 
 
-def dra_gpu_count(dra: Any) -> int | None:
+def dra_gpu_count(dra: Any, claims: Claims | None = None, namespace: str | None = None) -> int | None:
     """The GPUs per pod that a NIMService's ``spec.draResources`` request: the sum of the ``count`` of the
-    ``claimCreationSpec`` devices of device class :data:`GPU_DEVICE_CLASS` (the claims the operator creates;
-    k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRAClaimCreationSpec``, ``DRADeviceSpec``); None when that
-    is not known from the object: an entry names a ResourceClaim or ResourceClaimTemplate made elsewhere, a count
-    is refused (:func:`_device_count`), or no device is a GPU."""
+    ``claimCreationSpec`` devices of device class :data:`~kvlint.workloads.dra.GPU_DEVICE_CLASS` (the claims the
+    operator creates; k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRAClaimCreationSpec``,
+    ``DRADeviceSpec``) and the GPUs of the ResourceClaim or ResourceClaimTemplate an entry names when it is among
+    ``claims`` (those of its ``requests``, else all: ``DRAResource.Requests``;
+    :func:`kvlint.workloads.dra.claim_gpus`); None when that is not known: a claim or template not among the
+    inputs, a count refused (:func:`_device_count`) or only the node knows, or no device is a GPU."""
+    from kvlint.workloads.dra import claim_gpus, find_claim
+
     if not isinstance(dra, list) or not dra:
         return None
     total = 0
     for r in dra:
         devices = get_in(r, "claimCreationSpec", "devices")
         if not isinstance(devices, list):
-            return None
+            named = [
+                (kind, str(r.get(key)))
+                for key, kind in (
+                    ("resourceClaimName", "ResourceClaim"),
+                    ("resourceClaimTemplateName", "ResourceClaimTemplate"),
+                )
+                if isinstance(r, dict) and isinstance(r.get(key), str) and r.get(key)
+            ]
+            doc = find_claim(claims, namespace, *named[0]) if claims and len(named) == 1 else None
+            if doc is None:
+                return None
+            requests = claim_gpus(doc)
+            wanted = r.get("requests")
+            chosen = (
+                [requests.get(q) for q in wanted]
+                if isinstance(wanted, list) and wanted
+                else list(requests.values())
+            )
+            if not chosen or any(c is None or c[0] is None for c in chosen):
+                return None
+            total += sum(c[0] for c in chosen if c is not None and c[0] is not None)
+            continue
         for d in devices:
             if not isinstance(d, dict):
                 return None
