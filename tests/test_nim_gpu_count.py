@@ -222,3 +222,37 @@ def test_a_claim_whose_gpus_are_not_known_is_not_counted(change: tuple[str, str]
     assert text != CLAIMED.replace("TP", "4")
     found, placement = _deployment(text)
     assert placement.gpus is None and placement.gpus_elsewhere is not None and not found
+
+
+NIM_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nim-llama-70b
+spec:
+  template:
+    spec:
+      containers:
+        - name: nim
+          image: nvcr.io/nim/meta/llama-3.1-70b-instruct:1.8.0
+          resources:
+            limits:
+              nvidia.com/gpu: GPUS
+          env:
+            - name: NIM_TENSOR_PARALLEL_SIZE
+              value: "8"
+"""
+
+
+def test_a_deployment_running_the_nim_launcher_is_checked_as_a_nimservice_is() -> None:
+    """A plain Deployment of a NIM image (a tutorial's shape: NIM_TENSOR_PARALLEL_SIZE in env) gets the same KV403
+    as a NIMService; a multi-node NIM container (NIM_MULTI_NODE) is not compared, its sizes span pods."""
+    (d,) = _kv403(NIM_DEPLOYMENT.replace("GPUS", "4"))
+    assert (
+        d.severity == "error"
+        and "NIM_TENSOR_PARALLEL_SIZE 8 needs 8 GPUs per pod but the pod requests 4" in d.message
+    )
+    assert not _kv403(NIM_DEPLOYMENT.replace("GPUS", "8"))
+    multi = (
+        NIM_DEPLOYMENT.replace("GPUS", "4") + "            - name: NIM_MULTI_NODE\n              value: '1'\n"
+    )
+    assert not _kv403(multi)

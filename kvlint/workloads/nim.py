@@ -224,11 +224,10 @@ def nim_gpu_count(w: Workload, spec: dict, claims: Claims | None = None) -> Find
     found = _nim_need(spec)
     if found is None:
         return None
-    need, what, why, loc = found
     placement = workload_placement(w, w.pod_spec["containers"][0])
     nodes = int_or_none(get_in(spec, "multiNode", "parallelism", "pipeline"))
     pods = f" x {nodes} pods" if nodes is not None and nodes > 1 else ""
-    if placement.gpus is not None:
+    if placement.gpus is not None and placement.resource is not None:
         have, where, resource = (
             placement.gpus,
             f"{placement.resource}: {placement.gpus}{pods}",
@@ -241,6 +240,15 @@ def nim_gpu_count(w: Workload, spec: dict, claims: Claims | None = None) -> Find
             return None
         have, where = have_dra, f"spec.draResources: {have_dra} {GPU_DEVICE_CLASS} devices{pods}"
         resource, have_loc = f"{GPU_DEVICE_CLASS} devices in spec.draResources", loc_of(spec, "draResources")
+    return _compared(found, have, where, resource, have_loc)
+
+
+def _compared(
+    found: tuple[int, str, str, Loc | None], have: int, where: str, resource: str, have_loc: Loc | None
+) -> Finding | None:
+    """KV403 for the GPUs NIM needs per pod (``found``, :func:`_nim_need`) against the ``have`` the pod requests
+    (``where``: how, in words; ``resource`` what to raise; ``have_loc`` where)."""
+    need, what, why, loc = found
     if need > have:
         return Finding(
             "KV403",
@@ -257,6 +265,28 @@ def nim_gpu_count(w: Workload, spec: dict, claims: Claims | None = None) -> Find
             severity="warning",
         )
     return None
+
+
+def nim_container_gpu_count(w: Workload, container: Mapping[str, Any]) -> Finding | None:
+    """KV403 for a container of an ordinary workload that starts a NIM image's launcher (:func:`nim_container_notes`):
+    ``NIM_TENSOR_PARALLEL_SIZE`` x ``NIM_PIPELINE_PARALLEL_SIZE`` or the profile ``NIM_MODEL_PROFILE`` names in its
+    ``env`` (:func:`_nim_need`, one pod) against its GPUs. Not for a multi-node NIM (``NIM_MULTI_NODE`` or
+    ``NIM_NUM_COMPUTE_NODES`` set, or a LeaderWorkerSet or other group pod), whose parallel sizes span pods."""
+    from kvlint.accelerators.placement import workload_placement
+
+    env = container.get("env")
+    if w.role is not None or (w.group_size or 0) > 1:
+        return None
+    if any(_env_entry(env, n) is not None for n in ("NIM_MULTI_NODE", "NIM_NUM_COMPUTE_NODES")):
+        return None
+    found = _nim_need({"env": env})
+    if found is None:
+        return None
+    placement = workload_placement(w, container)
+    if placement.gpus is None or placement.resource is None:
+        return None
+    where = f"{placement.resource}: {placement.gpus}"
+    return _compared(found, placement.gpus, where, placement.resource, placement.gpus_loc)
 
 
 def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
@@ -552,10 +582,10 @@ def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -
 
 
 def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
-    """KV503 notes for the containers of an ordinary workload (a Deployment, StatefulSet, LeaderWorkerSet ...
-    rendered from NVIDIA's ``nim-llm`` Helm chart, say) that run a NIM image with no ``command`` of their own, so
-    the image's NIM launcher starts (as a NIMService's pod does, :func:`nim_service_workloads`); none when the
-    workload already has a NIM note."""
+    """KV503 notes (and KV403, :func:`nim_container_gpu_count`) for the containers of an ordinary workload (a
+    Deployment, StatefulSet, LeaderWorkerSet ... rendered from NVIDIA's ``nim-llm`` Helm chart, say) that run a NIM
+    image with no ``command`` of their own, so the image's NIM launcher starts (as a NIMService's pod does,
+    :func:`nim_service_workloads`); none when the workload already has a NIM note."""
     from kvlint.engines.images import is_nim_image
 
     if any(f.rule == "KV503" and "the NIM image" in f.message for f in w.findings):
@@ -566,4 +596,7 @@ def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
         image = c.get("image") if isinstance(c, dict) else None
         if isinstance(image, str) and is_nim_image(image) and not c.get("command"):
             out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c)))
+            counted = nim_container_gpu_count(w, c)
+            if counted is not None:
+                out.append(counted)
     return tuple(out)
