@@ -256,3 +256,29 @@ def test_a_deployment_running_the_nim_launcher_is_checked_as_a_nimservice_is() -
         NIM_DEPLOYMENT.replace("GPUS", "4") + "            - name: NIM_MULTI_NODE\n              value: '1'\n"
     )
     assert not _kv403(multi)
+
+
+def _note(text: str) -> str:
+    (note,) = [
+        d for d in run_documents(load_text(text, "nim.yaml"), OFFLINE).diagnostics if d.rule == "KV503"
+    ]
+    return note.message
+
+
+def test_the_note_says_what_a_named_profile_gives_and_what_a_plan_still_lacks() -> None:
+    said = _note(HEAD + _gpus(4) + _env(NIM_MODEL_PROFILE="vllm-bf16-tp4-pp1", NIM_MAX_MODEL_LEN="8192"))
+    assert "the profile's name says engine vLLM, precision bf16, tensor parallel size 4 x pipeline 1" in said
+    assert "not said: the vLLM release NIM 1.8.0 bundles and the memory fraction NIM gives it" in said
+    assert "context length" not in said and "no memory plan is made" in said
+    trt = _note(HEAD + _gpus(2) + _env(NIM_MODEL_PROFILE="tensorrt_llm-h100-fp8-tp2-pp1-throughput"))
+    assert "engine TensorRT-LLM, precision fp8" in trt and "the context length (no NIM_MAX_MODEL_LEN)" in trt
+    assert "kvlint has no TensorRT-LLM memory model" in trt
+    # a profile named by its id says nothing of the engine: the general closing
+    hexed = _note(HEAD + _gpus(2) + _env(NIM_MODEL_PROFILE="a" * 64))
+    assert "profile's name" not in hexed and "kvlint does not read NIM profiles" in hexed
+    # a plain Deployment of a NIM image: the same
+    dep = _note(
+        NIM_DEPLOYMENT.replace("GPUS", "8")
+        + "            - name: NIM_MODEL_PROFILE\n              value: sglang-bf16-tp8-pp1\n"
+    )
+    assert "the profile's name says engine SGLang" in dep

@@ -102,8 +102,22 @@ def _nim_workloads(
         cache = next((d for (_ns, n), d in caches.items() if n == name), None)
     if cache is not None:
         facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
-    note = nim_note("NIMService", image, rloc, facts)
+    note = nim_note(
+        "NIMService", image, rloc, facts, profile_unsaid(_named_profile(spec), image, spec.get("env"))
+    )
     return [replace(w, findings=(note,) if gpu_check is None else (gpu_check, note))]
+
+
+def _named_profile(spec: dict) -> str | None:
+    """The NIM profile a NIMService names: ``NIM_MODEL_PROFILE`` in ``spec.env`` (the user's env wins), else the
+    ``storage.nimCache.profile`` the operator sets it to (as :func:`_nim_facts` reads them); None when neither
+    names one (or the variable comes from ``valueFrom``)."""
+    profile, profile_set = _env_value(spec.get("env"), "NIM_MODEL_PROFILE")
+    if profile_set:
+        return profile
+    cache = get_in(spec, "storage", "nimCache")
+    chosen = get_in(cache, "profile")
+    return chosen if get_in(cache, "name") and isinstance(chosen, str) and chosen else None
 
 
 def _gpus_per_pod(w: Workload) -> int | None:
@@ -556,7 +570,60 @@ def _nim_facts(w: Workload, spec: dict, image: str, dra: str | None) -> str:
     return f"read from the NIMService spec: {model}, {gpus}, {gpu}, {prof}"
 
 
-def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -> Finding:
+#: The engines a NIM profile name starts with (NIM LLM docs, "Model Profiles": ``vllm-bf16-tp1-pp1``,
+#: ``sglang-h100-bf16-tp8-pp2``, ``tensorrt_llm-A100-fp16-tp2-latency``), as kvlint names them
+_PROFILE_ENGINES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "tensorrt_llm": "TensorRT-LLM",
+    "trtllm": "TensorRT-LLM",
+}
+#: Precision components of a NIM profile name
+_PROFILE_PRECISIONS = ("bf16", "fp16", "fp8", "nvfp4", "mxfp4", "int4_awq", "int8_wo", "int4", "int8")
+
+
+def profile_unsaid(profile: str | None, image: str, env: Any = None) -> str | None:
+    """What the name of the NIM profile ``profile`` says of the engine NIM starts (its engine, precision, tensor x
+    pipeline size: :data:`_PROFILE_ENGINES`, :data:`_PROFILE_PRECISIONS`, :data:`_PROFILE_TP`) and what a memory
+    plan would still lack, in words, for :func:`nim_note`; None when the name does not start with an engine (a
+    64-hex profile id, none named). Still lacking, whatever the name: the engine release the NIM image bundles
+    (NIM's release notes map it, the image does not say it) and the memory fraction NIM gives the engine; and the
+    context length unless ``env`` sets ``NIM_MAX_MODEL_LEN``. TensorRT-LLM has no memory model in kvlint."""
+    if not isinstance(profile, str) or len(profile) > 200:
+        return None
+    low = profile.lower()
+    engine = next((name for key, name in _PROFILE_ENGINES.items() if low.startswith(key + "-")), None)
+    if engine is None:
+        return None
+    parts = low.split("-")
+    said = [f"engine {engine}"]
+    precision = next((p for p in _PROFILE_PRECISIONS if p in parts), None)
+    if precision:
+        said.append(f"precision {precision}")
+    tp, pp = _PROFILE_TP.search(low), _PROFILE_PP.search(low)
+    if tp:
+        said.append(
+            f"tensor parallel size {int(tp.group(1))}" + (f" x pipeline {int(pp.group(1))}" if pp else "")
+        )
+    from kvlint.engines.images import split_image
+
+    tag = split_image(image)[1]
+    lacking = [f"the {engine} release NIM {tag or 'this image'} bundles"]
+    ctx, ctx_set = _env_value(env, "NIM_MAX_MODEL_LEN")
+    if not ctx_set:
+        lacking.append("the context length (no NIM_MAX_MODEL_LEN)")
+    lacking.append("the memory fraction NIM gives it")
+    unsaid = (
+        f"the profile's name says {', '.join(said)}; not said: {', '.join(lacking[:-1])} and {lacking[-1]}"
+    )
+    if engine == "TensorRT-LLM":
+        unsaid += ", and kvlint has no TensorRT-LLM memory model"
+    return unsaid + ", so no memory plan is made"
+
+
+def nim_note(
+    kind: str, image: str, loc: Loc | None, facts: str | None = None, unsaid: str | None = None
+) -> Finding:
     """The KV503 note on a container running the NIM image ``image`` (:func:`kvlint.engines.images.is_nim_image`)
     in an object of ``kind``: its launcher picks the engine and its settings from a model profile kvlint does not
     read, so nothing is sized; ``facts`` (:func:`_nim_facts`) what kvlint read of the object.
@@ -566,15 +633,19 @@ def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -
     quantisation of the model) and the engine's memory settings (context length, memory fraction), none of which
     the object or the image name says, so a plan with the engine's defaults would not be the one that runs; a
     TensorRT-LLM profile's engine has no memory model in kvlint at all. A NIMService or container whose own
-    ``command`` replaces the launcher is read as any command is and gets no note."""
+    ``command`` replaces the launcher is read as any command is and gets no note. ``unsaid``
+    (:func:`profile_unsaid`): what the profile named says and what a plan would still lack, which replaces the
+    general closing."""
     read = f"; {facts}" if facts else ""
+    closing = unsaid or (
+        "kvlint does not read NIM profiles, so the engine's memory settings are not checked and no memory plan is "
+        "made (the profile decides the engine's release, precision and memory settings)"
+    )
     return Finding(
         "KV503",
         f"kvlint does not read this {kind}'s engine settings: the NIM image {image} starts NVIDIA's NIM "
         "launcher, which chooses the engine (TensorRT-LLM, vLLM or SGLang) and its settings from the model profile "
-        f"it selects for the GPU{read}; kvlint does not read NIM profiles, so the engine's memory settings are not "
-        "checked and no memory plan is made (the profile decides the engine's release, precision and memory "
-        "settings)",
+        f"it selects for the GPU{read}; {closing}",
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
@@ -595,7 +666,9 @@ def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
     for c in containers if isinstance(containers, list) else ():
         image = c.get("image") if isinstance(c, dict) else None
         if isinstance(image, str) and is_nim_image(image) and not c.get("command"):
-            out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c)))
+            env = c.get("env")
+            unsaid = profile_unsaid(_env_value(env, "NIM_MODEL_PROFILE")[0], image, env)
+            out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c), unsaid=unsaid))
             counted = nim_container_gpu_count(w, c)
             if counted is not None:
                 out.append(counted)
