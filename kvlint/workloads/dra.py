@@ -110,10 +110,14 @@ def _device_request(d: Mapping[str, Any]) -> tuple[int | None, str, Loc | None]:
 Claims = Mapping[tuple[str | None, str, str], Document]
 
 
-def pod_claim_gpus(pod_spec: Any, claims: Claims, namespace: str | None) -> dict[str, tuple[ClaimGpus, str]]:
+def pod_claim_gpus(
+    pod_spec: Any, claims: Claims, namespace: str | None, read: dict[int, ClaimGpus] | None = None
+) -> dict[str, tuple[ClaimGpus, str]]:
     """The pod's ``spec.resourceClaims`` entries whose ResourceClaim or ResourceClaimTemplate is among the inputs
     (``claims``; the pod's namespace, or any namespace when either side names none): entry name ->
-    (:func:`claim_gpus` of it, what it is in words)."""
+    (:func:`claim_gpus` of it, what it is in words). ``read``: the claims already read, by document id (the
+    caller's, kept across the pods of a run: a template is read once however many pods name it)."""
+    read = {} if read is None else read
     entries = get_in(pod_spec, "resourceClaims")
     out: dict[str, tuple[ClaimGpus, str]] = {}
     for e in entries if isinstance(entries, list) else ():
@@ -127,7 +131,9 @@ def pod_claim_gpus(pod_spec: Any, claims: Claims, namespace: str | None) -> dict
             if isinstance(name, str) and name:
                 doc = find_claim(claims, namespace, kind, name)
                 if doc is not None:
-                    out[e["name"]] = (claim_gpus(doc), f"{kind} {name}")
+                    if id(doc) not in read:
+                        read[id(doc)] = claim_gpus(doc)
+                    out[e["name"]] = (read[id(doc)], f"{kind} {name}")
                 break
     return out
 

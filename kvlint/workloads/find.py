@@ -36,7 +36,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
     with_injected_env,
 )
-from kvlint.workloads.dra import CLAIM_KINDS, is_claim, pod_claim_gpus
+from kvlint.workloads.dra import CLAIM_KINDS, ClaimGpus, is_claim, pod_claim_gpus
 from kvlint.workloads.gitops import gitops_names_engine, gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
@@ -384,6 +384,7 @@ class _Joined:
         #: DRA ResourceClaims and ResourceClaimTemplates (resource.k8s.io) by (namespace, kind, name), the first
         #: in input order (:mod:`kvlint.workloads.dra`)
         self.claims: dict[tuple[str | None, str, str], Document] = {}
+        self._claims_read: dict[int, ClaimGpus] = {}
         for d in self.providers:
             if is_claim(d) and d.name:
                 self.claims.setdefault((d.namespace, d.kind, d.name), d)
@@ -393,7 +394,7 @@ class _Joined:
         template is among the inputs (:func:`kvlint.workloads.dra.pod_claim_gpus`)."""
         if not self.claims or w.dra_claims:
             return w
-        found = pod_claim_gpus(w.pod_spec, self.claims, w.namespace)
+        found = pod_claim_gpus(w.pod_spec, self.claims, w.namespace, self._claims_read)
         return replaced(w, dra_claims=found) if found else w
 
     def with_node_class(self, w: Workload) -> Workload:
