@@ -146,6 +146,11 @@ def test_a_resource_claim_template_among_the_inputs_gives_a_nimservice_its_gpus(
     ]
     (d,) = found
     assert "profile vllm-bf16-tp2-pp1 needs 2 GPUs per pod but the pod requests 1" in d.message
+    (note,) = [
+        d for d in run_documents(load_text(text, "dra.yaml"), OFFLINE).diagnostics if d.rule == "KV503"
+    ]
+    said = "ResourceClaimTemplate gpu-resourceclaimtemplate (1 gpu.nvidia.com device in all, from those among the inputs)"
+    assert said in note.message
     service_only = profiled[profiled.index("# NIM Cache") :]
     assert not _kv403(service_only)
 

@@ -95,6 +95,10 @@ def _nim_workloads(
     if own_command:
         return [w]
     gpu_check = nim_gpu_count(w, spec, claims)
+    if dra is not None and "ResourceClaim" in dra:
+        named = dra_gpu_count(spec.get("draResources"), claims, w.namespace)
+        if named is not None:
+            dra += f" ({named} {GPU_DEVICE_CLASS} device{'s' if named > 1 else ''} in all, from those among the inputs)"
     facts = _nim_facts(w, spec, image, dra)
     name = get_in(spec, "storage", "nimCache", "name")
     cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
