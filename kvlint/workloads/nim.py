@@ -193,7 +193,8 @@ def _nim_need(spec: dict) -> tuple[int, str, str, Loc | None] | None:
         what = f"NIM_TENSOR_PARALLEL_SIZE {tp}" + (f" x NIM_PIPELINE_PARALLEL_SIZE {pp}" if pp_e else "")
         why = (
             "NIM starts the engine with those parallel sizes (NIM LLM docs, Advanced Configuration: the NIM_* "
-            "variables override the profile's tp and pp), which needs that many GPUs in the pod"
+            "variables override the profile's tp and pp), which needs TP x PP GPUs in the pod (NIM for LLMs 1.12, "
+            "Configuration: 'How many GPUs do I need?')"
         )
         return tp * pp, what, why, loc_of(tp_e, "value") or loc_of(tp_e)
     prof_e = _env_entry(env, "NIM_MODEL_PROFILE")
@@ -215,8 +216,9 @@ def _nim_need(spec: dict) -> tuple[int, str, str, Loc | None] | None:
     if not 0 < need <= MAX_PARALLEL_SIZE:
         return None
     why = (
-        "NIM lists a profile of more GPUs than the container sees as incompatible with the system and does not "
-        "run it (NIM LLM docs, Model Profiles and Selection)"
+        "a profile runs on TP x PP GPUs (NIM for LLMs 1.12, Configuration: 'How many GPUs do I need?'), and NIM "
+        "lists one of more GPUs than the container sees as incompatible with the system (NIM LLM docs, Model "
+        "Profiles and Selection)"
     )
     return need, f"profile {name}", why, loc
 
