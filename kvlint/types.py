@@ -197,6 +197,10 @@ class Workload:
             selects by name (``cloud.google.com/compute-class``, ``karpenter.sh/nodepool``), set by
             :func:`kvlint.workloads.find.find_workloads`; decides when the pod's own node labels name no GPU
             (:func:`kvlint.accelerators.placement.node_class_accelerator`).
+        dra_claims: the pod's ``spec.resourceClaims`` entries whose ResourceClaim or ResourceClaimTemplate is among
+            the inputs, with the GPUs each of its requests asks for (:func:`kvlint.workloads.dra.pod_claim_gpus`),
+            set by :func:`kvlint.workloads.find.find_workloads`; a container that takes its GPUs through
+            ``resources.claims`` naming them is counted by :func:`kvlint.accelerators.placement.resolve_placement`.
         engine_kwargs_refusal: for engine options that are an operator's keyword arguments checked before
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
@@ -228,6 +232,7 @@ class Workload:
     engine_kwargs_refusal: str | None = None
     kaito_sku: tuple[int, int] | None = None
     node_class: DerivedAccelerator | None = None
+    dra_claims: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def loc(self) -> Loc | None:

@@ -42,8 +42,17 @@ ROLESET = (
 #: NodePool for the GPU of the nodes a pod selects by them (kvlint.accelerators.placement); they run nothing. An
 #: OpenShift AI HardwareProfile is read for what its webhook writes into an InferenceService
 #: (kvlint.workloads.hardwareprofile), a NIM Operator NIMCache for what the NIMService naming it may run
-#: (kvlint.workloads.nim.nim_cache_clause).
-NOT_WORKLOADS = {"ConfigMap", "ComputeClass", "NodePool", "HardwareProfile", "NIMCache"}
+#: (kvlint.workloads.nim.nim_cache_clause), a DRA ResourceClaim or ResourceClaimTemplate for the GPUs a pod's
+#: containers take through it (kvlint.workloads.dra).
+NOT_WORKLOADS = {
+    "ConfigMap",
+    "ComputeClass",
+    "NodePool",
+    "HardwareProfile",
+    "NIMCache",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+}
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type
 

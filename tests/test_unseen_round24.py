@@ -147,18 +147,25 @@ def test_a_pod_with_dra_claims_is_not_a_pod_without_gpus(tmp_path: Path) -> None
     """A Deployment that takes its GPUs through Dynamic Resource Allocation (pod resourceClaims from a
     ResourceClaimTemplate, the container's resources.claims; resource.k8s.io/v1, GA in Kubernetes 1.34), as the NIM
     operator's DRA samples do: KV405 told the user to set nvidia.com/gpu, and the container was not sized. It is now
-    planned with its engine's TP x PP workers, the claim named as what requests the GPUs; without the claim, KV405
-    still fires."""
+    planned on the GPUs of the template among the inputs (kvlint.workloads.dra: 2 gpu.nvidia.com devices), and
+    without the template with its engine's TP x PP workers, the claim named as what requests the GPUs; without the
+    claim, KV405 still fires."""
     manifest = tmp_path / "dra.yaml"
     manifest.write_text(DRA_DEPLOYMENT)
     assert _rule(manifest, "KV405") == []
     (d,) = _rule(manifest, "KV501")
+    assert "with 2 GPU(s) per pod: " in d.message and "requested by a Dynamic" not in d.message
+    assert _sizing(manifest) == ["fleet"]
+    unseen = tmp_path / "unseen.yaml"
+    unseen.write_text(DRA_DEPLOYMENT[DRA_DEPLOYMENT.index("apiVersion: apps/v1") :])
+    assert _rule(unseen, "KV405") == []
+    (d,) = _rule(unseen, "KV501")
     assert (
         "with 2 GPU(s) per pod (the engine's own GPU workers; the pod's GPUs are requested by a Dynamic"
         in d.message
     )
     assert "(resources.claims: gpus (ResourceClaimTemplate two-gpus))" in d.message
-    assert _sizing(manifest) == ["fleet"]
+    assert _sizing(unseen) == ["fleet"]
     plain = tmp_path / "plain.yaml"
     plain.write_text(
         DRA_DEPLOYMENT.replace("        resources:\n          claims:\n          - name: gpus\n", "")

@@ -879,6 +879,7 @@ def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any)
         undecided_why=w.accelerator_why,
         gpu_source=w.gpu_source,
         node_class=w.node_class,
+        dra=w.dra_claims,
         **kwargs,
     )
 
@@ -936,6 +937,7 @@ def resolve_placement(
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
     site: Site | None = None,
+    dra: Mapping[str, Any] | None = None,
 ) -> Placement:
     """Work out the accelerator a container's pod lands on and the accelerators it requests.
 
@@ -964,6 +966,10 @@ def resolve_placement(
             ``accelerators``): a pinned ``nodeName`` it knows decides right after the annotation, and its
             label table is read before the built-in label keys. Without an accelerator, ``gpu_memory_bytes``
             stands for a generic CUDA GPU of that size (:func:`kvlint.accelerators.site.generic_gpu`).
+        dra: the pod's DRA claims among the inputs (:attr:`kvlint.types.Workload.dra_claims`): a container
+            with no accelerator resource that takes GPUs through ``resources.claims`` naming them has their
+            count (:func:`kvlint.workloads.dra.container_claim_gpus`), ``resource`` the device class
+            (``gpu.nvidia.com``) and ``gpus_loc`` its ``resources.claims``.
 
     Returns:
         :class:`~kvlint.types.Placement`: ``accelerator`` (None when undetermined), ``how`` (human
@@ -981,6 +987,12 @@ def resolve_placement(
     annotations = annotations if isinstance(annotations, Mapping) else {}
 
     resource, gpus, gpus_loc = _gpu_resource(container)
+    if resource is None and dra:
+        from kvlint.workloads.dra import GPU_DEVICE_CLASS, container_claim_gpus
+
+        claimed = container_claim_gpus(container, dra)
+        if claimed is not None:
+            resource, gpus, gpus_loc = GPU_DEVICE_CLASS, claimed[0], claimed[2]
     # HAMi's memory slice: nvidia.com/gpu vGPUs (or none, which HAMi's webhook makes 1), not MIG or other vendors
     gslice = hami_slice(container) if resource in (None, HAMI_COUNT) else None
     ns_labels, ns = _node_selector_labels(pod_spec)

@@ -36,6 +36,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
     with_injected_env,
 )
+from kvlint.workloads.dra import CLAIM_KINDS, ClaimGpus, is_claim, pod_claim_gpus
 from kvlint.workloads.gitops import gitops_names_engine, gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
@@ -138,6 +139,8 @@ def find_workloads(
                     continue
                 if joined.node_classes:
                     ws = [joined.with_node_class(w) for w in ws]
+                if joined.claims:
+                    ws = [joined.with_claims(w) for w in ws]
                 out.extend(_template_notes(doc, link_leaders(ws)))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
@@ -378,6 +381,21 @@ class _Joined:
                 "apps.nvidia.com/"
             ):
                 self.nim_caches.setdefault((d.namespace, d.name), d)
+        #: DRA ResourceClaims and ResourceClaimTemplates (resource.k8s.io) by (namespace, kind, name), the first
+        #: in input order (:mod:`kvlint.workloads.dra`)
+        self.claims: dict[tuple[str | None, str, str], Document] = {}
+        self._claims_read: dict[int, ClaimGpus] = {}
+        for d in self.providers:
+            if is_claim(d) and d.name:
+                self.claims.setdefault((d.namespace, d.kind, d.name), d)
+
+    def with_claims(self, w: Workload) -> Workload:
+        """``w`` with :attr:`~kvlint.types.Workload.dra_claims`: its pod's ``resourceClaims`` whose claim or
+        template is among the inputs (:func:`kvlint.workloads.dra.pod_claim_gpus`)."""
+        if not self.claims or w.dra_claims:
+            return w
+        found = pod_claim_gpus(w.pod_spec, self.claims, w.namespace, self._claims_read)
+        return replaced(w, dra_claims=found) if found else w
 
     def with_node_class(self, w: Workload) -> Workload:
         """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` or required
@@ -491,8 +509,9 @@ CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 #: node scheduling its webhook writes into an InferenceService or an LLMInferenceService
 #: (:mod:`kvlint.workloads.hardwareprofile`; not a workload: no pod of its own), and the NVIDIA NIM Operator's
 #: NIMCaches a NIMService's ``storage.nimCache.name`` names (what they cache is said in its note:
-#: :func:`kvlint.workloads.nim.nim_cache_clause`).
-CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile", "NIMCache"}
+#: :func:`kvlint.workloads.nim.nim_cache_clause`), and the DRA ResourceClaims and ResourceClaimTemplates whose GPUs a
+#: pod's containers take through ``resources.claims`` (:mod:`kvlint.workloads.dra`).
+CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile", "NIMCache", *CLAIM_KINDS}
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
@@ -603,9 +622,10 @@ def _doc_workloads(
             # the chart's templates, which add what they lack (llm-d-modelservice's `modelCommand: vllmServe`
             # becomes `vllm serve` with the model of `modelArtifacts`), not pods to check as written
             return []
-    if joined is not None and joined.nim_caches and kind in ("NIMService", "NIMPipeline"):
-        caches = joined.nim_caches
-        return (nim_service_workloads if kind == "NIMService" else nim_pipeline_workloads)(doc, caches=caches)
+    if joined is not None and (joined.nim_caches or joined.claims) and kind in ("NIMService", "NIMPipeline"):
+        caches, claims = joined.nim_caches, joined.claims
+        reader = nim_service_workloads if kind == "NIMService" else nim_pipeline_workloads
+        return reader(doc, caches=caches, claims=claims)
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found

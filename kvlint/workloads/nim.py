@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -17,22 +18,29 @@ from kvlint.workloads.base import (
     llist,
     synthetic_workload,
 )
+from kvlint.workloads.dra import GPU_DEVICE_CLASS, Claims
 
 #: NIMCaches among the inputs by (namespace, name) (:class:`kvlint.workloads.find._Joined`)
 NimCaches = Mapping[tuple[str | None, str], Document]
 
 
-def nim_service_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
+def nim_service_workloads(
+    doc: Document, caches: NimCaches | None = None, claims: Claims | None = None
+) -> list[Workload]:
     """NVIDIA NIM operator ``NIMService`` (apps.nvidia.com) -> its pod: one container of
     ``spec.image.repository:tag`` with ``spec.resources``, and the object's ``nodeSelector``,
     ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
     ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
     settings stay unread; placement works as for any PodSpec. ``caches``: the NIMCaches among the inputs, the
-    one ``storage.nimCache.name`` names (in the same namespace) said in the note (:func:`nim_cache_clause`)."""
-    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec", caches)
+    one ``storage.nimCache.name`` names (in the same namespace) said in the note (:func:`nim_cache_clause`);
+    ``claims``: the DRA ResourceClaims and ResourceClaimTemplates among the inputs, whose GPUs the
+    ``draResources`` naming them give the pod (:func:`dra_gpu_count`)."""
+    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec", caches, claims)
 
 
-def nim_pipeline_workloads(doc: Document, caches: NimCaches | None = None) -> list[Workload]:
+def nim_pipeline_workloads(
+    doc: Document, caches: NimCaches | None = None, claims: Claims | None = None
+) -> list[Workload]:
     """NVIDIA NIM operator ``NIMPipeline`` (apps.nvidia.com): each ``spec.services[i].spec`` is the spec of a
     NIMService the pipeline's controller creates, the pipeline as controlling owner (k8s-nim-operator
     api/apps/v1alpha1 nimpipeline_types.go ``NIMServicePipelineSpec``; internal/controller
@@ -44,11 +52,13 @@ def nim_pipeline_workloads(doc: Document, caches: NimCaches | None = None) -> li
     out: list[Workload] = []
     for i, svc in enumerate(services if isinstance(services, list) else []):
         if isinstance(svc, dict) and svc.get("enabled") is True:
-            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec", caches))
+            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec", caches, claims))
     return out
 
 
-def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None = None) -> list[Workload]:
+def _nim_workloads(
+    doc: Document, spec: Any, at: str, caches: NimCaches | None = None, claims: Claims | None = None
+) -> list[Workload]:
     """The pod of the NIMService spec ``spec``, found at path ``at`` of ``doc`` (see
     :func:`nim_service_workloads`): one container of ``spec.image``, ``spec.resources`` and ``spec.env``, with
     ``spec.command``/``spec.args`` when a ``command`` replaces the NIM launcher (k8s-nim-operator
@@ -84,6 +94,11 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
         w = replace(w, gpu_source=f"spec.draResources ({dra})")
     if own_command:
         return [w]
+    gpu_check = nim_gpu_count(w, spec, claims)
+    if dra is not None and "ResourceClaim" in dra:
+        named = dra_gpu_count(spec.get("draResources"), claims, w.namespace)
+        if named is not None:
+            dra += f" ({named} {GPU_DEVICE_CLASS} device{'s' if named > 1 else ''} in all, from those among the inputs)"
     facts = _nim_facts(w, spec, image, dra)
     name = get_in(spec, "storage", "nimCache", "name")
     cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
@@ -91,7 +106,22 @@ def _nim_workloads(doc: Document, spec: Any, at: str, caches: NimCaches | None =
         cache = next((d for (_ns, n), d in caches.items() if n == name), None)
     if cache is not None:
         facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
-    return [replace(w, findings=(nim_note("NIMService", image, rloc, facts),))]
+    note = nim_note(
+        "NIMService", image, rloc, facts, profile_unsaid(_named_profile(spec), image, spec.get("env"))
+    )
+    return [replace(w, findings=(note,) if gpu_check is None else (gpu_check, note))]
+
+
+def _named_profile(spec: dict) -> str | None:
+    """The NIM profile a NIMService names: ``NIM_MODEL_PROFILE`` in ``spec.env`` (the user's env wins), else the
+    ``storage.nimCache.profile`` the operator sets it to (as :func:`_nim_facts` reads them); None when neither
+    names one (or the variable comes from ``valueFrom``)."""
+    profile, profile_set = _env_value(spec.get("env"), "NIM_MODEL_PROFILE")
+    if profile_set:
+        return profile
+    cache = get_in(spec, "storage", "nimCache")
+    chosen = get_in(cache, "profile")
+    return chosen if get_in(cache, "name") and isinstance(chosen, str) and chosen else None
 
 
 def _gpus_per_pod(w: Workload) -> int | None:
@@ -99,6 +129,184 @@ def _gpus_per_pod(w: Workload) -> int | None:
     from kvlint.accelerators.placement import workload_placement
 
     return workload_placement(w, w.pod_spec["containers"][0]).gpus
+
+
+#: A NIM profile name's parallel sizes: its ``tp<N>`` and ``pp<M>`` components (NIM LLM docs, "Model Profiles and
+#: Selection": ``vllm-<precision>-tp<N>-pp1[-lora]``; ``tensorrt_llm-A100-fp16-tp2-latency``,
+#: ``sglang-h100-bf16-tp8-pp2``). A profile named by its 64-hex id says neither.
+_PROFILE_TP = re.compile(r"(?:^|-)tp(\d{1,5})(?=-|$)")
+_PROFILE_PP = re.compile(r"(?:^|-)pp(\d{1,5})(?=-|$)")
+
+
+def _env_entry(env: Any, name: str) -> dict | None:
+    """The last entry of ``env`` that sets ``name`` (the one the kubelet keeps), or None."""
+    found = None
+    for e in env if isinstance(env, list) else ():
+        if isinstance(e, dict) and e.get("name") == name:
+            found = e
+    return found
+
+
+def _nim_need(spec: dict) -> tuple[int, str, str, Loc | None] | None:
+    """The GPUs each pod of a NIMService's NIM needs, as ``(need, what, why, loc)``: ``what`` names the setting,
+    ``why`` what fewer GPUs do, ``loc`` where the setting is; None when the object does not say.
+
+    * multi-node (``multiNode.parallelism.pipeline`` above 1, nimservice_types.go ``IsMultiNode``): the operator
+      starts NIM on each pod of the LeaderWorkerSet with ``NIM_TENSOR_PARALLEL_SIZE`` and ``GPUS_PER_NODE`` both
+      ``multiNode.parallelism.tensor`` and an MPI hostfile of that many slots per pod (``getLWSCommonEnv``,
+      ``GetLWSLeaderEnv``, ``GetLWSSize``'s hostfile; k8s-nim-operator main, 2026-08), and gives each pod that
+      many GPUs itself when ``spec.resources`` names none (standalone/nimservice.go ``addGPUResources``: "use the
+      GPU per worker value"). Not read when ``spec.env`` sets ``NIM_TENSOR_PARALLEL_SIZE`` or ``GPUS_PER_NODE``
+      (the user's env wins, ``utils.MergeEnvVars``).
+    * one pod: ``NIM_TENSOR_PARALLEL_SIZE`` x ``NIM_PIPELINE_PARALLEL_SIZE`` (default 1) of ``spec.env``, which
+      NIM maps to the engine's parallel sizes (NIM LLM docs, "Advanced Configuration": NIM_* variables above the
+      profile's tags); else the ``tp``/``pp`` of the profile ``NIM_MODEL_PROFILE`` or ``storage.nimCache.profile``
+      names (:data:`_PROFILE_TP`), which NIM lists as "Incompatible with system" on fewer GPUs and does not run.
+    """
+    from kvlint.engines.options import MAX_PARALLEL_SIZE
+
+    env = spec.get("env")
+    par = get_in(spec, "multiNode", "parallelism")
+    nodes = int_or_none(get_in(par, "pipeline"))
+    if nodes is not None and nodes > 1:
+        tp = int_or_none(get_in(par, "tensor"))
+        if (
+            tp is None
+            or not 0 < tp <= MAX_PARALLEL_SIZE
+            or any(_env_entry(env, n) is not None for n in ("NIM_TENSOR_PARALLEL_SIZE", "GPUS_PER_NODE"))
+        ):
+            return None
+        why = (
+            f"the operator starts NIM on each of the {nodes} pods of the LeaderWorkerSet with "
+            f"NIM_TENSOR_PARALLEL_SIZE={tp} and GPUS_PER_NODE={tp}, {tp} MPI slots per pod "
+            "(k8s-nim-operator nimservice_types.go getLWSCommonEnv, GetLWSLeaderEnv), so the ranks beyond the "
+            "pod's GPUs find no GPU and NIM does not start"
+        )
+        return tp, f"multiNode.parallelism.tensor {tp}", why, loc_of(par, "tensor")
+    tp_e = _env_entry(env, "NIM_TENSOR_PARALLEL_SIZE")
+    if tp_e is not None:
+        tp = digits(tp_e.get("value")) if "valueFrom" not in tp_e else None
+        pp_e = _env_entry(env, "NIM_PIPELINE_PARALLEL_SIZE")
+        pp = 1 if pp_e is None else (digits(pp_e.get("value")) if "valueFrom" not in pp_e else None)
+        if tp is None or pp is None or not 0 < tp * pp <= MAX_PARALLEL_SIZE:
+            return None
+        what = f"NIM_TENSOR_PARALLEL_SIZE {tp}" + (f" x NIM_PIPELINE_PARALLEL_SIZE {pp}" if pp_e else "")
+        why = (
+            "NIM starts the engine with those parallel sizes (NIM LLM docs, Advanced Configuration: the NIM_* "
+            "variables override the profile's tp and pp), which needs TP x PP GPUs in the pod (NIM for LLMs 1.12, "
+            "Configuration: 'How many GPUs do I need?')"
+        )
+        return tp * pp, what, why, loc_of(tp_e, "value") or loc_of(tp_e)
+    prof_e = _env_entry(env, "NIM_MODEL_PROFILE")
+    if prof_e is not None:
+        name, loc = prof_e.get("value"), loc_of(prof_e, "value") or loc_of(prof_e)
+        if "valueFrom" in prof_e:
+            return None
+    else:
+        cache = get_in(spec, "storage", "nimCache")
+        name, loc = get_in(cache, "profile"), loc_of(cache, "profile") if isinstance(cache, dict) else None
+        if not get_in(cache, "name"):
+            return None
+    if not isinstance(name, str) or len(name) > 200:
+        return None
+    tp_m, pp_m = _PROFILE_TP.search(name.lower()), _PROFILE_PP.search(name.lower())
+    if tp_m is None:
+        return None
+    need = int(tp_m.group(1)) * (int(pp_m.group(1)) if pp_m else 1)
+    if not 0 < need <= MAX_PARALLEL_SIZE:
+        return None
+    why = (
+        "a profile runs on TP x PP GPUs (NIM for LLMs 1.12, Configuration: 'How many GPUs do I need?'), and NIM "
+        "lists one of more GPUs than the container sees as incompatible with the system (NIM LLM docs, Model "
+        "Profiles and Selection)"
+    )
+    return need, f"profile {name}", why, loc
+
+
+def _fewer(what: str, have: int) -> str:
+    """KV403's other remedy for the NIM setting ``what`` (:func:`_nim_need`): NIM on the ``have`` GPUs."""
+    if what.startswith("profile "):
+        return f"name a profile of {have} GPUs (list-model-profiles in the NIM container)"
+    if what.startswith("multiNode"):
+        return f"set multiNode.parallelism.tensor to {have}"
+    return f"lower the parallel sizes so that their product is {have}"
+
+
+def nim_gpu_count(w: Workload, spec: dict, claims: Claims | None = None) -> Finding | None:
+    """KV403 for a NIMService whose pod starts the NIM launcher: the GPUs NIM needs per pod (:func:`_nim_need`)
+    against those the pod requests (``spec.resources`` ``nvidia.com/gpu``, else the GPU devices of the claims
+    ``spec.draResources`` creates or names among ``claims``, :func:`dra_gpu_count`). Fewer is an error (NIM does not start), more a
+    warning (the extra GPUs are reserved and idle), as KV403 says of a vLLM command line. None when either count
+    is unknown; the operator's own GPU assignment (no GPU in ``spec.resources`` and no ``draResources``) gives
+    the pod what NIM needs."""
+    from kvlint.accelerators.placement import workload_placement
+
+    found = _nim_need(spec)
+    if found is None:
+        return None
+    placement = workload_placement(w, w.pod_spec["containers"][0])
+    nodes = int_or_none(get_in(spec, "multiNode", "parallelism", "pipeline"))
+    pods = f" x {nodes} pods" if nodes is not None and nodes > 1 else ""
+    if placement.gpus is not None and placement.resource is not None:
+        have, where, resource = (
+            placement.gpus,
+            f"{placement.resource}: {placement.gpus}{pods}",
+            placement.resource,
+        )
+        have_loc = placement.gpus_loc
+    else:
+        have_dra = dra_gpu_count(spec.get("draResources"), claims, w.namespace)
+        if have_dra is None:
+            return None
+        have, where = have_dra, f"spec.draResources: {have_dra} {GPU_DEVICE_CLASS} devices{pods}"
+        resource, have_loc = f"{GPU_DEVICE_CLASS} devices in spec.draResources", loc_of(spec, "draResources")
+    return _compared(found, have, where, resource, have_loc)
+
+
+def _compared(
+    found: tuple[int, str, str, Loc | None], have: int, where: str, resource: str, have_loc: Loc | None
+) -> Finding | None:
+    """KV403 for the GPUs NIM needs per pod (``found``, :func:`_nim_need`) against the ``have`` the pod requests
+    (``where``: how, in words; ``resource`` what to raise; ``have_loc`` where)."""
+    need, what, why, loc = found
+    if need > have:
+        return Finding(
+            "KV403",
+            f"{what} needs {need} GPUs per pod but the pod requests {have} ({where}); {why}",
+            loc or have_loc,
+            fix=f"request {need} GPUs per pod ({resource}) or {_fewer(what, have)}",
+        )
+    if need < have:
+        return Finding(
+            "KV403",
+            f"the pod requests {have} GPUs ({where}) but {what} uses only {need}; {have - need} GPU(s) sit idle",
+            have_loc or loc,
+            fix=f"request {need} GPU(s) per pod ({resource})",
+            severity="warning",
+        )
+    return None
+
+
+def nim_container_gpu_count(w: Workload, container: Mapping[str, Any]) -> Finding | None:
+    """KV403 for a container of an ordinary workload that starts a NIM image's launcher (:func:`nim_container_notes`):
+    ``NIM_TENSOR_PARALLEL_SIZE`` x ``NIM_PIPELINE_PARALLEL_SIZE`` or the profile ``NIM_MODEL_PROFILE`` names in its
+    ``env`` (:func:`_nim_need`, one pod) against its GPUs. Not for a multi-node NIM (``NIM_MULTI_NODE`` or
+    ``NIM_NUM_COMPUTE_NODES`` set, or a LeaderWorkerSet or other group pod), whose parallel sizes span pods."""
+    from kvlint.accelerators.placement import workload_placement
+
+    env = container.get("env")
+    if w.role is not None or (w.group_size or 0) > 1:
+        return None
+    if any(_env_entry(env, n) is not None for n in ("NIM_MULTI_NODE", "NIM_NUM_COMPUTE_NODES")):
+        return None
+    found = _nim_need({"env": env})
+    if found is None:
+        return None
+    placement = workload_placement(w, container)
+    if placement.gpus is None or placement.resource is None:
+        return None
+    where = f"{placement.resource}: {placement.gpus}"
+    return _compared(found, placement.gpus, where, placement.resource, placement.gpus_loc)
 
 
 def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
@@ -203,7 +411,7 @@ def _dra_devices(dra: Any) -> str | None:
             for d in devices[:4]:
                 if not isinstance(d, dict):
                     continue
-                count = d.get("count", 1)
+                count, bad = _device_count(d)
                 sel = [
                     f"{s.get('key')} {s.get('op', 'Equal')} {_selector_value(s.get('value'))}"
                     for s in [*_listed(d.get("attributeSelectors")), *_listed(d.get("capacitySelectors"))][:4]
@@ -211,12 +419,83 @@ def _dra_devices(dra: Any) -> str | None:
                 ]
                 cls = d.get("deviceClassName") or "gpu.nvidia.com"
                 noun = "device" if count == 1 else "devices"
-                said.append(f"{count} {cls} {noun}" + (f" with {', '.join(sel)}" if sel else ""))
+                said.append(
+                    (f"{count} {cls} {noun}" if bad is None else f"{cls} devices of {bad}")
+                    + (f" with {', '.join(sel)}" if sel else "")
+                )
         elif r.get("resourceClaimName"):
             said.append(f"ResourceClaim {r['resourceClaimName']}")
         elif r.get("resourceClaimTemplateName"):
             said.append(f"ResourceClaimTemplate {r['resourceClaimTemplateName']}")
     return ", ".join(said) if said else "claims kvlint does not read"
+
+
+def _device_count(d: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    """``(count, None)``: the devices a NIMService ``claimCreationSpec`` device asks for (``count``, default 1;
+    dra_types.go ``DRADeviceSpec.Count``, a ``uint32``); ``(None, why)`` for a count the API server refuses (not
+    a whole number: ``.inf``, ``1.5``, ``"2"``, ``true``, or negative) or one beyond
+    :data:`~kvlint.engines.options.MAX_PARALLEL_SIZE` (implausible for one pod), in words."""
+    from kvlint.engines.options import MAX_PARALLEL_SIZE
+    from kvlint.values import yaml_text
+
+    raw = d.get("count", 1)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        return (
+            None,
+            f"count {yaml_text(raw)}, not a whole number (the CRD types it uint32: the API server refuses it)",
+        )
+    if raw > MAX_PARALLEL_SIZE:
+        return None, f"count {raw:,}, implausibly many for one pod (kvlint reads up to {MAX_PARALLEL_SIZE:,})"
+    return raw, None
+
+
+def dra_gpu_count(dra: Any, claims: Claims | None = None, namespace: str | None = None) -> int | None:
+    """The GPUs per pod that a NIMService's ``spec.draResources`` request: the sum of the ``count`` of the
+    ``claimCreationSpec`` devices of device class :data:`~kvlint.workloads.dra.GPU_DEVICE_CLASS` (the claims the
+    operator creates; k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRAClaimCreationSpec``,
+    ``DRADeviceSpec``) and the GPUs of the ResourceClaim or ResourceClaimTemplate an entry names when it is among
+    ``claims`` (those of its ``requests``, else all: ``DRAResource.Requests``;
+    :func:`kvlint.workloads.dra.claim_gpus`); None when that is not known: a claim or template not among the
+    inputs, a count refused (:func:`_device_count`) or only the node knows, or no device is a GPU."""
+    from kvlint.workloads.dra import claim_gpus, find_claim
+
+    if not isinstance(dra, list) or not dra:
+        return None
+    total = 0
+    for r in dra:
+        devices = get_in(r, "claimCreationSpec", "devices")
+        if not isinstance(devices, list):
+            named = [
+                (kind, str(r.get(key)))
+                for key, kind in (
+                    ("resourceClaimName", "ResourceClaim"),
+                    ("resourceClaimTemplateName", "ResourceClaimTemplate"),
+                )
+                if isinstance(r, dict) and isinstance(r.get(key), str) and r.get(key)
+            ]
+            doc = find_claim(claims, namespace, *named[0]) if claims and len(named) == 1 else None
+            if doc is None:
+                return None
+            requests = claim_gpus(doc)
+            wanted = r.get("requests")
+            chosen = (
+                [requests.get(q) for q in wanted]
+                if isinstance(wanted, list) and wanted
+                else list(requests.values())
+            )
+            if not chosen or any(c is None or c[0] is None for c in chosen):
+                return None
+            total += sum(c[0] for c in chosen if c is not None and c[0] is not None)
+            continue
+        for d in devices:
+            if not isinstance(d, dict):
+                return None
+            count, bad = _device_count(d)
+            if count is None:
+                return None
+            if (d.get("deviceClassName") or GPU_DEVICE_CLASS) == GPU_DEVICE_CLASS:
+                total += count
+    return total or None
 
 
 def _listed(v: Any) -> list[Any]:
@@ -297,7 +576,60 @@ def _nim_facts(w: Workload, spec: dict, image: str, dra: str | None) -> str:
     return f"read from the NIMService spec: {model}, {gpus}, {gpu}, {prof}"
 
 
-def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -> Finding:
+#: The engines a NIM profile name starts with (NIM LLM docs, "Model Profiles": ``vllm-bf16-tp1-pp1``,
+#: ``sglang-h100-bf16-tp8-pp2``, ``tensorrt_llm-A100-fp16-tp2-latency``), as kvlint names them
+_PROFILE_ENGINES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "tensorrt_llm": "TensorRT-LLM",
+    "trtllm": "TensorRT-LLM",
+}
+#: Precision components of a NIM profile name
+_PROFILE_PRECISIONS = ("bf16", "fp16", "fp8", "nvfp4", "mxfp4", "int4_awq", "int8_wo", "int4", "int8")
+
+
+def profile_unsaid(profile: str | None, image: str, env: Any = None) -> str | None:
+    """What the name of the NIM profile ``profile`` says of the engine NIM starts (its engine, precision, tensor x
+    pipeline size: :data:`_PROFILE_ENGINES`, :data:`_PROFILE_PRECISIONS`, :data:`_PROFILE_TP`) and what a memory
+    plan would still lack, in words, for :func:`nim_note`; None when the name does not start with an engine (a
+    64-hex profile id, none named). Still lacking, whatever the name: the engine release the NIM image bundles
+    (NIM's release notes map it, the image does not say it) and the memory fraction NIM gives the engine; and the
+    context length unless ``env`` sets ``NIM_MAX_MODEL_LEN``. TensorRT-LLM has no memory model in kvlint."""
+    if not isinstance(profile, str) or len(profile) > 200:
+        return None
+    low = profile.lower()
+    engine = next((name for key, name in _PROFILE_ENGINES.items() if low.startswith(key + "-")), None)
+    if engine is None:
+        return None
+    parts = low.split("-")
+    said = [f"engine {engine}"]
+    precision = next((p for p in _PROFILE_PRECISIONS if p in parts), None)
+    if precision:
+        said.append(f"precision {precision}")
+    tp, pp = _PROFILE_TP.search(low), _PROFILE_PP.search(low)
+    if tp:
+        said.append(
+            f"tensor parallel size {int(tp.group(1))}" + (f" x pipeline {int(pp.group(1))}" if pp else "")
+        )
+    from kvlint.engines.images import split_image
+
+    tag = split_image(image)[1]
+    lacking = [f"the {engine} release NIM {tag or 'this image'} bundles"]
+    ctx, ctx_set = _env_value(env, "NIM_MAX_MODEL_LEN")
+    if not ctx_set:
+        lacking.append("the context length (no NIM_MAX_MODEL_LEN)")
+    lacking.append("the memory fraction NIM gives it")
+    unsaid = (
+        f"the profile's name says {', '.join(said)}; not said: {', '.join(lacking[:-1])} and {lacking[-1]}"
+    )
+    if engine == "TensorRT-LLM":
+        unsaid += ", and kvlint has no TensorRT-LLM memory model"
+    return unsaid + ", so no memory plan is made"
+
+
+def nim_note(
+    kind: str, image: str, loc: Loc | None, facts: str | None = None, unsaid: str | None = None
+) -> Finding:
     """The KV503 note on a container running the NIM image ``image`` (:func:`kvlint.engines.images.is_nim_image`)
     in an object of ``kind``: its launcher picks the engine and its settings from a model profile kvlint does not
     read, so nothing is sized; ``facts`` (:func:`_nim_facts`) what kvlint read of the object.
@@ -307,15 +639,19 @@ def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -
     quantisation of the model) and the engine's memory settings (context length, memory fraction), none of which
     the object or the image name says, so a plan with the engine's defaults would not be the one that runs; a
     TensorRT-LLM profile's engine has no memory model in kvlint at all. A NIMService or container whose own
-    ``command`` replaces the launcher is read as any command is and gets no note."""
+    ``command`` replaces the launcher is read as any command is and gets no note. ``unsaid``
+    (:func:`profile_unsaid`): what the profile named says and what a plan would still lack, which replaces the
+    general closing."""
     read = f"; {facts}" if facts else ""
+    closing = unsaid or (
+        "kvlint does not read NIM profiles, so the engine's memory settings are not checked and no memory plan is "
+        "made (the profile decides the engine's release, precision and memory settings)"
+    )
     return Finding(
         "KV503",
         f"kvlint does not read this {kind}'s engine settings: the NIM image {image} starts NVIDIA's NIM "
         "launcher, which chooses the engine (TensorRT-LLM, vLLM or SGLang) and its settings from the model profile "
-        f"it selects for the GPU{read}; kvlint does not read NIM profiles, so the engine's memory settings are not "
-        "checked and no memory plan is made (the profile decides the engine's release, precision and memory "
-        "settings)",
+        f"it selects for the GPU{read}; {closing}",
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
@@ -323,10 +659,10 @@ def nim_note(kind: str, image: str, loc: Loc | None, facts: str | None = None) -
 
 
 def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
-    """KV503 notes for the containers of an ordinary workload (a Deployment, StatefulSet, LeaderWorkerSet ...
-    rendered from NVIDIA's ``nim-llm`` Helm chart, say) that run a NIM image with no ``command`` of their own, so
-    the image's NIM launcher starts (as a NIMService's pod does, :func:`nim_service_workloads`); none when the
-    workload already has a NIM note."""
+    """KV503 notes (and KV403, :func:`nim_container_gpu_count`) for the containers of an ordinary workload (a
+    Deployment, StatefulSet, LeaderWorkerSet ... rendered from NVIDIA's ``nim-llm`` Helm chart, say) that run a NIM
+    image with no ``command`` of their own, so the image's NIM launcher starts (as a NIMService's pod does,
+    :func:`nim_service_workloads`); none when the workload already has a NIM note."""
     from kvlint.engines.images import is_nim_image
 
     if any(f.rule == "KV503" and "the NIM image" in f.message for f in w.findings):
@@ -336,5 +672,10 @@ def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
     for c in containers if isinstance(containers, list) else ():
         image = c.get("image") if isinstance(c, dict) else None
         if isinstance(image, str) and is_nim_image(image) and not c.get("command"):
-            out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c)))
+            env = c.get("env")
+            unsaid = profile_unsaid(_env_value(env, "NIM_MODEL_PROFILE")[0], image, env)
+            out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c), unsaid=unsaid))
+            counted = nim_container_gpu_count(w, c)
+            if counted is not None:
+                out.append(counted)
     return tuple(out)

@@ -1,0 +1,178 @@
+"""Dynamic Resource Allocation (``resource.k8s.io``): the GPUs a ResourceClaim or ResourceClaimTemplate among the
+inputs requests, so that a pod whose container takes its GPUs through ``resources.claims`` is counted as one with
+``nvidia.com/gpu`` is (:func:`kvlint.accelerators.placement.resolve_placement`).
+
+A claim's ``devices.requests`` each ask for devices of one DeviceClass (Kubernetes API ``resource.k8s.io/v1``
+``DeviceRequest``, GA in 1.34: ``exactly`` holds ``deviceClassName``, ``allocationMode`` and ``count``; or
+``firstAvailable``, a list of alternatives of the same fields; ``v1beta1`` and ``v1alpha3`` put those fields on the
+request itself). ``allocationMode`` is ``ExactCount`` (default) with ``count`` devices (default 1), or ``All``: every
+matching device of the node, a count only the node knows. The GPUs are the devices of NVIDIA's DRA driver class
+:data:`GPU_DEVICE_CLASS`; ``mig.nvidia.com`` (MIG slices) and other classes are not whole GPUs and are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvlint.source import Loc, loc_of
+from kvlint.types import Document
+from kvlint.workloads.base import get_in
+
+#: NVIDIA's DRA GPU device class (NVIDIA/k8s-dra-driver-gpu ``deviceclass-gpu.yaml``), the one NIM's operator
+#: defaults to (k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRADeviceSpec.DeviceClassName``)
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+
+#: A claim's requests by name: ``(GPUs, in words, where the count is)``; GPUs 0 for a request of another device
+#: class, None when the count is not known from the object (``allocationMode: All``, alternatives of different
+#: counts, a count the API server refuses)
+ClaimGpus = Mapping[str, tuple[int | None, str, Loc | None]]
+
+#: The kinds read here, by the path of their ``devices`` in the object
+CLAIM_KINDS = {"ResourceClaim": ("spec", "devices"), "ResourceClaimTemplate": ("spec", "spec", "devices")}
+
+
+def is_claim(doc: Document) -> bool:
+    """Whether ``doc`` is a ResourceClaim or ResourceClaimTemplate of ``resource.k8s.io``."""
+    api = get_in(doc.data, "apiVersion")
+    return doc.kind in CLAIM_KINDS and isinstance(api, str) and api.startswith("resource.k8s.io/")
+
+
+def claim_gpus(doc: Document) -> ClaimGpus:
+    """The GPUs each request of the ResourceClaim or ResourceClaimTemplate ``doc`` asks for (:data:`ClaimGpus`);
+    empty when it holds no request kvlint reads."""
+    requests = get_in(doc.data, *CLAIM_KINDS.get(doc.kind, ("-",)), "requests")
+    out: dict[str, tuple[int | None, str, Loc | None]] = {}
+    for r in requests if isinstance(requests, list) else ():
+        if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+            continue
+        exactly = r.get("exactly")
+        alternatives = r.get("firstAvailable")
+        if isinstance(exactly, dict):
+            out[r["name"]] = _device_request(exactly)
+        elif isinstance(alternatives, list) and alternatives:
+            counted = [_device_request(a) if isinstance(a, dict) else (None, "", None) for a in alternatives]
+            if len({c[0] for c in counted}) == 1:
+                out[r["name"]] = counted[0]
+            else:
+                out[r["name"]] = (
+                    None,
+                    "one of several alternatives (firstAvailable) of different GPU counts",
+                    None,
+                )
+        else:
+            out[r["name"]] = _device_request(r)  # v1beta1 / v1alpha3: the fields on the request
+    return out
+
+
+def _device_request(d: Mapping[str, Any]) -> tuple[int | None, str, Loc | None]:
+    """``(GPUs, in words, where)`` of one exact device request (``deviceClassName``, ``allocationMode``,
+    ``count``)."""
+    from kvlint.engines.options import MAX_PARALLEL_SIZE
+    from kvlint.values import yaml_text
+
+    cls = d.get("deviceClassName")
+    if cls != GPU_DEVICE_CLASS:
+        if (
+            isinstance(cls, str)
+            and cls.endswith(".nvidia.com")
+            and cls != "compute-domain-default-channel.nvidia.com"
+        ):
+            return None, f"{cls} devices, not whole GPUs", loc_of(d, "deviceClassName")
+        return 0, f"{yaml_text(cls)} devices", loc_of(d, "deviceClassName")
+    mode = d.get("allocationMode", "ExactCount")
+    if mode == "All":
+        return (
+            None,
+            f"every {GPU_DEVICE_CLASS} device of the node (allocationMode: All)",
+            loc_of(d, "allocationMode"),
+        )
+    if mode != "ExactCount":
+        return (
+            None,
+            f"allocationMode {yaml_text(mode)}, which the API server refuses",
+            loc_of(d, "allocationMode"),
+        )
+    count = d.get("count", 1)
+    where = loc_of(d, "count") or loc_of(d, "deviceClassName")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        return (
+            None,
+            f"count {yaml_text(count)}, not a positive whole number (the API server refuses it)",
+            where,
+        )
+    if count > MAX_PARALLEL_SIZE:
+        return None, f"count {count:,}, implausibly many (kvlint reads up to {MAX_PARALLEL_SIZE:,})", where
+    return count, f"{count} {GPU_DEVICE_CLASS} device{'s' if count > 1 else ''}", where
+
+
+#: Claims and templates among the inputs, by (namespace, kind, name)
+Claims = Mapping[tuple[str | None, str, str], Document]
+
+
+def pod_claim_gpus(
+    pod_spec: Any, claims: Claims, namespace: str | None, read: dict[int, ClaimGpus] | None = None
+) -> dict[str, tuple[ClaimGpus, str]]:
+    """The pod's ``spec.resourceClaims`` entries whose ResourceClaim or ResourceClaimTemplate is among the inputs
+    (``claims``; the pod's namespace, or any namespace when either side names none): entry name ->
+    (:func:`claim_gpus` of it, what it is in words). ``read``: the claims already read, by document id (the
+    caller's, kept across the pods of a run: a template is read once however many pods name it)."""
+    read = {} if read is None else read
+    entries = get_in(pod_spec, "resourceClaims")
+    out: dict[str, tuple[ClaimGpus, str]] = {}
+    for e in entries if isinstance(entries, list) else ():
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            continue
+        for key, kind in (
+            ("resourceClaimTemplateName", "ResourceClaimTemplate"),
+            ("resourceClaimName", "ResourceClaim"),
+        ):
+            name = e.get(key)
+            if isinstance(name, str) and name:
+                doc = find_claim(claims, namespace, kind, name)
+                if doc is not None:
+                    if id(doc) not in read:
+                        read[id(doc)] = claim_gpus(doc)
+                    out[e["name"]] = (read[id(doc)], f"{kind} {name}")
+                break
+    return out
+
+
+def find_claim(claims: Claims, namespace: str | None, kind: str, name: str) -> Document | None:
+    """The ResourceClaim or ResourceClaimTemplate (``kind``) ``name`` among ``claims``: of ``namespace``, else of
+    any namespace when ``namespace`` is None, else one that names no namespace."""
+    found = claims.get((namespace, kind, name))
+    if found is None and namespace is None:
+        found = next((d for (_ns, k, n), d in claims.items() if k == kind and n == name), None)
+    if found is None and namespace is not None:
+        found = claims.get((None, kind, name))
+    return found
+
+
+def container_claim_gpus(
+    container: Mapping[str, Any], pod_claims: Mapping[str, tuple[ClaimGpus, str]]
+) -> tuple[int, str, Loc | None] | None:
+    """``(GPUs, in words, where)`` that ``container`` takes through its ``resources.claims`` (each names an entry
+    of the pod's ``resourceClaims`` and, with ``request``, one request of it; Kubernetes API ``core/v1``
+    ``ResourceClaim``); None unless every claim it names is among the inputs with known counts and they add up
+    to at least one GPU."""
+    res = container.get("resources")
+    claims = res.get("claims") if isinstance(res, Mapping) else None
+    if not isinstance(claims, list) or not claims:
+        return None
+    total, said = 0, []
+    for c in claims:
+        if not isinstance(c, Mapping) or c.get("name") not in pod_claims:
+            return None
+        requests, what = pod_claims[c["name"]]
+        request = c.get("request")
+        chosen = [requests.get(request)] if isinstance(request, str) and request else list(requests.values())
+        for got in chosen:
+            if got is None or got[0] is None:
+                return None
+            if got[0]:
+                total += got[0]
+                said.append(f"{got[1]} of {what}")
+    if not total:
+        return None
+    return total, ", ".join(said), loc_of(res, "claims")
