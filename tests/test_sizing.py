@@ -589,3 +589,77 @@ def test_a_model_path_holding_a_placeholder_token_is_a_template_not_rendered(tmp
         variant.write_text(text.replace("V_MODEL_NAME/V_MODEL_VERSION", model))
         (cr,) = run_check([str(variant)], Options(allow_hub=False)).containers
         assert sizing_of(cr) == outcome, model
+
+
+#: KubeRay's vLLM-on-TPU RayCluster (GKE sample): head and worker run KubeRay's ``ray start``; the worker requests
+#: google.com/tpu on a TPU v6e node
+TPU_RAYCLUSTER = COLLECTED / (
+    "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__tpu__ray-cluster.tpu-v6e-"
+    "singlehost.yaml"
+)
+#: ai-on-eks' vLLM RayService on Inferentia 2: the worker requests aws.amazon.com/neuron
+INF2_RAYSERVICE = (
+    COLLECTED / "awslabs__ai-on-eks__blueprints__inference__vllm-rayserve-inf2__vllm-rayserve-deployment.yaml"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "worker_says"),
+    [
+        (TPU_RAYCLUSTER, "the pod runs on Google TPU v6e"),
+        (INF2_RAYSERVICE, "requests aws.amazon.com/neuron, an AWS Neuron accelerator"),
+    ],
+)
+def test_an_unreadable_command_on_a_non_gpu_accelerator_says_the_accelerator(
+    path: Path, worker_says: str
+) -> None:
+    """A Ray worker on a TPU or an Inferentia device whose engine kvlint cannot read (KubeRay's ``ray start``,
+    the engine in Python) counted as "command unreadable", and KV503 alone told the user how to let kvlint read
+    the command, which would not size it either: kvlint's memory model is for CUDA/ROCm GPUs. The reason is now
+    "not a CUDA/ROCm GPU" and KV501 says so on the worker; the head, which requests no accelerator, keeps
+    "command unreadable" (its command is what is missing)."""
+    result = run_check([str(path)], Options(allow_hub=False))
+    head, worker = result.containers
+    assert head.serving.unreadable and worker.serving.unreadable
+    assert [sizing_of(head), sizing_of(worker)] == ["command unreadable", "not a CUDA/ROCm GPU"]
+    kv501 = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert [d.container for d in kv501] == [worker.container_name]
+    assert (
+        worker_says in kv501[0].message and "kvlint's memory model is for CUDA/ROCm GPUs" in kv501[0].message
+    )
+    assert summarise(result).not_sized == {"command unreadable": 1, "not a CUDA/ROCm GPU": 1}
+
+
+@pytest.mark.parametrize(
+    ("image", "resources", "reason"),
+    [
+        # ai-on-eks' Trainium LWS shape: a Neuron build of vLLM started by a script inside the image
+        (
+            "public.ecr.aws/data-on-eks/neuron-sdk2.20-vllm0.5.0-neuron:v8",
+            "{limits: {aws.amazon.com/neuron: '16'}}",
+            "not a CUDA/ROCm GPU",
+        ),
+        # the same script on a CUDA image with a GPU: the command is what is missing
+        ("vllm/vllm-openai:v0.10.0", "{limits: {nvidia.com/gpu: 1}}", "command unreadable"),
+        # ... and with no GPU: the command is still what kvlint would need first
+        ("vllm/vllm-openai:v0.10.0", "{}", "command unreadable"),
+    ],
+)
+def test_a_script_the_image_runs_on_a_neuron_build_is_not_a_gpu(
+    tmp_path: Path, image: str, resources: str, reason: str
+) -> None:
+    """A container that runs a script of its image (``/usr/local/bin/run.sh``, whose engine flags kvlint
+    cannot see): on a Neuron build of vLLM the reason it is not sized is the accelerator (KV501), not the
+    script; on a CUDA image it stays "command unreadable", with or without a GPU."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n"
+        f"    spec:\n      containers:\n      - name: vllm\n        image: {image}\n"
+        f"        command: [sh, -c, /usr/local/bin/run.sh]\n        resources: {resources}\n"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.serving.unreadable and sizing_of(cr) == reason
+    rules = {d.rule for d in result.diagnostics}
+    assert "KV503" in rules
+    assert ("KV501" in rules) == (reason == "not a CUDA/ROCm GPU")
