@@ -663,3 +663,48 @@ def test_a_script_the_image_runs_on_a_neuron_build_is_not_a_gpu(
     rules = {d.rule for d in result.diagnostics}
     assert "KV503" in rules
     assert ("KV501" in rules) == (reason == "not a CUDA/ROCm GPU")
+
+
+#: CoreWeave's kbench Knative template: args only, to a custom vLLM image, with a fork's --tensorizer-path
+KSVC_TENSORIZER = (
+    COLLECTED / "coreweave__kubernetes-cloud__online-inference__kbench__examples__ksvc-template-mistral.yaml"
+)
+
+
+def test_args_to_an_unknown_vllm_image_name_the_option_no_vllm_release_has() -> None:
+    """Args only, to an image kvlint does not know (navarrepratt/vllm), all of them vLLM's options but
+    ``--tensorizer-path`` (released vLLM reads tensorizer settings from --model-loader-extra-config): KV503 said
+    only "not a recognised engine command". It now names the option no release kvlint knows has, which is what
+    the user must change for kvlint (and a released vLLM) to read the command."""
+    assert "--tensorizer-path" in KSVC_TENSORIZER.read_text()
+    result = run_check([str(KSVC_TENSORIZER)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert sizing_of(cr) == "command unreadable"
+    (d,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert "all vLLM options but --tensorizer-path, which no vLLM release kvlint knows" in d.message
+    assert "--host" not in d.message.split("but", 1)[1] and "--tensorizer-path" in (d.fix or "")
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        # one option vLLM lacks among vLLM's: named, each once
+        ("[--model, Qwen/Qwen2.5-7B-Instruct, --acme-cache, /c, --acme-cache, /d]", "--acme-cache"),
+        # nothing but options vLLM lacks: no vLLM options to go on, the plain message
+        ("[--acme-cache, /c, --acme-mode, fast]", None),
+    ],
+)
+def test_only_a_few_options_vllm_lacks_are_named(tmp_path: Path, args: str, named: str | None) -> None:
+    """The option list is said only when the others are vLLM's (else the arguments may be another program's)."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: vllm\n        image: registry.example.com/acme/vllm:1\n"
+        f"        args: {args}\n        resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    if named is None:
+        assert "not a recognised engine command" in d.message and "all vLLM options but" not in d.message
+    else:
+        assert d.message.split("all vLLM options but ", 1)[1].split(", which", 1)[0] == named
