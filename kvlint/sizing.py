@@ -14,7 +14,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder, or a path holding an
   upper-case token a script replaces (``/gcs/V_MODEL_NAME``) or a ``<...>`` to fill in (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502);
-* ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
+* ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501); this comes
+  before ``command unreadable`` and ``no model in the command`` too (a Ray worker on a TPU, a Neuron build that
+  runs a script of its image), since reading the command would not let kvlint size the container either;
 * ``no GPU requested`` -- the container requests no GPU resource, so there is none to size it on (KV405,
   KV501 info);
 * ``parallel size unknown`` -- a tensor/pipeline/data-parallel size or shard count is set to a value kvlint
@@ -59,6 +61,16 @@ def _is_runtime_template(cr: ContainerResult) -> bool:
     return is_runtime_template(cr.workload)
 
 
+def _not_a_gpu(cr: ContainerResult) -> bool:
+    """Whether the container runs on something kvlint's memory model is not for (a TPU, Trainium/Inferentia,
+    Gaudi ... accelerator or a CPU build: :func:`kvlint.engines.images.unsized_whatever_model`), outside a
+    serving-runtime template (whose resources come from the InferenceService that uses it)."""
+    return (
+        not _is_runtime_template(cr)
+        and unsized_whatever_model(cr.serving, cr.placement) == "not a CUDA/ROCm GPU"
+    )
+
+
 def sizing_of(cr: ContainerResult) -> str:
     """``plan`` | ``fleet`` | the reason the container was not sized (see the module docstring), on the
     container alone (:func:`outcomes` also credits workers sized with their leader)."""
@@ -68,14 +80,18 @@ def sizing_of(cr: ContainerResult) -> str:
         return "fleet"
     s = cr.serving
     if s.model is None:
+        if _is_runtime_template(cr) and not s.unreadable:
+            # a multi-node runtime's worker (`ray start --address ... --block`) joins the head, whose model the
+            # InferenceService that uses the template names: the template's reason, not the worker's command's
+            return "runtime template"
+        # a container on a TPU, Trainium, Gaudi ... (or a CPU build) is not sized whatever its command says:
+        # reading the command would not size it, so that is the reason (KV501 says so next to KV503)
+        if _not_a_gpu(cr):
+            return "not a CUDA/ROCm GPU"
         # a command read whole that names no model (KV503 "... command names no model", as a container that
         # only runs the image's ENTRYPOINT) is not an unreadable one
         if s.unreadable:
             return "command unreadable"
-        if _is_runtime_template(cr):
-            # a multi-node runtime's worker (`ray start --address ... --block`) joins the head, whose model the
-            # InferenceService that uses the template names: the template's reason, not the worker's command's
-            return "runtime template"
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
         return "runtime template"  # its model and resources come from the InferenceService that uses it

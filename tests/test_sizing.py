@@ -589,3 +589,122 @@ def test_a_model_path_holding_a_placeholder_token_is_a_template_not_rendered(tmp
         variant.write_text(text.replace("V_MODEL_NAME/V_MODEL_VERSION", model))
         (cr,) = run_check([str(variant)], Options(allow_hub=False)).containers
         assert sizing_of(cr) == outcome, model
+
+
+#: KubeRay's vLLM-on-TPU RayCluster (GKE sample): head and worker run KubeRay's ``ray start``; the worker requests
+#: google.com/tpu on a TPU v6e node
+TPU_RAYCLUSTER = COLLECTED / (
+    "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__tpu__ray-cluster.tpu-v6e-"
+    "singlehost.yaml"
+)
+#: ai-on-eks' vLLM RayService on Inferentia 2: the worker requests aws.amazon.com/neuron
+INF2_RAYSERVICE = (
+    COLLECTED / "awslabs__ai-on-eks__blueprints__inference__vllm-rayserve-inf2__vllm-rayserve-deployment.yaml"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "worker_says"),
+    [
+        (TPU_RAYCLUSTER, "the pod runs on Google TPU v6e"),
+        (INF2_RAYSERVICE, "requests aws.amazon.com/neuron, an AWS Neuron accelerator"),
+    ],
+)
+def test_an_unreadable_command_on_a_non_gpu_accelerator_says_the_accelerator(
+    path: Path, worker_says: str
+) -> None:
+    """A Ray worker on a TPU or an Inferentia device whose engine kvlint cannot read (KubeRay's ``ray start``,
+    the engine in Python) counted as "command unreadable", and KV503 alone told the user how to let kvlint read
+    the command, which would not size it either: kvlint's memory model is for CUDA/ROCm GPUs. The reason is now
+    "not a CUDA/ROCm GPU" and KV501 says so on the worker; the head, which requests no accelerator, keeps
+    "command unreadable" (its command is what is missing)."""
+    result = run_check([str(path)], Options(allow_hub=False))
+    head, worker = result.containers
+    assert head.serving.unreadable and worker.serving.unreadable
+    assert [sizing_of(head), sizing_of(worker)] == ["command unreadable", "not a CUDA/ROCm GPU"]
+    kv501 = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert [d.container for d in kv501] == [worker.container_name]
+    assert (
+        worker_says in kv501[0].message and "kvlint's memory model is for CUDA/ROCm GPUs" in kv501[0].message
+    )
+    assert summarise(result).not_sized == {"command unreadable": 1, "not a CUDA/ROCm GPU": 1}
+
+
+@pytest.mark.parametrize(
+    ("image", "resources", "reason"),
+    [
+        # ai-on-eks' Trainium LWS shape: a Neuron build of vLLM started by a script inside the image
+        (
+            "public.ecr.aws/data-on-eks/neuron-sdk2.20-vllm0.5.0-neuron:v8",
+            "{limits: {aws.amazon.com/neuron: '16'}}",
+            "not a CUDA/ROCm GPU",
+        ),
+        # the same script on a CUDA image with a GPU: the command is what is missing
+        ("vllm/vllm-openai:v0.10.0", "{limits: {nvidia.com/gpu: 1}}", "command unreadable"),
+        # ... and with no GPU: the command is still what kvlint would need first
+        ("vllm/vllm-openai:v0.10.0", "{}", "command unreadable"),
+    ],
+)
+def test_a_script_the_image_runs_on_a_neuron_build_is_not_a_gpu(
+    tmp_path: Path, image: str, resources: str, reason: str
+) -> None:
+    """A container that runs a script of its image (``/usr/local/bin/run.sh``, whose engine flags kvlint
+    cannot see): on a Neuron build of vLLM the reason it is not sized is the accelerator (KV501), not the
+    script; on a CUDA image it stays "command unreadable", with or without a GPU."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n"
+        f"    spec:\n      containers:\n      - name: vllm\n        image: {image}\n"
+        f"        command: [sh, -c, /usr/local/bin/run.sh]\n        resources: {resources}\n"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.serving.unreadable and sizing_of(cr) == reason
+    rules = {d.rule for d in result.diagnostics}
+    assert "KV503" in rules
+    assert ("KV501" in rules) == (reason == "not a CUDA/ROCm GPU")
+
+
+#: CoreWeave's kbench Knative template: args only, to a custom vLLM image, with a fork's --tensorizer-path
+KSVC_TENSORIZER = (
+    COLLECTED / "coreweave__kubernetes-cloud__online-inference__kbench__examples__ksvc-template-mistral.yaml"
+)
+
+
+def test_args_to_an_unknown_vllm_image_name_the_option_no_vllm_release_has() -> None:
+    """Args only, to an image kvlint does not know (navarrepratt/vllm), all of them vLLM's options but
+    ``--tensorizer-path`` (released vLLM reads tensorizer settings from --model-loader-extra-config): KV503 said
+    only "not a recognised engine command". It now names the option no release kvlint knows has, which is what
+    the user must change for kvlint (and a released vLLM) to read the command."""
+    assert "--tensorizer-path" in KSVC_TENSORIZER.read_text()
+    result = run_check([str(KSVC_TENSORIZER)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert sizing_of(cr) == "command unreadable"
+    (d,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert "all vLLM options but --tensorizer-path, which no vLLM release kvlint knows" in d.message
+    assert "--host" not in d.message.split("but", 1)[1] and "--tensorizer-path" in (d.fix or "")
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        # one option vLLM lacks among vLLM's: named, each once
+        ("[--model, Qwen/Qwen2.5-7B-Instruct, --acme-cache, /c, --acme-cache, /d]", "--acme-cache"),
+        # nothing but options vLLM lacks: no vLLM options to go on, the plain message
+        ("[--acme-cache, /c, --acme-mode, fast]", None),
+    ],
+)
+def test_only_a_few_options_vllm_lacks_are_named(tmp_path: Path, args: str, named: str | None) -> None:
+    """The option list is said only when the others are vLLM's (else the arguments may be another program's)."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: vllm\n        image: registry.example.com/acme/vllm:1\n"
+        f"        args: {args}\n        resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    if named is None:
+        assert "not a recognised engine command" in d.message and "all vLLM options but" not in d.message
+    else:
+        assert d.message.split("all vLLM options but ", 1)[1].split(", which", 1)[0] == named

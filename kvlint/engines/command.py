@@ -1533,6 +1533,23 @@ def parse_container(
                 fix = _RAY_SERVE_FIX
         else:
             reason = _reason_for(texts)
+            lacks, count = _options_vllm_lacks(texts) if engine == "vllm" and not cmd else ([], 0)
+            if lacks and len(lacks) < count:
+                # args only, to an image kvlint does not know that names vLLM: vLLM's options but for a few
+                from kvlint.engines.vllm_flags_data import VERSIONS
+
+                reason = (
+                    f"the container gives its image's entrypoint only arguments (`{_describe(texts)}`), all vLLM "
+                    f"options but {', '.join(lacks)}, which no vLLM release kvlint knows ({VERSIONS[0]} to "
+                    f"{VERSIONS[-1]}) "
+                    "accepts, so kvlint does not take the image for vLLM's OpenAI server: a released vLLM exits "
+                    "with 'unrecognized arguments' on it (a fork or a custom entrypoint may not)"
+                )
+                fix = (
+                    f"if the image runs a released vLLM, replace {', '.join(lacks)} with the release's own "
+                    "option(s); if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
+                    "and the options vLLM has"
+                )
     version = engine_release(image, engine, engine_version_option)
     if why and reason == why:  # a script the runtime cannot execute or mount: the container never starts
         fix = (
@@ -1850,6 +1867,30 @@ def unmistakably_vllm(texts: Sequence[str], *, evidence: bool = False) -> bool:
         # vLLM's alone only when no SGLang/TGI option starts with it either (SGLang's argparse abbreviates too)
         vllm_only = vllm_only or not any(x.startswith(o) for x in others)
     return evidence or vllm_only
+
+
+def _options_vllm_lacks(texts: Sequence[str]) -> tuple[list[str], int]:
+    """``(options, count)``: the ``--options`` of ``texts`` (args given to an image's entrypoint) that no vLLM
+    release kvlint knows has, neither whole nor as a unique prefix (argparse's ``allow_abbrev``, as
+    :func:`unmistakably_vllm` reads them), in order and each once, and how many ``--options`` ``texts`` gives;
+    ``([], 0)`` unless the first word is an option (a program name is not an entrypoint's arguments)."""
+    from kvlint.engines.vllm import known_options
+
+    if not texts or not texts[0].startswith("--"):
+        return [], 0
+    opts = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
+    known = known_options(None)
+    long_names = sorted(o for o in known if o.startswith("--"))
+    lacks: list[str] = []
+    for raw in opts:
+        o = "--" + raw[2:].replace("_", "-")
+        if o in known or (o.startswith("--no-") and "--" + o[5:] in known):
+            continue
+        if len(o) > 3 and len(prefixed(long_names, o)) == 1:
+            continue
+        if raw not in lacks:
+            lacks.append(raw)
+    return lacks, len(opts)
 
 
 def _env_names(container: Mapping) -> list[str]:

@@ -53,8 +53,11 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     acc = p.accelerator if p is not None else None
     if cr.model is None:
         # the model is unknown (KV502) or not named (KV503): only a reason no model would change is said here,
-        # and it takes precedence over KV502 (unsized_whatever_model)
-        if s.model is None or is_runtime_template(ctx.workload) or unsized_whatever_model(s, p) is None:
+        # and it takes precedence over KV502 (unsized_whatever_model); a command kvlint cannot read, or that names
+        # no model, on a TPU, Trainium, Gaudi ... is said to be unsized for that reason too (kvlint.sizing counts
+        # it so): reading the command would not size it
+        why = None if is_runtime_template(ctx.workload) else unsized_whatever_model(s, p)
+        if why is None or (s.model is None and why != "not a CUDA/ROCm GPU"):
             return  # (a serving-runtime template's model and resources come from its InferenceService: KV502)
         if acc is not None:
             yield ctx.finding(
