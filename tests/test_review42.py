@@ -6,7 +6,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kvlint.origins import json6902_patches
 from kvlint.paths import real_path_inside
+from kvlint.render import remote_references
+
+_NUL_KUSTOMIZATION = """\
+resources:
+  - dep.yaml
+patchesJson6902:
+  - target: {group: apps, version: v1, kind: Deployment, name: vllm}
+    path: "ops\\0.yaml"
+"""
 
 
 def test_a_resolved_root_that_is_relative_is_not_read_against_nothing(tmp_path: Path) -> None:
@@ -34,3 +44,21 @@ def test_a_resolved_root_written_with_a_trailing_separator_holds_itself(tmp_path
     assert not real_path_inside(root, root + os.sep, below=True, resolved=True)
     assert real_path_inside(os.sep, os.sep, resolved=True)
     assert real_path_inside(os.path.join(root, "x"), os.sep, below=True, resolved=True)
+
+
+def test_a_kustomization_path_holding_a_nul_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    """A kustomization may write a NUL in a path (YAML's ``"\\0"``); ``os.path.realpath`` raises ValueError on it,
+    which went up through ``kvlint check DIR`` as a traceback. It is a KV001 at that line: kustomize cannot read
+    such a path (no file has one), so the tree is not built."""
+    (tmp_path / "kustomization.yaml").write_text(_NUL_KUSTOMIZATION)
+    (tmp_path / "dep.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\n")
+    found = remote_references(str(tmp_path))
+    assert [f.rule for f in found] == ["KV001"]
+    assert "NUL" in found[0].message and found[0].loc is not None and found[0].loc.line == 5
+
+
+def test_json6902_patches_never_raises_on_a_path_holding_a_nul(tmp_path: Path) -> None:
+    """``json6902_patches`` says it never raises: a patch path with a NUL is skipped (the build reports it), as one
+    out of the kustomization's directory is; it raised ValueError from ``real_path_inside``."""
+    (tmp_path / "kustomization.yaml").write_text(_NUL_KUSTOMIZATION)
+    assert json6902_patches(str(tmp_path)) == []
