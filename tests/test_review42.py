@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from kvlint.origins import json6902_patches
 from kvlint.paths import real_path_inside
 from kvlint.render import remote_references
@@ -62,3 +64,32 @@ def test_json6902_patches_never_raises_on_a_path_holding_a_nul(tmp_path: Path) -
     out of the kustomization's directory is; it raised ValueError from ``real_path_inside``."""
     (tmp_path / "kustomization.yaml").write_text(_NUL_KUSTOMIZATION)
     assert json6902_patches(str(tmp_path)) == []
+
+
+# KV205's fix carries another engine's quantization method over only when the counterpart names the same method so:
+# TGI's --quantize takes eetq, exl2, bitsandbytes-nf4/-fp4 (tgi@v3.3.7 launcher/src/main.rs `Quantization`), which no
+# vLLM release takes (vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS), and vLLM's awq_marlin,
+# gptq_marlin, modelopt or gguf are no TGI --quantize choice: "use --quantization eetq" named a command vLLM refuses.
+QUANT = [
+    ("vLLM", ["--quantize", "eetq"], "use --quantization", False),
+    ("vLLM", ["--quantize", "bitsandbytes-nf4"], "use --quantization", False),
+    ("vLLM", ["--quantize", "awq"], "use --quantization awq", True),
+    ("TGI", ["--quantization", "awq_marlin"], "use --quantize", False),
+    ("TGI", ["--quantization", "gguf"], "use --quantize", False),
+    ("TGI", ["--quantization", "gptq"], "use --quantize gptq", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("engine", "argv", "fix", "carried"), QUANT, ids=[f"{e}-{a[1]}" for e, a, _, _ in QUANT]
+)
+def test_a_quantization_method_is_carried_only_where_the_counterpart_takes_it(
+    engine: str, argv: list[str], fix: str, carried: bool
+) -> None:
+    from kvlint.engines.command import parse_command_line
+
+    program = {"vLLM": ["vllm", "serve", "m"], "TGI": ["text-generation-launcher", "--model-id", "m"]}[engine]
+    cfg = parse_command_line([*program, *argv], "0.11.0" if engine == "vLLM" else "3.3.6")
+    (f,) = [f for f in cfg.findings if f.rule == "KV205"]
+    assert f.fix is not None and f.fix.startswith(fix), f.fix
+    assert (argv[1] in f.fix) is carried, f.fix
