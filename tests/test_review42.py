@@ -21,7 +21,7 @@ patchesJson6902:
 """
 
 
-def test_a_resolved_root_that_is_relative_is_not_read_against_nothing(tmp_path: Path) -> None:
+def test_a_resolved_root_that_is_relative_is_not_read_against_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``resolved=True`` says the root is a real path already; an empty one stripped of its separators was the
     prefix ``/``, so every path was inside it, and a relative one (``chart``) held not even itself. A relative
     root is resolved from the working directory, as without ``resolved``."""
@@ -29,14 +29,10 @@ def test_a_resolved_root_that_is_relative_is_not_read_against_nothing(tmp_path: 
     assert not real_path_inside("/etc/passwd", "", below=True, resolved=True)
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
-    cwd = os.getcwd()
-    try:
-        os.chdir(tmp_path)
-        assert real_path_inside(chart / "templates", "chart", below=True, resolved=True)
-        assert real_path_inside("chart", "chart", resolved=True)
-        assert not real_path_inside(tmp_path, "chart", resolved=True)
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(tmp_path)
+    assert real_path_inside(chart / "templates", "chart", below=True, resolved=True)
+    assert real_path_inside("chart", "chart", resolved=True)
+    assert not real_path_inside(tmp_path, "chart", resolved=True)
 
 
 def test_a_resolved_root_written_with_a_trailing_separator_holds_itself(tmp_path: Path) -> None:
