@@ -21,7 +21,9 @@ patchesJson6902:
 """
 
 
-def test_a_resolved_root_that_is_relative_is_not_read_against_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_resolved_root_that_is_relative_is_not_read_against_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``resolved=True`` says the root is a real path already; an empty one stripped of its separators was the
     prefix ``/``, so every path was inside it, and a relative one (``chart``) held not even itself. A relative
     root is resolved from the working directory, as without ``resolved``."""
