@@ -324,7 +324,11 @@ def json6902_patches(directory: str) -> list[tuple[str, str, list[Loc], str, str
             path = e.get("path")
             if isinstance(path, str) and path:
                 full = os.path.join(d, path)
-                if real_path_inside(full, real, below=True, resolved=True):
+                try:
+                    inside = real_path_inside(full, real, below=True, resolved=True)
+                except ValueError:  # a NUL in the path: no file (the build reports the kustomization)
+                    inside = False
+                if inside:
                     ops = read_yaml_tree(full)
             elif isinstance(e.get("patch"), str):
                 ops = _inline_ops(e, kfile)

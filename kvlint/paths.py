@@ -21,8 +21,9 @@ def real_path_inside(
     """Whether the real path of ``path`` (``os.path.realpath``: every symbolic link on it resolved) is the real
     path of ``directory`` or below it; only below it when ``below`` (a file of the directory: a link that
     resolves to the directory itself is not one of its files). ``resolved``: ``directory`` is a real path
-    already (a walk resolves it once, not once a file). The test is by whole components: ``/srv/chart-x`` is
-    not in ``/srv/chart``; everything is in ``/``.
+    already (a walk resolves it once, not once a file); a relative ``directory`` is resolved from the working
+    directory all the same, and a trailing separator is not part of it. The test is by whole components:
+    ``/srv/chart-x`` is not in ``/srv/chart``; everything is in ``/``.
 
     Raises:
         ValueError: a path holding a NUL (as ``os.path.realpath``); callers that take such a path as outside
@@ -30,6 +31,11 @@ def real_path_inside(
     """
     real = os.path.realpath(path)
     root = os.fspath(directory) if resolved else os.path.realpath(directory)
-    if real == root:
+    if not os.path.isabs(root):
+        # a relative root is resolved from the working directory, ``resolved`` or not: read as it is, ``""`` was
+        # the prefix ``/`` (every path inside) and ``chart`` held not even itself
+        root = os.path.realpath(root)
+    stem = root.rstrip(os.sep)  # ``/srv/chart/`` is ``/srv/chart``; ``/`` is the empty stem
+    if real == (stem or os.sep):
         return not below
-    return real.startswith(root.rstrip(os.sep) + os.sep)
+    return real.startswith(stem + os.sep)

@@ -1598,6 +1598,18 @@ def remote_references(
                         )
                     )
                     continue
+                if "\0" in value:
+                    # no file has a NUL in its name (and os.path.realpath raises on one)
+                    out.append(
+                        Finding(
+                            "KV001",
+                            f"{field} names a path holding a NUL character ({_shown(value, 80)}), which no file "
+                            "has: kustomize cannot read it, so this kustomization was not built",
+                            loc or Loc(kfile, 1, 1),
+                            fix="write the file's path without the NUL (a \\0 escape in a quoted YAML string)",
+                        )
+                    )
+                    continue
                 # the path as kustomize resolves it from this base's real directory (asked once a path)
                 target = os.path.realpath(os.path.join(real, value.strip()))
                 if _names_git(real, value, target) and (kfile, field, loc) not in git_refs:

@@ -270,6 +270,19 @@ _VALUE_DIFFERS = frozenset(
     }
 )
 
+#: The quantization methods vLLM's ``--quantization`` and TGI's ``--quantize`` both take by the same name: TGI's
+#: choices (tgi@v3.3.7 launcher/src/main.rs ``enum Quantization``: awq, compressed-tensors, eetq, exl2, gptq, marlin,
+#: bitsandbytes, bitsandbytes-nf4, bitsandbytes-fp4, fp8) that vLLM's ``QUANTIZATION_METHODS``
+#: (vllm/model_executor/layers/quantization/__init__.py, 0.6 to 0.11) holds too, ``marlin`` left out (gone from
+#: vLLM's list in later releases). KV205's fix carries another value of the one option to the other bare: vLLM takes
+#: no ``eetq``, ``exl2`` or ``bitsandbytes-nf4``, TGI no ``awq_marlin``, ``gptq_marlin``, ``modelopt`` or ``gguf``.
+_SHARED_QUANTIZATION = frozenset({"awq", "gptq", "fp8", "compressed-tensors", "bitsandbytes"})
+#: The counterparts whose values carry over only when among a set, by (engine given the option, option)
+_VALUES_CARRIED = {
+    ("vLLM", "--quantize"): _SHARED_QUANTIZATION,
+    ("TGI", "--quantization"): _SHARED_QUANTIZATION,
+}
+
 #: Counterparts that take no value (a switch), and those written with theirs (``--cuda-graphs 0``)
 _SWITCH_COUNTERPARTS = frozenset({"--enforce-eager", "--disable-cuda-graph"})
 
@@ -288,14 +301,16 @@ def counterpart_use(engine: str, option: str, ours: str, value: str | None) -> s
     """The counterpart ``ours`` as KV205's fix writes it, with the value the command gave another engine's
     ``option`` when that value means the same to ``engine`` (``--num-shard 2`` given to vLLM: ``use
     --tensor-parallel-size 2``); bare for a switch (``--enforce-eager``), a counterpart written with its value
-    (``--cuda-graphs 0``), a pair whose values differ (:data:`_VALUE_DIFFERS`) or a value that is not plain
-    (:data:`_PLAIN_VALUE`)."""
+    (``--cuda-graphs 0``), a pair whose values differ (:data:`_VALUE_DIFFERS`), a value the counterpart does not
+    take by that name (:data:`_VALUES_CARRIED`: a quantization method only one engine has) or a value that is not
+    plain (:data:`_PLAIN_VALUE`)."""
     if (
         value is None
         or " " in ours
         or ours in _SWITCH_COUNTERPARTS
         or (engine, _dashed(option)) in _VALUE_DIFFERS
         or not _PLAIN_VALUE.fullmatch(value)
+        or value not in _VALUES_CARRIED.get((engine, _dashed(option)), (value,))
     ):
         return ours
     return f"{ours} {value}"
