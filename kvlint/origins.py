@@ -116,12 +116,18 @@ class ValuesRefTable:
     def __init__(self, template_lines: Sequence[str]) -> None:
         self._lines = template_lines
         # per 0-based line index: the innermost open block naming a .Values path before that line, as a node
-        # (refs of its expression, the next such node below, whether the block is a ``range``) or None
-        heads: list[tuple[tuple[tuple[str, ...], ...], Any, bool] | None] = []
+        # (refs of its expression, the next such node below, for a ``range`` the separators above its line, else -1)
+        # or None
+        heads: list[tuple[tuple[tuple[str, ...], ...], Any, int] | None] = []
+        # per 0-based line index: how many ``---`` document separator lines are above it
+        seps: list[int] = []
         # the whole stack: (node naming a path at or below this entry, entry below)
         stack: tuple[Any, Any] | None = None
+        count = 0
         for text in template_lines:
             heads.append(stack[0] if stack is not None else None)
+            seps.append(count)
+            count += text.strip() == "---"
             for kind, expr in _block_opens(text):
                 below = stack[0] if stack is not None else None
                 refs = (
@@ -129,12 +135,13 @@ class ValuesRefTable:
                     if kind in ("with", "range")
                     else ()
                 )
-                stack = ((refs, below, kind == "range") if refs else below, stack)
+                stack = ((refs, below, seps[-1] if kind == "range" else -1) if refs else below, stack)
             for _ in range(len(_BLOCK_END.findall(text))):
                 if stack is None:
                     break
                 stack = stack[1]
         self._heads = heads
+        self._seps = seps
 
     def refs(self, line: int, limit: int | None = None) -> list[tuple[str, ...]] | None:
         """``values_refs(template_lines, line)``; None when the enclosing blocks name more than ``limit`` paths
@@ -151,14 +158,16 @@ class ValuesRefTable:
         return list(dict.fromkeys(refs))
 
     def ranged(self, line: int) -> frozenset[tuple[str, ...]]:
-        """The paths of :meth:`refs` that a ``range`` block enclosing ``line`` iterates over
-        (``{{ range $name, $m := .Values.catalog }}``: ``("catalog",)``) and that ``line`` itself does not name."""
+        """The paths of :meth:`refs` that a ``range`` block enclosing ``line`` iterates over writing a document per
+        item (``{{ range $name, $m := .Values.catalog }}``: ``("catalog",)``, when a ``---`` line lies between the
+        ``range`` and ``line``) and that ``line`` itself does not name. A ``range`` inside one document (a list of
+        ``env`` entries) is not one: the document's object does not tell its item."""
         if not 1 <= line <= len(self._lines):
             return frozenset()
         out: set[tuple[str, ...]] = set()
         node = self._heads[line - 1]
         while node is not None:
-            if node[2]:
+            if 0 <= node[2] < self._seps[line - 1]:
                 out.update(node[0])
             node = node[1]
         if out:
@@ -267,11 +276,11 @@ def _item_locs(node: Any, item: str | int) -> list[Loc]:
 
 
 @lru_cache(maxsize=256)
-def _item_labels(values_file: str, keys: tuple[str, ...]) -> dict[str, str | int]:
+def _item_labels(values_file: str, keys: tuple[str, ...]) -> tuple[dict[str, str | int], int]:
     """The names that tell the items of the values node at ``keys`` apart, lower-cased, each to its item: a map's
     keys (what ``{{ range $name, $m := ... }}`` binds to ``$name``), a list item's ``name`` (production-stack's
-    ``modelSpec``), a list's scalar items. A name two items share is dropped: it tells neither. Built once a run
-    per values file and path (:func:`clear_file_cache`)."""
+    ``modelSpec``), a list's scalar items. A name two items share is dropped: it tells neither. With the length
+    of the longest name. Built once a run per values file and path (:func:`clear_file_cache`)."""
     node = _node(_read(values_file), keys)
     found: dict[str, str | int] = {}
     shared: set[str] = set()
@@ -294,7 +303,7 @@ def _item_labels(values_file: str, keys: tuple[str, ...]) -> dict[str, str | int
             add(v.get("name") if isinstance(v, LDict) else v, i)
     for text in shared:
         del found[text]
-    return found
+    return found, max(map(len, found), default=0)
 
 
 #: In a choice of items (:func:`_ranged_sources`): the item was told, and this values file does not have it.
@@ -316,16 +325,22 @@ def _items_of(files: Sequence[str], keys: tuple[str, ...], name: str) -> tuple[A
     The ordinal of the document would not do: those charts skip items (``{{ if $model.enabled }}``)."""
     if not name or len(name) > _MAX_NAME:
         return None
-    tables = [_item_labels(f, keys) for f in files]
-    if not any(tables):
+    labelled = [_item_labels(f, keys) for f in files]
+    tables = [t for t, _ in labelled]
+    longest = max(n for _, n in labelled)
+    if not longest:
         return None
     text = name.lower()
     bounds = [0] + [m.end() for m in _NAME_SEPARATORS.finditer(text)]
     ends = [m.start() for m in _NAME_SEPARATORS.finditer(text)] + [len(text)]
     best = ""
     tie = False
-    for a in bounds:
+    for a in (
+        bounds
+    ):  # runs no longer than the longest label: a name of 253 one-letter words is not 8,000 look-ups
         for b in ends:
+            if b - a > longest:
+                break
             if b <= a or b - a < len(best):
                 continue
             run = text[a:b]

@@ -312,3 +312,27 @@ def test_report_of_a_json_round_trip_keeps_the_count(tmp_path: Path) -> None:
     assert entries
     back = _diagnostic(entries[0])
     assert back.sources_more == entries[0]["sources_more"] == 1 + 6 * 20 - origins.MAX_SOURCES
+
+
+def test_only_ranges_writing_a_document_per_item_are_told_by_the_object() -> None:
+    """A ``range`` inside one document (over a list of flags) is not told by the document's name: its path keeps
+    every item's lines (cut at MAX_SOURCES); the ``range`` around the ``---`` is."""
+    text = (
+        "{{- range $m := .Values.models }}\n"  # 1
+        "---\n"  # 2
+        "kind: Deployment\n"  # 3
+        "args:\n"  # 4
+        "  {{- range $.Values.flags }}\n"  # 5
+        "  - {{ . }}\n"  # 6
+        "  {{- end }}\n"  # 7
+        "  - {{ $m.model }}\n"  # 8
+        "{{- end }}\n"  # 9
+        "{{- range .Values.flags }}\n"  # 10
+        "  - {{ . }}\n"  # 11
+        "{{- end }}\n"  # 12
+    ).split("\n")
+    table = origins.ValuesRefTable(text)
+    assert table.ranged(6) == {("models",)}  # the flag's own range is inside the document
+    assert table.ranged(8) == {("models",)}
+    assert table.ranged(1) == set() and table.ranged(11) == set()
+    assert table.refs(6) == [("flags",), ("models",)]
