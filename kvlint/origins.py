@@ -243,7 +243,7 @@ def _lookup(data: Any, keys: tuple[str, ...]) -> list[Loc]:
 #: (:attr:`Diagnostic.sources_more <kvlint.types.Diagnostic.sources_more>`, "and N more"). One item of a serving
 #: chart's model list (production-stack's ``modelSpec`` entry, a KubeAI catalogue model) has fewer scalars.
 MAX_SOURCES = 64
-#: Longest object name whose spans :func:`_item_of` looks up (Kubernetes names are at most 253 characters).
+#: Longest object name whose word runs :func:`_items_of` looks up (Kubernetes names are at most 253 characters).
 _MAX_NAME = 253
 _NAME_SEPARATORS = re.compile(r"[-._]")
 
@@ -262,13 +262,15 @@ def _item_locs(node: Any, item: str | int) -> list[Loc]:
     """Locations of one item of a ``range``'d values node: a map entry's key line and every scalar below it, a
     list item's scalars (or the item itself when it is a scalar)."""
     if isinstance(node, LDict):
-        assert isinstance(item, str)
+        if item not in node:
+            return []
         locs = [node.key_locs[item]] if item in node.key_locs else []
         v = node[item]
         if isinstance(v, (LDict, LList)):
             return locs + _leaf_locs(v)
         return locs + ([node.locs[item]] if item in node.locs else [])
-    assert isinstance(node, LList) and isinstance(item, int)
+    if not isinstance(node, LList) or not isinstance(item, int) or not 0 <= item < len(node):
+        return []
     v = node[item]
     if isinstance(v, (LDict, LList)):
         return _leaf_locs(v)
@@ -395,7 +397,7 @@ def helm_sources(loc: Loc, values_files: Sequence[str] = (), object_name: str = 
 
     Below a ``{{ range }}`` over a ``.Values`` list or map, the path ranged over gives its key line and the
     locations of the one item that wrote the object named ``object_name`` (the object's ``metadata.name``, told
-    by :func:`_item_of`), not of every item; when no item can be told, every item's (the list is then cut at
+    by :func:`_items_of`), not of every item; when no item can be told, every item's (the list is then cut at
     :data:`MAX_SOURCES` where a finding is reported, :func:`attach_sources`)."""
     return list(_sources_of(loc.file, loc.line, tuple(values_files), object_name))
 

@@ -336,3 +336,28 @@ def test_only_ranges_writing_a_document_per_item_are_told_by_the_object() -> Non
     assert table.ranged(8) == {("models",)}
     assert table.ranged(1) == set() and table.ranged(11) == set()
     assert table.refs(6) == [("flags",), ("models",)]
+
+
+def test_items_keyed_by_numbers_and_hostile_names(tmp_path: Path) -> None:
+    """Map keys that YAML reads as numbers tell their item as text (``m-1``); a name of 253 one-letter words, or
+    longer than a Kubernetes name, is answered without error (every item, or the item it names)."""
+    from kvlint.source import Loc
+
+    chart = tmp_path / "num"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: num\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(f"catalog:\n  1:\n    model: {MODEL}\n  2:\n    model: {MODEL}\n")
+    template = chart / "templates" / "t.yaml"
+    template.write_text(
+        "{{- range $k, $m := .Values.catalog }}\n---\nmetadata:\n  name: m-{{ $k }}\nargs: [{{ $m.model }}]\n{{- end }}\n"
+    )
+    origins.clear_file_cache()
+    loc = Loc(str(template), 5, 1)
+    assert {s.line for s in origins.helm_sources(loc, object_name="m-1")} == {1, 2, 3}
+    assert {s.line for s in origins.helm_sources(loc, object_name="m-2")} == {1, 4, 5}
+    every = {s.line for s in origins.helm_sources(loc)}
+    assert every == {1, 2, 3, 4, 5}
+    assert {s.line for s in origins.helm_sources(loc, object_name="-".join("x" * 127))} == every
+    assert {
+        s.line for s in origins.helm_sources(loc, object_name="m-1" + "-x" * 200)
+    } == every  # too long a name
