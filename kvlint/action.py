@@ -424,6 +424,7 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
         container=str(d.get("container") or ""),
         setting=str(d.get("setting") or ""),
         sources=sources,
+        sources_more=int(d.get("sources_more") or 0),
     )
 
 

@@ -38,6 +38,7 @@ from kvlint.source import LDict, LList, Loc
 from kvlint.types import CheckResult, Diagnostic
 
 __all__ = [
+    "MAX_SOURCES",
     "attach_sources",
     "clear_file_cache",
     "helm_sources",
@@ -117,12 +118,18 @@ class ValuesRefTable:
     def __init__(self, template_lines: Sequence[str]) -> None:
         self._lines = template_lines
         # per 0-based line index: the innermost open block naming a .Values path before that line, as a node
-        # (refs of its expression, the next such node below) or None
-        heads: list[tuple[tuple[tuple[str, ...], ...], Any] | None] = []
+        # (refs of its expression, the next such node below, for a ``range`` the separators above its line, else -1)
+        # or None
+        heads: list[tuple[tuple[tuple[str, ...], ...], Any, int] | None] = []
+        # per 0-based line index: how many ``---`` document separator lines are above it
+        seps: list[int] = []
         # the whole stack: (node naming a path at or below this entry, entry below)
         stack: tuple[Any, Any] | None = None
+        count = 0
         for text in template_lines:
             heads.append(stack[0] if stack is not None else None)
+            seps.append(count)
+            count += text.strip() == "---"
             for kind, expr in _block_opens(text):
                 below = stack[0] if stack is not None else None
                 refs = (
@@ -130,12 +137,13 @@ class ValuesRefTable:
                     if kind in ("with", "range")
                     else ()
                 )
-                stack = ((refs, below) if refs else below, stack)
+                stack = ((refs, below, seps[-1] if kind == "range" else -1) if refs else below, stack)
             for _ in range(len(_BLOCK_END.findall(text))):
                 if stack is None:
                     break
                 stack = stack[1]
         self._heads = heads
+        self._seps = seps
 
     def refs(self, line: int, limit: int | None = None) -> list[tuple[str, ...]] | None:
         """``values_refs(template_lines, line)``; None when the enclosing blocks name more than ``limit`` paths
@@ -150,6 +158,25 @@ class ValuesRefTable:
                 return None
             node = node[1]
         return list(dict.fromkeys(refs))
+
+    def ranged(self, line: int) -> frozenset[tuple[str, ...]]:
+        """The paths of :meth:`refs` that a ``range`` block enclosing ``line`` iterates over writing a document per
+        item (``{{ range $name, $m := .Values.catalog }}``: ``("catalog",)``, when a ``---`` line lies between the
+        ``range`` and ``line``) and that ``line`` itself does not name. A ``range`` inside one document (a list of
+        ``env`` entries) is not one: the document's object does not tell its item."""
+        if not 1 <= line <= len(self._lines):
+            return frozenset()
+        out: set[tuple[str, ...]] = set()
+        node = self._heads[line - 1]
+        while node is not None:
+            if 0 <= node[2] < self._seps[line - 1]:
+                out.update(node[0])
+            node = node[1]
+        if out:
+            out.difference_update(
+                tuple(m.group(1)[1:].split(".")) for m in _VALUES_REF.finditer(self._lines[line - 1])
+            )
+        return frozenset(out)
 
 
 @lru_cache(maxsize=64)
@@ -218,6 +245,122 @@ def _lookup(data: Any, keys: tuple[str, ...]) -> list[Loc]:
     return []
 
 
+#: Most sources one finding lists; past it the diagnostic keeps the first ones and counts the rest
+#: (:attr:`Diagnostic.sources_more <kvlint.types.Diagnostic.sources_more>`, "and N more"). One item of a serving
+#: chart's model list (production-stack's ``modelSpec`` entry, a KubeAI catalogue model) has fewer scalars.
+MAX_SOURCES = 64
+#: Longest object name whose word runs :func:`_items_of` looks up (Kubernetes names are at most 253 characters).
+_MAX_NAME = 253
+_NAME_SEPARATORS = re.compile(r"[-._]")
+
+
+def _node(data: Any, keys: tuple[str, ...]) -> Any:
+    """The value at ``keys`` in a values tree, or None."""
+    node = data
+    for k in keys:
+        if not isinstance(node, LDict) or k not in node:
+            return None
+        node = node[k]
+    return node
+
+
+def _item_locs(node: Any, item: str | int) -> list[Loc]:
+    """Locations of one item of a ``range``'d values node: a map entry's key line and every scalar below it, a
+    list item's scalars (or the item itself when it is a scalar)."""
+    if isinstance(node, LDict):
+        if item not in node:
+            return []
+        locs = [node.key_locs[item]] if item in node.key_locs else []
+        v = node[item]
+        if isinstance(v, (LDict, LList)):
+            return locs + _leaf_locs(v)
+        return locs + ([node.locs[item]] if item in node.locs else [])
+    if not isinstance(node, LList) or not isinstance(item, int) or not 0 <= item < len(node):
+        return []
+    v = node[item]
+    if isinstance(v, (LDict, LList)):
+        return _leaf_locs(v)
+    return [node.locs[item]] if item < len(node.locs) else []
+
+
+@lru_cache(maxsize=256)
+def _item_labels(values_file: str, keys: tuple[str, ...]) -> tuple[dict[str, str | int], int]:
+    """The names that tell the items of the values node at ``keys`` apart, lower-cased, each to its item: a map's
+    keys (what ``{{ range $name, $m := ... }}`` binds to ``$name``), a list item's ``name`` (production-stack's
+    ``modelSpec``), a list's scalar items. A name two items share is dropped: it tells neither. With the length
+    of the longest name. Built once a run per values file and path (:func:`clear_file_cache`)."""
+    node = _node(read_yaml_tree(values_file), keys)
+    found: dict[str, str | int] = {}
+    shared: set[str] = set()
+
+    def add(label: Any, item: str | int) -> None:
+        if not isinstance(label, (str, int)) or isinstance(label, bool):
+            return
+        text = str(label).lower()
+        if not text:
+            return
+        if text in found and found[text] != item:
+            shared.add(text)
+        found[text] = item
+
+    if isinstance(node, LDict):
+        for k in node:
+            add(k, k)
+    elif isinstance(node, LList):
+        for i, v in enumerate(node):
+            add(v.get("name") if isinstance(v, LDict) else v, i)
+    for text in shared:
+        del found[text]
+    return found, max(map(len, found), default=0)
+
+
+#: In a choice of items (:func:`_ranged_sources`): the item was told, and this values file does not have it.
+_NOT_HERE: tuple[()] = ()
+
+
+def _items_of(files: Sequence[str], keys: tuple[str, ...], name: str) -> tuple[Any, ...] | None:
+    """Which item of the values node at ``keys`` wrote the object named ``name``, in each of the values ``files``
+    (the item's map key or list index, or :data:`_NOT_HERE` when that file has no such item), told by the name:
+    the item's label (:func:`_item_labels`) is the longest run of ``name``'s ``-``/``.``/``_``-separated words
+    (``rel-llama3-deployment-vllm``: the model named ``llama3``; ``llama-2-engine``: ``llama-2``, not ``llama``),
+    looked for in every file's labels (helm merges a map's keys across the values files). None when no label is
+    such a run, or two different labels are equally long runs, or ``name`` is longer than a Kubernetes name.
+
+    Helm's ``range`` records nothing in what it writes, and by the time sources are attached (after the analysis,
+    in the process that collects every file's findings) a finding keeps only its template line and its object:
+    the object's name is what is left of the iteration. Charts name each document after its item (KubeAI's
+    ``name: {{ $name }}``; production-stack's ``"{{ .Release.Name }}-{{$modelSpec.name}}-deployment-vllm"``).
+    The ordinal of the document would not do: those charts skip items (``{{ if $model.enabled }}``)."""
+    if not name or len(name) > _MAX_NAME:
+        return None
+    labelled = [_item_labels(f, keys) for f in files]
+    tables = [t for t, _ in labelled]
+    longest = max(n for _, n in labelled)
+    if not longest:
+        return None
+    text = name.lower()
+    bounds = [0] + [m.end() for m in _NAME_SEPARATORS.finditer(text)]
+    ends = [m.start() for m in _NAME_SEPARATORS.finditer(text)] + [len(text)]
+    best = ""
+    tie = False
+    for a in (
+        bounds
+    ):  # runs no longer than the longest label: a name of 253 one-letter words is not 8,000 look-ups
+        for b in ends:
+            if b - a > longest:
+                break
+            if b <= a or b - a < len(best):
+                continue
+            run = text[a:b]
+            if run == best or not any(run in t for t in tables):
+                continue
+            tie = b - a == len(best)
+            best = run
+    if not best or tie:
+        return None
+    return tuple(t.get(best, _NOT_HERE) for t in tables)
+
+
 def _chart_of(template: str) -> str | None:
     parts = os.path.normpath(template).split(os.sep)
     if "templates" not in parts:
@@ -250,12 +393,79 @@ def clear_file_cache() -> None:
     _template_lines.cache_clear()
     _ref_table.cache_clear()
     _line_sources.cache_clear()
+    _item_labels.cache_clear()
+    _ranged_sources.cache_clear()
 
 
-def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:
+def helm_sources(loc: Loc, values_files: Sequence[str] = (), object_name: str = "") -> list[Loc]:
     """Values-file locations feeding the template line at ``loc`` (see the module docstring); [] when
-    ``loc`` is not in a chart's ``templates/`` or references no value."""
-    return list(_line_sources(loc.file, loc.line, tuple(values_files)))
+    ``loc`` is not in a chart's ``templates/`` or references no value.
+
+    Below a ``{{ range }}`` over a ``.Values`` list or map, the path ranged over gives its key line and the
+    locations of the one item that wrote the object named ``object_name`` (the object's ``metadata.name``, told
+    by :func:`_items_of`), not of every item; when no item can be told, every item's (the list is then cut at
+    :data:`MAX_SOURCES` where a finding is reported, :func:`attach_sources`)."""
+    return list(_sources_of(loc.file, loc.line, tuple(values_files), object_name))
+
+
+def _sources_of(file: str, line: int, values_files: tuple[str, ...], object_name: str) -> tuple[Loc, ...]:
+    """:func:`helm_sources`: :func:`_line_sources` for a line no ``range`` over a ``.Values`` path encloses, else
+    :func:`_ranged_sources` of the items told by the object's name (resolved per finding by dictionary look-ups
+    of the name's word runs, the sources themselves built once per line and choice of items)."""
+    chart = _chart_of(file)
+    if chart is None:
+        return ()
+    table = _ref_table(file)
+    ranged = table.ranged(line)
+    if not ranged:
+        return _line_sources(file, line, values_files)
+    refs = table.refs(line) or []
+    files = _values_paths(chart, values_files)
+    items = {ref: _items_of(files, ref, object_name) for ref in refs if ref in ranged}
+    choice = tuple(
+        None if found is None else found[k]
+        for k in range(len(files))
+        for found in (items.get(ref) for ref in refs)
+    )
+    return _ranged_sources(file, line, values_files, choice)
+
+
+def _values_paths(chart: str, values_files: tuple[str, ...]) -> list[str]:
+    return [os.path.join(chart, "values.yaml"), *values_files]
+
+
+@lru_cache(maxsize=4096)
+def _ranged_sources(
+    file: str, line: int, values_files: tuple[str, ...], choice: tuple[str | int | None, ...]
+) -> tuple[Loc, ...]:
+    """:func:`_line_sources` of a line below a ``range``, where ``choice`` gives, for each values file and each
+    path of the line in :func:`_line_sources`'s order, the item of the ranged path that wrote the finding's
+    object (None: not ranged over, or no item told; :data:`_NOT_HERE`: told, and not in this file): such a path
+    gives its key line and that item's locations (nothing for :data:`_NOT_HERE`), the others their key and every
+    scalar below it as before. Found once a run per line and choice, so the findings of one item share one
+    tuple."""
+    chart = _chart_of(file)
+    if chart is None:
+        return ()
+    refs = _ref_table(file).refs(line) or []
+    out: list[Loc] = []
+    k = 0
+    for f in _values_paths(chart, values_files):
+        data = read_yaml_tree(f) if os.path.isfile(f) else None
+        for ref in refs:
+            item = choice[k] if k < len(choice) else None
+            k += 1
+            if data is None or item == _NOT_HERE:
+                continue
+            node = _node(data, ref) if item is not None else None
+            if isinstance(node, (LDict, LList)):
+                parent = _node(data, ref[:-1])
+                if isinstance(parent, LDict) and ref[-1] in parent.key_locs:
+                    out.append(parent.key_locs[ref[-1]])
+                out += _item_locs(node, item)  # type: ignore[arg-type]
+            else:
+                out += _lookup(data, ref)
+    return tuple(dict.fromkeys(out))
 
 
 @lru_cache(maxsize=4096)
@@ -271,9 +481,8 @@ def _line_sources(file: str, line: int, values_files: tuple[str, ...]) -> tuple[
     refs = _ref_table(file).refs(line)
     if not refs:
         return ()
-    files = [os.path.join(chart, "values.yaml"), *values_files]
     out: list[Loc] = []
-    for f in files:
+    for f in _values_paths(chart, values_files):
         data = read_yaml_tree(f) if os.path.isfile(f) else None
         if data is None:
             continue
@@ -384,7 +593,10 @@ def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) 
     def with_sources(d: Diagnostic) -> Diagnostic:
         if d.loc is None:
             return d
-        found = _line_sources(d.loc.file, d.loc.line, values_files)  # distinct already: shared, not copied
+        # distinct already: shared, not copied
+        found = _sources_of(
+            d.loc.file, d.loc.line, values_files, d.object.rsplit("/", 1)[-1] if d.object else ""
+        )
         extra = [
             loc
             for kind, name, locs, prefix, suffix in patches
@@ -393,6 +605,8 @@ def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) 
         ]
         if extra:
             found = tuple(dict.fromkeys((*found, *extra)))
+        if len(found) > MAX_SOURCES:  # every item of a range no name told apart, a toYaml of a whole tree
+            return replace(d, sources=found[:MAX_SOURCES], sources_more=len(found) - MAX_SOURCES)
         return replace(d, sources=found) if found else d
 
     from kvlint.diagstore import DiagnosticView

@@ -800,7 +800,8 @@ class Diagnostic:
     ``setting`` names the engine setting the finding is about (the canonical flag name such as
     ``max_model_len``; empty when none), part of its :func:`~kvlint.fingerprint.fingerprint`.
     ``sources`` are where the value at ``loc`` was set before rendering (the Helm values file line, the
-    kustomize patch), filled by :mod:`kvlint.origins`.
+    kustomize patch), filled by :mod:`kvlint.origins`; ``sources_more`` counts those left out past
+    :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none).
     """
 
     rule: str
@@ -813,6 +814,7 @@ class Diagnostic:
     summary: str = ""
     setting: str = ""
     sources: tuple[Loc, ...] = ()
+    sources_more: int = 0
 
     @property
     def statement(self) -> str:
@@ -829,8 +831,9 @@ class Diagnostic:
         return split_message(self.message, self.summary)[1]
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON shape of one diagnostic (``kvlint check --format json``)."""
-        return {
+        """JSON shape of one diagnostic (``kvlint check --format json``); ``sources_more`` only when sources were
+        left out."""
+        out: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,
             "message": self.message,
@@ -844,6 +847,9 @@ class Diagnostic:
             "setting": self.setting,
             "sources": [{"file": s.file, "line": s.line, "column": s.column} for s in self.sources],
         }
+        if self.sources_more:
+            out["sources_more"] = self.sources_more
+        return out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ tools that read a finding at a time (``jq -c``, ``grep``, line-oriented ingestio
 Shape: one line per reported diagnostic, in the order every other report lists them (file, line,
 column, rule: :attr:`kvlint.types.CheckResult.diagnostics`), each the object the JSON report's
 ``diagnostics`` holds (:meth:`kvlint.types.Diagnostic.as_dict`: ``rule``, ``severity``, ``message``,
-``fix``, ``file``, ``line``, ``column``, ``object``, ``container``, ``summary``, ``setting``, ``sources``);
+``fix``, ``file``, ``line``, ``column``, ``object``, ``container``, ``summary``, ``setting``, ``sources``, and
+``sources_more`` when sources were left out);
 then one last line::
 
     {"run_summary": {... the JSON report's summary ...}, "schema_version": 2, "kvlint_version": "0.1.0"}

@@ -6,7 +6,7 @@ Shape (``schema_version`` 2)::
      "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
                  "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...}},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
-                      "summary", "setting", "sources"}],
+                      "summary", "setting", "sources", "sources_more" (only when sources were left out)}],
      "suppressed": [{... same fields as a diagnostic ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_source", "model_error", "accelerator",
