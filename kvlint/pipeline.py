@@ -471,7 +471,7 @@ def analyse_serving(
         serving.apart_from, serving.joins = serving.joins, None
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
-    cr.model, cr.model_error = resolve_container_model(serving, w, options)
+    cr.model, cr.model_error, cr.model_annotation_overruled = _resolve_model(serving, w, options)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
     cr.plan_detail = outcome.detail
@@ -547,6 +547,7 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         gpu_memory_bytes=options.gpu_memory_bytes,
         default=options.default_accelerator,
         site=options.site,
+        annotation_decides=options.exemptions_allowed,
     )
 
 
@@ -559,7 +560,41 @@ def resolve_container_model(
     the engine's ``revision`` setting is passed on. Never raises on user input (a model it cannot resolve is
     the second item; kvlint's own failure in the stored-model fallback is not caught, :func:`_stored_model`).
     """
+    model, error, _overruled = _resolve_model(serving, w, options)
+    return model, error
+
+
+def _resolve_model(
+    serving: ServingConfig, w: Workload, options: Options
+) -> tuple[ModelSpec | None, str | None, str | None]:
+    """:func:`resolve_container_model`, with the ``kvlint.io/model`` annotation it did not apply as the third
+    item (None when it applied it, or there is none): with exemptions disabled (``--no-exemptions``, the
+    webhook's admin switch) the pod's own model (:func:`own_model_reference`) wins over an annotation naming
+    another when kvlint can read it, as an annotation that swaps the model sized for a smaller one works as an
+    exemption; the annotation still names the model when the pod's own names none kvlint can read (a path on
+    a volume)."""
     ref, revision = model_reference(serving, w)
+    own = own_model_reference(serving, w)
+    ann = w.annotations.get(MODEL_ANNOTATION)
+    if ann and not options.exemptions_allowed and own.strip().casefold() != str(ann).strip().casefold():
+        try:
+            return (
+                _models.resolve_model(own, revision=revision, **_model_sources(options, w.doc.path)),
+                None,
+                str(ann),
+            )
+        except ModelUnavailable:
+            pass  # the pod names no model kvlint can read: the annotation speaks for it
+        except Exception as exc:  # malformed configs etc.
+            return None, f"{own}: {type(exc).__name__}: {exc}", str(ann)
+    model, error = _resolve_ref(ref, revision, w, options)
+    return model, error, None
+
+
+def _resolve_ref(
+    ref: str, revision: str | None, w: Workload, options: Options
+) -> tuple[ModelSpec | None, str | None]:
+    """The model ``ref`` (at ``revision``) of a container of ``w``, or why not (:func:`resolve_container_model`)."""
     try:
         return _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)), None
     except ModelUnavailable as exc:
@@ -628,9 +663,16 @@ def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | Non
     user's), else the model its operator object names (:attr:`~kvlint.types.Workload.derived_model`), else the
     engine's model argument; the engine's ``revision`` setting (None when not set)."""
     assert serving.model is not None
-    ref = w.annotations.get(MODEL_ANNOTATION) or w.derived_model or str(serving.model.value)
+    ref = w.annotations.get(MODEL_ANNOTATION) or own_model_reference(serving, w)
     revision = serving.get("revision")
     return ref, (str(revision) if revision else None)
+
+
+def own_model_reference(serving: ServingConfig, w: Workload) -> str:
+    """The model a serving container names itself, without the user's ``kvlint.io/model``: the model its operator
+    object names (:attr:`~kvlint.types.Workload.derived_model`), else the engine's model argument."""
+    assert serving.model is not None
+    return w.derived_model or str(serving.model.value)
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
