@@ -385,6 +385,10 @@ class ServingConfig:
             (:func:`kvlint.workloads.configmaps.env_problems`: the ConfigMap is not among the inputs, its data
             or the key is unreadable, the key is missing; ``variable`` None for an ``envFrom``); the KV502/KV503
             "no model" findings say it.
+        exec_form: the engine's command line reaches it without a shell (the container's ``command``/``args`` run
+            directly, or through an image ENTRYPOINT that passes them on): a ``$VAR`` or ``${VAR}`` in it is
+            the engine's literal text, as the kubelet expands only ``$(VAR)`` (Kubernetes docs, "Define a Command
+            and Arguments for a Container"). False for a ``sh -c`` script's words, and when not known.
     """
 
     engine: EngineName
@@ -403,6 +407,7 @@ class ServingConfig:
     apart_from: JoinedEngine | None = None
     release_noted: bool = False
     env_unread: tuple[tuple[str | None, str], ...] = ()
+    exec_form: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""
