@@ -9,6 +9,8 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
@@ -578,17 +580,64 @@ def _resolve_model(
     ann = w.annotations.get(MODEL_ANNOTATION)
     if ann and not options.exemptions_allowed and own.strip().casefold() != str(ann).strip().casefold():
         try:
-            return (
-                _models.resolve_model(own, revision=revision, **_model_sources(options, w.doc.path)),
-                None,
-                str(ann),
-            )
+            spec = _models.resolve_model(own, revision=revision, **_model_sources(options, w.doc.path))
+            return _hide_server_paths(spec, None, own, options) + (str(ann),)
         except ModelUnavailable:
             pass  # the pod names no model kvlint can read: the annotation speaks for it
         except Exception as exc:  # malformed configs etc.
-            return None, f"{own}: {type(exc).__name__}: {exc}", str(ann)
+            return _hide_server_paths(None, f"{own}: {type(exc).__name__}: {exc}", own, options) + (str(ann),)
     model, error = _resolve_ref(ref, revision, w, options)
-    return model, error, None
+    return _hide_server_paths(model, error, ref, options) + (None,)
+
+
+def _hide_server_paths(
+    model: ModelSpec | None, error: str | None, ref: str, options: Options
+) -> tuple[ModelSpec | None, str | None]:
+    """``(model, error)`` with the paths of this machine's model directories (``--model-dir``, the pulled
+    catalogues, ``model_paths`` targets) replaced by what they hold for ``ref`` (``the config.json of 'org/name'``)
+    when the manifest is not the machine's user's (``options.allow_local_paths`` False: the admission webhook),
+    so a review's findings do not reveal the admin's directory layout; unchanged otherwise."""
+    if options.allow_local_paths or not (error or model is not None):
+        return model, error
+    pattern = _server_path_pattern(options)
+    if pattern is None:
+        return model, error
+
+    def named(m: re.Match[str]) -> str:
+        text = m.group(0)
+        base = os.path.basename(text.rstrip("/"))
+        if base.endswith(".json") or base.endswith(".safetensors"):
+            return f"the {base} of '{ref}'"
+        return f"the model directory holding '{ref}'"
+
+    def hide(text: str | None) -> str | None:
+        return pattern.sub(named, text) if text else text
+
+    if model is not None:
+        model = replace(
+            model,
+            source=hide(model.source) or model.source,
+            weight_bytes_source=hide(model.weight_bytes_source),
+            notes=tuple(hide(n) or n for n in model.notes),
+        )
+    return model, hide(error)
+
+
+def _server_path_pattern(options: Options) -> re.Pattern[str] | None:
+    """A regular expression matching a path in one of the run's model directories (as written, with ``~``
+    expanded, absolute and real), up to the next blank, quote, colon or parenthesis; None without any."""
+    roots: set[str] = set()
+    targets = [str(t) for t in (options.model_paths or {}).values() if isinstance(t, str) and "/" in t]
+    for d in (*options.model_dirs, *options.model_catalogues, *targets):
+        written = str(d).rstrip("/")
+        for variant in (written, os.path.expanduser(written), os.path.abspath(os.path.expanduser(written))):
+            roots.add(variant.rstrip("/"))
+        roots.add(os.path.realpath(os.path.expanduser(written)))
+    roots.discard("")
+    if not roots:
+        return None
+    alternatives = "|".join(re.escape(r) for r in sorted(roots, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})(?:/[^\\s:;,()'\"]*)?")
 
 
 def _resolve_ref(
