@@ -85,3 +85,14 @@ def test_in_a_shell_script_the_shell_expands_it(tmp_path: Path, engine: str) -> 
     res = run_check([str(_manifest(tmp_path, engine, "${MODEL_PATH}", env=True, shell=True))], OFF)
     assert "KV502" not in {d.rule for d in res.diagnostics}
     assert {cr.model.id for cr in res.containers if cr.model} == {"meta-llama/Llama-3.1-8B-Instruct"}
+
+
+@pytest.mark.parametrize("engine", sorted(COMMANDS))
+def test_an_unresolved_kubelet_reference_reaches_the_engine_as_written(tmp_path: Path, engine: str) -> None:
+    """``$(MODEL_PATH)`` with no env entry: the kubelet leaves it as written ("only known when the container runs"
+    before); with the entry it expands it, and the model is read."""
+    (kv502,) = _by_rule(_manifest(tmp_path, engine, "$(MODEL_PATH)", env=False))["KV502"]
+    assert kv502[0].startswith(f"the model '$(MODEL_PATH)' reaches {NAMES[engine]} as written")
+    assert "leaves $(MODEL_PATH) as written" in kv502[0] and kv502[1].startswith("define MODEL_PATH")
+    res = run_check([str(_manifest(tmp_path, engine, "$(MODEL_PATH)", env=True))], OFF)
+    assert {cr.model.id for cr in res.containers if cr.model} == {"meta-llama/Llama-3.1-8B-Instruct"}
