@@ -134,9 +134,9 @@ def _contradicting_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
         own = f"{conflict.own_how} places the pod on {conflict.own.name}"
         if conflict.applied:
             yield ctx.finding(
-                f"{named} contradicts the pod's own scheduling: {own}, where the scheduler puts it; kvlint "
-                f"sizes it on {conflict.annotated.name} as the annotation says, so its verdicts are not those "
-                "of the GPU the pod runs on",
+                f"{named} contradicts the pod's own scheduling: {own}, and the scheduler follows that, not the "
+                f"annotation; kvlint sizes the pod on {conflict.annotated.name} as the annotation says, so its "
+                "verdicts are not those of the GPU the pod runs on",
                 annotation_loc(w, ACCELERATOR),
                 fix=f"remove the annotation (the pod's own constraints name its GPU) or correct the constraints "
                 f"if the pod is meant to run on {conflict.annotated.name}",
