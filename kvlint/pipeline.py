@@ -9,6 +9,8 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
@@ -471,7 +473,7 @@ def analyse_serving(
         serving.apart_from, serving.joins = serving.joins, None
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
-    cr.model, cr.model_error = resolve_container_model(serving, w, options)
+    cr.model, cr.model_error, cr.model_annotation_overruled = _resolve_model(serving, w, options)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
     cr.plan_detail = outcome.detail
@@ -547,6 +549,7 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         gpu_memory_bytes=options.gpu_memory_bytes,
         default=options.default_accelerator,
         site=options.site,
+        annotation_decides=options.exemptions_allowed,
     )
 
 
@@ -559,7 +562,88 @@ def resolve_container_model(
     the engine's ``revision`` setting is passed on. Never raises on user input (a model it cannot resolve is
     the second item; kvlint's own failure in the stored-model fallback is not caught, :func:`_stored_model`).
     """
+    model, error, _overruled = _resolve_model(serving, w, options)
+    return model, error
+
+
+def _resolve_model(
+    serving: ServingConfig, w: Workload, options: Options
+) -> tuple[ModelSpec | None, str | None, str | None]:
+    """:func:`resolve_container_model`, with the ``kvlint.io/model`` annotation it did not apply as the third
+    item (None when it applied it, or there is none): with exemptions disabled (``--no-exemptions``, the
+    webhook's admin switch) the pod's own model (:func:`own_model_reference`) wins over an annotation naming
+    another when kvlint can read it, as an annotation that swaps the model sized for a smaller one works as an
+    exemption; the annotation still names the model when the pod's own names none kvlint can read (a path on
+    a volume)."""
     ref, revision = model_reference(serving, w)
+    own = own_model_reference(serving, w)
+    ann = w.annotations.get(MODEL_ANNOTATION)
+    if ann and not options.exemptions_allowed and own.strip().casefold() != str(ann).strip().casefold():
+        try:
+            spec = _models.resolve_model(own, revision=revision, **_model_sources(options, w.doc.path))
+            return _hide_server_paths(spec, None, own, options) + (str(ann),)
+        except ModelUnavailable:
+            pass  # the pod names no model kvlint can read: the annotation speaks for it
+        except Exception as exc:  # malformed configs etc.
+            return _hide_server_paths(None, f"{own}: {type(exc).__name__}: {exc}", own, options) + (str(ann),)
+    model, error = _resolve_ref(ref, revision, w, options)
+    return _hide_server_paths(model, error, ref, options) + (None,)
+
+
+def _hide_server_paths(
+    model: ModelSpec | None, error: str | None, ref: str, options: Options
+) -> tuple[ModelSpec | None, str | None]:
+    """``(model, error)`` with the paths of this machine's model directories (``--model-dir``, the pulled
+    catalogues, ``model_paths`` targets) replaced by what they hold for ``ref`` (``the config.json of 'org/name'``)
+    when the manifest is not the machine's user's (``options.allow_local_paths`` False: the admission webhook),
+    so a review's findings do not reveal the admin's directory layout; unchanged otherwise."""
+    if options.allow_local_paths or not (error or model is not None):
+        return model, error
+    pattern = _server_path_pattern(options)
+    if pattern is None:
+        return model, error
+
+    def named(m: re.Match[str]) -> str:
+        text = m.group(0)
+        base = os.path.basename(text.rstrip("/"))
+        if base.endswith(".json") or base.endswith(".safetensors"):
+            return f"the {base} of '{ref}'"
+        return f"the model directory holding '{ref}'"
+
+    def hide(text: str | None) -> str | None:
+        return pattern.sub(named, text) if text else text
+
+    if model is not None:
+        model = replace(
+            model,
+            source=hide(model.source) or model.source,
+            weight_bytes_source=hide(model.weight_bytes_source),
+            notes=tuple(hide(n) or n for n in model.notes),
+        )
+    return model, hide(error)
+
+
+def _server_path_pattern(options: Options) -> re.Pattern[str] | None:
+    """A regular expression matching a path in one of the run's model directories (as written, with ``~``
+    expanded, absolute and real), up to the next blank, quote, colon or parenthesis; None without any."""
+    roots: set[str] = set()
+    targets = [str(t) for t in (options.model_paths or {}).values() if isinstance(t, str) and "/" in t]
+    for d in (*options.model_dirs, *options.model_catalogues, *targets):
+        written = str(d).rstrip("/")
+        for variant in (written, os.path.expanduser(written), os.path.abspath(os.path.expanduser(written))):
+            roots.add(variant.rstrip("/"))
+        roots.add(os.path.realpath(os.path.expanduser(written)))
+    roots.discard("")
+    if not roots:
+        return None
+    alternatives = "|".join(re.escape(r) for r in sorted(roots, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})(?:/[^\\s:;,()'\"]*)?")
+
+
+def _resolve_ref(
+    ref: str, revision: str | None, w: Workload, options: Options
+) -> tuple[ModelSpec | None, str | None]:
+    """The model ``ref`` (at ``revision``) of a container of ``w``, or why not (:func:`resolve_container_model`)."""
     try:
         return _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)), None
     except ModelUnavailable as exc:
@@ -628,9 +712,16 @@ def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | Non
     user's), else the model its operator object names (:attr:`~kvlint.types.Workload.derived_model`), else the
     engine's model argument; the engine's ``revision`` setting (None when not set)."""
     assert serving.model is not None
-    ref = w.annotations.get(MODEL_ANNOTATION) or w.derived_model or str(serving.model.value)
+    ref = w.annotations.get(MODEL_ANNOTATION) or own_model_reference(serving, w)
     revision = serving.get("revision")
     return ref, (str(revision) if revision else None)
+
+
+def own_model_reference(serving: ServingConfig, w: Workload) -> str:
+    """The model a serving container names itself, without the user's ``kvlint.io/model``: the model its operator
+    object names (:attr:`~kvlint.types.Workload.derived_model`), else the engine's model argument."""
+    assert serving.model is not None
+    return w.derived_model or str(serving.model.value)
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -393,6 +393,10 @@ class ServingConfig:
         draft_model: SGLang's separate draft checkpoint (``--speculative-draft-model-path`` naming another model than
             the target), resolved as the target is by the plan stage (:func:`kvlint.memory.stage.plan_container`);
             None when unset, the target's own path, or not resolved (the plan says so).
+        exec_form: the engine's command line reaches it without a shell (the container's ``command``/``args`` run
+            directly, or through an image ENTRYPOINT that passes them on): a ``$VAR`` or ``${VAR}`` in it is
+            the engine's literal text, as the kubelet expands only ``$(VAR)`` (Kubernetes docs, "Define a Command
+            and Arguments for a Container"). False for a ``sh -c`` script's words, and when not known.
     """
 
     engine: EngineName
@@ -412,6 +416,7 @@ class ServingConfig:
     release_noted: bool = False
     env_unread: tuple[tuple[str | None, str], ...] = ()
     draft_model: ModelSpec | None = None
+    exec_form: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""
@@ -571,6 +576,31 @@ class Accelerator:
 
 @direct_init
 @dataclass(frozen=True)
+class AnnotationConflict:
+    """A ``kvlint.io/accelerator`` annotation naming a GPU the pod's own facts exclude (KV005).
+
+    Attributes:
+        value: the annotation's text as written.
+        annotated: the accelerator it names.
+        own: the accelerator the pod's own facts decide without it (its ``nodeName`` in the site's table, its
+            ``nodeSelector`` or required node affinity, its operator object's fields, the node class it selects).
+        own_how: what decided ``own``, in words (as :attr:`Placement.how`).
+        applied: whether the annotation was applied anyway (exemptions allowed) or the pod's facts won
+            (``--no-exemptions``, ``exemptions: false``, the webhook's admin switch).
+        within: the annotated GPU is one of several the pod's constraints allow (``own`` then the smallest of
+            them): no contradiction, recorded only when the annotation is not applied.
+    """
+
+    value: str
+    annotated: Accelerator
+    own: Accelerator
+    own_how: str
+    applied: bool
+    within: bool = False
+
+
+@direct_init
+@dataclass(frozen=True)
 class Placement:
     """Which accelerator a pod lands on and how many the container gets.
 
@@ -595,6 +625,8 @@ class Placement:
             builds (:attr:`Workload.gpu_source`); None otherwise. The count is then unknown: the container is
             planned with its engine's own GPU workers (tensor x pipeline parallel size) and is not a container
             that requests no GPU (:attr:`requests_no_gpu`, KV405).
+        annotation_conflict: the ``kvlint.io/accelerator`` annotation contradicting the pod's own facts
+            (:class:`AnnotationConflict`), None when it does not (or is absent).
     """
 
     accelerator: Accelerator | None
@@ -609,6 +641,7 @@ class Placement:
     candidates: tuple[Accelerator, ...] = ()
     gpu_slice: GpuSlice | None = None
     gpus_elsewhere: str | None = None
+    annotation_conflict: AnnotationConflict | None = None
 
     @property
     def requests_no_gpu(self) -> bool:
@@ -866,6 +899,8 @@ class ContainerResult:
     ``SglangPlanDetail``: fit check, warmup, pool figures), both set once by the plan stage
     (:mod:`kvlint.memory.stage`). ``fleet`` holds the container planned on each accelerator of the fleet
     (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on.
+    ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
+    exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it).
     """
 
     workload: Workload
@@ -880,6 +915,7 @@ class ContainerResult:
     plan_detail: Any = None
     plan_error: str | None = None
     fleet: tuple[Any, ...] = ()
+    model_annotation_overruled: str | None = None
 
     @property
     def object_ref(self) -> str:

@@ -754,10 +754,10 @@ def test_openshift_and_helm_gpu_limits_are_template_parameters_too(tmp_path) -> 
             "['vllm serve --model `cat /m` --max-model-len 8192']",
             "only known when the container runs",
         ),
-        # $(VAR) with no env entry: Kubernetes leaves it as written
-        ("[vllm, serve]", "['--model', '$(MODEL)']", "only known when the container runs"),
-        # an envsubst template (KV002 names it): rendered before it is applied
-        ("[vllm, serve]", "['--model', '${MODEL}']", "template placeholder"),
+        # $(VAR) with no env entry: Kubernetes leaves it as written, and vLLM receives it (no shell)
+        ("[vllm, serve]", "['--model', '$(MODEL)']", "reaches vLLM as written"),
+        # ${VAR} without a shell: vLLM receives it as written (the fix names an envsubst render, KV002 the template)
+        ("[vllm, serve]", "['--model', '${MODEL}']", "reaches vLLM as written"),
     ],
 )
 def test_a_model_filled_in_at_run_time_is_named_as_such(tmp_path, command: str, args: str, want: str) -> None:

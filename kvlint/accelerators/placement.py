@@ -31,7 +31,7 @@ sources in ``kvlint/data/accelerators.json``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
 from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
 from kvlint.source import Loc, loc_of
-from kvlint.types import Accelerator, DerivedAccelerator, Placement, Workload
+from kvlint.types import Accelerator, AnnotationConflict, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
 
 ANNOTATION = "kvlint.io/accelerator"
@@ -938,6 +938,7 @@ def resolve_placement(
     default: str | None = None,
     site: Site | None = None,
     dra: Mapping[str, Any] | None = None,
+    annotation_decides: bool = True,
 ) -> Placement:
     """Work out the accelerator a container's pod lands on and the accelerators it requests.
 
@@ -970,6 +971,13 @@ def resolve_placement(
             with no accelerator resource that takes GPUs through ``resources.claims`` naming them has their
             count (:func:`kvlint.workloads.dra.container_claim_gpus`), ``resource`` the device class
             (``gpu.nvidia.com``) and ``gpus_loc`` its ``resources.claims``.
+        annotation_decides: whether a ``kvlint.io/accelerator`` annotation naming a GPU the pod's own facts
+            exclude (not the GPU, nor one of the GPUs, its operator fields, ``nodeName``, ``nodeSelector``,
+            required node affinity or node class decide) still decides. True (exemptions allowed): it does, as
+            the user's declaration; False (``--no-exemptions``, the webhook's admin switch): the pod's facts
+            decide, since an annotation that moves the pod to a GPU it cannot land on works as an exemption,
+            and so does one that picks the largest of the GPUs the pod's constraints allow (the smallest decides).
+            Either way the conflict is recorded in ``annotation_conflict`` (KV005 reports it).
 
     Returns:
         :class:`~kvlint.types.Placement`: ``accelerator`` (None when undetermined), ``how`` (human
@@ -1016,32 +1024,33 @@ def resolve_placement(
     decision: _Decision | None = None
     if override:
         decision = _Decision(require(override, "--accelerator"), f"--accelerator {override}", None)
+    annotated: _Decision | None = None
     if decision is None:
         ann = annotations.get(ANNOTATION)
         if ann is not None and str(ann).strip():
             acc = lookup(str(ann))
             if acc is not None:
-                decision = _Decision(acc, f"annotation {ANNOTATION}={ann}", loc_of(annotations, ANNOTATION))
+                annotated = _Decision(acc, f"annotation {ANNOTATION}={ann}", loc_of(annotations, ANNOTATION))
             else:
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
-    if decision is None and derived is not None:
-        acc = lookup(derived.accelerator)
-        if acc is not None:
-            decision = _Decision(acc, derived.source, derived.loc)
-    node_name = pod_spec.get("nodeName")
-    if decision is None and site is not None and isinstance(node_name, str) and node_name in site.node_names:
-        ref = site.node_names[node_name]
-        decision = _Decision(
-            lookup(ref),
-            f"nodeName {node_name} ({site.source} accelerators.node_names: {ref})",
-            loc_of(pod_spec, "nodeName"),
-        )
-    if decision is None and (ns_labels or terms):
-        decision = _from_scheduling(ns_labels, ns, terms, site)
-    if decision is None and node_class is not None:
-        acc = lookup(node_class.accelerator)
-        if acc is not None:
-            decision = _Decision(acc, node_class.source, node_class.loc)
+    conflict: AnnotationConflict | None = None
+    if decision is None:
+        own = _own_decision(pod_spec, ns_labels, ns, terms, derived, node_class, site, lookup)
+        if annotated is not None and annotated.acc is not None and own is not None and own.acc is not None:
+            allowed = {own.acc.id} | {a.id for a in own.candidates}
+            within = annotated.acc.id in allowed and len(allowed) > 1
+            if annotated.acc.id not in allowed or (within and not annotation_decides):
+                conflict = AnnotationConflict(
+                    str(annotations.get(ANNOTATION)),
+                    annotated.acc,
+                    own.acc,
+                    own.how,
+                    annotation_decides,
+                    within,
+                )
+                if not annotation_decides:
+                    annotated = None
+        decision = annotated or own
     if decision is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
         profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         if profile:
@@ -1141,4 +1150,42 @@ def resolve_placement(
         candidates=tuple(decision.candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=(gpu_source or dra_claims(pod_spec, container)) if resource is None else None,
+        annotation_conflict=conflict,
     )
+
+
+def _own_decision(
+    pod_spec: Mapping[str, Any],
+    ns_labels: Labels,
+    ns: Any,
+    terms: list[list[_Expr]],
+    derived: DerivedAccelerator | None,
+    node_class: DerivedAccelerator | None,
+    site: Site | None,
+    lookup: Callable[[str], Accelerator | None],
+) -> _Decision | None:
+    """The GPU the pod's own facts decide, without the user's ``kvlint.io/accelerator``, in the order
+    :func:`resolve_placement` reads them: the operator object's fields (``derived``), a ``nodeName`` of the
+    site's table, the ``nodeSelector`` and required node affinity, the node class the pod selects; None when
+    none names one."""
+    if derived is not None:
+        acc = lookup(derived.accelerator)
+        if acc is not None:
+            return _Decision(acc, derived.source, derived.loc)
+    node_name = pod_spec.get("nodeName")
+    if site is not None and isinstance(node_name, str) and node_name in site.node_names:
+        ref = site.node_names[node_name]
+        return _Decision(
+            lookup(ref),
+            f"nodeName {node_name} ({site.source} accelerators.node_names: {ref})",
+            loc_of(pod_spec, "nodeName"),
+        )
+    if ns_labels or terms:
+        decision = _from_scheduling(ns_labels, ns, terms, site)
+        if decision is not None:
+            return decision
+    if node_class is not None:
+        acc = lookup(node_class.accelerator)
+        if acc is not None:
+            return _Decision(acc, node_class.source, node_class.loc)
+    return None

@@ -612,6 +612,10 @@ class _Found:
     argv: list[_Item]
     positional_model: bool
     loc: Loc | None = None
+    #: the words reach the engine without a shell: the container's ``command``/``args`` run directly (or through
+    #: an image ENTRYPOINT that passes them on), so a ``$VAR`` or ``${VAR}`` in them is the engine's literal text
+    #: (the kubelet expands only ``$(VAR)``). False for the words of a ``sh -c`` script, and when not known.
+    exec_form: bool = False
 
 
 @dataclass
@@ -1207,12 +1211,12 @@ def _dispatch_argv(
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
-        found = _Found("vllm", found.argv, False, found.loc)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
     else:
         server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
-        found = _Found("vllm", found.argv, False, found.loc)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
     version = engine_release(image, found.engine, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
@@ -1228,7 +1232,9 @@ def _dispatch_argv(
             map_config_pos=scalar_position,
             kaito_wrapper=kaito,
             runtime_template=runtime_template,
+            exec_form=found.exec_form,
         )
+        cfg.exec_form = found.exec_form
         if found.loc is not None:
             cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
         if server_args and cfg.findings:
@@ -1255,7 +1261,7 @@ def _dispatch_argv(
             )
         return cfg
     if found.engine == "tgi":
-        return parse_tgi_argv(
+        tgi = parse_tgi_argv(
             argv,
             locs=locs,
             version=version,
@@ -1266,7 +1272,9 @@ def _dispatch_argv(
             sources=sources,
             runtime_template=runtime_template,
         )
-    return parse_sglang_argv(
+        tgi.exec_form = found.exec_form
+        return tgi
+    sgl = parse_sglang_argv(
         argv,
         locs=locs,
         version=version,
@@ -1278,6 +1286,8 @@ def _dispatch_argv(
         config_loader=config_loader,
         map_config_pos=scalar_position,
     )
+    sgl.exec_form = found.exec_form
+    return sgl
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
@@ -1428,13 +1438,13 @@ def parse_container(
         # args only: the image ENTRYPOINT runs
         m = _match_program(texts)
         if m:
-            return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :])))
+            return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :]), True))
         # the ENTRYPOINT is the program: its command line is written at the args: key (without args, None: the
         # container's own position, as before)
         entry = _args_key(container, items) or program
         if img_engine == "vllm":
             rest = items[1:] if texts[:1] == ["serve"] else items
-            cfg = dispatch(_Found("vllm", rest, True, entry))
+            cfg = dispatch(_Found("vllm", rest, True, entry, True))
             if texts[:1] == ["serve"] and isinstance(cfg, ServingConfig):
                 cfg.findings.append(
                     Finding(
@@ -1451,15 +1461,15 @@ def parse_container(
                 )
             return cfg
         if img_engine == "tgi":
-            return dispatch(_Found("tgi", items, False, entry))
+            return dispatch(_Found("tgi", items, False, entry, True))
         if split_image(image)[0].rsplit("/", 1)[-1].startswith(HF_SERVER_MODULE):
             # kserve/huggingfaceserver(-gpu): ENTRYPOINT python -m huggingfaceserver
             if huggingface_backend(texts) in ("auto", "vllm"):
-                return dispatch(_Found("kserve-hf", items, False, entry))
+                return dispatch(_Found("kserve-hf", items, False, entry, True))
         evidence = hint == "vllm" or any(k.startswith("VLLM_") for k in _env_names(container))
         if items and image and img_engine is None and unmistakably_vllm(texts, evidence=evidence):
             # an image kvlint does not know (a placeholder, a private build) given only vLLM's arguments
-            cfg = dispatch(_Found("vllm", items, True, entry))
+            cfg = dispatch(_Found("vllm", items, True, entry, True))
             if isinstance(cfg, ServingConfig):
                 tag = unreleased_tag(image) if cfg.version is None else None
                 cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag))
@@ -1467,7 +1477,7 @@ def parse_container(
             return cfg
     m = _match_program(texts)
     if m:
-        return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :])))
+        return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :]), True))
     if _serves_no_model(texts):
         return None
     if cmd and _base(texts[0]) in _IDLE:
@@ -1730,7 +1740,7 @@ def _dynamo(
     arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
     ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752)."""
     engine = _DYNAMO[found.engine]
-    sub = _Found(engine, found.argv, False, found.loc)
+    sub = _Found(engine, found.argv, False, found.loc, found.exec_form)
     return _as_dynamo_worker(
         _dispatch(
             sub,

@@ -509,8 +509,11 @@ class _Parser:
         sources: Sequence[str],
         *,
         positional_model: bool = True,
+        exec_form: bool = False,
     ) -> str | None:
-        """Parse ``argv``; return the ``--config`` path when one was given (handled by the caller)."""
+        """Parse ``argv``; return the ``--config`` path when one was given (handled by the caller). With
+        ``exec_form`` (no shell between the manifest and vLLM) a bare ``$VAR`` word is read as the literal text
+        vLLM receives."""
         config_path: str | None = None
         i, n = 0, len(argv)
         while i < n:
@@ -520,7 +523,8 @@ class _Parser:
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
                 if (
-                    UNRESOLVED_RE.search(tok)
+                    not exec_form
+                    and UNRESOLVED_RE.search(tok)
                     and tok.startswith("$")
                     and tok.count(" ") == 0
                     and (tok.startswith("${") or tok[1:2].isalpha() or tok[1:2] == "@")
@@ -1254,6 +1258,7 @@ def parse_vllm_argv(
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
     kaito_wrapper: bool = False,
     runtime_template: bool = False,
+    exec_form: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1273,6 +1278,9 @@ def parse_vllm_argv(
         map_config_pos: ``(text_loc, text, line, column) -> Loc`` to place config-file values precisely.
         runtime_template: the command is a serving-runtime template's: an unresolved parallel size is the using
             service's, an info note rather than a "not sized" warning (:attr:`Collector.layout_from_service`).
+        exec_form: the words reach vLLM without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): a bare
+            ``$VAR`` / ``${VAR}`` word is vLLM's literal text (a positional one its MODEL), not arguments a shell
+            would expand.
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
@@ -1314,7 +1322,7 @@ def parse_vllm_argv(
             k += 1
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
     p = _Parser(version, env, runtime_template)
-    config_path = p.run(argv, locs, sources, positional_model=positional_model)
+    config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
     if config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model
         cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None) or next(

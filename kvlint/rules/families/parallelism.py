@@ -699,6 +699,7 @@ def _leader_placement(ctx: RuleContext) -> Placement | None:
         gpu_memory_bytes=o.gpu_memory_bytes,
         default=o.default_accelerator,
         site=o.site,
+        annotation_decides=o.exemptions_allowed,
     )
 
 

@@ -114,6 +114,61 @@ def _unknown_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
+def _contradicting_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV005 (warning) for a ``kvlint.io/accelerator`` annotation naming a GPU the pod's own facts exclude
+    (:attr:`kvlint.types.Placement.annotation_conflict`: its nodeSelector, required node affinity, node name,
+    node class or operator fields decide another), applied or not, and for a ``kvlint.io/model`` annotation the
+    models stage did not apply (:attr:`kvlint.types.ContainerResult.model_annotation_overruled`). With exemptions
+    disabled (``--no-exemptions``, the webhook's admin switch) the pod's own facts decide, so these annotations
+    cannot silence a finding as ``kvlint.io/ignore`` can no longer; with exemptions allowed the accelerator
+    annotation still decides, and this says that the scheduler does not follow it."""
+    from kvlint.accelerators.placement import ANNOTATION as ACCELERATOR
+    from kvlint.pipeline import own_model_reference
+    from kvlint.suppress import annotation_loc
+    from kvlint.workloads.base import MODEL_ANNOTATION
+
+    w, cr = ctx.workload, ctx.cr
+    conflict = cr.placement.annotation_conflict if cr.placement is not None else None
+    if conflict is not None:
+        named = f"{ACCELERATOR}: {conflict.value} ({conflict.annotated.name})"
+        own = f"{conflict.own_how} places the pod on {conflict.own.name}"
+        if conflict.applied:
+            yield ctx.finding(
+                f"{named} contradicts the pod's own scheduling: {own}, and the scheduler follows that, not the "
+                f"annotation; kvlint sizes the pod on {conflict.annotated.name} as the annotation says, so its "
+                "verdicts are not those of the GPU the pod runs on",
+                annotation_loc(w, ACCELERATOR),
+                fix=f"remove the annotation (the pod's own constraints name its GPU) or correct the constraints "
+                f"if the pod is meant to run on {conflict.annotated.name}",
+            )
+        elif conflict.within:
+            yield ctx.finding(
+                f"{named} is not applied: {conflict.own_how} allows several GPUs, and with exemptions disabled "
+                f"the pod's own scheduling decides: kvlint sizes it on the smallest, {conflict.own.name}, and "
+                "checks each",
+                annotation_loc(w, ACCELERATOR),
+                fix=f"pin the pod to {conflict.annotated.name} in its nodeSelector or node affinity if it must "
+                "run there",
+            )
+        else:
+            yield ctx.finding(
+                f"{named} is not applied: {own}, and with exemptions disabled the pod's own scheduling "
+                "decides the GPU kvlint sizes it on",
+                annotation_loc(w, ACCELERATOR),
+                fix=f"remove the annotation, or change the pod's scheduling constraints if it is meant to run on "
+                f"{conflict.annotated.name}",
+            )
+    overruled = cr.model_annotation_overruled
+    if overruled is not None and cr.serving.model is not None:
+        own_model = own_model_reference(cr.serving, w)
+        yield ctx.finding(
+            f"{MODEL_ANNOTATION}: {overruled} is not applied: the pod serves {own_model}, which kvlint can read, "
+            "and with exemptions disabled the pod's own model decides what kvlint sizes",
+            annotation_loc(w, MODEL_ANNOTATION),
+            fix=f"remove the annotation, or serve {overruled} in the engine's command if that is the model",
+        )
+
+
 #: Most keys of a serving container and its pod spec that KV005 names as not Kubernetes fields, one by one; one
 #: more finding counts the others (a finding, a location and a guess each: 60,000 such keys in a 1.4 MB pod
 #: template took 4.9 s of webhook worker CPU, past the 2 s review budget, admitted unchecked).
@@ -128,6 +183,7 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
     w = ctx.workload
     if w.annotations:
         yield from _unknown_annotations(ctx)
+        yield from _contradicting_annotations(ctx)
     if not _literal_pod_spec(w):
         return
     found = [

@@ -12,7 +12,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
-from kvlint.engines.images import path_placeholder, platform_evidence, unsized_whatever_model
+from kvlint.engines.images import (
+    image_placeholder,
+    path_placeholder,
+    platform_evidence,
+    unsized_whatever_model,
+)
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
 from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
@@ -32,7 +37,7 @@ from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
-from kvlint.types import TYPED_COMMAND, Diagnostic
+from kvlint.types import TYPED_COMMAND, Diagnostic, ServingConfig
 from kvlint.values import as_float
 from kvlint.wording import platform_name, with_article
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
@@ -288,6 +293,10 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             severity="info",
         )
         return
+    literal = _literal_reference(s, name) if cr.model is None else None
+    if literal is not None:
+        yield _literal_model(ctx, name, *literal)
+        return
     if cr.model is None and _RUN_TIME.search(name) and not _template_placeholder(ctx, name):
         named = [why for var, why in s.env_unread if var is not None and _references(name, var)]
         if named:
@@ -531,6 +540,78 @@ def _references(text: str, var: str) -> bool:
             text,
         )
         is not None
+    )
+
+
+#: A shell-style reference, ``$VAR`` or ``${VAR...}`` (not the kubelet's ``$(VAR)``), and its variable.
+_SHELL_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+#: The kubelet's reference ``$(VAR)`` and its variable.
+_KUBELET_REFERENCE = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+#: The engines' names in messages.
+_ENGINE_NAMES = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+
+
+def _env_defines(s: ServingConfig, var: str) -> bool:
+    """Whether the container's env may define ``var``: an ``env`` entry of that name (whatever its source), a value
+    kvlint read, or any ``envFrom`` (a ConfigMap not among the inputs, a Secret)."""
+    env = s.container.get("env")
+    names = {str(e.get("name")) for e in env if isinstance(e, dict)} if isinstance(env, list) else set()
+    return var in names or var in s.env or bool(s.container.get("envFrom"))
+
+
+def _literal_reference(s: ServingConfig, name: str) -> tuple[str, bool] | None:
+    """``(variable, kubelet form)`` of the first reference in the model ``name`` that the engine receives as
+    written, when the command line reaches it without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): a
+    ``$VAR`` / ``${VAR}``, which nothing expands (the kubelet expands only ``$(VAR)``), or a ``$(VAR)`` whose
+    variable the container's env does not define, which the kubelet leaves as written (Kubernetes API,
+    ``Container.args``: "If a variable cannot be resolved, the reference in the input string will be
+    unchanged"); None otherwise."""
+    if not s.exec_form or s.model is None or s.model.source != "arg":
+        return None
+    m = _SHELL_REFERENCE.search(name)
+    if m is not None:
+        return m.group(1), False
+    k = _KUBELET_REFERENCE.search(name)
+    if k is not None and not _env_defines(s, k.group(1)):
+        return k.group(1), True
+    return None
+
+
+def _literal_model(ctx: RuleContext, name: str, var: str, kubelet: bool) -> Diagnostic:
+    """KV502 for a model argument holding a reference the engine receives literally (exec form, no shell):
+    Kubernetes expands only ``$(VAR)`` in ``command`` and ``args``, from the container's env (Kubernetes docs,
+    "Define a Command and Arguments for a Container": "The environment variable appears in parentheses, $(VAR).
+    This is required for the variable to be expanded in the command or args field"), and leaves a ``$(VAR)`` it
+    cannot resolve as written, so the engine is asked for a model named by that text, which is no directory in
+    the container and no valid Hugging Face repository id (``$``, ``{``, ``(`` are not allowed in one), and fails
+    at start-up. The fix: for ``$VAR``/``${VAR}``, ``$(VAR)`` or a shell when the container's env defines the
+    variable, an envsubst render first when it does not (or the image is a placeholder too: the file then looks
+    like an envsubst template); for an unresolved ``$(VAR)``, an env entry for it."""
+    s = ctx.serving
+    engine = _ENGINE_NAMES.get(s.engine, s.engine)
+    shell = f"run the command through a shell (command: [sh, -c], with the command line as one script) so the shell expands {var}"
+    if kubelet:
+        why = f"Kubernetes leaves $({var}) as written, as the container's env does not define {var}"
+        fix = (
+            f"define {var} in the container's env (env or envFrom); the kubelet then expands $({var}) from it"
+        )
+    else:
+        why = "Kubernetes expands only $(VAR) references"
+        if not _env_defines(s, var) or image_placeholder(s.image) is not None:
+            fix = (
+                "this file looks like an envsubst template: render it before applying it, and lint what you apply "
+                f"(envsubst < FILE | kvlint check -); if it is applied as written, define {var} in the container's "
+                f"env and write $({var}), or {shell}"
+            )
+        else:
+            fix = f"write $({var}): the kubelet expands it from the container's env, where {var} is defined; or {shell}"
+    return ctx.finding(
+        f"the model '{name}' reaches {engine} as written: the container runs its command without a shell and "
+        f"{why}, so {engine} is asked for a model literally named '{name}' (no directory in the container, not a "
+        "valid Hugging Face repository id) and fails at start-up; capacity rules were skipped",
+        s.model.loc if s.model is not None else s.command_loc,
+        fix=fix,
     )
 
 

@@ -1,0 +1,74 @@
+"""``kvlint.io/accelerator`` and ``kvlint.io/model`` against the pod's own facts (fixtures/config/annotations/).
+
+With exemptions allowed the annotations are the user's declarations and decide; one naming a GPU the pod's
+nodeSelector excludes is reported (KV005) instead of silently preferred. With exemptions disabled
+(``--no-exemptions``, the webhook's admin switch) the pod's scheduling constraints and engine command decide and
+an annotation that would have changed what is sized is reported as not applied: ``kvlint.io/accelerator: h200``
+on a pod pinned to L4 silenced the L4's KV103 even there, an ignore the admin could not turn off. The expected
+verdicts are those of kvlint's own model on each GPU (compared between the runs), not figures written here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.pipeline import Options, run_check
+
+ANN = Path(__file__).resolve().parents[1] / "fixtures" / "config" / "annotations"
+ALLOWED = Options(allow_hub=False)
+CLOSED = Options(allow_hub=False, exemptions_allowed=False)
+
+
+def _findings(name: str, options: Options) -> dict[str, list[str]]:
+    res = run_check([str(ANN / name)], options)
+    out: dict[str, list[str]] = {}
+    for d in res.diagnostics:
+        out.setdefault(d.rule, []).append(f"{d.severity} {d.message}")
+    return out
+
+
+def test_an_accelerator_annotation_the_node_selector_excludes_is_reported_and_applied() -> None:
+    found = _findings("accelerator-vs-nodeselector.yaml", ALLOWED)
+    (kv005,) = found["KV005"]
+    assert kv005.startswith("warning kvlint.io/accelerator: h200 (NVIDIA H200) contradicts the pod's own")
+    assert "nodeSelector cloud.google.com/gke-accelerator=nvidia-l4" in kv005 and "NVIDIA L4" in kv005
+    assert "KV103" not in found  # sized on the annotation's H200, as the user declared
+
+
+def test_under_no_exemptions_the_node_selector_decides_and_the_annotation_is_reported() -> None:
+    found = _findings("accelerator-vs-nodeselector.yaml", CLOSED)
+    (kv005,) = found["KV005"]
+    assert kv005.startswith("warning kvlint.io/accelerator: h200 (NVIDIA H200) is not applied")
+    # the same pod without the annotation: the verdict the L4 gets, which the annotation no longer hides
+    assert found["KV103"] and all("NVIDIA L4" in m for m in found["KV103"])
+    res = run_check([str(ANN / "accelerator-vs-nodeselector.yaml")], CLOSED)
+    assert {
+        cr.placement.accelerator.id for cr in res.containers if cr.placement and cr.placement.accelerator
+    } == {"nvidia-l4"}
+
+
+def test_an_accelerator_annotation_among_the_allowed_gpus_narrows_only_with_exemptions() -> None:
+    allowed = _findings("accelerator-within-affinity.yaml", ALLOWED)
+    assert "KV005" not in allowed and "KV103" not in allowed  # the user's choice among L4 and H100
+    closed = _findings("accelerator-within-affinity.yaml", CLOSED)
+    (kv005,) = closed["KV005"]
+    assert "is not applied" in kv005 and "allows several GPUs" in kv005
+    assert closed["KV103"]  # the smallest GPU the affinity allows decides, as without the annotation
+
+
+def test_under_no_exemptions_the_engine_command_names_the_model() -> None:
+    assert "KV005" not in _findings("model-vs-command.yaml", ALLOWED)
+    closed = _findings("model-vs-command.yaml", CLOSED)
+    (kv005,) = closed["KV005"]
+    assert kv005.startswith("warning kvlint.io/model: Qwen/Qwen2.5-0.5B-Instruct is not applied")
+    assert "meta-llama/Llama-3.1-8B-Instruct" in kv005
+    res = run_check([str(ANN / "model-vs-command.yaml")], CLOSED)
+    assert {cr.model.id for cr in res.containers if cr.model} == {"meta-llama/Llama-3.1-8B-Instruct"}
+    assert closed["KV103"]
+
+
+def test_a_model_annotation_for_a_path_kvlint_cannot_read_applies_either_way() -> None:
+    for options in (ALLOWED, CLOSED):
+        res = run_check([str(ANN / "model-on-a-volume.yaml")], options)
+        assert {cr.model.id for cr in res.containers if cr.model} == {"meta-llama/Llama-3.1-8B-Instruct"}
+        assert "KV005" not in {d.rule for d in res.diagnostics}
