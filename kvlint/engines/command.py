@@ -1152,6 +1152,7 @@ def _dispatch(
     config_loader=None,
     version_override: str | None = None,
     runtime_template: bool = False,
+    dynamo: bool = False,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
@@ -1166,6 +1167,7 @@ def _dispatch(
         config_loader=config_loader,
         version_override=version_override,
         runtime_template=runtime_template,
+        dynamo=dynamo,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1182,6 +1184,7 @@ def _dispatch_argv(
     config_loader=None,
     version_override: str | None = None,
     runtime_template: bool = False,
+    dynamo: bool = False,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1277,6 +1280,7 @@ def _dispatch_argv(
         runtime_template=runtime_template,
         config_loader=config_loader,
         map_config_pos=scalar_position,
+        config_key_option=dynamo,
     )
 
 
@@ -1711,7 +1715,8 @@ def _dynamo(
     the arguments with the engine's parser and takes the options the engine does not know as Dynamo's own,
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does). A ``--config FILE`` among the
     arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
-    ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752)."""
+    ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752), after
+    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630)."""
     engine = _DYNAMO[found.engine]
     sub = _Found(engine, found.argv, False, found.loc)
     return _as_dynamo_worker(
@@ -1724,6 +1729,7 @@ def _dynamo(
             config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
+            dynamo=True,
         ),
         engine,
     )
