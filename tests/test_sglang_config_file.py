@@ -1,6 +1,6 @@
 """SGLang's ``--config FILE``: the options of a YAML file mounted from a ConfigMap, read as SGLang reads them
 (sglang python/sglang/srt/server_args_config_parser.py ``ConfigArgumentMerger``: the file's options first, then
-the command line, whose values win; SGLang 0.5.1 and later), for ``python -m sglang.launch_server`` and NVIDIA
+the command line, whose values win; SGLang 0.5.3 and later), for ``python -m sglang.launch_server`` and NVIDIA
 Dynamo's SGLang worker (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``). The shape is
 that of Dynamo's DeepSeek-V4.1-Flash GB200 recipe (fixtures/collected/ai-dynamo__dynamo__recipes__deepseek-
 v4.1-flash__sglang__disagg-gb200__deploy-gke-rdma.yaml), whose model and TP 4 live in the file: kvlint said

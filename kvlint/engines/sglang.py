@@ -200,7 +200,9 @@ def _with_config_file(
     (:func:`_config_file_argv`) first, then the command line without ``--config FILE``, so that a command-line
     value wins (sglang ``server_args_config_parser.py`` ``ConfigArgumentMerger.merge_config_with_args`` /
     ``_insert_config_args``: "CLI > Config > Defaults", the sglang 0.5.5 wheel and sgl-project/sglang@03bd2f16;
-    ``prepare_server_args`` calls it when ``--config`` is in the arguments, SGLang 0.5.1 and later). Only the exact word ``--config``
+    ``prepare_server_args`` calls it when ``--config`` is in the arguments, SGLang 0.5.3 and later: added by
+    sgl-project/sglang#10534, merged September 2025 after 0.5.2; the 0.5.1 wheel has no ``--config``, the 0.5.3 wheel
+    has it, :mod:`kvlint.engines.sglang_flags_data`). Only the exact word ``--config``
     counts, as there. The file is read through ``config_loader`` (a ConfigMap mounted at that path); when it is
     not among the inputs, unreadable or not YAML, a KV503 warning on ``col`` says its settings are unknown and
     the command line is read alone. ``config_key_option`` (NVIDIA Dynamo's SGLang worker): a ``--config-key KEY``
