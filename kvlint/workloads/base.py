@@ -325,17 +325,38 @@ def with_injected_env(
     pod_spec: LDict,
     items: Sequence[tuple[str, str, Loc | None]],
     fields: Mapping[str, str] | None = None,
+    *,
+    init_containers: bool = False,
 ) -> LDict:
     """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
     (``(name, value, position of what sets it)``), unless a container defines that name itself. ``fields`` maps
     downward-API field paths of the pods the operator creates to the value it gives them (a label it sets,
     ``metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']`` -> ``"1"``): a container's env entry taking
     its value from one (``valueFrom.fieldRef.fieldPath``) gets that value, at the entry's own position, as the
-    kubelet would resolve it in those pods. The loaded objects are not changed."""
-    containers = pod_spec.get("containers")
-    if not (items or fields) or not isinstance(containers, list):
+    kubelet would resolve it in those pods. ``init_containers``: the ``initContainers`` get them too (LWS injects
+    into both lists, kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go`` ``AddLWSVariables``; a sidecar init
+    container can run the engine). The loaded objects are not changed."""
+    if not (items or fields):
         return pod_spec
-    ps = located_copy(pod_spec)
+    keys = ("containers", "initContainers") if init_containers else ("containers",)
+    ps: LDict | None = None
+    for key in keys:
+        containers = pod_spec.get(key)
+        if not isinstance(containers, list):
+            continue
+        if ps is None:
+            ps = located_copy(pod_spec)
+        ps[key] = _with_env(pod_spec, containers, items, fields)
+    return ps if ps is not None else pod_spec
+
+
+def _with_env(
+    pod_spec: LDict,
+    containers: list[Any],
+    items: Sequence[tuple[str, str, Loc | None]],
+    fields: Mapping[str, str] | None,
+) -> LList:
+    """:func:`with_injected_env` of one container list."""
     new_list = LList(loc=loc_of(containers))
     for i, c in enumerate(containers):
         if isinstance(c, LDict):
@@ -361,5 +382,4 @@ def with_injected_env(
                 c = c2
         new_list.append(c)
         new_list.locs.append(loc_of(containers, i) or pod_spec.loc or Loc("-"))
-    ps["containers"] = new_list
-    return ps
+    return new_list
