@@ -26,15 +26,15 @@ def _leader_config(
 ) -> ServingConfig | None:
     """The engine command of ``w``'s leader workload (the first of its containers whose engine command kvlint
     reads and that joins no other: its ``containers``, then its sidecar init containers on an accelerator, the
-    containers the leader's own analysis reads, :func:`kvlint.pipeline._containers`), read as the leader's own
+    containers the leader's own analysis reads, :func:`kvlint.workloads.base.engine_containers`), read as the leader's own
     analysis reads it; None when there is none."""
     from kvlint.engines.command import parse_container
     from kvlint.engines.shell import ReviewTooLarge
-    from kvlint.pipeline import _containers
+    from kvlint.workloads.base import engine_containers
 
     lw = w.leader
     assert lw is not None
-    for c in _containers(lw.pod_spec):
+    for c in engine_containers(lw.pod_spec):
         try:
             cfg = parse_container(
                 c,
