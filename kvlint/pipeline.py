@@ -29,7 +29,6 @@ from kvlint.engines.command import mounted_script_budget
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
-from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.statement import clip_words
@@ -60,7 +59,7 @@ from kvlint.types import (
     object_ref,
     ref_part,
 )
-from kvlint.workloads.base import MODEL_ANNOTATION, RAY_OVERWRITE_CMD_ANNOTATION
+from kvlint.workloads.base import MODEL_ANNOTATION, RAY_OVERWRITE_CMD_ANNOTATION, engine_containers
 
 
 def run_check(
@@ -259,37 +258,8 @@ def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]
 
 
 def _containers(pod_spec: LDict) -> list[LDict]:
-    """The containers of ``pod_spec`` kvlint reads: its ``containers``, then its sidecar ``initContainers`` that request
-    an accelerator (``restartPolicy: Always``: started before the others and kept running beside them, Kubernetes API
-    ``core/v1`` ``Container.restartPolicy``, "sidecar containers", beta and on by default since 1.29, GA in 1.33). A
-    vLLM engine on a GPU run as such a sidecar of an application container passed as "0 serving containers". Other
-    init containers run to completion before the pod starts: no server runs in one; and a sidecar without an
-    accelerator (a routing proxy such as llm-d's, which KServe injects) serves no model kvlint sizes."""
-    out: list[LDict] = []
-    for key in ("containers", "initContainers"):
-        items = pod_spec.get(key)
-        for c in items if isinstance(items, list) else ():
-            if isinstance(c, LDict) and (key == "containers" or _accelerated_sidecar(c)):
-                out.append(c)
-    return out
-
-
-def _accelerated_sidecar(c: LDict) -> bool:
-    """Whether the init container ``c`` is a sidecar (``restartPolicy: Always``) requesting an accelerator: a resource
-    of :data:`kvlint.gpu_resources.GPU_RESOURCES` or a MIG slice (limits or requests), or a DRA claim."""
-    if c.get("restartPolicy") != "Always":
-        return False
-    res = c.get("resources")
-    if not isinstance(res, dict):
-        return False
-    if res.get("claims"):
-        return True
-    for part in ("limits", "requests"):
-        amounts = res.get(part)
-        for name in amounts if isinstance(amounts, dict) else ():
-            if isinstance(name, str) and (name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX)):
-                return True
-    return False
+    """The containers of ``pod_spec`` kvlint reads (:func:`kvlint.workloads.base.engine_containers`)."""
+    return engine_containers(pod_spec)
 
 
 def _refused_kwarg(f: Finding, refusal: str) -> Finding:

@@ -328,3 +328,35 @@ def test_an_engine_run_as_a_sidecar_init_container_is_checked(tmp_path: Path) ->
     proxy = _sidecar_pod(tmp_path, "Always")
     proxy.write_text(proxy.read_text().replace("nvidia.com/gpu: 1", "cpu: 1"))
     assert not run_check([str(proxy)], Options(allow_hub=False)).containers
+
+
+def test_a_leaderworkerset_engine_run_as_a_sidecar_gets_the_lws_env_and_joins_its_leader(
+    tmp_path: Path,
+) -> None:
+    """LWS injects its variables into the init containers too (kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go``
+    ``AddLWSVariables``), and a follower's leader is found among the containers the leader's analysis reads. The
+    LWS SGLang example with its engine moved into a sidecar init container read ``--nnodes $(LWS_GROUP_SIZE)`` and
+    ``--node-rank $(LWS_WORKER_INDEX)`` as unresolved (KV503) and sized the worker on its own, its findings repeated;
+    it now reads as the same example with the engine in ``containers``."""
+    from kvlint.pipeline import Options, run_check
+
+    docs = list(yaml.safe_load_all(SGLANG_LWS.read_text()))
+    lws = next(d for d in docs if d and d.get("kind") == "LeaderWorkerSet")
+    for key in ("leaderTemplate", "workerTemplate"):
+        spec = lws["spec"]["leaderWorkerTemplate"][key]["spec"]
+        (engine,) = spec["containers"]
+        spec["initContainers"] = [{**engine, "restartPolicy": "Always"}]
+        spec["containers"] = [{"name": "app", "image": "example.com/app:1.0"}]
+    path = tmp_path / "lws-sidecar.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    res = run_check([str(path)], Options(allow_hub=False))
+    by_role = {cr.workload.role: cr for cr in res.containers}
+    worker = by_role["worker"].serving
+    assert worker is not None
+    assert worker.flags["nnodes"].value == 2 and worker.flags["node_rank"].value == 1
+    assert worker.joins is not None and worker.joins.follower
+    assert not [d for d in res.diagnostics if d.rule == "KV503"], res.diagnostics
+    plain = run_check([str(SGLANG_LWS)], Options(allow_hub=False))
+    assert sorted((d.rule, d.container) for d in res.diagnostics) == sorted(
+        (d.rule, d.container) for d in plain.diagnostics
+    )

@@ -425,3 +425,22 @@ def test_an_sglang_release_named_inline_in_a_tag_is_read_for_sglang_only(tmp_pat
     assert w["engine_version"] == "0.5.9"
     assert w["plan"] is not None and w["plan"]["engine_version"] == "0.5.9", w["plan"]
     assert not [d for d in report["diagnostics"] if d["rule"] == "KV208"]
+
+
+def test_an_inline_sglang_release_is_not_read_for_an_image_of_another_engine() -> None:
+    """An image whose name is another engine's (vLLM's ``.../vllm-openai``, TGI's ``text-generation-inference``) and
+    whose tag also names an SGLang release inline keeps the release of its own tag: the inline reading
+    (:func:`kvlint.engines.images.inline_engine`) ran before the tag's and made ``vllm-openai:v0.11.0-sglang-v0.5.9``
+    vLLM 0.5.9 (step 1: over --engine-version too) and a TGI 3.0.1 image TGI 0.4.6."""
+    from kvlint.engines.images import engine_release, engine_version
+
+    vllm_image = "ghcr.io/acme/vllm-openai:v0.11.0-sglang-v0.5.9"
+    assert engine_version(vllm_image) == "0.11.0"
+    assert engine_release(vllm_image, "vllm", None) == "0.11.0"
+    assert engine_release(vllm_image, "vllm", FLAG) == "0.11.0"
+    assert engine_release(vllm_image, "sglang", None) is None
+    tgi_image = "ghcr.io/huggingface/text-generation-inference:3.0.1-sglang0.4.6"
+    assert engine_release(tgi_image, "tgi", None) == "3.0.1"
+    # an image that names no engine but SGLang's inline release keeps it, for SGLang only
+    assert engine_release("ghcr.io/acme/llm:2.1-sglang-v0.5.9", "sglang", None) == "0.5.9"
+    assert engine_release("ghcr.io/acme/llm:2.1-sglang-v0.5.9", "vllm", None) is None

@@ -1,6 +1,6 @@
 """SGLang's ``--config FILE``: the options of a YAML file mounted from a ConfigMap, read as SGLang reads them
 (sglang python/sglang/srt/server_args_config_parser.py ``ConfigArgumentMerger``: the file's options first, then
-the command line, whose values win; SGLang 0.5.1 and later), for ``python -m sglang.launch_server`` and NVIDIA
+the command line, whose values win; SGLang 0.5.3 and later), for ``python -m sglang.launch_server`` and NVIDIA
 Dynamo's SGLang worker (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``). The shape is
 that of Dynamo's DeepSeek-V4.1-Flash GB200 recipe (fixtures/collected/ai-dynamo__dynamo__recipes__deepseek-
 v4.1-flash__sglang__disagg-gb200__deploy-gke-rdma.yaml), whose model and TP 4 live in the file: kvlint said
@@ -121,3 +121,55 @@ def test_file_options_as_sglang_builds_them() -> None:
         assert "mapping" in str(exc)
     else:
         raise AssertionError("a list file was read")
+
+
+SECTIONS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: sglang-config}
+data:
+  server.yaml: |-
+    prefill:
+      model-path: Qwen/Qwen2.5-7B-Instruct
+      tp-size: 2
+      disaggregation-mode: prefill
+    decode:
+      model-path: Qwen/Qwen2.5-7B-Instruct
+      tp-size: 1
+      disaggregation-mode: decode
+---
+"""
+
+
+@pytest.mark.parametrize("key", ["prefill", "decode"])
+def test_dynamo_sglang_config_key_reads_its_section(run, key: str) -> None:
+    """Dynamo's SGLang worker takes ``--config-key KEY`` off the arguments and merges only the file's ``KEY``
+    section (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``_extract_config_section``): the sections'
+    names were read as options (``--prefill``, ``--decode`` "taken as Dynamo's own") and the model was not found
+    (KV503)."""
+    command = f"[python3, -m, dynamo.sglang, --config, /etc/sglang/server.yaml, --config-key, {key}]"
+    text = SECTIONS + POD.replace("COMMAND", command)
+    result, s = run(text)
+    assert s.model is not None and s.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert s.flags["disaggregation_mode"].value == key
+    assert s.flags["tp_size"].value == (2 if key == "prefill" else 1)
+    lines = text.splitlines()
+    want = lines.index(f"    {key}:") + 2  # the section's model-path line
+    assert s.model.loc is not None and s.model.loc.line == want
+    said = " ".join(d.message for d in result.diagnostics)
+    assert "--prefill" not in said and "--decode" not in said and "--config-key" not in said
+    assert not [d for d in result.diagnostics if d.rule == "KV503"], result.diagnostics
+
+
+def test_dynamo_sglang_config_key_not_in_the_file_is_said(run) -> None:
+    command = "[python3, -m, dynamo.sglang, --config, /etc/sglang/server.yaml, --config-key, mixed]"
+    result, s = run(SECTIONS + POD.replace("COMMAND", command))
+    notes = [d for d in result.diagnostics if d.rule == "KV503" and "--config-key 'mixed'" in d.message]
+    assert len(notes) == 1 and "prefill, decode" in notes[0].message, result.diagnostics
+    assert "tp_size" not in s.flags
+
+
+def test_plain_sglang_does_not_take_config_key() -> None:
+    """``--config-key`` is Dynamo's: SGLang's own launcher refuses it (KV205), and reads the whole file."""
+    s = parse_sglang_argv(["--config-key", "prefill", "--model-path", "m"], version="0.5.5")
+    assert [f.rule for f in s.findings] == ["KV205"] and "--config-key" in s.findings[0].message

@@ -186,3 +186,35 @@ def test_fp8_dsa_cell_keeps_the_mtp_draft_layers() -> None:
         )
         assert spec.plan.kv_bytes_per_token == want > plain.plan.kv_bytes_per_token, gpu
         assert any("draft layer(s)" in n and n.startswith("cell_size ") for n in spec.plan.assumptions), gpu
+
+
+def test_mla_copies_are_fp8_on_rocm_and_for_other_blocks() -> None:
+    """SGLang dequantizes the fp8 ``kv_b_proj`` blocks to bfloat16 only on CUDA and only for 128 x 128 blocks
+    (``post_load_weights``: ``_is_cuda and weight_block_size[0] == 128 and weight_block_size[1] == 128``); otherwise
+    ``block_quant_to_tensor_quant`` keeps fp8 copies (1 B an element). The copies were counted at 2 B on an AMD GPU
+    and for any block size: on an MI300X the weights per rank now hold half of them, and the plan says fp8."""
+    from dataclasses import replace
+
+    from kvlint.memory.sglang import mla_absorbed_copy_bytes, sglang_prelude
+
+    m = _model()
+    cuda = mla_absorbed_copy_bytes(m, 8, 2)[0]
+    assert mla_absorbed_copy_bytes(m, 8, 2, hip=True)[0] * 2 == cuda
+    other_blocks = replace(m, quant_config={**(m.quant_config or {}), "weight_block_size": [64, 64]})
+    assert mla_absorbed_copy_bytes(other_blocks, 8, 2)[0] * 2 == cuda
+    # the same plan on an MI300X and on an H200-sized CUDA GPU of the same memory: weights differ by the half
+    mi = lookup("mi300x")
+    assert mi is not None
+    s = parse_command_line(
+        ["python", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "8"], "0.5.4"
+    )
+    s.version = "0.5.4"
+    split = sglang_prelude(s, m).mla_copies  # (this layout's heads per rank)
+    assert split is not None
+    copies, hip_copies, _, _ = split
+    assert hip_copies * 2 == copies > 0
+    on_amd = plan_sglang_detailed(s, m, mi.memory_bytes, gpus=8, gpu_name=mi.name)
+    on_cuda = plan_sglang_detailed(s, m, mi.memory_bytes, gpus=8, gpu_name="NVIDIA H200")
+    assert on_cuda.plan.weights_bytes - on_amd.plan.weights_bytes == copies - hip_copies
+    assert any("fp8, requantized per tensor (ROCm)" in a for a in on_amd.plan.assumptions)
+    assert not any("ROCm" in a for a in on_cuda.plan.assumptions)

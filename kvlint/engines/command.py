@@ -1156,6 +1156,7 @@ def _dispatch(
     config_loader=None,
     version_override: str | None = None,
     runtime_template: bool = False,
+    dynamo: bool = False,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
@@ -1170,6 +1171,7 @@ def _dispatch(
         config_loader=config_loader,
         version_override=version_override,
         runtime_template=runtime_template,
+        dynamo=dynamo,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1186,6 +1188,7 @@ def _dispatch_argv(
     config_loader=None,
     version_override: str | None = None,
     runtime_template: bool = False,
+    dynamo: bool = False,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1285,6 +1288,7 @@ def _dispatch_argv(
         runtime_template=runtime_template,
         config_loader=config_loader,
         map_config_pos=scalar_position,
+        config_key_option=dynamo,
     )
     sgl.exec_form = found.exec_form
     return sgl
@@ -1738,7 +1742,8 @@ def _dynamo(
     the arguments with the engine's parser and takes the options the engine does not know as Dynamo's own,
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does). A ``--config FILE`` among the
     arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
-    ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752)."""
+    ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752), after
+    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630)."""
     engine = _DYNAMO[found.engine]
     sub = _Found(engine, found.argv, False, found.loc, found.exec_form)
     return _as_dynamo_worker(
@@ -1751,6 +1756,7 @@ def _dynamo(
             config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
+            dynamo=True,
         ),
         engine,
     )

@@ -482,7 +482,9 @@ def engine_version(image: str) -> str | None:
     if m:
         return m.group(1)
     inline = inline_engine(image)
-    if inline is not None:
+    if inline is not None and (engine_of_image(image) or image_mentions_engine(image)) in (None, inline[0]):
+        # only for an image that names no other engine: a vLLM or TGI build whose tag also says "sglang-v0.5.9"
+        # keeps its own tag's release (v0.11.0-sglang-v0.5.9 is vLLM 0.11.0, not 0.5.9)
         return inline[1]
     if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
         return None

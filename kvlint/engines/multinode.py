@@ -25,16 +25,16 @@ def _leader_config(
     engine_version_option: str | None,
 ) -> ServingConfig | None:
     """The engine command of ``w``'s leader workload (the first of its containers whose engine command kvlint
-    reads and that joins no other), read as the leader's own analysis reads it; None when there is none."""
+    reads and that joins no other: its ``containers``, then its sidecar init containers on an accelerator, the
+    containers the leader's own analysis reads, :func:`kvlint.workloads.base.engine_containers`), read as the leader's own
+    analysis reads it; None when there is none."""
     from kvlint.engines.command import parse_container
     from kvlint.engines.shell import ReviewTooLarge
+    from kvlint.workloads.base import engine_containers
 
     lw = w.leader
     assert lw is not None
-    containers = lw.pod_spec.get("containers")
-    for c in containers if isinstance(containers, list) else []:
-        if not isinstance(c, LDict):
-            continue
+    for c in engine_containers(lw.pod_spec):
         try:
             cfg = parse_container(
                 c,

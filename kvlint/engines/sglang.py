@@ -122,7 +122,7 @@ _SWITCHES = {
 
 
 def _config_file_argv(
-    text: str, at: Callable[[int, int], Loc | None]
+    text: str, at: Callable[[int, int], Loc | None], section: str | None = None
 ) -> tuple[list[str], list[Loc | None], list[str]]:
     """The arguments SGLang makes of a ``--config`` YAML file, with the position of each: every top-level key
     ``k`` gives ``--k``; ``true`` the bare flag, ``false`` nothing (SGLang adds ``--k false`` for a boolean option
@@ -131,7 +131,9 @@ def _config_file_argv(
     ``ConfigArgumentMerger._convert_config_to_args`` (the sglang 0.5.5 wheel; the same at
     sgl-project/sglang@03bd2f16). Raises ValueError when the file is not a mapping of names to values or its
     aliases expand it beyond its size, yaml.YAMLError when it is not YAML (SGLang's ``yaml.safe_load`` fails then
-    too)."""
+    too). ``section``: the top-level key whose mapping holds the options instead (NVIDIA Dynamo's SGLang worker,
+    ``--config-key KEY``: ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``_extract_config_section``,
+    @d3aac630, which refuses a missing key or a section that is not a mapping, ValueError here too)."""
     from kvlint.engines.vllm import _check_expansion, _node_value
 
     try:
@@ -143,6 +145,16 @@ def _config_file_argv(
     if not isinstance(root, yaml.MappingNode):
         raise ValueError("SGLang's --config file must hold a mapping of option names to values")
     _check_expansion(root, len(text))
+    if section is not None:
+        keys = [str(k.value) for k, _v in root.value if isinstance(k, yaml.ScalarNode)]
+        chosen = [v for k, v in root.value if isinstance(k, yaml.ScalarNode) and str(k.value) == section]
+        if not chosen:
+            raise ValueError(
+                f"--config-key {section!r} is not a key of the file (its keys: {', '.join(keys[:10]) or 'none'})"
+            )
+        root = chosen[-1]
+        if not isinstance(root, yaml.MappingNode):
+            raise ValueError(f"the section {section!r} must hold a mapping of option names to values")
     argv: list[str] = []
     locs: list[Loc | None] = []
     for knode, vnode in root.value:
@@ -182,22 +194,38 @@ def _with_config_file(
     col: Collector,
     config_loader: Callable[[str], tuple[str, Loc | None] | None] | None,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None,
+    config_key_option: bool = False,
 ) -> tuple[list[str], list[Loc | None], list[str]]:
     """``argv`` with SGLang's ``--config FILE`` applied as SGLang applies it: the file's arguments
     (:func:`_config_file_argv`) first, then the command line without ``--config FILE``, so that a command-line
     value wins (sglang ``server_args_config_parser.py`` ``ConfigArgumentMerger.merge_config_with_args`` /
     ``_insert_config_args``: "CLI > Config > Defaults", the sglang 0.5.5 wheel and sgl-project/sglang@03bd2f16;
-    ``prepare_server_args`` calls it when ``--config`` is in the arguments, SGLang 0.5.1 and later). Only the exact word ``--config``
+    ``prepare_server_args`` calls it when ``--config`` is in the arguments, SGLang 0.5.3 and later: added by
+    sgl-project/sglang#10534, merged September 2025 after 0.5.2; the 0.5.1 wheel has no ``--config``, the 0.5.3 wheel
+    has it, :mod:`kvlint.engines.sglang_flags_data`). Only the exact word ``--config``
     counts, as there. The file is read through ``config_loader`` (a ConfigMap mounted at that path); when it is
     not among the inputs, unreadable or not YAML, a KV503 warning on ``col`` says its settings are unknown and
-    the command line is read alone."""
+    the command line is read alone. ``config_key_option`` (NVIDIA Dynamo's SGLang worker): a ``--config-key KEY``
+    among the arguments (the exact word, as Dynamo's ``parse_args`` looks for it) names the file's top-level key
+    whose mapping holds the options (a file with ``prefill:`` and ``decode:`` sections); Dynamo takes it off the
+    arguments before SGLang merges the file, and so does kvlint."""
+    section: str | None = None
+    if config_key_option and "--config-key" in argv:
+        kk = argv.index("--config-key")
+        if kk + 1 < len(argv):
+            section = argv[kk + 1]
+            argv, locs, sources = (
+                argv[:kk] + argv[kk + 2 :],
+                locs[:kk] + locs[kk + 2 :],
+                sources[:kk] + sources[kk + 2 :],
+            )
     idx = [k for k, a in enumerate(argv) if a == "--config"]
     if len(idx) != 1 or idx[0] + 1 >= len(argv):
         return argv, locs, sources  # SGLang refuses several --config or a missing path: left to the parser
     k = idx[0]
     path, ploc = argv[k + 1], locs[k + 1]
     rest = (argv[:k] + argv[k + 2 :], locs[:k] + locs[k + 2 :], sources[:k] + sources[k + 2 :])
-    what = f"--config {path}"
+    what = f"--config {path}" + (f" --config-key {section}" if section is not None else "")
     loaded = config_loader(path) if config_loader is not None else None
     if loaded is None:
         why_not = getattr(config_loader, "why_not", None)
@@ -219,7 +247,7 @@ def _with_config_file(
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, column + 1)
 
     try:
-        c_argv, c_locs, c_src = _config_file_argv(text, at)
+        c_argv, c_locs, c_src = _config_file_argv(text, at, section)
     except (yaml.YAMLError, ValueError) as exc:
         col.note(f"{what} cannot be read: {exc}", text_loc or ploc, "warning")
         return rest
@@ -238,6 +266,7 @@ def parse_sglang_argv(
     runtime_template: bool = False,
     config_loader: Callable[[str], tuple[str, Loc | None] | None] | None = None,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
+    config_key_option: bool = False,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -249,7 +278,8 @@ def parse_sglang_argv(
     whose ``--tp-size`` the using service sets (:attr:`kvlint.engines.options.Collector.layout_from_service`).
     ``config_loader`` (``path -> (yaml_text, position)``, a ConfigMap mounted at the path) and ``map_config_pos``
     read a ``--config FILE`` for the releases that take it (:func:`_with_config_file`); its values are read
-    before the command line's, which win without a KV207. Never raises.
+    before the command line's, which win without a KV207. ``config_key_option``: the arguments are NVIDIA Dynamo's
+    SGLang worker's, whose ``--config-key KEY`` selects a section of the file. Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -259,7 +289,9 @@ def parse_sglang_argv(
     where = f"SGLang {version}" if version else "SGLang"
     table, report, known = _tables(version)
     if "--config" in table and "--config" in argv:
-        argv, locs, sources = _with_config_file(argv, locs, sources, col, config_loader, map_config_pos)
+        argv, locs, sources = _with_config_file(
+            argv, locs, sources, col, config_loader, map_config_pos, config_key_option
+        )
     model: Value | None = None
     i, n = 0, len(argv)
     while i < n:

@@ -621,6 +621,7 @@ class SglangPrelude:
     disaggregation_mode: str = "null"
     decode_graphs: bool = True
     spec_draft_tokens: int | None = None
+    mla_copies: tuple[int, int, str, str] | None = None
 
 
 def _is_dsa(model: ModelSpec) -> bool:
@@ -840,7 +841,9 @@ _SG_DEEPSEEK_V2_ARCHS = frozenset(
 )
 
 
-def mla_absorbed_copy_bytes(model: ModelSpec, head_ranks: int, dbytes: int) -> tuple[int, str]:
+def mla_absorbed_copy_bytes(
+    model: ModelSpec, head_ranks: int, dbytes: int, *, hip: bool = False
+) -> tuple[int, str]:
     """Bytes per rank of the ``w_kc`` / ``w_vc`` copies of MLA's ``kv_b_proj`` that SGLang's DeepSeek-V2 family keeps
     beside the projection itself, summed over the decoder layers (a pipeline stage holds its layers' share), and a
     note saying what they are; ``(0, "")`` for other models.
@@ -850,10 +853,12 @@ def mla_absorbed_copy_bytes(model: ModelSpec, head_ranks: int, dbytes: int) -> t
     wheels, the same code), run at the end of the weight loading, before SGLang measures the free memory the KV pool
     is sized from: ``w = kv_b_proj.weight`` is split into ``w_kc`` (``transpose(1, 2).contiguous()``) and ``w_vc``
     (``contiguous()``), new tensors of ``kv_lora_rank x local heads x (qk_nope_head_dim + v_head_dim)`` elements
-    in all, while ``kv_b_proj`` stays loaded. An fp8 checkpoint with 128 x 128 blocks is first dequantized to
-    bfloat16 (``block_quant_dequant(..., torch.bfloat16)``), so its copies take 2 B per element; an fp8 checkpoint
-    without blocks is requantized per tensor (``channel_quant_to_tensor_quant``, 1 B); the others keep the loaded
-    weight's dtype (the model dtype, ``dbytes``; AWQ's ``awq_dequantize``, **[assumed]** 2 B).
+    in all, while ``kv_b_proj`` stays loaded. An fp8 checkpoint with 128 x 128 blocks on CUDA (``_is_cuda and
+    weight_block_size[0] == 128 and weight_block_size[1] == 128``) is first dequantized to bfloat16
+    (``block_quant_dequant(..., torch.bfloat16)``), so its copies take 2 B per element; with other blocks, or on ROCm
+    (``hip``: ``_is_cuda`` is false), it is requantized per tensor (``block_quant_to_tensor_quant``, 1 B), as an fp8
+    checkpoint without blocks is (``channel_quant_to_tensor_quant``, 1 B); the others keep the loaded weight's dtype
+    (the model dtype, ``dbytes``; AWQ's ``awq_dequantize``, **[assumed]** 2 B).
     ``head_ranks``: the ranks the attention heads are split over (the attention-TP group with DP attention).
     Not modelled: ``SGLANG_USE_DEEPGEMM_BMM`` (``SGL_USE_DEEPGEMM_BMM`` in 0.5.3) on a Hopper GPU, which keeps fp8
     copies (1 B per element) instead.
@@ -871,9 +876,11 @@ def mla_absorbed_copy_bytes(model: ModelSpec, head_ranks: int, dbytes: int) -> t
         return 0, ""
     qc = model.quant_config or {}
     if model.quant_method == "fp8":
-        elem, how = (
-            (2, "bfloat16, dequantized from the fp8 blocks") if qc.get("weight_block_size") else (1, "fp8")
-        )
+        blocks = qc.get("weight_block_size")
+        if isinstance(blocks, list) and [as_int(b) for b in blocks[:2]] == [128, 128] and not hip:
+            elem, how = 2, "bfloat16, dequantized from the fp8 blocks"
+        else:
+            elem, how = 1, "fp8, requantized per tensor" + (" (ROCm)" if hip and blocks else "")
     else:
         elem, how = dbytes, "the weight's dtype"
     size = layers * heads * (nope + v_dim) * kv_lora * elem
@@ -1173,9 +1180,12 @@ def sglang_prelude(
     if repl:
         model_notes.append(f"weights {repl_src}")
     absorbed, absorbed_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes)
+    mla_copies: tuple[int, int, str, str] | None = None
     if absorbed:
         repl += absorbed
         model_notes.append(absorbed_note)
+        on_hip, hip_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes, hip=True)
+        mla_copies = (absorbed, on_hip, absorbed_note, hip_note)
     embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
     head_extra = 0  # the output head's bytes beyond 1/tp (--enable-dp-lm-head), on the last stage only
     first_arch = model.architectures[0] if model.architectures else ""
@@ -1418,6 +1428,7 @@ def sglang_prelude(
         disaggregation_mode=str(get("disaggregation_mode") or "null").strip().lower(),
         decode_graphs=sglang_graphs.decode_graphs_on(get),
         spec_draft_tokens=as_int(get("speculative_num_draft_tokens")),
+        mla_copies=mla_copies,
     )
 
 
@@ -1529,6 +1540,30 @@ def _binding_stage(
     )
 
 
+def _mla_copies_for_gpu(pre: SglangPrelude, gpu_name: str) -> SglangPrelude:
+    """``pre`` with the MLA ``w_kc`` / ``w_vc`` copies as SGLang makes them on the GPU (:func:`mla_absorbed_copy_bytes`):
+    on an AMD GPU (ROCm, SGLang's ``_is_cuda`` false) the 128 x 128 fp8 blocks are requantized to fp8 per tensor, not
+    dequantized to bfloat16, so the copies take half the bytes the prelude counted (its weights per rank and per
+    pipeline stage, by layer count as :func:`_stage_weights` shares them, and its note)."""
+    if pre.mla_copies is None or not _is_amd(gpu_name):
+        return pre
+    cuda, hip, cuda_note, hip_note = pre.mla_copies
+    delta = cuda - hip
+    if delta <= 0:
+        return pre
+    layers = max(1, sum(pre.stage_layers))
+    stage_w = tuple(
+        w - delta * n // layers for w, n in zip(pre.stage_weights, pre.stage_layers, strict=False)
+    )
+    notes = tuple(hip_note if n == cuda_note else n for n in pre.model_notes)
+    return replace(
+        pre,
+        weights_bytes=pre.weights_bytes - delta // max(1, pre.pp),
+        stage_weights=stage_w,
+        model_notes=notes,
+    )
+
+
 def _dsa_for_gpu(
     pre: SglangPrelude, model: ModelSpec, compute_capability: str | None, gpu_name: str
 ) -> SglangPrelude:
@@ -1623,6 +1658,7 @@ def plan_sglang_detailed(
     notes: list[str] = list(pre.version_notes)
     if pre.dsa:
         pre = _dsa_for_gpu(pre, model, compute_capability, gpu_name)
+    pre = _mla_copies_for_gpu(pre, gpu_name)
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
     cps_user = pre.chunked_prefill_size
     if v >= (0, 5, 3):

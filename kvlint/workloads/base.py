@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import DerivedAccelerator, Document, Workload
 
@@ -325,17 +326,38 @@ def with_injected_env(
     pod_spec: LDict,
     items: Sequence[tuple[str, str, Loc | None]],
     fields: Mapping[str, str] | None = None,
+    *,
+    init_containers: bool = False,
 ) -> LDict:
     """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
     (``(name, value, position of what sets it)``), unless a container defines that name itself. ``fields`` maps
     downward-API field paths of the pods the operator creates to the value it gives them (a label it sets,
     ``metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']`` -> ``"1"``): a container's env entry taking
     its value from one (``valueFrom.fieldRef.fieldPath``) gets that value, at the entry's own position, as the
-    kubelet would resolve it in those pods. The loaded objects are not changed."""
-    containers = pod_spec.get("containers")
-    if not (items or fields) or not isinstance(containers, list):
+    kubelet would resolve it in those pods. ``init_containers``: the ``initContainers`` get them too (LWS injects
+    into both lists, kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go`` ``AddLWSVariables``; a sidecar init
+    container can run the engine). The loaded objects are not changed."""
+    if not (items or fields):
         return pod_spec
-    ps = located_copy(pod_spec)
+    keys = ("containers", "initContainers") if init_containers else ("containers",)
+    ps: LDict | None = None
+    for key in keys:
+        containers = pod_spec.get(key)
+        if not isinstance(containers, list):
+            continue
+        if ps is None:
+            ps = located_copy(pod_spec)
+        ps[key] = _with_env(pod_spec, containers, items, fields)
+    return ps if ps is not None else pod_spec
+
+
+def _with_env(
+    pod_spec: LDict,
+    containers: list[Any],
+    items: Sequence[tuple[str, str, Loc | None]],
+    fields: Mapping[str, str] | None,
+) -> LList:
+    """:func:`with_injected_env` of one container list."""
     new_list = LList(loc=loc_of(containers))
     for i, c in enumerate(containers):
         if isinstance(c, LDict):
@@ -361,5 +383,38 @@ def with_injected_env(
                 c = c2
         new_list.append(c)
         new_list.locs.append(loc_of(containers, i) or pod_spec.loc or Loc("-"))
-    ps["containers"] = new_list
-    return ps
+    return new_list
+
+
+def engine_containers(pod_spec: LDict) -> list[LDict]:
+    """The containers of ``pod_spec`` kvlint reads: its ``containers``, then its sidecar ``initContainers`` that request
+    an accelerator (``restartPolicy: Always``: started before the others and kept running beside them, Kubernetes API
+    ``core/v1`` ``Container.restartPolicy``, "sidecar containers", beta and on by default since 1.29, GA in 1.33). A
+    vLLM engine on a GPU run as such a sidecar of an application container passed as "0 serving containers". Other
+    init containers run to completion before the pod starts: no server runs in one; and a sidecar without an
+    accelerator (a routing proxy such as llm-d's, which KServe injects) serves no model kvlint sizes."""
+    out: list[LDict] = []
+    for key in ("containers", "initContainers"):
+        items = pod_spec.get(key)
+        for c in items if isinstance(items, list) else ():
+            if isinstance(c, LDict) and (key == "containers" or _accelerated_sidecar(c)):
+                out.append(c)
+    return out
+
+
+def _accelerated_sidecar(c: LDict) -> bool:
+    """Whether the init container ``c`` is a sidecar (``restartPolicy: Always``) requesting an accelerator: a resource
+    of :data:`kvlint.gpu_resources.GPU_RESOURCES` or a MIG slice (limits or requests), or a DRA claim."""
+    if c.get("restartPolicy") != "Always":
+        return False
+    res = c.get("resources")
+    if not isinstance(res, dict):
+        return False
+    if res.get("claims"):
+        return True
+    for part in ("limits", "requests"):
+        amounts = res.get(part)
+        for name in amounts if isinstance(amounts, dict) else ():
+            if isinstance(name, str) and (name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX)):
+                return True
+    return False

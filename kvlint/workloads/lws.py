@@ -182,6 +182,6 @@ def lws_workloads(doc: Document) -> list[Workload]:
             injected = lws_env(
                 size, role, size_loc=loc_of(lwt, "size") or loc_of(lwt), leader_address=address
             )
-            ps = with_injected_env(ps, injected, lws_fields(size, role))
+            ps = with_injected_env(ps, injected, lws_fields(size, role), init_containers=True)
             out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=size))
     return out
