@@ -42,8 +42,17 @@ ROLESET = (
 #: NodePool for the GPU of the nodes a pod selects by them (kvlint.accelerators.placement); they run nothing. An
 #: OpenShift AI HardwareProfile is read for what its webhook writes into an InferenceService
 #: (kvlint.workloads.hardwareprofile), a NIM Operator NIMCache for what the NIMService naming it may run
-#: (kvlint.workloads.nim.nim_cache_clause).
-NOT_WORKLOADS = {"ConfigMap", "ComputeClass", "NodePool", "HardwareProfile", "NIMCache"}
+#: (kvlint.workloads.nim.nim_cache_clause), an OME BaseModel/ClusterBaseModel for the runtime OME selects for
+#: the InferenceService naming it (kvlint.workloads.ome_select).
+NOT_WORKLOADS = {
+    "ConfigMap",
+    "ComputeClass",
+    "NodePool",
+    "HardwareProfile",
+    "NIMCache",
+    "BaseModel",
+    "ClusterBaseModel",
+}
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type
 
