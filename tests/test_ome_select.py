@@ -216,3 +216,16 @@ def test_streaming_run_with_two_jobs_gives_the_same_selection(tmp_path: Path) ->
     one, two = _cli(root, 1), _cli(root, 2)
     assert one == two
     assert "kvlint sized this OME InferenceService on ClusterServingRuntime 'srt-glm-a-tp4'" in one
+
+
+def test_named_runtime_that_does_not_match_is_refused_by_ome(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    _add_runtime(root, "tp4", _variant("srt-glm-a-tp4", 4, **{"disabled: false": "disabled: true"}))
+    isvc = root / ISVC_47
+    isvc.write_text(
+        isvc.read_text().replace("  engine:\n", "  runtime:\n    name: srt-glm-a-tp4\n  engine:\n")
+    )
+    result = _check(root)
+    (note,) = _notes(result, "KV504")
+    assert note.severity == "warning"
+    assert "OME refuses it (RuntimeValidationError" in note.message and "it is disabled" in note.message

@@ -52,7 +52,7 @@ from kvlint.workloads.ome import (
     named_model,
     worker_size_finding,
 )
-from kvlint.workloads.ome_select import OmeCatalog, Selection, is_ome, select_runtime
+from kvlint.workloads.ome_select import OmeCatalog, Selection, is_ome, runtime_refusal, select_runtime
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -842,6 +842,11 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
             return None
         why = f"the runtime this InferenceService names (spec.runtime.name) for {model_doc.kind} '{model_doc.name}'"
         severity: Literal["info", "warning"] = "info"
+        refused = runtime_refusal(rt, mspec, isvc)
+        if refused is not None:
+            # OME validates a named runtime without autoSelect or score (selector.go ValidateRuntime)
+            why += f"; but OME refuses it (RuntimeValidationError, the service is not deployed): {refused}"
+            severity = "warning"
     else:
         sel = select_runtime(catalog.runtimes, mspec, isvc)
         if sel.picked is None:

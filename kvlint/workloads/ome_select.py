@@ -42,12 +42,23 @@ from kvlint.types import Document
 from kvlint.values import as_list
 from kvlint.workloads.base import get_in, int_or_none
 
-__all__ = ["Candidate", "OmeCatalog", "Selection", "is_ome", "model_size", "select_runtime"]
+__all__ = [
+    "Candidate",
+    "OmeCatalog",
+    "Selection",
+    "is_ome",
+    "model_size",
+    "runtime_refusal",
+    "select_runtime",
+]
 
 #: OME's scoring defaults (``pkg/runtimeselector/types.go`` ``NewConfig``).
 _DEFAULT_PRIORITY = 1
 _FORMAT_WEIGHT = 10
 _FRAMEWORK_WEIGHT = 5
+
+_NO_AUTO_SELECT = "no supported format has autoSelect: true"
+_NO_SCORE = "its score is not positive"
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([TBM]?)\s*")
 _MULT = {"T": 1e12, "B": 1e9, "M": 1e6, "": 1.0}
@@ -261,7 +272,7 @@ def _evaluate(runtime: Document, model: dict, isvc: Document) -> Candidate:
                 f"the model size {size} is outside its modelSizeRange [{rng.get('min')}, {rng.get('max')}]"
             )
     if not any(f.get("autoSelect") is True for f in formats):
-        return out("no supported format has autoSelect: true")
+        return out(_NO_AUTO_SELECT)
     score = 0
     for f in formats:
         if f.get("autoSelect") is False:
@@ -269,8 +280,18 @@ def _evaluate(runtime: Document, model: dict, isvc: Document) -> Candidate:
         priority = int_or_none(f.get("priority"))
         score = max(score, _format_score(model, f, _DEFAULT_PRIORITY if priority is None else priority))
     if score <= 0:
-        return out("its score is not positive")
+        return out(_NO_SCORE)
     return out(None, score)
+
+
+def runtime_refusal(runtime: Document, model: dict, isvc: Document) -> str | None:
+    """Why OME refuses the runtime an InferenceService names for the BaseModel spec ``model`` (disabled, or no
+    supported format or size range matching: ``selector.go`` ``ValidateRuntime``, which does not ask for
+    ``autoSelect`` or a positive score), None when it accepts it."""
+    why = _evaluate(runtime, model, isvc).why_not
+    if why is None or why in (_NO_AUTO_SELECT, _NO_SCORE):
+        return None
+    return why
 
 
 def select_runtime(runtimes: Sequence[Document], model: dict, isvc: Document) -> Selection:
