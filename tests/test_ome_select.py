@@ -87,7 +87,10 @@ def test_higher_priority_runtime_wins(tmp_path: Path) -> None:
     assert cr.serving.get("tp_size") == 4
     (note,) = _notes(result, "KV504")
     assert "'srt-glm-a-tp4'" in note.message and "score 30" in note.message
-    assert "srt-glm-text-fp8-tp8': score 15" in note.message
+    assert (
+        "also matching, ranked after it: ClusterServingRuntime 'srt-glm-text-fp8-tp8' (score 15)"
+        in note.message
+    )
 
 
 def test_disabled_runtime_is_skipped(tmp_path: Path) -> None:

@@ -790,8 +790,16 @@ def _crd_workloads(doc: Document) -> list[Workload]:
     return reader(doc) if reader is not None else []
 
 
-def _selection_text(sel: Selection, model_doc: Document, isvc: Document) -> str:
-    """Why OME picks ``sel.picked`` (or nothing) for ``isvc``: the model's matching fields and each runtime."""
+#: At most this many refused runtimes are named with their reason in an OME selection note (a directory of
+#: OME's per-model runtimes holds dozens, each refused for its architecture).
+_NAMED_REFUSALS = 5
+
+
+def _selection_text(sel: Selection, model_doc: Document) -> str:
+    """Why OME picks ``sel.picked`` (or nothing): the model's matching fields, the runtimes that matched too
+    (with their score), and why others were refused, at most :data:`_NAMED_REFUSALS` of them named, the rest
+    counted: with a pick, those whose formats are for other models only counted; without, those refused for
+    another reason than their formats named first."""
     spec = get_in(model_doc.data, "spec")
     fields = []
     for key in ("modelArchitecture", "quantization", "modelParameterSize"):
@@ -802,18 +810,34 @@ def _selection_text(sel: Selection, model_doc: Document, isvc: Document) -> str:
         named = get_in(spec, key)
         if isinstance(named, dict):
             fields.append(f"{label} {named.get('name')} {named.get('version') or ''}".rstrip())
-    model = (
-        f"{model_doc.kind} '{model_doc.name}' ({', '.join(fields)})"
-        if fields
-        else f"{model_doc.kind} '{model_doc.name}'"
-    )
-    others = [
-        f"{c.label}: {c.why_not}" if c.why_not else f"{c.label}: score {c.score}"
+    model = f"{model_doc.kind} '{model_doc.name}'" + (f" ({', '.join(fields)})" if fields else "")
+    losers = [
+        f"{c.label} (score {c.score})"
         for c in sel.candidates
-        if sel.picked is None or c.doc is not sel.picked.doc
+        if c.why_not is None and (sel.picked is None or c.doc is not sel.picked.doc)
     ]
-    rest = f"; the other runtimes among the inputs: {'; '.join(others)}" if others else ""
-    return f"{model}{rest}"
+    refused = sorted(
+        (c for c in sel.candidates if c.why_not is not None),
+        key=lambda c: bool(c.why_not and c.why_not.startswith("no supported model format")),
+    )
+    parts = []
+    if losers:
+        parts.append(f"also matching, ranked after it: {', '.join(losers)}")
+    other_formats = [c for c in refused if c.why_not and c.why_not.startswith("no supported model format")]
+    if sel.picked is not None:
+        # with a pick, the runtimes made for other models are only counted
+        refused = [c for c in refused if c not in other_formats]
+    if refused:
+        named_ones = "; ".join(f"{c.label}: {c.why_not}" for c in refused[:_NAMED_REFUSALS])
+        more = len(refused) - _NAMED_REFUSALS
+        tail = f"; and {more} more" if more > 0 else ""
+        parts.append(f"refused among the inputs: {named_ones}{tail}")
+    if sel.picked is not None and other_formats:
+        n = len(other_formats)
+        parts.append(
+            f"{n} other runtime{'s' if n > 1 else ''} among the inputs support{'' if n > 1 else 's'} other model formats"
+        )
+    return model + ("; " + "; ".join(parts) if parts else "")
 
 
 def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Workload], Document | None] | None:
@@ -853,7 +877,7 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
             note = Finding(
                 "KV503",
                 f"no ServingRuntime or ClusterServingRuntime among the inputs is one OME would select for "
-                f"{_selection_text(sel, model_doc, isvc)}: OME refuses to deploy this InferenceService "
+                f"{_selection_text(sel, model_doc)}: OME refuses to deploy this InferenceService "
                 "(RuntimeSelectionError) unless the cluster has another runtime that matches, so kvlint "
                 "cannot read its engine",
                 anchor,
@@ -870,7 +894,7 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
         scope = "a namespaced runtime, preferred over cluster ones, " if not sel.picked.cluster else ""
         why = (
             f"the runtime OME auto-selects ({scope}score {sel.picked.score}) for "
-            f"{_selection_text(sel, model_doc, isvc)}; kvlint compared only the runtimes among the inputs"
+            f"{_selection_text(sel, model_doc)}; kvlint compared only the runtimes among the inputs"
         )
         severity = "info"
         if sel.tied:
