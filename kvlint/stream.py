@@ -106,8 +106,9 @@ BATCH_BYTES = 512 * 2**10
 #: Words that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
 #: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig, GKE's ComputeClass,
 #: Karpenter's NodePool, OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`, and the NIM
-#: Operator's NIMCache, :func:`kvlint.workloads.nim.nim_cache_clause`, and DRA's ResourceClaim and
-#: ResourceClaimTemplate, :mod:`kvlint.workloads.dra`).
+#: Operator's NIMCache, :func:`kvlint.workloads.nim.nim_cache_clause`, DRA's ResourceClaim and
+#: ResourceClaimTemplate, :mod:`kvlint.workloads.dra`, and OME's BaseModel and ClusterBaseModel, which an OME
+#: InferenceService's runtime is selected by, :mod:`kvlint.workloads.ome_select`).
 _WORDS_TEXT = (
     "ConfigMap",
     "ServingRuntime",
@@ -117,6 +118,7 @@ _WORDS_TEXT = (
     "HardwareProfile",
     "NIMCache",
     "ResourceClaim",
+    "BaseModel",
 )
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
 #: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
@@ -141,9 +143,9 @@ def _whole_only(text: str) -> bool:
 
 def _has_context_word(data: str | bytes) -> bool:
     """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
-    (Eight ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
+    (Nine ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        first, second, third, fourth, fifth, sixth, seventh, eighth = _WORDS_TEXT
+        first, second, third, fourth, fifth, sixth, seventh, eighth, ninth = _WORDS_TEXT
         return (
             first in data
             or second in data
@@ -153,8 +155,9 @@ def _has_context_word(data: str | bytes) -> bool:
             or sixth in data
             or seventh in data
             or eighth in data
+            or ninth in data
         )
-    bfirst, bsecond, bthird, bfourth, bfifth, bsixth, bseventh, beighth = _WORDS_BYTES
+    bfirst, bsecond, bthird, bfourth, bfifth, bsixth, bseventh, beighth, bninth = _WORDS_BYTES
     return (
         bfirst in data
         or bsecond in data
@@ -164,6 +167,7 @@ def _has_context_word(data: str | bytes) -> bool:
         or bsixth in data
         or bseventh in data
         or beighth in data
+        or bninth in data
     )
 
 

@@ -43,7 +43,8 @@ ROLESET = (
 #: OpenShift AI HardwareProfile is read for what its webhook writes into an InferenceService
 #: (kvlint.workloads.hardwareprofile), a NIM Operator NIMCache for what the NIMService naming it may run
 #: (kvlint.workloads.nim.nim_cache_clause), a DRA ResourceClaim or ResourceClaimTemplate for the GPUs a pod's
-#: containers take through it (kvlint.workloads.dra).
+#: containers take through it (kvlint.workloads.dra), an OME BaseModel/ClusterBaseModel for the runtime OME
+#: selects for the InferenceService naming it (kvlint.workloads.ome_select).
 NOT_WORKLOADS = {
     "ConfigMap",
     "ComputeClass",
@@ -52,6 +53,8 @@ NOT_WORKLOADS = {
     "NIMCache",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    "BaseModel",
+    "ClusterBaseModel",
 }
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type

@@ -10,7 +10,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from kvlint.accelerators.placement import NODE_CLASS_KINDS, node_class_accelerator, selected_node_class
 from kvlint.chart_values import reader_of
@@ -42,8 +42,9 @@ from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
-from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
+from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads, model_from_uri
 from kvlint.workloads.lws import lws_env, lws_fields, lws_workloads, size_findings
+from kvlint.workloads.merge import strategic_merge
 from kvlint.workloads.nim import nim_container_notes, nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.ome import (
     bad_worker_size,
@@ -52,6 +53,7 @@ from kvlint.workloads.ome import (
     named_model,
     worker_size_finding,
 )
+from kvlint.workloads.ome_select import OmeCatalog, Selection, is_ome, runtime_refusal, select_runtime
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -362,6 +364,7 @@ class _Joined:
     def __init__(self, providers: Sequence[Document]) -> None:
         self.providers = [d for d in providers if d.kind in CONTEXT_KINDS]
         self.runtimes = Runtimes(self.providers)
+        self.ome = OmeCatalog(self.providers)
         self.configs = config_index(self.providers)
         self._keys = {id(d): doc_key(d) for d in self.providers}
         self.workloads: dict[int, tuple[Document, list[Workload]]] = {}
@@ -447,6 +450,10 @@ class _Joined:
         if doc.kind == "LLMInferenceService":
             ws, used = llmisvc_workloads(doc, (), configs=self.configs, profiles=self.runtimes.profiles)
             return ws, {self._keys[i] for i in used if i in self._keys}
+        if is_ome(doc):
+            ome = ome_isvc_workloads(doc, self.ome)
+            if ome is not None:
+                return ome[0], {doc_key(ome[1])} if ome[1] is not None else set()
         return _with_rest(doc, predictor_workloads(doc, self.runtimes)), self._used(doc)
 
     def _used(self, doc: Document) -> set[DocKey]:
@@ -455,6 +462,9 @@ class _Joined:
         if doc.kind == "LLMInferenceService":
             used = llmisvc_consumed(doc, self.configs)
             return {self._keys[i] for i in used if i in self._keys}
+        if is_ome(doc):
+            ome = ome_isvc_workloads(doc, self.ome)
+            return {doc_key(ome[1])} if ome is not None and ome[1] is not None else set()
         consumed: set[DocKey] = set()
         model = get_in(doc.data, "spec", "predictor", "model")
         if isinstance(model, dict):  # (with or without its own image: KServe merges it over the runtime's)
@@ -509,9 +519,16 @@ CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 #: node scheduling its webhook writes into an InferenceService or an LLMInferenceService
 #: (:mod:`kvlint.workloads.hardwareprofile`; not a workload: no pod of its own), and the NVIDIA NIM Operator's
 #: NIMCaches a NIMService's ``storage.nimCache.name`` names (what they cache is said in its note:
-#: :func:`kvlint.workloads.nim.nim_cache_clause`), and the DRA ResourceClaims and ResourceClaimTemplates whose GPUs a
-#: pod's containers take through ``resources.claims`` (:mod:`kvlint.workloads.dra`).
-CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile", "NIMCache", *CLAIM_KINDS}
+#: :func:`kvlint.workloads.nim.nim_cache_clause`), the DRA ResourceClaims and ResourceClaimTemplates whose GPUs a
+#: pod's containers take through ``resources.claims`` (:mod:`kvlint.workloads.dra`), and OME's BaseModels and
+#: ClusterBaseModels an InferenceService's runtime is selected by (:mod:`kvlint.workloads.ome_select`).
+CONTEXT_KINDS = PROVIDER_KINDS | {
+    "HardwareProfile",
+    "NIMCache",
+    *CLAIM_KINDS,
+    "BaseModel",
+    "ClusterBaseModel",
+}
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
@@ -800,3 +817,172 @@ def _crd_workloads(doc: Document) -> list[Workload]:
     # the group is what precedes the first "/" (an apiVersion that starts with "kaito.sh/", say)
     reader = CRD_READERS.get((api.split("/", 1)[0], kind)) if "/" in api else None
     return reader(doc) if reader is not None else []
+
+
+#: At most this many refused runtimes are named with their reason in an OME selection note (a directory of
+#: OME's per-model runtimes holds dozens, each refused for its architecture).
+_NAMED_REFUSALS = 5
+
+
+def _selection_text(sel: Selection, model_doc: Document) -> str:
+    """Why OME picks ``sel.picked`` (or nothing): the model's matching fields, the runtimes that matched too
+    (with their score), and why others were refused, at most :data:`_NAMED_REFUSALS` of them named, the rest
+    counted: with a pick, those whose formats are for other models only counted; without, those refused for
+    another reason than their formats named first."""
+    spec = get_in(model_doc.data, "spec")
+    fields = []
+    for key in ("modelArchitecture", "quantization", "modelParameterSize"):
+        v = get_in(spec, key)
+        if v is not None:
+            fields.append(f"{key} {v}")
+    for key, label in (("modelFormat", "format"), ("modelFramework", "framework")):
+        named = get_in(spec, key)
+        if isinstance(named, dict):
+            fields.append(f"{label} {named.get('name')} {named.get('version') or ''}".rstrip())
+    model = f"{model_doc.kind} '{model_doc.name}'" + (f" ({', '.join(fields)})" if fields else "")
+    losers = [
+        f"{c.label} (score {c.score})"
+        for c in sel.candidates
+        if c.why_not is None and (sel.picked is None or c.doc is not sel.picked.doc)
+    ]
+    refused = sorted(
+        (c for c in sel.candidates if c.why_not is not None),
+        key=lambda c: bool(c.why_not and c.why_not.startswith("no supported model format")),
+    )
+    parts = []
+    if losers:
+        parts.append(f"also matching, ranked after it: {', '.join(losers)}")
+    other_formats = [c for c in refused if c.why_not and c.why_not.startswith("no supported model format")]
+    if sel.picked is not None:
+        # with a pick, the runtimes made for other models are only counted
+        refused = [c for c in refused if c not in other_formats]
+    if refused:
+        named_ones = "; ".join(f"{c.label}: {c.why_not}" for c in refused[:_NAMED_REFUSALS])
+        more = len(refused) - _NAMED_REFUSALS
+        tail = f"; and {more} more" if more > 0 else ""
+        parts.append(f"refused among the inputs: {named_ones}{tail}")
+    if sel.picked is not None and other_formats:
+        n = len(other_formats)
+        parts.append(
+            f"{n} other runtime{'s' if n > 1 else ''} among the inputs support{'' if n > 1 else 's'} other model formats"
+        )
+    return model + ("; " + "; ".join(parts) if parts else "")
+
+
+def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Workload], Document | None] | None:
+    """The engine pods of an OME InferenceService whose BaseModel and runtime are among the inputs: the runtime
+    it names (``spec.runtime.name``) or, naming none, the one OME auto-selects
+    (:func:`kvlint.workloads.ome_select.select_runtime`), with the runtime's ``engineConfig``/``decoderConfig``
+    under the service's ``engine``/``decoder`` (the service's fields winning, sgl-project/ome@17b77eda
+    ``pkg/controller/v1beta1/inferenceservice/utils/merging.go`` ``MergeEngineSpec``, ``MergeDecoderSpec``),
+    ``MODEL_PATH`` from the model's ``storage.path`` (``components/base.go`` ``UpdateEnvVariables``) and
+    ``PARALLELISM_SIZE`` (:func:`kvlint.workloads.ome.injected_env`); the model is the ``hf://`` hub id of its
+    ``storage.storageUri``. A note says which runtime and why; when no runtime among the inputs is selectable a
+    single warning says OME would refuse the service unless the cluster has another runtime.
+
+    Returns ``(workloads, runtime)`` (runtime None when nothing was picked), or None when the BaseModel is not
+    among the inputs, or the runtime the service names is not (read as before)."""
+    model_doc = catalog.base_model(isvc)
+    if model_doc is None or not catalog.runtimes:
+        return None
+    mspec = get_in(model_doc.data, "spec")
+    mspec = mspec if isinstance(mspec, dict) else {}
+    named = get_in(isvc.data, "spec", "runtime", "name")
+    anchor = loc_of(get_in(isvc.data, "spec"), "model") or isvc.loc
+    if isinstance(named, str) and named:
+        rt = catalog.named_runtime(isvc, named)
+        if rt is None:
+            return None
+        why = f"the runtime this InferenceService names (spec.runtime.name) for {model_doc.kind} '{model_doc.name}'"
+        severity: Literal["info", "warning"] = "info"
+        refused = runtime_refusal(rt, mspec, isvc)
+        if refused is not None:
+            # OME validates a named runtime without autoSelect or score (selector.go ValidateRuntime)
+            why += f"; but OME refuses it (RuntimeValidationError, the service is not deployed): {refused}"
+            severity = "warning"
+    else:
+        sel = select_runtime(catalog.runtimes, mspec, isvc)
+        if sel.picked is None:
+            note = Finding(
+                "KV503",
+                f"no ServingRuntime or ClusterServingRuntime among the inputs is one OME would select for "
+                f"{_selection_text(sel, model_doc)}: OME refuses to deploy this InferenceService "
+                "(RuntimeSelectionError) unless the cluster has another runtime that matches, so kvlint "
+                "cannot read its engine",
+                anchor,
+                fix="add a runtime whose supportedModelFormats (modelArchitecture, quantization, format, framework), "
+                "modelSizeRange and autoSelect match the model, or name one in spec.runtime.name",
+                severity="warning",
+            )
+            ps = LDict(loc=anchor)
+            ps["containers"] = LList([], loc=anchor)
+            return [
+                Workload(isvc, isvc.kind, isvc.name, isvc.namespace, ps, "spec.engine", findings=(note,))
+            ], None
+        rt = sel.picked.doc
+        scope = "a namespaced runtime, preferred over cluster ones, " if not sel.picked.cluster else ""
+        why = (
+            f"the runtime OME auto-selects ({scope}score {sel.picked.score}) for "
+            f"{_selection_text(sel, model_doc)}; kvlint compared only the runtimes among the inputs"
+        )
+        severity = "info"
+        if sel.tied:
+            names = ", ".join(c.label for c in sel.tied)
+            why += (
+                f". Ambiguous: {names} match as well, with the same score and size range, and OME picks by name "
+                "alone (alphabetical order)"
+            )
+            severity = "warning"
+    rspec = get_in(rt.data, "spec")
+    rspec = rspec if isinstance(rspec, dict) else {}
+    ispec = get_in(isvc.data, "spec")
+    ispec = ispec if isinstance(ispec, dict) else {}
+    spec = LDict(loc=loc_of(rt.data, "spec") or rt.loc)
+    for src, dst in (("engine", "engineConfig"), ("decoder", "decoderConfig")):
+        base, over = rspec.get(dst), ispec.get(src)
+        if isinstance(base, dict) or isinstance(over, dict):
+            spec[dst] = strategic_merge(
+                base if isinstance(base, dict) else {}, over if isinstance(over, dict) else {}
+            )
+    data = LDict(loc=isvc.loc)
+    for k in ("apiVersion", "kind", "metadata"):
+        if k in isvc.data:
+            data[k] = isvc.data[k]
+    data["spec"] = spec
+    merged = Document(isvc.path, isvc.index, data, isvc.loc)
+    uri = str(get_in(mspec, "storage", "storageUri") or "")
+    path = get_in(mspec, "storage", "path")
+    hub = model_from_uri(uri)
+    note = Finding(
+        "KV504",
+        f"kvlint sized this OME InferenceService on {rt.kind} '{rt.name}', {why}",
+        anchor,
+        fix="nothing to change if that is the runtime meant; otherwise name it in spec.runtime.name",
+        severity=severity,
+    )
+    out: list[Workload] = []
+    for w in _structural(merged):
+        if ".routerConfig." in f".{w.path}." or not w.path.startswith(
+            ("spec.engineConfig", "spec.decoderConfig")
+        ):
+            continue
+        gpus = _declared_gpus(w)
+        count = digits(gpus.split(": ", 1)[1].strip()) if gpus else None
+        env = injected_env(merged, w, count) if count else []
+        if isinstance(path, str) and path:
+            env = [("MODEL_PATH", path, loc_of(get_in(mspec, "storage"), "path") or model_doc.loc), *env]
+        pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
+        replicas = int_or_none(get_in(spec, w.path.split(".")[1], "minReplicas"))
+        w = replaced(
+            w,
+            doc=isvc,
+            pod_spec=pod_spec,
+            derived_model=hub,
+            model_storage=str(path) if path and not hub else None,
+            replicas=w.replicas if w.replicas is not None else replicas,
+            findings=(note,) if not out else (),
+        )
+        out.append(w)
+    if not out:
+        return None
+    return link_leaders(out), rt
