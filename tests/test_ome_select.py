@@ -232,3 +232,43 @@ def test_named_runtime_that_does_not_match_is_refused_by_ome(tmp_path: Path) -> 
     (note,) = _notes(result, "KV504")
     assert note.severity == "warning"
     assert "OME refuses it (RuntimeValidationError" in note.message and "it is disabled" in note.message
+
+
+MODEL_47 = "config/models/zai-org/GLM-4.7-FP8.yaml"
+
+
+def test_version_with_a_non_ascii_digit_does_not_match_and_does_not_crash(tmp_path: Path) -> None:
+    # "²" is a digit to str.isdigit but not to int() nor to OME's modelver.Parse (ASCII digits only): the
+    # format does not match, the service gets the KV503 warning, no traceback
+    root = _tree(tmp_path)
+    (root / RUNTIME).write_text(_runtime_text().replace('version: "4.52.3"', 'version: "4.5²"'))
+    result = _check(root)
+    (warning,) = [d for d in _notes(result, "KV503") if "OME would select" in d.message]
+    assert "no supported model format matches" in warning.message
+
+
+def test_version_with_a_leading_zero_does_not_parse_in_ome(tmp_path: Path) -> None:
+    # modelver.Parse refuses "03" (parseNumeric: leading zeroes), so 4.52.03 never equals the model's 4.52.3
+    root = _tree(tmp_path)
+    (root / RUNTIME).write_text(_runtime_text().replace('version: "4.52.3"', 'version: "4.52.03"'))
+    result = _check(root)
+    (warning,) = [d for d in _notes(result, "KV503") if "OME would select" in d.message]
+    assert "modelFramework differs" in warning.message
+    # the same runtime written without the zero matches (the warning is about the zero alone)
+    (root / RUNTIME).write_text(_runtime_text())
+    assert [d for d in _notes(_check(root), "KV504") if "auto-selects" in d.message]
+
+
+def test_prerelease_versions_compare_without_the_v_prefix(tmp_path: Path) -> None:
+    # a version with a suffix is compared with modelver.Equal (CompareVersion: numbers and suffixes, not the
+    # "v" prefix): the model's v4.52.3-rc1 is the runtime's 4.52.3-rc1
+    root = _tree(tmp_path)
+    model = root / MODEL_47
+    model.write_text(model.read_text().replace('version: "4.52.3"', 'version: "v4.52.3-rc1"'))
+    (root / RUNTIME).write_text(_runtime_text().replace('version: "4.52.3"', 'version: "4.52.3-rc1"'))
+    result = _check(root)
+    (note,) = _notes(result, "KV504")
+    assert "auto-selects" in note.message and "'srt-glm-text-fp8-tp8'" in note.message
+    # a different pre-release does not match
+    (root / RUNTIME).write_text(_runtime_text().replace('version: "4.52.3"', 'version: "4.52.3-rc2"'))
+    assert [d for d in _notes(_check(root), "KV503") if "OME would select" in d.message]

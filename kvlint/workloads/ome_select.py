@@ -24,8 +24,10 @@ reconciliation.go`` ``GetBaseModel``, ``ReconcileBaseModel`` refusing a disabled
   a ``NoRuntimeFoundError`` (the service is not deployed).
 
 Version operators (``Equal`` by default, ``GreaterThan``, ``GreaterThanOrEqual``) follow ``matcher.go``
-``compareModelFormatVersions`` and ``pkg/modelver``: a pre-release/build suffix on either side needs equal
-versions, otherwise the ``v`` prefix and the number of parts must agree before comparing.
+``compareModelFormatVersions`` and ``pkg/modelver``: a version ``Parse`` refuses (a leading zero, a character
+other than an ASCII digit in a number) matches nothing; ``Equal``, or a pre-release/build/dev suffix on either
+side, compares numbers and suffixes only; otherwise the ``v`` prefix and the number of parts must agree and the
+runtime's version is compared to the model's (``GreaterThan``: the runtime's is higher, as OME writes it).
 
 kvlint only sees the runtimes among its inputs, so what it picks is what OME would pick if those were all the
 cluster has; the note says so.
@@ -83,42 +85,84 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _version(text: str) -> tuple[str, tuple[int, int, int], int, bool] | None:
-    """(``v`` prefix, (major, minor, patch), number of parts, unofficial) of an OME model version
-    (``pkg/modelver`` ``Parse``); None when it does not parse."""
+#: A number of an OME model version: ASCII digits, no leading zero (``pkg/modelver`` ``parseNumeric``).
+_VERSION_NUMBER = re.compile(r"0|[1-9][0-9]*")
+_UINT64_MAX = 2**64 - 1
+
+
+def _version_number(text: str) -> int | None:
+    if _VERSION_NUMBER.fullmatch(text) is None:
+        return None
+    n = int(text)
+    return n if n <= _UINT64_MAX else None
+
+
+@dataclass(frozen=True)
+class _Version:
+    """An OME model version (``pkg/modelver`` ``Version``): ``v`` prefix, (major, minor, patch), number of parts
+    given, and the pre-release, build and dev suffixes (OME's "unofficial" parts)."""
+
+    prefix: str
+    numbers: tuple[int, int, int]
+    precision: int
+    suffixes: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+    @property
+    def unofficial(self) -> bool:
+        return any(self.suffixes)
+
+
+def _version(text: str) -> _Version | None:
+    """An OME model version as ``pkg/modelver`` ``Parse`` reads it (``major[.minor[.patch[+build][-pre][.dev]]]``,
+    an optional lowercase ``v`` before the major number); None where ``Parse`` returns an error (empty, a number
+    with other characters than ASCII digits or with a leading zero, above 2**64 - 1, or an empty suffix part)."""
     parts = text.split(".", 2)
-    prefix = ""
     major = parts[0]
+    prefix = ""
     if major.startswith("v"):
         prefix, major = "v", major[1:]
     patch = parts[2] if len(parts) > 2 else "0"
-    suffix = re.search(r"[-+.]", patch)
-    unofficial = suffix is not None
-    if suffix is not None:
-        patch = patch[: suffix.start()]
-    nums = [major, parts[1] if len(parts) > 1 else "0", patch]
-    if not all(n.isdigit() and len(n) < 20 for n in nums):
+    build: list[str] = []
+    pre: list[str] = []
+    dev: list[str] = []
+    if "+" in patch:
+        patch, rest = patch.split("+", 1)
+        build = rest.split(".")
+    if "-" in patch:
+        patch, rest = patch.split("-", 1)
+        pre = rest.split(".")
+    if "." in patch:
+        patch, rest = patch.split(".", 1)
+        dev = rest.split(".")
+    numbers = (
+        _version_number(major),
+        _version_number(parts[1] if len(parts) > 1 else "0"),
+        _version_number(patch),
+    )
+    if any(n is None for n in numbers) or any(not s for s in (*pre, *build, *dev)):
         return None
-    return prefix, (int(nums[0]), int(nums[1]), int(nums[2])), len(parts), unofficial
+    a, b, c = (n or 0 for n in numbers)
+    return _Version(prefix, (a, b, c), len(parts), (tuple(pre), tuple(build), tuple(dev)))
 
 
 def _versions_match(runtime_side: dict, model_side: dict) -> bool:
-    """``compareModelFormatVersions``/``compareModelFrameworkVersions`` (``matcher.go``): both versions given."""
+    """``compareModelFormatVersions``/``compareModelFrameworkVersions`` (``matcher.go``): both versions given.
+    ``Equal`` (and any version with a suffix) compares the numbers and suffixes, not the prefix or the number
+    of parts (``modelver.CompareVersion``); ``GreaterThan``/``GreaterThanOrEqual`` need the same prefix and number
+    of parts and compare the runtime's version to the model's (runtime > model, as OME writes it)."""
     rv, mv = _version(str(runtime_side["version"])), _version(str(model_side["version"]))
     if rv is None or mv is None:
         return False
     op = str(runtime_side.get("operator") or "Equal")
-    if rv[3] or mv[3] or op == "Equal":
-        return (
-            str(runtime_side["version"]) == str(model_side["version"]) if rv[3] or mv[3] else rv[1] == mv[1]
-        )
-    if rv[2] != mv[2] or rv[0] != mv[0]:
+    if rv.unofficial or mv.unofficial or op == "Equal":
+        return (rv.numbers, rv.suffixes) == (mv.numbers, mv.suffixes)
+    if rv.precision != mv.precision or rv.prefix != mv.prefix:
         return False
     if op == "GreaterThan":
-        return rv[1] > mv[1]
+        return rv.numbers > mv.numbers
     if op == "GreaterThanOrEqual":
-        return rv[1] >= mv[1]
-    return rv[1] == mv[1]
+        return rv.numbers >= mv.numbers
+    return rv.numbers == mv.numbers
 
 
 def _named_match(runtime_side: Any, model_side: Any) -> bool:
