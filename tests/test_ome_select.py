@@ -16,6 +16,7 @@ from pathlib import Path
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.sizing import outcomes
+from kvlint.workloads.ome_select import model_size
 
 REPO = Path(__file__).resolve().parents[1]
 TREE = REPO / "fixtures" / "collected" / "trees" / "sgl-project-ome-glm-fp8"
@@ -272,3 +273,21 @@ def test_prerelease_versions_compare_without_the_v_prefix(tmp_path: Path) -> Non
     # a different pre-release does not match
     (root / RUNTIME).write_text(_runtime_text().replace('version: "4.52.3"', 'version: "4.52.3-rc2"'))
     assert [d for d in _notes(_check(root), "KV503") if "OME would select" in d.message]
+
+
+def test_model_size_is_read_as_go_parse_float_reads_it() -> None:
+    # parseModelSize: one T/B/M suffix off, strconv.ParseFloat on the rest, 0 on any error (overflow included)
+    assert model_size("355B") == 355e9 and model_size("0.5T") == 5e11 and model_size("12M") == 12e6
+    assert model_size("3.55e2B") == model_size("355B")
+    assert model_size(".5B") == 5e8
+    for unreadable in ("1e400B", "9" * 400 + "B", " 70B", "70 B", "7b", "1_0B", "B", "", None):
+        assert model_size(unreadable) == 0.0, unreadable
+
+
+def test_model_size_in_exponent_notation_is_in_range(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    model = root / MODEL_47
+    model.write_text(model.read_text().replace("modelParameterSize: 355B", "modelParameterSize: 3.55e2B"))
+    result = _check(root)
+    (note,) = _notes(result, "KV504")
+    assert "auto-selects" in note.message and "'srt-glm-text-fp8-tp8'" in note.message

@@ -35,6 +35,7 @@ cluster has; the note says so.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -62,8 +63,10 @@ _FRAMEWORK_WEIGHT = 5
 _NO_AUTO_SELECT = "no supported format has autoSelect: true"
 _NO_SCORE = "its score is not positive"
 
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([TBM]?)\s*")
-_MULT = {"T": 1e12, "B": 1e9, "M": 1e6, "": 1.0}
+#: A decimal number as Go's ``strconv.ParseFloat`` reads it (sign, digits with an optional point, exponent; or
+#: ``inf``/``infinity``/``nan``); no spaces, no underscores. (Go's hexadecimal floats are read as 0 here.)
+_GO_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))")
+_MULT = (("T", 1e12), ("B", 1e9), ("M", 1e6))
 
 
 def is_ome(doc: Document) -> bool:
@@ -73,12 +76,23 @@ def is_ome(doc: Document) -> bool:
 
 
 def model_size(text: Any) -> float:
-    """A ``modelParameterSize`` or size bound in parameters (``355B`` -> 3.55e11; ``T``/``B``/``M`` suffixes),
-    0 when unreadable, as OME's ``parseModelSize`` (``pkg/runtimeselector/matcher.go``) returns."""
-    m = _SIZE.fullmatch(str(text)) if text is not None else None
-    if m is None:
+    """A ``modelParameterSize`` or size bound in parameters (``355B`` -> 3.55e11), as OME's ``parseModelSize``
+    (``pkg/runtimeselector/matcher.go``) reads it: one ``T``/``B``/``M`` suffix (1e12/1e9/1e6) taken off, the
+    rest read by ``strconv.ParseFloat`` (``1.5e2B`` is 1.5e11), 0 when that fails, out of range included
+    (``1e400B``, a 400-digit number), and 0 for an absent bound."""
+    if text is None:
         return 0.0
-    return float(m.group(1)) * _MULT[m.group(2)]
+    body, mult = str(text), 1.0
+    for suffix, factor in _MULT:
+        if body.endswith(suffix):
+            body, mult = body[: -len(suffix)], factor
+            break
+    if _GO_FLOAT.fullmatch(body) is None:
+        return 0.0
+    value = float(body)
+    if math.isinf(value) and "n" not in body.lower():  # overflow: ParseFloat's ErrRange
+        return 0.0
+    return value * mult
 
 
 def _text(value: Any) -> str | None:
