@@ -276,3 +276,20 @@ def test_pd_roles_decode_graphs_and_deepep_terms_from_0_5_15() -> None:
         default_mem_fraction_static(v23, gpu, tp=8, deepep=True)[0]
         < default_mem_fraction_static(v23, gpu, tp=8)[0]
     )
+
+
+def test_enable_breakable_cuda_graph_is_an_explicit_prefill_backend_in_0_5_15_to_0_5_19() -> None:
+    """``--enable-breakable-cuda-graph`` stores ``cuda_graph_backend_prefill = breakable`` (a deprecated alias in the
+    0.5.15 – 0.5.19 wheels), so the automatic rules are skipped: an MLA model in 0.5.16 (which the rules turn off)
+    keeps its graphs and the flat MLA reserve. In 0.5.13 it is a separate runner switch, not the reserve's."""
+    flag = "--enable-breakable-cuda-graph"
+    assert not _graphs(DSV3, version="0.5.16", tp=8).on
+    pg = _graphs(DSV3, flag, version="0.5.16", tp=8)
+    assert pg.on and pg.explicit
+    assert pg.reserve_mib(8192, amd=False)[0] == sglang_graphs.MLA_RESERVE_MIB
+    got = _plan(DSV3, flag, version="0.5.16", gpu="h200", tp=8)
+    want = _no_graph_fraction("0.5.16", gpu="h200", tp=8, prefill_graph_mib=sglang_graphs.MLA_RESERVE_MIB)
+    assert got.mem_fraction_static == want
+    # 0.5.13: no effect on the piecewise switch (DP attention still turns the graphs off)
+    dp = ("--dp-size", "2", "--enable-dp-attention")
+    assert not _graphs(LLAMA, *dp, flag, version="0.5.13", tp=2).on

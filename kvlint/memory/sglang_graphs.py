@@ -24,7 +24,8 @@ are on is decided before the reserve, by release (read in the PyPI wheels' ``sgl
   ``model_executor/cuda_graph_config.py::default_prefill_backend``): the prefill phase's backend defaults to
   ``breakable`` on CUDA (``tc_piecewise`` elsewhere up to 0.5.21, then ``disabled``, which the non-CUDA rule turns
   off). ``--disable-cuda-graph``, ``--disable-prefill-cuda-graph``, ``--cuda-graph-backend-prefill`` (and its
-  deprecated aliases ``--disable-piecewise-cuda-graph`` / ``--enforce-piecewise-cuda-graph``) set it and skip the
+  deprecated aliases ``--disable-piecewise-cuda-graph`` / ``--enforce-piecewise-cuda-graph``, and
+  ``--enable-breakable-cuda-graph`` up to 0.5.19) set it and skip the
   automatic rules; otherwise the breakable rules turn it off: in 0.5.15 – 0.5.17 for MLA, DeepSeek-V4, context
   parallelism, LoRA, any MoE all-to-all backend, DP attention and multimodal models; from 0.5.18 for DeepSeek-V4,
   context parallelism, two-batch overlap, an all-to-all backend other than ``deepep`` / ``megamoe`` / ``flashinfer``
@@ -56,6 +57,9 @@ RESERVE_FROM: SgVersion = (0, 5, 8)
 DEFAULT_ON_FROM: SgVersion = (0, 5, 10)
 #: The breakable backend is the CUDA default and the cuda_graph_config flags decide it.
 BREAKABLE_FROM: SgVersion = (0, 5, 15)
+#: ``--enable-breakable-cuda-graph`` is a deprecated alias of ``--cuda-graph-backend-prefill breakable`` (read in the
+#: 0.5.15, 0.5.16, 0.5.18 and 0.5.19 wheels' ``DeprecatedStoreConstAction``) until this release, which drops it.
+BREAKABLE_ALIAS_UNTIL: SgVersion = (0, 5, 20)
 #: Flat MLA reserve (MiB) from 0.5.10; 8 MiB per captured size otherwise.
 MLA_RESERVE_MIB = 1536
 PER_SIZE_MIB = 8
@@ -332,6 +336,9 @@ def prefill_graphs(
         backend, switch = "disabled", "--disable-piecewise-cuda-graph"
     if _flag(get, "enforce_piecewise_cuda_graph"):
         backend, switch = "tc_piecewise", "--enforce-piecewise-cuda-graph"
+    if v < BREAKABLE_ALIAS_UNTIL and _flag(get, "enable_breakable_cuda_graph"):
+        # an alias of --cuda-graph-backend-prefill breakable in 0.5.15 - 0.5.19 (a separate runner switch in 0.5.13)
+        backend, switch = "breakable", "--enable-breakable-cuda-graph"
     chosen = get("cuda_graph_backend_prefill")
     if isinstance(chosen, str) and chosen.strip():
         backend, switch = chosen.strip().lower(), f"--cuda-graph-backend-prefill {chosen.strip()}"
