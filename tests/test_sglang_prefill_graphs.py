@@ -5,6 +5,7 @@ applies, what sizes it, and that it enters before the 10 GiB floor."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from kvlint.accelerators import lookup
@@ -293,3 +294,21 @@ def test_enable_breakable_cuda_graph_is_an_explicit_prefill_backend_in_0_5_15_to
     # 0.5.13: no effect on the piecewise switch (DP attention still turns the graphs off)
     dp = ("--dp-size", "2", "--enable-dp-attention")
     assert not _graphs(LLAMA, *dp, flag, version="0.5.13", tp=2).on
+
+
+def test_deepseek_sparse_attention_config_turns_them_off_in_0_5_10_only() -> None:
+    """0.5.10's architecture rule also holds ``is_deepseek_nsa`` (a DeepseekV3ForCausalLM config with
+    ``index_topk``); 0.5.13 dropped it. Without ``index_topk`` the same model keeps its graphs."""
+    base = _model(DSV3)
+    assert base.architectures[0] == "DeepseekV3ForCausalLM" and "index_topk" not in base.config
+    config = {**base.config, "index_topk": 2048}  # (a text-only model's text config is its config)
+    nsa = dataclasses.replace(base, config=config, text_config=config)
+
+    def graphs(model, version: str):
+        s = _cmd("--tp-size", "8", version=version)
+        return sglang_prelude(s, model).prefill_graphs
+
+    assert graphs(base, "0.5.10").on
+    off = graphs(nsa, "0.5.10")
+    assert not off.on and "index_topk" in off.why
+    assert graphs(nsa, "0.5.13").on

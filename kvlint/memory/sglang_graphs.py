@@ -12,7 +12,8 @@ are on is decided before the reserve, by release (read in the PyPI wheels' ``sgl
 * 0.5.10 – 0.5.14 (read: 0.5.10, 0.5.13; 0.5.11, 0.5.12 and 0.5.14 **[assumed]** as their neighbours):
   on by default (``disable_piecewise_cuda_graph: bool = False``); ``ServerArgs._handle_piecewise_cuda_graph`` turns
   them off for ``--disable-piecewise-cuda-graph`` and, unless ``--enforce-piecewise-cuda-graph``, for an architecture
-  of ``piecewise_cuda_graph_disabled_model_archs`` (``configs/model_config.py``), speculative decoding (0.5.10 only),
+  of ``piecewise_cuda_graph_disabled_model_archs`` (``configs/model_config.py``; in 0.5.10 also a DeepSeek sparse-
+  attention config, ``is_deepseek_nsa``), speculative decoding (0.5.10 only),
   DP attention, ``--enable-torch-compile``, pp > 1, a non-CUDA GPU (AMD), an MoE all-to-all backend, LoRA, a
   multimodal model, GGUF, a diffusion LLM, CPU offload or the hierarchical cache, deterministic inference, PD
   disaggregation, symmetric memory, EPLB or the expert-distribution recorder, attention context parallelism (and from
@@ -83,6 +84,32 @@ _DISABLED_ARCHS_0513 = frozenset(
         "LLaDAModelLM",
     }
 )
+#: ``is_deepseek_nsa`` (configs/model_config.py of 0.5.10): the text config's first architecture among these and
+#: ``index_topk`` set; 0.5.10 adds it to the architecture rule (``is_piecewise_cuda_graph_disabled_model``), 0.5.13 no
+#: longer does (0.5.11, 0.5.12 **[assumed]** as 0.5.10)
+_NSA_ARCHS_0510 = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "DeepseekV3ForCausalLMNextN",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+    }
+)
+
+
+def _deepseek_nsa_0510(model: ModelSpec) -> str | None:
+    """0.5.10's ``is_deepseek_nsa(hf_text_config)``: the first architecture of the text config (the config itself
+    for a text-only model) when it is in :data:`_NSA_ARCHS_0510` and ``index_topk`` is set, else None."""
+    c = model.text_config or model.config or {}
+    archs = c.get("architectures") if model.text_config else model.architectures
+    first = archs[0] if isinstance(archs, (list, tuple)) and archs else None
+    if isinstance(first, str) and first in _NSA_ARCHS_0510 and c.get("index_topk") is not None:
+        return first
+    return None
+
+
 #: ``multimodal_breakable_cuda_graph_supported_model_archs``: (first release read with them, names added)
 _MM_BREAKABLE_ARCHS: tuple[tuple[SgVersion, frozenset[str]], ...] = (
     ((0, 5, 16), frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})),
@@ -282,6 +309,9 @@ def prefill_graphs(
             return replace(sized, why="--disable-piecewise-cuda-graph")
         disabled_archs = _DISABLED_ARCHS_0510 if v < (0, 5, 13) else _DISABLED_ARCHS_0513
         blocked = sorted(archs & disabled_archs)
+        nsa = _deepseek_nsa_0510(model) if v < (0, 5, 13) else None
+        if not blocked and nsa is not None:
+            blocked = [f"{nsa} (DeepSeek sparse attention, index_topk)"]
         rules: list[tuple[str, bool]] = [
             (f"the {blocked[0] if blocked else ''} architecture", bool(blocked)),
             ("speculative decoding", v < (0, 5, 13) and bool(get("speculative_algorithm"))),
