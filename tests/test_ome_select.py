@@ -255,6 +255,10 @@ def test_version_with_a_leading_zero_does_not_parse_in_ome(tmp_path: Path) -> No
     result = _check(root)
     (warning,) = [d for d in _notes(result, "KV503") if "OME would select" in d.message]
     assert "modelFramework differs" in warning.message
+    # a number above 2**64 - 1 does not parse either (and a huge one is refused before int() sees it)
+    (root / RUNTIME).write_text(_runtime_text().replace('version: "4.52.3"', 'version: "' + "9" * 5000 + '"'))
+    (warning,) = [d for d in _notes(_check(root), "KV503") if "OME would select" in d.message]
+    assert "modelFramework differs" in warning.message
     # the same runtime written without the zero matches (the warning is about the zero alone)
     (root / RUNTIME).write_text(_runtime_text())
     assert [d for d in _notes(_check(root), "KV504") if "auto-selects" in d.message]

@@ -105,7 +105,7 @@ _UINT64_MAX = 2**64 - 1
 
 
 def _version_number(text: str) -> int | None:
-    if _VERSION_NUMBER.fullmatch(text) is None:
+    if len(text) > 20 or _VERSION_NUMBER.fullmatch(text) is None:  # (2**64 - 1 has 20 digits)
         return None
     n = int(text)
     return n if n <= _UINT64_MAX else None
