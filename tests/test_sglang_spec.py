@@ -425,3 +425,13 @@ def test_mtp_draft_weights_under_dp_attention_hold_their_attention_over_the_atte
     ).spec
     assert plain is not None and dpa is not None and plain.draft_layers == dpa.draft_layers > 0
     assert plain.draft_weight_bytes < dpa.draft_weight_bytes < plain.draft_weight_bytes * 8
+
+
+def test_the_draft_reserve_is_4_gib_from_0_5_10() -> None:
+    """The 0.5.9 wheel's default fraction adds 2 GiB for "eagle draft models and cuda graphs", the 0.5.10 wheel's
+    already 4 GiB, as 0.5.13's (server_args.py::ServerArgs._handle_gpu_memory_settings)."""
+    r = sglang_spec.default_reserve_mib
+    assert (
+        r((0, 5, 10), "EAGLE") == r((0, 5, 13), "EAGLE") > r((0, 5, 9), "EAGLE") == r((0, 5, 5), "EAGLE") > 0
+    )
+    assert r((0, 5, 10), "STANDALONE") == r((0, 5, 9), "STANDALONE")

@@ -32,8 +32,9 @@ Every release read resets an unset ``--max-running-requests`` to 48 ("Max runnin
 speculative decoding") and loads the draft's weights and captures its CUDA graphs after the target's pool is sized,
 so they come out of the memory the static fraction leaves. The 0.5.3, 0.5.4, 0.5.6, 0.5.7 and 0.5.8 wheels were read
 for the reserve, the reset and the padding: 0.5.3 - 0.5.6 size as 0.5.5; from 0.5.7 the padding is gone (the draft's
-pool takes the target's token count) while the 2 GiB reserve stays to 0.5.8. 0.5.9 - 0.5.12 and 0.5.14 were not
-read: 0.5.9 - 0.5.12 are taken as 0.5.8, 0.5.14 as 0.5.13 **[assumed]**; 0.5.17 as 0.5.16. 0.5.0 - 0.5.2 and the
+pool takes the target's token count) while the 2 GiB reserve stays to 0.5.9 (the 0.5.9 and 0.5.10 wheels' default
+fraction was read: 4 GiB from 0.5.10). 0.5.11, 0.5.12 and 0.5.14 were not read: 0.5.9 - 0.5.12 are otherwise taken
+as 0.5.8, 0.5.14 as 0.5.13 **[assumed]**; 0.5.17 as 0.5.16. 0.5.0 - 0.5.2 and the
 0.4.x releases are not modelled.
 """
 
@@ -71,9 +72,11 @@ MAX_SPEC_PARAM = 4096
 #: the 0.5.3 - 0.5.6 wheels; 0.5.7's ``model_runner_kv_cache_mixin.py`` sets ``draft_runner_cache_size =
 #: max_total_num_tokens`` without it, as 0.5.8 and 0.5.13 do)
 PAD_UNTIL = (0, 5, 7)
-#: From this release the draft's reserve is 4 GiB (0.5.13's ``_handle_gpu_memory_settings``; 2 GiB in the 0.5.3 -
-#: 0.5.8 wheels) and the self-drafting architectures are 0.5.13's twelve
+#: From this release the self-drafting architectures are 0.5.13's twelve
 RESERVE_4G_FROM = (0, 5, 13)
+#: From this release the draft's reserve in the default fraction is 4 GiB (``_handle_gpu_memory_settings`` of the
+#: 0.5.10 and 0.5.13 wheels; 2 GiB in the 0.5.3 - 0.5.9 wheels)
+DRAFT_RESERVE_4G_FROM = (0, 5, 10)
 #: The first release whose speculative sizing is modelled: the 0.5.3 and 0.5.4 wheels already have 0.5.5's reserve
 #: ("eagle draft models and cuda graphs"), the reset to 48 requests, the padding, the separate draft pool, the
 #: five self-drafting architectures and ``auto_choose_speculative_params`` (0.5.0 - 0.5.2 not read)
@@ -121,8 +124,8 @@ def self_draft_architectures(v: SgVersion) -> tuple[str, ...]:
 
 def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
     """MiB SGLang ``v``'s default ``mem_fraction_static`` reserves for the draft, on top of the floor of 10 GiB:
-    2048 (0.5.3 - 0.5.8 read, "eagle draft models and cuda graphs"; 0.5.9 - 0.5.12 [assumed]) or 4096 (0.5.13;
-    0.5.14 [assumed])
+    2048 (0.5.3 - 0.5.9 read, "eagle draft models and cuda graphs") or 4096 (0.5.10 and 0.5.13 read; 0.5.11,
+    0.5.12 and 0.5.14 [assumed])
     for every algorithm but NGRAM and STANDALONE (``elif self.speculative_algorithm != "NGRAM"``: EAGLE, EAGLE3,
     NEXTN, and DFLASH in 0.5.13), 6144 for STANDALONE, 0 for NGRAM and from 0.5.15 (``server_args.py::
     ServerArgs._handle_gpu_memory_settings``; the 0.5.15, 0.5.16 and 0.5.23 defaults have no such term). 0 before
@@ -131,7 +134,7 @@ def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
         return 0
     if algorithm == "STANDALONE":
         return 6 * 1024
-    return 4 * 1024 if v >= RESERVE_4G_FROM else 2 * 1024
+    return 4 * 1024 if v >= DRAFT_RESERVE_4G_FROM else 2 * 1024
 
 
 def draft_kv_layers(
@@ -257,6 +260,7 @@ __all__ = [
     "ONE_CELL_FROM",
     "PAD_UNTIL",
     "RESERVE_4G_FROM",
+    "DRAFT_RESERVE_4G_FROM",
     "SIZED_FROM",
     "PATHLESS_NEXTN_FROM",
     "SPEC_MAX_RUNNING_REQUESTS",
