@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from kvlint.engines.options import LAYOUT_DESTS, Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import Finding, ServingConfig, Value
 
 __all__ = ["parse_tgi_argv", "tgi_option", "TGI_OPTIONS"]
 
@@ -243,7 +243,8 @@ def parse_tgi_argv(
     ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
     treats it as the legacy alias — ``cuda_memory_fraction`` ...). Env vars (``MAX_TOTAL_TOKENS``) fill
     what the args do not set (``Value.source == "env"``, location = the env entry). The model comes from
-    ``--model-id``/``MODEL_ID``. Unknown options -> KV205; bad ints/floats/choices -> KV206; repeated
+    ``--model-id``/``MODEL_ID``. Unknown options -> KV205 (and, a warning, ``KV_CACHE_DTYPE`` in the env of a
+    release before :data:`KV_CACHE_DTYPE_FROM`, which ignores it); bad ints/floats/choices -> KV206; repeated
     options with different values -> KV207. An env entry kvlint cannot read (``valueFrom`` a Secret, a field, a
     ConfigMap not among the inputs) gets a KV503 note when it sets NUM_SHARD (a warning: not sized) or one of
     the settings the memory model reads (:data:`_SIZING_ENV_DESTS`, info: the launcher default is assumed); clap
@@ -328,8 +329,24 @@ def parse_tgi_argv(
     env_locs = env_locs or {}
     for dest in TGI_OPTIONS:
         name = dest.upper()
-        if name not in env or (dest == "kv_cache_dtype" and not kv_dtype_known):
-            continue  # KV_CACHE_DTYPE: no Args field reads it before 2.4.0
+        if name not in env:
+            continue
+        if dest == "kv_cache_dtype" and not kv_dtype_known:
+            # no Args field reads KV_CACHE_DTYPE before 2.4.0: clap ignores an env var it has no field for, so the
+            # launcher starts and the KV cache silently keeps the model's dtype
+            col.findings.append(
+                Finding(
+                    rule="KV205",
+                    message=(
+                        f"{where} does not read {name} (the launcher has --kv-cache-dtype / {name} from 2.4.0); "
+                        "the setting is ignored and the KV cache has the model's dtype"
+                    ),
+                    loc=env_locs.get(name),
+                    fix=f"remove {name}, or use a TGI image from 2.4.0 on for an fp8 KV cache",
+                    severity="warning",
+                )
+            )
+            continue
         key = "max_input_tokens" if dest == "max_input_length" else dest
         if key in col.flags:
             continue
