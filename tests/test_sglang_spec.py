@@ -435,3 +435,32 @@ def test_the_draft_reserve_is_4_gib_from_0_5_10() -> None:
         r((0, 5, 10), "EAGLE") == r((0, 5, 13), "EAGLE") > r((0, 5, 9), "EAGLE") == r((0, 5, 5), "EAGLE") > 0
     )
     assert r((0, 5, 10), "STANDALONE") == r((0, 5, 9), "STANDALONE")
+
+
+def test_a_draft_stating_zero_nextn_layers_adds_no_layers_from_0_5_15() -> None:
+    """A separate draft whose config states ``num_nextn_predict_layers: 0`` (an EAGLE3 draft carrying the DeepSeek-V3
+    schema; here moonshotai/Kimi-K2-Instruct's config, that schema with the field 0, from the bundled catalogue):
+    SGLang 0.5.15 - 0.5.23 take the stated 0 as the draft's count (``is not None``) and the pool configurator adds
+    the draft's share only for a count above 0, so the cell stays the target's. kvlint took 0 as absent and sized the
+    draft's num_hidden_layers into the cell. Before 0.5.15 the draft's own pool worker takes its num_hidden_layers."""
+    kimi = "moonshotai/Kimi-K2-Instruct"
+    m, draft = _model(DSV3), resolve_model(kimi, allow_hub=False)
+    assert _nextn(draft) == 0 and draft.num_layers > 0
+    total = lookup("h200").memory_bytes
+    base_cell = cell_size(m, 8, 2)[0]
+    for version in ("0.5.15", "0.5.16", "0.5.21", "0.5.23"):
+        v = tuple(int(x) for x in version.split("."))
+        layers, why = sglang_spec.draft_kv_layers(m, v, "EAGLE3", kimi, DSV3, draft)  # type: ignore[arg-type]
+        assert layers == 0 and "num_nextn_predict_layers 0" in why, (version, why)
+        s = _cmd("--tp-size", "8", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", kimi,
+                 version=version)  # fmt: skip
+        s.draft_model = draft
+        spec = plan_sglang_detailed(s, m, total, gpus=8)
+        assert spec.plan.kv_bytes_per_token == base_cell, version
+        assert any("sizes no draft KV layers" in n for n in spec.plan.assumptions), spec.plan.assumptions
+        assert any("draft checkpoint's weights" in n for n in spec.plan.assumptions)
+    layers, _ = sglang_spec.draft_kv_layers(m, (0, 5, 13), "EAGLE3", kimi, DSV3, draft)
+    assert layers == draft.num_layers
+    # the same stated 0 on a path-less target SGLang drafts from itself (DeepseekV3ForCausalLM): no draft layers
+    layers, why = sglang_spec.draft_kv_layers(draft, (0, 5, 23), "EAGLE", None, kimi)
+    assert layers == 0 and "num_nextn_predict_layers 0 of the target" in why

@@ -682,7 +682,7 @@ def _speculative(
         notes.append(f"not modelled: the draft's KV layers in {other}; this plan sizes the target's alone")
         layers = None
     draft_w = 0
-    if layers and separate and draft is not None:
+    if separate and draft is not None:
         # the draft checkpoint's own weights, over the same TP ranks (EAGLE heads that share the target's embedding
         # and output head state less; SGLang loads them after the pool either way)
         ddt = draft.torch_dtype or "bfloat16"
@@ -736,6 +736,13 @@ def _speculative(
                 else f"SGLang {v[0]}.{v[1]}.{v[2]} gives them a pool of the target's tokens after it, outside "
                 "mem_fraction_static"
             )
+        )
+    elif layers == 0:
+        # SGLang takes a stated num_nextn_predict_layers of 0 as the count (is not None), not as absent
+        notes.append(
+            f"speculative decoding ({shown}): SGLang {v[0]}.{v[1]}.{v[2]} sizes no draft KV layers with the target's "
+            f"({why}: a count of 0 is taken as stated, not as absent); its draft worker allocates its own layers' KV "
+            "for the same tokens after the pool is sized, outside mem_fraction_static"
         )
     elif v >= sglang_spec.ONE_CELL_FROM:
         notes.append(

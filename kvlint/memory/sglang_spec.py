@@ -137,6 +137,19 @@ def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
     return 4 * 1024 if v >= DRAFT_RESERVE_4G_FROM else 2 * 1024
 
 
+def _stated_none(raw: object, v: SgVersion) -> bool:
+    """Whether a draft config's ``num_nextn_predict_layers`` value ``raw`` makes SGLang ``v`` size no draft layers
+    with the target: a stated integer of 0 or less from 0.5.15, where the target's runner takes the draft's count
+    whenever the field ``is not None`` (``model_runner.py::ModelRunner.__init__`` of 0.5.15,
+    ``spec_aux_hidden_state.py::_resolve_eagle_aux_hidden_state`` of 0.5.16 - 0.5.23: ``eagle_draft_num_layers =
+    int(num_nextn_predict_layers)``) and ``pool_configurator.py::DefaultPoolConfigurator.__init__`` adds the draft's
+    share only when that count is ``> 0``. An EAGLE3 draft carrying a DeepSeek-V3 config (``num_nextn_predict_layers:
+    0``, as nvidia/Kimi-K2.5-Thinking-Eagle3) is the case SGLang's comment names. Before 0.5.15 the draft has its own
+    pool, whose worker takes its ``num_hidden_layers`` for a count of 0 (0.5.13 ``ModelRunner``'s
+    ``model_has_mtp_layers``), so this is False there."""
+    return v >= ONE_CELL_FROM and isinstance(raw, int) and not isinstance(raw, bool) and raw <= 0
+
+
 def draft_kv_layers(
     model: ModelSpec,
     v: SgVersion,
@@ -154,6 +167,8 @@ def draft_kv_layers(
     config, is given: its ``num_nextn_predict_layers``, else its ``num_hidden_layers`` (the larger of those and its
     attention layers in SGLang: ``model_runner.py`` of 0.5.15, ``spec_aux_hidden_state.py::
     _resolve_eagle_aux_hidden_state`` of 0.5.16 - 0.5.23, ``ModelConfig(..., is_draft_model=True)``).
+    ``layers`` 0: from 0.5.15, a draft (or target) config that states ``num_nextn_predict_layers: 0``, which SGLang
+    takes as no draft layers in the target's cell rather than as absent (:func:`_stated_none`).
     ``layers`` None: a separate draft checkpoint not resolved, or a target without an MTP head."""
     if algorithm not in EAGLE_FAMILY or algorithm == "STANDALONE" and not draft_path:
         return None, "STANDALONE drafts with a separate model"
@@ -166,6 +181,8 @@ def draft_kv_layers(
         raw_d = dc.get("num_nextn_predict_layers")
         if isinstance(raw_d, int) and not isinstance(raw_d, bool) and raw_d > 0:
             return raw_d, f"num_nextn_predict_layers {raw_d} of the draft checkpoint {path[:80]}"
+        if _stated_none(raw_d, v):
+            return 0, f"num_nextn_predict_layers {raw_d} of the draft checkpoint {path[:80]}"
         if draft.num_layers > 0:
             return (
                 draft.num_layers,
@@ -181,6 +198,8 @@ def draft_kv_layers(
             None,
             f"no draft model path and {arch or 'this architecture'} is not one SGLang drafts from itself",
         )
+    if _stated_none(raw, v):
+        return 0, f"num_nextn_predict_layers {raw} of the target checkpoint"
     if nextn is None:
         return None, "the config states no num_nextn_predict_layers"
     if nextn > max(1, model.num_layers):
