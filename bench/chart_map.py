@@ -40,13 +40,13 @@ from kvlint.options import Options  # noqa: E402
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 IMAGE = "vllm/vllm-openai:v0.11.0"
 
-RANGE_TEMPLATE = """\
+_RANGE = """\
 {{- range $i, $m := .Values.models }}
 ---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ $m.name }}
+  name: NAME
 spec:
   replicas: 1
   template:
@@ -55,7 +55,7 @@ spec:
         cloud.google.com/gke-accelerator: nvidia-l4
       containers:
         - name: vllm
-          image: {{ $.Values.image }}
+          image: IMAGE
           args:
             - --model
             - {{ $m.model }}
@@ -67,6 +67,16 @@ spec:
               nvidia.com/gpu: 1
 {{- end }}
 """
+
+
+def range_template(name: str = "{{ $m.name }}", image: str = "{{ $.Values.image }}") -> str:
+    """A chart template that ``range``s over ``.Values.models`` and writes one vLLM Deployment per item (its
+    ``model`` and ``extraArgs``), named ``name`` and on ``image`` (each a template action or a literal): the ``range``
+    case here, and the chart tests/test_chart_map_scale.py and tests/test_range_sources.py map (they import it)."""
+    return _RANGE.replace("NAME", name).replace("IMAGE", image)
+
+
+RANGE_TEMPLATE = range_template()
 
 
 def _deployment(name: str, image: str, extra: str = "") -> str:

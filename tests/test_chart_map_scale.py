@@ -36,6 +36,9 @@ from kvlint.template_lines import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from chart_map import range_template  # noqa: E402
+
 needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
 
 
@@ -64,33 +67,7 @@ def reference_align_document(
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
-RANGE_TEMPLATE = """\
-{{- range $i, $m := .Values.models }}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ $m.name }}
-spec:
-  replicas: 1
-  template:
-    spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-l4
-      containers:
-        - name: vllm
-          image: "vllm/vllm-openai:v0.11.0"
-          args:
-            - --model
-            - {{ $m.model }}
-            {{- with $m.extraArgs }}
-            {{- toYaml . | nindent 12 }}
-            {{- end }}
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-{{- end }}
-"""
+RANGE_TEMPLATE = range_template(image='"vllm/vllm-openai:v0.11.0"')
 
 
 def _range_document(i: int) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import tarfile
 from dataclasses import replace
 from pathlib import Path
@@ -28,38 +29,15 @@ from kvlint.report.jsonout import render_json
 from kvlint.types import Diagnostic
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from chart_map import range_template  # noqa: E402
+
 OFFLINE = Options(allow_hub=False)
 needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
 # a range over a list of models, each Deployment named by its item (``name``) or by its index only
-LIST_TEMPLATE = """\
-{{- range $i, $m := .Values.models }}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: NAME
-spec:
-  replicas: 1
-  template:
-    spec:
-      nodeSelector:
-        cloud.google.com/gke-accelerator: nvidia-l4
-      containers:
-        - name: vllm
-          image: "vllm/vllm-openai:v0.11.0"
-          args:
-            - --model
-            - {{ $m.model }}
-            {{- with $m.extraArgs }}
-            {{- toYaml . | nindent 12 }}
-            {{- end }}
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-{{- end }}
-"""
+LIST_TEMPLATE = range_template(name="NAME", image='"vllm/vllm-openai:v0.11.0"')
 NAMES = {"named": ("{{ $m.name }}", "{name}"), "indexed": ("model-{{ $i }}", "model-{i}")}
 
 
