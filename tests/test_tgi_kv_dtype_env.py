@@ -8,17 +8,14 @@ ai-ml/llm-serving-gemma/tgi/tgi-2-27b-it.yaml, a TGI 2.3 image; source in fixtur
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from kvlint.cli import main
 from kvlint.engines.tgi import KV_CACHE_DTYPE_FROM, has_kv_cache_dtype
 
-_SAMPLE = (
-    Path(__file__).resolve().parents[1]
-    / "fixtures/tgi/GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__tgi__tgi-2-27b-it.yaml"
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_tgi_opaque_env import _SAMPLE, _check  # noqa: E402
+
 _OLD_IMAGE = "huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311"
 _NEW_IMAGE = "huggingface-text-generation-inference-cu124.2-4.ubuntu2204.py311"
 _ENTRY = "        - name: MODEL_ID\n"
@@ -36,19 +33,9 @@ def _with_env(image: str) -> tuple[str, int]:
 
 
 def _kv205(tmp_path: Path, text: str) -> tuple[Path, list[str]]:
-    """``kvlint check`` on ``text``: the file and its KV205 findings, each with its continuation lines."""
-    p = tmp_path / "tgi.yaml"
-    p.write_text(text)
-    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(p)])
-    assert r.exit_code in (0, 1), r.output
-    assert "Traceback" not in r.output
-    findings: list[str] = []
-    for line in r.stdout.splitlines():
-        if line.startswith(f"{p}:"):
-            findings.append(line)
-        elif line.startswith(" ") and findings:
-            findings[-1] += " " + line.strip()
-    return p, [" ".join(f.split()) for f in findings if " KV205 " in f]
+    """``kvlint check`` on ``text``: the file and its KV205 findings, white space collapsed."""
+    p, found = _check(tmp_path, text, "KV205")
+    return p, [" ".join(f.split()) for f in found]
 
 
 def test_kv_cache_dtype_env_on_tgi_2_3_is_a_warning_at_the_entry(tmp_path: Path) -> None:

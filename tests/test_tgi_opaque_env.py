@@ -48,8 +48,9 @@ def _opaque(text: str) -> str:
     return text
 
 
-def _check(tmp_path: Path, text: str) -> tuple[Path, list[str]]:
-    """``kvlint check`` on ``text``: the file and its KV503 findings, each with its continuation lines."""
+def _check(tmp_path: Path, text: str, rule: str = "KV503") -> tuple[Path, list[str]]:
+    """``kvlint check`` on ``text``: the file and its ``rule`` findings, each with its continuation lines (also
+    used by tests/test_tgi_kv_dtype_env.py)."""
     p = tmp_path / "tgi.yaml"
     p.write_text(text)
     r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(p)])
@@ -61,7 +62,7 @@ def _check(tmp_path: Path, text: str) -> tuple[Path, list[str]]:
             findings.append(line)
         elif line.startswith(" ") and findings:
             findings[-1] += " " + line.strip()
-    return p, [f for f in findings if " KV503 " in f]
+    return p, [f for f in findings if f" {rule} " in f]
 
 
 def _line_of(text: str, name: str) -> int:
