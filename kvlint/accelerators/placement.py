@@ -970,7 +970,7 @@ def resolve_placement(
         dra: the pod's DRA claims among the inputs (:attr:`kvlint.types.Workload.dra_claims`): a container
             with no accelerator resource that takes GPUs through ``resources.claims`` naming them has their
             count (:func:`kvlint.workloads.dra.container_claim_gpus`), ``resource`` the device class
-            (``gpu.nvidia.com``) and ``gpus_loc`` its ``resources.claims``.
+            (``gpu.nvidia.com``, AMD's ``gpu.amd.com``) and ``gpus_loc`` its ``resources.claims``.
         annotation_decides: whether a ``kvlint.io/accelerator`` annotation naming a GPU the pod's own facts
             exclude (not the GPU, nor one of the GPUs, its operator fields, ``nodeName``, ``nodeSelector``,
             required node affinity or node class decide) still decides. True (exemptions allowed): it does, as
@@ -996,11 +996,11 @@ def resolve_placement(
 
     resource, gpus, gpus_loc = _gpu_resource(container)
     if resource is None and dra:
-        from kvlint.workloads.dra import GPU_DEVICE_CLASS, container_claim_gpus
+        from kvlint.workloads.dra import container_claim_gpus, device_class_of
 
         claimed = container_claim_gpus(container, dra)
         if claimed is not None:
-            resource, gpus, gpus_loc = GPU_DEVICE_CLASS, claimed[0], claimed[2]
+            resource, gpus, gpus_loc = device_class_of(claimed[1]), claimed[0], claimed[2]
     # HAMi's memory slice: nvidia.com/gpu vGPUs (or none, which HAMi's webhook makes 1), not MIG or other vendors
     gslice = hami_slice(container) if resource in (None, HAMI_COUNT) else None
     ns_labels, ns = _node_selector_labels(pod_spec)
