@@ -394,7 +394,9 @@ def _with_env(
                     same = {
                         e["name"]: (e, el)
                         for e, el in own
-                        if isinstance(e, dict) and e.get("value") == injected.get(e.get("name"))
+                        if isinstance(e, dict)
+                        and isinstance(e.get("name"), str)
+                        and e.get("value") == injected.get(e["name"])
                     }
                     head = [same.get(n, item) for (n, _v, _vl), item in zip(add, extra, strict=True)]
                     kept = [
