@@ -15,7 +15,8 @@ Precedence (first that decides wins):
 Inside a set of node labels the most specific key decides, in this order: ``nvidia.com/gpu.product``
 (GFD), ``cloud.google.com/gke-accelerator``, ``cloud.google.com/gke-tpu-accelerator``,
 ``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, CoreWeave's
-``gpu.nvidia.com/class``, ``amd.com/gpu.product-name`` (and its ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` /
+``gpu.nvidia.com/class``, DigitalOcean's ``doks.digitalocean.com/gpu-model``, ``amd.com/gpu.product-name`` (and its
+``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` /
 ``beta.amd.com/gpu.device-id`` (AMD node labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is
 read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
 (``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
@@ -25,7 +26,8 @@ that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settle
 when given, else the smaller board is taken and the other kept as a candidate. Label meanings
 and value tables come from the catalogue's ``label_conventions`` (GFD: NVIDIA k8s-device-plugin
 ``internal/lm/resource.go``; GKE: cloud.google.com/kubernetes-engine docs; Karpenter AWS/Azure
-provider docs; CoreWeave: coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``), as recorded with
+provider docs; CoreWeave: coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``; DigitalOcean:
+docs.digitalocean.com/products/kubernetes/details/managed/), as recorded with
 sources in ``kvlint/data/accelerators.json``.
 """
 
@@ -58,6 +60,9 @@ AZURE_GPU = "karpenter.azure.com/sku-gpu-name"
 #: CoreWeave Cloud's GPU-type node label (coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``): values
 #: such as ``A100_NVLINK_80GB``, ``RTX_A5000`` (the catalogue's ``coreweave_gpu_class`` table).
 COREWEAVE_CLASS = "gpu.nvidia.com/class"
+#: DigitalOcean Kubernetes' GPU-model node label (docs.digitalocean.com/products/kubernetes/details/managed/): values
+#: ``h100``, ``mi300x`` (the catalogue's ``doks_gpu_model`` table).
+DOKS_GPU_MODEL = "doks.digitalocean.com/gpu-model"
 AMD_PRODUCT = "amd.com/gpu.product-name"
 AMD_PRODUCT_BETA = "beta.amd.com/gpu.product-name"
 AMD_DEVICE_ID = "amd.com/gpu.device-id"
@@ -79,6 +84,7 @@ LABEL_ORDER = (
     KARPENTER_GPU,
     AZURE_GPU,
     COREWEAVE_CLASS,
+    DOKS_GPU_MODEL,
     AMD_PRODUCT,
     AMD_PRODUCT_BETA,
     AMD_DEVICE_ID,
@@ -271,6 +277,13 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             if c.acc is not None
             else f"CoreWeave class {v} ({row}) is not in the catalogue"
         )
+        return c
+    if key == DOKS_GPU_MODEL:
+        c.acc, row, known = cat.doks_gpu_model(v)
+        if not known:
+            # a value DigitalOcean's page does not list: not read, as an unknown CoreWeave class is not
+            return None
+        c.notes.append(f"DigitalOcean GPU model {v} = {row}")
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
         c.acc = cat.amd_product_name(v)
