@@ -51,7 +51,9 @@ class Options:
         helm_values, helm_set, helm_set_file: ``helm template -f`` / ``--set`` / ``--set-file`` for chart
             directories among the paths.
         cluster_inventory: a :class:`kvlint.cluster.NodeInventory` of live nodes (``--cluster``); when set, the GPU
-            comes from the labels of the nodes the pod can schedule on instead of the manifest alone.
+            comes from the labels of the nodes the pod can schedule on instead of the manifest alone; the
+            ``kvlint.io/accelerator`` annotation is weighed against those nodes as against a nodeSelector
+            (``kvlint.pipeline._cluster_annotation``).
         site: the team's own accelerators, node-label and node-name tables and fleet (``.kvlint.yaml``
             ``accelerators`` and ``fleet``); None = none declared (the default fleet applies).
     """

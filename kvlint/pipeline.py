@@ -30,7 +30,7 @@ from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
 from kvlint.options import Options
-from kvlint.source import LDict, Loc
+from kvlint.source import LDict, Loc, loc_of
 from kvlint.statement import clip_words
 from kvlint.suppress import (
     IGNORE_ANNOTATION,
@@ -444,6 +444,7 @@ def analyse_serving(
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
     cr.model, cr.model_error, cr.model_annotation_overruled = _resolve_model(serving, w, options)
+    cr.model_annotation_replaced = _replaced_model(serving, w, options, cr)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
     cr.plan_detail = outcome.detail
@@ -509,6 +510,9 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         from kvlint.cluster import placement_from_cluster
 
         placement = placement_from_cluster(w.pod_spec, container, options.cluster_inventory)
+        annotated = _cluster_annotation(w, container, placement, options)
+        if annotated is not None:
+            return annotated
         if options.gpu_memory_bytes:
             placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
         return placement
@@ -521,6 +525,49 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         site=options.site,
         annotation_decides=options.exemptions_allowed,
     )
+
+
+def _cluster_annotation(
+    w: Workload, container: LDict, cluster: Placement, options: Options
+) -> Placement | None:
+    """Under ``--cluster``, the placement the user's ``kvlint.io/accelerator`` annotation gives, or None when the
+    live nodes' placement ``cluster`` stands. The nodes the pod can schedule on are its own facts, read as the
+    pod's nodeSelector and affinity are without ``--cluster`` (:func:`kvlint.accelerators.placement.
+    resolve_placement`, ``annotation_decides``): where no fitting node names a GPU kvlint knows the annotation
+    names it; a GPU the nodes do not carry, or one among several they do, is applied only with exemptions
+    allowed, and the contradiction is recorded either way (:class:`~kvlint.types.AnnotationConflict`, KV005);
+    the nodes' own GPU named again changes nothing."""
+    from kvlint.accelerators.placement import ANNOTATION
+    from kvlint.types import AnnotationConflict
+
+    ann = w.annotations.get(ANNOTATION)
+    if ann is None or not str(ann).strip():
+        return None
+    lookup = options.site.lookup if options.site is not None else _accelerators.lookup
+    acc = lookup(str(ann))
+    if acc is None:
+        return None  # not a GPU kvlint knows: the nodes decide (resolve_placement notes it without --cluster)
+    own = cluster.accelerator
+    allowed = ({own.id} | {a.id for a in cluster.candidates}) if own is not None else set()
+    within = acc.id in allowed and len(allowed) > 1
+    if own is not None and acc.id in allowed and not within:
+        return None  # the nodes' GPU
+    annotated = _accelerators.workload_placement(
+        w, container, override=acc.id, gpu_memory_bytes=options.gpu_memory_bytes, site=options.site
+    )
+    annotated = replace(
+        annotated,
+        how=f"annotation {ANNOTATION}={ann}" + annotated.how[len(f"--accelerator {acc.id}") :],
+        loc=loc_of(w.annotations, ANNOTATION),
+    )
+    if own is None:
+        return annotated  # no fitting node names a GPU kvlint knows: the annotation says which
+    conflict = AnnotationConflict(str(ann), acc, own, cluster.how, options.exemptions_allowed, within)
+    if options.exemptions_allowed:
+        return replace(annotated, annotation_conflict=None if within else conflict)
+    if options.gpu_memory_bytes:
+        cluster = replace(cluster, memory_bytes_override=options.gpu_memory_bytes)
+    return replace(cluster, annotation_conflict=conflict)
 
 
 def resolve_container_model(
@@ -558,6 +605,28 @@ def _resolve_model(
             return _hide_server_paths(None, f"{own}: {type(exc).__name__}: {exc}", own, options) + (str(ann),)
     model, error = _resolve_ref(ref, revision, w, options)
     return _hide_server_paths(model, error, ref, options) + (None,)
+
+
+def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: ContainerResult) -> str | None:
+    """The model the pod names itself (:func:`own_model_reference`) when the ``kvlint.io/model`` annotation, naming
+    another, was applied in its place (exemptions allowed) and kvlint can read that model too, so the annotation
+    changed what is sized rather than filling in what the pod does not say (KV005 says so, info); None otherwise
+    (no annotation, the same model, the annotation not applied, or the pod's own model a path or alias kvlint
+    cannot read, which is what the annotation is for)."""
+    ann = w.annotations.get(MODEL_ANNOTATION)
+    if not ann or cr.model_annotation_overruled is not None or cr.model is None:
+        return None
+    own = own_model_reference(serving, w)
+    if own.strip().casefold() == str(ann).strip().casefold():
+        return None
+    revision = serving.get("revision")
+    try:
+        _models.resolve_model(
+            own, revision=str(revision) if revision else None, **_model_sources(options, w.doc.path)
+        )
+    except Exception:  # ModelUnavailable, or a config kvlint cannot read: the annotation speaks for the pod
+        return None
+    return own
 
 
 def _hide_server_paths(

@@ -900,7 +900,9 @@ class ContainerResult:
     (:mod:`kvlint.memory.stage`). ``fleet`` holds the container planned on each accelerator of the fleet
     (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on.
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
-    exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it).
+    exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it);
+    ``model_annotation_replaced`` the pod's own model, one kvlint can read, that the annotation (naming another)
+    replaced because exemptions are allowed (KV005 says so, info).
     """
 
     workload: Workload
@@ -916,6 +918,7 @@ class ContainerResult:
     plan_error: str | None = None
     fleet: tuple[Any, ...] = ()
     model_annotation_overruled: str | None = None
+    model_annotation_replaced: str | None = None
 
     @property
     def object_ref(self) -> str:

@@ -56,8 +56,21 @@ def test_an_accelerator_annotation_among_the_allowed_gpus_narrows_only_with_exem
     assert closed["KV103"]  # the smallest GPU the affinity allows decides, as without the annotation
 
 
+def test_a_model_annotation_replacing_a_readable_model_is_said_with_exemptions() -> None:
+    """With exemptions allowed the annotation decides, but no longer silently: the pod's command names a model
+    kvlint reads (Llama 3.1 8B), which the annotation replaced by another; an info at the annotation says so, as
+    KV005 says of an accelerator annotation the pod's scheduling contradicts."""
+    allowed = _findings("model-vs-command.yaml", ALLOWED)
+    (kv005,) = allowed["KV005"]
+    assert kv005.startswith(
+        "info kvlint.io/model: Qwen/Qwen2.5-0.5B-Instruct replaces the model the pod serves, "
+        "meta-llama/Llama-3.1-8B-Instruct, which kvlint can read"
+    )
+    res = run_check([str(ANN / "model-vs-command.yaml")], ALLOWED)
+    assert {cr.model.id for cr in res.containers if cr.model} == {"Qwen/Qwen2.5-0.5B-Instruct"}
+
+
 def test_under_no_exemptions_the_engine_command_names_the_model() -> None:
-    assert "KV005" not in _findings("model-vs-command.yaml", ALLOWED)
     closed = _findings("model-vs-command.yaml", CLOSED)
     (kv005,) = closed["KV005"]
     assert kv005.startswith("warning kvlint.io/model: Qwen/Qwen2.5-0.5B-Instruct is not applied")

@@ -51,8 +51,11 @@ def test_lws_injects_group_size_worker_index_and_leader_address() -> None:
         "LWS_WORKER_INDEX": "0",
         "LWS_LEADER_ADDRESS": "sglang-0.sglang.serving",
     }
-    # a name the container sets itself wins, as addEnvVarsIfNotExists keeps it
-    assert _env(worker)["LWS_WORKER_INDEX"] == "7" and _env(worker)["LWS_GROUP_SIZE"] == "2"
+    # LWS's value replaces the container's own of the same name (addEnvVarsIfNotExists from LWS v0.4.0 keeps only
+    # the container's entries of other names), so the worker's LWS_WORKER_INDEX 7 is its index in the group, 1
+    assert _env(worker)["LWS_WORKER_INDEX"] == "1" and _env(worker)["LWS_GROUP_SIZE"] == "2"
+    (c,) = worker.pod_spec["containers"]
+    assert [e["name"] for e in c["env"]] == ["LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "LWS_LEADER_ADDRESS"]
 
 
 def test_unique_per_replica_subdomain() -> None:
@@ -158,3 +161,47 @@ def test_the_worker_from_the_label_is_sized_with_its_leader_not_twice() -> None:
     planned = [d for d in result.diagnostics if d.rule == "KV501"]
     worker_line = LLMAZ.splitlines().index("    workerTemplate:") + 1
     assert len(planned) == 1 and planned[0].loc is not None and planned[0].loc.line < worker_line
+
+
+ENV_ORDER = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: sglang, namespace: serving}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+        - name: leader
+          image: lmsysorg/sglang:v0.5.5
+          env:
+          - {name: DIST_ADDR, value: "$(LWS_LEADER_ADDRESS):20000"}
+          command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct, --tp, "2",
+                    --nnodes, $(LWS_GROUP_SIZE), --node-rank, $(LWS_WORKER_INDEX), --dist-init-addr, $(DIST_ADDR)]
+          resources: {limits: {nvidia.com/gpu: 1}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          image: lmsysorg/sglang:v0.5.5
+          env: [{name: LWS_GROUP_SIZE, value: "4"}]
+          command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct, --tp, "2",
+                    --nnodes, $(LWS_GROUP_SIZE), --node-rank, $(LWS_WORKER_INDEX),
+                    --dist-init-addr, $(LWS_LEADER_ADDRESS):20000]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_lws_env_comes_first_and_replaces_the_containers_own() -> None:
+    """LWS puts its variables at the head of each container's env and drops the container's entries of the same
+    names (kubernetes-sigs/lws pkg/utils/pod/pod_utils.go addEnvVarsIfNotExists, v0.4.0 and later): the leader's
+    DIST_ADDR, built from $(LWS_LEADER_ADDRESS), resolves as the kubelet expands it (a reference to an earlier
+    entry), and the worker's own LWS_GROUP_SIZE 4 is replaced by the group's size, 2. kvlint appended LWS's
+    variables after the container's own and kept the container's values: the leader's --dist-init-addr stayed
+    unresolved and the worker was read with --nnodes 4."""
+    result = run_documents(load_text(ENV_ORDER, "lws.yaml"), Options(allow_hub=False))
+    read = {cr.container_name: cr.serving for cr in result.containers}
+    assert read["leader"].get("dist_init_addr") == "sglang-0.sglang.serving:20000"
+    assert read["worker"].get("nnodes") == 2 and read["leader"].get("nnodes") == 2

@@ -161,3 +161,43 @@ def test_a_cache_tensor_parallelism_that_is_not_ascii_digits_is_not_read() -> No
     facts = _facts(_note(run_documents(load_text(service + cache, "nim.yaml"), OFFLINE)))
     assert "NIMCache llama-cache caches the profiles of engine tensorrt_llm" in facts
     assert "they need" not in facts
+
+
+def test_a_cache_of_profiles_the_pod_cannot_run_is_a_kv403_warning() -> None:
+    """The NIMCache among the inputs caches only TP 2 profiles ("the minimum GPUs required", nimcache_types.go
+    ``ModelSpec.TensorParallelism``) and the NIMService's pod requests one GPU: NIM cannot run any cached profile,
+    selects one of one GPU and downloads it at start-up. Said only in the note before; now a KV403 warning at the
+    pod's GPU count. A cache of TP 1 profiles (its passing neighbour) gets none."""
+    service = SERVICE.replace("  env:\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n  env:\n")
+    cache = (
+        "---\napiVersion: apps.nvidia.com/v1alpha1\nkind: NIMCache\nmetadata:\n  name: llama-cache\nspec:\n"
+        "  source:\n    ngc:\n      modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "      model:\n        engine: tensorrt_llm\n        tensorParallelism: 'TP'\n"
+    )
+    text = service + cache.replace("TP", "2")
+    result = run_documents(load_text(text, "nim.yaml"), OFFLINE)
+    (d,) = [d for d in result.diagnostics if d.rule == "KV403"]
+    assert d.severity == "warning"
+    assert d.message.startswith(
+        "NIMCache llama-cache caches only profiles of tensor parallel size 2 (spec.source.ngc.model."
+        "tensorParallelism), but the pod requests 1 GPU (nvidia.com/gpu: 1)"
+    )
+    assert d.loc is not None and text.splitlines()[d.loc.line - 1].strip() == "nvidia.com/gpu: 1"
+    fits = run_documents(load_text(service + cache.replace("TP", "1"), "nim.yaml"), OFFLINE)
+    assert [d for d in fits.diagnostics if d.rule == "KV403"] == []
+
+
+def test_kv405_on_a_nimservice_says_where_its_gpus_are_set() -> None:
+    """A NIMService whose own command replaces the launcher and that requests no GPU: KV405's fix named the
+    container field resources.limits, which a NIMService does not have; it names spec.resources (which the
+    operator passes to the container as they are) and spec.draResources."""
+    text = (
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata:\n  name: llm\nspec:\n"
+        "  image:\n    repository: vllm/vllm-openai\n    tag: v0.11.0\n"
+        "  command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, '8192']\n"
+        "  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-L4\n"
+    )
+    result = run_documents(load_text(text, "nim.yaml"), OFFLINE)
+    (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
+    assert d.fix.startswith("set spec.resources.limits['nvidia.com/gpu'] of the NIMService")
+    assert "spec.draResources" in d.fix

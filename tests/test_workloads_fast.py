@@ -182,7 +182,11 @@ def _reference_structural(doc: Document) -> list[Workload]:
                     and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
                 ):
                     ps = with_injected_env(
-                        node, lws_env(group_size, role), lws_fields(group_size, role), init_containers=True
+                        node,
+                        lws_env(group_size, role),
+                        lws_fields(group_size, role),
+                        init_containers=True,
+                        operator_first=True,
                     )
                 yield make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size)
             else:

@@ -274,7 +274,7 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
     lc, xlc = research["label_conventions"], extra.get("label_conventions") or {}
     gfd_extra = (xlc.get("nvidia_gpu_feature_discovery") or {}).get("product_values_observed") or []
     lc["nvidia_gpu_feature_discovery"].setdefault("product_values_observed", []).extend(gfd_extra)
-    for key in ("amd_gpu_device_ids", "amd_gpu_vram", "coreweave_gpu_class"):
+    for key in ("amd_gpu_device_ids", "amd_gpu_vram", "coreweave_gpu_class", "doks_gpu_model"):
         if key in xlc:
             lc[key] = xlc[key]
     for provider, rows in (extra.get("instance_types") or {}).items():
@@ -730,17 +730,21 @@ def build_labels(
             "rule": (lc.get("amd_gpu_vram") or {}).get("rule"),
         },
         "coreweave_gpu_class": _coreweave_classes(lc.get("coreweave_gpu_class") or {}, ids),
+        "doks_gpu_model": _coreweave_classes(lc.get("doks_gpu_model") or {}, ids, "doks_gpu_model"),
     }
 
 
-def _coreweave_classes(table: dict[str, Any], ids: set[str]) -> dict[str, Any]:
-    """CoreWeave ``gpu.nvidia.com/class`` values (the supplement's ``coreweave_gpu_class``) -> ``{id, table,
-    note}``; an id the catalogue lacks is an error (a typo would silently leave the class unknown)."""
+def _coreweave_classes(
+    table: dict[str, Any], ids: set[str], name: str = "coreweave_gpu_class"
+) -> dict[str, Any]:
+    """CoreWeave ``gpu.nvidia.com/class`` values (the supplement's ``coreweave_gpu_class``), or the rows of another
+    table of the same shape (``name``: DigitalOcean's ``doks_gpu_model``) -> ``{id, table, note}``; an id the
+    catalogue lacks is an error (a typo would silently leave the value unknown)."""
     values: dict[str, dict[str, Any]] = {}
     for row in table.get("values") or []:
         gid = row.get("id")
         if gid is not None and gid not in ids:
-            raise SystemExit(f"coreweave_gpu_class {row['value']}: {gid} is not a catalogue id")
+            raise SystemExit(f"{name} {row['value']}: {gid} is not a catalogue id")
         item: dict[str, Any] = {"id": gid, "table": row.get("table", "")}
         if row.get("note"):
             item["note"] = row["note"]

@@ -15,7 +15,8 @@ Precedence (first that decides wins):
 Inside a set of node labels the most specific key decides, in this order: ``nvidia.com/gpu.product``
 (GFD), ``cloud.google.com/gke-accelerator``, ``cloud.google.com/gke-tpu-accelerator``,
 ``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, CoreWeave's
-``gpu.nvidia.com/class``, ``amd.com/gpu.product-name`` (and its ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` /
+``gpu.nvidia.com/class``, DigitalOcean's ``doks.digitalocean.com/gpu-model``, ``amd.com/gpu.product-name`` (and its
+``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` /
 ``beta.amd.com/gpu.device-id`` (AMD node labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is
 read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
 (``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
@@ -25,7 +26,8 @@ that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settle
 when given, else the smaller board is taken and the other kept as a candidate. Label meanings
 and value tables come from the catalogue's ``label_conventions`` (GFD: NVIDIA k8s-device-plugin
 ``internal/lm/resource.go``; GKE: cloud.google.com/kubernetes-engine docs; Karpenter AWS/Azure
-provider docs; CoreWeave: coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``), as recorded with
+provider docs; CoreWeave: coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``; DigitalOcean:
+docs.digitalocean.com/products/kubernetes/details/managed/), as recorded with
 sources in ``kvlint/data/accelerators.json``.
 """
 
@@ -58,6 +60,9 @@ AZURE_GPU = "karpenter.azure.com/sku-gpu-name"
 #: CoreWeave Cloud's GPU-type node label (coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``): values
 #: such as ``A100_NVLINK_80GB``, ``RTX_A5000`` (the catalogue's ``coreweave_gpu_class`` table).
 COREWEAVE_CLASS = "gpu.nvidia.com/class"
+#: DigitalOcean Kubernetes' GPU-model node label (docs.digitalocean.com/products/kubernetes/details/managed/): values
+#: ``h100``, ``mi300x`` (the catalogue's ``doks_gpu_model`` table).
+DOKS_GPU_MODEL = "doks.digitalocean.com/gpu-model"
 AMD_PRODUCT = "amd.com/gpu.product-name"
 AMD_PRODUCT_BETA = "beta.amd.com/gpu.product-name"
 AMD_DEVICE_ID = "amd.com/gpu.device-id"
@@ -79,6 +84,7 @@ LABEL_ORDER = (
     KARPENTER_GPU,
     AZURE_GPU,
     COREWEAVE_CLASS,
+    DOKS_GPU_MODEL,
     AMD_PRODUCT,
     AMD_PRODUCT_BETA,
     AMD_DEVICE_ID,
@@ -271,6 +277,13 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             if c.acc is not None
             else f"CoreWeave class {v} ({row}) is not in the catalogue"
         )
+        return c
+    if key == DOKS_GPU_MODEL:
+        c.acc, row, known = cat.doks_gpu_model(v)
+        if not known:
+            # a value DigitalOcean's page does not list: not read, as an unknown CoreWeave class is not
+            return None
+        c.notes.append(f"DigitalOcean GPU model {v} = {row}")
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
         c.acc = cat.amd_product_name(v)
@@ -970,7 +983,7 @@ def resolve_placement(
         dra: the pod's DRA claims among the inputs (:attr:`kvlint.types.Workload.dra_claims`): a container
             with no accelerator resource that takes GPUs through ``resources.claims`` naming them has their
             count (:func:`kvlint.workloads.dra.container_claim_gpus`), ``resource`` the device class
-            (``gpu.nvidia.com``) and ``gpus_loc`` its ``resources.claims``.
+            (``gpu.nvidia.com``, AMD's ``gpu.amd.com``) and ``gpus_loc`` its ``resources.claims``.
         annotation_decides: whether a ``kvlint.io/accelerator`` annotation naming a GPU the pod's own facts
             exclude (not the GPU, nor one of the GPUs, its operator fields, ``nodeName``, ``nodeSelector``,
             required node affinity or node class decide) still decides. True (exemptions allowed): it does, as
@@ -996,11 +1009,11 @@ def resolve_placement(
 
     resource, gpus, gpus_loc = _gpu_resource(container)
     if resource is None and dra:
-        from kvlint.workloads.dra import GPU_DEVICE_CLASS, container_claim_gpus
+        from kvlint.workloads.dra import container_claim_gpus, device_class_of
 
         claimed = container_claim_gpus(container, dra)
         if claimed is not None:
-            resource, gpus, gpus_loc = GPU_DEVICE_CLASS, claimed[0], claimed[2]
+            resource, gpus, gpus_loc = device_class_of(claimed[1]), claimed[0], claimed[2]
     # HAMi's memory slice: nvidia.com/gpu vGPUs (or none, which HAMi's webhook makes 1), not MIG or other vendors
     gslice = hami_slice(container) if resource in (None, HAMI_COUNT) else None
     ns_labels, ns = _node_selector_labels(pod_spec)

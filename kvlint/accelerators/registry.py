@@ -131,6 +131,9 @@ class _Catalogue:
         self.coreweave: dict[str, dict[str, Any]] = {
             k.lower(): v for k, v in (labels.get("coreweave_gpu_class") or {}).get("values", {}).items()
         }
+        self.doks: dict[str, dict[str, Any]] = {
+            k.lower(): v for k, v in (labels.get("doks_gpu_model") or {}).get("values", {}).items()
+        }
         self.amd_dev: dict[str, dict[str, Any]] = {
             k.lower(): v for k, v in (labels.get("amd_gpu_device_id") or {}).get("values", {}).items()
         }
@@ -378,6 +381,17 @@ def coreweave_gpu_class(value: str) -> tuple[Accelerator | None, str, bool]:
     (coreweave/kubernetes-cloud ``coreweave-kubernetes/node-types.md``). Matched without regard to case; a known
     class whose board the catalogue lacks (``Quadro_RTX_4000``) gives None with ``known`` True."""
     row = _cat().coreweave.get(str(value).strip().lower())
+    if row is None:
+        return None, "", False
+    gid = row.get("id")
+    return (_cat().accelerators[gid] if gid else None), str(row.get("table") or ""), True
+
+
+def doks_gpu_model(value: str) -> tuple[Accelerator | None, str, bool]:
+    """DigitalOcean Kubernetes' ``doks.digitalocean.com/gpu-model`` value (``h100``, ``mi300x``) -> (accelerator, the
+    GPU DigitalOcean's page names, known value); the table is the catalogue's ``doks_gpu_model``
+    (docs.digitalocean.com/products/kubernetes/details/managed/). Matched without regard to case."""
+    row = _cat().doks.get(str(value).strip().lower())
     if row is None:
         return None, "", False
     gid = row.get("id")

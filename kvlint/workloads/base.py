@@ -328,9 +328,15 @@ def with_injected_env(
     fields: Mapping[str, str] | None = None,
     *,
     init_containers: bool = False,
+    operator_first: bool = False,
 ) -> LDict:
     """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
-    (``(name, value, position of what sets it)``), unless a container defines that name itself. ``fields`` maps
+    (``(name, value, position of what sets it)``), unless a container defines that name itself; with
+    ``operator_first`` the injected variables come first in every container's env and replace the container's own
+    entries of the same names (LeaderWorkerSet from v0.4.0: kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go``
+    ``addEnvVarsIfNotExists``, which despite its name builds the list from the injected variables and then adds
+    only the container's entries of other names), so the container's own entries may refer to them with
+    ``$(NAME)``, as the kubelet expands references to earlier entries only. ``fields`` maps
     downward-API field paths of the pods the operator creates to the value it gives them (a label it sets,
     ``metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']`` -> ``"1"``): a container's env entry taking
     its value from one (``valueFrom.fieldRef.fieldPath``) gets that value, at the entry's own position, as the
@@ -347,7 +353,7 @@ def with_injected_env(
             continue
         if ps is None:
             ps = located_copy(pod_spec)
-        ps[key] = _with_env(pod_spec, containers, items, fields)
+        ps[key] = _with_env(pod_spec, containers, items, fields, operator_first)
     return ps if ps is not None else pod_spec
 
 
@@ -356,6 +362,7 @@ def _with_env(
     containers: list[Any],
     items: Sequence[tuple[str, str, Loc | None]],
     fields: Mapping[str, str] | None,
+    operator_first: bool = False,
 ) -> LList:
     """:func:`with_injected_env` of one container list."""
     new_list = LList(loc=loc_of(containers))
@@ -375,11 +382,30 @@ def _with_env(
                         )
                         resolved = True
             names = _env_names(env)
-            add = [(n, v, vl) for n, v, vl in items if n not in names]
+            add = [(n, v, vl) for n, v, vl in items if operator_first or n not in names]
             if add or resolved:
                 c2 = located_copy(c)
                 extra = [(ldict(vl, [("name", n, vl), ("value", v, vl)]), vl) for n, v, vl in add]
-                c2["env"] = llist(loc_of(c, "env") or c.loc, [*zip(old, old_locs, strict=True), *extra])
+                own = list(zip(old, old_locs, strict=True))
+                if operator_first:
+                    injected = {n: v for n, v, _vl in add}
+                    # an entry of the container's own that reads the same value from the pod's labels stands at
+                    # its fieldPath (where the user reads it) in the operator's place
+                    same = {
+                        e["name"]: (e, el)
+                        for e, el in own
+                        if isinstance(e, dict)
+                        and isinstance(e.get("name"), str)
+                        and e.get("value") == injected.get(e["name"])
+                    }
+                    head = [same.get(n, item) for (n, _v, _vl), item in zip(add, extra, strict=True)]
+                    kept = [
+                        (e, el) for e, el in own if not (isinstance(e, dict) and e.get("name") in injected)
+                    ]
+                    entries = [*head, *kept]
+                else:
+                    entries = [*own, *extra]
+                c2["env"] = llist(loc_of(c, "env") or c.loc, entries)
                 c = c2
         new_list.append(c)
         new_list.locs.append(loc_of(containers, i) or pod_spec.loc or Loc("-"))

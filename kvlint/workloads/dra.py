@@ -7,7 +7,9 @@ A claim's ``devices.requests`` each ask for devices of one DeviceClass (Kubernet
 ``firstAvailable``, a list of alternatives of the same fields; ``v1beta1`` and ``v1alpha3`` put those fields on the
 request itself). ``allocationMode`` is ``ExactCount`` (default) with ``count`` devices (default 1), or ``All``: every
 matching device of the node, a count only the node knows. The GPUs are the devices of NVIDIA's DRA driver class
-:data:`GPU_DEVICE_CLASS`; ``mig.nvidia.com`` (MIG slices) and other classes are not whole GPUs and are not counted.
+:data:`GPU_DEVICE_CLASS` and of AMD's, :data:`AMD_GPU_DEVICE_CLASS` (:data:`GPU_DEVICE_CLASSES`); ``mig.nvidia.com``
+(MIG slices), an AMD request whose CEL selector asks for partitions and other classes are not whole GPUs and are not
+counted.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ from kvlint.workloads.base import get_in
 #: NVIDIA's DRA GPU device class (NVIDIA/k8s-dra-driver-gpu ``deviceclass-gpu.yaml``), the one NIM's operator
 #: defaults to (k8s-nim-operator api/apps/v1alpha1 dra_types.go ``DRADeviceSpec.DeviceClassName``)
 GPU_DEVICE_CLASS = "gpu.nvidia.com"
+#: AMD's DRA GPU device class (ROCm/k8s-gpu-dra-driver ``helm-charts-k8s/templates/deviceclass.yaml``, every device of
+#: the driver ``gpu.amd.com``; ``docs/driver-attributes.md``, @2622427226d5: a device is a whole GPU, attribute
+#: ``type`` ``amdgpu``, or a partition of one, ``amdgpu-partition``, the latter chosen by a CEL selector on ``type``)
+AMD_GPU_DEVICE_CLASS = "gpu.amd.com"
+#: The device classes whose devices kvlint counts as whole GPUs
+GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, AMD_GPU_DEVICE_CLASS)
 
 #: A claim's requests by name: ``(GPUs, in words, where the count is)``; GPUs 0 for a request of another device
 #: class, None when the count is not known from the object (``allocationMode: All``, alternatives of different
@@ -72,7 +80,14 @@ def _device_request(d: Mapping[str, Any]) -> tuple[int | None, str, Loc | None]:
     from kvlint.values import yaml_text
 
     cls = d.get("deviceClassName")
-    if cls != GPU_DEVICE_CLASS:
+    if cls == AMD_GPU_DEVICE_CLASS and "amdgpu-partition" in str(d.get("selectors") or ""):
+        # a CEL selector on the driver's ``type`` attribute naming partitions (docs/driver-attributes.md)
+        return (
+            None,
+            f"{cls} partitions (a selector on type amdgpu-partition), not whole GPUs",
+            loc_of(d, "selectors"),
+        )
+    if cls not in GPU_DEVICE_CLASSES:
         if (
             isinstance(cls, str)
             and cls.endswith(".nvidia.com")
@@ -84,7 +99,7 @@ def _device_request(d: Mapping[str, Any]) -> tuple[int | None, str, Loc | None]:
     if mode == "All":
         return (
             None,
-            f"every {GPU_DEVICE_CLASS} device of the node (allocationMode: All)",
+            f"every {cls} device of the node (allocationMode: All)",
             loc_of(d, "allocationMode"),
         )
     if mode != "ExactCount":
@@ -103,7 +118,7 @@ def _device_request(d: Mapping[str, Any]) -> tuple[int | None, str, Loc | None]:
         )
     if count > MAX_PARALLEL_SIZE:
         return None, f"count {count:,}, implausibly many (kvlint reads up to {MAX_PARALLEL_SIZE:,})", where
-    return count, f"{count} {GPU_DEVICE_CLASS} device{'s' if count > 1 else ''}", where
+    return count, f"{count} {cls} device{'s' if count > 1 else ''}", where
 
 
 #: Claims and templates among the inputs, by (namespace, kind, name)
@@ -176,3 +191,11 @@ def container_claim_gpus(
     if not total:
         return None
     return total, ", ".join(said), loc_of(res, "claims")
+
+
+def device_class_of(words: str) -> str:
+    """The GPU device class (:data:`GPU_DEVICE_CLASSES`) that :func:`container_claim_gpus`' words name first, as the
+    container's accelerator resource: AMD's when its devices come first, else NVIDIA's."""
+    amd = words.find(f" {AMD_GPU_DEVICE_CLASS} device")
+    nvidia = words.find(f" {GPU_DEVICE_CLASS} device")
+    return AMD_GPU_DEVICE_CLASS if amd >= 0 and (nvidia < 0 or amd < nvidia) else GPU_DEVICE_CLASS

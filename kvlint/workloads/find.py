@@ -733,7 +733,11 @@ def _walk(
                     # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE and the pod's index in
                     # the group, LWS_WORKER_INDEX, in its pods (kvlint.workloads.lws.lws_env)
                     ps = with_injected_env(
-                        node, lws_env(group_size, role), lws_fields(group_size, role), init_containers=True
+                        node,
+                        lws_env(group_size, role),
+                        lws_fields(group_size, role),
+                        init_containers=True,
+                        operator_first=True,
                     )
                 out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
         else:

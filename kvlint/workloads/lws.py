@@ -1,8 +1,10 @@
 """LeaderWorkerSet (leaderworkerset.x-k8s.io): the leader and worker templates, with the group size.
 
 LWS adds ``LWS_LEADER_ADDRESS``, ``LWS_GROUP_SIZE`` and ``LWS_WORKER_INDEX`` to the environment of every container
-of a group's pods, unless the container sets the name itself (kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go``
-``AddLWSVariables``, @060ab4da): the group size (``leaderWorkerTemplate.size``), the pod's index in its group (0
+(and init container) of a group's pods (kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go`` ``AddLWSVariables``,
+@060ab4da), at the head of its env, in place of any entry of the container's own of the same name
+(``addEnvVarsIfNotExists`` keeps only the container's entries of other names, from v0.4.0; v0.3.0 kept the container's
+own value), so the container's env may build on them (``$(LWS_LEADER_ADDRESS):6379``): the group size (``leaderWorkerTemplate.size``), the pod's index in its group (0
 for the leader, 1 to size - 1 for the workers) and ``<lws name>-<group index>.<subdomain>.<namespace>`` (the
 subdomain is the LeaderWorkerSet's name unless ``networkConfig.subdomainPolicy`` is ``UniquePerReplica``).
 kvlint adds all three to the templates it checks (:func:`lws_env`), so ``--nnodes $(LWS_GROUP_SIZE)``,
@@ -182,6 +184,8 @@ def lws_workloads(doc: Document) -> list[Workload]:
             injected = lws_env(
                 size, role, size_loc=loc_of(lwt, "size") or loc_of(lwt), leader_address=address
             )
-            ps = with_injected_env(ps, injected, lws_fields(size, role), init_containers=True)
+            ps = with_injected_env(
+                ps, injected, lws_fields(size, role), init_containers=True, operator_first=True
+            )
             out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=size))
     return out

@@ -104,12 +104,60 @@ def _nim_workloads(
     cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
     if cache is None and caches and isinstance(name, str) and doc.namespace is None:
         cache = next((d for (_ns, n), d in caches.items() if n == name), None)
+    cache_check = None
     if cache is not None:
         facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
+        if gpu_check is None:
+            cache_check = nim_cache_gpu_check(cache, w)
     note = nim_note(
         "NIMService", image, rloc, facts, profile_unsaid(_named_profile(spec), image, spec.get("env"))
     )
-    return [replace(w, findings=(note,) if gpu_check is None else (gpu_check, note))]
+    checks = tuple(f for f in (gpu_check, cache_check) if f is not None)
+    return [replace(w, findings=(*checks, note))]
+
+
+def _cache_tp(cache: Document) -> tuple[int | None, Loc | None]:
+    """The ``spec.source.ngc.model.tensorParallelism`` of the NIMCache ``cache`` ("the minimum GPUs required" of
+    the profiles it caches; k8s-nim-operator nimcache_types.go ``ModelSpec.TensorParallelism``, a string) and where
+    it is; ``(None, None)`` when it names none or not one kvlint reads (ASCII digits, as :func:`nim_cache_clause`
+    reads it)."""
+    model = get_in(cache.data, "spec", "source", "ngc", "model")
+    raw = get_in(model, "tensorParallelism")
+    tp = digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
+    if tp is None or tp < 1 or get_in(cache.data, "spec", "source", "ngc", "modelEndpoint"):
+        return None, None
+    return tp, loc_of(model, "tensorParallelism")
+
+
+def nim_cache_gpu_check(cache: Document, w: Workload) -> Finding | None:
+    """KV403 (warning) for a NIMService whose NIMCache, among the inputs, caches only profiles of more GPUs
+    (:func:`_cache_tp`) than the service's pod requests (``spec.resources`` ``nvidia.com/gpu``): NIM does not run
+    a profile of more GPUs than it sees (NIM LLM docs, Model Profiles and Selection: "Incompatible with system"),
+    so none of the cached profiles is used; NIM selects one for the pod's GPUs and, not finding it in the cache,
+    downloads it from NGC at start-up, which needs the network and the NGC key and fails air-gapped (NIM LLM 2.0
+    docs, Air-Gap Deployment: "NIM loads the model from cache if present, or downloads it when the system has
+    network and credentials"). None when either count is unknown or the cache's profiles fit."""
+    tp, tp_loc = _cache_tp(cache)
+    if tp is None:
+        return None
+    from kvlint.accelerators.placement import workload_placement
+
+    placement = workload_placement(w, w.pod_spec["containers"][0])
+    have = placement.gpus
+    if have is None or placement.resource is None or tp <= have:
+        return None
+    return Finding(
+        "KV403",
+        f"NIMCache {cache.name} caches only profiles of tensor parallel size {tp} (spec.source.ngc.model."
+        f"tensorParallelism), but the pod requests {have} GPU{'s' if have > 1 else ''} ({placement.resource}: "
+        f"{have}): NIM does not run a profile of more GPUs than it sees, so no cached profile is used; it selects "
+        "one for the pod's GPUs and downloads it from NGC at start-up, which needs the network and the NGC key "
+        "(an air-gapped cluster does not start it)",
+        placement.gpus_loc or tp_loc,
+        fix=f"request {tp} GPUs per pod ({placement.resource}) or cache profiles of {have} GPU"
+        f'{"s" if have > 1 else ""} (the NIMCache\'s tensorParallelism: "{have}")',
+        severity="warning",
+    )
 
 
 def _named_profile(spec: dict) -> str | None:

@@ -28,8 +28,10 @@ The engine's container is built as ``vllm serve MODEL --served-model-name MODEL_
 --distributed-executor-backend ray --KEY VALUE ...`` (``true`` -> ``--KEY``, ``false`` -> ``--no-KEY``, a
 list -> repeated values, a mapping -> JSON, as vLLM reads a ``--config`` file), each word located at its
 ``engine_kwargs`` line inside the ``serveConfigV2`` block scalar. Its image, env, volume mounts and GPU
-resources are those of the worker group's Ray container (the first group requesting a GPU), its node
-selector, affinity and tolerations that group's pod's; the application's and the entry's
+resources are those of the worker group's Ray container (the first group requesting a GPU; of several GPU
+groups whose node selectors name different GPUs, the one of the ``accelerator_type``'s GPU, else the one of the GPU
+with the least memory, said in a KV504 note: :meth:`_Reader.group_for`), its node selector, affinity and
+tolerations that group's pod's; the application's and the entry's
 ``runtime_env.env_vars`` are added to its env. The vLLM release is the one the Ray release of a
 ``rayproject/ray-llm`` image installs (:func:`kvlint.engines.images.engine_version`).
 
@@ -356,11 +358,15 @@ def _ray_container_has_gpu(ps: LDict) -> bool:
     return isinstance(cs, list) and bool(cs) and _has_gpu(cs[0])
 
 
-def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
-    """The PodSpec the engine's GPU workers run in: the first worker group whose Ray container (its first
-    container) requests a GPU, else the first worker group, else the head group; with its path and the
-    group's pod count (``maxReplicas``, else ``replicas`` without the autoscaler, times ``numOfHosts``; None
-    when unknown or when several groups request GPUs)."""
+def _ray_gpu_groups(doc: Document) -> list[tuple[LDict, str, int | None]]:
+    """The worker groups whose Ray container (its first container) requests a GPU, as :func:`_ray_pod` reads them
+    (PodSpec, path, pod count)."""
+    return [c for c in _ray_groups(doc) if _ray_container_has_gpu(c[0])]
+
+
+def _ray_groups(doc: Document) -> list[tuple[LDict, str, int | None]]:
+    """Every worker group of the RayService's cluster: its PodSpec, path and pod count (``maxReplicas``, else
+    ``replicas`` without the autoscaler, times ``numOfHosts``; None when unknown)."""
     cluster = get_in(doc.data, "spec", "rayClusterConfig")
     groups = get_in(cluster, "workerGroupSpecs")
     candidates: list[tuple[LDict, str, int | None]] = []
@@ -377,6 +383,28 @@ def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
                     pods * hosts if pods is not None and 0 <= pods <= 100_000 and 0 < hosts <= 1000 else None
                 )
                 candidates.append((ps, f"spec.rayClusterConfig.workerGroupSpecs[{i}].template.spec", pods))
+    return candidates
+
+
+def _group_name(doc: Document, path: str) -> str:
+    """A worker group's ``groupName`` (else its path), for messages."""
+    m = re.search(r"workerGroupSpecs\[(\d+)\]", path)
+    groups = get_in(doc.data, "spec", "rayClusterConfig", "workerGroupSpecs")
+    if m and isinstance(groups, list) and int(m.group(1)) < len(groups):
+        name = get_in(groups[int(m.group(1))], "groupName")
+        if isinstance(name, str) and name:
+            return name
+    return path.removesuffix(".template.spec")
+
+
+def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
+    """The PodSpec the engine's GPU workers run in: the first worker group whose Ray container (its first
+    container) requests a GPU, else the first worker group, else the head group; with its path and the
+    group's pod count (``maxReplicas``, else ``replicas`` without the autoscaler, times ``numOfHosts``; None
+    when unknown or when several groups request GPUs). An engine may be placed on another of several GPU groups
+    (:meth:`_Reader.group_for`)."""
+    cluster = get_in(doc.data, "spec", "rayClusterConfig")
+    candidates = _ray_groups(doc)
     gpu_groups = [c for c in candidates if _ray_container_has_gpu(c[0])]
     if gpu_groups:
         ps, path, pods = gpu_groups[0]
@@ -451,6 +479,7 @@ class _Reader:
         self.serve = serve
         self.at = at
         self.pod, self.pod_path, self.pods = _ray_pod(doc)
+        self._gpu_groups: list[tuple[LDict, str, int | None, Any]] | None = None
         self.findings: list[Finding] = []
         self.out: list[Workload] = []
         self.read = 0
@@ -682,13 +711,67 @@ class _Reader:
             args += _kwarg_words(key, v, kloc, loc_of(kwargs, k), known)
         self.out.append(self.workload(app, cfg, model_id, args, loc, path, j))
 
+    def gpu_groups(self) -> list[tuple[LDict, str, int | None, Any]]:
+        """The GPU worker groups with the GPU each one's own scheduling names (``nodeSelector``, required node
+        affinity: :func:`kvlint.accelerators.placement.resolve_placement`), or None; read once per object."""
+        if self._gpu_groups is None:
+            from kvlint.accelerators.placement import resolve_placement
+
+            out = []
+            for ps, path, pods in _ray_gpu_groups(self.doc):
+                cs = ps.get("containers")
+                acc = resolve_placement(ps, cs[0], {}).accelerator if isinstance(cs, list) and cs else None
+                out.append((ps, path, pods, acc))
+            self._gpu_groups = out
+        return self._gpu_groups
+
+    def group_for(
+        self, cfg: dict, derived: DerivedAccelerator | None, loc: Loc | None
+    ) -> tuple[LDict | None, int | None, Finding | None]:
+        """The worker group whose pod one engine runs in, its pod count, and a KV504 note saying which group was
+        planned when several GPU groups name different GPUs. Ray Serve LLM asks Ray for one ``{"GPU": 1}`` bundle
+        per TP x PP worker, strategy ``PACK`` (``VLLMEngineConfig.placement_bundles``), which Ray fills on any node
+        with free GPUs, whatever worker group it belongs to; an ``accelerator_type`` adds the node resource
+        ``accelerator_type:<name>`` to each bundle, which only nodes of that GPU have (Ray's GPU detection,
+        ``ray/_private/accelerators/nvidia_gpu.py``). So: with ``accelerator_type`` the group whose nodes carry
+        that GPU (``derived``); without it the group of the GPU with the least memory (the engine may run there,
+        and KV403 and the plan then hold for the worst case), named in the note."""
+        groups = self.gpu_groups()
+        named = [g for g in groups if g[3] is not None]
+        if len({g[3].id for g in named}) < 2:
+            return self.pod, self.pods, None
+        if derived is not None:
+            match = [g for g in named if g[3].id == derived.accelerator]
+            if match:
+                # the bundles go to that GPU's nodes: one group's pod count says how many there are
+                return match[0][0], match[0][2] if len(match) == 1 else None, None
+            return self.pod, self.pods, None
+        smallest = min(named, key=lambda g: (g[3].memory_bytes, groups.index(g)))
+        shown = ", ".join(f"{_group_name(self.doc, g[1])}: {g[3].name}" for g in named[:4]) + (
+            f" and {len(named) - 4:,} more" if len(named) > 4 else ""
+        )
+        note = _finding(
+            "KV504",
+            f"several worker groups request GPUs of different types ({shown}) and this engine names no "
+            "accelerator_type, so Ray may place its GPU bundles on any of them (strategy PACK: on whichever nodes "
+            "have free GPUs, possibly several groups at once); kvlint plans it on the GPU with the least memory, "
+            f"{smallest[3].name} of group {_group_name(self.doc, smallest[1])}",
+            loc,
+            fix="set accelerator_type in the LLM config to the GPU the engine is meant for (Ray then places its "
+            "bundles only on nodes of that GPU), or give each model its own GPU type's group",
+            severity="info",
+        )
+        return smallest[0], None, note
+
     def workload(
         self, app: dict, cfg: dict, model_id: str, args: list, loc: Loc | None, path: str, j: int
     ) -> Workload:
         doc = self.doc
+        derived = self.derived(cfg)
+        pod, pods, group_note = self.group_for(cfg, derived, loc_of(cfg, "model_loading_config") or loc)
         ray_c: LDict = LDict(loc=loc)
-        if self.pod is not None:
-            cs = self.pod.get("containers")
+        if pod is not None:
+            cs = pod.get("containers")
             if isinstance(cs, list) and cs and isinstance(cs[0], LDict):
                 ray_c = cs[0]
         env_items: list[tuple[Any, Loc | None]] = []
@@ -719,26 +802,12 @@ class _Reader:
             if key in ray_c:
                 items.append((key, ray_c[key], loc_of(ray_c, key)))
         container = ldict(loc, items)
-        if self.pod is not None:
-            ps = located_copy(self.pod)
+        if pod is not None:
+            ps = located_copy(pod)
         else:
             ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
         ps["containers"] = llist(loc, [(container, loc)])
         ps.locs["containers"] = loc or doc.loc
-        derived: DerivedAccelerator | None = None
-        acc = cfg.get("accelerator_type")
-        if isinstance(acc, str) and acc:
-            aloc = loc_of(cfg, "accelerator_type")
-            name = "A10G" if acc == "A10" else acc
-            mapped = RAY_ACCELERATORS.get(name)
-            if mapped is not None:
-                acc_id, assumed = mapped
-                derived = DerivedAccelerator(
-                    acc_id,
-                    f"Ray Serve LLM accelerator_type={acc} (each placement bundle needs Ray's "
-                    f"accelerator_type:{name} node resource; {assumed or acc_id})",
-                    aloc or doc.loc,
-                )
         image_source: str | None = None
         if isinstance(image, str) and image:
             from kvlint.engines.images import engine_version, image_placeholder
@@ -749,6 +818,8 @@ class _Reader:
                     "rayproject/ray-llm images only)"
                 )
         notes = self.assumptions(cfg, image, loc_of(ray_c, "image"))
+        if group_note is not None:
+            notes.append(group_note)
         dc = cfg.get("deployment_config")
         replicas = int_or_none(get_in(dc, "num_replicas")) if isinstance(dc, dict) else None
         w = synthetic_workload(
@@ -761,7 +832,24 @@ class _Reader:
             engine_kwargs_refusal=_ENGINE_KWARGS_CHECK,
         )
         # the pods of the worker group among which Ray places the engine's GPU bundles (KV403 counts their GPUs)
-        return replaced(w, group_size=self.pods or w.group_size, findings=(*w.findings, *notes))
+        return replaced(w, group_size=pods or w.group_size, findings=(*w.findings, *notes))
+
+    def derived(self, cfg: dict) -> DerivedAccelerator | None:
+        """The GPU an LLM config's ``accelerator_type`` names (:data:`RAY_ACCELERATORS`), or None."""
+        acc = cfg.get("accelerator_type")
+        if not isinstance(acc, str) or not acc:
+            return None
+        name = "A10G" if acc == "A10" else acc
+        mapped = RAY_ACCELERATORS.get(name)
+        if mapped is None:
+            return None
+        acc_id, assumed = mapped
+        return DerivedAccelerator(
+            acc_id,
+            f"Ray Serve LLM accelerator_type={acc} (each placement bundle needs Ray's "
+            f"accelerator_type:{name} node resource; {assumed or acc_id})",
+            loc_of(cfg, "accelerator_type") or self.doc.loc,
+        )
 
     def assumptions(self, cfg: dict, image: Any, image_loc: Loc | None) -> list[Finding]:
         """KV504 (info) for what the engine was read on an assumption: the vLLM release of a Ray wheel that

@@ -1082,13 +1082,36 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             return
         at = loc_of(s.container, "resources") or s.container.loc
+        nim = _nim_gpu_fix(w)
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             at,
-            fix="set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+            fix=nim
+            or "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
             + _kustomize_base_fix(at.file if at is not None else None),
         )
+
+
+def _nim_gpu_fix(w: object) -> str | None:
+    """KV405's "no GPU" fix for the pod of an NVIDIA NIM Operator ``NIMService`` (or a service of a
+    ``NIMPipeline``) whose ``command`` replaces the NIM launcher, naming where that custom resource sets the GPUs;
+    None for other workloads. The operator passes the service's ``spec.resources`` to the container as they are
+    (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go ``NIMServiceSpec.Resources``) and adds
+    ``nvidia.com/gpu`` itself only for a profile ``storage.nimCache.profile`` names that an NGC NIMCache has cached,
+    and only when neither ``spec.resources`` nor ``spec.draResources`` requests GPUs (internal/controller/platform/
+    standalone/nimservice.go ``addGPUResources``: the profile's tensor parallel size, else 1, at main of 2026-08);
+    ``spec.draResources`` requests them through DRA claims instead (``DRAResource``)."""
+    kind = getattr(w, "kind", None)
+    path = getattr(w, "path", "")
+    if kind not in ("NIMService", "NIMPipeline") or not isinstance(path, str) or not path:
+        return None
+    return (
+        f"set {path}.resources.limits['nvidia.com/gpu'] of the {kind} to the number of GPUs the engine uses (the "
+        "NIM operator passes spec.resources to the container as they are; it adds nvidia.com/gpu itself only "
+        "for a storage.nimCache.profile cached by an NGC NIMCache), or request them through "
+        f"{path}.draResources"
+    )
 
 
 def _kustomize_base_fix(path: str | None) -> str:

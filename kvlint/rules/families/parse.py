@@ -167,6 +167,18 @@ def _contradicting_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
             annotation_loc(w, MODEL_ANNOTATION),
             fix=f"remove the annotation, or serve {overruled} in the engine's command if that is the model",
         )
+    replaced = cr.model_annotation_replaced
+    if replaced is not None and overruled is None:
+        ann = w.annotations.get(MODEL_ANNOTATION)
+        yield ctx.finding(
+            f"{MODEL_ANNOTATION}: {ann} replaces the model the pod serves, {replaced}, which kvlint can read: "
+            f"kvlint sizes {ann} as the annotation says (exemptions are allowed), so its verdicts are not those of "
+            "the model the engine loads",
+            annotation_loc(w, MODEL_ANNOTATION),
+            fix=f"remove the annotation (the pod names its model), or serve {ann} in the engine's command if "
+            "that is the model",
+            severity="info",
+        )
 
 
 #: Most keys of a serving container and its pod spec that KV005 names as not Kubernetes fields, one by one; one
