@@ -43,6 +43,7 @@ generated list), ``--cuda-graph-config`` JSON, NPU / XPU platforms, 0.5.23's pre
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -56,16 +57,27 @@ SgVersion = tuple[int, int, int]
 RESERVE_FROM: SgVersion = (0, 5, 8)
 #: Prefill graphs on by default (``disable_piecewise_cuda_graph`` replaces the opt-in; read in 0.5.10).
 DEFAULT_ON_FROM: SgVersion = (0, 5, 10)
+#: ``cuda_graph_config`` decides the prefill phase (``server_args.py::ServerArgs._parse_cuda_graph_config`` /
+#: ``_apply_cuda_graph_compatibility``, read in 0.5.14): its default backend is ``tc_piecewise`` in 0.5.14.
+GRAPH_CONFIG_FROM: SgVersion = (0, 5, 14)
 #: The breakable backend is the CUDA default and the cuda_graph_config flags decide it.
 BREAKABLE_FROM: SgVersion = (0, 5, 15)
 #: ``--enable-breakable-cuda-graph`` is a deprecated alias of ``--cuda-graph-backend-prefill breakable`` (read in the
-#: 0.5.15, 0.5.16, 0.5.18 and 0.5.19 wheels' ``DeprecatedStoreConstAction``) until this release, which drops it.
+#: 0.5.14 - 0.5.19 wheels' ``DeprecatedStoreConstAction``) until this release, which drops it.
 BREAKABLE_ALIAS_UNTIL: SgVersion = (0, 5, 20)
+#: The largest capture size (requests for decode, tokens for prefill) and the longest capture list kvlint sizes a
+#: plan with (:mod:`kvlint.engines.sglang` refuses larger ones, KV206, before they size anything): 2^24 tokens is
+#: above every context window kvlint knows; SGLang's own lists hold a few dozen to a few hundred sizes.
+MAX_GRAPH_SIZE = 1 << 24
+MAX_GRAPH_SIZES = 4096
+#: ``model_executor/cuda_graph_config.py::Backend.ALL`` (``tc_piecewise`` refused for prefill from 0.5.22)
+_BACKENDS = frozenset({"full", "breakable", "tc_piecewise", "disabled"})
 #: Flat MLA reserve (MiB) from 0.5.10; 8 MiB per captured size otherwise.
 MLA_RESERVE_MIB = 1536
 PER_SIZE_MIB = 8
 
-#: ``piecewise_cuda_graph_disabled_model_archs`` (configs/model_config.py) of 0.5.10 and of 0.5.13
+#: ``piecewise_cuda_graph_disabled_model_archs`` (configs/model_config.py) of 0.5.10 (and 0.5.11), of 0.5.12 (0.5.10's
+#: and DeepSeek V4's) and of 0.5.13 (and 0.5.14)
 _DISABLED_ARCHS_0510 = frozenset(
     {
         "DeepseekV32ForCausalLM",
@@ -75,6 +87,7 @@ _DISABLED_ARCHS_0510 = frozenset(
         "LLaDAModelLM",
     }
 )
+_DISABLED_ARCHS_0512 = _DISABLED_ARCHS_0510 | {"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN"}
 _DISABLED_ARCHS_0513 = frozenset(
     {
         "DeepseekV4ForCausalLM",
@@ -85,8 +98,8 @@ _DISABLED_ARCHS_0513 = frozenset(
     }
 )
 #: ``is_deepseek_nsa`` (configs/model_config.py of 0.5.10): the text config's first architecture among these and
-#: ``index_topk`` set; 0.5.10 adds it to the architecture rule (``is_piecewise_cuda_graph_disabled_model``), 0.5.13 no
-#: longer does (0.5.11, 0.5.12 **[assumed]** as 0.5.10)
+#: ``index_topk`` set; 0.5.10 - 0.5.12 add it to the architecture rule (``is_piecewise_cuda_graph_disabled_model``,
+#: read in the 0.5.10, 0.5.11 and 0.5.12 wheels), 0.5.13 no longer does
 _NSA_ARCHS_0510 = frozenset(
     {
         "DeepseekV3ForCausalLM",
@@ -138,6 +151,9 @@ _MM_BREAKABLE_ARCHS: tuple[tuple[SgVersion, frozenset[str]], ...] = (
     ),
     ((0, 5, 23), frozenset({"MuseSparkForConditionalGeneration"})),
 )
+#: ``multimodal_piecewise_cuda_graph_supported_model_archs`` of 0.5.14: multimodal models whose tc_piecewise graphs
+#: stay on (``configs/model_config.py``)
+_MM_PIECEWISE_ARCHS_0514 = frozenset({"Cohere2VisionForConditionalGeneration"})
 #: all-to-all backends the breakable graphs accept from 0.5.18 ("unvalidated a2a backend" otherwise)
 _A2A_VALIDATED = frozenset({"none", "deepep", "megamoe", "flashinfer"})
 
@@ -159,6 +175,82 @@ def capture_sizes(max_tokens: int, v: SgVersion) -> list[int]:
     return [s for s in sizes if s <= max_tokens]
 
 
+def count_sizes(max_tokens: int, v: SgVersion, *, align8: bool = False) -> int:
+    """``len(capture_sizes(max_tokens, v))`` in constant time, whatever ``max_tokens`` (the grid up to 4096 is
+    counted from its list, the 512-token steps above it arithmetically); ``align8``: the sizes rounded up to
+    multiples of 8 and deduplicated first (DeepEP's ``_apply_deepep_adjustments``; the steps above 4096 are
+    multiples of 512 already)."""
+    head = capture_sizes(min(max_tokens, 4096), v)
+    n = len({(s + 7) // 8 * 8 for s in head}) if align8 else len(head)
+    if max_tokens >= 4608:
+        n += (max_tokens - 4608) // 512 + 1
+    return n
+
+
+def read_graph_config(raw: object) -> tuple[dict[str, dict[str, Any]], str]:
+    """``(settings, problem)`` of a ``--cuda-graph-config`` value (0.5.14 on): the JSON object of phases
+    (``decode``, ``prefill``) to settings SGLang's ``parse_cuda_graph_config_arg`` accepts
+    (``model_executor/cuda_graph_config.py``, read in 0.5.14 - 0.5.23), with the settings kvlint reads checked:
+    ``backend`` one of :data:`_BACKENDS`, ``max_bs`` an integer and ``bs`` a list of integers between 1 and
+    :data:`MAX_GRAPH_SIZE` (at most :data:`MAX_GRAPH_SIZES` of them). ``problem`` says why a value is refused
+    (``({}, problem)``; SGLang refuses what is not a JSON object of known phases too), "" when it is readable;
+    ``({}, "")`` for None."""
+    if raw is None:
+        return {}, ""
+    try:
+        parsed = json.loads(str(raw))
+    except (ValueError, RecursionError):
+        return {}, "--cuda-graph-config must be JSON"
+    if not isinstance(parsed, dict):
+        return {}, f"--cuda-graph-config must be a JSON object, not {type(parsed).__name__}"
+    out: dict[str, dict[str, Any]] = {}
+    for phase, settings in parsed.items():
+        if phase not in ("decode", "prefill"):
+            return {}, f"unknown phase {str(phase)[:20]!r} (decode, prefill)"
+        if not isinstance(settings, dict):
+            return {}, f"the {phase} phase must be a JSON object"
+        backend = settings.get("backend")
+        if "backend" in settings and (not isinstance(backend, str) or backend not in _BACKENDS):
+            return {}, f"{phase}.backend must be one of {', '.join(sorted(_BACKENDS))}"
+        top = settings.get("max_bs")
+        if top is not None and (
+            not isinstance(top, int) or isinstance(top, bool) or not 1 <= top <= MAX_GRAPH_SIZE
+        ):
+            return {}, f"{phase}.max_bs must be an integer between 1 and {MAX_GRAPH_SIZE:,}"
+        sizes = settings.get("bs")
+        if sizes is not None and (
+            not isinstance(sizes, list)
+            or not sizes
+            or len(sizes) > MAX_GRAPH_SIZES
+            or any(
+                not isinstance(x, int) or isinstance(x, bool) or not 1 <= x <= MAX_GRAPH_SIZE for x in sizes
+            )
+        ):
+            return {}, (
+                f"{phase}.bs must be a list of 1 to {MAX_GRAPH_SIZES:,} integers between 1 and {MAX_GRAPH_SIZE:,}"
+            )
+        out[phase] = dict(settings)
+    return out, ""
+
+
+def user_sizes(value: object) -> tuple[int, ...] | None:
+    """A capture list as :mod:`kvlint.engines.sglang` records it (a tuple of ints) or as a ``--cuda-graph-config``
+    ``bs`` holds it; None for anything else."""
+    if (
+        isinstance(value, (tuple, list))
+        and value
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    ):
+        return tuple(value)
+    return None
+
+
+def phase_setting(get: Callable[[str], Any], phase: str, key: str) -> Any:
+    """``--cuda-graph-config``'s ``phase.key`` (JSON wins over every flag in ``_parse_cuda_graph_config``), None
+    when the JSON does not set it or cannot be read."""
+    return read_graph_config(get("cuda_graph_config"))[0].get(phase, {}).get(key)
+
+
 def _flag(get: Callable[[str], Any], name: str) -> bool:
     """A switch as the parser gives it (True, or a written true/false value)."""
     value = get(name)
@@ -176,11 +268,15 @@ def _configs(model: ModelSpec) -> list[dict[str, Any]]:
 def decode_graphs_on(get: Callable[[str], Any]) -> bool:
     """Whether the decode phase keeps its CUDA graphs from 0.5.15 (``_parse_cuda_graph_config``): off with
     ``--disable-cuda-graph`` or ``--disable-decode-cuda-graph``, unless ``--cuda-graph-backend-decode`` names a
-    backend (it wins), off with ``--cuda-graph-backend-decode disabled``."""
+    backend (it wins), off with ``--cuda-graph-backend-decode disabled``; ``--cuda-graph-config``'s
+    ``decode.backend`` wins over all of them."""
     on = not (_flag(get, "disable_cuda_graph") or _flag(get, "disable_decode_cuda_graph"))
     chosen = get("cuda_graph_backend_decode")
     if isinstance(chosen, str) and chosen.strip():
         on = chosen.strip().lower() != "disabled"
+    js = phase_setting(get, "decode", "backend")
+    if isinstance(js, str):
+        on = js != "disabled"
     return on
 
 
@@ -206,7 +302,11 @@ class PrefillGraphs:
             ``caps``: what caps the default maximum (``--max-total-tokens``, 4096 for a ``llama-2`` path, the
             8192 of pp > 1 breakable graphs); ``clamp``: ``--context-length`` when it clamps any maximum.
             ``deepep_align``: DeepEP's multiple-of-8 sizes from a 2048 maximum; ``extra_mib``: DeepEP's 1 GiB.
-            ``version``: the release (its size list).
+            ``version``: the release (its size list). ``sizes``: the user's own list of captured sizes
+            (``--piecewise-cuda-graph-tokens`` 0.5.8 - 0.5.13, ``--cuda-graph-bs-prefill`` / its alias / the
+            ``--cuda-graph-config`` ``prefill.bs`` from 0.5.14), which replaces the generated one (its length is
+            what the reserve counts, duplicates included: ``len(...bs) * 8``); ``sizes_from`` names where it came
+            from.
     """
 
     on: bool
@@ -219,6 +319,8 @@ class PrefillGraphs:
     deepep_align: bool = False
     extra_mib: int = 0
     version: SgVersion = (0, 5, 23)
+    sizes: tuple[int, ...] | None = None
+    sizes_from: str = ""
 
     def reserve_mib(self, chunked_prefill_size: int, *, amd: bool) -> tuple[float, str]:
         """``(MiB, note)`` the default fraction reserves for the prefill graphs with ``chunked_prefill_size`` (the
@@ -231,9 +333,19 @@ class PrefillGraphs:
         if self.mla and self.version >= DEFAULT_ON_FROM:
             mib = float(MLA_RESERVE_MIB + self.extra_mib)
             return mib, f"prefill CUDA graphs ({self.why}): {mib:.0f} MiB reserved (MLA)"
+        if self.sizes is not None:
+            # the user's list, as given (DeepEP's alignment rounds and deduplicates it)
+            top = max(self.sizes)
+            n = len({(s + 7) // 8 * 8 for s in self.sizes}) if self.deepep_align else len(self.sizes)
+            mib = float(n * PER_SIZE_MIB + self.extra_mib)
+            extra = f" + {self.extra_mib} MiB (DeepEP)" if self.extra_mib else ""
+            return mib, (
+                f"prefill CUDA graphs ({self.why}): {n} sizes of {self.sizes_from} (up to {top} tokens) x "
+                f"{PER_SIZE_MIB} MiB{extra} = {mib:.0f} MiB reserved"
+            )
         if self.deepep_align:
             top = self.max_tokens or 2048
-            n = len({(s + 7) // 8 * 8 for s in capture_sizes(top, self.version)})
+            n = count_sizes(top, self.version, align8=True)
         else:
             if self.max_tokens is not None:
                 top = self.max_tokens
@@ -243,7 +355,7 @@ class PrefillGraphs:
                     top = min(top, cap)
             if self.clamp is not None:
                 top = min(top, self.clamp)
-            n = len(capture_sizes(top, self.version))
+            n = count_sizes(top, self.version)
         mib = float(n * PER_SIZE_MIB + self.extra_mib)
         extra = f" + {self.extra_mib} MiB (DeepEP)" if self.extra_mib else ""
         return mib, (
@@ -282,6 +394,11 @@ def prefill_graphs(
         if llama2:
             caps.append(4096)
     base = PrefillGraphs(False, "", mla=mla, caps=tuple(caps), version=v)
+    if v < GRAPH_CONFIG_FROM:
+        # 0.5.8 - 0.5.13: a user's --piecewise-cuda-graph-tokens list replaces the generated one
+        listed = user_sizes(get("piecewise_cuda_graph_tokens"))
+        if listed is not None:
+            base = replace(base, sizes=listed, sizes_from="--piecewise-cuda-graph-tokens")
     if v < DEFAULT_ON_FROM:
         user = as_int(get("piecewise_cuda_graph_max_tokens"))
         if _flag(get, "enable_piecewise_cuda_graph"):
@@ -299,7 +416,7 @@ def prefill_graphs(
     )
     cp = (as_int(get("attn_cp_size")) or as_int(get("attention_context_parallel_size")) or 1) > 1
 
-    if v < BREAKABLE_FROM:
+    if v < GRAPH_CONFIG_FROM:
         user = as_int(get("piecewise_cuda_graph_max_tokens"))
         clamp = ctx if v >= (0, 5, 13) else None
         sized = replace(base, max_tokens=user, clamp=clamp)
@@ -307,72 +424,53 @@ def prefill_graphs(
             return replace(sized, on=True, why="--enforce-piecewise-cuda-graph", explicit=True)
         if _flag(get, "disable_piecewise_cuda_graph"):
             return replace(sized, why="--disable-piecewise-cuda-graph")
-        disabled_archs = _DISABLED_ARCHS_0510 if v < (0, 5, 13) else _DISABLED_ARCHS_0513
-        blocked = sorted(archs & disabled_archs)
-        nsa = _deepseek_nsa_0510(model) if v < (0, 5, 13) else None
-        if not blocked and nsa is not None:
-            blocked = [f"{nsa} (DeepSeek sparse attention, index_topk)"]
-        rules: list[tuple[str, bool]] = [
-            (f"the {blocked[0] if blocked else ''} architecture", bool(blocked)),
-            ("speculative decoding", v < (0, 5, 13) and bool(get("speculative_algorithm"))),
-            ("DP attention", dp_attention),
-            ("--enable-torch-compile", _flag(get, "enable_torch_compile")),
-            ("pp > 1", pp > 1),
-            ("MoE all-to-all backend", a2a != "none"),
-            ("LoRA", lora),
-            ("multimodal model", multimodal),
-            ("GGUF", gguf),
-            ("diffusion LLM", bool(get("dllm_algorithm"))),
-            (
-                "CPU offload / hierarchical cache",
-                (as_int(get("cpu_offload_gb")) or 0) > 0 or _flag(get, "enable_hierarchical_cache"),
-            ),
-            ("deterministic inference", _flag(get, "enable_deterministic_inference")),
-            ("PD disaggregation", str(get("disaggregation_mode") or "null") != "null"),
-            ("symmetric memory", _flag(get, "enable_symm_mem")),
-            (
-                "expert distribution recorder",
-                _flag(get, "enable_eplb") or bool(get("expert_distribution_recorder_mode")),
-            ),
-            ("context parallelism", cp),
-            ("--debug-cuda-graph", v >= (0, 5, 13) and _flag(get, "debug_cuda_graph")),
-            (
-                "DSA prefill context parallelism",
-                v >= (0, 5, 13) and _flag(get, "enable_dsa_prefill_context_parallel"),
-            ),
-        ]
+        rules = _tc_piecewise_rules(v, get, model, archs, dp_attention, pp, a2a, lora, multimodal, gguf, cp)
         for name, hit in rules:
             if hit:
                 return replace(sized, why=f"SGLang turns them off for {name}")
         return replace(sized, on=True, why="on by default from 0.5.10")
 
-    # 0.5.15 on: cuda_graph_config's prefill phase; a PD decode node reserves nothing for prefill graphs
-    # (reserve_for_graph_mb: disaggregation_mode != "decode")
-    user = as_int(get("cuda_graph_max_bs_prefill"))
+    # 0.5.14 on: cuda_graph_config's prefill phase; from 0.5.15 a PD decode node reserves nothing for prefill graphs
+    # (reserve_for_graph_mb: disaggregation_mode != "decode"). --cuda-graph-config's prefill settings win over the
+    # flags (_parse_cuda_graph_config: "explicit JSON > convenience > legacy > defaults")
+    user = phase_setting(get, "prefill", "max_bs")
     if user is None:
+        user = as_int(get("cuda_graph_max_bs_prefill"))
+    if user is None:  # its alias, when the parser kept it apart
         user = as_int(get("piecewise_cuda_graph_max_tokens"))
+    listed, listed_from = user_sizes(phase_setting(get, "prefill", "bs")), "--cuda-graph-config prefill.bs"
+    if listed is None:
+        listed, listed_from = user_sizes(get("cuda_graph_bs_prefill")), "--cuda-graph-bs-prefill"
+    if listed is None:
+        listed, listed_from = user_sizes(get("piecewise_cuda_graph_tokens")), "--piecewise-cuda-graph-tokens"
     clamp = ctx if v < (0, 5, 18) else None
-    if v >= (0, 5, 19) and pp > 1:
+    if v >= (0, 5, 19) and pp > 1 and listed is None:
         # _DEFAULT_PP_PREFILL_CUDA_GRAPH_MAX_TOKENS, for the breakable graphs a user opts into with pp > 1
         caps.append(8192)
     sized = replace(base, caps=tuple(caps), max_tokens=user, clamp=clamp)
+    if listed is not None:
+        sized = replace(sized, sizes=listed, sizes_from=listed_from)
     backend: str | None = None
     switch = ""
     if _flag(get, "disable_cuda_graph"):
         backend, switch = "disabled", "--disable-cuda-graph"
     if _flag(get, "disable_prefill_cuda_graph"):
         backend, switch = "disabled", "--disable-prefill-cuda-graph"
-    if _flag(get, "disable_piecewise_cuda_graph"):  # an alias of --cuda-graph-backend-prefill disabled
+    # the deprecated aliases share --cuda-graph-backend-prefill's dest from 0.5.14 (the parser gives it the last
+    # one written); read apart only when the parser kept them so
+    if _flag(get, "disable_piecewise_cuda_graph"):
         backend, switch = "disabled", "--disable-piecewise-cuda-graph"
     if _flag(get, "enforce_piecewise_cuda_graph"):
         backend, switch = "tc_piecewise", "--enforce-piecewise-cuda-graph"
     if v < BREAKABLE_ALIAS_UNTIL and _flag(get, "enable_breakable_cuda_graph"):
-        # an alias of --cuda-graph-backend-prefill breakable in 0.5.15 - 0.5.19 (a separate runner switch in 0.5.13)
         backend, switch = "breakable", "--enable-breakable-cuda-graph"
     chosen = get("cuda_graph_backend_prefill")
     if isinstance(chosen, str) and chosen.strip():
         backend, switch = chosen.strip().lower(), f"--cuda-graph-backend-prefill {chosen.strip()}"
-    if str(get("disaggregation_mode") or "null").strip().lower() == "decode":
+    js = phase_setting(get, "prefill", "backend")
+    if isinstance(js, str):
+        backend, switch = js, f"--cuda-graph-config prefill.backend {js}"
+    if v >= BREAKABLE_FROM and str(get("disaggregation_mode") or "null").strip().lower() == "decode":
         return replace(sized, why="a PD-disaggregation decode node has no prefill graphs' reserve")
     if backend is not None:
         deepep_extra = 1024 if (v >= (0, 5, 18) and backend == "breakable" and deepep) else 0
@@ -384,6 +482,94 @@ def prefill_graphs(
             deepep_align=deepep_extra > 0,
             extra_mib=deepep_extra,
         )
+    if v < BREAKABLE_FROM:
+        # 0.5.14: the default backend is tc_piecewise, turned off by 0.5.13's rules (a multimodal model on
+        # multimodal_piecewise_cuda_graph_supported_model_archs keeps it)
+        first = model.architectures[0] if model.architectures else ""
+        mm = multimodal and first not in _MM_PIECEWISE_ARCHS_0514
+        rules = _tc_piecewise_rules(v, get, model, archs, dp_attention, pp, a2a, lora, mm, gguf, cp)
+        for name, hit in rules:
+            if hit:
+                return replace(sized, why=f"SGLang turns the tc_piecewise graphs off for {name}")
+        return replace(sized, on=True, why="tc_piecewise, on by default in 0.5.14")
+    return _breakable(v, get, model, archs, sized, dp_attention, pp, a2a, lora, multimodal, deepep, cp)
+
+
+def _tc_piecewise_rules(
+    v: SgVersion,
+    get: Callable[[str], Any],
+    model: ModelSpec,
+    archs: set[str],
+    dp_attention: bool,
+    pp: int,
+    a2a: str,
+    lora: bool,
+    multimodal: bool,
+    gguf: bool,
+    cp: bool,
+) -> list[tuple[str, bool]]:
+    """The automatic rules that turn the torch.compile piecewise prefill graphs off (AMD aside, in
+    :meth:`PrefillGraphs.reserve_mib`): ``ServerArgs._handle_piecewise_cuda_graph`` of 0.5.10 - 0.5.13,
+    ``_disable_tc_piecewise_cudagraph_if_incompatible`` of 0.5.14 (read in each of those wheels)."""
+    if v < (0, 5, 12):
+        disabled_archs = _DISABLED_ARCHS_0510
+    elif v < (0, 5, 13):
+        disabled_archs = _DISABLED_ARCHS_0512
+    else:
+        disabled_archs = _DISABLED_ARCHS_0513
+    blocked = sorted(archs & disabled_archs)
+    nsa = _deepseek_nsa_0510(model) if v < (0, 5, 13) else None
+    if not blocked and nsa is not None:
+        blocked = [f"{nsa} (DeepSeek sparse attention, index_topk)"]
+    return [
+        (f"the {blocked[0] if blocked else ''} architecture", bool(blocked)),
+        # 0.5.10 only: the 0.5.11 and later wheels have no speculative-decoding rule
+        ("speculative decoding", v < (0, 5, 11) and bool(get("speculative_algorithm"))),
+        ("DP attention", dp_attention),
+        ("--enable-torch-compile", _flag(get, "enable_torch_compile")),
+        ("pp > 1", pp > 1),
+        ("MoE all-to-all backend", a2a != "none"),
+        ("LoRA", lora),
+        ("multimodal model", multimodal),
+        ("GGUF", gguf),
+        ("diffusion LLM", bool(get("dllm_algorithm"))),
+        (
+            "CPU offload / hierarchical cache",
+            (as_int(get("cpu_offload_gb")) or 0) > 0 or _flag(get, "enable_hierarchical_cache"),
+        ),
+        ("deterministic inference", _flag(get, "enable_deterministic_inference")),
+        ("PD disaggregation", str(get("disaggregation_mode") or "null") != "null"),
+        ("symmetric memory", _flag(get, "enable_symm_mem")),
+        (
+            "expert distribution recorder",
+            _flag(get, "enable_eplb") or bool(get("expert_distribution_recorder_mode")),
+        ),
+        ("context parallelism", cp),
+        ("--debug-cuda-graph", v >= (0, 5, 11) and _flag(get, "debug_cuda_graph")),
+        (
+            "DSA prefill context parallelism",
+            v >= (0, 5, 13) and _flag(get, "enable_dsa_prefill_context_parallel"),
+        ),
+    ]
+
+
+def _breakable(
+    v: SgVersion,
+    get: Callable[[str], Any],
+    model: ModelSpec,
+    archs: set[str],
+    sized: PrefillGraphs,
+    dp_attention: bool,
+    pp: int,
+    a2a: str,
+    lora: bool,
+    multimodal: bool,
+    deepep: bool,
+    cp: bool,
+) -> PrefillGraphs:
+    """0.5.15 on, no backend chosen: the breakable default and the rules that turn it off (module docstring)."""
+    mla = model.is_mla
+
     first = model.architectures[0] if model.architectures else ""
     dsv4 = any(a.startswith("DeepseekV4") for a in archs)
     dcp = (as_int(get("dcp_size")) or 1) > 1
