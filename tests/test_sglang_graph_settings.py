@@ -295,3 +295,20 @@ def test_a_switch_with_a_value_stops_sglang() -> None:
     msgs = _rules(cfg, "KV206")
     assert len(msgs) == 1 and "--disable-radix-cache" in msgs[0], msgs
     assert cfg.get("enable_metrics") is True
+
+
+def test_attention_dp_is_attn_dp_size_from_0_5_22() -> None:
+    """0.5.22 and 0.5.23 resolve ``--dp-size N --enable-dp-attention`` to ``--attn-dp-size N`` before any handler
+    reads the layout (handle_deprecated_dp_attention), and attention DP is ``attn_dp_size > 1``: the new spelling
+    sizes as the old one (kvlint ignored it), and ``--enable-dp-attention`` alone (dp_size 1) adds no DP-attention
+    reserve term, which 0.5.21 still adds (its dp_size == 1 reset runs after the memory settings)."""
+    old = _plan(LLAMA, "--dp-size", "2", "--enable-dp-attention", version="0.5.23", tp=2)
+    new = _plan(LLAMA, "--attn-dp-size", "2", version="0.5.23", tp=2)
+    plain = _plan(LLAMA, version="0.5.23", tp=2)
+    assert new.mem_fraction_static == old.mem_fraction_static < plain.mem_fraction_static
+    assert new.plan.kv_bytes_per_token == old.plan.kv_bytes_per_token
+    alone = _plan(LLAMA, "--enable-dp-attention", version="0.5.23")
+    assert alone.mem_fraction_static == _plan(LLAMA, version="0.5.23").mem_fraction_static
+    assert any("attention DP is off" in n for n in alone.plan.assumptions)
+    before = _plan(LLAMA, "--enable-dp-attention", version="0.5.21")
+    assert before.mem_fraction_static < _plan(LLAMA, version="0.5.21").mem_fraction_static

@@ -95,6 +95,9 @@ _INT = {
     # the per-phase graph maxima (``type=int`` in 0.5.14 - 0.5.19's ``add_cli_args``, ``Optional[int]`` fields after)
     # and 0.5.8 - 0.5.13's ``--piecewise-cuda-graph-max-tokens`` (``type=int``): a word that is not an integer is
     # refused by argparse, as kvlint now does (KV206) instead of sizing the default maximum
+    # 0.5.22+'s attention-DP width (``attn_dp_size: int``, alias ``--attention-data-parallel-size``)
+    "attn_dp_size",
+    "attention_data_parallel_size",
     "cuda_graph_max_bs_decode",
     "cuda_graph_max_bs_prefill",
     "piecewise_cuda_graph_max_tokens",

@@ -408,6 +408,12 @@ PP_SPREAD_REMAINDER_FROM = (0, 5, 13)
 #: Model runners of the same releases also assert "PP is not compatible with MTP models" (0.5.3 - 0.5.20), after
 #: this check.
 PP_SPEC_REFUSED: tuple[SgVersion, SgVersion] = ((0, 5, 3), (0, 5, 20))
+#: From this release attention DP is ``--attn-dp-size N`` (``attention_data_parallel_size``), and the older
+#: ``--dp-size N --enable-dp-attention`` its deprecated spelling (``arg_groups/parallel_hook.py::
+#: handle_deprecated_dp_attention``, read in the 0.5.22 and 0.5.23 wheels); attention DP is ``attn_dp_size > 1``, so
+#: ``--enable-dp-attention`` at dp_size 1 adds nothing (0.5.3 - 0.5.21 add the DP-attention reserve term for it:
+#: their dp_size == 1 reset runs after ``_handle_gpu_memory_settings``)
+ATTN_DP_SIZE_FROM: SgVersion = (0, 5, 22)
 #: From this release ``arg_groups/validation_hook.py::check_pipeline_parallel_compat`` replaces the blanket refusal
 #: (read in the 0.5.21, 0.5.22 and 0.5.23 wheels): :func:`pp_spec_refusal`
 PP_SPEC_EAGLE_FROM: SgVersion = (0, 5, 21)
@@ -1186,6 +1192,21 @@ def sglang_prelude(
     cuda_graph_max_bs = None
     dp_attention = bool(get("enable_dp_attention"))
     model_notes: list[str] = []
+    if v >= ATTN_DP_SIZE_FROM:
+        # arg_groups/parallel_hook.py::handle_deprecated_dp_attention (0.5.22, 0.5.23), before any handler reads the
+        # layout: --dp-size N --enable-dp-attention becomes --attn-dp-size N (dp_size 1), and attention DP is
+        # attn_dp_size > 1 (runtime_context.py::attn_dp_enabled_of). kvlint keeps the attention-DP width in dp.
+        attn_dp = max(1, as_int(get("attn_dp_size")) or as_int(get("attention_data_parallel_size")) or 1)
+        if dp_attention and attn_dp == 1:
+            attn_dp = dp
+        if dp_attention and attn_dp == 1:
+            model_notes.append(
+                f"--enable-dp-attention with dp_size 1: SGLang {v[0]}.{v[1]}.{v[2]} resolves attn_dp_size 1, so "
+                "attention DP is off (no DP-attention term in the default fraction)"
+            )
+        dp_attention = attn_dp > 1
+        if dp_attention:
+            dp = attn_dp
     page = max(1, as_int(get("page_size")) or 1)
     dsa = is_sglang_dsa(model) and v >= DSA_FROM
     if dsa:
