@@ -187,14 +187,14 @@ def default_reserve_mib(v: SgVersion, algorithm: str) -> int:
 
 def _stated_none(raw: object, v: SgVersion) -> bool:
     """Whether a draft config's ``num_nextn_predict_layers`` value ``raw`` makes SGLang ``v`` size no draft layers
-    with the target: a stated integer of 0 or less from 0.5.15, where the target's runner takes the draft's count
-    whenever the field ``is not None`` (``model_runner.py::ModelRunner.__init__`` of 0.5.15,
+    with the target: a stated integer of 0 or less from 0.5.14, where the target's runner takes the draft's count
+    whenever the field ``is not None`` (``model_runner.py::ModelRunner.__init__`` of 0.5.14 and 0.5.15,
     ``spec_aux_hidden_state.py::_resolve_eagle_aux_hidden_state`` of 0.5.16 - 0.5.23: ``eagle_draft_num_layers =
     int(num_nextn_predict_layers)``) and ``pool_configurator.py::DefaultPoolConfigurator.__init__`` adds the draft's
     share only when that count is ``> 0``. An EAGLE3 draft carrying a DeepSeek-V3 config (``num_nextn_predict_layers:
     0``, as nvidia/Kimi-K2.5-Thinking-Eagle3) is the case SGLang's comment names. Before 0.5.15 the draft has its own
     pool, whose worker takes its ``num_hidden_layers`` for a count of 0 (0.5.13 ``ModelRunner``'s
-    ``model_has_mtp_layers``), so this is False there."""
+    ``model_has_mtp_layers``), so this is False there (0.5.14 read: one cell, as 0.5.15)."""
     return v >= ONE_CELL_FROM and isinstance(raw, int) and not isinstance(raw, bool) and raw <= 0
 
 
