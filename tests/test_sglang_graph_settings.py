@@ -312,3 +312,28 @@ def test_attention_dp_is_attn_dp_size_from_0_5_22() -> None:
     assert any("attention DP is off" in n for n in alone.plan.assumptions)
     before = _plan(LLAMA, "--enable-dp-attention", version="0.5.21")
     assert before.mem_fraction_static < _plan(LLAMA, version="0.5.21").mem_fraction_static
+
+
+def test_0_5_17_breakable_rules_as_its_wheel() -> None:
+    """0.5.17 (read; kvlint took it as 0.5.16) already has 0.5.18's breakable rules (no DP-attention, LoRA or DeepEP
+    rule, DeepEP's aligned sizes and 1 GiB, no --context-length clamp), plus MLA outside DeepSeek sparse attention
+    and Nemotron-H."""
+    dp = ("--dp-size", "2", "--enable-dp-attention")
+    assert not _graphs(LLAMA, *dp, version="0.5.16", tp=2).on
+    assert _graphs(LLAMA, *dp, version="0.5.17", tp=2).on
+    assert not _graphs(LLAMA, "--enable-lora", version="0.5.16").on
+    assert _graphs(LLAMA, "--enable-lora", version="0.5.17").on
+    pg = _graphs(LLAMA, "--moe-a2a-backend", "deepep", version="0.5.17")
+    aligned = {(s + 7) // 8 * 8 for s in sglang_graphs.capture_sizes(2048, (0, 5, 17))}
+    assert pg.on and pg.reserve_mib(8192, amd=False)[0] == len(aligned) * PER + 1024
+    assert _graphs(LLAMA, "--context-length", "1000", version="0.5.16").clamp == 1000
+    assert _graphs(LLAMA, "--context-length", "1000", version="0.5.17").clamp is None
+    assert not _graphs(DSV3, version="0.5.17", tp=8).on  # MLA, no index_topk
+    assert _graphs(DSV3, version="0.5.18", tp=8).on
+    base = _model(DSV3)
+    config = {**base.config, "index_topk": 2048}
+    dsa = dataclasses.replace(base, config=config, text_config=config)
+    assert sglang_prelude(_cmd("--tp-size", "8", version="0.5.17"), dsa).prefill_graphs.on
+    nemo = dataclasses.replace(_model(LLAMA), architectures=["NemotronHForCausalLM"])
+    assert not sglang_prelude(_cmd(version="0.5.17"), nemo).prefill_graphs.on
+    assert sglang_prelude(_cmd(version="0.5.18"), nemo).prefill_graphs.on

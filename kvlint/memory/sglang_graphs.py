@@ -9,36 +9,39 @@ are on is decided before the reserve, by release (read in the PyPI wheels' ``sgl
 * 0.5.8, 0.5.9 (``server_args.py::ServerArgs._handle_gpu_memory_settings``): only with
   ``--enable-piecewise-cuda-graph``; 8 MiB per size, MLA included; sizes up to ``--piecewise-cuda-graph-max-tokens``,
   else the chunked-prefill size (2048 for MLA).
-* 0.5.10 – 0.5.14 (read: 0.5.10, 0.5.13; 0.5.11, 0.5.12 and 0.5.14 **[assumed]** as their neighbours):
+* 0.5.10 – 0.5.13 (read: 0.5.10 – 0.5.13):
   on by default (``disable_piecewise_cuda_graph: bool = False``); ``ServerArgs._handle_piecewise_cuda_graph`` turns
   them off for ``--disable-piecewise-cuda-graph`` and, unless ``--enforce-piecewise-cuda-graph``, for an architecture
-  of ``piecewise_cuda_graph_disabled_model_archs`` (``configs/model_config.py``; in 0.5.10 also a DeepSeek sparse-
-  attention config, ``is_deepseek_nsa``), speculative decoding (0.5.10 only),
+  of ``piecewise_cuda_graph_disabled_model_archs`` (``configs/model_config.py``; 0.5.12 adds DeepSeek-V4; in 0.5.10
+  – 0.5.12 also a DeepSeek sparse-attention config, ``is_deepseek_nsa``), speculative decoding (0.5.10 only),
   DP attention, ``--enable-torch-compile``, pp > 1, a non-CUDA GPU (AMD), an MoE all-to-all backend, LoRA, a
   multimodal model, GGUF, a diffusion LLM, CPU offload or the hierarchical cache, deterministic inference, PD
-  disaggregation, symmetric memory, EPLB or the expert-distribution recorder, attention context parallelism (and from
-  0.5.13 ``--debug-cuda-graph``, ``--enable-dsa-prefill-context-parallel``). The default maximum is capped by
+  disaggregation, symmetric memory, EPLB or the expert-distribution recorder, attention context parallelism (from 0.5.11
+  ``--debug-cuda-graph``, from 0.5.13 ``--enable-dsa-prefill-context-parallel``). The default maximum is capped by
   ``--max-total-tokens`` and at 4096 for a model path naming ``llama-2``; from 0.5.13 it is also clamped to a set
   ``--context-length`` (sgl-project/sglang#21112).
-* 0.5.15 – 0.5.23 (read: 0.5.15, 0.5.16, 0.5.18 – 0.5.23; ``server_args.py::ServerArgs._handle_cuda_graph_config``
+* 0.5.14 – 0.5.23 (read: 0.5.14 – 0.5.23; ``server_args.py::ServerArgs._handle_cuda_graph_config``
   to 0.5.18, ``arg_groups/cuda_graph_hook.py`` and ``arg_groups/memory_hook.py::reserve_for_graph_mb`` from 0.5.19;
   ``model_executor/cuda_graph_config.py::default_prefill_backend``): the prefill phase's backend defaults to
   ``breakable`` on CUDA (``tc_piecewise`` elsewhere up to 0.5.21, then ``disabled``, which the non-CUDA rule turns
-  off). ``--disable-cuda-graph``, ``--disable-prefill-cuda-graph``, ``--cuda-graph-backend-prefill`` (and its
+  off; 0.5.14 read too: the same ``cuda_graph_config`` with a ``tc_piecewise`` default and 0.5.13's rules).
+  ``--disable-cuda-graph``, ``--disable-prefill-cuda-graph``, ``--cuda-graph-backend-prefill`` (and its
   deprecated aliases ``--disable-piecewise-cuda-graph`` / ``--enforce-piecewise-cuda-graph``, and
   ``--enable-breakable-cuda-graph`` up to 0.5.19) set it and skip the
-  automatic rules; otherwise the breakable rules turn it off: in 0.5.15 – 0.5.17 for MLA, DeepSeek-V4, context
-  parallelism, LoRA, any MoE all-to-all backend, DP attention and multimodal models; from 0.5.18 for DeepSeek-V4,
+  automatic rules; otherwise the breakable rules turn it off: in 0.5.15 – 0.5.16 for MLA, DeepSeek-V4, context
+  parallelism, LoRA, any MoE all-to-all backend, DP attention and multimodal models; in 0.5.17 for MLA outside
+  DeepSeek sparse attention and Nemotron-H, then as from 0.5.18; from 0.5.18 for DeepSeek-V4,
   context parallelism, two-batch overlap, an all-to-all backend other than ``deepep`` / ``megamoe`` / ``flashinfer``
   and multimodal models outside an allow-list, from 0.5.19 for pp > 1, from 0.5.20 for Kimi-style KDA linear
-  attention. From 0.5.18 the breakable graphs with DeepEP add 1 GiB and their sizes are rounded up to multiples of 8
+  attention. From 0.5.17 the breakable graphs with DeepEP add 1 GiB and their sizes are rounded up to multiples of 8
   from a 2048-token maximum (``_apply_deepep_adjustments``, before the memory settings). The maximum is
   ``--cuda-graph-max-bs-prefill`` (alias ``--piecewise-cuda-graph-max-tokens``), else the chunked-prefill size, with
-  the caps above (the ``--context-length`` clamp in 0.5.15 and 0.5.16 only; 0.5.17 **[assumed]** as 0.5.16). A PD
+  the caps above (the ``--context-length`` clamp in 0.5.14 – 0.5.16 only). A PD
   ``--disaggregation-mode decode`` node adds no prefill-graph term (``disaggregation_mode != "decode"``).
 
-Not modelled: a user's list of sizes (``--piecewise-cuda-graph-tokens`` / ``--cuda-graph-bs-prefill``, counted as the
-generated list), ``--cuda-graph-config`` JSON, NPU / XPU platforms, 0.5.23's prefill context-parallel exceptions.
+A user's list of sizes (``--piecewise-cuda-graph-tokens``, ``--cuda-graph-bs-prefill``, ``--cuda-graph-config``'s
+``prefill.bs``) replaces the generated one: the reserve counts its entries. Not modelled: NPU / XPU platforms, 0.5.23's
+prefill context-parallel exceptions, 0.5.17's DeepSeek trtllm_mla rule (an attention backend chosen by GPU).
 """
 
 from __future__ import annotations
@@ -154,7 +157,29 @@ _MM_BREAKABLE_ARCHS: tuple[tuple[SgVersion, frozenset[str]], ...] = (
 #: ``multimodal_piecewise_cuda_graph_supported_model_archs`` of 0.5.14: multimodal models whose tc_piecewise graphs
 #: stay on (``configs/model_config.py``)
 _MM_PIECEWISE_ARCHS_0514 = frozenset({"Cohere2VisionForConditionalGeneration"})
-#: all-to-all backends the breakable graphs accept from 0.5.18 ("unvalidated a2a backend" otherwise)
+#: From this release the breakable rules are 0.5.18's (no LoRA, DP-attention or DeepEP rule; two-batch overlap and
+#: unvalidated all-to-all backends instead), DeepEP's prefill sizes are aligned to 8 with 1 GiB more, and the
+#: ``--context-length`` clamp is gone: read in the 0.5.17 wheel (kvlint took 0.5.17 as 0.5.16 before branch sglang29),
+#: whose rules also turn the graphs off for MLA outside DeepSeek sparse attention and for Nemotron-H
+BREAKABLE_0517: SgVersion = (0, 5, 17)
+#: ``configs/model_config.py::is_deepseek_dsa`` of 0.5.17 (with ``index_topk`` set) and ``is_nemotron_h``
+_DSA_ARCHS_0517 = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "DeepseekV3ForCausalLMNextN",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "GlmMoeDsaForCausalLMNextN",
+        "LongcatFlashForCausalLM",
+        "LongcatFlashForCausalLMNextN",
+    }
+)
+_NEMOTRON_H_0517 = frozenset(
+    {"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronHForCausalLMMTP"}
+)
+#: all-to-all backends the breakable graphs accept from 0.5.17 ("unvalidated a2a backend" otherwise)
 _A2A_VALIDATED = frozenset({"none", "deepep", "megamoe", "flashinfer"})
 
 
@@ -443,7 +468,7 @@ def prefill_graphs(
         listed, listed_from = user_sizes(get("cuda_graph_bs_prefill")), "--cuda-graph-bs-prefill"
     if listed is None:
         listed, listed_from = user_sizes(get("piecewise_cuda_graph_tokens")), "--piecewise-cuda-graph-tokens"
-    clamp = ctx if v < (0, 5, 18) else None
+    clamp = ctx if v < BREAKABLE_0517 else None
     if v >= (0, 5, 19) and pp > 1 and listed is None:
         # _DEFAULT_PP_PREFILL_CUDA_GRAPH_MAX_TOKENS, for the breakable graphs a user opts into with pp > 1
         caps.append(8192)
@@ -473,7 +498,7 @@ def prefill_graphs(
     if v >= BREAKABLE_FROM and str(get("disaggregation_mode") or "null").strip().lower() == "decode":
         return replace(sized, why="a PD-disaggregation decode node has no prefill graphs' reserve")
     if backend is not None:
-        deepep_extra = 1024 if (v >= (0, 5, 18) and backend == "breakable" and deepep) else 0
+        deepep_extra = 1024 if (v >= BREAKABLE_0517 and backend == "breakable" and deepep) else 0
         return replace(
             sized,
             on=backend != "disabled",
@@ -574,7 +599,7 @@ def _breakable(
     dsv4 = any(a.startswith("DeepseekV4") for a in archs)
     dcp = (as_int(get("dcp_size")) or 1) > 1
     mm_ok = v >= (0, 5, 16) and any(first in names for since, names in _MM_BREAKABLE_ARCHS if v >= since)
-    if v < (0, 5, 18):
+    if v < BREAKABLE_0517:
         rules = [
             ("MLA attention", mla),
             ("DeepSeek-V4", dsv4),
@@ -591,7 +616,16 @@ def _breakable(
             and uses_kda(model)
             and not (v >= (0, 5, 23) and "Glm5NextForConditionalGeneration" in archs)
         )
-        rules = [
+        rules = []
+        if v < (0, 5, 18):
+            # 0.5.17 only: MLA outside DeepSeek sparse attention, and Nemotron-H's hybrid Mamba2 prefill
+            first_cfg = model.text_config or model.config or {}
+            dsa = first in _DSA_ARCHS_0517 and first_cfg.get("index_topk") is not None
+            rules += [
+                ("MLA attention (non-DSA)", mla and not dsa),
+                ("NemotronH (hybrid Mamba2 prefill)", first in _NEMOTRON_H_0517),
+            ]
+        rules += [
             ("pp > 1", v >= (0, 5, 19) and pp > 1),
             ("KDA linear attention", kda),
             ("DeepSeek-V4", dsv4),
@@ -604,7 +638,7 @@ def _breakable(
     for name, hit in rules:
         if hit:
             return replace(sized, why=f"SGLang turns the breakable graphs off for {name}")
-    deepep_extra = 1024 if (v >= (0, 5, 18) and deepep) else 0
+    deepep_extra = 1024 if (v >= BREAKABLE_0517 and deepep) else 0
     return replace(
         sized,
         on=True,
