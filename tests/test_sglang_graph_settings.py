@@ -337,3 +337,24 @@ def test_0_5_17_breakable_rules_as_its_wheel() -> None:
     nemo = dataclasses.replace(_model(LLAMA), architectures=["NemotronHForCausalLM"])
     assert not sglang_prelude(_cmd(version="0.5.17"), nemo).prefill_graphs.on
     assert sglang_prelude(_cmd(version="0.5.18"), nemo).prefill_graphs.on
+
+
+def test_hybrid_state_pool_switches_of_0_5_14_and_0_5_17() -> None:
+    """0.5.14 already resolves ``--mamba-radix-cache-strategy auto`` to extra_buffer for the listed hybrids
+    (ServerArgs._handle_mamba_radix_cache), and 0.5.17 already keeps the ratio split's padding slot and charges the
+    largest pipeline stage's state layers (kv_cache_configurator.py): kvlint took 0.5.14 as 0.5.13 and 0.5.17 as
+    0.5.16."""
+    from kvlint.memory import sglang_mamba
+
+    kw = {"disable_radix_cache": False, "disable_overlap_schedule": False, "page_size": 1, "strategy": None}
+    archs = ("Qwen3NextForCausalLM",)
+    assert sglang_mamba.request_ratio((0, 5, 13), archs, **kw)[1] == "no_buffer"
+    assert sglang_mamba.request_ratio((0, 5, 14), archs, **kw)[1] == "extra_buffer"
+    per_req, rest = 1 << 20, 10 << 30
+    args = {"full_memory_ratio": 0.9, "max_mamba_cache_size": None, "disable_radix_cache": False}
+    k16, _ = sglang_mamba.pool_slots(rest, per_req, (0, 5, 16), max_running_requests=None, **args)
+    k17, b17 = sglang_mamba.pool_slots(rest, per_req, (0, 5, 17), max_running_requests=None, **args)
+    assert k17 == k16 - 1 and b17 == (k17 + 1) * per_req
+    layers = list(range(0, 48, 4))  # 12 state layers over 48
+    assert sglang_mamba.stage_layers(layers, 48, 2, (0, 5, 16)) == 12
+    assert sglang_mamba.stage_layers(layers, 48, 2, (0, 5, 17)) == 6

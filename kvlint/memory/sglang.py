@@ -1569,7 +1569,7 @@ def multimodal_reservation(
 ) -> int:
     """Bytes SGLang takes from the KV budget for a multimodal model's post-sizing allocations, from 0.5.18
     (``kv_cache_configurator.py::mm_runtime_reservation_gb``, read in the 0.5.18, 0.5.21, 0.5.22 and 0.5.23 wheels;
-    absent in 0.5.16; 0.5.17 not read): ``SGLANG_VLM_CACHE_SIZE_MB`` (default 100) MiB of embedding cache, plus
+    absent in 0.5.16 and 0.5.17): ``SGLANG_VLM_CACHE_SIZE_MB`` (default 100) MiB of embedding cache, plus
     ``SGLANG_MM_FEATURE_CACHE_MB`` (default 1024) with ``--mm-feature-transport cuda_ipc`` / ``cuda_vmm``; 0 for a
     text model. Multimodal as ``ModelConfig.is_multimodal`` decides it: a config with a text sub-config
     (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is not hf_text_config``) or a
