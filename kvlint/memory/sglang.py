@@ -191,8 +191,8 @@ DECODE_BS_CAPPED_FROM: SgVersion = (0, 5, 22)
 
 
 #: From this release the default fraction's reserve knows the PD-disaggregation role and the decode graphs' backend,
-#: and adds 2 GiB for DeepEP (``_handle_gpu_memory_settings`` of the 0.5.15 wheel; the 0.5.3 - 0.5.13 wheels have none
-#: of these; 0.5.14 **[assumed]** as 0.5.13)
+#: and adds 2 GiB for DeepEP (``_handle_gpu_memory_settings`` of the 0.5.15 wheel; the 0.5.3 - 0.5.14 wheels have none
+#: of these: 0.5.14's reserve adds the decode-graph term whatever the decode backend or role)
 PD_TERMS_FROM: SgVersion = (0, 5, 15)
 
 

@@ -161,7 +161,7 @@ def normalize_algorithm(raw: object) -> str:
 def self_draft_architectures(v: SgVersion) -> tuple[str, ...]:
     """First architectures for which SGLang ``v`` sets ``--speculative-draft-model-path`` to ``--model-path`` when
     it is unset (an MTP head in the target checkpoint): the list in 0.5.5's ``ServerArgs._handle_speculative_decoding``
-    (0.5.6 - 0.5.12 taken as it), the twelve of ``arg_groups/speculative_hook.py`` in 0.5.13, 0.5.15, 0.5.16, 0.5.18
+    (0.5.6 - 0.5.12 taken as it), the twelve of ``arg_groups/speculative_hook.py`` in 0.5.13, 0.5.14, 0.5.15, 0.5.16, 0.5.18
     and 0.5.19, fourteen from 0.5.20 (``_handle_eagle_family``, + ``HYV4ForCausalLM``,
     ``Qwen4ExpForConditionalGeneration``; read in 0.5.20, 0.5.21, 0.5.22 and 0.5.23)."""
     if v >= PATHLESS_NEXTN_FROM:
