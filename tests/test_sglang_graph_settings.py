@@ -358,3 +358,19 @@ def test_hybrid_state_pool_switches_of_0_5_14_and_0_5_17() -> None:
     layers = list(range(0, 48, 4))  # 12 state layers over 48
     assert sglang_mamba.stage_layers(layers, 48, 2, (0, 5, 16)) == 12
     assert sglang_mamba.stage_layers(layers, 48, 2, (0, 5, 17)) == 6
+
+
+def test_a_config_file_mapping_is_json_for_cuda_graph_config() -> None:
+    """A --config file's mapping value is written as its JSON text (ConfigArgumentMerger._convert_config_to_args,
+    ``json.dumps``, 0.5.14 on), so ``cuda-graph-config: {prefill: {bs: [...]}}`` sizes the prefill reserve; kvlint
+    wrote Python's repr of it, which is not JSON."""
+    text = "cuda-graph-config:\n  prefill:\n    bs: [8, 16, 32]\n"
+    s = parse_sglang_argv(
+        ["--model-path", "x", "--config", "/c.yaml"],
+        version="0.5.23",
+        config_loader=lambda path: (text, None),
+    )
+    s.version = "0.5.23"
+    assert not _rules(s, "KV206")
+    pg = sglang_prelude(s, _model(LLAMA)).prefill_graphs
+    assert pg.sizes == (8, 16, 32) and pg.reserve_mib(8192, amd=False)[0] == 3 * PER

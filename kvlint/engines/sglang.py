@@ -184,7 +184,7 @@ def _config_file_argv(
     """The arguments SGLang makes of a ``--config`` YAML file, with the position of each: every top-level key
     ``k`` gives ``--k``; ``true`` the bare flag, ``false`` nothing (SGLang adds ``--k false`` for a boolean option
     that is not a switch: rare, read here as the switch), a list ``--k item...``, any other value ``--k value``
-    (an empty value, ``None``, is left out). SOURCE: sglang ``python/sglang/srt/server_args_config_parser.py``
+    (an empty value, ``None``, is left out), a mapping ``--k JSON`` (0.5.14 on). SOURCE: sglang ``python/sglang/srt/server_args_config_parser.py``
     ``ConfigArgumentMerger._convert_config_to_args`` (the sglang 0.5.5 wheel; the same at
     sgl-project/sglang@03bd2f16). Raises ValueError when the file is not a mapping of names to values or its
     aliases expand it beyond its size, yaml.YAMLError when it is not YAML (SGLang's ``yaml.safe_load`` fails then
@@ -238,6 +238,14 @@ def _config_file_argv(
             locs.append(kloc)
             argv += [str(v) for v in value]
             locs += [vloc] * len(value)
+        elif isinstance(value, dict):
+            # a mapping is written as its JSON text (``json.dumps``, the 0.5.14 and later mergers; ``--cuda-graph-config``)
+            try:
+                text_value = json.dumps(value)
+            except (TypeError, ValueError):
+                text_value = str(value)
+            argv += ["--" + key, text_value]
+            locs += [kloc, vloc]
         else:
             argv += ["--" + key, str(value)]
             locs += [kloc, vloc]
