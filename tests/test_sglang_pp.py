@@ -210,15 +210,16 @@ def test_stage_weights_follow_the_layers_parameters_not_their_count() -> None:
 def test_pipeline_with_speculative_decoding_refused_up_to_0_5_20() -> None:
     """0.5.3 - 0.5.20 assert ``speculative_algorithm is None`` with pp > 1 ("Pipeline parallelism is not compatible
     with overlap schedule, speculative decoding"; up to 0.5.10 also ``--enable-mixed-chunk``), before the model
-    runner's "PP is not compatible with MTP models"; 0.5.21 accepts EAGLE (check_pipeline_parallel_compat)."""
+    runner's "PP is not compatible with MTP models"; 0.5.21 accepts EAGLE on a PD prefill node
+    (check_pipeline_parallel_compat; the other cases in test_pipeline_with_speculative_decoding_from_0_5_21)."""
     m = _model("meta-llama/Llama-3.1-8B")
     spec = ("--pp-size", "2", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
-    for version in ("0.5.5", "0.5.13", "0.5.20"):
+    for version in ("0.5.5", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.17", "0.5.20"):
         with pytest.raises(PlanError) as err:
-            sglang_prelude(_cmd(*spec, version=version), m)
+            sglang_prelude(_cmd(*spec, "--disaggregation-mode", "prefill", version=version), m)
         assert str(err.value).startswith(PP_REFUSED + " 2 with --speculative-algorithm EAGLE"), version
         assert "not compatible with overlap schedule, speculative decoding" in str(err.value)
-    sglang_prelude(_cmd(*spec, version="0.5.21"), m)
+    sglang_prelude(_cmd(*spec, "--disaggregation-mode", "prefill", version="0.5.21"), m)
     sglang_prelude(
         _cmd("--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d", version="0.5.13"), m
     )
@@ -226,3 +227,63 @@ def test_pipeline_with_speculative_decoding_refused_up_to_0_5_20() -> None:
         sglang_prelude(_cmd("--pp-size", "2", "--enable-mixed-chunk", version="0.5.10"), m)
     assert "mixed chunked prefill" in str(err.value)
     sglang_prelude(_cmd("--pp-size", "2", "--enable-mixed-chunk", version="0.5.13"), m)
+
+
+def test_pipeline_with_speculative_decoding_from_0_5_21() -> None:
+    """0.5.21 - 0.5.23's check_pipeline_parallel_compat (arg_groups/validation_hook.py): with pp > 1 only EAGLE
+    (NEXTN normalised to it), not multi-layer, and only on a PD prefill node unless SGLANG_ENABLE_PP_SPEC is set,
+    which in turn refuses PD, --speculative-adaptive and DP attention; DSPARK needs a PD prefill node without it.
+    kvlint used to accept every algorithm from 0.5.21 (a plain EAGLE deployment SGLang refuses)."""
+    m = _model("meta-llama/Llama-3.1-8B")
+    base = ("--pp-size", "2", "--speculative-draft-model-path", "d")
+    refused = (
+        (("--speculative-algorithm", "EAGLE"), {}, "only supported on prefill nodes"),
+        (("--speculative-algorithm", "NEXTN"), {}, "only supported on prefill nodes"),
+        (
+            ("--speculative-algorithm", "EAGLE3", "--disaggregation-mode", "prefill"),
+            {},
+            "only supports EAGLE",
+        ),
+        (("--speculative-algorithm", "STANDALONE"), {"SGLANG_ENABLE_PP_SPEC": "1"}, "only supports EAGLE"),
+        (
+            (
+                "--speculative-algorithm",
+                "EAGLE",
+                "--enable-multi-layer-eagle",
+                "--disaggregation-mode",
+                "prefill",
+            ),
+            {},
+            "only supports EAGLE",
+        ),
+        (
+            ("--speculative-algorithm", "EAGLE", "--disaggregation-mode", "prefill"),
+            {"SGLANG_ENABLE_PP_SPEC": "true"},
+            "not compatible with --disaggregation-mode",
+        ),
+        (
+            ("--speculative-algorithm", "EAGLE", "--speculative-adaptive"),
+            {"SGLANG_ENABLE_PP_SPEC": "yes"},
+            "--speculative-adaptive",
+        ),
+        (("--speculative-algorithm", "DSPARK"), {}, "requires disaggregation-mode=prefill"),
+    )
+    for version in ("0.5.21", "0.5.23"):
+        for args, env, said in refused:
+            with pytest.raises(PlanError) as err:
+                sglang_prelude(_cmd(*base, *args, version=version, env=env), m)
+            assert str(err.value).startswith(PP_REFUSED + " 2 with --speculative-algorithm"), (version, args)
+            assert said in str(err.value), (version, args, str(err.value))
+        accepted = (
+            (("--speculative-algorithm", "EAGLE", "--disaggregation-mode", "prefill"), {}),
+            (("--speculative-algorithm", "NEXTN"), {"SGLANG_ENABLE_PP_SPEC": "1"}),
+            (("--speculative-algorithm", "EAGLE"), {"SGLANG_ENABLE_PP_SPEC": "Y"}),
+            (("--speculative-algorithm", "DSPARK", "--disaggregation-mode", "prefill"), {}),
+        )
+        for args, env in accepted:
+            sglang_prelude(_cmd(*base, *args, version=version, env=env), m)
+    # "on" is not one of EnvBool's true words: the env var does not lift the refusal
+    with pytest.raises(PlanError):
+        sglang_prelude(
+            _cmd(*base, "--speculative-algorithm", "EAGLE", env={"SGLANG_ENABLE_PP_SPEC": "on"}), m
+        )

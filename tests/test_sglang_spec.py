@@ -238,8 +238,10 @@ def test_pipeline_stages_size_the_draft_over_their_own_layers() -> None:
     """With --pp-size 2 each stage's cell adds the draft's layers over that stage's layer count (SGLang's
     num_layers is the stage's num_effective_layers)."""
     m = _model(DSV3)
-    pre = sglang_prelude(_cmd("--tp-size", "4", "--pp-size", "2", "--speculative-algorithm", "NEXTN"), m)
-    plain = sglang_prelude(_cmd("--tp-size", "4", "--pp-size", "2"), m)
+    # 0.5.21 - 0.5.23 accept pp > 1 with EAGLE / NEXTN on a PD prefill node (check_pipeline_parallel_compat)
+    pd = ("--disaggregation-mode", "prefill")
+    pre = sglang_prelude(_cmd("--tp-size", "4", "--pp-size", "2", "--speculative-algorithm", "NEXTN", *pd), m)
+    plain = sglang_prelude(_cmd("--tp-size", "4", "--pp-size", "2", *pd), m)
     d = _nextn(m)
     assert pre.stage_cells == tuple(
         sglang_spec.scale_cell(c, n, d, (0, 5, 23))

@@ -12,6 +12,8 @@ sglang/srt/server_args.py::ServerArgs.add_cli_args): ``--model-path`` [``--model
 from __future__ import annotations
 
 import functools
+import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 import yaml
@@ -20,6 +22,7 @@ from kvlint.engines import sglang_flags_data as data
 from kvlint.engines.options import Collector, prefixed
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
+from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
 from kvlint.source import LDict, Loc
 from kvlint.types import ServingConfig, Value
 
@@ -89,11 +92,59 @@ _INT = {
     "nnodes",
     "node_rank",
     "cuda_graph_max_bs",
+    # the per-phase graph maxima (``type=int`` in 0.5.14 - 0.5.19's ``add_cli_args``, ``Optional[int]`` fields after)
+    # and 0.5.8 - 0.5.13's ``--piecewise-cuda-graph-max-tokens`` (``type=int``): a word that is not an integer is
+    # refused by argparse, as kvlint now does (KV206) instead of sizing the default maximum
+    # 0.5.22+'s attention-DP width (``attn_dp_size: int``, alias ``--attention-data-parallel-size``)
+    "attn_dp_size",
+    "attention_data_parallel_size",
+    "cuda_graph_max_bs_decode",
+    "cuda_graph_max_bs_prefill",
+    "piecewise_cuda_graph_max_tokens",
     # the hybrid state pool's slots: ServerArgs ``max_mamba_cache_size: Optional[int]`` (0.5.16+ annotated field,
     # ``type=int`` before), argparse refuses "2.5" or "nan"; read as a string, such a value sized the pool at the
     # ratio and a 24-digit one at 10^23 slots
     "max_mamba_cache_size",
 }
+#: CUDA-graph capture lists (``type=int, nargs="+"``: ``--cuda-graph-bs`` from 0.4.0, ``--piecewise-cuda-graph-tokens``
+#: 0.5.8 - 0.5.19, ``--cuda-graph-bs-decode`` / ``--cuda-graph-bs-prefill`` from 0.5.14; sglang ``server_args.py::
+#: ServerArgs.add_cli_args``, ``arg_groups/fields/exec_.py`` from 0.5.20): every following word up to the next option
+#: is an entry, read as a tuple of ints. SGLang sizes the graph reserve from them (the decode batch is the list's
+#: maximum, the prefill reserve its length: :mod:`kvlint.memory.sglang_graphs`).
+_LISTS = {"cuda_graph_bs", "cuda_graph_bs_decode", "cuda_graph_bs_prefill", "piecewise_cuda_graph_tokens"}
+#: dests whose value is a capture size (bounded by :data:`kvlint.memory.sglang_graphs.MAX_GRAPH_SIZE`, as the
+#: entries of :data:`_LISTS`, whose length :data:`kvlint.memory.sglang_graphs.MAX_GRAPH_SIZES` bounds)
+_GRAPH_SIZE_DESTS = {
+    "cuda_graph_max_bs",
+    "cuda_graph_max_bs_decode",
+    "cuda_graph_max_bs_prefill",
+    "piecewise_cuda_graph_max_tokens",
+}
+#: From this release the CUDA-graph options below share one argparse ``dest`` with their replacement
+#: (``DeprecatedAliasStoreAction`` / ``DeprecatedStoreConstAction`` in ``server_args.py::ServerArgs.add_cli_args`` of
+#: the 0.5.14 - 0.5.19 wheels): whichever is given last wins, as for one option given twice. Before it (0.5.8 - 0.5.13)
+#: they are fields of their own. ``option -> (dest, constant or None for an option that takes a value)``.
+SHARED_GRAPH_DEST_FROM = (0, 5, 14)
+_SHARED_GRAPH_DEST: dict[str, tuple[str, str | None]] = {
+    "--cuda-graph-max-bs": ("cuda_graph_max_bs_decode", None),
+    "--cuda-graph-bs": ("cuda_graph_bs_decode", None),
+    "--piecewise-cuda-graph-max-tokens": ("cuda_graph_max_bs_prefill", None),
+    "--piecewise-cuda-graph-tokens": ("cuda_graph_bs_prefill", None),
+    "--disable-piecewise-cuda-graph": ("cuda_graph_backend_prefill", "disabled"),
+    "--enforce-piecewise-cuda-graph": ("cuda_graph_backend_prefill", "tc_piecewise"),
+    "--enable-breakable-cuda-graph": ("cuda_graph_backend_prefill", "breakable"),
+}
+
+
+def _shared_graph_dests(version: str | None) -> bool:
+    """Whether SGLang ``version`` (the newest read when unknown, as the memory model assumes) gives the options of
+    :data:`_SHARED_GRAPH_DEST` their replacement's dest."""
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    return v is None or v >= SHARED_GRAPH_DEST_FROM
+
+
 #: ``mamba_full_memory_ratio: float`` (ServerArgs, 0.5.13+): "abc" was read as the 0.9 default, which SGLang refuses
 _FLOAT = {"mem_fraction_static", "mamba_full_memory_ratio"}
 # Options known to take no value (store_true) among the common ones.
@@ -118,6 +169,12 @@ _SWITCHES = {
     "--disable-custom-all-reduce",
     "--enable-lora",
     "--enable-eplb",
+    "--disable-piecewise-cuda-graph",
+    "--enforce-piecewise-cuda-graph",
+    "--enable-breakable-cuda-graph",
+    "--enable-piecewise-cuda-graph",
+    "--disable-prefill-cuda-graph",
+    "--disable-decode-cuda-graph",
 }
 
 
@@ -127,7 +184,7 @@ def _config_file_argv(
     """The arguments SGLang makes of a ``--config`` YAML file, with the position of each: every top-level key
     ``k`` gives ``--k``; ``true`` the bare flag, ``false`` nothing (SGLang adds ``--k false`` for a boolean option
     that is not a switch: rare, read here as the switch), a list ``--k item...``, any other value ``--k value``
-    (an empty value, ``None``, is left out). SOURCE: sglang ``python/sglang/srt/server_args_config_parser.py``
+    (an empty value, ``None``, is left out), a mapping ``--k JSON`` (0.5.14 on). SOURCE: sglang ``python/sglang/srt/server_args_config_parser.py``
     ``ConfigArgumentMerger._convert_config_to_args`` (the sglang 0.5.5 wheel; the same at
     sgl-project/sglang@03bd2f16). Raises ValueError when the file is not a mapping of names to values or its
     aliases expand it beyond its size, yaml.YAMLError when it is not YAML (SGLang's ``yaml.safe_load`` fails then
@@ -181,6 +238,14 @@ def _config_file_argv(
             locs.append(kloc)
             argv += [str(v) for v in value]
             locs += [vloc] * len(value)
+        elif isinstance(value, dict):
+            # a mapping is written as its JSON text (``json.dumps``, the 0.5.14 and later mergers; ``--cuda-graph-config``)
+            try:
+                text_value = json.dumps(value)
+            except (TypeError, ValueError):
+                text_value = str(value)
+            argv += ["--" + key, text_value]
+            locs += [kloc, vloc]
         else:
             argv += ["--" + key, str(value)]
             locs += [kloc, vloc]
@@ -254,6 +319,75 @@ def _with_config_file(
     return c_argv + rest[0], c_locs + rest[1], c_src + rest[2]
 
 
+def _is_json(text: str) -> bool:
+    """Whether ``text`` is JSON (a ``--cuda-graph-config`` object ends in ``}}``, which is no template)."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _read_list(
+    argv: list[str],
+    locs: list[Loc | None],
+    sources: list[str],
+    i: int,
+    canon: str,
+    dest: str,
+    eq: str,
+    explicit: str,
+    loc: Loc | None,
+    src: str,
+    col: Collector,
+) -> int:
+    """Read a capture list (:data:`_LISTS`) whose option word is at ``i - 1``: ``--opt=N`` gives one entry, else every
+    following word that is not an option (argparse's ``nargs="+"``; a negative number is a value, as argparse takes
+    it when no option looks like one). Sets ``dest`` to a tuple of ints; an entry that is not an integer, below 1 or
+    above :data:`kvlint.memory.sglang_graphs.MAX_GRAPH_SIZE`, a list longer than
+    :data:`kvlint.memory.sglang_graphs.MAX_GRAPH_SIZES` or no entry at all is KV206 (and the
+    setting left unresolved); a variable kvlint cannot resolve leaves it unresolved. Returns the next index."""
+    words: list[str] = [explicit] if eq else []
+    first = loc
+    if not eq:
+        while i < len(argv) and (
+            not argv[i].startswith("-") or re.fullmatch(r"-[0-9]+", argv[i]) is not None
+        ):
+            if not words:
+                first, src = locs[i] or loc, sources[i]
+            words.append(argv[i])
+            i += 1
+    raw = " ".join(words)
+    if not words:
+        col.invalid(canon, "", loc, "at least one integer is required")
+        return i
+    if any(UNRESOLVED_RE.search(w) for w in words):
+        col.unresolved_value(
+            dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", first
+        )
+        return i
+    problem = ""
+    sizes: list[int] = []
+    if len(words) > MAX_GRAPH_SIZES:
+        problem = f"implausibly long ({len(words):,} sizes; kvlint reads up to {MAX_GRAPH_SIZES:,})"
+    for w in words if not problem else ():
+        try:
+            size = int(w)
+        except ValueError:
+            problem = "integers are required"
+            break
+        if size < 1 or size > MAX_GRAPH_SIZE:
+            problem = f"each capture size must be between 1 and {MAX_GRAPH_SIZE:,} (kvlint refuses {w[:20]})"
+            break
+        sizes.append(size)
+    if problem:
+        col.invalid(canon, raw, first, problem + "; the plan's graph reserve is made without it")
+        col.unresolved[dest] = first
+        return i
+    col.set(dest, Value(tuple(sizes), first, raw, src), canon)
+    return i
+
+
 def parse_sglang_argv(
     argv: Sequence[str],
     *,
@@ -292,6 +426,7 @@ def parse_sglang_argv(
         argv, locs, sources = _with_config_file(
             argv, locs, sources, col, config_loader, map_config_pos, config_key_option
         )
+    shared = _shared_graph_dests(version)
     model: Value | None = None
     i, n = 0, len(argv)
     while i < n:
@@ -318,8 +453,36 @@ def parse_sglang_argv(
                     i += 1
                 continue
         dest = canon[2:].replace("-", "_")
+        const: str | None = None
+        if shared and canon in _SHARED_GRAPH_DEST:
+            dest, const = _SHARED_GRAPH_DEST[canon]
+        if const is not None:
+            # a store-const alias of --cuda-graph-backend-prefill (takes no value)
+            col.set(dest, Value(const, loc, const, src), canon)
+            continue
         if canon in _SWITCHES and not eq:
             col.set(dest, Value(True, loc, tok, src), canon)
+            if i < n and not argv[i].startswith("-") and not UNRESOLVED_RE.search(argv[i]):
+                # argparse's store_true takes no value: the word is left over and parse_args stops the server
+                # ("unrecognized arguments"); a --config file writes a quoted "true" or a number so
+                # (ConfigArgumentMerger._add_scalar_arg, sglang 0.5.5 - 0.5.23)
+                col.invalid(
+                    canon,
+                    argv[i],
+                    locs[i] or loc,
+                    f"{canon} is a switch and takes no value: SGLang's parser leaves {argv[i][:20]!r} over and "
+                    "refuses to start ('unrecognized arguments')",
+                    fix=f"write {canon} alone"
+                    + (
+                        " (in a --config file, an unquoted YAML true; false or no key leaves it off)"
+                        if sources[i] == "config"
+                        else ""
+                    ),
+                )
+                i += 1
+            continue
+        if dest in _LISTS:
+            i = _read_list(argv, locs, sources, i, canon, dest, eq, explicit, loc, src, col)
             continue
         if eq:
             raw = explicit
@@ -332,7 +495,7 @@ def parse_sglang_argv(
         if dest == "model_path":
             model = Value(raw, loc, raw, src)
             continue
-        if UNRESOLVED_RE.search(raw):
+        if UNRESOLVED_RE.search(raw) and not (dest == "cuda_graph_config" and _is_json(raw)):
             if dest in _INT or dest in _FLOAT:
                 col.unresolved_value(
                     dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", loc
@@ -349,5 +512,22 @@ def parse_sglang_argv(
         except ValueError:
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
             continue
+        if dest in _GRAPH_SIZE_DESTS and isinstance(value, int) and value > MAX_GRAPH_SIZE:
+            col.invalid(
+                canon,
+                raw,
+                loc,
+                f"implausibly large (kvlint sizes CUDA-graph captures up to {MAX_GRAPH_SIZE:,}; the plan's graph "
+                "reserve is made without it)",
+                fix=f"give {canon} a realistic value",
+            )
+            col.unresolved[dest] = loc
+            continue
+        if dest == "cuda_graph_config":
+            problem = read_graph_config(raw)[1]
+            if problem:
+                col.invalid(canon, raw, loc, problem)
+                col.unresolved[dest] = loc
+                continue
         col.set(dest, Value(value, loc, raw, src), canon)
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)

@@ -191,8 +191,8 @@ DECODE_BS_CAPPED_FROM: SgVersion = (0, 5, 22)
 
 
 #: From this release the default fraction's reserve knows the PD-disaggregation role and the decode graphs' backend,
-#: and adds 2 GiB for DeepEP (``_handle_gpu_memory_settings`` of the 0.5.15 wheel; the 0.5.3 - 0.5.13 wheels have none
-#: of these; 0.5.14 **[assumed]** as 0.5.13)
+#: and adds 2 GiB for DeepEP (``_handle_gpu_memory_settings`` of the 0.5.15 wheel; the 0.5.3 - 0.5.14 wheels have none
+#: of these: 0.5.14's reserve adds the decode-graph term whatever the decode backend or role)
 PD_TERMS_FROM: SgVersion = (0, 5, 15)
 
 
@@ -403,10 +403,68 @@ PP_PARTITION_REFUSED = "SGLANG_PP_LAYER_PARTITION"
 PP_SPREAD_REMAINDER_FROM = (0, 5, 13)
 #: Releases whose argument check asserts ``speculative_algorithm is None`` with pp > 1 ("Pipeline parallelism is not
 #: compatible with overlap schedule, speculative decoding[, mixed chunked prefill]": ``server_args.py::ServerArgs.
-#: check_server_args`` of 0.5.3 - 0.5.19, ``arg_groups/validation_hook.py`` of 0.5.20 off NPU); 0.5.21 - 0.5.23 accept
-#: EAGLE (``check_pipeline_parallel_compat``). Model runners of the same releases also assert "PP is not compatible
-#: with MTP models" (0.5.3 - 0.5.18), after this check.
+#: check_server_args`` of 0.5.3 - 0.5.19 (0.5.11, 0.5.12, 0.5.14 and 0.5.17 read too), ``arg_groups/
+#: validation_hook.py`` of 0.5.20 off NPU); 0.5.21 - 0.5.23 accept EAGLE in some settings (:func:`pp_spec_refusal`).
+#: Model runners of the same releases also assert "PP is not compatible with MTP models" (0.5.3 - 0.5.20), after
+#: this check.
 PP_SPEC_REFUSED: tuple[SgVersion, SgVersion] = ((0, 5, 3), (0, 5, 20))
+#: From this release attention DP is ``--attn-dp-size N`` (``attention_data_parallel_size``), and the older
+#: ``--dp-size N --enable-dp-attention`` its deprecated spelling (``arg_groups/parallel_hook.py::
+#: handle_deprecated_dp_attention``, read in the 0.5.22 and 0.5.23 wheels); attention DP is ``attn_dp_size > 1``, so
+#: ``--enable-dp-attention`` at dp_size 1 adds nothing (0.5.3 - 0.5.21 add the DP-attention reserve term for it:
+#: their dp_size == 1 reset runs after ``_handle_gpu_memory_settings``)
+ATTN_DP_SIZE_FROM: SgVersion = (0, 5, 22)
+#: From this release ``arg_groups/validation_hook.py::check_pipeline_parallel_compat`` replaces the blanket refusal
+#: (read in the 0.5.21, 0.5.22 and 0.5.23 wheels): :func:`pp_spec_refusal`
+PP_SPEC_EAGLE_FROM: SgVersion = (0, 5, 21)
+
+
+def pp_spec_refusal(
+    v: SgVersion, get: Callable[[str], Any], env: Mapping[str, str], *, dp_attention: bool
+) -> str:
+    """Why SGLang ``v`` >= :data:`PP_SPEC_EAGLE_FROM` refuses to start with pp > 1 and ``--speculative-algorithm``
+    (an AssertionError of ``arg_groups/validation_hook.py::check_pipeline_parallel_compat`` in the 0.5.21 - 0.5.23
+    wheels, quoted), "" when it accepts them or before that release (the older blanket refusal is
+    :data:`PP_SPEC_REFUSED`). The algorithm is read after ``speculative_hook.py``'s normalisation (NEXTN is EAGLE):
+    DSPARK needs ``--disaggregation-mode prefill`` and no ``SGLANG_ENABLE_PP_SPEC``; any other algorithm but EAGLE,
+    or ``--enable-multi-layer-eagle``, is refused; EAGLE with ``SGLANG_ENABLE_PP_SPEC`` set true (``EnvBool``:
+    true, 1, yes, y) is refused with PD disaggregation, ``--speculative-adaptive`` or DP attention, and without it
+    anywhere but on a PD prefill node."""
+    alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
+    if v < PP_SPEC_EAGLE_FROM or not alg:
+        return ""
+    alg = "EAGLE" if alg == "NEXTN" else alg
+    mode = str(get("disaggregation_mode") or "null").strip().lower()
+    pp_spec = str(env.get("SGLANG_ENABLE_PP_SPEC", "")).lower() in ("true", "1", "yes", "y")
+    where = f"SGLang {v[0]}.{v[1]}.{v[2]} refuses to start"
+    src = "arg_groups/validation_hook.py::check_pipeline_parallel_compat"
+    if alg == "DSPARK":
+        if mode != "prefill":
+            return f"{where} ('Pipeline parallel DSPARK requires disaggregation-mode=prefill', {src})"
+        if pp_spec:
+            return f"{where} ('SGLANG_ENABLE_PP_SPEC does not support DSPARK PD prefill', {src})"
+        return ""
+    if alg != "EAGLE" or _truthy(get("enable_multi_layer_eagle")):
+        return (
+            f"{where} ('Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding', "
+            f"{src})"
+        )
+    if pp_spec:
+        if mode != "null":
+            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --disaggregation-mode', {src})"
+        if _truthy(get("speculative_adaptive")):
+            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --speculative-adaptive', {src})"
+        if dp_attention:
+            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --enable-dp-attention', {src})"
+        return ""
+    if mode != "prefill":
+        return (
+            f"{where} ('PP + speculative decoding (MTP) is only supported on prefill nodes "
+            f"(disaggregation-mode=prefill)', {src}; SGLANG_ENABLE_PP_SPEC=1 lifts it outside PD)"
+        )
+    return ""
+
+
 #: Up to this release the same assertion also refuses ``--enable-mixed-chunk`` with pp > 1 (0.5.3 - 0.5.10 read)
 PP_MIXED_CHUNK_REFUSED_UNTIL: SgVersion = (0, 5, 10)
 #: From this release the pipeline stages agree on the smallest stage's token count (``all_reduce(..., MIN)`` over
@@ -629,6 +687,26 @@ def _is_dsa(model: ModelSpec) -> bool:
     return model.is_mla and any(
         ly.kind == "mla" and ly.index_head_dim for ly, _ in layer_counts(model.layers)
     )
+
+
+def _decode_graph_max_bs(v: SgVersion, get: Callable[[str], Any]) -> int | None:
+    """The user's decode CUDA-graph batch the default fraction is sized with, None for the GPU tier's: the largest
+    entry of a capture list when one is given (``cuda_graph_max_bs = max(cuda_graph_bs)`` after the tier's default,
+    ``server_args.py::ServerArgs._handle_gpu_memory_settings`` of 0.5.3 - 0.5.18, ``memory_hook.py::
+    handle_gpu_memory_settings`` of 0.5.19 - 0.5.23, where ``decode.max_bs = max(decode.bs)``), else the maximum
+    (``--cuda-graph-max-bs``; from 0.5.14 ``--cuda-graph-max-bs-decode``, whose dest the older option shares, and
+    ``--cuda-graph-config``'s ``decode.max_bs`` / ``decode.bs``, which win over the flags)."""
+    js_bs = sglang_graphs.user_sizes(sglang_graphs.phase_setting(get, "decode", "bs"))
+    js_max = as_int(sglang_graphs.phase_setting(get, "decode", "max_bs"))
+    if v >= sglang_graphs.GRAPH_CONFIG_FROM:
+        listed = js_bs or sglang_graphs.user_sizes(get("cuda_graph_bs_decode"))
+        top = js_max if js_max is not None else as_int(get("cuda_graph_max_bs_decode"))
+    else:
+        listed, top = None, None
+    listed = listed or sglang_graphs.user_sizes(get("cuda_graph_bs"))
+    if listed:
+        return max(listed)
+    return top if top is not None else as_int(get("cuda_graph_max_bs"))
 
 
 def _speculative(
@@ -1114,6 +1192,21 @@ def sglang_prelude(
     cuda_graph_max_bs = None
     dp_attention = bool(get("enable_dp_attention"))
     model_notes: list[str] = []
+    if v >= ATTN_DP_SIZE_FROM:
+        # arg_groups/parallel_hook.py::handle_deprecated_dp_attention (0.5.22, 0.5.23), before any handler reads the
+        # layout: --dp-size N --enable-dp-attention becomes --attn-dp-size N (dp_size 1), and attention DP is
+        # attn_dp_size > 1 (runtime_context.py::attn_dp_enabled_of). kvlint keeps the attention-DP width in dp.
+        attn_dp = max(1, as_int(get("attn_dp_size")) or as_int(get("attention_data_parallel_size")) or 1)
+        if dp_attention and attn_dp == 1:
+            attn_dp = dp
+        if dp_attention and attn_dp == 1:
+            model_notes.append(
+                f"--enable-dp-attention with dp_size 1: SGLang {v[0]}.{v[1]}.{v[2]} resolves attn_dp_size 1, so "
+                "attention DP is off (no DP-attention term in the default fraction)"
+            )
+        dp_attention = attn_dp > 1
+        if dp_attention:
+            dp = attn_dp
     page = max(1, as_int(get("page_size")) or 1)
     dsa = is_sglang_dsa(model) and v >= DSA_FROM
     if dsa:
@@ -1138,12 +1231,8 @@ def sglang_prelude(
                 f"DeepSeek sparse-attention model: SGLang {v[0]}.{v[1]}.{v[2]} sets {', '.join(forced)} "
                 "(server_args.py, 'for DeepSeek NSA/DSA')"
             )
-    if (
-        mfs is None
-    ):  # the default fraction's input (--cuda-graph-max-bs, from 0.5.15 also --cuda-graph-max-bs-decode)
-        cuda_graph_max_bs = as_int(get("cuda_graph_max_bs"))
-        if cuda_graph_max_bs is None and v >= (0, 5, 15):
-            cuda_graph_max_bs = as_int(get("cuda_graph_max_bs_decode"))
+    if mfs is None:
+        cuda_graph_max_bs = _decode_graph_max_bs(v, get)
 
     dtype = str(get("dtype") or "auto")
     if dtype == "auto":
@@ -1287,7 +1376,12 @@ def sglang_prelude(
             raise PlanError(
                 f"{PP_REFUSED} {pp} with {what}: SGLang {v[0]}.{v[1]}.{v[2]} refuses to start ('Pipeline parallelism is "
                 f"not compatible with {said}.', server_args.py::ServerArgs.check_server_args; from 0.5.21 pipeline "
-                "parallelism accepts EAGLE)"
+                "parallelism accepts EAGLE, on a PD prefill node or with SGLANG_ENABLE_PP_SPEC)"
+            )
+        refused = pp_spec_refusal(v, get, serving.env, dp_attention=dp_attention)
+        if refused:
+            raise PlanError(
+                f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}"
             )
         stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
@@ -1475,7 +1569,7 @@ def multimodal_reservation(
 ) -> int:
     """Bytes SGLang takes from the KV budget for a multimodal model's post-sizing allocations, from 0.5.18
     (``kv_cache_configurator.py::mm_runtime_reservation_gb``, read in the 0.5.18, 0.5.21, 0.5.22 and 0.5.23 wheels;
-    absent in 0.5.16; 0.5.17 not read): ``SGLANG_VLM_CACHE_SIZE_MB`` (default 100) MiB of embedding cache, plus
+    absent in 0.5.16 and 0.5.17): ``SGLANG_VLM_CACHE_SIZE_MB`` (default 100) MiB of embedding cache, plus
     ``SGLANG_MM_FEATURE_CACHE_MB`` (default 1024) with ``--mm-feature-transport cuda_ipc`` / ``cuda_vmm``; 0 for a
     text model. Multimodal as ``ModelConfig.is_multimodal`` decides it: a config with a text sub-config
     (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is not hf_text_config``) or a

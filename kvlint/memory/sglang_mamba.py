@@ -12,8 +12,10 @@ handle_max_mamba_cache`` / ``::_calculate_mamba_ratio``; 0.5.16, 0.5.18, 0.5.21,
 ``mem_cache/kv_cache_configurator.py::KVCacheConfigurator._handle_max_mamba_cache`` / ``::_calculate_mamba_ratio``
 / ``::resolve_max_num_reqs``; ``configs/mamba_utils.py`` (``Mamba2StateShape.create``, ``KimiLinearStateShape.
 create``, ``BaseLinearStateParams.mamba_cache_per_req``, ``mamba2_state_dtype``); ``arg_groups/overrides.py::
-_mamba_radix_cache_resolution`` (0.5.15 on). 0.5.14 and 0.5.17 were not read: 0.5.14 is taken as 0.5.13 (no extra
-buffer by default) and 0.5.17 as 0.5.16 (no padding slot).
+_mamba_radix_cache_resolution`` (0.5.15 on); 0.5.14 ``model_executor/model_runner_kv_cache_mixin.py`` and
+``ServerArgs._handle_mamba_radix_cache`` (``extra_buffer`` by default already, no padding slot) and 0.5.17
+``mem_cache/kv_cache_configurator.py`` (the padding slot already; before branch sglang29 kvlint took 0.5.14 as 0.5.13
+and 0.5.17 as 0.5.16).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ _DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 #: Architectures whose ``--mamba-radix-cache-strategy auto`` becomes ``extra_buffer`` (two more state slots per
 #: request with the overlap schedule), with the first release read that lists each in ``_MAMBA_EXTRA_BUFFER_ARCHS``
-#: (``arg_groups/overrides.py``; 0.5.13 and before resolve ``auto`` to ``no_buffer`` for every model).
+#: (``arg_groups/overrides.py``; ``ServerArgs._support_mamba_cache_extra_buffer`` in 0.5.14 and 0.5.17, read; 0.5.13
+#: and before resolve ``auto`` to ``no_buffer`` for every model).
 _EXTRA_BUFFER_SINCE: dict[str, SgVersion] = {
     **dict.fromkeys(
         (
@@ -58,7 +61,7 @@ _EXTRA_BUFFER_SINCE: dict[str, SgVersion] = {
             "NemotronHForCausalLM",
             "NemotronHPuzzleForCausalLM",
         ),
-        (0, 5, 15),
+        (0, 5, 14),
     ),
     "KimiLinearForCausalLM": (0, 5, 16),
     "KimiK3ForConditionalGeneration": (0, 5, 18),
@@ -67,6 +70,11 @@ _EXTRA_BUFFER_SINCE: dict[str, SgVersion] = {
         (0, 5, 21),
     ),
 }
+
+
+#: From this release the ratio split keeps one padding slot (``(budget − per_slot) // per_slot``, "the pool's +1
+#: padding slot"): read in the 0.5.17 (``kv_cache_configurator.py``) and 0.5.18 wheels; 0.5.16's has none
+PAD_SLOT_FROM: SgVersion = (0, 5, 17)
 
 
 @dataclass(frozen=True)
@@ -133,14 +141,15 @@ def state_layer_indices(model: ModelSpec) -> list[int]:
 def stage_layers(
     indices: list[int], num_layers: int, pp: int, v: SgVersion, split: Sequence[int] | None = None
 ) -> int:
-    """State layers SGLang charges one rank for. From 0.5.18 the largest pipeline stage's share of the state layers
+    """State layers SGLang charges one rank for. From 0.5.17 the largest pipeline stage's share of the state layers
     ``indices``, over the stages ``get_pp_indices`` gives (``kv_cache_configurator.py::_handle_max_mamba_cache``:
     ``max_stage_mamba_layers`` over ``get_pp_indices(num_hidden_layers, rank, pp_size)``, which reads
-    ``SGLANG_PP_LAYER_PARTITION``; 0.5.18 - 0.5.23, absent from 0.5.16); before, every layer. ``split``: the stages'
+    ``SGLANG_PP_LAYER_PARTITION``; 0.5.17 - 0.5.23, absent from 0.5.16; the same release as :data:`PAD_SLOT_FROM`);
+    before, every layer. ``split``: the stages'
     layer counts (:func:`kvlint.memory.sglang.pp_stage_layers`, the partition variable included); None (or counts
     that do not cover ``num_layers`` in ``pp`` stages): ``num_layers // pp`` per stage, the last ``num_layers % pp``
     stages one more, as ``get_pp_indices`` splits without the variable."""
-    if pp <= 1 or v < (0, 5, 18):
+    if pp <= 1 or v < PAD_SLOT_FROM:
         return len(indices)
     if split is None or len(split) != pp or sum(split) != num_layers or min(split) < 0:
         base, rem = divmod(num_layers, pp)
@@ -275,7 +284,7 @@ def request_ratio(
     Radix cache off: 1. Else ``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO`` 3, plus, with the ``extra_buffer``
     strategy, its tracking slots (2 with the overlap schedule, 1 without; ``extra_buffer_lazy`` 1). ``auto``
     (``--mamba-radix-cache-strategy``, 0.5.13's ``--mamba-scheduler-strategy``) is ``no_buffer`` up to 0.5.13
-    (``ServerArgs.__post_init__``) and from 0.5.15 ``extra_buffer`` when the overlap schedule is on or
+    (``ServerArgs.__post_init__``) and from 0.5.14 ``extra_buffer`` when the overlap schedule is on or
     ``page_size > 1`` and the architecture supports it (:data:`_EXTRA_BUFFER_SINCE`; the default triton linear
     attention backend), else ``no_buffer`` (which turns the overlap schedule off)."""
     if disable_radix_cache:
@@ -310,14 +319,14 @@ def pool_slots(
     ``--max-running-requests``, that many per DP-attention replica (0.5.5: radix cache off always takes
     ``--max-running-requests``, else 512); else the ratio split, state : KV = ``r`` : 1 with ``r`` =
     ``--mamba-full-memory-ratio``: ``budget = rest × r / (1 + r)``, slots ``budget // per_req`` up to 0.5.16, and
-    from 0.5.18 ``(budget − per_req) // per_req`` with one padding slot more allocated. Pool bytes: slots (+ 1 from
-    0.5.18) × ``per_req``.
+    from 0.5.17 (:data:`PAD_SLOT_FROM`) ``(budget − per_req) // per_req`` with one padding slot more allocated. Pool
+    bytes: slots (+ 1 from 0.5.17) × ``per_req``.
 
     Raises:
         ValueError: the ratio split with a ``full_memory_ratio`` that is not positive and finite (SGLang's slot
             count is then not positive, its division fails, or it is not a number: it does not start).
     """
-    pad = 1 if v >= (0, 5, 18) else 0
+    pad = 1 if v >= PAD_SLOT_FROM else 0
     dp = max(1, dp_attention_size)
     if max_mamba_cache_size is not None:
         k = max_mamba_cache_size // dp
@@ -341,6 +350,7 @@ __all__ = [
     "BASE_RATIO",
     "DEFAULT_FULL_MEMORY_RATIO",
     "NO_STATE_POOL",
+    "PAD_SLOT_FROM",
     "RATIO_REFUSED",
     "STATE_POOL_TOO_SMALL",
     "StateShape",
