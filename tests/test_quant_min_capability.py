@@ -5,7 +5,8 @@ configuration (vllm@0.11.0:vllm/config/vllm.py::VllmConfig._get_quantization_con
 method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70." The minimums
 asserted here are the ones read in vLLM's source and cited in :data:`kvlint.memory.compat.QUANT_MIN_CC`: AWQ 7.5
 (``AWQConfig``: "The AWQ kernel only supports Turing or newer GPUs"), MXFP4 8.0 (``Mxfp4Config``, bfloat16
-activations only), GPTQ 6.0 (so a V100 runs it). Compute capabilities are NVIDIA's (V100 7.0, T4 7.5, L4 8.9).
+activations only), ModelOpt FP8 8.9 (``ModelOptFp8Config``), GPTQ 6.0 (so a V100 runs it). Compute capabilities
+are NVIDIA's (V100 7.0, T4 7.5, A100 8.0, L4 8.9, H100 9.0).
 
 Before this rule kvlint planned gpt-oss (MXFP4) on a T4 and an AWQ checkpoint on a V100 as fits: new-user pass 29
 (fixtures/collected, the AWQ manifests of shiqs90/vllm-serving-eks and R-D-Engineering/vllm-serving-aks)."""
@@ -71,6 +72,18 @@ def test_checkpoint_method_is_used_without_the_flag() -> None:
     # the refusal is what the fleet verdict and plan --compare take: KV305, certain
     r = startup_refusal(s, gpt_oss, _gpu("nvidia-t4"), has_pod=False)
     assert r is not None and r.rule == "KV305" and r.certain and "mxfp4" in r.reason
+
+
+def test_modelopt_fp8_is_refused_below_ada() -> None:
+    # nvidia/Llama-3.1-70B-Instruct-FP8 is an NVIDIA ModelOpt export (quant_method modelopt, quant_algo FP8)
+    m = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    assert m.quant_method == "modelopt"
+    s = _serving("nvidia/Llama-3.1-70B-Instruct-FP8", "--tensor-parallel-size", "4")
+    a100 = _gpu("nvidia-a100-sxm4-80gb")
+    assert a100.compute_capability == "8.0"
+    assert quantization_refusal(s, m, a100) == ("modelopt", "checkpoint", (8, 9))
+    assert quantization_refusal(s, m, _gpu("nvidia-l4")) is None
+    assert quantization_refusal(s, m, _gpu("nvidia-h100-sxm5-80gb")) is None
 
 
 def test_gptq_and_unquantized_models_are_not_refused_on_v100() -> None:

@@ -73,8 +73,13 @@ _AUTO_BF16_FALLBACK = (0, 9, 2)
 #:   (``get_supported_act_dtypes``, the test that follows in ``_get_quantization_config``), so a GPU below 8.0 is
 #:   refused in any release that has the method (0.10.1, gpt-oss, on).
 #:
+#: * ``modelopt`` (NVIDIA ModelOpt FP8 checkpoints, ``quant_method: modelopt`` with an FP8 ``quant_algo``) 8.9:
+#:   ``ModelOptFp8Config.get_min_capability`` in a 0.6-era source (the class reading ``hf_quant_config.json``), a
+#:   0.9-era one (FP8 and NVFP4 algorithms) and a recent one (vllm@00155cde, ``ModelOptQuantConfigBase`` with MXFP8
+#:   and Marlin NVFP4 kernels), so an A100, A10G or T4 refuses it.
+#:
 #: Methods whose minimum is at most 7.0 in some release (``gptq`` 6.0, ``gguf`` 6.0, ``bitsandbytes`` and
-#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt``, ``modelopt_fp4``) are not listed:
+#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt_fp4``, ``fbgemm_fp8``) are not listed:
 #: no refusal is said for them.
 QUANT_MIN_CC: dict[str, tuple[int, int]] = {
     "awq": (7, 5),
@@ -82,6 +87,7 @@ QUANT_MIN_CC: dict[str, tuple[int, int]] = {
     "gptq_marlin": (7, 5),
     "fp8": (7, 5),
     "mxfp4": (8, 0),
+    "modelopt": (8, 9),
 }
 
 

@@ -197,6 +197,12 @@ def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
             "schedule onto an NVIDIA GPU of compute capability 8.0 or newer (A10G, L4, A100, H100); MXFP4 "
             "checkpoints run on no older GPU"
         )
+    elif method == "modelopt":
+        fix = (
+            "schedule onto an NVIDIA GPU of compute capability 8.9 or newer (L4, L40S, H100, H200), or serve an "
+            "fp8 (quant_method fp8) or unquantized checkpoint of the model, which vLLM runs from 8.0 (weight-only "
+            "FP8 Marlin below 8.9)"
+        )
     else:
         fix = (
             f"schedule onto an NVIDIA GPU of compute capability {minimum[0]}.{minimum[1]} or newer (T4, L4, "
