@@ -3,7 +3,7 @@
 Every cell is :func:`kvlint.memory.vllm.plan_vllm_detailed` (the linter's memory model) with
 ``tensor_parallel_size``/``kv_cache_dtype`` replaced; nothing is estimated separately. Each cell's verdict is
 the plan's own (:attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`, across kvlint's prediction band) unless vLLM
-refuses the dtype or KV-cache dtype on that GPU, by the same tests as rules KV301/KV302
+refuses the dtype, KV-cache dtype or quantization method on that GPU, by the same tests as rules KV301/KV302/KV305
 (:func:`kvlint.memory.compat.startup_refusal`).
 """
 
@@ -27,8 +27,8 @@ FITS_TEXT = {"fits": "yes", "risky": "risky", "fails": "no", "refused": "refused
 VERDICT_LEGEND = (
     "fits: yes = one max_model_len request fits across kvlint's whole prediction band; risky = only in the "
     "band's upper part (it may fail on a real node); no = not even at the band's high end (vLLM refuses to "
-    "start); refused = vLLM does not start: a max-model-len above the model's (KV201) or this dtype or KV-cache "
-    "dtype on this GPU (the KV301/KV302 tests), both before sizing memory (the memory figures do not apply), or a "
+    "start); refused = vLLM does not start: a max-model-len above the model's (KV201) or this dtype, KV-cache "
+    "dtype or quantization method on this GPU (the KV301/KV302/KV305 tests), both before sizing memory (the memory figures do not apply), or a "
     "hybrid model's max_num_seqs above its Mamba cache blocks (KV108)"
 )
 
@@ -48,7 +48,7 @@ class CompareRow:
 
     ``fits``: the plan's point estimate holds one max_model_len request and vLLM does not refuse the cell.
     ``verdict``: ``fits`` | ``risky`` | ``fails`` (the plan across kvlint's band, :attr:`VllmPlanDetail.verdict`),
-    ``refused`` (vLLM does not start: ``refused_by`` names the rule, KV301 or KV302), or ``error``; ``reason``
+    ``refused`` (vLLM does not start: ``refused_by`` names the rule, KV301, KV302 or KV305), or ``error``; ``reason``
     says why a verdict is not ``fits``."""
 
     accelerator: str

@@ -129,7 +129,7 @@ def startup_refusal(
     ctx: EngineContext, acc: Accelerator, detail: VllmPlanDetail, **changes: Any
 ) -> Refusal | None:
     """Whether vLLM refuses to start ``ctx`` on ``acc`` with settings ``changes`` (a ``kv_cache_dtype`` row or
-    sweep point), by the tests of rules KV301/KV302 (:func:`kvlint.memory.compat.startup_refusal`); ``detail`` is
+    sweep point), by the tests of rules KV301/KV302/KV305 (:func:`kvlint.memory.compat.startup_refusal`); ``detail`` is
     the plan there (its resolved model dtype). KV304 (the image's platform) does not apply: a command line
     has no image."""
     from kvlint.memory.compat import startup_refusal as refusal
@@ -153,7 +153,7 @@ def cell_verdict(
     """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
     ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the max-model-len is
     above the length vLLM derives from config.json (KV201, unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``), the
-    KV301/KV302 tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`) or the plan's
+    KV301/KV302/KV305 tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`) or the plan's
     ``max_num_seqs`` exceeds its Mamba cache blocks (KV108, :attr:`VllmPlanDetail.mamba_refusal`), ``risky`` when
     they say it most
     likely does; ``refused_by`` the rule id then, else empty. A cell where vLLM 0.8 - 0.10 falls back to its V0

@@ -5,7 +5,7 @@ NAME is a vLLM flag (``max-model-len``, ``gpu-memory-utilization``, ``max-num-se
 LO to HI (``8k..128k``: 8000, 16000, ... and HI), fractions step by 0.05. Each point is a full re-plan with the
 linter's memory model (:func:`kvlint.memory.vllm.plan_vllm_detailed`); its ``fits`` verdict is the plan's across
 kvlint's prediction band (yes / risky / no), or ``refused`` where vLLM refuses the model dtype or KV-cache dtype
-on the GPU (the KV301/KV302 tests, :func:`kvlint.memory.compat.startup_refusal`).
+on the GPU (the KV301/KV302/KV305 tests, :func:`kvlint.memory.compat.startup_refusal`).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class SweepPoint:
     the (possibly swept) max_model_len, whether one max_model_len request fits, largest fitting max_model_len.
 
     ``fits`` is the point estimate (False where vLLM refuses to start); ``verdict`` ``fits`` | ``risky`` |
-    ``fails`` across kvlint's band, or ``refused`` (``refused_by`` KV301/KV302); ``reason`` why not ``fits``."""
+    ``fails`` across kvlint's band, or ``refused`` (``refused_by`` KV301/KV302/KV305); ``reason`` why not ``fits``."""
 
     value: object
     kv_cache_bytes: int

@@ -1,4 +1,5 @@
-"""Does the engine start at all on this accelerator? The compatibility tests of rules KV301, KV302 and KV304.
+"""Does the engine start at all on this accelerator? The compatibility tests of rules KV301, KV302, KV304 and
+KV305.
 
 The hardware rules (:mod:`kvlint.rules.families.hardware`) report these tests for the GPU a pod lands on; the
 "where would it fit" answers ask them for GPUs the pod might land on: the fleet verdict of KV501
@@ -13,7 +14,9 @@ rules say the engine refuses is never called a fit:
   ``vllm/config/model.py`` auto-dtype fallback to float16 from 0.9.2, docs/engine-memory-model.md §1.7).
 * :func:`fp8_kv_support_on` -- KV302 (vLLM): an fp8 KV cache this release cannot run on this GPU
   (:func:`kvlint.memory.fp8kv.fp8_kv_support`, release by release).
-* :func:`startup_refusal` -- the three together for one engine configuration, as a :class:`Refusal` with a
+* :func:`quantization_refusal` -- KV305 (vLLM): a quantization method whose kernels need a newer NVIDIA GPU
+  (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``), by :data:`QUANT_MIN_CC`.
+* :func:`startup_refusal` -- the four together for one engine configuration, as a :class:`Refusal` with a
   short reason (``bfloat16 needs compute capability 8.0; Tesla T4 is 7.5``). Each test applies to the
   engines its catalogue entry declares (``engines:`` in ``rules/KV301.yaml`` etc.).
 
@@ -37,7 +40,9 @@ __all__ = [
     "bf16_refusal",
     "fp8_kv_support_on",
     "image_platform_mismatch",
+    "QUANT_MIN_CC",
     "platform_refusal",
+    "quantization_refusal",
     "startup_refusal",
 ]
 
@@ -45,12 +50,53 @@ __all__ = [
 _AUTO_BF16_FALLBACK = (0, 9, 2)
 
 
+#: vLLM quantization methods and the compute capability below which vLLM refuses every one of its releases.
+#:
+#: vLLM compares the NVIDIA GPU's compute capability with the method's ``QuantizationConfig.get_min_capability()``
+#: when it builds its configuration, before any worker starts, and raises "The quantization method {method} is not
+#: supported for the current GPU. Minimum capability: {n}. Current capability: {cc}." (vllm@0.11.0:
+#: vllm/config/vllm.py::VllmConfig._get_quantization_config; the same test in vllm/config.py before the config
+#: package split). The method is ``--quantization`` when given, else the checkpoint's
+#: ``quantization_config.quant_method`` (``vllm/config/model.py::ModelConfig._verify_quantization``, which may
+#: only swap ``awq``/``gptq`` for their Marlin variants on a GPU that runs Marlin). A minimum that changed between
+#: releases is entered at the lowest value any release has had, so a refusal said here holds for every release:
+#:
+#: * ``awq`` 7.5: ``AWQConfig.get_min_capability`` ("The AWQ kernel only supports Turing or newer GPUs"),
+#:   vllm/model_executor/layers/quantization/awq.py; V100 users see "Minimum capability: 75. Current capability:
+#:   70." (vllm-project/vllm issue #1282 shows the 8.0 of the first AWQ release).
+#: * ``awq_marlin`` and ``gptq_marlin`` 7.5: 8.0 from their introduction (vllm-project/vllm#6612, 0.5.x) until the
+#:   Marlin kernels gained Turing support (vllm-project/vllm#29901, December 2025), 7.5 since.
+#: * ``fp8`` 7.5: ``Fp8Config.get_min_capability`` 8.0 in a 0.7/0.8-era source (FP8 Marlin runs it weight-only
+#:   below 8.9), 7.5 at 0.30.0 (vllm/model_executor/layers/quantization/fp8.py).
+#: * ``mxfp4`` 8.0: ``Mxfp4Config.get_min_capability`` read in a 0.11-era source (vllm@007d5005,
+#:   vllm/model_executor/layers/quantization/mxfp4.py); its only activation dtype is bfloat16
+#:   (``get_supported_act_dtypes``, the test that follows in ``_get_quantization_config``), so a GPU below 8.0 is
+#:   refused in any release that has the method (0.10.1, gpt-oss, on).
+#:
+#: * ``modelopt`` (NVIDIA ModelOpt FP8 checkpoints, ``quant_method: modelopt`` with an FP8 ``quant_algo``) 8.9:
+#:   ``ModelOptFp8Config.get_min_capability`` in a 0.6-era source (the class reading ``hf_quant_config.json``), a
+#:   0.9-era one (FP8 and NVFP4 algorithms) and a recent one (vllm@00155cde, ``ModelOptQuantConfigBase`` with MXFP8
+#:   and Marlin NVFP4 kernels), so an A100, A10G or T4 refuses it.
+#:
+#: Methods whose minimum is at most 7.0 in some release (``gptq`` 6.0, ``gguf`` 6.0, ``bitsandbytes`` and
+#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt_fp4``, ``fbgemm_fp8``) are not listed:
+#: no refusal is said for them.
+QUANT_MIN_CC: dict[str, tuple[int, int]] = {
+    "awq": (7, 5),
+    "awq_marlin": (7, 5),
+    "gptq_marlin": (7, 5),
+    "fp8": (7, 5),
+    "mxfp4": (8, 0),
+    "modelopt": (8, 9),
+}
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why the engine does not start on an accelerator.
 
     Attributes:
-        rule: the rule whose test says so (``KV301``, ``KV302`` or ``KV304``).
+        rule: the rule whose test says so (``KV301``, ``KV302``, ``KV304`` or ``KV305``).
         certain: True when the engine's source makes start-up fail; False when it most likely fails but
             nothing in the engine checks it (KV302 on ROCm GPUs without fp8 hardware: reported as a warning).
         reason: one short clause naming the cause and the GPU (``bfloat16 needs compute capability 8.0;
@@ -100,6 +146,35 @@ def bf16_refusal(serving: ServingConfig, model: ModelSpec | None, acc: Accelerat
     ):
         return "auto"
     return None
+
+
+def quantization_refusal(
+    serving: ServingConfig, model: ModelSpec | None, acc: Accelerator
+) -> tuple[str, str, tuple[int, int]] | None:
+    """KV305's test (vLLM): ``(method, source, minimum)`` when the quantization method vLLM builds its
+    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in every release
+    (:data:`QUANT_MIN_CC`); None otherwise, also when the GPU is not NVIDIA or its compute capability unknown.
+
+    The method is ``--quantization`` (``source`` ``"flag"``) when given, else the checkpoint's
+    ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
+    ``vllm/config/model.py::ModelConfig._verify_quantization`` takes it; a checkpoint's ``awq`` is tested as
+    ``awq``, the method vLLM keeps on a GPU without Marlin support."""
+    if acc.vendor != "nvidia":
+        return None
+    cc = parse_cc(acc.compute_capability)
+    if cc is None:
+        return None
+    flag = serving.get("quantization")
+    if isinstance(flag, str) and flag.strip():
+        method, source = flag.strip().lower(), "flag"
+    elif model is not None and model.quant_method:
+        method, source = model.quant_method.lower(), "checkpoint"
+    else:
+        return None
+    minimum = QUANT_MIN_CC.get(method)
+    if minimum is None or cc >= minimum:
+        return None
+    return method, source, minimum
 
 
 def fp8_kv_support_on(
@@ -168,8 +243,9 @@ def startup_refusal(
     dtype: str | None = None,
     has_pod: bool = True,
 ) -> Refusal | None:
-    """Whether ``serving`` (with ``model``) refuses to start on ``acc``, by the tests of KV304, KV301 and
-    KV302 in that order; None when none of them says so.
+    """Whether ``serving`` (with ``model``) refuses to start on ``acc``, by the tests of KV304, KV305, KV301 and
+    KV302 in that order (KV305's test runs when vLLM builds its configuration, before the GPU worker's dtype
+    test of KV301); None when none of them says so.
 
     Args:
         serving: the parsed engine configuration (image, flags, env, version).
@@ -184,6 +260,16 @@ def startup_refusal(
     refusal = platform_refusal(serving, acc) if has_pod else None
     if refusal is not None:
         return refusal
+    if _applies("KV305", serving.engine):
+        quant = quantization_refusal(serving, model, acc)
+        if quant is not None:
+            method, _source, minimum = quant
+            return Refusal(
+                "KV305",
+                True,
+                f"quantization {method} needs compute capability {minimum[0]}.{minimum[1]}; {acc.name} is "
+                f"{acc.compute_capability}",
+            )
     if _applies("KV301", serving.engine):
         how = bf16_refusal(serving, model, acc)
         if how is not None:

@@ -715,7 +715,7 @@ class FleetEntry:
     ``detail`` the engine's plan there (None with ``error`` when it cannot be sized, or when the image cannot
     run there at all); ``verdict`` ``fits`` | ``risky`` | ``fails`` | ``unknown``: :func:`fit_assessment`, made
     ``fails`` when :func:`kvlint.memory.compat.startup_refusal` says the engine refuses to start on this
-    accelerator (``refused_by`` names the rule, KV301/KV302/KV304) and ``risky`` when it most likely does.
+    accelerator (``refused_by`` names the rule, KV301/KV302/KV304/KV305) and ``risky`` when it most likely does.
     ``reason`` says why a verdict is not ``fits``. ``mig_profile``: the MIG slice it was planned on (the
     container requests ``nvidia.com/mig-<profile>``), whose memory replaces the whole GPU's.
     """
@@ -783,7 +783,7 @@ def plan_fleet(
     ``unknown`` and the error.
 
     Each entry's verdict is the memory model's (:func:`fit_assessment`) unless the engine does not start there
-    at all, by the same tests as rules KV301/KV302/KV304 (:func:`kvlint.memory.compat.startup_refusal`): then
+    at all, by the same tests as rules KV301/KV302/KV304/KV305 (:func:`kvlint.memory.compat.startup_refusal`): then
     ``fails`` (``risky`` for a start-up failure that is only likely) with the reason. When the container
     requests a MIG slice (:func:`mig_profile_of`), the fleet narrows to the GPUs offering that profile
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``). A HAMi memory
@@ -834,7 +834,7 @@ def plan_fleet(
             continue
         verdict, reason = fit_assessment(detail)
         refused_by = None
-        # KV301/KV302; KV304 (platform_refusal) was tested above
+        # KV305/KV301/KV302; KV304 (platform_refusal) was tested above
         refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype, has_pod=False)
         if refusal is not None and refusal.certain:
             verdict, reason, refused_by = "fails", refusal.reason, refusal.rule

@@ -9,7 +9,7 @@ every module here, so a new family module needs no list to be updated.
 | :mod:`.capacity` | capacity | KV101-KV108 |
 | :mod:`.limits` | limits | KV201-KV204 |
 | :mod:`.flags` | flags | KV205-KV208 (KV205-KV207 found by the engine parsers) |
-| :mod:`.hardware` | hardware | KV301-KV304 |
+| :mod:`.hardware` | hardware | KV301-KV305 |
 | :mod:`.parallelism` | parallelism | KV401-KV409 |
 | :mod:`.resolution` | resolution | KV501-KV505 (KV504 found by the workload and engine readers) |
 | :mod:`.tgi` | tgi | KV601-KV604 |

@@ -1,10 +1,12 @@
-"""Hardware family (KV301-KV304): dtypes and builds the GPU cannot run.
+"""Hardware family (KV301-KV305): dtypes, builds and quantization methods the GPU cannot run.
 
 Sources: vLLM ``vllm/platforms/cuda.py::CudaPlatformBase.check_if_supports_dtype`` (0.33.0) and
 ``vllm/worker/worker.py::_check_if_gpu_supports_dtype`` (V0), the auto-dtype fallback to float16 from 0.9.2
 (``vllm/config/model.py::_resolve_auto_dtype``, docs/engine-memory-model.md §1.7); fp8 KV-cache support by attention
-backend and release (:mod:`kvlint.memory.fp8kv`); ``_FLOAT16_NOT_SUPPORTED_MODELS`` in ``vllm/config/model.py``.
-The GPU tests of KV301, KV302 and KV304 are :mod:`kvlint.memory.compat`, shared with the fleet verdict and
+backend and release (:mod:`kvlint.memory.fp8kv`); ``_FLOAT16_NOT_SUPPORTED_MODELS`` in ``vllm/config/model.py``;
+the quantization methods' minimum compute capability (``vllm/config/vllm.py::VllmConfig._get_quantization_config``,
+:data:`kvlint.memory.compat.QUANT_MIN_CC`).
+The GPU tests of KV301, KV302, KV304 and KV305 are :mod:`kvlint.memory.compat`, shared with the fleet verdict and
 ``kvlint plan --compare``.
 """
 
@@ -13,12 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.memory.compat import bf16_refusal, fp8_kv_support_on, image_platform_mismatch
+from kvlint.memory.compat import (
+    bf16_refusal,
+    fp8_kv_support_on,
+    image_platform_mismatch,
+    quantization_refusal,
+)
 from kvlint.memory.versions import fmt_version, parse_version, release_shown, resolve_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Accelerator, ContainerResult, Diagnostic
+from kvlint.values import parse_cc
 from kvlint.wording import platform_name, with_article
 
 #: Model types vLLM refuses to run in float16 ("Numerical instability"): vllm/config/model.py
@@ -154,4 +162,54 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"({vendor}; {p.how})",
         p.loc or loc_of(s.container, "image"),
         fix=f"use the engine's {expected} image for {p.accelerator.name}, or place the pod on a matching GPU",
+    )
+
+
+@check("KV305")
+def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV305 (vLLM): the quantization method (``--quantization``, else the checkpoint's ``quant_method``) needs a
+    higher compute capability than the NVIDIA GPU the pod lands on, in every vLLM release
+    (:func:`kvlint.memory.compat.quantization_refusal`, :data:`kvlint.memory.compat.QUANT_MIN_CC`); vLLM raises
+    while it builds its configuration, before loading weights
+    (vllm@0.11.0:vllm/config/vllm.py::VllmConfig._get_quantization_config)."""
+    p, s, m = ctx.placement, ctx.serving, ctx.model
+    if p is None or p.accelerator is None:
+        return
+    quant = quantization_refusal(s, m, p.accelerator)
+    if quant is None:
+        return
+    method, source, minimum = quant
+    acc = p.accelerator
+    need, have = minimum[0] * 10 + minimum[1], acc.compute_capability
+    cc = parse_cc(have)
+    have_int = cc[0] * 10 + cc[1] if cc is not None else have
+    where = (
+        f"--quantization {method}"
+        if source == "flag"
+        else f"{m.id if m is not None else 'the model'} is {method}-quantized (config.json quantization_config)"
+    )
+    text = (
+        f"'The quantization method {method} is not supported for the current GPU. Minimum capability: {need}. "
+        f"Current capability: {have_int}.'"
+    )
+    if method == "mxfp4":
+        fix = (
+            "schedule onto an NVIDIA GPU of compute capability 8.0 or newer (A10G, L4, A100, H100); MXFP4 "
+            "checkpoints run on no older GPU"
+        )
+    elif method == "modelopt":
+        fix = (
+            "schedule onto an NVIDIA GPU of compute capability 8.9 or newer (L4, L40S, H100, H200), or serve an "
+            "fp8 (quant_method fp8) or unquantized checkpoint of the model, which vLLM runs from 8.0 (weight-only "
+            "FP8 Marlin below 8.9)"
+        )
+    else:
+        fix = (
+            f"schedule onto an NVIDIA GPU of compute capability {minimum[0]}.{minimum[1]} or newer (T4, L4, "
+            "A10G, A100, H100), or serve an unquantized or GPTQ checkpoint (GPTQ's minimum is 6.0)"
+        )
+    yield ctx.finding(
+        f"{where} on {acc.name} (compute capability {have}, {p.how}): vLLM refuses to start with {text}",
+        s.loc("quantization") if source == "flag" else (s.model.loc if s.model else None),
+        fix=fix,
     )

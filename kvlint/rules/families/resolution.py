@@ -158,7 +158,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
 def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     """KV501 with the container planned on each GPU of the fleet (:func:`kvlint.memory.stage.plan_fleet`):
     where it fits, is risky or fails, with KV tokens and concurrency at its context limit for each, and the
-    reason where the engine does not start there at all (the KV301/KV302/KV304 tests). A MIG slice request
+    reason where the engine does not start there at all (the KV301/KV302/KV304/KV305 tests). A MIG slice request
     plans on the slices of the GPUs offering that profile. Fits none of a configured fleet: error; fits none of
     the default fleet: warning; fits all of a configured fleet: info."""
     cr, s = ctx.cr, ctx.serving

@@ -1,0 +1,138 @@
+"""KV305: vLLM refuses a quantization method whose kernels need a newer NVIDIA GPU.
+
+vLLM compares the GPU's compute capability with the method's ``get_min_capability()`` while it builds its
+configuration (vllm@0.11.0:vllm/config/vllm.py::VllmConfig._get_quantization_config) and raises "The quantization
+method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70." The minimums
+asserted here are the ones read in vLLM's source and cited in :data:`kvlint.memory.compat.QUANT_MIN_CC`: AWQ 7.5
+(``AWQConfig``: "The AWQ kernel only supports Turing or newer GPUs"), MXFP4 8.0 (``Mxfp4Config``, bfloat16
+activations only), ModelOpt FP8 8.9 (``ModelOptFp8Config``), GPTQ 6.0 (so a V100 runs it). Compute capabilities
+are NVIDIA's (V100 7.0, T4 7.5, A100 8.0, L4 8.9, H100 9.0).
+
+Before this rule kvlint planned gpt-oss (MXFP4) on a T4 and an AWQ checkpoint on a V100 as fits: new-user pass 29
+(fixtures/collected, the AWQ manifests of shiqs90/vllm-serving-eks and R-D-Engineering/vllm-serving-aks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.accelerators.registry import lookup
+from kvlint.memory.compat import QUANT_MIN_CC, quantization_refusal, startup_refusal
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import ServingConfig
+
+REPO = Path(__file__).resolve().parents[1]
+COLLECTED = REPO / "fixtures" / "collected"
+#: R-D-Engineering/vllm-serving-aks k8s/vllm-deployment.yaml (source in fixtures/collected/INDEX.csv): vLLM 0.22.1,
+#: Qwen/Qwen2.5-7B-Instruct-AWQ with --quantization=awq --dtype=float16, meant for an AKS T4, naming no GPU
+AKS_T4 = COLLECTED / "R-D-Engineering__vllm-serving-aks__k8s__vllm-deployment.yaml"
+#: fixtures/collected: the AWQ SGLang Deployment (source in its INDEX.csv), to check the rule is vLLM's only
+SGLANG_AWQ = COLLECTED / "arnavsriva__llm-serving-gke-vs-vertex__k8s__sglang__deployment.yaml"
+
+
+def _serving(*args: str) -> ServingConfig:
+    from kvlint.engines.command import parse_command_line
+
+    return parse_command_line(["vllm", "serve", *args])
+
+
+def _model(model_id: str):
+    from kvlint.models.resolve import resolve_model
+
+    return resolve_model(model_id, allow_hub=False)
+
+
+def _gpu(gid: str):
+    acc = lookup(gid)
+    assert acc is not None, gid
+    return acc
+
+
+def test_floors_are_the_cited_vllm_minimums() -> None:
+    # AWQ's kernel needs Turing (7.5); MXFP4 needs Ampere (8.0); GPTQ (6.0) is not listed, so never refused
+    assert QUANT_MIN_CC["awq"] == (7, 5)
+    assert QUANT_MIN_CC["mxfp4"] == (8, 0)
+    assert "gptq" not in QUANT_MIN_CC and "compressed-tensors" not in QUANT_MIN_CC
+
+
+def test_awq_flag_refused_on_v100_not_on_t4() -> None:
+    s = _serving("Qwen/Qwen2.5-7B-Instruct-AWQ", "--quantization", "awq", "--dtype", "half")
+    v100, t4 = _gpu("nvidia-v100-sxm2-32gb"), _gpu("nvidia-t4")
+    assert v100.compute_capability == "7.0" and t4.compute_capability == "7.5"
+    assert quantization_refusal(s, None, v100) == ("awq", "flag", (7, 5))
+    assert quantization_refusal(s, None, t4) is None
+
+
+def test_checkpoint_method_is_used_without_the_flag() -> None:
+    gpt_oss = _model("openai/gpt-oss-20b")
+    assert gpt_oss.quant_method == "mxfp4"
+    s = _serving("openai/gpt-oss-20b", "--max-model-len", "8192")
+    assert quantization_refusal(s, gpt_oss, _gpu("nvidia-t4")) == ("mxfp4", "checkpoint", (8, 0))
+    assert quantization_refusal(s, gpt_oss, _gpu("nvidia-l4")) is None
+    # the refusal is what the fleet verdict and plan --compare take: KV305, certain
+    r = startup_refusal(s, gpt_oss, _gpu("nvidia-t4"), has_pod=False)
+    assert r is not None and r.rule == "KV305" and r.certain and "mxfp4" in r.reason
+
+
+def test_modelopt_fp8_is_refused_below_ada() -> None:
+    # nvidia/Llama-3.1-70B-Instruct-FP8 is an NVIDIA ModelOpt export (quant_method modelopt, quant_algo FP8)
+    m = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    assert m.quant_method == "modelopt"
+    s = _serving("nvidia/Llama-3.1-70B-Instruct-FP8", "--tensor-parallel-size", "4")
+    a100 = _gpu("nvidia-a100-sxm4-80gb")
+    assert a100.compute_capability == "8.0"
+    assert quantization_refusal(s, m, a100) == ("modelopt", "checkpoint", (8, 9))
+    assert quantization_refusal(s, m, _gpu("nvidia-l4")) is None
+    assert quantization_refusal(s, m, _gpu("nvidia-h100-sxm5-80gb")) is None
+
+
+def test_gptq_and_unquantized_models_are_not_refused_on_v100() -> None:
+    v100 = _gpu("nvidia-v100-sxm2-16gb")
+    s = _serving("TheBloke/Llama-2-7B-GPTQ", "--quantization", "gptq")
+    assert quantization_refusal(s, None, v100) is None
+    m = _model("Qwen/Qwen3-8B")
+    assert m.quant_method is None
+    assert quantization_refusal(_serving("Qwen/Qwen3-8B"), m, v100) is None
+
+
+def test_amd_gpus_are_not_compared() -> None:
+    # vLLM's capability tuple on ROCm is the gfx version (9.4 for an MI300X), above every minimum: nothing is said
+    mi300x = _gpu("amd-instinct-mi300x")
+    s = _serving("Qwen/Qwen2.5-7B-Instruct-AWQ", "--quantization", "awq")
+    assert quantization_refusal(s, None, mi300x) is None
+
+
+def test_real_manifest_on_a_v100_is_kv305_and_on_a_t4_is_not() -> None:
+    on_v100 = run_check([str(AKS_T4)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
+    on_t4 = run_check([str(AKS_T4)], Options(allow_hub=False, accelerator="nvidia-t4"))
+    assert "KV305" in [d.rule for d in on_v100.diagnostics]
+    assert "KV305" not in [d.rule for d in on_t4.diagnostics]
+    kv305 = next(d for d in on_v100.diagnostics if d.rule == "KV305")
+    assert "Minimum capability: 75. Current capability: 70." in kv305.message
+    assert kv305.loc is not None and kv305.loc.line is not None
+    line = AKS_T4.read_text().splitlines()[kv305.loc.line - 1]
+    assert "--quantization=awq" in line  # reported at the flag
+
+
+def test_fleet_verdict_says_where_gpt_oss_refuses(tmp_path: Path) -> None:
+    """A gpt-oss Deployment naming no GPU: the default fleet (T4 first) says T4 fails with KV305's reason."""
+    manifest = tmp_path / "gpt-oss.yaml"
+    # made up for this test: vLLM 0.11.0 serving openai/gpt-oss-20b on one GPU, the GPU left unnamed
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: gpt-oss}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n        - name: vllm\n"
+        "          image: vllm/vllm-openai:v0.11.0\n"
+        '          args: ["--model", "openai/gpt-oss-20b", "--max-model-len", "8192"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    result = run_check([str(manifest)], Options(allow_hub=False))
+    fleet = [e for cr in result.containers for e in (getattr(cr, "fleet", None) or ())]
+    by_gpu = {e.accelerator.id: e for e in fleet}
+    assert by_gpu["nvidia-t4"].verdict == "fails" and by_gpu["nvidia-t4"].refused_by == "KV305"
+    assert by_gpu["nvidia-l4"].refused_by != "KV305"
+
+
+def test_sglang_is_not_checked() -> None:
+    # the rule restates vLLM's gate; SGLang's AWQ container on a (hypothetical) V100 gets no KV305
+    result = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
+    assert "KV305" not in [d.rule for d in result.diagnostics]
