@@ -339,6 +339,72 @@ REPLAY: dict[str, Replay] = {
         "quantization; the A6000's CUDA total as the log prints it (47.54 GiB, ECC off); --enable-prefix-caching does not "
         "change V0's memory profile",
     ),
+    "gt-313": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "l4",
+        "0.11.0",
+        why="Llama-3.1-8B config (the Instruct model's shapes); the Colab L4 of the repository's name and scripts",
+    ),
+    "gt-314": Replay(
+        "meta-llama--Meta-Llama-3-8B",
+        "a100-80gb",
+        "0.15.0",
+        quantization="awq",
+        settings={"max_num_batched_tokens": 8192},
+        why="0.15.0rc2 dev replayed as 0.15.0; llm-compressor's W4A16 AWQ output (4-bit group-wise weights with 16-bit "
+        "scales, lm-head and embeddings unquantized) has AWQ's bytes, so the bf16 config with the 'awq' label (the "
+        "bare 'compressed-tensors' label says no bit width: kvlint would keep 8.46 GiB of weights against 5.32 printed); "
+        "the offline LLM class's 8,192 batched tokens are printed (its A100 default), the 80 GB A100 our reading",
+    ),
+    "gt-315": Replay(
+        "Qwen--Qwen2.5-14B",
+        "rtx-a5000",
+        "0.13.0",
+        quantization="awq",
+        settings={"dtype": "float16"},
+        why="Qwen2.5-14B config (the Instruct architecture) with the AWQ checkpoint's quantization; the A5000 of the "
+        "repository's guides",
+    ),
+    "gt-316": Replay(
+        "microsoft--Phi-3-mini-4k-instruct",
+        "rtx-3090",
+        "0.19.1",
+        settings={"dtype": "float16"},
+        why="the catalogue's Phi-3-mini-4k-instruct config (sliding_window 2047); a 24 GB RTX 3090 under WSL 2, whose "
+        "desktop memory is not modelled",
+    ),
+    "gt-317": Replay(
+        "openai--gpt-oss-20b",
+        "gb10",
+        "0.13.0",
+        why="the NGC 26.01 container's vLLM 0.13.0 replayed as 0.13.0; openai/gpt-oss-20b's config for its abliterated "
+        "fine-tune; GB10's 121.69 GiB CUDA total (unified memory)",
+    ),
+    "gt-318": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "h100",
+        "0.22.1",
+        quantization="fp8",
+        settings={"dtype": "bfloat16"},
+        why="Qwen3-30B-A3B config (Instruct-2507 has the same shapes) quantized online to FP8 (--quantization fp8)",
+    ),
+    "gt-319": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "a100-80gb",
+        "0.26.1",
+        settings={"dtype": "bfloat16"},
+        why="a 0.26.1rc1 source build replayed as 0.26.1; Qwen3-30B-A3B config for Qwen3-Coder-30B-A3B (same shapes); "
+        "the A100-SXM4-80GB the MoE config path names",
+    ),
+    "gt-320": Replay(
+        "Qwen--Qwen2.5-32B",
+        "a100-40gb",
+        "0.13.0",
+        quantization="awq",
+        settings={"dtype": "float16"},
+        why="Qwen2.5-32B config for Qwen2.5-Coder-32B (same shapes) with the AWQ checkpoint's quantization; a 40 GB A100 "
+        "is our reading (the 2,048-token default and the memory left after weights and KV)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -492,6 +558,11 @@ SKIP: dict[str, str] = {
     "(tests/test_vllm_capacity_line.py)",
     "gt-311": "a refusal of the repository's long-text compose (Qwen3.6-27B AutoRound INT4, 180K at 0.93 on one RTX "
     "3090): checkpoint, draft and release not in the stored comment (weight bytes unknown)",
+    "gt-321": "RedHatAI's compressed-tensors NVFP4 checkpoint of Gemma 4 26B-A4B: its config (which layers stay 16-bit) "
+    "is not in the library. Replayed with NVIDIA's NVFP4 config, which keeps attention and the dense MLPs in bf16, "
+    "kvlint puts 16.35 GiB of weights against 15.88 printed (+3.0 %) and 86.80 GiB of KV against 84.68 (+2.5 %) at "
+    "GB10's small batch default (docs/engine-memory-model.md §1.9; the engine then raises it to 2,496 for Gemma 4's "
+    "image items, not modelled); a bare 'compressed-tensors' label on the bf16 config gives no bit width (24.6 GiB)",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",

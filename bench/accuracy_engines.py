@@ -118,6 +118,29 @@ REPLAY: dict[str, Any] = {
         None,
         8,
     ),
+    # gt-312: SGLang built from tag v0.5.7 (the repository's README at the log's commit); a 48 GB-class card with 44.11
+    # GB free before loading, the L40S of an AWS g6e our reading; the hierarchical cache's host pool does not touch
+    # the device pool
+    "gt-312": (
+        [
+            "--mem-fraction-static",
+            "0.2",
+            "--context-length",
+            "35000",
+            "--chunked-prefill-size",
+            "-1",
+            "--enable-hierarchical-cache",
+            "--hicache-ratio",
+            "4",
+        ],
+        "meta-llama/Llama-3.2-3B",
+        "l40s",
+        "0.5.7",
+        1,
+    ),
+    # gt-322: TGI 2.0.2 - 2.0.4 by the router's line numbers (2.0.4 read); the JumpStart container's limits are not
+    # shown, so the launcher's defaults are assumed
+    "gt-322": ([], "mistralai/Mistral-7B-Instruct-v0.3", "a10g", "2.0.4", 1),
 }
 #: GiB of device memory other processes held when the engine started, as the case records it (nvidia-smi before
 #: the start): TGI sizes its cache from ``torch.cuda.mem_get_info``, the device's free memory
@@ -137,8 +160,12 @@ SGLANG_CASES = (
     "gt-277",
     "gt-297",
     "gt-298",
+    "gt-312",
 )
 NOT_REPLAYABLE = {
+    "gt-322": "SageMaker JumpStart deployment whose container limits (MAX_INPUT_LENGTH, MAX_TOTAL_TOKENS, "
+    "MAX_BATCH_PREFILL_TOKENS) are not in the document; the launcher's defaults are assumed, and the warmup's prefill "
+    "size sets the inferred figure — printed for information, not scored",
     "gt-286": "no model, GPU or flags in the report (the scheduler line only): not replayed",
     "gt-292": "Qwen3.8-27B NVFP4 (RadixArk) with a DFlash2 drafter on 2x RTX 5090: the model's config is not in the "
     "corpus or the catalogue and --mem-fraction-static is not in the stored excerpt: not replayed",

@@ -36,12 +36,20 @@ def batch_defaults(
     0.8.0–0.8.4 by GPU name (h100/h200 -> 8192 else 2048; seqs 1024); 0.8.5 by memory (>= 70 GiB -> 8192/1024,
     else 2048/256); 0.9.0–0.27 also excludes names containing "a100"; >= 0.28 adds a >= 160 GiB tier
     (16384/1024) and excludes GB10 (CC 12.1). ``performance_mode=throughput`` (>= 0.17) doubles both.
+    GB10 takes the small tier from 0.8.5 on too: vLLM reads the device total through NVML
+    (``vllm@0.28.0:vllm/platforms/cuda.py::NvmlCudaPlatform.get_device_total_memory``,
+    ``nvmlDeviceGetMemoryInfo``), which raises "Not Supported" on GB10's unified memory (NVIDIA DGX Spark known
+    issues: nvidia-smi reports the memory usage as not supported), and ``get_batch_defaults`` (``_set_default_args``
+    before 0.13, ``vllm@0.11.0:vllm/engine/arg_utils.py``) catches any exception there as ``device_memory = 0``.
+    The NGC 0.13.0 start-up on a GB10 prints 2048 (bench gt-317), 0.25.1 prints Gemma 4's prefix-LM raise from
+    2048 (gt-321).
     V0 (``vllm@0.6.6.post1:vllm/engine/arg_utils.py``): chunked prefill off -> ``max(max_model_len, 2048)``/256,
     on -> 2048 (512 up to 0.6.3)/256. ``total_bytes`` is the CUDA total of GPU 0.
     """
     name = (gpu_name or "").lower()
     mem = total_bytes
     vs = fmt_version(v)
+    gb10 = compute_capability == "12.1"
     if era == "v0":
         if chunked_prefill:
             mbt = 512 if v <= (0, 6, 3) else 2048
@@ -61,6 +69,10 @@ def batch_defaults(
         big = "h100" in name or "h200" in name
         mbt, seqs = (8192 if big else 2048), 1024
         why = f"vLLM {vs} default by GPU name ({'H100/H200' if big else 'not H100/H200'})"
+    elif gb10 and v < (0, 28, 0):
+        # NVML cannot report GB10's memory: get_batch_defaults falls back to device_memory = 0 (docstring)
+        mbt, seqs = 2048, 256
+        why = f"vLLM {vs} default for a GPU whose memory NVML cannot report (GB10: device_memory taken as 0)"
     elif v < (0, 9, 0):
         big = mem >= 70 * GiB
         mbt, seqs = (8192, 1024) if big else (2048, 256)
@@ -70,7 +82,6 @@ def batch_defaults(
         mbt, seqs = (8192, 1024) if big else (2048, 256)
         why = f"vLLM {vs} default for GPUs {'with >= 70 GiB (not A100)' if big else 'under 70 GiB or A100'}"
     else:
-        gb10 = compute_capability == "12.1"
         if mem >= 160 * GiB:
             mbt, seqs, why = 16384, 1024, f"vLLM {vs} default for GPUs with >= 160 GiB"
         elif mem >= 70 * GiB and "a100" not in name and not gb10:
