@@ -162,7 +162,8 @@ def container_claim_gpus(
         return None
     total, said = 0, []
     for c in claims:
-        if not isinstance(c, Mapping) or c.get("name") not in pod_claims:
+        # a name that is not a string names no entry (a list or a mapping there was looked up: a TypeError)
+        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str) or c["name"] not in pod_claims:
             return None
         requests, what = pod_claims[c["name"]]
         request = c.get("request")
