@@ -1,5 +1,6 @@
 """Hostile inputs found by the break30 adversarial pass: Dynamic Resource Allocation claims of the wrong type in a
-container's ``resources.claims``. Expected figures come from kvlint's own functions, never from engine numbers;
+container's ``resources.claims``; many OME InferenceServices among many runtimes (the selection made once per
+model, a bound on the comparisons of a run, the runtimes that match too counted past five). Expected figures come from kvlint's own functions, never from engine numbers;
 work is counted, never timed."""
 
 from __future__ import annotations
@@ -8,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+import kvlint.workloads.ome_select as ome_select
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import is_internal_error
+
+ROOT = Path(__file__).resolve().parents[1]
+OME = ROOT / "fixtures" / "collected" / "trees" / "sgl-project-ome-glm-fp8" / "config"
 
 _CLAIMED = """\
 apiVersion: resource.k8s.io/v1
@@ -58,3 +63,64 @@ def test_container_claims_of_the_wrong_type_are_no_internal_error(tmp_path: Path
     result = _check(tmp_path, _CLAIMED.replace("CLAIMS", claims))
     assert not [d for d in result.diagnostics if is_internal_error(d.rule, d.message)], result.diagnostics
     assert [d for d in result.diagnostics if d.rule == "KV101" and d.severity == "error"], result.diagnostics
+
+
+def _ome_input(models: int, services: int, runtimes: int) -> str:
+    """sgl-project/ome's GLM-4.7-FP8 ClusterBaseModel as ``models`` copies ``m0``, ``m1``..., its
+    ClusterServingRuntime as ``runtimes`` copies (all matching every model), and ``services`` InferenceServices
+    naming no runtime, service ``i`` on model ``i % models``."""
+    model = (OME / "models/zai-org/GLM-4.7-FP8.yaml").read_text()
+    runtime = (OME / "runtimes/srt/zai-org/glm-text-fp8-tp8-rt.yaml").read_text()
+    docs = [model.replace("name: glm-4-7-fp8", f"name: m{i}") for i in range(models)]
+    docs += [runtime.replace("name: srt-glm-text-fp8-tp8", f"name: rt-{i:04d}") for i in range(runtimes)]
+    docs += [
+        f"apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {{name: isvc-{i}}}\n"
+        f"spec:\n  model: {{name: m{i % models}}}\n  engine: {{minReplicas: 1}}\n"
+        for i in range(services)
+    ]
+    return "---\n".join(docs)
+
+
+@pytest.fixture
+def evaluations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the runtimes OME's selector evaluates (the real function runs)."""
+    calls = [0]
+    real = ome_select._evaluate
+
+    def counting(*args: object) -> object:
+        calls[0] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ome_select, "_evaluate", counting)
+    return calls
+
+
+def test_services_of_one_model_are_selected_for_once(tmp_path: Path, evaluations: list[int]) -> None:
+    """40 services of one model among 40 runtimes: each runtime is evaluated once, not once per service (1,600
+    evaluations, and twice that for a directory, were a time quadratic in the input)."""
+    result = _check(tmp_path, _ome_input(1, 40, 40))
+    assert evaluations[0] == 40
+    notes = [d for d in result.diagnostics if d.rule == "KV504"]
+    assert len(notes) == 40 and all("'rt-0000'" in d.message for d in notes)
+    # the 39 runtimes that match too are named five at a time, the rest counted (each message held all 39 twice)
+    for d in notes:
+        assert d.message.count("'rt-00") == 1 + 5 + 5, d.message
+        assert (
+            "'rt-0005' (score 15) and 34 more" in d.message
+            and "'rt-0005' and 34 more match as well" in d.message
+        )
+
+
+def test_comparisons_of_a_run_are_bounded(
+    tmp_path: Path, evaluations: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Services of distinct models among many runtimes compare each model with every runtime's formats; past
+    the run's limit the rest are not selected (a KV503 warning each) rather than compared."""
+    per_selection = 20 * (1 + 2)  # 20 runtimes of two supported formats each
+    monkeypatch.setattr(ome_select, "MAX_COMPARISONS", 5 * per_selection)
+    result = _check(tmp_path, _ome_input(12, 12, 20))
+    assert evaluations[0] == 5 * 20
+    planned = [d for d in result.diagnostics if d.rule == "KV504"]
+    unplanned = [d for d in result.diagnostics if d.rule == "KV503" and "did not select" in d.message]
+    assert len(planned) == 5 and len(unplanned) == 7
+    assert all(d.severity == "warning" and not is_internal_error(d.rule, d.message) for d in unplanned)

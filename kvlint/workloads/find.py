@@ -53,7 +53,7 @@ from kvlint.workloads.ome import (
     named_model,
     worker_size_finding,
 )
-from kvlint.workloads.ome_select import OmeCatalog, Selection, is_ome, runtime_refusal, select_runtime
+from kvlint.workloads.ome_select import MAX_COMPARISONS, OmeCatalog, Selection, is_ome, runtime_refusal
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -820,8 +820,15 @@ def _crd_workloads(doc: Document) -> list[Workload]:
 
 
 #: At most this many refused runtimes are named with their reason in an OME selection note (a directory of
-#: OME's per-model runtimes holds dozens, each refused for its architecture).
+#: OME's per-model runtimes holds dozens, each refused for its architecture), and at most this many of the
+#: runtimes that match too (ranked after the pick, or tied with it); the others are counted.
 _NAMED_REFUSALS = 5
+
+
+def _named_few(labels: Sequence[str]) -> str:
+    """The first :data:`_NAMED_REFUSALS` of ``labels``, and how many more."""
+    more = len(labels) - _NAMED_REFUSALS
+    return ", ".join(labels[:_NAMED_REFUSALS]) + (f" and {more} more" if more > 0 else "")
 
 
 def _selection_text(sel: Selection, model_doc: Document) -> str:
@@ -851,7 +858,7 @@ def _selection_text(sel: Selection, model_doc: Document) -> str:
     )
     parts = []
     if losers:
-        parts.append(f"also matching, ranked after it: {', '.join(losers)}")
+        parts.append(f"also matching, ranked after it: {_named_few(losers)}")
     other_formats = [c for c in refused if c.why_not and c.why_not.startswith("no supported model format")]
     if sel.picked is not None:
         # with a pick, the runtimes made for other models are only counted
@@ -867,6 +874,13 @@ def _selection_text(sel: Selection, model_doc: Document) -> str:
             f"{n} other runtime{'s' if n > 1 else ''} among the inputs support{'' if n > 1 else 's'} other model formats"
         )
     return model + ("; " + "; ".join(parts) if parts else "")
+
+
+def _unplanned(isvc: Document, note: Finding) -> Workload:
+    """The OME InferenceService ``isvc`` with no engine container, carrying ``note`` (why no runtime was read)."""
+    ps = LDict(loc=note.loc)
+    ps["containers"] = LList([], loc=note.loc)
+    return Workload(isvc, isvc.kind, isvc.name, isvc.namespace, ps, "spec.engine", findings=(note,))
 
 
 def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Workload], Document | None] | None:
@@ -901,7 +915,19 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
             why += f"; but OME refuses it (RuntimeValidationError, the service is not deployed): {refused}"
             severity = "warning"
     else:
-        sel = select_runtime(catalog.runtimes, mspec, isvc)
+        sel = catalog.select(isvc, model_doc)
+        if sel.over_budget:
+            note = Finding(
+                "KV503",
+                f"kvlint did not select this OME InferenceService's runtime for {model_doc.kind} "
+                f"'{model_doc.name}': the inputs' services and runtimes make more than {MAX_COMPARISONS:,} "
+                "comparisons of a model with a runtime's supported formats, kvlint's limit per run, so its engine "
+                "was not read",
+                anchor,
+                fix="lint fewer InferenceServices or runtimes together, or name the runtime in spec.runtime.name",
+                severity="warning",
+            )
+            return [_unplanned(isvc, note)], None
         if sel.picked is None:
             note = Finding(
                 "KV503",
@@ -914,11 +940,7 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
                 "modelSizeRange and autoSelect match the model, or name one in spec.runtime.name",
                 severity="warning",
             )
-            ps = LDict(loc=anchor)
-            ps["containers"] = LList([], loc=anchor)
-            return [
-                Workload(isvc, isvc.kind, isvc.name, isvc.namespace, ps, "spec.engine", findings=(note,))
-            ], None
+            return [_unplanned(isvc, note)], None
         rt = sel.picked.doc
         scope = "a namespaced runtime, preferred over cluster ones, " if not sel.picked.cluster else ""
         why = (
@@ -927,7 +949,7 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
         )
         severity = "info"
         if sel.tied:
-            names = ", ".join(c.label for c in sel.tied)
+            names = _named_few([c.label for c in sel.tied])
             why += (
                 f". Ambiguous: {names} match as well, with the same score and size range, and OME picks by name "
                 "alone (alphabetical order)"
