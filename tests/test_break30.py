@@ -1,6 +1,7 @@
 """Hostile inputs found by the break30 adversarial pass: Dynamic Resource Allocation claims of the wrong type in a
 container's ``resources.claims``; many OME InferenceServices among many runtimes (the selection made once per
-model, a bound on the comparisons of a run, the runtimes that match too counted past five). Expected figures come from kvlint's own functions, never from engine numbers;
+model, a bound on the comparisons of a run, the runtimes that match too counted past five); ``kvlint verify
+--record`` naming a file it cannot write. Expected figures come from kvlint's own functions, never from engine numbers;
 work is counted, never timed."""
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import kvlint.workloads.ome_select as ome_select
+from kvlint.cli import main
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import is_internal_error
@@ -124,3 +127,23 @@ def test_comparisons_of_a_run_are_bounded(
     unplanned = [d for d in result.diagnostics if d.rule == "KV503" and "did not select" in d.message]
     assert len(planned) == 5 and len(unplanned) == 7
     assert all(d.severity == "warning" and not is_internal_error(d.rule, d.message) for d in unplanned)
+
+
+@pytest.mark.parametrize("target", ["", "missing/case.yaml"])
+def test_verify_record_to_a_path_it_cannot_write_is_a_usage_error(tmp_path: Path, target: str) -> None:
+    """A directory, or a file in a missing directory: the open() raised IsADirectoryError or FileNotFoundError
+    out of the command, a traceback with exit status 1."""
+    where = tmp_path / target if target else tmp_path
+    r = CliRunner().invoke(
+        main,
+        [
+            "verify",
+            "--offline",
+            str(ROOT / "fixtures" / "logs" / "gt-210.log"),
+            "--model",
+            "Qwen/Qwen2-7B-Instruct",
+        ]
+        + ["--accelerator", "a100-80gb", "--record", str(where)],
+    )
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code == 2 and f"cannot write the case to {where}" in r.output, r.output
