@@ -6,6 +6,7 @@ work is counted, never timed."""
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 import kvlint.workloads.ome_select as ome_select
 from kvlint.cli import main
+from kvlint.memory import sglang_graphs
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import is_internal_error
@@ -147,3 +149,38 @@ def test_verify_record_to_a_path_it_cannot_write_is_a_usage_error(tmp_path: Path
     )
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     assert r.exit_code == 2 and f"cannot write the case to {where}" in r.output, r.output
+
+
+def test_prefill_graph_sizes_are_counted_not_listed() -> None:
+    """The reserve counts SGLang's capture sizes (``capture_count``, the same number as the list for every
+    maximum) without making the list: ``--piecewise-cuda-graph-max-tokens 10**20`` made one of 2 x 10**17 sizes
+    (a MemoryError), 10**8 one of 195,000."""
+    for v in ((0, 5, 8), (0, 5, 9), (0, 5, 23)):
+        for top in (*range(-4, 10_000, 13), 4608, 5119, 5120):
+            sizes = sglang_graphs.capture_sizes(top, v)
+            assert sglang_graphs.capture_count(top, v) == len(sizes)
+            assert sglang_graphs.capture_count(top, v, aligned=True) == len({(s + 7) // 8 * 8 for s in sizes})
+    for deepep in (False, True):
+        graphs = sglang_graphs.PrefillGraphs(True, "test", max_tokens=10**8, deepep_align=deepep)
+        tracemalloc.start()
+        try:
+            mib, _note = graphs.reserve_mib(8192, amd=False)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 20, peak
+        assert (
+            mib
+            == sglang_graphs.capture_count(10**8, graphs.version, aligned=deepep) * sglang_graphs.PER_SIZE_MIB
+        )
+
+
+@pytest.mark.parametrize("option", ["--piecewise-cuda-graph-max-tokens", "--cuda-graph-max-bs-prefill"])
+def test_plan_with_a_prefill_graph_maximum_of_10_to_the_20_is_answered(option: str) -> None:
+    r = CliRunner().invoke(
+        main,
+        ["plan", "--offline", "--accelerator", "h200", "--engine-version", "0.5.15", "--", "python3", "-m"]
+        + ["sglang.launch_server", "--model-path", "Qwen/Qwen2.5-7B-Instruct", option, str(10**20)],
+    )
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert r.exit_code in (0, 1) and "prefill CUDA graphs" in r.output, r.output
