@@ -6,14 +6,18 @@ work is counted, never timed."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 import kvlint.workloads.ome_select as ome_select
 from kvlint.cli import main
+from kvlint.engines.sglang import _config_file_argv
+from kvlint.engines.vllm import _config_argv
 from kvlint.memory import sglang_graphs
 from kvlint.options import Options
 from kvlint.pipeline import run_check
@@ -184,3 +188,65 @@ def test_plan_with_a_prefill_graph_maximum_of_10_to_the_20_is_answered(option: s
     )
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert r.exit_code in (0, 1) and "prefill CUDA graphs" in r.output, r.output
+
+
+_MERGED = """\
+common: &common
+  tp-size: 2
+  context-length: 16384
+  served-model-name: [a, b]
+extra: &extra {mem-fraction-static: 0.8, tp-size: 4}
+prefill:
+  <<: *common
+  disaggregation-mode: prefill
+decode:
+  <<: [*common, *extra]
+  context-length: 8192
+  disaggregation-mode: decode
+"""
+
+
+def _as_loaded(argv: list[str]) -> dict[str, list[str]]:
+    """``--key value...`` words by key (the values of a key given once)."""
+    out: dict[str, list[str]] = {}
+    key = ""
+    for word in argv:
+        if word.startswith("--"):
+            key = word[2:]
+            assert key not in out, f"{key} given twice: {argv}"
+            out[key] = []
+        else:
+            out[key].append(word)
+    return out
+
+
+def _expected(mapping: dict) -> dict[str, list[str]]:
+    """What the engines pass on for a mapping ``yaml.safe_load`` gave (a list as its items, a scalar as text)."""
+    return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in mapping.items()}
+
+
+@pytest.mark.parametrize("section", ["prefill", "decode"])
+def test_config_file_merge_keys_are_applied_as_yaml_safe_load_applies_them(section: str) -> None:
+    """Dynamo's SGLang worker (``--config-key``) and SGLang read the file with ``yaml.safe_load``, which applies
+    ``<<`` (the explicit key winning, the first of several merged mappings winning): kvlint read ``<<`` as an
+    option and missed the merged options (a section taking its model from a shared anchor had "no model")."""
+    argv, _locs, _src = _config_file_argv(_MERGED, lambda line, col: None, section)
+    assert _as_loaded(argv) == _expected(yaml.safe_load(_MERGED)[section])
+
+
+def test_vllm_config_file_merge_keys_are_applied_as_yaml_safe_load_applies_them() -> None:
+    """vLLM's ``load_config_file`` reads the file with ``yaml.safe_load`` too: ``<<`` was an error KV205
+    ``unknown option --<<``."""
+    text = "common: &c {max-model-len: 8192, gpu-memory-utilization: 0.85}\n<<: *c\nmax-model-len: 4096\n"
+    argv, _locs, _src = _config_argv(text, None, lambda line, col: None)
+    got = _as_loaded(argv)
+    assert got.pop("common") == [json.dumps(yaml.safe_load(text)["common"])]
+    assert got == _expected({k: v for k, v in yaml.safe_load(text).items() if k != "common"})
+
+
+def test_merge_keys_yaml_safe_load_refuses_or_empties() -> None:
+    with pytest.raises(ValueError, match="merge key"):
+        _config_file_argv("a: &a {x: 1}\nb:\n  <<: 5\n", lambda line, col: None, "b")
+    # a mapping merging itself: safe_load drops the merge key first and gives {}
+    assert yaml.safe_load("a: &a\n  <<: *a\n") == {"a": {}}
+    assert _config_file_argv("a: &a\n  <<: *a\n", lambda line, col: None, "a") == ([], [], [])
