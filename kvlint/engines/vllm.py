@@ -923,7 +923,7 @@ def _mapping_pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
     flat = yaml.MappingNode(node.tag, list(node.value), node.start_mark, node.end_mark)
     try:
         yaml.constructor.SafeConstructor().flatten_mapping(flat)
-    except yaml.YAMLError as exc:
+    except yaml.MarkedYAMLError as exc:
         raise ValueError(f"a merge key (<<) cannot be applied: {exc.problem or exc}") from None
     except RecursionError:
         raise ValueError("a merge key (<<) merges the mapping that holds it") from None
