@@ -917,7 +917,7 @@ def _mapping_pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
     ``_extract_config_section``): kvlint read ``<<`` as an option (``unknown option --<<``) and missed the merged
     ones (a Dynamo section taking its model from a shared anchor had "no model"). Call after
     :func:`_check_expansion` (merges are aliases: their expansion is bounded there). Raises ValueError where
-    ``safe_load`` fails (a merge of a scalar, a merge that merges itself)."""
+    ``safe_load`` fails (a merge of a scalar or of a list holding one, a chain of merges too deep to follow)."""
     if not any(k.tag == _MERGE_TAG for k, _v in node.value):
         return list(node.value)
     flat = yaml.MappingNode(node.tag, list(node.value), node.start_mark, node.end_mark)
@@ -926,7 +926,7 @@ def _mapping_pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
     except yaml.MarkedYAMLError as exc:
         raise ValueError(f"a merge key (<<) cannot be applied: {exc.problem or exc}") from None
     except RecursionError:
-        raise ValueError("a merge key (<<) merges the mapping that holds it") from None
+        raise ValueError("its merge keys (<<) chain deeper than PyYAML follows") from None
     out: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
     for k, v in flat.value:
         key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
