@@ -250,3 +250,16 @@ def test_merge_keys_yaml_safe_load_refuses_or_empties() -> None:
     # a mapping merging itself: safe_load drops the merge key first and gives {}
     assert yaml.safe_load("a: &a\n  <<: *a\n") == {"a": {}}
     assert _config_file_argv("a: &a\n  <<: *a\n", lambda line, col: None, "a") == ([], [], [])
+
+
+def test_junit_names_show_bidi_overrides_escaped(tmp_path: Path) -> None:
+    """Object and file names quoted in JUnit testcase names and class names go through ``printable`` as the
+    messages do: a runtime named with U+202E (RIGHT-TO-LEFT OVERRIDE) was written raw in the testcase names."""
+    tree = tmp_path / "tree\u2066"
+    tree.mkdir()
+    text = (OME / "runtimes/srt/zai-org/glm-text-fp8-tp8-rt.yaml").read_text()
+    (tree / "rt.yaml").write_text(text.replace("name: srt-glm-text-fp8-tp8", 'name: "srt\\u202egnp.exe"'))
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "junit", str(tree / "rt.yaml")])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "testcase" in r.output and "srt\\u202egnp.exe" in r.output and "\\u2066" in r.output
+    assert not any(ch in r.output for ch in "\u202e\u2066"), r.output
