@@ -7,6 +7,8 @@ work is counted, never timed."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import tracemalloc
 from pathlib import Path
 
@@ -263,3 +265,23 @@ def test_junit_names_show_bidi_overrides_escaped(tmp_path: Path) -> None:
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert "testcase" in r.output and "srt\\u202egnp.exe" in r.output and "\\u2066" in r.output
     assert not any(ch in r.output for ch in "\u202e\u2066"), r.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_text_shows_control_characters_and_bidi_overrides_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint diff`` printed the findings' lines and the touched workloads' names raw: a Deployment named
+    with an escape sequence and a right-to-left override recoloured the CI log and reordered the line."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    (tmp_path / "keep.txt").write_text("base\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "base"]):
+        subprocess.run([*git, *args], cwd=tmp_path, check=True, capture_output=True)
+    doc = yaml.safe_load(_CLAIMED.replace("CLAIMS", "[]").split("---\n")[1])
+    doc["metadata"]["name"] = "chat\u202egnp.exe\x1b[31m"
+    (tmp_path / "chat.yaml").write_text(yaml.safe_dump(doc))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["diff", "HEAD", "--offline"])
+    assert r.exit_code in (0, 1), r.output
+    assert "chat\\u202egnp.exe\\x1b[31m" in r.output and "KV101" in r.output
+    assert not any(ch in r.output for ch in "\u202e\x1b"), r.output
