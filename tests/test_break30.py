@@ -1,5 +1,6 @@
 """Hostile inputs found by the break30 adversarial pass: Dynamic Resource Allocation claims of the wrong type in a
-container's ``resources.claims``; many OME InferenceServices among many runtimes (the selection made once per
+container's ``resources.claims``, and a pod naming no namespace whose many claims are looked up among many claims
+of other namespaces; many OME InferenceServices among many runtimes (the selection made once per
 model, a bound on the comparisons of a run, the runtimes that match too counted past five); ``kvlint verify
 --record`` naming a file it cannot write. Expected figures come from kvlint's own functions, never from engine numbers;
 work is counted, never timed."""
@@ -24,6 +25,7 @@ from kvlint.memory import sglang_graphs
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import is_internal_error
+from kvlint.workloads.dra import ClaimIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 OME = ROOT / "fixtures" / "collected" / "trees" / "sgl-project-ome-glm-fp8" / "config"
@@ -74,6 +76,43 @@ def test_container_claims_of_the_wrong_type_are_no_internal_error(tmp_path: Path
     result = _check(tmp_path, _CLAIMED.replace("CLAIMS", claims))
     assert not [d for d in result.diagnostics if is_internal_error(d.rule, d.message)], result.diagnostics
     assert [d for d in result.diagnostics if d.rule == "KV101" and d.severity == "error"], result.diagnostics
+
+
+def test_claims_of_a_pod_naming_no_namespace_are_looked_up_without_a_scan_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod naming no namespace looks its claims up in any namespace: each of its ``resourceClaims`` entries
+    scanned every claim among the inputs (6,000 entries among 6,000 claims of other namespaces: 12 s). Now the
+    claims are listed once a run, and a claim of another namespace is still found."""
+    n = 300
+    claims = [
+        f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: c{i}, namespace: ns{i}}}\n"
+        "spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 1}}]}}}\n"
+        for i in range(n)
+    ]
+    entries = "".join(f"      - {{name: e{i}, resourceClaimTemplateName: zz{i}}}\n" for i in range(n))
+    entries += f"      - {{name: gpu, resourceClaimTemplateName: c{n - 1}}}\n"
+    pod = (
+        _CLAIMED.split("---\n")[1]
+        .replace("      resourceClaims:\n      - name: gpu\n        resourceClaimTemplateName: gpus\n", "")
+        .replace("      containers:", "      resourceClaims:\n" + entries + "      containers:")
+        .replace("CLAIMS", "[{name: gpu}]")
+    )
+    seen = [0]
+    real = ClaimIndex.items
+
+    def counting(self: ClaimIndex) -> object:
+        for kv in real(self):
+            seen[0] += 1
+            yield kv
+
+    monkeypatch.setattr(ClaimIndex, "items", counting)
+    result = _check(tmp_path, "---\n".join([*claims, pod]))
+    assert seen[0] <= n, seen[0]
+    (cr,) = [c for c in result.containers if c.serving is not None]
+    assert "gpu" in cr.workload.dra_claims and not [
+        d for d in result.diagnostics if is_internal_error(d.rule, d.message)
+    ]
 
 
 def _ome_input(models: int, services: int, runtimes: int) -> str:

@@ -36,7 +36,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
     with_injected_env,
 )
-from kvlint.workloads.dra import CLAIM_KINDS, ClaimGpus, is_claim, pod_claim_gpus
+from kvlint.workloads.dra import CLAIM_KINDS, ClaimGpus, ClaimIndex, is_claim, pod_claim_gpus
 from kvlint.workloads.gitops import gitops_names_engine, gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
@@ -386,7 +386,7 @@ class _Joined:
                 self.nim_caches.setdefault((d.namespace, d.name), d)
         #: DRA ResourceClaims and ResourceClaimTemplates (resource.k8s.io) by (namespace, kind, name), the first
         #: in input order (:mod:`kvlint.workloads.dra`)
-        self.claims: dict[tuple[str | None, str, str], Document] = {}
+        self.claims = ClaimIndex()
         self._claims_read: dict[int, ClaimGpus] = {}
         for d in self.providers:
             if is_claim(d) and d.name:
