@@ -422,6 +422,9 @@ class OmeCatalog:
                 self._cluster_cost += _formats(rt)
                 self._by_name.setdefault((rt.kind, None, rt.name), rt)
         self._selected: dict[tuple[str, int, frozenset[str]], Selection] = {}
+        #: what a selection note says of each selection kept in ``_selected`` (by its id), written by
+        #: :func:`kvlint.workloads.find.ome_isvc_workloads` once per selection
+        self.described: dict[int, tuple[str, str]] = {}
         #: formats compared so far in this run (:data:`MAX_COMPARISONS`)
         self.compared = 0
 
