@@ -336,3 +336,34 @@ def test_diff_text_shows_control_characters_and_bidi_overrides_escaped(
     assert r.exit_code in (0, 1), r.output
     assert "chat\\u202egnp.exe\\x1b[31m" in r.output and "KV101" in r.output
     assert not any(ch in r.output for ch in "\u202e\x1b"), r.output
+
+
+def test_a_selection_goes_over_only_the_runtimes_of_its_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Services of 30 namespaces among 30 ServingRuntimes of another namespace and one ClusterServingRuntime:
+    each selection considers the cluster runtime and its own namespace's, not every runtime of the input (those
+    of other namespaces were skipped one by one, services x runtimes, outside the comparisons' budget)."""
+    runtime = (OME / "runtimes/srt/zai-org/glm-text-fp8-tp8-rt.yaml").read_text()
+    namespaced = runtime.replace("kind: ClusterServingRuntime", "kind: ServingRuntime").replace(
+        "  name: srt-glm-text-fp8-tp8", "  name: NAME\n  namespace: elsewhere"
+    )
+    docs = [(OME / "models/zai-org/GLM-4.7-FP8.yaml").read_text(), runtime]
+    docs += [namespaced.replace("NAME", f"rt-{i}") for i in range(30)]
+    docs += [
+        f"apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {{name: s, namespace: ns{i}}}\n"
+        "spec:\n  model: {name: glm-4-7-fp8}\n  engine: {minReplicas: 1}\n"
+        for i in range(30)
+    ]
+    considered = [0]
+    real = ome_select.select_runtime
+
+    def counting(runtimes, model, isvc):  # type: ignore[no-untyped-def]
+        considered[0] += len(runtimes)
+        return real(runtimes, model, isvc)
+
+    monkeypatch.setattr(ome_select, "select_runtime", counting)
+    result = _check(tmp_path, "---\n".join(docs))
+    assert considered[0] == 30, considered[0]
+    notes = [d for d in result.diagnostics if d.rule == "KV504"]
+    assert len(notes) == 30 and all("'srt-glm-text-fp8-tp8'" in d.message for d in notes)

@@ -36,6 +36,7 @@ cluster has; the note says so.
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import re
 from collections.abc import Sequence
@@ -410,16 +411,23 @@ class OmeCatalog:
                 self.models.setdefault((d.kind, ns, d.name), d)
         #: the runtimes by (kind, namespace or None for cluster ones, name), the first in input order
         self._by_name: dict[tuple[str, str | None, str], Document] = {}
-        #: formats a selection compares: those of the cluster runtimes, and of the namespaced ones by namespace
+        #: formats a selection compares: those of the cluster runtimes, and of the namespaced ones by namespace;
+        #: and the runtimes it considers, by their place in :attr:`runtimes` (a service's namespace's runtimes
+        #: and the cluster ones: going over every runtime of every namespace for each service was services x
+        #: runtimes, whatever the budget said)
         self._cluster_cost = 0
         self._ns_cost: dict[str, int] = {}
-        for rt in self.runtimes:
+        self._cluster_at: list[int] = []
+        self._ns_at: dict[str, list[int]] = {}
+        for i, rt in enumerate(self.runtimes):
             if rt.kind == "ServingRuntime":
                 ns = rt.namespace or "default"
                 self._ns_cost[ns] = self._ns_cost.get(ns, 0) + _formats(rt)
+                self._ns_at.setdefault(ns, []).append(i)
                 self._by_name.setdefault((rt.kind, ns, rt.name), rt)
             else:
                 self._cluster_cost += _formats(rt)
+                self._cluster_at.append(i)
                 self._by_name.setdefault((rt.kind, None, rt.name), rt)
         self._selected: dict[tuple[str, int, frozenset[str]], Selection] = {}
         #: what a selection note says of each selection kept in ``_selected`` (by its id), written by
@@ -442,7 +450,8 @@ class OmeCatalog:
             else:
                 self.compared += cost
                 mspec = get_in(model_doc.data, "spec")
-                found = select_runtime(self.runtimes, mspec if isinstance(mspec, dict) else {}, isvc)
+                scope = [self.runtimes[i] for i in heapq.merge(self._cluster_at, self._ns_at.get(ns, []))]
+                found = select_runtime(scope, mspec if isinstance(mspec, dict) else {}, isvc)
             self._selected[key] = found
         return found
 
