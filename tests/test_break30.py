@@ -1,7 +1,8 @@
 """Hostile inputs found by the break30 adversarial pass: Dynamic Resource Allocation claims of the wrong type in a
 container's ``resources.claims``, and a pod naming no namespace whose many claims are looked up among many claims
 of other namespaces; many OME InferenceServices among many runtimes (the selection made once per
-model, a bound on the comparisons of a run, the runtimes that match too counted past five); ``kvlint verify
+model, a bound on the comparisons of a run, the runtimes that match too counted past five; KServe's auto-selected
+runtime chosen once per format); ``kvlint verify
 --record`` naming a file it cannot write. Expected figures come from kvlint's own functions, never from engine numbers;
 work is counted, never timed."""
 
@@ -17,6 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import kvlint.workloads.kserve as kserve
 import kvlint.workloads.ome_select as ome_select
 from kvlint.cli import main
 from kvlint.engines.sglang import _config_file_argv
@@ -367,3 +369,29 @@ def test_a_selection_goes_over_only_the_runtimes_of_its_scope(
     assert considered[0] == 30, considered[0]
     notes = [d for d in result.diagnostics if d.rule == "KV504"]
     assert len(notes) == 30 and all("'srt-glm-text-fp8-tp8'" in d.message for d in notes)
+
+
+def test_kserve_services_of_one_format_choose_their_runtime_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KServe InferenceServices naming no runtime take the auto-selected one of their model format: each service
+    (asked twice: what it consumes, then its workloads) went over every runtime auto-selecting that format."""
+    runtime = (
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: ClusterServingRuntime\nmetadata: {name: rt-NAME}\n"
+        "spec:\n  supportedModelFormats: [{name: huggingface, autoSelect: true, priority: 1}]\n"
+        "  containers: [{name: kserve-container, image: kserve/huggingfaceserver:v0.15.0}]\n"
+    )
+    services = (ROOT / "fixtures" / "kserve" / "huggingface-isvc.yaml").read_text().split("---\n")[0]
+    docs = [runtime.replace("NAME", str(i)) for i in range(30)]
+    docs += [services.replace("name: huggingface-llama3", f"name: s{i}") for i in range(30)]
+    looked = [0]
+    real = kserve.get_in
+
+    def counting(data: object, *keys: object) -> object:
+        looked[0] += keys == ("spec", "workerSpec")
+        return real(data, *keys)
+
+    monkeypatch.setattr(kserve, "get_in", counting)
+    result = _check(tmp_path, "---\n".join(docs))
+    assert looked[0] <= 2 * 30, looked[0]  # (each runtime once; a multi-node predictor would ask again)
+    assert len([c for c in result.containers if c.workload.kind == "InferenceService"]) == 30
