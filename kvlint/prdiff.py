@@ -36,6 +36,7 @@ from typing import Any
 
 from kvlint.fingerprint import fingerprints
 from kvlint.numbers import times
+from kvlint.report.escape import printable
 
 __all__ = [
     "CapacityRow",
@@ -457,16 +458,18 @@ def render_capacity_markdown(rows: Sequence[CapacityRow]) -> str:
 
 
 def render_capacity_text(rows: Sequence[CapacityRow]) -> str:
-    """The capacity diff for a terminal: one block per touched workload, one line per figure."""
+    """The capacity diff for a terminal: one block per touched workload, one line per figure; each line's text
+    from the inputs (workload and file names, GPU names, releases) shown escaped (:func:`kvlint.report.escape.
+    printable`), as ``kvlint check``'s text report shows it."""
     if not rows:
         return "No serving workload's capacity changed.\n"
     out: list[str] = []
     for r in rows:
-        out.append(f"{r.workload}  ({r.file})")
+        out.append(printable(f"{r.workload}  ({r.file})"))
         heads = _headings([r])
         width = max(30, *(len(h) + 1 for h in heads.values()))  # "concurrency at max-total-tokens:" is longer
         for k, _ in CAPACITY_COLUMNS:
-            out.append(f"  {heads[k] + ':':<{width}} {_change(r.before, r.after, k)}")
+            out.append(printable(f"  {heads[k] + ':':<{width}} {_change(r.before, r.after, k)}"))
     return "\n".join(out) + "\n"
 
 
@@ -819,13 +822,17 @@ def render_diff_text(
     label: str, comparison: Comparison, rows: Sequence[CapacityRow], notes: Sequence[str] = ()
 ) -> str:
     """``kvlint diff``'s text: the notes (an option file one revision lacks, :func:`diff_revisions`), new,
-    pre-existing and gone findings (one line each), then the capacity diff."""
-    out = [f"kvlint diff {label}", *(f"note: {n}" for n in notes), "", f"New findings: {len(comparison.new)}"]
-    out += [f"  {_finding_line(d)}" for d in comparison.new]
+    pre-existing and gone findings (one line each), then the capacity diff. What the lines quote from the inputs
+    is shown escaped (:func:`kvlint.report.escape.printable`: a control character, a line break or a
+    bidirectional override in an object name or a message was printed raw, able to recolour a CI log or forge a
+    line of its own)."""
+    out = [printable(f"kvlint diff {label}"), *(printable(f"note: {n}") for n in notes), ""]
+    out += [f"New findings: {len(comparison.new)}"]
+    out += [printable(f"  {_finding_line(d)}") for d in comparison.new]
     out += [f"Pre-existing findings: {len(comparison.existing)}"]
-    out += [f"  {_finding_line(d)}" for d in comparison.existing]
+    out += [printable(f"  {_finding_line(d)}") for d in comparison.existing]
     out += [f"Findings gone: {len(comparison.fixed)}"]
-    out += [f"  {_finding_line(d)}" for d in comparison.fixed]
+    out += [printable(f"  {_finding_line(d)}") for d in comparison.fixed]
     out += ["", "Capacity of the touched workloads:", render_capacity_text(rows).rstrip("\n")]
     return "\n".join(out) + "\n"
 

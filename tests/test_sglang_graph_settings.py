@@ -152,10 +152,10 @@ def test_absurd_graph_sizes_are_refused_before_they_size_anything() -> None:
     for top in (-1, 0, 4, 100, 2048, 4096, 4607, 4608, 5000, 16384, 100_000):
         for v in ((0, 5, 8), (0, 5, 23)):
             sizes = sglang_graphs.capture_sizes(top, v)
-            assert sglang_graphs.count_sizes(top, v) == len(sizes), (top, v)
+            assert sglang_graphs.capture_count(top, v) == len(sizes), (top, v)
             aligned = {(x + 7) // 8 * 8 for x in sizes}
-            assert sglang_graphs.count_sizes(top, v, align8=True) == len(aligned), (top, v)
-    assert sglang_graphs.count_sizes(10**15, (0, 5, 23)) == sglang_graphs.count_sizes(4096, (0, 5, 23)) + (
+            assert sglang_graphs.capture_count(top, v, aligned=True) == len(aligned), (top, v)
+    assert sglang_graphs.capture_count(10**15, (0, 5, 23)) == sglang_graphs.capture_count(4096, (0, 5, 23)) + (
         (10**15 - 4608) // 512 + 1
     )
 

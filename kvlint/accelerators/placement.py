@@ -909,8 +909,10 @@ def dra_claims(pod_spec: Mapping[str, Any], container: Mapping[str, Any]) -> str
     claims are named, the others counted."""
     res = container.get("resources")
     claims = res.get("claims") if isinstance(res, Mapping) else None
-    names = [str(c.get("name")) for c in claims or [] if isinstance(c, Mapping) and c.get("name")]
-    if not isinstance(claims, list) or not names:
+    if not isinstance(claims, list):  # a number or a mapping there: no claim (it was iterated, a TypeError)
+        return None
+    names = [str(c.get("name")) for c in claims if isinstance(c, Mapping) and c.get("name")]
+    if not names:
         return None
     pod_claims = pod_spec.get("resourceClaims")
     by_name = {

@@ -191,7 +191,7 @@ def _config_file_argv(
     too). ``section``: the top-level key whose mapping holds the options instead (NVIDIA Dynamo's SGLang worker,
     ``--config-key KEY``: ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``_extract_config_section``,
     @d3aac630, which refuses a missing key or a section that is not a mapping, ValueError here too)."""
-    from kvlint.engines.vllm import _check_expansion, _node_value
+    from kvlint.engines.vllm import _check_expansion, _mapping_pairs, _node_value
 
     try:
         root = yaml.compose(text)
@@ -203,8 +203,9 @@ def _config_file_argv(
         raise ValueError("SGLang's --config file must hold a mapping of option names to values")
     _check_expansion(root, len(text))
     if section is not None:
-        keys = [str(k.value) for k, _v in root.value if isinstance(k, yaml.ScalarNode)]
-        chosen = [v for k, v in root.value if isinstance(k, yaml.ScalarNode) and str(k.value) == section]
+        pairs = _mapping_pairs(root)
+        keys = [str(k.value) for k, _v in pairs if isinstance(k, yaml.ScalarNode)]
+        chosen = [v for k, v in pairs if isinstance(k, yaml.ScalarNode) and str(k.value) == section]
         if not chosen:
             raise ValueError(
                 f"--config-key {section!r} is not a key of the file (its keys: {', '.join(keys[:10]) or 'none'})"
@@ -214,7 +215,7 @@ def _config_file_argv(
             raise ValueError(f"the section {section!r} must hold a mapping of option names to values")
     argv: list[str] = []
     locs: list[Loc | None] = []
-    for knode, vnode in root.value:
+    for knode, vnode in _mapping_pairs(root):
         if not isinstance(knode, yaml.ScalarNode):
             raise ValueError(f"the key on line {knode.start_mark.line + 1} is not a plain name")
         key = str(knode.value)

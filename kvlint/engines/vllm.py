@@ -904,6 +904,36 @@ def _node_value(node: yaml.Node, fast: bool = True) -> Any:
     return yaml.safe_load(yaml.serialize(node))
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _mapping_pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
+    """The ``(key, value)`` nodes of a ``--config`` mapping as the dict ``yaml.safe_load`` makes of it holds them:
+    a merge key (``<<: *common``, ``<<: [*a, *b]``) is replaced by the pairs it merges (PyYAML's
+    ``SafeConstructor.flatten_mapping``), and a key met again keeps its first place and takes the last value (an
+    explicit key wins over a merged one; ``dict`` assignment). Without a merge key the pairs as written (a key
+    given twice is then the file's own repeat). The engines read the file with ``yaml.safe_load`` (vLLM's
+    ``FlexibleArgumentParser.load_config_file``, SGLang's ``ConfigArgumentMerger``, Dynamo's
+    ``_extract_config_section``): kvlint read ``<<`` as an option (``unknown option --<<``) and missed the merged
+    ones (a Dynamo section taking its model from a shared anchor had "no model"). Call after
+    :func:`_check_expansion` (merges are aliases: their expansion is bounded there). Raises ValueError where
+    ``safe_load`` fails (a merge of a scalar or of a list holding one, a chain of merges too deep to follow)."""
+    if not any(k.tag == _MERGE_TAG for k, _v in node.value):
+        return list(node.value)
+    flat = yaml.MappingNode(node.tag, list(node.value), node.start_mark, node.end_mark)
+    try:
+        yaml.constructor.SafeConstructor().flatten_mapping(flat)
+    except yaml.MarkedYAMLError as exc:
+        raise ValueError(f"a merge key (<<) cannot be applied: {exc.problem or exc}") from None
+    except RecursionError:
+        raise ValueError("its merge keys (<<) chain deeper than PyYAML follows") from None
+    out: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
+    for k, v in flat.value:
+        key = (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
+        out[key] = (out[key][0], v) if key in out else (k, v)
+    return list(out.values())
+
+
 def _check_expansion(root: yaml.Node, text_chars: int) -> None:
     """Raise ValueError when the node graph ``root`` (a ``--config`` file, composed: an alias is the anchored
     node itself) expands to more values than the file has characters (and more than
@@ -970,7 +1000,8 @@ def _config_argv(
         ) from None
     if root is not None and section is not None and isinstance(root, yaml.MappingNode):
         # KAITO's inference config: the options are the `vllm:` mapping
-        root = next((v for k, v in root.value if str(k.value) == section), None)
+        _check_expansion(root, len(text))
+        root = next((v for k, v in _mapping_pairs(root) if str(k.value) == section), None)
     if root is None:
         return [], [], []
     if not isinstance(root, yaml.MappingNode):
@@ -978,7 +1009,7 @@ def _config_argv(
     _check_expansion(root, len(text))
     argv: list[str] = []
     locs: list[Loc | None] = []
-    for knode, vnode in root.value:
+    for knode, vnode in _mapping_pairs(root):
         if not isinstance(knode, yaml.ScalarNode):
             raise ValueError(
                 f"the key on line {knode.start_mark.line + 1} is not a plain name (vLLM's yaml.safe_load refuses "

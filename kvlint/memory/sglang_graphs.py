@@ -188,28 +188,34 @@ def capture_sizes(max_tokens: int, v: SgVersion) -> list[int]:
     (``_generate_piecewise_cuda_graph_tokens`` 0.5.8 – 0.5.14, ``_generate_prefill_cuda_graph_batch_sizes`` /
     ``generate_prefill_cuda_graph_batch_sizes`` from 0.5.15): 4 – 32 by 4, 48 – 256 by 16, 288 – 512 by 32,
     576 (0.5.8: 640) – 1024 by 64, 1280 – 4096 by 256, then 4608 up by 512."""
+    sizes = _grid(v) + list(range(_TAIL_FROM, max_tokens + 1, _TAIL_STEP))
+    return [s for s in sizes if s <= max_tokens]
+
+
+#: Where :func:`capture_sizes`' open-ended tail starts, and its step
+_TAIL_FROM, _TAIL_STEP = 4608, 512
+
+
+def _grid(v: SgVersion) -> list[int]:
+    """:func:`capture_sizes` up to 4096 tokens (the fixed part of SGLang's list)."""
     start = 640 if v < (0, 5, 9) else 576
-    sizes = (
+    return (
         list(range(4, 33, 4))
         + list(range(48, 257, 16))
         + list(range(288, 513, 32))
         + list(range(start, 1025, 64))
         + list(range(1280, 4097, 256))
-        + list(range(4608, max_tokens + 1, 512))
     )
-    return [s for s in sizes if s <= max_tokens]
 
 
-def count_sizes(max_tokens: int, v: SgVersion, *, align8: bool = False) -> int:
-    """``len(capture_sizes(max_tokens, v))`` in constant time, whatever ``max_tokens`` (the grid up to 4096 is
-    counted from its list, the 512-token steps above it arithmetically); ``align8``: the sizes rounded up to
-    multiples of 8 and deduplicated first (DeepEP's ``_apply_deepep_adjustments``; the steps above 4096 are
-    multiples of 512 already)."""
-    head = capture_sizes(min(max_tokens, 4096), v)
-    n = len({(s + 7) // 8 * 8 for s in head}) if align8 else len(head)
-    if max_tokens >= 4608:
-        n += (max_tokens - 4608) // 512 + 1
-    return n
+def capture_count(max_tokens: int, v: SgVersion, *, aligned: bool = False) -> int:
+    """``len(capture_sizes(max_tokens, v))`` without making the list (a ``--piecewise-cuda-graph-max-tokens`` of
+    10**20 made one of 2 x 10**17 sizes: a MemoryError; 10**10, 20 million of them), and with ``aligned`` the
+    number of distinct sizes once each is rounded up to a multiple of 8 (DeepEP's); the tail's sizes are multiples
+    of 512 above the grid's 4096, so they stay distinct."""
+    grid = [s for s in _grid(v) if s <= max_tokens]
+    fixed = len({(s + 7) // 8 * 8 for s in grid}) if aligned else len(grid)
+    return fixed + max(0, (max_tokens - _TAIL_FROM) // _TAIL_STEP + 1)
 
 
 def read_graph_config(raw: object) -> tuple[dict[str, dict[str, Any]], str]:
@@ -370,7 +376,7 @@ class PrefillGraphs:
             )
         if self.deepep_align:
             top = self.max_tokens or 2048
-            n = count_sizes(top, self.version, align8=True)
+            n = capture_count(top, self.version, aligned=True)
         else:
             if self.max_tokens is not None:
                 top = self.max_tokens
@@ -380,7 +386,7 @@ class PrefillGraphs:
                     top = min(top, cap)
             if self.clamp is not None:
                 top = min(top, self.clamp)
-            n = count_sizes(top, self.version)
+            n = capture_count(top, self.version)
         mib = float(n * PER_SIZE_MIB + self.extra_mib)
         extra = f" + {self.extra_mib} MiB (DeepEP)" if self.extra_mib else ""
         return mib, (

@@ -7,8 +7,9 @@ file that has a workload or a diagnostic. In it, one ``<testcase>`` per reported
 testcase per serving container with no diagnostic, and one ``<skipped>`` testcase per suppressed
 diagnostic with its reason. Text from the inputs goes through :func:`kvlint.report.escape.xml_text`, so
 the document is well-formed whatever it quotes (NUL bytes, control characters, non-UTF-8 file names), and
-each message, fix and reason through :func:`kvlint.report.escape.printable` first, as the text report writes
-them: a line break or a bidirectional override a manifest value carries into a message (a ``kvlint.io/model``
+each message, fix, reason, file name and testcase name through :func:`kvlint.report.escape.printable` first, as
+the text report writes them (an object named with a bidirectional override was quoted raw in testcase names,
+which CI systems list): a line break or a bidirectional override a manifest value carries into a message (a ``kvlint.io/model``
 annotation is quoted as written) is shown escaped, so a report printed in a CI log cannot start a line of its
 own (a GitHub workflow command, ``::error file=...::``) nor reorder what is shown. The only line breaks in an
 element's text are kvlint's own, before ``fix:``.
@@ -29,11 +30,11 @@ if TYPE_CHECKING:
 def _name(d: Diagnostic) -> str:
     where = f" {d.loc.line}:{d.loc.column}" if d.loc else ""
     obj = f" {d.object}" + (f" [{d.container}]" if d.container else "") if d.object else ""
-    return xml_text(f"{d.rule}{obj}{where}")
+    return xml_text(printable(f"{d.rule}{obj}{where}"))
 
 
 def _file(d: Diagnostic) -> str:
-    return xml_text(d.loc.file) if d.loc else "<input>"
+    return xml_text(printable(d.loc.file)) if d.loc else "<input>"
 
 
 def render_junit(result: CheckResult) -> str:
@@ -67,9 +68,12 @@ def render_junit(result: CheckResult) -> str:
         if (c.object_ref, c.container_name) in flagged:
             continue
         loc = c.serving.command_loc or c.workload.loc
-        f = xml_text(loc.file if loc else c.workload.doc.path)
+        f = xml_text(printable(loc.file if loc else c.workload.doc.path))
         ET.SubElement(
-            suite(f), "testcase", classname=f, name=xml_text(f"{c.object_ref} [{c.container_name}] ok")
+            suite(f),
+            "testcase",
+            classname=f,
+            name=xml_text(printable(f"{c.object_ref} [{c.container_name}] ok")),
         )
     root = ET.Element("testsuites", name="kvlint")
     totals = {"tests": 0, "failures": 0, "skipped": 0}

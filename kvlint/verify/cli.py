@@ -159,8 +159,16 @@ def verify(
         if record == "-":
             click.echo(text_out, nl=False)
         else:
-            with open(record, "w", encoding="utf-8") as fh:
-                fh.write(text_out)
+            try:
+                with open(record, "w", encoding="utf-8") as fh:
+                    fh.write(text_out)
+            except OSError as exc:  # a directory, a missing directory, no permission: said, as check says it
+                click.echo(
+                    f"kvlint verify: --record: cannot write the case to {printable(record)}: "
+                    f"{exc.strerror or exc}",
+                    err=True,
+                )
+                sys.exit(2)
     if result is None:
         if fmt == "json":
             click.echo(

@@ -36,7 +36,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
     with_injected_env,
 )
-from kvlint.workloads.dra import CLAIM_KINDS, ClaimGpus, is_claim, pod_claim_gpus
+from kvlint.workloads.dra import CLAIM_KINDS, ClaimGpus, ClaimIndex, is_claim, pod_claim_gpus
 from kvlint.workloads.gitops import gitops_names_engine, gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
@@ -53,7 +53,7 @@ from kvlint.workloads.ome import (
     named_model,
     worker_size_finding,
 )
-from kvlint.workloads.ome_select import OmeCatalog, Selection, is_ome, runtime_refusal, select_runtime
+from kvlint.workloads.ome_select import MAX_COMPARISONS, OmeCatalog, Selection, is_ome, runtime_refusal
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -386,7 +386,7 @@ class _Joined:
                 self.nim_caches.setdefault((d.namespace, d.name), d)
         #: DRA ResourceClaims and ResourceClaimTemplates (resource.k8s.io) by (namespace, kind, name), the first
         #: in input order (:mod:`kvlint.workloads.dra`)
-        self.claims: dict[tuple[str | None, str, str], Document] = {}
+        self.claims = ClaimIndex()
         self._claims_read: dict[int, ClaimGpus] = {}
         for d in self.providers:
             if is_claim(d) and d.name:
@@ -824,8 +824,15 @@ def _crd_workloads(doc: Document) -> list[Workload]:
 
 
 #: At most this many refused runtimes are named with their reason in an OME selection note (a directory of
-#: OME's per-model runtimes holds dozens, each refused for its architecture).
+#: OME's per-model runtimes holds dozens, each refused for its architecture), and at most this many of the
+#: runtimes that match too (ranked after the pick, or tied with it); the others are counted.
 _NAMED_REFUSALS = 5
+
+
+def _named_few(labels: Sequence[str]) -> str:
+    """The first :data:`_NAMED_REFUSALS` of ``labels``, and how many more."""
+    more = len(labels) - _NAMED_REFUSALS
+    return ", ".join(labels[:_NAMED_REFUSALS]) + (f" and {more} more" if more > 0 else "")
 
 
 def _selection_text(sel: Selection, model_doc: Document) -> str:
@@ -855,7 +862,7 @@ def _selection_text(sel: Selection, model_doc: Document) -> str:
     )
     parts = []
     if losers:
-        parts.append(f"also matching, ranked after it: {', '.join(losers)}")
+        parts.append(f"also matching, ranked after it: {_named_few(losers)}")
     other_formats = [c for c in refused if c.why_not and c.why_not.startswith("no supported model format")]
     if sel.picked is not None:
         # with a pick, the runtimes made for other models are only counted
@@ -871,6 +878,25 @@ def _selection_text(sel: Selection, model_doc: Document) -> str:
             f"{n} other runtime{'s' if n > 1 else ''} among the inputs support{'' if n > 1 else 's'} other model formats"
         )
     return model + ("; " + "; ".join(parts) if parts else "")
+
+
+def _described(catalog: OmeCatalog, sel: Selection, model_doc: Document) -> tuple[str, str]:
+    """``(_selection_text(sel, model_doc), the tied runtimes named)``, made once per selection of a run
+    (:attr:`OmeCatalog.described`): the services of one model share their selection, and its text made for each
+    of them labelled every runtime once per service (1,500 services among 1,500 runtimes: 4.5 million labels,
+    23 s)."""
+    found = catalog.described.get(id(sel))
+    if found is None:
+        found = (_selection_text(sel, model_doc), _named_few([c.label for c in sel.tied]))
+        catalog.described[id(sel)] = found
+    return found
+
+
+def _unplanned(isvc: Document, note: Finding) -> Workload:
+    """The OME InferenceService ``isvc`` with no engine container, carrying ``note`` (why no runtime was read)."""
+    ps = LDict(loc=note.loc)
+    ps["containers"] = LList([], loc=note.loc)
+    return Workload(isvc, isvc.kind, isvc.name, isvc.namespace, ps, "spec.engine", findings=(note,))
 
 
 def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Workload], Document | None] | None:
@@ -905,12 +931,24 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
             why += f"; but OME refuses it (RuntimeValidationError, the service is not deployed): {refused}"
             severity = "warning"
     else:
-        sel = select_runtime(catalog.runtimes, mspec, isvc)
+        sel = catalog.select(isvc, model_doc)
+        if sel.over_budget:
+            note = Finding(
+                "KV503",
+                f"kvlint did not select this OME InferenceService's runtime for {model_doc.kind} "
+                f"'{model_doc.name}': the inputs' services and runtimes make more than {MAX_COMPARISONS:,} "
+                "comparisons of a model with a runtime's supported formats, kvlint's limit per run, so its engine "
+                "was not read",
+                anchor,
+                fix="lint fewer InferenceServices or runtimes together, or name the runtime in spec.runtime.name",
+                severity="warning",
+            )
+            return [_unplanned(isvc, note)], None
         if sel.picked is None:
             note = Finding(
                 "KV503",
                 f"no ServingRuntime or ClusterServingRuntime among the inputs is one OME would select for "
-                f"{_selection_text(sel, model_doc)}: OME refuses to deploy this InferenceService "
+                f"{_described(catalog, sel, model_doc)[0]}: OME refuses to deploy this InferenceService "
                 "(RuntimeSelectionError) unless the cluster has another runtime that matches, so kvlint "
                 "cannot read its engine",
                 anchor,
@@ -918,20 +956,16 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
                 "modelSizeRange and autoSelect match the model, or name one in spec.runtime.name",
                 severity="warning",
             )
-            ps = LDict(loc=anchor)
-            ps["containers"] = LList([], loc=anchor)
-            return [
-                Workload(isvc, isvc.kind, isvc.name, isvc.namespace, ps, "spec.engine", findings=(note,))
-            ], None
+            return [_unplanned(isvc, note)], None
         rt = sel.picked.doc
         scope = "a namespaced runtime, preferred over cluster ones, " if not sel.picked.cluster else ""
         why = (
             f"the runtime OME auto-selects ({scope}score {sel.picked.score}) for "
-            f"{_selection_text(sel, model_doc)}; kvlint compared only the runtimes among the inputs"
+            f"{_described(catalog, sel, model_doc)[0]}; kvlint compared only the runtimes among the inputs"
         )
         severity = "info"
         if sel.tied:
-            names = ", ".join(c.label for c in sel.tied)
+            names = _described(catalog, sel, model_doc)[1]
             why += (
                 f". Ambiguous: {names} match as well, with the same score and size range, and OME picks by name "
                 "alone (alphabetical order)"

@@ -442,6 +442,9 @@ class Runtimes:
                 if isinstance(f, dict) and f.get("autoSelect") is True:
                     prio = int_or_none(f.get("priority")) or 0
                     self._auto.setdefault(str(f.get("name", "")).lower(), []).append((prio, d))
+        #: (format name in lower case, multi-node) -> the runtime auto-selected, once a run: the services of one
+        #: format went over all its runtimes each (services x runtimes)
+        self._picked: dict[tuple[str, bool], Document | None] = {}
 
     def select(self, model: dict, namespace: str | None, *, multinode: bool = False) -> Document | None:
         """The runtime KServe uses for ``model``: the named ``runtime`` (a ServingRuntime of the namespace
@@ -464,13 +467,16 @@ class Runtimes:
         fmt = get_in(model, "modelFormat", "name")
         if not fmt:
             return None
-        best: tuple[int, Document] | None = None
-        for prio, d in self._auto.get(str(fmt).lower(), ()):
-            if isinstance(get_in(d.data, "spec", "workerSpec"), dict) != multinode:
-                continue
-            if best is None or prio > best[0]:
-                best = (prio, d)
-        return best[1] if best else None
+        key = (str(fmt).lower(), multinode)
+        if key not in self._picked:
+            best: tuple[int, Document] | None = None
+            for prio, d in self._auto.get(key[0], ()):
+                if isinstance(get_in(d.data, "spec", "workerSpec"), dict) != multinode:
+                    continue
+                if best is None or prio > best[0]:
+                    best = (prio, d)
+            self._picked[key] = best[1] if best else None
+        return self._picked[key]
 
 
 def _runtime_container(containers: Any, name: str) -> LDict | None:

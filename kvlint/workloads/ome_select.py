@@ -35,6 +35,8 @@ cluster has; the note says so.
 
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 import re
 from collections.abc import Sequence
@@ -46,6 +48,7 @@ from kvlint.values import as_list
 from kvlint.workloads.base import get_in, int_or_none
 
 __all__ = [
+    "MAX_COMPARISONS",
     "Candidate",
     "OmeCatalog",
     "Selection",
@@ -111,6 +114,14 @@ def _version_number(text: str) -> int | None:
     return n if n <= _UINT64_MAX else None
 
 
+#: At most this many runtime formats are compared with models in one run (each service's selection compares its
+#: model with every supported format of every runtime it may use; :meth:`OmeCatalog.select`): sgl-project/ome's
+#: own config directory (about 150 runtimes of 1 or 2 formats, 100 models) needs under 40,000. Past it a service
+#: is not planned (a KV503 warning says so): thousands of services naming distinct models among thousands of
+#: runtimes took a time quadratic in the input.
+MAX_COMPARISONS = 500_000
+
+
 @dataclass(frozen=True)
 class _Version:
     """An OME model version (``pkg/modelver`` ``Version``): ``v`` prefix, (major, minor, patch), number of parts
@@ -126,6 +137,7 @@ class _Version:
         return any(self.suffixes)
 
 
+@functools.lru_cache(maxsize=4096)
 def _version(text: str) -> _Version | None:
     """An OME model version as ``pkg/modelver`` ``Parse`` reads it (``major[.minor[.patch[+build][-pre][.dev]]]``,
     an optional lowercase ``v`` before the major number); None where ``Parse`` returns an error (empty, a number
@@ -291,11 +303,13 @@ class Selection:
         candidates: every runtime considered, selectable ones first in OME's order.
         tied: the selectable runtimes that differ from ``picked`` only by name (OME then takes the first name
             in alphabetical order).
+        over_budget: nothing was compared: the run's :data:`MAX_COMPARISONS` ran out (:meth:`OmeCatalog.select`).
     """
 
     picked: Candidate | None
     candidates: list[Candidate] = field(default_factory=list)
     tied: list[Candidate] = field(default_factory=list)
+    over_budget: bool = False
 
 
 def _evaluate(runtime: Document, model: dict, isvc: Document) -> Candidate:
@@ -376,8 +390,15 @@ def select_runtime(runtimes: Sequence[Document], model: dict, isvc: Document) ->
     return Selection(best, ok + rest, tied)
 
 
+def _formats(runtime: Document) -> int:
+    """How many supported formats :func:`select_runtime` compares for ``runtime`` (at least 1: the runtime)."""
+    spec = get_in(runtime.data, "spec")
+    return 1 + len(as_list(spec.get("supportedModelFormats"))) if isinstance(spec, dict) else 1
+
+
 class OmeCatalog:
-    """The OME runtimes and base models among the inputs."""
+    """The OME runtimes and base models among the inputs, and the selections made for the services (each model,
+    namespace and accelerator classes selected for once per run, :meth:`select`)."""
 
     def __init__(self, docs: Sequence[Document]) -> None:
         self.runtimes = [
@@ -388,6 +409,51 @@ class OmeCatalog:
             if d.kind in ("BaseModel", "ClusterBaseModel") and is_ome(d) and d.name:
                 ns = (d.namespace or "default") if d.kind == "BaseModel" else None
                 self.models.setdefault((d.kind, ns, d.name), d)
+        #: the runtimes by (kind, namespace or None for cluster ones, name), the first in input order
+        self._by_name: dict[tuple[str, str | None, str], Document] = {}
+        #: formats a selection compares: those of the cluster runtimes, and of the namespaced ones by namespace;
+        #: and the runtimes it considers, by their place in :attr:`runtimes` (a service's namespace's runtimes
+        #: and the cluster ones: going over every runtime of every namespace for each service was services x
+        #: runtimes, whatever the budget said)
+        self._cluster_cost = 0
+        self._ns_cost: dict[str, int] = {}
+        self._cluster_at: list[int] = []
+        self._ns_at: dict[str, list[int]] = {}
+        for i, rt in enumerate(self.runtimes):
+            if rt.kind == "ServingRuntime":
+                ns = rt.namespace or "default"
+                self._ns_cost[ns] = self._ns_cost.get(ns, 0) + _formats(rt)
+                self._ns_at.setdefault(ns, []).append(i)
+                self._by_name.setdefault((rt.kind, ns, rt.name), rt)
+            else:
+                self._cluster_cost += _formats(rt)
+                self._cluster_at.append(i)
+                self._by_name.setdefault((rt.kind, None, rt.name), rt)
+        self._selected: dict[tuple[str, int, frozenset[str]], Selection] = {}
+        #: what a selection note says of each selection kept in ``_selected`` (by its id), written by
+        #: :func:`kvlint.workloads.find.ome_isvc_workloads` once per selection
+        self.described: dict[int, tuple[str, str]] = {}
+        #: formats compared so far in this run (:data:`MAX_COMPARISONS`)
+        self.compared = 0
+
+    def select(self, isvc: Document, model_doc: Document) -> Selection:
+        """:func:`select_runtime` among :attr:`runtimes` for the service ``isvc`` of the model ``model_doc``, once
+        per (namespace, model, accelerator classes) of a run; ``over_budget`` and nothing compared once
+        :data:`MAX_COMPARISONS` formats were (the services' order decides which are not planned: the input's)."""
+        ns = isvc.namespace or "default"
+        key = (ns, id(model_doc), frozenset(_accelerator_classes(isvc)))
+        found = self._selected.get(key)
+        if found is None:
+            cost = self._cluster_cost + self._ns_cost.get(ns, 0)
+            if self.compared + cost > MAX_COMPARISONS:
+                found = Selection(None, over_budget=True)
+            else:
+                self.compared += cost
+                mspec = get_in(model_doc.data, "spec")
+                scope = [self.runtimes[i] for i in heapq.merge(self._cluster_at, self._ns_at.get(ns, []))]
+                found = select_runtime(scope, mspec if isinstance(mspec, dict) else {}, isvc)
+            self._selected[key] = found
+        return found
 
     def base_model(self, isvc: Document) -> Document | None:
         """The BaseModel of the service's namespace named by ``spec.model.name``, else the ClusterBaseModel
@@ -401,13 +467,6 @@ class OmeCatalog:
 
     def named_runtime(self, isvc: Document, name: str) -> Document | None:
         """The runtime ``name``: the namespaced one first, then the cluster one (``fetcher.go`` ``GetRuntime``)."""
-        ns = isvc.namespace or "default"
-        for kind in ("ServingRuntime", "ClusterServingRuntime"):
-            for rt in self.runtimes:
-                if (
-                    rt.kind == kind
-                    and rt.name == name
-                    and (kind != "ServingRuntime" or (rt.namespace or "default") == ns)
-                ):
-                    return rt
-        return None
+        return self._by_name.get(("ServingRuntime", isvc.namespace or "default", name)) or self._by_name.get(
+            ("ClusterServingRuntime", None, name)
+        )
