@@ -155,9 +155,9 @@ def test_absurd_graph_sizes_are_refused_before_they_size_anything() -> None:
             assert sglang_graphs.capture_count(top, v) == len(sizes), (top, v)
             aligned = {(x + 7) // 8 * 8 for x in sizes}
             assert sglang_graphs.capture_count(top, v, aligned=True) == len(aligned), (top, v)
-    assert sglang_graphs.capture_count(10**15, (0, 5, 23)) == sglang_graphs.capture_count(4096, (0, 5, 23)) + (
-        (10**15 - 4608) // 512 + 1
-    )
+    assert sglang_graphs.capture_count(10**15, (0, 5, 23)) == sglang_graphs.capture_count(
+        4096, (0, 5, 23)
+    ) + ((10**15 - 4608) // 512 + 1)
 
 
 def test_options_sharing_a_dest_from_0_5_14_take_the_last_written() -> None:
