@@ -18,7 +18,9 @@ def _reference_select(docs: list[Document], model: dict, namespace: str | None) 
         for kind in ("ServingRuntime", "ClusterServingRuntime"):
             cands = [d for d in docs if d.kind == kind and d.name == str(name)]
             same = [d for d in cands if kind == "ClusterServingRuntime" or d.namespace == namespace]
-            same += [d for d in cands if kind == "ServingRuntime" and d.namespace is None and namespace is not None]
+            same += [
+                d for d in cands if kind == "ServingRuntime" and d.namespace is None and namespace is not None
+            ]
             if same or cands:
                 return (same or cands)[0]
         return None

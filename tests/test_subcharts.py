@@ -94,7 +94,9 @@ def test_a_walk_renders_the_subchart_only_through_its_parent(tmp_path: Path) -> 
     r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(root)])
     report = json.loads(r.stdout)
     assert not [d for d in report["diagnostics"] if d["rule"] in ("KV201", "KV002")]
-    assert [(w["name"], w["model"]) for w in report["workloads"]] == [("app-engine", "Qwen/Qwen2.5-7B-Instruct")]
+    assert [(w["name"], w["model"]) for w in report["workloads"]] == [
+        ("app-engine", "Qwen/Qwen2.5-7B-Instruct")
+    ]
 
 
 @needs_helm
