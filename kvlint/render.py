@@ -771,8 +771,9 @@ class WalkedDir(str):
     hands them on so), with what the walk learnt of it:
 
     * ``tool``: ``"helm"`` or ``"kustomize"``;
-    * ``rendered``: False when that tool is not on ``PATH``: the directory's files are then read as plain files,
-      as before kvlint rendered what a walk meets, and :func:`walk_notes` says so once;
+    * ``rendered``: False when that tool is not on ``PATH`` (or, ``limited``, the walk holds more than
+      :data:`MAX_WALK_RENDERS` charts and overlays): the directory's files are then read as plain files, as before
+      kvlint rendered what a walk meets, and :func:`walk_notes` says so once;
     * ``bases``: for a kustomization, the kustomizations of the same walk it builds on (directly or through
       another), which are not rendered alone;
     * ``values``: for a chart, the other values files beside it (``values-prod.yaml``, ``ci/*.yaml``), not
@@ -783,6 +784,7 @@ class WalkedDir(str):
     rendered: bool
     bases: tuple[str, ...]
     values: tuple[str, ...]
+    limited: bool
 
     def __new__(
         cls,
@@ -792,28 +794,35 @@ class WalkedDir(str):
         rendered: bool = True,
         bases: tuple[str, ...] = (),
         values: tuple[str, ...] = (),
+        limited: bool = False,
     ) -> WalkedDir:
         self = super().__new__(cls, path)
         self.tool = tool
         self.rendered = rendered
         self.bases = bases
         self.values = values
+        self.limited = limited
         return self
 
     def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
-        return (_walked_dir, (str(self), self.tool, self.rendered, self.bases, self.values))
+        return (_walked_dir, (str(self), self.tool, self.rendered, self.bases, self.values, self.limited))
 
 
 def _walked_dir(
-    path: str, tool: str, rendered: bool, bases: tuple[str, ...], values: tuple[str, ...]
+    path: str, tool: str, rendered: bool, bases: tuple[str, ...], values: tuple[str, ...], limited: bool
 ) -> WalkedDir:
-    return WalkedDir(path, tool, rendered=rendered, bases=bases, values=values)
+    return WalkedDir(path, tool, rendered=rendered, bases=bases, values=values, limited=limited)
 
 
 #: Most directories :func:`plan_walk` looks at in one walk for charts and kustomizations; past it the rest of the
 #: walk is read as plain files (as before kvlint rendered what a walk meets). [assumed] an infra repository has
 #: far fewer; the file walk itself lists every directory anyway.
 MAX_WALK_DIRS = 20_000
+#: Most charts and overlays one walk renders (each a ``helm template`` or ``kustomize build`` of up to
+#: :data:`RENDER_TIMEOUT_S`); a walk holding more renders none of them and reads them as plain files, with one
+#: warning. [assumed] an infra repository holds tens; a pull request adding thousands of ``Chart.yaml`` files must
+#: not make a CI run start thousands of renderers.
+MAX_WALK_RENDERS = 200
 #: Most kustomizations of one walk whose references :func:`plan_walk` reads to find the overlays (the roots of
 #: their reference graph); past it the rest are rendered each (no base left out). [assumed] a repository's
 #: overlays and bases number in the tens.
@@ -915,17 +924,24 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             owned.setdefault(here, []).append(norm)
     helm = shutil.which("helm") is not None
     kustomize = kustomize_command(".") is not None
+    roots, bases, named_files = _kustomize_roots(kdirs, max_bytes)
+    limited = len(charts) * helm + len(roots) * kustomize > MAX_WALK_RENDERS
+    if limited:
+        helm = kustomize = False
     found: list[WalkedDir] = []
     prune: set[str] = set()
     files_in: set[str] = set()
     left_files: set[str] = set()
     for c in charts:
-        found.append(WalkedDir(c, "helm", rendered=helm, values=_chart_values_files(c) if helm else ()))
+        found.append(
+            WalkedDir(
+                c, "helm", rendered=helm, values=_chart_values_files(c) if helm else (), limited=limited
+            )
+        )
         if helm:
             prune.add(os.path.normpath(c))
-    roots, bases, named_files = _kustomize_roots(kdirs, max_bytes)
     for k in roots:
-        found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ())))
+        found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited))
     if kustomize:
         for k in kdirs:
             files_in.update(owned.get(os.path.normpath(k), ()))
@@ -996,7 +1012,14 @@ def _kustomize_roots(
 #: :func:`kvlint.sizing.unread` skips them; the files a missing tool left unrendered are counted as before)
 WALK_NOTE_MARKS = ("kvlint rendered this chart, met in a directory walk", "this kustomization is a base of ")
 #: (the missing-tool warning: its count, then these words)
-WALK_MISSING_MARKS = (" met in this walk (",)
+WALK_MISSING_MARKS = (" met in this walk (", " met in this walk, more than ")
+
+
+def _kustomization_name(directory: str) -> str:
+    """The kustomization file's name in ``directory`` (the first of :data:`KUSTOMIZATION_FILES` there)."""
+    return next(
+        (n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), KUSTOMIZATION_FILES[0]
+    )
 
 
 def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
@@ -1006,8 +1029,22 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     one; for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
     through them)."""
     out: list[Finding] = []
+    limited = [w for w in walked if w.limited]
+    if limited:
+        first = limited[0]
+        name = "Chart.yaml" if first.tool == "helm" else _kustomization_name(first)
+        out.append(
+            Finding(
+                "KV002",
+                f"{len(limited)} Helm charts and kustomize overlays met in this walk, more than the "
+                f"{MAX_WALK_RENDERS} kvlint renders in one walk: none was rendered; their files were read as plain "
+                "files instead, so their serving containers are not sized as deployed",
+                Loc(os.path.join(first, name), 1, 1),
+                fix="name the charts and overlays you deploy (kvlint check DIR ...), or walk a smaller directory",
+            )
+        )
     for tool in ("helm", "kustomize"):
-        missing = [w for w in walked if w.tool == tool and not w.rendered]
+        missing = [w for w in walked if w.tool == tool and not w.rendered and not w.limited]
         if not missing:
             continue
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
@@ -1019,11 +1056,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 "again, or render each chart and pipe it: helm template RELEASE CHART | kvlint check -"
             )
         else:
-            name = next(
-                (n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(missing[0], n))),
-                KUSTOMIZATION_FILES[0],
-            )
-            at = Loc(os.path.join(missing[0], name), 1, 1)
+            at = Loc(os.path.join(missing[0], _kustomization_name(missing[0])), 1, 1)
             what = (
                 f"{len(missing)} kustomization(s) met in this walk ({shown}) were not built: neither kustomize nor "
                 "kubectl is on PATH"
@@ -1060,9 +1093,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             for b in w.bases:
                 bases.setdefault(b, []).append(w)
     for b, overlays in bases.items():
-        name = next(
-            (n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(b, n))), KUSTOMIZATION_FILES[0]
-        )
+        name = _kustomization_name(b)
         shown = ", ".join(overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")
         out.append(
             Finding(

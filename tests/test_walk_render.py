@@ -277,3 +277,32 @@ def test_plan_walk_finds_the_roots_of_the_reference_graph(tmp_path: Path) -> Non
         str(k / "mid"),
     }
     assert roots["c1"] == (str(k / "c2"),)
+
+
+@needs_helm
+@needs_kustomize
+def test_a_walk_of_too_many_charts_renders_none_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More charts and overlays than MAX_WALK_RENDERS in one walk (a pull request adding thousands of Chart.yaml
+    files): no renderer starts, the files are read as plain files, one warning says why and what to do."""
+    repo = _infra(tmp_path)
+    monkeypatch.setattr(render, "MAX_WALK_RENDERS", 2)  # the chart and two overlays are three
+    ran: list[list[str]] = []
+    real = render._run
+
+    def recording(cmd: list[str], *args: object, **kwargs: object) -> object:
+        ran.append(cmd)
+        return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "_run", recording)
+    diags = _diags([str(repo)])
+    assert ran == []
+    (note,) = [d for d in diags if "kvlint renders in one walk" in d.message]
+    assert note.severity == "warning" and note.message.startswith("3 Helm charts and kustomize overlays")
+    chart = repo / "charts" / "chat"
+    assert any(
+        d.rule == "KV002" and d.loc is not None and d.loc.file == str(chart / "templates" / "deployment.yaml")
+        for d in diags
+    )
+    assert any(d.rule == "KV405" for d in diags)  # the base read as written, as before
