@@ -898,6 +898,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     owner: dict[str, str | None] = {}
     owned: dict[str, list[str]] = {}  # a kustomization's directory -> the directories whose files it owns
     top = os.path.normpath(directory)
+    real_top = os.path.realpath(directory)
     seen = 0
     for root, dirs, files in os.walk(directory):
         seen += 1
@@ -913,7 +914,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             dirs[:] = []
             continue
         if norm != top and any(
-            n in names and os.path.isfile(os.path.join(root, n)) for n in KUSTOMIZATION_FILES
+            n in names and _walked_file(os.path.join(root, n), real_top) for n in KUSTOMIZATION_FILES
         ):
             kdirs.append(root)
             here: str | None = norm
@@ -950,6 +951,18 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     order = {os.path.normpath(p): i for i, p in enumerate(charts + kdirs)}
     found.sort(key=lambda w: (order.get(os.path.normpath(w), 0), w.tool))
     return found, WalkSkip(frozenset(prune), frozenset(files_in), frozenset(left_files))
+
+
+def _walked_file(path: str, real_top: str) -> bool:
+    """``path`` is a regular file the walk of the directory whose real path is ``real_top`` reads: not a symbolic
+    link out of it (:func:`kvlint.load._expand` does not read those, and a kustomization linked to a file of the
+    runner must not be built)."""
+    try:
+        return os.path.isfile(path) and (
+            not os.path.islink(path) or real_path_inside(path, real_top, below=True, resolved=True)
+        )
+    except ValueError:
+        return False
 
 
 def _kustomize_roots(

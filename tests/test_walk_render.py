@@ -306,3 +306,29 @@ def test_a_walk_of_too_many_charts_renders_none_and_says_so(
         for d in diags
     )
     assert any(d.rule == "KV405" for d in diags)  # the base read as written, as before
+
+
+@needs_kustomize
+def test_a_kustomization_file_linked_out_of_the_walk_is_not_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request's ``overlay/kustomization.yaml -> /outside/file``: the walk reads no link out of the directory
+    walked (an info), and does not hand kustomize a kustomization it would read there."""
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("resources:\n- deployment.yaml\n")
+    d = tmp_path / "deploy" / "overlay"
+    d.mkdir(parents=True)
+    (d / "deployment.yaml").write_text(_DEPLOYMENT)
+    (d / "kustomization.yaml").symlink_to(outside)
+    ran: list[list[str]] = []
+    real = render._run
+
+    def recording(cmd: list[str], *args: object, **kwargs: object) -> object:
+        ran.append(cmd)
+        return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "_run", recording)
+    diags = _diags([str(tmp_path / "deploy")])
+    assert ran == []
+    (link,) = [x for x in diags if x.rule == "KV001"]
+    assert link.severity == "info" and "points outside the directory walked" in link.message
