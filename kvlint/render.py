@@ -1173,7 +1173,9 @@ class Inputs:
                 kinds.add(key)
                 kustomizations.append(w)
         plan = [(c, os.path.realpath(c) in given) for c in charts]
-        return plan, kustomizations, notes + walk_notes(self.walked)
+        # (a chart both named and met in a walk is rendered as named, with the Helm options: no walk note on it)
+        walked = [w for w in self.walked if w.tool != "helm" or os.path.realpath(w) not in given]
+        return plan, kustomizations, notes + walk_notes(walked)
 
 
 def sort_inputs(

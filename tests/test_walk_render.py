@@ -332,3 +332,19 @@ def test_a_kustomization_file_linked_out_of_the_walk_is_not_built(
     assert ran == []
     (link,) = [x for x in diags if x.rule == "KV001"]
     assert link.severity == "info" and "points outside the directory walked" in link.message
+
+
+@needs_helm
+@needs_kustomize
+def test_a_chart_both_named_and_met_in_the_walk_is_rendered_once_as_named(tmp_path: Path) -> None:
+    """``kvlint check deploy deploy/charts/chat --helm-values values-prod.yaml``: the chart is rendered once, with the
+    values file (its --max-model-len: no KV202), and gets no note that its other values were not applied."""
+    repo = _infra(tmp_path)
+    chart = repo / "charts" / "chat"
+    result = run_check(
+        [str(repo), str(chart)],
+        Options(allow_hub=False, helm_values=(str(chart / "values-prod.yaml"),)),
+    )
+    on_chart = [d for d in result.diagnostics if d.loc is not None and str(chart) in d.loc.file]
+    assert not [d for d in on_chart if d.rule in ("KV002", "KV202")]
+    assert [cr.workload.doc.name for cr in result.containers].count("chat-chat") == 1
