@@ -348,3 +348,26 @@ def test_a_chart_both_named_and_met_in_the_walk_is_rendered_once_as_named(tmp_pa
     on_chart = [d for d in result.diagnostics if d.loc is not None and str(chart) in d.loc.file]
     assert not [d for d in on_chart if d.rule in ("KV002", "KV202")]
     assert [cr.workload.doc.name for cr in result.containers].count("chat-chat") == 1
+
+
+@needs_kustomize
+def test_an_overlays_json6902_patch_is_a_source_in_a_walk(tmp_path: Path) -> None:
+    """The pull-request annotation's sources (kvlint.origins.attach_sources) hold the JSON 6902 patch operation of
+    an overlay met in a walk, as of one named (tests/test_ci_cli.py)."""
+    from kvlint.origins import attach_sources
+
+    repo = tmp_path / "deploy"
+    shutil.copytree(ROOT / "fixtures" / "kustomize" / "base", repo / "base")
+    overlay = repo / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\npatches:\n  - target: {kind: Deployment, name: chat-8b}\n    path: mml.yaml\n"
+    )
+    (overlay / "mml.yaml").write_text(
+        "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --max-model-len=65536\n"
+    )
+    options = Options(allow_hub=False)
+    result = run_check([str(repo)], options)
+    attach_sources(result, [str(repo)], options)
+    sources = {(s.file, s.line) for d in result.diagnostics for s in d.sources}
+    assert (str(overlay / "mml.yaml"), 1) in sources
