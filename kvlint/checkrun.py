@@ -157,6 +157,19 @@ def config_groups(
     return list(groups.items())
 
 
+def _walked_kustomizations(paths: Sequence[str], options: Options) -> list[str]:
+    """The kustomizations a run of ``paths`` built that it met walking a plain directory among them
+    (:func:`kvlint.render.plan_walk`, read once a run)."""
+    from kvlint.render import is_chart_dir, is_kustomize_dir, plan_walk
+
+    out: list[str] = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p) and not is_chart_dir(p) and not is_kustomize_dir(p):
+            found = plan_walk(p, options.exclude, options.max_file_bytes)[0]
+            out += [w for w in found if w.tool == "kustomize" and w.rendered]
+    return out
+
+
 def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
     """One result from several: lists concatenated, counts added, diagnostics sorted by location."""
     if len(parts) == 1:
@@ -275,7 +288,7 @@ def run_paths(
             keep_unsized=keep_unsized or required[-1],
             text_style=text_style,
         )
-        attach_sources(result, group, opts)
+        attach_sources(result, group, opts, _walked_kustomizations(group, opts))
         parts.append((cfg_path, cfg_fail_on, result))
     if stdin_filename:
         for _, _, part in parts:

@@ -352,9 +352,9 @@ def test_a_chart_both_named_and_met_in_the_walk_is_rendered_once_as_named(tmp_pa
 
 @needs_kustomize
 def test_an_overlays_json6902_patch_is_a_source_in_a_walk(tmp_path: Path) -> None:
-    """The pull-request annotation's sources (kvlint.origins.attach_sources) hold the JSON 6902 patch operation of
-    an overlay met in a walk, as of one named (tests/test_ci_cli.py)."""
-    from kvlint.origins import attach_sources
+    """The pull-request annotation's sources (kvlint.origins.attach_sources, as kvlint.checkrun.run_paths attaches
+    them) hold the JSON 6902 patch operation of an overlay met in a walk, as of one named (tests/test_ci_cli.py)."""
+    from kvlint.checkrun import run_paths
 
     repo = tmp_path / "deploy"
     shutil.copytree(ROOT / "fixtures" / "kustomize" / "base", repo / "base")
@@ -366,8 +366,6 @@ def test_an_overlays_json6902_patch_is_a_source_in_a_walk(tmp_path: Path) -> Non
     (overlay / "mml.yaml").write_text(
         "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --max-model-len=65536\n"
     )
-    options = Options(allow_hub=False)
-    result = run_check([str(repo)], options)
-    attach_sources(result, [str(repo)], options)
+    result = run_paths([str(repo)], Options(allow_hub=False), no_config=True).result
     sources = {(s.file, s.line) for d in result.diagnostics for s in d.sources}
     assert (str(overlay / "mml.yaml"), 1) in sources
