@@ -5,7 +5,9 @@ directory or a parent of it, as ruff and yamllint resolve theirs, so ``kvlint ch
 ``kvlint check b a`` give the same findings when only ``b/.kvlint.yaml`` exists. :func:`config_groups`
 partitions the paths by that file: a file, a chart or kustomization directory, or a directory without a
 configuration further down is one unit; a directory holding another configuration below it is split into
-its files (walked as the loader walks directories: sorted, hidden entries and ``exclude`` globs skipped).
+its files (walked as the loader walks directories: sorted, hidden entries and ``exclude`` globs skipped) and
+the charts and kustomizations the walk renders (:func:`kvlint.render.plan_walk`), each under its own directory's
+configuration.
 Standard input (``-``) takes the configuration found from ``--stdin-filename``'s directory, else the
 current directory. ``--config FILE`` and ``--no-config`` apply one choice to every path, as before.
 
@@ -129,7 +131,7 @@ def config_groups(
     See the module docstring. Paths that do not exist are kept (the loader reports them). Never raises.
     """
     from kvlint.load import _expand
-    from kvlint.render import is_chart_dir, is_kustomize_dir
+    from kvlint.render import is_chart_dir, is_kustomize_dir, plan_walk
 
     cache: dict[str, str | None] = {}
     groups: dict[str | None, list[str]] = {}
@@ -145,9 +147,27 @@ def config_groups(
         elif is_chart_dir(p) or is_kustomize_dir(p) or not _nested_configs(p, exclude):
             add(_nearest(p, cache), p)
         else:
-            for f in _expand(p, exclude):
+            # the charts and kustomizations of the walk go to their own directory's configuration, rendered as
+            # the walk would render them (kvlint.render.plan_walk); the files they own are not listed
+            found, skip = plan_walk(p, exclude)
+            for w in found:
+                add(_nearest(w, cache), w)
+            for f in _expand(p, exclude, skip=skip):
                 add(_nearest(os.path.dirname(f) or ".", cache), f)
     return list(groups.items())
+
+
+def _walked_kustomizations(paths: Sequence[str], options: Options) -> list[str]:
+    """The kustomizations a run of ``paths`` built that it met walking a plain directory among them
+    (:func:`kvlint.render.plan_walk`, read once a run)."""
+    from kvlint.render import is_chart_dir, is_kustomize_dir, plan_walk
+
+    out: list[str] = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p) and not is_chart_dir(p) and not is_kustomize_dir(p):
+            found = plan_walk(p, options.exclude, options.max_file_bytes)[0]
+            out += [w for w in found if w.tool == "kustomize" and w.rendered]
+    return out
 
 
 def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
@@ -268,7 +288,7 @@ def run_paths(
             keep_unsized=keep_unsized or required[-1],
             text_style=text_style,
         )
-        attach_sources(result, group, opts)
+        attach_sources(result, group, opts, _walked_kustomizations(group, opts))
         parts.append((cfg_path, cfg_fail_on, result))
     if stdin_filename:
         for _, _, part in parts:

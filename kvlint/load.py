@@ -41,6 +41,7 @@ Document per item (same ``index`` as the List).
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import fnmatch
 import functools
 import gc
@@ -67,6 +68,7 @@ __all__ = [
     "MANIFEST_EXTENSIONS",
     "MAX_DEPTH",
     "MAX_NODES",
+    "WalkSkip",
     "load_paths",
     "load_text",
     "template_actions",
@@ -172,6 +174,7 @@ def load_paths(
     stdin: TextIO | BinaryIO | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     exclude: Sequence[str] = (),
+    skip: WalkSkip | None = None,
 ) -> LoadResult:
     """Read every manifest named by ``paths``.
 
@@ -183,6 +186,8 @@ def load_paths(
         max_file_bytes: files (and stdin) larger than this many bytes are skipped with a KV001 finding.
         exclude: ``fnmatch`` globs; a file or directory whose path (as joined from the argument) or base
             name matches any of them is skipped.
+        skip: what a directory walk leaves to a renderer (:class:`WalkSkip`: the charts and kustomizations
+            :func:`kvlint.render.plan_walk` found in it, which are rendered instead of read as plain files).
 
     Returns:
         LoadResult with documents in input order, findings (KV001/KV002) and ``files``, the number of
@@ -195,11 +200,15 @@ def load_paths(
         if p != "-" and not os.path.exists(p):
             raise FileNotFoundError(f"{p}: no such file or directory")
     with _gc_paused():
-        return _load_paths(paths, stdin, max_file_bytes, exclude)
+        return _load_paths(paths, stdin, max_file_bytes, exclude, skip)
 
 
 def _load_paths(
-    paths: Sequence[str], stdin: TextIO | BinaryIO | None, max_file_bytes: int, exclude: Sequence[str]
+    paths: Sequence[str],
+    stdin: TextIO | BinaryIO | None,
+    max_file_bytes: int,
+    exclude: Sequence[str],
+    skip: WalkSkip | None = None,
 ) -> LoadResult:
     """Body of :func:`load_paths` (paths already checked to exist)."""
     result = LoadResult()
@@ -215,7 +224,7 @@ def _load_paths(
             continue
         unreadable: list[OSError] = []
         outside: list[tuple[str, str]] = []
-        for f in _expand(p, exclude, unreadable, outside):
+        for f in _expand(p, exclude, unreadable, outside, skip):
             key = _realpath(f, real_dirs)
             if key in seen:
                 continue
@@ -454,11 +463,32 @@ def _action_spans(text: str) -> list[tuple[int, int]]:
 # files
 
 
+@dataclasses.dataclass(frozen=True)
+class WalkSkip:
+    """What a directory walk (:func:`_expand`) does not read as plain files because a renderer reads it
+    (:func:`kvlint.render.plan_walk`): every path normalised (``os.path.normpath``) as the walk joins it from the
+    directory named. ``prune``: directories not entered at all (a Helm chart, rendered whole); ``files_in``:
+    directories whose own files are not read (a kustomization's directory and the plain folders below it), their
+    subdirectories still walked; ``files``: single files not read (a file a rendered kustomization names outside
+    such a directory)."""
+
+    prune: frozenset[str] = frozenset()
+    files_in: frozenset[str] = frozenset()
+    files: frozenset[str] = frozenset()
+
+    def __or__(self, other: WalkSkip) -> WalkSkip:
+        return WalkSkip(self.prune | other.prune, self.files_in | other.files_in, self.files | other.files)
+
+    def __bool__(self) -> bool:
+        return bool(self.prune or self.files_in or self.files)
+
+
 def _expand(
     path: str,
     exclude: Sequence[str],
     errors: list[OSError] | None = None,
     outside: list[tuple[str, str]] | None = None,
+    skip: WalkSkip | None = None,
 ) -> Iterator[str]:
     """Files named by one argument: the file itself, or a sorted recursive walk of a directory.
 
@@ -468,7 +498,8 @@ def _expand(
     kustomize's default load restrictor (``LoadRestrictionsRootOnly``, ``api/krusty`` ``--load-restrictor``)
     refuses files outside a kustomization's root -- a pull request's ``x.yaml -> /proc/self/environ`` must not
     make a CI run read the runner's files. Links to directories are not followed (``os.walk``'s default); a
-    file named on the command line is read wherever it points."""
+    file named on the command line is read wherever it points. ``skip``: directories and files of the walk left
+    to a renderer (:class:`WalkSkip`), not given."""
     if _excluded(path, exclude):
         return
     if not os.path.isdir(path):
@@ -478,11 +509,17 @@ def _expand(
     real_dir = os.path.realpath(path)
     for root, dirs, files in os.walk(path, onerror=errors.append if errors is not None else None):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
+        if skip:
+            dirs[:] = [d for d in dirs if os.path.normpath(os.path.join(root, d)) not in skip.prune]
+            if os.path.normpath(root) in skip.files_in:
+                continue
         for name in files:
             if name.startswith(".") or not name.lower().endswith(MANIFEST_EXTENSIONS):
                 continue
             full = os.path.join(root, name)
             if _excluded(full, exclude):
+                continue
+            if skip and os.path.normpath(full) in skip.files:
                 continue
             if os.path.islink(full):
                 if not real_path_inside(full, real_dir, below=True, resolved=True):

@@ -583,11 +583,15 @@ def _object_matches(obj: str, kind: str, name: str, prefix: str, suffix: str) ->
     return real in (name, f"{prefix}{name}{suffix}")
 
 
-def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) -> None:
-    """Fill ``sources`` of the diagnostics in ``result`` (in place) for the inputs ``paths`` were."""
+def attach_sources(
+    result: CheckResult, paths: Iterable[str], options: Options, walked: Iterable[str] = ()
+) -> None:
+    """Fill ``sources`` of the diagnostics in ``result`` (in place) for the inputs ``paths`` were; ``walked``: the
+    kustomizations the run built that it met walking a directory of ``paths`` (:func:`kvlint.render.plan_walk`)."""
     from kvlint.load import is_kustomize_dir
 
-    patches = [p for path in paths if path != "-" and is_kustomize_dir(path) for p in json6902_patches(path)]
+    built = [path for path in paths if path != "-" and is_kustomize_dir(path)]
+    patches = [p for path in dict.fromkeys([*built, *walked]) for p in json6902_patches(path)]
     values_files = tuple(options.helm_values)
 
     def with_sources(d: Diagnostic) -> Diagnostic:

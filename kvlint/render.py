@@ -65,7 +65,7 @@ import shutil
 import subprocess
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
@@ -74,6 +74,8 @@ from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
+    WalkSkip,
+    _excluded,
     directories_to_repository_root,
     is_kustomize_dir,
     link_chain,
@@ -126,6 +128,9 @@ __all__ = [
     "kustomize_command",
     "load_inputs",
     "map_sources",
+    "plan_walk",
+    "WalkedDir",
+    "walk_notes",
     "render_helm",
     "remote_references",
     "render_kustomize",
@@ -187,29 +192,53 @@ def load_inputs(
             options were given without a chart.
     """
     clear_file_cache()
-    inputs = sort_inputs(paths, helm_values, helm_set, helm_set_file, max_file_bytes)
-    result = load_paths(inputs.plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude)
+    inputs = sort_inputs(paths, helm_values, helm_set, helm_set_file, max_file_bytes, exclude)
+    result = load_paths(
+        inputs.plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude, skip=inputs.skip
+    )
     _map_loaded_sources(result)
-    charts, subchart_notes = subchart_plan(inputs.charts)
-    result.findings.extend(subchart_notes)
-    for chart in charts:
-        _merge(
-            result,
-            render_helm(
-                chart,
-                values=helm_values,
-                set_values=helm_set,
-                set_files=inputs.set_files,
-                max_bytes=max_file_bytes,
-            ),
-        )
-    for kdir in inputs.kustomizations:
-        _merge(result, render_kustomize(kdir, max_bytes=max_file_bytes))
+    for part in render_inputs(inputs, helm_values, helm_set, max_file_bytes):
+        _merge(result, part)
     result.findings.extend(_values_findings(result.documents, result.findings))
     for p in inputs.unreachable:
         result.files += 1
         result.findings.append(unreachable_finding(p))
     return result
+
+
+def render_inputs(
+    inputs: Inputs, helm_values: Sequence[str], helm_set: Sequence[str], max_bytes: int
+) -> Iterator[LoadResult]:
+    """What :func:`load_inputs` (and :func:`kvlint.stream.stream_check`'s plan) renders, in order: one result of
+    the notes on the charts and kustomizations (:meth:`Inputs.render_plan`), when there are any, then each chart
+    (a named one with the Helm options, one met in a walk with its own values only), then each kustomization.
+
+    Raises:
+        RenderError: a named chart or kustomization whose tool is not on ``PATH`` (one met in a walk without its
+            tool is not rendered at all: :func:`plan_walk`).
+    """
+    charts, kustomizations, notes = inputs.render_plan()
+    if notes:
+        yield LoadResult(findings=notes)
+    for chart, named in charts:
+        loaded = render_helm(
+            chart,
+            values=helm_values if named else (),
+            set_values=helm_set if named else (),
+            set_files=inputs.set_files if named else CheckedSetFiles(),
+            max_bytes=max_bytes,
+        )
+        if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
+            hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
+            loaded.findings[:] = [
+                dataclasses.replace(f, fix=(f.fix or "") + hint)
+                if f.rule == "KV001" and (f.fix or "").startswith("run `helm template")
+                else f
+                for f in loaded.findings
+            ]
+        yield loaded
+    for kdir in kustomizations:
+        yield render_kustomize(kdir, max_bytes=max_bytes)
 
 
 def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
@@ -736,6 +765,363 @@ def _image_repository_key(data: dict) -> str | None:
     return None
 
 
+class WalkedDir(str):
+    """A Helm chart or kustomization directory met in a directory walk (:func:`plan_walk`), as the walk joins its
+    path. A ``str`` (the path), so it can stand among the paths of a run (:func:`kvlint.checkrun.config_groups`
+    hands them on so), with what the walk learnt of it:
+
+    * ``tool``: ``"helm"`` or ``"kustomize"``;
+    * ``rendered``: False when that tool is not on ``PATH`` (or, ``limited``, the walk holds more than
+      :data:`MAX_WALK_RENDERS` charts and overlays): the directory's files are then read as plain files, as before
+      kvlint rendered what a walk meets, and :func:`walk_notes` says so once;
+    * ``bases``: for a kustomization, the kustomizations of the same walk it builds on (directly or through
+      another), which are not rendered alone;
+    * ``values``: for a chart, the other values files beside it (``values-prod.yaml``, ``ci/*.yaml``), not
+      applied.
+    """
+
+    tool: str
+    rendered: bool
+    bases: tuple[str, ...]
+    values: tuple[str, ...]
+    limited: bool
+
+    def __new__(
+        cls,
+        path: str,
+        tool: str,
+        *,
+        rendered: bool = True,
+        bases: tuple[str, ...] = (),
+        values: tuple[str, ...] = (),
+        limited: bool = False,
+    ) -> WalkedDir:
+        self = super().__new__(cls, path)
+        self.tool = tool
+        self.rendered = rendered
+        self.bases = bases
+        self.values = values
+        self.limited = limited
+        return self
+
+    def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
+        return (_walked_dir, (str(self), self.tool, self.rendered, self.bases, self.values, self.limited))
+
+
+def _walked_dir(
+    path: str, tool: str, rendered: bool, bases: tuple[str, ...], values: tuple[str, ...], limited: bool
+) -> WalkedDir:
+    return WalkedDir(path, tool, rendered=rendered, bases=bases, values=values, limited=limited)
+
+
+#: Most directories :func:`plan_walk` looks at in one walk for charts and kustomizations; past it the rest of the
+#: walk is read as plain files (as before kvlint rendered what a walk meets). [assumed] an infra repository has
+#: far fewer; the file walk itself lists every directory anyway.
+MAX_WALK_DIRS = 20_000
+#: Most charts and overlays one walk renders (each a ``helm template`` or ``kustomize build`` of up to
+#: :data:`RENDER_TIMEOUT_S`); a walk holding more renders none of them and reads them as plain files, with one
+#: warning. [assumed] an infra repository holds tens; a pull request adding thousands of ``Chart.yaml`` files must
+#: not make a CI run start thousands of renderers.
+MAX_WALK_RENDERS = 200
+#: Most kustomizations of one walk whose references :func:`plan_walk` reads to find the overlays (the roots of
+#: their reference graph); past it the rest are rendered each (no base left out). [assumed] a repository's
+#: overlays and bases number in the tens.
+MAX_WALK_KUSTOMIZATIONS = 512
+
+
+def _chart_values_files(chart: str) -> tuple[str, ...]:
+    """The values files of the chart directory ``chart`` other than its ``values.yaml``: ``values*.yaml``/``.yml``
+    beside ``Chart.yaml`` and chart-testing's ``ci/*.yaml`` (helm applies none of them unless given with ``-f``),
+    as paths joined to ``chart``, sorted."""
+    out: list[str] = []
+    for sub in ("", "ci"):
+        d = os.path.join(chart, sub) if sub else chart
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for n in names:
+            low = n.lower()
+            if n.startswith(".") or not low.endswith((".yaml", ".yml")) or (not sub and n == "values.yaml"):
+                continue
+            if (sub or low.startswith("values")) and os.path.isfile(os.path.join(d, n)):
+                out.append(os.path.join(d, n))
+    return tuple(out)
+
+
+def plan_walk(
+    directory: str, exclude: Sequence[str] = (), max_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> tuple[list[WalkedDir], WalkSkip]:
+    """The Helm charts and kustomizations met walking ``directory`` (a plain directory, neither a chart nor a
+    kustomization itself), and what the walk leaves to them (:class:`kvlint.load.WalkSkip`), as kube-linter lints
+    what the charts and kustomize directories it meets render (``pkg/lintcontext`` ``CreateContexts``: a
+    directory holding a ``Chart.yaml`` or a kustomization is rendered, and not walked further).
+
+    The walk is the file walk's (:func:`kvlint.load._expand`: sorted, hidden and ``exclude``-d directories and
+    links to directories skipped). A directory holding ``Chart.yaml`` is a chart: rendered whole with its own
+    ``values.yaml``, its subcharts (its ``charts/``) through it, and not entered. A directory holding a
+    kustomization file is a kustomization; it owns the files of its directory and of the plain folders below it
+    (a deeper kustomization or chart owns its own). The kustomizations rendered are the roots of the walk's
+    reference graph (``resources``/``bases``/``components`` naming another kustomization's directory): an
+    overlay is rendered, a base an overlay of the walk builds on is linted only through it (its ``bases`` say
+    which), so its findings are not doubled and a base that leaves the GPUs to its overlays gets no KV405 they
+    fix; a kustomization only reachable through a cycle is rendered too (kustomize reports the cycle). A file
+    (outside those directories) that a kustomization of the walk names is left to it too.
+
+    A chart is rendered only when ``helm`` is on ``PATH``, a kustomization only when ``kustomize`` or ``kubectl``
+    is (:func:`kustomize_command`): otherwise its :class:`WalkedDir` has ``rendered`` False and its files stay in
+    the walk, read as plain files (:func:`walk_notes` says so). Never raises; at most :data:`MAX_WALK_DIRS`
+    directories are looked at (then the rest is plain files). Walked once a run per directory
+    (:mod:`kvlint.filecache`): the run's plan and the sources attached to its findings
+    (:func:`kvlint.origins.attach_sources`) ask alike."""
+    key = (
+        directory,
+        tuple(exclude),
+        max_bytes,
+        shutil.which("helm") is not None,
+        kustomize_command(".") is not None,
+    )
+    got = _WALKS.get(key)
+    if got is None:
+        got = _WALKS[key] = _plan_walk(directory, exclude, max_bytes)
+    return list(got[0]), got[1]
+
+
+_WALKS: dict[tuple[Any, ...], tuple[list[WalkedDir], WalkSkip]] = {}
+filecache.register(_WALKS.clear)
+
+
+def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[list[WalkedDir], WalkSkip]:
+    """Body of :func:`plan_walk`."""
+    charts: list[str] = []
+    kdirs: list[str] = []
+    owner: dict[str, str | None] = {}
+    owned: dict[str, list[str]] = {}  # a kustomization's directory -> the directories whose files it owns
+    top = os.path.normpath(directory)
+    real_top = os.path.realpath(directory)
+    seen = 0
+    for root, dirs, files in os.walk(directory):
+        seen += 1
+        if seen > MAX_WALK_DIRS:
+            break
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)
+        )
+        norm = os.path.normpath(root)
+        names = set(files)
+        if norm != top and "Chart.yaml" in names and os.path.isfile(os.path.join(root, "Chart.yaml")):
+            charts.append(root)
+            dirs[:] = []
+            continue
+        if norm != top and any(
+            n in names and _walked_file(os.path.join(root, n), real_top) for n in KUSTOMIZATION_FILES
+        ):
+            kdirs.append(root)
+            here: str | None = norm
+        else:
+            here = owner.get(os.path.dirname(norm)) if norm != top else None
+        owner[norm] = here
+        if here is not None:
+            owned.setdefault(here, []).append(norm)
+    helm = shutil.which("helm") is not None
+    kustomize = kustomize_command(".") is not None
+    roots, bases, named_files = _kustomize_roots(kdirs, max_bytes)
+    limited = len(charts) * helm + len(roots) * kustomize > MAX_WALK_RENDERS
+    if limited:
+        helm = kustomize = False
+    found: list[WalkedDir] = []
+    prune: set[str] = set()
+    files_in: set[str] = set()
+    left_files: set[str] = set()
+    for c in charts:
+        found.append(
+            WalkedDir(
+                c, "helm", rendered=helm, values=_chart_values_files(c) if helm else (), limited=limited
+            )
+        )
+        if helm:
+            prune.add(os.path.normpath(c))
+    for k in roots:
+        found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited))
+    if kustomize:
+        for k in kdirs:
+            files_in.update(owned.get(os.path.normpath(k), ()))
+        left_files.update(named_files)
+    # (in walk order: a chart or kustomization where the walk met it)
+    order = {os.path.normpath(p): i for i, p in enumerate(charts + kdirs)}
+    found.sort(key=lambda w: (order.get(os.path.normpath(w), 0), w.tool))
+    return found, WalkSkip(frozenset(prune), frozenset(files_in), frozenset(left_files))
+
+
+def _walked_file(path: str, real_top: str) -> bool:
+    """``path`` is a regular file the walk of the directory whose real path is ``real_top`` reads: not a symbolic
+    link out of it (:func:`kvlint.load._expand` does not read those, and a kustomization linked to a file of the
+    runner must not be built)."""
+    try:
+        return os.path.isfile(path) and (
+            not os.path.islink(path) or real_path_inside(path, real_top, below=True, resolved=True)
+        )
+    except ValueError:
+        return False
+
+
+def _kustomize_roots(
+    kdirs: Sequence[str], max_bytes: int
+) -> tuple[list[str], dict[str, tuple[str, ...]], set[str]]:
+    """``(roots, bases of each root, files named)`` of the kustomizations ``kdirs`` of one walk
+    (:func:`plan_walk`): the roots are those no other of them builds on (``resources``, ``bases`` or
+    ``components`` naming the directory, compared by real path, as kustomize loads it), plus those only reachable
+    through a cycle; each root's bases are the kustomizations of ``kdirs`` it builds on, directly or through
+    another, in walk order; the files are the local files (normalised paths) any of them names."""
+    real = {os.path.realpath(k): k for k in kdirs}
+    edges: dict[str, list[str]] = {k: [] for k in kdirs}
+    named: set[str] = set()
+    for k in kdirs[:MAX_WALK_KUSTOMIZATIONS]:
+        name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(k, n))), None)
+        if name is None:
+            continue
+        spec = _read_kustomization(os.path.join(k, name), min(max_bytes, _MAX_CHART_BYTES))[0]
+        if not isinstance(spec, LDict):
+            continue
+        for field, value, _ in _kustomization_paths(spec):
+            value = value.strip()
+            if not value or _REMOTE_REF.match(value):
+                continue
+            target = os.path.join(k, value)
+            if field in _KEYS_OF_BASES:
+                other = real.get(os.path.realpath(target))
+                if other is not None and other != k:
+                    edges[k].append(other)
+                    continue
+            if os.path.isfile(target):
+                named.add(os.path.normpath(target))
+    into = {o for outs in edges.values() for o in outs}
+    roots = [k for k in kdirs if k not in into]
+
+    def reach(start: str) -> list[str]:
+        out: list[str] = []
+        todo, met = [start], {start}
+        while todo:
+            for o in edges[todo.pop()]:
+                if o not in met:
+                    met.add(o)
+                    out.append(o)
+                    todo.append(o)
+        return out
+
+    bases = {r: reach(r) for r in roots}
+    reached = set(roots).union(*bases.values()) if bases else set(roots)
+    for k in kdirs:  # a cycle no root leads into: rendered (kustomize says what is wrong)
+        if k not in reached:
+            roots.append(k)
+            bases[k] = reach(k)
+            reached.update([k, *bases[k]])
+    position = {k: i for i, k in enumerate(kdirs)}
+    roots.sort(key=position.__getitem__)
+    return roots, {r: tuple(sorted(b, key=position.__getitem__)) for r, b in bases.items()}, named
+
+
+#: The words that begin each note of :func:`walk_notes` (on a chart or kustomization file: not a file left unread,
+#: :func:`kvlint.sizing.unread` skips them; the files a missing tool left unrendered are counted as before)
+WALK_NOTE_MARKS = ("kvlint rendered this chart, met in a directory walk", "this kustomization is a base of ")
+#: (the missing-tool warning: its count, then these words)
+WALK_MISSING_MARKS = (" met in this walk (", " met in this walk, more than ")
+
+
+def _kustomization_name(directory: str) -> str:
+    """The kustomization file's name in ``directory`` (the first of :data:`KUSTOMIZATION_FILES` there)."""
+    return next(
+        (n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), KUSTOMIZATION_FILES[0]
+    )
+
+
+def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
+    """The notes on the charts and kustomizations a directory walk met (:func:`plan_walk`): one loud warning per
+    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for a rendered
+    chart with other values files beside it, an info that they were not applied and the command that applies
+    one; for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
+    through them)."""
+    out: list[Finding] = []
+    limited = [w for w in walked if w.limited]
+    if limited:
+        first = limited[0]
+        name = "Chart.yaml" if first.tool == "helm" else _kustomization_name(first)
+        out.append(
+            Finding(
+                "KV002",
+                f"{len(limited)} Helm charts and kustomize overlays met in this walk, more than the "
+                f"{MAX_WALK_RENDERS} kvlint renders in one walk: none was rendered; their files were read as plain "
+                "files instead, so their serving containers are not sized as deployed",
+                Loc(os.path.join(first, name), 1, 1),
+                fix="name the charts and overlays you deploy (kvlint check DIR ...), or walk a smaller directory",
+            )
+        )
+    for tool in ("helm", "kustomize"):
+        missing = [w for w in walked if w.tool == tool and not w.rendered and not w.limited]
+        if not missing:
+            continue
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        if tool == "helm":
+            at = Loc(os.path.join(missing[0], "Chart.yaml"), 1, 1)
+            what = f"{len(missing)} Helm chart(s) met in this walk ({shown}) were not rendered: helm is not on PATH"
+            fix = (
+                "install helm (https://helm.sh/docs/intro/install/; in GitHub Actions azure/setup-helm) and run "
+                "again, or render each chart and pipe it: helm template RELEASE CHART | kvlint check -"
+            )
+        else:
+            at = Loc(os.path.join(missing[0], _kustomization_name(missing[0])), 1, 1)
+            what = (
+                f"{len(missing)} kustomization(s) met in this walk ({shown}) were not built: neither kustomize nor "
+                "kubectl is on PATH"
+            )
+            fix = (
+                "install kustomize or kubectl and run again, or build each overlay and pipe it: kustomize build DIR "
+                "| kvlint check -"
+            )
+        out.append(
+            Finding(
+                "KV002",
+                f"{what}; their files were read as plain files instead, so their serving containers are not sized "
+                "as deployed (templates are not read, values and kustomizations get KV002)",
+                at,
+                fix=fix,
+            )
+        )
+    bases: dict[str, list[str]] = {}
+    for w in walked:
+        if w.tool == "helm" and w.rendered and w.values:
+            names = ", ".join(os.path.relpath(v, w) for v in w.values)
+            out.append(
+                Finding(
+                    "KV002",
+                    f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
+                    f"values files beside it were not applied: {names}",
+                    Loc(os.path.join(w, "Chart.yaml"), 1, 1),
+                    fix=f"lint the chart as deployed with one of them: kvlint check {shell_word(w)} --helm-values "
+                    f"{shell_word(w.values[0])}",
+                    severity="info",
+                )
+            )
+        if w.tool == "kustomize" and w.rendered:
+            for b in w.bases:
+                bases.setdefault(b, []).append(w)
+    for b, overlays in bases.items():
+        name = _kustomization_name(b)
+        shown = ", ".join(overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")
+        out.append(
+            Finding(
+                "KV002",
+                f"this kustomization is a base of {shown} in this walk: kvlint linted it only through what "
+                f"{'they build' if len(overlays) > 1 else 'it builds'}, not alone (its findings would repeat "
+                "theirs, and a base may leave to its overlays what they set, such as the GPUs)",
+                Loc(os.path.join(b, name), 1, 1),
+                fix=f"nothing to do; to lint the base as it builds alone: kvlint check {shell_word(b)}",
+                severity="info",
+            )
+        )
+    return out
+
+
 def kustomize_command(directory: str) -> list[str] | None:
     """The command that renders ``directory``: ``kustomize build DIR``, else ``kubectl kustomize DIR``,
     or None when neither binary is on ``PATH``."""
@@ -759,6 +1145,37 @@ class Inputs:
     kustomizations: list[str]
     unreachable: list[str]
     set_files: CheckedSetFiles
+    #: charts and kustomizations met walking the ``plain`` directories (:func:`plan_walk`), to render (those whose
+    #: tool is on ``PATH``) with their own values, after the named ones; and what the walks leave to them
+    walked: list[WalkedDir] = dataclasses.field(default_factory=list)
+    skip: WalkSkip = dataclasses.field(default_factory=WalkSkip)
+
+    def render_plan(self) -> tuple[list[tuple[str, bool]], list[str], list[Finding]]:
+        """``([(chart, named)], kustomizations, notes)``: the charts to render in order (the named ones, rendered
+        with the Helm options, then those met in a walk, with their own values only; a subchart through its parent,
+        :func:`subchart_plan`), the kustomizations to build (named, then met in a walk), and the notes on them
+        (:func:`subchart_plan`'s, then :func:`walk_notes`'). A chart or kustomization both named and met in a
+        walk, or met in two walks, is rendered once (as named)."""
+        named = {os.path.realpath(c) for c in self.charts}
+        walked_charts: list[str] = []
+        for w in self.walked:
+            key = os.path.realpath(w)
+            if w.tool == "helm" and w.rendered and key not in named:
+                named.add(key)
+                walked_charts.append(w)
+        charts, notes = subchart_plan(list(self.charts) + walked_charts)
+        given = {os.path.realpath(c) for c in self.charts}
+        kinds = {os.path.realpath(k) for k in self.kustomizations}
+        kustomizations = list(self.kustomizations)
+        for w in self.walked:
+            key = os.path.realpath(w)
+            if w.tool == "kustomize" and w.rendered and key not in kinds:
+                kinds.add(key)
+                kustomizations.append(w)
+        plan = [(c, os.path.realpath(c) in given) for c in charts]
+        # (a chart both named and met in a walk is rendered as named, with the Helm options: no walk note on it)
+        walked = [w for w in self.walked if w.tool != "helm" or os.path.realpath(w) not in given]
+        return plan, kustomizations, notes + walk_notes(walked)
 
 
 def sort_inputs(
@@ -767,9 +1184,12 @@ def sort_inputs(
     helm_set: Sequence[str],
     helm_set_file: Sequence[str],
     max_file_bytes: int,
+    exclude: Sequence[str] = (),
 ) -> Inputs:
     """The :class:`Inputs` of a run (:func:`load_inputs`, and :func:`kvlint.stream.stream_check`'s plan), every
-    named path and Helm option checked before anything is read or rendered.
+    named path and Helm option checked before anything is read or rendered. Each plain directory is walked for
+    the charts and kustomizations in it (:func:`plan_walk`, with the ``exclude`` globs); a :class:`WalkedDir`
+    among ``paths`` (as :func:`kvlint.checkrun.config_groups` hands on those of a walk it split) is one already.
 
     Raises:
         FileNotFoundError: a path, ``--helm-values`` or ``--helm-set-file`` file does not exist.
@@ -790,6 +1210,8 @@ def sort_inputs(
         if not os.path.isfile(v):
             raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
     set_files = CheckedSetFiles(set_file_args(helm_set_file, max_file_bytes))
+    walked = [p for p in paths if isinstance(p, WalkedDir)]
+    paths = [p for p in paths if not isinstance(p, WalkedDir)]
     charts = [p for p in paths if p != "-" and is_chart_dir(p)]
     kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
     if (helm_values or helm_set or helm_set_file) and not charts:
@@ -800,7 +1222,13 @@ def sort_inputs(
             "kvlint check -"
         )
     plain = [p for p in paths if p not in charts and p not in kustomizations]
-    return Inputs(plain, charts, kustomizations, unreachable, set_files)
+    skip = WalkSkip()
+    for p in dict.fromkeys(plain):
+        if p != "-" and os.path.isdir(p) and not _excluded(p, exclude):
+            found, left = plan_walk(p, exclude, max_file_bytes)
+            walked += found
+            skip |= left
+    return Inputs(plain, charts, kustomizations, unreachable, set_files, walked, skip)
 
 
 def unreachable_finding(path: str) -> Finding:

@@ -360,7 +360,13 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     never called by the admission webhook."""
     # imported here, not at the top: the reports import this module, and a run that reaches them has loaded
     # kvlint.render already (kvlint.workloads.find)
-    from kvlint.render import EMPTY_RENDER, KUSTOMIZATION_MARK, PATCH_MARK
+    from kvlint.render import (
+        EMPTY_RENDER,
+        KUSTOMIZATION_MARK,
+        PATCH_MARK,
+        WALK_MISSING_MARKS,
+        WALK_NOTE_MARKS,
+    )
 
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
@@ -374,6 +380,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
             other = OTHER_ENGINE_MARK in d.message
             out.append((d, "engine kvlint does not model" if other else "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
+            if d.message.startswith(WALK_NOTE_MARKS) or any(m in d.message for m in WALK_MISSING_MARKS):
+                continue  # a note on what a walk rendered (or could not): the files it names count themselves
             if PATCH_MARK in d.message:
                 if _names_engine(d.loc.file, cache):
                     seen.add(d.loc.file)

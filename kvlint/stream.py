@@ -638,17 +638,20 @@ def _plan(
     from kvlint.render import (
         _map_loaded_sources,
         clear_file_cache,
-        render_helm,
-        render_kustomize,
+        render_inputs,
         sort_inputs,
-        subchart_plan,
         unreachable_finding,
     )
 
     clear_file_cache()
     plan = _Plan()
     inputs = sort_inputs(
-        paths, options.helm_values, options.helm_set, options.helm_set_file, options.max_file_bytes
+        paths,
+        options.helm_values,
+        options.helm_set,
+        options.helm_set_file,
+        options.max_file_bytes,
+        options.exclude,
     )
     plain = inputs.plain
     for p in plain:
@@ -689,7 +692,7 @@ def _plan(
                 continue
             unreadable: list[OSError] = []
             outside: list[tuple[str, str]] = []
-            for f in _expand(p, options.exclude, unreadable, outside):
+            for f in _expand(p, options.exclude, unreadable, outside, inputs.skip):
                 key, st = _realpath_stat(f, real_dirs)
                 if key in seen:
                     continue
@@ -713,21 +716,7 @@ def _plan(
                     for e in unreadable
                 ]
                 plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
-    charts, subchart_notes = subchart_plan(inputs.charts)
-    if subchart_notes:
-        plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
-    for chart in charts:
-        loaded = render_helm(
-            chart,
-            values=options.helm_values,
-            set_values=options.helm_set,
-            set_files=inputs.set_files,
-            max_bytes=limit,
-        )
-        keep(loaded.documents, loaded.unparsed_configmaps)
-        plan.units.append(_Unit(loaded=loaded))
-    for kdir in inputs.kustomizations:
-        loaded = render_kustomize(kdir, max_bytes=limit)
+    for loaded in render_inputs(inputs, options.helm_values, options.helm_set, limit):
         keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
     plan.trailing.extend(unreachable_finding(p) for p in inputs.unreachable)

@@ -78,16 +78,35 @@ def test_following_the_named_chart_fix_sizes_the_engine() -> None:
     assert not [d for d in result.diagnostics if d.rule == "KV001"]
 
 
-def test_a_walk_of_the_chart_templates_is_no_yaml_error() -> None:
-    """A walk of gpu-recipes meets the chart's raw templates: ``serving-launcher.yaml`` opens with ``{{ $nodes :=
-    ... }}`` lines, read as YAML flow mappings until "did not find expected <document start>". Beside its KV002
-    (render the chart) that was a KV001 error, failing the walk (exit 1) on a chart helm renders. Only the KV002
-    remains, naming the chart."""
+def test_a_walk_of_the_chart_templates_is_no_yaml_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk of gpu-recipes without helm on PATH reads the chart's raw templates (kvlint.render.plan_walk's
+    fallback): ``serving-launcher.yaml`` opens with ``{{ $nodes := ... }}`` lines, read as YAML flow mappings until
+    "did not find expected <document start>". Beside its KV002 (render the chart) that was a KV001 error, failing
+    the walk (exit 1) on a chart helm renders. Only the KV002 remains, naming the chart."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no helm (nor kubectl)
     launcher = GR_CHART / "templates" / "serving-launcher.yaml"
     result = run_check([str(GPU_RECIPES)], Options(allow_hub=False))
     assert not [d for d in result.diagnostics if d.rule == "KV001"]
     (d,) = _kv(result, "KV002", launcher)
     assert f"kvlint check {GR_CHART} " in (d.fix or "")
+
+
+@needs_helm
+def test_a_walk_renders_the_chart_and_says_where_it_fails() -> None:
+    """With helm, the walk renders the chart with its own values (it has none: gpu-recipes' values sit beside the
+    recipes): helm's nil-pointer error is one KV001 at the template line helm names, whose fix also says to lint the
+    chart with the values it is deployed with; no raw template is read."""
+    result = run_check([str(GPU_RECIPES)], Options(allow_hub=False))
+    (d,) = [
+        d for d in result.diagnostics if d.rule == "KV001" and str(GR_CHART) in (d.loc.file if d.loc else "")
+    ]
+    assert (
+        d.loc is not None and d.loc.file.startswith(str(GR_CHART / "templates") + os.sep) and d.loc.line > 1
+    )
+    assert f"kvlint check {GR_CHART} --helm-values FILE" in (d.fix or "")
+    assert not _kv(result, "KV002", GR_CHART / "templates" / "serving-launcher.yaml")
 
 
 @needs_helm

@@ -17,7 +17,10 @@ def _reference_select(docs: list[Document], model: dict, namespace: str | None) 
     if name:
         for kind in ("ServingRuntime", "ClusterServingRuntime"):
             cands = [d for d in docs if d.kind == kind and d.name == str(name)]
-            same = [d for d in cands if kind == "ClusterServingRuntime" or d.namespace in (namespace, None)]
+            same = [d for d in cands if kind == "ClusterServingRuntime" or d.namespace == namespace]
+            same += [
+                d for d in cands if kind == "ServingRuntime" and d.namespace is None and namespace is not None
+            ]
             if same or cands:
                 return (same or cands)[0]
         return None
@@ -78,3 +81,18 @@ def test_indexed_select_equals_the_linear_search() -> None:
                 model,
                 namespace,
             )
+
+
+def test_a_runtime_of_the_namespace_wins_over_one_naming_none() -> None:
+    """A ServingRuntime of the service's namespace is taken before one of the same name that names no namespace,
+    whichever comes first: a walk puts a rendered kustomization (its runtime given the namespace) after the plain
+    files, where another repository's namespace-less runtime of the same name was taken instead."""
+    text = (
+        "kind: ServingRuntime\nmetadata: {name: vllm}\nspec: {containers: [{name: a}]}\n---\n"
+        "kind: ServingRuntime\nmetadata: {name: vllm, namespace: team}\nspec: {containers: [{name: b}]}\n"
+    )
+    docs = load_text(text, "rt.yaml").documents
+    runtimes = Runtimes(docs)
+    assert runtimes.select({"runtime": "vllm"}, "team") is docs[1]
+    assert runtimes.select({"runtime": "vllm"}, "other") is docs[0]
+    assert runtimes.select({"runtime": "vllm"}, None) is docs[0]

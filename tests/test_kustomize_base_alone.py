@@ -92,10 +92,20 @@ def test_the_overlay_has_its_gpu(tmp_path: Path) -> None:
     assert not _kv405([str(root / "l4-llama")])
 
 
-def test_a_walk_reads_the_base_as_written_and_says_the_same(tmp_path: Path) -> None:
-    root = _tree(tmp_path)
+def test_a_walk_without_kubectl_reads_the_base_as_written_and_says_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tree").mkdir()
+    root = _tree(tmp_path / "tree")
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither kustomize nor kubectl: the walk reads plain files
     (d,) = _kv405([str(root)])
     assert "overlays beside it that build on it: h100-llama, l4-llama" in d.fix
+
+
+@needs_kustomize
+def test_a_walk_builds_the_overlays_and_lints_the_base_only_through_them(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert not _kv405([str(root)])
 
 
 def test_a_file_of_no_kustomization_keeps_the_plain_fix(tmp_path: Path) -> None:

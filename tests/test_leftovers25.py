@@ -306,8 +306,10 @@ def test_markdown_shows_kvlints_code_spans_as_code_and_manifest_text_inert(tmp_p
         assert len(cells) == 5, ln
 
 
-def test_a_walk_counts_an_umbrella_chart_and_its_unpacked_subchart_as_one_chart_not_rendered(tmp_path):
-    """A directory walk lints chart files as plain files (kvlint renders only a chart directory it is given):
+def test_a_walk_counts_an_umbrella_chart_and_its_unpacked_subchart_as_one_chart_not_rendered(
+    tmp_path, monkeypatch
+):
+    """A directory walk without helm on PATH lints chart files as plain files (kvlint.render.plan_walk's fallback):
     the KV002 of a subchart unpacked in its parent's charts/ already named the parent as the chart to render
     (helm renders the subchart through it), but the run counted the parent and the subchart as two "Helm chart
     not rendered". They are one. Real charts of fixtures/collected (redhat-ai-services' vllm-kserve as the
@@ -319,6 +321,7 @@ def test_a_walk_counts_an_umbrella_chart_and_its_unpacked_subchart_as_one_chart_
 
     charts = COLLECTED / "charts"
     umbrella = tmp_path / "repo" / "umbrella"
+    monkeypatch.setenv("PATH", str(tmp_path))  # no helm
     shutil.copytree(charts / "vllm-kserve", umbrella)
     shutil.copytree(charts / "castai-hosted-model-vllm", umbrella / "charts" / "vllm")
     res = run_check([str(tmp_path / "repo")], Options(allow_hub=False))

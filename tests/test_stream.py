@@ -498,15 +498,20 @@ def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
             gc.enable()
 
 
-def test_kustomization_files_met_in_a_walk_say_they_were_not_built(tmp_path: Path) -> None:
-    """A kustomization file linted as a plain file (a directory walk) gets KV002 naming its directory, once per
-    file, alike with run_check, one job and two; naming the directory builds it instead (no KV002 there)."""
+def test_kustomization_files_met_in_a_walk_say_they_were_not_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kustomization file linted as a plain file (a directory walk without kustomize or kubectl on PATH) gets
+    KV002 naming its directory, once per file, alike with run_check, one job and two; naming the directory builds
+    it instead (no KV002 there)."""
     import shutil
 
-    if shutil.which("kubectl") is None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
         pytest.skip("kubectl not installed")
     tree = FIXTURES / "kustomize"
     options = Options(allow_hub=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # the walk cannot build them
     whole = run_check([str(tree)], options)
     kv002 = sorted(d.loc.file for d in whole.diagnostics if d.rule == "KV002" and d.loc is not None)
     assert kv002 == [
@@ -519,8 +524,30 @@ def test_kustomization_files_met_in_a_walk_say_they_were_not_built(tmp_path: Pat
     assert f"kvlint check {tree / 'overlay'}" in overlay[0].fix
     for jobs in (1, 2):
         assert _reports(run_paths([str(tree)], options, no_config=True, jobs=jobs).result) == _reports(whole)
+    monkeypatch.setenv("PATH", os.path.dirname(kubectl))
     built = run_check([str(tree / "overlay")], options)
     assert not [d for d in built.diagnostics if d.rule == "KV002"] and built.containers
+
+
+def test_kustomizations_met_in_a_walk_are_built_alike_with_one_job_and_two() -> None:
+    """With kubectl on PATH the walk builds the overlays (kvlint.render.plan_walk): the only KV002s are the infos
+    at the bases built through them, alike with run_check, one job and two."""
+    import shutil
+
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl not installed")
+    tree = FIXTURES / "kustomize"
+    options = Options(allow_hub=False)
+    whole = run_check([str(tree)], options)
+    kv002 = sorted(
+        (d.loc.file, d.severity) for d in whole.diagnostics if d.rule == "KV002" and d.loc is not None
+    )
+    assert kv002 == [
+        (str(tree / "aibrix-vllm-dev" / "macos" / "kustomization.yaml"), "info"),  # linux builds on it
+        (str(tree / "base" / "kustomization.yaml"), "info"),
+    ]
+    for jobs in (1, 2):
+        assert _reports(run_paths([str(tree)], options, no_config=True, jobs=jobs).result) == _reports(whole)
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 2**20])

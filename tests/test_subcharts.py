@@ -1,13 +1,14 @@
 """A chart inside another chart's ``charts/`` directory is a subchart: helm renders it only through its parent,
-with the values the parent sets under its name. A directory walk renders no chart, and the KV002 of a subchart's
-raw template or values file names the outermost parent chart to lint, not the subchart (which, rendered alone,
-takes its own defaults). Given with its parent, a subchart is not rendered a second time alone (its own defaults
+with the values the parent sets under its name. A directory walk renders the outermost chart only (the subchart
+through it); without helm it reads their files, and the KV002 of a subchart's raw template or values file names the
+outermost parent chart to lint, not the subchart (which, rendered alone, takes its own defaults). Given with its parent, a subchart is not rendered a second time alone (its own defaults
 gave a false KV201 below); given alone, it is rendered and an info says its parent's values were not applied.
 The umbrella chart is made up in the shape of a parent chart vendoring an engine chart (``dependencies`` with
 the chart copied into ``charts/``)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -68,8 +69,11 @@ def test_parent_charts_climb_through_charts_directories(tmp_path: Path) -> None:
     assert parent_charts(str(root / "other" / "charts" / "x")) == []
 
 
-def test_a_walk_names_the_parent_chart_for_the_subcharts_files(tmp_path: Path) -> None:
-    root = _repo(tmp_path)
+def test_a_walk_without_helm_names_the_parent_chart_for_the_subcharts_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path / "repo")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no helm: the walk reads the charts' files as plain files
     kv002 = {
         d.loc.file: d.fix
         for d in run_check([str(root)], Options(allow_hub=False)).diagnostics
@@ -80,6 +84,19 @@ def test_a_walk_names_the_parent_chart_for_the_subcharts_files(tmp_path: Path) -
         fix = kv002[str(app / rel)]
         assert f"kvlint check {app} ({app / 'charts' / 'engine'} is a subchart of it" in fix
     assert f"kvlint check {app} (kvlint renders" in kv002[str(app / "templates" / "ui.yaml")]
+
+
+@needs_helm
+def test_a_walk_renders_the_subchart_only_through_its_parent(tmp_path: Path) -> None:
+    """The walk renders the parent chart, whose values give the subchart its model: no KV201 from the subchart's
+    own default, no KV002 on its files, and it is not rendered alone."""
+    root = _repo(tmp_path)
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(root)])
+    report = json.loads(r.stdout)
+    assert not [d for d in report["diagnostics"] if d["rule"] in ("KV201", "KV002")]
+    assert [(w["name"], w["model"]) for w in report["workloads"]] == [
+        ("app-engine", "Qwen/Qwen2.5-7B-Instruct")
+    ]
 
 
 @needs_helm

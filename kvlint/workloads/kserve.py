@@ -448,7 +448,7 @@ class Runtimes:
 
     def select(self, model: dict, namespace: str | None, *, multinode: bool = False) -> Document | None:
         """The runtime KServe uses for ``model``: the named ``runtime`` (a ServingRuntime of the namespace
-        first, then a ClusterServingRuntime; ``GetServingRuntime``), else one whose ``supportedModelFormats``
+        first, one naming no namespace next, then a ClusterServingRuntime; ``GetServingRuntime``), else one whose ``supportedModelFormats``
         auto-selects the model's format (highest ``priority``, the first of those in input order) and that is
         a multi-node runtime (one with a ``workerSpec``) exactly when ``multinode``, the predictor having a
         ``workerSpec`` (kserve/kserve@aaac4e29 ``pkg/apis/serving/v1beta1/predictor_model.go``
@@ -458,8 +458,13 @@ class Runtimes:
         if name:
             for kind in ("ServingRuntime", "ClusterServingRuntime"):
                 cands = self._named.get((kind, str(name)), [])
-                same = [
-                    d for d in cands if kind == "ClusterServingRuntime" or d.namespace in (namespace, None)
+                # a runtime of the service's namespace first, then one that names none (applied into whichever
+                # namespace it is deployed to), each in input order: a rendered tree comes after the plain files
+                # of a walk, and a namespace-less runtime of the same name elsewhere in it is not the one meant
+                same = [d for d in cands if kind == "ClusterServingRuntime" or d.namespace == namespace] + [
+                    d
+                    for d in cands
+                    if kind != "ClusterServingRuntime" and d.namespace is None and namespace is not None
                 ]
                 if same or cands:
                     return (same or cands)[0]

@@ -1,0 +1,371 @@
+"""Charts and kustomizations met in a directory walk are rendered (kvlint.render.plan_walk), as kube-linter lints
+what the Helm charts and kustomize directories it meets in a walk render: a chart with its own values.yaml, its
+files not read again as plain files (no KV002 per template or values file), the other values files beside it named
+once; of the kustomizations, the overlays (the roots of their reference graph), a base an overlay of the walk
+builds on linted only through it (no KV405 the overlays fix, one info); a remote base stays a KV001. Without helm or
+kubectl/kustomize on PATH the walk reads those directories as plain files, as before, with one loud note, and
+does not end the run with exit code 2. Every test renders with the real helm and kubectl (kustomize)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint import render
+from kvlint.cli import main
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import Diagnostic
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAT_CHART = ROOT / "fixtures" / "helm" / "chat-chart"
+
+needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+needs_kustomize = pytest.mark.skipif(
+    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
+)
+
+_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: inference-server
+        image: vllm/vllm-openai:v0.11.0
+        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, "8192"]
+        resources: {requests: {cpu: "4", memory: 32Gi}}
+"""
+_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: inference-server
+        resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+def _infra(tmp_path: Path) -> Path:
+    """An infra repository: a chart (with a values-prod.yaml beside it), a kustomize base without GPUs and two
+    overlays that give it one, and a plain manifest."""
+    repo = tmp_path / "deploy"
+    shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
+    (repo / "charts" / "chat" / "values-prod.yaml").write_text("maxModelLen: 8192\n")
+    (repo / "kustomize" / "base").mkdir(parents=True)
+    (repo / "kustomize" / "base" / "deployment.yaml").write_text(_DEPLOYMENT)
+    (repo / "kustomize" / "base" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    for name in ("l4", "l4-canary"):
+        d = repo / "kustomize" / "overlays" / name
+        d.mkdir(parents=True)
+        (d / "kustomization.yaml").write_text(
+            f"nameSuffix: -{name}\nresources:\n- ../../base\npatches:\n- path: patch.yaml\n"
+        )
+        (d / "patch.yaml").write_text(_PATCH)
+    (repo / "plain.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n")
+    return repo
+
+
+def _diags(paths: list[str]) -> list[Diagnostic]:
+    return run_check(paths, Options(allow_hub=False)).diagnostics
+
+
+def _serving(paths: list[str]) -> set[tuple[str, str, str]]:
+    """(kind, name, file) of every serving container's workload."""
+    return {
+        (cr.workload.doc.kind or "", cr.workload.doc.name or "", cr.workload.doc.path)
+        for cr in run_check(paths, Options(allow_hub=False)).containers
+    }
+
+
+@needs_helm
+@needs_kustomize
+def test_a_walk_renders_the_chart_and_the_overlays(tmp_path: Path) -> None:
+    repo = _infra(tmp_path)
+    chart = repo / "charts" / "chat"
+    base = repo / "kustomize" / "base"
+    diags = _diags([str(repo)])
+    # the chart, rendered with its values.yaml: its findings at the template's line, on the rendered object
+    template = str(chart / "templates" / "deployment.yaml")
+    on_chart = [d for d in diags if d.loc is not None and d.loc.file == template]
+    assert on_chart and {d.object for d in on_chart} == {"Deployment/chat-chat"}
+    assert "KV103" in {d.rule for d in on_chart}  # its values.yaml leaves --max-model-len out
+    # no raw template or values file linted as a plain file
+    assert not [d for d in diags if d.rule == "KV002" and d.severity != "info"]
+    assert not [d for d in diags if "unrendered" in d.message or "is a Helm values file" in d.message]
+    # values-prod.yaml named once, with the command that applies it
+    (values,) = [d for d in diags if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")]
+    assert values.rule == "KV002" and values.severity == "info" and "values-prod.yaml" in values.message
+    assert f"kvlint check {chart} --helm-values {chart / 'values-prod.yaml'}" in (values.fix or "")
+    # the overlays are built (each a GPU, through the patch), the base only through them: no KV405, one note
+    serving = _serving([str(repo)])
+    assert {(k, n) for k, n, _ in serving} == {
+        ("Deployment", "chat-chat"),
+        ("Deployment", "vllm-l4"),
+        ("Deployment", "vllm-l4-canary"),
+    }
+    assert {f for _, n, f in serving if n.startswith("vllm")} == {str(base / "deployment.yaml")}
+    assert not [d for d in diags if d.rule == "KV405"]
+    (note,) = [d for d in diags if d.loc is not None and d.loc.file == str(base / "kustomization.yaml")]
+    assert note.severity == "info" and "is a base of" in note.message
+    for name in ("l4", "l4-canary"):
+        assert str(repo / "kustomize" / "overlays" / name) in note.message
+    # the sizing line counts nothing as not read
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(repo)])
+    assert "not read" not in r.stdout and "sized 3 of 3 serving containers" in r.stdout
+
+
+@needs_helm
+@needs_kustomize
+def test_the_same_walk_given_alone_is_what_naming_each_gives(tmp_path: Path) -> None:
+    """The walk's findings are those of naming the chart and each overlay (the notes on the walk aside)."""
+    repo = _infra(tmp_path)
+    overlays = [str(repo / "kustomize" / "overlays" / n) for n in ("l4", "l4-canary")]
+
+    def key(d: Diagnostic) -> tuple[object, ...]:
+        return (d.rule, d.loc, d.object, d.message)
+
+    walk = {key(d) for d in _diags([str(repo)]) if d.severity != "info" or d.rule != "KV002"}
+    named = {key(d) for d in _diags([str(repo / "charts" / "chat"), *overlays, str(repo / "plain.yaml")])}
+    assert walk == named
+
+
+@needs_helm
+@needs_kustomize
+def test_jobs_1_and_jobs_2_print_the_same(tmp_path: Path) -> None:
+    repo = _infra(tmp_path)
+    outs = []
+    for jobs in ("1", "2"):
+        for fmt in ("text", "json"):
+            args = ["check", "--offline", "--no-config", "--jobs", jobs, "--format", fmt, str(repo)]
+            r = CliRunner().invoke(main, args)
+            assert r.exit_code == 1, r.output
+            outs.append(r.stdout)
+    assert outs[:2] == outs[2:]
+    names = {w["name"] for w in json.loads(outs[1])["workloads"]}
+    assert names == {"chat-chat", "vllm-l4", "vllm-l4-canary"}
+
+
+def test_without_helm_or_kubectl_the_walk_reads_plain_files_with_one_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No renderer on PATH: not exit 2, the files read as before (a template's KV002, the base's KV405), and one
+    warning per missing tool saying what was not rendered, why and the fix."""
+    repo = _infra(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert render.kustomize_command(".") is None and shutil.which("helm") is None
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(repo)])
+    assert r.exit_code == 0, r.output  # (warnings only: not the exit code 2 of a named chart without helm)
+    found = json.loads(r.stdout)["diagnostics"]
+    chart = repo / "charts" / "chat"
+    (helm,) = [d for d in found if "helm is not on PATH" in d["message"]]
+    assert helm["severity"] == "warning" and helm["file"] == str(chart / "Chart.yaml")
+    assert "1 Helm chart(s)" in helm["message"] and "install helm" in helm["fix"]
+    (kust,) = [d for d in found if "neither kustomize nor kubectl is on PATH" in d["message"]]
+    assert kust["severity"] == "warning" and "2 kustomization(s)" in kust["message"]  # the overlays
+    # as before: the raw template, the values files, the base read as written
+    assert any(
+        d["rule"] == "KV002" and d["file"] == str(chart / "templates" / "deployment.yaml") for d in found
+    )
+    assert any(d["rule"] == "KV002" and d["file"] == str(chart / "values-prod.yaml") for d in found)
+    assert any(d["rule"] == "KV405" for d in found)
+
+
+def test_a_chart_named_without_helm_still_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the user names is rendered or refused, as before: exit code 2."""
+    repo = _infra(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(repo / "charts" / "chat")])
+    assert r.exit_code == 2 and "helm binary is not on PATH" in r.output
+
+
+@needs_kustomize
+def test_a_remote_base_met_in_a_walk_is_a_kv001_and_nothing_is_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "deploy" / "overlay"
+    d.mkdir(parents=True)
+    (d / "kustomization.yaml").write_text(
+        "resources:\n- https://github.com/example/config//base?ref=v1\n- deployment.yaml\n"
+    )
+    (d / "deployment.yaml").write_text(_DEPLOYMENT)
+    ran: list[list[str]] = []
+    real = render._run
+
+    def recording(cmd: list[str], *args: object, **kwargs: object) -> object:
+        ran.append(cmd)
+        return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "_run", recording)
+    diags = _diags([str(tmp_path / "deploy")])
+    (kv001,) = [x for x in diags if x.rule == "KV001"]
+    assert kv001.loc is not None and kv001.loc.file == str(d / "kustomization.yaml") and kv001.loc.line == 2
+    assert ran == []  # kustomize never ran
+
+
+@needs_helm
+def test_a_subchart_met_in_a_walk_of_its_charts_directory_is_rendered_alone_with_the_note(
+    tmp_path: Path,
+) -> None:
+    """A walk that starts inside a chart's charts/ meets the subchart without its parent: rendered alone, with the
+    existing subchart note (its parent's values were not applied)."""
+    parent = tmp_path / "app"
+    shutil.copytree(CHAT_CHART, parent / "charts" / "chat")
+    (parent / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    diags = _diags([str(parent / "charts")])
+    (note,) = [d for d in diags if d.rule == "KV002"]
+    assert note.severity == "info" and f"this chart is a subchart of {parent}" in note.message
+    assert any(d.object == "Deployment/chat-chat" for d in diags)
+
+
+@needs_helm
+@needs_kustomize
+def test_a_nested_configuration_keeps_the_walk_rendering(tmp_path: Path) -> None:
+    """A .kvlint.yaml below the walked directory splits the walk by configuration (kvlint.checkrun.config_groups):
+    the chart and the overlays are still rendered, each under its own directory's configuration."""
+    repo = _infra(tmp_path)
+    (repo / "charts" / ".kvlint.yaml").write_text("ignore: [KV202]\n")
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "json", str(repo)])
+    found = json.loads(r.stdout)["diagnostics"]
+    chart = repo / "charts" / "chat"
+    assert not [d for d in found if d["rule"] == "KV002" and d["severity"] != "info"]
+    on_chart = {d["rule"] for d in found if d["file"] == str(chart / "templates" / "deployment.yaml")}
+    assert "KV103" in on_chart and "KV202" not in on_chart  # rendered, under charts/.kvlint.yaml
+    names = {w["name"] for w in json.loads(r.stdout)["workloads"]}
+    assert names == {"chat-chat", "vllm-l4", "vllm-l4-canary"}
+    assert not [d for d in found if d["rule"] == "KV405"]
+    base = repo / "kustomize" / "base" / "kustomization.yaml"
+    assert [d["severity"] for d in found if d["file"] == str(base)] == ["info"]
+
+
+def test_plan_walk_finds_the_roots_of_the_reference_graph(tmp_path: Path) -> None:
+    """Overlays are the kustomizations no other of the walk builds on; a base reached through another base is a
+    base of the overlay too; a cycle no overlay leads into is rendered (kustomize reports it)."""
+    repo = _infra(tmp_path)
+    k = repo / "kustomize"
+    (k / "mid").mkdir()
+    (k / "mid" / "kustomization.yaml").write_text("resources:\n- ../base\n")
+    (k / "top").mkdir()
+    (k / "top" / "kustomization.yaml").write_text("resources:\n- ../mid\n")
+    for a, b in (("c1", "c2"), ("c2", "c1")):
+        (k / a).mkdir()
+        (k / a / "kustomization.yaml").write_text(f"resources:\n- ../{b}\n")
+    found, skip = render.plan_walk(str(k))
+    roots = {os.path.basename(w): w.bases for w in found if w.tool == "kustomize"}
+    assert set(roots) == {"l4", "l4-canary", "top", "c1"}
+    assert roots["top"] == (str(k / "base"), str(k / "mid")) or set(roots["top"]) == {
+        str(k / "base"),
+        str(k / "mid"),
+    }
+    assert roots["c1"] == (str(k / "c2"),)
+
+
+@needs_helm
+@needs_kustomize
+def test_a_walk_of_too_many_charts_renders_none_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More charts and overlays than MAX_WALK_RENDERS in one walk (a pull request adding thousands of Chart.yaml
+    files): no renderer starts, the files are read as plain files, one warning says why and what to do."""
+    repo = _infra(tmp_path)
+    monkeypatch.setattr(render, "MAX_WALK_RENDERS", 2)  # the chart and two overlays are three
+    ran: list[list[str]] = []
+    real = render._run
+
+    def recording(cmd: list[str], *args: object, **kwargs: object) -> object:
+        ran.append(cmd)
+        return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "_run", recording)
+    diags = _diags([str(repo)])
+    assert ran == []
+    (note,) = [d for d in diags if "kvlint renders in one walk" in d.message]
+    assert note.severity == "warning" and note.message.startswith("3 Helm charts and kustomize overlays")
+    chart = repo / "charts" / "chat"
+    assert any(
+        d.rule == "KV002" and d.loc is not None and d.loc.file == str(chart / "templates" / "deployment.yaml")
+        for d in diags
+    )
+    assert any(d.rule == "KV405" for d in diags)  # the base read as written, as before
+
+
+@needs_kustomize
+def test_a_kustomization_file_linked_out_of_the_walk_is_not_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request's ``overlay/kustomization.yaml -> /outside/file``: the walk reads no link out of the directory
+    walked (an info), and does not hand kustomize a kustomization it would read there."""
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("resources:\n- deployment.yaml\n")
+    d = tmp_path / "deploy" / "overlay"
+    d.mkdir(parents=True)
+    (d / "deployment.yaml").write_text(_DEPLOYMENT)
+    (d / "kustomization.yaml").symlink_to(outside)
+    ran: list[list[str]] = []
+    real = render._run
+
+    def recording(cmd: list[str], *args: object, **kwargs: object) -> object:
+        ran.append(cmd)
+        return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "_run", recording)
+    diags = _diags([str(tmp_path / "deploy")])
+    assert ran == []
+    (link,) = [x for x in diags if x.rule == "KV001"]
+    assert link.severity == "info" and "points outside the directory walked" in link.message
+
+
+@needs_helm
+@needs_kustomize
+def test_a_chart_both_named_and_met_in_the_walk_is_rendered_once_as_named(tmp_path: Path) -> None:
+    """``kvlint check deploy deploy/charts/chat --helm-values values-prod.yaml``: the chart is rendered once, with the
+    values file (its --max-model-len: no KV202), and gets no note that its other values were not applied."""
+    repo = _infra(tmp_path)
+    chart = repo / "charts" / "chat"
+    result = run_check(
+        [str(repo), str(chart)],
+        Options(allow_hub=False, helm_values=(str(chart / "values-prod.yaml"),)),
+    )
+    on_chart = [d for d in result.diagnostics if d.loc is not None and str(chart) in d.loc.file]
+    assert not [d for d in on_chart if d.rule in ("KV002", "KV202")]
+    assert [cr.workload.doc.name for cr in result.containers].count("chat-chat") == 1
+
+
+@needs_kustomize
+def test_an_overlays_json6902_patch_is_a_source_in_a_walk(tmp_path: Path) -> None:
+    """The pull-request annotation's sources (kvlint.origins.attach_sources, as kvlint.checkrun.run_paths attaches
+    them) hold the JSON 6902 patch operation of an overlay met in a walk, as of one named (tests/test_ci_cli.py)."""
+    from kvlint.checkrun import run_paths
+
+    repo = tmp_path / "deploy"
+    shutil.copytree(ROOT / "fixtures" / "kustomize" / "base", repo / "base")
+    overlay = repo / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\npatches:\n  - target: {kind: Deployment, name: chat-8b}\n    path: mml.yaml\n"
+    )
+    (overlay / "mml.yaml").write_text(
+        "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --max-model-len=65536\n"
+    )
+    result = run_paths([str(repo)], Options(allow_hub=False), no_config=True).result
+    sources = {(s.file, s.line) for d in result.diagnostics for s in d.sources}
+    assert (str(overlay / "mml.yaml"), 1) in sources
