@@ -428,7 +428,8 @@ def analyse_serving(
     ``placement`` from its flags. ``serving.version`` is the engine release as the parser decided it with
     ``options.engine_version`` (:func:`kvlint.engines.images.engine_release`, the one rule): it is planned as
     is, so the plan, the rules and the option parser agree on it. Never raises on user input: what could not be
-    resolved is recorded on the result (``model_error``, ``plan_error``) for the resolution rules to report.
+    resolved is recorded on the result (``model_error``, ``plan_error`` with its ``plan_refusal``) for the resolution
+    rules to report.
     """
     cr = ContainerResult(
         workload=w, container=container, container_name=serving.container_name, serving=serving
@@ -449,6 +450,7 @@ def analyse_serving(
     cr.plan_detail = outcome.detail
     cr.plan = outcome.plan
     cr.plan_error = outcome.error
+    cr.plan_refusal = outcome.refusal
     if outcome.model_note:
         cr.model_error = outcome.model_note
     if cr.placement is not None and cr.placement.accelerator is None and cr.model is not None:

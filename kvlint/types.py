@@ -21,6 +21,7 @@ from kvlint.source import LDict, Loc
 
 if TYPE_CHECKING:
     from kvlint.accelerators.sharing import GpuSlice
+    from kvlint.memory.refusal import Refusal
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -898,7 +899,10 @@ class ContainerResult:
     ``plan_detail`` the engine's full result it comes from (``VllmPlanDetail``, ``TgiPlanDetail``,
     ``SglangPlanDetail``: fit check, warmup, pool figures), both set once by the plan stage
     (:mod:`kvlint.memory.stage`). ``fleet`` holds the container planned on each accelerator of the fleet
-    (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on.
+    (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on. ``plan_error`` says why
+    there is no plan although model and GPU are known, and ``plan_refusal`` which start-up refusal of the engine
+    it is (:class:`kvlint.memory.refusal.Refusal`; None when kvlint merely cannot size it), which KV502 reports by
+    kind (never by the message's wording).
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
     exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it).
     """
@@ -916,6 +920,7 @@ class ContainerResult:
     plan_error: str | None = None
     fleet: tuple[Any, ...] = ()
     model_annotation_overruled: str | None = None
+    plan_refusal: Refusal | None = None
 
     @property
     def object_ref(self) -> str:

@@ -20,9 +20,9 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
-from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
-from kvlint.memory.tgi import ATTENTION_REFUSED
-from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, SPEC_REFUSED, model_facts
+from kvlint.memory.refusal import Refusal
+from kvlint.memory.sglang import PP_PARTITION_REFUSED
+from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import (
     config_refusal,
@@ -43,6 +43,23 @@ from kvlint.wording import platform_name, with_article
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
+
+#: KV502's fix for each pipeline SGLang refuses (``{layers}``: the model's decoder layers)
+_SGLANG_PP_FIX = {
+    Refusal.SGLANG_PP_PARTITION: f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage "
+    "summing to the model's {layers} layers, or unset it for SGLang's even split",
+    Refusal.SGLANG_PP_EXCEEDS_LAYERS: "set --pp-size to at most {layers} (the model's layers) and spread the GPUs "
+    "with --tp-size",
+    Refusal.SGLANG_PP_MLA: "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang "
+    "0.5.5 or later",
+    # 0.5.3 - 0.5.20 assert speculative_algorithm is None with pp > 1; 0.5.21 accepts EAGLE
+    # (kvlint.memory.sglang.PP_SPEC_REFUSED)
+    Refusal.SGLANG_PP_SPECULATIVE: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with "
+    "--tp-size); SGLang 0.5.21 and later accept EAGLE with pipeline parallelism",
+    # the same assert refuses mixed chunked prefill up to 0.5.10 (kvlint.memory.sglang.PP_MIXED_CHUNK_REFUSED_UNTIL)
+    Refusal.SGLANG_PP_MIXED_CHUNK: "drop --enable-mixed-chunk, or serve with --pp-size 1 (spread the GPUs with "
+    "--tp-size); SGLang 0.5.11 and later accept it with pipeline parallelism",
+}
 
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
@@ -400,7 +417,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         fraction = as_float(s.get(MEMORY_FRACTION[s.engine][0])) if s.engine in MEMORY_FRACTION else None
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
-        if s.engine == "sglang" and cr.plan_error.startswith(sglang_mamba.RATIO_REFUSED + " "):
+        refusal = cr.plan_refusal
+        if refusal is Refusal.SGLANG_MAMBA_RATIO:
             # a hybrid model's state pool sized from a ratio SGLang cannot size it with: it does not start
             ratio = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
             yield ctx.finding(
@@ -411,7 +429,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "tgi" and cr.plan_error.startswith(ATTENTION_REFUSED):
+        if refusal is Refusal.TGI_ATTENTION:
             # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
             yield ctx.finding(
                 f"{cr.model.id} on TGI: {cr.plan_error}",
@@ -421,26 +439,17 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "sglang" and cr.plan_error.startswith((PP_REFUSED + " ", PP_PARTITION_REFUSED + "=")):
-            # a pipeline SGLang cannot build (kvlint.memory.sglang.pp_stage_layers): it stops while loading
-            layers = cr.model.num_layers
-            partition = cr.plan_error.startswith(PP_PARTITION_REFUSED)
+        if refusal in _SGLANG_PP_FIX:
+            # a pipeline SGLang cannot build or refuses (kvlint.memory.sglang.pp_stage_layers, sglang_prelude): it
+            # stops while loading
             yield ctx.finding(
                 f"{cr.model.id} on SGLang: {cr.plan_error}",
                 s.loc("pp_size") or s.command_loc,
-                fix=(
-                    f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage summing to the "
-                    f"model's {layers} layers, or unset it for SGLang's even split"
-                    if partition
-                    else f"set --pp-size to at most {layers} (the model's layers) and spread the GPUs with --tp-size"
-                    if "more pipeline stages" in cr.plan_error
-                    else "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang 0.5.5 "
-                    "or later"
-                ),
+                fix=_SGLANG_PP_FIX[refusal].format(layers=cr.model.num_layers),
                 severity="error",
             )
             return
-        if s.engine == "vllm" and cr.plan_error.startswith(SPEC_REFUSED + " "):
+        if refusal is Refusal.VLLM_MTP_COUNT:
             # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
             n = model_facts(cr.model).mtp_config_layers
             yield ctx.finding(
@@ -450,7 +459,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "vllm" and cr.plan_error.startswith(VLLM_PP_PARTITION_REFUSED + "="):
+        if refusal is Refusal.VLLM_PP_PARTITION:
             # a VLLM_PP_LAYER_PARTITION vLLM refuses (kvlint.memory.vllm.pp_partition_refused): it stops while loading
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
@@ -462,7 +471,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "vllm" and cr.plan_error.startswith(PP_EXCEEDS_LAYERS + " "):
+        if refusal is Refusal.VLLM_PP_EXCEEDS_LAYERS:
             # more pipeline stages than layers: stages without a layer, whose GPUs hold no KV cache
             layers = cr.model.num_layers
             kaito = any(
