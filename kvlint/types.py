@@ -9,6 +9,7 @@ tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,13 +77,41 @@ def _scalar_text(value: object) -> str:
     return "<not a string>" if isinstance(value, (dict, list)) else str(value)
 
 
+class Mark(enum.Enum):
+    """What a finding says, for the code that acts on it without reading its message (:func:`kvlint.sizing.unread`
+    counts the serving files and objects kvlint saw but did not read): a message is worded for the user, and may
+    quote a file's own keys and values. Set where the finding is made (:attr:`Finding.mark`), carried to its
+    :attr:`Diagnostic.mark`; never part of a report."""
+
+    #: KV002: a document of raw Helm chart values (:func:`kvlint.render.values_file_finding`, production-stack's
+    #: and KubeAI's models chart values kvlint builds nothing from)
+    HELM_VALUES = "helm-values"
+    #: KV002: chart values that name a serving chart's GPU limit, the llm-d chart's model URI, or leave the engine
+    #: for ``helm install --set`` (counted as not read even when the file names no engine)
+    SERVING_VALUES = "serving-values"
+    #: KV002: a kustomize strategic-merge patch linted alone (:func:`kvlint.render.strategic_merge_patch_finding`)
+    KUSTOMIZE_PATCH = "kustomize-patch"
+    #: KV002: a kustomization file linted as a plain file (:func:`kvlint.render.kustomization_file_finding`)
+    KUSTOMIZATION = "kustomization"
+    #: KV002: a chart whose ``helm template`` output holds no object (:func:`kvlint.render.empty_render_finding`)
+    EMPTY_RENDER = "empty-render"
+    #: KV001: ``helm template`` failed on a chart (:func:`kvlint.render.render_helm`), at ``Chart.yaml`` or at the
+    #: template line helm names
+    HELM_FAILED = "helm-failed"
+    #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, a NIM image, ...)
+    SETTINGS_NOT_READ = "settings-not-read"
+    #: KV503: a GPU container running an engine kvlint does not model (:func:`kvlint.engines.others.other_engine_note`)
+    OTHER_ENGINE = "other-engine"
+
+
 @direct_init
 @dataclass(frozen=True)
 class Finding:
     """A diagnostic raised before any workload exists (KV001, KV002) or by a later stage.
 
     ``rule`` is a catalogue id (``KV103``); ``loc`` the exact position; ``fix`` an actionable remedy
-    (may be empty). ``severity`` None means "the catalogue default for this rule".
+    (may be empty). ``severity`` None means "the catalogue default for this rule". ``mark`` says what the finding
+    is for code that acts on it (:class:`Mark`; None for most).
     """
 
     rule: str
@@ -90,6 +119,7 @@ class Finding:
     loc: Loc | None
     fix: str = ""
     severity: Severity | None = None
+    mark: Mark | None = None
 
 
 @dataclass
@@ -835,7 +865,8 @@ class Diagnostic:
     ``max_model_len``; empty when none), part of its :func:`~kvlint.fingerprint.fingerprint`.
     ``sources`` are where the value at ``loc`` was set before rendering (the Helm values file line, the
     kustomize patch), filled by :mod:`kvlint.origins`; ``sources_more`` counts those left out past
-    :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none).
+    :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none). ``mark`` is the :class:`Mark` of the finding it
+    comes from (:attr:`Finding.mark`), for code that acts on it without reading its message; no report shows it.
     """
 
     rule: str
@@ -849,6 +880,7 @@ class Diagnostic:
     setting: str = ""
     sources: tuple[Loc, ...] = ()
     sources_more: int = 0
+    mark: Mark | None = None
 
     @property
     def statement(self) -> str:

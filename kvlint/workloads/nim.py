@@ -9,7 +9,7 @@ from typing import Any
 
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
     get_in,
@@ -655,6 +655,7 @@ def nim_note(
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.k8s_quantity import K8S_QUANTITY
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ENGINE_NAMES, Document, Finding, Workload
+from kvlint.types import ENGINE_NAMES, Document, Finding, Mark, Workload
 from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
@@ -554,6 +554,7 @@ def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Findi
         fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
         "command separately with kvlint plan -- <command>",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
 
 
@@ -627,6 +628,7 @@ def embedded_container_note(doc: Document) -> Finding | None:
         at or doc.loc,
         fix=f"lint what it renders: {how}; or check the engine command with kvlint plan -- <command>",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
 
 
@@ -650,6 +652,7 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
             loc or where or loc_of(doc.data, "spec") or doc.loc,
             fix=fix,
             severity="info",
+            mark=Mark.SETTINGS_NOT_READ,
         )
     why = _UNREAD.get(doc.kind)
     if why is None:  # most kinds: the apiVersion is not looked at
@@ -666,4 +669,5 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
         fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
         "command separately with kvlint plan -- <command>",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )

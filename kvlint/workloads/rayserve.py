@@ -54,7 +54,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import DerivedAccelerator, Document, Finding, Workload
+from kvlint.types import DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.workloads.base import (
     MAX_COPIED_VALUES,
     count_values,
@@ -152,8 +152,10 @@ def serve_llm_reads(w: Workload) -> bool:
     return w.path.startswith(SERVE_PATH)
 
 
-def _finding(rule: str, message: str, loc: Loc | None, fix: str = "", severity: Any = None) -> Finding:
-    return Finding(rule, message, loc, fix=fix, severity=severity)
+def _finding(
+    rule: str, message: str, loc: Loc | None, fix: str = "", severity: Any = None, mark: Mark | None = None
+) -> Finding:
+    return Finding(rule, message, loc, fix=fix, severity=severity, mark=mark)
 
 
 def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]:
@@ -470,6 +472,7 @@ class _Reader:
                 fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the "
                 "engine command separately with kvlint plan -- <command>",
                 severity="info",
+                mark=Mark.SETTINGS_NOT_READ,
             )
         )
 
