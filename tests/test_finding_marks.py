@@ -45,7 +45,9 @@ def test_a_values_key_named_like_a_gpu_resource_is_not_a_gpu_limit(tmp_path: Pat
     """Values that name no engine count as not read only when the reason is a serving chart's GPU limit (or the
     llm-d model URI, or keys left for --set); a top-level key named ``nvidia.com/gpu`` holding an app's image is
     neither, and was counted because the GPU's name stood in the message."""
-    path = _write(tmp_path / "v" / "values-b.yaml", '"nvidia.com/gpu":\n  image:\n    repository: example/app\n')
+    path = _write(
+        tmp_path / "v" / "values-b.yaml", '"nvidia.com/gpu":\n  image:\n    repository: example/app\n'
+    )
     (d,) = run_check([path], OFFLINE).diagnostics
     assert d.rule == "KV002" and d.mark is Mark.HELM_VALUES and "nvidia.com/gpu" in d.message
     assert _unread(path) == []
@@ -69,11 +71,16 @@ def test_marks_survive_the_streaming_run(tmp_path: Path, monkeypatch: pytest.Mon
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
         "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n",
     )
-    _write(tmp_path / "v" / "values-a.yaml", '"is a kustomization":\n  image:\n    repository: vllm/vllm-openai\n')
+    _write(
+        tmp_path / "v" / "values-a.yaml",
+        '"is a kustomization":\n  image:\n    repository: vllm/vllm-openai\n',
+    )
     for path in (tmp_path / "k" / "kustomization.yaml", tmp_path / "v" / "values-a.yaml"):
         result = run_paths([str(path)], OFFLINE, no_config=True, jobs=jobs).result
         marks = {d.mark for d in result.diagnostics if d.rule == "KV002"}
         assert marks == ({Mark.KUSTOMIZATION} if path.name.startswith("kustom") else {Mark.HELM_VALUES})
         assert [why for _, why in unread(result)] == (
-            ["kustomization not built"] if path.name.startswith("kustom") else ["Helm values file not rendered"]
+            ["kustomization not built"]
+            if path.name.startswith("kustom")
+            else ["Helm values file not rendered"]
         )
