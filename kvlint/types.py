@@ -102,6 +102,9 @@ class Mark(enum.Enum):
     SETTINGS_NOT_READ = "settings-not-read"
     #: KV503: a GPU container running an engine kvlint does not model (:func:`kvlint.engines.others.other_engine_note`)
     OTHER_ENGINE = "other-engine"
+    #: KV504: the workloads were built from chart values by restating the chart's template
+    #: (:func:`kvlint.workloads.stack_values.stack_values_workloads`); a GitOps source's note replaces it
+    BUILT_FROM_VALUES = "built-from-values"
 
 
 @direct_init

@@ -52,6 +52,7 @@ from kvlint.types import (
     ChartArg,
     Finding,
     JoinedEngine,
+    OptionFinding,
     ServingConfig,
     Severity,
     Value,
@@ -1768,16 +1769,11 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     the release they were read with (:func:`kvlint.engines.images.engine_release`): ``--engine-version``, else the
     engine release the image's Dynamo release carries (:data:`kvlint.engines.images.DYNAMO_ENGINES`), else None.
     Modifies and returns ``cfg``."""
-    dynamo_opts = [
-        f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
-        for f in cfg.findings
-        if f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message
-    ]
-    cfg.findings = [
-        f
-        for f in cfg.findings
-        if not (f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message)
-    ]
+    # the engine parser's unknown options (OptionFinding.unknown), by the option each is about (a word with white
+    # space quoted, as KV205 shows it), not read back out of the finding's message
+    unknown = [f for f in cfg.findings if isinstance(f, OptionFinding) and f.unknown]
+    dynamo_opts = [repr(f.option) if any(c.isspace() for c in f.option) else f.option for f in unknown]
+    cfg.findings = [f for f in cfg.findings if not (isinstance(f, OptionFinding) and f.unknown)]
     what = (
         f"; {', '.join(dynamo_opts)} {'is' if len(dynamo_opts) == 1 else 'are'} taken as Dynamo's own"
         if dynamo_opts

@@ -679,11 +679,7 @@ def _built(
                 w,
                 name=(src.release + w.name[len("RELEASE") :]) if w.name.startswith("RELEASE-") else w.name,
                 namespace=w.namespace or namespace,
-                findings=tuple(
-                    f
-                    for f in w.findings
-                    if not (f.rule == "KV504" and f.message.startswith("built from Helm values"))
-                ),
+                findings=tuple(f for f in w.findings if f.mark is not Mark.BUILT_FROM_VALUES),
             )
             for w in ws
         ]

@@ -800,6 +800,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
         fix=f"for certainty, lint what the chart you deploy renders: helm template RELEASE vllm/vllm-stack "
         f"--version VERSION -f {shell_word(doc.path)} | kvlint check -",
         severity="info",
+        mark=Mark.BUILT_FROM_VALUES,  # a GitOps source says what rendered them instead (kvlint.workloads.gitops)
     )
     out[0] = replaced(out[0], findings=(note, *out[0].findings))
     return out
