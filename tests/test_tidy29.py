@@ -32,3 +32,36 @@ def test_dynamo_options_are_named_from_the_findings_not_read_back_from_their_mes
     assert "--is-prefill-worker, '--odd option' are taken as Dynamo's own" in notes[0].message
     assert "'--odd option' are Dynamo options" in notes[0].fix
     assert not [d for d in r.diagnostics if d.rule == "KV205"]  # taken as Dynamo's, not reported as vLLM's
+
+
+def test_capacity_cells_read_the_plans_refusal_and_fallback_not_its_notes() -> None:
+    """``kvlint plan --compare/--sweep`` call a cell ``refused`` when the max-model-len is above the length vLLM
+    derives (KV201), and say when vLLM 0.8 - 0.10 runs its V0 engine. Both were found by the wording of the plan's
+    notes (an ending, a prefix); the plan carries them now. A cell whose notes say neither is still judged by
+    them."""
+    import dataclasses
+
+    from kvlint.capacity.context import cell_verdict, plan_detail, resolve
+    from kvlint.options import Options
+
+    opts = Options(accelerator="a100-80gb", engine_version="0.10.0", allow_hub=False)
+    ctx = resolve(["vllm", "serve", "google/gemma-3-27b-it", "--max-model-len", "32768"], opts)
+    acc = ctx.accelerator
+    assert acc is not None
+    long = plan_detail(ctx, acc, max_model_len=10**7)
+    assert long.length_refused is not None and long.length_refused.startswith(
+        "--max-model-len 10000000 exceeds"
+    )
+    fp8 = plan_detail(ctx, acc, kv_cache_dtype="fp8")
+    assert fp8.plan.era == "v0" and fp8.v0_fallback == "--kv-cache-dtype fp8 unsupported by V1 on this GPU"
+    for detail, changes in ((long, {"max_model_len": 10**7}), (fp8, {"kv_cache_dtype": "fp8"})):
+        verdict = cell_verdict(ctx, acc, detail, **changes)
+        silent = dataclasses.replace(detail, plan=dataclasses.replace(detail.plan, assumptions=()))
+        assert cell_verdict(ctx, acc, silent, **changes) == verdict
+    assert cell_verdict(ctx, acc, long, max_model_len=10**7)[0::2] == ("refused", "KV201")
+    assert (
+        "vLLM runs its V0 engine here (--kv-cache-dtype fp8 unsupported by V1 on this GPU)"
+        in (cell_verdict(ctx, acc, fp8, kv_cache_dtype="fp8")[1])
+    )
+    auto = plan_detail(ctx, acc)
+    assert auto.length_refused is None and auto.v0_fallback is None
