@@ -569,9 +569,32 @@ class ModelSpec:
     text_config: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ConfigRefusal:
+    """A model's config file that was found and read but refused (``kvlint.models.resolve._refused``): ``path``
+    where it is (with ``:line:col`` for malformed JSON), ``why`` what is wrong with it; ``model_type`` the config's
+    type when it is not a decoder LLM (:class:`kvlint.models.config.NotDecoderLLM`), with ``encoder_decoder`` set
+    for an encoder-decoder such as T5. KV502 says which (:func:`kvlint.rules.families.resolution.
+    model_config_unavailable`) from this, not from the wording of the resolution's message."""
+
+    path: str
+    why: str
+    model_type: str | None = None
+    encoder_decoder: bool = False
+
+
 class ModelUnavailable(Exception):
     """Raised by model resolution when no ``config.json`` can be found; the message says how to
-    provide one (``--model-dir``, ``.kvlint.yaml model_paths``, ``kvlint.io/model``, network/HF_TOKEN)."""
+    provide one (``--model-dir``, ``.kvlint.yaml model_paths``, ``kvlint.io/model``, network/HF_TOKEN).
+    ``refusal``: the config found but refused (:class:`ConfigRefusal`), None when none was found."""
+
+    def __init__(self, message: str, refusal: ConfigRefusal | None = None) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+
+    def __reduce__(self) -> tuple[type[ModelUnavailable], tuple[str, ConfigRefusal | None]]:
+        # an exception pickles its args only: keep the refusal across processes
+        return (ModelUnavailable, (str(self), self.refusal))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -937,7 +960,8 @@ class ContainerResult:
     (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on. ``plan_error`` says why
     there is no plan although model and GPU are known, and ``plan_refusal`` which start-up refusal of the engine
     it is (:class:`kvlint.memory.refusal.Refusal`; None when kvlint merely cannot size it), which KV502 reports by
-    kind (never by the message's wording).
+    kind (never by the message's wording). ``model_refusal`` is the model's config that was found but refused
+    (:class:`ConfigRefusal`) when ``model_error`` says so.
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
     exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it).
     """
@@ -956,6 +980,7 @@ class ContainerResult:
     fleet: tuple[Any, ...] = ()
     model_annotation_overruled: str | None = None
     plan_refusal: Refusal | None = None
+    model_refusal: ConfigRefusal | None = None
 
     @property
     def object_ref(self) -> str:

@@ -65,3 +65,61 @@ def test_capacity_cells_read_the_plans_refusal_and_fallback_not_its_notes() -> N
     )
     auto = plan_detail(ctx, acc)
     assert auto.length_refused is None and auto.v0_fallback is None
+
+
+def test_kv502_tells_a_refused_config_by_what_resolution_found_not_by_the_references_words(
+    tmp_path: Path,
+) -> None:
+    """KV502 says "found but refused" or "not a decoder LLM" when model resolution read a config and refused it;
+    it read that back from the resolution's message, which quotes the model reference: a path naming no config
+    but worded like a refusal got the refusal's finding (with a garbled path), or was called a 'bert' model."""
+    pod = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}\n      containers:\n"
+        '        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n          args: ["--model={ref}"]\n'
+        "          resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+    for ref in ("/models/x was read but refused: y", "/models/model_type 'bert' is not a decoder-only LLM"):
+        path = tmp_path / "m.yaml"
+        path.write_text(pod.format(ref=ref), encoding="utf-8")
+        r = run_check([str(path)], Options(allow_hub=False))
+        (cr,) = r.containers
+        assert cr.model is None and cr.model_refusal is None
+        (d,) = [d for d in r.diagnostics if d.rule == "KV502"]
+        assert d.message.startswith(f"no config.json for model '{ref}'"), d.message
+
+
+def test_a_refused_config_is_carried_with_its_path_and_reason(tmp_path: Path) -> None:
+    """A config that is read and refused (malformed JSON; an encoder) reaches KV502 as a ConfigRefusal."""
+    import json
+
+    from kvlint.types import ConfigRefusal
+
+    bad = tmp_path / "models" / "acme--bad"
+    bad.mkdir(parents=True)
+    (bad / "config.json").write_text('{"architectures": ["LlamaForCausalLM"],', encoding="utf-8")
+    bert = tmp_path / "models" / "acme--enc"
+    bert.mkdir(parents=True)
+    (bert / "config.json").write_text(
+        json.dumps({"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 8}), encoding="utf-8"
+    )
+    opts = Options(allow_hub=False, accelerator="h100", model_dirs=(str(tmp_path / "models"),))
+    for model, expect in (("acme/bad", "malformed JSON"), ("acme/enc", "bert")):
+        path = tmp_path / "m.yaml"
+        path.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+            f"      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n"
+            f"          args: [--model={model}]\n          resources: {{limits: {{nvidia.com/gpu: 1}}}}\n",
+            encoding="utf-8",
+        )
+        r = run_check([str(path)], opts)
+        (cr,) = r.containers
+        refusal = cr.model_refusal
+        assert isinstance(refusal, ConfigRefusal) and refusal.path.startswith(str(tmp_path / "models"))
+        (d,) = [d for d in r.diagnostics if d.rule == "KV502"]
+        if expect == "bert":
+            assert (refusal.model_type, refusal.encoder_decoder) == ("bert", False)
+            assert "is a 'bert' model, not a decoder LLM" in d.message
+        else:
+            assert refusal.model_type is None and refusal.why.startswith("malformed JSON")
+            assert "was found but refused" in d.message and "malformed JSON" in d.message

@@ -24,13 +24,7 @@ from kvlint.memory.refusal import Refusal
 from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
-from kvlint.models.config import (
-    config_refusal,
-    encoder_decoder_support,
-    encoder_decoder_type,
-    not_decoder_type,
-    vllm_removed_architecture,
-)
+from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -352,22 +346,23 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             "kvlint.io/model: <hub id>",
         )
         return
-    if cr.model is None and (enc_dec := encoder_decoder_type(cr.model_error)) is not None:
-        yield _encoder_decoder_finding(ctx, name, enc_dec)
+    # the config found but refused, as model resolution says (cr.model_refusal), not read back from its message
+    refused = cr.model_refusal if cr.model is None else None
+    if refused is not None and refused.model_type is not None and refused.encoder_decoder:
+        yield _encoder_decoder_finding(ctx, name, refused.model_type)
         return
-    if cr.model is None and (encoder := not_decoder_type(cr.model_error)) is not None:
+    if refused is not None and refused.model_type is not None:
         yield ctx.finding(
-            f"model '{name}' is a '{encoder}' model, not a decoder LLM, so capacity rules were skipped: kvlint sizes "
-            "the KV caches of decoder LLMs (its config.json was read)",
+            f"model '{name}' is a '{refused.model_type}' model, not a decoder LLM, so capacity rules were skipped: "
+            "kvlint sizes the KV caches of decoder LLMs (its config.json was read)",
             s.model.loc,
             fix="check this container's memory from the engine's start-up log (kvlint cannot size it); if the "
             "engine should run a generative model, the model reference names the wrong checkpoint",
         )
         return
-    refused = config_refusal(cr.model_error) if cr.model is None else None
     if refused is not None:
         # found and read, but not a config kvlint (or the engine) can build the model from: say what is wrong
-        path, why = refused
+        path, why = refused.path, refused.why
         # "/m/config.json vocab_size is -5" rather than "/m/config.json: config.json vocab_size is -5"
         said = (
             f"{path[: -len('config.json')]}{why}"
