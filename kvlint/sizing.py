@@ -351,7 +351,7 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     for d in diagnostics if of_rules is None else of_rules(_UNREAD_RULES):
         # told apart by what the finding is (its Mark, set where it is made), never by its message's wording
         mark = d.mark
-        if d.rule == "KV503" and mark in (Mark.SETTINGS_NOT_READ, Mark.OTHER_ENGINE):
+        if d.rule == "KV503" and mark in (Mark.SETTINGS_NOT_READ, Mark.NIM_NOT_READ, Mark.OTHER_ENGINE):
             other = mark is Mark.OTHER_ENGINE
             out.append((d, "engine kvlint does not model" if other else "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:

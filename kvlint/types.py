@@ -98,8 +98,10 @@ class Mark(enum.Enum):
     #: KV001: ``helm template`` failed on a chart (:func:`kvlint.render.render_helm`), at ``Chart.yaml`` or at the
     #: template line helm names
     HELM_FAILED = "helm-failed"
-    #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, a NIM image, ...)
+    #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
     SETTINGS_NOT_READ = "settings-not-read"
+    #: KV503: the same for a container running NVIDIA's NIM launcher (:func:`kvlint.workloads.nim.nim_note`)
+    NIM_NOT_READ = "nim-not-read"
     #: KV503: a GPU container running an engine kvlint does not model (:func:`kvlint.engines.others.other_engine_note`)
     OTHER_ENGINE = "other-engine"
     #: KV504: the workloads were built from chart values by restating the chart's template

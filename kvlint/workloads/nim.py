@@ -655,7 +655,7 @@ def nim_note(
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
-        mark=Mark.SETTINGS_NOT_READ,
+        mark=Mark.NIM_NOT_READ,
     )
 
 
@@ -666,7 +666,7 @@ def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
     :func:`nim_service_workloads`); none when the workload already has a NIM note."""
     from kvlint.engines.images import is_nim_image
 
-    if any(f.rule == "KV503" and "the NIM image" in f.message for f in w.findings):
+    if any(f.mark is Mark.NIM_NOT_READ for f in w.findings):
         return ()
     containers = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
     out = []

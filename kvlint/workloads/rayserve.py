@@ -825,11 +825,12 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     at = loc_of(spec, "serveConfigV2")
     serve, why = _parse(raw, at, doc.path)
     decoded: list[tuple[Loc | None, str]] = []
+    bad_base64 = False  # (said by the decoding, not read back from its message)
     if serve is not None and binary:
         decoded, bad = _decode_binary(raw, serve)
         if bad is not None:
-            serve, why = None, f"it does not parse as KubeRay reads it: {bad}"
-    if serve is None and binary and why is not None and why.endswith("invalid base64 data"):
+            serve, why, bad_base64 = None, f"it does not parse as KubeRay reads it: {bad}", True
+    if bad_base64:
         # KubeRay cannot read the config at all, whatever its applications are
         return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
     if not literal and (serve is None or not _names_serve_llm(serve.get("applications"))):
