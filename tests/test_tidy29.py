@@ -123,3 +123,54 @@ def test_a_refused_config_is_carried_with_its_path_and_reason(tmp_path: Path) ->
         else:
             assert refusal.model_type is None and refusal.why.startswith("malformed JSON")
             assert "was found but refused" in d.message and "malformed JSON" in d.message
+
+
+_SCRIPT_POD = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: scr}
+data:
+  start.sh: |
+    #!/bin/sh
+    exec vllm serve meta-llama/Llama-3.1-8B-Instruct
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          command: ["DIR/start.sh"]
+          volumeMounts: [{name: scr, mountPath: "DIR"}]
+          resources: {limits: {nvidia.com/gpu: 1}}
+      volumes: [{name: scr, configMap: {name: scr}}]
+"""
+
+
+def _kv503(path: Path) -> list:
+    return [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV503"]
+
+
+def test_a_script_past_kvlints_read_budget_is_unread_not_a_container_that_never_starts(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Past the characters of mounted scripts one run reads (MOUNTED_SCRIPT_CHARS), a container's script is not
+    read. That was reported as the container never starting: a KV503 error with the fix for a script without the
+    execute bit. It is a warning that kvlint did not read the command, with a fix that says so."""
+    from kvlint.engines import command
+
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        _SCRIPT_POD.replace("DIR", "/scripts").replace('["/scripts/start.sh"]', '["sh", "/scripts/start.sh"]')
+    )
+    monkeypatch.setattr(command, "_PROCESS_MOUNTED_LEFT", [10])
+    (d,) = _kv503(path)
+    assert "which kvlint did not read" in d.message and "the most it reads" in d.message
+    assert (
+        d.severity == "warning"
+        and "defaultMode" not in d.fix
+        and "nothing to change in the container" in d.fix
+    )
