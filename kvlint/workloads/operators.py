@@ -546,15 +546,11 @@ def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Findi
     if found is None:
         return None
     engine, path, where = found
-    return Finding(
-        "KV503",
-        f"kvlint does not read this {doc.kind}'s engine settings: kvlint has no reader for {doc.kind} ({group}), "
-        f"whose {path} configures {engine}; its operator builds the pods from them",
-        where or loc_of(doc.data, "spec") or doc.loc,
-        fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
-        "command separately with kvlint plan -- <command>",
-        severity="info",
-        mark=Mark.SETTINGS_NOT_READ,
+    return _operator_note(
+        doc,
+        f"kvlint has no reader for {doc.kind} ({group}), whose {path} configures {engine}; its operator builds the "
+        "pods from them",
+        where,
     )
 
 
@@ -662,6 +658,12 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
         return None
     if not api.startswith(_UNREAD_GROUPS.get(doc.kind, "")):
         return None
+    return _operator_note(doc, why, loc)
+
+
+def _operator_note(doc: Document, why: str, loc: Loc | None) -> Finding:
+    """The KV503 note on ``doc``, an object whose operator builds the serving pods from settings kvlint does not
+    read (``why``), at ``loc`` (else its ``spec``); counted as not read (:attr:`Mark.SETTINGS_NOT_READ`)."""
     return Finding(
         "KV503",
         f"kvlint does not read this {doc.kind}'s engine settings: {why}",
