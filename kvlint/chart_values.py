@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.wording import shell_word
 
 __all__ = ["READERS", "ChartValuesReader", "reader_of"]
@@ -85,6 +85,7 @@ def _kubeai_note(doc: Document) -> Finding:
             f"catalog has {len(catalog):,} entries, more than the {MAX_CATALOG_ENTRIES:,} kvlint builds Models for",
             _key_loc(doc.data, "catalog") or doc.loc,
             fix=f"helm template RELEASE kubeai/models -f {shell_word(doc.path)} | kvlint check -",
+            mark=Mark.HELM_VALUES,
         )
     # counted from the entries: the workload finder builds the Models (catalog_models), once
     entries = catalog_entries(doc)

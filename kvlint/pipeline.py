@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
 
@@ -43,6 +43,7 @@ from kvlint.types import (
     COULD_NOT_FINISH,
     COULD_NOT_READ_COMMAND,
     CheckResult,
+    ConfigRefusal,
     ContainerResult,
     Diagnostic,
     Document,
@@ -428,7 +429,8 @@ def analyse_serving(
     ``placement`` from its flags. ``serving.version`` is the engine release as the parser decided it with
     ``options.engine_version`` (:func:`kvlint.engines.images.engine_release`, the one rule): it is planned as
     is, so the plan, the rules and the option parser agree on it. Never raises on user input: what could not be
-    resolved is recorded on the result (``model_error``, ``plan_error``) for the resolution rules to report.
+    resolved is recorded on the result (``model_error``, ``plan_error`` with its ``plan_refusal``) for the resolution
+    rules to report.
     """
     cr = ContainerResult(
         workload=w, container=container, container_name=serving.container_name, serving=serving
@@ -443,13 +445,16 @@ def analyse_serving(
         serving.apart_from, serving.joins = serving.joins, None
     if serving.model is None or serving.joins is not None:
         return cr  # no model, or a follower node of its leader's engine, which is sized at the leader
-    cr.model, cr.model_error, cr.model_annotation_overruled = _resolve_model(serving, w, options)
+    cr.model, cr.model_error, cr.model_annotation_overruled, cr.model_refusal = _resolve_model(
+        serving, w, options
+    )
     cr.model_annotation_replaced = _replaced_model(serving, w, options, cr)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
     cr.plan_detail = outcome.detail
     cr.plan = outcome.plan
     cr.plan_error = outcome.error
+    cr.plan_refusal = outcome.refusal
     if outcome.model_note:
         cr.model_error = outcome.model_note
     if cr.placement is not None and cr.placement.accelerator is None and cr.model is not None:
@@ -579,15 +584,16 @@ def resolve_container_model(
     the engine's ``revision`` setting is passed on. Never raises on user input (a model it cannot resolve is
     the second item; kvlint's own failure in the stored-model fallback is not caught, :func:`_stored_model`).
     """
-    model, error, _overruled = _resolve_model(serving, w, options)
+    model, error, _overruled, _refusal = _resolve_model(serving, w, options)
     return model, error
 
 
 def _resolve_model(
     serving: ServingConfig, w: Workload, options: Options
-) -> tuple[ModelSpec | None, str | None, str | None]:
+) -> tuple[ModelSpec | None, str | None, str | None, ConfigRefusal | None]:
     """:func:`resolve_container_model`, with the ``kvlint.io/model`` annotation it did not apply as the third
-    item (None when it applied it, or there is none): with exemptions disabled (``--no-exemptions``, the
+    item (None when it applied it, or there is none) and the config found but refused as the fourth
+    (:class:`~kvlint.types.ConfigRefusal`, what the error says of it; None without one): with exemptions disabled (``--no-exemptions``, the
     webhook's admin switch) the pod's own model (:func:`own_model_reference`) wins over an annotation naming
     another when kvlint can read it, as an annotation that swaps the model sized for a smaller one works as an
     exemption; the annotation still names the model when the pod's own names none kvlint can read (a path on
@@ -598,13 +604,19 @@ def _resolve_model(
     if ann and not options.exemptions_allowed and own.strip().casefold() != str(ann).strip().casefold():
         try:
             spec = _models.resolve_model(own, revision=revision, **_model_sources(options, w.doc.path))
-            return _hide_server_paths(spec, None, own, options) + (str(ann),)
+            return (*_hide_server_paths(spec, None, own, options), str(ann), None)
         except ModelUnavailable:
             pass  # the pod names no model kvlint can read: the annotation speaks for it
         except Exception as exc:  # malformed configs etc.
-            return _hide_server_paths(None, f"{own}: {type(exc).__name__}: {exc}", own, options) + (str(ann),)
-    model, error = _resolve_ref(ref, revision, w, options)
-    return _hide_server_paths(model, error, ref, options) + (None,)
+            failed = f"{own}: {type(exc).__name__}: {exc}"
+            return (*_hide_server_paths(None, failed, own, options), str(ann), None)
+    model, error, refusal = _resolve_ref(ref, revision, w, options)
+    hide = _path_hider(ref, options)
+    if hide is not None and refusal is not None:
+        refusal = replace(
+            refusal, path=hide(refusal.path) or refusal.path, why=hide(refusal.why) or refusal.why
+        )
+    return (*_hide_server_paths(model, error, ref, options), None, refusal)
 
 
 def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: ContainerResult) -> str | None:
@@ -636,11 +648,29 @@ def _hide_server_paths(
     catalogues, ``model_paths`` targets) replaced by what they hold for ``ref`` (``the config.json of 'org/name'``)
     when the manifest is not the machine's user's (``options.allow_local_paths`` False: the admission webhook),
     so a review's findings do not reveal the admin's directory layout; unchanged otherwise."""
-    if options.allow_local_paths or not (error or model is not None):
+    if not (error or model is not None):
         return model, error
+    hide = _path_hider(ref, options)
+    if hide is None:
+        return model, error
+    if model is not None:
+        model = replace(
+            model,
+            source=hide(model.source) or model.source,
+            weight_bytes_source=hide(model.weight_bytes_source),
+            notes=tuple(hide(n) or n for n in model.notes),
+        )
+    return model, hide(error)
+
+
+def _path_hider(ref: str, options: Options) -> Callable[[str | None], str | None] | None:
+    """What :func:`_hide_server_paths` does to a text naming ``ref``'s files, or None when it leaves texts as they
+    are (the machine's own user: ``options.allow_local_paths``, or no model directories)."""
+    if options.allow_local_paths:
+        return None
     pattern = _server_path_pattern(options)
     if pattern is None:
-        return model, error
+        return None
 
     def named(m: re.Match[str]) -> str:
         text = m.group(0)
@@ -652,14 +682,7 @@ def _hide_server_paths(
     def hide(text: str | None) -> str | None:
         return pattern.sub(named, text) if text else text
 
-    if model is not None:
-        model = replace(
-            model,
-            source=hide(model.source) or model.source,
-            weight_bytes_source=hide(model.weight_bytes_source),
-            notes=tuple(hide(n) or n for n in model.notes),
-        )
-    return model, hide(error)
+    return hide
 
 
 def _server_path_pattern(options: Options) -> re.Pattern[str] | None:
@@ -681,17 +704,24 @@ def _server_path_pattern(options: Options) -> re.Pattern[str] | None:
 
 def _resolve_ref(
     ref: str, revision: str | None, w: Workload, options: Options
-) -> tuple[ModelSpec | None, str | None]:
-    """The model ``ref`` (at ``revision``) of a container of ``w``, or why not (:func:`resolve_container_model`)."""
+) -> tuple[ModelSpec | None, str | None, ConfigRefusal | None]:
+    """The model ``ref`` (at ``revision``) of a container of ``w``, or why not (:func:`resolve_container_model`)
+    with the config found but refused, if any (its ``why`` ends as the error does)."""
     try:
-        return _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)), None
+        return (
+            _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)),
+            None,
+            None,
+        )
     except ModelUnavailable as exc:
         stored = _stored_model(ref, revision, w, options)
         if stored is not None:
-            return stored, None
-        return None, str(exc) + _storage_hint(w)
+            return stored, None, None
+        hint = _storage_hint(w)
+        refusal = replace(exc.refusal, why=exc.refusal.why + hint) if exc.refusal is not None else None
+        return None, str(exc) + hint, refusal
     except Exception as exc:  # malformed configs etc.
-        return None, f"{ref}: {type(exc).__name__}: {exc}"
+        return None, f"{ref}: {type(exc).__name__}: {exc}", None
 
 
 def _model_sources(options: Options, manifest: str) -> dict[str, Any]:

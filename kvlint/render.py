@@ -97,7 +97,7 @@ from kvlint.template_lines import (
     parse_template,
     regions,
 )
-from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult
+from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult, Mark
 from kvlint.wording import shell_word
 
 __all__ = [
@@ -118,8 +118,6 @@ __all__ = [
     "Inputs",
     "sort_inputs",
     "unreachable_finding",
-    "KUSTOMIZATION_MARK",
-    "PATCH_MARK",
     "empty_render_finding",
     "is_chart_dir",
     "is_kustomize_dir",
@@ -531,10 +529,12 @@ def helm_values_reason(doc: Document) -> str | None:
     return found[0] if found is not None else None
 
 
-def _values_reason(doc: Document) -> tuple[str, tuple[str, ...]] | None:
-    """``(reason, set_keys)``: :func:`helm_values_reason`'s reason, and the dotted keys the values leave empty for
-    ``helm install --set`` when that is the reason (:func:`_engine_framework_key`; empty otherwise), which
-    :func:`values_file_finding` gives a value each in its fix; None when the document is not chart values."""
+def _values_reason(doc: Document) -> tuple[str, tuple[str, ...], bool] | None:
+    """``(reason, set_keys, serving)``: :func:`helm_values_reason`'s reason, the dotted keys the values leave empty
+    for ``helm install --set`` when that is the reason (:func:`_engine_framework_key`; empty otherwise), which
+    :func:`values_file_finding` gives a value each in its fix, and whether the reason names what only a serving
+    chart's values hold (a GPU limit, the llm-d chart's model URI, or keys left for ``--set``:
+    :attr:`kvlint.types.Mark.SERVING_VALUES`); None when the document is not chart values."""
     data = doc.data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
         return None
@@ -542,27 +542,30 @@ def _values_reason(doc: Document) -> tuple[str, tuple[str, ...]] | None:
     if stack:
         spec = data.get("servingEngineSpec")
         if isinstance(spec, dict) and "modelSpec" in spec:
-            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)", ()
-        return f"it has {stack[0]} (vLLM production-stack chart values)", ()
+            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)", (), False
+        return f"it has {stack[0]} (vLLM production-stack chart values)", (), False
     if "modelSpec" in data:
-        return "it has modelSpec (chart values)", ()
+        return "it has modelSpec (chart values)", (), False
     if "replicaCount" in data and "image" in data:
-        return "it has replicaCount and image but no apiVersion/kind (chart values)", ()
+        return "it has replicaCount and image but no apiVersion/kind (chart values)", (), False
     image_at = _image_repository_key(data)
     if image_at is not None:
-        return f"it has {image_at} but no apiVersion/kind (chart values)", ()
-    llmd = _llm_d_modelservice_reason(data) or _llm_d_sample_reason(data)
+        return f"it has {image_at} but no apiVersion/kind (chart values)", (), False
+    llmd = _llm_d_modelservice_reason(data)
     if llmd is not None:
-        return llmd, ()
+        return llmd, (), False
+    llmd = _llm_d_sample_reason(data)
+    if llmd is not None:
+        return llmd, (), True
     framework = _engine_framework_key(data)
     if framework is not None:
-        return framework
+        return framework[0], framework[1], bool(framework[1])
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
-            return "it is a values file beside a Chart.yaml", ()
+            return "it is a values file beside a Chart.yaml", (), False
     serving = _serving_values_reason(data)
-    return (serving, ()) if serving is not None else None
+    return (serving[0], (), serving[1]) if serving is not None else None
 
 
 #: A serving engine as the value of a chart's engine chooser (``framework: sglang``), in lower case
@@ -682,8 +685,9 @@ _HF_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*
 _MODEL_KEYS = ("model", "modelName", "modelId", "modelID")
 
 
-def _serving_values_reason(data: dict) -> str | None:
-    """Why a document without apiVersion/kind reads as a serving chart's values, or None: a GPU in its
+def _serving_values_reason(data: dict) -> tuple[str, bool] | None:
+    """Why a document without apiVersion/kind reads as a serving chart's values, and whether a GPU limit is among
+    the reasons, or None: a GPU in its
     top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``)
     or a Hugging Face repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one
     other top-level key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
@@ -736,7 +740,7 @@ def _serving_values_reason(data: dict) -> str | None:
     if len(signals) < 2:  # a GPU or a model, and another key of a pod's shape
         return None
     listed = ", ".join(signals[:-1]) + " and " + signals[-1]
-    return f"it has {listed} but no apiVersion/kind (a serving chart's values)"
+    return f"it has {listed} but no apiVersion/kind (a serving chart's values)", gpu is not None
 
 
 def _image_repository_key(data: dict) -> str | None:
@@ -1021,13 +1025,6 @@ def _kustomize_roots(
     return roots, {r: tuple(sorted(b, key=position.__getitem__)) for r, b in bases.items()}, named
 
 
-#: The words that begin each note of :func:`walk_notes` (on a chart or kustomization file: not a file left unread,
-#: :func:`kvlint.sizing.unread` skips them; the files a missing tool left unrendered are counted as before)
-WALK_NOTE_MARKS = ("kvlint rendered this chart, met in a directory walk", "this kustomization is a base of ")
-#: (the missing-tool warning: its count, then these words)
-WALK_MISSING_MARKS = (" met in this walk (", " met in this walk, more than ")
-
-
 def _kustomization_name(directory: str) -> str:
     """The kustomization file's name in ``directory`` (the first of :data:`KUSTOMIZATION_FILES` there)."""
     return next(
@@ -1054,6 +1051,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 "files instead, so their serving containers are not sized as deployed",
                 Loc(os.path.join(first, name), 1, 1),
                 fix="name the charts and overlays you deploy (kvlint check DIR ...), or walk a smaller directory",
+                mark=Mark.WALK_NOTE,
             )
         )
     for tool in ("helm", "kustomize"):
@@ -1085,6 +1083,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 "as deployed (templates are not read, values and kustomizations get KV002)",
                 at,
                 fix=fix,
+                mark=Mark.WALK_NOTE,
             )
         )
     bases: dict[str, list[str]] = {}
@@ -1100,6 +1099,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                     fix=f"lint the chart as deployed with one of them: kvlint check {shell_word(w)} --helm-values "
                     f"{shell_word(w.values[0])}",
                     severity="info",
+                    mark=Mark.WALK_NOTE,
                 )
             )
         if w.tool == "kustomize" and w.rendered:
@@ -1117,6 +1117,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 Loc(os.path.join(b, name), 1, 1),
                 fix=f"nothing to do; to lint the base as it builds alone: kvlint check {shell_word(b)}",
                 severity="info",
+                mark=Mark.WALK_NOTE,
             )
         )
     return out
@@ -1401,7 +1402,10 @@ def render_helm(
                 )
                 for f in out.findings
             ]
-        out.findings[:] = [_helm_failure(f, chart, max_bytes) for f in out.findings]
+        out.findings[:] = [
+            dataclasses.replace(_helm_failure(f, chart, max_bytes), mark=Mark.HELM_FAILED)
+            for f in out.findings
+        ]
         return out
     result = load_text(out, label)
     root = os.path.normpath(chart)
@@ -1574,7 +1578,8 @@ def _values_place(indexes: Sequence[Sequence[dict[str, list[_Place]]]], text: st
     return None
 
 
-#: The start of :func:`empty_render_finding`'s message (:func:`kvlint.sizing.unread` counts such a chart as not read)
+#: The start of :func:`empty_render_finding`'s message (:func:`kvlint.sizing.unread` counts such a chart as not read,
+#: by its :attr:`~kvlint.types.Mark.EMPTY_RENDER`)
 EMPTY_RENDER = "helm template rendered no Kubernetes object from this chart"
 
 
@@ -1599,6 +1604,7 @@ def empty_render_finding(chart: str, values: Sequence[str] = ()) -> Finding:
         f"{EMPTY_RENDER} ({why}): nothing of it was linted",
         Loc(os.path.join(chart, "Chart.yaml"), 1, 1),
         fix=fix,
+        mark=Mark.EMPTY_RENDER,
     )
 
 
@@ -2815,14 +2821,9 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
         return values.note(doc)
     found = _values_reason(doc)
     if found is not None:
-        return values_file_finding(doc.path, found[0], doc.loc, set_keys=found[1])
+        return values_file_finding(doc.path, found[0], doc.loc, set_keys=found[1], serving=found[2])
     return kustomization_file_finding(doc) or strategic_merge_patch_finding(doc)
 
-
-#: The words of :func:`strategic_merge_patch_finding`'s message that :func:`kvlint.sizing.unread` recognises it by
-PATCH_MARK = "is a kustomize strategic-merge patch"
-#: The words of :func:`kustomization_file_finding`'s message that :func:`kvlint.sizing.unread` recognises it by
-KUSTOMIZATION_MARK = "is a kustomization"
 
 #: the workload kinds whose pod template a kustomize strategic-merge patch typically overrides
 _PATCHED_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
@@ -2851,10 +2852,12 @@ def strategic_merge_patch_finding(doc: Document) -> Finding | None:
     return Finding(
         "KV002",
         f"this {data['kind']} has no spec.selector and its containers no image, which the API server requires: it "
-        f"{PATCH_MARK}, and kvlint lints what a kustomization builds from it, not the patch alone",
+        "is a kustomize strategic-merge patch, and kvlint lints what a kustomization builds from it, not the patch "
+        "alone",
         doc.loc,
         fix="name the kustomization directory that applies it: kvlint check DIR (built with kubectl kustomize), "
         "or kubectl kustomize DIR | kvlint check -",
+        mark=Mark.KUSTOMIZE_PATCH,
     )
 
 
@@ -2882,20 +2885,25 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     directory = os.path.dirname(doc.path) or "."
     return Finding(
         "KV002",
-        f"this {KUSTOMIZATION_MARK} linted as a plain file: kvlint read the files of its tree as written, not what "
+        "this is a kustomization linted as a plain file: kvlint read the files of its tree as written, not what "
         "it builds with its patches, images and replicas applied",
         doc.loc,
         fix=f"name its directory to lint what it builds: kvlint check {shell_word(directory)} (built with kubectl kustomize), "
         f"or kubectl kustomize {shell_word(directory)} | kvlint check -",
+        mark=Mark.KUSTOMIZATION,
     )
 
 
-def values_file_finding(path: str, reason: str, loc: Loc | None, *, set_keys: Sequence[str] = ()) -> Finding:
+def values_file_finding(
+    path: str, reason: str, loc: Loc | None, *, set_keys: Sequence[str] = (), serving: bool = False
+) -> Finding:
     """KV002 for the Helm values file at ``path`` (``reason``: what makes it values, e.g. "it has replicaCount
     and image but no apiVersion/kind"); the fix is the ``helm template`` command with that file, and, for a file
     of a chart directory (:func:`values_chart`: ``CHART/values.yaml``, ``CHART/examples/x.yaml``), the ``kvlint
     check`` of that chart with it first. ``set_keys``: the dotted keys the file leaves empty for ``helm install
-    --set`` (:func:`install_set_keys`), each given a value in the fix of a file outside any chart directory."""
+    --set`` (:func:`install_set_keys`), each given a value in the fix of a file outside any chart directory.
+    Marked :attr:`~kvlint.types.Mark.SERVING_VALUES` when ``serving`` (the reason names a serving chart's GPU,
+    model URI or keys left for ``--set``), else :attr:`~kvlint.types.Mark.HELM_VALUES`."""
     chart = values_chart(path)
     top = outermost_chart(chart) if chart is not None else None
     apart = repository_chart(path) if chart is None else None
@@ -2938,6 +2946,7 @@ def values_file_finding(path: str, reason: str, loc: Loc | None, *, set_keys: Se
         "renders from it, not raw values",
         loc,
         fix=fix,
+        mark=Mark.SERVING_VALUES if serving else Mark.HELM_VALUES,
     )
 
 

@@ -45,10 +45,8 @@ from typing import Any
 
 from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
-from kvlint.engines.others import OTHER_ENGINE_MARK
-from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
-from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
+from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc, Mark
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
 
@@ -318,22 +316,6 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
     return cache[key]
 
 
-#: GPU resource names a values file's KV002 reason quotes (kvlint.render: a GPU in the values' top-level
-#: ``resources``)
-_GPU_NAMES = (*WHOLE_GPUS, MIG_RESOURCE_PREFIX)
-
-
-def _values_with_gpu(message: str) -> bool:
-    """A values file's KV002 whose reason is a GPU limit (a serving chart's values that name no engine, such as
-    substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``) or the model URI of the llm-d
-    chart's sample application (:func:`kvlint.render.helm_values_reason`): counted as not read too."""
-    return "is a Helm values file" in message and (
-        any(g in message for g in _GPU_NAMES)
-        or ".model.modelArtifactURI " in message
-        or " empty, for helm install --set to fill " in message
-    )
-
-
 #: the rules of the findings :func:`unread` reads
 _UNREAD_RULES = frozenset({"KV001", "KV002", "KV503"})
 
@@ -341,7 +323,7 @@ _UNREAD_RULES = frozenset({"KV001", "KV002", "KV503"})
 def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, or a values
-    file whose KV002 reason is a GPU limit (:func:`_values_with_gpu`), and whose serving containers, if it
+    file whose KV002 reason is a GPU limit (:attr:`kvlint.types.Mark.SERVING_VALUES`), and whose serving containers, if it
     parsed anyway, were not read; the templates and values files of one chart, linted as plain files, are one
     ``Helm chart not rendered (its files linted as they are)``: :func:`kvlint.load.template_chart`, its subcharts
     counted with the outermost chart (:func:`kvlint.load.outermost_chart`),
@@ -357,17 +339,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
     the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
     1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper,
-    never called by the admission webhook."""
-    # imported here, not at the top: the reports import this module, and a run that reaches them has loaded
-    # kvlint.render already (kvlint.workloads.find)
-    from kvlint.render import (
-        EMPTY_RENDER,
-        KUSTOMIZATION_MARK,
-        PATCH_MARK,
-        WALK_MISSING_MARKS,
-        WALK_NOTE_MARKS,
-    )
-
+    never called by the admission webhook. Each finding is told apart by its :class:`~kvlint.types.Mark`, set where
+    it is made, not by its message's wording."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths
@@ -376,27 +349,32 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     # a streaming run's DiagnosticView decodes only the diagnostics of these rules
     of_rules = getattr(diagnostics, "of_rules", None)
     for d in diagnostics if of_rules is None else of_rules(_UNREAD_RULES):
-        if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
-            other = OTHER_ENGINE_MARK in d.message
+        # told apart by what the finding is (its Mark, set where it is made), never by its message's wording
+        mark = d.mark
+        if d.rule == "KV503" and mark in (Mark.SETTINGS_NOT_READ, Mark.NIM_NOT_READ, Mark.OTHER_ENGINE):
+            other = mark is Mark.OTHER_ENGINE
             out.append((d, "engine kvlint does not model" if other else "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
-            if d.message.startswith(WALK_NOTE_MARKS) or any(m in d.message for m in WALK_MISSING_MARKS):
+            if mark is Mark.WALK_NOTE:
                 continue  # a note on what a walk rendered (or could not): the files it names count themselves
-            if PATCH_MARK in d.message:
+            if mark is Mark.KUSTOMIZE_PATCH:
                 if _names_engine(d.loc.file, cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomize patch not applied"))
-            elif d.message.startswith(EMPTY_RENDER):
+            elif mark is Mark.EMPTY_RENDER:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
                     out.append((d, "Helm chart rendered nothing"))
-            elif KUSTOMIZATION_MARK in d.message:
+            elif mark is Mark.KUSTOMIZATION:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomization not built"))
-            elif _names_engine(d.loc.file, cache) or _values_with_gpu(d.message):
+            # values whose reason is a GPU limit (a serving chart's values that name no engine, such as
+            # substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``), the llm-d chart's
+            # model URI or keys left for --set are counted as not read too
+            elif _names_engine(d.loc.file, cache) or mark is Mark.SERVING_VALUES:
                 seen.add(d.loc.file)
-                values = "is a Helm values file" in d.message
+                values = mark in (Mark.HELM_VALUES, Mark.SERVING_VALUES)
                 # the templates and values of one chart, linted as plain files by a directory walk: one chart
                 # not rendered, not one entry per file (a chart of five templates was five); a subchart unpacked
                 # in its parent's charts/ is rendered through the parent (the chart its KV002 names), so its
@@ -429,7 +407,7 @@ def _render_root(d: Diagnostic) -> str | None:
     assert d.loc is not None
     if os.path.basename(d.loc.file) in _RENDER_ROOTS:
         return d.loc.file
-    if not d.message.startswith("helm template failed"):
+    if d.mark is not Mark.HELM_FAILED:
         return None
     here = os.path.dirname(os.path.abspath(d.loc.file))
     # the template's own chart: templates/ is one level below it, a folder in templates/ a few more

@@ -9,6 +9,7 @@ tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from kvlint.source import LDict, Loc
 
 if TYPE_CHECKING:
     from kvlint.accelerators.sharing import GpuSlice
+    from kvlint.memory.refusal import Refusal
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -75,13 +77,50 @@ def _scalar_text(value: object) -> str:
     return "<not a string>" if isinstance(value, (dict, list)) else str(value)
 
 
+class Mark(enum.Enum):
+    """What a finding says, for the code that acts on it without reading its message (:func:`kvlint.sizing.unread`
+    counts the serving files and objects kvlint saw but did not read): a message is worded for the user, and may
+    quote a file's own keys and values. Set where the finding is made (:attr:`Finding.mark`), carried to its
+    :attr:`Diagnostic.mark`; never part of a report."""
+
+    #: KV002: a document of raw Helm chart values (:func:`kvlint.render.values_file_finding`, production-stack's
+    #: and KubeAI's models chart values kvlint builds nothing from)
+    HELM_VALUES = "helm-values"
+    #: KV002: chart values that name a serving chart's GPU limit, the llm-d chart's model URI, or leave the engine
+    #: for ``helm install --set`` (counted as not read even when the file names no engine)
+    SERVING_VALUES = "serving-values"
+    #: KV002: a kustomize strategic-merge patch linted alone (:func:`kvlint.render.strategic_merge_patch_finding`)
+    KUSTOMIZE_PATCH = "kustomize-patch"
+    #: KV002: a kustomization file linted as a plain file (:func:`kvlint.render.kustomization_file_finding`)
+    KUSTOMIZATION = "kustomization"
+    #: KV002: a chart whose ``helm template`` output holds no object (:func:`kvlint.render.empty_render_finding`)
+    EMPTY_RENDER = "empty-render"
+    #: KV001: ``helm template`` failed on a chart (:func:`kvlint.render.render_helm`), at ``Chart.yaml`` or at the
+    #: template line helm names
+    HELM_FAILED = "helm-failed"
+    #: KV002: a note on the charts and kustomizations a directory walk met (:func:`kvlint.render.walk_notes`: a
+    #: missing tool, the render limit, values not applied, a base linted through its overlays); the files it names
+    #: are counted on their own, not as this note
+    WALK_NOTE = "walk-note"
+    #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
+    SETTINGS_NOT_READ = "settings-not-read"
+    #: KV503: the same for a container running NVIDIA's NIM launcher (:func:`kvlint.workloads.nim.nim_note`)
+    NIM_NOT_READ = "nim-not-read"
+    #: KV503: a GPU container running an engine kvlint does not model (:func:`kvlint.engines.others.other_engine_note`)
+    OTHER_ENGINE = "other-engine"
+    #: KV504: the workloads were built from chart values by restating the chart's template
+    #: (:func:`kvlint.workloads.stack_values.stack_values_workloads`); a GitOps source's note replaces it
+    BUILT_FROM_VALUES = "built-from-values"
+
+
 @direct_init
 @dataclass(frozen=True)
 class Finding:
     """A diagnostic raised before any workload exists (KV001, KV002) or by a later stage.
 
     ``rule`` is a catalogue id (``KV103``); ``loc`` the exact position; ``fix`` an actionable remedy
-    (may be empty). ``severity`` None means "the catalogue default for this rule".
+    (may be empty). ``severity`` None means "the catalogue default for this rule". ``mark`` says what the finding
+    is for code that acts on it (:class:`Mark`; None for most).
     """
 
     rule: str
@@ -89,6 +128,7 @@ class Finding:
     loc: Loc | None
     fix: str = ""
     severity: Severity | None = None
+    mark: Mark | None = None
 
 
 @dataclass
@@ -535,9 +575,32 @@ class ModelSpec:
     text_config: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ConfigRefusal:
+    """A model's config file that was found and read but refused (``kvlint.models.resolve._refused``): ``path``
+    where it is (with ``:line:col`` for malformed JSON), ``why`` what is wrong with it; ``model_type`` the config's
+    type when it is not a decoder LLM (:class:`kvlint.models.config.NotDecoderLLM`), with ``encoder_decoder`` set
+    for an encoder-decoder such as T5. KV502 says which (:func:`kvlint.rules.families.resolution.
+    model_config_unavailable`) from this, not from the wording of the resolution's message."""
+
+    path: str
+    why: str
+    model_type: str | None = None
+    encoder_decoder: bool = False
+
+
 class ModelUnavailable(Exception):
     """Raised by model resolution when no ``config.json`` can be found; the message says how to
-    provide one (``--model-dir``, ``.kvlint.yaml model_paths``, ``kvlint.io/model``, network/HF_TOKEN)."""
+    provide one (``--model-dir``, ``.kvlint.yaml model_paths``, ``kvlint.io/model``, network/HF_TOKEN).
+    ``refusal``: the config found but refused (:class:`ConfigRefusal`), None when none was found."""
+
+    def __init__(self, message: str, refusal: ConfigRefusal | None = None) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+
+    def __reduce__(self) -> tuple[type[ModelUnavailable], tuple[str, ConfigRefusal | None]]:
+        # an exception pickles its args only: keep the refusal across processes
+        return (ModelUnavailable, (str(self), self.refusal))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -834,7 +897,8 @@ class Diagnostic:
     ``max_model_len``; empty when none), part of its :func:`~kvlint.fingerprint.fingerprint`.
     ``sources`` are where the value at ``loc`` was set before rendering (the Helm values file line, the
     kustomize patch), filled by :mod:`kvlint.origins`; ``sources_more`` counts those left out past
-    :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none).
+    :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none). ``mark`` is the :class:`Mark` of the finding it
+    comes from (:attr:`Finding.mark`), for code that acts on it without reading its message; no report shows it.
     """
 
     rule: str
@@ -848,6 +912,7 @@ class Diagnostic:
     setting: str = ""
     sources: tuple[Loc, ...] = ()
     sources_more: int = 0
+    mark: Mark | None = None
 
     @property
     def statement(self) -> str:
@@ -898,7 +963,11 @@ class ContainerResult:
     ``plan_detail`` the engine's full result it comes from (``VllmPlanDetail``, ``TgiPlanDetail``,
     ``SglangPlanDetail``: fit check, warmup, pool figures), both set once by the plan stage
     (:mod:`kvlint.memory.stage`). ``fleet`` holds the container planned on each accelerator of the fleet
-    (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on.
+    (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on. ``plan_error`` says why
+    there is no plan although model and GPU are known, and ``plan_refusal`` which start-up refusal of the engine
+    it is (:class:`kvlint.memory.refusal.Refusal`; None when kvlint merely cannot size it), which KV502 reports by
+    kind (never by the message's wording). ``model_refusal`` is the model's config that was found but refused
+    (:class:`ConfigRefusal`) when ``model_error`` says so.
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
     exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it);
     ``model_annotation_replaced`` the pod's own model, one kvlint can read, that the annotation (naming another)
@@ -919,6 +988,8 @@ class ContainerResult:
     fleet: tuple[Any, ...] = ()
     model_annotation_overruled: str | None = None
     model_annotation_replaced: str | None = None
+    plan_refusal: Refusal | None = None
+    model_refusal: ConfigRefusal | None = None
 
     @property
     def object_ref(self) -> str:

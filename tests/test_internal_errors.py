@@ -43,7 +43,7 @@ def test_a_crash_reading_a_document_as_chart_values_is_a_kv503_at_it(
     good, bad = _tree(tmp_path)
     real = kvlint.render._values_reason
 
-    def raising(doc: object) -> tuple[str, tuple[str, ...]] | None:
+    def raising(doc: object) -> tuple[str, tuple[str, ...], bool] | None:
         if str(getattr(doc, "path", "")).endswith("bad.yaml"):
             raise TypeError("unhashable type: 'dict'")
         return real(doc)  # type: ignore[arg-type]

@@ -461,3 +461,31 @@ def test_check_fails_on_a_container_path_kvlint_cannot_size(
     rt = _run("models", "pull", "--check", "rt.yaml")
     assert rt.exit_code == 0 and "unsized" not in rt.output, rt.output
     assert "skipped" in rt.output and "serving-runtime template" in rt.output
+
+
+def test_plain_pull_output_escapes_what_manifests_and_the_hub_name(hub: FakeHub, tmp_path: Path) -> None:
+    """``kvlint models pull`` (without --check) printed the manifests' model references, revisions and object
+    names, and the Hub's answers, raw: a NUL, a terminal escape or a bidi override in a manifest (a pull request
+    from anyone) reached the terminal or CI log as is. Its lines are escaped as ``--check``'s and the reports'
+    (kvlint.report.escape.printable); the JSON report keeps the text (JSON escapes it)."""
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    odd = "\\e[31m\\u202e\\0"  # YAML double-quoted escapes: ESC, RIGHT-TO-LEFT OVERRIDE, NUL
+    raw = "\x1b[31m\u202e\x00"
+    pod = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n"
+        "          args: [{args}]\n          resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+    (deploy / "path.yaml").write_text(pod.format(name="p", args=f'"--model=/models/x{odd}y/"'))
+    (deploy / "rev.yaml").write_text(
+        pod.format(name="r", args=f'"--model=acme-lab/single-file", "--revision=v{odd}1"')
+    )
+    r = _run("models", "pull", "deploy")
+    assert r.exit_code == 1, r.output
+    assert not any(c in r.output for c in "\x1b\u202e\x00"), r.output
+    assert "unsized   /models/x\\x1b[31m\\u202e\\x00y/ (deploy/path.yaml:" in r.output
+    failed = [ln for ln in r.output.splitlines() if ln.startswith("failed ")]
+    assert len(failed) == 1 and "v\\x1b[31m\\u202e\\x001" in failed[0], r.output
+    as_json = json.loads(_run("models", "pull", "--format", "json", "deploy").stdout)
+    assert [s["ref"] for s in as_json["skipped"]] == [f"/models/x{raw}y/"]

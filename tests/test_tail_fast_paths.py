@@ -18,7 +18,7 @@ from kvlint.engines.command import container_env
 from kvlint.engines.images import image_placeholder
 from kvlint.load import load_paths, load_text
 from kvlint.source import LDict, loc_of
-from kvlint.types import Document, Finding
+from kvlint.types import Document, Finding, Mark
 from kvlint.workloads import configmaps as configmaps_of
 from kvlint.workloads.base import get_in
 from kvlint.workloads.operators import _UNREAD, _UNREAD_GROUPS, is_gitops, unread_kind_note
@@ -137,6 +137,7 @@ def _old_unread_kind_note(doc: Document, loc: Any = None) -> Finding | None:
         fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
         "command separately with kvlint plan -- <command>",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,  # (the finding's kind, added since: kvlint.sizing.unread counts it by it)
     )
 
 

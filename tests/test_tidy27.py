@@ -77,7 +77,7 @@ def test_the_keys_left_for_set_reach_the_fix_as_data(tmp_path: Path) -> None:
     doc = _values_doc(
         tmp_path / "values.yaml", "workload:\n  framework:\n  image: ''\n  model:\n    name:\n  replicas: 1\n"
     )
-    reason, keys = render._values_reason(doc)  # type: ignore[misc, arg-type]
+    reason, keys, _ = render._values_reason(doc)  # type: ignore[misc, arg-type]
     assert keys == ("workload.framework", "workload.image", "workload.model.name")
     assert render.helm_values_reason(doc) == reason  # type: ignore[arg-type]
     finding = render.unrendered_file_finding(doc)  # type: ignore[arg-type]

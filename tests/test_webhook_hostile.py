@@ -623,7 +623,11 @@ def test_resolution_failures_are_memoised_as_text_and_bounded() -> None:
             if i == 0:
                 caught.append(weakref.ref(exc))
     assert len(R._memo) <= R.MEMO_MAX
-    assert all(isinstance(v, str) for v in R._memo.values())
+    # kept as (text, ConfigRefusal or None): plain data, no exception
+    assert all(
+        isinstance(v, tuple) and isinstance(v[0], str) and not isinstance(v[1], BaseException)
+        for v in R._memo.values()
+    )
     assert caught and caught[0]() is None  # the exception (and its traceback) is not kept alive
     R.clear_cache()
 

@@ -162,15 +162,13 @@ def cell_verdict(
     V0's defaults and KV layout (no chunked prefill by default, no hybrid KV-cache manager), so they can move
     against the V1 cells in the other direction than the setting suggests (less KV with fp8)."""
     from kvlint.memory.stage import fit_assessment
-    from kvlint.memory.vllm import ABOVE_DERIVED_REFUSED
 
     verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
     reason = fit_assessment(detail)[1] or ""
-    too_long = next((a for a in detail.plan.assumptions if a.endswith(ABOVE_DERIVED_REFUSED)), "")
-    if too_long:
+    why = detail.length_refused
+    if why:
         # rule KV201's test, as the plan took it (kvlint.memory.vllm._max_model_len): a max-model-len above the
         # length vLLM derives from config.json stops the engine before any memory is profiled
-        why = too_long.removesuffix(ABOVE_DERIVED_REFUSED)
         return (
             "refused",
             f"{why}: vLLM refuses to start ('User-specified max_model_len ... is greater than the derived "
@@ -185,12 +183,9 @@ def cell_verdict(
     if detail.mamba_refusal is not None and verdict != "fails":
         # the runner's Mamba-block check, after the KV fit check (kvlint.memory.vllm.mamba_block_count)
         return "refused", detail.mamba_refusal.split(". Each", 1)[0], "KV108"
-    fallback = next((a for a in detail.plan.assumptions if a.startswith("V0 fallback: ")), "")
-    if fallback and detail.plan.era == "v0":
-        why = fallback.removeprefix("V0 fallback: ")
-        # the source in parentheses stays in the plan's assumptions
-        why = why.rsplit(" (", 1)[0] if why.endswith(")") else why
-        note = f"vLLM runs its V0 engine here ({why}): V0's defaults and KV layout apply"
+    if detail.v0_fallback and detail.plan.era == "v0":
+        # (the source of the fallback stays in the plan's assumptions)
+        note = f"vLLM runs its V0 engine here ({detail.v0_fallback}): V0's defaults and KV layout apply"
         reason = f"{reason}; {note}" if reason else note
     return verdict, reason, ""
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Literal
 
 from kvlint import filecache
 from kvlint.engines.images import (
@@ -52,6 +53,7 @@ from kvlint.types import (
     ChartArg,
     Finding,
     JoinedEngine,
+    OptionFinding,
     ServingConfig,
     Severity,
     Value,
@@ -928,7 +930,7 @@ def _mounted_script(
     items: Sequence[_Item],
     loader: Callable[[str], tuple[str, Loc | None] | None],
     mode_of: Callable[[str], int | None] | None = None,
-) -> tuple[list[_Item] | None, str]:
+) -> tuple[list[_Item] | None, str, _Unmounted]:
     """For a container that runs a script file (``command: [/scripts/start.sh, ...]`` or ``[bash,
     /scripts/start.sh, ...]``) mounted from a ConfigMap among the inputs (``loader``, :func:`_config_loader`):
     the words of the equivalent ``sh -c SCRIPT $0 $1 ...`` -- the script's name, its text (positioned at the
@@ -942,42 +944,58 @@ def _mounted_script(
     with no execute bit (the ConfigMap volume default is 0644) fails with EACCES and one without a ``#!`` line
     with ENOEXEC (runc does not fall back to ``sh``), so the container never starts, and ``(None, why)`` says
     so; a ``#!`` naming another interpreter than a shell (``#!/usr/bin/env python3``) is not read as ``sh``. A
-    value over :data:`CONFIGMAP_MAX_BYTES`, which no cluster mounts, is not read either (``(None, why)``)."""
+    value over :data:`CONFIGMAP_MAX_BYTES`, which no cluster mounts, is not read either (``(None, why)``). The
+    third item says which of those ``why`` is (:data:`_Unmounted`; ``""`` with no ``why``): a script the container
+    cannot start with (``"oversized"``, ``"unexecutable"``), or one kvlint did not read past its budget
+    (``"unread"``), which the container may well run."""
     at = _script_path(container, items)
     if at is None:
-        return None, ""
+        return None, "", ""
     k, idx, path = at
     got = loader(path)
     if got is None or not got[0].strip():
-        return None, ""
+        return None, "", ""
     text, loc = got
     if len(text) > CONFIGMAP_MAX_BYTES // 4 and len(text.encode("utf-8", "replace")) > CONFIGMAP_MAX_BYTES:
         # (not read: no cluster holds it, and reading it would cost ~0.6 s and ~130 MB a MiB, per container)
-        return None, (
+        return (
+            None,
             f"the container runs {items[idx].text}, mounted from a ConfigMap value of more than "
             f"{CONFIGMAP_MAX_BYTES:,} bytes, the most a ConfigMap may hold: the API server rejects the ConfigMap, "
-            f"so the volume cannot be mounted and the container never starts"
+            f"so the volume cannot be mounted and the container never starts",
+            "oversized",
         )
     if not _charge_mounted_script(len(text)):
-        return None, (
+        return (
+            None,
             f"the container runs {items[idx].text}, mounted from a ConfigMap, which kvlint did not read: the scripts "
             f"it read for other containers already add up to {MOUNTED_SCRIPT_CHARS:,} characters, the most it reads "
-            "(each container reads its script again, with its own env and arguments)"
+            "(each container reads its script again, with its own env and arguments)",
+            "unread",
         )
     if k is None and mode_of is not None:
         why = _exec_failure(items[idx].text, text, mode_of(path))
         if why is not None:
-            return None, why
+            return None, why, "unexecutable"
         interpreter = _shebang_program(text)
         if interpreter is not None and interpreter not in _SHELLS:
-            return None, ""  # a Python (or other) script: not shell words
+            return None, "", ""  # a Python (or other) script: not shell words
     name = items[idx]
-    return [
-        name,
-        _Item(text, loc or name.loc, "arg"),
-        _Item(name.text, name.loc, "arg"),
-        *items[idx + 1 :],
-    ], ""
+    return (
+        [
+            name,
+            _Item(text, loc or name.loc, "arg"),
+            _Item(name.text, name.loc, "arg"),
+            *items[idx + 1 :],
+        ],
+        "",
+        "",
+    )
+
+
+#: Why :func:`_mounted_script` did not read a script (``""``: it did, or there is none): too large for any
+#: ConfigMap, not executable as the container's command (the container never starts), or past kvlint's budget
+_Unmounted = Literal["", "oversized", "unexecutable", "unread"]
 
 
 #: The most a ConfigMap's values may hold together, in bytes (kubernetes pkg/apis/core/types.go MaxSecretSize,
@@ -1495,7 +1513,7 @@ def parse_container(
         return _joiner(_Join(how, first_loc), container, image, env, engine_version_option)
     reason = ""
     sh = _shell_split(items)
-    mounted, why = None, ""
+    mounted, why, unmounted = None, "", ""
     missing: str | None = None  # why the script the container runs is not read from its ConfigMap
     if not sh and loader is not None:
         mode_of = None
@@ -1504,7 +1522,7 @@ def parse_container(
             def mode_of(p: str) -> int | None:
                 return _mounted_mode()(pod_spec, container, p, dict(configmaps or {}), namespace=namespace)
 
-        mounted, why = _mounted_script(container, items, loader, mode_of)
+        mounted, why, unmounted = _mounted_script(container, items, loader, mode_of)
         if mounted is None and not why:
             at = _script_path(container, items)
             problem = loader.why_not(at[2]) if at is not None else None
@@ -1565,15 +1583,24 @@ def parse_container(
                     "and the options vLLM has"
                 )
     version = engine_release(image, engine, engine_version_option)
-    if why and reason == why:  # a script the runtime cannot execute or mount: the container never starts
+    if unmounted in ("oversized", "unexecutable") and reason == why:
+        # a script the runtime cannot execute or mount: the container never starts (said by _mounted_script,
+        # not read back from its wording; a script past kvlint's budget is merely unread, below)
         fix = (
-            "give the ConfigMap volume defaultMode: 0755 (or its item mode: 0755) and start the script with a "
+            "keep the script under 1 MiB, or bake it into the image"
+            if unmounted == "oversized"
+            else "give the ConfigMap volume defaultMode: 0755 (or its item mode: 0755) and start the script with a "
             "'#!/bin/sh' line, or run it through a shell (command: [sh, SCRIPT, ...])"
         )
-        if "the most a ConfigMap may hold" in why:
-            fix = "keep the script under 1 MiB, or bake it into the image"
         return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
     cm_fix = None
+    if unmounted == "unread" and reason == why:
+        # kvlint's budget, not the container's fault: the container may run as it is
+        fix = (
+            "nothing to change in the container for this; lint it with fewer other containers running mounted "
+            "scripts (one run reads at most the characters said), or check the engine command with `kvlint plan -- "
+            "<command>`"
+        )
     if missing is not None:
         from kvlint.workloads.configmaps import UNPARSED, UNPARSED_FIX
 
@@ -1768,16 +1795,11 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     the release they were read with (:func:`kvlint.engines.images.engine_release`): ``--engine-version``, else the
     engine release the image's Dynamo release carries (:data:`kvlint.engines.images.DYNAMO_ENGINES`), else None.
     Modifies and returns ``cfg``."""
-    dynamo_opts = [
-        f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
-        for f in cfg.findings
-        if f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message
-    ]
-    cfg.findings = [
-        f
-        for f in cfg.findings
-        if not (f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message)
-    ]
+    # the engine parser's unknown options (OptionFinding.unknown), by the option each is about (a word with white
+    # space quoted, as KV205 shows it), not read back out of the finding's message
+    unknown = [f for f in cfg.findings if isinstance(f, OptionFinding) and f.unknown]
+    dynamo_opts = [repr(f.option) if any(c.isspace() for c in f.option) else f.option for f in unknown]
+    cfg.findings = [f for f in cfg.findings if not (isinstance(f, OptionFinding) and f.unknown)]
     what = (
         f"; {', '.join(dynamo_opts)} {'is' if len(dynamo_opts) == 1 else 'are'} taken as Dynamo's own"
         if dynamo_opts

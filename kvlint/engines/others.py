@@ -29,13 +29,9 @@ from typing import Any
 
 from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.source import LDict, loc_of
-from kvlint.types import Finding, Workload
+from kvlint.types import Finding, Mark, Workload
 
-__all__ = ["other_engine_note", "OTHER_ENGINE_MARK"]
-
-#: The words of every note of this module's that :func:`kvlint.sizing.unread` tells them apart by from the
-#: notes on an operator's settings (all start ``kvlint does not read this <kind>'s engine settings: ``).
-OTHER_ENGINE_MARK = "not vLLM, SGLang or TGI, and kvlint sizes only those"
+__all__ = ["other_engine_note"]
 
 #: (pattern over the command line, the engine, what the pattern found) in the order they are tried. A program is
 #: a word of the command line (after a path, a shell separator or the start), so a flag value or a file name
@@ -119,11 +115,12 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
         return Finding(
             "KV503",
             f"kvlint does not read this {w.kind}'s engine settings: {who} runs {engine} ({program}, {accel}), "
-            f"{OTHER_ENGINE_MARK}, so its GPU memory is not checked",
+            "not vLLM, SGLang or TGI, and kvlint sizes only those, so its GPU memory is not checked",
             at,
             fix=f"check {engine}'s GPU memory from its own start-up log or documentation: kvlint sizes a model "
             "only when vLLM, SGLang or TGI serves it",
             severity="info",
+            mark=Mark.OTHER_ENGINE,  # kvlint.sizing.unread: "engine kvlint does not model"
         )
     except Exception:  # a shape no reader expected leaves the container as it was: not a serving container
         return None

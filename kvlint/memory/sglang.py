@@ -25,8 +25,8 @@ from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
+from kvlint.memory.refusal import PlanError, Refusal
 from kvlint.memory.versions import version_source
-from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits
@@ -393,9 +393,11 @@ def cell_size(
 
 
 #: How a :class:`PlanError` for a pipeline SGLang cannot build begins (KV502 reports it at ``--pp-size``): more stages
-#: than the model has layers, or (before 0.5.0) an MLA model over several stages
+#: than the model has layers, (before 0.5.0) an MLA model over several stages, or (0.5.3 - 0.5.20) a pipeline with
+#: speculative decoding; each has its :class:`~kvlint.memory.refusal.Refusal`
 PP_REFUSED = "--pp-size"
-#: How a :class:`PlanError` for a ``SGLANG_PP_LAYER_PARTITION`` SGLang refuses begins (KV502 reports it)
+#: How a :class:`PlanError` for a ``SGLANG_PP_LAYER_PARTITION`` SGLang refuses begins (its
+#: :attr:`~kvlint.memory.refusal.Refusal.SGLANG_PP_PARTITION`, which KV502 reports)
 PP_PARTITION_REFUSED = "SGLANG_PP_LAYER_PARTITION"
 #: From this release the default split gives the remainder layers one each to the last stages
 #: (``get_pp_indices`` of the 0.5.13 – 0.5.23 wheels); 0.4.10 and 0.5.5 give all of it to the last stage (0.5.6 –
@@ -484,11 +486,13 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
     0.5.18, 0.5.22 and 0.5.23 wheels).
 
     * ``make_layers`` asserts ``num_hidden_layers >= pp_size`` while the model is built: more stages than layers
-      stop the start-up (AssertionError) — raised here as a :class:`PlanError` starting with :data:`PP_REFUSED`.
+      stop the start-up (AssertionError) — raised here as a :class:`PlanError` starting with :data:`PP_REFUSED`
+      (:attr:`~kvlint.memory.refusal.Refusal.SGLANG_PP_EXCEEDS_LAYERS`).
     * ``SGLANG_PP_LAYER_PARTITION`` (``"8,8,8,8"``), when set (even empty), gives each stage's count: entries that
       are not integers raise ``ValueError("Invalid partition string: …")``, a count other than ``pp`` "len(partitions)=
       N does not match pp_size=P.", a sum other than the layers "sum(partitions)=S does not match num_hidden_layers=L."
-      (a :class:`PlanError` starting with :data:`PP_PARTITION_REFUSED`). With one stage it is ignored from 0.5.19
+      (a :class:`PlanError` starting with :data:`PP_PARTITION_REFUSED`, of
+      :attr:`~kvlint.memory.refusal.Refusal.SGLANG_PP_PARTITION`). With one stage it is ignored from 0.5.19
       (:data:`PP_PARTITION_IGNORED_ALONE_FROM`).
     * Otherwise ``num_layers // pp`` layers each; the remainder goes to the last stage up to 0.5.5 (0.4.10, 0.5.5),
       one each to the last ``num_layers % pp`` stages from 0.5.13 (:data:`PP_SPREAD_REMAINDER_FROM`).
@@ -501,7 +505,8 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
         raise PlanError(
             f"{PP_REFUSED} {pp} is more pipeline stages than the model's {num_layers} layers: SGLang's make_layers "
             "asserts num_hidden_layers >= pp_size while the model is built (AssertionError), so the scheduler exits "
-            "before the KV pool is sized"
+            "before the KV pool is sized",
+            Refusal.SGLANG_PP_EXCEEDS_LAYERS,
         )
     raw = env.get(PP_PARTITION_REFUSED)
     if raw is not None and not (pp == 1 and v >= PP_PARTITION_IGNORED_ALONE_FROM):
@@ -512,12 +517,14 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
             raise PlanError(
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} is not a comma-separated list of layer counts: SGLang's "
                 f"get_pp_indices raises ValueError('Invalid partition string: {shown_raw}') while the model is "
-                "built"
+                "built",
+                Refusal.SGLANG_PP_PARTITION,
             ) from None
         if len(parts) != pp:
             raise PlanError(
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} has {len(parts)} entries for {pp} pipeline stage(s): SGLang's "
-                f"get_pp_indices raises ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.')"
+                f"get_pp_indices raises ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.')",
+                Refusal.SGLANG_PP_PARTITION,
             )
         total = sum(parts)
         if total != num_layers:
@@ -530,12 +537,14 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
             raise PlanError(
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} sums to {shown} layers, not the model's {num_layers}: "
                 f"SGLang's get_pp_indices raises ValueError('sum(partitions)={shown} does not match "
-                f"num_hidden_layers={num_layers}.')"
+                f"num_hidden_layers={num_layers}.')",
+                Refusal.SGLANG_PP_PARTITION,
             )
         if any(n < 0 for n in parts):
             raise PlanError(
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} gives a stage a negative layer count, which SGLang does "
-                "not refuse but builds no sensible stage from; kvlint cannot size it"
+                "not refuse but builds no sensible stage from; kvlint cannot size it",
+                Refusal.SGLANG_PP_PARTITION,
             )
         return tuple(parts)
     base, rem = divmod(num_layers, pp)
@@ -1357,7 +1366,8 @@ def sglang_prelude(
             raise PlanError(
                 f"{PP_REFUSED} {pp} with an MLA model: SGLang {v[0]}.{v[1]}.{v[2]} asserts pp_size == 1 when it sizes "
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
-                "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
+                "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)",
+                Refusal.SGLANG_PP_MLA,
             )
         spec_alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
         if PP_SPEC_REFUSED[0] <= v <= PP_SPEC_REFUSED[1] and (
@@ -1376,12 +1386,14 @@ def sglang_prelude(
             raise PlanError(
                 f"{PP_REFUSED} {pp} with {what}: SGLang {v[0]}.{v[1]}.{v[2]} refuses to start ('Pipeline parallelism is "
                 f"not compatible with {said}.', server_args.py::ServerArgs.check_server_args; from 0.5.21 pipeline "
-                "parallelism accepts EAGLE, on a PD prefill node or with SGLANG_ENABLE_PP_SPEC)"
+                "parallelism accepts EAGLE, on a PD prefill node or with SGLANG_ENABLE_PP_SPEC)",
+                Refusal.SGLANG_PP_SPECULATIVE if spec_alg else Refusal.SGLANG_PP_MIXED_CHUNK,
             )
         refused = pp_spec_refusal(v, get, serving.env, dp_attention=dp_attention)
         if refused:
             raise PlanError(
-                f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}"
+                f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
+                Refusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
         stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
@@ -1826,7 +1838,9 @@ def plan_sglang_detailed(
             stage, why = _binding_stage(
                 pre, budget - _OTHER - mm, state_pool if pre.mamba is not None else None
             )
-        except ValueError as exc:  # a state-pool ratio SGLang refuses (sglang_mamba.pool_slots)
+        except PlanError:  # a state-pool ratio SGLang refuses (sglang_mamba.pool_slots), with its refusal
+            raise
+        except ValueError as exc:
             raise PlanError(str(exc)) from None
         # the memory every stage sizes from is what the heaviest stage has left (a MIN over the ranks)
         weights, per_tok = max(pre.stage_weights), pre.stage_cells[stage]
@@ -1841,6 +1855,8 @@ def plan_sglang_detailed(
     if pre.mamba is not None:
         try:
             mamba_slots, mamba_bytes = state_pool(rest)
+        except PlanError:
+            raise
         except ValueError as exc:
             raise PlanError(str(exc)) from None
         rest = rest - mamba_bytes if mamba_slots > 0 else min(rest, 0)

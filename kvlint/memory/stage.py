@@ -22,6 +22,7 @@ import kvlint.models as _models
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX
+from kvlint.memory.refusal import Refusal
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     SglangPrelude,
@@ -78,6 +79,8 @@ class PlanOutcome:
         detail: the engine's full plan (``plan`` plus the engine's own figures: fit check, warmup, pool), or
             None when the model or GPU is unknown or the memory model cannot size this configuration.
         error: why there is no plan although model and GPU are known (shown by KV501/KV502/KV503).
+        refusal: the engine's start-up refusal ``error`` states (:class:`~kvlint.memory.refusal.Refusal`, from the
+            memory model's :class:`~kvlint.memory.refusal.PlanError`), or None; KV502 reports it by this kind.
         model_note: a note about the model to show beside it (a speculative draft that could not be
             resolved and was planned without).
     """
@@ -86,6 +89,7 @@ class PlanOutcome:
     detail: PlanDetail | None = None
     error: str | None = None
     model_note: str | None = None
+    refusal: Refusal | None = None
 
     @property
     def plan(self) -> MemoryPlan | None:
@@ -467,7 +471,7 @@ def plan_container(
     try:
         detail = _detail(serving, settings, model, placement.gpus, gpu)
     except PlanError as exc:
-        return PlanOutcome(settings=settings, error=str(exc), model_note=note)
+        return PlanOutcome(settings=settings, error=str(exc), model_note=note, refusal=exc.refusal)
     except _PLAN_ERRORS as exc:
         return PlanOutcome(settings=settings, error=f"{type(exc).__name__}: {exc}", model_note=note)
     return PlanOutcome(settings=settings, detail=detail, model_note=note)

@@ -40,6 +40,7 @@ from kvlint.memory.lora import (
 )
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
+from kvlint.memory.refusal import PlanError, Refusal
 from kvlint.memory.versions import (
     Version,
     capacity_is_concurrency_times_len,
@@ -67,21 +68,18 @@ from kvlint.values import as_float, as_int, lax_int, parse_cc, truthy
 GiB = 1 << 30
 
 
-class PlanError(ValueError):
-    """A plan is impossible (e.g. the model has no KV-holding layers and no state, or no GPU memory total)."""
-
-
-#: How a :class:`PlanError` for more pipeline stages than the model has layers begins (KV502 reports it at the
-#: pipeline-parallel size: :func:`kvlint.rules.families.resolution.model_config_unavailable`).
+#: How a :class:`PlanError` for more pipeline stages than the model has layers begins (its
+#: :attr:`~kvlint.memory.refusal.Refusal.VLLM_PP_EXCEEDS_LAYERS`, which KV502 reports at the pipeline-parallel size:
+#: :func:`kvlint.rules.families.resolution.model_config_unavailable`).
 PP_EXCEEDS_LAYERS = "--pipeline-parallel-size"
 #: How the plan's note for a ``--max-model-len`` above the length vLLM derives from config.json ends without
-#: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` (vLLM's E6, rule KV201): :func:`kvlint.capacity.context.cell_verdict` finds the
-#: refusal by it.
+#: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` (vLLM's E6, rule KV201); the refusal itself is carried as
+#: :attr:`VllmPlanDetail.length_refused` (:func:`kvlint.capacity.context.cell_verdict` reads that).
 ABOVE_DERIVED_REFUSED = ": vLLM refuses to start (E6)"
 #: vLLM's environment variable naming each pipeline stage's layer count (``get_pp_indices``)
 PP_PARTITION_ENV = "VLLM_PP_LAYER_PARTITION"
-#: How a :class:`PlanError` for a ``VLLM_PP_LAYER_PARTITION`` vLLM refuses begins (KV502 reports it):
-#: :func:`pp_partition_refused`
+#: How a :class:`PlanError` for a ``VLLM_PP_LAYER_PARTITION`` vLLM refuses begins (its
+#: :attr:`~kvlint.memory.refusal.Refusal.VLLM_PP_PARTITION`, which KV502 reports): :func:`pp_partition_refused`
 PP_PARTITION_REFUSED = PP_PARTITION_ENV
 
 
@@ -576,6 +574,9 @@ class VllmPlanDetail:
     the E1 message (per GPU). ``estimated_max_model_len``: vLLM's own estimate (0 = nothing fits). ``error``: the
     start-up error text vLLM would print, in the wording of that version, or None. ``groups``: KV-cache groups of
     the limiting rank. ``per_request_blocks``: blocks one max-model-len request holds across all groups.
+    ``length_refused``: why vLLM refuses the max-model-len (above the derived length, KV201), else None;
+    ``v0_fallback``: why vLLM 0.8 - 0.10 runs its V0 engine for this configuration, else None (both from
+    :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`).
     """
 
     plan: MemoryPlan
@@ -590,6 +591,8 @@ class VllmPlanDetail:
     mamba_blocks: int = 0
     mamba_blocks_low: int = 0
     mamba_blocks_high: int = 0
+    length_refused: str | None = None
+    v0_fallback: str | None = None
 
     @property
     def mamba_refusal(self) -> str | None:
@@ -652,7 +655,8 @@ def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> st
     no sensible stage from one; kvlint cannot size it either way). Each stops the start-up before the KV cache is
     sized. An entry of 0 passes those checks but builds a stage with no layer, refused as :func:`pp_exceeds_layers`
     refuses the default split's empty stages. kvlint took such a value for the default split, and sized negative or huge entries as layer counts
-    (a stage of 10^21 layers). The text starts with :data:`PP_PARTITION_REFUSED` and ``=`` (KV502 reports it)."""
+    (a stage of 10^21 layers). The text starts with :data:`PP_PARTITION_REFUSED` and ``=``; the plan raises it as
+    a :class:`PlanError` of :attr:`~kvlint.memory.refusal.Refusal.VLLM_PP_PARTITION` (KV502 reports it)."""
     raw = settings.pp_layer_partition_env
     if raw is None and settings.pp_layer_partition is not None:
         raw = ",".join(str(n) for n in settings.pp_layer_partition)
@@ -713,8 +717,9 @@ def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None =
 
 def _era(
     v: Version, s: VllmSettings, cc: str | None, dtype: str, model: ModelSpec | None = None
-) -> tuple[str, str]:
-    """``("v0"|"v1", why)`` per §1.1: ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
+) -> tuple[str, str, str | None]:
+    """``("v0"|"v1", why, fallback)`` per §1.1 (``fallback``: why vLLM 0.8 - 0.10 falls back from V1 to V0, without
+    the source ``why`` adds, else None): ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
     0.10.1.1 and 0.10.2 (read in the wheels). Its compute capability < 8.0 fallback exists up to 0.10.1 and
     is gone in 0.10.2; its fp16/bf16-only dtype check exists in 0.8.5 and is gone by 0.9.2 (0.9.0 assumed);
     the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
@@ -722,16 +727,17 @@ def _era(
     c = parse_cc(cc)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
-            return "v1", "V1 engine opted in with VLLM_USE_V1=1"
-        return "v0", f"V0 engine (default up to 0.7.x; vLLM {fmt_version(v)})"
+            return "v1", "V1 engine opted in with VLLM_USE_V1=1", None
+        return "v0", f"V0 engine (default up to 0.7.x; vLLM {fmt_version(v)})", None
     if v >= (0, 11, 0):
-        return "v1", "V1 engine (only engine from 0.11.0)"
+        return "v1", "V1 engine (only engine from 0.11.0)", None
     if s.use_v1 is False:
-        return "v0", "V0 engine forced by VLLM_USE_V1=0"
+        return "v0", "V0 engine forced by VLLM_USE_V1=0", None
+    oracle = "EngineArgs._is_v1_supported_oracle"
     if c is not None and c < (8, 0) and v < (0, 10, 2):
-        return "v0", f"V0 fallback: compute capability {cc} < 8.0 (EngineArgs._is_v1_supported_oracle)"
+        return _v0_fallback(f"compute capability {cc} < 8.0", oracle)
     if dtype == "float32" and v < (0, 9, 0):
-        return "v0", "V0 fallback: dtype float32 not supported by V1 (EngineArgs._is_v1_supported_oracle)"
+        return _v0_fallback("dtype float32 not supported by V1", oracle)
     kvd = (s.kv_cache_dtype or "auto").lower()
     if kvd != "auto" and c is not None:
         if kvd.startswith("fp8") and kvd in ("fp8", "fp8_e4m3", "fp8_e5m2"):
@@ -746,16 +752,15 @@ def _era(
                 mla_disabled=s.mla_disabled,
             )
             if sup.engine == "v0":
-                return (
-                    "v0",
-                    f"V0 fallback: --kv-cache-dtype {kvd} unsupported by V1 on this GPU ({sup.source})",
-                )
+                return _v0_fallback(f"--kv-cache-dtype {kvd} unsupported by V1 on this GPU", sup.source)
         elif v < (0, 10, 2):
-            return (
-                "v0",
-                f"V0 fallback: --kv-cache-dtype {kvd} unsupported by V1 (EngineArgs._is_v1_supported_oracle)",
-            )
-    return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})"
+            return _v0_fallback(f"--kv-cache-dtype {kvd} unsupported by V1", oracle)
+    return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})", None
+
+
+def _v0_fallback(why: str, source: str) -> tuple[str, str, str]:
+    """:func:`_era`'s answer for a fallback to V0: ``("v0", its note, why)``."""
+    return "v0", f"V0 fallback: {why} ({source})", why
 
 
 def _weights_total(
@@ -867,8 +872,8 @@ def _expert_fraction(model: ModelSpec) -> float:
 
 _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
 
-#: How a :class:`PlanError` for a ``--speculative-config`` vLLM refuses with this model begins (KV502 reports it at
-#: the flag)
+#: How a :class:`PlanError` for a ``--speculative-config`` vLLM refuses with this model begins (its
+#: :attr:`~kvlint.memory.refusal.Refusal.VLLM_MTP_COUNT`, which KV502 reports at the flag)
 SPEC_REFUSED = "--speculative-config"
 
 
@@ -882,7 +887,8 @@ def mtp_count_refusal(settings: VllmSettings, facts: ModelFacts) -> str | None:
     not a multiple of it: ``ValueError(f"num_speculative_tokens:{k} must be divisible by {n_predict=}")`` ("Ensure
     divisibility for MTP module reuse"; ``SpeculativeConfig.__post_init__`` in 0.9.2, 0.10.1, 0.11.0, 0.12.0, 0.13.0
     and 0.26.0, ``SpeculatorConfig.resolve_num_speculative_tokens`` in 0.34.0). The message starts with
-    :data:`SPEC_REFUSED`."""
+    :data:`SPEC_REFUSED`; the plan raises it as a :class:`PlanError` of
+    :attr:`~kvlint.memory.refusal.Refusal.VLLM_MTP_COUNT`."""
     k = settings.num_speculative_tokens
     if not k or settings.speculative_model is not None or settings.speculative_model_id:
         return None
@@ -1207,6 +1213,8 @@ def _assemble(
         cfg.stage_layers,
         int(fit.per_request_blocks),
         *mamba_block_count(settings, cfg, limit, int(fit.num_blocks), any(_has_state(st) for st in usable)),
+        length_refused=cfg.length_refused,
+        v0_fallback=cfg.v0_fallback,
     )
 
 
@@ -1343,7 +1351,8 @@ class StartupConfig:
         facts: the model's :class:`ModelFacts` (None: the later steps derive them, :func:`model_facts`);
         release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`);
         decode_query_len: tokens per request of a uniform decode step that sizes the CUDA-graph captures
-        (:func:`decode_query_len`).
+        (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
+        v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None.
     """
 
     version: Version
@@ -1380,6 +1389,8 @@ class StartupConfig:
     extensible: bool = False
     headroom_bytes: int = 0
     decode_query_len: int = 1
+    length_refused: str | None = None
+    v0_fallback: str | None = None
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1397,7 +1408,10 @@ class PlanPrelude:
         of these steps, each kept apart so that :func:`resolve_startup` puts them where vLLM meets them:
         version_notes (the version assumed), length_notes (max_model_len, the KV connector), layer_notes,
         pp_notes, utilization_notes. compressed_layers: one of the pool's layers is a DeepSeek V4 compressed layer
-        (:attr:`kvlint.types.LayerSpec.compress_ratio` set), which picks V4's block size.
+        (:attr:`kvlint.types.LayerSpec.compress_ratio` set), which picks V4's block size. length_refused: why
+        vLLM refuses the user's max_model_len (above the length it derives from config.json, without
+        ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``: the note that ends with :data:`ABOVE_DERIVED_REFUSED`, less that end),
+        else None.
     """
 
     version: Version
@@ -1419,6 +1433,7 @@ class PlanPrelude:
     utilization_notes: tuple[str, ...]
     extensible: bool = False
     compressed_layers: bool = False
+    length_refused: str | None = None
 
 
 def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches, vendor: str | None = None) -> bool:
@@ -1486,7 +1501,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     if assumed:
         version_notes = (f"vLLM version unknown: assumed the newest modelled release {fmt_version(v)}",)
     length_notes: list[str] = []
-    max_len, src, derived, auto_fit = _max_model_len(v, settings, model, length_notes)
+    max_len, src, derived, auto_fit, length_refused = _max_model_len(v, settings, model, length_notes)
     if settings.kv_connector:
         connector = "" if settings.kv_connector == "?" else f" ({settings.kv_connector})"
         length_notes.append(
@@ -1502,12 +1517,15 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     )
     pp = max(1, settings.pipeline_parallel_size)
     # get_pp_indices checks the partition first, then builds the stages (an empty stage past the layers)
-    refused = pp_partition_refused(model.num_layers, pp, settings) or pp_exceeds_layers(model.num_layers, pp)
+    refused = pp_partition_refused(model.num_layers, pp, settings)
     if refused:
-        raise PlanError(refused)
+        raise PlanError(refused, Refusal.VLLM_PP_PARTITION)
+    refused = pp_exceeds_layers(model.num_layers, pp)
+    if refused:
+        raise PlanError(refused, Refusal.VLLM_PP_EXCEEDS_LAYERS)
     refused = mtp_count_refusal(settings, facts)
     if refused:
-        raise PlanError(refused)
+        raise PlanError(refused, Refusal.VLLM_MTP_COUNT)
     split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
     pp_notes: tuple[str, ...] = ()
     if pp > 1:
@@ -1540,6 +1558,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         gpu_memory_utilization=util,
         version_notes=version_notes,
         length_notes=tuple(length_notes),
+        length_refused=length_refused,
         layer_notes=tuple(layer_notes),
         pp_notes=pp_notes,
         utilization_notes=util_notes,
@@ -1600,7 +1619,7 @@ def resolve_startup(
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
     dbytes = dtype_bytes(dtype)
     notes.append(why)
-    era, why = _era(v, settings, cc, dtype, model)
+    era, why, v0_fallback = _era(v, settings, cc, dtype, model)
     notes.append(why)
     kvd = settings.kv_cache_dtype or "auto"
     kvb = kv_dtype_bytes(kvd, dtype)
@@ -1721,6 +1740,8 @@ def resolve_startup(
         # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
         decode_query_len=decode_query_len(settings, v),
+        length_refused=pre.length_refused,
+        v0_fallback=v0_fallback,
     )
 
 
@@ -1787,8 +1808,10 @@ def gpu_vendor(gpu_name: str, compute_capability: str | None) -> str:
 
 def _max_model_len(
     v: Version, settings: VllmSettings, model: ModelSpec, notes: list[str]
-) -> tuple[int, str, int, bool]:
-    """``(max_model_len, source, derived length, auto_fit)`` as vLLM settles them (§1.8); appends its notes."""
+) -> tuple[int, str, int, bool, str | None]:
+    """``(max_model_len, source, derived length, auto_fit, refused)`` as vLLM settles them (§1.8), ``refused``
+    saying why vLLM refuses the user's length (else None); appends its notes."""
+    refused = None
     if settings.hf_overrides:
         derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
         default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
@@ -1809,8 +1832,11 @@ def _max_model_len(
     elif user:
         max_len, src = int(user), "user"
         if user > derived and not (mml_key and user <= mml_key):
+            above = f"--max-model-len {user} exceeds the derived {key}={derived:g}"
+            if not settings.allow_long_max_model_len:
+                refused = above
             notes.append(
-                f"--max-model-len {user} exceeds the derived {key}={derived:g}"
+                above
                 + (
                     ": vLLM refuses to start (allowed by VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
                     if settings.allow_long_max_model_len
@@ -1827,7 +1853,7 @@ def _max_model_len(
     ):
         max_len = model.sliding_window
         notes.append(f"--disable-sliding-window caps max_model_len at the window {max_len}")
-    return max_len, src, int(derived), auto_fit
+    return max_len, src, int(derived), auto_fit, refused
 
 
 @per_model

@@ -15,7 +15,6 @@ Per-family layer patterns (which layers slide) come from the model code cited at
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from typing import Any
 
@@ -95,42 +94,10 @@ class NotDecoderLLM(ValueError):
         self.encoder_decoder = encoder_decoder
 
 
-#: The phrase :class:`NotDecoderLLM`'s message carries for an encoder-decoder config; model resolution keeps
-#: only the message (``ContainerResult.model_error``), and :func:`encoder_decoder_type` reads the type back.
-_ENC_DEC_PHRASE = re.compile(r"model_type '([A-Za-z0-9_.-]*)' is an encoder-decoder model")
-
-
-def encoder_decoder_type(message: str | None) -> str | None:
-    """The ``model_type`` of an encoder-decoder config named in a model-resolution error message (one raised
-    from :class:`NotDecoderLLM`), else None."""
-    m = _ENC_DEC_PHRASE.search(message or "")
-    return m.group(1) if m else None
-
-
-_NOT_DECODER_PHRASE = re.compile(r"model_type '([A-Za-z0-9_.-]*)' is not a decoder-only LLM")
-
-
 #: What a model-resolution message says of a config file that was found and read but refused (bad JSON, a size
-#: key out of range; ``kvlint.models.resolve._refused``): :func:`config_refusal` reads it back, so KV502 does not
-#: say "config.json not found".
+#: key out of range; ``kvlint.models.resolve._refused``, which carries it as a :class:`kvlint.types.ConfigRefusal`
+#: so that KV502 does not say "config.json not found").
 REFUSED = " was read but refused: "
-
-
-def config_refusal(message: str | None) -> tuple[str, str] | None:
-    """``(path, why)`` when a model-resolution message (``ContainerResult.model_error``) says the model's config
-    file was found but refused (``kvlint.models.resolve._refused``: malformed or oversized JSON, a size key out
-    of the range :func:`parse_config` reads), else None (the config was not found at all)."""
-    head, sep, why = (message or "").partition(REFUSED)
-    if not sep:
-        return None
-    return (head.split("': ", 1)[1] if "': " in head else head), why
-
-
-def not_decoder_type(message: str | None) -> str | None:
-    """The ``model_type`` of a config that is not a decoder LLM and not an encoder-decoder either (an encoder
-    such as BERT, a vision or audio encoder) named in a model-resolution error message, else None."""
-    m = _NOT_DECODER_PHRASE.search(message or "")
-    return m.group(1) if m else None
 
 
 def encoder_decoder_support(engine: str, model_type: str) -> tuple[bool | None, str]:

@@ -121,14 +121,9 @@ class PullOutcome:
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON of ``kvlint models pull --format json``."""
+        """JSON of ``kvlint models pull --format json``: :func:`_outcome_dict`'s keys, then the pull's."""
         return {
-            "id": self.request.id,
-            "revision": self.request.revision,
-            "where": list(self.request.where),
-            "status": self.status,
-            "message": self.message,
-            "path": self.path,
+            **_outcome_dict(self.request, self.status, self.message, self.path),
             "commit": self.commit,
             "files": list(self.files),
             "checkpoint_bytes": self.checkpoint_bytes,
@@ -149,14 +144,19 @@ class CheckOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON of ``kvlint models pull --check --format json``."""
-        return {
-            "id": self.request.id,
-            "revision": self.request.revision,
-            "where": list(self.request.where),
-            "status": self.status,
-            "message": self.message,
-            "path": self.path,
-        }
+        return _outcome_dict(self.request, self.status, self.message, self.path)
+
+
+def _outcome_dict(request: ModelRequest, status: str, message: str, path: str | None) -> dict[str, Any]:
+    """The keys every model entry of ``kvlint models pull [--check] --format json`` starts with, in order."""
+    return {
+        "id": request.id,
+        "revision": request.revision,
+        "where": list(request.where),
+        "status": status,
+        "message": message,
+        "path": path,
+    }
 
 
 # --------------------------------------------------------------------------------------------------

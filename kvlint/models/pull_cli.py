@@ -27,6 +27,16 @@ def _shown(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def _say(line: str) -> None:
+    """One line of the text report. What it quotes comes from the manifests (a model reference, a file or object
+    name), an entry's provenance.json or the Hub (file names, error text): escaped as a report escapes file names
+    (:func:`kvlint.report.escape.printable`), so a NUL, a terminal escape or a bidi override is shown, not acted on.
+    The JSON report keeps the text (JSON escapes it)."""
+    from kvlint.report.escape import printable
+
+    click.echo(printable(line))
+
+
 def _catalogue(explicit: str | None, config: Any, paths: list[str]) -> str:
     """Where the catalogue is: ``--catalogue``, the configuration's (``model_catalogue`` or ``.kvlint/models``
     beside it), a ``.kvlint/models`` found upward, else ``.kvlint/models`` in the current directory."""
@@ -111,7 +121,6 @@ def pull(
         pull_models,
     )
     from kvlint.options import Options
-    from kvlint.report.escape import printable
 
     if not targets and not check:
         raise click.UsageError("name model ids (org/name) or manifest paths to pull; see --help")
@@ -159,13 +168,13 @@ def pull(
 
     def _skipped_lines(width: int) -> None:
         for s in skipped:
-            click.echo(f"{'unsized' if s.unsized else 'skipped':<{width}} {s.ref} ({s.where}): {s.why}")
+            _say(f"{'unsized' if s.unsized else 'skipped':<{width}} {s.ref} ({s.where}): {s.why}")
 
     def _unsized_line() -> None:
         if unsized:
             refs = ", ".join(dict.fromkeys(s.ref for s in unsized))
             n = len(unsized)
-            click.echo(
+            _say(
                 f"{n} serving container{'' if n == 1 else 's'} name{'s' if n == 1 else ''} a model that cannot be "
                 f"pulled or checked ({refs}): kvlint has no config.json for {'it' if n == 1 else 'them'}, so "
                 f"kvlint check cannot size {'that workload' if n == 1 else 'those workloads'}; map "
@@ -185,25 +194,21 @@ def pull(
                     if c.request.where and c.status not in ("ok", "bundled")
                     else ""
                 )
-                # the names an entry's provenance.json records, and where the manifests name a model, are
-                # escaped as a report escapes file names (a NUL, a terminal escape)
-                click.echo(printable(f"{c.status:<8} {c.request.label}: {c.message}{where}"))
+                _say(f"{c.status:<8} {c.request.label}: {c.message}{where}")
             _skipped_lines(8)
             if not checked and not requests:
-                click.echo(f"no pulled models in {_shown(catalogue)}")
+                _say(f"no pulled models in {_shown(catalogue)}")
             if bad:
                 again = " ".join(targets) or "<model ids or manifests>"
-                click.echo(
-                    printable(
-                        f"{len(bad)} of {len(checked)} models missing or changed in {_shown(catalogue)}: "
-                        f"{', '.join(c.request.label for c in bad)}; run `kvlint models pull {again}` with "
-                        "network and commit the directory"
-                    )
+                _say(
+                    f"{len(bad)} of {len(checked)} models missing or changed in {_shown(catalogue)}: "
+                    f"{', '.join(c.request.label for c in bad)}; run `kvlint models pull {again}` with "
+                    "network and commit the directory"
                 )
             else:
                 n_bundled = sum(c.status == "bundled" for c in checked)
                 also = f" ({n_bundled} from kvlint's bundled catalogue)" if n_bundled else ""
-                click.echo(f"{len(checked)} models available offline{also}; {_shown(catalogue)} is complete")
+                _say(f"{len(checked)} models available offline{also}; {_shown(catalogue)} is complete")
             _unsized_line()
         sys.exit(1 if bad or unsized else 0)
 
@@ -221,26 +226,26 @@ def pull(
     else:
         for o in outcomes:
             if o.status == "failed":
-                click.echo(f"failed    {o.message}")
+                _say(f"failed    {o.message}")
                 continue
             size = f"; checkpoint {o.checkpoint_bytes / 2**30:.2f} GiB" if o.checkpoint_bytes else ""
             extra = f"; {o.message}" if o.message else ""
-            click.echo(
+            _say(
                 f"{o.status:<9} {o.request.label} commit {(o.commit or '?')[:12]} -> {_shown(o.path or '')}: "
                 f"{', '.join(o.files)}{size}{extra}"
             )
             for w in o.warnings:
-                click.echo(f"  warning: {w}")
+                _say(f"  warning: {w}")
         _skipped_lines(9)
         if not outcomes:
-            click.echo("no Hugging Face model ids found to pull")
+            _say("no Hugging Face model ids found to pull")
         else:
             counts = {
                 k: sum(1 for o in outcomes if o.status == k)
                 for k in ("pulled", "updated", "unchanged", "failed")
             }
             summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
-            click.echo(f"{summary} in {_shown(catalogue)}")
+            _say(f"{summary} in {_shown(catalogue)}")
         _unsized_line()
     sys.exit(1 if failed or unsized else 0)
 

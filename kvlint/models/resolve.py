@@ -24,20 +24,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kvlint.models.config import REFUSED, parse_config
+from kvlint.models.config import REFUSED, NotDecoderLLM, parse_config
 from kvlint.models.pulled import inside as _inside
-from kvlint.types import ModelSpec, ModelUnavailable
+from kvlint.types import ConfigRefusal, ModelSpec, ModelUnavailable
 
 __all__ = ["resolve_model", "clear_cache", "manifest_root", "map_model_path", "HUB_TIMEOUT_S"]
 
 #: default hub timeouts (seconds) when the user has not set HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT.
 HUB_TIMEOUT_S = 5
 
-#: Memo of resolutions: a ModelSpec, or the message (a ``str``) of a failure. Failures are kept as text, not
-#: as the exception: an exception holds its traceback, and with it every frame of the run that raised it.
+#: Memo of resolutions: a ModelSpec, or the message of a failure with its config refusal (``(str, ConfigRefusal |
+#: None)``). Failures are kept as text, not as the exception: an exception holds its traceback, and with it every
+#: frame of the run that raised it.
 #: Bounded (oldest entries dropped first): in a long-running process (the admission webhook) every
 #: distinct model reference in a review would otherwise stay for ever.
-_memo: dict[tuple[Any, ...], ModelSpec | str] = {}
+_memo: dict[tuple[Any, ...], ModelSpec | tuple[str, ConfigRefusal | None]] = {}
 MEMO_MAX = 1024
 #: Largest JSON file read as a model config (bytes); real config.json files are a few KiB.
 MAX_CONFIG_BYTES = 4 * 2**20
@@ -80,10 +81,18 @@ def _unavailable(ref: str, reason: str, hub_hint: bool = True) -> ModelUnavailab
     return ModelUnavailable(f"model '{ref}': config.json not found ({reason}); {hint}")
 
 
-def _refused(ref: str, path: Path | str, why: str) -> ModelUnavailable:
+def _refused(
+    ref: str, path: Path | str, why: str, not_decoder: NotDecoderLLM | None = None
+) -> ModelUnavailable:
     """The error for ``ref``'s config file ``path`` that exists but that kvlint refuses, ``why`` saying what is
-    wrong (:func:`kvlint.models.config.config_refusal`)."""
-    return ModelUnavailable(f"model '{ref}': {path}{REFUSED}{why}")
+    wrong, with its :class:`~kvlint.types.ConfigRefusal` (``not_decoder``: the config is not a decoder LLM)."""
+    refusal = ConfigRefusal(
+        str(path),
+        why,
+        not_decoder.model_type if not_decoder is not None else None,
+        not_decoder is not None and not_decoder.encoder_decoder,
+    )
+    return ModelUnavailable(f"model '{ref}': {path}{REFUSED}{why}", refusal)
 
 
 def _read_json(path: Path, ref: str) -> dict[str, Any]:
@@ -176,7 +185,7 @@ def _parse(
     except ValueError as e:
         why = str(e)
         why = why[len(model_id) + 2 :] if why.startswith(f"{model_id}: ") else why
-        raise _refused(model_id, source, why) from None
+        raise _refused(model_id, source, why, e if isinstance(e, NotDecoderLLM) else None) from None
     if extra_notes:
         import dataclasses
 
@@ -830,7 +839,7 @@ def _resolve(
         try:
             return stands_for(hub_id, note, revision or commit)
         except ModelUnavailable as e:
-            raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
+            raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}", e.refusal) from None
     # 1. model_paths mapping (exact, then longest directory prefix)
     if depth == 0 and model_paths:
         target = map_model_path(ref, model_paths)
@@ -855,7 +864,7 @@ def _resolve(
                 )
             except ModelUnavailable as e:
                 raise ModelUnavailable(
-                    f"model '{ref}' is mapped to '{target}' by model_paths, but: {e}"
+                    f"model '{ref}' is mapped to '{target}' by model_paths, but: {e}", e.refusal
                 ) from None
     # 2. an existing local path (not when the reference comes from a manifest the caller does not trust, such
     # as an admission review: whether a path exists, and what a file there holds, must not leak)
@@ -1026,8 +1035,8 @@ def resolve_model(
     hit = _memo.get(key)
     if isinstance(hit, ModelSpec):
         return hit
-    if isinstance(hit, str):
-        raise ModelUnavailable(hit)
+    if isinstance(hit, tuple):
+        raise ModelUnavailable(*hit)
     try:
         spec = _resolve(
             ref,
@@ -1041,7 +1050,7 @@ def resolve_model(
             local_root,
         )
     except ModelUnavailable as e:
-        _remember(key, str(e))
+        _remember(key, (str(e), e.refusal))
         raise
     _remember(key, spec)
     return spec
@@ -1100,7 +1109,7 @@ def resolve_stored_model(
     return dataclasses.replace(spec, notes=(note, *spec.notes))
 
 
-def _remember(key: tuple[Any, ...], value: ModelSpec | str) -> None:
+def _remember(key: tuple[Any, ...], value: ModelSpec | tuple[str, ConfigRefusal | None]) -> None:
     """Memoise ``value`` under ``key``, dropping the oldest entries beyond :data:`MEMO_MAX`."""
     while len(_memo) >= MEMO_MAX:
         del _memo[next(iter(_memo))]

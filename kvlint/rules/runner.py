@@ -43,6 +43,7 @@ def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Dia
         fix=clip_words(f.fix),
         object=obj,
         container=container,
+        mark=f.mark,
     )
 
 

@@ -858,12 +858,12 @@ def _selection_text(sel: Selection, model_doc: Document) -> str:
     ]
     refused = sorted(
         (c for c in sel.candidates if c.why_not is not None),
-        key=lambda c: bool(c.why_not and c.why_not.startswith("no supported model format")),
+        key=lambda c: c.other_format,
     )
     parts = []
     if losers:
         parts.append(f"also matching, ranked after it: {_named_few(losers)}")
-    other_formats = [c for c in refused if c.why_not and c.why_not.startswith("no supported model format")]
+    other_formats = [c for c in refused if c.other_format]
     if sel.picked is not None:
         # with a pick, the runtimes made for other models are only counted
         refused = [c for c in refused if c not in other_formats]

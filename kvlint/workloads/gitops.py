@@ -38,7 +38,7 @@ from typing import Any
 from kvlint import filecache
 from kvlint.chart_values import READERS, ChartValuesReader
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, LoadResult, Workload
+from kvlint.types import Document, Finding, LoadResult, Mark, Workload
 from kvlint.wording import shell_word
 from kvlint.workloads.base import ACCELERATOR_ANNOTATION, MODEL_ANNOTATION, get_in, located_copy
 
@@ -668,6 +668,7 @@ def _built(
                             (why.loc if why is not None else None) or src.at or doc.loc,
                             fix=f"lint what it deploys: helm template {shell_word(src.release)} CHART -f VALUES | kvlint check -",
                             severity="info",
+                            mark=Mark.SETTINGS_NOT_READ,
                         ),
                     ),
                 )
@@ -678,11 +679,7 @@ def _built(
                 w,
                 name=(src.release + w.name[len("RELEASE") :]) if w.name.startswith("RELEASE-") else w.name,
                 namespace=w.namespace or namespace,
-                findings=tuple(
-                    f
-                    for f in w.findings
-                    if not (f.rule == "KV504" and f.message.startswith("built from Helm values"))
-                ),
+                findings=tuple(f for f in w.findings if f.mark is not Mark.BUILT_FROM_VALUES),
             )
             for w in ws
         ]

@@ -37,7 +37,7 @@ from kvlint import filecache
 from kvlint.load import repository_root as _repository_root
 from kvlint.paths import real_path_inside
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.workloads.base import get_in
 
 __all__ = [
@@ -439,6 +439,7 @@ def _empty(doc: Document, at: Loc, why: str, extra: tuple[Finding, ...]) -> Work
                 at,
                 fix="lint what it deploys: helm template RELEASE CHART -f VALUES | kvlint check -",
                 severity="info",
+                mark=Mark.SETTINGS_NOT_READ,
             ),
             *extra,
         ),

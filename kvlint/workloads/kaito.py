@@ -9,7 +9,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ChartArg, Document, Finding, Workload
+from kvlint.types import ChartArg, Document, Finding, Mark, Workload
 from kvlint.workloads.base import (
     add_memory_shm,
     get_in,
@@ -451,6 +451,7 @@ def _transformers_runtime(doc: Document, pname: str, ploc: Loc | None, path: str
         fix=f"remove the {KAITO_RUNTIME_ANNOTATION} annotation (or set it to vllm) to serve the preset on vLLM, "
         "which kvlint sizes; or size the Transformers runtime by hand",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
     return replaced(synthetic_workload(doc, ps, path, replicas=None), findings=(note,))

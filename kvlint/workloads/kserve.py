@@ -10,7 +10,7 @@ from typing import Any
 from kvlint.engines.images import KSERVE_HF_IMAGE_NAME, split_image
 from kvlint.fastinit import replaced
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ChartArg, Document, Finding, Workload
+from kvlint.types import ChartArg, Document, Finding, Mark, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
     MODEL_ANNOTATION,
@@ -258,6 +258,7 @@ def _transformers_backend(doc: Document, key: str, model: dict) -> Workload | No
         fix="remove --backend (its default, auto, serves a model vLLM supports on vLLM, which kvlint sizes) or "
         "set --backend=vllm; or size the Transformers backend by hand",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
     return replaced(synthetic_workload(doc, ps, f"spec.predictor.{key}", replicas=None), findings=(note,))

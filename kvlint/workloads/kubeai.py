@@ -7,7 +7,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Workload
+from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.values import digits, yaml_text
 from kvlint.workloads.base import (
     env_list,
@@ -373,6 +373,7 @@ def _other_engine(doc: Document, spec: dict[Any, Any]) -> Workload | None:
         at,
         fix="size this engine's memory by hand; engine: VLLM serves a Hugging Face model on vLLM, which kvlint sizes",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
     ps = ldict(at, [("containers", llist(at, []), at)])
     return replaced(synthetic_workload(doc, ps, "spec", replicas=None), findings=(note,))

@@ -9,7 +9,7 @@ from typing import Any
 
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
     get_in,
@@ -703,6 +703,7 @@ def nim_note(
         loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
+        mark=Mark.NIM_NOT_READ,
     )
 
 
@@ -713,7 +714,7 @@ def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
     :func:`nim_service_workloads`); none when the workload already has a NIM note."""
     from kvlint.engines.images import is_nim_image
 
-    if any(f.rule == "KV503" and "the NIM image" in f.message for f in w.findings):
+    if any(f.mark is Mark.NIM_NOT_READ for f in w.findings):
         return ()
     containers = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
     out = []

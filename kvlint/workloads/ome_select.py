@@ -278,12 +278,15 @@ class Candidate:
         score: ``CalculateScore`` (0 when not selectable).
         size_distance: ``|min - size| + |max - size|`` in parameters (0 without a range or a model size).
         why_not: why OME would not select it (disabled, incompatible, no autoSelect), None when selectable.
+        other_format: none of its supported model formats matches the model (a runtime made for other models;
+            ``why_not`` says which format it looked at).
     """
 
     doc: Document
     score: int
     size_distance: float
     why_not: str | None
+    other_format: bool = False
 
     @property
     def cluster(self) -> bool:
@@ -322,8 +325,8 @@ def _evaluate(runtime: Document, model: dict, isvc: Document) -> Candidate:
         s = model_size(size)
         distance = abs(model_size(rng.get("min")) - s) + abs(model_size(rng.get("max")) - s)
 
-    def out(why: str | None, score: int = 0) -> Candidate:
-        return Candidate(runtime, score, distance, why)
+    def out(why: str | None, score: int = 0, other_format: bool = False) -> Candidate:
+        return Candidate(runtime, score, distance, why, other_format)
 
     if spec.get("disabled") is True:
         return out("it is disabled")
@@ -336,7 +339,7 @@ def _evaluate(runtime: Document, model: dict, isvc: Document) -> Candidate:
     reasons = [_format_matches(model, f) for f in formats]
     if not formats or all(r is not None for r in reasons):
         first = next((r for r in reasons if r), "no supportedModelFormats")
-        return out(f"no supported model format matches ({first})")
+        return out(f"no supported model format matches ({first})", other_format=True)
     if size is not None and isinstance(rng, dict):
         s = model_size(size)
         if s < model_size(rng.get("min")) or s > model_size(rng.get("max")):

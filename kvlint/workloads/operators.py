@@ -13,7 +13,7 @@ from typing import Any
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.k8s_quantity import K8S_QUANTITY
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ENGINE_NAMES, Document, Finding, Workload
+from kvlint.types import ENGINE_NAMES, Document, Finding, Mark, Workload
 from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
@@ -546,14 +546,11 @@ def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Findi
     if found is None:
         return None
     engine, path, where = found
-    return Finding(
-        "KV503",
-        f"kvlint does not read this {doc.kind}'s engine settings: kvlint has no reader for {doc.kind} ({group}), "
-        f"whose {path} configures {engine}; its operator builds the pods from them",
-        where or loc_of(doc.data, "spec") or doc.loc,
-        fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
-        "command separately with kvlint plan -- <command>",
-        severity="info",
+    return _operator_note(
+        doc,
+        f"kvlint has no reader for {doc.kind} ({group}), whose {path} configures {engine}; its operator builds the "
+        "pods from them",
+        where,
     )
 
 
@@ -627,6 +624,7 @@ def embedded_container_note(doc: Document) -> Finding | None:
         at or doc.loc,
         fix=f"lint what it renders: {how}; or check the engine command with kvlint plan -- <command>",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )
 
 
@@ -650,6 +648,7 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
             loc or where or loc_of(doc.data, "spec") or doc.loc,
             fix=fix,
             severity="info",
+            mark=Mark.SETTINGS_NOT_READ,
         )
     why = _UNREAD.get(doc.kind)
     if why is None:  # most kinds: the apiVersion is not looked at
@@ -659,6 +658,12 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
         return None
     if not api.startswith(_UNREAD_GROUPS.get(doc.kind, "")):
         return None
+    return _operator_note(doc, why, loc)
+
+
+def _operator_note(doc: Document, why: str, loc: Loc | None) -> Finding:
+    """The KV503 note on ``doc``, an object whose operator builds the serving pods from settings kvlint does not
+    read (``why``), at ``loc`` (else its ``spec``); counted as not read (:attr:`Mark.SETTINGS_NOT_READ`)."""
     return Finding(
         "KV503",
         f"kvlint does not read this {doc.kind}'s engine settings: {why}",
@@ -666,4 +671,5 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
         fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
         "command separately with kvlint plan -- <command>",
         severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
     )

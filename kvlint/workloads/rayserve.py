@@ -56,7 +56,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import DerivedAccelerator, Document, Finding, Workload
+from kvlint.types import DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.workloads.base import (
     MAX_COPIED_VALUES,
     count_values,
@@ -154,8 +154,10 @@ def serve_llm_reads(w: Workload) -> bool:
     return w.path.startswith(SERVE_PATH)
 
 
-def _finding(rule: str, message: str, loc: Loc | None, fix: str = "", severity: Any = None) -> Finding:
-    return Finding(rule, message, loc, fix=fix, severity=severity)
+def _finding(
+    rule: str, message: str, loc: Loc | None, fix: str = "", severity: Any = None, mark: Mark | None = None
+) -> Finding:
+    return Finding(rule, message, loc, fix=fix, severity=severity, mark=mark)
 
 
 def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]:
@@ -499,6 +501,7 @@ class _Reader:
                 fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the "
                 "engine command separately with kvlint plan -- <command>",
                 severity="info",
+                mark=Mark.SETTINGS_NOT_READ,
             )
         )
 
@@ -910,11 +913,12 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     at = loc_of(spec, "serveConfigV2")
     serve, why = _parse(raw, at, doc.path)
     decoded: list[tuple[Loc | None, str]] = []
+    bad_base64 = False  # (said by the decoding, not read back from its message)
     if serve is not None and binary:
         decoded, bad = _decode_binary(raw, serve)
         if bad is not None:
-            serve, why = None, f"it does not parse as KubeRay reads it: {bad}"
-    if serve is None and binary and why is not None and why.endswith("invalid base64 data"):
+            serve, why, bad_base64 = None, f"it does not parse as KubeRay reads it: {bad}", True
+    if bad_base64:
         # KubeRay cannot read the config at all, whatever its applications are
         return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
     if not literal and (serve is None or not _names_serve_llm(serve.get("applications"))):

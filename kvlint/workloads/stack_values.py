@@ -27,7 +27,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
+from kvlint.types import ChartArg, Document, Finding, Mark, ValuesTerm, Workload
 from kvlint.wording import shell_word, with_article
 from kvlint.workloads.base import MAX_COPIED_VALUES, count_values, ldict, llist, synthetic_workload
 
@@ -725,6 +725,7 @@ def stack_values_finding(doc: Document) -> Finding | None:
         f"builds no engine pod from it: {why}",
         at,
         fix=f"helm template RELEASE vllm/vllm-stack -f {shell_word(doc.path)} | kvlint check -",
+        mark=Mark.HELM_VALUES,
     )
 
 
@@ -799,6 +800,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
         fix=f"for certainty, lint what the chart you deploy renders: helm template RELEASE vllm/vllm-stack "
         f"--version VERSION -f {shell_word(doc.path)} | kvlint check -",
         severity="info",
+        mark=Mark.BUILT_FROM_VALUES,  # a GitOps source says what rendered them instead (kvlint.workloads.gitops)
     )
     out[0] = replaced(out[0], findings=(note, *out[0].findings))
     return out
@@ -831,6 +833,7 @@ def _ray_workload(doc: Document, i: int, m: LDict) -> Workload:
                 fix="lint the RayCluster the chart renders (helm template RELEASE vllm/vllm-stack -f VALUES | "
                 "kvlint check -), or check the engine command with kvlint plan -- <command>",
                 severity="info",
+                mark=Mark.SETTINGS_NOT_READ,
             ),
         ),
     )

@@ -20,17 +20,11 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
-from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
-from kvlint.memory.tgi import ATTENTION_REFUSED
-from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, SPEC_REFUSED, model_facts
+from kvlint.memory.refusal import Refusal
+from kvlint.memory.sglang import PP_PARTITION_REFUSED
+from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
-from kvlint.models.config import (
-    config_refusal,
-    encoder_decoder_support,
-    encoder_decoder_type,
-    not_decoder_type,
-    vllm_removed_architecture,
-)
+from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -43,6 +37,30 @@ from kvlint.wording import platform_name, with_article
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
+
+#: KV502's fix for each pipeline SGLang refuses (``{layers}``: the model's decoder layers)
+_SGLANG_PP_FIX = {
+    Refusal.SGLANG_PP_PARTITION: f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage "
+    "summing to the model's {layers} layers, or unset it for SGLang's even split",
+    Refusal.SGLANG_PP_EXCEEDS_LAYERS: "set --pp-size to at most {layers} (the model's layers) and spread the GPUs "
+    "with --tp-size",
+    Refusal.SGLANG_PP_MLA: "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang "
+    "0.5.5 or later",
+    # 0.5.3 - 0.5.20 assert speculative_algorithm is None with pp > 1; 0.5.21 accepts EAGLE
+    # (kvlint.memory.sglang.PP_SPEC_REFUSED)
+    Refusal.SGLANG_PP_SPECULATIVE: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with "
+    "--tp-size); SGLang 0.5.21 and later accept EAGLE with pipeline parallelism on a PD prefill node or with "
+    "SGLANG_ENABLE_PP_SPEC",
+    # 0.5.21 and later: check_pipeline_parallel_compat (kvlint.memory.sglang.pp_spec_refusal); the message says which
+    # condition failed
+    Refusal.SGLANG_PP_SPECULATIVE_SETUP: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs "
+    "with --tp-size); with pipeline parallelism SGLang accepts EAGLE (not multi-layer) on a PD prefill node or with "
+    "SGLANG_ENABLE_PP_SPEC set (then without --disaggregation-mode, --speculative-adaptive or DP attention), and "
+    "DSPARK on a PD prefill node",
+    # the same assert refuses mixed chunked prefill up to 0.5.10 (kvlint.memory.sglang.PP_MIXED_CHUNK_REFUSED_UNTIL)
+    Refusal.SGLANG_PP_MIXED_CHUNK: "drop --enable-mixed-chunk, or serve with --pp-size 1 (spread the GPUs with "
+    "--tp-size); SGLang 0.5.11 and later accept it with pipeline parallelism",
+}
 
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
@@ -335,22 +353,23 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             "kvlint.io/model: <hub id>",
         )
         return
-    if cr.model is None and (enc_dec := encoder_decoder_type(cr.model_error)) is not None:
-        yield _encoder_decoder_finding(ctx, name, enc_dec)
+    # the config found but refused, as model resolution says (cr.model_refusal), not read back from its message
+    refused = cr.model_refusal if cr.model is None else None
+    if refused is not None and refused.model_type is not None and refused.encoder_decoder:
+        yield _encoder_decoder_finding(ctx, name, refused.model_type)
         return
-    if cr.model is None and (encoder := not_decoder_type(cr.model_error)) is not None:
+    if refused is not None and refused.model_type is not None:
         yield ctx.finding(
-            f"model '{name}' is a '{encoder}' model, not a decoder LLM, so capacity rules were skipped: kvlint sizes "
-            "the KV caches of decoder LLMs (its config.json was read)",
+            f"model '{name}' is a '{refused.model_type}' model, not a decoder LLM, so capacity rules were skipped: "
+            "kvlint sizes the KV caches of decoder LLMs (its config.json was read)",
             s.model.loc,
             fix="check this container's memory from the engine's start-up log (kvlint cannot size it); if the "
             "engine should run a generative model, the model reference names the wrong checkpoint",
         )
         return
-    refused = config_refusal(cr.model_error) if cr.model is None else None
     if refused is not None:
         # found and read, but not a config kvlint (or the engine) can build the model from: say what is wrong
-        path, why = refused
+        path, why = refused.path, refused.why
         # "/m/config.json vocab_size is -5" rather than "/m/config.json: config.json vocab_size is -5"
         said = (
             f"{path[: -len('config.json')]}{why}"
@@ -400,7 +419,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         fraction = as_float(s.get(MEMORY_FRACTION[s.engine][0])) if s.engine in MEMORY_FRACTION else None
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
-        if s.engine == "sglang" and cr.plan_error.startswith(sglang_mamba.RATIO_REFUSED + " "):
+        refusal = cr.plan_refusal
+        if refusal is Refusal.SGLANG_MAMBA_RATIO:
             # a hybrid model's state pool sized from a ratio SGLang cannot size it with: it does not start
             ratio = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
             yield ctx.finding(
@@ -411,7 +431,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "tgi" and cr.plan_error.startswith(ATTENTION_REFUSED):
+        if refusal is Refusal.TGI_ATTENTION:
             # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
             yield ctx.finding(
                 f"{cr.model.id} on TGI: {cr.plan_error}",
@@ -421,26 +441,17 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "sglang" and cr.plan_error.startswith((PP_REFUSED + " ", PP_PARTITION_REFUSED + "=")):
-            # a pipeline SGLang cannot build (kvlint.memory.sglang.pp_stage_layers): it stops while loading
-            layers = cr.model.num_layers
-            partition = cr.plan_error.startswith(PP_PARTITION_REFUSED)
+        if refusal in _SGLANG_PP_FIX:
+            # a pipeline SGLang cannot build or refuses (kvlint.memory.sglang.pp_stage_layers, sglang_prelude): it
+            # stops while loading
             yield ctx.finding(
                 f"{cr.model.id} on SGLang: {cr.plan_error}",
                 s.loc("pp_size") or s.command_loc,
-                fix=(
-                    f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage summing to the "
-                    f"model's {layers} layers, or unset it for SGLang's even split"
-                    if partition
-                    else f"set --pp-size to at most {layers} (the model's layers) and spread the GPUs with --tp-size"
-                    if "more pipeline stages" in cr.plan_error
-                    else "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang 0.5.5 "
-                    "or later"
-                ),
+                fix=_SGLANG_PP_FIX[refusal].format(layers=cr.model.num_layers),
                 severity="error",
             )
             return
-        if s.engine == "vllm" and cr.plan_error.startswith(SPEC_REFUSED + " "):
+        if refusal is Refusal.VLLM_MTP_COUNT:
             # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
             n = model_facts(cr.model).mtp_config_layers
             yield ctx.finding(
@@ -450,7 +461,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "vllm" and cr.plan_error.startswith(VLLM_PP_PARTITION_REFUSED + "="):
+        if refusal is Refusal.VLLM_PP_PARTITION:
             # a VLLM_PP_LAYER_PARTITION vLLM refuses (kvlint.memory.vllm.pp_partition_refused): it stops while loading
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
@@ -462,7 +473,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if s.engine == "vllm" and cr.plan_error.startswith(PP_EXCEEDS_LAYERS + " "):
+        if refusal is Refusal.VLLM_PP_EXCEEDS_LAYERS:
             # more pipeline stages than layers: stages without a layer, whose GPUs hold no KV cache
             layers = cr.model.num_layers
             kaito = any(

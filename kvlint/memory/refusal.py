@@ -1,0 +1,68 @@
+"""Typed plan refusals: why a memory model found no plan, by kind, not by the wording of its message.
+
+A memory model raises :class:`PlanError` when it cannot size a configuration. Some of those are start-up refusals
+of the engine itself (a pipeline with more stages than layers, an ``ATTENTION`` value TGI's shards assert against),
+which rule KV502 reports as errors at the setting that causes them, with a fix of their own
+(:func:`kvlint.rules.families.resolution.model_config_unavailable`). The error carries its :class:`Refusal` from
+where the engine model makes it (:mod:`kvlint.memory.vllm`, :mod:`kvlint.memory.sglang`,
+:mod:`kvlint.memory.sglang_mamba`, :mod:`kvlint.memory.tgi`) through the plan stage
+(:attr:`kvlint.memory.stage.PlanOutcome.refusal`) to the container's result
+(:attr:`kvlint.types.ContainerResult.plan_refusal`), so that no caller tells refusals apart by a prefix of the
+message (the messages are unchanged: they quote the engine).
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["PlanError", "Refusal"]
+
+
+class Refusal(enum.Enum):
+    """A start-up refusal of an engine that a memory model recognised (the engine stops before its KV cache is
+    sized). Each member names the engine; the message of its :class:`PlanError` quotes the engine's own check."""
+
+    #: vLLM: more pipeline stages than the model has layers (``get_pp_indices`` gives a stage no layer:
+    #: :func:`kvlint.memory.vllm.pp_exceeds_layers`)
+    VLLM_PP_EXCEEDS_LAYERS = "vllm-pp-exceeds-layers"
+    #: vLLM: a ``VLLM_PP_LAYER_PARTITION`` ``get_pp_indices`` refuses (:func:`kvlint.memory.vllm.pp_partition_refused`)
+    VLLM_PP_PARTITION = "vllm-pp-partition"
+    #: vLLM: an MTP ``num_speculative_tokens`` the model's MTP layers cannot reuse
+    #: (:func:`kvlint.memory.vllm.mtp_count_refusal`)
+    VLLM_MTP_COUNT = "vllm-mtp-count"
+    #: SGLang: more pipeline stages than the model has layers (``make_layers`` asserts:
+    #: :func:`kvlint.memory.sglang.pp_stage_layers`)
+    SGLANG_PP_EXCEEDS_LAYERS = "sglang-pp-exceeds-layers"
+    #: SGLang: a ``SGLANG_PP_LAYER_PARTITION`` ``get_pp_indices`` refuses (:func:`kvlint.memory.sglang.pp_stage_layers`)
+    SGLANG_PP_PARTITION = "sglang-pp-partition"
+    #: SGLang before 0.5.0: an MLA model over several pipeline stages (``profile_max_num_token`` asserts)
+    SGLANG_PP_MLA = "sglang-pp-mla"
+    #: SGLang 0.5.3 - 0.5.20: pipeline parallelism with speculative decoding, refused by the argument check
+    #: (:data:`kvlint.memory.sglang.PP_SPEC_REFUSED`)
+    SGLANG_PP_SPECULATIVE = "sglang-pp-speculative"
+    #: SGLang 0.5.21 and later: pipeline parallelism with a speculative setup ``check_pipeline_parallel_compat``
+    #: refuses (:func:`kvlint.memory.sglang.pp_spec_refusal`)
+    SGLANG_PP_SPECULATIVE_SETUP = "sglang-pp-speculative-setup"
+    #: SGLang 0.5.3 - 0.5.10: pipeline parallelism with ``--enable-mixed-chunk``, refused by the same check
+    #: (:data:`kvlint.memory.sglang.PP_MIXED_CHUNK_REFUSED_UNTIL`)
+    SGLANG_PP_MIXED_CHUNK = "sglang-pp-mixed-chunk"
+    #: SGLang: a ``--mamba-full-memory-ratio`` the hybrid state pool cannot be sized with
+    #: (:func:`kvlint.memory.sglang_mamba.pool_slots`)
+    SGLANG_MAMBA_RATIO = "sglang-mamba-ratio"
+    #: TGI: an ``ATTENTION`` value the shards assert against (:func:`kvlint.memory.tgi.resolve_attention`)
+    TGI_ATTENTION = "tgi-attention"
+
+
+class PlanError(ValueError):
+    """A plan is impossible (e.g. the model has no KV-holding layers and no state, or no GPU memory total).
+
+    ``refusal`` is the engine's start-up refusal this is (:class:`Refusal`), or None when kvlint merely cannot size
+    the configuration."""
+
+    def __init__(self, message: str, refusal: Refusal | None = None) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+
+    def __reduce__(self) -> tuple[type[PlanError], tuple[str, Refusal | None]]:
+        # an exception pickles its args only: keep the refusal across processes
+        return (PlanError, (str(self), self.refusal))
