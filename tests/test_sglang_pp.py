@@ -287,3 +287,40 @@ def test_pipeline_with_speculative_decoding_from_0_5_21() -> None:
         sglang_prelude(
             _cmd(*base, "--speculative-algorithm", "EAGLE", env={"SGLANG_ENABLE_PP_SPEC": "on"}), m
         )
+
+
+def test_kv502_fix_for_a_speculative_pipeline_refused_from_0_5_21(tmp_path: Path) -> None:
+    """From 0.5.21 the refusal of a speculative pipeline (check_pipeline_parallel_compat) is its own kind, and
+    KV502's fix says what SGLang accepts there (EAGLE on a PD prefill node or with SGLANG_ENABLE_PP_SPEC), not the
+    MLA refusal's fix (which it got when refusals were told apart by the message's first word) nor the 0.5.3 -
+    0.5.20 fix that calls 0.5.21 accepting."""
+    from kvlint.memory.refusal import Refusal
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    spec = ("--pp-size", "2", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
+    with pytest.raises(PlanError) as err:
+        sglang_prelude(_cmd(*spec, version="0.5.23"), m)
+    assert getattr(err.value, "refusal", None) is Refusal.SGLANG_PP_SPECULATIVE_SETUP
+    with pytest.raises(PlanError) as err:
+        sglang_prelude(_cmd(*spec, version="0.5.20"), m)
+    assert getattr(err.value, "refusal", None) is Refusal.SGLANG_PP_SPECULATIVE
+
+    manifest = tmp_path / "sg.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: sg}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        "          args: [--model-path=meta-llama/Llama-3.2-1B-Instruct, --context-length=8192, --pp-size=2,\n"
+        "                 --speculative-algorithm=EAGLE, --speculative-draft-model-path=meta-llama/Llama-3.2-1B-Instruct]\n"
+        "          resources: {limits: {nvidia.com/gpu: 2}}\n",
+        encoding="utf-8",
+    )
+    opts = Options(allow_hub=False, accelerator="l4")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    found = [d for d in check_container(cr, opts) if d.rule == "KV502"]
+    assert len(found) == 1 and found[0].severity == "error", found
+    assert "only supported on prefill nodes" in found[0].message
+    fix = found[0].fix or ""
+    assert "SGLANG_ENABLE_PP_SPEC" in fix and "PD prefill node" in fix and "MLA" not in fix, fix
