@@ -297,6 +297,23 @@ def test_a_switch_with_a_value_stops_sglang() -> None:
     assert cfg.get("enable_metrics") is True
 
 
+def test_a_value_glued_to_a_switch_stops_sglang() -> None:
+    """argparse refuses ``--switch=value`` for an option of nargs=0 ("ignored explicit argument 'false'"), a
+    store_true switch or 0.5.14 - 0.5.19's store-const aliases of ``--cuda-graph-backend-prefill``; such an alias
+    followed by a word leaves it over as a switch does. kvlint read ``--enable-dp-attention=false`` as the string
+    "false" (DP attention on) and said nothing of either."""
+    s = _cmd("--enable-dp-attention=false", version="0.5.16")
+    (msg,) = _rules(s, "KV206")
+    assert "ignored explicit argument 'false'" in msg
+    assert s.get("enable_dp_attention") is True
+    alias = _cmd("--disable-piecewise-cuda-graph=1", version="0.5.16")
+    assert len(_rules(alias, "KV206")) == 1 and alias.get("cuda_graph_backend_prefill") == "disabled"
+    word = _cmd("--enable-breakable-cuda-graph", "true", version="0.5.17")
+    assert any("takes no value" in m for m in _rules(word, "KV206"))
+    assert word.get("cuda_graph_backend_prefill") == "breakable"
+    assert _rules(_cmd("--enable-metrics", "--disable-piecewise-cuda-graph", version="0.5.16"), "KV206") == []
+
+
 def test_attention_dp_is_attn_dp_size_from_0_5_22() -> None:
     """0.5.22 and 0.5.23 resolve ``--dp-size N --enable-dp-attention`` to ``--attn-dp-size N`` before any handler
     reads the layout (handle_deprecated_dp_attention), and attention DP is ``attn_dp_size > 1``: the new spelling

@@ -531,16 +531,27 @@ def parse_sglang_argv(
         const: str | None = None
         if shared and canon in _SHARED_GRAPH_DEST:
             dest, const = _SHARED_GRAPH_DEST[canon]
-        if const is not None:
-            # a store-const alias of --cuda-graph-backend-prefill (takes no value)
-            col.set(dest, Value(const, loc, const, src), canon)
-            continue
-        if canon in _SWITCHES and not eq:
-            col.set(dest, Value(True, loc, tok, src), canon)
-            if i < n and not argv[i].startswith("-") and not UNRESOLVED_RE.search(argv[i]):
-                # argparse's store_true takes no value: the word is left over and parse_args stops the server
-                # ("unrecognized arguments"); a --config file writes a quoted "true" or a number so
-                # (ConfigArgumentMerger._add_scalar_arg, sglang 0.5.5 - 0.5.23)
+        if const is not None or canon in _SWITCHES:
+            # a switch, or a store-const alias of --cuda-graph-backend-prefill: neither takes a value (nargs=0)
+            col.set(
+                dest,
+                Value(True if const is None else const, loc, tok if const is None else const, src),
+                canon,
+            )
+            if eq:
+                # argparse refuses a value glued to it ("ignored explicit argument 'true'"); read as the option alone
+                col.invalid(
+                    canon,
+                    explicit,
+                    loc,
+                    f"{canon} is a switch and takes no value: SGLang's parser refuses to start ('ignored explicit "
+                    f"argument {explicit[:20]!r}')",
+                    fix=f"write {canon} alone (leave it out to keep it off)",
+                )
+            elif i < n and not argv[i].startswith("-") and not UNRESOLVED_RE.search(argv[i]):
+                # the word is left over and parse_args stops the server ("unrecognized arguments"); a --config
+                # file writes a quoted "true" or a number so (ConfigArgumentMerger._add_scalar_arg, sglang 0.5.5 -
+                # 0.5.23)
                 col.invalid(
                     canon,
                     argv[i],
