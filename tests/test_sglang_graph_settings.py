@@ -391,3 +391,24 @@ def test_a_config_file_mapping_is_json_for_cuda_graph_config() -> None:
     assert not _rules(s, "KV206")
     pg = sglang_prelude(s, _model(LLAMA)).prefill_graphs
     assert pg.sizes == (8, 16, 32) and pg.reserve_mib(8192, amd=False)[0] == 3 * PER
+
+
+def test_a_cuda_graph_config_setting_the_release_does_not_take_is_kv206() -> None:
+    """``parse_cuda_graph_config_arg`` refuses a key outside the release's ``ALLOWED_KEYS_PER_PHASE`` ("unknown
+    key"), so SGLang does not start: a misspelt ``max_batch_size``, ``max_seq_len`` before 0.5.21 (the prefill phase
+    takes it from 0.5.21), ``tc_compiler`` from 0.5.22 (dropped). kvlint read such a JSON silently; an unknown
+    release is not judged."""
+
+    def refused(version: str | None, config: dict) -> list[str]:
+        s = _cmd("--cuda-graph-config", json.dumps(config), version=version or "")
+        return [m for m in _rules(s, "KV206") if "does not take the setting" in m]
+
+    (msg,) = refused("0.5.16", {"decode": {"max_batch_size": 64}})
+    assert "'max_batch_size' in the decode phase" in msg
+    assert refused("0.5.16", {"prefill": {"max_seq_len": 4096}}) != []
+    assert refused("0.5.23", {"prefill": {"max_seq_len": 4096}}) == []
+    assert refused("0.5.23", {"decode": {"tc_compiler": "inductor"}}) != []
+    assert refused("0.5.19", {"decode": {"tc_compiler": "inductor", "max_bs": 64}}) == []
+    assert refused(None, {"decode": {"max_batch_size": 64}}) == []
+    s = _cmd("--cuda-graph-config", json.dumps({"decode": {"max_batch_size": 64}}), version="0.5.16")
+    assert s.get("cuda_graph_config") is None  # refused: the plan's graph reserve is made without it

@@ -394,6 +394,49 @@ def _with_config_file(
     return c_argv + rest[0], c_locs + rest[1], c_src + rest[2]
 
 
+#: The settings ``--cuda-graph-config`` takes per phase, by release (``model_executor/cuda_graph_config.py::
+#: ALLOWED_KEYS_PER_PHASE``, read in every wheel 0.5.14 - 0.5.23; ``parse_cuda_graph_config_arg`` refuses another key,
+#: "unknown key ..., expected one of ..."): ``(key, first release, last release)``.
+_GRAPH_CONFIG_KEYS: dict[str, tuple[tuple[str, tuple[int, int, int], tuple[int, int, int]], ...]] = {
+    "decode": (
+        ("backend", (0, 5, 14), (0, 5, 23)),
+        ("max_bs", (0, 5, 14), (0, 5, 23)),
+        ("bs", (0, 5, 14), (0, 5, 23)),
+        ("tc_compiler", (0, 5, 14), (0, 5, 21)),
+    ),
+    "prefill": (
+        ("backend", (0, 5, 14), (0, 5, 23)),
+        ("max_bs", (0, 5, 14), (0, 5, 23)),
+        ("bs", (0, 5, 14), (0, 5, 23)),
+        ("tc_compiler", (0, 5, 14), (0, 5, 21)),
+        ("full_prefill_max_req", (0, 5, 15), (0, 5, 23)),
+        ("full_prefill_prefix_chunk_tokens", (0, 5, 17), (0, 5, 23)),
+        ("max_context_size", (0, 5, 21), (0, 5, 23)),
+        ("max_seq_len", (0, 5, 21), (0, 5, 23)),
+    ),
+}
+
+
+def _graph_config_keys_refused(raw: str, version: str | None) -> str:
+    """Why SGLang ``version`` refuses a ``--cuda-graph-config`` whose phases :func:`kvlint.memory.sglang_graphs.
+    read_graph_config` accepted: a setting that release does not take (:data:`_GRAPH_CONFIG_KEYS`), "" otherwise and
+    for an unknown version, ``latest`` or one outside 0.5.14 - 0.5.23 (not read)."""
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is None or not (0, 5, 14) <= v <= (0, 5, 23):
+        return ""
+    for phase, settings in read_graph_config(raw)[0].items():
+        allowed = [k for k, first, last in _GRAPH_CONFIG_KEYS[phase] if first <= v <= last]
+        for key in settings:
+            if key not in allowed:
+                return (
+                    f"SGLang {version} does not take the setting {str(key)[:40]!r} in the {phase} phase "
+                    f"(parse_cuda_graph_config_arg: 'unknown key'; it takes {', '.join(allowed)})"
+                )
+    return ""
+
+
 def _is_json(text: str) -> bool:
     """Whether ``text`` is JSON (a ``--cuda-graph-config`` object ends in ``}}``, which is no template)."""
     try:
@@ -610,7 +653,7 @@ def parse_sglang_argv(
             col.unresolved[dest] = loc
             continue
         if dest == "cuda_graph_config":
-            problem = read_graph_config(raw)[1]
+            problem = read_graph_config(raw)[1] or _graph_config_keys_refused(raw, version)
             if problem:
                 col.invalid(canon, raw, loc, problem)
                 col.unresolved[dest] = loc
