@@ -78,3 +78,23 @@ def test_amd_partitions_are_not_whole_gpus(tmp_path: Path) -> None:
     cr, kv403 = _run(tmp_path, 1, PARTITIONS)
     assert cr.placement is not None and cr.placement.gpus is None
     assert kv403 == []
+
+
+AUTO_PARTITION = """\
+          selectors:
+          - cel:
+              expression: 'device.attributes["gpu.amd.com"].computePartition == "MODE"'
+"""
+
+
+def test_amd_auto_partition_devices_that_split_a_gpu_are_not_whole_gpus(tmp_path: Path) -> None:
+    """With the driver's AutoPartition feature gate each GPU is advertised as one device per compute / memory mode:
+    ``computePartition`` ``cpx`` is an eighth of the GPU, ``dpx`` a half, ``spx`` the whole one (its ``type`` stays
+    ``amdgpu`` for spx only; docs/driver-attributes.md "Auto-partition mode", whose claim example selects
+    ``computePartition == "cpx"``). kvlint counted a cpx device as a whole MI300X."""
+    for mode in ("cpx", "dpx"):
+        cr, kv403 = _run(tmp_path, 2, AUTO_PARTITION.replace("MODE", mode))
+        assert cr.placement is not None and cr.placement.gpus is None, mode
+        assert kv403 == []
+    cr, _kv403 = _run(tmp_path, 2, AUTO_PARTITION.replace("MODE", "spx"))
+    assert cr.placement is not None and (cr.placement.gpus, cr.placement.resource) == (2, "gpu.amd.com")

@@ -201,3 +201,24 @@ def test_kv405_on_a_nimservice_says_where_its_gpus_are_set() -> None:
     (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
     assert d.fix.startswith("set spec.resources.limits['nvidia.com/gpu'] of the NIMService")
     assert "spec.draResources" in d.fix
+
+
+def test_a_cache_naming_its_profiles_is_not_judged_by_its_tensor_parallelism() -> None:
+    """A NIMCache that lists ``profiles`` caches those: the operator ignores its other model fields for the
+    selection (nimcache_types.go ``ModelSpec.Profiles``: "When these are provided, rest of the model parameters for
+    profile selection are ignored"; the controller's ``getSelectedProfiles`` returns them as given). Its
+    ``tensorParallelism`` says nothing of what is cached, so a one-GPU pod gets no KV403 from it; the same cache
+    without ``profiles`` (its failing neighbour) does."""
+    service = SERVICE.replace("  env:\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n  env:\n")
+    cache = (
+        "---\napiVersion: apps.nvidia.com/v1alpha1\nkind: NIMCache\nmetadata:\n  name: llama-cache\nspec:\n"
+        "  source:\n    ngc:\n      modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "      model:\nPROFILES        tensorParallelism: '2'\n"
+    )
+    named = cache.replace(
+        "PROFILES", "        profiles: [193649a2eb95e821309d6023a2cabb31489d3b690a9973c7ab5d1ff58b0aa7eb]\n"
+    )
+    result = run_documents(load_text(service + named, "nim.yaml"), OFFLINE)
+    assert [d for d in result.diagnostics if d.rule == "KV403"] == []
+    selected = run_documents(load_text(service + cache.replace("PROFILES", ""), "nim.yaml"), OFFLINE)
+    assert [d.severity for d in selected.diagnostics if d.rule == "KV403"] == ["warning"]

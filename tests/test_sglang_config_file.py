@@ -173,3 +173,37 @@ def test_plain_sglang_does_not_take_config_key() -> None:
     """``--config-key`` is Dynamo's: SGLang's own launcher refuses it (KV205), and reads the whole file."""
     s = parse_sglang_argv(["--config-key", "prefill", "--model-path", "m"], version="0.5.5")
     assert [f.rule for f in s.findings] == ["KV205"] and "--config-key" in s.findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("image", "key", "refused"),
+    [
+        # 0.5.14 - 0.5.22's merger keys unsupported actions by dest: the new name a deprecated alias shares is refused
+        ("v0.5.16", "cuda-graph-max-bs-decode: 64", True),
+        ("v0.5.16", "cuda-graph-max-bs: 64", False),  # the alias's own name is no dest: written and read
+        ("v0.5.23", "cuda-graph-max-bs-decode: 64", False),  # 0.5.23 keeps a dest a supported option reads
+        ("v0.5.16", "disable-cuda-graph: true", True),  # a deprecated switch (DeprecatedStoreTrueAction)
+        ("v0.5.23", "disable-cuda-graph: false", True),  # refused before its value is looked at
+        ("v0.5.13", "disable-cuda-graph: true", False),  # a plain store_true there
+        ("v0.5.17", "disable-piecewise-cuda-graph: true", True),  # written "--... true": a word left over
+        ("v0.5.22", "enable-dp-attention: true", True),
+        ("v0.5.21", "enable-dp-attention: true", False),
+        ("latest", "disable-cuda-graph: true", False),  # no release known: not said
+    ],
+)
+def test_a_key_sglang_refuses_in_its_config_file_is_kv206(run, image: str, key: str, refused: bool) -> None:
+    """SGLang's ``ConfigArgumentMerger`` refuses a key that is the dest of an action neither ``store_true`` nor
+    ``store`` ("Unsupported config option ... with action ...", checked before the value; 0.5.8 - 0.5.22 keyed by
+    dest, 0.5.23 sparing a dest a supported option shares), and writes the value of a deprecated store-const switch
+    after it (argparse: "unrecognized arguments"): the server does not start. kvlint read such a file silently."""
+    text = CONFIGMAP.replace("    enable-metrics: true\n", f"    {key}\n") + POD.replace(
+        "COMMAND", LAUNCH
+    ).replace("v0.5.5", image)
+    result, _s = run(text)
+    said = [d for d in result.diagnostics if d.rule == "KV206" and "--config file" in d.message]
+    if not refused:
+        assert said == []
+        return
+    (d,) = said
+    assert d.severity == "error" and key.split(":")[0] in d.message
+    assert d.loc is not None and text.splitlines()[d.loc.line - 1].strip() == key

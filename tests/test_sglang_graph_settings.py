@@ -297,6 +297,23 @@ def test_a_switch_with_a_value_stops_sglang() -> None:
     assert cfg.get("enable_metrics") is True
 
 
+def test_a_value_glued_to_a_switch_stops_sglang() -> None:
+    """argparse refuses ``--switch=value`` for an option of nargs=0 ("ignored explicit argument 'false'"), a
+    store_true switch or 0.5.14 - 0.5.19's store-const aliases of ``--cuda-graph-backend-prefill``; such an alias
+    followed by a word leaves it over as a switch does. kvlint read ``--enable-dp-attention=false`` as the string
+    "false" (DP attention on) and said nothing of either."""
+    s = _cmd("--enable-dp-attention=false", version="0.5.16")
+    (msg,) = _rules(s, "KV206")
+    assert "ignored explicit argument 'false'" in msg
+    assert s.get("enable_dp_attention") is True
+    alias = _cmd("--disable-piecewise-cuda-graph=1", version="0.5.16")
+    assert len(_rules(alias, "KV206")) == 1 and alias.get("cuda_graph_backend_prefill") == "disabled"
+    word = _cmd("--enable-breakable-cuda-graph", "true", version="0.5.17")
+    assert any("takes no value" in m for m in _rules(word, "KV206"))
+    assert word.get("cuda_graph_backend_prefill") == "breakable"
+    assert _rules(_cmd("--enable-metrics", "--disable-piecewise-cuda-graph", version="0.5.16"), "KV206") == []
+
+
 def test_attention_dp_is_attn_dp_size_from_0_5_22() -> None:
     """0.5.22 and 0.5.23 resolve ``--dp-size N --enable-dp-attention`` to ``--attn-dp-size N`` before any handler
     reads the layout (handle_deprecated_dp_attention), and attention DP is ``attn_dp_size > 1``: the new spelling
@@ -374,3 +391,24 @@ def test_a_config_file_mapping_is_json_for_cuda_graph_config() -> None:
     assert not _rules(s, "KV206")
     pg = sglang_prelude(s, _model(LLAMA)).prefill_graphs
     assert pg.sizes == (8, 16, 32) and pg.reserve_mib(8192, amd=False)[0] == 3 * PER
+
+
+def test_a_cuda_graph_config_setting_the_release_does_not_take_is_kv206() -> None:
+    """``parse_cuda_graph_config_arg`` refuses a key outside the release's ``ALLOWED_KEYS_PER_PHASE`` ("unknown
+    key"), so SGLang does not start: a misspelt ``max_batch_size``, ``max_seq_len`` before 0.5.21 (the prefill phase
+    takes it from 0.5.21), ``tc_compiler`` from 0.5.22 (dropped). kvlint read such a JSON silently; an unknown
+    release is not judged."""
+
+    def refused(version: str | None, config: dict) -> list[str]:
+        s = _cmd("--cuda-graph-config", json.dumps(config), version=version or "")
+        return [m for m in _rules(s, "KV206") if "does not take the setting" in m]
+
+    (msg,) = refused("0.5.16", {"decode": {"max_batch_size": 64}})
+    assert "'max_batch_size' in the decode phase" in msg
+    assert refused("0.5.16", {"prefill": {"max_seq_len": 4096}}) != []
+    assert refused("0.5.23", {"prefill": {"max_seq_len": 4096}}) == []
+    assert refused("0.5.23", {"decode": {"tc_compiler": "inductor"}}) != []
+    assert refused("0.5.19", {"decode": {"tc_compiler": "inductor", "max_bs": 64}}) == []
+    assert refused(None, {"decode": {"max_batch_size": 64}}) == []
+    s = _cmd("--cuda-graph-config", json.dumps({"decode": {"max_batch_size": 64}}), version="0.5.16")
+    assert s.get("cuda_graph_config") is None  # refused: the plan's graph reserve is made without it

@@ -145,6 +145,70 @@ def _shared_graph_dests(version: str | None) -> bool:
     return v is None or v >= SHARED_GRAPH_DEST_FROM
 
 
+#: ``--config`` keys SGLang refuses whatever their value, by release: ``key -> (first, last release read, why)``.
+#: ``ConfigArgumentMerger`` (``server_args_config_parser.py``; from 0.5.19 ``utils/server_args_config_parser.py``)
+#: of 0.5.8 - 0.5.22 raises "Unsupported config option '<key>' with action '<class>'" for a key that is the
+#: ``dest`` of an action neither ``store_true`` nor ``store`` (its ``unsupported_actions``, keyed by dest, checked
+#: before the value is looked at): a deprecated switch, or the new option whose dest a deprecated alias shares; the
+#: 0.5.23 merger keeps a dest that a supported option also reads and accepts single-value actions, which leaves the
+#: deprecated switches (``nargs=0``). A deprecated ``DeprecatedStoreConstAction`` alias under its own name is no dest
+#: and no ``store_true``, so its value is written after it (``--disable-piecewise-cuda-graph true``, or ``false``),
+#: which argparse leaves over ("unrecognized arguments"). Read in the 0.5.10 - 0.5.14, 0.5.17, 0.5.19 - 0.5.23 wheels
+#: (the actions, ``add_cli_args``) and with the mergers of 0.5.8, 0.5.10 - 0.5.14, 0.5.16 - 0.5.23 (0.5.17, 0.5.22 and 0.5.23 run); only the keys of
+#: the settings kvlint sizes with are listed.
+_UNSUPPORTED = "SGLang's --config merger refuses the key (\"Unsupported config option ... with action '{}'\")"
+_WORD_LEFT = "SGLang's --config merger writes its value after the switch, which argparse leaves over ('unrecognized arguments')"
+CONFIG_REFUSED: dict[str, tuple[tuple[int, int, int], tuple[int, int, int], str]] = {
+    "enable_piecewise_cuda_graph": ((0, 5, 10), (0, 5, 13), _UNSUPPORTED.format("DeprecatedAction")),
+    "disable_cuda_graph": ((0, 5, 14), (0, 5, 23), _UNSUPPORTED.format("DeprecatedStoreTrueAction")),
+    "enable_dp_attention": ((0, 5, 22), (0, 5, 23), _UNSUPPORTED.format("DeprecatedStoreTrueAction")),
+    **{
+        dest: ((0, 5, 14), (0, 5, 19), _UNSUPPORTED.format("DeprecatedAliasStoreAction"))
+        for dest in (
+            "cuda_graph_max_bs_decode",
+            "cuda_graph_bs_decode",
+            "cuda_graph_max_bs_prefill",
+            "cuda_graph_bs_prefill",
+            "mamba_radix_cache_strategy",
+        )
+    },
+    "cuda_graph_backend_prefill": ((0, 5, 14), (0, 5, 19), _UNSUPPORTED.format("DeprecatedStoreConstAction")),
+    **{
+        key: ((0, 5, 14), (0, 5, 19), _WORD_LEFT)
+        for key in (
+            "disable_piecewise_cuda_graph",
+            "enforce_piecewise_cuda_graph",
+            "enable_breakable_cuda_graph",
+        )
+    },
+}
+
+
+def _refused_config_keys(
+    keys: Sequence[tuple[str, str, Loc | None]], version: str | None, col: Collector
+) -> None:
+    """KV206 for each ``--config`` key SGLang ``version`` refuses (:data:`CONFIG_REFUSED`): the server does not
+    start. ``keys``: ``(key, value text, position)`` of the file's top-level keys. Nothing for an unknown version,
+    ``latest``, or one outside the releases read."""
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is None:
+        return
+    for key, text, kloc in keys:
+        row = CONFIG_REFUSED.get(key.replace("-", "_"))
+        if row is None or not row[0] <= v <= row[1]:
+            continue
+        option = "--" + key.replace("_", "-")
+        col.invalid(
+            option,
+            text,
+            kloc,
+            f"SGLang {version} does not start with the key {key} in a --config file: {row[2]}",
+            fix=f"give {option} on the command line instead (argparse reads it there), or leave the key out",
+        )
+
+
 #: ``mamba_full_memory_ratio: float`` (ServerArgs, 0.5.13+): "abc" was read as the 0.9 default, which SGLang refuses
 _FLOAT = {"mem_fraction_static", "mamba_full_memory_ratio"}
 # Options known to take no value (store_true) among the common ones.
@@ -179,7 +243,10 @@ _SWITCHES = {
 
 
 def _config_file_argv(
-    text: str, at: Callable[[int, int], Loc | None], section: str | None = None
+    text: str,
+    at: Callable[[int, int], Loc | None],
+    section: str | None = None,
+    key_out: list[tuple[str, str, Loc | None]] | None = None,
 ) -> tuple[list[str], list[Loc | None], list[str]]:
     """The arguments SGLang makes of a ``--config`` YAML file, with the position of each: every top-level key
     ``k`` gives ``--k``; ``true`` the bare flag, ``false`` nothing (SGLang adds ``--k false`` for a boolean option
@@ -190,7 +257,9 @@ def _config_file_argv(
     aliases expand it beyond its size, yaml.YAMLError when it is not YAML (SGLang's ``yaml.safe_load`` fails then
     too). ``section``: the top-level key whose mapping holds the options instead (NVIDIA Dynamo's SGLang worker,
     ``--config-key KEY``: ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``_extract_config_section``,
-    @d3aac630, which refuses a missing key or a section that is not a mapping, ValueError here too)."""
+    @d3aac630, which refuses a missing key or a section that is not a mapping, ValueError here too). ``key_out``, when
+    given, gets every top-level key with its value's text and the key's position, whatever the value (for
+    :func:`_refused_config_keys`)."""
     from kvlint.engines.vllm import _check_expansion, _mapping_pairs, _node_value
 
     try:
@@ -221,6 +290,8 @@ def _config_file_argv(
         key = str(knode.value)
         kloc = at(knode.start_mark.line, knode.start_mark.column)
         vloc = at(vnode.start_mark.line, vnode.start_mark.column)
+        if key_out is not None:
+            key_out.append((key, str(vnode.value) if isinstance(vnode, yaml.ScalarNode) else "", kloc))
         try:
             value = None if vnode.tag == "tag:yaml.org,2002:null" else _node_value(vnode)
         except yaml.YAMLError:
@@ -261,6 +332,7 @@ def _with_config_file(
     config_loader: Callable[[str], tuple[str, Loc | None] | None] | None,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None,
     config_key_option: bool = False,
+    version: str | None = None,
 ) -> tuple[list[str], list[Loc | None], list[str]]:
     """``argv`` with SGLang's ``--config FILE`` applied as SGLang applies it: the file's arguments
     (:func:`_config_file_argv`) first, then the command line without ``--config FILE``, so that a command-line
@@ -274,7 +346,8 @@ def _with_config_file(
     the command line is read alone. ``config_key_option`` (NVIDIA Dynamo's SGLang worker): a ``--config-key KEY``
     among the arguments (the exact word, as Dynamo's ``parse_args`` looks for it) names the file's top-level key
     whose mapping holds the options (a file with ``prefill:`` and ``decode:`` sections); Dynamo takes it off the
-    arguments before SGLang merges the file, and so does kvlint."""
+    arguments before SGLang merges the file, and so does kvlint. A key SGLang ``version`` refuses in the file is
+    KV206 (:func:`_refused_config_keys`); its value is still read."""
     section: str | None = None
     if config_key_option and "--config-key" in argv:
         kk = argv.index("--config-key")
@@ -312,12 +385,57 @@ def _with_config_file(
             return map_config_pos(text_loc, text, line, column)
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, column + 1)
 
+    keys: list[tuple[str, str, Loc | None]] = []
     try:
-        c_argv, c_locs, c_src = _config_file_argv(text, at, section)
+        c_argv, c_locs, c_src = _config_file_argv(text, at, section, keys)
     except (yaml.YAMLError, ValueError) as exc:
         col.note(f"{what} cannot be read: {exc}", text_loc or ploc, "warning")
         return rest
+    _refused_config_keys(keys, version, col)
     return c_argv + rest[0], c_locs + rest[1], c_src + rest[2]
+
+
+#: The settings ``--cuda-graph-config`` takes per phase, by release (``model_executor/cuda_graph_config.py::
+#: ALLOWED_KEYS_PER_PHASE``, read in every wheel 0.5.14 - 0.5.23; ``parse_cuda_graph_config_arg`` refuses another key,
+#: "unknown key ..., expected one of ..."): ``(key, first release, last release)``.
+_GRAPH_CONFIG_KEYS: dict[str, tuple[tuple[str, tuple[int, int, int], tuple[int, int, int]], ...]] = {
+    "decode": (
+        ("backend", (0, 5, 14), (0, 5, 23)),
+        ("max_bs", (0, 5, 14), (0, 5, 23)),
+        ("bs", (0, 5, 14), (0, 5, 23)),
+        ("tc_compiler", (0, 5, 14), (0, 5, 21)),
+    ),
+    "prefill": (
+        ("backend", (0, 5, 14), (0, 5, 23)),
+        ("max_bs", (0, 5, 14), (0, 5, 23)),
+        ("bs", (0, 5, 14), (0, 5, 23)),
+        ("tc_compiler", (0, 5, 14), (0, 5, 21)),
+        ("full_prefill_max_req", (0, 5, 15), (0, 5, 23)),
+        ("full_prefill_prefix_chunk_tokens", (0, 5, 17), (0, 5, 23)),
+        ("max_context_size", (0, 5, 21), (0, 5, 23)),
+        ("max_seq_len", (0, 5, 21), (0, 5, 23)),
+    ),
+}
+
+
+def _graph_config_keys_refused(raw: str, version: str | None) -> str:
+    """Why SGLang ``version`` refuses a ``--cuda-graph-config`` whose phases :func:`kvlint.memory.sglang_graphs.
+    read_graph_config` accepted: a setting that release does not take (:data:`_GRAPH_CONFIG_KEYS`), "" otherwise and
+    for an unknown version, ``latest`` or one outside 0.5.14 - 0.5.23 (not read)."""
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is None or not (0, 5, 14) <= v <= (0, 5, 23):
+        return ""
+    for phase, settings in read_graph_config(raw)[0].items():
+        allowed = [k for k, first, last in _GRAPH_CONFIG_KEYS[phase] if first <= v <= last]
+        for key in settings:
+            if key not in allowed:
+                return (
+                    f"SGLang {version} does not take the setting {str(key)[:40]!r} in the {phase} phase "
+                    f"(parse_cuda_graph_config_arg: 'unknown key'; it takes {', '.join(allowed)})"
+                )
+    return ""
 
 
 def _is_json(text: str) -> bool:
@@ -425,7 +543,7 @@ def parse_sglang_argv(
     table, report, known = _tables(version)
     if "--config" in table and "--config" in argv:
         argv, locs, sources = _with_config_file(
-            argv, locs, sources, col, config_loader, map_config_pos, config_key_option
+            argv, locs, sources, col, config_loader, map_config_pos, config_key_option, version
         )
     shared = _shared_graph_dests(version)
     model: Value | None = None
@@ -457,16 +575,27 @@ def parse_sglang_argv(
         const: str | None = None
         if shared and canon in _SHARED_GRAPH_DEST:
             dest, const = _SHARED_GRAPH_DEST[canon]
-        if const is not None:
-            # a store-const alias of --cuda-graph-backend-prefill (takes no value)
-            col.set(dest, Value(const, loc, const, src), canon)
-            continue
-        if canon in _SWITCHES and not eq:
-            col.set(dest, Value(True, loc, tok, src), canon)
-            if i < n and not argv[i].startswith("-") and not UNRESOLVED_RE.search(argv[i]):
-                # argparse's store_true takes no value: the word is left over and parse_args stops the server
-                # ("unrecognized arguments"); a --config file writes a quoted "true" or a number so
-                # (ConfigArgumentMerger._add_scalar_arg, sglang 0.5.5 - 0.5.23)
+        if const is not None or canon in _SWITCHES:
+            # a switch, or a store-const alias of --cuda-graph-backend-prefill: neither takes a value (nargs=0)
+            col.set(
+                dest,
+                Value(True if const is None else const, loc, tok if const is None else const, src),
+                canon,
+            )
+            if eq:
+                # argparse refuses a value glued to it ("ignored explicit argument 'true'"); read as the option alone
+                col.invalid(
+                    canon,
+                    explicit,
+                    loc,
+                    f"{canon} is a switch and takes no value: SGLang's parser refuses to start ('ignored explicit "
+                    f"argument {explicit[:20]!r}')",
+                    fix=f"write {canon} alone (leave it out to keep it off)",
+                )
+            elif i < n and not argv[i].startswith("-") and not UNRESOLVED_RE.search(argv[i]):
+                # the word is left over and parse_args stops the server ("unrecognized arguments"); a --config
+                # file writes a quoted "true" or a number so (ConfigArgumentMerger._add_scalar_arg, sglang 0.5.5 -
+                # 0.5.23)
                 col.invalid(
                     canon,
                     argv[i],
@@ -525,7 +654,7 @@ def parse_sglang_argv(
             col.unresolved[dest] = loc
             continue
         if dest == "cuda_graph_config":
-            problem = read_graph_config(raw)[1]
+            problem = read_graph_config(raw)[1] or _graph_config_keys_refused(raw, version)
             if problem:
                 col.invalid(canon, raw, loc, problem)
                 col.unresolved[dest] = loc

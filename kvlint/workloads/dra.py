@@ -14,6 +14,7 @@ counted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,11 @@ GPU_DEVICE_CLASS = "gpu.nvidia.com"
 #: the driver ``gpu.amd.com``; ``docs/driver-attributes.md``, @2622427226d5: a device is a whole GPU, attribute
 #: ``type`` ``amdgpu``, or a partition of one, ``amdgpu-partition``, the latter chosen by a CEL selector on ``type``)
 AMD_GPU_DEVICE_CLASS = "gpu.amd.com"
+#: A CEL selector picking one of the AMD driver's auto-partition devices that split a GPU (its ``AutoPartition``
+#: feature gate, beta: one device per compute / memory mode of each GPU, ``computePartition`` ``spx`` the whole GPU,
+#: ``dpx`` a half, ``cpx`` an eighth, with ``type`` ``amdgpu`` only for ``spx``; ROCm/k8s-gpu-dra-driver
+#: ``docs/driver-attributes.md`` "Auto-partition mode", whose claim example selects ``computePartition == "cpx"``)
+_AMD_PARTITION_MODE = re.compile(r"""computePartition["'\]]*\s*==\s*\\?["'](?:dpx|cpx)\\?["']""")
 #: The device classes whose devices kvlint counts as whole GPUs
 GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, AMD_GPU_DEVICE_CLASS)
 
@@ -80,11 +86,15 @@ def _device_request(d: Mapping[str, Any]) -> tuple[int | None, str, Loc | None]:
     from kvlint.values import yaml_text
 
     cls = d.get("deviceClassName")
-    if cls == AMD_GPU_DEVICE_CLASS and "amdgpu-partition" in str(d.get("selectors") or ""):
-        # a CEL selector on the driver's ``type`` attribute naming partitions (docs/driver-attributes.md)
+    selectors = str(d.get("selectors") or "")
+    if cls == AMD_GPU_DEVICE_CLASS and (
+        "amdgpu-partition" in selectors or _AMD_PARTITION_MODE.search(selectors) is not None
+    ):
+        # a CEL selector on the driver's ``type`` attribute naming partitions, or on an auto-partition device's
+        # ``computePartition`` naming a split one (docs/driver-attributes.md)
         return (
             None,
-            f"{cls} partitions (a selector on type amdgpu-partition), not whole GPUs",
+            f"{cls} partitions (a selector on type amdgpu-partition or on computePartition dpx / cpx), not whole GPUs",
             loc_of(d, "selectors"),
         )
     if cls not in GPU_DEVICE_CLASSES:

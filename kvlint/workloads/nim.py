@@ -120,8 +120,14 @@ def _cache_tp(cache: Document) -> tuple[int | None, Loc | None]:
     """The ``spec.source.ngc.model.tensorParallelism`` of the NIMCache ``cache`` ("the minimum GPUs required" of
     the profiles it caches; k8s-nim-operator nimcache_types.go ``ModelSpec.TensorParallelism``, a string) and where
     it is; ``(None, None)`` when it names none or not one kvlint reads (ASCII digits, as :func:`nim_cache_clause`
-    reads it)."""
+    reads it). A cache naming its ``profiles`` caches those, whatever its other fields say (nimcache_types.go: "When
+    these are provided, rest of the model parameters for profile selection are ignored"; the NIMCache controller's
+    ``getSelectedProfiles`` returns them as given, and later releases' validation refuses the other fields beside
+    them): ``(None, None)`` then."""
     model = get_in(cache.data, "spec", "source", "ngc", "model")
+    profiles = get_in(model, "profiles")
+    if isinstance(profiles, list) and profiles:
+        return None, None
     raw = get_in(model, "tensorParallelism")
     tp = digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
     if tp is None or tp < 1 or get_in(cache.data, "spec", "source", "ngc", "modelEndpoint"):
