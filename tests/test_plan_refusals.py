@@ -130,6 +130,19 @@ CASES = {
         2,
         Refusal.SGLANG_PP_SPECULATIVE,
     ),
+    "sglang-pp-speculative-setup": (
+        "lmsysorg/sglang:v0.5.23",
+        SGLANG,
+        [
+            "--model-path=meta-llama/Llama-3.1-8B",
+            "--pp-size=2",
+            "--speculative-algorithm=EAGLE",
+            "--speculative-draft-model-path=meta-llama/Llama-3.2-1B-Instruct",
+        ],
+        None,
+        2,
+        Refusal.SGLANG_PP_SPECULATIVE_SETUP,
+    ),
     "sglang-pp-mixed-chunk": (
         "lmsysorg/sglang:v0.5.10",
         SGLANG,
