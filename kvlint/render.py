@@ -74,6 +74,7 @@ from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
+    MANIFEST_EXTENSIONS,
     WalkSkip,
     _excluded,
     directories_to_repository_root,
@@ -781,7 +782,10 @@ class WalkedDir(str):
     * ``bases``: for a kustomization, the kustomizations of the same walk it builds on (directly or through
       another), which are not rendered alone;
     * ``values``: for a chart, the other values files beside it (``values-prod.yaml``, ``ci/*.yaml``), not
-      applied.
+      applied;
+    * ``deployed_by``: for a chart, the files of the same walk holding an Argo CD ``Application``/``ApplicationSet``
+      or Flux ``HelmRelease`` that renders it from this checkout with its values
+      (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too.
     """
 
     tool: str
@@ -789,6 +793,7 @@ class WalkedDir(str):
     bases: tuple[str, ...]
     values: tuple[str, ...]
     limited: bool
+    deployed_by: tuple[str, ...]
 
     def __new__(
         cls,
@@ -799,6 +804,7 @@ class WalkedDir(str):
         bases: tuple[str, ...] = (),
         values: tuple[str, ...] = (),
         limited: bool = False,
+        deployed_by: tuple[str, ...] = (),
     ) -> WalkedDir:
         self = super().__new__(cls, path)
         self.tool = tool
@@ -806,16 +812,28 @@ class WalkedDir(str):
         self.bases = bases
         self.values = values
         self.limited = limited
+        self.deployed_by = deployed_by
         return self
 
     def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
-        return (_walked_dir, (str(self), self.tool, self.rendered, self.bases, self.values, self.limited))
+        return (
+            _walked_dir,
+            (str(self), self.tool, self.rendered, self.bases, self.values, self.limited, self.deployed_by),
+        )
 
 
 def _walked_dir(
-    path: str, tool: str, rendered: bool, bases: tuple[str, ...], values: tuple[str, ...], limited: bool
+    path: str,
+    tool: str,
+    rendered: bool,
+    bases: tuple[str, ...],
+    values: tuple[str, ...],
+    limited: bool,
+    deployed_by: tuple[str, ...] = (),
 ) -> WalkedDir:
-    return WalkedDir(path, tool, rendered=rendered, bases=bases, values=values, limited=limited)
+    return WalkedDir(
+        path, tool, rendered=rendered, bases=bases, values=values, limited=limited, deployed_by=deployed_by
+    )
 
 
 #: Most directories :func:`plan_walk` looks at in one walk for charts and kustomizations; past it the rest of the
@@ -903,6 +921,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     owned: dict[str, list[str]] = {}  # a kustomization's directory -> the directories whose files it owns
     top = os.path.normpath(directory)
     real_top = os.path.realpath(directory)
+    plain_files: list[str] = []  # the walk's manifest files outside its charts (where a GitOps object may be)
     seen = 0
     for root, dirs, files in os.walk(directory):
         seen += 1
@@ -917,6 +936,13 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             charts.append(root)
             dirs[:] = []
             continue
+        plain_files += [
+            os.path.join(root, n)
+            for n in sorted(files)
+            if not n.startswith(".")
+            and n.lower().endswith(MANIFEST_EXTENSIONS)
+            and not _excluded(os.path.join(root, n), exclude)
+        ]
         if norm != top and any(
             n in names and _walked_file(os.path.join(root, n), real_top) for n in KUSTOMIZATION_FILES
         ):
@@ -937,10 +963,16 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     prune: set[str] = set()
     files_in: set[str] = set()
     left_files: set[str] = set()
+    deployed = _gitops_deployed(charts, plain_files, real_top, max_bytes) if helm else {}
     for c in charts:
         found.append(
             WalkedDir(
-                c, "helm", rendered=helm, values=_chart_values_files(c) if helm else (), limited=limited
+                c,
+                "helm",
+                rendered=helm,
+                values=_chart_values_files(c) if helm else (),
+                limited=limited,
+                deployed_by=deployed.get(os.path.realpath(c), ()),
             )
         )
         if helm:
@@ -955,6 +987,68 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     order = {os.path.normpath(p): i for i, p in enumerate(charts + kdirs)}
     found.sort(key=lambda w: (order.get(os.path.normpath(w), 0), w.tool))
     return found, WalkSkip(frozenset(prune), frozenset(files_in), frozenset(left_files))
+
+
+#: What :func:`_gitops_deployed` reads of each file of a walk to find the Argo CD/Flux objects in it, in bytes.
+#: [assumed] a file of Applications is far smaller; a larger one is not looked into (its charts are rendered alone).
+_GITOPS_SCAN_BYTES = 1 << 20
+#: The words an Argo CD/Flux object's ``apiVersion`` holds (:data:`kvlint.workloads.operators.GITOPS_KINDS`)
+_GITOPS_WORDS = (b"argoproj.io/", b"fluxcd.io/")
+
+
+def _gitops_deployed(
+    charts: Sequence[str], files: Sequence[str], real_top: str, max_bytes: int
+) -> dict[str, tuple[str, ...]]:
+    """The charts among ``charts`` (by real path) that an Argo CD ``Application``/``ApplicationSet`` or Flux
+    ``HelmRelease`` of the walk's ``files`` renders from this checkout with its own values -- as
+    :func:`kvlint.workloads.gitops._local_workloads` would (:func:`kvlint.workloads.gitops_local.local_charts`;
+    the object or the chart names a serving engine; at most
+    :data:`kvlint.workloads.gitops_local.MAX_LOCAL_RENDERS` charts per file) -- each with the files of those
+    objects, in walk order. Never raises: a file that cannot be read or parsed deploys nothing."""
+    from kvlint.workloads.find import _names_engine
+    from kvlint.workloads.gitops import gitops_names_engine
+    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS, chart_names_engine, local_charts
+    from kvlint.workloads.operators import is_gitops
+
+    if not charts:
+        return {}
+    wanted = {os.path.realpath(c) for c in charts}
+    out: dict[str, list[str]] = {}
+    for f in files:
+        if not _walked_file(f, real_top):
+            continue
+        try:
+            if os.path.getsize(f) > min(max_bytes, _GITOPS_SCAN_BYTES):
+                continue
+            with open(f, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if not any(w in data for w in _GITOPS_WORDS):
+            continue
+        try:
+            docs = load_text(data, f).documents
+        except Exception:  # noqa: BLE001 (a file the loader refuses deploys nothing here; the walk reports it)
+            continue
+        renders = 0
+        for doc in docs:
+            if not is_gitops(doc):
+                continue
+            try:
+                local = local_charts(doc)[0]
+                named = gitops_names_engine(doc, _names_engine)
+            except Exception:  # noqa: BLE001 (never raises: the object's own check reports what is wrong)
+                continue
+            for lc in local:
+                if renders >= MAX_LOCAL_RENDERS:
+                    break
+                if not (named or chart_names_engine(lc.chart, _names_engine)):
+                    continue
+                renders += 1
+                key = os.path.realpath(lc.chart)
+                if key in wanted and f not in out.setdefault(key, []):
+                    out[key].append(f)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _walked_file(path: str, real_top: str) -> bool:
@@ -1088,6 +1182,24 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
         )
     bases: dict[str, list[str]] = {}
     for w in walked:
+        if w.tool == "helm" and w.rendered and w.deployed_by:
+            shown = ", ".join(w.deployed_by[:5]) + (
+                f" and {len(w.deployed_by) - 5} more" if len(w.deployed_by) > 5 else ""
+            )
+            out.append(
+                Finding(
+                    "KV002",
+                    f"this chart is deployed by the Argo CD/Flux object{'s' if len(w.deployed_by) > 1 else ''} of "
+                    f"{shown} in this walk: kvlint linted it only through {'them' if len(w.deployed_by) > 1 else 'it'}, "
+                    "with the values it passes, not alone with its own values.yaml (its findings would not be "
+                    "those of what is deployed)",
+                    Loc(os.path.join(w, "Chart.yaml"), 1, 1),
+                    fix=f"nothing to do; to lint the chart with its own values: kvlint check {shell_word(w)}",
+                    severity="info",
+                    mark=Mark.WALK_NOTE,
+                )
+            )
+            continue
         if w.tool == "helm" and w.rendered and w.values:
             names = ", ".join(os.path.relpath(v, w) for v in w.values)
             out.append(
@@ -1161,7 +1273,7 @@ class Inputs:
         walked_charts: list[str] = []
         for w in self.walked:
             key = os.path.realpath(w)
-            if w.tool == "helm" and w.rendered and key not in named:
+            if w.tool == "helm" and w.rendered and not w.deployed_by and key not in named:
                 named.add(key)
                 walked_charts.append(w)
         charts, notes = subchart_plan(list(self.charts) + walked_charts)
