@@ -775,7 +775,8 @@ class WalkedDir(str):
     path. A ``str`` (the path), so it can stand among the paths of a run (:func:`kvlint.checkrun.config_groups`
     hands them on so), with what the walk learnt of it:
 
-    * ``tool``: ``"helm"`` or ``"kustomize"``;
+    * ``tool``: ``"helm"`` or ``"kustomize"``, or ``"component"`` for a kustomize ``Component`` no kustomization of
+      the walk lists (never built, :func:`walk_notes` says so);
     * ``rendered``: False when that tool is not on ``PATH`` (or, ``limited``, the walk holds more than
       :data:`MAX_WALK_RENDERS` charts and overlays): the directory's files are then read as plain files, as before
       kvlint rendered what a walk meets, and :func:`walk_notes` says so once;
@@ -955,7 +956,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             owned.setdefault(here, []).append(norm)
     helm = shutil.which("helm") is not None
     kustomize = kustomize_command(".") is not None
-    roots, bases, named_files = _kustomize_roots(kdirs, max_bytes)
+    roots, bases, named_files, unused_components = _kustomize_roots(kdirs, max_bytes)
     limited = len(charts) * helm + len(roots) * kustomize > MAX_WALK_RENDERS
     if limited:
         helm = kustomize = False
@@ -979,6 +980,9 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             prune.add(os.path.normpath(c))
     for k in roots:
         found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited))
+    if kustomize:  # (without the tool every kustomization is read as plain files, as the note on it says)
+        for k in unused_components:  # never built (walk_notes says so); its files are its own, as a base's
+            found.append(WalkedDir(k, "component", rendered=False))
     if kustomize:
         for k in kdirs:
             files_in.update(owned.get(os.path.normpath(k), ()))
@@ -1065,15 +1069,19 @@ def _walked_file(path: str, real_top: str) -> bool:
 
 def _kustomize_roots(
     kdirs: Sequence[str], max_bytes: int
-) -> tuple[list[str], dict[str, tuple[str, ...]], set[str]]:
-    """``(roots, bases of each root, files named)`` of the kustomizations ``kdirs`` of one walk
+) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
+    """``(roots, bases of each root, files named, unused components)`` of the kustomizations ``kdirs`` of one walk
     (:func:`plan_walk`): the roots are those no other of them builds on (``resources``, ``bases`` or
     ``components`` naming the directory, compared by real path, as kustomize loads it), plus those only reachable
-    through a cycle; each root's bases are the kustomizations of ``kdirs`` it builds on, directly or through
-    another, in walk order; the files are the local files (normalised paths) any of them names."""
+    through a cycle, never a kustomize ``Component`` (``kind: Component``: kustomize applies one only to the
+    kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
+    are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
+    the local files (normalised paths) any of them names; the unused components are the Components no root
+    reaches, in walk order (built by nothing in this walk)."""
     real = {os.path.realpath(k): k for k in kdirs}
     edges: dict[str, list[str]] = {k: [] for k in kdirs}
     named: set[str] = set()
+    components: set[str] = set()
     for k in kdirs[:MAX_WALK_KUSTOMIZATIONS]:
         name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(k, n))), None)
         if name is None:
@@ -1081,6 +1089,8 @@ def _kustomize_roots(
         spec = _read_kustomization(os.path.join(k, name), min(max_bytes, _MAX_CHART_BYTES))[0]
         if not isinstance(spec, LDict):
             continue
+        if spec.get("kind") == "Component":
+            components.add(k)
         for field, value, _ in _kustomization_paths(spec):
             value = value.strip()
             if not value or _REMOTE_REF.match(value):
@@ -1094,7 +1104,9 @@ def _kustomize_roots(
             if os.path.isfile(target):
                 named.add(os.path.normpath(target))
     into = {o for outs in edges.values() for o in outs}
-    roots = [k for k in kdirs if k not in into]
+    # a kustomize Component (kind: Component) is built only through a kustomization listing it under components:
+    # never a root (built alone, its patches find no target and kustomize fails)
+    roots = [k for k in kdirs if k not in into and k not in components]
 
     def reach(start: str) -> list[str]:
         out: list[str] = []
@@ -1110,13 +1122,19 @@ def _kustomize_roots(
     bases = {r: reach(r) for r in roots}
     reached = set(roots).union(*bases.values()) if bases else set(roots)
     for k in kdirs:  # a cycle no root leads into: rendered (kustomize says what is wrong)
-        if k not in reached:
+        if k not in reached and k not in components:
             roots.append(k)
             bases[k] = reach(k)
             reached.update([k, *bases[k]])
     position = {k: i for i, k in enumerate(kdirs)}
     roots.sort(key=position.__getitem__)
-    return roots, {r: tuple(sorted(b, key=position.__getitem__)) for r, b in bases.items()}, named
+    unused = [k for k in kdirs if k in components and k not in reached]
+    return (
+        roots,
+        {r: tuple(sorted(b, key=position.__getitem__)) for r, b in bases.items()},
+        named,
+        unused,
+    )
 
 
 def _kustomization_name(directory: str) -> str:
@@ -1217,6 +1235,20 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
         if w.tool == "kustomize" and w.rendered:
             for b in w.bases:
                 bases.setdefault(b, []).append(w)
+    for w in walked:
+        if w.tool == "component":
+            out.append(
+                Finding(
+                    "KV002",
+                    "this kustomization is a kustomize Component that no kustomization of this walk lists under "
+                    "components: kvlint did not build it (kustomize applies a Component only to a kustomization "
+                    "listing it; built alone, its patches have nothing to patch)",
+                    Loc(os.path.join(w, _kustomization_name(w)), 1, 1),
+                    fix="nothing to do; lint the overlay that lists it under components: kvlint check OVERLAY",
+                    severity="info",
+                    mark=Mark.WALK_NOTE,
+                )
+            )
     for b, overlays in bases.items():
         name = _kustomization_name(b)
         shown = ", ".join(overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")

@@ -412,3 +412,35 @@ def test_a_chart_an_argo_application_of_the_walk_deploys_is_linted_only_through_
         for j in ("1", "2")
     ]
     assert outs[0] == outs[1] and "sized 1 of 1 serving container" in outs[0]
+
+
+@needs_kustomize
+def test_a_kustomize_component_is_built_only_through_the_overlay_listing_it(tmp_path: Path) -> None:
+    """A ``kind: Component`` kustomization is never built alone (kustomize applies it only to a kustomization that
+    lists it under ``components``; alone, its patch has no target and kustomize fails): a walk holding one that no
+    overlay of the walk lists gives no KV001, one info, and does not read its patch as a plain file (no KV405)."""
+    repo = tmp_path / "deploy"
+    comp = repo / "components" / "gpu"
+    comp.mkdir(parents=True)
+    (comp / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: patch.yaml\n"
+    )
+    (comp / "patch.yaml").write_text(_PATCH)
+    diags = _diags([str(repo / "components")])
+    assert not [d for d in diags if d.rule == "KV001"]
+    (note,) = diags
+    assert note.rule == "KV002" and note.severity == "info" and "Component" in note.message
+    assert note.loc is not None and note.loc.file == str(comp / "kustomization.yaml")
+    # an overlay of the walk listing it is built with it (the GPU its patch sets), the component not alone
+    base = repo / "base"
+    base.mkdir()
+    (base / "deployment.yaml").write_text(_DEPLOYMENT)
+    (base / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    overlay = repo / "overlays" / "l4"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n- ../../base\ncomponents:\n- ../../components/gpu\n"
+    )
+    diags = _diags([str(repo)])
+    assert not [d for d in diags if d.rule in ("KV001", "KV405")]
+    assert {(k, n) for k, n, _ in _serving([str(repo)])} == {("Deployment", "vllm")}
