@@ -964,7 +964,17 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     prune: set[str] = set()
     files_in: set[str] = set()
     left_files: set[str] = set()
-    deployed = _gitops_deployed(charts, plain_files, real_top, max_bytes) if helm else {}
+    # (the files the walk reads as plain files: not those a built kustomization owns or names, whose objects are
+    # what kustomize builds of them)
+    read_plain = [
+        f
+        for f in plain_files
+        if not kustomize
+        or (
+            owner.get(os.path.dirname(os.path.normpath(f))) is None and os.path.normpath(f) not in named_files
+        )
+    ]
+    deployed = _gitops_deployed(charts, read_plain, real_top, max_bytes) if helm else {}
     for c in charts:
         found.append(
             WalkedDir(
