@@ -74,6 +74,7 @@ from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
+    MANIFEST_EXTENSIONS,
     WalkSkip,
     _excluded,
     directories_to_repository_root,
@@ -774,14 +775,18 @@ class WalkedDir(str):
     path. A ``str`` (the path), so it can stand among the paths of a run (:func:`kvlint.checkrun.config_groups`
     hands them on so), with what the walk learnt of it:
 
-    * ``tool``: ``"helm"`` or ``"kustomize"``;
+    * ``tool``: ``"helm"`` or ``"kustomize"``, or ``"component"`` for a kustomize ``Component`` no kustomization of
+      the walk lists (never built, :func:`walk_notes` says so);
     * ``rendered``: False when that tool is not on ``PATH`` (or, ``limited``, the walk holds more than
       :data:`MAX_WALK_RENDERS` charts and overlays): the directory's files are then read as plain files, as before
       kvlint rendered what a walk meets, and :func:`walk_notes` says so once;
     * ``bases``: for a kustomization, the kustomizations of the same walk it builds on (directly or through
       another), which are not rendered alone;
     * ``values``: for a chart, the other values files beside it (``values-prod.yaml``, ``ci/*.yaml``), not
-      applied.
+      applied;
+    * ``deployed_by``: for a chart, the files of the same walk holding an Argo CD ``Application``/``ApplicationSet``
+      or Flux ``HelmRelease`` that renders it from this checkout with its values
+      (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too.
     """
 
     tool: str
@@ -789,6 +794,7 @@ class WalkedDir(str):
     bases: tuple[str, ...]
     values: tuple[str, ...]
     limited: bool
+    deployed_by: tuple[str, ...]
 
     def __new__(
         cls,
@@ -799,6 +805,7 @@ class WalkedDir(str):
         bases: tuple[str, ...] = (),
         values: tuple[str, ...] = (),
         limited: bool = False,
+        deployed_by: tuple[str, ...] = (),
     ) -> WalkedDir:
         self = super().__new__(cls, path)
         self.tool = tool
@@ -806,16 +813,28 @@ class WalkedDir(str):
         self.bases = bases
         self.values = values
         self.limited = limited
+        self.deployed_by = deployed_by
         return self
 
     def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
-        return (_walked_dir, (str(self), self.tool, self.rendered, self.bases, self.values, self.limited))
+        return (
+            _walked_dir,
+            (str(self), self.tool, self.rendered, self.bases, self.values, self.limited, self.deployed_by),
+        )
 
 
 def _walked_dir(
-    path: str, tool: str, rendered: bool, bases: tuple[str, ...], values: tuple[str, ...], limited: bool
+    path: str,
+    tool: str,
+    rendered: bool,
+    bases: tuple[str, ...],
+    values: tuple[str, ...],
+    limited: bool,
+    deployed_by: tuple[str, ...] = (),
 ) -> WalkedDir:
-    return WalkedDir(path, tool, rendered=rendered, bases=bases, values=values, limited=limited)
+    return WalkedDir(
+        path, tool, rendered=rendered, bases=bases, values=values, limited=limited, deployed_by=deployed_by
+    )
 
 
 #: Most directories :func:`plan_walk` looks at in one walk for charts and kustomizations; past it the rest of the
@@ -903,6 +922,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     owned: dict[str, list[str]] = {}  # a kustomization's directory -> the directories whose files it owns
     top = os.path.normpath(directory)
     real_top = os.path.realpath(directory)
+    plain_files: list[str] = []  # the walk's manifest files outside its charts (where a GitOps object may be)
     seen = 0
     for root, dirs, files in os.walk(directory):
         seen += 1
@@ -917,6 +937,13 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             charts.append(root)
             dirs[:] = []
             continue
+        plain_files += [
+            os.path.join(root, n)
+            for n in sorted(files)
+            if not n.startswith(".")
+            and n.lower().endswith(MANIFEST_EXTENSIONS)
+            and not _excluded(os.path.join(root, n), exclude)
+        ]
         if norm != top and any(
             n in names and _walked_file(os.path.join(root, n), real_top) for n in KUSTOMIZATION_FILES
         ):
@@ -929,7 +956,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             owned.setdefault(here, []).append(norm)
     helm = shutil.which("helm") is not None
     kustomize = kustomize_command(".") is not None
-    roots, bases, named_files = _kustomize_roots(kdirs, max_bytes)
+    roots, bases, named_files, unused_components = _kustomize_roots(kdirs, max_bytes)
     limited = len(charts) * helm + len(roots) * kustomize > MAX_WALK_RENDERS
     if limited:
         helm = kustomize = False
@@ -937,16 +964,35 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     prune: set[str] = set()
     files_in: set[str] = set()
     left_files: set[str] = set()
+    # (the files the walk reads as plain files: not those a built kustomization owns or names, whose objects are
+    # what kustomize builds of them)
+    read_plain = [
+        f
+        for f in plain_files
+        if not kustomize
+        or (
+            owner.get(os.path.dirname(os.path.normpath(f))) is None and os.path.normpath(f) not in named_files
+        )
+    ]
+    deployed = _gitops_deployed(charts, read_plain, real_top, max_bytes) if helm else {}
     for c in charts:
         found.append(
             WalkedDir(
-                c, "helm", rendered=helm, values=_chart_values_files(c) if helm else (), limited=limited
+                c,
+                "helm",
+                rendered=helm,
+                values=_chart_values_files(c) if helm else (),
+                limited=limited,
+                deployed_by=deployed.get(os.path.realpath(c), ()),
             )
         )
         if helm:
             prune.add(os.path.normpath(c))
     for k in roots:
         found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited))
+    if kustomize:  # (without the tool every kustomization is read as plain files, as the note on it says)
+        for k in unused_components:  # never built (walk_notes says so); its files are its own, as a base's
+            found.append(WalkedDir(k, "component", rendered=False))
     if kustomize:
         for k in kdirs:
             files_in.update(owned.get(os.path.normpath(k), ()))
@@ -955,6 +1001,68 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     order = {os.path.normpath(p): i for i, p in enumerate(charts + kdirs)}
     found.sort(key=lambda w: (order.get(os.path.normpath(w), 0), w.tool))
     return found, WalkSkip(frozenset(prune), frozenset(files_in), frozenset(left_files))
+
+
+#: What :func:`_gitops_deployed` reads of each file of a walk to find the Argo CD/Flux objects in it, in bytes.
+#: [assumed] a file of Applications is far smaller; a larger one is not looked into (its charts are rendered alone).
+_GITOPS_SCAN_BYTES = 1 << 20
+#: The words an Argo CD/Flux object's ``apiVersion`` holds (:data:`kvlint.workloads.operators.GITOPS_KINDS`)
+_GITOPS_WORDS = (b"argoproj.io/", b"fluxcd.io/")
+
+
+def _gitops_deployed(
+    charts: Sequence[str], files: Sequence[str], real_top: str, max_bytes: int
+) -> dict[str, tuple[str, ...]]:
+    """The charts among ``charts`` (by real path) that an Argo CD ``Application``/``ApplicationSet`` or Flux
+    ``HelmRelease`` of the walk's ``files`` renders from this checkout with its own values -- as
+    :func:`kvlint.workloads.gitops._local_workloads` would (:func:`kvlint.workloads.gitops_local.local_charts`;
+    the object or the chart names a serving engine; at most
+    :data:`kvlint.workloads.gitops_local.MAX_LOCAL_RENDERS` charts per file) -- each with the files of those
+    objects, in walk order. Never raises: a file that cannot be read or parsed deploys nothing."""
+    from kvlint.workloads.find import _names_engine
+    from kvlint.workloads.gitops import gitops_names_engine
+    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS, chart_names_engine, local_charts
+    from kvlint.workloads.operators import is_gitops
+
+    if not charts:
+        return {}
+    wanted = {os.path.realpath(c) for c in charts}
+    out: dict[str, list[str]] = {}
+    for f in files:
+        if not _walked_file(f, real_top):
+            continue
+        try:
+            if os.path.getsize(f) > min(max_bytes, _GITOPS_SCAN_BYTES):
+                continue
+            with open(f, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if not any(w in data for w in _GITOPS_WORDS):
+            continue
+        try:
+            docs = load_text(data, f).documents
+        except Exception:  # noqa: BLE001 (a file the loader refuses deploys nothing here; the walk reports it)
+            continue
+        renders = 0
+        for doc in docs:
+            if not is_gitops(doc):
+                continue
+            try:
+                local = local_charts(doc)[0]
+                named = gitops_names_engine(doc, _names_engine)
+            except Exception:  # noqa: BLE001 (never raises: the object's own check reports what is wrong)
+                continue
+            for lc in local:
+                if renders >= MAX_LOCAL_RENDERS:
+                    break
+                if not (named or chart_names_engine(lc.chart, _names_engine)):
+                    continue
+                renders += 1
+                key = os.path.realpath(lc.chart)
+                if key in wanted and f not in out.setdefault(key, []):
+                    out[key].append(f)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _walked_file(path: str, real_top: str) -> bool:
@@ -971,15 +1079,19 @@ def _walked_file(path: str, real_top: str) -> bool:
 
 def _kustomize_roots(
     kdirs: Sequence[str], max_bytes: int
-) -> tuple[list[str], dict[str, tuple[str, ...]], set[str]]:
-    """``(roots, bases of each root, files named)`` of the kustomizations ``kdirs`` of one walk
+) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
+    """``(roots, bases of each root, files named, unused components)`` of the kustomizations ``kdirs`` of one walk
     (:func:`plan_walk`): the roots are those no other of them builds on (``resources``, ``bases`` or
     ``components`` naming the directory, compared by real path, as kustomize loads it), plus those only reachable
-    through a cycle; each root's bases are the kustomizations of ``kdirs`` it builds on, directly or through
-    another, in walk order; the files are the local files (normalised paths) any of them names."""
+    through a cycle, never a kustomize ``Component`` (``kind: Component``: kustomize applies one only to the
+    kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
+    are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
+    the local files (normalised paths) any of them names; the unused components are the Components no root
+    reaches, in walk order (built by nothing in this walk)."""
     real = {os.path.realpath(k): k for k in kdirs}
     edges: dict[str, list[str]] = {k: [] for k in kdirs}
     named: set[str] = set()
+    components: set[str] = set()
     for k in kdirs[:MAX_WALK_KUSTOMIZATIONS]:
         name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(k, n))), None)
         if name is None:
@@ -987,6 +1099,8 @@ def _kustomize_roots(
         spec = _read_kustomization(os.path.join(k, name), min(max_bytes, _MAX_CHART_BYTES))[0]
         if not isinstance(spec, LDict):
             continue
+        if spec.get("kind") == "Component":
+            components.add(k)
         for field, value, _ in _kustomization_paths(spec):
             value = value.strip()
             if not value or _REMOTE_REF.match(value):
@@ -1000,7 +1114,9 @@ def _kustomize_roots(
             if os.path.isfile(target):
                 named.add(os.path.normpath(target))
     into = {o for outs in edges.values() for o in outs}
-    roots = [k for k in kdirs if k not in into]
+    # a kustomize Component (kind: Component) is built only through a kustomization listing it under components:
+    # never a root (built alone, its patches find no target and kustomize fails)
+    roots = [k for k in kdirs if k not in into and k not in components]
 
     def reach(start: str) -> list[str]:
         out: list[str] = []
@@ -1016,13 +1132,19 @@ def _kustomize_roots(
     bases = {r: reach(r) for r in roots}
     reached = set(roots).union(*bases.values()) if bases else set(roots)
     for k in kdirs:  # a cycle no root leads into: rendered (kustomize says what is wrong)
-        if k not in reached:
+        if k not in reached and k not in components:
             roots.append(k)
             bases[k] = reach(k)
             reached.update([k, *bases[k]])
     position = {k: i for i, k in enumerate(kdirs)}
     roots.sort(key=position.__getitem__)
-    return roots, {r: tuple(sorted(b, key=position.__getitem__)) for r, b in bases.items()}, named
+    unused = [k for k in kdirs if k in components and k not in reached]
+    return (
+        roots,
+        {r: tuple(sorted(b, key=position.__getitem__)) for r, b in bases.items()},
+        named,
+        unused,
+    )
 
 
 def _kustomization_name(directory: str) -> str:
@@ -1088,6 +1210,24 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
         )
     bases: dict[str, list[str]] = {}
     for w in walked:
+        if w.tool == "helm" and w.rendered and w.deployed_by:
+            shown = ", ".join(w.deployed_by[:5]) + (
+                f" and {len(w.deployed_by) - 5} more" if len(w.deployed_by) > 5 else ""
+            )
+            out.append(
+                Finding(
+                    "KV002",
+                    f"this chart is deployed by the Argo CD/Flux object{'s' if len(w.deployed_by) > 1 else ''} of "
+                    f"{shown} in this walk: kvlint linted it only through {'them' if len(w.deployed_by) > 1 else 'it'}, "
+                    "with the values it passes, not alone with its own values.yaml (its findings would not be "
+                    "those of what is deployed)",
+                    Loc(os.path.join(w, "Chart.yaml"), 1, 1),
+                    fix=f"nothing to do; to lint the chart with its own values: kvlint check {shell_word(w)}",
+                    severity="info",
+                    mark=Mark.WALK_NOTE,
+                )
+            )
+            continue
         if w.tool == "helm" and w.rendered and w.values:
             names = ", ".join(os.path.relpath(v, w) for v in w.values)
             out.append(
@@ -1105,6 +1245,20 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
         if w.tool == "kustomize" and w.rendered:
             for b in w.bases:
                 bases.setdefault(b, []).append(w)
+    for w in walked:
+        if w.tool == "component":
+            out.append(
+                Finding(
+                    "KV002",
+                    "this kustomization is a kustomize Component that no kustomization of this walk lists under "
+                    "components: kvlint did not build it (kustomize applies a Component only to a kustomization "
+                    "listing it; built alone, its patches have nothing to patch)",
+                    Loc(os.path.join(w, _kustomization_name(w)), 1, 1),
+                    fix="nothing to do; lint the overlay that lists it under components: kvlint check OVERLAY",
+                    severity="info",
+                    mark=Mark.WALK_NOTE,
+                )
+            )
     for b, overlays in bases.items():
         name = _kustomization_name(b)
         shown = ", ".join(overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")
@@ -1161,7 +1315,7 @@ class Inputs:
         walked_charts: list[str] = []
         for w in self.walked:
             key = os.path.realpath(w)
-            if w.tool == "helm" and w.rendered and key not in named:
+            if w.tool == "helm" and w.rendered and not w.deployed_by and key not in named:
                 named.add(key)
                 walked_charts.append(w)
         charts, notes = subchart_plan(list(self.charts) + walked_charts)

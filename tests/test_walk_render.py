@@ -369,3 +369,78 @@ def test_an_overlays_json6902_patch_is_a_source_in_a_walk(tmp_path: Path) -> Non
     result = run_paths([str(repo)], Options(allow_hub=False), no_config=True).result
     sources = {(s.file, s.line) for d in result.diagnostics for s in d.sources}
     assert (str(overlay / "mml.yaml"), 1) in sources
+
+
+_APPLICATION = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: chat, namespace: argocd}
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/example/infra
+    targetRevision: main
+    path: charts/chat
+    helm:
+      valuesObject: {maxModelLen: 8192}
+  destination: {server: https://kubernetes.default.svc, namespace: serving}
+"""
+
+
+@needs_helm
+def test_a_chart_an_argo_application_of_the_walk_deploys_is_linted_only_through_it(tmp_path: Path) -> None:
+    """An Argo CD Application of the walk renders the checkout's chart with its values (kvlint.workloads.gitops_local);
+    the walk does not render the chart again alone, whose own values.yaml (no --max-model-len: KV103) is not what is
+    deployed: one serving container, no KV103, one info at Chart.yaml naming the Application's file."""
+    repo = tmp_path / "infra"
+    (repo / ".git").mkdir(parents=True)
+    shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
+    (repo / "apps").mkdir()
+    app = repo / "apps" / "chat.yaml"
+    app.write_text(_APPLICATION)
+    chart = repo / "charts" / "chat"
+    diags = _diags([str(repo)])
+    assert not [d for d in diags if d.rule == "KV103"]
+    serving = _serving([str(repo)])
+    assert len(serving) == 1 and {f for _, _, f in serving} == {str(chart / "templates" / "deployment.yaml")}
+    (note,) = [d for d in diags if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")]
+    assert note.rule == "KV002" and note.severity == "info" and str(app) in note.message
+    # the chart named alone is still rendered with its own values (KV103), and --jobs 2 prints what --jobs 1 does
+    assert "KV103" in {d.rule for d in _diags([str(chart)])}
+    outs = [
+        CliRunner().invoke(main, ["check", "--offline", "--no-config", "--jobs", j, str(repo)]).stdout
+        for j in ("1", "2")
+    ]
+    assert outs[0] == outs[1] and "sized 1 of 1 serving container" in outs[0]
+
+
+@needs_kustomize
+def test_a_kustomize_component_is_built_only_through_the_overlay_listing_it(tmp_path: Path) -> None:
+    """A ``kind: Component`` kustomization is never built alone (kustomize applies it only to a kustomization that
+    lists it under ``components``; alone, its patch has no target and kustomize fails): a walk holding one that no
+    overlay of the walk lists gives no KV001, one info, and does not read its patch as a plain file (no KV405)."""
+    repo = tmp_path / "deploy"
+    comp = repo / "components" / "gpu"
+    comp.mkdir(parents=True)
+    (comp / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: patch.yaml\n"
+    )
+    (comp / "patch.yaml").write_text(_PATCH)
+    diags = _diags([str(repo / "components")])
+    assert not [d for d in diags if d.rule == "KV001"]
+    (note,) = diags
+    assert note.rule == "KV002" and note.severity == "info" and "Component" in note.message
+    assert note.loc is not None and note.loc.file == str(comp / "kustomization.yaml")
+    # an overlay of the walk listing it is built with it (the GPU its patch sets), the component not alone
+    base = repo / "base"
+    base.mkdir()
+    (base / "deployment.yaml").write_text(_DEPLOYMENT)
+    (base / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    overlay = repo / "overlays" / "l4"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n- ../../base\ncomponents:\n- ../../components/gpu\n"
+    )
+    diags = _diags([str(repo)])
+    assert not [d for d in diags if d.rule in ("KV001", "KV405")]
+    assert {(k, n) for k, n, _ in _serving([str(repo)])} == {("Deployment", "vllm")}
