@@ -215,16 +215,33 @@ def render_inputs(
         RenderError: a named chart or kustomization whose tool is not on ``PATH`` (one met in a walk without its
             tool is not rendered at all: :func:`plan_walk`).
     """
+    import time
+
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
         yield LoadResult(findings=notes)
+    started: list[float] = []  # when the first render of a chart or overlay met in a walk started
+
+    def walk_timeout() -> float | None:
+        """The timeout of the next render of a walk: what is left of :data:`WALK_RENDER_BUDGET_S`, at most
+        :data:`RENDER_TIMEOUT_S`; None when nothing is left."""
+        if not started:
+            started.append(time.monotonic())
+        left = WALK_RENDER_BUDGET_S - (time.monotonic() - started[0])
+        return None if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+
     for chart, named in charts:
+        timeout = float(RENDER_TIMEOUT_S) if named else walk_timeout()
+        if timeout is None:
+            yield walk_budget_finding(chart, "helm")
+            continue
         loaded = render_helm(
             chart,
             values=helm_values if named else (),
             set_values=helm_set if named else (),
             set_files=inputs.set_files if named else CheckedSetFiles(),
             max_bytes=max_bytes,
+            timeout=timeout,
         )
         if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
             hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
@@ -236,7 +253,44 @@ def render_inputs(
             ]
         yield loaded
     for kdir in kustomizations:
-        yield render_kustomize(kdir, max_bytes=max_bytes)
+        timeout = walk_timeout() if isinstance(kdir, WalkedDir) else float(RENDER_TIMEOUT_S)
+        if timeout is None:
+            yield walk_budget_finding(kdir, "kustomize")
+            continue
+        yield render_kustomize(kdir, max_bytes=max_bytes, timeout=timeout)
+
+
+#: Most wall-clock seconds the charts and overlays met in the directory walks of one run (:func:`plan_walk`) render
+#: for together (each render its :data:`RENDER_TIMEOUT_S` at most, cut to what is left); the ones left when it is
+#: spent are not started, each a KV001 (:func:`walk_budget_finding`). Counted from the first such render, per
+#: process (a run of ``--jobs N`` may spend it in each). [assumed] a repository's tens of charts render in a second
+#: or two each; without it, the 200 renders a walk allows (:data:`MAX_WALK_RENDERS`) of a pull request's charts each
+#: looping for just under the timeout held a CI runner for six and a half hours.
+WALK_RENDER_BUDGET_S = 600
+
+
+def walk_budget_finding(directory: str, tool: str) -> LoadResult:
+    """The KV001 (at its ``Chart.yaml`` or kustomization file) of the chart (``tool`` ``"helm"``) or kustomization
+    met in a walk that was not rendered because the walk's renders had spent :data:`WALK_RENDER_BUDGET_S`."""
+    name = "Chart.yaml" if tool == "helm" else _kustomization_name(directory)
+    how = (
+        f"helm template RELEASE {shell_word(directory)}"
+        if tool == "helm"
+        else f"kubectl kustomize {shell_word(_safe_path(directory))}"
+    )
+    return LoadResult(
+        findings=[
+            Finding(
+                "KV001",
+                f"not rendered: the charts and overlays met in this directory walk had rendered for "
+                f"{WALK_RENDER_BUDGET_S} s together, the most kvlint spends on the renders of one run's walks",
+                Loc(os.path.join(directory, name), 1, 1),
+                fix=f"name the charts and overlays you deploy (kvlint check DIR ...), or render this one and pipe it: "
+                f"{how} | kvlint check -",
+            )
+        ],
+        files=1,
+    )
 
 
 def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
@@ -1330,6 +1384,7 @@ def render_helm(
     set_files: Sequence[str] = (),
     release: str | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float | None = None,
 ) -> LoadResult:
     """Render a chart with ``helm template`` and load the output with Source mapping.
 
@@ -1342,6 +1397,7 @@ def render_helm(
             ``Options.MergeValues`` reads ``--set-file`` last).
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
+        timeout: seconds helm may run (default :data:`RENDER_TIMEOUT_S`); past it, a KV001.
 
     Returns:
         LoadResult (``files == 1``) whose locations name the chart's template files (paths joined to the
@@ -1390,7 +1446,7 @@ def render_helm(
         checked = set_files if isinstance(set_files, CheckedSetFiles) else set_file_args(set_files, max_bytes)
         cmd += [f"--set-file={s}" for s in checked]
         cmd += ["--", name, _safe_path(target)]
-        out = _run(cmd, label, "helm template", max_bytes)
+        out = _run(cmd, label, "helm template", max_bytes, timeout)
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -1691,14 +1747,17 @@ def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | N
     return None
 
 
-def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> LoadResult:
+def render_kustomize(
+    directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES, timeout: float | None = None
+) -> LoadResult:
     """Render a kustomization with ``kustomize build`` (or ``kubectl kustomize``) and load the output.
 
     Each rendered object is mapped back to the file in ``directory`` (or the local files and directories
     its kustomization tree names) holding an object of the same ``kind`` whose ``metadata.name`` is
     contained in the rendered name (``namePrefix``/``nameSuffix``); values are located along the same key
     path there, else at their nearest located ancestor. Objects with no such source keep positions in a
-    virtual file named ``DIR/kustomization.yaml (kustomize build)``.
+    virtual file named ``DIR/kustomization.yaml (kustomize build)``. ``timeout``: seconds the build may run
+    (default :data:`RENDER_TIMEOUT_S`); past it, a KV001.
 
     Returns:
         LoadResult with ``files == 1``; a failed build is a KV001 finding at the kustomization file.
@@ -1725,7 +1784,7 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
     refused = remote_references(directory, max_bytes, reads=reads)
     if refused:
         return LoadResult(findings=refused, files=1)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes)
+    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout)
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -2225,8 +2284,12 @@ def _render_env() -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadResult:
-    """Run a renderer; its stdout text, or a LoadResult holding one KV001 finding at ``label``."""
+def _run(
+    cmd: list[str], label: str, what: str, max_bytes: int, timeout: float | None = None
+) -> str | LoadResult:
+    """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text, or a
+    LoadResult holding one KV001 finding at ``label``."""
+    limit = float(RENDER_TIMEOUT_S) if timeout is None else timeout
 
     def fail(message: str) -> LoadResult:
         return LoadResult(
@@ -2243,8 +2306,13 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         )
 
     try:
-        code, out, err = _communicate(cmd, max_bytes, RENDER_TIMEOUT_S)
+        code, out, err = _communicate(cmd, max_bytes, limit)
     except subprocess.TimeoutExpired:
+        if limit < RENDER_TIMEOUT_S:
+            return fail(
+                f"{what} did not finish within the {limit:.0f} s left of the {WALK_RENDER_BUDGET_S} s the charts "
+                "and overlays met in a directory walk render for together"
+            )
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:
         return fail(f"cannot run {what}: {e.strerror or e}")
