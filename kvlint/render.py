@@ -58,6 +58,7 @@ still deduplicated and bad YAML still reported as KV001.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import os
 import re
@@ -220,7 +221,9 @@ def render_inputs(
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
         yield LoadResult(findings=notes)
-    started: list[float] = []  # when the first render of a chart or overlay met in a walk started
+    # when the first render of a chart or overlay met in a walk started: in this call, or in the run this call is
+    # part of (:func:`shared_walk_budget`)
+    started: list[float] = _BUDGET_SCOPES[-1] if _BUDGET_SCOPES else []
 
     def walk_timeout() -> float | None:
         """The timeout of the next render of a walk: what is left of :data:`WALK_RENDER_BUDGET_S`, at most
@@ -262,11 +265,28 @@ def render_inputs(
 
 #: Most wall-clock seconds the charts and overlays met in the directory walks of one run (:func:`plan_walk`) render
 #: for together (each render its :data:`RENDER_TIMEOUT_S` at most, cut to what is left); the ones left when it is
-#: spent are not started, each a KV001 (:func:`walk_budget_finding`). Counted from the first such render, per
-#: process (a run of ``--jobs N`` may spend it in each). [assumed] a repository's tens of charts render in a second
-#: or two each; without it, the 200 renders a walk allows (:data:`MAX_WALK_RENDERS`) of a pull request's charts each
-#: looping for just under the timeout held a CI runner for six and a half hours.
+#: spent are not started, each a KV001 (:func:`walk_budget_finding`). Counted from the first such render of a run
+#: (:func:`shared_walk_budget`; the renders run in the main process, whatever ``--jobs``). [assumed] a
+#: repository's tens of charts render in a second or two each; without it, the 200 renders a walk allows
+#: (:data:`MAX_WALK_RENDERS`) of a pull request's charts each looping for just under the timeout held a CI runner
+#: for six and a half hours.
 WALK_RENDER_BUDGET_S = 600
+
+
+#: The clocks of the :func:`shared_walk_budget` scopes open, innermost last (each empty until a walk's first render)
+_BUDGET_SCOPES: list[list[float]] = []
+
+
+@contextlib.contextmanager
+def shared_walk_budget() -> Iterator[None]:
+    """Within it, every :func:`render_inputs` call shares one :data:`WALK_RENDER_BUDGET_S` (a run whose walk is split
+    by nested ``.kvlint.yaml`` files renders each part in its own call: a pull request adding one per chart must not
+    get a budget per chart); outside any, each call has its own."""
+    _BUDGET_SCOPES.append([])
+    try:
+        yield
+    finally:
+        _BUDGET_SCOPES.pop()
 
 
 def walk_budget_finding(directory: str, tool: str) -> LoadResult:

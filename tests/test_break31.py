@@ -3,12 +3,15 @@ bounded together, not only each (kvlint.render.WALK_RENDER_BUDGET_S). Real helm 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from kvlint import render
+from kvlint.cli import main
 from kvlint.render import load_inputs
 
 needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
@@ -69,3 +72,27 @@ def test_a_chart_named_on_the_command_line_is_not_held_to_the_walk_budget(
     assert [f.loc.file for f in result.findings if f.rule == "KV001" and f.loc is not None] == [
         str(walked / "Chart.yaml")
     ]
+
+
+@needs_helm
+def test_a_walk_split_by_nested_configurations_shares_one_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk split by a ``.kvlint.yaml`` beside each chart renders each part in its own call: the budget is still
+    the run's (a pull request adding one configuration per chart got a budget per chart)."""
+    monkeypatch.setattr(render, "WALK_RENDER_BUDGET_S", 2)
+    repo = tmp_path / "pr"
+    for name in ("a", "b"):
+        _looping_chart(repo / name)
+        (repo / name / ".kvlint.yaml").write_text("fail_on: error\n")
+    (repo / ".kvlint.yaml").write_text("fail_on: error\n")
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "json", str(repo)])
+    assert r.exit_code == 1, r.output
+    messages = {
+        Path(d["file"]).parent.name: d["message"]
+        for d in json.loads(r.output)["diagnostics"]
+        if d["rule"] == "KV001"
+    }
+    assert set(messages) == {"a", "b"}
+    assert "did not finish within the" in messages["a"]
+    assert messages["b"].startswith("not rendered: the charts and overlays met in this directory walk")
