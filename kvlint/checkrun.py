@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO, TextIO
 
 from kvlint.options import Options
+from kvlint.paths import walk_tree
 from kvlint.source import Loc
 from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerRecord, ContainerResult, Diagnostic
 
@@ -114,7 +115,7 @@ def _nested_configs(directory: str, exclude: Sequence[str]) -> bool:
     from kvlint.config import CONFIG_NAMES
     from kvlint.load import _excluded
 
-    for root, dirs, files in os.walk(directory):
+    for root, dirs, files in walk_tree(directory):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
         if os.path.samefile(root, directory):
             continue

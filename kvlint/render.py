@@ -88,7 +88,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_path_inside
+from kvlint.paths import real_path_inside, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -978,7 +978,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     top = os.path.normpath(directory)
     real_top = os.path.realpath(directory)
     seen = 0
-    for root, dirs, files in os.walk(directory):
+    for root, dirs, files in walk_tree(directory):
         seen += 1
         if seen > MAX_WALK_DIRS:
             break
@@ -1866,7 +1866,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
     fix = _SELF_CONTAINED_FIX
     entries = 0
     has_git: str | None = None
-    for here, dirs, files in os.walk(chart):
+    for here, dirs, files in walk_tree(chart):
         git = [d for d in dirs if _is_git(d)]
         if git or any(_is_git(f) for f in files):
             has_git = "deep" if has_git or os.path.normpath(here) != os.path.normpath(chart) else "top"

@@ -4,6 +4,7 @@ bounded together, not only each (kvlint.render.WALK_RENDER_BUDGET_S). Real helm 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -96,3 +97,72 @@ def test_a_walk_split_by_nested_configurations_shares_one_budget(
     assert set(messages) == {"a", "b"}
     assert "did not finish within the" in messages["a"]
     assert messages["b"].startswith("not rendered: the charts and overlays met in this directory walk")
+
+
+def _deep(top: Path, depth: int) -> Path:
+    """``top/a/a/.../a`` ``depth`` levels deep (made from inside, each ``mkdir`` a one-letter relative path)."""
+    here = os.getcwd()
+    try:
+        os.makedirs(top, exist_ok=True)
+        os.chdir(top)
+        for _ in range(depth):
+            os.mkdir("a")
+            os.chdir("a")
+        return Path(os.getcwd())
+    finally:
+        os.chdir(here)
+
+
+@needs_helm
+def test_a_tree_a_thousand_directories_deep_is_walked_without_recursion(tmp_path: Path) -> None:
+    """Python 3.11's os.walk recursed once a level: a pull request adding a path 1,100 one-letter directories
+    deep (2.2 KB, which git checks out) made every walk of the checkout end in a RecursionError traceback
+    (the nested-configuration scan, the chart and overlay plan, the file walk, a chart's link scan)."""
+    try:
+        _check_deep_tree(tmp_path)
+    finally:  # (pytest removes old temporary directories recursively: a tree this deep would break its clean-up)
+        _remove_deep(tmp_path / "pr")
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove the tree ``top`` without recursion (shutil.rmtree recurses once a level)."""
+    from kvlint.paths import walk_tree
+
+    for here, _dirs, files in reversed(list(walk_tree(str(top)))):
+        for name in files:
+            os.unlink(os.path.join(here, name))
+        os.rmdir(here)
+
+
+def _check_deep_tree(tmp_path: Path) -> None:
+    bottom = _deep(tmp_path / "pr", 1100)
+    (bottom / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\n")
+    chart = tmp_path / "pr" / "c"
+    _deep(chart, 1100)  # (below the chart: its link scan walks it)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "templates").mkdir()
+    (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: chart}\n")
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "json", str(tmp_path / "pr")])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["summary"]["documents"] == 2
+
+
+def test_walk_tree_walks_as_os_walk(tmp_path: Path) -> None:
+    """walk_tree is os.walk without recursion: the same triples in the same order, a link to a directory listed
+    and not entered, ``dirs`` pruned in place obeyed, an unreadable top handed to ``onerror``."""
+    from kvlint.paths import walk_tree
+
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    assert list(walk_tree(str(root))) == list(os.walk(root))
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    (tmp_path / "skip" / "x").mkdir(parents=True)
+    (tmp_path / "f.yaml").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "d")
+    mine, theirs = [], []
+    for out, walk in ((mine, walk_tree(str(tmp_path))), (theirs, os.walk(tmp_path))):
+        for here, dirs, files in walk:
+            dirs[:] = sorted(d for d in dirs if d != "skip")
+            out.append((here, dirs[:], sorted(files)))
+    assert mine == theirs and any("link" in dirs for _, dirs, _ in mine)
+    errors: list[OSError] = []
+    assert list(walk_tree(str(tmp_path / "missing"), errors.append)) == [] and len(errors) == 1
