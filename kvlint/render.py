@@ -221,22 +221,24 @@ def render_inputs(
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
         yield LoadResult(findings=notes)
-    # when the first render of a chart or overlay met in a walk started: in this call, or in the run this call is
-    # part of (:func:`shared_walk_budget`)
-    started: list[float] = _BUDGET_SCOPES[-1] if _BUDGET_SCOPES else []
+    # what the renders of walks have spent: in this call, or in the run this call is part of (:func:`shared_walk_budget`)
+    spent = _BUDGET_SCOPES[-1] if _BUDGET_SCOPES else _WalkBudget()
 
-    def walk_timeout() -> float | None:
+    def walk_timeout() -> float | str:
         """The timeout of the next render of a walk: what is left of :data:`WALK_RENDER_BUDGET_S`, at most
-        :data:`RENDER_TIMEOUT_S`; None when nothing is left."""
-        if not started:
-            started.append(time.monotonic())
-        left = WALK_RENDER_BUDGET_S - (time.monotonic() - started[0])
-        return None if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+        :data:`RENDER_TIMEOUT_S`; or, when nothing is left of it or of :data:`WALK_RENDER_BYTES` times
+        ``max_bytes``, which (``"time"``, ``"bytes"``)."""
+        if spent.started is None:
+            spent.started = time.monotonic()
+        if spent.rendered >= WALK_RENDER_BYTES * max_bytes:
+            return "bytes"
+        left = WALK_RENDER_BUDGET_S - (time.monotonic() - spent.started)
+        return "time" if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
 
     for chart, named in charts:
         timeout = float(RENDER_TIMEOUT_S) if named else walk_timeout()
-        if timeout is None:
-            yield walk_budget_finding(chart, "helm")
+        if isinstance(timeout, str):
+            yield walk_budget_finding(chart, "helm", timeout, max_bytes)
             continue
         loaded = render_helm(
             chart,
@@ -245,6 +247,7 @@ def render_inputs(
             set_files=inputs.set_files if named else CheckedSetFiles(),
             max_bytes=max_bytes,
             timeout=timeout,
+            sizes=None if named else spent.sizes,
         )
         if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
             hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
@@ -256,11 +259,14 @@ def render_inputs(
             ]
         yield loaded
     for kdir in kustomizations:
-        timeout = walk_timeout() if isinstance(kdir, WalkedDir) else float(RENDER_TIMEOUT_S)
-        if timeout is None:
-            yield walk_budget_finding(kdir, "kustomize")
+        walked = isinstance(kdir, WalkedDir)
+        timeout = walk_timeout() if walked else float(RENDER_TIMEOUT_S)
+        if isinstance(timeout, str):
+            yield walk_budget_finding(kdir, "kustomize", timeout, max_bytes)
             continue
-        yield render_kustomize(kdir, max_bytes=max_bytes, timeout=timeout)
+        yield render_kustomize(
+            kdir, max_bytes=max_bytes, timeout=timeout, sizes=spent.sizes if walked else None
+        )
 
 
 #: Most wall-clock seconds the charts and overlays met in the directory walks of one run (:func:`plan_walk`) render
@@ -271,10 +277,29 @@ def render_inputs(
 #: (:data:`MAX_WALK_RENDERS`) of a pull request's charts each looping for just under the timeout held a CI runner
 #: for six and a half hours.
 WALK_RENDER_BUDGET_S = 600
+#: Most output the charts and overlays met in the walks of one run render together, in multiples of
+#: ``--max-file-bytes`` (each render's own limit, 16 MiB by default: 64 MiB together): past it, the ones left are
+#: not started, each a KV001. kvlint holds what a run renders until its report, about 36 times the YAML's size
+#: (measured: 15.6 MB of ConfigMaps from one chart kept 560 MB, in 41 s), so the fourteen such charts that fit in
+#: the time budget would hold about 8 GB, more than a 7 GB CI runner has. [assumed] a repository's charts render
+#: tens of kilobytes each; a few print megabytes of CRDs.
+WALK_RENDER_BYTES = 4
+
+
+@dataclasses.dataclass
+class _WalkBudget:
+    """What the renders of walks have spent: when the first started (``time.monotonic``), the bytes each printed."""
+
+    started: float | None = None
+    sizes: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def rendered(self) -> int:
+        return sum(self.sizes)
 
 
 #: The clocks of the :func:`shared_walk_budget` scopes open, innermost last (each empty until a walk's first render)
-_BUDGET_SCOPES: list[list[float]] = []
+_BUDGET_SCOPES: list[_WalkBudget] = []
 
 
 @contextlib.contextmanager
@@ -282,16 +307,17 @@ def shared_walk_budget() -> Iterator[None]:
     """Within it, every :func:`render_inputs` call shares one :data:`WALK_RENDER_BUDGET_S` (a run whose walk is split
     by nested ``.kvlint.yaml`` files renders each part in its own call: a pull request adding one per chart must not
     get a budget per chart); outside any, each call has its own."""
-    _BUDGET_SCOPES.append([])
+    _BUDGET_SCOPES.append(_WalkBudget())
     try:
         yield
     finally:
         _BUDGET_SCOPES.pop()
 
 
-def walk_budget_finding(directory: str, tool: str) -> LoadResult:
+def walk_budget_finding(directory: str, tool: str, spent: str = "time", max_bytes: int = 0) -> LoadResult:
     """The KV001 (at its ``Chart.yaml`` or kustomization file) of the chart (``tool`` ``"helm"``) or kustomization
-    met in a walk that was not rendered because the walk's renders had spent :data:`WALK_RENDER_BUDGET_S`."""
+    met in a walk that was not rendered because the walk's renders had spent :data:`WALK_RENDER_BUDGET_S`
+    (``spent`` ``"time"``) or printed :data:`WALK_RENDER_BYTES` times ``max_bytes`` (``"bytes"``)."""
     name = "Chart.yaml" if tool == "helm" else _kustomization_name(directory)
     how = (
         f"helm template RELEASE {shell_word(directory)}"
@@ -302,8 +328,14 @@ def walk_budget_finding(directory: str, tool: str) -> LoadResult:
         findings=[
             Finding(
                 "KV001",
-                f"not rendered: the charts and overlays met in this directory walk had rendered for "
-                f"{WALK_RENDER_BUDGET_S} s together, the most kvlint spends on the renders of one run's walks",
+                (
+                    f"not rendered: the charts and overlays met in this directory walk had rendered for "
+                    f"{WALK_RENDER_BUDGET_S} s together, the most kvlint spends on the renders of one run's walks"
+                    if spent == "time"
+                    else f"not rendered: the charts and overlays met in this directory walk had printed "
+                    f"{WALK_RENDER_BYTES * max_bytes} bytes together, the most kvlint reads from the renders of one "
+                    f"run's walks ({WALK_RENDER_BYTES} times the {max_bytes}-byte limit, --max-file-bytes)"
+                ),
                 Loc(os.path.join(directory, name), 1, 1),
                 fix=f"name the charts and overlays you deploy (kvlint check DIR ...), or render this one and pipe it: "
                 f"{how} | kvlint check -",
@@ -1405,6 +1437,7 @@ def render_helm(
     release: str | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     timeout: float | None = None,
+    sizes: list[int] | None = None,
 ) -> LoadResult:
     """Render a chart with ``helm template`` and load the output with Source mapping.
 
@@ -1418,6 +1451,7 @@ def render_helm(
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
         timeout: seconds helm may run (default :data:`RENDER_TIMEOUT_S`); past it, a KV001.
+        sizes: when given, the bytes helm printed are appended to it (a rendered chart only).
 
     Returns:
         LoadResult (``files == 1``) whose locations name the chart's template files (paths joined to the
@@ -1466,7 +1500,7 @@ def render_helm(
         checked = set_files if isinstance(set_files, CheckedSetFiles) else set_file_args(set_files, max_bytes)
         cmd += [f"--set-file={s}" for s in checked]
         cmd += ["--", name, _safe_path(target)]
-        out = _run(cmd, label, "helm template", max_bytes, timeout)
+        out = _run(cmd, label, "helm template", max_bytes, timeout, sizes)
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -1768,7 +1802,11 @@ def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | N
 
 
 def render_kustomize(
-    directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES, timeout: float | None = None
+    directory: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float | None = None,
+    sizes: list[int] | None = None,
 ) -> LoadResult:
     """Render a kustomization with ``kustomize build`` (or ``kubectl kustomize``) and load the output.
 
@@ -1777,7 +1815,8 @@ def render_kustomize(
     contained in the rendered name (``namePrefix``/``nameSuffix``); values are located along the same key
     path there, else at their nearest located ancestor. Objects with no such source keep positions in a
     virtual file named ``DIR/kustomization.yaml (kustomize build)``. ``timeout``: seconds the build may run
-    (default :data:`RENDER_TIMEOUT_S`); past it, a KV001.
+    (default :data:`RENDER_TIMEOUT_S`); past it, a KV001. ``sizes``: when given, the bytes the build printed are
+    appended to it (a build that succeeded only).
 
     Returns:
         LoadResult with ``files == 1``; a failed build is a KV001 finding at the kustomization file.
@@ -1804,7 +1843,7 @@ def render_kustomize(
     refused = remote_references(directory, max_bytes, reads=reads)
     if refused:
         return LoadResult(findings=refused, files=1)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout)
+    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes)
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -2305,10 +2344,15 @@ def _render_env() -> dict[str, str]:
 
 
 def _run(
-    cmd: list[str], label: str, what: str, max_bytes: int, timeout: float | None = None
+    cmd: list[str],
+    label: str,
+    what: str,
+    max_bytes: int,
+    timeout: float | None = None,
+    sizes: list[int] | None = None,
 ) -> str | LoadResult:
-    """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text, or a
-    LoadResult holding one KV001 finding at ``label``."""
+    """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text (its size
+    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``."""
     limit = float(RENDER_TIMEOUT_S) if timeout is None else timeout
 
     def fail(message: str) -> LoadResult:
@@ -2358,6 +2402,8 @@ def _run(
         return fail(f"{what} failed: {detail}")
     if len(out) > max_bytes:  # (not reached: _communicate stops at max_bytes + 1)
         return fail(f"{what} output of {len(out)} bytes is more than the {max_bytes}-byte limit")
+    if sizes is not None:
+        sizes.append(len(out))
     return out.decode("utf-8", "replace")
 
 

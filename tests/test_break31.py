@@ -166,3 +166,30 @@ def test_walk_tree_walks_as_os_walk(tmp_path: Path) -> None:
     assert mine == theirs and any("link" in dirs for _, dirs, _ in mine)
     errors: list[OSError] = []
     assert list(walk_tree(str(tmp_path / "missing"), errors.append)) == [] and len(errors) == 1
+
+
+@needs_helm
+def test_the_renders_of_a_walk_share_one_output_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kvlint holds what a run renders (about 36 times its size): the walk's renders together print at most
+    WALK_RENDER_BYTES times --max-file-bytes; the charts left once that is printed are not started, each a KV001."""
+    monkeypatch.setattr(render, "WALK_RENDER_BYTES", 1)
+    for name in ("a", "b", "c"):
+        chart = tmp_path / "pr" / name
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (chart / "templates" / "cm.yaml").write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "
+            + name
+            + "}\ndata: {pad: '"
+            + "x" * 500
+            + "'}\n"
+        )
+    result = load_inputs([str(tmp_path / "pr")], max_file_bytes=1000)
+    assert sorted(d.data["metadata"]["name"] for d in result.documents) == ["a", "b"]
+    (skipped,) = [f for f in result.findings if f.rule == "KV001"]
+    assert skipped.loc is not None and skipped.loc.file == str(tmp_path / "pr" / "c" / "Chart.yaml")
+    assert skipped.message.startswith(
+        "not rendered: the charts and overlays met in this directory walk had printed"
+    )
