@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO, TextIO
 
 from kvlint.options import Options
+from kvlint.paths import walk_tree
 from kvlint.source import Loc
 from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerRecord, ContainerResult, Diagnostic
 
@@ -114,7 +115,7 @@ def _nested_configs(directory: str, exclude: Sequence[str]) -> bool:
     from kvlint.config import CONFIG_NAMES
     from kvlint.load import _excluded
 
-    for root, dirs, files in os.walk(directory):
+    for root, dirs, files in walk_tree(directory):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
         if os.path.samefile(root, directory):
             continue
@@ -257,6 +258,7 @@ def run_paths(
     """
     from kvlint.config import ConfigError, apply_config, load_config
     from kvlint.origins import attach_sources
+    from kvlint.render import shared_walk_budget
     from kvlint.stream import stream_check
 
     if config_path and not os.path.isfile(config_path):
@@ -269,27 +271,28 @@ def run_paths(
         groups = config_groups(paths, exclude=options.exclude, stdin_filename=stdin_filename)
     parts: list[tuple[str | None, str | None, CheckResult]] = []
     required: list[bool] = []
-    for cfg_path, group in groups:
-        opts = options
-        cfg_fail_on = None
-        required.append(False)
-        if cfg_path:
-            cfg = load_config(cfg_path, discovered=not config_path)
-            opts = apply_config(options, cfg)
-            cfg_fail_on = cfg.fail_on or None
-            required[-1] = bool(cfg.require_sizing)
-        result = stream_check(
-            group,
-            opts,
-            stdin=stdin if "-" in group else None,
-            jobs=jobs,
-            keep_records=keep_records,
-            keep_json=keep_json,
-            keep_unsized=keep_unsized or required[-1],
-            text_style=text_style,
-        )
-        attach_sources(result, group, opts, _walked_kustomizations(group, opts))
-        parts.append((cfg_path, cfg_fail_on, result))
+    with shared_walk_budget():  # (the renders of every group's walks share one budget)
+        for cfg_path, group in groups:
+            opts = options
+            cfg_fail_on = None
+            required.append(False)
+            if cfg_path:
+                cfg = load_config(cfg_path, discovered=not config_path)
+                opts = apply_config(options, cfg)
+                cfg_fail_on = cfg.fail_on or None
+                required[-1] = bool(cfg.require_sizing)
+            result = stream_check(
+                group,
+                opts,
+                stdin=stdin if "-" in group else None,
+                jobs=jobs,
+                keep_records=keep_records,
+                keep_json=keep_json,
+                keep_unsized=keep_unsized or required[-1],
+                text_style=text_style,
+            )
+            attach_sources(result, group, opts, _walked_kustomizations(group, opts))
+            parts.append((cfg_path, cfg_fail_on, result))
     if stdin_filename:
         for _, _, part in parts:
             rename_stdin(part, stdin_filename)

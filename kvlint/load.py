@@ -58,7 +58,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from kvlint.paths import real_path_inside
+from kvlint.paths import real_path_inside, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, Finding, LoadResult
 from kvlint.wording import shell_word
@@ -507,7 +507,7 @@ def _expand(
         return
     found: list[str] = []
     real_dir = os.path.realpath(path)
-    for root, dirs, files in os.walk(path, onerror=errors.append if errors is not None else None):
+    for root, dirs, files in walk_tree(path, onerror=errors.append if errors is not None else None):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
         if skip:
             dirs[:] = [d for d in dirs if os.path.normpath(os.path.join(root, d)) not in skip.prune]
@@ -1588,7 +1588,7 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
     listed = files_read = 0
     chars_left = _REPO_SCAN_CHARS
 
-    for here, dirs, files in os.walk(root):
+    for here, dirs, files in walk_tree(root):
         listed += 1
         if listed > _REPO_SCAN_DIRS:
             break
@@ -1598,7 +1598,7 @@ def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]
         reads: set[str] = set()
         templates = os.path.join(here, "templates")
         for tdir, tsub, tfiles in (
-            os.walk(templates) if real_path_inside(templates, real_top, resolved=True) else ()
+            walk_tree(templates) if real_path_inside(templates, real_top, resolved=True) else ()
         ):
             listed += 1
             if listed > _REPO_SCAN_DIRS or files_read >= _REPO_SCAN_FILES or chars_left <= 0:

@@ -7,8 +7,9 @@ share it without importing each other.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 
-__all__ = ["real_path_inside"]
+__all__ = ["real_path_inside", "walk_tree"]
 
 
 def real_path_inside(
@@ -39,3 +40,48 @@ def real_path_inside(
     if real == (stem or os.sep):
         return not below
     return real.startswith(stem + os.sep)
+
+
+def walk_tree(
+    top: str, onerror: Callable[[OSError], object] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top, onerror=onerror)`` (top-down, links to directories not followed, ``dirs`` pruned or
+    reordered in place by the caller), without recursion: Python 3.11's ``os.walk`` recurses once a directory
+    level, so a tree 1,000 directories deep (one-letter names: a 2 KB path, which git checks out) raised
+    RecursionError out of every walk. The order and the errors handed to ``onerror`` are os.walk's
+    (CPython 3.12 ``Lib/os.py`` ``walk``, which is iterative so)."""
+    stack = [top]
+    while stack:
+        here = stack.pop()
+        dirs: list[str] = []
+        files: list[str] = []
+        try:
+            entries = os.scandir(here)
+        except OSError as error:
+            if onerror is not None:
+                onerror(error)
+            continue
+        failed = False
+        with entries:
+            while True:
+                try:
+                    entry = next(entries)
+                except StopIteration:
+                    break
+                except OSError as error:
+                    if onerror is not None:
+                        onerror(error)
+                    failed = True
+                    break
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                (dirs if is_dir else files).append(entry.name)
+        if failed:
+            continue
+        yield here, dirs, files
+        for name in reversed(dirs):
+            path = os.path.join(here, name)
+            if not os.path.islink(path):
+                stack.append(path)

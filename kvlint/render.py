@@ -58,6 +58,7 @@ still deduplicated and bad YAML still reported as KV001.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import os
 import re
@@ -88,7 +89,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_path_inside
+from kvlint.paths import real_path_inside, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -216,16 +217,38 @@ def render_inputs(
         RenderError: a named chart or kustomization whose tool is not on ``PATH`` (one met in a walk without its
             tool is not rendered at all: :func:`plan_walk`).
     """
+    import time
+
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
         yield LoadResult(findings=notes)
+    # what the renders of walks have spent: in this call, or in the run this call is part of (:func:`shared_walk_budget`)
+    spent = _BUDGET_SCOPES[-1] if _BUDGET_SCOPES else _WalkBudget()
+
+    def walk_timeout() -> float | str:
+        """The timeout of the next render of a walk: what is left of :data:`WALK_RENDER_BUDGET_S`, at most
+        :data:`RENDER_TIMEOUT_S`; or, when nothing is left of it or of :data:`WALK_RENDER_BYTES` times
+        ``max_bytes``, which (``"time"``, ``"bytes"``)."""
+        if spent.started is None:
+            spent.started = time.monotonic()
+        if spent.rendered >= WALK_RENDER_BYTES * max_bytes:
+            return "bytes"
+        left = WALK_RENDER_BUDGET_S - (time.monotonic() - spent.started)
+        return "time" if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+
     for chart, named in charts:
+        timeout = float(RENDER_TIMEOUT_S) if named else walk_timeout()
+        if isinstance(timeout, str):
+            yield walk_budget_finding(chart, "helm", timeout, max_bytes)
+            continue
         loaded = render_helm(
             chart,
             values=helm_values if named else (),
             set_values=helm_set if named else (),
             set_files=inputs.set_files if named else CheckedSetFiles(),
             max_bytes=max_bytes,
+            timeout=timeout,
+            sizes=None if named else spent.sizes,
         )
         if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
             hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
@@ -237,7 +260,90 @@ def render_inputs(
             ]
         yield loaded
     for kdir in kustomizations:
-        yield render_kustomize(kdir, max_bytes=max_bytes)
+        walked = isinstance(kdir, WalkedDir)
+        timeout = walk_timeout() if walked else float(RENDER_TIMEOUT_S)
+        if isinstance(timeout, str):
+            yield walk_budget_finding(kdir, "kustomize", timeout, max_bytes)
+            continue
+        yield render_kustomize(
+            kdir, max_bytes=max_bytes, timeout=timeout, sizes=spent.sizes if walked else None
+        )
+
+
+#: Most wall-clock seconds the charts and overlays met in the directory walks of one run (:func:`plan_walk`) render
+#: for together (each render its :data:`RENDER_TIMEOUT_S` at most, cut to what is left); the ones left when it is
+#: spent are not started, each a KV001 (:func:`walk_budget_finding`). Counted from the first such render of a run
+#: (:func:`shared_walk_budget`; the renders run in the main process, whatever ``--jobs``). [assumed] a
+#: repository's tens of charts render in a second or two each; without it, the 200 renders a walk allows
+#: (:data:`MAX_WALK_RENDERS`) of a pull request's charts each looping for just under the timeout held a CI runner
+#: for six and a half hours.
+WALK_RENDER_BUDGET_S = 600
+#: Most output the charts and overlays met in the walks of one run render together, in multiples of
+#: ``--max-file-bytes`` (each render's own limit, 16 MiB by default: 64 MiB together): past it, the ones left are
+#: not started, each a KV001. kvlint holds what a run renders until its report, about 36 times the YAML's size
+#: (measured: 15.6 MB of ConfigMaps from one chart kept 560 MB, in 41 s), so the fourteen such charts that fit in
+#: the time budget would hold about 8 GB, more than a 7 GB CI runner has. [assumed] a repository's charts render
+#: tens of kilobytes each; a few print megabytes of CRDs.
+WALK_RENDER_BYTES = 4
+
+
+@dataclasses.dataclass
+class _WalkBudget:
+    """What the renders of walks have spent: when the first started (``time.monotonic``), the bytes each printed."""
+
+    started: float | None = None
+    sizes: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def rendered(self) -> int:
+        return sum(self.sizes)
+
+
+#: The clocks of the :func:`shared_walk_budget` scopes open, innermost last (each empty until a walk's first render)
+_BUDGET_SCOPES: list[_WalkBudget] = []
+
+
+@contextlib.contextmanager
+def shared_walk_budget() -> Iterator[None]:
+    """Within it, every :func:`render_inputs` call shares one :data:`WALK_RENDER_BUDGET_S` (a run whose walk is split
+    by nested ``.kvlint.yaml`` files renders each part in its own call: a pull request adding one per chart must not
+    get a budget per chart); outside any, each call has its own."""
+    _BUDGET_SCOPES.append(_WalkBudget())
+    try:
+        yield
+    finally:
+        _BUDGET_SCOPES.pop()
+
+
+def walk_budget_finding(directory: str, tool: str, spent: str = "time", max_bytes: int = 0) -> LoadResult:
+    """The KV001 (at its ``Chart.yaml`` or kustomization file) of the chart (``tool`` ``"helm"``) or kustomization
+    met in a walk that was not rendered because the walk's renders had spent :data:`WALK_RENDER_BUDGET_S`
+    (``spent`` ``"time"``) or printed :data:`WALK_RENDER_BYTES` times ``max_bytes`` (``"bytes"``)."""
+    name = "Chart.yaml" if tool == "helm" else _kustomization_name(directory)
+    how = (
+        f"helm template RELEASE {shell_word(directory)}"
+        if tool == "helm"
+        else f"kubectl kustomize {shell_word(_safe_path(directory))}"
+    )
+    return LoadResult(
+        findings=[
+            Finding(
+                "KV001",
+                (
+                    f"not rendered: the charts and overlays met in this directory walk had rendered for "
+                    f"{WALK_RENDER_BUDGET_S} s together, the most kvlint spends on the renders of one run's walks"
+                    if spent == "time"
+                    else f"not rendered: the charts and overlays met in this directory walk had printed "
+                    f"{WALK_RENDER_BYTES * max_bytes} bytes together, the most kvlint reads from the renders of one "
+                    f"run's walks ({WALK_RENDER_BYTES} times the {max_bytes}-byte limit, --max-file-bytes)"
+                ),
+                Loc(os.path.join(directory, name), 1, 1),
+                fix=f"name the charts and overlays you deploy (kvlint check DIR ...), or render this one and pipe it: "
+                f"{how} | kvlint check -",
+            )
+        ],
+        files=1,
+    )
 
 
 def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
@@ -924,7 +1030,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     real_top = os.path.realpath(directory)
     plain_files: list[str] = []  # the walk's manifest files outside its charts (where a GitOps object may be)
     seen = 0
-    for root, dirs, files in os.walk(directory):
+    for root, dirs, files in walk_tree(directory):
         seen += 1
         if seen > MAX_WALK_DIRS:
             break
@@ -1484,6 +1590,8 @@ def render_helm(
     set_files: Sequence[str] = (),
     release: str | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float | None = None,
+    sizes: list[int] | None = None,
 ) -> LoadResult:
     """Render a chart with ``helm template`` and load the output with Source mapping.
 
@@ -1496,6 +1604,8 @@ def render_helm(
             ``Options.MergeValues`` reads ``--set-file`` last).
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
+        timeout: seconds helm may run (default :data:`RENDER_TIMEOUT_S`); past it, a KV001.
+        sizes: when given, the bytes helm printed are appended to it (a rendered chart only).
 
     Returns:
         LoadResult (``files == 1``) whose locations name the chart's template files (paths joined to the
@@ -1544,7 +1654,7 @@ def render_helm(
         checked = set_files if isinstance(set_files, CheckedSetFiles) else set_file_args(set_files, max_bytes)
         cmd += [f"--set-file={s}" for s in checked]
         cmd += ["--", name, _safe_path(target)]
-        out = _run(cmd, label, "helm template", max_bytes)
+        out = _run(cmd, label, "helm template", max_bytes, timeout, sizes)
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -1845,14 +1955,22 @@ def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | N
     return None
 
 
-def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> LoadResult:
+def render_kustomize(
+    directory: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float | None = None,
+    sizes: list[int] | None = None,
+) -> LoadResult:
     """Render a kustomization with ``kustomize build`` (or ``kubectl kustomize``) and load the output.
 
     Each rendered object is mapped back to the file in ``directory`` (or the local files and directories
     its kustomization tree names) holding an object of the same ``kind`` whose ``metadata.name`` is
     contained in the rendered name (``namePrefix``/``nameSuffix``); values are located along the same key
     path there, else at their nearest located ancestor. Objects with no such source keep positions in a
-    virtual file named ``DIR/kustomization.yaml (kustomize build)``.
+    virtual file named ``DIR/kustomization.yaml (kustomize build)``. ``timeout``: seconds the build may run
+    (default :data:`RENDER_TIMEOUT_S`); past it, a KV001. ``sizes``: when given, the bytes the build printed are
+    appended to it (a build that succeeded only).
 
     Returns:
         LoadResult with ``files == 1``; a failed build is a KV001 finding at the kustomization file.
@@ -1879,7 +1997,7 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
     refused = remote_references(directory, max_bytes, reads=reads)
     if refused:
         return LoadResult(findings=refused, files=1)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes)
+    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes)
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -1941,7 +2059,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
     fix = _SELF_CONTAINED_FIX
     entries = 0
     has_git: str | None = None
-    for here, dirs, files in os.walk(chart):
+    for here, dirs, files in walk_tree(chart):
         git = [d for d in dirs if _is_git(d)]
         if git or any(_is_git(f) for f in files):
             has_git = "deep" if has_git or os.path.normpath(here) != os.path.normpath(chart) else "top"
@@ -2379,8 +2497,17 @@ def _render_env() -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadResult:
-    """Run a renderer; its stdout text, or a LoadResult holding one KV001 finding at ``label``."""
+def _run(
+    cmd: list[str],
+    label: str,
+    what: str,
+    max_bytes: int,
+    timeout: float | None = None,
+    sizes: list[int] | None = None,
+) -> str | LoadResult:
+    """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text (its size
+    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``."""
+    limit = float(RENDER_TIMEOUT_S) if timeout is None else timeout
 
     def fail(message: str) -> LoadResult:
         return LoadResult(
@@ -2397,8 +2524,13 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         )
 
     try:
-        code, out, err = _communicate(cmd, max_bytes, RENDER_TIMEOUT_S)
+        code, out, err = _communicate(cmd, max_bytes, limit)
     except subprocess.TimeoutExpired:
+        if limit < RENDER_TIMEOUT_S:
+            return fail(
+                f"{what} did not finish within the {limit:.0f} s left of the {WALK_RENDER_BUDGET_S} s the charts "
+                "and overlays met in a directory walk render for together"
+            )
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:
         return fail(f"cannot run {what}: {e.strerror or e}")
@@ -2424,6 +2556,8 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         return fail(f"{what} failed: {detail}")
     if len(out) > max_bytes:  # (not reached: _communicate stops at max_bytes + 1)
         return fail(f"{what} output of {len(out)} bytes is more than the {max_bytes}-byte limit")
+    if sizes is not None:
+        sizes.append(len(out))
     return out.decode("utf-8", "replace")
 
 

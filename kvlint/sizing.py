@@ -46,6 +46,7 @@ from typing import Any
 from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
+from kvlint.paths import walk_tree
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc, Mark
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
@@ -297,7 +298,7 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
     key = os.path.join(directory, "")
     if key not in cache:
         files: list[str] = []
-        for root, dirs, names in os.walk(directory):
+        for root, dirs, names in walk_tree(directory):
             dirs.sort()
             files += [os.path.join(root, n) for n in sorted(names) if n.endswith(_RENDER_INPUTS)]
         files.sort(key=lambda f: not os.path.basename(f).startswith("values"))
