@@ -157,7 +157,7 @@ def test_fix_names_gpus_and_checkpoints_that_run_in_that_release(tmp_path: Path)
     assert "Minimum capability: 80. Current capability: 70." in kv305.message
     fix = kv305.fix or ""
     assert "compute capability 8.0 or newer" in fix and "T4" not in fix
-    assert "GPTQ one (minimum 6.0)" in fix and "AWQ" not in fix and "--dtype half" in fix
+    assert "GPTQ one (quant_method gptq, minimum 6.0)" in fix and "AWQ" not in fix and "--dtype half" in fix
 
 
 def test_message_quotes_the_method_name_vllm_prints(tmp_path: Path) -> None:
@@ -221,3 +221,16 @@ def test_sglang_is_not_checked() -> None:
     # the rule restates vLLM's gate; SGLang's AWQ container on a (hypothetical) V100 gets no KV305
     result = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
     assert "KV305" not in [d.rule for d in result.diagnostics]
+
+
+def test_modelopt_on_an_a10g_names_its_source_and_the_fp8_alternative(tmp_path: Path) -> None:
+    """vLLM 0.12.0 refuses a ModelOpt FP8 export on an A10G (8.6 < 8.9); the checkpoint's config came from
+    hf_quant_config.json, and an fp8 checkpoint (Fp8Config 80 in 0.12.0) is offered since the A10G runs it."""
+    args = ("--model", "nvidia/Llama-3.1-70B-Instruct-FP8", "--tensor-parallel-size", "4")
+    manifest = _deployment(tmp_path, "v0.12.0", "NVIDIA-A10G", *args)
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "is modelopt-quantized (hf_quant_config.json)" in kv305.message
+    assert "Minimum capability: 89. Current capability: 86." in kv305.message
+    assert "an FP8 one (quant_method fp8, minimum 8.0)" in (kv305.fix or "")

@@ -174,8 +174,12 @@ _CC_EXAMPLES = {
     (8, 9): "L4, L40S, H100, H200",
 }
 
-#: Checkpoint formats KV305's fix offers instead of a refused one: (name, vLLM method) in the order named.
-_KV305_ALTERNATIVES = (("GPTQ", "gptq"), ("AWQ", "awq"), ("FP8 (quant_method fp8)", "fp8"))
+#: Checkpoint formats KV305's fix offers instead of a refused one: (words, vLLM method) in the order named.
+_KV305_ALTERNATIVES = (
+    ("a GPTQ one", "gptq"),
+    ("an AWQ one", "awq"),
+    ("an FP8 one", "fp8"),
+)
 
 
 def _kv305_fix(method: str, version: str | None, cc: tuple[int, int], minimum: tuple[int, int]) -> str:
@@ -187,15 +191,16 @@ def _kv305_fix(method: str, version: str | None, cc: tuple[int, int], minimum: t
     gpu = f"an NVIDIA GPU of compute capability {need} or newer" + (f" ({examples})" if examples else "")
     span = quant_min_cc_range(method)
     _, assumed = resolve_version(version)
-    if assumed and span is not None and span[1] > minimum:
-        gpu += (
-            f"; older vLLM releases need up to {span[1][0]}.{span[1][1]} (name the release in the image tag)"
-        )
+    older = (
+        f" (the vLLM release is unknown: older releases need up to {span[1][0]}.{span[1][1]} for {method})"
+        if assumed and span is not None and span[1] > minimum
+        else ""
+    )
     if method == "mxfp4":
         return f"schedule onto {gpu}; vLLM runs MXFP4 checkpoints on no older GPU"
     if method == "gptq_marlin":
         return (
-            f"schedule onto {gpu}, or use --quantization gptq (GPTQ's own kernels, minimum 6.0) or leave "
+            f"schedule onto {gpu}{older}, or use --quantization gptq (GPTQ's own kernels, minimum 6.0) or leave "
             "--quantization out: vLLM picks gptq_marlin for a GPTQ checkpoint only on a GPU that runs it"
         )
     half = "with --dtype half, KV301; " if cc < (8, 0) else ""
@@ -203,9 +208,9 @@ def _kv305_fix(method: str, version: str | None, cc: tuple[int, int], minimum: t
     for name, alt in _KV305_ALTERNATIVES:
         alt_min = (6, 0) if alt == "gptq" else quant_min_cc(alt, version)
         if alt != method.removesuffix("_marlin") and alt_min is not None and cc >= alt_min:
-            options.append(f"a {name} one (minimum {alt_min[0]}.{alt_min[1]})")
+            options.append(f"{name} (quant_method {alt}, minimum {alt_min[0]}.{alt_min[1]})")
     listed = options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
-    return f"schedule onto {gpu}, or serve a checkpoint this GPU runs: {listed}"
+    return f"schedule onto {gpu}{older}, or serve a checkpoint this GPU runs: {listed}"
 
 
 #: The last vLLM wheels read before the method names ``_get_quantization_config`` prints changed: from 0.24.0 an
@@ -251,10 +256,16 @@ def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     need, have = minimum[0] * 10 + minimum[1], acc.compute_capability
     cc = parse_cc(have)
     have_int = cc[0] * 10 + cc[1] if cc is not None else have
+    # a ModelOpt export read from hf_quant_config.json has no quant_method there (kvlint.models.config)
+    read_from = (
+        "hf_quant_config.json"
+        if m is not None and isinstance(m.quant_config, dict) and "quant_method" not in m.quant_config
+        else "config.json quantization_config"
+    )
     where = (
         f"--quantization {method}"
         if source == "flag"
-        else f"{m.id if m is not None else 'the model'} is {method}-quantized (config.json quantization_config)"
+        else f"{m.id if m is not None else 'the model'} is {method}-quantized ({read_from})"
     )
     text = (
         f"'The quantization method {_method_printed(method, m, s.version)} is not supported for the current GPU. "
