@@ -1,18 +1,21 @@
 """KV305: vLLM refuses a quantization method whose kernels need a newer NVIDIA GPU.
 
 vLLM compares the GPU's compute capability with the method's ``get_min_capability()`` while it builds its
-configuration (vllm@0.11.0:vllm/config/vllm.py::VllmConfig._get_quantization_config) and raises "The quantization
+configuration (vllm@0.34.0:vllm/config/vllm.py::VllmConfig._get_quantization_config) and raises "The quantization
 method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70." The minimums
-asserted here are the ones read in vLLM's source and cited in :data:`kvlint.memory.compat.QUANT_MIN_CC`: AWQ 7.5
-(``AWQConfig``: "The AWQ kernel only supports Turing or newer GPUs"), MXFP4 8.0 (``Mxfp4Config``, bfloat16
-activations only), ModelOpt FP8 8.9 (``ModelOptFp8Config``), GPTQ 6.0 (so a V100 runs it). Compute capabilities
-are NVIDIA's (V100 7.0, T4 7.5, A100 8.0, L4 8.9, H100 9.0).
+asserted here are the ones read in vLLM's wheels release by release and cited in
+:data:`kvlint.memory.compat.QUANT_MIN_CC_STEPS`: AWQ 7.5 (``AWQConfig``: "The AWQ kernel only supports Turing or newer
+GPUs"), MXFP4 8.0 (``Mxfp4Config``, bfloat16 activations only), ModelOpt FP8 8.9 up to 0.26.0 and 8.0 from 0.27.0
+(``ModelOptFp8Config``), FP8 8.0 up to 0.13.0 and 7.5 from 0.14.0 (``Fp8Config``), GPTQ Marlin 8.0 / 7.5 / 6.0
+(``AutoGPTQConfig`` from 0.22.0), GPTQ 6.0 (so a V100 runs it). Compute capabilities are NVIDIA's (V100 7.0, T4 7.5,
+A100 8.0, L4 8.9, H100 9.0).
 
 Before this rule kvlint planned gpt-oss (MXFP4) on a T4 and an AWQ checkpoint on a V100 as fits: new-user pass 29
 (fixtures/collected, the AWQ manifests of shiqs90/vllm-serving-eks and R-D-Engineering/vllm-serving-aks)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from kvlint.accelerators.registry import lookup
@@ -74,16 +77,98 @@ def test_checkpoint_method_is_used_without_the_flag() -> None:
     assert r is not None and r.rule == "KV305" and r.certain and "mxfp4" in r.reason
 
 
-def test_modelopt_fp8_is_refused_below_ada() -> None:
-    # nvidia/Llama-3.1-70B-Instruct-FP8 is an NVIDIA ModelOpt export (quant_method modelopt, quant_algo FP8)
+def test_modelopt_fp8_minimum_follows_the_release() -> None:
+    # nvidia/Llama-3.1-70B-Instruct-FP8 is an NVIDIA ModelOpt export (hf_quant_config.json, quant_algo FP8).
+    # ModelOptFp8Config.get_min_capability is 89 up to the 0.26.0 wheel and 80 from 0.27.0 (QUANT_MIN_CC_STEPS):
+    # an A100 is refused by vLLM 0.12.0 and runs it in 0.34.0
     m = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
     assert m.quant_method == "modelopt"
     s = _serving("nvidia/Llama-3.1-70B-Instruct-FP8", "--tensor-parallel-size", "4")
-    a100 = _gpu("nvidia-a100-sxm4-80gb")
+    a100, t4 = _gpu("nvidia-a100-sxm4-80gb"), _gpu("nvidia-t4")
     assert a100.compute_capability == "8.0"
-    assert quantization_refusal(s, m, a100) == ("modelopt", "checkpoint", (8, 9))
-    assert quantization_refusal(s, m, _gpu("nvidia-l4")) is None
-    assert quantization_refusal(s, m, _gpu("nvidia-h100-sxm5-80gb")) is None
+    old, new = replace(s, version="0.12.0"), replace(s, version="0.34.0")
+    assert quantization_refusal(old, m, a100) == ("modelopt", "checkpoint", (8, 9))
+    assert quantization_refusal(old, m, _gpu("nvidia-l4")) is None
+    assert quantization_refusal(old, m, _gpu("nvidia-h100-sxm5-80gb")) is None
+    assert quantization_refusal(new, m, a100) is None
+    assert quantization_refusal(new, m, t4) == ("modelopt", "checkpoint", (8, 0))
+    # release unknown: an A100 is not refused by every release, so nothing is said of it
+    assert quantization_refusal(s, m, a100) is None
+
+
+def test_modelopt_hf_quant_config_is_read_only_from_0_10_1() -> None:
+    # vLLM reads hf_quant_config.json as the quantization config from 0.10.1 (not in the 0.9.2 wheel): before it
+    # the checkpoint is not taken as modelopt without --quantization modelopt, so no capability refusal is said
+    m = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config  # from hf_quant_config.json
+    s, t4 = _serving("nvidia/Llama-3.1-70B-Instruct-FP8"), _gpu("nvidia-t4")
+    assert quantization_refusal(replace(s, version="0.9.2"), m, t4) is None
+    assert quantization_refusal(replace(s, version="0.10.1"), m, t4) == ("modelopt", "checkpoint", (8, 9))
+    flag = _serving("nvidia/Llama-3.1-70B-Instruct-FP8", "--quantization", "modelopt")
+    assert quantization_refusal(replace(flag, version="0.9.2"), m, t4) == ("modelopt", "flag", (8, 9))
+
+
+def test_gptq_marlin_minimum_follows_the_release() -> None:
+    # GPTQMarlinConfig 80 up to 0.13.0, 75 from 0.14.0; from 0.22.0 gptq_marlin maps to AutoGPTQConfig, 60
+    v100, t4 = _gpu("nvidia-v100-sxm2-16gb"), _gpu("nvidia-t4")
+    s = _serving("TheBloke/Llama-2-7B-GPTQ", "--quantization", "gptq_marlin", "--dtype", "half")
+    assert quantization_refusal(replace(s, version="0.13.0"), None, t4) == ("gptq_marlin", "flag", (8, 0))
+    assert quantization_refusal(replace(s, version="0.14.0"), None, t4) is None
+    assert quantization_refusal(replace(s, version="0.21.0"), None, v100) == ("gptq_marlin", "flag", (7, 5))
+    assert quantization_refusal(replace(s, version="0.22.0"), None, v100) is None
+    assert quantization_refusal(s, None, v100) is None  # release unknown: 0.22.0 and later run it
+
+
+def test_fp8_on_a_t4_is_refused_before_0_14() -> None:
+    # Fp8Config.get_min_capability: 80 in 0.6.3.post1 - 0.13.0, 75 from 0.14.0
+    t4 = _gpu("nvidia-t4")
+    m = _model("Qwen/Qwen3-8B-FP8")
+    assert m.quant_method == "fp8"
+    s = _serving("Qwen/Qwen3-8B-FP8", "--dtype", "half")
+    assert quantization_refusal(replace(s, version="0.11.0"), m, t4) == ("fp8", "checkpoint", (8, 0))
+    assert quantization_refusal(replace(s, version="0.14.0"), m, t4) is None
+    assert quantization_refusal(s, m, t4) is None
+
+
+def _deployment(tmp_path: Path, image_tag: str, gpu_product: str, *args: str) -> Path:
+    """A one-GPU vLLM Deployment pinned to ``gpu_product`` (made up for these tests)."""
+    manifest = tmp_path / "deployment.yaml"
+    quoted = ", ".join(f'"{a}"' for a in args)
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: q}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        f"      nodeSelector: {{nvidia.com/gpu.product: {gpu_product}}}\n      containers:\n        - name: vllm\n"
+        f"          image: vllm/vllm-openai:{image_tag}\n"
+        f"          args: [{quoted}]\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return manifest
+
+
+def test_fix_names_gpus_and_checkpoints_that_run_in_that_release(tmp_path: Path) -> None:
+    """The fix is re-checked against the release: vLLM 0.11.0 needs 8.0 for fp8, so no T4 is offered, and an AWQ
+    checkpoint (7.5) is not offered on a V100."""
+    manifest = _deployment(
+        tmp_path, "v0.11.0", "Tesla-V100-SXM2-32GB", "--model", "Qwen/Qwen3-8B-FP8", "--dtype", "half"
+    )
+    result = run_check([str(manifest)], Options(allow_hub=False))
+    kv305 = next(d for d in result.diagnostics if d.rule == "KV305")
+    assert "vLLM 0.11.0 refuses" in kv305.message
+    assert "Minimum capability: 80. Current capability: 70." in kv305.message
+    fix = kv305.fix or ""
+    assert "compute capability 8.0 or newer" in fix and "T4" not in fix
+    assert "GPTQ one (quant_method gptq, minimum 6.0)" in fix and "AWQ" not in fix and "--dtype half" in fix
+
+
+def test_message_quotes_the_method_name_vllm_prints(tmp_path: Path) -> None:
+    """From 0.24.0 an AWQ checkpoint is auto_awq in vLLM's error (AutoAWQConfig.override_quantization_method);
+    0.22.1 prints awq (the AKS manifest's test above)."""
+    args = ("--model", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--quantization", "awq", "--dtype", "half")
+    manifest = _deployment(tmp_path, "v0.34.0", "Tesla-V100-SXM2-32GB", *args)
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "'The quantization method auto_awq is not supported" in kv305.message
 
 
 def test_gptq_and_unquantized_models_are_not_refused_on_v100() -> None:
@@ -136,3 +221,16 @@ def test_sglang_is_not_checked() -> None:
     # the rule restates vLLM's gate; SGLang's AWQ container on a (hypothetical) V100 gets no KV305
     result = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
     assert "KV305" not in [d.rule for d in result.diagnostics]
+
+
+def test_modelopt_on_an_a10g_names_its_source_and_the_fp8_alternative(tmp_path: Path) -> None:
+    """vLLM 0.12.0 refuses a ModelOpt FP8 export on an A10G (8.6 < 8.9); the checkpoint's config came from
+    hf_quant_config.json, and an fp8 checkpoint (Fp8Config 80 in 0.12.0) is offered since the A10G runs it."""
+    args = ("--model", "nvidia/Llama-3.1-70B-Instruct-FP8", "--tensor-parallel-size", "4")
+    manifest = _deployment(tmp_path, "v0.12.0", "NVIDIA-A10G", *args)
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "is modelopt-quantized (hf_quant_config.json)" in kv305.message
+    assert "Minimum capability: 89. Current capability: 86." in kv305.message
+    assert "an FP8 one (quant_method fp8, minimum 8.0)" in (kv305.fix or "")

@@ -15,7 +15,8 @@ rules say the engine refuses is never called a fit:
 * :func:`fp8_kv_support_on` -- KV302 (vLLM): an fp8 KV cache this release cannot run on this GPU
   (:func:`kvlint.memory.fp8kv.fp8_kv_support`, release by release).
 * :func:`quantization_refusal` -- KV305 (vLLM): a quantization method whose kernels need a newer NVIDIA GPU
-  (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``), by :data:`QUANT_MIN_CC`.
+  (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``), release by release
+  (:data:`QUANT_MIN_CC_STEPS`).
 * :func:`startup_refusal` -- the four together for one engine configuration, as a :class:`Refusal` with a
   short reason (``bfloat16 needs compute capability 8.0; Tesla T4 is 7.5``). Each test applies to the
   engines its catalogue entry declares (``engines:`` in ``rules/KV301.yaml`` etc.).
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
-from kvlint.memory.versions import fmt_version, parse_version, release_shown, resolve_version
+from kvlint.memory.versions import ReleaseVersion, fmt_version, parse_version, release_shown, resolve_version
 from kvlint.types import Accelerator, ModelSpec, ServingConfig
 from kvlint.values import parse_cc, truthy
 from kvlint.wording import platform_name, vendor_name, with_article
@@ -41,7 +42,10 @@ __all__ = [
     "fp8_kv_support_on",
     "image_platform_mismatch",
     "QUANT_MIN_CC",
+    "QUANT_MIN_CC_STEPS",
     "platform_refusal",
+    "quant_min_cc",
+    "quant_min_cc_range",
     "quantization_refusal",
     "startup_refusal",
 ]
@@ -50,45 +54,89 @@ __all__ = [
 _AUTO_BF16_FALLBACK = (0, 9, 2)
 
 
-#: vLLM quantization methods and the compute capability below which vLLM refuses every one of its releases.
+#: vLLM quantization methods and the compute capability each release needs, as ``(release, minimum)`` steps: the
+#: first step's minimum holds from its release (the first wheel read that has the method), each later step's in
+#: every release after its release (the last wheel read with the previous minimum), so the releases between two
+#: wheels read, which were not read, take the lower value.
 #:
 #: vLLM compares the NVIDIA GPU's compute capability with the method's ``QuantizationConfig.get_min_capability()``
-#: when it builds its configuration, before any worker starts, and raises "The quantization method {method} is not
-#: supported for the current GPU. Minimum capability: {n}. Current capability: {cc}." (vllm@0.11.0:
-#: vllm/config/vllm.py::VllmConfig._get_quantization_config; the same test in vllm/config.py before the config
-#: package split). The method is ``--quantization`` when given, else the checkpoint's
-#: ``quantization_config.quant_method`` (``vllm/config/model.py::ModelConfig._verify_quantization``, which may
-#: only swap ``awq``/``gptq`` for their Marlin variants on a GPU that runs Marlin). A minimum that changed between
-#: releases is entered at the lowest value any release has had, so a refusal said here holds for every release:
+#: and raises "The quantization method {method} is not supported for the current GPU. Minimum capability: {n}.
+#: Current capability: {cc}." (``VllmConfig._get_quantization_config``: vllm/config/vllm.py from 0.12.0,
+#: vllm/config/__init__.py in 0.11.0, vllm/config.py in 0.7.3 - 0.9.2; the model loader's
+#: ``_get_quantization_config``, vllm/model_executor/model_loader/loader.py, in 0.4.2 and 0.6.3.post1). The method is ``--quantization`` when given, else the checkpoint's
+#: ``quantization_config.quant_method`` (``vllm/config/model.py::ModelConfig._verify_quantization``, whose
+#: overrides only swap ``awq``/``gptq`` for their Marlin or Auto variants, of the same minimum or a lower one).
+#: Every value below is the ``return`` of ``get_min_capability`` of the class vLLM's method table
+#: (vllm/model_executor/layers/quantization/__init__.py::get_quantization_config) maps the method to, read in the
+#: vLLM wheels 0.4.2, 0.4.3, 0.5.0, 0.5.0.post1, 0.6.3.post1, 0.7.3, 0.8.5, 0.9.2, 0.10.1, 0.10.2, 0.11.0, 0.12.0,
+#: 0.13.0, 0.14.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.20.1, 0.21.0, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0,
+#: 0.27.0, 0.28.0, 0.30.0, 0.32.0 and 0.34.0; where a value changed between two wheels read, the releases between them (not read) take the lower of
+#: the two, so no refusal is said that a release might not make:
 #:
-#: * ``awq`` 7.5: ``AWQConfig.get_min_capability`` ("The AWQ kernel only supports Turing or newer GPUs"),
-#:   vllm/model_executor/layers/quantization/awq.py; V100 users see "Minimum capability: 75. Current capability:
-#:   70." (vllm-project/vllm issue #1282 shows the 8.0 of the first AWQ release).
-#: * ``awq_marlin`` and ``gptq_marlin`` 7.5: 8.0 from their introduction (vllm-project/vllm#6612, 0.5.x) until the
-#:   Marlin kernels gained Turing support (vllm-project/vllm#29901, December 2025), 7.5 since.
-#: * ``fp8`` 7.5: ``Fp8Config.get_min_capability`` 8.0 in a 0.7/0.8-era source (FP8 Marlin runs it weight-only
-#:   below 8.9), 7.5 at 0.30.0 (vllm/model_executor/layers/quantization/fp8.py).
-#: * ``mxfp4`` 8.0: ``Mxfp4Config.get_min_capability`` read in a 0.11-era source (vllm@007d5005,
-#:   vllm/model_executor/layers/quantization/mxfp4.py); its only activation dtype is bfloat16
-#:   (``get_supported_act_dtypes``, the test that follows in ``_get_quantization_config``), so a GPU below 8.0 is
-#:   refused in any release that has the method (0.10.1, gpt-oss, on).
+#: * ``awq`` 7.5 in every wheel (``AWQConfig``: "The AWQ kernel only supports Turing or newer GPUs"; from 0.24.0
+#:   ``AutoAWQConfig``, vllm/model_executor/layers/quantization/auto_awq.py). vllm-project/vllm issue #1282 shows
+#:   the 8.0 of the first AWQ release, higher still.
+#: * ``awq_marlin`` (``AWQMarlinConfig``, from 0.24.0 ``AutoAWQConfig``) 8.0 in 0.6.3.post1 - 0.13.0, 7.5 from
+#:   0.14.0 (the Marlin kernels' Turing support, vllm-project/vllm#29901).
+#: * ``gptq_marlin`` (``GPTQMarlinConfig``) 8.0 in 0.4.2 - 0.13.0, 7.5 in 0.14.0 - 0.21.0; from 0.22.0 the method
+#:   maps to ``AutoGPTQConfig`` (vllm/model_executor/layers/quantization/auto_gptq.py), 6.0.
+#: * ``fp8`` (``Fp8Config``) 8.9 in 0.4.2 - 0.5.0.post1, 8.0 in 0.6.3.post1 - 0.13.0 (FP8 Marlin runs it weight-only
+#:   below 8.9), 7.5 from 0.14.0.
+#: * ``mxfp4`` (``Mxfp4Config``; ``GptOssMxfp4Config``, its subclass, for gpt-oss in newer releases) 8.0 from its
+#:   introduction (0.10.1, gpt-oss) to 0.34.0; its only activation dtype is bfloat16 (``get_supported_act_dtypes``,
+#:   the test that follows the capability one).
+#: * ``modelopt`` (``ModelOptFp8Config``: NVIDIA ModelOpt FP8 checkpoints, ``quant_method: modelopt`` or
+#:   ``hf_quant_config.json`` with an FP8 ``quant_algo``) 8.9 in 0.6.3.post1 - 0.26.0, 8.0 from 0.27.0.
 #:
-#: * ``modelopt`` (NVIDIA ModelOpt FP8 checkpoints, ``quant_method: modelopt`` with an FP8 ``quant_algo``) 8.9:
-#:   ``ModelOptFp8Config.get_min_capability`` in a 0.6-era source (the class reading ``hf_quant_config.json``), a
-#:   0.9-era one (FP8 and NVFP4 algorithms) and a recent one (vllm@00155cde, ``ModelOptQuantConfigBase`` with MXFP8
-#:   and Marlin NVFP4 kernels), so an A100, A10G or T4 refuses it.
-#:
-#: Methods whose minimum is at most 7.0 in some release (``gptq`` 6.0, ``gguf`` 6.0, ``bitsandbytes`` and
-#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt_fp4``, ``fbgemm_fp8``) are not listed:
-#: no refusal is said for them.
-QUANT_MIN_CC: dict[str, tuple[int, int]] = {
-    "awq": (7, 5),
-    "awq_marlin": (7, 5),
-    "gptq_marlin": (7, 5),
-    "fp8": (7, 5),
-    "mxfp4": (8, 0),
-    "modelopt": (8, 9),
+#: A method before its first step (``awq_marlin`` before 0.6.3, ``mxfp4`` before 0.10.1) is not tested. Methods
+#: whose minimum is at most 7.0 in the wheels read (``gptq`` 6.0, ``gguf`` 6.0, ``bitsandbytes`` and
+#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt_fp4``, ``modelopt_mxfp8``,
+#: ``fbgemm_fp8``) are not listed: no refusal is said for them.
+QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
+    "awq": (("0.0.0", (7, 5)),),
+    "awq_marlin": (("0.6.3", (8, 0)), ("0.13.0", (7, 5))),
+    "gptq_marlin": (("0.4.2", (8, 0)), ("0.13.0", (7, 5)), ("0.21.0", (6, 0))),
+    "fp8": (("0.4.2", (8, 9)), ("0.5.0.post1", (8, 0)), ("0.13.0", (7, 5))),
+    "mxfp4": (("0.10.1", (8, 0)),),
+    "modelopt": (("0.6.3", (8, 9)), ("0.26.0", (8, 0))),
 }
+
+#: Each listed method's lowest minimum over every release (:data:`QUANT_MIN_CC_STEPS`): the compute capability
+#: below which every vLLM release that has the method refuses it. KV305 tests this one when the release is
+#: unknown.
+QUANT_MIN_CC: dict[str, tuple[int, int]] = {
+    method: min(cc for _, cc in steps) for method, steps in QUANT_MIN_CC_STEPS.items()
+}
+
+
+def quant_min_cc(method: str, version: str | None) -> tuple[int, int] | None:
+    """The compute capability vLLM ``version`` needs for quantization ``method`` (``get_min_capability() / 10``,
+    :data:`QUANT_MIN_CC_STEPS`), or, when the release is unknown (:func:`kvlint.memory.versions.resolve_version`
+    assumes one), the lowest any release needs (:data:`QUANT_MIN_CC`); None for a method not listed or a release
+    before the method's first step."""
+    steps = QUANT_MIN_CC_STEPS.get(method)
+    if steps is None:
+        return None
+    v, assumed = resolve_version(version)
+    if assumed:
+        return QUANT_MIN_CC[method]
+    (first, found), *later = steps
+    if v < ReleaseVersion(first):
+        return None
+    for after, cc in later:
+        if v > ReleaseVersion(after):
+            found = cc
+    return found
+
+
+def quant_min_cc_range(method: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """``(lowest, highest)`` minimum compute capability of ``method`` over the releases listed in
+    :data:`QUANT_MIN_CC_STEPS`; None for a method not listed."""
+    steps = QUANT_MIN_CC_STEPS.get(method)
+    if steps is None:
+        return None
+    ccs = [cc for _, cc in steps]
+    return min(ccs), max(ccs)
 
 
 @dataclass(frozen=True)
@@ -148,17 +196,44 @@ def bf16_refusal(serving: ServingConfig, model: ModelSpec | None, acc: Accelerat
     return None
 
 
+#: First vLLM release read to take a ModelOpt checkpoint's ``hf_quant_config.json`` as its quantization config
+#: (vllm@0.10.1:vllm/transformers_utils/config.py::get_config; not in the 0.9.2 wheel, nor in 0.8.5): before it a
+#: checkpoint without a ``quantization_config`` in config.json runs ``modelopt`` only with ``--quantization
+#: modelopt``.
+_HF_QUANT_CONFIG_READ = (0, 10, 1)
+
+
+def _modelopt_fp8_read(model: ModelSpec | None, version: str | None) -> bool:
+    """Whether vLLM ``version`` (every release, when unknown) takes checkpoint ``model`` as ``modelopt``, the
+    ModelOpt FP8 method: its ModelOpt ``quant_algo`` is FP8 (an MXFP8 or mixed-precision export is another
+    method, ``ModelOptFp8Config.override_quantization_method`` in vllm@0.34.0), and its config is read from
+    config.json or, from :data:`_HF_QUANT_CONFIG_READ`, from ``hf_quant_config.json``."""
+    qc = model.quant_config if model is not None else None
+    if not isinstance(qc, dict):
+        return False
+    nested = qc.get("quantization")
+    algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
+    if str(algo or "").upper() != "FP8":
+        return False
+    if "quant_method" in qc:  # config.json's quantization_config
+        return True
+    v, assumed = resolve_version(version)
+    return not assumed and v >= _HF_QUANT_CONFIG_READ
+
+
 def quantization_refusal(
     serving: ServingConfig, model: ModelSpec | None, acc: Accelerator
 ) -> tuple[str, str, tuple[int, int]] | None:
     """KV305's test (vLLM): ``(method, source, minimum)`` when the quantization method vLLM builds its
-    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in every release
-    (:data:`QUANT_MIN_CC`); None otherwise, also when the GPU is not NVIDIA or its compute capability unknown.
+    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the vLLM release
+    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`, :data:`QUANT_MIN_CC_STEPS`);
+    None otherwise, also when the GPU is not NVIDIA or its compute capability unknown.
 
     The method is ``--quantization`` (``source`` ``"flag"``) when given, else the checkpoint's
     ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
     ``vllm/config/model.py::ModelConfig._verify_quantization`` takes it; a checkpoint's ``awq`` is tested as
-    ``awq``, the method vLLM keeps on a GPU without Marlin support."""
+    ``awq``, the method vLLM keeps on a GPU without Marlin support (its Marlin and Auto variants never need
+    more)."""
     if acc.vendor != "nvidia":
         return None
     cc = parse_cc(acc.compute_capability)
@@ -171,7 +246,9 @@ def quantization_refusal(
         method, source = model.quant_method.lower(), "checkpoint"
     else:
         return None
-    minimum = QUANT_MIN_CC.get(method)
+    if method == "modelopt" and source == "checkpoint" and not _modelopt_fp8_read(model, serving.version):
+        return None
+    minimum = quant_min_cc(method, serving.version)
     if minimum is None or cc >= minimum:
         return None
     return method, source, minimum

@@ -5,7 +5,7 @@ Sources: vLLM ``vllm/platforms/cuda.py::CudaPlatformBase.check_if_supports_dtype
 (``vllm/config/model.py::_resolve_auto_dtype``, docs/engine-memory-model.md §1.7); fp8 KV-cache support by attention
 backend and release (:mod:`kvlint.memory.fp8kv`); ``_FLOAT16_NOT_SUPPORTED_MODELS`` in ``vllm/config/model.py``;
 the quantization methods' minimum compute capability (``vllm/config/vllm.py::VllmConfig._get_quantization_config``,
-:data:`kvlint.memory.compat.QUANT_MIN_CC`).
+:data:`kvlint.memory.compat.QUANT_MIN_CC_STEPS`).
 The GPU tests of KV301, KV302, KV304 and KV305 are :mod:`kvlint.memory.compat`, shared with the fleet verdict and
 ``kvlint plan --compare``.
 """
@@ -19,9 +19,11 @@ from kvlint.memory.compat import (
     bf16_refusal,
     fp8_kv_support_on,
     image_platform_mismatch,
+    quant_min_cc,
+    quant_min_cc_range,
     quantization_refusal,
 )
-from kvlint.memory.versions import fmt_version, parse_version, release_shown, resolve_version
+from kvlint.memory.versions import ReleaseVersion, fmt_version, parse_version, release_shown, resolve_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
@@ -165,13 +167,84 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+#: Example NVIDIA GPUs named in KV305's fix for a minimum compute capability (NVIDIA's compute capability table).
+_CC_EXAMPLES = {
+    (7, 5): "T4, L4, A10G, A100, H100",
+    (8, 0): "A10G, L4, A100, H100",
+    (8, 9): "L4, L40S, H100, H200",
+}
+
+#: Checkpoint formats KV305's fix offers instead of a refused one: (words, vLLM method) in the order named.
+_KV305_ALTERNATIVES = (
+    ("a GPTQ one", "gptq"),
+    ("an AWQ one", "awq"),
+    ("an FP8 one", "fp8"),
+)
+
+
+def _kv305_fix(method: str, version: str | None, cc: tuple[int, int], minimum: tuple[int, int]) -> str:
+    """KV305's fix: a GPU that meets ``minimum`` (the minimum of vLLM ``version``; when the version is unknown, the
+    highest minimum older releases had is named too), and only the checkpoint formats vLLM ``version`` runs on a
+    GPU of compute capability ``cc`` (:func:`kvlint.memory.compat.quant_min_cc`; ``gptq`` 6.0 in every release)."""
+    need = f"{minimum[0]}.{minimum[1]}"
+    examples = _CC_EXAMPLES.get(minimum)
+    gpu = f"an NVIDIA GPU of compute capability {need} or newer" + (f" ({examples})" if examples else "")
+    span = quant_min_cc_range(method)
+    _, assumed = resolve_version(version)
+    older = (
+        f" (the vLLM release is unknown: older releases need up to {span[1][0]}.{span[1][1]} for {method})"
+        if assumed and span is not None and span[1] > minimum
+        else ""
+    )
+    if method == "mxfp4":
+        return f"schedule onto {gpu}; vLLM runs MXFP4 checkpoints on no older GPU"
+    if method == "gptq_marlin":
+        return (
+            f"schedule onto {gpu}{older}, or use --quantization gptq (GPTQ's own kernels, minimum 6.0) or leave "
+            "--quantization out: vLLM picks gptq_marlin for a GPTQ checkpoint only on a GPU that runs it"
+        )
+    half = "with --dtype half, KV301; " if cc < (8, 0) else ""
+    options = [f"an unquantized one ({half}larger weights: re-run kvlint)"]
+    for name, alt in _KV305_ALTERNATIVES:
+        alt_min = (6, 0) if alt == "gptq" else quant_min_cc(alt, version)
+        if alt != method.removesuffix("_marlin") and alt_min is not None and cc >= alt_min:
+            options.append(f"{name} (quant_method {alt}, minimum {alt_min[0]}.{alt_min[1]})")
+    listed = options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
+    return f"schedule onto {gpu}{older}, or serve a checkpoint this GPU runs: {listed}"
+
+
+#: The last vLLM wheels read before the method names ``_get_quantization_config`` prints changed: from 0.24.0 an
+#: AWQ checkpoint (``--quantization awq``/``awq_marlin`` or none) is ``auto_awq`` (``AutoAWQConfig``; ``AWQConfig``
+#: in 0.23.0), from 0.20.0 a gpt-oss MXFP4 checkpoint is ``gpt_oss_mxfp4`` (``GptOssMxfp4Config``, a subclass of
+#: ``Mxfp4Config`` of the same minimum; absent in 0.19.0): ``override_quantization_method`` in
+#: vllm/model_executor/layers/quantization/{auto_awq,mxfp4}.py.
+_AWQ_NAMED_AWQ_UNTIL = "0.23.0"
+_GPT_OSS_NAMED_MXFP4_UNTIL = "0.19.0"
+
+
+def _method_printed(method: str, model: Any, version: str | None) -> str:
+    """The method name vLLM ``version`` prints in its minimum-capability error (``model_config.quantization``
+    after ``ModelConfig._verify_quantization``'s overrides)."""
+    v, _ = resolve_version(version)
+    if method in ("awq", "awq_marlin") and v > ReleaseVersion(_AWQ_NAMED_AWQ_UNTIL):
+        return "auto_awq"
+    if (
+        method == "mxfp4"
+        and getattr(model, "model_type", None) == "gpt_oss"
+        and v > ReleaseVersion(_GPT_OSS_NAMED_MXFP4_UNTIL)
+    ):
+        return "gpt_oss_mxfp4"
+    return method
+
+
 @check("KV305")
 def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV305 (vLLM): the quantization method (``--quantization``, else the checkpoint's ``quant_method``) needs a
-    higher compute capability than the NVIDIA GPU the pod lands on, in every vLLM release
-    (:func:`kvlint.memory.compat.quantization_refusal`, :data:`kvlint.memory.compat.QUANT_MIN_CC`); vLLM raises
-    while it builds its configuration, before loading weights
-    (vllm@0.11.0:vllm/config/vllm.py::VllmConfig._get_quantization_config)."""
+    higher compute capability than the NVIDIA GPU the pod lands on, in the vLLM release the container runs (in
+    every release when it is unknown) (:func:`kvlint.memory.compat.quantization_refusal`,
+    :data:`kvlint.memory.compat.QUANT_MIN_CC_STEPS`); vLLM raises before loading weights
+    (vllm@0.34.0:vllm/config/vllm.py::VllmConfig._get_quantization_config; the model loader's
+    ``_get_quantization_config`` in 0.4 - 0.6 releases)."""
     p, s, m = ctx.placement, ctx.serving, ctx.model
     if p is None or p.accelerator is None:
         return
@@ -183,33 +256,26 @@ def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     need, have = minimum[0] * 10 + minimum[1], acc.compute_capability
     cc = parse_cc(have)
     have_int = cc[0] * 10 + cc[1] if cc is not None else have
+    # a ModelOpt export read from hf_quant_config.json has no quant_method there (kvlint.models.config)
+    read_from = (
+        "hf_quant_config.json"
+        if m is not None and isinstance(m.quant_config, dict) and "quant_method" not in m.quant_config
+        else "config.json quantization_config"
+    )
     where = (
         f"--quantization {method}"
         if source == "flag"
-        else f"{m.id if m is not None else 'the model'} is {method}-quantized (config.json quantization_config)"
+        else f"{m.id if m is not None else 'the model'} is {method}-quantized ({read_from})"
     )
     text = (
-        f"'The quantization method {method} is not supported for the current GPU. Minimum capability: {need}. "
+        f"'The quantization method {_method_printed(method, m, s.version)} is not supported for the current GPU. "
+        f"Minimum capability: {need}. "
         f"Current capability: {have_int}.'"
     )
-    if method == "mxfp4":
-        fix = (
-            "schedule onto an NVIDIA GPU of compute capability 8.0 or newer (A10G, L4, A100, H100); MXFP4 "
-            "checkpoints run on no older GPU"
-        )
-    elif method == "modelopt":
-        fix = (
-            "schedule onto an NVIDIA GPU of compute capability 8.9 or newer (L4, L40S, H100, H200), or serve an "
-            "fp8 (quant_method fp8) or unquantized checkpoint of the model, which vLLM runs from 8.0 (weight-only "
-            "FP8 Marlin below 8.9)"
-        )
-    else:
-        fix = (
-            f"schedule onto an NVIDIA GPU of compute capability {minimum[0]}.{minimum[1]} or newer (T4, L4, "
-            "A10G, A100, H100), or serve an unquantized or GPTQ checkpoint (GPTQ's minimum is 6.0)"
-        )
+    fix = _kv305_fix(method, s.version, cc or (0, 0), minimum)
     yield ctx.finding(
-        f"{where} on {acc.name} (compute capability {have}, {p.how}): vLLM refuses to start with {text}",
+        f"{where} on {acc.name} (compute capability {have}, {p.how}): vLLM {release_shown(s.version)} refuses "
+        f"to start with {text}",
         s.loc("quantization") if source == "flag" else (s.model.loc if s.model else None),
         fix=fix,
     )
