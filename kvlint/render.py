@@ -978,6 +978,15 @@ def _chart_values_files(chart: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: The charts among a walk's charts (by real path) that an Argo CD/Flux object of the walk's plain files deploys from
+#: the checkout, each with those objects' files: :func:`kvlint.workloads.gitops_walk.gitops_deployed`, set when that
+#: module is imported (``kvlint.workloads`` imports it, and so do :mod:`kvlint.checkrun` and :mod:`kvlint.stream`
+#: before they plan a walk; the workloads stage reads those objects and imports this module, so this one cannot
+#: import it back). None (a library caller of :func:`plan_walk` that never imported ``kvlint.workloads``): every
+#: chart of a walk is rendered alone, as before.
+GITOPS_DEPLOYED: Callable[[Sequence[str], Sequence[str], str, int], dict[str, tuple[str, ...]]] | None = None
+
+
 def plan_walk(
     directory: str, exclude: Sequence[str] = (), max_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> tuple[list[WalkedDir], WalkSkip]:
@@ -1009,6 +1018,7 @@ def plan_walk(
         max_bytes,
         shutil.which("helm") is not None,
         kustomize_command(".") is not None,
+        GITOPS_DEPLOYED is not None,
     )
     got = _WALKS.get(key)
     if got is None:
@@ -1080,7 +1090,8 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             owner.get(os.path.dirname(os.path.normpath(f))) is None and os.path.normpath(f) not in named_files
         )
     ]
-    deployed = _gitops_deployed(charts, read_plain, real_top, max_bytes) if helm else {}
+    scan = GITOPS_DEPLOYED
+    deployed = scan(charts, read_plain, real_top, max_bytes) if helm and scan is not None else {}
     for c in charts:
         found.append(
             WalkedDir(
@@ -1107,68 +1118,6 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     order = {os.path.normpath(p): i for i, p in enumerate(charts + kdirs)}
     found.sort(key=lambda w: (order.get(os.path.normpath(w), 0), w.tool))
     return found, WalkSkip(frozenset(prune), frozenset(files_in), frozenset(left_files))
-
-
-#: What :func:`_gitops_deployed` reads of each file of a walk to find the Argo CD/Flux objects in it, in bytes.
-#: [assumed] a file of Applications is far smaller; a larger one is not looked into (its charts are rendered alone).
-_GITOPS_SCAN_BYTES = 1 << 20
-#: The words an Argo CD/Flux object's ``apiVersion`` holds (:data:`kvlint.workloads.operators.GITOPS_KINDS`)
-_GITOPS_WORDS = (b"argoproj.io/", b"fluxcd.io/")
-
-
-def _gitops_deployed(
-    charts: Sequence[str], files: Sequence[str], real_top: str, max_bytes: int
-) -> dict[str, tuple[str, ...]]:
-    """The charts among ``charts`` (by real path) that an Argo CD ``Application``/``ApplicationSet`` or Flux
-    ``HelmRelease`` of the walk's ``files`` renders from this checkout with its own values -- as
-    :func:`kvlint.workloads.gitops._local_workloads` would (:func:`kvlint.workloads.gitops_local.local_charts`;
-    the object or the chart names a serving engine; at most
-    :data:`kvlint.workloads.gitops_local.MAX_LOCAL_RENDERS` charts per file) -- each with the files of those
-    objects, in walk order. Never raises: a file that cannot be read or parsed deploys nothing."""
-    from kvlint.workloads.find import _names_engine
-    from kvlint.workloads.gitops import gitops_names_engine
-    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS, chart_names_engine, local_charts
-    from kvlint.workloads.operators import is_gitops
-
-    if not charts:
-        return {}
-    wanted = {os.path.realpath(c) for c in charts}
-    out: dict[str, list[str]] = {}
-    for f in files:
-        if not _walked_file(f, real_top):
-            continue
-        try:
-            if os.path.getsize(f) > min(max_bytes, _GITOPS_SCAN_BYTES):
-                continue
-            with open(f, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        if not any(w in data for w in _GITOPS_WORDS):
-            continue
-        try:
-            docs = load_text(data, f).documents
-        except Exception:  # noqa: BLE001 (a file the loader refuses deploys nothing here; the walk reports it)
-            continue
-        renders = 0
-        for doc in docs:
-            if not is_gitops(doc):
-                continue
-            try:
-                local = local_charts(doc)[0]
-                named = gitops_names_engine(doc, _names_engine)
-            except Exception:  # noqa: BLE001 (never raises: the object's own check reports what is wrong)
-                continue
-            for lc in local:
-                if renders >= MAX_LOCAL_RENDERS:
-                    break
-                if not (named or chart_names_engine(lc.chart, _names_engine)):
-                    continue
-                renders += 1
-                key = os.path.realpath(lc.chart)
-                if key in wanted and f not in out.setdefault(key, []):
-                    out[key].append(f)
-    return {k: tuple(v) for k, v in out.items()}
 
 
 def _walked_file(path: str, real_top: str) -> bool:

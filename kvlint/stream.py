@@ -635,6 +635,7 @@ def _plan(
     document (:func:`may_hold_context`) and the rest is left to its turn, which may run in a worker process
     (runs with more than one job: the pass runs before the workers start); otherwise it is loaded whole and
     kept for its turn."""
+    import kvlint.workloads.gitops_walk  # noqa: F401 (registers render.GITOPS_DEPLOYED before a walk is planned)
     from kvlint.render import (
         _map_loaded_sources,
         clear_file_cache,

@@ -444,3 +444,30 @@ def test_a_kustomize_component_is_built_only_through_the_overlay_listing_it(tmp_
     diags = _diags([str(repo)])
     assert not [d for d in diags if d.rule in ("KV001", "KV405")]
     assert {(k, n) for k, n, _ in _serving([str(repo)])} == {("Deployment", "vllm")}
+
+
+@needs_helm
+def test_a_fresh_cli_process_with_nested_configs_lints_an_argo_deployed_chart_once(tmp_path: Path) -> None:
+    """The GitOps scan lives in the workloads stage (kvlint.workloads.gitops_walk, registered with kvlint.render on
+    import: render cannot import it back). A fresh ``kvlint check`` whose walk is split by a nested .kvlint.yaml
+    plans the walk (kvlint.checkrun.config_groups) before the pipeline is imported; the walk, cached for the run,
+    then rendered the Application's chart alone as well (sized 2 of 2) until checkrun and stream imported the
+    scan before planning. Run in a new interpreter, where nothing of kvlint.workloads is loaded yet."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "infra"
+    (repo / ".git").mkdir(parents=True)
+    shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
+    (repo / "apps").mkdir()
+    (repo / "apps" / "chat.yaml").write_text(_APPLICATION)
+    (repo / "charts" / ".kvlint.yaml").write_text("")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    out = subprocess.run(
+        [sys.executable, "-m", "kvlint", "check", "--offline", str(repo)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    ).stdout
+    assert "sized 1 of 1 serving container" in out, out

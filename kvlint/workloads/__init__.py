@@ -47,12 +47,14 @@ Odd shapes (``containers`` not a list, ``metadata`` a string, ...) are skipped; 
 from kvlint.workloads.base import object_ref
 from kvlint.workloads.configmaps import configmaps, mounted_file, mounted_file_mode
 from kvlint.workloads.find import POD_TEMPLATE_PATHS, find_workloads
+from kvlint.workloads.gitops_walk import gitops_deployed
 from kvlint.workloads.kaito import kaito_gpu_memory_utilization
 
 __all__ = [
     "POD_TEMPLATE_PATHS",
     "configmaps",
     "find_workloads",
+    "gitops_deployed",
     "kaito_gpu_memory_utilization",
     "mounted_file",
     "mounted_file_mode",
