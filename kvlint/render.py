@@ -133,6 +133,7 @@ __all__ = [
     "walk_notes",
     "render_helm",
     "remote_references",
+    "confinement_root",
     "render_kustomize",
 ]
 
@@ -892,7 +893,9 @@ class WalkedDir(str):
       applied;
     * ``deployed_by``: for a chart, the files of the same walk holding an Argo CD ``Application``/``ApplicationSet``
       or Flux ``HelmRelease`` that renders it from this checkout with its values
-      (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too.
+      (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too;
+    * ``top``: the directory walked (as the walk was given it), to which a kustomization outside any git
+      repository confines its references (:func:`confinement_root`).
     """
 
     tool: str
@@ -901,6 +904,7 @@ class WalkedDir(str):
     values: tuple[str, ...]
     limited: bool
     deployed_by: tuple[str, ...]
+    top: str
 
     def __new__(
         cls,
@@ -912,8 +916,10 @@ class WalkedDir(str):
         values: tuple[str, ...] = (),
         limited: bool = False,
         deployed_by: tuple[str, ...] = (),
+        top: str = "",
     ) -> WalkedDir:
         self = super().__new__(cls, path)
+        self.top = top
         self.tool = tool
         self.rendered = rendered
         self.bases = bases
@@ -925,7 +931,16 @@ class WalkedDir(str):
     def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
         return (
             _walked_dir,
-            (str(self), self.tool, self.rendered, self.bases, self.values, self.limited, self.deployed_by),
+            (
+                str(self),
+                self.tool,
+                self.rendered,
+                self.bases,
+                self.values,
+                self.limited,
+                self.deployed_by,
+                self.top,
+            ),
         )
 
 
@@ -937,9 +952,17 @@ def _walked_dir(
     values: tuple[str, ...],
     limited: bool,
     deployed_by: tuple[str, ...] = (),
+    top: str = "",
 ) -> WalkedDir:
     return WalkedDir(
-        path, tool, rendered=rendered, bases=bases, values=values, limited=limited, deployed_by=deployed_by
+        path,
+        tool,
+        rendered=rendered,
+        bases=bases,
+        values=values,
+        limited=limited,
+        deployed_by=deployed_by,
+        top=top,
     )
 
 
@@ -1095,7 +1118,11 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         if helm:
             prune.add(os.path.normpath(c))
     for k in roots:
-        found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited))
+        found.append(
+            WalkedDir(
+                k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited, top=directory
+            )
+        )
     if kustomize:  # (without the tool every kustomization is read as plain files, as the note on it says)
         for k in unused_components:  # never built (walk_notes says so); its files are its own, as a base's
             found.append(WalkedDir(k, "component", rendered=False))
@@ -1994,7 +2021,7 @@ def render_kustomize(
         )
     # the tree's kustomization files, each read once (bounded) for the three walks below
     reads: _KustomizationReads = {}
-    refused = remote_references(directory, max_bytes, reads=reads)
+    refused = remote_references(directory, max_bytes, reads=reads, top=confinement_root(directory))
     if refused:
         return LoadResult(findings=refused, files=1)
     out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes)
@@ -2231,12 +2258,36 @@ _REMOTE_REF = re.compile(
 )
 
 
+def confinement_root(directory: str) -> str:
+    """The real path of the directory a kustomization at ``directory`` may reference files and bases in: the git
+    work tree holding it (the nearest directory at or above it holding ``.git``, as ``git rev-parse
+    --show-toplevel`` finds it: :func:`kvlint.load.repository_root`), else, outside any repository, the directory
+    walked when a walk met it (:attr:`WalkedDir.top`), else ``directory`` itself (named on the command line).
+
+    A pull request's checkout is hostile input: ``resources: [../../../../outside]`` would make kustomize build a
+    kustomization of the CI runner's disk, whose values (``replacements`` into ``--model``) kvlint's findings
+    quote. kustomize itself (``api/krusty``, ``LoadRestrictionsRootOnly``) confines files to a kustomization's
+    root but loads bases from anywhere."""
+    from kvlint.load import repository_root
+
+    top = repository_root(directory, resolve=True)
+    if top is not None:
+        return top
+    return os.path.realpath(getattr(directory, "top", "") or directory)
+
+
 def remote_references(
-    directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES, *, reads: _KustomizationReads | None = None
+    directory: str,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    *,
+    reads: _KustomizationReads | None = None,
+    top: str | None = None,
 ) -> list[Finding]:
     """KV001 for every reference of the kustomization tree at ``directory`` that kustomize would fetch (a remote
-    base, resource, patch or generator file: :data:`_REMOTE_REF`), in the kustomization file and the local bases
-    it names; [] when it names none.
+    base, resource, patch or generator file: :data:`_REMOTE_REF`) or that names a path whose real path is outside
+    ``top`` (default :func:`confinement_root` of ``directory``: the git work tree holding it), in the
+    kustomization file and the local bases it names; [] when it names none. A path outside is not looked at
+    further (nor built): no base of the runner's disk is read, and the finding says the same whether it exists.
 
     ``kustomize build`` fetches such references itself, over HTTP or by running ``git`` with the URL written in
     the file: on a CI runner, whoever opened the pull request would choose what the runner fetches and runs.
@@ -2256,6 +2307,12 @@ def remote_references(
     )
     seen: set[str] = set()
     git_refs: set[tuple[str, str, Loc | None]] = set()
+    root = confinement_root(directory) if top is None else os.path.realpath(top)
+    outside_fix = (
+        "keep the kustomization's bases and files inside the repository (copy the base in); outside a git "
+        "repository, name the directory holding both (kvlint check DIR); or build it on a trusted tree and lint "
+        "the output: kustomize build DIR | kvlint check -"
+    )
     # (directory as the walk spells it, its real path): a base is queued once, by its real path (what kustomize
     # loads it as), and its own paths are joined to that real path, so no path the walk resolves grows with the
     # depth of the tree (a chain of bases spelled a/../b/../c/..., each resolved anew, was quadratic)
@@ -2318,6 +2375,22 @@ def remote_references(
                     continue
                 # the path as kustomize resolves it from this base's real directory (asked once a path)
                 target = os.path.realpath(os.path.join(real, value.strip()))
+                if target != root and not target.startswith(
+                    root.rstrip(os.sep) + os.sep
+                ):  # (both real paths)
+                    if (kfile, field, loc) not in git_refs:
+                        git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
+                        out.append(
+                            Finding(
+                                "KV001",
+                                f"{field} names a path outside the repository ({_shown(value, 80)}); kvlint builds "
+                                "only what the repository holds (a pull request's kustomization could build the "
+                                "runner's files into its findings), so this kustomization was not built",
+                                loc or Loc(kfile, 1, 1),
+                                fix=outside_fix,
+                            )
+                        )
+                    continue
                 if _names_git(real, value, target) and (kfile, field, loc) not in git_refs:
                     git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
                     out.append(

@@ -1,0 +1,137 @@
+"""A kustomization builds only what the repository holds (``kvlint.render.confinement_root``).
+
+In the pre-merge Action the tree is a pull request's checkout: ``resources: [../../../../outside]`` made kustomize
+build a kustomization of the runner's disk, whose values (``replacements`` into ``--model``) surfaced in findings.
+Each test builds with the real ``kubectl kustomize`` (or ``kustomize``) through ``kvlint check``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.cli import main
+
+needs_kustomize = pytest.mark.skipif(
+    shutil.which("kubectl") is None and shutil.which("kustomize") is None, reason="no kustomize/kubectl"
+)
+
+SECRET = "runner-secret-model-7f3a"
+
+_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.6.0
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+_REPLACE = """replacements:
+- source: {kind: ConfigMap, name: leak, fieldPath: data.model}
+  targets:
+  - select: {kind: Deployment, name: vllm}
+    fieldPaths: [spec.template.spec.containers.0.args.1]
+"""
+
+
+def _tree(tmp_path: Path, *, git: bool = True) -> tuple[Path, Path]:
+    """``(repo, outside)``: a repository with ``base/`` (a vLLM Deployment) and an ``outside/`` kustomization
+    beside it (the runner's disk) holding a ConfigMap whose value is :data:`SECRET`."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "base").mkdir(parents=True)
+    outside.mkdir()
+    if git:
+        (repo / ".git").mkdir()
+    (repo / "base" / "deployment.yaml").write_text(_DEPLOYMENT)
+    (repo / "base" / "kustomization.yaml").write_text("resources: [deployment.yaml]\n")
+    (outside / "cm.yaml").write_text(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: leak}}\ndata: {{model: {SECRET}}}\n"
+    )
+    (outside / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    return repo, outside
+
+
+def _overlay(repo: Path, body: str, name: str = "prod") -> Path:
+    over = repo / "overlays" / name
+    over.mkdir(parents=True)
+    (over / "kustomization.yaml").write_text(body)
+    return over
+
+
+def _check(*paths: Path) -> tuple[int, dict]:
+    res = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--format", "json", *map(str, paths)]
+    )
+    assert res.exit_code in (0, 1), res.output
+    return res.exit_code, json.loads(res.stdout)
+
+
+def _outside_findings(report: dict) -> list[dict]:
+    return [
+        d for d in report["diagnostics"] if d["rule"] == "KV001" and "outside the repository" in d["message"]
+    ]
+
+
+@needs_kustomize
+@pytest.mark.parametrize("field", ["resources", "bases", "components"])
+def test_a_base_outside_the_repository_is_not_built(tmp_path: Path, field: str) -> None:
+    repo, _ = _tree(tmp_path)
+    head = "" if field == "resources" else f"{field}:\n"
+    over = _overlay(repo, f"resources:\n- ../../base\n{head}- ../../../outside\n" + _REPLACE)
+    for named in (over, repo):  # named, and met in a walk of the repository
+        _, report = _check(named)
+        (found,) = _outside_findings(report)
+        assert found["file"] == str(over / "kustomization.yaml") and found["line"] == (3 if not head else 4)
+        assert SECRET not in json.dumps(report)
+        assert not report["workloads"]  # the overlay was not built (its base is linted only through it)
+
+
+@needs_kustomize
+def test_a_link_out_of_the_repository_and_a_base_naming_one_are_refused(tmp_path: Path) -> None:
+    """By real path, symbolic links resolved, and transitively: a base inside the repository whose own
+    ``resources`` climbs out is the finding, at the base's line."""
+    repo, outside = _tree(tmp_path)
+    os.symlink(outside, repo / "vendored")
+    over = _overlay(repo, "resources:\n- ../../base\n- ../../vendored\n" + _REPLACE)
+    (found,) = _outside_findings(_check(over)[1])
+    assert (found["file"], found["line"]) == (str(over / "kustomization.yaml"), 3)
+    mid = repo / "mid"
+    mid.mkdir()
+    (mid / "kustomization.yaml").write_text("resources:\n- ../base\n- ../../outside\n")
+    over2 = _overlay(repo, "resources:\n- ../../mid\n" + _REPLACE, "two")
+    _, report = _check(over2)
+    (found,) = _outside_findings(report)
+    assert found["file"].endswith(os.path.join("mid", "kustomization.yaml")) and found["line"] == 3
+    assert SECRET not in json.dumps(report)
+
+
+@needs_kustomize
+def test_bases_inside_the_repository_still_build(tmp_path: Path) -> None:
+    repo, _ = _tree(tmp_path)
+    over = _overlay(repo, "resources:\n- ../../base\nnamePrefix: prod-\n")
+    _, report = _check(over)
+    assert not _outside_findings(report)
+    assert [w["name"] for w in report["workloads"]] == ["prod-vllm"]
+
+
+@needs_kustomize
+def test_outside_any_repository_the_directory_named_is_the_limit(tmp_path: Path) -> None:
+    """No ``.git`` above: a walk confines its overlays to the directory walked, a named overlay to itself."""
+    repo, _ = _tree(tmp_path, git=False)
+    over = _overlay(repo, "resources:\n- ../../base\n")
+    _, walked = _check(repo)
+    assert not _outside_findings(walked) and [w["name"] for w in walked["workloads"]] == ["vllm"]
+    (found,) = _outside_findings(_check(over)[1])
+    assert found["line"] == 2
+    _, escaping = _check(_overlay(repo, "resources:\n- ../../../outside\n" + _REPLACE, "esc"))
+    assert _outside_findings(escaping) and SECRET not in json.dumps(escaping)
