@@ -2021,10 +2021,14 @@ def render_kustomize(
         )
     # the tree's kustomization files, each read once (bounded) for the three walks below
     reads: _KustomizationReads = {}
-    refused = remote_references(directory, max_bytes, reads=reads, top=confinement_root(directory))
+    root = confinement_root(directory)
+    refused = remote_references(directory, max_bytes, reads=reads, top=root)
     if refused:
         return LoadResult(findings=refused, files=1)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes)
+    from kvlint.load import repository_root
+
+    written = repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
+    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, written))
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -2577,9 +2581,13 @@ def _run(
     max_bytes: int,
     timeout: float | None = None,
     sizes: list[int] | None = None,
+    roots: Sequence[str] = (),
 ) -> str | LoadResult:
     """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text (its size
-    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``."""
+    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``. ``roots``:
+    when given, the spellings of the directory the renderer's inputs are confined to (:func:`confinement_root`),
+    and the absolute paths its error quotes are shown relative to it, or as a neutral word outside it
+    (:func:`_neutral_paths`)."""
     limit = float(RENDER_TIMEOUT_S) if timeout is None else timeout
 
     def fail(message: str) -> LoadResult:
@@ -2622,7 +2630,9 @@ def _run(
         lines = err.strip().splitlines()
         detail = (
             "; ".join(
-                _clip(_innermost(_KLOG_HEADER.sub("", line.strip()))) for line in lines[-3:] if line.strip()
+                _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))
+                for line in lines[-3:]
+                if line.strip()
             )
             or f"exit status {code}"
         )
@@ -2659,6 +2669,36 @@ def _innermost(line: str) -> str:
     base, cause = line[at + len(_RECURSED) : end], line[end + 3 :]
     head = line[: line.find("accumulating resources")] if "accumulating resources" in line else ""
     return f"{head}{cause} (in the base {base}, built for the kustomization named)"
+
+
+#: An absolute path in a renderer's error text: a ``/`` that does not follow a word, a dot, a colon or another
+#: ``/`` (not ``apps/v1``, not ``https://...``), up to a space, a quote, a colon, a comma or a bracket.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/[^\s'\"`,;:()\[\]{}<>]+")
+#: What an absolute path outside the repository reads as in a renderer's error (:func:`_neutral_paths`).
+OUTSIDE_PATH_WORD = "<a path outside the repository>"
+
+
+def _neutral_paths(text: str, roots: Sequence[str]) -> str:
+    """``text`` (a line of kustomize's or kubectl's error output) with each absolute path it quotes inside one of
+    ``roots`` (the same directory spelt as written and as its real path) made relative to it (``.`` for the
+    root itself), and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
+    runner's paths and whether they exist (``lstat /tmp/x: no such file or directory``), so a pull request could
+    probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``roots``
+    empty: ``text`` as it is."""
+    if not roots:
+        return text
+    stems = sorted({r.rstrip(os.sep) or os.sep for r in roots}, key=len, reverse=True)
+
+    def shown(m: re.Match[str]) -> str:
+        path = m.group(0)
+        for stem in stems:
+            if path == stem:
+                return "."
+            if path.startswith(stem.rstrip(os.sep) + os.sep):
+                return path[len(stem.rstrip(os.sep)) + 1 :] or "."
+        return OUTSIDE_PATH_WORD
+
+    return _ABSOLUTE_PATH.sub(shown, text)
 
 
 #: Of a cut line (:func:`_clip`), the characters kept from its start; the rest of :data:`RENDER_LINE_CHARS` comes

@@ -135,3 +135,29 @@ def test_outside_any_repository_the_directory_named_is_the_limit(tmp_path: Path)
     assert found["line"] == 2
     _, escaping = _check(_overlay(repo, "resources:\n- ../../../outside\n" + _REPLACE, "esc"))
     assert _outside_findings(escaping) and SECRET not in json.dumps(escaping)
+
+
+@needs_kustomize
+def test_kustomize_errors_quote_paths_relative_to_the_repository(tmp_path: Path) -> None:
+    """kubectl's error quotes absolute paths and whether they exist (``lstat /x/missing.yaml: no such file``): the
+    KV001 shows them relative to the repository, and no absolute path of the machine."""
+    repo, _ = _tree(tmp_path)
+    over = _overlay(repo, "resources:\n- ../../base\n- missing.yaml\n")
+    _, report = _check(over)
+    (failed,) = [d for d in report["diagnostics"] if d["rule"] == "KV001"]
+    assert "overlays/prod/missing.yaml" in failed["message"] and "no such file" in failed["message"]
+    assert str(tmp_path) not in failed["message"] and os.path.realpath(tmp_path) not in failed["message"]
+
+
+def test_paths_outside_the_repository_read_as_a_neutral_word() -> None:
+    from kvlint.render import OUTSIDE_PATH_WORD, _neutral_paths
+
+    line = (
+        "accumulating resources from '/srv/repo/base': evalsymlink failure on '/tmp/probe': lstat /tmp/probe: "
+        "no such file or directory; apps/v1 https://example.com/x /srv/repo"
+    )
+    shown = _neutral_paths(line, ("/srv/repo", "/real/srv/repo"))
+    assert "'base'" in shown and "/tmp/probe" not in shown and shown.count(OUTSIDE_PATH_WORD) == 2
+    assert "apps/v1 https://example.com/x ." in shown
+    assert _neutral_paths("lstat /real/srv/repo/a/b: x", ("/srv/repo", "/real/srv/repo")) == "lstat a/b: x"
+    assert _neutral_paths("/srv/repository/x", ("/srv/repo",)) == OUTSIDE_PATH_WORD
