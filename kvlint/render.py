@@ -2244,6 +2244,10 @@ _KUSTOMIZE_PATH_LISTS = (
 )
 #: Fields holding a list of mappings whose ``path`` kustomize loads.
 _KUSTOMIZE_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
+#: Fields of a kustomization that kustomize inflates with helm, only when built with ``--enable-helm``
+#: (sigs.k8s.io/kustomize ``api/types/kustomization.go`` ``HelmCharts``/``HelmChartInflationGenerator``;
+#: ``api/krusty`` fails without the flag: "must specify --enable-helm"): kvlint never passes it.
+_KUSTOMIZE_HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator")
 #: Generators whose ``files`` (``[KEY=]PATH``), ``envs`` and ``env`` name files kustomize loads.
 _KUSTOMIZE_GENERATORS = ("configMapGenerator", "secretGenerator")
 #: Most kustomization directories :func:`remote_references` reads (a tree larger than this is refused).
@@ -2290,7 +2294,8 @@ def remote_references(
     """KV001 for every reference of the kustomization tree at ``directory`` that kustomize would fetch (a remote
     base, resource, patch or generator file: :data:`_REMOTE_REF`) or that names a path whose real path is outside
     ``top`` (default :func:`confinement_root` of ``directory``: the git work tree holding it), in the
-    kustomization file and the local bases it names; [] when it names none. A path outside is not looked at
+    kustomization file and the local bases it names, or that kustomize inflates with helm (``helmCharts``:
+    :data:`_KUSTOMIZE_HELM_FIELDS`); [] when it names none. A path outside is not looked at
     further (nor built): no base of the runner's disk is read, and the finding says the same whether it exists.
 
     ``kustomize build`` fetches such references itself, over HTTP or by running ``git`` with the URL written in
@@ -2350,6 +2355,20 @@ def remote_references(
                 )
             if not isinstance(spec, LDict):
                 continue
+            for field in _KUSTOMIZE_HELM_FIELDS:
+                if field in spec:
+                    out.append(
+                        Finding(
+                            "KV001",
+                            f"kvlint does not inflate a kustomization's {field} (it runs no helm for kustomize "
+                            "and fetches nothing a manifest names, and kustomize builds them only with "
+                            "--enable-helm), so this kustomization was not built",
+                            spec.key_locs.get(field) or Loc(kfile, 1, 1),
+                            fix="render the chart yourself and lint it (kvlint check CHART_DIR, or helm template "
+                            f"... | kvlint check -), or on a trusted tree: kustomize build --enable-helm "
+                            f"{shell_word(_safe_path(d))} | kvlint check -",
+                        )
+                    )
             for field, value, loc in _kustomization_paths(spec):
                 paths += 1
                 if paths > MAX_KUSTOMIZATION_PATHS:

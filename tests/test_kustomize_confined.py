@@ -161,3 +161,23 @@ def test_paths_outside_the_repository_read_as_a_neutral_word() -> None:
     assert "apps/v1 https://example.com/x ." in shown
     assert _neutral_paths("lstat /real/srv/repo/a/b: x", ("/srv/repo", "/real/srv/repo")) == "lstat a/b: x"
     assert _neutral_paths("/srv/repository/x", ("/srv/repo",)) == OUTSIDE_PATH_WORD
+
+
+@needs_kustomize
+def test_helm_charts_of_a_kustomization_are_said_not_inflated(tmp_path: Path) -> None:
+    """kubectl kustomize fails on ``helmCharts`` without ``--enable-helm`` (a multi-line quote of the YAML, "must
+    specify --enable-helm"): the KV001 says up front that kvlint does not inflate them, at the field, and how to lint
+    it; in a base too."""
+    repo, _ = _tree(tmp_path)
+    charts = "helmCharts:\n- name: vllm\n  repo: https://example.com/charts\n  version: 1.0.0\n"
+    over = _overlay(repo, "resources:\n- ../../base\n" + charts)
+    (found,) = [d for d in _check(over)[1]["diagnostics"] if d["rule"] == "KV001"]
+    assert found["message"].startswith("kvlint does not inflate a kustomization's helmCharts")
+    assert (found["file"], found["line"]) == (str(over / "kustomization.yaml"), 3)
+    assert "\n" not in found["message"] and "kustomize build --enable-helm" in found["fix"]
+    (repo / "base" / "kustomization.yaml").write_text("resources: [deployment.yaml]\n" + charts)
+    (found,) = [d for d in _check(_overlay(repo, "resources:\n- ../../base\n", "two"))[1]["diagnostics"]]
+    assert found["rule"] == "KV001" and os.path.normpath(found["file"]) == str(
+        repo / "base" / "kustomization.yaml"
+    )
+    assert found["line"] == 2 and "helmCharts" in found["message"]
