@@ -466,10 +466,17 @@ def _overlays(directory: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     if not is_kustomize_dir(directory):
         return None
     listed = frozenset(os.path.basename(os.path.normpath(e)) for e in _listed(directory))
+    from kvlint.load import repository_root
+
     real = os.path.realpath(directory)
     parent = os.path.dirname(os.path.normpath(os.path.abspath(directory)))
     shown_parent = os.path.dirname(os.path.normpath(directory))
     todo = [(parent, shown_parent, 0)]
+    top = repository_root(directory, resolve=True)
+    if top is not None and not real_path_inside(parent, top, resolved=True):
+        # a base at the top of its git repository: its parent and siblings are not the checkout's (the CI runner's
+        # disk); only the base's own subdirectories are searched, nothing outside the repository is read
+        todo = [(os.path.abspath(directory), os.path.normpath(directory), 1)]
     seen = 0
     budget = MAX_OVERLAY_ENTRIES
     overlays = []

@@ -181,3 +181,25 @@ def test_helm_charts_of_a_kustomization_are_said_not_inflated(tmp_path: Path) ->
         repo / "base" / "kustomization.yaml"
     )
     assert found["line"] == 2 and "helmCharts" in found["message"]
+
+
+def test_the_overlay_search_of_a_base_at_the_top_of_a_repository_stays_in_it(tmp_path: Path) -> None:
+    """A base linted alone names the overlays beside it (its parent's kustomizations): for a base at the top of a
+    git repository that parent is the runner's disk, whose kustomizations were read and named in the fix."""
+    from kvlint import filecache
+    from kvlint.render import kustomize_overlays_of
+
+    repo, outside = _tree(tmp_path)
+    (repo / "kustomization.yaml").write_text("resources: [deployment.yaml]\n")
+    (repo / "deployment.yaml").write_text(_DEPLOYMENT)
+    (outside / "kustomization.yaml").write_text("resources: [../repo]\n")
+    inner = repo / "prod"
+    inner.mkdir()
+    (inner / "kustomization.yaml").write_text("resources: [..]\n")
+    filecache.clear()
+    found = kustomize_overlays_of(str(repo / "deployment.yaml"))
+    assert found is not None and found[1] == (str(inner),)
+    shutil.rmtree(repo / ".git")  # outside any repository (your own disk): the parent is searched as before
+    filecache.clear()
+    found = kustomize_overlays_of(str(repo / "deployment.yaml"))
+    assert found is not None and str(outside) in found[1]
