@@ -133,6 +133,7 @@ __all__ = [
     "walk_notes",
     "render_helm",
     "remote_references",
+    "confinement_root",
     "render_kustomize",
 ]
 
@@ -465,10 +466,17 @@ def _overlays(directory: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     if not is_kustomize_dir(directory):
         return None
     listed = frozenset(os.path.basename(os.path.normpath(e)) for e in _listed(directory))
+    from kvlint.load import repository_root
+
     real = os.path.realpath(directory)
     parent = os.path.dirname(os.path.normpath(os.path.abspath(directory)))
     shown_parent = os.path.dirname(os.path.normpath(directory))
     todo = [(parent, shown_parent, 0)]
+    top = repository_root(directory, resolve=True)
+    if top is not None and not real_path_inside(parent, top, resolved=True):
+        # a base at the top of its git repository: its parent and siblings are not the checkout's (the CI runner's
+        # disk); only the base's own subdirectories are searched, nothing outside the repository is read
+        todo = [(os.path.abspath(directory), os.path.normpath(directory), 1)]
     seen = 0
     budget = MAX_OVERLAY_ENTRIES
     overlays = []
@@ -892,7 +900,9 @@ class WalkedDir(str):
       applied;
     * ``deployed_by``: for a chart, the files of the same walk holding an Argo CD ``Application``/``ApplicationSet``
       or Flux ``HelmRelease`` that renders it from this checkout with its values
-      (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too.
+      (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too;
+    * ``top``: the directory walked (as the walk was given it), to which a kustomization outside any git
+      repository confines its references (:func:`confinement_root`).
     """
 
     tool: str
@@ -901,6 +911,7 @@ class WalkedDir(str):
     values: tuple[str, ...]
     limited: bool
     deployed_by: tuple[str, ...]
+    top: str
 
     def __new__(
         cls,
@@ -912,8 +923,10 @@ class WalkedDir(str):
         values: tuple[str, ...] = (),
         limited: bool = False,
         deployed_by: tuple[str, ...] = (),
+        top: str = "",
     ) -> WalkedDir:
         self = super().__new__(cls, path)
+        self.top = top
         self.tool = tool
         self.rendered = rendered
         self.bases = bases
@@ -925,7 +938,16 @@ class WalkedDir(str):
     def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
         return (
             _walked_dir,
-            (str(self), self.tool, self.rendered, self.bases, self.values, self.limited, self.deployed_by),
+            (
+                str(self),
+                self.tool,
+                self.rendered,
+                self.bases,
+                self.values,
+                self.limited,
+                self.deployed_by,
+                self.top,
+            ),
         )
 
 
@@ -937,9 +959,17 @@ def _walked_dir(
     values: tuple[str, ...],
     limited: bool,
     deployed_by: tuple[str, ...] = (),
+    top: str = "",
 ) -> WalkedDir:
     return WalkedDir(
-        path, tool, rendered=rendered, bases=bases, values=values, limited=limited, deployed_by=deployed_by
+        path,
+        tool,
+        rendered=rendered,
+        bases=bases,
+        values=values,
+        limited=limited,
+        deployed_by=deployed_by,
+        top=top,
     )
 
 
@@ -1106,7 +1136,11 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         if helm:
             prune.add(os.path.normpath(c))
     for k in roots:
-        found.append(WalkedDir(k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited))
+        found.append(
+            WalkedDir(
+                k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited, top=directory
+            )
+        )
     if kustomize:  # (without the tool every kustomization is read as plain files, as the note on it says)
         for k in unused_components:  # never built (walk_notes says so); its files are its own, as a base's
             found.append(WalkedDir(k, "component", rendered=False))
@@ -1943,10 +1977,14 @@ def render_kustomize(
         )
     # the tree's kustomization files, each read once (bounded) for the three walks below
     reads: _KustomizationReads = {}
-    refused = remote_references(directory, max_bytes, reads=reads)
+    root = confinement_root(directory)
+    refused = remote_references(directory, max_bytes, reads=reads, top=root)
     if refused:
         return LoadResult(findings=refused, files=1)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes)
+    from kvlint.load import repository_root
+
+    written = repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
+    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, written))
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -2162,6 +2200,10 @@ _KUSTOMIZE_PATH_LISTS = (
 )
 #: Fields holding a list of mappings whose ``path`` kustomize loads.
 _KUSTOMIZE_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
+#: Fields of a kustomization that kustomize inflates with helm, only when built with ``--enable-helm``
+#: (sigs.k8s.io/kustomize ``api/types/kustomization.go`` ``HelmCharts``/``HelmChartInflationGenerator``;
+#: ``api/krusty`` fails without the flag: "must specify --enable-helm"): kvlint never passes it.
+_KUSTOMIZE_HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator")
 #: Generators whose ``files`` (``[KEY=]PATH``), ``envs`` and ``env`` name files kustomize loads.
 _KUSTOMIZE_GENERATORS = ("configMapGenerator", "secretGenerator")
 #: Most kustomization directories :func:`remote_references` reads (a tree larger than this is refused).
@@ -2180,12 +2222,37 @@ _REMOTE_REF = re.compile(
 )
 
 
+def confinement_root(directory: str) -> str:
+    """The real path of the directory a kustomization at ``directory`` may reference files and bases in: the git
+    work tree holding it (the nearest directory at or above it holding ``.git``, as ``git rev-parse
+    --show-toplevel`` finds it: :func:`kvlint.load.repository_root`), else, outside any repository, the directory
+    walked when a walk met it (:attr:`WalkedDir.top`), else ``directory`` itself (named on the command line).
+
+    A pull request's checkout is hostile input: ``resources: [../../../../outside]`` would make kustomize build a
+    kustomization of the CI runner's disk, whose values (``replacements`` into ``--model``) kvlint's findings
+    quote. kustomize itself (``api/krusty``, ``LoadRestrictionsRootOnly``) confines files to a kustomization's
+    root but loads bases from anywhere."""
+    from kvlint.load import repository_root
+
+    top = repository_root(directory, resolve=True)
+    if top is not None:
+        return top
+    return os.path.realpath(getattr(directory, "top", "") or directory)
+
+
 def remote_references(
-    directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES, *, reads: _KustomizationReads | None = None
+    directory: str,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    *,
+    reads: _KustomizationReads | None = None,
+    top: str | None = None,
 ) -> list[Finding]:
     """KV001 for every reference of the kustomization tree at ``directory`` that kustomize would fetch (a remote
-    base, resource, patch or generator file: :data:`_REMOTE_REF`), in the kustomization file and the local bases
-    it names; [] when it names none.
+    base, resource, patch or generator file: :data:`_REMOTE_REF`) or that names a path whose real path is outside
+    ``top`` (default :func:`confinement_root` of ``directory``: the git work tree holding it), in the
+    kustomization file and the local bases it names, or that kustomize inflates with helm (``helmCharts``:
+    :data:`_KUSTOMIZE_HELM_FIELDS`); [] when it names none. A path outside is not looked at
+    further (nor built): no base of the runner's disk is read, and the finding says the same whether it exists.
 
     ``kustomize build`` fetches such references itself, over HTTP or by running ``git`` with the URL written in
     the file: on a CI runner, whoever opened the pull request would choose what the runner fetches and runs.
@@ -2205,6 +2272,12 @@ def remote_references(
     )
     seen: set[str] = set()
     git_refs: set[tuple[str, str, Loc | None]] = set()
+    root = confinement_root(directory) if top is None else os.path.realpath(top)
+    outside_fix = (
+        "keep the kustomization's bases and files inside the repository (copy the base in); outside a git "
+        "repository, name the directory holding both (kvlint check DIR); or build it on a trusted tree and lint "
+        "the output: kustomize build DIR | kvlint check -"
+    )
     # (directory as the walk spells it, its real path): a base is queued once, by its real path (what kustomize
     # loads it as), and its own paths are joined to that real path, so no path the walk resolves grows with the
     # depth of the tree (a chain of bases spelled a/../b/../c/..., each resolved anew, was quadratic)
@@ -2238,6 +2311,20 @@ def remote_references(
                 )
             if not isinstance(spec, LDict):
                 continue
+            for field in _KUSTOMIZE_HELM_FIELDS:
+                if field in spec:
+                    out.append(
+                        Finding(
+                            "KV001",
+                            f"kvlint does not inflate a kustomization's {field} (it runs no helm for kustomize "
+                            "and fetches nothing a manifest names, and kustomize builds them only with "
+                            "--enable-helm), so this kustomization was not built",
+                            spec.key_locs.get(field) or Loc(kfile, 1, 1),
+                            fix="render the chart yourself and lint it (kvlint check CHART_DIR, or helm template "
+                            f"... | kvlint check -), or on a trusted tree: kustomize build --enable-helm "
+                            f"{shell_word(_safe_path(d))} | kvlint check -",
+                        )
+                    )
             for field, value, loc in _kustomization_paths(spec):
                 paths += 1
                 if paths > MAX_KUSTOMIZATION_PATHS:
@@ -2267,6 +2354,22 @@ def remote_references(
                     continue
                 # the path as kustomize resolves it from this base's real directory (asked once a path)
                 target = os.path.realpath(os.path.join(real, value.strip()))
+                if target != root and not target.startswith(
+                    root.rstrip(os.sep) + os.sep
+                ):  # (both real paths)
+                    if (kfile, field, loc) not in git_refs:
+                        git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
+                        out.append(
+                            Finding(
+                                "KV001",
+                                f"{field} names a path outside the repository ({_shown(value, 80)}); kvlint builds "
+                                "only what the repository holds (a pull request's kustomization could build the "
+                                "runner's files into its findings), so this kustomization was not built",
+                                loc or Loc(kfile, 1, 1),
+                                fix=outside_fix,
+                            )
+                        )
+                    continue
                 if _names_git(real, value, target) and (kfile, field, loc) not in git_refs:
                     git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
                     out.append(
@@ -2453,9 +2556,13 @@ def _run(
     max_bytes: int,
     timeout: float | None = None,
     sizes: list[int] | None = None,
+    roots: Sequence[str] = (),
 ) -> str | LoadResult:
     """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text (its size
-    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``."""
+    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``. ``roots``:
+    when given, the spellings of the directory the renderer's inputs are confined to (:func:`confinement_root`),
+    and the absolute paths its error quotes are shown relative to it, or as a neutral word outside it
+    (:func:`_neutral_paths`)."""
     limit = float(RENDER_TIMEOUT_S) if timeout is None else timeout
 
     def fail(message: str) -> LoadResult:
@@ -2498,7 +2605,9 @@ def _run(
         lines = err.strip().splitlines()
         detail = (
             "; ".join(
-                _clip(_innermost(_KLOG_HEADER.sub("", line.strip()))) for line in lines[-3:] if line.strip()
+                _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))
+                for line in lines[-3:]
+                if line.strip()
             )
             or f"exit status {code}"
         )
@@ -2535,6 +2644,36 @@ def _innermost(line: str) -> str:
     base, cause = line[at + len(_RECURSED) : end], line[end + 3 :]
     head = line[: line.find("accumulating resources")] if "accumulating resources" in line else ""
     return f"{head}{cause} (in the base {base}, built for the kustomization named)"
+
+
+#: An absolute path in a renderer's error text: a ``/`` that does not follow a word, a dot, a colon or another
+#: ``/`` (not ``apps/v1``, not ``https://...``), up to a space, a quote, a colon, a comma or a bracket.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/[^\s'\"`,;:()\[\]{}<>]+")
+#: What an absolute path outside the repository reads as in a renderer's error (:func:`_neutral_paths`).
+OUTSIDE_PATH_WORD = "<a path outside the repository>"
+
+
+def _neutral_paths(text: str, roots: Sequence[str]) -> str:
+    """``text`` (a line of kustomize's or kubectl's error output) with each absolute path it quotes inside one of
+    ``roots`` (the same directory spelt as written and as its real path) made relative to it (``.`` for the
+    root itself), and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
+    runner's paths and whether they exist (``lstat /tmp/x: no such file or directory``), so a pull request could
+    probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``roots``
+    empty: ``text`` as it is."""
+    if not roots:
+        return text
+    stems = sorted({r.rstrip(os.sep) or os.sep for r in roots}, key=len, reverse=True)
+
+    def shown(m: re.Match[str]) -> str:
+        path = m.group(0)
+        for stem in stems:
+            if path == stem:
+                return "."
+            if path.startswith(stem.rstrip(os.sep) + os.sep):
+                return path[len(stem.rstrip(os.sep)) + 1 :] or "."
+        return OUTSIDE_PATH_WORD
+
+    return _ABSOLUTE_PATH.sub(shown, text)
 
 
 #: Of a cut line (:func:`_clip`), the characters kept from its start; the rest of :data:`RENDER_LINE_CHARS` comes

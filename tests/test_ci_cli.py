@@ -580,6 +580,7 @@ def test_helm_sources_point_at_the_values_line(tmp_path: Path) -> None:
     shutil.which("kubectl") is None and shutil.which("kustomize") is None, reason="no kustomize"
 )
 def test_json6902_overlay_patch_is_a_source(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # a repository: the overlay's ../base is inside it
     base = tmp_path / "base"
     shutil.copytree(ROOT / "fixtures" / "kustomize" / "base", base)
     overlay = tmp_path / "overlay"

@@ -223,6 +223,7 @@ def test_remote_references_are_found_at_their_line(tmp_path: Path, body: str, li
 def test_a_remote_reference_in_a_local_base_is_found(tmp_path: Path) -> None:
     from kvlint.render import remote_references
 
+    (tmp_path / ".git").mkdir()  # a repository: ../base is inside it
     _kustomization(tmp_path, "resources:\n- https://example.com/x.yaml\n", "base")
     k = _kustomization(tmp_path, "resources:\n- ../base\n", "overlay")
     (found,) = remote_references(str(k))
@@ -232,6 +233,7 @@ def test_a_remote_reference_in_a_local_base_is_found(tmp_path: Path) -> None:
 def test_local_paths_and_values_that_hold_urls_are_not_remote(tmp_path: Path) -> None:
     from kvlint.render import remote_references
 
+    (tmp_path / ".git").mkdir()  # a repository: ../base is inside it
     _kustomization(tmp_path, "resources: [deploy.yaml]\n", "base")
     k = _kustomization(
         tmp_path,

@@ -63,6 +63,7 @@ def test_macos_base_alone_keeps_its_own_image_line() -> None:
 
 def _tree(tmp_path: Path, base_images: str, overlay_images: str) -> Path:
     base, over = tmp_path / "base", tmp_path / "prod"
+    (tmp_path / ".git").mkdir(exist_ok=True)  # a repository: the overlay's ../base is inside it
     base.mkdir()
     over.mkdir()
     (base / "deployment.yaml").write_text(BASE_DEPLOYMENT.read_text())

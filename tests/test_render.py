@@ -376,6 +376,7 @@ def test_kustomize_strategic_merge_patch_values_point_at_the_patch(tmp_path: pyt
     root = str(tmp_path)
     base = os.path.join(root, "base")
     over = os.path.join(root, "prod")
+    os.makedirs(os.path.join(root, ".git"))  # a repository: the overlay's ../base is inside it
     os.makedirs(base)
     os.makedirs(over)
     with open(os.path.join(FIX_KUSTOMIZE, "base", "deployment.yaml"), encoding="utf-8") as fh:

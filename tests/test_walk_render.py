@@ -133,6 +133,7 @@ def test_a_walk_renders_the_chart_and_the_overlays(tmp_path: Path) -> None:
 def test_the_same_walk_given_alone_is_what_naming_each_gives(tmp_path: Path) -> None:
     """The walk's findings are those of naming the chart and each overlay (the notes on the walk aside)."""
     repo = _infra(tmp_path)
+    (repo / ".git").mkdir()  # a repository (the overlays' bases are confined to it when named alone)
     overlays = [str(repo / "kustomize" / "overlays" / n) for n in ("l4", "l4-canary")]
 
     def key(d: Diagnostic) -> tuple[object, ...]:
