@@ -1,0 +1,49 @@
+"""Decisions that read the wording of kvlint's own messages, now typed (branch marks43): the findings and the
+parser's results carry what the code acts on. Real loader and pipeline, offline; manifests written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.pipeline import Options, run_check
+
+_VLLM = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: opt
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: [{args}]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def _rules(tmp_path: Path, text: str, name: str = "m.yaml") -> list:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return run_check([str(path)], Options(allow_hub=False)).diagnostics
+
+
+def test_kv202_is_kept_when_another_options_note_quotes_the_flags_name(tmp_path: Path) -> None:
+    """KV202 (no --max-model-len) is left out when the parser said the flag was given but unreadable. That was
+    found by the flag's name in any KV206/KV503 message, which quotes the manifest's words: an unresolved
+    ``--gpu-memory-utilization $(max_model_len)`` dropped KV202 although --max-model-len is not given."""
+    quoted = _rules(
+        tmp_path,
+        _VLLM.format(args='"--model", "facebook/opt-125m", "--gpu-memory-utilization", "$(max_model_len)"'),
+    )
+    assert any(d.rule == "KV503" and "$(max_model_len)" in d.message for d in quoted)
+    assert [d.rule for d in quoted].count("KV202") == 1
+    # the flag itself given unreadable (a variable; a value vLLM rejects): no KV202, as before
+    for value in ("$(LEN)", "abc"):
+        given = _rules(
+            tmp_path, _VLLM.format(args=f'"--model", "facebook/opt-125m", "--max_model_len", "{value}"')
+        )
+        assert any(d.rule in ("KV503", "KV206") and value in d.message for d in given)
+        assert not [d for d in given if d.rule == "KV202"]
