@@ -102,6 +102,14 @@ class Mark(enum.Enum):
     #: missing tool, the render limit, values not applied, a base linted through its overlays); the files it names
     #: are counted on their own, not as this note
     WALK_NOTE = "walk-note"
+    #: KV002: the manifest is a template for envsubst: its containers (image, command/args, resource quantities,
+    #: env values) or the model's storage location hold ``${VAR}`` placeholders, or its image is an envsubst-style
+    #: ``$VAR`` (:func:`kvlint.workloads.placeholders.template_findings`); KV502 then takes a ``${VAR}`` model as
+    #: the template's placeholder, not a shell variable
+    ENVSUBST_TEMPLATE = "envsubst-template"
+    #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch_argv``):
+    #: such a container is not one whose command kvlint could not read (:attr:`ServingConfig.unreadable`)
+    NO_MODEL = "no-model"
     #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
     SETTINGS_NOT_READ = "settings-not-read"
     #: KV503: the same for a container running NVIDIA's NIM launcher (:func:`kvlint.workloads.nim.nim_note`)

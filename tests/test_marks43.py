@@ -47,3 +47,49 @@ def test_kv202_is_kept_when_another_options_note_quotes_the_flags_name(tmp_path:
         )
         assert any(d.rule in ("KV503", "KV206") and value in d.message for d in given)
         assert not [d for d in given if d.rule == "KV202"]
+
+
+_SHELL_MODEL = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: opt
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          command: ["sh", "-c", "MODEL=$(cat /etc/model); vllm serve --model \\"${{MODEL}}\\""]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+        - name: "{name}"
+          image: "{image}"
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def _kv502(tmp_path: Path, name: str, image: str) -> str:
+    found = [
+        d.message for d in _rules(tmp_path, _SHELL_MODEL.format(name=name, image=image)) if d.rule == "KV502"
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_a_shell_variable_model_is_a_template_placeholder_only_in_an_envsubst_template(
+    tmp_path: Path,
+) -> None:
+    """A ``${MODEL}`` model in a shell script is the shell's (known when the container runs), unless KV002 found
+    the manifest to be an envsubst template, whose placeholder it then is. That was found by a ``${`` in any
+    KV002 message: one quoting a container named ``helper-${X}`` (empty image) made the shell variable a
+    template placeholder. The KV002 carries Mark.ENVSUBST_TEMPLATE now."""
+    runtime = "the model '${MODEL}' is only known when the container runs"
+    template = "the model '${MODEL}' is a template placeholder"
+    assert _kv502(tmp_path, "helper", "").startswith(runtime)
+    assert _kv502(tmp_path, "helper-${X}", "").startswith(runtime)
+    # a ${VAR} or $VAR image: the manifest is an envsubst template, as before
+    assert _kv502(tmp_path, "helper", "reg/${IMG}").startswith(template)
+    assert _kv502(tmp_path, "helper", "$IMG").startswith(template)

@@ -31,7 +31,7 @@ from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
-from kvlint.types import TYPED_COMMAND, Diagnostic, ServingConfig
+from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ServingConfig
 from kvlint.values import as_float
 from kvlint.wording import platform_name, with_article
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
@@ -628,10 +628,12 @@ def _literal_model(ctx: RuleContext, name: str, var: str, kubelet: bool) -> Diag
 
 def _template_placeholder(ctx: RuleContext, name: str) -> bool:
     """Whether ``name`` holds a placeholder the manifest's renderer fills in: a Helm/Go action, or a ``${VAR}``
-    that KV002 named for this workload (a template for envsubst; in a shell script ``${VAR}`` is the shell's)."""
+    in a workload KV002 found to be a template for envsubst (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`; in a
+    shell script ``${VAR}`` is otherwise the shell's). Read from the finding's mark, not its message, which may
+    quote the manifest's own words (a container named ``helper-${X}``)."""
     if "{{" in name:
         return True
-    return "${" in name and any(f.rule == "KV002" and "${" in f.message for f in ctx.workload.findings)
+    return "${" in name and any(f.mark is Mark.ENVSUBST_TEMPLATE for f in ctx.workload.findings)
 
 
 @check("KV503")
