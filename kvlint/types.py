@@ -480,13 +480,13 @@ class ServingConfig:
     def unreadable(self) -> bool:
         """The engine command could not be read at all: no model, no flag, and the parser's KV503 says why (a
         wrapper script, Ray Serve application code, a launcher kvlint does not know). A command read whole that
-        names no model (KV503 "... command names no model", a container that runs only the image's ENTRYPOINT) is
-        not unreadable. kvlint applied none of the release's rules to such a container."""
+        names no model (the KV503 marked :attr:`Mark.NO_MODEL`, a container that runs only the image's ENTRYPOINT)
+        is not unreadable. kvlint applied none of the release's rules to such a container."""
         return (
             self.model is None
             and not self.flags
             and any(
-                f.rule == "KV503" and f.severity != "info" and "command names no model" not in f.message
+                f.rule == "KV503" and f.severity != "info" and f.mark is not Mark.NO_MODEL
                 for f in self.findings
             )
         )

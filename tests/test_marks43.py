@@ -93,3 +93,23 @@ def test_a_shell_variable_model_is_a_template_placeholder_only_in_an_envsubst_te
     # a ${VAR} or $VAR image: the manifest is an envsubst template, as before
     assert _kv502(tmp_path, "helper", "reg/${IMG}").startswith(template)
     assert _kv502(tmp_path, "helper", "$IMG").startswith(template)
+
+
+def test_an_unread_script_whose_path_holds_the_no_model_words_is_still_unreadable(tmp_path: Path) -> None:
+    """A container whose engine command kvlint could not read (a script) is counted "command unreadable"; one
+    whose vLLM command was read whole and names no model, "no model in the command". The second was told by
+    "command names no model" in the KV503 message, which also quotes the script's path: a script at
+    ``/opt/command names no model/start.sh`` was counted as a command naming no model. The KV503 of a command
+    read whole carries Mark.NO_MODEL now."""
+    from kvlint.sizing import sizing_of
+
+    def reason(command: str) -> str:
+        path = tmp_path / "m.yaml"
+        text = _VLLM.replace("args: [{args}]", f"command: [{command}]")
+        path.write_text(text, encoding="utf-8")
+        (cr,) = run_check([str(path)], Options(allow_hub=False)).containers
+        return sizing_of(cr)
+
+    assert reason('"/opt/start.sh"') == "command unreadable"
+    assert reason('"/opt/command names no model/start.sh"') == "command unreadable"
+    assert reason('"vllm", "serve", "--port", "8000"') == "no model in the command"
