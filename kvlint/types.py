@@ -96,8 +96,12 @@ class Mark(enum.Enum):
     #: KV002: a chart whose ``helm template`` output holds no object (:func:`kvlint.render.empty_render_finding`)
     EMPTY_RENDER = "empty-render"
     #: KV001: ``helm template`` failed on a chart (:func:`kvlint.render.render_helm`), at ``Chart.yaml`` or at the
-    #: template line helm names
+    #: template line helm names (a failure a chart met in a directory walk may owe to values it lacks: the walk's
+    #: fix then adds ``--helm-values``, :func:`kvlint.render.walk_values_hint`)
     HELM_FAILED = "helm-failed"
+    #: KV001: ``helm template`` refused a chart for dependencies missing from its ``charts/``, at the
+    #: ``dependencies`` entry (:func:`kvlint.render.render_helm`): no values would render it
+    HELM_MISSING_DEPS = "helm-missing-deps"
     #: KV002: a note on the charts and kustomizations a directory walk met (:func:`kvlint.render.walk_notes`: a
     #: missing tool, the render limit, values not applied, a base linted through its overlays); the files it names
     #: are counted on their own, not as this note

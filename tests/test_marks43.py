@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvlint.pipeline import Options, run_check
+from kvlint.types import Mark
 
 _VLLM = """apiVersion: apps/v1
 kind: Deployment
@@ -113,3 +114,55 @@ def test_an_unread_script_whose_path_holds_the_no_model_words_is_still_unreadabl
     assert reason('"/opt/start.sh"') == "command unreadable"
     assert reason('"/opt/command names no model/start.sh"') == "command unreadable"
     assert reason('"vllm", "serve", "--port", "8000"') == "no model in the command"
+
+
+def test_the_walks_values_hint_follows_the_render_failures_mark() -> None:
+    """A chart met in a directory walk that helm fails to render gets the ``--helm-values`` hint (its failure may
+    be values it lacks); one whose dependencies are missing from ``charts/`` does not. That was chosen by the fix's
+    first words ("run `helm template"); by the finding's mark now: the same fix without the mark is left as it is,
+    and a marked failure with any fix gets the hint."""
+    from kvlint.render import walk_values_hint
+    from kvlint.source import Loc
+    from kvlint.types import Finding, Mark
+
+    at = Loc("chart/Chart.yaml", 1, 1)
+    run = "run `helm template -- chart chart` and fix what it reports"
+    plain = Finding("KV001", "helm template failed", at, fix=run)
+    failed = Finding("KV001", "helm template failed", at, fix="fix the template", mark=Mark.HELM_FAILED)
+    deps = Finding("KV001", "missing dependency", at, fix=run, mark=Mark.HELM_MISSING_DEPS)
+    hinted = walk_values_hint([plain, failed, deps], "chart")
+    assert hinted[0] == plain and hinted[2] == deps
+    assert (
+        hinted[1].fix
+        == "fix the template; or lint it with the values it is deployed with: kvlint check chart --helm-values FILE"
+    )
+
+
+def test_a_walked_chart_gets_the_values_hint_for_a_template_failure_not_for_missing_dependencies(
+    tmp_path: Path,
+) -> None:
+    """The real walk (helm on PATH): a ``required`` value missing gets the hint, a dependency missing does not."""
+    import shutil
+
+    import pytest
+
+    from kvlint.render import load_inputs
+
+    if shutil.which("helm") is None:
+        pytest.skip("needs helm on PATH")
+    template = (
+        'kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: {{ required "set model" .Values.model }}\n'
+    )
+    for name, deps in (
+        ("needs-values", ""),
+        ("needs-deps", "dependencies:\n  - name: engine\n    version: 0.1.0\n"),
+    ):
+        root = tmp_path / "walk" / name
+        (root / "templates").mkdir(parents=True)
+        (root / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n{deps}")
+        (root / "values.yaml").write_text("model: ''\n" if not deps else "model: m\n")
+        (root / "templates" / "cm.yaml").write_text(template)
+    found = {f.mark: f.fix for f in load_inputs([str(tmp_path / "walk")]).findings if f.rule == "KV001"}
+    assert set(found) == {Mark.HELM_FAILED, Mark.HELM_MISSING_DEPS}
+    assert found[Mark.HELM_FAILED].endswith("--helm-values FILE")
+    assert "--helm-values" not in found[Mark.HELM_MISSING_DEPS]
