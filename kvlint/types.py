@@ -132,7 +132,9 @@ class Finding:
 
     ``rule`` is a catalogue id (``KV103``); ``loc`` the exact position; ``fix`` an actionable remedy
     (may be empty). ``severity`` None means "the catalogue default for this rule". ``mark`` says what the finding
-    is for code that acts on it (:class:`Mark`; None for most).
+    is for code that acts on it (:class:`Mark`; None for most). ``stands_for``: how many findings this one stands
+    for (the KV205 of :func:`kvlint.engines.options.cap_unknown_options` for a command line's unknown options past
+    the first ones: their number; 1 for any other), carried to :attr:`Diagnostic.stands_for`.
     """
 
     rule: str
@@ -141,6 +143,7 @@ class Finding:
     fix: str = ""
     severity: Severity | None = None
     mark: Mark | None = None
+    stands_for: int = 1
 
 
 @dataclass
@@ -911,6 +914,8 @@ class Diagnostic:
     kustomize patch), filled by :mod:`kvlint.origins`; ``sources_more`` counts those left out past
     :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none). ``mark`` is the :class:`Mark` of the finding it
     comes from (:attr:`Finding.mark`), for code that acts on it without reading its message; no report shows it.
+    ``stands_for`` is the finding's :attr:`Finding.stands_for` (the admission webhook counts a capped KV205 as the
+    unknown options it stands for, :func:`kvlint.engines.options.findings_stood_for`); no report shows it.
     """
 
     rule: str
@@ -925,6 +930,7 @@ class Diagnostic:
     sources: tuple[Loc, ...] = ()
     sources_more: int = 0
     mark: Mark | None = None
+    stands_for: int = 1
 
     @property
     def statement(self) -> str:

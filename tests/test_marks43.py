@@ -166,3 +166,30 @@ def test_a_walked_chart_gets_the_values_hint_for_a_template_failure_not_for_miss
     assert set(found) == {Mark.HELM_FAILED, Mark.HELM_MISSING_DEPS}
     assert found[Mark.HELM_FAILED].endswith("--helm-values FILE")
     assert "--helm-values" not in found[Mark.HELM_MISSING_DEPS]
+
+
+def test_the_unknown_options_past_the_first_ones_are_counted_by_the_field_the_reply_row_carries(
+    tmp_path: Path,
+) -> None:
+    """The KV205 standing for a command line's unknown options past the first ones counts as their number in the
+    admission webhook's UPDATE matching. The number was read back out of its message ("N more unknown options:
+    ..."); it is the finding's ``stands_for`` now, carried to its Diagnostic and through the review worker's reply
+    row (``kvlint.webhook.worker.reply_rows``, rebuilt as ``ReplyDiagnostic`` on the server). The same text
+    without the field counts as one finding."""
+    import dataclasses
+
+    from kvlint.engines.options import MAX_UNKNOWN_OPTIONS, findings_stood_for
+    from kvlint.webhook.worker import ReplyDiagnostic, reply_rows
+
+    extra = 7
+    unknown = ", ".join(f'"--made-up-{i}", "1"' for i in range(MAX_UNKNOWN_OPTIONS + extra))
+    found = _rules(tmp_path, _VLLM.format(args=f'"--model", "facebook/opt-125m", {unknown}'))
+    (more,) = [
+        d for d in found if d.rule == "KV205" and d.message.startswith(f"{extra} more unknown options: ")
+    ]
+    assert more.stands_for == extra and findings_stood_for(more) == extra
+    rows = reply_rows(found)
+    replies = [ReplyDiagnostic(*row) for row in rows]
+    assert [findings_stood_for(r) for r in replies if r.message == more.message] == [extra]
+    assert sum(findings_stood_for(r) for r in replies if r.rule == "KV205") == MAX_UNKNOWN_OPTIONS + extra
+    assert findings_stood_for(dataclasses.replace(more, stands_for=1)) == 1
