@@ -557,6 +557,11 @@ class ModelSpec:
     Sizes are element counts, not bytes. ``weight_bytes`` is the exact checkpoint size (sum of
     safetensors) when known (``weight_bytes_source`` says from where), else None and the plan
     estimates from ``param_count``/architecture. ``config`` is the raw top-level config.json dict.
+    ``assumption``: the first of ``notes`` when it states an assumption kvlint made from the model's name or path
+    (an ``ASSUMPTION (...)`` note of :mod:`kvlint.models.resolve` / :mod:`kvlint.models.catalogue`: a re-upload, a
+    quantized build, a path or image named after a catalogued model), else empty; KV505 quotes it
+    (:func:`kvlint.rules.families.resolution.model_assumed_from_name`). Set where that note is put first, and
+    emptied where another note is put before it.
     """
 
     id: str
@@ -588,6 +593,7 @@ class ModelSpec:
     sliding_window: int | None = None
     notes: tuple[str, ...] = ()
     text_config: dict[str, Any] = field(default_factory=dict)
+    assumption: str = ""
 
 
 @dataclass(frozen=True)

@@ -193,3 +193,32 @@ def test_the_unknown_options_past_the_first_ones_are_counted_by_the_field_the_re
     assert [findings_stood_for(r) for r in replies if r.message == more.message] == [extra]
     assert sum(findings_stood_for(r) for r in replies if r.rule == "KV205") == MAX_UNKNOWN_OPTIONS + extra
     assert findings_stood_for(dataclasses.replace(more, stands_for=1)) == 1
+
+
+def test_kv505_quotes_the_models_assumption_field_not_a_first_note_worded_as_one(tmp_path: Path) -> None:
+    """KV505 (the model was taken from its name) was chosen by the model's first note starting with "ASSUMPTION";
+    by :attr:`ModelSpec.assumption` now, set where resolution puts that note first. A re-upload known only by its
+    name (offline) carries it; the same notes without the field give no KV505, and the field gives it whatever
+    the notes say."""
+    import dataclasses
+
+    from kvlint.rules.runner import check_container
+
+    path = tmp_path / "m.yaml"
+    path.write_text(_VLLM.format(args='"--model", "RedHatAI/Llama-3.1-8B-Instruct"'), encoding="utf-8")
+    opts = Options(allow_hub=False)
+    (cr,) = run_check([str(path)], opts).containers
+    assert cr.model is not None and cr.model.assumption == cr.model.notes[0]
+
+    def kv505(model) -> list:
+        return [
+            d.message
+            for d in check_container(dataclasses.replace(cr, model=model), opts)
+            if d.rule == "KV505"
+        ]
+
+    (said,) = kv505(cr.model)
+    assert "unchanged re-upload of meta-llama/Llama-3.1-8B-Instruct" in said
+    assert kv505(dataclasses.replace(cr.model, assumption="")) == []
+    reordered = dataclasses.replace(cr.model, notes=(*cr.model.notes[1:], cr.model.notes[0]))
+    assert kv505(reordered) == [said]

@@ -728,12 +728,14 @@ _MODEL_SETTING = {
 def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV505: the model spec rests on an assumption kvlint made from the model's name or path (a re-upload, a
     quantized build, a directory named after a catalogued model: :mod:`kvlint.models.resolve` and
-    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it. On a container
-    kvlint made no memory plan for (a Neuron build, KV501) it says the model was taken, not that it was sized."""
+    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first, :attr:`~kvlint.types.ModelSpec.assumption`);
+    the message quotes it. On a container kvlint made no memory plan for (a Neuron build, KV501) it says the model
+    was taken, not that it was sized. Chosen by the spec's field, not by the first note's wording (which may quote
+    a user's catalogue or config)."""
     m, s = ctx.model, ctx.serving
-    if m is None or not m.notes or not m.notes[0].startswith("ASSUMPTION"):
+    if m is None or not m.assumption:
         return
-    note = m.notes[0]
+    note = m.assumption
     kind, _, text = note.partition("): ")
     source = "path" if "path" in kind else "name"
     if ctx.cr.plan is None and not ctx.cr.fleet:
