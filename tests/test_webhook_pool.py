@@ -498,7 +498,7 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     assert restarts == 0
     for outcome in outcomes:
         assert [
-            (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting)
+            (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting, d.stands_for)
             for d in outcome.diagnostics
         ] == expected
 
