@@ -222,3 +222,14 @@ def test_kv505_quotes_the_models_assumption_field_not_a_first_note_worded_as_one
     assert kv505(dataclasses.replace(cr.model, assumption="")) == []
     reordered = dataclasses.replace(cr.model, notes=(*cr.model.notes[1:], cr.model.notes[0]))
     assert kv505(reordered) == [said]
+
+
+def test_a_hugging_face_cache_folder_is_read_as_its_model_without_an_assumption(tmp_path: Path) -> None:
+    """A path that is a Hugging Face cache folder (``models--<org>--<name>``) names its model exactly: its note
+    comes first but states no assumption, so no KV505 (the path rule's other notes do)."""
+    for path, assumed in (
+        ("/workspace/models/models--meta-llama--Meta-Llama-3.1-8B-Instruct", False),
+        ("/workspace/models/meta-llama--Meta-Llama-3.1-8B-Instruct", True),
+    ):
+        found = _rules(tmp_path, _VLLM.format(args=f'"--model", "{path}"'))
+        assert any(d.rule == "KV505" for d in found) is assumed, path

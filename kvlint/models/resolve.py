@@ -646,9 +646,9 @@ def _org_name_folder(name: str) -> str | None:
     return entry.id if entry is not None else None
 
 
-def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
-    """``(hub id, revision or None, note)`` for a container path that names its model (string rules only;
-    nothing is looked up on disk):
+def _path_named_model(ref: str) -> tuple[str, str | None, str, bool] | None:
+    """``(hub id, revision or None, note, assumed)`` for a container path that names its model (string rules only;
+    nothing is looked up on disk; ``assumed``: the note states an assumption, :attr:`ModelSpec.assumption`):
 
     * a Hugging Face cache folder, ``.../models--<org>--<name>[/snapshots/<commit>]``: the layout of
       ``huggingface_hub`` (``file_download.repo_folder_name``), so the id is exact;
@@ -670,6 +670,7 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
                 f"path {ref} is the Hugging Face cache folder of {hub_id} (huggingface_hub's models--<org>--<name> "
                 "layout)"
             ),
+            False,
         )
     name = Path(ref.rstrip("/")).name
     if not name or name.startswith("$") or not re.search(r"\d", name):
@@ -683,6 +684,7 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
                 f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
                 f"<org>--<name> spelling of the catalogued {org_name}, so the path is taken to hold that model"
             ),
+            True,
         )
     named = catalogue.repository_name_match(name)
     if named is None:
@@ -694,6 +696,7 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
             f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
             f"repository name of the catalogued {named} only, so the path is taken to hold that model"
         ),
+        True,
     )
 
 
@@ -910,7 +913,7 @@ def _resolve(
     if _looks_like_path(ref):
         named = _path_named_model(ref)
         if named is not None:
-            hub_id, rev, why = named
+            hub_id, rev, why, assumed = named
             try:
                 spec = _resolve(
                     hub_id, model_dirs, model_paths, revision or rev, allow_hub, depth + 1, False, catalogues
@@ -918,7 +921,7 @@ def _resolve(
             except ModelUnavailable:
                 spec = None
             if spec is not None:
-                return dataclasses.replace(spec, notes=(why, *spec.notes), assumption=why)
+                return dataclasses.replace(spec, notes=(why, *spec.notes), assumption=why if assumed else "")
     if _looks_like_path(ref) and not allow_local_paths:
         raise ModelUnavailable(
             f"model '{ref}': a path is not looked up on this server's filesystem, only in the configured "
@@ -1087,7 +1090,7 @@ def resolve_stored_model(
     named = _path_named_model(location.strip())
     if named is None:
         return None
-    hub_id, rev, _ = named
+    hub_id, rev, _, _ = named
     try:
         spec = resolve_model(
             hub_id,
