@@ -659,6 +659,7 @@ def _hide_server_paths(
             source=hide(model.source) or model.source,
             weight_bytes_source=hide(model.weight_bytes_source),
             notes=tuple(hide(n) or n for n in model.notes),
+            assumption=hide(model.assumption) or model.assumption,
         )
     return model, hide(error)
 

@@ -252,13 +252,7 @@ def render_inputs(
             sizes=None if named else spent.sizes,
         )
         if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
-            hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
-            loaded.findings[:] = [
-                dataclasses.replace(f, fix=(f.fix or "") + hint)
-                if f.rule == "KV001" and (f.fix or "").startswith("run `helm template")
-                else f
-                for f in loaded.findings
-            ]
+            loaded.findings[:] = walk_values_hint(loaded.findings, chart)
         yield loaded
     for kdir in kustomizations:
         walked = isinstance(kdir, WalkedDir)
@@ -1649,10 +1643,7 @@ def render_helm(
                 )
                 for f in out.findings
             ]
-        out.findings[:] = [
-            dataclasses.replace(_helm_failure(f, chart, max_bytes), mark=Mark.HELM_FAILED)
-            for f in out.findings
-        ]
+        out.findings[:] = [_helm_failure(f, chart, max_bytes) for f in out.findings]
         return out
     result = load_text(out, label)
     root = os.path.normpath(chart)
@@ -1870,8 +1861,24 @@ _HELM_ERROR_AT = re.compile(
 _HELM_MISSING_DEPS = re.compile(r"found in Chart\.yaml, but missing in charts/ directory: (?P<names>[^;]+)")
 
 
+def walk_values_hint(findings: Sequence[Finding], chart: str) -> list[Finding]:
+    """``findings`` of ``chart``'s render, met in a directory walk and rendered with the chart's own values only,
+    with the ``--helm-values`` hint added to the fix of each ``helm template`` failure
+    (:attr:`~kvlint.types.Mark.HELM_FAILED`: helm's failure may be values the chart lacks); the rest (dependencies
+    missing from ``charts/``, a chart refused before helm ran) as they are. Chosen by the finding's mark, not by
+    the wording of its fix."""
+    hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
+    return [
+        dataclasses.replace(f, fix=(f.fix or "") + hint)
+        if f.rule == "KV001" and f.mark is Mark.HELM_FAILED
+        else f
+        for f in findings
+    ]
+
+
 def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
-    """A KV001 of a failed ``helm template`` placed where helm says the problem is.
+    """A KV001 of a failed ``helm template`` placed where helm says the problem is, marked
+    :attr:`~kvlint.types.Mark.HELM_FAILED` (:attr:`~kvlint.types.Mark.HELM_MISSING_DEPS` for missing dependencies).
 
     * a template error (``required``, ``fail``, a nil pointer, a parse error): at that line of the chart's template
       file (``CHART/templates/x.yaml``, or a subchart's under ``CHART/charts/``), when the file is there;
@@ -1879,6 +1886,7 @@ def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
       that says what to run (kvlint fetches nothing; helm needs a dependency even when its condition turns it off).
 
     Anything else keeps its position (``Chart.yaml`` line 1)."""
+    finding = dataclasses.replace(finding, mark=Mark.HELM_FAILED)
     m = _HELM_ERROR_AT.search(finding.message)
     if m is not None:
         where = _chart_file(chart, m.group("path").split("/"))
@@ -1898,7 +1906,7 @@ def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
         f"{chart}` where the chart repositories are reachable (or copy the dependency's .tgz into charts/), then run "
         "kvlint again"
     )
-    return dataclasses.replace(finding, loc=loc, fix=fix)
+    return dataclasses.replace(finding, loc=loc, fix=fix, mark=Mark.HELM_MISSING_DEPS)
 
 
 def _chart_file(chart: str, parts: Sequence[str]) -> str | None:

@@ -408,7 +408,7 @@ def _render_root(d: Diagnostic) -> str | None:
     assert d.loc is not None
     if os.path.basename(d.loc.file) in _RENDER_ROOTS:
         return d.loc.file
-    if d.mark is not Mark.HELM_FAILED:
+    if d.mark is not Mark.HELM_FAILED and d.mark is not Mark.HELM_MISSING_DEPS:
         return None
     here = os.path.dirname(os.path.abspath(d.loc.file))
     # the template's own chart: templates/ is one level below it, a folder in templates/ a few more

@@ -96,12 +96,24 @@ class Mark(enum.Enum):
     #: KV002: a chart whose ``helm template`` output holds no object (:func:`kvlint.render.empty_render_finding`)
     EMPTY_RENDER = "empty-render"
     #: KV001: ``helm template`` failed on a chart (:func:`kvlint.render.render_helm`), at ``Chart.yaml`` or at the
-    #: template line helm names
+    #: template line helm names (a failure a chart met in a directory walk may owe to values it lacks: the walk's
+    #: fix then adds ``--helm-values``, :func:`kvlint.render.walk_values_hint`)
     HELM_FAILED = "helm-failed"
+    #: KV001: ``helm template`` refused a chart for dependencies missing from its ``charts/``, at the
+    #: ``dependencies`` entry (:func:`kvlint.render.render_helm`): no values would render it
+    HELM_MISSING_DEPS = "helm-missing-deps"
     #: KV002: a note on the charts and kustomizations a directory walk met (:func:`kvlint.render.walk_notes`: a
     #: missing tool, the render limit, values not applied, a base linted through its overlays); the files it names
     #: are counted on their own, not as this note
     WALK_NOTE = "walk-note"
+    #: KV002: the manifest is a template for envsubst: its containers (image, command/args, resource quantities,
+    #: env values) or the model's storage location hold ``${VAR}`` placeholders, or its image is an envsubst-style
+    #: ``$VAR`` (:func:`kvlint.workloads.placeholders.template_findings`); KV502 then takes a ``${VAR}`` model as
+    #: the template's placeholder, not a shell variable
+    ENVSUBST_TEMPLATE = "envsubst-template"
+    #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch_argv``):
+    #: such a container is not one whose command kvlint could not read (:attr:`ServingConfig.unreadable`)
+    NO_MODEL = "no-model"
     #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
     SETTINGS_NOT_READ = "settings-not-read"
     #: KV503: the same for a container running NVIDIA's NIM launcher (:func:`kvlint.workloads.nim.nim_note`)
@@ -120,7 +132,9 @@ class Finding:
 
     ``rule`` is a catalogue id (``KV103``); ``loc`` the exact position; ``fix`` an actionable remedy
     (may be empty). ``severity`` None means "the catalogue default for this rule". ``mark`` says what the finding
-    is for code that acts on it (:class:`Mark`; None for most).
+    is for code that acts on it (:class:`Mark`; None for most). ``stands_for``: how many findings this one stands
+    for (the KV205 of :func:`kvlint.engines.options.cap_unknown_options` for a command line's unknown options past
+    the first ones: their number; 1 for any other), carried to :attr:`Diagnostic.stands_for`.
     """
 
     rule: str
@@ -129,6 +143,7 @@ class Finding:
     fix: str = ""
     severity: Severity | None = None
     mark: Mark | None = None
+    stands_for: int = 1
 
 
 @dataclass
@@ -472,13 +487,13 @@ class ServingConfig:
     def unreadable(self) -> bool:
         """The engine command could not be read at all: no model, no flag, and the parser's KV503 says why (a
         wrapper script, Ray Serve application code, a launcher kvlint does not know). A command read whole that
-        names no model (KV503 "... command names no model", a container that runs only the image's ENTRYPOINT) is
-        not unreadable. kvlint applied none of the release's rules to such a container."""
+        names no model (the KV503 marked :attr:`Mark.NO_MODEL`, a container that runs only the image's ENTRYPOINT)
+        is not unreadable. kvlint applied none of the release's rules to such a container."""
         return (
             self.model is None
             and not self.flags
             and any(
-                f.rule == "KV503" and f.severity != "info" and "command names no model" not in f.message
+                f.rule == "KV503" and f.severity != "info" and f.mark is not Mark.NO_MODEL
                 for f in self.findings
             )
         )
@@ -542,6 +557,11 @@ class ModelSpec:
     Sizes are element counts, not bytes. ``weight_bytes`` is the exact checkpoint size (sum of
     safetensors) when known (``weight_bytes_source`` says from where), else None and the plan
     estimates from ``param_count``/architecture. ``config`` is the raw top-level config.json dict.
+    ``assumption``: the first of ``notes`` when it states an assumption kvlint made from the model's name or path
+    (an ``ASSUMPTION (...)`` note of :mod:`kvlint.models.resolve` / :mod:`kvlint.models.catalogue`: a re-upload, a
+    quantized build, a path or image named after a catalogued model), else empty; KV505 quotes it
+    (:func:`kvlint.rules.families.resolution.model_assumed_from_name`). Set where that note is put first, and
+    emptied where another note is put before it.
     """
 
     id: str
@@ -573,6 +593,7 @@ class ModelSpec:
     sliding_window: int | None = None
     notes: tuple[str, ...] = ()
     text_config: dict[str, Any] = field(default_factory=dict)
+    assumption: str = ""
 
 
 @dataclass(frozen=True)
@@ -899,6 +920,8 @@ class Diagnostic:
     kustomize patch), filled by :mod:`kvlint.origins`; ``sources_more`` counts those left out past
     :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none). ``mark`` is the :class:`Mark` of the finding it
     comes from (:attr:`Finding.mark`), for code that acts on it without reading its message; no report shows it.
+    ``stands_for`` is the finding's :attr:`Finding.stands_for` (the admission webhook counts a capped KV205 as the
+    unknown options it stands for, :func:`kvlint.engines.options.findings_stood_for`); no report shows it.
     """
 
     rule: str
@@ -913,6 +936,7 @@ class Diagnostic:
     sources: tuple[Loc, ...] = ()
     sources_more: int = 0
     mark: Mark | None = None
+    stands_for: int = 1
 
     @property
     def statement(self) -> str:

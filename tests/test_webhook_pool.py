@@ -459,7 +459,8 @@ def many_findings_pipeline(loaded: Any, options: Any) -> Any:
 def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     """A reply of a megabyte and more (five times what the pipe holds) is read in pieces as the worker writes it,
     and is the worker's reply: the errors and warnings of the same lint in this process (their rule, severity,
-    message, fix, container, object and setting: what the reply carries, :func:`kvlint.webhook.worker.reply_rows`)."""
+    message, fix, container, object, setting and stands_for: what the reply carries,
+    :func:`kvlint.webhook.worker.reply_rows`)."""
     import copy
 
     from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object, reply_rows
@@ -470,7 +471,7 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     options = webhook_options()
     diagnostics = list(lint_object(denied, WARM_UP_LABEL, options, many_findings_pipeline).diagnostics)
     expected = [
-        (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting)
+        (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting, d.stands_for)
         for d in diagnostics
         if d.severity != "info"
     ]
@@ -497,7 +498,7 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     assert restarts == 0
     for outcome in outcomes:
         assert [
-            (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting)
+            (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting, d.stands_for)
             for d in outcome.diagnostics
         ] == expected
 

@@ -53,6 +53,7 @@ from kvlint.types import (
     ChartArg,
     Finding,
     JoinedEngine,
+    Mark,
     OptionFinding,
     ServingConfig,
     Severity,
@@ -1278,6 +1279,7 @@ def _dispatch_argv(
                     fix="pass the model (vllm serve MODEL, or --model MODEL); if a wrapper adds it at run time, "
                     "declare it with the kvlint.io/model annotation",
                     severity="warning",
+                    mark=Mark.NO_MODEL,  # a command read whole (ServingConfig.unreadable)
                 )
             )
         return cfg

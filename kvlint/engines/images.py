@@ -746,6 +746,10 @@ def path_placeholder(path: str) -> str | None:
     return None
 
 
+#: What :func:`image_placeholder` says of an image that is an envsubst-style ``${VAR}`` (or ``$VAR``) placeholder.
+ENVSUBST_IMAGE = "an envsubst-style ${VAR} placeholder"
+
+
 def image_placeholder(image: str) -> str | None:
     """How an image field is a placeholder rather than an image reference, or None.
 
@@ -759,7 +763,7 @@ def image_placeholder(image: str) -> str | None:
         return None
     if "$" in img:  # every reference pattern starts with a "$": an image without one is not searched
         if _DOLLAR_NAME.search(img) or next(envsubst_placeholders(img), None) is not None:
-            return "an envsubst-style ${VAR} placeholder"
+            return ENVSUBST_IMAGE
         if _KUSTOMIZE_VAR_RE.search(img):
             return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
     if _CAPS_RE.match(img):

@@ -715,25 +715,21 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
         fix="remove or correct each of them; with fewer unknown options, each is reported with what wrote it and "
         "a suggestion",
         severity=severity,
+        stands_for=len(extra),
     )
     return out
 
 
-#: The start of the message of :func:`cap_unknown_options`'s finding that stands for the unknown options past the
-#: first ones: their number (with thousands commas).
-_MORE_UNKNOWN = re.compile(r"([0-9][0-9,]*) more unknown options: ")
-
-
 def findings_stood_for(d: Any) -> int:
-    """How many unknown-option findings the finding or diagnostic ``d`` stands for: the N of the KV205 "N more
-    unknown options: ..." of :func:`cap_unknown_options`, else 1. What the admission webhook counts when it
-    matches an UPDATE's errors with its old object's (:func:`kvlint.webhook.review.existing_errors`): with the
-    options past the first ones in one finding, a count of findings would take the old object's 40 unknown
-    options and the new one's 50 for the same 33 findings, and admit the 10 new ones as pre-existing."""
-    if getattr(d, "rule", "") != "KV205":
-        return 1
-    m = _MORE_UNKNOWN.match(str(getattr(d, "message", "")))
-    return int(m.group(1).replace(",", "")) if m else 1
+    """How many unknown-option findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of
+    the KV205 "N more unknown options: ..." of :func:`cap_unknown_options`, carried by the finding, its
+    :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the message), else 1.
+    What the admission webhook counts when it matches an UPDATE's errors with its old object's
+    (:func:`kvlint.webhook.review.existing_errors`): with the options past the first ones in one finding, a count
+    of findings would take the old object's 40 unknown options and the new one's 50 for the same 33 findings, and
+    admit the 10 new ones as pre-existing."""
+    n = getattr(d, "stands_for", 1)
+    return n if isinstance(n, int) and n > 1 else 1
 
 
 def _option_word(word: str) -> str:

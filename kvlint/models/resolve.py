@@ -189,7 +189,7 @@ def _parse(
     if extra_notes:
         import dataclasses
 
-        spec = dataclasses.replace(spec, notes=tuple(extra_notes) + spec.notes)
+        spec = dataclasses.replace(spec, notes=tuple(extra_notes) + spec.notes, assumption="")
     return spec
 
 
@@ -245,6 +245,8 @@ def _from_catalogue(ref: str, revision: str | None, derive_because: str | None =
         else None
     )
     notes = list(entry.notes[:1] if entry.id != entry.base_id else [])
+    # a name-derived build (a quantized build, a re-upload: CatalogueEntry.derived) states its assumption first
+    assumption = entry.notes[0] if entry.derived and entry.id != entry.base_id and entry.notes else ""
     if (
         entry.derived
         and entry.id != entry.base_id
@@ -256,7 +258,7 @@ def _from_catalogue(ref: str, revision: str | None, derive_because: str | None =
         notes.append(
             f"revision {revision} requested; the bundled catalogue config ({entry.source_citation}) was used"
         )
-    return _parse(
+    spec = _parse(
         config,
         entry.id,
         f"kvlint catalogue: {entry.source_citation}",
@@ -266,6 +268,7 @@ def _from_catalogue(ref: str, revision: str | None, derive_because: str | None =
         entry.param_count if entry.param_count_exact else None,
         tuple(notes),
     )
+    return dataclasses.replace(spec, assumption=assumption) if assumption else spec
 
 
 class _HubDeadline(Exception):
@@ -643,9 +646,9 @@ def _org_name_folder(name: str) -> str | None:
     return entry.id if entry is not None else None
 
 
-def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
-    """``(hub id, revision or None, note)`` for a container path that names its model (string rules only;
-    nothing is looked up on disk):
+def _path_named_model(ref: str) -> tuple[str, str | None, str, bool] | None:
+    """``(hub id, revision or None, note, assumed)`` for a container path that names its model (string rules only;
+    nothing is looked up on disk; ``assumed``: the note states an assumption, :attr:`ModelSpec.assumption`):
 
     * a Hugging Face cache folder, ``.../models--<org>--<name>[/snapshots/<commit>]``: the layout of
       ``huggingface_hub`` (``file_download.repo_folder_name``), so the id is exact;
@@ -667,6 +670,7 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
                 f"path {ref} is the Hugging Face cache folder of {hub_id} (huggingface_hub's models--<org>--<name> "
                 "layout)"
             ),
+            False,
         )
     name = Path(ref.rstrip("/")).name
     if not name or name.startswith("$") or not re.search(r"\d", name):
@@ -680,6 +684,7 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
                 f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
                 f"<org>--<name> spelling of the catalogued {org_name}, so the path is taken to hold that model"
             ),
+            True,
         )
     named = catalogue.repository_name_match(name)
     if named is None:
@@ -691,6 +696,7 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
             f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
             f"repository name of the catalogued {named} only, so the path is taken to hold that model"
         ),
+        True,
     )
 
 
@@ -783,9 +789,12 @@ def _resolve(
     if not ref:
         raise ModelUnavailable("empty model reference; " + _how_to(""))
 
-    def stands_for(other: str, note: str, other_revision: str | None = revision) -> ModelSpec:
+    def stands_for(
+        other: str, note: str, other_revision: str | None = revision, *, assumed: bool = False
+    ) -> ModelSpec:
         """The model of ``other``, a reference ``ref`` stands for (resolved one level deeper with this call's
-        settings, at ``other_revision``), with ``note`` saying why first among its notes."""
+        settings, at ``other_revision``), with ``note`` saying why first among its notes; ``assumed``: the note
+        states an assumption kvlint made from the reference's name (:attr:`ModelSpec.assumption`)."""
         spec = _resolve(
             other,
             model_dirs,
@@ -797,7 +806,7 @@ def _resolve(
             catalogues,
             local_root,
         )
-        return dataclasses.replace(spec, notes=(note, *spec.notes))
+        return dataclasses.replace(spec, notes=(note, *spec.notes), assumption=note if assumed else "")
 
     # 0. an OCI model image (KServe modelcar storageUri) named after its model
     if ref.startswith("oci://") and depth == 0:
@@ -810,7 +819,7 @@ def _resolve(
             )
         hub_id, why = oci_named
         return stands_for(
-            hub_id, f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}"
+            hub_id, f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}", assumed=True
         )
     # 0. a KAITO preset image running KAITO's vLLM wrapper with its default weights (kvlint.engines.command)
     if ref.startswith(KAITO_IMAGE_PREFIX) and depth == 0:
@@ -820,6 +829,7 @@ def _resolve(
             f"ASSUMPTION (image named after a KAITO preset): the command runs KAITO's vLLM wrapper with no --model, "
             f"so it serves the weights baked into the image (/workspace/vllm/weights); the image is named after "
             f"KAITO's preset {preset}, so kvlint takes it to hold that preset's model",
+            assumed=True,
         )
     # 0. a KAITO preset name (kvlint.workloads gives KAITO Workspaces this reference)
     if ref.startswith("kaito-preset:"):
@@ -903,7 +913,7 @@ def _resolve(
     if _looks_like_path(ref):
         named = _path_named_model(ref)
         if named is not None:
-            hub_id, rev, why = named
+            hub_id, rev, why, assumed = named
             try:
                 spec = _resolve(
                     hub_id, model_dirs, model_paths, revision or rev, allow_hub, depth + 1, False, catalogues
@@ -911,7 +921,7 @@ def _resolve(
             except ModelUnavailable:
                 spec = None
             if spec is not None:
-                return dataclasses.replace(spec, notes=(why, *spec.notes))
+                return dataclasses.replace(spec, notes=(why, *spec.notes), assumption=why if assumed else "")
     if _looks_like_path(ref) and not allow_local_paths:
         raise ModelUnavailable(
             f"model '{ref}': a path is not looked up on this server's filesystem, only in the configured "
@@ -1080,7 +1090,7 @@ def resolve_stored_model(
     named = _path_named_model(location.strip())
     if named is None:
         return None
-    hub_id, rev, _ = named
+    hub_id, rev, _, _ = named
     try:
         spec = resolve_model(
             hub_id,
@@ -1106,7 +1116,7 @@ def resolve_stored_model(
         f"from {where}, which kvlint cannot read; its last component '{name}' is {what}, so the location is "
         "taken to hold that model"
     )
-    return dataclasses.replace(spec, notes=(note, *spec.notes))
+    return dataclasses.replace(spec, notes=(note, *spec.notes), assumption=note)
 
 
 def _remember(key: tuple[Any, ...], value: ModelSpec | tuple[str, ConfigRefusal | None]) -> None:

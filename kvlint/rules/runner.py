@@ -44,6 +44,7 @@ def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Dia
         object=obj,
         container=container,
         mark=f.mark,
+        stands_for=f.stands_for,
     )
 
 

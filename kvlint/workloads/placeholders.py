@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvlint.engines.images import envsubst_placeholders, image_placeholder
+from kvlint.engines.images import ENVSUBST_IMAGE, envsubst_placeholders, image_placeholder
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import Loc, loc_of
-from kvlint.types import Finding, Workload
+from kvlint.types import Finding, Mark, Workload
 from kvlint.values import as_list
 
 __all__ = ["template_findings"]
@@ -124,6 +124,7 @@ def _storage_placeholders(w: Workload) -> Finding | None:
         _located_value(w.doc.data, uri) or w.loc,
         fix="render it with the values you deploy with, e.g. envsubst < FILE | kvlint check -",
         severity="warning",
+        mark=Mark.ENVSUBST_TEMPLATE,
     )
 
 
@@ -200,6 +201,7 @@ def template_findings(w: Workload) -> list[Finding]:
                 first or w.loc,
                 fix="render it with the values you deploy with, e.g. envsubst < FILE | kvlint check -",
                 severity="warning",
+                mark=Mark.ENVSUBST_TEMPLATE,
             )
         )
     for image, how, loc in images:
@@ -211,6 +213,7 @@ def template_findings(w: Workload) -> list[Finding]:
                 loc or w.loc,
                 fix="render the manifest (or fill in the image) and lint the result",
                 severity="warning",
+                mark=Mark.ENVSUBST_TEMPLATE if how == ENVSUBST_IMAGE else None,
             )
         )
     return out

@@ -25,7 +25,7 @@ from kvlint.rules.families.capacity import proposed_max_model_len
 from kvlint.rules.families.sglang import fitting_context_length
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
-from kvlint.types import Diagnostic, Severity
+from kvlint.types import Diagnostic, OptionFinding, Severity
 
 
 def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
@@ -43,9 +43,18 @@ def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
 
 
 def _unreadable(ctx: RuleContext, flag: str) -> bool:
-    """The parser already reported ``flag`` as given but unreadable (KV206/KV503): "unset" would contradict it."""
+    """The parser already reported ``flag`` (``max-model-len``) as given but unreadable: "unset" would contradict
+    it. Read from what the parser recorded, not from its messages (which quote the manifest's own words: an
+    unresolved ``--gpu-memory-utilization $(max_model_len)`` named the flag): the setting is among
+    :attr:`~kvlint.types.ServingConfig.unresolved` (a value from a variable kvlint cannot resolve, KV503; an
+    implausibly large number, KV206), or a KV206 :class:`~kvlint.types.OptionFinding` is about that option (a value
+    the engine rejects)."""
+    s = ctx.serving
+    if flag.replace("-", "_") in s.unresolved:
+        return True
     return any(
-        f.rule in ("KV206", "KV503") and flag in f.message.replace("_", "-") for f in ctx.serving.findings
+        f.rule == "KV206" and isinstance(f, OptionFinding) and f.option.lstrip("-").replace("_", "-") == flag
+        for f in s.findings
     )
 
 

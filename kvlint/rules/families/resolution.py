@@ -31,7 +31,7 @@ from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
-from kvlint.types import TYPED_COMMAND, Diagnostic, ServingConfig
+from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ServingConfig
 from kvlint.values import as_float
 from kvlint.wording import platform_name, with_article
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
@@ -628,10 +628,12 @@ def _literal_model(ctx: RuleContext, name: str, var: str, kubelet: bool) -> Diag
 
 def _template_placeholder(ctx: RuleContext, name: str) -> bool:
     """Whether ``name`` holds a placeholder the manifest's renderer fills in: a Helm/Go action, or a ``${VAR}``
-    that KV002 named for this workload (a template for envsubst; in a shell script ``${VAR}`` is the shell's)."""
+    in a workload KV002 found to be a template for envsubst (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`; in a
+    shell script ``${VAR}`` is otherwise the shell's). Read from the finding's mark, not its message, which may
+    quote the manifest's own words (a container named ``helper-${X}``)."""
     if "{{" in name:
         return True
-    return "${" in name and any(f.rule == "KV002" and "${" in f.message for f in ctx.workload.findings)
+    return "${" in name and any(f.mark is Mark.ENVSUBST_TEMPLATE for f in ctx.workload.findings)
 
 
 @check("KV503")
@@ -726,12 +728,14 @@ _MODEL_SETTING = {
 def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV505: the model spec rests on an assumption kvlint made from the model's name or path (a re-upload, a
     quantized build, a directory named after a catalogued model: :mod:`kvlint.models.resolve` and
-    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it. On a container
-    kvlint made no memory plan for (a Neuron build, KV501) it says the model was taken, not that it was sized."""
+    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first, :attr:`~kvlint.types.ModelSpec.assumption`);
+    the message quotes it. On a container kvlint made no memory plan for (a Neuron build, KV501) it says the model
+    was taken, not that it was sized. Chosen by the spec's field, not by the first note's wording (which may quote
+    a user's catalogue or config)."""
     m, s = ctx.model, ctx.serving
-    if m is None or not m.notes or not m.notes[0].startswith("ASSUMPTION"):
+    if m is None or not m.assumption:
         return
-    note = m.notes[0]
+    note = m.assumption
     kind, _, text = note.partition("): ")
     source = "path" if "path" in kind else "name"
     if ctx.cr.plan is None and not ctx.cr.fleet:
