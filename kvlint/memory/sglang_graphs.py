@@ -163,18 +163,9 @@ _MM_PIECEWISE_ARCHS_0514 = frozenset({"Cohere2VisionForConditionalGeneration"})
 #: whose rules also turn the graphs off for MLA outside DeepSeek sparse attention and for Nemotron-H
 BREAKABLE_0517: SgVersion = (0, 5, 17)
 #: ``configs/model_config.py::is_deepseek_dsa`` of 0.5.17 (with ``index_topk`` set) and ``is_nemotron_h``
-_DSA_ARCHS_0517 = frozenset(
-    {
-        "DeepseekV3ForCausalLM",
-        "DeepseekV32ForCausalLM",
-        "DeepseekV3ForCausalLMNextN",
-        "MistralLarge3ForCausalLM",
-        "PixtralForConditionalGeneration",
-        "GlmMoeDsaForCausalLM",
-        "GlmMoeDsaForCausalLMNextN",
-        "LongcatFlashForCausalLM",
-        "LongcatFlashForCausalLMNextN",
-    }
+#: (0.5.10's list and three more)
+_DSA_ARCHS_0517 = _NSA_ARCHS_0510 | frozenset(
+    {"GlmMoeDsaForCausalLMNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN"}
 )
 _NEMOTRON_H_0517 = frozenset(
     {"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronHForCausalLMMTP"}
