@@ -131,7 +131,6 @@ def config_groups(
 
     See the module docstring. Paths that do not exist are kept (the loader reports them). Never raises.
     """
-    import kvlint.workloads.gitops_walk  # noqa: F401 (registers render.GITOPS_DEPLOYED before a walk is planned)
     from kvlint.load import _expand
     from kvlint.render import is_chart_dir, is_kustomize_dir, plan_walk
 
@@ -162,7 +161,6 @@ def config_groups(
 def _walked_kustomizations(paths: Sequence[str], options: Options) -> list[str]:
     """The kustomizations a run of ``paths`` built that it met walking a plain directory among them
     (:func:`kvlint.render.plan_walk`, read once a run)."""
-    import kvlint.workloads.gitops_walk  # noqa: F401 (registers render.GITOPS_DEPLOYED before a walk is planned)
     from kvlint.render import is_chart_dir, is_kustomize_dir, plan_walk
 
     out: list[str] = []
@@ -258,7 +256,8 @@ def run_paths(
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
         kvlint.stream.WorkerLost: with several jobs, a worker process ended (killed) before the run did.
     """
-    import kvlint.workloads.gitops_walk  # noqa: F401 (registers render.GITOPS_DEPLOYED before a walk is planned)
+    # registers render.GITOPS_DEPLOYED before config_groups and _walked_kustomizations plan a walk
+    import kvlint.workloads.gitops_walk  # noqa: F401
     from kvlint.config import ConfigError, apply_config, load_config
     from kvlint.origins import attach_sources
     from kvlint.render import shared_walk_budget
