@@ -22,7 +22,7 @@ from kvlint.source import LDict, Loc
 
 if TYPE_CHECKING:
     from kvlint.accelerators.sharing import GpuSlice
-    from kvlint.memory.refusal import Refusal
+    from kvlint.memory.refusal import PlanRefusal
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -989,7 +989,7 @@ class ContainerResult:
     (:mod:`kvlint.memory.stage`). ``fleet`` holds the container planned on each accelerator of the fleet
     (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on. ``plan_error`` says why
     there is no plan although model and GPU are known, and ``plan_refusal`` which start-up refusal of the engine
-    it is (:class:`kvlint.memory.refusal.Refusal`; None when kvlint merely cannot size it), which KV502 reports by
+    it is (:class:`kvlint.memory.refusal.PlanRefusal`; None when kvlint merely cannot size it), which KV502 reports by
     kind (never by the message's wording). ``model_refusal`` is the model's config that was found but refused
     (:class:`ConfigRefusal`) when ``model_error`` says so.
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
@@ -1012,7 +1012,7 @@ class ContainerResult:
     fleet: tuple[Any, ...] = ()
     model_annotation_overruled: str | None = None
     model_annotation_replaced: str | None = None
-    plan_refusal: Refusal | None = None
+    plan_refusal: PlanRefusal | None = None
     model_refusal: ConfigRefusal | None = None
 
     @property

@@ -1,5 +1,5 @@
 """Typed plan refusals (kvlint.memory.refusal): each start-up refusal an engine memory model recognises travels as a
-:class:`~kvlint.memory.refusal.Refusal` from the memory model to KV502, which reports it by that kind, never by the
+:class:`~kvlint.memory.refusal.PlanRefusal` from the memory model to KV502, which reports it by that kind, never by the
 wording of the message. Manifests run the real pipeline (run_check) and the real rules (check_container) offline,
 on the catalogue's configs and fixtures/plan/models.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.memory.refusal import PlanError, Refusal
+from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.vllm import model_facts
 from kvlint.models import resolve_model
 from kvlint.pipeline import Options, run_check
@@ -70,7 +70,7 @@ CASES = {
         [LLAMA_1B, "--pipeline-parallel-size=20"],
         None,
         20,
-        Refusal.VLLM_PP_EXCEEDS_LAYERS,
+        PlanRefusal.VLLM_PP_EXCEEDS_LAYERS,
     ),
     "vllm-pp-partition": (
         "vllm/vllm-openai:v0.11.0",
@@ -78,7 +78,7 @@ CASES = {
         [LLAMA_1B, "--pipeline-parallel-size=2"],
         {"VLLM_PP_LAYER_PARTITION": "1,1"},
         2,
-        Refusal.VLLM_PP_PARTITION,
+        PlanRefusal.VLLM_PP_PARTITION,
     ),
     "vllm-mtp-count": (
         "vllm/vllm-openai:v0.34.0",
@@ -91,7 +91,7 @@ CASES = {
         ],
         None,
         8,
-        Refusal.VLLM_MTP_COUNT,
+        PlanRefusal.VLLM_MTP_COUNT,
     ),
     "sglang-pp-layers": (
         "lmsysorg/sglang:v0.5.23",
@@ -99,7 +99,7 @@ CASES = {
         [f"--model-path={LLAMA_1B}", "--pp-size=20"],
         None,
         20,
-        Refusal.SGLANG_PP_EXCEEDS_LAYERS,
+        PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS,
     ),
     "sglang-pp-partition": (
         "lmsysorg/sglang:v0.5.23",
@@ -107,7 +107,7 @@ CASES = {
         [f"--model-path={LLAMA_1B}", "--pp-size=2"],
         {"SGLANG_PP_LAYER_PARTITION": "1,1"},
         2,
-        Refusal.SGLANG_PP_PARTITION,
+        PlanRefusal.SGLANG_PP_PARTITION,
     ),
     "sglang-pp-mla": (
         "lmsysorg/sglang:v0.4.10",
@@ -115,7 +115,7 @@ CASES = {
         ["--model-path=deepseek-ai/DeepSeek-V3", "--pp-size=2", "--tp-size=8"],
         None,
         16,
-        Refusal.SGLANG_PP_MLA,
+        PlanRefusal.SGLANG_PP_MLA,
     ),
     "sglang-pp-speculative": (
         "lmsysorg/sglang:v0.5.13",
@@ -128,7 +128,7 @@ CASES = {
         ],
         None,
         2,
-        Refusal.SGLANG_PP_SPECULATIVE,
+        PlanRefusal.SGLANG_PP_SPECULATIVE,
     ),
     "sglang-pp-speculative-setup": (
         "lmsysorg/sglang:v0.5.23",
@@ -141,7 +141,7 @@ CASES = {
         ],
         None,
         2,
-        Refusal.SGLANG_PP_SPECULATIVE_SETUP,
+        PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
     ),
     "sglang-pp-mixed-chunk": (
         "lmsysorg/sglang:v0.5.10",
@@ -149,7 +149,7 @@ CASES = {
         ["--model-path=meta-llama/Llama-3.1-8B", "--pp-size=2", "--enable-mixed-chunk"],
         None,
         2,
-        Refusal.SGLANG_PP_MIXED_CHUNK,
+        PlanRefusal.SGLANG_PP_MIXED_CHUNK,
     ),
     "sglang-mamba-ratio": (
         "lmsysorg/sglang:v0.5.23",
@@ -157,7 +157,7 @@ CASES = {
         ["--model-path=nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "--mamba-full-memory-ratio=-1"],
         None,
         1,
-        Refusal.SGLANG_MAMBA_RATIO,
+        PlanRefusal.SGLANG_MAMBA_RATIO,
     ),
     "tgi-attention": (
         "ghcr.io/huggingface/text-generation-inference:3.3.0",
@@ -165,7 +165,7 @@ CASES = {
         ["--model-id=meta-llama/Llama-3.1-8B"],
         {"ATTENTION": "flash"},
         1,
-        Refusal.TGI_ATTENTION,
+        PlanRefusal.TGI_ATTENTION,
     ),
 }
 
@@ -186,7 +186,7 @@ def test_each_refusal_reaches_the_result_typed_and_kv502_reports_it_as_an_error(
 
 
 def test_every_refusal_kind_has_a_case() -> None:
-    assert {c[-1] for c in CASES.values()} == set(Refusal)
+    assert {c[-1] for c in CASES.values()} == set(PlanRefusal)
 
 
 def test_kv502_reads_the_kind_not_the_wording(tmp_path: Path) -> None:
@@ -220,7 +220,7 @@ def test_sglang_pipeline_with_speculative_decoding_gets_its_own_fix(tmp_path: Pa
 
 
 def test_plan_error_keeps_its_refusal_across_processes() -> None:
-    err = pickle.loads(pickle.dumps(PlanError("--pp-size 3 ...", Refusal.SGLANG_PP_EXCEEDS_LAYERS)))
+    err = pickle.loads(pickle.dumps(PlanError("--pp-size 3 ...", PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS)))
     assert isinstance(err, PlanError) and str(err) == "--pp-size 3 ..."
-    assert err.refusal is Refusal.SGLANG_PP_EXCEEDS_LAYERS
+    assert err.refusal is PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS
     assert pickle.loads(pickle.dumps(PlanError("no KV"))).refusal is None

@@ -294,7 +294,7 @@ def test_kv502_fix_for_a_speculative_pipeline_refused_from_0_5_21(tmp_path: Path
     KV502's fix says what SGLang accepts there (EAGLE on a PD prefill node or with SGLANG_ENABLE_PP_SPEC), not the
     MLA refusal's fix (which it got when refusals were told apart by the message's first word) nor the 0.5.3 -
     0.5.20 fix that calls 0.5.21 accepting."""
-    from kvlint.memory.refusal import Refusal
+    from kvlint.memory.refusal import PlanRefusal
     from kvlint.pipeline import Options, run_check
     from kvlint.rules.runner import check_container
 
@@ -302,10 +302,10 @@ def test_kv502_fix_for_a_speculative_pipeline_refused_from_0_5_21(tmp_path: Path
     spec = ("--pp-size", "2", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
     with pytest.raises(PlanError) as err:
         sglang_prelude(_cmd(*spec, version="0.5.23"), m)
-    assert getattr(err.value, "refusal", None) is Refusal.SGLANG_PP_SPECULATIVE_SETUP
+    assert getattr(err.value, "refusal", None) is PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP
     with pytest.raises(PlanError) as err:
         sglang_prelude(_cmd(*spec, version="0.5.20"), m)
-    assert getattr(err.value, "refusal", None) is Refusal.SGLANG_PP_SPECULATIVE
+    assert getattr(err.value, "refusal", None) is PlanRefusal.SGLANG_PP_SPECULATIVE
 
     manifest = tmp_path / "sg.yaml"
     manifest.write_text(

@@ -3,7 +3,7 @@
 A memory model raises :class:`PlanError` when it cannot size a configuration. Some of those are start-up refusals
 of the engine itself (a pipeline with more stages than layers, an ``ATTENTION`` value TGI's shards assert against),
 which rule KV502 reports as errors at the setting that causes them, with a fix of their own
-(:func:`kvlint.rules.families.resolution.model_config_unavailable`). The error carries its :class:`Refusal` from
+(:func:`kvlint.rules.families.resolution.model_config_unavailable`). The error carries its :class:`PlanRefusal` from
 where the engine model makes it (:mod:`kvlint.memory.vllm`, :mod:`kvlint.memory.sglang`,
 :mod:`kvlint.memory.sglang_mamba`, :mod:`kvlint.memory.tgi`) through the plan stage
 (:attr:`kvlint.memory.stage.PlanOutcome.refusal`) to the container's result
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["PlanError", "Refusal"]
+__all__ = ["PlanError", "PlanRefusal"]
 
 
-class Refusal(enum.Enum):
+class PlanRefusal(enum.Enum):
     """A start-up refusal of an engine that a memory model recognised (the engine stops before its KV cache is
     sized). Each member names the engine; the message of its :class:`PlanError` quotes the engine's own check."""
 
@@ -56,13 +56,13 @@ class Refusal(enum.Enum):
 class PlanError(ValueError):
     """A plan is impossible (e.g. the model has no KV-holding layers and no state, or no GPU memory total).
 
-    ``refusal`` is the engine's start-up refusal this is (:class:`Refusal`), or None when kvlint merely cannot size
+    ``refusal`` is the engine's start-up refusal this is (:class:`PlanRefusal`), or None when kvlint merely cannot size
     the configuration."""
 
-    def __init__(self, message: str, refusal: Refusal | None = None) -> None:
+    def __init__(self, message: str, refusal: PlanRefusal | None = None) -> None:
         super().__init__(message)
         self.refusal = refusal
 
-    def __reduce__(self) -> tuple[type[PlanError], tuple[str, Refusal | None]]:
+    def __reduce__(self) -> tuple[type[PlanError], tuple[str, PlanRefusal | None]]:
         # an exception pickles its args only: keep the refusal across processes
         return (PlanError, (str(self), self.refusal))

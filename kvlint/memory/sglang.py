@@ -25,7 +25,7 @@ from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
-from kvlint.memory.refusal import PlanError, Refusal
+from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -394,10 +394,10 @@ def cell_size(
 
 #: How a :class:`PlanError` for a pipeline SGLang cannot build begins (KV502 reports it at ``--pp-size``): more stages
 #: than the model has layers, (before 0.5.0) an MLA model over several stages, or (0.5.3 - 0.5.20) a pipeline with
-#: speculative decoding; each has its :class:`~kvlint.memory.refusal.Refusal`
+#: speculative decoding; each has its :class:`~kvlint.memory.refusal.PlanRefusal`
 PP_REFUSED = "--pp-size"
 #: How a :class:`PlanError` for a ``SGLANG_PP_LAYER_PARTITION`` SGLang refuses begins (its
-#: :attr:`~kvlint.memory.refusal.Refusal.SGLANG_PP_PARTITION`, which KV502 reports)
+#: :attr:`~kvlint.memory.refusal.PlanRefusal.SGLANG_PP_PARTITION`, which KV502 reports)
 PP_PARTITION_REFUSED = "SGLANG_PP_LAYER_PARTITION"
 #: From this release the default split gives the remainder layers one each to the last stages
 #: (``get_pp_indices`` of the 0.5.13 – 0.5.23 wheels); 0.4.10 and 0.5.5 give all of it to the last stage (0.5.6 –
@@ -487,12 +487,12 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
 
     * ``make_layers`` asserts ``num_hidden_layers >= pp_size`` while the model is built: more stages than layers
       stop the start-up (AssertionError) — raised here as a :class:`PlanError` starting with :data:`PP_REFUSED`
-      (:attr:`~kvlint.memory.refusal.Refusal.SGLANG_PP_EXCEEDS_LAYERS`).
+      (:attr:`~kvlint.memory.refusal.PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS`).
     * ``SGLANG_PP_LAYER_PARTITION`` (``"8,8,8,8"``), when set (even empty), gives each stage's count: entries that
       are not integers raise ``ValueError("Invalid partition string: …")``, a count other than ``pp`` "len(partitions)=
       N does not match pp_size=P.", a sum other than the layers "sum(partitions)=S does not match num_hidden_layers=L."
       (a :class:`PlanError` starting with :data:`PP_PARTITION_REFUSED`, of
-      :attr:`~kvlint.memory.refusal.Refusal.SGLANG_PP_PARTITION`). With one stage it is ignored from 0.5.19
+      :attr:`~kvlint.memory.refusal.PlanRefusal.SGLANG_PP_PARTITION`). With one stage it is ignored from 0.5.19
       (:data:`PP_PARTITION_IGNORED_ALONE_FROM`).
     * Otherwise ``num_layers // pp`` layers each; the remainder goes to the last stage up to 0.5.5 (0.4.10, 0.5.5),
       one each to the last ``num_layers % pp`` stages from 0.5.13 (:data:`PP_SPREAD_REMAINDER_FROM`).
@@ -506,7 +506,7 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
             f"{PP_REFUSED} {pp} is more pipeline stages than the model's {num_layers} layers: SGLang's make_layers "
             "asserts num_hidden_layers >= pp_size while the model is built (AssertionError), so the scheduler exits "
             "before the KV pool is sized",
-            Refusal.SGLANG_PP_EXCEEDS_LAYERS,
+            PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS,
         )
     raw = env.get(PP_PARTITION_REFUSED)
     if raw is not None and not (pp == 1 and v >= PP_PARTITION_IGNORED_ALONE_FROM):
@@ -518,13 +518,13 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} is not a comma-separated list of layer counts: SGLang's "
                 f"get_pp_indices raises ValueError('Invalid partition string: {shown_raw}') while the model is "
                 "built",
-                Refusal.SGLANG_PP_PARTITION,
+                PlanRefusal.SGLANG_PP_PARTITION,
             ) from None
         if len(parts) != pp:
             raise PlanError(
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} has {len(parts)} entries for {pp} pipeline stage(s): SGLang's "
                 f"get_pp_indices raises ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.')",
-                Refusal.SGLANG_PP_PARTITION,
+                PlanRefusal.SGLANG_PP_PARTITION,
             )
         total = sum(parts)
         if total != num_layers:
@@ -538,13 +538,13 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} sums to {shown} layers, not the model's {num_layers}: "
                 f"SGLang's get_pp_indices raises ValueError('sum(partitions)={shown} does not match "
                 f"num_hidden_layers={num_layers}.')",
-                Refusal.SGLANG_PP_PARTITION,
+                PlanRefusal.SGLANG_PP_PARTITION,
             )
         if any(n < 0 for n in parts):
             raise PlanError(
                 f"{PP_PARTITION_REFUSED}={shown_raw!r} gives a stage a negative layer count, which SGLang does "
                 "not refuse but builds no sensible stage from; kvlint cannot size it",
-                Refusal.SGLANG_PP_PARTITION,
+                PlanRefusal.SGLANG_PP_PARTITION,
             )
         return tuple(parts)
     base, rem = divmod(num_layers, pp)
@@ -1367,7 +1367,7 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with an MLA model: SGLang {v[0]}.{v[1]}.{v[2]} asserts pp_size == 1 when it sizes "
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)",
-                Refusal.SGLANG_PP_MLA,
+                PlanRefusal.SGLANG_PP_MLA,
             )
         spec_alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
         if PP_SPEC_REFUSED[0] <= v <= PP_SPEC_REFUSED[1] and (
@@ -1387,13 +1387,13 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with {what}: SGLang {v[0]}.{v[1]}.{v[2]} refuses to start ('Pipeline parallelism is "
                 f"not compatible with {said}.', server_args.py::ServerArgs.check_server_args; from 0.5.21 pipeline "
                 "parallelism accepts EAGLE, on a PD prefill node or with SGLANG_ENABLE_PP_SPEC)",
-                Refusal.SGLANG_PP_SPECULATIVE if spec_alg else Refusal.SGLANG_PP_MIXED_CHUNK,
+                PlanRefusal.SGLANG_PP_SPECULATIVE if spec_alg else PlanRefusal.SGLANG_PP_MIXED_CHUNK,
             )
         refused = pp_spec_refusal(v, get, serving.env, dp_attention=dp_attention)
         if refused:
             raise PlanError(
                 f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
-                Refusal.SGLANG_PP_SPECULATIVE_SETUP,
+                PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
         stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kvlint.memory.refusal import PlanError, Refusal
+from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.types import ModelSpec
 
 SgVersion = tuple[int, int, int]
@@ -34,7 +34,7 @@ SgVersion = tuple[int, int, int]
 #: schedule.py``, ``fallback=0.9``; only Inkling models override it)
 DEFAULT_FULL_MEMORY_RATIO = 0.9
 #: How :func:`pool_slots`' refusal of a ``--mamba-full-memory-ratio`` begins (its
-#: :attr:`~kvlint.memory.refusal.Refusal.SGLANG_MAMBA_RATIO`, which KV502 reports at the flag)
+#: :attr:`~kvlint.memory.refusal.PlanRefusal.SGLANG_MAMBA_RATIO`, which KV502 reports at the flag)
 RATIO_REFUSED = "--mamba-full-memory-ratio"
 #: SGLang's refusal (0.5.13+) when the state pool's slot count is not positive (``_handle_max_mamba_cache``, in
 #: the files named above), which KV701 quotes with the computed ``max_mamba_cache_size``
@@ -325,7 +325,7 @@ def pool_slots(
     bytes: slots (+ 1 from 0.5.17) × ``per_req``.
 
     Raises:
-        PlanError: (a ValueError) of :attr:`~kvlint.memory.refusal.Refusal.SGLANG_MAMBA_RATIO`: the ratio split
+        PlanError: (a ValueError) of :attr:`~kvlint.memory.refusal.PlanRefusal.SGLANG_MAMBA_RATIO`: the ratio split
             with a ``full_memory_ratio`` that is not positive and finite (SGLang's slot count is then not positive,
             its division fails, or it is not a number: it does not start).
     """
@@ -343,7 +343,7 @@ def pool_slots(
                 f"{RATIO_REFUSED} {full_memory_ratio:g} is not a positive finite number: SGLang sizes the "
                 "hybrid state pool as rest x r / (1 + r) from it, which is then not a positive size (or not a "
                 "number), and does not start",
-                Refusal.SGLANG_MAMBA_RATIO,
+                PlanRefusal.SGLANG_MAMBA_RATIO,
             )
         budget = rest_bytes * full_memory_ratio / (1 + full_memory_ratio)  # negative when nothing is left
         k = int((budget - per_req * pad) // per_req) if per_req > 0 else 0

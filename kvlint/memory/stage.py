@@ -22,7 +22,7 @@ import kvlint.models as _models
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX
-from kvlint.memory.refusal import Refusal
+from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     SglangPrelude,
@@ -79,7 +79,7 @@ class PlanOutcome:
         detail: the engine's full plan (``plan`` plus the engine's own figures: fit check, warmup, pool), or
             None when the model or GPU is unknown or the memory model cannot size this configuration.
         error: why there is no plan although model and GPU are known (shown by KV501/KV502/KV503).
-        refusal: the engine's start-up refusal ``error`` states (:class:`~kvlint.memory.refusal.Refusal`, from the
+        refusal: the engine's start-up refusal ``error`` states (:class:`~kvlint.memory.refusal.PlanRefusal`, from the
             memory model's :class:`~kvlint.memory.refusal.PlanError`), or None; KV502 reports it by this kind.
         model_note: a note about the model to show beside it (a speculative draft that could not be
             resolved and was planned without).
@@ -89,7 +89,7 @@ class PlanOutcome:
     detail: PlanDetail | None = None
     error: str | None = None
     model_note: str | None = None
-    refusal: Refusal | None = None
+    refusal: PlanRefusal | None = None
 
     @property
     def plan(self) -> MemoryPlan | None:

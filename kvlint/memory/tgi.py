@@ -30,7 +30,7 @@ from typing import Any
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
-from kvlint.memory.refusal import PlanError, Refusal
+from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -116,7 +116,7 @@ _FP16_QUANT = frozenset({"awq", "exl2", "gptq", "marlin"})
 #: Model types whose launcher default ``max_batch_prefill_tokens`` is not 4096 (HEAD launcher ``Config``).
 _MODEL_PREFILL_DEFAULT = {"qwen2_vl": 10000, "qwen2_5_vl": 10000, "gemma3": 8000}
 #: The start of the plan error for an ``ATTENTION`` value TGI's shards refuse (:func:`resolve_attention`), whose
-#: :attr:`~kvlint.memory.refusal.Refusal.TGI_ATTENTION` KV502 reports as an error at the variable.
+#: :attr:`~kvlint.memory.refusal.PlanRefusal.TGI_ATTENTION` KV502 reports as an error at the variable.
 ATTENTION_REFUSED = "ATTENTION="
 
 #: BLOCK_SIZE per attention backend (``models/globals.py``).
@@ -306,7 +306,7 @@ def resolve_attention(
                 f"{ATTENTION_REFUSED}{forced!r} is refused by TGI {'.'.join(map(str, v))}'s shards: \"Attention is not "
                 f'valid {forced}, expected {{{", ".join(repr(b) for b in expected)}}}" '
                 "(server/text_generation_server/models/globals.py)",
-                Refusal.TGI_ATTENTION,
+                PlanRefusal.TGI_ATTENTION,
             )
         return forced, f"ATTENTION={forced}"
     cc_major = None

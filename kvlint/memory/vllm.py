@@ -40,7 +40,7 @@ from kvlint.memory.lora import (
 )
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
-from kvlint.memory.refusal import PlanError, Refusal
+from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
     Version,
     capacity_is_concurrency_times_len,
@@ -69,7 +69,7 @@ GiB = 1 << 30
 
 
 #: How a :class:`PlanError` for more pipeline stages than the model has layers begins (its
-#: :attr:`~kvlint.memory.refusal.Refusal.VLLM_PP_EXCEEDS_LAYERS`, which KV502 reports at the pipeline-parallel size:
+#: :attr:`~kvlint.memory.refusal.PlanRefusal.VLLM_PP_EXCEEDS_LAYERS`, which KV502 reports at the pipeline-parallel size:
 #: :func:`kvlint.rules.families.resolution.model_config_unavailable`).
 PP_EXCEEDS_LAYERS = "--pipeline-parallel-size"
 #: How the plan's note for a ``--max-model-len`` above the length vLLM derives from config.json ends without
@@ -79,7 +79,7 @@ ABOVE_DERIVED_REFUSED = ": vLLM refuses to start (E6)"
 #: vLLM's environment variable naming each pipeline stage's layer count (``get_pp_indices``)
 PP_PARTITION_ENV = "VLLM_PP_LAYER_PARTITION"
 #: How a :class:`PlanError` for a ``VLLM_PP_LAYER_PARTITION`` vLLM refuses begins (its
-#: :attr:`~kvlint.memory.refusal.Refusal.VLLM_PP_PARTITION`, which KV502 reports): :func:`pp_partition_refused`
+#: :attr:`~kvlint.memory.refusal.PlanRefusal.VLLM_PP_PARTITION`, which KV502 reports): :func:`pp_partition_refused`
 PP_PARTITION_REFUSED = PP_PARTITION_ENV
 
 
@@ -656,7 +656,7 @@ def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> st
     sized. An entry of 0 passes those checks but builds a stage with no layer, refused as :func:`pp_exceeds_layers`
     refuses the default split's empty stages. kvlint took such a value for the default split, and sized negative or huge entries as layer counts
     (a stage of 10^21 layers). The text starts with :data:`PP_PARTITION_REFUSED` and ``=``; the plan raises it as
-    a :class:`PlanError` of :attr:`~kvlint.memory.refusal.Refusal.VLLM_PP_PARTITION` (KV502 reports it)."""
+    a :class:`PlanError` of :attr:`~kvlint.memory.refusal.PlanRefusal.VLLM_PP_PARTITION` (KV502 reports it)."""
     raw = settings.pp_layer_partition_env
     if raw is None and settings.pp_layer_partition is not None:
         raw = ",".join(str(n) for n in settings.pp_layer_partition)
@@ -873,7 +873,7 @@ def _expert_fraction(model: ModelSpec) -> float:
 _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
 
 #: How a :class:`PlanError` for a ``--speculative-config`` vLLM refuses with this model begins (its
-#: :attr:`~kvlint.memory.refusal.Refusal.VLLM_MTP_COUNT`, which KV502 reports at the flag)
+#: :attr:`~kvlint.memory.refusal.PlanRefusal.VLLM_MTP_COUNT`, which KV502 reports at the flag)
 SPEC_REFUSED = "--speculative-config"
 
 
@@ -888,7 +888,7 @@ def mtp_count_refusal(settings: VllmSettings, facts: ModelFacts) -> str | None:
     divisibility for MTP module reuse"; ``SpeculativeConfig.__post_init__`` in 0.9.2, 0.10.1, 0.11.0, 0.12.0, 0.13.0
     and 0.26.0, ``SpeculatorConfig.resolve_num_speculative_tokens`` in 0.34.0). The message starts with
     :data:`SPEC_REFUSED`; the plan raises it as a :class:`PlanError` of
-    :attr:`~kvlint.memory.refusal.Refusal.VLLM_MTP_COUNT`."""
+    :attr:`~kvlint.memory.refusal.PlanRefusal.VLLM_MTP_COUNT`."""
     k = settings.num_speculative_tokens
     if not k or settings.speculative_model is not None or settings.speculative_model_id:
         return None
@@ -1519,13 +1519,13 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     # get_pp_indices checks the partition first, then builds the stages (an empty stage past the layers)
     refused = pp_partition_refused(model.num_layers, pp, settings)
     if refused:
-        raise PlanError(refused, Refusal.VLLM_PP_PARTITION)
+        raise PlanError(refused, PlanRefusal.VLLM_PP_PARTITION)
     refused = pp_exceeds_layers(model.num_layers, pp)
     if refused:
-        raise PlanError(refused, Refusal.VLLM_PP_EXCEEDS_LAYERS)
+        raise PlanError(refused, PlanRefusal.VLLM_PP_EXCEEDS_LAYERS)
     refused = mtp_count_refusal(settings, facts)
     if refused:
-        raise PlanError(refused, Refusal.VLLM_MTP_COUNT)
+        raise PlanError(refused, PlanRefusal.VLLM_MTP_COUNT)
     split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
     pp_notes: tuple[str, ...] = ()
     if pp > 1:

@@ -20,7 +20,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
-from kvlint.memory.refusal import Refusal
+from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
@@ -40,25 +40,25 @@ from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: KV502's fix for each pipeline SGLang refuses (``{layers}``: the model's decoder layers)
 _SGLANG_PP_FIX = {
-    Refusal.SGLANG_PP_PARTITION: f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage "
+    PlanRefusal.SGLANG_PP_PARTITION: f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage "
     "summing to the model's {layers} layers, or unset it for SGLang's even split",
-    Refusal.SGLANG_PP_EXCEEDS_LAYERS: "set --pp-size to at most {layers} (the model's layers) and spread the GPUs "
+    PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS: "set --pp-size to at most {layers} (the model's layers) and spread the GPUs "
     "with --tp-size",
-    Refusal.SGLANG_PP_MLA: "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang "
+    PlanRefusal.SGLANG_PP_MLA: "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang "
     "0.5.5 or later",
     # 0.5.3 - 0.5.20 assert speculative_algorithm is None with pp > 1; 0.5.21 accepts EAGLE
     # (kvlint.memory.sglang.PP_SPEC_REFUSED)
-    Refusal.SGLANG_PP_SPECULATIVE: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with "
+    PlanRefusal.SGLANG_PP_SPECULATIVE: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with "
     "--tp-size); SGLang 0.5.21 and later accept EAGLE with pipeline parallelism on a PD prefill node or with "
     "SGLANG_ENABLE_PP_SPEC",
     # 0.5.21 and later: check_pipeline_parallel_compat (kvlint.memory.sglang.pp_spec_refusal); the message says which
     # condition failed
-    Refusal.SGLANG_PP_SPECULATIVE_SETUP: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs "
+    PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs "
     "with --tp-size); with pipeline parallelism SGLang accepts EAGLE (not multi-layer) on a PD prefill node or with "
     "SGLANG_ENABLE_PP_SPEC set (then without --disaggregation-mode, --speculative-adaptive or DP attention), and "
     "DSPARK on a PD prefill node",
     # the same assert refuses mixed chunked prefill up to 0.5.10 (kvlint.memory.sglang.PP_MIXED_CHUNK_REFUSED_UNTIL)
-    Refusal.SGLANG_PP_MIXED_CHUNK: "drop --enable-mixed-chunk, or serve with --pp-size 1 (spread the GPUs with "
+    PlanRefusal.SGLANG_PP_MIXED_CHUNK: "drop --enable-mixed-chunk, or serve with --pp-size 1 (spread the GPUs with "
     "--tp-size); SGLang 0.5.11 and later accept it with pipeline parallelism",
 }
 
@@ -420,7 +420,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
         refusal = cr.plan_refusal
-        if refusal is Refusal.SGLANG_MAMBA_RATIO:
+        if refusal is PlanRefusal.SGLANG_MAMBA_RATIO:
             # a hybrid model's state pool sized from a ratio SGLang cannot size it with: it does not start
             ratio = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
             yield ctx.finding(
@@ -431,7 +431,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if refusal is Refusal.TGI_ATTENTION:
+        if refusal is PlanRefusal.TGI_ATTENTION:
             # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
             yield ctx.finding(
                 f"{cr.model.id} on TGI: {cr.plan_error}",
@@ -451,7 +451,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if refusal is Refusal.VLLM_MTP_COUNT:
+        if refusal is PlanRefusal.VLLM_MTP_COUNT:
             # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
             n = model_facts(cr.model).mtp_config_layers
             yield ctx.finding(
@@ -461,7 +461,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if refusal is Refusal.VLLM_PP_PARTITION:
+        if refusal is PlanRefusal.VLLM_PP_PARTITION:
             # a VLLM_PP_LAYER_PARTITION vLLM refuses (kvlint.memory.vllm.pp_partition_refused): it stops while loading
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
@@ -473,7 +473,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
-        if refusal is Refusal.VLLM_PP_EXCEEDS_LAYERS:
+        if refusal is PlanRefusal.VLLM_PP_EXCEEDS_LAYERS:
             # more pipeline stages than layers: stages without a layer, whose GPUs hold no KV cache
             layers = cr.model.num_layers
             kaito = any(
