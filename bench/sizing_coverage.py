@@ -10,7 +10,10 @@ For each set (default: ../shared/corpus/manifests and fixtures/collected) it run
 * the share of the public Hugging Face model ids named in the set that resolve offline
   (:mod:`bench.model_coverage`'s classification).
 
-Usage: python bench/sizing_coverage.py [SET ...] [--json]
+With ``--list`` it also lists each serving container not sized, grouped by reason: its file and line, object,
+container, model, and the KV501/KV502/KV503 findings that say why (rule, severity, the first line of the message).
+
+Usage: python bench/sizing_coverage.py [SET ...] [--json] [--list]
 """
 
 from __future__ import annotations
@@ -56,6 +59,27 @@ def sizing(path: Path) -> dict[str, Any]:
     serving = [w for w in report["workloads"] if w.get("engine")]
     planned = sum(1 for w in serving if w.get("plan") or w.get("fleet"))
     models = coverage([str(path)])
+    unsized = [
+        {
+            "reason": w["sizing"],
+            "file": w["file"],
+            "line": w["line"],
+            "object": f"{w['kind']}/{w['name']}",
+            "container": w["container"],
+            "model": w["model"],
+            "why": [
+                f"{d['rule']} {d['severity']}: {d['message'].splitlines()[0]}"
+                for d in report["diagnostics"]
+                if d["rule"] in ("KV501", "KV502", "KV503")
+                and d.get("file") == w["file"]
+                and d.get("object", "").split("/")[-1] == w["name"]
+                and d.get("container") in (None, "", w["container"])
+            ],
+        }
+        for w in serving
+        if w.get("sizing") not in ("plan", "fleet", "leader")
+    ]
+    unsized.sort(key=lambda u: (u["reason"], u["file"], u["line"] or 0))
     return {
         "set": str(path),
         "serving": len(serving),
@@ -65,6 +89,7 @@ def sizing(path: Path) -> dict[str, Any]:
         "hub_ids": models["hub_ids"],
         "hub_ids_resolved": models["resolved"],
         "hub_ids_pct": round(100 * models["resolved"] / models["hub_ids"], 1) if models["hub_ids"] else 0.0,
+        "unsized": unsized,
     }
 
 
@@ -72,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="*", type=Path, default=DEFAULT_SETS)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--list", action="store_true", help="list each serving container not sized, with why")
     args = ap.parse_args(argv)
     rows = [sizing(p) for p in args.sets if p.exists()]
     if args.json:
@@ -89,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  public hub model ids resolved offline: {r['hub_ids_resolved']} of {r['hub_ids']} ({r['hub_ids_pct']} %)"
         )
+        if args.list:
+            for u in r["unsized"]:
+                print(
+                    f"    {u['reason']}: {u['file']}:{u['line']} {u['object']} [{u['container']}] model={u['model']}"
+                )
+                for why in u["why"]:
+                    print(f"      {why}")
     if len(rows) > 1:
         pooled = coverage([r["set"] for r in rows])
         print(

@@ -21,7 +21,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
   KV501 info);
 * ``parallel size unknown`` -- a tensor/pipeline/data-parallel size or shard count is set to a value kvlint
   cannot resolve (``--tensor-parallel-size $(TP)`` with ``TP`` from a Secret or a fieldRef): each GPU's share of
-  the model depends on it, and the engine default of 1 is not assumed (KV503 warning at the flag);
+  the model depends on it, and the engine default of 1 is not assumed (KV503 warning at the flag); in a
+  serving-runtime template or LLMInferenceServiceConfig preset the service sets it, and the reason is
+  ``runtime template`` (KV503 info), even when the template names its model;
 * ``GPU unknown`` -- nothing names the GPU and the fleet could not be planned either (KV501);
 * ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
 
@@ -102,7 +104,10 @@ def sizing_of(cr: ContainerResult) -> str:
         placeholder = "{{" in s.model.value or "${" in s.model.value or path_placeholder(s.model.value)
         return "template not rendered" if placeholder else "model unknown"
     if unresolved_sizes(s):
-        return "parallel size unknown"
+        # a serving-runtime template (or LLMInferenceServiceConfig preset) that names its model still takes its
+        # parallel sizes from the service that uses it: KServe fills them in (KV503 info: "the service that uses
+        # this runtime template sets it"), so the template's reason, not a size the user left unresolved
+        return "runtime template" if _is_runtime_template(cr) else "parallel size unknown"
     acc = cr.placement.accelerator if cr.placement else None
     if acc is None:
         return "GPU unknown"

@@ -877,6 +877,36 @@ def test_fp8_block_build_of_a_bf16_release_is_derived_and_sized():
     assert all(cr.plan is not None or cr.fleet is not None for cr in res.containers)
 
 
+def test_qwen3_coder_30b_a3b_is_catalogued_and_sizes_kserves_tool_calling_sample():
+    """Qwen/Qwen3-Coder-30B-A3B-Instruct (github-model-dirs.yaml: the config lucienhuangfu/eLLM first committed,
+    before its test edits) resolves offline to its stored shape, and KServe's agentic tool-calling sample, which
+    serves the -FP8 build, is sized against the fleet from it (KV505: derived from the name) instead of "model
+    unknown" (KV502)."""
+    from kvlint.pipeline import Options, run_check
+
+    base = "Qwen/Qwen3-Coder-30B-A3B-Instruct"
+    entry = catalogue.lookup(base)
+    assert entry is not None
+    cfg, _ = catalogue.load_config(entry)
+    spec = resolve_model(base, allow_hub=False)
+    assert spec.num_layers == cfg["num_hidden_layers"] and spec.num_kv_heads == cfg["num_key_value_heads"]
+    assert spec.max_position_embeddings == cfg["max_position_embeddings"]
+    assert (spec.num_experts, spec.moe_intermediate_size) == (
+        cfg["num_experts"],
+        cfg["moe_intermediate_size"],
+    )
+    path = (
+        ROOT
+        / "fixtures"
+        / "collected"
+        / "kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__llmisvc-single-gpu.yaml"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == base + "-FP8" and cr.fleet
+
+
 @pytest.mark.parametrize("model_id", ["google/gemma-4-26B-A4B", "nvidia/Gemma-4-31B-IT-NVFP4"])
 def test_gemma4_full_attention_layers_use_the_global_head_shape(model_id):
     """vLLM's Gemma4DecoderLayer gives full-attention layers head_dim = global_head_dim and, with

@@ -197,3 +197,23 @@ def test_the_parser_told_of_a_runtime_template_says_the_service_sets_the_size() 
                 parse.__name__,
                 notes,
             )
+
+
+def test_a_preset_that_names_its_model_leaves_its_sizes_to_the_service() -> None:
+    """An LLMInferenceServiceConfig preset may name its model (fixtures/collected's kserve-llmisvc-e2e-gpt-oss
+    pd-disagg preset: ``spec.model.name: RedHatAI/gpt-oss-20b``) and still leave ``--tensor-parallel-size
+    {{ .Spec.Parallelism.Tensor }}`` to the LLMInferenceService KServe merges it under: each of its containers
+    is "runtime template" (the KV503 note says the service sets the size), not "parallel size unknown", the
+    reason of a size the user left unresolved in a workload that runs as written."""
+    chart = ROOT / "fixtures/collected/charts/kserve-llmisvc-e2e-gpt-oss/llmisvc_config_pd_disagg.yaml"
+    presets = (
+        ROOT / "fixtures/collected/kserve__kserve__config__llmisvcconfig__config-llm-prefill-template.yaml"
+    )
+    result = run_check([str(chart), str(presets)], Options(allow_hub=False))
+    mine = [cr for cr in result.containers if cr.workload.name == "llmisvc-config-pd-disagg"]
+    assert mine and all(cr.model is not None and cr.serving.unresolved for cr in mine)
+    notes = [d for d in result.diagnostics if d.rule == "KV503" and "--tensor-parallel-size" in d.message]
+    assert notes and all(
+        d.severity == "info" and "the service that uses this runtime" in d.message for d in notes
+    )
+    assert {sizing_of(cr) for cr in mine} == {"runtime template"}

@@ -93,14 +93,30 @@ def test_kv403_offers_only_parallel_sizes_the_engine_accepts(tmp_path: Path) -> 
     assert d.fix == "request 2 GPU(s), or set tensor-parallel-size 4 or data-parallel-size 2 to use all 4"
 
 
-def test_kv403_on_neuron_says_the_raised_tp_must_divide_the_heads() -> None:
-    """vLLM on inf2.24xlarge: 12 NeuronCores requested, TP 8 used. The model (a local path) is not known, so
-    'raise tensor-parallel-size to 12' cannot be checked against its heads (vLLM's ModelConfig check holds on
-    Neuron too): the fix says so instead of offering it as is."""
-    d = _kv403(
+def test_kv403_on_neuron_says_the_raised_tp_must_divide_the_heads(tmp_path: Path) -> None:
+    """vLLM on inf2.24xlarge: 12 NeuronCores requested, TP 8 used. Its --model path
+    /models/Qwen3-Coder-30B-A3B-Instruct (where its init container downloads Qwen/Qwen3-Coder-30B-A3B-Instruct)
+    names that catalogued model, whose attention heads 12 does not divide (vLLM's ModelConfig check holds on
+    Neuron too): only the NeuronCore request is offered. With the model unknown (the same manifest with the path
+    renamed, made up for the test), 'raise tensor-parallel-size to 12' cannot be checked against its heads: the
+    fix says so instead of offering it as is."""
+    from kvlint.models import catalogue
+
+    real = (
         COLLECTED
         / "manu-joy__rosa-llm-driven-deployment__code-server-workbench__vllm-qwen3-coder-deployment.yaml"
     )
+    entry = catalogue.lookup("Qwen/Qwen3-Coder-30B-A3B-Instruct")
+    assert entry is not None and catalogue.load_config(entry)[0]["num_attention_heads"] % 12 != 0
+    d = _kv403(real)
+    assert d.fix == "request 8 NeuronCores (aws.amazon.com/neuroncore)"
+    text = real.read_text()
+    assert '--model="/models/Qwen3-Coder-30B-A3B-Instruct"' in text
+    renamed = tmp_path / "renamed.yaml"
+    renamed.write_text(
+        text.replace('--model="/models/Qwen3-Coder-30B-A3B-Instruct"', '--model="/models/my-coder"')
+    )
+    d = _kv403(renamed)
     assert d.fix.endswith("raise tensor-parallel-size to 12 (if it divides the model's attention heads)")
 
 
