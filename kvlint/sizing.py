@@ -101,7 +101,8 @@ def sizing_of(cr: ContainerResult) -> str:
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
         if runtime_names_model(cr.workload) is not None:
-            return "model unknown"  # the model it names for itself (KV505, kvlint.io/model) has no config here
+            # the model it names for itself (KV505, kvlint.io/model) has no config here
+            return "model unknown"
         return "runtime template"  # its model and resources come from the InferenceService that uses it
     # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first
     why = unsized_whatever_model(s, cr.placement)

@@ -33,7 +33,9 @@ def test_probes_at_pod_level_are_moved_into_the_container() -> None:
     assert set(found) == {"livenessProbe", "readinessProbe"}, found
     for key, d in found.items():
         assert "field of a container" in d.message, d.message
-        assert d.fix == f"move '{key}' into the container 'vllm-container' (under containers:, beside its image)"
+        assert (
+            d.fix == f"move '{key}' into the container 'vllm-container' (under containers:, beside its image)"
+        )
         assert "readinessGates" not in d.message + d.fix
         assert d.severity == "warning"
 
@@ -46,7 +48,10 @@ def test_pod_field_inside_a_container_is_moved_out() -> None:
     found = _kv005(run_documents(load_text(derived, "derived.yaml"), OPTS))
     d = found["nodeSelector"]
     assert "field of the pod spec" in d.message, d.message
-    assert d.fix == "move 'nodeSelector' out of container 'vllm-container', up to the pod spec (beside containers:)"
+    assert (
+        d.fix
+        == "move 'nodeSelector' out of container 'vllm-container', up to the pod spec (beside containers:)"
+    )
 
 
 def test_a_misspelt_field_still_gets_its_nearest_name() -> None:

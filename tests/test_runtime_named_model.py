@@ -47,7 +47,9 @@ def test_ome_runtime_naming_an_uncatalogued_model_says_its_config_is_missing() -
     assert "kvlint models pull BAAI/bge-reranker-v2-m3" in d.fix, d.fix
     assert "supplied by" not in d.message and d.severity == "warning"
     (note,) = [d for d in r.diagnostics if d.rule == "KV505"]
-    assert note.message.startswith("kvlint sizes this ClusterServingRuntime on the model it names"), note.message
+    assert note.message.startswith("kvlint sizes this ClusterServingRuntime on the model it names"), (
+        note.message
+    )
 
 
 def test_ome_runtime_naming_a_catalogued_model_is_still_sized() -> None:
