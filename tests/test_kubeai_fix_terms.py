@@ -39,6 +39,22 @@ def test_gpu_count_in_a_fix_is_said_as_the_resource_profile_count() -> None:
     ), d.fix
 
 
+def test_kv403_gpu_count_is_said_as_the_resource_profile_count() -> None:
+    """KV403's "request 1 GPU(s)" on the 70B Model given two H100s (its resourceProfile's count changed from 1 to 2,
+    the one change) and no tensor parallelism."""
+    from kvlint.load import load_text
+    from kvlint.pipeline import run_documents
+
+    text = BENCH_70B.read_text()
+    assert text.count("nvidia-gpu-h100:1") == 1
+    r = run_documents(load_text(text.replace("nvidia-gpu-h100:1", "nvidia-gpu-h100:2"), "model.yaml"), OPTS)
+    (d,) = [d for d in r.diagnostics if d.rule == "KV403"]
+    assert d.fix.startswith("request 1 GPU(s)"), d.fix
+    assert (
+        "(for this KubeAI Model: the GPUs per pod are the count after the colon of resourceProfile" in d.fix
+    )
+
+
 def test_node_selector_in_a_fix_is_said_as_the_profiles_node_selector() -> None:
     d = _one(RTX4070, "KV501")
     assert d.fix.startswith("add a nodeSelector"), d.fix

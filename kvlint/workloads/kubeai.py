@@ -64,7 +64,9 @@ KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
 #: that names them by :func:`kvlint.pipeline.in_values_terms`.
 KUBEAI_MODEL_TERMS: tuple[ValuesTerm, ...] = (
     ValuesTerm(
-        re.compile(r"GPUs per pod|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"),
+        re.compile(
+            r"GPUs per pod|request [\d,]+ GPU\(s\)|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"
+        ),
         "the GPUs per pod are the count after the colon of resourceProfile, as in nvidia-gpu-h100:2",
         heading="for this KubeAI Model",
     ),
