@@ -231,6 +231,7 @@ def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[ValuesTerm]) ->
             continue
         taken: list[tuple[int, int]] = []
         said: list[str] = []
+        heading = ""
         for term in terms:
             for m in term.pattern.finditer(d.fix):
                 if term.only is not None and m.group() not in term.only:
@@ -238,9 +239,10 @@ def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[ValuesTerm]) ->
                 if any(a < m.end() and m.start() < b for a, b in taken):
                     continue
                 taken.append(m.span())
+                heading = heading or term.heading
                 if term.phrase not in said:
                     said.append(term.phrase)
-        out.append(replaced(d, fix=f"{d.fix} (in these values: {'; '.join(said)})") if said else d)
+        out.append(replaced(d, fix=f"{d.fix} ({heading}: {'; '.join(said)})") if said else d)
     return out
 
 

@@ -350,11 +350,16 @@ class RepeatedSetting(OptionFinding):
 class ValuesTerm:
     """What a rule's fix names (an engine flag, a PodSpec field), said in the terms of the chart values a
     workload was built from: where ``pattern`` matches the fix (and the matched text is one of ``only``, when
-    given), ``phrase`` is added (:func:`kvlint.pipeline.in_values_terms`)."""
+    given), ``phrase`` is added (:func:`kvlint.pipeline.in_values_terms`) after ``heading``. Also used for an
+    operator object whose pod kvlint builds (a KubeAI Model): the fix names a PodSpec field the user does not
+    write."""
 
     pattern: re.Pattern[str]
     phrase: str
     only: frozenset[str] | None = None
+    #: what the phrases are introduced with in the fix: chart values' "in these values", an operator
+    #: object's own ("for this KubeAI Model"); the first matching term's is used
+    heading: str = "in these values"
 
 
 @direct_init

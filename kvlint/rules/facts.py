@@ -19,6 +19,7 @@ __all__ = [
     "image_platform",
     "is_runtime_template",
     "memory_limit",
+    "runtime_names_model",
     "model_weight_bytes",
     "resource_value",
     "to_int",
@@ -51,6 +52,20 @@ def is_runtime_template(w: Workload) -> bool:
             kind = objects[index].get("kind")
             return isinstance(kind, str) and kind in _RUNTIME_TEMPLATE_KINDS
     return False
+
+
+def runtime_names_model(w: Workload) -> str | None:
+    """The model a serving-runtime template names for itself, to be sized on it rather than left to the service
+    that uses it: the user's ``kvlint.io/model`` annotation on the runtime, else the model the operator object
+    names in its own fields (:attr:`~kvlint.types.Workload.derived_model`: an OME runtime's
+    ``--served-model-name`` with the GPUs it declares, :func:`kvlint.workloads.find._ome_named`); None for a
+    runtime that names none (its model is the InferenceService's) and for any other workload."""
+    if not is_runtime_template(w):
+        return None
+    from kvlint.workloads.base import MODEL_ANNOTATION
+
+    named = w.annotations.get(MODEL_ANNOTATION) or w.derived_model
+    return str(named) if named else None
 
 
 def resource_value(container: LDict, resource: str) -> Any:

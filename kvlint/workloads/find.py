@@ -291,7 +291,7 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
         return None
     note = Finding(
         "KV505",
-        f"kvlint sized this {kind} on the model it names, '{named.model_id}' ({named.source}), and the {gpus} "
+        f"kvlint sizes this {kind} on the model it names, '{named.model_id}' ({named.source}), and the {gpus} "
         "it declares: OME runs it with the BaseModel of the OME InferenceService that selects it ($(MODEL_PATH)), "
         "assumed to be that model, and that service's engine/decoder may override the resources",
         named.loc or w.loc or doc.loc,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Mark, Workload
+from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Mark, ValuesTerm, Workload
 from kvlint.values import digits, yaml_text
 from kvlint.workloads.base import (
     env_list,
@@ -53,6 +54,29 @@ KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
     "google-tpu-v5e-2x2": (TPU_RESOURCE, "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
     "google-tpu-v5e-2x4": (TPU_RESOURCE, "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
 }
+
+
+#: What the rules' fixes name in a pod's terms (its GPU count, its nodeSelector), said in a KubeAI Model's: the
+#: Model has neither; its pods' GPUs are ``resourceProfile`` PROFILE:COUNT ("nvidia-gpu-l4:2 - 2x NVIDIA L4
+#: GPUs", substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e api/k8s/v1/model_types.go,
+#: ModelSpec.ResourceProfile), and the profile's nodeSelector (with its GPU resource) is set in the KubeAI
+#: installation's ``resourceProfiles`` (charts/kubeai/values.yaml at the same commit). Appended to each fix
+#: that names them by :func:`kvlint.pipeline.in_values_terms`.
+KUBEAI_MODEL_TERMS: tuple[ValuesTerm, ...] = (
+    ValuesTerm(
+        re.compile(
+            r"GPUs per pod|request [\d,]+ GPU\(s\)|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"
+        ),
+        "the GPUs per pod are the count after the colon of resourceProfile, as in nvidia-gpu-h100:2",
+        heading="for this KubeAI Model",
+    ),
+    ValuesTerm(
+        re.compile(r"nodeSelector"),
+        "which GPU a pod gets is the resource profile's: its nodeSelector is in the resourceProfiles of the "
+        "KubeAI installation's Helm values",
+        heading="for this KubeAI Model",
+    ),
+)
 
 
 # KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
@@ -246,7 +270,7 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]
         accelerator_why=why,
         image_source=image_source,
     )
-    return [replaced(w, chart_args=written)]
+    return [replaced(w, chart_args=written, values_terms=KUBEAI_MODEL_TERMS)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.

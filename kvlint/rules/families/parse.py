@@ -223,6 +223,17 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     for owner, path, key, guess, loc in found:
         where = f"{owner}{'.' + path if path else ''}"
+        moved = _misplaced(owner, path, key, ctx.cr.container_name)
+        if moved is not None:
+            belongs, fix = moved
+            yield ctx.finding(
+                f"'{key}' in {where} is not a Kubernetes field there: it is a field of {belongs}. kubectl apply "
+                "(strict validation, its default) rejects the object with 'unknown field'; tools that do not "
+                "validate drop the key, so its value is never used",
+                loc,
+                fix=fix,
+            )
+            continue
         hint = f"; did you mean '{guess}'?" if guess else ""
         yield ctx.finding(
             f"'{key}' in {where} is not a Kubernetes field{hint} kubectl apply (strict validation, its default) "
@@ -231,3 +242,20 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
             loc,
             fix=f"rename '{key}' to '{guess}'" if guess else f"remove '{key}' or move it where it belongs",
         )
+
+
+def _misplaced(owner: str, path: str, key: str, container: str | None) -> tuple[str, str] | None:
+    """``(what the key is a field of, the fix)`` for an unknown key of the pod spec that is a field of a container
+    (``readinessProbe``, ``resources``, ``args`` written one level too far out), or of a container's top level
+    that is a field of the pod spec (``nodeSelector``, ``tolerations``, ``volumes`` written one level too far in);
+    None for any other key. The field lists are those of ``core/v1`` (:mod:`kvlint.workloads.fields`): a key
+    that is exactly a field name of the other type is moved rather than renamed to the nearest field of its own
+    type (``readinessProbe`` at pod level is not a misspelt ``readinessGates``)."""
+    if path:
+        return None
+    if owner == "the pod spec" and key in known_fields("V1Container"):
+        into = f"the container '{container}'" if container else "the container it is for"
+        return "a container", f"move '{key}' into {into} (under containers:, beside its image)"
+    if owner.startswith("container ") and key in known_fields("V1PodSpec"):
+        return "the pod spec", f"move '{key}' out of {owner}, up to the pod spec (beside containers:)"
+    return None

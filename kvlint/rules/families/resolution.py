@@ -27,7 +27,7 @@ from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
-from kvlint.rules.facts import is_runtime_template
+from kvlint.rules.facts import is_runtime_template, runtime_names_model
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
@@ -295,7 +295,12 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     ):
         return  # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested)
     name = s.model.value
-    if cr.model is None and is_runtime_template(ctx.workload):
+    # a runtime that names its own model (kvlint.io/model, an OME runtime's --served-model-name) is sized on it:
+    # when that model is not found, the reason is its config, as for any container, not the service's model
+    own = runtime_names_model(ctx.workload) if cr.model is None else None
+    if own is not None:
+        name = own
+    elif cr.model is None and is_runtime_template(ctx.workload):
         if any(f.rule == "KV502" for f in ctx.workload.findings):
             return  # the workload stage already said what this template is (an LLMInferenceServiceConfig preset)
         user = (

@@ -1,0 +1,74 @@
+"""A serving-runtime template that names its own model (an OME runtime's ``--served-model-name`` with the GPUs it
+declares, or the user's ``kvlint.io/model`` on a KServe runtime) is sized on that model; when kvlint has no
+config.json for it, "not sized" says so (KV502 "no config.json for model X", with the `kvlint models pull X` fix,
+and "model unknown" in the sizing line) instead of "the model is supplied by the InferenceService that uses it",
+which is not what stopped kvlint and gave the user nothing to do.
+
+Found on OME's SGLang runtimes for BAAI/bge-reranker-v2-m3 and Qwen/Qwen3-Embedding-4B (sgl-project/ome
+config/runtimes/srt/..., fixtures/collected, sources in its INDEX.csv): KV505 said kvlint sized the runtime on the
+model it names while the summary said "not sized: runtime template". The KServe case takes a real ServingRuntime
+of the set (rh-aiservices-bu/llm-on-openshift) and adds the one annotation named in the test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.load import load_text
+from kvlint.models.catalogue import lookup
+from kvlint.pipeline import Options, run_check, run_documents
+from kvlint.sizing import sizing_of
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+RERANKER = COLLECTED / "sgl-project__ome__config__runtimes__srt__BAAI__bge-reranker-v2-m3-rt.yaml"
+KIMI = COLLECTED / "sgl-project__ome__config__runtimes__srt__moonshotai__kimi-k2-instruct-rt.yaml"
+KSERVE = COLLECTED / "rh-aiservices-bu__llm-on-openshift__serving-runtimes__vllm_runtime__vllm-runtime.yaml"
+OPTS = Options(allow_hub=False)
+#: a hub id no catalogue holds (made up for this test)
+ABSENT = "example-org/not-catalogued-8B"
+
+
+def _one(result):  # noqa: ANN202 - ContainerResult
+    (cr,) = result.containers
+    return cr
+
+
+def _kv502(result) -> list:
+    return [d for d in result.diagnostics if d.rule == "KV502"]
+
+
+def test_ome_runtime_naming_an_uncatalogued_model_says_its_config_is_missing() -> None:
+    assert lookup("BAAI/bge-reranker-v2-m3") is None  # the premise: not catalogued
+    r = run_check([str(RERANKER)], OPTS)
+    cr = _one(r)
+    assert cr.model is None and sizing_of(cr) == "model unknown"
+    (d,) = _kv502(r)
+    assert "no config.json for model 'BAAI/bge-reranker-v2-m3'" in d.message, d.message
+    assert "kvlint models pull BAAI/bge-reranker-v2-m3" in d.fix, d.fix
+    assert "supplied by" not in d.message and d.severity == "warning"
+    (note,) = [d for d in r.diagnostics if d.rule == "KV505"]
+    assert note.message.startswith("kvlint sizes this ClusterServingRuntime on the model it names"), (
+        note.message
+    )
+
+
+def test_ome_runtime_naming_a_catalogued_model_is_still_sized() -> None:
+    cr = _one(run_check([str(KIMI)], OPTS))
+    assert cr.model is not None and cr.model.id == "moonshotai/Kimi-K2-Instruct"
+    assert sizing_of(cr) in ("plan", "fleet")
+
+
+def test_kserve_runtime_annotated_with_an_uncatalogued_model() -> None:
+    text = KSERVE.read_text()
+    anchor = "    openshift.io/display-name: vLLM\n"
+    assert text.count(anchor) == 1
+    plain = _one(run_documents(load_text(text, "runtime.yaml"), OPTS))
+    assert sizing_of(plain) == "runtime template"  # no model of its own: the InferenceService's
+    annotated = text.replace(anchor, anchor + f"    kvlint.io/model: {ABSENT}\n")
+    r = run_documents(load_text(annotated, "runtime.yaml"), OPTS)
+    assert sizing_of(_one(r)) == "model unknown"
+    # (the runtime's own note, KV502 info, still says its GPUs come from the service: it requests none)
+    (d,) = [d for d in _kv502(r) if d.severity == "warning"]
+    assert f"no config.json for model '{ABSENT}'" in d.message, d.message
+    assert f"kvlint models pull {ABSENT}" in d.fix, d.fix
+    assert not any("supplied by" in d.message for d in _kv502(r))
