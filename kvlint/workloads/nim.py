@@ -109,7 +109,9 @@ def _nim_workloads(
     facts = _nim_facts(w, spec, image, dra)
     cache_check = None
     if cache is not None:
-        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
+        facts += (
+            f", {nim_cache_clause(cache, _gpus_per_pod(w), profile_named=_named_profile(spec) is not None)}"
+        )
         if gpu_check is None:
             cache_check = nim_cache_gpu_check(cache, w)
     note = nim_note(
@@ -468,14 +470,24 @@ def nim_container_gpu_count(w: Workload, container: Mapping[str, Any]) -> Findin
     return _compared(found, placement.gpus, where, placement.resource, placement.gpus_loc)
 
 
-def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
+def nim_cache_clause(cache: Document, gpus: int | None = None, *, profile_named: bool = False) -> str:
     """What the NIMCache ``cache`` holds, in words, for the note of a NIMService that names it: the profiles its
     ``spec.source.ngc.model`` selects (``profiles``, else the ``engine``, ``precision``, ``tensorParallelism``,
     ``qosProfile`` and ``gpus`` filters; none: every profile of the model puller's image), or the model of a
     Hugging Face or NeMo DataStore source (k8s-nim-operator api/apps/v1alpha1 nimcache_types.go ``ModelSpec``,
     ``NGCSource``, ``DSHFCommonFields``). ``tensorParallelism`` is "the minimum GPUs required" of the cached
     profiles: above ``gpus`` (the NIMService's GPUs per pod) no cached profile fits the pod, and the clause says
-    so."""
+    so.
+
+    Below ``gpus``, when the NIMService names no profile (``profile_named`` False; a named one is compared with
+    the pod's GPUs by KV403, :func:`nim_gpu_count`), the clause says what may follow, as information only: the
+    NIMCache's job caches only profiles whose ``tp`` tag equals ``tensorParallelism`` (k8s-nim-operator
+    internal/nimparser ``v1``/``v2`` profile matching), the operator neither checks the pod's GPUs against them
+    nor adds any when ``spec.resources`` names some (``addGPUResources``), and NIM picks its profile at start-up
+    from the model's whole manifest for the GPUs it sees (NIM LLM docs, Model Profiles and Selection: "NIM
+    selects exactly one profile from the manifest. The selected profile determines which model files are
+    downloaded"), so it either downloads a profile of more GPUs that is not cached, or runs a cached one with the
+    other GPUs idle; which, kvlint cannot tell without the manifest."""
     src = get_in(cache.data, "spec", "source")
     head = f"NIMCache {cache.name}"
     ngc = get_in(src, "ngc")
@@ -515,6 +527,12 @@ def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
         tp = digits(raw_tp) if isinstance(raw_tp, str) and len(raw_tp) < 7 else int_or_none(raw_tp)
         if tp is not None and gpus is not None and tp > gpus:
             clause += f" (they need {tp} GPUs, the pod has {gpus}: no cached profile fits it)"
+        elif tp is not None and gpus is not None and tp < gpus and not profile_named:
+            clause += (
+                f" (they run on {tp} GPU{'s' if tp > 1 else ''}, the pod has {gpus}: NIM picks its profile for "
+                f"{gpus} GPUs from the model's whole manifest, so it may download one that is not cached, or run a "
+                f"cached one with {gpus - tp} GPU{'s' if gpus - tp > 1 else ''} idle)"
+            )
         return clause
     for key in ("hf", "dataStore"):
         named = get_in(src, key, "modelName")
