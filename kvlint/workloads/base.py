@@ -390,7 +390,9 @@ def _with_env(
                 if n in overwrite and n in names and not operator_first:
                     for j, e in enumerate(old):
                         if isinstance(e, dict) and e.get("name") == n:
-                            old[j] = ldict(vl or old_locs[j], [("name", n, loc_of(e, "name")), ("value", v, vl)])
+                            old[j] = ldict(
+                                vl or old_locs[j], [("name", n, loc_of(e, "name")), ("value", v, vl)]
+                            )
                             resolved = True
                             break  # the first entry of that name (UpdateEnvVars stops there)
             add = [(n, v, vl) for n, v, vl in items if operator_first or n not in names]
