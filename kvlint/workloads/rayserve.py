@@ -1027,12 +1027,13 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
 
 def _ray_label(cfg: dict) -> str:
     """The node resource label an LLM config's ``accelerator_type`` asks for (``accelerator_type:<label>``):
-    ``A10`` is read as ``A10G`` (ray-project/ray ``LLMConfig.validate_accelerator_type``, Ray 2.56.0), and
-    ``LLMConfig.ray_accelerator_type`` writes ``_`` as ``-``; "" when not a string."""
+    ``A10`` is read as ``A10G`` (ray-project/ray ``LLMConfig.validate_accelerator_type``, Ray 2.56.0), the rest
+    as written (``VLLMEngineConfig.ray_accelerator_type``, which the bundles use; an older
+    ``LLMConfig.ray_accelerator_type`` wrote ``_`` as ``-``, not followed here); "" when not a string."""
     acc = cfg.get("accelerator_type")
     if not isinstance(acc, str):
         return ""
-    return "A10G" if acc == "A10" else acc.replace("_", "-")
+    return "A10G" if acc == "A10" else acc
 
 
 def _empty(doc: Document, at: Loc | None, findings: list[Finding]) -> Workload:
