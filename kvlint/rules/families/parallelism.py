@@ -365,8 +365,9 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
     GPU engine is held to its worker group's GPUs): vLLM's Neuron platform runs every worker in one process
     whatever executor is asked (vllm-project/vllm ``vllm/platforms/neuron.py::NeuronPlatform.
     check_and_update_config``: ``world_size > 1`` -> ``distributed_executor_backend = "uni"``), and Ray Serve
-    LLM's bundles ask for ``GPU`` or ``CPU``, never Ray's ``neuron_cores`` (ray@2.56.0
-    ``VLLMEngineConfig.placement_bundles`` and ``use_gpu``), so no NeuronCore of another pod is used."""
+    LLM's default bundles ask for ``GPU`` or ``CPU``, never Ray's ``neuron_cores`` (ray@2.56.0
+    ``VLLMEngineConfig.placement_bundles`` and ``use_gpu``; a ``placement_group_config`` is not modelled, KV504),
+    so no NeuronCore of another pod is used."""
     p, lay = ctx.placement, ctx.layout
     assert p is not None and p.gpus is not None and p.resource is not None
     if ctx.engine != "vllm":
