@@ -626,7 +626,12 @@ def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: C
     another, was applied in its place (exemptions allowed) and kvlint can read that model too, so the annotation
     changed what is sized rather than filling in what the pod does not say (KV005 says so, info); None otherwise
     (no annotation, the same model, the annotation not applied, or the pod's own model a path or alias kvlint
-    cannot read, which is what the annotation is for)."""
+    cannot read, which is what the annotation is for).
+
+    Whether kvlint reads the pod's own model is judged from what it holds offline (catalogues, model directories
+    and paths, files beside the manifest), never from the Hub: that model is not sized, and asking the Hub for it
+    cost a request per such pod (the admission webhook's too) and gave a run with the Hub another verdict than
+    one without."""
     ann = w.annotations.get(MODEL_ANNOTATION)
     if not ann or cr.model_annotation_overruled is not None or cr.model is None:
         return None
@@ -634,10 +639,9 @@ def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: C
     if own.strip().casefold() == str(ann).strip().casefold():
         return None
     revision = serving.get("revision")
+    offline = {**_model_sources(options, w.doc.path), "allow_hub": False}
     try:
-        _models.resolve_model(
-            own, revision=str(revision) if revision else None, **_model_sources(options, w.doc.path)
-        )
+        _models.resolve_model(own, revision=str(revision) if revision else None, **offline)
     except Exception:  # ModelUnavailable, or a config kvlint cannot read: the annotation speaks for the pod
         return None
     return own

@@ -282,9 +282,11 @@ def test_worker_gpus_are_checked_against_the_leaders_tp_x_pp() -> None:
 
 def test_llm_d_data_parallel_decode_across_two_pods_is_not_a_gpu_mismatch() -> None:
     r = run("llm-d__llm-d__guides__wide-ep-lws__modelserver__amd__vllm-deepseek-v3__base__decode.yaml")
-    (cr,) = r.containers
-    # --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) with LWS_GROUP_SIZE from leaderWorkerTemplate.size
-    assert (cr.serving.get("data_parallel_size"), cr.serving.get("data_parallel_size_local")) == (16, 8)
+    # no leaderTemplate: the workerTemplate is the leader pod's too (LWS's controller), so the leader and a worker
+    assert [cr.workload.role for cr in r.containers] == ["leader", "worker"]
+    for cr in r.containers:
+        # --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) with LWS_GROUP_SIZE from leaderWorkerTemplate.size
+        assert (cr.serving.get("data_parallel_size"), cr.serving.get("data_parallel_size_local")) == (16, 8)
     assert not by_rule(r, "KV403")
 
 

@@ -205,3 +205,18 @@ def test_lws_env_comes_first_and_replaces_the_containers_own() -> None:
     read = {cr.container_name: cr.serving for cr in result.containers}
     assert read["leader"].get("dist_init_addr") == "sglang-0.sglang.serving:20000"
     assert read["worker"].get("nnodes") == 2 and read["leader"].get("nnodes") == 2
+
+
+def test_a_worker_template_without_leader_template_is_also_the_leader() -> None:
+    """Without a leaderTemplate LWS builds the leader pod from the workerTemplate (kubernetes-sigs/lws
+    pkg/controllers/leaderworkerset_controller.go constructLeaderStatefulSetApplyConfiguration): the template runs
+    as the leader, worker index 0, and as the workers; kvlint read it only as a worker, index 1."""
+    one = (
+        LWS.split("    leaderTemplate:\n")[0]
+        + "    workerTemplate:\n"
+        + LWS.split("    workerTemplate:\n")[1]
+    )
+    one = one.replace('          env: [{name: LWS_WORKER_INDEX, value: "7"}]\n', "")
+    result = run_documents(load_text(one, "lws.yaml"), Options(allow_hub=False))
+    assert [cr.serving.get("node_rank") for cr in result.containers] == [0, 1]
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]

@@ -222,3 +222,28 @@ def test_a_cache_naming_its_profiles_is_not_judged_by_its_tensor_parallelism() -
     assert [d for d in result.diagnostics if d.rule == "KV403"] == []
     selected = run_documents(load_text(service + cache.replace("PROFILES", ""), "nim.yaml"), OFFLINE)
     assert [d.severity for d in selected.diagnostics if d.rule == "KV403"] == ["warning"]
+
+
+def test_a_cache_of_profiles_of_fewer_gpus_than_the_pod_is_said_as_information() -> None:
+    """A NIMCache filtered to tensorParallelism 1 for a pod of 4 GPUs: the operator neither checks nor changes the
+    pod's GPUs (addGPUResources keeps spec.resources), and NIM selects its profile from the whole manifest for the 4
+    GPUs it sees, so it may download an uncached one or leave GPUs idle: said in the info note (no KV403, which
+    would claim one outcome); with a profile named, KV403 compares that profile's GPUs instead and the clause
+    is not given."""
+    service = SERVICE.replace("  env:\n", "  resources:\n    limits:\n      nvidia.com/gpu: 4\n  env:\n")
+    cache = (
+        "---\napiVersion: apps.nvidia.com/v1alpha1\nkind: NIMCache\nmetadata:\n  name: llama-cache\nspec:\n"
+        "  source:\n    ngc:\n      modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3\n"
+        "      model:\n        engine: tensorrt_llm\n        tensorParallelism: '1'\n"
+    )
+    no_profile = service.replace("    - name: NIM_MODEL_PROFILE\n      value: vllm-bf16-tp1\n", "").replace(
+        "      profile: tensorrt_llm-h100-fp8-tp1-throughput\n", ""
+    )
+    assert "profile" not in no_profile.lower()
+    result = run_documents(load_text(no_profile.replace("  env:\n", "") + cache, "nim.yaml"), OFFLINE)
+    facts = _facts(_note(result))
+    assert "they run on 1 GPU, the pod has 4" in facts and "3 GPUs idle" in facts
+    assert [d for d in result.diagnostics if d.rule == "KV403"] == []
+    named = run_documents(load_text(service + cache, "nim.yaml"), OFFLINE)
+    assert "the pod has 4" not in _facts(_note(named))
+    assert [d.severity for d in named.diagnostics if d.rule == "KV403"] == ["warning"]

@@ -184,3 +184,46 @@ def test_inference_service_worker_size_is_checked_too(tmp_path: Path) -> None:
     (d,) = [d for d in _check(path).diagnostics if d.rule == "KV206"]
     assert d.severity == "error" and "spec.engine.worker.size is -1" in d.message
     assert d.loc.line == _line_of(path, "size: -1")
+
+
+# OME edits the runner's env (PARALLELISM_SIZE through UpdateEnvVars: the container's own entry takes OME's value in
+# its place), then LWS creates the pods with its variables at the head of each env, replacing the container's own
+# of the same names (sgl-project/ome utils/container.go; kubernetes-sigs/lws v0.5.1, OME's go.mod). kvlint appended
+# them all and kept the container's values, so a runner's own LWS_GROUP_SIZE or PARALLELISM_SIZE was read, and an
+# entry of its own built on $(LWS_WORKER_INDEX) stayed unresolved.
+_LEADER_ENV = "        env:\n          - name: MC_TE_METRIC\n"
+
+
+def _rdma_leader_env(tmp_path: Path, entries: str, args: tuple[str, str] | None = None):
+    text = RDMA.read_text()
+    assert text.count(_LEADER_ENV) == 2  # the leader's runner, then the worker's
+    text = text.replace(_LEADER_ENV, "        env:\n" + entries + "          - name: MC_TE_METRIC\n", 1)
+    if args is not None:
+        assert text.count(args[0]) >= 1
+        text = text.replace(args[0], args[1], 1)
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    return _check(path)
+
+
+def test_lws_variables_replace_the_runners_own(tmp_path: Path) -> None:
+    result = _rdma_leader_env(tmp_path, '          - name: LWS_GROUP_SIZE\n            value: "1"\n')
+    assert [cr.serving.get("nnodes") for cr in result.containers] == [2, 2]
+
+
+def test_ome_parallelism_size_replaces_the_runners_own(tmp_path: Path) -> None:
+    result = _rdma_leader_env(tmp_path, '          - name: PARALLELISM_SIZE\n            value: "4"\n')
+    assert [cr.serving.get("tp_size") for cr in result.containers] == [16, 16]
+
+
+def test_an_entry_built_on_an_lws_variable_reads_it(tmp_path: Path) -> None:
+    result = _rdma_leader_env(
+        tmp_path,
+        "          - name: RANK\n            value: $(LWS_WORKER_INDEX)\n",
+        (
+            "          - --node-rank\n          - $(LWS_WORKER_INDEX)\n",
+            "          - --node-rank\n          - $(RANK)\n",
+        ),
+    )
+    assert [cr.serving.get("node_rank") for cr in result.containers] == [0, 1]
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]

@@ -73,3 +73,51 @@ def test_without_accelerator_type_the_smallest_gpu_is_planned_and_said() -> None
 def test_one_gpu_type_needs_no_note() -> None:
     acc, gpus, notes = _read(_two_groups("l4").replace("nvidia-a100-80gb", "nvidia-l4"))
     assert acc == "nvidia-l4" and notes == []
+
+
+# Ray labels every A100 node ``A100`` (its NVIDIA detection keeps the model word of the NVML device name:
+# ray-project/ray python/ray/_private/accelerators/nvidia_gpu.py); kvlint read ``accelerator_type: A100`` as the
+# 40 GB part whatever the worker group's nodes were, so an engine on a group of A100 80GB nodes was planned on
+# 40 GB (and, with an L4 group first, on the L4 group's pod and GPU count).
+
+
+def test_a100_label_matches_a_group_of_a100_80gb_nodes() -> None:
+    acc, gpus, notes = _read(_two_groups("l4", "A100"))
+    assert (acc, gpus, notes) == ("nvidia-a100-sxm4-80gb", 8, [])
+
+
+def test_a100_label_on_the_only_gpu_group_takes_its_80gb_nodes() -> None:
+    one = _two_groups("a100", "A100").replace("nvidia-l4", "nvidia-a100-80gb")
+    acc, _gpus, notes = _read(one)
+    assert (acc, notes) == ("nvidia-a100-sxm4-80gb", [])
+
+
+def test_a100_label_on_40gb_and_80gb_groups_plans_the_smaller() -> None:
+    acc, gpus, notes = _read(_two_groups("a100", "A100").replace("nvidia-l4", "nvidia-tesla-a100"))
+    assert (acc, notes) == ("nvidia-a100-sxm4-40gb", [])
+    assert gpus == 4  # the 40 GB group's pod (4 GPUs each)
+
+
+def test_hand_label_of_one_size_does_not_take_the_other() -> None:
+    # A100-40G is put by hand on 40 GB nodes only: a group of 80 GB nodes does not bear it
+    one = _two_groups("a100", "A100-40G").replace("nvidia-l4", "nvidia-a100-80gb")
+    acc, _gpus, _notes = _read(one)
+    assert acc == "nvidia-a100-sxm4-40gb"
+
+
+def test_ray_labels_of_the_catalogue() -> None:
+    from kvlint.accelerators.registry import catalogue
+    from kvlint.workloads.rayserve import ray_gpu_label, ray_label_matches
+
+    accs = list(catalogue().values())
+    a100s = [a for a in accs if a.vendor == "nvidia" and "A100" in a.name]
+    assert len(a100s) >= 4
+    for a in a100s:
+        assert ray_gpu_label(a) == "A100" and ray_label_matches("A100", a)
+        size = "80GB" if "80GB" in a.name else "40GB"
+        assert ray_label_matches(f"A100-{size[:2]}G", a)
+        assert not ray_label_matches(f"A100-{'40' if size == '80GB' else '80'}G", a)
+    assert all(ray_gpu_label(a) is None for a in accs if a.vendor != "nvidia")
+    assert {ray_gpu_label(a) for a in accs if a.vendor == "nvidia" and a.name.startswith("NVIDIA H100")} == {
+        "H100"
+    }

@@ -72,15 +72,22 @@ def test_leaderworkerset_roles_and_group_size():
     assert object_ref(leader) == "LeaderWorkerSet/vllm"
 
 
-def test_leaderworkerset_without_leader_template_reports_worker_once():
+def test_leaderworkerset_without_leader_template_reads_it_as_leader_and_workers():
+    # LWS builds the leader pod from the workerTemplate when there is no leaderTemplate (kubernetes-sigs/lws
+    # leaderworkerset_controller.go constructLeaderStatefulSetApplyConfiguration); it was read as a worker only
     text = (
         "kind: LeaderWorkerSet\nmetadata: {name: x, namespace: ns}\nspec:\n  replicas: 3\n"
         "  leaderWorkerTemplate:\n    size: 4\n    workerTemplate:\n      spec:\n"
         "        containers: [{name: w, image: vllm/vllm-openai}]\n"
     )
     ws = find_workloads(load_text(text, "l.yaml").documents)
-    assert [(w.role, w.group_size, w.replicas) for w in ws] == [("worker", 4, 3)]
+    assert [(w.role, w.group_size, w.replicas) for w in ws] == [("leader", 4, 3), ("worker", 4, 3)]
+    assert ws[1].leader is ws[0]
     assert object_ref(ws[0]) == "LeaderWorkerSet/ns/x"
+    # a group of one pod (size 1, LWS's default) is the leader alone: its worker StatefulSet has 0 replicas
+    for one in (text.replace("size: 4", "size: 1"), text.replace("    size: 4\n", "")):
+        ws = find_workloads(load_text(one, "l.yaml").documents)
+        assert [w.role for w in ws] == ["leader"]
 
 
 POD = "containers: [{name: c, image: img}]"

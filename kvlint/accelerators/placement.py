@@ -21,7 +21,9 @@ Inside a set of node labels the most specific key decides, in this order: ``nvid
 read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
 (``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
 types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), then ``nvidia.com/gpu.memory``
-alone (a GPU not in the catalogue, described by its labels) and last ``amd.com/gpu.vram`` alone. A GFD product
+alone (a GPU not in the catalogue, described by its labels; narrowed by GFD's ``nvidia.com/gpu.family`` and
+compute-capability labels, which never name a GPU themselves: :func:`_arch_narrowed`) and last ``amd.com/gpu.vram``
+alone. A GFD product
 that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settled by ``nvidia.com/gpu.memory``
 when given, else the smaller board is taken and the other kept as a candidate. Label meanings
 and value tables come from the catalogue's ``label_conventions`` (GFD: NVIDIA k8s-device-plugin
@@ -49,6 +51,9 @@ ANNOTATION = "kvlint.io/accelerator"
 
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_MEMORY = "nvidia.com/gpu.memory"
+#: GFD's architecture label (``ampere``, ``hopper``...): read only to narrow the GPUs a ``nvidia.com/gpu.memory``
+#: matches (:func:`_arch_narrowed`), never to name a GPU itself.
+GFD_FAMILY = "nvidia.com/gpu.family"
 GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"
 GKE_TPU = "cloud.google.com/gke-tpu-accelerator"
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
@@ -168,6 +173,47 @@ def _cc(labels: Labels) -> str | None:
     major = _as_int(_first(labels, "nvidia.com/gpu.compute.major"))
     minor = _as_int(_first(labels, "nvidia.com/gpu.compute.minor"))
     return f"{major}.{minor or 0}" if major is not None else None
+
+
+def gfd_families(cc: tuple[int, int] | None) -> frozenset[str]:
+    """The ``nvidia.com/gpu.family`` values GPU feature discovery gives a GPU of compute capability ``cc``, over its
+    releases (NVIDIA/k8s-device-plugin ``internal/lm/resource.go`` ``getArchFamily``: 7.0 - 7.4 ``volta``, 7.5
+    ``turing``, 8.x ``ampere``, 9.x ``hopper``; later releases label 8.9 ``ada-lovelace`` and 10.x / 12.x
+    ``blackwell``, earlier ones gave 8.9 ``ampere`` and Blackwell ``undefined``); empty when unknown."""
+    if cc is None:
+        return frozenset()
+    major, minor = cc
+    named = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper"}
+    if major in named:
+        return frozenset({named[major]})
+    if major == 7:
+        return frozenset({"volta" if minor < 5 else "turing"})
+    if major == 8:
+        return frozenset({"ampere", "ada-lovelace"} if minor >= 9 else {"ampere"})
+    if major in (10, 12):
+        return frozenset({"blackwell"})
+    return frozenset()
+
+
+def _arch_narrowed(accs: list[Accelerator], labels: Labels) -> tuple[list[Accelerator], str | None]:
+    """``accs`` (the GPUs a ``nvidia.com/gpu.memory`` value matches) narrowed by the GFD architecture labels beside
+    it: ``nvidia.com/gpu.family`` (:func:`gfd_families`; ``undefined`` says nothing) and
+    ``nvidia.com/gpu.compute.major``/``.minor``; a GPU whose compute capability the catalogue lacks is kept.
+    Returns the GPUs kept and what narrowed them, in words (None when nothing did)."""
+    families = {v.strip().lower() for v, _ in labels.get(GFD_FAMILY, []) if v.strip().lower() != "undefined"}
+    # both labels, or the minor is not known (a lone major would read as X.0)
+    cc = _cc(labels) if _first(labels, "nvidia.com/gpu.compute.minor") is not None else None
+    said = []
+    kept = list(accs)
+    if families:
+        kept = [a for a in kept if a.cc is None or gfd_families(a.cc) & families]
+        said.append(f"{GFD_FAMILY}={','.join(sorted(families))}")
+    if cc is not None:
+        kept = [a for a in kept if a.cc is None or a.compute_capability == cc]
+        said.append(f"compute capability {cc} (nvidia.com/gpu.compute.major/minor)")
+    if not said or len(kept) == len(accs):
+        return kept, None
+    return kept, " and ".join(said)
 
 
 def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[int | None, str]:
@@ -334,6 +380,13 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if not mib:
             return None
         matches = cat.match_memory_mib(mib)
+        matched = matches
+        matches, narrowed_by = _arch_narrowed(matches, labels)
+        if narrowed_by is not None:
+            c.notes.append(
+                f"{mib} MiB matches {', '.join(a.id for a in matched)}; {narrowed_by} "
+                + (f"leaves {', '.join(a.id for a in matches)}" if matches else "excludes them all")
+            )
         if matches:
             c.acc, c.alts = matches[0], matches[1:]
             names = ", ".join(a.id for a in matches)
@@ -557,6 +610,18 @@ def _filter(cands: list[_Cand], exprs: list[_Expr]) -> list[_Cand]:
             ]
         elif e.op == "DoesNotExist":
             cands = [c for c in cands if c.key != e.key]
+        elif e.op == "In" and e.key == GFD_FAMILY:
+            # the architecture a node of the term has: narrows the GPUs (a memory range's) to those of it
+            families = {v.strip().lower() for v, _ in e.values} - {"undefined"}
+            if families:
+                cands = [
+                    c
+                    for c in cands
+                    if c.acc is None
+                    or c.acc.vendor != "nvidia"
+                    or c.acc.cc is None
+                    or gfd_families(c.acc.cc) & families
+                ]
         elif e.op in ("Gt", "Lt") and e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY):
             bound = _as_int(e.values[0][0]) or 0
             kept = []
@@ -586,7 +651,7 @@ def _eval_term(
         e.text
         for e in exprs
         if e.key in deciding
-        or e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY)
+        or e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY, GFD_FAMILY)
         or (e.op != "In" and e.key in LABEL_ORDER)
     )
     cands: list[_Cand] | None
@@ -743,6 +808,11 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
             vals = ", ".join(v for v, _ in values)
             if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
                 notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
+            elif key == GFD_FAMILY:
+                notes.append(
+                    f"label {key}={vals} names a GPU architecture, not a GPU model: kvlint reads it only to narrow "
+                    f"the GPUs a {GFD_MEMORY} matches (use {ANNOTATION} or --accelerator)"
+                )
             elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
                 notes.append(
                     f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"

@@ -5,7 +5,7 @@ the facts a synthetic workload carries (its :class:`~kvlint.types.Workload` fiel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
@@ -329,6 +329,7 @@ def with_injected_env(
     *,
     init_containers: bool = False,
     operator_first: bool = False,
+    overwrite: Collection[str] = (),
 ) -> LDict:
     """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
     (``(name, value, position of what sets it)``), unless a container defines that name itself; with
@@ -342,7 +343,9 @@ def with_injected_env(
     its value from one (``valueFrom.fieldRef.fieldPath``) gets that value, at the entry's own position, as the
     kubelet would resolve it in those pods. ``init_containers``: the ``initContainers`` get them too (LWS injects
     into both lists, kubernetes-sigs/lws ``pkg/utils/pod/pod_utils.go`` ``AddLWSVariables``; a sidecar init
-    container can run the engine). The loaded objects are not changed."""
+    container can run the engine). ``overwrite``: names whose entry of the container's own, where there is one,
+    takes the injected value in its place (OME's ``UpdateEnvVars``), the others being appended unless the container
+    sets them. The loaded objects are not changed."""
     if not (items or fields):
         return pod_spec
     keys = ("containers", "initContainers") if init_containers else ("containers",)
@@ -353,7 +356,7 @@ def with_injected_env(
             continue
         if ps is None:
             ps = located_copy(pod_spec)
-        ps[key] = _with_env(pod_spec, containers, items, fields, operator_first)
+        ps[key] = _with_env(pod_spec, containers, items, fields, operator_first, overwrite)
     return ps if ps is not None else pod_spec
 
 
@@ -363,6 +366,7 @@ def _with_env(
     items: Sequence[tuple[str, str, Loc | None]],
     fields: Mapping[str, str] | None,
     operator_first: bool = False,
+    overwrite: Collection[str] = (),
 ) -> LList:
     """:func:`with_injected_env` of one container list."""
     new_list = LList(loc=loc_of(containers))
@@ -382,6 +386,15 @@ def _with_env(
                         )
                         resolved = True
             names = _env_names(env)
+            for n, v, vl in items:
+                if n in overwrite and n in names and not operator_first:
+                    for j, e in enumerate(old):
+                        if isinstance(e, dict) and e.get("name") == n:
+                            old[j] = ldict(
+                                vl or old_locs[j], [("name", n, loc_of(e, "name")), ("value", v, vl)]
+                            )
+                            resolved = True
+                            break  # the first entry of that name (UpdateEnvVars stops there)
             add = [(n, v, vl) for n, v, vl in items if operator_first or n not in names]
             if add or resolved:
                 c2 = located_copy(c)

@@ -51,6 +51,7 @@ from kvlint.workloads.ome import (
     injected_env,
     is_ome_runtime,
     named_model,
+    with_ome_env,
     worker_size_finding,
 )
 from kvlint.workloads.ome_select import MAX_COMPARISONS, OmeCatalog, Selection, is_ome, runtime_refusal
@@ -304,7 +305,7 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     # the whole file, or the review, fail)
     count = digits(raw)
     env = injected_env(doc, w, count) if count else []
-    pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
+    pod_spec = with_ome_env(w.pod_spec, env) if env else w.pod_spec
     return replaced(
         w,
         pod_spec=pod_spec,
@@ -1009,7 +1010,7 @@ def ome_isvc_workloads(isvc: Document, catalog: OmeCatalog) -> tuple[list[Worklo
         env = injected_env(merged, w, count) if count else []
         if isinstance(path, str) and path:
             env = [("MODEL_PATH", path, loc_of(get_in(mspec, "storage"), "path") or model_doc.loc), *env]
-        pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
+        pod_spec = with_ome_env(w.pod_spec, env) if env else w.pod_spec
         replicas = int_or_none(get_in(spec, w.path.split(".")[1], "minReplicas"))
         w = replaced(
             w,

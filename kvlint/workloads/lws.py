@@ -154,7 +154,10 @@ def size_findings(lwt: dict, replicas: Any) -> tuple[Finding, ...]:
 
 
 def lws_workloads(doc: Document) -> list[Workload]:
-    """LeaderWorkerSet: leader and worker templates (leader only when declared). A group size LWS refuses, or
+    """LeaderWorkerSet: leader and worker templates. Without a ``leaderTemplate`` the ``workerTemplate`` is the
+    leader pod's template too (LWS API, ``LeaderWorkerTemplate.LeaderTemplate`` is optional and the controller's
+    ``constructLeaderStatefulSetApplyConfiguration`` falls back to ``WorkerTemplate``): it is read as the leader
+    (``LWS_WORKER_INDEX`` 0) and, when ``size`` is above 1, as the workers (index 1). A group size LWS refuses, or
     beyond what kvlint sizes (:func:`size_findings`), gives one workload without containers carrying the
     KV206 finding: no engine is sized on a number no group runs with."""
     spec = get_in(doc.data, "spec")
@@ -175,7 +178,14 @@ def lws_workloads(doc: Document) -> list[Workload]:
         subdomain = f"{name}-0"
     address = f"{name}-0.{subdomain}.{doc.namespace or 'default'}" if name else None
     out = []
-    for key, role in (("leaderTemplate", "leader"), ("workerTemplate", "worker")):
+    # without a leaderTemplate LWS builds the leader pod from the workerTemplate (kubernetes-sigs/lws
+    # pkg/controllers/leaderworkerset_controller.go constructLeaderStatefulSetApplyConfiguration, @060ab4da), so
+    # that template is read as the leader (worker index 0) and, when the group has workers (size above 1, the
+    # default being 1), as the workers too
+    roles: tuple[tuple[str, str], ...] = (("leaderTemplate", "leader"), ("workerTemplate", "worker"))
+    if lwt.get("leaderTemplate") is None:
+        roles = (("workerTemplate", "leader"),) + ((("workerTemplate", "worker"),) if (size or 1) > 1 else ())
+    for key, role in roles:
         tmpl = lwt.get(key)
         ps = get_in(tmpl, "spec")
         if is_pod_spec(ps):

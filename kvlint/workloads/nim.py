@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.gpu_resources import NVIDIA_GPU
-from kvlint.source import Loc, loc_of
+from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
@@ -16,6 +16,7 @@ from kvlint.workloads.base import (
     int_or_none,
     ldict,
     llist,
+    located_copy,
     synthetic_workload,
 )
 from kvlint.workloads.dra import GPU_DEVICE_CLASS, Claims
@@ -74,8 +75,12 @@ def _nim_workloads(
     items: list[tuple[str, Any, Loc | None]] = [("name", "nim", rloc), ("image", image, rloc)]
     own_command = isinstance(spec.get("command"), list) and bool(spec["command"])
     keys = ("command", "args", "env", "resources") if own_command else ("env", "resources")
+    cache = _named_cache(doc, spec, caches)
+    added = _operator_gpus(spec, cache) if own_command and cache is not None else None
     for key in keys:
-        if isinstance(spec.get(key), list if key != "resources" else dict):
+        if key == "resources" and added is not None and added[0] is not None:
+            items.append((key, _with_gpus(spec.get(key), added[0], added[2]), loc_of(spec, key) or added[2]))
+        elif isinstance(spec.get(key), list if key != "resources" else dict):
             items.append((key, spec[key], loc_of(spec, key)))
     container = ldict(loc_of(spec, "image") or rloc, items)
     pod_items: list[tuple[str, Any, Loc | None]] = [
@@ -93,6 +98,8 @@ def _nim_workloads(
     if dra is not None:
         w = replace(w, gpu_source=f"spec.draResources ({dra})")
     if own_command:
+        if added is not None and added[0] is None:
+            w = replace(w, gpu_source=added[1])  # the operator requests them, how many is not said
         return [w]
     gpu_check = nim_gpu_count(w, spec, claims)
     if dra is not None and "ResourceClaim" in dra:
@@ -100,13 +107,11 @@ def _nim_workloads(
         if named is not None:
             dra += f" ({named} {GPU_DEVICE_CLASS} device{'s' if named > 1 else ''} in all, from those among the inputs)"
     facts = _nim_facts(w, spec, image, dra)
-    name = get_in(spec, "storage", "nimCache", "name")
-    cache = caches.get((doc.namespace, name)) if caches and isinstance(name, str) else None
-    if cache is None and caches and isinstance(name, str) and doc.namespace is None:
-        cache = next((d for (_ns, n), d in caches.items() if n == name), None)
     cache_check = None
     if cache is not None:
-        facts += f", {nim_cache_clause(cache, _gpus_per_pod(w))}"
+        facts += (
+            f", {nim_cache_clause(cache, _gpus_per_pod(w), profile_named=_named_profile(spec) is not None)}"
+        )
         if gpu_check is None:
             cache_check = nim_cache_gpu_check(cache, w)
     note = nim_note(
@@ -114,6 +119,108 @@ def _nim_workloads(
     )
     checks = tuple(f for f in (gpu_check, cache_check) if f is not None)
     return [replace(w, findings=(*checks, note))]
+
+
+def _named_cache(doc: Document, spec: dict, caches: NimCaches | None) -> Document | None:
+    """The NIMCache among the inputs that ``storage.nimCache.name`` names: of the NIMService's namespace (the
+    operator looks it up there), or of any namespace when the NIMService names none; None when not among them."""
+    name = get_in(spec, "storage", "nimCache", "name")
+    if not caches or not isinstance(name, str):
+        return None
+    cache = caches.get((doc.namespace, name))
+    if cache is None and doc.namespace is None:
+        cache = next((d for (_ns, n), d in caches.items() if n == name), None)
+    return cache
+
+
+def _cached_profile(cache: Document, profile: str) -> tuple[bool, int | None, str]:
+    """Whether the NIMCache ``cache`` holds the profile named ``profile``, the tensor parallel size the operator
+    reads of it, and where kvlint found it, in words.
+
+    The operator looks the profile up in the NIMCache's ``status.profiles`` (k8s-nim-operator internal/controller/
+    platform/standalone/nimservice.go ``getNIMCacheProfile``: an entry of that ``name``) and takes its GPUs from
+    that entry's ``config`` tags ``tensorParallelism``, else ``tp`` (internal/utils/utils.go
+    ``GetTensorParallelismByProfileTags``), 1 when neither is there (``addGPUResources``). A manifest seldom
+    holds the status; a profile ``spec.source.ngc.model.profiles`` lists is the one the NIMCache's job caches
+    (nimcache_types.go ``ModelSpec.Profiles``), its tensor parallel size then read from its name's ``tp<N>``
+    (:data:`_PROFILE_TP`; unknown, None, for a profile named by its id)."""
+    statuses = get_in(cache.data, "status", "profiles")
+    for entry in statuses if isinstance(statuses, list) else ():
+        if isinstance(entry, dict) and entry.get("name") == profile:
+            config = entry.get("config")
+            raw = None
+            for key in ("tensorParallelism", "tp"):
+                if isinstance(config, dict) and key in config:
+                    raw = config[key]
+                    break
+            if raw is None:
+                return True, 1, f"NIMCache {cache.name} status.profiles (no tp tag: 1)"
+            tp = digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
+            return True, tp, f"NIMCache {cache.name} status.profiles"
+    listed = get_in(cache.data, "spec", "source", "ngc", "model", "profiles")
+    if isinstance(listed, list) and profile in listed:
+        m = _PROFILE_TP.search(profile.lower()) if len(profile) <= 200 else None
+        return True, int(m.group(1)) if m else None, f"NIMCache {cache.name} spec.source.ngc.model.profiles"
+    return False, None, ""
+
+
+def _operator_gpus(spec: dict, cache: Document) -> tuple[int | None, str, Loc | None] | None:
+    """The ``nvidia.com/gpu`` the NIM operator adds to the pod of a NIMService, as ``(count, why, where)``; None
+    when it adds none. The count is None when the operator adds some but kvlint cannot tell how many.
+
+    The operator adds them (k8s-nim-operator internal/controller/platform/standalone/nimservice.go, the
+    reconcile's NIMCache branch and ``addGPUResources``, main of 2026-08) whatever the container's command, when
+    all hold: ``storage.nimCache.profile`` names a profile (it also becomes ``NIM_MODEL_PROFILE``); the NIMCache
+    is an NGC one without ``modelEndpoint`` (nimcache_types.go ``IsOptimizedNIM``); that profile is cached
+    (:func:`_cached_profile`); ``spec.draResources`` is empty; ``spec.resources`` requests and limits name no
+    ``nvidia.com/gpu``. The count is ``multiNode.parallelism.tensor`` on a multi-node NIMService, else the
+    cached profile's tensor parallel size."""
+    store = get_in(spec, "storage", "nimCache")
+    profile = get_in(store, "profile")
+    if not isinstance(profile, str) or not profile or not isinstance(store, dict):
+        return None
+    ngc = get_in(cache.data, "spec", "source", "ngc")
+    if not isinstance(ngc, dict) or ngc.get("modelEndpoint") is not None:
+        return None
+    dra = spec.get("draResources")
+    if isinstance(dra, list) and dra:
+        return None
+    res = spec.get("resources")
+    for section in ("requests", "limits"):
+        block = get_in(res, section)
+        if isinstance(block, dict) and NVIDIA_GPU in block:
+            return None
+    cached, tp, where = _cached_profile(cache, profile)
+    if not cached:
+        return None
+    if spec.get("multiNode") is not None:
+        tp = int_or_none(get_in(spec, "multiNode", "parallelism", "tensor"))
+        where += ", multiNode.parallelism.tensor"
+    from kvlint.engines.options import MAX_PARALLEL_SIZE
+
+    count = tp if tp is not None and 0 < tp <= MAX_PARALLEL_SIZE else None
+    said = f"{count}" if count is not None else "the profile's tensor parallel size"
+    why = (
+        f"the NIM operator: storage.nimCache.profile {profile} is cached ({where}), so it sets the pod's "
+        f"{NVIDIA_GPU} to {said} (k8s-nim-operator nimservice.go addGPUResources)"
+    )
+    return count, why, loc_of(store, "profile")
+
+
+def _with_gpus(resources: Any, count: int, loc: Loc | None) -> LDict:
+    """``spec.resources`` with ``nvidia.com/gpu: count`` in its requests and limits, as the NIM operator writes
+    them (``addGPUResources``), located at ``loc`` (the ``storage.nimCache.profile`` that decides them); the
+    object's own mappings are copied, never changed."""
+    out = located_copy(resources, loc) if isinstance(resources, LDict) else ldict(loc, [])
+    for section in ("requests", "limits"):
+        block = out.get(section)
+        sec = located_copy(block, loc) if isinstance(block, LDict) else ldict(loc, [])
+        sec[NVIDIA_GPU] = count
+        sec.locs[NVIDIA_GPU] = sec.key_locs[NVIDIA_GPU] = loc  # type: ignore[assignment]
+        out[section] = sec
+        if loc is not None:
+            out.locs.setdefault(section, loc)
+    return out
 
 
 def _cache_tp(cache: Document) -> tuple[int | None, Loc | None]:
@@ -363,14 +470,24 @@ def nim_container_gpu_count(w: Workload, container: Mapping[str, Any]) -> Findin
     return _compared(found, placement.gpus, where, placement.resource, placement.gpus_loc)
 
 
-def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
+def nim_cache_clause(cache: Document, gpus: int | None = None, *, profile_named: bool = False) -> str:
     """What the NIMCache ``cache`` holds, in words, for the note of a NIMService that names it: the profiles its
     ``spec.source.ngc.model`` selects (``profiles``, else the ``engine``, ``precision``, ``tensorParallelism``,
     ``qosProfile`` and ``gpus`` filters; none: every profile of the model puller's image), or the model of a
     Hugging Face or NeMo DataStore source (k8s-nim-operator api/apps/v1alpha1 nimcache_types.go ``ModelSpec``,
     ``NGCSource``, ``DSHFCommonFields``). ``tensorParallelism`` is "the minimum GPUs required" of the cached
     profiles: above ``gpus`` (the NIMService's GPUs per pod) no cached profile fits the pod, and the clause says
-    so."""
+    so.
+
+    Below ``gpus``, when the NIMService names no profile (``profile_named`` False; a named one is compared with
+    the pod's GPUs by KV403, :func:`nim_gpu_count`), the clause says what may follow, as information only: the
+    NIMCache's job caches only profiles whose ``tp`` tag equals ``tensorParallelism`` (k8s-nim-operator
+    internal/nimparser ``v1``/``v2`` profile matching), the operator neither checks the pod's GPUs against them
+    nor adds any when ``spec.resources`` names some (``addGPUResources``), and NIM picks its profile at start-up
+    from the model's whole manifest for the GPUs it sees (NIM LLM docs, Model Profiles and Selection: "NIM
+    selects exactly one profile from the manifest. The selected profile determines which model files are
+    downloaded"), so it either downloads a profile of more GPUs that is not cached, or runs a cached one with the
+    other GPUs idle; which, kvlint cannot tell without the manifest."""
     src = get_in(cache.data, "spec", "source")
     head = f"NIMCache {cache.name}"
     ngc = get_in(src, "ngc")
@@ -410,6 +527,12 @@ def nim_cache_clause(cache: Document, gpus: int | None = None) -> str:
         tp = digits(raw_tp) if isinstance(raw_tp, str) and len(raw_tp) < 7 else int_or_none(raw_tp)
         if tp is not None and gpus is not None and tp > gpus:
             clause += f" (they need {tp} GPUs, the pod has {gpus}: no cached profile fits it)"
+        elif tp is not None and gpus is not None and tp < gpus and not profile_named:
+            clause += (
+                f" (they run on {tp} GPU{'s' if tp > 1 else ''}, the pod has {gpus}: NIM picks its profile for "
+                f"{gpus} GPUs from the model's whole manifest, so it may download one that is not cached, or run a "
+                f"cached one with {gpus - tp} GPU{'s' if gpus - tp > 1 else ''} idle)"
+            )
         return clause
     for key in ("hf", "dataStore"):
         named = get_in(src, key, "modelName")

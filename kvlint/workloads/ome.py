@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kvlint.source import LList, Loc, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list, yaml_text
-from kvlint.workloads.base import get_in, int_or_none
+from kvlint.workloads.base import get_in, int_or_none, with_injected_env
 from kvlint.workloads.lws import lws_env
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "injected_env",
     "is_ome_runtime",
     "named_model",
+    "with_ome_env",
     "worker_size_finding",
 ]
 
@@ -139,6 +140,27 @@ def injected_env(doc: Document, w: Workload, gpus: int) -> list[tuple[str, str, 
     if w.role in ("leader", "worker"):
         out += lws_env(1 + workers, w.role, size_loc=size_loc or w.loc)
     return out
+
+
+#: The env names LeaderWorkerSet injects (:func:`kvlint.workloads.lws.lws_env`).
+_LWS_NAMES = frozenset({"LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "LWS_LEADER_ADDRESS"})
+
+
+def with_ome_env(pod_spec: LDict, env: list[tuple[str, str, Loc | None]]) -> LDict:
+    """``pod_spec`` with the env :func:`injected_env` names (and ``MODEL_PATH``) put where OME and LWS put them,
+    in their order: OME edits the engine container's env first (sgl-project/ome
+    ``pkg/controller/v1beta1/inferenceservice/utils/container.go``: ``UpdateEnvVars`` for ``PARALLELISM_SIZE``,
+    which replaces the value of the container's own entry of that name in its place, else appends;
+    ``AppendEnvVarsIfNotExist`` for ``MODEL_PATH``, which keeps the container's own), then LWS (v0.5.1 in OME's
+    go.mod) creates the pods, heading every container's and init container's env with its variables in place of
+    the container's own of the same names (:func:`kvlint.workloads.lws.lws_workloads`, as for a LeaderWorkerSet
+    itself); kvlint appended all of them and kept the container's own values."""
+    ome = [e for e in env if e[0] not in _LWS_NAMES]
+    lws = [e for e in env if e[0] in _LWS_NAMES]
+    ps = with_injected_env(pod_spec, ome, overwrite=("PARALLELISM_SIZE",)) if ome else pod_spec
+    if lws:
+        ps = with_injected_env(ps, lws, init_containers=True, operator_first=True)
+    return ps
 
 
 #: The components of an OME object that run engine pods, by kind: an InferenceService's ``engine`` and

@@ -56,7 +56,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import DerivedAccelerator, Document, Finding, Mark, Workload
+from kvlint.types import Accelerator, DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.workloads.base import (
     MAX_COPIED_VALUES,
     count_values,
@@ -72,6 +72,8 @@ __all__ = [
     "MAX_COPIED_VALUES",
     "MAX_LLM_CONFIGS",
     "RAY_ACCELERATORS",
+    "ray_gpu_label",
+    "ray_label_matches",
     "rayservice_workloads",
     "serve_llm_reads",
 ]
@@ -99,8 +101,11 @@ _DEPLOYMENT_BUILDERS = frozenset(
 )
 
 #: ``ray.util.accelerators`` names (python/ray/util/accelerators/accelerators.py, Ray 2.56.0) -> kvlint catalogue
-#: id, with what the mapping assumes (None: none). ``A100`` and ``V100`` name two memory sizes each: Ray's
-#: ``A100`` label is put on every A100 node, ``A100-40G``/``A100-80G`` only by hand.
+#: id, with what the mapping assumes (None: none). ``A100``, ``V100`` and ``H100`` name several GPUs each: Ray
+#: puts its own label on every node of the family (:func:`ray_gpu_label`), ``A100-40G``/``A100-80G`` only by
+#: hand ("not auto-added to nodes", the module's comment). The id is the GPU planned when the engine's worker
+#: group names none; a group whose nodes carry a GPU of the family is planned on that GPU
+#: (:func:`ray_label_matches`).
 RAY_ACCELERATORS: dict[str, tuple[str, str | None]] = {
     "V100": ("nvidia-v100-sxm2-16gb", "V100 is taken as the 16 GB part"),
     "T4": ("nvidia-t4", None),
@@ -121,6 +126,45 @@ RAY_ACCELERATORS: dict[str, tuple[str, str | None]] = {
     "AMD-Instinct-MI300X-OAM": ("amd-instinct-mi300x", None),
     "AMD-Instinct-MI325X-OAM": ("amd-instinct-mi325x", None),
 }
+
+#: The labels Ray adds only by hand (Ray 2.56.0 accelerators.py: "not auto-added to nodes"), each on the A100s
+#: of one memory size (the size as the NVML device name spells it: ``NVIDIA A100-SXM4-80GB``, ``NVIDIA A100 80GB
+#: PCIe``).
+_HAND_LABELS = {"A100-40G": ("A100", "40GB"), "A100-80G": ("A100", "80GB")}
+
+#: An NVIDIA device name as Ray reads it: a first word, blanks, then the run of capitals and digits that is the
+#: node's accelerator type.
+_NVIDIA_NAME_RE = re.compile(r"\w+\s+([A-Z0-9]+)")
+
+
+def ray_gpu_label(acc: Accelerator) -> str | None:
+    """The accelerator type Ray gives a node of NVIDIA GPU ``acc`` (its ``accelerator_type:<type>`` resource), or
+    None for other vendors.
+
+    Ray's NVIDIA detection (ray-project/ray python/ray/_private/accelerators/nvidia_gpu.py,
+    ``NvidiaGPUAcceleratorManager._gpu_name_to_accelerator_type``, Ray 2.56.0) reads the NVML device name of
+    GPU 0 and keeps, after its first word and the blanks that follow, the run of capital letters and digits:
+    ``NVIDIA A100-SXM4-80GB`` -> ``A100``, ``Tesla V100-SXM2-32GB`` -> ``V100``, ``NVIDIA H100 NVL`` ->
+    ``H100``. The catalogue's ``name`` is that NVML name."""
+    if acc.vendor != "nvidia":
+        return None
+    m = _NVIDIA_NAME_RE.match(acc.name)
+    return m.group(1) if m else None
+
+
+def ray_label_matches(name: str, acc: Accelerator) -> bool:
+    """Whether nodes of GPU ``acc`` carry Ray's ``accelerator_type:<name>`` resource: the label Ray adds itself
+    (:func:`ray_gpu_label`), or one of :data:`_HAND_LABELS`, put by hand on A100 nodes of its memory size (read
+    as the catalogue's GPU of that size: no other A100 may bear it); for other names, the catalogue GPU
+    :data:`RAY_ACCELERATORS` maps the name to."""
+    if name in _HAND_LABELS:
+        family, size = _HAND_LABELS[name]
+        return ray_gpu_label(acc) == family and size in acc.name
+    if ray_gpu_label(acc) == name:
+        return True
+    mapped = RAY_ACCELERATORS.get(name)
+    return mapped is not None and mapped[0] == acc.id
+
 
 #: The path prefix of every workload this module builds (read by :func:`kvlint.workloads.find._unread_notes`).
 SERVE_PATH = "spec.serveConfigV2"
@@ -744,10 +788,13 @@ class _Reader:
         if len({g[3].id for g in named}) < 2:
             return self.pod, self.pods, None
         if derived is not None:
-            match = [g for g in named if g[3].id == derived.accelerator]
+            label = _ray_label(cfg)
+            match = [g for g in named if g[3].id == derived.accelerator or ray_label_matches(label, g[3])]
             if match:
-                # the bundles go to that GPU's nodes: one group's pod count says how many there are
-                return match[0][0], match[0][2] if len(match) == 1 else None, None
+                # the bundles go to nodes of that label: one group's pod count says how many there are; of
+                # several (an A100 label on 40 GB and 80 GB groups), the GPU with the least memory holds
+                best = min(match, key=lambda g: (g[3].memory_bytes, groups.index(g)))
+                return best[0], best[2] if len(match) == 1 else None, None
             return self.pod, self.pods, None
         smallest = min(named, key=lambda g: (g[3].memory_bytes, groups.index(g)))
         shown = ", ".join(f"{_group_name(self.doc, g[1])}: {g[3].name}" for g in named[:4]) + (
@@ -772,6 +819,7 @@ class _Reader:
         doc = self.doc
         derived = self.derived(cfg)
         pod, pods, group_note = self.group_for(cfg, derived, loc_of(cfg, "model_loading_config") or loc)
+        derived = self.narrowed(cfg, derived, pod)
         ray_c: LDict = LDict(loc=loc)
         if pod is not None:
             cs = pod.get("containers")
@@ -842,7 +890,7 @@ class _Reader:
         acc = cfg.get("accelerator_type")
         if not isinstance(acc, str) or not acc:
             return None
-        name = "A10G" if acc == "A10" else acc
+        name = _ray_label(cfg)
         mapped = RAY_ACCELERATORS.get(name)
         if mapped is None:
             return None
@@ -852,6 +900,27 @@ class _Reader:
             f"Ray Serve LLM accelerator_type={acc} (each placement bundle needs Ray's "
             f"accelerator_type:{name} node resource; {assumed or acc_id})",
             loc_of(cfg, "accelerator_type") or self.doc.loc,
+        )
+
+    def narrowed(
+        self, cfg: dict, derived: DerivedAccelerator | None, pod: LDict | None
+    ) -> DerivedAccelerator | None:
+        """``derived`` made exact by the worker group the engine runs in: when the group's own scheduling names
+        a GPU that bears the ``accelerator_type`` label (:func:`ray_label_matches`: an ``A100`` group of
+        A100-SXM4-80GB nodes), that GPU, not the one :data:`RAY_ACCELERATORS` assumes for the label (the 40 GB
+        part); else ``derived`` unchanged."""
+        if derived is None or pod is None:
+            return derived
+        own = next((g[3] for g in self.gpu_groups() if g[0] is pod and g[3] is not None), None)
+        label = _ray_label(cfg)
+        if own is None or own.id == derived.accelerator or not ray_label_matches(label, own):
+            return derived
+        return DerivedAccelerator(
+            own.id,
+            f"Ray Serve LLM accelerator_type={cfg.get('accelerator_type')} (each placement bundle needs Ray's "
+            f"accelerator_type:{label} node resource, which nodes of the {own.name} of the worker group "
+            f"{_group_name(self.doc, next(g[1] for g in self.gpu_groups() if g[0] is pod))} carry)",
+            derived.loc,
         )
 
     def assumptions(self, cfg: dict, image: Any, image_loc: Loc | None) -> list[Finding]:
@@ -954,6 +1023,17 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
         return [_empty(doc, at, reader.findings)] if reader.findings else []
     first = reader.out[0]
     return [replaced(first, findings=(*first.findings, *reader.findings)), *reader.out[1:]]
+
+
+def _ray_label(cfg: dict) -> str:
+    """The node resource label an LLM config's ``accelerator_type`` asks for (``accelerator_type:<label>``):
+    ``A10`` is read as ``A10G`` (ray-project/ray ``LLMConfig.validate_accelerator_type``, Ray 2.56.0), the rest
+    as written (``VLLMEngineConfig.ray_accelerator_type``, which the bundles use; an older
+    ``LLMConfig.ray_accelerator_type`` wrote ``_`` as ``-``, not followed here); "" when not a string."""
+    acc = cfg.get("accelerator_type")
+    if not isinstance(acc, str):
+        return ""
+    return "A10G" if acc == "A10" else acc
 
 
 def _empty(doc: Document, at: Loc | None, findings: list[Finding]) -> Workload:

@@ -359,7 +359,15 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
     vLLM on Neuron passes tensor-parallel-size to the Neuron model as the number of NeuronCores it shards the
     model over (``tp_degree``: vllm@0.8.0:vllm/model_executor/model_loader/neuron.py::get_neuron_model), so
     it is compared with the NeuronCores the pod gets, in NeuronCores, not GPUs. Devices on an unknown instance
-    family are not compared (two to four NeuronCores a device); other engines are not read on Neuron."""
+    family are not compared (two to four NeuronCores a device); other engines are not read on Neuron.
+
+    One pod's NeuronCores, also for a Ray object's engine (a RayService's Ray Serve LLM one among them, whose
+    GPU engine is held to its worker group's GPUs): vLLM's Neuron platform runs every worker in one process
+    whatever executor is asked (vllm-project/vllm ``vllm/platforms/neuron.py::NeuronPlatform.
+    check_and_update_config``: ``world_size > 1`` -> ``distributed_executor_backend = "uni"``), and Ray Serve
+    LLM's default bundles ask for ``GPU`` or ``CPU``, never Ray's ``neuron_cores`` (ray@2.56.0
+    ``VLLMEngineConfig.placement_bundles`` and ``use_gpu``; a ``placement_group_config`` is not modelled, KV504),
+    so no NeuronCore of another pod is used."""
     p, lay = ctx.placement, ctx.layout
     assert p is not None and p.gpus is not None and p.resource is not None
     if ctx.engine != "vllm":
