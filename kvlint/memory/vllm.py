@@ -2553,6 +2553,7 @@ _PATH_TEXT = {
     "v0_chunked": "V0 sampler with chunked prefill",
     "v1_flashinfer": "FlashInfer top-k/top-p sampler",
     "v1_native": "PyTorch top-k/top-p sampler",
+    "v1_triton": "Triton top-k/top-p sampler",
 }
 
 
