@@ -607,9 +607,11 @@ SKIP: dict[str, str] = {
     "3090): checkpoint, draft and release not in the stored comment (weight bytes unknown)",
     "gt-321": "RedHatAI's compressed-tensors NVFP4 checkpoint of Gemma 4 26B-A4B: its config (which layers stay 16-bit) "
     "is not in the library. Replayed with NVIDIA's NVFP4 config, which keeps attention and the dense MLPs in bf16, "
-    "kvlint puts 16.35 GiB of weights against 15.88 printed (+3.0 %) and 86.80 GiB of KV against 84.68 (+2.5 %) at "
-    "GB10's small batch default (docs/engine-memory-model.md §1.9; the engine then raises it to 2,496 for Gemma 4's "
-    "image items, not modelled); a bare 'compressed-tensors' label on the bf16 config gives no bit width (24.6 GiB)",
+    "kvlint puts 17.35 GiB of weights against 15.88 printed (+9.3 %; 16.35 before the dense MLP every Gemma 4 MoE layer "
+    "keeps beside its experts was counted, which NVIDIA's config holds in bf16) and 85.74 GiB of KV against 84.68 "
+    "(+1.3 %) at GB10's small batch default (docs/engine-memory-model.md §1.9; the engine then raises it to 2,496 for "
+    "Gemma 4's image items, not modelled); a bare 'compressed-tensors' label on the bf16 config gives no bit width "
+    "(25.1 GiB)",
     "gt-328": "GPU not named: weights + KV (41.3 GiB) need a CUDA total of about 47 GiB at utilization 0.9, a 48 GB "
     "card reporting ~47.5 GiB (RTX A6000 with ECC off or RTX 6000 Ada, our reading) rather than the catalogue's 44.5 "
     "GiB 48 GB parts; kept for its figures",
