@@ -405,6 +405,53 @@ REPLAY: dict[str, Replay] = {
         why="Qwen2.5-32B config for Qwen2.5-Coder-32B (same shapes) with the AWQ checkpoint's quantization; a 40 GB A100 "
         "is our reading (the 2,048-token default and the memory left after weights and KV)",
     ),
+    "gt-323": Replay(
+        "google--gemma-4-26B-A4B",
+        "h200",
+        "0.20.2",
+        settings={"dtype": "bfloat16"},
+        why="the catalogue's Gemma 4 26B-A4B config for the -it checkpoint (same shapes); the H200 the fused-MoE config "
+        "path names (E=128,N=704,device_name=NVIDIA_H200)",
+    ),
+    "gt-324": Replay(
+        "Qwen--Qwen2.5-1.5B",
+        "a100-40gb",
+        "0.31.0",
+        settings={"dtype": "float16"},
+        why="Qwen2.5-1.5B config for Qwen2.5-Coder-1.5B-Instruct (same shapes); the 39.49 GiB CUDA total the worker "
+        "prints (a 40 GB A100, our reading); utilization not set (0.92, the default from 0.20.0)",
+    ),
+    "gt-325": Replay(
+        "Qwen--Qwen2.5-3B",
+        "rtx-4090",
+        "0.10.2",
+        settings={"dtype": "float16", "max_num_seqs": 1},
+        why="the catalogue's Qwen2.5-3B config; the 23.65 GiB CUDA total the worker prints (an RTX 4090 on AutoDL, our "
+        "reading); --max-num-seqs 1",
+    ),
+    "gt-326": Replay(
+        "Qwen--Qwen2.5-3B",
+        "rtx-3090",
+        "0.17.0",
+        settings={"dtype": "float16"},
+        why="the catalogue's Qwen2.5-3B config for the Instruct model (same shapes); a 24 GB GeForce is our reading "
+        "(weights + KV exceed 0.9 x a 22 GiB A10/L4; a 3090 and a 4090 differ by 0.05 GiB)",
+    ),
+    "gt-327": Replay(
+        "Qwen--Qwen2.5-14B",
+        "a100-40gb",
+        "0.8.5.post1",
+        why="Qwen2.5-14B config for DeepSeek-R1-Distill-Qwen-14B (same shapes); a 40 GB A100 is our reading (weights + "
+        "KV need more than 0.9 x 32 GB, and a 44.5 GiB card would leave 6.5 GiB a 2,048-token profile does not take)",
+    ),
+    "gt-331": Replay(
+        "Qwen--Qwen2.5-7B",
+        "a100-40gb",
+        "0.16.0",
+        quantization="bitsandbytes",
+        settings={"dtype": "bfloat16"},
+        why="Qwen2.5-7B config for unsloth's bnb-4bit Instruct checkpoint; Colab's 40 GB A100, our reading",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -560,9 +607,16 @@ SKIP: dict[str, str] = {
     "3090): checkpoint, draft and release not in the stored comment (weight bytes unknown)",
     "gt-321": "RedHatAI's compressed-tensors NVFP4 checkpoint of Gemma 4 26B-A4B: its config (which layers stay 16-bit) "
     "is not in the library. Replayed with NVIDIA's NVFP4 config, which keeps attention and the dense MLPs in bf16, "
-    "kvlint puts 16.35 GiB of weights against 15.88 printed (+3.0 %) and 86.80 GiB of KV against 84.68 (+2.5 %) at "
-    "GB10's small batch default (docs/engine-memory-model.md §1.9; the engine then raises it to 2,496 for Gemma 4's "
-    "image items, not modelled); a bare 'compressed-tensors' label on the bf16 config gives no bit width (24.6 GiB)",
+    "kvlint puts 17.35 GiB of weights against 15.88 printed (+9.3 %; 16.35 before the dense MLP every Gemma 4 MoE layer "
+    "keeps beside its experts was counted, which NVIDIA's config holds in bf16) and 85.74 GiB of KV against 84.68 "
+    "(+1.3 %) at GB10's small batch default (docs/engine-memory-model.md §1.9; the engine then raises it to 2,496 for "
+    "Gemma 4's image items, not modelled); a bare 'compressed-tensors' label on the bf16 config gives no bit width "
+    "(25.1 GiB)",
+    "gt-328": "GPU not named: weights + KV (41.3 GiB) need a CUDA total of about 47 GiB at utilization 0.9, a 48 GB "
+    "card reporting ~47.5 GiB (RTX A6000 with ECC off or RTX 6000 Ada, our reading) rather than the catalogue's 44.5 "
+    "GiB 48 GB parts; kept for its figures",
+    "gt-330": "GPU not named (V0 0.6.3.post1 at pipeline-parallel size 4: 34.26 GiB of KV per stage, a 48 GB-class card "
+    "by our reading); kept for its figures",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",

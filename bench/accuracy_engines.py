@@ -167,6 +167,8 @@ NOT_REPLAYABLE = {
     "MAX_BATCH_PREFILL_TOKENS) are not in the document; the launcher's defaults are assumed, and the warmup's prefill "
     "size sets the inferred figure — printed for information, not scored",
     "gt-286": "no model, GPU or flags in the report (the scheduler line only): not replayed",
+    "gt-329": "Qwen2.5-7B-Instruct-AWQ at mem_fraction_static 0.82 on an unnamed 16 GB card (15.08 GB free before "
+    "loading) with a 2026 SGLang build whose release the log does not print: not replayed",
     "gt-292": "Qwen3.8-27B NVFP4 (RadixArk) with a DFlash2 drafter on 2x RTX 5090: the model's config is not in the "
     "corpus or the catalogue and --mem-fraction-static is not in the stored excerpt: not replayed",
     "gt-293": "TGI 3.x log whose model (Qwen2.5-VL-3B or Qwen2.5-3B, the thread runs both) and GPU are not in the "

@@ -34,9 +34,10 @@ def _m(ref: str):
         ("0.10.1.1", (8, 0), "v1_flashinfer"),  # default when installed
         ("0.11.0", (9, 0), "v1_flashinfer"),
         ("0.11.1", (9, 0), "v1_native"),  # opt-in from 0.11.1 (#26859)
-        ("0.19.0", (9, 0), "v1_native"),
+        ("0.16.0", (9, 0), "v1_native"),
+        ("0.19.0", (9, 0), "v1_triton"),  # the PyTorch path masks with a Triton kernel from 0.17.0 (#33538)
         ("0.21.0", (7, 5), "v1_flashinfer"),  # back by default; 0.21-0.23 accept SM75
-        ("0.24.0", (7, 5), "v1_native"),  # from 0.24 the floor is SM80
+        ("0.24.0", (7, 5), "v1_triton"),  # from 0.24 the floor is SM80
         ("0.26.0", (8, 9), "v1_flashinfer"),
         ("0.33.0", (10, 0), "v1_flashinfer"),
     ],

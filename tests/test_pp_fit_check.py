@@ -63,5 +63,6 @@ def test_whole_model_need_against_the_smallest_stage() -> None:
 
 
 def test_no_pipeline_parallelism_is_the_same_check() -> None:
-    a, b = _plan("0.15.0", pp=1, max_model_len=8192), _plan("0.17.0", pp=1, max_model_len=8192)
+    # 0.13.0, not 0.17.0, on the other side of the window: 0.17.0's Triton top-k/top-p sampler changes the memory
+    a, b = _plan("0.15.0", pp=1, max_model_len=8192), _plan("0.13.0", pp=1, max_model_len=8192)
     assert (a.needed_bytes, a.fit_available_bytes, a.fits) == (b.needed_bytes, b.fit_available_bytes, b.fits)

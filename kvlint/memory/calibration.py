@@ -20,7 +20,8 @@ vllm/worker/model_runner.py::GPUModelRunnerBase.profile_run`` runs the same forw
   top-k/top-p implementation the release runs by default (:func:`sampler_path`): FlashInfer's rejection sampler
   needs the bf16 logits, their fp32 copy and the probabilities (about 10 bytes per element, factor ~2.5); the
   PyTorch path sorts the fp32 logits (values + int64 indices), builds masks, a softmax, a cumsum and the sampling
-  noise (factor ~10).
+  noise (factor ~10). From vLLM 0.17.0 the PyTorch path masks in place with a Triton kernel when R >= 8
+  (``v1_triton``, not calibrated: :func:`triton_sampler_bytes` counts its tensors from the source).
 
 Plus the encoder outputs the V1 profile keeps in its encoder cache during the forward and sampler phases.
 
@@ -354,15 +355,23 @@ def sampler_path(
     * 0.21.0 on: FlashInfer by default on GPUs its backend supports: compute capability 7.5 - 12.1, from 0.24.0
       8.0 - 12.1 (``vllm@0.21.0``/``vllm@0.24.0:vllm/v1/attention/backends/flashinfer.py::FlashInferBackend.
       supports_compute_capability``; ``vllm@0.24.0:…/topk_topp_sampler.py::flashinfer_sampler_supported``).
-    * AMD GPUs: never FlashInfer.
+    * From 0.17.0 the non-FlashInfer path on NVIDIA GPUs is ``v1_triton``: ``apply_top_k_top_p`` masks the logits
+      in place with ``apply_top_k_top_p_triton`` when ``HAS_TRITON`` and the batch has 8 rows or more, the PyTorch
+      sort below that (``vllm@0.17.0``/``vllm@0.20.0:vllm/v1/sample/ops/topk_topp_sampler.py::apply_top_k_top_p``;
+      vllm-project/vllm#33538; the 0.16.0 wheel has no ``topk_topp_triton.py``). :func:`activation_bytes` takes the
+      PyTorch factor for fewer than 8 rows.
+    * AMD GPUs: never FlashInfer (the ROCm sampler choice after 0.17.0 is not read: ``v1_native`` kept).
 
     Before 0.11.1 the choice depends on the FlashInfer package installed in the image, which a manifest does not
     show: :func:`sampler_path_alternative` gives the other path, and the plan's band covers both.
     """
     if era == "v0":
         return "v0_chunked" if chunked_prefill else "v0_sort"
-    if vendor != "nvidia" or flashinfer_env is False:
+    if vendor != "nvidia":
         return "v1_native"
+    native = "v1_triton" if version >= TRITON_SAMPLER_FROM else "v1_native"
+    if flashinfer_env is False:
+        return native
     if flashinfer_env:
         return "v1_flashinfer"
     if version < (0, 9, 0):
@@ -370,10 +379,10 @@ def sampler_path(
     if version < (0, 11, 1):
         return "v1_flashinfer"
     if version < (0, 21, 0):
-        return "v1_native"
+        return native
     low = (8, 0) if version >= (0, 24, 0) else (7, 5)
     cc = compute_capability
-    return "v1_flashinfer" if cc is None or low <= cc <= (12, 1) else "v1_native"
+    return "v1_flashinfer" if cc is None or low <= cc <= (12, 1) else native
 
 
 def sampler_path_alternative(
@@ -405,9 +414,43 @@ def activation_bytes(
     rows R, ``tokens`` = T; ``forward_extra`` bytes the forward pass holds beyond its T-token shapes (the MoE
     layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`).
     [shapes from source; K_SAMPLER, K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
-    sampler = K_SAMPLER[path] * rows * vocab * 4 if last_stage else 0.0
+    if not last_stage:
+        sampler = 0.0
+    elif path == "v1_triton":
+        sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes))
+    else:
+        sampler = K_SAMPLER[path] * rows * vocab * 4
     forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes + forward_extra
     return int(max(K_ENCODER * encoder_peak, encoder_cache + forward, encoder_cache + sampler))
+
+
+TRITON_SAMPLER_FROM = (0, 17, 0)
+"""First vLLM release whose PyTorch-native top-k/top-p path runs the Triton kernel (vllm-project/vllm#33538)."""
+TRITON_SAMPLER_MIN_ROWS = 8
+"""``apply_top_k_top_p`` takes the Triton kernel from this many rows, the PyTorch sort below
+(``vllm@0.17.0:vllm/v1/sample/ops/topk_topp_sampler.py``)."""
+TRITON_SAMPLER_SMS = 132
+"""Streaming multiprocessors assumed for the Triton kernel's scratch buffer, which has one vocab-wide fp32 row per
+program, ``min(next_power_of_2(min(rows, SMs)), SMs)`` rows (``vllm@0.17.0:vllm/v1/sample/ops/topk_topp_triton.py::
+apply_top_k_top_p_triton``). The accelerator catalogue holds no SM count: an H100/H200's 132; 82 (RTX 3090) or 170
+(RTX 5090) would move the buffer by at most 88 rows, 0.05 GiB at a 152k vocabulary."""
+
+
+def triton_sampler_bytes(rows: int, vocab: int, dtype_bytes: int) -> int:
+    """Peak of the V1 profile's dummy sampler on the Triton top-k/top-p path (bytes), counted from the source, not
+    calibrated (vLLM 0.17.0 and 0.20.0 wheels, ``vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run``,
+    ``vllm/v1/sample/sampler.py::Sampler.forward``/``sample``, ``vllm/v1/sample/ops/topk_topp_sampler.py``):
+    the ``rows x vocab`` logits in the model dtype (``compute_logits``, kept by the caller), their fp32 copy
+    (``logits.to(torch.float32)``; none when the model runs in fp32), temperature and top-k/top-p applied in place on
+    it, the fp32 softmax ``probs`` and the exponential noise ``q`` (``random_sample``: ``probs.div_(q)`` in place),
+    plus the Triton scratch buffer (:data:`TRITON_SAMPLER_SMS`). Below :data:`TRITON_SAMPLER_MIN_ROWS` rows the
+    PyTorch sort runs: ``K_SAMPLER["v1_native"]`` as before."""
+    if rows < TRITON_SAMPLER_MIN_ROWS:
+        return int(K_SAMPLER["v1_native"] * rows * vocab * 4)
+    copy = dtype_bytes if dtype_bytes != 4 else 0
+    programs = min(rows, TRITON_SAMPLER_SMS)
+    buffer_rows = min(1 << (programs - 1).bit_length(), TRITON_SAMPLER_SMS)
+    return rows * vocab * (copy + 3 * 4) + buffer_rows * vocab * 4
 
 
 def non_torch_bytes(era: str, world: int, vendor: str = "nvidia") -> int:

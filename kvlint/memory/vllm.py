@@ -61,7 +61,12 @@ from kvlint.memory.versions import (
     supports_auto_max_model_len,
 )
 from kvlint.models.shapes import dtype_bytes_of
-from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import (
+    gemma4_moe_keeps_dense_mlp,
+    param_breakdown,
+    tp_replicated_bytes,
+    weight_bytes,
+)
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
 from kvlint.values import as_float, as_int, lax_int, parse_cc, truthy
 
@@ -784,11 +789,28 @@ def _weights_total(
     return int(b), str(src)
 
 
+def moe_top_k(c: dict[str, Any]) -> int:
+    """Experts each token is routed to, from the config's key for it (``num_experts_per_tok``, ``moe_topk``,
+    ``experts_per_token``; Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
+    Gemma4MoE``: ``FusedMoE(top_k=config.top_k_experts)``); 2 when none is set."""
+    return int(
+        c.get("num_experts_per_tok")
+        or c.get("moe_topk")
+        or c.get("experts_per_token")
+        or c.get("top_k_experts")
+        or 2
+    )
+
+
 def _inter_eff(model: ModelSpec) -> int:
+    """Effective MLP width of one token (elements): top-k x expert width for MoE, plus the dense MLP a Gemma 4 MoE
+    layer runs beside its experts (:func:`kvlint.models.weights.gemma4_moe_keeps_dense_mlp`)."""
     c = model.text_config or model.config or {}
     if model.num_experts and model.moe_intermediate_size:
-        topk = int(c.get("num_experts_per_tok") or c.get("moe_topk") or c.get("experts_per_token") or 2)
-        return topk * model.moe_intermediate_size
+        eff = moe_top_k(c) * model.moe_intermediate_size
+        if gemma4_moe_keeps_dense_mlp(c, model.model_type):
+            eff += model.intermediate_size
+        return eff
     if model.num_experts:
         topk = int(c.get("num_experts_per_tok") or 2)
         return topk * model.intermediate_size
@@ -845,7 +867,7 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         return 0  # PPLX / DeepEP all-to-all kernels: no naive dispatch of the gathered batch
     c = model.text_config or model.config or {}
     inter = model.moe_intermediate_size or model.intermediate_size
-    topk = int(c.get("num_experts_per_tok") or c.get("moe_topk") or c.get("experts_per_token") or 2)
+    topk = moe_top_k(c)
     if not inter:
         return 0
     tp_moe = 1 if settings.enable_expert_parallel else cfg.tp * cfg.dp
@@ -2553,6 +2575,7 @@ _PATH_TEXT = {
     "v0_chunked": "V0 sampler with chunked prefill",
     "v1_flashinfer": "FlashInfer top-k/top-p sampler",
     "v1_native": "PyTorch top-k/top-p sampler",
+    "v1_triton": "Triton top-k/top-p sampler",
 }
 
 

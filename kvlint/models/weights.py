@@ -79,6 +79,17 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
 
 
+def gemma4_moe_keeps_dense_mlp(text_config: dict[str, Any], model_type: str) -> bool:
+    """True when a Gemma 4 MoE checkpoint keeps a dense MLP of ``intermediate_size`` in every layer beside its experts:
+    ``Gemma4DecoderLayer`` always builds ``self.mlp`` and, when ``enable_moe_block`` (or ``use_second_mlp_block``)
+    is set, adds the router and ``self.moe``; the forward sums both branches (``vllm@0.20.0:vllm/model_executor/
+    models/gemma4.py::Gemma4DecoderLayer.__init__``/``forward``). gemma-4-26B-A4B: 30 x 3 x 2,816 x 2,112 = 535 M
+    parameters (1.0 GiB in bf16) the expert count alone misses."""
+    return model_type.startswith("gemma4") and bool(
+        text_config.get("enable_moe_block") or text_config.get("use_second_mlp_block")
+    )
+
+
 def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
     """Parameters of the Qwen2.5-VL vision tower as vLLM builds it (elements; ``vllm@0.11.0`` and ``0.23.0:vllm/model_executor/
     models/qwen2_5_vl.py``, the same module list as transformers' checkpoint).
@@ -429,15 +440,17 @@ def _param_breakdown(
             if not ffn.get("no_op") and ffn.get("ffn_mult") is not None:
                 put_mlp(i, "mlp", ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h))
             continue
+        dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
+        dense_i = dense_i or I_dense
+        if t.get("use_double_wide_mlp") is True and i < len(spec.layers) and spec.layers[i].kv_shared:
+            # Gemma 4 E2B: a KV-shared layer's MLP is twice as wide (vllm gemma4.py Gemma4DecoderLayer:
+            # intermediate_size * 2 when use_double_wide_mlp and is_kv_shared_layer)
+            dense_i *= 2
         if is_moe_layer(i):
             put_moe(i)
+            if gemma4_moe_keeps_dense_mlp(t, mt):
+                put_mlp(i, "mlp", dense_i)
         else:
-            dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
-            dense_i = dense_i or I_dense
-            if t.get("use_double_wide_mlp") is True and i < len(spec.layers) and spec.layers[i].kv_shared:
-                # Gemma 4 E2B: a KV-shared layer's MLP is twice as wide (vllm gemma4.py Gemma4DecoderLayer:
-                # intermediate_size * 2 when use_double_wide_mlp and is_kv_shared_layer)
-                dense_i *= 2
             put_mlp(i, "mlp", dense_i)
     ple = _i(t.get("hidden_size_per_layer_input"))
     if ple > 0:
