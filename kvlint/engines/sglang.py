@@ -749,4 +749,30 @@ def parse_sglang_argv(
                 col.unresolved[dest] = loc
                 continue
         col.set(dest, Value(value, loc, raw, src), canon)
+    _dp_with_attn_dp(col)
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
+
+
+def _dp_with_attn_dp(col: Collector) -> None:
+    """KV206 for ``--dp-size N`` (N > 1) with ``--attn-dp-size M`` (M > 1): SGLang refuses to start
+    (``arg_groups/parallel_hook.py::handle_data_parallelism`` raises "--dp-size N with --attn-dp-size M:
+    data-parallel replicas combined with attention data parallelism are not supported.", read in the 0.5.22 and
+    0.5.23 wheels, the releases that have ``--attn-dp-size``; an older release reports the option unknown, KV205).
+    The deprecated ``--enable-dp-attention`` next to ``--attn-dp-size`` only turns itself off
+    (``handle_deprecated_dp_attention``): ``--dp-size`` stays a replica count and is refused the same way."""
+    attn = col.flags.get("attn_dp_size") or col.flags.get("attention_data_parallel_size")
+    dp = col.flags.get("dp_size")
+    if attn is None or dp is None:
+        return
+    a, d = attn.value, dp.value
+    if not (isinstance(a, int) and isinstance(d, int) and a > 1 and d > 1):
+        return
+    col.invalid(
+        "--attn-dp-size",
+        str(a),
+        attn.loc,
+        f"SGLang refuses --dp-size {d} with --attn-dp-size {a} and does not start ('data-parallel replicas "
+        "combined with attention data parallelism are not supported.', arg_groups/parallel_hook.py, 0.5.22 on)",
+        fix=f"keep one: --attn-dp-size {a} (attention DP inside the --tp-size GPUs) or --dp-size {d} (replicas, "
+        "each on its own GPUs)",
+    )

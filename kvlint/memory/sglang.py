@@ -430,8 +430,9 @@ def pp_spec_refusal(
     :data:`PP_SPEC_REFUSED`). The algorithm is read after ``speculative_hook.py``'s normalisation (NEXTN is EAGLE):
     DSPARK needs ``--disaggregation-mode prefill`` and no ``SGLANG_ENABLE_PP_SPEC``; any other algorithm but EAGLE,
     or ``--enable-multi-layer-eagle``, is refused; EAGLE with ``SGLANG_ENABLE_PP_SPEC`` set true (``EnvBool``:
-    true, 1, yes, y) is refused with PD disaggregation, ``--speculative-adaptive`` or DP attention, and without it
-    anywhere but on a PD prefill node."""
+    true, 1, yes, y) is refused with PD disaggregation, ``--speculative-adaptive`` or DP attention (quoted as each
+    release words it: "--enable-dp-attention" in 0.5.21, "attention DP (--attn-dp-size)" from 0.5.22), and without
+    it anywhere but on a PD prefill node."""
     alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
     if v < PP_SPEC_EAGLE_FROM or not alg:
         return ""
@@ -457,7 +458,9 @@ def pp_spec_refusal(
         if _truthy(get("speculative_adaptive")):
             return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --speculative-adaptive', {src})"
         if dp_attention:
-            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --enable-dp-attention', {src})"
+            # 0.5.21 names the switch; 0.5.22 and 0.5.23, where attention DP is --attn-dp-size, that option
+            said = "attention DP (--attn-dp-size)" if v >= ATTN_DP_SIZE_FROM else "--enable-dp-attention"
+            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with {said}', {src})"
         return ""
     if mode != "prefill":
         return (
