@@ -137,3 +137,24 @@ def test_pp_spec_refusal_words_attention_dp_as_the_release(
     with pytest.raises(PlanError) as err:
         sglang_prelude(cmd, m)
     assert said in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("version", "value", "noted"),
+    [
+        ("0.5.16", "1", True),
+        ("0.5.23", "y", True),
+        ("0.5.23", "TRUE", True),
+        ("0.5.15", "1", False),  # the variable is not in 0.5.15's environ.py
+        ("0.5.23", "on", False),  # not one of EnvBool's true words
+        ("0.5.23", "0", False),
+    ],
+)
+def test_post_capture_kv_sizing_is_noted_as_not_modelled(version: str, value: str, noted: bool) -> None:
+    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (environ.py, 0.5.16 on) changes the default fraction and resizes the pool
+    after capture from measured memory: kvlint says it does not model it (it was silent)."""
+    m = resolve_model("meta-llama/Llama-3.1-8B", model_dirs=MODEL_DIRS, allow_hub=False)
+    pre = sglang_prelude(_cmd(version=version, env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": value}), m)
+    said = [n for n in pre.model_notes if "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING" in n]
+    assert bool(said) is noted, pre.model_notes
+    assert not [n for n in sglang_prelude(_cmd(version=version), m).model_notes if "POST_CAPTURE" in n]

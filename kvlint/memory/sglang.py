@@ -1041,6 +1041,17 @@ _SG_DP_LM_HEAD_ARCHS = frozenset(
 )
 
 
+#: SGLang's switch for sizing the KV pool after CUDA-graph capture (``environ.py``: ``EnvBool(False)``), first in the
+#: 0.5.16 wheel (absent from 0.5.15's); :func:`plan_sglang_detailed` notes it as not modelled
+POST_CAPTURE_KV_SIZING_ENV = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
+POST_CAPTURE_KV_SIZING_FROM: SgVersion = (0, 5, 16)
+
+
+def _env_bool(env: Mapping[str, str], name: str) -> bool:
+    """An environment variable as SGLang's ``EnvBool`` reads it (``environ.py``: true, 1, yes, y; any case)."""
+    return str(env.get(name, "")).strip().lower() in ("true", "1", "yes", "y")
+
+
 def _truthy(value: Any) -> bool:
     """An environment switch as SGLang's ``EnvBool`` reads it (``1``, ``true``, ``yes``, ``on``)."""
     return str(value or "").strip().lower() in ("1", "true", "yes", "on")
@@ -1497,6 +1508,18 @@ def sglang_prelude(
         model_notes.append(
             "the recurrent-state pool SGLang keeps for this architecture's linear/Mamba layers is not modelled "
             "(not counted against the KV pool)"
+        )
+    if (
+        v >= POST_CAPTURE_KV_SIZING_FROM
+        and not model.is_mla
+        and _env_bool(serving.env, POST_CAPTURE_KV_SIZING_ENV)
+    ):
+        model_notes.append(
+            f"not modelled: {POST_CAPTURE_KV_SIZING_ENV} (SGLang 0.5.16 on): when SGLang's "
+            "post_capture_kv_sizing_planned holds (CUDA, no MLA, the CUDA graphs of the served phases on, ...) the "
+            "default mem_fraction_static reserves only 512 MiB (1536 from 0.5.18) + tp x pp / 8 GiB, and the KV pool "
+            "is shrunk after CUDA-graph capture to the free memory then measured; this plan is SGLang's sizing "
+            "without it (docs/engine-memory-model.md §3.2)"
         )
     return SglangPrelude(
         version=v,
