@@ -141,3 +141,27 @@ def test_a_graph_list_after_an_equals_sign_is_refused(option: str, version: str)
     assert not spaced.findings and spaced.flags[dest].value == (8, 16)
     alone = parse_sglang_argv(["--model-path", MODEL, f"{option}=8", "--tp", "2"], version=version)
     assert not alone.findings and alone.flags[dest].value == (8,)
+
+
+@pytest.mark.parametrize("value", ["nan", ".nan", "inf", ".inf", "1e3", "1.0e3", "1000.0", '"12.5"'])
+@pytest.mark.parametrize("key", ["cuda-graph-max-bs", "cuda-graph-bs", "piecewise-cuda-graph-max-tokens"])
+def test_graph_sizes_sglang_cannot_read_as_int_in_a_config_file_are_refused(key: str, value: str) -> None:
+    """yaml.safe_load, then str(value) after the option (ConfigArgumentMerger._add_scalar_arg): argparse's int()
+    refuses each, so SGLang does not start; kvlint says so and sizes nothing from it."""
+    cfg = parse_sglang_argv(
+        ["--model-path", MODEL, "--config", "/c.yaml"],
+        version="0.5.13",
+        config_loader=lambda p: (f"{key}: {value}\n", None),
+    )
+    assert [f.rule for f in cfg.findings] == ["KV206"] and cfg.findings[0].severity == "error"
+    assert key.replace("-", "_") not in cfg.flags
+
+
+@pytest.mark.parametrize(("value", "read"), [("0x40", 64), ("010", 8), ("1_000", 1000), ("+64", 64)])
+def test_graph_sizes_yaml_reads_as_integers_are_read_so(value: str, read: int) -> None:
+    cfg = parse_sglang_argv(
+        ["--model-path", MODEL, "--config", "/c.yaml"],
+        version="0.5.13",
+        config_loader=lambda p: (f"cuda-graph-max-bs: {value}\n", None),
+    )
+    assert not cfg.findings and cfg.flags["cuda_graph_max_bs"].value == read
