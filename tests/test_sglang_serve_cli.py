@@ -165,3 +165,33 @@ def test_graph_sizes_yaml_reads_as_integers_are_read_so(value: str, read: int) -
         config_loader=lambda p: (f"cuda-graph-max-bs: {value}\n", None),
     )
     assert not cfg.findings and cfg.flags["cuda_graph_max_bs"].value == read
+
+
+@pytest.mark.parametrize("version", ["0.5.10", "0.5.23", None])
+def test_serve_with_the_model_only_in_the_config_file_is_refused(version: str | None) -> None:
+    """``sglang serve`` looks for the model on its command line (cli/utils.py::get_model_path) before the server
+    merges the --config file; python -m sglang.launch_server reads it from the file."""
+    text = f"model-path: {MODEL}\n"
+
+    def run(serve: bool):
+        return parse_sglang_argv(
+            ["--config", "/c.yaml", "--tp", "2"],
+            version=version,
+            serve_cli=serve,
+            config_loader=lambda p: (text, Loc("cm.yaml", 7, 5)),
+        )
+
+    cfg = run(True)
+    (bad,) = cfg.findings
+    assert bad.rule == "KV206" and bad.severity == "error" and "--model-path is required" in bad.message
+    assert bad.loc == cfg.model.loc and "in the --config file" in bad.message  # type: ignore[union-attr]
+    assert not run(False).findings
+
+
+@pytest.mark.parametrize(("version", "refused"), [("0.5.10", True), ("0.5.12", False), (None, False)])
+def test_serve_takes_model_alias_from_0_5_12(version: str | None, refused: bool) -> None:
+    cfg = parse_sglang_argv(["--model", MODEL], version=version, serve_cli=True)
+    assert cfg.model is not None and cfg.model.value == MODEL
+    assert [f.rule for f in cfg.findings] == (["KV206"] if refused else [])
+    # --model-path= and a positional (0.5.16 on) count
+    assert not parse_sglang_argv([f"--model-path={MODEL}"], version=version, serve_cli=True).findings

@@ -15,6 +15,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -24,7 +25,10 @@ from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import OptionFinding, ServingConfig, Value
+
+if TYPE_CHECKING:
+    from kvlint.memory.versions import ReleaseVersion
 
 __all__ = ["parse_sglang_argv", "sglang_options"]
 
@@ -496,9 +500,7 @@ def _serve_argv(
         return argv, locs, sources
     if v is None or v >= SERVE_POSITIONAL_FROM:
         return ["--model-path", *argv], [locs[0], *locs], [sources[0], *sources]
-    has_path = any(
-        a in ("--model-path", "--model") or a.startswith(("--model-path=", "--model=")) for a in argv
-    )
+    has_path = _serve_names_model(argv, v)
     col.invalid(
         "sglang serve",
         argv[0],
@@ -508,6 +510,24 @@ def _serve_argv(
         fix=f"write --model-path {argv[0][:60]}",
     )
     return argv, locs, sources
+
+
+#: ``sglang serve``'s own look for the model (``cli/utils.py::get_model_path``) takes ``--model`` as well as
+#: ``--model-path`` from this release (read in the 0.5.12 wheel; the 0.5.5 - 0.5.10 ones take ``--model-path`` only)
+SERVE_MODEL_ALIAS_FROM = (0, 5, 12)
+
+
+def _serve_names_model(argv: Sequence[str], v: ReleaseVersion | None) -> bool:
+    """Whether ``sglang serve``'s ``get_model_path`` (``cli/utils.py``, every wheel 0.5.5 - 0.5.23; from 0.5.18
+    ``try_get_model_path``, then ``get_model_path`` for a backend that ``requires_model_path``, the LLM one) finds the
+    model among the words as written: an exact ``--model-path`` with a word after it or ``--model-path=X``, and
+    ``--model`` likewise from :data:`SERVE_MODEL_ALIAS_FROM` (``v`` None: the newest). Neither a ``--config`` file nor
+    an abbreviation counts: SGLang stops with "Error: --model-path is required" before it merges the file."""
+    names = ("--model-path", "--model") if v is None or v >= SERVE_MODEL_ALIAS_FROM else ("--model-path",)
+    return any(
+        (a in names and k + 1 < len(argv)) or a.startswith(tuple(n + "=" for n in names))
+        for k, a in enumerate(argv)
+    )
 
 
 def _is_json(text: str) -> bool:
@@ -628,8 +648,13 @@ def parse_sglang_argv(
     col = Collector("SGLang", layout_from_service=runtime_template)
     where = f"SGLang {version}" if version else "SGLang"
     table, report, known = _tables(version)
+    serve_named, serve_v = True, None
     if serve_cli:
+        from kvlint.memory.versions import parse_pep440
+
         argv, locs, sources = _serve_argv(argv, locs, sources, version, col)
+        serve_v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+        serve_named = _serve_names_model(argv, serve_v)
     if "--config" in table and "--config" in argv:
         argv, locs, sources = _with_config_file(
             argv, locs, sources, col, config_loader, map_config_pos, config_key_option, version
@@ -750,6 +775,29 @@ def parse_sglang_argv(
                 continue
         col.set(dest, Value(value, loc, raw, src), canon)
     _dp_with_attn_dp(col)
+    if not serve_named and model is not None:
+        names = "--model-path" + (", --model" if serve_v is None or serve_v >= SERVE_MODEL_ALIAS_FROM else "")
+        names += " or a first positional word" if serve_v is None or serve_v >= SERVE_POSITIONAL_FROM else ""
+        given = (
+            "in the --config file"
+            if model.source == "config"
+            else "with --model or an abbreviation of --model-path"
+        )
+        col.findings.append(
+            OptionFinding(
+                rule="KV206",
+                message=(
+                    f"`sglang serve` finds the model on its own command line only ({names}; cli/utils.py::"
+                    f"get_model_path), before any --config file is merged: the model given {given} is not "
+                    f"seen there and {where} stops with 'Error: --model-path is required'"
+                ),
+                loc=model.loc,
+                fix=f"write --model-path {str(model.value)[:60]} on the command line (python3 -m "
+                "sglang.launch_server reads it from the --config file)",
+                severity="error",
+                option="--model-path",
+            )
+        )
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
 
 
