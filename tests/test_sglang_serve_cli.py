@@ -195,3 +195,14 @@ def test_serve_takes_model_alias_from_0_5_12(version: str | None, refused: bool)
     assert [f.rule for f in cfg.findings] == (["KV206"] if refused else [])
     # --model-path= and a positional (0.5.16 on) count
     assert not parse_sglang_argv([f"--model-path={MODEL}"], version=version, serve_cli=True).findings
+
+
+@pytest.mark.parametrize("head", [["sglang", "serve"], ["python3", "-m", "sglang.cli.main", "serve"]])
+def test_serve_before_the_sglang_program_exists_is_refused(head: list[str]) -> None:
+    """The ``sglang`` console script (sglang.cli.main:main) comes with 0.5.5: an older image has no such program.
+    The options are still read (as launch_server's), and no serve-specific finding is added on top."""
+    cfg = parse_command_line([*head, "--model", MODEL, "--tp", "2"], "0.5.4")
+    (bad,) = cfg.findings
+    assert bad.rule == "KV206" and bad.severity == "error" and "has no `sglang serve`" in bad.message
+    assert cfg.model is not None and cfg.model.value == MODEL and cfg.flags["tp_size"].value == 2
+    assert not parse_command_line([*head, "--model-path", MODEL], "0.5.5").findings

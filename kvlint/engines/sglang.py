@@ -462,6 +462,9 @@ def _graph_config_keys_refused(raw: str, version: str | None) -> str:
     return ""
 
 
+#: ``sglang serve`` itself: the ``sglang`` console script (``sglang = sglang.cli.main:main``) and ``sglang/cli/`` are in
+#: the 0.5.5 wheel and not in the 0.4.9.post3, 0.5.3 or 0.5.4 ones
+SERVE_FROM = (0, 5, 5)
 #: ``sglang serve MODEL``: the first word after ``serve`` (once ``--model-type`` is taken off) is the model when it
 #: does not start with ``-``, from SGLang 0.5.16 (``sglang/cli/serve.py::_normalize_positional_model_path``, read in
 #: the 0.5.16 - 0.5.23 wheels; absent from the 0.5.15 one).
@@ -487,6 +490,16 @@ def _serve_argv(
     from kvlint.memory.versions import parse_pep440
 
     v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is not None and v < SERVE_FROM:
+        _serve_refused(
+            col,
+            locs[0] if locs else None,
+            f"SGLang {version} has no `sglang serve`: the `sglang` program (console script sglang.cli.main:main) "
+            "comes with 0.5.5 (the 0.5.4 wheel has neither), so the container stops at once ('command not found' / "
+            "'No module named sglang.cli'); the options are read as launch_server's",
+            fix="use python3 -m sglang.launch_server --model-path MODEL ..., or an image of SGLang 0.5.5 or later",
+        )
+        return argv, locs, sources
     if v is None or v >= SERVE_MODEL_TYPE_FROM:
         keep = [
             k
@@ -501,15 +514,24 @@ def _serve_argv(
     if v is None or v >= SERVE_POSITIONAL_FROM:
         return ["--model-path", *argv], [locs[0], *locs], [sources[0], *sources]
     has_path = _serve_names_model(argv, v)
-    col.invalid(
-        "sglang serve",
-        argv[0],
+    _serve_refused(
+        col,
         locs[0],
-        f"SGLang {version}'s `sglang serve` takes no positional model (it does from 0.5.16) and stops with "
+        f"SGLang {version}'s `sglang serve` takes no positional model (it does from 0.5.16): the word "
+        f"{argv[0][:60]!r} stops it with "
         + ("'unrecognized arguments'" if has_path else "'Error: --model-path is required'"),
         fix=f"write --model-path {argv[0][:60]}",
     )
     return argv, locs, sources
+
+
+def _serve_refused(col: Collector, loc: Loc | None, message: str, fix: str) -> None:
+    """KV206 (error) about the ``sglang serve`` command itself: SGLang does not start."""
+    col.findings.append(
+        OptionFinding(
+            rule="KV206", message=message, loc=loc, fix=fix, severity="error", option="sglang serve"
+        )
+    )
 
 
 #: ``sglang serve``'s own look for the model (``cli/utils.py::get_model_path``) takes ``--model`` as well as
@@ -654,7 +676,7 @@ def parse_sglang_argv(
 
         argv, locs, sources = _serve_argv(argv, locs, sources, version, col)
         serve_v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
-        serve_named = _serve_names_model(argv, serve_v)
+        serve_named = serve_v is not None and serve_v < SERVE_FROM or _serve_names_model(argv, serve_v)
     if "--config" in table and "--config" in argv:
         argv, locs, sources = _with_config_file(
             argv, locs, sources, col, config_loader, map_config_pos, config_key_option, version
@@ -783,20 +805,14 @@ def parse_sglang_argv(
             if model.source == "config"
             else "with --model or an abbreviation of --model-path"
         )
-        col.findings.append(
-            OptionFinding(
-                rule="KV206",
-                message=(
-                    f"`sglang serve` finds the model on its own command line only ({names}; cli/utils.py::"
-                    f"get_model_path), before any --config file is merged: the model given {given} is not "
-                    f"seen there and {where} stops with 'Error: --model-path is required'"
-                ),
-                loc=model.loc,
-                fix=f"write --model-path {str(model.value)[:60]} on the command line (python3 -m "
-                "sglang.launch_server reads it from the --config file)",
-                severity="error",
-                option="--model-path",
-            )
+        _serve_refused(
+            col,
+            model.loc,
+            f"`sglang serve` finds the model on its own command line only ({names}; cli/utils.py::"
+            f"get_model_path), before any --config file is merged: the model given {given} is not "
+            f"seen there and {where} stops with 'Error: --model-path is required'",
+            fix=f"write --model-path {str(model.value)[:60]} on the command line (python3 -m "
+            "sglang.launch_server reads it from the --config file)",
         )
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
 
