@@ -91,7 +91,9 @@ def test_sglang_serve_in_script_with_aliases(cfgs):
     assert cfg.model.value == "/models/Qwen3-8B"
     assert (cfg.model.loc.line, cfg.model.loc.column) == (51, 21)
     assert cfg.get("ep_size") == 2 and cfg.get("dp_size") == 2 and cfg.get("pp_size") == 2
-    assert [f.rule for f in cfg.findings] == ["KV503"]  # $POD_GROUP_INDEX is not in the env
+    # SGLang 0.4.9.post3 has no `sglang` program (it comes with 0.5.5): KV206; $POD_GROUP_INDEX is not in the env: KV503
+    assert [f.rule for f in cfg.findings] == ["KV206", "KV503"]
+    assert "has no `sglang serve`" in cfg.findings[0].message
 
 
 def test_router_is_not_an_engine(cfgs):

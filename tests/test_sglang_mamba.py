@@ -475,3 +475,29 @@ def test_pipeline_state_pool_follows_the_stage_split_sglang_uses() -> None:
     # the plan's state pool is sized from that share
     d = plan_sglang_detailed(s, m, lookup("h200").memory_bytes, gpus=8)
     assert d.mamba_state_bytes == (d.max_mamba_cache_size + 1) * pre.mamba.per_request
+
+
+@pytest.mark.parametrize(
+    ("arch", "first"),
+    [
+        # the first wheel whose list (_support_mamba_cache_extra_buffer / _MAMBA_EXTRA_BUFFER_ARCHS) names it
+        ("BailingMoeV2_5ForCausalLM", (0, 5, 14)),
+        ("MiniCPMV4_6ForConditionalGeneration", (0, 5, 14)),
+        ("KimiK3ForConditionalGeneration", (0, 5, 17)),
+        ("Qwen3_5ForCausalLM", (0, 5, 19)),
+        ("Qwen3_5MoeForCausalLM", (0, 5, 19)),
+        ("NemotronH_Omni_Reasoning_V3", (0, 5, 20)),
+        ("Glm5NextForConditionalGeneration", (0, 5, 20)),
+        ("InklingForConditionalGeneration", (0, 5, 21)),
+        ("MiniCPMV4_7ForConditionalGeneration", (0, 5, 23)),
+    ],
+)
+def test_extra_buffer_architectures_by_release(arch: str, first: tuple[int, int, int]) -> None:
+    from kvlint.memory import sglang_mamba
+
+    kw = {"disable_radix_cache": False, "disable_overlap_schedule": False, "page_size": 1, "strategy": None}
+    before = (*first[:2], first[2] - 1)
+    assert sglang_mamba.request_ratio(first, (arch,), **kw)[1] == "extra_buffer"
+    assert sglang_mamba.request_ratio(before, (arch,), **kw)[1] == "no_buffer"
+    # SGLang reads architectures[0] only
+    assert sglang_mamba.request_ratio(first, ("LlamaForCausalLM", arch), **kw)[1] == "no_buffer"

@@ -507,7 +507,8 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     if w0 in ("text-generation-launcher", "tgi-entrypoint.sh"):
         return "tgi", 1, False
     if w0 == "sglang" and len(words) > 1 and words[1] == "serve":
-        return "sglang", 2, False
+        # `sglang serve MODEL` (0.5.16+) and its --model-type: kvlint.engines.sglang._serve_argv
+        return "sglang", 2, True
     if _PYTHON_RE.fullmatch(w0):
         k = 1
         while k < len(words) and words[k].startswith("-") and words[k] != "-m":
@@ -530,7 +531,7 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             if mod == "sglang.launch_server":
                 return "sglang", k + 2, False
             if mod == "sglang.cli.main" and k + 2 < len(words) and words[k + 2] == "serve":
-                return "sglang", k + 3, False
+                return "sglang", k + 3, True
             if mod == "text_generation_server.cli":
                 return None
             if mod == HF_SERVER_MODULE:
@@ -1309,6 +1310,7 @@ def _dispatch_argv(
         config_loader=config_loader,
         map_config_pos=scalar_position,
         config_key_option=dynamo,
+        serve_cli=found.positional_model,
     )
     sgl.exec_form = found.exec_form
     return sgl
@@ -2084,4 +2086,4 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
         return parse_vllm_argv(rest, version=version, env=env, container=LDict(), positional_model=pos_model)
     if engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())
-    return parse_sglang_argv(rest, version=version, env=env, container=LDict())
+    return parse_sglang_argv(rest, version=version, env=env, container=LDict(), serve_cli=pos_model)

@@ -15,6 +15,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -24,7 +25,10 @@ from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import OptionFinding, ServingConfig, Value
+
+if TYPE_CHECKING:
+    from kvlint.memory.versions import ReleaseVersion
 
 __all__ = ["parse_sglang_argv", "sglang_options"]
 
@@ -360,7 +364,27 @@ def _with_config_file(
             )
     idx = [k for k, a in enumerate(argv) if a == "--config"]
     if len(idx) != 1 or idx[0] + 1 >= len(argv):
-        return argv, locs, sources  # SGLang refuses several --config or a missing path: left to the parser
+        # ConfigArgumentMerger._extract_config_file_path (0.5.5 - 0.5.23 wheels) raises before any file is read:
+        # the server does not start, whichever file comes last. The words are taken off (no KV207 "the last wins").
+        many = len(idx) > 1
+        col.invalid(
+            "--config",
+            " ".join(argv[k + 1] for k in idx if k + 1 < len(argv)) if many else "",
+            locs[idx[1 if many else 0]],
+            "SGLang refuses "
+            + (
+                "several --config files ('Multiple config files specified! Only one allowed.')"
+                if many
+                else "a --config with no file after it ('No config file specified after --config flag!')"
+            )
+            + " and does not start",
+            fix="give one --config FILE (merge the files into one)"
+            if many
+            else "give the file after --config",
+        )
+        drop = {j for k in idx for j in (k, k + 1) if j < len(argv)}
+        keep = [j for j in range(len(argv)) if j not in drop]
+        return [argv[j] for j in keep], [locs[j] for j in keep], [sources[j] for j in keep]
     k = idx[0]
     path, ploc = argv[k + 1], locs[k + 1]
     rest = (argv[:k] + argv[k + 2 :], locs[:k] + locs[k + 2 :], sources[:k] + sources[k + 2 :])
@@ -438,6 +462,96 @@ def _graph_config_keys_refused(raw: str, version: str | None) -> str:
     return ""
 
 
+#: ``sglang serve`` itself: the ``sglang`` console script (``sglang = sglang.cli.main:main``) and ``sglang/cli/`` are in
+#: the 0.5.5 wheel and not in the 0.4.9.post3, 0.5.3 or 0.5.4 ones
+SERVE_FROM = (0, 5, 5)
+#: ``sglang serve MODEL``: the first word after ``serve`` (once ``--model-type`` is taken off) is the model when it
+#: does not start with ``-``, from SGLang 0.5.16 (``sglang/cli/serve.py::_normalize_positional_model_path``, read in
+#: the 0.5.16 - 0.5.23 wheels; absent from the 0.5.15 one).
+SERVE_POSITIONAL_FROM = (0, 5, 16)
+#: ``sglang serve --model-type {auto,llm,diffusion}``: taken off the arguments before the server's parser sees them
+#: (``sglang/cli/serve.py::_extract_model_type_override``), from SGLang 0.5.10 (absent from the 0.5.9 wheel).
+SERVE_MODEL_TYPE_FROM = (0, 5, 10)
+
+
+def _serve_argv(
+    argv: list[str], locs: list[Loc | None], sources: list[str], version: str | None, col: Collector
+) -> tuple[list[str], list[Loc | None], list[str]]:
+    """The arguments of ``sglang serve ...`` as SGLang ``version`` hands them to ``prepare_server_args``.
+
+    ``sglang/cli/serve.py::serve`` (0.5.16 - 0.5.23 wheels): ``_extract_model_type_override`` takes every
+    ``--model-type X`` / ``--model-type=X`` off (the exact words; 0.5.10 on, before that argparse refuses the
+    option), then ``_normalize_positional_model_path`` turns a first word that does not start with ``-`` into
+    ``--model-path WORD`` in front of the rest (0.5.16 on), so a later ``--model-path`` wins (argparse keeps the last
+    value) and a ``--config`` file's value loses to it (the merger puts the file's arguments first). Before 0.5.16
+    the word reaches argparse: ``cli/utils.py::get_model_path`` stops with "Error: --model-path is required" when no
+    ``--model-path`` follows, else ``parse_args`` with "unrecognized arguments" (KV206 here; the word is not read as
+    the model). An unknown release, ``latest`` or one newer than those read is read as 0.5.23."""
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is not None and v < SERVE_FROM:
+        _serve_refused(
+            col,
+            locs[0] if locs else None,
+            f"SGLang {version} has no `sglang serve`: the `sglang` program (console script sglang.cli.main:main) "
+            "comes with 0.5.5 (the 0.5.4 wheel has neither), so the container stops at once ('command not found' / "
+            "'No module named sglang.cli'); the options are read as launch_server's",
+            fix="use python3 -m sglang.launch_server --model-path MODEL ..., or an image of SGLang 0.5.5 or later",
+        )
+        return argv, locs, sources
+    if v is None or v >= SERVE_MODEL_TYPE_FROM:
+        keep = [
+            k
+            for k, a in enumerate(argv)
+            if not (
+                a.startswith("--model-type=") or a == "--model-type" or (k and argv[k - 1] == "--model-type")
+            )
+        ]
+        argv, locs, sources = [argv[k] for k in keep], [locs[k] for k in keep], [sources[k] for k in keep]
+    if not argv or argv[0].startswith("-"):
+        return argv, locs, sources
+    if v is None or v >= SERVE_POSITIONAL_FROM:
+        return ["--model-path", *argv], [locs[0], *locs], [sources[0], *sources]
+    has_path = _serve_names_model(argv, v)
+    _serve_refused(
+        col,
+        locs[0],
+        f"SGLang {version}'s `sglang serve` takes no positional model (it does from 0.5.16): the word "
+        f"{argv[0][:60]!r} stops it with "
+        + ("'unrecognized arguments'" if has_path else "'Error: --model-path is required'"),
+        fix=f"write --model-path {argv[0][:60]}",
+    )
+    return argv, locs, sources
+
+
+def _serve_refused(col: Collector, loc: Loc | None, message: str, fix: str) -> None:
+    """KV206 (error) about the ``sglang serve`` command itself: SGLang does not start."""
+    col.findings.append(
+        OptionFinding(
+            rule="KV206", message=message, loc=loc, fix=fix, severity="error", option="sglang serve"
+        )
+    )
+
+
+#: ``sglang serve``'s own look for the model (``cli/utils.py::get_model_path``) takes ``--model`` as well as
+#: ``--model-path`` from this release (read in the 0.5.12 wheel; the 0.5.5 - 0.5.10 ones take ``--model-path`` only)
+SERVE_MODEL_ALIAS_FROM = (0, 5, 12)
+
+
+def _serve_names_model(argv: Sequence[str], v: ReleaseVersion | None) -> bool:
+    """Whether ``sglang serve``'s ``get_model_path`` (``cli/utils.py``, every wheel 0.5.5 - 0.5.23; from 0.5.18
+    ``try_get_model_path``, then ``get_model_path`` for a backend that ``requires_model_path``, the LLM one) finds the
+    model among the words as written: an exact ``--model-path`` with a word after it or ``--model-path=X``, and
+    ``--model`` likewise from :data:`SERVE_MODEL_ALIAS_FROM` (``v`` None: the newest). Neither a ``--config`` file nor
+    an abbreviation counts: SGLang stops with "Error: --model-path is required" before it merges the file."""
+    names = ("--model-path", "--model") if v is None or v >= SERVE_MODEL_ALIAS_FROM else ("--model-path",)
+    return any(
+        (a in names and k + 1 < len(argv)) or a.startswith(tuple(n + "=" for n in names))
+        for k, a in enumerate(argv)
+    )
+
+
 def _is_json(text: str) -> bool:
     """Whether ``text`` is JSON (a ``--cuda-graph-config`` object ends in ``}}``, which is no template)."""
     try:
@@ -468,14 +582,27 @@ def _read_list(
     setting left unresolved); a variable kvlint cannot resolve leaves it unresolved. Returns the next index."""
     words: list[str] = [explicit] if eq else []
     first = loc
-    if not eq:
-        while i < len(argv) and (
-            not argv[i].startswith("-") or re.fullmatch(r"-[0-9]+", argv[i]) is not None
-        ):
+    left: list[str] = []  # the words after ``--opt=N`` that argparse leaves over
+    while i < len(argv) and (not argv[i].startswith("-") or re.fullmatch(r"-[0-9]+", argv[i]) is not None):
+        if eq:
+            left.append(argv[i])
+        else:
             if not words:
                 first, src = locs[i] or loc, sources[i]
             words.append(argv[i])
-            i += 1
+        i += 1
+    if left:
+        # ``--cuda-graph-bs=8 16``: argparse's consume_optional gives an explicit ``=`` value the one argument and
+        # stops there (CPython Lib/argparse.py, 3.9 - 3.13), so ``16`` is a positional the parser has none for and
+        # parse_args exits with "unrecognized arguments: 16" (sglang ``prepare_server_args``, 0.5.5 - 0.5.23)
+        col.invalid(
+            canon,
+            f"{explicit} {' '.join(left)}",
+            locs[i - len(left)] or loc,
+            f"{canon}={explicit[:20]} takes one size; SGLang's parser leaves {' '.join(left)[:40]!r} over and "
+            "refuses to start ('unrecognized arguments')",
+            fix=f"write {canon} {explicit} {' '.join(left)} (a space, not =, before a list)",
+        )
     raw = " ".join(words)
     if not words:
         col.invalid(canon, "", loc, "at least one integer is required")
@@ -520,6 +647,7 @@ def parse_sglang_argv(
     config_loader: Callable[[str], tuple[str, Loc | None] | None] | None = None,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
     config_key_option: bool = False,
+    serve_cli: bool = False,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -532,7 +660,8 @@ def parse_sglang_argv(
     ``config_loader`` (``path -> (yaml_text, position)``, a ConfigMap mounted at the path) and ``map_config_pos``
     read a ``--config FILE`` for the releases that take it (:func:`_with_config_file`); its values are read
     before the command line's, which win without a KV207. ``config_key_option``: the arguments are NVIDIA Dynamo's
-    SGLang worker's, whose ``--config-key KEY`` selects a section of the file. Never raises.
+    SGLang worker's, whose ``--config-key KEY`` selects a section of the file. ``serve_cli``: the arguments follow
+    ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -541,6 +670,13 @@ def parse_sglang_argv(
     col = Collector("SGLang", layout_from_service=runtime_template)
     where = f"SGLang {version}" if version else "SGLang"
     table, report, known = _tables(version)
+    serve_named, serve_v = True, None
+    if serve_cli:
+        from kvlint.memory.versions import parse_pep440
+
+        argv, locs, sources = _serve_argv(argv, locs, sources, version, col)
+        serve_v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+        serve_named = serve_v is not None and serve_v < SERVE_FROM or _serve_names_model(argv, serve_v)
     if "--config" in table and "--config" in argv:
         argv, locs, sources = _with_config_file(
             argv, locs, sources, col, config_loader, map_config_pos, config_key_option, version
@@ -660,4 +796,47 @@ def parse_sglang_argv(
                 col.unresolved[dest] = loc
                 continue
         col.set(dest, Value(value, loc, raw, src), canon)
+    _dp_with_attn_dp(col)
+    if not serve_named and model is not None:
+        names = "--model-path" + (", --model" if serve_v is None or serve_v >= SERVE_MODEL_ALIAS_FROM else "")
+        names += " or a first positional word" if serve_v is None or serve_v >= SERVE_POSITIONAL_FROM else ""
+        given = (
+            "in the --config file"
+            if model.source == "config"
+            else "with --model or an abbreviation of --model-path"
+        )
+        _serve_refused(
+            col,
+            model.loc,
+            f"`sglang serve` finds the model on its own command line only ({names}; cli/utils.py::"
+            f"get_model_path), before any --config file is merged: the model given {given} is not "
+            f"seen there and {where} stops with 'Error: --model-path is required'",
+            fix=f"write --model-path {str(model.value)[:60]} on the command line (python3 -m "
+            "sglang.launch_server reads it from the --config file)",
+        )
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
+
+
+def _dp_with_attn_dp(col: Collector) -> None:
+    """KV206 for ``--dp-size N`` (N > 1) with ``--attn-dp-size M`` (M > 1): SGLang refuses to start
+    (``arg_groups/parallel_hook.py::handle_data_parallelism`` raises "--dp-size N with --attn-dp-size M:
+    data-parallel replicas combined with attention data parallelism are not supported.", read in the 0.5.22 and
+    0.5.23 wheels, the releases that have ``--attn-dp-size``; an older release reports the option unknown, KV205).
+    The deprecated ``--enable-dp-attention`` next to ``--attn-dp-size`` only turns itself off
+    (``handle_deprecated_dp_attention``): ``--dp-size`` stays a replica count and is refused the same way."""
+    attn = col.flags.get("attn_dp_size") or col.flags.get("attention_data_parallel_size")
+    dp = col.flags.get("dp_size")
+    if attn is None or dp is None:
+        return
+    a, d = attn.value, dp.value
+    if not (isinstance(a, int) and isinstance(d, int) and a > 1 and d > 1):
+        return
+    col.invalid(
+        "--attn-dp-size",
+        str(a),
+        attn.loc,
+        f"SGLang refuses --dp-size {d} with --attn-dp-size {a} and does not start ('data-parallel replicas "
+        "combined with attention data parallelism are not supported.', arg_groups/parallel_hook.py, 0.5.22 on)",
+        fix=f"keep one: --attn-dp-size {a} (attention DP inside the --tp-size GPUs) or --dp-size {d} (replicas, "
+        "each on its own GPUs)",
+    )

@@ -430,8 +430,9 @@ def pp_spec_refusal(
     :data:`PP_SPEC_REFUSED`). The algorithm is read after ``speculative_hook.py``'s normalisation (NEXTN is EAGLE):
     DSPARK needs ``--disaggregation-mode prefill`` and no ``SGLANG_ENABLE_PP_SPEC``; any other algorithm but EAGLE,
     or ``--enable-multi-layer-eagle``, is refused; EAGLE with ``SGLANG_ENABLE_PP_SPEC`` set true (``EnvBool``:
-    true, 1, yes, y) is refused with PD disaggregation, ``--speculative-adaptive`` or DP attention, and without it
-    anywhere but on a PD prefill node."""
+    true, 1, yes, y) is refused with PD disaggregation, ``--speculative-adaptive`` or DP attention (quoted as each
+    release words it: "--enable-dp-attention" in 0.5.21, "attention DP (--attn-dp-size)" from 0.5.22), and without
+    it anywhere but on a PD prefill node."""
     alg = sglang_spec.normalize_algorithm(get("speculative_algorithm"))
     if v < PP_SPEC_EAGLE_FROM or not alg:
         return ""
@@ -457,7 +458,9 @@ def pp_spec_refusal(
         if _truthy(get("speculative_adaptive")):
             return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --speculative-adaptive', {src})"
         if dp_attention:
-            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with --enable-dp-attention', {src})"
+            # 0.5.21 names the switch; 0.5.22 and 0.5.23, where attention DP is --attn-dp-size, that option
+            said = "attention DP (--attn-dp-size)" if v >= ATTN_DP_SIZE_FROM else "--enable-dp-attention"
+            return f"{where} ('SGLANG_ENABLE_PP_SPEC is not compatible with {said}', {src})"
         return ""
     if mode != "prefill":
         return (
@@ -1038,6 +1041,17 @@ _SG_DP_LM_HEAD_ARCHS = frozenset(
 )
 
 
+#: SGLang's switch for sizing the KV pool after CUDA-graph capture (``environ.py``: ``EnvBool(False)``), first in the
+#: 0.5.16 wheel (absent from 0.5.15's); :func:`plan_sglang_detailed` notes it as not modelled
+POST_CAPTURE_KV_SIZING_ENV = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
+POST_CAPTURE_KV_SIZING_FROM: SgVersion = (0, 5, 16)
+
+
+def _env_bool(env: Mapping[str, str], name: str) -> bool:
+    """An environment variable as SGLang's ``EnvBool`` reads it (``environ.py``: true, 1, yes, y; any case)."""
+    return str(env.get(name, "")).strip().lower() in ("true", "1", "yes", "y")
+
+
 def _truthy(value: Any) -> bool:
     """An environment switch as SGLang's ``EnvBool`` reads it (``1``, ``true``, ``yes``, ``on``)."""
     return str(value or "").strip().lower() in ("1", "true", "yes", "on")
@@ -1494,6 +1508,18 @@ def sglang_prelude(
         model_notes.append(
             "the recurrent-state pool SGLang keeps for this architecture's linear/Mamba layers is not modelled "
             "(not counted against the KV pool)"
+        )
+    if (
+        v >= POST_CAPTURE_KV_SIZING_FROM
+        and not model.is_mla
+        and _env_bool(serving.env, POST_CAPTURE_KV_SIZING_ENV)
+    ):
+        model_notes.append(
+            f"not modelled: {POST_CAPTURE_KV_SIZING_ENV} (SGLang 0.5.16 on): when SGLang's "
+            "post_capture_kv_sizing_planned holds (CUDA, no MLA, the CUDA graphs of the served phases on, ...) the "
+            "default mem_fraction_static reserves only 512 MiB (1536 from 0.5.18) + tp x pp / 8 GiB, and the KV pool "
+            "is shrunk after CUDA-graph capture to the free memory then measured; this plan is SGLang's sizing "
+            "without it (docs/engine-memory-model.md §3.2)"
         )
     return SglangPrelude(
         version=v,

@@ -49,15 +49,22 @@ BASE_RATIO = 3
 _DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 #: Architectures whose ``--mamba-radix-cache-strategy auto`` becomes ``extra_buffer`` (two more state slots per
-#: request with the overlap schedule), with the first release read that lists each in ``_MAMBA_EXTRA_BUFFER_ARCHS``
-#: (``arg_groups/overrides.py``; ``ServerArgs._support_mamba_cache_extra_buffer`` in 0.5.14 and 0.5.17, read; 0.5.13
-#: and before resolve ``auto`` to ``no_buffer`` for every model).
+#: request with the overlap schedule), with the first release that lists each: ``ServerArgs.
+#: _support_mamba_cache_extra_buffer``'s list in 0.5.14, ``_MAMBA_EXTRA_BUFFER_ARCHS`` (``arg_groups/overrides.py``)
+#: from 0.5.15, read in every wheel 0.5.14 - 0.5.23 (no entry leaves the list; SGLang tests ``architectures[0]``
+#: and, with the default triton linear-attention backend, turns it on); 0.5.13 and before resolve ``auto`` to
+#: ``no_buffer`` for every model. Before branch sglang44 the table missed the 0.5.14 InternS2-Preview, MiniCPM-V
+#: 4.6 and Bailing 2.5 entries and later ones, and dated KimiK3 (0.5.17), the text-only Qwen3.5 (0.5.19) and
+#: NemotronH_Omni_Reasoning_V3 (0.5.20) a release or two late.
 _EXTRA_BUFFER_SINCE: dict[str, SgVersion] = {
     **dict.fromkeys(
         (
             "Qwen3_5ForConditionalGeneration",
             "Qwen3_5MoeForConditionalGeneration",
             "Qwen3NextForCausalLM",
+            "InternS2PreviewForConditionalGeneration",
+            "MiniCPMV4_6ForConditionalGeneration",
+            "BailingMoeV2_5ForCausalLM",
             "FalconH1ForCausalLM",
             "GraniteMoeHybridForCausalLM",
             "NemotronHForCausalLM",
@@ -66,11 +73,25 @@ _EXTRA_BUFFER_SINCE: dict[str, SgVersion] = {
         (0, 5, 14),
     ),
     "KimiLinearForCausalLM": (0, 5, 16),
-    "KimiK3ForConditionalGeneration": (0, 5, 18),
+    "KimiK3ForConditionalGeneration": (0, 5, 17),
+    **dict.fromkeys(("BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"), (0, 5, 19)),
     **dict.fromkeys(
-        ("Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronH_Omni_Reasoning_V3"),
+        (
+            "Glm5NextForConditionalGeneration",
+            "NemotronH_Omni_Reasoning_V3",
+            "Qwen4ExpForConditionalGeneration",
+        ),
+        (0, 5, 20),
+    ),
+    **dict.fromkeys(
+        (
+            "BailingMoeV3VLForConditionalGeneration",
+            "InklingForConditionalGeneration",
+            "InklingForConditionalGenerationMTP",
+        ),
         (0, 5, 21),
     ),
+    "MiniCPMV4_7ForConditionalGeneration": (0, 5, 23),
 }
 
 
@@ -293,7 +314,8 @@ def request_ratio(
         return 1, "radix cache off"
     s = str(strategy or "auto")
     if s == "auto":
-        since = min((_EXTRA_BUFFER_SINCE[a] for a in architectures if a in _EXTRA_BUFFER_SINCE), default=None)
+        # SGLang looks at ``hf_config.architectures[0]`` only (``_support_mamba_cache_extra_buffer``)
+        since = _EXTRA_BUFFER_SINCE.get(architectures[0]) if architectures else None
         wants = not disable_overlap_schedule or page_size > 1
         s = "extra_buffer" if since is not None and v >= (0, 5, 14) and v >= since and wants else "no_buffer"
     if s == "extra_buffer_lazy":

@@ -41,7 +41,7 @@ from kvlint.rules.facts import (
 from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, Severity
-from kvlint.values import as_float, as_list, digits
+from kvlint.values import as_float, as_int, as_list, digits
 from kvlint.wording import shell_word
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 from kvlint.workloads.rayserve import SERVE_PATH
@@ -293,11 +293,22 @@ def _use_all(ctx: RuleContext, have: int) -> str | None:
             options.append(f"{tp_flag} {tp}")
         elif ok is None:
             options.append(f"{tp_flag} {tp} (if it divides the model's attention heads)")
-    if have % (lay.tp * lay.pp) == 0:
+    if have % (lay.tp * lay.pp) == 0 and not _sglang_attention_dp(ctx):
         options.append(f"{dp_flag} {have // (lay.tp * lay.pp)}")
     if not options:
         return None
     return f"set {' or '.join(options)} to use all {have}{shm_note(ctx)}"
+
+
+def _sglang_attention_dp(ctx: RuleContext) -> bool:
+    """Whether SGLang runs attention DP (``--enable-dp-attention``, or 0.5.22+'s ``--attn-dp-size`` above 1): its DP
+    ranks then share the tensor-parallel GPUs, so a larger ``--dp-size`` uses no more GPUs (and next to
+    ``--attn-dp-size`` SGLang refuses it: ``arg_groups/parallel_hook.py::handle_data_parallelism``, 0.5.22 on)."""
+    if ctx.engine != "sglang":
+        return False
+    s = ctx.serving
+    width = max(as_int(s.get("attn_dp_size")) or 1, as_int(s.get("attention_data_parallel_size")) or 1)
+    return bool(s.get("enable_dp_attention")) or width > 1
 
 
 _LONE_RAY = (
@@ -910,7 +921,10 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     pods itself. vLLM on AWS Neuron runs one process for all its NeuronCores, and so does vLLM on a single-host
     Google TPU pod without pipeline parallelism (:func:`_tpu_single_process`), so neither is reported."""
     lay, s = ctx.layout, ctx.serving
-    if lay.tp * lay.pp * lay.dp <= 1 or not lay.known:
+    # SGLang's attention-DP ranks are the tensor-parallel workers (Parallelism.dp_local 1): tp x pp processes,
+    # not tp x pp x dp (data_parallel_controller.py::launch_dp_attention_schedulers); vLLM's count is unchanged
+    workers = lay.workers if ctx.engine == "sglang" else lay.tp * lay.pp * lay.dp
+    if workers <= 1 or not lay.known:
         return
     if not shm_missing(ctx):
         return
@@ -933,7 +947,7 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     if undefined is not None:
         name, mount_loc = undefined
         yield ctx.finding(
-            f"{lay.tp * lay.pp * lay.dp} GPU workers ({what}) communicate through /dev/shm, which the container "
+            f"{workers} GPU workers ({what}) communicate through /dev/shm, which the container "
             f"mounts from volume '{name}', but this pod defines no volume of that name: the API server rejects the "
             "pod unless an operator or admission webhook adds it, and without it /dev/shm is the container "
             "runtime's 64 MiB default, where NCCL fails or hangs",
@@ -943,7 +957,7 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     yield ctx.finding(
-        f"{lay.tp * lay.pp * lay.dp} GPU workers ({what}) communicate through /dev/shm, but no memory-backed volume "
+        f"{workers} GPU workers ({what}) communicate through /dev/shm, but no memory-backed volume "
         "is mounted there; the container runtime default is 64 MiB and NCCL fails or hangs",
         loc,
         fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
