@@ -19,10 +19,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from kvlint.accelerators.registry import lookup
-from kvlint.memory.compat import QUANT_MIN_CC, quantization_refusal, startup_refusal
+from kvlint.memory.compat import QUANT_MIN_CC, quant_min_cc, quantization_refusal, startup_refusal
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import ServingConfig
+from kvlint.values import parse_cc
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTED = REPO / "fixtures" / "collected"
@@ -234,3 +235,112 @@ def test_modelopt_on_an_a10g_names_its_source_and_the_fp8_alternative(tmp_path: 
     assert "is modelopt-quantized (hf_quant_config.json)" in kv305.message
     assert "Minimum capability: 89. Current capability: 86." in kv305.message
     assert "an FP8 one (quant_method fp8, minimum 8.0)" in (kv305.fix or "")
+
+
+def test_modelopt_nvfp4_from_hf_quant_config_follows_the_release() -> None:
+    """nvidia/Qwen3-32B-NVFP4 (catalogued with its hf_quant_config.json, quant_algo NVFP4) is ``modelopt_fp4`` in
+    vLLM from 0.10.1 (the release that reads hf_quant_config.json): ModelOptNvFp4Config.get_min_capability 80 in
+    0.9.2 - 0.13.0, 75 from 0.14.0 (its Marlin FP4 fallback). Before this, no NVFP4 export was tested."""
+    m = _model("nvidia/Qwen3-32B-NVFP4")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config  # from hf_quant_config.json
+    s = _serving("nvidia/Qwen3-32B-NVFP4")
+    t4, v100, l4 = _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb"), _gpu("nvidia-l4")
+    old, new = replace(s, version="0.12.0"), replace(s, version="0.34.0")
+    assert quantization_refusal(old, m, t4) == (
+        "modelopt_fp4",
+        "checkpoint",
+        quant_min_cc("modelopt_fp4", "0.12.0"),
+    )
+    assert quantization_refusal(old, m, l4) is None
+    assert quantization_refusal(new, m, t4) is None  # 7.5 from 0.14.0
+    assert quantization_refusal(new, m, v100) == (
+        "modelopt_fp4",
+        "checkpoint",
+        quant_min_cc("modelopt_fp4", "0.34.0"),
+    )
+    # hf_quant_config.json is not read before 0.10.1, and an unknown release may be one of those
+    assert quantization_refusal(replace(s, version="0.9.2"), m, v100) is None
+    assert quantization_refusal(s, m, v100) is None
+    # --quantization modelopt_fp4 needs no file: the method exists from the 0.9.2 wheel (0.8.5 named it nvfp4)
+    flag = _serving("nvidia/Qwen3-32B-NVFP4", "--quantization", "modelopt_fp4")
+    assert quantization_refusal(replace(flag, version="0.9.2"), m, t4) == ("modelopt_fp4", "flag", (8, 0))
+    assert quantization_refusal(replace(flag, version="0.8.5"), m, t4) is None
+
+
+def test_modelopt_nvfp4_in_config_json_is_overridden_to_modelopt_fp4_from_0_10_1() -> None:
+    """nvidia/Gemma-4-31B-IT-NVFP4 writes ``quant_method: modelopt`` with ``quant_algo: NVFP4`` in config.json;
+    ModelOptNvFp4Config.override_quantization_method (from the 0.10.1 wheel) makes it modelopt_fp4."""
+    m = _model("nvidia/Gemma-4-31B-IT-NVFP4")
+    assert m.quant_config is not None and m.quant_config.get("quant_method") == "modelopt"
+    s, v100 = _serving("nvidia/Gemma-4-31B-IT-NVFP4"), _gpu("nvidia-v100-sxm2-32gb")
+    got = quantization_refusal(replace(s, version="0.20.0"), m, v100)
+    assert got is not None and got[:2] == ("modelopt_fp4", "checkpoint")
+    # 0.9.2 has no override: the checkpoint would be built as ModelOpt FP8, a case kvlint does not test
+    assert quantization_refusal(replace(s, version="0.9.2"), m, v100) is None
+
+
+def test_modelopt_mixed_precision_is_refused_on_an_a100_in_0_17_to_0_23() -> None:
+    """nvidia/Qwen3.6-27B-NVFP4 is a ModelOpt MIXED_PRECISION export (config.json ``quant_method: modelopt``);
+    vLLM reads it as modelopt_mixed (ModelOptMixedPrecisionConfig, from the 0.17.0 wheel): minimum 89 up to
+    0.23.0, 75 from 0.24.0. kvlint took it for ModelOpt FP8 and said nothing."""
+    m = _model("nvidia/Qwen3.6-27B-NVFP4")
+    s, a100, t4 = _serving("nvidia/Qwen3.6-27B-NVFP4"), _gpu("nvidia-a100-sxm4-80gb"), _gpu("nvidia-t4")
+    need = quant_min_cc("modelopt_mixed", "0.20.0")
+    assert need is not None and parse_cc(a100.compute_capability) < need
+    assert quantization_refusal(replace(s, version="0.20.0"), m, a100) == (
+        "modelopt_mixed",
+        "checkpoint",
+        need,
+    )
+    assert quantization_refusal(replace(s, version="0.34.0"), m, a100) is None
+    assert quantization_refusal(replace(s, version="0.34.0"), m, t4) is None
+    assert quantization_refusal(replace(s, version="0.16.0"), m, a100) is None  # no modelopt_mixed yet
+
+
+def test_modelopt_mixed_in_hf_quant_config_is_read_only_after_0_32() -> None:
+    """NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 keeps MIXED_PRECISION in hf_quant_config.json: vLLM 0.14.0 -
+    0.32.0 stop with 'Unknown ModelOpt quant algo' (not this rule), 0.34.0 reads it as modelopt_mixed."""
+    ref = "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"
+    m, s, v100 = _model(ref), _serving(ref), _gpu("nvidia-v100-sxm2-32gb")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config
+    assert quantization_refusal(replace(s, version="0.32.0"), m, v100) is None
+    got = quantization_refusal(replace(s, version="0.34.0"), m, v100)
+    assert got is not None and got[0] == "modelopt_mixed"
+
+
+def test_fbgemm_fp8_and_experts_int8_need_ampere() -> None:
+    """FBGEMMFp8Config and ExpertsInt8Config return 80 in every wheel from 0.6.3.post1 to 0.34.0."""
+    t4, a10g = _gpu("nvidia-t4"), _gpu("nvidia-a10g")
+    for method in ("fbgemm_fp8", "experts_int8"):
+        s = _serving("Qwen/Qwen3-30B-A3B", "--quantization", method, "--dtype", "half")
+        for version in ("0.6.3", "0.34.0"):
+            need = quant_min_cc(method, version)
+            assert need is not None and parse_cc(t4.compute_capability) < need <= parse_cc(
+                a10g.compute_capability
+            )
+            assert quantization_refusal(replace(s, version=version), None, t4) == (method, "flag", need)
+            assert quantization_refusal(replace(s, version=version), None, a10g) is None
+        assert quantization_refusal(s, None, t4) == (method, "flag", QUANT_MIN_CC[method])  # every release
+
+
+def test_modelopt_mxfp8_needs_blackwell_up_to_0_19() -> None:
+    """ModelOptMxFp8Config.get_min_capability: 100 in 0.16.0 - 0.19.0, 80 from 0.20.0."""
+    h100 = _gpu("nvidia-h100-sxm5-80gb")
+    s = _serving("Qwen/Qwen3-8B", "--quantization", "modelopt_mxfp8")
+    assert quantization_refusal(replace(s, version="0.19.0"), None, h100) == (
+        "modelopt_mxfp8",
+        "flag",
+        (10, 0),
+    )
+    assert quantization_refusal(replace(s, version="0.20.0"), None, h100) is None
+    assert quantization_refusal(replace(s, version="0.14.0"), None, h100) is None  # before the method
+
+
+def test_nvfp4_on_a_t4_quotes_vllms_text_for_modelopt_fp4(tmp_path: Path) -> None:
+    """The finding for an NVIDIA NVFP4 export on a T4 under vLLM 0.12.0 quotes vLLM's text for modelopt_fp4."""
+    manifest = _deployment(tmp_path, "v0.12.0", "Tesla-T4", "--model", "nvidia/Qwen3-32B-NVFP4")
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "is modelopt_fp4-quantized (hf_quant_config.json)" in kv305.message
+    assert "'The quantization method modelopt_fp4 is not supported for the current GPU." in kv305.message

@@ -88,10 +88,23 @@ _AUTO_BF16_FALLBACK = (0, 9, 2)
 #: * ``modelopt`` (``ModelOptFp8Config``: NVIDIA ModelOpt FP8 checkpoints, ``quant_method: modelopt`` or
 #:   ``hf_quant_config.json`` with an FP8 ``quant_algo``) 8.9 in 0.6.3.post1 - 0.26.0, 8.0 from 0.27.0.
 #:
+#: * ``fbgemm_fp8`` (``FBGEMMFp8Config``: FBGEMM FP8 checkpoints, e.g. Meta's Llama 3.1 405B FP8) 8.0 in every wheel
+#:   from 0.6.3.post1 to 0.34.0 (weight-only FP8 Marlin below 8.9, none below 8.0).
+#: * ``experts_int8`` (``ExpertsInt8Config``: on-the-fly int8 MoE experts, ``--quantization experts_int8``) 8.0 in
+#:   every wheel from 0.6.3.post1 to 0.34.0.
+#: * ``modelopt_fp4`` (``ModelOptNvFp4Config``: NVIDIA ModelOpt NVFP4 checkpoints) 8.0 in 0.9.2 - 0.13.0, 7.5 from
+#:   0.14.0 (its Marlin FP4 fallback, ``marlin_utils_fp4.is_fp4_marlin_supported``: 7.5). The 0.8.5 wheel names
+#:   the class ``nvfp4`` (minimum 10.0), a method name no later wheel has: not listed.
+#: * ``modelopt_mxfp8`` (``ModelOptMxFp8Config``) 10.0 in 0.16.0 - 0.19.0, 8.0 from 0.20.0.
+#: * ``modelopt_mixed`` (``ModelOptMixedPrecisionConfig``: ModelOpt ``quant_algo: MIXED_PRECISION`` exports) 8.9 in
+#:   0.17.0 - 0.23.0, 7.5 from 0.24.0.
+#:
 #: A method before its first step (``awq_marlin`` before 0.6.3, ``mxfp4`` before 0.10.1) is not tested. Methods
-#: whose minimum is at most 7.0 in the wheels read (``gptq`` 6.0, ``gguf`` 6.0, ``bitsandbytes`` and
-#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt_fp4``, ``modelopt_mxfp8``,
-#: ``fbgemm_fp8``) are not listed: no refusal is said for them.
+#: whose minimum is at most 7.0 in every wheel read are not listed, as no NVIDIA GPU kvlint knows is below 7.0
+#: (``gptq`` and ``gguf`` 6.0; ``bitsandbytes``, ``moe_wna16`` and ``compressed-tensors`` 7.0, the last 6.0 in
+#: 0.5.0 - 0.5.0.post1, whose schemes are tested again when layers are built: not modelled, docs/rules.md
+#: KV305), nor ``mxfp8``, a name that maps to another class in 0.19.0 (``Mxfp8Config``, 10.0), 0.20.0 - 0.23.0
+#: and from 0.24.0 (``ModelOptMxFp8Config``).
 QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "awq": (("0.0.0", (7, 5)),),
     "awq_marlin": (("0.6.3", (8, 0)), ("0.13.0", (7, 5))),
@@ -99,6 +112,11 @@ QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "fp8": (("0.4.2", (8, 9)), ("0.5.0.post1", (8, 0)), ("0.13.0", (7, 5))),
     "mxfp4": (("0.10.1", (8, 0)),),
     "modelopt": (("0.6.3", (8, 9)), ("0.26.0", (8, 0))),
+    "fbgemm_fp8": (("0.6.3", (8, 0)),),
+    "experts_int8": (("0.6.3", (8, 0)),),
+    "modelopt_fp4": (("0.9.2", (8, 0)), ("0.13.0", (7, 5))),
+    "modelopt_mxfp8": (("0.16.0", (10, 0)), ("0.19.0", (8, 0))),
+    "modelopt_mixed": (("0.17.0", (8, 9)), ("0.23.0", (7, 5))),
 }
 
 #: Each listed method's lowest minimum over every release (:data:`QUANT_MIN_CC_STEPS`): the compute capability
@@ -199,26 +217,64 @@ def bf16_refusal(serving: ServingConfig, model: ModelSpec | None, acc: Accelerat
 #: First vLLM release read to take a ModelOpt checkpoint's ``hf_quant_config.json`` as its quantization config
 #: (vllm@0.10.1:vllm/transformers_utils/config.py::get_config; not in the 0.9.2 wheel, nor in 0.8.5): before it a
 #: checkpoint without a ``quantization_config`` in config.json runs ``modelopt`` only with ``--quantization
-#: modelopt``.
+#: modelopt``. It is also the first release read whose ModelOpt configs map a config.json ``quant_method:
+#: modelopt`` to a method by its ``quant_algo`` (``override_quantization_method`` of ``ModelOptFp8Config`` and
+#: ``ModelOptNvFp4Config`` in vllm/model_executor/layers/quantization/modelopt.py; absent in 0.9.2).
 _HF_QUANT_CONFIG_READ = (0, 10, 1)
 
+#: The last vLLM wheel read that refuses a ``hf_quant_config.json`` of ``quant_algo: MIXED_PRECISION`` ("Unknown
+#: ModelOpt quant algo", ``ModelArchConfigConvertorBase``'s quant_method mapping in
+#: vllm/transformers_utils/model_arch_config_convertor.py, 0.14.0 - 0.32.0; ``ModelConfig._parse_quant_hf_config``
+#: before); 0.34.0 maps it to ``modelopt_mixed``.
+_HF_QUANT_MIXED_UNREAD_UNTIL = "0.32.0"
 
-def _modelopt_fp8_read(model: ModelSpec | None, version: str | None) -> bool:
-    """Whether vLLM ``version`` (every release, when unknown) takes checkpoint ``model`` as ``modelopt``, the
-    ModelOpt FP8 method: its ModelOpt ``quant_algo`` is FP8 (an MXFP8 or mixed-precision export is another
-    method, ``ModelOptFp8Config.override_quantization_method`` in vllm@0.34.0), and its config is read from
-    config.json or, from :data:`_HF_QUANT_CONFIG_READ`, from ``hf_quant_config.json``."""
-    qc = model.quant_config if model is not None else None
+
+def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
+    """The vLLM method ``version`` builds ModelOpt checkpoint ``model`` with (``modelopt``, ``modelopt_fp4``,
+    ``modelopt_mxfp8``, ``modelopt_mixed``), or None when that release does not read it as one, and, when the
+    release is unknown, unless every release reads it the same way.
+
+    From config.json (``quantization_config.quant_method`` present): a ``modelopt_*`` name as written; ``modelopt``
+    with ``quant_algo`` FP8 in every release; from :data:`_HF_QUANT_CONFIG_READ` the overrides by ``quant_algo``
+    (vllm@0.34.0:vllm/config/model.py::ModelConfig._verify_quantization, the ``override_quantization_method`` of
+    each ModelOpt config: FP8 ``modelopt``, an algo naming FP4 ``modelopt_fp4``, MXFP8 ``modelopt_mxfp8``,
+    MIXED_PRECISION ``modelopt_mixed``). From ``hf_quant_config.json`` (no ``quant_method``): only from
+    :data:`_HF_QUANT_CONFIG_READ`, FP8 ``modelopt``, NVFP4 ``modelopt_fp4`` and, after
+    :data:`_HF_QUANT_MIXED_UNREAD_UNTIL`, MIXED_PRECISION ``modelopt_mixed``
+    (vllm@0.34.0:vllm/transformers_utils/model_arch_config_convertor.py; ``ModelConfig._parse_quant_hf_config`` in
+    0.10.1 - 0.13.0). An MXFP8 or mixed-precision method older than its class is not tested
+    (:func:`quant_min_cc` has no step for it)."""
+    qc = model.quant_config
     if not isinstance(qc, dict):
-        return False
+        return None
     nested = qc.get("quantization")
-    algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
-    if str(algo or "").upper() != "FP8":
-        return False
-    if "quant_method" in qc:  # config.json's quantization_config
-        return True
+    algo = str(qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else "") or "")
+    algo = algo.upper()
     v, assumed = resolve_version(version)
-    return not assumed and v >= _HF_QUANT_CONFIG_READ
+    overrides = not assumed and v >= _HF_QUANT_CONFIG_READ
+    written = qc.get("quant_method")
+    if written is not None:  # config.json's quantization_config
+        written = str(written).lower()
+        if written != "modelopt":
+            return written if written.startswith("modelopt") else None
+        if algo == "FP8":
+            return "modelopt"
+        if not overrides:
+            return None
+        if "FP4" in algo:
+            return "modelopt_fp4"
+        if "MXFP8" in algo:
+            return "modelopt_mxfp8"
+        return "modelopt_mixed" if algo == "MIXED_PRECISION" else None
+    if not overrides:
+        return None
+    if algo == "FP8":
+        return "modelopt"
+    if algo == "NVFP4":
+        return "modelopt_fp4"
+    if algo == "MIXED_PRECISION" and v > ReleaseVersion(_HF_QUANT_MIXED_UNREAD_UNTIL):
+        return "modelopt_mixed"
+    return None
 
 
 def quantization_refusal(
@@ -233,7 +289,9 @@ def quantization_refusal(
     ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
     ``vllm/config/model.py::ModelConfig._verify_quantization`` takes it; a checkpoint's ``awq`` is tested as
     ``awq``, the method vLLM keeps on a GPU without Marlin support (its Marlin and Auto variants never need
-    more)."""
+    more); a ModelOpt checkpoint as the method the release reads it as (:func:`_modelopt_method`: ``modelopt``,
+    ``modelopt_fp4``, ``modelopt_mxfp8`` or ``modelopt_mixed`` by its ``quant_algo``), untested when it reads it as
+    none."""
     if acc.vendor != "nvidia":
         return None
     cc = parse_cc(acc.compute_capability)
@@ -246,8 +304,12 @@ def quantization_refusal(
         method, source = model.quant_method.lower(), "checkpoint"
     else:
         return None
-    if method == "modelopt" and source == "checkpoint" and not _modelopt_fp8_read(model, serving.version):
-        return None
+    if source == "checkpoint" and method.startswith("modelopt"):
+        assert model is not None
+        found = _modelopt_method(model, serving.version)
+        if found is None:
+            return None
+        method = found
     minimum = quant_min_cc(method, serving.version)
     if minimum is None or cc >= minimum:
         return None

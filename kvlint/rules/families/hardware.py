@@ -172,6 +172,7 @@ _CC_EXAMPLES = {
     (7, 5): "T4, L4, A10G, A100, H100",
     (8, 0): "A10G, L4, A100, H100",
     (8, 9): "L4, L40S, H100, H200",
+    (10, 0): "B200, GB200",
 }
 
 #: Checkpoint formats KV305's fix offers instead of a refused one: (words, vLLM method) in the order named.
