@@ -344,3 +344,20 @@ def test_nvfp4_on_a_t4_quotes_vllms_text_for_modelopt_fp4(tmp_path: Path) -> Non
     )
     assert "is modelopt_fp4-quantized (hf_quant_config.json)" in kv305.message
     assert "'The quantization method modelopt_fp4 is not supported for the current GPU." in kv305.message
+
+
+def test_name_derived_awq_build_is_float16_so_a_t4_is_not_kv301(tmp_path: Path) -> None:
+    """An ``-AWQ`` id known only by name took its base's bfloat16, and kvlint said vLLM 0.8.5 keeps bf16 on a T4
+    (KV301, error). AutoAWQ quantizes in float16 and saves that dtype (casper-hansen/AutoAWQ
+    awq/models/base.py), and vLLM's awq method takes float16 activations only before 0.24.0: the derived config is
+    float16, as the real checkpoint's is, and the pod starts."""
+    m = _model("Qwen/Qwen2.5-7B-Instruct-AWQ")
+    assert m.quant_method == "awq" and m.torch_dtype == "float16"
+    assert "torch_dtype float16 assumed instead of the base's bfloat16" in m.notes[0]
+    # a GPTQ build derived the same way keeps its base's dtype
+    assert _model("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4").torch_dtype == "bfloat16"
+    manifest = _deployment(
+        tmp_path, "v0.8.5", "Tesla-T4", "--model", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--max-model-len", "4096"
+    )
+    rules = [d.rule for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics]
+    assert "KV301" not in rules and "KV305" not in rules and "KV505" in rules
