@@ -218,10 +218,39 @@ def test_fleet_verdict_says_where_gpt_oss_refuses(tmp_path: Path) -> None:
     assert by_gpu["nvidia-l4"].refused_by != "KV305"
 
 
-def test_sglang_is_not_checked() -> None:
-    # the rule restates vLLM's gate; SGLang's AWQ container on a (hypothetical) V100 gets no KV305
-    result = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
-    assert "KV305" not in [d.rule for d in result.diagnostics]
+def test_sglang_makes_the_same_test_with_its_own_minimums() -> None:
+    """SGLang's model loader compares the GPU with the method's get_min_capability too
+    (sglang/srt/model_loader/loader.py::_get_quantization_config, every wheel read): its AWQ container (SGLang
+    0.5.21, Qwen/Qwen3-8B-AWQ) is refused on a V100 (AWQConfig 75) and starts on a T4. kvlint said nothing."""
+    on_v100 = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
+    on_t4 = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-t4"))
+    kv305 = [d for d in on_v100.diagnostics if d.rule == "KV305"]
+    assert len(kv305) == 1 and "KV305" not in [d.rule for d in on_t4.diagnostics]
+    assert "SGLang 0.5.21 refuses to start" in kv305[0].message
+    assert "'The quantization method awq is not supported" in kv305[0].message
+    assert "vLLM" not in kv305[0].message and "KV301" not in (kv305[0].fix or "")
+
+
+def test_sglang_refuses_fp8_on_a_t4_in_every_release_where_vllm_0_14_does_not() -> None:
+    """SGLang's Fp8Config needs 80 in every wheel read (0.4.6 - 0.5.23); vLLM's Fp8Config 75 from 0.14.0."""
+    t4, m = _gpu("nvidia-t4"), _model("Qwen/Qwen3-8B-FP8")
+    sglang = replace(_serving("Qwen/Qwen3-8B-FP8"), engine="sglang")
+    need = quant_min_cc("fp8", "0.5.21", "sglang")
+    assert need is not None and parse_cc(t4.compute_capability) < need
+    assert quantization_refusal(replace(sglang, version="0.5.21"), m, t4) == ("fp8", "checkpoint", need)
+    assert quantization_refusal(sglang, m, t4) == ("fp8", "checkpoint", need)  # every release read
+    assert quantization_refusal(replace(_serving("Qwen/Qwen3-8B-FP8"), version="0.14.0"), m, t4) is None
+    r = startup_refusal(replace(sglang, version="0.5.21"), m, t4, has_pod=False)
+    assert r is not None and r.rule == "KV305" and r.certain
+
+
+def test_sglang_modelopt_checkpoints_are_not_tested() -> None:
+    """SGLang maps ModelOpt exports by rules of its own (modelopt_fp8/fp4/mixed): kvlint says nothing of them."""
+    m = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    s = replace(_serving("nvidia/Llama-3.1-70B-Instruct-FP8"), engine="sglang", version="0.5.21")
+    assert quantization_refusal(s, m, _gpu("nvidia-t4")) is None
+    # a vLLM release that reads hf_quant_config.json refuses it on a T4
+    assert quantization_refusal(replace(s, engine="vllm", version="0.34.0"), m, _gpu("nvidia-t4")) is not None
 
 
 def test_modelopt_on_an_a10g_names_its_source_and_the_fp8_alternative(tmp_path: Path) -> None:

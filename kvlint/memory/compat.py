@@ -43,6 +43,7 @@ __all__ = [
     "image_platform_mismatch",
     "QUANT_MIN_CC",
     "QUANT_MIN_CC_STEPS",
+    "SGLANG_QUANT_MIN_CC_STEPS",
     "platform_refusal",
     "quant_min_cc",
     "quant_min_cc_range",
@@ -119,7 +120,42 @@ QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "modelopt_mixed": (("0.17.0", (8, 9)), ("0.23.0", (7, 5))),
 }
 
-#: Each listed method's lowest minimum over every release (:data:`QUANT_MIN_CC_STEPS`): the compute capability
+#: SGLang's quantization methods and the compute capability each release needs on an NVIDIA GPU, as
+#: :data:`QUANT_MIN_CC_STEPS` (same step semantics), read in the SGLang wheels 0.4.6, 0.4.10 and 0.5.3 - 0.5.23.
+#: SGLang makes the same test as vLLM, later: the model loader's ``_get_quantization_config``
+#: (sglang/srt/model_loader/loader.py, every wheel read) raises "The quantization method {method} is not supported
+#: for the current GPU. Minimum capability: {n}. Current capability: {cc}." before loading weights. The method is
+#: ``--quantization``, else the checkpoint's ``quant_method``, whose overrides
+#: (``ModelConfig._verify_quantization``, sglang/srt/configs/model_config.py) pick ``awq_marlin`` for an AWQ
+#: checkpoint only on a GPU Marlin runs on (``AWQMarlinConfig.is_awq_marlin_compatible``). Values are the
+#: ``get_min_capability`` of the class ``BASE_QUANTIZATION_METHODS`` (sglang/srt/layers/quantization/__init__.py)
+#: maps the method to on CUDA:
+#:
+#: * ``awq`` 7.5 (``AWQConfig``) and ``w8a8_int8`` 7.5 (``W8A8Int8Config``) in every wheel read.
+#: * ``fp8`` 8.0 (``Fp8Config``) in every wheel read: unlike vLLM from 0.14, SGLang refuses an FP8 checkpoint on
+#:   a T4. (From 0.5.9 the ``mxfp8`` name maps to the same class with 10.0: not listed.)
+#: * ``gptq_marlin`` 8.0 (``GPTQMarlinConfig``) in every wheel read; ``awq_marlin`` 8.0 (``AWQMarlinConfig``) from
+#:   0.4.10 (0.4.6 imports vLLM's class).
+#: * ``mxfp4`` 8.0 (``Mxfp4Config``, gpt-oss) from 0.5.3.
+#: * ``w8a8_fp8`` 8.9 (``W8A8Fp8Config``) in every wheel read.
+#:
+#: ModelOpt checkpoints are not tested for SGLang: SGLang maps ``hf_quant_config.json`` to ``modelopt_fp8``,
+#: ``modelopt_fp4`` or ``modelopt_mixed`` by rules of its own that changed across the wheels
+#: (``ModelConfig._parse_modelopt_quant_config``), and ``--quantization modelopt`` is resolved from the checkpoint.
+SGLANG_QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
+    "awq": (("0.4.6", (7, 5)),),
+    "awq_marlin": (("0.4.10", (8, 0)),),
+    "gptq_marlin": (("0.4.6", (8, 0)),),
+    "fp8": (("0.4.6", (8, 0)),),
+    "mxfp4": (("0.5.3", (8, 0)),),
+    "w8a8_fp8": (("0.4.6", (8, 9)),),
+    "w8a8_int8": (("0.4.6", (7, 5)),),
+}
+
+#: The minimum tables by engine (``ServingConfig.engine``).
+_STEPS_BY_ENGINE = {"vllm": QUANT_MIN_CC_STEPS, "sglang": SGLANG_QUANT_MIN_CC_STEPS}
+
+#: Each listed vLLM method's lowest minimum over every release (:data:`QUANT_MIN_CC_STEPS`): the compute capability
 #: below which every vLLM release that has the method refuses it. KV305 tests this one when the release is
 #: unknown.
 QUANT_MIN_CC: dict[str, tuple[int, int]] = {
@@ -127,17 +163,17 @@ QUANT_MIN_CC: dict[str, tuple[int, int]] = {
 }
 
 
-def quant_min_cc(method: str, version: str | None) -> tuple[int, int] | None:
-    """The compute capability vLLM ``version`` needs for quantization ``method`` (``get_min_capability() / 10``,
-    :data:`QUANT_MIN_CC_STEPS`), or, when the release is unknown (:func:`kvlint.memory.versions.resolve_version`
-    assumes one), the lowest any release needs (:data:`QUANT_MIN_CC`); None for a method not listed or a release
-    before the method's first step."""
-    steps = QUANT_MIN_CC_STEPS.get(method)
+def quant_min_cc(method: str, version: str | None, engine: str = "vllm") -> tuple[int, int] | None:
+    """The compute capability release ``version`` of ``engine`` (``vllm``: :data:`QUANT_MIN_CC_STEPS`, ``sglang``:
+    :data:`SGLANG_QUANT_MIN_CC_STEPS`) needs for quantization ``method`` (``get_min_capability() / 10``), or, when
+    the release is unknown (:func:`kvlint.memory.versions.resolve_version` assumes one), the lowest any release
+    needs; None for another engine, a method not listed or a release before the method's first step."""
+    steps = _STEPS_BY_ENGINE.get(engine, {}).get(method)
     if steps is None:
         return None
     v, assumed = resolve_version(version)
     if assumed:
-        return QUANT_MIN_CC[method]
+        return min(cc for _, cc in steps)
     (first, found), *later = steps
     if v < ReleaseVersion(first):
         return None
@@ -147,10 +183,10 @@ def quant_min_cc(method: str, version: str | None) -> tuple[int, int] | None:
     return found
 
 
-def quant_min_cc_range(method: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """``(lowest, highest)`` minimum compute capability of ``method`` over the releases listed in
-    :data:`QUANT_MIN_CC_STEPS`; None for a method not listed."""
-    steps = QUANT_MIN_CC_STEPS.get(method)
+def quant_min_cc_range(method: str, engine: str = "vllm") -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """``(lowest, highest)`` minimum compute capability of ``method`` over the releases of ``engine`` listed in
+    :data:`QUANT_MIN_CC_STEPS` or :data:`SGLANG_QUANT_MIN_CC_STEPS`; None for a method not listed."""
+    steps = _STEPS_BY_ENGINE.get(engine, {}).get(method)
     if steps is None:
         return None
     ccs = [cc for _, cc in steps]
@@ -280,10 +316,11 @@ def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
 def quantization_refusal(
     serving: ServingConfig, model: ModelSpec | None, acc: Accelerator
 ) -> tuple[str, str, tuple[int, int]] | None:
-    """KV305's test (vLLM): ``(method, source, minimum)`` when the quantization method vLLM builds its
-    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the vLLM release
-    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`, :data:`QUANT_MIN_CC_STEPS`);
-    None otherwise, also when the GPU is not NVIDIA or its compute capability unknown.
+    """KV305's test (vLLM, SGLang): ``(method, source, minimum)`` when the quantization method the engine builds its
+    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the release
+    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`; vLLM
+    :data:`QUANT_MIN_CC_STEPS`, SGLang :data:`SGLANG_QUANT_MIN_CC_STEPS`); None otherwise, also when the GPU is
+    not NVIDIA or its compute capability unknown.
 
     The method is ``--quantization`` (``source`` ``"flag"``) when given, else the checkpoint's
     ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
@@ -306,11 +343,11 @@ def quantization_refusal(
         return None
     if source == "checkpoint" and method.startswith("modelopt"):
         assert model is not None
-        found = _modelopt_method(model, serving.version)
+        found = _modelopt_method(model, serving.version) if serving.engine == "vllm" else None
         if found is None:
             return None
         method = found
-    minimum = quant_min_cc(method, serving.version)
+    minimum = quant_min_cc(method, serving.version, serving.engine)
     if minimum is None or cc >= minimum:
         return None
     return method, source, minimum
