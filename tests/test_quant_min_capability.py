@@ -19,7 +19,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from kvlint.accelerators.registry import lookup
-from kvlint.memory.compat import QUANT_MIN_CC, quant_min_cc, quantization_refusal, startup_refusal
+from kvlint.memory.compat import (
+    CT_SCHEME_MIN_CC_STEPS,
+    QUANT_MIN_CC,
+    compressed_tensors_scheme,
+    quant_min_cc,
+    quantization_refusal,
+    startup_refusal,
+)
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import ServingConfig
@@ -390,3 +397,69 @@ def test_name_derived_awq_build_is_float16_so_a_t4_is_not_kv301(tmp_path: Path) 
     )
     rules = [d.rule for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics]
     assert "KV301" not in rules and "KV305" not in rules and "KV505" in rules
+
+
+def test_compressed_tensors_fp8_layers_need_their_schemes_minimum() -> None:
+    """poolside/Laguna-XS.2-FP8 (catalogued config.json, compressed-tensors, FP8 weights and activations): vLLM's
+    config minimum is 70, but each layer's scheme is tested when the model is built
+    (CompressedTensorsConfig.get_scheme): W8A8 FP8 (89) falls back to W8A16 FP8 Marlin, 80 up to 0.14.0 and 75
+    from 0.16.0. kvlint said nothing on a T4 or a V100."""
+    m = _model("poolside/Laguna-XS.2-FP8")
+    assert m.quant_method == "compressed-tensors"
+    s, t4, v100 = _serving("poolside/Laguna-XS.2-FP8"), _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb")
+    assert compressed_tensors_scheme(m, "0.11.0") == ("fp8", CT_SCHEME_MIN_CC_STEPS["fp8"][0][1])
+    need_old, need_new = compressed_tensors_scheme(m, "0.11.0"), compressed_tensors_scheme(m, "0.34.0")
+    assert need_old is not None and need_new is not None
+    assert parse_cc(t4.compute_capability) < need_old[1] and need_new[1] <= parse_cc(t4.compute_capability)
+    want_old = ("compressed-tensors", "checkpoint", need_old[1])
+    assert quantization_refusal(replace(s, version="0.11.0"), m, t4) == want_old
+    assert quantization_refusal(replace(s, version="0.34.0"), m, t4) is None
+    assert quantization_refusal(replace(s, version="0.34.0"), m, v100) == (
+        "compressed-tensors",
+        "checkpoint",
+        need_new[1],
+    )
+    assert (
+        quantization_refusal(s, m, v100) is not None and quantization_refusal(s, m, t4) is None
+    )  # unknown release
+
+
+def test_compressed_tensors_floor_is_the_highest_of_its_groups() -> None:
+    """RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8 has an FP8 group and an NVFP4 group (catalogued config.json): in
+    0.9.2 - 0.14.0 NVFP4 below Blackwell runs as W4A16 FP4 (80) and FP8 as W8A16 (80); from 0.16.0 both 75."""
+    m = _model("RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8")
+    got = compressed_tensors_scheme(m, "0.34.0")
+    assert got is not None and got[1] == max(
+        CT_SCHEME_MIN_CC_STEPS["fp8"][-1][1], CT_SCHEME_MIN_CC_STEPS["nvfp4"][-1][1]
+    )
+    assert compressed_tensors_scheme(m, "0.8.5") is not None  # the fp8 group; nvfp4 starts at 0.9.2
+
+
+def test_compressed_tensors_int_schemes_by_name_derived_templates() -> None:
+    """-quantized.w4a16 (WNA16: 80 up to 0.11.0, 75 from 0.12.0) and -quantized.w8a8 (W8A8 int8: 75) builds known
+    by name carry kvlint's compressed-tensors templates (docs/models.md)."""
+    t4, v100 = _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb")
+    w4a16 = _model("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16")
+    w8a8 = _model("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8")
+    s = _serving("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16")
+    assert quantization_refusal(replace(s, version="0.11.0"), w4a16, t4) is not None
+    assert quantization_refusal(replace(s, version="0.12.0"), w4a16, t4) is None
+    assert quantization_refusal(replace(s, version="0.12.0"), w8a8, t4) is None
+    assert quantization_refusal(replace(s, version="0.34.0"), w8a8, v100) is not None
+
+
+def test_compressed_tensors_without_a_written_quant_method_is_not_scheme_tested() -> None:
+    """Qwen/Qwen3-32B-FP8-Static-PerTensor keeps config_groups in a ModelOpt-produced quantization_config with no
+    quant_method: vLLM does not take it as compressed-tensors by that, so no scheme minimum is said."""
+    m = _model("Qwen/Qwen3-32B-FP8-Static-PerTensor")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config
+    assert compressed_tensors_scheme(m, "0.11.0") is None
+
+
+def test_compressed_tensors_finding_quotes_the_scheme_error(tmp_path: Path) -> None:
+    manifest = _deployment(tmp_path, "v0.11.0", "Tesla-T4", "--model", "poolside/Laguna-XS.2-FP8")
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "is compressed-tensors fp8-quantized" in kv305.message
+    assert "'Quantization scheme is not supported for the current GPU. Min capability: 80." in kv305.message

@@ -14,9 +14,10 @@ rules say the engine refuses is never called a fit:
   ``vllm/config/model.py`` auto-dtype fallback to float16 from 0.9.2, docs/engine-memory-model.md §1.7).
 * :func:`fp8_kv_support_on` -- KV302 (vLLM): an fp8 KV cache this release cannot run on this GPU
   (:func:`kvlint.memory.fp8kv.fp8_kv_support`, release by release).
-* :func:`quantization_refusal` -- KV305 (vLLM): a quantization method whose kernels need a newer NVIDIA GPU
-  (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``), release by release
-  (:data:`QUANT_MIN_CC_STEPS`).
+* :func:`quantization_refusal` -- KV305 (vLLM, SGLang): a quantization method whose kernels need a newer NVIDIA
+  GPU (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``; SGLang's model loader
+  likewise), release by release (:data:`QUANT_MIN_CC_STEPS`, :data:`SGLANG_QUANT_MIN_CC_STEPS`), and for a
+  compressed-tensors checkpoint its layers' schemes (:data:`CT_SCHEME_MIN_CC_STEPS`).
 * :func:`startup_refusal` -- the four together for one engine configuration, as a :class:`Refusal` with a
   short reason (``bfloat16 needs compute capability 8.0; Tesla T4 is 7.5``). Each test applies to the
   engines its catalogue entry declares (``engines:`` in ``rules/KV301.yaml`` etc.).
@@ -44,6 +45,8 @@ __all__ = [
     "QUANT_MIN_CC",
     "QUANT_MIN_CC_STEPS",
     "SGLANG_QUANT_MIN_CC_STEPS",
+    "CT_SCHEME_MIN_CC_STEPS",
+    "compressed_tensors_scheme",
     "platform_refusal",
     "quant_min_cc",
     "quant_min_cc_range",
@@ -313,6 +316,92 @@ def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
     return None
 
 
+#: vLLM's compressed-tensors schemes (the linear-layer scheme of a ``config_groups`` entry) and the compute
+#: capability each release needs for it, as :data:`QUANT_MIN_CC_STEPS` (same step semantics). Besides the config's
+#: own minimum (``CompressedTensorsConfig`` 7.0), vLLM tests each layer's scheme when it builds the model
+#: (``CompressedTensorsConfig.get_scheme``: ``_check_scheme_supported(scheme.get_min_capability())`` raises
+#: "Quantization scheme is not supported for the current GPU. Min capability: {n}. Current capability: {cc}.",
+#: vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py, every wheel read from
+#: 0.6.3.post1 to 0.34.0). Read there, scheme by scheme (``_get_scheme_from_parts``):
+#:
+#: * ``fp8``: FP8 weights, with FP8 activations (W8A8) or none (W8A16). W8A8 falls back to weight-only FP8 Marlin
+#:   (``CompressedTensorsW8A16Fp8``) below 8.9 (``CompressedTensorsW8A8Fp8`` 89), so the floor is W8A16's: 8.0
+#:   in 0.6.3.post1 - 0.14.0, 7.5 from 0.16.0.
+#: * ``w8a8-int8``: int8 weights and int8 activations (``CompressedTensorsW8A8Int8``; ``CompressedTensorsWNA8Int``
+#:   from 0.26.0): 7.5 in every wheel read.
+#: * ``w4a16``: int4 weights, no activation quantization, per channel or group (``CompressedTensorsWNA16``, the
+#:   Marlin kernels): 8.0 in 0.6.3.post1 - 0.11.0, 7.5 from 0.12.0.
+#: * ``nvfp4``: NVFP4 weights (float, 4 bits, tensor_group of 16), with NVFP4 activations or none:
+#:   ``CompressedTensorsW4A4Fp4`` needs 10.0 in 0.9.2 - 0.14.0 unless emulated, below which vLLM runs
+#:   ``CompressedTensorsW4A16Fp4`` (8.0); from 0.16.0 both need 7.5.
+#:
+#: A config group of another kind (int8 weights without activations, asymmetric or dynamic weights, MXFP4,
+#: W4A8 ...) is not tested; a model's floor is the highest of its tested groups (every layer is built).
+CT_SCHEME_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
+    "fp8": (("0.6.3", (8, 0)), ("0.14.0", (7, 5))),
+    "w8a8-int8": (("0.6.3", (7, 5)),),
+    "w4a16": (("0.6.3", (8, 0)), ("0.11.0", (7, 5))),
+    "nvfp4": (("0.9.2", (8, 0)), ("0.14.0", (7, 5))),
+}
+
+
+def _ct_group_scheme(group: dict) -> str | None:
+    """The :data:`CT_SCHEME_MIN_CC_STEPS` scheme of one compressed-tensors config group, or None."""
+    w, a = group.get("weights"), group.get("input_activations")
+    if not isinstance(w, dict) or (a is not None and not isinstance(a, dict)):
+        return None
+    wtype, bits = str(w.get("type") or "int").lower(), w.get("num_bits")
+    atype, abits = (str(a.get("type") or "int").lower(), a.get("num_bits")) if a else (None, None)
+    if wtype == "float" and bits == 4:
+        nvfp4 = str(w.get("strategy") or "").lower() == "tensor_group" and w.get("group_size") == 16
+        return "nvfp4" if nvfp4 and (a is None or (atype == "float" and abits == 4)) else None
+    if wtype == "float" and bits == 8:
+        return "fp8" if a is None or (atype == "float" and abits == 8) else None
+    if wtype == "int" and bits == 8 and atype == "int" and abits == 8:
+        return "w8a8-int8"
+    channel_group = str(w.get("strategy") or "").lower() in ("channel", "group")
+    static_symmetric = not w.get("dynamic") and w.get("symmetric", True) is not False
+    if wtype == "int" and bits == 4 and a is None and channel_group and static_symmetric:
+        return "w4a16"
+    return None
+
+
+def compressed_tensors_scheme(
+    model: ModelSpec | None, version: str | None
+) -> tuple[str, tuple[int, int]] | None:
+    """``(scheme, minimum)`` for a compressed-tensors checkpoint in vLLM ``version``: the config group of the
+    highest minimum among those :data:`CT_SCHEME_MIN_CC_STEPS` lists (when the release is unknown, each scheme's
+    lowest over the releases); None when no group is one of them or the model's ``quantization_config`` does not
+    say ``quant_method: compressed-tensors``."""
+    qc = model.quant_config if model is not None else None
+    # a quant_method written out: kvlint also takes a config with config_groups and none for compressed-tensors,
+    # where vLLM may read it otherwise (a ModelOpt export with producer modelopt and config_groups)
+    if not isinstance(qc, dict) or str(qc.get("quant_method") or "").lower() != "compressed-tensors":
+        return None
+    groups = qc.get("config_groups")
+    if not isinstance(groups, dict):
+        return None
+    v, assumed = resolve_version(version)
+    found: tuple[str, tuple[int, int]] | None = None
+    for group in groups.values():
+        scheme = _ct_group_scheme(group) if isinstance(group, dict) else None
+        steps = CT_SCHEME_MIN_CC_STEPS.get(scheme or "")
+        if scheme is None or steps is None:
+            continue
+        if assumed:
+            need: tuple[int, int] | None = min(cc for _, cc in steps)
+        else:
+            (first, need), *later = steps
+            if v < ReleaseVersion(first):
+                need = None
+            for after, cc in later:
+                if need is not None and v > ReleaseVersion(after):
+                    need = cc
+        if need is not None and (found is None or need > found[1]):
+            found = (scheme, need)
+    return found
+
+
 def quantization_refusal(
     serving: ServingConfig, model: ModelSpec | None, acc: Accelerator
 ) -> tuple[str, str, tuple[int, int]] | None:
@@ -328,7 +417,8 @@ def quantization_refusal(
     ``awq``, the method vLLM keeps on a GPU without Marlin support (its Marlin and Auto variants never need
     more); a ModelOpt checkpoint as the method the release reads it as (:func:`_modelopt_method`: ``modelopt``,
     ``modelopt_fp4``, ``modelopt_mxfp8`` or ``modelopt_mixed`` by its ``quant_algo``), untested when it reads it as
-    none."""
+    none; a compressed-tensors checkpoint (vLLM) with the higher of the config's minimum and its layers' scheme's
+    (:func:`compressed_tensors_scheme`)."""
     if acc.vendor != "nvidia":
         return None
     cc = parse_cc(acc.compute_capability)
@@ -348,6 +438,10 @@ def quantization_refusal(
             return None
         method = found
     minimum = quant_min_cc(method, serving.version, serving.engine)
+    if method == "compressed-tensors" and serving.engine == "vllm":
+        scheme = compressed_tensors_scheme(model, serving.version)
+        if scheme is not None and (minimum is None or scheme[1] > minimum):
+            minimum = scheme[1]
     if minimum is None or cc >= minimum:
         return None
     return method, source, minimum

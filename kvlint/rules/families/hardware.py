@@ -17,6 +17,7 @@ from typing import Any
 
 from kvlint.memory.compat import (
     bf16_refusal,
+    compressed_tensors_scheme,
     fp8_kv_support_on,
     image_platform_mismatch,
     quant_min_cc,
@@ -275,16 +276,32 @@ def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         if m is not None and isinstance(m.quant_config, dict) and "quant_method" not in m.quant_config
         else "config.json quantization_config"
     )
+    # a compressed-tensors checkpoint refused by its layers' scheme, not by the config's own minimum (7.0)
+    scheme = (
+        compressed_tensors_scheme(m, s.version)
+        if method == "compressed-tensors" and s.engine == "vllm"
+        else None
+    )
+    if scheme is not None and scheme[1] != minimum:
+        scheme = None
+    label = f"{method} {scheme[0]}" if scheme is not None else method
     where = (
         f"--quantization {method}"
+        + (f" ({m.id if m is not None else 'the model'} is {scheme[0]})" if scheme else "")
         if source == "flag"
-        else f"{m.id if m is not None else 'the model'} is {method}-quantized ({read_from})"
+        else f"{m.id if m is not None else 'the model'} is {label}-quantized ({read_from})"
     )
-    text = (
-        f"'The quantization method {_method_printed(method, m, s.version, s.engine)} is not supported for the "
-        f"current GPU. Minimum capability: {need}. "
-        f"Current capability: {have_int}.'"
-    )
+    if scheme is not None:
+        text = (
+            "'Quantization scheme is not supported for the current GPU. "
+            f"Min capability: {need}. Current capability: {have_int}.' (the {scheme[0]} layers' scheme)"
+        )
+    else:
+        text = (
+            f"'The quantization method {_method_printed(method, m, s.version, s.engine)} is not supported for the "
+            f"current GPU. Minimum capability: {need}. "
+            f"Current capability: {have_int}.'"
+        )
     fix = _kv305_fix(method, s.version, cc or (0, 0), minimum, s.engine)
     if s.engine == "vllm":
         release = f"vLLM {release_shown(s.version)}"
