@@ -19,10 +19,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from kvlint.accelerators.registry import lookup
-from kvlint.memory.compat import QUANT_MIN_CC, quantization_refusal, startup_refusal
+from kvlint.memory.compat import (
+    CT_SCHEME_MIN_CC_STEPS,
+    QUANT_MIN_CC,
+    compressed_tensors_scheme,
+    quant_min_cc,
+    quantization_refusal,
+    startup_refusal,
+)
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import ServingConfig
+from kvlint.values import parse_cc
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTED = REPO / "fixtures" / "collected"
@@ -217,10 +225,39 @@ def test_fleet_verdict_says_where_gpt_oss_refuses(tmp_path: Path) -> None:
     assert by_gpu["nvidia-l4"].refused_by != "KV305"
 
 
-def test_sglang_is_not_checked() -> None:
-    # the rule restates vLLM's gate; SGLang's AWQ container on a (hypothetical) V100 gets no KV305
-    result = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
-    assert "KV305" not in [d.rule for d in result.diagnostics]
+def test_sglang_makes_the_same_test_with_its_own_minimums() -> None:
+    """SGLang's model loader compares the GPU with the method's get_min_capability too
+    (sglang/srt/model_loader/loader.py::_get_quantization_config, every wheel read): its AWQ container (SGLang
+    0.5.21, Qwen/Qwen3-8B-AWQ) is refused on a V100 (AWQConfig 75) and starts on a T4. kvlint said nothing."""
+    on_v100 = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-v100-sxm2-32gb"))
+    on_t4 = run_check([str(SGLANG_AWQ)], Options(allow_hub=False, accelerator="nvidia-t4"))
+    kv305 = [d for d in on_v100.diagnostics if d.rule == "KV305"]
+    assert len(kv305) == 1 and "KV305" not in [d.rule for d in on_t4.diagnostics]
+    assert "SGLang 0.5.21 refuses to start" in kv305[0].message
+    assert "'The quantization method awq is not supported" in kv305[0].message
+    assert "vLLM" not in kv305[0].message and "KV301" not in (kv305[0].fix or "")
+
+
+def test_sglang_refuses_fp8_on_a_t4_in_every_release_where_vllm_0_14_does_not() -> None:
+    """SGLang's Fp8Config needs 80 in every wheel read (0.4.6 - 0.5.23); vLLM's Fp8Config 75 from 0.14.0."""
+    t4, m = _gpu("nvidia-t4"), _model("Qwen/Qwen3-8B-FP8")
+    sglang = replace(_serving("Qwen/Qwen3-8B-FP8"), engine="sglang")
+    need = quant_min_cc("fp8", "0.5.21", "sglang")
+    assert need is not None and parse_cc(t4.compute_capability) < need
+    assert quantization_refusal(replace(sglang, version="0.5.21"), m, t4) == ("fp8", "checkpoint", need)
+    assert quantization_refusal(sglang, m, t4) == ("fp8", "checkpoint", need)  # every release read
+    assert quantization_refusal(replace(_serving("Qwen/Qwen3-8B-FP8"), version="0.14.0"), m, t4) is None
+    r = startup_refusal(replace(sglang, version="0.5.21"), m, t4, has_pod=False)
+    assert r is not None and r.rule == "KV305" and r.certain
+
+
+def test_sglang_modelopt_checkpoints_are_not_tested() -> None:
+    """SGLang maps ModelOpt exports by rules of its own (modelopt_fp8/fp4/mixed): kvlint says nothing of them."""
+    m = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    s = replace(_serving("nvidia/Llama-3.1-70B-Instruct-FP8"), engine="sglang", version="0.5.21")
+    assert quantization_refusal(s, m, _gpu("nvidia-t4")) is None
+    # a vLLM release that reads hf_quant_config.json refuses it on a T4
+    assert quantization_refusal(replace(s, engine="vllm", version="0.34.0"), m, _gpu("nvidia-t4")) is not None
 
 
 def test_modelopt_on_an_a10g_names_its_source_and_the_fp8_alternative(tmp_path: Path) -> None:
@@ -234,3 +271,195 @@ def test_modelopt_on_an_a10g_names_its_source_and_the_fp8_alternative(tmp_path: 
     assert "is modelopt-quantized (hf_quant_config.json)" in kv305.message
     assert "Minimum capability: 89. Current capability: 86." in kv305.message
     assert "an FP8 one (quant_method fp8, minimum 8.0)" in (kv305.fix or "")
+
+
+def test_modelopt_nvfp4_from_hf_quant_config_follows_the_release() -> None:
+    """nvidia/Qwen3-32B-NVFP4 (catalogued with its hf_quant_config.json, quant_algo NVFP4) is ``modelopt_fp4`` in
+    vLLM from 0.10.1 (the release that reads hf_quant_config.json): ModelOptNvFp4Config.get_min_capability 80 in
+    0.9.2 - 0.13.0, 75 from 0.14.0 (its Marlin FP4 fallback). Before this, no NVFP4 export was tested."""
+    m = _model("nvidia/Qwen3-32B-NVFP4")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config  # from hf_quant_config.json
+    s = _serving("nvidia/Qwen3-32B-NVFP4")
+    t4, v100, l4 = _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb"), _gpu("nvidia-l4")
+    old, new = replace(s, version="0.12.0"), replace(s, version="0.34.0")
+    assert quantization_refusal(old, m, t4) == (
+        "modelopt_fp4",
+        "checkpoint",
+        quant_min_cc("modelopt_fp4", "0.12.0"),
+    )
+    assert quantization_refusal(old, m, l4) is None
+    assert quantization_refusal(new, m, t4) is None  # 7.5 from 0.14.0
+    assert quantization_refusal(new, m, v100) == (
+        "modelopt_fp4",
+        "checkpoint",
+        quant_min_cc("modelopt_fp4", "0.34.0"),
+    )
+    # hf_quant_config.json is not read before 0.10.1, and an unknown release may be one of those
+    assert quantization_refusal(replace(s, version="0.9.2"), m, v100) is None
+    assert quantization_refusal(s, m, v100) is None
+    # --quantization modelopt_fp4 needs no file: the method exists from the 0.9.2 wheel (0.8.5 named it nvfp4)
+    flag = _serving("nvidia/Qwen3-32B-NVFP4", "--quantization", "modelopt_fp4")
+    assert quantization_refusal(replace(flag, version="0.9.2"), m, t4) == ("modelopt_fp4", "flag", (8, 0))
+    assert quantization_refusal(replace(flag, version="0.8.5"), m, t4) is None
+
+
+def test_modelopt_nvfp4_in_config_json_is_overridden_to_modelopt_fp4_from_0_10_1() -> None:
+    """nvidia/Gemma-4-31B-IT-NVFP4 writes ``quant_method: modelopt`` with ``quant_algo: NVFP4`` in config.json;
+    ModelOptNvFp4Config.override_quantization_method (from the 0.10.1 wheel) makes it modelopt_fp4."""
+    m = _model("nvidia/Gemma-4-31B-IT-NVFP4")
+    assert m.quant_config is not None and m.quant_config.get("quant_method") == "modelopt"
+    s, v100 = _serving("nvidia/Gemma-4-31B-IT-NVFP4"), _gpu("nvidia-v100-sxm2-32gb")
+    got = quantization_refusal(replace(s, version="0.20.0"), m, v100)
+    assert got is not None and got[:2] == ("modelopt_fp4", "checkpoint")
+    # 0.9.2 has no override: the checkpoint would be built as ModelOpt FP8, a case kvlint does not test
+    assert quantization_refusal(replace(s, version="0.9.2"), m, v100) is None
+
+
+def test_modelopt_mixed_precision_is_refused_on_an_a100_in_0_17_to_0_23() -> None:
+    """nvidia/Qwen3.6-27B-NVFP4 is a ModelOpt MIXED_PRECISION export (config.json ``quant_method: modelopt``);
+    vLLM reads it as modelopt_mixed (ModelOptMixedPrecisionConfig, from the 0.17.0 wheel): minimum 89 up to
+    0.23.0, 75 from 0.24.0. kvlint took it for ModelOpt FP8 and said nothing."""
+    m = _model("nvidia/Qwen3.6-27B-NVFP4")
+    s, a100, t4 = _serving("nvidia/Qwen3.6-27B-NVFP4"), _gpu("nvidia-a100-sxm4-80gb"), _gpu("nvidia-t4")
+    need = quant_min_cc("modelopt_mixed", "0.20.0")
+    assert need is not None and parse_cc(a100.compute_capability) < need
+    assert quantization_refusal(replace(s, version="0.20.0"), m, a100) == (
+        "modelopt_mixed",
+        "checkpoint",
+        need,
+    )
+    assert quantization_refusal(replace(s, version="0.34.0"), m, a100) is None
+    assert quantization_refusal(replace(s, version="0.34.0"), m, t4) is None
+    assert quantization_refusal(replace(s, version="0.16.0"), m, a100) is None  # no modelopt_mixed yet
+
+
+def test_modelopt_mixed_in_hf_quant_config_is_read_only_after_0_32() -> None:
+    """NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 keeps MIXED_PRECISION in hf_quant_config.json: vLLM 0.14.0 -
+    0.32.0 stop with 'Unknown ModelOpt quant algo' (not this rule), 0.34.0 reads it as modelopt_mixed."""
+    ref = "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4"
+    m, s, v100 = _model(ref), _serving(ref), _gpu("nvidia-v100-sxm2-32gb")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config
+    assert quantization_refusal(replace(s, version="0.32.0"), m, v100) is None
+    got = quantization_refusal(replace(s, version="0.34.0"), m, v100)
+    assert got is not None and got[0] == "modelopt_mixed"
+
+
+def test_fbgemm_fp8_and_experts_int8_need_ampere() -> None:
+    """FBGEMMFp8Config and ExpertsInt8Config return 80 in every wheel from 0.6.3.post1 to 0.34.0."""
+    t4, a10g = _gpu("nvidia-t4"), _gpu("nvidia-a10g")
+    for method in ("fbgemm_fp8", "experts_int8"):
+        s = _serving("Qwen/Qwen3-30B-A3B", "--quantization", method, "--dtype", "half")
+        for version in ("0.6.3", "0.34.0"):
+            need = quant_min_cc(method, version)
+            assert need is not None and parse_cc(t4.compute_capability) < need <= parse_cc(
+                a10g.compute_capability
+            )
+            assert quantization_refusal(replace(s, version=version), None, t4) == (method, "flag", need)
+            assert quantization_refusal(replace(s, version=version), None, a10g) is None
+        assert quantization_refusal(s, None, t4) == (method, "flag", QUANT_MIN_CC[method])  # every release
+
+
+def test_modelopt_mxfp8_needs_blackwell_up_to_0_19() -> None:
+    """ModelOptMxFp8Config.get_min_capability: 100 in 0.16.0 - 0.19.0, 80 from 0.20.0."""
+    h100 = _gpu("nvidia-h100-sxm5-80gb")
+    s = _serving("Qwen/Qwen3-8B", "--quantization", "modelopt_mxfp8")
+    assert quantization_refusal(replace(s, version="0.19.0"), None, h100) == (
+        "modelopt_mxfp8",
+        "flag",
+        (10, 0),
+    )
+    assert quantization_refusal(replace(s, version="0.20.0"), None, h100) is None
+    assert quantization_refusal(replace(s, version="0.14.0"), None, h100) is None  # before the method
+
+
+def test_nvfp4_on_a_t4_quotes_vllms_text_for_modelopt_fp4(tmp_path: Path) -> None:
+    """The finding for an NVIDIA NVFP4 export on a T4 under vLLM 0.12.0 quotes vLLM's text for modelopt_fp4."""
+    manifest = _deployment(tmp_path, "v0.12.0", "Tesla-T4", "--model", "nvidia/Qwen3-32B-NVFP4")
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "is modelopt_fp4-quantized (hf_quant_config.json)" in kv305.message
+    assert "'The quantization method modelopt_fp4 is not supported for the current GPU." in kv305.message
+
+
+def test_name_derived_awq_build_is_float16_so_a_t4_is_not_kv301(tmp_path: Path) -> None:
+    """An ``-AWQ`` id known only by name took its base's bfloat16, and kvlint said vLLM 0.8.5 keeps bf16 on a T4
+    (KV301, error). AutoAWQ quantizes in float16 and saves that dtype (casper-hansen/AutoAWQ
+    awq/models/base.py), and vLLM's awq method takes float16 activations only before 0.24.0: the derived config is
+    float16, as the real checkpoint's is, and the pod starts."""
+    m = _model("Qwen/Qwen2.5-7B-Instruct-AWQ")
+    assert m.quant_method == "awq" and m.torch_dtype == "float16"
+    assert "torch_dtype float16 assumed instead of the base's bfloat16" in m.notes[0]
+    # a GPTQ build derived the same way keeps its base's dtype
+    assert _model("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4").torch_dtype == "bfloat16"
+    manifest = _deployment(
+        tmp_path, "v0.8.5", "Tesla-T4", "--model", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--max-model-len", "4096"
+    )
+    rules = [d.rule for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics]
+    assert "KV301" not in rules and "KV305" not in rules and "KV505" in rules
+
+
+def test_compressed_tensors_fp8_layers_need_their_schemes_minimum() -> None:
+    """poolside/Laguna-XS.2-FP8 (catalogued config.json, compressed-tensors, FP8 weights and activations): vLLM's
+    config minimum is 70, but each layer's scheme is tested when the model is built
+    (CompressedTensorsConfig.get_scheme): W8A8 FP8 (89) falls back to W8A16 FP8 Marlin, 80 up to 0.14.0 and 75
+    from 0.16.0. kvlint said nothing on a T4 or a V100."""
+    m = _model("poolside/Laguna-XS.2-FP8")
+    assert m.quant_method == "compressed-tensors"
+    s, t4, v100 = _serving("poolside/Laguna-XS.2-FP8"), _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb")
+    assert compressed_tensors_scheme(m, "0.11.0") == ("fp8", CT_SCHEME_MIN_CC_STEPS["fp8"][0][1])
+    need_old, need_new = compressed_tensors_scheme(m, "0.11.0"), compressed_tensors_scheme(m, "0.34.0")
+    assert need_old is not None and need_new is not None
+    assert parse_cc(t4.compute_capability) < need_old[1] and need_new[1] <= parse_cc(t4.compute_capability)
+    want_old = ("compressed-tensors", "checkpoint", need_old[1])
+    assert quantization_refusal(replace(s, version="0.11.0"), m, t4) == want_old
+    assert quantization_refusal(replace(s, version="0.34.0"), m, t4) is None
+    assert quantization_refusal(replace(s, version="0.34.0"), m, v100) == (
+        "compressed-tensors",
+        "checkpoint",
+        need_new[1],
+    )
+    assert (
+        quantization_refusal(s, m, v100) is not None and quantization_refusal(s, m, t4) is None
+    )  # unknown release
+
+
+def test_compressed_tensors_floor_is_the_highest_of_its_groups() -> None:
+    """RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8 has an FP8 group and an NVFP4 group (catalogued config.json): in
+    0.9.2 - 0.14.0 NVFP4 below Blackwell runs as W4A16 FP4 (80) and FP8 as W8A16 (80); from 0.16.0 both 75."""
+    m = _model("RedHatAI/DeepSeek-V4-Flash-NVFP4-FP8")
+    got = compressed_tensors_scheme(m, "0.34.0")
+    assert got is not None and got[1] == max(
+        CT_SCHEME_MIN_CC_STEPS["fp8"][-1][1], CT_SCHEME_MIN_CC_STEPS["nvfp4"][-1][1]
+    )
+    assert compressed_tensors_scheme(m, "0.8.5") is not None  # the fp8 group; nvfp4 starts at 0.9.2
+
+
+def test_compressed_tensors_int_schemes_by_name_derived_templates() -> None:
+    """-quantized.w4a16 (WNA16: 80 up to 0.11.0, 75 from 0.12.0) and -quantized.w8a8 (W8A8 int8: 75) builds known
+    by name carry kvlint's compressed-tensors templates (docs/models.md)."""
+    t4, v100 = _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb")
+    w4a16 = _model("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16")
+    w8a8 = _model("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8")
+    s = _serving("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16")
+    assert quantization_refusal(replace(s, version="0.11.0"), w4a16, t4) is not None
+    assert quantization_refusal(replace(s, version="0.12.0"), w4a16, t4) is None
+    assert quantization_refusal(replace(s, version="0.12.0"), w8a8, t4) is None
+    assert quantization_refusal(replace(s, version="0.34.0"), w8a8, v100) is not None
+
+
+def test_compressed_tensors_without_a_written_quant_method_is_not_scheme_tested() -> None:
+    """Qwen/Qwen3-32B-FP8-Static-PerTensor keeps config_groups in a ModelOpt-produced quantization_config with no
+    quant_method: vLLM does not take it as compressed-tensors by that, so no scheme minimum is said."""
+    m = _model("Qwen/Qwen3-32B-FP8-Static-PerTensor")
+    assert m.quant_config is not None and "quant_method" not in m.quant_config
+    assert compressed_tensors_scheme(m, "0.11.0") is None
+
+
+def test_compressed_tensors_finding_quotes_the_scheme_error(tmp_path: Path) -> None:
+    manifest = _deployment(tmp_path, "v0.11.0", "Tesla-T4", "--model", "poolside/Laguna-XS.2-FP8")
+    kv305 = next(
+        d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV305"
+    )
+    assert "is compressed-tensors fp8-quantized" in kv305.message
+    assert "'Quantization scheme is not supported for the current GPU. Min capability: 80." in kv305.message

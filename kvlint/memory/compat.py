@@ -14,9 +14,10 @@ rules say the engine refuses is never called a fit:
   ``vllm/config/model.py`` auto-dtype fallback to float16 from 0.9.2, docs/engine-memory-model.md §1.7).
 * :func:`fp8_kv_support_on` -- KV302 (vLLM): an fp8 KV cache this release cannot run on this GPU
   (:func:`kvlint.memory.fp8kv.fp8_kv_support`, release by release).
-* :func:`quantization_refusal` -- KV305 (vLLM): a quantization method whose kernels need a newer NVIDIA GPU
-  (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``), release by release
-  (:data:`QUANT_MIN_CC_STEPS`).
+* :func:`quantization_refusal` -- KV305 (vLLM, SGLang): a quantization method whose kernels need a newer NVIDIA
+  GPU (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``; SGLang's model loader
+  likewise), release by release (:data:`QUANT_MIN_CC_STEPS`, :data:`SGLANG_QUANT_MIN_CC_STEPS`), and for a
+  compressed-tensors checkpoint its layers' schemes (:data:`CT_SCHEME_MIN_CC_STEPS`).
 * :func:`startup_refusal` -- the four together for one engine configuration, as a :class:`Refusal` with a
   short reason (``bfloat16 needs compute capability 8.0; Tesla T4 is 7.5``). Each test applies to the
   engines its catalogue entry declares (``engines:`` in ``rules/KV301.yaml`` etc.).
@@ -43,6 +44,9 @@ __all__ = [
     "image_platform_mismatch",
     "QUANT_MIN_CC",
     "QUANT_MIN_CC_STEPS",
+    "SGLANG_QUANT_MIN_CC_STEPS",
+    "CT_SCHEME_MIN_CC_STEPS",
+    "compressed_tensors_scheme",
     "platform_refusal",
     "quant_min_cc",
     "quant_min_cc_range",
@@ -88,10 +92,23 @@ _AUTO_BF16_FALLBACK = (0, 9, 2)
 #: * ``modelopt`` (``ModelOptFp8Config``: NVIDIA ModelOpt FP8 checkpoints, ``quant_method: modelopt`` or
 #:   ``hf_quant_config.json`` with an FP8 ``quant_algo``) 8.9 in 0.6.3.post1 - 0.26.0, 8.0 from 0.27.0.
 #:
+#: * ``fbgemm_fp8`` (``FBGEMMFp8Config``: FBGEMM FP8 checkpoints, e.g. Meta's Llama 3.1 405B FP8) 8.0 in every wheel
+#:   from 0.6.3.post1 to 0.34.0 (weight-only FP8 Marlin below 8.9, none below 8.0).
+#: * ``experts_int8`` (``ExpertsInt8Config``: on-the-fly int8 MoE experts, ``--quantization experts_int8``) 8.0 in
+#:   every wheel from 0.6.3.post1 to 0.34.0.
+#: * ``modelopt_fp4`` (``ModelOptNvFp4Config``: NVIDIA ModelOpt NVFP4 checkpoints) 8.0 in 0.9.2 - 0.13.0, 7.5 from
+#:   0.14.0 (its Marlin FP4 fallback, ``marlin_utils_fp4.is_fp4_marlin_supported``: 7.5). The 0.8.5 wheel names
+#:   the class ``nvfp4`` (minimum 10.0), a method name no later wheel has: not listed.
+#: * ``modelopt_mxfp8`` (``ModelOptMxFp8Config``) 10.0 in 0.16.0 - 0.19.0, 8.0 from 0.20.0.
+#: * ``modelopt_mixed`` (``ModelOptMixedPrecisionConfig``: ModelOpt ``quant_algo: MIXED_PRECISION`` exports) 8.9 in
+#:   0.17.0 - 0.23.0, 7.5 from 0.24.0.
+#:
 #: A method before its first step (``awq_marlin`` before 0.6.3, ``mxfp4`` before 0.10.1) is not tested. Methods
-#: whose minimum is at most 7.0 in the wheels read (``gptq`` 6.0, ``gguf`` 6.0, ``bitsandbytes`` and
-#: ``compressed-tensors`` 7.0) or was not read release by release (``modelopt_fp4``, ``modelopt_mxfp8``,
-#: ``fbgemm_fp8``) are not listed: no refusal is said for them.
+#: whose minimum is at most 7.0 in every wheel read are not listed, as no NVIDIA GPU kvlint knows is below 7.0
+#: (``gptq`` and ``gguf`` 6.0; ``bitsandbytes``, ``moe_wna16`` and ``compressed-tensors`` 7.0, the last 6.0 in
+#: 0.5.0 - 0.5.0.post1, whose schemes are tested again when layers are built: not modelled, docs/rules.md
+#: KV305), nor ``mxfp8``, a name that maps to another class in 0.19.0 (``Mxfp8Config``, 10.0), 0.20.0 - 0.23.0
+#: and from 0.24.0 (``ModelOptMxFp8Config``).
 QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "awq": (("0.0.0", (7, 5)),),
     "awq_marlin": (("0.6.3", (8, 0)), ("0.13.0", (7, 5))),
@@ -99,9 +116,49 @@ QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "fp8": (("0.4.2", (8, 9)), ("0.5.0.post1", (8, 0)), ("0.13.0", (7, 5))),
     "mxfp4": (("0.10.1", (8, 0)),),
     "modelopt": (("0.6.3", (8, 9)), ("0.26.0", (8, 0))),
+    "fbgemm_fp8": (("0.6.3", (8, 0)),),
+    "experts_int8": (("0.6.3", (8, 0)),),
+    "modelopt_fp4": (("0.9.2", (8, 0)), ("0.13.0", (7, 5))),
+    "modelopt_mxfp8": (("0.16.0", (10, 0)), ("0.19.0", (8, 0))),
+    "modelopt_mixed": (("0.17.0", (8, 9)), ("0.23.0", (7, 5))),
 }
 
-#: Each listed method's lowest minimum over every release (:data:`QUANT_MIN_CC_STEPS`): the compute capability
+#: SGLang's quantization methods and the compute capability each release needs on an NVIDIA GPU, as
+#: :data:`QUANT_MIN_CC_STEPS` (same step semantics), read in the SGLang wheels 0.4.6, 0.4.10 and 0.5.3 - 0.5.23.
+#: SGLang makes the same test as vLLM, later: the model loader's ``_get_quantization_config``
+#: (sglang/srt/model_loader/loader.py, every wheel read) raises "The quantization method {method} is not supported
+#: for the current GPU. Minimum capability: {n}. Current capability: {cc}." before loading weights. The method is
+#: ``--quantization``, else the checkpoint's ``quant_method``, whose overrides
+#: (``ModelConfig._verify_quantization``, sglang/srt/configs/model_config.py) pick ``awq_marlin`` for an AWQ
+#: checkpoint only on a GPU Marlin runs on (``AWQMarlinConfig.is_awq_marlin_compatible``). Values are the
+#: ``get_min_capability`` of the class ``BASE_QUANTIZATION_METHODS`` (sglang/srt/layers/quantization/__init__.py)
+#: maps the method to on CUDA:
+#:
+#: * ``awq`` 7.5 (``AWQConfig``) and ``w8a8_int8`` 7.5 (``W8A8Int8Config``) in every wheel read.
+#: * ``fp8`` 8.0 (``Fp8Config``) in every wheel read: unlike vLLM from 0.14, SGLang refuses an FP8 checkpoint on
+#:   a T4. (From 0.5.9 the ``mxfp8`` name maps to the same class with 10.0: not listed.)
+#: * ``gptq_marlin`` 8.0 (``GPTQMarlinConfig``) in every wheel read; ``awq_marlin`` 8.0 (``AWQMarlinConfig``) from
+#:   0.4.10 (0.4.6 imports vLLM's class).
+#: * ``mxfp4`` 8.0 (``Mxfp4Config``, gpt-oss) from 0.5.3.
+#: * ``w8a8_fp8`` 8.9 (``W8A8Fp8Config``) in every wheel read.
+#:
+#: ModelOpt checkpoints are not tested for SGLang: SGLang maps ``hf_quant_config.json`` to ``modelopt_fp8``,
+#: ``modelopt_fp4`` or ``modelopt_mixed`` by rules of its own that changed across the wheels
+#: (``ModelConfig._parse_modelopt_quant_config``), and ``--quantization modelopt`` is resolved from the checkpoint.
+SGLANG_QUANT_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
+    "awq": (("0.4.6", (7, 5)),),
+    "awq_marlin": (("0.4.10", (8, 0)),),
+    "gptq_marlin": (("0.4.6", (8, 0)),),
+    "fp8": (("0.4.6", (8, 0)),),
+    "mxfp4": (("0.5.3", (8, 0)),),
+    "w8a8_fp8": (("0.4.6", (8, 9)),),
+    "w8a8_int8": (("0.4.6", (7, 5)),),
+}
+
+#: The minimum tables by engine (``ServingConfig.engine``).
+_STEPS_BY_ENGINE = {"vllm": QUANT_MIN_CC_STEPS, "sglang": SGLANG_QUANT_MIN_CC_STEPS}
+
+#: Each listed vLLM method's lowest minimum over every release (:data:`QUANT_MIN_CC_STEPS`): the compute capability
 #: below which every vLLM release that has the method refuses it. KV305 tests this one when the release is
 #: unknown.
 QUANT_MIN_CC: dict[str, tuple[int, int]] = {
@@ -109,17 +166,17 @@ QUANT_MIN_CC: dict[str, tuple[int, int]] = {
 }
 
 
-def quant_min_cc(method: str, version: str | None) -> tuple[int, int] | None:
-    """The compute capability vLLM ``version`` needs for quantization ``method`` (``get_min_capability() / 10``,
-    :data:`QUANT_MIN_CC_STEPS`), or, when the release is unknown (:func:`kvlint.memory.versions.resolve_version`
-    assumes one), the lowest any release needs (:data:`QUANT_MIN_CC`); None for a method not listed or a release
-    before the method's first step."""
-    steps = QUANT_MIN_CC_STEPS.get(method)
+def quant_min_cc(method: str, version: str | None, engine: str = "vllm") -> tuple[int, int] | None:
+    """The compute capability release ``version`` of ``engine`` (``vllm``: :data:`QUANT_MIN_CC_STEPS`, ``sglang``:
+    :data:`SGLANG_QUANT_MIN_CC_STEPS`) needs for quantization ``method`` (``get_min_capability() / 10``), or, when
+    the release is unknown (:func:`kvlint.memory.versions.resolve_version` assumes one), the lowest any release
+    needs; None for another engine, a method not listed or a release before the method's first step."""
+    steps = _STEPS_BY_ENGINE.get(engine, {}).get(method)
     if steps is None:
         return None
     v, assumed = resolve_version(version)
     if assumed:
-        return QUANT_MIN_CC[method]
+        return min(cc for _, cc in steps)
     (first, found), *later = steps
     if v < ReleaseVersion(first):
         return None
@@ -129,10 +186,10 @@ def quant_min_cc(method: str, version: str | None) -> tuple[int, int] | None:
     return found
 
 
-def quant_min_cc_range(method: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """``(lowest, highest)`` minimum compute capability of ``method`` over the releases listed in
-    :data:`QUANT_MIN_CC_STEPS`; None for a method not listed."""
-    steps = QUANT_MIN_CC_STEPS.get(method)
+def quant_min_cc_range(method: str, engine: str = "vllm") -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """``(lowest, highest)`` minimum compute capability of ``method`` over the releases of ``engine`` listed in
+    :data:`QUANT_MIN_CC_STEPS` or :data:`SGLANG_QUANT_MIN_CC_STEPS`; None for a method not listed."""
+    steps = _STEPS_BY_ENGINE.get(engine, {}).get(method)
     if steps is None:
         return None
     ccs = [cc for _, cc in steps]
@@ -199,41 +256,169 @@ def bf16_refusal(serving: ServingConfig, model: ModelSpec | None, acc: Accelerat
 #: First vLLM release read to take a ModelOpt checkpoint's ``hf_quant_config.json`` as its quantization config
 #: (vllm@0.10.1:vllm/transformers_utils/config.py::get_config; not in the 0.9.2 wheel, nor in 0.8.5): before it a
 #: checkpoint without a ``quantization_config`` in config.json runs ``modelopt`` only with ``--quantization
-#: modelopt``.
+#: modelopt``. It is also the first release read whose ModelOpt configs map a config.json ``quant_method:
+#: modelopt`` to a method by its ``quant_algo`` (``override_quantization_method`` of ``ModelOptFp8Config`` and
+#: ``ModelOptNvFp4Config`` in vllm/model_executor/layers/quantization/modelopt.py; absent in 0.9.2).
 _HF_QUANT_CONFIG_READ = (0, 10, 1)
 
+#: The last vLLM wheel read that refuses a ``hf_quant_config.json`` of ``quant_algo: MIXED_PRECISION`` ("Unknown
+#: ModelOpt quant algo", ``ModelArchConfigConvertorBase``'s quant_method mapping in
+#: vllm/transformers_utils/model_arch_config_convertor.py, 0.14.0 - 0.32.0; ``ModelConfig._parse_quant_hf_config``
+#: before); 0.34.0 maps it to ``modelopt_mixed``.
+_HF_QUANT_MIXED_UNREAD_UNTIL = "0.32.0"
 
-def _modelopt_fp8_read(model: ModelSpec | None, version: str | None) -> bool:
-    """Whether vLLM ``version`` (every release, when unknown) takes checkpoint ``model`` as ``modelopt``, the
-    ModelOpt FP8 method: its ModelOpt ``quant_algo`` is FP8 (an MXFP8 or mixed-precision export is another
-    method, ``ModelOptFp8Config.override_quantization_method`` in vllm@0.34.0), and its config is read from
-    config.json or, from :data:`_HF_QUANT_CONFIG_READ`, from ``hf_quant_config.json``."""
-    qc = model.quant_config if model is not None else None
+
+def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
+    """The vLLM method ``version`` builds ModelOpt checkpoint ``model`` with (``modelopt``, ``modelopt_fp4``,
+    ``modelopt_mxfp8``, ``modelopt_mixed``), or None when that release does not read it as one, and, when the
+    release is unknown, unless every release reads it the same way.
+
+    From config.json (``quantization_config.quant_method`` present): a ``modelopt_*`` name as written; ``modelopt``
+    with ``quant_algo`` FP8 in every release; from :data:`_HF_QUANT_CONFIG_READ` the overrides by ``quant_algo``
+    (vllm@0.34.0:vllm/config/model.py::ModelConfig._verify_quantization, the ``override_quantization_method`` of
+    each ModelOpt config: FP8 ``modelopt``, an algo naming FP4 ``modelopt_fp4``, MXFP8 ``modelopt_mxfp8``,
+    MIXED_PRECISION ``modelopt_mixed``). From ``hf_quant_config.json`` (no ``quant_method``): only from
+    :data:`_HF_QUANT_CONFIG_READ`, FP8 ``modelopt``, NVFP4 ``modelopt_fp4`` and, after
+    :data:`_HF_QUANT_MIXED_UNREAD_UNTIL`, MIXED_PRECISION ``modelopt_mixed``
+    (vllm@0.34.0:vllm/transformers_utils/model_arch_config_convertor.py; ``ModelConfig._parse_quant_hf_config`` in
+    0.10.1 - 0.13.0). An MXFP8 or mixed-precision method older than its class is not tested
+    (:func:`quant_min_cc` has no step for it)."""
+    qc = model.quant_config
     if not isinstance(qc, dict):
-        return False
+        return None
     nested = qc.get("quantization")
-    algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
-    if str(algo or "").upper() != "FP8":
-        return False
-    if "quant_method" in qc:  # config.json's quantization_config
-        return True
+    algo = str(qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else "") or "")
+    algo = algo.upper()
     v, assumed = resolve_version(version)
-    return not assumed and v >= _HF_QUANT_CONFIG_READ
+    overrides = not assumed and v >= _HF_QUANT_CONFIG_READ
+    written = qc.get("quant_method")
+    if written is not None:  # config.json's quantization_config
+        written = str(written).lower()
+        if written != "modelopt":
+            return written if written.startswith("modelopt") else None
+        if algo == "FP8":
+            return "modelopt"
+        if not overrides:
+            return None
+        if "FP4" in algo:
+            return "modelopt_fp4"
+        if "MXFP8" in algo:
+            return "modelopt_mxfp8"
+        return "modelopt_mixed" if algo == "MIXED_PRECISION" else None
+    if not overrides:
+        return None
+    if algo == "FP8":
+        return "modelopt"
+    if algo == "NVFP4":
+        return "modelopt_fp4"
+    if algo == "MIXED_PRECISION" and v > ReleaseVersion(_HF_QUANT_MIXED_UNREAD_UNTIL):
+        return "modelopt_mixed"
+    return None
+
+
+#: vLLM's compressed-tensors schemes (the linear-layer scheme of a ``config_groups`` entry) and the compute
+#: capability each release needs for it, as :data:`QUANT_MIN_CC_STEPS` (same step semantics). Besides the config's
+#: own minimum (``CompressedTensorsConfig`` 7.0), vLLM tests each layer's scheme when it builds the model
+#: (``CompressedTensorsConfig.get_scheme``: ``_check_scheme_supported(scheme.get_min_capability())`` raises
+#: "Quantization scheme is not supported for the current GPU. Min capability: {n}. Current capability: {cc}.",
+#: vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py, every wheel read from
+#: 0.6.3.post1 to 0.34.0). Read there, scheme by scheme (``_get_scheme_from_parts``):
+#:
+#: * ``fp8``: FP8 weights, with FP8 activations (W8A8) or none (W8A16). W8A8 falls back to weight-only FP8 Marlin
+#:   (``CompressedTensorsW8A16Fp8``) below 8.9 (``CompressedTensorsW8A8Fp8`` 89), so the floor is W8A16's: 8.0
+#:   in 0.6.3.post1 - 0.14.0, 7.5 from 0.16.0.
+#: * ``w8a8-int8``: int8 weights and int8 activations (``CompressedTensorsW8A8Int8``; ``CompressedTensorsWNA8Int``
+#:   from 0.26.0): 7.5 in every wheel read.
+#: * ``w4a16``: int4 weights, no activation quantization, per channel or group (``CompressedTensorsWNA16``, the
+#:   Marlin kernels): 8.0 in 0.6.3.post1 - 0.11.0, 7.5 from 0.12.0.
+#: * ``nvfp4``: NVFP4 weights (float, 4 bits, tensor_group of 16), with NVFP4 activations or none:
+#:   ``CompressedTensorsW4A4Fp4`` needs 10.0 in 0.9.2 - 0.14.0 unless emulated, below which vLLM runs
+#:   ``CompressedTensorsW4A16Fp4`` (8.0); from 0.16.0 both need 7.5.
+#:
+#: A config group of another kind (int8 weights without activations, asymmetric or dynamic weights, MXFP4,
+#: W4A8 ...) is not tested; a model's floor is the highest of its tested groups (every layer is built).
+CT_SCHEME_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
+    "fp8": (("0.6.3", (8, 0)), ("0.14.0", (7, 5))),
+    "w8a8-int8": (("0.6.3", (7, 5)),),
+    "w4a16": (("0.6.3", (8, 0)), ("0.11.0", (7, 5))),
+    "nvfp4": (("0.9.2", (8, 0)), ("0.14.0", (7, 5))),
+}
+
+
+def _ct_group_scheme(group: dict) -> str | None:
+    """The :data:`CT_SCHEME_MIN_CC_STEPS` scheme of one compressed-tensors config group, or None."""
+    w, a = group.get("weights"), group.get("input_activations")
+    if not isinstance(w, dict) or (a is not None and not isinstance(a, dict)):
+        return None
+    wtype, bits = str(w.get("type") or "int").lower(), w.get("num_bits")
+    atype, abits = (str(a.get("type") or "int").lower(), a.get("num_bits")) if a else (None, None)
+    if wtype == "float" and bits == 4:
+        nvfp4 = str(w.get("strategy") or "").lower() == "tensor_group" and w.get("group_size") == 16
+        return "nvfp4" if nvfp4 and (a is None or (atype == "float" and abits == 4)) else None
+    if wtype == "float" and bits == 8:
+        return "fp8" if a is None or (atype == "float" and abits == 8) else None
+    if wtype == "int" and bits == 8 and atype == "int" and abits == 8:
+        return "w8a8-int8"
+    channel_group = str(w.get("strategy") or "").lower() in ("channel", "group")
+    static_symmetric = not w.get("dynamic") and w.get("symmetric", True) is not False
+    if wtype == "int" and bits == 4 and a is None and channel_group and static_symmetric:
+        return "w4a16"
+    return None
+
+
+def compressed_tensors_scheme(
+    model: ModelSpec | None, version: str | None
+) -> tuple[str, tuple[int, int]] | None:
+    """``(scheme, minimum)`` for a compressed-tensors checkpoint in vLLM ``version``: the config group of the
+    highest minimum among those :data:`CT_SCHEME_MIN_CC_STEPS` lists (when the release is unknown, each scheme's
+    lowest over the releases); None when no group is one of them or the model's ``quantization_config`` does not
+    say ``quant_method: compressed-tensors``."""
+    qc = model.quant_config if model is not None else None
+    # a quant_method written out: kvlint also takes a config with config_groups and none for compressed-tensors,
+    # where vLLM may read it otherwise (a ModelOpt export with producer modelopt and config_groups)
+    if not isinstance(qc, dict) or str(qc.get("quant_method") or "").lower() != "compressed-tensors":
+        return None
+    groups = qc.get("config_groups")
+    if not isinstance(groups, dict):
+        return None
+    v, assumed = resolve_version(version)
+    found: tuple[str, tuple[int, int]] | None = None
+    for group in groups.values():
+        scheme = _ct_group_scheme(group) if isinstance(group, dict) else None
+        steps = CT_SCHEME_MIN_CC_STEPS.get(scheme or "")
+        if scheme is None or steps is None:
+            continue
+        if assumed:
+            need: tuple[int, int] | None = min(cc for _, cc in steps)
+        else:
+            (first, need), *later = steps
+            if v < ReleaseVersion(first):
+                need = None
+            for after, cc in later:
+                if need is not None and v > ReleaseVersion(after):
+                    need = cc
+        if need is not None and (found is None or need > found[1]):
+            found = (scheme, need)
+    return found
 
 
 def quantization_refusal(
     serving: ServingConfig, model: ModelSpec | None, acc: Accelerator
 ) -> tuple[str, str, tuple[int, int]] | None:
-    """KV305's test (vLLM): ``(method, source, minimum)`` when the quantization method vLLM builds its
-    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the vLLM release
-    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`, :data:`QUANT_MIN_CC_STEPS`);
-    None otherwise, also when the GPU is not NVIDIA or its compute capability unknown.
+    """KV305's test (vLLM, SGLang): ``(method, source, minimum)`` when the quantization method the engine builds its
+    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the release
+    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`; vLLM
+    :data:`QUANT_MIN_CC_STEPS`, SGLang :data:`SGLANG_QUANT_MIN_CC_STEPS`); None otherwise, also when the GPU is
+    not NVIDIA or its compute capability unknown.
 
     The method is ``--quantization`` (``source`` ``"flag"``) when given, else the checkpoint's
     ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
     ``vllm/config/model.py::ModelConfig._verify_quantization`` takes it; a checkpoint's ``awq`` is tested as
     ``awq``, the method vLLM keeps on a GPU without Marlin support (its Marlin and Auto variants never need
-    more)."""
+    more); a ModelOpt checkpoint as the method the release reads it as (:func:`_modelopt_method`: ``modelopt``,
+    ``modelopt_fp4``, ``modelopt_mxfp8`` or ``modelopt_mixed`` by its ``quant_algo``), untested when it reads it as
+    none; a compressed-tensors checkpoint (vLLM) with the higher of the config's minimum and its layers' scheme's
+    (:func:`compressed_tensors_scheme`)."""
     if acc.vendor != "nvidia":
         return None
     cc = parse_cc(acc.compute_capability)
@@ -246,9 +431,17 @@ def quantization_refusal(
         method, source = model.quant_method.lower(), "checkpoint"
     else:
         return None
-    if method == "modelopt" and source == "checkpoint" and not _modelopt_fp8_read(model, serving.version):
-        return None
-    minimum = quant_min_cc(method, serving.version)
+    if source == "checkpoint" and method.startswith("modelopt"):
+        assert model is not None
+        found = _modelopt_method(model, serving.version) if serving.engine == "vllm" else None
+        if found is None:
+            return None
+        method = found
+    minimum = quant_min_cc(method, serving.version, serving.engine)
+    if method == "compressed-tensors" and serving.engine == "vllm":
+        scheme = compressed_tensors_scheme(model, serving.version)
+        if scheme is not None and (minimum is None or scheme[1] > minimum):
+            minimum = scheme[1]
     if minimum is None or cc >= minimum:
         return None
     return method, source, minimum

@@ -66,7 +66,8 @@ class CatalogueEntry:
         notes: caveats (incl. why a variant maps here, and a derived build's assumption first).
         overrides: config.json values that differ for this variant (applied by :func:`load_config`).
         derived: for a name-derived quantized build: ``{"suffix", "label", "quantization_config" or
-            "hf_quant_config", "template"}`` (applied by :func:`load_config`); None otherwise.
+            "hf_quant_config", "template"}`` and, for an AWQ build of a base not in float16, ``"torch_dtype":
+            "float16"`` (applied by :func:`load_config`); None otherwise.
         unquantized: a variant that is the unquantized checkpoint a quantized stored build was made from
             (``unquantized: true`` in the variant list): :func:`load_config` drops the stored
             ``quantization_config`` and the entry has no ``hf_quant_config.json`` nor the base's checkpoint size.
@@ -454,6 +455,16 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
         else:
             derived["quantization_config"] = copy.deepcopy(template)
             derived["template"] = "kvlint's default for this suffix (docs/models.md)"
+        awq = str((derived.get("quantization_config") or {}).get("quant_method", "")).lower() == "awq"
+        dtype_note = ""
+        if awq and _config_dtype(base_cfg) not in (None, "float16"):
+            derived["torch_dtype"] = "float16"
+            dtype_note = (
+                f" torch_dtype float16 assumed instead of the base's {_config_dtype(base_cfg)}: AutoAWQ loads "
+                "the model it quantizes as float16 (casper-hansen/AutoAWQ awq/models/base.py "
+                "BaseAWQForCausalLM.from_pretrained, torch_dtype default) and saves that dtype, and vLLM's awq "
+                "method runs float16 activations only before 0.24.0 (AWQConfig.get_supported_act_dtypes)."
+            )
         what = json.dumps(
             derived.get("quantization_config") or derived.get("hf_quant_config"), sort_keys=True
         )
@@ -463,7 +474,7 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
             + f"; it is taken to be {base.id}{bf16} (architecture from the catalogue) quantized as {label}, "
             f"inferred from the name suffix '{suffix}'; quantization_config {derived['template']}: {what}. "
             "The real checkpoint may differ (group size, layers left unquantized, dtype); weights are "
-            "estimated from the architecture, not read from the checkpoint."
+            "estimated from the architecture, not read from the checkpoint." + dtype_note
         )
         return CatalogueEntry(
             id=ref.strip().strip("/"),
@@ -686,6 +697,31 @@ def _suggestion_rank(want: str, key: str, stored: bool) -> tuple[float, bool, tu
     return difflib.SequenceMatcher(None, want, repo).ratio(), stored, numbers
 
 
+def _config_dtype(config: dict[str, Any]) -> str | None:
+    """The dtype a ``config.json`` dict declares (``dtype`` or ``torch_dtype``, at the top level, else in
+    ``text_config``), as :func:`kvlint.models.config.parse_config` reads it; None when none is given."""
+    for d in (config, config.get("text_config")):
+        if isinstance(d, dict):
+            v = d.get("dtype") or d.get("torch_dtype")
+            if isinstance(v, str) and v:
+                return v.replace("torch.", "")
+    return None
+
+
+def _set_dtype(config: dict[str, Any], dtype: str) -> None:
+    """Set ``dtype`` wherever ``config`` (a fresh copy) declares its dtype (``dtype``/``torch_dtype``, top level
+    and ``text_config``), else as the top-level ``torch_dtype``."""
+    found = False
+    for d in (config, config.get("text_config")):
+        if isinstance(d, dict):
+            for key in ("dtype", "torch_dtype"):
+                if key in d:
+                    d[key] = dtype
+                    found = True
+    if not found:
+        config["torch_dtype"] = dtype
+
+
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """``(config.json dict with the variant's overrides applied, hf_quant_config.json dict or None)``.
 
@@ -710,6 +746,8 @@ def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] |
     if entry.has_hf_quant_config:
         quant = json.loads((d / "hf_quant_config.json").read_text(encoding="utf-8"))
     if entry.derived:
+        if entry.derived.get("torch_dtype"):
+            _set_dtype(config, entry.derived["torch_dtype"])
         if entry.derived.get("quantization_config") is not None:
             config["quantization_config"] = copy.deepcopy(entry.derived["quantization_config"])
         else:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kvlint.memory.compat import (
     bf16_refusal,
+    compressed_tensors_scheme,
     fp8_kv_support_on,
     image_platform_mismatch,
     quant_min_cc,
@@ -27,7 +28,7 @@ from kvlint.memory.versions import ReleaseVersion, fmt_version, parse_version, r
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
-from kvlint.types import Accelerator, ContainerResult, Diagnostic
+from kvlint.types import ENGINE_NAMES, Accelerator, ContainerResult, Diagnostic
 from kvlint.values import parse_cc
 from kvlint.wording import platform_name, with_article
 
@@ -172,6 +173,7 @@ _CC_EXAMPLES = {
     (7, 5): "T4, L4, A10G, A100, H100",
     (8, 0): "A10G, L4, A100, H100",
     (8, 9): "L4, L40S, H100, H200",
+    (10, 0): "B200, GB200",
 }
 
 #: Checkpoint formats KV305's fix offers instead of a refused one: (words, vLLM method) in the order named.
@@ -182,33 +184,42 @@ _KV305_ALTERNATIVES = (
 )
 
 
-def _kv305_fix(method: str, version: str | None, cc: tuple[int, int], minimum: tuple[int, int]) -> str:
-    """KV305's fix: a GPU that meets ``minimum`` (the minimum of vLLM ``version``; when the version is unknown, the
-    highest minimum older releases had is named too), and only the checkpoint formats vLLM ``version`` runs on a
-    GPU of compute capability ``cc`` (:func:`kvlint.memory.compat.quant_min_cc`; ``gptq`` 6.0 in every release)."""
+def _kv305_fix(
+    method: str, version: str | None, cc: tuple[int, int], minimum: tuple[int, int], engine: str = "vllm"
+) -> str:
+    """KV305's fix: a GPU that meets ``minimum`` (the minimum of ``engine`` release ``version``; when the version is
+    unknown, the highest minimum older releases had is named too), and only the checkpoint formats that release
+    runs on a GPU of compute capability ``cc`` (:func:`kvlint.memory.compat.quant_min_cc`; vLLM's ``gptq`` 6.0 in
+    every release; SGLang's ``gptq`` is not offered: from 0.5.20 its CUDA method table has no ``gptq``)."""
+    name = ENGINE_NAMES.get(engine, engine)
     need = f"{minimum[0]}.{minimum[1]}"
     examples = _CC_EXAMPLES.get(minimum)
     gpu = f"an NVIDIA GPU of compute capability {need} or newer" + (f" ({examples})" if examples else "")
-    span = quant_min_cc_range(method)
+    span = quant_min_cc_range(method, engine)
     _, assumed = resolve_version(version)
     older = (
-        f" (the vLLM release is unknown: older releases need up to {span[1][0]}.{span[1][1]} for {method})"
+        f" (the {name} release is unknown: older releases need up to {span[1][0]}.{span[1][1]} for {method})"
         if assumed and span is not None and span[1] > minimum
         else ""
     )
     if method == "mxfp4":
-        return f"schedule onto {gpu}; vLLM runs MXFP4 checkpoints on no older GPU"
-    if method == "gptq_marlin":
+        return f"schedule onto {gpu}; {name} runs MXFP4 checkpoints on no older GPU"
+    if method == "gptq_marlin" and engine == "vllm":
         return (
             f"schedule onto {gpu}{older}, or use --quantization gptq (GPTQ's own kernels, minimum 6.0) or leave "
             "--quantization out: vLLM picks gptq_marlin for a GPTQ checkpoint only on a GPU that runs it"
         )
-    half = "with --dtype half, KV301; " if cc < (8, 0) else ""
+    half = (
+        ("with --dtype half, KV301; " if engine == "vllm" else "with --dtype half; ") if cc < (8, 0) else ""
+    )
     options = [f"an unquantized one ({half}larger weights: re-run kvlint)"]
-    for name, alt in _KV305_ALTERNATIVES:
-        alt_min = (6, 0) if alt == "gptq" else quant_min_cc(alt, version)
+    for words, alt in _KV305_ALTERNATIVES:
+        if alt == "gptq":
+            alt_min: tuple[int, int] | None = (6, 0) if engine == "vllm" else None
+        else:
+            alt_min = quant_min_cc(alt, version, engine)
         if alt != method.removesuffix("_marlin") and alt_min is not None and cc >= alt_min:
-            options.append(f"{name} (quant_method {alt}, minimum {alt_min[0]}.{alt_min[1]})")
+            options.append(f"{words} (quant_method {alt}, minimum {alt_min[0]}.{alt_min[1]})")
     listed = options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
     return f"schedule onto {gpu}{older}, or serve a checkpoint this GPU runs: {listed}"
 
@@ -222,10 +233,12 @@ _AWQ_NAMED_AWQ_UNTIL = "0.23.0"
 _GPT_OSS_NAMED_MXFP4_UNTIL = "0.19.0"
 
 
-def _method_printed(method: str, model: Any, version: str | None) -> str:
-    """The method name vLLM ``version`` prints in its minimum-capability error (``model_config.quantization``
-    after ``ModelConfig._verify_quantization``'s overrides)."""
+def _method_printed(method: str, model: Any, version: str | None, engine: str = "vllm") -> str:
+    """The method name ``engine`` release ``version`` prints in its minimum-capability error
+    (``model_config.quantization`` after ``ModelConfig._verify_quantization``'s overrides; SGLang's as tested)."""
     v, _ = resolve_version(version)
+    if engine != "vllm":
+        return method
     if method in ("awq", "awq_marlin") and v > ReleaseVersion(_AWQ_NAMED_AWQ_UNTIL):
         return "auto_awq"
     if (
@@ -239,12 +252,13 @@ def _method_printed(method: str, model: Any, version: str | None) -> str:
 
 @check("KV305")
 def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV305 (vLLM): the quantization method (``--quantization``, else the checkpoint's ``quant_method``) needs a
-    higher compute capability than the NVIDIA GPU the pod lands on, in the vLLM release the container runs (in
-    every release when it is unknown) (:func:`kvlint.memory.compat.quantization_refusal`,
-    :data:`kvlint.memory.compat.QUANT_MIN_CC_STEPS`); vLLM raises before loading weights
-    (vllm@0.34.0:vllm/config/vllm.py::VllmConfig._get_quantization_config; the model loader's
-    ``_get_quantization_config`` in 0.4 - 0.6 releases)."""
+    """KV305 (vLLM, SGLang): the quantization method (``--quantization``, else the checkpoint's ``quant_method``)
+    needs a higher compute capability than the NVIDIA GPU the pod lands on, in the engine release the container
+    runs (in every release when it is unknown) (:func:`kvlint.memory.compat.quantization_refusal`,
+    :data:`kvlint.memory.compat.QUANT_MIN_CC_STEPS`, :data:`kvlint.memory.compat.SGLANG_QUANT_MIN_CC_STEPS`); vLLM
+    raises before loading weights (vllm@0.34.0:vllm/config/vllm.py::VllmConfig._get_quantization_config; the model
+    loader's ``_get_quantization_config`` in 0.4 - 0.6 releases), SGLang in its model loader
+    (sglang@0.5.23:sglang/srt/model_loader/loader.py::_get_quantization_config)."""
     p, s, m = ctx.placement, ctx.serving, ctx.model
     if p is None or p.accelerator is None:
         return
@@ -262,20 +276,42 @@ def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         if m is not None and isinstance(m.quant_config, dict) and "quant_method" not in m.quant_config
         else "config.json quantization_config"
     )
+    # a compressed-tensors checkpoint refused by its layers' scheme, not by the config's own minimum (7.0)
+    scheme = (
+        compressed_tensors_scheme(m, s.version)
+        if method == "compressed-tensors" and s.engine == "vllm"
+        else None
+    )
+    if scheme is not None and scheme[1] != minimum:
+        scheme = None
+    label = f"{method} {scheme[0]}" if scheme is not None else method
     where = (
         f"--quantization {method}"
+        + (f" ({m.id if m is not None else 'the model'} is {scheme[0]})" if scheme else "")
         if source == "flag"
-        else f"{m.id if m is not None else 'the model'} is {method}-quantized ({read_from})"
+        else f"{m.id if m is not None else 'the model'} is {label}-quantized ({read_from})"
     )
-    text = (
-        f"'The quantization method {_method_printed(method, m, s.version)} is not supported for the current GPU. "
-        f"Minimum capability: {need}. "
-        f"Current capability: {have_int}.'"
-    )
-    fix = _kv305_fix(method, s.version, cc or (0, 0), minimum)
+    if scheme is not None:
+        text = (
+            "'Quantization scheme is not supported for the current GPU. "
+            f"Min capability: {need}. Current capability: {have_int}.' (the {scheme[0]} layers' scheme)"
+        )
+    else:
+        text = (
+            f"'The quantization method {_method_printed(method, m, s.version, s.engine)} is not supported for the "
+            f"current GPU. Minimum capability: {need}. "
+            f"Current capability: {have_int}.'"
+        )
+    fix = _kv305_fix(method, s.version, cc or (0, 0), minimum, s.engine)
+    if s.engine == "vllm":
+        release = f"vLLM {release_shown(s.version)}"
+    else:
+        _, unknown = resolve_version(s.version)
+        release = ENGINE_NAMES.get(s.engine, s.engine) + (
+            " (release unknown)" if unknown else f" {s.version}"
+        )
     yield ctx.finding(
-        f"{where} on {acc.name} (compute capability {have}, {p.how}): vLLM {release_shown(s.version)} refuses "
-        f"to start with {text}",
+        f"{where} on {acc.name} (compute capability {have}, {p.how}): {release} refuses to start with {text}",
         s.loc("quantization") if source == "flag" else (s.model.loc if s.model else None),
         fix=fix,
     )
