@@ -1186,7 +1186,8 @@ def _kustomize_roots(
             components.add(k)
         for field, value, _ in _kustomization_paths(spec):
             value = value.strip()
-            if not value or _REMOTE_REF.match(value):
+            # (a NUL names no file, and os.path.realpath raises on one: remote_references makes it the KV001)
+            if not value or "\0" in value or _REMOTE_REF.match(value):
                 continue
             target = os.path.join(k, value)
             if field in _KEYS_OF_BASES:
