@@ -218,7 +218,6 @@ def render_inputs(
         RenderError: a named chart or kustomization whose tool is not on ``PATH`` (one met in a walk without its
             tool is not rendered at all: :func:`plan_walk`).
     """
-    import time
 
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
@@ -227,15 +226,7 @@ def render_inputs(
     spent = _BUDGET_SCOPES[-1] if _BUDGET_SCOPES else _WalkBudget()
 
     def walk_timeout() -> float | str:
-        """The timeout of the next render of a walk: what is left of :data:`WALK_RENDER_BUDGET_S`, at most
-        :data:`RENDER_TIMEOUT_S`; or, when nothing is left of it or of :data:`WALK_RENDER_BYTES` times
-        ``max_bytes``, which (``"time"``, ``"bytes"``)."""
-        if spent.started is None:
-            spent.started = time.monotonic()
-        if spent.rendered >= WALK_RENDER_BYTES * max_bytes:
-            return "bytes"
-        left = WALK_RENDER_BUDGET_S - (time.monotonic() - spent.started)
-        return "time" if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+        return _budget_timeout(spent, max_bytes)
 
     for chart, named in charts:
         timeout = float(RENDER_TIMEOUT_S) if named else walk_timeout()
@@ -296,6 +287,33 @@ class _WalkBudget:
 
 #: The clocks of the :func:`shared_walk_budget` scopes open, innermost last (each empty until a walk's first render)
 _BUDGET_SCOPES: list[_WalkBudget] = []
+
+
+def _budget_timeout(spent: _WalkBudget, max_bytes: int) -> float | str:
+    """The timeout of the next render ``spent`` is the budget of: what is left of :data:`WALK_RENDER_BUDGET_S`, at
+    most :data:`RENDER_TIMEOUT_S`; or, when nothing is left of it or of :data:`WALK_RENDER_BYTES` times
+    ``max_bytes``, which (``"time"``, ``"bytes"``). The clock starts at the first render asked for."""
+    import time
+
+    if spent.started is None:
+        spent.started = time.monotonic()
+    if spent.rendered >= WALK_RENDER_BYTES * max_bytes:
+        return "bytes"
+    left = WALK_RENDER_BUDGET_S - (time.monotonic() - spent.started)
+    return "time" if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+
+
+def gitops_render_budget(max_bytes: int) -> tuple[float | str, list[int] | None]:
+    """``(timeout, sizes)`` of the next render of a chart of the checkout that an Argo CD/Flux object deploys
+    (:func:`kvlint.workloads.gitops_local.render_local_chart`): within a run's :func:`shared_walk_budget`, the
+    budget the walks' renders spend (:func:`_budget_timeout`: seconds, or ``"time"``/``"bytes"`` when it is spent)
+    and the list its output sizes go to; outside any, :data:`RENDER_TIMEOUT_S` and None. Such charts are chosen by
+    the files linted, not named by the user: a pull request's file of 64 Applications deploying a looping chart held
+    a CI runner for 64 times the timeout, and every such file for as long again."""
+    if not _BUDGET_SCOPES:
+        return float(RENDER_TIMEOUT_S), None
+    spent = _BUDGET_SCOPES[-1]
+    return _budget_timeout(spent, max_bytes), spent.sizes
 
 
 @contextlib.contextmanager
@@ -2594,7 +2612,8 @@ def _run(
         if limit < RENDER_TIMEOUT_S:
             return fail(
                 f"{what} did not finish within the {limit:.0f} s left of the {WALK_RENDER_BUDGET_S} s the charts "
-                "and overlays met in a directory walk render for together"
+                "and overlays kvlint renders on its own (met in directory walks, deployed from the checkout by Argo CD/Flux "
+                "objects) render for together"
             )
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:

@@ -46,3 +46,78 @@ def test_the_nul_path_of_a_walked_overlay_is_reported_where_it_is(tmp_path: Path
     code, out = _check(str(tmp_path))
     assert code == 1, out
     assert "overlay/kustomization.yaml:2:3: error KV001 resources names a path holding a NUL" in out
+
+
+needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAT_CHART = ROOT / "fixtures" / "helm" / "chat-chart"
+
+
+def _applications(repo: Path, n: int) -> Path:
+    """A repository holding fixtures/helm/chat-chart and one file of ``n`` Argo CD Applications deploying it, each
+    with its own release name and values."""
+    (repo / ".git").mkdir(parents=True)
+    shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
+    (repo / "apps").mkdir()
+    apps = "---\n".join(
+        f"""apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: chat{i}, namespace: argocd}}
+spec:
+  source:
+    repoURL: https://github.com/example/infra
+    path: charts/chat
+    helm:
+      valuesObject: {{maxModelLen: {8192 + i}}}
+  destination: {{server: https://kubernetes.default.svc, namespace: serving}}
+"""
+        for i in range(n)
+    )
+    (repo / "apps" / "chat.yaml").write_text(apps)
+    return repo
+
+
+@needs_helm
+def test_the_charts_argo_applications_deploy_share_the_runs_render_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The charts of the checkout that Argo CD/Flux objects deploy were rendered each with the renderer's own
+    timeout, outside the walk's budget: one file of 64 Applications deploying a chart that loops held a CI runner for
+    64 x 120 s, and every further such file for as long again. They share the run's budget now: once it is spent
+    (here from the start), a chart is not rendered and says so (KV001), nothing sized."""
+    repo = _applications(tmp_path / "infra", 2)
+    monkeypatch.setattr(render, "WALK_RENDER_BUDGET_S", 0)
+    for target in (repo, repo / "apps" / "chat.yaml"):  # walked, or the file named
+        code, out = _check("--no-config", str(target))
+        assert code == 1, out
+        assert (
+            out.count("error KV001 the chart charts/chat of this checkout is not rendered: the charts") == 2
+        ), out
+        assert "rendered for 0 s together" in out and "sized 0 of 0 serving containers" in out
+        assert "rendered from this checkout" not in out
+
+
+@needs_helm
+def test_the_output_of_the_charts_argo_applications_deploy_counts_against_the_runs_output_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What those renders print counts against the run's output budget (WALK_RENDER_BYTES x --max-file-bytes): the
+    chart prints about 1.2 kB; with a budget of 2,000 bytes, the third Application's render is not started."""
+    repo = _applications(tmp_path / "infra", 3)
+    monkeypatch.setattr(render, "WALK_RENDER_BYTES", 1)
+    code, out = _check("--no-config", "--max-file-bytes", "2000", str(repo))
+    assert out.count("rendered from this checkout: kvlint ran helm template") == 2, out
+    (refused,) = [
+        ln for ln in out.splitlines() if "KV001" in ln and "is not rendered: the charts and overlays" in ln
+    ]
+    assert "[Application/argocd/chat2]" in refused and "had printed 2000 bytes together" in refused
+    assert code == 1
+
+
+@needs_helm
+def test_without_a_spent_budget_every_application_is_rendered(tmp_path: Path) -> None:
+    """(The two tests above are about the budget: with the default one, all three are rendered.)"""
+    code, out = _check("--no-config", str(_applications(tmp_path / "infra", 3)))
+    assert out.count("rendered from this checkout: kvlint ran helm template") == 3, out
+    assert "is not rendered" not in out

@@ -333,7 +333,13 @@ def render_local_chart(
     docstring), each mapped to the chart's templates; the first carries a KV504 note at the source saying what
     was rendered and with what. When helm is not on PATH, refuses the chart, or renders no pod, one empty
     workload with a KV503 note saying so (and helm's own findings)."""
-    from kvlint.render import render_helm
+    from kvlint.render import (
+        WALK_RENDER_BUDGET_S,
+        WALK_RENDER_BYTES,
+        gitops_render_budget,
+        render_helm,
+    )
+    from kvlint.wording import shell_word
 
     passed = [f"value file {_shown(f)}" for f in lc.value_files]
     if lc.inline is not None:
@@ -373,6 +379,28 @@ def render_local_chart(
                 (),
             )
         ]
+    timeout, sizes = gitops_render_budget(max_bytes)
+    if isinstance(
+        timeout, str
+    ):  # the run's renders of what kvlint met (walks, these charts) spent their budget
+        spent = (
+            f"had rendered for {WALK_RENDER_BUDGET_S} s together"
+            if timeout == "time"
+            else f"had printed {WALK_RENDER_BYTES * max_bytes} bytes together ({WALK_RENDER_BYTES} times the "
+            f"{max_bytes}-byte limit, --max-file-bytes)"
+        )
+        why = (
+            f"{what} is not rendered: the charts and overlays kvlint rendered on its own in this run (met in "
+            f"directory walks, deployed from this checkout by Argo CD/Flux objects) {spent}, the most it spends on them"
+        )
+        stop = Finding(
+            "KV001",
+            why,
+            at,
+            fix=f"render the chart with the values it is deployed with and pipe it: helm template RELEASE "
+            f"{shell_word(lc.chart)} -f VALUES | kvlint check -",
+        )
+        return [_empty(doc, at, why, (stop,))]
     _RENDERS[key] = done + 1
     tmp = tempfile.mkdtemp(prefix="kvlint-values-")
     try:
@@ -389,6 +417,8 @@ def render_local_chart(
             set_strings=lc.set_strings,
             release=lc.release,
             max_bytes=max_bytes,
+            timeout=timeout,
+            sizes=sizes,
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
