@@ -121,3 +121,19 @@ def test_without_a_spent_budget_every_application_is_rendered(tmp_path: Path) ->
     code, out = _check("--no-config", str(_applications(tmp_path / "infra", 3)))
     assert out.count("rendered from this checkout: kvlint ran helm template") == 3, out
     assert "is not rendered" not in out
+
+
+@needs_helm
+def test_helms_failure_on_an_applications_inline_values_names_no_temporary_file(tmp_path: Path) -> None:
+    """Inline values helm cannot parse: helm's error and the fix's command quoted the temporary file kvlint wrote them
+    to (/tmp/kvlint-values-RANDOM/values.yaml, removed since): each run printed another report (a CI diff of two
+    runs, a SARIF baseline) and the fix named no file. Now both say INLINE-VALUES.yaml and the fix says what it is."""
+    repo = _applications(tmp_path / "infra", 1)
+    app = repo / "apps" / "chat.yaml"
+    app.write_text(app.read_text().replace("valuesObject: {maxModelLen: 8192}", 'values: "a: [\\n"'))
+    outs = [_check("--no-config", str(app)) for _ in range(2)]
+    assert outs[0] == outs[1]
+    code, out = outs[0]
+    assert code == 1 and "kvlint-values-" not in out, out
+    assert "failed to parse INLINE-VALUES.yaml" in out
+    assert "--values=INLINE-VALUES.yaml" in out and "(INLINE-VALUES.yaml: the source's inline values" in out

@@ -422,6 +422,8 @@ def render_local_chart(
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if lc.inline is not None:
+        loaded.findings[:] = [_inline_named(f, tmp) for f in loaded.findings]
     ws = find(loaded.documents)
     if not ws:
         why = (
@@ -442,6 +444,25 @@ def render_local_chart(
     )
     ws[0] = replace(ws[0], findings=(note, *loaded.findings, *ws[0].findings))
     return ws
+
+
+#: What the findings of a render call the file kvlint writes a source's inline values to for helm
+INLINE_VALUES = "INLINE-VALUES.yaml"
+
+
+def _inline_named(finding: Finding, tmp: str) -> Finding:
+    """``finding`` of a render with the path of the temporary directory ``tmp`` (where the inline values were
+    written, removed since) replaced by :data:`INLINE_VALUES`: helm quotes it when it cannot parse the values, and
+    the fix's command passes it; a random, deleted path made each run's report differ and named no file."""
+    spellings = sorted({os.path.join(tmp, "values.yaml"), os.path.join(os.path.realpath(tmp), "values.yaml")})
+    message, fix = finding.message, finding.fix or ""
+    for s in spellings[::-1]:
+        message, fix = message.replace(s, INLINE_VALUES), fix.replace(s, INLINE_VALUES)
+    if message == finding.message and fix == (finding.fix or ""):
+        return finding
+    if INLINE_VALUES in fix:
+        fix += f" ({INLINE_VALUES}: the source's inline values, written to a file)"
+    return replace(finding, message=message, fix=fix or finding.fix)
 
 
 def not_rendered(doc: Document, why: str) -> Workload:
