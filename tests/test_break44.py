@@ -4,6 +4,7 @@ fails before its fix. Real helm and kubectl (kustomize) where a walk renders."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -137,3 +138,45 @@ def test_helms_failure_on_an_applications_inline_values_names_no_temporary_file(
     assert code == 1 and "kvlint-values-" not in out, out
     assert "failed to parse INLINE-VALUES.yaml" in out
     assert "--values=INLINE-VALUES.yaml" in out and "(INLINE-VALUES.yaml: the source's inline values" in out
+
+
+def test_the_references_a_walks_plan_looks_up_are_bounded_in_path_components(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plan_walk resolved every path every kustomization of a walk names (os.path.realpath: one file-system lookup
+    a component): 512 kustomizations of 64 KiB listing paths 200 components deep were 17 million lookups (34 CPU s)
+    before anything was rendered; the same 64 KiB file linked 512 times makes that a tiny pull request. The lookups
+    are bounded together (MAX_WALK_REFERENCE_PARTS components; here 5,000 of 40,000), counted, not timed."""
+    (tmp_path / ".git").mkdir()
+    deep = "/".join(["a"] * 40)
+    text = "resources:\n" + "".join(f"- {deep}/{i}\n" for i in range(100))
+    for i in range(10):
+        (tmp_path / f"k{i}").mkdir()
+        (tmp_path / f"k{i}" / "kustomization.yaml").write_text(text)
+    monkeypatch.setattr(render, "MAX_WALK_REFERENCE_PARTS", 5000, raising=False)
+    looked_up: list[int] = []
+    realpath = os.path.realpath
+
+    def counted(path: str, *args: object, **kwargs: object) -> str:
+        looked_up.append(str(path).count(os.sep) + 1)
+        return realpath(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    render._WALKS.clear()
+    found, _skip = render.plan_walk(str(tmp_path))
+    monkeypatch.undo()
+    assert sorted(os.path.basename(w) for w in found if w.tool == "kustomize") == [f"k{i}" for i in range(10)]
+    walk_dirs = 10 * (str(tmp_path).count(os.sep) + 2)  # (the walk's own directories, resolved once each)
+    assert sum(looked_up) <= 5000 + walk_dirs + 2 * (str(tmp_path).count(os.sep) + 42), sum(looked_up)
+
+
+def test_references_within_the_bound_still_make_bases(tmp_path: Path) -> None:
+    """(The bound leaves a real tree's graph as it was: an overlay's base is not a root.)"""
+    (tmp_path / ".git").mkdir()
+    for d, text in (("base", "resources: []\n"), ("overlay", "resources: [../base]\n")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "kustomization.yaml").write_text(text)
+    render._WALKS.clear()
+    found, _skip = render.plan_walk(str(tmp_path))
+    (root,) = [w for w in found if w.tool == "kustomize"]
+    assert os.path.basename(root) == "overlay" and [os.path.basename(b) for b in root.bases] == ["base"]
