@@ -1346,7 +1346,9 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             )
             continue
         if w.tool == "helm" and w.rendered and w.values:
-            names = ", ".join(os.path.relpath(v, w) for v in w.values)
+            names = ", ".join(os.path.relpath(v, w) for v in w.values[:5]) + (
+                f" and {len(w.values) - 5} more" if len(w.values) > 5 else ""
+            )
             out.append(
                 Finding(
                     "KV002",

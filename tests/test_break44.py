@@ -4,6 +4,7 @@ fails before its fix. Real helm and kubectl (kustomize) where a walk renders."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -180,3 +181,23 @@ def test_references_within_the_bound_still_make_bases(tmp_path: Path) -> None:
     found, _skip = render.plan_walk(str(tmp_path))
     (root,) = [w for w in found if w.tool == "kustomize"]
     assert os.path.basename(root) == "overlay" and [os.path.basename(b) for b in root.bases] == ["base"]
+
+
+@needs_helm
+def test_the_note_on_a_walked_charts_other_values_files_names_five_of_them(tmp_path: Path) -> None:
+    """A chart met in a walk with other values files beside it gets an info naming them: all of them, so a chart of
+    20,000 values-N.yaml files printed one finding of 20,000 names (the walk's other notes name five and count the
+    rest)."""
+    (tmp_path / ".git").mkdir()
+    chart = tmp_path / "charts" / "chat"
+    shutil.copytree(CHAT_CHART, chart)
+    for i in range(40):
+        (chart / f"values-{i:02d}.yaml").write_text("{}\n")
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(tmp_path)])
+    messages = [
+        d["message"] for d in json.loads(r.stdout)["diagnostics"] if "were not applied" in d["message"]
+    ]
+    (message,) = messages
+    assert message.endswith(
+        "values-00.yaml, values-01.yaml, values-02.yaml, values-03.yaml, values-04.yaml and 35 more"
+    ), message
