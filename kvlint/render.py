@@ -1120,7 +1120,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             owned.setdefault(here, []).append(norm)
     helm = shutil.which("helm") is not None
     kustomize = kustomize_command(".") is not None
-    roots, bases, named_files, unused_components = _kustomize_roots(kdirs, max_bytes)
+    roots, bases, named_files, unused_components = _kustomize_roots(kdirs, max_bytes, real_top)
     limited = len(charts) * helm + len(roots) * kustomize > MAX_WALK_RENDERS
     if limited:
         helm = kustomize = False
@@ -1185,7 +1185,7 @@ def _walked_file(path: str, real_top: str) -> bool:
 
 
 def _kustomize_roots(
-    kdirs: Sequence[str], max_bytes: int
+    kdirs: Sequence[str], max_bytes: int, real_top: str = ""
 ) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
     """``(roots, bases of each root, files named, unused components)`` of the kustomizations ``kdirs`` of one walk
     (:func:`plan_walk`): the roots are those no other of them builds on (``resources``, ``bases`` or
@@ -1194,7 +1194,8 @@ def _kustomize_roots(
     kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
     are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
     the local files (normalised paths) any of them names; the unused components are the Components no root
-    reaches, in walk order (built by nothing in this walk)."""
+    reaches, in walk order (built by nothing in this walk). A kustomization file that is a symbolic link out of the
+    walked directory whose real path is ``real_top`` (when given) is not read (its build says why)."""
     real = {os.path.realpath(k): k for k in kdirs}
     edges: dict[str, list[str]] = {k: [] for k in kdirs}
     named: set[str] = set()
@@ -1203,7 +1204,7 @@ def _kustomize_roots(
     parts_left = MAX_WALK_REFERENCE_PARTS
     for k in kdirs[:MAX_WALK_KUSTOMIZATIONS]:
         name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(k, n))), None)
-        if name is None:
+        if name is None or (real_top and not _walked_file(os.path.join(k, name), real_top)):
             continue
         spec = _read_kustomization(os.path.join(k, name), min(max_bytes, _MAX_CHART_BYTES))[0]
         if not isinstance(spec, LDict):
@@ -2348,6 +2349,23 @@ def remote_references(
         seen.add(real)
         for name in KUSTOMIZATION_FILES:
             kfile = os.path.join(d, name)
+            here = os.path.join(real, name)  # (from the real directory: no path grows with the tree's depth)
+            linked = os.path.realpath(here) if os.path.islink(here) else None
+            if linked is not None and (
+                not linked.startswith(root.rstrip(os.sep) + os.sep) or _names_git(real, name, linked)
+            ):
+                # the kustomization file itself linked out of the repository (or into git's metadata): what it
+                # says is the runner's file, quoted by the findings on its paths; not read
+                out.append(
+                    Finding(
+                        "KV001",
+                        "this kustomization file is a symbolic link to a file outside the repository (or into its "
+                        ".git metadata): kvlint reads only what the repository holds, so it was not read nor built",
+                        Loc(kfile, 1, 1),
+                        fix=outside_fix,
+                    )
+                )
+                continue
             spec, problem = _read_in(d, name, max_bytes, reads)
             if problem is not None:
                 out.append(

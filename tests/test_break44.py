@@ -201,3 +201,65 @@ def test_the_note_on_a_walked_charts_other_values_files_names_five_of_them(tmp_p
     assert message.endswith(
         "values-00.yaml, values-01.yaml, values-02.yaml, values-03.yaml, values-04.yaml and 35 more"
     ), message
+
+
+def _outside_kustomization(tmp_path: Path) -> tuple[Path, Path]:
+    """``(repo, k)``: a repository whose ``k/kustomization.yaml`` is a symbolic link to a kustomization beside the
+    repository (the runner's disk) naming a remote base with a token in its URL."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "k").mkdir()
+    outside.mkdir()
+    (outside / "kustomization.yaml").write_text("resources:\n- https://example.com/RUNNER-SECRET-7f3a\n")
+    (repo / "k" / "kustomization.yaml").symlink_to(outside / "kustomization.yaml")
+    return repo, repo / "k"
+
+
+@pytest.mark.parametrize("how", ["named", "walked beside a Kustomization"])
+def test_a_kustomization_file_linked_out_of_the_repository_is_not_read(tmp_path: Path, how: str) -> None:
+    """The confinement covered every path a kustomization names but not the kustomization file itself: a
+    ``kustomization.yaml`` linked to a file of the runner's disk was read, its content quoted by the findings
+    (a remote base's URL, here with a token) -- named on the command line, or met in a walk
+    beside a regular ``Kustomization`` (the walk reads a kustomization only when some file of it is in the walk,
+    then read the first name). Now a KV001 at the link says it was not read."""
+    repo, k = _outside_kustomization(tmp_path)
+    if how == "named":
+        target = k
+    else:
+        (k / "Kustomization").write_text("resources: []\n")
+        target = repo
+    code, out = _check("--no-config", str(target))
+    assert "RUNNER-SECRET" not in out
+    if how == "named" or render.kustomize_command(".") is not None:
+        assert (
+            "kustomization.yaml:1:1: error KV001 this kustomization file is a symbolic link to a file outside"
+            in out
+        )
+        assert code == 1
+
+
+def test_a_kustomization_file_linked_into_git_metadata_is_not_read(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text("resources:\n- https://example.com/GIT-CONFIG-TOKEN\n")
+    (repo / "k").mkdir()
+    (repo / "k" / "kustomization.yaml").symlink_to("../.git/config")
+    code, out = _check("--no-config", str(repo / "k"))
+    assert code == 1 and "GIT-CONFIG-TOKEN" not in out
+    assert (
+        "error KV001 this kustomization file is a symbolic link to a file outside the repository (or into"
+        in out
+    )
+
+
+def test_a_kustomization_file_linked_within_the_repository_is_not_refused_by_kvlint(tmp_path: Path) -> None:
+    """(A link inside the repository is left to kustomize, which reports what it makes of it.)"""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "shared").mkdir()
+    (repo / "shared" / "kustomization.yaml").write_text("resources:\n- https://example.com/IN-REPO-REMOTE\n")
+    (repo / "k").mkdir()
+    (repo / "k" / "kustomization.yaml").symlink_to("../shared/kustomization.yaml")
+    code, out = _check("--no-config", str(repo / "k"))
+    assert code == 1 and "names a remote reference (https://example.com/IN-REPO-REMOTE)" in out
+    assert "symbolic link to a file outside" not in out
