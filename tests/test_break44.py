@@ -263,3 +263,51 @@ def test_a_kustomization_file_linked_within_the_repository_is_not_refused_by_kvl
     code, out = _check("--no-config", str(repo / "k"))
     assert code == 1 and "names a remote reference (https://example.com/IN-REPO-REMOTE)" in out
     assert "symbolic link to a file outside" not in out
+
+
+def _failed_kustomization(tmp_path: Path) -> Path:
+    """A repository whose ``k/`` kustomization fails to build (its resource is missing)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "k").mkdir()
+    (repo / "k" / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+    return repo
+
+
+def test_the_unread_summary_opens_no_pipe_of_a_failed_kustomization(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chart or kustomization that failed to render is 'not read' when its files name an engine
+    (kvlint.sizing._dir_names_engine): it opened every .yaml under the directory, a named pipe too, and opening a
+    pipe waits for a writer for ever (a walk's kustomization failing to build with a values.yaml pipe beside it hung
+    the run). Only regular files are opened: what it opens is recorded here (nothing is made to block)."""
+    from kvlint import sizing
+
+    repo = _failed_kustomization(tmp_path)
+    os.mkfifo(repo / "k" / "values.yaml")
+    (repo / "k" / "other.yaml").write_text("image: vllm/vllm-openai:v0.8.5\n")
+    opened: list[str] = []
+    real_open = open
+
+    def recording(path: str, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        opened.append(os.path.basename(str(path)))
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise OSError("a pipe (opening it would wait for a writer)")
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(sizing, "open", recording, raising=False)
+    assert sizing._dir_names_engine(str(repo / "k"), {}) is True
+    assert "values.yaml" not in opened and "other.yaml" in opened
+
+
+def test_the_unread_summary_reads_no_link_out_of_a_failed_kustomization(tmp_path: Path) -> None:
+    """... nor a symbolic link out of the directory: a pull request's link to a file of the runner's disk (here one
+    naming vLLM) made the kustomization count as a serving one 'not read'."""
+    repo = _failed_kustomization(tmp_path)
+    (tmp_path / "runner.yaml").write_text("image: vllm/vllm-openai:v0.8.5\n")
+    (repo / "k" / "values.yaml").symlink_to(tmp_path / "runner.yaml")
+    from kvlint import sizing
+
+    assert sizing._dir_names_engine(str(repo / "k"), {}) is False
+    (repo / "k" / "inside.yaml").write_text("image: vllm/vllm-openai:v0.8.5\n")
+    assert sizing._dir_names_engine(str(repo / "k"), {}) is True
