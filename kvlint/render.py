@@ -2249,6 +2249,12 @@ _KUSTOMIZE_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
 #: (sigs.k8s.io/kustomize ``api/types/kustomization.go`` ``HelmCharts``/``HelmChartInflationGenerator``;
 #: ``api/krusty`` fails without the flag: "must specify --enable-helm"): kvlint never passes it.
 _KUSTOMIZE_HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator")
+#: Fields of a kustomization listing plugin configurations (inline, or files): builtin generators and transformers
+#: whose own fields name files kustomize loads from the kustomization's directory (``ConfigMapGenerator`` ``files``,
+#: ``PatchTransformer`` ``path``...; sigs.k8s.io/kustomize ``api/types/kustomization.go``), which kustomize confines
+#: to that directory by real path (``loader.RestrictionRootOnly``) but which kvlint does not read: at a repository's
+#: top, that directory holds ``.git`` (:func:`remote_references` refuses them there).
+_KUSTOMIZE_PLUGIN_FIELDS = ("generators", "transformers", "validators")
 #: Generators whose ``files`` (``[KEY=]PATH``), ``envs`` and ``env`` name files kustomize loads.
 _KUSTOMIZE_GENERATORS = ("configMapGenerator", "secretGenerator")
 #: Most kustomization directories :func:`remote_references` reads (a tree larger than this is refused).
@@ -2373,6 +2379,22 @@ def remote_references(
                 )
             if not isinstance(spec, LDict):
                 continue
+            if os.path.isdir(os.path.join(real, ".git")):
+                for field in _KUSTOMIZE_PLUGIN_FIELDS:
+                    if spec.get(field):
+                        out.append(
+                            Finding(
+                                "KV001",
+                                f"this kustomization is at the top of a git repository, beside its .git, and lists "
+                                f"{field}: kustomize lets their configurations read any file of this directory, "
+                                ".git/config too (where a CI checkout keeps its credentials), and kvlint does not "
+                                "look into them, so it was not built",
+                                spec.key_locs.get(field) or Loc(kfile, 1, 1),
+                                fix="move the kustomization into a subdirectory of the repository (kustomize then "
+                                "keeps .git out of its reach), or build it on a trusted tree and lint the output: "
+                                "kustomize build DIR | kvlint check -",
+                            )
+                        )
             for field in _KUSTOMIZE_HELM_FIELDS:
                 if field in spec:
                     out.append(

@@ -311,3 +311,67 @@ def test_the_unread_summary_reads_no_link_out_of_a_failed_kustomization(tmp_path
     assert sizing._dir_names_engine(str(repo / "k"), {}) is False
     (repo / "k" / "inside.yaml").write_text("image: vllm/vllm-openai:v0.8.5\n")
     assert sizing._dir_names_engine(str(repo / "k"), {}) is True
+
+
+_LEAK_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.6.0
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+_INLINE_GENERATOR = """resources: [deployment.yaml]
+generators:
+- |-
+  apiVersion: builtin
+  kind: ConfigMapGenerator
+  metadata: {name: leak}
+  files: [model=.git/config]
+replacements:
+- source: {kind: ConfigMap, name: leak, fieldPath: data.model}
+  targets:
+  - select: {kind: Deployment, name: vllm}
+    fieldPaths: [spec.template.spec.containers.0.args.1]
+"""
+
+
+@needs_kustomize
+@pytest.mark.parametrize("how", ["named", "a base of a walked overlay"])
+def test_a_kustomization_beside_git_with_a_generator_is_not_built(tmp_path: Path, how: str) -> None:
+    """A kustomization at the top of a repository loads files of its directory, .git/config among them (where
+    actions/checkout keeps the token): an inline ConfigMapGenerator (a multi-line string, not a path kvlint looked
+    at) read it and a replacement put it into --model, quoted by KV502. kustomize keeps plugin files inside the
+    kustomization's directory, so only one beside .git is refused (KV001 at the field, nothing built)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text("GIT-CONFIG-TOKEN-42\n")
+    (repo / "deployment.yaml").write_text(_LEAK_DEPLOYMENT)
+    (repo / "kustomization.yaml").write_text(_INLINE_GENERATOR)
+    if how == "named":
+        target = repo
+    else:
+        (repo / "overlays" / "prod").mkdir(parents=True)
+        (repo / "overlays" / "prod" / "kustomization.yaml").write_text("resources: [../..]\n")
+        target = repo / "overlays"
+    code, out = _check("--no-config", str(target))
+    assert "GIT-CONFIG-TOKEN" not in out, out
+    assert code == 1 and "error KV001 this kustomization is at the top of a git repository" in out
+
+
+@needs_kustomize
+def test_a_generator_of_a_kustomization_below_the_top_is_still_built(tmp_path: Path) -> None:
+    """(kustomize refuses its files out of its directory by real path: ../.git/config is not reachable from there.)"""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "k").mkdir()
+    (repo / "k" / "deployment.yaml").write_text(_LEAK_DEPLOYMENT)
+    (repo / "k" / "model").write_text("Qwen/Qwen3-8B")
+    (repo / "k" / "kustomization.yaml").write_text(_INLINE_GENERATOR.replace("model=.git/config", "model"))
+    code, out = _check("--no-config", "--format", "json", str(repo / "k"))
+    assert json.loads(out)["summary"]["documents"] == 2, out
+    assert "at the top of a git repository" not in out
