@@ -2609,6 +2609,8 @@ def _release_name(chart: str) -> str:
 #: The header klog puts before a logged line (``Lmmdd hh:mm:ss.uuuuuu threadid file:line] ``, as kubectl's
 #: ``E1205 02:05:38.420623   12890 run.go:72] "command failed" err=...``): its time and process id differ
 #: in every run, so a finding quoting it would never be the same twice (baselines, SARIF results).
+#: helm's warning on a symbolic link of a chart (helm ``internal/sympath/walk.go``), printed before its error
+_HELM_LINK_WARNING = re.compile(r"walk\.go:\d+: found symbolic link in path: ")
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]\s]+\] ")
 
 
@@ -2687,7 +2689,9 @@ def _run(
             f"(128 times --max-file-bytes, at least {RENDER_MEMORY_FLOOR >> 30} GiB)"
         )
     if code != 0:
-        lines = err.strip().splitlines()
+        # (helm's warning on each linked file of a chart, such as the links kvlint makes of a chart at a repository's
+        # top to leave out its .git, is no part of why it failed)
+        lines = [ln for ln in err.strip().splitlines() if not _HELM_LINK_WARNING.search(ln)]
         detail = (
             "; ".join(
                 _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))

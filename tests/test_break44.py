@@ -375,3 +375,17 @@ def test_a_generator_of_a_kustomization_below_the_top_is_still_built(tmp_path: P
     code, out = _check("--no-config", "--format", "json", str(repo / "k"))
     assert json.loads(out)["summary"]["documents"] == 2, out
     assert "at the top of a git repository" not in out
+
+
+@needs_helm
+def test_a_failing_chart_at_a_repository_top_shows_helms_error_not_its_link_warnings(tmp_path: Path) -> None:
+    """A chart at the top of a repository is rendered from links to its files (leaving .git out), and helm warns on
+    each link ('walk.go:75: found symbolic link in path: ... Contents of linked file included and used') before its
+    error: the KV001 quoted those warnings, links kvlint made, as if they were why the chart failed."""
+    chart = tmp_path / "chart"
+    shutil.copytree(CHAT_CHART, chart)
+    (chart / ".git").mkdir()
+    (chart / "templates" / "x.yaml").write_text('{{ fail "boom" }}\n')
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(chart)])
+    (message,) = [d["message"] for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV001"]
+    assert "boom" in message and "symbolic link" not in message, message
