@@ -218,7 +218,6 @@ def render_inputs(
         RenderError: a named chart or kustomization whose tool is not on ``PATH`` (one met in a walk without its
             tool is not rendered at all: :func:`plan_walk`).
     """
-    import time
 
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
@@ -227,15 +226,7 @@ def render_inputs(
     spent = _BUDGET_SCOPES[-1] if _BUDGET_SCOPES else _WalkBudget()
 
     def walk_timeout() -> float | str:
-        """The timeout of the next render of a walk: what is left of :data:`WALK_RENDER_BUDGET_S`, at most
-        :data:`RENDER_TIMEOUT_S`; or, when nothing is left of it or of :data:`WALK_RENDER_BYTES` times
-        ``max_bytes``, which (``"time"``, ``"bytes"``)."""
-        if spent.started is None:
-            spent.started = time.monotonic()
-        if spent.rendered >= WALK_RENDER_BYTES * max_bytes:
-            return "bytes"
-        left = WALK_RENDER_BUDGET_S - (time.monotonic() - spent.started)
-        return "time" if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+        return _budget_timeout(spent, max_bytes)
 
     for chart, named in charts:
         timeout = float(RENDER_TIMEOUT_S) if named else walk_timeout()
@@ -296,6 +287,33 @@ class _WalkBudget:
 
 #: The clocks of the :func:`shared_walk_budget` scopes open, innermost last (each empty until a walk's first render)
 _BUDGET_SCOPES: list[_WalkBudget] = []
+
+
+def _budget_timeout(spent: _WalkBudget, max_bytes: int) -> float | str:
+    """The timeout of the next render ``spent`` is the budget of: what is left of :data:`WALK_RENDER_BUDGET_S`, at
+    most :data:`RENDER_TIMEOUT_S`; or, when nothing is left of it or of :data:`WALK_RENDER_BYTES` times
+    ``max_bytes``, which (``"time"``, ``"bytes"``). The clock starts at the first render asked for."""
+    import time
+
+    if spent.started is None:
+        spent.started = time.monotonic()
+    if spent.rendered >= WALK_RENDER_BYTES * max_bytes:
+        return "bytes"
+    left = WALK_RENDER_BUDGET_S - (time.monotonic() - spent.started)
+    return "time" if left <= 0 else min(float(RENDER_TIMEOUT_S), left)
+
+
+def gitops_render_budget(max_bytes: int) -> tuple[float | str, list[int] | None]:
+    """``(timeout, sizes)`` of the next render of a chart of the checkout that an Argo CD/Flux object deploys
+    (:func:`kvlint.workloads.gitops_local.render_local_chart`): within a run's :func:`shared_walk_budget`, the
+    budget the walks' renders spend (:func:`_budget_timeout`: seconds, or ``"time"``/``"bytes"`` when it is spent)
+    and the list its output sizes go to; outside any, :data:`RENDER_TIMEOUT_S` and None. Such charts are chosen by
+    the files linted, not named by the user: a pull request's file of 64 Applications deploying a looping chart held
+    a CI runner for 64 times the timeout, and every such file for as long again."""
+    if not _BUDGET_SCOPES:
+        return float(RENDER_TIMEOUT_S), None
+    spent = _BUDGET_SCOPES[-1]
+    return _budget_timeout(spent, max_bytes), spent.sizes
 
 
 @contextlib.contextmanager
@@ -980,6 +998,12 @@ MAX_WALK_RENDERS = 200
 #: their reference graph); past it the rest are rendered each (no base left out). [assumed] a repository's
 #: overlays and bases number in the tens.
 MAX_WALK_KUSTOMIZATIONS = 512
+#: Most path components the references of one walk's kustomizations are looked up by (:func:`_kustomize_roots`:
+#: each path's real path asks the file system once a component); past it the references left are not read (the
+#: kustomizations they would make bases are rendered each, the files they name read as plain files too).
+#: [assumed] a repository's overlays name tens of bases and files a few components deep; 512 kustomizations of
+#: 64 KiB each listing paths 200 components deep were 17 million lookups, 34 CPU s, before anything rendered.
+MAX_WALK_REFERENCE_PARTS = 1_000_000
 
 
 def _chart_values_files(chart: str) -> tuple[str, ...]:
@@ -1096,7 +1120,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
             owned.setdefault(here, []).append(norm)
     helm = shutil.which("helm") is not None
     kustomize = kustomize_command(".") is not None
-    roots, bases, named_files, unused_components = _kustomize_roots(kdirs, max_bytes)
+    roots, bases, named_files, unused_components = _kustomize_roots(kdirs, max_bytes, real_top)
     limited = len(charts) * helm + len(roots) * kustomize > MAX_WALK_RENDERS
     if limited:
         helm = kustomize = False
@@ -1161,7 +1185,7 @@ def _walked_file(path: str, real_top: str) -> bool:
 
 
 def _kustomize_roots(
-    kdirs: Sequence[str], max_bytes: int
+    kdirs: Sequence[str], max_bytes: int, real_top: str = ""
 ) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
     """``(roots, bases of each root, files named, unused components)`` of the kustomizations ``kdirs`` of one walk
     (:func:`plan_walk`): the roots are those no other of them builds on (``resources``, ``bases`` or
@@ -1170,14 +1194,17 @@ def _kustomize_roots(
     kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
     are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
     the local files (normalised paths) any of them names; the unused components are the Components no root
-    reaches, in walk order (built by nothing in this walk)."""
+    reaches, in walk order (built by nothing in this walk). A kustomization file that is a symbolic link out of the
+    walked directory whose real path is ``real_top`` (when given) is not read (its build says why)."""
     real = {os.path.realpath(k): k for k in kdirs}
     edges: dict[str, list[str]] = {k: [] for k in kdirs}
     named: set[str] = set()
     components: set[str] = set()
+    resolved: dict[str, str] = {}  # a path as joined -> its real path (each looked up once)
+    parts_left = MAX_WALK_REFERENCE_PARTS
     for k in kdirs[:MAX_WALK_KUSTOMIZATIONS]:
         name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(k, n))), None)
-        if name is None:
+        if name is None or (real_top and not _walked_file(os.path.join(k, name), real_top)):
             continue
         spec = _read_kustomization(os.path.join(k, name), min(max_bytes, _MAX_CHART_BYTES))[0]
         if not isinstance(spec, LDict):
@@ -1186,11 +1213,19 @@ def _kustomize_roots(
             components.add(k)
         for field, value, _ in _kustomization_paths(spec):
             value = value.strip()
-            if not value or _REMOTE_REF.match(value):
+            # (a NUL names no file, and os.path.realpath raises on one: remote_references makes it the KV001)
+            if not value or "\0" in value or _REMOTE_REF.match(value):
                 continue
             target = os.path.join(k, value)
+            if target not in resolved:
+                # os.path.realpath asks the file system once per component of the path: a walk's references are
+                # looked up up to MAX_WALK_REFERENCE_PARTS components together, the rest left unread
+                parts_left -= target.count(os.sep) + 1
+                if parts_left < 0:
+                    break
+                resolved[target] = os.path.realpath(target)
             if field in _KEYS_OF_BASES:
-                other = real.get(os.path.realpath(target))
+                other = real.get(resolved[target])
                 if other is not None and other != k:
                     edges[k].append(other)
                     continue
@@ -1312,7 +1347,9 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             )
             continue
         if w.tool == "helm" and w.rendered and w.values:
-            names = ", ".join(os.path.relpath(v, w) for v in w.values)
+            names = ", ".join(os.path.relpath(v, w) for v in w.values[:5]) + (
+                f" and {len(w.values) - 5} more" if len(w.values) > 5 else ""
+            )
             out.append(
                 Finding(
                     "KV002",
@@ -2212,6 +2249,12 @@ _KUSTOMIZE_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
 #: (sigs.k8s.io/kustomize ``api/types/kustomization.go`` ``HelmCharts``/``HelmChartInflationGenerator``;
 #: ``api/krusty`` fails without the flag: "must specify --enable-helm"): kvlint never passes it.
 _KUSTOMIZE_HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator")
+#: Fields of a kustomization listing plugin configurations (inline, or files): builtin generators and transformers
+#: whose own fields name files kustomize loads from the kustomization's directory (``ConfigMapGenerator`` ``files``,
+#: ``PatchTransformer`` ``path``...; sigs.k8s.io/kustomize ``api/types/kustomization.go``), which kustomize confines
+#: to that directory by real path (``loader.RestrictionRootOnly``) but which kvlint does not read: at a repository's
+#: top, that directory holds ``.git`` (:func:`remote_references` refuses them there).
+_KUSTOMIZE_PLUGIN_FIELDS = ("generators", "transformers", "validators")
 #: Generators whose ``files`` (``[KEY=]PATH``), ``envs`` and ``env`` name files kustomize loads.
 _KUSTOMIZE_GENERATORS = ("configMapGenerator", "secretGenerator")
 #: Most kustomization directories :func:`remote_references` reads (a tree larger than this is refused).
@@ -2312,6 +2355,23 @@ def remote_references(
         seen.add(real)
         for name in KUSTOMIZATION_FILES:
             kfile = os.path.join(d, name)
+            here = os.path.join(real, name)  # (from the real directory: no path grows with the tree's depth)
+            linked = os.path.realpath(here) if os.path.islink(here) else None
+            if linked is not None and (
+                not linked.startswith(root.rstrip(os.sep) + os.sep) or _names_git(real, name, linked)
+            ):
+                # the kustomization file itself linked out of the repository (or into git's metadata): what it
+                # says is the runner's file, quoted by the findings on its paths; not read
+                out.append(
+                    Finding(
+                        "KV001",
+                        "this kustomization file is a symbolic link to a file outside the repository (or into its "
+                        ".git metadata): kvlint reads only what the repository holds, so it was not read nor built",
+                        Loc(kfile, 1, 1),
+                        fix=outside_fix,
+                    )
+                )
+                continue
             spec, problem = _read_in(d, name, max_bytes, reads)
             if problem is not None:
                 out.append(
@@ -2319,6 +2379,22 @@ def remote_references(
                 )
             if not isinstance(spec, LDict):
                 continue
+            if os.path.isdir(os.path.join(real, ".git")):
+                for field in _KUSTOMIZE_PLUGIN_FIELDS:
+                    if spec.get(field):
+                        out.append(
+                            Finding(
+                                "KV001",
+                                f"this kustomization is at the top of a git repository, beside its .git, and lists "
+                                f"{field}: kustomize lets their configurations read any file of this directory, "
+                                ".git/config too (where a CI checkout keeps its credentials), and kvlint does not "
+                                "look into them, so it was not built",
+                                spec.key_locs.get(field) or Loc(kfile, 1, 1),
+                                fix="move the kustomization into a subdirectory of the repository (kustomize then "
+                                "keeps .git out of its reach), or build it on a trusted tree and lint the output: "
+                                "kustomize build DIR | kvlint check -",
+                            )
+                        )
             for field in _KUSTOMIZE_HELM_FIELDS:
                 if field in spec:
                     out.append(
@@ -2533,6 +2609,8 @@ def _release_name(chart: str) -> str:
 #: The header klog puts before a logged line (``Lmmdd hh:mm:ss.uuuuuu threadid file:line] ``, as kubectl's
 #: ``E1205 02:05:38.420623   12890 run.go:72] "command failed" err=...``): its time and process id differ
 #: in every run, so a finding quoting it would never be the same twice (baselines, SARIF results).
+#: helm's warning on a symbolic link of a chart (helm ``internal/sympath/walk.go``), printed before its error
+_HELM_LINK_WARNING = re.compile(r"walk\.go:\d+: found symbolic link in path: ")
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]\s]+\] ")
 
 
@@ -2593,7 +2671,8 @@ def _run(
         if limit < RENDER_TIMEOUT_S:
             return fail(
                 f"{what} did not finish within the {limit:.0f} s left of the {WALK_RENDER_BUDGET_S} s the charts "
-                "and overlays met in a directory walk render for together"
+                "and overlays kvlint renders on its own (met in directory walks, deployed from the checkout by Argo CD/Flux "
+                "objects) render for together"
             )
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:
@@ -2610,7 +2689,9 @@ def _run(
             f"(128 times --max-file-bytes, at least {RENDER_MEMORY_FLOOR >> 30} GiB)"
         )
     if code != 0:
-        lines = err.strip().splitlines()
+        # (helm's warning on each linked file of a chart, such as the links kvlint makes of a chart at a repository's
+        # top to leave out its .git, is no part of why it failed)
+        lines = [ln for ln in err.strip().splitlines() if not _HELM_LINK_WARNING.search(ln)]
         detail = (
             "; ".join(
                 _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))

@@ -48,7 +48,7 @@ from typing import Any
 from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
-from kvlint.paths import walk_tree
+from kvlint.paths import real_path_inside, walk_tree
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc, Mark
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
@@ -309,13 +309,25 @@ _RENDER_INPUTS = (".yaml", ".yml", ".tpl", ".json")
 
 def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
     """Whether the YAML, JSON and template files under ``directory`` (a chart or kustomization that failed to
-    render; at most :data:`_MAX_SCAN_BYTES` read in all, ``values*.yaml`` first) name a serving engine."""
+    render; at most :data:`_MAX_SCAN_BYTES` read in all, ``values*.yaml`` first) name a serving engine. Only
+    regular files inside ``directory`` are read: not a named pipe or device (opening a pipe waits for a writer for
+    ever), nor a symbolic link out of the directory (a pull request's link to the runner's files)."""
     key = os.path.join(directory, "")
     if key not in cache:
         files: list[str] = []
+        real_dir = os.path.realpath(directory)
         for root, dirs, names in walk_tree(directory):
             dirs.sort()
-            files += [os.path.join(root, n) for n in sorted(names) if n.endswith(_RENDER_INPUTS)]
+            for n in sorted(names):
+                f = os.path.join(root, n)
+                if not n.endswith(_RENDER_INPUTS) or not os.path.isfile(f):
+                    continue
+                try:
+                    if os.path.islink(f) and not real_path_inside(f, real_dir, below=True, resolved=True):
+                        continue
+                except ValueError:  # pragma: no cover - no file name holds a NUL
+                    continue
+                files.append(f)
         files.sort(key=lambda f: not os.path.basename(f).startswith("values"))
         budget, found = _MAX_SCAN_BYTES, False
         for f in files:

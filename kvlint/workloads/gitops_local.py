@@ -333,7 +333,13 @@ def render_local_chart(
     docstring), each mapped to the chart's templates; the first carries a KV504 note at the source saying what
     was rendered and with what. When helm is not on PATH, refuses the chart, or renders no pod, one empty
     workload with a KV503 note saying so (and helm's own findings)."""
-    from kvlint.render import render_helm
+    from kvlint.render import (
+        WALK_RENDER_BUDGET_S,
+        WALK_RENDER_BYTES,
+        gitops_render_budget,
+        render_helm,
+    )
+    from kvlint.wording import shell_word
 
     passed = [f"value file {_shown(f)}" for f in lc.value_files]
     if lc.inline is not None:
@@ -373,6 +379,28 @@ def render_local_chart(
                 (),
             )
         ]
+    timeout, sizes = gitops_render_budget(max_bytes)
+    if isinstance(
+        timeout, str
+    ):  # the run's renders of what kvlint met (walks, these charts) spent their budget
+        spent = (
+            f"had rendered for {WALK_RENDER_BUDGET_S} s together"
+            if timeout == "time"
+            else f"had printed {WALK_RENDER_BYTES * max_bytes} bytes together ({WALK_RENDER_BYTES} times the "
+            f"{max_bytes}-byte limit, --max-file-bytes)"
+        )
+        why = (
+            f"{what} is not rendered: the charts and overlays kvlint rendered on its own in this run (met in "
+            f"directory walks, deployed from this checkout by Argo CD/Flux objects) {spent}, the most it spends on them"
+        )
+        stop = Finding(
+            "KV001",
+            why,
+            at,
+            fix=f"render the chart with the values it is deployed with and pipe it: helm template RELEASE "
+            f"{shell_word(lc.chart)} -f VALUES | kvlint check -",
+        )
+        return [_empty(doc, at, why, (stop,))]
     _RENDERS[key] = done + 1
     tmp = tempfile.mkdtemp(prefix="kvlint-values-")
     try:
@@ -389,9 +417,13 @@ def render_local_chart(
             set_strings=lc.set_strings,
             release=lc.release,
             max_bytes=max_bytes,
+            timeout=timeout,
+            sizes=sizes,
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if lc.inline is not None:
+        loaded.findings[:] = [_inline_named(f, tmp) for f in loaded.findings]
     ws = find(loaded.documents)
     if not ws:
         why = (
@@ -412,6 +444,25 @@ def render_local_chart(
     )
     ws[0] = replace(ws[0], findings=(note, *loaded.findings, *ws[0].findings))
     return ws
+
+
+#: What the findings of a render call the file kvlint writes a source's inline values to for helm
+INLINE_VALUES = "INLINE-VALUES.yaml"
+
+
+def _inline_named(finding: Finding, tmp: str) -> Finding:
+    """``finding`` of a render with the path of the temporary directory ``tmp`` (where the inline values were
+    written, removed since) replaced by :data:`INLINE_VALUES`: helm quotes it when it cannot parse the values, and
+    the fix's command passes it; a random, deleted path made each run's report differ and named no file."""
+    spellings = sorted({os.path.join(tmp, "values.yaml"), os.path.join(os.path.realpath(tmp), "values.yaml")})
+    message, fix = finding.message, finding.fix or ""
+    for s in spellings[::-1]:
+        message, fix = message.replace(s, INLINE_VALUES), fix.replace(s, INLINE_VALUES)
+    if message == finding.message and fix == (finding.fix or ""):
+        return finding
+    if INLINE_VALUES in fix:
+        fix += f" ({INLINE_VALUES}: the source's inline values, written to a file)"
+    return replace(finding, message=message, fix=fix or finding.fix)
 
 
 def not_rendered(doc: Document, why: str) -> Workload:
