@@ -982,11 +982,37 @@ MAX_WALK_RENDERS = 200
 MAX_WALK_KUSTOMIZATIONS = 512
 
 
+#: Most bytes of a chart's ``values.yaml``, and of each other YAML file beside its ``Chart.yaml``, that
+#: :func:`_chart_values_files` reads to tell a values file by its keys. [assumed] a chart's values are far smaller.
+_VALUES_SCAN_BYTES = 1 << 20
+#: The files of a chart directory helm reads as something other than values (Helm v3 ``pkg/chart/loader``
+#: ``LoadFiles``: ``Chart.yaml``, ``Chart.lock``, Helm v2's ``requirements.yaml``/``requirements.lock``)
+_CHART_FILES = frozenset(
+    {"Chart.yaml", "Chart.lock", "requirements.yaml", "requirements.lock", "values.yaml"}
+)
+
+
+def _top_keys(path: str) -> frozenset[str] | None:
+    """The top-level keys of the YAML mapping in the file ``path`` (its first document, read by kvlint's bounded
+    loader, at most :data:`_VALUES_SCAN_BYTES`), or None when it holds no mapping of string keys or cannot be
+    read."""
+    try:
+        data = _read_kustomization(path, _VALUES_SCAN_BYTES)[0]
+    except Exception:  # noqa: BLE001 (a file the loader refuses is no values file here; the walk reports it)
+        return None
+    if not isinstance(data, dict) or not data or not all(isinstance(k, str) for k in data):
+        return None
+    return frozenset(data)
+
+
 def _chart_values_files(chart: str) -> tuple[str, ...]:
-    """The values files of the chart directory ``chart`` other than its ``values.yaml``: ``values*.yaml``/``.yml``
-    beside ``Chart.yaml`` and chart-testing's ``ci/*.yaml`` (helm applies none of them unless given with ``-f``),
-    as paths joined to ``chart``, sorted."""
+    """The values files of the chart directory ``chart`` other than its ``values.yaml`` (helm applies none of them
+    unless given with ``-f``), as paths joined to ``chart``, sorted: beside ``Chart.yaml``, ``values*.yaml``/
+    ``.yml`` and any other YAML file whose top-level keys are all keys of the chart's ``values.yaml`` (told by what
+    it holds, not by its name: vllm-project/aibrix's ``dist/chart/stable.yaml`` and ``vke.yaml``), and
+    chart-testing's ``ci/*.yaml``."""
     out: list[str] = []
+    values_keys: frozenset[str] | None = None
     for sub in ("", "ci"):
         d = os.path.join(chart, sub) if sub else chart
         try:
@@ -995,10 +1021,19 @@ def _chart_values_files(chart: str) -> tuple[str, ...]:
             continue
         for n in names:
             low = n.lower()
-            if n.startswith(".") or not low.endswith((".yaml", ".yml")) or (not sub and n == "values.yaml"):
+            if n.startswith(".") or not low.endswith((".yaml", ".yml")) or (not sub and n in _CHART_FILES):
                 continue
-            if (sub or low.startswith("values")) and os.path.isfile(os.path.join(d, n)):
-                out.append(os.path.join(d, n))
+            path = os.path.join(d, n)
+            if not os.path.isfile(path):
+                continue
+            if sub or low.startswith("values"):
+                out.append(path)
+                continue
+            if values_keys is None:
+                values_keys = _top_keys(os.path.join(chart, "values.yaml")) or frozenset()
+            keys = _top_keys(path) if values_keys else None
+            if keys is not None and keys <= values_keys:
+                out.append(path)
     return tuple(out)
 
 
@@ -1242,7 +1277,8 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for a rendered
     chart with other values files beside it, an info that they were not applied and the command that applies
     one; for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
-    through them)."""
+    through them); for the bases the overlays of a walk build on, one info per walk naming them and their
+    overlays (:func:`_bases_notes`)."""
     out: list[Finding] = []
     limited = [w for w in walked if w.limited]
     if limited:
@@ -1291,7 +1327,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 mark=Mark.WALK_NOTE,
             )
         )
-    bases: dict[str, list[str]] = {}
+    bases: dict[str, dict[str, list[str]]] = {}  # walk -> base -> the overlays building on it, in walk order
     for w in walked:
         if w.tool == "helm" and w.rendered and w.deployed_by:
             shown = ", ".join(w.deployed_by[:5]) + (
@@ -1327,7 +1363,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             )
         if w.tool == "kustomize" and w.rendered:
             for b in w.bases:
-                bases.setdefault(b, []).append(w)
+                bases.setdefault(w.top, {}).setdefault(b, []).append(w)
     for w in walked:
         if w.tool == "component":
             out.append(
@@ -1342,17 +1378,68 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                     mark=Mark.WALK_NOTE,
                 )
             )
-    for b, overlays in bases.items():
-        name = _kustomization_name(b)
-        shown = ", ".join(overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")
+    out += _bases_notes(bases)
+    return out
+
+
+#: Most bases one walk's note on its kustomize bases names (:func:`_bases_notes`), and most overlays it names per
+#: base; the rest are counted. [assumed] enough to recognise a repository's layout in a terminal.
+_NOTE_BASES = 20
+_NOTE_OVERLAYS = 3
+
+
+def _shown(items: Sequence[str], most: int, what: str = "") -> str:
+    """``items`` joined with ", ", the first ``most`` of them then "and N more" (``what`` after N)."""
+    more = len(items) - most
+    return ", ".join(items[:most]) + (f" and {more} more{' ' + what if what else ''}" if more > 0 else "")
+
+
+def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
+    """The infos on the kustomize bases of each walk (``bases``: the directory walked -> each base the walk's
+    rendered overlays build on, in walk order -> those overlays): a base is linted only through its overlays
+    (:func:`plan_walk`), and a walk of a kustomize repository holds tens of them (vllm-project/aibrix's
+    ``config/``: 33), so a walk with several bases gets one info at the first base's kustomization file naming
+    them all (up to :data:`_NOTE_BASES`, each with up to :data:`_NOTE_OVERLAYS` overlays, as paths relative to
+    the directory walked), as kustomize names a build's inputs once; a walk with one base gets the info naming its
+    overlays in full."""
+    out: list[Finding] = []
+    for top, of_walk in bases.items():
+        first = min(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
+        at = Loc(os.path.join(first, _kustomization_name(first)), 1, 1)
+        if len(of_walk) == 1:
+            overlays = of_walk[first]
+            out.append(
+                Finding(
+                    "KV002",
+                    f"this kustomization is a base of {_shown(overlays, 5)} in this walk: kvlint linted it only "
+                    f"through what {'they build' if len(overlays) > 1 else 'it builds'}, not alone (its findings "
+                    "would repeat theirs, and a base may leave to its overlays what they set, such as the GPUs)",
+                    at,
+                    fix=f"nothing to do; to lint the base as it builds alone: kvlint check {shell_word(first)}",
+                    severity="info",
+                    mark=Mark.WALK_NOTE,
+                )
+            )
+            continue
+
+        def rel(path: str, top: str = top) -> str:
+            return os.path.relpath(path, top) if top else path
+
+        # (in walk order: the walk's directories are sorted at each level)
+        listed = [
+            f"{rel(b)} is a base of {_shown([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
+            for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
+        ]
         out.append(
             Finding(
                 "KV002",
-                f"this kustomization is a base of {shown} in this walk: kvlint linted it only through what "
-                f"{'they build' if len(overlays) > 1 else 'it builds'}, not alone (its findings would repeat "
-                "theirs, and a base may leave to its overlays what they set, such as the GPUs)",
-                Loc(os.path.join(b, name), 1, 1),
-                fix=f"nothing to do; to lint the base as it builds alone: kvlint check {shell_word(b)}",
+                f"{len(of_walk)} kustomizations met in this walk are bases of its overlays: kvlint linted them only "
+                "through what the overlays build, not alone (their findings would repeat the overlays', and a base "
+                "may leave to its overlays what they set, such as the GPUs); "
+                + "; ".join(listed[:_NOTE_BASES])
+                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                at,
+                fix=f"nothing to do; to lint a base as it builds alone: kvlint check {shell_word(first)}",
                 severity="info",
                 mark=Mark.WALK_NOTE,
             )
@@ -1636,13 +1723,22 @@ def render_helm(
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
     if isinstance(out, LoadResult):
-        if target != chart:
-            out.findings[:] = [
-                dataclasses.replace(
-                    f, message=f.message.replace(target, chart), fix=f.fix.replace(target, chart)
-                )
-                for f in out.findings
-            ]
+        # the absolute paths helm's error quotes, relative to the repository (the chart's copy without .git read as
+        # the chart), any other as a neutral word: as a kustomize error's (:func:`_neutral_paths`)
+        whole = os.path.abspath(chart)
+        roots = (confinement_root(chart), _repository_or(chart))
+        out.findings[:] = [
+            dataclasses.replace(
+                f,
+                message=_neutral_paths(
+                    f.message.replace(target, whole) if target != chart else f.message,
+                    roots,
+                    keep=[v for v in values if os.path.isabs(v)] + [p.partition("=")[2] for p in checked],
+                ),
+                fix=f.fix.replace(target, chart),
+            )
+            for f in out.findings
+        ]
         out.findings[:] = [_helm_failure(f, chart, max_bytes) for f in out.findings]
         return out
     result = load_text(out, label)
@@ -1989,10 +2085,9 @@ def render_kustomize(
     refused = remote_references(directory, max_bytes, reads=reads, top=root)
     if refused:
         return LoadResult(findings=refused, files=1)
-    from kvlint.load import repository_root
-
-    written = repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, written))
+    out = _run(
+        cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, _repository_or(directory))
+    )
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -2230,6 +2325,15 @@ _REMOTE_REF = re.compile(
 )
 
 
+def _repository_or(directory: str) -> str:
+    """The git work tree holding ``directory`` as written (:func:`kvlint.load.repository_root`), else the absolute
+    path of the directory walked when a walk met it (:attr:`WalkedDir.top`), else of ``directory``: the spelling of
+    :func:`confinement_root` a renderer's error may quote."""
+    from kvlint.load import repository_root
+
+    return repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
+
+
 def confinement_root(directory: str) -> str:
     """The real path of the directory a kustomization at ``directory`` may reference files and bases in: the git
     work tree holding it (the nearest directory at or above it holding ``.git``, as ``git rev-parse
@@ -2396,8 +2500,20 @@ def remote_references(
                     and os.path.isdir(target)
                 ):
                     queued.add(target)
-                    todo.append((os.path.join(d, value), target))
+                    # (spelt normalised, as the image and source walks spell it, when that names the same directory:
+                    # a finding in the base names config/dependency/x, not config/overlays/vke/../../dependency/x)
+                    spelt = os.path.normpath(os.path.join(d, value.strip()))
+                    todo.append((spelt if _same_dir(spelt, target) else os.path.join(d, value), target))
     return out
+
+
+def _same_dir(path: str, other: str) -> bool:
+    """``path`` and ``other`` name the same directory (:func:`os.path.samefile`: two ``stat`` calls, no link
+    resolved component by component); False when either cannot be looked at."""
+    try:
+        return os.path.samefile(path, other)
+    except (OSError, ValueError):
+        return False
 
 
 def _names_git(base: str, path: str, real: str) -> bool:
@@ -2610,7 +2726,9 @@ def _run(
             f"(128 times --max-file-bytes, at least {RENDER_MEMORY_FLOOR >> 30} GiB)"
         )
     if code != 0:
-        lines = err.strip().splitlines()
+        # (helm's warning that it followed a link, which it prints for the links kvlint makes to render a chart
+        # without its .git: not the error, and it quotes the checkout's absolute path)
+        lines = [line for line in err.strip().splitlines() if not _HELM_LINK_WARNING.search(line)]
         detail = (
             "; ".join(
                 _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))
@@ -2625,6 +2743,14 @@ def _run(
     if sizes is not None:
         sizes.append(len(out))
     return out.decode("utf-8", "replace")
+
+
+#: The warning helm logs for each symbolic link it follows loading a chart (helm v3 ``internal/sympath/walk.go``:
+#: ``found symbolic link in path: %s resolves to %s. Contents of linked file included and used``, after the
+#: ``walk.go:75:`` its logger puts first); :func:`_run` leaves it out of a failure's text.
+_HELM_LINK_WARNING = re.compile(
+    r"found symbolic link in path: .* resolves to .*\. Contents of linked file included"
+)
 
 
 #: Most characters of one line of a renderer's error output a KV001 message quotes: kubectl kustomize quotes
@@ -2661,13 +2787,14 @@ _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/[^\s'\"`,;:()\[\]{}<>]+")
 OUTSIDE_PATH_WORD = "<a path outside the repository>"
 
 
-def _neutral_paths(text: str, roots: Sequence[str]) -> str:
+def _neutral_paths(text: str, roots: Sequence[str], keep: Sequence[str] = ()) -> str:
     """``text`` (a line of kustomize's or kubectl's error output) with each absolute path it quotes inside one of
     ``roots`` (the same directory spelt as written and as its real path) made relative to it (``.`` for the
     root itself), and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
     runner's paths and whether they exist (``lstat /tmp/x: no such file or directory``), so a pull request could
-    probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``roots``
-    empty: ``text`` as it is."""
+    probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``keep``:
+    absolute paths outside ``roots`` the user named (``--helm-values`` files), shown as they are. ``roots`` empty: ``text`` as it
+    is."""
     if not roots:
         return text
     stems = sorted({r.rstrip(os.sep) or os.sep for r in roots}, key=len, reverse=True)
@@ -2679,7 +2806,7 @@ def _neutral_paths(text: str, roots: Sequence[str]) -> str:
                 return "."
             if path.startswith(stem.rstrip(os.sep) + os.sep):
                 return path[len(stem.rstrip(os.sep)) + 1 :] or "."
-        return OUTSIDE_PATH_WORD
+        return path if path in keep else OUTSIDE_PATH_WORD
 
     return _ABSOLUTE_PATH.sub(shown, text)
 

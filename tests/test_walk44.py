@@ -1,0 +1,147 @@
+"""Directory walks of real repositories (vllm-project/aibrix, vllm-project/production-stack, kubeai) read as a new
+user reads them: the bases of a walk's kustomize overlays named in one info, not one each; the values files beside a
+chart found by what they hold, not only by name; paths in findings normalised and relative to the repository. Every
+test renders with the real helm and kubectl (kustomize) where it needs them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvlint import render
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import Diagnostic
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAT_CHART = ROOT / "fixtures" / "helm" / "chat-chart"
+
+needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+needs_kustomize = pytest.mark.skipif(
+    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
+)
+
+_CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {a: b}\n"
+
+
+def _diags(paths: list[str]) -> list[Diagnostic]:
+    return run_check(paths, Options(allow_hub=False)).diagnostics
+
+
+def _kustomization(d: Path, text: str) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "kustomization.yaml").write_text(text)
+
+
+@needs_kustomize
+def test_the_bases_of_a_walks_overlays_are_named_in_one_info(tmp_path: Path) -> None:
+    """aibrix's config/ holds 33 bases of its overlays: one info each was 33 notes of 5 lines. One info per walk
+    names every base with its overlays (relative to the directory walked), at the first base's kustomization."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for base in ("rbac", "manager", "crd"):
+        _kustomization(repo / "config" / base, f"resources:\n- {base}.yaml\n")
+        (repo / "config" / base / f"{base}.yaml").write_text(_CONFIGMAP % base)
+    _kustomization(repo / "config" / "overlays" / "dev", "resources:\n- ../../manager\n- ../../rbac\n")
+    _kustomization(repo / "config" / "overlays" / "prod", "resources:\n- ../../manager\n- ../../crd\n")
+    diags = _diags([str(repo)])
+    notes = [d for d in diags if d.rule == "KV002"]
+    assert len(notes) == 1, [(d.loc, d.message) for d in notes]
+    (note,) = notes
+    assert note.severity == "info" and note.loc is not None
+    assert note.loc.file == str(repo / "config" / "crd" / "kustomization.yaml")  # the first in walk order
+    assert note.message.startswith("3 kustomizations met in this walk are bases of its overlays")
+    for line in (
+        "config/crd is a base of config/overlays/prod",
+        "config/manager is a base of config/overlays/dev, config/overlays/prod",
+        "config/rbac is a base of config/overlays/dev",
+    ):
+        assert line in note.message
+    assert note.fix.endswith(f"kvlint check {repo / 'config' / 'crd'}")
+
+
+@needs_kustomize
+def test_a_single_base_keeps_its_own_info(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    _kustomization(repo / "base", "resources:\n- cm.yaml\n")
+    (repo / "base" / "cm.yaml").write_text(_CONFIGMAP % "cm")
+    _kustomization(repo / "overlay", "resources:\n- ../base\n")
+    (note,) = [d for d in _diags([str(repo)]) if d.rule == "KV002"]
+    assert note.message.startswith(f"this kustomization is a base of {repo / 'overlay'} in this walk")
+
+
+@needs_kustomize
+def test_a_finding_in_a_base_named_up_the_tree_is_at_its_normalised_path(tmp_path: Path) -> None:
+    """aibrix's config/overlays/vke/dependency names ../../../dependency/envoy-gateway, whose remote resource is a
+    KV001: at config/dependency/envoy-gateway/kustomization.yaml, not at config/overlays/vke/dependency/../../..."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    _kustomization(repo / "config" / "dependency" / "gw", "resources:\n- https://example.com/install.yaml\n")
+    _kustomization(
+        repo / "config" / "overlays" / "vke" / "dependency", "resources:\n- ../../../dependency/gw\n"
+    )
+    (kv001,) = [d for d in _diags([str(repo)]) if d.rule == "KV001"]
+    assert kv001.loc is not None
+    assert kv001.loc.file == str(repo / "config" / "dependency" / "gw" / "kustomization.yaml")
+
+
+_CHART = "apiVersion: v2\nname: app\nversion: 0.1.0\n"
+
+
+@needs_helm
+def test_a_failed_chart_at_a_repository_root_quotes_no_checkout_path(tmp_path: Path) -> None:
+    """A chart at the top of a repository is rendered through links without its .git: helm's warning that it
+    followed them (with the checkout's absolute path) is not the error, and is not quoted."""
+    repo = tmp_path / "chart"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "templates").mkdir()
+    (repo / "Chart.yaml").write_text(_CHART)
+    (repo / "values.yaml").write_text("a: 1\n")
+    (repo / "templates" / "cm.yaml").write_text("x: {{ .Values.a.b.c }}\n")
+    (kv001,) = [d for d in _diags([str(repo)]) if d.rule == "KV001"]
+    assert "can't evaluate field b" in kv001.message
+    assert str(tmp_path) not in kv001.message and "symbolic link" not in kv001.message
+
+
+@needs_helm
+def test_helms_error_quotes_paths_relative_to_the_repository(tmp_path: Path) -> None:
+    """helm quotes a values file it cannot parse by the path it was given: inside the repository relative to it,
+    a file the user names outside as named (the user's own), never another path of the runner."""
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "app"
+    (repo / ".git").mkdir(parents=True)
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(_CHART)
+    (chart / "templates" / "cm.yaml").write_text(_CONFIGMAP % "cm")
+    (chart / "values-bad.yaml").write_text("a: [\n")
+    (kv001,) = render.render_helm(str(chart), values=[str(chart / "values-bad.yaml")]).findings
+    assert (
+        "failed to parse charts/app/values-bad.yaml" in kv001.message and str(tmp_path) not in kv001.message
+    )
+    outside = tmp_path / "mine.yaml"
+    outside.write_text("a: [\n")
+    (kv001,) = render.render_helm(str(chart), values=[str(outside)]).findings
+    assert f"failed to parse {outside}" in kv001.message
+
+
+@needs_helm
+def test_a_values_file_beside_a_chart_is_told_by_its_keys_not_its_name(tmp_path: Path) -> None:
+    """aibrix's dist/chart keeps its deployment values in stable.yaml and vke.yaml: named by the walk's note as
+    values*.yaml files are, for their top-level keys are the chart's values keys; a manifest or a file with a key
+    values.yaml does not have is not a values file."""
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "chat"
+    shutil.copytree(CHAT_CHART, chart)
+    (chart / "stable.yaml").write_text("replicaCount: 2\nmaxModelLen: 8192\n")
+    (chart / "example.yaml").write_text(_CONFIGMAP % "example")
+    (chart / "other.yaml").write_text("replicaCount: 2\nnotAValue: 1\n")
+    (chart / "Chart.lock").write_text("dependencies: []\n")
+    (note,) = [
+        d for d in _diags([str(repo)]) if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")
+    ]
+    assert note.rule == "KV002" and note.severity == "info"
+    assert note.message.endswith("the other values files beside it were not applied: stable.yaml")
+    assert note.fix.endswith(f"--helm-values {chart / 'stable.yaml'}")
