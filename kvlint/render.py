@@ -130,6 +130,7 @@ __all__ = [
     "map_sources",
     "plan_walk",
     "WalkedDir",
+    "values_note",
     "walk_notes",
     "render_helm",
     "remote_references",
@@ -253,6 +254,9 @@ def render_inputs(
         )
         if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
             loaded.findings[:] = walk_values_hint(loaded.findings, chart)
+            note = values_note(chart)
+            if note is not None and not any(f.rule == "KV001" for f in loaded.findings):
+                loaded.findings.append(note)
         yield loaded
     for kdir in kustomizations:
         walked = isinstance(kdir, WalkedDir)
@@ -1272,11 +1276,31 @@ def _kustomization_name(directory: str) -> str:
     )
 
 
+def values_note(chart: str) -> Finding | None:
+    """For a chart met in a directory walk (a :class:`WalkedDir`) with other values files beside it
+    (:attr:`WalkedDir.values`), the info that kvlint rendered it with its own ``values.yaml`` only, naming them and
+    the command that applies one; None for any other chart. Added to the chart's render when it rendered
+    (:func:`render_inputs`): a chart helm refused has its KV001 (whose fix names the first of them), not this
+    note too."""
+    values = getattr(chart, "values", ())
+    if not values:
+        return None
+    names = ", ".join(os.path.relpath(v, chart) for v in values)
+    return Finding(
+        "KV002",
+        f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
+        f"values files beside it were not applied: {names}",
+        Loc(os.path.join(chart, "Chart.yaml"), 1, 1),
+        fix=f"lint the chart as deployed with one of them: kvlint check {shell_word(chart)} --helm-values "
+        f"{shell_word(values[0])}",
+        severity="info",
+        mark=Mark.WALK_NOTE,
+    )
+
+
 def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     """The notes on the charts and kustomizations a directory walk met (:func:`plan_walk`): one loud warning per
-    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for a rendered
-    chart with other values files beside it, an info that they were not applied and the command that applies
-    one; for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
+    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
     through them); for the bases the overlays of a walk build on, one info per walk naming them and their
     overlays (:func:`_bases_notes`)."""
     out: list[Finding] = []
@@ -1347,20 +1371,6 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 )
             )
             continue
-        if w.tool == "helm" and w.rendered and w.values:
-            names = ", ".join(os.path.relpath(v, w) for v in w.values)
-            out.append(
-                Finding(
-                    "KV002",
-                    f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
-                    f"values files beside it were not applied: {names}",
-                    Loc(os.path.join(w, "Chart.yaml"), 1, 1),
-                    fix=f"lint the chart as deployed with one of them: kvlint check {shell_word(w)} --helm-values "
-                    f"{shell_word(w.values[0])}",
-                    severity="info",
-                    mark=Mark.WALK_NOTE,
-                )
-            )
         if w.tool == "kustomize" and w.rendered:
             for b in w.bases:
                 bases.setdefault(w.top, {}).setdefault(b, []).append(w)
@@ -1962,8 +1972,13 @@ def walk_values_hint(findings: Sequence[Finding], chart: str) -> list[Finding]:
     with the ``--helm-values`` hint added to the fix of each ``helm template`` failure
     (:attr:`~kvlint.types.Mark.HELM_FAILED`: helm's failure may be values the chart lacks); the rest (dependencies
     missing from ``charts/``, a chart refused before helm ran) as they are. Chosen by the finding's mark, not by
-    the wording of its fix."""
-    hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
+    the wording of its fix. The hint names the first of the chart's other values files (:func:`values_note`), else
+    ``FILE``."""
+    values = getattr(chart, "values", ())
+    hint = (
+        f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values "
+        f"{shell_word(values[0]) if values else 'FILE'}"
+    )
     return [
         dataclasses.replace(f, fix=(f.fix or "") + hint)
         if f.rule == "KV001" and f.mark is Mark.HELM_FAILED

@@ -820,6 +820,39 @@ def _plan_file(
     return units
 
 
+def batch_first_lines(path: str) -> list[int] | None:
+    """The line (0-based: the number of lines before it) each batch starts at that a file of more than
+    :data:`SEGMENT_BYTES` is analysed in (:func:`_plan_file`: its ``---`` segments gathered until a batch holds
+    :data:`BATCH_BYTES`), or None when such a file is read whole (:func:`iter_segments` refuses it, or it is a
+    rendered chart whose templates are here); the GitOps scan of a directory walk
+    (:func:`kvlint.workloads.gitops_walk.gitops_deployed`) counts a file's chart renders per batch as the run
+    does (:func:`kvlint.workloads.gitops_local.render_scope`). Never raises (None when the file cannot be read)."""
+    sources: list[tuple[int, str]] = []
+    try:
+        segs = iter_segments(path, sources=sources)
+        if segs is not None and sources:
+            from kvlint.render import _template_root
+
+            if _template_root(path, sources, lambda: _read_text(path)) is not None:
+                return None
+        if segs is None:
+            return None
+        out: list[int] = []
+        first, size_now = 0, 0
+        for offset, seg in segs:
+            if size_now == 0:
+                first = offset
+            size_now += len(seg.encode("utf-8"))
+            if size_now >= BATCH_BYTES:
+                out.append(first)
+                size_now = 0
+        if size_now or not out:
+            out.append(first)
+        return out
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _read_span(path: str, span: tuple[int, int, int]) -> list[tuple[int, str]]:
     """The segments (line offset, text) of a batch: bytes ``span[0]:span[1]`` of ``path``, whose first line is
     line ``span[2]`` of the file; split at the markers :func:`_segments_of` split it at."""

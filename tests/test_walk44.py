@@ -145,3 +145,86 @@ def test_a_values_file_beside_a_chart_is_told_by_its_keys_not_its_name(tmp_path:
     assert note.rule == "KV002" and note.severity == "info"
     assert note.message.endswith("the other values files beside it were not applied: stable.yaml")
     assert note.fix.endswith(f"--helm-values {chart / 'stable.yaml'}")
+
+
+_APPLICATION = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: chat, namespace: argocd}
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/example/infra
+    targetRevision: main
+    path: charts/chat
+    helm:
+      valuesObject: {maxModelLen: 8192}
+  destination: {server: https://kubernetes.default.svc, namespace: serving}
+"""
+
+
+@needs_helm
+def test_a_chart_an_application_file_over_1_mib_deploys_is_not_also_rendered_alone(tmp_path: Path) -> None:
+    """The walk looked for Argo CD objects only in files of at most 1 MiB; the run reads (and renders the charts
+    of) files up to --max-file-bytes: an Application beside a 1.5 MB ConfigMap had its chart rendered twice, once
+    alone with its own values.yaml (KV103, a second serving container)."""
+    repo = tmp_path / "infra"
+    (repo / ".git").mkdir(parents=True)
+    shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
+    (repo / "apps").mkdir()
+    big = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n" + "".join(
+        f"  k{i}: {'x' * 1000}\n" for i in range(1500)
+    )
+    app = repo / "apps" / "chat.yaml"
+    app.write_text(big + "---\n" + _APPLICATION)
+    assert app.stat().st_size > 1 << 20
+    result = run_check([str(repo)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV103"]
+    assert len(result.containers) == 1
+    (note,) = [
+        d
+        for d in result.diagnostics
+        if d.loc is not None and d.loc.file == str(repo / "charts" / "chat" / "Chart.yaml")
+    ]
+    assert str(app) in note.message
+
+
+def test_the_walks_batches_of_a_large_file_are_the_runs(tmp_path: Path) -> None:
+    """The GitOps scan counts a large file's renders per batch of the run (kvlint.stream.batch_first_lines): its
+    batches start at the lines the run's own plan of the file starts them (kvlint.stream._plan_file)."""
+    from kvlint import stream
+
+    f = tmp_path / "apps.yaml"
+    docs = [_CONFIGMAP % f"cm{i}" + f"  pad: {'y' * (3000 + 7 * (i % 50))}\n" for i in range(1800)]
+    f.write_text("---\n".join(docs))
+    assert f.stat().st_size > stream.SEGMENT_BYTES
+    units = stream._plan_file(str(f), 1 << 30, lambda *a: None, stream._Plan(), lambda size: False)
+    spans = [u.span for u in units]
+    assert len(spans) > 2 and all(s is not None for s in spans)
+    assert stream.batch_first_lines(str(f)) == [s[2] for s in spans if s is not None]
+
+
+@needs_helm
+def test_a_chart_helm_refuses_gets_its_kv001_not_the_values_note_too(tmp_path: Path) -> None:
+    """production-stack's helm/ and kubeai's charts/kubeai lack their dependencies in charts/: the walk said
+    "kvlint rendered this chart ... with its own values.yaml only" beside helm's KV001 saying it did not render,
+    and suggested --helm-values values-example.yaml, which fails the same. The KV001 alone now; a chart that
+    fails on its values names the first values file in its --helm-values hint instead of FILE."""
+    repo = tmp_path / "repo"
+    deps = repo / "charts" / "deps"
+    shutil.copytree(CHAT_CHART, deps)
+    with open(deps / "Chart.yaml", "a") as fh:
+        fh.write("dependencies:\n- name: redis\n  version: 1.0.0\n  repository: https://example.com/charts\n")
+    (deps / "values-prod.yaml").write_text("maxModelLen: 8192\n")
+    needs = repo / "charts" / "needs"
+    (needs / "templates").mkdir(parents=True)
+    (needs / "Chart.yaml").write_text(_CHART)
+    (needs / "values.yaml").write_text("model: null\n")
+    (needs / "templates" / "cm.yaml").write_text('x: {{ required "model is required" .Values.model }}\n')
+    (needs / "values-prod.yaml").write_text("model: m\n")
+    diags = _diags([str(repo)])
+    on_deps = [d for d in diags if d.loc is not None and d.loc.file == str(deps / "Chart.yaml")]
+    assert [d.rule for d in on_deps] == ["KV001"], [(d.rule, d.message) for d in on_deps]
+    on_needs = [d for d in diags if d.loc is not None and str(needs) in d.loc.file]
+    assert [d.rule for d in on_needs] == ["KV001"], [(d.rule, d.message) for d in on_needs]
+    assert on_needs[0].fix.endswith(f"kvlint check {needs} --helm-values {needs / 'values-prod.yaml'}")
