@@ -313,7 +313,18 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
         # rendered Helm output (kvlint.render's template mapping) or inline suppressions (the pipeline)
         result.source_texts[path] = text
     with _gc_paused():
+        before = len(result.findings)
         _load_decoded(text, path, result, line_offset)
+        if (
+            path.endswith(".json")
+            and len(result.findings) > before
+            and not result.documents
+            and not _API_VERSION.search(text)
+        ):
+            # a .json file that does not parse and names no apiVersion is no Kubernetes manifest (every object,
+            # List included, has one): an editor's or build tool's JSON with comments (tsconfig.json, a
+            # devcontainer.json, VS Code settings) met walking a repository is not reported as broken
+            del result.findings[before:]
     if (
         path != "-"
         and not isinstance(data, str)
@@ -1915,6 +1926,10 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
         prev = s
         end = starts[i + 1] if i + 1 < len(starts) else len(text)
         yield line, text[s:end]
+
+
+#: The ``apiVersion`` key of a Kubernetes object in JSON text (quoted, then a colon), for :func:`load_text`.
+_API_VERSION = re.compile(r'"apiVersion"\s*:')
 
 
 def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> None:

@@ -228,3 +228,41 @@ def test_a_chart_helm_refuses_gets_its_kv001_not_the_values_note_too(tmp_path: P
     on_needs = [d for d in diags if d.loc is not None and str(needs) in d.loc.file]
     assert [d.rule for d in on_needs] == ["KV001"], [(d.rule, d.message) for d in on_needs]
     assert on_needs[0].fix.endswith(f"kvlint check {needs} --helm-values {needs / 'values-prod.yaml'}")
+
+
+def test_a_json_file_with_comments_that_names_no_api_version_is_no_broken_manifest(tmp_path: Path) -> None:
+    """kserve/website's tsconfig.json (JSON with // comments) was a KV001 "YAML syntax error" and exit 1 on a docs
+    repository: a .json file that does not parse and names no apiVersion is no Kubernetes manifest. A broken JSON
+    file that names one still is a KV001."""
+    (tmp_path / "tsconfig.json").write_text(
+        '{\n  // editor settings\n  "extends": "@docusaurus/tsconfig",\n  "exclude": [".docusaurus", "build"],\n}\n'
+    )
+    (tmp_path / "deploy.json").write_text('{\n  "apiVersion": "v1",\n  "kind": ["ConfigMap"\n}\n')
+    diags = _diags([str(tmp_path)])
+    assert [(d.rule, d.loc.file if d.loc else None) for d in diags] == [
+        ("KV001", str(tmp_path / "deploy.json"))
+    ]
+
+
+def test_a_walk_that_finds_no_file_names_the_hidden_directories_holding_some(tmp_path: Path) -> None:
+    """llm-d/llm-d's manifests are all in .tekton/ and .github/, which a walk skips: "no .yaml, .yml or .json files
+    found" now says which hidden directories hold some and how to lint one (not .git; not for an empty tree)."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    (tmp_path / ".tekton").mkdir()
+    (tmp_path / ".tekton" / "pipeline.yaml").write_text(_CONFIGMAP % "p")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config.json").write_text("{}")
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / "README.md").write_text("docs\n")
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(tmp_path)])
+    assert r.exit_code == 0
+    tekton = tmp_path / ".tekton"
+    assert f"this one holds some: {tekton}; to lint one, name it: kvlint check {tekton})" in r.stderr
+    assert ".git" not in r.stderr and ".cache" not in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(empty)])
+    assert r.stderr.strip() == f"kvlint: warning: no .yaml, .yml or .json files found in {empty}"
