@@ -2743,7 +2743,9 @@ def _run(
     if code != 0:
         # (helm's warning that it followed a link, which it prints for the links kvlint makes to render a chart
         # without its .git: not the error, and it quotes the checkout's absolute path)
-        lines = [line for line in err.strip().splitlines() if not _HELM_LINK_WARNING.search(line)]
+        lines = [
+            line for line in _klog_lines(err.strip().splitlines()) if not _HELM_LINK_WARNING.search(line)
+        ]
         detail = (
             "; ".join(
                 _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))
@@ -2766,6 +2768,33 @@ def _run(
 _HELM_LINK_WARNING = re.compile(
     r"found symbolic link in path: .* resolves to .*\. Contents of linked file included"
 )
+
+
+def _klog_lines(lines: Sequence[str]) -> list[str]:
+    """``lines`` (a renderer's error output) with each multi-line value klog logs joined into its line: kubectl
+    prints an error of several lines as ``"command failed" err=<``, the error's lines each after a tab, then `` >``
+    (k8s.io/klog/v2 ``textlogger``'s multi-line quoting), and a KV001 quoting the last three lines quoted a piece
+    of it (kserve's ``config/overlays/dev-image-config``: "path: inferenceservice_patch.yaml", "`: failed to get
+    the patch file ...", ">"). The value is joined with spaces and quoted, as klog quotes a one-line one."""
+    out: list[str] = []
+    block: list[str] | None = None
+    for line in lines:
+        if block is not None:
+            if line.startswith("\t"):
+                block.append(line.strip())
+                continue
+            out[-1] += '"' + " ".join(block) + '"'
+            block = None
+            if line.strip() == ">":
+                continue
+        if line.rstrip().endswith("=<"):
+            out.append(line.rstrip()[:-1])
+            block = []
+        else:
+            out.append(line)
+    if block is not None:
+        out[-1] += '"' + " ".join(block) + '"'
+    return out
 
 
 #: Most characters of one line of a renderer's error output a KV001 message quotes: kubectl kustomize quotes

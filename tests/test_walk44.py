@@ -266,3 +266,42 @@ def test_a_walk_that_finds_no_file_names_the_hidden_directories_holding_some(tmp
     empty.mkdir()
     r = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(empty)])
     assert r.stderr.strip() == f"kvlint: warning: no .yaml, .yml or .json files found in {empty}"
+
+
+@needs_kustomize
+def test_kubectls_multi_line_error_is_quoted_whole(tmp_path: Path) -> None:
+    """kserve's config/overlays/dev-image-config patches with a file its Makefile writes: kubectl logs the error
+    over several lines (klog's err=< ... >) and the KV001 quoted the last three, pieces of it ("path: ...",
+    "`: failed to get the patch file ...", ">"). Quoted whole now, on one line, relative to the repository."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    _kustomization(repo / "base", "resources:\n- cm.yaml\n")
+    (repo / "base" / "cm.yaml").write_text(_CONFIGMAP % "cm")
+    _kustomization(repo / "overlay", "resources:\n- ../base\npatches:\n- path: patch.yaml\n")
+    (kv001,) = [d for d in _diags([str(repo)]) if d.rule == "KV001"]
+    assert "with config: ` path: patch.yaml `: failed to get the patch file" in kv001.message
+    assert "lstat overlay/patch.yaml: no such file or directory" in kv001.message
+    assert not kv001.message.rstrip('"').endswith(">") and str(tmp_path) not in kv001.message
+
+
+def test_klog_multi_line_values_are_joined() -> None:
+    lines = ['E1206 run.go:72] "command failed" err=<', "\tfirst line", "\tsecond", " >", "after"]
+    assert render._klog_lines(lines) == ['E1206 run.go:72] "command failed" err="first line second"', "after"]
+    assert render._klog_lines(["a", "b"]) == ["a", "b"]
+    assert render._klog_lines(["x err=<", "\tcut"]) == ['x err="cut"']
+
+
+def test_a_single_brace_placeholder_is_named_in_the_syntax_error(tmp_path: Path) -> None:
+    """kserve's docs samples write image: {username}/torchserve-gpu:latest (ten files): a bare "YAML syntax error:
+    while parsing a block mapping" did not say why. The KV001 names the placeholder; a quoted one parses, and a
+    syntax error elsewhere keeps the plain message."""
+    from kvlint.load import load_text
+
+    sample = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - image: {username}/ts:latest\n"
+    (kv001,) = load_text(sample, "s.yaml").findings
+    assert kv001.rule == "KV001" and kv001.loc is not None and kv001.loc.line == 6
+    assert "unquoted placeholder {username}; a value to fill in by hand" in kv001.message
+    assert kv001.fix.startswith("replace {username} with the value it stands for")
+    assert not load_text(sample.replace("{username}/ts:latest", '"{username}/ts:latest"'), "q.yaml").findings
+    (other,) = load_text("a: [b\nc: d\n", "o.yaml").findings
+    assert "placeholder" not in other.message
