@@ -1300,9 +1300,11 @@ def values_note(chart: str) -> Finding | None:
 
 def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     """The notes on the charts and kustomizations a directory walk met (:func:`plan_walk`): one loud warning per
-    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
-    through them); for the bases the overlays of a walk build on, one info per walk naming them and their
-    overlays (:func:`_bases_notes`)."""
+    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for a chart an
+    Argo CD/Flux object of the walk deploys, an info naming the objects' files; for a kustomize Component no
+    overlay lists, an info; for the bases the overlays of a walk build on (each linted only through them), one
+    info per walk naming them and their overlays (:func:`_bases_notes`). The info on a chart's other values files
+    comes with its render (:func:`values_note`)."""
     out: list[Finding] = []
     limited = [w for w in walked if w.limited]
     if limited:
@@ -1398,10 +1400,10 @@ _NOTE_BASES = 20
 _NOTE_OVERLAYS = 3
 
 
-def _shown(items: Sequence[str], most: int, what: str = "") -> str:
-    """``items`` joined with ", ", the first ``most`` of them then "and N more" (``what`` after N)."""
+def _first_of(items: Sequence[str], most: int) -> str:
+    """``items`` joined with ", ": the first ``most`` of them, then "and N more" for the rest."""
     more = len(items) - most
-    return ", ".join(items[:most]) + (f" and {more} more{' ' + what if what else ''}" if more > 0 else "")
+    return ", ".join(items[:most]) + (f" and {more} more" if more > 0 else "")
 
 
 def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
@@ -1421,7 +1423,7 @@ def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
             out.append(
                 Finding(
                     "KV002",
-                    f"this kustomization is a base of {_shown(overlays, 5)} in this walk: kvlint linted it only "
+                    f"this kustomization is a base of {_first_of(overlays, 5)} in this walk: kvlint linted it only "
                     f"through what {'they build' if len(overlays) > 1 else 'it builds'}, not alone (its findings "
                     "would repeat theirs, and a base may leave to its overlays what they set, such as the GPUs)",
                     at,
@@ -1437,7 +1439,7 @@ def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
 
         # (in walk order: the walk's directories are sorted at each level)
         listed = [
-            f"{rel(b)} is a base of {_shown([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
+            f"{rel(b)} is a base of {_first_of([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
             for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
         ]
         out.append(
