@@ -1050,6 +1050,13 @@ def _chart_values_files(chart: str) -> tuple[str, ...]:
 GITOPS_DEPLOYED: Callable[[Sequence[str], Sequence[str], str, int], dict[str, tuple[str, ...]]] | None = None
 
 
+#: For a file of the given path and size that a streaming run analyses in batches, the line each batch starts at
+#: and how many charts each batch's GitOps objects may render; None for a file read whole:
+#: :func:`kvlint.stream.render_batches`, set when that module is imported (it imports this one). None (a run that
+#: does not stream, :func:`kvlint.pipeline.run_check`, which renders per file): every file counts as one.
+STREAM_BATCHES: Callable[[str, int], tuple[list[int], int] | None] | None = None
+
+
 def plan_walk(
     directory: str, exclude: Sequence[str] = (), max_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> tuple[list[WalkedDir], WalkSkip]:
@@ -1082,6 +1089,7 @@ def plan_walk(
         shutil.which("helm") is not None,
         kustomize_command(".") is not None,
         GITOPS_DEPLOYED is not None,
+        STREAM_BATCHES is not None,
     )
     got = _WALKS.get(key)
     if got is None:

@@ -187,6 +187,12 @@ def test_a_chart_an_application_file_over_1_mib_deploys_is_not_also_rendered_alo
         if d.loc is not None and d.loc.file == str(repo / "charts" / "chat" / "Chart.yaml")
     ]
     assert str(app) in note.message
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    out = CliRunner().invoke(main, ["check", "--offline", "--no-config", str(repo)]).stdout
+    assert "sized 1 of 1 serving container" in out and "KV103" not in out  # (the streaming run alike)
 
 
 def test_the_walks_batches_of_a_large_file_are_the_runs(tmp_path: Path) -> None:

@@ -30,11 +30,10 @@ def gitops_deployed(
     the object or the chart names a serving engine; at most
     :data:`kvlint.workloads.gitops_local.MAX_LOCAL_RENDERS` charts per file) -- each with the files of those
     objects, in walk order. A file is read up to ``max_bytes`` (the loader's limit: a larger one is a KV001 and
-    renders nothing); a file the run analyses in batches (:func:`kvlint.stream.batch_first_lines`, a file over
-    :data:`kvlint.stream.SEGMENT_BYTES`) counts its renders per batch, each its share, as
-    :func:`kvlint.workloads.gitops_local.render_scope` does. Never raises: a file that cannot be read or parsed
-    deploys nothing."""
-    from kvlint.stream import BATCH_BYTES, SEGMENT_BYTES, batch_first_lines
+    renders nothing); a file a streaming run analyses in batches (:data:`kvlint.render.STREAM_BATCHES`, set when
+    :mod:`kvlint.stream` is imported: a file over ``kvlint.stream.SEGMENT_BYTES``) counts its renders per batch,
+    each its share, as :func:`kvlint.workloads.gitops_local.render_scope` does. Never raises: a file that cannot
+    be read or parsed deploys nothing."""
 
     if not charts:
         return {}
@@ -59,10 +58,8 @@ def gitops_deployed(
             continue
         # (the run renders at most MAX_LOCAL_RENDERS charts a file, or for a file it analyses in batches, each
         # batch its share: kvlint.stream's render_scope)
-        firsts = batch_first_lines(f) if len(data) > SEGMENT_BYTES else None
-        allowed = (
-            MAX_LOCAL_RENDERS if firsts is None else max(1, MAX_LOCAL_RENDERS * BATCH_BYTES // len(data))
-        )
+        batches = render.STREAM_BATCHES(f, len(data)) if render.STREAM_BATCHES is not None else None
+        firsts, allowed = batches if batches is not None else (None, MAX_LOCAL_RENDERS)
         renders: dict[int, int] = {}
         for doc in docs:
             if not is_gitops(doc):
