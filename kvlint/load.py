@@ -319,11 +319,13 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             path.endswith(".json")
             and len(result.findings) > before
             and not result.documents
+            and _JSONC_COMMENT.search(text)
             and not _API_VERSION.search(text)
         ):
-            # a .json file that does not parse and names no apiVersion is no Kubernetes manifest (every object,
-            # List included, has one): an editor's or build tool's JSON with comments (tsconfig.json, a
-            # devcontainer.json, VS Code settings) met walking a repository is not reported as broken
+            # a .json file with // or /* comment lines (JSONC) that does not parse and names no apiVersion is no
+            # Kubernetes manifest (every object, List included, has one; kubectl's JSON decoder takes no comments):
+            # an editor's or build tool's configuration (tsconfig.json, devcontainer.json, VS Code settings) met
+            # walking a repository is not reported as broken
             del result.findings[before:]
     if (
         path != "-"
@@ -1961,6 +1963,8 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
 
 #: The ``apiVersion`` key of a Kubernetes object in JSON text (quoted, then a colon), for :func:`load_text`.
 _API_VERSION = re.compile(r'"apiVersion"\s*:')
+#: A line of JSON text that starts with a ``//`` or ``/*`` comment (JSON with comments, JSONC), for :func:`load_text`
+_JSONC_COMMENT = re.compile(r"^[ \t]*(?://|/\*)", re.MULTILINE)
 
 
 def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> None:

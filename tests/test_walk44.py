@@ -238,15 +238,19 @@ def test_a_chart_helm_refuses_gets_its_kv001_not_the_values_note_too(tmp_path: P
 
 def test_a_json_file_with_comments_that_names_no_api_version_is_no_broken_manifest(tmp_path: Path) -> None:
     """kserve/website's tsconfig.json (JSON with // comments) was a KV001 "YAML syntax error" and exit 1 on a docs
-    repository: a .json file that does not parse and names no apiVersion is no Kubernetes manifest. A broken JSON
-    file that names one still is a KV001."""
+    repository: a .json file with comment lines that does not parse and names no apiVersion is no Kubernetes
+    manifest. A broken JSON file that names one, or that has no comment, still is a KV001."""
     (tmp_path / "tsconfig.json").write_text(
         '{\n  // editor settings\n  "extends": "@docusaurus/tsconfig",\n  "exclude": [".docusaurus", "build"],\n}\n'
     )
-    (tmp_path / "deploy.json").write_text('{\n  "apiVersion": "v1",\n  "kind": ["ConfigMap"\n}\n')
+    (tmp_path / "deploy.json").write_text(
+        '{\n  // a manifest\n  "apiVersion": "v1",\n  "kind": ["ConfigMap"\n}\n'
+    )
+    (tmp_path / "broken.json").write_text('{\n  "a": [1,\n}\n')
     diags = _diags([str(tmp_path)])
     assert [(d.rule, d.loc.file if d.loc else None) for d in diags] == [
-        ("KV001", str(tmp_path / "deploy.json"))
+        ("KV001", str(tmp_path / "broken.json")),
+        ("KV001", str(tmp_path / "deploy.json")),
     ]
 
 
