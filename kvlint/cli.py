@@ -27,6 +27,47 @@ FORMATS = ("text", "json")
 FAIL_ON = ("error", "warning", "info", "never", "none")
 
 
+#: Most directory entries :func:`_hidden_manifest_dirs` looks at under each hidden directory. [assumed] enough
+#: to find a manifest in a .github or .tekton directory; a hidden cache of thousands of files is not read through.
+_HIDDEN_SCAN_ENTRIES = 2000
+
+
+def _hidden_manifest_dirs(paths: Sequence[str]) -> list[str]:
+    """The hidden directories (a name starting with ``.``, not ``.git``) directly inside the directories among
+    ``paths`` that hold a ``.yaml``/``.yml``/``.json`` file (at most :data:`_HIDDEN_SCAN_ENTRIES` entries of each
+    looked at), as paths joined to them: a walk skips them (:func:`kvlint.load._expand`), so a run that found no
+    file says where some are (llm-d/llm-d's manifests are all in ``.tekton/`` and ``.github/``). Never raises."""
+    import os
+
+    from kvlint.load import MANIFEST_EXTENSIONS
+    from kvlint.paths import walk_tree
+
+    out: list[str] = []
+    for p in paths:
+        try:
+            if p == "-" or not os.path.isdir(p):
+                continue
+            names = sorted(n for n in os.listdir(p) if n.startswith(".") and n != ".git")
+        except OSError:
+            continue
+        for n in names:
+            d = os.path.join(p, n)
+            if os.path.islink(d) or not os.path.isdir(d):
+                continue
+            seen = 0
+            try:
+                for _root, _dirs, files in walk_tree(d):
+                    seen += len(files) + len(_dirs)
+                    if any(f.lower().endswith(MANIFEST_EXTENSIONS) for f in files):
+                        out.append(d)
+                        break
+                    if seen > _HIDDEN_SCAN_ENTRIES:
+                        break
+            except OSError:
+                continue
+    return out
+
+
 def _lost_exception(exc: SystemError) -> bool:
     """Whether ``exc`` is CPython's "error return without exception set": under memory exhaustion the
     interpreter can fail to allocate the ``MemoryError`` (or its traceback) it was raising, and the caller
@@ -560,7 +601,19 @@ def check(
         return
     result = run.result
     if result.files == 0 and not quiet:
-        click.echo(f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}", err=True)
+        from kvlint.wording import shell_word
+
+        hidden = _hidden_manifest_dirs(paths)
+        skipped = (
+            f" (hidden directories are not walked; {'these hold' if len(hidden) > 1 else 'this one holds'} some: "
+            f"{', '.join(hidden[:5])}{' and more' if len(hidden) > 5 else ''}; to lint one, name it: kvlint check "
+            f"{shell_word(hidden[0])})"
+            if hidden
+            else ""
+        )
+        click.echo(
+            f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}{skipped}", err=True
+        )
     from kvlint.report import STREAMED, write_report
 
     for name, out_path in outputs:

@@ -313,7 +313,20 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
         # rendered Helm output (kvlint.render's template mapping) or inline suppressions (the pipeline)
         result.source_texts[path] = text
     with _gc_paused():
+        before = len(result.findings)
         _load_decoded(text, path, result, line_offset)
+        if (
+            path.endswith(".json")
+            and len(result.findings) > before
+            and not result.documents
+            and _JSONC_COMMENT.search(text)
+            and not _API_VERSION.search(text)
+        ):
+            # a .json file with // or /* comment lines (JSONC) that does not parse and names no apiVersion is no
+            # Kubernetes manifest (every object, List included, has one; kubectl's JSON decoder takes no comments):
+            # an editor's or build tool's configuration (tsconfig.json, devcontainer.json, VS Code settings) met
+            # walking a repository is not reported as broken
+            del result.findings[before:]
     if (
         path != "-"
         and not isinstance(data, str)
@@ -1266,12 +1279,43 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
                 f'("{mustache}...") so the file is valid YAML before rendering too'
             ),
         )
+    brace = _brace_placeholder_on(text, mark.line, mark.column) if mark is not None else None
+    if brace is not None:
+        return Finding(
+            "KV001",
+            f"YAML syntax error: {msg}, on a line holding the unquoted placeholder {brace}; a value to fill in "
+            "by hand, which YAML reads as a flow mapping (a plain value cannot start with {), so the file parses "
+            "only once the placeholder is replaced",
+            Loc(path, line, col),
+            fix=f"replace {brace} with the value it stands for and lint the result, or quote the scalar that "
+            f'holds it ("{brace}...") so the file is valid YAML before it is filled in too',
+        )
     return Finding("KV001", f"YAML syntax error: {msg}", Loc(path, line, col), fix=_KV001_FIX)
 
 
 #: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those
 #: start with ``.``, ``$`` or a keyword followed by more words).
 _MUSTACHE = re.compile(r"\{\{\{?\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}\}?")
+
+
+#: A single-brace placeholder at the start of a plain scalar (``image: {username}/torchserve:latest``, the
+#: kserve samples' way of saying "your registry here"), after a ``: `` or ``- `` and not inside ``{{ }}``
+_BRACE_PLACEHOLDER = re.compile(r"(?:^|:\s|-\s)\s*(\{[A-Za-z_][A-Za-z0-9_.-]*\})(?!\})")
+
+
+def _brace_placeholder_on(text: str, line: int, column: int) -> str | None:
+    """The unquoted single-brace placeholder (``{username}``) that starts a plain scalar at or before 0-based
+    ``column`` of 0-based ``line`` of ``text``, or None: kserve's docs samples write ``image:
+    {username}/torchserve-gpu:latest``, which YAML reads as a flow mapping followed by more text (a syntax
+    error kubectl reports too); :func:`_error_finding` then says what the brace is."""
+    lines = text.split("\n", line + 1)
+    if len(lines) <= line:
+        return None
+    for m in _BRACE_PLACEHOLDER.finditer(lines[line]):
+        if m.start(1) > column:
+            return None
+        return m.group(1)
+    return None
 
 
 def _mustache_on(text: str, line: int, column: int, lines: Sequence[str] | None = None) -> str | None:
@@ -1915,6 +1959,12 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
         prev = s
         end = starts[i + 1] if i + 1 < len(starts) else len(text)
         yield line, text[s:end]
+
+
+#: The ``apiVersion`` key of a Kubernetes object in JSON text (quoted, then a colon), for :func:`load_text`.
+_API_VERSION = re.compile(r'"apiVersion"\s*:')
+#: A line of JSON text that starts with a ``//`` or ``/*`` comment (JSON with comments, JSONC), for :func:`load_text`
+_JSONC_COMMENT = re.compile(r"^[ \t]*(?://|/\*)", re.MULTILINE)
 
 
 def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> None:

@@ -130,6 +130,7 @@ __all__ = [
     "map_sources",
     "plan_walk",
     "WalkedDir",
+    "values_note",
     "walk_notes",
     "render_helm",
     "remote_references",
@@ -244,6 +245,9 @@ def render_inputs(
         )
         if not named:  # met in a walk, rendered with its own values: helm's failure may be values it lacks
             loaded.findings[:] = walk_values_hint(loaded.findings, chart)
+            note = values_note(chart)
+            if note is not None and not any(f.rule == "KV001" for f in loaded.findings):
+                loaded.findings.append(note)
         yield loaded
     for kdir in kustomizations:
         walked = isinstance(kdir, WalkedDir)
@@ -1006,11 +1010,37 @@ MAX_WALK_KUSTOMIZATIONS = 512
 MAX_WALK_REFERENCE_PARTS = 1_000_000
 
 
+#: Most bytes of a chart's ``values.yaml``, and of each other YAML file beside its ``Chart.yaml``, that
+#: :func:`_chart_values_files` reads to tell a values file by its keys. [assumed] a chart's values are far smaller.
+_VALUES_SCAN_BYTES = 1 << 20
+#: The files of a chart directory helm reads as something other than values (Helm v3 ``pkg/chart/loader``
+#: ``LoadFiles``: ``Chart.yaml``, ``Chart.lock``, Helm v2's ``requirements.yaml``/``requirements.lock``)
+_CHART_FILES = frozenset(
+    {"Chart.yaml", "Chart.lock", "requirements.yaml", "requirements.lock", "values.yaml"}
+)
+
+
+def _top_keys(path: str) -> frozenset[str] | None:
+    """The top-level keys of the YAML mapping in the file ``path`` (its first document, read by kvlint's bounded
+    loader, at most :data:`_VALUES_SCAN_BYTES`), or None when it holds no mapping of string keys or cannot be
+    read."""
+    try:
+        data = _read_kustomization(path, _VALUES_SCAN_BYTES)[0]
+    except Exception:  # noqa: BLE001 (a file the loader refuses is no values file here; the walk reports it)
+        return None
+    if not isinstance(data, dict) or not data or not all(isinstance(k, str) for k in data):
+        return None
+    return frozenset(data)
+
+
 def _chart_values_files(chart: str) -> tuple[str, ...]:
-    """The values files of the chart directory ``chart`` other than its ``values.yaml``: ``values*.yaml``/``.yml``
-    beside ``Chart.yaml`` and chart-testing's ``ci/*.yaml`` (helm applies none of them unless given with ``-f``),
-    as paths joined to ``chart``, sorted."""
+    """The values files of the chart directory ``chart`` other than its ``values.yaml`` (helm applies none of them
+    unless given with ``-f``), as paths joined to ``chart``, sorted: beside ``Chart.yaml``, ``values*.yaml``/
+    ``.yml`` and any other YAML file whose top-level keys are all keys of the chart's ``values.yaml`` (told by what
+    it holds, not by its name: vllm-project/aibrix's ``dist/chart/stable.yaml`` and ``vke.yaml``), and
+    chart-testing's ``ci/*.yaml``."""
     out: list[str] = []
+    values_keys: frozenset[str] | None = None
     for sub in ("", "ci"):
         d = os.path.join(chart, sub) if sub else chart
         try:
@@ -1019,10 +1049,19 @@ def _chart_values_files(chart: str) -> tuple[str, ...]:
             continue
         for n in names:
             low = n.lower()
-            if n.startswith(".") or not low.endswith((".yaml", ".yml")) or (not sub and n == "values.yaml"):
+            if n.startswith(".") or not low.endswith((".yaml", ".yml")) or (not sub and n in _CHART_FILES):
                 continue
-            if (sub or low.startswith("values")) and os.path.isfile(os.path.join(d, n)):
-                out.append(os.path.join(d, n))
+            path = os.path.join(d, n)
+            if not os.path.isfile(path):
+                continue
+            if sub or low.startswith("values"):
+                out.append(path)
+                continue
+            if values_keys is None:
+                values_keys = _top_keys(os.path.join(chart, "values.yaml")) or frozenset()
+            keys = _top_keys(path) if values_keys else None
+            if keys is not None and keys <= values_keys:
+                out.append(path)
     return tuple(out)
 
 
@@ -1033,6 +1072,13 @@ def _chart_values_files(chart: str) -> tuple[str, ...]:
 #: import it back). None (a library caller of :func:`plan_walk` that never imported ``kvlint.workloads``): every
 #: chart of a walk is rendered alone, as before.
 GITOPS_DEPLOYED: Callable[[Sequence[str], Sequence[str], str, int], dict[str, tuple[str, ...]]] | None = None
+
+
+#: For a file of the given path and size that a streaming run analyses in batches, the line each batch starts at
+#: and how many charts each batch's GitOps objects may render; None for a file read whole:
+#: :func:`kvlint.stream.render_batches`, set when that module is imported (it imports this one). None (a run that
+#: does not stream, :func:`kvlint.pipeline.run_check`, which renders per file): every file counts as one.
+STREAM_BATCHES: Callable[[str, int], tuple[list[int], int] | None] | None = None
 
 
 def plan_walk(
@@ -1067,6 +1113,7 @@ def plan_walk(
         shutil.which("helm") is not None,
         kustomize_command(".") is not None,
         GITOPS_DEPLOYED is not None,
+        STREAM_BATCHES is not None,
     )
     got = _WALKS.get(key)
     if got is None:
@@ -1272,12 +1319,37 @@ def _kustomization_name(directory: str) -> str:
     )
 
 
+def values_note(chart: str) -> Finding | None:
+    """For a chart met in a directory walk (a :class:`WalkedDir`) with other values files beside it
+    (:attr:`WalkedDir.values`), the info that kvlint rendered it with its own ``values.yaml`` only, naming them and
+    the command that applies one; None for any other chart. Added to the chart's render when it rendered
+    (:func:`render_inputs`): a chart helm refused has its KV001 (whose fix names the first of them), not this
+    note too."""
+    values = getattr(chart, "values", ())
+    if not values:
+        return None
+    names = ", ".join(os.path.relpath(v, chart) for v in values[:5]) + (
+        f" and {len(values) - 5} more" if len(values) > 5 else ""
+    )
+    return Finding(
+        "KV002",
+        f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
+        f"values files beside it were not applied: {names}",
+        Loc(os.path.join(chart, "Chart.yaml"), 1, 1),
+        fix=f"lint the chart as deployed with one of them: kvlint check {shell_word(chart)} --helm-values "
+        f"{shell_word(values[0])}",
+        severity="info",
+        mark=Mark.WALK_NOTE,
+    )
+
+
 def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     """The notes on the charts and kustomizations a directory walk met (:func:`plan_walk`): one loud warning per
-    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for a rendered
-    chart with other values files beside it, an info that they were not applied and the command that applies
-    one; for each base an overlay of the walk builds on, an info naming those overlays (it was linted only
-    through them)."""
+    tool missing from ``PATH`` (what was not rendered, why, what was done instead, and the fix); for a chart an
+    Argo CD/Flux object of the walk deploys, an info naming the objects' files; for a kustomize Component no
+    overlay lists, an info; for the bases the overlays of a walk build on (each linted only through them), one
+    info per walk naming them and their overlays (:func:`_bases_notes`). The info on a chart's other values files
+    comes with its render (:func:`values_note`)."""
     out: list[Finding] = []
     limited = [w for w in walked if w.limited]
     if limited:
@@ -1326,7 +1398,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 mark=Mark.WALK_NOTE,
             )
         )
-    bases: dict[str, list[str]] = {}
+    bases: dict[str, dict[str, list[str]]] = {}  # walk -> base -> the overlays building on it, in walk order
     for w in walked:
         if w.tool == "helm" and w.rendered and w.deployed_by:
             shown = ", ".join(w.deployed_by[:5]) + (
@@ -1346,25 +1418,9 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 )
             )
             continue
-        if w.tool == "helm" and w.rendered and w.values:
-            names = ", ".join(os.path.relpath(v, w) for v in w.values[:5]) + (
-                f" and {len(w.values) - 5} more" if len(w.values) > 5 else ""
-            )
-            out.append(
-                Finding(
-                    "KV002",
-                    f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
-                    f"values files beside it were not applied: {names}",
-                    Loc(os.path.join(w, "Chart.yaml"), 1, 1),
-                    fix=f"lint the chart as deployed with one of them: kvlint check {shell_word(w)} --helm-values "
-                    f"{shell_word(w.values[0])}",
-                    severity="info",
-                    mark=Mark.WALK_NOTE,
-                )
-            )
         if w.tool == "kustomize" and w.rendered:
             for b in w.bases:
-                bases.setdefault(b, []).append(w)
+                bases.setdefault(w.top, {}).setdefault(b, []).append(w)
     for w in walked:
         if w.tool == "component":
             out.append(
@@ -1379,17 +1435,68 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                     mark=Mark.WALK_NOTE,
                 )
             )
-    for b, overlays in bases.items():
-        name = _kustomization_name(b)
-        shown = ", ".join(overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")
+    out += _bases_notes(bases)
+    return out
+
+
+#: Most bases one walk's note on its kustomize bases names (:func:`_bases_notes`), and most overlays it names per
+#: base; the rest are counted. [assumed] enough to recognise a repository's layout in a terminal.
+_NOTE_BASES = 20
+_NOTE_OVERLAYS = 3
+
+
+def _first_of(items: Sequence[str], most: int) -> str:
+    """``items`` joined with ", ": the first ``most`` of them, then "and N more" for the rest."""
+    more = len(items) - most
+    return ", ".join(items[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
+    """The infos on the kustomize bases of each walk (``bases``: the directory walked -> each base the walk's
+    rendered overlays build on, in walk order -> those overlays): a base is linted only through its overlays
+    (:func:`plan_walk`), and a walk of a kustomize repository holds tens of them (vllm-project/aibrix's
+    ``config/``: 33), so a walk with several bases gets one info at the first base's kustomization file naming
+    them all (up to :data:`_NOTE_BASES`, each with up to :data:`_NOTE_OVERLAYS` overlays, as paths relative to
+    the directory walked), as kustomize names a build's inputs once; a walk with one base gets the info naming its
+    overlays in full."""
+    out: list[Finding] = []
+    for top, of_walk in bases.items():
+        first = min(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
+        at = Loc(os.path.join(first, _kustomization_name(first)), 1, 1)
+        if len(of_walk) == 1:
+            overlays = of_walk[first]
+            out.append(
+                Finding(
+                    "KV002",
+                    f"this kustomization is a base of {_first_of(overlays, 5)} in this walk: kvlint linted it only "
+                    f"through what {'they build' if len(overlays) > 1 else 'it builds'}, not alone (its findings "
+                    "would repeat theirs, and a base may leave to its overlays what they set, such as the GPUs)",
+                    at,
+                    fix=f"nothing to do; to lint the base as it builds alone: kvlint check {shell_word(first)}",
+                    severity="info",
+                    mark=Mark.WALK_NOTE,
+                )
+            )
+            continue
+
+        def rel(path: str, top: str = top) -> str:
+            return os.path.relpath(path, top) if top else path
+
+        # (in walk order: the walk's directories are sorted at each level)
+        listed = [
+            f"{rel(b)} is a base of {_first_of([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
+            for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
+        ]
         out.append(
             Finding(
                 "KV002",
-                f"this kustomization is a base of {shown} in this walk: kvlint linted it only through what "
-                f"{'they build' if len(overlays) > 1 else 'it builds'}, not alone (its findings would repeat "
-                "theirs, and a base may leave to its overlays what they set, such as the GPUs)",
-                Loc(os.path.join(b, name), 1, 1),
-                fix=f"nothing to do; to lint the base as it builds alone: kvlint check {shell_word(b)}",
+                f"{len(of_walk)} kustomizations met in this walk are bases of its overlays: kvlint linted them only "
+                "through what the overlays build, not alone (their findings would repeat the overlays', and a base "
+                "may leave to its overlays what they set, such as the GPUs); "
+                + "; ".join(listed[:_NOTE_BASES])
+                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                at,
+                fix=f"nothing to do; to lint a base as it builds alone: kvlint check {shell_word(first)}",
                 severity="info",
                 mark=Mark.WALK_NOTE,
             )
@@ -1673,13 +1780,22 @@ def render_helm(
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
     if isinstance(out, LoadResult):
-        if target != chart:
-            out.findings[:] = [
-                dataclasses.replace(
-                    f, message=f.message.replace(target, chart), fix=f.fix.replace(target, chart)
-                )
-                for f in out.findings
-            ]
+        # the absolute paths helm's error quotes, relative to the repository (the chart's copy without .git read as
+        # the chart), any other as a neutral word: as a kustomize error's (:func:`_neutral_paths`)
+        whole = os.path.abspath(chart)
+        roots = (confinement_root(chart), _repository_or(chart))
+        out.findings[:] = [
+            dataclasses.replace(
+                f,
+                message=_neutral_paths(
+                    f.message.replace(target, whole) if target != chart else f.message,
+                    roots,
+                    keep=[v for v in values if os.path.isabs(v)] + [p.partition("=")[2] for p in checked],
+                ),
+                fix=f.fix.replace(target, chart),
+            )
+            for f in out.findings
+        ]
         out.findings[:] = [_helm_failure(f, chart, max_bytes) for f in out.findings]
         return out
     result = load_text(out, label)
@@ -1903,8 +2019,13 @@ def walk_values_hint(findings: Sequence[Finding], chart: str) -> list[Finding]:
     with the ``--helm-values`` hint added to the fix of each ``helm template`` failure
     (:attr:`~kvlint.types.Mark.HELM_FAILED`: helm's failure may be values the chart lacks); the rest (dependencies
     missing from ``charts/``, a chart refused before helm ran) as they are. Chosen by the finding's mark, not by
-    the wording of its fix."""
-    hint = f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values FILE"
+    the wording of its fix. The hint names the first of the chart's other values files (:func:`values_note`), else
+    ``FILE``."""
+    values = getattr(chart, "values", ())
+    hint = (
+        f"; or lint it with the values it is deployed with: kvlint check {shell_word(chart)} --helm-values "
+        f"{shell_word(values[0]) if values else 'FILE'}"
+    )
     return [
         dataclasses.replace(f, fix=(f.fix or "") + hint)
         if f.rule == "KV001" and f.mark is Mark.HELM_FAILED
@@ -2026,10 +2147,9 @@ def render_kustomize(
     refused = remote_references(directory, max_bytes, reads=reads, top=root)
     if refused:
         return LoadResult(findings=refused, files=1)
-    from kvlint.load import repository_root
-
-    written = repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
-    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, written))
+    out = _run(
+        cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, _repository_or(directory))
+    )
     if isinstance(out, LoadResult):
         return out
     label = f"{kfile} (kustomize build)"
@@ -2273,6 +2393,15 @@ _REMOTE_REF = re.compile(
 )
 
 
+def _repository_or(directory: str) -> str:
+    """The git work tree holding ``directory`` as written (:func:`kvlint.load.repository_root`), else the absolute
+    path of the directory walked when a walk met it (:attr:`WalkedDir.top`), else of ``directory``: the spelling of
+    :func:`confinement_root` a renderer's error may quote."""
+    from kvlint.load import repository_root
+
+    return repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
+
+
 def confinement_root(directory: str) -> str:
     """The real path of the directory a kustomization at ``directory`` may reference files and bases in: the git
     work tree holding it (the nearest directory at or above it holding ``.git``, as ``git rev-parse
@@ -2472,8 +2601,20 @@ def remote_references(
                     and os.path.isdir(target)
                 ):
                     queued.add(target)
-                    todo.append((os.path.join(d, value), target))
+                    # (spelt normalised, as the image and source walks spell it, when that names the same directory:
+                    # a finding in the base names config/dependency/x, not config/overlays/vke/../../dependency/x)
+                    spelt = os.path.normpath(os.path.join(d, value.strip()))
+                    todo.append((spelt if _same_dir(spelt, target) else os.path.join(d, value), target))
     return out
+
+
+def _same_dir(path: str, other: str) -> bool:
+    """``path`` and ``other`` name the same directory (:func:`os.path.samefile`: two ``stat`` calls, no link
+    resolved component by component); False when either cannot be looked at."""
+    try:
+        return os.path.samefile(path, other)
+    except (OSError, ValueError):
+        return False
 
 
 def _names_git(base: str, path: str, real: str) -> bool:
@@ -2609,8 +2750,6 @@ def _release_name(chart: str) -> str:
 #: The header klog puts before a logged line (``Lmmdd hh:mm:ss.uuuuuu threadid file:line] ``, as kubectl's
 #: ``E1205 02:05:38.420623   12890 run.go:72] "command failed" err=...``): its time and process id differ
 #: in every run, so a finding quoting it would never be the same twice (baselines, SARIF results).
-#: helm's warning on a symbolic link of a chart (helm ``internal/sympath/walk.go``), printed before its error
-_HELM_LINK_WARNING = re.compile(r"walk\.go:\d+: found symbolic link in path: ")
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]\s]+\] ")
 
 
@@ -2689,9 +2828,11 @@ def _run(
             f"(128 times --max-file-bytes, at least {RENDER_MEMORY_FLOOR >> 30} GiB)"
         )
     if code != 0:
-        # (helm's warning on each linked file of a chart, such as the links kvlint makes of a chart at a repository's
-        # top to leave out its .git, is no part of why it failed)
-        lines = [ln for ln in err.strip().splitlines() if not _HELM_LINK_WARNING.search(ln)]
+        # (helm's warning that it followed a link, which it prints for the links kvlint makes to render a chart
+        # without its .git: not the error, and it quotes the checkout's absolute path)
+        lines = [
+            line for line in _klog_lines(err.strip().splitlines()) if not _HELM_LINK_WARNING.search(line)
+        ]
         detail = (
             "; ".join(
                 _clip(_neutral_paths(_innermost(_KLOG_HEADER.sub("", line.strip())), roots))
@@ -2706,6 +2847,41 @@ def _run(
     if sizes is not None:
         sizes.append(len(out))
     return out.decode("utf-8", "replace")
+
+
+#: The warning helm logs for each symbolic link it follows loading a chart (helm v3 ``internal/sympath/walk.go``:
+#: ``found symbolic link in path: %s resolves to %s. Contents of linked file included and used``, after the
+#: ``walk.go:75:`` its logger puts first); :func:`_run` leaves it out of a failure's text.
+_HELM_LINK_WARNING = re.compile(
+    r"found symbolic link in path: .* resolves to .*\. Contents of linked file included"
+)
+
+
+def _klog_lines(lines: Sequence[str]) -> list[str]:
+    """``lines`` (a renderer's error output) with each multi-line value klog logs joined into its line: kubectl
+    prints an error of several lines as ``"command failed" err=<``, the error's lines each after a tab, then `` >``
+    (k8s.io/klog/v2 ``textlogger``'s multi-line quoting), and a KV001 quoting the last three lines quoted a piece
+    of it (kserve's ``config/overlays/dev-image-config``: "path: inferenceservice_patch.yaml", "`: failed to get
+    the patch file ...", ">"). The value is joined with spaces and quoted, as klog quotes a one-line one."""
+    out: list[str] = []
+    block: list[str] | None = None
+    for line in lines:
+        if block is not None:
+            if line.startswith("\t"):
+                block.append(line.strip())
+                continue
+            out[-1] += '"' + " ".join(block) + '"'
+            block = None
+            if line.strip() == ">":
+                continue
+        if line.rstrip().endswith("=<"):
+            out.append(line.rstrip()[:-1])
+            block = []
+        else:
+            out.append(line)
+    if block is not None:
+        out[-1] += '"' + " ".join(block) + '"'
+    return out
 
 
 #: Most characters of one line of a renderer's error output a KV001 message quotes: kubectl kustomize quotes
@@ -2742,13 +2918,14 @@ _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/[^\s'\"`,;:()\[\]{}<>]+")
 OUTSIDE_PATH_WORD = "<a path outside the repository>"
 
 
-def _neutral_paths(text: str, roots: Sequence[str]) -> str:
+def _neutral_paths(text: str, roots: Sequence[str], keep: Sequence[str] = ()) -> str:
     """``text`` (a line of kustomize's or kubectl's error output) with each absolute path it quotes inside one of
     ``roots`` (the same directory spelt as written and as its real path) made relative to it (``.`` for the
     root itself), and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
     runner's paths and whether they exist (``lstat /tmp/x: no such file or directory``), so a pull request could
-    probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``roots``
-    empty: ``text`` as it is."""
+    probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``keep``:
+    absolute paths outside ``roots`` the user named (``--helm-values`` files), shown as they are. ``roots`` empty: ``text`` as it
+    is."""
     if not roots:
         return text
     stems = sorted({r.rstrip(os.sep) or os.sep for r in roots}, key=len, reverse=True)
@@ -2760,7 +2937,7 @@ def _neutral_paths(text: str, roots: Sequence[str]) -> str:
                 return "."
             if path.startswith(stem.rstrip(os.sep) + os.sep):
                 return path[len(stem.rstrip(os.sep)) + 1 :] or "."
-        return OUTSIDE_PATH_WORD
+        return path if path in keep else OUTSIDE_PATH_WORD
 
     return _ABSOLUTE_PATH.sub(shown, text)
 

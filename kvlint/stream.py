@@ -820,6 +820,57 @@ def _plan_file(
     return units
 
 
+def batch_first_lines(path: str) -> list[int] | None:
+    """The line (0-based: the number of lines before it) each batch starts at that a file of more than
+    :data:`SEGMENT_BYTES` is analysed in (:func:`_plan_file`: its ``---`` segments gathered until a batch holds
+    :data:`BATCH_BYTES`), or None when such a file is read whole (:func:`iter_segments` refuses it, or it is a
+    rendered chart whose templates are here); the GitOps scan of a directory walk
+    (:func:`kvlint.workloads.gitops_walk.gitops_deployed`) counts a file's chart renders per batch as the run
+    does (:func:`kvlint.workloads.gitops_local.render_scope`). Never raises (None when the file cannot be read)."""
+    sources: list[tuple[int, str]] = []
+    try:
+        segs = iter_segments(path, sources=sources)
+        if segs is not None and sources:
+            from kvlint.render import _template_root
+
+            if _template_root(path, sources, lambda: _read_text(path)) is not None:
+                return None
+        if segs is None:
+            return None
+        out: list[int] = []
+        first, size_now = 0, 0
+        for offset, seg in segs:
+            if size_now == 0:
+                first = offset
+            size_now += len(seg.encode("utf-8"))
+            if size_now >= BATCH_BYTES:
+                out.append(first)
+                size_now = 0
+        if size_now or not out:
+            out.append(first)
+        return out
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def render_batches(path: str, size: int) -> tuple[list[int], int] | None:
+    """For a file of ``size`` bytes a streaming run analyses in batches (over :data:`SEGMENT_BYTES`), the line
+    each batch starts at (:func:`batch_first_lines`) and how many charts the GitOps objects of each batch may
+    render (its share of :data:`kvlint.workloads.gitops_local.MAX_LOCAL_RENDERS`, as
+    :func:`kvlint.workloads.gitops_local.render_scope` gives it); None when the run reads the file whole (then
+    it renders that many for the whole file). Registered as :data:`kvlint.render.STREAM_BATCHES` when this module
+    is imported, for the GitOps scan of a directory walk (:func:`kvlint.workloads.gitops_walk.gitops_deployed`),
+    which :mod:`kvlint.workloads` cannot import from here."""
+    if size <= SEGMENT_BYTES:
+        return None
+    firsts = batch_first_lines(path)
+    if firsts is None:
+        return None
+    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS
+
+    return firsts, max(1, MAX_LOCAL_RENDERS * BATCH_BYTES // size)
+
+
 def _read_span(path: str, span: tuple[int, int, int]) -> list[tuple[int, str]]:
     """The segments (line offset, text) of a batch: bytes ``span[0]:span[1]`` of ``path``, whose first line is
     line ``span[2]`` of the file; split at the markers :func:`_segments_of` split it at."""
@@ -1626,3 +1677,13 @@ def _take(
     loaded.read_paths |= part.read_paths
     if part.engine_named:
         result.engine_named.update(part.engine_named)
+
+
+def _register() -> None:
+    """Hand :func:`render_batches` to :mod:`kvlint.render` (:data:`kvlint.render.STREAM_BATCHES`)."""
+    from kvlint import render
+
+    render.STREAM_BATCHES = render_batches
+
+
+_register()
