@@ -56,11 +56,11 @@ __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "s
 SIZED = ("plan", "fleet", "leader")
 
 
-def runtime_names_model(w: Any) -> str | None:
+def runtime_names_model(w: Any, serving: Any = None) -> str | None:
     """:func:`kvlint.rules.facts.runtime_names_model` (imported when called, as :func:`_is_runtime_template`)."""
     from kvlint.rules.facts import runtime_names_model as names
 
-    return names(w)
+    return names(w, serving)
 
 
 def _is_runtime_template(cr: ContainerResult) -> bool:
@@ -102,8 +102,8 @@ def sizing_of(cr: ContainerResult) -> str:
             return "command unreadable"
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
-        if runtime_names_model(cr.workload) is not None:
-            # the model it names for itself (KV505, kvlint.io/model) has no config here
+        if runtime_names_model(cr.workload, s) is not None:
+            # the model it names for itself (KV505, kvlint.io/model, a literal --model org/name) has no config here
             return "model unknown"
         return "runtime template"  # its model and resources come from the InferenceService that uses it
     # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first
