@@ -13,7 +13,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
   model (KV502, info); also a multi-node runtime's worker, whose command names no model of its own;
 * ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder, or a path holding an
   upper-case token a script replaces (``/gcs/V_MODEL_NAME``) or a ``<...>`` to fill in (KV502, KV002);
-* ``model unknown`` -- the model's config.json could not be resolved (KV502);
+* ``model unknown`` -- the model's config.json could not be resolved (KV502); also a serving-runtime template that
+  names its own model (``kvlint.io/model``, an OME runtime's ``--served-model-name``, a literal ``--model org/name``:
+  :func:`kvlint.rules.facts.runtime_names_model`) when kvlint has no config for that model;
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501); this comes
   before ``command unreadable`` and ``no model in the command`` too (a Ray worker on a TPU, a Neuron build that
   runs a script of its image), since reading the command would not let kvlint size the container either;
