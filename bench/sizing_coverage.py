@@ -11,7 +11,8 @@ For each set (default: ../shared/corpus/manifests and fixtures/collected) it run
   (:mod:`bench.model_coverage`'s classification).
 
 With ``--list`` it also lists each serving container not sized, grouped by reason: its file and line, object,
-container, model, and the KV501/KV502/KV503 findings that say why (rule, severity, the first line of the message).
+container (and its role, leader or worker, in a multi-node group), model, and the KV501/KV502/KV503 findings of
+that object that say why (rule, severity, the first line of the message; each once).
 
 Usage: python bench/sizing_coverage.py [SET ...] [--json] [--list]
 """
@@ -31,7 +32,29 @@ sys.path.insert(0, str(HERE))
 
 from model_coverage import coverage  # noqa: E402
 
+from kvlint.types import object_ref  # noqa: E402
+
 DEFAULT_SETS = [REPO.parent / "shared" / "corpus" / "manifests", REPO / "fixtures" / "collected"]
+
+
+def _why(w: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[str]:
+    """The KV501/KV502/KV503 findings of the unsized workload entry ``w`` (its file, its whole object reference
+    ``Kind/namespace/name`` as the findings carry it, and its container or none): rule, severity and the first
+    line of the message, each once, in report order. A finding of another object of the same name (a
+    ServingRuntime and a Deployment both called ``vllm``, one name in two namespaces) is not its."""
+    ref = object_ref(w["kind"], w.get("namespace"), w["name"])
+    out: list[str] = []
+    for d in diagnostics:
+        if (
+            d["rule"] in ("KV501", "KV502", "KV503")
+            and d.get("file") == w["file"]
+            and d.get("object") == ref
+            and d.get("container") in (None, "", w["container"])
+        ):
+            line = f"{d['rule']} {d['severity']}: {d['message'].splitlines()[0]}"
+            if line not in out:
+                out.append(line)
+    return out
 
 
 def sizing(path: Path) -> dict[str, Any]:
@@ -64,17 +87,11 @@ def sizing(path: Path) -> dict[str, Any]:
             "reason": w["sizing"],
             "file": w["file"],
             "line": w["line"],
-            "object": f"{w['kind']}/{w['name']}",
+            "object": object_ref(w["kind"], w.get("namespace"), w["name"]),
             "container": w["container"],
+            "role": w.get("role"),
             "model": w["model"],
-            "why": [
-                f"{d['rule']} {d['severity']}: {d['message'].splitlines()[0]}"
-                for d in report["diagnostics"]
-                if d["rule"] in ("KV501", "KV502", "KV503")
-                and d.get("file") == w["file"]
-                and d.get("object", "").split("/")[-1] == w["name"]
-                and d.get("container") in (None, "", w["container"])
-            ],
+            "why": _why(w, report["diagnostics"]),
         }
         for w in serving
         if w.get("sizing") not in ("plan", "fleet", "leader")
@@ -118,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             for u in r["unsized"]:
                 print(
-                    f"    {u['reason']}: {u['file']}:{u['line']} {u['object']} [{u['container']}] model={u['model']}"
+                    f"    {u['reason']}: {u['file']}:{u['line']} {u['object']} "
+                    f"[{u['container']}{', ' + u['role'] if u['role'] else ''}] model={u['model']}"
                 )
                 for why in u["why"]:
                     print(f"      {why}")

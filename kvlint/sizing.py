@@ -13,7 +13,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
   model (KV502, info); also a multi-node runtime's worker, whose command names no model of its own;
 * ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder, or a path holding an
   upper-case token a script replaces (``/gcs/V_MODEL_NAME``) or a ``<...>`` to fill in (KV502, KV002);
-* ``model unknown`` -- the model's config.json could not be resolved (KV502);
+* ``model unknown`` -- the model's config.json could not be resolved (KV502); also a serving-runtime template that
+  names its own model (``kvlint.io/model``, an OME runtime's ``--served-model-name``, a literal ``--model org/name``:
+  :func:`kvlint.rules.facts.runtime_names_model`) when kvlint has no config for that model;
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501); this comes
   before ``command unreadable`` and ``no model in the command`` too (a Ray worker on a TPU, a Neuron build that
   runs a script of its image), since reading the command would not let kvlint size the container either;
@@ -56,11 +58,11 @@ __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "s
 SIZED = ("plan", "fleet", "leader")
 
 
-def runtime_names_model(w: Any) -> str | None:
+def runtime_names_model(w: Any, serving: Any = None) -> str | None:
     """:func:`kvlint.rules.facts.runtime_names_model` (imported when called, as :func:`_is_runtime_template`)."""
     from kvlint.rules.facts import runtime_names_model as names
 
-    return names(w)
+    return names(w, serving)
 
 
 def _is_runtime_template(cr: ContainerResult) -> bool:
@@ -102,8 +104,8 @@ def sizing_of(cr: ContainerResult) -> str:
             return "command unreadable"
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
-        if runtime_names_model(cr.workload) is not None:
-            # the model it names for itself (KV505, kvlint.io/model) has no config here
+        if runtime_names_model(cr.workload, s) is not None:
+            # the model it names for itself (KV505, kvlint.io/model, a literal --model org/name) has no config here
             return "model unknown"
         return "runtime template"  # its model and resources come from the InferenceService that uses it
     # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first

@@ -24,7 +24,7 @@ from kvlint.render import load_inputs
 from kvlint.report import render
 from kvlint.sizing import summarise
 from kvlint.workloads import find_workloads
-from kvlint.workloads.kubeai import MAX_CATALOG_ENTRIES
+from kvlint.workloads.kubeai import KUBEAI_CATALOG_TERMS, KUBEAI_MODEL_TERMS, MAX_CATALOG_ENTRIES
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 KUBEAI_VALUES = FIX / "helm" / "kubeai" / "charts" / "models" / "values.yaml"
@@ -47,11 +47,17 @@ def _values(tmp_path: Path, *, all_enabled: bool = False, enable: str | None = N
     return out
 
 
-def _by_object(result) -> dict[str, list[tuple[str, str, str, str]]]:
+def _by_object(result, *, as_rendered: bool = False) -> dict[str, list[tuple[str, str, str, str]]]:
+    """The findings of each object; ``as_rendered``: with the catalog entry's fix terms said as those of the
+    Model the chart renders from it."""
     found: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
     for d in result.diagnostics:
         if d.object:
-            found[d.object].append((d.rule, d.severity, d.message, d.fix))
+            fix = d.fix
+            if as_rendered and fix:
+                for entry, model in zip(KUBEAI_CATALOG_TERMS, KUBEAI_MODEL_TERMS, strict=True):
+                    fix = fix.replace(entry.heading, model.heading).replace(entry.phrase, model.phrase)
+            found[d.object].append((d.rule, d.severity, d.message, fix))
     return {k: sorted(v) for k, v in found.items()}
 
 
@@ -63,7 +69,10 @@ def test_kubeai_catalog_values_give_what_the_helm_rendered_models_give(tmp_path:
     opts = Options(allow_hub=False)
     direct, rendered = run_check([str(values)], opts), run_check([str(KUBEAI_RENDERED)], opts)
     assert len(rendered.containers) == 32  # the vLLM Models of the rendered file
-    assert _by_object(direct) == _by_object(rendered)
+    # the one deliberate difference: a fix on the values names the catalog entry the user edits
+    # (KUBEAI_CATALOG_TERMS), one on a rendered Model names the Model (KUBEAI_MODEL_TERMS)
+    assert _by_object(direct, as_rendered=True) == _by_object(rendered)
+    assert _by_object(direct) != _by_object(rendered)
 
     def pods(result) -> dict[str, tuple]:
         out = {}

@@ -67,3 +67,23 @@ def test_chart_values_keep_their_own_heading() -> None:
     d = _one(STACK, "KV501")
     assert "(in these values: node selection is the entry's nodeSelectorTerms or affinity" in d.fix, d.fix
     assert "KubeAI" not in d.fix
+
+
+def test_models_chart_catalog_entries_are_named_as_entries() -> None:
+    """The KubeAI ``models`` chart's values (fixtures/helm/kubeai, the chart's own values.yaml): each Model is a
+    ``catalog`` entry the user edits there, so the fix names the entry's resourceProfile, and says that the
+    profiles' nodeSelectors are in the other chart's values (kubeai's ``resourceProfiles``), not these."""
+    values = Path(__file__).resolve().parents[1] / "fixtures/helm/kubeai/charts/models/values.yaml"
+    r = run_check([str(values)], OPTS)
+    kv105 = [d for d in r.diagnostics if d.rule == "KV105" and "GPUs per pod" in d.fix]
+    kv501 = [d for d in r.diagnostics if d.rule == "KV501" and d.fix.startswith("add a nodeSelector")]
+    assert kv105 and kv501  # the premise: fixes naming a GPU count and a nodeSelector
+    for d in kv105:
+        assert d.fix.endswith(
+            "(for this catalog entry of the KubeAI models chart: the GPUs per pod are the count after the colon "
+            "of the entry's resourceProfile, as in nvidia-gpu-h100:2)"
+        ), d.fix
+    for d in kv501:
+        assert "(for this catalog entry of the KubeAI models chart: which GPU a pod gets" in d.fix, d.fix
+        assert "(the kubeai chart's, not these models chart values)" in d.fix, d.fix
+    assert not any("for this KubeAI Model" in (d.fix or "") for d in r.diagnostics)

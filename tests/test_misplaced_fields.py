@@ -61,3 +61,19 @@ def test_a_misspelt_field_still_gets_its_nearest_name() -> None:
     derived = text.replace(anchor, anchor.replace("imagePullPolicy", "imagePullPolicyy"))
     d = _kv005(run_documents(load_text(derived, "derived.yaml"), OPTS))["imagePullPolicyy"]
     assert d.fix == "rename 'imagePullPolicyy' to 'imagePullPolicy'"
+
+
+def test_pod_level_probe_in_a_pod_of_several_containers_names_none() -> None:
+    """With a second container in the pod (a sidecar added under the real one, the one change), the probes at
+    pod level may be meant for either: the fix does not name the serving container (KV005 runs per serving
+    container, so a pod of two serving containers got two fixes at the same key, each naming its own)."""
+    text = GAUDI.read_text()
+    anchor = "      volumes:\n"
+    assert text.count(anchor) == 1
+    sidecar = "        - name: metrics-proxy\n          image: nginx:1.27\n"
+    found = _kv005(run_documents(load_text(text.replace(anchor, sidecar + anchor), "derived.yaml"), OPTS))
+    assert set(found) == {"livenessProbe", "readinessProbe"}, found
+    for key, d in found.items():
+        assert d.fix == f"move '{key}' into the container it is for (under containers:, beside its image)", (
+            d.fix
+        )

@@ -72,3 +72,18 @@ def test_kserve_runtime_annotated_with_an_uncatalogued_model() -> None:
     assert f"no config.json for model '{ABSENT}'" in d.message, d.message
     assert f"kvlint models pull {ABSENT}" in d.fix, d.fix
     assert not any("supplied by" in d.message for d in _kv502(r))
+
+
+def test_kserve_runtime_naming_an_uncatalogued_hub_id_in_its_command() -> None:
+    """A runtime whose engine command names a hub id literally (``--model org/name``, the one change to the real
+    runtime's ``--model /mnt/models/``) runs that model: KServe replaces the runtime's ``args`` only when the
+    predictor sets its own. kvlint sizes such a runtime on a catalogued id; on one it has no config for, the
+    reason is that config ("model unknown", the pull fix), not "runtime template" with no word of the model."""
+    text = KSERVE.read_text()
+    anchor = "        - /mnt/models/\n"
+    assert text.count(anchor) == 1 and lookup(ABSENT) is None
+    r = run_documents(load_text(text.replace(anchor, f"        - {ABSENT}\n"), "runtime.yaml"), OPTS)
+    assert sizing_of(_one(r)) == "model unknown"
+    (d,) = [d for d in _kv502(r) if d.severity == "warning"]
+    assert f"no config.json for model '{ABSENT}'" in d.message, d.message
+    assert f"kvlint models pull {ABSENT}" in d.fix, d.fix

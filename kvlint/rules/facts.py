@@ -7,12 +7,13 @@ serving-runtime template, and the model's whole weight bytes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.engines.images import image_platform
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ContainerResult, Workload
+from kvlint.types import ContainerResult, ServingConfig, Workload
 
 __all__ = [
     "has_memory_shm",
@@ -54,18 +55,32 @@ def is_runtime_template(w: Workload) -> bool:
     return False
 
 
-def runtime_names_model(w: Workload) -> str | None:
+#: A Hugging Face hub id written as is (``org/name``): no path (``/mnt/models``), no placeholder (``$(MODEL_PATH)``,
+#: ``{{.Name}}``, ``${MODEL_DIR}``), the shape :mod:`kvlint.models.resolve` looks up as a hub id.
+_LITERAL_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def runtime_names_model(w: Workload, serving: ServingConfig | None = None) -> str | None:
     """The model a serving-runtime template names for itself, to be sized on it rather than left to the service
     that uses it: the user's ``kvlint.io/model`` annotation on the runtime, else the model the operator object
     names in its own fields (:attr:`~kvlint.types.Workload.derived_model`: an OME runtime's
-    ``--served-model-name`` with the GPUs it declares, :func:`kvlint.workloads.find._ome_named`); None for a
-    runtime that names none (its model is the InferenceService's) and for any other workload."""
+    ``--served-model-name`` with the GPUs it declares, :func:`kvlint.workloads.find._ome_named`), else (given the
+    container's ``serving``) a hub id its engine command names literally (``--model org/name``: KServe merges the
+    predictor's container over the runtime's and replaces ``args`` only when the predictor sets them,
+    kserve/kserve pkg/utils/container_merge.go ``MergeContainerWithPatch``, so the engine loads that model;
+    kvlint sizes the runtime on it when it has its config); None for a runtime that names none (its model is the
+    InferenceService's: ``/mnt/models``, ``$(MODEL_PATH)``) and for any other workload."""
     if not is_runtime_template(w):
         return None
     from kvlint.workloads.base import MODEL_ANNOTATION
 
     named = w.annotations.get(MODEL_ANNOTATION) or w.derived_model
-    return str(named) if named else None
+    if named:
+        return str(named)
+    literal = serving.model.value if serving is not None and serving.model is not None else None
+    if isinstance(literal, str) and _LITERAL_HUB_ID.fullmatch(literal):
+        return literal
+    return None
 
 
 def resource_value(container: LDict, resource: str) -> Any:

@@ -79,6 +79,25 @@ KUBEAI_MODEL_TERMS: tuple[ValuesTerm, ...] = (
 )
 
 
+#: :data:`KUBEAI_MODEL_TERMS` for a Model the KubeAI ``models`` chart renders from a ``catalog`` entry of the
+#: values being checked (:func:`catalog_workloads`): the user edits the entry (``catalog.<name>.resourceProfile``,
+#: which the chart's template copies into the Model's spec), and the profiles' nodeSelectors are in the values of
+#: the other chart, ``kubeai`` (charts/kubeai/values.yaml ``resourceProfiles``), not in these.
+KUBEAI_CATALOG_TERMS: tuple[ValuesTerm, ...] = (
+    ValuesTerm(
+        KUBEAI_MODEL_TERMS[0].pattern,
+        "the GPUs per pod are the count after the colon of the entry's resourceProfile, as in nvidia-gpu-h100:2",
+        heading="for this catalog entry of the KubeAI models chart",
+    ),
+    ValuesTerm(
+        KUBEAI_MODEL_TERMS[1].pattern,
+        "which GPU a pod gets is the resource profile's: its nodeSelector is in the resourceProfiles of the "
+        "KubeAI installation's Helm values (the kubeai chart's, not these models chart values)",
+        heading="for this catalog entry of the KubeAI models chart",
+    ),
+)
+
+
 # KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
 # tag (and so the vLLM version) is unknown from the manifest.
 _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
@@ -416,9 +435,12 @@ def catalog_workloads(doc: Document) -> list[Workload]:
     (OLlama, Infinity, FasterWhisper) gives the note such a Model gets when the chart renders it, and nothing
     when it does not (the values' KV504 note names those engines once). The workload of an entry the chart does
     not render with these values (``enabled: false`` and ``all.enabled`` not true) is named
-    ``<name> (enabled: false)``: it is checked as if enabled, and every report says it is not."""
+    ``<name> (enabled: false)``: it is checked as if enabled, and every report says it is not. The fixes of a
+    vLLM entry's Model name the entry's fields (:data:`KUBEAI_CATALOG_TERMS`), not a Model's."""
     out: list[Workload] = []
     for model, enabled in catalog_models(doc):
         for w in model_workloads(model, other_engines=enabled):
+            if w.values_terms:  # (a vLLM Model's: said in the terms of the catalog entry the user edits)
+                w = replaced(w, values_terms=KUBEAI_CATALOG_TERMS)
             out.append(w if enabled else replaced(w, name=f"{w.name} (enabled: false)"))
     return out

@@ -11,6 +11,7 @@ a serving pod, or a ``kvlint.io/`` annotation kvlint does not read) is a contain
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -223,7 +224,7 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     for owner, path, key, guess, loc in found:
         where = f"{owner}{'.' + path if path else ''}"
-        moved = _misplaced(owner, path, key, ctx.cr.container_name)
+        moved = _misplaced(owner, path, key, ctx.cr.container_name, _container_count(pod))
         if moved is not None:
             belongs, fix = moved
             yield ctx.finding(
@@ -244,17 +245,28 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
-def _misplaced(owner: str, path: str, key: str, container: str | None) -> tuple[str, str] | None:
+def _container_count(pod: Any) -> int:
+    """How many containers the pod spec ``pod`` lists under ``containers:`` (0 when it lists none)."""
+    containers = pod.get("containers") if isinstance(pod, dict) else None
+    return len(containers) if isinstance(containers, list) else 0
+
+
+def _misplaced(
+    owner: str, path: str, key: str, container: str | None, containers: int = 1
+) -> tuple[str, str] | None:
     """``(what the key is a field of, the fix)`` for an unknown key of the pod spec that is a field of a container
     (``readinessProbe``, ``resources``, ``args`` written one level too far out), or of a container's top level
     that is a field of the pod spec (``nodeSelector``, ``tolerations``, ``volumes`` written one level too far in);
     None for any other key. The field lists are those of ``core/v1`` (:mod:`kvlint.workloads.fields`): a key
     that is exactly a field name of the other type is moved rather than renamed to the nearest field of its own
-    type (``readinessProbe`` at pod level is not a misspelt ``readinessGates``)."""
+    type (``readinessProbe`` at pod level is not a misspelt ``readinessGates``). A pod-level key is moved into
+    the serving container by name only when the pod has that one container (``containers``): in a pod of
+    several, the key may be meant for any of them, and KV005 runs once per serving container, so naming each
+    would give one fix per container, at the same key, each naming a different one."""
     if path:
         return None
     if owner == "the pod spec" and key in known_fields("V1Container"):
-        into = f"the container '{container}'" if container else "the container it is for"
+        into = f"the container '{container}'" if container and containers == 1 else "the container it is for"
         return "a container", f"move '{key}' into {into} (under containers:, beside its image)"
     if owner.startswith("container ") and key in known_fields("V1PodSpec"):
         return "the pod spec", f"move '{key}' out of {owner}, up to the pod spec (beside containers:)"

@@ -295,9 +295,10 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     ):
         return  # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested)
     name = s.model.value
-    # a runtime that names its own model (kvlint.io/model, an OME runtime's --served-model-name) is sized on it:
+    # a runtime that names its own model (kvlint.io/model, an OME runtime's --served-model-name, a literal
+    # --model org/name) is sized on it:
     # when that model is not found, the reason is its config, as for any container, not the service's model
-    own = runtime_names_model(ctx.workload) if cr.model is None else None
+    own = runtime_names_model(ctx.workload, s) if cr.model is None else None
     if own is not None:
         name = own
     elif cr.model is None and is_runtime_template(ctx.workload):

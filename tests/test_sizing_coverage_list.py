@@ -1,0 +1,54 @@
+"""bench/sizing_coverage.py --list: the findings listed under a container not sized are those of its own object.
+
+A real ServingRuntime of the collected set (rh-aiservices-bu/llm-on-openshift's vLLM runtime, source in
+fixtures/collected/INDEX.csv) and, in the same file, a Deployment of the same name ``vllm`` serving a made-up
+model no catalogue holds: matched on the name alone, each listed the other's findings (the Deployment "not sized:
+model unknown" with the runtime's "this ServingRuntime is a template" note).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import sizing_coverage  # noqa: E402
+
+RUNTIME = (
+    ROOT
+    / "fixtures/collected/rh-aiservices-bu__llm-on-openshift__serving-runtimes__vllm_runtime__vllm-runtime.yaml"
+)
+ABSENT = "example-org/not-catalogued-8B"
+DEPLOYMENT = f"""---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  selector: {{matchLabels: {{app: vllm}}}}
+  template:
+    metadata: {{labels: {{app: vllm}}}}
+    spec:
+      containers:
+      - name: kserve-container
+        image: vllm/vllm-openai:v0.8.5
+        args: ["--model", "{ABSENT}"]
+        resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+
+
+def test_each_unsized_container_lists_only_its_own_objects_findings(tmp_path: Path) -> None:
+    (tmp_path / "both.yaml").write_text(RUNTIME.read_text() + DEPLOYMENT)
+    row = sizing_coverage.sizing(tmp_path)
+    by_object = {u["object"]: u for u in row["unsized"]}
+    assert set(by_object) == {"ServingRuntime/vllm", "Deployment/vllm"}, by_object
+    runtime, deployment = by_object["ServingRuntime/vllm"], by_object["Deployment/vllm"]
+    assert (runtime["reason"], deployment["reason"]) == ("runtime template", "model unknown")
+    assert any("this ServingRuntime is a template" in why for why in runtime["why"]), runtime
+    assert any(f"no config.json for model '{ABSENT}'" in why for why in deployment["why"]), deployment
+    assert not any("template" in why for why in deployment["why"]), deployment["why"]
+    assert not any(ABSENT in why for why in runtime["why"]), runtime["why"]
+    for u in (runtime, deployment):
+        assert len(u["why"]) == len(set(u["why"]))
