@@ -11,7 +11,10 @@ of kv_lora_rank + qk_rope_head_dim a layer).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from kvlint.memory.kv import kv_bytes_per_token
 from kvlint.models.catalogue import lookup
@@ -19,6 +22,7 @@ from kvlint.models.resolve import resolve_model
 from kvlint.models.weights import param_count
 from kvlint.pipeline import Options, run_check
 from kvlint.sizing import SIZED, outcomes
+from kvlint.types import ModelUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLECTED = ROOT / "fixtures" / "collected"
@@ -95,3 +99,36 @@ def test_lws_glm46_example_is_sized_offline() -> None:
 def test_kserve_deepseek_coder_v2_lite_sample_is_sized_offline() -> None:
     models = _sized_models(KSERVE_DP_EP)
     assert models and all(m == "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct" for m in models)
+
+
+DSV41_RECIPE = (
+    COLLECTED
+    / "ai-dynamo__dynamo__recipes__deepseek-v4.1-flash__vllm__disagg-b200-agentic__kustomize__base__deploy.yaml"
+)
+
+
+def test_deepseek_v41_flash_kv502_says_the_architecture_is_not_modelled() -> None:
+    r = run_check([str(DSV41_RECIPE)], Options(allow_hub=False))
+    kv502 = [d for d in r.diagnostics if d.rule == "KV502"]
+    assert kv502
+    for d in kv502:
+        assert "DeepseekV41ForCausalLM" in d.message and "not in kvlint's memory model" in d.message
+        assert "kvlint models pull" not in d.fix  # a pulled config would be refused too
+        assert d.fix.startswith("none in kvlint yet")
+
+
+def test_deepseek_v41_config_is_refused_not_sized_as_v4(tmp_path: Path) -> None:
+    # A DeepSeek V4.1 config in the shape vLLM's DeepseekV41Config reads (architectures DeepseekV41ForCausalLM,
+    # model_type deepseek_v41, the text model under text_config); made up for this test from the stored
+    # DeepSeek-V4-Flash config, whose text model_type deepseek_v4 kvlint would otherwise size with V4's layout.
+    v4 = json.loads(
+        (ROOT / "kvlint" / "data" / "models" / "deepseek-ai--DeepSeek-V4-Flash" / "config.json").read_text()
+    )
+    v41 = {"architectures": ["DeepseekV41ForCausalLM"], "model_type": "deepseek_v41", "text_config": v4}
+    d = tmp_path / "deepseek-ai--DeepSeek-V4.1-Flash"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(v41))
+    with pytest.raises(ModelUnavailable) as e:
+        resolve_model(str(d), allow_hub=False)
+    assert "DeepseekV41ForCausalLM" in str(e.value) and "not in kvlint's memory model" in str(e.value)
+    assert e.value.refusal is not None
