@@ -23,7 +23,30 @@ from kvlint.models.shapes import config_int as _int
 from kvlint.models.shapes import dsa_indexer_layers as _dsa_indexer_layers
 from kvlint.types import LayerSpec, ModelSpec
 
-__all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
+__all__ = [
+    "parse_config",
+    "DEEPSEEK_V41_UNMODELLED",
+    "MLA_MODEL_TYPES",
+    "DTYPE_BYTES",
+    "dtype_bytes_of",
+    "text_config_of",
+]
+
+#: Why kvlint refuses a DeepSeek V4.1 config (``DeepseekV41ForCausalLM``, model_type ``deepseek_v41``) instead of
+#: sizing it as DeepSeek V4, whose model_type prefix it shares. vllm@0.34.0 registers the architecture on its own
+#: package (vllm/model_executor/models/registry.py: ``"DeepseekV41ForCausalLM": ("vllm.models.deepseek_v41", ...)``;
+#: vllm/transformers_utils/configs/deepseek_v41.py::DeepseekV41Config flattens the checkpoint's ``text_config`` and
+#: ``vision_config``), and sglang 0.5.21 on reads it (sglang/srt/configs/deepseek_v41.py::
+#: normalize_deepseek_v41_config maps it onto its DeepseekV4ForCausalLM with V4.1's compressor and indexer). What
+#: its KV cache holds per token (a compressed sparse attention whose compressed KV and indexer are shared by the
+#: layers of one compress ratio, beside each layer's window KV; Engram n-gram tables; MTP draft layers) is not
+#: restated in docs/engine-memory-model.md, so no per-token figure is given rather than V4's.
+DEEPSEEK_V41_UNMODELLED = (
+    "DeepseekV41ForCausalLM (DeepSeek V4.1, model_type deepseek_v41) is a new architecture: vLLM 0.34.0 serves it "
+    "from its own vllm.models.deepseek_v41 package and SGLang 0.5.21 on reads it, but its KV layout (compressed "
+    "sparse attention whose compressed KV and indexer are shared by the layers of one compress ratio, window KV, "
+    "Engram tables) is not in kvlint's memory model, and sizing it as DeepSeek V4 would be a guess"
+)
 
 #: model_type values vLLM treats as DeepSeek-style MLA when ``kv_lora_rank`` is present
 #: (docs/engine-memory-model.md §1.3, ``model_arch_config_convertor.py::is_deepseek_mla``).
@@ -789,6 +812,12 @@ def parse_config(
         raise ValueError(
             f"{model_id}: architectures {list(architectures)} are not a decoder LLM kvlint can read"
         )
+    if (
+        top_type == "deepseek_v41"
+        or model_type == "deepseek_v41"
+        or "DeepseekV41ForCausalLM" in architectures
+    ):
+        raise ValueError(f"{model_id}: {DEEPSEEK_V41_UNMODELLED}")
 
     notes: list[str] = []
     if nested_key:

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kvlint.models.config import REFUSED, NotDecoderLLM, parse_config
+from kvlint.models.config import DEEPSEEK_V41_UNMODELLED, REFUSED, NotDecoderLLM, parse_config
 from kvlint.models.pulled import inside as _inside
 from kvlint.types import ConfigRefusal, ModelSpec, ModelUnavailable
 
@@ -72,6 +72,14 @@ def _how_to(ref: str) -> str:
         f"provide it with {pull}--model-dir DIR holding {layout}, map the path to a hub id or local directory in "
         "`.kvlint.yaml` model_paths, or annotate the workload with kvlint.io/model: <hub id>"
     )
+
+
+#: Hub ids (lower case) real manifests name whose architecture kvlint's memory model does not cover and whose
+#: config.json the catalogue lacks: the KV502 says why, not only "not found". deepseek-ai/DeepSeek-V4.1-Flash is a
+#: DeepseekV41ForCausalLM (model_type deepseek_v41: huggingface/transformers issue #48755 "Add DeepSeek-V4.1-Flash
+#: (deepseek_v41)"; named by ai-dynamo/dynamo's recipes/deepseek-v4.1-flash, fixtures/collected); see
+#: :data:`kvlint.models.config.DEEPSEEK_V41_UNMODELLED` for the engine sources.
+UNMODELLED_HUB_IDS: dict[str, str] = {"deepseek-ai/deepseek-v4.1-flash": DEEPSEEK_V41_UNMODELLED}
 
 
 def _unavailable(ref: str, reason: str, hub_hint: bool = True) -> ModelUnavailable:
@@ -962,6 +970,13 @@ def _resolve(
         spec = _from_catalogue(ref, revision, derive_because="hub access is disabled")
         if spec is not None:
             return spec
+        unmodelled = UNMODELLED_HUB_IDS.get(ref.strip("/").lower())
+        if unmodelled:
+            # no "provide it with" remedy: a config.json would be refused too (parse_config)
+            raise ModelUnavailable(
+                f"model '{ref}': config.json not found (not in the bundled catalogue and hub access is disabled; "
+                f"no public copy of it was found, and with it kvlint would still not size the model: {unmodelled})"
+            )
         raise _unavailable(ref, "not in the bundled catalogue and hub access is disabled")
     try:
         return _from_hub(ref, revision)

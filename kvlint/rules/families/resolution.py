@@ -25,6 +25,7 @@ from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
+from kvlint.models.resolve import UNMODELLED_HUB_IDS
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template, runtime_names_model
@@ -62,6 +63,12 @@ _SGLANG_PP_FIX = {
     "--tp-size); SGLang 0.5.11 and later accept it with pipeline parallelism",
 }
 
+#: KV502's fix for a model whose architecture kvlint does not size (:data:`kvlint.models.resolve.UNMODELLED_HUB_IDS`):
+#: a config would not help, so none is asked for.
+_UNMODELLED_FIX = (
+    "none in kvlint yet: read the KV cache size the engine logs at start-up, or accept this finding on the "
+    'workload with kvlint.io/ignore: "KV502=<reason>"'
+)
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
     "the kvlint.io/model annotation, or hub access (HF_TOKEN for gated models)"
@@ -394,7 +401,11 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         yield ctx.finding(
             f"no config.json for model '{name}', so capacity rules were skipped: {reason or 'unknown reason'}",
             s.model.loc,
-            fix=("provide it with " + remedy) if remedy else _GIVE_CONFIG,
+            fix=("provide it with " + remedy)
+            if remedy
+            else _UNMODELLED_FIX
+            if any(why in reason for why in UNMODELLED_HUB_IDS.values())
+            else _GIVE_CONFIG,
         )
         return
     if (
