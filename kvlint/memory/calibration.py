@@ -438,8 +438,9 @@ TRITON_SAMPLER_MIN_ROWS = 8
 TRITON_SAMPLER_SMS = 132
 """Streaming multiprocessors assumed for the Triton kernel's scratch buffer, which has one vocab-wide fp32 row per
 program, ``min(next_power_of_2(min(rows, SMs)), SMs)`` rows (``vllm@0.17.0:vllm/v1/sample/ops/topk_topp_triton.py::
-apply_top_k_top_p_triton``). The accelerator catalogue holds no SM count: an H100/H200's 132; 82 (RTX 3090) or 170
-(RTX 5090) would move the buffer by at most 88 rows, 0.05 GiB at a 152k vocabulary."""
+apply_top_k_top_p_triton``; ``num_compute_units``: SMs on NVIDIA, compute units on ROCm). The accelerator catalogue
+holds no SM count: an H100/H200's 132. The catalogue's devices span 40 (T4) to 304 (MI300X compute units), so the
+buffer is off by at most 92 rows fewer or 172 more: 0.05 / 0.10 GiB at a 152k vocabulary, 0.17 GiB at 262k (Gemma)."""
 
 
 def triton_sampler_bytes(rows: int, vocab: int, dtype_bytes: int) -> int:
