@@ -33,7 +33,12 @@ def test_the_native_path_is_triton_from_0_17_0() -> None:
     assert cal.sampler_path("v1", v("0.24.0"), True, (7, 5)) == "v1_triton"
     assert cal.sampler_path("v1", v("0.22.0"), True, (9, 0), flashinfer_env=False) == "v1_triton"
     assert cal.sampler_path("v1", v("0.16.0"), True, (9, 0), flashinfer_env=False) == "v1_native"
-    assert cal.sampler_path("v1", v("0.20.0"), True, (9, 0), vendor="amd") == "v1_native"
+    # ROCm: is_cuda() is false, so forward_native (forward_hip falls back to it through 0.20.x), and HAS_TRITON
+    assert cal.sampler_path("v1", v("0.16.0"), True, None, vendor="amd") == "v1_native"
+    assert cal.sampler_path("v1", v("0.20.0"), True, (9, 0), vendor="amd") == "v1_triton"
+    assert cal.sampler_path("v1", v("0.24.0"), True, None, vendor="amd") == "v1_triton"
+    assert cal.sampler_path("v1", v("0.24.0"), True, None, vendor="amd", flashinfer_env=True) == "v1_triton"
+    assert cal.sampler_path("v1", v("0.20.0"), True, None, vendor="google") == "v1_native"
 
 
 def test_triton_sampler_keeps_four_logit_sized_tensors_not_a_sort() -> None:
@@ -80,3 +85,23 @@ def test_gt326_kv_within_three_percent_of_the_printed_pool() -> None:
     assert abs(kv17 - printed) / printed < 0.03, kv17 / GiB
     # the same start-up one release earlier sorts: more activation, less KV, by the same bytes
     assert act16 - act17 == kv17 - kv16 > 0.5 * GiB
+
+
+def test_rocm_plan_prices_the_triton_sampler_from_0_17_0() -> None:
+    """An MI300X start-up at 0.20.0 runs the same Triton masking as an H100 with FlashInfer's sampler off: the same
+    activation, below 0.16.0's sort on the same MI300X."""
+    model = resolve_model("meta-llama/Llama-3.1-8B", allow_hub=False)
+    mi300x, h100 = lookup("mi300x"), lookup("h100")
+    assert mi300x is not None and mi300x.vendor == "amd" and h100 is not None
+
+    def act(version: str, gpu, flashinfer: bool | None = None) -> int:
+        settings = VllmSettings(
+            version=version, max_model_len=8192, max_num_seqs=256, flashinfer_sampler=flashinfer
+        )
+        d = plan_vllm_detailed(
+            settings, model, gpu.memory_bytes, gpu_name=gpu.name, compute_capability=gpu.compute_capability
+        )
+        return d.plan.activation_bytes
+
+    assert act("0.20.0", mi300x) == act("0.20.0", h100, flashinfer=False)
+    assert act("0.16.0", mi300x) == act("0.16.0", h100, flashinfer=False) > act("0.20.0", mi300x)

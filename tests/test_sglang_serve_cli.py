@@ -188,8 +188,10 @@ def test_serve_with_the_model_only_in_the_config_file_is_refused(version: str | 
     assert not run(False).findings
 
 
-@pytest.mark.parametrize(("version", "refused"), [("0.5.10", True), ("0.5.12", False), (None, False)])
-def test_serve_takes_model_alias_from_0_5_12(version: str | None, refused: bool) -> None:
+@pytest.mark.parametrize(
+    ("version", "refused"), [("0.5.10", True), ("0.5.11", False), ("0.5.12", False), (None, False)]
+)
+def test_serve_takes_model_alias_from_0_5_11(version: str | None, refused: bool) -> None:
     cfg = parse_sglang_argv(["--model", MODEL], version=version, serve_cli=True)
     assert cfg.model is not None and cfg.model.value == MODEL
     assert [f.rule for f in cfg.findings] == (["KV206"] if refused else [])

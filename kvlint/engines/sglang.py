@@ -535,8 +535,9 @@ def _serve_refused(col: Collector, loc: Loc | None, message: str, fix: str) -> N
 
 
 #: ``sglang serve``'s own look for the model (``cli/utils.py::get_model_path``) takes ``--model`` as well as
-#: ``--model-path`` from this release (read in the 0.5.12 wheel; the 0.5.5 - 0.5.10 ones take ``--model-path`` only)
-SERVE_MODEL_ALIAS_FROM = (0, 5, 12)
+#: ``--model-path`` from this release (read in the 0.5.11 and 0.5.12 wheels; the 0.5.5 - 0.5.10 ones take ``--model-path``
+#: only)
+SERVE_MODEL_ALIAS_FROM = (0, 5, 11)
 
 
 def _serve_names_model(argv: Sequence[str], v: ReleaseVersion | None) -> bool:

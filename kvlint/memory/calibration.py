@@ -360,16 +360,22 @@ def sampler_path(
       sort below that (``vllm@0.17.0``/``vllm@0.20.0:vllm/v1/sample/ops/topk_topp_sampler.py::apply_top_k_top_p``;
       vllm-project/vllm#33538; the 0.16.0 wheel has no ``topk_topp_triton.py``). :func:`activation_bytes` takes the
       PyTorch factor for fewer than 8 rows.
-    * AMD GPUs: never FlashInfer (the ROCm sampler choice after 0.17.0 is not read: ``v1_native`` kept).
+    * AMD GPUs: never FlashInfer (``current_platform.is_cuda()`` is false on ROCm); ``forward_native``, hence the
+      same ``v1_triton`` from 0.17.0 (Triton ships with ROCm PyTorch, so ``HAS_TRITON``): ``TopKTopPSampler.__init__``
+      takes ``forward_hip`` only with AITER on (``VLLM_ROCM_USE_AITER``, off by default), and that one calls
+      ``forward_native`` too through 0.20.x (``DISABLE_AITER_SAMPLER = True``; ``vllm@0.17.0``/``vllm@0.20.0``/
+      ``vllm@0.24.0:vllm/v1/sample/ops/topk_topp_sampler.py``). AITER's own sampler from 0.24.0 is not modelled.
 
     Before 0.11.1 the choice depends on the FlashInfer package installed in the image, which a manifest does not
     show: :func:`sampler_path_alternative` gives the other path, and the plan's band covers both.
     """
     if era == "v0":
         return "v0_chunked" if chunked_prefill else "v0_sort"
-    if vendor != "nvidia":
-        return "v1_native"
     native = "v1_triton" if version >= TRITON_SAMPLER_FROM else "v1_native"
+    if vendor == "amd":
+        return native
+    if vendor != "nvidia":
+        return "v1_native"  # TPU / Gaudi run their own runners' samplers, not read
     if flashinfer_env is False:
         return native
     if flashinfer_env:
@@ -432,8 +438,9 @@ TRITON_SAMPLER_MIN_ROWS = 8
 TRITON_SAMPLER_SMS = 132
 """Streaming multiprocessors assumed for the Triton kernel's scratch buffer, which has one vocab-wide fp32 row per
 program, ``min(next_power_of_2(min(rows, SMs)), SMs)`` rows (``vllm@0.17.0:vllm/v1/sample/ops/topk_topp_triton.py::
-apply_top_k_top_p_triton``). The accelerator catalogue holds no SM count: an H100/H200's 132; 82 (RTX 3090) or 170
-(RTX 5090) would move the buffer by at most 88 rows, 0.05 GiB at a 152k vocabulary."""
+apply_top_k_top_p_triton``; ``num_compute_units``: SMs on NVIDIA, compute units on ROCm). The accelerator catalogue
+holds no SM count: an H100/H200's 132. The catalogue's devices span 40 (T4) to 304 (MI300X compute units), so the
+buffer is off by at most 92 rows fewer or 172 more: 0.05 / 0.10 GiB at a 152k vocabulary, 0.17 GiB at 262k (Gemma)."""
 
 
 def triton_sampler_bytes(rows: int, vocab: int, dtype_bytes: int) -> int:
