@@ -463,3 +463,41 @@ def test_compressed_tensors_finding_quotes_the_scheme_error(tmp_path: Path) -> N
     )
     assert "is compressed-tensors fp8-quantized" in kv305.message
     assert "'Quantization scheme is not supported for the current GPU. Min capability: 80." in kv305.message
+
+
+def test_modelopt_flag_is_overridden_by_the_checkpoints_quant_algo_from_0_10_1(tmp_path: Path) -> None:
+    """``--quantization modelopt`` on an NVFP4 export: from 0.10.1 ``ModelConfig._verify_quantization`` takes the
+    ModelOpt configs' ``override_quantization_method``, which answers by ``quant_algo`` and ignores the user's
+    method (vllm@0.20.0 and 0.34.0 modelopt.py), so the release tests ``modelopt_fp4``, not ModelOpt FP8's minimum:
+    an A100 runs it (review of quant44: it was a false KV305 error), a V100 does not."""
+    model_id = "nvidia/Qwen3-32B-NVFP4"
+    m = _model(model_id)
+    flag = _serving(model_id, "--quantization", "modelopt")
+    a100, v100 = _gpu("nvidia-a100-sxm4-40gb"), _gpu("nvidia-v100-sxm2-32gb")
+    new = replace(flag, version="0.20.0")
+    assert quant_min_cc("modelopt", "0.20.0") > parse_cc(a100.compute_capability)  # type: ignore[operator]
+    assert quantization_refusal(new, m, a100) is None
+    assert quantization_refusal(new, m, v100) == (
+        "modelopt_fp4",
+        "flag",
+        quant_min_cc("modelopt_fp4", "0.20.0"),
+    )
+    # before 0.10.1 no override reads the checkpoint: the flag's method is tested
+    old = replace(flag, version="0.9.2")
+    assert quantization_refusal(old, m, a100) == ("modelopt", "flag", quant_min_cc("modelopt", "0.9.2"))
+    # release unknown: which method is tested depends on it, so no refusal is certain
+    assert quantization_refusal(flag, m, v100) is None
+    # an FP8 export with the flag is ModelOpt FP8 in every release
+    fp8 = _serving("nvidia/Llama-3.1-70B-Instruct-FP8", "--quantization", "modelopt")
+    fp8_model = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    assert fp8_model.quant_method == "modelopt"
+    assert quantization_refusal(fp8, fp8_model, v100) == ("modelopt", "flag", quant_min_cc("modelopt", None))
+    # the finding names the flag as written and the method vLLM prints
+    path = _deployment(
+        tmp_path, "v0.20.0", "Tesla-V100-SXM2-32GB", f"--model={model_id}", "--quantization=modelopt"
+    )
+    out = run_check([str(path)], Options(allow_hub=False)).diagnostics
+    kv305 = [d for d in out if d.rule == "KV305"]
+    assert len(kv305) == 1
+    assert "--quantization modelopt " in kv305[0].message
+    assert "The quantization method modelopt_fp4 is not supported" in kv305[0].message

@@ -32,7 +32,14 @@ from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
-from kvlint.memory.versions import ReleaseVersion, fmt_version, parse_version, release_shown, resolve_version
+from kvlint.memory.versions import (
+    NEWEST_VLLM,
+    ReleaseVersion,
+    fmt_version,
+    parse_version,
+    release_shown,
+    resolve_version,
+)
 from kvlint.types import Accelerator, ModelSpec, ServingConfig
 from kvlint.values import parse_cc, truthy
 from kvlint.wording import platform_name, vendor_name, with_article
@@ -316,6 +323,29 @@ def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
     return None
 
 
+def _modelopt_flag_override(flag: str, model: ModelSpec | None, version: str | None) -> str | None:
+    """The method vLLM ``version`` tests when ``--quantization`` names a ModelOpt method (``flag``) and the
+    checkpoint ``model`` is a ModelOpt export; None when that depends on a release kvlint does not know.
+
+    From :data:`_HF_QUANT_CONFIG_READ` ``ModelConfig._verify_quantization`` asks each ModelOpt config's
+    ``override_quantization_method(quant_cfg, user_quant)``, which answers by the checkpoint's ``quant_algo``
+    alone and ignores the user's method, and sets ``self.quantization`` to that answer
+    (vllm@0.34.0:vllm/config/model.py and vllm/model_executor/layers/quantization/modelopt.py; same in the 0.10.1,
+    0.13.0 and 0.20.0 wheels): ``--quantization modelopt`` on an NVFP4 export is tested as ``modelopt_fp4``
+    (:func:`_modelopt_method`). Before 0.10.1, or when no override matches, the flag is the method tested. When
+    the release is unknown and a release from 0.10.1 would test another method than the flag, None (no release
+    is known to refuse)."""
+    if model is None or not str(model.quant_method or "").lower().startswith("modelopt"):
+        return flag
+    v, assumed = resolve_version(version)
+    if assumed:
+        newest = _modelopt_method(model, NEWEST_VLLM)
+        return flag if newest in (None, flag) else None
+    if v < _HF_QUANT_CONFIG_READ:
+        return flag
+    return _modelopt_method(model, version) or flag
+
+
 #: vLLM's compressed-tensors schemes (the linear-layer scheme of a ``config_groups`` entry) and the compute
 #: capability each release needs for it, as :data:`QUANT_MIN_CC_STEPS` (same step semantics). Besides the config's
 #: own minimum (``CompressedTensorsConfig`` 7.0), vLLM tests each layer's scheme when it builds the model
@@ -437,6 +467,11 @@ def quantization_refusal(
         if found is None:
             return None
         method = found
+    elif source == "flag" and method.startswith("modelopt") and serving.engine == "vllm":
+        overridden = _modelopt_flag_override(method, model, serving.version)
+        if overridden is None:
+            return None
+        method = overridden
     minimum = quant_min_cc(method, serving.version, serving.engine)
     if method == "compressed-tensors" and serving.engine == "vllm":
         scheme = compressed_tensors_scheme(model, serving.version)
