@@ -501,3 +501,33 @@ def test_modelopt_flag_is_overridden_by_the_checkpoints_quant_algo_from_0_10_1(t
     assert len(kv305) == 1
     assert "--quantization modelopt " in kv305[0].message
     assert "The quantization method modelopt_fp4 is not supported" in kv305[0].message
+
+
+def test_compressed_tensors_group_of_routed_experts_only_is_not_tested() -> None:
+    """moonshotai/Kimi-K2.5 (catalogued config.json): one int4 group targeting ``Linear`` with the attention, dense
+    MLPs and shared experts ignored, so only the routed experts are quantized. vLLM tests a scheme's minimum only for
+    a Linear layer (CompressedTensorsConfig.get_scheme); a FusedMoE layer's CompressedTensorsMoEMethod.get_moe_method
+    makes no capability test (vllm@0.11.0 and 0.34.0). Review of quant44: this was a false KV305 error on a T4 up to
+    0.11 and on a V100 from 0.12. The same group with only lm_head ignored is still tested."""
+    m = _model("moonshotai/Kimi-K2.5")
+    assert m.quant_method == "compressed-tensors" and isinstance(m.quant_config, dict)
+    s, t4, v100 = _serving("moonshotai/Kimi-K2.5"), _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb")
+    for version in ("0.11.0", "0.34.0", None):
+        assert compressed_tensors_scheme(m, version) is None
+        assert quantization_refusal(replace(s, version=version), m, t4) is None
+        assert quantization_refusal(replace(s, version=version), m, v100) is None
+    every_linear = replace(m, quant_config={**m.quant_config, "ignore": ["lm_head"]})
+    floor = CT_SCHEME_MIN_CC_STEPS["w4a16"][0][1]
+    assert compressed_tensors_scheme(every_linear, "0.11.0") == ("w4a16", floor)
+    assert quantization_refusal(replace(s, version="0.11.0"), every_linear, t4) == (
+        "compressed-tensors",
+        "checkpoint",
+        floor,
+    )
+    # a group whose targets name the routed experts reaches no Linear layer either
+    experts = {**m.quant_config, "ignore": []}
+    experts["config_groups"] = {
+        name: {**group, "targets": ["re:.*mlp\\.experts.*"]}
+        for name, group in m.quant_config["config_groups"].items()
+    }
+    assert compressed_tensors_scheme(replace(m, quant_config=experts), "0.11.0") is None

@@ -28,6 +28,7 @@ Pure functions of the parsed engine settings, the model and the accelerator; not
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
@@ -366,7 +367,9 @@ def _modelopt_flag_override(flag: str, model: ModelSpec | None, version: str | N
 #:   ``CompressedTensorsW4A16Fp4`` (8.0); from 0.16.0 both need 7.5.
 #:
 #: A config group of another kind (int8 weights without activations, asymmetric or dynamic weights, MXFP4,
-#: W4A8 ...) is not tested; a model's floor is the highest of its tested groups (every layer is built).
+#: W4A8 ...) is not tested, nor one that reaches no Linear layer (:func:`_ct_group_reaches_linear`: routed experts
+#: only, whose MoE method makes no capability test); a model's floor is the highest of its tested groups (every
+#: layer is built).
 CT_SCHEME_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "fp8": (("0.6.3", (8, 0)), ("0.14.0", (7, 5))),
     "w8a8-int8": (("0.6.3", (7, 5)),),
@@ -396,6 +399,71 @@ def _ct_group_scheme(group: dict) -> str | None:
     return None
 
 
+#: Linear layers kvlint looks for in a compressed-tensors config group's reach (:func:`_ct_group_reaches_linear`),
+#: by kind: the attention (Llama/Qwen and DeepSeek MLA layouts), dense-MLP and shared-expert projections, as vLLM
+#: names them before fusing.
+_CT_PROBE_LINEAR: dict[str, tuple[str, ...]] = {
+    kind: tuple(f"model.layers.1.{name}" for name in names)
+    for kind, names in {
+        "attention": (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "self_attn.q_a_proj",
+            "self_attn.q_b_proj",
+            "self_attn.kv_a_proj_with_mqa",
+            "self_attn.kv_b_proj",
+        ),
+        "dense MLP": ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"),
+        "shared experts": (
+            "mlp.shared_experts.gate_proj",
+            "mlp.shared_experts.down_proj",
+            "mlp.shared_expert.gate_proj",
+            "mlp.shared_expert.down_proj",
+        ),
+    }.items()
+}
+
+
+def _ct_name_matches(name: str, pattern: str) -> bool:
+    """Whether layer ``name`` matches a compressed-tensors ``targets``/``ignore`` entry: equal, or ``re:`` and the
+    regex matching from its start (``is_equal_or_regex_match``, vllm@0.34.0:vllm/model_executor/layers/quantization/
+    compressed_tensors/utils.py)."""
+    if pattern.startswith("re:"):
+        try:
+            return re.match(pattern[3:], name) is not None
+        except re.error:
+            return False
+    return name == pattern
+
+
+def _ct_group_reaches_linear(group: dict, ignore: list) -> bool:
+    """Whether a compressed-tensors config group quantizes a Linear layer, the only layers whose scheme vLLM tests
+    (``CompressedTensorsConfig.get_quant_method``: an ignored ``LinearBase`` gets ``UnquantizedLinearMethod``, the
+    others ``get_scheme`` and its capability test; a ``FusedMoE`` layer gets
+    ``CompressedTensorsMoEMethod.get_moe_method``, which makes none, vllm@0.11.0 and 0.34.0). No when its targets
+    are only routed experts (a target naming ``experts``), or a module class (``Linear``) whose every layer of
+    :data:`_CT_PROBE_LINEAR` the ``ignore`` list covers (moonshotai/Kimi-K2.5: int4 routed experts, attention,
+    dense MLPs and shared experts ignored); a kind of :data:`_CT_PROBE_LINEAR` counts as ignored when the list
+    covers any of its names (the names of the other layouts may not exist in the model). Another layer-name target
+    is taken to reach a Linear layer."""
+    targets = group.get("targets")
+    if not isinstance(targets, list) or not targets:
+        return True
+    ignored = [str(i) for i in ignore]
+    for target in map(str, targets):
+        if (
+            not target.startswith("re:") and "." not in target
+        ):  # a module class name: every layer of that class
+            for names in _CT_PROBE_LINEAR.values():
+                if not any(_ct_name_matches(n, i) for n in names for i in ignored):
+                    return True
+        elif "expert" not in target or "shared_expert" in target:
+            return True
+    return False
+
+
 def compressed_tensors_scheme(
     model: ModelSpec | None, version: str | None
 ) -> tuple[str, tuple[int, int]] | None:
@@ -412,9 +480,11 @@ def compressed_tensors_scheme(
     if not isinstance(groups, dict):
         return None
     v, assumed = resolve_version(version)
+    ignore = qc.get("ignore") if isinstance(qc.get("ignore"), list) else []
     found: tuple[str, tuple[int, int]] | None = None
     for group in groups.values():
-        scheme = _ct_group_scheme(group) if isinstance(group, dict) else None
+        reaches = isinstance(group, dict) and _ct_group_reaches_linear(group, ignore)
+        scheme = _ct_group_scheme(group) if reaches else None
         steps = CT_SCHEME_MIN_CC_STEPS.get(scheme or "")
         if scheme is None or steps is None:
             continue
