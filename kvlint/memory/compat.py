@@ -480,7 +480,8 @@ def compressed_tensors_scheme(
     if not isinstance(groups, dict):
         return None
     v, assumed = resolve_version(version)
-    ignore = qc.get("ignore") if isinstance(qc.get("ignore"), list) else []
+    ignore = qc.get("ignore")
+    ignore = ignore if isinstance(ignore, list) else []
     found: tuple[str, tuple[int, int]] | None = None
     for group in groups.values():
         reaches = isinstance(group, dict) and _ct_group_reaches_linear(group, ignore)
