@@ -512,7 +512,8 @@ def quantization_refusal(
     :data:`QUANT_MIN_CC_STEPS`, SGLang :data:`SGLANG_QUANT_MIN_CC_STEPS`); None otherwise, also when the GPU is
     not NVIDIA or its compute capability unknown.
 
-    The method is ``--quantization`` (``source`` ``"flag"``) when given, else the checkpoint's
+    The method is ``--quantization`` (``source`` ``"flag"``; a ModelOpt name on a ModelOpt export as vLLM's
+    override reads it, :func:`_modelopt_flag_override`) when given, else the checkpoint's
     ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
     ``vllm/config/model.py::ModelConfig._verify_quantization`` takes it; a checkpoint's ``awq`` is tested as
     ``awq``, the method vLLM keeps on a GPU without Marlin support (its Marlin and Auto variants never need
