@@ -463,3 +463,71 @@ def test_compressed_tensors_finding_quotes_the_scheme_error(tmp_path: Path) -> N
     )
     assert "is compressed-tensors fp8-quantized" in kv305.message
     assert "'Quantization scheme is not supported for the current GPU. Min capability: 80." in kv305.message
+
+
+def test_modelopt_flag_is_overridden_by_the_checkpoints_quant_algo_from_0_10_1(tmp_path: Path) -> None:
+    """``--quantization modelopt`` on an NVFP4 export: from 0.10.1 ``ModelConfig._verify_quantization`` takes the
+    ModelOpt configs' ``override_quantization_method``, which answers by ``quant_algo`` and ignores the user's
+    method (vllm@0.20.0 and 0.34.0 modelopt.py), so the release tests ``modelopt_fp4``, not ModelOpt FP8's minimum:
+    an A100 runs it (review of quant44: it was a false KV305 error), a V100 does not."""
+    model_id = "nvidia/Qwen3-32B-NVFP4"
+    m = _model(model_id)
+    flag = _serving(model_id, "--quantization", "modelopt")
+    a100, v100 = _gpu("nvidia-a100-sxm4-40gb"), _gpu("nvidia-v100-sxm2-32gb")
+    new = replace(flag, version="0.20.0")
+    assert quant_min_cc("modelopt", "0.20.0") > parse_cc(a100.compute_capability)  # type: ignore[operator]
+    assert quantization_refusal(new, m, a100) is None
+    assert quantization_refusal(new, m, v100) == (
+        "modelopt_fp4",
+        "flag",
+        quant_min_cc("modelopt_fp4", "0.20.0"),
+    )
+    # before 0.10.1 no override reads the checkpoint: the flag's method is tested
+    old = replace(flag, version="0.9.2")
+    assert quantization_refusal(old, m, a100) == ("modelopt", "flag", quant_min_cc("modelopt", "0.9.2"))
+    # release unknown: which method is tested depends on it, so no refusal is certain
+    assert quantization_refusal(flag, m, v100) is None
+    # an FP8 export with the flag is ModelOpt FP8 in every release
+    fp8 = _serving("nvidia/Llama-3.1-70B-Instruct-FP8", "--quantization", "modelopt")
+    fp8_model = _model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    assert fp8_model.quant_method == "modelopt"
+    assert quantization_refusal(fp8, fp8_model, v100) == ("modelopt", "flag", quant_min_cc("modelopt", None))
+    # the finding names the flag as written and the method vLLM prints
+    path = _deployment(
+        tmp_path, "v0.20.0", "Tesla-V100-SXM2-32GB", f"--model={model_id}", "--quantization=modelopt"
+    )
+    out = run_check([str(path)], Options(allow_hub=False)).diagnostics
+    kv305 = [d for d in out if d.rule == "KV305"]
+    assert len(kv305) == 1
+    assert "--quantization modelopt " in kv305[0].message
+    assert "The quantization method modelopt_fp4 is not supported" in kv305[0].message
+
+
+def test_compressed_tensors_group_of_routed_experts_only_is_not_tested() -> None:
+    """moonshotai/Kimi-K2.5 (catalogued config.json): one int4 group targeting ``Linear`` with the attention, dense
+    MLPs and shared experts ignored, so only the routed experts are quantized. vLLM tests a scheme's minimum only for
+    a Linear layer (CompressedTensorsConfig.get_scheme); a FusedMoE layer's CompressedTensorsMoEMethod.get_moe_method
+    makes no capability test (vllm@0.11.0 and 0.34.0). Review of quant44: this was a false KV305 error on a T4 up to
+    0.11 and on a V100 from 0.12. The same group with only lm_head ignored is still tested."""
+    m = _model("moonshotai/Kimi-K2.5")
+    assert m.quant_method == "compressed-tensors" and isinstance(m.quant_config, dict)
+    s, t4, v100 = _serving("moonshotai/Kimi-K2.5"), _gpu("nvidia-t4"), _gpu("nvidia-v100-sxm2-32gb")
+    for version in ("0.11.0", "0.34.0", None):
+        assert compressed_tensors_scheme(m, version) is None
+        assert quantization_refusal(replace(s, version=version), m, t4) is None
+        assert quantization_refusal(replace(s, version=version), m, v100) is None
+    every_linear = replace(m, quant_config={**m.quant_config, "ignore": ["lm_head"]})
+    floor = CT_SCHEME_MIN_CC_STEPS["w4a16"][0][1]
+    assert compressed_tensors_scheme(every_linear, "0.11.0") == ("w4a16", floor)
+    assert quantization_refusal(replace(s, version="0.11.0"), every_linear, t4) == (
+        "compressed-tensors",
+        "checkpoint",
+        floor,
+    )
+    # a group whose targets name the routed experts reaches no Linear layer either
+    experts = {**m.quant_config, "ignore": []}
+    experts["config_groups"] = {
+        name: {**group, "targets": ["re:.*mlp\\.experts.*"]}
+        for name, group in m.quant_config["config_groups"].items()
+    }
+    assert compressed_tensors_scheme(replace(m, quant_config=experts), "0.11.0") is None

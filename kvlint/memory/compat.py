@@ -28,11 +28,19 @@ Pure functions of the parsed engine settings, the model and the accelerator; not
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
-from kvlint.memory.versions import ReleaseVersion, fmt_version, parse_version, release_shown, resolve_version
+from kvlint.memory.versions import (
+    NEWEST_VLLM,
+    ReleaseVersion,
+    fmt_version,
+    parse_version,
+    release_shown,
+    resolve_version,
+)
 from kvlint.types import Accelerator, ModelSpec, ServingConfig
 from kvlint.values import parse_cc, truthy
 from kvlint.wording import platform_name, vendor_name, with_article
@@ -316,6 +324,29 @@ def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
     return None
 
 
+def _modelopt_flag_override(flag: str, model: ModelSpec | None, version: str | None) -> str | None:
+    """The method vLLM ``version`` tests when ``--quantization`` names a ModelOpt method (``flag``) and the
+    checkpoint ``model`` is a ModelOpt export; None when that depends on a release kvlint does not know.
+
+    From :data:`_HF_QUANT_CONFIG_READ` ``ModelConfig._verify_quantization`` asks each ModelOpt config's
+    ``override_quantization_method(quant_cfg, user_quant)``, which answers by the checkpoint's ``quant_algo``
+    alone and ignores the user's method, and sets ``self.quantization`` to that answer
+    (vllm@0.34.0:vllm/config/model.py and vllm/model_executor/layers/quantization/modelopt.py; same in the 0.10.1,
+    0.13.0 and 0.20.0 wheels): ``--quantization modelopt`` on an NVFP4 export is tested as ``modelopt_fp4``
+    (:func:`_modelopt_method`). Before 0.10.1, or when no override matches, the flag is the method tested. When
+    the release is unknown and a release from 0.10.1 would test another method than the flag, None (no release
+    is known to refuse)."""
+    if model is None or not str(model.quant_method or "").lower().startswith("modelopt"):
+        return flag
+    v, assumed = resolve_version(version)
+    if assumed:
+        newest = _modelopt_method(model, NEWEST_VLLM)
+        return flag if newest in (None, flag) else None
+    if v < _HF_QUANT_CONFIG_READ:
+        return flag
+    return _modelopt_method(model, version) or flag
+
+
 #: vLLM's compressed-tensors schemes (the linear-layer scheme of a ``config_groups`` entry) and the compute
 #: capability each release needs for it, as :data:`QUANT_MIN_CC_STEPS` (same step semantics). Besides the config's
 #: own minimum (``CompressedTensorsConfig`` 7.0), vLLM tests each layer's scheme when it builds the model
@@ -336,7 +367,9 @@ def _modelopt_method(model: ModelSpec, version: str | None) -> str | None:
 #:   ``CompressedTensorsW4A16Fp4`` (8.0); from 0.16.0 both need 7.5.
 #:
 #: A config group of another kind (int8 weights without activations, asymmetric or dynamic weights, MXFP4,
-#: W4A8 ...) is not tested; a model's floor is the highest of its tested groups (every layer is built).
+#: W4A8 ...) is not tested, nor one that reaches no Linear layer (:func:`_ct_group_reaches_linear`: routed experts
+#: only, whose MoE method makes no capability test); a model's floor is the highest of its tested groups (every
+#: layer is built).
 CT_SCHEME_MIN_CC_STEPS: dict[str, tuple[tuple[str, tuple[int, int]], ...]] = {
     "fp8": (("0.6.3", (8, 0)), ("0.14.0", (7, 5))),
     "w8a8-int8": (("0.6.3", (7, 5)),),
@@ -366,6 +399,71 @@ def _ct_group_scheme(group: dict) -> str | None:
     return None
 
 
+#: Linear layers kvlint looks for in a compressed-tensors config group's reach (:func:`_ct_group_reaches_linear`),
+#: by kind: the attention (Llama/Qwen and DeepSeek MLA layouts), dense-MLP and shared-expert projections, as vLLM
+#: names them before fusing.
+_CT_PROBE_LINEAR: dict[str, tuple[str, ...]] = {
+    kind: tuple(f"model.layers.1.{name}" for name in names)
+    for kind, names in {
+        "attention": (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "self_attn.q_a_proj",
+            "self_attn.q_b_proj",
+            "self_attn.kv_a_proj_with_mqa",
+            "self_attn.kv_b_proj",
+        ),
+        "dense MLP": ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"),
+        "shared experts": (
+            "mlp.shared_experts.gate_proj",
+            "mlp.shared_experts.down_proj",
+            "mlp.shared_expert.gate_proj",
+            "mlp.shared_expert.down_proj",
+        ),
+    }.items()
+}
+
+
+def _ct_name_matches(name: str, pattern: str) -> bool:
+    """Whether layer ``name`` matches a compressed-tensors ``targets``/``ignore`` entry: equal, or ``re:`` and the
+    regex matching from its start (``is_equal_or_regex_match``, vllm@0.34.0:vllm/model_executor/layers/quantization/
+    compressed_tensors/utils.py)."""
+    if pattern.startswith("re:"):
+        try:
+            return re.match(pattern[3:], name) is not None
+        except re.error:
+            return False
+    return name == pattern
+
+
+def _ct_group_reaches_linear(group: dict, ignore: list) -> bool:
+    """Whether a compressed-tensors config group quantizes a Linear layer, the only layers whose scheme vLLM tests
+    (``CompressedTensorsConfig.get_quant_method``: an ignored ``LinearBase`` gets ``UnquantizedLinearMethod``, the
+    others ``get_scheme`` and its capability test; a ``FusedMoE`` layer gets
+    ``CompressedTensorsMoEMethod.get_moe_method``, which makes none, vllm@0.11.0 and 0.34.0). No when its targets
+    are only routed experts (a target naming ``experts``), or a module class (``Linear``) whose every layer of
+    :data:`_CT_PROBE_LINEAR` the ``ignore`` list covers (moonshotai/Kimi-K2.5: int4 routed experts, attention,
+    dense MLPs and shared experts ignored); a kind of :data:`_CT_PROBE_LINEAR` counts as ignored when the list
+    covers any of its names (the names of the other layouts may not exist in the model). Another layer-name target
+    is taken to reach a Linear layer."""
+    targets = group.get("targets")
+    if not isinstance(targets, list) or not targets:
+        return True
+    ignored = [str(i) for i in ignore]
+    for target in map(str, targets):
+        if (
+            not target.startswith("re:") and "." not in target
+        ):  # a module class name: every layer of that class
+            for names in _CT_PROBE_LINEAR.values():
+                if not any(_ct_name_matches(n, i) for n in names for i in ignored):
+                    return True
+        elif "expert" not in target or "shared_expert" in target:
+            return True
+    return False
+
+
 def compressed_tensors_scheme(
     model: ModelSpec | None, version: str | None
 ) -> tuple[str, tuple[int, int]] | None:
@@ -382,9 +480,12 @@ def compressed_tensors_scheme(
     if not isinstance(groups, dict):
         return None
     v, assumed = resolve_version(version)
+    ignore = qc.get("ignore")
+    ignore = ignore if isinstance(ignore, list) else []
     found: tuple[str, tuple[int, int]] | None = None
     for group in groups.values():
-        scheme = _ct_group_scheme(group) if isinstance(group, dict) else None
+        reaches = isinstance(group, dict) and _ct_group_reaches_linear(group, ignore)
+        scheme = _ct_group_scheme(group) if reaches else None
         steps = CT_SCHEME_MIN_CC_STEPS.get(scheme or "")
         if scheme is None or steps is None:
             continue
@@ -411,7 +512,8 @@ def quantization_refusal(
     :data:`QUANT_MIN_CC_STEPS`, SGLang :data:`SGLANG_QUANT_MIN_CC_STEPS`); None otherwise, also when the GPU is
     not NVIDIA or its compute capability unknown.
 
-    The method is ``--quantization`` (``source`` ``"flag"``) when given, else the checkpoint's
+    The method is ``--quantization`` (``source`` ``"flag"``; a ModelOpt name on a ModelOpt export as vLLM's
+    override reads it, :func:`_modelopt_flag_override`) when given, else the checkpoint's
     ``quantization_config.quant_method`` (``source`` ``"checkpoint"``), as
     ``vllm/config/model.py::ModelConfig._verify_quantization`` takes it; a checkpoint's ``awq`` is tested as
     ``awq``, the method vLLM keeps on a GPU without Marlin support (its Marlin and Auto variants never need
@@ -437,6 +539,11 @@ def quantization_refusal(
         if found is None:
             return None
         method = found
+    elif source == "flag" and method.startswith("modelopt") and serving.engine == "vllm":
+        overridden = _modelopt_flag_override(method, model, serving.version)
+        if overridden is None:
+            return None
+        method = overridden
     minimum = quant_min_cc(method, serving.version, serving.engine)
     if method == "compressed-tensors" and serving.engine == "vllm":
         scheme = compressed_tensors_scheme(model, serving.version)

@@ -285,8 +285,16 @@ def quantization_unsupported_by_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     if scheme is not None and scheme[1] != minimum:
         scheme = None
     label = f"{method} {scheme[0]}" if scheme is not None else method
+    # --quantization modelopt on a ModelOpt export of another quant_algo: vLLM tests the method its override picks
+    flag = str(s.get("quantization") or "").strip().lower() or method
+    read_as = (
+        f" ({m.id if m is not None else 'the model'}'s quant_algo makes vLLM read it as {method})"
+        if source == "flag" and flag != method
+        else ""
+    )
     where = (
-        f"--quantization {method}"
+        f"--quantization {flag}"
+        + read_as
         + (f" ({m.id if m is not None else 'the model'} is {scheme[0]})" if scheme else "")
         if source == "flag"
         else f"{m.id if m is not None else 'the model'} is {label}-quantized ({read_from})"
