@@ -193,3 +193,23 @@ def test_dp_lm_head_and_embedding_replication() -> None:
         assert (grown > 0) == applies, version
         if applies:
             assert abs(grown - ds_table * (1 - 1 / 4)) <= 2, version
+
+
+def test_embedding_replication_switch_read_as_envbool() -> None:
+    """``SGLANG_ENABLE_EMBED_REPLICATION`` is read as SGLang's ``EnvBool.parse`` reads it (``sglang/srt/environ.py``,
+    0.5.10 - 0.5.23 wheels): ``y``/``Yes``/``TRUE`` turn it on; ``on`` and a value with a space are invalid there
+    (``EnvField.get`` warns and keeps the default, off), so the embedding stays split."""
+    base = _weights(DSV3, "--tp", "4", version="0.5.23")
+    for value, applies in (
+        ("y", True),
+        ("Yes", True),
+        ("TRUE", True),
+        ("on", False),
+        (" 1", False),
+        ("0", False),
+    ):
+        grown = (
+            _weights(DSV3, "--tp", "4", version="0.5.23", env={"SGLANG_ENABLE_EMBED_REPLICATION": value})
+            - base
+        )
+        assert (grown > 0) == applies, value

@@ -438,7 +438,7 @@ def pp_spec_refusal(
         return ""
     alg = "EAGLE" if alg == "NEXTN" else alg
     mode = str(get("disaggregation_mode") or "null").strip().lower()
-    pp_spec = str(env.get("SGLANG_ENABLE_PP_SPEC", "")).lower() in ("true", "1", "yes", "y")
+    pp_spec = _env_bool(env, "SGLANG_ENABLE_PP_SPEC")
     where = f"SGLang {v[0]}.{v[1]}.{v[2]} refuses to start"
     src = "arg_groups/validation_hook.py::check_pipeline_parallel_compat"
     if alg == "DSPARK":
@@ -1048,12 +1048,16 @@ POST_CAPTURE_KV_SIZING_FROM: SgVersion = (0, 5, 16)
 
 
 def _env_bool(env: Mapping[str, str], name: str) -> bool:
-    """An environment variable as SGLang's ``EnvBool`` reads it (``environ.py``: true, 1, yes, y; any case)."""
-    return str(env.get(name, "")).strip().lower() in ("true", "1", "yes", "y")
+    """An environment variable as SGLang's ``EnvBool`` reads it (``sglang/srt/environ.py`` ``EnvBool.parse``, the
+    0.5.10 - 0.5.23 wheels: the value lowered, not stripped, true for ``true``/``1``/``yes``/``y``; any other value,
+    ``on`` or ``" 1"`` among them, is invalid and ``EnvField.get`` warns and keeps the default, False for the
+    switches read here)."""
+    return str(env.get(name, "")).lower() in ("true", "1", "yes", "y")
 
 
 def _truthy(value: Any) -> bool:
-    """An environment switch as SGLang's ``EnvBool`` reads it (``1``, ``true``, ``yes``, ``on``)."""
+    """A switch among the server arguments as kvlint stores them (a flag given, or a ``--config`` value): ``1``,
+    ``true``, ``yes``, ``on``. Environment variables are read by :func:`_env_bool`, as SGLang's ``EnvBool`` does."""
     return str(value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
@@ -1311,9 +1315,7 @@ def sglang_prelude(
     deepseek = model.is_mla and first_arch in _SG_DEEPSEEK_V2_ARCHS
     table = model.vocab_size * model.hidden_size * dbytes
     replicated = (
-        deepseek
-        and v >= EMBED_REPLICATION_FROM
-        and _truthy(serving.env.get("SGLANG_ENABLE_EMBED_REPLICATION"))
+        deepseek and v >= EMBED_REPLICATION_FROM and _env_bool(serving.env, "SGLANG_ENABLE_EMBED_REPLICATION")
     )
     if replicated:
         # get_embedding_tp_kwargs: {"enable_tp": False}, the whole table on every rank whatever the layout
