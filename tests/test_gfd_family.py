@@ -105,3 +105,17 @@ def test_family_in_affinity_keeps_the_memory_labels_other_gpus() -> None:
     assert all(a.cc[0] == 8 for a in p.candidates)
     assert "cannot schedule" not in p.how
     assert "nvidia.com/gpu.family In [ampere]" in p.how
+
+
+def test_ada_family_in_affinity_picks_the_l40s_of_a_46068_mib_selector() -> None:
+    # the A40, the RTX A6000 and the L40S all report 46,068 MiB (the GFD memory label); an L40S node also carries
+    # nvidia.com/gpu.family=ada-lovelace (GFD releases with getArchFamily's 8.9 case). Before, the family term
+    # read only the A40 (the first match) and said the pod could not schedule
+    mib = _memory_of("nvidia-l40s")
+    assert {_memory_of("nvidia-a40"), _memory_of("nvidia-rtx-a6000")} == {mib}
+    p = _acc(
+        {"nvidia.com/gpu.memory": mib},
+        affinity=[{"key": "nvidia.com/gpu.family", "operator": "In", "values": ["ada-lovelace"]}],
+    )
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-l40s"
+    assert "cannot schedule" not in p.how
