@@ -87,3 +87,35 @@ def test_every_catalogue_nvidia_gpu_has_a_family() -> None:
     for a in cat.catalogue().values():
         if a.vendor == "nvidia" and a.cc is not None:
             assert gfd_families(a.cc), a.id
+
+
+def test_family_in_affinity_keeps_the_memory_labels_other_gpus() -> None:
+    # a nodeSelector nvidia.com/gpu.memory matching H100 and A100 80 GB boards (within 2 %), with a required
+    # affinity on gpu.family=ampere: the A100s the memory allows satisfy the term, so the pod can schedule; the
+    # family filter read only the memory's first match (the H100) and said no node could take the pod
+    mib = _memory_of("nvidia-h100-sxm5-80gb")
+    alone = _acc({"nvidia.com/gpu.memory": mib})
+    assert alone.accelerator is not None and alone.accelerator.cc[0] == 9
+    assert any(a.cc[0] == 8 for a in alone.candidates)
+    p = _acc(
+        {"nvidia.com/gpu.memory": mib},
+        affinity=[{"key": "nvidia.com/gpu.family", "operator": "In", "values": ["ampere"]}],
+    )
+    assert p.accelerator is not None and p.accelerator.cc[0] == 8
+    assert all(a.cc[0] == 8 for a in p.candidates)
+    assert "cannot schedule" not in p.how
+    assert "nvidia.com/gpu.family In [ampere]" in p.how
+
+
+def test_ada_family_in_affinity_picks_the_l40s_of_a_46068_mib_selector() -> None:
+    # the A40, the RTX A6000 and the L40S all report 46,068 MiB (the GFD memory label); an L40S node also carries
+    # nvidia.com/gpu.family=ada-lovelace (GFD releases with getArchFamily's 8.9 case). Before, the family term
+    # read only the A40 (the first match) and said the pod could not schedule
+    mib = _memory_of("nvidia-l40s")
+    assert {_memory_of("nvidia-a40"), _memory_of("nvidia-rtx-a6000")} == {mib}
+    p = _acc(
+        {"nvidia.com/gpu.memory": mib},
+        affinity=[{"key": "nvidia.com/gpu.family", "operator": "In", "values": ["ada-lovelace"]}],
+    )
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-l40s"
+    assert "cannot schedule" not in p.how

@@ -220,3 +220,22 @@ def test_a_worker_template_without_leader_template_is_also_the_leader() -> None:
     result = run_documents(load_text(one, "lws.yaml"), Options(allow_hub=False))
     assert [cr.serving.get("node_rank") for cr in result.containers] == [0, 1]
     assert not [d for d in result.diagnostics if d.rule == "KV503"]
+
+
+def test_a_group_of_size_one_has_no_worker_pods() -> None:
+    """LWS's pod controller creates no worker StatefulSet for a group of size 1 (kubernetes-sigs/lws
+    pkg/controllers/pod_controller.go: "Once size = 1, no need to create worker statefulSets"), and an absent
+    size is 1 (the API's default): the workerTemplate beside a leaderTemplate runs in no pod then, and kvlint read
+    it as a worker of index 1 (its findings doubled, --node-rank 1 of --nnodes 1)."""
+    one = LWS.replace("size: 2", "size: 1").replace('--tp, "2"', '--tp, "1"')
+    result = run_documents(load_text(one, "lws.yaml"), Options(allow_hub=False))
+    assert [(cr.container_name, cr.serving.get("node_rank")) for cr in result.containers] == [("leader", 0)]
+    assert [cr.serving.get("nnodes") for cr in result.containers] == [1]
+    # without size: the default 1 is the LWS_GROUP_SIZE the pods get
+    absent = one.replace("    size: 1\n", "")
+    result = run_documents(load_text(absent, "lws.yaml"), Options(allow_hub=False))
+    assert [(cr.container_name, cr.serving.get("nnodes")) for cr in result.containers] == [("leader", 1)]
+    assert not [d for d in result.diagnostics if d.rule == "KV503" and "LWS_GROUP_SIZE" in d.message]
+    # size 2 keeps the worker
+    two = run_documents(load_text(LWS, "lws.yaml"), Options(allow_hub=False))
+    assert [cr.container_name for cr in two.containers] == ["leader", "worker"]

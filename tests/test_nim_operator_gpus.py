@@ -70,3 +70,15 @@ def test_no_gpus_are_added_when_the_operator_adds_none() -> None:
     assert kv405 == [] and cr.placement is not None and cr.placement.gpus == 1
     # without its NIMCache among the inputs kvlint cannot say the profile is cached
     assert len(_run(SERVICE)[0]) == 1
+
+
+def test_a_status_without_the_profile_decides_it_is_not_cached() -> None:
+    # the operator reads only status.profiles (getNIMCacheProfile): a NIMCache whose status lists other profiles
+    # does not get the named one counted as cached because its spec lists it, and the operator adds no GPU
+    status = "status:\n  state: Ready\n  profiles:\n  - name: other\n    config:\n      tp: '4'\n"
+    kv405, cr = _run(SERVICE + CACHE.replace("PROFILES", PROFILE) + status)
+    assert len(kv405) == 1
+    assert cr.placement is None or cr.placement.gpus is None
+    # the same NIMCache without its status: the profile its spec lists is the one its job caches
+    kv405, cr = _run(SERVICE + CACHE.replace("PROFILES", PROFILE))
+    assert kv405 == [] and cr.placement is not None and cr.placement.gpus == 2

@@ -121,3 +121,34 @@ def test_ray_labels_of_the_catalogue() -> None:
     assert {ray_gpu_label(a) for a in accs if a.vendor == "nvidia" and a.name.startswith("NVIDIA H100")} == {
         "H100"
     }
+
+
+# An accelerator_type whose node resource no worker group's GPU carries: Ray's bundles each ask for
+# accelerator_type:<label>, which Ray puts only on nodes whose NVML name gives that label, so the placement group
+# stays pending. Ray Serve LLM asks A10 as A10G (LLMConfig.validate_accelerator_type), a label no NVIDIA A10 node
+# has. kvlint planned the engine on the label's GPU without a word.
+
+
+def _unplaced(text: str) -> list[str]:
+    result = run_documents(load_text(text, "ray.yaml"), Options(allow_hub=False))
+    return [
+        d.message
+        for d in result.diagnostics
+        if d.rule == "KV504" and "placement group stays pending" in d.message
+    ]
+
+
+def test_accelerator_type_no_group_carries_is_said() -> None:
+    notes = _unplaced(_two_groups("l4", "A100-40G"))  # the A100 group is of 80 GB nodes
+    assert len(notes) == 1 and "accelerator_type:A100-40G" in notes[0] and "a100-group" in notes[0]
+    a10 = _two_groups("l4", "A10").replace(
+        "{cloud.google.com/gke-accelerator: nvidia-a100-80gb}", "{nvidia.com/gpu.product: NVIDIA-A10}"
+    )
+    (note,) = _unplaced(a10)
+    assert "as A10G" in note
+    # the label a group carries, or a group whose GPU kvlint cannot tell (it may carry it): nothing said
+    assert _unplaced(_two_groups("l4", "L4")) == [] and _unplaced(_two_groups("l4", "A100")) == []
+    unnamed = _two_groups("l4", "H100").replace(
+        "          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-a100-80gb}\n", ""
+    )
+    assert _unplaced(unnamed) == []

@@ -36,7 +36,7 @@ sources in ``kvlint/data/accelerators.json``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvlint.accelerators import registry as cat
@@ -614,14 +614,7 @@ def _filter(cands: list[_Cand], exprs: list[_Expr]) -> list[_Cand]:
             # the architecture a node of the term has: narrows the GPUs (a memory range's) to those of it
             families = {v.strip().lower() for v, _ in e.values} - {"undefined"}
             if families:
-                cands = [
-                    c
-                    for c in cands
-                    if c.acc is None
-                    or c.acc.vendor != "nvidia"
-                    or c.acc.cc is None
-                    or gfd_families(c.acc.cc) & families
-                ]
+                cands = [n for c in cands for n in _family_kept(c, families)]
         elif e.op in ("Gt", "Lt") and e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY):
             bound = _as_int(e.values[0][0]) or 0
             kept = []
@@ -631,6 +624,25 @@ def _filter(cands: list[_Cand], exprs: list[_Expr]) -> list[_Cand]:
                     kept.append(c)
             cands = kept
     return cands
+
+
+def _family_kept(c: _Cand, families: set[str]) -> list[_Cand]:
+    """Candidate ``c`` as a node of a GFD ``nvidia.com/gpu.family`` in ``families`` may carry it: unchanged when
+    its GPU and the GPUs its value may also stand for (``alts``: a ``nvidia.com/gpu.memory`` matching several
+    boards) are of those families or unknown to them; else the ones that are, the first taken (none: dropped)."""
+
+    def of_family(a: Accelerator) -> bool:
+        return a.vendor != "nvidia" or a.cc is None or bool(gfd_families(a.cc) & families)
+
+    if c.acc is None:
+        return [c]
+    ok = [a for a in [c.acc, *c.alts] if of_family(a)]
+    if len(ok) == 1 + len(c.alts):
+        return [c]
+    if not ok:
+        return []
+    note = f"{c.key}={c.value} narrowed by {GFD_FAMILY} {', '.join(sorted(families))} to {', '.join(a.id for a in ok)}"
+    return [replace(c, acc=ok[0], alts=ok[1:], notes=[*c.notes, note])]
 
 
 def _eval_term(

@@ -157,9 +157,11 @@ def lws_workloads(doc: Document) -> list[Workload]:
     """LeaderWorkerSet: leader and worker templates. Without a ``leaderTemplate`` the ``workerTemplate`` is the
     leader pod's template too (LWS API, ``LeaderWorkerTemplate.LeaderTemplate`` is optional and the controller's
     ``constructLeaderStatefulSetApplyConfiguration`` falls back to ``WorkerTemplate``): it is read as the leader
-    (``LWS_WORKER_INDEX`` 0) and, when ``size`` is above 1, as the workers (index 1). A group size LWS refuses, or
-    beyond what kvlint sizes (:func:`size_findings`), gives one workload without containers carrying the
-    KV206 finding: no engine is sized on a number no group runs with."""
+    (``LWS_WORKER_INDEX`` 0) and, when ``size`` is above 1, as the workers (index 1). A group of size 1 (the
+    default when ``size`` is absent, ``LWS_GROUP_SIZE`` then 1) has no workers, so its ``workerTemplate`` is not
+    read as one even beside a ``leaderTemplate`` (``pod_controller.go`` creates no worker StatefulSet). A group
+    size LWS refuses, or beyond what kvlint sizes (:func:`size_findings`), gives one workload without containers
+    carrying the KV206 finding: no engine is sized on a number no group runs with."""
     spec = get_in(doc.data, "spec")
     lwt = get_in(spec, "leaderWorkerTemplate")
     if not isinstance(lwt, dict):
@@ -181,10 +183,14 @@ def lws_workloads(doc: Document) -> list[Workload]:
     # without a leaderTemplate LWS builds the leader pod from the workerTemplate (kubernetes-sigs/lws
     # pkg/controllers/leaderworkerset_controller.go constructLeaderStatefulSetApplyConfiguration, @060ab4da), so
     # that template is read as the leader (worker index 0) and, when the group has workers (size above 1, the
-    # default being 1), as the workers too
-    roles: tuple[tuple[str, str], ...] = (("leaderTemplate", "leader"), ("workerTemplate", "worker"))
-    if lwt.get("leaderTemplate") is None:
-        roles = (("workerTemplate", "leader"),) + ((("workerTemplate", "worker"),) if (size or 1) > 1 else ())
+    # default being 1), as the workers too. A group of size 1 has no worker pods, whatever its templates: LWS's pod
+    # controller creates no worker StatefulSet then (pkg/controllers/pod_controller.go, "Once size = 1, no need
+    # to create worker statefulSets"); an absent size is 1 (the API's default), a placeholder is unknown
+    absent = lwt.get("size") is None
+    has_workers = size > 1 if size is not None else not absent
+    leader_key = "leaderTemplate" if lwt.get("leaderTemplate") is not None else "workerTemplate"
+    roles = ((leader_key, "leader"),) + ((("workerTemplate", "worker"),) if has_workers else ())
+    env_size = 1 if absent else size
     for key, role in roles:
         tmpl = lwt.get(key)
         ps = get_in(tmpl, "spec")
@@ -192,10 +198,10 @@ def lws_workloads(doc: Document) -> list[Workload]:
             chain: Chain = [(doc.data, "spec"), (spec, "leaderWorkerTemplate"), (lwt, key), (tmpl, "spec")]
             # LWS puts the group size, the pod's index and the leader's address in every pod's environment
             injected = lws_env(
-                size, role, size_loc=loc_of(lwt, "size") or loc_of(lwt), leader_address=address
+                env_size, role, size_loc=loc_of(lwt, "size") or loc_of(lwt), leader_address=address
             )
             ps = with_injected_env(
-                ps, injected, lws_fields(size, role), init_containers=True, operator_first=True
+                ps, injected, lws_fields(env_size, role), init_containers=True, operator_first=True
             )
             out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=size))
     return out

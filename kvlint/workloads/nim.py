@@ -141,7 +141,8 @@ def _cached_profile(cache: Document, profile: str) -> tuple[bool, int | None, st
     platform/standalone/nimservice.go ``getNIMCacheProfile``: an entry of that ``name``) and takes its GPUs from
     that entry's ``config`` tags ``tensorParallelism``, else ``tp`` (internal/utils/utils.go
     ``GetTensorParallelismByProfileTags``), 1 when neither is there (``addGPUResources``). A manifest seldom
-    holds the status; a profile ``spec.source.ngc.model.profiles`` lists is the one the NIMCache's job caches
+    holds the status (when it does, a profile it does not list is not cached, whatever the spec says); without
+    it, a profile ``spec.source.ngc.model.profiles`` lists is the one the NIMCache's job caches
     (nimcache_types.go ``ModelSpec.Profiles``), its tensor parallel size then read from its name's ``tp<N>``
     (:data:`_PROFILE_TP`; unknown, None, for a profile named by its id)."""
     statuses = get_in(cache.data, "status", "profiles")
@@ -157,6 +158,8 @@ def _cached_profile(cache: Document, profile: str) -> tuple[bool, int | None, st
                 return True, 1, f"NIMCache {cache.name} status.profiles (no tp tag: 1)"
             tp = digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
             return True, tp, f"NIMCache {cache.name} status.profiles"
+    if isinstance(statuses, list) and statuses:
+        return False, None, ""  # the operator reads only the status: a profile it does not list is not cached
     listed = get_in(cache.data, "spec", "source", "ngc", "model", "profiles")
     if isinstance(listed, list) and profile in listed:
         m = _PROFILE_TP.search(profile.lower()) if len(profile) <= 200 else None

@@ -785,6 +785,10 @@ class _Reader:
         and KV403 and the plan then hold for the worst case), named in the note."""
         groups = self.gpu_groups()
         named = [g for g in groups if g[3] is not None]
+        if derived is not None and named and len(named) == len(groups):
+            label = _ray_label(cfg)
+            if not any(g[3].id == derived.accelerator or ray_label_matches(label, g[3]) for g in named):
+                return self.pod, self.pods, self.unplaced_note(cfg, label, named, loc)
         if len({g[3].id for g in named}) < 2:
             return self.pod, self.pods, None
         if derived is not None:
@@ -812,6 +816,30 @@ class _Reader:
             severity="info",
         )
         return smallest[0], None, note
+
+    def unplaced_note(self, cfg: dict, label: str, named: list, loc: Loc | None) -> Finding:
+        """KV504 (info) for an ``accelerator_type`` whose node resource no worker group's GPU carries (every GPU
+        group names its GPU, :func:`ray_label_matches` holds for none): each placement bundle asks for
+        ``accelerator_type:<label>`` (ray-project/ray ``VLLMEngineConfig.placement_bundles``), which Ray puts only
+        on nodes whose NVML device name gives that label (``nvidia_gpu.py``); ``A10`` is asked as ``A10G``
+        (``LLMConfig.validate_accelerator_type``), which no NVIDIA A10 node carries. kvlint still plans the engine
+        on the label's GPU, assuming nodes of it join the cluster."""
+        asked = cfg.get("accelerator_type")
+        shown = ", ".join(f"{_group_name(self.doc, g[1])}: {g[3].name}" for g in named[:4]) + (
+            f" and {len(named) - 4:,} more" if len(named) > 4 else ""
+        )
+        rewrite = f" (Ray Serve LLM asks {asked} as {label})" if asked != label else ""
+        return _finding(
+            "KV504",
+            f"accelerator_type {asked}{rewrite}: each GPU bundle of this engine needs Ray's accelerator_type:{label} "
+            f"node resource, which Ray gives only nodes whose GPU it labels {label}, and no worker group's GPU is "
+            f"one ({shown}); as written the placement group stays pending and the engine does not start. kvlint "
+            f"plans it on the GPU accelerator_type names, assuming nodes of it join the cluster",
+            loc_of(cfg, "accelerator_type") or loc,
+            fix="set accelerator_type to the label Ray gives the worker group's GPU (the model word of its NVML name, "
+            "A100, H100, L4...), or remove it, or add a worker group of that GPU",
+            severity="info",
+        )
 
     def workload(
         self, app: dict, cfg: dict, model_id: str, args: list, loc: Loc | None, path: str, j: int
