@@ -319,13 +319,18 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             path.endswith(".json")
             and len(result.findings) > before
             and not result.documents
+            and all(
+                f.rule == "KV001" and f.message.startswith(_SYNTAX_ERROR) for f in result.findings[before:]
+            )
             and _JSONC_COMMENT.search(text)
             and not _API_VERSION.search(text)
         ):
             # a .json file with // or /* comment lines (JSONC) that does not parse and names no apiVersion is no
             # Kubernetes manifest (every object, List included, has one; kubectl's JSON decoder takes no comments):
             # an editor's or build tool's configuration (tsconfig.json, devcontainer.json, VS Code settings) met
-            # walking a repository is not reported as broken
+            # walking a repository is not reported as broken. Only a syntax error is left unreported so: a limit
+            # kvlint refuses at (nesting depth, alias expansion) is no proof the file is not a manifest kubectl
+            # applies (a YAML Deployment named .json, with // lines in a block scalar, hid itself behind one)
             del result.findings[before:]
     if (
         path != "-"
@@ -1237,6 +1242,11 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
         loader.dispose()
 
 
+#: How the message of the KV001 for a YAML syntax error starts (:func:`_error_finding`), as opposed to a limit
+#: kvlint refuses a document at (nesting depth, alias expansion): :func:`load_text` tells them apart by it.
+_SYNTAX_ERROR = "YAML syntax error"
+
+
 def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Finding:
     """KV001 for a YAML error, at its problem mark (1-based, file coordinates)."""
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
@@ -1257,7 +1267,7 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
     if placeholder is not None:
         return Finding(
             "KV001",
-            f"YAML syntax error: {msg}, at the '{{' of the unquoted envsubst placeholder {placeholder}: inside "
+            f"{_SYNTAX_ERROR}: {msg}, at the '{{' of the unquoted envsubst placeholder {placeholder}: inside "
             "{ } or [ ] YAML reads that brace as the start of a mapping, so the file parses only after the "
             "placeholder is replaced",
             Loc(path, line, col),
@@ -1270,7 +1280,7 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
     if mustache is not None:
         return Finding(
             "KV001",
-            f"YAML syntax error: {msg}, on a line holding the unquoted template placeholder {mustache}: YAML reads "
+            f"{_SYNTAX_ERROR}: {msg}, on a line holding the unquoted template placeholder {mustache}: YAML reads "
             "its braces as a flow mapping, so the file parses only after the placeholder is replaced",
             Loc(path, line, col),
             fix=(
@@ -1283,14 +1293,14 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
     if brace is not None:
         return Finding(
             "KV001",
-            f"YAML syntax error: {msg}, on a line holding the unquoted placeholder {brace}; a value to fill in "
+            f"{_SYNTAX_ERROR}: {msg}, on a line holding the unquoted placeholder {brace}; a value to fill in "
             "by hand, which YAML reads as a flow mapping (a plain value cannot start with {), so the file parses "
             "only once the placeholder is replaced",
             Loc(path, line, col),
             fix=f"replace {brace} with the value it stands for and lint the result, or quote the scalar that "
             f'holds it ("{brace}...") so the file is valid YAML before it is filled in too',
         )
-    return Finding("KV001", f"YAML syntax error: {msg}", Loc(path, line, col), fix=_KV001_FIX)
+    return Finding("KV001", f"{_SYNTAX_ERROR}: {msg}", Loc(path, line, col), fix=_KV001_FIX)
 
 
 #: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those
@@ -1961,8 +1971,9 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
         yield line, text[s:end]
 
 
-#: The ``apiVersion`` key of a Kubernetes object in JSON text (quoted, then a colon), for :func:`load_text`.
-_API_VERSION = re.compile(r'"apiVersion"\s*:')
+#: The ``apiVersion`` key of a Kubernetes object in JSON or YAML text (quoted or not, then a colon), for
+#: :func:`load_text`: a file named .json may hold YAML, which kubectl reads as YAML (``apiVersion: v1``)
+_API_VERSION = re.compile(r"""(?:^|[\s{,])["']?apiVersion["']?\s*:""", re.MULTILINE)
 #: A line of JSON text that starts with a ``//`` or ``/*`` comment (JSON with comments, JSONC), for :func:`load_text`
 _JSONC_COMMENT = re.compile(r"^[ \t]*(?://|/\*)", re.MULTILINE)
 

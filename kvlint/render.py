@@ -1020,11 +1020,28 @@ _CHART_FILES = frozenset(
 )
 
 
-def _top_keys(path: str) -> frozenset[str] | None:
-    """The top-level keys of the YAML mapping in the file ``path`` (its first document, read by kvlint's bounded
-    loader, at most :data:`_VALUES_SCAN_BYTES`), or None when it holds no mapping of string keys or cannot be
-    read."""
+#: Most bytes one walk reads, over all its charts, to tell values files by their keys (:func:`_top_keys`), and most
+#: files beside one chart's ``Chart.yaml`` read so: the others are not named as values files. [assumed] kvlint's
+#: loader parses about 2 MB of YAML a second; a chart directory holding hundreds of 1 MiB YAML files took minutes
+#: to plan before any render (helm reads such files without parsing them).
+_VALUES_SCAN_WALK_BYTES = 8 << 20
+_VALUES_SCAN_FILES = 32
+
+
+def _top_keys(path: str, real_chart: str, budget: list[int]) -> frozenset[str] | None:
+    """The top-level keys of the YAML mapping in the file ``path`` of the chart directory whose real path is
+    ``real_chart`` (its first document, read by kvlint's bounded loader, at most :data:`_VALUES_SCAN_BYTES`), or
+    None when it holds no mapping of string keys, cannot be read, is a symbolic link resolving outside the chart
+    (:func:`chart_escapes` refuses the chart then; a link to a runner's file is not read), or is larger than what
+    is left of ``budget`` (a one-item list: the bytes the walk may still read so, :data:`_VALUES_SCAN_WALK_BYTES`;
+    its size is taken from it)."""
     try:
+        if os.path.islink(path) and not real_path_inside(path, real_chart, below=True, resolved=True):
+            return None
+        size = os.stat(path).st_size
+        if size > budget[0]:
+            return None
+        budget[0] -= size
         data = _read_kustomization(path, _VALUES_SCAN_BYTES)[0]
     except Exception:  # noqa: BLE001 (a file the loader refuses is no values file here; the walk reports it)
         return None
@@ -1033,14 +1050,23 @@ def _top_keys(path: str) -> frozenset[str] | None:
     return frozenset(data)
 
 
-def _chart_values_files(chart: str) -> tuple[str, ...]:
+def _chart_values_files(chart: str, budget: list[int] | None = None) -> tuple[str, ...]:
     """The values files of the chart directory ``chart`` other than its ``values.yaml`` (helm applies none of them
     unless given with ``-f``), as paths joined to ``chart``, sorted: beside ``Chart.yaml``, ``values*.yaml``/
     ``.yml`` and any other YAML file whose top-level keys are all keys of the chart's ``values.yaml`` (told by what
     it holds, not by its name: vllm-project/aibrix's ``dist/chart/stable.yaml`` and ``vke.yaml``), and
-    chart-testing's ``ci/*.yaml``."""
+    chart-testing's ``ci/*.yaml``. Told by keys: at most :data:`_VALUES_SCAN_FILES` files of the chart, within
+    ``budget`` (a one-item list of the bytes the walk may still read so, shared by its charts; None: a budget of
+    :data:`_VALUES_SCAN_WALK_BYTES` for this chart), never through a link out of it (:func:`_top_keys`)."""
     out: list[str] = []
     values_keys: frozenset[str] | None = None
+    if budget is None:
+        budget = [_VALUES_SCAN_WALK_BYTES]
+    scans = _VALUES_SCAN_FILES
+    try:
+        real_chart = os.path.realpath(chart)
+    except ValueError:
+        return ()
     for sub in ("", "ci"):
         d = os.path.join(chart, sub) if sub else chart
         try:
@@ -1058,8 +1084,11 @@ def _chart_values_files(chart: str) -> tuple[str, ...]:
                 out.append(path)
                 continue
             if values_keys is None:
-                values_keys = _top_keys(os.path.join(chart, "values.yaml")) or frozenset()
-            keys = _top_keys(path) if values_keys else None
+                values_keys = _top_keys(os.path.join(chart, "values.yaml"), real_chart, budget) or frozenset()
+            if not values_keys or scans <= 0:
+                continue
+            scans -= 1
+            keys = _top_keys(path, real_chart, budget)
             if keys is not None and keys <= values_keys:
                 out.append(path)
     return tuple(out)
@@ -1187,13 +1216,14 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
     ]
     scan = GITOPS_DEPLOYED
     deployed = scan(charts, read_plain, real_top, max_bytes) if helm and scan is not None else {}
+    values_budget = [_VALUES_SCAN_WALK_BYTES]  # (shared by the walk's charts, in walk order)
     for c in charts:
         found.append(
             WalkedDir(
                 c,
                 "helm",
                 rendered=helm,
-                values=_chart_values_files(c) if helm else (),
+                values=_chart_values_files(c, values_budget) if helm else (),
                 limited=limited,
                 deployed_by=deployed.get(os.path.realpath(c), ()),
             )
