@@ -482,8 +482,6 @@ def _overlays(directory: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     if not is_kustomize_dir(directory):
         return None
     listed = frozenset(os.path.basename(os.path.normpath(e)) for e in _listed(directory))
-    from kvlint.load import repository_root
-
     real = os.path.realpath(directory)
     parent = os.path.dirname(os.path.normpath(os.path.abspath(directory)))
     shown_parent = os.path.dirname(os.path.normpath(directory))
@@ -2427,8 +2425,6 @@ def _repository_or(directory: str) -> str:
     """The git work tree holding ``directory`` as written (:func:`kvlint.load.repository_root`), else the absolute
     path of the directory walked when a walk met it (:attr:`WalkedDir.top`), else of ``directory``: the spelling of
     :func:`confinement_root` a renderer's error may quote."""
-    from kvlint.load import repository_root
-
     return repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
 
 
@@ -2442,8 +2438,6 @@ def confinement_root(directory: str) -> str:
     kustomization of the CI runner's disk, whose values (``replacements`` into ``--model``) kvlint's findings
     quote. kustomize itself (``api/krusty``, ``LoadRestrictionsRootOnly``) confines files to a kustomization's
     root but loads bases from anywhere."""
-    from kvlint.load import repository_root
-
     top = repository_root(directory, resolve=True)
     if top is not None:
         return top
