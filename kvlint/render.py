@@ -1356,9 +1356,7 @@ def values_note(chart: str) -> Finding | None:
     values = getattr(chart, "values", ())
     if not values:
         return None
-    names = ", ".join(os.path.relpath(v, chart) for v in values[:5]) + (
-        f" and {len(values) - 5} more" if len(values) > 5 else ""
-    )
+    names = _first_of([os.path.relpath(v, chart) for v in values], 5)
     return Finding(
         "KV002",
         f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
@@ -1429,9 +1427,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     bases: dict[str, dict[str, list[str]]] = {}  # walk -> base -> the overlays building on it, in walk order
     for w in walked:
         if w.tool == "helm" and w.rendered and w.deployed_by:
-            shown = ", ".join(w.deployed_by[:5]) + (
-                f" and {len(w.deployed_by) - 5} more" if len(w.deployed_by) > 5 else ""
-            )
+            shown = _first_of(w.deployed_by, 5)
             out.append(
                 Finding(
                     "KV002",
