@@ -1011,8 +1011,9 @@ MAX_WALK_REFERENCE_PARTS = 1_000_000
 #: Most bytes of a chart's ``values.yaml``, and of each other YAML file beside its ``Chart.yaml``, that
 #: :func:`_chart_values_files` reads to tell a values file by its keys. [assumed] a chart's values are far smaller.
 _VALUES_SCAN_BYTES = 1 << 20
-#: The files of a chart directory helm reads as something other than values (Helm v3 ``pkg/chart/loader``
-#: ``LoadFiles``: ``Chart.yaml``, ``Chart.lock``, Helm v2's ``requirements.yaml``/``requirements.lock``)
+#: The files beside a chart's ``Chart.yaml`` that :func:`_chart_values_files` never names as other values files:
+#: those helm reads as something other than values (Helm v3 ``pkg/chart/loader`` ``LoadFiles``: ``Chart.yaml``,
+#: ``Chart.lock``, Helm v2's ``requirements.yaml``/``requirements.lock``), and ``values.yaml``, the chart's own
 _CHART_FILES = frozenset(
     {"Chart.yaml", "Chart.lock", "requirements.yaml", "requirements.lock", "values.yaml"}
 )
