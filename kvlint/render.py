@@ -482,8 +482,6 @@ def _overlays(directory: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     if not is_kustomize_dir(directory):
         return None
     listed = frozenset(os.path.basename(os.path.normpath(e)) for e in _listed(directory))
-    from kvlint.load import repository_root
-
     real = os.path.realpath(directory)
     parent = os.path.dirname(os.path.normpath(os.path.abspath(directory)))
     shown_parent = os.path.dirname(os.path.normpath(directory))
@@ -1013,8 +1011,9 @@ MAX_WALK_REFERENCE_PARTS = 1_000_000
 #: Most bytes of a chart's ``values.yaml``, and of each other YAML file beside its ``Chart.yaml``, that
 #: :func:`_chart_values_files` reads to tell a values file by its keys. [assumed] a chart's values are far smaller.
 _VALUES_SCAN_BYTES = 1 << 20
-#: The files of a chart directory helm reads as something other than values (Helm v3 ``pkg/chart/loader``
-#: ``LoadFiles``: ``Chart.yaml``, ``Chart.lock``, Helm v2's ``requirements.yaml``/``requirements.lock``)
+#: The files beside a chart's ``Chart.yaml`` that :func:`_chart_values_files` never names as other values files:
+#: those helm reads as something other than values (Helm v3 ``pkg/chart/loader`` ``LoadFiles``: ``Chart.yaml``,
+#: ``Chart.lock``, Helm v2's ``requirements.yaml``/``requirements.lock``), and ``values.yaml``, the chart's own
 _CHART_FILES = frozenset(
     {"Chart.yaml", "Chart.lock", "requirements.yaml", "requirements.lock", "values.yaml"}
 )
@@ -1358,9 +1357,7 @@ def values_note(chart: str) -> Finding | None:
     values = getattr(chart, "values", ())
     if not values:
         return None
-    names = ", ".join(os.path.relpath(v, chart) for v in values[:5]) + (
-        f" and {len(values) - 5} more" if len(values) > 5 else ""
-    )
+    names = _first_of([os.path.relpath(v, chart) for v in values], 5)
     return Finding(
         "KV002",
         f"kvlint rendered this chart, met in a directory walk, with its own values.yaml only; the other "
@@ -1431,9 +1428,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
     bases: dict[str, dict[str, list[str]]] = {}  # walk -> base -> the overlays building on it, in walk order
     for w in walked:
         if w.tool == "helm" and w.rendered and w.deployed_by:
-            shown = ", ".join(w.deployed_by[:5]) + (
-                f" and {len(w.deployed_by) - 5} more" if len(w.deployed_by) > 5 else ""
-            )
+            shown = _first_of(w.deployed_by, 5)
             out.append(
                 Finding(
                     "KV002",
@@ -2427,8 +2422,6 @@ def _repository_or(directory: str) -> str:
     """The git work tree holding ``directory`` as written (:func:`kvlint.load.repository_root`), else the absolute
     path of the directory walked when a walk met it (:attr:`WalkedDir.top`), else of ``directory``: the spelling of
     :func:`confinement_root` a renderer's error may quote."""
-    from kvlint.load import repository_root
-
     return repository_root(directory) or os.path.abspath(getattr(directory, "top", "") or directory)
 
 
@@ -2442,8 +2435,6 @@ def confinement_root(directory: str) -> str:
     kustomization of the CI runner's disk, whose values (``replacements`` into ``--model``) kvlint's findings
     quote. kustomize itself (``api/krusty``, ``LoadRestrictionsRootOnly``) confines files to a kustomization's
     root but loads bases from anywhere."""
-    from kvlint.load import repository_root
-
     top = repository_root(directory, resolve=True)
     if top is not None:
         return top

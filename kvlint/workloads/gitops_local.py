@@ -380,9 +380,8 @@ def render_local_chart(
             )
         ]
     timeout, sizes = gitops_render_budget(max_bytes)
-    if isinstance(
-        timeout, str
-    ):  # the run's renders of what kvlint met (walks, these charts) spent their budget
+    # (a str: the run's renders of what kvlint met, walks and these charts, spent their budget)
+    if isinstance(timeout, str):
         spent = (
             f"had rendered for {WALK_RENDER_BUDGET_S} s together"
             if timeout == "time"
