@@ -140,12 +140,19 @@ _SHARED_GRAPH_DEST: dict[str, tuple[str, str | None]] = {
 }
 
 
+def _release(version: str | None) -> ReleaseVersion | None:
+    """The SGLang release ``version`` names (:func:`kvlint.memory.versions.parse_pep440`), or None when it names
+    none: None, empty, ``latest`` or unreadable (the cases :func:`kvlint.memory.sglang.sglang_version` assumes the
+    newest for)."""
+    from kvlint.memory.versions import parse_pep440
+
+    return parse_pep440(version) if version and version.strip().lower() != "latest" else None
+
+
 def _shared_graph_dests(version: str | None) -> bool:
     """Whether SGLang ``version`` (the newest read when unknown, as the memory model assumes) gives the options of
     :data:`_SHARED_GRAPH_DEST` their replacement's dest."""
-    from kvlint.memory.versions import parse_pep440
-
-    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    v = _release(version)
     return v is None or v >= SHARED_GRAPH_DEST_FROM
 
 
@@ -194,9 +201,7 @@ def _refused_config_keys(
     """KV206 for each ``--config`` key SGLang ``version`` refuses (:data:`CONFIG_REFUSED`): the server does not
     start. ``keys``: ``(key, value text, position)`` of the file's top-level keys. Nothing for an unknown version,
     ``latest``, or one outside the releases read."""
-    from kvlint.memory.versions import parse_pep440
-
-    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    v = _release(version)
     if v is None:
         return
     for key, text, kloc in keys:
@@ -446,9 +451,7 @@ def _graph_config_keys_refused(raw: str, version: str | None) -> str:
     """Why SGLang ``version`` refuses a ``--cuda-graph-config`` whose phases :func:`kvlint.memory.sglang_graphs.
     read_graph_config` accepted: a setting that release does not take (:data:`_GRAPH_CONFIG_KEYS`), "" otherwise and
     for an unknown version, ``latest`` or one outside 0.5.14 - 0.5.23 (not read)."""
-    from kvlint.memory.versions import parse_pep440
-
-    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    v = _release(version)
     if v is None or not (0, 5, 14) <= v <= (0, 5, 23):
         return ""
     for phase, settings in read_graph_config(raw)[0].items():
@@ -487,9 +490,7 @@ def _serve_argv(
     the word reaches argparse: ``cli/utils.py::get_model_path`` stops with "Error: --model-path is required" when no
     ``--model-path`` follows, else ``parse_args`` with "unrecognized arguments" (KV206 here; the word is not read as
     the model). An unknown release, ``latest`` or one newer than those read is read as 0.5.23."""
-    from kvlint.memory.versions import parse_pep440
-
-    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    v = _release(version)
     if v is not None and v < SERVE_FROM:
         _serve_refused(
             col,
@@ -673,10 +674,8 @@ def parse_sglang_argv(
     table, report, known = _tables(version)
     serve_named, serve_v = True, None
     if serve_cli:
-        from kvlint.memory.versions import parse_pep440
-
         argv, locs, sources = _serve_argv(argv, locs, sources, version, col)
-        serve_v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+        serve_v = _release(version)
         serve_named = serve_v is not None and serve_v < SERVE_FROM or _serve_names_model(argv, serve_v)
     if "--config" in table and "--config" in argv:
         argv, locs, sources = _with_config_file(

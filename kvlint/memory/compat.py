@@ -36,6 +36,7 @@ from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import (
     NEWEST_VLLM,
     ReleaseVersion,
+    Version,
     fmt_version,
     parse_version,
     release_shown,
@@ -182,7 +183,14 @@ def quant_min_cc(method: str, version: str | None, engine: str = "vllm") -> tupl
     steps = _STEPS_BY_ENGINE.get(engine, {}).get(method)
     if steps is None:
         return None
-    v, assumed = resolve_version(version)
+    return _step_minimum(steps, *resolve_version(version))
+
+
+def _step_minimum(
+    steps: tuple[tuple[str, tuple[int, int]], ...], v: Version, assumed: bool
+) -> tuple[int, int] | None:
+    """The minimum of ``(release, minimum)`` ``steps`` (:data:`QUANT_MIN_CC_STEPS` semantics) in release ``v``: the
+    lowest of all when the release is ``assumed`` (unknown), None before the first step's release."""
     if assumed:
         return min(cc for _, cc in steps)
     (first, found), *later = steps
@@ -489,15 +497,7 @@ def compressed_tensors_scheme(
         steps = CT_SCHEME_MIN_CC_STEPS.get(scheme or "")
         if scheme is None or steps is None:
             continue
-        if assumed:
-            need: tuple[int, int] | None = min(cc for _, cc in steps)
-        else:
-            (first, need), *later = steps
-            if v < ReleaseVersion(first):
-                need = None
-            for after, cc in later:
-                if need is not None and v > ReleaseVersion(after):
-                    need = cc
+        need = _step_minimum(steps, v, assumed)
         if need is not None and (found is None or need > found[1]):
             found = (scheme, need)
     return found
