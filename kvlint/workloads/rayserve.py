@@ -942,15 +942,16 @@ class _Reader:
         part); else ``derived`` unchanged."""
         if derived is None or pod is None:
             return derived
-        own = next((g[3] for g in self.gpu_groups() if g[0] is pod and g[3] is not None), None)
+        group = next((g for g in self.gpu_groups() if g[0] is pod and g[3] is not None), None)
         label = _ray_label(cfg)
-        if own is None or own.id == derived.accelerator or not ray_label_matches(label, own):
+        if group is None or group[3].id == derived.accelerator or not ray_label_matches(label, group[3]):
             return derived
+        own = group[3]
         return DerivedAccelerator(
             own.id,
             f"Ray Serve LLM accelerator_type={cfg.get('accelerator_type')} (each placement bundle needs Ray's "
             f"accelerator_type:{label} node resource, which nodes of the {own.name} of the worker group "
-            f"{_group_name(self.doc, next(g[1] for g in self.gpu_groups() if g[0] is pod))} carry)",
+            f"{_group_name(self.doc, group[1])} carry)",
             derived.loc,
         )
 
