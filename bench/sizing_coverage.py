@@ -37,20 +37,26 @@ from kvlint.types import object_ref  # noqa: E402
 DEFAULT_SETS = [REPO.parent / "shared" / "corpus" / "manifests", REPO / "fixtures" / "collected"]
 
 
-def _why(w: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[str]:
+def _by_object(diagnostics: list[dict[str, Any]]) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+    """The KV501/KV502/KV503 findings of a report, by their ``(file, object)``, each list in report order (read
+    once per set, not once per unsized container)."""
+    out: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for d in diagnostics:
+        if d["rule"] in ("KV501", "KV502", "KV503"):
+            out.setdefault((d.get("file"), d.get("object")), []).append(d)
+    return out
+
+
+def _why(w: dict[str, Any], by_object: dict[tuple[Any, Any], list[dict[str, Any]]]) -> list[str]:
     """The KV501/KV502/KV503 findings of the unsized workload entry ``w`` (its file, its whole object reference
-    ``Kind/namespace/name`` as the findings carry it, and its container or none): rule, severity and the first
-    line of the message, each once, in report order. A finding of another object of the same name (a
-    ServingRuntime and a Deployment both called ``vllm``, one name in two namespaces) is not its."""
+    ``Kind/namespace/name`` as the findings carry it, and its container or none; ``by_object``:
+    :func:`_by_object`): rule, severity and the first line of the message, each once, in report order. A finding
+    of another object of the same name (a ServingRuntime and a Deployment both called ``vllm``, one name in two
+    namespaces) is not its."""
     ref = object_ref(w["kind"], w.get("namespace"), w["name"])
     out: list[str] = []
-    for d in diagnostics:
-        if (
-            d["rule"] in ("KV501", "KV502", "KV503")
-            and d.get("file") == w["file"]
-            and d.get("object") == ref
-            and d.get("container") in (None, "", w["container"])
-        ):
+    for d in by_object.get((w["file"], ref), ()):
+        if d.get("container") in (None, "", w["container"]):
             line = f"{d['rule']} {d['severity']}: {d['message'].splitlines()[0]}"
             if line not in out:
                 out.append(line)
@@ -82,6 +88,7 @@ def sizing(path: Path) -> dict[str, Any]:
     serving = [w for w in report["workloads"] if w.get("engine")]
     planned = sum(1 for w in serving if w.get("plan") or w.get("fleet"))
     models = coverage([str(path)])
+    by_object = _by_object(report["diagnostics"])
     unsized = [
         {
             "reason": w["sizing"],
@@ -91,7 +98,7 @@ def sizing(path: Path) -> dict[str, Any]:
             "container": w["container"],
             "role": w.get("role"),
             "model": w["model"],
-            "why": _why(w, report["diagnostics"]),
+            "why": _why(w, by_object),
         }
         for w in serving
         if w.get("sizing") not in ("plan", "fleet", "leader")

@@ -58,13 +58,6 @@ __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "s
 SIZED = ("plan", "fleet", "leader")
 
 
-def runtime_names_model(w: Any, serving: Any = None) -> str | None:
-    """:func:`kvlint.rules.facts.runtime_names_model` (imported when called, as :func:`_is_runtime_template`)."""
-    from kvlint.rules.facts import runtime_names_model as names
-
-    return names(w, serving)
-
-
 def _is_runtime_template(cr: ContainerResult) -> bool:
     from kvlint.rules.facts import is_runtime_template
 
@@ -104,6 +97,9 @@ def sizing_of(cr: ContainerResult) -> str:
             return "command unreadable"
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
+        # imported when called, as _is_runtime_template's
+        from kvlint.rules.facts import runtime_names_model
+
         if runtime_names_model(cr.workload, s) is not None:
             # the model it names for itself (KV505, kvlint.io/model, a literal --model org/name) has no config here
             return "model unknown"

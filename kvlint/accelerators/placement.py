@@ -195,12 +195,18 @@ def gfd_families(cc: tuple[int, int] | None) -> frozenset[str]:
     return frozenset()
 
 
+def _named_families(values: list[tuple[str, Loc | None]]) -> set[str]:
+    """The architectures ``nvidia.com/gpu.family`` values name, in lower case; ``undefined`` (GFD's word for a GPU
+    whose architecture it does not know) names none."""
+    return {v.strip().lower() for v, _ in values} - {"undefined"}
+
+
 def _arch_narrowed(accs: list[Accelerator], labels: Labels) -> tuple[list[Accelerator], str | None]:
     """``accs`` (the GPUs a ``nvidia.com/gpu.memory`` value matches) narrowed by the GFD architecture labels beside
     it: ``nvidia.com/gpu.family`` (:func:`gfd_families`; ``undefined`` says nothing) and
     ``nvidia.com/gpu.compute.major``/``.minor``; a GPU whose compute capability the catalogue lacks is kept.
     Returns the GPUs kept and what narrowed them, in words (None when nothing did)."""
-    families = {v.strip().lower() for v, _ in labels.get(GFD_FAMILY, []) if v.strip().lower() != "undefined"}
+    families = _named_families(labels.get(GFD_FAMILY, []))
     # both labels, or the minor is not known (a lone major would read as X.0)
     cc = _cc(labels) if _first(labels, "nvidia.com/gpu.compute.minor") is not None else None
     said = []
@@ -612,7 +618,7 @@ def _filter(cands: list[_Cand], exprs: list[_Expr]) -> list[_Cand]:
             cands = [c for c in cands if c.key != e.key]
         elif e.op == "In" and e.key == GFD_FAMILY:
             # the architecture a node of the term has: narrows the GPUs (a memory range's) to those of it
-            families = {v.strip().lower() for v, _ in e.values} - {"undefined"}
+            families = _named_families(e.values)
             if families:
                 cands = [n for c in cands for n in _family_kept(c, families)]
         elif e.op in ("Gt", "Lt") and e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY):

@@ -121,6 +121,13 @@ def _nim_workloads(
     return [replace(w, findings=(*checks, note))]
 
 
+def _tp_number(raw: Any) -> int | None:
+    """A tensor parallel size as the NIM operator's fields hold it (a string, ``"2"``, or a number), or None: a
+    string of ASCII digits only (:func:`kvlint.values.digits`; ``str.isdigit`` also takes ``"²"``, which ``int()``
+    refuses), of at most six; else :func:`~kvlint.workloads.base.int_or_none`."""
+    return digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
+
+
 def _named_cache(doc: Document, spec: dict, caches: NimCaches | None) -> Document | None:
     """The NIMCache among the inputs that ``storage.nimCache.name`` names: of the NIMService's namespace (the
     operator looks it up there), or of any namespace when the NIMService names none; None when not among them."""
@@ -156,7 +163,7 @@ def _cached_profile(cache: Document, profile: str) -> tuple[bool, int | None, st
                     break
             if raw is None:
                 return True, 1, f"NIMCache {cache.name} status.profiles (no tp tag: 1)"
-            tp = digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
+            tp = _tp_number(raw)
             return True, tp, f"NIMCache {cache.name} status.profiles"
     if isinstance(statuses, list) and statuses:
         return False, None, ""  # the operator reads only the status: a profile it does not list is not cached
@@ -239,7 +246,7 @@ def _cache_tp(cache: Document) -> tuple[int | None, Loc | None]:
     if isinstance(profiles, list) and profiles:
         return None, None
     raw = get_in(model, "tensorParallelism")
-    tp = digits(raw) if isinstance(raw, str) and len(raw) < 7 else int_or_none(raw)
+    tp = _tp_number(raw)
     if tp is None or tp < 1 or get_in(cache.data, "spec", "source", "ngc", "modelEndpoint"):
         return None, None
     return tp, loc_of(model, "tensorParallelism")
@@ -526,8 +533,7 @@ def nim_cache_clause(cache: Document, gpus: int | None = None, *, profile_named:
             said.append(f"GPU {', '.join(str(p) for p in products[:4])}")
         clause = f"{head} caches the profiles of " + (", ".join(said) if said else "every kind")
         raw_tp = model.get("tensorParallelism")
-        # kvlint.values.digits: ASCII digits only (str.isdigit also takes "²", which int() refuses)
-        tp = digits(raw_tp) if isinstance(raw_tp, str) and len(raw_tp) < 7 else int_or_none(raw_tp)
+        tp = _tp_number(raw_tp)
         if tp is not None and gpus is not None and tp > gpus:
             clause += f" (they need {tp} GPUs, the pod has {gpus}: no cached profile fits it)"
         elif tp is not None and gpus is not None and tp < gpus and not profile_named:

@@ -801,9 +801,7 @@ class _Reader:
                 return best[0], best[2] if len(match) == 1 else None, None
             return self.pod, self.pods, None
         smallest = min(named, key=lambda g: (g[3].memory_bytes, groups.index(g)))
-        shown = ", ".join(f"{_group_name(self.doc, g[1])}: {g[3].name}" for g in named[:4]) + (
-            f" and {len(named) - 4:,} more" if len(named) > 4 else ""
-        )
+        shown = self.groups_shown(named)
         note = _finding(
             "KV504",
             f"several worker groups request GPUs of different types ({shown}) and this engine names no "
@@ -817,6 +815,13 @@ class _Reader:
         )
         return smallest[0], None, note
 
+    def groups_shown(self, named: list) -> str:
+        """The GPU worker groups ``named`` (of :meth:`gpu_groups`) as a KV504 note lists them: each group's name and
+        GPU, the first four, then how many more."""
+        return ", ".join(f"{_group_name(self.doc, g[1])}: {g[3].name}" for g in named[:4]) + (
+            f" and {len(named) - 4:,} more" if len(named) > 4 else ""
+        )
+
     def unplaced_note(self, cfg: dict, label: str, named: list, loc: Loc | None) -> Finding:
         """KV504 (info) for an ``accelerator_type`` whose node resource no worker group's GPU carries (every GPU
         group names its GPU, :func:`ray_label_matches` holds for none): each placement bundle asks for
@@ -825,9 +830,7 @@ class _Reader:
         (``LLMConfig.validate_accelerator_type``), which no NVIDIA A10 node carries. kvlint still plans the engine
         on the label's GPU, assuming nodes of it join the cluster."""
         asked = cfg.get("accelerator_type")
-        shown = ", ".join(f"{_group_name(self.doc, g[1])}: {g[3].name}" for g in named[:4]) + (
-            f" and {len(named) - 4:,} more" if len(named) > 4 else ""
-        )
+        shown = self.groups_shown(named)
         rewrite = f" (Ray Serve LLM asks {asked} as {label})" if asked != label else ""
         return _finding(
             "KV504",
@@ -939,15 +942,16 @@ class _Reader:
         part); else ``derived`` unchanged."""
         if derived is None or pod is None:
             return derived
-        own = next((g[3] for g in self.gpu_groups() if g[0] is pod and g[3] is not None), None)
+        group = next((g for g in self.gpu_groups() if g[0] is pod and g[3] is not None), None)
         label = _ray_label(cfg)
-        if own is None or own.id == derived.accelerator or not ray_label_matches(label, own):
+        if group is None or group[3].id == derived.accelerator or not ray_label_matches(label, group[3]):
             return derived
+        own = group[3]
         return DerivedAccelerator(
             own.id,
             f"Ray Serve LLM accelerator_type={cfg.get('accelerator_type')} (each placement bundle needs Ray's "
             f"accelerator_type:{label} node resource, which nodes of the {own.name} of the worker group "
-            f"{_group_name(self.doc, next(g[1] for g in self.gpu_groups() if g[0] is pod))} carry)",
+            f"{_group_name(self.doc, group[1])} carry)",
             derived.loc,
         )
 
