@@ -274,6 +274,7 @@ def test_cpu_bound_reviews_are_killed_at_the_budget(server: Any) -> None:
     """Reviews that would pin a CPU for ever: answered per the failure mode at the budget, their workers
     killed and replaced; probes answer throughout and a normal review is checked afterwards."""
     srv, ctx = server
+    srv.idle()
     restarts = srv.metric('kvlint_webhook_worker_restarts_total{reason="timeout"}')
     spins = [review(_tp_object("1", f"spin-{i}"), uid=f"spin-{i}") for i in range(2)]
     busy = threading.Event()
@@ -299,6 +300,7 @@ def test_cpu_bound_reviews_are_killed_at_the_budget(server: Any) -> None:
 
 def test_a_review_that_allocates_too_much_is_an_internal_error_not_an_oom_kill(server: Any) -> None:
     srv, ctx = server
+    srv.idle()
     before = srv.metric('kvlint_webhook_worker_restarts_total{reason="memory"}')
     resp, _ = _post(srv, ctx, review(_tp_object("1", "hog-1"), uid="hog"))
     assert resp["allowed"] is True and "internal error (MemoryError)" in resp["warnings"][0]
