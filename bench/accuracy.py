@@ -486,6 +486,52 @@ REPLAY: dict[str, Replay] = {
         why="the catalogue's Qwen2.5-3B config for the repository's merged LoRA distillation of Qwen2.5-3B-Instruct; the "
         "same A100 as gt-334",
     ),
+    "gt-340": Replay(
+        "Qwen--Qwen3-4B",
+        "rtx-pro-6000",
+        "0.12.0",
+        settings={"dtype": "bfloat16"},
+        why="the catalogue's Qwen3-4B config; the RTX PRO 6000 Blackwell Server Edition of the same machine's server log "
+        "(gt-333), 94.97 GiB printed; verl's rollout flags (max_num_seqs 8, 8,192 batched tokens, utilization 0.5); "
+        "--logprobs-mode processed_logprobs keeps the sampler native, which 0.12.0 takes anyway",
+    ),
+    "gt-341": Replay(
+        "meta-llama--Meta-Llama-3-8B",
+        "a800-80gb",
+        "0.13.0",
+        settings={"dtype": "bfloat16"},
+        why="the Meta-Llama-3-8B config (bench/groundtruth/models) for the Instruct model; an A800 80GB by the log "
+        "(compute capability 8.0, and the 8,192-token scheduler default vLLM gives only to >= 70 GiB GPUs not named "
+        "A100); TP 4",
+    ),
+    "gt-342": Replay(
+        "Qwen--Qwen2.5-32B",
+        "rtx-a5000",
+        "0.6.3.post1",
+        settings={"max_model_len": 32768},
+        why="Qwen2.5-32B config (the Instruct architecture) at the Instruct checkpoint's 32,768-token length (its "
+        "max_position_embeddings; the base config's 131,072 would turn V0's long-context chunked prefill on), the "
+        "length the concurrency line prints; V0 at TP 4 as printed; the 4x RTX A5000 of the "
+        "repository's environment notes (our reading: the notes are a later commit, and the KV per rank fits 24 GB)",
+    ),
+    "gt-343": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "a100-40gb",
+        "0.11.0",
+        settings={"dtype": "bfloat16", "flashinfer_sampler": False},
+        why="Llama-3.1-8B config (the Instruct model's shapes); the A100 of the repository's README, the 40 GB one by "
+        "the printed weights + KV; the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
+    "gt-344": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "rtx-3090",
+        "0.10.0",
+        quantization="awq",
+        settings={"dtype": "bfloat16", "flashinfer_sampler": False},
+        why="Qwen3-30B-A3B config for the Thinking-2507 checkpoint (same shapes) with 4-bit AWQ bytes (the compressed-"
+        "tensors W4A16 checkpoint, run on Marlin); the RTX 3090 of the script's nvidia-smi line and the MoE config path; "
+        "the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
     "gt-336": Replay(
         "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B",
         "l40s",
@@ -502,6 +548,9 @@ EXTRA_GPUS = {
     "rtx-4080": ("NVIDIA GeForce RTX 4080", 15.99, "8.9"),
     "rtx-4060": ("NVIDIA GeForce RTX 4060", 8.0, "8.9"),
     "gpu-8gb": ("an 8 GB NVIDIA GPU (not named)", 7.75, None),
+    # gt-341: the A800 80GB (export variant of the A100 80GB, same 80 GB HBM2e): the A100-SXM4-80GB's measured CUDA
+    # total stands in (gt-291's arithmetic puts an A800 at ~79.3 GiB); not named A100, so vLLM's >= 70 GiB defaults
+    "a800-80gb": ("NVIDIA A800-SXM4-80GB", 79.26, "8.0"),
     # gt-337: RDNA 4 (gfx1201), 16 GB; ROCm names it "AMD Radeon RX 9070 XT", no CUDA compute capability
     "rx-9070-xt": ("AMD Radeon RX 9070 XT", 15.92, None),
 }
