@@ -712,8 +712,8 @@ SKIP: dict[str, str] = {
     "gt-337": "ROCm on a consumer RDNA 4 card (AMD Radeon RX 9070 XT, 15.92 GiB; a 0.14.0rc1 source build): replayed as "
     "0.14.0 with the Qwen2.5-14B config and AWQ bytes at utilization 0.75, kvlint puts 9.33 GiB of weights against "
     "9.49 printed and no KV (-1.31 GiB) against 0.34 GiB printed: the engine's whole non-KV rest is 2.11 GiB (11.94 - "
-    "9.49 - 0.34), where kvlint's ROCm share of the non-torch memory alone is 2.38 GiB (NON_TORCH_GIB['rocm'], read "
-    "from MI300X runs: HIP/RCCL runtime of a data-centre card, not measured on a Radeon); not scored",
+    "9.49 - 0.34), where kvlint's ROCm share of the non-torch memory alone is 2.38 GiB (NON_TORCH_GIB['rocm'], fitted "
+    "on one V0 0.5.5 MI300X run, gt-202: a data-centre card's runtime, not measured on a Radeon); not scored",
     "gt-338": "an AMD GPU (ROCm build of 0.17.0) not named in the log or the repository: 14.37 + 41.81 GiB at "
     "utilization 0.9 need about 64 GiB, an MI210 by our reading (the catalogue's MI210 is marketing 64 GB taken as "
     "GiB, not measured); kept for its figures",
