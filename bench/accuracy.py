@@ -343,7 +343,9 @@ REPLAY: dict[str, Replay] = {
         "meta-llama--Llama-3.1-8B",
         "l4",
         "0.11.0",
-        why="Llama-3.1-8B config (the Instruct model's shapes); the Colab L4 of the repository's name and scripts",
+        settings={"flashinfer_sampler": False},
+        why="Llama-3.1-8B config (the Instruct model's shapes); the Colab L4 of the repository's name and scripts; "
+        "the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
     ),
     "gt-314": Replay(
         "meta-llama--Meta-Llama-3-8B",
@@ -425,9 +427,10 @@ REPLAY: dict[str, Replay] = {
         "Qwen--Qwen2.5-3B",
         "rtx-4090",
         "0.10.2",
-        settings={"dtype": "float16", "max_num_seqs": 1},
+        settings={"dtype": "float16", "max_num_seqs": 1, "flashinfer_sampler": False},
         why="the catalogue's Qwen2.5-3B config; the 23.65 GiB CUDA total the worker prints (an RTX 4090 on AutoDL, our "
-        "reading); --max-num-seqs 1",
+        "reading); --max-num-seqs 1; the log's 'FlashInfer is not available' line, so the native sampler (one row: "
+        "the forward pass sets the peak either way)",
     ),
     "gt-326": Replay(
         "Qwen--Qwen2.5-3B",
@@ -452,6 +455,93 @@ REPLAY: dict[str, Replay] = {
         settings={"dtype": "bfloat16"},
         why="Qwen2.5-7B config for unsloth's bnb-4bit Instruct checkpoint; Colab's 40 GB A100, our reading",
     ),
+    "gt-332": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "h100",
+        "0.10.2",
+        settings={"dtype": "bfloat16", "flashinfer_sampler": False},
+        why="Qwen3-30B-A3B config for the Instruct-2507 checkpoint (same shapes); the H100 80GB HBM3 the fused-MoE "
+        "config path names, 79.18 GiB printed; --enable-prefix-caching does not change the profile; the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
+    "gt-333": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "rtx-pro-6000",
+        "0.12.0",
+        settings={"dtype": "bfloat16"},
+        why="Qwen3-30B-A3B config for the Instruct-2507 checkpoint (same shapes); the RTX PRO 6000 Blackwell Server "
+        "Edition the fused-MoE config path names; --enforce-eager",
+    ),
+    "gt-334": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "a100-80gb",
+        "0.17.1",
+        settings={"dtype": "bfloat16"},
+        why="Llama-3.1-8B config (the Instruct model's shapes); 'single A100' in the repository's scripts, the 80 GB "
+        "one by the printed weights + KV",
+    ),
+    "gt-335": Replay(
+        "Qwen--Qwen2.5-3B",
+        "a100-80gb",
+        "0.17.1",
+        settings={"dtype": "bfloat16"},
+        why="the catalogue's Qwen2.5-3B config for the repository's merged LoRA distillation of Qwen2.5-3B-Instruct; the "
+        "same A100 as gt-334",
+    ),
+    "gt-340": Replay(
+        "Qwen--Qwen3-4B",
+        "rtx-pro-6000",
+        "0.12.0",
+        settings={"dtype": "bfloat16"},
+        why="the catalogue's Qwen3-4B config; the RTX PRO 6000 Blackwell Server Edition of the same machine's server log "
+        "(gt-333), 94.97 GiB printed; verl's rollout flags (max_num_seqs 8, 8,192 batched tokens, utilization 0.5); "
+        "--logprobs-mode processed_logprobs keeps the sampler native, which 0.12.0 takes anyway",
+    ),
+    "gt-341": Replay(
+        "meta-llama--Meta-Llama-3-8B",
+        "a800-80gb",
+        "0.13.0",
+        settings={"dtype": "bfloat16"},
+        why="the Meta-Llama-3-8B config (bench/groundtruth/models) for the Instruct model; an A800 80GB by the log "
+        "(compute capability 8.0, and the 8,192-token scheduler default vLLM gives only to >= 70 GiB GPUs not named "
+        "A100); TP 4",
+    ),
+    "gt-342": Replay(
+        "Qwen--Qwen2.5-32B",
+        "rtx-a5000",
+        "0.6.3.post1",
+        settings={"max_model_len": 32768},
+        why="Qwen2.5-32B config (the Instruct architecture) at the Instruct checkpoint's 32,768-token length (its "
+        "max_position_embeddings; the base config's 131,072 would turn V0's long-context chunked prefill on), the "
+        "length the concurrency line prints; V0 at TP 4 as printed; the 4x RTX A5000 of the "
+        "repository's environment notes (our reading: the notes are a later commit, and the KV per rank fits 24 GB)",
+    ),
+    "gt-343": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "a100-40gb",
+        "0.11.0",
+        settings={"dtype": "bfloat16", "flashinfer_sampler": False},
+        why="Llama-3.1-8B config (the Instruct model's shapes); the A100 of the repository's README, the 40 GB one by "
+        "the printed weights + KV; the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
+    "gt-344": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "rtx-3090",
+        "0.10.0",
+        quantization="awq",
+        settings={"dtype": "bfloat16", "flashinfer_sampler": False},
+        why="Qwen3-30B-A3B config for the Thinking-2507 checkpoint (same shapes) with 4-bit AWQ bytes (the compressed-"
+        "tensors W4A16 checkpoint, run on Marlin); the RTX 3090 of the script's nvidia-smi line and the MoE config path; "
+        "the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
+    "gt-336": Replay(
+        "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B",
+        "l40s",
+        "0.11.0",
+        quantization="fp8",
+        settings={"dtype": "float16", "flashinfer_sampler": False},
+        why="the corpus's DeepSeek-R1-Distill-Qwen-32B config with the FP8 compressed-tensors checkpoint's bytes (FP8 "
+        "linear layers, 16-bit embeddings and LM head: 'fp8'); the L40S of the repository's chat export; the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -459,6 +549,11 @@ EXTRA_GPUS = {
     "rtx-4080": ("NVIDIA GeForce RTX 4080", 15.99, "8.9"),
     "rtx-4060": ("NVIDIA GeForce RTX 4060", 8.0, "8.9"),
     "gpu-8gb": ("an 8 GB NVIDIA GPU (not named)", 7.75, None),
+    # gt-341: the A800 80GB (export variant of the A100 80GB, same 80 GB HBM2e): the A100-SXM4-80GB's measured CUDA
+    # total stands in (gt-291's arithmetic puts an A800 at ~79.3 GiB); not named A100, so vLLM's >= 70 GiB defaults
+    "a800-80gb": ("NVIDIA A800-SXM4-80GB", 79.26, "8.0"),
+    # gt-337: RDNA 4 (gfx1201), 16 GB; ROCm names it "AMD Radeon RX 9070 XT", no CUDA compute capability
+    "rx-9070-xt": ("AMD Radeon RX 9070 XT", 15.92, None),
 }
 
 _NOCFG = "model config not in ../shared/corpus/models and the report does not state the architecture"
@@ -615,6 +710,16 @@ SKIP: dict[str, str] = {
     "gt-328": "GPU not named: weights + KV (41.3 GiB) need a CUDA total of about 47 GiB at utilization 0.9, a 48 GB "
     "card reporting ~47.5 GiB (RTX A6000 with ECC off or RTX 6000 Ada, our reading) rather than the catalogue's 44.5 "
     "GiB 48 GB parts; kept for its figures",
+    "gt-337": "ROCm on a consumer RDNA 4 card (AMD Radeon RX 9070 XT, 15.92 GiB; a 0.14.0rc1 source build): replayed as "
+    "0.14.0 with the Qwen2.5-14B config and AWQ bytes at utilization 0.75, kvlint puts 9.33 GiB of weights against "
+    "9.49 printed and no KV (-1.31 GiB) against 0.34 GiB printed: the engine's whole non-KV rest is 2.11 GiB (11.94 - "
+    "9.49 - 0.34), where kvlint's ROCm share of the non-torch memory alone is 2.38 GiB (NON_TORCH_GIB['rocm'], fitted "
+    "on one V0 0.5.5 MI300X run, gt-202: a data-centre card's runtime, not measured on a Radeon); not scored",
+    "gt-338": "an AMD GPU (ROCm build of 0.17.0) not named in the log or the repository: 14.37 + 41.81 GiB at "
+    "utilization 0.9 need about 64 GiB, an MI210 by our reading (the catalogue's MI210 is marketing 64 GB taken as "
+    "GiB, not measured); kept for its figures",
+    "gt-339": "Gemma 4 E4B's config is not in the library (sliding-window layers and per-layer embeddings) and the GPU "
+    "is not named (a 40 GB A100 by the profiling note's arithmetic); kept for its figures",
     "gt-330": "GPU not named (V0 0.6.3.post1 at pipeline-parallel size 4: 34.26 GiB of KV per stage, a 48 GB-class card "
     "by our reading); kept for its figures",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "

@@ -418,6 +418,16 @@ def build_command(
             sources["enable_extensible_kv_cache"] = (
                 f"the log: the extensible KV cache was off ({log.extensible_off_reason or 'reason not printed'})"
             )
+        if log.flashinfer_sampler is not None:
+            # the sampler the engine chose, from its own line: before 0.11.1 the choice hangs on whether the image
+            # has the FlashInfer package, which no flag shows; VLLM_USE_FLASHINFER_SAMPLER is how kvlint's plan
+            # takes a given sampler path (calibration.sampler_path)
+            env["VLLM_USE_FLASHINFER_SAMPLER"] = "1" if log.flashinfer_sampler else "0"
+            sources["top-k/top-p sampler"] = (
+                f"the log's sampler line (line {log.sampler_line}: "
+                + ("FlashInfer" if log.flashinfer_sampler else "PyTorch-native")
+                + ")"
+            )
         argv = ["vllm", "serve", ref, *_vllm_flags(values, engine_version), *extra_args]
         version = engine_version or log.version
         if log.era == "v0":

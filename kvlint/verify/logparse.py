@@ -127,6 +127,14 @@ class StartupLog:
     log_format: list[str] = field(default_factory=list)
     extensible_kv_cache: bool | None = None
     extensible_off_reason: str | None = None
+    #: vLLM V1's top-k/top-p sampler as the log's ``TopKTopPSampler`` line names it: True for "Using FlashInfer for
+    #: top-p & top-k sampling.", False for a fall-back to the PyTorch-native sampler ("FlashInfer is not
+    #: available. Falling back to the PyTorch-native implementation …" when the image lacks the FlashInfer package,
+    #: 0.9 - 0.11.0; "… available but disabled by default", "… disabled via VLLM_USE_FLASHINFER_SAMPLER=0", "… not
+    #: supported on compute capability …", "… unavailable: …" of later releases), None when no such line is printed;
+    #: ``sampler_line`` is its line (1-based). See :func:`_sampler_choice`.
+    flashinfer_sampler: bool | None = None
+    sampler_line: int | None = None
     #: events that did not stop the start-up, by kind, with the line (1-based) where the log first shows each:
     #: ``tgi_decode_cuda_graph_warmup_failed`` (TGI's "Decode cuda graph warmup failed", see :func:`_parse_tgi`)
     warnings: dict[str, int] = field(default_factory=dict)
@@ -486,6 +494,38 @@ def _vllm(log: StartupLog, era: str | None = None) -> None:
         log.era = era
 
 
+#: vLLM V1's start-up line naming the FlashInfer top-k/top-p sampler (logger.info_once in
+#: ``vllm/v1/sample/ops/topk_topp_sampler.py``, 0.9.0 - 0.34.0)
+_SAMPLER_FLASHINFER = re.compile(r"Using FlashInfer for top-p & top-k sampling\.")
+#: the same module's fall-backs to the PyTorch-native sampler at start-up: ``TopKTopPSampler.__init__`` of
+#: vllm@0.10.2 ("FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k
+#: sampling.", "FlashInfer is available, but it is not enabled. Falling back …", "FlashInfer version >= 0.2.3
+#: required. Falling back to default sampling implementation."), vllm@0.17.0 ("… is available but disabled by
+#: default"), vllm@0.21.0 ("… disabled via VLLM_USE_FLASHINFER_SAMPLER=0", "… not supported on compute
+#: capability"), vllm@0.34.0 ("FlashInfer top-p/top-k sampling unavailable: …"). The per-request-generator
+#: fall-back ("does not support per-request generators") happens at sampling time, not in the profile: not read.
+_SAMPLER_NATIVE = re.compile(
+    r"Falling back to the PyTorch-native implementation of top-p & top-k sampling"
+    r"|FlashInfer version >= 0\.2\.3 required\. Falling back to default sampling"
+    r"|FlashInfer top-p/top-k sampling (?:is available but disabled|disabled via|not supported on|unavailable)"
+)
+
+
+def _sampler_choice(line: str) -> bool | None:
+    """True when ``line`` is vLLM's "Using FlashInfer for top-p & top-k sampling." start-up line, False when it is
+    one of the start-up fall-backs to the PyTorch-native sampler (:data:`_SAMPLER_NATIVE`), else None. Which
+    sampler the memory profile's dummy sampler runs sets its peak (docs/engine-memory-model.md §5; the FlashInfer
+    package is an optional extra of the 0.10.2 wheel, ``Requires-Dist: flashinfer-python==0.3.0; extra ==
+    "flashinfer"``, so a pip install runs the PyTorch sort where the image runs FlashInfer)."""
+    if "sampl" not in line:
+        return None
+    if _SAMPLER_FLASHINFER.search(line):
+        return True
+    if _SAMPLER_NATIVE.search(line):
+        return False
+    return None
+
+
 def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     m = re.search(r"vLLM API server version (\S+)", line)
     if m:
@@ -616,6 +656,10 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _put(log, "cudagraph_gib", _num(m.group(1)), n)
         _put(log, "cudagraph_estimated_gib", _num(m.group(2)), n)
+    choice = _sampler_choice(line)
+    if choice is not None and log.flashinfer_sampler is None:
+        _vllm(log)
+        log.flashinfer_sampler, log.sampler_line = choice, n
     # the profile's estimate alone, printed before "Available KV cache memory" by the releases that deduct it (the
     # 2026 gpu_model_runner.py line; gt-291, vllm-project/vllm#46462): the figure the KV budget lost
     m = re.search(r"Estimated CUDA graph memory: " + _NUM + r" GiB total", line)
