@@ -103,6 +103,7 @@ def test_ome_glm47_fp8_service_plans_like_glm46_fp8() -> None:
     assert {"zai-org/GLM-4.6-FP8", "zai-org/GLM-4.7-FP8"} <= set(by_model)
     kv505 = [d for d in r.diagnostics if d.rule == "KV505" and "GLM-4.7-FP8" in d.message]
     assert kv505 and all("has no quantization settings" in d.message for d in kv505)
+    assert all(d.message.startswith("kvlint took this model's quantization from its name") for d in kv505)
     verdicts = {
         mid: sorted((e.accelerator.id, e.verdict) for e in by_model[mid].fleet)
         for mid in ("zai-org/GLM-4.6-FP8", "zai-org/GLM-4.7-FP8")
