@@ -376,8 +376,10 @@ def build(
         }
         if model_id == "zai-org/GLM-4.7-FP8":
             entry["notes"].append(
-                "abridged config without quantization_config: weights estimate as unquantized bf16 unless "
-                "--quantization says otherwise"
+                "abridged config without quantization_config: kvlint takes the FP8 quantization its name states "
+                "(the settings of a catalogued zai-org -FP8 build; OME's ClusterBaseModel for it records "
+                "quantization fp8: sgl-project/ome config/models/zai-org/GLM-4.7-FP8.yaml) and estimates the "
+                "weights from the architecture"
             )
         entries.append((dest, entry))
     seen_dirs = {dest.name for dest, _ in entries}

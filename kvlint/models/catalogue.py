@@ -24,6 +24,7 @@ entry's ``derived`` field, its first note and its source citation all say "deriv
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import re
@@ -100,7 +101,9 @@ class CatalogueEntry:
             commit = str(s.get("commit") or "")[:12]
             where = f"{s.get('repo')}@{commit}:{s.get('path')}"
         cite = f"{where} ({s.get('fidelity')})"
-        if self.derived:
+        if self.derived and self.derived.get("abridged"):
+            cite = f"{cite}; quantization from the name suffix '{self.derived['suffix']}' ({self.derived['label']}, assumed)"
+        elif self.derived:
             cite = (
                 f"derived from name: {self.id} = {self.base_id} + '{self.derived['suffix']}' "
                 f"({self.derived['label']}, assumed); config of {self.base_id} from {cite}"
@@ -213,7 +216,8 @@ def lookup(ref: str) -> CatalogueEntry | None:
     ``org--name`` (the cache/dir spelling) is accepted; variants (e.g.
     ``meta-llama/Meta-Llama-3.1-8B-Instruct``) return an entry with their own ``id``, ``base_id`` pointing
     at the stored config and a note saying why. Does not derive quantized builds (see
-    :func:`derive_quantized`). Never raises for string input.
+    :func:`derive_quantized`), except the quantization of a stored build whose bundled config lacks it
+    (:func:`_stored_without_quantization`). Never raises for string input.
     """
     if not isinstance(ref, str) or not ref.strip():
         return None
@@ -223,7 +227,8 @@ def lookup(ref: str) -> CatalogueEntry | None:
     mid, vid = hit
     raw = _raw(mid)
     variant = next((v for v in raw.get("variants") or [] if v["id"] == vid), None) if vid else None
-    return _make(raw, variant)
+    entry = _make(raw, variant)
+    return entry if variant else _stored_without_quantization(entry, raw)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -404,6 +409,73 @@ def _sibling_template(
     )
 
 
+def _quant_from_suffix(
+    org: str, suffix: str, label: str, template: dict[str, Any], config: dict[str, Any]
+) -> dict[str, Any]:
+    """The quantization a build named ``org/...<suffix>`` is taken to have (``CatalogueEntry.derived`` without
+    the dtype): the real ``quantization_config`` or ``hf_quant_config.json`` of a catalogued build of the same
+    publisher and suffix (layer lists dropped), else NVIDIA's ModelOpt default for its -FP8/-NVFP4/-FP4
+    builds, else the suffix's default from :data:`QUANT_SUFFIXES`; ``template`` says which."""
+    sib = _sibling_template(org, suffix, config.get("model_type"))
+    derived: dict[str, Any] = {"suffix": suffix, "label": label}
+    if sib is not None:
+        sib_id, qc, hq = sib
+        if qc is not None:
+            derived["quantization_config"] = copy.deepcopy(qc)
+        else:
+            derived["hf_quant_config"] = copy.deepcopy(hq)
+        derived["template"] = (
+            f"copied from the catalogued {sib_id} (same publisher and suffix; its per-layer exclusion "
+            "lists dropped)"
+        )
+    elif org.lower() == "nvidia" and suffix in _MODELOPT:
+        derived["hf_quant_config"] = copy.deepcopy(_MODELOPT[suffix])
+        derived["template"] = "ModelOpt hf_quant_config.json assumed (NVIDIA's own builds use ModelOpt)"
+    else:
+        derived["quantization_config"] = copy.deepcopy(template)
+        derived["template"] = "kvlint's default for this suffix (docs/models.md)"
+    return derived
+
+
+def _stored_without_quantization(entry: CatalogueEntry, raw: dict[str, Any]) -> CatalogueEntry:
+    """``entry`` (a stored config, not a variant) with the quantization its name states when its bundled
+    config has none, else ``entry`` unchanged.
+
+    A vendoring project may trim a quantized build's config.json to its architecture keys (ai-dynamo/
+    aiconfigurator's ``zai-org--GLM-4.7-FP8_config.json``: fidelity ``abridged``, no ``quantization_config``).
+    Read as it is, the FP8 checkpoint would be sized at the model dtype (twice its bytes). Its name's
+    :data:`QUANT_SUFFIXES` suffix then sets the quantization as :func:`derive_quantized` does for a build known
+    only by name (:func:`_quant_from_suffix`), with an ``ASSUMPTION`` note first; ``derived["abridged"]`` marks
+    it for :mod:`kvlint.models.resolve`, which states the assumption (KV505)."""
+    parts = _split(entry.id)
+    if parts is None or entry.id != entry.base_id or _is_quantized(raw):
+        return entry
+    org, name = parts
+    for suffix, label, template in QUANT_SUFFIXES:
+        if not name.lower().endswith(suffix.lower()) or len(name) <= len(suffix):
+            continue
+        config = json.loads((DATA_DIR / entry.dir / "config.json").read_text(encoding="utf-8"))
+        derived = _quant_from_suffix(org, suffix, label, template, config)
+        derived["abridged"] = True
+        what = json.dumps(
+            derived.get("quantization_config") or derived.get("hf_quant_config"), sort_keys=True
+        )
+        note = (
+            f"ASSUMPTION (quantization from name): the bundled config.json of {entry.id} "
+            f"({entry.source_citation}) has no quantization settings; it is taken to be quantized as {label}, inferred from the name suffix '{suffix}'; "
+            f"quantization_config {derived['template']}: {what}. The real checkpoint may differ (group size, "
+            "layers left unquantized); weights are estimated from the architecture, not read from the checkpoint."
+        )
+        return dataclasses.replace(
+            entry,
+            notes=(note, *entry.notes),
+            weight_bytes=None,
+            weight_bytes_citation=None,
+            derived=derived,
+        )
+    return entry
+
+
 def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntry | None:
     """A quantized build known only by name, derived from its catalogued base model, or None.
 
@@ -437,24 +509,7 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
         if _is_quantized(raw):
             return None
         base_cfg = json.loads((DATA_DIR / base.dir / "config.json").read_text(encoding="utf-8"))
-        sib = _sibling_template(org, suffix, base_cfg.get("model_type"))
-        derived: dict[str, Any] = {"suffix": suffix, "label": label}
-        if sib is not None:
-            sib_id, qc, hq = sib
-            if qc is not None:
-                derived["quantization_config"] = copy.deepcopy(qc)
-            else:
-                derived["hf_quant_config"] = copy.deepcopy(hq)
-            derived["template"] = (
-                f"copied from the catalogued {sib_id} (same publisher and suffix; its per-layer exclusion "
-                "lists dropped)"
-            )
-        elif org.lower() == "nvidia" and suffix in _MODELOPT:
-            derived["hf_quant_config"] = copy.deepcopy(_MODELOPT[suffix])
-            derived["template"] = "ModelOpt hf_quant_config.json assumed (NVIDIA's own builds use ModelOpt)"
-        else:
-            derived["quantization_config"] = copy.deepcopy(template)
-            derived["template"] = "kvlint's default for this suffix (docs/models.md)"
+        derived = _quant_from_suffix(org, suffix, label, template, base_cfg)
         awq = str((derived.get("quantization_config") or {}).get("quant_method", "")).lower() == "awq"
         dtype_note = ""
         if awq and _config_dtype(base_cfg) not in (None, "float16"):

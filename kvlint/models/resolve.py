@@ -254,7 +254,12 @@ def _from_catalogue(ref: str, revision: str | None, derive_because: str | None =
     )
     notes = list(entry.notes[:1] if entry.id != entry.base_id else [])
     # a name-derived build (a quantized build, a re-upload: CatalogueEntry.derived) states its assumption first
-    assumption = entry.notes[0] if entry.derived and entry.id != entry.base_id and entry.notes else ""
+    # (or a stored build whose abridged config lacks the quantization its name states: derived["abridged"])
+    assumption = (
+        entry.notes[0]
+        if entry.derived and (entry.id != entry.base_id or entry.derived.get("abridged")) and entry.notes
+        else ""
+    )
     if (
         entry.derived
         and entry.id != entry.base_id

@@ -762,6 +762,10 @@ def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"kvlint took this model from its {source}, not from its config.json (it made no memory plan for "
             "this container)"
         )
+    elif "quantization" in kind:
+        # a stored config that lacks the quantization its name states (catalogue._stored_without_quantization):
+        # the architecture is the config's, only the quantization comes from the name
+        lead = "kvlint took this model's quantization from its name, not from its config.json"
     else:
         lead = f"kvlint sized this model from its {source}, not from its config.json"
     yield ctx.finding(
