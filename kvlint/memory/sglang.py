@@ -25,6 +25,7 @@ from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
+from kvlint.memory.pooling import sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
@@ -1487,6 +1488,13 @@ def sglang_prelude(
             pp=pp,
         )
     mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
+    in_embedding_mode, embedding_why = sglang_embedding(model.architectures, bool(get("is_embedding")))
+    if in_embedding_mode:
+        # the pool is sized from mem_fraction_static as for generation; ModelRunner captures no decode graphs
+        model_notes.append(
+            f"embedding mode ({embedding_why}): the token pool is sized as for a generative model, and no decode "
+            "CUDA graphs are captured (ModelRunner.init_device_graphs: only generation models decode)"
+        )
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
         v,

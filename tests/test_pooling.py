@@ -1,0 +1,157 @@
+"""Pooling models (embedding / reranker / reward) on vLLM and SGLang (kvlint.memory.pooling, docs §1.15).
+
+Expected values come from the model's config.json and the shapes the engine source gives (the forward pass's
+activation, the LM head's ``vocab x hidden`` matrix), or from the same start-up planned as a generative model:
+nothing here is an engine number written down by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.accelerators import lookup
+from kvlint.engines import parse_command_line
+from kvlint.memory.pooling import sglang_embedding, vllm_pooling
+from kvlint.memory.sglang import plan_sglang
+from kvlint.memory.vllm import VllmSettings, plan_vllm_detailed, resolve_startup, settings_from_config
+from kvlint.models import resolve_model
+from kvlint.models.catalogue import load_config
+from kvlint.models.catalogue import lookup as catalogue_lookup
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "fixtures" / "plan" / "models"
+GiB = 1 << 30
+H100 = {"gpu_name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}
+H100_TOTAL = int(79.18 * GiB)
+E5 = "intfloat/e5-mistral-7b-instruct"  # architectures ["MistralModel"]: the decoder without an LM head
+
+
+def _e5():
+    return resolve_model(E5, allow_hub=False)
+
+
+def _e5_config() -> dict:
+    entry = catalogue_lookup(E5)
+    assert entry is not None
+    return load_config(entry)[0]
+
+
+@pytest.mark.parametrize(
+    "archs,pooling",
+    [
+        (["MistralModel"], True),  # "Model" suffix: E5-Mistral
+        (["Qwen2ForRewardModel"], True),
+        (["XLMRobertaForSequenceClassification"], True),  # bge-reranker-v2-m3
+        (["Qwen3ForCausalLM"], False),  # Qwen3-Embedding's config: pooling only through modules.json
+        (["GPT2LMHeadModel"], False),  # "LMHeadModel" comes before the bare "Model"
+        (["ChatGLMModel"], False),  # registered as generative although it ends in "Model"
+        (["GritLM"], True),  # registered as an embedding model, no suffix
+        ([], False),
+    ],
+)
+def test_vllm_runner_auto_by_architecture(archs: list[str], pooling: bool) -> None:
+    assert vllm_pooling((0, 12, 0), archs)[0] is pooling
+
+
+def test_vllm_runner_task_and_convert_by_release() -> None:
+    causal = ["Qwen3ForCausalLM"]
+    assert vllm_pooling((0, 12, 0), causal, runner="pooling")[0]
+    assert not vllm_pooling((0, 12, 0), ["MistralModel"], runner="generate")[0]
+    # --task: up to 0.12.0, and it overrides --runner there
+    assert vllm_pooling((0, 12, 0), causal, task="embed")[0]
+    assert vllm_pooling((0, 8, 5), causal, task="score")[0]
+    assert not vllm_pooling((0, 13, 0), causal, task="embed")[0]
+    assert not vllm_pooling((0, 12, 0), ["MistralModel"], task="generate", runner="pooling")[0]
+    # --convert alone turns --runner auto into pooling from 0.22.0 only
+    assert not vllm_pooling((0, 21, 0), causal, convert="embed")[0]
+    assert vllm_pooling((0, 22, 0), causal, convert="embed")[0]
+    assert not vllm_pooling((0, 34, 0), causal, convert="none")[0]
+
+
+def test_settings_read_runner_task_and_convert() -> None:
+    s = settings_from_config(parse_command_line("vllm serve m --runner pooling --convert embed".split()))
+    assert (s.runner, s.convert, s.task) == ("pooling", "embed", None)
+    plain = settings_from_config(parse_command_line("vllm serve m".split()))
+    assert (plain.runner, plain.convert, plain.task) == (None, None, None)
+
+
+@pytest.mark.parametrize("version", ["0.9.2", "0.12.0", "0.20.0"])
+def test_vllm_pooling_plan_has_no_sampler_and_no_lm_head(version: str) -> None:
+    """E5-Mistral as vLLM runs it (pooling, --runner auto) against the same start-up forced onto the generate
+    runner: the weights lose the untied ``vocab x hidden`` LM head, the profile's activation is the forward pass
+    alone (no sampled logits), and the KV cache gains exactly what the two free."""
+    c = _e5_config()
+    model = _e5()
+    pooled = VllmSettings(version=version, max_model_len=8192)
+    generative = pooled.changed(runner="generate")
+    p = plan_vllm_detailed(pooled, model, H100_TOTAL, **H100)
+    g = plan_vllm_detailed(generative, model, H100_TOTAL, **H100)
+    pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
+    gc = resolve_startup(generative, model, H100_TOTAL, **H100)
+    assert p.plan.era == g.plan.era == "v1"
+    dbytes = 2  # float16 config, --dtype auto
+    lm_head = c["vocab_size"] * c["hidden_size"] * dbytes
+    assert not c["tie_word_embeddings"]
+    assert g.plan.weights_bytes - p.plan.weights_bytes == lm_head
+    forward = pc.max_num_batched_tokens * (3 * c["intermediate_size"] + 4 * c["hidden_size"]) * dbytes
+    assert p.plan.activation_bytes == forward
+    assert pc.sampled_rows == 0 and gc.sampled_rows > 0
+    assert g.plan.activation_bytes >= p.plan.activation_bytes
+    assert p.plan.kv_cache_bytes - g.plan.kv_cache_bytes == (
+        g.plan.weights_bytes - p.plan.weights_bytes + g.plan.activation_bytes - p.plan.activation_bytes
+    )
+    assert any("architecture MistralModel is a pooling model" in n for n in p.plan.assumptions)
+    assert any("profile with the pooler, no sampler" in n for n in p.plan.assumptions)
+    assert not any("pooling" in n for n in g.plan.assumptions)
+
+
+def test_vllm_pooling_model_runs_on_v0_before_0_9_2() -> None:
+    """0.8.5's V1 oracle sends a pooling model to V0 ("No Embedding Models so far"), where chunked prefill stays
+    off by default; the generative runner of the same model stays on V1."""
+    model = _e5()
+    pooled = VllmSettings(version="0.8.5", max_model_len=8192)
+    p = plan_vllm_detailed(pooled, model, H100_TOTAL, **H100)
+    pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
+    assert p.plan.era == "v0" and not pc.chunked_prefill and pc.sampled_rows == 0
+    assert any("V0 fallback: a pooling model" in n for n in p.plan.assumptions)
+    generative = resolve_startup(pooled.changed(runner="generate"), model, H100_TOTAL, **H100)
+    assert generative.era == "v1"
+
+
+def test_vllm_checkpoint_size_is_kept() -> None:
+    """A pooling model whose weights come from a checkpoint size keeps it: the checkpoint may hold no LM head."""
+    from dataclasses import replace
+
+    model = replace(_e5(), weight_bytes=14 * GiB)
+    p = plan_vllm_detailed(VllmSettings(version="0.12.0", max_model_len=8192), model, H100_TOTAL, **H100)
+    g = plan_vllm_detailed(
+        VllmSettings(version="0.12.0", max_model_len=8192, runner="generate"), model, H100_TOTAL, **H100
+    )
+    assert p.plan.weights_bytes == g.plan.weights_bytes
+
+
+def test_sglang_embedding_mode() -> None:
+    assert sglang_embedding(["MistralModel"], False)[0]
+    assert sglang_embedding(["XLMRobertaForSequenceClassification"], False)[0]
+    assert sglang_embedding(["Qwen3ForCausalLM"], True) == (True, "--is-embedding")
+    assert not sglang_embedding(["Qwen3ForCausalLM"], False)[0]
+
+
+def test_sglang_is_embedding_sizes_the_same_pool_and_says_so() -> None:
+    """--is-embedding changes no pool term (mem_fraction_static sizes it as for generation) but the plan names the
+    mode and the decode CUDA graphs SGLang does not capture for it."""
+    model = resolve_model(str(MODELS / "Qwen--Qwen3-0.6B"), allow_hub=False)
+    total = lookup("h100-80gb").memory_bytes
+
+    def cmd(*extra: str):
+        s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x", *extra], "0.5.5")
+        s.version = "0.5.5"
+        return s
+
+    e = plan_sglang(cmd("--is-embedding", "--mem-fraction-static", "0.9"), model, total, gpus=1)
+    g = plan_sglang(cmd("--mem-fraction-static", "0.9"), model, total, gpus=1)
+    assert e.kv_cache_bytes == g.kv_cache_bytes and e.capacity_tokens == g.capacity_tokens
+    assert any(n.startswith("embedding mode (--is-embedding)") for n in e.assumptions)
+    assert not any("embedding mode" in n for n in g.assumptions)
