@@ -155,3 +155,47 @@ def test_sglang_is_embedding_sizes_the_same_pool_and_says_so() -> None:
     assert e.kv_cache_bytes == g.kv_cache_bytes and e.capacity_tokens == g.capacity_tokens
     assert any(n.startswith("embedding mode (--is-embedding)") for n in e.assumptions)
     assert not any("embedding mode" in n for n in g.assumptions)
+
+
+_TEI = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: embedding
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: ghcr.io/huggingface/text-embeddings-inference:86-1.5
+        args:
+        - --model-id=BAAI/bge-m3
+        resources:
+          limits:
+            nvidia.com/gpu: '1'
+"""
+
+
+def _kv503(tmp_path: Path, text: str) -> list:
+    from kvlint.pipeline import Options, run_check
+
+    f = tmp_path / "tei.yaml"
+    f.write_text(text)
+    res = run_check([str(f)], Options(allow_hub=False))
+    assert res.containers == []
+    return [d for d in res.diagnostics if d.rule == "KV503"]
+
+
+def test_tei_on_a_gpu_is_said_not_to_be_sized(tmp_path: Path) -> None:
+    """A Text Embeddings Inference container (args only: the image's entrypoint is text-embeddings-router) on a GPU
+    was a clean pass with 0 serving containers; it now gets the KV503 info of engines kvlint does not model, with
+    what TEI's memory is made of. The same when the command names the router; not on a CPU."""
+    (d,) = _kv503(tmp_path, _TEI)
+    assert d.severity == "info" and "runs Text Embeddings Inference (TEI)" in d.message
+    assert "text-embeddings-router, the image's entrypoint, nvidia.com/gpu: 1" in d.message
+    assert d.fix is not None and "--max-batch-tokens" in d.fix
+    own = _TEI.replace("        args:\n", "        command: [text-embeddings-router]\n        args:\n")
+    (d,) = _kv503(tmp_path, own)
+    assert "(text-embeddings-router, nvidia.com/gpu: 1)" in d.message
+    assert _kv503(tmp_path, _TEI.replace("nvidia.com/gpu: '1'", "cpu: '4'")) == []
+    other = _TEI.replace("        args:\n", "        command: [/app/serve]\n        args:\n")
+    assert _kv503(tmp_path, other) == []
