@@ -199,3 +199,61 @@ def test_tei_on_a_gpu_is_said_not_to_be_sized(tmp_path: Path) -> None:
     assert _kv503(tmp_path, _TEI.replace("nvidia.com/gpu: '1'", "cpu: '4'")) == []
     other = _TEI.replace("        args:\n", "        command: [/app/serve]\n        args:\n")
     assert _kv503(tmp_path, other) == []
+
+
+# A config of the XLM-RoBERTa cross-encoder shape (bge-reranker-v2-m3's architecture and model_type), written for
+# this test: only the two keys that decide what kvlint does with it matter here.
+_XLMR = {
+    "architectures": ["XLMRobertaForSequenceClassification"],
+    "model_type": "xlm-roberta",
+    "hidden_size": 1024,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "vocab_size": 250002,
+    "max_position_embeddings": 8194,
+}
+
+_SERVE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: rerank
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: IMAGE
+        command: COMMAND
+        resources:
+          limits:
+            nvidia.com/gpu: '1'
+"""
+
+
+@pytest.mark.parametrize(
+    "image,command,said",
+    [
+        ("vllm/vllm-openai:v0.12.0", '["vllm", "serve", "BAAI/bge-reranker-v2-m3"]', "holds no KV cache"),
+        (
+            "lmsysorg/sglang:v0.5.5",
+            '["python3", "-m", "sglang.launch_server", "--model-path", "BAAI/bge-reranker-v2-m3", "--is-embedding"]',
+            "embedding mode",
+        ),
+    ],
+)
+def test_an_encoder_only_reranker_says_what_the_engine_does(
+    tmp_path: Path, image: str, command: str, said: str
+) -> None:
+    import json
+
+    from kvlint.pipeline import Options, run_check
+
+    d = tmp_path / "models" / "BAAI--bge-reranker-v2-m3"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(_XLMR))
+    f = tmp_path / "rerank.yaml"
+    f.write_text(_SERVE.replace("IMAGE", image).replace("COMMAND", command))
+    res = run_check([str(f)], Options(allow_hub=False, model_dirs=(str(tmp_path / "models"),)))
+    (kv502,) = [x for x in res.diagnostics if x.rule == "KV502"]
+    assert "'xlm-roberta' model, not a decoder LLM" in kv502.message and said in kv502.message
+    assert not any(x.rule.startswith("KV1") for x in res.diagnostics)  # no capacity finding on it

@@ -184,3 +184,28 @@ def sglang_embedding(architectures: Sequence[str], is_embedding: bool) -> tuple[
     if is_embedding:
         return True, "--is-embedding"
     return False, ""
+
+
+#: ``model_type`` of the encoder-only families vLLM and SGLang serve as pooling models (BERT, RoBERTa,
+#: XLM-RoBERTa, ModernBERT; the first three are in both engines' registries, ModernBERT in vLLM's).
+ENCODER_ONLY_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "modernbert"})
+
+
+def encoder_only_clause(engine: str, model_type: str) -> str:
+    """What ``engine`` does with an encoder-only ``model_type`` (:data:`ENCODER_ONLY_TYPES`), as a clause for
+    KV502 ("" for other types and engines): vLLM serves it with the pooling runner and no KV cache (its
+    encoder-only attention layers get ``EncoderOnlyAttentionSpec``, which holds none, ``vllm@0.12.0``); SGLang in
+    embedding mode, with its token pool sized from ``mem_fraction_static`` as for any model."""
+    if model_type not in ENCODER_ONLY_TYPES:
+        return ""
+    if engine == "vllm":
+        return (
+            "; vLLM serves this encoder-only model as a pooling (embedding or reranking) model that holds no KV "
+            "cache, so its GPU memory is the weights and the profile run's activations"
+        )
+    if engine == "sglang":
+        return (
+            "; SGLang serves this encoder-only model in embedding mode, with a token pool sized from "
+            "mem_fraction_static as for any model"
+        )
+    return ""
