@@ -7,6 +7,7 @@ nothing here is an engine number written down by hand.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,14 @@ from kvlint.accelerators import lookup
 from kvlint.engines import parse_command_line
 from kvlint.memory.pooling import sglang_embedding, vllm_pooling
 from kvlint.memory.sglang import plan_sglang
-from kvlint.memory.vllm import VllmSettings, plan_vllm_detailed, resolve_startup, settings_from_config
+from kvlint.memory.vllm import (
+    VllmSettings,
+    plan_vllm_detailed,
+    resolve_startup,
+    settings_from_config,
+    split_weights,
+    stage_memory,
+)
 from kvlint.models import resolve_model
 from kvlint.models.catalogue import load_config
 from kvlint.models.catalogue import lookup as catalogue_lookup
@@ -244,8 +252,6 @@ spec:
 def test_an_encoder_only_reranker_says_what_the_engine_does(
     tmp_path: Path, image: str, command: str, said: str
 ) -> None:
-    import json
-
     from kvlint.pipeline import Options, run_check
 
     d = tmp_path / "models" / "BAAI--bge-reranker-v2-m3"
@@ -257,3 +263,24 @@ def test_an_encoder_only_reranker_says_what_the_engine_does(
     (kv502,) = [x for x in res.diagnostics if x.rule == "KV502"]
     assert "'xlm-roberta' model, not a decoder LLM" in kv502.message and said in kv502.message
     assert not any(x.rule.startswith("KV1") for x in res.diagnostics)  # no capacity finding on it
+
+
+def test_vllm_pooling_last_pipeline_stage_holds_no_head() -> None:
+    """Under pipeline parallelism the last stage of a generative model with tied embeddings holds a copy of the
+    embedding as its LM head; a pooling model has no head, so that stage holds only its layers."""
+    model = resolve_model(str(MODELS / "Qwen--Qwen3-0.6B"), allow_hub=False)  # tie_word_embeddings: true
+    c = json.loads((MODELS / "Qwen--Qwen3-0.6B" / "config.json").read_text())
+    assert c["tie_word_embeddings"]
+    base = VllmSettings(version="0.12.0", max_model_len=8192, pipeline_parallel_size=2)
+    pooled = plan_vllm_detailed(base.changed(runner="pooling"), model, H100_TOTAL, **H100)
+    generative = plan_vllm_detailed(base, model, H100_TOTAL, **H100)
+    assert pooled.plan.weights_bytes <= generative.plan.weights_bytes
+    # the stage weights of both start-ups (the plan reports the limiting stage): the last loses the head copy
+    pc = resolve_startup(base.changed(runner="pooling"), model, H100_TOTAL, **H100)
+    gc = resolve_startup(base, model, H100_TOTAL, **H100)
+    pw, gw = split_weights(base, model, pc), split_weights(base, model, gc)
+    p_last = stage_memory(base.changed(runner="pooling"), model, pc, pw, 1)
+    g_last = stage_memory(base, model, gc, gw, 1)
+    assert p_last is not None and g_last is not None
+    embed = c["vocab_size"] * c["hidden_size"] * 2
+    assert g_last.weights - p_last.weights == embed

@@ -2295,7 +2295,7 @@ def stage_memory(
     w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
     w += weights.replicated * n / max(1, model.num_layers)
     w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
-    if last and not weights.lm_head and cfg.pp > 1:
+    if last and not weights.lm_head and cfg.pp > 1 and not cfg.pooling:  # a pooling model has no (tied) head
         w += weights.embed / tp
     w = int(w) + weights.rotary
     lora = _lora_stage(settings, model, cfg, start, n, stage == 0, last)
