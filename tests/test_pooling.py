@@ -284,3 +284,22 @@ def test_vllm_pooling_last_pipeline_stage_holds_no_head() -> None:
     assert p_last is not None and g_last is not None
     embed = c["vocab_size"] * c["hidden_size"] * 2
     assert g_last.weights - p_last.weights == embed
+
+
+def test_sglang_e5_mistral_weights_have_no_lm_head() -> None:
+    """SGLang builds E5-Mistral's ``MistralModel`` as ``LlamaEmbeddingModel`` (decoder and pooler, no LM head): the
+    plan's weights are the architecture estimate less the untied ``vocab x hidden`` head, and the plan names the
+    embedding mode although the command has no --is-embedding (SGLang takes it from the architecture)."""
+    from kvlint.models.weights import weight_bytes
+
+    c = _e5_config()
+    model = _e5()
+    s = parse_command_line(
+        ["python", "-m", "sglang.launch_server", "--model-path", "x", "--mem-fraction-static", "0.85"],
+        "0.5.5",
+    )
+    s.version = "0.5.5"
+    p = plan_sglang(s, model, lookup("h100-80gb").memory_bytes, gpus=1)
+    whole, _ = weight_bytes(model, dtype_bytes=2)
+    assert p.weights_bytes == whole - c["vocab_size"] * c["hidden_size"] * 2
+    assert any(n.startswith("embedding mode (architecture MistralModel)") for n in p.assumptions)

@@ -25,7 +25,7 @@ from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
-from kvlint.memory.pooling import sglang_embedding
+from kvlint.memory.pooling import SGLANG_HEADLESS_ARCHITECTURES, sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
@@ -1285,6 +1285,16 @@ def sglang_prelude(
 
     quant = get("quantization")
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
+    if (
+        model.weight_bytes is None
+        and not quant
+        and not model.tie_word_embeddings
+        and model.architectures[:1]
+        and model.architectures[0] in SGLANG_HEADLESS_ARCHITECTURES
+    ):
+        # the architecture estimate counted an untied LM head this embedding class does not build
+        w_all = max(0, w_all - model.vocab_size * model.hidden_size * dbytes)
+        wsrc += f", less the LM head SGLang's {model.architectures[0]} does not have"
     # what SGLang keeps whole on every TP rank, as vLLM does: MLA's fused_qkv_a_proj_with_mqa / kv_a_proj_with_mqa
     # and the DSA indexer's wq_b / wk / weights_proj (ReplicatedLinear), MoE routers (ReplicatedLinear(...,
     # quant_config=None), DeepSeek's MoEGate parameter), and K/V heads fewer than TP (QKVParallelLinear's
