@@ -4,7 +4,7 @@ generative model, and what that changes in the start-up memory kvlint models (do
 vLLM runs a model with the *pooling runner* instead of the generate runner when ``--runner pooling`` (0.10.1 on),
 a pooling ``--task`` (``embed``/``embedding``/``classify``/``score``/``reward``, up to 0.12.0), a ``--convert``
 other than ``auto``/``none`` (from 0.22.0: ``ModelConfig._get_runner_type`` returns ``pooling`` for it; read in the
-0.21.0 and 0.22.0 wheels) or, with ``--runner auto``, the architecture says so (``ModelConfig._get_default_runner_type``
+0.21.0 and 0.22.0 wheels; before, assumed: :func:`vllm_pooling`) or, with ``--runner auto``, the architecture says so (``ModelConfig._get_default_runner_type``
 and ``_SUFFIX_TO_DEFAULTS``, the same in ``vllm@0.12.0`` and ``vllm@0.34.0:vllm/config/model.py``). For such a
 model vLLM:
 
@@ -150,7 +150,11 @@ def vllm_pooling(
     (:func:`_arch_runner`). [assumed] a sentence-transformers checkpoint whose ``modules.json`` holds a pooling
     module also selects ``pooling`` with a ``*ForCausalLM`` architecture (``get_pooling_config``): kvlint does not
     read that file, so such a model (Qwen3-Embedding) is planned as generative unless the command says
-    ``--runner pooling``, ``--convert embed`` (0.22.0 on) or a pooling ``--task``.
+    ``--runner pooling``, ``--convert embed`` or a pooling ``--task``. Before 0.22.0 a ``--convert`` does not itself
+    select the pooling runner, but vLLM applies it to the model class whatever the runner
+    (``vllm@0.12.0:vllm/model_executor/model_loader/utils.py``) and the converted class has no LM head for the
+    generate runner's sampler, so a deployment that starts with one runs the pooling runner: kvlint takes it so,
+    and says it is assumed.
     """
     r = (runner or "auto").strip().lower()
     t = (task or "auto").strip().lower()
@@ -165,6 +169,14 @@ def vllm_pooling(
         return False, ""
     if c not in ("auto", "none") and v >= VLLM_CONVERT_IMPLIES_POOLING_FROM:
         return True, f"--convert {c}: vLLM resolves --runner auto to pooling (ModelConfig._get_runner_type)"
+    if c not in ("auto", "none"):
+        # before 0.22.0 --runner auto looks at the checkpoint only; the converted class (model_loader/utils.py
+        # applies --convert whatever the runner) has no LM head, so the generate runner's sampler could not run it
+        return True, (
+            f"--convert {c}: taken as the pooling runner [assumed]: vLLM {v[0]}.{v[1]} resolves --runner auto from "
+            "the checkpoint (a sentence-transformers modules.json selects pooling), and the generate runner could "
+            "not run the converted model, which has no LM head"
+        )
     runner_type, arch = _arch_runner(architectures)
     if runner_type == "pooling":
         return True, (
