@@ -15,7 +15,13 @@ The programs are the engines' own entry points:
 * NVIDIA Dynamo's TensorRT-LLM worker ``python -m dynamo.trtllm`` (ai-dynamo/dynamo
   ``components/src/dynamo/trtllm/__main__.py``; its ``examples/backends/trtllm/deploy/*.yaml`` run it);
 * llama.cpp's HTTP server ``llama-server`` (ggml-org/llama.cpp ``tools/server``, the ``server`` target renamed
-  ``llama-server`` in b3186) and llama-cpp-python's ``python -m llama_cpp.server``.
+  ``llama-server`` in b3186) and llama-cpp-python's ``python -m llama_cpp.server``;
+* Hugging Face Text Embeddings Inference (TEI), TGI's sibling for embedding and reranking models: its binary
+  ``text-embeddings-router`` (``router/Cargo.toml`` ``[[bin]]``), the ``ENTRYPOINT`` of its images
+  (``Dockerfile-cuda``), so a container of ``ghcr.io/huggingface/text-embeddings-inference`` that sets only
+  ``args`` runs it too (:func:`_tei_image`). TEI is a different server from TGI (no launcher, no paged KV cache):
+  its GPU memory is the model's weights plus one batch of ``--max-batch-tokens`` (default 16384,
+  ``router/src/main.rs``), which kvlint does not size.
 
 Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices)
 get the note: a CPU llama.cpp server has no GPU memory to size.
@@ -36,6 +42,7 @@ __all__ = ["other_engine_note"]
 #: (pattern over the command line, the engine, what the pattern found) in the order they are tried. A program is
 #: a word of the command line (after a path, a shell separator or the start), so a flag value or a file name
 #: that merely contains the name is not one.
+_TEI = "Text Embeddings Inference (TEI)"
 _START = r"(?:^|[\s;&|(/'\"])"
 _END = r"(?=$|[\s;&|)'\"])"
 _PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -56,7 +63,16 @@ _PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "llama.cpp",
         "llama-cpp-python's llama_cpp.server",
     ),
+    (re.compile(_START + r"text-embeddings-router" + _END), _TEI, "text-embeddings-router"),
 )
+
+#: What the finding's fix says per engine (the default: check its memory from its own log or documentation).
+_FIXES = {
+    _TEI: "TEI holds no paged KV cache: its GPU memory is the model's weights plus the activations of one batch of "
+    "--max-batch-tokens (16384 by default); check it from TEI's start-up log. To have kvlint size a decoder "
+    "embedding model (E5-Mistral, Qwen3-Embedding), serve it with vLLM (a pooling model) or SGLang "
+    "(--is-embedding)",
+}
 
 #: Most characters of a container's command line the patterns are run over (a mounted script is not read here).
 _MAX_TEXT = 1 << 16
@@ -95,6 +111,16 @@ def _accelerator(container: Mapping[Any, Any]) -> str | None:
     return None
 
 
+def _tei_image(container: Mapping[Any, Any]) -> bool:
+    """The container runs TEI's image with its own entrypoint (no ``command``): the image's repository name is
+    ``text-embeddings-inference`` (``ghcr.io/huggingface/text-embeddings-inference:1.5``, ``...:turing-1.5``)."""
+    image = container.get("image")
+    if not isinstance(image, str) or container.get("command"):
+        return False
+    repo = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    return repo == "text-embeddings-inference"
+
+
 def other_engine_note(w: Workload, container: LDict) -> Finding | None:
     """A KV503 info for ``container`` of ``w`` when it requests an accelerator and its command runs an LLM
     engine kvlint does not model (:data:`_PROGRAMS`): the engine and program named, its memory not checked,
@@ -106,6 +132,8 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
             return None
         text = _words(container)
         found = next(((e, p) for pattern, e, p in _PROGRAMS if pattern.search(text)), None)
+        if found is None and _tei_image(container):
+            found = (_TEI, "text-embeddings-router, the image's entrypoint")
         if found is None:
             return None
         engine, program = found
@@ -117,8 +145,11 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
             f"kvlint does not read this {w.kind}'s engine settings: {who} runs {engine} ({program}, {accel}), "
             "not vLLM, SGLang or TGI, and kvlint sizes only those, so its GPU memory is not checked",
             at,
-            fix=f"check {engine}'s GPU memory from its own start-up log or documentation: kvlint sizes a model "
-            "only when vLLM, SGLang or TGI serves it",
+            fix=_FIXES.get(
+                engine,
+                f"check {engine}'s GPU memory from its own start-up log or documentation: kvlint sizes a model "
+                "only when vLLM, SGLang or TGI serves it",
+            ),
             severity="info",
             mark=Mark.OTHER_ENGINE,  # kvlint.sizing.unread: "engine kvlint does not model"
         )

@@ -25,6 +25,7 @@ from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
+from kvlint.memory.pooling import SGLANG_HEADLESS_ARCHITECTURES, sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
@@ -1284,6 +1285,16 @@ def sglang_prelude(
 
     quant = get("quantization")
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
+    if (
+        model.weight_bytes is None
+        and not quant
+        and not model.tie_word_embeddings
+        and model.architectures[:1]
+        and model.architectures[0] in SGLANG_HEADLESS_ARCHITECTURES
+    ):
+        # the architecture estimate counted an untied LM head this embedding class does not build
+        w_all = max(0, w_all - model.vocab_size * model.hidden_size * dbytes)
+        wsrc += f", less the LM head SGLang's {model.architectures[0]} does not have"
     # what SGLang keeps whole on every TP rank, as vLLM does: MLA's fused_qkv_a_proj_with_mqa / kv_a_proj_with_mqa
     # and the DSA indexer's wq_b / wk / weights_proj (ReplicatedLinear), MoE routers (ReplicatedLinear(...,
     # quant_config=None), DeepSeek's MoEGate parameter), and K/V heads fewer than TP (QKVParallelLinear's
@@ -1487,6 +1498,13 @@ def sglang_prelude(
             pp=pp,
         )
     mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
+    in_embedding_mode, embedding_why = sglang_embedding(model.architectures, bool(get("is_embedding")))
+    if in_embedding_mode:
+        # the pool is sized from mem_fraction_static as for generation; ModelRunner captures no decode graphs
+        model_notes.append(
+            f"embedding mode ({embedding_why}): the token pool is sized as for a generative model, and no decode "
+            "CUDA graphs are captured (ModelRunner.init_device_graphs: only generation models decode)"
+        )
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
         v,

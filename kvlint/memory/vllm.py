@@ -40,6 +40,7 @@ from kvlint.memory.lora import (
 )
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
+from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
     Version,
@@ -133,6 +134,8 @@ class VllmSettings:
     ``--enable-elastic-ep``; both can turn the extensible KV cache off (:func:`extensible_kv_cache`).
     ``all2all_backend``: ``--all2all-backend`` or the ``VLLM_ALL2ALL_BACKEND`` env (None: the release's default),
     which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
+    ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given, which decide whether vLLM
+    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`).
     """
 
     version: str = "0.34.0"
@@ -186,6 +189,9 @@ class VllmSettings:
     fully_sharded_loras: bool = False
     lora_dtype: str | None = None
     all2all_backend: str | None = None
+    runner: str | None = None
+    task: str | None = None
+    convert: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -377,6 +383,9 @@ def settings_from_flags(
         lora_dtype=str(get("lora_dtype")) if get("lora_dtype") else None,
         all2all_backend=str(get("all2all_backend") or env.get("VLLM_ALL2ALL_BACKEND") or "").strip().lower()
         or None,
+        runner=str(get("runner")) if get("runner") else None,
+        task=str(get("task")) if get("task") else None,
+        convert=str(get("convert")) if get("convert") else None,
     )
 
 
@@ -721,14 +730,21 @@ def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None =
 
 
 def _era(
-    v: Version, s: VllmSettings, cc: str | None, dtype: str, model: ModelSpec | None = None
+    v: Version,
+    s: VllmSettings,
+    cc: str | None,
+    dtype: str,
+    model: ModelSpec | None = None,
+    pooling: str | None = None,
 ) -> tuple[str, str, str | None]:
     """``("v0"|"v1", why, fallback)`` per §1.1 (``fallback``: why vLLM 0.8 - 0.10 falls back from V1 to V0, without
     the source ``why`` adds, else None): ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
     0.10.1.1 and 0.10.2 (read in the wheels). Its compute capability < 8.0 fallback exists up to 0.10.1 and
     is gone in 0.10.2; its fp16/bf16-only dtype check exists in 0.8.5 and is gone by 0.9.2 (0.9.0 assumed);
     the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
-    capability) are taken as passing the checks."""
+    capability) are taken as passing the checks. ``pooling``: why vLLM runs a pooling model (None: a generative
+    one), which falls back to V0 before 0.9.2 ("No Embedding Models so far" in the 0.8.5 oracle; 0.9.0 and 0.9.1
+    assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`)."""
     c = parse_cc(cc)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
@@ -760,6 +776,8 @@ def _era(
                 return _v0_fallback(f"--kv-cache-dtype {kvd} unsupported by V1 on this GPU", sup.source)
         elif v < (0, 10, 2):
             return _v0_fallback(f"--kv-cache-dtype {kvd} unsupported by V1", oracle)
+    if pooling is not None and v < VLLM_V1_POOLING_FROM:
+        return _v0_fallback("a pooling model (V1 runs only generative models before 0.9.2)", oracle)
     return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})", None
 
 
@@ -1374,7 +1392,8 @@ class StartupConfig:
         release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`);
         decode_query_len: tokens per request of a uniform decode step that sizes the CUDA-graph captures
         (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
-        v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None.
+        v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
+        model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
     """
 
     version: Version
@@ -1413,6 +1432,7 @@ class StartupConfig:
     decode_query_len: int = 1
     length_refused: str | None = None
     v0_fallback: str | None = None
+    pooling: bool = False
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1433,7 +1453,8 @@ class PlanPrelude:
         (:attr:`kvlint.types.LayerSpec.compress_ratio` set), which picks V4's block size. length_refused: why
         vLLM refuses the user's max_model_len (above the length it derives from config.json, without
         ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``: the note that ends with :data:`ABOVE_DERIVED_REFUSED`, less that end),
-        else None.
+        else None. pooling: why vLLM runs the model with its pooling runner (an embedding, reranking or reward
+        model: :func:`kvlint.memory.pooling.vllm_pooling`), None for the generate runner.
     """
 
     version: Version
@@ -1456,6 +1477,7 @@ class PlanPrelude:
     extensible: bool = False
     compressed_layers: bool = False
     length_refused: str | None = None
+    pooling: str | None = None
 
 
 def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches, vendor: str | None = None) -> bool:
@@ -1556,6 +1578,9 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         )
     extensible = extensible_kv_cache(settings, rel)
     util, util_notes = _utilization(settings, rel, extensible)
+    is_pooling, pooling_why = vllm_pooling(
+        v, model.architectures, runner=settings.runner, task=settings.task, convert=settings.convert
+    )
     return PlanPrelude(
         version=v,
         release=rel,
@@ -1585,6 +1610,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         pp_notes=pp_notes,
         utilization_notes=util_notes,
         extensible=extensible,
+        pooling=pooling_why if is_pooling else None,
     )
 
 
@@ -1641,8 +1667,10 @@ def resolve_startup(
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
     dbytes = dtype_bytes(dtype)
     notes.append(why)
-    era, why, v0_fallback = _era(v, settings, cc, dtype, model)
+    era, why, v0_fallback = _era(v, settings, cc, dtype, model, pre.pooling)
     notes.append(why)
+    if pre.pooling is not None:
+        notes.append(pre.pooling)
     kvd = settings.kv_cache_dtype or "auto"
     kvb = kv_dtype_bytes(kvd, dtype)
     notes.append(f"KV cache dtype {kvd} -> {kvb} byte(s)/element")
@@ -1659,6 +1687,10 @@ def resolve_startup(
         )
     elif settings.enable_chunked_prefill is not None:
         chunked = bool(settings.enable_chunked_prefill)
+    elif era == "v0" and pre.pooling is not None:
+        # _set_default_args_v0 turns it on only for runner_type != "pooling" (0.8.5; docs §1.9)
+        chunked = False
+        notes.append("chunked prefill off: V0 does not turn it on by default for a pooling model")
     elif era == "v0":
         # V0's long-context default and its exclusions by release (defaults.v0_chunked_prefill_default)
         chunked = dfl.v0_chunked_prefill_default(
@@ -1699,6 +1731,19 @@ def resolve_startup(
     rows = min(seqs, mbt)
     if era == "v0" and encoder is not None and encoder.arch != "mllama":
         rows = max(1, min(seqs, mbt // max(1, encoder.tokens_per_item)))  # V0 profile_run's multimodal seqs
+    if pre.pooling is not None:
+        rows = 0  # the profile runs the pooler, not the sampler (kvlint.memory.pooling)
+        notes.append(
+            "pooling model: the profile run ends with the pooler, not the sampler (no logits sampled), and the "
+            "LM head is not loaded ("
+            + (
+                "GPUModelRunner.profile_run, models/adapters.py); CUDA graphs are piecewise only (no full graphs "
+                "for pooling models); chunked prefill and prefix caching taken as on, as for last-token pooling "
+                "(ModelConfig.is_chunked_prefill_supported: mean/CLS pooling turns them off)"
+                if era == "v1"
+                else "PoolingModelRunner.execute_model, models/adapters.py)"
+            )
+        )
 
     # block size, layers per stage (§1.4, §1.10)
     layers = pre.layers
@@ -1764,6 +1809,7 @@ def resolve_startup(
         decode_query_len=decode_query_len(settings, v),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
+        pooling=pre.pooling is not None,
     )
 
 
@@ -2176,6 +2222,12 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     facts = cfg.facts or model_facts(model)
     embed = facts.embed_elements * dbytes
     lm = 0 if model.tie_word_embeddings else embed
+    if cfg.pooling and lm and model.weight_bytes is None and not settings.quantization:
+        # a pooling model holds no LM head (models/adapters.py::_create_pooling_model_cls deletes it and skips
+        # lm_head.* on load): the architecture estimate counted one. A checkpoint size is kept as it is (the
+        # checkpoint may not have one: E5-Mistral's MistralModel, Qwen3-Embedding).
+        w_total, w_src = max(0, w_total - lm), f"{w_src}, less the LM head a pooling model does not load"
+        lm = 0
     repl, repl_src = tp_replicated_bytes(
         model, dtype_bytes=dbytes, quantization=settings.quantization, tp=cfg.tp
     )
@@ -2243,7 +2295,7 @@ def stage_memory(
     w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
     w += weights.replicated * n / max(1, model.num_layers)
     w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
-    if last and not weights.lm_head and cfg.pp > 1:
+    if last and not weights.lm_head and cfg.pp > 1 and not cfg.pooling:  # a pooling model has no (tied) head
         w += weights.embed / tp
     w = int(w) + weights.rotary
     lora = _lora_stage(settings, model, cfg, start, n, stage == 0, last)
@@ -2480,7 +2532,7 @@ def _large_defaults_note(
         return ()
     small = cal.activation_bytes(
         path,
-        min(s_mbt, s_seqs),
+        0 if cfg.pooling else min(s_mbt, s_seqs),  # a pooling model samples no rows
         s_mbt,
         model.vocab_size,
         model.hidden_size,
@@ -2598,7 +2650,9 @@ def _stage_notes(
     elif settings.kv_cache_memory_bytes is not None:
         notes.append("--kv-cache-memory-bytes does not exist before vLLM 0.10.2; ignored")
     how = f"profile with the {_PATH_TEXT.get(path, path)}" if path else ""
-    if alt_path and act_alt != act:
+    if cfg.pooling:
+        how = "profile with the pooler, no sampler"
+    elif alt_path and act_alt != act:
         how += (
             f" ({_PATH_TEXT.get(alt_path, alt_path)} if the image's FlashInfer package says so: "
             f"{act_alt / GiB:.2f} GiB, inside the band)"

@@ -20,6 +20,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
+from kvlint.memory.pooling import encoder_only_clause
 from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
@@ -374,7 +375,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     if refused is not None and refused.model_type is not None:
         yield ctx.finding(
             f"model '{name}' is a '{refused.model_type}' model, not a decoder LLM, so capacity rules were skipped: "
-            "kvlint sizes the KV caches of decoder LLMs (its config.json was read)",
+            "kvlint sizes the KV caches of decoder LLMs (its config.json was read)"
+            + encoder_only_clause(s.engine, refused.model_type),
             s.model.loc,
             fix="check this container's memory from the engine's start-up log (kvlint cannot size it); if the "
             "engine should run a generative model, the model reference names the wrong checkpoint",

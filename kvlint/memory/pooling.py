@@ -1,0 +1,230 @@
+"""Pooling models (embedding, reranking/classification, reward) on vLLM and SGLang: how each engine tells one from a
+generative model, and what that changes in the start-up memory kvlint models (docs/engine-memory-model.md §1.15).
+
+vLLM runs a model with the *pooling runner* instead of the generate runner when ``--runner pooling`` (0.10.1 on),
+a pooling ``--task`` (``embed``/``embedding``/``classify``/``score``/``reward``, up to 0.12.0), a ``--convert``
+other than ``auto``/``none`` (from 0.22.0: ``ModelConfig._get_runner_type`` returns ``pooling`` for it; read in the
+0.21.0 and 0.22.0 wheels; before, assumed: :func:`vllm_pooling`) or, with ``--runner auto``, the architecture says so (``ModelConfig._get_default_runner_type``
+and ``_SUFFIX_TO_DEFAULTS``, the same in ``vllm@0.12.0`` and ``vllm@0.34.0:vllm/config/model.py``). For such a
+model vLLM:
+
+* runs the pooler, not the sampler, after the profile's forward pass
+  (``vllm@0.12.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.profile_run`` calls ``_dummy_pooler_run``;
+  ``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py`` ``PoolingRunner.dummy_pooler_run``; V0's
+  ``vllm@0.8.5:vllm/worker/pooling_model_runner.py::PoolingModelRunner.execute_model`` returns
+  ``self.model.pooler(...)``): no ``max_num_seqs x vocab`` logits are sampled, so kvlint's sampler term is 0. The
+  pooler's own output (one ``hidden_size`` vector per request, or per token for token tasks) is smaller than the
+  forward pass's activations and is not added;
+* does not keep the LM head of a generative checkpoint it adapts (``vllm@0.12.0:vllm/model_executor/models/
+  adapters.py::_create_pooling_model_cls``: ``lm_head`` and ``logits_processor`` are deleted and ``lm_head.*``
+  weights skipped on load), so an untied ``vocab x hidden`` output matrix holds no GPU memory;
+* captures piecewise CUDA graphs only ("Pooling models do not support full cudagraphs",
+  ``vllm@0.12.0:vllm/config/vllm.py::VllmConfig.__post_init__``; the same in 0.34.0): kvlint's calibrated graph
+  estimate does not tell the modes apart, and the plan says so;
+* before 0.9.2 runs on the V0 engine (``vllm@0.8.5:vllm/engine/arg_utils.py::_is_v1_supported_oracle``: "No
+  Embedding Models so far", ``--task`` other than ``generate`` falls back to V0; V1 pooling came with
+  vllm-project/vllm#16188, merged after 0.9.1 per vllm-project/vllm#19842 of 2025-06-19; 0.9.2 has no such
+  fallback), where chunked prefill is never turned on by default for it (``_set_default_args_v0``:
+  ``model_config.runner_type != "pooling"``).
+
+Its KV cache: decoder models (E5-Mistral, Qwen3-Embedding, gte-Qwen2) keep causal attention and a paged KV cache
+sized as for generation; encoder-only models (BERT, XLM-RoBERTa: bge-m3, bge-reranker-v2-m3) use
+``EncoderOnlyAttentionSpec`` layers that hold no KV cache (``GPUModelRunner.may_add_encoder_only_layers_to_kv_cache_
+config``, 0.12.0). kvlint reads the configs of decoder models only (:class:`kvlint.models.config.NotDecoderLLM`), so
+only the first kind is planned.
+
+SGLang serves a model in embedding mode (``ModelConfig.is_generation`` False) when ``--is-embedding`` is given or
+its first architectures are among those ``is_generation_model`` lists (``sglang@0.5.5`` and
+``sglang@0.5.23:python/sglang/srt/configs/model_config.py``). Its memory pool is sized as for a generative model
+(``mem_fraction_static``), but no decode CUDA graphs are captured ("cuda graph only captures decode steps, which
+only exists for generation models": ``sglang@0.5.5:model_executor/model_runner.py::ModelRunner.init_device_graphs``;
+``sglang@0.5.23:model_executor/model_runner_components/cuda_graph_setup.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kvlint.memory.versions import Version
+
+#: ``--task`` values that select the pooling runner (``_RUNNER_TASKS["pooling"]``, ``vllm@0.12.0:vllm/config/
+#: model.py``); ``generate``/``transcription`` select the generate runner. ``--task`` is gone from 0.13.0.
+VLLM_POOLING_TASKS = frozenset({"embedding", "embed", "classify", "score", "reward"})
+VLLM_GENERATE_TASKS = frozenset({"generate", "transcription"})
+#: Last release with ``--task`` (``_RUNNER_TASKS`` in the 0.12.0 wheel, not in 0.13.0).
+VLLM_TASK_UNTIL: Version = (0, 12, 99)
+#: First release whose ``--runner auto`` resolves to ``pooling`` for any ``--convert`` other than ``auto``/``none``
+#: (``ModelConfig._get_runner_type``: absent in 0.21.0, present in 0.22.0 - 0.34.0).
+VLLM_CONVERT_IMPLIES_POOLING_FROM: Version = (0, 22, 0)
+#: First release whose V1 engine runs pooling models (see the module docstring); before it, V0.
+VLLM_V1_POOLING_FROM: Version = (0, 9, 2)
+
+#: ``_SUFFIX_TO_DEFAULTS`` (``vllm@0.12.0`` and ``vllm@0.34.0:vllm/config/model.py``), runner per architecture
+#: suffix, first match wins ("Let other `*Model`s take priority" for the bare ``Model``).
+_SUFFIX_RUNNER: tuple[tuple[str, str], ...] = (
+    ("ForCausalLM", "generate"),
+    ("ForConditionalGeneration", "generate"),
+    ("ChatModel", "generate"),
+    ("LMHeadModel", "generate"),
+    ("ForTextEncoding", "pooling"),
+    ("EmbeddingModel", "pooling"),
+    ("ForSequenceClassification", "pooling"),
+    ("ForTokenClassification", "pooling"),
+    ("ForAudioClassification", "pooling"),
+    ("ForImageClassification", "pooling"),
+    ("ForVideoClassification", "pooling"),
+    ("ClassificationModel", "pooling"),
+    ("ForRewardModeling", "pooling"),
+    ("RewardModel", "pooling"),
+    ("Model", "pooling"),
+)
+
+#: Architectures the registry lists as generative although their name ends in ``Model`` (registered archs win
+#: over the suffix table: ``_get_default_runner_type``). From ``_TEXT_GENERATION_MODELS`` / ``_MULTIMODAL_MODELS``
+#: of ``vllm@0.12.0:vllm/model_executor/models/registry.py``: every key there that the suffix table would take as
+#: pooling and that ``_EMBEDDING_MODELS`` / ``_CROSS_ENCODER_MODELS`` do not list.
+_REGISTERED_GENERATIVE = frozenset(
+    {"AquilaModel", "ChatGLMModel", "MiDashengLMModel", "Qwen2_5OmniModel", "UltravoxModel"}
+)
+#: Registered pooling architectures the suffix table does not name (``_EMBEDDING_MODELS`` /
+#: ``_CROSS_ENCODER_MODELS`` of ``vllm@0.12.0``; decoder ones only: the encoder-only ones are not planned).
+_REGISTERED_POOLING = frozenset({"GritLM", "JinaVLForRanking"})
+
+#: Architectures SGLang serves in embedding mode without ``--is-embedding`` (``is_generation_model``,
+#: ``sglang@0.5.23:python/sglang/srt/configs/model_config.py``; 0.5.5 has the same list less ``Qwen3ForRewardModel``,
+#: ``Qwen3Model``, ``Gemma2ForSequenceClassification``, ``EmbeddingGemma2Model`` and ``Lfm2BidirectionalModel``).
+SGLANG_EMBEDDING_ARCHITECTURES = frozenset(
+    {
+        "LlamaEmbeddingModel",
+        "MistralModel",
+        "LlamaForSequenceClassification",
+        "LlamaForSequenceClassificationWithNormal_Weights",
+        "InternLM2ForRewardModel",
+        "Qwen2ForRewardModel",
+        "Qwen3ForRewardModel",
+        "Qwen2ForSequenceClassification",
+        "Qwen3ForSequenceClassification",
+        "Qwen3Model",
+        "CLIPModel",
+        "BertModel",
+        "Contriever",
+        "BertForSequenceClassification",
+        "XLMRobertaModel",
+        "XLMRobertaForSequenceClassification",
+        "Gemma2ForSequenceClassification",
+        "EmbeddingGemma2Model",
+        "Lfm2BidirectionalModel",
+    }
+)
+
+
+def _arch_runner(architectures: Sequence[str]) -> tuple[str, str | None]:
+    """``(runner, architecture that decided)`` of ``--runner auto`` by architecture alone: the first architecture
+    the registry approximation or the suffix table answers for (``_get_default_runner_type``), else
+    ``generate``."""
+    for arch in architectures:
+        if arch in _REGISTERED_GENERATIVE:
+            return "generate", arch
+        if arch in _REGISTERED_POOLING:
+            return "pooling", arch
+        for suffix, runner in _SUFFIX_RUNNER:
+            if arch.endswith(suffix):
+                return runner, arch
+    return "generate", None
+
+
+def vllm_pooling(
+    v: Version,
+    architectures: Sequence[str],
+    *,
+    runner: str | None = None,
+    task: str | None = None,
+    convert: str | None = None,
+) -> tuple[bool, str]:
+    """Whether vLLM release ``v`` runs the model of ``architectures`` with the pooling runner, and why (one
+    sentence for the plan's assumptions; empty when it is the generate runner by default).
+
+    ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given (None: not given). Order as
+    ``ModelConfig.__post_init__`` resolves them (``vllm@0.12.0:vllm/config/model.py``): a ``--task`` (up to 0.12.0)
+    sets the runner (over ``--runner``: ``self.runner = runner``), then an explicit ``--runner``, then ``--convert`` (0.22.0 on) and the architecture
+    (:func:`_arch_runner`). [assumed] a sentence-transformers checkpoint whose ``modules.json`` holds a pooling
+    module also selects ``pooling`` with a ``*ForCausalLM`` architecture (``get_pooling_config``): kvlint does not
+    read that file, so such a model (Qwen3-Embedding) is planned as generative unless the command says
+    ``--runner pooling``, ``--convert embed`` or a pooling ``--task``. Before 0.22.0 a ``--convert`` does not itself
+    select the pooling runner, but vLLM applies it to the model class whatever the runner
+    (``vllm@0.12.0:vllm/model_executor/model_loader/utils.py``) and the converted class has no LM head for the
+    generate runner's sampler, so a deployment that starts with one runs the pooling runner: kvlint takes it so,
+    and says it is assumed.
+    """
+    r = (runner or "auto").strip().lower()
+    t = (task or "auto").strip().lower()
+    c = (convert or "auto").strip().lower()
+    if v <= VLLM_TASK_UNTIL and t in VLLM_POOLING_TASKS:
+        return True, f"--task {t}: vLLM runs the model with the pooling runner (ModelConfig._RUNNER_TASKS)"
+    if v <= VLLM_TASK_UNTIL and t in VLLM_GENERATE_TASKS:
+        return False, ""
+    if r == "pooling":
+        return True, "--runner pooling: vLLM runs the model with the pooling runner"
+    if r in ("generate", "draft"):
+        return False, ""
+    if c not in ("auto", "none") and v >= VLLM_CONVERT_IMPLIES_POOLING_FROM:
+        return True, f"--convert {c}: vLLM resolves --runner auto to pooling (ModelConfig._get_runner_type)"
+    if c not in ("auto", "none"):
+        # before 0.22.0 --runner auto looks at the checkpoint only; the converted class (model_loader/utils.py
+        # applies --convert whatever the runner) has no LM head, so the generate runner's sampler could not run it
+        return True, (
+            f"--convert {c}: taken as the pooling runner [assumed]: vLLM {v[0]}.{v[1]} resolves --runner auto from "
+            "the checkpoint (a sentence-transformers modules.json selects pooling), and the generate runner could "
+            "not run the converted model, which has no LM head"
+        )
+    runner_type, arch = _arch_runner(architectures)
+    if runner_type == "pooling":
+        return True, (
+            f"architecture {arch} is a pooling model: vLLM resolves --runner auto to pooling "
+            "(ModelConfig._get_default_runner_type)"
+        )
+    return False, ""
+
+
+def sglang_embedding(architectures: Sequence[str], is_embedding: bool) -> tuple[bool, str]:
+    """Whether SGLang serves the model in embedding mode (``ModelConfig.is_generation`` False), and why:
+    ``--is-embedding`` (``is_embedding``) or an architecture of :data:`SGLANG_EMBEDDING_ARCHITECTURES`
+    (``is_generation_model``, which looks at every architecture the config lists)."""
+    hit = next((a for a in architectures if a in SGLANG_EMBEDDING_ARCHITECTURES), None)
+    if hit is not None:
+        return True, f"architecture {hit}"
+    if is_embedding:
+        return True, "--is-embedding"
+    return False, ""
+
+
+#: ``model_type`` of the encoder-only families vLLM and SGLang serve as pooling models (BERT, RoBERTa,
+#: XLM-RoBERTa, ModernBERT; the first three are in both engines' registries, ModernBERT in vLLM's).
+ENCODER_ONLY_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "modernbert"})
+
+
+def encoder_only_clause(engine: str, model_type: str) -> str:
+    """What ``engine`` does with an encoder-only ``model_type`` (:data:`ENCODER_ONLY_TYPES`), as a clause for
+    KV502 ("" for other types and engines): vLLM serves it with the pooling runner and no KV cache (its
+    encoder-only attention layers get ``EncoderOnlyAttentionSpec``, which holds none, ``vllm@0.12.0``); SGLang in
+    embedding mode, with its token pool sized from ``mem_fraction_static`` as for any model."""
+    if model_type not in ENCODER_ONLY_TYPES:
+        return ""
+    if engine == "vllm":
+        return (
+            "; vLLM serves this encoder-only model as a pooling (embedding or reranking) model that holds no KV "
+            "cache, so its GPU memory is the weights and the profile run's activations"
+        )
+    if engine == "sglang":
+        return (
+            "; SGLang serves this encoder-only model in embedding mode, with a token pool sized from "
+            "mem_fraction_static as for any model"
+        )
+    return ""
+
+
+#: SGLang model classes of embedding architectures built without an LM head: ``LlamaEmbeddingModel`` and
+#: ``MistralModel`` (E5-Mistral) hold the decoder and a pooler only (``models/llama_embedding.py``, the same in
+#: ``sglang@0.5.5`` and ``sglang@0.5.23``). A ``*ForCausalLM`` served with ``--is-embedding`` keeps its class and
+#: its ``lm_head``.
+SGLANG_HEADLESS_ARCHITECTURES = frozenset({"LlamaEmbeddingModel", "MistralModel"})
