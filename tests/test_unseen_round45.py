@@ -1,0 +1,57 @@
+"""New-user pass 45: real public manifests kvlint had not seen (fixtures/collected, sources in its INDEX.csv), and
+what a first run on them showed to be wrong, each checked on the file itself and on the engine's source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.engines.command import parse_command_line
+from kvlint.pipeline import Options, run_check
+from kvlint.sizing import sizing_of
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+GRPC = COLLECTED / (
+    "kubernetes-sigs__gateway-api-inference-extension__config__manifests__vllm__gpu-grpc-deployment.yaml"
+)
+HYPERPOD_LMCACHE = COLLECTED / (
+    "aws-samples__sagemaker-genai-hosting-examples__SageMakerHyperpod__lmcache-qwen38b__lmcache-qwen-8b.yaml"
+)
+
+
+def _run(path: Path):  # type: ignore[no-untyped-def]
+    return run_check([str(path)], Options(allow_hub=False))
+
+
+def test_vllm_grpc_server_module_is_read_as_vllm() -> None:
+    """The Gateway API Inference Extension's gRPC vLLM Deployment runs ``python3 -m vllm.entrypoints.grpc_server
+    --model Qwen/Qwen3-32B ...``. vLLM's gRPC server (vllm/entrypoints/grpc_server.py ``main``) parses the engine's
+    own options (``AsyncEngineArgs.add_cli_args``) plus ``--host``/``--port``, so its memory is the engine's; kvlint
+    said the command "cannot be read" (KV503) and left it unsized."""
+    text = GRPC.read_text()
+    assert '["python3", "-m", "vllm.entrypoints.grpc_server"]' in text
+    res = _run(GRPC)
+    (cr,) = res.containers
+    assert cr.serving is not None and cr.serving.engine == "vllm"
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen3-32B"
+    assert not [d for d in res.diagnostics if d.rule == "KV503"]
+    assert sizing_of(cr) == "fleet"  # no GPU named: planned against kvlint's fleet
+
+
+def test_vllm_grpc_server_command_takes_engine_options() -> None:
+    sc = parse_command_line(
+        [
+            "python3",
+            "-m",
+            "vllm.entrypoints.grpc_server",
+            "--model",
+            "Qwen/Qwen3-8B",
+            "--tensor-parallel-size",
+            "2",
+        ]
+    )
+    assert sc.engine == "vllm" and sc.model is not None and sc.model.value == "Qwen/Qwen3-8B"
+    assert sc.flags["tensor_parallel_size"].value == 2
+    # like the OpenAI server module, it takes no positional model
+    other = parse_command_line(["python3", "-m", "vllm.entrypoints.grpc_server", "Qwen/Qwen3-8B"])
+    assert other.engine == "vllm" and (other.model is None or other.model.value != "Qwen/Qwen3-8B")
