@@ -55,3 +55,20 @@ def test_vllm_grpc_server_command_takes_engine_options() -> None:
     # like the OpenAI server module, it takes no positional model
     other = parse_command_line(["python3", "-m", "vllm.entrypoints.grpc_server", "Qwen/Qwen3-8B"])
     assert other.engine == "vllm" and (other.model is None or other.model.value != "Qwen/Qwen3-8B")
+
+
+def test_hyperpod_instance_type_label_names_the_gpu(tmp_path: Path) -> None:
+    """SageMaker HyperPod's LMCache sample pins its vLLM Deployment to ``node.kubernetes.io/instance-type:
+    "ml.g5.4xlarge"``, the SageMaker name HyperPod nodes carry. kvlint knew ``g5.4xlarge`` (one A10G) but not the
+    ``ml.`` name and said it "cannot tell which GPU this pod lands on" (KV501). Its model (DeepSeek-R1-0528-Qwen3-8B)
+    is not in the catalogue, so the check runs on the same file serving a catalogued model of that family."""
+    text = HYPERPOD_LMCACHE.read_text()
+    assert 'node.kubernetes.io/instance-type: "ml.g5.4xlarge"' in text
+    manifest = tmp_path / "hyperpod.yaml"
+    manifest.write_text(text.replace("deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", "Qwen/Qwen3-8B"))
+    res = _run(manifest)
+    (cr,) = res.containers
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-a10g"
+    assert sizing_of(cr) == "plan"
+    assert not [d for d in res.diagnostics if d.rule == "KV501"]
