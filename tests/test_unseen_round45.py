@@ -72,3 +72,30 @@ def test_hyperpod_instance_type_label_names_the_gpu(tmp_path: Path) -> None:
     assert cr.placement.accelerator.id == "nvidia-a10g"
     assert sizing_of(cr) == "plan"
     assert not [d for d in res.diagnostics if d.rule == "KV501"]
+
+
+PHI4_MINI = COLLECTED / (
+    "kubernetes-sigs__gateway-api-inference-extension__config__manifests__bbr-example__vllm-phi4-mini.yaml"
+)
+
+
+def test_kv202_without_a_gpu_quotes_the_longrope_default() -> None:
+    """The Inference Extension's body-based-routing example serves microsoft/Phi-4-mini-instruct (LongRoPE: 131,072
+    positions, original_max_position_embeddings 4,096) with no --max-model-len and no GPU named. vLLM then uses the
+    original 4,096 (vllm/config/model.py ``_get_and_verify_max_len``), as kvlint's plan on a named GPU says; with no
+    GPU, KV202 quoted the 131,072-token "full context" and proposed ``--max-model-len 32768``, which would raise the
+    limit eightfold. It now quotes the length vLLM uses, the same one the fleet verdict plans with."""
+    text = PHI4_MINI.read_text()
+    assert "vllm serve microsoft/Phi-4-mini-instruct" in text and "max-model-len" not in text
+    assert "nodeSelector" not in text
+    res = _run(PHI4_MINI)
+    (kv202,) = [d for d in res.diagnostics if d.rule == "KV202"]
+    (cr,) = res.containers
+    assert sizing_of(cr) == "fleet"
+    cfg = cr.model.config  # type: ignore[union-attr]
+    original = cfg["original_max_position_embeddings"]
+    assert cfg["rope_scaling"]["type"] == "longrope" and original < cfg["max_position_embeddings"]
+    assert "original_max_position_embeddings" in kv202.message
+    assert f"{original} tokens, of the {cfg['max_position_embeddings']:,}" in kv202.message
+    assert f"--max-model-len {original} pins" in (kv202.fix or "")
+    assert "32768" not in (kv202.fix or "")
