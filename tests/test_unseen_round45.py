@@ -99,3 +99,29 @@ def test_kv202_without_a_gpu_quotes_the_longrope_default() -> None:
     assert f"{original} tokens, of the {cfg['max_position_embeddings']:,}" in kv202.message
     assert f"--max-model-len {original} pins" in (kv202.fix or "")
     assert "32768" not in (kv202.fix or "")
+
+
+GPTOSS_CPU = COLLECTED / "jimmyshah83__aks-ai-accelerator__k8s__llm__vllm__gpt-oss__20b__vllm-deployment.yaml"
+
+
+def test_kv205_suggestion_retired_before_an_unpinned_image_says_so() -> None:
+    """An AKS sample runs ``vllm serve openai/gpt-oss-20b --device-type cpu`` on ``vllm/vllm-openai:latest``. No vLLM
+    release has ``--device-type``; kvlint, checking against every release's options (the image is not pinned),
+    suggested "did you mean --device?" and "use --device", an option vLLM dropped after 0.9.2 that the current
+    image refuses as well. The suggestion now says which releases accept it; for a pinned old release it stays
+    as it was."""
+    from kvlint.engines.vllm import option_versions
+
+    first, last = option_versions("--device")  # type: ignore[misc]
+    assert option_versions("--device-type") is None
+    text = GPTOSS_CPU.read_text()
+    assert "image: vllm/vllm-openai:latest" in text and "--device-type cpu" in text
+    res = _run(GPTOSS_CPU)
+    (kv205,) = [d for d in res.diagnostics if d.rule == "KV205"]
+    assert "vLLM (any release)" in kv205.message
+    assert f"did you mean --device (an option of vLLM {first} to {last} only" in kv205.message
+    assert (kv205.fix or "").startswith(f"use --device on vLLM {first} to {last} only")
+    assert "remove --device-type" in (kv205.fix or "")
+    pinned = parse_command_line(["vllm", "serve", "Qwen/Qwen3-8B", "--device-type", "cpu"], version=first)
+    (f,) = [x for x in pinned.findings if x.rule == "KV205"]
+    assert f.message.endswith("did you mean --device?") and f.fix == "use --device"
