@@ -4,7 +4,10 @@ what a first run on them showed to be wrong, each checked on the file itself and
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from kvlint.engines.command import parse_command_line
 from kvlint.pipeline import Options, run_check
@@ -125,3 +128,37 @@ def test_kv205_suggestion_retired_before_an_unpinned_image_says_so() -> None:
     pinned = parse_command_line(["vllm", "serve", "Qwen/Qwen3-8B", "--device-type", "cpu"], version=first)
     (f,) = [x for x in pinned.findings if x.rule == "KV205"]
     assert f.message.endswith("did you mean --device?") and f.fix == "use --device"
+
+
+GKE_OVERLAYS = COLLECTED / "trees" / "gke-samples-gemma-vllm-kustomize"
+HAS_KUSTOMIZE = shutil.which("kustomize") is not None or shutil.which("kubectl") is not None
+
+
+@pytest.mark.skipif(not HAS_KUSTOMIZE, reason="no kustomize")
+def test_overlay_naming_a_file_above_it_gets_the_load_restrictor_fix() -> None:
+    """GKE's Gemma vLLM overlays (``vllm-7b-token``, ``vllm-2b-parallel``) list ``resources: [../vllm-7b.yaml]``, a
+    file above the kustomization, which kustomize's default load restrictor refuses ("security; file ... is not in
+    or below ..."). kvlint reported the error with "run `kubectl kustomize ...` and fix what it reports", which
+    reports the same words again. The fix now says what the restrictor allows and how to restructure."""
+    for overlay in ("vllm-7b-token", "vllm-2b-parallel"):
+        text = (GKE_OVERLAYS / overlay / "kustomization.yaml").read_text()
+        assert "- ../vllm-7b.yaml" in text
+        res = _run(GKE_OVERLAYS / overlay)
+        (kv001,) = [d for d in res.diagnostics if d.rule == "KV001"]
+        assert "is not in or below" in kv001.message
+        assert "LoadRestrictionsRootOnly" in (kv001.fix or "")
+        assert "directory with a kustomization.yaml" in (kv001.fix or "")
+        assert not res.containers  # nothing was built, nothing sized
+
+
+@pytest.mark.skipif(not HAS_KUSTOMIZE, reason="no kustomize")
+def test_a_file_above_an_overlay_is_read_as_a_plain_file_in_a_walk() -> None:
+    """Walking the same tree, kvlint left ``vllm-7b.yaml`` to the overlays that name it, whose builds kustomize
+    refuses: the base, a Deployment GKE's tutorial applies as it is, was read by nothing (0 serving containers, no
+    finding on it). kustomize loads a file only from within the kustomization's directory, so the walk now reads
+    a file above it as a plain file; files inside a kustomization stay left to its build."""
+    res = _run(GKE_OVERLAYS)
+    assert len([d for d in res.diagnostics if d.rule == "KV001"]) == 2
+    (cr,) = res.containers
+    assert cr.workload.doc.path.endswith("gke-samples-gemma-vllm-kustomize/vllm-7b.yaml")
+    assert sizing_of(cr) == "plan"  # GKE's nvidia-l4 node selector names the GPU
