@@ -1260,6 +1260,16 @@ def _walked_file(path: str, real_top: str) -> bool:
         return False
 
 
+def _in_root(real_target: str, kdir: str) -> bool:
+    """Whether a file a kustomization at ``kdir`` names (its real path ``real_target``) is one kustomize loads: in or
+    below the kustomization's own directory (compared by real path), as its default load restrictor requires
+    (sigs.k8s.io/kustomize ``api/internal/loader`` ``RestrictionRootOnly``: "security; file ... is not in or
+    below ..."). A file above it (GKE's Gemma overlays list ``../vllm-7b.yaml``) is refused by the build, so a walk
+    reads it as a plain file rather than leave it to a build that never holds it."""
+    root = os.path.join(os.path.realpath(kdir), "")
+    return real_target.startswith(root)
+
+
 def _kustomize_roots(
     kdirs: Sequence[str], max_bytes: int, real_top: str = ""
 ) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
@@ -1269,7 +1279,8 @@ def _kustomize_roots(
     through a cycle, never a kustomize ``Component`` (``kind: Component``: kustomize applies one only to the
     kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
     are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
-    the local files (normalised paths) any of them names; the unused components are the Components no root
+    the local files (normalised paths) any of them names in or below its own directory (:func:`_in_root`: kustomize
+    refuses a file above it, which the walk then reads as a plain file); the unused components are the Components no root
     reaches, in walk order (built by nothing in this walk). A kustomization file that is a symbolic link out of the
     walked directory whose real path is ``real_top`` (when given) is not read (its build says why)."""
     real = {os.path.realpath(k): k for k in kdirs}
@@ -1305,7 +1316,7 @@ def _kustomize_roots(
                 if other is not None and other != k:
                     edges[k].append(other)
                     continue
-            if os.path.isfile(target):
+            if os.path.isfile(target) and _in_root(resolved[target], k):
                 named.add(os.path.normpath(target))
     into = {o for outs in edges.values() for o in outs}
     # a kustomize Component (kind: Component) is built only through a kustomization listing it under components:
@@ -2811,14 +2822,15 @@ def _run(
     (:func:`_neutral_paths`)."""
     limit = float(RENDER_TIMEOUT_S) if timeout is None else timeout
 
-    def fail(message: str) -> LoadResult:
+    def fail(message: str, fix: str | None = None) -> LoadResult:
         return LoadResult(
             findings=[
                 Finding(
                     "KV001",
                     message,
                     Loc(label, 1, 1),
-                    fix=f"run `{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
+                    fix=fix
+                    or f"run `{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
                     "and fix what it reports",
                 )
             ],
@@ -2862,13 +2874,29 @@ def _run(
             )
             or f"exit status {code}"
         )
-        return fail(f"{what} failed: {detail}")
+        return fail(
+            f"{what} failed: {detail}", _OUT_OF_ROOT_FIX if _KUSTOMIZE_OUT_OF_ROOT.search(err) else None
+        )
     if len(out) > max_bytes:  # (not reached: _communicate stops at max_bytes + 1)
         return fail(f"{what} output of {len(out)} bytes is more than the {max_bytes}-byte limit")
     if sizes is not None:
         sizes.append(len(out))
     return out.decode("utf-8", "replace")
 
+
+#: kustomize's refusal of a file outside the kustomization's directory under its default load restrictor
+#: (sigs.k8s.io/kustomize ``api/internal/loader`` ``RestrictionRootOnly`` and ``fileLoader.loadOutOfBounds``:
+#: ``security; file '%s' is not in or below '%s'``): a ``resources`` entry naming a file (not a directory) above
+#: the kustomization, as GKE's ``llm-serving-gemma/vllm/*/kustomization.yaml`` overlays name ``../vllm-7b.yaml``.
+_KUSTOMIZE_OUT_OF_ROOT = re.compile(r"security; file '[^']*' is not in or below '")
+#: KV001's fix for :data:`_KUSTOMIZE_OUT_OF_ROOT`: kustomize loads a base (a directory with its own kustomization
+#: file) from anywhere, a plain file only from within the root; kvlint builds with the default restrictor only.
+_OUT_OF_ROOT_FIX = (
+    "kustomize's default load restrictor (LoadRestrictionsRootOnly) loads files only from the kustomization's own "
+    "directory and below: put the file in a directory with a kustomization.yaml listing it and name that directory "
+    "in resources (kustomize loads a base from anywhere), or build with `kubectl kustomize --load-restrictor "
+    "LoadRestrictionsNone` where that is intended (kvlint builds with the default only)"
+)
 
 #: The warning helm logs for each symbolic link it follows loading a chart (helm v3 ``internal/sympath/walk.go``:
 #: ``found symbolic link in path: %s resolves to %s. Contents of linked file included and used``, after the

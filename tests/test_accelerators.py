@@ -411,6 +411,41 @@ def test_fractional_and_non_gpu_instance_types() -> None:
     )  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    "name,gid,count",
+    [
+        ("ml.g5.4xlarge", "nvidia-a10g", 1),
+        ("ml.p5.48xlarge", "nvidia-h100-sxm5-80gb", 8),
+        ("ML.G6E.12XLARGE", "nvidia-l40s", 4),
+    ],
+)
+def test_sagemaker_hyperpod_instance_types(name: str, gid: str, count: int) -> None:
+    """SageMaker HyperPod nodes label node.kubernetes.io/instance-type with the ml.-prefixed SageMaker name (the
+    values HyperPod's Helm chart matches its NVIDIA device plugin on): the GPU is the EC2 row's of the rest."""
+    it = instance_type(name)
+    assert it is not None and it.accelerator is not None
+    assert (it.accelerator.id, it.gpus, it.provider) == (gid, count, "aws")
+    assert it.name == "ml." + name[3:].lower() and "sagemaker-hyperpod-cli" in it.source
+    p = place({"node.kubernetes.io/instance-type": name})
+    assert p.accelerator is it.accelerator
+    assert f"{count}x {gid}" in p.how
+
+
+def test_sagemaker_prefix_only_on_aws_rows() -> None:
+    # the prefix names SageMaker (AWS) instances only: not a GCP or Azure size, not an unknown name, and a CPU
+    # instance stays without a GPU (the default applies, as for m5.xlarge)
+    assert instance_type("ml.a2-highgpu-8g") is None
+    assert instance_type("ml.Standard_NC24ads_A100_v4") is None
+    assert instance_type("ml.nosuch.48xlarge") is None
+    assert instance_type("ml.") is None
+    trn = instance_type("ml.trn1.32xlarge")
+    assert trn is not None and trn.accelerator is None
+    assert (
+        place({"node.kubernetes.io/instance-type": "ml.m5.xlarge"}, default="l4").accelerator.id
+        == "nvidia-l4"
+    )  # type: ignore[union-attr]
+
+
 def test_azure_amd_tpu_labels() -> None:
     assert place({"karpenter.azure.com/sku-gpu-name": "T4"}).accelerator.id == "nvidia-t4"  # type: ignore[union-attr]
     a100 = place({"karpenter.azure.com/sku-gpu-name": "A100"})

@@ -449,24 +449,43 @@ def amd_vram(value: str, tolerance: float = 0.02) -> list[Accelerator]:
     return sorted(hits, key=lambda a: (a.memory_bytes, a.id))
 
 
+#: SageMaker HyperPod's nodes carry the SageMaker name of their instance type, the EC2 name with an ``ml.``
+#: prefix, in ``node.kubernetes.io/instance-type`` (``ml.g5.8xlarge``, ``ml.p5.48xlarge``): the values HyperPod's
+#: own Helm chart matches its NVIDIA device plugin on (aws/sagemaker-hyperpod-cli
+#: ``helm_chart/HyperPodHelmChart/values.yaml`` @1504d53b, ``nvidia-device-plugin.affinity``). An ``ml.`` instance
+#: runs on the EC2 instance type of the same name, so its GPUs are that row's.
+HYPERPOD_PREFIX = "ml."
+HYPERPOD_SOURCE = "github:aws/sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart/values.yaml@1504d53b28a6de4449c0fcdf9d56b8c87f28283f"
+
+
 def instance_type(name: str) -> InstanceType | None:
     """Cloud instance type / VM size (``p4d.24xlarge``, ``a2-ultragpu-1g``, ``Standard_NC24ads_A100_v4``)
     -> :class:`InstanceType`, or None when the name is not in the catalogue's tables (AWS from the
-    Karpenter instance-type reference, GCP machine types, Azure VM sizes; sources per row)."""
+    Karpenter instance-type reference, GCP machine types, Azure VM sizes; sources per row).
+
+    A SageMaker HyperPod name (``ml.g5.4xlarge``, :data:`HYPERPOD_PREFIX`) is the AWS row of the name without its
+    ``ml.`` prefix, under the name as given; a prefixed name whose rest is not an AWS row is None."""
     cat = _cat()
-    key = cat.instance_types_lower.get(str(name).strip().lower())
-    if key is None:
+    text = str(name).strip().lower()
+    key = cat.instance_types_lower.get(text)
+    shown = key
+    if key is None and text.startswith(HYPERPOD_PREFIX):
+        key = cat.instance_types_lower.get(text[len(HYPERPOD_PREFIX) :])
+        if key is not None and cat.instance_types[key].get("provider") != "aws":
+            key = None
+        shown = None if key is None else HYPERPOD_PREFIX + key
+    if key is None or shown is None:
         return None
     row = cat.instance_types[key]
     gid = row.get("id")
     return InstanceType(
-        name=key,
+        name=shown,
         provider=str(row.get("provider", "")),
         accelerator=cat.accelerators.get(gid) if gid else None,
         gpus=row.get("count"),
         fraction=row.get("fraction"),
         note=str(row.get("note") or ""),
-        source=str(row.get("source") or ""),
+        source=str(row.get("source") or "") + (f"; {HYPERPOD_SOURCE}" if shown != key else ""),
     )
 
 

@@ -4,7 +4,8 @@ A container's process is ``command`` (the image ENTRYPOINT when absent) followed
 CMD when absent), after Kubernetes ``$(VAR)`` expansion from ``env``. kvlint finds the engine invocation:
 
 * directly: ``vllm serve ...``, ``python3 -m vllm.entrypoints.openai.api_server ...``,
-  ``python -m vllm.entrypoints.api_server``, ``text-generation-launcher ...``, ``python -m sglang.launch_server``,
+  ``python -m vllm.entrypoints.api_server``, vLLM's gRPC server ``python -m vllm.entrypoints.grpc_server``,
+  ``text-generation-launcher ...``, ``python -m sglang.launch_server``,
   ``sglang serve``;
 * args only, relying on the image entrypoint: vLLM images (``ENTRYPOINT python3 -m
   vllm.entrypoints.openai.api_server`` in older images, ``vllm serve`` in newer ones — both accepted,
@@ -65,7 +66,17 @@ from kvlint.values import digits
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
-_VLLM_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
+#: ``python -m`` modules that start vLLM with its engine options (``--model X``, no positional model). The gRPC
+#: server (vllm ``vllm/entrypoints/grpc_server.py`` ``main`` @029329a8; the Gateway API Inference Extension's
+#: ``config/manifests/vllm/gpu-grpc-deployment.yaml`` runs it) parses ``AsyncEngineArgs.add_cli_args`` plus its own
+#: ``--host``/``--port`` with vLLM's ``FlexibleArgumentParser``: the engine options kvlint sizes from are the same;
+#: the OpenAI server's frontend options (``--api-key``, ``--chat-template`` ...), which it does not take, are not
+#: told apart.
+_VLLM_MODULES = {
+    "vllm.entrypoints.openai.api_server",
+    "vllm.entrypoints.api_server",
+    "vllm.entrypoints.grpc_server",
+}
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ import bisect
 import difflib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -482,6 +482,7 @@ class Collector:
         extra: str = "",
         aliases: Iterable[str] = (),
         value: str | None = None,
+        suggestion_note: Callable[[str], str] | None = None,
     ) -> None:
         """KV205: ``option`` is not an option of ``where`` (e.g. ``vLLM 0.11.0``); suggest the closest of ``known``
         (for the first :data:`MAX_SUGGESTIONS` unknown options of the command line). A word with white space in it
@@ -489,7 +490,9 @@ class Collector:
         --enforce-eager?". ``aliases``: the engine's other option strings (short ones such as vLLM's ``-tp``), which
         :meth:`_spaced` recognises in a word but are never suggested. ``value``: the word the command gives the
         option (``--num-shard 2``: ``2``), which the fix carries to the engine's counterpart of another engine's
-        option (:func:`counterpart_use`)."""
+        option (:func:`counterpart_use`). ``suggestion_note``: for a spelling suggestion, the releases that accept it
+        when only older ones do (``vLLM 0.4.3 to 0.9.2``: the release is not known and the newest refuses it), which
+        the hint and the fix then name; empty for none."""
         known = list(known)
         if self._spaced(option, loc, where, [*known, *aliases], extra):
             return
@@ -509,6 +512,9 @@ class Collector:
             self.suggested += 1
             best = suggest(option, known)
         hint = f"; did you mean {best}?" if best and other is None else ""
+        caveat = suggestion_note(best) if best and other is None and suggestion_note is not None else ""
+        if caveat:
+            hint = f"; did you mean {best} (an option of {caveat} only, which later releases refuse too)?"
         self.findings.append(
             OptionFinding(
                 rule="KV205",
@@ -518,6 +524,8 @@ class Collector:
                     f"use {counterpart_use(self.engine, option, best, value)}"
                     + counterpart_caution(self.engine, option, best)
                     if other
+                    else f"use {best} on {caveat} only; later releases refuse both: remove {option} there"
+                    if caveat
                     else f"use {best}"
                 )
                 if best

@@ -201,6 +201,17 @@ def _tables(version: str | None) -> _Tables:
     return hit[0], list(indices), hit[2], hit[3]
 
 
+def _retired_note(option: str) -> str:
+    """For KV205's spelling suggestion when the release is not known (every release's options are candidates): the
+    releases that accept ``option`` (``vLLM 0.4.3 to 0.9.2`` for ``--device``) when the newest release kvlint knows
+    refuses it, so that "did you mean --device?" does not send an unpinned, current image to an option it refuses
+    too; empty otherwise."""
+    span = option_versions(option)
+    if span is None or span[1] == data.VERSIONS[-1]:
+        return ""
+    return f"vLLM {span[0]} to {span[1]}"
+
+
 def option_versions(option: str) -> tuple[str, str] | None:
     """First and last sampled vLLM release that accepts ``option``, or None if none does."""
     entry = data.OPTIONS.get(option)
@@ -594,6 +605,7 @@ class _Parser:
                 self.col.unknown(
                     opt, loc, self.where, self.long_names, extra=extra, aliases=self.known,
                     value=explicit if explicit is not None else argv[i] if takes_next else None,
+                    suggestion_note=None if self.version else _retired_note,
                 )  # fmt: skip
                 if takes_next:
                     # the unknown option probably takes this value; do not mistake it for the model

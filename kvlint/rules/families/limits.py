@@ -109,7 +109,15 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     derived, _, _ = _derived_len(ctx)
     plan = ctx.plan
-    used = plan.max_model_len if plan is not None and plan.max_model_len_source == "derived" else derived
+    if plan is not None and plan.max_model_len_source == "derived":
+        used: int | None = plan.max_model_len
+    elif derived and ctx.model is not None:
+        # no plan (no GPU known: the fleet verdict): the length vLLM uses is still the planner's default, which for
+        # LongRoPE is original_max_position_embeddings, not the extended length KV202 would otherwise quote
+        overrides = getattr(ctx.cr.settings, "hf_overrides", None) or None
+        used = defaults.default_max_model_len(parse_version(s.version), ctx.model, derived, overrides)
+    else:
+        used = derived
     need = ""
     if plan is not None and used:
         need = f"; one such request needs {gib(plan.per_request_bytes)} of KV cache per GPU"
