@@ -15,6 +15,8 @@ from kvlint.memory.compat import compressed_tensors_scheme
 from kvlint.models.resolve import resolve_model
 
 HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 
 def _kimi():
@@ -89,3 +91,64 @@ def test_ct_ignore_list_is_matched_once_per_config_not_once_per_group(monkeypatc
     got = compressed_tensors_scheme(replace(m, quant_config=many), "0.11.0")
     assert len(built) == 1
     assert got == compressed_tensors_scheme(replace(m, quant_config=one), "0.11.0") is not None
+
+
+def _sglang_pods(containers: int, pad_lines: int = 0) -> str:
+    """tests/test_sglang_config_file.py's ConfigMap and pod (SGLang 0.5.5 reading ``--config`` from it), with
+    ``containers`` engine containers mounting the one file, padded with ``pad_lines`` comment lines."""
+    from test_sglang_config_file import CONFIGMAP, LAUNCH, POD
+
+    pad = "".join(
+        f"    # padding line {i:07d} of a config larger than a ConfigMap holds\n" for i in range(pad_lines)
+    )
+    cm = CONFIGMAP.replace("    disable-radix-cache: false\n", "    disable-radix-cache: false\n" + pad)
+    pod = POD.replace("COMMAND", LAUNCH)
+    start, end = pod.index("  - name: engine"), pod.index("  volumes:")
+    one = pod[start:end]
+    many = "".join(one.replace("name: engine", f"name: engine{i}", 1) for i in range(containers))
+    return cm + pod[:start] + many + pod[end:]
+
+
+def _count_sglang_reads(monkeypatch) -> list[int]:
+    import kvlint.engines.sglang as S
+
+    reads: list[int] = []
+    real = S._config_file_argv
+
+    def counting(*args, **kwargs):
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(S, "_config_file_argv", counting)
+    return reads
+
+
+def test_sglang_containers_mounting_one_config_read_it_once(tmp_path: Path, monkeypatch) -> None:
+    """SGLang's --config was composed again for every container mounting it, with PyYAML's pure-Python composer
+    (a 1.3 MB flow list of --cuda-graph-bs took 15 CPU s, once per container), where vLLM's reader had a memo.
+    Counted: one reading for five containers, each still sized with the file's --tp-size 2 (the pods' 2 GPUs)."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    reads = _count_sglang_reads(monkeypatch)
+    path = tmp_path / "five.yaml"
+    path.write_text(_sglang_pods(5))
+    result = run_check([str(path)], Options(allow_hub=False))
+    served = [c.serving for c in result.containers if c.serving is not None]
+    assert len(served) == 5 and {s.get("tp_size") for s in served} == {2}
+    assert len(reads) == 1
+
+
+def test_sglang_config_larger_than_a_configmap_is_not_read(tmp_path: Path, monkeypatch) -> None:
+    """A SGLang --config file of more than 1 MiB comes from no ConfigMap the API server accepts; it was read
+    (seconds a MiB, per container). It is not read now, with a warning, as vLLM's --config reader does."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    reads = _count_sglang_reads(monkeypatch)
+    path = tmp_path / "big.yaml"
+    path.write_text(_sglang_pods(1, pad_lines=17_000))
+    result = run_check([str(path)], Options(allow_hub=False))
+    (note,) = [d for d in result.diagnostics if "more than a ConfigMap holds" in d.message]
+    assert note.severity == "warning" and "not read" in note.message and "--config" in note.message
+    assert not reads
