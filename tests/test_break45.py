@@ -152,3 +152,25 @@ def test_sglang_config_larger_than_a_configmap_is_not_read(tmp_path: Path, monke
     (note,) = [d for d in result.diagnostics if "more than a ConfigMap holds" in d.message]
     assert note.severity == "warning" and "not read" in note.message and "--config" in note.message
     assert not reads
+
+
+def test_quantization_configs_of_the_wrong_shape_are_priced_not_raised() -> None:
+    """A compressed-tensors group, or its ``weights``, that is not a mapping (``{"g0": ["x"]}``, ``{"weights":
+    "tensor"}``), and a ModelOpt ``quantization`` that is not one, raised AttributeError out of the weights'
+    pricing (found by a fuzzer of the quantization readers): the workload's check ended with "kvlint could not
+    finish checking this workload ... please report this manifest". They are priced as a group that says nothing
+    (8-bit) and an FP8 export without its algorithm named, as a missing one is."""
+    from kvlint.models.weights import weight_bytes
+
+    m = _kimi()
+    said_nothing = replace(
+        m, quant_config={"quant_method": "compressed-tensors", "config_groups": {"g0": None}}
+    )
+    expected = weight_bytes(said_nothing, dtype_bytes=2)
+    for group in (["x"], "tensor", {"weights": "tensor"}, {"weights": ["int", 4]}):
+        odd = replace(m, quant_config={"quant_method": "compressed-tensors", "config_groups": {"g0": group}})
+        assert weight_bytes(odd, dtype_bytes=2) == expected, group
+    fp8 = replace(m, quant_method="modelopt", quant_config={"quant_method": "modelopt", "quantization": None})
+    for quant in ("FP8", ["FP8"]):
+        odd = replace(fp8, quant_config={"quant_method": "modelopt", "quantization": quant})
+        assert weight_bytes(odd, dtype_bytes=2) == weight_bytes(fp8, dtype_bytes=2), quant

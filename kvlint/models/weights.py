@@ -535,7 +535,8 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
         bs = qc.get("weight_block_size")
         if isinstance(bs, list) and len(bs) == 2 and _i(bs[0]) and _i(bs[1]):
             return 1 + 4 / (_i(bs[0]) * _i(bs[1])), f"fp8 block {bs[0]}x{bs[1]}"
-        algo = str((qc.get("quantization") or {}).get("quant_algo") or "") if m == "modelopt" else ""
+        quant = qc.get("quantization")
+        algo = str(quant.get("quant_algo") or "") if m == "modelopt" and isinstance(quant, dict) else ""
         return 1.0, f"fp8{' (ModelOpt ' + algo + ')' if algo else ''}"
     if m in ("modelopt_fp4", "nvfp4"):
         return 0.5 + 1 / 16, "nvfp4 (fp8 scale per 16)"
@@ -551,7 +552,9 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
     if m == "compressed-tensors":
         groups = qc.get("config_groups") or {}
         for grp in groups.values() if isinstance(groups, dict) else []:
-            w = (grp or {}).get("weights") or {}
+            # a group or its weights that is not a mapping (a hand-written config.json) reads as 8-bit
+            w = grp.get("weights") if isinstance(grp, dict) else None
+            w = w if isinstance(w, dict) else {}
             bits = _i(w.get("num_bits"), 8)
             gs = _i(w.get("group_size"))
             kind = str(w.get("type") or "int")
