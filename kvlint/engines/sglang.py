@@ -15,7 +15,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -408,20 +408,62 @@ def _with_config_file(
         )
         return rest
     text, text_loc = loaded
+    from kvlint.engines.vllm import MAX_CONFIG_FILE_BYTES
+
+    if (
+        len(text) > MAX_CONFIG_FILE_BYTES // 4
+        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
+    ):
+        # no cluster mounts it (the API server refuses a ConfigMap over 1 MiB), and PyYAML's pure-Python composer,
+        # which SGLang's yaml.safe_load and this reader use, takes seconds a MiB
+        col.note(
+            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
+            "server refuses a larger one); its settings were not read",
+            text_loc or ploc,
+            severity="warning",
+        )
+        return rest
 
     def at(line: int, column: int) -> Loc | None:
         if map_config_pos is not None:
             return map_config_pos(text_loc, text, line, column)
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, column + 1)
 
-    keys: list[tuple[str, str, Loc | None]] = []
-    try:
-        c_argv, c_locs, c_src = _config_file_argv(text, at, section, keys)
-    except (yaml.YAMLError, ValueError) as exc:
-        col.note(f"{what} cannot be read: {exc}", text_loc or ploc, "warning")
+    memo_key = (text, text_loc, section, map_config_pos)
+    done = _CONFIG_READS.get(memo_key)
+    if done is None:
+        keys: list[tuple[str, str, Loc | None]] = []
+        try:
+            done = (*_config_file_argv(text, at, section, keys), keys)
+        except (yaml.YAMLError, ValueError) as exc:
+            done = exc
+        if (
+            len(_CONFIG_READS) >= _CONFIG_READS_MAX
+            or _CONFIG_READS_CHARS[0] + len(text) > _CONFIG_READS_MAX_CHARS
+        ):
+            _CONFIG_READS.clear()
+            _CONFIG_READS_CHARS[0] = 0
+        _CONFIG_READS[memo_key] = done
+        _CONFIG_READS_CHARS[0] += len(text)
+    if isinstance(done, Exception):
+        col.note(f"{what} cannot be read: {done}", text_loc or ploc, "warning")
         return rest
+    c_argv, c_locs, c_src, keys = done
     _refused_config_keys(keys, version, col)
-    return c_argv + rest[0], c_locs + rest[1], c_src + rest[2]
+    return list(c_argv) + rest[0], list(c_locs) + rest[1], list(c_src) + rest[2]
+
+
+#: ``--config`` files read so far (:func:`_config_file_argv`'s arguments, positions, sources and top-level keys, or
+#: the error), by text, position, section and position mapper: the containers of a manifest that mount one
+#: ConfigMap read it once (as :data:`kvlint.engines.vllm._CONFIG_READS`: PyYAML's pure-Python composer takes about
+#: 10 CPU s for a 1 MiB flow list, and each of a pod's containers read it again). Cleared at
+#: :data:`_CONFIG_READS_MAX` entries or :data:`_CONFIG_READS_MAX_CHARS` characters of text read.
+_CONFIG_READS: dict[
+    tuple[Any, ...], tuple[list[str], list[Loc | None], list[str], list[Any]] | Exception
+] = {}
+_CONFIG_READS_MAX = 64
+_CONFIG_READS_MAX_CHARS = 16 << 20
+_CONFIG_READS_CHARS = [0]
 
 
 #: The settings ``--cuda-graph-config`` takes per phase, by release (``model_executor/cuda_graph_config.py::

@@ -28,7 +28,6 @@ Pure functions of the parsed engine settings, the model and the accelerator; not
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
@@ -434,39 +433,36 @@ _CT_PROBE_LINEAR: dict[str, tuple[str, ...]] = {
 }
 
 
-def _ct_name_matches(name: str, pattern: str) -> bool:
-    """Whether layer ``name`` matches a compressed-tensors ``targets``/``ignore`` entry: equal, or ``re:`` and the
-    regex matching from its start (``is_equal_or_regex_match``, vllm@0.34.0:vllm/model_executor/layers/quantization/
-    compressed_tensors/utils.py)."""
-    if pattern.startswith("re:"):
-        try:
-            return re.match(pattern[3:], name) is not None
-        except re.error:
-            return False
-    return name == pattern
+def _ct_classes_ignored(ignore: list) -> bool:
+    """Whether a compressed-tensors ``ignore`` list covers every kind of :data:`_CT_PROBE_LINEAR` (a kind counts
+    as ignored when the list covers any of its names, the names of the other layouts maybe not existing in the
+    model), matched as vLLM matches them (:func:`kvlint.models.weights.ct_ignore_matcher`: equal, or a ``re:``
+    regex matching from the name's start; the regexes bounded, as the list comes from a config.json)."""
+    from kvlint.models.weights import ct_ignore_matcher
+
+    names = [n for kind in _CT_PROBE_LINEAR.values() for n in kind]
+    matches = ct_ignore_matcher([str(i) for i in ignore], len(names), max(len(n) for n in names))
+    return all(any(matches(n) for n in kind) for kind in _CT_PROBE_LINEAR.values())
 
 
-def _ct_group_reaches_linear(group: dict, ignore: list) -> bool:
+def _ct_group_reaches_linear(group: dict, classes_ignored: bool) -> bool:
     """Whether a compressed-tensors config group quantizes a Linear layer, the only layers whose scheme vLLM tests
     (``CompressedTensorsConfig.get_quant_method``: an ignored ``LinearBase`` gets ``UnquantizedLinearMethod``, the
     others ``get_scheme`` and its capability test; a ``FusedMoE`` layer gets
     ``CompressedTensorsMoEMethod.get_moe_method``, which makes none, vllm@0.11.0 and 0.34.0). No when its targets
     are only routed experts (a target naming ``experts``), or a module class (``Linear``) whose every layer of
-    :data:`_CT_PROBE_LINEAR` the ``ignore`` list covers (moonshotai/Kimi-K2.5: int4 routed experts, attention,
-    dense MLPs and shared experts ignored); a kind of :data:`_CT_PROBE_LINEAR` counts as ignored when the list
-    covers any of its names (the names of the other layouts may not exist in the model). Another layer-name target
-    is taken to reach a Linear layer."""
+    :data:`_CT_PROBE_LINEAR` the ``ignore`` list covers (``classes_ignored``, :func:`_ct_classes_ignored`, read once
+    per config; moonshotai/Kimi-K2.5: int4 routed experts, attention, dense MLPs and shared experts ignored).
+    Another layer-name target is taken to reach a Linear layer."""
     targets = group.get("targets")
     if not isinstance(targets, list) or not targets:
         return True
-    ignored = [str(i) for i in ignore]
-    for target in map(str, targets):
-        if (
-            not target.startswith("re:") and "." not in target
-        ):  # a module class name: every layer of that class
-            for names in _CT_PROBE_LINEAR.values():
-                if not any(_ct_name_matches(n, i) for n in names for i in ignored):
-                    return True
+    for target in targets:
+        target = target if isinstance(target, str) else ""
+        # a module class name (Linear): every layer of that class
+        if not target.startswith("re:") and "." not in target:
+            if not classes_ignored:
+                return True
         elif "expert" not in target or "shared_expert" in target:
             return True
     return False
@@ -489,10 +485,10 @@ def compressed_tensors_scheme(
         return None
     v, assumed = resolve_version(version)
     ignore = qc.get("ignore")
-    ignore = ignore if isinstance(ignore, list) else []
+    classes_ignored = _ct_classes_ignored(ignore if isinstance(ignore, list) else [])
     found: tuple[str, tuple[int, int]] | None = None
     for group in groups.values():
-        reaches = isinstance(group, dict) and _ct_group_reaches_linear(group, ignore)
+        reaches = isinstance(group, dict) and _ct_group_reaches_linear(group, classes_ignored)
         scheme = _ct_group_scheme(group) if reaches else None
         steps = CT_SCHEME_MIN_CC_STEPS.get(scheme or "")
         if scheme is None or steps is None:

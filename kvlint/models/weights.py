@@ -25,6 +25,7 @@ cited in :func:`param_breakdown`. Byte rates per method: table of §1.13 (read t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kvlint.memory.memo import per_model
@@ -534,7 +535,8 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
         bs = qc.get("weight_block_size")
         if isinstance(bs, list) and len(bs) == 2 and _i(bs[0]) and _i(bs[1]):
             return 1 + 4 / (_i(bs[0]) * _i(bs[1])), f"fp8 block {bs[0]}x{bs[1]}"
-        algo = str((qc.get("quantization") or {}).get("quant_algo") or "") if m == "modelopt" else ""
+        quant = qc.get("quantization")
+        algo = str(quant.get("quant_algo") or "") if m == "modelopt" and isinstance(quant, dict) else ""
         return 1.0, f"fp8{' (ModelOpt ' + algo + ')' if algo else ''}"
     if m in ("modelopt_fp4", "nvfp4"):
         return 0.5 + 1 / 16, "nvfp4 (fp8 scale per 16)"
@@ -550,7 +552,9 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
     if m == "compressed-tensors":
         groups = qc.get("config_groups") or {}
         for grp in groups.values() if isinstance(groups, dict) else []:
-            w = (grp or {}).get("weights") or {}
+            # a group or its weights that is not a mapping (a hand-written config.json) reads as 8-bit
+            w = grp.get("weights") if isinstance(grp, dict) else None
+            w = w if isinstance(w, dict) else {}
             bits = _i(w.get("num_bits"), 8)
             gs = _i(w.get("group_size"))
             kind = str(w.get("type") or "int")
@@ -600,8 +604,10 @@ def _skip_list(method: str, qc: dict[str, Any]) -> tuple[list[str], str]:
     return [], ""
 
 
-def _skip_matcher(method: str, skip: list[str]) -> Any:
+def _skip_matcher(method: str, skip: list[str], names_count: int = 0, longest: int = 0) -> Any:
     """``name -> bool``: whether vLLM leaves the module ``name`` (full checkpoint prefix) unquantized.
+    ``names_count`` and ``longest``: how many names will be tested and the longest, the budget of the
+    compressed-tensors ``re:`` entries (:func:`ct_ignore_matcher`).
 
     Restates, per loader: ``fp8``/``fbgemm_fp8``: exact name, and for a fused-MoE prefix (containing
     ``experts``) any listed name containing ``experts`` that contains the prefix
@@ -624,8 +630,7 @@ def _skip_matcher(method: str, skip: list[str]) -> Any:
         return name.rsplit(".", 1)[-1] == "experts" and any(name in x for x in experts)
 
     if m == "compressed-tensors":
-        regs = [re.compile(x[3:]) for x in skip if x.startswith("re:")]
-        return lambda name: name in exact or any(r.match(name) for r in regs)
+        return ct_ignore_matcher(skip, names_count, longest)
     if m == "awq":
         return lambda name: any(x in name for x in skip)
     if m in ("modelopt", "modelopt_fp4"):
@@ -688,10 +693,10 @@ def skipped_params(spec: ModelSpec, method: str, qc: dict[str, Any] | None) -> t
     skip, key = _skip_list(method, qc or {})
     if not skip:
         return 0, 0, ""
-    match = _skip_matcher(method, skip)
     pre = _layer_prefix(skip)
     sink: list[tuple[str, int, str]] = []
     _param_breakdown(spec, sink)
+    match = _skip_matcher(method, skip, len(sink), max((len(pre) + len(n) for n, _k, _p in sink), default=0))
     # compressed-tensors tests only linear layers against ``ignore`` (CompressedTensorsConfig.get_quant_method hands
     # a FusedMoE to CompressedTensorsMoEMethod.get_moe_method without it, vllm@0.11.0)
     experts_tested = m != "compressed-tensors"
@@ -745,6 +750,42 @@ MAX_GPTQ_PATTERN_CHARS = 1000
 GPTQ_MATCH_BUDGET = 2 * 10**8
 
 _GptqRule = tuple[Any, bool, Any]  # (compiled pattern, is a '-:' rule, overrides)
+
+
+def ct_ignore_matcher(entries: list[str], names_count: int, longest: int) -> Callable[[str], bool]:
+    """``name -> bool``: whether a layer ``name`` matches one of a compressed-tensors ``ignore`` list's ``entries``
+    as vLLM tests them: equal, or a ``re:`` entry whose regex ``re.match``-es it (vllm-project/vllm
+    vllm/model_executor/layers/quantization/compressed_tensors/utils.py ``should_ignore_layer``,
+    ``_is_equal_or_regex_match``; v0.11.0 and v0.34.0).
+
+    The list comes from a checkpoint's config.json, which a pull request can write (a local model path, a
+    ``--model-dir``), so its ``re:`` entries are bounded as GPTQ's ``dynamic`` rules are (:func:`_gptq_dynamic`):
+    an entry Python's ``re`` cannot compile (vLLM fails on it when it loads the model), longer than
+    :data:`MAX_GPTQ_PATTERN_CHARS`, or whose backtracking has no bound (:func:`_repeats`: ``re:(.+)+Z`` runs for
+    hours on ``model.layers.1.self_attn.q_proj``) matches nothing here, and so do the entries past
+    :data:`MAX_GPTQ_RULES` regexes or past :data:`GPTQ_MATCH_BUDGET` in all, the cost of one entry being
+    ``names_count`` x C(``longest`` + k, k) for its ``k`` repeats. Exact entries cost one set lookup."""
+    import math
+    import re
+
+    exact = {x for x in entries if not x.startswith("re:")}
+    regs: list[re.Pattern[str]] = []
+    cost = 0
+    for x in entries:
+        if not x.startswith("re:") or len(x) - 3 > MAX_GPTQ_PATTERN_CHARS or len(regs) >= MAX_GPTQ_RULES:
+            continue
+        try:
+            compiled = re.compile(x[3:])
+            k = _repeats(_sre_parse(x[3:]))
+        except (re.error, RecursionError, OverflowError):
+            continue
+        if k is None:
+            continue
+        cost += max(names_count, 1) * math.comb(longest + k, k)
+        if cost > GPTQ_MATCH_BUDGET:
+            break
+        regs.append(compiled)
+    return lambda name: name in exact or any(r.match(name) for r in regs)
 
 
 def _sre_parse(pattern: str) -> Any:
@@ -1155,8 +1196,8 @@ def _kept_flags(
     skip, _key = _skip_list(method, qc)
     if not skip:
         return [False] * len(sink)
-    match = _skip_matcher(method, skip)
     pre = _layer_prefix(skip)
+    match = _skip_matcher(method, skip, len(sink), max((len(pre) + len(n) for n, _k, _p in sink), default=0))
     flags = []
     for name, _n, part in sink:
         if part == "experts" and m == "compressed-tensors":
