@@ -49,6 +49,7 @@ from kvlint.types import (
     Document,
     Finding,
     LoadResult,
+    Mark,
     ModelSpec,
     ModelUnavailable,
     OptionFinding,
@@ -197,6 +198,7 @@ def _analyse_workloads(
                 out.containers.append(cr)
                 found = _with_candidates(cr, check_container(cr, options), options)
                 diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
+                _restate_runtime_note(w, cr, diags)
         except ReviewTooLarge as exc:
             # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
             # that the object is too large, as for one over the cap
@@ -210,6 +212,23 @@ def _analyse_workloads(
         out.diagnostics.extend(kept)
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+
+
+def _restate_runtime_note(w: Workload, cr: ContainerResult, diags: list[Diagnostic]) -> None:
+    """The runtime template's KV502 note (``diags``' first ones are ``w.findings``) restated in place when ``cr``'s
+    engine command names its model literally (``--model org/name``) and the runtime has no ``kvlint.io/model``:
+    the note made before the command was parsed says the model comes from the service
+    (:func:`kvlint.workloads.find.restate_runtime_note`)."""
+    from kvlint.rules.facts import runtime_names_model
+    from kvlint.workloads.find import restate_runtime_note
+
+    for i, f in enumerate(w.findings):
+        if f.mark is not Mark.RUNTIME_TEMPLATE or w.annotations.get(MODEL_ANNOTATION) or w.derived_model:
+            continue
+        named = runtime_names_model(w, cr.serving)
+        if named is not None and i < len(diags) and diags[i].mark is Mark.RUNTIME_TEMPLATE:
+            diags[i] = _runner.finding_to_diagnostic(restate_runtime_note(w, named), _object(w))
+        return
 
 
 #: Findings that already speak of what the user wrote: the engine parsers' (restated for chart values by
