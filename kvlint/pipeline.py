@@ -208,10 +208,32 @@ def _analyse_workloads(
             return
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
+        diags = _pod_findings_once(diags)
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(kept)
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+
+
+#: Rules a serving container's check also says of its pod as a whole (KV005 on a pod spec key or an init
+#: container's): said once, at the pod's first serving container, not once per serving container.
+_POD_WIDE_RULES = frozenset({"KV005"})
+
+
+def _pod_findings_once(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """``diags`` of one workload without the repeats of a :data:`_POD_WIDE_RULES` finding that another serving
+    container of the pod already made (same rule, position, message and fix: a container's own key is named with
+    its container, so only what is said of the pod repeats). Keeps order."""
+    seen: set[tuple[str, object, str, str]] = set()
+    out = []
+    for d in diags:
+        if d.rule in _POD_WIDE_RULES:
+            key = (d.rule, d.loc, d.message, d.fix)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(d)
+    return out
 
 
 def _restate_runtime_note(w: Workload, cr: ContainerResult, diags: list[Diagnostic]) -> None:
