@@ -491,6 +491,7 @@ def analyse_serving(
     cr.model, cr.model_error, cr.model_annotation_overruled, cr.model_refusal = _resolve_model(
         serving, w, options
     )
+    cr.model_looked_up = _looked_up(serving, w, cr)
     cr.model_annotation_replaced = _replaced_model(serving, w, options, cr)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
@@ -822,6 +823,20 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
     )
+
+
+def _looked_up(serving: ServingConfig, w: Workload, cr: ContainerResult) -> str | None:
+    """The model reference :func:`_resolve_model` resolved for ``cr`` (:attr:`ContainerResult.model_looked_up`):
+    the pod's own when the annotation was overruled, else :func:`model_reference`'s; None for a serving-runtime
+    template that names no model of its own (``$(MODEL_PATH)``, ``/mnt/models``: the InferenceService's,
+    :func:`kvlint.rules.facts.runtime_names_model`)."""
+    from kvlint.rules.facts import is_runtime_template, runtime_names_model
+
+    if is_runtime_template(w) and runtime_names_model(w, serving) is None:
+        return None
+    if cr.model_annotation_overruled is not None:
+        return own_model_reference(serving, w)
+    return model_reference(serving, w)[0]
 
 
 def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:

@@ -3319,6 +3319,11 @@ def _walk_places(path: str) -> list[str]:
 _MAX_CHART_BYTES = 64 * 1024
 
 
+def chart_name(directory: str) -> str | None:
+    """``name`` in ``directory/Chart.yaml``, or None: :func:`_chart_name` (bounded, read once a run)."""
+    return _chart_name(directory)
+
+
 def _chart_name(directory: str) -> str | None:
     """``name`` in ``directory/Chart.yaml``, or None (no such regular file, larger than
     :data:`_MAX_CHART_BYTES`, unreadable or not a YAML mapping). Read with kvlint's bounded loader, once a

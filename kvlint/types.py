@@ -1004,7 +1004,10 @@ class ContainerResult:
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
     exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it);
     ``model_annotation_replaced`` the pod's own model, one kvlint can read, that the annotation (naming another)
-    replaced because exemptions are allowed (KV005 says so, info).
+    replaced because exemptions are allowed (KV005 says so, info). ``model_looked_up`` is the reference the models
+    stage resolved (the annotation, the model an operator object names, else the engine's model argument; None for a
+    runtime template whose model the service names, or a container that names none): the JSON report's
+    ``model_id`` when kvlint has no config for it.
     """
 
     workload: Workload
@@ -1022,6 +1025,7 @@ class ContainerResult:
     model_annotation_overruled: str | None = None
     model_annotation_replaced: str | None = None
     plan_refusal: PlanRefusal | None = None
+    model_looked_up: str | None = None
     model_refusal: ConfigRefusal | None = None
 
     @property
@@ -1046,6 +1050,7 @@ class ContainerResult:
             "engine_version": self.serving.version,
             "image": self.serving.image,
             "model": self.serving.model.value if self.serving.model else None,
+            "model_id": self.model.id if self.model else self.model_looked_up,
             "model_source": self.model.source if self.model else None,
             "model_error": self.model_error,
             "accelerator": acc.id if acc else None,
