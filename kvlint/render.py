@@ -1519,7 +1519,7 @@ def _unbuilt_bases_notes(
                 + "; ".join(listed[:_NOTE_BASES])
                 + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
                 Loc(os.path.join(first, _kustomization_name(first)), 1, 1),
-                fix="make the overlays buildable (vendor the remote bases their KV001 names), or lint a base as it "
+                fix="make the overlays buildable (their KV001 says what stops the build), or lint a base as it "
                 f"builds alone: kvlint check {shell_word(first)}",
                 severity="info",
                 mark=Mark.WALK_NOTE,
@@ -2252,7 +2252,7 @@ def render_kustomize(
         # kustomization file's first line (and any other missing path at its own)
         missing = missing_paths(directory, max_bytes, reads)
         if missing:
-            out.findings[:] = _at_missing_entry(out.findings, missing)
+            out.findings[:] = _at_missing_entry(out.findings, missing, directory)
         return out
     label = f"{kfile} (kustomize build)"
     result = load_text(out, label)
@@ -2552,20 +2552,30 @@ def tree_refusal(
 _MISSING = ", which does not exist: kustomize build fails on it (no such file or directory), so this kustomization was not built"
 
 
-def _at_missing_entry(failed: list[Finding], missing: list[Finding]) -> list[Finding]:
-    """The findings of a failed kustomize build (``failed``: its KV001, at the kustomization file's first line)
-    with that KV001 moved to the entry naming the missing path it quotes (the first of ``missing`` when it quotes
-    none of them: :func:`missing_paths`), and the other missing paths' own KV001s after it."""
+def _at_missing_entry(failed: list[Finding], missing: list[Finding], directory: str) -> list[Finding]:
+    """The findings of a failed kustomize build of ``directory`` (``failed``: its KV001, at the kustomization
+    file's first line) with the missing paths of its tree (:func:`missing_paths`): kustomize's error moved to the
+    entry naming the missing path it quotes when that entry is in ``directory``'s own kustomization file (the first
+    missing path of that file when it quotes none); a missing path of a base is said at its entry beside the
+    error, which stays at the kustomization built (its "in the base ..." says which base failed), as is any other
+    missing path (kustomize stops at the first). Those KV001s are marked :attr:`Mark.KUSTOMIZE_MISSING`."""
+    marked = [dataclasses.replace(m, mark=Mark.KUSTOMIZE_MISSING) for m in missing]
     if not failed:
-        return missing
+        return marked
     error = failed[0]
+    here = os.path.realpath(directory)
 
     def path_of(f: Finding) -> str:
-        return f.message.split(" names ", 1)[-1].rsplit(_MISSING, 1)[0]
+        return f.message.split(" names ", 1)[-1].rsplit(_MISSING, 1)[0].strip()
 
-    quoted = [m for m in missing if path_of(m).strip() and path_of(m).strip() in error.message]
-    at = quoted[0] if quoted else missing[0]
-    return [dataclasses.replace(error, loc=at.loc), *failed[1:], *(m for m in missing if m is not at)]
+    def own(f: Finding) -> bool:
+        return f.loc is not None and os.path.realpath(os.path.dirname(f.loc.file) or ".") == here
+
+    quoted = [m for m in marked if path_of(m) and path_of(m) in error.message]
+    at = quoted[0] if quoted else next((m for m in marked if own(m)), None)
+    if at is None or not own(at):
+        return [*failed, *marked]
+    return [dataclasses.replace(error, loc=at.loc), *failed[1:], *(m for m in marked if m is not at)]
 
 
 def missing_paths(

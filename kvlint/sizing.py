@@ -433,6 +433,8 @@ def _render_root(d: Diagnostic) -> str | None:
     ``Chart.yaml`` of the chart holding that file (the outermost, for a subchart unpacked in ``charts/``). None for
     any other KV001."""
     assert d.loc is not None
+    if d.mark is Mark.KUSTOMIZE_MISSING:
+        return None  # a missing path said beside the failed build's own KV001, which is counted
     if os.path.basename(d.loc.file) in _RENDER_ROOTS:
         return d.loc.file
     if d.mark is not Mark.HELM_FAILED and d.mark is not Mark.HELM_MISSING_DEPS:

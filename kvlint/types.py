@@ -123,6 +123,10 @@ class Mark(enum.Enum):
     #: KV504: the workloads were built from chart values by restating the chart's template
     #: (:func:`kvlint.workloads.stack_values.stack_values_workloads`); a GitOps source's note replaces it
     BUILT_FROM_VALUES = "built-from-values"
+    #: KV001: a path a kustomization names that does not exist, at its entry (:func:`kvlint.render.missing_paths`),
+    #: said beside the failed build's own KV001: not a build of its own (:func:`kvlint.sizing.unread` counts the
+    #: build's)
+    KUSTOMIZE_MISSING = "kustomize-missing"
     #: KV502 (info): a serving runtime linted without the service that uses it
     #: (:func:`kvlint.workloads.find.runtime_note`); restated once its containers are parsed when one names its
     #: model in its engine command (:func:`kvlint.workloads.find.restate_runtime_note`)

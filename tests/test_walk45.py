@@ -10,6 +10,7 @@ fetched from its repository: ``config/overlays/vke/dependency`` builds on ``../.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,33 @@ def test_a_generators_key_and_path_item_is_looked_up_by_its_path(tmp_path: Path)
     found = render.missing_paths(str(overlay))
     assert [f.message.split(",")[0] for f in found] == ["configMapGenerator files names absent.json"], found
     assert found[0].loc is not None and found[0].loc.line == 5
+
+
+GCP = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures/collected/trees/gcp-accelerated-platforms-online-inference-gpu"
+)
+
+
+@needs_kustomize
+def test_a_missing_file_of_a_base_is_said_at_the_bases_entry() -> None:
+    """GoogleCloudPlatform/accelerated-platforms' inference overlays (fixtures/collected, source in its INDEX.csv)
+    build on bases whose configMapGenerator ``envs`` name files a script writes (deployment.env, vllm.env): each
+    overlay's build fails (its KV001 stays at the overlay, naming the base); the entries naming the missing files get
+    a KV001 each, once for all overlays, and the two bases are said not linted (not "linted through" the overlays)."""
+    diags = _diags([str(GCP)])
+    kv001 = sorted(
+        (os.path.relpath(d.loc.file, GCP), d.loc.line, d.loc.column)
+        for d in diags
+        if d.rule == "KV001" and d.loc
+    )
+    assert kv001 == [
+        ("base/kustomization.yaml", 20, 9),
+        ("vllm/base/kustomization.yaml", 20, 9),
+        ("vllm/h100-llama-3-3-70b-instruct/kustomization.yaml", 1, 1),
+        ("vllm/l4-gemma-3-1b-it/kustomization.yaml", 1, 1),
+        ("vllm/l4-gemma-4-31b-it/kustomization.yaml", 1, 1),
+    ], kv001
+    (note,) = [d for d in diags if d.rule == "KV002" and "bases only of overlays" in d.message]
+    assert "base is a base of vllm/h100-llama-3-3-70b-instruct" in note.message, note.message
+    assert not any("linted only through" in d.message for d in diags if d.rule == "KV002")
