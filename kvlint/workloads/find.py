@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -17,7 +18,8 @@ from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import GPU_RESOURCES
-from kvlint.render import helm_values_reason
+from kvlint.load import template_chart
+from kvlint.render import chart_name, helm_values_reason
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.values import as_list, digits
@@ -152,6 +154,29 @@ def find_workloads(
 
 #: Kinds whose pods are templates another object fills (KServe, OME serving runtimes).
 _RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+#: The name of the KubeAI chart that renders Models from its ``catalog`` values, and its template
+#: (:data:`kvlint.workloads.kubeai.MODELS_CHART_TEMPLATE`).
+_MODELS_CHART = ("models", "models.yaml")
+
+
+def rendered_by_models_chart(doc: Document) -> bool:
+    """Whether ``doc`` is a Model that helm rendered from the KubeAI ``models`` chart: its position is that chart's
+    ``templates/models.yaml``, in a chart directory whose ``Chart.yaml`` names it ``models`` (the chart kvlint
+    rendered, or helm's output saved beside the chart, whose ``# Source:`` lines map it there). The user edits the
+    chart's ``catalog`` entry, so the fixes name it (:func:`kvlint.workloads.kubeai.kubeai_terms` ``catalog``), as
+    for the values read directly. A Model file of its own (kubectl apply) or an admission review is not."""
+    if os.path.basename(doc.path) != _MODELS_CHART[1]:
+        return False
+    chart = template_chart(doc.path)
+    return chart is not None and chart_name(chart) == _MODELS_CHART[0]
+
+
+def kubeai_models(doc: Document) -> list[Workload]:
+    """:func:`kvlint.workloads.kubeai.model_workloads` of a KubeAI Model, said in the terms of the models chart's
+    catalog entry when helm rendered it from that chart (:func:`rendered_by_models_chart`)."""
+    return model_workloads(doc, catalog=rendered_by_models_chart(doc))
 
 
 def _template_kind(doc: Document, w: Workload) -> str:
@@ -825,7 +850,7 @@ def _embedded_lws_refusal(chain: Chain, kind: str) -> tuple[Finding, ...]:
 #: The operator kinds with their own readers, ``(API group, kind) -> reader`` (each in
 #: :data:`kvlint.kinds.WORKLOAD_KINDS`, as tests check).
 CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
-    ("kubeai.org", "Model"): model_workloads,
+    ("kubeai.org", "Model"): kubeai_models,
     ("kaito.sh", "Workspace"): workspace_workloads,
     ("kaito.sh", "InferenceSet"): workspace_workloads,
     ("production-stack.vllm.ai", "VLLMRuntime"): vllm_runtime_workloads,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -80,7 +79,8 @@ def kubeai_terms(device: str, catalog: bool = False) -> tuple[ValuesTerm, ...]:
     ``cpu``: :data:`KUBEAI_NON_GPU_PROFILES`; ``gpu`` for any other, the chart's GPU profiles and the install's
     own), said for the Model (``catalog`` False: :data:`KUBEAI_MODEL_TERMS` for a GPU) or for the ``catalog``
     entry of the KubeAI ``models`` chart the user edits (:data:`KUBEAI_CATALOG_TERMS` for a GPU): values read
-    directly (:func:`catalog_workloads`) or that chart rendered by helm (:func:`rendered_by_models_chart`)."""
+    directly (:func:`catalog_workloads`) or that chart rendered by helm
+    (:func:`kvlint.workloads.find.rendered_by_models_chart`)."""
     heading = "for this catalog entry of the KubeAI models chart" if catalog else "for this KubeAI Model"
     profile = "the entry's resourceProfile" if catalog else "resourceProfile"
     where = (
@@ -127,26 +127,6 @@ KUBEAI_MODEL_TERMS: tuple[ValuesTerm, ...] = kubeai_terms("gpu")
 #: the other chart, ``kubeai`` (charts/kubeai/values.yaml ``resourceProfiles``), not in these.
 KUBEAI_CATALOG_TERMS: tuple[ValuesTerm, ...] = kubeai_terms("gpu", catalog=True)
 
-#: The name of the KubeAI chart that renders Models from its ``catalog`` values, and its template
-#: (:data:`MODELS_CHART_TEMPLATE`).
-_MODELS_CHART = ("models", "models.yaml")
-
-
-def rendered_by_models_chart(doc: Document) -> bool:
-    """Whether ``doc`` is a Model that helm rendered from the KubeAI ``models`` chart: its position is that chart's
-    ``templates/models.yaml``, in a chart directory whose ``Chart.yaml`` names it ``models`` (the chart kvlint
-    rendered, or helm's output saved beside the chart, whose ``# Source:`` lines map it there). The user edits the
-    chart's ``catalog`` entry, so the fixes name it (:func:`kubeai_terms` ``catalog``), as for the values read
-    directly. A Model file of its own (kubectl apply) or an admission review is not."""
-    from kvlint.load import template_chart
-    from kvlint.render import chart_name
-
-    if os.path.basename(doc.path) != _MODELS_CHART[1]:
-        return False
-    chart = template_chart(doc.path)
-    return chart is not None and chart_name(chart) == _MODELS_CHART[0]
-
-
 # KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
 # tag (and so the vLLM version) is unknown from the manifest.
 _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
@@ -156,7 +136,7 @@ _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
 _KUBEAI_ROCM_IMAGE = "rocm/vllm"
 
 
-def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Workload]:
+def model_workloads(doc: Document, *, other_engines: bool = True, catalog: bool = False) -> list[Workload]:
     """KubeAI ``Model`` (kubeai.org/v1) with ``spec.engine: VLLM`` -> the pod KubeAI's model controller
     creates.
 
@@ -171,7 +151,9 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
     ``spec.resourceProfile``. The other engines of the CRD (OLlama, FasterWhisper, Infinity:
     ``api/k8s/v1/model_types.go``) give a workload with no container and a KV503 note saying the engine is not
     one kvlint sizes (:func:`_other_engine`), or none with ``other_engines`` False (an entry of the models
-    chart's values that the chart does not render, :func:`catalog_workloads`).
+    chart's values that the chart does not render, :func:`catalog_workloads`). ``catalog``: the Model is one helm
+    rendered from the KubeAI ``models`` chart (:func:`kvlint.workloads.find.rendered_by_models_chart`), whose
+    fixes name the catalog entry the user edits (:func:`kubeai_terms`).
     """
     spec = get_in(doc.data, "spec")
     if not isinstance(spec, dict):
@@ -187,8 +169,10 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
             other = replaced(other, findings=(*other.findings, refused))
         return [other] if other is not None else []
     if refused is not None:  # a vLLM Model spelled as the enum does not: sized as vLLM, after the refusal
-        return [replaced(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec)]
-    return _vllm_model_workloads(doc, spec)
+        return [
+            replaced(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec, catalog)
+        ]
+    return _vllm_model_workloads(doc, spec, catalog)
 
 
 #: The engines of the KubeAI Model CRD (api/k8s/v1/model_types.go ``ModelSpec.Engine``:
@@ -229,7 +213,7 @@ def engine_refusal(doc: Document, spec: dict[Any, Any]) -> Finding | None:
     )
 
 
-def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]:
+def _vllm_model_workloads(doc: Document, spec: dict[Any, Any], catalog: bool = False) -> list[Workload]:
     """The pod of a Model whose engine is vLLM (:func:`model_workloads`)."""
     sloc = loc_of(spec) or doc.loc
     url = spec.get("url")
@@ -338,7 +322,7 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]
         accelerator_why=why,
         image_source=image_source,
     )
-    terms = kubeai_terms(_device(doc), catalog=rendered_by_models_chart(doc))
+    terms = kubeai_terms(_device(doc), catalog=catalog)
     return [replaced(w, chart_args=written, values_terms=terms)]
 
 
