@@ -11,7 +11,8 @@ For each set (default: ../shared/corpus/manifests and fixtures/collected) it run
   (:mod:`bench.model_coverage`'s classification).
 
 With ``--list`` it also lists each serving container not sized, grouped by reason: its file and line, object,
-container (and its role, leader or worker, in a multi-node group), model, and the KV501/KV502/KV503 findings of
+container (and its role, leader or worker, in a multi-node group), the model kvlint looked up (the report's
+``model_id``, with the command's argument when that differs), and the KV501/KV502/KV503 findings of
 that object that say why (rule, severity, the first line of the message; each once).
 
 Usage: python bench/sizing_coverage.py [SET ...] [--json] [--list]
@@ -63,6 +64,23 @@ def _why(w: dict[str, Any], by_object: dict[tuple[Any, Any], list[dict[str, Any]
     return out
 
 
+def _model_said(u: dict[str, Any]) -> str:
+    """``model=ID`` of an unsized entry of :func:`sizing`: the model kvlint looked up (the report's ``model_id``:
+    the annotation, an operator's named model, else the command's argument), with the command's argument beside
+    it when that is another (``model=BAAI/bge-reranker-v2-m3 (command: $(MODEL_PATH))``); a runtime template whose
+    model the service names says so rather than print the placeholder as if it were a model."""
+    model, looked_up = u["model"], u.get("model_id")
+    if looked_up is None:
+        if model is None:
+            return "model=none"
+        return (
+            f"model=the service's (command: {model})"
+            if u["reason"] == "runtime template"
+            else f"model={model}"
+        )
+    return f"model={looked_up}" + (f" (command: {model})" if model not in (None, looked_up) else "")
+
+
 def sizing(path: Path) -> dict[str, Any]:
     """The sizing figures of one set (see the module docstring)."""
     out = subprocess.run(
@@ -98,6 +116,7 @@ def sizing(path: Path) -> dict[str, Any]:
             "container": w["container"],
             "role": w.get("role"),
             "model": w["model"],
+            "model_id": w.get("model_id"),
             "why": _why(w, by_object),
         }
         for w in serving
@@ -143,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             for u in r["unsized"]:
                 print(
                     f"    {u['reason']}: {u['file']}:{u['line']} {u['object']} "
-                    f"[{u['container']}{', ' + u['role'] if u['role'] else ''}] model={u['model']}"
+                    f"[{u['container']}{', ' + u['role'] if u['role'] else ''}] {_model_said(u)}"
                 )
                 for why in u["why"]:
                     print(f"      {why}")

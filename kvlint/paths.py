@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-__all__ = ["real_path_inside", "walk_tree"]
+__all__ = ["real_inside", "real_path_inside", "walk_tree"]
 
 
 def real_path_inside(
@@ -36,6 +36,13 @@ def real_path_inside(
         # a relative root is resolved from the working directory, ``resolved`` or not: read as it is, ``""`` was
         # the prefix ``/`` (every path inside) and ``chart`` held not even itself
         root = os.path.realpath(root)
+    return real_inside(real, root, below=below)
+
+
+def real_inside(real: str, root: str, *, below: bool = False) -> bool:
+    """The test of :func:`real_path_inside` on two absolute real paths, as text (no lookup on disk: a walk that
+    resolved a path for its own use does not resolve it again, a lookup a component): ``real`` is ``root``
+    (unless ``below``) or below it by whole components."""
     stem = root.rstrip(os.sep)  # ``/srv/chart/`` is ``/srv/chart``; ``/`` is the empty stem
     if real == (stem or os.sep):
         return not below

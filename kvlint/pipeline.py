@@ -49,6 +49,7 @@ from kvlint.types import (
     Document,
     Finding,
     LoadResult,
+    Mark,
     ModelSpec,
     ModelUnavailable,
     OptionFinding,
@@ -197,6 +198,7 @@ def _analyse_workloads(
                 out.containers.append(cr)
                 found = _with_candidates(cr, check_container(cr, options), options)
                 diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
+                _restate_runtime_note(w, cr, diags)
         except ReviewTooLarge as exc:
             # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
             # that the object is too large, as for one over the cap
@@ -206,10 +208,49 @@ def _analyse_workloads(
             return
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
+        diags = _pod_findings_once(diags)
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(kept)
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+
+
+#: Rules a serving container's check also says of its pod as a whole (KV005 on a pod spec key or an init
+#: container's): said once, at the pod's first serving container, not once per serving container.
+_POD_WIDE_RULES = frozenset({"KV005"})
+
+
+def _pod_findings_once(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """``diags`` of one workload without the repeats of a :data:`_POD_WIDE_RULES` finding that another serving
+    container of the pod already made (same rule, position, message and fix: a container's own key is named with
+    its container, so only what is said of the pod repeats). Keeps order."""
+    seen: set[tuple[str, object, str, str]] = set()
+    out = []
+    for d in diags:
+        if d.rule in _POD_WIDE_RULES:
+            key = (d.rule, d.loc, d.message, d.fix)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(d)
+    return out
+
+
+def _restate_runtime_note(w: Workload, cr: ContainerResult, diags: list[Diagnostic]) -> None:
+    """The runtime template's KV502 note (``diags``' first ones are ``w.findings``) restated in place when ``cr``'s
+    engine command names its model literally (``--model org/name``) and the runtime has no ``kvlint.io/model``:
+    the note made before the command was parsed says the model comes from the service
+    (:func:`kvlint.workloads.find.restate_runtime_note`)."""
+    from kvlint.rules.facts import runtime_names_model
+    from kvlint.workloads.find import restate_runtime_note
+
+    for i, f in enumerate(w.findings):
+        if f.mark is not Mark.RUNTIME_TEMPLATE or w.annotations.get(MODEL_ANNOTATION) or w.derived_model:
+            continue
+        named = runtime_names_model(w, cr.serving)
+        if named is not None and i < len(diags) and diags[i].mark is Mark.RUNTIME_TEMPLATE:
+            diags[i] = _runner.finding_to_diagnostic(restate_runtime_note(w, named), _object(w))
+        return
 
 
 #: Findings that already speak of what the user wrote: the engine parsers' (restated for chart values by
@@ -450,6 +491,7 @@ def analyse_serving(
     cr.model, cr.model_error, cr.model_annotation_overruled, cr.model_refusal = _resolve_model(
         serving, w, options
     )
+    cr.model_looked_up = _looked_up(serving, w, cr)
     cr.model_annotation_replaced = _replaced_model(serving, w, options, cr)
     outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
@@ -781,6 +823,20 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
     )
+
+
+def _looked_up(serving: ServingConfig, w: Workload, cr: ContainerResult) -> str | None:
+    """The model reference :func:`_resolve_model` resolved for ``cr`` (:attr:`ContainerResult.model_looked_up`):
+    the pod's own when the annotation was overruled, else :func:`model_reference`'s; None for a serving-runtime
+    template that names no model of its own (``$(MODEL_PATH)``, ``/mnt/models``: the InferenceService's,
+    :func:`kvlint.rules.facts.runtime_names_model`)."""
+    from kvlint.rules.facts import is_runtime_template, runtime_names_model
+
+    if is_runtime_template(w) and runtime_names_model(w, serving) is None:
+        return None
+    if cr.model_annotation_overruled is not None:
+        return own_model_reference(serving, w)
+    return model_reference(serving, w)[0]
 
 
 def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:

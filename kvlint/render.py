@@ -89,7 +89,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_path_inside, walk_tree
+from kvlint.paths import real_inside, real_path_inside, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -916,7 +916,11 @@ class WalkedDir(str):
       or Flux ``HelmRelease`` that renders it from this checkout with its values
       (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too;
     * ``top``: the directory walked (as the walk was given it), to which a kustomization outside any git
-      repository confines its references (:func:`confinement_root`).
+      repository confines its references (:func:`confinement_root`);
+    * ``unbuilt``: for a kustomization with ``bases``, that kvlint does not build its tree (a remote reference or a
+      path outside the repository, :func:`tree_refusal`; or a path that does not exist, on which kustomize fails,
+      :func:`missing_paths`: the build's KV001 says which), so its bases are not linted through it
+      (:func:`walk_notes` says so).
     """
 
     tool: str
@@ -926,6 +930,7 @@ class WalkedDir(str):
     limited: bool
     deployed_by: tuple[str, ...]
     top: str
+    unbuilt: bool
 
     def __new__(
         cls,
@@ -938,9 +943,11 @@ class WalkedDir(str):
         limited: bool = False,
         deployed_by: tuple[str, ...] = (),
         top: str = "",
+        unbuilt: bool = False,
     ) -> WalkedDir:
         self = super().__new__(cls, path)
         self.top = top
+        self.unbuilt = unbuilt
         self.tool = tool
         self.rendered = rendered
         self.bases = bases
@@ -961,6 +968,7 @@ class WalkedDir(str):
                 self.limited,
                 self.deployed_by,
                 self.top,
+                self.unbuilt,
             ),
         )
 
@@ -974,6 +982,7 @@ def _walked_dir(
     limited: bool,
     deployed_by: tuple[str, ...] = (),
     top: str = "",
+    unbuilt: bool = False,
 ) -> WalkedDir:
     return WalkedDir(
         path,
@@ -984,6 +993,7 @@ def _walked_dir(
         limited=limited,
         deployed_by=deployed_by,
         top=top,
+        unbuilt=unbuilt,
     )
 
 
@@ -1230,11 +1240,19 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         if helm:
             prune.add(os.path.normpath(c))
     for k in roots:
-        found.append(
-            WalkedDir(
-                k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited, top=directory
-            )
+        walked = WalkedDir(
+            k, "kustomize", rendered=kustomize, bases=bases.get(k, ()), limited=limited, top=directory
         )
+        if (
+            kustomize
+            and walked.bases
+            and (tree_refusal(walked, max_bytes) or missing_paths(walked, max_bytes))
+        ):
+            # its bases are not linted through it (the build says why; tree_refusal is asked once a run)
+            walked = WalkedDir(
+                k, "kustomize", bases=walked.bases, limited=limited, top=directory, unbuilt=True
+            )
+        found.append(walked)
     if kustomize:  # (without the tool every kustomization is read as plain files, as the note on it says)
         for k in unused_components:  # never built (walk_notes says so); its files are its own, as a base's
             found.append(WalkedDir(k, "component", rendered=False))
@@ -1437,6 +1455,7 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             )
         )
     bases: dict[str, dict[str, list[str]]] = {}  # walk -> base -> the overlays building on it, in walk order
+    unbuilt: dict[str, dict[str, list[str]]] = {}  # the same for the overlays kvlint does not build
     for w in walked:
         if w.tool == "helm" and w.rendered and w.deployed_by:
             shown = _first_of(w.deployed_by, 5)
@@ -1454,9 +1473,12 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 )
             )
             continue
-        if w.tool == "kustomize" and w.rendered:
+        if w.tool == "kustomize" and w.rendered and not w.unbuilt:
             for b in w.bases:
                 bases.setdefault(w.top, {}).setdefault(b, []).append(w)
+        elif w.tool == "kustomize" and w.rendered:
+            for b in w.bases:
+                unbuilt.setdefault(w.top, {}).setdefault(b, []).append(w)
     for w in walked:
         if w.tool == "component":
             out.append(
@@ -1472,6 +1494,48 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
                 )
             )
     out += _bases_notes(bases)
+    out += _unbuilt_bases_notes(unbuilt, bases)
+    return out
+
+
+def _unbuilt_bases_notes(
+    unbuilt: dict[str, dict[str, list[str]]], built: dict[str, dict[str, list[str]]]
+) -> list[Finding]:
+    """One info per walk on the kustomize bases met in it that only overlays kvlint does not build build on
+    (``unbuilt``: walk -> base -> those overlays; :attr:`WalkedDir.unbuilt`, whose build's KV001 says why): such a
+    base is neither built alone nor linted through an overlay (vllm-project/aibrix's ``config/dependency``, a base
+    only of ``config/overlays/vke/dependency``, whose tree names a remote release manifest). A base another,
+    built, overlay of the walk builds on is in that note (``built``) and not here."""
+    out: list[Finding] = []
+    for top, of_walk in unbuilt.items():
+        alone = {b: o for b, o in of_walk.items() if b not in built.get(top, {})}
+        if not alone:
+            continue
+        order = sorted(alone, key=lambda b: os.path.normpath(b).split(os.sep))
+
+        def rel(path: str, top: str = top) -> str:
+            return os.path.relpath(path, top) if top else path
+
+        listed = [
+            f"{rel(b)} is a base of {_first_of([rel(o) for o in alone[b]], _NOTE_OVERLAYS)}" for b in order
+        ]
+        first = order[0]
+        one = len(order) == 1
+        out.append(
+            Finding(
+                "KV002",
+                f"{len(order)} kustomization{'' if one else 's'} met in this walk {'is a base' if one else 'are bases'} "
+                "only of overlays kvlint does not build (the KV001 of each overlay says why), so kvlint did not lint "
+                f"{'it' if one else 'them'}: a base is linted through its overlays, not alone; "
+                + "; ".join(listed[:_NOTE_BASES])
+                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                Loc(os.path.join(first, _kustomization_name(first)), 1, 1),
+                fix="make the overlays buildable (their KV001 says what stops the build), or lint a base as it "
+                f"builds alone: kvlint check {shell_word(first)}",
+                severity="info",
+                mark=Mark.WALK_NOTE,
+            )
+        )
     return out
 
 
@@ -1870,6 +1934,7 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
         return
     templates: dict[str, tuple[tuple[str, ...], dict[int, TemplateLine], ValuesRefTable | None]] = {}
     refs_at: dict[tuple[str, int], list[tuple[str, ...]]] = {}
+    in_chart: dict[str, bool] = {}
     indexes: dict[tuple[str, ...], list[dict[str, list[_Place]]]] = {}
 
     def include_refs(loc: Loc) -> list[tuple[str, ...]]:
@@ -1877,7 +1942,14 @@ def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = 
         if key in refs_at:
             return refs_at[key]
         refs: list[tuple[str, ...]] = []
-        if loc.file.startswith(root + os.sep) or root == ".":
+        if loc.file not in in_chart:
+            # a template of this chart (by real paths: ./chart/templates/x.yaml, or a chart named through a link);
+            # once a file, not once a line
+            try:
+                in_chart[loc.file] = real_path_inside(loc.file, root, below=True)
+            except ValueError:  # a NUL in the path: no file of the chart
+                in_chart[loc.file] = False
+        if in_chart[loc.file]:
             if loc.file not in templates:
                 whole = _template_text(loc.file)  # read once: parsed, and its lines kept for the helper test
                 parsed = parse_template(whole) if whole is not None else []
@@ -2179,14 +2251,19 @@ def render_kustomize(
         )
     # the tree's kustomization files, each read once (bounded) for the three walks below
     reads: _KustomizationReads = {}
+    refused = tree_refusal(directory, max_bytes, reads)
     root = confinement_root(directory)
-    refused = remote_references(directory, max_bytes, reads=reads, top=root)
     if refused:
         return LoadResult(findings=refused, files=1)
     out = _run(
         cmd, kfile, " ".join(cmd[:2]), max_bytes, timeout, sizes, roots=(root, _repository_or(directory))
     )
     if isinstance(out, LoadResult):
+        # kustomize failed: on a path of the tree that does not exist, its error is said at that entry, not at the
+        # kustomization file's first line (and any other missing path at its own)
+        missing = missing_paths(directory, max_bytes, reads)
+        if missing:
+            out.findings[:] = _at_missing_entry(out.findings, missing, directory)
         return out
     label = f"{kfile} (kustomize build)"
     result = load_text(out, label)
@@ -2420,6 +2497,11 @@ MAX_KUSTOMIZATIONS = 1000
 #: thousand directories linking one 30 KB kustomization of three thousand ``../dN`` entries was minutes of CPU.
 #: [assumed] 100 a directory on average at the largest tree.
 MAX_KUSTOMIZATION_PATHS = 100 * MAX_KUSTOMIZATIONS
+#: Most characters of those paths together: resolving a path costs a file-system lookup a component
+#: (``os.path.realpath``), so a few paths of great depth cost what a count bound lets through (a 12 MB
+#: kustomization of deep paths, under the count, took about 15 CPU s a walk, once per overlay naming it).
+#: [assumed] about 10 characters a path at the count bound; real trees name a few KB of paths.
+MAX_KUSTOMIZATION_PATH_CHARS = 2**20
 #: How kustomize recognises a remote reference (``kustomize@v5.5.0:api/internal/git/repospec.go``
 #: ``NewRepoSpecFromURL``, ``api/loader/fileloader.go`` ``IsRemoteFile``): a URL with a scheme (http(s) files,
 #: ``https``/``ssh``/``file`` repositories), git's forced protocol ``git::``, the ``gh:`` shorthand, a ``user@``
@@ -2452,16 +2534,86 @@ def confinement_root(directory: str) -> str:
     return os.path.realpath(getattr(directory, "top", "") or directory)
 
 
+_REFUSALS: dict[tuple[str, int, str, bool], list[Finding]] = {}
+filecache.register(_REFUSALS.clear)
+
+
+def tree_refusal(
+    directory: str,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    reads: _KustomizationReads | None = None,
+    *,
+    missing: bool = False,
+) -> list[Finding]:
+    """:func:`remote_references` of the kustomization tree at ``directory``, confined to its
+    :func:`confinement_root`: why kvlint does not build it ([] when it builds it); with ``missing``, also the
+    paths it names that do not exist (:func:`missing_paths`). Asked once a run per directory (its real path), file
+    size bound, root and ``missing``: a directory walk asks it of an overlay to say whether its bases are linted
+    through it (:func:`walk_notes`), and the build asks it again (``reads``: the build's reads of the
+    kustomization files, filled when it is asked first there)."""
+    root = confinement_root(directory)
+    key = (os.path.realpath(directory), max_bytes, root, missing)
+    got = _REFUSALS.get(key)
+    if got is None:
+        got = _REFUSALS[key] = remote_references(directory, max_bytes, reads=reads, top=root, missing=missing)
+    return list(got)
+
+
+#: How :func:`remote_references` words a path that does not exist: ``{field} names {path}{_MISSING}``.
+_MISSING = ", which does not exist: kustomize build fails on it (no such file or directory), so this kustomization was not built"
+
+
+def _at_missing_entry(failed: list[Finding], missing: list[Finding], directory: str) -> list[Finding]:
+    """The findings of a failed kustomize build of ``directory`` (``failed``: its KV001, at the kustomization
+    file's first line) with the missing paths of its tree (:func:`missing_paths`): kustomize's error moved to the
+    entry naming the missing path it quotes when that entry is in ``directory``'s own kustomization file (the first
+    missing path of that file when it quotes none); a missing path of a base is said at its entry beside the
+    error, which stays at the kustomization built (its "in the base ..." says which base failed), as is any other
+    missing path (kustomize stops at the first). Those KV001s are marked :attr:`Mark.KUSTOMIZE_MISSING`."""
+    marked = [dataclasses.replace(m, mark=Mark.KUSTOMIZE_MISSING) for m in missing]
+    if not failed:
+        return marked
+    error = failed[0]
+    here = os.path.realpath(directory)
+
+    def path_of(f: Finding) -> str:
+        return f.message.split(" names ", 1)[-1].rsplit(_MISSING, 1)[0].strip()
+
+    def own(f: Finding) -> bool:
+        return f.loc is not None and os.path.realpath(os.path.dirname(f.loc.file) or ".") == here
+
+    quoted = [m for m in marked if path_of(m) and path_of(m) in error.message]
+    at = quoted[0] if quoted else next((m for m in marked if own(m)), None)
+    if at is None or not own(at):
+        return [*failed, *marked]
+    return [dataclasses.replace(error, loc=at.loc), *failed[1:], *(m for m in marked if m is not at)]
+
+
+def missing_paths(
+    directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES, reads: _KustomizationReads | None = None
+) -> list[Finding]:
+    """KV001 at each entry of the kustomization tree at ``directory`` naming a path that does not exist (a
+    ``resources`` file, a patch, a generator's file: kustomize's build fails on it, "no such file or directory"),
+    for a tree :func:`tree_refusal` does not refuse otherwise. Asked when kustomize failed, whose error was placed
+    at the kustomization file's first line, and by a walk to tell an overlay whose bases are not linted through it
+    (:attr:`WalkedDir.unbuilt`)."""
+    if tree_refusal(directory, max_bytes, reads):
+        return []
+    return tree_refusal(directory, max_bytes, reads, missing=True)
+
+
 def remote_references(
     directory: str,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     *,
     reads: _KustomizationReads | None = None,
     top: str | None = None,
+    missing: bool = False,
 ) -> list[Finding]:
     """KV001 for every reference of the kustomization tree at ``directory`` that kustomize would fetch (a remote
-    base, resource, patch or generator file: :data:`_REMOTE_REF`) or that names a path whose real path is outside
-    ``top`` (default :func:`confinement_root` of ``directory``: the git work tree holding it), in the
+    base, resource, patch or generator file: :data:`_REMOTE_REF`), that names a path whose real path is outside
+    ``top`` (default :func:`confinement_root` of ``directory``: the git work tree holding it), or, with
+    ``missing``, a path that does not exist (kustomize's build fails on it: :func:`missing_paths`), in the
     kustomization file and the local bases it names, or that kustomize inflates with helm (``helmCharts``:
     :data:`_KUSTOMIZE_HELM_FIELDS`); [] when it names none. A path outside is not looked at
     further (nor built): no base of the runner's disk is read, and the finding says the same whether it exists.
@@ -2471,8 +2623,8 @@ def remote_references(
     kvlint builds only self-contained trees; a remote base is vendored, or built where fetching it is intended
     and piped (``kubectl kustomize DIR | kvlint check -``). Files are read with kvlint's own bounded loader (at
     most ``max_bytes``, regular files only); a tree of more than :data:`MAX_KUSTOMIZATIONS` directories, or
-    whose kustomization files name more than :data:`MAX_KUSTOMIZATION_PATHS` paths, is refused with one
-    finding. A base's paths are resolved from its real directory, as kustomize loads it. ``reads``: the files read so far for the same build, shared with its other walks
+    whose kustomization files name more than :data:`MAX_KUSTOMIZATION_PATHS` paths or more than
+    :data:`MAX_KUSTOMIZATION_PATH_CHARS` characters of paths, is refused with one finding. A base's paths are resolved from its real directory, as kustomize loads it. ``reads``: the files read so far for the same build, shared with its other walks
     (:func:`_read_in`).
     """
     from kvlint.config import _shown
@@ -2495,7 +2647,7 @@ def remote_references(
     # depth of the tree (a chain of bases spelled a/../b/../c/..., each resolved anew, was quadratic)
     todo = [(directory, os.path.realpath(directory))]
     queued = {todo[0][1]}
-    paths = 0
+    paths = chars = 0
 
     def too_large(what: str) -> list[Finding]:
         return [
@@ -2519,7 +2671,7 @@ def remote_references(
             here = os.path.join(real, name)  # (from the real directory: no path grows with the tree's depth)
             linked = os.path.realpath(here) if os.path.islink(here) else None
             if linked is not None and (
-                not linked.startswith(root.rstrip(os.sep) + os.sep) or _names_git(real, name, linked)
+                not real_inside(linked, root, below=True) or _names_git(real, name, linked)
             ):
                 # the kustomization file itself linked out of the repository (or into git's metadata): what it
                 # says is the runner's file, quoted by the findings on its paths; not read
@@ -2572,8 +2724,13 @@ def remote_references(
                     )
             for field, value, loc in _kustomization_paths(spec):
                 paths += 1
+                chars += len(value)
                 if paths > MAX_KUSTOMIZATION_PATHS:
                     return too_large(f"{MAX_KUSTOMIZATION_PATHS:,} paths in its kustomization files")
+                if chars > MAX_KUSTOMIZATION_PATH_CHARS:
+                    return too_large(
+                        f"{MAX_KUSTOMIZATION_PATH_CHARS:,} characters of paths in its kustomization files"
+                    )
                 if _REMOTE_REF.match(value.strip()):
                     out.append(
                         Finding(
@@ -2599,9 +2756,7 @@ def remote_references(
                     continue
                 # the path as kustomize resolves it from this base's real directory (asked once a path)
                 target = os.path.realpath(os.path.join(real, value.strip()))
-                if target != root and not target.startswith(
-                    root.rstrip(os.sep) + os.sep
-                ):  # (both real paths)
+                if not real_inside(target, root):  # (both real paths)
                     if (kfile, field, loc) not in git_refs:
                         git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
                         out.append(
@@ -2625,6 +2780,18 @@ def remote_references(
                             "builds, so this kustomization was not built",
                             loc or Loc(kfile, 1, 1),
                             fix="name files of the checkout, not of its .git directory",
+                        )
+                    )
+                elif (
+                    missing and not os.path.exists(target) and not (field.endswith(" files") and "=" in value)
+                ):
+                    # (a generator's KEY=PATH item is looked up as its PATH, which comes next)
+                    out.append(
+                        Finding(
+                            "KV001",
+                            f"{field} names {_shown(value, 80)}{_MISSING}",
+                            loc or Loc(kfile, 1, 1),
+                            fix="add the file, or correct or remove the entry",
                         )
                     )
                 elif (
@@ -3347,6 +3514,11 @@ def _walk_places(path: str) -> list[str]:
 _MAX_CHART_BYTES = 64 * 1024
 
 
+def chart_name(directory: str) -> str | None:
+    """``name`` in ``directory/Chart.yaml``, or None: :func:`_chart_name` (bounded, read once a run)."""
+    return _chart_name(directory)
+
+
 def _chart_name(directory: str) -> str | None:
     """``name`` in ``directory/Chart.yaml``, or None (no such regular file, larger than
     :data:`_MAX_CHART_BYTES`, unreadable or not a YAML mapping). Read with kvlint's bounded loader, once a
@@ -3659,8 +3831,13 @@ def _kustomize_sources(
     # queued once, and one named again before it is read moves to the top, where a stack of every naming
     # would have read it first
     todo: dict[str, str] = {os.path.realpath(directory): directory}
-    paths = 0
-    while todo and len(seen) < MAX_KUSTOMIZATIONS and paths <= MAX_KUSTOMIZATION_PATHS:
+    paths = chars = 0
+    while (
+        todo
+        and len(seen) < MAX_KUSTOMIZATIONS
+        and paths <= MAX_KUSTOMIZATION_PATHS
+        and chars <= MAX_KUSTOMIZATION_PATH_CHARS
+    ):
         real, d = todo.popitem()
         seen.add(real)
         dirs.append(d)
@@ -3671,10 +3848,12 @@ def _kustomize_sources(
             for key in ("patches", "patchesStrategicMerge"):
                 val = spec.get(key) if isinstance(spec, dict) else None
                 for e in val if isinstance(val, list) else []:
-                    paths += 1
-                    if paths > MAX_KUSTOMIZATION_PATHS:  # as remote_references bounds the tree's paths
-                        break
                     rel = e.get("path") if isinstance(e, dict) else e
+                    paths += 1
+                    chars += len(rel) if isinstance(rel, str) else 0
+                    # as remote_references bounds the tree's paths
+                    if paths > MAX_KUSTOMIZATION_PATHS or chars > MAX_KUSTOMIZATION_PATH_CHARS:
+                        break
                     if isinstance(rel, str) and "\n" not in rel:
                         patch_files.add(os.path.realpath(os.path.join(d, rel)))
             entries: list[Any] = []
@@ -3684,7 +3863,8 @@ def _kustomize_sources(
                     entries.extend(val)
             for e in entries:
                 paths += 1
-                if paths > MAX_KUSTOMIZATION_PATHS:
+                chars += len(e) if isinstance(e, str) else 0
+                if paths > MAX_KUSTOMIZATION_PATHS or chars > MAX_KUSTOMIZATION_PATH_CHARS:
                     break
                 if not isinstance(e, str) or "://" in e:
                     continue
@@ -3732,10 +3912,11 @@ def _kustomize_images(
     Files are read through ``reads`` (:func:`_read_in`)."""
     out: list[LDict] = []
     # breadth first, a base queued once by its real path; at most MAX_KUSTOMIZATIONS directories and
-    # MAX_KUSTOMIZATION_PATHS paths, as remote_references bounds the tree before it is built
+    # MAX_KUSTOMIZATION_PATHS paths of MAX_KUSTOMIZATION_PATH_CHARS characters, as remote_references bounds the
+    # tree before it is built
     todo = collections.deque([directory])
     queued = {os.path.realpath(directory)}
-    paths = 0
+    paths = chars = 0
     read = 0
     while todo and read < MAX_KUSTOMIZATIONS:
         d = todo.popleft()
@@ -3751,7 +3932,8 @@ def _kustomize_images(
                     val = spec.get(key)
                     for e in val if isinstance(val, list) else ():
                         paths += 1
-                        if paths > MAX_KUSTOMIZATION_PATHS:
+                        chars += len(e) if isinstance(e, str) else 0
+                        if paths > MAX_KUSTOMIZATION_PATHS or chars > MAX_KUSTOMIZATION_PATH_CHARS:
                             return out
                         if isinstance(e, str) and "://" not in e and os.path.isdir(os.path.join(d, e)):
                             full = os.path.normpath(os.path.join(d, e))

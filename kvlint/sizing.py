@@ -15,7 +15,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
   upper-case token a script replaces (``/gcs/V_MODEL_NAME``) or a ``<...>`` to fill in (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502); also a serving-runtime template that
   names its own model (``kvlint.io/model``, an OME runtime's ``--served-model-name``, a literal ``--model org/name``:
-  :func:`kvlint.rules.facts.runtime_names_model`) when kvlint has no config for that model;
+  :func:`kvlint.rules.facts.runtime_names_model`) when kvlint has no config for that model and the template
+  requests a CUDA/ROCm GPU (one that requests none is ``no GPU requested``, as it is with the config:
+  :func:`kvlint.rules.facts.unsized_before_model`);
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501); this comes
   before ``command unreadable`` and ``no model in the command`` too (a Ray worker on a TPU, a Neuron build that
   runs a script of its image), since reading the command would not let kvlint size the container either;
@@ -96,15 +98,15 @@ def sizing_of(cr: ContainerResult) -> str:
         if s.unreadable:
             return "command unreadable"
         return "no model in the command"
-    if cr.model is None and _is_runtime_template(cr):
-        # imported when called, as _is_runtime_template's
-        from kvlint.rules.facts import runtime_names_model
+    # imported when called, as _is_runtime_template's
+    from kvlint.rules.facts import runtime_names_model
 
-        if runtime_names_model(cr.workload, s) is not None:
-            # the model it names for itself (KV505, kvlint.io/model, a literal --model org/name) has no config here
-            return "model unknown"
+    if cr.model is None and _is_runtime_template(cr) and runtime_names_model(cr.workload, s) is None:
         return "runtime template"  # its model and resources come from the InferenceService that uses it
-    # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first
+    # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first; so does a
+    # runtime template that names its own model (KV505, kvlint.io/model, a literal --model org/name), whether or
+    # not kvlint has that model's config (else "model unknown" below), as KV501/KV502 do
+    # (kvlint.rules.facts.unsized_before_model)
     why = unsized_whatever_model(s, cr.placement)
     if why is not None:
         return why
@@ -431,6 +433,8 @@ def _render_root(d: Diagnostic) -> str | None:
     ``Chart.yaml`` of the chart holding that file (the outermost, for a subchart unpacked in ``charts/``). None for
     any other KV001."""
     assert d.loc is not None
+    if d.mark is Mark.KUSTOMIZE_MISSING:
+        return None  # a missing path said beside the failed build's own KV001, which is counted
     if os.path.basename(d.loc.file) in _RENDER_ROOTS:
         return d.loc.file
     if d.mark is not Mark.HELM_FAILED and d.mark is not Mark.HELM_MISSING_DEPS:

@@ -123,6 +123,14 @@ class Mark(enum.Enum):
     #: KV504: the workloads were built from chart values by restating the chart's template
     #: (:func:`kvlint.workloads.stack_values.stack_values_workloads`); a GitOps source's note replaces it
     BUILT_FROM_VALUES = "built-from-values"
+    #: KV001: a path a kustomization names that does not exist, at its entry (:func:`kvlint.render.missing_paths`),
+    #: said beside the failed build's own KV001: not a build of its own (:func:`kvlint.sizing.unread` counts the
+    #: build's)
+    KUSTOMIZE_MISSING = "kustomize-missing"
+    #: KV502 (info): a serving runtime linted without the service that uses it
+    #: (:func:`kvlint.workloads.find.runtime_note`); restated once its containers are parsed when one names its
+    #: model in its engine command (:func:`kvlint.workloads.find.restate_runtime_note`)
+    RUNTIME_TEMPLATE = "runtime-template"
 
 
 @direct_init
@@ -1000,7 +1008,10 @@ class ContainerResult:
     ``model_annotation_overruled`` is the ``kvlint.io/model`` annotation the models stage did not apply because
     exemptions are disabled and the pod's own model, another one, could be read (KV005 reports it);
     ``model_annotation_replaced`` the pod's own model, one kvlint can read, that the annotation (naming another)
-    replaced because exemptions are allowed (KV005 says so, info).
+    replaced because exemptions are allowed (KV005 says so, info). ``model_looked_up`` is the reference the models
+    stage resolved (the annotation, the model an operator object names, else the engine's model argument; None for a
+    runtime template whose model the service names, or a container that names none): the JSON report's
+    ``model_id`` when kvlint has no config for it.
     """
 
     workload: Workload
@@ -1018,6 +1029,7 @@ class ContainerResult:
     model_annotation_overruled: str | None = None
     model_annotation_replaced: str | None = None
     plan_refusal: PlanRefusal | None = None
+    model_looked_up: str | None = None
     model_refusal: ConfigRefusal | None = None
 
     @property
@@ -1042,6 +1054,7 @@ class ContainerResult:
             "engine_version": self.serving.version,
             "image": self.serving.image,
             "model": self.serving.model.value if self.serving.model else None,
+            "model_id": self.model.id if self.model else self.model_looked_up,
             "model_source": self.model.source if self.model else None,
             "model_error": self.model_error,
             "accelerator": acc.id if acc else None,

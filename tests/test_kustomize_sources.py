@@ -186,3 +186,21 @@ def test_the_image_walk_stops_at_the_tree_limit(tmp_path: Path, monkeypatch: pyt
     images = render._kustomize_images(str(tmp_path / "d0"), 1 << 20, reads)
     assert [e["name"] for e in images] == ["img0", "img1", "img2"]
     assert {os.path.dirname(p) for p in reads} == {str(tmp_path / f"d{i}") for i in range(3)}
+
+
+def test_a_tree_naming_too_long_paths_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The paths are bounded by their length too, not only by their count: resolving one costs a lookup a
+    component, and a 12 MB kustomization of a few deep paths (far under MAX_KUSTOMIZATION_PATHS) took about 15
+    CPU s a walk. Three paths of 600 characters pass a bound of 2,000 characters and not one of 1,000."""
+    deep = "/".join(["a"] * 297) + "/x.yaml"
+    assert len(deep) == 600
+    top = tmp_path / "overlay"
+    top.mkdir()
+    (top / "kustomization.yaml").write_text("resources:\n" + "".join(f"  - {deep}{i}\n" for i in range(3)))
+    monkeypatch.setattr(render, "MAX_KUSTOMIZATION_PATH_CHARS", 2000)
+    assert render.remote_references(str(top), top=str(tmp_path)) == []
+    monkeypatch.setattr(render, "MAX_KUSTOMIZATION_PATH_CHARS", 1000)
+    (finding,) = render.remote_references(str(top), top=str(tmp_path))
+    assert finding.rule == "KV001" and "more than 1,000 characters of paths" in finding.message, (
+        finding.message
+    )

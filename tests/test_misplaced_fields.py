@@ -77,3 +77,50 @@ def test_pod_level_probe_in_a_pod_of_several_containers_names_none() -> None:
         assert d.fix == f"move '{key}' into the container it is for (under containers:, beside its image)", (
             d.fix
         )
+
+
+#: an init container added to the real pod, before its containers (its keys as the test that uses it says)
+_CONTAINERS = "      containers:\n"
+
+
+def _with_init(text: str, *extra: str) -> str:
+    assert text.count(_CONTAINERS) == 1
+    init = "      initContainers:\n        - name: fetch\n          image: busybox:1.36\n" + "".join(extra)
+    return text.replace(_CONTAINERS, init + _CONTAINERS)
+
+
+def test_init_container_keys_are_checked() -> None:
+    """An init container is a Container of the same pod: a misspelt key there (``comand:``) or a pod-spec field
+    written inside it (``nodeSelector:``) makes kubectl apply reject the whole Deployment, the serving container's
+    with it. KV005 looked only at the serving container and the pod spec's own keys."""
+    derived = _with_init(
+        GAUDI.read_text(),
+        '          comand: ["sh", "-c", "true"]\n',
+        "          nodeSelector:\n            habana.ai/gaudi: present\n",
+    )
+    found = _kv005(run_documents(load_text(derived, "derived.yaml"), OPTS))
+    assert {"comand", "nodeSelector"} <= set(found), found
+    typo, moved = found["comand"], found["nodeSelector"]
+    assert "in init container 'fetch'" in typo.message and typo.fix == "rename 'comand' to 'command'"
+    assert "field of the pod spec" in moved.message, moved.message
+    assert (
+        moved.fix
+        == "move 'nodeSelector' out of init container 'fetch', up to the pod spec (beside containers:)"
+    )
+    assert moved.loc is not None and derived.splitlines()[moved.loc.line - 1].strip() == "nodeSelector:"
+
+
+def test_pod_wide_keys_are_said_once_in_a_pod_of_two_serving_containers() -> None:
+    """A pod-spec key and an init container's are the pod's, not a serving container's: with a second vLLM
+    container (the real one copied under a new name) each is said once, not once per serving container."""
+    text = GAUDI.read_text()
+    lines = text.splitlines(keepends=True)
+    first = lines.index("        - name: vllm-container\n")
+    end = next(i for i in range(first + 1, len(lines)) if not lines[i].startswith("          "))
+    copy = "".join(lines[first:end]).replace("name: vllm-container", "name: vllm-second")
+    two = "".join(lines[:end]) + copy + "".join(lines[end:])
+    derived = _with_init(two, '          comand: ["sh", "-c", "true"]\n')
+    r = run_documents(load_text(derived, "derived.yaml"), OPTS)
+    assert {cr.container_name for cr in r.containers} == {"vllm-container", "vllm-second"}
+    said = [d.message.split("'")[1] for d in r.diagnostics if d.rule == "KV005"]
+    assert sorted(said) == ["comand", "livenessProbe", "readinessProbe"], said

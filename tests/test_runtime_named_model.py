@@ -58,8 +58,19 @@ def test_ome_runtime_naming_a_catalogued_model_is_still_sized() -> None:
     assert sizing_of(cr) in ("plan", "fleet")
 
 
+#: the runtime's container given one GPU, as the test that needs it says (the real runtime requests none: the
+#: InferenceService that uses it sets the resources)
+_PORTS = "      ports:\n"
+_ONE_GPU = "      resources:\n        limits:\n          nvidia.com/gpu: 1\n" + _PORTS
+
+
+def _with_gpu(text: str) -> str:
+    assert text.count(_PORTS) == 1
+    return text.replace(_PORTS, _ONE_GPU)
+
+
 def test_kserve_runtime_annotated_with_an_uncatalogued_model() -> None:
-    text = KSERVE.read_text()
+    text = _with_gpu(KSERVE.read_text())
     anchor = "    openshift.io/display-name: vLLM\n"
     assert text.count(anchor) == 1
     plain = _one(run_documents(load_text(text, "runtime.yaml"), OPTS))
@@ -67,11 +78,18 @@ def test_kserve_runtime_annotated_with_an_uncatalogued_model() -> None:
     annotated = text.replace(anchor, anchor + f"    kvlint.io/model: {ABSENT}\n")
     r = run_documents(load_text(annotated, "runtime.yaml"), OPTS)
     assert sizing_of(_one(r)) == "model unknown"
-    # (the runtime's own note, KV502 info, still says its GPUs come from the service: it requests none)
     (d,) = [d for d in _kv502(r) if d.severity == "warning"]
     assert f"no config.json for model '{ABSENT}'" in d.message, d.message
     assert f"kvlint models pull {ABSENT}" in d.fix, d.fix
+    # the annotation already names the model: the fix does not ask for it again
+    assert (
+        "annotate the workload" not in d.fix and "correct the workload's kvlint.io/model annotation" in d.fix
+    )
     assert not any("supplied by" in d.message for d in _kv502(r))
+    # the runtime's note names the model it sizes it on, not the service's
+    (note,) = [d for d in _kv502(r) if d.severity == "info"]
+    assert f"names its own model, '{ABSENT}' (its kvlint.io/model annotation)" in note.message, note.message
+    assert "the model comes from" not in note.message
 
 
 def test_kserve_runtime_naming_an_uncatalogued_hub_id_in_its_command() -> None:
@@ -79,7 +97,7 @@ def test_kserve_runtime_naming_an_uncatalogued_hub_id_in_its_command() -> None:
     runtime's ``--model /mnt/models/``) runs that model: KServe replaces the runtime's ``args`` only when the
     predictor sets its own. kvlint sizes such a runtime on a catalogued id; on one it has no config for, the
     reason is that config ("model unknown", the pull fix), not "runtime template" with no word of the model."""
-    text = KSERVE.read_text()
+    text = _with_gpu(KSERVE.read_text())
     anchor = "        - /mnt/models/\n"
     assert text.count(anchor) == 1 and lookup(ABSENT) is None
     r = run_documents(load_text(text.replace(anchor, f"        - {ABSENT}\n"), "runtime.yaml"), OPTS)
@@ -87,3 +105,40 @@ def test_kserve_runtime_naming_an_uncatalogued_hub_id_in_its_command() -> None:
     (d,) = [d for d in _kv502(r) if d.severity == "warning"]
     assert f"no config.json for model '{ABSENT}'" in d.message, d.message
     assert f"kvlint models pull {ABSENT}" in d.fix, d.fix
+    assert "annotate the workload with kvlint.io/model" in d.fix  # nothing annotated: still a remedy
+    (note,) = [d for d in _kv502(r) if d.severity == "info"]
+    assert f"names its own model, '{ABSENT}' (its engine command)" in note.message, note.message
+
+
+CATALOGUED = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _runtime_reasons(text: str) -> tuple[str, list]:
+    r = run_documents(load_text(text, "runtime.yaml"), OPTS)
+    return sizing_of(_one(r)), r.diagnostics
+
+
+def test_runtime_naming_its_model_without_gpus_has_one_reason_whatever_the_catalogue() -> None:
+    """The real runtime requests no GPU (the InferenceService sets the resources). Naming its model, by the
+    annotation or literally in the command, it is not sized for want of a GPU, whether kvlint has that model's
+    config or not: the reason is "no GPU requested" (KV501 info, no KV502 "no config.json" warning), as for any
+    container that requests none, not "model unknown" for one model and "no GPU requested" for another."""
+    assert lookup(CATALOGUED) is not None and lookup(ABSENT) is None  # the premise
+    text = KSERVE.read_text()
+    ann_anchor = "    openshift.io/display-name: vLLM\n"
+    cmd_anchor = "        - /mnt/models/\n"
+    for model in (CATALOGUED, ABSENT):
+        annotated = text.replace(ann_anchor, ann_anchor + f"    kvlint.io/model: {model}\n")
+        literal = text.replace(cmd_anchor, f"        - {model}\n")
+        for variant, source in (
+            (annotated, "its kvlint.io/model annotation"),
+            (literal, "its engine command"),
+        ):
+            reason, diags = _runtime_reasons(variant)
+            assert reason == "no GPU requested", (model, source, reason)
+            assert not [d for d in diags if d.rule == "KV502" and d.severity == "warning"], (model, source)
+            (kv501,) = [d for d in diags if d.rule == "KV501"]
+            assert "requests no GPU" in kv501.message and "KV405" not in kv501.fix, kv501
+            (note,) = [d for d in diags if d.rule == "KV502"]
+            assert f"names its own model, '{model}' ({source})" in note.message, note.message
+            assert "GPU count is not known here" in note.message, note.message

@@ -52,3 +52,23 @@ def test_each_unsized_container_lists_only_its_own_objects_findings(tmp_path: Pa
     assert not any(ABSENT in why for why in runtime["why"]), runtime["why"]
     for u in (runtime, deployment):
         assert len(u["why"]) == len(set(u["why"]))
+
+
+RERANKER = (
+    ROOT / "fixtures/collected/sgl-project__ome__config__runtimes__srt__BAAI__bge-reranker-v2-m3-rt.yaml"
+)
+
+
+def test_list_names_the_model_looked_up_not_the_commands_placeholder(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """OME's reranker runtime (fixtures/collected) runs ``--model-path $(MODEL_PATH)`` and names its model in
+    ``--served-model-name``: kvlint looked up BAAI/bge-reranker-v2-m3 ("model unknown"), and the list printed
+    ``model=$(MODEL_PATH)``. The KServe runtime's ``/mnt/models/`` is the service's model: said so."""
+    (tmp_path / "reranker.yaml").write_text(RERANKER.read_text())
+    (tmp_path / "runtime.yaml").write_text(RUNTIME.read_text())
+    assert sizing_coverage.main([str(tmp_path), "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (reranker,) = [line for line in lines if "ClusterServingRuntime/srt-bge-reranker-v2-m3" in line]
+    assert reranker.strip().startswith("model unknown:"), reranker
+    assert reranker.endswith("model=BAAI/bge-reranker-v2-m3 (command: $(MODEL_PATH))"), reranker
+    (runtime,) = [line for line in lines if "ServingRuntime/vllm " in line]
+    assert runtime.endswith("model=the service's (command: /mnt/models/)"), runtime

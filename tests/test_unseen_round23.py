@@ -14,6 +14,7 @@ from kvlint.load import template_chart, values_chart
 from kvlint.pipeline import Options, run_check
 from kvlint.render import EMPTY_RENDER
 from kvlint.sizing import unread
+from kvlint.types import Mark
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "collected" / "trees"
 # neuralmagic/helm-charts' charts/nm-vllm: Chart.yaml, values, templates, examples
@@ -213,9 +214,12 @@ def test_kustomize_error_of_a_base_is_quoted_first() -> None:
 
     if kustomize_command(str(GKE_OVERLAY)) is None:
         pytest.skip("neither kustomize nor kubectl is installed")
-    (d,) = [
+    kv001 = [
         x for x in run_check([str(GKE_OVERLAY)], Options(allow_hub=False)).diagnostics if x.rule == "KV001"
     ]
+    # (the bases' entries naming the missing files get their own KV001, marked so: kvlint.render.missing_paths)
+    (d,) = [x for x in kv001 if x.mark is not Mark.KUSTOMIZE_MISSING]
+    assert len(kv001) > 1 and all(x.loc is not None and x.loc.line > 1 for x in kv001 if x is not d)
     assert "env source files: [deployment.env]" in d.message and "no such file or directory" in d.message
     assert "recursed accumulation" not in d.message and "cut to" not in d.message
     from kvlint.load import repository_root

@@ -512,10 +512,13 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
         derived = _quant_from_suffix(org, suffix, label, template, base_cfg)
         awq = str((derived.get("quantization_config") or {}).get("quant_method", "")).lower() == "awq"
         dtype_note = ""
-        if awq and _config_dtype(base_cfg) not in (None, "float16"):
+        from kvlint.models.config import declared_dtype  # (this module imports no other of kvlint's at load)
+
+        base_dtype = declared_dtype(base_cfg)
+        if awq and base_dtype not in (None, "float16"):
             derived["torch_dtype"] = "float16"
             dtype_note = (
-                f" torch_dtype float16 assumed instead of the base's {_config_dtype(base_cfg)}: AutoAWQ loads "
+                f" torch_dtype float16 assumed instead of the base's {base_dtype}: AutoAWQ loads "
                 "the model it quantizes as float16 (casper-hansen/AutoAWQ awq/models/base.py "
                 "BaseAWQForCausalLM.from_pretrained, torch_dtype default) and saves that dtype, and vLLM's awq "
                 "method runs float16 activations only before 0.24.0 (AWQConfig.get_supported_act_dtypes)."
@@ -750,17 +753,6 @@ def _suggestion_rank(want: str, key: str, stored: bool) -> tuple[float, bool, tu
     repo = key.split("/", 1)[-1]
     numbers = tuple(int(n) for n in _digit_runs(repo)[:8])
     return difflib.SequenceMatcher(None, want, repo).ratio(), stored, numbers
-
-
-def _config_dtype(config: dict[str, Any]) -> str | None:
-    """The dtype a ``config.json`` dict declares (``dtype`` or ``torch_dtype``, at the top level, else in
-    ``text_config``), as :func:`kvlint.models.config.parse_config` reads it; None when none is given."""
-    for d in (config, config.get("text_config")):
-        if isinstance(d, dict):
-            v = d.get("dtype") or d.get("torch_dtype")
-            if isinstance(v, str) and v:
-                return v.replace("torch.", "")
-    return None
 
 
 def _set_dtype(config: dict[str, Any], dtype: str) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "DEEPSEEK_V41_UNMODELLED",
     "MLA_MODEL_TYPES",
     "DTYPE_BYTES",
+    "declared_dtype",
     "dtype_bytes_of",
     "text_config_of",
 ]
@@ -336,6 +337,23 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
             if _first(config, _LAYERS_KEYS)[0] is None or key == "text_config":
                 return sub, key
     return config, None
+
+
+def declared_dtype(config: dict[str, Any], text: dict[str, Any] | None = None) -> str | None:
+    """The dtype a ``config.json`` dict declares, without its ``torch.`` prefix (``bfloat16``): the first
+    non-empty ``dtype`` (transformers >= 4.56's key) or ``torch_dtype`` of the top level, then of its language
+    model's sub-config (``text``, by default :func:`text_config_of`'s), then of its ``vision_config``; None when
+    none is given (vLLM then falls back to the safetensors dtype or float32: vllm/config/model.py
+    ``_get_and_verify_dtype``, docs/engine-memory-model.md §1.7). The one reader of it for :func:`parse_config` and
+    the catalogue's derived builds (:mod:`kvlint.models.catalogue`)."""
+    if text is None:
+        text = text_config_of(config)[0]
+    for d in (config, text, config.get("vision_config") or {}):
+        if isinstance(d, dict):
+            v = d.get("dtype") or d.get("torch_dtype")
+            if isinstance(v, str) and v:
+                return v.replace("torch.", "")
+    return None
 
 
 #: transformers' LlamaConfig class defaults (huggingface/transformers@008e5743
@@ -887,13 +905,7 @@ def parse_config(
         )
 
     # --- dtype (docs/engine-memory-model.md §1.7) ----------------------------------------------------
-    torch_dtype = None
-    for d in (config, text, config.get("vision_config") or {}):
-        if isinstance(d, dict):
-            v = d.get("dtype") or d.get("torch_dtype")
-            if isinstance(v, str) and v:
-                torch_dtype = v.replace("torch.", "")
-                break
+    torch_dtype = declared_dtype(config, text)
     if torch_dtype is None:
         notes.append(
             "config.json has no torch_dtype/dtype; vLLM falls back to the safetensors dtype or float32"

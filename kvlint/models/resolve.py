@@ -55,6 +55,10 @@ def clear_cache() -> None:
     pulled.clear()
 
 
+#: The last remedy of :func:`_how_to`; KV502 words it otherwise when the workload's annotation named the model
+ANNOTATE_HINT = "annotate the workload with kvlint.io/model: <hub id>"
+
+
 def _how_to(ref: str) -> str:
     stripped = ref.strip("/")
     org_name = stripped if _HUB_ID.match(stripped) and "/" in stripped else None
@@ -70,7 +74,7 @@ def _how_to(ref: str) -> str:
     )
     return (
         f"provide it with {pull}--model-dir DIR holding {layout}, map the path to a hub id or local directory in "
-        "`.kvlint.yaml` model_paths, or annotate the workload with kvlint.io/model: <hub id>"
+        f"`.kvlint.yaml` model_paths, or {ANNOTATE_HINT}"
     )
 
 

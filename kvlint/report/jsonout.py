@@ -9,7 +9,7 @@ Shape (``schema_version`` 2)::
                       "summary", "setting", "sources", "sources_more" (only when sources were left out)}],
      "suppressed": [{... same fields as a diagnostic ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
-                    "engine_version", "image", "model", "model_source", "model_error", "accelerator",
+                    "engine_version", "image", "model", "model_id", "model_source", "model_error", "accelerator",
                     "accelerator_how", "gpus", "replicas", "plan": {... MemoryPlan.as_dict() ...} | null,
                     "plan_error", "fleet", "sizing"}]}
 

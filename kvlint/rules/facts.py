@@ -11,9 +11,9 @@ import re
 from typing import Any
 
 from kvlint.accelerators.quantity import parse_quantity
-from kvlint.engines.images import image_platform
+from kvlint.engines.images import image_platform, unsized_whatever_model
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ContainerResult, ServingConfig, Workload
+from kvlint.types import ContainerResult, Placement, ServingConfig, Workload
 
 __all__ = [
     "has_memory_shm",
@@ -22,6 +22,7 @@ __all__ = [
     "memory_limit",
     "runtime_names_model",
     "model_weight_bytes",
+    "unsized_before_model",
     "resource_value",
     "to_int",
 ]
@@ -81,6 +82,18 @@ def runtime_names_model(w: Workload, serving: ServingConfig | None = None) -> st
     if isinstance(literal, str) and _LITERAL_HUB_ID.fullmatch(literal):
         return literal
     return None
+
+
+def unsized_before_model(w: Workload, serving: ServingConfig, placement: Placement | None) -> str | None:
+    """Why a container of ``w`` is not sized whatever its model (:func:`kvlint.engines.images.unsized_whatever_model`:
+    ``not a CUDA/ROCm GPU``, ``no GPU requested``), the reason said before an unknown model (KV501 says it, KV502
+    adds no "no config.json", :func:`kvlint.sizing.sizing_of` counts it); None for a serving-runtime template that
+    names no model of its own, whose model and resources both come from the InferenceService that uses it (the
+    template's reason, KV502 info). A runtime that names its model (:func:`runtime_names_model`) is sized like any
+    container, so the same reason comes first whether or not kvlint has that model's config."""
+    if is_runtime_template(w) and runtime_names_model(w, serving) is None:
+        return None
+    return unsized_whatever_model(serving, placement)
 
 
 def resource_value(container: LDict, resource: str) -> Any:

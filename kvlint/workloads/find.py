@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -17,9 +18,10 @@ from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import GPU_RESOURCES
-from kvlint.render import helm_values_reason
+from kvlint.load import template_chart
+from kvlint.render import chart_name, helm_values_reason
 from kvlint.source import LDict, LList, loc_of
-from kvlint.types import DerivedAccelerator, Document, Finding, Workload
+from kvlint.types import DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.values import as_list, digits
 from kvlint.workloads.base import (
     LWS_TEMPLATE_KEYS,
@@ -154,6 +156,42 @@ def find_workloads(
 _RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
+#: The name of the KubeAI chart that renders Models from its ``catalog`` values, and its template
+#: (:data:`kvlint.workloads.kubeai.MODELS_CHART_TEMPLATE`).
+_MODELS_CHART = ("models", "models.yaml")
+
+
+def rendered_by_models_chart(doc: Document) -> bool:
+    """Whether ``doc`` is a Model that helm rendered from the KubeAI ``models`` chart: its position is that chart's
+    ``templates/models.yaml``, in a chart directory whose ``Chart.yaml`` names it ``models`` (the chart kvlint
+    rendered, or helm's output saved beside the chart, whose ``# Source:`` lines map it there). The user edits the
+    chart's ``catalog`` entry, so the fixes name it (:func:`kvlint.workloads.kubeai.kubeai_terms` ``catalog``), as
+    for the values read directly. A Model file of its own (kubectl apply) or an admission review is not."""
+    if os.path.basename(doc.path) != _MODELS_CHART[1]:
+        return False
+    chart = template_chart(doc.path)
+    return chart is not None and chart_name(chart) == _MODELS_CHART[0]
+
+
+def kubeai_models(doc: Document) -> list[Workload]:
+    """:func:`kvlint.workloads.kubeai.model_workloads` of a KubeAI Model, said in the terms of the models chart's
+    catalog entry when helm rendered it from that chart (:func:`rendered_by_models_chart`)."""
+    return model_workloads(doc, catalog=rendered_by_models_chart(doc))
+
+
+def _template_kind(doc: Document, w: Workload) -> str:
+    """The kind of the object ``w`` was built from: the document's, or the kind of an OpenShift ``Template``'s
+    object (``objects[i]``) that holds it."""
+    if doc.kind == "Template" and w.path.startswith("objects["):
+        objects = get_in(doc.data, "objects")
+        try:
+            obj = objects[int(w.path[8 : w.path.index("]")])] if isinstance(objects, list) else None
+        except (ValueError, IndexError):
+            obj = None
+        return str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+    return doc.kind
+
+
 def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     """A serving runtime linted without the InferenceService that uses it: a note on each of its pods saying that
     the model and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
@@ -163,21 +201,14 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     out = []
     refused = runtime_worker_size_findings(doc, used=False)
     for i, w in enumerate(ws):
-        kind = doc.kind
-        if doc.kind == "Template" and w.path.startswith("objects["):
-            objects = get_in(doc.data, "objects")
-            try:
-                obj = objects[int(w.path[8 : w.path.index("]")])] if isinstance(objects, list) else None
-            except (ValueError, IndexError):
-                obj = None
-            kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+        kind = _template_kind(doc, w)
         # an OME worker.size that is not a positive integer: said at its line, and the runtime is not sized on
         # the model it names (its pods' parallel size would be made up)
         size = worker_size_finding(doc, w)
         # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
         if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
             named = None if bad_worker_size(doc, w) else _ome_named(doc, kind, w)
-            w = named or replaced(w, findings=(_runtime_note(doc, kind, w),))
+            w = named or replaced(w, findings=(runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
             w = replaced(w, findings=(*w.findings, *placeholders))
@@ -314,15 +345,39 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     )
 
 
-def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
-    """KV502 (info) on a serving runtime linted without the service that uses it. The model always comes from
-    the service (KServe ``storageUri``/``modelFormat``, OME's BaseModel); the resources only where the service
-    sets them: a runtime container's own GPU limits are the default (KServe merges the predictor's container
-    over the runtime's; OME's InferenceService ``engine`` overrides the runtime's ``engineConfig``)."""
+def runtime_note(
+    doc: Document,
+    kind: str,
+    w: Workload,
+    named: str | None = None,
+    source: str = "its kvlint.io/model annotation",
+) -> Finding:
+    """KV502 (info) on a serving runtime linted without the service that uses it. The model comes from the
+    service (KServe ``storageUri``/``modelFormat``, OME's BaseModel) unless the runtime names its own (``named``,
+    said by ``source``; default its ``kvlint.io/model`` annotation: kvlint sizes the runtime on it,
+    :func:`kvlint.rules.facts.runtime_names_model`); the resources only where the service sets them: a runtime
+    container's own GPU limits are the default (KServe merges the predictor's container over the runtime's; OME's
+    InferenceService ``engine`` overrides the runtime's ``engineConfig``)."""
     api = str(get_in(doc.data, "apiVersion") or "")
     user = "OME InferenceService" if api.startswith("ome.io/") else "InferenceService"
     gpus = _declared_gpus(w)
-    if gpus:
+    if named is None and w.annotations.get(MODEL_ANNOTATION):
+        named = str(w.annotations[MODEL_ANNOTATION])
+    fix = f"lint the {user}s that use this runtime together with it"
+    if named is not None and gpus:
+        message = (
+            f"this {kind} is a template that names its own model, '{named}' ({source}): kvlint sizes it on that "
+            f"model and the runtime's own {gpus}, which apply unless the {user} that uses it sets others"
+        )
+        fix = f"nothing to change if the {user}s that use this runtime serve that model on those GPUs; otherwise {fix}"
+    elif named is not None:
+        message = (
+            f"this {kind} is a template that names its own model, '{named}' ({source}), but the container "
+            f"resources (GPUs) come from the {user} that uses it, and none among the inputs does, so the GPU count "
+            "is not known here"
+        )
+        fix += ", or set the GPUs the engine uses in the runtime's resources.limits (the default for those services)"
+    elif gpus:
         message = (
             f"this {kind} is a template: the model comes from the {user} that uses it, and none among the inputs "
             f"does, so the model is not known here (the runtime's own {gpus} applies unless that service sets "
@@ -333,13 +388,14 @@ def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
             f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
             "uses it, and none among the inputs does, so the model and the GPU count are not known here"
         )
-    return Finding(
-        "KV502",
-        message,
-        w.loc or doc.loc,
-        fix=f"lint the {user}s that use this runtime together with it",
-        severity="info",
-    )
+    return Finding("KV502", message, w.loc or doc.loc, fix=fix, severity="info", mark=Mark.RUNTIME_TEMPLATE)
+
+
+def restate_runtime_note(w: Workload, named: str) -> Finding:
+    """:func:`runtime_note` of ``w`` (a serving runtime with no ``kvlint.io/model``) for the model ``named``
+    literally in its engine command (``--model org/name``, :func:`kvlint.rules.facts.runtime_names_model`), which
+    the pipeline reads only once the containers are parsed."""
+    return runtime_note(w.doc, _template_kind(w.doc, w), w, named, "its engine command")
 
 
 DocKey = tuple[str, int, int, int]
@@ -794,7 +850,7 @@ def _embedded_lws_refusal(chain: Chain, kind: str) -> tuple[Finding, ...]:
 #: The operator kinds with their own readers, ``(API group, kind) -> reader`` (each in
 #: :data:`kvlint.kinds.WORKLOAD_KINDS`, as tests check).
 CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
-    ("kubeai.org", "Model"): model_workloads,
+    ("kubeai.org", "Model"): kubeai_models,
     ("kaito.sh", "Workspace"): workspace_workloads,
     ("kaito.sh", "InferenceSet"): workspace_workloads,
     ("production-stack.vllm.ai", "VLLMRuntime"): vllm_runtime_workloads,

@@ -61,42 +61,71 @@ KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
 #: GPUs", substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e api/k8s/v1/model_types.go,
 #: ModelSpec.ResourceProfile), and the profile's nodeSelector (with its GPU resource) is set in the KubeAI
 #: installation's ``resourceProfiles`` (charts/kubeai/values.yaml at the same commit). Appended to each fix
-#: that names them by :func:`kvlint.pipeline.in_values_terms`.
-KUBEAI_MODEL_TERMS: tuple[ValuesTerm, ...] = (
-    ValuesTerm(
-        re.compile(
-            r"GPUs per pod|request [\d,]+ GPU\(s\)|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"
-        ),
-        "the GPUs per pod are the count after the colon of resourceProfile, as in nvidia-gpu-h100:2",
-        heading="for this KubeAI Model",
-    ),
-    ValuesTerm(
-        re.compile(r"nodeSelector"),
-        "which GPU a pod gets is the resource profile's: its nodeSelector is in the resourceProfiles of the "
-        "KubeAI installation's Helm values",
-        heading="for this KubeAI Model",
-    ),
+#: that names them by :func:`kvlint.pipeline.in_values_terms`. A TPU or CPU profile's Model gets its own
+#: (:func:`kubeai_terms`).
+_GPU_COUNT = re.compile(
+    r"GPUs per pod|request [\d,]+ GPU\(s\)|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"
 )
+#: a TPU profile's count is its chips: the chart's ``google-tpu-v5e-*`` profiles each set ``limits: google.com/tpu:
+#: 1``, multiplied by the count (charts/kubeai/values-gke.yaml at the commit above); KV403 names them "chips per pod"
+_TPU_COUNT = re.compile(r"chips per pod|request [\d,]+ chips|google\.com/tpu(?![\w.-])|resources\.limits")
+#: a CPU profile's Model gets a GPU only from a GPU profile, which also picks the installation's CUDA image
+_CPU_TO_GPU = re.compile(r"request a GPU|GPUs per pod|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits")
+_NODE_SELECTOR = re.compile(r"nodeSelector")
+
+
+def kubeai_terms(device: str, catalog: bool = False) -> tuple[ValuesTerm, ...]:
+    """The fix terms of a KubeAI Model whose ``resourceProfile`` is a ``device`` profile (``gpu``, ``tpu`` or
+    ``cpu``: :data:`KUBEAI_NON_GPU_PROFILES`; ``gpu`` for any other, the chart's GPU profiles and the install's
+    own), said for the Model (``catalog`` False: :data:`KUBEAI_MODEL_TERMS` for a GPU) or for the ``catalog``
+    entry of the KubeAI ``models`` chart the user edits (:data:`KUBEAI_CATALOG_TERMS` for a GPU): values read
+    directly (:func:`catalog_workloads`) or that chart rendered by helm
+    (:func:`kvlint.workloads.find.rendered_by_models_chart`)."""
+    heading = "for this catalog entry of the KubeAI models chart" if catalog else "for this KubeAI Model"
+    profile = "the entry's resourceProfile" if catalog else "resourceProfile"
+    where = (
+        "KubeAI installation's Helm values (the kubeai chart's, not these models chart values)"
+        if catalog
+        else "KubeAI installation's Helm values"
+    )
+    if device == "tpu":
+        count = ValuesTerm(
+            _TPU_COUNT,
+            f"the TPU chips per pod are the count after the colon of {profile}, as in google-tpu-v5e-2x2:4",
+            heading=heading,
+        )
+        what = "TPU"
+    elif device == "cpu":
+        count = ValuesTerm(
+            _CPU_TO_GPU,
+            f"a GPU comes from a GPU profile in {profile}, as in nvidia-gpu-l4:1, which also selects the "
+            "installation's CUDA image of vLLM",
+            heading=heading,
+        )
+        what = "node"
+    else:
+        count = ValuesTerm(
+            _GPU_COUNT,
+            f"the GPUs per pod are the count after the colon of {profile}, as in nvidia-gpu-h100:2",
+            heading=heading,
+        )
+        what = "GPU"
+    node = ValuesTerm(
+        _NODE_SELECTOR,
+        f"which {what} a pod gets is the resource profile's: its nodeSelector is in the resourceProfiles of the {where}",
+        heading=heading,
+    )
+    return (count, node)
+
+
+KUBEAI_MODEL_TERMS: tuple[ValuesTerm, ...] = kubeai_terms("gpu")
 
 
 #: :data:`KUBEAI_MODEL_TERMS` for a Model the KubeAI ``models`` chart renders from a ``catalog`` entry of the
 #: values being checked (:func:`catalog_workloads`): the user edits the entry (``catalog.<name>.resourceProfile``,
 #: which the chart's template copies into the Model's spec), and the profiles' nodeSelectors are in the values of
 #: the other chart, ``kubeai`` (charts/kubeai/values.yaml ``resourceProfiles``), not in these.
-KUBEAI_CATALOG_TERMS: tuple[ValuesTerm, ...] = (
-    ValuesTerm(
-        KUBEAI_MODEL_TERMS[0].pattern,
-        "the GPUs per pod are the count after the colon of the entry's resourceProfile, as in nvidia-gpu-h100:2",
-        heading="for this catalog entry of the KubeAI models chart",
-    ),
-    ValuesTerm(
-        KUBEAI_MODEL_TERMS[1].pattern,
-        "which GPU a pod gets is the resource profile's: its nodeSelector is in the resourceProfiles of the "
-        "KubeAI installation's Helm values (the kubeai chart's, not these models chart values)",
-        heading="for this catalog entry of the KubeAI models chart",
-    ),
-)
-
+KUBEAI_CATALOG_TERMS: tuple[ValuesTerm, ...] = kubeai_terms("gpu", catalog=True)
 
 # KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
 # tag (and so the vLLM version) is unknown from the manifest.
@@ -107,7 +136,7 @@ _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
 _KUBEAI_ROCM_IMAGE = "rocm/vllm"
 
 
-def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Workload]:
+def model_workloads(doc: Document, *, other_engines: bool = True, catalog: bool = False) -> list[Workload]:
     """KubeAI ``Model`` (kubeai.org/v1) with ``spec.engine: VLLM`` -> the pod KubeAI's model controller
     creates.
 
@@ -122,7 +151,9 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
     ``spec.resourceProfile``. The other engines of the CRD (OLlama, FasterWhisper, Infinity:
     ``api/k8s/v1/model_types.go``) give a workload with no container and a KV503 note saying the engine is not
     one kvlint sizes (:func:`_other_engine`), or none with ``other_engines`` False (an entry of the models
-    chart's values that the chart does not render, :func:`catalog_workloads`).
+    chart's values that the chart does not render, :func:`catalog_workloads`). ``catalog``: the Model is one helm
+    rendered from the KubeAI ``models`` chart (:func:`kvlint.workloads.find.rendered_by_models_chart`), whose
+    fixes name the catalog entry the user edits (:func:`kubeai_terms`).
     """
     spec = get_in(doc.data, "spec")
     if not isinstance(spec, dict):
@@ -138,8 +169,10 @@ def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Worklo
             other = replaced(other, findings=(*other.findings, refused))
         return [other] if other is not None else []
     if refused is not None:  # a vLLM Model spelled as the enum does not: sized as vLLM, after the refusal
-        return [replaced(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec)]
-    return _vllm_model_workloads(doc, spec)
+        return [
+            replaced(w, findings=(refused, *w.findings)) for w in _vllm_model_workloads(doc, spec, catalog)
+        ]
+    return _vllm_model_workloads(doc, spec, catalog)
 
 
 #: The engines of the KubeAI Model CRD (api/k8s/v1/model_types.go ``ModelSpec.Engine``:
@@ -180,7 +213,7 @@ def engine_refusal(doc: Document, spec: dict[Any, Any]) -> Finding | None:
     )
 
 
-def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]:
+def _vllm_model_workloads(doc: Document, spec: dict[Any, Any], catalog: bool = False) -> list[Workload]:
     """The pod of a Model whose engine is vLLM (:func:`model_workloads`)."""
     sloc = loc_of(spec) or doc.loc
     url = spec.get("url")
@@ -289,7 +322,8 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any]) -> list[Workload]
         accelerator_why=why,
         image_source=image_source,
     )
-    return [replaced(w, chart_args=written, values_terms=KUBEAI_MODEL_TERMS)]
+    terms = kubeai_terms(_device(doc), catalog=catalog)
+    return [replaced(w, chart_args=written, values_terms=terms)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.
@@ -429,6 +463,14 @@ def catalog_engine(entry: dict[Any, Any]) -> Any:
     return engine if _truthy(engine) else None
 
 
+def _device(model: Document) -> str:
+    """``gpu``, ``tpu`` or ``cpu``: what the ``resourceProfile`` of the Model ``model`` requests
+    (:data:`KUBEAI_NON_GPU_PROFILES`; ``gpu`` for any other profile)."""
+    profile = str(get_in(model.data, "spec", "resourceProfile") or "").partition(":")[0]
+    non_gpu = KUBEAI_NON_GPU_PROFILES.get(profile)
+    return "gpu" if non_gpu is None else ("tpu" if non_gpu[0] == TPU_RESOURCE else "cpu")
+
+
 def catalog_workloads(doc: Document) -> list[Workload]:
     """The workloads of the Models the KubeAI ``models`` chart renders from the values ``doc``
     (:func:`catalog_models`), each read as :func:`model_workloads` reads a Model: an entry of another engine
@@ -441,6 +483,6 @@ def catalog_workloads(doc: Document) -> list[Workload]:
     for model, enabled in catalog_models(doc):
         for w in model_workloads(model, other_engines=enabled):
             if w.values_terms:  # (a vLLM Model's: said in the terms of the catalog entry the user edits)
-                w = replaced(w, values_terms=KUBEAI_CATALOG_TERMS)
+                w = replaced(w, values_terms=kubeai_terms(_device(model), catalog=True))
             out.append(w if enabled else replaced(w, name=f"{w.name} (enabled: false)"))
     return out

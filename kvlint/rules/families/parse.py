@@ -15,7 +15,9 @@ from typing import Any
 
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
-from kvlint.types import Diagnostic, Workload
+from kvlint.source import LDict
+from kvlint.types import Diagnostic, Workload, ref_part
+from kvlint.workloads.base import engine_containers
 from kvlint.workloads.fields import known_fields, unknown_field_paths, unknown_fields
 
 #: Kinds whose PodSpec templates kvlint reads as written (KServe and operator objects whose pods kvlint
@@ -211,6 +213,15 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
             ("the pod spec", "", k, g, pod.key_locs.get(k) or pod.locs.get(k))
             for k, g in unknown_fields(pod, "V1PodSpec")
         ]
+    # the pod's init containers are Containers too: an unknown key there (a misspelt `comand:`, a pod-level
+    # `nodeSelector:` written inside one) makes kubectl apply reject the whole object, the serving container's
+    # with it; a sidecar kvlint reads as an engine container (engine_containers) is checked as one instead
+    read = [id(c) for c in engine_containers(pod)]
+    inits = pod.get("initContainers")
+    for c in inits if isinstance(inits, list) else ():
+        if isinstance(c, LDict) and id(c) not in read:
+            owner = "init container " + repr(ref_part(str(c.get("name", "?"))))
+            found += [(owner, p, k, g, loc) for p, k, g, loc in unknown_field_paths(c, "V1Container")]
     if len(found) > MAX_UNKNOWN_FIELDS:
         rest = found[MAX_UNKNOWN_FIELDS:]
         found = found[:MAX_UNKNOWN_FIELDS]
@@ -260,7 +271,8 @@ def _misplaced(
     None for any other key. The field lists are those of ``core/v1`` (:mod:`kvlint.workloads.fields`): a key
     that is exactly a field name of the other type is moved rather than renamed to the nearest field of its own
     type (``readinessProbe`` at pod level is not a misspelt ``readinessGates``). A pod-level key is moved into
-    the serving container by name only when the pod has that one container (``containers``): in a pod of
+    the serving container by name only when the pod has that one container (``containers``); a pod-level key in
+    an init container (``init container 'fetch'``) is moved up as from a container's top level. In a pod of
     several, the key may be meant for any of them, and KV005 runs once per serving container, so naming each
     would give one fix per container, at the same key, each naming a different one."""
     if path:
@@ -268,6 +280,6 @@ def _misplaced(
     if owner == "the pod spec" and key in known_fields("V1Container"):
         into = f"the container '{container}'" if container and containers == 1 else "the container it is for"
         return "a container", f"move '{key}' into {into} (under containers:, beside its image)"
-    if owner.startswith("container ") and key in known_fields("V1PodSpec"):
+    if owner.startswith(("container ", "init container ")) and key in known_fields("V1PodSpec"):
         return "the pod spec", f"move '{key}' out of {owner}, up to the pod spec (beside containers:)"
     return None

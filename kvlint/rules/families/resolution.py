@@ -16,7 +16,6 @@ from kvlint.engines.images import (
     image_placeholder,
     path_placeholder,
     platform_evidence,
-    unsized_whatever_model,
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
@@ -26,16 +25,17 @@ from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
-from kvlint.models.resolve import UNMODELLED_HUB_IDS
+from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
-from kvlint.rules.facts import is_runtime_template, runtime_names_model
+from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized_before_model
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ServingConfig
 from kvlint.values import as_float
 from kvlint.wording import platform_name, with_article
+from kvlint.workloads.base import MODEL_ANNOTATION
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
@@ -87,9 +87,12 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         # and it takes precedence over KV502 (unsized_whatever_model); a command kvlint cannot read, or that names
         # no model, on a TPU, Trainium, Gaudi ... is said to be unsized for that reason too (kvlint.sizing counts
         # it so): reading the command would not size it
-        why = None if is_runtime_template(ctx.workload) else unsized_whatever_model(s, p)
+        # (a serving-runtime template's model and resources come from its InferenceService, KV502, unless it
+        # names its own model: then it is sized as any container, and the same reason comes first)
+        template = is_runtime_template(ctx.workload)
+        why = None if template and s.model is None else unsized_before_model(ctx.workload, s, p)
         if why is None or (s.model is None and why != "not a CUDA/ROCm GPU"):
-            return  # (a serving-runtime template's model and resources come from its InferenceService: KV502)
+            return
         if acc is not None:
             yield ctx.finding(
                 f"capacity rules skipped: the pod runs on {acc.name}, and kvlint's memory model is for CUDA/ROCm "
@@ -121,14 +124,32 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         w = ctx.workload
         profile = profile_clause(w.kind, w.annotations, w.namespace)
+        if is_runtime_template(w):
+            # KV405 is not said on a template: the InferenceService that uses it may set the resources
+            user = "LLMInferenceService" if w.kind.startswith("LLMInferenceService") else "InferenceService"
+            message = (
+                "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
+                f"resource), and the {user} that uses this runtime template sets the resources, so there is no "
+                "GPU to size the engine on"
+            )
+            fix = (
+                f"lint the {user}s that use this runtime together with it, or set the GPUs the engine uses in the "
+                "runtime's resources.limits (the default for those services); then name the GPU type with a "
+                "nodeSelector or the kvlint.io/accelerator annotation"
+            )
+        else:
+            message = (
+                "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
+                "resource), so there is no GPU to size the engine on"
+            )
+            fix = (
+                "request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
+                "nodeSelector or the kvlint.io/accelerator annotation"
+            )
         yield ctx.finding(
-            "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
-            "resource), so there is no GPU to size the engine on" + (f"; {profile}" if profile else ""),
+            message + (f"; {profile}" if profile else ""),
             loc_of(s.container, "resources") or s.command_loc,
-            fix=PROFILE_FIX
-            if profile
-            else "request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
-            "nodeSelector or the kvlint.io/accelerator annotation",
+            fix=PROFILE_FIX if profile else fix,
             severity="info",
         )
         return
@@ -296,12 +317,10 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
         return
-    if (
-        cr.model is None
-        and not is_runtime_template(ctx.workload)
-        and unsized_whatever_model(s, ctx.placement)
-    ):
-        return  # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested)
+    if cr.model is None and unsized_before_model(ctx.workload, s, ctx.placement):
+        # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested), also for a
+        # serving-runtime template that names its own model
+        return
     name = s.model.value
     # a runtime that names its own model (kvlint.io/model, an OME runtime's --served-model-name, a literal
     # --model org/name) is sized on it:
@@ -400,6 +419,12 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if cr.model is None:
         reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
+        if ctx.workload.annotations.get(MODEL_ANNOTATION) and cr.model_annotation_overruled is None:
+            # the annotation named this model: not "annotate the workload", which is done
+            remedy = remedy.replace(
+                ANNOTATE_HINT,
+                f"correct the workload's {MODEL_ANNOTATION} annotation if it names another model",
+            )
         yield ctx.finding(
             f"no config.json for model '{name}', so capacity rules were skipped: {reason or 'unknown reason'}",
             s.model.loc,
