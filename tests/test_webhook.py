@@ -1143,6 +1143,16 @@ def test_exemption_switch() -> None:
     assert build_response(rev, WebhookSettings(), denied)[0]["response"]["allowed"] is False
 
 
+def test_warning_separates_the_fix_from_the_message() -> None:
+    # kubectl prints each warning as one "Warning:" line; the fix followed the message with no punctuation
+    # ("...the start-up fit check Fix: set --max-model-len ..."), read as one run-on sentence
+    from kvlint.types import Diagnostic
+
+    d = Diagnostic("KV202", "warning", "no --max-model-len: full context", None, fix="set --max-model-len 8192")
+    assert format_warning(d) == "KV202: no --max-model-len: full context; fix: set --max-model-len 8192"
+    assert format_warning(dataclasses.replace(d, fix="")) == "KV202: no --max-model-len: full context"
+
+
 def test_warning_limits() -> None:
     from kvlint.types import Diagnostic
 
