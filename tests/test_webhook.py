@@ -1148,7 +1148,9 @@ def test_warning_separates_the_fix_from_the_message() -> None:
     # ("...the start-up fit check Fix: set --max-model-len ..."), read as one run-on sentence
     from kvlint.types import Diagnostic
 
-    d = Diagnostic("KV202", "warning", "no --max-model-len: full context", None, fix="set --max-model-len 8192")
+    d = Diagnostic(
+        "KV202", "warning", "no --max-model-len: full context", None, fix="set --max-model-len 8192"
+    )
     assert format_warning(d) == "KV202: no --max-model-len: full context; fix: set --max-model-len 8192"
     assert format_warning(dataclasses.replace(d, fix="")) == "KV202: no --max-model-len: full context"
 
