@@ -52,6 +52,7 @@ B02 = FIX / "b02-tp2-no-shm.yaml"  # KV404
 B09 = FIX / "b09-clean.yaml"
 LWS = FIX / "kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml"
 DSET = FIX / "llm-d__llm-d__guides__pd-disaggregation__modelserver__gpu__vllm__base__disaggregatedset.yaml"
+EXAMPLE = str(ROOT / "fixtures" / "examples" / "chat-8b-l4.yaml")
 MAX_BYTES = 256 * 1024
 
 
@@ -1288,6 +1289,14 @@ def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None
         webhook_cli.webhook, ["serve", "--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"]
     )
     assert r.exit_code == 1 and "cannot load TLS certificate /nonexistent.crt" in r.output
+    # a key file that holds no PEM key (OpenSSL says only "[SSL] PEM lib"), and the key swapped with the
+    # certificate: the message names the file at fault
+    r = runner.invoke(webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", EXAMPLE])
+    assert r.exit_code == 1 and f"({EXAMPLE} holds no PEM private key" in r.output, r.output
+    r = runner.invoke(
+        webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.key"], "--tls-key", tls["tls.crt"]]
+    )
+    assert r.exit_code == 1 and f"({tls['tls.key']} holds no PEM certificate" in r.output, r.output
     r = runner.invoke(
         webhook_cli.webhook,
         ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"], "--timeout", "0"],
