@@ -73,6 +73,7 @@ __all__ = [
     "parse_unified_diff",
     "print_inert",
     "run_action",
+    "shown_command",
     "truncate_summary",
     "unquote_git_path",
     "validate_inputs",
@@ -156,6 +157,18 @@ def build_command(
         cmd += ["--format", extra]
     cmd += _shared_args(env)
     return cmd
+
+
+def shown_command(cmd: Sequence[str]) -> str:
+    """``cmd`` as the log shows it: the default way of running the installed kvlint (this Python, a ``-c``
+    program that takes the current directory off ``sys.path``) is shown as ``kvlint``, so the line can be
+    pasted into a shell where kvlint-k8s is installed; a ``KVLINT_COMMAND`` is shown as given. Shell
+    quoting (``shlex.join``) keeps each argument one word; :func:`run_action` prints the line between
+    stop-commands markers (:func:`print_inert`), since an argument of ``KVLINT_ARGS`` may hold a line break."""
+    default = default_command()
+    if list(cmd[: len(default)]) == default:
+        return shlex.join(["kvlint", *cmd[len(default) :]])
+    return shlex.join(cmd)
 
 
 def _shared_args(env: Mapping[str, str], cwd: str | None = None) -> list[str]:
@@ -729,7 +742,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     text_path = os.path.join(tmp, "kvlint.txt")
     cmd = build_command(env, json_path, md_path, text_path)
     sarif = env.get("KVLINT_SARIF", "kvlint.sarif").strip()
-    print(f"kvlint: {shlex.join(cmd)}", file=out)
+    print_inert(f"kvlint: {shown_command(cmd)}", out)
     try:
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, check=False)
     except OSError as exc:

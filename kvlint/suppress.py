@@ -264,16 +264,19 @@ def apply_comment_suppressions(
             exemptions, bad = parse_ignore_annotation(m.group(1).strip())
             active: list[Exemption] = []
             problems = [f"entry {b!r} is not of the form RULE=reason" for b in bad]
+            reasonless: list[str] = []  # the fix's example names the first rule left without a reason
             for e in exemptions:
                 if not any(i.startswith(e.rule) for i in ids):
                     problems.append(f"{e.rule} is not a rule id")
                 elif not e.reason:
                     problems.append(f"{e.rule} has no reason")
+                    reasonless.append(e.rule)
                 else:
                     active.append(e)
             if not exemptions and not bad:
                 problems.append("it names no rule")
             if problems:
+                example = reasonless[0] if reasonless else "KV104"
                 notes.append(
                     Diagnostic(
                         "KV003",
@@ -282,7 +285,7 @@ def apply_comment_suppressions(
                             f"kvlint: ignore comment: {'; '.join(problems)}; those entries suppress nothing"
                         ),
                         loc,
-                        fix='write "# kvlint: ignore KV104=why this is acceptable" (a reason after "=", '
+                        fix=f'write "# kvlint: ignore {example}=why this is acceptable" (a reason after "=", '
                         "entries separated by commas)",
                     )
                 )

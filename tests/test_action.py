@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 
@@ -248,7 +249,7 @@ def test_bad_input_is_one_error_line_and_exit_2(
     assert code == 2
     errors = [ln for ln in out.getvalue().splitlines() if ln.startswith("::error")]
     assert len(errors) == 1 and words in errors[0], out.getvalue()
-    assert not out.getvalue().startswith("kvlint: ")  # kvlint was never started
+    assert not re.search(r"^kvlint: ", out.getvalue(), re.M)  # kvlint was never started
     if "GITHUB_OUTPUT" not in extra:
         assert _outputs(os.path.join(tmp, "output.txt"))["exit-code"] == "2"
 
@@ -359,6 +360,29 @@ def test_file_names_and_values_in_the_log_never_act_as_workflow_commands(
     assert re.fullmatch(
         r"❌ kvlint fails this step: .*; first: KV\d+ at `::warning::injected\.yaml:\d+`", result
     )
+
+
+def test_log_shows_the_command_as_typed_and_an_argument_cannot_act_as_a_workflow_command(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    # the log names the kvlint command it runs: as a user types it (`kvlint check ...`), not as the Python
+    # `-c` program that runs the installed kvlint; and an `args` word holding a line break (a workflow that
+    # passes text it did not write) starts no workflow command in that line
+    tmp = str(tmp_path)
+    hostile = "x\n::warning title=pwned::injected"
+    out = io.StringIO()
+    env = _env(
+        tmp,
+        KVLINT_PATHS="fixtures/examples/chat-8b-l4.yaml",
+        KVLINT_ARGS=f"--stdin-filename {shlex.quote(hostile)}",
+    )
+    code = run_action(env, cwd=ROOT, out=out)
+    log = out.getvalue()
+    assert code == 1
+    shown = re.search(r"^kvlint: (.*)$", log, re.M)
+    assert shown is not None and shown.group(1).startswith("kvlint check --format json="), log[:400]
+    assert "sys.path" not in log
+    assert not [c for c in _runner_commands(log) if "pwned" in c]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

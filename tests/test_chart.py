@@ -1166,3 +1166,30 @@ def test_no_code_path_gets_one_node_so_the_node_role_grants_list_and_watch_only(
     assert not re.search(r"read_node\w*\(|/api/v1/nodes/", sources)
     (role,) = _by_kind(render({"cluster": {"enabled": True}}))["ClusterRole"]
     assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]}]
+
+
+def _notes(namespace: str, tmp: str) -> str:
+    """The chart's NOTES.txt as ``helm install`` prints it into ``namespace``: ``helm template`` renders no
+    NOTES, so a copy of the chart holds it as a template too, which ``--debug`` prints although it is not YAML."""
+    chart = os.path.join(tmp, "chart")
+    shutil.copytree(CHART, chart)
+    shutil.copy(os.path.join(chart, "templates", "NOTES.txt"), os.path.join(chart, "templates", "notes.txt"))
+    cmd = [str(helm), "template", "kvlint", chart, "--namespace", namespace, "--debug"]
+    cmd += ["--show-only", "templates/notes.txt"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    text = proc.stdout + proc.stderr
+    start = text.index("# Source: kvlint-webhook/templates/notes.txt\n")
+    return text[start:].split("\nError: ", 1)[0]
+
+
+def test_notes_warn_that_the_default_namespace_goes_unreviewed(tmp_path: pytest.TempPathFactory) -> None:
+    # `helm install kvlint deploy/helm/kvlint-webhook` without --namespace installs into "default", which the
+    # webhook configuration leaves out as its own namespace: every workload there went unreviewed, unsaid
+    k = _by_kind(render(namespace="default"))
+    exprs = k["ValidatingWebhookConfiguration"][0]["webhooks"][0]["namespaceSelector"]["matchExpressions"]
+    (names,) = [e for e in exprs if e["key"] == "kubernetes.io/metadata.name"]
+    assert names["operator"] == "NotIn" and "default" in names["values"]
+    notes = _notes("default", os.path.join(str(tmp_path), "a"))
+    assert 'WARNING: installed in the namespace "default", which the webhook never reviews' in notes
+    notes = _notes("kvlint-system", os.path.join(str(tmp_path), "b"))
+    assert "kvlint admission webhook" in notes and "never reviews" not in notes

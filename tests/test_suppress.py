@@ -243,6 +243,10 @@ def test_inline_comment_without_reason_is_kv003_and_not_applied(tmp_path: Path) 
     (note,) = [d for d in res.diagnostics if d.rule == "KV003"]
     assert note.loc is not None and (note.loc.line, note.loc.column) == (22, 11)
     assert "KV202 has no reason" in note.message and "KV999 is not a rule id" in note.message
+    # the fix shows the comment this one should be, for the rule it named (it always said KV104)
+    assert note.fix is not None and note.fix.startswith(
+        'write "# kvlint: ignore KV202=why this is acceptable"'
+    )
 
 
 def test_inline_comments_are_ignored_without_exemptions(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ B02 = FIX / "b02-tp2-no-shm.yaml"  # KV404
 B09 = FIX / "b09-clean.yaml"
 LWS = FIX / "kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml"
 DSET = FIX / "llm-d__llm-d__guides__pd-disaggregation__modelserver__gpu__vllm__base__disaggregatedset.yaml"
+EXAMPLE = str(ROOT / "fixtures" / "examples" / "chat-8b-l4.yaml")
 MAX_BYTES = 256 * 1024
 
 
@@ -1143,6 +1144,18 @@ def test_exemption_switch() -> None:
     assert build_response(rev, WebhookSettings(), denied)[0]["response"]["allowed"] is False
 
 
+def test_warning_separates_the_fix_from_the_message() -> None:
+    # kubectl prints each warning as one "Warning:" line; the fix followed the message with no punctuation
+    # ("...the start-up fit check Fix: set --max-model-len ..."), read as one run-on sentence
+    from kvlint.types import Diagnostic
+
+    d = Diagnostic(
+        "KV202", "warning", "no --max-model-len: full context", None, fix="set --max-model-len 8192"
+    )
+    assert format_warning(d) == "KV202: no --max-model-len: full context; fix: set --max-model-len 8192"
+    assert format_warning(dataclasses.replace(d, fix="")) == "KV202: no --max-model-len: full context"
+
+
 def test_warning_limits() -> None:
     from kvlint.types import Diagnostic
 
@@ -1276,6 +1289,14 @@ def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None
         webhook_cli.webhook, ["serve", "--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"]
     )
     assert r.exit_code == 1 and "cannot load TLS certificate /nonexistent.crt" in r.output
+    # a key file that holds no PEM key (OpenSSL says only "[SSL] PEM lib"), and the key swapped with the
+    # certificate: the message names the file at fault
+    r = runner.invoke(webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", EXAMPLE])
+    assert r.exit_code == 1 and f"({EXAMPLE} holds no PEM private key" in r.output, r.output
+    r = runner.invoke(
+        webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.key"], "--tls-key", tls["tls.crt"]]
+    )
+    assert r.exit_code == 1 and f"({tls['tls.key']} holds no PEM certificate" in r.output, r.output
     r = runner.invoke(
         webhook_cli.webhook,
         ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"], "--timeout", "0"],

@@ -40,7 +40,7 @@ def _old_warning(d: Diagnostic, note: str = "") -> str:
     head = printable(f"{d.rule}{note}{where}: ")
     msg = printable(" ".join(d.message.split()))
     fix = printable(" ".join(d.fix.split()))
-    full = f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
+    full = f"{head}{msg}; fix: {fix}" if fix else f"{head}{msg}"
     return full if len(full) <= MAX_WARNING_CHARS else _old_clip(f"{head}{msg}", MAX_WARNING_CHARS)
 
 

@@ -7,12 +7,39 @@ with status 1 and ``pip install 'kvlint-k8s[webhook]'`` when they are missing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
 
 from kvlint.webhook import INSTALL_HINT, missing_server_deps
 from kvlint.webhook.request_options import MAX_REVIEW_SIZE, MAX_REVIEW_SIZE_LIMIT, MIN_REVIEW_SIZE
+
+
+def tls_hint(cert: str, key: str, exc: BaseException) -> str:
+    """What OpenSSL's terse error means for these files, as ``" (...)"``, or ``""``.
+
+    ``ssl.SSLContext.load_cert_chain`` reports a file that holds no PEM block of the expected kind as
+    "[SSL] PEM lib" and a key of another certificate as "KEY_VALUES_MISMATCH", without saying which file is at
+    fault; this reads the start of each file (at most 64 KiB) to name it. Never raises."""
+    text = str(exc)
+    if "KEY_VALUES_MISMATCH" in text:
+        return f" (the private key in {key} does not belong to the certificate in {cert})"
+    if "PEM lib" not in text and "NO_START_LINE" not in text:
+        return ""
+
+    def head(path: str) -> str:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read(65536).decode("ascii", "replace")
+        except OSError:
+            return ""
+
+    if "-----BEGIN CERTIFICATE-----" not in head(cert):
+        return f" ({cert} holds no PEM certificate: a '-----BEGIN CERTIFICATE-----' block)"
+    if not re.search(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----", head(key)):
+        return f" ({key} holds no PEM private key: a '-----BEGIN PRIVATE KEY-----' block, or RSA/EC)"
+    return ""
 
 
 def _parse_size(value: str) -> int:
@@ -282,6 +309,7 @@ def serve(**kw: Any) -> None:
     except (OSError, ssl.SSLError) as exc:
         raise click.ClickException(
             f"cannot load TLS certificate {kw['tls_cert']} / key {kw['tls_key']}: {exc}"
+            + tls_hint(kw["tls_cert"], kw["tls_key"], exc)
         ) from None
     for warning in trust_pattern_warnings(settings.trusted_controllers):
         logger.warning(warning)

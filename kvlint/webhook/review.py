@@ -54,6 +54,8 @@ API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 
 #: One warning's maximum length in characters (the API server may truncate above 256).
 MAX_WARNING_CHARS = 256
+#: What joins a finding's message and its fix in one admission warning (:func:`format_warning`).
+WARNING_FIX_SEPARATOR = "; fix: "
 #: All of kvlint's warnings of one response together, in characters (API server ignores beyond 4096).
 MAX_WARNINGS_TOTAL_CHARS = 2048
 #: Deny message cap in characters; the full report is one ``kvlint check`` away.
@@ -810,14 +812,15 @@ def _where(d: Diagnostic) -> str:
 
 
 def format_warning(d: Diagnostic, note: str = "") -> str:
-    """One admission warning for a diagnostic: ``KV202 [container vllm]: message Fix: fix``, at most
+    """One admission warning for a diagnostic: ``KV202 [container vllm]: message; fix: fix``, at most
     :data:`MAX_WARNING_CHARS` characters (the fix is dropped first, then the message cut). No
-    ``Warning:`` prefix (kubectl adds it)."""
+    ``Warning:`` prefix (kubectl adds it). The fix follows ``; fix:`` as in the deny message's ``fix:`` lines
+    and the text report (``message Fix: fix`` ran the two together: "...the start-up fit check Fix: set...")."""
     head = printable(f"{d.rule}{note}{_where(d)}: ")
     msg = _flat(d.message)
     fix = _flat(d.fix)
-    if len(head) + len(msg) + (len(fix) + 6 if fix else 0) <= MAX_WARNING_CHARS:
-        return f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
+    if len(head) + len(msg) + (len(fix) + len(WARNING_FIX_SEPARATOR) if fix else 0) <= MAX_WARNING_CHARS:
+        return f"{head}{msg}{WARNING_FIX_SEPARATOR}{fix}" if fix else f"{head}{msg}"
     # _clip(head + msg), the message not scanned again: it is flat already (printable's output is printable
     # again as it is, character by character), so only the head, which ends with a space, has any to squeeze
     base = squeeze(head)
