@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 from kvlint.memory.kv import kv_bytes_per_token
+from kvlint.models import catalogue
 from kvlint.models.catalogue import lookup
 from kvlint.models.resolve import resolve_model
 from kvlint.models.weights import param_count, weight_bytes
@@ -110,3 +112,18 @@ def test_ome_glm47_fp8_service_plans_like_glm46_fp8() -> None:
     }
     assert verdicts["zai-org/GLM-4.7-FP8"] == verdicts["zai-org/GLM-4.6-FP8"]
     assert ("nvidia-h100-sxm5-80gb", "fits") in verdicts["zai-org/GLM-4.7-FP8"]  # was "fails": bf16 weights
+
+
+def test_a_verbatim_config_without_quantization_is_not_quantized_by_its_name() -> None:
+    """The name rule is for a config that is not the checkpoint's own file (GLM-4.7-FP8's abridged copy). A verbatim
+    config.json is what vLLM reads (``ModelConfig._parse_quant_hf_config``: ``quantization_config`` or
+    ``compression_config``, never the repository name), so one without quantization settings stays unquantized.
+    Crafted from the real stored GLM-4.7-FP8 entry with only its fidelity changed."""
+    raw = catalogue._raw("zai-org/GLM-4.7-FP8")
+    assert not catalogue._is_quantized(raw)  # the stored config really lacks quantization_config
+    abridged = catalogue._make(raw)
+    assert catalogue._stored_without_quantization(abridged, raw).derived  # the abridged copy takes -FP8
+    for fidelity in ("verbatim_copy", "hf_page_transcription", "resaved_copy"):
+        own = dataclasses.replace(abridged, source={**abridged.source, "fidelity": fidelity})
+        kept = catalogue._stored_without_quantization(own, raw)
+        assert kept is own and kept.derived is None, fidelity

@@ -93,6 +93,14 @@ CASES = {
         8,
         PlanRefusal.VLLM_MTP_COUNT,
     ),
+    "vllm-v1-pooling": (
+        "vllm/vllm-openai:v0.8.5",
+        VLLM,
+        ["intfloat/e5-mistral-7b-instruct"],  # MistralModel: a pooling model by its architecture
+        {"VLLM_USE_V1": "1"},
+        1,
+        PlanRefusal.VLLM_V1_POOLING,
+    ),
     "sglang-pp-layers": (
         "lmsysorg/sglang:v0.5.23",
         SGLANG,

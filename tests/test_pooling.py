@@ -306,3 +306,46 @@ def test_sglang_e5_mistral_weights_have_no_lm_head() -> None:
     whole, _ = weight_bytes(model, dtype_bytes=2)
     assert p.weights_bytes == whole - c["vocab_size"] * c["hidden_size"] * 2
     assert any(n.startswith("embedding mode (architecture MistralModel)") for n in p.assumptions)
+
+
+_E5_V1 = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: e5
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+      - name: main
+        image: vllm/vllm-openai:VERSION
+        args: ["--model", "intfloat/e5-mistral-7b-instruct", "--max-model-len", "8192"]
+        env:
+        - name: VLLM_USE_V1
+          value: "1"
+        resources:
+          limits:
+            nvidia.com/gpu: '1'
+"""
+
+
+@pytest.mark.parametrize("version", ["v0.7.3", "v0.8.5"])
+def test_vllm_use_v1_with_a_pooling_model_before_0_9_2_is_refused(tmp_path: Path, version: str) -> None:
+    """``VLLM_USE_V1=1`` does not fall back: 0.8.5's ``_raise_or_fallback`` raises ``NotImplementedError`` for the
+    V1 oracle's "No Embedding Models so far" check, and 0.7.3's V1 ``EngineCore`` asserts the runner is not
+    pooling. Planned as a V0 fallback (0.8.5) or a V1 pooling run (0.7.3) before; now an error at the env value.
+    From 0.9.2 V1 runs the model, and without the variable 0.8.5 falls back to V0."""
+    from kvlint.pipeline import Options, run_check
+
+    f = tmp_path / "e5.yaml"
+    f.write_text(_E5_V1.replace("VERSION", version))
+    res = run_check([str(f)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.plan is None and cr.plan_refusal is not None and cr.plan_refusal.value == "vllm-v1-pooling"
+    (d,) = [x for x in res.diagnostics if "VLLM_USE_V1=1" in x.message]
+    assert d.severity == "error" and "pooling model" in d.message and d.loc is not None and d.loc.line == 16
+    f.write_text(_E5_V1.replace("VERSION", "v0.9.2"))
+    assert run_check([str(f)], Options(allow_hub=False)).containers[0].plan is not None
+    f.write_text(_E5_V1.replace("VERSION", version).replace('value: "1"', 'value: "0"'))
+    assert run_check([str(f)], Options(allow_hub=False)).containers[0].plan is not None

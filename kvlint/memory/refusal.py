@@ -30,6 +30,10 @@ class PlanRefusal(enum.Enum):
     #: vLLM: an MTP ``num_speculative_tokens`` the model's MTP layers cannot reuse
     #: (:func:`kvlint.memory.vllm.mtp_count_refusal`)
     VLLM_MTP_COUNT = "vllm-mtp-count"
+    #: vLLM before 0.9.2: a pooling model with ``VLLM_USE_V1=1`` (0.8 - 0.9.1: the V1 oracle raises instead of
+    #: falling back to V0; 0.6.6 - 0.7.x: V1's ``EngineCore`` asserts the runner is not pooling:
+    #: :func:`kvlint.memory.vllm.v1_pooling_refused`)
+    VLLM_V1_POOLING = "vllm-v1-pooling"
     #: SGLang: more pipeline stages than the model has layers (``make_layers`` asserts:
     #: :func:`kvlint.memory.sglang.pp_stage_layers`)
     SGLANG_PP_EXCEEDS_LAYERS = "sglang-pp-exceeds-layers"

@@ -746,6 +746,9 @@ def _era(
     one), which falls back to V0 before 0.9.2 ("No Embedding Models so far" in the 0.8.5 oracle; 0.9.0 and 0.9.1
     assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`)."""
     c = parse_cc(cc)
+    refused = v1_pooling_refused(v, s, pooling)
+    if refused:
+        raise PlanError(refused, PlanRefusal.VLLM_V1_POOLING)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
             return "v1", "V1 engine opted in with VLLM_USE_V1=1", None
@@ -779,6 +782,31 @@ def _era(
     if pooling is not None and v < VLLM_V1_POOLING_FROM:
         return _v0_fallback("a pooling model (V1 runs only generative models before 0.9.2)", oracle)
     return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})", None
+
+
+def v1_pooling_refused(v: Version, s: VllmSettings, pooling: str | None) -> str | None:
+    """Why vLLM release ``v`` does not start a pooling model (``pooling``: why it is one, None for a generative
+    model) that ``VLLM_USE_V1=1`` puts on the V1 engine before V1 ran pooling models
+    (:data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`), else None.
+
+    0.8.0 - 0.9.1: ``EngineArgs._is_v1_supported_oracle`` meets a ``--task`` other than ``generate`` ("No Embedding
+    Models so far") and calls ``_raise_or_fallback``, which raises ``NotImplementedError("VLLM_USE_V1=1 is not
+    supported with --task embed.")`` when ``VLLM_USE_V1`` is set to 1 instead of falling back to V0
+    (``vllm@0.8.5:vllm/engine/arg_utils.py``; 0.9.0 and 0.9.1 assumed the same). 0.6.6 - 0.7.x: the opt-in V1
+    engine has no pooling runner and ``EngineCore.__init__`` asserts ``runner_type != "pooling"``
+    (``vllm@0.7.3:vllm/v1/engine/core.py``; 0.6.6 - 0.7.2 assumed the same)."""
+    if pooling is None or not s.use_v1 or v >= VLLM_V1_POOLING_FROM or v < (0, 6, 6):
+        return None
+    if v >= (0, 8, 0):
+        return (
+            f"vLLM {fmt_version(v)} refuses to start: VLLM_USE_V1=1 asks for the V1 engine, which does not run "
+            f"pooling models before 0.9.2, so EngineArgs._is_v1_supported_oracle raises NotImplementedError "
+            f'("VLLM_USE_V1=1 is not supported with --task ...") instead of falling back to V0 ({pooling})'
+        )
+    return (
+        f"vLLM {fmt_version(v)} does not start: VLLM_USE_V1=1 selects the V1 engine, whose EngineCore asserts the "
+        f"model is not a pooling model ({pooling})"
+    )
 
 
 def _v0_fallback(why: str, source: str) -> tuple[str, str, str]:

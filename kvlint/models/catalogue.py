@@ -437,6 +437,11 @@ def _quant_from_suffix(
     return derived
 
 
+#: ``source.fidelity`` values of a stored config that is the checkpoint's own config.json (copied, transcribed
+#: from its hub page or re-saved whole): its quantization settings, or their absence, are what the engine reads.
+_OWN_CONFIG_FIDELITIES = frozenset({"verbatim_copy", "hf_page_transcription", "resaved_copy"})
+
+
 def _stored_without_quantization(entry: CatalogueEntry, raw: dict[str, Any]) -> CatalogueEntry:
     """``entry`` (a stored config, not a variant) with the quantization its name states when its bundled
     config has none, else ``entry`` unchanged.
@@ -446,9 +451,17 @@ def _stored_without_quantization(entry: CatalogueEntry, raw: dict[str, Any]) -> 
     Read as it is, the FP8 checkpoint would be sized at the model dtype (twice its bytes). Its name's
     :data:`QUANT_SUFFIXES` suffix then sets the quantization as :func:`derive_quantized` does for a build known
     only by name (:func:`_quant_from_suffix`), with an ``ASSUMPTION`` note first; ``derived["abridged"]`` marks
-    it for :mod:`kvlint.models.resolve`, which states the assumption (KV505)."""
+    it for :mod:`kvlint.models.resolve`, which states the assumption (KV505).
+
+    Only a config that is not the checkpoint's own file (:data:`_OWN_CONFIG_FIDELITIES`): a verbatim copy of a
+    build's config.json is what the engine reads, and vLLM takes the quantization from that file
+    (``quantization_config``/``compression_config``, ``ModelConfig._parse_quant_hf_config``) or from
+    ``hf_quant_config.json`` (ModelOpt), never from the repository's name, so a complete config without one is
+    served at its dtype whatever the name says."""
     parts = _split(entry.id)
     if parts is None or entry.id != entry.base_id or _is_quantized(raw):
+        return entry
+    if str((entry.source or {}).get("fidelity") or "") in _OWN_CONFIG_FIDELITIES:
         return entry
     org, name = parts
     for suffix, label, template in QUANT_SUFFIXES:

@@ -495,6 +495,16 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
+        if refusal is PlanRefusal.VLLM_V1_POOLING:
+            # a pooling model forced onto V1 before V1 ran pooling models (kvlint.memory.vllm.v1_pooling_refused)
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}",
+                _env_value_loc(s.container, "VLLM_USE_V1") or s.command_loc,
+                fix="unset VLLM_USE_V1 (vLLM then falls back to V0 for a pooling model), or use vLLM 0.9.2 or later, "
+                "whose V1 engine runs pooling models",
+                severity="error",
+            )
+            return
         if refusal is PlanRefusal.VLLM_MTP_COUNT:
             # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
             n = model_facts(cr.model).mtp_config_layers
