@@ -21,6 +21,7 @@ from kvlint.engines.options import SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
+from kvlint.memory import vllm_runner
 from kvlint.memory.deepseek_v4 import V4_DEFAULT_BLOCK_SIZE, is_deepseek_v4, v4_pool
 from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 from kvlint.memory.kv import (
@@ -124,7 +125,8 @@ class VllmSettings:
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile,
     ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
     ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
-    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``mxfp4_backend``: ``"marlin"`` when
+    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override; ``v2_model_runner``:
+    ``VLLM_USE_V2_MODEL_RUNNER`` (:func:`kvlint.memory.vllm_runner.uses_v2_runner`). ``mxfp4_backend``: ``"marlin"`` when
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
@@ -176,6 +178,7 @@ class VllmSettings:
     skip_mm_profiling: bool = False
     mm_encoder_tp_mode: str | None = None
     flashinfer_sampler: bool | None = None
+    v2_model_runner: bool | None = None
     mxfp4_backend: str | None = None
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
@@ -367,6 +370,7 @@ def settings_from_flags(
         skip_mm_profiling=bool(get("skip_mm_profiling", False)),
         mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
         flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
+        v2_model_runner=truthy(env.get("VLLM_USE_V2_MODEL_RUNNER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
         kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
         enable_elastic_ep=bool(get("enable_elastic_ep", False)),
@@ -1413,6 +1417,7 @@ class StartupConfig:
     decode_query_len: int = 1
     length_refused: str | None = None
     v0_fallback: str | None = None
+    v2_runner: bool = False
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1764,6 +1769,27 @@ def resolve_startup(
         decode_query_len=decode_query_len(settings, v),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
+        v2_runner=era == "v1" and _v2_runner(settings, model, v, vendor),
+    )
+
+
+def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str) -> bool:
+    """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
+    uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
+    ``--enable-elastic-ep``)."""
+    drafted = bool(settings.speculative_model is not None or settings.speculative_model_id)
+    spec = (
+        vllm_runner.spec_method_name(settings.speculative_method, drafted)
+        if settings.num_speculative_tokens or settings.speculative_method or drafted
+        else None
+    )
+    return vllm_runner.uses_v2_runner(
+        v,
+        tuple(model.architectures or ()),
+        vendor,
+        settings.v2_model_runner,
+        spec,
+        settings.enable_elastic_ep,
     )
 
 
@@ -2248,6 +2274,8 @@ def stage_memory(
     w = int(w) + weights.rotary
     lora = _lora_stage(settings, model, cfg, start, n, stage == 0, last)
     w += lora[0]
+    penalty = _v2_penalty_state(model, cfg, last)
+    w += penalty[0]
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
@@ -2268,6 +2296,7 @@ def stage_memory(
         encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         forward_extra=gather,
+        triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
     )
     nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor)
     act_alt = act
@@ -2277,6 +2306,7 @@ def stage_memory(
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
+            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(
@@ -2333,6 +2363,7 @@ def stage_memory(
         bypass=bypass,
         notes=gnotes
         + lora[1]
+        + penalty[1]
         + (
             (
                 f"MoE layers see all {cfg.dp} data-parallel ranks' {cfg.max_num_batched_tokens:,}-token profile "
@@ -2399,6 +2430,21 @@ def _extensible_kv(
             f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
         )
     return kv, cal.band_bytes(act + nt + cg), cg, tuple(notes)
+
+
+def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[str, ...]]:
+    """The V2 model runner's penalty state on the last pipeline stage (bytes, held like the weights) and the plan
+    line saying so: :func:`kvlint.memory.vllm_runner.penalty_state_bytes` for ``max_num_seqs`` rows, from the
+    release whose ``memory_profiling`` counts it (:data:`~kvlint.memory.vllm_runner.PENALTY_STATE_COUNTED_FROM`);
+    ``(0, ())`` otherwise. docs/engine-memory-model.md §1.2.6."""
+    if not (last and cfg.v2_runner and cfg.version >= vllm_runner.PENALTY_STATE_COUNTED_FROM):
+        return 0, ()
+    b = vllm_runner.penalty_state_bytes(cfg.max_num_seqs, model.vocab_size)
+    return b, (
+        f"V2 model runner: its sampler's penalty state ({cfg.max_num_seqs} x {model.vocab_size:,} int32 counts "
+        f"and prompt bit masks, {b / GiB:.2f} GiB) is allocated with the model, after the weights are measured, "
+        "and leaves the KV budget (vllm/v1/worker/gpu/sample/penalties.py PenaltiesState)",
+    )
 
 
 def _lora_stage(
@@ -2488,6 +2534,7 @@ def _large_defaults_note(
         cfg.tp,
         cfg.dtype_bytes,
         last,
+        triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
     )
     delta = act - small
     if delta < _LARGE_DEFAULTS_MIN_BYTES or (kv > 0 and delta < _LARGE_DEFAULTS_MIN_SHARE * kv):
@@ -2499,8 +2546,13 @@ def _large_defaults_note(
         f"{small / GiB:.2f} GiB at {s_mbt}/{s_seqs} ({tier}), so it plans {delta / GiB:.2f} GiB/GPU less KV "
         f"cache than those would (it may hold fewer KV tokens than a smaller GPU); --max-num-batched-tokens "
         f"{s_mbt} --max-num-seqs {s_seqs} gives it back (EngineArgs.get_batch_defaults; the dummy sampler "
-        "samples min(max_num_seqs, max_num_batched_tokens) rows in gpu_model_runner.profile_run)",
+        f"samples min(max_num_seqs, max_num_batched_tokens) rows in {_runner_file(cfg)}.profile_run)",
     )
+
+
+def _runner_file(cfg: StartupConfig) -> str:
+    """The GPU model runner file the start-up runs: ``gpu/model_runner`` (V2) or ``gpu_model_runner`` (V1)."""
+    return "gpu/model_runner" if cfg.v2_runner else "gpu_model_runner"
 
 
 def _sampler_paths(cfg: StartupConfig, flashinfer_env: bool | None) -> tuple[str, str | None]:
@@ -2509,17 +2561,29 @@ def _sampler_paths(cfg: StartupConfig, flashinfer_env: bool | None) -> tuple[str
     prefill, GPU capability and vendor) and ``VLLM_USE_FLASHINFER_SAMPLER``; memoised by those inputs
     (:func:`_sampler_paths_of`)."""
     return _sampler_paths_of(
-        cfg.version, cfg.era, cfg.chunked_prefill, cfg.compute_capability, cfg.vendor, flashinfer_env
+        cfg.version,
+        cfg.era,
+        cfg.chunked_prefill,
+        cfg.compute_capability,
+        cfg.vendor,
+        flashinfer_env,
+        cfg.v2_runner,
     )
 
 
 @per_object
 def _sampler_paths_of(
-    v: Version, era: str, chunked: bool, cc: str | None, vendor: str, flashinfer_env: bool | None
+    v: Version,
+    era: str,
+    chunked: bool,
+    cc: str | None,
+    vendor: str,
+    flashinfer_env: bool | None,
+    v2_runner: bool = False,
 ) -> tuple[str, str | None]:
     """:func:`_sampler_paths` itself, memoised by the release's identity and the other inputs
-    (:func:`per_object`)."""
-    path = cal.sampler_path(era, v, chunked, parse_cc(cc), vendor, flashinfer_env)
+    (:func:`per_object`); ``v2_runner``: the start-up runs the V2 model runner (:attr:`StartupConfig.v2_runner`)."""
+    path = cal.sampler_path(era, v, chunked, parse_cc(cc), vendor, flashinfer_env, v2_runner)
     return path, cal.sampler_path_alternative(era, v, vendor, flashinfer_env)
 
 
@@ -2576,6 +2640,9 @@ _PATH_TEXT = {
     "v1_flashinfer": "FlashInfer top-k/top-p sampler",
     "v1_native": "PyTorch top-k/top-p sampler",
     "v1_triton": "Triton top-k/top-p sampler",
+    "v2_logits": "V2 model runner's default sampler pass",
+    "v2_flashinfer": "V2 model runner's warm-up sampler pass, FlashInfer top-k/top-p",
+    "v2_triton": "V2 model runner's warm-up sampler pass, Triton top-k/top-p",
 }
 
 
