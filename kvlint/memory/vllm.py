@@ -2274,11 +2274,11 @@ def stage_memory(
     w = int(w) + weights.rotary
     lora = _lora_stage(settings, model, cfg, start, n, stage == 0, last)
     w += lora[0]
-    penalty = _v2_penalty_state(model, cfg, last)
-    w += penalty[0]
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
+    penalty = _v2_penalty_state(model, cfg, last)  # a GPU tensor of the sampler, never offloaded
+    w += penalty[0]
     path, alt_path = _sampler_paths(cfg, settings.flashinfer_sampler)
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
