@@ -59,8 +59,7 @@ def test_end_to_end_accuracy_on_ground_truth():
         assert s["started_pred_fail"] == 0, key
     # weights ("Model loading took") within 2% where printed, except the FP8 405B (attention kept in bf16) and
     # gt-324: 0.31.0's V2 model runner measured 2.98 GiB for a checkpoint it printed as 2.88 GiB, 0.1 GiB of load-time
-    # allocations kvlint does not identify, and kvlint's weights hold the V2 sampler's penalty state, which vLLM
-    # allocates after that measurement (docs/engine-memory-model.md §1.2.6, §5); its KV is scored like the others
+    # allocations kvlint does not identify (docs/engine-memory-model.md §5); its KV is scored like the others
     for r in rows:
         if r["rep_w"] and r["id"] != "gt-324":
             assert abs(r["pred_w"] - r["rep_w"]) / r["rep_w"] < 0.02, r["id"]

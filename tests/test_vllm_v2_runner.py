@@ -151,18 +151,26 @@ def test_plan_prices_the_v2_profile_from_0_29_0() -> None:
 
 def test_penalty_state_leaves_the_budget_from_0_27_0() -> None:
     """The V2 sampler's penalty state is allocated after the weights are measured: memory_profiling counts it from
-    0.27.0 (total_consumed) and not before. Llama starts the V2 runner at 0.24.0; Qwen2-MoE at 0.27.0."""
-    llama, on = _plan("0.24.0", "meta-llama/Llama-3.1-8B")
+    0.27.0 (total_consumed, printed as part of "consumed memory (weights + non-torch)") and not before. Llama starts
+    the V2 runner at 0.24.0."""
+    _, on = _plan("0.24.0", "meta-llama/Llama-3.1-8B")
     _, off = _plan("0.24.0", "meta-llama/Llama-3.1-8B", v2_model_runner=False)
-    assert on.plan.weights_bytes == off.plan.weights_bytes
+    assert on.plan.non_torch_bytes == off.plan.non_torch_bytes
     model, on = _plan("0.29.0")
     _, off = _plan("0.29.0", v2_model_runner=False)
     extra = vr.penalty_state_bytes(1024, model.vocab_size)
     assert extra == 1024 * (model.vocab_size + -(-model.vocab_size // 32)) * 4
-    assert on.plan.weights_bytes - off.plan.weights_bytes == extra
-    assert any("penalty state" in n for n in on.plan.assumptions) and not any(
-        "penalty state" in n for n in off.plan.assumptions
-    )
+    # not in "Model loading took": the weights row is the V1 runner's
+    assert on.plan.weights_bytes == off.plan.weights_bytes
+    assert on.plan.non_torch_bytes - off.plan.non_torch_bytes == extra
+    budget_rest = on.plan.budget_bytes - on.plan.weights_bytes - on.plan.cudagraph_bytes
+    assert on.plan.kv_cache_bytes == budget_rest - on.plan.activation_bytes - on.plan.non_torch_bytes
+    assert any("penalty state" in n for n in on.plan.assumptions)
+    assert not any("penalty state" in n for n in off.plan.assumptions)
+    # every tensor-parallel rank samples, so every rank holds it whole
+    _, tp2 = _plan("0.29.0", tensor_parallel_size=2)
+    _, tp2_off = _plan("0.29.0", tensor_parallel_size=2, v2_model_runner=False)
+    assert tp2.plan.non_torch_bytes - tp2_off.plan.non_torch_bytes == extra
 
 
 def test_environment_switch_is_read_from_the_container() -> None:

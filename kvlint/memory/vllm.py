@@ -2277,8 +2277,7 @@ def stage_memory(
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
-    penalty = _v2_penalty_state(model, cfg, last)  # a GPU tensor of the sampler, never offloaded
-    w += penalty[0]
+    penalty = _v2_penalty_state(model, cfg, last)
     path, alt_path = _sampler_paths(cfg, settings.flashinfer_sampler)
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
@@ -2298,7 +2297,9 @@ def stage_memory(
         forward_extra=gather,
         triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
     )
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor)
+    # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
+    # "weights + non-torch" (>= 0.27.0)
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor) + penalty[0]
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -2433,7 +2434,8 @@ def _extensible_kv(
 
 
 def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[str, ...]]:
-    """The V2 model runner's penalty state on the last pipeline stage (bytes, held like the weights) and the plan
+    """The V2 model runner's penalty state on the last pipeline stage (bytes, resident from the model load on; the
+    plan counts it with the non-torch memory, as vLLM's "consumed memory (weights + non-torch)" does) and the plan
     line saying so: :func:`kvlint.memory.vllm_runner.penalty_state_bytes` for ``max_num_seqs`` rows, from the
     release whose ``memory_profiling`` counts it (:data:`~kvlint.memory.vllm_runner.PENALTY_STATE_COUNTED_FROM`);
     ``(0, ())`` otherwise. docs/engine-memory-model.md §1.2.6."""
@@ -2442,8 +2444,8 @@ def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple
     b = vllm_runner.penalty_state_bytes(cfg.max_num_seqs, model.vocab_size)
     return b, (
         f"V2 model runner: its sampler's penalty state ({cfg.max_num_seqs} x {model.vocab_size:,} int32 counts "
-        f"and prompt bit masks, {b / GiB:.2f} GiB) is allocated with the model, after the weights are measured, "
-        "and leaves the KV budget (vllm/v1/worker/gpu/sample/penalties.py PenaltiesState)",
+        f"and prompt bit masks, {b / GiB:.2f} GiB, counted with the non-torch memory) is allocated after the "
+        "weights are measured and leaves the KV budget (vllm/v1/worker/gpu/sample/penalties.py PenaltiesState)",
     )
 
 
