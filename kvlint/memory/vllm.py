@@ -2333,9 +2333,10 @@ def stage_memory(
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     elif cfg.extensible:
-        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg)
+        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg, exact=penalty[0])
     else:
-        kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
+        # the penalty state is counted from the source: it does not widen the band
+        kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over - penalty[0])
     # the sampler path the installed FlashInfer would pick instead (before 0.11.1) widens the band on its side
     kv_lo, kv_hi = kv - band - max(0, act_alt - act), kv + band + max(0, act - act_alt)
     if bypass:
@@ -2387,7 +2388,7 @@ _EXT_MARGIN_FRACTION = 0.75
 
 
 def _extensible_kv(
-    cfg: StartupConfig, w: int, act: int, nt: int, cg: int
+    cfg: StartupConfig, w: int, act: int, nt: int, cg: int, exact: int = 0
 ) -> tuple[int, int, int, tuple[str, ...]]:
     """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``.
 
@@ -2409,7 +2410,8 @@ def _extensible_kv(
     warm-up (``ExtensibleKVCache.record_transient_peak``, taken before capture) and the torch reservation growth
     (``torch_reserve_growth_bytes``) do not exceed the profiled activation. vLLM commits ``min`` of this and the
     pool it reserved from the profile (``vllm/v1/core/kv_cache_planning.py::finalize_extensible_kv_cache``), which
-    is never smaller. The graph bytes returned (the plan's CUDA-graph row) are the captured pool.
+    is never smaller. The graph bytes returned (the plan's CUDA-graph row) are the captured pool. ``exact``: bytes of
+    ``nt`` counted from the source (the V2 penalty state), left out of the band.
     docs/engine-memory-model.md §1.2.5.
     """
     peak = act
@@ -2430,7 +2432,7 @@ def _extensible_kv(
             f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
             f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
         )
-    return kv, cal.band_bytes(act + nt + cg), cg, tuple(notes)
+    return kv, cal.band_bytes(act + nt + cg - exact), cg, tuple(notes)
 
 
 def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[str, ...]]:
