@@ -182,7 +182,7 @@ def test_scheduler_limits_pool_shapes_and_samplers_answer_as_the_functions(conta
             path, alt = vllm._sampler_paths(cfg, s.flashinfer_sampler)
             cp = parse_cc(cc)
             assert path == cal.sampler_path(
-                cfg.era, v, cfg.chunked_prefill, cp, cfg.vendor, s.flashinfer_sampler
+                cfg.era, v, cfg.chunked_prefill, cp, cfg.vendor, s.flashinfer_sampler, cfg.v2_runner
             )
             assert alt == cal.sampler_path_alternative(cfg.era, v, cfg.vendor, s.flashinfer_sampler)
 

@@ -118,6 +118,25 @@ def test_vllm_pooling_plan_has_no_sampler_and_no_lm_head(version: str) -> None:
     assert not any("pooling" in n for n in g.plan.assumptions)
 
 
+def test_vllm_pooling_model_on_the_v2_runner_holds_no_penalty_state() -> None:
+    """From 0.29.0 every model runs vLLM's V2 model runner, which builds its sampler (and the sampler's penalty
+    state, ``max_num_seqs x vocab`` counts) only for a generative model (0.34.0 ``GPUModelRunner.__init__``:
+    ``if self.is_last_pp_rank and not self.is_pooling_model``): the pooling plan's non-torch memory lacks it."""
+    from kvlint.memory import vllm_runner as vr
+
+    model = _e5()
+    for version in ("0.29.0", "0.34.0"):
+        pooled = VllmSettings(version=version, max_model_len=8192)
+        p = plan_vllm_detailed(pooled, model, H100_TOTAL, **H100)
+        g = plan_vllm_detailed(pooled.changed(runner="generate"), model, H100_TOTAL, **H100)
+        pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
+        assert pc.v2_runner and pc.pooling
+        penalty = vr.penalty_state_bytes(pc.max_num_seqs, model.vocab_size)
+        assert g.plan.non_torch_bytes - p.plan.non_torch_bytes == penalty, version
+        assert not any("penalty state" in n for n in p.plan.assumptions)
+        assert any("penalty state" in n for n in g.plan.assumptions)
+
+
 def test_vllm_pooling_model_runs_on_v0_before_0_9_2() -> None:
     """0.8.5's V1 oracle sends a pooling model to V0 ("No Embedding Models so far"), where chunked prefill stays
     off by default; the generative runner of the same model stays on V1."""

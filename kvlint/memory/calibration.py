@@ -340,6 +340,7 @@ def sampler_path(
     compute_capability: tuple[int, int] | None = None,
     vendor: str = "nvidia",
     flashinfer_env: bool | None = None,
+    v2_runner: bool = False,
 ) -> str:
     """Which top-k/top-p implementation the profile's dummy sampler runs, by release (read in the wheels):
 
@@ -366,11 +367,22 @@ def sampler_path(
       ``forward_native`` too through 0.20.x (``DISABLE_AITER_SAMPLER = True``; ``vllm@0.17.0``/``vllm@0.20.0``/
       ``vllm@0.24.0:vllm/v1/sample/ops/topk_topp_sampler.py``). AITER's own sampler from 0.24.0 is not modelled.
 
+    * The V2 model runner (``v2_runner``, :func:`kvlint.memory.vllm_runner.uses_v2_runner`) on NVIDIA/AMD GPUs:
+      ``v2_logits`` before 0.33.0 (its dummy sampler only passes the model-dtype logits through), from 0.33.0
+      ``v2_flashinfer`` where the V1 choice above is FlashInfer (the V2 ``Sampler.use_flashinfer`` is the same
+      ``flashinfer_sampler_supported()``, ``vllm@0.33.0``/``vllm@0.34.0:vllm/v1/worker/gpu/sample/sampler.py``),
+      else ``v2_triton``: :func:`v2_sampler_bytes`.
+
     Before 0.11.1 the choice depends on the FlashInfer package installed in the image, which a manifest does not
     show: :func:`sampler_path_alternative` gives the other path, and the plan's band covers both.
     """
     if era == "v0":
         return "v0_chunked" if chunked_prefill else "v0_sort"
+    if v2_runner and vendor in ("nvidia", "amd"):
+        if version < V2_WARMUP_PASS_FROM:
+            return "v2_logits"
+        v1 = sampler_path(era, version, chunked_prefill, compute_capability, vendor, flashinfer_env)
+        return "v2_flashinfer" if v1 == "v1_flashinfer" else "v2_triton"
     native = "v1_triton" if version >= TRITON_SAMPLER_FROM else "v1_native"
     if vendor == "amd":
         return native
@@ -414,16 +426,21 @@ def activation_bytes(
     encoder_peak: int = 0,
     encoder_cache: int = 0,
     forward_extra: int = 0,
+    triton_all_rows: bool = False,
 ) -> int:
     """Activation peak of the profile run per GPU (bytes) = max(K_ENCODER x encoder peak, encoder cache + forward,
     encoder cache + sampler); the sampler only on the last PP stage (the one computing logits). ``rows`` = sampled
     rows R, ``tokens`` = T; ``forward_extra`` bytes the forward pass holds beyond its T-token shapes (the MoE
-    layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`).
+    layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`). ``triton_all_rows``:
+    the release runs the Triton top-k/top-p kernel below 8 rows too (>= 0.30.0, :data:`TRITON_ALL_ROWS_FROM`).
+    The V2 runner's paths (``v2_*``) are counted from the source by :func:`v2_sampler_bytes`.
     [shapes from source; K_SAMPLER, K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
     if not last_stage:
         sampler = 0.0
+    elif path.startswith("v2_"):
+        sampler = float(v2_sampler_bytes(path, rows, vocab, dtype_bytes))
     elif path == "v1_triton":
-        sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes))
+        sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes, triton_all_rows))
     else:
         sampler = K_SAMPLER[path] * rows * vocab * 4
     forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes + forward_extra
@@ -434,7 +451,13 @@ TRITON_SAMPLER_FROM = (0, 17, 0)
 """First vLLM release whose PyTorch-native top-k/top-p path runs the Triton kernel (vllm-project/vllm#33538)."""
 TRITON_SAMPLER_MIN_ROWS = 8
 """``apply_top_k_top_p`` takes the Triton kernel from this many rows, the PyTorch sort below
-(``vllm@0.17.0:vllm/v1/sample/ops/topk_topp_sampler.py``)."""
+(``vllm@0.17.0``/``vllm@0.29.0:vllm/v1/sample/ops/topk_topp_sampler.py``)."""
+TRITON_ALL_ROWS_FROM = (0, 30, 0)
+"""First release whose ``apply_top_k_top_p`` takes the Triton kernel whenever ``HAS_TRITON``, whatever the batch
+size (``vllm@0.30.0``/``vllm@0.34.0:vllm/v1/sample/ops/topk_topp_sampler.py``; 0.29.0 still sorts below 8 rows)."""
+V2_WARMUP_PASS_FROM = (0, 33, 0)
+"""First release whose V2 ``_dummy_sampler_run`` adds the ``SamplingParams.for_sampler_warmup()`` pass
+(``vllm@0.33.0:vllm/v1/worker/gpu/model_runner.py``; 0.32.0 runs the default pass only)."""
 TRITON_SAMPLER_SMS = 132
 """Streaming multiprocessors assumed for the Triton kernel's scratch buffer, which has one vocab-wide fp32 row per
 program, ``min(next_power_of_2(min(rows, SMs)), SMs)`` rows (``vllm@0.17.0:vllm/v1/sample/ops/topk_topp_triton.py::
@@ -443,21 +466,60 @@ holds no SM count: an H100/H200's 132. The catalogue's devices span 40 (T4) to 3
 buffer is off by at most 92 rows fewer or 172 more: 0.05 / 0.10 GiB at a 152k vocabulary, 0.17 GiB at 262k (Gemma)."""
 
 
-def triton_sampler_bytes(rows: int, vocab: int, dtype_bytes: int) -> int:
+def triton_sampler_bytes(rows: int, vocab: int, dtype_bytes: int, all_rows: bool = False) -> int:
     """Peak of the V1 profile's dummy sampler on the Triton top-k/top-p path (bytes), counted from the source, not
     calibrated (vLLM 0.17.0 and 0.20.0 wheels, ``vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run``,
     ``vllm/v1/sample/sampler.py::Sampler.forward``/``sample``, ``vllm/v1/sample/ops/topk_topp_sampler.py``):
     the ``rows x vocab`` logits in the model dtype (``compute_logits``, kept by the caller), their fp32 copy
     (``logits.to(torch.float32)``; none when the model runs in fp32), temperature and top-k/top-p applied in place on
     it, the fp32 softmax ``probs`` and the exponential noise ``q`` (``random_sample``: ``probs.div_(q)`` in place),
-    plus the Triton scratch buffer (:data:`TRITON_SAMPLER_SMS`). Below :data:`TRITON_SAMPLER_MIN_ROWS` rows the
-    PyTorch sort runs: ``K_SAMPLER["v1_native"]`` as before."""
-    if rows < TRITON_SAMPLER_MIN_ROWS:
+    plus the Triton scratch buffer (:func:`triton_buffer_rows`). Below :data:`TRITON_SAMPLER_MIN_ROWS` rows the
+    PyTorch sort runs (``K_SAMPLER["v1_native"]``) unless ``all_rows`` (>= 0.30.0, :data:`TRITON_ALL_ROWS_FROM`)."""
+    if rows < TRITON_SAMPLER_MIN_ROWS and not all_rows:
         return int(K_SAMPLER["v1_native"] * rows * vocab * 4)
     copy = dtype_bytes if dtype_bytes != 4 else 0
+    return rows * vocab * (copy + 3 * 4) + triton_buffer_rows(rows) * vocab * 4
+
+
+def triton_buffer_rows(rows: int) -> int:
+    """Rows of the Triton top-k/top-p kernel's scratch buffer (one vocab-wide fp32 row each):
+    ``min(next_power_of_2(min(rows, SMs)), SMs)`` (``vllm@0.17.0``/``vllm@0.34.0:vllm/v1/sample/ops/
+    topk_topp_triton.py::apply_top_k_top_p_triton``; SMs :data:`TRITON_SAMPLER_SMS`); 0 without rows."""
+    if rows <= 0:
+        return 0
     programs = min(rows, TRITON_SAMPLER_SMS)
-    buffer_rows = min(1 << (programs - 1).bit_length(), TRITON_SAMPLER_SMS)
-    return rows * vocab * (copy + 3 * 4) + buffer_rows * vocab * 4
+    return min(1 << (programs - 1).bit_length(), TRITON_SAMPLER_SMS)
+
+
+GUMBEL_BLOCK = 1024
+"""Vocabulary block of the V2 runner's ``gumbel_sample``: one int64 arg-max and one fp32 maximum per row and
+block (``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/sample/gumbel.py::gumbel_sample``, ``BLOCK_SIZE = 1024``)."""
+
+
+def v2_sampler_bytes(path: str, rows: int, vocab: int, dtype_bytes: int) -> int:
+    """Peak of the V2 model runner's dummy sampler (bytes), counted from the source, not calibrated
+    (``vllm/v1/worker/gpu/model_runner.py::GPUModelRunner._dummy_sampler_run``, ``vllm/v1/worker/gpu/sample/
+    sampler.py::Sampler``, 0.29.0 - 0.34.0 wheels). Always: the ``rows x vocab`` logits in the model dtype
+    (``compute_logits``, held by the caller) and ``gumbel_sample``'s per-block arg-max/maximum
+    (:data:`GUMBEL_BLOCK`). By path (:func:`sampler_path`):
+
+    * ``v2_logits`` (before 0.33.0): the default pass only; no request is added, so
+      ``Sampler.apply_sampling_params`` returns the logits untouched (no fp32 copy), there is no top-k/top-p and
+      no logprobs;
+    * from 0.33.0 the ``SamplingParams.for_sampler_warmup()`` pass adds the fp32 copy of the logits
+      (``torch.empty_like(logits, dtype=torch.float32).copy_``); bias, penalties, bad words, temperature and
+      min-p apply in place; its top-k 50 and top-p 0.9 then run ``flashinfer_sample`` (``v2_flashinfer``:
+      ``top_k_top_p_sampling_from_logits``, which builds the masked fp32 logits and their fp32 softmax,
+      [assumed] FlashInfer's ``top_k_first`` order) or ``apply_top_k_top_p`` in place with the Triton scratch
+      buffer (``v2_triton``, :func:`triton_buffer_rows`). Its 5 logprobs are ``torch.topk`` of the raw logits
+      (``raw_logprobs``, 5 columns a row)."""
+    blocks = -(-max(0, vocab) // GUMBEL_BLOCK)
+    base = rows * vocab * dtype_bytes + rows * blocks * (8 + 4)
+    if path == "v2_logits":
+        return base
+    if path == "v2_flashinfer":
+        return base + rows * vocab * 3 * 4
+    return base + rows * vocab * 4 + triton_buffer_rows(rows) * vocab * 4
 
 
 def non_torch_bytes(era: str, world: int, vendor: str = "nvidia") -> int:

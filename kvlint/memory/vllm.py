@@ -21,6 +21,7 @@ from kvlint.engines.options import SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
+from kvlint.memory import vllm_runner
 from kvlint.memory.deepseek_v4 import V4_DEFAULT_BLOCK_SIZE, is_deepseek_v4, v4_pool
 from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 from kvlint.memory.kv import (
@@ -125,7 +126,8 @@ class VllmSettings:
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile,
     ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
     ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
-    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``mxfp4_backend``: ``"marlin"`` when
+    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override; ``v2_model_runner``:
+    ``VLLM_USE_V2_MODEL_RUNNER`` (:func:`kvlint.memory.vllm_runner.uses_v2_runner`). ``mxfp4_backend``: ``"marlin"`` when
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
@@ -179,6 +181,7 @@ class VllmSettings:
     skip_mm_profiling: bool = False
     mm_encoder_tp_mode: str | None = None
     flashinfer_sampler: bool | None = None
+    v2_model_runner: bool | None = None
     mxfp4_backend: str | None = None
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
@@ -373,6 +376,7 @@ def settings_from_flags(
         skip_mm_profiling=bool(get("skip_mm_profiling", False)),
         mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
         flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
+        v2_model_runner=truthy(env.get("VLLM_USE_V2_MODEL_RUNNER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
         kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
         enable_elastic_ep=bool(get("enable_elastic_ep", False)),
@@ -1461,6 +1465,7 @@ class StartupConfig:
     length_refused: str | None = None
     v0_fallback: str | None = None
     pooling: bool = False
+    v2_runner: bool = False
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1838,6 +1843,27 @@ def resolve_startup(
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
+        v2_runner=era == "v1" and _v2_runner(settings, model, v, vendor),
+    )
+
+
+def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str) -> bool:
+    """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
+    uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
+    ``--enable-elastic-ep``)."""
+    drafted = bool(settings.speculative_model is not None or settings.speculative_model_id)
+    spec = (
+        vllm_runner.spec_method_name(settings.speculative_method, drafted)
+        if settings.num_speculative_tokens or settings.speculative_method or drafted
+        else None
+    )
+    return vllm_runner.uses_v2_runner(
+        v,
+        tuple(model.architectures or ()),
+        vendor,
+        settings.v2_model_runner,
+        spec,
+        settings.enable_elastic_ep,
     )
 
 
@@ -2331,6 +2357,7 @@ def stage_memory(
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
+    penalty = _v2_penalty_state(model, cfg, last)
     path, alt_path = _sampler_paths(cfg, settings.flashinfer_sampler)
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
@@ -2348,8 +2375,11 @@ def stage_memory(
         encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         forward_extra=gather,
+        triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
     )
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor)
+    # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
+    # "weights + non-torch" (>= 0.27.0)
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor) + penalty[0]
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -2357,6 +2387,7 @@ def stage_memory(
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
+            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(
@@ -2382,9 +2413,10 @@ def stage_memory(
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     elif cfg.extensible:
-        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg)
+        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg, exact=penalty[0])
     else:
-        kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
+        # the penalty state is counted from the source: it does not widen the band
+        kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over - penalty[0])
     # the sampler path the installed FlashInfer would pick instead (before 0.11.1) widens the band on its side
     kv_lo, kv_hi = kv - band - max(0, act_alt - act), kv + band + max(0, act - act_alt)
     if bypass:
@@ -2413,6 +2445,7 @@ def stage_memory(
         bypass=bypass,
         notes=gnotes
         + lora[1]
+        + penalty[1]
         + (
             (
                 f"MoE layers see all {cfg.dp} data-parallel ranks' {cfg.max_num_batched_tokens:,}-token profile "
@@ -2435,7 +2468,7 @@ _EXT_MARGIN_FRACTION = 0.75
 
 
 def _extensible_kv(
-    cfg: StartupConfig, w: int, act: int, nt: int, cg: int
+    cfg: StartupConfig, w: int, act: int, nt: int, cg: int, exact: int = 0
 ) -> tuple[int, int, int, tuple[str, ...]]:
     """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``.
 
@@ -2457,7 +2490,8 @@ def _extensible_kv(
     warm-up (``ExtensibleKVCache.record_transient_peak``, taken before capture) and the torch reservation growth
     (``torch_reserve_growth_bytes``) do not exceed the profiled activation. vLLM commits ``min`` of this and the
     pool it reserved from the profile (``vllm/v1/core/kv_cache_planning.py::finalize_extensible_kv_cache``), which
-    is never smaller. The graph bytes returned (the plan's CUDA-graph row) are the captured pool.
+    is never smaller. The graph bytes returned (the plan's CUDA-graph row) are the captured pool. ``exact``: bytes of
+    ``nt`` counted from the source (the V2 penalty state), left out of the band.
     docs/engine-memory-model.md §1.2.5.
     """
     peak = act
@@ -2478,7 +2512,29 @@ def _extensible_kv(
             f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
             f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
         )
-    return kv, cal.band_bytes(act + nt + cg), cg, tuple(notes)
+    return kv, cal.band_bytes(act + nt + cg - exact), cg, tuple(notes)
+
+
+def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[str, ...]]:
+    """The V2 model runner's penalty state on the last pipeline stage (bytes, resident from the model load on; the
+    plan counts it with the non-torch memory, as vLLM's "consumed memory (weights + non-torch)" does) and the plan
+    line saying so: :func:`kvlint.memory.vllm_runner.penalty_state_bytes` for ``max_num_seqs`` rows, from the
+    release whose ``memory_profiling`` counts it (:data:`~kvlint.memory.vllm_runner.PENALTY_STATE_COUNTED_FROM`);
+    ``(0, ())`` otherwise, and for a pooling model (its runner builds a pooler, no sampler).
+    docs/engine-memory-model.md §1.2.6."""
+    if not (
+        last and cfg.v2_runner and not cfg.pooling and cfg.version >= vllm_runner.PENALTY_STATE_COUNTED_FROM
+    ):
+        return (
+            0,
+            (),
+        )  # a pooling model's runner builds no sampler (0.34.0 GPUModelRunner.__init__: is_pooling_model)
+    b = vllm_runner.penalty_state_bytes(cfg.max_num_seqs, model.vocab_size)
+    return b, (
+        f"V2 model runner: its sampler's penalty state ({cfg.max_num_seqs} x {model.vocab_size:,} int32 counts "
+        f"and prompt bit masks, {b / GiB:.2f} GiB, counted with the non-torch memory) is allocated after the "
+        "weights are measured and leaves the KV budget (vllm/v1/worker/gpu/sample/penalties.py PenaltiesState)",
+    )
 
 
 def _lora_stage(
@@ -2568,6 +2624,7 @@ def _large_defaults_note(
         cfg.tp,
         cfg.dtype_bytes,
         last,
+        triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
     )
     delta = act - small
     if delta < _LARGE_DEFAULTS_MIN_BYTES or (kv > 0 and delta < _LARGE_DEFAULTS_MIN_SHARE * kv):
@@ -2579,8 +2636,13 @@ def _large_defaults_note(
         f"{small / GiB:.2f} GiB at {s_mbt}/{s_seqs} ({tier}), so it plans {delta / GiB:.2f} GiB/GPU less KV "
         f"cache than those would (it may hold fewer KV tokens than a smaller GPU); --max-num-batched-tokens "
         f"{s_mbt} --max-num-seqs {s_seqs} gives it back (EngineArgs.get_batch_defaults; the dummy sampler "
-        "samples min(max_num_seqs, max_num_batched_tokens) rows in gpu_model_runner.profile_run)",
+        f"samples min(max_num_seqs, max_num_batched_tokens) rows in {_runner_file(cfg)}.profile_run)",
     )
+
+
+def _runner_file(cfg: StartupConfig) -> str:
+    """The GPU model runner file the start-up runs: ``gpu/model_runner`` (V2) or ``gpu_model_runner`` (V1)."""
+    return "gpu/model_runner" if cfg.v2_runner else "gpu_model_runner"
 
 
 def _sampler_paths(cfg: StartupConfig, flashinfer_env: bool | None) -> tuple[str, str | None]:
@@ -2589,17 +2651,29 @@ def _sampler_paths(cfg: StartupConfig, flashinfer_env: bool | None) -> tuple[str
     prefill, GPU capability and vendor) and ``VLLM_USE_FLASHINFER_SAMPLER``; memoised by those inputs
     (:func:`_sampler_paths_of`)."""
     return _sampler_paths_of(
-        cfg.version, cfg.era, cfg.chunked_prefill, cfg.compute_capability, cfg.vendor, flashinfer_env
+        cfg.version,
+        cfg.era,
+        cfg.chunked_prefill,
+        cfg.compute_capability,
+        cfg.vendor,
+        flashinfer_env,
+        cfg.v2_runner,
     )
 
 
 @per_object
 def _sampler_paths_of(
-    v: Version, era: str, chunked: bool, cc: str | None, vendor: str, flashinfer_env: bool | None
+    v: Version,
+    era: str,
+    chunked: bool,
+    cc: str | None,
+    vendor: str,
+    flashinfer_env: bool | None,
+    v2_runner: bool = False,
 ) -> tuple[str, str | None]:
     """:func:`_sampler_paths` itself, memoised by the release's identity and the other inputs
-    (:func:`per_object`)."""
-    path = cal.sampler_path(era, v, chunked, parse_cc(cc), vendor, flashinfer_env)
+    (:func:`per_object`); ``v2_runner``: the start-up runs the V2 model runner (:attr:`StartupConfig.v2_runner`)."""
+    path = cal.sampler_path(era, v, chunked, parse_cc(cc), vendor, flashinfer_env, v2_runner)
     return path, cal.sampler_path_alternative(era, v, vendor, flashinfer_env)
 
 
@@ -2656,6 +2730,9 @@ _PATH_TEXT = {
     "v1_flashinfer": "FlashInfer top-k/top-p sampler",
     "v1_native": "PyTorch top-k/top-p sampler",
     "v1_triton": "Triton top-k/top-p sampler",
+    "v2_logits": "V2 model runner's default sampler pass",
+    "v2_flashinfer": "V2 model runner's warm-up sampler pass, FlashInfer top-k/top-p",
+    "v2_triton": "V2 model runner's warm-up sampler pass, Triton top-k/top-p",
 }
 
 

@@ -1,0 +1,202 @@
+"""Which GPU model runner a vLLM V1 engine starts, and what the V2 runner holds that the V1 runner does not.
+
+vLLM has two GPU model runners for its V1 engine: the original ``vllm/v1/worker/gpu_model_runner.py`` and the V2
+runner ``vllm/v1/worker/gpu/model_runner.py``. ``VllmConfig.use_v2_model_runner`` (``vllm/config/vllm.py``) picks
+one, read release by release in the wheels (:func:`uses_v2_runner`); the V1 runner is gone from the 0.34.0 wheel.
+The two profile differently (docs/engine-memory-model.md §1.2.6):
+
+* the V2 dummy sampler (``GPUModelRunner._dummy_sampler_run``) runs one default pass over the model-dtype logits
+  before 0.33.0, plus from 0.33.0 a second pass with ``SamplingParams.for_sampler_warmup()`` for every row
+  (:func:`kvlint.memory.calibration.v2_sampler_bytes`);
+* the V2 sampler's penalty state (``vllm/v1/worker/gpu/sample/penalties.py::PenaltiesState``) is allocated when the
+  model loads, after the weights are measured and before the profile: from 0.27.0 vLLM's ``memory_profiling``
+  counts it (``total_consumed``, the free-memory drop since the worker started), before it the profile's
+  before/after difference cancels it out (:func:`penalty_state_bytes`).
+"""
+
+from __future__ import annotations
+
+Version = tuple[int, int, int]
+
+#: ``DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`` by first release (``vllm@0.22.0`` … ``vllm@0.28.0:vllm/config/vllm.py``):
+#: before 0.29.0 only these architectures start the V2 runner without ``VLLM_USE_V2_MODEL_RUNNER``
+#: (``VllmConfig._is_default_v2_model_runner_model``, generative runner only).
+V2_DEFAULT_ARCHITECTURES: tuple[tuple[Version, frozenset[str]], ...] = (
+    ((0, 22, 0), frozenset({"Qwen3ForCausalLM"})),
+    ((0, 23, 0), frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"})),
+    (
+        (0, 24, 0),
+        frozenset(
+            {
+                "Qwen3ForCausalLM",
+                "DeepseekV2ForCausalLM",
+                "Qwen2MoeForCausalLM",
+                "GraniteMoeForCausalLM",
+                "LlamaForCausalLM",
+                "MistralForCausalLM",
+            }
+        ),
+    ),
+    ((0, 25, 0), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"})),
+    (
+        (0, 26, 0),
+        frozenset(
+            {
+                "DeepseekV2ForCausalLM",
+                "GraniteMoeForCausalLM",
+                "InklingForCausalLM",
+                "InklingForConditionalGeneration",
+                "LongcatFlashNgramForCausalLM",
+                "Qwen2MoeForCausalLM",
+            }
+        ),
+    ),
+    (
+        (0, 27, 0),
+        frozenset(
+            {
+                "DeepseekV2ForCausalLM",
+                "GraniteMoeForCausalLM",
+                "InklingForCausalLM",
+                "InklingForConditionalGeneration",
+                "KimiK3ForConditionalGeneration",
+                "LongcatFlashNgramForCausalLM",
+                "Qwen2MoeForCausalLM",
+            }
+        ),
+    ),
+    (
+        (0, 28, 0),
+        frozenset(
+            {
+                "DeepseekV2ForCausalLM",
+                "DeepseekV4ForCausalLM",
+                "GraniteMoeForCausalLM",
+                "InklingForCausalLM",
+                "InklingForConditionalGeneration",
+                "KimiK3ForConditionalGeneration",
+                "LongcatFlashNgramForCausalLM",
+                "Qwen2MoeForCausalLM",
+            }
+        ),
+    ),
+)
+V2_ENV_FROM: Version = (0, 22, 0)
+"""``VLLM_USE_V2_MODEL_RUNNER`` unset means "the release decides" from 0.22.0 (``maybe_convert_bool``, default None);
+before it the variable defaults to 0 (``vllm@0.21.0:vllm/envs.py``) and kvlint keeps the V1 runner."""
+V2_ALL_MODELS_FROM: Version = (0, 29, 0)
+"""First release whose ``use_v2_model_runner`` takes the V2 runner for every model unless a feature is unsupported
+(``vllm@0.29.0:vllm/config/vllm.py``: no architecture list)."""
+V2_ONLY_FROM: Version = (0, 34, 0)
+"""The 0.34.0 wheel has no ``gpu_model_runner.py``; ``VLLM_USE_V2_MODEL_RUNNER=0`` is refused
+(``vllm@0.34.0:vllm/platforms/interface.py``)."""
+
+#: Architectures that keep the V1 runner on ROCm by default, by first release (``vllm@0.27.0``:
+#: ``ROCM_EXCLUDED_V2_MODEL_RUNNER_ARCHITECTURES``; ``vllm@0.29.0``/``vllm@0.30.0``/``vllm@0.31.0``:
+#: ``ROCM_DEFAULT_MRV1_ARCHITECTURES``; none from 0.32.0)
+_ROCM_V1_ARCHITECTURES: tuple[tuple[Version, frozenset[str]], ...] = (
+    ((0, 27, 0), frozenset({"KimiK3ForConditionalGeneration"})),
+    ((0, 29, 0), frozenset({"DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM"})),
+    ((0, 30, 0), frozenset({"DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM", "GlmMoeDsaForCausalLM"})),
+    ((0, 32, 0), frozenset()),
+)
+
+#: Speculative methods the V2 runner does not run, by first release
+#: (``VllmConfig._get_v2_model_runner_unsupported_features``); before 0.30.0 the V2 runner runs only the methods
+#: of :data:`_V2_SPEC_METHODS_BEFORE_030`
+_V1_ONLY_SPEC_METHODS: tuple[tuple[Version, frozenset[str]], ...] = (
+    (
+        (0, 30, 0),
+        frozenset(
+            {"ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"}
+        ),
+    ),
+    ((0, 31, 0), frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"})),
+    ((0, 32, 0), frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})),
+    ((0, 33, 0), frozenset({"suffix", "custom_class"})),
+)
+#: ``vllm@0.22.0``: eagle, eagle3, mtp; dflash, dspark and extract_hidden_states join in later releases
+#: (``vllm@0.25.0``, ``vllm@0.29.0``)
+_V2_SPEC_METHODS_BEFORE_030 = frozenset(
+    {"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"}
+)
+
+
+def _at(table: tuple[tuple[Version, frozenset[str]], ...], v: Version) -> frozenset[str]:
+    """The entry of ``table`` in force at release ``v`` (the last whose first release is <= ``v``), else empty."""
+    out: frozenset[str] = frozenset()
+    for first, names in table:
+        if v >= first:
+            out = names
+    return out
+
+
+def spec_method_name(method: str | None, draft_model: bool) -> str | None:
+    """The speculative method as ``SpeculativeConfig`` names it after its own normalisation: ``[ngram]`` is
+    ``ngram``, every ``*_mtp`` method ``mtp``, no method with a draft model ``draft_model``; None without
+    speculative decoding."""
+    m = (method or "").strip().lower()
+    if not m:
+        return "draft_model" if draft_model else None
+    if m == "[ngram]":
+        return "ngram"
+    if "mtp" in m:
+        return "mtp"
+    return m
+
+
+def uses_v2_runner(
+    version: Version,
+    architectures: tuple[str, ...],
+    vendor: str = "nvidia",
+    env: bool | None = None,
+    spec_method: str | None = None,
+    elastic_ep: bool = False,
+) -> bool:
+    """Whether vLLM ``version`` (V1 engine, generative model) starts the V2 GPU model runner, restating
+    ``VllmConfig.use_v2_model_runner`` (``vllm/config/vllm.py``, read in the 0.21.0 - 0.34.0 wheels):
+
+    * >= 0.34.0: always (the V1 runner is gone);
+    * ``env``: ``VLLM_USE_V2_MODEL_RUNNER`` set (from 0.22.0; before it only an explicit 1 would take V2, which
+      kvlint does not model);
+    * 0.22.0 - 0.28.x: only the architectures of :data:`V2_DEFAULT_ARCHITECTURES`; from 0.29.0 every model;
+    * the V1 runner all the same on ROCm for the architectures of :data:`_ROCM_V1_ARCHITECTURES`, with a
+      speculative method the V2 runner does not run (``spec_method``, :func:`spec_method_name`), and with
+      ``--enable-elastic-ep`` before 0.32.0.
+
+    The other V1-only features (stock torch.compile, sequence parallelism, dual batch overlap, custom logits
+    processors, pipeline parallelism under ``external_launcher``) are not read from a manifest."""
+    if version >= V2_ONLY_FROM:
+        return True
+    if version < V2_ENV_FROM:
+        return False
+    if env is not None:
+        return env
+    if version < V2_ALL_MODELS_FROM and not set(architectures) & _at(V2_DEFAULT_ARCHITECTURES, version):
+        return False
+    if vendor == "amd" and set(architectures) & _at(_ROCM_V1_ARCHITECTURES, version):
+        return False
+    if spec_method is not None:
+        if version < (0, 30, 0):
+            if spec_method not in _V2_SPEC_METHODS_BEFORE_030:
+                return False
+        elif spec_method in _at(_V1_ONLY_SPEC_METHODS, version):
+            return False
+    if elastic_ep and version < (0, 32, 0):
+        return False
+    return True
+
+
+PENALTY_STATE_COUNTED_FROM: Version = (0, 27, 0)
+"""First release whose ``memory_profiling`` (``vllm/utils/mem_utils.py``) counts the memory allocated between the
+weight measurement and the profile (``total_consumed``); ``vllm@0.26.0`` still sums weights, the profile's torch
+peak increase and the non-torch increase, which leaves it out."""
+
+
+def penalty_state_bytes(max_num_seqs: int, vocab: int) -> int:
+    """Bytes of the V2 sampler's penalty state on the last pipeline stage: ``output_bin_counts`` (``max_num_seqs x
+    vocab`` int32) and ``prompt_bin_mask`` (``max_num_seqs x ceil(vocab / 32)`` int32), allocated by
+    ``PenaltiesState.__init__`` whether or not a request uses penalties (``vllm@0.24.0``/``vllm@0.34.0:
+    vllm/v1/worker/gpu/sample/penalties.py``; the Sampler is built in ``GPUModelRunner.load_model`` after
+    ``model_memory_usage`` is taken)."""
+    return max(0, max_num_seqs) * (max(0, vocab) + -(-max(0, vocab) // 32)) * 4

@@ -1,0 +1,179 @@
+"""vLLM's V2 GPU model runner (``vllm/v1/worker/gpu/model_runner.py``): which releases start it, and what its profile
+costs against the V1 runner's (``vllm/v1/worker/gpu_model_runner.py``).
+
+Source, read in the 0.21.0 - 0.34.0 wheels: ``vllm/config/vllm.py::VllmConfig.use_v2_model_runner`` (the choice),
+``vllm/v1/worker/gpu/model_runner.py::GPUModelRunner._dummy_sampler_run`` (one default sampler pass before 0.33.0,
+a ``SamplingParams.for_sampler_warmup()`` pass added from 0.33.0), ``vllm/v1/worker/gpu/sample/penalties.py``
+(the penalty state allocated with the model) and ``vllm/utils/mem_utils.py::memory_profiling`` (``total_consumed``
+from 0.27.0). Before this, kvlint priced the V1 runner's sampler at every release, 0.34.0 (its default) included.
+"""
+
+from __future__ import annotations
+
+from kvlint.accelerators import lookup
+from kvlint.engines.command import parse_command_line
+from kvlint.memory import calibration as cal
+from kvlint.memory import vllm_runner as vr
+from kvlint.memory.versions import parse_version
+from kvlint.memory.vllm import VllmSettings, plan_vllm_detailed, settings_from_config
+from kvlint.models import resolve_model
+
+v = parse_version
+QWEN2 = ("Qwen2ForCausalLM",)
+LLAMA = ("LlamaForCausalLM",)
+
+
+def test_release_table_of_the_v2_runner() -> None:
+    # 0.21.0 reads VLLM_USE_V2_MODEL_RUNNER as a plain 0/1 defaulting to 0: the V1 runner
+    assert not vr.uses_v2_runner(v("0.21.0"), LLAMA)
+    # 0.22.0 - 0.28.x: by architecture list (Llama in 0.23.0 and 0.24.0 only, Qwen2 never)
+    assert not vr.uses_v2_runner(v("0.22.0"), LLAMA) and vr.uses_v2_runner(v("0.22.0"), ("Qwen3ForCausalLM",))
+    assert vr.uses_v2_runner(v("0.23.0"), LLAMA) and vr.uses_v2_runner(v("0.24.0"), LLAMA)
+    assert not vr.uses_v2_runner(v("0.25.0"), LLAMA) and not vr.uses_v2_runner(v("0.28.0"), LLAMA)
+    assert vr.uses_v2_runner(v("0.28.0"), ("DeepseekV4ForCausalLM",))
+    assert not any(vr.uses_v2_runner(v(f"0.{m}.0"), QWEN2) for m in range(21, 29))
+    # 0.29.0 on: every model
+    assert all(vr.uses_v2_runner(v(f"0.{m}.0"), QWEN2) for m in range(29, 35))
+    # the environment decides where the release reads it; 0.34.0 has no V1 runner left
+    assert not vr.uses_v2_runner(v("0.31.0"), QWEN2, env=False)
+    assert vr.uses_v2_runner(v("0.25.0"), QWEN2, env=True)
+    assert not vr.uses_v2_runner(v("0.21.0"), QWEN2, env=True)  # opt-in before 0.22.0: not modelled
+    assert vr.uses_v2_runner(v("0.34.0"), QWEN2, env=False)
+
+
+def test_fallbacks_to_the_v1_runner() -> None:
+    dsv32 = ("DeepseekV32ForCausalLM",)
+    assert not vr.uses_v2_runner(v("0.30.0"), dsv32, vendor="amd") and vr.uses_v2_runner(v("0.30.0"), dsv32)
+    assert vr.uses_v2_runner(v("0.32.0"), dsv32, vendor="amd")
+    ngram = vr.spec_method_name("[ngram]", False)
+    assert ngram == "ngram" and vr.spec_method_name("deepseek_mtp", False) == "mtp"
+    assert vr.spec_method_name(None, True) == "draft_model" and vr.spec_method_name(None, False) is None
+    assert not vr.uses_v2_runner(v("0.31.0"), QWEN2, spec_method=ngram)
+    assert vr.uses_v2_runner(v("0.32.0"), QWEN2, spec_method=ngram)
+    assert not vr.uses_v2_runner(v("0.30.0"), QWEN2, spec_method="draft_model")
+    assert vr.uses_v2_runner(v("0.31.0"), QWEN2, spec_method="draft_model")
+    assert not vr.uses_v2_runner(v("0.29.0"), QWEN2, spec_method="draft_model")
+    assert vr.uses_v2_runner(v("0.29.0"), QWEN2, spec_method="mtp")
+    assert not vr.uses_v2_runner(v("0.33.0"), QWEN2, spec_method="suffix")
+    assert not vr.uses_v2_runner(v("0.31.0"), QWEN2, elastic_ep=True)
+    assert vr.uses_v2_runner(v("0.32.0"), QWEN2, elastic_ep=True)
+
+
+def test_v2_sampler_paths_by_release() -> None:
+    a100, t4 = (8, 0), (7, 5)
+    assert cal.sampler_path("v1", v("0.31.0"), True, a100, v2_runner=True) == "v2_logits"
+    assert cal.sampler_path("v1", v("0.32.0"), True, t4, v2_runner=True) == "v2_logits"
+    assert cal.sampler_path("v1", v("0.33.0"), True, a100, v2_runner=True) == "v2_flashinfer"
+    assert cal.sampler_path("v1", v("0.34.0"), True, t4, v2_runner=True) == "v2_triton"
+    assert (
+        cal.sampler_path("v1", v("0.34.0"), True, a100, flashinfer_env=False, v2_runner=True) == "v2_triton"
+    )
+    assert cal.sampler_path("v1", v("0.34.0"), True, None, vendor="amd", v2_runner=True) == "v2_triton"
+    # the V1 runner keeps its paths
+    assert cal.sampler_path("v1", v("0.34.0"), True, a100) == "v1_flashinfer"
+
+
+def test_v2_sampler_holds_the_tensors_its_passes_build() -> None:
+    rows, vocab = 256, 151936
+    logits = cal.v2_sampler_bytes("v2_logits", rows, vocab, 2)
+    # the default pass: the model-dtype logits and gumbel_sample's per-block arg-max/maximum, nothing vocab-wide more
+    assert rows * vocab * 2 <= logits < rows * vocab * 2 + rows * vocab
+    assert cal.v2_sampler_bytes("v2_logits", rows, vocab, 4) - logits == rows * vocab * 2
+    # warm-up pass: the fp32 copy, then FlashInfer's masked logits and probabilities, or the Triton scratch buffer
+    fi = cal.v2_sampler_bytes("v2_flashinfer", rows, vocab, 2)
+    tr = cal.v2_sampler_bytes("v2_triton", rows, vocab, 2)
+    assert fi - logits == 3 * rows * vocab * 4
+    assert tr - logits == rows * vocab * 4 + cal.triton_buffer_rows(rows) * vocab * 4
+    assert cal.triton_buffer_rows(rows) == cal.TRITON_SAMPLER_SMS and cal.triton_buffer_rows(5) == 8
+    # far below the V1 runner's sort or FlashInfer rejection sampler at the same rows
+    assert fi < cal.K_SAMPLER["v1_native"] * rows * vocab * 4
+    assert logits < cal.K_SAMPLER["v1_flashinfer"] * rows * vocab * 4 / 4
+
+
+def test_triton_runs_below_eight_rows_from_0_30_0() -> None:
+    vocab = 151936
+    for rows in (1, 7):
+        before = cal.activation_bytes("v1_triton", rows, 1, vocab, 64, 64, 1, 2)
+        after = cal.activation_bytes("v1_triton", rows, 1, vocab, 64, 64, 1, 2, triton_all_rows=True)
+        assert before == int(cal.K_SAMPLER["v1_native"] * rows * vocab * 4)
+        assert after == cal.triton_sampler_bytes(rows, vocab, 2, all_rows=True) < before
+    assert cal.TRITON_ALL_ROWS_FROM == v("0.30.0")
+
+
+def _plan(version: str, model_id: str = "Qwen/Qwen2.5-7B", gpu: str = "h100", **kw):
+    model = resolve_model(model_id, allow_hub=False)
+    g = lookup(gpu)
+    assert g is not None
+    s = VllmSettings(
+        version=version, max_model_len=8192, max_num_seqs=1024, max_num_batched_tokens=2048, **kw
+    )
+    return model, plan_vllm_detailed(
+        s, model, g.memory_bytes, gpu_name=g.name, compute_capability=g.compute_capability
+    )
+
+
+def _forward(model, d) -> int:
+    """The profile's activation with a sampler too small to matter: the forward pass alone."""
+    return cal.activation_bytes("v2_logits", 1, 2048, 1, model.hidden_size, _inter(model), 1, _dbytes(d))
+
+
+def _dbytes(d) -> int:
+    assert d.plan.dtype in ("bfloat16", "float16")
+    return 2
+
+
+def _inter(model) -> int:
+    from kvlint.memory.vllm import model_facts
+
+    return model_facts(model).inter_eff
+
+
+def test_plan_prices_the_v2_profile_from_0_29_0() -> None:
+    """Qwen2 takes the V2 runner from 0.29.0: its default sampler pass leaves the forward pass as the peak, where the
+    V1 runner's FlashInfer sampler set it; VLLM_USE_V2_MODEL_RUNNER=0 keeps the V1 figure."""
+    model, v1 = _plan("0.28.0")
+    _, v2 = _plan("0.29.0")
+    _, forced_v1 = _plan("0.29.0", v2_model_runner=False)
+    rows, vocab = 1024, model.vocab_size
+    assert v1.plan.activation_bytes == forced_v1.plan.activation_bytes
+    assert v1.plan.activation_bytes == int(cal.K_SAMPLER["v1_flashinfer"] * rows * vocab * 4)
+    assert v2.plan.activation_bytes == max(
+        _forward(model, v2), cal.v2_sampler_bytes("v2_logits", rows, vocab, _dbytes(v2))
+    )
+    assert v2.plan.activation_bytes < v1.plan.activation_bytes
+    # 0.33.0 adds the warm-up pass (an H100 runs FlashInfer's sampler)
+    _, warm = _plan("0.33.0")
+    assert warm.plan.activation_bytes == max(
+        _forward(model, warm), cal.v2_sampler_bytes("v2_flashinfer", rows, vocab, _dbytes(warm))
+    )
+    assert any("V2 model runner's warm-up sampler pass, FlashInfer" in n for n in warm.plan.assumptions)
+
+
+def test_penalty_state_leaves_the_budget_from_0_27_0() -> None:
+    """The V2 sampler's penalty state is allocated after the weights are measured: memory_profiling counts it from
+    0.27.0 (total_consumed, printed as part of "consumed memory (weights + non-torch)") and not before. Llama starts
+    the V2 runner at 0.24.0."""
+    _, on = _plan("0.24.0", "meta-llama/Llama-3.1-8B")
+    _, off = _plan("0.24.0", "meta-llama/Llama-3.1-8B", v2_model_runner=False)
+    assert on.plan.non_torch_bytes == off.plan.non_torch_bytes
+    model, on = _plan("0.29.0")
+    _, off = _plan("0.29.0", v2_model_runner=False)
+    extra = vr.penalty_state_bytes(1024, model.vocab_size)
+    assert extra == 1024 * (model.vocab_size + -(-model.vocab_size // 32)) * 4
+    # not in "Model loading took": the weights row is the V1 runner's
+    assert on.plan.weights_bytes == off.plan.weights_bytes
+    assert on.plan.non_torch_bytes - off.plan.non_torch_bytes == extra
+    budget_rest = on.plan.budget_bytes - on.plan.weights_bytes - on.plan.cudagraph_bytes
+    assert on.plan.kv_cache_bytes == budget_rest - on.plan.activation_bytes - on.plan.non_torch_bytes
+    assert any("penalty state" in n for n in on.plan.assumptions)
+    assert not any("penalty state" in n for n in off.plan.assumptions)
+    # every tensor-parallel rank samples, so every rank holds it whole
+    _, tp2 = _plan("0.29.0", tensor_parallel_size=2)
+    _, tp2_off = _plan("0.29.0", tensor_parallel_size=2, v2_model_runner=False)
+    assert tp2.plan.non_torch_bytes - tp2_off.plan.non_torch_bytes == extra
+
+
+def test_environment_switch_is_read_from_the_container() -> None:
+    cfg = parse_command_line(["env", "VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", "X"])
+    assert settings_from_config(cfg).v2_model_runner is False
+    assert settings_from_config(parse_command_line(["vllm", "serve", "X"])).v2_model_runner is None
