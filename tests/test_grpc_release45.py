@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.engines.command import GRPC_SERVER_FROM, GRPC_SERVER_MODULE
+from kvlint.engines.command import (
+    GRPC_OWN_OPTION,
+    GRPC_OWN_OPTION_UNTIL,
+    GRPC_SERVER_FROM,
+    GRPC_SERVER_MODULE,
+)
 from kvlint.pipeline import Options, run_check
 
 FIRST = ".".join(map(str, GRPC_SERVER_FROM))
@@ -66,3 +71,28 @@ def test_grpc_server_from_its_release_is_accepted(tmp_path: Path, tag: str) -> N
 def test_openai_server_on_an_old_release_is_not_the_grpc_finding(tmp_path: Path) -> None:
     path = _manifest(tmp_path, f"v{BEFORE}", '["python3", "-m", "vllm.entrypoints.openai.api_server"]')
     assert _kv206(path) == []
+
+
+def _kv205(tmp_path: Path, tag: str, module: str) -> list:  # type: ignore[type-arg]
+    path = _manifest(tmp_path, tag, f'["python3", "-m", "{module}"]')
+    text = path.read_text().replace('"--port", "9000"', f'"{GRPC_OWN_OPTION}", "--port", "9000"')
+    path.write_text(text)
+    res = run_check([str(path)], Options(allow_hub=False))
+    return [d for d in res.diagnostics if d.rule == "KV205" and GRPC_OWN_OPTION in d.message]
+
+
+def test_grpc_servers_own_option_is_known_on_its_releases(tmp_path: Path) -> None:
+    """0.14.0 - 0.17.x's gRPC server takes --disable-log-stats-server (its main adds it), which kvlint called an
+    unknown vLLM option (KV205 error: the container would not start)."""
+    last = f"{GRPC_OWN_OPTION_UNTIL[0]}.{GRPC_OWN_OPTION_UNTIL[1] - 1}.0"
+    assert _kv205(tmp_path, f"v{last}", GRPC_SERVER_MODULE) == []
+
+
+def test_grpc_servers_own_option_is_refused_elsewhere(tmp_path: Path) -> None:
+    """From 0.18.0 the gRPC server takes --host/--port only, and the OpenAI server never took the option."""
+    until = ".".join(map(str, GRPC_OWN_OPTION_UNTIL))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (a,) = _kv205(tmp_path / "a", f"v{until}", GRPC_SERVER_MODULE)
+    (b,) = _kv205(tmp_path / "b", "v0.17.0", "vllm.entrypoints.openai.api_server")
+    assert a.severity == b.severity == "error"

@@ -83,6 +83,10 @@ _VLLM_MODULES = {
 #: vllm.entrypoints.grpc_server".
 GRPC_SERVER_MODULE = "vllm.entrypoints.grpc_server"
 GRPC_SERVER_FROM = (0, 14, 0)
+#: The gRPC server's own option beside ``--host``/``--port``: ``--disable-log-stats-server`` (a switch) is in its
+#: ``main`` in the 0.14.0 and 0.17.0 wheels, gone from 0.18.0 (0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.34.0 read).
+GRPC_OWN_OPTION = "--disable-log-stats-server"
+GRPC_OWN_OPTION_UNTIL = (0, 18, 0)
 
 
 @dataclass(slots=True)
@@ -1227,10 +1231,18 @@ def _dispatch(
 def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
     """KV206 (error) on ``python -m vllm.entrypoints.grpc_server`` when the image's vLLM ``version`` is older than
     :data:`GRPC_SERVER_FROM`: the module is not in that release, so the container stops at once. An unknown
-    release (``latest``, no tag) is read as the newest, which ships it."""
+    release (``latest``, no tag) is read as the newest, which ships it. On the releases whose gRPC server takes
+    :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to before :data:`GRPC_OWN_OPTION_UNTIL`), the engine
+    parser's KV205 on that option is dropped."""
     from kvlint.memory.versions import parse_pep440
 
     v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is not None and GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
+        cfg.findings = [
+            f
+            for f in cfg.findings
+            if not (isinstance(f, OptionFinding) and f.unknown and f.option == GRPC_OWN_OPTION)
+        ]
     if v is None or v >= GRPC_SERVER_FROM:
         return
     first = ".".join(map(str, GRPC_SERVER_FROM))
