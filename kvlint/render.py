@@ -1297,8 +1297,9 @@ def _kustomize_roots(
     through a cycle, never a kustomize ``Component`` (``kind: Component``: kustomize applies one only to the
     kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
     are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
-    the local files (normalised paths) any of them names in or below its own directory (:func:`_in_root`: kustomize
-    refuses a file above it, which the walk then reads as a plain file); the unused components are the Components no root
+    the local files (normalised paths) any of them names, a ``resources`` entry only in or below its own directory
+    (:func:`_in_root`: kustomize refuses a file above it, which the walk then reads as a plain file; a patch or a
+    generator's file above it is no whole object and stays named); the unused components are the Components no root
     reaches, in walk order (built by nothing in this walk). A kustomization file that is a symbolic link out of the
     walked directory whose real path is ``real_top`` (when given) is not read (its build says why)."""
     real = {os.path.realpath(k): k for k in kdirs}
@@ -1334,7 +1335,9 @@ def _kustomize_roots(
                 if other is not None and other != k:
                     edges[k].append(other)
                     continue
-            if os.path.isfile(target) and _in_root(resolved[target], k):
+            if os.path.isfile(target) and (field != "resources" or _in_root(resolved[target], k)):
+                # (only a resources entry is a whole object the walk can read alone: a patch, a generator's
+                # file or a transformer's configuration above the kustomization stays with its refused build)
                 named.add(os.path.normpath(target))
     into = {o for outs in edges.values() for o in outs}
     # a kustomize Component (kind: Component) is built only through a kustomization listing it under components:

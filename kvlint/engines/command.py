@@ -77,6 +77,16 @@ _VLLM_MODULES = {
     "vllm.entrypoints.api_server",
     "vllm.entrypoints.grpc_server",
 }
+#: vLLM's gRPC server module and the first release that ships it: ``vllm/entrypoints/grpc_server.py`` is in the
+#: vllm 0.14.0, 0.17.0, 0.20.0, 0.21.0 and 0.34.0 wheels (a deprecated shim over ``launchers/grpc_server.py`` in
+#: 0.34.0) and in neither the 0.12.0 nor the 0.13.0 one, where ``python -m`` stops with "No module named
+#: vllm.entrypoints.grpc_server".
+GRPC_SERVER_MODULE = "vllm.entrypoints.grpc_server"
+GRPC_SERVER_FROM = (0, 14, 0)
+#: The gRPC server's own option beside ``--host``/``--port``: ``--disable-log-stats-server`` (a switch) is in its
+#: ``main`` in the 0.14.0 and 0.17.0 wheels, gone from 0.18.0 (0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.34.0 read).
+GRPC_OWN_OPTION = "--disable-log-stats-server"
+GRPC_OWN_OPTION_UNTIL = (0, 18, 0)
 
 
 @dataclass(slots=True)
@@ -631,6 +641,14 @@ class _Found:
     #: an image ENTRYPOINT that passes them on), so a ``$VAR`` or ``${VAR}`` in them is the engine's literal text
     #: (the kubelet expands only ``$(VAR)``). False for the words of a ``sh -c`` script, and when not known.
     exec_form: bool = False
+    #: the program is vLLM's gRPC server module (:data:`GRPC_SERVER_MODULE`), which older releases do not ship
+    grpc: bool = False
+
+
+def _runs_grpc(words: Sequence[str], start: int) -> bool:
+    """Whether the engine invocation :func:`_match_program` found in ``words`` (arguments from ``start``) is
+    ``python -m vllm.entrypoints.grpc_server``."""
+    return start >= 1 and words[start - 1] == GRPC_SERVER_MODULE
 
 
 @dataclass
@@ -731,7 +749,8 @@ def _scan_shell(
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
-        return _Found(engine, argv, pos_model, _in_their_file(program, argv)), ""
+        found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
     for texts, w0 in zip(seen, heads, strict=True):
@@ -1209,6 +1228,40 @@ def _dispatch(
     return cfg
 
 
+def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
+    """KV206 (error) on ``python -m vllm.entrypoints.grpc_server`` when the image's vLLM ``version`` is older than
+    :data:`GRPC_SERVER_FROM`: the module is not in that release, so the container stops at once. An unknown
+    release (``latest``, no tag) is read as the newest, which ships it. On the releases whose gRPC server takes
+    :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to before :data:`GRPC_OWN_OPTION_UNTIL`), the engine
+    parser's KV205 on that option is dropped."""
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
+    if v is not None and GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
+        cfg.findings = [
+            f
+            for f in cfg.findings
+            if not (isinstance(f, OptionFinding) and f.unknown and f.option == GRPC_OWN_OPTION)
+        ]
+    if v is None or v >= GRPC_SERVER_FROM:
+        return
+    first = ".".join(map(str, GRPC_SERVER_FROM))
+    cfg.findings.append(
+        OptionFinding(
+            rule="KV206",
+            message=(
+                f"vLLM {version} has no gRPC server: vllm/entrypoints/grpc_server.py comes with vLLM {first}, so "
+                f"the container stops at once ('No module named {GRPC_SERVER_MODULE}'); the options are read as "
+                "the engine's"
+            ),
+            loc=cfg.command_loc,
+            fix=f"use an image of vLLM {first} or later, or python3 -m vllm.entrypoints.openai.api_server",
+            severity="error",
+            option=GRPC_SERVER_MODULE,
+        )
+    )
+
+
 def _dispatch_argv(
     found: _Found,
     *,
@@ -1276,6 +1329,8 @@ def _dispatch_argv(
             cfg.findings = chart_provenance(cfg.findings, server_args)
         if kaito:
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
+        if found.grpc:
+            _grpc_release(cfg, version)
         if cfg.model is None:
             cfg.findings.append(
                 Finding(
@@ -1475,7 +1530,16 @@ def parse_container(
         # args only: the image ENTRYPOINT runs
         m = _match_program(texts)
         if m:
-            return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :]), True))
+            return dispatch(
+                _Found(
+                    m[0],
+                    items[m[1] :],
+                    m[2],
+                    _in_their_file(program, items[m[1] :]),
+                    True,
+                    _runs_grpc(texts, m[1]),
+                )
+            )
         # the ENTRYPOINT is the program: its command line is written at the args: key (without args, None: the
         # container's own position, as before)
         entry = _args_key(container, items) or program
@@ -1514,7 +1578,16 @@ def parse_container(
             return cfg
     m = _match_program(texts)
     if m:
-        return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :]), True))
+        return dispatch(
+            _Found(
+                m[0],
+                items[m[1] :],
+                m[2],
+                _in_their_file(program, items[m[1] :]),
+                True,
+                _runs_grpc(texts, m[1]),
+            )
+        )
     if _serves_no_model(texts):
         return None
     if cmd and _base(texts[0]) in _IDLE:
