@@ -60,6 +60,18 @@ LINES = [
         "FlashInfer top-p/top-k sampling unavailable: no module; falling back. Set VLLM_USE_FLASHINFER_SAMPLER=0",
         False,
     ),
+    # vllm@0.24.0 / vllm@0.34.0 ``flashinfer_sampler_supported``: the warning falls back, the error (the variable set
+    # to 1 on a GPU FlashInfer cannot serve) stops the start-up: no sampler was chosen
+    (
+        "FlashInfer top-p/top-k sampling unavailable: unsupported compute capability 7.5; falling back. Set "
+        "VLLM_USE_FLASHINFER_SAMPLER=0 to silence.",
+        False,
+    ),
+    (
+        "RuntimeError: FlashInfer top-p/top-k sampling unavailable: unsupported compute capability 7.5. Unset "
+        "VLLM_USE_FLASHINFER_SAMPLER=1.",
+        None,
+    ),
     # at sampling time, not in the profile: not a start-up choice
     (
         "FlashInfer 0.2.3+ does not support per-request generators. Falling back to PyTorch-native implementation.",

@@ -502,12 +502,16 @@ _SAMPLER_FLASHINFER = re.compile(r"Using FlashInfer for top-p & top-k sampling\.
 #: sampling.", "FlashInfer is available, but it is not enabled. Falling back …", "FlashInfer version >= 0.2.3
 #: required. Falling back to default sampling implementation."), vllm@0.17.0 ("… is available but disabled by
 #: default"), vllm@0.21.0 ("… disabled via VLLM_USE_FLASHINFER_SAMPLER=0", "… not supported on compute
-#: capability"), vllm@0.34.0 ("FlashInfer top-p/top-k sampling unavailable: …"). The per-request-generator
-#: fall-back ("does not support per-request generators") happens at sampling time, not in the profile: not read.
+#: capability"), vllm@0.24.0 - vllm@0.34.0 ("FlashInfer top-p/top-k sampling unavailable: <reason>; falling back.").
+#: Not read: the same releases' ``RuntimeError`` "FlashInfer top-p/top-k sampling unavailable: <reason>. Unset
+#: VLLM_USE_FLASHINFER_SAMPLER=1." (``flashinfer_sampler_supported`` raises it when the variable is set: the start-up
+#: fails, nothing fell back), and the per-request-generator fall-back ("does not support per-request generators"),
+#: which happens at sampling time, not in the profile.
 _SAMPLER_NATIVE = re.compile(
     r"Falling back to the PyTorch-native implementation of top-p & top-k sampling"
     r"|FlashInfer version >= 0\.2\.3 required\. Falling back to default sampling"
-    r"|FlashInfer top-p/top-k sampling (?:is available but disabled|disabled via|not supported on|unavailable)"
+    r"|FlashInfer top-p/top-k sampling (?:is available but disabled|disabled via|not supported on)"
+    r"|FlashInfer top-p/top-k sampling unavailable: .*; falling back\."
 )
 
 
