@@ -246,7 +246,8 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix=fix,
             )
             continue
-        hint = f"; did you mean '{guess}'?" if guess else ""
+        # the statement ends at "field"; kubectl's refusal follows as a detail, after the guess when there is one
+        hint = f"; did you mean '{guess}'?" if guess else ";"
         yield ctx.finding(
             f"'{key}' in {where} is not a Kubernetes field{hint} kubectl apply (strict validation, its default) "
             "rejects the object with 'unknown field'; tools that do not validate drop the key, so its value "
