@@ -666,3 +666,41 @@ def test_install_step_version_input_starts_no_workflow_command(tmp_path: pytest.
         (error,) = [c for c in commands if c.startswith("::error")]
         assert "%0A::warning title=pwned::injected" in error, error
     assert "100%25" in _install_step(tmp, "latest 100%")[1]
+
+
+def _runner_outputs(path: str) -> list[tuple[str, str]]:
+    """The ``(name, value)`` pairs the Actions runner reads from a ``$GITHUB_OUTPUT`` file, in order: a line
+    ``name=value``, or ``name<<DELIMITER`` then the value's lines up to a line ``DELIMITER`` (GitHub Docs,
+    "Workflow commands for GitHub Actions", "Setting an output parameter" and "Multiline strings")."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    pairs: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        eq, heredoc = line.find("="), line.find("<<")
+        if heredoc >= 0 and (eq < 0 or heredoc < eq):
+            name, delimiter = line[:heredoc], line[heredoc + 2 :]
+            end = lines.index(delimiter, i + 1)
+            pairs.append((name, "\n".join(lines[i + 1 : end])))
+            i = end + 1
+            continue
+        if eq >= 0:
+            pairs.append((line[:eq], line[eq + 1 :]))
+        i += 1
+    return pairs
+
+
+def test_an_output_value_with_a_line_break_sets_no_other_output(tmp_path: pytest.TempPathFactory) -> None:
+    # the `sarif` input is written back as the `sarif` output; a file name holding a line break (a workflow that
+    # passes a name it did not write) was written as two `name=value` lines, the second setting `errors`
+    tmp = str(tmp_path)
+    sarif = os.path.join(tmp, "k\nerrors=0.sarif")
+    env = _env(tmp, KVLINT_PATHS="fixtures/examples/chat-8b-l4.yaml", KVLINT_SARIF=sarif)
+    assert run_action(env, cwd=ROOT, out=io.StringIO()) == 1
+    pairs = _runner_outputs(os.path.join(tmp, "output.txt"))
+    names = [n for n, _ in pairs]
+    assert len(names) == len(set(names)), names
+    outputs = dict(pairs)
+    assert outputs["sarif"] == sarif and os.path.isfile(sarif)
+    assert int(outputs["errors"]) >= 1, outputs
