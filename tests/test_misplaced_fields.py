@@ -146,3 +146,20 @@ def test_a_key_with_no_near_field_is_said_in_the_same_sentences_as_a_misspelt_on
         assert d.statement == f"'{key}' in {where} is not a Kubernetes field", d.message
         assert "kubectl apply (strict validation, its default) rejects the object" in d.details[0], d.details
     assert found["x-cache"].fix == "remove 'x-cache' or move it where it belongs"
+
+
+def test_an_init_container_without_a_name_is_named_by_its_place() -> None:
+    """An init container that lacks ``name:`` (the API server refuses that too) was said as "init container '?'";
+    it is named by its place in the list, and a pod-spec key inside it is still moved up."""
+    derived = _with_init(GAUDI.read_text())
+    derived = derived.replace(
+        "      initContainers:\n",
+        "      initContainers:\n        - image: alpine:3.20\n          comand: [sh]\n          volumes: []\n",
+    )
+    found = _kv005(run_documents(load_text(derived, "derived.yaml"), OPTS))
+    typo, moved = found["comand"], found["volumes"]
+    assert "'comand' in initContainers[0] is not a Kubernetes field" in typo.message, typo.message
+    assert "?" not in typo.message.split(";")[0]
+    assert moved.fix == "move 'volumes' out of initContainers[0], up to the pod spec (beside containers:)", (
+        moved.fix
+    )
