@@ -404,13 +404,22 @@ def _diff_base(base_ref: str, cwd: str) -> tuple[str, str] | None:
 
 
 def _write_outputs(path: str | None, values: Mapping[str, Any]) -> str | None:
-    """Append ``key=value`` lines to ``path`` (``$GITHUB_OUTPUT``); returns an error message on failure."""
+    """Append ``key=value`` lines to ``path`` (``$GITHUB_OUTPUT``); returns an error message on failure.
+
+    A value holding a line break (a ``sarif`` file name the workflow passed) is written in the runner's multiline
+    form, ``key<<DELIMITER``, its lines, ``DELIMITER``, with a random delimiter it cannot hold, so no line of it is
+    read as another output (GitHub Docs, "Workflow commands for GitHub Actions", "Multiline strings")."""
     if not path:
         return None
     try:
         with open(path, "a", encoding="utf-8") as fh:
             for k, v in values.items():
-                fh.write(f"{k}={v}\n")
+                text = str(v)
+                if "\n" in text or "\r" in text:
+                    delimiter = f"kvlint_{secrets.token_hex(16)}"
+                    fh.write(f"{k}<<{delimiter}\n{text}\n{delimiter}\n")
+                else:
+                    fh.write(f"{k}={text}\n")
     except OSError as exc:
         return f"GITHUB_OUTPUT: cannot write {path}: {exc.strerror or exc}"
     return None

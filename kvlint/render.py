@@ -1524,6 +1524,21 @@ def _unbuilt_bases_notes(
         ]
         first = order[0]
         one = len(order) == 1
+        # the fix names a base that builds alone; a base whose own tree kvlint refuses or names a missing file (a
+        # KV001 of its own says which) fails alone as its overlays do (GCP's inference bases name the env files a
+        # script writes; aibrix's config/dependency a remote release)
+        alone_builds = next((b for b in order if not _fails_alone(b)), None)
+        if alone_builds is not None:
+            fix = (
+                "make the overlays buildable (their KV001 says what stops the build), or lint a base as it builds "
+                f"alone: kvlint check {shell_word(alone_builds)}"
+            )
+        else:
+            fix = "make the overlays buildable (their KV001 says what stops the build); " + (
+                "this base does not build alone either (kustomize fails on it as on its overlays)"
+                if one
+                else "none of these bases builds alone either (kustomize fails on each as on its overlays)"
+            )
         out.append(
             Finding(
                 "KV002",
@@ -1533,13 +1548,22 @@ def _unbuilt_bases_notes(
                 + "; ".join(listed[:_NOTE_BASES])
                 + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
                 Loc(os.path.join(first, _kustomization_name(first)), 1, 1),
-                fix="make the overlays buildable (their KV001 says what stops the build), or lint a base as it "
-                f"builds alone: kvlint check {shell_word(first)}",
+                fix=fix,
                 severity="info",
                 mark=Mark.WALK_NOTE,
             )
         )
     return out
+
+
+def _fails_alone(base: str) -> bool:
+    """The kustomization tree at ``base`` is not built alone either: :func:`tree_refusal` refuses it (a remote
+    reference, a path outside the repository) or it names a path that does not exist (:func:`missing_paths`);
+    both asked once a run per directory. A tree that cannot be read counts as failing."""
+    try:
+        return bool(tree_refusal(base) or missing_paths(base))
+    except OSError:
+        return True
 
 
 #: Most bases one walk's note on its kustomize bases names (:func:`_bases_notes`), and most overlays it names per

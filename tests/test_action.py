@@ -614,3 +614,93 @@ def test_the_documented_workflows_keep_hf_token_out_of_pull_requests() -> None:
     assert step["uses"].startswith("OWNER/kvlint@") and job.get("environment")
     with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
         assert "env: {HF_TOKEN: ${{ secrets.HF_TOKEN }}}" not in fh.read()
+
+
+def _install_step(tmp: str, version: str) -> tuple[int, str, list[list[str]]]:
+    """Run action.yml's "Install kvlint" script with bash, ``KVLINT_VERSION=version``, and a ``python`` on PATH
+    that records its arguments (one JSON list per call) and exits 0: ``(status, stdout, calls)``."""
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        action = yaml.safe_load(fh)
+    script = next(s for s in action["runs"]["steps"] if s.get("name") == "Install kvlint")["run"]
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    calls = os.path.join(tmp, "calls.jsonl")
+    stub = os.path.join(bindir, "python")
+    with open(stub, "w", encoding="utf-8") as fh:
+        fh.write(
+            f"#!{shutil.which('python3') or 'python3'}\nimport json, sys\n"
+            f"open({calls!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        )
+    os.chmod(stub, 0o755)
+    env = {
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "KVLINT_VERSION": version,
+        "GITHUB_ACTION_PATH": os.path.join(tmp, "action"),
+    }
+    proc = subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True, text=True, check=False)
+    recorded = []
+    if os.path.exists(calls):
+        with open(calls, encoding="utf-8") as fh:
+            recorded = [json.loads(line) for line in fh]
+    os.remove(calls) if os.path.exists(calls) else None
+    return proc.returncode, proc.stdout + proc.stderr, recorded
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_install_step_version_input_starts_no_workflow_command(tmp_path: pytest.TempPathFactory) -> None:
+    # the Install step echoed a bad `version` input as is inside its ::error:: line, so a line break in it
+    # started a workflow command of its own; and a value starting with a digit and a dot went to pip whatever
+    # followed (a line break, a space, a second requirement)
+    tmp = str(tmp_path)
+    code, _, calls = _install_step(tmp, "source")
+    assert (
+        code == 0 and calls[0][:3] == ["-m", "pip", "install"] and calls[0][-1] == os.path.join(tmp, "action")
+    )
+    code, _, calls = _install_step(tmp, "0.2.0rc1")
+    assert code == 0 and calls[0][-1] == "kvlint-k8s==0.2.0rc1"
+    for bad in ("latest\n::warning title=pwned::injected 100%", "1.0\n::warning title=pwned::injected"):
+        code, log, calls = _install_step(tmp, bad)
+        assert code == 2 and calls == [], (bad, calls)
+        commands = _runner_commands(log)
+        assert not [c for c in commands if "pwned" in c and not c.startswith("::error title=kvlint::")], log
+        (error,) = [c for c in commands if c.startswith("::error")]
+        assert "%0A::warning title=pwned::injected" in error, error
+    assert "100%25" in _install_step(tmp, "latest 100%")[1]
+
+
+def _runner_outputs(path: str) -> list[tuple[str, str]]:
+    """The ``(name, value)`` pairs the Actions runner reads from a ``$GITHUB_OUTPUT`` file, in order: a line
+    ``name=value``, or ``name<<DELIMITER`` then the value's lines up to a line ``DELIMITER`` (GitHub Docs,
+    "Workflow commands for GitHub Actions", "Setting an output parameter" and "Multiline strings")."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    pairs: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        eq, heredoc = line.find("="), line.find("<<")
+        if heredoc >= 0 and (eq < 0 or heredoc < eq):
+            name, delimiter = line[:heredoc], line[heredoc + 2 :]
+            end = lines.index(delimiter, i + 1)
+            pairs.append((name, "\n".join(lines[i + 1 : end])))
+            i = end + 1
+            continue
+        if eq >= 0:
+            pairs.append((line[:eq], line[eq + 1 :]))
+        i += 1
+    return pairs
+
+
+def test_an_output_value_with_a_line_break_sets_no_other_output(tmp_path: pytest.TempPathFactory) -> None:
+    # the `sarif` input is written back as the `sarif` output; a file name holding a line break (a workflow that
+    # passes a name it did not write) was written as two `name=value` lines, the second setting `errors`
+    tmp = str(tmp_path)
+    sarif = os.path.join(tmp, "k\nerrors=0.sarif")
+    env = _env(tmp, KVLINT_PATHS="fixtures/examples/chat-8b-l4.yaml", KVLINT_SARIF=sarif)
+    assert run_action(env, cwd=ROOT, out=io.StringIO()) == 1
+    pairs = _runner_outputs(os.path.join(tmp, "output.txt"))
+    names = [n for n, _ in pairs]
+    assert len(names) == len(set(names)), names
+    outputs = dict(pairs)
+    assert outputs["sarif"] == sarif and os.path.isfile(sarif)
+    assert int(outputs["errors"]) >= 1, outputs

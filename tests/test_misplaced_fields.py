@@ -124,3 +124,42 @@ def test_pod_wide_keys_are_said_once_in_a_pod_of_two_serving_containers() -> Non
     assert {cr.container_name for cr in r.containers} == {"vllm-container", "vllm-second"}
     said = [d.message.split("'")[1] for d in r.diagnostics if d.rule == "KV005"]
     assert sorted(said) == ["comand", "livenessProbe", "readinessProbe"], said
+
+
+def test_a_key_with_no_near_field_is_said_in_the_same_sentences_as_a_misspelt_one() -> None:
+    """An unknown key with no field close to it (``oldInit:`` beside ``initContainers:``, ``x-cache:`` in an init
+    container) is said as a misspelt one is, less the guess: the statement ends at "is not a Kubernetes field"
+    and kubectl's refusal follows as a detail (the message ran on as "... is not a Kubernetes field kubectl apply
+    (strict validation, its default) rejects ...")."""
+    derived = _with_init(
+        GAUDI.read_text(), '          comand: ["sh", "-c", "true"]\n', "          x-cache: on\n"
+    )
+    derived = derived.replace("      initContainers:\n", "      oldInit: []\n      initContainers:\n")
+    found = _kv005(run_documents(load_text(derived, "derived.yaml"), OPTS))
+    assert {"comand", "x-cache", "oldInit"} <= set(found), found
+    for key, where in (
+        ("comand", "init container 'fetch'"),
+        ("x-cache", "init container 'fetch'"),
+        ("oldInit", "the pod spec"),
+    ):
+        d = found[key]
+        assert d.statement == f"'{key}' in {where} is not a Kubernetes field", d.message
+        assert "kubectl apply (strict validation, its default) rejects the object" in d.details[0], d.details
+    assert found["x-cache"].fix == "remove 'x-cache' or move it where it belongs"
+
+
+def test_an_init_container_without_a_name_is_named_by_its_place() -> None:
+    """An init container that lacks ``name:`` (the API server refuses that too) was said as "init container '?'";
+    it is named by its place in the list, and a pod-spec key inside it is still moved up."""
+    derived = _with_init(GAUDI.read_text())
+    derived = derived.replace(
+        "      initContainers:\n",
+        "      initContainers:\n        - image: alpine:3.20\n          comand: [sh]\n          volumes: []\n",
+    )
+    found = _kv005(run_documents(load_text(derived, "derived.yaml"), OPTS))
+    typo, moved = found["comand"], found["volumes"]
+    assert "'comand' in initContainers[0] is not a Kubernetes field" in typo.message, typo.message
+    assert "?" not in typo.message.split(";")[0]
+    assert moved.fix == "move 'volumes' out of initContainers[0], up to the pod spec (beside containers:)", (
+        moved.fix
+    )

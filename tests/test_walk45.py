@@ -148,3 +148,27 @@ def test_a_missing_file_of_a_base_is_said_at_the_bases_entry() -> None:
     (note,) = [d for d in diags if d.rule == "KV002" and "bases only of overlays" in d.message]
     assert "base is a base of vllm/h100-llama-3-3-70b-instruct" in note.message, note.message
     assert not any("linted only through" in d.message for d in diags if d.rule == "KV002")
+
+
+@needs_kustomize
+def test_the_note_on_bases_not_linted_names_no_base_that_fails_alone(tmp_path: Path) -> None:
+    """The note's fix offered to lint a base alone (``kvlint check .../base``) when that base fails alone too: GCP's
+    bases name the env files a script writes (the KV001 at their entries), aibrix's config/dependency names a remote
+    release. It names a base only when that base builds alone; otherwise it says that none does."""
+    (note,) = [d for d in _diags([str(GCP)]) if d.rule == "KV002" and "bases only of overlays" in d.message]
+    assert "kvlint check" not in note.fix, note.fix
+    assert "none of these bases builds alone either" in note.fix, note.fix
+    repo = tmp_path / "repo"
+    _aibrix_like(repo)
+    (note,) = [d for d in _diags([str(repo)]) if d.rule == "KV002" and "did not lint" in d.message]
+    assert "kvlint check" not in note.fix, note.fix
+    # a third base of the vke overlay that builds alone (a ConfigMap of its own) is the one the fix names
+    extra = repo / "config" / "extra"
+    _kustomization(extra, "resources:\n- cm.yaml\n")
+    (extra / "cm.yaml").write_text(_CONFIGMAP % "extra")
+    _kustomization(
+        repo / "config" / "overlays" / "vke" / "dependency",
+        "resources:\n- ../../../dependency\n- ../../../extra\n",
+    )
+    (note,) = [d for d in _diags([str(repo)]) if d.rule == "KV002" and "did not lint" in d.message]
+    assert note.fix.endswith(f"lint a base as it builds alone: kvlint check {extra}"), note.fix

@@ -218,9 +218,11 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
     # with it; a sidecar kvlint reads as an engine container (engine_containers) is checked as one instead
     read = [id(c) for c in engine_containers(pod)]
     inits = pod.get("initContainers")
-    for c in inits if isinstance(inits, list) else ():
+    for i, c in enumerate(inits if isinstance(inits, list) else ()):
         if isinstance(c, LDict) and id(c) not in read:
-            owner = "init container " + repr(ref_part(str(c.get("name", "?"))))
+            # (an init container without a name, which the API server refuses too, by its place in the list)
+            name = c.get("name")
+            owner = f"init container {ref_part(str(name))!r}" if name else f"initContainers[{i}]"
             found += [(owner, p, k, g, loc) for p, k, g, loc in unknown_field_paths(c, "V1Container")]
     if len(found) > MAX_UNKNOWN_FIELDS:
         rest = found[MAX_UNKNOWN_FIELDS:]
@@ -246,7 +248,8 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix=fix,
             )
             continue
-        hint = f"; did you mean '{guess}'?" if guess else ""
+        # the statement ends at "field"; kubectl's refusal follows as a detail, after the guess when there is one
+        hint = f"; did you mean '{guess}'?" if guess else ";"
         yield ctx.finding(
             f"'{key}' in {where} is not a Kubernetes field{hint} kubectl apply (strict validation, its default) "
             "rejects the object with 'unknown field'; tools that do not validate drop the key, so its value "
@@ -280,6 +283,8 @@ def _misplaced(
     if owner == "the pod spec" and key in known_fields("V1Container"):
         into = f"the container '{container}'" if container and containers == 1 else "the container it is for"
         return "a container", f"move '{key}' into {into} (under containers:, beside its image)"
-    if owner.startswith(("container ", "init container ")) and key in known_fields("V1PodSpec"):
+    if owner.startswith(("container ", "init container ", "initContainers[")) and key in known_fields(
+        "V1PodSpec"
+    ):
         return "the pod spec", f"move '{key}' out of {owner}, up to the pod spec (beside containers:)"
     return None
