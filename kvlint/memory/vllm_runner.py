@@ -91,6 +91,22 @@ V2_ONLY_FROM: Version = (0, 34, 0)
 """The 0.34.0 wheel has no ``gpu_model_runner.py``; ``VLLM_USE_V2_MODEL_RUNNER=0`` is refused
 (``vllm@0.34.0:vllm/platforms/interface.py``)."""
 
+
+def v2_env_refused(version: Version, raw: str | None) -> str | None:
+    """Why vLLM ``version`` refuses to start with ``VLLM_USE_V2_MODEL_RUNNER`` set to ``raw`` (the variable's
+    string as the container sets it; None: unset), else None. From 0.34.0 ``Platform.validate_environ``
+    (``vllm@0.34.0:vllm/platforms/interface.py``, called by ``EngineArgs.create_engine_config`` whatever
+    ``fail_on_environ_validation`` says) raises ``ValueError`` for any value other than the exact string ``1``
+    (``0``, ``true``, an empty value alike); ``1`` only logs that it is redundant."""
+    if raw is None or version < V2_ONLY_FROM or raw == "1":
+        return None
+    return (
+        f"vLLM {'.'.join(map(str, version))} refuses to start: VLLM_USE_V2_MODEL_RUNNER={raw} raises ValueError "
+        'in validate_environ ("is no longer supported: Model Runner V1 has been removed. Unset this variable."); '
+        "0.34.0 has only the V2 model runner"
+    )
+
+
 #: Architectures that keep the V1 runner on ROCm by default, by first release (``vllm@0.27.0``:
 #: ``ROCM_EXCLUDED_V2_MODEL_RUNNER_ARCHITECTURES``; ``vllm@0.29.0``/``vllm@0.30.0``/``vllm@0.31.0``:
 #: ``ROCM_DEFAULT_MRV1_ARCHITECTURES``; none from 0.32.0)
