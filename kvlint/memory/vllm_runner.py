@@ -131,10 +131,14 @@ _V1_ONLY_SPEC_METHODS: tuple[tuple[Version, frozenset[str]], ...] = (
     ((0, 32, 0), frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})),
     ((0, 33, 0), frozenset({"suffix", "custom_class"})),
 )
-#: ``vllm@0.22.0``: eagle, eagle3, mtp; dflash, dspark and extract_hidden_states join in later releases
-#: (``vllm@0.25.0``, ``vllm@0.29.0``)
-_V2_SPEC_METHODS_BEFORE_030 = frozenset(
-    {"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"}
+#: Speculative methods the V2 runner runs before 0.30.0, by first release (``VllmConfig.
+#: _get_v2_model_runner_unsupported_features``, read in the 0.22.0 - 0.29.0 wheels: every other method is
+#: unsupported): eagle, eagle3, mtp; dflash from 0.24.0, dspark from 0.25.0, extract_hidden_states from 0.29.0
+_V2_SPEC_METHODS_BEFORE_030: tuple[tuple[Version, frozenset[str]], ...] = (
+    ((0, 22, 0), frozenset({"eagle", "eagle3", "mtp"})),
+    ((0, 24, 0), frozenset({"eagle", "eagle3", "mtp", "dflash"})),
+    ((0, 25, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})),
+    ((0, 29, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"})),
 )
 
 
@@ -194,7 +198,7 @@ def uses_v2_runner(
         return False
     if spec_method is not None:
         if version < (0, 30, 0):
-            if spec_method not in _V2_SPEC_METHODS_BEFORE_030:
+            if spec_method not in _at(_V2_SPEC_METHODS_BEFORE_030, version):
                 return False
         elif spec_method in _at(_V1_ONLY_SPEC_METHODS, version):
             return False
