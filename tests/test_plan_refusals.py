@@ -101,6 +101,14 @@ CASES = {
         1,
         PlanRefusal.VLLM_V1_POOLING,
     ),
+    "vllm-v2-runner-env": (
+        "vllm/vllm-openai:v0.34.0",
+        VLLM,
+        [LLAMA_1B],
+        {"VLLM_USE_V2_MODEL_RUNNER": "0"},
+        1,
+        PlanRefusal.VLLM_V2_RUNNER_ENV,
+    ),
     "sglang-pp-layers": (
         "lmsysorg/sglang:v0.5.23",
         SGLANG,

@@ -10,6 +10,8 @@ from 0.27.0). Before this, kvlint priced the V1 runner's sampler at every releas
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kvlint.accelerators import lookup
 from kvlint.engines.command import parse_command_line
 from kvlint.memory import calibration as cal
@@ -17,6 +19,7 @@ from kvlint.memory import vllm_runner as vr
 from kvlint.memory.versions import parse_version
 from kvlint.memory.vllm import VllmSettings, plan_vllm_detailed, settings_from_config
 from kvlint.models import resolve_model
+from kvlint.types import Diagnostic
 
 v = parse_version
 QWEN2 = ("Qwen2ForCausalLM",)
@@ -54,6 +57,15 @@ def test_fallbacks_to_the_v1_runner() -> None:
     assert vr.uses_v2_runner(v("0.31.0"), QWEN2, spec_method="draft_model")
     assert not vr.uses_v2_runner(v("0.29.0"), QWEN2, spec_method="draft_model")
     assert vr.uses_v2_runner(v("0.29.0"), QWEN2, spec_method="mtp")
+    # before 0.30.0 the V2 runner's speculative methods grew release by release (its unsupported-features list):
+    # DFlash from 0.24.0, DSpark from 0.25.0, extract_hidden_states from 0.29.0 (models V2 runs by default there)
+    qwen3 = ("Qwen3ForCausalLM",)
+    assert not vr.uses_v2_runner(v("0.23.0"), qwen3, spec_method="dflash")
+    assert vr.uses_v2_runner(v("0.24.0"), qwen3, spec_method="dflash")
+    assert not vr.uses_v2_runner(v("0.24.0"), qwen3, spec_method="dspark")
+    assert vr.uses_v2_runner(v("0.25.0"), ("Qwen2MoeForCausalLM",), spec_method="dspark")
+    assert not vr.uses_v2_runner(v("0.24.0"), qwen3, spec_method="extract_hidden_states")
+    assert vr.uses_v2_runner(v("0.29.0"), QWEN2, spec_method="extract_hidden_states")
     assert not vr.uses_v2_runner(v("0.33.0"), QWEN2, spec_method="suffix")
     assert not vr.uses_v2_runner(v("0.31.0"), QWEN2, elastic_ep=True)
     assert vr.uses_v2_runner(v("0.32.0"), QWEN2, elastic_ep=True)
@@ -177,3 +189,53 @@ def test_environment_switch_is_read_from_the_container() -> None:
     cfg = parse_command_line(["env", "VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", "X"])
     assert settings_from_config(cfg).v2_model_runner is False
     assert settings_from_config(parse_command_line(["vllm", "serve", "X"])).v2_model_runner is None
+
+
+_V2_ENV = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: m
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: vllm/vllm-openai:VERSION
+        args: ["--model", "Qwen/Qwen2.5-0.5B-Instruct"]
+        env:
+        - name: VLLM_USE_V2_MODEL_RUNNER
+          value: "VALUE"
+        resources:
+          limits:
+            nvidia.com/gpu: '1'
+"""
+
+
+def test_v2_runner_variable_other_than_1_is_refused_from_0_34_0(tmp_path: Path) -> None:
+    """0.34.0's ``Platform.validate_environ`` raises ``ValueError`` for ``VLLM_USE_V2_MODEL_RUNNER`` set to anything
+    but the exact string ``1`` (the V1 runner is gone); before it the variable picks the runner. Planned as a V2
+    start-up before (uses_v2_runner ignores the variable at 0.34.0); now a KV502 error at the env value."""
+    from kvlint.pipeline import Options, run_check
+
+    assert vr.v2_env_refused(v("0.34.0"), None) is None and vr.v2_env_refused(v("0.34.0"), "1") is None
+    assert all(vr.v2_env_refused(v("0.34.0"), x) for x in ("0", "true", "", " 1"))
+    assert vr.v2_env_refused(v("0.33.0"), "0") is None
+    f = tmp_path / "m.yaml"
+    for version, value, refused in (("v0.34.0", "0", True), ("v0.34.0", "true", True), ("v0.34.0", "1", False),
+                                    ("v0.33.0", "0", False)):  # fmt: skip
+        f.write_text(_V2_ENV.replace("VERSION", version).replace("VALUE", value))
+        res = run_check([str(f)], Options(allow_hub=False, accelerator="h100"))
+        (cr,) = res.containers
+        if not refused:
+            assert cr.plan is not None, (version, value)
+            continue
+        assert (
+            cr.plan is None and cr.plan_refusal is not None and cr.plan_refusal.value == "vllm-v2-runner-env"
+        )
+        (d,) = [x for x in res.diagnostics if _quotes(x, value)]
+        assert d.rule == "KV502" and d.severity == "error" and d.loc is not None and d.loc.line == 14
+
+
+def _quotes(d: Diagnostic, value: str) -> bool:
+    """A diagnostic quoting the refused assignment."""
+    return f"VLLM_USE_V2_MODEL_RUNNER={value} " in d.message

@@ -34,6 +34,9 @@ class PlanRefusal(enum.Enum):
     #: falling back to V0; 0.6.6 - 0.7.x: V1's ``EngineCore`` asserts the runner is not pooling:
     #: :func:`kvlint.memory.vllm.v1_pooling_refused`)
     VLLM_V1_POOLING = "vllm-v1-pooling"
+    #: vLLM 0.34.0 and later: ``VLLM_USE_V2_MODEL_RUNNER`` set to anything but ``1`` (``validate_environ`` raises,
+    #: the V1 model runner is gone: :func:`kvlint.memory.vllm_runner.v2_env_refused`)
+    VLLM_V2_RUNNER_ENV = "vllm-v2-runner-env"
     #: SGLang: more pipeline stages than the model has layers (``make_layers`` asserts:
     #: :func:`kvlint.memory.sglang.pp_stage_layers`)
     SGLANG_PP_EXCEEDS_LAYERS = "sglang-pp-exceeds-layers"

@@ -127,7 +127,8 @@ class VllmSettings:
     ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
     ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
     ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override; ``v2_model_runner``:
-    ``VLLM_USE_V2_MODEL_RUNNER`` (:func:`kvlint.memory.vllm_runner.uses_v2_runner`). ``mxfp4_backend``: ``"marlin"`` when
+    ``VLLM_USE_V2_MODEL_RUNNER`` (:func:`kvlint.memory.vllm_runner.uses_v2_runner`), ``v2_model_runner_env`` its
+    string as set (:func:`kvlint.memory.vllm_runner.v2_env_refused`). ``mxfp4_backend``: ``"marlin"`` when
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
@@ -182,6 +183,7 @@ class VllmSettings:
     mm_encoder_tp_mode: str | None = None
     flashinfer_sampler: bool | None = None
     v2_model_runner: bool | None = None
+    v2_model_runner_env: str | None = None
     mxfp4_backend: str | None = None
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
@@ -377,6 +379,7 @@ def settings_from_flags(
         mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
         flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         v2_model_runner=truthy(env.get("VLLM_USE_V2_MODEL_RUNNER")),
+        v2_model_runner_env=env.get("VLLM_USE_V2_MODEL_RUNNER"),
         kv_connector=_kv_connector(get("kv_transfer_config")),
         kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
         enable_elastic_ep=bool(get("enable_elastic_ep", False)),
@@ -753,6 +756,9 @@ def _era(
     refused = v1_pooling_refused(v, s, pooling)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V1_POOLING)
+    refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
+    if refused:
+        raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
             return "v1", "V1 engine opted in with VLLM_USE_V1=1", None

@@ -91,6 +91,22 @@ V2_ONLY_FROM: Version = (0, 34, 0)
 """The 0.34.0 wheel has no ``gpu_model_runner.py``; ``VLLM_USE_V2_MODEL_RUNNER=0`` is refused
 (``vllm@0.34.0:vllm/platforms/interface.py``)."""
 
+
+def v2_env_refused(version: Version, raw: str | None) -> str | None:
+    """Why vLLM ``version`` refuses to start with ``VLLM_USE_V2_MODEL_RUNNER`` set to ``raw`` (the variable's
+    string as the container sets it; None: unset), else None. From 0.34.0 ``Platform.validate_environ``
+    (``vllm@0.34.0:vllm/platforms/interface.py``, called by ``EngineArgs.create_engine_config`` whatever
+    ``fail_on_environ_validation`` says) raises ``ValueError`` for any value other than the exact string ``1``
+    (``0``, ``true``, an empty value alike); ``1`` only logs that it is redundant."""
+    if raw is None or version < V2_ONLY_FROM or raw == "1":
+        return None
+    return (
+        f"vLLM {'.'.join(map(str, version))} refuses to start: VLLM_USE_V2_MODEL_RUNNER={raw} raises ValueError "
+        'in validate_environ ("is no longer supported: Model Runner V1 has been removed. Unset this variable."); '
+        "0.34.0 has only the V2 model runner"
+    )
+
+
 #: Architectures that keep the V1 runner on ROCm by default, by first release (``vllm@0.27.0``:
 #: ``ROCM_EXCLUDED_V2_MODEL_RUNNER_ARCHITECTURES``; ``vllm@0.29.0``/``vllm@0.30.0``/``vllm@0.31.0``:
 #: ``ROCM_DEFAULT_MRV1_ARCHITECTURES``; none from 0.32.0)
@@ -115,10 +131,14 @@ _V1_ONLY_SPEC_METHODS: tuple[tuple[Version, frozenset[str]], ...] = (
     ((0, 32, 0), frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})),
     ((0, 33, 0), frozenset({"suffix", "custom_class"})),
 )
-#: ``vllm@0.22.0``: eagle, eagle3, mtp; dflash, dspark and extract_hidden_states join in later releases
-#: (``vllm@0.25.0``, ``vllm@0.29.0``)
-_V2_SPEC_METHODS_BEFORE_030 = frozenset(
-    {"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"}
+#: Speculative methods the V2 runner runs before 0.30.0, by first release (``VllmConfig.
+#: _get_v2_model_runner_unsupported_features``, read in the 0.22.0 - 0.29.0 wheels: every other method is
+#: unsupported): eagle, eagle3, mtp; dflash from 0.24.0, dspark from 0.25.0, extract_hidden_states from 0.29.0
+_V2_SPEC_METHODS_BEFORE_030: tuple[tuple[Version, frozenset[str]], ...] = (
+    ((0, 22, 0), frozenset({"eagle", "eagle3", "mtp"})),
+    ((0, 24, 0), frozenset({"eagle", "eagle3", "mtp", "dflash"})),
+    ((0, 25, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})),
+    ((0, 29, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"})),
 )
 
 
@@ -178,7 +198,7 @@ def uses_v2_runner(
         return False
     if spec_method is not None:
         if version < (0, 30, 0):
-            if spec_method not in _V2_SPEC_METHODS_BEFORE_030:
+            if spec_method not in _at(_V2_SPEC_METHODS_BEFORE_030, version):
                 return False
         elif spec_method in _at(_V1_ONLY_SPEC_METHODS, version):
             return False

@@ -505,6 +505,17 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
+        if refusal is PlanRefusal.VLLM_V2_RUNNER_ENV:
+            # VLLM_USE_V2_MODEL_RUNNER other than 1 on a release without the V1 runner
+            # (kvlint.memory.vllm_runner.v2_env_refused)
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}",
+                _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
+                fix="unset VLLM_USE_V2_MODEL_RUNNER (0.34.0 and later run only the V2 model runner), or use a vLLM "
+                "release before 0.34.0 to keep the V1 runner",
+                severity="error",
+            )
+            return
         if refusal is PlanRefusal.VLLM_MTP_COUNT:
             # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
             n = model_facts(cr.model).mtp_config_layers
