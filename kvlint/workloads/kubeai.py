@@ -478,11 +478,9 @@ def catalog_workloads(doc: Document) -> list[Workload]:
     when it does not (the values' KV504 note names those engines once). The workload of an entry the chart does
     not render with these values (``enabled: false`` and ``all.enabled`` not true) is named
     ``<name> (enabled: false)``: it is checked as if enabled, and every report says it is not. The fixes of a
-    vLLM entry's Model name the entry's fields (:data:`KUBEAI_CATALOG_TERMS`), not a Model's."""
+    vLLM entry's Model name the entry's fields (:func:`kubeai_terms` ``catalog``), not a Model's."""
     out: list[Workload] = []
     for model, enabled in catalog_models(doc):
-        for w in model_workloads(model, other_engines=enabled):
-            if w.values_terms:  # (a vLLM Model's: said in the terms of the catalog entry the user edits)
-                w = replaced(w, values_terms=kubeai_terms(_device(model), catalog=True))
+        for w in model_workloads(model, other_engines=enabled, catalog=True):
             out.append(w if enabled else replaced(w, name=f"{w.name} (enabled: false)"))
     return out
