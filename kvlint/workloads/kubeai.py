@@ -322,7 +322,9 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any], catalog: bool = F
         accelerator_why=why,
         image_source=image_source,
     )
-    terms = kubeai_terms(_device(doc), catalog=catalog)
+    # the profile's device: a TPU or CPU profile of KUBEAI_NON_GPU_PROFILES, a GPU for any other
+    device = "gpu" if non_gpu is None else ("tpu" if non_gpu[0] == TPU_RESOURCE else "cpu")
+    terms = kubeai_terms(device, catalog=catalog)
     return [replaced(w, chart_args=written, values_terms=terms)]
 
 
@@ -461,14 +463,6 @@ def catalog_engine(entry: dict[Any, Any]) -> Any:
     written inside a ``with``, so absent, None here, when the entry's is empty)."""
     engine = entry.get("engine")
     return engine if _truthy(engine) else None
-
-
-def _device(model: Document) -> str:
-    """``gpu``, ``tpu`` or ``cpu``: what the ``resourceProfile`` of the Model ``model`` requests
-    (:data:`KUBEAI_NON_GPU_PROFILES`; ``gpu`` for any other profile)."""
-    profile = str(get_in(model.data, "spec", "resourceProfile") or "").partition(":")[0]
-    non_gpu = KUBEAI_NON_GPU_PROFILES.get(profile)
-    return "gpu" if non_gpu is None else ("tpu" if non_gpu[0] == TPU_RESOURCE else "cpu")
 
 
 def catalog_workloads(doc: Document) -> list[Workload]:
