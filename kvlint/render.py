@@ -1278,16 +1278,6 @@ def _walked_file(path: str, real_top: str) -> bool:
         return False
 
 
-def _in_root(real_target: str, kdir: str) -> bool:
-    """Whether a file a kustomization at ``kdir`` names (its real path ``real_target``) is one kustomize loads: in or
-    below the kustomization's own directory (compared by real path), as its default load restrictor requires
-    (sigs.k8s.io/kustomize ``api/internal/loader`` ``RestrictionRootOnly``: "security; file ... is not in or
-    below ..."). A file above it (GKE's Gemma overlays list ``../vllm-7b.yaml``) is refused by the build, so a walk
-    reads it as a plain file rather than leave it to a build that never holds it."""
-    root = os.path.join(os.path.realpath(kdir), "")
-    return real_target.startswith(root)
-
-
 def _kustomize_roots(
     kdirs: Sequence[str], max_bytes: int, real_top: str = ""
 ) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
@@ -1298,11 +1288,15 @@ def _kustomize_roots(
     kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
     are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
     the local files (normalised paths) any of them names, a ``resources`` entry only in or below its own directory
-    (:func:`_in_root`: kustomize refuses a file above it, which the walk then reads as a plain file; a patch or a
-    generator's file above it is no whole object and stays named); the unused components are the Components no root
-    reaches, in walk order (built by nothing in this walk). A kustomization file that is a symbolic link out of the
-    walked directory whose real path is ``real_top`` (when given) is not read (its build says why)."""
-    real = {os.path.realpath(k): k for k in kdirs}
+    (compared by real path, as kustomize's default load restrictor requires: sigs.k8s.io/kustomize
+    ``api/internal/loader`` ``RestrictionRootOnly``, "security; file ... is not in or below ..."; the build refuses
+    a file above it, as GKE's Gemma overlays list ``../vllm-7b.yaml``, which the walk then reads as a plain file
+    rather than leave it to a build that never holds it; a patch or a generator's file above it is no whole object
+    and stays named); the unused components are the Components no root reaches, in walk order (built by nothing in
+    this walk). A kustomization file that is a symbolic link out of the walked directory whose real path is
+    ``real_top`` (when given) is not read (its build says why)."""
+    real_of = {k: os.path.realpath(k) for k in kdirs}
+    real = {r: k for k, r in real_of.items()}
     edges: dict[str, list[str]] = {k: [] for k in kdirs}
     named: set[str] = set()
     components: set[str] = set()
@@ -1335,7 +1329,9 @@ def _kustomize_roots(
                 if other is not None and other != k:
                     edges[k].append(other)
                     continue
-            if os.path.isfile(target) and (field != "resources" or _in_root(resolved[target], k)):
+            if os.path.isfile(target) and (
+                field != "resources" or real_inside(resolved[target], real_of[k], below=True)
+            ):
                 # (only a resources entry is a whole object the walk can read alone: a patch, a generator's
                 # file or a transformer's configuration above the kustomization stays with its refused build)
                 named.add(os.path.normpath(target))
