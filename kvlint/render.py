@@ -1511,13 +1511,6 @@ def _unbuilt_bases_notes(
         if not alone:
             continue
         order = sorted(alone, key=lambda b: os.path.normpath(b).split(os.sep))
-
-        def rel(path: str, top: str = top) -> str:
-            return os.path.relpath(path, top) if top else path
-
-        listed = [
-            f"{rel(b)} is a base of {_first_of([rel(o) for o in alone[b]], _NOTE_OVERLAYS)}" for b in order
-        ]
         first = order[0]
         one = len(order) == 1
         # the fix names a base that builds alone; a base whose own tree kvlint refuses or names a missing file (a
@@ -1541,8 +1534,7 @@ def _unbuilt_bases_notes(
                 f"{len(order)} kustomization{'' if one else 's'} met in this walk {'is a base' if one else 'are bases'} "
                 "only of overlays kvlint does not build (the KV001 of each overlay says why), so kvlint did not lint "
                 f"{'it' if one else 'them'}: a base is linted through its overlays, not alone; "
-                + "; ".join(listed[:_NOTE_BASES])
-                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                + _listed_bases(alone, top),
                 Loc(os.path.join(first, _kustomization_name(first)), 1, 1),
                 fix=fix,
                 severity="info",
@@ -1574,6 +1566,24 @@ def _first_of(items: Sequence[str], most: int) -> str:
     return ", ".join(items[:most]) + (f" and {more} more" if more > 0 else "")
 
 
+def _listed_bases(of_walk: dict[str, list[str]], top: str) -> str:
+    """The kustomize bases of one walk of ``top`` (``of_walk``: each base -> the overlays building on it) as its
+    notes list them (:func:`_bases_notes`, :func:`_unbuilt_bases_notes`): in walk order (the walk's directories are
+    sorted at each level), as paths relative to ``top``, up to :data:`_NOTE_BASES` each with up to
+    :data:`_NOTE_OVERLAYS` overlays; the rest counted."""
+
+    def rel(path: str) -> str:
+        return os.path.relpath(path, top) if top else path
+
+    listed = [
+        f"{rel(b)} is a base of {_first_of([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
+        for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
+    ]
+    return "; ".join(listed[:_NOTE_BASES]) + (
+        f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""
+    )
+
+
 def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
     """The infos on the kustomize bases of each walk (``bases``: the directory walked -> each base the walk's
     rendered overlays build on, in walk order -> those overlays): a base is linted only through its overlays
@@ -1601,23 +1611,12 @@ def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
                 )
             )
             continue
-
-        def rel(path: str, top: str = top) -> str:
-            return os.path.relpath(path, top) if top else path
-
-        # (in walk order: the walk's directories are sorted at each level)
-        listed = [
-            f"{rel(b)} is a base of {_first_of([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
-            for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
-        ]
         out.append(
             Finding(
                 "KV002",
                 f"{len(of_walk)} kustomizations met in this walk are bases of its overlays: kvlint linted them only "
                 "through what the overlays build, not alone (their findings would repeat the overlays', and a base "
-                "may leave to its overlays what they set, such as the GPUs); "
-                + "; ".join(listed[:_NOTE_BASES])
-                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                "may leave to its overlays what they set, such as the GPUs); " + _listed_bases(of_walk, top),
                 at,
                 fix=f"nothing to do; to lint a base as it builds alone: kvlint check {shell_word(first)}",
                 severity="info",
