@@ -1278,16 +1278,6 @@ def _walked_file(path: str, real_top: str) -> bool:
         return False
 
 
-def _in_root(real_target: str, kdir: str) -> bool:
-    """Whether a file a kustomization at ``kdir`` names (its real path ``real_target``) is one kustomize loads: in or
-    below the kustomization's own directory (compared by real path), as its default load restrictor requires
-    (sigs.k8s.io/kustomize ``api/internal/loader`` ``RestrictionRootOnly``: "security; file ... is not in or
-    below ..."). A file above it (GKE's Gemma overlays list ``../vllm-7b.yaml``) is refused by the build, so a walk
-    reads it as a plain file rather than leave it to a build that never holds it."""
-    root = os.path.join(os.path.realpath(kdir), "")
-    return real_target.startswith(root)
-
-
 def _kustomize_roots(
     kdirs: Sequence[str], max_bytes: int, real_top: str = ""
 ) -> tuple[list[str], dict[str, tuple[str, ...]], set[str], list[str]]:
@@ -1298,11 +1288,15 @@ def _kustomize_roots(
     kustomization listing it under ``components``; built alone, its patches have no target); each root's bases
     are the kustomizations of ``kdirs`` it builds on, directly or through another, in walk order; the files are
     the local files (normalised paths) any of them names, a ``resources`` entry only in or below its own directory
-    (:func:`_in_root`: kustomize refuses a file above it, which the walk then reads as a plain file; a patch or a
-    generator's file above it is no whole object and stays named); the unused components are the Components no root
-    reaches, in walk order (built by nothing in this walk). A kustomization file that is a symbolic link out of the
-    walked directory whose real path is ``real_top`` (when given) is not read (its build says why)."""
-    real = {os.path.realpath(k): k for k in kdirs}
+    (compared by real path, as kustomize's default load restrictor requires: sigs.k8s.io/kustomize
+    ``api/internal/loader`` ``RestrictionRootOnly``, "security; file ... is not in or below ..."; the build refuses
+    a file above it, as GKE's Gemma overlays list ``../vllm-7b.yaml``, which the walk then reads as a plain file
+    rather than leave it to a build that never holds it; a patch or a generator's file above it is no whole object
+    and stays named); the unused components are the Components no root reaches, in walk order (built by nothing in
+    this walk). A kustomization file that is a symbolic link out of the walked directory whose real path is
+    ``real_top`` (when given) is not read (its build says why)."""
+    real_of = {k: os.path.realpath(k) for k in kdirs}
+    real = {r: k for k, r in real_of.items()}
     edges: dict[str, list[str]] = {k: [] for k in kdirs}
     named: set[str] = set()
     components: set[str] = set()
@@ -1335,7 +1329,9 @@ def _kustomize_roots(
                 if other is not None and other != k:
                     edges[k].append(other)
                     continue
-            if os.path.isfile(target) and (field != "resources" or _in_root(resolved[target], k)):
+            if os.path.isfile(target) and (
+                field != "resources" or real_inside(resolved[target], real_of[k], below=True)
+            ):
                 # (only a resources entry is a whole object the walk can read alone: a patch, a generator's
                 # file or a transformer's configuration above the kustomization stays with its refused build)
                 named.add(os.path.normpath(target))
@@ -1515,13 +1511,6 @@ def _unbuilt_bases_notes(
         if not alone:
             continue
         order = sorted(alone, key=lambda b: os.path.normpath(b).split(os.sep))
-
-        def rel(path: str, top: str = top) -> str:
-            return os.path.relpath(path, top) if top else path
-
-        listed = [
-            f"{rel(b)} is a base of {_first_of([rel(o) for o in alone[b]], _NOTE_OVERLAYS)}" for b in order
-        ]
         first = order[0]
         one = len(order) == 1
         # the fix names a base that builds alone; a base whose own tree kvlint refuses or names a missing file (a
@@ -1545,8 +1534,7 @@ def _unbuilt_bases_notes(
                 f"{len(order)} kustomization{'' if one else 's'} met in this walk {'is a base' if one else 'are bases'} "
                 "only of overlays kvlint does not build (the KV001 of each overlay says why), so kvlint did not lint "
                 f"{'it' if one else 'them'}: a base is linted through its overlays, not alone; "
-                + "; ".join(listed[:_NOTE_BASES])
-                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                + _listed_bases(alone, top),
                 Loc(os.path.join(first, _kustomization_name(first)), 1, 1),
                 fix=fix,
                 severity="info",
@@ -1578,6 +1566,24 @@ def _first_of(items: Sequence[str], most: int) -> str:
     return ", ".join(items[:most]) + (f" and {more} more" if more > 0 else "")
 
 
+def _listed_bases(of_walk: dict[str, list[str]], top: str) -> str:
+    """The kustomize bases of one walk of ``top`` (``of_walk``: each base -> the overlays building on it) as its
+    notes list them (:func:`_bases_notes`, :func:`_unbuilt_bases_notes`): in walk order (the walk's directories are
+    sorted at each level), as paths relative to ``top``, up to :data:`_NOTE_BASES` each with up to
+    :data:`_NOTE_OVERLAYS` overlays; the rest counted."""
+
+    def rel(path: str) -> str:
+        return os.path.relpath(path, top) if top else path
+
+    listed = [
+        f"{rel(b)} is a base of {_first_of([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
+        for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
+    ]
+    return "; ".join(listed[:_NOTE_BASES]) + (
+        f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""
+    )
+
+
 def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
     """The infos on the kustomize bases of each walk (``bases``: the directory walked -> each base the walk's
     rendered overlays build on, in walk order -> those overlays): a base is linted only through its overlays
@@ -1605,23 +1611,12 @@ def _bases_notes(bases: dict[str, dict[str, list[str]]]) -> list[Finding]:
                 )
             )
             continue
-
-        def rel(path: str, top: str = top) -> str:
-            return os.path.relpath(path, top) if top else path
-
-        # (in walk order: the walk's directories are sorted at each level)
-        listed = [
-            f"{rel(b)} is a base of {_first_of([rel(o) for o in of_walk[b]], _NOTE_OVERLAYS)}"
-            for b in sorted(of_walk, key=lambda b: os.path.normpath(b).split(os.sep))
-        ]
         out.append(
             Finding(
                 "KV002",
                 f"{len(of_walk)} kustomizations met in this walk are bases of its overlays: kvlint linted them only "
                 "through what the overlays build, not alone (their findings would repeat the overlays', and a base "
-                "may leave to its overlays what they set, such as the GPUs); "
-                + "; ".join(listed[:_NOTE_BASES])
-                + (f"; and {len(listed) - _NOTE_BASES} more bases" if len(listed) > _NOTE_BASES else ""),
+                "may leave to its overlays what they set, such as the GPUs); " + _listed_bases(of_walk, top),
                 at,
                 fix=f"nothing to do; to lint a base as it builds alone: kvlint check {shell_word(first)}",
                 severity="info",

@@ -322,7 +322,9 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any], catalog: bool = F
         accelerator_why=why,
         image_source=image_source,
     )
-    terms = kubeai_terms(_device(doc), catalog=catalog)
+    # the profile's device: a TPU or CPU profile of KUBEAI_NON_GPU_PROFILES, a GPU for any other
+    device = "gpu" if non_gpu is None else ("tpu" if non_gpu[0] == TPU_RESOURCE else "cpu")
+    terms = kubeai_terms(device, catalog=catalog)
     return [replaced(w, chart_args=written, values_terms=terms)]
 
 
@@ -463,14 +465,6 @@ def catalog_engine(entry: dict[Any, Any]) -> Any:
     return engine if _truthy(engine) else None
 
 
-def _device(model: Document) -> str:
-    """``gpu``, ``tpu`` or ``cpu``: what the ``resourceProfile`` of the Model ``model`` requests
-    (:data:`KUBEAI_NON_GPU_PROFILES`; ``gpu`` for any other profile)."""
-    profile = str(get_in(model.data, "spec", "resourceProfile") or "").partition(":")[0]
-    non_gpu = KUBEAI_NON_GPU_PROFILES.get(profile)
-    return "gpu" if non_gpu is None else ("tpu" if non_gpu[0] == TPU_RESOURCE else "cpu")
-
-
 def catalog_workloads(doc: Document) -> list[Workload]:
     """The workloads of the Models the KubeAI ``models`` chart renders from the values ``doc``
     (:func:`catalog_models`), each read as :func:`model_workloads` reads a Model: an entry of another engine
@@ -478,11 +472,9 @@ def catalog_workloads(doc: Document) -> list[Workload]:
     when it does not (the values' KV504 note names those engines once). The workload of an entry the chart does
     not render with these values (``enabled: false`` and ``all.enabled`` not true) is named
     ``<name> (enabled: false)``: it is checked as if enabled, and every report says it is not. The fixes of a
-    vLLM entry's Model name the entry's fields (:data:`KUBEAI_CATALOG_TERMS`), not a Model's."""
+    vLLM entry's Model name the entry's fields (:func:`kubeai_terms` ``catalog``), not a Model's."""
     out: list[Workload] = []
     for model, enabled in catalog_models(doc):
-        for w in model_workloads(model, other_engines=enabled):
-            if w.values_terms:  # (a vLLM Model's: said in the terms of the catalog entry the user edits)
-                w = replaced(w, values_terms=kubeai_terms(_device(model), catalog=True))
+        for w in model_workloads(model, other_engines=enabled, catalog=True):
             out.append(w if enabled else replaced(w, name=f"{w.name} (enabled: false)"))
     return out
