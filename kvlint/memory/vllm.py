@@ -2528,13 +2528,11 @@ def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple
     release whose ``memory_profiling`` counts it (:data:`~kvlint.memory.vllm_runner.PENALTY_STATE_COUNTED_FROM`);
     ``(0, ())`` otherwise, and for a pooling model (its runner builds a pooler, no sampler).
     docs/engine-memory-model.md §1.2.6."""
+    # a pooling model's runner builds no sampler (0.34.0 GPUModelRunner.__init__: is_pooling_model)
     if not (
         last and cfg.v2_runner and not cfg.pooling and cfg.version >= vllm_runner.PENALTY_STATE_COUNTED_FROM
     ):
-        return (
-            0,
-            (),
-        )  # a pooling model's runner builds no sampler (0.34.0 GPUModelRunner.__init__: is_pooling_model)
+        return 0, ()
     b = vllm_runner.penalty_state_bytes(cfg.max_num_seqs, model.vocab_size)
     return b, (
         f"V2 model runner: its sampler's penalty state ({cfg.max_num_seqs} x {model.vocab_size:,} int32 counts "

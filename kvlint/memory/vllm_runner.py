@@ -16,7 +16,7 @@ The two profile differently (docs/engine-memory-model.md §1.2.6):
 
 from __future__ import annotations
 
-Version = tuple[int, int, int]
+from kvlint.memory.versions import Version
 
 #: ``DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`` by first release (``vllm@0.22.0`` … ``vllm@0.28.0:vllm/config/vllm.py``):
 #: before 0.29.0 only these architectures start the V2 runner without ``VLLM_USE_V2_MODEL_RUNNER``
