@@ -33,6 +33,7 @@ from kvlint.engines.options import (
     LAYOUT_DESTS,
     SPEC_SHORTHANDS,
     Collector,
+    ConfigReads,
     human_readable_int,
     json_too_deep,
     parse_json_or_str,
@@ -763,12 +764,8 @@ def _scalar(raw: str) -> Any:
 MAX_CONFIG_FILE_BYTES = 1 << 20
 #: ``--config`` files read so far, by text, position, section and position mapper: the containers of a manifest
 #: that mount one ConfigMap read it once (eleven containers mounting a 200 kB config took 35 CPU s, each reading
-#: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours). Cleared at :data:`_CONFIG_READS_MAX` entries
-#: or :data:`_CONFIG_READS_MAX_CHARS` characters of text read.
-_CONFIG_READS: dict[tuple[Any, ...], tuple[list[str], list[Loc | None], list[str]] | Exception] = {}
-_CONFIG_READS_MAX = 64
-_CONFIG_READS_MAX_CHARS = 16 << 20
-_CONFIG_READS_CHARS = [0]
+#: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours).
+_CONFIG_READS: ConfigReads[tuple[list[str], list[Loc | None], list[str]]] = ConfigReads()
 
 
 def _config_file_flags(
@@ -831,21 +828,12 @@ def _config_file_flags(
             return map_config_pos(text_loc, text, line, col)
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, col + 1)
 
-    key = (text, text_loc, section, map_config_pos)
-    done = _CONFIG_READS.get(key)
-    if done is None:
-        try:
-            done = _config_argv(text, text_loc, at, section=section)
-        except (yaml.YAMLError, ValueError) as exc:
-            done = exc
-        if (
-            len(_CONFIG_READS) >= _CONFIG_READS_MAX
-            or _CONFIG_READS_CHARS[0] + len(text) > _CONFIG_READS_MAX_CHARS
-        ):
-            _CONFIG_READS.clear()
-            _CONFIG_READS_CHARS[0] = 0
-        _CONFIG_READS[key] = done
-        _CONFIG_READS_CHARS[0] += len(text)
+    done = _CONFIG_READS.read(
+        (text, text_loc, section, map_config_pos),
+        text,
+        lambda: _config_argv(text, text_loc, at, section=section),
+        (yaml.YAMLError, ValueError),
+    )
     if isinstance(done, Exception):
         p.col.note(f"{what} cannot be read: {done}", getattr(done, "loc", None) or text_loc or loc, "warning")
         return None
