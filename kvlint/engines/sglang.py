@@ -408,20 +408,13 @@ def _with_config_file(
         )
         return rest
     text, text_loc = loaded
-    from kvlint.engines.vllm import MAX_CONFIG_FILE_BYTES
+    from kvlint.engines.vllm import config_file_too_large
 
-    if (
-        len(text) > MAX_CONFIG_FILE_BYTES // 4
-        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
-    ):
+    too_large = config_file_too_large(text)
+    if too_large is not None:
         # no cluster mounts it (the API server refuses a ConfigMap over 1 MiB), and PyYAML's pure-Python composer,
         # which SGLang's yaml.safe_load and this reader use, takes seconds a MiB
-        col.note(
-            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
-            "server refuses a larger one); its settings were not read",
-            text_loc or ploc,
-            severity="warning",
-        )
+        col.note(f"{what}: {too_large}", text_loc or ploc, severity="warning")
         return rest
 
     def at(line: int, column: int) -> Loc | None:

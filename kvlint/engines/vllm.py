@@ -762,6 +762,22 @@ def _scalar(raw: str) -> Any:
 #: ``ValidateConfigMap``, ``MaxSecretSize``; ``kvlint.engines.command.CONFIGMAP_MAX_BYTES`` for mounted scripts),
 #: and such a file is read by PyYAML's pure-Python reader, as vLLM reads it (about 7 CPU s per MiB of a flow list).
 MAX_CONFIG_FILE_BYTES = 1 << 20
+
+
+def config_file_too_large(text: str) -> str | None:
+    """Why a ``--config`` file of ``text`` is not read when it is more than :data:`MAX_CONFIG_FILE_BYTES` UTF-8
+    bytes (encoded only when its length allows that), else None; the vLLM and SGLang readers' note says it."""
+    if (
+        len(text) <= MAX_CONFIG_FILE_BYTES // 4
+        or len(text.encode("utf-8", "replace")) <= MAX_CONFIG_FILE_BYTES
+    ):
+        return None
+    return (
+        f"the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API server "
+        "refuses a larger one); its settings were not read"
+    )
+
+
 #: ``--config`` files read so far, by text, position, section and position mapper: the containers of a manifest
 #: that mount one ConfigMap read it once (eleven containers mounting a 200 kB config took 35 CPU s, each reading
 #: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours).
@@ -811,16 +827,9 @@ def _config_file_flags(
             )
         return None
     text, text_loc = loaded
-    if (
-        len(text) > MAX_CONFIG_FILE_BYTES // 4
-        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
-    ):
-        p.col.note(
-            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
-            f"server refuses a larger one); its settings were not read",
-            text_loc or loc,
-            "warning",
-        )
+    too_large = config_file_too_large(text)
+    if too_large is not None:
+        p.col.note(f"{what}: {too_large}", text_loc or loc, "warning")
         return None
 
     def at(line: int, col: int) -> Loc | None:
