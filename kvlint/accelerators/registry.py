@@ -468,24 +468,23 @@ def instance_type(name: str) -> InstanceType | None:
     cat = _cat()
     text = str(name).strip().lower()
     key = cat.instance_types_lower.get(text)
-    shown = key
-    if key is None and text.startswith(HYPERPOD_PREFIX):
+    hyperpod = key is None and text.startswith(HYPERPOD_PREFIX)
+    if hyperpod:
         key = cat.instance_types_lower.get(text[len(HYPERPOD_PREFIX) :])
-        if key is not None and cat.instance_types[key].get("provider") != "aws":
-            key = None
-        shown = None if key is None else HYPERPOD_PREFIX + key
-    if key is None or shown is None:
+    if key is None:
         return None
     row = cat.instance_types[key]
+    if hyperpod and row.get("provider") != "aws":
+        return None
     gid = row.get("id")
     return InstanceType(
-        name=shown,
+        name=HYPERPOD_PREFIX + key if hyperpod else key,
         provider=str(row.get("provider", "")),
         accelerator=cat.accelerators.get(gid) if gid else None,
         gpus=row.get("count"),
         fraction=row.get("fraction"),
         note=str(row.get("note") or ""),
-        source=str(row.get("source") or "") + (f"; {HYPERPOD_SOURCE}" if shown != key else ""),
+        source=str(row.get("source") or "") + (f"; {HYPERPOD_SOURCE}" if hyperpod else ""),
     )
 
 

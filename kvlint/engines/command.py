@@ -1234,16 +1234,16 @@ def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
     release (``latest``, no tag) is read as the newest, which ships it. On the releases whose gRPC server takes
     :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to before :data:`GRPC_OWN_OPTION_UNTIL`), the engine
     parser's KV205 on that option is dropped."""
-    from kvlint.memory.versions import parse_pep440
+    from kvlint.memory.versions import parse_version
 
-    v = parse_pep440(version) if version and version.strip().lower() != "latest" else None
-    if v is not None and GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
+    v = parse_version(version)  # (None, latest, no release number: the newest)
+    if GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
         cfg.findings = [
             f
             for f in cfg.findings
             if not (isinstance(f, OptionFinding) and f.unknown and f.option == GRPC_OWN_OPTION)
         ]
-    if v is None or v >= GRPC_SERVER_FROM:
+    if v >= GRPC_SERVER_FROM:
         return
     first = ".".join(map(str, GRPC_SERVER_FROM))
     cfg.findings.append(

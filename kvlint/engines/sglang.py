@@ -15,12 +15,12 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import yaml
 
 from kvlint.engines import sglang_flags_data as data
-from kvlint.engines.options import Collector, prefixed
+from kvlint.engines.options import Collector, ConfigReads, prefixed
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
@@ -408,20 +408,13 @@ def _with_config_file(
         )
         return rest
     text, text_loc = loaded
-    from kvlint.engines.vllm import MAX_CONFIG_FILE_BYTES
+    from kvlint.engines.vllm import config_file_too_large
 
-    if (
-        len(text) > MAX_CONFIG_FILE_BYTES // 4
-        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
-    ):
+    too_large = config_file_too_large(text)
+    if too_large is not None:
         # no cluster mounts it (the API server refuses a ConfigMap over 1 MiB), and PyYAML's pure-Python composer,
         # which SGLang's yaml.safe_load and this reader use, takes seconds a MiB
-        col.note(
-            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
-            "server refuses a larger one); its settings were not read",
-            text_loc or ploc,
-            severity="warning",
-        )
+        col.note(f"{what}: {too_large}", text_loc or ploc, severity="warning")
         return rest
 
     def at(line: int, column: int) -> Loc | None:
@@ -429,22 +422,13 @@ def _with_config_file(
             return map_config_pos(text_loc, text, line, column)
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, column + 1)
 
-    memo_key = (text, text_loc, section, map_config_pos)
-    done = _CONFIG_READS.get(memo_key)
-    if done is None:
+    def read() -> tuple[list[str], list[Loc | None], list[str], list[tuple[str, str, Loc | None]]]:
         keys: list[tuple[str, str, Loc | None]] = []
-        try:
-            done = (*_config_file_argv(text, at, section, keys), keys)
-        except (yaml.YAMLError, ValueError) as exc:
-            done = exc
-        if (
-            len(_CONFIG_READS) >= _CONFIG_READS_MAX
-            or _CONFIG_READS_CHARS[0] + len(text) > _CONFIG_READS_MAX_CHARS
-        ):
-            _CONFIG_READS.clear()
-            _CONFIG_READS_CHARS[0] = 0
-        _CONFIG_READS[memo_key] = done
-        _CONFIG_READS_CHARS[0] += len(text)
+        return (*_config_file_argv(text, at, section, keys), keys)
+
+    done = _CONFIG_READS.read(
+        (text, text_loc, section, map_config_pos), text, read, (yaml.YAMLError, ValueError)
+    )
     if isinstance(done, Exception):
         col.note(f"{what} cannot be read: {done}", text_loc or ploc, "warning")
         return rest
@@ -456,14 +440,10 @@ def _with_config_file(
 #: ``--config`` files read so far (:func:`_config_file_argv`'s arguments, positions, sources and top-level keys, or
 #: the error), by text, position, section and position mapper: the containers of a manifest that mount one
 #: ConfigMap read it once (as :data:`kvlint.engines.vllm._CONFIG_READS`: PyYAML's pure-Python composer takes about
-#: 10 CPU s for a 1 MiB flow list, and each of a pod's containers read it again). Cleared at
-#: :data:`_CONFIG_READS_MAX` entries or :data:`_CONFIG_READS_MAX_CHARS` characters of text read.
-_CONFIG_READS: dict[
-    tuple[Any, ...], tuple[list[str], list[Loc | None], list[str], list[Any]] | Exception
-] = {}
-_CONFIG_READS_MAX = 64
-_CONFIG_READS_MAX_CHARS = 16 << 20
-_CONFIG_READS_CHARS = [0]
+#: 10 CPU s for a 1 MiB flow list, and each of a pod's containers read it again).
+_CONFIG_READS: ConfigReads[
+    tuple[list[str], list[Loc | None], list[str], list[tuple[str, str, Loc | None]]]
+] = ConfigReads()
 
 
 #: The settings ``--cuda-graph-config`` takes per phase, by release (``model_executor/cuda_graph_config.py::

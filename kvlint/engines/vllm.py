@@ -33,6 +33,7 @@ from kvlint.engines.options import (
     LAYOUT_DESTS,
     SPEC_SHORTHANDS,
     Collector,
+    ConfigReads,
     human_readable_int,
     json_too_deep,
     parse_json_or_str,
@@ -761,14 +762,26 @@ def _scalar(raw: str) -> Any:
 #: ``ValidateConfigMap``, ``MaxSecretSize``; ``kvlint.engines.command.CONFIGMAP_MAX_BYTES`` for mounted scripts),
 #: and such a file is read by PyYAML's pure-Python reader, as vLLM reads it (about 7 CPU s per MiB of a flow list).
 MAX_CONFIG_FILE_BYTES = 1 << 20
+
+
+def config_file_too_large(text: str) -> str | None:
+    """Why a ``--config`` file of ``text`` is not read when it is more than :data:`MAX_CONFIG_FILE_BYTES` UTF-8
+    bytes (encoded only when its length allows that), else None; the vLLM and SGLang readers' note says it."""
+    if (
+        len(text) <= MAX_CONFIG_FILE_BYTES // 4
+        or len(text.encode("utf-8", "replace")) <= MAX_CONFIG_FILE_BYTES
+    ):
+        return None
+    return (
+        f"the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API server "
+        "refuses a larger one); its settings were not read"
+    )
+
+
 #: ``--config`` files read so far, by text, position, section and position mapper: the containers of a manifest
 #: that mount one ConfigMap read it once (eleven containers mounting a 200 kB config took 35 CPU s, each reading
-#: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours). Cleared at :data:`_CONFIG_READS_MAX` entries
-#: or :data:`_CONFIG_READS_MAX_CHARS` characters of text read.
-_CONFIG_READS: dict[tuple[Any, ...], tuple[list[str], list[Loc | None], list[str]] | Exception] = {}
-_CONFIG_READS_MAX = 64
-_CONFIG_READS_MAX_CHARS = 16 << 20
-_CONFIG_READS_CHARS = [0]
+#: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours).
+_CONFIG_READS: ConfigReads[tuple[list[str], list[Loc | None], list[str]]] = ConfigReads()
 
 
 def _config_file_flags(
@@ -814,16 +827,9 @@ def _config_file_flags(
             )
         return None
     text, text_loc = loaded
-    if (
-        len(text) > MAX_CONFIG_FILE_BYTES // 4
-        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
-    ):
-        p.col.note(
-            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
-            f"server refuses a larger one); its settings were not read",
-            text_loc or loc,
-            "warning",
-        )
+    too_large = config_file_too_large(text)
+    if too_large is not None:
+        p.col.note(f"{what}: {too_large}", text_loc or loc, "warning")
         return None
 
     def at(line: int, col: int) -> Loc | None:
@@ -831,21 +837,12 @@ def _config_file_flags(
             return map_config_pos(text_loc, text, line, col)
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, col + 1)
 
-    key = (text, text_loc, section, map_config_pos)
-    done = _CONFIG_READS.get(key)
-    if done is None:
-        try:
-            done = _config_argv(text, text_loc, at, section=section)
-        except (yaml.YAMLError, ValueError) as exc:
-            done = exc
-        if (
-            len(_CONFIG_READS) >= _CONFIG_READS_MAX
-            or _CONFIG_READS_CHARS[0] + len(text) > _CONFIG_READS_MAX_CHARS
-        ):
-            _CONFIG_READS.clear()
-            _CONFIG_READS_CHARS[0] = 0
-        _CONFIG_READS[key] = done
-        _CONFIG_READS_CHARS[0] += len(text)
+    done = _CONFIG_READS.read(
+        (text, text_loc, section, map_config_pos),
+        text,
+        lambda: _config_argv(text, text_loc, at, section=section),
+        (yaml.YAMLError, ValueError),
+    )
     if isinstance(done, Exception):
         p.col.note(f"{what} cannot be read: {done}", getattr(done, "loc", None) or text_loc or loc, "warning")
         return None
