@@ -20,8 +20,9 @@ The programs are the engines' own entry points:
   ``text-embeddings-router`` (``router/Cargo.toml`` ``[[bin]]``), the ``ENTRYPOINT`` of its images
   (``Dockerfile-cuda``), so a container of ``ghcr.io/huggingface/text-embeddings-inference`` that sets only
   ``args`` runs it too (:func:`_tei_image`). TEI is a different server from TGI (no launcher, no paged KV cache):
-  its GPU memory is the model's weights plus one batch of ``--max-batch-tokens`` (default 16384,
-  ``router/src/main.rs``), which kvlint does not size.
+  its GPU memory is the model's weights plus one batch of ``--max-batch-tokens`` (default 16384:
+  ``router/src/main.rs`` ``Args::max_batch_tokens``, clap ``default_value``, read at huggingface/text-embeddings-inference
+  commit 0236f187), which kvlint does not size.
 
 Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices)
 get the note: a CPU llama.cpp server has no GPU memory to size.
