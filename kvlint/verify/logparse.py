@@ -511,8 +511,11 @@ _SAMPLER_NATIVE = re.compile(
     r"Falling back to the PyTorch-native implementation of top-p & top-k sampling"
     r"|FlashInfer version >= 0\.2\.3 required\. Falling back to default sampling"
     r"|FlashInfer top-p/top-k sampling (?:is available but disabled|disabled via|not supported on)"
-    r"|FlashInfer top-p/top-k sampling unavailable: .*; falling back\."
 )
+#: the 0.24.0+ fall-back's head; its tail ``; falling back.`` is looked for after the head's first occurrence (a
+#: pattern ``unavailable: .*; falling back\.`` ran ``.*`` to the line's end from every occurrence of the head:
+#: quadratic in a line that repeats it)
+_SAMPLER_UNAVAILABLE = "FlashInfer top-p/top-k sampling unavailable: "
 
 
 def _sampler_choice(line: str) -> bool | None:
@@ -526,6 +529,9 @@ def _sampler_choice(line: str) -> bool | None:
     if _SAMPLER_FLASHINFER.search(line):
         return True
     if _SAMPLER_NATIVE.search(line):
+        return False
+    head = line.find(_SAMPLER_UNAVAILABLE)
+    if head >= 0 and line.find("; falling back.", head + len(_SAMPLER_UNAVAILABLE)) >= 0:
         return False
     return None
 

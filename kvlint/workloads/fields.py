@@ -88,15 +88,17 @@ def _nested_fields(type_name: str) -> dict[str, tuple[int, str]]:
 
 
 def unknown_field_paths(
-    obj: Any, type_name: str, path: str = ""
+    obj: Any, type_name: str, path: str = "", guessed: list[int] | None = None
 ) -> Iterator[tuple[str, str, str | None, Loc | None]]:
     """Every unknown key of ``obj`` and of the ``core/v1`` objects inside it: ``(path of the holder, key,
     closest known field, position of the key)``. Maps (``nodeSelector``, ``limits``) and scalars are not
     descended into. The nested objects are visited in the order of the type's fields (the data file's).
     The tree is walked by one recursive function filling a list (not a generator per object); the path of a
-    holder is spelt out only when it has an unknown key (a pod's env and mounts rarely do)."""
+    holder is spelt out only when it has an unknown key (a pod's env and mounts rarely do). ``guessed``: a
+    one-item count of keys already given a closest field, shared by several walks that make one finding list
+    (:data:`MAX_GUESSED_KEYS` in all); a fresh count when omitted."""
     out: list[tuple[str, str, str | None, Loc | None]] = []
-    _field_paths(obj, type_name, path, out, [0])
+    _field_paths(obj, type_name, path, out, [0] if guessed is None else guessed)
     return iter(out)
 
 

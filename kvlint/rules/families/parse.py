@@ -190,6 +190,51 @@ def _contradicting_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
 MAX_UNKNOWN_FIELDS = 20
 
 
+_Unknown = tuple[str, str, str, str | None, Any]
+
+#: The last pod spec :func:`_pod_wide_unknown_fields` walked and its answer. Each serving container of a pod runs
+#: KV005 and the pipeline keeps its pod-wide findings once (``pipeline._pod_findings_once``); walked again for each
+#: serving container, 32 of them beside 20,000 init containers with a misspelt key each took 5.8 s of webhook
+#: worker CPU. The entry holds the pod spec itself, so no other object takes its identity while it is kept.
+_POD_WIDE_LAST: tuple[LDict, list[_Unknown]] | None = None
+
+
+def _pod_wide_unknown_fields(pod: LDict) -> list[_Unknown]:
+    """``(owner, holder path, key, closest field, position)`` of each key of ``pod`` (a PodSpec) and of its init
+    containers that is not a Kubernetes field, worked out once for the pod's serving containers (see
+    :data:`_POD_WIDE_LAST`). The init containers share one budget of closest-field guesses
+    (``fields.MAX_GUESSED_KEYS``): a guess per init container, 60,000 of them, took 2.7 s of CPU, for findings
+    past the first :data:`MAX_UNKNOWN_FIELDS`, which are counted, not shown."""
+    global _POD_WIDE_LAST
+    last = _POD_WIDE_LAST
+    if last is not None and last[0] is pod:
+        return last[1]
+    found: list[_Unknown] = []
+    # (the pod's containers are PodSpec fields like the others: a PodSpec whose keys are all fields, nearly
+    # every one, is passed by one keys-subset test, without a copy of it or a lookup per key)
+    if not pod.keys() <= known_fields("V1PodSpec").keys():
+        found += [
+            ("the pod spec", "", k, g, pod.key_locs.get(k) or pod.locs.get(k))
+            for k, g in unknown_fields(pod, "V1PodSpec")
+        ]
+    # the pod's init containers are Containers too: an unknown key there (a misspelt `comand:`, a pod-level
+    # `nodeSelector:` written inside one) makes kubectl apply reject the whole object, the serving container's
+    # with it; a sidecar kvlint reads as an engine container (engine_containers) is checked as one instead
+    read = [id(c) for c in engine_containers(pod)]
+    inits = pod.get("initContainers")
+    guessed = [0]
+    for i, c in enumerate(inits if isinstance(inits, list) else ()):
+        if isinstance(c, LDict) and id(c) not in read:
+            # (an init container without a name, which the API server refuses too, by its place in the list)
+            name = c.get("name")
+            owner = f"init container {ref_part(str(name))!r}" if name else f"initContainers[{i}]"
+            found += [
+                (owner, p, k, g, loc) for p, k, g, loc in unknown_field_paths(c, "V1Container", "", guessed)
+            ]
+    _POD_WIDE_LAST = (pod, found)
+    return found
+
+
 @check("KV005")
 def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV005: keys of the serving container (and of its pod's PodSpec) that are not fields of the Kubernetes
@@ -206,24 +251,7 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         for p, k, g, loc in unknown_field_paths(ctx.container, "V1Container")
     ]
     pod = w.pod_spec
-    # (the pod's containers are PodSpec fields like the others: a PodSpec whose keys are all fields, nearly
-    # every one, is passed by one keys-subset test, without a copy of it or a lookup per key)
-    if not pod.keys() <= known_fields("V1PodSpec").keys():
-        found += [
-            ("the pod spec", "", k, g, pod.key_locs.get(k) or pod.locs.get(k))
-            for k, g in unknown_fields(pod, "V1PodSpec")
-        ]
-    # the pod's init containers are Containers too: an unknown key there (a misspelt `comand:`, a pod-level
-    # `nodeSelector:` written inside one) makes kubectl apply reject the whole object, the serving container's
-    # with it; a sidecar kvlint reads as an engine container (engine_containers) is checked as one instead
-    read = [id(c) for c in engine_containers(pod)]
-    inits = pod.get("initContainers")
-    for i, c in enumerate(inits if isinstance(inits, list) else ()):
-        if isinstance(c, LDict) and id(c) not in read:
-            # (an init container without a name, which the API server refuses too, by its place in the list)
-            name = c.get("name")
-            owner = f"init container {ref_part(str(name))!r}" if name else f"initContainers[{i}]"
-            found += [(owner, p, k, g, loc) for p, k, g, loc in unknown_field_paths(c, "V1Container")]
+    found += _pod_wide_unknown_fields(pod)
     if len(found) > MAX_UNKNOWN_FIELDS:
         rest = found[MAX_UNKNOWN_FIELDS:]
         found = found[:MAX_UNKNOWN_FIELDS]
