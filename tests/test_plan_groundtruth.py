@@ -78,7 +78,7 @@ def test_gt007_marlin_backend_pads_like_pre_hopper_and_closes_the_kv_gap():
     with Marlin (``mxfp4.py::get_mxfp4_backend``), padded as on an A100 (intermediate to 128): the replay of
     gt-007's pip install (``mxfp4_backend`` marlin) loads on its H100 what kvlint loads on an A100, within 0.5 % of
     the 65.97 GiB vLLM printed for gpt-oss-120b on an H100 under Marlin (vllm-project/vllm#23278), and its KV
-    estimate comes within 10 % of the printed 1.71 GiB (+85 % with the Hopper padding)."""
+    estimate comes within 10 % of the printed 1.71 GiB at those weights (+94 % with the Hopper padding)."""
     import dataclasses
 
     from kvlint.models import resolve_model
