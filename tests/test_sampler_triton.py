@@ -56,10 +56,13 @@ def test_triton_sampler_keeps_four_logit_sized_tensors_not_a_sort() -> None:
 
 
 def test_fewer_than_eight_rows_still_sort() -> None:
+    # below 8 rows the PyTorch sort runs; from 0.17.0 it is still priced at the fitted K_SAMPLER["v1_native"]
+    # (cal.native_sampler_bytes, the sort counted from the source, prices the 0.8 - 0.16 native path only: the
+    # 0.17+ profile is being remodelled for the V2 model runner)
     for rows in (1, 7):
-        assert cal.activation_bytes(
-            "v1_triton", rows, 16, QWEN_VOCAB, 2048, 11008, 1, 2
-        ) == cal.activation_bytes("v1_native", rows, 16, QWEN_VOCAB, 2048, 11008, 1, 2)
+        assert cal.activation_bytes("v1_triton", rows, 16, QWEN_VOCAB, 2048, 11008, 1, 2) == int(
+            cal.K_SAMPLER["v1_native"] * rows * QWEN_VOCAB * 4
+        )
     assert cal.triton_sampler_bytes(8, QWEN_VOCAB, 2) < cal.K_SAMPLER["v1_native"] * 8 * QWEN_VOCAB * 4
 
 

@@ -19,9 +19,11 @@ vllm/worker/model_runner.py::GPUModelRunnerBase.profile_run`` runs the same forw
   requests, ``_dummy_sampler_run``; V0: the dummy sequences) and fp32 logits. The factor depends on which
   top-k/top-p implementation the release runs by default (:func:`sampler_path`): FlashInfer's rejection sampler
   needs the bf16 logits, their fp32 copy and the probabilities (about 10 bytes per element, factor ~2.5); the
-  PyTorch path sorts the fp32 logits (values + int64 indices), builds masks, a softmax, a cumsum and the sampling
-  noise (factor ~10). From vLLM 0.17.0 the PyTorch path masks in place with a Triton kernel when R >= 8
-  (``v1_triton``, not calibrated: :func:`triton_sampler_bytes` counts its tensors from the source).
+  PyTorch path (``v1_native``) sorts the fp32 logits, and the sort's outputs and PyTorch's sort scratch set its
+  peak: not calibrated, :func:`native_sampler_bytes` counts it from the source (38 B per logit, 9.5 x the fp32
+  logits, for a 16-bit model at 128 rows or more; 50 B at 2 - 127 rows). From vLLM 0.17.0 the PyTorch path masks
+  in place with a Triton kernel when R >= 8 (``v1_triton``, not calibrated: :func:`triton_sampler_bytes` counts
+  its tensors from the source).
 
 Plus the encoder outputs the V1 profile keeps in its encoder cache during the forward and sampler phases.
 
@@ -321,6 +323,9 @@ def without(gt: str) -> tuple[Observation, ...]:
 
 
 CG_BASE_GIB = 0.05
+#: ``v1_native`` is still refitted (test_plan_accuracy) but prices only the Triton path's fall-back to the sort below
+#: 8 rows (0.17.0 on, :func:`triton_sampler_bytes`) and stands in for a V0 path without observations; the 0.8 - 0.16
+#: native sampler is counted from the source (:func:`native_sampler_bytes`)
 K_SAMPLER = {"v0_chunked": 1.31, "v0_sort": 10.05, "v1_flashinfer": 2.9, "v1_native": 9.73}
 NON_TORCH_GIB = {"v0": 0.11, "v1": 0.13, "per_peer": 0.28, "rocm": 2.38}
 K_ENCODER = 0.91
@@ -434,17 +439,57 @@ def activation_bytes(
     layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`). ``triton_all_rows``:
     the release runs the Triton top-k/top-p kernel below 8 rows too (>= 0.30.0, :data:`TRITON_ALL_ROWS_FROM`).
     The V2 runner's paths (``v2_*``) are counted from the source by :func:`v2_sampler_bytes`.
-    [shapes from source; K_SAMPLER, K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
+    [shapes from source; the native and Triton samplers counted from the source (:func:`native_sampler_bytes`,
+    :func:`triton_sampler_bytes`); K_SAMPLER (FlashInfer, V0), K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
     if not last_stage:
         sampler = 0.0
     elif path.startswith("v2_"):
         sampler = float(v2_sampler_bytes(path, rows, vocab, dtype_bytes))
     elif path == "v1_triton":
         sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes, triton_all_rows))
+    elif path == "v1_native":
+        sampler = float(native_sampler_bytes(rows, vocab, dtype_bytes, tokens, hidden))
     else:
         sampler = K_SAMPLER[path] * rows * vocab * 4
     forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes + forward_extra
     return int(max(K_ENCODER * encoder_peak, encoder_cache + forward, encoder_cache + sampler))
+
+
+SORT_FULL_BELOW_ROWS = 128
+"""PyTorch's CUDA ``sort`` of a ``rows x vocab`` tensor (vocab > 4,096, so the stable cub path) sorts 2 - 127 rows
+as one global radix sort of (index, segment) pairs followed by a sort by segment, and one row or 128 rows and more
+with CUB's segmented radix sort (``pytorch/pytorch:aten/src/ATen/native/cuda/SortStable.cu::
+do_launch_stable_sort_kernel``: ``nsegments == 1`` -> ``segmented_sort_large_segments``, ``nsegments < 128`` ->
+``segmented_sort_pairs_by_full_sort``, else ``segmented_sort_pairs``; the 128-segment split since pytorch/pytorch#63456,
+2021, so in every PyTorch a V1 vLLM ships with)."""
+
+
+def native_sampler_bytes(rows: int, vocab: int, dtype_bytes: int, tokens: int = 0, hidden: int = 0) -> int:
+    """Peak of the V1 profile's dummy sampler on the PyTorch-native top-k/top-p path (bytes), counted from the
+    source, not calibrated. The peak is inside ``logits.sort()`` of ``apply_top_k_top_p``
+    (``vllm@0.10.2``/``vllm@0.16.0:vllm/v1/sample/ops/topk_topp_sampler.py``; the mask, softmax and scatter that
+    follow hold 28 B per logit at most, below the sort's 38), and holds, per logit (``rows x vocab``):
+
+    * the logits in the model dtype, kept by ``GPUModelRunner._dummy_sampler_run`` (``compute_logits``), and their
+      fp32 copy (``Sampler.forward``: ``logits.to(torch.float32)``, none when the model runs in fp32; temperature is
+      applied in place): ``dtype_bytes + 4``;
+    * the sort's outputs, fp32 values and int64 indices: 12 B;
+    * PyTorch's scratch (``pytorch/pytorch:aten/src/ATen/native/cuda/SortStable.cu`` with the ``CUB_WRAPPER``
+      temporary storage of ``aten/src/ATen/cuda/cub.cuh``; CUB's non-overwriting radix sorts take an alternate
+      keys and values buffer of the input's size, ``cub/device/dispatch/dispatch_segmented_sort.cuh``): with one
+      row or :data:`SORT_FULL_BELOW_ROWS` rows and more, the int64 source indices (8 B) and CUB's alternate fp32
+      keys and int64 values (12 B): 20 B; with 2 - 127 rows, two int2 (index, segment) buffers (16 B), the sorted
+      keys (4 B) and CUB's alternate fp32 keys and int2 values (12 B): 32 B.
+
+    So 38 B per logit (9.5 x the fp32 logits) for a 16-bit model at 128 rows or more, 50 B (12.5 x) at 2 - 127
+    rows. Plus what ``profile_run`` keeps alive beside the sampler: the forward pass's ``tokens x hidden`` output
+    and the sampled rows' hidden states with their ``torch.rand_like`` replacement (``2 x rows x hidden``), in the
+    model dtype. The printed peak of the 0.14 runs (gt-056: Llama-3.1-8B, 1,024 rows, 4.76 GiB) is within about 1 %
+    of this sum; the fitted ``K_SAMPLER["v1_native"]`` it replaces put 9.73 x the fp32 logits on every row count.
+    """
+    copy = dtype_bytes if dtype_bytes != 4 else 0
+    scratch = 32 if 1 < rows < SORT_FULL_BELOW_ROWS else 20
+    return rows * vocab * (copy + 4 + 12 + scratch) + (tokens + 2 * rows) * hidden * dtype_bytes
 
 
 TRITON_SAMPLER_FROM = (0, 17, 0)
