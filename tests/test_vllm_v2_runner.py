@@ -301,9 +301,8 @@ def test_v2_runner_forced_on_for_a_feature_it_does_not_run_is_refused() -> None:
     assert vr.v2_unsupported(v("0.29.0"), "1", "mtp") is None
     assert "elastic expert parallelism" in (vr.v2_unsupported(v("0.31.0"), "1", elastic_ep=True) or "")
     assert vr.v2_unsupported(v("0.32.0"), "1", elastic_ep=True) is None
-    assert (
-        vr.v2_unsupported(v("0.34.0"), "1", "suffix") is None
-    )  # 0.34.0: no V1 runner to fall back to either
+    # 0.34.0 has no V1 runner: the variable cannot force what is already the only runner
+    assert vr.v2_unsupported(v("0.34.0"), "1", "suffix") is None
 
 
 def test_v2_runner_forced_on_with_ngram_through_the_pipeline(tmp_path: Path) -> None:
