@@ -294,6 +294,11 @@ def test_v2_runner_forced_on_for_a_feature_it_does_not_run_is_refused() -> None:
         vr.v2_unsupported(v("0.22.0"), "1", "ngram") or ""
     )
     assert vr.v2_unsupported(v("0.32.0"), "1", "ngram") is None
+    # 0.21.0 validates alike when the variable is on (no n-gram wording of its own)
+    assert "VLLM_USE_V2_MODEL_RUNNER does not yet support: speculative method 'ngram'" in (
+        vr.v2_unsupported(v("0.21.0"), "2", "ngram") or ""
+    )
+    assert vr.v2_unsupported(v("0.20.0"), "1", "ngram") is None
     assert (
         vr.v2_unsupported(v("0.31.0"), "0", "ngram") is None
         and vr.v2_unsupported(v("0.31.0"), None, "ngram") is None

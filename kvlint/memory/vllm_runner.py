@@ -169,10 +169,11 @@ _V1_ONLY_SPEC_METHODS: tuple[tuple[Version, frozenset[str]], ...] = (
     ((0, 33, 0), frozenset({"suffix", "custom_class"})),
 )
 #: Speculative methods the V2 runner runs before 0.30.0, by first release (``VllmConfig.
-#: _get_v2_model_runner_unsupported_features``, read in the 0.22.0 - 0.29.0 wheels: every other method is
-#: unsupported): eagle, eagle3, mtp; dflash from 0.24.0, dspark from 0.25.0, extract_hidden_states from 0.29.0
+#: _get_v2_model_runner_unsupported_features``, read in the 0.22.0 - 0.29.0 wheels, and 0.21.0's
+#: ``_validate_v2_model_runner``: every other method is unsupported): eagle, eagle3, mtp; dflash from 0.24.0, dspark
+#: from 0.25.0, extract_hidden_states from 0.29.0
 _V2_SPEC_METHODS_BEFORE_030: tuple[tuple[Version, frozenset[str]], ...] = (
-    ((0, 22, 0), frozenset({"eagle", "eagle3", "mtp"})),
+    ((0, 21, 0), frozenset({"eagle", "eagle3", "mtp"})),
     ((0, 24, 0), frozenset({"eagle", "eagle3", "mtp", "dflash"})),
     ((0, 25, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})),
     ((0, 29, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"})),
@@ -208,16 +209,18 @@ def v2_unsupported(
     """Why vLLM ``version`` refuses to start when ``VLLM_USE_V2_MODEL_RUNNER`` (the string ``raw``) turns the V2
     runner on for a feature it does not run, else None. From 0.22.0 to 0.33.x an explicit on skips the fallback
     of ``VllmConfig.use_v2_model_runner`` and ``_validate_v2_model_runner`` raises ``ValueError`` listing
-    ``_get_v2_model_runner_unsupported_features`` (``vllm/config/vllm.py``, read in the 0.22.0 - 0.33.0 wheels);
+    ``_get_v2_model_runner_unsupported_features`` (``vllm/config/vllm.py``, read in the 0.22.0 - 0.33.0 wheels;
+    0.21.0's ``VllmConfig.__post_init__`` validates alike when the variable is on, any method but eagle, eagle3
+    and mtp refused, although kvlint plans 0.21.0 on the V1 runner);
     restated here for the features kvlint reads from a manifest: the speculative method (``spec_method``,
     :func:`spec_method_name`; the lists of :func:`uses_v2_runner`; 0.22.0 - 0.29.x name ngram/ngram_gpu
     "ngram/ngram_gpu speculative decoding") and ``--enable-elastic-ep`` (listed 0.24.0 - 0.31.x)."""
-    if not (V2_ENV_FROM <= version < V2_ONLY_FROM) or not v2_env_value(version, raw):
+    if not v2_env_value(version, raw):
         return None
     features: list[str] = []
     if spec_method is not None:
         if version < (0, 30, 0):
-            if spec_method in ("ngram", "ngram_gpu"):
+            if spec_method in ("ngram", "ngram_gpu") and version >= V2_ENV_FROM:
                 features.append("ngram/ngram_gpu speculative decoding")
             elif spec_method not in _at(_V2_SPEC_METHODS_BEFORE_030, version):
                 features.append(f"speculative method '{spec_method}'")
