@@ -109,6 +109,18 @@ CASES = {
         1,
         PlanRefusal.VLLM_V2_RUNNER_ENV,
     ),
+    "vllm-v2-runner-unsupported": (
+        "vllm/vllm-openai:v0.31.0",
+        VLLM,
+        [
+            LLAMA_1B,
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}',
+        ],
+        {"VLLM_USE_V2_MODEL_RUNNER": "1"},
+        1,
+        PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED,
+    ),
     "sglang-pp-layers": (
         "lmsysorg/sglang:v0.5.23",
         SGLANG,

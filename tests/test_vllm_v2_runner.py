@@ -239,3 +239,90 @@ def test_v2_runner_variable_other_than_1_is_refused_from_0_34_0(tmp_path: Path) 
 def _quotes(d: Diagnostic, value: str) -> bool:
     """A diagnostic quoting the refused assignment."""
     return f"VLLM_USE_V2_MODEL_RUNNER={value} " in d.message
+
+
+def test_v2_runner_variable_is_read_as_an_integer_from_0_21_0_to_0_33(tmp_path: Path) -> None:
+    """0.21.0 - 0.33.x read ``VLLM_USE_V2_MODEL_RUNNER`` with ``bool(int(value))`` (``vllm/envs.py``): ``true``,
+    ``yes`` or an empty value raise ``ValueError`` at start-up, ``2`` is on. kvlint read them with ``truthy``
+    (``true`` on, ``2`` off) and planned a start-up; now a KV502 error at the env value, and ``2`` takes V2."""
+    from kvlint.pipeline import Options, run_check
+
+    for ver in ("0.21.0", "0.22.0", "0.33.0"):
+        assert all(vr.v2_env_refused(v(ver), x) for x in ("true", "yes", "", "on")), ver
+        assert not any(vr.v2_env_refused(v(ver), x) for x in ("0", "1", "2", " 1")), ver
+    assert vr.v2_env_value(v("0.25.0"), "2") is True and vr.v2_env_value(v("0.25.0"), "0") is False
+    # Qwen2 is not on 0.25.0's V2 list: only the variable takes it to V2, and 2 does as 1 does
+    _, two = _plan("0.25.0", v2_model_runner_env="2")
+    _, one = _plan("0.25.0", v2_model_runner_env="1")
+    _, unset = _plan("0.25.0")
+    assert two.plan.activation_bytes == one.plan.activation_bytes != unset.plan.activation_bytes
+    f = tmp_path / "m.yaml"
+    for version, value, refused in (("v0.33.0", "true", True), ("v0.22.0", "", True), ("v0.21.0", "yes", True),
+                                    ("v0.29.0", "2", False), ("v0.21.0", "0", False)):  # fmt: skip
+        f.write_text(_V2_ENV.replace("VERSION", version).replace("VALUE", value))
+        res = run_check([str(f)], Options(allow_hub=False, accelerator="h100"))
+        (cr,) = res.containers
+        if not refused:
+            assert cr.plan is not None, (version, value)
+            continue
+        assert (
+            cr.plan is None and cr.plan_refusal is not None and cr.plan_refusal.value == "vllm-v2-runner-env"
+        )
+        (d,) = [x for x in res.diagnostics if _quotes(x, value)]
+        assert d.rule == "KV502" and d.severity == "error" and d.loc is not None and d.loc.line == 14
+        assert (
+            "bool(int(value))" in d.message
+            and d.fix is not None
+            and "set VLLM_USE_V2_MODEL_RUNNER to 0" in d.fix
+        )
+
+
+_V2_SPEC = _V2_ENV.replace(
+    '["--model", "Qwen/Qwen2.5-0.5B-Instruct"]',
+    '["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--speculative-config", '
+    '"{\\"method\\": \\"ngram\\", \\"num_speculative_tokens\\": 3, \\"prompt_lookup_max\\": 4}"]',
+)
+
+
+def test_v2_runner_forced_on_for_a_feature_it_does_not_run_is_refused() -> None:
+    """0.22.0 - 0.33.x: an explicit ``VLLM_USE_V2_MODEL_RUNNER=1`` skips ``use_v2_model_runner``'s fallback to V1 and
+    ``_validate_v2_model_runner`` raises "Model Runner V2 does not yet support: ..." (an n-gram method up to 0.31.x,
+    elastic EP 0.24.0 - 0.31.x). kvlint planned a V1 start-up; now a KV502 error naming the feature."""
+    assert "speculative method 'ngram'" in (vr.v2_unsupported(v("0.31.0"), "1", "ngram") or "")
+    assert "ngram/ngram_gpu speculative decoding" in (vr.v2_unsupported(v("0.29.0"), "1", "ngram") or "")
+    assert "VLLM_USE_V2_MODEL_RUNNER does not yet support" in (
+        vr.v2_unsupported(v("0.22.0"), "1", "ngram") or ""
+    )
+    assert vr.v2_unsupported(v("0.32.0"), "1", "ngram") is None
+    # 0.21.0 validates alike when the variable is on (no n-gram wording of its own)
+    assert "VLLM_USE_V2_MODEL_RUNNER does not yet support: speculative method 'ngram'" in (
+        vr.v2_unsupported(v("0.21.0"), "2", "ngram") or ""
+    )
+    assert vr.v2_unsupported(v("0.20.0"), "1", "ngram") is None
+    assert (
+        vr.v2_unsupported(v("0.31.0"), "0", "ngram") is None
+        and vr.v2_unsupported(v("0.31.0"), None, "ngram") is None
+    )
+    assert vr.v2_unsupported(v("0.29.0"), "1", "mtp") is None
+    assert "elastic expert parallelism" in (vr.v2_unsupported(v("0.31.0"), "1", elastic_ep=True) or "")
+    assert vr.v2_unsupported(v("0.32.0"), "1", elastic_ep=True) is None
+    # 0.34.0 has no V1 runner: the variable cannot force what is already the only runner
+    assert vr.v2_unsupported(v("0.34.0"), "1", "suffix") is None
+
+
+def test_v2_runner_forced_on_with_ngram_through_the_pipeline(tmp_path: Path) -> None:
+    from kvlint.pipeline import Options, run_check
+
+    f = tmp_path / "m.yaml"
+    for version, value, refused in (("v0.31.0", "1", True), ("v0.31.0", "0", False), ("v0.32.0", "1", False)):
+        f.write_text(_V2_SPEC.replace("VERSION", version).replace("VALUE", value))
+        res = run_check([str(f)], Options(allow_hub=False, accelerator="h100"))
+        (cr,) = res.containers
+        if not refused:
+            assert cr.plan is not None, (version, value, [x.message for x in res.diagnostics])
+            continue
+        assert cr.plan is None and cr.plan_refusal is not None
+        assert cr.plan_refusal.value == "vllm-v2-runner-unsupported"
+        (d,) = [x for x in res.diagnostics if _quotes(x, value)]
+        assert d.rule == "KV502" and d.severity == "error" and d.loc is not None and d.loc.line == 14
+        assert "speculative method 'ngram'" in d.message

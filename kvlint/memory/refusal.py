@@ -35,8 +35,12 @@ class PlanRefusal(enum.Enum):
     #: :func:`kvlint.memory.vllm.v1_pooling_refused`)
     VLLM_V1_POOLING = "vllm-v1-pooling"
     #: vLLM 0.34.0 and later: ``VLLM_USE_V2_MODEL_RUNNER`` set to anything but ``1`` (``validate_environ`` raises,
-    #: the V1 model runner is gone: :func:`kvlint.memory.vllm_runner.v2_env_refused`)
+    #: the V1 model runner is gone); 0.21.0 - 0.33.x: set to a value ``int()`` cannot read (``vllm/envs.py``
+    #: raises): :func:`kvlint.memory.vllm_runner.v2_env_refused`
     VLLM_V2_RUNNER_ENV = "vllm-v2-runner-env"
+    #: vLLM 0.21.0 - 0.33.x: ``VLLM_USE_V2_MODEL_RUNNER`` turns the V2 runner on for a feature it does not run
+    #: (``_validate_v2_model_runner`` raises: :func:`kvlint.memory.vllm_runner.v2_unsupported`)
+    VLLM_V2_RUNNER_UNSUPPORTED = "vllm-v2-runner-unsupported"
     #: SGLang: more pipeline stages than the model has layers (``make_layers`` asserts:
     #: :func:`kvlint.memory.sglang.pp_stage_layers`)
     SGLANG_PP_EXCEEDS_LAYERS = "sglang-pp-exceeds-layers"

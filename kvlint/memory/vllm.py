@@ -759,6 +759,9 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
+    refused = vllm_runner.v2_unsupported(v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep)
+    if refused:
+        raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
             return "v1", "V1 engine opted in with VLLM_USE_V1=1", None
@@ -1856,20 +1859,27 @@ def resolve_startup(
 def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str) -> bool:
     """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
     uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
-    ``--enable-elastic-ep``)."""
-    drafted = bool(settings.speculative_model is not None or settings.speculative_model_id)
-    spec = (
-        vllm_runner.spec_method_name(settings.speculative_method, drafted)
-        if settings.num_speculative_tokens or settings.speculative_method or drafted
-        else None
-    )
+    ``--enable-elastic-ep``). The variable is read as the release reads it (:func:`kvlint.memory.vllm_runner.
+    v2_env_value`) when its string is known, else :attr:`VllmSettings.v2_model_runner`."""
+    raw = settings.v2_model_runner_env
     return vllm_runner.uses_v2_runner(
         v,
         tuple(model.architectures or ()),
         vendor,
-        settings.v2_model_runner,
-        spec,
+        vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
+        _spec_method(settings),
         settings.enable_elastic_ep,
+    )
+
+
+def _spec_method(settings: VllmSettings) -> str | None:
+    """The speculative method as ``SpeculativeConfig`` names it (:func:`kvlint.memory.vllm_runner.
+    spec_method_name`), None without speculative decoding."""
+    drafted = bool(settings.speculative_model is not None or settings.speculative_model_id)
+    return (
+        vllm_runner.spec_method_name(settings.speculative_method, drafted)
+        if settings.num_speculative_tokens or settings.speculative_method or drafted
+        else None
     )
 
 

@@ -92,13 +92,50 @@ V2_ONLY_FROM: Version = (0, 34, 0)
 (``vllm@0.34.0:vllm/platforms/interface.py``)."""
 
 
+V2_ENV_INT_FROM: Version = (0, 21, 0)
+"""First release read whose ``VllmConfig.__post_init__`` reads ``VLLM_USE_V2_MODEL_RUNNER`` at every start-up
+(``vllm@0.21.0:vllm/config/vllm.py``); up to 0.33.x ``vllm/envs.py`` parses it with ``bool(int(value))``
+(``maybe_convert_bool`` from 0.22.0), so a value ``int`` cannot read raises ``ValueError``. The 0.16.0 - 0.20.0
+``envs.py`` parse it alike; where those releases read it was not checked, so kvlint refuses nothing before 0.21.0."""
+
+
+def _as_int(raw: str) -> int | None:
+    """``raw`` as Python's ``int()`` reads it (surrounding whitespace, a sign and digit underscores allowed, as
+    in vLLM's ``bool(int(value))``), else None."""
+    try:
+        return int(raw)
+    except ValueError:
+        return None
+
+
+def v2_env_value(version: Version, raw: str | None) -> bool | None:
+    """``VLLM_USE_V2_MODEL_RUNNER`` as vLLM ``version`` reads the string ``raw`` (None: unset): from 0.21.0 to
+    0.33.x ``bool(int(raw))`` (``vllm/envs.py``; ``2`` is on, ``true`` is refused by :func:`v2_env_refused`);
+    None when unset, unparseable or from 0.34.0 (which no longer reads it to pick a runner)."""
+    if raw is None or not V2_ENV_INT_FROM <= version < V2_ONLY_FROM:
+        return None
+    n = _as_int(raw)
+    return None if n is None else bool(n)
+
+
 def v2_env_refused(version: Version, raw: str | None) -> str | None:
     """Why vLLM ``version`` refuses to start with ``VLLM_USE_V2_MODEL_RUNNER`` set to ``raw`` (the variable's
     string as the container sets it; None: unset), else None. From 0.34.0 ``Platform.validate_environ``
     (``vllm@0.34.0:vllm/platforms/interface.py``, called by ``EngineArgs.create_engine_config`` whatever
     ``fail_on_environ_validation`` says) raises ``ValueError`` for any value other than the exact string ``1``
-    (``0``, ``true``, an empty value alike); ``1`` only logs that it is redundant."""
-    if raw is None or version < V2_ONLY_FROM or raw == "1":
+    (``0``, ``true``, an empty value alike); ``1`` only logs that it is redundant. From 0.21.0 to 0.33.x
+    (:data:`V2_ENV_INT_FROM`) ``bool(int(raw))`` raises ``ValueError`` for a value that is not an integer
+    (``true``, ``yes``, an empty value)."""
+    if raw is None:
+        return None
+    if V2_ENV_INT_FROM <= version < V2_ONLY_FROM:
+        if _as_int(raw) is not None:
+            return None
+        return (
+            f"vLLM {'.'.join(map(str, version))} refuses to start: VLLM_USE_V2_MODEL_RUNNER={raw} raises ValueError "
+            "in vllm/envs.py, which reads the variable with bool(int(value)) (invalid literal for int())"
+        )
+    if version < V2_ONLY_FROM or raw == "1":
         return None
     return (
         f"vLLM {'.'.join(map(str, version))} refuses to start: VLLM_USE_V2_MODEL_RUNNER={raw} raises ValueError "
@@ -132,10 +169,11 @@ _V1_ONLY_SPEC_METHODS: tuple[tuple[Version, frozenset[str]], ...] = (
     ((0, 33, 0), frozenset({"suffix", "custom_class"})),
 )
 #: Speculative methods the V2 runner runs before 0.30.0, by first release (``VllmConfig.
-#: _get_v2_model_runner_unsupported_features``, read in the 0.22.0 - 0.29.0 wheels: every other method is
-#: unsupported): eagle, eagle3, mtp; dflash from 0.24.0, dspark from 0.25.0, extract_hidden_states from 0.29.0
+#: _get_v2_model_runner_unsupported_features``, read in the 0.22.0 - 0.29.0 wheels, and 0.21.0's
+#: ``_validate_v2_model_runner``: every other method is unsupported): eagle, eagle3, mtp; dflash from 0.24.0, dspark
+#: from 0.25.0, extract_hidden_states from 0.29.0
 _V2_SPEC_METHODS_BEFORE_030: tuple[tuple[Version, frozenset[str]], ...] = (
-    ((0, 22, 0), frozenset({"eagle", "eagle3", "mtp"})),
+    ((0, 21, 0), frozenset({"eagle", "eagle3", "mtp"})),
     ((0, 24, 0), frozenset({"eagle", "eagle3", "mtp", "dflash"})),
     ((0, 25, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})),
     ((0, 29, 0), frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"})),
@@ -163,6 +201,41 @@ def spec_method_name(method: str | None, draft_model: bool) -> str | None:
     if "mtp" in m:
         return "mtp"
     return m
+
+
+def v2_unsupported(
+    version: Version, raw: str | None, spec_method: str | None = None, elastic_ep: bool = False
+) -> str | None:
+    """Why vLLM ``version`` refuses to start when ``VLLM_USE_V2_MODEL_RUNNER`` (the string ``raw``) turns the V2
+    runner on for a feature it does not run, else None. From 0.22.0 to 0.33.x an explicit on skips the fallback
+    of ``VllmConfig.use_v2_model_runner`` and ``_validate_v2_model_runner`` raises ``ValueError`` listing
+    ``_get_v2_model_runner_unsupported_features`` (``vllm/config/vllm.py``, read in the 0.22.0 - 0.33.0 wheels;
+    0.21.0's ``VllmConfig.__post_init__`` validates alike when the variable is on, any method but eagle, eagle3
+    and mtp refused, although kvlint plans 0.21.0 on the V1 runner);
+    restated here for the features kvlint reads from a manifest: the speculative method (``spec_method``,
+    :func:`spec_method_name`; the lists of :func:`uses_v2_runner`; 0.22.0 - 0.29.x name ngram/ngram_gpu
+    "ngram/ngram_gpu speculative decoding") and ``--enable-elastic-ep`` (listed 0.24.0 - 0.31.x)."""
+    if not v2_env_value(version, raw):
+        return None
+    features: list[str] = []
+    if spec_method is not None:
+        if version < (0, 30, 0):
+            if spec_method in ("ngram", "ngram_gpu") and version >= V2_ENV_FROM:
+                features.append("ngram/ngram_gpu speculative decoding")
+            elif spec_method not in _at(_V2_SPEC_METHODS_BEFORE_030, version):
+                features.append(f"speculative method '{spec_method}'")
+        elif spec_method in _at(_V1_ONLY_SPEC_METHODS, version):
+            features.append(f"speculative method '{spec_method}'")
+    if elastic_ep and (0, 24, 0) <= version < (0, 32, 0):
+        features.append("elastic expert parallelism")
+    if not features:
+        return None
+    prefix = "VLLM_USE_V2_MODEL_RUNNER" if version < (0, 23, 0) else "Model Runner V2"
+    return (
+        f"vLLM {'.'.join(map(str, version))} refuses to start: VLLM_USE_V2_MODEL_RUNNER={raw} turns the V2 model "
+        f'runner on and _validate_v2_model_runner raises ValueError ("{prefix} does not yet support: '
+        f'{", ".join(features)}"); unset, vLLM falls back to the V1 runner for it'
+    )
 
 
 def uses_v2_runner(

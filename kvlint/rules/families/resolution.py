@@ -506,13 +506,29 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             return
         if refusal is PlanRefusal.VLLM_V2_RUNNER_ENV:
-            # VLLM_USE_V2_MODEL_RUNNER other than 1 on a release without the V1 runner
+            # VLLM_USE_V2_MODEL_RUNNER other than 1 on a release without the V1 runner, or not an integer before
             # (kvlint.memory.vllm_runner.v2_env_refused)
+            from kvlint.memory.versions import resolve_version
+
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
                 _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
                 fix="unset VLLM_USE_V2_MODEL_RUNNER (0.34.0 and later run only the V2 model runner), or use a vLLM "
-                "release before 0.34.0 to keep the V1 runner",
+                "release before 0.34.0 to keep the V1 runner"
+                if resolve_version(s.version)[0] >= (0, 34, 0)
+                else "set VLLM_USE_V2_MODEL_RUNNER to 0 (the V1 model runner) or 1 (the V2 runner), or unset it "
+                "to let vLLM pick",
+                severity="error",
+            )
+            return
+        if refusal is PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED:
+            # VLLM_USE_V2_MODEL_RUNNER on with a feature the V2 runner does not run
+            # (kvlint.memory.vllm_runner.v2_unsupported)
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}",
+                _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
+                fix="unset VLLM_USE_V2_MODEL_RUNNER or set it to 0 (vLLM then runs the V1 model runner, which "
+                "supports the feature), or drop the feature",
                 severity="error",
             )
             return
