@@ -136,3 +136,23 @@ def test_ordinary_lines_and_paths_are_unchanged(line: str) -> None:
 def test_command_lines_get_a_visible_escape(line: str, shown: str) -> None:
     assert inert_line(line) == shown
     assert not _commands(inert_line(line))
+
+
+def test_plan_text_shows_a_legacy_command_in_a_flag_value_escaped() -> None:
+    res = CliRunner().invoke(
+        main,
+        ["plan", "--offline", "--accelerator", "h100", "--", "vllm", "serve", "::add-mask::m"]
+        + ["--kv-cache-dtype", "##[warning]q"],
+        catch_exceptions=False,
+    )
+    assert "KV206" in res.output and "::add-mask::m" in res.output
+    assert not _commands(res.output), res.output
+    assert "'##\\[warning]q'" in res.output
+
+
+def test_models_pull_check_shows_a_legacy_command_in_a_model_id_escaped(in_tmp: Path) -> None:
+    text = CLEAN.read_text().replace("meta-llama/Llama-3.1-8B-Instruct", "org/x##[add-mask]y")
+    (in_tmp / "h.yaml").write_text(text)
+    res = CliRunner().invoke(main, ["models", "pull", "--check", "h.yaml"], catch_exceptions=False)
+    assert res.exit_code == 1
+    assert "org/x##\\[add-mask]y" in res.output and not _commands(res.output), res.output
