@@ -83,7 +83,7 @@ class PlanOutput:
         through :func:`kvlint.report.escape.printable`, as ``kvlint check`` shows it: a value with a line break, an
         escape sequence or a bidirectional override cannot start a line of its own (a GitHub workflow command)
         nor act on the terminal."""
-        from kvlint.report.escape import printable
+        from kvlint.report.escape import inert_line, printable
 
         lines: list[str] = []
         cr = self.result
@@ -103,7 +103,8 @@ class PlanOutput:
             if d.fix:
                 lines.append(printable(f"  fix: {d.fix}"))
         lines.append(f"verdict: {self.verdict}")
-        return "\n".join(lines) + "\n"
+        # no line a GitHub workflow command (a wrapped note or a model id starting one with ``::``)
+        return "\n".join(inert_line(x) for x in "\n".join(lines).split("\n")) + "\n"
 
     def render_markdown(self) -> str:
         """``kvlint plan --format markdown``: a heading naming engine, model and GPU, the per-GPU table and KV

@@ -30,11 +30,12 @@ def _shown(path: str) -> str:
 def _say(line: str) -> None:
     """One line of the text report. What it quotes comes from the manifests (a model reference, a file or object
     name), an entry's provenance.json or the Hub (file names, error text): escaped as a report escapes file names
-    (:func:`kvlint.report.escape.printable`), so a NUL, a terminal escape or a bidi override is shown, not acted on.
+    (:func:`kvlint.report.escape.printable`), so a NUL, a terminal escape or a bidi override is shown, not acted on,
+    and no line is a GitHub workflow command (:func:`kvlint.report.escape.inert_line`: ``::`` at its start, ``##[``).
     The JSON report keeps the text (JSON escapes it)."""
-    from kvlint.report.escape import printable
+    from kvlint.report.escape import inert_line, printable
 
-    click.echo(printable(line))
+    click.echo(inert_line(printable(line)))
 
 
 def _catalogue(explicit: str | None, config: Any, paths: list[str]) -> str:

@@ -25,7 +25,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["markdown_code", "markdown_message", "markdown_text", "printable", "xml_text"]
+__all__ = [
+    "inert_line",
+    "inert_path",
+    "markdown_code",
+    "markdown_message",
+    "markdown_text",
+    "printable",
+    "xml_text",
+]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -53,6 +61,36 @@ def printable(text: str) -> str:
         # printable ASCII (no C0 control, no DEL) holds none of the characters escaped here: most messages
         return text
     return _UNPRINTABLE.sub(_escape_match, text)
+
+
+def inert_path(path: str) -> str:
+    """A relative file name shown at the start of a report line, as :func:`printable` text that no GitHub
+    Actions runner reads as a workflow command: a name that starts with ``:`` or with whitespace (a pull
+    request's ``::warning title=x::y.yaml``) is shown as ``./`` then the name (the same file); any other
+    name is unchanged. (``##[`` is left to :func:`inert_line`, which sees the whole line.)"""
+    shown = printable(path)
+    if shown[:1] == ":" or shown[:1].isspace():
+        return "./" + shown
+    return shown
+
+
+def inert_line(line: str) -> str:
+    """One line of plain output (already :func:`printable`) that the GitHub Actions runner cannot take for a
+    workflow command when it reaches a job's log (``kvlint check deploy/`` run directly in a step, outside
+    the Action's stop-commands markers): a line whose first non-blank characters are ``::`` gets a backslash
+    before them (``\\::add-mask::x``), and every ``##[`` in it becomes ``##\\[``; any other line is
+    returned unchanged.
+
+    Source: actions/runner, ``src/Runner.Common/ActionCommand.cs`` (``TryParseV2``: the line, leading
+    whitespace trimmed, must start with ``::``; ``TryParse``, the legacy form, finds ``##[`` anywhere in the
+    line) and ``src/Runner.Worker/ActionCommandManager.cs`` (``TryProcessCommand`` tries both)."""
+    if "::" not in line and "##[" not in line:
+        return line
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        at = len(line) - len(stripped)
+        line = line[:at] + "\\" + stripped
+    return line.replace("##[", "##\\[")
 
 
 def _escape_match(m: re.Match[str]) -> str:

@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from kvlint.report.escape import printable
+from kvlint.report.escape import inert_line, inert_path, printable
 from kvlint.statement import split_message
 from kvlint.types import Diagnostic
 from kvlint.values import digits
@@ -137,8 +137,10 @@ def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_W
 
     Text from the inputs (file name, message, object, container, fix) goes through
     :func:`kvlint.report.escape.printable`: each line stays one line, free of control characters, whatever a
-    file name or manifest holds."""
-    loc = f"{printable(d.loc.file)}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
+    file name or manifest holds; and no line is a GitHub Actions workflow command (:func:`inert_path`: a file
+    name starting with ``:`` is shown as ``./:...``; :func:`inert_line`: a detail or wrapped line starting
+    with ``::`` gets a backslash before it, and ``##[`` is written ``##\\[``)."""
+    loc = f"{inert_path(d.loc.file)}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
     sev: str = d.severity
     if color:
         sev = f"{_COLORS.get(d.severity, '')}{d.severity}{_RESET}"
@@ -151,11 +153,11 @@ def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_W
             f" [{printable(d.object)}" + (f" container {printable(d.container)}" if d.container else "") + "]"
         )
     statement, details = split_message(d.message, d.summary)  # d.statement and d.details, split once
-    lines = [f"{loc}: {sev} {rule} {printable(statement)}{where}"]
+    lines = [inert_line(f"{loc}: {sev} {rule} {printable(statement)}{where}")]
     for detail in details:
-        lines += _wrap(printable(detail), width, "    ", "      ")
+        lines += map(inert_line, _wrap(printable(detail), width, "    ", "      "))
     if d.fix:
-        fix = _wrap(printable(d.fix), width, "  fix: ", "       ")
+        fix = [inert_line(x) for x in _wrap(printable(d.fix), width, "  fix: ", "       ")]
         lines += [f"{_DIM}{x}{_RESET}" for x in fix] if color else fix
     return "\n".join(lines)
 
@@ -205,7 +207,7 @@ def iter_text(
     if sizing.serving or sizing.not_read:
         tail.append(sizing.line())
     tail.append(summary_line(result, suppressed=suppressed))
-    yield "\n".join(tail) + "\n"
+    yield "\n".join(map(inert_line, tail)) + "\n"
 
 
 def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
