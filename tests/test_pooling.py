@@ -81,6 +81,36 @@ def test_vllm_runner_task_and_convert_by_release() -> None:
     assert not vllm_pooling((0, 34, 0), causal, convert="none")[0]
 
 
+def test_vllm_runner_and_convert_are_not_read_before_0_10_1() -> None:
+    """``--runner``/``--convert`` first appear in the 0.10.1 wheel's ``arg_utils.py`` (0.10.0 has ``--task`` only):
+    before, argparse stops the server (KV205), and they decide nothing; the architecture and ``--task`` still do."""
+    causal = ["Qwen3ForCausalLM"]
+    assert vllm_pooling((0, 10, 1), causal, runner="pooling")[0]
+    assert vllm_pooling((0, 10, 1), causal, convert="embed")[0]
+    assert not vllm_pooling((0, 10, 0), causal, runner="pooling")[0]
+    assert not vllm_pooling((0, 10, 0), causal, convert="embed")[0]
+    assert vllm_pooling((0, 10, 0), ["MistralModel"], runner="generate")[0]
+    assert vllm_pooling((0, 10, 0), causal, task="embed", runner="generate")[0]
+
+
+@pytest.mark.parametrize("option", ["--runner", "--convert"])
+def test_vllm_runner_and_convert_are_unknown_before_0_10_1(option: str) -> None:
+    """The option tables sample 0.9.2 and 0.10.1.1 and are generous between them; the two flags' first release,
+    read in the wheels, makes them KV205 at 0.10.0 (and 0.9.2), known from 0.10.1."""
+    from kvlint.engines.vllm import known_options, option_versions
+
+    value = "pooling" if option == "--runner" else "embed"
+    argv = ["vllm", "serve", "m", option, value]
+    for version in ("0.9.2", "0.10.0"):
+        assert option not in known_options(version)
+        found = [f for f in parse_command_line(argv, version).findings if f.rule == "KV205"]
+        assert len(found) == 1 and option in found[0].message, version
+    for version in ("0.10.1", "0.10.1.1", "0.12.0", None):
+        assert option in known_options(version)
+        assert not [f for f in parse_command_line(argv, version).findings if f.rule == "KV205"], version
+    assert option_versions(option) is not None and option_versions(option)[0] == "0.10.1"
+
+
 def test_settings_read_runner_task_and_convert() -> None:
     s = settings_from_config(parse_command_line("vllm serve m --runner pooling --convert embed".split()))
     assert (s.runner, s.convert, s.task) == ("pooling", "embed", None)
@@ -96,7 +126,8 @@ def test_vllm_pooling_plan_has_no_sampler_and_no_lm_head(version: str) -> None:
     c = _e5_config()
     model = _e5()
     pooled = VllmSettings(version=version, max_model_len=8192)
-    generative = pooled.changed(runner="generate")
+    # 0.9.2 has no --runner (0.10.1 on): --task generate is its way to the generate runner
+    generative = pooled.changed(task="generate") if version == "0.9.2" else pooled.changed(runner="generate")
     p = plan_vllm_detailed(pooled, model, H100_TOTAL, **H100)
     g = plan_vllm_detailed(generative, model, H100_TOTAL, **H100)
     pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
@@ -146,7 +177,7 @@ def test_vllm_pooling_model_runs_on_v0_before_0_9_2() -> None:
     pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
     assert p.plan.era == "v0" and not pc.chunked_prefill and pc.sampled_rows == 0
     assert any("V0 fallback: a pooling model" in n for n in p.plan.assumptions)
-    generative = resolve_startup(pooled.changed(runner="generate"), model, H100_TOTAL, **H100)
+    generative = resolve_startup(pooled.changed(task="generate"), model, H100_TOTAL, **H100)
     assert generative.era == "v1"
 
 

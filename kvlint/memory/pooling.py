@@ -1,8 +1,8 @@
 """Pooling models (embedding, reranking/classification, reward) on vLLM and SGLang: how each engine tells one from a
 generative model, and what that changes in the start-up memory kvlint models (docs/engine-memory-model.md §1.15).
 
-vLLM runs a model with the *pooling runner* instead of the generate runner when ``--runner pooling`` (0.10.1 on),
-a pooling ``--task`` (``embed``/``embedding``/``classify``/``score``/``reward``, up to 0.12.0), a ``--convert``
+vLLM runs a model with the *pooling runner* instead of the generate runner when ``--runner pooling`` (0.10.1 on; the
+flag and ``--convert`` are not in ``vllm@0.10.0:vllm/engine/arg_utils.py``), a pooling ``--task`` (``embed``/``embedding``/``classify``/``score``/``reward``, up to 0.12.0), a ``--convert``
 other than ``auto``/``none`` (from 0.22.0: ``ModelConfig._get_runner_type`` returns ``pooling`` for it; read in the
 0.21.0 and 0.22.0 wheels; before, assumed: :func:`vllm_pooling`) or, with ``--runner auto``, the architecture says so (``ModelConfig._get_default_runner_type``
 and ``_SUFFIX_TO_DEFAULTS``, the same in ``vllm@0.12.0`` and ``vllm@0.34.0:vllm/config/model.py``). For such a
@@ -56,6 +56,9 @@ VLLM_TASK_UNTIL: Version = (0, 12, 99)
 #: First release whose ``--runner auto`` resolves to ``pooling`` for any ``--convert`` other than ``auto``/``none``
 #: (``ModelConfig._get_runner_type``: absent in 0.21.0, present in 0.22.0 - 0.34.0).
 VLLM_CONVERT_IMPLIES_POOLING_FROM: Version = (0, 22, 0)
+#: First release with ``--runner`` and ``--convert`` (``vllm@0.10.1:vllm/engine/arg_utils.py``; ``vllm@0.10.0`` has
+#: ``--task`` only, and argparse stops the server on either flag: KV205).
+VLLM_RUNNER_FROM: Version = (0, 10, 1)
 #: First release whose V1 engine runs pooling models (see the module docstring); before it, V0.
 VLLM_V1_POOLING_FROM: Version = (0, 9, 2)
 
@@ -154,8 +157,11 @@ def vllm_pooling(
     select the pooling runner, but vLLM applies it to the model class whatever the runner
     (``vllm@0.12.0:vllm/model_executor/model_loader/utils.py``) and the converted class has no LM head for the
     generate runner's sampler, so a deployment that starts with one runs the pooling runner: kvlint takes it so,
-    and says it is assumed.
+    and says it is assumed. Before 0.10.1 (:data:`VLLM_RUNNER_FROM`) vLLM has no ``--runner``/``--convert`` and
+    refuses them (KV205): they are not read.
     """
+    if v < VLLM_RUNNER_FROM:
+        runner = convert = None  # no such options before 0.10.1: the server does not start (KV205)
     r = (runner or "auto").strip().lower()
     t = (task or "auto").strip().lower()
     c = (convert or "auto").strip().lower()
