@@ -194,10 +194,51 @@ def test_vllm_checkpoint_size_is_kept() -> None:
 
 
 def test_sglang_embedding_mode() -> None:
-    assert sglang_embedding(["MistralModel"], False)[0]
-    assert sglang_embedding(["XLMRobertaForSequenceClassification"], False)[0]
-    assert sglang_embedding(["Qwen3ForCausalLM"], True) == (True, "--is-embedding")
-    assert not sglang_embedding(["Qwen3ForCausalLM"], False)[0]
+    v = (0, 5, 23)
+    assert sglang_embedding(["MistralModel"], False, v)[0]
+    assert sglang_embedding(["XLMRobertaForSequenceClassification"], False, v)[0]
+    assert sglang_embedding(["Qwen3ForCausalLM"], True, v) == (True, "--is-embedding")
+    assert not sglang_embedding(["Qwen3ForCausalLM"], False, v)[0]
+
+
+@pytest.mark.parametrize(
+    "arch,first,before",
+    [
+        ("Qwen3ForRewardModel", (0, 5, 9), (0, 5, 8)),
+        ("Gemma2ForSequenceClassification", (0, 5, 9), (0, 5, 8)),
+        ("Qwen3Model", (0, 5, 17), (0, 5, 16)),
+        ("Lfm2BidirectionalModel", (0, 5, 17), (0, 5, 16)),
+        ("EmbeddingGemma2Model", (0, 5, 22), (0, 5, 21)),
+        ("Qwen3ForSequenceClassification", (0, 5, 1), (0, 4, 10)),
+        ("BertModel", (0, 4, 8), (0, 4, 7)),
+    ],
+)
+def test_sglang_embedding_architectures_by_release(arch: str, first: tuple, before: tuple) -> None:
+    """``is_generation_model``'s list grew release by release (read in the wheels 0.4.6 - 0.5.23): an architecture
+    the release does not list is served as a generative model there unless ``--is-embedding`` says otherwise."""
+    assert sglang_embedding([arch], False, first) == (True, f"architecture {arch}")
+    assert sglang_embedding([arch], False, (0, 5, 23))[0]
+    assert not sglang_embedding([arch], False, before)[0]
+    assert sglang_embedding([arch], True, before) == (True, "--is-embedding")
+    # in every release since 0.4.6
+    assert sglang_embedding(["MistralModel", arch], False, before) == (True, "architecture MistralModel")
+
+
+def test_sglang_qwen3_embedding_plan_names_the_mode_from_0_5_17_only() -> None:
+    """Qwen3-Embedding's ``Qwen3Model`` (as some exports name it) is an embedding architecture for SGLang from
+    0.5.17: the 0.5.5 plan is a generative one (no embedding-mode note)."""
+    from dataclasses import replace
+
+    model = replace(
+        resolve_model(str(MODELS / "Qwen--Qwen3-0.6B"), allow_hub=False), architectures=("Qwen3Model",)
+    )
+    notes = {}
+    for version in ("0.5.5", "0.5.17"):
+        s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x"], version)
+        s.version = version
+        p = plan_sglang(s, model, lookup("h100-80gb").memory_bytes, gpus=1)
+        notes[version] = any(n.startswith("embedding mode (architecture Qwen3Model)") for n in p.assumptions)
+    assert notes == {"0.5.5": False, "0.5.17": True}
 
 
 def test_sglang_is_embedding_sizes_the_same_pool_and_says_so() -> None:

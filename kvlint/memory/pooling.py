@@ -34,8 +34,9 @@ config``, 0.12.0). kvlint reads the configs of decoder models only (:class:`kvli
 only the first kind is planned.
 
 SGLang serves a model in embedding mode (``ModelConfig.is_generation`` False) when ``--is-embedding`` is given or
-its first architectures are among those ``is_generation_model`` lists (``sglang@0.5.5`` and
-``sglang@0.5.23:python/sglang/srt/configs/model_config.py``). Its memory pool is sized as for a generative model
+its architectures are among those ``is_generation_model`` lists (``sglang@0.5.5`` and
+``sglang@0.5.23:python/sglang/srt/configs/model_config.py``; the list grew from 0.4.8 to 0.5.22, and kvlint reads
+it per release: :data:`SGLANG_EMBEDDING_ARCHITECTURE_FROM`). Its memory pool is sized as for a generative model
 (``mem_fraction_static``), but no decode CUDA graphs are captured ("cuda graph only captures decode steps, which
 only exists for generation models": ``sglang@0.5.5:model_executor/model_runner.py::ModelRunner.init_device_graphs``;
 ``sglang@0.5.23:model_executor/model_runner_components/cuda_graph_setup.py``).
@@ -94,8 +95,8 @@ _REGISTERED_GENERATIVE = frozenset(
 _REGISTERED_POOLING = frozenset({"GritLM", "JinaVLForRanking"})
 
 #: Architectures SGLang serves in embedding mode without ``--is-embedding`` (``is_generation_model``,
-#: ``sglang@0.5.23:python/sglang/srt/configs/model_config.py``; 0.5.5 has the same list less ``Qwen3ForRewardModel``,
-#: ``Qwen3Model``, ``Gemma2ForSequenceClassification``, ``EmbeddingGemma2Model`` and ``Lfm2BidirectionalModel``).
+#: ``sglang@0.5.23:python/sglang/srt/configs/model_config.py``); those some releases lack are gated by
+#: :data:`SGLANG_EMBEDDING_ARCHITECTURE_FROM`.
 SGLANG_EMBEDDING_ARCHITECTURES = frozenset(
     {
         "LlamaEmbeddingModel",
@@ -119,6 +120,24 @@ SGLANG_EMBEDDING_ARCHITECTURES = frozenset(
         "Lfm2BidirectionalModel",
     }
 )
+#: First release whose ``is_generation_model`` lists the architecture, read in the wheels (``sglang==V``,
+#: ``sglang/srt/configs/model_config.py``: 0.4.6 - 0.4.8, 0.4.9.post3, 0.4.10, 0.5.1 - 0.5.23; there is no 0.5.0).
+#: Each is absent from the release read before it; a post-release of that earlier release (0.4.7.post1,
+#: 0.4.10.post1/2, 0.5.8.post1) was not read and is taken as its base release. The other eight are in 0.4.6 and
+#: every later wheel; releases before 0.4.6 are taken as 0.4.6 [assumed].
+SGLANG_EMBEDDING_ARCHITECTURE_FROM: dict[str, Version] = {
+    "BertModel": (0, 4, 8),
+    "Contriever": (0, 4, 8),
+    "BertForSequenceClassification": (0, 4, 8),
+    "XLMRobertaModel": (0, 4, 8),
+    "XLMRobertaForSequenceClassification": (0, 4, 8),
+    "Qwen3ForSequenceClassification": (0, 5, 1),
+    "Qwen3ForRewardModel": (0, 5, 9),
+    "Gemma2ForSequenceClassification": (0, 5, 9),
+    "Qwen3Model": (0, 5, 17),
+    "Lfm2BidirectionalModel": (0, 5, 17),
+    "EmbeddingGemma2Model": (0, 5, 22),
+}
 
 
 def _arch_runner(architectures: Sequence[str]) -> tuple[str, str | None]:
@@ -192,11 +211,19 @@ def vllm_pooling(
     return False, ""
 
 
-def sglang_embedding(architectures: Sequence[str], is_embedding: bool) -> tuple[bool, str]:
-    """Whether SGLang serves the model in embedding mode (``ModelConfig.is_generation`` False), and why:
-    ``--is-embedding`` (``is_embedding``) or an architecture of :data:`SGLANG_EMBEDDING_ARCHITECTURES`
-    (``is_generation_model``, which looks at every architecture the config lists)."""
-    hit = next((a for a in architectures if a in SGLANG_EMBEDDING_ARCHITECTURES), None)
+def sglang_embedding(architectures: Sequence[str], is_embedding: bool, v: Version) -> tuple[bool, str]:
+    """Whether SGLang release ``v`` serves the model in embedding mode (``ModelConfig.is_generation`` False), and
+    why: ``--is-embedding`` (``is_embedding``) or an architecture of :data:`SGLANG_EMBEDDING_ARCHITECTURES` that
+    release lists (:data:`SGLANG_EMBEDDING_ARCHITECTURE_FROM`; ``is_generation_model``, which looks at every
+    architecture the config lists)."""
+    hit = next(
+        (
+            a
+            for a in architectures
+            if a in SGLANG_EMBEDDING_ARCHITECTURES and v >= SGLANG_EMBEDDING_ARCHITECTURE_FROM.get(a, (0,))
+        ),
+        None,
+    )
     if hit is not None:
         return True, f"architecture {hit}"
     if is_embedding:
