@@ -440,3 +440,49 @@ def test_vllm_use_v1_with_a_pooling_model_before_0_9_2_is_refused(tmp_path: Path
     assert run_check([str(f)], Options(allow_hub=False)).containers[0].plan is not None
     f.write_text(_E5_V1.replace("VERSION", version).replace('value: "1"', 'value: "0"'))
     assert run_check([str(f)], Options(allow_hub=False)).containers[0].plan is not None
+
+
+def _qwen2_as(arch: str):
+    from dataclasses import replace
+
+    model = resolve_model(str(MODELS / "Qwen--Qwen2.5-7B"), allow_hub=False)
+    return replace(model, architectures=(arch,), weight_bytes=None), json.loads(
+        (MODELS / "Qwen--Qwen2.5-7B" / "config.json").read_text()
+    )
+
+
+@pytest.mark.parametrize("arch,labels", [("Qwen2ForRewardModel", 1), ("Qwen2ForProcessRewardModel", 2)])
+def test_qwen2_reward_score_head_is_in_the_weights_estimate(arch: str, labels: int) -> None:
+    """``qwen2_rm.py`` (vLLM and SGLang) builds ``score = Linear(h, h), ReLU, Linear(h, num_labels)``, both with a
+    bias, over the Qwen2 decoder: the architecture estimate holds it, at the activation dtype."""
+    from kvlint.models.weights import param_breakdown, weight_bytes
+
+    causal, c = _qwen2_as("Qwen2ForCausalLM")
+    reward, _ = _qwen2_as(arch)
+    h = c["hidden_size"]
+    head = h * h + h + h * labels + labels
+    assert param_breakdown(reward)["other"] - param_breakdown(causal)["other"] == head
+    assert weight_bytes(reward, dtype_bytes=2)[0] - weight_bytes(causal, dtype_bytes=2)[0] == head * 2
+
+
+def test_qwen2_reward_model_plans_hold_the_score_head_and_no_lm_head() -> None:
+    """vLLM (pooling runner: no LM head) and SGLang (``Qwen2ForRewardModel`` drops ``lm_head`` weights) plan the
+    decoder plus the score head: the architecture estimate less the untied ``vocab x hidden`` LM head."""
+    from kvlint.models.weights import weight_bytes
+
+    reward, c = _qwen2_as("Qwen2ForRewardModel")
+    causal, _ = _qwen2_as("Qwen2ForCausalLM")
+    assert not c["tie_word_embeddings"]
+    h = c["hidden_size"]
+    lm_head = c["vocab_size"] * h * 2
+    head = (h * h + 2 * h + 1) * 2
+    whole, _ = weight_bytes(reward, dtype_bytes=2)
+    base = VllmSettings(version="0.12.0", max_model_len=8192)
+    v = plan_vllm_detailed(base, reward, H100_TOTAL, **H100).plan
+    generate = plan_vllm_detailed(base, causal, H100_TOTAL, **H100).plan
+    assert v.weights_bytes - generate.weights_bytes == head - lm_head
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x"], "0.5.5")
+    s.version = "0.5.5"
+    p = plan_sglang(s, reward, lookup("h100-80gb").memory_bytes, gpus=1)
+    assert p.weights_bytes == whole - lm_head
+    assert any(n.startswith("embedding mode (architecture Qwen2ForRewardModel)") for n in p.assumptions)

@@ -258,6 +258,7 @@ def encoder_only_clause(engine: str, model_type: str) -> str:
 
 #: SGLang model classes of embedding architectures built without an LM head: ``LlamaEmbeddingModel`` and
 #: ``MistralModel`` (E5-Mistral) hold the decoder and a pooler only (``models/llama_embedding.py``, the same in
-#: ``sglang@0.5.5`` and ``sglang@0.5.23``). A ``*ForCausalLM`` served with ``--is-embedding`` keeps its class and
-#: its ``lm_head``.
-SGLANG_HEADLESS_ARCHITECTURES = frozenset({"LlamaEmbeddingModel", "MistralModel"})
+#: ``sglang@0.5.5`` and ``sglang@0.5.23``), and ``Qwen2ForRewardModel`` the decoder and its score head
+#: (``models/qwen2_rm.py``: ``load_weights`` drops the ``lm_head`` weights; the same in both releases). A
+#: ``*ForCausalLM`` served with ``--is-embedding`` keeps its class and its ``lm_head``.
+SGLANG_HEADLESS_ARCHITECTURES = frozenset({"LlamaEmbeddingModel", "MistralModel", "Qwen2ForRewardModel"})
