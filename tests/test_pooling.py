@@ -81,6 +81,36 @@ def test_vllm_runner_task_and_convert_by_release() -> None:
     assert not vllm_pooling((0, 34, 0), causal, convert="none")[0]
 
 
+def test_vllm_runner_and_convert_are_not_read_before_0_10_1() -> None:
+    """``--runner``/``--convert`` first appear in the 0.10.1 wheel's ``arg_utils.py`` (0.10.0 has ``--task`` only):
+    before, argparse stops the server (KV205), and they decide nothing; the architecture and ``--task`` still do."""
+    causal = ["Qwen3ForCausalLM"]
+    assert vllm_pooling((0, 10, 1), causal, runner="pooling")[0]
+    assert vllm_pooling((0, 10, 1), causal, convert="embed")[0]
+    assert not vllm_pooling((0, 10, 0), causal, runner="pooling")[0]
+    assert not vllm_pooling((0, 10, 0), causal, convert="embed")[0]
+    assert vllm_pooling((0, 10, 0), ["MistralModel"], runner="generate")[0]
+    assert vllm_pooling((0, 10, 0), causal, task="embed", runner="generate")[0]
+
+
+@pytest.mark.parametrize("option", ["--runner", "--convert"])
+def test_vllm_runner_and_convert_are_unknown_before_0_10_1(option: str) -> None:
+    """The option tables sample 0.9.2 and 0.10.1.1 and are generous between them; the two flags' first release,
+    read in the wheels, makes them KV205 at 0.10.0 (and 0.9.2), known from 0.10.1."""
+    from kvlint.engines.vllm import known_options, option_versions
+
+    value = "pooling" if option == "--runner" else "embed"
+    argv = ["vllm", "serve", "m", option, value]
+    for version in ("0.9.2", "0.10.0"):
+        assert option not in known_options(version)
+        found = [f for f in parse_command_line(argv, version).findings if f.rule == "KV205"]
+        assert len(found) == 1 and option in found[0].message, version
+    for version in ("0.10.1", "0.10.1.1", "0.12.0", None):
+        assert option in known_options(version)
+        assert not [f for f in parse_command_line(argv, version).findings if f.rule == "KV205"], version
+    assert option_versions(option) is not None and option_versions(option)[0] == "0.10.1"
+
+
 def test_settings_read_runner_task_and_convert() -> None:
     s = settings_from_config(parse_command_line("vllm serve m --runner pooling --convert embed".split()))
     assert (s.runner, s.convert, s.task) == ("pooling", "embed", None)
@@ -96,7 +126,8 @@ def test_vllm_pooling_plan_has_no_sampler_and_no_lm_head(version: str) -> None:
     c = _e5_config()
     model = _e5()
     pooled = VllmSettings(version=version, max_model_len=8192)
-    generative = pooled.changed(runner="generate")
+    # 0.9.2 has no --runner (0.10.1 on): --task generate is its way to the generate runner
+    generative = pooled.changed(task="generate") if version == "0.9.2" else pooled.changed(runner="generate")
     p = plan_vllm_detailed(pooled, model, H100_TOTAL, **H100)
     g = plan_vllm_detailed(generative, model, H100_TOTAL, **H100)
     pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
@@ -146,7 +177,7 @@ def test_vllm_pooling_model_runs_on_v0_before_0_9_2() -> None:
     pc = resolve_startup(pooled, model, H100_TOTAL, **H100)
     assert p.plan.era == "v0" and not pc.chunked_prefill and pc.sampled_rows == 0
     assert any("V0 fallback: a pooling model" in n for n in p.plan.assumptions)
-    generative = resolve_startup(pooled.changed(runner="generate"), model, H100_TOTAL, **H100)
+    generative = resolve_startup(pooled.changed(task="generate"), model, H100_TOTAL, **H100)
     assert generative.era == "v1"
 
 
@@ -163,10 +194,51 @@ def test_vllm_checkpoint_size_is_kept() -> None:
 
 
 def test_sglang_embedding_mode() -> None:
-    assert sglang_embedding(["MistralModel"], False)[0]
-    assert sglang_embedding(["XLMRobertaForSequenceClassification"], False)[0]
-    assert sglang_embedding(["Qwen3ForCausalLM"], True) == (True, "--is-embedding")
-    assert not sglang_embedding(["Qwen3ForCausalLM"], False)[0]
+    v = (0, 5, 23)
+    assert sglang_embedding(["MistralModel"], False, v)[0]
+    assert sglang_embedding(["XLMRobertaForSequenceClassification"], False, v)[0]
+    assert sglang_embedding(["Qwen3ForCausalLM"], True, v) == (True, "--is-embedding")
+    assert not sglang_embedding(["Qwen3ForCausalLM"], False, v)[0]
+
+
+@pytest.mark.parametrize(
+    "arch,first,before",
+    [
+        ("Qwen3ForRewardModel", (0, 5, 9), (0, 5, 8)),
+        ("Gemma2ForSequenceClassification", (0, 5, 9), (0, 5, 8)),
+        ("Qwen3Model", (0, 5, 17), (0, 5, 16)),
+        ("Lfm2BidirectionalModel", (0, 5, 17), (0, 5, 16)),
+        ("EmbeddingGemma2Model", (0, 5, 22), (0, 5, 21)),
+        ("Qwen3ForSequenceClassification", (0, 5, 1), (0, 4, 10)),
+        ("BertModel", (0, 4, 8), (0, 4, 7)),
+    ],
+)
+def test_sglang_embedding_architectures_by_release(arch: str, first: tuple, before: tuple) -> None:
+    """``is_generation_model``'s list grew release by release (read in the wheels 0.4.6 - 0.5.23): an architecture
+    the release does not list is served as a generative model there unless ``--is-embedding`` says otherwise."""
+    assert sglang_embedding([arch], False, first) == (True, f"architecture {arch}")
+    assert sglang_embedding([arch], False, (0, 5, 23))[0]
+    assert not sglang_embedding([arch], False, before)[0]
+    assert sglang_embedding([arch], True, before) == (True, "--is-embedding")
+    # in every release since 0.4.6
+    assert sglang_embedding(["MistralModel", arch], False, before) == (True, "architecture MistralModel")
+
+
+def test_sglang_qwen3_embedding_plan_names_the_mode_from_0_5_17_only() -> None:
+    """Qwen3-Embedding's ``Qwen3Model`` (as some exports name it) is an embedding architecture for SGLang from
+    0.5.17: the 0.5.5 plan is a generative one (no embedding-mode note)."""
+    from dataclasses import replace
+
+    model = replace(
+        resolve_model(str(MODELS / "Qwen--Qwen3-0.6B"), allow_hub=False), architectures=("Qwen3Model",)
+    )
+    notes = {}
+    for version in ("0.5.5", "0.5.17"):
+        s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x"], version)
+        s.version = version
+        p = plan_sglang(s, model, lookup("h100-80gb").memory_bytes, gpus=1)
+        notes[version] = any(n.startswith("embedding mode (architecture Qwen3Model)") for n in p.assumptions)
+    assert notes == {"0.5.5": False, "0.5.17": True}
 
 
 def test_sglang_is_embedding_sizes_the_same_pool_and_says_so() -> None:
@@ -368,3 +440,49 @@ def test_vllm_use_v1_with_a_pooling_model_before_0_9_2_is_refused(tmp_path: Path
     assert run_check([str(f)], Options(allow_hub=False)).containers[0].plan is not None
     f.write_text(_E5_V1.replace("VERSION", version).replace('value: "1"', 'value: "0"'))
     assert run_check([str(f)], Options(allow_hub=False)).containers[0].plan is not None
+
+
+def _qwen2_as(arch: str):
+    from dataclasses import replace
+
+    model = resolve_model(str(MODELS / "Qwen--Qwen2.5-7B"), allow_hub=False)
+    return replace(model, architectures=(arch,), weight_bytes=None), json.loads(
+        (MODELS / "Qwen--Qwen2.5-7B" / "config.json").read_text()
+    )
+
+
+@pytest.mark.parametrize("arch,labels", [("Qwen2ForRewardModel", 1), ("Qwen2ForProcessRewardModel", 2)])
+def test_qwen2_reward_score_head_is_in_the_weights_estimate(arch: str, labels: int) -> None:
+    """``qwen2_rm.py`` (vLLM and SGLang) builds ``score = Linear(h, h), ReLU, Linear(h, num_labels)``, both with a
+    bias, over the Qwen2 decoder: the architecture estimate holds it, at the activation dtype."""
+    from kvlint.models.weights import param_breakdown, weight_bytes
+
+    causal, c = _qwen2_as("Qwen2ForCausalLM")
+    reward, _ = _qwen2_as(arch)
+    h = c["hidden_size"]
+    head = h * h + h + h * labels + labels
+    assert param_breakdown(reward)["other"] - param_breakdown(causal)["other"] == head
+    assert weight_bytes(reward, dtype_bytes=2)[0] - weight_bytes(causal, dtype_bytes=2)[0] == head * 2
+
+
+def test_qwen2_reward_model_plans_hold_the_score_head_and_no_lm_head() -> None:
+    """vLLM (pooling runner: no LM head) and SGLang (``Qwen2ForRewardModel`` drops ``lm_head`` weights) plan the
+    decoder plus the score head: the architecture estimate less the untied ``vocab x hidden`` LM head."""
+    from kvlint.models.weights import weight_bytes
+
+    reward, c = _qwen2_as("Qwen2ForRewardModel")
+    causal, _ = _qwen2_as("Qwen2ForCausalLM")
+    assert not c["tie_word_embeddings"]
+    h = c["hidden_size"]
+    lm_head = c["vocab_size"] * h * 2
+    head = (h * h + 2 * h + 1) * 2
+    whole, _ = weight_bytes(reward, dtype_bytes=2)
+    base = VllmSettings(version="0.12.0", max_model_len=8192)
+    v = plan_vllm_detailed(base, reward, H100_TOTAL, **H100).plan
+    generate = plan_vllm_detailed(base, causal, H100_TOTAL, **H100).plan
+    assert v.weights_bytes - generate.weights_bytes == head - lm_head
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x"], "0.5.5")
+    s.version = "0.5.5"
+    p = plan_sglang(s, reward, lookup("h100-80gb").memory_bytes, gpus=1)
+    assert p.weights_bytes == whole - lm_head
+    assert any(n.startswith("embedding mode (architecture Qwen2ForRewardModel)") for n in p.assumptions)

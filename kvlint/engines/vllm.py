@@ -127,6 +127,12 @@ MULTI_DESTS = frozenset(
 )
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
+#: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
+#: :func:`_version_mask` is generous between samples, so without this a release before it would accept them.
+#: ``--runner`` and ``--convert``: ``model_group.add_argument("--runner", ...)`` / ``("--convert", ...)`` in
+#: ``vllm@0.10.1:vllm/engine/arg_utils.py``, absent from ``vllm@0.10.0`` (which argparse stops with
+#: "unrecognized arguments").
+OPTION_FIRST_RELEASE: dict[str, tuple[int, ...]] = {"--runner": (0, 10, 1), "--convert": (0, 10, 1)}
 
 
 def _version_mask(version: str | None) -> tuple[int, list[int]]:
@@ -181,24 +187,28 @@ def _build_known(mask: int) -> dict[str, tuple[str, str]]:
 
 
 _Tables = tuple[dict[str, tuple[str, str]], list[int], frozenset[str], list[str]]
-_TABLES: dict[int, _Tables] = {}
+_TABLES: dict[tuple[int, frozenset[str]], _Tables] = {}
 
 
 def _tables(version: str | None) -> _Tables:
-    """Per-release option tables, memoised by release mask (pure performance: the tables depend only on
-    the mask, which :func:`_version_mask` derives from ``version``).
+    """Per-release option tables, memoised by release mask and the :data:`OPTION_FIRST_RELEASE` options the
+    release predates (pure performance: the tables depend only on those, which derive from ``version``).
 
     Returns ``(known, indices, bools, long_names)``: the :func:`known_options` table, the sampled-release
     indices, the ``bool`` long options (accepting ``--no-X``) and the sorted long option names including
     the ``--no-X`` forms. Callers must not mutate them.
     """
     mask, indices = _version_mask(version)
-    hit = _TABLES.get(mask)
+    vt = version_tuple(version)
+    later = frozenset(o for o, first in OPTION_FIRST_RELEASE.items() if vt is not None and vt < first)
+    hit = _TABLES.get((mask, later))
     if hit is None:
         known = _build_known(mask)
+        for option in later:
+            known.pop(option, None)
         bools = frozenset(o for o, (_, k) in known.items() if k == "bool" and o.startswith("--"))
         long_names = sorted([o for o in known if o.startswith("--")] + ["--no-" + o[2:] for o in bools])
-        hit = _TABLES[mask] = (known, indices, bools, long_names)
+        hit = _TABLES[(mask, later)] = (known, indices, bools, long_names)
     return hit[0], list(indices), hit[2], hit[3]
 
 
@@ -214,7 +224,8 @@ def _retired_note(option: str) -> str:
 
 
 def option_versions(option: str) -> tuple[str, str] | None:
-    """First and last sampled vLLM release that accepts ``option``, or None if none does."""
+    """First and last sampled vLLM release that accepts ``option``, or None if none does; the first is the release
+    read in the wheels when :data:`OPTION_FIRST_RELEASE` has it (``0.10.1`` for ``--runner``)."""
     entry = data.OPTIONS.get(option)
     if not entry:
         return None
@@ -223,6 +234,9 @@ def option_versions(option: str) -> tuple[str, str] | None:
     if span is None:
         present = [v for i, v in enumerate(data.VERSIONS) if mask >> i & 1]
         span = _SPANS[mask] = (present[0], present[-1]) if present else None
+    first = OPTION_FIRST_RELEASE.get(option)
+    if span is not None and first is not None:
+        return ".".join(map(str, first)), span[1]
     return span
 
 

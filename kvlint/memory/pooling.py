@@ -1,8 +1,8 @@
 """Pooling models (embedding, reranking/classification, reward) on vLLM and SGLang: how each engine tells one from a
 generative model, and what that changes in the start-up memory kvlint models (docs/engine-memory-model.md §1.15).
 
-vLLM runs a model with the *pooling runner* instead of the generate runner when ``--runner pooling`` (0.10.1 on),
-a pooling ``--task`` (``embed``/``embedding``/``classify``/``score``/``reward``, up to 0.12.0), a ``--convert``
+vLLM runs a model with the *pooling runner* instead of the generate runner when ``--runner pooling`` (0.10.1 on; the
+flag and ``--convert`` are not in ``vllm@0.10.0:vllm/engine/arg_utils.py``), a pooling ``--task`` (``embed``/``embedding``/``classify``/``score``/``reward``, up to 0.12.0), a ``--convert``
 other than ``auto``/``none`` (from 0.22.0: ``ModelConfig._get_runner_type`` returns ``pooling`` for it; read in the
 0.21.0 and 0.22.0 wheels; before, assumed: :func:`vllm_pooling`) or, with ``--runner auto``, the architecture says so (``ModelConfig._get_default_runner_type``
 and ``_SUFFIX_TO_DEFAULTS``, the same in ``vllm@0.12.0`` and ``vllm@0.34.0:vllm/config/model.py``). For such a
@@ -34,8 +34,9 @@ config``, 0.12.0). kvlint reads the configs of decoder models only (:class:`kvli
 only the first kind is planned.
 
 SGLang serves a model in embedding mode (``ModelConfig.is_generation`` False) when ``--is-embedding`` is given or
-its first architectures are among those ``is_generation_model`` lists (``sglang@0.5.5`` and
-``sglang@0.5.23:python/sglang/srt/configs/model_config.py``). Its memory pool is sized as for a generative model
+its architectures are among those ``is_generation_model`` lists (``sglang@0.5.5`` and
+``sglang@0.5.23:python/sglang/srt/configs/model_config.py``; the list grew from 0.4.8 to 0.5.22, and kvlint reads
+it per release: :data:`SGLANG_EMBEDDING_ARCHITECTURE_FROM`). Its memory pool is sized as for a generative model
 (``mem_fraction_static``), but no decode CUDA graphs are captured ("cuda graph only captures decode steps, which
 only exists for generation models": ``sglang@0.5.5:model_executor/model_runner.py::ModelRunner.init_device_graphs``;
 ``sglang@0.5.23:model_executor/model_runner_components/cuda_graph_setup.py``).
@@ -56,6 +57,9 @@ VLLM_TASK_UNTIL: Version = (0, 12, 99)
 #: First release whose ``--runner auto`` resolves to ``pooling`` for any ``--convert`` other than ``auto``/``none``
 #: (``ModelConfig._get_runner_type``: absent in 0.21.0, present in 0.22.0 - 0.34.0).
 VLLM_CONVERT_IMPLIES_POOLING_FROM: Version = (0, 22, 0)
+#: First release with ``--runner`` and ``--convert`` (``vllm@0.10.1:vllm/engine/arg_utils.py``; ``vllm@0.10.0`` has
+#: ``--task`` only, and argparse stops the server on either flag: KV205).
+VLLM_RUNNER_FROM: Version = (0, 10, 1)
 #: First release whose V1 engine runs pooling models (see the module docstring); before it, V0.
 VLLM_V1_POOLING_FROM: Version = (0, 9, 2)
 
@@ -91,8 +95,8 @@ _REGISTERED_GENERATIVE = frozenset(
 _REGISTERED_POOLING = frozenset({"GritLM", "JinaVLForRanking"})
 
 #: Architectures SGLang serves in embedding mode without ``--is-embedding`` (``is_generation_model``,
-#: ``sglang@0.5.23:python/sglang/srt/configs/model_config.py``; 0.5.5 has the same list less ``Qwen3ForRewardModel``,
-#: ``Qwen3Model``, ``Gemma2ForSequenceClassification``, ``EmbeddingGemma2Model`` and ``Lfm2BidirectionalModel``).
+#: ``sglang@0.5.23:python/sglang/srt/configs/model_config.py``); those some releases lack are gated by
+#: :data:`SGLANG_EMBEDDING_ARCHITECTURE_FROM`.
 SGLANG_EMBEDDING_ARCHITECTURES = frozenset(
     {
         "LlamaEmbeddingModel",
@@ -116,6 +120,24 @@ SGLANG_EMBEDDING_ARCHITECTURES = frozenset(
         "Lfm2BidirectionalModel",
     }
 )
+#: First release whose ``is_generation_model`` lists the architecture, read in the wheels (``sglang==V``,
+#: ``sglang/srt/configs/model_config.py``: 0.4.6 - 0.4.8, 0.4.9.post3, 0.4.10, 0.5.1 - 0.5.23; there is no 0.5.0).
+#: Each is absent from the release read before it; a post-release of that earlier release (0.4.7.post1,
+#: 0.4.10.post1/2, 0.5.8.post1) was not read and is taken as its base release. The other eight are in 0.4.6 and
+#: every later wheel; releases before 0.4.6 are taken as 0.4.6 [assumed].
+SGLANG_EMBEDDING_ARCHITECTURE_FROM: dict[str, Version] = {
+    "BertModel": (0, 4, 8),
+    "Contriever": (0, 4, 8),
+    "BertForSequenceClassification": (0, 4, 8),
+    "XLMRobertaModel": (0, 4, 8),
+    "XLMRobertaForSequenceClassification": (0, 4, 8),
+    "Qwen3ForSequenceClassification": (0, 5, 1),
+    "Qwen3ForRewardModel": (0, 5, 9),
+    "Gemma2ForSequenceClassification": (0, 5, 9),
+    "Qwen3Model": (0, 5, 17),
+    "Lfm2BidirectionalModel": (0, 5, 17),
+    "EmbeddingGemma2Model": (0, 5, 22),
+}
 
 
 def _arch_runner(architectures: Sequence[str]) -> tuple[str, str | None]:
@@ -154,8 +176,11 @@ def vllm_pooling(
     select the pooling runner, but vLLM applies it to the model class whatever the runner
     (``vllm@0.12.0:vllm/model_executor/model_loader/utils.py``) and the converted class has no LM head for the
     generate runner's sampler, so a deployment that starts with one runs the pooling runner: kvlint takes it so,
-    and says it is assumed.
+    and says it is assumed. Before 0.10.1 (:data:`VLLM_RUNNER_FROM`) vLLM has no ``--runner``/``--convert`` and
+    refuses them (KV205): they are not read.
     """
+    if v < VLLM_RUNNER_FROM:
+        runner = convert = None  # no such options before 0.10.1: the server does not start (KV205)
     r = (runner or "auto").strip().lower()
     t = (task or "auto").strip().lower()
     c = (convert or "auto").strip().lower()
@@ -186,11 +211,19 @@ def vllm_pooling(
     return False, ""
 
 
-def sglang_embedding(architectures: Sequence[str], is_embedding: bool) -> tuple[bool, str]:
-    """Whether SGLang serves the model in embedding mode (``ModelConfig.is_generation`` False), and why:
-    ``--is-embedding`` (``is_embedding``) or an architecture of :data:`SGLANG_EMBEDDING_ARCHITECTURES`
-    (``is_generation_model``, which looks at every architecture the config lists)."""
-    hit = next((a for a in architectures if a in SGLANG_EMBEDDING_ARCHITECTURES), None)
+def sglang_embedding(architectures: Sequence[str], is_embedding: bool, v: Version) -> tuple[bool, str]:
+    """Whether SGLang release ``v`` serves the model in embedding mode (``ModelConfig.is_generation`` False), and
+    why: ``--is-embedding`` (``is_embedding``) or an architecture of :data:`SGLANG_EMBEDDING_ARCHITECTURES` that
+    release lists (:data:`SGLANG_EMBEDDING_ARCHITECTURE_FROM`; ``is_generation_model``, which looks at every
+    architecture the config lists)."""
+    hit = next(
+        (
+            a
+            for a in architectures
+            if a in SGLANG_EMBEDDING_ARCHITECTURES and v >= SGLANG_EMBEDDING_ARCHITECTURE_FROM.get(a, (0,))
+        ),
+        None,
+    )
     if hit is not None:
         return True, f"architecture {hit}"
     if is_embedding:
@@ -225,6 +258,7 @@ def encoder_only_clause(engine: str, model_type: str) -> str:
 
 #: SGLang model classes of embedding architectures built without an LM head: ``LlamaEmbeddingModel`` and
 #: ``MistralModel`` (E5-Mistral) hold the decoder and a pooler only (``models/llama_embedding.py``, the same in
-#: ``sglang@0.5.5`` and ``sglang@0.5.23``). A ``*ForCausalLM`` served with ``--is-embedding`` keeps its class and
-#: its ``lm_head``.
-SGLANG_HEADLESS_ARCHITECTURES = frozenset({"LlamaEmbeddingModel", "MistralModel"})
+#: ``sglang@0.5.5`` and ``sglang@0.5.23``), and ``Qwen2ForRewardModel`` the decoder and its score head
+#: (``models/qwen2_rm.py``: ``load_weights`` drops the ``lm_head`` weights; the same in both releases). A
+#: ``*ForCausalLM`` served with ``--is-embedding`` keeps its class and its ``lm_head``.
+SGLANG_HEADLESS_ARCHITECTURES = frozenset({"LlamaEmbeddingModel", "MistralModel", "Qwen2ForRewardModel"})

@@ -1498,7 +1498,7 @@ def sglang_prelude(
             pp=pp,
         )
     mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env, split)
-    in_embedding_mode, embedding_why = sglang_embedding(model.architectures, bool(get("is_embedding")))
+    in_embedding_mode, embedding_why = sglang_embedding(model.architectures, bool(get("is_embedding")), v)
     if in_embedding_mode:
         # the pool is sized from mem_fraction_static as for generation; ModelRunner captures no decode graphs
         model_notes.append(

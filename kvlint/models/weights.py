@@ -9,7 +9,7 @@ from the config, split into parts that quantization methods treat differently:
 * ``embed``: input embedding + untied ``lm_head`` (kept in the activation dtype by every method),
 * ``linear``: attention/MLP/shared-expert/Mamba projection matrices (quantized),
 * ``experts``: routed-expert matrices (quantized; the only quantized part for ``mxfp4``),
-* ``other``: norms, routers, biases, Mamba conv/A/D/dt (activation dtype),
+* ``other``: norms, routers, biases, Mamba conv/A/D/dt, a reward model's score head (activation dtype),
 * ``vision``: a rough ViT estimate for multimodal checkpoints (activation dtype).
 
 Linear and expert modules a quantized checkpoint lists as not converted (``modules_to_not_convert``,
@@ -119,6 +119,17 @@ def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
 
 
 _BREAKDOWN_CACHE: dict[int, tuple[ModelSpec, dict[str, int]]] = {}
+
+
+#: Reward architectures whose model class adds a score head over the decoder, with the head's ``num_labels``:
+#: ``score = Sequential(Linear(h, h), ReLU(), Linear(h, num_labels))``, both with a bias
+#: (``vllm@0.10.1`` and ``vllm@0.34.0:vllm/model_executor/models/qwen2_rm.py::Qwen2RewardBaseModel``:
+#: ``ColumnParallelLinear``/``RowParallelLinear``, ``num_labels`` set to 1 by ``Qwen2ForRewardModel`` and 2 by
+#: ``Qwen2ForProcessRewardModel``; ``sglang@0.5.5`` and ``sglang@0.5.23:python/sglang/srt/models/qwen2_rm.py``:
+#: ``nn.Linear``, ``num_labels = 1``). Counted in ``other`` (activation dtype): SGLang's ``nn.Linear`` is never
+#: quantized; vLLM passes the quantization config to it, so a quantized checkpoint's head is a little
+#: overcounted.
+SCORE_HEAD_LABELS: dict[str, int] = {"Qwen2ForRewardModel": 1, "Qwen2ForProcessRewardModel": 2}
 
 
 def param_breakdown(spec: ModelSpec) -> dict[str, int]:
@@ -465,6 +476,10 @@ def _param_breakdown(
         out["embed"] += (_i(t.get("vocab_size_per_layer_input")) or V) * L * ple
         out["linear"] += h * L * ple + L * 2 * h * ple
         out["other"] += ple + L * h
+    labels = SCORE_HEAD_LABELS.get(spec.architectures[0]) if spec.architectures else None
+    if labels:
+        # the reward head: Linear(h, h) + bias, ReLU, Linear(h, num_labels) + bias (SCORE_HEAD_LABELS)
+        out["other"] += h * h + h + h * labels + labels
     out["vision"] = _vision_params(spec.config, h)
     return out
 
