@@ -1526,20 +1526,21 @@ def parse_container(
         return dispatch(
             _Found("vllm", [_Item(w, loc, "env") for w, loc in words], False, loc_of(container, "image"))
         )
-    if not cmd:
-        # args only: the image ENTRYPOINT runs
-        m = _match_program(texts)
-        if m:
-            return dispatch(
-                _Found(
-                    m[0],
-                    items[m[1] :],
-                    m[2],
-                    _in_their_file(program, items[m[1] :]),
-                    True,
-                    _runs_grpc(texts, m[1]),
-                )
+    # a serving program named in command, or in args only (the image ENTRYPOINT runs, its args name one)
+    m = _match_program(texts)
+    if m:
+        return dispatch(
+            _Found(
+                m[0],
+                items[m[1] :],
+                m[2],
+                _in_their_file(program, items[m[1] :]),
+                True,
+                _runs_grpc(texts, m[1]),
             )
+        )
+    if not cmd:
+        # args only, naming no serving program: the image ENTRYPOINT runs
         # the ENTRYPOINT is the program: its command line is written at the args: key (without args, None: the
         # container's own position, as before)
         entry = _args_key(container, items) or program
@@ -1576,18 +1577,6 @@ def parse_container(
                 cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag))
                 cfg.release_noted = tag is not None
             return cfg
-    m = _match_program(texts)
-    if m:
-        return dispatch(
-            _Found(
-                m[0],
-                items[m[1] :],
-                m[2],
-                _in_their_file(program, items[m[1] :]),
-                True,
-                _runs_grpc(texts, m[1]),
-            )
-        )
     if _serves_no_model(texts):
         return None
     if cmd and _base(texts[0]) in _IDLE:
