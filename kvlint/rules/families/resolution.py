@@ -842,9 +842,13 @@ def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _env_value_loc(container: Any, name: str) -> Loc | None:
-    """Where the container's ``env`` entry ``name`` sets its value (the entry, else None)."""
+    """Where the container's ``env`` sets the variable ``name``: the value of its last entry of that name (the one
+    the kubelet keeps, ``makeEnvironmentVariables``, and :func:`kvlint.engines.command.container_env` reads; a
+    name given twice was placed at the first, whose value the engine never sees), its ``valueFrom``, else the
+    entry; None without such an entry."""
     env = container.get("env") if isinstance(container, dict) else None
+    last = None
     for item in env if isinstance(env, list) else ():
         if isinstance(item, dict) and item.get("name") == name:
-            return loc_of(item, "value") or loc_of(item)
-    return None
+            last = item
+    return None if last is None else loc_of(last, "value") or loc_of(last, "valueFrom") or loc_of(last)
