@@ -53,3 +53,22 @@ def test_refusal_at_the_last_entry_of_v1_and_tgi_attention() -> None:
     found = [d for d in result.diagnostics if d.rule == "KV502" and "ATTENTION" in d.message]
     assert len(found) == 1, [d.message for d in result.diagnostics]
     assert found[0].loc.line == _line_of(text, "bogus")
+
+
+def test_env_entry_named_by_a_list_beside_lws_variables() -> None:
+    # LWS (and OME's multi-node runtimes) head each container's env with LWS's variables and drop the container's
+    # own of those names (with_injected_env, operator_first): an entry whose name is a list was looked up in the
+    # injected names' dict, TypeError "unhashable type: 'LList'", and the whole file was "could not finish
+    # checking". Found by fuzzing an OME runtime of the corpus.
+    text = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l}\nspec:\n"
+        "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n      spec:\n"
+        "        nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        "        containers:\n        - name: c\n          image: vllm/vllm-openai:v0.11.0\n"
+        "          args: [--model, meta-llama/Llama-3.1-8B-Instruct]\n"
+        "          env:\n          - {name: [LWS_GROUP_SIZE], value: x}\n          - {name: {a: b}, value: y}\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    result = run_documents(load_text(text, "l.yaml"), Options(allow_hub=False))
+    assert not [d.message for d in result.diagnostics if "could not finish" in d.message]
+    assert result.workloads, [d.message for d in result.diagnostics]
