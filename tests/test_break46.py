@@ -72,3 +72,64 @@ def test_env_entry_named_by_a_list_beside_lws_variables() -> None:
     result = run_documents(load_text(text, "l.yaml"), Options(allow_hub=False))
     assert not [d.message for d in result.diagnostics if "could not finish" in d.message]
     assert result.workloads, [d.message for d in result.diagnostics]
+
+
+def _workflow_commands(out: str) -> list[str]:
+    """The lines of ``out`` the GitHub Actions runner would act on (``ActionCommand.TryParseV2``: ``::`` after
+    leading whitespace; ``TryParse``: ``##[`` anywhere)."""
+    return [line for line in out.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+
+
+def test_kvlint_diff_text_holds_no_workflow_command() -> None:
+    # `kvlint diff origin/main` runs in a pull request's workflow step; its text quoted the findings' file names
+    # and object names raw: a file a pull request names "::warning title=x::y.yaml" started a finding line with
+    # "  ::warning ..." (a command after leading whitespace), a Deployment named "x##[error]y" put the legacy
+    # "##[error]" on every line naming it. `kvlint check`'s text report shows neither (inert_path, inert_line).
+    from kvlint.prdiff import CAPACITY_COLUMNS, CapacityRow, Comparison, render_diff_text
+
+    d = {
+        "file": "::warning title=x::y.yaml",
+        "line": 3,
+        "column": 1,
+        "severity": "error",
+        "rule": "KV401",
+        "message": "m",
+        "object": "Deployment/x##[error]y",
+        "container": "c",
+    }
+    row = CapacityRow(
+        "Deployment/x##[error]y [c]",
+        "::warning title=x::y.yaml",
+        None,
+        {k: "##[group]v" for k, _ in CAPACITY_COLUMNS},
+    )
+    out = render_diff_text("a..b", Comparison(new=[d], existing=[d], fixed=[d]), [row], ["::error::note"])
+    assert "x##" in out  # the names are still shown
+    assert not _workflow_commands(out), out
+
+
+def test_kvlint_verify_text_holds_no_workflow_command(tmp_path) -> None:  # noqa: ANN001
+    # `kvlint verify` quotes the start-up log's lines (and the model it printed) in its table and its error;
+    # a log line holding "##[error]" was printed as it is, a legacy workflow command.
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    logs = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+    text = (logs / "gt-324.log").read_text()
+    assert "Model loading took 2.98 GiB memory" in text
+    hostile = tmp_path / "hostile.log"
+    hostile.write_text(
+        text.replace("Model loading took 2.98 GiB memory", "Model loading took 2.98 GiB memory ##[error]x")
+    )
+    res = CliRunner().invoke(main, ["verify", "--offline", str(hostile)], catch_exceptions=False)
+    assert "line 9:" in res.output and "##" in res.output, res.output
+    assert not _workflow_commands(res.output), res.output
+    # the model the log printed, quoted in the error when it cannot be replayed
+    unknown = tmp_path / "unknown.log"
+    unknown.write_text(text.replace("Qwen/Qwen2.5-Coder-1.5B-Instruct", "Qwen/x##[warning]m"))
+    res = CliRunner().invoke(main, ["verify", "--offline", str(unknown)], catch_exceptions=False)
+    assert res.exit_code == 2 and "x##" in res.output, res.output
+    assert not _workflow_commands(res.output), res.output

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kvlint.report.escape import printable
+from kvlint.report.escape import inert_line, printable
 
 __all__ = ["verify"]
 
@@ -177,7 +177,7 @@ def verify(
         else:
             click.echo(f"printed: {json.dumps(parsed.figures)}")
             # the JSON document carries the error already: said once, on stderr, only beside the text
-            click.echo(f"kvlint verify: {printable(error or '')}", err=True)
+            click.echo(inert_line(f"kvlint verify: {printable(error or '')}"), err=True)
         sys.exit(2)
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2))
