@@ -133,3 +133,35 @@ def test_kvlint_verify_text_holds_no_workflow_command(tmp_path) -> None:  # noqa
     res = CliRunner().invoke(main, ["verify", "--offline", str(unknown)], catch_exceptions=False)
     assert res.exit_code == 2 and "x##" in res.output, res.output
     assert not _workflow_commands(res.output), res.output
+
+
+def test_json_sarif_and_junit_reports_hold_no_legacy_workflow_command() -> None:
+    # `kvlint check --format json deploy/` (or sarif, jsonl, junit) in a workflow step prints the report to the log,
+    # where the runner honours the legacy "##[command]" anywhere in a line; a Deployment named "x##[error]y" put
+    # it on every line quoting the name. The reports now write it as their readers read it back ("#\u0023[" in
+    # JSON, "##&#91;" in XML): the same characters for json.loads and an XML parser.
+    import json
+    from xml.etree import ElementTree
+
+    from kvlint.report import render
+
+    text = _deployment(
+        "vllm/vllm-openai:v0.11.0",
+        "        - {name: X, value: '1'}\n",
+        "[--model, meta-llama/Llama-3.1-8B-Instruct, --tensor-parallel-size, '3']",
+    ).replace("metadata: {name: d}", "metadata: {name: 'x##[error]y'}")
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    assert any(d.object == "Deployment/x##[error]y" for d in result.diagnostics)
+    for fmt in ("json", "jsonl", "sarif", "junit"):
+        out = render(fmt, result)
+        assert not _workflow_commands(out), (fmt, _workflow_commands(out)[:2])
+        if fmt == "junit":
+            assert "Deployment/x##[error]y" in ElementTree.tostring(
+                ElementTree.fromstring(out), encoding="unicode"
+            )
+        elif fmt == "jsonl":
+            assert any(
+                json.loads(line).get("object") == "Deployment/x##[error]y" for line in out.splitlines()
+            )
+        else:
+            assert "Deployment/x##[error]y" in json.dumps(json.loads(out), ensure_ascii=False)
