@@ -165,3 +165,31 @@ def test_json_sarif_and_junit_reports_hold_no_legacy_workflow_command() -> None:
             )
         else:
             assert "Deployment/x##[error]y" in json.dumps(json.loads(out), ensure_ascii=False)
+
+
+def _grpc_findings(tag: str, extra: str) -> list:  # type: ignore[type-arg]
+    text = _deployment(
+        f"vllm/vllm-openai:{tag}",
+        "        - {name: X, value: '1'}\n",
+        "[--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, '4096', " + extra + "]",
+    ).replace("        args:", "        command: [python3, -m, vllm.entrypoints.grpc_server]\n        args:")
+    result = run_documents(load_text(text, "g.yaml"), Options(allow_hub=False))
+    return [d for d in result.diagnostics if d.rule == "KV205"]
+
+
+def test_grpc_server_option_as_vllm_parser_reads_it() -> None:
+    # vLLM's gRPC server (0.14.0 - 0.17.x) adds --disable-log-stats-server to the engine's options and parses them
+    # with FlexibleArgumentParser, which reads --disable_log_stats_server as --disable-log-stats-server and, an
+    # argparse parser with allow_abbrev, a unique prefix of it as it: both were KV205 errors ("unknown vLLM 0.14.0
+    # option"), the exact spelling alone was accepted.
+    assert _grpc_findings("v0.14.0", "--disable-log-stats-server") == []
+    assert _grpc_findings("v0.14.0", "--disable_log_stats_server") == []
+    (abbrev,) = _grpc_findings("v0.14.0", "--disable-log-stats-serv")
+    assert abbrev.severity == "warning" and "abbreviation of --disable-log-stats-server" in abbrev.message
+    # from 0.18.0 the server has no such option: an error whatever the spelling
+    for spelling in ("--disable-log-stats-server", "--disable_log_stats_server", "--disable-log-stats-serv"):
+        (gone,) = _grpc_findings("v0.18.0", spelling)
+        assert gone.severity == "error", gone.message
+    # a prefix the engine's own options share stays ambiguous for argparse: the engine parser's error stands
+    (amb,) = _grpc_findings("v0.14.0", "--disable-log")
+    assert amb.severity == "error"
