@@ -193,3 +193,30 @@ def test_grpc_server_option_as_vllm_parser_reads_it() -> None:
     # a prefix the engine's own options share stays ambiguous for argparse: the engine parser's error stands
     (amb,) = _grpc_findings("v0.14.0", "--disable-log")
     assert amb.severity == "error"
+
+
+def test_refusal_of_a_variable_from_a_configmap_is_placed_at_its_key() -> None:
+    # VLLM_USE_V2_MODEL_RUNNER from an envFrom ConfigMap (or a configMapKeyRef) among the inputs: the plan reads
+    # its value there, and the KV502 refusal ("set VLLM_USE_V2_MODEL_RUNNER to 0 ... or 1") was placed at the
+    # container's args, where no such variable is written.
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vllm-env}\ndata:\n  HF_HOME: /cache\n"
+        "  VLLM_USE_V2_MODEL_RUNNER: 'true'\n  ATTN: bogus\n---\n"
+    ) + _deployment("vllm/vllm-openai:v0.25.0", "        - {name: OTHER, value: x}\n").replace(
+        "        env:\n", "        envFrom:\n        - configMapRef: {name: vllm-env}\n        env:\n"
+    )
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    (kv502,) = [
+        d for d in result.diagnostics if d.rule == "KV502" and "VLLM_USE_V2_MODEL_RUNNER" in d.message
+    ]
+    assert kv502.loc.line == _line_of(text, "VLLM_USE_V2_MODEL_RUNNER: 'true'")
+    tgi = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tgi-env}\ndata:\n  ATTN: bogus\n---\n"
+    ) + _deployment(
+        "ghcr.io/huggingface/text-generation-inference:3.3.4",
+        "        - name: ATTENTION\n          valueFrom: {configMapKeyRef: {name: tgi-env, key: ATTN}}\n",
+        "[--model-id, meta-llama/Llama-3.1-8B-Instruct]",
+    )
+    result = run_documents(load_text(tgi, "t.yaml"), Options(allow_hub=False))
+    (kv502,) = [d for d in result.diagnostics if d.rule == "KV502" and "ATTENTION" in d.message]
+    assert kv502.loc.line == _line_of(tgi, "ATTN: bogus")

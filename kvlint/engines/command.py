@@ -1225,6 +1225,7 @@ def _dispatch(
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
+    cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
     return cfg
 
 
