@@ -220,3 +220,37 @@ def test_refusal_of_a_variable_from_a_configmap_is_placed_at_its_key() -> None:
     result = run_documents(load_text(tgi, "t.yaml"), Options(allow_hub=False))
     (kv502,) = [d for d in result.diagnostics if d.rule == "KV502" and "ATTENTION" in d.message]
     assert kv502.loc.line == _line_of(tgi, "ATTN: bogus")
+
+
+def test_command_args_and_env_values_that_are_not_strings_are_errors() -> None:
+    # `args: [--max-model-len, 4096]` and `env: [{name: X, value: 1}]`: the API server decodes Container.Args
+    # ([]string) and EnvVar.Value (string) and refuses the object ("json: cannot unmarshal number into Go struct
+    # field ... of type string"); kvlint read 4096 as "4096" and planned a container that is never created.
+    text = _deployment(
+        "vllm/vllm-openai:v0.11.0",
+        "        - {name: A, value: '1'}\n        - {name: B, value: true}\n        - {name: C, value: 2}\n",
+        "[--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, 4096]",
+    )
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    found = sorted(
+        (d.loc.line, d.loc.column, d.message.split(":")[0])
+        for d in result.diagnostics
+        if d.rule == "KV005" and d.severity == "error"
+    )
+    assert found == [
+        (_line_of(text, "4096]"), text.splitlines()[_line_of(text, "4096]") - 1].index("4096") + 1,
+         "args[3] of container 'c' is a number, not a string"),
+        (_line_of(text, "value: true"), text.splitlines()[_line_of(text, "value: true") - 1].index("true") + 1,
+         "env[1].value of container 'c' is a bool, not a string (and 1 more in its env)"),
+    ]  # fmt: skip
+    # quoted, null (decoded as "") and YAML 1.1 base-60 text, which kubectl's YAML reader keeps as a string
+    # (PyYAML made "8000:9000" 489000): no finding, and the engine gets the text as written
+    ok = _deployment(
+        "vllm/vllm-openai:v0.11.0",
+        "        - {name: A, value: '1'}\n        - {name: B, value: null}\n        - {name: C, value: 1:20}\n",
+        "[--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, '4096', --lora-modules, 8000:9000]",
+    )
+    result = run_documents(load_text(ok, "d.yaml"), Options(allow_hub=False))
+    assert not [d.message for d in result.diagnostics if d.rule == "KV005"]
+    (cr,) = result.containers
+    assert cr.serving is not None and cr.serving.env.get("C") == "1:20"
