@@ -254,3 +254,41 @@ def test_command_args_and_env_values_that_are_not_strings_are_errors() -> None:
     assert not [d.message for d in result.diagnostics if d.rule == "KV005"]
     (cr,) = result.containers
     assert cr.serving is not None and cr.serving.env.get("C") == "1:20"
+
+
+def test_modelopt_and_awq_skip_lists_cost_no_more_per_name_as_they_grow(monkeypatch) -> None:  # noqa: ANN001
+    # A ModelOpt `exclude_modules` (or AWQ `modules_to_not_convert`) list is a config.json's, which a pull request
+    # can write (a local model path, --model-dir): up to 4 MiB, 300,000 entries. Each was tried against every
+    # module name as two regex alternations of all the entries (19 CPU s for one 3 MB config, per run). The
+    # substring test is now a set lookup per slice length, and only entries holding a wildcard go to the fnmatch
+    # alternation, at most MAX_GPTQ_RULES of them. Counted: the alternatives compiled; and the answers are those
+    # of the short list.
+    import random
+    import re
+
+    from kvlint.models import weights
+    from kvlint.models.resolve import resolve_model
+
+    m = resolve_model("meta-llama/Llama-3.1-8B", allow_hub=False)
+    real = ["model.layers.0.self_attn", "*mlp.down_proj*", "model.layers.3[0-9].mlp", "lm_head"]
+    noise = [f"q{i}" for i in range(100_000)] + [f"*zz{i}*" for i in range(3000)]
+    compiled: list[int] = []
+    compile_ = re.compile
+
+    def counted(pattern, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        compiled.append(str(pattern).count("|") + 1)
+        return compile_(pattern, *args, **kwargs)
+
+    monkeypatch.setattr(re, "compile", counted)
+    for method, key in (("modelopt", "exclude_modules"), ("awq", "modules_to_not_convert")):
+        short = weights.skipped_params(m, method, {"quant_method": method, key: real})
+        compiled.clear()
+        long = weights.skipped_params(m, method, {"quant_method": method, key: real + noise})
+        assert long == short != (0, 0, ""), (method, long, short)
+        assert max(compiled, default=0) <= 2 * weights.MAX_GPTQ_RULES, max(compiled)
+    rng = random.Random(46)
+    texts = ["".join(rng.choice("ab.") for _ in range(rng.randint(0, 4))) for _ in range(40)]
+    for _ in range(500):
+        name = "".join(rng.choice("ab.") for _ in range(rng.randint(0, 9)))
+        for group in (texts[:5], texts[5:], [t for t in texts if t]):
+            assert weights._substring_test(group)(name) == any(t in name for t in group), (name, group)
