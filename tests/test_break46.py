@@ -292,3 +292,20 @@ def test_modelopt_and_awq_skip_lists_cost_no_more_per_name_as_they_grow(monkeypa
         name = "".join(rng.choice("ab.") for _ in range(rng.randint(0, 9)))
         for group in (texts[:5], texts[5:], [t for t in texts if t]):
             assert weights._substring_test(group)(name) == any(t in name for t in group), (name, group)
+
+
+def test_sglang_is_embedding_is_a_switch() -> None:
+    # SGLang's --is-embedding is store_true (ServerArgs.add_cli_args, 0.3 - 0.5.23): "--is-embedding false" stops
+    # the server ("unrecognized arguments: false"), "--is-embedding=false" too ("ignored explicit argument"); kvlint
+    # took the word for its value, found no error and planned the model in embedding mode (bool("false")).
+    from kvlint.engines.sglang import parse_sglang_argv
+
+    base = ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-7B-Instruct"]
+    for extra in (["--is-embedding", "false"], ["--is-embedding=false"]):
+        cfg = parse_sglang_argv(base[3:] + extra, version="0.5.5")
+        kv206 = [f for f in cfg.findings if f.rule == "KV206"]
+        assert len(kv206) == 1 and "--is-embedding is a switch" in kv206[0].message, cfg.findings
+        assert cfg.get("is_embedding") is True  # read as the option alone, as the other switches
+    cfg = parse_sglang_argv([*base[3:], "--is-embedding", "--enable-metrics"], version="0.5.5")
+    assert cfg.get("is_embedding") is True and cfg.get("enable_metrics") is True
+    assert not [f for f in cfg.findings if f.rule in ("KV205", "KV206")]
