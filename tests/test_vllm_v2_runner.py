@@ -107,8 +107,8 @@ def test_triton_runs_below_eight_rows_from_0_30_0() -> None:
     for rows in (1, 7):
         before = cal.activation_bytes("v1_triton", rows, 1, vocab, 64, 64, 1, 2)
         after = cal.activation_bytes("v1_triton", rows, 1, vocab, 64, 64, 1, 2, triton_all_rows=True)
-        assert before == int(cal.K_SAMPLER["v1_native"] * rows * vocab * 4)
-        assert after == cal.triton_sampler_bytes(rows, vocab, 2, all_rows=True) < before
+        assert before == cal.native_sampler_bytes(rows, vocab, 2, 1, 64)
+        assert after == cal.triton_sampler_bytes(rows, vocab, 2, True, 1, 64) < before
     assert cal.TRITON_ALL_ROWS_FROM == v("0.30.0")
 
 
