@@ -326,3 +326,25 @@ def test_v2_runner_forced_on_with_ngram_through_the_pipeline(tmp_path: Path) -> 
         (d,) = [x for x in res.diagnostics if _quotes(x, value)]
         assert d.rule == "KV502" and d.severity == "error" and d.loc is not None and d.loc.line == 14
         assert "speculative method 'ngram'" in d.message
+
+
+def test_v2_runner_deducts_no_cuda_graph_estimate_before_0_29_0() -> None:
+    """The V2 runner's ``profile_cudagraph_memory`` returns 0 in the 0.22.0 - 0.28.0 wheels
+    (``vllm/v1/worker/gpu/model_runner.py``; a throwaway capture from 0.29.0, ``gpu/cudagraph_utils.py``), so
+    ``Worker.determine_available_memory`` deducts nothing for the graphs although
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` is on: Llama takes the V2 runner at 0.23.0 and 0.24.0."""
+    for version in ("0.23.0", "0.24.0"):
+        _, v2 = _plan(version, "meta-llama/Llama-3.1-8B")
+        _, v1 = _plan(version, "meta-llama/Llama-3.1-8B", v2_model_runner=False)
+        assert v1.plan.cudagraph_bytes > 0 and v2.plan.cudagraph_bytes == 0, version
+        p = v2.plan
+        assert p.kv_cache_bytes == p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes
+        assert any("profile_cudagraph_memory returns 0" in n for n in v2.plan.assumptions)
+    # from 0.29.0 the V2 runner estimates them: deducted as on the V1 runner
+    _, v2 = _plan("0.29.0")
+    _, v1 = _plan("0.29.0", v2_model_runner=False)
+    assert v2.plan.cudagraph_bytes == v1.plan.cudagraph_bytes > 0
+    assert vr.V2_CUDAGRAPH_PROFILED_FROM == v("0.29.0")
+    # --enforce-eager: nothing to deduct on either runner
+    _, eager = _plan("0.23.0", "meta-llama/Llama-3.1-8B", enforce_eager=True)
+    assert eager.plan.cudagraph_bytes == 0
