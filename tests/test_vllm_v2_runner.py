@@ -150,13 +150,15 @@ def test_plan_prices_the_v2_profile_from_0_29_0() -> None:
     assert v1.plan.activation_bytes == forced_v1.plan.activation_bytes
     assert v1.plan.activation_bytes == int(cal.K_SAMPLER["v1_flashinfer"] * rows * vocab * 4)
     assert v2.plan.activation_bytes == max(
-        _forward(model, v2), cal.v2_sampler_bytes("v2_logits", rows, vocab, _dbytes(v2))
+        _forward(model, v2),
+        cal.v2_sampler_bytes("v2_logits", rows, vocab, _dbytes(v2), 2048, model.hidden_size),
     )
     assert v2.plan.activation_bytes < v1.plan.activation_bytes
     # 0.33.0 adds the warm-up pass (an H100 runs FlashInfer's sampler)
     _, warm = _plan("0.33.0")
     assert warm.plan.activation_bytes == max(
-        _forward(model, warm), cal.v2_sampler_bytes("v2_flashinfer", rows, vocab, _dbytes(warm))
+        _forward(model, warm),
+        cal.v2_sampler_bytes("v2_flashinfer", rows, vocab, _dbytes(warm), 2048, model.hidden_size),
     )
     assert any("V2 model runner's warm-up sampler pass, FlashInfer" in n for n in warm.plan.assumptions)
 
@@ -348,3 +350,15 @@ def test_v2_runner_deducts_no_cuda_graph_estimate_before_0_29_0() -> None:
     # --enforce-eager: nothing to deduct on either runner
     _, eager = _plan("0.23.0", "meta-llama/Llama-3.1-8B", enforce_eager=True)
     assert eager.plan.cudagraph_bytes == 0
+
+
+def test_v2_profile_keeps_the_forward_output_and_sampled_hidden_states() -> None:
+    """``profile_run`` holds ``hidden_states`` (``tokens x hidden``) and ``sample_hidden_states`` (``rows x
+    hidden``) until after ``_dummy_sampler_run``, which feeds them to ``compute_logits`` without the V1 runner's
+    ``rand_like`` copy (``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py``)."""
+    rows, vocab, tokens, hidden = 256, 151936, 2048, 1536
+    for path in ("v2_logits", "v2_flashinfer", "v2_triton"):
+        bare = cal.v2_sampler_bytes(path, rows, vocab, 2)
+        held = cal.v2_sampler_bytes(path, rows, vocab, 2, tokens, hidden)
+        assert held - bare == (tokens + rows) * hidden * 2, path
+        assert cal.activation_bytes(path, rows, tokens, vocab, hidden, 0, 1, 2) == held, path

@@ -444,7 +444,7 @@ def activation_bytes(
     if not last_stage:
         sampler = 0.0
     elif path.startswith("v2_"):
-        sampler = float(v2_sampler_bytes(path, rows, vocab, dtype_bytes))
+        sampler = float(v2_sampler_bytes(path, rows, vocab, dtype_bytes, tokens, hidden))
     elif path == "v1_triton":
         sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes, triton_all_rows, tokens, hidden))
     elif path == "v1_native":
@@ -554,7 +554,9 @@ GUMBEL_BLOCK = 1024
 block (``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/sample/gumbel.py::gumbel_sample``, ``BLOCK_SIZE = 1024``)."""
 
 
-def v2_sampler_bytes(path: str, rows: int, vocab: int, dtype_bytes: int) -> int:
+def v2_sampler_bytes(
+    path: str, rows: int, vocab: int, dtype_bytes: int, tokens: int = 0, hidden: int = 0
+) -> int:
     """Peak of the V2 model runner's dummy sampler (bytes), counted from the source, not calibrated
     (``vllm/v1/worker/gpu/model_runner.py::GPUModelRunner._dummy_sampler_run``, ``vllm/v1/worker/gpu/sample/
     sampler.py::Sampler``, 0.29.0 - 0.34.0 wheels). Always: the ``rows x vocab`` logits in the model dtype
@@ -570,9 +572,15 @@ def v2_sampler_bytes(path: str, rows: int, vocab: int, dtype_bytes: int) -> int:
       ``top_k_top_p_sampling_from_logits``, which builds the masked fp32 logits and their fp32 softmax,
       [assumed] FlashInfer's ``top_k_first`` order) or ``apply_top_k_top_p`` in place with the Triton scratch
       buffer (``v2_triton``, :func:`triton_buffer_rows`). Its 5 logprobs are ``torch.topk`` of the raw logits
-      (``raw_logprobs``, 5 columns a row)."""
+      (``raw_logprobs``, 5 columns a row).
+
+    Plus what ``profile_run`` keeps alive beside the sampler: the forward pass's ``tokens x hidden`` output and the
+    sampled rows' hidden states (``hidden_states[logits_indices]``, ``rows x hidden``), both deleted only after
+    ``_dummy_sampler_run``, in the model dtype; unlike the V1 runner there is no ``rand_like`` copy
+    (``vllm@0.29.0``/``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_run``,
+    ``_dummy_run``, ``_dummy_sampler_run``)."""
     blocks = -(-max(0, vocab) // GUMBEL_BLOCK)
-    base = rows * vocab * dtype_bytes + rows * blocks * (8 + 4)
+    base = rows * vocab * dtype_bytes + rows * blocks * (8 + 4) + (tokens + rows) * hidden * dtype_bytes
     if path == "v2_logits":
         return base
     if path == "v2_flashinfer":
