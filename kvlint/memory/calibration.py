@@ -380,6 +380,12 @@ def sampler_path(
 
     Before 0.11.1 the choice depends on the FlashInfer package installed in the image, which a manifest does not
     show: :func:`sampler_path_alternative` gives the other path, and the plan's band covers both.
+
+    Only ``vendor`` ``nvidia`` and ``amd`` (what :func:`kvlint.memory.vllm.gpu_vendor` gives): TPU and Gaudi run
+    their own runners' samplers (``vllm/v1/worker/tpu_model_runner.py`` / the tpu-inference and vllm-gaudi
+    plugins), which kvlint has not read, and it plans no such start-up (``"not a CUDA/ROCm GPU"``,
+    :func:`kvlint.engines.images.unsized_whatever_model`, KV501); any other vendor raises ``ValueError`` rather
+    than take the CUDA native sampler's price unread.
     """
     if era == "v0":
         return "v0_chunked" if chunked_prefill else "v0_sort"
@@ -388,11 +394,14 @@ def sampler_path(
             return "v2_logits"
         v1 = sampler_path(era, version, chunked_prefill, compute_capability, vendor, flashinfer_env)
         return "v2_flashinfer" if v1 == "v1_flashinfer" else "v2_triton"
+    if vendor not in ("nvidia", "amd"):
+        raise ValueError(
+            f"no dummy sampler read for a {vendor!r} device: kvlint prices the CUDA and ROCm samplers only "
+            "(a TPU or Gaudi start-up gets no plan: KV501)"
+        )
     native = "v1_triton" if version >= TRITON_SAMPLER_FROM else "v1_native"
     if vendor == "amd":
         return native
-    if vendor != "nvidia":
-        return "v1_native"  # TPU / Gaudi run their own runners' samplers, not read
     if flashinfer_env is False:
         return native
     if flashinfer_env:
