@@ -127,6 +127,12 @@ def test_kvlint_verify_text_holds_no_workflow_command(tmp_path) -> None:  # noqa
     res = CliRunner().invoke(main, ["verify", "--offline", str(hostile)], catch_exceptions=False)
     assert "line 9:" in res.output and "##" in res.output, res.output
     assert not _workflow_commands(res.output), res.output
+    res = CliRunner().invoke(
+        main, ["verify", "--offline", "--format", "json", str(hostile)], catch_exceptions=False
+    )
+    assert "##[error]x" in res.output.replace("\\u0023", "#") and not _workflow_commands(res.output), (
+        res.output
+    )
     # the model the log printed, quoted in the error when it cannot be replayed
     unknown = tmp_path / "unknown.log"
     unknown.write_text(text.replace("Qwen/Qwen2.5-Coder-1.5B-Instruct", "Qwen/x##[warning]m"))
