@@ -138,7 +138,10 @@ class VllmSettings:
     ``all2all_backend``: ``--all2all-backend`` or the ``VLLM_ALL2ALL_BACKEND`` env (None: the release's default),
     which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
     ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given, which decide whether vLLM
-    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`).
+    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
+    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` and ``mamba_cache_mode`` (as given, None:
+    not given) decide with the model whether the V2 model runner runs the start-up
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`).
     """
 
     version: str = "0.34.0"
@@ -197,6 +200,11 @@ class VllmSettings:
     runner: str | None = None
     task: str | None = None
     convert: str | None = None
+    prefill_context_parallel_size: int = 1
+    decode_context_parallel_size: int = 1
+    enable_dbo: bool = False
+    ubatch_size: int = 1
+    mamba_cache_mode: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -393,6 +401,11 @@ def settings_from_flags(
         runner=str(get("runner")) if get("runner") else None,
         task=str(get("task")) if get("task") else None,
         convert=str(get("convert")) if get("convert") else None,
+        prefill_context_parallel_size=as_int(get("prefill_context_parallel_size")) or 1,
+        decode_context_parallel_size=as_int(get("decode_context_parallel_size")) or 1,
+        enable_dbo=bool(get("enable_dbo", False)),
+        ubatch_size=as_int(get("ubatch_size")) or 1,
+        mamba_cache_mode=str(get("mamba_cache_mode")).strip().lower() if get("mamba_cache_mode") else None,
     )
 
 
@@ -759,7 +772,9 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
-    refused = vllm_runner.v2_unsupported(v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep)
+    refused = vllm_runner.v2_unsupported(
+        v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, _runner_features(s, model)
+    )
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
     if v < (0, 8, 0):
@@ -1869,6 +1884,29 @@ def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
+        _runner_features(settings, model),
+    )
+
+
+def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_runner.RunnerFeatures:
+    """What the V2 model runner's unsupported-features list reads of these settings and ``model``
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
+    Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
+    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``)."""
+    layers = model.layers if model is not None else ()
+    stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
+    attention = any(ly.kind not in ("mamba", "none") for ly in layers)
+    return vllm_runner.RunnerFeatures(
+        inner_state=stateful,
+        hybrid=stateful and attention,
+        is_mla=bool(model is not None and model.is_mla),
+        pcp=settings.prefill_context_parallel_size,
+        dcp=settings.decode_context_parallel_size,
+        pp=settings.pipeline_parallel_size,
+        enable_dbo=settings.enable_dbo,
+        ubatch_size=settings.ubatch_size,
+        mamba_cache_mode=settings.mamba_cache_mode,
+        lora=settings.enable_lora,
     )
 
 
