@@ -41,7 +41,7 @@ from kvlint.memory.lora import (
 )
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
-from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling
+from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling, vllm_pooling_chunked_prefill
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
     Version,
@@ -141,7 +141,9 @@ class VllmSettings:
     runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
     ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` and ``mamba_cache_mode`` (as given, None:
     not given) decide with the model whether the V2 model runner runs the start-up
-    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`).
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`). ``pooler_config``: ``--pooler-config`` (or the older
+    ``--override-pooler-config``) as JSON text, whose pooling type decides a pooling model's chunked prefill
+    (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     """
 
     version: str = "0.34.0"
@@ -205,6 +207,7 @@ class VllmSettings:
     enable_dbo: bool = False
     ubatch_size: int = 1
     mamba_cache_mode: str | None = None
+    pooler_config: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -406,7 +409,20 @@ def settings_from_flags(
         enable_dbo=bool(get("enable_dbo", False)),
         ubatch_size=as_int(get("ubatch_size")) or 1,
         mamba_cache_mode=str(get("mamba_cache_mode")).strip().lower() if get("mamba_cache_mode") else None,
+        pooler_config=_json_text(get("pooler_config") or get("override_pooler_config")),
     )
+
+
+def _json_text(value: Any) -> str | None:
+    """A JSON flag value (parsed or as text) as text, None when not given."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
 
 
 def _json_dict(value: Any) -> dict[str, Any]:
@@ -1736,7 +1752,12 @@ def resolve_startup(
     notes.extend(pre.length_notes)
     # scheduler defaults (§1.9)
     has_sw = facts.sliding
-    if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
+    if (
+        era == "v1"
+        and settings.enable_chunked_prefill is False
+        and dfl.v1_chunked_prefill_forced(v)
+        and pre.pooling is None  # a pooling runner's flag is kept (EngineArgs._set_default_args_v1, 0.10.2)
+    ):
         chunked = True
         notes.append(
             f"--no-enable-chunked-prefill is ignored by vLLM {fmt_version(v)}'s V1 engine, which forces chunked prefill on"
@@ -1763,6 +1784,20 @@ def resolve_startup(
         )
         if chunked:
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
+    elif pre.pooling is not None:
+        # V1 pooling runner: on only for the pooling types that can pool a prompt in chunks (§1.15)
+        chunked, pooled = vllm_pooling_chunked_prefill(
+            v,
+            tuple(model.architectures or ()),
+            model.config or {},
+            pooler_config=settings.pooler_config,
+            task=settings.task,
+            convert=settings.convert,
+        )
+        notes.append(
+            f"chunked prefill and prefix caching {'on' if chunked else 'off'} by default for a pooling model with "
+            f"{pooled} (ModelConfig.is_chunked_prefill_supported; EngineArgs defaults before 0.12.0)"
+        )
     else:
         chunked = True
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
@@ -1795,8 +1830,7 @@ def resolve_startup(
             "LM head is not loaded ("
             + (
                 "GPUModelRunner.profile_run, models/adapters.py); CUDA graphs are piecewise only (no full graphs "
-                "for pooling models); chunked prefill and prefix caching taken as on, as for last-token pooling "
-                "(ModelConfig.is_chunked_prefill_supported: mean/CLS pooling turns them off)"
+                "for pooling models)"
                 if era == "v1"
                 else "PoolingModelRunner.execute_model, models/adapters.py)"
             )
