@@ -1243,7 +1243,11 @@ def _grpc_own_option(option: str, version: str | None) -> str | None:
     from kvlint.engines.options import prefixed
     from kvlint.engines.vllm import _tables
 
-    if len(name) > 3 and GRPC_OWN_OPTION.startswith(name) and not prefixed(_tables(version)[3], name):
+    if (
+        len(name) > 3
+        and GRPC_OWN_OPTION.startswith(name)
+        and not prefixed(_tables(version, grpc=True)[3], name)
+    ):
         return name
     return None
 
