@@ -121,6 +121,8 @@ def test_observations_carry_the_shapes_of_their_cases():
             assert o.encoder_peak_gib == pytest.approx(cfg.encoder.peak_bytes / GiB, abs=0.01), o.gt
             assert o.encoder_cache_gib == pytest.approx(cfg.encoder.cache_bytes / GiB, abs=0.01), o.gt
         assert d.plan.tensor_parallel_size == o.tp
+        # the NCCL share's multiplier (nccl_peers) is read with the GPU the replay names, where it matters (world > 1)
+        assert o.world == 1 or o.nvls == cfg.nvls, o.gt
         checked += 1
     assert checked >= 20
 

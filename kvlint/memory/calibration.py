@@ -208,7 +208,9 @@ OBSERVATIONS: tuple[Observation, ...] = (
     Observation(
         "gt-217", "v0_sort", 256, 8192, 128256, 4096, 14336, 1, 1, 1.26, 1.79
     ),  # Llama-3-8B, Dec 2024 main
-    Observation("gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58),  # same, TP2
+    Observation(
+        "gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58, nvls=True
+    ),  # same, TP2
     Observation("gt-066", "v0_sort", 256, 32768, 151936, 1536, 8960, 1, 1, 2.02, 0.01),  # Qwen2.5-1.5B, T4
     Observation("gt-209", "v0_sort", 8, 8192, 151936, 1024, 3072, 1, 1, 0.23, 0.16),  # Qwen3-0.6B, V0 forced
     Observation("gt-220", "v0_sort", 256, 4096, 32000, 4096, 11008, 1, 1, None, 0.16),  # Llama-2-7b + LoRA
@@ -216,8 +218,8 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "gt-071", "v0_chunked", 256, 2048, 128256, 4096, 14336, 1, 1, 0.22, 0.05
     ),  # Llama-3.1-8B-class
     Observation(
-        "gt-221", "v0_chunked", 256, 2048, 152064, 5120, 13824, 2, 2, 0.19, 0.25
-    ),  # R1-Distill-14B TP2
+        "gt-221", "v0_chunked", 256, 2048, 152064, 5120, 13824, 2, 2, 0.19, 0.25, nvls=False
+    ),  # R1-Distill-14B TP2 on RTX 4090s
     Observation(
         "gt-009", "v0_chunked", 256, 2048, 152064, 8192, 29568, 4, 4, None, 0.38, nvls=False
     ),  # Qwen2.5-VL-72B TP4 on A100-40GB (Ampere: no NVLS)
