@@ -96,6 +96,16 @@ _QWEN3_CODER_DP8 = Replay(
 )
 
 
+#: gt-345 - gt-357: llm-d-incubation/llm-d-planner's vLLM 0.19.0 accuracy sweep on H100 80GB (79.19 GiB printed), one
+#: committed server log per run (utilization 0.95, max_model_len 8,192, prefix caching off, the PyTorch sampler the log
+#: names).
+_PLANNER_019 = (
+    "vLLM 0.19.0 (the log's banner); the sweep's H100 80GB, 79.19 GiB printed; --gpu-memory-utilization 0.95, "
+    "--max-model-len 8192, --no-enable-prefix-caching (no change to the profile); the log's 'FlashInfer top-p/top-k "
+    "sampling is available but disabled by default', the release's default sampler"
+)
+
+
 REPLAY: dict[str, Replay] = {
     "gt-003": Replay(
         "meta-llama--Llama-3.1-8B", "rtx-3090", "0.6.4", why="V0 'Memory profiling results' (~0.6.4)"
@@ -532,6 +542,87 @@ REPLAY: dict[str, Replay] = {
         why="Qwen3-30B-A3B config for the Thinking-2507 checkpoint (same shapes) with 4-bit AWQ bytes (the compressed-"
         "tensors W4A16 checkpoint, run on Marlin); the RTX 3090 of the script's nvidia-smi line and the MoE config path; "
         "the log's 'FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling' (a pip install: FlashInfer is an extra of the wheel), so the native sampler (flashinfer_sampler False)",
+    ),
+    "gt-345": Replay(
+        "Qwen--Qwen3-8B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the shared corpus's Qwen3-8B config",
+    ),
+    "gt-346": Replay(
+        "codellama--CodeLlama-7b-hf",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the catalogue's CodeLlama-7b config (MHA, 32 KV heads)",
+    ),
+    "gt-347": Replay(
+        "google--gemma-2-9b",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the shared corpus's gemma-2-9b config for the -it model (same shapes)",
+    ),
+    "gt-348": Replay(
+        "google--gemma-3-27b-it",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the catalogue's gemma-3-27b-it config (vision tower and text stack)",
+    ),
+    "gt-349": Replay(
+        "microsoft--phi-4",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the shared corpus's phi-4 config",
+    ),
+    "gt-350": Replay(
+        "Qwen--Qwen1.5-MoE-A2.7B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the catalogue's Qwen1.5-MoE-A2.7B config",
+    ),
+    "gt-351": Replay(
+        "Qwen--Qwen3-30B-A3B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the shared corpus's Qwen3-30B-A3B config",
+    ),
+    "gt-352": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Llama-3.1-8B config for the Instruct model (same shapes); TP 2",
+    ),
+    "gt-353": Replay(
+        "Qwen--Qwen2.5-72B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Qwen2.5-72B config for the Instruct model (same shapes); TP 2",
+    ),
+    "gt-354": Replay(
+        "mistralai--Mixtral-8x7B-v0.1",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; the shared corpus's Mixtral-8x7B-v0.1 config for the Instruct model (same shapes); TP 2",
+    ),
+    "gt-355": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; Llama-3.1-8B config for the Instruct model; pipeline-parallel size 2 (PP0's printed KV)",
+    ),
+    "gt-356": Replay(
+        "meta-llama--Llama-4-Scout-17B-16E-Instruct",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; the shared corpus's Llama-4-Scout config; TP 4",
+    ),
+    "gt-357": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; Llama-3.1-8B config for the Instruct model; --kv-cache-dtype fp8, --dtype bfloat16",
     ),
     "gt-336": Replay(
         "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B",
