@@ -724,6 +724,12 @@ SKIP: dict[str, str] = {
     "gt-243": _NOGPU + " (a 24 GB card)",
     "gt-244": _NOGPU,
     "gt-245": "model and GPU not stated",
+    "gt-359": "a failure after the KV cache was sized (vLLM 0.19.0, gpt-oss-20b on an H100 at utilization 0.95): the "
+    "sampler warm-up's 786 MiB fp32 logits copy did not fit beside the CUDA graphs captured outside the budget (1.84 "
+    "GiB) and 1.78 GiB PyTorch held reserved but unallocated. kvlint's verdict is the KV-cache fit vLLM checks (KV "
+    "+0.7 %, ok) and it plans no check of the warm-up after graph capture; its CUDA-graph estimate for this model "
+    "(0.39 GiB) is below the 1.84 printed, so such a check would not have fired either (docs/engine-memory-model.md "
+    "§5) - not scored",
     "gt-246": "gpu_memory_utilization cut off in the stored excerpt; the start failed in CUDA-graph capture after KV "
     "sizing, not a capacity failure. With the 0.9 default, `kvlint plan --accelerator a10 --gpus 4 --engine-version "
     "0.8.5` predicts 138,512 tokens (band up to 5.34 GiB = ~233k) against 198,784 printed: the point estimate takes "
