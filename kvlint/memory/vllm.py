@@ -942,6 +942,48 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     return int(buffers + max(0, ws_all - ws_own))
 
 
+#: vLLM releases read whose unquantized MoE layers run ``TritonExperts`` through ``FusedMoEModularKernel`` with their
+#: buffers from the persistent ``WorkspaceManager`` (``vllm/v1/worker/workspace.py``): the 0.14.0, 0.17.0 and 0.19.0
+#: wheels (``unquantized_fused_moe_method.py``; 0.19.0 logs "Using TRITON backend for Unquantized MoE"). 0.13.0 calls
+#: ``fused_experts`` directly, whose buffers are freed after the layer; releases from 0.20.0 were not read.
+MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
+#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default (``vllm/envs.py`` of 0.14.0 and 0.17.0), by which the modular kernel chunks
+#: ``M`` before 0.19.0; 0.19.0's ``_allocate_buffers`` takes ``M_chunk = M_full``
+MOE_MK_CHUNK_TOKENS = 16 * 1024
+
+
+def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
+    """Bytes of the unquantized MoE experts' workspace that stay allocated after the profile's forward pass, so that
+    they sit beside the dummy sampler's tensors (0 outside :data:`MOE_WORKSPACE_KEPT`, for dense models, quantized
+    experts or data-parallel expert parallelism, whose kernels size their buffers otherwise and were not read).
+
+    ``FusedMoEModularKernel._allocate_buffers`` takes one shared buffer for ``workspace13`` and the output and one
+    for ``workspace2`` from ``current_workspace_manager().get_simultaneous`` (``vllm@0.17.0``/``vllm@0.19.0:
+    vllm/model_executor/layers/fused_moe/modular_kernel.py``), and the manager keeps its largest buffers for the
+    process's life. ``TritonExperts.workspace_shapes`` (``fused_moe.py``, same wheels): ``workspace1 = (M, topk,
+    max(N/2, K))``, ``workspace2 = (M, topk, max(N, K))``, ``output = (M, K)`` in the activation dtype, with ``N``
+    the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
+    and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
+    ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. [shapes from source]"""
+    lo, hi = MOE_WORKSPACE_KEPT
+    if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
+        return 0
+    if settings.quantization or model.quant_method:
+        return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
+    if cfg.dp > 1 and settings.enable_expert_parallel:
+        return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
+    c = model.text_config or model.config or {}
+    inter = model.moe_intermediate_size or model.intermediate_size
+    if not inter or tokens <= 0:
+        return 0
+    topk = moe_top_k(c)
+    n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
+    k = model.hidden_size
+    m = tokens if cfg.version >= (0, 19, 0) else min(tokens, MOE_MK_CHUNK_TOKENS)
+    elems = max(m * topk * max(n // 2, k), m * k) + m * topk * max(n, k)
+    return int(elems * cfg.dtype_bytes)
+
+
 @per_model
 def _expert_fraction(model: ModelSpec) -> float:
     """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP), from
@@ -2378,6 +2420,7 @@ def stage_memory(
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
     gather = dp_moe_gather_bytes(settings, model, cfg)
+    moe_ws = moe_workspace_bytes(settings, model, cfg, cfg.max_num_batched_tokens)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -2392,6 +2435,7 @@ def stage_memory(
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         forward_extra=gather,
         triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
+        sampler_extra=moe_ws,
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
@@ -2403,7 +2447,7 @@ def stage_memory(
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
-            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
+            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM, sampler_extra=moe_ws,
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(
