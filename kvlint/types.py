@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from kvlint.fastinit import direct_init
 from kvlint.numbers import times_value
 from kvlint.source import LDict, Loc
+from kvlint.statement import clip_words
 
 if TYPE_CHECKING:
     from kvlint.accelerators.sharing import GpuSlice
@@ -1038,9 +1039,16 @@ class ContainerResult:
         return object_ref(w.kind, w.namespace, w.name)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON shape of one workload entry of ``kvlint check --format json``."""
+        """JSON shape of one workload entry of ``kvlint check --format json``. The strings quoted from the
+        manifest or built around its values (names, image, model, how the accelerator was found, why no model or
+        plan) are clipped as findings are (:func:`kvlint.statement.clip_words`: each word at most 256
+        characters), so that a 200 KB label value or image is not echoed whole; no real value is that long (a
+        Kubernetes label value is at most 63 characters, an image reference a few hundred)."""
         loc = self.serving.command_loc or self.workload.loc
         acc = self.placement.accelerator if self.placement else None
+        return _clipped_strings(self._unclipped_dict(loc, acc))
+
+    def _unclipped_dict(self, loc: Loc | None, acc: Any) -> dict[str, Any]:
         return {
             "file": loc.file if loc else self.workload.doc.path,
             "line": loc.line if loc else None,
@@ -1162,3 +1170,20 @@ class CheckResult:
         for d in self.diagnostics:
             out[d.severity] = out.get(d.severity, 0) + 1
         return out
+
+
+#: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest
+_QUOTING_FIELDS = (
+    "kind", "name", "namespace", "role", "container", "image", "model", "model_id", "model_error",
+    "accelerator_how", "plan_error",
+)  # fmt: skip
+
+
+def _clipped_strings(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with each of :data:`_QUOTING_FIELDS` that is a string passed through
+    :func:`kvlint.statement.clip_words` (the same string when it has no word over 256 characters)."""
+    for key in _QUOTING_FIELDS:
+        value = entry.get(key)
+        if isinstance(value, str):
+            entry[key] = clip_words(value)
+    return entry

@@ -1855,6 +1855,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor)
     return StartupConfig(
         version=v,
         era=era,
@@ -1879,7 +1880,7 @@ def resolve_startup(
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2),
         notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
@@ -1894,7 +1895,7 @@ def resolve_startup(
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
-        v2_runner=era == "v1" and _v2_runner(settings, model, v, vendor),
+        v2_runner=v2,
     )
 
 
@@ -2265,12 +2266,15 @@ def _cudagraphs_deducted(
     notes: list[str],
     rel: ReleaseSwitches | None = None,
     extensible: bool = False,
+    v2_runner: bool = False,
 ) -> bool:
     """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
     ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default
     (``rel``: the switches of ``v``, derived when None). With the extensible KV cache (``extensible``, §1.2.5)
     no estimate is taken (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory``
-    returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`)."""
+    returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`). Nor on the
+    V2 model runner (``v2_runner``) before :data:`~kvlint.memory.vllm_runner.V2_CUDAGRAPH_PROFILED_FROM`, whose
+    ``profile_cudagraph_memory`` returns 0 whatever the variable says (§1.2.6)."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
         rel = rel or release_switches(v)
@@ -2278,8 +2282,16 @@ def _cudagraphs_deducted(
             cg_sub = settings.estimate_cudagraphs
         else:
             cg_sub = rel.cudagraph_default
+    v2_zero = v2_runner and v < vllm_runner.V2_CUDAGRAPH_PROFILED_FROM and not extensible
     if settings.enforce_eager:
         notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
+    elif v2_zero and cg_sub:
+        cg_sub = False
+        notes.append(
+            "CUDA-graph memory not deducted from the KV budget: the V2 model runner of vLLM 0.22.0 - 0.28.x estimates "
+            "none (vllm/v1/worker/gpu/model_runner.py GPUModelRunner.profile_cudagraph_memory returns 0), so the "
+            "graphs captured after the KV cache come out of the memory beyond --gpu-memory-utilization"
+        )
     elif extensible and era == "v1":
         notes.append(
             "CUDA graphs: no estimate is taken with the extensible KV cache; the captured graph pool is measured "

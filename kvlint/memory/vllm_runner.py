@@ -280,6 +280,15 @@ def uses_v2_runner(
     return True
 
 
+V2_CUDAGRAPH_PROFILED_FROM: Version = (0, 29, 0)
+"""First release whose V2 ``GPUModelRunner.profile_cudagraph_memory`` estimates the CUDA graphs (a throwaway capture
+against a minimal KV cache, ``vllm@0.29.0``/``vllm@0.31.0``/``vllm@0.33.0:vllm/v1/worker/gpu/cudagraph_utils.py::
+profile_cudagraph_memory``); in every wheel from 0.22.0 to 0.28.0 (0.22.0, 0.22.1, 0.23.0, 0.24.0, 0.25.0, 0.25.1,
+0.26.0, 0.27.0, 0.27.1, 0.28.0 read) it returns 0 ("It is TBD whether we keep this API or not";
+vllm-project/vllm#36520), while ``vllm/v1/worker/gpu_worker.py`` calls it for either runner, so ``Worker.determine_available_memory`` deducts
+nothing for the graphs that ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` (on by default) would have it deduct."""
+
+
 PENALTY_STATE_COUNTED_FROM: Version = (0, 27, 0)
 """First release whose ``memory_profiling`` (``vllm/utils/mem_utils.py``) counts the memory allocated between the
 weight measurement and the profile (``total_consumed``); ``vllm@0.26.0`` still sums weights, the profile's torch
