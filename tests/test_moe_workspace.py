@@ -50,6 +50,12 @@ def test_workspace_follows_the_releases_and_shapes_read() -> None:
     fp8 = dataclasses.replace(m, quant_method="fp8", quant_config={"quant_method": "fp8"}, weight_bytes=None)
     s = _settings("0.19.0")
     assert moe_workspace_bytes(s, fp8, resolve_startup(s, fp8, TOTAL, **H100), 8192) == 0
+    # FlashInfer's experts, opted into with VLLM_USE_FLASHINFER_MOE_FP16, size their buffers otherwise
+    assert ws("0.19.0", flashinfer_moe_fp16=True) == 0
+    from kvlint.memory.vllm import settings_from_flags
+
+    assert settings_from_flags({}, {"VLLM_USE_FLASHINFER_MOE_FP16": "1"}, "0.19.0").flashinfer_moe_fp16
+    assert not settings_from_flags({}, {}, "0.19.0").flashinfer_moe_fp16
     # linear in the profile's tokens; before 0.19.0 the modular kernel chunks them by VLLM_FUSED_MOE_CHUNK_SIZE
     assert ws("0.19.0", 16384) == 2 * ws("0.19.0", 8192) and ws("0.19.0", 32768) == 4 * ws("0.19.0", 8192)
     assert ws("0.17.0", 32768) == ws("0.17.0", 16384)

@@ -170,6 +170,8 @@ class VllmSettings:
     attention_backend: str | None = None
     attention_backend_env: str | None = None
     mla_disabled: bool = False
+    flashinfer_moe_fp16: bool = False
+    rocm_aiter: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
     speculative_model_id: str | None = None
@@ -367,6 +369,8 @@ def settings_from_flags(
         attention_backend=get("attention_backend"),
         attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
+        flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
+        rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         num_speculative_tokens=max(0, nst or 0),
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -964,7 +968,11 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     max(N/2, K))``, ``workspace2 = (M, topk, max(N, K))``, ``output = (M, K)`` in the activation dtype, with ``N``
     the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
     and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
-    ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. [shapes from source]"""
+    ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the unquantized
+    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` or, on ROCm,
+    ``VLLM_ROCM_USE_AITER`` choose other experts (0 here). From 0.20.0 the oracle ranks FlashInfer's experts first
+    on some GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out. [shapes from
+    source]"""
     lo, hi = MOE_WORKSPACE_KEPT
     if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
         return 0
@@ -972,6 +980,11 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
     if cfg.dp > 1 and settings.enable_expert_parallel:
         return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
+    if settings.flashinfer_moe_fp16 or (cfg.vendor == "amd" and settings.rocm_aiter):
+        # the unquantized oracle's opt-ins: FlashInfer's CUTLASS/TRTLLM experts (VLLM_USE_FLASHINFER_MOE_FP16) and
+        # ROCm AITER's (VLLM_ROCM_USE_AITER) size their buffers otherwise (not read); Triton is the default
+        # (vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend)
+        return 0
     c = model.text_config or model.config or {}
     inter = model.moe_intermediate_size or model.intermediate_size
     if not inter or tokens <= 0:
