@@ -946,6 +946,78 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     return int(buffers + max(0, ws_all - ws_own))
 
 
+#: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
+#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0, 0.20.0 and 0.26.0 wheels; off at every level in 0.14.0 and
+#: 0.16.0, vllm-project/vllm#34299); releases from 0.27.0 were not read
+AR_FUSION_DEFAULT = ((0, 17, 0), (0, 27, 0))
+#: ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB`` (``vllm/compilation/passes/fusion/allreduce_rms_fusion.py``, the same in the
+#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry): the fused all-reduce's largest input per TP size, MiB, by
+#: compute capability
+AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
+    90: {2: 64, 4: 2, 8: 0.5},
+    100: {2: 64, 4: 32, 8: 1},
+    103: {2: 64, 4: 64, 8: 2},
+}
+_TWO_MIB = 1 << 21
+
+
+def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """Device memory per GPU of FlashInfer's all-reduce fusion workspace, which vLLM's ``AllReduceFusionPass``
+    allocates while ``torch.compile`` runs inside the memory profile, so the engine counts it as non-torch memory
+    (0.19.0 logs: "Enabled custom fusions: allreduce_rms", "Initialized FlashInfer All Reduce workspace:
+    backend=trtllm, world_size=2, …, max_token_num=8192, hidden_dim=4096"). 0 where the fusion is off.
+
+    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 with PP = DP = 1 on
+    compute capability 9.0 or 10.x (10.0 only in 0.17.0, the 10.x family from 0.19.0), FlashInfer installed (a
+    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``). Size
+    (``vllm@0.19.0:…/allreduce_rms_fusion.py``: ``max_token_num = min(max_size // (hidden x dtype bytes),
+    max_num_batched_tokens)`` with ``max_size`` from :data:`AR_FUSION_MAX_MB`; ``flashinfer@0.6.6:flashinfer/comm/
+    trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
+    2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
+    rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
+    supports 2, 4 and 8) get none. [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
+    tokens = allreduce_fusion_tokens(settings, model, cfg)
+    if tokens <= 0:
+        return 0
+    hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
+
+    def up(n: int) -> int:
+        return -(-n // _TWO_MIB) * _TWO_MIB
+
+    buf = cfg.tp * tokens * hidden * elem
+    return (
+        up(cfg.tp * tokens * hidden * 2)
+        + up(cfg.tp * 256 * 4)
+        + up(3 * min(buf, (2**31 - 1) & ~(_TWO_MIB - 1)))
+    )
+
+
+def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """The fusion's ``max_token_num`` (the tokens its workspace is sized for, which the 0.19.0 log prints as
+    "Maximal number of tokens used by Flashinfer Allreduce Fusion: N"), or 0 where the fusion is off
+    (:func:`allreduce_fusion_workspace_bytes` says when)."""
+    lo, hi = AR_FUSION_DEFAULT
+    v = cfg.version
+    if cfg.era != "v1" or not lo <= v < hi or settings.enforce_eager or cfg.vendor != "nvidia":
+        return 0
+    if cfg.pp != 1 or cfg.dp != 1:
+        return 0
+    cc = parse_cc(cfg.compute_capability)
+    if cc is None:
+        return 0
+    if cc == (9, 0):
+        key = 90
+    elif cc == (10, 0) or (cc[0] == 10 and v >= (0, 19, 0)):
+        key = 103 if cc == (10, 3) else 100
+    else:
+        return 0
+    max_mib = AR_FUSION_MAX_MB[key].get(cfg.tp)
+    hidden = model.hidden_size
+    if max_mib is None or not hidden:
+        return 0
+    return max(0, min(int(max_mib * (1 << 20)) // (hidden * cfg.dtype_bytes), cfg.max_num_batched_tokens))
+
+
 #: vLLM releases read whose unquantized MoE layers run ``TritonExperts`` through ``FusedMoEModularKernel`` with their
 #: buffers from the persistent ``WorkspaceManager`` (``vllm/v1/worker/workspace.py``): the 0.14.0, 0.17.0 and 0.19.0
 #: wheels (``unquantized_fused_moe_method.py``; 0.19.0 logs "Using TRITON backend for Unquantized MoE"). 0.13.0 calls
@@ -2465,6 +2537,7 @@ def stage_memory(
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
     nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor) + penalty[0]
+    nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
