@@ -652,6 +652,15 @@ def _runs_grpc(words: Sequence[str], start: int) -> bool:
 
 
 @dataclass
+class _Unrunnable:
+    """An engine command the shell refuses to run (a syntax error in its script): why, and where."""
+
+    reason: str
+    loc: Loc | None
+    engine: str
+
+
+@dataclass
 class _Join:
     """A worker command that joins a leader's engine instead of running one."""
 
@@ -717,9 +726,10 @@ def _join_of(texts: Sequence[str]) -> str | None:
 
 def _scan_shell(
     items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]
-) -> tuple[_Found | _Join | None, str]:
+) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
-    reason is empty when the script only waits (sleep, trap, wait: no server at all)."""
+    reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
+    shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`."""
     script_item = items[j]
     script = script_item.text
     positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[j + 1 :]]
@@ -735,6 +745,9 @@ def _scan_shell(
             heads.append(words[0])
             continue
         engine, start, pos_model = m
+        broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+        if broken >= 0:
+            return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
         rest = words[start:]
         # the positions of the words taken from the script (the program's first word, then its arguments),
         # computed together (see _offset_locs), in the text as written when Kubernetes expanded a $(VAR) in it
@@ -791,6 +804,48 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+def _unclosed_quote(
+    item: _Item, env: Mapping[str, str], script: str, offset: int, program: str, engine: str
+) -> _Unrunnable:
+    """The engine command of the ``sh -c`` script ``item`` (its text ``script``) holds a quote, at ``offset``,
+    that the script never closes: the shell reads to the end of the script looking for it and stops with a
+    syntax error before it runs the command (bash 5 ``parse.y`` ``parse_matched_pair``: "unexpected EOF while
+    looking for matching"; dash ``parser.c`` ``readtoken1``: "Unterminated quoted string"), exit status 2, so
+    the engine never starts. Complete lines before it do run (bash and dash read a ``-c`` string a command at
+    a time)."""
+    quote = script[offset]
+    line = script.count("\n", 0, offset) + 1
+    source, (raw,) = _raw_offsets(item, env, [offset])
+    loc = _offset_loc(item.loc, source, raw) or item.loc
+    return _Unrunnable(
+        f"the {quote} at line {line} of the shell script is never closed, so the shell reads the rest of the "
+        f"script as one quoted word and stops with a syntax error before running {program} (bash: 'unexpected "
+        f"EOF while looking for matching `{quote}'', dash: 'Unterminated quoted string'); the container exits "
+        "with status 2 and restarts without ever starting the engine",
+        loc,
+        engine,
+    )
+
+
+def _unrunnable(
+    found: _Unrunnable, container: LDict, image: str, env: dict[str, str], engine_version_option: str | None
+) -> ServingConfig:
+    """KV503 as an error for an engine command the shell refuses to run: the container never starts."""
+    version = engine_release(image, found.engine, engine_version_option)
+    return _kv503(
+        found.engine,
+        container,
+        image,
+        version,
+        env,
+        found.reason,
+        found.loc,
+        "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
+        "a script's syntax without running it",
+        "error",
+    )
 
 
 def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
@@ -1612,12 +1667,16 @@ def parse_container(
             return dispatch(found)
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
+        if isinstance(found, _Unrunnable):
+            return _unrunnable(found, container, image, env, engine_version_option)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
+        if isinstance(found, _Unrunnable):
+            return _unrunnable(found, container, image, env, engine_version_option)
         if not reason:
             return None  # the script only waits (sleep, trap, wait): this container serves nothing
     elif why:
