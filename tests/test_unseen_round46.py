@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kvlint.engines.shell import commands
-from kvlint.pipeline import Options, run_check
+from kvlint.pipeline import Options, run_check, volume_location
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 TKE = COLLECTED / "trees" / "tke-ai-playbook" / "helm-charts"
@@ -95,3 +95,115 @@ def test_tke_llm_inference_chart_is_an_error_not_a_wrong_model() -> None:
     (d,) = [d for d in res.diagnostics if d.rule == "KV503"]
     assert d.severity == "error" and "never closed" in d.message
     assert not [d for d in res.diagnostics if d.rule in ("KV408", "KV502")]
+
+
+def _mounted(volume: str, mount_extra: str = "", model: str = "/data/model") -> str:
+    """A 4-GPU Deployment serving ``model`` from the volume ``model`` (``volume``: its source, flow style) mounted
+    at /data/model (``mount_extra``: more keys of the mount)."""
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: server\n        image: vllm/vllm-openai:v0.9.1\n"
+        f"        command: [vllm, serve, {model}, -tp, '4', --max-model-len, '32768']\n"
+        "        resources: {limits: {nvidia.com/gpu: 4}}\n"
+        f"        volumeMounts: [{{name: model, mountPath: /data/model{mount_extra}}}]\n"
+        f"      volumes: [{{name: model, {volume}}}]\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("volume", "extra", "location"),
+    [
+        ("hostPath: {path: /data0/Qwen/Qwen3-32B}", "", "/data0/Qwen/Qwen3-32B"),
+        (
+            "persistentVolumeClaim: {claimName: ai-model}",
+            ", subPath: Qwen/Qwen3-32B",
+            "pvc://ai-model/Qwen/Qwen3-32B",
+        ),
+        ("nfs: {server: nas, path: /exports/models/Qwen3-32B}", "", "/exports/models/Qwen3-32B"),
+    ],
+)
+def test_a_model_path_on_a_volume_named_after_the_model_is_sized(
+    tmp_path: Path, volume: str, extra: str, location: str
+) -> None:
+    """TKE's vllm-single, vllm-multi, qwen3-32b-vllm and vllm-inference-tke charts serve ``vllm serve /data/model``
+    with /data/model a volume: the hostPath ``/data0/Qwen/Qwen3-32B`` (or a PVC mounted with ``subPath:
+    Qwen/Qwen3-32B``). kvlint looked only at ``/data/model``, which names nothing: KV502 "config.json not found",
+    not sized. The volume's own path names the model as a container path would (KV505, the same rule as a
+    ``/models/Qwen3-32B`` path or KServe's ``storageUri``)."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(_mounted(volume, extra))
+    res = _run(manifest)
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (d,) = [d for d in res.diagnostics if d.rule == "KV505"]
+    assert f"so /data/model is {location}, which kvlint cannot read" in d.message
+    assert "catalogued Qwen/Qwen3-32B only" in d.message
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.model is not None and c.model.id == "Qwen/Qwen3-32B"
+
+
+@pytest.mark.parametrize(
+    ("volume", "extra"),
+    [
+        ("hostPath: {path: /data0/models}", ""),  # the host path names no model either
+        ("persistentVolumeClaim: {claimName: qwen3-32b}", ""),  # only an object name: not taken
+        ("persistentVolumeClaim: {claimName: ai-model}", ", subPathExpr: $(MODEL)"),  # the kubelet expands it
+        ("emptyDir: {}", ""),
+        ("configMap: {name: Qwen3-32B}", ""),
+    ],
+)
+def test_a_volume_that_does_not_name_the_model_leaves_it_unknown(
+    tmp_path: Path, volume: str, extra: str
+) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(_mounted(volume, extra))
+    res = _run(manifest)
+    assert [d for d in res.diagnostics if d.rule == "KV502"]
+    assert not [d for d in res.diagnostics if d.rule == "KV505"]
+
+
+def test_the_deepest_mount_holding_the_path_decides() -> None:
+    """A path under two mounts is on the deeper one; the part of the path below the mount follows the volume's."""
+    pod = {
+        "volumes": [
+            {"name": "a", "hostPath": {"path": "/srv/Qwen3-8B"}},
+            {"name": "b", "hostPath": {"path": "/srv/weights"}},
+        ]
+    }
+    container = {
+        "volumeMounts": [{"name": "a", "mountPath": "/data"}, {"name": "b", "mountPath": "/data/model/"}]
+    }
+    got = volume_location("/data/model/Qwen3-32B/", container, pod)
+    assert got is not None and got[0] == "/srv/weights/Qwen3-32B"
+    got = volume_location("/data/other", container, pod)
+    assert got is not None and got[0] == "/srv/Qwen3-8B/other"
+    assert volume_location("/datax", container, pod) is None  # not below /data
+    assert volume_location("relative/path", container, pod) is None
+
+
+def test_the_annotation_still_wins_over_the_volume(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    text = _mounted("hostPath: {path: /data0/Qwen/Qwen3-32B}").replace(
+        "metadata: {name: m}", "metadata: {name: m}", 1
+    )
+    text = text.replace(
+        "  template:\n", "  template:\n    metadata: {annotations: {kvlint.io/model: Qwen/Qwen3-8B}}\n"
+    )
+    manifest.write_text(text)
+    res = _run(manifest)
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.model is not None and c.model.id == "Qwen/Qwen3-8B"
+    assert not [d for d in res.diagnostics if d.rule == "KV505"]
+
+
+@needs_helm
+def test_tke_charts_serving_a_mounted_model_are_sized() -> None:
+    for chart, model in (
+        ("vllm-single", "Qwen/Qwen3-32B"),
+        ("qwen3-32b-vllm", "Qwen/Qwen3-32B"),
+        ("vllm-inference-tke", "Qwen/Qwen3-Coder-30B-A3B-Instruct"),
+        ("vllm-multi", "deepseek-ai/DeepSeek-V3-0324"),
+    ):
+        res = _run(TKE / chart)
+        leaders = [c for c in res.containers if c.serving is not None and c.model is not None]
+        assert leaders and {c.model.id for c in leaders} == {model}, chart
+        assert not [d for d in res.diagnostics if d.rule == "KV502"], chart
