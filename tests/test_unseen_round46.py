@@ -207,3 +207,46 @@ def test_tke_charts_serving_a_mounted_model_are_sized() -> None:
         leaders = [c for c in res.containers if c.serving is not None and c.model is not None]
         assert leaders and {c.model.id for c in leaders} == {model}, chart
         assert not [d for d in res.diagnostics if d.rule == "KV502"], chart
+
+
+def _lws(leader_image: str, leader_script: str) -> str:
+    """A two-pod LeaderWorkerSet whose worker joins the leader's Ray cluster with vLLM's multi-node-serving.sh."""
+    return (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: pd}\nspec:\n"
+        "  leaderWorkerTemplate:\n    size: 2\n    leaderTemplate:\n      spec:\n        containers:\n"
+        f"        - name: leader\n          image: {leader_image}\n          command: [sh, -c]\n"
+        f"          args: ['{leader_script}']\n          resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
+        "    workerTemplate:\n      spec:\n        containers:\n        - name: worker\n"
+        f"          image: {leader_image}\n          command: [sh, -c]\n"
+        "          args: ['bash /workspace/multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)']\n"
+        "          resources: {limits: {nvidia.com/gpu: 8}}\n"
+    )
+
+
+def test_a_worker_whose_leader_runs_no_engine_kvlint_knows_does_not_point_at_findings_it_has_not(
+    tmp_path: Path,
+) -> None:
+    """TKE's deepseek-r1-dynamo-vllm-pd chart: the LWS leader runs Dynamo 0.3's ``dynamo serve
+    components.prefill_worker:PrefillWorker -f ./configs/configs.yaml`` on a Dynamo image, which kvlint does not
+    take for a serving engine, so it reports nothing on the leader; each worker's note still said the leader's
+    command "cannot be read either (see its findings)" and to "lint the leader together with its workers", which
+    the user had done. The note now says what the leader runs and how to check that engine; a leader kvlint
+    reads as an engine it cannot parse keeps the old note."""
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(
+        _lws(
+            "registry.example.com/dynamo:v0.3.0",
+            "bash /workspace/multi-node-serving.sh leader; dynamo serve graphs.graphs:Frontend -f cfg.yaml",
+        )
+    )
+    (d,) = [d for d in _run(unknown).diagnostics if d.rule == "KV503"]
+    assert "see its findings" not in d.message
+    assert "runs no vLLM, SGLang or TGI command kvlint recognises" in d.message
+    assert "dynamo serve graphs.graphs:Frontend -f cfg.yaml" in d.message
+    assert "kvlint plan --" in (d.fix or "") and "lint the leader together" not in (d.fix or "")
+
+    unread = tmp_path / "unread.yaml"
+    unread.write_text(_lws("vllm/vllm-openai:v0.10.2", "vllm serve $MODEL $EXTRA_ARGS"))
+    notes = [d for d in _run(unread).diagnostics if d.rule == "KV503"]
+    assert any("cannot be read either (see its findings)" in d.message for d in notes)
+    assert any(d.container == "leader" for d in notes)  # the findings it points at
