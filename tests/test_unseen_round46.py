@@ -250,3 +250,26 @@ def test_a_worker_whose_leader_runs_no_engine_kvlint_knows_does_not_point_at_fin
     notes = [d for d in _run(unread).diagnostics if d.rule == "KV503"]
     assert any("cannot be read either (see its findings)" in d.message for d in notes)
     assert any(d.container == "leader" for d in notes)  # the findings it points at
+
+
+def test_kv501_says_what_in_the_manifest_did_not_name_the_gpu(tmp_path: Path) -> None:
+    """des-chatbot pins its pod with ``nodeSelector: {accelerator: nvidia-gtx-2080ti}``, a label of its own cluster.
+    KV501 said "kvlint cannot tell which GPU this pod lands on" and to "add a nodeSelector", beside a nodeSelector
+    that names the GPU; why the label decided nothing (kvlint does not read it) was only in the JSON report's
+    ``accelerator_how``. The text now says it, as for a GPU model outside the catalogue or a resource that names
+    only the vendor; a pod with no such fact keeps the bare sentence."""
+    res = _run(COLLECTED / "TobiasEdman__des-chatbot__k8s__vllm-deployment.yaml")
+    (d,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert d.message.startswith(
+        "kvlint cannot tell which GPU this pod lands on: label accelerator=nvidia-gtx-2080ti is not one kvlint reads"
+    )
+    assert "planned on kvlint's default fleet" in d.message
+
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: p}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: s\n        image: vllm/vllm-openai:v0.9.1\n"
+        "        command: [vllm, serve, Qwen/Qwen3-8B]\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (d,) = [d for d in _run(plain).diagnostics if d.rule == "KV501"]
+    assert d.message.startswith("kvlint cannot tell which GPU this pod lands on; planned on")
