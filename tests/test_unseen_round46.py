@@ -273,3 +273,34 @@ def test_kv501_says_what_in_the_manifest_did_not_name_the_gpu(tmp_path: Path) ->
     )
     (d,) = [d for d in _run(plain).diagnostics if d.rule == "KV501"]
     assert d.message.startswith("kvlint cannot tell which GPU this pod lands on; planned on")
+
+
+AZIMUTH = COLLECTED / "trees" / "stackhpc-azimuth-llm" / "charts" / "azimuth-llm"
+
+
+@pytest.mark.parametrize(
+    ("image", "error"), [("ghcr.io/stackhpc/vllm-cpu:v0.11.0", False), ("vllm/vllm-openai:v0.11.0", True)]
+)
+def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(tmp_path: Path, image: str, error: bool) -> None:
+    """StackHPC's Azimuth chart, with ``api.gpus: 0`` (its CI values), runs its vllm-cpu image and renders
+    ``nvidia.com/gpu: 0``. KV405 called that an error ("gives the container no GPU ... vllm finds no device at
+    start-up") while KV501 said, rightly, that the image is a CPU build: a CPU build needs no GPU. A CUDA image
+    with a zero limit stays an error."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  template:\n    spec:\n"
+        f"      containers:\n      - name: api\n        image: {image}\n"
+        "        args: [--model, HuggingFaceTB/SmolLM2-135M-Instruct, --max-model-len, '100']\n"
+        "        resources: {limits: {nvidia.com/gpu: 0}}\n"
+    )
+    found = [d for d in _run(manifest).diagnostics if d.rule == "KV405"]
+    assert bool(found) is error
+    if error:
+        assert found[0].severity == "error"
+
+
+@needs_helm
+def test_azimuth_chart_with_its_ci_values_has_no_false_error() -> None:
+    res = _run(AZIMUTH, helm_values=(str(AZIMUTH / "ci" / "default-values.yaml"),))
+    assert not [d for d in res.diagnostics if d.severity == "error"]
+    assert any(d.rule == "KV501" and "CPU build" in d.message for d in res.diagnostics)
