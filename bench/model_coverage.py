@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """How many of the Hugging Face model ids named in real manifests resolve offline from the bundled catalogue.
 
-Collects every workload's ``model`` from kvlint's own pipeline (``kvlint check --offline --no-config
---format json --fail-on never DIR...``), keeps the public hub ids (``org/name``, not a path, not a template
+Collects every workload's model from kvlint's own pipeline (``kvlint check --offline --no-config
+--format json --fail-on never DIR...``): the model kvlint looked up (the report's ``model_id``: the
+``kvlint.io/model`` annotation, the model an operator object names -- an OME runtime's ``--served-model-name``,
+a KAITO preset's model, an InferenceService's ``storageUri`` --, else the command's argument), else the
+command's argument (``model``). It keeps the public hub ids (``org/name``, not a path, not a template
 placeholder, not a KAITO preset name), resolves each with ``resolve_model(id, allow_hub=False)`` and prints
 how many resolve and how: ``catalogue`` (a stored config), ``variant`` (a cited variant of one),
 ``derived`` (a quantized build derived from its name, an assumption) or ``unresolved`` (with kvlint's
@@ -40,7 +43,7 @@ def is_hub_id(model: Any) -> bool:
 
 
 def workload_models(paths: list[str]) -> list[dict[str, Any]]:
-    """Workloads (``file``, ``name``, ``model``) of ``kvlint check`` over ``paths`` (JSON report)."""
+    """Workloads (``file``, ``name``, ``model``, ``model_id``) of ``kvlint check`` over ``paths`` (JSON report)."""
     cmd = [sys.executable, "-m", "kvlint", "check", "--offline", "--no-config", "--format", "json"]
     cmd += ["--fail-on", "never", *paths]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
@@ -48,7 +51,7 @@ def workload_models(paths: list[str]) -> list[dict[str, Any]]:
         raise SystemExit(f"kvlint check failed ({out.returncode}): {out.stderr.strip()[:500]}")
     report = json.loads(out.stdout)
     return [
-        {"file": w.get("file"), "name": w.get("name"), "model": w.get("model")}
+        {"file": w.get("file"), "name": w.get("name"), "model": w.get("model"), "model_id": w.get("model_id")}
         for w in report.get("workloads", [])
     ]
 
@@ -74,7 +77,9 @@ def coverage(paths: list[str]) -> dict[str, Any]:
     """Per-id status and counts for the hub ids named in ``paths``' workloads."""
     ids: dict[str, list[str]] = {}
     for w in workload_models(paths):
-        m = w["model"]
+        # the model kvlint looked up when that is a hub id (a runtime whose command says $(MODEL_PATH) but that
+        # names its model, a KAITO preset), else the command's own argument
+        m = w.get("model_id") if is_hub_id(w.get("model_id")) else w["model"]
         if is_hub_id(m):
             ids.setdefault(m.strip(), []).append(f"{w['file']} ({w['name']})")
     rows = []

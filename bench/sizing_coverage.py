@@ -10,10 +10,15 @@ For each set (default: ../shared/corpus/manifests and fixtures/collected) it run
 * the share of the public Hugging Face model ids named in the set that resolve offline
   (:mod:`bench.model_coverage`'s classification).
 
+* the serving objects kvlint saw but did not read (the report's ``summary.sizing.not_read``: an unrendered
+  template or values file naming an engine, a chart helm refused, an operator object whose engine settings
+  kvlint does not read), which are not among the serving containers above.
+
 With ``--list`` it also lists each serving container not sized, grouped by reason: its file and line, object,
 container (and its role, leader or worker, in a multi-node group), the model kvlint looked up (the report's
 ``model_id``, with the command's argument when that differs), and the KV501/KV502/KV503 findings of
-that object that say why (rule, severity, the first line of the message; each once).
+that object that say why (rule, severity, the first line of the message; each once); then each object not read,
+grouped by reason, at the file and line ``--require-sizing`` names it (the run's ``kvlint: not read:`` lines).
 
 Usage: python bench/sizing_coverage.py [SET ...] [--json] [--list]
 """
@@ -95,6 +100,8 @@ def sizing(path: Path) -> dict[str, Any]:
             "json",
             "--fail-on",
             "never",
+            # names each object not read on standard error (kvlint.cli: "kvlint: not read: WHERE: WHY (...)")
+            "--require-sizing",
             str(path),
         ],
         capture_output=True,
@@ -123,6 +130,7 @@ def sizing(path: Path) -> dict[str, Any]:
         if w.get("sizing") not in ("plan", "fleet", "leader")
     ]
     unsized.sort(key=lambda u: (u["reason"], u["file"], u["line"] or 0))
+    not_read = _not_read(out.stderr)
     return {
         "set": str(path),
         "serving": len(serving),
@@ -133,7 +141,25 @@ def sizing(path: Path) -> dict[str, Any]:
         "hub_ids_resolved": models["resolved"],
         "hub_ids_pct": round(100 * models["resolved"] / models["hub_ids"], 1) if models["hub_ids"] else 0.0,
         "unsized": unsized,
+        "not_read": not_read,
     }
+
+
+_NOT_READ = "kvlint: not read: "
+_REQUIRED = " (--require-sizing)"
+
+
+def _not_read(stderr: str) -> list[dict[str, str]]:
+    """The objects not read that a ``--require-sizing`` run names on standard error, one line each
+    (``kvlint: not read: FILE:LINE: [OBJECT: ]REASON (--require-sizing)``, :mod:`kvlint.cli`): ``where`` (file,
+    line and object) and ``reason``, sorted by reason then place."""
+    rows = []
+    for line in stderr.splitlines():
+        if line.startswith(_NOT_READ) and line.endswith(_REQUIRED):
+            where, _, reason = line[len(_NOT_READ) : -len(_REQUIRED)].rpartition(": ")
+            rows.append({"where": where, "reason": reason})
+    rows.sort(key=lambda r: (r["reason"], r["where"]))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +181,17 @@ def main(argv: list[str] | None = None) -> int:
             f"({round(100 * s['sized'] / max(1, s['serving']), 1)} %)"
         )
         print(f"  not sized: {', '.join(f'{k} {n}' for k, n in s['not_sized'].items()) or 'none'}")
+        reasons: dict[str, int] = {}
+        for n in r["not_read"]:
+            reasons[n["reason"]] = reasons.get(n["reason"], 0) + 1
+        print(
+            f"  not read (serving objects seen but not read, not counted above): {s.get('not_read', 0)}"
+            + (
+                ": " + ", ".join(f"{k} {n}" for k, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+                if reasons
+                else ""
+            )
+        )
         print(
             f"  public hub model ids resolved offline: {r['hub_ids_resolved']} of {r['hub_ids']} ({r['hub_ids_pct']} %)"
         )
@@ -166,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for why in u["why"]:
                     print(f"      {why}")
+            for n in r["not_read"]:
+                print(f"    not read, {n['reason']}: {n['where']}")
     if len(rows) > 1:
         pooled = coverage([r["set"] for r in rows])
         print(

@@ -357,7 +357,8 @@ def analyse_container(
             namespace=w.namespace,
             configmaps=cms,
             path=w.path,
-            engine_version_option=options.engine_version,
+            # a release the object installs itself (a Ray runtime_env pip pin) is this container's
+            engine_version_option=w.engine_release or options.engine_version,
             # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
             # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
             runtime_template=is_runtime_template(w),
@@ -907,14 +908,19 @@ def _looked_up(serving: ServingConfig, w: Workload, cr: ContainerResult) -> str 
     """The model reference :func:`_resolve_model` resolved for ``cr`` (:attr:`ContainerResult.model_looked_up`):
     the pod's own when the annotation was overruled, else :func:`model_reference`'s; None for a serving-runtime
     template that names no model of its own (``$(MODEL_PATH)``, ``/mnt/models``: the InferenceService's,
-    :func:`kvlint.rules.facts.runtime_names_model`)."""
+    :func:`kvlint.rules.facts.runtime_names_model`). A KAITO preset reference (``kaito-preset:NAME``,
+    ``kaito-image:NAME``) is given as the hub id it stands for (:func:`kvlint.models.resolve.kaito_hub_id`), the
+    model kvlint looked up and the one to pull, also when no config for it was found."""
+    from kvlint.models.resolve import kaito_hub_id
     from kvlint.rules.facts import is_runtime_template, runtime_names_model
 
     if is_runtime_template(w) and runtime_names_model(w, serving) is None:
         return None
     if cr.model_annotation_overruled is not None:
-        return own_model_reference(serving, w)
-    return model_reference(serving, w)[0]
+        ref = own_model_reference(serving, w)
+    else:
+        ref = model_reference(serving, w)[0]
+    return kaito_hub_id(ref) or ref
 
 
 def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:

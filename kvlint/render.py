@@ -910,8 +910,8 @@ class WalkedDir(str):
       kvlint rendered what a walk meets, and :func:`walk_notes` says so once;
     * ``bases``: for a kustomization, the kustomizations of the same walk it builds on (directly or through
       another), which are not rendered alone;
-    * ``values``: for a chart, the other values files beside it (``values-prod.yaml``, ``ci/*.yaml``), not
-      applied;
+    * ``values``: for a chart, the other values files beside it (``values-prod.yaml``, ``ci/*.yaml``,
+      ``examples/basic/values.yaml``), not applied;
     * ``deployed_by``: for a chart, the files of the same walk holding an Argo CD ``Application``/``ApplicationSet``
       or Flux ``HelmRelease`` that renders it from this checkout with its values
       (:mod:`kvlint.workloads.gitops_local`): the chart is linted only through them, not alone too;
@@ -1059,12 +1059,44 @@ def _top_keys(path: str, real_chart: str, budget: list[int]) -> frozenset[str] |
     return frozenset(data)
 
 
+#: The directories of a chart that hold example values files (neuralmagic/helm-charts' ``charts/nm-vllm/examples/
+#: basic/values.yaml``, substratusai/helm's ``charts/vllm/examples/*.yaml``), searched by :func:`_example_dirs`.
+_EXAMPLE_DIRS = ("examples", "example")
+#: How deep below an examples directory :func:`_example_dirs` looks (``examples/basic/``: 1), and how many of its
+#: directories it lists at most. [assumed] a chart's examples are a few files, one level deep.
+_EXAMPLE_DEPTH = 2
+_EXAMPLE_DIRS_MAX = 64
+
+
+def _example_dirs(chart: str) -> list[str]:
+    """The examples directories of the chart directory ``chart`` (:data:`_EXAMPLE_DIRS`) and the directories below
+    them down to :data:`_EXAMPLE_DEPTH` levels, relative to ``chart``, sorted, at most :data:`_EXAMPLE_DIRS_MAX`;
+    hidden directories and links to directories are not entered (a link could lead out of the chart)."""
+    out: list[str] = []
+    todo = [(sub, 0) for sub in _EXAMPLE_DIRS]
+    while todo and len(out) < _EXAMPLE_DIRS_MAX:
+        rel, depth = todo.pop(0)
+        path = os.path.join(chart, rel)
+        if os.path.islink(path) or not os.path.isdir(path):
+            continue
+        out.append(rel)
+        if depth >= _EXAMPLE_DEPTH:
+            continue
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            continue
+        todo += [(os.path.join(rel, n), depth + 1) for n in names if not n.startswith(".")]
+    return out
+
+
 def _chart_values_files(chart: str, budget: list[int] | None = None) -> tuple[str, ...]:
     """The values files of the chart directory ``chart`` other than its ``values.yaml`` (helm applies none of them
     unless given with ``-f``), as paths joined to ``chart``, sorted: beside ``Chart.yaml``, ``values*.yaml``/
     ``.yml`` and any other YAML file whose top-level keys are all keys of the chart's ``values.yaml`` (told by what
-    it holds, not by its name: vllm-project/aibrix's ``dist/chart/stable.yaml`` and ``vke.yaml``), and
-    chart-testing's ``ci/*.yaml``. Told by keys: at most :data:`_VALUES_SCAN_FILES` files of the chart, within
+    it holds, not by its name: vllm-project/aibrix's ``dist/chart/stable.yaml`` and ``vke.yaml``), chart-testing's
+    ``ci/*.yaml``, and the same two kinds in the chart's examples directories (:func:`_example_dirs`:
+    ``examples/basic/values.yaml``; a manifest kept there, whose keys are not values keys, is not one). Told by keys: at most :data:`_VALUES_SCAN_FILES` files of the chart, within
     ``budget`` (a one-item list of the bytes the walk may still read so, shared by its charts; None: a budget of
     :data:`_VALUES_SCAN_WALK_BYTES` for this chart), never through a link out of it (:func:`_top_keys`)."""
     out: list[str] = []
@@ -1076,7 +1108,7 @@ def _chart_values_files(chart: str, budget: list[int] | None = None) -> tuple[st
         real_chart = os.path.realpath(chart)
     except ValueError:
         return ()
-    for sub in ("", "ci"):
+    for sub in ("", "ci", *_example_dirs(chart)):
         d = os.path.join(chart, sub) if sub else chart
         try:
             names = sorted(os.listdir(d))
@@ -1089,7 +1121,7 @@ def _chart_values_files(chart: str, budget: list[int] | None = None) -> tuple[st
             path = os.path.join(d, n)
             if not os.path.isfile(path):
                 continue
-            if sub or low.startswith("values"):
+            if sub == "ci" or low.startswith("values"):
                 out.append(path)
                 continue
             if values_keys is None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from kvlint.fastinit import direct_init
 from kvlint.numbers import times_value
 from kvlint.source import LDict, Loc
+from kvlint.statement import clip_words
 
 if TYPE_CHECKING:
     from kvlint.accelerators.sharing import GpuSlice
@@ -268,6 +269,9 @@ class Workload:
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
             (:func:`kvlint.pipeline.analyse_container`).
+        engine_release: the engine release the object itself installs where its image does not carry the engine
+            (a Ray application's ``runtime_env`` ``pip: ["vllm==0.4.3"]``), validated as a release number; the
+            engine stage reads the container with it as with ``--engine-version``, which it overrides.
     """
 
     doc: Document
@@ -296,6 +300,7 @@ class Workload:
     kaito_sku: tuple[int, int] | None = None
     node_class: DerivedAccelerator | None = None
     dra_claims: Mapping[str, Any] = field(default_factory=dict)
+    engine_release: str | None = None
 
     @property
     def loc(self) -> Loc | None:
@@ -1038,9 +1043,16 @@ class ContainerResult:
         return object_ref(w.kind, w.namespace, w.name)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON shape of one workload entry of ``kvlint check --format json``."""
+        """JSON shape of one workload entry of ``kvlint check --format json``. The strings quoted from the
+        manifest or built around its values (names, image, model, how the accelerator was found, why no model or
+        plan) are clipped as findings are (:func:`kvlint.statement.clip_words`: each word at most 256
+        characters), so that a 200 KB label value or image is not echoed whole; no real value is that long (a
+        Kubernetes label value is at most 63 characters, an image reference a few hundred)."""
         loc = self.serving.command_loc or self.workload.loc
         acc = self.placement.accelerator if self.placement else None
+        return _clipped_strings(self._unclipped_dict(loc, acc))
+
+    def _unclipped_dict(self, loc: Loc | None, acc: Any) -> dict[str, Any]:
         return {
             "file": loc.file if loc else self.workload.doc.path,
             "line": loc.line if loc else None,
@@ -1162,3 +1174,20 @@ class CheckResult:
         for d in self.diagnostics:
             out[d.severity] = out.get(d.severity, 0) + 1
         return out
+
+
+#: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest
+_QUOTING_FIELDS = (
+    "kind", "name", "namespace", "role", "container", "image", "model", "model_id", "model_error",
+    "accelerator_how", "plan_error",
+)  # fmt: skip
+
+
+def _clipped_strings(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with each of :data:`_QUOTING_FIELDS` that is a string passed through
+    :func:`kvlint.statement.clip_words` (the same string when it has no word over 256 characters)."""
+    for key in _QUOTING_FIELDS:
+        value = entry.get(key)
+        if isinstance(value, str):
+            entry[key] = clip_words(value)
+    return entry

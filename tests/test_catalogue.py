@@ -483,10 +483,19 @@ def test_model_coverage_counts_hub_ids_of_given_directories(tmp_path):
             f'        args: ["--model", "{model}"]\n'
         )
     (tmp_path / "m.yaml").write_text("---\n".join(docs))
+    # an operator object naming its model (a KAITO preset): counted as the hub id kvlint looked up (the report's
+    # model_id), here one the catalogue lacks, not left out because its command names no hub id
+    kaito = (ROOT / "fixtures" / "crds" / "kaito-workspace-phi-3-medium-4k.yaml").read_text()
+    (tmp_path / "k.yaml").write_text(kaito.replace("phi-3-medium-4k-instruct", "phi-3-medium-128k-instruct"))
     res = model_coverage.coverage([str(tmp_path)])
     status = {r["id"]: r["status"] for r in res["rows"]}
-    assert status == {base: "catalogue", base + "-AWQ": "derived", "nobody/no-such-model": "unresolved"}
-    assert res["hub_ids"] == 3 and res["resolved"] == 2
+    assert status == {
+        base: "catalogue",
+        base + "-AWQ": "derived",
+        "nobody/no-such-model": "unresolved",
+        "microsoft/Phi-3-medium-128k-instruct": "unresolved",
+    }
+    assert res["hub_ids"] == 4 and res["resolved"] == 2
     assert not model_coverage.is_hub_id("/models/x") and not model_coverage.is_hub_id("$(MODEL)")
     assert not model_coverage.is_hub_id("kaito-preset:phi-4") and model_coverage.is_hub_id("org/name-1.5B")
 
@@ -533,6 +542,26 @@ def test_kaito_workspace_presets_are_sized_from_the_catalogue_offline(name):
         cr.plan.kv_bytes_per_token
         == cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head * 2 * dtype_bytes
     )
+
+
+def test_unresolved_kaito_preset_reports_the_hub_id_it_stands_for(tmp_path):
+    """A KAITO Workspace whose preset's model has no config offline (KAITO's registry maps the preset
+    phi-3-medium-128k-instruct to microsoft/Phi-3-medium-128k-instruct, which the catalogue lacks: docs/models.md
+    "Left out") reports, as the JSON ``model_id``, that hub id -- the model kvlint looked up and the one to pull --
+    as it does when the preset's model resolves, not the internal ``kaito-preset:`` reference."""
+    from kvlint.models.resolve import kaito_hub_id, kaito_preset
+    from kvlint.pipeline import Options, run_check
+
+    text = (ROOT / "fixtures" / "crds" / "kaito-workspace-phi-3-medium-4k.yaml").read_text()
+    (tmp_path / "w.yaml").write_text(text.replace("phi-3-medium-4k-instruct", "phi-3-medium-128k-instruct"))
+    known = kaito_preset("phi-3-medium-128k-instruct")
+    assert known is not None
+    res = run_check([str(tmp_path / "w.yaml")], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.workload.kind == "Workspace"]
+    assert cr.model is None and cr.model_error and known[0] in cr.model_error
+    assert cr.as_dict()["model_id"] == known[0]
+    assert kaito_hub_id("kaito-image:phi-3-medium-128k-instruct") == known[0]
+    assert kaito_hub_id("kaito-preset:no-such-preset") is None and kaito_hub_id(known[0]) is None
 
 
 def test_cross_checked_parameter_counts_hold():

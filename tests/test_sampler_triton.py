@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kvlint.accelerators import lookup
@@ -38,7 +39,10 @@ def test_the_native_path_is_triton_from_0_17_0() -> None:
     assert cal.sampler_path("v1", v("0.20.0"), True, (9, 0), vendor="amd") == "v1_triton"
     assert cal.sampler_path("v1", v("0.24.0"), True, None, vendor="amd") == "v1_triton"
     assert cal.sampler_path("v1", v("0.24.0"), True, None, vendor="amd", flashinfer_env=True) == "v1_triton"
-    assert cal.sampler_path("v1", v("0.20.0"), True, None, vendor="google") == "v1_native"
+    # TPU / Gaudi samplers are not read: no price is taken for them (kvlint plans no such start-up, KV501)
+    for vendor in ("google", "intel"):
+        with pytest.raises(ValueError, match="no dummy sampler read"):
+            cal.sampler_path("v1", v("0.20.0"), True, None, vendor=vendor)
 
 
 def test_triton_sampler_keeps_four_logit_sized_tensors_not_a_sort() -> None:
@@ -46,8 +50,10 @@ def test_triton_sampler_keeps_four_logit_sized_tensors_not_a_sort() -> None:
     native = cal.activation_bytes("v1_native", rows, 2048, QWEN_VOCAB, 2048, 11008, 1, 2)
     triton = cal.activation_bytes("v1_triton", rows, 2048, QWEN_VOCAB, 2048, 11008, 1, 2)
     logits_fp32 = rows * QWEN_VOCAB * 4
+    # the forward output and the sampled rows' hidden states, both paths alike
+    held = (2048 + 2 * rows) * 2048 * 2
     # model-dtype logits + fp32 copy + probs + noise = 3.5 fp32 copies, and the scratch buffer of <= 132 rows
-    assert 3.5 * logits_fp32 <= triton <= 3.5 * logits_fp32 + cal.TRITON_SAMPLER_SMS * QWEN_VOCAB * 4
+    assert 3.5 * logits_fp32 <= triton - held <= 3.5 * logits_fp32 + cal.TRITON_SAMPLER_SMS * QWEN_VOCAB * 4
     assert triton < native / 2
     # an fp32 model's logits need no fp32 copy
     assert cal.triton_sampler_bytes(rows, QWEN_VOCAB, 2) - cal.triton_sampler_bytes(rows, QWEN_VOCAB, 4) == (
@@ -56,14 +62,31 @@ def test_triton_sampler_keeps_four_logit_sized_tensors_not_a_sort() -> None:
 
 
 def test_fewer_than_eight_rows_still_sort() -> None:
-    # below 8 rows the PyTorch sort runs; from 0.17.0 it is still priced at the fitted K_SAMPLER["v1_native"]
-    # (cal.native_sampler_bytes, the sort counted from the source, prices the 0.8 - 0.16 native path only: the
-    # 0.17+ profile is being remodelled for the V2 model runner)
-    for rows in (1, 7):
-        assert cal.activation_bytes("v1_triton", rows, 16, QWEN_VOCAB, 2048, 11008, 1, 2) == int(
-            cal.K_SAMPLER["v1_native"] * rows * QWEN_VOCAB * 4
-        )
-    assert cal.triton_sampler_bytes(8, QWEN_VOCAB, 2) < cal.K_SAMPLER["v1_native"] * 8 * QWEN_VOCAB * 4
+    """Below 8 rows 0.17.0 - 0.29.x call ``apply_top_k_top_p_pytorch``, the 0.16.0 sort unchanged: its bytes are the
+    native path's, counted from the source (2 - 7 rows: PyTorch's full-sort path, 50 B a logit for fp16; one row:
+    the segmented sort, 38 B), not the fitted ``K_SAMPLER["v1_native"]`` (38.9 B a logit at every row count)."""
+    tokens, hidden = 16, 2048
+    for rows in (1, 2, 7):
+        got = cal.activation_bytes("v1_triton", rows, tokens, QWEN_VOCAB, hidden, 11008, 1, 2)
+        assert got == cal.activation_bytes("v1_native", rows, tokens, QWEN_VOCAB, hidden, 11008, 1, 2), rows
+        per_logit = 2 + 4 + 12 + (20 if rows == 1 else 32)
+        assert got == rows * QWEN_VOCAB * per_logit + (tokens + 2 * rows) * hidden * 2, rows
+    # the full sort's scratch makes 7 sorted rows dearer than 8 masked by the Triton kernel
+    assert cal.triton_sampler_bytes(8, QWEN_VOCAB, 2) < cal.triton_sampler_bytes(7, QWEN_VOCAB, 2)
+
+
+def test_triton_path_keeps_the_forward_output_and_sampled_hidden_states() -> None:
+    """``profile_run`` holds the forward pass's ``tokens x hidden`` output until after ``_dummy_sampler_run``, which
+    holds the sampled rows' hidden states and their ``rand_like`` copy (``vllm@0.17.0``/``vllm@0.29.0:
+    vllm/v1/worker/gpu_model_runner.py``): the Triton path counts them as the native path does."""
+    rows, tokens, hidden = 256, 8192, 4096
+    bare = cal.triton_sampler_bytes(rows, QWEN_VOCAB, 2)
+    held = cal.triton_sampler_bytes(rows, QWEN_VOCAB, 2, tokens=tokens, hidden=hidden)
+    assert held - bare == (tokens + 2 * rows) * hidden * 2
+    assert cal.activation_bytes("v1_triton", rows, tokens, QWEN_VOCAB, hidden, 0, 1, 2) == held
+    # from 0.30.0 the kernel runs below 8 rows too, with the same tensors held
+    small = cal.triton_sampler_bytes(4, QWEN_VOCAB, 2, all_rows=True, tokens=tokens, hidden=hidden)
+    assert small - cal.triton_sampler_bytes(4, QWEN_VOCAB, 2, all_rows=True) == (tokens + 8) * hidden * 2
 
 
 def _plan_gt326(version: str) -> tuple[int, int]:

@@ -72,3 +72,26 @@ def test_list_names_the_model_looked_up_not_the_commands_placeholder(tmp_path: P
     assert reranker.endswith("model=BAAI/bge-reranker-v2-m3 (command: $(MODEL_PATH))"), reranker
     (runtime,) = [line for line in lines if "ServingRuntime/vllm " in line]
     assert runtime.endswith("model=the service's (command: /mnt/models/)"), runtime
+
+
+def test_objects_not_read_are_counted_and_listed(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """A serving chart's values file (substratusai/helm's vllm chart keeps its configurations as such: a model and
+    a GPU limit, no apiVersion/kind) is a serving object kvlint saw but did not read: not among the serving
+    containers, so the list of containers not sized left it out, and the summary line with it. It is counted and
+    listed with its reason and place, as ``--require-sizing`` names it."""
+    values = tmp_path / "llama-3-70b-8gpu.yaml"
+    values.write_text(
+        "model: meta-llama/Meta-Llama-3-70B-Instruct\nreplicaCount: 1\nresources:\n  limits:\n"
+        "    nvidia.com/gpu: 8\n"
+    )
+    (tmp_path / "both.yaml").write_text(RUNTIME.read_text())
+    row = sizing_coverage.sizing(tmp_path)
+    assert row["summary"]["not_read"] == 1
+    assert row["not_read"] == [{"where": f"{values}:1", "reason": "Helm values file not rendered"}]
+    assert sizing_coverage.main([str(tmp_path), "--list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "  not read (serving objects seen but not read, not counted above): 1: Helm values file not rendered 1"
+        in out
+    )
+    assert f"    not read, Helm values file not rendered: {values}:1" in out

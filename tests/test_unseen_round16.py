@@ -120,3 +120,10 @@ def test_a_deployment_with_a_selector_or_an_image_is_not_taken_for_a_patch(tmp_p
         path.write_text(variant)
         res = run_check([str(path)], Options(allow_hub=False))
         assert not [d for d in res.diagnostics if "strategic-merge patch" in d.message]
+
+
+def test_one_chip_is_said_in_the_singular(tmp_path: Path) -> None:
+    """TP 2 on a 4-chip TPU7x pod needs one chip: the remedy says "request 1 chip per pod" (was "1 chips")."""
+    (d,) = _kv403(_variant(tmp_path, "--tensor-parallel-size=8", "--tensor-parallel-size=2"))
+    assert d.severity == "warning"
+    assert d.fix is not None and d.fix.startswith("request 1 chip per pod (google.com/tpu)"), d.fix

@@ -107,8 +107,8 @@ def test_triton_runs_below_eight_rows_from_0_30_0() -> None:
     for rows in (1, 7):
         before = cal.activation_bytes("v1_triton", rows, 1, vocab, 64, 64, 1, 2)
         after = cal.activation_bytes("v1_triton", rows, 1, vocab, 64, 64, 1, 2, triton_all_rows=True)
-        assert before == int(cal.K_SAMPLER["v1_native"] * rows * vocab * 4)
-        assert after == cal.triton_sampler_bytes(rows, vocab, 2, all_rows=True) < before
+        assert before == cal.native_sampler_bytes(rows, vocab, 2, 1, 64)
+        assert after == cal.triton_sampler_bytes(rows, vocab, 2, True, 1, 64) < before
     assert cal.TRITON_ALL_ROWS_FROM == v("0.30.0")
 
 
@@ -150,13 +150,15 @@ def test_plan_prices_the_v2_profile_from_0_29_0() -> None:
     assert v1.plan.activation_bytes == forced_v1.plan.activation_bytes
     assert v1.plan.activation_bytes == int(cal.K_SAMPLER["v1_flashinfer"] * rows * vocab * 4)
     assert v2.plan.activation_bytes == max(
-        _forward(model, v2), cal.v2_sampler_bytes("v2_logits", rows, vocab, _dbytes(v2))
+        _forward(model, v2),
+        cal.v2_sampler_bytes("v2_logits", rows, vocab, _dbytes(v2), 2048, model.hidden_size),
     )
     assert v2.plan.activation_bytes < v1.plan.activation_bytes
     # 0.33.0 adds the warm-up pass (an H100 runs FlashInfer's sampler)
     _, warm = _plan("0.33.0")
     assert warm.plan.activation_bytes == max(
-        _forward(model, warm), cal.v2_sampler_bytes("v2_flashinfer", rows, vocab, _dbytes(warm))
+        _forward(model, warm),
+        cal.v2_sampler_bytes("v2_flashinfer", rows, vocab, _dbytes(warm), 2048, model.hidden_size),
     )
     assert any("V2 model runner's warm-up sampler pass, FlashInfer" in n for n in warm.plan.assumptions)
 
@@ -326,3 +328,37 @@ def test_v2_runner_forced_on_with_ngram_through_the_pipeline(tmp_path: Path) -> 
         (d,) = [x for x in res.diagnostics if _quotes(x, value)]
         assert d.rule == "KV502" and d.severity == "error" and d.loc is not None and d.loc.line == 14
         assert "speculative method 'ngram'" in d.message
+
+
+def test_v2_runner_deducts_no_cuda_graph_estimate_before_0_29_0() -> None:
+    """The V2 runner's ``profile_cudagraph_memory`` returns 0 in the 0.22.0 - 0.28.0 wheels
+    (``vllm/v1/worker/gpu/model_runner.py``; a throwaway capture from 0.29.0, ``gpu/cudagraph_utils.py``), so
+    ``Worker.determine_available_memory`` deducts nothing for the graphs although
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` is on: Llama takes the V2 runner at 0.23.0 and 0.24.0."""
+    for version in ("0.23.0", "0.24.0"):
+        _, v2 = _plan(version, "meta-llama/Llama-3.1-8B")
+        _, v1 = _plan(version, "meta-llama/Llama-3.1-8B", v2_model_runner=False)
+        assert v1.plan.cudagraph_bytes > 0 and v2.plan.cudagraph_bytes == 0, version
+        p = v2.plan
+        assert p.kv_cache_bytes == p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes
+        assert any("profile_cudagraph_memory returns 0" in n for n in v2.plan.assumptions)
+    # from 0.29.0 the V2 runner estimates them: deducted as on the V1 runner
+    _, v2 = _plan("0.29.0")
+    _, v1 = _plan("0.29.0", v2_model_runner=False)
+    assert v2.plan.cudagraph_bytes == v1.plan.cudagraph_bytes > 0
+    assert vr.V2_CUDAGRAPH_PROFILED_FROM == v("0.29.0")
+    # --enforce-eager: nothing to deduct on either runner
+    _, eager = _plan("0.23.0", "meta-llama/Llama-3.1-8B", enforce_eager=True)
+    assert eager.plan.cudagraph_bytes == 0
+
+
+def test_v2_profile_keeps_the_forward_output_and_sampled_hidden_states() -> None:
+    """``profile_run`` holds ``hidden_states`` (``tokens x hidden``) and ``sample_hidden_states`` (``rows x
+    hidden``) until after ``_dummy_sampler_run``, which feeds them to ``compute_logits`` without the V1 runner's
+    ``rand_like`` copy (``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py``)."""
+    rows, vocab, tokens, hidden = 256, 151936, 2048, 1536
+    for path in ("v2_logits", "v2_flashinfer", "v2_triton"):
+        bare = cal.v2_sampler_bytes(path, rows, vocab, 2)
+        held = cal.v2_sampler_bytes(path, rows, vocab, 2, tokens, hidden)
+        assert held - bare == (tokens + rows) * hidden * 2, path
+        assert cal.activation_bytes(path, rows, tokens, vocab, hidden, 0, 1, 2) == held, path

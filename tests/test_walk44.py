@@ -315,3 +315,29 @@ def test_a_single_brace_placeholder_is_named_in_the_syntax_error(tmp_path: Path)
     assert not load_text(sample.replace("{username}/ts:latest", '"{username}/ts:latest"'), "q.yaml").findings
     (other,) = load_text("a: [b\nc: d\n", "o.yaml").findings
     assert "placeholder" not in other.message
+
+
+@needs_helm
+def test_a_charts_example_values_are_named_by_the_walks_note(tmp_path: Path) -> None:
+    """neuralmagic/helm-charts' nm-vllm chart requests its GPU only in ``examples/basic/values.yaml`` (model, one
+    nvidia.com/gpu, a GFD product nodeSelector): a walk rendered the chart with its values.yaml (no GPU: not sized)
+    and said nothing of the example, so the one configuration kvlint could size was silent. The walk's note now
+    names it with the command that applies it, as it names values files beside Chart.yaml; a manifest kept among
+    the examples (not values keys) is not named."""
+    nm = ROOT / "fixtures" / "collected" / "trees" / "neuralmagic-nm-vllm"
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "nm-vllm"
+    shutil.copytree(nm, chart)
+    (chart / "examples" / "basic" / "service.yaml").write_text(_CONFIGMAP % "example")
+    example = chart / "examples" / "basic" / "values.yaml"
+    result = run_check([str(repo)], Options(allow_hub=False))
+    (note,) = [d for d in result.diagnostics if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")]
+    assert note.rule == "KV002" and note.severity == "info"
+    assert note.message.endswith(
+        "the other values files beside it were not applied: examples/basic/values.yaml"
+    )
+    assert note.fix is not None and note.fix.endswith(f"--helm-values {example}")
+    # what the note says to run sizes the container the walk could not
+    assert [c.plan for c in result.containers] == [None]
+    applied = run_check([str(chart)], Options(allow_hub=False, helm_values=(str(example),)))
+    assert [c.plan is not None for c in applied.containers] == [True]

@@ -23,7 +23,7 @@ vllm/worker/model_runner.py::GPUModelRunnerBase.profile_run`` runs the same forw
   peak: not calibrated, :func:`native_sampler_bytes` counts it from the source (38 B per logit, 9.5 x the fp32
   logits, for a 16-bit model at 128 rows or more; 50 B at 2 - 127 rows). From vLLM 0.17.0 the PyTorch path masks
   in place with a Triton kernel when R >= 8 (``v1_triton``, not calibrated: :func:`triton_sampler_bytes` counts
-  its tensors from the source).
+  its tensors from the source, and the same sort below 8 rows up to 0.29.x).
 
 Plus the encoder outputs the V1 profile keeps in its encoder cache during the forward and sampler phases.
 
@@ -323,9 +323,9 @@ def without(gt: str) -> tuple[Observation, ...]:
 
 
 CG_BASE_GIB = 0.05
-#: ``v1_native`` is still refitted (test_plan_accuracy) but prices only the Triton path's fall-back to the sort below
-#: 8 rows (0.17.0 on, :func:`triton_sampler_bytes`) and stands in for a V0 path without observations; the 0.8 - 0.16
-#: native sampler is counted from the source (:func:`native_sampler_bytes`)
+#: ``v1_native`` is still refitted (test_plan_accuracy) but prices no V1 start-up: the 0.8 - 0.16 native sampler and
+#: the Triton path's fall-back to the same sort below 8 rows (0.17.0 - 0.29.x) are counted from the source
+#: (:func:`native_sampler_bytes`, :func:`triton_sampler_bytes`); it stands in for a V0 path without observations
 K_SAMPLER = {"v0_chunked": 1.31, "v0_sort": 10.05, "v1_flashinfer": 2.9, "v1_native": 9.73}
 NON_TORCH_GIB = {"v0": 0.11, "v1": 0.13, "per_peer": 0.28, "rocm": 2.38}
 K_ENCODER = 0.91
@@ -364,8 +364,8 @@ def sampler_path(
     * From 0.17.0 the non-FlashInfer path on NVIDIA GPUs is ``v1_triton``: ``apply_top_k_top_p`` masks the logits
       in place with ``apply_top_k_top_p_triton`` when ``HAS_TRITON`` and the batch has 8 rows or more, the PyTorch
       sort below that (``vllm@0.17.0``/``vllm@0.20.0:vllm/v1/sample/ops/topk_topp_sampler.py::apply_top_k_top_p``;
-      vllm-project/vllm#33538; the 0.16.0 wheel has no ``topk_topp_triton.py``). :func:`activation_bytes` takes the
-      PyTorch factor for fewer than 8 rows.
+      vllm-project/vllm#33538; the 0.16.0 wheel has no ``topk_topp_triton.py``). :func:`triton_sampler_bytes` counts
+      the PyTorch sort (:func:`native_sampler_bytes`) for fewer than 8 rows before 0.30.0.
     * AMD GPUs: never FlashInfer (``current_platform.is_cuda()`` is false on ROCm); ``forward_native``, hence the
       same ``v1_triton`` from 0.17.0 (Triton ships with ROCm PyTorch, so ``HAS_TRITON``): ``TopKTopPSampler.__init__``
       takes ``forward_hip`` only with AITER on (``VLLM_ROCM_USE_AITER``, off by default), and that one calls
@@ -380,6 +380,12 @@ def sampler_path(
 
     Before 0.11.1 the choice depends on the FlashInfer package installed in the image, which a manifest does not
     show: :func:`sampler_path_alternative` gives the other path, and the plan's band covers both.
+
+    Only ``vendor`` ``nvidia`` and ``amd`` (what :func:`kvlint.memory.vllm.gpu_vendor` gives): TPU and Gaudi run
+    their own runners' samplers (``vllm/v1/worker/tpu_model_runner.py`` / the tpu-inference and vllm-gaudi
+    plugins), which kvlint has not read, and it plans no such start-up (``"not a CUDA/ROCm GPU"``,
+    :func:`kvlint.engines.images.unsized_whatever_model`, KV501); any other vendor raises ``ValueError`` rather
+    than take the CUDA native sampler's price unread.
     """
     if era == "v0":
         return "v0_chunked" if chunked_prefill else "v0_sort"
@@ -388,11 +394,14 @@ def sampler_path(
             return "v2_logits"
         v1 = sampler_path(era, version, chunked_prefill, compute_capability, vendor, flashinfer_env)
         return "v2_flashinfer" if v1 == "v1_flashinfer" else "v2_triton"
+    if vendor not in ("nvidia", "amd"):
+        raise ValueError(
+            f"no dummy sampler read for a {vendor!r} device: kvlint prices the CUDA and ROCm samplers only "
+            "(a TPU or Gaudi start-up gets no plan: KV501)"
+        )
     native = "v1_triton" if version >= TRITON_SAMPLER_FROM else "v1_native"
     if vendor == "amd":
         return native
-    if vendor != "nvidia":
-        return "v1_native"  # TPU / Gaudi run their own runners' samplers, not read
     if flashinfer_env is False:
         return native
     if flashinfer_env:
@@ -444,9 +453,9 @@ def activation_bytes(
     if not last_stage:
         sampler = 0.0
     elif path.startswith("v2_"):
-        sampler = float(v2_sampler_bytes(path, rows, vocab, dtype_bytes))
+        sampler = float(v2_sampler_bytes(path, rows, vocab, dtype_bytes, tokens, hidden))
     elif path == "v1_triton":
-        sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes, triton_all_rows))
+        sampler = float(triton_sampler_bytes(rows, vocab, dtype_bytes, triton_all_rows, tokens, hidden))
     elif path == "v1_native":
         sampler = float(native_sampler_bytes(rows, vocab, dtype_bytes, tokens, hidden))
     else:
@@ -511,19 +520,32 @@ holds no SM count: an H100/H200's 132. The catalogue's devices span 40 (T4) to 3
 buffer is off by at most 92 rows fewer or 172 more: 0.05 / 0.10 GiB at a 152k vocabulary, 0.17 GiB at 262k (Gemma)."""
 
 
-def triton_sampler_bytes(rows: int, vocab: int, dtype_bytes: int, all_rows: bool = False) -> int:
+def triton_sampler_bytes(
+    rows: int, vocab: int, dtype_bytes: int, all_rows: bool = False, tokens: int = 0, hidden: int = 0
+) -> int:
     """Peak of the V1 profile's dummy sampler on the Triton top-k/top-p path (bytes), counted from the source, not
     calibrated (vLLM 0.17.0 and 0.20.0 wheels, ``vllm/v1/worker/gpu_model_runner.py::_dummy_sampler_run``,
     ``vllm/v1/sample/sampler.py::Sampler.forward``/``sample``, ``vllm/v1/sample/ops/topk_topp_sampler.py``):
     the ``rows x vocab`` logits in the model dtype (``compute_logits``, kept by the caller), their fp32 copy
     (``logits.to(torch.float32)``; none when the model runs in fp32), temperature and top-k/top-p applied in place on
     it, the fp32 softmax ``probs`` and the exponential noise ``q`` (``random_sample``: ``probs.div_(q)`` in place),
-    plus the Triton scratch buffer (:func:`triton_buffer_rows`). Below :data:`TRITON_SAMPLER_MIN_ROWS` rows the
-    PyTorch sort runs (``K_SAMPLER["v1_native"]``) unless ``all_rows`` (>= 0.30.0, :data:`TRITON_ALL_ROWS_FROM`)."""
+    plus the Triton scratch buffer (:func:`triton_buffer_rows`).
+
+    Plus, as on the native path (:func:`native_sampler_bytes`), what ``profile_run`` keeps alive beside the sampler:
+    the forward pass's ``tokens x hidden`` output (``hidden_states``, deleted only after the sampler) and the
+    sampled rows' hidden states with the ``torch.rand_like`` copy ``_dummy_sampler_run`` feeds ``compute_logits``
+    (``2 x rows x hidden``), in the model dtype (``vllm@0.17.0``/``vllm@0.29.0``/``vllm@0.31.0:vllm/v1/worker/
+    gpu_model_runner.py::GPUModelRunner.profile_run`` and ``_dummy_sampler_run``, the same in each).
+
+    Below :data:`TRITON_SAMPLER_MIN_ROWS` rows ``apply_top_k_top_p`` calls ``apply_top_k_top_p_pytorch``, the
+    0.16.0 sort unchanged (``logits.sort()``, then the masks and the scatter; read in the 0.17.0 and 0.29.0
+    wheels), so those rows take :func:`native_sampler_bytes`, unless ``all_rows`` (>= 0.30.0, where the Triton
+    kernel runs whatever the batch size, :data:`TRITON_ALL_ROWS_FROM`)."""
     if rows < TRITON_SAMPLER_MIN_ROWS and not all_rows:
-        return int(K_SAMPLER["v1_native"] * rows * vocab * 4)
+        return native_sampler_bytes(rows, vocab, dtype_bytes, tokens, hidden)
     copy = dtype_bytes if dtype_bytes != 4 else 0
-    return rows * vocab * (copy + 3 * 4) + triton_buffer_rows(rows) * vocab * 4
+    held = (tokens + 2 * rows) * hidden * dtype_bytes
+    return rows * vocab * (copy + 3 * 4) + triton_buffer_rows(rows) * vocab * 4 + held
 
 
 def triton_buffer_rows(rows: int) -> int:
@@ -541,7 +563,9 @@ GUMBEL_BLOCK = 1024
 block (``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/sample/gumbel.py::gumbel_sample``, ``BLOCK_SIZE = 1024``)."""
 
 
-def v2_sampler_bytes(path: str, rows: int, vocab: int, dtype_bytes: int) -> int:
+def v2_sampler_bytes(
+    path: str, rows: int, vocab: int, dtype_bytes: int, tokens: int = 0, hidden: int = 0
+) -> int:
     """Peak of the V2 model runner's dummy sampler (bytes), counted from the source, not calibrated
     (``vllm/v1/worker/gpu/model_runner.py::GPUModelRunner._dummy_sampler_run``, ``vllm/v1/worker/gpu/sample/
     sampler.py::Sampler``, 0.29.0 - 0.34.0 wheels). Always: the ``rows x vocab`` logits in the model dtype
@@ -557,9 +581,15 @@ def v2_sampler_bytes(path: str, rows: int, vocab: int, dtype_bytes: int) -> int:
       ``top_k_top_p_sampling_from_logits``, which builds the masked fp32 logits and their fp32 softmax,
       [assumed] FlashInfer's ``top_k_first`` order) or ``apply_top_k_top_p`` in place with the Triton scratch
       buffer (``v2_triton``, :func:`triton_buffer_rows`). Its 5 logprobs are ``torch.topk`` of the raw logits
-      (``raw_logprobs``, 5 columns a row)."""
+      (``raw_logprobs``, 5 columns a row).
+
+    Plus what ``profile_run`` keeps alive beside the sampler: the forward pass's ``tokens x hidden`` output and the
+    sampled rows' hidden states (``hidden_states[logits_indices]``, ``rows x hidden``), both deleted only after
+    ``_dummy_sampler_run``, in the model dtype; unlike the V1 runner there is no ``rand_like`` copy
+    (``vllm@0.29.0``/``vllm@0.31.0``/``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_run``,
+    ``_dummy_run``, ``_dummy_sampler_run``)."""
     blocks = -(-max(0, vocab) // GUMBEL_BLOCK)
-    base = rows * vocab * dtype_bytes + rows * blocks * (8 + 4)
+    base = rows * vocab * dtype_bytes + rows * blocks * (8 + 4) + (tokens + rows) * hidden * dtype_bytes
     if path == "v2_logits":
         return base
     if path == "v2_flashinfer":

@@ -41,7 +41,7 @@ from kvlint.memory.lora import (
 )
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
-from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling
+from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling, vllm_pooling_chunked_prefill
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
     Version,
@@ -138,7 +138,12 @@ class VllmSettings:
     ``all2all_backend``: ``--all2all-backend`` or the ``VLLM_ALL2ALL_BACKEND`` env (None: the release's default),
     which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
     ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given, which decide whether vLLM
-    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`).
+    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
+    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` and ``mamba_cache_mode`` (as given, None:
+    not given) decide with the model whether the V2 model runner runs the start-up
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`). ``pooler_config``: ``--pooler-config`` (or the older
+    ``--override-pooler-config``) as JSON text, whose pooling type decides a pooling model's chunked prefill
+    (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     """
 
     version: str = "0.34.0"
@@ -197,6 +202,12 @@ class VllmSettings:
     runner: str | None = None
     task: str | None = None
     convert: str | None = None
+    prefill_context_parallel_size: int = 1
+    decode_context_parallel_size: int = 1
+    enable_dbo: bool = False
+    ubatch_size: int = 1
+    mamba_cache_mode: str | None = None
+    pooler_config: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -393,7 +404,25 @@ def settings_from_flags(
         runner=str(get("runner")) if get("runner") else None,
         task=str(get("task")) if get("task") else None,
         convert=str(get("convert")) if get("convert") else None,
+        prefill_context_parallel_size=as_int(get("prefill_context_parallel_size")) or 1,
+        decode_context_parallel_size=as_int(get("decode_context_parallel_size")) or 1,
+        enable_dbo=bool(get("enable_dbo", False)),
+        ubatch_size=as_int(get("ubatch_size")) or 1,
+        mamba_cache_mode=str(get("mamba_cache_mode")).strip().lower() if get("mamba_cache_mode") else None,
+        pooler_config=_json_text(get("pooler_config") or get("override_pooler_config")),
     )
+
+
+def _json_text(value: Any) -> str | None:
+    """A JSON flag value (parsed or as text) as text, None when not given."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
 
 
 def _json_dict(value: Any) -> dict[str, Any]:
@@ -759,7 +788,9 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
-    refused = vllm_runner.v2_unsupported(v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep)
+    refused = vllm_runner.v2_unsupported(
+        v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, _runner_features(s, model)
+    )
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
     if v < (0, 8, 0):
@@ -1721,7 +1752,12 @@ def resolve_startup(
     notes.extend(pre.length_notes)
     # scheduler defaults (§1.9)
     has_sw = facts.sliding
-    if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
+    if (
+        era == "v1"
+        and settings.enable_chunked_prefill is False
+        and dfl.v1_chunked_prefill_forced(v)
+        and pre.pooling is None  # a pooling runner's flag is kept (EngineArgs._set_default_args_v1, 0.10.2)
+    ):
         chunked = True
         notes.append(
             f"--no-enable-chunked-prefill is ignored by vLLM {fmt_version(v)}'s V1 engine, which forces chunked prefill on"
@@ -1748,6 +1784,20 @@ def resolve_startup(
         )
         if chunked:
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
+    elif pre.pooling is not None:
+        # V1 pooling runner: on only for the pooling types that can pool a prompt in chunks (§1.15)
+        chunked, pooled = vllm_pooling_chunked_prefill(
+            v,
+            tuple(model.architectures or ()),
+            model.config or {},
+            pooler_config=settings.pooler_config,
+            task=settings.task,
+            convert=settings.convert,
+        )
+        notes.append(
+            f"chunked prefill and prefix caching {'on' if chunked else 'off'} by default for a pooling model with "
+            f"{pooled} (ModelConfig.is_chunked_prefill_supported; EngineArgs defaults before 0.12.0)"
+        )
     else:
         chunked = True
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
@@ -1780,8 +1830,7 @@ def resolve_startup(
             "LM head is not loaded ("
             + (
                 "GPUModelRunner.profile_run, models/adapters.py); CUDA graphs are piecewise only (no full graphs "
-                "for pooling models); chunked prefill and prefix caching taken as on, as for last-token pooling "
-                "(ModelConfig.is_chunked_prefill_supported: mean/CLS pooling turns them off)"
+                "for pooling models)"
                 if era == "v1"
                 else "PoolingModelRunner.execute_model, models/adapters.py)"
             )
@@ -1813,6 +1862,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor)
     return StartupConfig(
         version=v,
         era=era,
@@ -1837,7 +1887,7 @@ def resolve_startup(
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2),
         notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
@@ -1852,7 +1902,7 @@ def resolve_startup(
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
-        v2_runner=era == "v1" and _v2_runner(settings, model, v, vendor),
+        v2_runner=v2,
     )
 
 
@@ -1869,6 +1919,29 @@ def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
+        _runner_features(settings, model),
+    )
+
+
+def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_runner.RunnerFeatures:
+    """What the V2 model runner's unsupported-features list reads of these settings and ``model``
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
+    Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
+    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``)."""
+    layers = model.layers if model is not None else ()
+    stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
+    attention = any(ly.kind not in ("mamba", "none") for ly in layers)
+    return vllm_runner.RunnerFeatures(
+        inner_state=stateful,
+        hybrid=stateful and attention,
+        is_mla=bool(model is not None and model.is_mla),
+        pcp=settings.prefill_context_parallel_size,
+        dcp=settings.decode_context_parallel_size,
+        pp=settings.pipeline_parallel_size,
+        enable_dbo=settings.enable_dbo,
+        ubatch_size=settings.ubatch_size,
+        mamba_cache_mode=settings.mamba_cache_mode,
+        lora=settings.enable_lora,
     )
 
 
@@ -2223,12 +2296,15 @@ def _cudagraphs_deducted(
     notes: list[str],
     rel: ReleaseSwitches | None = None,
     extensible: bool = False,
+    v2_runner: bool = False,
 ) -> bool:
     """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
     ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default
     (``rel``: the switches of ``v``, derived when None). With the extensible KV cache (``extensible``, §1.2.5)
     no estimate is taken (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory``
-    returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`)."""
+    returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`). Nor on the
+    V2 model runner (``v2_runner``) before :data:`~kvlint.memory.vllm_runner.V2_CUDAGRAPH_PROFILED_FROM`, whose
+    ``profile_cudagraph_memory`` returns 0 whatever the variable says (§1.2.6)."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
         rel = rel or release_switches(v)
@@ -2236,8 +2312,16 @@ def _cudagraphs_deducted(
             cg_sub = settings.estimate_cudagraphs
         else:
             cg_sub = rel.cudagraph_default
+    v2_zero = v2_runner and v < vllm_runner.V2_CUDAGRAPH_PROFILED_FROM and not extensible
     if settings.enforce_eager:
         notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
+    elif v2_zero and cg_sub:
+        cg_sub = False
+        notes.append(
+            "CUDA-graph memory not deducted from the KV budget: the V2 model runner of vLLM 0.22.0 - 0.28.x estimates "
+            "none (vllm/v1/worker/gpu/model_runner.py GPUModelRunner.profile_cudagraph_memory returns 0), so the "
+            "graphs captured after the KV cache come out of the memory beyond --gpu-memory-utilization"
+        )
     elif extensible and era == "v1":
         notes.append(
             "CUDA graphs: no estimate is taken with the extensible KV cache; the captured graph pool is measured "

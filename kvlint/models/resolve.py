@@ -740,6 +740,18 @@ def kaito_preset(name: str) -> tuple[str, str] | None:
     return _kaito_presets()[1].get(name.strip().lower())
 
 
+def kaito_hub_id(ref: str) -> str | None:
+    """The hub model id a KAITO model reference stands for: ``kaito-preset:NAME`` (a Workspace's or InferenceSet's
+    preset) and ``kaito-image:NAME`` (a preset image serving its baked-in weights) -> the model KAITO's registry
+    names for preset NAME (:func:`kaito_preset`, as :func:`resolve_model` resolves them); None for any other
+    reference and for a preset the registry (as read) does not list."""
+    for prefix in ("kaito-preset:", KAITO_IMAGE_PREFIX):
+        if ref.startswith(prefix):
+            known = kaito_preset(ref[len(prefix) :])
+            return known[0] if known is not None else None
+    return None
+
+
 def map_model_path(ref: str, model_paths: Mapping[str, str]) -> str | None:
     """What ``.kvlint.yaml`` ``model_paths`` maps ``ref`` to: the exact key (with or without a trailing
     ``/``), else the longest directory prefix with the rest of the path appended; None when unmapped, and when

@@ -68,7 +68,7 @@ _GPU_COUNT = re.compile(
 )
 #: a TPU profile's count is its chips: the chart's ``google-tpu-v5e-*`` profiles each set ``limits: google.com/tpu:
 #: 1``, multiplied by the count (charts/kubeai/values-gke.yaml at the commit above); KV403 names them "chips per pod"
-_TPU_COUNT = re.compile(r"chips per pod|request [\d,]+ chips|google\.com/tpu(?![\w.-])|resources\.limits")
+_TPU_COUNT = re.compile(r"chips? per pod|request [\d,]+ chips?|google\.com/tpu(?![\w.-])|resources\.limits")
 #: a CPU profile's Model gets a GPU only from a GPU profile, which also picks the installation's CUDA image
 _CPU_TO_GPU = re.compile(r"request a GPU|GPUs per pod|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits")
 _NODE_SELECTOR = re.compile(r"nodeSelector")

@@ -450,6 +450,11 @@ def _tpu_generation(ctx: RuleContext) -> tuple[str, int] | None:
     return None
 
 
+def _chips(n: int) -> str:
+    """``n`` TPU chips in words: "1 chip", "4 chips"."""
+    return f"{n} chip" if n == 1 else f"{n} chips"
+
+
 def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV403 on Google TPU (``google.com/tpu``, which counts chips): vLLM's workers (TP x PP x local DP)
     against the JAX devices the pod's chips give, :data:`TPU_DEVICES_PER_CHIP` a chip, so that a TPU7x pod of 4
@@ -462,7 +467,7 @@ def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
     gen = _tpu_generation(ctx)
     name, per = gen if gen is not None else (None, max(TPU_DEVICES_PER_CHIP.values()))
     need, pods, have = _gpus_counted(ctx, p.gpus * per)
-    where = f"{TPU_RESOURCE}: {p.gpus} chips" + (f" x {pods} pods" if pods > 1 else "")
+    where = f"{TPU_RESOURCE}: {_chips(p.gpus)}" + (f" x {pods} pods" if pods > 1 else "")
     if name is None:
         where += f", at most {per} JAX devices a chip (TPU7x; the pod names no TPU generation kvlint knows)"
     elif per > 1:
@@ -475,7 +480,7 @@ def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{lay.described} needs {need} TPU devices but the pod gets {'at most ' if name is None else ''}{have} "
             f"({where}); {how}, so the engine does not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
-            fix=f"request {-(-need // (per * pods))} chips per pod ({TPU_RESOURCE}) on a node that has them, or "
+            fix=f"request {_chips(-(-need // (per * pods)))} per pod ({TPU_RESOURCE}) on a node that has them, or "
             + _LOWER["vllm"].format(have=have),
         )
     elif name is not None and need < have and have - need >= per:
@@ -483,7 +488,7 @@ def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; {have - need} "
             "device(s) sit idle",
             p.gpus_loc,
-            fix=f"request {-(-need // (per * pods))} chips per pod ({TPU_RESOURCE})"
+            fix=f"request {_chips(-(-need // (per * pods)))} per pod ({TPU_RESOURCE})"
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
