@@ -304,3 +304,48 @@ def test_azimuth_chart_with_its_ci_values_has_no_false_error() -> None:
     res = _run(AZIMUTH, helm_values=(str(AZIMUTH / "ci" / "default-values.yaml"),))
     assert not [d for d in res.diagnostics if d.severity == "error"]
     assert any(d.rule == "KV501" and "CPU build" in d.message for d in res.diagnostics)
+
+
+def _installing(image: str, install: str) -> str:
+    """A 4-GPU Pod whose ``bash -c`` script runs ``install`` and then vLLM's OpenAI server module."""
+    script = f"{install}\npython3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 4\n"
+    body = "".join(f"      {line}\n" for line in script.splitlines())
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        f"    image: {image}\n    command: [/bin/bash, -c]\n    args:\n    - |\n{body}"
+        "    resources: {limits: {nvidia.com/gpu: 4}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("image", "install", "version"),
+    [
+        ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install vllm==0.6.6 --quiet", "0.6.6"),
+        ("nvcr.io/nvidia/pytorch:24.01-py3", 'python3 -m pip install "vllm==0.8.5.post1"', "0.8.5.post1"),
+        ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install -U vllm", None),  # whatever is newest that day
+        ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install sglang==0.4.6", None),  # another engine
+        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.6.6", "0.10.2"),  # a release image's tag still wins
+    ],
+)
+def test_the_release_a_script_installs_is_the_one_it_runs(
+    tmp_path: Path, image: str, install: str, version
+) -> None:  # type: ignore[no-untyped-def]
+    """deepaksatna's privileged benchmark Pod runs ``pip install vllm==0.6.6 --quiet`` on NGC's PyTorch 24.01 image,
+    then ``python3 -m vllm.entrypoints.openai.api_server``. kvlint read the tag 24.01-py3, found no vLLM release in
+    it, and read and planned the command with the newest release it models (KV208 info "kvlint assumed 0.34.0").
+    The release the script pins takes --engine-version's place, as a RayService's ``runtime_env.pip`` pin does."""
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(_installing(image, install))
+    res = _run(manifest)
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.serving.version == version
+    assert bool([d for d in res.diagnostics if d.rule == "KV208"]) is (version is None)
+
+
+def test_deepaksatna_privileged_pod_is_read_with_the_vllm_it_installs() -> None:
+    res = _run(
+        COLLECTED / "deepaksatna__Agentic-AI-Reasoning-and-Benchmarking-Framework__k8s__vllm-privileged.yaml"
+    )
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.serving.version == "0.6.6"
+    assert not [d for d in res.diagnostics if d.rule == "KV208"]

@@ -643,6 +643,9 @@ class _Found:
     exec_form: bool = False
     #: the program is vLLM's gRPC server module (:data:`GRPC_SERVER_MODULE`), which older releases do not ship
     grpc: bool = False
+    #: the engine release the ``sh -c`` script installs before it starts the engine (``pip install vllm==0.6.6``,
+    #: :func:`_pip_pinned`), which the container then runs whatever its image carried; None when it installs none
+    installed: str | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> bool:
@@ -763,6 +766,7 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        found.installed = next((v for v in (_pip_pinned(t, engine) for t in reversed(seen)) if v), None)
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
@@ -804,6 +808,27 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``)
+_PIP_PIN_RE = re.compile(r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+
+
+def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
+    """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
+    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
+    (``pip install -U vllm``) installs whatever is newest on the day: no release."""
+    if "install" not in words:
+        return None
+    at = words.index("install")
+    before = [_base(w) for w in words[:at]]
+    if not before or not ({"pip", "pip3"} & set(before) or before[-1].startswith("pip")):
+        return None
+    for w in words[at + 1 :]:
+        m = _PIP_PIN_RE.fullmatch(w.strip())
+        if m is not None and m.group(1) == engine:
+            return m.group(2)
+    return None
 
 
 def _unclosed_quote(
@@ -1359,7 +1384,9 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
-    version = engine_release(image, found.engine, version_override)
+    # a release the container's script installs is the one it runs: it takes --engine-version's place (as a
+    # RayService's runtime_env.pip pin does, Workload.engine_release); an engine release image's tag still wins
+    version = engine_release(image, found.engine, found.installed or version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
