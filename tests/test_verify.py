@@ -141,8 +141,10 @@ def test_replay_reproduces_kvlints_own_prediction(path: Path) -> None:
     # gt-217: 1.79 GiB non-torch; gt-220: LoRA buffers (see README); gt-221: the refusal's 81,536 tokens are the
     # smaller rank's pool (7.46 GiB), 1.2 GiB below the rank the reporter quotes and kvlint's band (the case's notes);
     # gt-283: 7.8 GiB of non-KV memory per DP rank kvlint does not plan (the naive all-to-all's gathered MoE batch,
-    # docs/engine-memory-model.md §5)
-    assert res.exit_code == 0 or gid in ("gt-217", "gt-220", "gt-221", "gt-283")
+    # docs/engine-memory-model.md §5); gt-282: PP 8 on A100s, 1.3 GiB of non-KV memory on the smallest stage kvlint
+    # does not plan since NCCL's share grows with the ranks only where NVLink SHARP can run (the weights are not
+    # printed; docs/engine-memory-model.md §5)
+    assert res.exit_code == 0 or gid in ("gt-217", "gt-220", "gt-221", "gt-282", "gt-283")
 
 
 def test_exact_part_tokens_from_the_printed_kv():

@@ -1466,6 +1466,8 @@ class StartupConfig:
         (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
+        nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
+        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term.
     """
 
     version: Version
@@ -1506,6 +1508,7 @@ class StartupConfig:
     v0_fallback: str | None = None
     pooling: bool = False
     v2_runner: bool = False
+    nvls: bool | None = None
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1891,6 +1894,7 @@ def resolve_startup(
         notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
+        nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
         sampled_rows=int(rows),
         encoder=encoder,
         facts=facts,
@@ -2479,7 +2483,7 @@ def stage_memory(
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor) + penalty[0]
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls) + penalty[0]
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
