@@ -69,5 +69,31 @@ def test_env_value_y_and_args_1e3_are_kv005_errors_as_kubectl_sends_them() -> No
     )
     assert found == [
         "args[5] of container 'c' is a number, not a string",
-        "env[0].value of container 'c' is a bool, not a string",
+        "the value of env 'A' of container 'c' is a bool, not a string",
     ]
+
+
+def test_kv005_on_a_custom_resource_names_its_schema_not_the_core_decoder() -> None:
+    # A LeaderWorkerSet is a custom resource: the API server checks it against the CRD's structural schema
+    # ('spec...env[0].value in body must be of type string: "integer"'), or, where the schema keeps unknown fields,
+    # stores it and the operator's decoder fails (knative/serving#449); it never decodes it into core/v1 Container,
+    # so the Deployment's "json: cannot unmarshal ... Go struct field EnvVar.value" was the wrong error to quote.
+    text = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l}\nspec:\n"
+        "  leaderWorkerTemplate:\n    size: 1\n    workerTemplate:\n      spec:\n"
+        "        nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        "        containers:\n        - name: c\n          image: vllm/vllm-openai:v0.11.0\n"
+        "          args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, '8192']\n"
+        "          env:\n          - {name: A, value: 1}\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    result = run_documents(load_text(text, "l.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV005" and d.severity == "error"]
+    assert "the value of env 'A' of container 'c' is a number, not a string" in d.message
+    assert 'must be of type string: "integer"' in d.message and "Go struct field" not in d.message
+    assert "LeaderWorkerSet" in d.message
+    # a Deployment keeps the core decoder's error
+    dep = _deployment("        - {name: A, value: 1}\n", "[--model, meta-llama/Llama-3.1-8B-Instruct]")
+    result = run_documents(load_text(dep, "d.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV005" and d.severity == "error"]
+    assert "json: cannot unmarshal number into Go struct field EnvVar...value of type string" in d.message
