@@ -177,6 +177,7 @@ class VllmSettings:
     mla_disabled: bool = False
     flashinfer_moe_fp16: bool = False
     rocm_aiter: bool = False
+    allreduce_fusion_off: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
     speculative_model_id: str | None = None
@@ -382,6 +383,9 @@ def settings_from_flags(
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
         flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
+        allreduce_fusion_off=allreduce_fusion_switched_off(
+            get("optimization_level"), _json_dict(get("compilation_config"))
+        ),
         num_speculative_tokens=max(0, nst or 0),
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -1000,7 +1004,8 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
 
     On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 with PP = DP = 1 on
     compute capability 9.0 or 10.x (10.0 only in 0.17.0, the 10.x family from 0.19.0), FlashInfer installed (a
-    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``). Size
+    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``), not turned
+    off by the optimization level or the compilation config (:func:`allreduce_fusion_switched_off`). Size
     (``vllm@0.19.0:…/allreduce_rms_fusion.py``: ``max_token_num = min(max_size // (hidden x dtype bytes),
     max_num_batched_tokens)`` with ``max_size`` from :data:`AR_FUSION_MAX_MB`; ``flashinfer@0.6.6:flashinfer/comm/
     trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
@@ -1023,6 +1028,43 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     )
 
 
+#: ``CompilationMode`` (``vllm/config/compilation.py``, 0.17.0 - 0.26.0): only ``VLLM_COMPILE`` runs vLLM's passes
+_VLLM_COMPILE_MODE = {"3", "vllm_compile"}
+_PYDANTIC_FALSE = {"0", "false", "f", "no", "n", "off"}
+
+
+def allreduce_fusion_switched_off(level: Any, compilation_config: Any) -> bool:
+    """Whether the container's settings turn the all-reduce + RMSNorm fusion off where it is on by default
+    (``vllm@0.19.0:vllm/config/vllm.py``: ``OPTIMIZATION_LEVEL_00`` and ``_01`` set ``pass_config.
+    fuse_allreduce_rms`` False, ``_02`` and ``_03`` to :func:`enable_allreduce_rms_fusion`, applied by
+    ``_apply_optimization_level_defaults`` only where the user left the field unset; the pass runs only in
+    ``CompilationMode.VLLM_COMPILE``, which ``-O0`` or a ``mode``/``level`` other than 3 or ``backend: eager``
+    leave): ``-O0``/``-O1`` (``--optimization-level``), ``--compilation-config '{"pass_config":
+    {"fuse_allreduce_rms": false}}'`` (or ``-cc.pass_config.fuse_allreduce_rms=false``), a compilation ``mode``
+    (``level`` before) other than ``VLLM_COMPILE``, or ``backend: eager``. An explicit ``true`` is not read as
+    turning it on outside the releases and GPUs of :func:`allreduce_fusion_tokens` (its sizes there not read)."""
+    lv = as_int(level)
+    if lv is None and isinstance(level, str) and level.strip()[:1] in ("O", "o"):
+        lv = as_int(level.strip()[1:])
+    if lv is not None and lv < 2:
+        return True
+    if not isinstance(compilation_config, dict):
+        return False
+    pc = compilation_config.get("pass_config")
+    if isinstance(pc, dict):
+        flag = pc.get("fuse_allreduce_rms")
+        # pydantic's lax bool, as PassConfig reads it
+        if flag is False or flag == 0 or (isinstance(flag, str) and flag.strip().lower() in _PYDANTIC_FALSE):
+            return True
+    mode = compilation_config.get("mode", compilation_config.get("level"))
+    if (
+        mode is not None
+        and str(mode).strip().lower().removeprefix("compilationmode.") not in _VLLM_COMPILE_MODE
+    ):
+        return True
+    return str(compilation_config.get("backend", "")).strip().lower() == "eager"
+
+
 def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """The fusion's ``max_token_num`` (the tokens its workspace is sized for, which the 0.19.0 log prints as
     "Maximal number of tokens used by Flashinfer Allreduce Fusion: N"), or 0 where the fusion is off
@@ -1030,6 +1072,8 @@ def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: Start
     lo, hi = AR_FUSION_DEFAULT
     v = cfg.version
     if cfg.era != "v1" or not lo <= v < hi or settings.enforce_eager or cfg.vendor != "nvidia":
+        return 0
+    if settings.allreduce_fusion_off:
         return 0
     if cfg.pp != 1 or cfg.dp != 1:
         return 0
