@@ -176,6 +176,8 @@ class VllmSettings:
     attention_backend_env: str | None = None
     mla_disabled: bool = False
     flashinfer_moe_fp16: bool = False
+    flashinfer_moe_backend_env: str | None = None
+    moe_backend: str | None = None
     rocm_aiter: bool = False
     allreduce_fusion_off: bool = False
     speculative_model: ModelSpec | None = None
@@ -382,6 +384,8 @@ def settings_from_flags(
         attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
         flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
+        flashinfer_moe_backend_env=env.get("VLLM_FLASHINFER_MOE_BACKEND"),
+        moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         allreduce_fusion_off=allreduce_fusion_switched_off(
             get("optimization_level"), _json_dict(get("compilation_config"))
@@ -1103,6 +1107,38 @@ MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
 MOE_MK_CHUNK_TOKENS = 16 * 1024
 
 
+def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> bool:
+    """Whether vLLM's unquantized MoE oracle picks ``TritonExperts`` (``vllm@0.17.0``/``vllm@0.19.0:vllm/
+    model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend``): an explicit
+    ``--moe-backend`` (0.17.0 on) wins (``triton`` yes, any other no); on ROCm, AITER's experts with
+    ``VLLM_ROCM_USE_AITER``; on CUDA, ``VLLM_USE_FLASHINFER_MOE_FP16`` takes FlashInfer's TRTLLM experts (0.17.0 on;
+    0.14.0's ``UnquantizedFusedMoEMethod`` has only the CUTLASS branch; 0.15, 0.16 not read) only on the Blackwell family (``flashinfer_trtllm_moe.py::_supports_current_device``) with a SiLU gated MLP and
+    ``VLLM_FLASHINFER_MOE_BACKEND`` left at ``latency``, and FlashInfer's CUTLASS experts only with expert
+    parallelism (``--enable-expert-parallel`` over more than one rank) without data parallelism on compute
+    capability >= 9.0; otherwise Triton, also with the variable set (an H100 without expert parallelism).
+    [from source; the TRTLLM kernel's routing-method and EPLB conditions not read]"""
+    if settings.moe_backend and settings.moe_backend != "auto":
+        return settings.moe_backend == "triton"
+    if cfg.vendor == "amd":
+        return not settings.rocm_aiter
+    if not settings.flashinfer_moe_fp16:
+        return True
+    cc = parse_cc(cfg.compute_capability)
+    c = model.text_config or model.config or {}
+    act = str(c.get("hidden_act") or c.get("hidden_activation") or "silu").lower()
+    fi_backend = (settings.flashinfer_moe_backend_env or "latency").strip().lower()
+    if (
+        cfg.version >= (0, 17, 0)
+        and cc is not None
+        and cc[0] == 10
+        and act == "silu"
+        and fi_backend == "latency"
+    ):
+        return False  # FLASHINFER_TRTLLM
+    use_ep = settings.enable_expert_parallel and cfg.tp * cfg.dp > 1
+    return not (use_ep and cfg.dp == 1 and cc is not None and cc >= (9, 0))  # else FLASHINFER_CUTLASS
+
+
 def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
     """Bytes of the unquantized MoE experts' workspace that stay allocated after the profile's forward pass, so that
     they sit beside the dummy sampler's tensors (0 outside :data:`MOE_WORKSPACE_KEPT`, for dense models, quantized
@@ -1116,8 +1152,9 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
     and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
     ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the unquantized
-    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` or, on ROCm,
-    ``VLLM_ROCM_USE_AITER`` choose other experts (0 here). From 0.20.0 the oracle ranks FlashInfer's experts first
+    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` (on Blackwell, or with
+    expert parallelism), ``--moe-backend`` or, on ROCm, ``VLLM_ROCM_USE_AITER`` choose other experts (0 here;
+    :func:`unquantized_moe_takes_triton`). From 0.20.0 the oracle ranks FlashInfer's experts first
     on some GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out. [shapes from
     source]"""
     lo, hi = MOE_WORKSPACE_KEPT
@@ -1127,10 +1164,7 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
     if cfg.dp > 1 and settings.enable_expert_parallel:
         return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
-    if settings.flashinfer_moe_fp16 or (cfg.vendor == "amd" and settings.rocm_aiter):
-        # the unquantized oracle's opt-ins: FlashInfer's CUTLASS/TRTLLM experts (VLLM_USE_FLASHINFER_MOE_FP16) and
-        # ROCm AITER's (VLLM_ROCM_USE_AITER) size their buffers otherwise (not read); Triton is the default
-        # (vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend)
+    if not unquantized_moe_takes_triton(settings, model, cfg):
         return 0
     c = model.text_config or model.config or {}
     inter = model.moe_intermediate_size or model.intermediate_size
