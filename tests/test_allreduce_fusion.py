@@ -111,3 +111,23 @@ def test_optimization_level_and_compilation_config_turn_it_off() -> None:
         s = settings_from_config(parse_vllm_argv(base + extra, version="0.19.0"))
         cfg = resolve_startup(s, m, TOTAL, **H100)
         assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is expect_on, extra
+
+
+def test_pipeline_and_data_parallel_gates_follow_the_release() -> None:
+    """``enable_allreduce_rms_fusion`` requires PP = DP = 1 in 0.17.0 - 0.20.0, neither in 0.21.0 - 0.22.0, PP = 1
+    in 0.23.0 and neither from 0.24.0 (the wheels' ``vllm/config/vllm.py``): the workspace is there with them."""
+    m = _model("meta-llama--Llama-3.1-8B")
+    for version, pp_on, dp_on in (
+        ("0.20.0", False, False),
+        ("0.21.0", True, True),
+        ("0.22.0", True, True),
+        ("0.23.0", False, True),
+        ("0.24.0", True, True),
+        ("0.26.0", True, True),
+    ):
+        s, cfg = _cfg(m, version, tensor_parallel_size=2, pipeline_parallel_size=2)
+        assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is pp_on, (version, "pp")
+        s, cfg = _cfg(m, version, tensor_parallel_size=2, data_parallel_size=2)
+        assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is dp_on, (version, "dp")
+        s, cfg = _cfg(m, version, tensor_parallel_size=2)
+        assert allreduce_fusion_workspace_bytes(s, m, cfg) == 128 * MiB + 3 * 128 * MiB + 2 * MiB, version

@@ -986,12 +986,12 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
 
 
 #: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
-#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0, 0.20.0 and 0.26.0 wheels; off at every level in 0.14.0 and
+#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0 - 0.26.0 wheels; off at every level in 0.14.0 and
 #: 0.16.0, vllm-project/vllm#34299); releases from 0.27.0 were not read
 AR_FUSION_DEFAULT = ((0, 17, 0), (0, 27, 0))
 #: ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB`` (``vllm/compilation/passes/fusion/allreduce_rms_fusion.py``, the same in the
-#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry): the fused all-reduce's largest input per TP size, MiB, by
-#: compute capability
+#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry; 0.25.0 and 0.26.0 add TP 16 on 10.x for multi-node MNNVL,
+#: not modelled): the fused all-reduce's largest input per TP size, MiB, by compute capability
 AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     90: {2: 64, 4: 2, 8: 0.5},
     100: {2: 64, 4: 32, 8: 1},
@@ -1006,7 +1006,8 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     (0.19.0 logs: "Enabled custom fusions: allreduce_rms", "Initialized FlashInfer All Reduce workspace:
     backend=trtllm, world_size=2, …, max_token_num=8192, hidden_dim=4096"). 0 where the fusion is off.
 
-    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 with PP = DP = 1 on
+    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 (with the PP and DP
+    sizes :func:`allreduce_fusion_parallel_ok` allows: PP = DP = 1 only before 0.21.0) on
     compute capability 9.0 or 10.x (10.0 only in 0.17.0, the 10.x family from 0.19.0), FlashInfer installed (a
     dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``), not turned
     off by the optimization level or the compilation config (:func:`allreduce_fusion_switched_off`). Size
@@ -1069,6 +1070,18 @@ def allreduce_fusion_switched_off(level: Any, compilation_config: Any) -> bool:
     return str(compilation_config.get("backend", "")).strip().lower() == "eager"
 
 
+def allreduce_fusion_parallel_ok(version: tuple[int, ...], pp: int, dp: int) -> bool:
+    """Whether ``enable_allreduce_rms_fusion`` lets the fusion on with these pipeline and data parallel sizes
+    (``vllm/config/vllm.py`` of each wheel read): 0.17.0 - 0.20.0 require PP = DP = 1 (vllm-project/vllm#34458,
+    #35426); 0.21.0 and 0.22.0 drop both conditions; 0.23.0 requires PP = 1 again (the fused op's peer spin-wait
+    deadlocks when TP subgroups warm up independently); 0.24.0 - 0.26.0 have neither."""
+    if version < (0, 21, 0):
+        return pp == 1 and dp == 1
+    if (0, 23, 0) <= version < (0, 24, 0):
+        return pp == 1
+    return True
+
+
 def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """The fusion's ``max_token_num`` (the tokens its workspace is sized for, which the 0.19.0 log prints as
     "Maximal number of tokens used by Flashinfer Allreduce Fusion: N"), or 0 where the fusion is off
@@ -1079,7 +1092,7 @@ def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: Start
         return 0
     if settings.allreduce_fusion_off:
         return 0
-    if cfg.pp != 1 or cfg.dp != 1:
+    if not allreduce_fusion_parallel_ok(v, cfg.pp, cfg.dp):
         return 0
     cc = parse_cc(cfg.compute_capability)
     if cc is None:
