@@ -38,6 +38,11 @@ GiB = 1 << 30
         ("NVIDIA GH200 480GB", "9.0", None),  # NVSwitch depends on the system
         ("", None, None),
         ("", "8.0", False),
+        # names of custom accelerators (.kvlint.yaml accelerators.custom: the name defaults to the id)
+        ("h100-nvl-lab", "9.0", False),
+        ("h200_nvl", "9.0", False),
+        ("H100NVL", "9.0", False),
+        ("NVIDIA H100 SXM5 NVLink", "9.0", True),
     ],
 )
 def test_nvls_capable(name, cc, expected):

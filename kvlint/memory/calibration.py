@@ -44,6 +44,7 @@ are never read by the planner. ``tests/test_plan_accuracy.py`` checks the consta
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -652,7 +653,6 @@ def v2_sampler_bytes(
 #: pre-Hopper data-centre parts, for names read without a compute capability) and of the HGX/NVL-rack parts with it.
 _NO_NVLS_NAMES = (
     "pcie",
-    " nvl",
     "rtx",
     "geforce",
     "gb10",
@@ -666,6 +666,9 @@ _NO_NVLS_NAMES = (
     "v100",
 )
 _NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
+#: the NVL-bridge cards (H100 NVL, H200 NVL), however a custom accelerator's id spells it ("h100-nvl", "H100NVL"),
+#: not NVLink ("H100 SXM5 NVLink")
+_NVL_CARD = re.compile(r"nvl(?!ink)")
 
 
 def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool | None:
@@ -689,7 +692,7 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
         return True
     if "gh200" in name:
         return None
-    if any(k in name for k in _NO_NVLS_NAMES):
+    if any(k in name for k in _NO_NVLS_NAMES) or _NVL_CARD.search(name):
         return False
     if any(k in name for k in _NVLS_NAMES):
         return True
