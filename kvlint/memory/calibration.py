@@ -493,12 +493,15 @@ def activation_bytes(
     encoder_cache: int = 0,
     forward_extra: int = 0,
     triton_all_rows: bool = False,
+    sampler_extra: int = 0,
 ) -> int:
     """Activation peak of the profile run per GPU (bytes) = max(K_ENCODER x encoder peak, encoder cache + forward,
     encoder cache + sampler); the sampler only on the last PP stage (the one computing logits). ``rows`` = sampled
     rows R, ``tokens`` = T; ``forward_extra`` bytes the forward pass holds beyond its T-token shapes (the MoE
     layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`). ``triton_all_rows``:
     the release runs the Triton top-k/top-p kernel below 8 rows too (>= 0.30.0, :data:`TRITON_ALL_ROWS_FROM`).
+    ``sampler_extra`` bytes the forward pass leaves allocated beside the sampler on the last stage (the unquantized
+    MoE experts' workspace, :func:`kvlint.memory.vllm.moe_workspace_bytes`).
     The V2 runner's paths (``v2_*``) are counted from the source by :func:`v2_sampler_bytes`.
     [shapes from source; the native and Triton samplers counted from the source (:func:`native_sampler_bytes`,
     :func:`triton_sampler_bytes`); K_SAMPLER (FlashInfer, V0), K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
@@ -513,6 +516,8 @@ def activation_bytes(
     else:
         sampler = K_SAMPLER[path] * rows * vocab * 4
     forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes + forward_extra
+    if last_stage and sampler > 0:
+        sampler += sampler_extra
     return int(max(K_ENCODER * encoder_peak, encoder_cache + forward, encoder_cache + sampler))
 
 
