@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
@@ -119,9 +120,12 @@ _SAMPLE_PROGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
         ("TENSOR_PARALLELISM", "--tensor-parallel-size"),
     ),
 }
-#: The ``working_dir`` archives the programs of :data:`_SAMPLE_PROGRAMS` come from (a GitHub archive URL of the
-#: repository: ``https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/archive/main.zip``).
-_SAMPLE_SOURCES = ("github.com/GoogleCloudPlatform/kubernetes-engine-samples/",)
+#: The ``working_dir`` archives the programs of :data:`_SAMPLE_PROGRAMS` come from, as (host, path prefix) of a
+#: GitHub archive URL of the repository (``https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/archive/
+#: main.zip``, any ref): the URL's host must be the host and its path start with the prefix (GitHub reads owner and
+#: repository names case-insensitively), so ``https://other.example/github.com/GoogleCloudPlatform/
+#: kubernetes-engine-samples/x.zip`` or ``https://github.com@other.example/...`` is not taken for it.
+_SAMPLE_SOURCES = (("github.com", "/googlecloudplatform/kubernetes-engine-samples/archive/"),)
 #: A ``runtime_env.pip`` requirement pinning one vLLM release (``vllm==0.4.3``), which Ray installs for the
 #: application over the image's Python environment.
 _PIP_VLLM_RE = re.compile(r"\s*vllm\s*==\s*(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\s*")
@@ -541,7 +545,19 @@ def _env_items(runtime_env: Any) -> list[tuple[str, str, Loc | None]]:
 def _from_sample_source(runtime_env: Any) -> bool:
     """The application's ``runtime_env.working_dir`` is the archive of a repository of :data:`_SAMPLE_SOURCES`."""
     wd = get_in(runtime_env, "working_dir")
-    return isinstance(wd, str) and any(src in wd for src in _SAMPLE_SOURCES)
+    if not isinstance(wd, str) or len(wd) > 2048:
+        return False
+    try:
+        url = urlsplit(wd.strip())
+        host = url.hostname
+    except ValueError:  # (an invalid port or IPv6 literal)
+        return False
+    path = url.path.lower()
+    return (
+        url.scheme.lower() in ("https", "http")
+        and path.endswith(".zip")
+        and any(host == h and path.startswith(prefix) for h, prefix in _SAMPLE_SOURCES)
+    )
 
 
 def _pip_vllm(runtime_env: Any) -> tuple[str | None, Loc | None]:
