@@ -60,3 +60,51 @@ def test_a_url_that_only_looks_like_the_archive_is_not_the_sample(tmp_path: Path
 )
 def test_the_archive_at_any_ref_is_the_sample(tmp_path: Path, url: str) -> None:
     assert _sized(_run(tmp_path, ARCHIVE, url))
+
+
+# The vLLM release a runtime_env installs. engine46 read only a list ``pip`` entry spelled ``vllm==X`` exactly; pip
+# compares project names case-insensitively, ``vllm[audio]==0.8.5`` installs vLLM 0.8.5, and Ray's runtime_env takes
+# ``pip: {packages: [...]}`` and ``uv`` (list or dict) too (ray-project/ray python/ray/_private/runtime_env/
+# validation.py parse_and_validate_pip, parse_and_validate_uv): those fell back to "release unknown" (KV208).
+
+
+@pytest.mark.parametrize(
+    ("runtime_env", "pin"),
+    [
+        ({"pip": ["vllm==0.4.3"]}, "0.4.3"),
+        ({"pip": ["VLLM==0.8.5"]}, "0.8.5"),
+        ({"pip": ["vllm[audio]==0.8.5"]}, "0.8.5"),
+        ({"pip": ["vllm[audio, video] === 0.8.5"]}, "0.8.5"),
+        ({"pip": ['vllm==0.8.5; python_version >= "3.9"']}, "0.8.5"),
+        ({"pip": {"packages": ["ray[serve]", "vllm==0.6.3.post1"], "pip_check": False}}, "0.6.3.post1"),
+        ({"uv": ["vllm==0.10.2"]}, "0.10.2"),
+        ({"uv": {"packages": ["vllm==0.10.2"]}}, "0.10.2"),
+        (
+            {"pip": ["vllm @ https://example.com/w/vllm-0.6.3+cu118-cp38-abi3-manylinux1_x86_64.whl"]},
+            "0.6.3",
+        ),
+        ({"pip": ["vllm>=0.6"]}, None),
+        ({"pip": ["vllm==0.6.*"]}, None),
+        ({"pip": ["vllm>=0.6,==0.6.3"]}, None),
+        ({"pip": ["vllm-extra==0.6.3"]}, None),
+        ({"pip": ["vllm @ git+https://github.com/vllm-project/vllm"]}, None),
+        ({"pip": "requirements.txt"}, None),
+        ({"pip": {"packages": "vllm==0.6.3"}}, None),
+        ({"pip": [["vllm==0.6.3"], 3, None]}, None),
+        ({"pip": ["vllm==99999999999999999999.0"]}, None),
+        ({"pip": ["vllm==" + "1" * 100000]}, None),
+        ({"pip": ["vllm @ " + "/" * 100000 + "vllm-0.6.3-a-b-c.whl"]}, None),
+        (None, None),
+    ],
+)
+def test_release_a_runtime_env_pins(runtime_env: object, pin: str | None) -> None:
+    from kvlint.workloads.rayserve import _pip_vllm
+
+    assert _pip_vllm(runtime_env)[0] == pin
+
+
+def test_release_from_an_extras_pin_sizes_that_release(tmp_path: Path) -> None:
+    res = _run(tmp_path, 'pip: ["vllm==0.4.3"]', 'pip: {packages: ["vLLM[audio]==0.8.5"], pip_check: false}')
+    (cr,) = res.containers
+    assert cr.serving is not None and cr.serving.version == "0.8.5"
+    assert not [d for d in res.diagnostics if d.rule == "KV208"]
