@@ -108,3 +108,43 @@ def test_release_from_an_extras_pin_sizes_that_release(tmp_path: Path) -> None:
     (cr,) = res.containers
     assert cr.serving is not None and cr.serving.version == "0.8.5"
     assert not [d for d in res.diagnostics if d.rule == "KV208"]
+
+
+# The program's environment. engine46 str()-ed each runtime_env.env_vars value and put it on the command line as a
+# word of its own: an unquoted ``TENSOR_PARALLELISM: 2`` (which Ray refuses: parse_and_validate_env_vars raises
+# TypeError unless every key and value is a string) was sized as TP 2, and a value spelled like an option became
+# one (``MODEL_ID: "--max-model-len"`` was read as vLLM's --max-model-len option, the container named after it).
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        ('TENSOR_PARALLELISM: "2"', "TENSOR_PARALLELISM: 2", 37),
+        ('TENSOR_PARALLELISM: "2"', "TENSOR_PARALLELISM: true", 37),
+        ('MODEL_ID: "mistralai/Mistral-7B-Instruct-v0.3"', 'MODEL_ID: ["a", "b"]', 36),
+        ('TENSOR_PARALLELISM: "2"', 'TENSOR_PARALLELISM: "2"\n          OTHER: null', 38),
+    ],
+)
+def test_env_vars_ray_refuses_are_not_sized(tmp_path: Path, old: str, new: str, line: int) -> None:
+    res = _run(tmp_path, old, new)
+    assert not _sized(res)
+    (d,) = [
+        d for d in res.diagnostics if d.rule == "KV503" and "Dict[str, str]" in (d.message + (d.fix or ""))
+    ]
+    assert d.loc is not None and d.loc.line == line
+
+
+def test_model_spelled_like_an_option_is_not_an_option(tmp_path: Path) -> None:
+    res = _run(tmp_path, '"mistralai/Mistral-7B-Instruct-v0.3"', '"--max-model-len"')
+    assert not _sized(res)
+    assert not [d for d in res.diagnostics if d.rule == "KV206"]
+    (d,) = [d for d in res.diagnostics if d.rule == "KV503" and "--max-model-len" in d.message]
+    assert d.loc is not None and d.loc.line == 36
+
+
+def test_tensor_parallelism_spelled_like_an_option_stays_its_value(tmp_path: Path) -> None:
+    res = _run(tmp_path, 'TENSOR_PARALLELISM: "2"', 'TENSOR_PARALLELISM: "--enforce-eager"')
+    (cr,) = res.containers
+    assert cr.serving is not None and cr.serving.get("enforce_eager") is None
+    (d,) = [d for d in res.diagnostics if d.rule == "KV206"]
+    assert "--enforce-eager" in d.message and "--tensor-parallel-size" in d.message

@@ -699,6 +699,41 @@ class _Reader:
         """The engine of a published sample program (:data:`_SAMPLE_PROGRAMS`): its model and options from the
         application's ``runtime_env.env_vars`` as the program reads them, vLLM's defaults for the rest, the
         vLLM release of a ``runtime_env.pip`` pin (:func:`_pip_vllm`) when there is one."""
+        raw = get_in(app.get("runtime_env"), "env_vars")
+        if isinstance(raw, dict):
+            # Ray refuses the runtime_env before the program runs when a key or value is not a string
+            # (ray-project/ray python/ray/_private/runtime_env/validation.py parse_and_validate_env_vars)
+            bad = next(
+                (
+                    (k, v)
+                    for k, v in list(raw.items())[:1000]
+                    if not (isinstance(k, str) and isinstance(v, str))
+                ),
+                None,
+            )
+            if bad is not None:
+                what = "key" if not isinstance(bad[0], str) else "value"
+                shown = bad[0] if what == "key" else bad[1]
+                kind = (
+                    "null"
+                    if shown is None
+                    else "a boolean"
+                    if isinstance(shown, bool)
+                    else "a number"
+                    if isinstance(shown, (int, float))
+                    else "a list"
+                    if isinstance(shown, list)
+                    else "a mapping"
+                    if isinstance(shown, dict)
+                    else "not a string"
+                )
+                self.note(
+                    f"{label}: runtime_env.env_vars.{str(bad[0])[:100]}: the {what} is {kind}, not a string, and Ray "
+                    "refuses the application's runtime_env (TypeError: runtime_env['env_vars'] must be of type "
+                    "Dict[str, str]); quote it",
+                    loc_of(raw, bad[0]) or loc,
+                )
+                return
         env = {name: (value, vloc) for name, value, vloc in _env_items(app.get("runtime_env"))}
         missing = [name for name, _ in _SAMPLE_PROGRAMS[imp] if name not in env]
         if missing:
@@ -713,10 +748,19 @@ class _Reader:
         for name, option in _SAMPLE_PROGRAMS[imp]:
             value, vloc = env[name]
             if not option:
+                if value.startswith("-"):
+                    # a value, never an option: serve.py passes it as model=..., which no Hub id or path is
+                    self.note(
+                        f"{label}: {imp} takes runtime_env.env_vars.{name} {value!r} as the model, which is no "
+                        "model id or path (the application stops)",
+                        vloc or loc,
+                    )
+                    return
                 model = value
                 args.insert(0, (value, vloc))
             else:
-                args += [(option, vloc), (value, vloc)]
+                # one word, so that a value spelled like an option stays the option's value (KV206 if invalid)
+                args.append((f"{option}={value}", vloc))
         cfg = LDict(loc=loc)
         w = self.workload(app, cfg, model, args, loc, path, 0)
         pin, ploc, field = _pinned_vllm(app.get("runtime_env"))
