@@ -653,6 +653,9 @@ class _Found:
     #: the program is vLLM's gRPC server module (one of :data:`GRPC_MODULES_FROM`, which older releases do not
     #: ship), its name; "" when it is not
     grpc: str = ""
+    #: the engine release the ``sh -c`` script installs before it starts the engine (``pip install vllm==0.6.6``,
+    #: :func:`_pip_pinned`), which the container then runs whatever its image carried; None when it installs none
+    installed: str | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -660,6 +663,15 @@ def _runs_grpc(words: Sequence[str], start: int) -> str:
     in ``words`` (arguments from ``start``) is ``python -m vllm.entrypoints.grpc_server`` (or ``python -m
     vllm.entrypoints.launchers.grpc_server``), else ""."""
     return words[start - 1] if start >= 1 and words[start - 1] in GRPC_MODULES_FROM else ""
+
+
+@dataclass
+class _Unrunnable:
+    """An engine command the shell refuses to run (a syntax error in its script): why, and where."""
+
+    reason: str
+    loc: Loc | None
+    engine: str
 
 
 @dataclass
@@ -728,9 +740,10 @@ def _join_of(texts: Sequence[str]) -> str | None:
 
 def _scan_shell(
     items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]
-) -> tuple[_Found | _Join | None, str]:
+) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
-    reason is empty when the script only waits (sleep, trap, wait: no server at all)."""
+    reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
+    shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`."""
     script_item = items[j]
     script = script_item.text
     positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[j + 1 :]]
@@ -746,6 +759,9 @@ def _scan_shell(
             heads.append(words[0])
             continue
         engine, start, pos_model = m
+        broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+        if broken >= 0:
+            return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
         rest = words[start:]
         # the positions of the words taken from the script (the program's first word, then its arguments),
         # computed together (see _offset_locs), in the text as written when Kubernetes expanded a $(VAR) in it
@@ -761,6 +777,7 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        found.installed = next((v for v in (_pip_pinned(t, engine) for t in reversed(seen)) if v), None)
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
@@ -802,6 +819,69 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``)
+_PIP_PIN_RE = re.compile(r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+
+
+def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
+    """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
+    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
+    (``pip install -U vllm``) installs whatever is newest on the day: no release."""
+    if "install" not in words:
+        return None
+    at = words.index("install")
+    before = [_base(w) for w in words[:at]]
+    if not before or not ({"pip", "pip3"} & set(before) or before[-1].startswith("pip")):
+        return None
+    for w in words[at + 1 :]:
+        m = _PIP_PIN_RE.fullmatch(w.strip())
+        if m is not None and m.group(1) == engine:
+            return m.group(2)
+    return None
+
+
+def _unclosed_quote(
+    item: _Item, env: Mapping[str, str], script: str, offset: int, program: str, engine: str
+) -> _Unrunnable:
+    """The engine command of the ``sh -c`` script ``item`` (its text ``script``) holds a quote, at ``offset``,
+    that the script never closes: the shell reads to the end of the script looking for it and stops with a
+    syntax error before it runs the command (bash 5 ``parse.y`` ``parse_matched_pair``: "unexpected EOF while
+    looking for matching"; dash ``parser.c`` ``readtoken1``: "Unterminated quoted string"), exit status 2, so
+    the engine never starts. Complete lines before it do run (bash and dash read a ``-c`` string a command at
+    a time)."""
+    quote = script[offset]
+    line = script.count("\n", 0, offset) + 1
+    source, (raw,) = _raw_offsets(item, env, [offset])
+    loc = _offset_loc(item.loc, source, raw) or item.loc
+    return _Unrunnable(
+        f"the {quote} at line {line} of the shell script is never closed, so the shell reads the rest of the "
+        f"script as one quoted word and stops with a syntax error before running {program} (bash: 'unexpected "
+        f"EOF while looking for matching `{quote}'', dash: 'Unterminated quoted string'); the container exits "
+        "with status 2 and restarts without ever starting the engine",
+        loc,
+        engine,
+    )
+
+
+def _unrunnable(
+    found: _Unrunnable, container: LDict, image: str, env: dict[str, str], engine_version_option: str | None
+) -> ServingConfig:
+    """KV503 as an error for an engine command the shell refuses to run: the container never starts."""
+    version = engine_release(image, found.engine, engine_version_option)
+    return _kv503(
+        found.engine,
+        container,
+        image,
+        version,
+        env,
+        found.reason,
+        found.loc,
+        "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
+        "a script's syntax without running it",
+        "error",
+    )
 
 
 def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
@@ -1334,7 +1414,9 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
-    version = engine_release(image, found.engine, version_override)
+    # a release the container's script installs is the one it runs: it takes --engine-version's place (as a
+    # RayService's runtime_env.pip pin does, Workload.engine_release); an engine release image's tag still wins
+    version = engine_release(image, found.engine, found.installed or version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1643,12 +1725,16 @@ def parse_container(
             return dispatch(found)
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
+        if isinstance(found, _Unrunnable):
+            return _unrunnable(found, container, image, env, engine_version_option)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
+        if isinstance(found, _Unrunnable):
+            return _unrunnable(found, container, image, env, engine_version_option)
         if not reason:
             return None  # the script only waits (sleep, trap, wait): this container serves nothing
     elif why:

@@ -175,6 +175,8 @@ class VllmSettings:
     attention_backend: str | None = None
     attention_backend_env: str | None = None
     mla_disabled: bool = False
+    flashinfer_moe_fp16: bool = False
+    rocm_aiter: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
     speculative_model_id: str | None = None
@@ -378,6 +380,8 @@ def settings_from_flags(
         attention_backend=get("attention_backend"),
         attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
+        flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
+        rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         num_speculative_tokens=max(0, nst or 0),
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -976,6 +980,129 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     return int(buffers + max(0, ws_all - ws_own))
 
 
+#: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
+#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0, 0.20.0 and 0.26.0 wheels; off at every level in 0.14.0 and
+#: 0.16.0, vllm-project/vllm#34299); releases from 0.27.0 were not read
+AR_FUSION_DEFAULT = ((0, 17, 0), (0, 27, 0))
+#: ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB`` (``vllm/compilation/passes/fusion/allreduce_rms_fusion.py``, the same in the
+#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry): the fused all-reduce's largest input per TP size, MiB, by
+#: compute capability
+AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
+    90: {2: 64, 4: 2, 8: 0.5},
+    100: {2: 64, 4: 32, 8: 1},
+    103: {2: 64, 4: 64, 8: 2},
+}
+_TWO_MIB = 1 << 21
+
+
+def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """Device memory per GPU of FlashInfer's all-reduce fusion workspace, which vLLM's ``AllReduceFusionPass``
+    allocates while ``torch.compile`` runs inside the memory profile, so the engine counts it as non-torch memory
+    (0.19.0 logs: "Enabled custom fusions: allreduce_rms", "Initialized FlashInfer All Reduce workspace:
+    backend=trtllm, world_size=2, …, max_token_num=8192, hidden_dim=4096"). 0 where the fusion is off.
+
+    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 with PP = DP = 1 on
+    compute capability 9.0 or 10.x (10.0 only in 0.17.0, the 10.x family from 0.19.0), FlashInfer installed (a
+    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``). Size
+    (``vllm@0.19.0:…/allreduce_rms_fusion.py``: ``max_token_num = min(max_size // (hidden x dtype bytes),
+    max_num_batched_tokens)`` with ``max_size`` from :data:`AR_FUSION_MAX_MB`; ``flashinfer@0.6.6:flashinfer/comm/
+    trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
+    2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
+    rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
+    supports 2, 4 and 8) get none. [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
+    tokens = allreduce_fusion_tokens(settings, model, cfg)
+    if tokens <= 0:
+        return 0
+    hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
+
+    def up(n: int) -> int:
+        return -(-n // _TWO_MIB) * _TWO_MIB
+
+    buf = cfg.tp * tokens * hidden * elem
+    return (
+        up(cfg.tp * tokens * hidden * 2)
+        + up(cfg.tp * 256 * 4)
+        + up(3 * min(buf, (2**31 - 1) & ~(_TWO_MIB - 1)))
+    )
+
+
+def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """The fusion's ``max_token_num`` (the tokens its workspace is sized for, which the 0.19.0 log prints as
+    "Maximal number of tokens used by Flashinfer Allreduce Fusion: N"), or 0 where the fusion is off
+    (:func:`allreduce_fusion_workspace_bytes` says when)."""
+    lo, hi = AR_FUSION_DEFAULT
+    v = cfg.version
+    if cfg.era != "v1" or not lo <= v < hi or settings.enforce_eager or cfg.vendor != "nvidia":
+        return 0
+    if cfg.pp != 1 or cfg.dp != 1:
+        return 0
+    cc = parse_cc(cfg.compute_capability)
+    if cc is None:
+        return 0
+    if cc == (9, 0):
+        key = 90
+    elif cc == (10, 0) or (cc[0] == 10 and v >= (0, 19, 0)):
+        key = 103 if cc == (10, 3) else 100
+    else:
+        return 0
+    max_mib = AR_FUSION_MAX_MB[key].get(cfg.tp)
+    hidden = model.hidden_size
+    if max_mib is None or not hidden:
+        return 0
+    return max(0, min(int(max_mib * (1 << 20)) // (hidden * cfg.dtype_bytes), cfg.max_num_batched_tokens))
+
+
+#: vLLM releases read whose unquantized MoE layers run ``TritonExperts`` through ``FusedMoEModularKernel`` with their
+#: buffers from the persistent ``WorkspaceManager`` (``vllm/v1/worker/workspace.py``): the 0.14.0, 0.17.0 and 0.19.0
+#: wheels (``unquantized_fused_moe_method.py``; 0.19.0 logs "Using TRITON backend for Unquantized MoE"). 0.13.0 calls
+#: ``fused_experts`` directly, whose buffers are freed after the layer; releases from 0.20.0 were not read.
+MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
+#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default (``vllm/envs.py`` of 0.14.0 and 0.17.0), by which the modular kernel chunks
+#: ``M`` before 0.19.0; 0.19.0's ``_allocate_buffers`` takes ``M_chunk = M_full``
+MOE_MK_CHUNK_TOKENS = 16 * 1024
+
+
+def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
+    """Bytes of the unquantized MoE experts' workspace that stay allocated after the profile's forward pass, so that
+    they sit beside the dummy sampler's tensors (0 outside :data:`MOE_WORKSPACE_KEPT`, for dense models, quantized
+    experts or data-parallel expert parallelism, whose kernels size their buffers otherwise and were not read).
+
+    ``FusedMoEModularKernel._allocate_buffers`` takes one shared buffer for ``workspace13`` and the output and one
+    for ``workspace2`` from ``current_workspace_manager().get_simultaneous`` (``vllm@0.17.0``/``vllm@0.19.0:
+    vllm/model_executor/layers/fused_moe/modular_kernel.py``), and the manager keeps its largest buffers for the
+    process's life. ``TritonExperts.workspace_shapes`` (``fused_moe.py``, same wheels): ``workspace1 = (M, topk,
+    max(N/2, K))``, ``workspace2 = (M, topk, max(N, K))``, ``output = (M, K)`` in the activation dtype, with ``N``
+    the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
+    and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
+    ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the unquantized
+    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` or, on ROCm,
+    ``VLLM_ROCM_USE_AITER`` choose other experts (0 here). From 0.20.0 the oracle ranks FlashInfer's experts first
+    on some GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out. [shapes from
+    source]"""
+    lo, hi = MOE_WORKSPACE_KEPT
+    if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
+        return 0
+    if settings.quantization or model.quant_method:
+        return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
+    if cfg.dp > 1 and settings.enable_expert_parallel:
+        return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
+    if settings.flashinfer_moe_fp16 or (cfg.vendor == "amd" and settings.rocm_aiter):
+        # the unquantized oracle's opt-ins: FlashInfer's CUTLASS/TRTLLM experts (VLLM_USE_FLASHINFER_MOE_FP16) and
+        # ROCm AITER's (VLLM_ROCM_USE_AITER) size their buffers otherwise (not read); Triton is the default
+        # (vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend)
+        return 0
+    c = model.text_config or model.config or {}
+    inter = model.moe_intermediate_size or model.intermediate_size
+    if not inter or tokens <= 0:
+        return 0
+    topk = moe_top_k(c)
+    n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
+    k = model.hidden_size
+    m = tokens if cfg.version >= (0, 19, 0) else min(tokens, MOE_MK_CHUNK_TOKENS)
+    elems = max(m * topk * max(n // 2, k), m * k) + m * topk * max(n, k)
+    return int(elems * cfg.dtype_bytes)
+
+
 @per_model
 def _expert_fraction(model: ModelSpec) -> float:
     """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP), from
@@ -1469,6 +1596,8 @@ class StartupConfig:
         (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
+        nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
+        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term.
     """
 
     version: Version
@@ -1509,6 +1638,7 @@ class StartupConfig:
     v0_fallback: str | None = None
     pooling: bool = False
     v2_runner: bool = False
+    nvls: bool | None = None
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1894,6 +2024,7 @@ def resolve_startup(
         notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
+        nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
         sampled_rows=int(rows),
         encoder=encoder,
         facts=facts,
@@ -2465,6 +2596,7 @@ def stage_memory(
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
     gather = dp_moe_gather_bytes(settings, model, cfg)
+    moe_ws = moe_workspace_bytes(settings, model, cfg, cfg.max_num_batched_tokens)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -2479,10 +2611,12 @@ def stage_memory(
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         forward_extra=gather,
         triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
+        sampler_extra=moe_ws,
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor) + penalty[0]
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls) + penalty[0]
+    nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -2490,7 +2624,7 @@ def stage_memory(
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
-            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
+            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM, sampler_extra=moe_ws,
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(

@@ -194,12 +194,22 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
     if not cr.fleet:
         yield ctx.finding(
-            "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
+            f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}, so capacity rules were skipped",
             s.command_loc,
             fix=fix,
         )
         return
     yield _fleet_verdict(ctx, fix)
+
+
+def _unknown_because(ctx: RuleContext) -> str:
+    """``: REASON`` when the placement recorded why nothing named the accelerator (a nodeSelector label kvlint does
+    not read, a GPU model not in its catalogue, a resource that names only the vendor: what the user wrote that did
+    not decide it, :func:`kvlint.accelerators.placement.undecided_reasons`), else ""."""
+    from kvlint.accelerators.placement import undecided_reasons
+
+    why = undecided_reasons(ctx.cr.placement)
+    return f": {why}" if why else ""
 
 
 def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
@@ -275,7 +285,7 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     elif configured and len(fitting) == len(cr.fleet):
         severity = "info"
     return ctx.finding(
-        f"kvlint cannot tell which GPU this pod lands on; planned on {which} with {per_pod}: "
+        f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}; planned on {which} with {per_pod}: "
         + "; ".join(parts)
         + ("" if fitting else " — it fits none of them")
         + (f"; {short}" if short else ""),
