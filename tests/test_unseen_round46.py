@@ -324,7 +324,13 @@ def _installing(image: str, install: str) -> str:
         ("nvcr.io/nvidia/pytorch:24.01-py3", 'python3 -m pip install "vllm==0.8.5.post1"', "0.8.5.post1"),
         ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install -U vllm", None),  # whatever is newest that day
         ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install sglang==0.4.6", None),  # another engine
-        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.6.6", "0.10.2"),  # a release image's tag still wins
+        # pip replaces the release a release image carried: the pinned one runs, not the tag's
+        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.6.6", "0.6.6"),
+        ("vllm/vllm-openai:v0.10.2", "pip install -U vllm==0.8.5 --no-deps", "0.8.5"),
+        ("vllm/vllm-openai:v0.10.2", "uv pip install --system vllm==0.8.5", "0.8.5"),
+        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.8.5 && echo installed", "0.8.5"),
+        ("vllm/vllm-openai:v0.10.2", 'pip install "vllm>=0.6"', "0.10.2"),  # satisfied: pip changes nothing
+        ("vllm/vllm-openai:v0.10.2", "pip install sglang==0.4.6", "0.10.2"),  # another engine
     ],
 )
 def test_the_release_a_script_installs_is_the_one_it_runs(
@@ -333,7 +339,8 @@ def test_the_release_a_script_installs_is_the_one_it_runs(
     """deepaksatna's privileged benchmark Pod runs ``pip install vllm==0.6.6 --quiet`` on NGC's PyTorch 24.01 image,
     then ``python3 -m vllm.entrypoints.openai.api_server``. kvlint read the tag 24.01-py3, found no vLLM release in
     it, and read and planned the command with the newest release it models (KV208 info "kvlint assumed 0.34.0").
-    The release the script pins takes --engine-version's place, as a RayService's ``runtime_env.pip`` pin does."""
+    The release the script pins takes --engine-version's place, as a RayService's ``runtime_env.pip`` pin does,
+    and the tag's place on the engine's own release image (pip uninstalls the release the image carried first)."""
     manifest = tmp_path / "p.yaml"
     manifest.write_text(_installing(image, install))
     res = _run(manifest)
@@ -349,3 +356,23 @@ def test_deepaksatna_privileged_pod_is_read_with_the_vllm_it_installs() -> None:
     (c,) = [c for c in res.containers if c.serving is not None]
     assert c.serving.version == "0.6.6"
     assert not [d for d in res.diagnostics if d.rule == "KV208"]
+
+
+def test_a_pin_after_the_engine_or_in_another_container_is_not_the_release_it_runs(tmp_path: Path) -> None:
+    """Only an install the script runs before the engine command changes the release that command runs: one after
+    it (the engine runs in the foreground until it exits) or in another container (its own filesystem) does not."""
+    after = tmp_path / "after.yaml"
+    after.write_text(
+        _installing("vllm/vllm-openai:v0.10.2", "true").replace(
+            "--tensor-parallel-size 4\n", "--tensor-parallel-size 4\n      pip install vllm==0.6.6\n"
+        )
+    )
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        _installing("vllm/vllm-openai:v0.10.2", "true")
+        + "  - name: side\n    image: python:3.12\n    command: [sh, -c, 'pip install vllm==0.6.6 && sleep infinity']\n"
+    )
+    for manifest in (after, other):
+        res = _run(manifest)
+        (c,) = [c for c in res.containers if c.serving is not None and c.serving.container["name"] == "vllm"]
+        assert c.serving.version == "0.10.2", manifest.name

@@ -1384,9 +1384,10 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
-    # a release the container's script installs is the one it runs: it takes --engine-version's place (as a
-    # RayService's runtime_env.pip pin does, Workload.engine_release); an engine release image's tag still wins
-    version = engine_release(image, found.engine, found.installed or version_override)
+    # a release the container's script installs is the one it runs: pip replaces the engine the image carried
+    # (an engine release image's included: its tag then names a release that no longer runs), and it takes
+    # --engine-version's place as a RayService's runtime_env.pip pin does (Workload.engine_release)
+    version = found.installed or engine_release(image, found.engine, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
