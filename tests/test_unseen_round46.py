@@ -376,3 +376,27 @@ def test_a_pin_after_the_engine_or_in_another_container_is_not_the_release_it_ru
         res = _run(manifest)
         (c,) = [c for c in res.containers if c.serving is not None and c.serving.container["name"] == "vllm"]
         assert c.serving.version == "0.10.2", manifest.name
+
+
+def test_an_ansi_c_quote_with_an_escaped_quote_is_closed() -> None:
+    """bash's ``$'...'`` (ANSI-C quoting) lets a backslash escape the next character, a ``'`` included:
+    ``--served-model-name $'it\\'s'`` is one closed word (``bash -n`` accepts it). The reader took ``\\'`` as
+    the end of a plain ``'...'`` and the last ``'`` as a quote never closed: a false KV503 error, "the shell
+    stops with a syntax error before running vllm"."""
+
+    def unclosed(script: str) -> list[int]:
+        return [w.unclosed for cmd in commands(script, {}) for w in cmd if w.unclosed >= 0]
+
+    def texts(script: str) -> list[str]:
+        return [w.text for cmd in commands(script, {}) for w in cmd]
+
+    assert unclosed("vllm serve m --served-model-name $'it\\'s' --port 1") == []
+    assert texts("vllm serve m --served-model-name $'it\\'s\\tq'") == [
+        "vllm",
+        "serve",
+        "m",
+        "--served-model-name",
+        "it's\tq",
+    ]
+    assert unclosed("vllm serve m --served-model-name $'it\\'s") == [34]  # never closed: still an error
+    assert texts("vllm serve m --served-model-name \"$'it\\'s\"")[-1] == "$'it\\'s"  # none inside "..."
