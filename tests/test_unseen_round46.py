@@ -279,9 +279,19 @@ AZIMUTH = COLLECTED / "trees" / "stackhpc-azimuth-llm" / "charts" / "azimuth-llm
 
 
 @pytest.mark.parametrize(
-    ("image", "error"), [("ghcr.io/stackhpc/vllm-cpu:v0.11.0", False), ("vllm/vllm-openai:v0.11.0", True)]
+    ("image", "extra", "error"),
+    [
+        ("ghcr.io/stackhpc/vllm-cpu:v0.11.0", "", False),
+        ("vllm/vllm-openai:v0.11.0", "", True),
+        # vLLM picks its platform from the build ("cpu" in its version), not --device: the CUDA image still
+        # finds no device
+        ("vllm/vllm-openai:v0.8.5", ", --device, cpu", True),
+        ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", ", --device, cpu", True),
+    ],
 )
-def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(tmp_path: Path, image: str, error: bool) -> None:
+def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(
+    tmp_path: Path, image: str, extra: str, error: bool
+) -> None:
     """StackHPC's Azimuth chart, with ``api.gpus: 0`` (its CI values), runs its vllm-cpu image and renders
     ``nvidia.com/gpu: 0``. KV405 called that an error ("gives the container no GPU ... vllm finds no device at
     start-up") while KV501 said, rightly, that the image is a CPU build: a CPU build needs no GPU. A CUDA image
@@ -290,13 +300,14 @@ def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(tmp_path: Path, image
     manifest.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  template:\n    spec:\n"
         f"      containers:\n      - name: api\n        image: {image}\n"
-        "        args: [--model, HuggingFaceTB/SmolLM2-135M-Instruct, --max-model-len, '100']\n"
+        f"        args: [--model, HuggingFaceTB/SmolLM2-135M-Instruct, --max-model-len, '100'{extra}]\n"
         "        resources: {limits: {nvidia.com/gpu: 0}}\n"
     )
     found = [d for d in _run(manifest).diagnostics if d.rule == "KV405"]
     assert bool(found) is error
     if error:
         assert found[0].severity == "error"
+        assert ("--device cpu does not make" in found[0].message) is bool(extra)
 
 
 @needs_helm
