@@ -342,6 +342,16 @@ def _installing(image: str, install: str) -> str:
         ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.8.5 && echo installed", "0.8.5"),
         ("vllm/vllm-openai:v0.10.2", 'pip install "vllm>=0.6"', "0.10.2"),  # satisfied: pip changes nothing
         ("vllm/vllm-openai:v0.10.2", "pip install sglang==0.4.6", "0.10.2"),  # another engine
+        (
+            "vllm/vllm-openai:v0.10.2",
+            "sudo -E pip3 install VLLM==0.8.5",
+            "0.8.5",
+        ),  # names are case-insensitive
+        # not an install into the environment the engine runs from: the image's release still runs
+        ("vllm/vllm-openai:v0.10.2", "echo pip install vllm==0.6.6", "0.10.2"),
+        ("vllm/vllm-openai:v0.10.2", "pip install --target /opt/old vllm==0.6.6", "0.10.2"),
+        ("vllm/vllm-openai:v0.10.2", "pip install --dry-run vllm==0.6.6", "0.10.2"),
+        ("vllm/vllm-openai:v0.10.2", "pip install -r vllm==0.6.6", "0.10.2"),  # a requirements file so named
     ],
 )
 def test_the_release_a_script_installs_is_the_one_it_runs(
