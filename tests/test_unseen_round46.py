@@ -421,3 +421,82 @@ def test_an_ansi_c_quote_with_an_escaped_quote_is_closed() -> None:
     ]
     assert unclosed("vllm serve m --served-model-name $'it\\'s") == [34]  # never closed: still an error
     assert texts("vllm serve m --served-model-name \"$'it\\'s\"")[-1] == "$'it\\'s"  # none inside "..."
+
+
+def test_a_volume_path_is_never_opened_by_check_or_the_webhook(tmp_path: Path) -> None:
+    """A model path on a hostPath volume is sized from the volume path's name alone: neither ``kvlint check`` (whose
+    local paths are allowed) nor the admission webhook opens, lists or stats the directory the manifest names, even
+    when it exists on the machine running kvlint and holds a config.json (here with absurd values that would show if
+    it were read)."""
+    import json
+    import os
+    import sys
+
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    host = tmp_path / "Qwen3-8B"
+    host.mkdir()
+    (host / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 99999})
+    )
+    pod = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "m"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "vllm",
+                            "image": "vllm/vllm-openai:v0.8.5",
+                            "command": ["sh", "-c", "vllm serve /data/model --max-model-len 4096"],
+                            "resources": {"limits": {"nvidia.com/gpu": 1}},
+                            "volumeMounts": [{"name": "d", "mountPath": "/data/model"}],
+                        }
+                    ],
+                    "volumes": [{"name": "d", "hostPath": {"path": str(host)}}],
+                }
+            }
+        },
+    }
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(json.dumps(pod))
+    review = json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u",
+                "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+                "name": "m",
+                "namespace": "s",
+                "operation": "CREATE",
+                "userInfo": {"username": "alice"},
+                "object": pod,
+                "oldObject": None,
+                "dryRun": False,
+            },
+        }
+    )
+    touched: list[str] = []
+    auditing = [False]
+
+    def audit(event: str, args: tuple) -> None:  # type: ignore[type-arg]
+        if auditing[0] and event in ("open", "os.listdir", "os.scandir") and args and args[0] is not None:
+            if isinstance(args[0], (str, bytes, os.PathLike)):
+                touched.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(audit)  # hooks cannot be removed; this one records only while auditing[0] is set
+    auditing[0] = True
+    try:
+        checked = run_check([str(manifest)], Options(allow_hub=False))
+        reviewed = lint_review(parse_review(review), webhook_options())
+    finally:
+        auditing[0] = False
+    assert not [p for p in touched if p.startswith(str(host))], touched
+    for res in (checked, reviewed):
+        (c,) = [c for c in res.containers if c.serving is not None]
+        assert c.model is not None and c.model.hidden_size != 99999
+        assert any(d.rule == "KV505" and str(host) in d.message for d in res.diagnostics)
