@@ -1368,7 +1368,31 @@ def _dispatch(
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
+    cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
     return cfg
+
+
+def _grpc_own_option(option: str, version: str | None) -> str | None:
+    """How the gRPC server's parser reads ``option``, an option the engine's own parser does not have: ``"exact"``
+    when it is :data:`GRPC_OWN_OPTION` as vLLM's ``FlexibleArgumentParser`` reads it (``_`` for ``-`` in the name,
+    as for every vLLM option: ``--disable_log_stats_server``), the name with dashes when it is an abbreviation
+    argparse takes for it (``allow_abbrev``: a prefix no option of the engine's starts with, the engine's parser
+    having found none), else None."""
+    if not option.startswith("--") or "=" in option:
+        return None
+    name = "--" + option[2:].replace("_", "-")
+    if name == GRPC_OWN_OPTION:
+        return "exact"
+    from kvlint.engines.options import prefixed
+    from kvlint.engines.vllm import _tables
+
+    if (
+        len(name) > 3
+        and GRPC_OWN_OPTION.startswith(name)
+        and not prefixed(_tables(version, grpc=True)[3], name)
+    ):
+        return name
+    return None
 
 
 def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
@@ -1381,11 +1405,26 @@ def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
 
     v = parse_version(version)  # (None, latest, no release number: the newest)
     if GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
-        cfg.findings = [
-            f
-            for f in cfg.findings
-            if not (isinstance(f, OptionFinding) and f.unknown and f.option == GRPC_OWN_OPTION)
-        ]
+        kept: list[Finding] = []
+        for f in cfg.findings:
+            own = _grpc_own_option(f.option, version) if isinstance(f, OptionFinding) and f.unknown else None
+            if own is None:
+                kept.append(f)
+            elif own != "exact":
+                kept.append(
+                    Finding(
+                        rule="KV205",
+                        message=(
+                            f"{own} is not a vLLM option: argparse takes it as an abbreviation of {GRPC_OWN_OPTION} "
+                            f"(unique-prefix matching), so it sets {GRPC_OWN_OPTION}; a release that adds another "
+                            f"option beginning with {own} makes the command fail with 'ambiguous option'"
+                        ),
+                        loc=f.loc,
+                        fix=f"write the full option name {GRPC_OWN_OPTION}",
+                        severity="warning",
+                    )
+                )
+        cfg.findings = kept
     if v >= GRPC_SERVER_FROM:
         return
     first = ".".join(map(str, GRPC_SERVER_FROM))

@@ -1594,7 +1594,8 @@ class StartupConfig:
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
         nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
-        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term.
+        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term;
+        nvls_domain: the GPUs one NVLS communicator spans (8 on HGX, 72 on GB200/GB300 NVL72), which caps it.
     """
 
     version: Version
@@ -1636,6 +1637,7 @@ class StartupConfig:
     pooling: bool = False
     v2_runner: bool = False
     nvls: bool | None = None
+    nvls_domain: int | None = None
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -2022,6 +2024,7 @@ def resolve_startup(
         compute_capability=cc,
         vendor=vendor,
         nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
+        nvls_domain=cal.nvls_domain(gpu_name) if vendor == "nvidia" else None,
         sampled_rows=int(rows),
         encoder=encoder,
         facts=facts,
@@ -2612,7 +2615,7 @@ def stage_memory(
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls) + penalty[0]
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls, cfg.nvls_domain) + penalty[0]
     nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
     act_alt = act
     if alt_path is not None:

@@ -489,7 +489,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
             yield ctx.finding(
                 f"{cr.model.id} on TGI: {cr.plan_error}",
-                _env_value_loc(s.container, "ATTENTION") or s.command_loc,
+                _env_value_loc(s, "ATTENTION") or s.command_loc,
                 fix="set ATTENTION to one of the values TGI names, spelled as it spells them, or unset it for the "
                 "launcher's choice",
                 severity="error",
@@ -509,7 +509,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # a pooling model forced onto V1 before V1 ran pooling models (kvlint.memory.vllm.v1_pooling_refused)
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s.container, "VLLM_USE_V1") or s.command_loc,
+                _env_value_loc(s, "VLLM_USE_V1") or s.command_loc,
                 fix="unset VLLM_USE_V1 (vLLM then falls back to V0 for a pooling model), or use vLLM 0.9.2 or later, "
                 "whose V1 engine runs pooling models",
                 severity="error",
@@ -522,7 +522,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
 
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
+                _env_value_loc(s, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
                 fix="unset VLLM_USE_V2_MODEL_RUNNER (0.34.0 and later run only the V2 model runner), or use a vLLM "
                 "release before 0.34.0 to keep the V1 runner"
                 if resolve_version(s.version)[0] >= (0, 34, 0)
@@ -536,7 +536,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # (kvlint.memory.vllm_runner.v2_unsupported)
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
+                _env_value_loc(s, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
                 fix="unset VLLM_USE_V2_MODEL_RUNNER or set it to 0 (vLLM then runs the V1 model runner, which "
                 "supports the feature), or drop the feature",
                 severity="error",
@@ -851,10 +851,19 @@ def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
-def _env_value_loc(container: Any, name: str) -> Loc | None:
-    """Where the container's ``env`` entry ``name`` sets its value (the entry, else None)."""
+def _env_value_loc(s: ServingConfig, name: str) -> Loc | None:
+    """Where the container sets the variable ``name`` it was read with: the position
+    :func:`kvlint.engines.command.container_env` kept for it (a ConfigMap key for a variable of an ``envFrom`` or a
+    ``configMapKeyRef``: the refusal was placed at the command), else the value of the container's last ``env``
+    entry of that name (the one the kubelet keeps, ``makeEnvironmentVariables``; a name given twice was placed at
+    the first, whose value the engine never sees), its ``valueFrom``, else the entry; None without either."""
+    kept = s.env_locs.get(name)
+    if kept is not None:
+        return kept
+    container = s.container
     env = container.get("env") if isinstance(container, dict) else None
+    last = None
     for item in env if isinstance(env, list) else ():
         if isinstance(item, dict) and item.get("name") == name:
-            return loc_of(item, "value") or loc_of(item)
-    return None
+            last = item
+    return None if last is None else loc_of(last, "value") or loc_of(last, "valueFrom") or loc_of(last)
