@@ -821,25 +821,88 @@ def _scan_shell(
     return None, "the shell script starts no engine directly; " + reason
 
 
-#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``)
-_PIP_PIN_RE = re.compile(r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``; a
+#: project name is case-insensitive, PEP 503)
+_PIP_PIN_RE = re.compile(
+    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)", re.IGNORECASE
+)
+#: Words that run the next word as the program (``sudo pip install ...``), skipped before the installer.
+_PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "nice"})
+#: ``pip install`` options after which the engine the container runs is not replaced: nothing is installed
+#: (``--dry-run``) or it goes to a directory that is not the environment's site-packages (``--target``,
+#: ``--prefix``, ``--root``; pip ``commands/install.py``).
+_PIP_ELSEWHERE = frozenset({"--dry-run", "-t", "--target", "--prefix", "--root"})
+#: ``pip install`` options whose value is the next word (a file, a URL, a directory), not a requirement.
+_PIP_VALUED = frozenset(
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--src",
+        "--python",
+        "--log",
+        "--cache-dir",
+        "--trusted-host",
+        "--upgrade-strategy",
+        "--config-settings",
+        "-C",
+        "--report",
+    }
+)
+
+
+def _is_pip(before: Sequence[str]) -> bool:
+    """Whether the words before ``install`` run pip: ``pip``/``pip3``/``pip3.12``, ``python3 -m pip``,
+    ``uv pip`` (after ``sudo``, its options, ``env`` and ``NAME=value`` words; pip's own options may follow:
+    ``pip -q install``); not ``echo pip`` or ``apt-get``."""
+    k = 0
+    while k < len(before) and (before[k] in _PIP_WRAPPERS or "=" in before[k] or before[k].startswith("-")):
+        k += 1
+    rest = list(before[k:])
+    while rest and rest[-1].startswith("-"):
+        rest.pop()
+    if len(rest) == 1:
+        return re.fullmatch(r"pip[0-9.]*", rest[0]) is not None
+    if rest == ["uv", "pip"]:
+        return True
+    return len(rest) == 3 and _PYTHON_RE.fullmatch(rest[0]) is not None and rest[1:] == ["-m", "pip"]
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
     ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
-    (``pip install -U vllm``) installs whatever is newest on the day: no release."""
+    (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
+    is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
+    (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
     if "install" not in words:
         return None
     at = words.index("install")
-    before = [_base(w) for w in words[:at]]
-    if not before or not ({"pip", "pip3"} & set(before) or before[-1].startswith("pip")):
+    if not _is_pip([_base(w) for w in words[:at]]):
         return None
+    pinned = None
+    skip = False
     for w in words[at + 1 :]:
+        if skip:
+            skip = False
+            continue
+        opt = w.split("=", 1)[0]
+        if opt in _PIP_ELSEWHERE:
+            return None
+        if w in _PIP_VALUED:
+            skip = True
+            continue
         m = _PIP_PIN_RE.fullmatch(w.strip())
-        if m is not None and m.group(1) == engine:
-            return m.group(2)
-    return None
+        if m is not None and m.group(1).lower() == engine:
+            pinned = m.group(2)
+    return pinned
 
 
 def _unclosed_quote(
@@ -1453,9 +1516,10 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
-    # a release the container's script installs is the one it runs: it takes --engine-version's place (as a
-    # RayService's runtime_env.pip pin does, Workload.engine_release); an engine release image's tag still wins
-    version = engine_release(image, found.engine, found.installed or version_override)
+    # a release the container's script installs is the one it runs: pip replaces the engine the image carried
+    # (an engine release image's included: its tag then names a release that no longer runs), and it takes
+    # --engine-version's place as a RayService's runtime_env.pip pin does (Workload.engine_release)
+    version = found.installed or engine_release(image, found.engine, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
