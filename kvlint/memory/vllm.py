@@ -805,6 +805,9 @@ def _era(
     )
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
+    refused = vllm_runner.runner_unsupported(v, _runner_features(s, model))
+    if refused:
+        raise PlanError(refused, PlanRefusal.VLLM_DBO_UNSUPPORTED)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
             return "v1", "V1 engine opted in with VLLM_USE_V1=1", None
