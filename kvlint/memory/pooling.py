@@ -337,7 +337,9 @@ def vllm_pooling_chunked_prefill(
 
     ``--[no-]enable-chunked-prefill`` given overrides this default in all of them (the caller checks)."""
     seq, tok = _pooler_types(pooler_config)
-    source = "--pooler-config" if (seq or tok) else ""
+    # the JSON of --pooler-config or of the older --override-pooler-config (VllmSettings.pooler_config keeps
+    # either, not which flag): named "the pooler config", not a flag the user may not have typed
+    source = "the pooler config given" if (seq or tok) else ""
     if not (seq or tok):
         cls = next((VLLM_CLASS_POOLING[a] for a in architectures if a in VLLM_CLASS_POOLING), None)
         reward = "reward" in ((task or "").strip().lower(), (convert or "").strip().lower())
@@ -355,7 +357,12 @@ def vllm_pooling_chunked_prefill(
         seq, tok = one, None
     seq = seq or "LAST"
     named = f"{seq} pooling" + (f" ({tok} token pooling)" if tok else "")
-    named += f" ({source})" if source else " (vLLM's default; no --pooler-config)"
+    if source:
+        named += f" ({source})"
+    elif pooler_config is not None:
+        named += " (vLLM's default; the pooler config given sets no pooling type)"
+    else:
+        named += " (vLLM's default; no pooler config given)"
     if config.get("is_causal") is False:
         return False, f'{named}, "is_causal": false in config.json (bidirectional attention)'
     if v < (0, 12, 0):
