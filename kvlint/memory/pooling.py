@@ -291,7 +291,7 @@ def _pooler_types(value: object) -> tuple[str | None, str | None]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, None
     if not isinstance(value, dict):
         return None, None

@@ -233,7 +233,7 @@ def _kv_connector(value: Any) -> str | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "?"
     name = value.get("kv_connector") if isinstance(value, dict) else None
     return str(name) if name else "?"
@@ -268,7 +268,7 @@ def kv_cache_access(value: Any) -> frozenset[str]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return frozenset()
     if not isinstance(value, dict):
         return frozenset()
@@ -319,13 +319,13 @@ def settings_from_flags(
     if isinstance(hfo, str):
         try:
             hfo = json.loads(hfo)
-        except ValueError:
+        except (ValueError, RecursionError):
             hfo = {}
     spec_cfg = get("speculative_config")
     if isinstance(spec_cfg, str):
         try:
             spec_cfg = json.loads(spec_cfg)
-        except ValueError:
+        except (ValueError, RecursionError):
             spec_cfg = None
     # --spec-method / --spec-model / --spec-tokens (0.24.0 on) set their key of the config, as
     # EngineArgs.create_speculative_config does (kvlint.engines.options.SPEC_SHORTHANDS; a clash is a KV206 in
@@ -444,7 +444,7 @@ def _json_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             obj = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return obj if isinstance(obj, dict) else {}
     return {}
