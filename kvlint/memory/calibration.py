@@ -52,6 +52,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.values import parse_cc
+
 GiB = 1 << 30
 
 #: [calibrated] CUDA context a GPU process holds before any distributed set-up: the median of the four start-up
@@ -684,12 +686,7 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
     PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
     whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5."""
     name = gpu_name.lower()
-    cc: tuple[int, ...] | None = None
-    if compute_capability:
-        try:
-            cc = tuple(int(x) for x in compute_capability.split(".")[:2])
-        except ValueError:
-            cc = None
+    cc = parse_cc(compute_capability)  # "9" is (9, 0), as everywhere else a capability is read
     if cc is not None and cc < (9, 0):
         return False
     if not name:
