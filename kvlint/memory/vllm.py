@@ -139,11 +139,16 @@ class VllmSettings:
     which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
     ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given, which decide whether vLLM
     runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
-    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` and ``mamba_cache_mode`` (as given, None:
-    not given) decide with the model whether the V2 model runner runs the start-up
-    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`). ``pooler_config``: ``--pooler-config`` (or the older
-    ``--override-pooler-config``) as JSON text, whose pooling type decides a pooling model's chunked prefill
-    (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
+    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` (1, 1, False, 1 when not given) and
+    ``mamba_cache_mode`` (None: not given) decide with the model whether the V2 model runner runs the start-up and
+    whether 0.34.0 refuses dual batch overlap (:class:`kvlint.memory.vllm_runner.RunnerFeatures`).
+    ``pooler_config``: ``--pooler-config`` (or the older ``--override-pooler-config``) as JSON text, whose pooling
+    type decides a pooling model's chunked prefill (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
+    ``flashinfer_moe_fp16``/``flashinfer_moe_backend_env`` (``VLLM_USE_FLASHINFER_MOE_FP16``,
+    ``VLLM_FLASHINFER_MOE_BACKEND``), ``moe_backend`` (``--moe-backend``, lower case, ``-`` as ``_``) and
+    ``rocm_aiter`` (``VLLM_ROCM_USE_AITER``) decide which unquantized MoE experts run
+    (:func:`unquantized_moe_takes_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
+    ``--compilation-config`` turn the all-reduce + RMSNorm fusion off (:func:`allreduce_fusion_switched_off`).
     """
 
     version: str = "0.34.0"
