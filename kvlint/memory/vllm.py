@@ -2715,7 +2715,8 @@ def stage_memory(
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
     nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls, cfg.nvls_domain) + penalty[0]
-    nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
+    fusion = allreduce_fusion_workspace_bytes(settings, model, cfg)
+    nt += fusion
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -2788,6 +2789,16 @@ def stage_memory(
                 f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
             )
             if gather
+            else ()
+        )
+        + (
+            (
+                f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
+                f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
+                f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
+                '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
+            )
+            if fusion
             else ()
         )
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
