@@ -50,3 +50,64 @@ def test_kv501_on_a_cpu_image_started_with_device_cpu_keeps_the_plain_wording(tm
     ]
     assert "is started with --device cpu" in d.message
     assert "picks its platform" not in d.message
+
+
+def _installing(tmp_path: Path, image: str, install: str) -> Path:
+    """A 1-GPU Pod whose ``bash -c`` script runs ``install`` (line 2 of the file's script, line 9 of the file)
+    and then vLLM's OpenAI server module."""
+    m = tmp_path / "p.yaml"
+    m.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        f"    image: {image}\n    command: [/bin/bash, -c]\n    args:\n    - |\n"
+        "      set -e\n"
+        f"      {install}\n"
+        "      python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-0.5B-Instruct\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return m
+
+
+def test_kv208_on_a_release_the_script_pins_names_the_pin_and_its_line(tmp_path: Path) -> None:
+    """``pip install vllm==0.3.3`` before the engine sets the release (kvlint.engines.command._pip_pinned); KV208
+    said "check the image tag" of vllm/vllm-openai:v0.10.2, whose release no longer runs."""
+    res = _run(_installing(tmp_path, "vllm/vllm-openai:v0.10.2", "pip install vllm==0.3.3"))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert (
+        "vLLM 0.3.3, installed by the container's script ('pip install vllm==0.3.3' at line 12)" in d.message
+    )
+    assert d.loc is not None and d.loc.line == 12
+    assert "image tag" not in d.fix and "pip install" in d.fix
+
+
+@pytest.mark.parametrize(
+    "install", ["pip install -U vllm", "pip install --upgrade vllm", "uv pip install -U 'vllm>=0.8'"]
+)
+def test_an_unpinned_upgrade_makes_the_release_unknown(tmp_path: Path, install: str) -> None:
+    """``pip install -U vllm`` on vLLM's v0.10.2 image installs the newest release on the day the pod starts: the
+    tag's 0.10.2 no longer runs, and the release is unknown (KV208 says so, at the pip command)."""
+    res = _run(_installing(tmp_path, "vllm/vllm-openai:v0.10.2", install))
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.serving.version is None
+    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "upgrades vLLM without pinning a release" in d.message and "at line 12" in d.message
+    assert "in place of the vLLM 0.10.2 image" in d.message
+    assert d.loc is not None and d.loc.line == 12
+
+
+@pytest.mark.parametrize(
+    "install", ["pip install vllm", "pip install -U transformers", "pip install -U vllm==0.8.5"]
+)
+def test_an_install_that_keeps_or_pins_the_release_is_not_unknown(tmp_path: Path, install: str) -> None:
+    """Without -U pip leaves the image's vLLM alone ("Requirement already satisfied"); upgrading another package
+    changes nothing of vLLM; a pinned upgrade runs that pin."""
+    res = _run(_installing(tmp_path, "vllm/vllm-openai:v0.10.2", install))
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.serving.version == ("0.8.5" if "==" in install else "0.10.2")
+    assert not [d for d in res.diagnostics if d.rule == "KV208"]
+
+
+def test_an_unpinned_upgrade_on_an_image_without_vllm_names_no_carried_release(tmp_path: Path) -> None:
+    res = _run(_installing(tmp_path, "nvcr.io/nvidia/pytorch:24.01-py3", "pip install -U vllm"))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "upgrades vLLM without pinning a release" in d.message
+    assert "in place of" not in d.message
