@@ -111,3 +111,42 @@ def test_an_unpinned_upgrade_on_an_image_without_vllm_names_no_carried_release(t
     (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
     assert "upgrades vLLM without pinning a release" in d.message
     assert "in place of" not in d.message
+
+
+@pytest.mark.parametrize(
+    ("image", "option", "value", "accepts"),
+    [
+        # choices read in the wheels: RunnerOption (0.10.1+), ConvertOption (0.10.1+; "reward" up to 0.14,
+        # "mm_encoder_only" in 0.14 only), TaskOption (0.6.6-0.12.0)
+        ("vllm/vllm-openai:v0.20.0", "--runner", "Pooling", "auto, draft, generate, pooling"),
+        ("vllm/vllm-openai:v0.20.0", "--convert", "bogus", "auto, classify, embed, none"),
+        ("vllm/vllm-openai:v0.20.0", "--convert", "reward", "auto, classify, embed, none"),
+        ("vllm/vllm-openai:v0.11.0", "--task", "bogus", "auto, classify, draft, embed, embedding, generate"),
+        ("vllm/vllm-openai:v0.6.6.post1", "--task", "transcription", "auto, classify, embed, embedding"),
+    ],
+)
+def test_kv206_refuses_a_runner_convert_or_task_outside_the_release_choices(
+    tmp_path: Path, image: str, option: str, value: str, accepts: str
+) -> None:
+    """argparse refuses ``--runner Pooling`` ("invalid choice"): the value was read as given and planned."""
+    m = _manifest(tmp_path, image, f", {option}, {value}")
+    found = [d for d in _run(m).diagnostics if d.rule == "KV206" and option in d.message]
+    assert found, [d.message for d in _run(m).diagnostics]
+    assert accepts in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("image", "option", "value"),
+    [
+        ("vllm/vllm-openai:v0.20.0", "--runner", "pooling"),
+        ("vllm/vllm-openai:v0.12.0", "--convert", "reward"),
+        ("vllm/vllm-openai:v0.14.0", "--convert", "mm_encoder_only"),
+        ("vllm/vllm-openai:v0.8.5", "--task", "embed"),
+        ("vllm/vllm-openai:v0.12.0", "--task", "draft"),
+    ],
+)
+def test_a_runner_convert_or_task_the_release_accepts_is_not_refused(
+    tmp_path: Path, image: str, option: str, value: str
+) -> None:
+    m = _manifest(tmp_path, image, f", {option}, {value}")
+    assert not [d for d in _run(m).diagnostics if d.rule == "KV206" and option in d.message]

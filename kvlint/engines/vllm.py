@@ -442,7 +442,9 @@ class _Parser:
                 )
                 return False, None
             return True, fval
-        if dest in ("dtype", "kv_cache_dtype"):
+        if dest in ("dtype", "kv_cache_dtype", "runner", "convert", "task"):
+            # argparse choices read in the wheels (vllm_flags_data.CHOICES): --task's TaskOption (0.6.6-0.12.0),
+            # --runner's RunnerOption and --convert's ConvertOption (0.10.1+), Literal fields of ModelConfig
             choices = _choices(dest, self.indices)
             if choices and raw not in choices:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
