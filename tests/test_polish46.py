@@ -150,3 +150,30 @@ def test_a_runner_convert_or_task_the_release_accepts_is_not_refused(
 ) -> None:
     m = _manifest(tmp_path, image, f", {option}, {value}")
     assert not [d for d in _run(m).diagnostics if d.rule == "KV206" and option in d.message]
+
+
+def test_a_pooler_config_naming_only_the_sequence_type_keeps_the_class_token_default() -> None:
+    """From vLLM 0.14.0 ``ModelConfig.__post_init__`` fills each of ``seq_pooling_type``/``tok_pooling_type`` the
+    ``--pooler-config`` leaves unset from the model class's default: Qwen2ForProcessRewardModel keeps its STEP
+    token pooling (``@default_pooling_type(tok_pooling_type="STEP")``), so chunked prefill stays off."""
+    from kvlint.memory.pooling import vllm_pooling_chunked_prefill
+    from kvlint.memory.versions import parse_version
+
+    chunked, why = vllm_pooling_chunked_prefill(
+        parse_version("0.14.0"),
+        ("Qwen2ForProcessRewardModel",),
+        {},
+        pooler_config='{"seq_pooling_type": "LAST"}',
+    )
+    assert not chunked and "STEP token pooling" in why and "model class's default" in why
+    # before 0.14.0 one pooling_type: the one given replaces the class's
+    assert vllm_pooling_chunked_prefill(
+        parse_version("0.11.0"), ("Qwen2ForProcessRewardModel",), {}, pooler_config='{"pooling_type": "LAST"}'
+    )[0]
+    # a token type given wins over the class's token default
+    assert vllm_pooling_chunked_prefill(
+        parse_version("0.20.0"),
+        ("Qwen2ForProcessRewardModel",),
+        {},
+        pooler_config='{"tok_pooling_type": "ALL"}',
+    )[0]
