@@ -177,3 +177,33 @@ def test_a_pooler_config_naming_only_the_sequence_type_keeps_the_class_token_def
         {},
         pooler_config='{"tok_pooling_type": "ALL"}',
     )[0]
+
+
+@pytest.mark.parametrize(
+    ("image", "config", "clash"),
+    [
+        (
+            "vllm/vllm-openai:v0.14.0",
+            '{"pooling_type": "MEAN", "seq_pooling_type": "LAST"}',
+            "seq_pooling_type",
+        ),
+        (
+            "vllm/vllm-openai:v0.34.0",
+            '{"pooling_type": "LAST", "tok_pooling_type": "STEP"}',
+            "tok_pooling_type",
+        ),
+        ("vllm/vllm-openai:v0.34.0", '{"pooling_type": "LAST", "seq_pooling_type": null}', None),
+        ("vllm/vllm-openai:v0.34.0", '{"seq_pooling_type": "MEAN", "tok_pooling_type": "ALL"}', None),
+    ],
+)
+def test_kv206_refuses_pooling_type_beside_a_split_type(
+    tmp_path: Path, image: str, config: str, clash
+) -> None:  # type: ignore[no-untyped-def]
+    """vLLM 0.14.0+ ``PoolerConfig.__post_init__`` raises "Cannot set both `pooling_type` and `seq_pooling_type`"."""
+    m = _manifest(tmp_path, image, f", --runner, pooling, --pooler-config, '{config}'")
+    found = [d for d in _run(m).diagnostics if d.rule == "KV206" and "--pooler-config" in d.message]
+    if clash is None:
+        assert not found
+    else:
+        (d,) = found
+        assert f"Cannot set both `pooling_type` and `{clash}`" in d.message and d.severity == "error"
