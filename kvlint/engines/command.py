@@ -656,6 +656,9 @@ class _Found:
     #: the engine release the ``sh -c`` script installs before it starts the engine (``pip install vllm==0.6.6``,
     #: :func:`_pip_pinned`), which the container then runs whatever its image carried; None when it installs none
     installed: str | None = None
+    #: the words of that ``pip install`` command, and where it starts in the manifest
+    installed_by: str = ""
+    installed_loc: Loc | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -777,7 +780,17 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
-        found.installed = next((v for v in (_pip_pinned(t, engine) for t in reversed(seen)) if v), None)
+        for at in range(len(seen) - 1, -1, -1):  # the last install wins
+            found.installed = _pip_pinned(seen[at], engine)
+            if found.installed:
+                said = " ".join(seen[at])
+                found.installed_by = said if len(said) <= 200 else said[:200] + " ..."
+                head = heads[at]
+                found.installed_loc = head.loc or script_item.loc
+                if head.loc is None and head.offset is not None:
+                    source, (raw,) = _raw_offsets(script_item, env, [head.offset])
+                    found.installed_loc = _offset_loc(script_item.loc, source, raw) or script_item.loc
+                break
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
@@ -1538,6 +1551,7 @@ def _dispatch_argv(
             grpc=found.grpc,
         )
         cfg.exec_form = found.exec_form
+        _mark_installed(cfg, found)
         if found.loc is not None:
             cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
         if server_args and cfg.findings:
@@ -1595,7 +1609,16 @@ def _dispatch_argv(
         serve_cli=found.positional_model,
     )
     sgl.exec_form = found.exec_form
+    _mark_installed(sgl, found)
     return sgl
+
+
+def _mark_installed(cfg: ServingConfig, found: _Found) -> None:
+    """Where ``cfg``'s release was read when the container's script installs it (:attr:`_Found.installed`): the
+    ``pip install`` command, not the image (KV208 points there and does not blame the image's tag)."""
+    if found.installed and cfg.version == found.installed:
+        cfg.version_installed = found.installed_by
+        cfg.version_loc = found.installed_loc or cfg.version_loc
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).

@@ -126,11 +126,13 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             # an image kvlint knows only because its name mentions vLLM (a fork or a custom build, e.g.
             # neuralmagic/nm-vllm-openai): its tag is that image's version, which may not be vLLM's; with
             # --engine-version the release is that option's (images.engine_release), never such a tag
-            guessed = tag_of_unknown_image(s) and not ctx.options.engine_version
+            guessed = tag_of_unknown_image(s) and not ctx.options.engine_version and not s.version_installed
             read = (
                 f", read from the tag {tag} of {repo} (not an image kvlint knows as a vLLM release image: the tag "
                 "may be that image's own version),"
                 if guessed
+                else f", which the container's script installs (`{s.version_installed}`) over the image's,"
+                if s.version_installed
                 else ""
             )
             yield ctx.finding(
@@ -141,6 +143,9 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix="pass --engine-version with the vLLM release the image is built on (it takes precedence over "
                 "the tag of an image kvlint does not know)"
                 if guessed
+                else "pin a release kvlint models in the script's pip install (pip replaces the image's vLLM, and "
+                "--engine-version does not apply)"
+                if s.version_installed
                 else "check the image tag, or pass --engine-version with the release the image really runs",
             )
         return
