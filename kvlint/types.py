@@ -458,12 +458,6 @@ class ServingConfig:
             read; its GPUs are checked against the leader's layout).
         apart_from: the join of a follower node that is sized on its own because its pod lands on another GPU
             than its leader's (``joins`` is then None; KV403 still compares the two GPUs).
-        version_loc: where the engine release was read: the ``image`` (its tag), or the ``pip install`` command
-            of ``version_installed``.
-        version_installed: the ``pip install`` command (its words) that the container's ``sh -c`` script runs
-            before the engine and that pins the release read (``pip install vllm==0.6.6``: pip replaces the
-            release the image carried, and ``--engine-version`` does not apply); "" when the release is the
-            image's or ``--engine-version``'s.
         release_noted: the parser's KV504 (an image kvlint does not know read as vLLM, a Dynamo worker) already
             says which engine release kvlint assumed for an image tag that names none, so KV208 does not
             repeat it.
@@ -493,7 +487,12 @@ class ServingConfig:
     command_loc: Loc | None = None
     env_locs: dict[str, Loc | None] = field(default_factory=dict)
     version_loc: Loc | None = None
-    version_installed: str = ""
+    #: the ``sh -c`` script's pip command that installs the engine before starting it (``pip install
+    #: vllm==0.6.6``, shortened), where it is, and whether it upgrades without pinning (``pip install -U vllm``:
+    #: the release is then unknown); "" when the script installs none
+    installed_by: str = ""
+    installed_loc: Loc | None = None
+    install_upgrades: bool = False
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None
     release_noted: bool = False

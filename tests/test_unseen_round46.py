@@ -500,16 +500,3 @@ def test_a_volume_path_is_never_opened_by_check_or_the_webhook(tmp_path: Path) -
         (c,) = [c for c in res.containers if c.serving is not None]
         assert c.model is not None and c.model.hidden_size != 99999
         assert any(d.rule == "KV505" and str(host) in d.message for d in res.diagnostics)
-
-
-def test_kv208_on_a_release_the_script_installs_points_at_the_install_not_the_image(tmp_path: Path) -> None:
-    """A release the script's pip install pins outside the modelled range is KV208: at the ``pip install`` (line 11
-    of :func:`_installing`), naming it, not at the image whose tag (0.10.2, modelled) is not the release read, and
-    not telling the user to pass --engine-version, which the pin overrides."""
-    manifest = tmp_path / "p.yaml"
-    manifest.write_text(_installing("vllm/vllm-openai:v0.10.2", "pip install vllm==0.3.0 --quiet"))
-    res = _run(manifest)
-    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
-    assert d.loc is not None and (d.loc.line, d.loc.column) == (11, 7)
-    assert "vLLM 0.3.0" in d.message and "`pip install vllm==0.3.0 --quiet`" in d.message
-    assert d.fix is not None and "pip install" in d.fix and "image tag" not in d.fix
