@@ -131,3 +131,15 @@ def test_pipeline_and_data_parallel_gates_follow_the_release() -> None:
         assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is dp_on, (version, "dp")
         s, cfg = _cfg(m, version, tensor_parallel_size=2)
         assert allreduce_fusion_workspace_bytes(s, m, cfg) == 128 * MiB + 3 * 128 * MiB + 2 * MiB, version
+
+
+def test_the_plan_says_what_the_non_torch_figure_holds() -> None:
+    """The workspace doubled the non-torch figure at TP 2 (0.48 -> 0.98 GiB for Llama-3.1-8B on H100s) with no word
+    in the plan about it; a note names it, its size and how to turn it off (review rr46A)."""
+    m = _model("meta-llama--Llama-3.1-8B")
+    s, cfg = _cfg(m, tensor_parallel_size=2)
+    ws = allreduce_fusion_workspace_bytes(s, m, cfg)
+    said = [n for n in plan_vllm_detailed(s, m, TOTAL, **H100).plan.assumptions if "fusion workspace" in n]
+    assert len(said) == 1 and f"{ws / GiB:.2f} GiB" in said[0] and "fuse_allreduce_rms" in said[0]
+    eager = dataclasses.replace(s, enforce_eager=True)
+    assert not [n for n in plan_vllm_detailed(eager, m, TOTAL, **H100).plan.assumptions if "fusion" in n]

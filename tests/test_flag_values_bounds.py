@@ -108,3 +108,26 @@ def test_a_huge_memory_fraction_is_kv107_alone(tmp_path, image, args):
     diags = _check(tmp_path, _pod(image, [*args, "1e308"]))
     assert [d["rule"] for d in diags if d["rule"] in ("KV107", "KV502")] == ["KV107"]
     assert not any("Error" in d["message"] for d in diags)
+
+
+@pytest.mark.parametrize(
+    ("flag", "extra"),
+    [
+        ("--pooler-config", ["--runner", "pooling"]),
+        ("--compilation-config", ["--tensor-parallel-size", "2"]),
+        ("--hf-overrides", []),
+        ("--speculative-config", []),
+        ("--kv-transfer-config", []),
+        ("--limit-mm-per-prompt", []),
+    ],
+)
+def test_deeply_nested_json_objects_do_not_stop_the_plan(tmp_path, flag, extra):
+    """Nested JSON objects end in ``}}``, which the command parser keeps as text like a template it cannot resolve
+    (``engines.shell.UNRESOLVED_RE``), so the memory model's own JSON readers get it: they took only ValueError,
+    and the plan stopped with KV503 "RecursionError" (``--pooler-config``, read since engine46) or a KV502 whose
+    fix is about config.json (review rr46A). They now read it as unreadable JSON, as they read malformed JSON."""
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000
+    args = ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192", *extra, flag, deep]
+    diags = _check(tmp_path, _pod("vllm/vllm-openai:v0.14.0", args))
+    assert not any("RecursionError" in d["message"] or "recursion" in d["message"] for d in diags), diags
+    assert not any(d["rule"] == "KV503" for d in diags)

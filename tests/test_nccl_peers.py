@@ -134,3 +134,12 @@ def test_two_hgx_nodes_plan_one_nodes_nvls_share():
     )
     per = cal.NON_TORCH_GIB["per_peer"]
     assert p.plan.non_torch_bytes == int((cal.NON_TORCH_GIB[p.plan.era] + 7 * per) * GiB)
+
+
+@pytest.mark.parametrize(("name", "cc"), [("NVIDIA H100 80GB HBM3", "9"), ("my-b200", "10")])
+def test_a_capability_written_without_its_minor(name, cc):
+    """``.kvlint.yaml``'s ``compute_capability: 9`` is the text "9", which kvlint reads as 9.0 everywhere
+    (``values.parse_cc``); nvls_capable read it as ``(9,)``, below ``(9, 0)``, so an HGX H100 took one NCCL share
+    (review rr46A)."""
+    assert cal.nvls_capable(name, cc) is True
+    assert cal.nvls_capable(name, cc) == cal.nvls_capable(name, cc + ".0")

@@ -127,3 +127,21 @@ def test_reward_model_plan_follows_the_release() -> None:
     b = _startup(VllmSettings(version="0.14.0", max_model_len=LONG), model)
     assert not a.chunked_prefill and b.chunked_prefill
     assert a.max_num_batched_tokens == max(LONG, b.max_num_batched_tokens)
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ('{"pooling_type": "CLS"}', "CLS pooling (the pooler config given)"),
+        (
+            '{"normalize": true}',
+            "LAST pooling (vLLM's default; the pooler config given sets no pooling type)",
+        ),
+        (None, "LAST pooling (vLLM's default; no pooler config given)"),
+    ],
+)
+def test_the_note_names_where_the_pooling_type_came_from(config: str | None, said: str) -> None:
+    """The note named "--pooler-config" for 0.10.2's --override-pooler-config, and said "no --pooler-config" when
+    one was given that sets no pooling type (review rr46A)."""
+    _, named = vllm_pooling_chunked_prefill(v("0.10.2"), ("MistralModel",), {}, pooler_config=config)
+    assert named == said

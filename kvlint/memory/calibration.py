@@ -29,7 +29,8 @@ Plus the encoder outputs the V1 profile keeps in its encoder cache during the fo
 
 Non-torch (``non_torch_bytes``) = ``NON_TORCH_GIB[era] + NON_TORCH_GIB["per_peer"] x peers`` (NCCL communicator
 buffers and the custom all-reduce buffers) ``+ NON_TORCH_GIB["rocm"]`` on AMD GPUs (HIP/RCCL runtime), with peers =
-``tp x pp - 1`` on GPUs whose NCCL may run NVLink SHARP (NVLS: its buffers grow with the ranks) and at most 1 on
+``tp x pp - 1`` on GPUs whose NCCL may run NVLink SHARP (NVLS: its buffers grow with the ranks), capped at the
+NVLink domain's ``domain - 1`` (:func:`nvls_domain`: 8 GPUs on an HGX board, 72 on an NVL72 rack), and at most 1 on
 GPUs that cannot (NCCL's ring and tree buffers do not): :func:`nccl_peers`. CUDA graphs (``cudagraph_bytes``) = ``CG_BASE +
 K_CUDAGRAPH x layers x capture x (hidden + I_eff / tp) x dtype_bytes``, capture = ``min(2 x max_num_seqs, 512)``
 (largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``; x (1 + speculative tokens) from 0.13.0, and
@@ -50,6 +51,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from kvlint.values import parse_cc
 
 GiB = 1 << 30
 
@@ -683,12 +686,7 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
     PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
     whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5."""
     name = gpu_name.lower()
-    cc: tuple[int, ...] | None = None
-    if compute_capability:
-        try:
-            cc = tuple(int(x) for x in compute_capability.split(".")[:2])
-        except ValueError:
-            cc = None
+    cc = parse_cc(compute_capability)  # "9" is (9, 0), as everywhere else a capability is read
     if cc is not None and cc < (9, 0):
         return False
     if not name:

@@ -92,7 +92,7 @@ def parse_mm_limits(value: Any) -> dict[str, int]:
         obj = json.loads(text)
         if isinstance(obj, dict):
             return _counts(obj)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     out: dict[str, int] = {}
     for part in text.split(","):

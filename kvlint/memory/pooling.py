@@ -291,7 +291,7 @@ def _pooler_types(value: object) -> tuple[str | None, str | None]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, None
     if not isinstance(value, dict):
         return None, None
@@ -337,7 +337,9 @@ def vllm_pooling_chunked_prefill(
 
     ``--[no-]enable-chunked-prefill`` given overrides this default in all of them (the caller checks)."""
     seq, tok = _pooler_types(pooler_config)
-    source = "--pooler-config" if (seq or tok) else ""
+    # the JSON of --pooler-config or of the older --override-pooler-config (VllmSettings.pooler_config keeps
+    # either, not which flag): named "the pooler config", not a flag the user may not have typed
+    source = "the pooler config given" if (seq or tok) else ""
     if (seq or tok) and v >= VLLM_SPLIT_POOLING_FROM:
         # from 0.14.0 ModelConfig fills each type the pooler config leaves unset from the class's default
         # (``vllm@0.14.0:vllm/config/model.py`` ``ModelConfig.__post_init__``: ``if
@@ -367,7 +369,12 @@ def vllm_pooling_chunked_prefill(
         seq, tok = one, None
     seq = seq or "LAST"
     named = f"{seq} pooling" + (f" ({tok} token pooling)" if tok else "")
-    named += f" ({source})" if source else " (vLLM's default; no --pooler-config)"
+    if source:
+        named += f" ({source})"
+    elif pooler_config is not None:
+        named += " (vLLM's default; the pooler config given sets no pooling type)"
+    else:
+        named += " (vLLM's default; no pooler config given)"
     if config.get("is_causal") is False:
         return False, f'{named}, "is_causal": false in config.json (bidirectional attention)'
     if v < (0, 12, 0):

@@ -139,11 +139,16 @@ class VllmSettings:
     which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
     ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given, which decide whether vLLM
     runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
-    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` and ``mamba_cache_mode`` (as given, None:
-    not given) decide with the model whether the V2 model runner runs the start-up
-    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`). ``pooler_config``: ``--pooler-config`` (or the older
-    ``--override-pooler-config``) as JSON text, whose pooling type decides a pooling model's chunked prefill
-    (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
+    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` (1, 1, False, 1 when not given) and
+    ``mamba_cache_mode`` (None: not given) decide with the model whether the V2 model runner runs the start-up and
+    whether 0.34.0 refuses dual batch overlap (:class:`kvlint.memory.vllm_runner.RunnerFeatures`).
+    ``pooler_config``: ``--pooler-config`` (or the older ``--override-pooler-config``) as JSON text, whose pooling
+    type decides a pooling model's chunked prefill (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
+    ``flashinfer_moe_fp16``/``flashinfer_moe_backend_env`` (``VLLM_USE_FLASHINFER_MOE_FP16``,
+    ``VLLM_FLASHINFER_MOE_BACKEND``), ``moe_backend`` (``--moe-backend``, lower case, ``-`` as ``_``) and
+    ``rocm_aiter`` (``VLLM_ROCM_USE_AITER``) decide which unquantized MoE experts run
+    (:func:`unquantized_moe_takes_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
+    ``--compilation-config`` turn the all-reduce + RMSNorm fusion off (:func:`allreduce_fusion_switched_off`).
     """
 
     version: str = "0.34.0"
@@ -233,7 +238,7 @@ def _kv_connector(value: Any) -> str | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "?"
     name = value.get("kv_connector") if isinstance(value, dict) else None
     return str(name) if name else "?"
@@ -268,7 +273,7 @@ def kv_cache_access(value: Any) -> frozenset[str]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return frozenset()
     if not isinstance(value, dict):
         return frozenset()
@@ -319,13 +324,13 @@ def settings_from_flags(
     if isinstance(hfo, str):
         try:
             hfo = json.loads(hfo)
-        except ValueError:
+        except (ValueError, RecursionError):
             hfo = {}
     spec_cfg = get("speculative_config")
     if isinstance(spec_cfg, str):
         try:
             spec_cfg = json.loads(spec_cfg)
-        except ValueError:
+        except (ValueError, RecursionError):
             spec_cfg = None
     # --spec-method / --spec-model / --spec-tokens (0.24.0 on) set their key of the config, as
     # EngineArgs.create_speculative_config does (kvlint.engines.options.SPEC_SHORTHANDS; a clash is a KV206 in
@@ -444,7 +449,7 @@ def _json_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             obj = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return obj if isinstance(obj, dict) else {}
     return {}
@@ -2710,7 +2715,8 @@ def stage_memory(
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
     nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls, cfg.nvls_domain) + penalty[0]
-    nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
+    fusion = allreduce_fusion_workspace_bytes(settings, model, cfg)
+    nt += fusion
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -2783,6 +2789,16 @@ def stage_memory(
                 f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
             )
             if gather
+            else ()
+        )
+        + (
+            (
+                f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
+                f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
+                f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
+                '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
+            )
+            if fusion
             else ()
         )
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
