@@ -138,6 +138,16 @@ REPLAY: dict[str, Any] = {
         "0.5.7",
         1,
     ),
+    # gt-358: lmsysorg/sglang:latest of 2025-02-04 (0.4.2.post1 by date; kvlint plans 0.4.2.x alike) with its defaults
+    # (the compose file passes no memory flag; server_args prints the resolved 0.88); DeepSeek-R1-Distill-Qwen-7B
+    # from the catalogue; an RTX 3090 under WSL2 whose free memory before loading is the log's (PRELOAD_FROM_LOG)
+    "gt-358": (
+        ["--mem-fraction-static", "0.88"],
+        "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
+        "rtx-3090",
+        "0.4.2.post1",
+        1,
+    ),
     # gt-322: TGI 2.0.2 - 2.0.4 by the router's line numbers (2.0.4 read); the JumpStart container's limits are not
     # shown, so the launcher's defaults are assumed
     "gt-322": ([], "mistralai/Mistral-7B-Instruct-v0.3", "a10g", "2.0.4", 1),
@@ -148,6 +158,13 @@ REPLAY: dict[str, Any] = {
 #: ``cuda_memory_fraction`` 1.0 the replay plans the device total less that memory. gt-257: "0.7 GB in use before"
 #: on a desktop RTX 3090 (nvidia-smi's MiB / 1024, read as GiB).
 OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
+#: SGLang cases replayed from the free memory the log printed before loading ("Load weight begin. avail mem=X GB",
+#: ``figures.free_before_weights_gb``), as `kvlint verify` replays them when it is below what the card leaves after
+#: the CUDA context (kvlint.verify.compare._sglang_preload_shift): SGLang sizes the pool from that figure
+#: (sglang@0.4.2.post2:python/sglang/srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed returns it
+#: as total_gpu_memory). The GPU total planned is that figure plus kvlint's pre-load usage. gt-358: 22.76 GB free on a
+#: 23.59 GiB RTX 3090 under WSL2 (the Windows host held memory); +5.0 % from the card's total.
+PRELOAD_FROM_LOG = ("gt-358",)
 #: the SGLang cases of REPLAY (the others are TGI)
 SGLANG_CASES = (
     "gt-005",
@@ -161,6 +178,7 @@ SGLANG_CASES = (
     "gt-297",
     "gt-298",
     "gt-312",
+    "gt-358",
 )
 NOT_REPLAYABLE = {
     "gt-322": "SageMaker JumpStart deployment whose container limits (MAX_INPUT_LENGTH, MAX_TOTAL_TOKENS, "
@@ -236,8 +254,13 @@ def predict(case_id: str) -> tuple[int | None, str]:
         s = parse_command_line(
             ["python", "-m", "sglang.launch_server", "--model-path", model_id, *args], version
         )
+        total = acc.memory_bytes
+        if case_id in PRELOAD_FROM_LOG:
+            from kvlint.memory.sglang import preload_bytes
+
+            total = int(_figures(case_id)["free_before_weights_gb"] * (1 << 30)) + preload_bytes(gpus)[0]
         sd = plan_sglang_detailed(
-            s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name, compute_capability=acc.compute_capability
+            s, m, total, gpus=gpus, gpu_name=acc.name, compute_capability=acc.compute_capability
         )
         return (
             sd.max_total_num_tokens,
@@ -254,6 +277,16 @@ def predict(case_id: str) -> tuple[int | None, str]:
         d.max_batch_total_tokens,
         f"{d.plan.era}, block {d.plan.block_size}, prefill {d.max_batch_prefill_tokens}",
     )
+
+
+def _figures(case_id: str) -> dict[str, Any]:
+    """The figures of one case of the shared or the local cases file."""
+    for path in (CASES, Path(__file__).resolve().parent / "groundtruth" / "cases.yaml"):
+        if path.is_file():
+            for c in yaml.safe_load(path.read_text()):
+                if c["id"] == case_id:
+                    return dict(c.get("figures") or {})
+    raise KeyError(case_id)
 
 
 def _reported(c: dict[str, Any]) -> int | None:

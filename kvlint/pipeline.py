@@ -357,7 +357,8 @@ def analyse_container(
             namespace=w.namespace,
             configmaps=cms,
             path=w.path,
-            engine_version_option=options.engine_version,
+            # a release the object installs itself (a Ray runtime_env pip pin) is this container's
+            engine_version_option=w.engine_release or options.engine_version,
             # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
             # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
             runtime_template=is_runtime_template(w),

@@ -269,6 +269,9 @@ class Workload:
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
             (:func:`kvlint.pipeline.analyse_container`).
+        engine_release: the engine release the object itself installs where its image does not carry the engine
+            (a Ray application's ``runtime_env`` ``pip: ["vllm==0.4.3"]``), validated as a release number; the
+            engine stage reads the container with it as with ``--engine-version``, which it overrides.
     """
 
     doc: Document
@@ -297,6 +300,7 @@ class Workload:
     kaito_sku: tuple[int, int] | None = None
     node_class: DerivedAccelerator | None = None
     dra_claims: Mapping[str, Any] = field(default_factory=dict)
+    engine_release: str | None = None
 
     @property
     def loc(self) -> Loc | None:

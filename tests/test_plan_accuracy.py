@@ -121,6 +121,8 @@ def test_observations_carry_the_shapes_of_their_cases():
             assert o.encoder_peak_gib == pytest.approx(cfg.encoder.peak_bytes / GiB, abs=0.01), o.gt
             assert o.encoder_cache_gib == pytest.approx(cfg.encoder.cache_bytes / GiB, abs=0.01), o.gt
         assert d.plan.tensor_parallel_size == o.tp
+        # the NCCL share's multiplier (nccl_peers) is read with the GPU the replay names, where it matters (world > 1)
+        assert o.world == 1 or o.nvls == cfg.nvls, o.gt
         checked += 1
     assert checked >= 20
 
@@ -230,6 +232,7 @@ def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
 
     cases = {c["id"]: c for c in accuracy.load_cases(CASES)}
     checked = 0
+    unnamed: list[str] = []
     for gid, r in accuracy.REPLAY.items():
         if gid not in cases:
             continue
@@ -237,6 +240,22 @@ def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
         out = plan_cli.run_cli(["--model-dir", str(MODELS), *opts], cmd)
         assert isinstance(out, dict), (gid, out)
         p = accuracy.plan_case(cases[gid], plan_cli.typed_replay(r), MODELS).plan  # gt-007: Marlin is untyped
+        name = accuracy.EXTRA_GPUS.get(r.gpu, ("",))[0]
+        if name and cal.nvls_capable(name, accuracy.EXTRA_GPUS[r.gpu][2]) is False:
+            # a GPU outside the catalogue is typed as its memory only (--gpu-memory): kvlint cannot tell that it
+            # has no NVLink SHARP and keeps NCCL's per-peer share for every peer rank, so the typed plan is lower
+            # by exactly that share (gt-341: the A800 at TP 4)
+            typed = accuracy.plan_vllm_detailed(
+                accuracy.case_settings(cases[gid], plan_cli.typed_replay(r)),
+                accuracy._model(r, MODELS),
+                int(accuracy.EXTRA_GPUS[r.gpu][1] * accuracy.GiB),
+            ).plan
+            if typed.kv_cache_bytes != p.kv_cache_bytes:
+                world = int((cases[gid].get("parallelism") or {}).get("tensor_parallel") or 1)
+                gap = cal.non_torch_bytes(p.era, world) - cal.non_torch_bytes(p.era, world, nvls=False)
+                assert abs(p.kv_cache_bytes - typed.kv_cache_bytes - gap) <= 2, gid
+                unnamed.append(gid)
+            p = typed
         assert (out["era"], out["engine_version"]) == (p.era, p.engine_version), gid
         assert abs(out["memory"]["kv_cache_bytes"] - p.kv_cache_bytes) <= 2, (
             gid
@@ -244,3 +263,4 @@ def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
         assert abs(out["kv"]["capacity_tokens"] - p.capacity_tokens) <= p.block_size, gid
         checked += 1
     assert checked >= 30
+    assert unnamed == ["gt-341"]

@@ -248,11 +248,16 @@ def test_other_ray_serve_llm_builders_are_a_located_note(tmp_path: Path) -> None
 
 
 def test_a_python_only_rayservice_keeps_the_object_note() -> None:
-    """A RayService whose serve config never names ray.serve.llm is read as before (the object's note)."""
+    """A RayService whose serve config never names ray.serve.llm, nor a sample program kvlint restates
+    (kvlint.workloads.rayserve._SAMPLE_PROGRAMS), is read as before (the object's note)."""
+    from kvlint.workloads.rayserve import _SAMPLE_PROGRAMS
+
     path = next(
         p
         for p in sorted(COLLECTED.glob("*.yaml"))
-        if "kind: RayService" in p.read_text() and "ray.serve.llm" not in p.read_text()
+        if "kind: RayService" in p.read_text()
+        and "ray.serve.llm" not in p.read_text()
+        and not any(program in p.read_text() for program in _SAMPLE_PROGRAMS)
     )
     result = run_check([str(path)], OPTS)
     assert any(d.rule == "KV503" and "serveConfigV2" in d.message for d in result.diagnostics)

@@ -141,8 +141,10 @@ def test_replay_reproduces_kvlints_own_prediction(path: Path) -> None:
     # gt-217: 1.79 GiB non-torch; gt-220: LoRA buffers (see README); gt-221: the refusal's 81,536 tokens are the
     # smaller rank's pool (7.46 GiB), 1.2 GiB below the rank the reporter quotes and kvlint's band (the case's notes);
     # gt-283: 7.8 GiB of non-KV memory per DP rank kvlint does not plan (the naive all-to-all's gathered MoE batch,
-    # docs/engine-memory-model.md §5)
-    assert res.exit_code == 0 or gid in ("gt-217", "gt-220", "gt-221", "gt-283")
+    # docs/engine-memory-model.md §5); gt-282: PP 8 on A100s, 1.3 GiB of non-KV memory on the smallest stage kvlint
+    # does not plan since NCCL's share grows with the ranks only where NVLink SHARP can run (the weights are not
+    # printed; docs/engine-memory-model.md §5)
+    assert res.exit_code == 0 or gid in ("gt-217", "gt-220", "gt-221", "gt-282", "gt-283")
 
 
 def test_exact_part_tokens_from_the_printed_kv():
@@ -602,3 +604,36 @@ def test_sglang_scheduler_limits_are_compared_and_quoted() -> None:
     assert by_key["context_len"].inside is (d.context_length == log.figures["context_len"])
     text = res.render_text()
     assert f"context_len={log.figures['context_len']}" in text  # past the first 110 characters of the line
+
+
+def test_sglang_replays_the_free_memory_its_log_found_before_loading() -> None:
+    """SGLang sizes its pool from the free memory it measures before loading ("Load weight begin. avail mem=X GB":
+    sglang@0.4.2.post2 model_runner.py::ModelRunner.init_torch_distributed returns it as total_gpu_memory). gt-358
+    (SGLang 0.4.2, an RTX 3090 under WSL2) found 22.76 GiB free, 0.43 GiB below what kvlint leaves after the CUDA
+    context on a 23.59 GiB card: the replay takes the log's figure, and its pool lands within 2 % of the printed
+    105,531 tokens (+5.0 % from the card's total). The 0.4.2 forms of 'Load weight end' (free memory only) and
+    'KV Cache is allocated' (no token count) are read too. A figure inside kvlint's band, or a total given with
+    --gpu-memory, leaves the total alone."""
+    from kvlint.memory.sglang import preload_bytes
+
+    text = (ROOT / "fixtures" / "logs" / "gt-358.log").read_text(encoding="utf-8")
+    log = parse_log(text)
+    assert log.figures["free_before_weights_gb"] == 22.76
+    assert (log.figures["free_after_weights_gb"], log.figures["k_size_gb"]) == (8.37, 2.82)
+    model = "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    res = verify_log(log, Options(allow_hub=False, accelerator="rtx-3090"), model=model)
+    f = next(f for f in res.figures if f.key == "kv_tokens")
+    assert f.reported == 105531 and abs(f.predicted - f.reported) / f.reported < 0.02
+    assert res.plan.pre_free_bytes == int(22.76 * GiB)
+    assert res.gpu_total_gib == pytest.approx((int(22.76 * GiB) + preload_bytes(1)[0]) / GiB)
+    assert any("22.76 GiB free before loading" in n for n in res.notes)
+    # the card's total, as given: no shift, and the pool is kvlint's for the whole card (5 % high here)
+    given = verify_log(log, Options(allow_hub=False, accelerator="rtx-3090", gpu_memory_bytes=int(23.59 * GiB)),
+                       model=model)  # fmt: skip
+    g = next(f for f in given.figures if f.key == "kv_tokens")
+    assert g.predicted > f.predicted and not any("free before loading" in n for n in given.notes)
+    # a pre-load figure inside kvlint's band (the context alone): the catalogue total stands
+    inside = parse_log(text.replace("avail mem=22.76 GB", "avail mem=23.10 GB"))
+    res2 = verify_log(inside, Options(allow_hub=False, accelerator="rtx-3090"), model=model)
+    assert res2.gpu_total_gib == pytest.approx(23.588, abs=0.01)
+    assert next(f for f in res2.figures if f.key == "free_before_weights_gb").inside

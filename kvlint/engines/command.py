@@ -70,8 +70,8 @@ _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 #: server (vllm ``vllm/entrypoints/grpc_server.py`` ``main`` @029329a8; the Gateway API Inference Extension's
 #: ``config/manifests/vllm/gpu-grpc-deployment.yaml`` runs it) parses ``AsyncEngineArgs.add_cli_args`` plus its own
 #: ``--host``/``--port`` with vLLM's ``FlexibleArgumentParser``: the engine options kvlint sizes from are the same;
-#: the OpenAI server's frontend options (``--api-key``, ``--chat-template`` ...), which it does not take, are not
-#: told apart.
+#: the OpenAI server's frontend options (``--api-key``, ``--chat-template`` ...), which it does not take, are KV205
+#: (``parse_vllm_argv(grpc=True)``, :mod:`kvlint.engines.vllm_grpc_data`).
 _VLLM_MODULES = {
     "vllm.entrypoints.openai.api_server",
     "vllm.entrypoints.api_server",
@@ -1320,6 +1320,7 @@ def _dispatch_argv(
             kaito_wrapper=kaito,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
+            grpc=found.grpc,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2156,7 +2157,13 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
             cfg = parse_sglang_argv(rest, version=version, env=env, container=LDict())
         return _as_dynamo_worker(cfg, inner)
     if engine == "vllm":
-        return parse_vllm_argv(rest, version=version, env=env, container=LDict(), positional_model=pos_model)
+        grpc = _runs_grpc(words, start)
+        cfg = parse_vllm_argv(
+            rest, version=version, env=env, container=LDict(), positional_model=pos_model, grpc=grpc
+        )
+        if grpc:
+            _grpc_release(cfg, version)
+        return cfg
     if engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())
     return parse_sglang_argv(rest, version=version, env=env, container=LDict(), serve_cli=pos_model)

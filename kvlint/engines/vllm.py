@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from kvlint.engines import vllm_flags_data as data
+from kvlint.engines import vllm_grpc_data as grpc_data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
     SPEC_SHORTHANDS,
@@ -187,12 +188,40 @@ def _build_known(mask: int) -> dict[str, tuple[str, str]]:
 
 
 _Tables = tuple[dict[str, tuple[str, str]], list[int], frozenset[str], list[str]]
-_TABLES: dict[tuple[int, frozenset[str]], _Tables] = {}
+_TABLES: dict[tuple[int, frozenset[str], bool], _Tables] = {}
+
+#: The sampled releases whose gRPC server's parser :mod:`kvlint.engines.vllm_grpc_data` read, as a mask.
+_GRPC_MASK = sum(1 << data.VERSIONS.index(v) for v in grpc_data.GRPC_RELEASES)
+#: What vLLM's gRPC server adds to the engine's options itself (``vllm@0.14.0`` - ``0.34.0``
+#: ``vllm/entrypoints/grpc_server.py::main``, ``launchers/grpc_server.py::main`` from 0.33.0): ``--host`` and
+#: ``--port``; and ``--config FILE``, which ``FlexibleArgumentParser.parse_args`` replaces by the file's options
+#: before argparse reads them, whichever parser it is.
+_GRPC_OWN = frozenset({"--host", "--port", "--config"})
 
 
-def _tables(version: str | None) -> _Tables:
-    """Per-release option tables, memoised by release mask and the :data:`OPTION_FIRST_RELEASE` options the
-    release predates (pure performance: the tables depend only on those, which derive from ``version``).
+def _frontend_only(mask: int) -> set[str]:
+    """The options of the OpenAI server's parser that vLLM's gRPC server (``python -m
+    vllm.entrypoints.grpc_server``) does not take on the releases of ``mask``: an option is dropped when each
+    sampled release of ``mask`` that ships the gRPC server and has it registers it outside
+    ``AsyncEngineArgs.add_cli_args`` (:data:`kvlint.engines.vllm_grpc_data.FRONTEND_ONLY`); an option the
+    engine's own parser took on one of them is kept (generous, as :func:`_version_mask` is). Nothing is dropped
+    for releases before the gRPC server (KV206 says it is missing there)."""
+    on = mask & _GRPC_MASK
+    if not on:
+        return set()
+    out = set()
+    for option, only in grpc_data.FRONTEND_ONLY.items():
+        present = data.OPTIONS[option][2] & on
+        if present and not present & ~only and option not in _GRPC_OWN:
+            out.add(option)
+    return out
+
+
+def _tables(version: str | None, grpc: bool = False) -> _Tables:
+    """Per-release option tables, memoised by release mask, the :data:`OPTION_FIRST_RELEASE` options the
+    release predates and ``grpc`` (pure performance: the tables depend only on those, which derive from
+    ``version``). ``grpc``: the table of vLLM's gRPC server, without the OpenAI server's own options
+    (:func:`_frontend_only`).
 
     Returns ``(known, indices, bools, long_names)``: the :func:`known_options` table, the sampled-release
     indices, the ``bool`` long options (accepting ``--no-X``) and the sorted long option names including
@@ -201,14 +230,14 @@ def _tables(version: str | None) -> _Tables:
     mask, indices = _version_mask(version)
     vt = version_tuple(version)
     later = frozenset(o for o, first in OPTION_FIRST_RELEASE.items() if vt is not None and vt < first)
-    hit = _TABLES.get((mask, later))
+    hit = _TABLES.get((mask, later, grpc))
     if hit is None:
         known = _build_known(mask)
-        for option in later:
+        for option in later | (_frontend_only(mask) if grpc else set()):
             known.pop(option, None)
         bools = frozenset(o for o, (_, k) in known.items() if k == "bool" and o.startswith("--"))
         long_names = sorted([o for o in known if o.startswith("--")] + ["--no-" + o[2:] for o in bools])
-        hit = _TABLES[(mask, later)] = (known, indices, bools, long_names)
+        hit = _TABLES[(mask, later, grpc)] = (known, indices, bools, long_names)
     return hit[0], list(indices), hit[2], hit[3]
 
 
@@ -288,10 +317,15 @@ def _auto_max_len(indices: list[int], version: str | None) -> bool:
 
 
 class _Parser:
-    def __init__(self, version: str | None, env: Mapping[str, str], runtime_template: bool = False) -> None:
+    def __init__(
+        self, version: str | None, env: Mapping[str, str], runtime_template: bool = False, grpc: bool = False
+    ) -> None:
         self.version = version
         self.where = f"vLLM {version}" if version else "vLLM (any release)"
-        self.known, self.indices, self.bools, self.long_names = _tables(version)
+        self.known, self.indices, self.bools, self.long_names = _tables(version, grpc)
+        #: the command runs vLLM's gRPC server (``python -m vllm.entrypoints.grpc_server``), whose parser lacks
+        #: the OpenAI server's own options (:func:`_frontend_only`)
+        self.grpc = grpc
         self.col = Collector("vLLM", layout_from_service=runtime_template)
         self.model: Value | None = None
         self.env = env
@@ -314,6 +348,52 @@ class _Parser:
             if len(cands) > 1:
                 return None
         return None
+
+    def _openai_kind(self, opt: str) -> str | None:
+        """The kind of ``opt`` in the OpenAI server's parser of this release (exact spelling, ``_`` read as
+        ``-``, ``--no-X`` of a boolean), or None when that parser lacks it too."""
+        full = _tables(self.version)[0]
+        name = "--" + opt[2:].replace("_", "-") if opt.startswith("--") else opt
+        if name in full:
+            return full[name][1]
+        if name.startswith("--no-") and full.get("--" + name[5:], ("", ""))[1] == "bool":
+            return "flag"
+        return None
+
+    def _openai_takes_value(self, opt: str, following: str) -> bool:
+        """``opt`` (an OpenAI-server option given to the gRPC server) reads ``following`` as its value."""
+        kind = self._openai_kind(opt)
+        return kind in ("value", "multi", "optvalue") and not following.strip().startswith("-")
+
+    def _openai_only(self, opt: str, explicit: str | None, following: str | None, loc: Loc | None) -> bool:
+        """KV205 (error) for an option of vLLM's OpenAI server given to its gRPC server, and True; False when
+        the OpenAI server lacks ``opt`` too (the caller reports it as any unknown option). The gRPC server's
+        parser is ``--host``, ``--port`` and ``AsyncEngineArgs.add_cli_args`` (vllm@0.14.0 - 0.34.0
+        ``vllm/entrypoints/grpc_server.py::main``), so argparse stops the container with "unrecognized
+        arguments" on ``--api-key``, ``--chat-template``, ``--enable-auto-tool-choice``, ``--uvicorn-log-level``
+        ...; the table is :mod:`kvlint.engines.vllm_grpc_data`, generated from the wheels."""
+        if self._openai_kind(opt) is None:
+            return False
+        value = (
+            explicit
+            if explicit is not None
+            else following
+            if following and self._openai_takes_value(opt, following)
+            else None
+        )
+        self.col.unknown(
+            opt,
+            loc,
+            f"{self.where} gRPC server",
+            [],
+            extra=(
+                " (an option of vLLM's OpenAI-compatible HTTP server; python -m vllm.entrypoints.grpc_server "
+                "takes --host, --port and the engine's options only, and argparse stops it with 'unrecognized "
+                "arguments')"
+            ),
+            value=value,
+        )
+        return True
 
     # -- values ----------------------------------------------------------------------------------
     def convert(self, option: str, dest: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
@@ -605,6 +685,10 @@ class _Parser:
                 if UNRESOLVED_RE.search(opt):
                     self.col.note(f"{opt} contains a variable kvlint cannot resolve", loc)
                     continue
+                if self.grpc and self._openai_only(opt, explicit, argv[i] if i < n else None, loc):
+                    if explicit is None and i < n and self._openai_takes_value(opt, argv[i]):
+                        i += 1
+                    continue
                 other = option_versions("--" + opt[2:].replace("_", "-") if opt.startswith("--") else opt)
                 extra = ""
                 if other and self.version:
@@ -861,7 +945,7 @@ def _config_file_flags(
         p.col.note(f"{what} cannot be read: {done}", getattr(done, "loc", None) or text_loc or loc, "warning")
         return None
     c_argv, c_locs, c_src = list(done[0]), list(done[1]), list(done[2])
-    cp = _Parser(p.version, p.env, p.col.layout_from_service)
+    cp = _Parser(p.version, p.env, p.col.layout_from_service, p.grpc)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
     p.col.findings += [restate(f) for f in cp.col.findings] if restate is not None else cp.col.findings
     return cp
@@ -1313,6 +1397,7 @@ def parse_vllm_argv(
     kaito_wrapper: bool = False,
     runtime_template: bool = False,
     exec_form: bool = False,
+    grpc: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1335,6 +1420,8 @@ def parse_vllm_argv(
         exec_form: the words reach vLLM without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): a bare
             ``$VAR`` / ``${VAR}`` word is vLLM's literal text (a positional one its MODEL), not arguments a shell
             would expand.
+        grpc: the arguments are those of vLLM's gRPC server (``python -m vllm.entrypoints.grpc_server``), which
+            does not take the OpenAI server's own options (KV205, :meth:`_Parser._openai_only`).
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
@@ -1375,7 +1462,7 @@ def parse_vllm_argv(
             kept.append(k)
             k += 1
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
-    p = _Parser(version, env, runtime_template)
+    p = _Parser(version, env, runtime_template, grpc)
     config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
     if config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model

@@ -27,9 +27,10 @@ vllm/worker/model_runner.py::GPUModelRunnerBase.profile_run`` runs the same forw
 
 Plus the encoder outputs the V1 profile keeps in its encoder cache during the forward and sampler phases.
 
-Non-torch (``non_torch_bytes``) = ``NON_TORCH_GIB[era] + NON_TORCH_GIB["per_peer"] x (tp x pp - 1)`` (NCCL
-communicator buffers and the custom all-reduce IPC buffers grow with the ranks each process talks to) ``+
-NON_TORCH_GIB["rocm"]`` on AMD GPUs (HIP/RCCL runtime). CUDA graphs (``cudagraph_bytes``) = ``CG_BASE +
+Non-torch (``non_torch_bytes``) = ``NON_TORCH_GIB[era] + NON_TORCH_GIB["per_peer"] x peers`` (NCCL communicator
+buffers and the custom all-reduce buffers) ``+ NON_TORCH_GIB["rocm"]`` on AMD GPUs (HIP/RCCL runtime), with peers =
+``tp x pp - 1`` on GPUs whose NCCL may run NVLink SHARP (NVLS: its buffers grow with the ranks) and at most 1 on
+GPUs that cannot (NCCL's ring and tree buffers do not): :func:`nccl_peers`. CUDA graphs (``cudagraph_bytes``) = ``CG_BASE +
 K_CUDAGRAPH x layers x capture x (hidden + I_eff / tp) x dtype_bytes``, capture = ``min(2 x max_num_seqs, 512)``
 (largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``; x (1 + speculative tokens) from 0.13.0, and
 never above ``max_num_batched_tokens``: :func:`cudagraph_capture_tokens`).
@@ -68,7 +69,8 @@ class Observation:
     ``path`` the sampler path (:func:`sampler_path`) of that release; ``rows`` sampled rows R; ``tokens`` the
     dummy run's tokens T; ``vocab``, ``hidden``, ``inter_eff`` (whole model), ``tp``, ``layers`` (per rank),
     ``capture`` (largest CUDA-graph batch), ``dtype_bytes`` of the case's config and flags; ``world`` = TP x PP;
-    ``vendor`` ``nvidia``/``amd``. Printed figures: ``activation_gib``, ``non_torch_gib``, ``cudagraph_gib`` (graph
+    ``vendor`` ``nvidia``/``amd``; ``nvls`` whether the case's GPU can run NCCL's NVLink SHARP (:func:`nvls_capable`).
+    Printed figures: ``activation_gib``, ``non_torch_gib``, ``cudagraph_gib`` (graph
     memory after capture), or ``overhead_gib`` = budget - weights - KV when only those were printed (then the
     sum of activation, non-torch and any deducted graph estimate). ``encoder_peak_gib``/``encoder_cache_gib``: the
     shape-derived encoder peak and cache of :func:`kvlint.memory.multimodal.encoder_profile` for that case.
@@ -93,6 +95,7 @@ class Observation:
     dtype_bytes: int = 2
     encoder_peak_gib: float = 0.0
     encoder_cache_gib: float = 0.0
+    nvls: bool | None = None
 
     @property
     def era(self) -> str:
@@ -110,7 +113,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "gt-052", "v1_native", 1024, 8192, 201088, 2880, 11520, 1, 1, 7.38, 0.13, None, 24, 512, 0.39
     ),
     Observation(
-        "gt-054", "v1_native", 1024, 8192, 128256, 8192, 28672, 2, 2, 4.84, 0.55
+        "gt-054", "v1_native", 1024, 8192, 128256, 8192, 28672, 2, 2, 4.84, 0.55, nvls=True
     ),  # Llama-3.3-70B FP8 TP2
     # 0.26.0 on an RTX 4080 (CC 8.9): FlashInfer sampler by default
     Observation(
@@ -124,13 +127,58 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "gt-211", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, None, None, 0.55, 28, 512, 0.5
     ),
     Observation(
-        "gt-213", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 2, 2, None, None, 0.67, 28, 512, 0.65
+        "gt-213",
+        "v1_flashinfer",
+        256,
+        2048,
+        152064,
+        3584,
+        18944,
+        2,
+        2,
+        None,
+        None,
+        0.67,
+        28,
+        512,
+        0.65,
+        nvls=False,
     ),
     Observation(
-        "gt-214", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 2, 2, None, None, 0.68, 28, 512, 0.65
+        "gt-214",
+        "v1_flashinfer",
+        256,
+        2048,
+        152064,
+        3584,
+        18944,
+        2,
+        2,
+        None,
+        None,
+        0.68,
+        28,
+        512,
+        0.65,
+        nvls=False,
     ),
     Observation(
-        "gt-215", "v1_flashinfer", 256, 2048, 201088, 2880, 11520, 4, 4, None, None, 0.87, 36, 512, 1.88
+        "gt-215",
+        "v1_flashinfer",
+        256,
+        2048,
+        201088,
+        2880,
+        11520,
+        4,
+        4,
+        None,
+        None,
+        0.87,
+        36,
+        512,
+        1.88,
+        nvls=False,
     ),
     # 0.11.2 (native sampler), gemma-3-27b-it on B200: overhead 160.51 - 51.45 - 88.51
     Observation(
@@ -160,7 +208,9 @@ OBSERVATIONS: tuple[Observation, ...] = (
     Observation(
         "gt-217", "v0_sort", 256, 8192, 128256, 4096, 14336, 1, 1, 1.26, 1.79
     ),  # Llama-3-8B, Dec 2024 main
-    Observation("gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58),  # same, TP2
+    Observation(
+        "gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58, nvls=True
+    ),  # same, TP2
     Observation("gt-066", "v0_sort", 256, 32768, 151936, 1536, 8960, 1, 1, 2.02, 0.01),  # Qwen2.5-1.5B, T4
     Observation("gt-209", "v0_sort", 8, 8192, 151936, 1024, 3072, 1, 1, 0.23, 0.16),  # Qwen3-0.6B, V0 forced
     Observation("gt-220", "v0_sort", 256, 4096, 32000, 4096, 11008, 1, 1, None, 0.16),  # Llama-2-7b + LoRA
@@ -168,11 +218,11 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "gt-071", "v0_chunked", 256, 2048, 128256, 4096, 14336, 1, 1, 0.22, 0.05
     ),  # Llama-3.1-8B-class
     Observation(
-        "gt-221", "v0_chunked", 256, 2048, 152064, 5120, 13824, 2, 2, 0.19, 0.25
-    ),  # R1-Distill-14B TP2
+        "gt-221", "v0_chunked", 256, 2048, 152064, 5120, 13824, 2, 2, 0.19, 0.25, nvls=False
+    ),  # R1-Distill-14B TP2 on RTX 4090s
     Observation(
-        "gt-009", "v0_chunked", 256, 2048, 152064, 8192, 29568, 4, 4, None, 0.38
-    ),  # Qwen2.5-VL-72B TP4
+        "gt-009", "v0_chunked", 256, 2048, 152064, 8192, 29568, 4, 4, None, 0.38, nvls=False
+    ),  # Qwen2.5-VL-72B TP4 on A100-40GB (Ampere: no NVLS)
     Observation(
         "gt-219",
         "v0_sort",
@@ -216,7 +266,8 @@ path in this order."""
 
 
 def _nt_model(o: Observation, nt: dict[str, float]) -> float:
-    return nt[o.era] + nt["per_peer"] * (o.world - 1) + (nt["rocm"] if o.vendor == "amd" else 0.0)
+    rocm = nt["rocm"] if o.vendor == "amd" else 0.0
+    return nt[o.era] + nt["per_peer"] * nccl_peers(o.world, o.nvls) + rocm
 
 
 def _activation_seen(o: Observation, nt: dict[str, float]) -> float | None:
@@ -232,7 +283,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
     """Re-derive the factors from the observations, term by term (medians, so one odd report moves little):
 
     1. ``non_torch_gib``: per era the median printed non-torch of single-GPU NVIDIA runs; ``per_peer`` the median of
-       (printed - era base) / (world - 1) over multi-GPU runs; ``rocm`` the median AMD overhead left after the
+       (printed - era base) / :func:`nccl_peers` over multi-GPU runs; ``rocm`` the median AMD overhead left after the
        modelled activation, base and peers.
     2. ``k_sampler`` per path: activation (printed, or overhead - modelled non-torch) minus the encoder cache, over
        R x vocab x 4 B, on runs where the sampler phase is the peak (activation above 1.15 x the forward estimate and
@@ -251,7 +302,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
         vals = [o.non_torch_gib for o in obs if o.era == era and o.world == 1 and o.vendor == "nvidia"
                 and o.non_torch_gib is not None]  # fmt: skip
         nt[era] = round(statistics.median(vals), 2) if vals else NON_TORCH_GIB[era]
-    peers = [(o.non_torch_gib - nt[o.era]) / (o.world - 1) for o in obs
+    peers = [(o.non_torch_gib - nt[o.era]) / nccl_peers(o.world, o.nvls) for o in obs
              if o.world > 1 and o.non_torch_gib is not None and o.vendor == "nvidia"]  # fmt: skip
     nt["per_peer"] = round(statistics.median(peers), 2) if peers else NON_TORCH_GIB["per_peer"]
     nt["rocm"] = 0.0  # no AMD observation: no ROCm share (not the shipped constant, which came from one)
@@ -279,7 +330,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
         if o.vendor != "amd" or o.overhead_gib is None:
             continue
         act = max(k[o.path] * _sampler_unit(o), _forward_unit(o))
-        rocm.append(o.overhead_gib - act - nt[o.era] - nt["per_peer"] * (o.world - 1))
+        rocm.append(o.overhead_gib - act - nt[o.era] - nt["per_peer"] * nccl_peers(o.world, o.nvls))
     if rocm:
         nt["rocm"] = round(statistics.median(rocm), 2)
 
@@ -326,8 +377,8 @@ CG_BASE_GIB = 0.05
 #: ``v1_native`` is still refitted (test_plan_accuracy) but prices no V1 start-up: the 0.8 - 0.16 native sampler and
 #: the Triton path's fall-back to the same sort below 8 rows (0.17.0 - 0.29.x) are counted from the source
 #: (:func:`native_sampler_bytes`, :func:`triton_sampler_bytes`); it stands in for a V0 path without observations
-K_SAMPLER = {"v0_chunked": 1.31, "v0_sort": 10.05, "v1_flashinfer": 2.9, "v1_native": 9.73}
-NON_TORCH_GIB = {"v0": 0.11, "v1": 0.13, "per_peer": 0.28, "rocm": 2.38}
+K_SAMPLER = {"v0_chunked": 1.31, "v0_sort": 10.05, "v1_flashinfer": 2.46, "v1_native": 9.73}
+NON_TORCH_GIB = {"v0": 0.11, "v1": 0.13, "per_peer": 0.35, "rocm": 2.38}
 K_ENCODER = 0.91
 K_CUDAGRAPH = 1.03
 
@@ -441,12 +492,15 @@ def activation_bytes(
     encoder_cache: int = 0,
     forward_extra: int = 0,
     triton_all_rows: bool = False,
+    sampler_extra: int = 0,
 ) -> int:
     """Activation peak of the profile run per GPU (bytes) = max(K_ENCODER x encoder peak, encoder cache + forward,
     encoder cache + sampler); the sampler only on the last PP stage (the one computing logits). ``rows`` = sampled
     rows R, ``tokens`` = T; ``forward_extra`` bytes the forward pass holds beyond its T-token shapes (the MoE
     layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`). ``triton_all_rows``:
     the release runs the Triton top-k/top-p kernel below 8 rows too (>= 0.30.0, :data:`TRITON_ALL_ROWS_FROM`).
+    ``sampler_extra`` bytes the forward pass leaves allocated beside the sampler on the last stage (the unquantized
+    MoE experts' workspace, :func:`kvlint.memory.vllm.moe_workspace_bytes`).
     The V2 runner's paths (``v2_*``) are counted from the source by :func:`v2_sampler_bytes`.
     [shapes from source; the native and Triton samplers counted from the source (:func:`native_sampler_bytes`,
     :func:`triton_sampler_bytes`); K_SAMPLER (FlashInfer, V0), K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
@@ -461,6 +515,8 @@ def activation_bytes(
     else:
         sampler = K_SAMPLER[path] * rows * vocab * 4
     forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes + forward_extra
+    if last_stage and sampler > 0:
+        sampler += sampler_extra
     return int(max(K_ENCODER * encoder_peak, encoder_cache + forward, encoder_cache + sampler))
 
 
@@ -597,11 +653,71 @@ def v2_sampler_bytes(
     return base + rows * vocab * 4 + triton_buffer_rows(rows) * vocab * 4
 
 
-def non_torch_bytes(era: str, world: int, vendor: str = "nvidia") -> int:
+#: Name parts of GPUs without NVLink SHARP (PCIe and NVL-bridge cards, workstation and GeForce parts, GB10, and the
+#: pre-Hopper data-centre parts, for names read without a compute capability) and of the HGX/NVL-rack parts with it.
+_NO_NVLS_NAMES = (
+    "pcie",
+    " nvl",
+    "rtx",
+    "geforce",
+    "gb10",
+    "a100",
+    "a800",
+    "a10",
+    "a30",
+    "a40",
+    "l4",
+    "t4",
+    "v100",
+)
+_NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
+
+
+def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool | None:
+    """Whether NCCL on this GPU can run NVLink SHARP (NVLS), whose buffers grow with the ranks: True on the
+    NVSwitch products of compute capability 9.0 and above (HGX H100/H200/H20/H800, B200, B300, GB200/GB300), False
+    on every GPU that cannot (NVLS needs Hopper's third-generation NVSwitch: compute capability below 9.0, and the
+    PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
+    whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5."""
+    name = gpu_name.lower()
+    cc: tuple[int, ...] | None = None
+    if compute_capability:
+        try:
+            cc = tuple(int(x) for x in compute_capability.split(".")[:2])
+        except ValueError:
+            cc = None
+    if cc is not None and cc < (9, 0):
+        return False
+    if not name:
+        return None
+    if "gb200" in name or "gb300" in name:
+        return True
+    if "gh200" in name:
+        return None
+    if any(k in name for k in _NO_NVLS_NAMES):
+        return False
+    if any(k in name for k in _NVLS_NAMES):
+        return True
+    return None
+
+
+def nccl_peers(world: int, nvls: bool | None = None) -> int:
+    """Peer ranks whose NCCL buffers a GPU process holds, the multiplier of ``NON_TORCH_GIB["per_peer"]``.
+
+    NCCL's ring and tree collectives connect each rank to its neighbours on every channel, so their buffers (per
+    connection ``NCCL_STEPS`` slots of the SIMPLE, LL and LL128 protocols) do not grow with the ranks; NVLink SHARP
+    sizes its buffers ``nChannels x 2 x buffSize x nHeads`` with one head per local rank (``NVIDIA/nccl@5067397c:
+    src/transport/nvls.cc::nvlsBufferSetup``, ``nvlsTotalSize = nvlsPerRankSize * nHeads``). So ``world - 1`` where
+    NVLS can run or the GPU is not known (``nvls`` True or None, :func:`nvls_capable`), at most 1 where it cannot."""
+    peers = max(0, world - 1)
+    return min(peers, 1) if nvls is False else peers
+
+
+def non_torch_bytes(era: str, world: int, vendor: str = "nvidia", nvls: bool | None = None) -> int:
     """Non-torch memory growth per GPU (bytes): the era's base (cuBLAS workspaces, allocator slack), plus
-    ``per_peer`` for every other rank of the TP x PP group (NCCL communicator buffers, custom all-reduce IPC
+    ``per_peer`` times :func:`nccl_peers` of the TP x PP group (NCCL communicator buffers, custom all-reduce
     buffers), plus the ROCm runtime's share on AMD GPUs. [calibrated: see :data:`OBSERVATIONS`]"""
-    gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * max(0, world - 1)
+    gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * nccl_peers(world, nvls)
     if vendor == "amd":
         gib += NON_TORCH_GIB["rocm"]
     return int(gib * GiB)

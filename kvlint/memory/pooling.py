@@ -262,3 +262,104 @@ def encoder_only_clause(engine: str, model_type: str) -> str:
 #: (``models/qwen2_rm.py``: ``load_weights`` drops the ``lm_head`` weights; the same in both releases). A
 #: ``*ForCausalLM`` served with ``--is-embedding`` keeps its class and its ``lm_head``.
 SGLANG_HEADLESS_ARCHITECTURES = frozenset({"LlamaEmbeddingModel", "MistralModel", "Qwen2ForRewardModel"})
+
+
+#: Decoder pooling architectures whose class declares a pooling type other than vLLM's default ``LAST``
+#: (``@default_pooling_type``, read in the 0.12.0, 0.14.0 and 0.34.0 wheels: ``gritlm.py::GritLM`` ``MEAN``,
+#: ``qwen2_rm.py::Qwen2ForRewardModel`` and ``internlm2.py::InternLM2ForRewardModel`` ``ALL``,
+#: ``qwen2_rm.py::Qwen2ForProcessRewardModel`` ``STEP``). ``ALL`` and ``STEP`` are token pooling types
+#: (``tok_pooling_type``) from 0.14.0. Encoder-only classes (BERT, RoBERTa: ``CLS``) are not planned by kvlint.
+VLLM_CLASS_POOLING: dict[str, str] = {
+    "GritLM": "MEAN",
+    "Qwen2ForRewardModel": "ALL",
+    "InternLM2ForRewardModel": "ALL",
+    "Qwen2ForProcessRewardModel": "STEP",
+}
+#: Token pooling types (``TOK_POOLING_TYPES``, ``vllm@0.14.0:vllm/config/pooler.py``); the others are sequence ones.
+VLLM_TOKEN_POOLING = frozenset({"ALL", "STEP"})
+#: First release whose ``PoolerConfig`` splits ``pooling_type`` into ``seq_pooling_type``/``tok_pooling_type`` and
+#: whose ``ModelConfig.is_chunked_prefill_supported`` turns chunked prefill off for ``MEAN``/``CLS`` sequence pooling
+#: or ``STEP`` token pooling only (``vllm@0.14.0`` … ``vllm@0.34.0:vllm/config/model.py``).
+VLLM_SPLIT_POOLING_FROM: Version = (0, 14, 0)
+
+
+def _pooler_types(value: object) -> tuple[str | None, str | None]:
+    """``(sequence type, token type)`` a ``--pooler-config``/``--override-pooler-config`` JSON object sets
+    (``pooling_type``, from 0.14.0 also ``seq_pooling_type``/``tok_pooling_type``; upper-cased), else Nones."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None, None
+    if not isinstance(value, dict):
+        return None, None
+
+    def word(key: str) -> str | None:
+        x = value.get(key)
+        return x.strip().upper() if isinstance(x, str) and x.strip() else None
+
+    seq, tok = word("seq_pooling_type"), word("tok_pooling_type")
+    legacy = word("pooling_type")
+    if legacy is not None:
+        if legacy in VLLM_TOKEN_POOLING:
+            tok = tok or legacy
+        else:
+            seq = seq or legacy
+    return seq, tok
+
+
+def vllm_pooling_chunked_prefill(
+    v: Version,
+    architectures: Sequence[str],
+    config: dict[str, object],
+    *,
+    pooler_config: object = None,
+    task: str | None = None,
+    convert: str | None = None,
+) -> tuple[bool, str]:
+    """Whether vLLM ``v``'s V1 engine turns chunked prefill (and prefix caching) on by default for a decoder
+    pooling model, and the pooling type it decided that from (for the plan's assumptions).
+
+    The pooling type: ``--pooler-config``/``--override-pooler-config`` (:func:`_pooler_types`) over the class's
+    (:data:`VLLM_CLASS_POOLING`; ``--convert reward``/``--task reward`` before 0.14.0 is ``as_reward_model``'s
+    ``ALL``), else ``LAST``. [assumed] a sentence-transformers ``modules.json`` with its pooling module's
+    ``config.json`` (``get_pooling_config``, between the two), which kvlint does not read offline, states none
+    (Qwen3-Embedding's and E5-Mistral's say last-token, as the default does). Then:
+
+    * a config with ``"is_causal": false`` makes the model bidirectional (``attn_type`` ``encoder_only``): off;
+    * before 0.12.0 on only for ``LAST`` (``vllm@0.10.2``/``0.11.0``: ``EngineArgs._set_default_args_v1``;
+      ``0.11.1``: ``get_chunked_prefill_prefix_caching_defaults``; assumed from 0.9.2, where V1 pooling begins);
+    * 0.12.0 - 0.13.x off for ``ALL``, ``MEAN``, ``STEP``, ``CLS`` (``ModelConfig.is_chunked_prefill_supported``);
+    * from 0.14.0 (:data:`VLLM_SPLIT_POOLING_FROM`) off for ``MEAN``/``CLS`` sequence pooling or ``STEP`` token
+      pooling (a reward model's ``ALL`` keeps it on).
+
+    ``--[no-]enable-chunked-prefill`` given overrides this default in all of them (the caller checks)."""
+    seq, tok = _pooler_types(pooler_config)
+    source = "--pooler-config" if (seq or tok) else ""
+    if not (seq or tok):
+        cls = next((VLLM_CLASS_POOLING[a] for a in architectures if a in VLLM_CLASS_POOLING), None)
+        reward = "reward" in ((task or "").strip().lower(), (convert or "").strip().lower())
+        if cls is None and reward and v < VLLM_SPLIT_POOLING_FROM:
+            cls = "ALL"
+        if cls is not None:
+            source = "the model class's default"
+            if cls in VLLM_TOKEN_POOLING:
+                tok = cls
+            else:
+                seq = cls
+    if v < VLLM_SPLIT_POOLING_FROM:
+        # one pooling_type: the sequence one given, else the token one, else LAST
+        one = seq or tok or "LAST"
+        seq, tok = one, None
+    seq = seq or "LAST"
+    named = f"{seq} pooling" + (f" ({tok} token pooling)" if tok else "")
+    named += f" ({source})" if source else " (vLLM's default; no --pooler-config)"
+    if config.get("is_causal") is False:
+        return False, f'{named}, "is_causal": false in config.json (bidirectional attention)'
+    if v < (0, 12, 0):
+        return seq == "LAST", named
+    if v < VLLM_SPLIT_POOLING_FROM:
+        return seq not in ("ALL", "MEAN", "STEP", "CLS"), named
+    return not (seq in ("MEAN", "CLS") or tok == "STEP"), named

@@ -41,7 +41,7 @@ from kvlint.memory.lora import (
 )
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
-from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling
+from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling, vllm_pooling_chunked_prefill
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
     Version,
@@ -139,7 +139,12 @@ class VllmSettings:
     ``all2all_backend``: ``--all2all-backend`` or the ``VLLM_ALL2ALL_BACKEND`` env (None: the release's default),
     which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
     ``runner``/``task``/``convert``: ``--runner``, ``--task`` and ``--convert`` as given, which decide whether vLLM
-    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`).
+    runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
+    ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` and ``mamba_cache_mode`` (as given, None:
+    not given) decide with the model whether the V2 model runner runs the start-up
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`). ``pooler_config``: ``--pooler-config`` (or the older
+    ``--override-pooler-config``) as JSON text, whose pooling type decides a pooling model's chunked prefill
+    (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     """
 
     version: str = "0.34.0"
@@ -171,6 +176,8 @@ class VllmSettings:
     attention_backend: str | None = None
     attention_backend_env: str | None = None
     mla_disabled: bool = False
+    flashinfer_moe_fp16: bool = False
+    rocm_aiter: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
     speculative_model_id: str | None = None
@@ -198,6 +205,12 @@ class VllmSettings:
     runner: str | None = None
     task: str | None = None
     convert: str | None = None
+    prefill_context_parallel_size: int = 1
+    decode_context_parallel_size: int = 1
+    enable_dbo: bool = False
+    ubatch_size: int = 1
+    mamba_cache_mode: str | None = None
+    pooler_config: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -368,6 +381,8 @@ def settings_from_flags(
         attention_backend=get("attention_backend"),
         attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
+        flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
+        rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         num_speculative_tokens=max(0, nst or 0),
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -394,7 +409,25 @@ def settings_from_flags(
         runner=str(get("runner")) if get("runner") else None,
         task=str(get("task")) if get("task") else None,
         convert=str(get("convert")) if get("convert") else None,
+        prefill_context_parallel_size=as_int(get("prefill_context_parallel_size")) or 1,
+        decode_context_parallel_size=as_int(get("decode_context_parallel_size")) or 1,
+        enable_dbo=bool(get("enable_dbo", False)),
+        ubatch_size=as_int(get("ubatch_size")) or 1,
+        mamba_cache_mode=str(get("mamba_cache_mode")).strip().lower() if get("mamba_cache_mode") else None,
+        pooler_config=_json_text(get("pooler_config") or get("override_pooler_config")),
     )
+
+
+def _json_text(value: Any) -> str | None:
+    """A JSON flag value (parsed or as text) as text, None when not given."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
 
 
 def _json_dict(value: Any) -> dict[str, Any]:
@@ -760,7 +793,9 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
-    refused = vllm_runner.v2_unsupported(v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep)
+    refused = vllm_runner.v2_unsupported(
+        v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, _runner_features(s, model)
+    )
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
     if v < (0, 8, 0):
@@ -941,6 +976,129 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ws_all = _fused_moe_workspace(gathered, topk, n, k, act, fp8)
     ws_own = _fused_moe_workspace(local, topk, n, k, act, fp8)
     return int(buffers + max(0, ws_all - ws_own))
+
+
+#: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
+#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0, 0.20.0 and 0.26.0 wheels; off at every level in 0.14.0 and
+#: 0.16.0, vllm-project/vllm#34299); releases from 0.27.0 were not read
+AR_FUSION_DEFAULT = ((0, 17, 0), (0, 27, 0))
+#: ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB`` (``vllm/compilation/passes/fusion/allreduce_rms_fusion.py``, the same in the
+#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry): the fused all-reduce's largest input per TP size, MiB, by
+#: compute capability
+AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
+    90: {2: 64, 4: 2, 8: 0.5},
+    100: {2: 64, 4: 32, 8: 1},
+    103: {2: 64, 4: 64, 8: 2},
+}
+_TWO_MIB = 1 << 21
+
+
+def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """Device memory per GPU of FlashInfer's all-reduce fusion workspace, which vLLM's ``AllReduceFusionPass``
+    allocates while ``torch.compile`` runs inside the memory profile, so the engine counts it as non-torch memory
+    (0.19.0 logs: "Enabled custom fusions: allreduce_rms", "Initialized FlashInfer All Reduce workspace:
+    backend=trtllm, world_size=2, …, max_token_num=8192, hidden_dim=4096"). 0 where the fusion is off.
+
+    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 with PP = DP = 1 on
+    compute capability 9.0 or 10.x (10.0 only in 0.17.0, the 10.x family from 0.19.0), FlashInfer installed (a
+    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``). Size
+    (``vllm@0.19.0:…/allreduce_rms_fusion.py``: ``max_token_num = min(max_size // (hidden x dtype bytes),
+    max_num_batched_tokens)`` with ``max_size`` from :data:`AR_FUSION_MAX_MB`; ``flashinfer@0.6.6:flashinfer/comm/
+    trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
+    2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
+    rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
+    supports 2, 4 and 8) get none. [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
+    tokens = allreduce_fusion_tokens(settings, model, cfg)
+    if tokens <= 0:
+        return 0
+    hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
+
+    def up(n: int) -> int:
+        return -(-n // _TWO_MIB) * _TWO_MIB
+
+    buf = cfg.tp * tokens * hidden * elem
+    return (
+        up(cfg.tp * tokens * hidden * 2)
+        + up(cfg.tp * 256 * 4)
+        + up(3 * min(buf, (2**31 - 1) & ~(_TWO_MIB - 1)))
+    )
+
+
+def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """The fusion's ``max_token_num`` (the tokens its workspace is sized for, which the 0.19.0 log prints as
+    "Maximal number of tokens used by Flashinfer Allreduce Fusion: N"), or 0 where the fusion is off
+    (:func:`allreduce_fusion_workspace_bytes` says when)."""
+    lo, hi = AR_FUSION_DEFAULT
+    v = cfg.version
+    if cfg.era != "v1" or not lo <= v < hi or settings.enforce_eager or cfg.vendor != "nvidia":
+        return 0
+    if cfg.pp != 1 or cfg.dp != 1:
+        return 0
+    cc = parse_cc(cfg.compute_capability)
+    if cc is None:
+        return 0
+    if cc == (9, 0):
+        key = 90
+    elif cc == (10, 0) or (cc[0] == 10 and v >= (0, 19, 0)):
+        key = 103 if cc == (10, 3) else 100
+    else:
+        return 0
+    max_mib = AR_FUSION_MAX_MB[key].get(cfg.tp)
+    hidden = model.hidden_size
+    if max_mib is None or not hidden:
+        return 0
+    return max(0, min(int(max_mib * (1 << 20)) // (hidden * cfg.dtype_bytes), cfg.max_num_batched_tokens))
+
+
+#: vLLM releases read whose unquantized MoE layers run ``TritonExperts`` through ``FusedMoEModularKernel`` with their
+#: buffers from the persistent ``WorkspaceManager`` (``vllm/v1/worker/workspace.py``): the 0.14.0, 0.17.0 and 0.19.0
+#: wheels (``unquantized_fused_moe_method.py``; 0.19.0 logs "Using TRITON backend for Unquantized MoE"). 0.13.0 calls
+#: ``fused_experts`` directly, whose buffers are freed after the layer; releases from 0.20.0 were not read.
+MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
+#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default (``vllm/envs.py`` of 0.14.0 and 0.17.0), by which the modular kernel chunks
+#: ``M`` before 0.19.0; 0.19.0's ``_allocate_buffers`` takes ``M_chunk = M_full``
+MOE_MK_CHUNK_TOKENS = 16 * 1024
+
+
+def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
+    """Bytes of the unquantized MoE experts' workspace that stay allocated after the profile's forward pass, so that
+    they sit beside the dummy sampler's tensors (0 outside :data:`MOE_WORKSPACE_KEPT`, for dense models, quantized
+    experts or data-parallel expert parallelism, whose kernels size their buffers otherwise and were not read).
+
+    ``FusedMoEModularKernel._allocate_buffers`` takes one shared buffer for ``workspace13`` and the output and one
+    for ``workspace2`` from ``current_workspace_manager().get_simultaneous`` (``vllm@0.17.0``/``vllm@0.19.0:
+    vllm/model_executor/layers/fused_moe/modular_kernel.py``), and the manager keeps its largest buffers for the
+    process's life. ``TritonExperts.workspace_shapes`` (``fused_moe.py``, same wheels): ``workspace1 = (M, topk,
+    max(N/2, K))``, ``workspace2 = (M, topk, max(N, K))``, ``output = (M, K)`` in the activation dtype, with ``N``
+    the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
+    and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
+    ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the unquantized
+    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` or, on ROCm,
+    ``VLLM_ROCM_USE_AITER`` choose other experts (0 here). From 0.20.0 the oracle ranks FlashInfer's experts first
+    on some GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out. [shapes from
+    source]"""
+    lo, hi = MOE_WORKSPACE_KEPT
+    if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
+        return 0
+    if settings.quantization or model.quant_method:
+        return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
+    if cfg.dp > 1 and settings.enable_expert_parallel:
+        return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
+    if settings.flashinfer_moe_fp16 or (cfg.vendor == "amd" and settings.rocm_aiter):
+        # the unquantized oracle's opt-ins: FlashInfer's CUTLASS/TRTLLM experts (VLLM_USE_FLASHINFER_MOE_FP16) and
+        # ROCm AITER's (VLLM_ROCM_USE_AITER) size their buffers otherwise (not read); Triton is the default
+        # (vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend)
+        return 0
+    c = model.text_config or model.config or {}
+    inter = model.moe_intermediate_size or model.intermediate_size
+    if not inter or tokens <= 0:
+        return 0
+    topk = moe_top_k(c)
+    n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
+    k = model.hidden_size
+    m = tokens if cfg.version >= (0, 19, 0) else min(tokens, MOE_MK_CHUNK_TOKENS)
+    elems = max(m * topk * max(n // 2, k), m * k) + m * topk * max(n, k)
+    return int(elems * cfg.dtype_bytes)
 
 
 @per_model
@@ -1436,6 +1594,8 @@ class StartupConfig:
         (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
+        nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
+        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term.
     """
 
     version: Version
@@ -1476,6 +1636,7 @@ class StartupConfig:
     v0_fallback: str | None = None
     pooling: bool = False
     v2_runner: bool = False
+    nvls: bool | None = None
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1722,7 +1883,12 @@ def resolve_startup(
     notes.extend(pre.length_notes)
     # scheduler defaults (§1.9)
     has_sw = facts.sliding
-    if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
+    if (
+        era == "v1"
+        and settings.enable_chunked_prefill is False
+        and dfl.v1_chunked_prefill_forced(v)
+        and pre.pooling is None  # a pooling runner's flag is kept (EngineArgs._set_default_args_v1, 0.10.2)
+    ):
         chunked = True
         notes.append(
             f"--no-enable-chunked-prefill is ignored by vLLM {fmt_version(v)}'s V1 engine, which forces chunked prefill on"
@@ -1749,6 +1915,20 @@ def resolve_startup(
         )
         if chunked:
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
+    elif pre.pooling is not None:
+        # V1 pooling runner: on only for the pooling types that can pool a prompt in chunks (§1.15)
+        chunked, pooled = vllm_pooling_chunked_prefill(
+            v,
+            tuple(model.architectures or ()),
+            model.config or {},
+            pooler_config=settings.pooler_config,
+            task=settings.task,
+            convert=settings.convert,
+        )
+        notes.append(
+            f"chunked prefill and prefix caching {'on' if chunked else 'off'} by default for a pooling model with "
+            f"{pooled} (ModelConfig.is_chunked_prefill_supported; EngineArgs defaults before 0.12.0)"
+        )
     else:
         chunked = True
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
@@ -1781,8 +1961,7 @@ def resolve_startup(
             "LM head is not loaded ("
             + (
                 "GPUModelRunner.profile_run, models/adapters.py); CUDA graphs are piecewise only (no full graphs "
-                "for pooling models); chunked prefill and prefix caching taken as on, as for last-token pooling "
-                "(ModelConfig.is_chunked_prefill_supported: mean/CLS pooling turns them off)"
+                "for pooling models)"
                 if era == "v1"
                 else "PoolingModelRunner.execute_model, models/adapters.py)"
             )
@@ -1843,6 +2022,7 @@ def resolve_startup(
         notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
+        nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
         sampled_rows=int(rows),
         encoder=encoder,
         facts=facts,
@@ -1871,6 +2051,29 @@ def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
+        _runner_features(settings, model),
+    )
+
+
+def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_runner.RunnerFeatures:
+    """What the V2 model runner's unsupported-features list reads of these settings and ``model``
+    (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
+    Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
+    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``)."""
+    layers = model.layers if model is not None else ()
+    stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
+    attention = any(ly.kind not in ("mamba", "none") for ly in layers)
+    return vllm_runner.RunnerFeatures(
+        inner_state=stateful,
+        hybrid=stateful and attention,
+        is_mla=bool(model is not None and model.is_mla),
+        pcp=settings.prefill_context_parallel_size,
+        dcp=settings.decode_context_parallel_size,
+        pp=settings.pipeline_parallel_size,
+        enable_dbo=settings.enable_dbo,
+        ubatch_size=settings.ubatch_size,
+        mamba_cache_mode=settings.mamba_cache_mode,
+        lora=settings.enable_lora,
     )
 
 
@@ -2402,6 +2605,7 @@ def stage_memory(
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
     gather = dp_moe_gather_bytes(settings, model, cfg)
+    moe_ws = moe_workspace_bytes(settings, model, cfg, cfg.max_num_batched_tokens)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -2416,10 +2620,12 @@ def stage_memory(
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         forward_extra=gather,
         triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
+        sampler_extra=moe_ws,
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor) + penalty[0]
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls) + penalty[0]
+    nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -2427,7 +2633,7 @@ def stage_memory(
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
-            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
+            triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM, sampler_extra=moe_ws,
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(

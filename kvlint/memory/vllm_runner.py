@@ -16,6 +16,8 @@ The two profile differently (docs/engine-memory-model.md §1.2.6):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kvlint.memory.versions import Version
 
 #: ``DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`` by first release (``vllm@0.22.0`` … ``vllm@0.28.0:vllm/config/vllm.py``):
@@ -203,8 +205,99 @@ def spec_method_name(method: str | None, draft_model: bool) -> str | None:
     return m
 
 
+@dataclass(frozen=True, slots=True)
+class RunnerFeatures:
+    """What a start-up uses that the V2 runner's ``_get_v2_model_runner_unsupported_features`` looks at, beside the
+    speculative method and ``--enable-elastic-ep``: ``inner_state`` (the model keeps per-request state: Mamba or
+    linear-attention layers, vLLM's ``ModelConfig.has_inner_state``), ``hybrid`` (such layers beside attention
+    ones, ``ModelConfig.is_hybrid``), ``is_mla``, ``--prefill-context-parallel-size`` (``pcp``),
+    ``--decode-context-parallel-size`` (``dcp``), ``--pipeline-parallel-size`` (``pp``), ``--enable-dbo``,
+    ``--ubatch-size``, ``--mamba-cache-mode`` as given (None: not given) and ``--enable-lora``."""
+
+    inner_state: bool = False
+    hybrid: bool = False
+    is_mla: bool = False
+    pcp: int = 1
+    dcp: int = 1
+    pp: int = 1
+    enable_dbo: bool = False
+    ubatch_size: int = 1
+    mamba_cache_mode: str | None = None
+    lora: bool = False
+
+
+NO_FEATURES = RunnerFeatures()
+
+#: First release whose DBO check is ``_get_dbo_unsupported_features`` (``vllm@0.30.0`` - ``0.33.0``:
+#: ``vllm/config/vllm.py``, the same body in the four wheels): ``ParallelConfig.use_ubatching`` (``--enable-dbo`` or
+#: ``--ubatch-size`` > 1) is unsupported while ``VLLM_USE_V2_MODEL_RUNNER`` is unset, and with it set only beside
+#: LoRA, speculative decoding, pipeline parallelism, context parallelism, multimodal or hybrid models, PIECEWISE
+#: CUDA graphs or an encoder-only model. Before it (0.21.0 - 0.29.0) ``--enable-dbo`` alone is "dual batch overlap".
+DBO_COMBOS_FROM: Version = (0, 30, 0)
+
+
+def _feature_list(version: Version, f: RunnerFeatures) -> list[str]:
+    """The entries of ``_get_v2_model_runner_unsupported_features`` (0.22.0 - 0.33.0; 0.21.0's
+    ``_validate_v2_model_runner``) for the features of ``f``, in the source's order, with the wording of release
+    ``version`` (dual batch overlap: :func:`_dbo_list`). Read in the 0.21.0 - 0.33.0 wheels:
+
+    * ``has_inner_state``: "hybrid/mamba models" 0.21.0 - 0.22.x; 0.23.0 - 0.24.x only with ``mamba_cache_mode``
+      ``align`` (read when ``--mamba-cache-mode align`` is given; vLLM's own switch to ``align`` when prefix caching
+      is on is not modelled); gone from 0.25.0;
+    * ``prefill_context_parallel_size > 1``: 0.21.0 - 0.25.x; 0.26.0 - 0.28.x unless the model uses MLA; gone from
+      0.29.0;
+    * ``mamba_cache_mode == "all"``: 0.30.0 - 0.31.x (read when ``--mamba-cache-mode all`` is given,
+      :func:`_mamba_all`)."""
+    out: list[str] = []
+    if f.inner_state:
+        if V2_ENV_INT_FROM <= version < (0, 23, 0):
+            out.append("hybrid/mamba models")
+        elif (0, 23, 0) <= version < (0, 25, 0) and f.mamba_cache_mode == "align":
+            out.append("hybrid/mamba models with align cache mode")
+    if f.pcp > 1 and (version < (0, 26, 0) or (version < (0, 29, 0) and not f.is_mla)):
+        out.append("prefill context parallelism")
+    return out
+
+
+def _dbo_list(version: Version, f: RunnerFeatures, env_set: bool, speculative: bool) -> list[str]:
+    """The dual-batch-overlap entries (after the speculative ones in the source): ``enable_dbo`` is "dual batch
+    overlap" 0.21.0 - 0.29.x; from :data:`DBO_COMBOS_FROM` ``--enable-dbo`` or ``--ubatch-size`` > 1 is that entry
+    while ``VLLM_USE_V2_MODEL_RUNNER`` is unset (``env_set`` False), else the combinations kvlint reads (multimodal
+    models, the CUDA graph mode and encoder-only models not read). ``speculative``: a speculative method is set."""
+    if version < DBO_COMBOS_FROM:
+        return ["dual batch overlap"] if f.enable_dbo else []
+    if not (f.enable_dbo or f.ubatch_size > 1):
+        return []
+    if not env_set:
+        return ["dual batch overlap"]
+    out = []
+    if f.lora:
+        out.append("dual batch overlap with LoRA")
+    if speculative:
+        out.append("dual batch overlap with speculative decoding")
+    if f.pp > 1:
+        out.append("dual batch overlap with pipeline parallelism")
+    if f.dcp > 1 or f.pcp > 1:
+        out.append("dual batch overlap with context parallelism")
+    if f.hybrid:
+        out.append("dual batch overlap with hybrid models")
+    return out
+
+
+def _mamba_all(version: Version, f: RunnerFeatures) -> list[str]:
+    return (
+        ["mamba cache mode 'all'"]
+        if (0, 30, 0) <= version < (0, 32, 0) and f.mamba_cache_mode == "all"
+        else []
+    )
+
+
 def v2_unsupported(
-    version: Version, raw: str | None, spec_method: str | None = None, elastic_ep: bool = False
+    version: Version,
+    raw: str | None,
+    spec_method: str | None = None,
+    elastic_ep: bool = False,
+    features: RunnerFeatures = NO_FEATURES,
 ) -> str | None:
     """Why vLLM ``version`` refuses to start when ``VLLM_USE_V2_MODEL_RUNNER`` (the string ``raw``) turns the V2
     runner on for a feature it does not run, else None. From 0.22.0 to 0.33.x an explicit on skips the fallback
@@ -214,27 +307,31 @@ def v2_unsupported(
     and mtp refused, although kvlint plans 0.21.0 on the V1 runner);
     restated here for the features kvlint reads from a manifest: the speculative method (``spec_method``,
     :func:`spec_method_name`; the lists of :func:`uses_v2_runner`; 0.22.0 - 0.29.x name ngram/ngram_gpu
-    "ngram/ngram_gpu speculative decoding") and ``--enable-elastic-ep`` (listed 0.24.0 - 0.31.x)."""
+    "ngram/ngram_gpu speculative decoding"), ``--enable-elastic-ep`` (listed 0.24.0 - 0.31.x) and the model and
+    parallelism ``features`` of :func:`_feature_list` (hybrid/Mamba models, prefill context parallelism, dual batch
+    overlap, ``--mamba-cache-mode all``)."""
     if not v2_env_value(version, raw):
         return None
-    features: list[str] = []
+    listed = _feature_list(version, features)
     if spec_method is not None:
         if version < (0, 30, 0):
             if spec_method in ("ngram", "ngram_gpu") and version >= V2_ENV_FROM:
-                features.append("ngram/ngram_gpu speculative decoding")
+                listed.append("ngram/ngram_gpu speculative decoding")
             elif spec_method not in _at(_V2_SPEC_METHODS_BEFORE_030, version):
-                features.append(f"speculative method '{spec_method}'")
+                listed.append(f"speculative method '{spec_method}'")
         elif spec_method in _at(_V1_ONLY_SPEC_METHODS, version):
-            features.append(f"speculative method '{spec_method}'")
+            listed.append(f"speculative method '{spec_method}'")
+    listed += _dbo_list(version, features, True, spec_method is not None)
     if elastic_ep and (0, 24, 0) <= version < (0, 32, 0):
-        features.append("elastic expert parallelism")
-    if not features:
+        listed.append("elastic expert parallelism")
+    listed += _mamba_all(version, features)
+    if not listed:
         return None
     prefix = "VLLM_USE_V2_MODEL_RUNNER" if version < (0, 23, 0) else "Model Runner V2"
     return (
         f"vLLM {'.'.join(map(str, version))} refuses to start: VLLM_USE_V2_MODEL_RUNNER={raw} turns the V2 model "
         f'runner on and _validate_v2_model_runner raises ValueError ("{prefix} does not yet support: '
-        f'{", ".join(features)}"); unset, vLLM falls back to the V1 runner for it'
+        f'{", ".join(listed)}"); unset, vLLM falls back to the V1 runner for it'
     )
 
 
@@ -245,6 +342,7 @@ def uses_v2_runner(
     env: bool | None = None,
     spec_method: str | None = None,
     elastic_ep: bool = False,
+    features: RunnerFeatures = NO_FEATURES,
 ) -> bool:
     """Whether vLLM ``version`` (V1 engine, generative model) starts the V2 GPU model runner, restating
     ``VllmConfig.use_v2_model_runner`` (``vllm/config/vllm.py``, read in the 0.21.0 - 0.34.0 wheels):
@@ -255,10 +353,11 @@ def uses_v2_runner(
     * 0.22.0 - 0.28.x: only the architectures of :data:`V2_DEFAULT_ARCHITECTURES`; from 0.29.0 every model;
     * the V1 runner all the same on ROCm for the architectures of :data:`_ROCM_V1_ARCHITECTURES`, with a
       speculative method the V2 runner does not run (``spec_method``, :func:`spec_method_name`), and with
-      ``--enable-elastic-ep`` before 0.32.0.
+      ``--enable-elastic-ep`` before 0.32.0, and with the ``features`` :func:`_feature_list` lists for an unset
+      variable (prefill context parallelism before 0.29.0, dual batch overlap, ``--mamba-cache-mode all``).
 
-    The other V1-only features (stock torch.compile, sequence parallelism, dual batch overlap, custom logits
-    processors, pipeline parallelism under ``external_launcher``) are not read from a manifest."""
+    The other V1-only features (stock torch.compile, sequence parallelism, custom logits processors, pipeline
+    parallelism under ``external_launcher``) are not read from a manifest."""
     if version >= V2_ONLY_FROM:
         return True
     if version < V2_ENV_FROM:
@@ -277,7 +376,9 @@ def uses_v2_runner(
             return False
     if elastic_ep and version < (0, 32, 0):
         return False
-    return True
+    if _feature_list(version, features) or _dbo_list(version, features, False, spec_method is not None):
+        return False
+    return not _mamba_all(version, features)
 
 
 V2_CUDAGRAPH_PROFILED_FROM: Version = (0, 29, 0)

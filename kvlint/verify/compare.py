@@ -520,6 +520,29 @@ def verify_log(
     except PlanRequestError as exc:
         raise VerifyError(str(exc)) from exc
     cr = out.result
+    shift = _sglang_preload_shift(log, cr.plan_detail) if log.engine == "sglang" else None
+    if shift is not None and not sources.get("GPU total") == "--gpu-memory":
+        # the log's free memory before loading is below what the card leaves once the CUDA context is up: another
+        # process (a desktop, a second server) held the difference. SGLang sizes the pool from the free memory it
+        # measured (sglang@0.4.2.post2 and 0.5.x: model_runner.py::ModelRunner.init_torch_distributed returns it
+        # as total_gpu_memory, which profile_max_num_token multiplies by 1 - mem_fraction_static), so the replay
+        # takes the card's total less that difference
+        held, new_total = shift
+        options = dataclasses.replace(options, gpu_memory_bytes=new_total)
+        try:
+            out = plan_command(argv, options, gpus=gpus, env=env)
+        except PlanRequestError as exc:
+            raise VerifyError(str(exc)) from exc
+        cr = out.result
+        sources["GPU total"] = (
+            f"the card's total less the {held / GiB:.2f} GiB held before SGLang started (the log's 'Load weight "
+            f"begin. avail mem={log.figures['free_before_weights_gb']} GB' against kvlint's pre-load usage)"
+        )
+        notes.append(
+            f"line {log.lines['free_before_weights_gb']}: SGLang found {log.figures['free_before_weights_gb']} GiB "
+            f"free before loading, {held / GiB:.2f} GiB less than the card leaves after the CUDA context (another "
+            "process held it); SGLang sizes the pool from the memory it found free, so the replay does too"
+        )
     if cr.plan_detail is None and cr.model is None and cr.model_error:
         # nothing to compare: without config.json there is no plan (kvlint plan's KV502), so say why and exit 2
         ref = str(model or log.model)
@@ -762,6 +785,33 @@ def _tgi_figures(res: VerifyResult, d: Any) -> None:
          d.max_total_tokens)  # fmt: skip
 
 
+def _sglang_preload_band(d: Any) -> tuple[float, float, float]:
+    """kvlint's pre-load free memory for a plan (GiB): ``(point, low, high)``, the card's total less the pre-load
+    usage band of :func:`kvlint.memory.sglang.preload_bytes`."""
+    from kvlint.memory.sglang import preload_bytes
+
+    used, used_lo, used_hi = preload_bytes(d.tp * d.pp)
+    total = d.pre_free_bytes + used
+    return d.pre_free_bytes / GiB, (total - used_hi) / GiB, (total - used_lo) / GiB
+
+
+def _sglang_preload_shift(log: StartupLog, d: Any) -> tuple[int, int] | None:
+    """``(held, total)`` in bytes when the log's "Load weight begin. avail mem=X GB" is below the low end of
+    kvlint's pre-load free memory (:func:`_sglang_preload_band`): the memory another process ``held`` and the GPU
+    total that leaves SGLang X GiB after kvlint's pre-load usage. None otherwise (no such line, no plan, or X
+    within or above the band). SGLang's "GB" are GiB (``get_available_gpu_memory`` divides by ``1 << 30``)."""
+    free = log.figures.get("free_before_weights_gb")
+    if d is None or not isinstance(free, (int, float)) or free <= 0:
+        return None
+    point, low, _ = _sglang_preload_band(d)
+    if free >= low:
+        return None
+    from kvlint.memory.sglang import preload_bytes
+
+    held = int((point - free) * GiB)
+    return held, int(free * GiB) + preload_bytes(d.tp * d.pp)[0]
+
+
 def _sglang_figures(res: VerifyResult, d: Any) -> None:
     p = d.plan
     res.verdict = "fail" if d.max_total_num_tokens <= 0 else "ok"
@@ -772,6 +822,12 @@ def _sglang_figures(res: VerifyResult, d: Any) -> None:
     _add(res, "kv_tokens", "max_total_num_tokens (#tokens)", "tokens", tok, min(lo, tok), max(hi, tok))
     w = p.weights_bytes / GiB
     _add(res, "weights_gb", "mem usage (Load weight end)", "GiB", w, w * 0.98, w * 1.02)
+    # the free memory SGLang sized the pool from: the card less the CUDA context (and, at TP > 1, what the
+    # distributed set-up took), kvlint.memory.sglang.preload_bytes
+    free, free_lo, free_hi = _sglang_preload_band(d)
+    shifted = str(res.sources.get("GPU total", "")).startswith("the card's total less")
+    _add(res, "free_before_weights_gb", "avail mem (Load weight begin)", "GiB", free, free_lo, free_hi,
+         note="the replay's input: another process held memory" if shifted else "")  # fmt: skip
     _add(res, "mem_fraction_static", "mem_fraction_static", "x", d.mem_fraction_static, d.mem_fraction_static,
          d.mem_fraction_static)  # fmt: skip
     # the rest of the scheduler's start-up line ("max_total_num_tokens=N, chunked_prefill_size=C, ...,

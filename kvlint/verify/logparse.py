@@ -44,8 +44,9 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   launcher's ``Default `max_input_tokens` to N`` / ``Default `max_total_tokens` to N`` and "Model supports up to
   N but tgi will now set its default to M", printed by the launchers of 2.0.0 - 2.4.0 only
   (tgi@v2.0.0 … v2.4.0:launcher/src/main.rs::main; v2.4.1 and 3.x leave those limits to the shard's warmup).
-* SGLang: ``server_args=ServerArgs(…)``, ``Load weight end … avail mem=X GB, mem usage=Y GB``, ``KV Cache is
-  allocated. … #tokens: N``, the scheduler's ``max_total_num_tokens=N, chunked_prefill_size=C, max_prefill_tokens=P,
+* SGLang: ``server_args=ServerArgs(…)``, ``Load weight begin. avail mem=X GB`` (the free memory the pool is sized
+  from), ``Load weight end … avail mem=X GB, mem usage=Y GB`` (0.4.2 and older: the free memory only), ``KV Cache is
+  allocated. … #tokens: N`` (0.4.2 and older: ``K size: X GB, V size: Y GB.`` only), the scheduler's ``max_total_num_tokens=N, chunked_prefill_size=C, max_prefill_tokens=P,
   max_running_requests=R, context_len=L, available_gpu_mem=M GB``; no room for the KV pool: "Not enough memory. Please try to
   increase --mem-fraction-static." (0.5.x) or "Loaded weights leave no GPU memory for the KV cache under
   --mem-fraction-static=F. Raise --mem-fraction-static above S (minimum viable = … = M)" (later builds).
@@ -964,6 +965,7 @@ def _server_args(line: str) -> str | None:
 
 _LOAD_WEIGHT_TAIL = re.compile(r"avail mem=" + _NUM + r" GB, mem usage=" + _NUM + r" GB")
 _KV_TOKENS_TAIL = re.compile(r"#tokens: (\d+)")
+_LOAD_WEIGHT_FREE = re.compile(r"avail mem=" + _NUM + r" GB")
 
 
 def _head_then_last(line: str, head: str, anchor: str, tail: re.Pattern[str]) -> re.Match[str] | None:
@@ -1007,12 +1009,26 @@ def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
         log.args.update(pairs)
         if pairs.get("model_path") and log.model is None:
             log.model = pairs["model_path"]
+    # the free memory before the weights load: "Load weight begin. avail mem=X GB" (sglang@0.4.2.post2 and
+    # 0.5.x: model_runner.py::ModelRunner.load_model, get_available_gpu_memory right after the parallel groups exist,
+    # the figure init_torch_distributed returns as the pool's total_gpu_memory); the minimum over ranks, as SGLang
+    # takes it (distributed=tp_size > 1)
+    m = re.search(r"Load weight begin\. avail mem=" + _NUM + r" GB", line)
+    if m:
+        log.engine = "sglang"
+        _put(log, "free_before_weights_gb", _num(m.group(1)), n, keep_min=True)
     m = _head_then_last(line, "Load weight end.", "avail mem=", _LOAD_WEIGHT_TAIL)
     if m:
         log.engine = "sglang"
         _put(log, "free_after_weights_gb", _num(m.group(1)), n)
         _put(log, "weights_gb", _num(m.group(2)), n)
         _family(log, "sglang 'Load weight end'")
+    else:  # 0.4.2 and older print the free memory only: "Load weight end. type=…, dtype=…, avail mem=X GB"
+        m = _head_then_last(line, "Load weight end.", "avail mem=", _LOAD_WEIGHT_FREE)
+        if m:
+            log.engine = "sglang"
+            _put(log, "free_after_weights_gb", _num(m.group(1)), n)
+            _family(log, "sglang 'Load weight end'")
     m = _head_then_last(line, "KV Cache is allocated.", "#tokens: ", _KV_TOKENS_TAIL)
     if m:
         log.engine = "sglang"
@@ -1025,6 +1041,14 @@ def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
             kv = re.search(r"KV size: " + _NUM + r" GB", line)
             if kv:
                 _put(log, "kv_size_gb", _num(kv.group(1)), n)
+        _family(log, "sglang 'KV Cache is allocated'")
+    # 0.4.2 and older: "KV Cache is allocated. K size: X GB, V size: Y GB." without the token count
+    # (sglang@0.4.2.post2:python/sglang/srt/mem_cache/memory_pool.py::MHATokenToKVPool.__init__)
+    m = re.search(r"KV Cache is allocated\. K size: " + _NUM + r" GB, V size: " + _NUM + r" GB", line)
+    if m:
+        log.engine = "sglang"
+        _put(log, "k_size_gb", _num(m.group(1)), n)
+        _put(log, "v_size_gb", _num(m.group(2)), n)
         _family(log, "sglang 'KV Cache is allocated'")
     m = re.search(r"max_total_num_tokens=(\d+)", line)
     if m:

@@ -57,6 +57,7 @@ _FIGURES = (
     "max_batch_total_tokens",
     "max_batch_prefill_tokens_default",
     "weights_gb",
+    "free_before_weights_gb",
     "free_after_weights_gb",
     "free_after_kv_pool_gb",
     "k_size_gb",

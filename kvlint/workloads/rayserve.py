@@ -100,6 +100,32 @@ _DEPLOYMENT_BUILDERS = frozenset(
     }
 )
 
+#: Ray Serve applications of published samples whose Python code kvlint restates: ``import_path`` -> the
+#: ``runtime_env.env_vars`` the program reads and the vLLM option each sets. Read only when the application's
+#: ``runtime_env.working_dir`` is that repository's archive (:data:`_SAMPLE_SOURCES`), whose code Ray downloads.
+#: GoogleCloudPlatform/kubernetes-engine-samples ``ai-ml/gke-ray/rayserve/llm/serve.py`` (``VLLMDeployment.bind(
+#: model=os.environ['MODEL_ID'], tensor_parallel_size=int(os.environ['TENSOR_PARALLELISM']))``, passed to
+#: ``AsyncEngineArgs(**kwargs)``) and ``serve_chat_completion.py`` (``build_app({"model": os.environ['MODEL_ID'],
+#: "tensor-parallel-size": os.environ['TENSOR_PARALLELISM']})``, parsed by vLLM's ``make_arg_parser`` into
+#: ``AsyncEngineArgs.from_cli_args``), both last changed at 91b8ed04 (read at 2b503651); every other setting is
+#: vLLM's default. Both index ``os.environ[...]``, so a variable not set stops the application (``KeyError``).
+_SAMPLE_PROGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "ai-ml.gke-ray.rayserve.llm.serve:model": (
+        ("MODEL_ID", ""),
+        ("TENSOR_PARALLELISM", "--tensor-parallel-size"),
+    ),
+    "ai-ml.gke-ray.rayserve.llm.serve_chat_completion:model": (
+        ("MODEL_ID", ""),
+        ("TENSOR_PARALLELISM", "--tensor-parallel-size"),
+    ),
+}
+#: The ``working_dir`` archives the programs of :data:`_SAMPLE_PROGRAMS` come from (a GitHub archive URL of the
+#: repository: ``https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/archive/main.zip``).
+_SAMPLE_SOURCES = ("github.com/GoogleCloudPlatform/kubernetes-engine-samples/",)
+#: A ``runtime_env.pip`` requirement pinning one vLLM release (``vllm==0.4.3``), which Ray installs for the
+#: application over the image's Python environment.
+_PIP_VLLM_RE = re.compile(r"\s*vllm\s*==\s*(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\s*")
+
 #: ``ray.util.accelerators`` names (python/ray/util/accelerators/accelerators.py, Ray 2.56.0) -> kvlint catalogue
 #: id, with what the mapping assumes (None: none). ``A100``, ``V100`` and ``H100`` name several GPUs each: Ray
 #: puts its own label on every node of the family (:func:`ray_gpu_label`), ``A100-40G``/``A100-80G`` only by
@@ -512,6 +538,26 @@ def _env_items(runtime_env: Any) -> list[tuple[str, str, Loc | None]]:
     ]
 
 
+def _from_sample_source(runtime_env: Any) -> bool:
+    """The application's ``runtime_env.working_dir`` is the archive of a repository of :data:`_SAMPLE_SOURCES`."""
+    wd = get_in(runtime_env, "working_dir")
+    return isinstance(wd, str) and any(src in wd for src in _SAMPLE_SOURCES)
+
+
+def _pip_vllm(runtime_env: Any) -> tuple[str | None, Loc | None]:
+    """The vLLM release a ``runtime_env.pip`` list pins (``"vllm==0.4.3"``) and where, else ``(None, None)``; a
+    requirement naming vLLM without ``==`` pins none."""
+    pip = get_in(runtime_env, "pip")
+    if not isinstance(pip, list):
+        return None, None
+    for n, req in enumerate(pip[:1000]):
+        if isinstance(req, str):
+            m = _PIP_VLLM_RE.fullmatch(req)
+            if m is not None:
+                return m.group(1), loc_of(pip, n)
+    return None, None
+
+
 def _container_name(model_id: str, i: int) -> str:
     name = _NAME_RE.sub("-", model_id.lower()).strip("-")[:50].strip("-")
     return name or f"llm-{i}"
@@ -592,6 +638,9 @@ class _Reader:
             if not self.take(loc_of(app, "args") or iloc, app):
                 return
             self.entry(app, label, args, loc_of(app, "args") or iloc, base, 0)
+        elif imp in _SAMPLE_PROGRAMS and _from_sample_source(app.get("runtime_env")):
+            if self.take(iloc, app):
+                self.program(app, label, imp, iloc, f"spec.serveConfigV2.applications[{i}]")
         elif imp.startswith("ray.serve.llm"):
             self.note(
                 f"{label}: its builder {imp} (prefill/decode disaggregation or data-parallel serving) is not "
@@ -604,6 +653,56 @@ class _Reader:
                 "does not read",
                 iloc,
             )
+
+    def program(self, app: dict, label: str, imp: str, loc: Loc | None, path: str) -> None:
+        """The engine of a published sample program (:data:`_SAMPLE_PROGRAMS`): its model and options from the
+        application's ``runtime_env.env_vars`` as the program reads them, vLLM's defaults for the rest, the
+        vLLM release of a ``runtime_env.pip`` pin (:func:`_pip_vllm`) when there is one."""
+        env = {name: (value, vloc) for name, value, vloc in _env_items(app.get("runtime_env"))}
+        missing = [name for name, _ in _SAMPLE_PROGRAMS[imp] if name not in env]
+        if missing:
+            self.note(
+                f"{label}: {imp} reads os.environ[{missing[0]!r}], which its runtime_env.env_vars does not set "
+                "(the application stops with KeyError)",
+                loc,
+            )
+            return
+        args: list[tuple[Any, Loc | None]] = []
+        model = ""
+        for name, option in _SAMPLE_PROGRAMS[imp]:
+            value, vloc = env[name]
+            if not option:
+                model = value
+                args.insert(0, (value, vloc))
+            else:
+                args += [(option, vloc), (value, vloc)]
+        cfg = LDict(loc=loc)
+        w = self.workload(app, cfg, model, args, loc, path, 0)
+        pin, ploc = _pip_vllm(app.get("runtime_env"))
+        notes = [
+            _finding(
+                "KV504",
+                f"{label}: the engine is the one {imp} starts, read from its published code (GoogleCloudPlatform/"
+                "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm, which runtime_env.working_dir downloads): "
+                f"{', '.join(n for n, _ in _SAMPLE_PROGRAMS[imp])} from runtime_env.env_vars, vLLM's defaults for "
+                "the rest" + (f"; the vLLM release is {pin}, which runtime_env.pip installs" if pin else ""),
+                loc,
+                fix="if the working_dir holds other code than the published sample, lint the pods the operator "
+                "creates instead",
+                severity="info",
+            )
+        ]
+        if pin is not None and ploc is not None:
+            notes.append(
+                _finding(
+                    "KV504",
+                    f"vLLM {pin} is read from runtime_env.pip, which Ray installs for the application over the "
+                    "image's Python environment",
+                    ploc,
+                    severity="info",
+                )
+            )
+        self.out.append(replaced(w, engine_release=pin, findings=(*w.findings, *notes)))
 
     def known_options(self) -> dict[str, tuple[str, str]]:
         """The vLLM options of the release the worker image runs (every release's when it is not known), as
@@ -1006,7 +1105,7 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     # path names Ray Serve LLM (it was left unread, an engine kvlint never saw passing as checked)
     # A !!binary value is decoded too (as KubeRay's Go YAML reader does: _decode_binary), so an import_path
     # written ``!!binary cmF5LnNlcnZlLmxsbTpidWlsZF9vcGVuYWlfYXBw`` is read as the ray.serve.llm builder it names
-    literal = "ray.serve.llm" in raw
+    literal = "ray.serve.llm" in raw or any(program.split(":")[0] in raw for program in _SAMPLE_PROGRAMS)
     # every spelling of a tag starts with "!" (``!!bin%61ry`` and a %TAG handle do not spell "binary")
     binary = "!" in raw
     if not literal and not binary and "\\" not in raw:

@@ -43,16 +43,21 @@ def kind_of_annotation(ann):
     return "value"
 
 
-def extract(root):
-    files = [
-        f"{root}/vllm/entrypoints/api_server.py",
-        f"{root}/vllm/entrypoints/openai/api_server.py",
-        f"{root}/vllm/entrypoints/cli/serve.py",
-        f"{root}/vllm/scripts.py",
-        f"{root}/vllm/entrypoints/common/cli_args.py",
-        f"{root}/vllm/entrypoints/openai/cli_args.py",
-        f"{root}/vllm/engine/arg_utils.py",
-    ]
+#: the files whose ``add_argument`` calls make the OpenAI server's parser, relative to the unpacked wheel
+PARSER_FILES = (
+    "vllm/entrypoints/api_server.py",
+    "vllm/entrypoints/openai/api_server.py",
+    "vllm/entrypoints/cli/serve.py",
+    "vllm/scripts.py",
+    "vllm/entrypoints/common/cli_args.py",
+    "vllm/entrypoints/openai/cli_args.py",
+    "vllm/engine/arg_utils.py",
+)
+
+
+def extract(root, parser_files=PARSER_FILES):
+    """The options the ``add_argument`` calls of ``parser_files`` (default :data:`PARSER_FILES`) register."""
+    files = [f"{root}/{f}" for f in parser_files]
     files = [f for f in files if os.path.exists(f)]
     cfg_files = (
         glob.glob(f"{root}/vllm/config*.py")

@@ -1,0 +1,83 @@
+"""FlashInfer's all-reduce + RMSNorm fusion workspace, which vLLM 0.17 - 0.26 allocates at TP > 1 on Hopper and
+Blackwell while torch.compile runs inside the memory profile (kvlint.memory.vllm.allreduce_fusion_workspace_bytes,
+docs/engine-memory-model.md §5)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from kvlint.memory.vllm import (
+    VllmSettings,
+    allreduce_fusion_tokens,
+    allreduce_fusion_workspace_bytes,
+    plan_vllm_detailed,
+    resolve_startup,
+)
+from kvlint.models import resolve_model
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "corpus" / "models"
+GiB, MiB = 1 << 30, 1 << 20
+TOTAL = int(79.19 * GiB)
+H100 = {"gpu_name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}
+
+
+def _model(name: str):
+    for base in (ROOT / "fixtures" / "plan" / "models", SHARED):
+        if (base / name / "config.json").is_file():
+            return resolve_model(str(base / name), allow_hub=False)
+    return resolve_model(name.replace("--", "/", 1), allow_hub=False)
+
+
+def _cfg(model, version: str = "0.19.0", gpu: dict | None = None, **kw):
+    s = VllmSettings(version=version, max_model_len=8192, gpu_memory_utilization=0.95, **kw)
+    return s, resolve_startup(s, model, TOTAL, **(gpu or H100))
+
+
+def test_tokens_are_the_ones_the_0_19_logs_print() -> None:
+    """The llm-d-planner sweep's 0.19.0 TP runs on H100s print "Maximal number of tokens used by Flashinfer
+    Allreduce Fusion: N" (gt-352, gt-353, gt-354, gt-356): 8,192 for Llama-3.1-8B and Mixtral-8x7B at TP 2 (64 MiB /
+    (4,096 x 2 B), then the 8,192 batched tokens), 4,096 for Qwen2.5-72B at TP 2 (hidden 8,192) and 204 for
+    Llama-4-Scout at TP 4 (2 MiB / (5,120 x 2 B))."""
+    for name, tp, printed in (
+        ("meta-llama--Llama-3.1-8B", 2, 8192),
+        ("mistralai--Mixtral-8x7B-v0.1", 2, 8192),
+        ("Qwen--Qwen2.5-72B", 2, 4096),
+        ("meta-llama--Llama-4-Scout-17B-16E-Instruct", 4, 204),
+    ):
+        m = _model(name)
+        s, cfg = _cfg(m, tensor_parallel_size=tp)
+        assert allreduce_fusion_tokens(s, m, cfg) == printed, name
+
+
+def test_workspace_is_counted_as_non_torch_where_the_fusion_is_on() -> None:
+    m = _model("meta-llama--Llama-3.1-8B")
+    s, cfg = _cfg(m, tensor_parallel_size=2)
+    ws = allreduce_fusion_workspace_bytes(s, m, cfg)
+    # a buffer of 2 x 8,192 x 4,096 x 2 B, its Lamport triple and a 2 MiB flag buffer
+    assert ws == 128 * MiB + 3 * 128 * MiB + 2 * MiB
+    on = plan_vllm_detailed(s, m, TOTAL, **H100).plan
+    off_s = dataclasses.replace(s, version="0.16.0")
+    off = plan_vllm_detailed(off_s, m, TOTAL, **H100).plan
+    assert on.non_torch_bytes - off.non_torch_bytes == ws
+    # off: before 0.17.0, TP 1, PP or DP > 1, --enforce-eager, compute capability 8.0, 10.3 in 0.17.0
+    for kw, gpu, version in (
+        ({"tensor_parallel_size": 2}, None, "0.16.0"),
+        ({}, None, "0.19.0"),
+        ({"tensor_parallel_size": 2, "pipeline_parallel_size": 2}, None, "0.19.0"),
+        ({"tensor_parallel_size": 2, "data_parallel_size": 2}, None, "0.19.0"),
+        ({"tensor_parallel_size": 2, "enforce_eager": True}, None, "0.19.0"),
+        (
+            {"tensor_parallel_size": 2},
+            {"gpu_name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"},
+            "0.19.0",
+        ),
+        ({"tensor_parallel_size": 2}, {"gpu_name": "NVIDIA B300", "compute_capability": "10.3"}, "0.17.0"),
+    ):
+        s2, cfg2 = _cfg(m, version, gpu, **kw)
+        assert allreduce_fusion_workspace_bytes(s2, m, cfg2) == 0, (kw, gpu, version)
+    s3, cfg3 = _cfg(
+        m, "0.19.0", {"gpu_name": "NVIDIA B300", "compute_capability": "10.3"}, tensor_parallel_size=4
+    )
+    assert allreduce_fusion_tokens(s3, m, cfg3) == 8192  # 64 MiB at TP 4 on 10.3 (0.19.0's table)
