@@ -947,6 +947,11 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
                 break
         else:
             return value
+        if tag in _NUMERIC_TAGS and ":" in value:
+            # a YAML 1.1 base-60 number (``1:20``, ``8000:9000``): kubectl's YAML reader (sigs.k8s.io/yaml's
+            # go-yaml v2 fork, "base-60 floats ... purposefully not supported"; neither ints) reads it as the string
+            # written, which is what the container or the API server gets; PyYAML made it 80 or 489000
+            return value
     if tag == _MERGE:
         return _MERGE_KEY
     if len(value) > MAX_NUMBER_CHARS and tag in _NUMERIC_TAGS:

@@ -655,7 +655,8 @@ def _resolve_model(
         except Exception as exc:  # malformed configs etc.
             failed = f"{own}: {type(exc).__name__}: {exc}"
             return (*_hide_server_paths(None, failed, own, options), str(ann), None)
-    model, error, refusal = _resolve_ref(ref, revision, w, options)
+    container = serving.container if ref == own and not ann else None
+    model, error, refusal = _resolve_ref(ref, revision, w, options, container)
     hide = _path_hider(ref, options)
     if hide is not None and refusal is not None:
         refusal = replace(
@@ -753,10 +754,12 @@ def _server_path_pattern(options: Options) -> re.Pattern[str] | None:
 
 
 def _resolve_ref(
-    ref: str, revision: str | None, w: Workload, options: Options
+    ref: str, revision: str | None, w: Workload, options: Options, container: Any = None
 ) -> tuple[ModelSpec | None, str | None, ConfigRefusal | None]:
     """The model ``ref`` (at ``revision``) of a container of ``w``, or why not (:func:`resolve_container_model`)
-    with the config found but refused, if any (its ``why`` ends as the error does)."""
+    with the config found but refused, if any (its ``why`` ends as the error does). ``container``, when ``ref`` is
+    that container's own model argument: a path in it on a volume is looked up by the volume's own path too
+    (:func:`_mounted_model`)."""
     try:
         return (
             _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)),
@@ -765,6 +768,8 @@ def _resolve_ref(
         )
     except ModelUnavailable as exc:
         stored = _stored_model(ref, revision, w, options)
+        if stored is None and container is not None:
+            stored = _mounted_model(ref, revision, w, container, options)
         if stored is not None:
             return stored, None, None
         hint = _storage_hint(w)
@@ -823,6 +828,79 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     )
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
+    )
+
+
+def volume_location(ref: str, container: Any, pod_spec: Any) -> tuple[str, str] | None:
+    """Where the container path ``ref`` lies on the volume mounted over it: ``(location, what)``, the volume's own
+    path for ``ref`` (a ``hostPath`` or ``nfs`` volume's ``path``, a PersistentVolumeClaim as ``pvc://CLAIM``,
+    then the mount's ``subPath`` and the rest of ``ref`` below the mount) and that in words; None when no mount of
+    the container holds ``ref``, the volume is of another kind or not in the pod, the mount uses ``subPathExpr``
+    (expanded by the kubelet from the pod's environment), or the location adds nothing to ``ref`` but a claim's
+    name (a Kubernetes object name says less of the model than a path the user wrote).
+
+    The deepest mount holding ``ref`` is the one the container sees there (the kubelet mounts them in order of
+    their paths: a mount inside another's path covers that part of it)."""
+    if not ref.startswith("/") or not isinstance(container, dict) or not isinstance(pod_spec, dict):
+        return None
+    path = "/" + ref.strip("/")
+    best: tuple[int, dict[str, Any]] | None = None
+    mounts = container.get("volumeMounts")
+    for m in mounts if isinstance(mounts, list) else []:
+        if not isinstance(m, dict) or not isinstance(m.get("mountPath"), str):
+            continue
+        at = "/" + m["mountPath"].strip("/")
+        if (path == at or path.startswith(at.rstrip("/") + "/")) and (best is None or len(at) > best[0]):
+            best = (len(at), m)
+    if best is None or best[1].get("subPathExpr"):
+        return None
+    mount = best[1]
+    at = "/" + str(mount["mountPath"]).strip("/")
+    rest = path[len(at) :].strip("/")
+    sub = str(mount.get("subPath") or "").strip("/")
+    volumes = pod_spec.get("volumes")
+    volume = next(
+        (
+            v
+            for v in (volumes if isinstance(volumes, list) else [])
+            if isinstance(v, dict) and v.get("name") == mount.get("name")
+        ),
+        None,
+    )
+    if volume is None:
+        return None
+    host, nfs, pvc = volume.get("hostPath"), volume.get("nfs"), volume.get("persistentVolumeClaim")
+    if isinstance(host, dict) and isinstance(host.get("path"), str):
+        base, kind = "/" + host["path"].strip("/"), "hostPath"
+    elif isinstance(nfs, dict) and isinstance(nfs.get("path"), str):
+        base, kind = "/" + nfs["path"].strip("/"), "nfs"
+    elif isinstance(pvc, dict) and isinstance(pvc.get("claimName"), str) and (sub or rest):
+        base, kind = f"pvc://{pvc['claimName']}", "persistentVolumeClaim"
+    else:
+        return None
+    location = "/".join(p for p in (base.rstrip("/"), sub, rest) if p)
+    what = f"the {kind} {base}" + (f" with subPath {sub}" if sub else "")
+    return location, f"the volume '{mount.get('name')}' mounted at {at} is {what}, so {path} is {location}"
+
+
+def _mounted_model(
+    ref: str, revision: str | None, w: Workload, container: Any, options: Options
+) -> ModelSpec | None:
+    """When the container's own model argument ``ref`` is a path on a volume (:func:`volume_location`) whose own
+    path -- the host directory, the claim's subPath -- is named after a catalogued model while ``ref`` is not
+    (``/data/model`` on the hostPath ``/data0/Qwen/Qwen3-32B``): that model, with an ASSUMPTION note (KV505);
+    else None. Not for a model the workload's reader recorded elsewhere (:attr:`Workload.model_storage`,
+    ``derived_model``)."""
+    if w.model_storage or w.derived_model:
+        return None
+    found = volume_location(ref, container, w.pod_spec)
+    if found is None:
+        return None
+    location, how = found
+    from kvlint.models.resolve import resolve_stored_model
+
+    return resolve_stored_model(
+        location, ref, revision=revision, how=how, **_model_sources(options, w.doc.path)
     )
 
 

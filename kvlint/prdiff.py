@@ -36,7 +36,7 @@ from typing import Any
 
 from kvlint.fingerprint import fingerprints
 from kvlint.numbers import times
-from kvlint.report.escape import printable
+from kvlint.report.escape import inert_line, printable
 
 __all__ = [
     "CapacityRow",
@@ -460,16 +460,17 @@ def render_capacity_markdown(rows: Sequence[CapacityRow]) -> str:
 def render_capacity_text(rows: Sequence[CapacityRow]) -> str:
     """The capacity diff for a terminal: one block per touched workload, one line per figure; each line's text
     from the inputs (workload and file names, GPU names, releases) shown escaped (:func:`kvlint.report.escape.
-    printable`), as ``kvlint check``'s text report shows it."""
+    printable`) and no line a GitHub workflow command (:func:`kvlint.report.escape.inert_line`: ``kvlint diff`` runs
+    in a pull request's workflow step), as ``kvlint check``'s text report shows it."""
     if not rows:
         return "No serving workload's capacity changed.\n"
     out: list[str] = []
     for r in rows:
-        out.append(printable(f"{r.workload}  ({r.file})"))
+        out.append(inert_line(printable(f"{r.workload}  ({r.file})")))
         heads = _headings([r])
         width = max(30, *(len(h) + 1 for h in heads.values()))  # "concurrency at max-total-tokens:" is longer
         for k, _ in CAPACITY_COLUMNS:
-            out.append(printable(f"  {heads[k] + ':':<{width}} {_change(r.before, r.after, k)}"))
+            out.append(inert_line(printable(f"  {heads[k] + ':':<{width}} {_change(r.before, r.after, k)}")))
     return "\n".join(out) + "\n"
 
 
@@ -825,7 +826,10 @@ def render_diff_text(
     pre-existing and gone findings (one line each), then the capacity diff. What the lines quote from the inputs
     is shown escaped (:func:`kvlint.report.escape.printable`: a control character, a line break or a
     bidirectional override in an object name or a message was printed raw, able to recolour a CI log or forge a
-    line of its own)."""
+    line of its own), and no line is a GitHub workflow command (:func:`kvlint.report.escape.inert_line`; a file a
+    pull request named ``::warning title=x::y.yaml`` started a finding line with ``  ::warning``, an object named
+    ``x##[error]y`` put the legacy ``##[error]`` on each line naming it: ``kvlint diff`` runs in the pull request's
+    workflow step)."""
     out = [printable(f"kvlint diff {label}"), *(printable(f"note: {n}") for n in notes), ""]
     out += [f"New findings: {len(comparison.new)}"]
     out += [printable(f"  {_finding_line(d)}") for d in comparison.new]
@@ -833,6 +837,7 @@ def render_diff_text(
     out += [printable(f"  {_finding_line(d)}") for d in comparison.existing]
     out += [f"Findings gone: {len(comparison.fixed)}"]
     out += [printable(f"  {_finding_line(d)}") for d in comparison.fixed]
+    out = [inert_line(line) for line in out]
     out += ["", "Capacity of the touched workloads:", render_capacity_text(rows).rstrip("\n")]
     return "\n".join(out) + "\n"
 

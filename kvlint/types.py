@@ -446,7 +446,9 @@ class ServingConfig:
         flags: canonical setting name (argparse dest: ``max_model_len``, ``tensor_parallel_size``...)
             -> :class:`Value`. Only what the user set; defaults are applied by the plan.
         env: the container's literal env (name -> value), for engine env switches
-            (``VLLM_ALLOW_LONG_MAX_MODEL_LEN``...).
+            (``VLLM_ALLOW_LONG_MAX_MODEL_LEN``...); ``env_locs`` where each value is set (the ``env`` entry the
+            kubelet keeps, or the key of a ConfigMap among the inputs:
+            :func:`kvlint.engines.command.container_env`), empty when the reader did not keep them.
         findings: problems found while parsing (KV205 unknown flag, KV206 bad value, KV207 duplicate).
         unresolved: settings given with a value kvlint cannot resolve (``--tp-size $(TP)``) -> where: set,
             but neither the written value nor the engine default is known.
@@ -483,6 +485,7 @@ class ServingConfig:
     findings: list[Finding] = field(default_factory=list)
     unresolved: dict[str, Loc | None] = field(default_factory=dict)
     command_loc: Loc | None = None
+    env_locs: dict[str, Loc | None] = field(default_factory=dict)
     version_loc: Loc | None = None
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None

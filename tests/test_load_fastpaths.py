@@ -30,9 +30,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class _RefLoader(yaml.SafeLoader):
-    """PyYAML's SafeLoader, except that timestamps and ``!!binary`` stay text (as kvlint keeps them)."""
+    """PyYAML's SafeLoader, except that timestamps and ``!!binary`` stay text (as kvlint keeps them), and so do plain
+    YAML 1.1 base-60 numbers (``1:30``), which kubectl's YAML reader does not resolve (kvlint.load)."""
 
 
+class _NotBase60:
+    """An implicit resolver's pattern that matches no text holding ``:``."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+
+    def match(self, value: str) -> Any:
+        return None if ":" in value else self.pattern.match(value)
+
+
+_RefLoader.yaml_implicit_resolvers = {
+    first: [
+        (tag, _NotBase60(rx) if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") else rx)
+        for tag, rx in resolvers
+    ]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 _RefLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
 _RefLoader.add_constructor("tag:yaml.org,2002:binary", lambda loader, node: loader.construct_scalar(node))
 

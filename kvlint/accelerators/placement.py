@@ -817,6 +817,23 @@ def _sharing(label_sets: list[Labels]) -> tuple[bool, int | None, str]:
     return shared, sharers, "; ".join(dict.fromkeys(notes))
 
 
+#: A placement's ``how`` when nothing decided the accelerator; the reasons follow in parentheses
+#: (:func:`undecided_reasons`).
+UNDECIDED = "nothing in the manifest names the accelerator"
+
+
+def undecided_reasons(placement: Placement | None) -> str:
+    """Why nothing decided the accelerator of ``placement``, in words (a label kvlint does not read, a GPU named but
+    not in the catalogue, a resource naming only the vendor, an operator's own reason), or "" when the
+    accelerator is known or no reason is recorded."""
+    if placement is None or placement.accelerator is not None:
+        return ""
+    how = placement.how
+    if how.startswith(UNDECIDED + " (") and how.endswith(")"):
+        return how[len(UNDECIDED) + 2 : -1]
+    return ""
+
+
 def _why_undecided(label_sets: list[Labels]) -> list[str]:
     """Why the scheduling labels did not decide: instance types not in the catalogue, label keys that are
     not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``)."""
@@ -1199,7 +1216,7 @@ def resolve_placement(
             and not resource.startswith(MIG_RESOURCE_PREFIX)
         ):
             why.append(f"resource {resource} names the vendor, not the accelerator model")
-        decision = _Decision(None, "nothing in the manifest names the accelerator", None, why)
+        decision = _Decision(None, UNDECIDED, None, why)
 
     acc = decision.acc
     mig_bytes = decision.mig_bytes

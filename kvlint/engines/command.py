@@ -643,12 +643,24 @@ class _Found:
     exec_form: bool = False
     #: the program is vLLM's gRPC server module (:data:`GRPC_SERVER_MODULE`), which older releases do not ship
     grpc: bool = False
+    #: the engine release the ``sh -c`` script installs before it starts the engine (``pip install vllm==0.6.6``,
+    #: :func:`_pip_pinned`), which the container then runs whatever its image carried; None when it installs none
+    installed: str | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> bool:
     """Whether the engine invocation :func:`_match_program` found in ``words`` (arguments from ``start``) is
     ``python -m vllm.entrypoints.grpc_server``."""
     return start >= 1 and words[start - 1] == GRPC_SERVER_MODULE
+
+
+@dataclass
+class _Unrunnable:
+    """An engine command the shell refuses to run (a syntax error in its script): why, and where."""
+
+    reason: str
+    loc: Loc | None
+    engine: str
 
 
 @dataclass
@@ -717,9 +729,10 @@ def _join_of(texts: Sequence[str]) -> str | None:
 
 def _scan_shell(
     items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]
-) -> tuple[_Found | _Join | None, str]:
+) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
-    reason is empty when the script only waits (sleep, trap, wait: no server at all)."""
+    reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
+    shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`."""
     script_item = items[j]
     script = script_item.text
     positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[j + 1 :]]
@@ -735,6 +748,9 @@ def _scan_shell(
             heads.append(words[0])
             continue
         engine, start, pos_model = m
+        broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+        if broken >= 0:
+            return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
         rest = words[start:]
         # the positions of the words taken from the script (the program's first word, then its arguments),
         # computed together (see _offset_locs), in the text as written when Kubernetes expanded a $(VAR) in it
@@ -750,6 +766,7 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        found.installed = next((v for v in (_pip_pinned(t, engine) for t in reversed(seen)) if v), None)
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
@@ -791,6 +808,69 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``)
+_PIP_PIN_RE = re.compile(r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+
+
+def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
+    """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
+    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
+    (``pip install -U vllm``) installs whatever is newest on the day: no release."""
+    if "install" not in words:
+        return None
+    at = words.index("install")
+    before = [_base(w) for w in words[:at]]
+    if not before or not ({"pip", "pip3"} & set(before) or before[-1].startswith("pip")):
+        return None
+    for w in words[at + 1 :]:
+        m = _PIP_PIN_RE.fullmatch(w.strip())
+        if m is not None and m.group(1) == engine:
+            return m.group(2)
+    return None
+
+
+def _unclosed_quote(
+    item: _Item, env: Mapping[str, str], script: str, offset: int, program: str, engine: str
+) -> _Unrunnable:
+    """The engine command of the ``sh -c`` script ``item`` (its text ``script``) holds a quote, at ``offset``,
+    that the script never closes: the shell reads to the end of the script looking for it and stops with a
+    syntax error before it runs the command (bash 5 ``parse.y`` ``parse_matched_pair``: "unexpected EOF while
+    looking for matching"; dash ``parser.c`` ``readtoken1``: "Unterminated quoted string"), exit status 2, so
+    the engine never starts. Complete lines before it do run (bash and dash read a ``-c`` string a command at
+    a time)."""
+    quote = script[offset]
+    line = script.count("\n", 0, offset) + 1
+    source, (raw,) = _raw_offsets(item, env, [offset])
+    loc = _offset_loc(item.loc, source, raw) or item.loc
+    return _Unrunnable(
+        f"the {quote} at line {line} of the shell script is never closed, so the shell reads the rest of the "
+        f"script as one quoted word and stops with a syntax error before running {program} (bash: 'unexpected "
+        f"EOF while looking for matching `{quote}'', dash: 'Unterminated quoted string'); the container exits "
+        "with status 2 and restarts without ever starting the engine",
+        loc,
+        engine,
+    )
+
+
+def _unrunnable(
+    found: _Unrunnable, container: LDict, image: str, env: dict[str, str], engine_version_option: str | None
+) -> ServingConfig:
+    """KV503 as an error for an engine command the shell refuses to run: the container never starts."""
+    version = engine_release(image, found.engine, engine_version_option)
+    return _kv503(
+        found.engine,
+        container,
+        image,
+        version,
+        env,
+        found.reason,
+        found.loc,
+        "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
+        "a script's syntax without running it",
+        "error",
+    )
 
 
 def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
@@ -1225,7 +1305,31 @@ def _dispatch(
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
+    cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
     return cfg
+
+
+def _grpc_own_option(option: str, version: str | None) -> str | None:
+    """How the gRPC server's parser reads ``option``, an option the engine's own parser does not have: ``"exact"``
+    when it is :data:`GRPC_OWN_OPTION` as vLLM's ``FlexibleArgumentParser`` reads it (``_`` for ``-`` in the name,
+    as for every vLLM option: ``--disable_log_stats_server``), the name with dashes when it is an abbreviation
+    argparse takes for it (``allow_abbrev``: a prefix no option of the engine's starts with, the engine's parser
+    having found none), else None."""
+    if not option.startswith("--") or "=" in option:
+        return None
+    name = "--" + option[2:].replace("_", "-")
+    if name == GRPC_OWN_OPTION:
+        return "exact"
+    from kvlint.engines.options import prefixed
+    from kvlint.engines.vllm import _tables
+
+    if (
+        len(name) > 3
+        and GRPC_OWN_OPTION.startswith(name)
+        and not prefixed(_tables(version, grpc=True)[3], name)
+    ):
+        return name
+    return None
 
 
 def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
@@ -1238,11 +1342,26 @@ def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
 
     v = parse_version(version)  # (None, latest, no release number: the newest)
     if GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
-        cfg.findings = [
-            f
-            for f in cfg.findings
-            if not (isinstance(f, OptionFinding) and f.unknown and f.option == GRPC_OWN_OPTION)
-        ]
+        kept: list[Finding] = []
+        for f in cfg.findings:
+            own = _grpc_own_option(f.option, version) if isinstance(f, OptionFinding) and f.unknown else None
+            if own is None:
+                kept.append(f)
+            elif own != "exact":
+                kept.append(
+                    Finding(
+                        rule="KV205",
+                        message=(
+                            f"{own} is not a vLLM option: argparse takes it as an abbreviation of {GRPC_OWN_OPTION} "
+                            f"(unique-prefix matching), so it sets {GRPC_OWN_OPTION}; a release that adds another "
+                            f"option beginning with {own} makes the command fail with 'ambiguous option'"
+                        ),
+                        loc=f.loc,
+                        fix=f"write the full option name {GRPC_OWN_OPTION}",
+                        severity="warning",
+                    )
+                )
+        cfg.findings = kept
     if v >= GRPC_SERVER_FROM:
         return
     first = ".".join(map(str, GRPC_SERVER_FROM))
@@ -1304,7 +1423,9 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
-    version = engine_release(image, found.engine, version_override)
+    # a release the container's script installs is the one it runs: it takes --engine-version's place (as a
+    # RayService's runtime_env.pip pin does, Workload.engine_release); an engine release image's tag still wins
+    version = engine_release(image, found.engine, found.installed or version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1613,12 +1734,16 @@ def parse_container(
             return dispatch(found)
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
+        if isinstance(found, _Unrunnable):
+            return _unrunnable(found, container, image, env, engine_version_option)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
+        if isinstance(found, _Unrunnable):
+            return _unrunnable(found, container, image, env, engine_version_option)
         if not reason:
             return None  # the script only waits (sleep, trap, wait): this container serves nothing
     elif why:

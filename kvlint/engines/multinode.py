@@ -23,11 +23,14 @@ def _leader_config(
     w: Workload,
     configmaps: Mapping[tuple[str | None, str], LDict] | None,
     engine_version_option: str | None,
+    seen: list[object] | None = None,
+    served: list[object] | None = None,
 ) -> ServingConfig | None:
     """The engine command of ``w``'s leader workload (the first of its containers whose engine command kvlint
     reads and that joins no other: its ``containers``, then its sidecar init containers on an accelerator, the
     containers the leader's own analysis reads, :func:`kvlint.workloads.base.engine_containers`), read as the leader's own
-    analysis reads it; None when there is none."""
+    analysis reads it; None when there is none. ``seen`` and ``served``, when given, receive the containers looked
+    at and those among them kvlint reads as a serving engine (its command read or not)."""
     from kvlint.engines.command import parse_container
     from kvlint.engines.shell import ReviewTooLarge
     from kvlint.workloads.base import engine_containers
@@ -35,6 +38,8 @@ def _leader_config(
     lw = w.leader
     assert lw is not None
     for c in engine_containers(lw.pod_spec):
+        if seen is not None:
+            seen.append(c)
         try:
             cfg = parse_container(
                 c,
@@ -47,6 +52,8 @@ def _leader_config(
             raise
         except Exception:  # a leader the parser cannot read leaves the worker unjoined
             continue
+        if cfg is not None and served is not None:
+            served.append(c)
         if cfg is not None and cfg.joins is None and (cfg.model is not None or cfg.flags):
             return cfg
     return None
@@ -68,14 +75,36 @@ def find_leader(
     if w.leader is None:
         _note(serving, "no leader or head pod template of that engine is in the same object")
         return
-    cfg = _leader_config(w, configmaps, engine_version_option)
+    seen: list[object] = []
+    served: list[object] = []
+    cfg = _leader_config(w, configmaps, engine_version_option, seen, served)
     if cfg is not None:
         joins.leader = cfg
         joins.leader_container = cfg.container_name
         return
+    if served:
+        _note(
+            serving,
+            f"the engine command of its leader ({w.leader.path}) cannot be read either (see its findings)",
+        )
+        return
+    # the leader runs nothing kvlint takes for a serving engine (a program it does not know on an image that names
+    # no engine): it has no findings to see, and linting the two together, as they are, reads no more
+    runs = ""
+    first = seen[0] if seen else None
+    if isinstance(first, Mapping):
+        words = [
+            str(x) for key in ("command", "args") if isinstance(first.get(key), list) for x in first[key]
+        ]
+        text = " ".join(" ".join(words).split())
+        if text:
+            runs = f" (its container '{first.get('name', '')}' runs `{text[:200]}{' ...' if len(text) > 200 else ''}`)"
     _note(
         serving,
-        f"the engine command of its leader ({w.leader.path}) cannot be read either (see its findings)",
+        f"its leader ({w.leader.path}) runs no vLLM, SGLang or TGI command kvlint recognises{runs} and has no "
+        "findings of its own",
+        fix="check the engine the leader starts with `kvlint plan -- vllm serve MODEL --tensor-parallel-size N "
+        "--pipeline-parallel-size M ...` (its parallel sizes spanning the group's GPUs)",
     )
 
 
@@ -192,7 +221,7 @@ def join_follower(
     return True
 
 
-def _note(serving: ServingConfig, why: str) -> None:
+def _note(serving: ServingConfig, why: str, fix: str | None = None) -> None:
     joins = serving.joins
     assert joins is not None
     serving.findings.append(
@@ -201,7 +230,8 @@ def _note(serving: ServingConfig, why: str) -> None:
             f"this multi-node worker runs no engine of its own (`{joins.how}` joins the leader's): {why}, so its "
             "GPUs are not checked against the engine's layout",
             joins.loc,
-            fix="lint the leader together with its workers (they are checked against its tensor- and "
+            fix=fix
+            or "lint the leader together with its workers (they are checked against its tensor- and "
             "pipeline-parallel sizes)",
             severity="info",
         )

@@ -248,6 +248,9 @@ _SWITCHES = {
     "--enable-piecewise-cuda-graph",
     "--disable-prefill-cuda-graph",
     "--disable-decode-cuda-graph",
+    # store_true in every release (ServerArgs.add_cli_args); read for the embedding mode (memory/pooling.py), where
+    # "--is-embedding false" was taken as on although SGLang refuses to start ('unrecognized arguments: false')
+    "--is-embedding",
 }
 
 

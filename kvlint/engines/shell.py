@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kvlint.source import Loc
 from kvlint.spans import delimited_spans
@@ -153,6 +153,10 @@ class Word:
     parts: list[Part]
     start: int
     raw: str
+    #: the offset of a quote this word opens and the script never closes (the word then runs to the end of the
+    #: script, as :func:`lex` reads it; a shell refuses the script), else -1 (not compared: where the lexer
+    #: found the script broken, not what the word is)
+    unclosed: int = field(default=-1, compare=False)
 
 
 @dataclass(slots=True)
@@ -163,7 +167,8 @@ class ShellArg:
     carry their own ``loc``); ``from_env`` says a variable was substituted; ``unresolved`` that some
     expansion could not be resolved statically (the text then keeps the ``$...`` reference);
     ``substituted`` that it holds a command or arithmetic substitution (``$(...)``, backticks), whose output
-    is unknown.
+    is unknown; ``unclosed`` the offset in the script of a quote the word opens and the script never closes
+    (:attr:`Word.unclosed`), else -1.
     """
 
     text: str
@@ -173,6 +178,7 @@ class ShellArg:
     unresolved: bool = False
     quoted: bool = False
     substituted: bool = False
+    unclosed: int = field(default=-1, compare=False)
 
 
 # The tokens of :func:`lex`, one compiled expression per state, its alternatives named; the characters of a
@@ -403,6 +409,8 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
     # bodies start after the next one; ``delim_next`` (strip flag) when a bare ``<<``/``<<-`` waits for its word
     pending: list[tuple[str, bool]] = []
     delim_next: bool | None = None
+    # the offset of a single or double quote the script never closes (it runs to the end), else -1
+    open_quote = -1
     while i < n:
         if start < 0:
             m = between(script, i)  # never None: everything in it is optional
@@ -504,6 +512,8 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                 parts.append(Part("lit", "", True))
                 acc, acc_quoted = [text], True
             if kind == "sq":
+                if end - i < 2 or script[end - 1] != "'":
+                    open_quote = i  # ``'`` with no closing one: the match ran to the end of the script
                 # an empty quoted piece marks the closing quote (the word is quoted even when empty)
                 parts[-1].text = "".join(acc)
                 parts.append(Part("lit", "", True))
@@ -549,6 +559,8 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                 else:  # bt
                     parts.append(Part("sub", d.group(), True))  # type: ignore[union-attr]
                     end = dend
+            if end >= n:
+                open_quote = i  # no closing ``"``: the quoted text ran to the end of the script
             if acc is not None:
                 parts[-1].text = "".join(acc)
             parts.append(Part("lit", "", True))  # the closing quote (or the end of the script)
@@ -571,6 +583,8 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
         if acc is not None:
             parts[-1].text = "".join(acc)
         add(Word(parts, start, script[start:n]))
+    if open_quote >= 0 and cmd and cmd[-1].__class__ is Word:
+        cmd[-1].unclosed = open_quote  # type: ignore[union-attr]  # the word the open quote ran to the end
     if cmd:
         yield cmd
 
@@ -1041,6 +1055,9 @@ def commands(
             if leading and not is_assign:
                 leading = False
                 declaring = raw in _DECLARING
+            if word.unclosed >= 0:  # type: ignore[union-attr]
+                for arg in fields:
+                    arg.unclosed = word.unclosed  # type: ignore[union-attr]
             for arg in fields:
                 if skip:
                     skip = False

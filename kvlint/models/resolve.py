@@ -1114,6 +1114,7 @@ def resolve_stored_model(
     catalogues: Sequence[str] = (),
     downloader: str = "KServe's storage initializer",
     local_root: str | None = None,
+    how: str | None = None,
 ) -> ModelSpec | None:
     """The model a serving container reads from ``ref`` (KServe's ``/mnt/models``) when KServe's storage
     initializer (or another ``downloader``, named in the note: Kthena's model downloader) downloads it there
@@ -1121,8 +1122,9 @@ def resolve_stored_model(
     ``pvc://``, ``https://`` storage URI, or a ``storage.path`` inside the bucket its key names): the only
     catalogued model whose repository name is the location's last component (the rule of a container path named
     after its model, :func:`_path_named_model`), with an ASSUMPTION note (KV505); None when the location's name
-    names no catalogued model, or that model cannot be resolved either. Other arguments as
-    :func:`resolve_model`."""
+    names no catalogued model, or that model cannot be resolved either. ``how``, when the model is not downloaded
+    but on a volume mounted at ``ref`` (:func:`kvlint.pipeline.volume_location`): how ``ref`` reaches
+    ``location``, in words, said in the note instead of the downloader. Other arguments as :func:`resolve_model`."""
     named = _path_named_model(location.strip())
     if named is None:
         return None
@@ -1147,10 +1149,10 @@ def resolve_stored_model(
         if _org_name_folder(name) is not None
         else f"the repository name of the catalogued {hub_id} only"
     )
+    source = f"{downloader} downloads the model to {ref} from {where}" if how is None else f"{how}"
     note = (
-        f"ASSUMPTION (path named after the model): {downloader} downloads the model to {ref} "
-        f"from {where}, which kvlint cannot read; its last component '{name}' is {what}, so the location is "
-        "taken to hold that model"
+        f"ASSUMPTION (path named after the model): {source}, which kvlint cannot read; its last component "
+        f"'{name}' is {what}, so the location is taken to hold that model"
     )
     return dataclasses.replace(spec, notes=(note, *spec.notes), assumption=note)
 

@@ -647,7 +647,7 @@ def _skip_matcher(method: str, skip: list[str], names_count: int = 0, longest: i
     if m == "compressed-tensors":
         return ct_ignore_matcher(skip, names_count, longest)
     if m == "awq":
-        return lambda name: any(x in name for x in skip)
+        return _substring_test(skip)
     if m in ("modelopt", "modelopt_fp4"):
         pats: list[str] = []
         for x in skip:
@@ -656,14 +656,21 @@ def _skip_matcher(method: str, skip: list[str], names_count: int = 0, longest: i
             else:
                 pats.append(x)
 
-        # one alternation each for the substring and the fnmatch tests (hundreds of patterns per checkpoint)
-        contains = re.compile("|".join(re.escape(p) for p in pats))
-        wild = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in pats))
+        # the substring test by the listed texts' lengths, and one alternation for the fnmatch test of the patterns
+        # holding a wildcard (a pattern without one fnmatch-es only its own text, which the substring test has
+        # found): the first MAX_GPTQ_RULES of them, as GPTQ's dynamic rules are bounded (real exports list up to
+        # ~150; a config.json of 300,000 entries took 19 CPU s as two alternations of all of them)
+        contains = _substring_test(pats)
+        wildcards = [p for p in pats if any(c in p for c in "*?[")][:MAX_GPTQ_RULES]
+        wild = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in wildcards)) if wildcards else None
 
         def modelopt(name: str) -> bool:
             bare = name.removeprefix("language_model.")
             return bool(
-                contains.search(name) or contains.search(bare) or wild.match(name) or listed_inside(name)
+                contains(name)
+                or contains(bare)
+                or (wild is not None and wild.match(name))
+                or listed_inside(name)
             )
 
         return modelopt
@@ -674,6 +681,27 @@ def _skip_matcher(method: str, skip: list[str], names_count: int = 0, longest: i
         return name in exact
 
     return fp8
+
+
+def _substring_test(texts: list[str]) -> Callable[[str], bool]:
+    """``name -> bool``: whether one of ``texts`` occurs in ``name`` (``any(t in name for t in texts)``, the AWQ and
+    ModelOpt skip tests), looked up by the texts' lengths: each slice of ``name`` of a listed length is one set
+    lookup, so the cost per name does not grow with the number of texts (a config.json, up to
+    :data:`kvlint.models.resolve.MAX_CONFIG_BYTES`, can list 300,000)."""
+    listed = set(texts)
+    if "" in listed:
+        return lambda name: True
+    lengths = sorted({len(t) for t in listed})
+
+    def test(name: str) -> bool:
+        for n in lengths:
+            if n > len(name):
+                return False
+            if any(name[i : i + n] in listed for i in range(len(name) - n + 1)):
+                return True
+        return False
+
+    return test
 
 
 def _layer_prefix(skip: list[str]) -> str:

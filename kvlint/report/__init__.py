@@ -26,6 +26,10 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     Raises:
         ValueError: unknown format name (the message lists :data:`FORMATS`).
     """
+    from kvlint.report.escape import inert_json, inert_xml
+
+    # a report printed to a GitHub Actions job's log holds no workflow command: the JSON and XML ones escape the
+    # runner's legacy "##[" (honoured anywhere in a line) as their readers read it back (escape.inert_json)
     if fmt == "text":
         from kvlint.report.text import DEFAULT_WIDTH, render_text
 
@@ -33,7 +37,7 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     if fmt == "json":
         from kvlint.report.jsonout import render_json
 
-        return render_json(result)
+        return inert_json(render_json(result))
     if fmt == "jsonl":
         from kvlint.report.jsonl import render_jsonl
 
@@ -41,7 +45,7 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     if fmt == "sarif":
         from kvlint.report.sarif import render_sarif
 
-        return render_sarif(result)
+        return inert_json(render_sarif(result))
     if fmt == "github":
         from kvlint.report.github import render_github
 
@@ -49,7 +53,7 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     if fmt == "junit":
         from kvlint.report.junit import render_junit
 
-        return render_junit(result)
+        return inert_xml(render_junit(result))
     if fmt == "markdown":
         from kvlint.report.markdown import render_markdown
 

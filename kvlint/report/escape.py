@@ -26,8 +26,10 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "inert_json",
     "inert_line",
     "inert_path",
+    "inert_xml",
     "markdown_code",
     "markdown_message",
     "markdown_text",
@@ -91,6 +93,21 @@ def inert_line(line: str) -> str:
         at = len(line) - len(stripped)
         line = line[:at] + "\\" + stripped
     return line.replace("##[", "##\\[")
+
+
+def inert_json(text: str) -> str:
+    """JSON text (the JSON, JSON Lines and SARIF reports) with no GitHub workflow command in it when it is printed
+    to a job's log (``kvlint check --format json`` in a step): the runner's legacy form ``##[`` is honoured anywhere
+    in a line (:func:`inert_line`), and in JSON text it can only stand inside a string, where ``#\\u0023[`` is the
+    same characters to every JSON reader. A line of JSON cannot start with ``::`` (a string starts with ``"``,
+    and a line break inside one is escaped)."""
+    return text.replace("##[", "#\\u0023[") if "##[" in text else text
+
+
+def inert_xml(text: str) -> str:
+    """XML text (the JUnit report) with no legacy ``##[`` workflow command (:func:`inert_json`): ``##&#91;`` is the
+    same characters to every XML reader, in element text and in attribute values alike."""
+    return text.replace("##[", "##&#91;") if "##[" in text else text
 
 
 def _escape_match(m: re.Match[str]) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from kvlint import __version__
+from kvlint.report.escape import inert_json
 from kvlint.report.jsonout import SCHEMA_VERSION, summary_dict
 
 if TYPE_CHECKING:
@@ -41,13 +42,14 @@ _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 def iter_jsonl(result: CheckResult) -> Iterator[str]:
     """The report's lines, each ending with ``\\n``: one per diagnostic, then the summary line."""
     for d in result.diagnostics:
-        yield _ENCODE(d.as_dict()) + "\n"
+        # no line holds the runner's legacy "##[" workflow command (kvlint.report.escape.inert_json)
+        yield inert_json(_ENCODE(d.as_dict())) + "\n"
     summary = {
         SUMMARY_KEY: summary_dict(result),
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
     }
-    yield _ENCODE(summary) + "\n"
+    yield inert_json(_ENCODE(summary)) + "\n"
 
 
 def write_jsonl(result: CheckResult, stream: TextIO) -> None:

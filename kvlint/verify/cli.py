@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kvlint.report.escape import printable
+from kvlint.report.escape import inert_json, inert_line, printable
 
 __all__ = ["verify"]
 
@@ -172,15 +172,17 @@ def verify(
     if result is None:
         if fmt == "json":
             click.echo(
-                json.dumps({"engine": parsed.engine, "figures": parsed.figures, "error": error}, indent=2)
+                inert_json(
+                    json.dumps({"engine": parsed.engine, "figures": parsed.figures, "error": error}, indent=2)
+                )
             )
         else:
             click.echo(f"printed: {json.dumps(parsed.figures)}")
             # the JSON document carries the error already: said once, on stderr, only beside the text
-            click.echo(f"kvlint verify: {printable(error or '')}", err=True)
+            click.echo(inert_line(f"kvlint verify: {printable(error or '')}"), err=True)
         sys.exit(2)
     if fmt == "json":
-        click.echo(json.dumps(result.as_dict(), indent=2))
+        click.echo(inert_json(json.dumps(result.as_dict(), indent=2)))  # the log's lines, no "##[" command
     elif record != "-":
         click.echo(result.render_text(), nl=False)
     sys.exit(result.exit_code)

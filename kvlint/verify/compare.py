@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kvlint.report.escape import printable
+from kvlint.report.escape import inert_line, printable
 from kvlint.values import digits
 from kvlint.verify.logparse import StartupLog
 
@@ -276,8 +276,9 @@ class VerifyResult:
             out.append("outside the band: " + ", ".join(f.key for f in self.outside))
         # the log's own text (its quoted lines, the model it names, notes quoting it) is the log author's: an
         # escape sequence, a bidi override or a carriage return in it is shown escaped (kvlint.report.escape),
-        # line by line so that kvlint's own line breaks stay
-        return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"
+        # line by line so that kvlint's own line breaks stay; no line is a GitHub workflow command (a log line
+        # holding "##[error]" was quoted as it is: kvlint.report.escape.inert_line)
+        return "\n".join(inert_line(printable(line)) for line in "\n".join(out).split("\n")) + "\n"
 
 
 def _jsonable(v: Any) -> Any:

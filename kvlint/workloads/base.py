@@ -412,8 +412,13 @@ def _with_env(
                         and e.get("value") == injected.get(e["name"])
                     }
                     head = [same.get(n, item) for (n, _v, _vl), item in zip(add, extra, strict=True)]
+                    # a ``name`` that is not a string (a list is unhashable) names no injected variable
                     kept = [
-                        (e, el) for e, el in own if not (isinstance(e, dict) and e.get("name") in injected)
+                        (e, el)
+                        for e, el in own
+                        if not (
+                            isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"] in injected
+                        )
                     ]
                     entries = [*head, *kept]
                 else:

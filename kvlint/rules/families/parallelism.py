@@ -1049,6 +1049,11 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                     severity="warning",
                 )
             elif str(raw).strip() in ("0", "0.0"):
+                if platform_of(s, p.resource) not in ("cuda", "rocm"):
+                    # a CPU (or TPU, Neuron ...) build told it gets no GPU of this resource: what it is built for
+                    # (KV501 says it is not sized); StackHPC's Azimuth chart renders ``nvidia.com/gpu: 0`` with
+                    # its vllm-cpu image when api.gpus is 0
+                    return
                 yield ctx.finding(
                     f"GPU limit {p.resource}: {raw!r} gives the container no GPU: the scheduler places it anywhere "
                     f"and {s.engine} finds no device at start-up",

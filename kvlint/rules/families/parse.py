@@ -15,7 +15,7 @@ from typing import Any
 
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
-from kvlint.source import LDict
+from kvlint.source import LDict, loc_of
 from kvlint.types import Diagnostic, Workload, ref_part
 from kvlint.workloads.base import engine_containers
 from kvlint.workloads.fields import known_fields, unknown_field_paths, unknown_fields
@@ -250,6 +250,7 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         ("container " + repr(ctx.cr.container_name), p, k, g, loc)
         for p, k, g, loc in unknown_field_paths(ctx.container, "V1Container")
     ]
+    yield from _not_strings(ctx)
     pod = w.pod_spec
     found += _pod_wide_unknown_fields(pod)
     if len(found) > MAX_UNKNOWN_FIELDS:
@@ -284,6 +285,72 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
             "is never used",
             loc,
             fix=f"rename '{key}' to '{guess}'" if guess else f"remove '{key}' or move it where it belongs",
+        )
+
+
+#: How Go's encoding/json names a JSON value that is not a string ("json: cannot unmarshal number into Go struct
+#: field ... of type string"), by the Python type the loader gives it.
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "bool"),
+    (int, "number"),
+    (float, "number"),
+    (list, "array"),
+)
+
+
+def _json_kind(value: Any) -> str | None:
+    """The JSON kind Go's decoder names for ``value`` when it is not a string (``null`` decodes into a string as
+    ``""``, so None is no error), else None."""
+    if value is None or isinstance(value, str):
+        return None
+    for t, kind in _JSON_KINDS:
+        if isinstance(value, t):
+            return kind
+    return "object" if isinstance(value, dict) else "number"
+
+
+def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV005 (error) for items of the serving container's ``command`` and ``args`` and ``env`` names and values
+    that are not strings (``args: [--max-model-len, 4096]``, ``value: 1``, ``value: true``): the API server
+    decodes the object into ``core/v1`` ``Container`` (``Command``/``Args []string``, ``EnvVar.Name``/``Value
+    string``) and refuses it, "json: cannot unmarshal number into Go struct field ... of type string", whatever
+    ``--validate`` says; a custom resource's structural schema refuses it as well. kvlint read such a value as
+    its text and planned a container that is never created. One finding per field, at its first such item,
+    counting the others."""
+    c = ctx.container
+    name = ctx.cr.container_name
+    fields: list[tuple[str, list[tuple[str, str, Any]]]] = []
+    for key in ("command", "args"):
+        items = c.get(key)
+        if isinstance(items, list):
+            bad = [(f"{key}[{i}]", k, loc_of(items, i)) for i, v in enumerate(items) if (k := _json_kind(v))]
+            fields.append((key, bad))
+    env = c.get("env")
+    if isinstance(env, list):
+        bad = []
+        for i, e in enumerate(env):
+            if not isinstance(e, dict):
+                continue
+            for part in ("name", "value"):
+                k = _json_kind(e.get(part))
+                if k is not None:
+                    bad.append((f"env[{i}].{part}", k, loc_of(e, part) or loc_of(env, i)))
+        fields.append(("env", bad))
+    for key, bad in fields:
+        if not bad:
+            continue
+        where, kind, loc = bad[0]
+        more = f" (and {len(bad) - 1:,} more in its {key})" if len(bad) > 1 else ""
+        field = "EnvVar" if key == "env" else "Container"
+        yield ctx.finding(
+            f"{where} of container {name!r} is a{'n' if kind[0] in 'ao' else ''} {kind}, not a string{more}: the "
+            f'API server refuses the object ("json: cannot unmarshal {kind} into Go struct field {field}...'
+            f'{where.split("[")[0] if key != "env" else where.rsplit(".", 1)[1]} of type string"), whatever '
+            "kubectl's --validate says, so no pod is created",
+            loc,
+            fix='quote the value ("4096", "true") so that YAML reads it as a string; in a Helm template, '
+            "pipe it through quote",
+            severity="error",
         )
 
 

@@ -194,12 +194,22 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
     if not cr.fleet:
         yield ctx.finding(
-            "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
+            f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}, so capacity rules were skipped",
             s.command_loc,
             fix=fix,
         )
         return
     yield _fleet_verdict(ctx, fix)
+
+
+def _unknown_because(ctx: RuleContext) -> str:
+    """``: REASON`` when the placement recorded why nothing named the accelerator (a nodeSelector label kvlint does
+    not read, a GPU model not in its catalogue, a resource that names only the vendor: what the user wrote that did
+    not decide it, :func:`kvlint.accelerators.placement.undecided_reasons`), else ""."""
+    from kvlint.accelerators.placement import undecided_reasons
+
+    why = undecided_reasons(ctx.cr.placement)
+    return f": {why}" if why else ""
 
 
 def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
@@ -275,7 +285,7 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     elif configured and len(fitting) == len(cr.fleet):
         severity = "info"
     return ctx.finding(
-        f"kvlint cannot tell which GPU this pod lands on; planned on {which} with {per_pod}: "
+        f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}; planned on {which} with {per_pod}: "
         + "; ".join(parts)
         + ("" if fitting else " — it fits none of them")
         + (f"; {short}" if short else ""),
@@ -479,7 +489,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
             yield ctx.finding(
                 f"{cr.model.id} on TGI: {cr.plan_error}",
-                _env_value_loc(s.container, "ATTENTION") or s.command_loc,
+                _env_value_loc(s, "ATTENTION") or s.command_loc,
                 fix="set ATTENTION to one of the values TGI names, spelled as it spells them, or unset it for the "
                 "launcher's choice",
                 severity="error",
@@ -499,7 +509,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # a pooling model forced onto V1 before V1 ran pooling models (kvlint.memory.vllm.v1_pooling_refused)
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s.container, "VLLM_USE_V1") or s.command_loc,
+                _env_value_loc(s, "VLLM_USE_V1") or s.command_loc,
                 fix="unset VLLM_USE_V1 (vLLM then falls back to V0 for a pooling model), or use vLLM 0.9.2 or later, "
                 "whose V1 engine runs pooling models",
                 severity="error",
@@ -512,7 +522,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
 
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
+                _env_value_loc(s, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
                 fix="unset VLLM_USE_V2_MODEL_RUNNER (0.34.0 and later run only the V2 model runner), or use a vLLM "
                 "release before 0.34.0 to keep the V1 runner"
                 if resolve_version(s.version)[0] >= (0, 34, 0)
@@ -526,7 +536,7 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # (kvlint.memory.vllm_runner.v2_unsupported)
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s.container, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
+                _env_value_loc(s, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
                 fix="unset VLLM_USE_V2_MODEL_RUNNER or set it to 0 (vLLM then runs the V1 model runner, which "
                 "supports the feature), or drop the feature",
                 severity="error",
@@ -841,10 +851,19 @@ def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
-def _env_value_loc(container: Any, name: str) -> Loc | None:
-    """Where the container's ``env`` entry ``name`` sets its value (the entry, else None)."""
+def _env_value_loc(s: ServingConfig, name: str) -> Loc | None:
+    """Where the container sets the variable ``name`` it was read with: the position
+    :func:`kvlint.engines.command.container_env` kept for it (a ConfigMap key for a variable of an ``envFrom`` or a
+    ``configMapKeyRef``: the refusal was placed at the command), else the value of the container's last ``env``
+    entry of that name (the one the kubelet keeps, ``makeEnvironmentVariables``; a name given twice was placed at
+    the first, whose value the engine never sees), its ``valueFrom``, else the entry; None without either."""
+    kept = s.env_locs.get(name)
+    if kept is not None:
+        return kept
+    container = s.container
     env = container.get("env") if isinstance(container, dict) else None
+    last = None
     for item in env if isinstance(env, list) else ():
         if isinstance(item, dict) and item.get("name") == name:
-            return loc_of(item, "value") or loc_of(item)
-    return None
+            last = item
+    return None if last is None else loc_of(last, "value") or loc_of(last, "valueFrom") or loc_of(last)
