@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from kvlint.engines.shell import (
+    ansi_c_text,
     Part,
     ShellArg,
     Word,
@@ -213,6 +214,16 @@ def lex(script: str) -> list[Word | str]:
                     i = end
             parts.append(Part("lit", "", True))
             i += 1
+        elif c == "$" and script.startswith("$'", i):
+            # bash's ANSI-C quoting (added after b004e88, as kvlint.engines.shell reads it): a backslash escapes
+            # the next character, a ``'`` included
+            j = i + 2
+            while j < n and script[j] != "'":
+                j += 2 if script[j] == "\\" else 1
+            j = min(j, n)
+            lit(ansi_c_text(script[i + 2 : j]), True)
+            parts.append(Part("lit", "", True))
+            i = j + 1
         elif c == "$":
             part, i = _dollar(script, i, False)
             parts.append(part)

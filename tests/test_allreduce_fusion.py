@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.memory.vllm import (
     VllmSettings,
     allreduce_fusion_tokens,
     allreduce_fusion_workspace_bytes,
     plan_vllm_detailed,
     resolve_startup,
+    settings_from_config,
 )
 from kvlint.models import resolve_model
 
@@ -81,3 +83,51 @@ def test_workspace_is_counted_as_non_torch_where_the_fusion_is_on() -> None:
         m, "0.19.0", {"gpu_name": "NVIDIA B300", "compute_capability": "10.3"}, tensor_parallel_size=4
     )
     assert allreduce_fusion_tokens(s3, m, cfg3) == 8192  # 64 MiB at TP 4 on 10.3 (0.19.0's table)
+
+
+def test_optimization_level_and_compilation_config_turn_it_off() -> None:
+    """``-O0``/``-O1`` set ``pass_config.fuse_allreduce_rms`` False (vllm@0.19.0:vllm/config/vllm.py
+    ``OPTIMIZATION_LEVEL_00``/``_01``), an explicit ``fuse_allreduce_rms: false`` wins over ``-O2``'s default, and a
+    compilation mode other than ``VLLM_COMPILE`` runs none of vLLM's passes: read from the container's args."""
+    m = _model("meta-llama--Llama-3.1-8B")
+    base = ["x", "--tensor-parallel-size", "2"]
+    on_args: list[list[str]] = [
+        [],
+        ["-O2"],
+        ["-O", "3"],
+        ["--compilation-config", '{"pass_config": {"enable_sp": false}}'],
+    ]
+    off_args: list[list[str]] = [
+        ["-O0"],
+        ["-O", "1"],
+        ["--optimization-level", "1"],
+        ["--compilation-config", '{"pass_config": {"fuse_allreduce_rms": false}}'],
+        ["-cc.pass_config.fuse_allreduce_rms=false"],
+        ["--compilation-config", '{"mode": 0}'],
+        ["--compilation-config", '{"mode": "NONE"}'],
+        ["--compilation-config", '{"backend": "eager"}'],
+    ]
+    for extra, expect_on in [(a, True) for a in on_args] + [(a, False) for a in off_args]:
+        s = settings_from_config(parse_vllm_argv(base + extra, version="0.19.0"))
+        cfg = resolve_startup(s, m, TOTAL, **H100)
+        assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is expect_on, extra
+
+
+def test_pipeline_and_data_parallel_gates_follow_the_release() -> None:
+    """``enable_allreduce_rms_fusion`` requires PP = DP = 1 in 0.17.0 - 0.20.0, neither in 0.21.0 - 0.22.0, PP = 1
+    in 0.23.0 and neither from 0.24.0 (the wheels' ``vllm/config/vllm.py``): the workspace is there with them."""
+    m = _model("meta-llama--Llama-3.1-8B")
+    for version, pp_on, dp_on in (
+        ("0.20.0", False, False),
+        ("0.21.0", True, True),
+        ("0.22.0", True, True),
+        ("0.23.0", False, True),
+        ("0.24.0", True, True),
+        ("0.26.0", True, True),
+    ):
+        s, cfg = _cfg(m, version, tensor_parallel_size=2, pipeline_parallel_size=2)
+        assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is pp_on, (version, "pp")
+        s, cfg = _cfg(m, version, tensor_parallel_size=2, data_parallel_size=2)
+        assert (allreduce_fusion_workspace_bytes(s, m, cfg) > 0) is dp_on, (version, "dp")
+        s, cfg = _cfg(m, version, tensor_parallel_size=2)
+        assert allreduce_fusion_workspace_bytes(s, m, cfg) == 128 * MiB + 3 * 128 * MiB + 2 * MiB, version

@@ -50,8 +50,11 @@ def test_workspace_follows_the_releases_and_shapes_read() -> None:
     fp8 = dataclasses.replace(m, quant_method="fp8", quant_config={"quant_method": "fp8"}, weight_bytes=None)
     s = _settings("0.19.0")
     assert moe_workspace_bytes(s, fp8, resolve_startup(s, fp8, TOTAL, **H100), 8192) == 0
-    # FlashInfer's experts, opted into with VLLM_USE_FLASHINFER_MOE_FP16, size their buffers otherwise
-    assert ws("0.19.0", flashinfer_moe_fp16=True) == 0
+    # FlashInfer's experts, opted into with VLLM_USE_FLASHINFER_MOE_FP16, size their buffers otherwise: CUTLASS only
+    # with expert parallelism (no DP) on compute capability >= 9.0; on an H100 without it the oracle keeps Triton
+    assert ws("0.19.0", flashinfer_moe_fp16=True) == ws("0.19.0") > 0
+    assert ws("0.19.0", flashinfer_moe_fp16=True, enable_expert_parallel=True, tensor_parallel_size=2) == 0
+    assert ws("0.19.0", enable_expert_parallel=True, tensor_parallel_size=2) > 0
     from kvlint.memory.vllm import settings_from_flags
 
     assert settings_from_flags({}, {"VLLM_USE_FLASHINFER_MOE_FP16": "1"}, "0.19.0").flashinfer_moe_fp16
@@ -68,3 +71,28 @@ def test_workspace_follows_the_releases_and_shapes_read() -> None:
     w2 = moe_workspace_bytes(s2, wide, resolve_startup(s2, wide, TOTAL, **H100), 8192)
     w1 = moe_workspace_bytes(s1, wide, resolve_startup(s1, wide, TOTAL, **H100), 8192)
     assert 0 < w2 < w1
+
+
+def test_flashinfer_opt_in_follows_the_oracle() -> None:
+    """vllm@0.19.0 ``select_unquantized_moe_backend``: VLLM_USE_FLASHINFER_MOE_FP16 takes FlashInfer's TRTLLM experts
+    on the Blackwell family (from 0.17.0; 0.14.0 has only the CUTLASS branch) unless VLLM_FLASHINFER_MOE_BACKEND moves
+    off ``latency``; an explicit ``--moe-backend`` (0.17.0 on) wins over both."""
+    from kvlint.engines.vllm import parse_vllm_argv
+    from kvlint.memory.vllm import settings_from_config
+
+    m = _moe()
+    b200 = {"gpu_name": "NVIDIA B200", "compute_capability": "10.0"}
+
+    def ws(version: str, gpu: dict, argv: list[str], env: dict[str, str]) -> int:
+        s = settings_from_config(parse_vllm_argv(["Qwen/Qwen3-30B-A3B", *argv], version=version, env=env))
+        s = dataclasses.replace(s, max_model_len=8192)
+        return moe_workspace_bytes(s, m, resolve_startup(s, m, int(178 * GiB), **gpu), 8192)
+
+    fi = {"VLLM_USE_FLASHINFER_MOE_FP16": "1"}
+    assert ws("0.19.0", b200, [], {}) > 0
+    assert ws("0.19.0", b200, [], fi) == 0
+    assert ws("0.19.0", b200, [], {**fi, "VLLM_FLASHINFER_MOE_BACKEND": "throughput"}) > 0
+    assert ws("0.14.0", b200, [], fi) > 0
+    assert ws("0.19.0", H100, [], fi) > 0
+    assert ws("0.19.0", H100, ["--moe-backend", "flashinfer_cutlass"], {}) == 0
+    assert ws("0.19.0", b200, ["--moe-backend", "triton"], fi) > 0

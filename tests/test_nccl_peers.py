@@ -38,6 +38,11 @@ GiB = 1 << 30
         ("NVIDIA GH200 480GB", "9.0", None),  # NVSwitch depends on the system
         ("", None, None),
         ("", "8.0", False),
+        # names of custom accelerators (.kvlint.yaml accelerators.custom: the name defaults to the id)
+        ("h100-nvl-lab", "9.0", False),
+        ("h200_nvl", "9.0", False),
+        ("H100NVL", "9.0", False),
+        ("NVIDIA H100 SXM5 NVLink", "9.0", True),
     ],
 )
 def test_nvls_capable(name, cc, expected):
@@ -81,3 +86,51 @@ def test_gt342_tp4_on_pcie_a5000s():
 
 def test_hgx_h100_keeps_the_share_per_peer():
     assert _plan("h100").non_torch_bytes == cal.non_torch_bytes("v0", 4, nvls=True)
+
+
+@pytest.mark.parametrize(
+    "name,domain",
+    [
+        ("NVIDIA H100 80GB HBM3", 8),  # HGX/DGX baseboard: 8 GPUs on its NVSwitches
+        ("NVIDIA H200", 8),
+        ("NVIDIA B200", 8),
+        ("NVIDIA GB200", 72),  # NVL72 rack: one NVLink domain across the compute trays
+        ("NVIDIA GB300", 72),
+        ("NVIDIA H100 PCIe", None),
+        ("NVIDIA GH200 480GB", None),
+        ("", None),
+    ],
+)
+def test_nvls_domain(name, domain):
+    assert cal.nvls_domain(name) == domain
+
+
+def test_nvls_heads_stop_at_the_nvlink_domain():
+    """NVLS's heads are the ranks on one NVLink domain (``mcprop.numDevices = comm->localRanks``,
+    ``nvlsTotalSize = nvlsPerRankSize * nHeads``): ranks on another node reach this one through the network, not
+    through its multicast buffers, so TP 8 x PP 2 on two HGX nodes holds the 7 peers' shares of TP 8, not 15."""
+    assert cal.nccl_peers(16, True, 8) == 7
+    assert cal.nccl_peers(8, True, 8) == 7
+    assert cal.nccl_peers(4, True, 8) == 3
+    assert cal.nccl_peers(16, True, 72) == 15  # GB200 NVL72: still one domain
+    assert cal.nccl_peers(16, False, None) == 1
+    assert cal.nccl_peers(16, None, None) == 15  # GPU not known: as before
+    assert cal.non_torch_bytes("v1", 16, nvls=True, domain=8) == cal.non_torch_bytes("v1", 8, nvls=True)
+
+
+def test_two_hgx_nodes_plan_one_nodes_nvls_share():
+    acc = lookup("h100")
+    assert acc is not None
+    model = resolve_model("Qwen/Qwen2.5-32B", allow_hub=False)
+    s = VllmSettings(
+        version="0.8.5",
+        tensor_parallel_size=8,
+        pipeline_parallel_size=2,
+        gpu_memory_utilization=0.9,
+        max_model_len=8192,
+    )
+    p = plan_vllm_detailed(
+        s, model, acc.memory_bytes, gpu_name=acc.name, compute_capability=acc.compute_capability
+    )
+    per = cal.NON_TORCH_GIB["per_peer"]
+    assert p.plan.non_torch_bytes == int((cal.NON_TORCH_GIB[p.plan.era] + 7 * per) * GiB)

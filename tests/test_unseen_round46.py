@@ -279,9 +279,19 @@ AZIMUTH = COLLECTED / "trees" / "stackhpc-azimuth-llm" / "charts" / "azimuth-llm
 
 
 @pytest.mark.parametrize(
-    ("image", "error"), [("ghcr.io/stackhpc/vllm-cpu:v0.11.0", False), ("vllm/vllm-openai:v0.11.0", True)]
+    ("image", "extra", "error"),
+    [
+        ("ghcr.io/stackhpc/vllm-cpu:v0.11.0", "", False),
+        ("vllm/vllm-openai:v0.11.0", "", True),
+        # vLLM picks its platform from the build ("cpu" in its version), not --device: the CUDA image still
+        # finds no device
+        ("vllm/vllm-openai:v0.8.5", ", --device, cpu", True),
+        ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", ", --device, cpu", True),
+    ],
 )
-def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(tmp_path: Path, image: str, error: bool) -> None:
+def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(
+    tmp_path: Path, image: str, extra: str, error: bool
+) -> None:
     """StackHPC's Azimuth chart, with ``api.gpus: 0`` (its CI values), runs its vllm-cpu image and renders
     ``nvidia.com/gpu: 0``. KV405 called that an error ("gives the container no GPU ... vllm finds no device at
     start-up") while KV501 said, rightly, that the image is a CPU build: a CPU build needs no GPU. A CUDA image
@@ -290,13 +300,14 @@ def test_a_zero_gpu_limit_is_an_error_only_for_a_gpu_build(tmp_path: Path, image
     manifest.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  template:\n    spec:\n"
         f"      containers:\n      - name: api\n        image: {image}\n"
-        "        args: [--model, HuggingFaceTB/SmolLM2-135M-Instruct, --max-model-len, '100']\n"
+        f"        args: [--model, HuggingFaceTB/SmolLM2-135M-Instruct, --max-model-len, '100'{extra}]\n"
         "        resources: {limits: {nvidia.com/gpu: 0}}\n"
     )
     found = [d for d in _run(manifest).diagnostics if d.rule == "KV405"]
     assert bool(found) is error
     if error:
         assert found[0].severity == "error"
+        assert ("--device cpu does not make" in found[0].message) is bool(extra)
 
 
 @needs_helm
@@ -324,7 +335,23 @@ def _installing(image: str, install: str) -> str:
         ("nvcr.io/nvidia/pytorch:24.01-py3", 'python3 -m pip install "vllm==0.8.5.post1"', "0.8.5.post1"),
         ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install -U vllm", None),  # whatever is newest that day
         ("nvcr.io/nvidia/pytorch:24.01-py3", "pip install sglang==0.4.6", None),  # another engine
-        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.6.6", "0.10.2"),  # a release image's tag still wins
+        # pip replaces the release a release image carried: the pinned one runs, not the tag's
+        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.6.6", "0.6.6"),
+        ("vllm/vllm-openai:v0.10.2", "pip install -U vllm==0.8.5 --no-deps", "0.8.5"),
+        ("vllm/vllm-openai:v0.10.2", "uv pip install --system vllm==0.8.5", "0.8.5"),
+        ("vllm/vllm-openai:v0.10.2", "pip install vllm==0.8.5 && echo installed", "0.8.5"),
+        ("vllm/vllm-openai:v0.10.2", 'pip install "vllm>=0.6"', "0.10.2"),  # satisfied: pip changes nothing
+        ("vllm/vllm-openai:v0.10.2", "pip install sglang==0.4.6", "0.10.2"),  # another engine
+        (
+            "vllm/vllm-openai:v0.10.2",
+            "sudo -E pip3 install VLLM==0.8.5",
+            "0.8.5",
+        ),  # names are case-insensitive
+        # not an install into the environment the engine runs from: the image's release still runs
+        ("vllm/vllm-openai:v0.10.2", "echo pip install vllm==0.6.6", "0.10.2"),
+        ("vllm/vllm-openai:v0.10.2", "pip install --target /opt/old vllm==0.6.6", "0.10.2"),
+        ("vllm/vllm-openai:v0.10.2", "pip install --dry-run vllm==0.6.6", "0.10.2"),
+        ("vllm/vllm-openai:v0.10.2", "pip install -r vllm==0.6.6", "0.10.2"),  # a requirements file so named
     ],
 )
 def test_the_release_a_script_installs_is_the_one_it_runs(
@@ -333,7 +360,8 @@ def test_the_release_a_script_installs_is_the_one_it_runs(
     """deepaksatna's privileged benchmark Pod runs ``pip install vllm==0.6.6 --quiet`` on NGC's PyTorch 24.01 image,
     then ``python3 -m vllm.entrypoints.openai.api_server``. kvlint read the tag 24.01-py3, found no vLLM release in
     it, and read and planned the command with the newest release it models (KV208 info "kvlint assumed 0.34.0").
-    The release the script pins takes --engine-version's place, as a RayService's ``runtime_env.pip`` pin does."""
+    The release the script pins takes --engine-version's place, as a RayService's ``runtime_env.pip`` pin does,
+    and the tag's place on the engine's own release image (pip uninstalls the release the image carried first)."""
     manifest = tmp_path / "p.yaml"
     manifest.write_text(_installing(image, install))
     res = _run(manifest)
@@ -349,3 +377,126 @@ def test_deepaksatna_privileged_pod_is_read_with_the_vllm_it_installs() -> None:
     (c,) = [c for c in res.containers if c.serving is not None]
     assert c.serving.version == "0.6.6"
     assert not [d for d in res.diagnostics if d.rule == "KV208"]
+
+
+def test_a_pin_after_the_engine_or_in_another_container_is_not_the_release_it_runs(tmp_path: Path) -> None:
+    """Only an install the script runs before the engine command changes the release that command runs: one after
+    it (the engine runs in the foreground until it exits) or in another container (its own filesystem) does not."""
+    after = tmp_path / "after.yaml"
+    after.write_text(
+        _installing("vllm/vllm-openai:v0.10.2", "true").replace(
+            "--tensor-parallel-size 4\n", "--tensor-parallel-size 4\n      pip install vllm==0.6.6\n"
+        )
+    )
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        _installing("vllm/vllm-openai:v0.10.2", "true")
+        + "  - name: side\n    image: python:3.12\n    command: [sh, -c, 'pip install vllm==0.6.6 && sleep infinity']\n"
+    )
+    for manifest in (after, other):
+        res = _run(manifest)
+        (c,) = [c for c in res.containers if c.serving is not None and c.serving.container["name"] == "vllm"]
+        assert c.serving.version == "0.10.2", manifest.name
+
+
+def test_an_ansi_c_quote_with_an_escaped_quote_is_closed() -> None:
+    """bash's ``$'...'`` (ANSI-C quoting) lets a backslash escape the next character, a ``'`` included:
+    ``--served-model-name $'it\\'s'`` is one closed word (``bash -n`` accepts it). The reader took ``\\'`` as
+    the end of a plain ``'...'`` and the last ``'`` as a quote never closed: a false KV503 error, "the shell
+    stops with a syntax error before running vllm"."""
+
+    def unclosed(script: str) -> list[int]:
+        return [w.unclosed for cmd in commands(script, {}) for w in cmd if w.unclosed >= 0]
+
+    def texts(script: str) -> list[str]:
+        return [w.text for cmd in commands(script, {}) for w in cmd]
+
+    assert unclosed("vllm serve m --served-model-name $'it\\'s' --port 1") == []
+    assert texts("vllm serve m --served-model-name $'it\\'s\\tq'") == [
+        "vllm",
+        "serve",
+        "m",
+        "--served-model-name",
+        "it's\tq",
+    ]
+    assert unclosed("vllm serve m --served-model-name $'it\\'s") == [34]  # never closed: still an error
+    assert texts("vllm serve m --served-model-name \"$'it\\'s\"")[-1] == "$'it\\'s"  # none inside "..."
+
+
+def test_a_volume_path_is_never_opened_by_check_or_the_webhook(tmp_path: Path) -> None:
+    """A model path on a hostPath volume is sized from the volume path's name alone: neither ``kvlint check`` (whose
+    local paths are allowed) nor the admission webhook opens, lists or stats the directory the manifest names, even
+    when it exists on the machine running kvlint and holds a config.json (here with absurd values that would show if
+    it were read)."""
+    import json
+    import os
+    import sys
+
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    host = tmp_path / "Qwen3-8B"
+    host.mkdir()
+    (host / "config.json").write_text(
+        json.dumps({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 99999})
+    )
+    pod = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "m"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "vllm",
+                            "image": "vllm/vllm-openai:v0.8.5",
+                            "command": ["sh", "-c", "vllm serve /data/model --max-model-len 4096"],
+                            "resources": {"limits": {"nvidia.com/gpu": 1}},
+                            "volumeMounts": [{"name": "d", "mountPath": "/data/model"}],
+                        }
+                    ],
+                    "volumes": [{"name": "d", "hostPath": {"path": str(host)}}],
+                }
+            }
+        },
+    }
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(json.dumps(pod))
+    review = json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u",
+                "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+                "name": "m",
+                "namespace": "s",
+                "operation": "CREATE",
+                "userInfo": {"username": "alice"},
+                "object": pod,
+                "oldObject": None,
+                "dryRun": False,
+            },
+        }
+    )
+    touched: list[str] = []
+    auditing = [False]
+
+    def audit(event: str, args: tuple) -> None:  # type: ignore[type-arg]
+        if auditing[0] and event in ("open", "os.listdir", "os.scandir") and args and args[0] is not None:
+            if isinstance(args[0], (str, bytes, os.PathLike)):
+                touched.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(audit)  # hooks cannot be removed; this one records only while auditing[0] is set
+    auditing[0] = True
+    try:
+        checked = run_check([str(manifest)], Options(allow_hub=False))
+        reviewed = lint_review(parse_review(review), webhook_options())
+    finally:
+        auditing[0] = False
+    assert not [p for p in touched if p.startswith(str(host))], touched
+    for res in (checked, reviewed):
+        (c,) = [c for c in res.containers if c.serving is not None]
+        assert c.model is not None and c.model.hidden_size != 99999
+        assert any(d.rule == "KV505" and str(host) in d.message for d in res.diagnostics)

@@ -76,6 +76,7 @@ _VLLM_MODULES = {
     "vllm.entrypoints.openai.api_server",
     "vllm.entrypoints.api_server",
     "vllm.entrypoints.grpc_server",
+    "vllm.entrypoints.launchers.grpc_server",
 }
 #: vLLM's gRPC server module and the first release that ships it: ``vllm/entrypoints/grpc_server.py`` is in the
 #: vllm 0.14.0, 0.17.0, 0.20.0, 0.21.0 and 0.34.0 wheels (a deprecated shim over ``launchers/grpc_server.py`` in
@@ -83,6 +84,14 @@ _VLLM_MODULES = {
 #: vllm.entrypoints.grpc_server".
 GRPC_SERVER_MODULE = "vllm.entrypoints.grpc_server"
 GRPC_SERVER_FROM = (0, 14, 0)
+#: The gRPC server's module from 0.30.0: ``vllm/entrypoints/launchers/grpc_server.py`` (``main``: ``--host``,
+#: ``--port``, ``AsyncEngineArgs.add_cli_args``; ``if __name__ == "__main__": main()``) is in the vllm 0.30.0,
+#: 0.31.0, 0.32.0, 0.33.0 and 0.34.0 wheels and not in the 0.29.0 one (nor 0.28.0), where ``python -m`` stops with
+#: "No module named vllm.entrypoints.launchers"; ``grpc_server.py`` became its deprecated shim in 0.33.0.
+GRPC_LAUNCHER_MODULE = "vllm.entrypoints.launchers.grpc_server"
+GRPC_LAUNCHER_FROM = (0, 30, 0)
+#: each gRPC server module -> the first release that ships it
+GRPC_MODULES_FROM = {GRPC_SERVER_MODULE: GRPC_SERVER_FROM, GRPC_LAUNCHER_MODULE: GRPC_LAUNCHER_FROM}
 #: The gRPC server's own option beside ``--host``/``--port``: ``--disable-log-stats-server`` (a switch) is in its
 #: ``main`` in the 0.14.0 and 0.17.0 wheels, gone from 0.18.0 (0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.34.0 read).
 GRPC_OWN_OPTION = "--disable-log-stats-server"
@@ -641,17 +650,19 @@ class _Found:
     #: an image ENTRYPOINT that passes them on), so a ``$VAR`` or ``${VAR}`` in them is the engine's literal text
     #: (the kubelet expands only ``$(VAR)``). False for the words of a ``sh -c`` script, and when not known.
     exec_form: bool = False
-    #: the program is vLLM's gRPC server module (:data:`GRPC_SERVER_MODULE`), which older releases do not ship
-    grpc: bool = False
+    #: the program is vLLM's gRPC server module (one of :data:`GRPC_MODULES_FROM`, which older releases do not
+    #: ship), its name; "" when it is not
+    grpc: str = ""
     #: the engine release the ``sh -c`` script installs before it starts the engine (``pip install vllm==0.6.6``,
     #: :func:`_pip_pinned`), which the container then runs whatever its image carried; None when it installs none
     installed: str | None = None
 
 
-def _runs_grpc(words: Sequence[str], start: int) -> bool:
-    """Whether the engine invocation :func:`_match_program` found in ``words`` (arguments from ``start``) is
-    ``python -m vllm.entrypoints.grpc_server``."""
-    return start >= 1 and words[start - 1] == GRPC_SERVER_MODULE
+def _runs_grpc(words: Sequence[str], start: int) -> str:
+    """The gRPC server module (:data:`GRPC_MODULES_FROM`) when the engine invocation :func:`_match_program` found
+    in ``words`` (arguments from ``start``) is ``python -m vllm.entrypoints.grpc_server`` (or ``python -m
+    vllm.entrypoints.launchers.grpc_server``), else ""."""
+    return words[start - 1] if start >= 1 and words[start - 1] in GRPC_MODULES_FROM else ""
 
 
 @dataclass
@@ -810,25 +821,88 @@ def _scan_shell(
     return None, "the shell script starts no engine directly; " + reason
 
 
-#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``)
-_PIP_PIN_RE = re.compile(r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``; a
+#: project name is case-insensitive, PEP 503)
+_PIP_PIN_RE = re.compile(
+    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)", re.IGNORECASE
+)
+#: Words that run the next word as the program (``sudo pip install ...``), skipped before the installer.
+_PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "nice"})
+#: ``pip install`` options after which the engine the container runs is not replaced: nothing is installed
+#: (``--dry-run``) or it goes to a directory that is not the environment's site-packages (``--target``,
+#: ``--prefix``, ``--root``; pip ``commands/install.py``).
+_PIP_ELSEWHERE = frozenset({"--dry-run", "-t", "--target", "--prefix", "--root"})
+#: ``pip install`` options whose value is the next word (a file, a URL, a directory), not a requirement.
+_PIP_VALUED = frozenset(
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--src",
+        "--python",
+        "--log",
+        "--cache-dir",
+        "--trusted-host",
+        "--upgrade-strategy",
+        "--config-settings",
+        "-C",
+        "--report",
+    }
+)
+
+
+def _is_pip(before: Sequence[str]) -> bool:
+    """Whether the words before ``install`` run pip: ``pip``/``pip3``/``pip3.12``, ``python3 -m pip``,
+    ``uv pip`` (after ``sudo``, its options, ``env`` and ``NAME=value`` words; pip's own options may follow:
+    ``pip -q install``); not ``echo pip`` or ``apt-get``."""
+    k = 0
+    while k < len(before) and (before[k] in _PIP_WRAPPERS or "=" in before[k] or before[k].startswith("-")):
+        k += 1
+    rest = list(before[k:])
+    while rest and rest[-1].startswith("-"):
+        rest.pop()
+    if len(rest) == 1:
+        return re.fullmatch(r"pip[0-9.]*", rest[0]) is not None
+    if rest == ["uv", "pip"]:
+        return True
+    return len(rest) == 3 and _PYTHON_RE.fullmatch(rest[0]) is not None and rest[1:] == ["-m", "pip"]
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
     ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
-    (``pip install -U vllm``) installs whatever is newest on the day: no release."""
+    (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
+    is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
+    (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
     if "install" not in words:
         return None
     at = words.index("install")
-    before = [_base(w) for w in words[:at]]
-    if not before or not ({"pip", "pip3"} & set(before) or before[-1].startswith("pip")):
+    if not _is_pip([_base(w) for w in words[:at]]):
         return None
+    pinned = None
+    skip = False
     for w in words[at + 1 :]:
+        if skip:
+            skip = False
+            continue
+        opt = w.split("=", 1)[0]
+        if opt in _PIP_ELSEWHERE:
+            return None
+        if w in _PIP_VALUED:
+            skip = True
+            continue
         m = _PIP_PIN_RE.fullmatch(w.strip())
-        if m is not None and m.group(1) == engine:
-            return m.group(2)
-    return None
+        if m is not None and m.group(1).lower() == engine:
+            pinned = m.group(2)
+    return pinned
 
 
 def _unclosed_quote(
@@ -1332,12 +1406,12 @@ def _grpc_own_option(option: str, version: str | None) -> str | None:
     return None
 
 
-def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
-    """KV206 (error) on ``python -m vllm.entrypoints.grpc_server`` when the image's vLLM ``version`` is older than
-    :data:`GRPC_SERVER_FROM`: the module is not in that release, so the container stops at once. An unknown
-    release (``latest``, no tag) is read as the newest, which ships it. On the releases whose gRPC server takes
-    :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to before :data:`GRPC_OWN_OPTION_UNTIL`), the engine
-    parser's KV205 on that option is dropped."""
+def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SERVER_MODULE) -> None:
+    """KV206 (error) on ``python -m vllm.entrypoints.grpc_server`` (``module``, one of :data:`GRPC_MODULES_FROM`)
+    when the image's vLLM ``version`` is older than the first release that ships ``module``: the module is not in
+    that release, so the container stops at once. An unknown release (``latest``, no tag) is read as the newest,
+    which ships it. On the releases whose gRPC server takes :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to
+    before :data:`GRPC_OWN_OPTION_UNTIL`), the engine parser's KV205 on that option is dropped."""
     from kvlint.memory.versions import parse_version
 
     v = parse_version(version)  # (None, latest, no release number: the newest)
@@ -1362,21 +1436,40 @@ def _grpc_release(cfg: ServingConfig, version: str | None) -> None:
                     )
                 )
         cfg.findings = kept
-    if v >= GRPC_SERVER_FROM:
+    since = GRPC_MODULES_FROM.get(module, GRPC_SERVER_FROM)
+    if v >= since:
         return
-    first = ".".join(map(str, GRPC_SERVER_FROM))
+    first = ".".join(map(str, since))
+    path = module.replace(".", "/") + ".py"
+    if module == GRPC_SERVER_MODULE:
+        stops = f"('No module named {module}')"
+        fix = f"use an image of vLLM {first} or later, or python3 -m vllm.entrypoints.openai.api_server"
+    else:
+        stops = f"('Error while finding module specification for {module}')"
+        older = ".".join(map(str, GRPC_SERVER_FROM))
+        fix = (
+            f"use an image of vLLM {first} or later"
+            + (
+                f", or python3 -m {GRPC_SERVER_MODULE} (vLLM {older} and later)"
+                if v >= GRPC_SERVER_FROM
+                else ""
+            )
+            + ", or python3 -m vllm.entrypoints.openai.api_server"
+        )
     cfg.findings.append(
         OptionFinding(
             rule="KV206",
             message=(
-                f"vLLM {version} has no gRPC server: vllm/entrypoints/grpc_server.py comes with vLLM {first}, so "
-                f"the container stops at once ('No module named {GRPC_SERVER_MODULE}'); the options are read as "
-                "the engine's"
+                f"vLLM {version} has no gRPC server at {module}: {path} comes with vLLM {first}, so "
+                f"the container stops at once {stops}; the options are read as the engine's"
+                if module != GRPC_SERVER_MODULE
+                else f"vLLM {version} has no gRPC server: {path} comes with vLLM {first}, so "
+                f"the container stops at once {stops}; the options are read as the engine's"
             ),
             loc=cfg.command_loc,
-            fix=f"use an image of vLLM {first} or later, or python3 -m vllm.entrypoints.openai.api_server",
+            fix=fix,
             severity="error",
-            option=GRPC_SERVER_MODULE,
+            option=module,
         )
     )
 
@@ -1423,9 +1516,10 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
-    # a release the container's script installs is the one it runs: it takes --engine-version's place (as a
-    # RayService's runtime_env.pip pin does, Workload.engine_release); an engine release image's tag still wins
-    version = engine_release(image, found.engine, found.installed or version_override)
+    # a release the container's script installs is the one it runs: pip replaces the engine the image carried
+    # (an engine release image's included: its tag then names a release that no longer runs), and it takes
+    # --engine-version's place as a RayService's runtime_env.pip pin does (Workload.engine_release)
+    version = found.installed or engine_release(image, found.engine, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1441,7 +1535,7 @@ def _dispatch_argv(
             kaito_wrapper=kaito,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
-            grpc=found.grpc,
+            grpc=bool(found.grpc),
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -1452,7 +1546,7 @@ def _dispatch_argv(
         if kaito:
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if found.grpc:
-            _grpc_release(cfg, version)
+            _grpc_release(cfg, version, found.grpc)
         if cfg.model is None:
             cfg.findings.append(
                 Finding(
@@ -2284,10 +2378,10 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     if engine == "vllm":
         grpc = _runs_grpc(words, start)
         cfg = parse_vllm_argv(
-            rest, version=version, env=env, container=LDict(), positional_model=pos_model, grpc=grpc
+            rest, version=version, env=env, container=LDict(), positional_model=pos_model, grpc=bool(grpc)
         )
         if grpc:
-            _grpc_release(cfg, version)
+            _grpc_release(cfg, version, grpc)
         return cfg
     if engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())

@@ -319,6 +319,47 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
     return n
 
 
+#: bash's ANSI-C quoting ``$'...'`` (bash manual "ANSI-C Quoting"; ksh, zsh and dash 0.5.13 have it too): inside
+#: it a backslash escapes the next character, a ``'`` included, so ``$'it\'s'`` is one closed word; group 1 is the
+#: body, group 2 the closing quote (empty when the script never closes it). Linear: the alternatives never overlap.
+ANSI_C_RE = re.compile(r"\$'((?:[^'\\]|\\[\s\S]?)*)('?)")
+#: The one-character escapes of ``$'...'`` (bash ``lib/sh/strtrans.c`` ``ansicstr``); any other escaped character
+#: keeps its backslash, as bash keeps it (octal, ``\x``, ``\u`` and ``\c`` escapes are kept as written).
+_ANSI_C_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def ansi_c_text(body: str) -> str:
+    """The text of the body of a ``$'...'`` quote (:data:`ANSI_C_RE`'s group 1): its escapes decoded."""
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    k, n = 0, len(body)
+    while k < n:
+        c = body[k]
+        if c == "\\" and k + 1 < n:
+            nxt = body[k + 1]
+            out.append(_ANSI_C_ESCAPES.get(nxt, "\\" + nxt))
+            k += 2
+        else:
+            out.append(c)
+            k += 1
+    return "".join(out)
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -490,6 +531,23 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
             parts.append(
                 Part("var", script[i + 2 : end - 1] if script[i + 1] == "{" else script[i + 1 : end])
             )
+        elif kind == "dollar" and script.startswith("$'", i):
+            # ANSI-C quoting: a quoted piece like '...' whose backslashes escape (a \' does not close it)
+            a = ANSI_C_RE.match(script, i)
+            end = a.end()  # type: ignore[union-attr]
+            if not a.group(2):  # type: ignore[union-attr]
+                open_quote = i + 1  # never closed: the match ran to the end of the script
+            text = ansi_c_text(a.group(1))  # type: ignore[union-attr]
+            if acc is not None and acc_quoted:
+                acc.append(text)
+            else:
+                if acc is not None:
+                    parts[-1].text = "".join(acc)
+                parts.append(Part("lit", "", True))
+                acc, acc_quoted = [text], True
+            parts[-1].text = "".join(acc)
+            parts.append(Part("lit", "", True))
+            acc, acc_quoted = [""], True
         elif kind == "dollar":
             if acc is not None:
                 parts[-1].text = "".join(acc)

@@ -1349,6 +1349,68 @@ def _check_speculative(p: _Parser) -> None:
         )
 
 
+#: Options of the OpenAI server's parser that ``vllm serve --grpc`` still reads: ``--host``/``--port`` (its gRPC
+#: server binds them), ``--config`` (read before argparse), ``--grpc`` itself, and the logging options the CLI's
+#: ``configure_logging_from_args`` reads for every subcommand (``vllm@0.33.0`` ``vllm/logger.py``).
+_GRPC_SERVE_READS = frozenset({"host", "port", "config", "grpc", "log_level", "log_config_file"})
+
+
+def _check_grpc_serve(p: _Parser, serve: bool) -> None:
+    """KV205 (warning) for each OpenAI-server option given to ``vllm serve --grpc``: ``ServeSubcommand.cmd``
+    (``vllm@0.20.0`` - ``0.34.0`` ``vllm/entrypoints/cli/serve.py``) returns ``serve_grpc(args)`` when ``args.grpc``
+    is set, before the HTTP server, its API-server processes or ``--headless`` are looked at, and ``serve_grpc``
+    (``vllm/entrypoints/grpc_server.py``'s; ``launchers/grpc_server.py``'s in the 0.33.0 and 0.34.0 wheels) reads
+    ``args.host``, ``args.port`` and the engine's options only, and serves on ``add_insecure_port``. The parser is
+    the OpenAI server's, so argparse takes them and the engine starts without them: ``--api-key`` guards nothing,
+    ``--ssl-keyfile`` serves no TLS. The options are those of :func:`_frontend_only` (the gRPC module's parser
+    lacks them) but :data:`_GRPC_SERVE_READS`. ``serve``: the command is ``vllm serve`` (a positional MODEL); the
+    ``api_server`` module's ``run_server`` never looks at ``args.grpc``, so there ``--grpc`` is what is ignored."""
+    if p.grpc:
+        return
+    on = p.col.flags.get("grpc")
+    if on is None or on.value is not True:
+        return
+    if not serve:
+        option = p.col.seen_option.get("grpc", "--grpc")
+        p.col.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=(
+                    f"{option} is ignored: python -m vllm.entrypoints.openai.api_server starts the OpenAI HTTP "
+                    "server whatever it says; only vllm serve --grpc starts vLLM's gRPC server"
+                ),
+                loc=on.loc,
+                fix=f"remove {option}, or run vllm serve MODEL --grpc (or python -m vllm.entrypoints.grpc_server)",
+                severity="warning",
+                option=option,
+            )
+        )
+        return
+    ignored = {data.OPTIONS[o][0] for o in _frontend_only(_version_mask(p.version)[0])} - _GRPC_SERVE_READS
+    for dest, v in list(p.col.flags.items()):
+        if dest not in ignored:
+            continue
+        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+        what = {
+            "api_key": "; the gRPC endpoint takes requests without the key",
+            "ssl_keyfile": "; the gRPC endpoint serves no TLS",
+            "ssl_certfile": "; the gRPC endpoint serves no TLS",
+        }.get(dest, "")
+        p.col.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=(
+                    f"{option} is ignored: --grpc makes vllm serve start vLLM's gRPC server (serve_grpc), which "
+                    f"reads --host, --port and the engine's options, not the OpenAI HTTP server's{what}"
+                ),
+                loc=v.loc,
+                fix=f"remove {option}, or drop --grpc to serve the OpenAI-compatible HTTP API",
+                severity="warning",
+                option=option,
+            )
+        )
+
+
 def _check_extensible(p: _Parser) -> None:
     """KV206 for ``--enable-extensible-kv-cache`` given with a setting under which vLLM 0.34.0 cannot use the
     extensible KV cache: ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache`` raises
@@ -1496,5 +1558,6 @@ def parse_vllm_argv(
     _check_lora(p)
     _check_speculative(p)
     _check_extensible(p)
+    _check_grpc_serve(p, positional_model)
     p.col.flags.pop("model", None)
     return p.col.serving_config("vllm", container, image, version, p.model, env, locs)

@@ -44,6 +44,7 @@ are never read by the planner. ``tests/test_plan_accuracy.py`` checks the consta
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -657,7 +658,6 @@ def v2_sampler_bytes(
 #: pre-Hopper data-centre parts, for names read without a compute capability) and of the HGX/NVL-rack parts with it.
 _NO_NVLS_NAMES = (
     "pcie",
-    " nvl",
     "rtx",
     "geforce",
     "gb10",
@@ -671,6 +671,9 @@ _NO_NVLS_NAMES = (
     "v100",
 )
 _NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
+#: the NVL-bridge cards (H100 NVL, H200 NVL), however a custom accelerator's id spells it ("h100-nvl", "H100NVL"),
+#: not NVLink ("H100 SXM5 NVLink")
+_NVL_CARD = re.compile(r"nvl(?!ink)")
 
 
 def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool | None:
@@ -694,30 +697,54 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
         return True
     if "gh200" in name:
         return None
-    if any(k in name for k in _NO_NVLS_NAMES):
+    if any(k in name for k in _NO_NVLS_NAMES) or _NVL_CARD.search(name):
         return False
     if any(k in name for k in _NVLS_NAMES):
         return True
     return None
 
 
-def nccl_peers(world: int, nvls: bool | None = None) -> int:
+def nvls_domain(gpu_name: str) -> int | None:
+    """The GPUs one NVLS communicator can span, for an NVLS-capable GPU (:func:`nvls_capable`): 8 on the HGX/DGX
+    baseboards (H100/H200/H20/H800, B200/B300: eight GPUs on the board's NVSwitches), 72 on GB200/GB300 (the NVL72
+    rack's NVLink domain spans its compute trays); None otherwise. NVLS's multicast group and its heads are the
+    communicator's ranks on that domain (``NVIDIA/nccl@5067397c:src/transport/nvls.cc``: ``mcprop.numDevices =
+    comm->localRanks``); ranks on other nodes are reached through the network."""
+    name = gpu_name.lower()
+    if "gb200" in name or "gb300" in name:
+        return 72
+    if nvls_capable(gpu_name) is True:
+        return 8
+    return None
+
+
+def nccl_peers(world: int, nvls: bool | None = None, domain: int | None = None) -> int:
     """Peer ranks whose NCCL buffers a GPU process holds, the multiplier of ``NON_TORCH_GIB["per_peer"]``.
 
     NCCL's ring and tree collectives connect each rank to its neighbours on every channel, so their buffers (per
     connection ``NCCL_STEPS`` slots of the SIMPLE, LL and LL128 protocols) do not grow with the ranks; NVLink SHARP
     sizes its buffers ``nChannels x 2 x buffSize x nHeads`` with one head per local rank (``NVIDIA/nccl@5067397c:
     src/transport/nvls.cc::nvlsBufferSetup``, ``nvlsTotalSize = nvlsPerRankSize * nHeads``). So ``world - 1`` where
-    NVLS can run or the GPU is not known (``nvls`` True or None, :func:`nvls_capable`), at most 1 where it cannot."""
+    NVLS can run or the GPU is not known (``nvls`` True or None, :func:`nvls_capable`), at most 1 where it cannot;
+    where it can, at most ``domain - 1`` (:func:`nvls_domain`: the heads are the ranks on one NVLink domain, so TP 8 x
+    PP 2 on two HGX nodes holds 7 peers' shares, not 15)."""
     peers = max(0, world - 1)
-    return min(peers, 1) if nvls is False else peers
+    if nvls is False:
+        return min(peers, 1)
+    if nvls is True and domain:
+        return min(peers, domain - 1)
+    return peers
 
 
-def non_torch_bytes(era: str, world: int, vendor: str = "nvidia", nvls: bool | None = None) -> int:
+def non_torch_bytes(
+    era: str, world: int, vendor: str = "nvidia", nvls: bool | None = None, domain: int | None = None
+) -> int:
     """Non-torch memory growth per GPU (bytes): the era's base (cuBLAS workspaces, allocator slack), plus
     ``per_peer`` times :func:`nccl_peers` of the TP x PP group (NCCL communicator buffers, custom all-reduce
     buffers), plus the ROCm runtime's share on AMD GPUs. [calibrated: see :data:`OBSERVATIONS`]"""
-    gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * nccl_peers(world, nvls)
+    gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * nccl_peers(
+        world, nvls, domain
+    )
     if vendor == "amd":
         gib += NON_TORCH_GIB["rocm"]
     return int(gib * GiB)

@@ -41,6 +41,10 @@ class PlanRefusal(enum.Enum):
     #: vLLM 0.21.0 - 0.33.x: ``VLLM_USE_V2_MODEL_RUNNER`` turns the V2 runner on for a feature it does not run
     #: (``_validate_v2_model_runner`` raises: :func:`kvlint.memory.vllm_runner.v2_unsupported`)
     VLLM_V2_RUNNER_UNSUPPORTED = "vllm-v2-runner-unsupported"
+    #: vLLM 0.34.0 and later: dual batch overlap (``--enable-dbo``, ``--ubatch-size`` > 1) beside LoRA, pipeline or
+    #: prefill context parallelism or a hybrid model (``_validate_model_runner`` raises:
+    #: :func:`kvlint.memory.vllm_runner.runner_unsupported`)
+    VLLM_DBO_UNSUPPORTED = "vllm-dbo-unsupported"
     #: SGLang: more pipeline stages than the model has layers (``make_layers`` asserts:
     #: :func:`kvlint.memory.sglang.pp_stage_layers`)
     SGLANG_PP_EXCEEDS_LAYERS = "sglang-pp-exceeds-layers"

@@ -177,7 +177,10 @@ class VllmSettings:
     attention_backend_env: str | None = None
     mla_disabled: bool = False
     flashinfer_moe_fp16: bool = False
+    flashinfer_moe_backend_env: str | None = None
+    moe_backend: str | None = None
     rocm_aiter: bool = False
+    allreduce_fusion_off: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
     speculative_model_id: str | None = None
@@ -382,7 +385,12 @@ def settings_from_flags(
         attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
         flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
+        flashinfer_moe_backend_env=env.get("VLLM_FLASHINFER_MOE_BACKEND"),
+        moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
+        allreduce_fusion_off=allreduce_fusion_switched_off(
+            get("optimization_level"), _json_dict(get("compilation_config"))
+        ),
         num_speculative_tokens=max(0, nst or 0),
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -798,6 +806,9 @@ def _era(
     )
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
+    refused = vllm_runner.runner_unsupported(v, _runner_features(s, model))
+    if refused:
+        raise PlanError(refused, PlanRefusal.VLLM_DBO_UNSUPPORTED)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
             return "v1", "V1 engine opted in with VLLM_USE_V1=1", None
@@ -979,12 +990,12 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
 
 
 #: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
-#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0, 0.20.0 and 0.26.0 wheels; off at every level in 0.14.0 and
+#: enable_allreduce_rms_fusion`` in the 0.17.0, 0.19.0 - 0.26.0 wheels; off at every level in 0.14.0 and
 #: 0.16.0, vllm-project/vllm#34299); releases from 0.27.0 were not read
 AR_FUSION_DEFAULT = ((0, 17, 0), (0, 27, 0))
 #: ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB`` (``vllm/compilation/passes/fusion/allreduce_rms_fusion.py``, the same in the
-#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry): the fused all-reduce's largest input per TP size, MiB, by
-#: compute capability
+#: 0.17.0 - 0.26.0 wheels; 0.17.0 has no 10.3 entry; 0.25.0 and 0.26.0 add TP 16 on 10.x for multi-node MNNVL,
+#: not modelled): the fused all-reduce's largest input per TP size, MiB, by compute capability
 AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     90: {2: 64, 4: 2, 8: 0.5},
     100: {2: 64, 4: 32, 8: 1},
@@ -999,9 +1010,11 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     (0.19.0 logs: "Enabled custom fusions: allreduce_rms", "Initialized FlashInfer All Reduce workspace:
     backend=trtllm, world_size=2, …, max_token_num=8192, hidden_dim=4096"). 0 where the fusion is off.
 
-    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 with PP = DP = 1 on
+    On when ``enable_allreduce_rms_fusion`` holds: :data:`AR_FUSION_DEFAULT` releases, TP > 1 (with the PP and DP
+    sizes :func:`allreduce_fusion_parallel_ok` allows: PP = DP = 1 only before 0.21.0) on
     compute capability 9.0 or 10.x (10.0 only in 0.17.0, the 10.x family from 0.19.0), FlashInfer installed (a
-    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``). Size
+    dependency of those wheels), and ``torch.compile`` running (``--enforce-eager`` sets ``mode=NONE``), not turned
+    off by the optimization level or the compilation config (:func:`allreduce_fusion_switched_off`). Size
     (``vllm@0.19.0:…/allreduce_rms_fusion.py``: ``max_token_num = min(max_size // (hidden x dtype bytes),
     max_num_batched_tokens)`` with ``max_size`` from :data:`AR_FUSION_MAX_MB`; ``flashinfer@0.6.6:flashinfer/comm/
     trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
@@ -1024,6 +1037,55 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     )
 
 
+#: ``CompilationMode`` (``vllm/config/compilation.py``, 0.17.0 - 0.26.0): only ``VLLM_COMPILE`` runs vLLM's passes
+_VLLM_COMPILE_MODE = {"3", "vllm_compile"}
+_PYDANTIC_FALSE = {"0", "false", "f", "no", "n", "off"}
+
+
+def allreduce_fusion_switched_off(level: Any, compilation_config: Any) -> bool:
+    """Whether the container's settings turn the all-reduce + RMSNorm fusion off where it is on by default
+    (``vllm@0.19.0:vllm/config/vllm.py``: ``OPTIMIZATION_LEVEL_00`` and ``_01`` set ``pass_config.
+    fuse_allreduce_rms`` False, ``_02`` and ``_03`` to :func:`enable_allreduce_rms_fusion`, applied by
+    ``_apply_optimization_level_defaults`` only where the user left the field unset; the pass runs only in
+    ``CompilationMode.VLLM_COMPILE``, which ``-O0`` or a ``mode``/``level`` other than 3 or ``backend: eager``
+    leave): ``-O0``/``-O1`` (``--optimization-level``), ``--compilation-config '{"pass_config":
+    {"fuse_allreduce_rms": false}}'`` (or ``-cc.pass_config.fuse_allreduce_rms=false``), a compilation ``mode``
+    (``level`` before) other than ``VLLM_COMPILE``, or ``backend: eager``. An explicit ``true`` is not read as
+    turning it on outside the releases and GPUs of :func:`allreduce_fusion_tokens` (its sizes there not read)."""
+    lv = as_int(level)
+    if lv is None and isinstance(level, str) and level.strip()[:1] in ("O", "o"):
+        lv = as_int(level.strip()[1:])
+    if lv is not None and lv < 2:
+        return True
+    if not isinstance(compilation_config, dict):
+        return False
+    pc = compilation_config.get("pass_config")
+    if isinstance(pc, dict):
+        flag = pc.get("fuse_allreduce_rms")
+        # pydantic's lax bool, as PassConfig reads it
+        if flag is False or flag == 0 or (isinstance(flag, str) and flag.strip().lower() in _PYDANTIC_FALSE):
+            return True
+    mode = compilation_config.get("mode", compilation_config.get("level"))
+    if (
+        mode is not None
+        and str(mode).strip().lower().removeprefix("compilationmode.") not in _VLLM_COMPILE_MODE
+    ):
+        return True
+    return str(compilation_config.get("backend", "")).strip().lower() == "eager"
+
+
+def allreduce_fusion_parallel_ok(version: tuple[int, ...], pp: int, dp: int) -> bool:
+    """Whether ``enable_allreduce_rms_fusion`` lets the fusion on with these pipeline and data parallel sizes
+    (``vllm/config/vllm.py`` of each wheel read): 0.17.0 - 0.20.0 require PP = DP = 1 (vllm-project/vllm#34458,
+    #35426); 0.21.0 and 0.22.0 drop both conditions; 0.23.0 requires PP = 1 again (the fused op's peer spin-wait
+    deadlocks when TP subgroups warm up independently); 0.24.0 - 0.26.0 have neither."""
+    if version < (0, 21, 0):
+        return pp == 1 and dp == 1
+    if (0, 23, 0) <= version < (0, 24, 0):
+        return pp == 1
+    return True
+
+
 def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """The fusion's ``max_token_num`` (the tokens its workspace is sized for, which the 0.19.0 log prints as
     "Maximal number of tokens used by Flashinfer Allreduce Fusion: N"), or 0 where the fusion is off
@@ -1032,7 +1094,9 @@ def allreduce_fusion_tokens(settings: VllmSettings, model: ModelSpec, cfg: Start
     v = cfg.version
     if cfg.era != "v1" or not lo <= v < hi or settings.enforce_eager or cfg.vendor != "nvidia":
         return 0
-    if cfg.pp != 1 or cfg.dp != 1:
+    if settings.allreduce_fusion_off:
+        return 0
+    if not allreduce_fusion_parallel_ok(v, cfg.pp, cfg.dp):
         return 0
     cc = parse_cc(cfg.compute_capability)
     if cc is None:
@@ -1060,6 +1124,38 @@ MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
 MOE_MK_CHUNK_TOKENS = 16 * 1024
 
 
+def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> bool:
+    """Whether vLLM's unquantized MoE oracle picks ``TritonExperts`` (``vllm@0.17.0``/``vllm@0.19.0:vllm/
+    model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend``): an explicit
+    ``--moe-backend`` (0.17.0 on) wins (``triton`` yes, any other no); on ROCm, AITER's experts with
+    ``VLLM_ROCM_USE_AITER``; on CUDA, ``VLLM_USE_FLASHINFER_MOE_FP16`` takes FlashInfer's TRTLLM experts (0.17.0 on;
+    0.14.0's ``UnquantizedFusedMoEMethod`` has only the CUTLASS branch; 0.15, 0.16 not read) only on the Blackwell family (``flashinfer_trtllm_moe.py::_supports_current_device``) with a SiLU gated MLP and
+    ``VLLM_FLASHINFER_MOE_BACKEND`` left at ``latency``, and FlashInfer's CUTLASS experts only with expert
+    parallelism (``--enable-expert-parallel`` over more than one rank) without data parallelism on compute
+    capability >= 9.0; otherwise Triton, also with the variable set (an H100 without expert parallelism).
+    [from source; the TRTLLM kernel's routing-method and EPLB conditions not read]"""
+    if settings.moe_backend and settings.moe_backend != "auto":
+        return settings.moe_backend == "triton"
+    if cfg.vendor == "amd":
+        return not settings.rocm_aiter
+    if not settings.flashinfer_moe_fp16:
+        return True
+    cc = parse_cc(cfg.compute_capability)
+    c = model.text_config or model.config or {}
+    act = str(c.get("hidden_act") or c.get("hidden_activation") or "silu").lower()
+    fi_backend = (settings.flashinfer_moe_backend_env or "latency").strip().lower()
+    if (
+        cfg.version >= (0, 17, 0)
+        and cc is not None
+        and cc[0] == 10
+        and act == "silu"
+        and fi_backend == "latency"
+    ):
+        return False  # FLASHINFER_TRTLLM
+    use_ep = settings.enable_expert_parallel and cfg.tp * cfg.dp > 1
+    return not (use_ep and cfg.dp == 1 and cc is not None and cc >= (9, 0))  # else FLASHINFER_CUTLASS
+
+
 def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
     """Bytes of the unquantized MoE experts' workspace that stay allocated after the profile's forward pass, so that
     they sit beside the dummy sampler's tensors (0 outside :data:`MOE_WORKSPACE_KEPT`, for dense models, quantized
@@ -1073,8 +1169,9 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
     and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
     ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the unquantized
-    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` or, on ROCm,
-    ``VLLM_ROCM_USE_AITER`` choose other experts (0 here). From 0.20.0 the oracle ranks FlashInfer's experts first
+    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` (on Blackwell, or with
+    expert parallelism), ``--moe-backend`` or, on ROCm, ``VLLM_ROCM_USE_AITER`` choose other experts (0 here;
+    :func:`unquantized_moe_takes_triton`). From 0.20.0 the oracle ranks FlashInfer's experts first
     on some GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out. [shapes from
     source]"""
     lo, hi = MOE_WORKSPACE_KEPT
@@ -1084,10 +1181,7 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
     if cfg.dp > 1 and settings.enable_expert_parallel:
         return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
-    if settings.flashinfer_moe_fp16 or (cfg.vendor == "amd" and settings.rocm_aiter):
-        # the unquantized oracle's opt-ins: FlashInfer's CUTLASS/TRTLLM experts (VLLM_USE_FLASHINFER_MOE_FP16) and
-        # ROCm AITER's (VLLM_ROCM_USE_AITER) size their buffers otherwise (not read); Triton is the default
-        # (vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend)
+    if not unquantized_moe_takes_triton(settings, model, cfg):
         return 0
     c = model.text_config or model.config or {}
     inter = model.moe_intermediate_size or model.intermediate_size
@@ -1595,7 +1689,8 @@ class StartupConfig:
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
         nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
-        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term.
+        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term;
+        nvls_domain: the GPUs one NVLS communicator spans (8 on HGX, 72 on GB200/GB300 NVL72), which caps it.
     """
 
     version: Version
@@ -1637,6 +1732,7 @@ class StartupConfig:
     pooling: bool = False
     v2_runner: bool = False
     nvls: bool | None = None
+    nvls_domain: int | None = None
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -2023,6 +2119,7 @@ def resolve_startup(
         compute_capability=cc,
         vendor=vendor,
         nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
+        nvls_domain=cal.nvls_domain(gpu_name) if vendor == "nvidia" else None,
         sampled_rows=int(rows),
         encoder=encoder,
         facts=facts,
@@ -2624,7 +2721,7 @@ def stage_memory(
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls) + penalty[0]
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls, cfg.nvls_domain) + penalty[0]
     nt += allreduce_fusion_workspace_bytes(settings, model, cfg)
     act_alt = act
     if alt_path is not None:

@@ -335,6 +335,34 @@ def v2_unsupported(
     )
 
 
+def runner_unsupported(version: Version, features: RunnerFeatures = NO_FEATURES) -> str | None:
+    """Why vLLM ``version`` (0.34.0 and later, :data:`V2_ONLY_FROM`: one model runner) refuses to start with dual
+    batch overlap beside a feature it cannot combine it with, else None. ``VllmConfig.__post_init__`` calls
+    ``_validate_model_runner`` on every start-up, and ``_get_model_runner_unsupported_features`` lists, when
+    ``ParallelConfig.use_ubatching`` (``--enable-dbo`` or ``--ubatch-size`` > 1), the entries of
+    ``_get_dbo_unsupported_features`` (``vllm@0.34.0:vllm/config/vllm.py``): LoRA, pipeline parallelism, prefill
+    context parallelism, hybrid models, in that order, restated here (multimodal and encoder-only models and
+    PIECEWISE CUDA graphs are not read). Unlike 0.30.0 - 0.33.x's list (:func:`_dbo_list`) it no longer names
+    speculative decoding nor decode context parallelism, and no variable turns it off."""
+    if version < V2_ONLY_FROM or not (features.enable_dbo or features.ubatch_size > 1):
+        return None
+    listed = []
+    if features.lora:
+        listed.append("dual batch overlap with LoRA")
+    if features.pp > 1:
+        listed.append("dual batch overlap with pipeline parallelism")
+    if features.pcp > 1:
+        listed.append("dual batch overlap with prefill context parallelism")
+    if features.hybrid:
+        listed.append("dual batch overlap with hybrid models")
+    if not listed:
+        return None
+    return (
+        f'vLLM {".".join(map(str, version))} refuses to start: _validate_model_runner raises ValueError ("The GPU '
+        f'model runner does not support: {", ".join(listed)}")'
+    )
+
+
 def uses_v2_runner(
     version: Version,
     architectures: tuple[str, ...],

@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
@@ -119,12 +120,27 @@ _SAMPLE_PROGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
         ("TENSOR_PARALLELISM", "--tensor-parallel-size"),
     ),
 }
-#: The ``working_dir`` archives the programs of :data:`_SAMPLE_PROGRAMS` come from (a GitHub archive URL of the
-#: repository: ``https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/archive/main.zip``).
-_SAMPLE_SOURCES = ("github.com/GoogleCloudPlatform/kubernetes-engine-samples/",)
-#: A ``runtime_env.pip`` requirement pinning one vLLM release (``vllm==0.4.3``), which Ray installs for the
-#: application over the image's Python environment.
-_PIP_VLLM_RE = re.compile(r"\s*vllm\s*==\s*(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\s*")
+#: The ``working_dir`` archives the programs of :data:`_SAMPLE_PROGRAMS` come from, as (host, path prefix) of a
+#: GitHub archive URL of the repository (``https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/archive/
+#: main.zip``, any ref): the URL's host must be the host and its path start with the prefix (GitHub reads owner and
+#: repository names case-insensitively), so ``https://other.example/github.com/GoogleCloudPlatform/
+#: kubernetes-engine-samples/x.zip`` or ``https://github.com@other.example/...`` is not taken for it.
+_SAMPLE_SOURCES = (("github.com", "/googlecloudplatform/kubernetes-engine-samples/archive/"),)
+#: A requirement (PEP 508) pinning one vLLM release, which Ray installs for the application over the image's Python
+#: environment: the project name as pip compares it (PEP 503: case and runs of ``-_.`` do not matter), optional
+#: extras (``vllm[audio]==0.8.5`` installs vLLM 0.8.5), one ``==`` or ``===`` clause, an optional environment
+#: marker after ``;``. ``vllm>=0.6``, ``vllm==0.6.*`` or two clauses pin no single release.
+_PIP_VLLM_RE = re.compile(
+    r"\s*vllm\s*(?:\[[\w\s,.-]{0,200}\])?\s*===?\s*(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:\.post\d{1,4})?)\s*(?:;.{0,500})?",
+    re.IGNORECASE | re.DOTALL,
+)
+#: A direct reference to a vLLM wheel (``vllm @ https://.../vllm-0.6.3-cp38-abi3-manylinux1_x86_64.whl``): its file
+#: name (PEP 427) carries the release.
+_PIP_VLLM_WHEEL_RE = re.compile(
+    r"\s*vllm\s*(?:\[[\w\s,.-]{0,200}\])?\s*@\s*\S{0,1000}/vllm-(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:\.post\d{1,4})?)"
+    r"(?:\+[\w.]{0,100})?-[\w.]{1,200}-[\w.]{1,200}-[\w.]{1,200}\.whl\s*(?:;.{0,500})?",
+    re.IGNORECASE | re.DOTALL,
+)
 
 #: ``ray.util.accelerators`` names (python/ray/util/accelerators/accelerators.py, Ray 2.56.0) -> kvlint catalogue
 #: id, with what the mapping assumes (None: none). ``A100``, ``V100`` and ``H100`` name several GPUs each: Ray
@@ -541,21 +557,46 @@ def _env_items(runtime_env: Any) -> list[tuple[str, str, Loc | None]]:
 def _from_sample_source(runtime_env: Any) -> bool:
     """The application's ``runtime_env.working_dir`` is the archive of a repository of :data:`_SAMPLE_SOURCES`."""
     wd = get_in(runtime_env, "working_dir")
-    return isinstance(wd, str) and any(src in wd for src in _SAMPLE_SOURCES)
+    if not isinstance(wd, str) or len(wd) > 2048:
+        return False
+    try:
+        url = urlsplit(wd.strip())
+        host = url.hostname
+    except ValueError:  # (an invalid port or IPv6 literal)
+        return False
+    path = url.path.lower()
+    return (
+        url.scheme.lower() in ("https", "http")
+        and path.endswith(".zip")
+        and any(host == h and path.startswith(prefix) for h, prefix in _SAMPLE_SOURCES)
+    )
+
+
+def _pinned_vllm(runtime_env: Any) -> tuple[str | None, Loc | None, str]:
+    """The vLLM release the ``runtime_env`` installs, where, and from which field: a requirement of :data:`
+    _PIP_VLLM_RE` / :data:`_PIP_VLLM_WHEEL_RE` in ``pip`` or ``uv``, each a list of requirements or a dict whose
+    ``packages`` is one (ray-project/ray ``python/ray/_private/runtime_env/validation.py``
+    ``parse_and_validate_pip`` / ``parse_and_validate_uv``); a string there is a requirements file on the driver's
+    machine, which kvlint does not see. ``(None, None, "")`` when none pins a release."""
+    for field in ("pip", "uv"):
+        reqs = get_in(runtime_env, field)
+        if isinstance(reqs, dict):
+            reqs = reqs.get("packages")
+        if not isinstance(reqs, list):
+            continue
+        for n, req in enumerate(reqs[:1000]):
+            if isinstance(req, str) and len(req) <= 2000:
+                m = _PIP_VLLM_RE.fullmatch(req) or _PIP_VLLM_WHEEL_RE.fullmatch(req)
+                if m is not None:
+                    return m.group(1), loc_of(reqs, n), f"runtime_env.{field}"
+    return None, None, ""
 
 
 def _pip_vllm(runtime_env: Any) -> tuple[str | None, Loc | None]:
-    """The vLLM release a ``runtime_env.pip`` list pins (``"vllm==0.4.3"``) and where, else ``(None, None)``; a
-    requirement naming vLLM without ``==`` pins none."""
-    pip = get_in(runtime_env, "pip")
-    if not isinstance(pip, list):
-        return None, None
-    for n, req in enumerate(pip[:1000]):
-        if isinstance(req, str):
-            m = _PIP_VLLM_RE.fullmatch(req)
-            if m is not None:
-                return m.group(1), loc_of(pip, n)
-    return None, None
+    """The vLLM release a ``runtime_env.pip`` (or ``uv``) requirement pins (``"vllm==0.4.3"``) and where, else
+    ``(None, None)`` (:func:`_pinned_vllm`)."""
+    pin, loc, _ = _pinned_vllm(runtime_env)
+    return pin, loc
 
 
 def _container_name(model_id: str, i: int) -> str:
@@ -658,6 +699,41 @@ class _Reader:
         """The engine of a published sample program (:data:`_SAMPLE_PROGRAMS`): its model and options from the
         application's ``runtime_env.env_vars`` as the program reads them, vLLM's defaults for the rest, the
         vLLM release of a ``runtime_env.pip`` pin (:func:`_pip_vllm`) when there is one."""
+        raw = get_in(app.get("runtime_env"), "env_vars")
+        if isinstance(raw, dict):
+            # Ray refuses the runtime_env before the program runs when a key or value is not a string
+            # (ray-project/ray python/ray/_private/runtime_env/validation.py parse_and_validate_env_vars)
+            bad = next(
+                (
+                    (k, v)
+                    for k, v in list(raw.items())[:1000]
+                    if not (isinstance(k, str) and isinstance(v, str))
+                ),
+                None,
+            )
+            if bad is not None:
+                what = "key" if not isinstance(bad[0], str) else "value"
+                shown = bad[0] if what == "key" else bad[1]
+                kind = (
+                    "null"
+                    if shown is None
+                    else "a boolean"
+                    if isinstance(shown, bool)
+                    else "a number"
+                    if isinstance(shown, (int, float))
+                    else "a list"
+                    if isinstance(shown, list)
+                    else "a mapping"
+                    if isinstance(shown, dict)
+                    else "not a string"
+                )
+                self.note(
+                    f"{label}: runtime_env.env_vars.{str(bad[0])[:100]}: the {what} is {kind}, not a string, and Ray "
+                    "refuses the application's runtime_env (TypeError: runtime_env['env_vars'] must be of type "
+                    "Dict[str, str]); quote it",
+                    loc_of(raw, bad[0]) or loc,
+                )
+                return
         env = {name: (value, vloc) for name, value, vloc in _env_items(app.get("runtime_env"))}
         missing = [name for name, _ in _SAMPLE_PROGRAMS[imp] if name not in env]
         if missing:
@@ -672,20 +748,29 @@ class _Reader:
         for name, option in _SAMPLE_PROGRAMS[imp]:
             value, vloc = env[name]
             if not option:
+                if value.startswith("-"):
+                    # a value, never an option: serve.py passes it as model=..., which no Hub id or path is
+                    self.note(
+                        f"{label}: {imp} takes runtime_env.env_vars.{name} {value!r} as the model, which is no "
+                        "model id or path (the application stops)",
+                        vloc or loc,
+                    )
+                    return
                 model = value
                 args.insert(0, (value, vloc))
             else:
-                args += [(option, vloc), (value, vloc)]
+                # one word, so that a value spelled like an option stays the option's value (KV206 if invalid)
+                args.append((f"{option}={value}", vloc))
         cfg = LDict(loc=loc)
         w = self.workload(app, cfg, model, args, loc, path, 0)
-        pin, ploc = _pip_vllm(app.get("runtime_env"))
+        pin, ploc, field = _pinned_vllm(app.get("runtime_env"))
         notes = [
             _finding(
                 "KV504",
                 f"{label}: the engine is the one {imp} starts, read from its published code (GoogleCloudPlatform/"
                 "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm, which runtime_env.working_dir downloads): "
                 f"{', '.join(n for n, _ in _SAMPLE_PROGRAMS[imp])} from runtime_env.env_vars, vLLM's defaults for "
-                "the rest" + (f"; the vLLM release is {pin}, which runtime_env.pip installs" if pin else ""),
+                "the rest" + (f"; the vLLM release is {pin}, which {field} installs" if pin else ""),
                 loc,
                 fix="if the working_dir holds other code than the published sample, lint the pods the operator "
                 "creates instead",
@@ -696,7 +781,7 @@ class _Reader:
             notes.append(
                 _finding(
                     "KV504",
-                    f"vLLM {pin} is read from runtime_env.pip, which Ray installs for the application over the "
+                    f"vLLM {pin} is read from {field}, which Ray installs for the application over the "
                     "image's Python environment",
                     ploc,
                     severity="info",

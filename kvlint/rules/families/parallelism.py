@@ -16,7 +16,7 @@ from typing import Literal
 
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
-from kvlint.engines.images import envsubst_placeholders, platform_of
+from kvlint.engines.images import engine_of_image, envsubst_placeholders, image_platform, platform_of
 from kvlint.engines.multinode import vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
@@ -1049,14 +1049,28 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                     severity="warning",
                 )
             elif str(raw).strip() in ("0", "0.0"):
-                if platform_of(s, p.resource) not in ("cuda", "rocm"):
+                gpu_build = engine_of_image(s.image) is not None and image_platform(s.image) in (
+                    "cuda",
+                    "rocm",
+                )
+                if platform_of(s, p.resource) not in ("cuda", "rocm") and not gpu_build:
                     # a CPU (or TPU, Neuron ...) build told it gets no GPU of this resource: what it is built for
                     # (KV501 says it is not sized); StackHPC's Azimuth chart renders ``nvidia.com/gpu: 0`` with
-                    # its vllm-cpu image when api.gpus is 0
+                    # its vllm-cpu image when api.gpus is 0. Not the engine's own CUDA or ROCm image started with
+                    # vLLM's --device cpu: vLLM picks its platform from the build, not that flag
+                    # (vllm/platforms/__init__.py: is_cpu = "cpu" in version("vllm"), in the releases that have
+                    # --device), and a GPU build with no GPU visible finds no platform
                     return
+                device = s.get("device") if s.engine == "vllm" else None
+                ignored = (
+                    f" (--device {device} does not make the image's {image_platform(s.image).upper()} build run "
+                    "without one: vLLM picks its platform from the build)"
+                    if gpu_build and isinstance(device, str) and device not in ("cuda", "auto", "")
+                    else ""
+                )
                 yield ctx.finding(
                     f"GPU limit {p.resource}: {raw!r} gives the container no GPU: the scheduler places it anywhere "
-                    f"and {s.engine} finds no device at start-up",
+                    f"and {s.engine} finds no device at start-up{ignored}",
                     loc,
                     fix=fix,
                     severity="error",

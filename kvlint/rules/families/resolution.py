@@ -542,6 +542,16 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
+        if refusal is PlanRefusal.VLLM_DBO_UNSUPPORTED:
+            # dual batch overlap beside what 0.34.0's one model runner cannot combine it with
+            # (kvlint.memory.vllm_runner.runner_unsupported)
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}",
+                s.loc("enable_dbo") or s.loc("ubatch_size") or s.command_loc,
+                fix="drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside",
+                severity="error",
+            )
+            return
         if refusal is PlanRefusal.VLLM_MTP_COUNT:
             # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
             n = model_facts(cr.model).mtp_config_layers

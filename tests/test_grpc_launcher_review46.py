@@ -1,0 +1,71 @@
+"""vLLM's gRPC server under its 0.30.0+ module path (review46B).
+
+``vllm/entrypoints/launchers/grpc_server.py`` (``main``: ``--host``, ``--port`` and ``AsyncEngineArgs.add_cli_args``;
+``if __name__ == "__main__": main()``) is in the vllm 0.30.0 - 0.34.0 wheels and not in the 0.29.0 one; from 0.33.0
+``vllm/entrypoints/grpc_server.py`` is a deprecated shim over it. kvlint did not know the module: ``python3 -m
+vllm.entrypoints.launchers.grpc_server --model ...`` was KV503 "not a recognised engine command", unsized."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.command import GRPC_LAUNCHER_FROM, GRPC_LAUNCHER_MODULE, parse_command_line
+from kvlint.pipeline import Options, run_check
+
+FIRST = ".".join(map(str, GRPC_LAUNCHER_FROM))
+BEFORE = f"{GRPC_LAUNCHER_FROM[0]}.{GRPC_LAUNCHER_FROM[1] - 1}.0"
+
+
+def _check(tmp_path: Path, tag: str, extra: str = "") -> tuple[list, list]:  # type: ignore[type-arg]
+    path = tmp_path / f"g-{tag}.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\n"
+        "kind: Deployment\n"
+        "metadata: {name: g}\n"
+        "spec:\n"
+        "  template:\n"
+        "    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers:\n"
+        "      - name: v\n"
+        f"        image: vllm/vllm-openai:{tag}\n"
+        f'        command: ["python3", "-m", "{GRPC_LAUNCHER_MODULE}"]\n'
+        f'        args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096", "--port", "9000"{extra}]\n'
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    return res.containers, res.diagnostics
+
+
+@pytest.mark.parametrize("tag", [f"v{FIRST}", "v0.34.0", "latest"])
+def test_launcher_module_is_read_as_vllm(tmp_path: Path, tag: str) -> None:
+    containers, diags = _check(tmp_path, tag)
+    (cr,) = containers
+    assert cr.serving is not None and cr.serving.engine == "vllm"
+    assert cr.serving.flags["max_model_len"].value == 4096
+    assert not [d for d in diags if d.rule in ("KV503", "KV206", "KV205")]
+
+
+def test_launcher_module_refuses_openai_server_options(tmp_path: Path) -> None:
+    _, diags = _check(tmp_path, f"v{FIRST}", ', "--api-key", "k"')
+    (d,) = [d for d in diags if d.rule == "KV205"]
+    assert "--api-key" in d.message and d.severity == "error"
+
+
+def test_launcher_module_before_its_release_is_an_error(tmp_path: Path) -> None:
+    _, diags = _check(tmp_path, f"v{BEFORE}")
+    (d,) = [d for d in diags if d.rule == "KV206"]
+    assert d.severity == "error" and GRPC_LAUNCHER_MODULE in d.message and f"vLLM {FIRST}" in d.message
+    assert d.fix is not None and "vllm.entrypoints.grpc_server" in d.fix  # the older module is there on 0.29
+
+
+def test_plan_command_line_reads_the_launcher_module() -> None:
+    cfg = parse_command_line(
+        ["python3", "-m", GRPC_LAUNCHER_MODULE, "--model", "m", "--chat-template", "t.jinja"],
+        version="0.33.0",
+    )
+    assert cfg.engine == "vllm" and [f.option for f in cfg.findings if f.rule == "KV205"] == [
+        "--chat-template"
+    ]
