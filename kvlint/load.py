@@ -46,6 +46,7 @@ import fnmatch
 import functools
 import gc
 import io
+import math
 import os
 import re
 import stat
@@ -925,6 +926,42 @@ def _resolve_scalar(ev: Any) -> Any:
 
 
 _MISSING = object()
+_FLOAT = _TAG + "float"
+#: go-yaml v2's ``yamlStyleFloat`` (resolve.go), tried on the text with ``_`` removed.
+_GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+#: What Go's ``strconv.ParseInt(s, 0, 64)`` / ``ParseUint`` accept (base prefix 0x, 0o, 0b in either case, or a
+#: leading ``0`` for octal), after go-yaml v2 removed every ``_``.
+_GO_INT = re.compile(r"[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
+_GO_BOOLS = {"y": True, "Y": True, "n": False, "N": False}
+
+
+def _go_yaml_v2_only(value: str) -> Any:
+    """The value kubectl's and Helm's YAML reader (sigs.k8s.io/yaml -> go.yaml.in/yaml/v2, ``resolve``) gives a
+    plain scalar that PyYAML's YAML 1.1 resolvers leave a string: ``y``/``Y``/``n``/``N`` are booleans (its
+    ``resolveMap``); a digit- or sign-led text with ``_`` removed is an int when Go's ``strconv.ParseInt(s, 0,
+    64)`` takes it (``0o17``, ``0X1F``) and else a float when it matches ``yamlStyleFloat`` (``1e3``, ``1.5e3``,
+    ``08``, ``-.5``); a ``.``-led one is a float when ``strconv.ParseFloat`` takes it (``.5e3``). Anything else
+    stays the text. An env value or an args item written so reaches the API server as a JSON bool or number
+    (KV005). Timestamp-like texts stay text (go-yaml v2 keeps them strings when decoding into interface{})."""
+    b = _GO_BOOLS.get(value)
+    if b is not None:
+        return b
+    first = value[:1]
+    if len(value) > MAX_NUMBER_CHARS or not first or first not in "0123456789+-.":
+        return value
+    plain = value if first == "." else value.replace("_", "")
+    if first != "." and _GO_INT.match(plain):
+        sign, digits = ("-", plain[1:]) if plain[0] == "-" else ("", plain.lstrip("+"))
+        if len(digits) > 1 and digits[0] == "0" and digits[1] in "0123456789":
+            digits = "0o" + digits[1:]  # Go's base-0 leading-zero octal
+        n = int(sign + digits, 0)
+        if -(2**63) <= n < 2**64:
+            return n
+    if _GO_FLOAT.match(plain):
+        f = float(plain)
+        if not math.isinf(f):  # strconv.ParseFloat reports a range error: go-yaml keeps the text
+            return f
+    return value
 
 
 class _TagError(ValueError):
@@ -946,7 +983,11 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
                 tag = rtag
                 break
         else:
-            return value
+            return _go_yaml_v2_only(value)
+        if tag == _FLOAT and value[:1] == "." and "_" in value:
+            return (
+                value  # ``.5_``: go-yaml v2 parses a ``.``-led float without dropping ``_`` (strconv fails)
+            )
         if tag in _NUMERIC_TAGS and ":" in value:
             # a YAML 1.1 base-60 number (``1:20``, ``8000:9000``): kubectl's YAML reader (sigs.k8s.io/yaml's
             # go-yaml v2 fork, "base-60 floats ... purposefully not supported"; neither ints) reads it as the string

@@ -247,7 +247,7 @@ def test_command_args_and_env_values_that_are_not_strings_are_errors() -> None:
         (_line_of(text, "4096]"), text.splitlines()[_line_of(text, "4096]") - 1].index("4096") + 1,
          "args[3] of container 'c' is a number, not a string"),
         (_line_of(text, "value: true"), text.splitlines()[_line_of(text, "value: true") - 1].index("true") + 1,
-         "env[1].value of container 'c' is a bool, not a string (and 1 more in its env)"),
+         "the value of env 'B' of container 'c' is a bool, not a string (and 1 more in its env)"),
     ]  # fmt: skip
     # quoted, null (decoded as "") and YAML 1.1 base-60 text, which kubectl's YAML reader keeps as a string
     # (PyYAML made "8000:9000" 489000): no finding, and the engine gets the text as written

@@ -106,10 +106,10 @@ def test_non_ascii_columns_are_characters_and_crlf():
 
 
 def test_merge_keys_and_duplicate_keys():
-    text = "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\ndup: 1\ndup: 2\n"
+    text = "base: &b {x: 1, z: 2}\nm:\n  <<: *b\n  z: 3\ndup: 1\ndup: 2\n"
     r = load_text(text, "m.yaml")
     d = r.documents[0].data
-    assert d["m"] == {"x": 1, "y": 3}
+    assert d["m"] == {"x": 1, "z": 3}
     assert d["dup"] == 2 and d.locs["dup"] == Loc("m.yaml", 6, 6)
     # a key a merge overrides is not a duplicate; a repeated key is KV004 at its second occurrence
     assert [(f.rule, f.loc) for f in r.findings] == [("KV004", Loc("m.yaml", 6, 1))]
@@ -118,11 +118,11 @@ def test_merge_keys_and_duplicate_keys():
 
 def test_duplicate_keys_in_every_document_and_flow_mappings():
     text = (
-        "a: 1\nb: {c: 1, c: 2}\n---\nkind: X\nlist:\n  - name: n\n    args: [x]\n    args: [y]\n"
+        "a: 1\nb: {c: 1, c: 2}\n---\nkind: X\nlist:\n  - name: n\n    args: [x]\n    args: [z]\n"
         "other:\n  name: n\n"
     )
     r = load_text(text, "d.yaml")
-    assert [d.data for d in r.documents][1]["list"][0]["args"] == ["y"]  # the last value, as kubectl
+    assert [d.data for d in r.documents][1]["list"][0]["args"] == ["z"]  # the last value, as kubectl
     got = [(f.rule, f.loc, f.message.split(" (")[0]) for f in r.findings]
     assert got == [
         ("KV004", Loc("d.yaml", 2, 11), "duplicate key 'c' in this mapping"),

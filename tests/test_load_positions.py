@@ -114,12 +114,12 @@ def test_positions_read_after_the_container_loc_was_replaced() -> None:
 
 
 def test_merge_keys_take_the_merged_entries_positions() -> None:
-    text = "base: &b\n  x: 1\n  y: 2\nuse:\n  <<: *b\n  y: 3\n"
+    text = "base: &b\n  x: 1\n  z: 2\nuse:\n  <<: *b\n  z: 3\n"
     d = load_text(text, "f.yaml").documents[0].data
     use = d["use"]
-    assert dict(use) == {"y": 3, "x": 1}
-    assert use.locs == {"y": Loc("f.yaml", 6, 6), "x": Loc("f.yaml", 2, 6)}
-    assert use.key_locs == {"y": Loc("f.yaml", 6, 3), "x": Loc("f.yaml", 2, 3)}
+    assert dict(use) == {"z": 3, "x": 1}
+    assert use.locs == {"z": Loc("f.yaml", 6, 6), "x": Loc("f.yaml", 2, 6)}
+    assert use.key_locs == {"z": Loc("f.yaml", 6, 3), "x": Loc("f.yaml", 2, 3)}
 
 
 def test_assigned_positions_replace_the_packed_ones() -> None:

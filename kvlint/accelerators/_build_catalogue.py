@@ -189,6 +189,15 @@ ALIASES: dict[str, tuple[str, str]] = {
     "gb200": ("nvidia-gb200", "GB200"),
     "rtx-pro-6000": ("nvidia-rtx-pro-6000-blackwell", "RTX PRO 6000 Blackwell 96GB"),
     "rtx-pro-4500": ("nvidia-rtx-pro-4500-blackwell", "RTX PRO 4500 Blackwell 32GB (AWS g7)"),
+    "rtx-2080-ti": (
+        "nvidia-geforce-rtx-2080-ti",
+        "GeForce RTX 2080 Ti 11GB (22GB modified boards: nvidia.com/gpu.memory)",
+    ),
+    "rtx-2080ti": ("nvidia-geforce-rtx-2080-ti", "GeForce RTX 2080 Ti 11GB"),
+    "gtx-2080ti": (
+        "nvidia-geforce-rtx-2080-ti",
+        "GeForce RTX 2080 Ti 11GB (no GTX 2080 Ti exists; the spelling a team label uses: TobiasEdman/des-chatbot)",
+    ),
     "rtx-3060": ("nvidia-geforce-rtx-3060-12gb", "GeForce RTX 3060 12GB (the catalogue has no 8GB entry)"),
     "rtx-3080": ("nvidia-geforce-rtx-3080-10gb", "ambiguous (10GB or 12GB): the smaller; say rtx-3080-12gb"),
     "rtx-3080-12gb": ("nvidia-geforce-rtx-3080-12gb", "GeForce RTX 3080 12GB"),

@@ -849,10 +849,38 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"the GPUs a {GFD_MEMORY} matches (use {ANNOTATION} or --accelerator)"
                 )
             elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
-                notes.append(
-                    f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"
-                )
+                named = _named_by_value([v for v, _ in values])
+                if named is not None:
+                    # The value spells a catalogue GPU, but the key is the cluster's own: kvlint does not read
+                    # other clusters' keys (their values are theirs to define), it says how to map them.
+                    notes.append(
+                        f"label {key}={vals} is not one kvlint reads; its value spells {named.name} "
+                        f"({named.id}): map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
+                    )
+                else:
+                    notes.append(
+                        f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"
+                    )
     return notes
+
+
+def _named_by_value(values: list[str]) -> Accelerator | None:
+    """The one catalogue GPU that every value of a label kvlint does not read spells (an id, alias, GFD product or
+    GKE value, with or without a vendor prefix: ``nvidia-gtx-2080ti``), else None. Used only to word KV501's
+    hint: the label still decides nothing."""
+    found: set[str] = set()
+    acc: Accelerator | None = None
+    for value in values:
+        hit = cat.lookup(value)
+        low = value.strip().lower()
+        for prefix in ("nvidia-", "amd-"):
+            if hit is None and low.startswith(prefix):
+                hit = cat.lookup(low[len(prefix) :])
+        if hit is None:
+            return None
+        found.add(hit.id)
+        acc = hit
+    return acc if len(found) == 1 else None
 
 
 def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:

@@ -20,7 +20,8 @@ alias takes the entry with the *smaller* memory (conservative for a capacity lin
 * GeForce: ``rtx-3090``, ``rtx-3090-ti``, ``rtx-4070``, ``rtx-4070-ti``, ``rtx-4070-ti-super``, ``rtx-4080``,
   ``rtx-4080-super``, ``rtx-4090``, ``rtx-5080``, ``rtx-5090`` -> ``nvidia-geforce-<alias>``; ``rtx-3060`` ->
   ``nvidia-geforce-rtx-3060-12gb``; ``rtx-3080`` -> ``nvidia-geforce-rtx-3080-10gb`` (ambiguous: smaller),
-  ``rtx-3080-12gb`` -> ``nvidia-geforce-rtx-3080-12gb``
+  ``rtx-3080-12gb`` -> ``nvidia-geforce-rtx-3080-12gb``; ``rtx-2080-ti``, ``rtx-2080ti``, ``gtx-2080ti`` (a team
+  label's spelling) -> ``nvidia-geforce-rtx-2080-ti``
 * workstation: ``rtx-a4000``, ``rtx-a4500``, ``rtx-a5000``, ``rtx-a6000`` -> ``nvidia-<alias>``;
   ``rtx-4000-ada``, ``rtx-4500-ada``, ``rtx-5000-ada``, ``rtx-6000-ada`` -> ``nvidia-<alias>``; ``rtx-8000`` ->
   ``nvidia-quadro-rtx-8000``; ``rtx-6000`` -> ``nvidia-quadro-rtx-6000`` (ambiguous with the RTX 6000 Ada:

@@ -298,6 +298,37 @@ _JSON_KINDS: tuple[tuple[type, str], ...] = (
 )
 
 
+#: Kinds whose pod template the API server decodes into its own Go types (core/v1 ``Container``), with Go's
+#: encoding/json error; a custom resource is checked against its CRD's structural schema instead
+#: (apiextensions-apiserver: ``spec.env[1].value in body must be of type string: "integer"``), or, where the
+#: schema has ``x-kubernetes-preserve-unknown-fields``, stored and refused by its operator's decoder
+#: (knative/serving#449: a non-string env value, no error from kubectl, no pod).
+_BUILTIN_POD_KINDS = frozenset(
+    {
+        "Pod",
+        "PodTemplate",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "ReplicationController",
+        "Job",
+        "CronJob",
+    }
+)
+
+
+def _schema_kind(value: Any) -> str:
+    """The type name a structural schema's error gives ``value`` (apiextensions-apiserver's validation)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
+
+
 def _json_kind(value: Any) -> str | None:
     """The JSON kind Go's decoder names for ``value`` when it is not a string (``null`` decodes into a string as
     ``""``, so None is no error), else None."""
@@ -319,11 +350,15 @@ def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
     counting the others."""
     c = ctx.container
     name = ctx.cr.container_name
-    fields: list[tuple[str, list[tuple[str, str, Any]]]] = []
+    fields: list[tuple[str, list[tuple[str, str, Any, Any, str]]]] = []
     for key in ("command", "args"):
         items = c.get(key)
         if isinstance(items, list):
-            bad = [(f"{key}[{i}]", k, loc_of(items, i)) for i, v in enumerate(items) if (k := _json_kind(v))]
+            bad = [
+                (f"{key}[{i}]", k, loc_of(items, i), v, key)
+                for i, v in enumerate(items)
+                if (k := _json_kind(v))
+            ]
             fields.append((key, bad))
     env = c.get("env")
     if isinstance(env, list):
@@ -334,19 +369,37 @@ def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
             for part in ("name", "value"):
                 k = _json_kind(e.get(part))
                 if k is not None:
-                    bad.append((f"env[{i}].{part}", k, loc_of(e, part) or loc_of(env, i)))
+                    # named by the entry's name: an operator's injected variables (LeaderWorkerSet puts its own
+                    # first) shift the index from the one written
+                    en = e.get("name")
+                    where = (
+                        f"the {part} of env {en!r}"
+                        if part == "value" and isinstance(en, str)
+                        else f"an env {part}"
+                    )
+                    bad.append((where, k, loc_of(e, part) or loc_of(env, i), e.get(part), part))
         fields.append(("env", bad))
     for key, bad in fields:
         if not bad:
             continue
-        where, kind, loc = bad[0]
+        where, kind, loc, value, go_field = bad[0]
         more = f" (and {len(bad) - 1:,} more in its {key})" if len(bad) > 1 else ""
         field = "EnvVar" if key == "env" else "Container"
+        if ctx.workload.kind in _BUILTIN_POD_KINDS:
+            why = (
+                f'API server refuses the object ("json: cannot unmarshal {kind} into Go struct field {field}...'
+                f'{go_field} of type string"), whatever '
+                "kubectl's --validate says, so no pod is created"
+            )
+        else:
+            why = (
+                f"API server refuses the {ctx.workload.kind} where its CRD's schema types the field (\"... in body "
+                f'must be of type string: "{_schema_kind(value)}""), and where the schema keeps unknown '
+                "fields its operator cannot decode the object into its Go types, so no pod is created"
+            )
         yield ctx.finding(
             f"{where} of container {name!r} is a{'n' if kind[0] in 'ao' else ''} {kind}, not a string{more}: the "
-            f'API server refuses the object ("json: cannot unmarshal {kind} into Go struct field {field}...'
-            f'{where.split("[")[0] if key != "env" else where.rsplit(".", 1)[1]} of type string"), whatever '
-            "kubectl's --validate says, so no pod is created",
+            + why,
             loc,
             fix='quote the value ("4096", "true") so that YAML reads it as a string; in a Helm template, '
             "pipe it through quote",
