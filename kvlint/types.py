@@ -487,6 +487,12 @@ class ServingConfig:
     command_loc: Loc | None = None
     env_locs: dict[str, Loc | None] = field(default_factory=dict)
     version_loc: Loc | None = None
+    #: the ``sh -c`` script's pip command that installs the engine before starting it (``pip install
+    #: vllm==0.6.6``, shortened), where it is, and whether it upgrades without pinning (``pip install -U vllm``:
+    #: the release is then unknown); "" when the script installs none
+    installed_by: str = ""
+    installed_loc: Loc | None = None
+    install_upgrades: bool = False
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None
     release_noted: bool = False

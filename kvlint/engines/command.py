@@ -49,6 +49,7 @@ from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.statement import clip
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -656,6 +657,12 @@ class _Found:
     #: the engine release the ``sh -c`` script installs before it starts the engine (``pip install vllm==0.6.6``,
     #: :func:`_pip_pinned`), which the container then runs whatever its image carried; None when it installs none
     installed: str | None = None
+    #: the script upgrades the engine without pinning a release (``pip install -U vllm``): the release it runs is
+    #: the newest on the day the container starts, unknown here
+    upgraded: bool = False
+    #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
+    install_text: str = ""
+    install_loc: Loc | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -777,7 +784,20 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
-        found.installed = next((v for v in (_pip_pinned(t, engine) for t in reversed(seen)) if v), None)
+        # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
+        for t, w0 in zip(reversed(seen), reversed(heads), strict=True):
+            got = _pip_install(t, engine)
+            if got is None:
+                continue
+            found.installed = got or None
+            found.upgraded = not got
+            found.install_text = clip(" ".join(t), 120)
+            found.install_loc = w0.loc
+            if w0.offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [w0.offset])
+                found.install_loc = _offset_loc(script_item.loc, source, offset)
+            found.install_loc = found.install_loc or script_item.loc
+            break
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
@@ -874,6 +894,48 @@ def _is_pip(before: Sequence[str]) -> bool:
     if rest == ["uv", "pip"]:
         return True
     return len(rest) == 3 and _PYTHON_RE.fullmatch(rest[0]) is not None and rest[1:] == ["-m", "pip"]
+
+
+#: A requirement naming an engine kvlint reads without one pinned release (``vllm``, ``vllm[audio]>=0.8``).
+_PIP_UNPINNED_RE = re.compile(
+    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?(?:\s*(?:>=|>|~=|!=|<=|<)[^=]*)?", re.IGNORECASE
+)
+#: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
+#: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
+_PIP_UPGRADE = frozenset({"-U", "--upgrade"})
+
+
+def _pip_install(words: Sequence[str], engine: str) -> str | None:
+    """What the command ``words`` installs of ``engine`` with pip: the release it pins (:func:`_pip_pinned`),
+    ``""`` when it upgrades the engine without pinning one (``pip install -U vllm``, ``pip install --upgrade
+    vllm``: pip replaces the release the image carried with the newest on the day the container starts), else
+    None (nothing of the engine, or an unpinned install without ``-U``, which pip leaves alone when the image
+    carries the engine: "Requirement already satisfied")."""
+    pinned = _pip_pinned(words, engine)
+    if pinned is not None:
+        return pinned
+    if not any(w in _PIP_UPGRADE for w in words):
+        return None
+    if "install" not in words:
+        return None
+    at = words.index("install")
+    if not _is_pip([_base(w) for w in words[:at]]):
+        return None
+    skip = False
+    upgraded = False
+    for w in words[at + 1 :]:
+        if skip:
+            skip = False
+            continue
+        if w.split("=", 1)[0] in _PIP_ELSEWHERE:
+            return None
+        if w in _PIP_VALUED:
+            skip = True
+            continue
+        m = _PIP_UNPINNED_RE.fullmatch(w.strip())
+        if m is not None and m.group(1).lower() == engine:
+            upgraded = True
+    return "" if upgraded else None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
@@ -1380,6 +1442,11 @@ def _dispatch(
     if found.loc is not None:
         cfg.command_loc = found.loc
     cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
+    if found.install_text:
+        # the release comes from the script's pip install, not the image's tag (KV208 names it)
+        cfg.installed_by = found.install_text
+        cfg.installed_loc = found.install_loc
+        cfg.install_upgrades = found.upgraded
     return cfg
 
 
@@ -1519,7 +1586,11 @@ def _dispatch_argv(
     # a release the container's script installs is the one it runs: pip replaces the engine the image carried
     # (an engine release image's included: its tag then names a release that no longer runs), and it takes
     # --engine-version's place as a RayService's runtime_env.pip pin does (Workload.engine_release)
-    version = found.installed or engine_release(image, found.engine, version_override)
+    # an unpinned upgrade (pip install -U vllm) leaves the release unknown: the image's tag no longer says it
+    # (--engine-version still does)
+    version = found.installed or (
+        version_override if found.upgraded else engine_release(image, found.engine, version_override)
+    )
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,

@@ -292,6 +292,24 @@ def _choices(dest: str, indices: list[int]) -> set[str] | None:
     return out or None
 
 
+#: First vLLM release whose ``PoolerConfig`` has ``seq_pooling_type``/``tok_pooling_type`` beside ``pooling_type``
+#: and refuses both set (``vllm@0.14.0`` … ``vllm@0.34.0:vllm/config/pooler.py`` ``PoolerConfig.__post_init__``).
+POOLING_TYPE_SPLIT_FROM = (0, 14)
+
+
+def _pooling_type_clash(config: dict[str, Any], version: str | None) -> str | None:
+    """The key (``seq_pooling_type`` or ``tok_pooling_type``) a ``--pooler-config`` object sets beside
+    ``pooling_type``, which vLLM 0.14.0 and later refuse ("Cannot set both `pooling_type` and
+    `seq_pooling_type`"), else None (a null value is unset; releases before 0.14.0 have one ``pooling_type``;
+    an unknown release is read as the newest, as elsewhere)."""
+    v = version_tuple(version)
+    if v is not None and v < POOLING_TYPE_SPLIT_FROM:
+        return None
+    if config.get("pooling_type") is None:
+        return None
+    return next((k for k in ("seq_pooling_type", "tok_pooling_type") if config.get(k) is not None), None)
+
+
 #: Sizes vLLM rejects when zero or negative (argparse accepts them; EngineArgs/config validation fails).
 _POSITIVE_INT_DESTS = frozenset(
     {
@@ -442,7 +460,9 @@ class _Parser:
                 )
                 return False, None
             return True, fval
-        if dest in ("dtype", "kv_cache_dtype"):
+        if dest in ("dtype", "kv_cache_dtype", "runner", "convert", "task"):
+            # argparse choices read in the wheels (vllm_flags_data.CHOICES): --task's TaskOption (0.6.6-0.12.0),
+            # --runner's RunnerOption and --convert's ConvertOption (0.10.1+), Literal fields of ModelConfig
             choices = _choices(dest, self.indices)
             if choices and raw not in choices:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
@@ -462,6 +482,19 @@ class _Parser:
                 return False, None
             if dest == "compilation_config" and isinstance(parsed, str) and digits(parsed) is not None:
                 parsed = {"level": digits(parsed)}
+            if dest == "pooler_config" and isinstance(parsed, dict):
+                clash = _pooling_type_clash(parsed, self.version)
+                if clash is not None:
+                    self.col.invalid(
+                        option,
+                        raw,
+                        loc,
+                        f'{self.where} stops with "Cannot set both `pooling_type` and `{clash}`" '
+                        "(PoolerConfig.__post_init__)",
+                        fix=f"give either pooling_type or {clash} (pooling_type is resolved to seq_pooling_type or "
+                        "tok_pooling_type by its kind)",
+                    )
+                    return False, None
             return True, parsed
         return True, raw
 

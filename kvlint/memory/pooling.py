@@ -338,6 +338,18 @@ def vllm_pooling_chunked_prefill(
     ``--[no-]enable-chunked-prefill`` given overrides this default in all of them (the caller checks)."""
     seq, tok = _pooler_types(pooler_config)
     source = "--pooler-config" if (seq or tok) else ""
+    if (seq or tok) and v >= VLLM_SPLIT_POOLING_FROM:
+        # from 0.14.0 ModelConfig fills each type the pooler config leaves unset from the class's default
+        # (``vllm@0.14.0:vllm/config/model.py`` ``ModelConfig.__post_init__``: ``if
+        # self.pooler_config.tok_pooling_type is None: ... = self._model_info.default_tok_pooling_type``): a
+        # --pooler-config naming only the sequence type keeps Qwen2ForProcessRewardModel's STEP token pooling
+        cls = next((VLLM_CLASS_POOLING[a] for a in architectures if a in VLLM_CLASS_POOLING), None)
+        if cls is not None and (tok if cls in VLLM_TOKEN_POOLING else seq) is None:
+            if cls in VLLM_TOKEN_POOLING:
+                tok = cls
+            else:
+                seq = cls
+            source += " and the model class's default"
     if not (seq or tok):
         cls = next((VLLM_CLASS_POOLING[a] for a in architectures if a in VLLM_CLASS_POOLING), None)
         reward = "reward" in ((task or "").strip().lower(), (convert or "").strip().lower())

@@ -168,6 +168,7 @@ def extract(root, parser_files=PARSER_FILES):
                         kind = kind_of_annotation(classes[cls][fld]) if kind == "value" else kind
             add(names, dest, kind, choices)
     lits = {}
+    lit_nodes = {}
     hr = set()
     for f in glob.glob(f"{root}/vllm/config*.py") + glob.glob(f"{root}/vllm/config/*.py"):
         t = load(f)
@@ -176,14 +177,31 @@ def extract(root, parser_files=PARSER_FILES):
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id in ("BlockSize", "CacheDType", "ModelDType")
                 and isinstance(node.value, ast.Subscript)
+                and ast.unparse(node.value.value) in ("Literal", "typing.Literal")
             ):
-                try:
-                    v = ast.literal_eval(node.value.slice)
-                    lits[node.targets[0].id] = [str(x) for x in (v if isinstance(v, tuple) else (v,))]
-                except Exception:
-                    pass
+                # every Literal alias, its elements unresolved: ConvertOption = Literal["auto", ConvertType]
+                # (0.14.0+) names another alias, expanded below
+                sl = node.value.slice
+                lit_nodes[node.targets[0].id] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+
+    def expand(elts, seen=()):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Constant):
+                out.append(str(e.value))
+            elif isinstance(e, ast.Name) and e.id in lit_nodes and e.id not in seen:
+                out.extend(expand(lit_nodes[e.id], (*seen, e.id)))
+            else:
+                raise ValueError(ast.unparse(e))
+        return out
+
+    for name, elts in lit_nodes.items():
+        if name in ("BlockSize", "CacheDType", "ModelDType", "TaskOption", "RunnerOption", "ConvertOption"):
+            try:
+                lits[name] = expand(elts)
+            except ValueError:
+                pass
     src = open(f"{root}/vllm/engine/arg_utils.py").read()
     for m in re.finditer(r"human_readable_int(?:s|_args)\s*=\s*\{([^}]*)\}", src):
         hr.update(re.findall(r'"(\w+)"', m.group(1)))
@@ -202,6 +220,11 @@ def extract(root, parser_files=PARSER_FILES):
         ("BlockSize", "block_size"),
         ("CacheDType", "kv_cache_dtype"),
         ("ModelDType", "dtype"),
+        # --task (0.6.6-0.12.0: choices=get_args(TaskOption), then get_kwargs(ModelConfig)), --runner and
+        # --convert (0.10.1+: get_kwargs(ModelConfig), whose Literal fields become argparse choices)
+        ("TaskOption", "task"),
+        ("RunnerOption", "runner"),
+        ("ConvertOption", "convert"),
     ):
         for o in opts.values():
             if o["dest"] == dest and name in lits and "choices" not in o:

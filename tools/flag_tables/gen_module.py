@@ -21,9 +21,16 @@ for i, v in enumerate(vs):
         e["dest"] = o["dest"]
         e["kind"] = o["kind"]
 choices = {}
-for dest in ("dtype", "kv_cache_dtype", "block_size"):
+OPT_OF = {
+    "dtype": "--dtype",
+    "kv_cache_dtype": "--kv-cache-dtype",
+    "block_size": "--block-size",
+    "runner": "--runner",
+    "convert": "--convert",
+    "task": "--task",
+}
+for dest, opt in OPT_OF.items():
     per = []
-    opt = {"dtype": "--dtype", "kv_cache_dtype": "--kv-cache-dtype", "block_size": "--block-size"}[dest]
     for v in vs:
         per.append(tuple(d[v].get(opt, {}).get("choices") or ()))
     choices[dest] = per
@@ -49,7 +56,10 @@ out.append(
     "Choices of ``--dtype``/``--kv-cache-dtype``/``--block-size`` come from the ``choices=`` literals or the"
 )
 out.append(
-    "``ModelDType``/``CacheDType``/``BlockSize`` ``Literal`` aliases in ``vllm/config``. Human-readable integer"
+    "``ModelDType``/``CacheDType``/``BlockSize`` ``Literal`` aliases in ``vllm/config``, those of ``--task``/"
+)
+out.append(
+    "``--runner``/``--convert`` from ``TaskOption``/``RunnerOption``/``ConvertOption``. Human-readable integer"
 )
 out.append(
     "options come from ``_compute_kwargs``/``get_kwargs`` (``human_readable_int``) in ``arg_utils.py``."

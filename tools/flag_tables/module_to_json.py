@@ -20,7 +20,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from kvlint.engines import vllm_flags_data as data  # noqa: E402
 
-OPT_OF = {"dtype": "--dtype", "kv_cache_dtype": "--kv-cache-dtype", "block_size": "--block-size"}
+OPT_OF = {
+    "dtype": "--dtype",
+    "kv_cache_dtype": "--kv-cache-dtype",
+    "block_size": "--block-size",
+    "runner": "--runner",
+    "convert": "--convert",
+    "task": "--task",
+}
 
 
 def rebuild() -> dict:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
+    engine_release,
     image_placeholder,
     platform_of,
     repository_path,
@@ -25,7 +26,7 @@ from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
-from kvlint.types import ENGINE_NAMES, Diagnostic
+from kvlint.types import ENGINE_NAMES, Diagnostic, ServingConfig
 from kvlint.wording import platform_name
 
 #: Oldest vLLM release kvlint's memory model was read from (docs/engine-memory-model.md §0; newest NEWEST_VLLM).
@@ -109,6 +110,13 @@ def _pin_fix(ctx: RuleContext) -> str:
     return f"pin {repo} to a tag that names the {name} release it carries, or pass --engine-version with that release"
 
 
+def _pip_at(s: ServingConfig) -> str:
+    """The script's pip command that installs the engine, quoted, and its line: ``"pip install vllm==0.3.3" at
+    line 12``."""
+    line = f" at line {s.installed_loc.line}" if s.installed_loc is not None else ""
+    return f"'{s.installed_by}'{line}"
+
+
 @check("KV208")
 def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV208: the engine release is unpinned (``latest``, no tag, chosen by an operator) or, for vLLM, outside
@@ -133,16 +141,39 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 if guessed
                 else ""
             )
+            pinned = bool(s.installed_by) and not s.install_upgrades
+            if pinned:
+                # the release the container's script installs with pip (kvlint.engines.command._pip_pinned), which
+                # replaces the image's: the pin is what to check, not the tag
+                read = f", installed by the container's script ({_pip_at(s)}),"
             yield ctx.finding(
                 f"vLLM {s.version}{read} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was "
                 f"{'planned' if _memory_skipped_on(ctx) is None else 'read'} with the rules of "
                 f"{'vLLM ' + NEWEST_VLLM if v > newest else 'the oldest modelled release'}, which may not match",
-                s.version_loc or loc_of(s.container, "image"),
-                fix="pass --engine-version with the vLLM release the image is built on (it takes precedence over "
+                (s.installed_loc if pinned else None) or s.version_loc or loc_of(s.container, "image"),
+                fix=f"check the release that pip install pins (kvlint models vLLM 0.4.3 to {NEWEST_VLLM})"
+                if pinned
+                else "pass --engine-version with the vLLM release the image is built on (it takes precedence over "
                 "the tag of an image kvlint does not know)"
                 if guessed
                 else "check the image tag, or pass --engine-version with the release the image really runs",
             )
+        return
+    if s.version is None and s.install_upgrades:
+        # pip install -U vllm in the script: pip replaces the image's release with the newest on the day the pod
+        # starts (kvlint.engines.command._pip_install), so neither the tag nor kvlint knows the one that runs
+        assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
+        name = ENGINE_NAMES[s.engine]
+        carried = engine_release(s.image, s.engine, None)
+        instead = f", in place of the {name} {carried} image '{s.image}' carries," if carried else ""
+        yield ctx.finding(
+            f"the container's script upgrades {name} without pinning a release ({_pip_at(s)}): pip installs the "
+            f"newest {name} release on the day the pod starts{instead} so the release that runs is not known; "
+            f"{_assumed(ctx, assumed)}",
+            s.installed_loc or s.command_loc,
+            fix=f"pin the release in that pip install ({s.engine}==X), or drop the upgrade to run the image's own "
+            "release; or pass --engine-version with the release it installs",
+        )
         return
     if s.version is not None or "@sha256:" in s.image:
         return

@@ -13,7 +13,9 @@ from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import (
+    engine_of_image,
     image_placeholder,
+    image_platform,
     path_placeholder,
     platform_evidence,
 )
@@ -154,6 +156,27 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if platform not in ("cuda", "rocm"):
+        build = image_platform(s.image)
+        gpu_build = (
+            evidence == "device" and engine_of_image(s.image) is not None and build in ("cuda", "rocm")
+        )
+        if gpu_build:
+            # vLLM picks its platform from the build, not --device (vllm/platforms/__init__.py,
+            # cpu_platform_plugin: "cpu" in version("vllm"), 0.7-0.9.2; the CUDA/ROCm plugins find the GPU): the
+            # engine's own CUDA/ROCm image started with --device cpu starts on its GPU platform, not on the CPU
+            # (KV405 says the same when the container gets no GPU)
+            dev = s.get("device")
+            how = ' ("cpu" in version("vllm"))' if platform == "cpu" else ""
+            yield ctx.finding(
+                f"capacity rules skipped: {s.engine} is started with --device {dev}, but image '{s.image}' is "
+                f"vLLM's {platform_name(build)} build, and vLLM picks its platform from the build{how}, "
+                f"not that flag: it does not run on the {platform_name(platform)}, and kvlint "
+                f"does not size a run that --device {dev} moves off the GPU",
+                s.command_loc,
+                fix=f"drop --device {dev} to serve on the GPU with this image (then kvlint sizes it), or use "
+                f"vLLM's {platform_name(platform)} image to run without a GPU",
+            )
+            return
         if evidence == "device":
             what = f"{s.engine} is started with --device {s.get('device')}"
         elif evidence == "image":
