@@ -846,18 +846,23 @@ def diff(
             raise click.UsageError(str(exc)) from exc
     label = f"{base}..{head or '(working tree)'}"
     if fmt == "json":
+        from kvlint.report.escape import inert_json
+
+        # as check's JSON report: no legacy "##[" workflow command from a manifest value in a job's log
         click.echo(
-            json.dumps(
-                {
-                    "base": base,
-                    "head": head,
-                    "notes": notes,
-                    "new": comparison.new,
-                    "pre_existing": comparison.existing,
-                    "fixed": comparison.fixed,
-                    "capacity": [r.as_json() for r in rows],
-                },
-                indent=2,
+            inert_json(
+                json.dumps(
+                    {
+                        "base": base,
+                        "head": head,
+                        "notes": notes,
+                        "new": comparison.new,
+                        "pre_existing": comparison.existing,
+                        "fixed": comparison.fixed,
+                        "capacity": [r.as_json() for r in rows],
+                    },
+                    indent=2,
+                )
             )
         )
     elif fmt == "markdown":

@@ -692,3 +692,23 @@ def test_release_workflow_builds_publishes_and_tags_the_action() -> None:
     bad = subprocess.run(["bash", str(script), "v99.0.0"], capture_output=True, text=True, check=False)
     assert ok.returncode == 0 and bad.returncode == 1 and "99.0.0" in bad.stderr
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_json_holds_no_legacy_workflow_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest value holding "##[error]" (here a flag a pull request adds) reached `kvlint diff --format json`'s
+    output as written, a legacy workflow command the Actions runner honours anywhere in a line; check's JSON report
+    writes it "#\\u0023[", the same string to a JSON reader (kvlint.report.escape.inert_json)."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    _commit_base(git)
+    flagged = _chat(8192).replace("- --model\n", "- --x-##[error]y\n            - --model\n")
+    (tmp_path / "deploy" / "chat.yaml").write_text(flagged, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
+    assert "##[" not in r.stdout, r.stdout
+    doc = json.loads(r.stdout)
+    assert any("--x-##[error]y" in d["message"] for d in doc["new"])

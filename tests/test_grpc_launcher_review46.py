@@ -52,6 +52,8 @@ def test_launcher_module_refuses_openai_server_options(tmp_path: Path) -> None:
     _, diags = _check(tmp_path, f"v{FIRST}", ', "--api-key", "k"')
     (d,) = [d for d in diags if d.rule == "KV205"]
     assert "--api-key" in d.message and d.severity == "error"
+    # the module the command runs, not the older one beside it
+    assert f"python -m {GRPC_LAUNCHER_MODULE} takes" in d.message
 
 
 def test_launcher_module_before_its_release_is_an_error(tmp_path: Path) -> None:

@@ -136,7 +136,7 @@ def test_openai_option_in_the_grpc_servers_config_file_is_refused() -> None:
         version="0.20.0",
         config_loader=loader,
         positional_model=False,
-        grpc=True,
+        grpc="vllm.entrypoints.grpc_server",
     )
     assert [(f.rule, f.option) for f in sc.findings] == [("KV205", "--api-key")]
     assert sc.flags["max_model_len"].value == 4096

@@ -72,7 +72,7 @@ _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 #: ``config/manifests/vllm/gpu-grpc-deployment.yaml`` runs it) parses ``AsyncEngineArgs.add_cli_args`` plus its own
 #: ``--host``/``--port`` with vLLM's ``FlexibleArgumentParser``: the engine options kvlint sizes from are the same;
 #: the OpenAI server's frontend options (``--api-key``, ``--chat-template`` ...), which it does not take, are KV205
-#: (``parse_vllm_argv(grpc=True)``, :mod:`kvlint.engines.vllm_grpc_data`).
+#: (``parse_vllm_argv(grpc=MODULE)``, :mod:`kvlint.engines.vllm_grpc_data`).
 _VLLM_MODULES = {
     "vllm.entrypoints.openai.api_server",
     "vllm.entrypoints.api_server",
@@ -1606,7 +1606,7 @@ def _dispatch_argv(
             kaito_wrapper=kaito,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
-            grpc=bool(found.grpc),
+            grpc=found.grpc,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2449,7 +2449,7 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     if engine == "vllm":
         grpc = _runs_grpc(words, start)
         cfg = parse_vllm_argv(
-            rest, version=version, env=env, container=LDict(), positional_model=pos_model, grpc=bool(grpc)
+            rest, version=version, env=env, container=LDict(), positional_model=pos_model, grpc=grpc
         )
         if grpc:
             _grpc_release(cfg, version, grpc)

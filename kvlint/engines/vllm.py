@@ -336,13 +336,14 @@ def _auto_max_len(indices: list[int], version: str | None) -> bool:
 
 class _Parser:
     def __init__(
-        self, version: str | None, env: Mapping[str, str], runtime_template: bool = False, grpc: bool = False
+        self, version: str | None, env: Mapping[str, str], runtime_template: bool = False, grpc: str = ""
     ) -> None:
         self.version = version
         self.where = f"vLLM {version}" if version else "vLLM (any release)"
-        self.known, self.indices, self.bools, self.long_names = _tables(version, grpc)
-        #: the command runs vLLM's gRPC server (``python -m vllm.entrypoints.grpc_server``), whose parser lacks
-        #: the OpenAI server's own options (:func:`_frontend_only`)
+        self.known, self.indices, self.bools, self.long_names = _tables(version, bool(grpc))
+        #: the module of vLLM's gRPC server the command runs (``vllm.entrypoints.grpc_server``, from 0.30.0 also
+        #: ``vllm.entrypoints.launchers.grpc_server``), whose parser lacks the OpenAI server's own options
+        #: (:func:`_frontend_only`); "" when it runs another entrypoint
         self.grpc = grpc
         self.col = Collector("vLLM", layout_from_service=runtime_template)
         self.model: Value | None = None
@@ -405,7 +406,7 @@ class _Parser:
             f"{self.where} gRPC server",
             [],
             extra=(
-                " (an option of vLLM's OpenAI-compatible HTTP server; python -m vllm.entrypoints.grpc_server "
+                f" (an option of vLLM's OpenAI-compatible HTTP server; python -m {self.grpc} "
                 "takes --host, --port and the engine's options only, and argparse stops it with 'unrecognized "
                 "arguments')"
             ),
@@ -1492,7 +1493,7 @@ def parse_vllm_argv(
     kaito_wrapper: bool = False,
     runtime_template: bool = False,
     exec_form: bool = False,
-    grpc: bool = False,
+    grpc: str = "",
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1515,8 +1516,9 @@ def parse_vllm_argv(
         exec_form: the words reach vLLM without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): a bare
             ``$VAR`` / ``${VAR}`` word is vLLM's literal text (a positional one its MODEL), not arguments a shell
             would expand.
-        grpc: the arguments are those of vLLM's gRPC server (``python -m vllm.entrypoints.grpc_server``), which
-            does not take the OpenAI server's own options (KV205, :meth:`_Parser._openai_only`).
+        grpc: the module of vLLM's gRPC server the arguments are given to (``vllm.entrypoints.grpc_server`` or
+            ``vllm.entrypoints.launchers.grpc_server``), which does not take the OpenAI server's own options
+            (KV205, :meth:`_Parser._openai_only`, which names it); "" for another entrypoint.
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
