@@ -1071,11 +1071,13 @@ _EXAMPLE_DIRS_MAX = 64
 def _example_dirs(chart: str) -> list[str]:
     """The examples directories of the chart directory ``chart`` (:data:`_EXAMPLE_DIRS`) and the directories below
     them down to :data:`_EXAMPLE_DEPTH` levels, relative to ``chart``, sorted, at most :data:`_EXAMPLE_DIRS_MAX`;
-    hidden directories and links to directories are not entered (a link could lead out of the chart)."""
+    hidden directories and links to directories are not entered (a link could lead out of the chart). Only the
+    directories of a listing are queued (told by the directory entry, no ``stat`` of each file), first in first out:
+    an examples directory of many files costs one listing, not a pass over the queue per file."""
     out: list[str] = []
-    todo = [(sub, 0) for sub in _EXAMPLE_DIRS]
+    todo = collections.deque((sub, 0) for sub in _EXAMPLE_DIRS)
     while todo and len(out) < _EXAMPLE_DIRS_MAX:
-        rel, depth = todo.pop(0)
+        rel, depth = todo.popleft()
         path = os.path.join(chart, rel)
         if os.path.islink(path) or not os.path.isdir(path):
             continue
@@ -1083,10 +1085,13 @@ def _example_dirs(chart: str) -> list[str]:
         if depth >= _EXAMPLE_DEPTH:
             continue
         try:
-            names = sorted(os.listdir(path))
+            with os.scandir(path) as entries:
+                subs = sorted(
+                    e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+                )
         except OSError:
             continue
-        todo += [(os.path.join(rel, n), depth + 1) for n in names if not n.startswith(".")]
+        todo.extend((os.path.join(rel, n), depth + 1) for n in subs)
     return out
 
 

@@ -121,6 +121,21 @@ def test_compare_rows_come_from_the_memory_model() -> None:
     assert l4.concurrency < 1.2 and 28000 < l4.largest_max_model_len < 40000
 
 
+def test_compare_plans_no_tpu_or_gaudi_as_a_cuda_gpu() -> None:
+    """``kvlint plan --compare --accelerators h100,google-tpu-v5e,intel-gaudi2`` priced the TPU and the Gaudi as
+    NVIDIA GPUs (``gpu_vendor`` knows NVIDIA and AMD only): their rows said ``yes`` with KV figures, while
+    ``kvlint plan --accelerator google-tpu-v5e`` and the TGI/SGLang tables say no GPU memory model applies."""
+    ctx = resolve(LLAMA, _opts(None))
+    rows = compare(ctx, ["h100", "google-tpu-v5e", "intel-gaudi2"], tp_sizes=(1,))
+    by = {(r.accelerator, r.kv_cache_dtype): r for r in rows}
+    assert by[("nvidia-h100-sxm5-80gb", "auto")].verdict == "fits"
+    for acc, name in (("google-tpu-v5e", "Google TPU v5e"), ("intel-gaudi2", "Intel Gaudi 2")):
+        for kvd in ("auto", "fp8"):
+            r = by[(acc, kvd)]
+            assert (r.verdict, r.fits, r.kv_cache_bytes, r.kv_tokens) == ("error", False, 0, 0), (acc, kvd)
+            assert r.error == f"{name} is not a CUDA/ROCm GPU; the vllm GPU memory model does not apply"
+
+
 def test_sweep_max_model_len_and_kv_dtype() -> None:
     assert parse_sweep("max-model-len=8k..128k") == ("max_model_len", [8000, 16000, 32000, 64000, 128000])
     assert parse_sweep("gpu-memory-utilization=0.8..0.9")[1] == [0.8, 0.85, 0.9]

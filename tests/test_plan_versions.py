@@ -252,3 +252,21 @@ def test_0_34_0_capacity_equation_names_what_the_extensible_cache_keeps_free():
     assert kept > 0
     assert f"- {kept / GiB:.2f} GiB kept free" in _plan_summary(p)
     assert "kept free" not in _plan_summary(_plan("0.33.0", gpu_memory_utilization=0.98).plan)
+
+
+def test_rocm_takes_no_cudagraph_estimate_before_0_26_0():
+    """``Worker.determine_available_memory`` profiles the CUDA graphs only on CUDA before 0.26.0 (``not
+    current_platform.is_rocm()`` in 0.18.0/0.20.0, ``is_cuda()`` in 0.21.0 - 0.25.0, ``is_cuda_alike()`` from
+    0.26.0: ``vllm/v1/worker/gpu_worker.py``), so on an MI300X at 0.24.0 vLLM deducts nothing for them while
+    kvlint deducted the CUDA estimate (0.67 GiB for Qwen2.5-7B) off the KV cache."""
+    mi300x = dict(total=int(191.98 * GiB), cc=None, gpu="AMD Instinct MI300X")
+    for ver in ("0.20.0", "0.24.0", "0.25.0"):
+        p = _plan(ver, **mi300x).plan
+        assert p.cudagraph_bytes == 0, ver
+        assert p.kv_cache_bytes == p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes
+        assert any("no CUDA-graph estimate on ROCm" in a for a in p.assumptions), ver
+        # the same start-up on an H100 deducts it (on the V1 runner: Llama takes the V2 one at 0.24.0, §1.2.6)
+        assert _plan(ver, v2_model_runner=False).plan.cudagraph_bytes > 0, ver
+    # the 0.18 - 0.19 opt-in does not reach ROCm either; from 0.26.0 the estimate is taken on ROCm too
+    assert _plan("0.19.0", estimate_cudagraphs=True, **mi300x).plan.cudagraph_bytes == 0
+    assert _plan("0.26.0", **mi300x).plan.cudagraph_bytes > 0

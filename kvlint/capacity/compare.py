@@ -106,17 +106,28 @@ def compare(
     """The comparison rows over ``accelerators`` (default: the fleet, :func:`candidate_accelerators`). TP sizes
     that do not divide the model's attention heads are skipped (vLLM refuses them: ``vllm/config/parallel.py``,
     heads % TP). A KV dtype or model dtype vLLM refuses on a GPU is a ``refused`` row with the reason (KV301,
-    KV302), never skipped. Raises ValueError for unknown accelerator ids."""
+    KV302), never skipped. An accelerator that is not a CUDA/ROCm GPU (TPU, Gaudi) gets ``error`` rows saying so,
+    as the TGI and SGLang tables do. Raises ValueError for unknown accelerator ids."""
+    from kvlint.memory.stage import not_a_cuda_rocm_gpu
     from kvlint.memory.vllm import PlanError
 
     rows: list[CompareRow] = []
     heads = ctx.model.num_attention_heads or 1
     pp = ctx.settings.pipeline_parallel_size
     for acc in candidate_accelerators(accelerators, site):
+        # a TPU or Gaudi: no vLLM GPU plan (as `kvlint plan --accelerator` and the TGI/SGLang tables answer it)
+        not_gpu = not_a_cuda_rocm_gpu(acc, "vllm")
         for tp in tp_sizes:
             if heads % tp:
                 continue
             for kvd in kv_dtypes:
+                if not_gpu is not None:
+                    rows.append(
+                        CompareRow(
+                            acc.id, tp, kvd, False, 0, 0, 0, 0.0, 0, 0, tp * pp, not_gpu, "error", not_gpu
+                        )
+                    )
+                    continue
                 try:
                     d = plan_detail(ctx, acc, tensor_parallel_size=tp, kv_cache_dtype=kvd)
                 except (PlanError, ValueError, ZeroDivisionError) as exc:

@@ -111,9 +111,19 @@ def _plannable(
     """:func:`plannable_gpu` of a placement on ``acc`` with ``memory_bytes`` (:attr:`Placement.memory_bytes`)."""
     if acc is None or not memory_bytes:
         return None
+    why = not_a_cuda_rocm_gpu(acc, engine)
+    if why is not None:
+        return why
+    return acc, int(memory_bytes)
+
+
+def not_a_cuda_rocm_gpu(acc: Accelerator, engine: str) -> str | None:
+    """Why the ``engine``'s GPU memory model does not apply to ``acc`` (a TPU, Gaudi or other accelerator that is
+    not an NVIDIA or AMD GPU: KV501), else None. Every shell that plans on an accelerator asks this first: the
+    plans price CUDA/ROCm start-ups only (:func:`kvlint.memory.calibration.sampler_path`)."""
     if acc.vendor not in ("nvidia", "amd"):
         return f"{acc.name} is not a CUDA/ROCm GPU; the {engine} GPU memory model does not apply"
-    return acc, int(memory_bytes)
+    return None
 
 
 def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettings, str | None]:

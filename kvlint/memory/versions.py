@@ -419,6 +419,16 @@ def printed_activation_includes_cudagraph(v: Version) -> bool:
     return v >= (0, 27, 0) or (0, 18, 0) <= v < (0, 19, 0)
 
 
+def cudagraph_estimated_on_rocm(v: Version) -> bool:
+    """Whether ``Worker.determine_available_memory`` takes the CUDA-graph estimate on ROCm (AMD GPUs): from 0.26.0,
+    whose condition is ``current_platform.is_cuda_alike()``. 0.18.0 and 0.20.0 skip it with ``not
+    current_platform.is_rocm()``, 0.21.0 - 0.25.0 with ``current_platform.is_cuda()`` ("On ROCm,
+    cudagraph_memory_estimate is always 0"), so nothing comes off the KV budget there whatever
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` says (``vllm/v1/worker/gpu_worker.py`` of the wheels 0.18.0,
+    0.20.0 - 0.29.0 read; 0.19.x **[assumed]** as 0.18.0 and 0.20.0)."""
+    return v >= (0, 26, 0)
+
+
 def cudagraph_env_exists(v: Version) -> bool:
     """``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` exists from 0.18.0 (``vllm@0.18.0:vllm/envs.py``)."""
     return v >= (0, 18, 0)

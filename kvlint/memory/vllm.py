@@ -48,6 +48,7 @@ from kvlint.memory.versions import (
     capacity_is_concurrency_times_len,
     cudagraph_capture_follows_speculation,
     cudagraph_env_exists,
+    cudagraph_estimated_on_rocm,
     cudagraph_subtracted_by_default,
     default_gpu_memory_utilization,
     fit_check_whole_model_under_pp,
@@ -2118,7 +2119,7 @@ def resolve_startup(
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2, vendor),
         notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
@@ -2530,6 +2531,7 @@ def _cudagraphs_deducted(
     rel: ReleaseSwitches | None = None,
     extensible: bool = False,
     v2_runner: bool = False,
+    vendor: str = "nvidia",
 ) -> bool:
     """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
     ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default
@@ -2537,7 +2539,9 @@ def _cudagraphs_deducted(
     no estimate is taken (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory``
     returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`). Nor on the
     V2 model runner (``v2_runner``) before :data:`~kvlint.memory.vllm_runner.V2_CUDAGRAPH_PROFILED_FROM`, whose
-    ``profile_cudagraph_memory`` returns 0 whatever the variable says (§1.2.6)."""
+    ``profile_cudagraph_memory`` returns 0 whatever the variable says (§1.2.6), nor on an AMD GPU (``vendor``
+    ``amd``) before 0.26.0, where the worker takes no estimate on ROCm (:func:`~kvlint.memory.versions.
+    cudagraph_estimated_on_rocm`)."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
         rel = rel or release_switches(v)
@@ -2546,8 +2550,16 @@ def _cudagraphs_deducted(
         else:
             cg_sub = rel.cudagraph_default
     v2_zero = v2_runner and v < vllm_runner.V2_CUDAGRAPH_PROFILED_FROM and not extensible
+    rocm_zero = vendor == "amd" and not cudagraph_estimated_on_rocm(v)
     if settings.enforce_eager:
         notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
+    elif rocm_zero and cg_sub:
+        cg_sub = False
+        notes.append(
+            "CUDA-graph memory not deducted from the KV budget: vLLM before 0.26.0 takes no CUDA-graph estimate on "
+            "ROCm (vllm/v1/worker/gpu_worker.py Worker.determine_available_memory profiles it on CUDA only), so the "
+            "graphs captured after the KV cache come out of the memory beyond --gpu-memory-utilization"
+        )
     elif v2_zero and cg_sub:
         cg_sub = False
         notes.append(
