@@ -43,6 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
+from kvlint.engines.requirements import read_requirement
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -841,11 +842,6 @@ def _scan_shell(
     return None, "the shell script starts no engine directly; " + reason
 
 
-#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``; a
-#: project name is case-insensitive, PEP 503)
-_PIP_PIN_RE = re.compile(
-    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)", re.IGNORECASE
-)
 #: Words that run the next word as the program (``sudo pip install ...``), skipped before the installer.
 _PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "nice"})
 #: ``pip install`` options after which the engine the container runs is not replaced: nothing is installed
@@ -896,10 +892,6 @@ def _is_pip(before: Sequence[str]) -> bool:
     return len(rest) == 3 and _PYTHON_RE.fullmatch(rest[0]) is not None and rest[1:] == ["-m", "pip"]
 
 
-#: A requirement naming an engine kvlint reads without one pinned release (``vllm``, ``vllm[audio]>=0.8``).
-_PIP_UNPINNED_RE = re.compile(
-    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?(?:\s*(?:>=|>|~=|!=|<=|<)[^=]*)?", re.IGNORECASE
-)
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
 #: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
 _PIP_UPGRADE = frozenset({"-U", "--upgrade"})
@@ -932,15 +924,16 @@ def _pip_install(words: Sequence[str], engine: str) -> str | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        m = _PIP_UNPINNED_RE.fullmatch(w.strip())
-        if m is not None and m.group(1).lower() == engine:
+        req = read_requirement(w)
+        if req is not None and req.project == engine and req.release is None:
             upgraded = True
     return "" if upgraded else None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
-    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
+    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``; each word read as pip reads a
+    requirement, :func:`kvlint.engines.requirements.read_requirement`), else None. An unpinned requirement
     (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
@@ -961,9 +954,9 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        m = _PIP_PIN_RE.fullmatch(w.strip())
-        if m is not None and m.group(1).lower() == engine:
-            pinned = m.group(2)
+        req = read_requirement(w)
+        if req is not None and req.project == engine and req.release is not None:
+            pinned = req.release
     return pinned
 
 
