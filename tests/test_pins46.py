@@ -91,3 +91,50 @@ def test_a_script_installing_a_wheel_sets_the_release(tmp_path: Path) -> None:
     res = run_check([str(m)], Options(allow_hub=False))
     (c,) = [c for c in res.containers if c.serving is not None]
     assert c.serving.version == "0.8.5"
+
+
+# A RayService's runtime_env.pip pin is installed by Ray over the worker image's Python environment, so it is the
+# release that runs, as a script's pip pin is: it took only --engine-version's place, and a vLLM release image as the
+# worker image kept its tag's release (0.10.2 here, the pin 0.8.5 unread).
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+MISTRAL = (
+    COLLECTED
+    / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__mistral-7b__ray-service.yaml"
+)
+
+
+def _rayservice(tmp_path: Path, image: str, pin: str, engine_version: str | None = None):  # type: ignore[no-untyped-def]
+    text = MISTRAL.read_text()
+    assert "rayproject/ray-ml:2.9.0" in text and 'pip: ["vllm==0.4.3"]' in text
+    out = tmp_path / "ray-service.yaml"
+    out.write_text(
+        text.replace("rayproject/ray-ml:2.9.0", image).replace('pip: ["vllm==0.4.3"]', f"pip: [{pin!r}]")
+    )
+    return run_check([str(out)], Options(allow_hub=False, engine_version=engine_version))
+
+
+@pytest.mark.parametrize("engine_version", [None, "0.9.2"])
+def test_a_rayservice_pin_wins_over_a_release_images_tag(tmp_path: Path, engine_version: str | None) -> None:
+    res = _rayservice(tmp_path, "vllm/vllm-openai:v0.10.2", "vllm==0.8.5", engine_version)
+    (cr,) = [cr for cr in res.containers if cr.serving is not None]
+    assert cr.serving.version == "0.8.5"
+
+
+def test_without_a_pin_the_release_images_tag_still_decides(tmp_path: Path) -> None:
+    res = _rayservice(tmp_path, "vllm/vllm-openai:v0.10.2", "transformers==4.45.0", "0.9.2")
+    (cr,) = [cr for cr in res.containers if cr.serving is not None]
+    assert cr.serving.version == "0.10.2"
+
+
+def test_the_crash_fallback_keeps_the_rayservice_pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parser bug is reported as KV503 and the container keeps the release the main path would give it."""
+    import kvlint.engines as engines
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr(engines, "parse_container", boom)
+    res = _rayservice(tmp_path, "rayproject/ray-ml:2.9.0", "vllm==0.8.5")
+    (cr,) = [cr for cr in res.containers if cr.serving is not None]
+    assert cr.serving.version == "0.8.5"
+    assert [d for d in res.diagnostics if d.rule == "KV503" and "parser bug" in d.message]

@@ -1577,8 +1577,8 @@ def _dispatch_argv(
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
     # a release the container's script installs is the one it runs: pip replaces the engine the image carried
-    # (an engine release image's included: its tag then names a release that no longer runs), and it takes
-    # --engine-version's place as a RayService's runtime_env.pip pin does (Workload.engine_release)
+    # (an engine release image's included: its tag then names a release that no longer runs), and so does a
+    # RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's installed_release)
     # an unpinned upgrade (pip install -U vllm) leaves the release unknown: the image's tag no longer says it
     # (--engine-version still does)
     version = found.installed or (
@@ -1719,6 +1719,7 @@ def parse_container(
     engine_version_option: str | None = None,
     runtime_template: bool = False,
     kuberay: bool = False,
+    installed_release: str | None = None,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1738,6 +1739,12 @@ def parse_container(
             Ray cluster: :func:`kvlint.pipeline.kuberay_writes_command`). With no command or args of its own it runs
             the operator's ``ray start``, never its image's ENTRYPOINT: an engine image or a placeholder naming
             one gets KV503 saying the engine runs in the Ray application or job submitted to the cluster.
+        installed_release: a vLLM release the workload installs over the image's Python environment, a KubeRay
+            RayService's ``runtime_env.pip``/``uv`` pin (:attr:`kvlint.types.Workload.engine_release`): the engine
+            runs it whatever the image carried, so it wins over a vLLM release image's tag and
+            ``--engine-version``, as a ``pip install vllm==X`` in the container's script does (README "Which
+            engine release a container is read with"). A pin of the script itself (none in the containers kvlint
+            writes for a RayService) is kept.
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1765,7 +1772,13 @@ def parse_container(
     too_long = _over_arg_strlen(items)
     if too_long is not None:
         engine = img_engine or _command_hint(texts) or hint
-        version = engine_release(image, engine, engine_version_option) if engine is not None else None
+        version = (
+            installed_release
+            if installed_release and engine == "vllm"
+            else engine_release(image, engine, engine_version_option)
+            if engine is not None
+            else None
+        )
         return _too_long_to_exec(container, items, too_long, image, version, env, engine, first_loc)
     if kuberay and not items:
         # KubeRay gives it `ulimit ...; ray start ...` (its image's ENTRYPOINT, `vllm serve` of vllm/vllm-openai,
@@ -1785,6 +1798,10 @@ def parse_container(
         )
 
     def dispatch(found: _Found) -> ServingConfig | None:
+        if installed_release and found.engine == "vllm" and not found.installed and not found.upgraded:
+            # the release the workload installs over the image is the one that runs (the image's tag no longer
+            # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
+            found.installed = installed_release
         return _dispatch(
             found,
             container=container,
