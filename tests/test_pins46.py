@@ -138,3 +138,13 @@ def test_the_crash_fallback_keeps_the_rayservice_pin(tmp_path: Path, monkeypatch
     (cr,) = [cr for cr in res.containers if cr.serving is not None]
     assert cr.serving.version == "0.8.5"
     assert [d for d in res.diagnostics if d.rule == "KV503" and "parser bug" in d.message]
+
+
+def test_kv208_on_a_rayservice_pin_names_the_pin_not_the_image_tag(tmp_path: Path) -> None:
+    """A pinned release outside those kvlint models is the pin's to check: KV208 said "check the image tag" at the
+    worker image (vllm/vllm-openai:v0.10.2, whose release no longer runs)."""
+    res = _rayservice(tmp_path, "vllm/vllm-openai:v0.10.2", "vllm==0.3.3")
+    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "vLLM 0.3.3, installed by the application's runtime_env.pip at line 34" in d.message
+    assert d.loc is not None and d.loc.line == 34
+    assert "image tag" not in d.fix and "runtime_env.pip pins" in d.fix

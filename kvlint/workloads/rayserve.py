@@ -765,7 +765,14 @@ class _Reader:
                     severity="info",
                 )
             )
-        self.out.append(replaced(w, engine_release=pin, findings=(*w.findings, *notes)))
+        self.out.append(
+            replaced(
+                w,
+                engine_release=pin,
+                engine_release_from=(field, ploc) if pin is not None else None,
+                findings=(*w.findings, *notes),
+            )
+        )
 
     def known_options(self) -> dict[str, tuple[str, str]]:
         """The vLLM options of the release the worker image runs (every release's when it is not known), as
