@@ -357,8 +357,10 @@ def analyse_container(
             namespace=w.namespace,
             configmaps=cms,
             path=w.path,
-            # a release the object installs itself (a Ray runtime_env pip pin) is this container's
+            # a release the object installs itself (a Ray runtime_env pip pin) is this container's: it wins over the
+            # image's tag (installed_release) and, where the engine command is not read, over --engine-version
             engine_version_option=w.engine_release or options.engine_version,
+            installed_release=w.engine_release,
             # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
             # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
             runtime_template=is_runtime_template(w),
@@ -373,7 +375,9 @@ def analyse_container(
             container=container,
             container_name=name,
             image=str(container.get("image", "")),
-            version=_images.engine_release(str(container.get("image", "")), "vllm", options.engine_version),
+            # the release as the main path decides it: a pin the object installs over the image wins
+            version=w.engine_release
+            or _images.engine_release(str(container.get("image", "")), "vllm", options.engine_version),
             model=None,
             findings=[
                 Finding(

@@ -269,9 +269,12 @@ class Workload:
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
             (:func:`kvlint.pipeline.analyse_container`).
-        engine_release: the engine release the object itself installs where its image does not carry the engine
-            (a Ray application's ``runtime_env`` ``pip: ["vllm==0.4.3"]``), validated as a release number; the
-            engine stage reads the container with it as with ``--engine-version``, which it overrides.
+        engine_release: the vLLM release the object itself installs over its image's Python environment (a Ray
+            application's ``runtime_env`` ``pip: ["vllm==0.4.3"]``), validated as a release number; the engine
+            stage reads the container with it in place of the image's tag and ``--engine-version``
+            (:func:`kvlint.engines.command.parse_container` ``installed_release``).
+        engine_release_from: where :attr:`engine_release` is written: the field (``runtime_env.pip``) and the
+            requirement's position, which KV208 names for a release outside those kvlint models.
     """
 
     doc: Document
@@ -301,6 +304,7 @@ class Workload:
     node_class: DerivedAccelerator | None = None
     dra_claims: Mapping[str, Any] = field(default_factory=dict)
     engine_release: str | None = None
+    engine_release_from: tuple[str, Loc | None] | None = None
 
     @property
     def loc(self) -> Loc | None:

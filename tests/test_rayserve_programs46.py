@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvlint.pipeline import Options, run_check
-from kvlint.workloads.rayserve import _pip_vllm
+from kvlint.workloads.rayserve import _pinned_vllm
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 MISTRAL = (
@@ -80,7 +80,7 @@ def test_unpinned_vllm_leaves_the_release_unknown(tmp_path: Path) -> None:
 
 
 def test_pip_pin() -> None:
-    assert _pip_vllm({"pip": ["transformers==4.40.2", " vllm == 0.6.3.post1 "]})[0] == "0.6.3.post1"
-    assert _pip_vllm({"pip": ["vllm>=0.4.3"]}) == (None, None)
-    assert _pip_vllm({"pip": "vllm==0.4.3"}) == (None, None)  # a list is what Ray reads (here a string)
-    assert _pip_vllm(None) == (None, None)
+    assert _pinned_vllm({"pip": ["transformers==4.40.2", " vllm == 0.6.3.post1 "]})[0] == "0.6.3.post1"
+    assert _pinned_vllm({"pip": ["vllm>=0.4.3"]})[0] is None
+    assert _pinned_vllm({"pip": "vllm==0.4.3"})[0] is None  # a list is what Ray reads (here a string)
+    assert _pinned_vllm(None)[0] is None

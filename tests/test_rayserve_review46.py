@@ -98,9 +98,9 @@ def test_the_archive_at_any_ref_is_the_sample(tmp_path: Path, url: str) -> None:
     ],
 )
 def test_release_a_runtime_env_pins(runtime_env: object, pin: str | None) -> None:
-    from kvlint.workloads.rayserve import _pip_vllm
+    from kvlint.workloads.rayserve import _pinned_vllm
 
-    assert _pip_vllm(runtime_env)[0] == pin
+    assert _pinned_vllm(runtime_env)[0] == pin
 
 
 def test_release_from_an_extras_pin_sizes_that_release(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
+from kvlint.engines.requirements import read_requirement
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -841,11 +842,6 @@ def _scan_shell(
     return None, "the shell script starts no engine directly; " + reason
 
 
-#: A requirement pinning one release of an engine kvlint reads (``vllm==0.6.6``, ``sglang[all]==0.4.6.post1``; a
-#: project name is case-insensitive, PEP 503)
-_PIP_PIN_RE = re.compile(
-    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?==(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)", re.IGNORECASE
-)
 #: Words that run the next word as the program (``sudo pip install ...``), skipped before the installer.
 _PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "nice"})
 #: ``pip install`` options after which the engine the container runs is not replaced: nothing is installed
@@ -896,10 +892,6 @@ def _is_pip(before: Sequence[str]) -> bool:
     return len(rest) == 3 and _PYTHON_RE.fullmatch(rest[0]) is not None and rest[1:] == ["-m", "pip"]
 
 
-#: A requirement naming an engine kvlint reads without one pinned release (``vllm``, ``vllm[audio]>=0.8``).
-_PIP_UNPINNED_RE = re.compile(
-    r"(vllm|sglang)(?:\[[A-Za-z0-9_,.-]*\])?(?:\s*(?:>=|>|~=|!=|<=|<)[^=]*)?", re.IGNORECASE
-)
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
 #: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
 _PIP_UPGRADE = frozenset({"-U", "--upgrade"})
@@ -932,15 +924,16 @@ def _pip_install(words: Sequence[str], engine: str) -> str | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        m = _PIP_UNPINNED_RE.fullmatch(w.strip())
-        if m is not None and m.group(1).lower() == engine:
+        req = read_requirement(w)
+        if req is not None and req.project == engine and req.release is None:
             upgraded = True
     return "" if upgraded else None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
-    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``), else None. An unpinned requirement
+    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``; each word read as pip reads a
+    requirement, :func:`kvlint.engines.requirements.read_requirement`), else None. An unpinned requirement
     (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
@@ -961,9 +954,9 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        m = _PIP_PIN_RE.fullmatch(w.strip())
-        if m is not None and m.group(1).lower() == engine:
-            pinned = m.group(2)
+        req = read_requirement(w)
+        if req is not None and req.project == engine and req.release is not None:
+            pinned = req.release
     return pinned
 
 
@@ -1584,8 +1577,8 @@ def _dispatch_argv(
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
     # a release the container's script installs is the one it runs: pip replaces the engine the image carried
-    # (an engine release image's included: its tag then names a release that no longer runs), and it takes
-    # --engine-version's place as a RayService's runtime_env.pip pin does (Workload.engine_release)
+    # (an engine release image's included: its tag then names a release that no longer runs), and so does a
+    # RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's installed_release)
     # an unpinned upgrade (pip install -U vllm) leaves the release unknown: the image's tag no longer says it
     # (--engine-version still does)
     version = found.installed or (
@@ -1726,6 +1719,7 @@ def parse_container(
     engine_version_option: str | None = None,
     runtime_template: bool = False,
     kuberay: bool = False,
+    installed_release: str | None = None,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1745,6 +1739,12 @@ def parse_container(
             Ray cluster: :func:`kvlint.pipeline.kuberay_writes_command`). With no command or args of its own it runs
             the operator's ``ray start``, never its image's ENTRYPOINT: an engine image or a placeholder naming
             one gets KV503 saying the engine runs in the Ray application or job submitted to the cluster.
+        installed_release: a vLLM release the workload installs over the image's Python environment, a KubeRay
+            RayService's ``runtime_env.pip``/``uv`` pin (:attr:`kvlint.types.Workload.engine_release`): the engine
+            runs it whatever the image carried, so it wins over a vLLM release image's tag and
+            ``--engine-version``, as a ``pip install vllm==X`` in the container's script does (README "Which
+            engine release a container is read with"). A pin of the script itself (none in the containers kvlint
+            writes for a RayService) is kept.
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1772,7 +1772,13 @@ def parse_container(
     too_long = _over_arg_strlen(items)
     if too_long is not None:
         engine = img_engine or _command_hint(texts) or hint
-        version = engine_release(image, engine, engine_version_option) if engine is not None else None
+        version = (
+            installed_release
+            if installed_release and engine == "vllm"
+            else engine_release(image, engine, engine_version_option)
+            if engine is not None
+            else None
+        )
         return _too_long_to_exec(container, items, too_long, image, version, env, engine, first_loc)
     if kuberay and not items:
         # KubeRay gives it `ulimit ...; ray start ...` (its image's ENTRYPOINT, `vllm serve` of vllm/vllm-openai,
@@ -1792,6 +1798,10 @@ def parse_container(
         )
 
     def dispatch(found: _Found) -> ServingConfig | None:
+        if installed_release and found.engine == "vllm" and not found.installed and not found.upgraded:
+            # the release the workload installs over the image is the one that runs (the image's tag no longer
+            # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
+            found.installed = installed_release
         return _dispatch(
             found,
             container=container,

@@ -562,11 +562,11 @@ def engine_release(image: str, engine: str, option: str | None) -> str | None:
        ``nightly``, a digest alone, a tag that names no release (NGC ``26.02-py3``, llm-d, LMCache, a private
        build's ``prod``), an operator-chosen image (KServe runtime, KubeAI, KAITO), an NVIDIA Dynamo runtime
        image, and an image kvlint does not know as a release image of ``engine``, whose tag may be its own
-       version (step 3). Its callers pass in its place a release the workload installs itself: a RayService's
-       ``runtime_env.pip`` pin (:attr:`kvlint.types.Workload.engine_release`). A ``pip install vllm==X`` the
-       container's ``sh -c`` script runs before the engine (``kvlint.engines.command._pip_pinned``) is not passed
-       here: pip replaces the release the image carried, so its caller takes it before this function (step 1
-       included).
+       version (step 3). A release the workload installs over the image is not passed here: a ``pip install
+       vllm==X`` the container's ``sh -c`` script runs before the engine (``kvlint.engines.command._pip_pinned``)
+       and a RayService's ``runtime_env.pip``/``uv`` pin (:attr:`kvlint.types.Workload.engine_release`, which Ray
+       installs for the application over the image's Python environment) replace the release the image carried,
+       so :func:`kvlint.engines.command.parse_container` takes them before this function (step 1 included).
     3. The release read from such an image: the tag of a fork or custom build whose name mentions the engine
        (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0`` -> ``0.1.0``, ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1``
        -> ``0.5.0``), the SGLang release a bundling image's tag names inline (``ghcr.io/lightseekorg/smg:

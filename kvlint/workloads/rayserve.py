@@ -54,6 +54,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from kvlint.engines.requirements import read_requirement
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -126,22 +127,6 @@ _SAMPLE_PROGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
 #: repository names case-insensitively), so ``https://other.example/github.com/GoogleCloudPlatform/
 #: kubernetes-engine-samples/x.zip`` or ``https://github.com@other.example/...`` is not taken for it.
 _SAMPLE_SOURCES = (("github.com", "/googlecloudplatform/kubernetes-engine-samples/archive/"),)
-#: A requirement (PEP 508) pinning one vLLM release, which Ray installs for the application over the image's Python
-#: environment: the project name as pip compares it (PEP 503: case and runs of ``-_.`` do not matter), optional
-#: extras (``vllm[audio]==0.8.5`` installs vLLM 0.8.5), one ``==`` or ``===`` clause, an optional environment
-#: marker after ``;``. ``vllm>=0.6``, ``vllm==0.6.*`` or two clauses pin no single release.
-_PIP_VLLM_RE = re.compile(
-    r"\s*vllm\s*(?:\[[\w\s,.-]{0,200}\])?\s*===?\s*(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:\.post\d{1,4})?)\s*(?:;.{0,500})?",
-    re.IGNORECASE | re.DOTALL,
-)
-#: A direct reference to a vLLM wheel (``vllm @ https://.../vllm-0.6.3-cp38-abi3-manylinux1_x86_64.whl``): its file
-#: name (PEP 427) carries the release.
-_PIP_VLLM_WHEEL_RE = re.compile(
-    r"\s*vllm\s*(?:\[[\w\s,.-]{0,200}\])?\s*@\s*\S{0,1000}/vllm-(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:\.post\d{1,4})?)"
-    r"(?:\+[\w.]{0,100})?-[\w.]{1,200}-[\w.]{1,200}-[\w.]{1,200}\.whl\s*(?:;.{0,500})?",
-    re.IGNORECASE | re.DOTALL,
-)
-
 #: ``ray.util.accelerators`` names (python/ray/util/accelerators/accelerators.py, Ray 2.56.0) -> kvlint catalogue
 #: id, with what the mapping assumes (None: none). ``A100``, ``V100`` and ``H100`` name several GPUs each: Ray
 #: puts its own label on every node of the family (:func:`ray_gpu_label`), ``A100-40G``/``A100-80G`` only by
@@ -573,8 +558,9 @@ def _from_sample_source(runtime_env: Any) -> bool:
 
 
 def _pinned_vllm(runtime_env: Any) -> tuple[str | None, Loc | None, str]:
-    """The vLLM release the ``runtime_env`` installs, where, and from which field: a requirement of :data:`
-    _PIP_VLLM_RE` / :data:`_PIP_VLLM_WHEEL_RE` in ``pip`` or ``uv``, each a list of requirements or a dict whose
+    """The vLLM release the ``runtime_env`` installs, where, and from which field: a requirement pinning one
+    release (:func:`kvlint.engines.requirements.read_requirement`, as pip reads the requirements file Ray writes
+    from the list: ``vllm==0.8.5``, ``vLLM[audio] === 0.8.5``, a wheel) in ``pip`` or ``uv``, each a list of requirements or a dict whose
     ``packages`` is one (ray-project/ray ``python/ray/_private/runtime_env/validation.py``
     ``parse_and_validate_pip`` / ``parse_and_validate_uv``); a string there is a requirements file on the driver's
     machine, which kvlint does not see. ``(None, None, "")`` when none pins a release."""
@@ -585,18 +571,10 @@ def _pinned_vllm(runtime_env: Any) -> tuple[str | None, Loc | None, str]:
         if not isinstance(reqs, list):
             continue
         for n, req in enumerate(reqs[:1000]):
-            if isinstance(req, str) and len(req) <= 2000:
-                m = _PIP_VLLM_RE.fullmatch(req) or _PIP_VLLM_WHEEL_RE.fullmatch(req)
-                if m is not None:
-                    return m.group(1), loc_of(reqs, n), f"runtime_env.{field}"
+            pin = read_requirement(req) if isinstance(req, str) else None
+            if pin is not None and pin.project == "vllm" and pin.release is not None:
+                return pin.release, loc_of(reqs, n), f"runtime_env.{field}"
     return None, None, ""
-
-
-def _pip_vllm(runtime_env: Any) -> tuple[str | None, Loc | None]:
-    """The vLLM release a ``runtime_env.pip`` (or ``uv``) requirement pins (``"vllm==0.4.3"``) and where, else
-    ``(None, None)`` (:func:`_pinned_vllm`)."""
-    pin, loc, _ = _pinned_vllm(runtime_env)
-    return pin, loc
 
 
 def _container_name(model_id: str, i: int) -> str:
@@ -698,7 +676,7 @@ class _Reader:
     def program(self, app: dict, label: str, imp: str, loc: Loc | None, path: str) -> None:
         """The engine of a published sample program (:data:`_SAMPLE_PROGRAMS`): its model and options from the
         application's ``runtime_env.env_vars`` as the program reads them, vLLM's defaults for the rest, the
-        vLLM release of a ``runtime_env.pip`` pin (:func:`_pip_vllm`) when there is one."""
+        vLLM release of a ``runtime_env.pip`` pin (:func:`_pinned_vllm`) when there is one."""
         raw = get_in(app.get("runtime_env"), "env_vars")
         if isinstance(raw, dict):
             # Ray refuses the runtime_env before the program runs when a key or value is not a string
@@ -787,7 +765,14 @@ class _Reader:
                     severity="info",
                 )
             )
-        self.out.append(replaced(w, engine_release=pin, findings=(*w.findings, *notes)))
+        self.out.append(
+            replaced(
+                w,
+                engine_release=pin,
+                engine_release_from=(field, ploc) if pin is not None else None,
+                findings=(*w.findings, *notes),
+            )
+        )
 
     def known_options(self) -> dict[str, tuple[str, str]]:
         """The vLLM options of the release the worker image runs (every release's when it is not known), as

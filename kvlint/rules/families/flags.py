@@ -142,16 +142,24 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 else ""
             )
             pinned = bool(s.installed_by) and not s.install_upgrades
+            pin_loc, pin_by = s.installed_loc, "pip install"
             if pinned:
                 # the release the container's script installs with pip (kvlint.engines.command._pip_pinned), which
                 # replaces the image's: the pin is what to check, not the tag
                 read = f", installed by the container's script ({_pip_at(s)}),"
+            elif ctx.workload.engine_release_from is not None and s.version == ctx.workload.engine_release:
+                # a RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's
+                # installed_release): the same, at the requirement
+                pinned = True
+                pin_by, pin_loc = ctx.workload.engine_release_from
+                line = f" at line {pin_loc.line}" if pin_loc is not None else ""
+                read = f", installed by the application's {pin_by}{line},"
             yield ctx.finding(
                 f"vLLM {s.version}{read} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was "
                 f"{'planned' if _memory_skipped_on(ctx) is None else 'read'} with the rules of "
                 f"{'vLLM ' + NEWEST_VLLM if v > newest else 'the oldest modelled release'}, which may not match",
-                (s.installed_loc if pinned else None) or s.version_loc or loc_of(s.container, "image"),
-                fix=f"check the release that pip install pins (kvlint models vLLM 0.4.3 to {NEWEST_VLLM})"
+                (pin_loc if pinned else None) or s.version_loc or loc_of(s.container, "image"),
+                fix=f"check the release that {pin_by} pins (kvlint models vLLM 0.4.3 to {NEWEST_VLLM})"
                 if pinned
                 else "pass --engine-version with the vLLM release the image is built on (it takes precedence over "
                 "the tag of an image kvlint does not know)"
