@@ -17,6 +17,7 @@ at the exact line; :func:`commands` splits the words into simple commands and ex
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,6 +43,8 @@ __all__ = [
     "Part",
     "Word",
     "UNRESOLVED_RE",
+    "json_braces",
+    "unresolved",
 ]
 
 #: The longest single argument or environment string Linux's ``execve(2)`` accepts, in bytes
@@ -56,6 +59,40 @@ ARG_MAX = 2 * 2**20
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A token still holding an expansion kvlint could not resolve (``$(X)``, ``${X}``, ``$X``, backticks).
 UNRESOLVED_RE = re.compile(r"\$\(|\$\{|\$[A-Za-z_@*0-9]|`|\{\{|\}\}")
+#: :data:`UNRESOLVED_RE` without the closing ``}}``, which nested JSON objects end with as well.
+_UNRESOLVED_OPENING_RE = re.compile(r"\$\(|\$\{|\$[A-Za-z_@*0-9]|`|\{\{")
+#: The start of a JSON object with a key (``{"``, blanks allowed between): a Go/Helm action starts ``{{``.
+_JSON_OBJECT_START_RE = re.compile(r"\{\s*\"")
+
+
+def json_braces(text: str) -> bool:
+    """Whether the ``}}`` of ``text`` close nested JSON objects, not a Go/Helm template action: a JSON-valued
+    flag in nested-object form (vLLM's ``--hf-overrides '{"rope_scaling": {"rope_type": "yarn", "factor": 4}}'``,
+    ``--compilation-config '{"pass_config": {...}}'``) ends in ``}}`` as ``{{ .Values.x }}`` does. JSON here is
+    text with no ``{{`` (a template action opens with one; a value holding both is left a template) that starts
+    as a JSON object (``{"``), or starts with ``{``/``[`` and parses as JSON. A malformed object (``{"a" {"b":
+    1}}``) counts as JSON, so the engine's own parsing and its finding apply; one nested past Python's
+    ``json`` depth (``RecursionError``) too when it starts ``{"``, else it is not read as JSON here."""
+    if "{{" in text:
+        return False
+    t = text.strip()
+    if _JSON_OBJECT_START_RE.match(t):
+        return True
+    if t[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(t)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def unresolved(text: str) -> bool:
+    """Whether ``text`` still holds an expansion kvlint could not resolve (:data:`UNRESOLVED_RE`), the ``}}``
+    that closes nested JSON objects (:func:`json_braces`) not counted as the end of a template action."""
+    if _UNRESOLVED_OPENING_RE.search(text):
+        return True
+    return "}}" in text and not json_braces(text)
 
 
 def k8s_expand(

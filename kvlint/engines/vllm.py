@@ -41,7 +41,7 @@ from kvlint.engines.options import (
     prefixed,
     version_tuple,
 )
-from kvlint.engines.shell import UNRESOLVED_RE
+from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits, lax_int
@@ -659,7 +659,7 @@ class _Parser:
         while i < n:
             tok, loc, src = argv[i], locs[i], sources[i]
             i += 1
-            if tok == "--" or tok == "" or "{{" in tok or "}}" in tok:
+            if tok == "--" or tok == "" or "{{" in tok or ("}}" in tok and not _json_in_word(tok)):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
                 if (
@@ -831,7 +831,7 @@ class _Parser:
                 node[keys[-1]] = parse_json_or_str(raw) if raw[:1] in "{[" else _scalar(raw)
                 self.col.flags[dest] = Value(merged, loc, f"{opt}.{sub_key}={raw}", src)
                 continue
-            if UNRESOLVED_RE.search(raw):
+            if unresolved(raw):
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
                     why = f"{canon} {raw}: the value comes from a variable kvlint cannot resolve"
                     self.col.unresolved_value(
@@ -848,6 +848,14 @@ class _Parser:
                     value = [value]
                 self.set(canon, dest, value, raw, loc, src)
         return config_path
+
+
+def _json_in_word(word: str) -> bool:
+    """Whether the ``}}`` of a command word close a JSON value, not a Go/Helm template action: the word from
+    its first ``{`` (``--hf-overrides={"rope_scaling": {"factor": 4}}``, ``-O{"pass_config": {...}}``, or the
+    JSON word itself) is JSON by :func:`kvlint.engines.shell.json_braces` and the word holds no ``{{``."""
+    start = word.find("{")
+    return start >= 0 and "{{" not in word and json_braces(word[start:])
 
 
 def _json_kind(value: Any) -> str:
