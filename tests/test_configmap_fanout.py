@@ -75,17 +75,18 @@ def test_envfrom_entries_naming_one_configmap_list_its_keys_once() -> None:
 
 
 def test_envfrom_entries_with_prefixes_and_repeats_resolve_as_the_kubelet_does() -> None:
-    cms = _maps(_configmap("a", {"X": "1", "Y": "2"}) + _configmap("b", {"X": "3"}))
+    # keys that go-yaml v2 reads as text (``Y`` would be the boolean true there, as kubectl reads it)
+    cms = _maps(_configmap("a", {"X": "1", "W": "2"}) + _configmap("b", {"X": "3"}))
     container = {
         "envFrom": [
             {"configMapRef": {"name": "a"}},
             {"configMapRef": {"name": "b"}},
             {"configMapRef": {"name": "a"}, "prefix": "P_"},
         ],
-        "env": [{"name": "Y", "value": "$(X)-$(P_Y)"}],
+        "env": [{"name": "W", "value": "$(X)-$(P_W)"}],
     }
     env, _ = container_env(container, cms)
-    assert env == {"X": "3", "Y": "3-2", "P_X": "1", "P_Y": "2"}
+    assert env == {"X": "3", "W": "3-2", "P_X": "1", "P_W": "2"}
     container["envFrom"].append({"configMapRef": {"name": "a"}})  # a later entry wins again
     assert container_env(container, cms)[0]["X"] == "1"
 

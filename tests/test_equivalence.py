@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 
 import yaml
+from test_load_fastpaths import _go_yaml_v2
 
 from kvlint.engines import shell, vllm
 from kvlint.load import load_paths, load_text
@@ -57,6 +58,11 @@ def _typed(text: str) -> object:
 def test_scalar_typing_matches_safe_load_and_is_stable_when_memoised() -> None:
     for text in SCALARS:
         expected = yaml.safe_load(f"k: {text}\n")["k"]
+        # a plain scalar: typed as kubectl's go-yaml v2 types it (``08`` is a float)
+        if text[:1] not in "'\"!":
+            if ":" in text and isinstance(expected, int):
+                expected = text  # go-yaml v2 has no YAML 1.1 base-60 numbers
+            expected = _go_yaml_v2(text, expected)
         if text == "2024-01-02":
             expected = "2024-01-02"  # timestamps stay text (as Kubernetes' YAML-to-JSON leaves them)
         for _ in range(2):  # the second read is served by the memo

@@ -121,6 +121,14 @@ CASES = {
         1,
         PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED,
     ),
+    "vllm-dbo-unsupported": (
+        "vllm/vllm-openai:v0.34.0",
+        VLLM,
+        [LLAMA_1B, "--enable-dbo", "--enable-lora"],
+        None,
+        1,
+        PlanRefusal.VLLM_DBO_UNSUPPORTED,
+    ),
     "sglang-pp-layers": (
         "lmsysorg/sglang:v0.5.23",
         SGLANG,

@@ -97,7 +97,7 @@ def test_strategic_merge_uses_the_core_v1_merge_keys() -> None:
     )
     patch = (
         load_text(
-            "containers: [{name: main, env: [{name: Y, value: '2'}], args: [--b]}, {name: side, image: s}]\n",
+            "containers: [{name: main, env: [{name: Z, value: '2'}], args: [--b]}, {name: side, image: s}]\n",
             "p.yaml",
         )
         .documents[0]
@@ -105,7 +105,7 @@ def test_strategic_merge_uses_the_core_v1_merge_keys() -> None:
     )
     out = strategic_merge(base, patch)
     main, side = out["containers"]
-    assert main["image"] == "a" and [e["name"] for e in main["env"]] == ["X", "Y"]
+    assert main["image"] == "a" and [e["name"] for e in main["env"]] == ["X", "Z"]
     assert main["args"] == ["--b"] and side["name"] == "side" and out["volumes"][0]["name"] == "v"
     assert main.locs["args"].file == "p.yaml" and main.locs["image"].file == "b.yaml"
 
@@ -153,7 +153,7 @@ _TEMPLATE = (
         # a patch value with nothing under it in the base loses the mappings that hold $patch
         ("spec: {containers: [{name: vllm, lifecycle: {$patch: delete}}]}", {"lifecycle": None}),
         # no directive: as strategic_merge
-        ("spec: {containers: [{name: vllm, args: [--model, n]}]}", {"args": ["--model", "n"]}),
+        ("spec: {containers: [{name: vllm, args: [--model, m]}]}", {"args": ["--model", "m"]}),
     ],
 )
 def test_patch_directives_are_applied_as_strategicpatch_applies_them(patch: str, expected: dict) -> None:
@@ -210,7 +210,7 @@ def test_keys_are_matched_to_fields_as_go_encoding_json_matches_them() -> None:
         "  nodeSelector: {a: '1'}\n"
         "  nodeselector: {b: '2'}\n"
         "  containers:\n"
-        "  - {name: a, Resources: {limits: {x: 1}}, resources: {requests: {y: 1}}}\n"
+        "  - {name: a, Resources: {limits: {x: 1}}, resources: {requests: {z: 1}}}\n"
         "  Containers: [{name: b, image: i, args: [p, q]}, {name: c}]\n"
     )
     out = _plain(as_go_decodes(load_text(text, "t.yaml").documents[0].data, "V1PodTemplateSpec"))
@@ -222,7 +222,7 @@ def test_keys_are_matched_to_fields_as_go_encoding_json_matches_them() -> None:
                     "name": "a",
                     "image": "i",
                     "args": ["p", "q"],
-                    "resources": {"limits": {"x": 1}, "requests": {"y": 1}},
+                    "resources": {"limits": {"x": 1}, "requests": {"z": 1}},
                 }
             ],
         }
