@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from vllm_deployments import check, vllm_deployment
 
-from kvlint.engines.command import GRPC_LAUNCHER_FROM, GRPC_LAUNCHER_MODULE, parse_command_line
+from kvlint.engines.command import GRPC_LAUNCHER_MODULE, GRPC_MODULES_FROM, parse_command_line
 
-FIRST = ".".join(map(str, GRPC_LAUNCHER_FROM))
-BEFORE = f"{GRPC_LAUNCHER_FROM[0]}.{GRPC_LAUNCHER_FROM[1] - 1}.0"
+SINCE = GRPC_MODULES_FROM[GRPC_LAUNCHER_MODULE]
+FIRST = ".".join(map(str, SINCE))
+BEFORE = f"{SINCE[0]}.{SINCE[1] - 1}.0"
 
 
 def _check(tmp_path: Path, tag: str, extra: str = "") -> tuple[list, list]:  # type: ignore[type-arg]

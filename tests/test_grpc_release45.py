@@ -12,14 +12,15 @@ import pytest
 from vllm_deployments import COMMAND_LINE, check, vllm_container, vllm_deployment
 
 from kvlint.engines.command import (
+    GRPC_MODULES_FROM,
     GRPC_OWN_OPTION,
     GRPC_OWN_OPTION_UNTIL,
-    GRPC_SERVER_FROM,
     GRPC_SERVER_MODULE,
 )
 
-FIRST = ".".join(map(str, GRPC_SERVER_FROM))
-BEFORE = f"{GRPC_SERVER_FROM[0]}.{GRPC_SERVER_FROM[1] - 1}.0"
+SINCE = GRPC_MODULES_FROM[GRPC_SERVER_MODULE]
+FIRST = ".".join(map(str, SINCE))
+BEFORE = f"{SINCE[0]}.{SINCE[1] - 1}.0"
 
 
 def _manifest(tmp_path: Path, tag: str, command: str) -> Path:
