@@ -43,7 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import read_requirement
+from kvlint.engines.requirements import Pin, read_requirement
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -906,31 +906,15 @@ def _pip_install(words: Sequence[str], engine: str) -> str | None:
     vllm``: pip replaces the release the image carried with the newest on the day the container starts), else
     None (nothing of the engine, or an unpinned install without ``-U``, which pip leaves alone when the image
     carries the engine: "Requirement already satisfied")."""
-    pinned = _pip_pinned(words, engine)
+    pins = _pip_engine_pins(words, engine)
+    if pins is None:
+        return None
+    pinned = _last_release(pins)
     if pinned is not None:
         return pinned
-    if not any(w in _PIP_UPGRADE for w in words):
-        return None
-    if "install" not in words:
-        return None
-    at = words.index("install")
-    if not _is_pip([_base(w) for w in words[:at]]):
-        return None
-    skip = False
-    upgraded = False
-    for w in words[at + 1 :]:
-        if skip:
-            skip = False
-            continue
-        if w.split("=", 1)[0] in _PIP_ELSEWHERE:
-            return None
-        if w in _PIP_VALUED:
-            skip = True
-            continue
-        req = read_requirement(w)
-        if req is not None and req.project == engine and req.release is None:
-            upgraded = True
-    return "" if upgraded else None
+    if any(w in _PIP_UPGRADE for w in words) and any(pin.release is None for pin in pins):
+        return ""
+    return None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
@@ -940,27 +924,44 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
+    pins = _pip_engine_pins(words, engine)
+    return None if pins is None else _last_release(pins)
+
+
+def _last_release(pins: Sequence[Pin]) -> str | None:
+    """The release the last pinned requirement of ``pins`` names (pip installs the last), else None."""
+    pinned = None
+    for pin in pins:
+        if pin.release is not None:
+            pinned = pin.release
+    return pinned
+
+
+def _pip_engine_pins(words: Sequence[str], engine: str) -> list[Pin] | None:
+    """The requirements of ``engine`` (pinned or not) the command ``words`` gives ``pip install`` (``uv pip
+    install``, ``python3 -m pip install``), in order, the values of pip's valued options skipped; None when the
+    command is not pip's install or installs elsewhere than the environment the engine runs from
+    (:data:`_PIP_ELSEWHERE`)."""
     if "install" not in words:
         return None
     at = words.index("install")
     if not _is_pip([_base(w) for w in words[:at]]):
         return None
-    pinned = None
+    pins: list[Pin] = []
     skip = False
     for w in words[at + 1 :]:
         if skip:
             skip = False
             continue
-        opt = w.split("=", 1)[0]
-        if opt in _PIP_ELSEWHERE:
+        if w.split("=", 1)[0] in _PIP_ELSEWHERE:
             return None
         if w in _PIP_VALUED:
             skip = True
             continue
-        req = read_requirement(w)
-        if req is not None and req.project == engine and req.release is not None:
-            pinned = req.release
-    return pinned
+        pin = read_requirement(w)
+        if pin is not None and pin.project == engine:
+            pins.append(pin)
+    return pins
 
 
 def _unclosed_quote(
