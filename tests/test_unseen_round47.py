@@ -1,0 +1,37 @@
+"""Real public manifests kvlint had not seen (new-user pass 47, fixtures/collected: AIBrix's samples, regression and
+benchmark deployments, OME's ClusterServingRuntimes). What a first run on them showed to be wrong, each checked on
+the file itself; the general cases are in tests/test_sglang_multinode_attn_dp.py and tests/test_sglang.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.pipeline import Options, run_check
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+OME = "sgl-project__ome__config__runtimes__srt__"
+
+
+def _run(name: str):  # type: ignore[no-untyped-def]
+    return run_check([str(COLLECTED / name)], Options(allow_hub=False)).diagnostics
+
+
+def test_ome_kimi_k2_wide_ep_decoder_is_not_refused() -> None:
+    """The decoder of OME's Kimi-K2 P/D runtime: a LeaderWorkerSet of worker.size 11 + 1 pods of 8 GPUs, SGLang with
+    ``--tp-size`` and ``--dp-size`` ``$(PARALLELISM_SIZE)`` (96), ``--enable-dp-attention``, ``--nnodes
+    $(LWS_GROUP_SIZE)`` (12). kvlint said "--tp-size 96 needs 96 GPUs but the pod requests 8" (KV403) and "--tp-size
+    96 does not divide the 64 attention heads" (KV401): 96 ranks on 96 GPUs, attention TP 1."""
+    diags = _run(OME + "kimi-k2-pd-rt.yaml")
+    assert not [d for d in diags if d.rule in ("KV401", "KV402", "KV403")], [
+        (d.rule, d.message) for d in diags if d.rule.startswith("KV40")
+    ]
+    assert not [d for d in diags if d.severity == "error"]
+
+
+def test_ome_gemma3_context_length_names_the_rope_factor() -> None:
+    """OME's gemma-3-12b-it SGLang runtime: KV202 quoted "(1048576 tokens, max_position_embeddings)", but the config
+    says 131072; SGLang multiplies it by the linear rope_scaling factor 8."""
+    (kv202,) = [d for d in _run(OME + "google__gemma-3-12b-it-rt.yaml") if d.rule == "KV202"]
+    assert "1048576 tokens, max_position_embeddings 131072 × rope_scaling factor 8" in kv202.message, (
+        kv202.message
+    )
