@@ -35,3 +35,13 @@ def test_ome_gemma3_context_length_names_the_rope_factor() -> None:
     assert "1048576 tokens, max_position_embeddings 131072 × rope_scaling factor 8" in kv202.message, (
         kv202.message
     )
+
+
+def test_kv404_on_an_ascend_build_names_vllms_queue_not_nccl() -> None:
+    """AIBrix's vllm-ascend StormService (TP 2, no memory-backed /dev/shm): KV404 said "2 GPU workers ... NCCL fails or
+    hangs"; vllm-ascend's ranks talk over HCCL, not NCCL, while vLLM's own shared-memory message queues to its worker
+    processes (the multiprocessing executor every platform's V1 engine uses) still live in /dev/shm."""
+    (kv404,) = [d for d in _run("vllm-project__aibrix__samples__vllm-ascend__job.yaml") if d.rule == "KV404"]
+    assert "NCCL" not in kv404.message and "GPU workers" not in kv404.message, kv404.message
+    assert kv404.message.startswith("2 vLLM worker processes (TP 2, PP 1, DP 1)"), kv404.message
+    assert "shared-memory message queues" in kv404.message, kv404.message

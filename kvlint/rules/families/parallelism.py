@@ -991,22 +991,31 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         loc = lay.loc or s.command_loc
         what = lay.described
+    who, fails = f"{workers} GPU workers", "NCCL fails or hangs"
+    if ctx.engine == "vllm" and platform_of(s, resource) not in ("cuda", "rocm"):
+        # an Ascend, Gaudi, Intel GPU or CPU build: its ranks talk over the platform's own collectives (HCCL,
+        # oneCCL, gloo), not NCCL, but vLLM's multiprocessing executor still hands the work to its worker processes
+        # through shared-memory message queues in /dev/shm (vllm@0.17.0 v1/executor/multiproc_executor.py::
+        # MultiprocExecutor._init_executor, distributed/device_communicators/shm_broadcast.py::MessageQueue: a
+        # ring of 10 chunks of up to 24 MiB)
+        who = f"{workers} vLLM worker processes"
+        fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
     undefined = undefined_shm_volume(ctx.workload.pod_spec, ctx.container)
     if undefined is not None:
         name, mount_loc = undefined
         yield ctx.finding(
-            f"{workers} GPU workers ({what}) communicate through /dev/shm, which the container "
+            f"{who} ({what}) communicate through /dev/shm, which the container "
             f"mounts from volume '{name}', but this pod defines no volume of that name: the API server rejects the "
             "pod unless an operator or admission webhook adds it, and without it /dev/shm is the container "
-            "runtime's 64 MiB default, where NCCL fails or hangs",
+            f"runtime's 64 MiB default, where {fails}",
             mount_loc or loc,
             fix=f"define the volume in this pod's volumes: {{name: {name}, emptyDir: {{medium: Memory, "
             "sizeLimit: 16Gi}}",
         )
         return
     yield ctx.finding(
-        f"{workers} GPU workers ({what}) communicate through /dev/shm, but no memory-backed volume "
-        "is mounted there; the container runtime default is 64 MiB and NCCL fails or hangs",
+        f"{who} ({what}) communicate through /dev/shm, but no memory-backed volume "
+        f"is mounted there; the container runtime default is 64 MiB and {fails}",
         loc,
         fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
     )
