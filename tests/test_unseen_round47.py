@@ -45,3 +45,16 @@ def test_kv404_on_an_ascend_build_names_vllms_queue_not_nccl() -> None:
     assert "NCCL" not in kv404.message and "GPU workers" not in kv404.message, kv404.message
     assert kv404.message.startswith("2 vLLM worker processes (TP 2, PP 1, DP 1)"), kv404.message
     assert "shared-memory message queues" in kv404.message, kv404.message
+
+
+def test_kv501_on_a_non_cuda_build_named_on_a_cuda_gpu_names_the_build() -> None:
+    """AIBrix's AWS Neuron P/D pool (no model kvlint can read) checked with ``--accelerator h100``: KV501 said
+    "capacity rules skipped: the pod runs on NVIDIA H100 80GB HBM3, and kvlint's memory model is for CUDA/ROCm GPUs",
+    which contradicts itself; what is not CUDA is the image's build."""
+    diags = run_check(
+        [str(COLLECTED / "vllm-project__aibrix__samples__disaggregation__neuron__pool.yaml")],
+        Options(allow_hub=False, accelerator="h100"),
+    ).diagnostics
+    kv501 = [d.message for d in diags if d.rule == "KV501"]
+    assert kv501 and all("the pod runs on NVIDIA H100" not in m for m in kv501), kv501
+    assert all("AWS Neuron build of vllm" in m for m in kv501), kv501
