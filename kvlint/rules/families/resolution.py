@@ -566,12 +566,27 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             return
         if refusal is PlanRefusal.VLLM_DBO_UNSUPPORTED:
-            # dual batch overlap beside what 0.34.0's one model runner cannot combine it with
-            # (kvlint.memory.vllm_runner.runner_unsupported)
+            # dual batch overlap beside what 0.34.0's one model runner cannot combine it with, or pipeline
+            # parallelism under external_launcher (kvlint.memory.vllm_runner.runner_unsupported)
+            launcher = "with external_launcher" in cr.plan_error
+            dbo = "dual batch overlap" in cr.plan_error
             yield ctx.finding(
                 f"{cr.model.id} on vLLM: {cr.plan_error}",
-                s.loc("enable_dbo") or s.loc("ubatch_size") or s.command_loc,
-                fix="drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside",
+                (s.loc("enable_dbo") or s.loc("ubatch_size") if dbo else None)
+                or (s.loc("distributed_executor_backend") if launcher else None)
+                or s.command_loc,
+                fix="; ".join(
+                    (
+                        []
+                        if not launcher
+                        else ["run pipeline parallelism with another --distributed-executor-backend"]
+                    )
+                    + (
+                        []
+                        if not dbo
+                        else ["drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside"]
+                    )
+                ),
                 severity="error",
             )
             return
