@@ -176,3 +176,19 @@ def test_unset_variable_plans_the_v1_runner() -> None:
     assert v2(base)
     assert not v2(base.changed(kv_sharing_fast_prefill=True))
     assert v2(base.changed(enable_prompt_embeds=True))  # runs on V2 from 0.29.0
+
+
+def test_034_external_launcher_through_the_pipeline(tmp_path: Path) -> None:
+    """KV502 at --distributed-executor-backend, with a fix naming the backend (not --enable-dbo)."""
+    f = tmp_path / "m.yaml"
+    extra = ', "--pipeline-parallel-size", "2", "--distributed-executor-backend", "external_launcher"'
+    f.write_text(
+        _MANIFEST.replace("VERSION", "v0.34.0")
+        .replace("EXTRA", extra)
+        .replace("ENV", "env: []")
+        .replace("nvidia.com/gpu: '1'", "nvidia.com/gpu: '2'")
+    )
+    res = run_check([str(f)], Options(allow_hub=False, accelerator="h100"))
+    (d,) = [x for x in res.diagnostics if "external_launcher" in x.message and x.rule == "KV502"]
+    assert d.severity == "error" and d.loc is not None and d.loc.line == 11
+    assert "--distributed-executor-backend" in (d.fix or "") and "--enable-dbo" not in (d.fix or "")
