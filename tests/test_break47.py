@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvlint.load import load_text
-from kvlint.pipeline import Options, run_documents
+from kvlint.pipeline import Options, run_check, run_documents
+from kvlint.types import ContainerResult
 
 
 @pytest.mark.parametrize(
@@ -23,3 +26,62 @@ def test_an_explicit_numeric_tag_on_empty_text_is_a_tag_error(tagged: str) -> No
     assert found[0].loc is not None and found[0].loc.line == 5
     result = run_documents(loaded, Options(allow_hub=False))
     assert not [d for d in result.diagnostics if "could not finish" in d.message]
+
+
+def _script_deployment(script: str) -> str:
+    body = "".join(f"          {line}\n" for line in script.splitlines())
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        "      containers:\n      - name: c\n        image: vllm/vllm-openai:v0.10.2\n"
+        '        command: ["/bin/bash", "-c"]\n        args:\n        - |\n'
+        f"{body}"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "quote_line", "needle"),
+    [
+        # a double quote never closed on a line before the engine command
+        (
+            'set -e\npip install "vllm==0.6.6"\necho "starting\nvllm serve Qwen/Qwen2.5-7B \\\n  --max-model-len 4096',
+            3,
+            '"starting',
+        ),
+        # an apostrophe closes the first quote and opens another that is never closed
+        ("echo 'it's up'\nexec vllm serve Qwen/Qwen2.5-7B --max-model-len 4096", 1, "'"),
+        # the swallowed text holds a quote of its own that is never closed either
+        ("echo \"it's\nvllm serve Qwen/Qwen2.5-7B --max-model-len 4096", 1, '"it'),
+    ],
+)
+def test_a_quote_never_closed_before_the_engine_command_is_the_kv503_error(
+    tmp_path: Path, script: str, quote_line: int, needle: str
+) -> None:
+    # bash reads a -c script a command at a time: the commands before the quote run, then it reads the rest of
+    # the script into the quoted word and stops ("unexpected EOF while looking for matching"), so the vllm serve
+    # inside that word never runs. The KV503 error said so only when the quote was in the engine command itself;
+    # a quote opened on an earlier line gave the KV503 warning "the shell script starts no engine directly ...
+    # runs `pip install vllm==0.6.6`".
+    text = _script_deployment(script)
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    result = run_check([str(path)], Options(allow_hub=False))
+    kv503 = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert len(kv503) == 1, [d.message for d in result.diagnostics]
+    assert kv503[0].severity == "error"
+    assert f"at line {quote_line} of the shell script is never closed" in kv503[0].message
+    assert "before running vllm" in kv503[0].message
+    # at the quote never closed: the last of the needle's spelling on its line
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if needle in t and "echo" in t)
+    assert kv503[0].loc is not None and kv503[0].loc.line == line
+    assert kv503[0].loc.column == text.splitlines()[line - 1].rindex(needle) + 1
+
+
+def test_a_quote_never_closed_after_the_engine_command_leaves_it_planned() -> None:
+    # the engine command is complete before the stray quote: the shell runs it (in the background here)
+    text = _script_deployment('vllm serve Qwen/Qwen2.5-7B --max-model-len 4096 &\necho "started\nwait')
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV503"], [d.message for d in result.diagnostics]
+    assert [c.plan for c in result.containers if isinstance(c, ContainerResult) and c.plan is not None]

@@ -765,6 +765,11 @@ def _scan_shell(
         if m is None:
             seen.append(texts)
             heads.append(words[0])
+            broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+            swallowed = _swallowed_engine(script, broken, env) if broken >= 0 else None
+            if swallowed is not None:
+                # an earlier command's quote is never closed: the engine command is inside the quoted word
+                return _unclosed_quote(script_item, env, script, broken, *swallowed), ""
             continue
         engine, start, pos_model = m
         broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
@@ -958,6 +963,34 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
         if req is not None and req.project == engine and req.release is not None:
             pinned = req.release
     return pinned
+
+
+#: How many quotes the text after an unclosed one is followed through in search of the engine command it swallows.
+_MAX_SWALLOWED_QUOTES = 8
+
+
+def _swallowed_engine(script: str, offset: int, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(program, engine)`` of an engine command in the text after the quote at ``offset`` that the script never
+    closes (``echo "starting`` on a line before ``vllm serve ...``): the shell reads that text as part of the
+    quoted word and stops with a syntax error at its end, so the engine command in it never runs. The text is read
+    as a script of its own (a quote never closed in it followed the same way, at most
+    :data:`_MAX_SWALLOWED_QUOTES` times); None when it holds no engine command."""
+    for _ in range(_MAX_SWALLOWED_QUOTES):
+        rest = script[offset + 1 :]
+        if not rest.strip():
+            return None
+        again = -1
+        for words in commands(rest, env):
+            m = _match_program([w.text for w in words])
+            if m is not None:
+                return words[0].text, m[0]
+            again = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+            if again >= 0:
+                break
+        if again < 0:
+            return None
+        script, offset = rest, again
+    return None
 
 
 def _unclosed_quote(
