@@ -59,6 +59,16 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
         elif c == "\\":
             i += 2
             continue
+        elif c == "$" and s[i + 1 : i + 2] == "'":
+            # bash's $'...': a backslash escapes the next character, a ' included
+            i += 2
+            while i < n and s[i] != "'":
+                i += 2 if s[i] == "\\" else 1
+            i += 1
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "$":
+            i += 2
+            continue
         elif c == open_c:
             depth += 1
         elif c == close_c:

@@ -85,3 +85,33 @@ def test_a_quote_never_closed_after_the_engine_command_leaves_it_planned() -> No
     result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
     assert not [d for d in result.diagnostics if d.rule == "KV503"], [d.message for d in result.diagnostics]
     assert [c.plan for c in result.containers if isinstance(c, ContainerResult) and c.plan is not None]
+
+
+@pytest.mark.parametrize(
+    ("script", "words"),
+    [
+        # the quote escaped inside $'...' does not close it, so the ) after it closes the substitution
+        ("vllm serve Qwen/Qwen2.5-7B --served-model-name $(echo $'it\\'s') --max-model-len 4096", 7),
+        # $$ is a parameter: the ' after it opens a plain quote, which a backslash does not escape
+        ("vllm serve Qwen/Qwen2.5-7B --served-model-name $(echo $$'a\\') --max-model-len 4096", 7),
+    ],
+)
+def test_ansi_c_quotes_inside_a_command_substitution(script: str, words: int) -> None:
+    # bash's $'...' was read at the top level of a script (review46E) but not inside $(...): there
+    # the scanner took $'it\'s' for the single-quoted 'it\' and then a quote never closed, so the substitution ran
+    # to the end of the script and --max-model-len 4096 was lost (bash prints: vllm serve ... it's
+    # --max-model-len 4096)
+    from kvlint.engines.shell import commands
+
+    got = [[w.text for w in cmd] for cmd in commands(script, {})]
+    assert len(got) == 1 and len(got[0]) == words, got
+    assert got[0][-2:] == ["--max-model-len", "4096"]
+    assert all(w.unclosed < 0 for cmd in commands(script, {}) for w in cmd)
+
+
+def test_an_assignment_from_an_ansi_c_substitution_leaves_the_engine_command_read() -> None:
+    script = "NAME=$(echo $'it\\'s')\nvllm serve Qwen/Qwen2.5-7B --served-model-name \"$NAME\" --max-model-len 4096"
+    text = _script_deployment(script)
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV503"], [d.message for d in result.diagnostics]
+    assert [c for c in result.containers if isinstance(c, ContainerResult) and c.plan is not None]

@@ -276,8 +276,9 @@ _IN_DQ = re.compile(
 def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
     """Index just past the bracket matching ``s[i]`` (tolerant: end of string if unbalanced).
 
-    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones) and a
-    backslash outside quotes escapes the next character. The text between the characters that matter is
+    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones, and inside
+    bash's ``$'...'``, where ``\\'`` does not close it: :data:`ANSI_C_RE`; ``$$`` is a parameter, so a quote
+    after it is a plain one) and a backslash outside quotes escapes the next character. The text between the characters that matter is
     skipped by a regular-expression search, not walked one character at a time (see
     :func:`_scan_balanced_walk`, the character walk it equals, kept for the tests)."""
     special = _BALANCED.get(open_c + close_c)
@@ -309,6 +310,12 @@ def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
             i = j + 1
         elif c == "\\":
             i += 2
+        elif c == "$":
+            nxt = s[i + 1 : i + 2]
+            if nxt == "'":
+                i = ANSI_C_RE.match(s, i).end()  # type: ignore[union-attr]  # (n when never closed)
+            else:
+                i += 2 if nxt == "$" else 1
         elif c == open_c:
             depth += 1
             i += 1
@@ -321,8 +328,8 @@ def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
 
 #: The characters :func:`_scan_balanced` acts on, per bracket pair.
 _BALANCED = {
-    "()": re.compile(r"""['"\\()]"""),
-    "{}": re.compile(r"""['"\\{}]"""),
+    "()": re.compile(r"""['"\\()$]"""),
+    "{}": re.compile(r"""['"\\{}$]"""),
 }
 _DQ_STOP = re.compile(r'["\\]')
 
@@ -344,6 +351,12 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
         elif c in "'\"":
             quote = c
         elif c == "\\":
+            i += 2
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "'":
+            i = ANSI_C_RE.match(s, i).end()  # type: ignore[union-attr]
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "$":
             i += 2
             continue
         elif c == open_c:
