@@ -115,3 +115,22 @@ def test_an_assignment_from_an_ansi_c_substitution_leaves_the_engine_command_rea
     result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
     assert not [d for d in result.diagnostics if d.rule == "KV503"], [d.message for d in result.diagnostics]
     assert [c for c in result.containers if isinstance(c, ContainerResult) and c.plan is not None]
+
+
+def test_a_model_on_a_hostpath_of_the_root_is_named_by_its_absolute_path(tmp_path: Path) -> None:
+    # hostPath / with subPath Qwen/Qwen3-8B mounted at /data: the KV505 note said "/data is Qwen/Qwen3-8B" (a
+    # relative path, read as a hub id) instead of /Qwen/Qwen3-8B on the node
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        "      containers:\n      - name: c\n        image: vllm/vllm-openai:v0.10.2\n"
+        "        args: [--model, /data, --max-model-len, '4096']\n"
+        "        volumeMounts: [{name: m, mountPath: /data, subPath: Qwen/Qwen3-8B}]\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "      volumes: [{name: m, hostPath: {path: /}}]\n"
+    )
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    kv505 = [d for d in result.diagnostics if d.rule == "KV505"]
+    assert len(kv505) == 1, [d.message for d in result.diagnostics]
+    assert "so /data is /Qwen/Qwen3-8B," in kv505[0].message, kv505[0].message
