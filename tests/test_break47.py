@@ -134,3 +134,36 @@ def test_a_model_on_a_hostpath_of_the_root_is_named_by_its_absolute_path(tmp_pat
     kv505 = [d for d in result.diagnostics if d.rule == "KV505"]
     assert len(kv505) == 1, [d.message for d in result.diagnostics]
     assert "so /data is /Qwen/Qwen3-8B," in kv505[0].message, kv505[0].message
+
+
+def _pip_then_vllm(tmp_path: Path, install: str) -> Path:
+    m = tmp_path / "p.yaml"
+    m.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.10.2\n    command: [/bin/bash, -c]\n    args:\n    - |\n"
+        f"      {install}\n"
+        "      python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-0.5B-Instruct\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return m
+
+
+@pytest.mark.parametrize(
+    ("install", "release"),
+    [
+        # pip's option parser (optparse) splits a cluster of one-letter options: -qU is -q -U, an upgrade
+        ("pip install -qU vllm", None),
+        ("pip install -Uq vllm", None),
+        # -t takes the rest of the cluster or word as its directory: nothing goes to the environment vLLM runs from
+        ("pip install -qt /opt/extra vllm==0.8.5", "0.10.2"),
+        ("pip install -t/opt/extra vllm==0.8.5", "0.10.2"),
+        # -r takes the rest of the cluster as its file, and the pin after it counts
+        ("pip install -qrrequirements.txt vllm==0.8.5", "0.8.5"),
+    ],
+)
+def test_pip_one_letter_option_clusters_are_split_as_pip_splits_them(
+    tmp_path: Path, install: str, release: str | None
+) -> None:
+    result = run_check([str(_pip_then_vllm(tmp_path, install))], Options(allow_hub=False))
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    assert c.serving.version == release, (install, c.serving.version)

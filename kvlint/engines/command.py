@@ -900,6 +900,32 @@ def _is_pip(before: Sequence[str]) -> bool:
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
 #: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
 _PIP_UPGRADE = frozenset({"-U", "--upgrade"})
+#: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
+#: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
+_PIP_SHORT_VALUED = frozenset("rceiftC")
+
+
+def _pip_words(words: Sequence[str]) -> list[str] | None:
+    """The words after ``install`` of a pip command ``words`` (:func:`_is_pip`), each cluster of one-letter options
+    split as pip's option parser (optparse) splits it: ``-qU`` is ``-q -U``, ``-qr req.txt`` is ``-q -r req.txt``,
+    ``-qtDIR`` is ``-q -t DIR``; None when ``words`` is not a pip install."""
+    if "install" not in words:
+        return None
+    at = words.index("install")
+    if not _is_pip([_base(w) for w in words[:at]]):
+        return None
+    out: list[str] = []
+    for w in words[at + 1 :]:
+        if len(w) < 3 or w[0] != "-" or not ("a" <= w[1] <= "z" or "A" <= w[1] <= "Z"):
+            out.append(w)  # (a requirement, a long option, a lone short one)
+            continue
+        for k, c in enumerate(w[1:], 1):
+            out.append("-" + c)
+            if c in _PIP_SHORT_VALUED:
+                if k + 1 < len(w):
+                    out.append(w[k + 1 :])
+                break
+    return out
 
 
 def _pip_install(words: Sequence[str], engine: str) -> str | None:
@@ -911,16 +937,12 @@ def _pip_install(words: Sequence[str], engine: str) -> str | None:
     pinned = _pip_pinned(words, engine)
     if pinned is not None:
         return pinned
-    if not any(w in _PIP_UPGRADE for w in words):
-        return None
-    if "install" not in words:
-        return None
-    at = words.index("install")
-    if not _is_pip([_base(w) for w in words[:at]]):
+    args = _pip_words(words)
+    if args is None or not any(w in _PIP_UPGRADE for w in args):
         return None
     skip = False
     upgraded = False
-    for w in words[at + 1 :]:
+    for w in args:
         if skip:
             skip = False
             continue
@@ -942,14 +964,12 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
-    if "install" not in words:
-        return None
-    at = words.index("install")
-    if not _is_pip([_base(w) for w in words[:at]]):
+    args = _pip_words(words)
+    if args is None:
         return None
     pinned = None
     skip = False
-    for w in words[at + 1 :]:
+    for w in args:
         if skip:
             skip = False
             continue
