@@ -167,3 +167,19 @@ def test_pip_one_letter_option_clusters_are_split_as_pip_splits_them(
     result = run_check([str(_pip_then_vllm(tmp_path, install))], Options(allow_hub=False))
     (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
     assert c.serving.version == release, (install, c.serving.version)
+
+
+def test_a_locale_string_is_a_double_quoted_string() -> None:
+    # bash's $"..." is a double-quoted string translated by the locale (as written in the C locale): the $ was kept
+    # ('$meta-llama/...' read as the model); inside double quotes $" is a $ and the closing quote
+    from kvlint.engines.shell import commands
+
+    (cmd,) = commands('vllm serve $"meta-llama/Llama-3.1-8B" --served-model-name $"my model" x"$"y', {})
+    assert [w.text for w in cmd] == [
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B",
+        "--served-model-name",
+        "my model",
+        "x$y",
+    ]

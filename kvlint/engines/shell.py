@@ -434,6 +434,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
         return Part("sub", s[i:end], quoted), end
+    if c == '"' and not quoted:
+        # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
+        return Part("lit", "", quoted), i + 1
     if c in "@*":
         return Part("at", c, quoted), i + 2
     if c in "0123456789":
