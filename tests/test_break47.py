@@ -183,3 +183,71 @@ def test_a_locale_string_is_a_double_quoted_string() -> None:
         "my model",
         "x$y",
     ]
+
+
+_EXTRAS = "vllm[" + ",".join(f"a{k}" for k in range(300)) + "]>=0.4.3"  # 1,402 characters, no pin
+
+
+def _count_parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Patch packaging's Requirement as kvlint's reader calls it to record the length of each text parsed."""
+    import kvlint.engines.requirements as R
+
+    parsed: list[int] = []
+    real = R.Requirement
+
+    def counting(text: str) -> object:
+        parsed.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(R, "Requirement", counting)
+    return parsed
+
+
+def test_a_scripts_requirements_are_parsed_within_a_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pip install ${R}1 ${R}2 ... : 900 distinct 1,400-character requirements from a 9 KB script, each costing
+    # packaging's parser over a millisecond (1.5 s of CPU a container; 10 such containers took 18 s)
+    parsed = _count_parsed(monkeypatch)
+    script = f"R='{_EXTRAS}'\npip install " + " ".join(f"${{R}}{n}" for n in range(900))
+    script += " transformers==4.45.0 vllm==0.8.5\nvllm serve Qwen/Qwen2.5-7B --max-model-len 4096"
+    text = _script_deployment(script)
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    # a dozen of the 900 parsed, within the reader's budget; transformers==4.45.0 not at all (it names no vLLM);
+    # the short vllm==0.8.5 still fits in what is left
+    assert len(parsed) <= 20 and len("transformers==4.45.0") not in parsed, (len(parsed), sum(parsed))
+    assert c.serving.version == "0.8.5"
+
+
+def test_a_rayservices_requirements_repeated_by_aliases_are_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # one 1,400-character requirement repeated through YAML aliases into every application's runtime_env.pip
+    # (here 500 each in 40 applications: 20,000 parses of the same text; 127,000 and minutes of CPU in a 1 MB
+    # RayService)
+    parsed = _count_parsed(monkeypatch)
+    apps = "".join(
+        f"    - {{name: a{n}, route_prefix: /{n}, import_path: 'ai-ml.gke-ray.rayserve.llm.serve:model', "
+        "runtime_env: *env}\n"
+        for n in range(40)
+    )
+    text = (
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: r}\nspec:\n  serveConfigV2: |\n"
+        f"    pad: {'x' * 200_000}\n"
+        f'    r: &r "{_EXTRAS}"\n'
+        "    e: &env\n"
+        "      working_dir: https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/archive/main.zip\n"
+        f"      pip: [{', '.join(['*r'] * 500)}]\n"
+        "      env_vars: {MODEL_ID: meta-llama/Meta-Llama-3-8B-Instruct, TENSOR_PARALLELISM: '1'}\n"
+        f"    applications:\n{apps}"
+        "  rayClusterConfig:\n    headGroupSpec:\n      template:\n        spec:\n"
+        "          containers: [{name: head, image: 'rayproject/ray-ml:2.9.0-py310'}]\n"
+        "    workerGroupSpecs:\n    - groupName: gpu\n      replicas: 1\n      template:\n        spec:\n"
+        "          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "          containers: [{name: llm, image: 'rayproject/ray-ml:2.9.0-py310', "
+        "resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    result = run_documents(load_text(text, "r.yaml"), Options(allow_hub=False))
+    assert len([c for c in result.containers if isinstance(c, ContainerResult)]) == 40, [
+        d.message for d in result.diagnostics
+    ][:5]
+    assert parsed == [len(_EXTRAS)], (len(parsed), sum(parsed))

@@ -43,7 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import read_requirement
+from kvlint.engines.requirements import RequirementReader
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -791,8 +791,10 @@ def _scan_shell(
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
+        # (the script's requirements read within one budget: RequirementReader)
+        reader = RequirementReader(engine)
         for t, w0 in zip(reversed(seen), reversed(heads), strict=True):
-            got = _pip_install(t, engine)
+            got = _pip_install(t, engine, reader)
             if got is None:
                 continue
             found.installed = got or None
@@ -928,13 +930,14 @@ def _pip_words(words: Sequence[str]) -> list[str] | None:
     return out
 
 
-def _pip_install(words: Sequence[str], engine: str) -> str | None:
+def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
     """What the command ``words`` installs of ``engine`` with pip: the release it pins (:func:`_pip_pinned`),
     ``""`` when it upgrades the engine without pinning one (``pip install -U vllm``, ``pip install --upgrade
     vllm``: pip replaces the release the image carried with the newest on the day the container starts), else
     None (nothing of the engine, or an unpinned install without ``-U``, which pip leaves alone when the image
     carries the engine: "Requirement already satisfied")."""
-    pinned = _pip_pinned(words, engine)
+    reader = reader or RequirementReader(engine)
+    pinned = _pip_pinned(words, engine, reader)
     if pinned is not None:
         return pinned
     args = _pip_words(words)
@@ -951,13 +954,13 @@ def _pip_install(words: Sequence[str], engine: str) -> str | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        req = read_requirement(w)
+        req = reader.read(w)
         if req is not None and req.project == engine and req.release is None:
             upgraded = True
     return "" if upgraded else None
 
 
-def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
+def _pip_pinned(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
     """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
     ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``; each word read as pip reads a
     requirement, :func:`kvlint.engines.requirements.read_requirement`), else None. An unpinned requirement
@@ -979,7 +982,7 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        req = read_requirement(w)
+        req = (reader or RequirementReader(engine)).read(w)
         if req is not None and req.project == engine and req.release is not None:
             pinned = req.release
     return pinned
