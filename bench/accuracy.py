@@ -624,6 +624,84 @@ REPLAY: dict[str, Replay] = {
         why=_PLANNER_019
         + "; Llama-3.1-8B config for the Instruct model; --kv-cache-dtype fp8, --dtype bfloat16",
     ),
+    "gt-360": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Llama-3.1-8B config for the Instruct model (same shapes); TP 4",
+    ),
+    "gt-361": Replay(
+        "Qwen--Qwen2.5-7B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Qwen2.5-7B config for the Instruct model (same shapes); TP 2",
+    ),
+    "gt-362": Replay(
+        "Qwen--Qwen2.5-7B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Qwen2.5-7B config for the Instruct model (same shapes); TP 4",
+    ),
+    "gt-363": Replay(
+        "meta-llama--Llama-3.3-70B-Instruct",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; Llama-3.3-70B-Instruct config with RedHatAI's FP8-dynamic compressed-tensors checkpoint's "
+        "bytes (8-bit linear layers, 16-bit embeddings and LM head); TP 2",
+    ),
+    "gt-364": Replay(
+        "meta-llama--Llama-3.3-70B-Instruct",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; Llama-3.3-70B-Instruct config with RedHatAI's FP8-dynamic compressed-tensors checkpoint's "
+        "bytes (8-bit linear layers, 16-bit embeddings and LM head); TP 4",
+    ),
+    "gt-365": Replay(
+        "meta-llama--Llama-3.3-70B-Instruct",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; Llama-3.3-70B-Instruct config with RedHatAI's W8A8 INT8 compressed-tensors checkpoint's "
+        "bytes (8-bit linear layers, 16-bit embeddings and LM head); TP 2",
+    ),
+    "gt-366": Replay(
+        "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; the catalogue's Mistral-Small-3.1-24B-Instruct-2503 config (its vision_config lacks the encoder's "
+        "layer count, so only the text stack is priced) "
+        "with RedHatAI's W8A8 INT8 compressed-tensors checkpoint's bytes; TP 2",
+    ),
+    "gt-367": Replay(
+        "Qwen--Qwen2.5-72B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; Qwen2.5-72B config for Kimi-Dev-72B (Qwen2ForCausalLM; the log's TP-sharded LM head "
+        "[76032, 8192] is Qwen2.5-72B's vocabulary and hidden size, and its 67.82 GiB of weights the 67.8 of gt-353); TP 2",
+    ),
+    "gt-368": Replay(
+        "Qwen--Qwen2.5-72B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; Qwen2.5-72B config for Kimi-Dev-72B (Qwen2ForCausalLM; the log's TP-sharded LM head "
+        "[38016, 8192] is Qwen2.5-72B's vocabulary and hidden size); TP 4",
+    ),
+    "gt-369": Replay(
+        "openai--gpt-oss-20b",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019.replace("--gpu-memory-utilization 0.95", "the default utilization 0.9 (not given)")
+        + "; the corpus's gpt-oss-20b config (MXFP4 experts); TP 2",
+    ),
     "gt-336": Replay(
         "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B",
         "l40s",
@@ -727,9 +805,10 @@ SKIP: dict[str, str] = {
     "gt-359": "a failure after the KV cache was sized (vLLM 0.19.0, gpt-oss-20b on an H100 at utilization 0.95): the "
     "sampler warm-up's 786 MiB fp32 logits copy did not fit beside the CUDA graphs captured outside the budget (1.84 "
     "GiB) and 1.78 GiB PyTorch held reserved but unallocated. kvlint's verdict is the KV-cache fit vLLM checks (KV "
-    "+0.7 %, ok) and it plans no check of the warm-up after graph capture; its CUDA-graph estimate for this model "
-    "(0.39 GiB) is below the 1.84 printed, so such a check would not have fired either (docs/engine-memory-model.md "
-    "§5) - not scored",
+    "+0.7 %, ok) and it plans no check of the warm-up after graph capture. Its CUDA-graph term for this model, 0.39 "
+    "GiB while it priced 512 tokens of capture width, is 1.02 GiB since it counts the graphs vLLM captures (83 "
+    "piecewise + 83 FULL up to gpt-oss's own 1,024-token size; vLLM estimated 1.30 and captured 1.84), still short of "
+    "the pool (docs/engine-memory-model.md §5) - not scored",
     "gt-246": "gpu_memory_utilization cut off in the stored excerpt; the start failed in CUDA-graph capture after KV "
     "sizing, not a capacity failure. With the 0.9 default, `kvlint plan --accelerator a10 --gpus 4 --engine-version "
     "0.8.5` predicts 138,512 tokens (band up to 5.34 GiB = ~233k) against 198,784 printed: the point estimate takes "

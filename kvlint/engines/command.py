@@ -43,7 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import RequirementReader
+from kvlint.engines.requirements import Pin, RequirementReader
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -80,20 +80,23 @@ _VLLM_MODULES = {
     "vllm.entrypoints.grpc_server",
     "vllm.entrypoints.launchers.grpc_server",
 }
-#: vLLM's gRPC server module and the first release that ships it: ``vllm/entrypoints/grpc_server.py`` is in the
-#: vllm 0.14.0, 0.17.0, 0.20.0, 0.21.0 and 0.34.0 wheels (a deprecated shim over ``launchers/grpc_server.py`` in
-#: 0.34.0) and in neither the 0.12.0 nor the 0.13.0 one, where ``python -m`` stops with "No module named
-#: vllm.entrypoints.grpc_server".
+#: vLLM's gRPC server module (:data:`GRPC_MODULES_FROM`)
 GRPC_SERVER_MODULE = "vllm.entrypoints.grpc_server"
-GRPC_SERVER_FROM = (0, 14, 0)
-#: The gRPC server's module from 0.30.0: ``vllm/entrypoints/launchers/grpc_server.py`` (``main``: ``--host``,
-#: ``--port``, ``AsyncEngineArgs.add_cli_args``; ``if __name__ == "__main__": main()``) is in the vllm 0.30.0,
-#: 0.31.0, 0.32.0, 0.33.0 and 0.34.0 wheels and not in the 0.29.0 one (nor 0.28.0), where ``python -m`` stops with
-#: "No module named vllm.entrypoints.launchers"; ``grpc_server.py`` became its deprecated shim in 0.33.0.
+#: The gRPC server's module from 0.30.0 (:data:`GRPC_MODULES_FROM`)
 GRPC_LAUNCHER_MODULE = "vllm.entrypoints.launchers.grpc_server"
-GRPC_LAUNCHER_FROM = (0, 30, 0)
-#: each gRPC server module -> the first release that ships it
-GRPC_MODULES_FROM = {GRPC_SERVER_MODULE: GRPC_SERVER_FROM, GRPC_LAUNCHER_MODULE: GRPC_LAUNCHER_FROM}
+#: Each module of vLLM's gRPC server -> the first release that ships it (``python -m`` on an older one stops at once):
+#:
+#: - ``vllm/entrypoints/grpc_server.py`` is in the vllm 0.14.0, 0.17.0, 0.20.0, 0.21.0 and 0.34.0 wheels (a
+#:   deprecated shim over ``launchers/grpc_server.py`` in 0.34.0) and in neither the 0.12.0 nor the 0.13.0 one,
+#:   where ``python -m`` stops with "No module named vllm.entrypoints.grpc_server";
+#: - ``vllm/entrypoints/launchers/grpc_server.py`` (``main``: ``--host``, ``--port``, ``AsyncEngineArgs.add_cli_args``;
+#:   ``if __name__ == "__main__": main()``) is in the vllm 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0 wheels and not
+#:   in the 0.29.0 one (nor 0.28.0), where ``python -m`` stops with "No module named vllm.entrypoints.launchers";
+#:   ``grpc_server.py`` became its deprecated shim in 0.33.0.
+GRPC_MODULES_FROM: dict[str, tuple[int, int, int]] = {
+    GRPC_SERVER_MODULE: (0, 14, 0),
+    GRPC_LAUNCHER_MODULE: (0, 30, 0),
+}
 #: The gRPC server's own option beside ``--host``/``--port``: ``--disable-log-stats-server`` (a switch) is in its
 #: ``main`` in the 0.14.0 and 0.17.0 wheels, gone from 0.18.0 (0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.34.0 read).
 GRPC_OWN_OPTION = "--disable-log-stats-server"
@@ -935,16 +938,49 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     ``""`` when it upgrades the engine without pinning one (``pip install -U vllm``, ``pip install --upgrade
     vllm``: pip replaces the release the image carried with the newest on the day the container starts), else
     None (nothing of the engine, or an unpinned install without ``-U``, which pip leaves alone when the image
-    carries the engine: "Requirement already satisfied")."""
-    reader = reader or RequirementReader(engine)
-    pinned = _pip_pinned(words, engine, reader)
+    carries the engine: "Requirement already satisfied"). ``reader`` reads the requirements within the script's
+    budget (:class:`kvlint.engines.requirements.RequirementReader`)."""
+    args = _pip_words(words)
+    pins = _pip_engine_pins(args, engine, reader or RequirementReader(engine))
+    if pins is None:
+        return None
+    pinned = _last_release(pins)
     if pinned is not None:
         return pinned
-    args = _pip_words(words)
-    if args is None or not any(w in _PIP_UPGRADE for w in args):
+    if any(w in _PIP_UPGRADE for w in args or ()) and any(pin.release is None for pin in pins):
+        return ""
+    return None
+
+
+def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
+    """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
+    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``; each word read as pip reads a
+    requirement, :func:`kvlint.engines.requirements.read_requirement`), else None. An unpinned requirement
+    (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
+    is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
+    (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
+    pins = _pip_engine_pins(_pip_words(words), engine, RequirementReader(engine))
+    return None if pins is None else _last_release(pins)
+
+
+def _last_release(pins: Sequence[Pin]) -> str | None:
+    """The release the last pinned requirement of ``pins`` names (pip installs the last), else None."""
+    pinned = None
+    for pin in pins:
+        if pin.release is not None:
+            pinned = pin.release
+    return pinned
+
+
+def _pip_engine_pins(args: Sequence[str] | None, engine: str, reader: RequirementReader) -> list[Pin] | None:
+    """The requirements of ``engine`` (pinned or not) among ``args``, the words after ``pip install`` (``uv pip
+    install``, ``python3 -m pip install``) as :func:`_pip_words` gives them, in order, the values of pip's valued
+    options skipped; None when ``args`` is None (not pip's install) or the command installs elsewhere than the
+    environment the engine runs from (:data:`_PIP_ELSEWHERE`)."""
+    if args is None:
         return None
+    pins: list[Pin] = []
     skip = False
-    upgraded = False
     for w in args:
         if skip:
             skip = False
@@ -954,38 +990,10 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
         if w in _PIP_VALUED:
             skip = True
             continue
-        req = reader.read(w)
-        if req is not None and req.project == engine and req.release is None:
-            upgraded = True
-    return "" if upgraded else None
-
-
-def _pip_pinned(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
-    """The release of ``engine`` the command ``words`` installs with pip (``pip install vllm==0.6.6 --quiet``,
-    ``python3 -m pip install "sglang[all]==0.4.6"``, ``uv pip install ...``; each word read as pip reads a
-    requirement, :func:`kvlint.engines.requirements.read_requirement`), else None. An unpinned requirement
-    (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
-    is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
-    (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
-    args = _pip_words(words)
-    if args is None:
-        return None
-    pinned = None
-    skip = False
-    for w in args:
-        if skip:
-            skip = False
-            continue
-        opt = w.split("=", 1)[0]
-        if opt in _PIP_ELSEWHERE:
-            return None
-        if w in _PIP_VALUED:
-            skip = True
-            continue
-        req = (reader or RequirementReader(engine)).read(w)
-        if req is not None and req.project == engine and req.release is not None:
-            pinned = req.release
-    return pinned
+        pin = reader.read(w)
+        if pin is not None and pin.project == engine:
+            pins.append(pin)
+    return pins
 
 
 #: How many quotes the text after an unclosed one is followed through in search of the engine command it swallows.
@@ -1522,16 +1530,18 @@ def _grpc_own_option(option: str, version: str | None) -> str | None:
     return None
 
 
-def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SERVER_MODULE) -> None:
+def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
     """KV206 (error) on ``python -m vllm.entrypoints.grpc_server`` (``module``, one of :data:`GRPC_MODULES_FROM`)
     when the image's vLLM ``version`` is older than the first release that ships ``module``: the module is not in
     that release, so the container stops at once. An unknown release (``latest``, no tag) is read as the newest,
-    which ships it. On the releases whose gRPC server takes :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to
-    before :data:`GRPC_OWN_OPTION_UNTIL`), the engine parser's KV205 on that option is dropped."""
+    which ships it. On the releases whose gRPC server takes :data:`GRPC_OWN_OPTION` (the first with
+    :data:`GRPC_SERVER_MODULE` to before :data:`GRPC_OWN_OPTION_UNTIL`), the engine parser's KV205 on that option
+    is dropped."""
     from kvlint.memory.versions import parse_version
 
     v = parse_version(version)  # (None, latest, no release number: the newest)
-    if GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
+    server_from = GRPC_MODULES_FROM[GRPC_SERVER_MODULE]
+    if server_from <= v < GRPC_OWN_OPTION_UNTIL:
         kept: list[Finding] = []
         for f in cfg.findings:
             own = _grpc_own_option(f.option, version) if isinstance(f, OptionFinding) and f.unknown else None
@@ -1552,7 +1562,7 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SE
                     )
                 )
         cfg.findings = kept
-    since = GRPC_MODULES_FROM.get(module, GRPC_SERVER_FROM)
+    since = GRPC_MODULES_FROM[module]
     if v >= since:
         return
     first = ".".join(map(str, since))
@@ -1562,14 +1572,10 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SE
         fix = f"use an image of vLLM {first} or later, or python3 -m vllm.entrypoints.openai.api_server"
     else:
         stops = f"('Error while finding module specification for {module}')"
-        older = ".".join(map(str, GRPC_SERVER_FROM))
+        older = ".".join(map(str, server_from))
         fix = (
             f"use an image of vLLM {first} or later"
-            + (
-                f", or python3 -m {GRPC_SERVER_MODULE} (vLLM {older} and later)"
-                if v >= GRPC_SERVER_FROM
-                else ""
-            )
+            + (f", or python3 -m {GRPC_SERVER_MODULE} (vLLM {older} and later)" if v >= server_from else "")
             + ", or python3 -m vllm.entrypoints.openai.api_server"
         )
     cfg.findings.append(

@@ -1690,7 +1690,8 @@ class StartupConfig:
         facts: the model's :class:`ModelFacts` (None: the later steps derive them, :func:`model_facts`);
         release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`);
         decode_query_len: tokens per request of a uniform decode step that sizes the CUDA-graph captures
-        (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
+        (:func:`decode_query_len`); capture_model_max: the largest capture size the model's config sets in place
+        of vLLM's default (:func:`model_capture_size`), else None; length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
         nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
@@ -1732,6 +1733,7 @@ class StartupConfig:
     extensible: bool = False
     headroom_bytes: int = 0
     decode_query_len: int = 1
+    capture_model_max: int | None = None
     length_refused: str | None = None
     v0_fallback: str | None = None
     pooling: bool = False
@@ -2133,6 +2135,7 @@ def resolve_startup(
         # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
         decode_query_len=decode_query_len(settings, v),
+        capture_model_max=model_capture_size(model.architectures, v),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
@@ -2188,6 +2191,25 @@ def _spec_method(settings: VllmSettings) -> str | None:
         if settings.num_speculative_tokens or settings.speculative_method or drafted
         else None
     )
+
+
+def model_capture_size(architectures: Sequence[str] | None, v: Version) -> int | None:
+    """The largest CUDA-graph capture size a model's config sets in place of vLLM's default
+    ``min(2 x max_num_seqs x decode_query_len, 512)``, else None.
+
+    gpt-oss (``GptOssForCausalLM``): ``GptOssForCausalLMConfig.verify_and_update_config`` in
+    ``vllm/model_executor/models/config.py`` raises it "for performance" when the user gave no capture sizes:
+    to 1,024 in the 0.10.1.1 and 0.10.2 wheels (a new ``cuda_graph_sizes`` list up to 1,024, when the one-element
+    default is below it), 992 in 0.11.0 ("When using full cuda graph with FA3, the max supported size is 992"),
+    1,024 again from 0.11.1 (``max_cudagraph_capture_size = 1024`` when neither ``cudagraph_capture_sizes`` nor
+    ``max_cudagraph_capture_size`` is set; read in the 0.11.1, 0.12.0, 0.14.0, 0.17.0, 0.18.0 and 0.19.0 wheels,
+    whose start-up logs print "Overriding max cuda graph capture size to 1024 for performance."). The engine
+    still drops the sizes above ``max_num_batched_tokens`` (:func:`kvlint.memory.calibration.
+    cudagraph_capture_tokens`). kvlint reads no capture-size flag, so a user's own sizes are not modelled.
+    gpt-oss is served from 0.10.1; earlier releases do not know the architecture."""
+    if "GptOssForCausalLM" not in tuple(architectures or ()) or v < (0, 10, 1):
+        return None
+    return 992 if (0, 11, 0) <= v < (0, 11, 1) else 1024
 
 
 def decode_query_len(settings: VllmSettings, v: Version) -> int:
@@ -2742,12 +2764,10 @@ def stage_memory(
         cal.cudagraph_bytes(
             n,
             cfg.max_num_seqs,
-            model.hidden_size,
-            inter,
-            tp,
-            cfg.dtype_bytes,
             cfg.decode_query_len,
             cfg.max_num_batched_tokens,
+            cfg.capture_model_max,
+            cfg.version,
         )
         if cfg.era == "v1" and not settings.enforce_eager
         else 0
