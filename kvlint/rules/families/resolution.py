@@ -222,7 +222,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         why = None if template and s.model is None else unsized_before_model(ctx.workload, s, p)
         if why is None or (s.model is None and why != "not a CUDA/ROCm GPU"):
             return
-        if acc is not None:
+        if acc is not None and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
                 f"capacity rules skipped: the pod runs on {acc.name}, and kvlint's memory model is for CUDA/ROCm "
                 f"GPUs ({p.how if p else ''})",
@@ -230,7 +230,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
             )
             return
-    if acc is not None:
+        # on an NVIDIA or AMD GPU, what is not CUDA/ROCm is the engine's build or device (said below), not the GPU
+    if acc is not None and cr.model is not None:
         if cr.plan_error and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
                 f"capacity rules skipped: {cr.plan_error} ({p.how if p else ''})",
