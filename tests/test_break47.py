@@ -251,3 +251,35 @@ def test_a_rayservices_requirements_repeated_by_aliases_are_parsed_once(
         d.message for d in result.diagnostics
     ][:5]
     assert parsed == [len(_EXTRAS)], (len(parsed), sum(parsed))
+
+
+@pytest.mark.parametrize(
+    ("script", "name"),
+    [
+        (
+            'vllm serve Qwen/Qwen2.5-7B --served-model-name ${NAME:-"my model"} --max-model-len 4096',
+            "my model",
+        ),
+        (
+            "vllm serve Qwen/Qwen2.5-7B --served-model-name ${NAME:-'my model'} --max-model-len 4096",
+            "my model",
+        ),
+        (
+            "vllm serve Qwen/Qwen2.5-7B --served-model-name ${NAME:-$'my\\tmodel'} --max-model-len 4096",
+            "my\tmodel",
+        ),
+        (
+            "vllm serve Qwen/Qwen2.5-7B --served-model-name \"${NAME:-$'it\\'s'}\" --max-model-len 4096",
+            "it's",
+        ),
+    ],
+)
+def test_a_quoted_default_of_an_unset_variable_is_one_word(script: str, name: str) -> None:
+    # bash removes the default's quotes and does not split it: --served-model-name 'my model' (kvlint split it
+    # into 'my' and 'model', making 'model' a stray positional, and kept $' of an ANSI-C default)
+    from kvlint.engines.shell import commands
+
+    (cmd,) = commands(script, {})
+    words = [w.text for w in cmd]
+    assert words[words.index("--served-model-name") + 1] == name, words
+    assert words[-2:] == ["--max-model-len", "4096"] and len(words) == 7, words

@@ -181,6 +181,8 @@ class Part:
     text: str
     quoted: bool = False
     default: str | None = None
+    #: the default is one quoted string (``${X:-"a b"}``, ``${X:-'a b'}``, ``${X:-$'a\tb'}``): not split into words
+    default_quoted: bool = False
 
 
 @dataclass(slots=True)
@@ -410,6 +412,26 @@ def ansi_c_text(body: str) -> str:
     return "".join(out)
 
 
+def _default_text(default: str) -> tuple[str, bool]:
+    """The text of the default word of ``${X:-default}`` and whether it is one quoted string, which bash does not
+    split into words: ``"a b"`` and ``'a b'`` (the quote not inside), ``$'a\\tb'`` (its escapes decoded); other
+    text has its surrounding quotes stripped, as before."""
+    d = default
+    if (
+        len(d) >= 2
+        and d[0] == d[-1]
+        and d[0] in "'\""
+        and d[0] not in d[1:-1]
+        and (d[0] == "'" or "\\" not in d)
+    ):
+        return d[1:-1], True
+    if d.startswith("$'"):
+        a = ANSI_C_RE.fullmatch(d)
+        if a is not None and a.group(2):
+            return ansi_c_text(a.group(1)), True
+    return d.strip("\"'"), False
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -428,7 +450,8 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if m and inner[m.end() :].startswith((":-", "-")):
             rest = inner[m.end() :]
             default = rest[2:] if rest.startswith(":-") else rest[1:]
-            return Part("var", m.group(), quoted, default=default.strip("\"'")), end
+            text, whole = _default_text(default)
+            return Part("var", m.group(), quoted, default=text, default_quoted=whole), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -920,7 +943,7 @@ def _expand(
             val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted:
+                if p.quoted or (p.default_quoted and not env.get(p.text)):
                     cur.append(val)
                     have_cur = True
                 else:
