@@ -181,6 +181,8 @@ class Part:
     text: str
     quoted: bool = False
     default: str | None = None
+    #: the default is one quoted string (``${X:-"a b"}``, ``${X:-'a b'}``, ``${X:-$'a\tb'}``): not split into words
+    default_quoted: bool = False
 
 
 @dataclass(slots=True)
@@ -276,8 +278,9 @@ _IN_DQ = re.compile(
 def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
     """Index just past the bracket matching ``s[i]`` (tolerant: end of string if unbalanced).
 
-    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones) and a
-    backslash outside quotes escapes the next character. The text between the characters that matter is
+    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones, and inside
+    bash's ``$'...'``, where ``\\'`` does not close it: :data:`ANSI_C_RE`; ``$$`` is a parameter, so a quote
+    after it is a plain one) and a backslash outside quotes escapes the next character. The text between the characters that matter is
     skipped by a regular-expression search, not walked one character at a time (see
     :func:`_scan_balanced_walk`, the character walk it equals, kept for the tests)."""
     special = _BALANCED.get(open_c + close_c)
@@ -309,6 +312,12 @@ def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
             i = j + 1
         elif c == "\\":
             i += 2
+        elif c == "$":
+            nxt = s[i + 1 : i + 2]
+            if nxt == "'":
+                i = ANSI_C_RE.match(s, i).end()  # type: ignore[union-attr]  # (n when never closed)
+            else:
+                i += 2 if nxt == "$" else 1
         elif c == open_c:
             depth += 1
             i += 1
@@ -321,8 +330,8 @@ def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
 
 #: The characters :func:`_scan_balanced` acts on, per bracket pair.
 _BALANCED = {
-    "()": re.compile(r"""['"\\()]"""),
-    "{}": re.compile(r"""['"\\{}]"""),
+    "()": re.compile(r"""['"\\()$]"""),
+    "{}": re.compile(r"""['"\\{}$]"""),
 }
 _DQ_STOP = re.compile(r'["\\]')
 
@@ -344,6 +353,12 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
         elif c in "'\"":
             quote = c
         elif c == "\\":
+            i += 2
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "'":
+            i = ANSI_C_RE.match(s, i).end()  # type: ignore[union-attr]
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "$":
             i += 2
             continue
         elif c == open_c:
@@ -450,6 +465,26 @@ def ansi_c_text(body: str) -> str:
     return text
 
 
+def _default_text(default: str) -> tuple[str, bool]:
+    """The text of the default word of ``${X:-default}`` and whether it is one quoted string, which bash does not
+    split into words: ``"a b"`` and ``'a b'`` (the quote not inside), ``$'a\\tb'`` (its escapes decoded); other
+    text has its surrounding quotes stripped, as before."""
+    d = default
+    if (
+        len(d) >= 2
+        and d[0] == d[-1]
+        and d[0] in "'\""
+        and d[0] not in d[1:-1]
+        and (d[0] == "'" or "\\" not in d)
+    ):
+        return d[1:-1], True
+    if d.startswith("$'"):
+        a = ANSI_C_RE.fullmatch(d)
+        if a is not None and a.group(2):
+            return ansi_c_text(a.group(1)), True
+    return d.strip("\"'"), False
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -468,12 +503,16 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if m and inner[m.end() :].startswith((":-", "-")):
             rest = inner[m.end() :]
             default = rest[2:] if rest.startswith(":-") else rest[1:]
-            return Part("var", m.group(), quoted, default=default.strip("\"'")), end
+            text, whole = _default_text(default)
+            return Part("var", m.group(), quoted, default=text, default_quoted=whole), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
         return Part("sub", s[i:end], quoted), end
+    if c == '"' and not quoted:
+        # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
+        return Part("lit", "", quoted), i + 1
     if c in "@*":
         return Part("at", c, quoted), i + 2
     if c in "0123456789":
@@ -957,7 +996,7 @@ def _expand(
             val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted:
+                if p.quoted or (p.default_quoted and not env.get(p.text)):
                     cur.append(val)
                     have_cur = True
                 else:
