@@ -375,8 +375,8 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
 #: it a backslash escapes the next character, a ``'`` included, so ``$'it\'s'`` is one closed word; group 1 is the
 #: body, group 2 the closing quote (empty when the script never closes it). Linear: the alternatives never overlap.
 ANSI_C_RE = re.compile(r"\$'((?:[^'\\]|\\[\s\S]?)*)('?)")
-#: The one-character escapes of ``$'...'`` (bash ``lib/sh/strtrans.c`` ``ansicstr``); any other escaped character
-#: keeps its backslash, as bash keeps it (octal, ``\x``, ``\u`` and ``\c`` escapes are kept as written).
+#: The one-character escapes of ``$'...'`` (bash ``lib/sh/strtrans.c`` ``ansicstr``); the numeric and control ones
+#: are :data:`_ANSI_C_NUMERIC` and ``\cX``; any other escaped character keeps its backslash, as bash keeps it.
 _ANSI_C_ESCAPES = {
     "a": "\a",
     "b": "\b",
@@ -394,22 +394,75 @@ _ANSI_C_ESCAPES = {
 }
 
 
+#: bash's numeric escapes in ``$'...'`` (``ansicstr``): the digits each reads at most, and their base. ``\nnn``
+#: (octal, the first digit included, the byte its value modulo 256), ``\xHH``, ``\uHHHH``, ``\UHHHHHHHH`` (a
+#: Unicode character); ``\x``, ``\u`` or ``\U`` with no hex digit after it is kept as written.
+_ANSI_C_NUMERIC = {"x": (2, 16), "u": (4, 16), "U": (8, 16)}
+_OCTAL, _HEX = frozenset("01234567"), frozenset("0123456789abcdefABCDEF")
+
+
 def ansi_c_text(body: str) -> str:
-    """The text of the body of a ``$'...'`` quote (:data:`ANSI_C_RE`'s group 1): its escapes decoded."""
+    r"""The text of the body of a ``$'...'`` quote (:data:`ANSI_C_RE`'s group 1): its escapes decoded as bash
+    decodes them (bash ``lib/sh/strtrans.c::ansicstr``): :data:`_ANSI_C_ESCAPES`, the numeric escapes of
+    :data:`_ANSI_C_NUMERIC` and octal ``\nnn``, ``\cX`` (the control character ``X & 0x1f``, DEL for ``?``). The
+    bytes of 0x80 or more that ``\xHH`` and ``\nnn`` give are read as UTF-8 (``$'\xc3\xa9'`` is ``é``), U+FFFD
+    where they are not; a NUL ends the text, as the C string bash builds ends there (``$'a\0b'`` is ``a``)."""
     if "\\" not in body:
         return body
     out: list[str] = []
+    raw = False
     k, n = 0, len(body)
     while k < n:
         c = body[k]
-        if c == "\\" and k + 1 < n:
-            nxt = body[k + 1]
-            out.append(_ANSI_C_ESCAPES.get(nxt, "\\" + nxt))
-            k += 2
-        else:
+        if c != "\\" or k + 1 >= n:
             out.append(c)
             k += 1
-    return "".join(out)
+            continue
+        nxt = body[k + 1]
+        code: int | None = None
+        if nxt in _OCTAL:
+            end = k + 1
+            while end < min(n, k + 4) and body[end] in _OCTAL:
+                end += 1
+            code, k = int(body[k + 1 : end], 8) & 0xFF, end
+        elif nxt in _ANSI_C_NUMERIC:
+            most, base = _ANSI_C_NUMERIC[nxt]
+            end = k + 2
+            while end < min(n, k + 2 + most) and body[end] in _HEX:
+                end += 1
+            if end == k + 2:
+                out.append("\\" + nxt)
+                k = end
+                continue
+            code, k = int(body[k + 2 : end], base), end
+            if nxt != "x" and code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF:
+                if code == 0:
+                    break
+                out.append(chr(code))
+                continue
+            code = code if nxt == "x" else 0xFFFD
+        elif nxt == "c" and k + 2 < n:
+            # TOCTRL: ``?`` is DEL; a backslash after ``\c`` takes the one after it along (``\c\\`` is 0x1c)
+            ch = body[k + 2]
+            code, k = (0x7F if ch == "?" else ord(ch.upper()) & 0x1F), k + 3
+            if ch == "\\" and k < n and body[k] == "\\":
+                k += 1
+        else:
+            out.append(_ANSI_C_ESCAPES.get(nxt, "\\" + nxt))
+            k += 2
+            continue
+        if code == 0:
+            break
+        if code >= 0x80 and code != 0xFFFD:
+            code, raw = 0xDC00 + code, True  # a raw byte, read as UTF-8 below
+        out.append(chr(code))
+    text = "".join(out)
+    if raw:
+        try:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # a lone surrogate the manifest itself wrote
+            text = "".join("\ufffd" if 0xDC80 <= ord(ch) <= 0xDCFF else ch for ch in text)
+    return text
 
 
 def _default_text(default: str) -> tuple[str, bool]:
