@@ -16,7 +16,11 @@ the wheels (``tools/flag_tables/extract_json.py``). The kinds, as ``vllm/engine/
 * ``parse_type_kvs``: the same in 0.8.5 (``optional_type``) and 0.9.2 (``parse_type``), where a value not
   matching ``^{.*}$`` goes to ``nullable_kvs`` (comma-separated ``KEY=VALUE`` with integer values, else
   "Each item should be in the form KEY=VALUE" / "Failed to parse value of item K=V").
-* ``kvs``: ``type=nullable_kvs`` alone (``--limit-mm-per-prompt`` 0.5.5 - 0.7.3): a JSON object is refused.
+* ``kvs``: ``type=nullable_kvs`` alone (``--limit-mm-per-prompt`` 0.6.x - 0.7.3): a JSON object is refused; an
+  empty value is unset (``if len(val) == 0: return None``).
+* ``kvs_plain``: 0.5.5's ``nullable_kvs``: ``key, value = item.split("=")`` and ``int(value)``, whose
+  ``ValueError`` argparse reports as "invalid nullable_kvs value: '...'"; keys neither lower-cased nor stripped,
+  a key given twice not refused (``image=2,image=3`` starts).
 * ``dict_or_str`` (0.9.2, regex ``^{.*}$``) / ``dict_or_str_dotall`` (0.10.1 on, ``(?s)^\\s*{.*}\\s*$``):
   ``union_dict_and_str``, get_kwargs's type for a ``dict | str`` or ``dict | Callable`` field (``--hf-overrides``,
   ``--model-loader-extra-config``, ``--additional-config``): a value matching the regex is read as
@@ -76,12 +80,31 @@ def _nullable_kvs_error(raw: str) -> str | None:
     return None
 
 
+def _nullable_kvs_plain_error(raw: str) -> str | None:
+    """0.5.5's ``nullable_kvs`` (``vllm@0.5.5:vllm/engine/arg_utils.py``): why it raises ``ValueError`` on
+    ``raw`` (an item without exactly one ``=``, or a value ``int`` refuses), else None."""
+    for item in raw.split(","):
+        parts = item.split("=")
+        if len(parts) != 2:
+            return "each item should be KEY=VALUE"
+        try:
+            int(parts[1])
+        except ValueError:
+            return f"{parts[1]!r} is not an integer"
+    return None
+
+
 def refusal(kind: str, option: str, raw: str) -> tuple[str, str] | None:
     """``(engine message, reason)`` when the release's parser of ``kind`` refuses ``raw`` for ``option``,
     else None. The message is argparse's, after "vllm serve: error: "."""
     if kind in ("parse_type", "parse_type_kvs", "dataclass") or kind.startswith("dataclass:"):
         if raw in ("", "None"):
             return None  # optional_type: unset (a required dataclass field is left to vLLM)
+    if kind in ("kvs", "kvs_plain") and raw == "":
+        return None  # nullable_kvs: len(val) == 0 is unset (0.5.5 - 0.7.3)
+    if kind == "kvs_plain":
+        why = _nullable_kvs_plain_error(raw)
+        return (f"argument {option}: invalid nullable_kvs value: {raw!r}", why) if why else None
     if kind == "kvs" or (kind == "parse_type_kvs" and not _BRACED.match(raw)):
         why = _nullable_kvs_error(raw)
         return (f"argument {option}: {why}", "it is read as comma-separated KEY=VALUE pairs") if why else None

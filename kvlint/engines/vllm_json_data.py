@@ -455,7 +455,7 @@ JSON_PARSERS: dict[str, tuple[str | None, ...]] = {
     ),
     "--limit-mm-per-prompt": (
         None,
-        "kvs",
+        "kvs_plain",
         "kvs",
         "kvs",
         "kvs",

@@ -14,7 +14,8 @@ gives it and names the parser kind kvlint restates (kvlint/engines/vllm_json.py)
 * ``dict_or_str`` / ``dict_or_str_dotall``: ``union_dict_and_str`` (JSON only when the value is ``{...}``;
   ``_dotall`` when its regex is ``(?s)^\\s*{.*}\\s*$``);
 * ``dataclass:<Cls>``: get_kwargs's ``parse_dataclass`` (``TypeAdapter(Cls).validate_json``);
-* ``kvs``: ``type=nullable_kvs`` (key=value pairs only: a JSON object is refused).
+* ``kvs``: ``type=nullable_kvs`` (key=value pairs only: a JSON object is refused); ``kvs_plain`` for 0.5.5's
+  ``nullable_kvs``, which raises ``ValueError`` (argparse: "invalid nullable_kvs value") and has no key check.
 
 A get_kwargs field's type is classified as ``_compute_kwargs``/``get_kwargs`` of the release does, in its order
 (dataclass, bool, Literal, tuple, list, set, int, float, dict with str or a non-builtin, dict, str), from the
@@ -171,7 +172,9 @@ def extract_json(root):
         if e == "union_dict_and_str":
             return uds_kind if has_uds else None
         if e == "nullable_kvs":
-            return "kvs"
+            # 0.5.5's nullable_kvs raises ValueError (argparse: "invalid nullable_kvs value"), neither lower-cases
+            # nor strips keys and has no conflicting-key check; from 0.6 it raises ArgumentTypeError with its text
+            return "kvs" if "ArgumentTypeError" in body_of("nullable_kvs") else "kvs_plain"
         m = re.fullmatch(r"(\w+)\.(from_cli|from_json)", e)
         if m:
             body = methods.get((m.group(1), m.group(2)), "")
