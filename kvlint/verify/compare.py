@@ -671,6 +671,7 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
             p.max_num_batched_tokens,
             model_capture_size(model.architectures, v),
             v,
+            cr.settings.cudagraph_user if isinstance(getattr(cr, "settings", None), VllmSettings) else None,
         )
         cgh = cal.band_bytes(cg) / GiB
         cgg = cg / GiB
