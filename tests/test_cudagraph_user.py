@@ -109,3 +109,10 @@ def test_hostile_sizes_size_no_loop() -> None:
     huge = "[" + ",".join(["8"] * 70000) + "]"
     assert round(_graphs("--compilation-config", '{"cudagraph_capture_sizes": ' + huge + "}")) == 51 + DEC
     assert _graphs("--compilation-config", '{"max_cudagraph_capture_size": 1000000000000000}') > 0
+
+
+def test_cudagraph_capture_sizes_flag_takes_several_values() -> None:
+    """--cudagraph-capture-sizes is list[int] in EngineArgs, nargs="+" (vllm@0.19.0:vllm/engine/arg_utils.py,
+    get_kwargs of CompilationConfig.cudagraph_capture_sizes): its values were reported as KV205 positional
+    arguments, and only the first was read."""
+    assert round(_graphs("--cudagraph-capture-sizes", "1", "2", "4", "8")) == 8
