@@ -11,7 +11,7 @@ from pathlib import Path
 from kvlint.engines import parse_command_line
 from kvlint.memory import calibration as cal
 from kvlint.memory.versions import parse_version
-from kvlint.memory.vllm import plan_vllm, settings_from_config
+from kvlint.memory.vllm import VllmSettings, plan_vllm, plan_vllm_detailed, settings_from_config
 from kvlint.models import resolve_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,3 +116,20 @@ def test_cudagraph_capture_sizes_flag_takes_several_values() -> None:
     get_kwargs of CompilationConfig.cudagraph_capture_sizes): its values were reported as KV205 positional
     arguments, and only the first was read."""
     assert round(_graphs("--cudagraph-capture-sizes", "1", "2", "4", "8")) == 8
+
+
+def test_chunked_local_attention_captures_no_full_graph() -> None:
+    """Llama 4 (attention_chunk_size: ChunkedLocalAttention, AttentionCGSupport.NEVER): vLLM sets
+    cudagraph_mode=PIECEWISE, so the plan prices the 51 piecewise graphs only (gt-356, Llama 4 Scout at 0.19.0,
+    printed 'PIECEWISE=51 (largest=512)'), and the fit counts gt-356 so; Llama 3 keeps its FULL decode graphs."""
+    scout = resolve_model(str(MODELS / "meta-llama--Llama-4-Scout-17B-16E-Instruct"), allow_hub=False)
+    s = VllmSettings(version="0.20.0", tensor_parallel_size=4, max_model_len=8192)
+    d = plan_vllm_detailed(s, scout, H100, **KW)
+    layers = max(d.stage_layers)
+    graphs = (d.plan.cudagraph_bytes - cal.CG_BASE_GIB * GiB) / (cal.K_CUDAGRAPH * (1 << 20) * layers)
+    assert round(graphs) == 51
+    obs = next(o for o in cal.OBSERVATIONS if o.gt == "gt-356")
+    assert obs.graphs == 51
+    llama = resolve_model(str(MODELS / "meta-llama--Llama-3.1-8B"), allow_hub=False)
+    p = plan_vllm(VllmSettings(version="0.20.0", max_model_len=8192), llama, H100, **KW)
+    assert round((p.cudagraph_bytes - cal.CG_BASE_GIB * GiB) / (cal.K_CUDAGRAPH * (1 << 20) * 32)) > 51

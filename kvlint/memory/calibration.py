@@ -152,9 +152,9 @@ def cudagraph_count(
     max_num_seqs x decode_query_len`` (``vllm@0.14.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.
     capture_model``, ``decode_cudagraph_batch_sizes``). ``mode`` None: the release's default, ``FULL_AND_PIECEWISE``
     from 0.11.0 ("(v1 default)", ``vllm@0.11.0:vllm/config/compilation.py::CUDAGraphMode``), ``PIECEWISE``
-    before. ``version`` None: the newest behaviour. Not modelled: attention backends that support no full graph
-    (vLLM then captures the piecewise graphs only, e.g. Llama 4 Scout in 0.19.0, or FlashInfer with speculative
-    decoding)."""
+    before. ``version`` None: the newest behaviour. The caller passes ``mode`` PIECEWISE where the attention
+    backend supports no full graph (chunked local attention: :func:`kvlint.memory.vllm.effective_cudagraph_user`);
+    other such backends are not modelled (FlashInfer with speculative decoding)."""
     v = version or (99, 0, 0)
     if mode is None:
         mode = "FULL_AND_PIECEWISE" if v >= (0, 11, 0) else "PIECEWISE"
@@ -621,8 +621,8 @@ OBSERVATIONS: tuple[Observation, ...] = (
         capture=512,
         cudagraph_gib=1.13,
         nvls=True,
-        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
-    ),  # Llama-4-Scout, TP 4
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0), mode="PIECEWISE"),
+    ),  # Llama-4-Scout, TP 4: chunked local attention, no FULL graph ("PIECEWISE=51 (largest=512)")
     Observation(
         "gt-357",
         "v1_triton",

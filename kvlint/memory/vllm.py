@@ -1838,6 +1838,7 @@ class StartupConfig:
     headroom_bytes: int = 0
     decode_query_len: int = 1
     capture_model_max: int | None = None
+    cudagraph_user: cal.CudagraphUser | None = None
     length_refused: str | None = None
     v0_fallback: str | None = None
     pooling: bool = False
@@ -2240,6 +2241,7 @@ def resolve_startup(
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
         decode_query_len=decode_query_len(settings, v),
         capture_model_max=model_capture_size(model.architectures, v),
+        cudagraph_user=effective_cudagraph_user(settings.cudagraph_user, v, chunked=pre.chunked_layers),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
@@ -2295,6 +2297,20 @@ def _spec_method(settings: VllmSettings) -> str | None:
         if settings.num_speculative_tokens or settings.speculative_method or drafted
         else None
     )
+
+
+def effective_cudagraph_user(user: cal.CudagraphUser, v: Version, chunked: bool = False) -> cal.CudagraphUser:
+    """The command line's CUDA-graph settings (:func:`cudagraph_user`) as the model runner leaves them. A model with
+    chunked local attention (Llama 4's ``attention_chunk_size``: ``ChunkedLocalAttention``, whose metadata builder
+    declares ``AttentionCGSupport.NEVER`` in every wheel read, 0.11.0 - 0.34.0,
+    ``vllm/model_executor/layers/attention/chunked_local_attention.py``; ``vllm/attention/layers/`` before 0.14) gets
+    no FULL graph: the default ``FULL_AND_PIECEWISE`` becomes ``PIECEWISE`` ("setting cudagraph_mode=PIECEWISE
+    because attention is compiled piecewise", ``GPUModelRunner._check_and_update_cudagraph_mode``, 0.11.0 and
+    0.19.0; gt-356, Llama 4 Scout at 0.19.0, printed "Profiling CUDA graph memory: PIECEWISE=51 (largest=512)").
+    A user's FULL or FULL_DECODE_ONLY there is refused or dropped by vLLM, not modelled."""
+    if chunked and v >= (0, 11, 0) and user.mode in (None, "FULL_AND_PIECEWISE"):
+        return replace(user, mode="PIECEWISE")
+    return user
 
 
 def model_capture_size(architectures: Sequence[str] | None, v: Version) -> int | None:
@@ -2872,7 +2888,7 @@ def stage_memory(
             cfg.max_num_batched_tokens,
             cfg.capture_model_max,
             cfg.version,
-            settings.cudagraph_user,
+            cfg.cudagraph_user or settings.cudagraph_user,
         )
         if cfg.era == "v1" and not settings.enforce_eager
         else 0
