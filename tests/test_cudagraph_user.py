@@ -11,7 +11,13 @@ from pathlib import Path
 from kvlint.engines import parse_command_line
 from kvlint.memory import calibration as cal
 from kvlint.memory.versions import parse_version
-from kvlint.memory.vllm import VllmSettings, plan_vllm, plan_vllm_detailed, settings_from_config
+from kvlint.memory.vllm import (
+    VllmSettings,
+    effective_cudagraph_user,
+    plan_vllm,
+    plan_vllm_detailed,
+    settings_from_config,
+)
 from kvlint.models import resolve_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,3 +139,21 @@ def test_chunked_local_attention_captures_no_full_graph() -> None:
     llama = resolve_model(str(MODELS / "meta-llama--Llama-3.1-8B"), allow_hub=False)
     p = plan_vllm(VllmSettings(version="0.20.0", max_model_len=8192), llama, H100, **KW)
     assert round((p.cudagraph_bytes - cal.CG_BASE_GIB * GiB) / (cal.K_CUDAGRAPH * (1 << 20) * 32)) > 51
+
+
+def test_a_pooling_model_captures_no_full_graph() -> None:
+    """'Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE.' (VllmConfig, from
+    0.11.1 for any mode with full graphs; 0.11.0 for the default): E5-Mistral (MistralModel, the pooling runner) at
+    0.20.0 prices its 51 piecewise graphs, the same model on the generate runner 51 + the FULL decode ones."""
+    model = resolve_model("intfloat/e5-mistral-7b-instruct", allow_hub=False)
+    pooled = VllmSettings(version="0.20.0", max_model_len=8192)
+    p = plan_vllm_detailed(pooled, model, H100, **KW)
+    g = plan_vllm_detailed(pooled.changed(runner="generate"), model, H100, **KW)
+    unit = cal.K_CUDAGRAPH * (1 << 20) * max(p.stage_layers)
+    assert round((p.plan.cudagraph_bytes - cal.CG_BASE_GIB * GiB) / unit) == 51
+    assert round((g.plan.cudagraph_bytes - cal.CG_BASE_GIB * GiB) / unit) > 51
+    full = cal.CudagraphUser(mode="FULL")
+    assert effective_cudagraph_user(full, parse_version("0.19.0"), pooling=True).mode == "PIECEWISE"
+    assert (
+        effective_cudagraph_user(full, parse_version("0.11.0"), pooling=True).mode == "FULL"
+    )  # the default only

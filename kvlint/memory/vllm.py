@@ -2241,7 +2241,9 @@ def resolve_startup(
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
         decode_query_len=decode_query_len(settings, v),
         capture_model_max=model_capture_size(model.architectures, v),
-        cudagraph_user=effective_cudagraph_user(settings.cudagraph_user, v, chunked=pre.chunked_layers),
+        cudagraph_user=effective_cudagraph_user(
+            settings.cudagraph_user, v, chunked=pre.chunked_layers, pooling=pre.pooling is not None
+        ),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
@@ -2299,7 +2301,9 @@ def _spec_method(settings: VllmSettings) -> str | None:
     )
 
 
-def effective_cudagraph_user(user: cal.CudagraphUser, v: Version, chunked: bool = False) -> cal.CudagraphUser:
+def effective_cudagraph_user(
+    user: cal.CudagraphUser, v: Version, chunked: bool = False, pooling: bool = False
+) -> cal.CudagraphUser:
     """The command line's CUDA-graph settings (:func:`cudagraph_user`) as the model runner leaves them. A model with
     chunked local attention (Llama 4's ``attention_chunk_size``: ``ChunkedLocalAttention``, whose metadata builder
     declares ``AttentionCGSupport.NEVER`` in every wheel read, 0.11.0 - 0.34.0,
@@ -2307,7 +2311,14 @@ def effective_cudagraph_user(user: cal.CudagraphUser, v: Version, chunked: bool 
     no FULL graph: the default ``FULL_AND_PIECEWISE`` becomes ``PIECEWISE`` ("setting cudagraph_mode=PIECEWISE
     because attention is compiled piecewise", ``GPUModelRunner._check_and_update_cudagraph_mode``, 0.11.0 and
     0.19.0; gt-356, Llama 4 Scout at 0.19.0, printed "Profiling CUDA graph memory: PIECEWISE=51 (largest=512)").
-    A user's FULL or FULL_DECODE_ONLY there is refused or dropped by vLLM, not modelled."""
+    A user's FULL or FULL_DECODE_ONLY there is refused or dropped by vLLM, not modelled. A pooling model
+    (``pooling``) captures no FULL graph either: "Pooling models do not support full cudagraphs. Overriding
+    cudagraph_mode to PIECEWISE." for any mode with full graphs from 0.11.1 (``vllm@0.11.1``/``vllm@0.19.0:
+    vllm/config/vllm.py::VllmConfig.__post_init__``), for the default only in 0.11.0 (``vllm@0.11.0:vllm/config/
+    __init__.py``: "pooling models and encoder-decoder models do not support full cudagraphs")."""
+    full = ("FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+    if pooling and v >= (0, 11, 0) and (user.mode is None or (v >= (0, 11, 1) and user.mode in full)):
+        return replace(user, mode="PIECEWISE")
     if chunked and v >= (0, 11, 0) and user.mode in (None, "FULL_AND_PIECEWISE"):
         return replace(user, mode="PIECEWISE")
     return user
