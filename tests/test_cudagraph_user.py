@@ -157,3 +157,17 @@ def test_a_pooling_model_captures_no_full_graph() -> None:
     assert (
         effective_cudagraph_user(full, parse_version("0.11.0"), pooling=True).mode == "FULL"
     )  # the default only
+
+
+def test_gpt_oss_overrides_a_one_value_cuda_graph_sizes_before_0_11_1() -> None:
+    """vLLM 0.11.0's GptOssForCausalLMConfig replaces a one-value scheduler list below 992 (--cuda-graph-sizes 256
+    included) with its stepped list up to 992 (81 sizes); from 0.11.1 a user's sizes win (the override runs only
+    when neither cudagraph_capture_sizes nor max_cudagraph_capture_size is set)."""
+    v11 = parse_version("0.11.0")
+    u = cal.CudagraphUser(stepped_to=256)
+    unit = cal.K_CUDAGRAPH * (1 << 20) * 24
+    b = cal.cudagraph_bytes(24, 256, 1, 8192, 992, v11, u)
+    assert round((b - cal.CG_BASE_GIB * GiB) / unit) == cal.cudagraph_count(992, 256, 1, v11, model_list=True)
+    assert len(cal.capture_sizes(992)) == 81
+    own = cal.cudagraph_bytes(24, 256, 1, 8192, 1024, V19, cal.CudagraphUser(sizes=(256,)))
+    assert round((own - cal.CG_BASE_GIB * GiB) / unit) == 2

@@ -1369,6 +1369,7 @@ def cudagraph_bytes(
     u = user or CudagraphUser()
     mbt = max_num_batched_tokens if max_num_batched_tokens and max_num_batched_tokens > 0 else None
     sizes: tuple[int, ...] | None = None
+    own_list = bool(model_max) and not u.sets_sizes
     if u.sizes is not None:
         sizes = tuple(s for s in u.sizes if not (u.filter_sizes and mbt is not None and s > mbt))
         capture = max(sizes, default=0)
@@ -1376,6 +1377,11 @@ def cudagraph_bytes(
         # --cuda-graph-sizes N (0.9 - 0.11.0: that release's list, multiples of 8) or max_cudagraph_capture_size
         # (0.11.1 on: the stepped list), no more than max_num_batched_tokens
         top = int(u.stepped_to if u.stepped_to is not None else u.max_size or 0)
+        if u.stepped_to is not None and model_max and top < model_max:
+            # 0.10.1 - 0.11.0: gpt-oss's override reads the scheduler's one-value list and replaces one below its
+            # own size with its stepped list (vllm@0.11.0:vllm/model_executor/models/config.py::
+            # GptOssForCausalLMConfig: "if len(scheduler_config.cuda_graph_sizes) == 1" ... "< 992")
+            top, own_list = model_max, True
         capture = min(top, mbt) if mbt is not None else top
     else:
         capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len, max_num_batched_tokens, model_max)
@@ -1384,7 +1390,7 @@ def cudagraph_bytes(
         max_num_seqs,
         decode_query_len,
         version,
-        model_list=bool(model_max) and not u.sets_sizes,
+        model_list=own_list,
         mode=u.mode,
         sizes=sizes,
         interactivity=u.interactivity,
