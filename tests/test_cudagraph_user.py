@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kvlint.engines import parse_command_line
 from kvlint.memory import calibration as cal
 from kvlint.memory.versions import parse_version
@@ -171,3 +173,21 @@ def test_gpt_oss_overrides_a_one_value_cuda_graph_sizes_before_0_11_1() -> None:
     assert len(cal.capture_sizes(992)) == 81
     own = cal.cudagraph_bytes(24, 256, 1, 8192, 1024, V19, cal.CudagraphUser(sizes=(256,)))
     assert round((own - cal.CG_BASE_GIB * GiB) / unit) == 2
+
+
+def test_verify_prices_the_graphs_the_plan_prices() -> None:
+    """kvlint verify recomputes the graph term beside the plan: for a pooling model it counted the FULL decode
+    graphs the plan drops (0.72 against the plan's 0.45 GiB for E5-Mistral with gt-291's log at 0.20.2)."""
+    from kvlint.pipeline import Options
+    from kvlint.verify.compare import verify_log
+    from kvlint.verify.logparse import parse_log
+
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-291.log").read_text(encoding="utf-8"))
+    opts = Options(allow_hub=False, accelerator="a100-80gb", engine_version="0.20.2")
+    for extra in ((), ("--runner", "generate")):
+        res = verify_log(
+            log, opts, model="intfloat/e5-mistral-7b-instruct", extra_args=("--max-model-len", "8192", *extra)
+        )
+        by = {f.key: f for f in res.figures}
+        assert res.plan is not None and res.plan.plan.cudagraph_bytes > 0
+        assert by["cudagraph_gib"].predicted == pytest.approx(res.plan.plan.cudagraph_bytes / GiB)

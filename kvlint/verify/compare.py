@@ -629,6 +629,7 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
 
 def _vllm_figures(res: VerifyResult, cr: Any) -> None:
     from kvlint.memory import calibration as cal
+    from kvlint.memory.pooling import vllm_pooling
     from kvlint.memory.versions import printed_activation_includes_cudagraph, resolve_version
     from kvlint.memory.vllm import (
         VllmSettings,
@@ -677,7 +678,18 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
             p.max_num_batched_tokens,
             model_capture_size(model.architectures, v),
             v,
-            effective_cudagraph_user(cr.settings.cudagraph_user, v, chunked=model_facts(model).chunked)
+            effective_cudagraph_user(
+                cr.settings.cudagraph_user,
+                v,
+                chunked=model_facts(model).chunked,
+                pooling=vllm_pooling(
+                    v,
+                    model.architectures,
+                    runner=cr.settings.runner,
+                    task=cr.settings.task,
+                    convert=cr.settings.convert,
+                )[0],
+            )
             if isinstance(getattr(cr, "settings", None), VllmSettings)
             else None,
         )
