@@ -154,7 +154,8 @@ def cudagraph_count(
     from 0.11.0 ("(v1 default)", ``vllm@0.11.0:vllm/config/compilation.py::CUDAGraphMode``), ``PIECEWISE``
     before. ``version`` None: the newest behaviour. The caller passes ``mode`` PIECEWISE where the attention
     backend supports no full graph (chunked local attention: :func:`kvlint.memory.vllm.effective_cudagraph_user`);
-    other such backends are not modelled (FlashInfer with speculative decoding)."""
+    other such backends are not modelled (FlashInfer with speculative decoding). With FULL decode graphs and
+    ``decode_query_len`` q > 1, 0.11.1 - 0.33.x round every size up to a multiple of q first (below)."""
     v = version or (99, 0, 0)
     if mode is None:
         mode = "FULL_AND_PIECEWISE" if v >= (0, 11, 0) else "PIECEWISE"
@@ -172,7 +173,37 @@ def cudagraph_count(
             _sizes_le(hi, capture, stepped, interactivity)
             - _sizes_le(q - 1, capture, stepped, interactivity),
         )
+    if decode and q > 1 and (0, 11, 1) <= v < (0, 34, 0) and n_all <= _ROUND_ENUM_MAX:
+        # FULL decode graphs with speculative decoding: every capture size rounded up to a multiple of q, no more
+        # than the largest, deduplicated (vllm@0.11.1 - vllm@0.33.0:vllm/config/compilation.py::CompilationConfig.
+        # adjust_cudagraph_sizes_for_spec_decode, called by GPUModelRunner when the decode mode is FULL and a
+        # separate routine); gt-291: "PIECEWISE=38 (largest=336), FULL=22 (largest=168)" from 40 sizes
+        if sizes is not None:
+            base = list(sizes)
+        else:
+            st = model_list or v >= (0, 11, 1) or interactivity
+            base = [x for x in _generated_sizes(capture, st, interactivity)]
+        top = max(base, default=0)
+        rounded = sorted({-(-x // q) * q for x in base if -(-x // q) * q <= top})
+        if not rounded and q <= top:
+            rounded = [q]
+        n_all = len(rounded)
+        n_dec = sum(1 for x in rounded if q <= x <= hi)
     return (n_all if mixed else 0) + (n_dec if decode else 0)
+
+
+#: the most capture sizes kvlint rounds one by one for speculative decoding (past it the unrounded count stands)
+_ROUND_ENUM_MAX = 1 << 16
+
+
+def _generated_sizes(top: int, stepped: bool, interactivity: bool = False) -> list[int]:
+    """vLLM's generated capture list up to ``top`` (:func:`capture_sizes`; every size from 1 to 32 first with
+    ``interactivity``). Only called when :func:`_sizes_le` counts at most :data:`_ROUND_ENUM_MAX` of them."""
+    if interactivity:
+        out = set(range(1, min(top, 32) + 1))
+        out.update(capture_sizes(top, stepped=True))
+        return sorted(out)
+    return capture_sizes(top, stepped)
 
 
 @dataclass(frozen=True)
