@@ -142,7 +142,10 @@ class VllmSettings:
     runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
     ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` (1, 1, False, 1 when not given) and
     ``mamba_cache_mode`` (None: not given) decide with the model whether the V2 model runner runs the start-up and
-    whether 0.34.0 refuses dual batch overlap (:class:`kvlint.memory.vllm_runner.RunnerFeatures`).
+    whether 0.34.0 refuses dual batch overlap (:class:`kvlint.memory.vllm_runner.RunnerFeatures`), as do
+    ``distributed_executor_backend``, ``enable_return_routed_experts``, ``logits_processors`` (given),
+    ``enable_prompt_embeds``, ``logprobs_mode``, ``kv_sharing_fast_prefill`` and ``ec_transfer``
+    (``--ec-transfer-config`` given).
     ``pooler_config``: ``--pooler-config`` (or the older ``--override-pooler-config``) as JSON text, whose pooling
     type decides a pooling model's chunked prefill (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     ``flashinfer_moe_fp16``/``flashinfer_moe_backend_env`` (``VLLM_USE_FLASHINFER_MOE_FP16``,
@@ -220,6 +223,13 @@ class VllmSettings:
     ubatch_size: int = 1
     mamba_cache_mode: str | None = None
     pooler_config: str | None = None
+    distributed_executor_backend: str | None = None
+    enable_return_routed_experts: bool = False
+    logits_processors: bool = False
+    enable_prompt_embeds: bool = False
+    logprobs_mode: str | None = None
+    kv_sharing_fast_prefill: bool = False
+    ec_transfer: bool = False
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -438,6 +448,13 @@ def settings_from_flags(
         ubatch_size=as_int(get("ubatch_size")) or 1,
         mamba_cache_mode=str(get("mamba_cache_mode")).strip().lower() if get("mamba_cache_mode") else None,
         pooler_config=_json_text(get("pooler_config") or get("override_pooler_config")),
+        distributed_executor_backend=str(get("distributed_executor_backend") or "").strip() or None,
+        enable_return_routed_experts=bool(get("enable_return_routed_experts", False)),
+        logits_processors=bool(get("logits_processors")),
+        enable_prompt_embeds=bool(get("enable_prompt_embeds", False)),
+        logprobs_mode=str(get("logprobs_mode") or "").strip() or None,
+        kv_sharing_fast_prefill=bool(get("kv_sharing_fast_prefill", False)),
+        ec_transfer=get("ec_transfer_config") not in (None, "", "None"),
     )
 
 
@@ -910,12 +927,13 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
+    features = _runner_features(s, model, pooling is None)
     refused = vllm_runner.v2_unsupported(
-        v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, _runner_features(s, model)
+        v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, features
     )
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED)
-    refused = vllm_runner.runner_unsupported(v, _runner_features(s, model))
+    refused = vllm_runner.runner_unsupported(v, features)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_DBO_UNSUPPORTED)
     if v < (0, 8, 0):
@@ -2201,7 +2219,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
-    v2 = era == "v1" and _v2_runner(settings, model, v, vendor)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None)
     return StartupConfig(
         version=v,
         era=era,
@@ -2251,7 +2269,9 @@ def resolve_startup(
     )
 
 
-def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str) -> bool:
+def _v2_runner(
+    settings: VllmSettings, model: ModelSpec, v: Version, vendor: str, generate: bool = True
+) -> bool:
     """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
     uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
     ``--enable-elastic-ep``). The variable is read as the release reads it (:func:`kvlint.memory.vllm_runner.
@@ -2264,15 +2284,18 @@ def _v2_runner(settings: VllmSettings, model: ModelSpec, v: Version, vendor: str
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
-        _runner_features(settings, model),
+        _runner_features(settings, model, generate),
     )
 
 
-def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_runner.RunnerFeatures:
+def _runner_features(
+    settings: VllmSettings, model: ModelSpec | None, generate: bool = True
+) -> vllm_runner.RunnerFeatures:
     """What the V2 model runner's unsupported-features list reads of these settings and ``model``
     (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
     Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
-    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``)."""
+    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``). ``generate``: vLLM
+    runs the model with its generative runner (not a pooling one)."""
     layers = model.layers if model is not None else ()
     stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
     attention = any(ly.kind not in ("mamba", "none") for ly in layers)
@@ -2287,6 +2310,14 @@ def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_ru
         ubatch_size=settings.ubatch_size,
         mamba_cache_mode=settings.mamba_cache_mode,
         lora=settings.enable_lora,
+        external_launcher=settings.distributed_executor_backend == "external_launcher",
+        routed_experts=settings.enable_return_routed_experts,
+        logits_processors=settings.logits_processors,
+        prompt_embeds=settings.enable_prompt_embeds,
+        logprobs_mode=settings.logprobs_mode,
+        generate=generate,
+        kv_sharing_fast_prefill=settings.kv_sharing_fast_prefill,
+        ec_transfer=settings.ec_transfer,
     )
 
 
