@@ -624,6 +624,84 @@ REPLAY: dict[str, Replay] = {
         why=_PLANNER_019
         + "; Llama-3.1-8B config for the Instruct model; --kv-cache-dtype fp8, --dtype bfloat16",
     ),
+    "gt-360": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Llama-3.1-8B config for the Instruct model (same shapes); TP 4",
+    ),
+    "gt-361": Replay(
+        "Qwen--Qwen2.5-7B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Qwen2.5-7B config for the Instruct model (same shapes); TP 2",
+    ),
+    "gt-362": Replay(
+        "Qwen--Qwen2.5-7B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019 + "; Qwen2.5-7B config for the Instruct model (same shapes); TP 4",
+    ),
+    "gt-363": Replay(
+        "meta-llama--Llama-3.3-70B-Instruct",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; Llama-3.3-70B-Instruct config with RedHatAI's FP8-dynamic compressed-tensors checkpoint's "
+        "bytes (8-bit linear layers, 16-bit embeddings and LM head); TP 2",
+    ),
+    "gt-364": Replay(
+        "meta-llama--Llama-3.3-70B-Instruct",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; Llama-3.3-70B-Instruct config with RedHatAI's FP8-dynamic compressed-tensors checkpoint's "
+        "bytes (8-bit linear layers, 16-bit embeddings and LM head); TP 4",
+    ),
+    "gt-365": Replay(
+        "meta-llama--Llama-3.3-70B-Instruct",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; Llama-3.3-70B-Instruct config with RedHatAI's W8A8 INT8 compressed-tensors checkpoint's "
+        "bytes (8-bit linear layers, 16-bit embeddings and LM head); TP 2",
+    ),
+    "gt-366": Replay(
+        "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
+        "h100",
+        "0.19.0",
+        quantization="compressed-tensors",
+        why=_PLANNER_019
+        + "; the catalogue's Mistral-Small-3.1-24B-Instruct-2503 config (its vision_config lacks the encoder's "
+        "layer count, so only the text stack is priced) "
+        "with RedHatAI's W8A8 INT8 compressed-tensors checkpoint's bytes; TP 2",
+    ),
+    "gt-367": Replay(
+        "Qwen--Qwen2.5-72B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; Qwen2.5-72B config for Kimi-Dev-72B (Qwen2ForCausalLM; the log's TP-sharded LM head "
+        "[76032, 8192] is Qwen2.5-72B's vocabulary and hidden size, and its 67.82 GiB of weights the 67.8 of gt-353); TP 2",
+    ),
+    "gt-368": Replay(
+        "Qwen--Qwen2.5-72B",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019
+        + "; Qwen2.5-72B config for Kimi-Dev-72B (Qwen2ForCausalLM; the log's TP-sharded LM head "
+        "[38016, 8192] is Qwen2.5-72B's vocabulary and hidden size); TP 4",
+    ),
+    "gt-369": Replay(
+        "openai--gpt-oss-20b",
+        "h100",
+        "0.19.0",
+        why=_PLANNER_019.replace("--gpu-memory-utilization 0.95", "the default utilization 0.9 (not given)")
+        + "; the corpus's gpt-oss-20b config (MXFP4 experts); TP 2",
+    ),
     "gt-336": Replay(
         "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B",
         "l40s",

@@ -41,12 +41,22 @@ def test_tokens_are_the_ones_the_0_19_logs_print() -> None:
     """The llm-d-planner sweep's 0.19.0 TP runs on H100s print "Maximal number of tokens used by Flashinfer
     Allreduce Fusion: N" (gt-352, gt-353, gt-354, gt-356): 8,192 for Llama-3.1-8B and Mixtral-8x7B at TP 2 (64 MiB /
     (4,096 x 2 B), then the 8,192 batched tokens), 4,096 for Qwen2.5-72B at TP 2 (hidden 8,192) and 204 for
-    Llama-4-Scout at TP 4 (2 MiB / (5,120 x 2 B))."""
+    Llama-4-Scout at TP 4 (2 MiB / (5,120 x 2 B)). The same sweep's later cases (gt-360 - gt-369) print "Initialized
+    FlashInfer All Reduce workspace: ... max_token_num=N": 256, 292 and 128 at TP 4 (hidden 4,096, 3,584, 8,192), 6,553
+    for Mistral-Small-3.1 at TP 2 (hidden 5,120) and 8,192 for Qwen2.5-7B and gpt-oss-20b at TP 2 (capped by the
+    batched tokens)."""
     for name, tp, printed in (
         ("meta-llama--Llama-3.1-8B", 2, 8192),
         ("mistralai--Mixtral-8x7B-v0.1", 2, 8192),
         ("Qwen--Qwen2.5-72B", 2, 4096),
         ("meta-llama--Llama-4-Scout-17B-16E-Instruct", 4, 204),
+        ("meta-llama--Llama-3.1-8B", 4, 256),  # gt-360
+        ("Qwen--Qwen2.5-7B", 2, 8192),  # gt-361
+        ("Qwen--Qwen2.5-7B", 4, 292),  # gt-362
+        ("meta-llama--Llama-3.3-70B-Instruct", 4, 128),  # gt-364
+        ("mistralai--Mistral-Small-3.1-24B-Instruct-2503", 2, 6553),  # gt-366
+        ("Qwen--Qwen2.5-72B", 4, 128),  # gt-368 (Kimi-Dev-72B)
+        ("openai--gpt-oss-20b", 2, 8192),  # gt-369
     ):
         m = _model(name)
         s, cfg = _cfg(m, tensor_parallel_size=tp)

@@ -14,14 +14,8 @@ from kvlint.cli import main
 from kvlint.memory.vllm import PP_PARTITION_REFUSED, VllmSettings, pp_layer_split, pp_partition_refused
 
 
-def _vllm_manifest(tmp_path: Path, args: list[str], env: dict[str, str], gpus: int = 2) -> Path:
-    container = {
-        "name": "vllm",
-        "image": "vllm/vllm-openai:v0.11.0",
-        "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", *args],
-        "env": [{"name": k, "value": v} for k, v in env.items()],
-        "resources": {"limits": {"nvidia.com/gpu": gpus, "memory": "48Gi"}},
-    }
+def _deployment(path: Path, container: dict) -> Path:
+    """Write ``path``: a Deployment of the one ``container`` on an H100 node."""
     doc = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -37,9 +31,19 @@ def _vllm_manifest(tmp_path: Path, args: list[str], env: dict[str, str], gpus: i
             },
         },
     }
-    path = tmp_path / "deploy.yaml"
     path.write_text(yaml.safe_dump(doc, width=10**6))
     return path
+
+
+def _vllm_manifest(tmp_path: Path, args: list[str], env: dict[str, str], gpus: int = 2) -> Path:
+    container = {
+        "name": "vllm",
+        "image": "vllm/vllm-openai:v0.11.0",
+        "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", *args],
+        "env": [{"name": k, "value": v} for k, v in env.items()],
+        "resources": {"limits": {"nvidia.com/gpu": gpus, "memory": "48Gi"}},
+    }
+    return _deployment(tmp_path / "deploy.yaml", container)
 
 
 def _diagnostics(path: Path) -> list[dict]:
@@ -417,24 +421,7 @@ def _tgi_findings(tmp_path: Path, env: dict[str, str]) -> list[dict]:
         + [{"name": k, "value": v} for k, v in env.items()],
         "resources": {"limits": {"nvidia.com/gpu": 1}},
     }
-    doc = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "x"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "x"}},
-            "template": {
-                "metadata": {"labels": {"app": "x"}},
-                "spec": {
-                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
-                    "containers": [container],
-                },
-            },
-        },
-    }
-    path = tmp_path / "tgi.yaml"
-    path.write_text(yaml.safe_dump(doc, width=10**6))
-    return _diagnostics(path)
+    return _diagnostics(_deployment(tmp_path / "tgi.yaml", container))
 
 
 @pytest.mark.parametrize(

@@ -10,32 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from vllm_deployments import check, vllm_deployment
 
-from kvlint.engines.command import GRPC_LAUNCHER_FROM, GRPC_LAUNCHER_MODULE, parse_command_line
-from kvlint.pipeline import Options, run_check
+from kvlint.engines.command import GRPC_LAUNCHER_MODULE, GRPC_MODULES_FROM, parse_command_line
 
-FIRST = ".".join(map(str, GRPC_LAUNCHER_FROM))
-BEFORE = f"{GRPC_LAUNCHER_FROM[0]}.{GRPC_LAUNCHER_FROM[1] - 1}.0"
+SINCE = GRPC_MODULES_FROM[GRPC_LAUNCHER_MODULE]
+FIRST = ".".join(map(str, SINCE))
+BEFORE = f"{SINCE[0]}.{SINCE[1] - 1}.0"
 
 
 def _check(tmp_path: Path, tag: str, extra: str = "") -> tuple[list, list]:  # type: ignore[type-arg]
-    path = tmp_path / f"g-{tag}.yaml"
-    path.write_text(
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "metadata: {name: g}\n"
-        "spec:\n"
-        "  template:\n"
-        "    spec:\n"
-        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
-        "      containers:\n"
-        "      - name: v\n"
-        f"        image: vllm/vllm-openai:{tag}\n"
-        f'        command: ["python3", "-m", "{GRPC_LAUNCHER_MODULE}"]\n'
-        f'        args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096", "--port", "9000"{extra}]\n'
-        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    args = f'["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096", "--port", "9000"{extra}]'
+    res = check(
+        vllm_deployment(tmp_path, tag, f'["python3", "-m", "{GRPC_LAUNCHER_MODULE}"]', args, f"g-{tag}.yaml")
     )
-    res = run_check([str(path)], Options(allow_hub=False))
     return res.containers, res.diagnostics
 
 

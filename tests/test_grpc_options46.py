@@ -13,46 +13,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from vllm_deployments import check, vllm_container, vllm_deployment
 
 from kvlint.engines import vllm_flags_data as data
 from kvlint.engines import vllm_grpc_data as grpc_data
 from kvlint.engines.command import GRPC_SERVER_MODULE, parse_command_line
 from kvlint.engines.vllm import parse_vllm_argv
-from kvlint.pipeline import Options, run_check
 
 API = "vllm.entrypoints.openai.api_server"
 
 
 def _manifest(tmp_path: Path, module: str, extra: str, tag: str = "v0.20.0") -> Path:
-    path = tmp_path / "grpc.yaml"
-    path.write_text(
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "metadata: {name: g}\n"
-        "spec:\n"
-        "  template:\n"
-        "    spec:\n"
-        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
-        "      containers:\n"
-        "      - name: v\n"
-        f"        image: vllm/vllm-openai:{tag}\n"
-        f'        command: ["python3", "-m", "{module}"]\n'
-        "        args:\n"
-        '        - "--model"\n'
-        '        - "Qwen/Qwen3-8B"\n'
-        f"{extra}"
-        '        - "--max-model-len"\n'
-        '        - "4096"\n'
-        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    """``--model Qwen/Qwen3-8B``, ``extra`` (block list items from line 15), ``--max-model-len 4096``."""
+    args = (
+        '\n        - "--model"\n        - "Qwen/Qwen3-8B"\n'
+        + extra
+        + '        - "--max-model-len"\n        - "4096"'
     )
-    return path
+    return vllm_deployment(tmp_path, tag, f'["python3", "-m", "{module}"]', args, "grpc.yaml")
 
 
 def _kv205(path: Path) -> list:  # type: ignore[type-arg]
     """The KV205 errors (an abbreviation such as ``--max-num-seq`` is a KV205 warning)."""
-    res = run_check([str(path)], Options(allow_hub=False))
-    (cr,) = res.containers
-    assert cr.serving is not None and cr.serving.engine == "vllm"
+    res = check(path)
+    cr = vllm_container(res)
     assert cr.serving.get("max_model_len") == 4096  # the value after the refused option is still read
     return [d for d in res.diagnostics if d.rule == "KV205" and d.severity == "error"]
 

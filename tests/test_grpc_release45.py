@@ -9,43 +9,28 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from vllm_deployments import COMMAND_LINE, check, vllm_container, vllm_deployment
 
 from kvlint.engines.command import (
+    GRPC_MODULES_FROM,
     GRPC_OWN_OPTION,
     GRPC_OWN_OPTION_UNTIL,
-    GRPC_SERVER_FROM,
     GRPC_SERVER_MODULE,
 )
-from kvlint.pipeline import Options, run_check
 
-FIRST = ".".join(map(str, GRPC_SERVER_FROM))
-BEFORE = f"{GRPC_SERVER_FROM[0]}.{GRPC_SERVER_FROM[1] - 1}.0"
+SINCE = GRPC_MODULES_FROM[GRPC_SERVER_MODULE]
+FIRST = ".".join(map(str, SINCE))
+BEFORE = f"{SINCE[0]}.{SINCE[1] - 1}.0"
 
 
 def _manifest(tmp_path: Path, tag: str, command: str) -> Path:
-    path = tmp_path / f"grpc-{tag}.yaml"
-    path.write_text(
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "metadata: {name: g}\n"
-        "spec:\n"
-        "  template:\n"
-        "    spec:\n"
-        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
-        "      containers:\n"
-        "      - name: v\n"
-        f"        image: vllm/vllm-openai:{tag}\n"
-        f"        command: {command}\n"
-        '        args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096", "--port", "9000"]\n'
-        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
-    )
-    return path
+    args = '["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096", "--port", "9000"]'
+    return vllm_deployment(tmp_path, tag, command, args, f"grpc-{tag}.yaml")
 
 
 def _kv206(path: Path) -> list:  # type: ignore[type-arg]
-    res = run_check([str(path)], Options(allow_hub=False))
-    (cr,) = res.containers
-    assert cr.serving is not None and cr.serving.engine == "vllm"
+    res = check(path)
+    vllm_container(res)
     return [d for d in res.diagnostics if d.rule == "KV206" and GRPC_SERVER_MODULE in d.message]
 
 
@@ -60,7 +45,7 @@ def test_grpc_server_before_its_release_is_an_error(tmp_path: Path, command: str
     (d,) = _kv206(_manifest(tmp_path, f"v{BEFORE}", command))
     assert d.severity == "error"
     assert f"vLLM {BEFORE} has no gRPC server" in d.message and FIRST in d.message
-    assert d.loc is not None and d.loc.line == 11  # the command: line that starts the module
+    assert d.loc is not None and d.loc.line == COMMAND_LINE  # the command: line that starts the module
 
 
 @pytest.mark.parametrize("tag", [f"v{FIRST}", "latest"])
@@ -77,7 +62,7 @@ def _kv205(tmp_path: Path, tag: str, module: str) -> list:  # type: ignore[type-
     path = _manifest(tmp_path, tag, f'["python3", "-m", "{module}"]')
     text = path.read_text().replace('"--port", "9000"', f'"{GRPC_OWN_OPTION}", "--port", "9000"')
     path.write_text(text)
-    res = run_check([str(path)], Options(allow_hub=False))
+    res = check(path)
     return [d for d in res.diagnostics if d.rule == "KV205" and GRPC_OWN_OPTION in d.message]
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from walk_trees import DEPLOYMENT, GPU_PATCH, ROOT, needs_kustomize
 
 from kvlint import render
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import Diagnostic
 
-ROOT = Path(__file__).resolve().parents[1]
 COLLECTED_BASE = (
     ROOT
     / "fixtures"
@@ -27,48 +27,16 @@ COLLECTED_BASE = (
     / "base"
 )
 
-needs_kustomize = pytest.mark.skipif(
-    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
-)
-
-_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  selector: {matchLabels: {app: vllm}}
-  template:
-    metadata: {labels: {app: vllm}}
-    spec:
-      containers:
-      - name: inference-server
-        image: vllm/vllm-openai:v0.11.0
-        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, "8192"]
-        resources: {requests: {cpu: "4", memory: 32Gi}}
-"""
-_PATCH = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  template:
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-      - name: inference-server
-        resources: {limits: {nvidia.com/gpu: "1"}}
-"""
-
 
 def _tree(tmp_path: Path) -> Path:
     (tmp_path / "base").mkdir()
-    (tmp_path / "base" / "deployment.yaml").write_text(_DEPLOYMENT)
+    (tmp_path / "base" / "deployment.yaml").write_text(DEPLOYMENT)
     (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
     for gpu in ("l4-llama", "h100-llama"):
         d = tmp_path / gpu
         d.mkdir()
         (d / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
-        (d / "patch.yaml").write_text(_PATCH)
+        (d / "patch.yaml").write_text(GPU_PATCH)
     return tmp_path
 
 
@@ -110,7 +78,7 @@ def test_a_walk_builds_the_overlays_and_lints_the_base_only_through_them(tmp_pat
 
 def test_a_file_of_no_kustomization_keeps_the_plain_fix(tmp_path: Path) -> None:
     f = tmp_path / "deployment.yaml"
-    f.write_text(_DEPLOYMENT)
+    f.write_text(DEPLOYMENT)
     (d,) = _kv405([str(f)])
     assert d.fix == "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
 
@@ -162,7 +130,7 @@ def test_each_kustomization_beside_bases_is_read_once_a_run(
     for i in range(6):
         d = tmp_path / f"base{i}"
         d.mkdir()
-        (d / "deployment.yaml").write_text(_DEPLOYMENT)
+        (d / "deployment.yaml").write_text(DEPLOYMENT)
         (d / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
     for i in range(6):
         d = tmp_path / f"overlay{i}"

@@ -11,30 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kvlint.pipeline import Options, run_check
+from vllm_deployments import COMMAND_LINE, check, vllm_container, vllm_deployment
 
 
 def _kv205(tmp_path: Path, command: str, args: str, tag: str = "v0.33.0") -> list:  # type: ignore[type-arg]
-    path = tmp_path / "g.yaml"
-    path.write_text(
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "metadata: {name: g}\n"
-        "spec:\n"
-        "  template:\n"
-        "    spec:\n"
-        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
-        "      containers:\n"
-        "      - name: v\n"
-        f"        image: vllm/vllm-openai:{tag}\n"
-        f"        command: {command}\n"
-        f"        args: {args}\n"
-        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
-    )
-    res = run_check([str(path)], Options(allow_hub=False))
-    (cr,) = res.containers
-    assert cr.serving is not None and cr.serving.engine == "vllm"
+    res = check(vllm_deployment(tmp_path, tag, command, args, "g.yaml"))
+    vllm_container(res)
     return [d for d in res.diagnostics if d.rule == "KV205"]
 
 
@@ -47,7 +29,7 @@ def test_frontend_options_with_grpc_are_ignored(tmp_path: Path, tag: str) -> Non
     (d,) = _kv205(tmp_path, SERVE, args, tag)
     assert d.severity == "warning" and d.message.startswith("--api-key is ignored")
     assert "without the key" in d.message
-    assert d.loc is not None and d.loc.line == 12
+    assert d.loc is not None and d.loc.line == COMMAND_LINE + 1  # the args: line
 
 
 def test_spellings_of_frontend_options_with_grpc(tmp_path: Path) -> None:

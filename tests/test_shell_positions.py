@@ -178,3 +178,49 @@ def test_positions_in_a_script_whose_expansion_hit_its_length_bound(tmp_path: Pa
     assert peak < 200 * len(raw) + 4 * len(text)
     assert source == raw
     assert [raw[o : o + 4] for o in moved] == ["--ma", "4096"]
+
+
+@pytest.mark.parametrize(
+    ("script", "value"),
+    [
+        # plain scalar: an ANSI-C quote whose escapes (\' \t) make its text shorter than as written, before the flags
+        (
+            "vllm serve $(MODEL) --served-model-name $'it\\'s\\tq' --max-num-seq 16 --max-model-len $'131072'",
+            "$'131072'",
+        ),
+        # literal block: a quote glued to plain text, a \x escape, a line continuation, the value half quoted
+        (
+            "|\n      vllm serve $(MODEL) --served-model-name $'a\\x41\\'b'z \\\n"
+            "        --max-num-seq $'16' --max-model-len $'131'072",
+            "$'131'072",
+        ),
+        # double-quoted scalar: the quote next to a "..." piece, the value in a --flag=value word
+        (
+            "\"vllm serve $(MODEL) --served-model-name $'a\\\\'b'\\\"c\\\" --max-num-seq 16 "
+            "--max-model-len=$'131072'\"",
+            "--max-model-len=$'131072'",
+        ),
+        # single-quoted scalar ('' is one ')
+        (
+            "'vllm serve $(MODEL) --served-model-name $''x\\''y'' --max-num-seq $''16'' --max-model-len $''131072'''",
+            "$'131072'",
+        ),
+    ],
+)
+def test_findings_after_and_in_ansi_c_quoted_words_point_at_their_text(
+    tmp_path: Path, script: str, value: str
+) -> None:
+    """A ``$'...'`` word is read as a quoted piece (its escapes decoded, its text shorter than as written) closed
+    by an empty quoted piece, as ``'...'`` is: the findings on the words after it, and on a value written in it,
+    point at those words as written in the file."""
+    from kvlint.pipeline import run_check
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(_POD.format(script=script))
+    lines = path.read_text().split("\n")
+    diags = {d.rule: d for d in run_check([str(path)]).diagnostics}
+    kv205, kv103 = diags["KV205"], diags["KV103"]
+    assert lines[kv205.loc.line - 1][kv205.loc.column - 1 :].startswith("--max-num-seq ")
+    assert lines[kv103.loc.line - 1][kv103.loc.column - 1 :].startswith(
+        value.replace("'", "''") if script[0] == "'" else value
+    )

@@ -10,30 +10,20 @@ import shutil
 from pathlib import Path
 
 import pytest
+from walk_trees import (
+    APPLICATION,
+    CHAT_CHART,
+    CONFIGMAP,
+    ROOT,
+    needs_helm,
+    needs_kustomize,
+    offline_diags,
+    write_kustomization,
+)
 
 from kvlint import render
 from kvlint.options import Options
 from kvlint.pipeline import run_check
-from kvlint.types import Diagnostic
-
-ROOT = Path(__file__).resolve().parents[1]
-CHAT_CHART = ROOT / "fixtures" / "helm" / "chat-chart"
-
-needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
-needs_kustomize = pytest.mark.skipif(
-    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
-)
-
-_CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {a: b}\n"
-
-
-def _diags(paths: list[str]) -> list[Diagnostic]:
-    return run_check(paths, Options(allow_hub=False)).diagnostics
-
-
-def _kustomization(d: Path, text: str) -> None:
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "kustomization.yaml").write_text(text)
 
 
 @needs_kustomize
@@ -43,11 +33,11 @@ def test_the_bases_of_a_walks_overlays_are_named_in_one_info(tmp_path: Path) -> 
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     for base in ("rbac", "manager", "crd"):
-        _kustomization(repo / "config" / base, f"resources:\n- {base}.yaml\n")
-        (repo / "config" / base / f"{base}.yaml").write_text(_CONFIGMAP % base)
-    _kustomization(repo / "config" / "overlays" / "dev", "resources:\n- ../../manager\n- ../../rbac\n")
-    _kustomization(repo / "config" / "overlays" / "prod", "resources:\n- ../../manager\n- ../../crd\n")
-    diags = _diags([str(repo)])
+        write_kustomization(repo / "config" / base, f"resources:\n- {base}.yaml\n")
+        (repo / "config" / base / f"{base}.yaml").write_text(CONFIGMAP % base)
+    write_kustomization(repo / "config" / "overlays" / "dev", "resources:\n- ../../manager\n- ../../rbac\n")
+    write_kustomization(repo / "config" / "overlays" / "prod", "resources:\n- ../../manager\n- ../../crd\n")
+    diags = offline_diags([str(repo)])
     notes = [d for d in diags if d.rule == "KV002"]
     assert len(notes) == 1, [(d.loc, d.message) for d in notes]
     (note,) = notes
@@ -67,10 +57,10 @@ def test_the_bases_of_a_walks_overlays_are_named_in_one_info(tmp_path: Path) -> 
 def test_a_single_base_keeps_its_own_info(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    _kustomization(repo / "base", "resources:\n- cm.yaml\n")
-    (repo / "base" / "cm.yaml").write_text(_CONFIGMAP % "cm")
-    _kustomization(repo / "overlay", "resources:\n- ../base\n")
-    (note,) = [d for d in _diags([str(repo)]) if d.rule == "KV002"]
+    write_kustomization(repo / "base", "resources:\n- cm.yaml\n")
+    (repo / "base" / "cm.yaml").write_text(CONFIGMAP % "cm")
+    write_kustomization(repo / "overlay", "resources:\n- ../base\n")
+    (note,) = [d for d in offline_diags([str(repo)]) if d.rule == "KV002"]
     assert note.message.startswith(f"this kustomization is a base of {repo / 'overlay'} in this walk")
 
 
@@ -80,11 +70,13 @@ def test_a_finding_in_a_base_named_up_the_tree_is_at_its_normalised_path(tmp_pat
     KV001: at config/dependency/envoy-gateway/kustomization.yaml, not at config/overlays/vke/dependency/../../..."""
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    _kustomization(repo / "config" / "dependency" / "gw", "resources:\n- https://example.com/install.yaml\n")
-    _kustomization(
+    write_kustomization(
+        repo / "config" / "dependency" / "gw", "resources:\n- https://example.com/install.yaml\n"
+    )
+    write_kustomization(
         repo / "config" / "overlays" / "vke" / "dependency", "resources:\n- ../../../dependency/gw\n"
     )
-    (kv001,) = [d for d in _diags([str(repo)]) if d.rule == "KV001"]
+    (kv001,) = [d for d in offline_diags([str(repo)]) if d.rule == "KV001"]
     assert kv001.loc is not None
     assert kv001.loc.file == str(repo / "config" / "dependency" / "gw" / "kustomization.yaml")
 
@@ -102,7 +94,7 @@ def test_a_failed_chart_at_a_repository_root_quotes_no_checkout_path(tmp_path: P
     (repo / "Chart.yaml").write_text(_CHART)
     (repo / "values.yaml").write_text("a: 1\n")
     (repo / "templates" / "cm.yaml").write_text("x: {{ .Values.a.b.c }}\n")
-    (kv001,) = [d for d in _diags([str(repo)]) if d.rule == "KV001"]
+    (kv001,) = [d for d in offline_diags([str(repo)]) if d.rule == "KV001"]
     assert "can't evaluate field b" in kv001.message
     assert str(tmp_path) not in kv001.message and "symbolic link" not in kv001.message
 
@@ -116,7 +108,7 @@ def test_helms_error_quotes_paths_relative_to_the_repository(tmp_path: Path) -> 
     (repo / ".git").mkdir(parents=True)
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text(_CHART)
-    (chart / "templates" / "cm.yaml").write_text(_CONFIGMAP % "cm")
+    (chart / "templates" / "cm.yaml").write_text(CONFIGMAP % "cm")
     (chart / "values-bad.yaml").write_text("a: [\n")
     (kv001,) = render.render_helm(str(chart), values=[str(chart / "values-bad.yaml")]).findings
     assert (
@@ -137,31 +129,15 @@ def test_a_values_file_beside_a_chart_is_told_by_its_keys_not_its_name(tmp_path:
     chart = repo / "charts" / "chat"
     shutil.copytree(CHAT_CHART, chart)
     (chart / "stable.yaml").write_text("replicaCount: 2\nmaxModelLen: 8192\n")
-    (chart / "example.yaml").write_text(_CONFIGMAP % "example")
+    (chart / "example.yaml").write_text(CONFIGMAP % "example")
     (chart / "other.yaml").write_text("replicaCount: 2\nnotAValue: 1\n")
     (chart / "Chart.lock").write_text("dependencies: []\n")
     (note,) = [
-        d for d in _diags([str(repo)]) if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")
+        d for d in offline_diags([str(repo)]) if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")
     ]
     assert note.rule == "KV002" and note.severity == "info"
     assert note.message.endswith("the other values files beside it were not applied: stable.yaml")
     assert note.fix.endswith(f"--helm-values {chart / 'stable.yaml'}")
-
-
-_APPLICATION = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: chat, namespace: argocd}
-spec:
-  project: default
-  source:
-    repoURL: https://github.com/example/infra
-    targetRevision: main
-    path: charts/chat
-    helm:
-      valuesObject: {maxModelLen: 8192}
-  destination: {server: https://kubernetes.default.svc, namespace: serving}
-"""
 
 
 @needs_helm
@@ -177,7 +153,7 @@ def test_a_chart_an_application_file_over_1_mib_deploys_is_not_also_rendered_alo
         f"  k{i}: {'x' * 1000}\n" for i in range(1500)
     )
     app = repo / "apps" / "chat.yaml"
-    app.write_text(big + "---\n" + _APPLICATION)
+    app.write_text(big + "---\n" + APPLICATION)
     assert app.stat().st_size > 1 << 20
     result = run_check([str(repo)], Options(allow_hub=False))
     assert not [d for d in result.diagnostics if d.rule == "KV103"]
@@ -202,7 +178,7 @@ def test_the_walks_batches_of_a_large_file_are_the_runs(tmp_path: Path) -> None:
     from kvlint import stream
 
     f = tmp_path / "apps.yaml"
-    docs = [_CONFIGMAP % f"cm{i}" + f"  pad: {'y' * (3000 + 7 * (i % 50))}\n" for i in range(1800)]
+    docs = [CONFIGMAP % f"cm{i}" + f"  pad: {'y' * (3000 + 7 * (i % 50))}\n" for i in range(1800)]
     f.write_text("---\n".join(docs))
     assert f.stat().st_size > stream.SEGMENT_BYTES
     units = stream._plan_file(str(f), 1 << 30, lambda *a: None, stream._Plan(), lambda size: False)
@@ -229,7 +205,7 @@ def test_a_chart_helm_refuses_gets_its_kv001_not_the_values_note_too(tmp_path: P
     (needs / "values.yaml").write_text("model: null\n")
     (needs / "templates" / "cm.yaml").write_text('x: {{ required "model is required" .Values.model }}\n')
     (needs / "values-prod.yaml").write_text("model: m\n")
-    diags = _diags([str(repo)])
+    diags = offline_diags([str(repo)])
     on_deps = [d for d in diags if d.loc is not None and d.loc.file == str(deps / "Chart.yaml")]
     assert [d.rule for d in on_deps] == ["KV001"], [(d.rule, d.message) for d in on_deps]
     on_needs = [d for d in diags if d.loc is not None and str(needs) in d.loc.file]
@@ -248,7 +224,7 @@ def test_a_json_file_with_comments_that_names_no_api_version_is_no_broken_manife
         '{\n  // a manifest\n  "apiVersion": "v1",\n  "kind": ["ConfigMap"\n}\n'
     )
     (tmp_path / "broken.json").write_text('{\n  "a": [1,\n}\n')
-    diags = _diags([str(tmp_path)])
+    diags = offline_diags([str(tmp_path)])
     assert [(d.rule, d.loc.file if d.loc else None) for d in diags] == [
         ("KV001", str(tmp_path / "broken.json")),
         ("KV001", str(tmp_path / "deploy.json")),
@@ -263,7 +239,7 @@ def test_a_walk_that_finds_no_file_names_the_hidden_directories_holding_some(tmp
     from kvlint.cli import main
 
     (tmp_path / ".tekton").mkdir()
-    (tmp_path / ".tekton" / "pipeline.yaml").write_text(_CONFIGMAP % "p")
+    (tmp_path / ".tekton" / "pipeline.yaml").write_text(CONFIGMAP % "p")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config.json").write_text("{}")
     (tmp_path / ".cache").mkdir()
@@ -286,10 +262,10 @@ def test_kubectls_multi_line_error_is_quoted_whole(tmp_path: Path) -> None:
     "`: failed to get the patch file ...", ">"). Quoted whole now, on one line, relative to the repository."""
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    _kustomization(repo / "base", "resources:\n- cm.yaml\n")
-    (repo / "base" / "cm.yaml").write_text(_CONFIGMAP % "cm")
-    _kustomization(repo / "overlay", "resources:\n- ../base\npatches:\n- path: patch.yaml\n")
-    (kv001,) = [d for d in _diags([str(repo)]) if d.rule == "KV001"]
+    write_kustomization(repo / "base", "resources:\n- cm.yaml\n")
+    (repo / "base" / "cm.yaml").write_text(CONFIGMAP % "cm")
+    write_kustomization(repo / "overlay", "resources:\n- ../base\npatches:\n- path: patch.yaml\n")
+    (kv001,) = [d for d in offline_diags([str(repo)]) if d.rule == "KV001"]
     assert "with config: ` path: patch.yaml `: failed to get the patch file" in kv001.message
     assert "lstat overlay/patch.yaml: no such file or directory" in kv001.message
     assert not kv001.message.rstrip('"').endswith(">") and str(tmp_path) not in kv001.message
@@ -329,7 +305,7 @@ def test_a_charts_example_values_are_named_by_the_walks_note(tmp_path: Path) -> 
     repo = tmp_path / "repo"
     chart = repo / "charts" / "nm-vllm"
     shutil.copytree(nm, chart)
-    (chart / "examples" / "basic" / "service.yaml").write_text(_CONFIGMAP % "example")
+    (chart / "examples" / "basic" / "service.yaml").write_text(CONFIGMAP % "example")
     example = chart / "examples" / "basic" / "values.yaml"
     result = run_check([str(repo)], Options(allow_hub=False))
     (note,) = [d for d in result.diagnostics if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")]

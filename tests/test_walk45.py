@@ -13,26 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+from walk_trees import CONFIGMAP, needs_kustomize, offline_diags, write_kustomization
 
 from kvlint import render
-from kvlint.options import Options
-from kvlint.pipeline import run_check
-from kvlint.types import Diagnostic
-
-needs_kustomize = pytest.mark.skipif(
-    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
-)
-_CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {a: b}\n"
-
-
-def _diags(paths: list[str]) -> list[Diagnostic]:
-    return run_check(paths, Options(allow_hub=False)).diagnostics
-
-
-def _kustomization(d: Path, text: str) -> None:
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "kustomization.yaml").write_text(text)
 
 
 def _aibrix_like(repo: Path) -> None:
@@ -40,22 +23,22 @@ def _aibrix_like(repo: Path) -> None:
     one), the vke overlay building on config/dependency, and the release overlay building on kuberay alone."""
     (repo / ".git").mkdir(parents=True)
     config = repo / "config"
-    _kustomization(config / "dependency", "resources:\n- envoy-gateway\n- kuberay-operator\n")
-    _kustomization(
+    write_kustomization(config / "dependency", "resources:\n- envoy-gateway\n- kuberay-operator\n")
+    write_kustomization(
         config / "dependency" / "envoy-gateway",
         "resources:\n- https://github.com/envoyproxy/gateway/releases/download/v1.2.8/install.yaml\n",
     )
-    _kustomization(config / "dependency" / "kuberay-operator", "resources:\n- cm.yaml\n")
-    (config / "dependency" / "kuberay-operator" / "cm.yaml").write_text(_CONFIGMAP % "kuberay")
-    _kustomization(config / "overlays" / "vke" / "dependency", "resources:\n- ../../../dependency\n")
-    _kustomization(config / "overlays" / "release", "resources:\n- ../../dependency/kuberay-operator\n")
+    write_kustomization(config / "dependency" / "kuberay-operator", "resources:\n- cm.yaml\n")
+    (config / "dependency" / "kuberay-operator" / "cm.yaml").write_text(CONFIGMAP % "kuberay")
+    write_kustomization(config / "overlays" / "vke" / "dependency", "resources:\n- ../../../dependency\n")
+    write_kustomization(config / "overlays" / "release", "resources:\n- ../../dependency/kuberay-operator\n")
 
 
 @needs_kustomize
 def test_the_bases_of_an_overlay_kvlint_does_not_build_are_not_said_linted_through_it(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _aibrix_like(repo)
-    diags = _diags([str(repo)])
+    diags = offline_diags([str(repo)])
     (kv001,) = [d for d in diags if d.rule == "KV001"]
     assert kv001.loc is not None and kv001.loc.file.endswith(
         "config/dependency/envoy-gateway/kustomization.yaml"
@@ -92,11 +75,11 @@ def test_a_missing_file_is_said_at_its_own_entry(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     text = "resources:\n- cm.yaml\n- missing-service.yaml\npatches:\n- path: missing-patch.yaml\n"
-    _kustomization(repo / "overlay", text)
-    (repo / "overlay" / "cm.yaml").write_text(_CONFIGMAP % "cm")
+    write_kustomization(repo / "overlay", text)
+    (repo / "overlay" / "cm.yaml").write_text(CONFIGMAP % "cm")
     found = sorted(
         (d.loc.line, d.loc.column, d.message)
-        for d in _diags([str(repo / "overlay")])
+        for d in offline_diags([str(repo / "overlay")])
         if d.rule == "KV001" and d.loc
     )
     assert [(line, col) for line, col, _ in found] == [(3, 3), (5, 9)], found
@@ -110,7 +93,7 @@ def test_a_generators_key_and_path_item_is_looked_up_by_its_path(tmp_path: Path)
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     overlay = repo / "overlay"
-    _kustomization(
+    write_kustomization(
         overlay,
         "configMapGenerator:\n- name: app\n  files:\n  - config.json=settings.json\n  - absent.json\n",
     )
@@ -132,7 +115,7 @@ def test_a_missing_file_of_a_base_is_said_at_the_bases_entry() -> None:
     build on bases whose configMapGenerator ``envs`` name files a script writes (deployment.env, vllm.env): each
     overlay's build fails (its KV001 stays at the overlay, naming the base); the entries naming the missing files get
     a KV001 each, once for all overlays, and the two bases are said not linted (not "linted through" the overlays)."""
-    diags = _diags([str(GCP)])
+    diags = offline_diags([str(GCP)])
     kv001 = sorted(
         (os.path.relpath(d.loc.file, GCP), d.loc.line, d.loc.column)
         for d in diags
@@ -155,20 +138,22 @@ def test_the_note_on_bases_not_linted_names_no_base_that_fails_alone(tmp_path: P
     """The note's fix offered to lint a base alone (``kvlint check .../base``) when that base fails alone too: GCP's
     bases name the env files a script writes (the KV001 at their entries), aibrix's config/dependency names a remote
     release. It names a base only when that base builds alone; otherwise it says that none does."""
-    (note,) = [d for d in _diags([str(GCP)]) if d.rule == "KV002" and "bases only of overlays" in d.message]
+    (note,) = [
+        d for d in offline_diags([str(GCP)]) if d.rule == "KV002" and "bases only of overlays" in d.message
+    ]
     assert "kvlint check" not in note.fix, note.fix
     assert "none of these bases builds alone either" in note.fix, note.fix
     repo = tmp_path / "repo"
     _aibrix_like(repo)
-    (note,) = [d for d in _diags([str(repo)]) if d.rule == "KV002" and "did not lint" in d.message]
+    (note,) = [d for d in offline_diags([str(repo)]) if d.rule == "KV002" and "did not lint" in d.message]
     assert "kvlint check" not in note.fix, note.fix
     # a third base of the vke overlay that builds alone (a ConfigMap of its own) is the one the fix names
     extra = repo / "config" / "extra"
-    _kustomization(extra, "resources:\n- cm.yaml\n")
-    (extra / "cm.yaml").write_text(_CONFIGMAP % "extra")
-    _kustomization(
+    write_kustomization(extra, "resources:\n- cm.yaml\n")
+    (extra / "cm.yaml").write_text(CONFIGMAP % "extra")
+    write_kustomization(
         repo / "config" / "overlays" / "vke" / "dependency",
         "resources:\n- ../../../dependency\n- ../../../extra\n",
     )
-    (note,) = [d for d in _diags([str(repo)]) if d.rule == "KV002" and "did not lint" in d.message]
+    (note,) = [d for d in offline_diags([str(repo)]) if d.rule == "KV002" and "did not lint" in d.message]
     assert note.fix.endswith(f"lint a base as it builds alone: kvlint check {extra}"), note.fix

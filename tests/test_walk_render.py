@@ -15,48 +15,22 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from walk_trees import (
+    APPLICATION,
+    CHAT_CHART,
+    DEPLOYMENT,
+    GPU_PATCH,
+    ROOT,
+    needs_helm,
+    needs_kustomize,
+    offline_diags,
+)
 
 from kvlint import render
 from kvlint.cli import main
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.types import Diagnostic
-
-ROOT = Path(__file__).resolve().parents[1]
-CHAT_CHART = ROOT / "fixtures" / "helm" / "chat-chart"
-
-needs_helm = pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
-needs_kustomize = pytest.mark.skipif(
-    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
-)
-
-_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  selector: {matchLabels: {app: vllm}}
-  template:
-    metadata: {labels: {app: vllm}}
-    spec:
-      containers:
-      - name: inference-server
-        image: vllm/vllm-openai:v0.11.0
-        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, "8192"]
-        resources: {requests: {cpu: "4", memory: 32Gi}}
-"""
-_PATCH = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm}
-spec:
-  template:
-    spec:
-      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
-      containers:
-      - name: inference-server
-        resources: {limits: {nvidia.com/gpu: "1"}}
-"""
 
 
 def _infra(tmp_path: Path) -> Path:
@@ -66,7 +40,7 @@ def _infra(tmp_path: Path) -> Path:
     shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
     (repo / "charts" / "chat" / "values-prod.yaml").write_text("maxModelLen: 8192\n")
     (repo / "kustomize" / "base").mkdir(parents=True)
-    (repo / "kustomize" / "base" / "deployment.yaml").write_text(_DEPLOYMENT)
+    (repo / "kustomize" / "base" / "deployment.yaml").write_text(DEPLOYMENT)
     (repo / "kustomize" / "base" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
     for name in ("l4", "l4-canary"):
         d = repo / "kustomize" / "overlays" / name
@@ -74,13 +48,9 @@ def _infra(tmp_path: Path) -> Path:
         (d / "kustomization.yaml").write_text(
             f"nameSuffix: -{name}\nresources:\n- ../../base\npatches:\n- path: patch.yaml\n"
         )
-        (d / "patch.yaml").write_text(_PATCH)
+        (d / "patch.yaml").write_text(GPU_PATCH)
     (repo / "plain.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n")
     return repo
-
-
-def _diags(paths: list[str]) -> list[Diagnostic]:
-    return run_check(paths, Options(allow_hub=False)).diagnostics
 
 
 def _serving(paths: list[str]) -> set[tuple[str, str, str]]:
@@ -97,7 +67,7 @@ def test_a_walk_renders_the_chart_and_the_overlays(tmp_path: Path) -> None:
     repo = _infra(tmp_path)
     chart = repo / "charts" / "chat"
     base = repo / "kustomize" / "base"
-    diags = _diags([str(repo)])
+    diags = offline_diags([str(repo)])
     # the chart, rendered with its values.yaml: its findings at the template's line, on the rendered object
     template = str(chart / "templates" / "deployment.yaml")
     on_chart = [d for d in diags if d.loc is not None and d.loc.file == template]
@@ -139,8 +109,10 @@ def test_the_same_walk_given_alone_is_what_naming_each_gives(tmp_path: Path) -> 
     def key(d: Diagnostic) -> tuple[object, ...]:
         return (d.rule, d.loc, d.object, d.message)
 
-    walk = {key(d) for d in _diags([str(repo)]) if d.severity != "info" or d.rule != "KV002"}
-    named = {key(d) for d in _diags([str(repo / "charts" / "chat"), *overlays, str(repo / "plain.yaml")])}
+    walk = {key(d) for d in offline_diags([str(repo)]) if d.severity != "info" or d.rule != "KV002"}
+    named = {
+        key(d) for d in offline_diags([str(repo / "charts" / "chat"), *overlays, str(repo / "plain.yaml")])
+    }
     assert walk == named
 
 
@@ -208,7 +180,7 @@ def test_a_remote_base_met_in_a_walk_is_a_kv001_and_nothing_is_fetched(
     (d / "kustomization.yaml").write_text(
         "resources:\n- https://github.com/example/config//base?ref=v1\n- deployment.yaml\n"
     )
-    (d / "deployment.yaml").write_text(_DEPLOYMENT)
+    (d / "deployment.yaml").write_text(DEPLOYMENT)
     ran: list[list[str]] = []
     real = render._run
 
@@ -217,7 +189,7 @@ def test_a_remote_base_met_in_a_walk_is_a_kv001_and_nothing_is_fetched(
         return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(render, "_run", recording)
-    diags = _diags([str(tmp_path / "deploy")])
+    diags = offline_diags([str(tmp_path / "deploy")])
     (kv001,) = [x for x in diags if x.rule == "KV001"]
     assert kv001.loc is not None and kv001.loc.file == str(d / "kustomization.yaml") and kv001.loc.line == 2
     assert ran == []  # kustomize never ran
@@ -232,7 +204,7 @@ def test_a_subchart_met_in_a_walk_of_its_charts_directory_is_rendered_alone_with
     parent = tmp_path / "app"
     shutil.copytree(CHAT_CHART, parent / "charts" / "chat")
     (parent / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
-    diags = _diags([str(parent / "charts")])
+    diags = offline_diags([str(parent / "charts")])
     (note,) = [d for d in diags if d.rule == "KV002"]
     assert note.severity == "info" and f"this chart is a subchart of {parent}" in note.message
     assert any(d.object == "Deployment/chat-chat" for d in diags)
@@ -297,7 +269,7 @@ def test_a_walk_of_too_many_charts_renders_none_and_says_so(
         return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(render, "_run", recording)
-    diags = _diags([str(repo)])
+    diags = offline_diags([str(repo)])
     assert ran == []
     (note,) = [d for d in diags if "kvlint renders in one walk" in d.message]
     assert note.severity == "warning" and note.message.startswith("3 Helm charts and kustomize overlays")
@@ -319,7 +291,7 @@ def test_a_kustomization_file_linked_out_of_the_walk_is_not_built(
     outside.write_text("resources:\n- deployment.yaml\n")
     d = tmp_path / "deploy" / "overlay"
     d.mkdir(parents=True)
-    (d / "deployment.yaml").write_text(_DEPLOYMENT)
+    (d / "deployment.yaml").write_text(DEPLOYMENT)
     (d / "kustomization.yaml").symlink_to(outside)
     ran: list[list[str]] = []
     real = render._run
@@ -329,7 +301,7 @@ def test_a_kustomization_file_linked_out_of_the_walk_is_not_built(
         return real(cmd, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(render, "_run", recording)
-    diags = _diags([str(tmp_path / "deploy")])
+    diags = offline_diags([str(tmp_path / "deploy")])
     assert ran == []
     (link,) = [x for x in diags if x.rule == "KV001"]
     assert link.severity == "info" and "points outside the directory walked" in link.message
@@ -372,22 +344,6 @@ def test_an_overlays_json6902_patch_is_a_source_in_a_walk(tmp_path: Path) -> Non
     assert (str(overlay / "mml.yaml"), 1) in sources
 
 
-_APPLICATION = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata: {name: chat, namespace: argocd}
-spec:
-  project: default
-  source:
-    repoURL: https://github.com/example/infra
-    targetRevision: main
-    path: charts/chat
-    helm:
-      valuesObject: {maxModelLen: 8192}
-  destination: {server: https://kubernetes.default.svc, namespace: serving}
-"""
-
-
 @needs_helm
 def test_a_chart_an_argo_application_of_the_walk_deploys_is_linted_only_through_it(tmp_path: Path) -> None:
     """An Argo CD Application of the walk renders the checkout's chart with its values (kvlint.workloads.gitops_local);
@@ -398,16 +354,16 @@ def test_a_chart_an_argo_application_of_the_walk_deploys_is_linted_only_through_
     shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
     (repo / "apps").mkdir()
     app = repo / "apps" / "chat.yaml"
-    app.write_text(_APPLICATION)
+    app.write_text(APPLICATION)
     chart = repo / "charts" / "chat"
-    diags = _diags([str(repo)])
+    diags = offline_diags([str(repo)])
     assert not [d for d in diags if d.rule == "KV103"]
     serving = _serving([str(repo)])
     assert len(serving) == 1 and {f for _, _, f in serving} == {str(chart / "templates" / "deployment.yaml")}
     (note,) = [d for d in diags if d.loc is not None and d.loc.file == str(chart / "Chart.yaml")]
     assert note.rule == "KV002" and note.severity == "info" and str(app) in note.message
     # the chart named alone is still rendered with its own values (KV103), and --jobs 2 prints what --jobs 1 does
-    assert "KV103" in {d.rule for d in _diags([str(chart)])}
+    assert "KV103" in {d.rule for d in offline_diags([str(chart)])}
     outs = [
         CliRunner().invoke(main, ["check", "--offline", "--no-config", "--jobs", j, str(repo)]).stdout
         for j in ("1", "2")
@@ -426,8 +382,8 @@ def test_a_kustomize_component_is_built_only_through_the_overlay_listing_it(tmp_
     (comp / "kustomization.yaml").write_text(
         "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: patch.yaml\n"
     )
-    (comp / "patch.yaml").write_text(_PATCH)
-    diags = _diags([str(repo / "components")])
+    (comp / "patch.yaml").write_text(GPU_PATCH)
+    diags = offline_diags([str(repo / "components")])
     assert not [d for d in diags if d.rule == "KV001"]
     (note,) = diags
     assert note.rule == "KV002" and note.severity == "info" and "Component" in note.message
@@ -435,14 +391,14 @@ def test_a_kustomize_component_is_built_only_through_the_overlay_listing_it(tmp_
     # an overlay of the walk listing it is built with it (the GPU its patch sets), the component not alone
     base = repo / "base"
     base.mkdir()
-    (base / "deployment.yaml").write_text(_DEPLOYMENT)
+    (base / "deployment.yaml").write_text(DEPLOYMENT)
     (base / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
     overlay = repo / "overlays" / "l4"
     overlay.mkdir(parents=True)
     (overlay / "kustomization.yaml").write_text(
         "resources:\n- ../../base\ncomponents:\n- ../../components/gpu\n"
     )
-    diags = _diags([str(repo)])
+    diags = offline_diags([str(repo)])
     assert not [d for d in diags if d.rule in ("KV001", "KV405")]
     assert {(k, n) for k, n, _ in _serving([str(repo)])} == {("Deployment", "vllm")}
 
@@ -461,7 +417,7 @@ def test_a_fresh_cli_process_with_nested_configs_lints_an_argo_deployed_chart_on
     (repo / ".git").mkdir(parents=True)
     shutil.copytree(CHAT_CHART, repo / "charts" / "chat")
     (repo / "apps").mkdir()
-    (repo / "apps" / "chat.yaml").write_text(_APPLICATION)
+    (repo / "apps" / "chat.yaml").write_text(APPLICATION)
     (repo / "charts" / ".kvlint.yaml").write_text("")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
     out = subprocess.run(

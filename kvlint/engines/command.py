@@ -43,7 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import read_requirement
+from kvlint.engines.requirements import Pin, read_requirement
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -80,20 +80,23 @@ _VLLM_MODULES = {
     "vllm.entrypoints.grpc_server",
     "vllm.entrypoints.launchers.grpc_server",
 }
-#: vLLM's gRPC server module and the first release that ships it: ``vllm/entrypoints/grpc_server.py`` is in the
-#: vllm 0.14.0, 0.17.0, 0.20.0, 0.21.0 and 0.34.0 wheels (a deprecated shim over ``launchers/grpc_server.py`` in
-#: 0.34.0) and in neither the 0.12.0 nor the 0.13.0 one, where ``python -m`` stops with "No module named
-#: vllm.entrypoints.grpc_server".
+#: vLLM's gRPC server module (:data:`GRPC_MODULES_FROM`)
 GRPC_SERVER_MODULE = "vllm.entrypoints.grpc_server"
-GRPC_SERVER_FROM = (0, 14, 0)
-#: The gRPC server's module from 0.30.0: ``vllm/entrypoints/launchers/grpc_server.py`` (``main``: ``--host``,
-#: ``--port``, ``AsyncEngineArgs.add_cli_args``; ``if __name__ == "__main__": main()``) is in the vllm 0.30.0,
-#: 0.31.0, 0.32.0, 0.33.0 and 0.34.0 wheels and not in the 0.29.0 one (nor 0.28.0), where ``python -m`` stops with
-#: "No module named vllm.entrypoints.launchers"; ``grpc_server.py`` became its deprecated shim in 0.33.0.
+#: The gRPC server's module from 0.30.0 (:data:`GRPC_MODULES_FROM`)
 GRPC_LAUNCHER_MODULE = "vllm.entrypoints.launchers.grpc_server"
-GRPC_LAUNCHER_FROM = (0, 30, 0)
-#: each gRPC server module -> the first release that ships it
-GRPC_MODULES_FROM = {GRPC_SERVER_MODULE: GRPC_SERVER_FROM, GRPC_LAUNCHER_MODULE: GRPC_LAUNCHER_FROM}
+#: Each module of vLLM's gRPC server -> the first release that ships it (``python -m`` on an older one stops at once):
+#:
+#: - ``vllm/entrypoints/grpc_server.py`` is in the vllm 0.14.0, 0.17.0, 0.20.0, 0.21.0 and 0.34.0 wheels (a
+#:   deprecated shim over ``launchers/grpc_server.py`` in 0.34.0) and in neither the 0.12.0 nor the 0.13.0 one,
+#:   where ``python -m`` stops with "No module named vllm.entrypoints.grpc_server";
+#: - ``vllm/entrypoints/launchers/grpc_server.py`` (``main``: ``--host``, ``--port``, ``AsyncEngineArgs.add_cli_args``;
+#:   ``if __name__ == "__main__": main()``) is in the vllm 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0 wheels and not
+#:   in the 0.29.0 one (nor 0.28.0), where ``python -m`` stops with "No module named vllm.entrypoints.launchers";
+#:   ``grpc_server.py`` became its deprecated shim in 0.33.0.
+GRPC_MODULES_FROM: dict[str, tuple[int, int, int]] = {
+    GRPC_SERVER_MODULE: (0, 14, 0),
+    GRPC_LAUNCHER_MODULE: (0, 30, 0),
+}
 #: The gRPC server's own option beside ``--host``/``--port``: ``--disable-log-stats-server`` (a switch) is in its
 #: ``main`` in the 0.14.0 and 0.17.0 wheels, gone from 0.18.0 (0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.34.0 read).
 GRPC_OWN_OPTION = "--disable-log-stats-server"
@@ -903,31 +906,15 @@ def _pip_install(words: Sequence[str], engine: str) -> str | None:
     vllm``: pip replaces the release the image carried with the newest on the day the container starts), else
     None (nothing of the engine, or an unpinned install without ``-U``, which pip leaves alone when the image
     carries the engine: "Requirement already satisfied")."""
-    pinned = _pip_pinned(words, engine)
+    pins = _pip_engine_pins(words, engine)
+    if pins is None:
+        return None
+    pinned = _last_release(pins)
     if pinned is not None:
         return pinned
-    if not any(w in _PIP_UPGRADE for w in words):
-        return None
-    if "install" not in words:
-        return None
-    at = words.index("install")
-    if not _is_pip([_base(w) for w in words[:at]]):
-        return None
-    skip = False
-    upgraded = False
-    for w in words[at + 1 :]:
-        if skip:
-            skip = False
-            continue
-        if w.split("=", 1)[0] in _PIP_ELSEWHERE:
-            return None
-        if w in _PIP_VALUED:
-            skip = True
-            continue
-        req = read_requirement(w)
-        if req is not None and req.project == engine and req.release is None:
-            upgraded = True
-    return "" if upgraded else None
+    if any(w in _PIP_UPGRADE for w in words) and any(pin.release is None for pin in pins):
+        return ""
+    return None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
@@ -937,27 +924,44 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
+    pins = _pip_engine_pins(words, engine)
+    return None if pins is None else _last_release(pins)
+
+
+def _last_release(pins: Sequence[Pin]) -> str | None:
+    """The release the last pinned requirement of ``pins`` names (pip installs the last), else None."""
+    pinned = None
+    for pin in pins:
+        if pin.release is not None:
+            pinned = pin.release
+    return pinned
+
+
+def _pip_engine_pins(words: Sequence[str], engine: str) -> list[Pin] | None:
+    """The requirements of ``engine`` (pinned or not) the command ``words`` gives ``pip install`` (``uv pip
+    install``, ``python3 -m pip install``), in order, the values of pip's valued options skipped; None when the
+    command is not pip's install or installs elsewhere than the environment the engine runs from
+    (:data:`_PIP_ELSEWHERE`)."""
     if "install" not in words:
         return None
     at = words.index("install")
     if not _is_pip([_base(w) for w in words[:at]]):
         return None
-    pinned = None
+    pins: list[Pin] = []
     skip = False
     for w in words[at + 1 :]:
         if skip:
             skip = False
             continue
-        opt = w.split("=", 1)[0]
-        if opt in _PIP_ELSEWHERE:
+        if w.split("=", 1)[0] in _PIP_ELSEWHERE:
             return None
         if w in _PIP_VALUED:
             skip = True
             continue
-        req = read_requirement(w)
-        if req is not None and req.project == engine and req.release is not None:
-            pinned = req.release
-    return pinned
+        pin = read_requirement(w)
+        if pin is not None and pin.project == engine:
+            pins.append(pin)
+    return pins
 
 
 def _unclosed_quote(
@@ -1466,16 +1470,18 @@ def _grpc_own_option(option: str, version: str | None) -> str | None:
     return None
 
 
-def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SERVER_MODULE) -> None:
+def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
     """KV206 (error) on ``python -m vllm.entrypoints.grpc_server`` (``module``, one of :data:`GRPC_MODULES_FROM`)
     when the image's vLLM ``version`` is older than the first release that ships ``module``: the module is not in
     that release, so the container stops at once. An unknown release (``latest``, no tag) is read as the newest,
-    which ships it. On the releases whose gRPC server takes :data:`GRPC_OWN_OPTION` (:data:`GRPC_SERVER_FROM` to
-    before :data:`GRPC_OWN_OPTION_UNTIL`), the engine parser's KV205 on that option is dropped."""
+    which ships it. On the releases whose gRPC server takes :data:`GRPC_OWN_OPTION` (the first with
+    :data:`GRPC_SERVER_MODULE` to before :data:`GRPC_OWN_OPTION_UNTIL`), the engine parser's KV205 on that option
+    is dropped."""
     from kvlint.memory.versions import parse_version
 
     v = parse_version(version)  # (None, latest, no release number: the newest)
-    if GRPC_SERVER_FROM <= v < GRPC_OWN_OPTION_UNTIL:
+    server_from = GRPC_MODULES_FROM[GRPC_SERVER_MODULE]
+    if server_from <= v < GRPC_OWN_OPTION_UNTIL:
         kept: list[Finding] = []
         for f in cfg.findings:
             own = _grpc_own_option(f.option, version) if isinstance(f, OptionFinding) and f.unknown else None
@@ -1496,7 +1502,7 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SE
                     )
                 )
         cfg.findings = kept
-    since = GRPC_MODULES_FROM.get(module, GRPC_SERVER_FROM)
+    since = GRPC_MODULES_FROM[module]
     if v >= since:
         return
     first = ".".join(map(str, since))
@@ -1506,14 +1512,10 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str = GRPC_SE
         fix = f"use an image of vLLM {first} or later, or python3 -m vllm.entrypoints.openai.api_server"
     else:
         stops = f"('Error while finding module specification for {module}')"
-        older = ".".join(map(str, GRPC_SERVER_FROM))
+        older = ".".join(map(str, server_from))
         fix = (
             f"use an image of vLLM {first} or later"
-            + (
-                f", or python3 -m {GRPC_SERVER_MODULE} (vLLM {older} and later)"
-                if v >= GRPC_SERVER_FROM
-                else ""
-            )
+            + (f", or python3 -m {GRPC_SERVER_MODULE} (vLLM {older} and later)" if v >= server_from else "")
             + ", or python3 -m vllm.entrypoints.openai.api_server"
         )
     cfg.findings.append(

@@ -537,13 +537,7 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                 word, delim_next = _end_word(parts, acc, start, script[start:i], pending, delim_next)
                 add(word)
                 parts, start, acc = [], i, None
-            if acc is not None and not acc_quoted:
-                acc.append(text)
-            else:
-                if acc is not None:
-                    parts[-1].text = "".join(acc)
-                parts.append(Part("lit", "", False))
-                acc, acc_quoted = [text], False
+            acc, acc_quoted = _add_text(parts, acc, acc_quoted, text, False), False
         elif kind == "blank" or kind == "op":
             raw = script[start:i]
             word, delim_next = _end_word(parts, acc, start, raw, pending, delim_next)
@@ -575,16 +569,7 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
             if not a.group(2):  # type: ignore[union-attr]
                 open_quote = i + 1  # never closed: the match ran to the end of the script
             text = ansi_c_text(a.group(1))  # type: ignore[union-attr]
-            if acc is not None and acc_quoted:
-                acc.append(text)
-            else:
-                if acc is not None:
-                    parts[-1].text = "".join(acc)
-                parts.append(Part("lit", "", True))
-                acc, acc_quoted = [text], True
-            parts[-1].text = "".join(acc)
-            parts.append(Part("lit", "", True))
-            acc, acc_quoted = [""], True
+            acc, acc_quoted = _close_quote(parts, _add_text(parts, acc, acc_quoted, text, True)), True
         elif kind == "dollar":
             if acc is not None:
                 parts[-1].text = "".join(acc)
@@ -599,20 +584,11 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                 if kind == "sq" and end - i > 1 and script[end - 1] == "'"
                 else script[i + 1 : end]
             )
-            if acc is not None and acc_quoted:
-                acc.append(text)
-            else:
-                if acc is not None:
-                    parts[-1].text = "".join(acc)
-                parts.append(Part("lit", "", True))
-                acc, acc_quoted = [text], True
+            acc, acc_quoted = _add_text(parts, acc, acc_quoted, text, True), True
             if kind == "sq":
                 if end - i < 2 or script[end - 1] != "'":
                     open_quote = i  # ``'`` with no closing one: the match ran to the end of the script
-                # an empty quoted piece marks the closing quote (the word is quoted even when empty)
-                parts[-1].text = "".join(acc)
-                parts.append(Part("lit", "", True))
-                acc, acc_quoted = [""], True
+                acc = _close_quote(parts, acc)
         elif kind == "dq":
             end = i + 1
             while end < n:
@@ -630,13 +606,7 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                         text = nxt if nxt in '$`"\\' else "\\" + nxt
                     else:
                         text = d.group()  # type: ignore[union-attr]
-                    if acc is not None and acc_quoted:
-                        acc.append(text)
-                    else:
-                        if acc is not None:
-                            parts[-1].text = "".join(acc)
-                        parts.append(Part("lit", "", True))
-                        acc, acc_quoted = [text], True
+                    acc, acc_quoted = _add_text(parts, acc, acc_quoted, text, True), True
                     end = dend
                     continue
                 if acc is not None:
@@ -656,10 +626,7 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                     end = dend
             if end >= n:
                 open_quote = i  # no closing ``"``: the quoted text ran to the end of the script
-            if acc is not None:
-                parts[-1].text = "".join(acc)
-            parts.append(Part("lit", "", True))  # the closing quote (or the end of the script)
-            acc, acc_quoted = [""], True
+            acc, acc_quoted = _close_quote(parts, acc), True  # the closing quote (or the end of the script)
             end += 1
         elif kind == "bt":
             if acc is not None:
@@ -682,6 +649,32 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
         cmd[-1].unclosed = open_quote  # type: ignore[union-attr]  # the word the open quote ran to the end
     if cmd:
         yield cmd
+
+
+def _add_text(
+    parts: list[Part], acc: list[str] | None, acc_quoted: bool, text: str, quoted: bool
+) -> list[str]:
+    """Append literal ``text`` (quoted or not, ``quoted``) to the word of ``parts`` that :func:`_tokens` is
+    reading: to the literal piece still growing (``acc``, its pieces, quoted as ``acc_quoted``; None: none
+    grows) when it is quoted alike, else as a new piece, the growing one joined. Returns the pieces of the
+    literal now growing (quoted as ``quoted``)."""
+    if acc is not None and acc_quoted == quoted:
+        acc.append(text)
+        return acc
+    if acc is not None:
+        parts[-1].text = "".join(acc)
+    parts.append(Part("lit", "", quoted))
+    return [text]
+
+
+def _close_quote(parts: list[Part], acc: list[str] | None) -> list[str]:
+    """Close a quote (``'...'``, ``$'...'``, ``"..."``) in the word of ``parts`` that :func:`_tokens` is reading:
+    the growing literal (``acc``) joined, then an empty quoted piece marking the closing quote (the word is
+    quoted even when empty). Returns the pieces of that piece, growing now (quoted)."""
+    if acc is not None:
+        parts[-1].text = "".join(acc)
+    parts.append(Part("lit", "", True))
+    return [""]
 
 
 def _end_word(

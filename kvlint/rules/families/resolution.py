@@ -8,7 +8,8 @@ parsers also report KV503 for commands they cannot read; the runner passes those
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
@@ -34,7 +35,7 @@ from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
-from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ServingConfig
+from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ModelSpec, ServingConfig
 from kvlint.values import as_float
 from kvlint.wording import platform_name, with_article
 from kvlint.workloads.base import MODEL_ANNOTATION
@@ -42,29 +43,155 @@ from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
 
-#: KV502's fix for each pipeline SGLang refuses (``{layers}``: the model's decoder layers)
-_SGLANG_PP_FIX = {
-    PlanRefusal.SGLANG_PP_PARTITION: f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage "
-    "summing to the model's {layers} layers, or unset it for SGLang's even split",
-    PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS: "set --pp-size to at most {layers} (the model's layers) and spread the GPUs "
-    "with --tp-size",
-    PlanRefusal.SGLANG_PP_MLA: "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang "
-    "0.5.5 or later",
+
+@dataclass(frozen=True)
+class _Refused:
+    """How KV502 reports a plan the engine refuses to start (:class:`~kvlint.memory.refusal.PlanRefusal`): the
+    finding reads ``<model> on <engine>: <the refusal>``, placed at the value of the variable ``env``
+    (:func:`_env_value_loc`), else at the first of ``flags`` written, else (``at_command``) at the engine command;
+    ``fix`` is formatted with ``layers`` (the model's decoder layers), or is called with the container's serving
+    config and the model."""
+
+    engine: str
+    fix: str | Callable[[ServingConfig, ModelSpec], str]
+    env: str = ""
+    flags: tuple[str, ...] = ()
+    at_command: bool = True
+
+
+def _v2_runner_env_fix(s: ServingConfig, model: ModelSpec) -> str:
+    """KV502's fix for a VLLM_USE_V2_MODEL_RUNNER vLLM refuses: 0.34.0 and later run only the V2 runner."""
+    from kvlint.memory.versions import resolve_version
+
+    if resolve_version(s.version)[0] >= (0, 34, 0):
+        return (
+            "unset VLLM_USE_V2_MODEL_RUNNER (0.34.0 and later run only the V2 model runner), or use a vLLM "
+            "release before 0.34.0 to keep the V1 runner"
+        )
+    return "set VLLM_USE_V2_MODEL_RUNNER to 0 (the V1 model runner) or 1 (the V2 runner), or unset it to let vLLM pick"
+
+
+def _mtp_count_fix(s: ServingConfig, model: ModelSpec) -> str:
+    """KV502's fix for an MTP count vLLM refuses for the model's MTP layers."""
+    n = model_facts(model).mtp_config_layers
+    return f"set num_speculative_tokens to at most {n} or to a multiple of {n} (the model's MTP layers)"
+
+
+_SGLANG_PP = ("pp_size",)
+_RATIO = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
+
+#: KV502 for each refusal of a plan the engine does not start with (VLLM_PP_EXCEEDS_LAYERS, which names KAITO's
+#: estimate when KAITO chose the stages, is reported on its own)
+_REFUSED = {
+    # a hybrid model's state pool sized from a ratio SGLang cannot size it with (kvlint.memory.sglang_mamba)
+    PlanRefusal.SGLANG_MAMBA_RATIO: _Refused(
+        "SGLang",
+        f"set --mamba-full-memory-ratio to a positive number, or drop it for SGLang's default {_RATIO:g} "
+        f"(state : KV = {_RATIO:g} : 1)",
+        flags=("mamba_full_memory_ratio",),
+        at_command=False,
+    ),
+    # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention)
+    PlanRefusal.TGI_ATTENTION: _Refused(
+        "TGI",
+        "set ATTENTION to one of the values TGI names, spelled as it spells them, or unset it for the launcher's "
+        "choice",
+        env="ATTENTION",
+    ),
+    # a pipeline SGLang cannot build or refuses (kvlint.memory.sglang.pp_stage_layers, sglang_prelude): it stops
+    # while loading
+    PlanRefusal.SGLANG_PP_PARTITION: _Refused(
+        "SGLang",
+        f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage summing to the model's "
+        "{layers} layers, or unset it for SGLang's even split",
+        flags=_SGLANG_PP,
+    ),
+    PlanRefusal.SGLANG_PP_EXCEEDS_LAYERS: _Refused(
+        "SGLang",
+        "set --pp-size to at most {layers} (the model's layers) and spread the GPUs with --tp-size",
+        flags=_SGLANG_PP,
+    ),
+    PlanRefusal.SGLANG_PP_MLA: _Refused(
+        "SGLang",
+        "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang 0.5.5 or later",
+        flags=_SGLANG_PP,
+    ),
     # 0.5.3 - 0.5.20 assert speculative_algorithm is None with pp > 1; 0.5.21 accepts EAGLE
     # (kvlint.memory.sglang.PP_SPEC_REFUSED)
-    PlanRefusal.SGLANG_PP_SPECULATIVE: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with "
-    "--tp-size); SGLang 0.5.21 and later accept EAGLE with pipeline parallelism on a PD prefill node or with "
-    "SGLANG_ENABLE_PP_SPEC",
+    PlanRefusal.SGLANG_PP_SPECULATIVE: _Refused(
+        "SGLang",
+        "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with --tp-size); SGLang 0.5.21 "
+        "and later accept EAGLE with pipeline parallelism on a PD prefill node or with SGLANG_ENABLE_PP_SPEC",
+        flags=_SGLANG_PP,
+    ),
     # 0.5.21 and later: check_pipeline_parallel_compat (kvlint.memory.sglang.pp_spec_refusal); the message says which
     # condition failed
-    PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP: "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs "
-    "with --tp-size); with pipeline parallelism SGLang accepts EAGLE (not multi-layer) on a PD prefill node or with "
-    "SGLANG_ENABLE_PP_SPEC set (then without --disaggregation-mode, --speculative-adaptive or DP attention), and "
-    "DSPARK on a PD prefill node",
+    PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP: _Refused(
+        "SGLang",
+        "drop --speculative-algorithm, or serve with --pp-size 1 (spread the GPUs with --tp-size); with pipeline "
+        "parallelism SGLang accepts EAGLE (not multi-layer) on a PD prefill node or with SGLANG_ENABLE_PP_SPEC set "
+        "(then without --disaggregation-mode, --speculative-adaptive or DP attention), and DSPARK on a PD prefill "
+        "node",
+        flags=_SGLANG_PP,
+    ),
     # the same assert refuses mixed chunked prefill up to 0.5.10 (kvlint.memory.sglang.PP_MIXED_CHUNK_REFUSED_UNTIL)
-    PlanRefusal.SGLANG_PP_MIXED_CHUNK: "drop --enable-mixed-chunk, or serve with --pp-size 1 (spread the GPUs with "
-    "--tp-size); SGLang 0.5.11 and later accept it with pipeline parallelism",
+    PlanRefusal.SGLANG_PP_MIXED_CHUNK: _Refused(
+        "SGLang",
+        "drop --enable-mixed-chunk, or serve with --pp-size 1 (spread the GPUs with --tp-size); SGLang 0.5.11 and "
+        "later accept it with pipeline parallelism",
+        flags=_SGLANG_PP,
+    ),
+    # a pooling model forced onto V1 before V1 ran pooling models (kvlint.memory.vllm.v1_pooling_refused)
+    PlanRefusal.VLLM_V1_POOLING: _Refused(
+        "vLLM",
+        "unset VLLM_USE_V1 (vLLM then falls back to V0 for a pooling model), or use vLLM 0.9.2 or later, whose V1 "
+        "engine runs pooling models",
+        env="VLLM_USE_V1",
+    ),
+    # VLLM_USE_V2_MODEL_RUNNER other than 1 on a release without the V1 runner, or not an integer before
+    # (kvlint.memory.vllm_runner.v2_env_refused)
+    PlanRefusal.VLLM_V2_RUNNER_ENV: _Refused("vLLM", _v2_runner_env_fix, env="VLLM_USE_V2_MODEL_RUNNER"),
+    # VLLM_USE_V2_MODEL_RUNNER on with a feature the V2 runner does not run (kvlint.memory.vllm_runner.v2_unsupported)
+    PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED: _Refused(
+        "vLLM",
+        "unset VLLM_USE_V2_MODEL_RUNNER or set it to 0 (vLLM then runs the V1 model runner, which supports the "
+        "feature), or drop the feature",
+        env="VLLM_USE_V2_MODEL_RUNNER",
+    ),
+    # dual batch overlap beside what 0.34.0's one model runner cannot combine it with
+    # (kvlint.memory.vllm_runner.runner_unsupported)
+    PlanRefusal.VLLM_DBO_UNSUPPORTED: _Refused(
+        "vLLM",
+        "drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside",
+        flags=("enable_dbo", "ubatch_size"),
+    ),
+    # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
+    PlanRefusal.VLLM_MTP_COUNT: _Refused("vLLM", _mtp_count_fix, flags=("speculative_config",)),
+    # a VLLM_PP_LAYER_PARTITION vLLM refuses (kvlint.memory.vllm.pp_partition_refused): it stops while loading
+    PlanRefusal.VLLM_PP_PARTITION: _Refused(
+        "vLLM",
+        f"give {VLLM_PP_PARTITION_REFUSED} one layer count of 1 or more per pipeline stage summing to the model's "
+        "{layers} layers, or unset it for vLLM's even split",
+        flags=("pipeline_parallel_size",),
+    ),
 }
+
+
+def _refused_finding(ctx: RuleContext, model: ModelSpec, how: _Refused) -> Diagnostic:
+    """KV502 for a plan the engine refuses to start, reported as ``how`` says (:data:`_REFUSED`)."""
+    cr, s = ctx.cr, ctx.serving
+    loc = _env_value_loc(s, how.env) if how.env else None
+    for flag in how.flags:
+        loc = loc or s.loc(flag)
+    if how.at_command:
+        loc = loc or s.command_loc
+    return ctx.finding(
+        f"{model.id} on {how.engine}: {cr.plan_error}",
+        loc,
+        fix=how.fix.format(layers=model.num_layers) if isinstance(how.fix, str) else how.fix(s, model),
+        severity="error",
+    )
+
 
 #: KV502's fix for a model whose architecture kvlint does not size (:data:`kvlint.models.resolve.UNMODELLED_HUB_IDS`):
 #: a config would not help, so none is asked for.
@@ -497,105 +624,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
         refusal = cr.plan_refusal
-        if refusal is PlanRefusal.SGLANG_MAMBA_RATIO:
-            # a hybrid model's state pool sized from a ratio SGLang cannot size it with: it does not start
-            ratio = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
-            yield ctx.finding(
-                f"{cr.model.id} on SGLang: {cr.plan_error}",
-                s.loc("mamba_full_memory_ratio"),
-                fix=f"set --mamba-full-memory-ratio to a positive number, or drop it for SGLang's default {ratio:g} "
-                f"(state : KV = {ratio:g} : 1)",
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.TGI_ATTENTION:
-            # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
-            yield ctx.finding(
-                f"{cr.model.id} on TGI: {cr.plan_error}",
-                _env_value_loc(s, "ATTENTION") or s.command_loc,
-                fix="set ATTENTION to one of the values TGI names, spelled as it spells them, or unset it for the "
-                "launcher's choice",
-                severity="error",
-            )
-            return
-        if refusal in _SGLANG_PP_FIX:
-            # a pipeline SGLang cannot build or refuses (kvlint.memory.sglang.pp_stage_layers, sglang_prelude): it
-            # stops while loading
-            yield ctx.finding(
-                f"{cr.model.id} on SGLang: {cr.plan_error}",
-                s.loc("pp_size") or s.command_loc,
-                fix=_SGLANG_PP_FIX[refusal].format(layers=cr.model.num_layers),
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.VLLM_V1_POOLING:
-            # a pooling model forced onto V1 before V1 ran pooling models (kvlint.memory.vllm.v1_pooling_refused)
-            yield ctx.finding(
-                f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s, "VLLM_USE_V1") or s.command_loc,
-                fix="unset VLLM_USE_V1 (vLLM then falls back to V0 for a pooling model), or use vLLM 0.9.2 or later, "
-                "whose V1 engine runs pooling models",
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.VLLM_V2_RUNNER_ENV:
-            # VLLM_USE_V2_MODEL_RUNNER other than 1 on a release without the V1 runner, or not an integer before
-            # (kvlint.memory.vllm_runner.v2_env_refused)
-            from kvlint.memory.versions import resolve_version
-
-            yield ctx.finding(
-                f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
-                fix="unset VLLM_USE_V2_MODEL_RUNNER (0.34.0 and later run only the V2 model runner), or use a vLLM "
-                "release before 0.34.0 to keep the V1 runner"
-                if resolve_version(s.version)[0] >= (0, 34, 0)
-                else "set VLLM_USE_V2_MODEL_RUNNER to 0 (the V1 model runner) or 1 (the V2 runner), or unset it "
-                "to let vLLM pick",
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.VLLM_V2_RUNNER_UNSUPPORTED:
-            # VLLM_USE_V2_MODEL_RUNNER on with a feature the V2 runner does not run
-            # (kvlint.memory.vllm_runner.v2_unsupported)
-            yield ctx.finding(
-                f"{cr.model.id} on vLLM: {cr.plan_error}",
-                _env_value_loc(s, "VLLM_USE_V2_MODEL_RUNNER") or s.command_loc,
-                fix="unset VLLM_USE_V2_MODEL_RUNNER or set it to 0 (vLLM then runs the V1 model runner, which "
-                "supports the feature), or drop the feature",
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.VLLM_DBO_UNSUPPORTED:
-            # dual batch overlap beside what 0.34.0's one model runner cannot combine it with
-            # (kvlint.memory.vllm_runner.runner_unsupported)
-            yield ctx.finding(
-                f"{cr.model.id} on vLLM: {cr.plan_error}",
-                s.loc("enable_dbo") or s.loc("ubatch_size") or s.command_loc,
-                fix="drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside",
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.VLLM_MTP_COUNT:
-            # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
-            n = model_facts(cr.model).mtp_config_layers
-            yield ctx.finding(
-                f"{cr.model.id} on vLLM: {cr.plan_error}",
-                s.loc("speculative_config") or s.command_loc,
-                fix=f"set num_speculative_tokens to at most {n} or to a multiple of {n} (the model's MTP layers)",
-                severity="error",
-            )
-            return
-        if refusal is PlanRefusal.VLLM_PP_PARTITION:
-            # a VLLM_PP_LAYER_PARTITION vLLM refuses (kvlint.memory.vllm.pp_partition_refused): it stops while loading
-            yield ctx.finding(
-                f"{cr.model.id} on vLLM: {cr.plan_error}",
-                s.loc("pipeline_parallel_size") or s.command_loc,
-                fix=(
-                    f"give {VLLM_PP_PARTITION_REFUSED} one layer count of 1 or more per pipeline stage summing to the "
-                    f"model's {cr.model.num_layers} layers, or unset it for vLLM's even split"
-                ),
-                severity="error",
-            )
+        if refusal in _REFUSED:
+            yield _refused_finding(ctx, cr.model, _REFUSED[refusal])
             return
         if refusal is PlanRefusal.VLLM_PP_EXCEEDS_LAYERS:
             # more pipeline stages than layers: stages without a layer, whose GPUs hold no KV cache
