@@ -982,8 +982,16 @@ def plan(
             raise click.UsageError(str(exc)) from exc
         click.echo(text, nl=not text.endswith("\n"))
         return
+    ctx = click.get_current_context()
+    own = {
+        o: not getattr(p, "is_flag", False) and p.nargs != 0
+        for p in ctx.command.params
+        if isinstance(p, click.Option)
+        for o in (*p.opts, *p.secondary_opts)
+        if o.startswith("--")
+    }
     try:
-        out = plan_command(list(command), options, gpus=gpus)
+        out = plan_command(list(command), options, gpus=gpus, own_options=own)
     except PlanRequestError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "json":

@@ -152,7 +152,8 @@ CORPUS_TABLE: dict[str, str | None] = {
     K + "llama-4-maverick-430k-h100.yaml": "nvidia-h100-sxm5-80gb",
     K + "mistral-small-3.1-24b-instruct-h100.yaml": "nvidia-h100-sxm5-80gb",
     K + "phi-4-bnb-4bit-l4.yaml": "nvidia-l4",
-    K + "qwen2.5-coder-1.5b-rtx4070-8gb.yaml": None,
+    # the chart's 8 GB RTX 4070 profile: the laptop part (kvlint.workloads.kubeai.KUBEAI_PROFILES, [assumed])
+    K + "qwen2.5-coder-1.5b-rtx4070-8gb.yaml": "nvidia-geforce-rtx-4070-laptop",
     "substratusai__kubeai__benchmarks__multi-turn-chat-go__hack__llama-3.1-8b-instruct-fp8-l4.yaml": "nvidia-l4",
     # KAITO Workspace resource.instanceType (AKS VM size) / partition
     KA + "kaito_workspace_custom_config.yaml": "nvidia-a100-pcie-80gb",

@@ -334,9 +334,12 @@ def cel_owner_filter(expression: str) -> Any:
     assert re.fullmatch(r"[\w\s.()=,:\[\]]*", leftover), leftover  # nothing but what was translated
     code = compile(f"({text.strip()})", "<cel>", "eval")
 
-    def sent(obj: dict[str, Any], username: str) -> bool:
+    def sent(obj: Any, username: Any) -> bool:
+        """``obj`` and ``username`` as the plain values, or as :func:`_cel_value` made them (converted once
+        by a caller that evaluates many requesters on one object)."""
+        o = obj if isinstance(obj, _Obj) else _cel_value(obj)
         request = _cel_value({"userInfo": {"username": username}})
-        return bool(eval(code, {"_has": _has, "any": any, "object": _cel_value(obj), "request": request}))  # noqa: S307
+        return bool(eval(code, {"_has": _has, "any": any, "object": o, "request": request}))  # noqa: S307
 
     return sent
 
@@ -423,6 +426,28 @@ def _owner_objects() -> list[dict[str, Any]]:
     return objects
 
 
+@pytest.fixture(scope="module")
+def owner_reviews() -> list[tuple[dict[str, Any], Any, list[tuple[str, Any]]]]:
+    """Each of :func:`_owner_objects`, its CEL value, and for each requester the AdmissionReview the server
+    parses (``parse_review`` of the request as sent): built once for the six filter cases below, which differ
+    only in the chart's values and the server's settings (about 90,000 reviews; parsing them per case was a
+    minute of the suite)."""
+    from kvlint.webhook.review import parse_review
+
+    out = []
+    for obj in _owner_objects():
+        obj_json = json.dumps(obj)
+        reviews = []
+        for username in _USERNAMES:
+            body = (
+                '{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u", '
+                f'"operation": "CREATE", "object": {obj_json}, "userInfo": {{"username": {json.dumps(username)}}}}}}}'
+            )
+            reviews.append((username, parse_review(body)))
+        out.append((obj, _cel_value(obj), reviews))
+    return out
+
+
 @pytest.mark.parametrize(
     ("trusted", "operators"),
     [
@@ -436,7 +461,9 @@ def _owner_objects() -> list[dict[str, Any]]:
     ids=["default", "narrowed", "none", "operators", "only-an-operator", "every-service-account"],
 )
 def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(
-    trusted: list[str] | None, operators: dict[str, Any] | None
+    trusted: list[str] | None,
+    operators: dict[str, Any] | None,
+    owner_reviews: list[tuple[dict[str, Any], Any, list[tuple[str, Any]]]],
 ) -> None:
     """The chart's owner filter, evaluated on every reviewed kind's ownerReference with each ``apiVersion``
     form Kubernetes accepts, on references to the object itself, and for each requester, sends an object
@@ -445,7 +472,7 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(
     ``/v1`` as group "" and version v1, and ``validateOwnerReference`` accepts it) was exempted by the server
     but sent by the chart. The exemption trusted ``ownerReferences`` whoever wrote them: a user's own
     reference to an existing Deployment, or an object's reference to itself, skipped review in both."""
-    from kvlint.webhook.review import WebhookSettings, owner_exemption, parse_review
+    from kvlint.webhook.review import WebhookSettings, owner_exemption
 
     values: dict[str, Any] = {} if trusted is None else {"trustedControllers": trusted}
     if operators is not None:
@@ -468,15 +495,12 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(
     assert isinstance(settings, WebhookSettings)
     exempt = 0
     total = 0
-    for obj in _owner_objects():
-        for username in _USERNAMES:
-            body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                    "request": {"uid": "u", "operation": "CREATE", "object": obj,
-                                "userInfo": {"username": username}}}  # fmt: skip
-            server_exempts = owner_exemption(parse_review(json.dumps(body)), settings) is not None
+    for obj, cel_obj, reviews in owner_reviews:
+        for username, review in reviews:
+            server_exempts = owner_exemption(review, settings) is not None
             exempt += server_exempts
             total += 1
-            assert sent(obj, username) is not server_exempts, (username, obj["metadata"])
+            assert sent(cel_obj, username) is not server_exempts, (username, obj["metadata"])
     if trusted == [] and operators is None:
         assert exempt == 0
     else:

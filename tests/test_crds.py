@@ -60,13 +60,25 @@ def test_kubeai_model_becomes_the_vllm_pod_kubeai_builds() -> None:
 @corpus
 def test_kubeai_unknown_profile_gpu_says_why() -> None:
     path = CORPUS / "substratusai__kubeai__manifests__models__qwen2.5-coder-1.5b-rtx4070-8gb.yaml"
-    (w,) = _workloads(path)
+    # the chart's A16 profile, whose GPU is not in the catalogue, in the RTX 4070 profile's place
+    text = path.read_text(encoding="utf-8").replace("nvidia-gpu-rtx4070-8gb", "nvidia-gpu-a16")
+    (w,) = find_workloads(load_text(text, path.name).documents)
     p = workload_placement(w, w.pod_spec["containers"][0])
     assert p.accelerator is None and p.gpus == 1
-    assert (
-        "KubeAI resource profile nvidia-gpu-rtx4070-8gb names a GPU that is not in kvlint's catalogue"
-        in p.how
-    )
+    assert "KubeAI resource profile nvidia-gpu-a16 names a GPU that is not in kvlint's catalogue" in p.how
+
+
+@corpus
+def test_kubeai_rtx4070_8gb_profile_is_the_laptop_part() -> None:
+    """The chart's ``nvidia-gpu-rtx4070-8gb``: 8 GB is the GeForce RTX 4070 Laptop GPU's memory (nvidia-smi 8188
+    MiB), not the 12 GB desktop card's (12282 MiB)."""
+    path = CORPUS / "substratusai__kubeai__manifests__models__qwen2.5-coder-1.5b-rtx4070-8gb.yaml"
+    (w,) = _workloads(path)
+    p = workload_placement(w, w.pod_spec["containers"][0])
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-geforce-rtx-4070-laptop"
+    assert p.accelerator.name == "NVIDIA GeForce RTX 4070 Laptop GPU"
+    assert p.accelerator.memory_bytes < 8 * 2**30  # 8188 MiB less the driver reserve
+    assert p.how.startswith("KubeAI spec.resourceProfile=nvidia-gpu-rtx4070-8gb:1")
 
 
 def test_user_annotation_beats_the_profile() -> None:

@@ -11,6 +11,7 @@ profile of the chart's values that names no catalogued GPU (KV501).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from kvlint.pipeline import Options, run_check
@@ -55,8 +56,11 @@ def test_kv403_gpu_count_is_said_as_the_resource_profile_count() -> None:
     )
 
 
-def test_node_selector_in_a_fix_is_said_as_the_profiles_node_selector() -> None:
-    d = _one(RTX4070, "KV501")
+def test_node_selector_in_a_fix_is_said_as_the_profiles_node_selector(tmp_path: Path) -> None:
+    # a chart profile whose GPU is not in the catalogue (nvidia-gpu-a16), in the RTX 4070 Model's place
+    model = tmp_path / "model.yaml"
+    model.write_text(RTX4070.read_text().replace("nvidia-gpu-rtx4070-8gb", "nvidia-gpu-a16"))
+    d = _one(model, "KV501")
     assert d.fix.startswith("add a nodeSelector"), d.fix
     assert "for this KubeAI Model: which GPU a pod gets is the resource profile's" in d.fix, d.fix
     assert "resourceProfiles of the KubeAI installation's Helm values" in d.fix
@@ -69,11 +73,16 @@ def test_chart_values_keep_their_own_heading() -> None:
     assert "KubeAI" not in d.fix
 
 
-def test_models_chart_catalog_entries_are_named_as_entries() -> None:
+def test_models_chart_catalog_entries_are_named_as_entries(tmp_path: Path) -> None:
     """The KubeAI ``models`` chart's values (fixtures/helm/kubeai, the chart's own values.yaml): each Model is a
     ``catalog`` entry the user edits there, so the fix names the entry's resourceProfile, and says that the
-    profiles' nodeSelectors are in the other chart's values (kubeai's ``resourceProfiles``), not these."""
-    values = Path(__file__).resolve().parents[1] / "fixtures/helm/kubeai/charts/models/values.yaml"
+    profiles' nodeSelectors are in the other chart's values (kubeai's ``resourceProfiles``), not these. The
+    chart's RTX 4070 entries are given the A16 profile, whose GPU is not in the catalogue (a KV501)."""
+    chart = Path(__file__).resolve().parents[1] / "fixtures/helm/kubeai/charts/models"
+    copy = tmp_path / "models"
+    shutil.copytree(chart, copy)
+    values = copy / "values.yaml"
+    values.write_text(values.read_text(encoding="utf-8").replace("nvidia-gpu-rtx4070-8gb", "nvidia-gpu-a16"))
     r = run_check([str(values)], OPTS)
     kv105 = [d for d in r.diagnostics if d.rule == "KV105" and "GPUs per pod" in d.fix]
     kv501 = [d for d in r.diagnostics if d.rule == "KV501" and d.fix.startswith("add a nodeSelector")]

@@ -124,6 +124,16 @@ def test_observations_carry_the_shapes_of_their_cases():
             assert o.encoder_peak_gib == pytest.approx(cfg.encoder.peak_bytes / GiB, abs=0.01), o.gt
             assert o.encoder_cache_gib == pytest.approx(cfg.encoder.cache_bytes / GiB, abs=0.01), o.gt
         assert d.plan.tensor_parallel_size == o.tp
+        if (
+            o.graphs
+        ):  # the CUDA-graph rows: the stage's layers, the largest capture and the graphs kvlint counts
+            top = cal.cudagraph_capture_tokens(
+                cfg.max_num_seqs, cfg.decode_query_len, cfg.max_num_batched_tokens, cfg.capture_model_max
+            )
+            assert (o.layers, o.capture) == (max(d.stage_layers), top), o.gt
+            assert o.graphs == cal.cudagraph_count(
+                top, cfg.max_num_seqs, cfg.decode_query_len, cfg.version, bool(cfg.capture_model_max)
+            ), o.gt
         # the NCCL share's multiplier (nccl_peers) is read with the GPU the replay names, where it matters (world > 1)
         assert o.world == 1 or o.nvls == cfg.nvls, o.gt
         checked += 1

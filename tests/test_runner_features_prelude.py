@@ -15,30 +15,18 @@ import pytest
 
 from kvlint.accelerators.site import default_fleet
 from kvlint.memory import stage, vllm
-from kvlint.memory import vllm_runner as vr
 from kvlint.memory.refusal import PlanError
 from kvlint.models import resolve_model
 from kvlint.pipeline import Options, run_check
 from kvlint.types import LayerSpec, ModelSpec
 
 
-def _per_layer(settings: vllm.VllmSettings, model: ModelSpec) -> vr.RunnerFeatures:
-    """The features as the pre-perf47 code read them: over every layer of the model."""
+def _per_layer(model: ModelSpec) -> tuple[bool, bool]:
+    """``(inner_state, hybrid)`` as the pre-perf47 code read them: over every layer of the model."""
     layers = model.layers
     stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
     attention = any(ly.kind not in ("mamba", "none") for ly in layers)
-    return vr.RunnerFeatures(
-        inner_state=stateful,
-        hybrid=stateful and attention,
-        is_mla=bool(model.is_mla),
-        pcp=settings.prefill_context_parallel_size,
-        dcp=settings.decode_context_parallel_size,
-        pp=settings.pipeline_parallel_size,
-        enable_dbo=settings.enable_dbo,
-        ubatch_size=settings.ubatch_size,
-        mamba_cache_mode=settings.mamba_cache_mode,
-        lora=settings.enable_lora,
-    )
+    return stateful, stateful and attention
 
 
 _MODELS = (
@@ -69,18 +57,17 @@ def test_features_over_distinct_layers_equal_the_per_layer_reading(ref: str) -> 
             vllm.VllmSettings(version="0.31.0"),
             vllm.VllmSettings(version="0.31.0", enable_dbo=True, pipeline_parallel_size=2, enable_lora=True),
         ):
-            assert vllm._runner_features(s, m) == _per_layer(s, m)
+            for generate in (True, False):
+                got = vllm._runner_features(s, m, generate)
+                assert (got.inner_state, got.hybrid) == _per_layer(m)
+                assert got.generate is generate and got.is_mla == m.is_mla
             try:
                 prelude = vllm.plan_prelude(s, m)
             except PlanError:
                 continue
-            assert prelude.features == _per_layer(s, m)
-    assert vllm._runner_features(vllm.VllmSettings(), None) == vr.RunnerFeatures(
-        pcp=vllm.VllmSettings().prefill_context_parallel_size,
-        dcp=vllm.VllmSettings().decode_context_parallel_size,
-        pp=vllm.VllmSettings().pipeline_parallel_size,
-        ubatch_size=vllm.VllmSettings().ubatch_size,
-    )
+            assert prelude.features == vllm._runner_features(s, m, prelude.pooling is None)
+    none = vllm._runner_features(vllm.VllmSettings(), None)
+    assert not none.inner_state and not none.hybrid and not none.is_mla
 
 
 _DEPLOYMENT = """apiVersion: apps/v1
@@ -113,9 +100,9 @@ def test_a_fleet_reads_the_runner_features_once(tmp_path, monkeypatch) -> None:
     calls = []
     real = vllm._runner_features
 
-    def counted(settings, model):
+    def counted(*args):
         calls.append(1)
-        return real(settings, model)
+        return real(*args)
 
     monkeypatch.setattr(vllm, "_runner_features", counted)
     counts = []
@@ -123,6 +110,7 @@ def test_a_fleet_reads_the_runner_features_once(tmp_path, monkeypatch) -> None:
         calls.clear()
         entries = stage.plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, gpus, 1)
         assert [e.accelerator for e in entries] == list(gpus)
+        assert entries == cr.fleet[: len(gpus)]
         counts.append(len(calls))
     assert counts == [1, 1]
     monkeypatch.undo()

@@ -97,6 +97,24 @@ def test_context_length_first_key_and_rope() -> None:
     assert derive_context_length(m) == (131072, "max_position_embeddings")
 
 
+def test_context_length_scaled_by_rope_names_the_factor() -> None:
+    """google/gemma-3-12b-it (bundled catalogue): max_position_embeddings 131072 with a linear rope_scaling of factor
+    8, which SGLang's ``get_context_length`` multiplies (sglang@0.5.5 ``utils/hf_transformers_utils.py``: no
+    ``original_max_position_embeddings``, not ``llama3``), giving 1,048,576 tokens. KV202 and the plan said
+    "(1048576 tokens, max_position_embeddings)", a figure the user finds nowhere in config.json: the source now names
+    the key's own value and the factor."""
+    m = _model("google/gemma-3-12b-it")
+    base = m.text_config["max_position_embeddings"]
+    factor = m.text_config["rope_scaling"]["factor"]
+    n, key = derive_context_length(m)
+    assert n == int(base * factor) > base
+    assert key == f"max_position_embeddings {base} × rope_scaling factor {factor:g}", key
+    d = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--tp-size", "2"), m, lookup("h100-80gb").memory_bytes, gpus=2
+    )
+    assert d.plan.max_model_len == n and d.plan.max_model_len_source == key
+
+
 def test_w8_pool_and_running_requests() -> None:
     m = _model("meta-llama/Llama-3.1-8B")
     acc = lookup("h100-80gb")

@@ -41,18 +41,22 @@ def _llama():
 def test_speculative_tokens_widen_the_cuda_graph_estimate_from_0_13() -> None:
     """vLLM 0.13.0+ captures up to min(2 x max_num_seqs x (1 + k), 512) tokens with k speculative tokens. Before,
     kvlint priced the graphs of 24 sequences at 48 tokens whatever k; now 24 sequences with 6 speculative tokens
-    cost what 168 sequences without them cost (the same 336-token capture)."""
+    capture the piecewise graphs of 168 sequences without them (the same 336-token capture), and FULL decode graphs
+    for the sizes a 7-token decode step has (7 to 168 tokens: not 1, 2 and 4), as cudagraph_count counts them."""
     m = _llama()
     spec = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24, **NGRAM6), m, H100, **KW)
     plain = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24), m, H100, **KW)
     wide = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24 * 7), m, H100, **KW)
     assert plain.cudagraph_bytes > 0
-    assert spec.cudagraph_bytes == wide.cudagraph_bytes > plain.cudagraph_bytes
+    assert cal.cudagraph_capture_tokens(24, 7) == cal.cudagraph_capture_tokens(24 * 7) == 336
+    v = parse_version("0.20.0")
+    assert cal.cudagraph_count(336, 24, 7, v) == cal.cudagraph_count(336, 168, 1, v) - 3
+    assert wide.cudagraph_bytes > spec.cudagraph_bytes > plain.cudagraph_bytes
     assert spec.kv_cache_bytes < plain.kv_cache_bytes
-    # the 512-token ceiling holds: 64 sequences x 7 tokens x 2 is capped like 256 plain sequences
+    # the 512-token ceiling holds: 64 sequences x 7 tokens x 2 capture what 256 plain sequences capture
     capped = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=64, **NGRAM6), m, H100, **KW)
-    full = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=256), m, H100, **KW)
-    assert capped.cudagraph_bytes == full.cudagraph_bytes
+    assert cal.cudagraph_capture_tokens(64, 7) == cal.cudagraph_capture_tokens(256) == 512
+    assert capped.cudagraph_bytes == cal.cudagraph_bytes(32, 64, 7, capped.max_num_batched_tokens, None, v)
     notes = "\n".join(spec.assumptions)
     assert "widen each decode step to 7 tokens" in notes and "= 336 tokens" in notes
     assert "drafter's own graphs" not in notes  # ngram drafts without a model
@@ -98,9 +102,8 @@ def test_gt291_largest_capture_size_is_the_one_vllm_printed() -> None:
     assert cal.cudagraph_capture_tokens(case["max_num_seqs"], q) == largest
     assert cal.cudagraph_capture_tokens(case["max_num_seqs"]) < largest  # the old capture
     # the estimate on a stand-in model grows with the capture size, and stays under what vLLM printed
-    m = _llama()
-    before = cal.cudagraph_bytes(32, case["max_num_seqs"], m.hidden_size, 14336, 1, 2)
-    after = cal.cudagraph_bytes(32, case["max_num_seqs"], m.hidden_size, 14336, 1, 2, q)
+    before = cal.cudagraph_bytes(32, case["max_num_seqs"])  # Llama-3.1-8B's 32 layers stand in
+    after = cal.cudagraph_bytes(32, case["max_num_seqs"], q)
     assert before < after < printed_gib * GiB
 
 

@@ -36,6 +36,7 @@ NOT_IN_EXCERPT = {
     # the scheduler's "Chunked prefill is enabled with max_num_batched_tokens=8192" line is read as the setting
     # (figures["max_num_batched_tokens"]), not under the case's name for the engine's default
     "gt-332": {"max_num_batched_tokens_default"},
+    "gt-359": {"max_num_batched_tokens_default"},
 }
 
 

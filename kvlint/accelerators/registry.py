@@ -205,7 +205,8 @@ def lookup(ref: str) -> Accelerator | None:
     Accepts, case-insensitively: catalogue ids (``nvidia-h100-sxm5-80gb``), short aliases (``h100``,
     ``a100-80gb``; :func:`aliases`), ids without their vendor prefix (``a100-pcie-80gb``,
     ``instinct-mi300x``), GFD ``nvidia.com/gpu.product`` values (``NVIDIA-L40S``) and GKE
-    ``cloud.google.com/gke-accelerator`` values (``nvidia-tesla-a100``). Never raises.
+    ``cloud.google.com/gke-accelerator`` values (``nvidia-tesla-a100``), and a short alias after its vendor's
+    prefix (``nvidia-h100``, ``amd-mi300x``). Never raises.
     """
     if not isinstance(ref, str) or not ref.strip():
         return None
@@ -224,6 +225,13 @@ def lookup(ref: str) -> Accelerator | None:
     gke = cat.gke.get(key)
     if gke and gke.get("id"):
         return cat.accelerators[gke["id"]]
+    # a vendor prefix before a short alias (``nvidia-h100``, ``amd-mi300x``): the alias names one vendor's part
+    for vendor in ("nvidia", "amd", "intel", "google"):
+        rest = key.removeprefix(vendor + "-")
+        if rest != key and rest in cat.aliases:
+            acc = cat.accelerators[cat.aliases[rest]]
+            if acc.vendor == vendor:
+                return acc
     return None
 
 

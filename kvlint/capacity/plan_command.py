@@ -9,11 +9,21 @@ there is no PodSpec (:func:`kvlint.rules.plan_rules`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc
-from kvlint.types import TYPED_COMMAND, Accelerator, Diagnostic, Document, Placement, Value, Workload
+from kvlint.types import (
+    TYPED_COMMAND,
+    Accelerator,
+    Diagnostic,
+    Document,
+    Finding,
+    OptionFinding,
+    Placement,
+    Value,
+    Workload,
+)
 
 if TYPE_CHECKING:
     from kvlint.options import Options
@@ -144,6 +154,43 @@ class PlanOutput:
         return "\n".join(lines) + "\n"
 
 
+def own_option_typed_after(
+    findings: list[Finding], argv: list[str], own_options: Mapping[str, bool]
+) -> list[Finding]:
+    """``findings`` with each KV205 for an option the engine does not have (:attr:`OptionFinding.unknown`) that is
+    one of ``kvlint plan``'s own (``own_options``: its option strings, True for one that takes a value) restated:
+    click reads ``kvlint plan``'s options only before the command (``allow_interspersed_args`` off), so ``kvlint
+    plan --accelerator l4 -- vllm serve M --gpus 2`` hands ``--gpus 2`` to the engine, which refuses it as typed.
+    The finding keeps its position and severity (the engine would stop on it); its message says whose option it
+    is in place of the engine spelling it suggested, and its fix is the command with the option moved before it."""
+    out: list[Finding] = []
+    for f in findings:
+        if not (isinstance(f, OptionFinding) and f.unknown):
+            out.append(f)
+            continue
+        name = f.option.split("=", 1)[0]
+        if name not in own_options:
+            out.append(f)
+            continue
+        at = next((i for i, w in enumerate(argv) if w == f.option or w.split("=", 1)[0] == name), None)
+        if at is None:
+            out.append(f)
+            continue
+        end = at + 2 if own_options[name] and "=" not in argv[at] and at + 1 < len(argv) else at + 1
+        typed = " ".join(argv[at:end])
+        rest = " ".join(argv[:at] + argv[end:])
+        head = f.message.split("; did you mean", 1)[0]
+        out.append(
+            replace(
+                f,
+                message=f"{head}; {name} is an option of kvlint plan, which reads its own options only before the "
+                "command",
+                fix=f"move {typed} before the command: kvlint plan {typed} -- {rest}",
+            )
+        )
+    return out
+
+
 def plan_command(
     argv: list[str],
     options: Options,
@@ -152,13 +199,15 @@ def plan_command(
     env: dict[str, str] | None = None,
     flags: Mapping[str, Any] | None = None,
     accelerator: Accelerator | None = None,
+    own_options: Mapping[str, bool] | None = None,
 ) -> PlanOutput:
     """Plan ``argv`` (e.g. ``["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]``);
     ``env`` the engine's environment switches (``VLLM_USE_V1``...), as a container's env would give them.
     ``flags``: settings (the parser's names: TGI's ``num_shard``, SGLang's ``tp_size``...) set to these parsed
     values as if the command had them typed once, None unsetting one (``kvlint plan --compare`` and ``--sweep`` of a
     TGI or SGLang command: each cell is this command so changed). ``accelerator``: the GPU to plan on, in place of
-    ``options.accelerator`` (a fleet's own accelerator, which the catalogue lookup does not know).
+    ``options.accelerator`` (a fleet's own accelerator, which the catalogue lookup does not know). ``own_options``:
+    ``kvlint plan``'s option strings (True: takes a value), for :func:`own_option_typed_after`.
 
     Raises:
         PlanRequestError: the command is not a known engine invocation, or names no model.
@@ -176,6 +225,8 @@ def plan_command(
     from kvlint.engines.options import cap_unknown_options
 
     serving.findings = cap_unknown_options(serving.findings)  # as a container's (kvlint.pipeline)
+    if own_options:
+        serving.findings = own_option_typed_after(serving.findings, argv, own_options)
     if env:
         serving.env.update(env)
     for name, value in (flags or {}).items():

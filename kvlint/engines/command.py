@@ -719,6 +719,23 @@ _NO_MODEL_MODULES = (
 )
 
 
+#: Commands that keep a container alive doing nothing (``sleep infinity``, ``tail -f /dev/null``, ``wait``).
+_WAITS = frozenset({"sleep", "tail", "wait"})
+#: Package managers whose ``install`` subcommand installs system or conda packages.
+_SYSTEM_INSTALLERS = frozenset({"apt-get", "apt", "yum", "dnf", "microdnf", "conda", "mamba", "micromamba"})
+
+
+def _installs(texts: Sequence[str]) -> bool:
+    """``texts`` installs packages and runs nothing: ``pip install ...`` (:func:`_is_pip`: ``pip3``, ``python3 -m
+    pip``, ``uv pip``, after ``sudo``/``env``), or runs a system or conda package manager (``apt-get update``,
+    ``apt-get install -y curl``, ``conda install ...``)."""
+    words = [_base(w) for w in texts]
+    head = [w for w in words if w not in _PIP_WRAPPERS and not w.startswith("-") and "=" not in w][:1]
+    if head and head[0] in _SYSTEM_INSTALLERS:
+        return True  # apt-get update / install / clean ...
+    return "install" in words and _is_pip(words[: words.index("install")])
+
+
 def _serves_no_model(texts: Sequence[str]) -> bool:
     """``texts`` runs a serving-stack component that loads no model (a router, a frontend)."""
     if len(texts) > 2 and _PYTHON_RE.fullmatch(_base(texts[0])) and texts[1] == "-m":
@@ -815,6 +832,15 @@ def _scan_shell(
             return _Join(how, loc or script_item.loc), ""
     if seen and all(t and (_base(t[0]) in _IDLE or _serves_no_model(t)) for t in seen):
         return None, ""  # only waits, or runs a component that serves no model: no engine here
+    if (
+        seen
+        and seen[-1]
+        and _base(seen[-1][0]) in _WAITS
+        and all(t and (_base(t[0]) in _IDLE or _installs(t)) for t in seen)
+    ):
+        # installs packages, then waits (``pip install vllm && sleep infinity``: a tools sidecar a user execs
+        # into): nothing is served, whatever the packages are
+        return None, ""
     significant = [
         t
         for t in seen

@@ -24,6 +24,17 @@ The programs are the engines' own entry points:
   ``router/src/main.rs`` ``Args::max_batch_tokens``, clap ``default_value``, read at huggingface/text-embeddings-inference
   commit 0236f187), which kvlint does not size.
 
+DJL Serving's Large Model Inference (LMI) containers (``deepjavalibrary/djl-serving:*-lmi``, AWS's
+``djl-inference:*-lmi*``) are recognised by their image (:func:`_djl_lmi`): their entrypoint starts DJL Serving,
+whose Python engine builds vLLM's ``EngineArgs`` itself when ``OPTION_ROLLING_BATCH=vllm`` (an ``OPTION_X``
+variable is the ``option.x`` property; ``VllmRbProperties`` in deepjavalibrary/djl-serving
+``engines/python/setup/djl_python/properties_manager/vllm_rb_properties.py``@00db6305: ``option.model_id``,
+``tensor_parallel_degree`` -> ``tensor_parallel_size``, ``max_rolling_batch_size`` -> ``max_num_seqs``,
+``max_rolling_batch_prefill_tokens`` -> ``max_num_batched_tokens``, DJL's own defaults such as ``max_loras=4``, every
+other ``option.<EngineArgs field>`` passed through). kvlint does not restate that translation, nor which vLLM
+release an LMI image carries, and a ``serving.properties`` in the model directory can set the same options, so
+the note says so rather than passing the container as no serving container.
+
 Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices)
 get the note: a CPU llama.cpp server has no GPU memory to size.
 """
@@ -44,6 +55,7 @@ __all__ = ["other_engine_note"]
 #: a word of the command line (after a path, a shell separator or the start), so a flag value or a file name
 #: that merely contains the name is not one.
 _TEI = "Text Embeddings Inference (TEI)"
+_DJL = "DJL Serving LMI"
 _START = r"(?:^|[\s;&|(/'\"])"
 _END = r"(?=$|[\s;&|)'\"])"
 _PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -69,6 +81,10 @@ _PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 
 #: What the finding's fix says per engine (the default: check its memory from its own log or documentation).
 _FIXES = {
+    _DJL: "to have kvlint size it, run vLLM's own image with the same settings as flags (vllm serve MODEL "
+    "--tensor-parallel-size N --max-num-seqs N ...: DJL maps OPTION_TENSOR_PARALLEL_DEGREE to "
+    "--tensor-parallel-size and OPTION_MAX_ROLLING_BATCH_SIZE to --max-num-seqs), or check the memory from DJL's "
+    "start-up log",
     _TEI: "TEI holds no paged KV cache: its GPU memory is the model's weights plus the activations of one batch of "
     "--max-batch-tokens (16384 by default); check it from TEI's start-up log. To have kvlint size a decoder "
     "embedding model (E5-Mistral, Qwen3-Embedding), serve it with vLLM (a pooling model) or SGLang "
@@ -122,6 +138,40 @@ def _tei_image(container: Mapping[Any, Any]) -> bool:
     return repo == "text-embeddings-inference"
 
 
+def _env_value(container: Mapping[Any, Any], name: str) -> str | None:
+    """The literal ``value`` of the container's env variable ``name`` (the last one given), else None."""
+    out = None
+    env = container.get("env")
+    for item in env if isinstance(env, list) else []:
+        if isinstance(item, Mapping) and item.get("name") == name and isinstance(item.get("value"), str):
+            out = item["value"]
+    return out
+
+
+def _djl_lmi(container: Mapping[Any, Any]) -> str | None:
+    """What a DJL Serving LMI container runs, or None when the container is not one: the image's repository is
+    ``djl-serving`` with an ``lmi`` tag (``deepjavalibrary/djl-serving:0.29.0-lmi``) or AWS's ``djl-inference``
+    with one (``763104351884.dkr.ecr.us-west-2.amazonaws.com/djl-inference:0.29.0-lmi11.0.0-cu124``), and no
+    ``command`` replaces its entrypoint. Its engine is named from ``OPTION_ROLLING_BATCH`` when set."""
+    image = container.get("image")
+    if not isinstance(image, str) or container.get("command"):
+        return None
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    repo, _, tag = name.partition(":")
+    if repo not in ("djl-serving", "djl-inference") or "lmi" not in tag.lower():
+        return None
+    rolling = (_env_value(container, "OPTION_ROLLING_BATCH") or "").strip()
+    if rolling.lower() == "vllm":
+        return (
+            "DJL Serving, the image's entrypoint, with OPTION_ROLLING_BATCH=vllm: vLLM inside DJL's Python engine, "
+            "its engine arguments built by DJL from the OPTION_* variables (and any serving.properties), which "
+            "kvlint does not translate"
+        )
+    if rolling:
+        return f"DJL Serving, the image's entrypoint, with OPTION_ROLLING_BATCH={rolling}"
+    return "DJL Serving, the image's entrypoint; OPTION_ROLLING_BATCH unset, the backend is DJL's choice"
+
+
 def other_engine_note(w: Workload, container: LDict) -> Finding | None:
     """A KV503 info for ``container`` of ``w`` when it requests an accelerator and its command runs an LLM
     engine kvlint does not model (:data:`_PROGRAMS`): the engine and program named, its memory not checked,
@@ -136,15 +186,22 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
         if found is None and _tei_image(container):
             found = (_TEI, "text-embeddings-router, the image's entrypoint")
         if found is None:
+            djl = _djl_lmi(container)
+            found = (_DJL, djl) if djl else None
+        if found is None:
             return None
         engine, program = found
         name = container.get("name")
         who = f"container {name}" if isinstance(name, str) and name else "a container"
         at = loc_of(container, "command") or loc_of(container, "args") or container.loc
+        unread = "not vLLM, SGLang or TGI, and kvlint sizes only those"
+        if engine == _DJL:
+            at = loc_of(container, "image") or at
+            unread = "not a vLLM, SGLang or TGI command line kvlint can read"
         return Finding(
             "KV503",
             f"kvlint does not read this {w.kind}'s engine settings: {who} runs {engine} ({program}, {accel}), "
-            "not vLLM, SGLang or TGI, and kvlint sizes only those, so its GPU memory is not checked",
+            f"{unread}, so its GPU memory is not checked",
             at,
             fix=_FIXES.get(
                 engine,

@@ -42,6 +42,7 @@ from kvlint.engines.options import (
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
+from kvlint.engines.vllm_json import JSON_PARSERS, refusal
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits, lax_int
@@ -471,6 +472,8 @@ class _Parser:
             return True, raw
         if dest == "speculative_config":
             return self._speculative_config(option, raw, loc)
+        if not self._json_readable(option, raw, loc):
+            return False, None
         if dest in JSON_DESTS:
             parsed: Any = parse_json_or_str(raw)
             if parsed is raw and json_too_deep(raw):
@@ -498,6 +501,49 @@ class _Parser:
                     return False, None
             return True, parsed
         return True, raw
+
+    def _json_readable(self, option: str, raw: str, loc: Loc | None) -> bool:
+        """False, with KV206, when vLLM's argparse cannot read ``raw`` as ``option``'s JSON: the parser each
+        candidate release gives the option (:data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, generated from
+        the wheels; kinds and their messages in :mod:`kvlint.engines.vllm_json`) refuses it in every candidate
+        release that has the option, so vLLM exits with an argparse error (exit 2) before start-up. kvlint
+        used to keep such a value as a string and plan the container as if the flag were unset."""
+        per = JSON_PARSERS.get(option)
+        if per is None:
+            return True
+        present = data.OPTIONS.get(option, ("", "", 0))[2]
+        refusals = []
+        for i in self.indices:
+            kind = per[i]
+            if not present >> i & 1:
+                continue
+            got = refusal(kind, option, raw) if kind else None
+            if got is None:
+                return True  # a candidate release reads it (or does not read it as JSON)
+            refusals.append((i, got))
+        if not refusals:
+            return True
+        i, (message, why) = refusals[0] if self.version else refusals[-1]
+        who = (
+            self.where
+            if self.version
+            else f"every sampled vLLM release with {option} (here {data.VERSIONS[i]})"
+        )
+        kvs = per[i] == "kvs" or (per[i] == "parse_type_kvs" and not raw.lstrip().startswith("{"))
+        self.col.invalid(
+            option,
+            raw,
+            loc,
+            f'{who} stops before start-up with "{message}" ({why})',
+            fix=(
+                f"give {option} comma-separated KEY=VALUE pairs with integer values (image=2,video=1)"
+                if per[i] == "kvs"
+                else f'give {option} a JSON object ({{"image": 2}}) or comma-separated KEY=VALUE pairs'
+                if kvs
+                else f'give {option} valid JSON, in single quotes in a shell command (\'{{"key": "value"}}\')'
+            ),
+        )
+        return False
 
     def _speculative_config(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
         """``--speculative-config`` as vLLM's argparse reads it: ``json.loads`` (``type=json.loads`` in 0.8.5 and

@@ -32,9 +32,11 @@ buffers and the custom all-reduce buffers) ``+ NON_TORCH_GIB["rocm"]`` on AMD GP
 ``tp x pp - 1`` on GPUs whose NCCL may run NVLink SHARP (NVLS: its buffers grow with the ranks), capped at the
 NVLink domain's ``domain - 1`` (:func:`nvls_domain`: 8 GPUs on an HGX board, 72 on an NVL72 rack), and at most 1 on
 GPUs that cannot (NCCL's ring and tree buffers do not): :func:`nccl_peers`. CUDA graphs (``cudagraph_bytes``) = ``CG_BASE +
-K_CUDAGRAPH x layers x capture x (hidden + I_eff / tp) x dtype_bytes``, capture = ``min(2 x max_num_seqs, 512)``
-(largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``; x (1 + speculative tokens) from 0.13.0, and
-never above ``max_num_batched_tokens``: :func:`cudagraph_capture_tokens`).
+K_CUDAGRAPH MiB x layers x graphs``: the graphs vLLM captures (:func:`cudagraph_count`: one piecewise graph per capture
+size up to the largest, ``min(2 x max_num_seqs, 512)`` (``vllm@0.11.0:vllm/config/scheduler.py``; x (1 + speculative
+tokens) from 0.13.0, never above ``max_num_batched_tokens``, a model's own size such as gpt-oss's 1,024:
+:func:`cudagraph_capture_tokens`), plus from 0.11.0 a FULL graph per decode size), each holding memory for the
+kernels of every layer of the stage.
 
 The factors are fitted by :func:`refit` on :data:`OBSERVATIONS`, figures printed by vLLM and transcribed from the
 ground truth (``../shared/groundtruth/cases.yaml`` and ``bench/groundtruth/cases.yaml``, ids cited per row); the
@@ -56,6 +58,7 @@ from kvlint.memory.memo import by_value
 from kvlint.values import parse_cc
 
 GiB = 1 << 30
+MiB = 1 << 20
 
 #: [calibrated] CUDA context a GPU process holds before any distributed set-up: the median of the four start-up
 #: logs that separate it from SGLang's "Init torch distributed ends. mem usage=X GB" (total - the pre-load free
@@ -67,13 +70,50 @@ GiB = 1 << 30
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)
 
 
+def capture_sizes(top: int, stepped: bool = True) -> list[int]:
+    """vLLM's CUDA-graph capture sizes up to ``top`` tokens. ``stepped`` (from 0.11.1, and the list gpt-oss's
+    override builds from 0.10.1): ``[1, 2, 4]``, multiples of 8 below 256, multiples of 16 from 256
+    (``vllm@0.11.1``/``vllm@0.12.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``): 51 sizes at 512, 83 at
+    1,024, 81 at 992. Otherwise the default list of 0.10.x - 0.11.0, ``[1, 2, 4]`` and multiples of 8 throughout
+    (``vllm@0.10.2``/``vllm@0.11.0:vllm/config/__init__.py``; ``vllm/config/vllm.py``): 67 at 512."""
+    if stepped:
+        sizes = [1, 2, 4, *range(8, 256, 8), *range(256, top + 1, 16)]
+    else:
+        sizes = [1, 2, 4, *range(8, top + 1, 8)]
+    return [s for s in sizes if s <= top]
+
+
+def cudagraph_count(
+    capture: int,
+    max_num_seqs: int,
+    decode_query_len: int = 1,
+    version: tuple[int, int, int] | None = None,
+    model_list: bool = False,
+) -> int:
+    """The CUDA graphs vLLM captures per rank with its default ``cudagraph_mode``: a piecewise graph per capture
+    size up to ``capture`` (:func:`capture_sizes`; the stepped list from 0.11.1, or when ``model_list`` - a
+    model's own list such as gpt-oss's), and from 0.11.0, whose default is ``FULL_AND_PIECEWISE`` ("(v1 default)",
+    ``vllm@0.11.0:vllm/config/compilation.py::CUDAGraphMode``; ``PIECEWISE`` before), a FULL graph for each size of
+    a uniform decode batch, ``decode_query_len <= size <= max_num_seqs x decode_query_len``
+    (``vllm@0.14.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.capture_model``,
+    ``decode_cudagraph_batch_sizes``). ``version`` None: the newest behaviour. Not modelled: attention backends
+    that support no full graph (vLLM then captures the piecewise graphs only, e.g. Llama 4 Scout in 0.19.0) and
+    explicit ``cudagraph_mode``/capture-size flags."""
+    v = version or (99, 0, 0)
+    sizes = capture_sizes(capture, stepped=model_list or v >= (0, 11, 1))
+    q = max(1, decode_query_len)
+    full = [s for s in sizes if q <= s <= max_num_seqs * q] if v >= (0, 11, 0) else []
+    return len(sizes) + len(full)
+
+
 @dataclass(frozen=True)
 class Observation:
     """One measured start-up (GiB as vLLM printed it). Source: groundtruth cases ``gt``.
 
     ``path`` the sampler path (:func:`sampler_path`) of that release; ``rows`` sampled rows R; ``tokens`` the
     dummy run's tokens T; ``vocab``, ``hidden``, ``inter_eff`` (whole model), ``tp``, ``layers`` (per rank),
-    ``capture`` (largest CUDA-graph batch), ``dtype_bytes`` of the case's config and flags; ``world`` = TP x PP;
+    ``capture`` (largest CUDA-graph batch), ``graphs`` (:func:`cudagraph_count` for the case's release and
+    flags), ``dtype_bytes`` of the case's config and flags; ``world`` = TP x PP;
     ``vendor`` ``nvidia``/``amd``; ``nvls`` whether the case's GPU can run NCCL's NVLink SHARP (:func:`nvls_capable`).
     Printed figures: ``activation_gib``, ``non_torch_gib``, ``cudagraph_gib`` (graph
     memory after capture), or ``overhead_gib`` = budget - weights - KV when only those were printed (then the
@@ -96,6 +136,7 @@ class Observation:
     layers: int = 0
     capture: int = 0
     cudagraph_gib: float | None = None
+    graphs: int = 0
     vendor: str = "nvidia"
     dtype_bytes: int = 2
     encoder_peak_gib: float = 0.0
@@ -113,23 +154,100 @@ class Observation:
 OBSERVATIONS: tuple[Observation, ...] = (
     # vLLM 0.14.x (vllm/vllm-openai:latest of 2026-01-26, H100 79.18 GiB, per-term 'Actual usage' line): native sampler
     Observation("gt-056", "v1_native", 1024, 8192, 128256, 4096, 14336, 1, 1, 4.76, 0.13),  # Llama-3.1-8B
-    Observation("gt-058", "v1_native", 1024, 8192, 151936, 1024, 3072, 1, 1, 5.56, 0.13, None, 28, 512, 0.10),
     Observation(
-        "gt-052", "v1_native", 1024, 8192, 201088, 2880, 11520, 1, 1, 7.38, 0.13, None, 24, 512, 0.39
+        "gt-058",
+        "v1_native",
+        1024,
+        8192,
+        151936,
+        1024,
+        3072,
+        1,
+        1,
+        5.56,
+        0.13,
+        None,
+        28,
+        512,
+        0.10,
+        graphs=cudagraph_count(512, 1024, 1, (0, 14, 1)),
     ),
+    Observation(
+        "gt-052",
+        "v1_native",
+        1024,
+        8192,
+        201088,
+        2880,
+        11520,
+        1,
+        1,
+        7.38,
+        0.13,
+        None,
+        24,
+        1024,
+        0.39,
+        graphs=cudagraph_count(1024, 1024, 1, (0, 14, 1), model_list=True),
+    ),  # gpt-oss-20b: its config raises the largest capture size to 1,024 (vllm.model_capture_size)
     Observation(
         "gt-054", "v1_native", 1024, 8192, 128256, 8192, 28672, 2, 2, 4.84, 0.55, nvls=True
     ),  # Llama-3.3-70B FP8 TP2
     # 0.26.0 on an RTX 4080 (CC 8.9): FlashInfer sampler by default
     Observation(
-        "gt-062", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, 1.04, 0.06, None, 28, 512, 0.48
+        "gt-062",
+        "v1_flashinfer",
+        256,
+        2048,
+        152064,
+        3584,
+        18944,
+        1,
+        1,
+        1.04,
+        0.06,
+        None,
+        28,
+        512,
+        0.48,
+        graphs=cudagraph_count(512, 256, 1, (0, 26, 0)),
     ),
     # 0.10.1.1 (FlashInfer sampler by default), A100 80GB (79.26 GiB): overhead only
     Observation(
-        "gt-210", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, None, None, 0.56, 28, 512, 0.5
+        "gt-210",
+        "v1_flashinfer",
+        256,
+        2048,
+        152064,
+        3584,
+        18944,
+        1,
+        1,
+        None,
+        None,
+        0.56,
+        28,
+        512,
+        0.5,
+        graphs=cudagraph_count(512, 256, 1, (0, 10, 1)),
     ),
     Observation(
-        "gt-211", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, None, None, 0.55, 28, 512, 0.5
+        "gt-211",
+        "v1_flashinfer",
+        256,
+        2048,
+        152064,
+        3584,
+        18944,
+        1,
+        1,
+        None,
+        None,
+        0.55,
+        28,
+        512,
+        0.5,
+        graphs=cudagraph_count(512, 256, 1, (0, 10, 1)),
     ),
     Observation(
         "gt-213",
@@ -148,6 +266,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         512,
         0.65,
         nvls=False,
+        graphs=cudagraph_count(512, 256, 1, (0, 10, 1)),
     ),
     Observation(
         "gt-214",
@@ -166,6 +285,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         512,
         0.65,
         nvls=False,
+        graphs=cudagraph_count(512, 256, 1, (0, 10, 1)),
     ),
     Observation(
         "gt-215",
@@ -181,9 +301,10 @@ OBSERVATIONS: tuple[Observation, ...] = (
         None,
         0.87,
         36,
-        512,
+        1024,  # gpt-oss's own largest capture size (0.10.1.1), below the 2,048 batched tokens
         1.88,
         nvls=False,
+        graphs=cudagraph_count(1024, 256, 1, (0, 10, 1), model_list=True),
     ),
     # 0.11.2 (native sampler), gemma-3-27b-it on B200: overhead 160.51 - 51.45 - 88.51
     Observation(
@@ -202,6 +323,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         62,
         512,
         4.19,
+        graphs=cudagraph_count(512, 1024, 1, (0, 11, 2)),
         encoder_peak_gib=5.53,
         encoder_cache_gib=10.34,
     ),  # fmt: skip
@@ -242,7 +364,387 @@ OBSERVATIONS: tuple[Observation, ...] = (
         0.16,
         encoder_peak_gib=40.2,
         encoder_cache_gib=6.28,
-    ),  # fmt: skip  # Llama-3.2-11B-Vision (mllama), 128 dummy images
+    ),  # Llama-3.2-11B-Vision (mllama), 128 dummy images
+    # vLLM 0.19.0 on H100 80GB (llm-d-planner's sweep, FULL_AND_PIECEWISE, max_num_seqs 1,024): the CUDA-graph pool
+    # only ("Graph capturing finished ... took X GiB", measured after torch.accelerator.empty_cache() in
+    # GPUModelRunner.capture_model); their activation and non-torch figures are not transcribed here (0.19's TP > 1
+    # non-torch memory is an open gap, docs §5)
+    Observation(
+        "gt-345",
+        "v1_triton",
+        1024,
+        8192,
+        151936,
+        4096,
+        12288,
+        1,
+        1,
+        layers=36,
+        capture=512,
+        cudagraph_gib=0.96,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Qwen3-8B
+    Observation(
+        "gt-346",
+        "v1_triton",
+        1024,
+        8192,
+        32016,
+        4096,
+        11008,
+        1,
+        1,
+        layers=32,
+        capture=512,
+        cudagraph_gib=0.89,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # CodeLlama-7b
+    Observation(
+        "gt-347",
+        "v1_triton",
+        1024,
+        8192,
+        256000,
+        3584,
+        14336,
+        1,
+        1,
+        layers=42,
+        capture=512,
+        cudagraph_gib=1.09,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # gemma-2-9b-it
+    Observation(
+        "gt-348",
+        "v1_triton",
+        1024,
+        8192,
+        262208,
+        5376,
+        21504,
+        1,
+        1,
+        layers=62,
+        capture=512,
+        cudagraph_gib=1.14,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # gemma-3-27b-it
+    Observation(
+        "gt-349",
+        "v1_triton",
+        1024,
+        8192,
+        100352,
+        5120,
+        17920,
+        1,
+        1,
+        layers=40,
+        capture=512,
+        cudagraph_gib=1.07,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # phi-4
+    Observation(
+        "gt-350",
+        "v1_triton",
+        1024,
+        8192,
+        151936,
+        2048,
+        5632,
+        1,
+        1,
+        layers=24,
+        capture=512,
+        cudagraph_gib=1.1,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Qwen1.5-MoE-A2.7B
+    Observation(
+        "gt-351",
+        "v1_triton",
+        1024,
+        8192,
+        151936,
+        2048,
+        6144,
+        1,
+        1,
+        layers=48,
+        capture=512,
+        cudagraph_gib=1.41,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Qwen3-30B-A3B
+    Observation(
+        "gt-352",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        4096,
+        14336,
+        2,
+        2,
+        layers=32,
+        capture=512,
+        cudagraph_gib=0.76,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.1-8B, TP 2
+    Observation(
+        "gt-353",
+        "v1_triton",
+        1024,
+        8192,
+        152064,
+        8192,
+        29568,
+        2,
+        2,
+        layers=80,
+        capture=512,
+        cudagraph_gib=1.61,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Qwen2.5-72B, TP 2
+    Observation(
+        "gt-354",
+        "v1_triton",
+        1024,
+        8192,
+        32000,
+        4096,
+        28672,
+        2,
+        2,
+        layers=32,
+        capture=512,
+        cudagraph_gib=0.93,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Mixtral-8x7B, TP 2
+    Observation(
+        "gt-355",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        4096,
+        14336,
+        1,
+        2,
+        layers=16,
+        capture=512,
+        cudagraph_gib=0.65,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.1-8B, PP 2: 16 layers a stage
+    Observation(
+        "gt-356",
+        "v1_triton",
+        1024,
+        8192,
+        202048,
+        5120,
+        8192,
+        4,
+        4,
+        layers=48,
+        capture=512,
+        cudagraph_gib=1.13,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-4-Scout, TP 4
+    Observation(
+        "gt-357",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        4096,
+        14336,
+        1,
+        1,
+        layers=32,
+        capture=512,
+        cudagraph_gib=0.91,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.1-8B, fp8 KV
+    Observation(
+        "gt-359",
+        "v1_triton",
+        1024,
+        8192,
+        201088,
+        2880,
+        11520,
+        1,
+        1,
+        layers=24,
+        capture=1024,
+        cudagraph_gib=1.84,
+        graphs=cudagraph_count(1024, 1024, 1, (0, 19, 0), model_list=True),
+    ),  # gpt-oss-20b: its own 1,024-token capture; not replayed (a failure), gt-052's shapes
+    # the same sweep's TP 2 and TP 4 runs added by branch logs47
+    Observation(
+        "gt-360",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        4096,
+        14336,
+        4,
+        4,
+        layers=32,
+        capture=512,
+        cudagraph_gib=0.67,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.1-8B, TP 4
+    Observation(
+        "gt-361",
+        "v1_triton",
+        1024,
+        8192,
+        152064,
+        3584,
+        18944,
+        2,
+        2,
+        layers=28,
+        capture=512,
+        cudagraph_gib=0.71,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Qwen2.5-7B, TP 2
+    Observation(
+        "gt-362",
+        "v1_triton",
+        1024,
+        8192,
+        152064,
+        3584,
+        18944,
+        4,
+        4,
+        layers=28,
+        capture=512,
+        cudagraph_gib=0.64,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Qwen2.5-7B, TP 4
+    Observation(
+        "gt-363",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        8192,
+        28672,
+        2,
+        2,
+        layers=80,
+        capture=512,
+        cudagraph_gib=1.79,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.3-70B FP8, TP 2
+    Observation(
+        "gt-364",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        8192,
+        28672,
+        4,
+        4,
+        layers=80,
+        capture=512,
+        cudagraph_gib=1.66,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.3-70B FP8, TP 4
+    Observation(
+        "gt-365",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        8192,
+        28672,
+        2,
+        2,
+        layers=80,
+        capture=512,
+        cudagraph_gib=1.85,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Llama-3.3-70B W8A8, TP 2
+    Observation(
+        "gt-366",
+        "v1_triton",
+        1024,
+        8192,
+        131072,
+        5120,
+        32768,
+        2,
+        2,
+        layers=40,
+        capture=512,
+        cudagraph_gib=1.03,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Mistral-Small-3.1 W8A8, TP 2
+    Observation(
+        "gt-367",
+        "v1_triton",
+        1024,
+        8192,
+        152064,
+        8192,
+        29568,
+        2,
+        2,
+        layers=80,
+        capture=512,
+        cudagraph_gib=1.61,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Kimi-Dev-72B (Qwen2.5-72B shapes), TP 2
+    Observation(
+        "gt-368",
+        "v1_triton",
+        1024,
+        8192,
+        152064,
+        8192,
+        29568,
+        4,
+        4,
+        layers=80,
+        capture=512,
+        cudagraph_gib=1.54,
+        nvls=True,
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
+    ),  # Kimi-Dev-72B, TP 4
+    Observation(
+        "gt-369",
+        "v1_triton",
+        1024,
+        8192,
+        201088,
+        2880,
+        11520,
+        2,
+        2,
+        layers=24,
+        capture=1024,
+        cudagraph_gib=1.55,
+        nvls=True,
+        graphs=cudagraph_count(1024, 1024, 1, (0, 19, 0), model_list=True),
+    ),  # gpt-oss-20b, TP 2, its own 1,024-token capture
     # ROCm (MI300X 191.98 GiB, ROCm 6.2 build, V0): overhead 172.79 - 14.96 (bf16 weights) - 78,897 blocks x 2 MiB
     Observation("gt-202", "v0_sort", 256, 8192, 128256, 4096, 14336, 1, 1, None, None, 3.72, vendor="amd"),
 )
@@ -257,7 +759,7 @@ def _forward_unit(o: Observation) -> float:
 
 
 def _cg_unit(o: Observation) -> float:
-    return o.layers * o.capture * (o.hidden + o.inter_eff / max(1, o.tp)) * o.dtype_bytes / GiB
+    return o.layers * o.graphs * MiB / GiB
 
 
 _PATH_FALLBACK = {
@@ -294,7 +796,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
        R x vocab x 4 B, on runs where the sampler phase is the peak (activation above 1.15 x the forward estimate and
        not dominated by an encoder pass).
     3. ``k_encoder``: activation / shape-derived encoder peak on runs whose peak is the encoder pass.
-    4. ``k_cudagraph``: (printed graph memory - base) / the graph unit over V1 runs.
+    4. ``k_cudagraph``: (printed graph memory - base) / (layers x graphs) over V1 runs, in MiB.
 
     Terms without any observation fall back to a value that owes nothing to the removed case (a sampler path
     borrows the nearest path, :data:`_PATH_FALLBACK`; no AMD run -> no ROCm share; no encoder-bound run -> factor
@@ -340,7 +842,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
         nt["rocm"] = round(statistics.median(rocm), 2)
 
     cg = [(o.cudagraph_gib - CG_BASE_GIB) / _cg_unit(o) for o in obs
-          if o.era == "v1" and o.cudagraph_gib and o.cudagraph_gib > 0 and o.layers and o.capture]  # fmt: skip
+          if o.era == "v1" and o.cudagraph_gib and o.cudagraph_gib > 0 and o.layers and o.graphs]  # fmt: skip
     return {
         "k_sampler": k,
         "non_torch_gib": nt,
@@ -385,7 +887,7 @@ CG_BASE_GIB = 0.05
 K_SAMPLER = {"v0_chunked": 1.31, "v0_sort": 10.05, "v1_flashinfer": 2.46, "v1_native": 9.73}
 NON_TORCH_GIB = {"v0": 0.11, "v1": 0.13, "per_peer": 0.35, "rocm": 2.38}
 K_ENCODER = 0.91
-K_CUDAGRAPH = 1.03
+K_CUDAGRAPH = 0.25
 
 # Uncertainty band of the predicted KV bytes, from the residuals of bench/accuracy.py over the replayable
 # ground-truth cases (predicted - reported KV GiB): the band is [kv - BAND_LOW, kv + BAND_HIGH] with each side
@@ -754,7 +1256,10 @@ def non_torch_bytes(
 
 
 def cudagraph_capture_tokens(
-    max_num_seqs: int, decode_query_len: int = 1, max_num_batched_tokens: int | None = None
+    max_num_seqs: int,
+    decode_query_len: int = 1,
+    max_num_batched_tokens: int | None = None,
+    model_max: int | None = None,
 ) -> int:
     """vLLM's default largest CUDA-graph capture size (tokens): ``min(2 x max_num_seqs x decode_query_len, 512)``,
     then no more than ``max_num_batched_tokens`` (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig.
@@ -762,8 +1267,10 @@ def cudagraph_capture_tokens(
     ``max_num_tokens = scheduler_config.max_num_batched_tokens``, the same in the 0.12.0 and 0.23.0 wheels; 0.10.1
     and 0.10.2 drop the sizes above ``max_num_batched_tokens`` from ``batch_size_capture_list``). ``decode_query_len``
     is 1 before 0.13.0 (:func:`kvlint.memory.vllm.decode_query_len`); ``max_num_batched_tokens`` None or 0: no cap.
-    The capture list's rounding (multiples of 8 below 256, of 16 above) is not modelled."""
-    top = min(2 * max_num_seqs * max(1, decode_query_len), 512)
+    The capture list's rounding (multiples of 8 below 256, of 16 above) is not modelled. ``model_max``: the
+    largest capture size the model's own config sets in place of that default (gpt-oss's 1,024,
+    :func:`kvlint.memory.vllm.model_capture_size`), still no more than ``max_num_batched_tokens``."""
+    top = model_max if model_max else min(2 * max_num_seqs * max(1, decode_query_len), 512)
     if max_num_batched_tokens and max_num_batched_tokens > 0:
         top = min(top, max_num_batched_tokens)
     return top
@@ -772,25 +1279,27 @@ def cudagraph_capture_tokens(
 def cudagraph_bytes(
     layers: int,
     max_num_seqs: int,
-    hidden: int,
-    inter_eff: int,
-    tp: int,
-    dtype_bytes: int,
     decode_query_len: int = 1,
     max_num_batched_tokens: int | None = None,
+    model_max: int | None = None,
+    version: tuple[int, int, int] | None = None,
 ) -> int:
-    """CUDA-graph pool estimate per GPU (bytes). [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]
+    """CUDA-graph pool estimate per GPU (bytes): ``CG_BASE_GIB + K_CUDAGRAPH MiB x layers x graphs``.
+    [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]
 
-    The largest capture size is :func:`cudagraph_capture_tokens`: ``min(2 x max_num_seqs x decode_query_len, 512,
-    max_num_batched_tokens)`` tokens, vLLM's default ``max_cudagraph_capture_size``
-    (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``), where ``decode_query_len`` is
-    1 + ``num_speculative_tokens`` from 0.13.0 (the tokens one speculative decode step verifies per request) and 1
-    before (``vllm@0.11.0:vllm/config/scheduler.py``, ``min(2 x max_num_seqs, 512)``);
-    :func:`kvlint.memory.vllm.decode_query_len` settles it by release."""
-    capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len, max_num_batched_tokens)
-    return int(
-        CG_BASE_GIB * GiB + K_CUDAGRAPH * layers * capture * (hidden + inter_eff / max(1, tp)) * dtype_bytes
-    )
+    vLLM measures the pool graph by graph: its estimate (``vllm@0.19.0:vllm/v1/worker/gpu_model_runner.py::
+    GPUModelRunner.profile_cudagraph_memory``) is, per graph mode, the first (largest) capture plus the second
+    capture times the remaining graphs, and the 0.19.0 logs print 4 - 26 MiB per graph after a first capture of
+    100 - 520 MiB; so the term follows the number of graphs (:func:`cudagraph_count`), each holding memory for
+    every layer of the stage (``layers``), not the width of one capture. The largest capture size is
+    :func:`cudagraph_capture_tokens`: ``min(2 x max_num_seqs x decode_query_len, 512, max_num_batched_tokens)``
+    tokens, vLLM's default ``max_cudagraph_capture_size`` (``vllm@0.13.0:vllm/config/vllm.py::
+    VllmConfig._set_cudagraph_sizes``), where ``decode_query_len`` is 1 + ``num_speculative_tokens`` from 0.13.0
+    and 1 before (:func:`kvlint.memory.vllm.decode_query_len`), or ``model_max``, a model's own largest size
+    (:func:`kvlint.memory.vllm.model_capture_size`). ``version`` None: the newest release's graphs."""
+    capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len, max_num_batched_tokens, model_max)
+    graphs = cudagraph_count(capture, max_num_seqs, decode_query_len, version, model_list=bool(model_max))
+    return int(CG_BASE_GIB * GiB + K_CUDAGRAPH * MiB * layers * graphs)
 
 
 def band_bytes(overhead_bytes: int) -> int:

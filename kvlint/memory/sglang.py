@@ -316,7 +316,10 @@ def derive_context_length(model: ModelSpec) -> tuple[int, str]:
     """SGLang's derived context length (``get_context_length``): the **first present** of
     ``max_sequence_length``, ``seq_length``, ``max_seq_len``, ``model_max_length``, ``max_position_embeddings``
     in the text config, times ``rope_scaling.factor`` unless the rope dict has
-    ``original_max_position_embeddings`` or ``rope_type == "llama3"``; default 2048. Returns ``(len, key)``.
+    ``original_max_position_embeddings`` or ``rope_type == "llama3"``; default 2048. Returns ``(len, source)``:
+    the key, or when a factor multiplied it the key's value and the factor
+    (``max_position_embeddings 131072 × rope_scaling factor 8``, Gemma 3's linear scaling), so that the length
+    kvlint quotes can be found in config.json.
     """
     c = model.text_config or model.config or {}
     for key in (
@@ -329,12 +332,15 @@ def derive_context_length(model: ModelSpec) -> tuple[int, str]:
         val = c.get(key)
         if isinstance(val, (int, float)) and not isinstance(val, bool) and val > 0:
             n = int(val)
-            rs = c.get("rope_scaling") or c.get("rope_parameters")
+            rope_key = "rope_scaling" if c.get("rope_scaling") else "rope_parameters"
+            rs = c.get(rope_key)
             if isinstance(rs, dict):
                 rt = rs.get("rope_type") or rs.get("type")
                 factor = rs.get("factor")
                 if factor and "original_max_position_embeddings" not in rs and rt != "llama3":
-                    n = int(n * float(factor))
+                    scaled = int(n * float(factor))
+                    if scaled != n:
+                        return scaled, f"{key} {n} × {rope_key} factor {float(factor):g}"
             return n, key
     return 2048, "default 2048"
 

@@ -142,7 +142,10 @@ class VllmSettings:
     runs a pooling model (:func:`kvlint.memory.pooling.vllm_pooling`). ``prefill_context_parallel_size``,
     ``decode_context_parallel_size``, ``enable_dbo``, ``ubatch_size`` (1, 1, False, 1 when not given) and
     ``mamba_cache_mode`` (None: not given) decide with the model whether the V2 model runner runs the start-up and
-    whether 0.34.0 refuses dual batch overlap (:class:`kvlint.memory.vllm_runner.RunnerFeatures`).
+    whether 0.34.0 refuses dual batch overlap (:class:`kvlint.memory.vllm_runner.RunnerFeatures`), as do
+    ``distributed_executor_backend``, ``enable_return_routed_experts``, ``logits_processors`` (given),
+    ``enable_prompt_embeds``, ``logprobs_mode``, ``kv_sharing_fast_prefill`` and ``ec_transfer``
+    (``--ec-transfer-config`` given).
     ``pooler_config``: ``--pooler-config`` (or the older ``--override-pooler-config``) as JSON text, whose pooling
     type decides a pooling model's chunked prefill (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     ``flashinfer_moe_fp16``/``flashinfer_moe_backend_env`` (``VLLM_USE_FLASHINFER_MOE_FP16``,
@@ -219,6 +222,13 @@ class VllmSettings:
     ubatch_size: int = 1
     mamba_cache_mode: str | None = None
     pooler_config: str | None = None
+    distributed_executor_backend: str | None = None
+    enable_return_routed_experts: bool = False
+    logits_processors: bool = False
+    enable_prompt_embeds: bool = False
+    logprobs_mode: str | None = None
+    kv_sharing_fast_prefill: bool = False
+    ec_transfer: bool = False
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -428,6 +438,13 @@ def settings_from_flags(
         ubatch_size=as_int(get("ubatch_size")) or 1,
         mamba_cache_mode=str(get("mamba_cache_mode")).strip().lower() if get("mamba_cache_mode") else None,
         pooler_config=_json_text(get("pooler_config") or get("override_pooler_config")),
+        distributed_executor_backend=str(get("distributed_executor_backend") or "").strip() or None,
+        enable_return_routed_experts=bool(get("enable_return_routed_experts", False)),
+        logits_processors=bool(get("logits_processors")),
+        enable_prompt_embeds=bool(get("enable_prompt_embeds", False)),
+        logprobs_mode=str(get("logprobs_mode") or "").strip() or None,
+        kv_sharing_fast_prefill=bool(get("kv_sharing_fast_prefill", False)),
+        ec_transfer=get("ec_transfer_config") not in (None, "", "None"),
     )
 
 
@@ -802,14 +819,14 @@ def _era(
     assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`). ``features``: :func:`_runner_features`
     of ``s`` and ``model`` when the caller has them (:attr:`PlanPrelude.features`), else computed here."""
     c = parse_cc(cc)
-    if features is None:
-        features = _runner_features(s, model)
     refused = v1_pooling_refused(v, s, pooling)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V1_POOLING)
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
+    if features is None:
+        features = _runner_features(s, model, pooling is None)
     refused = vllm_runner.v2_unsupported(
         v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, features
     )
@@ -1694,7 +1711,8 @@ class StartupConfig:
         facts: the model's :class:`ModelFacts` (None: the later steps derive them, :func:`model_facts`);
         release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`);
         decode_query_len: tokens per request of a uniform decode step that sizes the CUDA-graph captures
-        (:func:`decode_query_len`); length_refused: why vLLM refuses the max_model_len (the prelude's);
+        (:func:`decode_query_len`); capture_model_max: the largest capture size the model's config sets in place
+        of vLLM's default (:func:`model_capture_size`), else None; length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
         nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
@@ -1736,6 +1754,7 @@ class StartupConfig:
     extensible: bool = False
     headroom_bytes: int = 0
     decode_query_len: int = 1
+    capture_model_max: int | None = None
     length_refused: str | None = None
     v0_fallback: str | None = None
     pooling: bool = False
@@ -1923,7 +1942,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         utilization_notes=util_notes,
         extensible=extensible,
         pooling=pooling_why if is_pooling else None,
-        features=_runner_features(settings, model),
+        features=_runner_features(settings, model, (pooling_why if is_pooling else None) is None),
     )
 
 
@@ -2102,7 +2121,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
-    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.features)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None, pre.features)
     return StartupConfig(
         version=v,
         era=era,
@@ -2141,6 +2160,7 @@ def resolve_startup(
         # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
         decode_query_len=decode_query_len(settings, v),
+        capture_model_max=model_capture_size(model.architectures, v),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
@@ -2153,6 +2173,7 @@ def _v2_runner(
     model: ModelSpec,
     v: Version,
     vendor: str,
+    generate: bool = True,
     features: vllm_runner.RunnerFeatures | None = None,
 ) -> bool:
     """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
@@ -2167,18 +2188,21 @@ def _v2_runner(
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
-        features if features is not None else _runner_features(settings, model),
+        features if features is not None else _runner_features(settings, model, generate),
     )
 
 
-def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_runner.RunnerFeatures:
+def _runner_features(
+    settings: VllmSettings, model: ModelSpec | None, generate: bool = True
+) -> vllm_runner.RunnerFeatures:
     """What the V2 model runner's unsupported-features list reads of these settings and ``model``
     (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
     Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
-    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``). Both are read
-    over the model's distinct layer specs (:attr:`ModelFacts.counts`, memoised per model), not its every layer;
-    the settings' part depends on no GPU, so :func:`plan_prelude` settles the whole once per container
-    (:attr:`PlanPrelude.features`) for every GPU it is planned on."""
+    declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``). ``generate``: vLLM
+    runs the model with its generative runner (not a pooling one). Both model facts are read over the model's
+    distinct layer specs (:attr:`ModelFacts.counts`, memoised per model), not its every layer; nothing here depends
+    on the GPU, so :func:`plan_prelude` settles the whole once per container (:attr:`PlanPrelude.features`) for
+    every GPU it is planned on."""
     layers = [ly for ly, _ in model_facts(model).counts] if model is not None else ()
     stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
     attention = any(ly.kind not in ("mamba", "none") for ly in layers)
@@ -2193,6 +2217,14 @@ def _runner_features(settings: VllmSettings, model: ModelSpec | None) -> vllm_ru
         ubatch_size=settings.ubatch_size,
         mamba_cache_mode=settings.mamba_cache_mode,
         lora=settings.enable_lora,
+        external_launcher=settings.distributed_executor_backend == "external_launcher",
+        routed_experts=settings.enable_return_routed_experts,
+        logits_processors=settings.logits_processors,
+        prompt_embeds=settings.enable_prompt_embeds,
+        logprobs_mode=settings.logprobs_mode,
+        generate=generate,
+        kv_sharing_fast_prefill=settings.kv_sharing_fast_prefill,
+        ec_transfer=settings.ec_transfer,
     )
 
 
@@ -2205,6 +2237,25 @@ def _spec_method(settings: VllmSettings) -> str | None:
         if settings.num_speculative_tokens or settings.speculative_method or drafted
         else None
     )
+
+
+def model_capture_size(architectures: Sequence[str] | None, v: Version) -> int | None:
+    """The largest CUDA-graph capture size a model's config sets in place of vLLM's default
+    ``min(2 x max_num_seqs x decode_query_len, 512)``, else None.
+
+    gpt-oss (``GptOssForCausalLM``): ``GptOssForCausalLMConfig.verify_and_update_config`` in
+    ``vllm/model_executor/models/config.py`` raises it "for performance" when the user gave no capture sizes:
+    to 1,024 in the 0.10.1.1 and 0.10.2 wheels (a new ``cuda_graph_sizes`` list up to 1,024, when the one-element
+    default is below it), 992 in 0.11.0 ("When using full cuda graph with FA3, the max supported size is 992"),
+    1,024 again from 0.11.1 (``max_cudagraph_capture_size = 1024`` when neither ``cudagraph_capture_sizes`` nor
+    ``max_cudagraph_capture_size`` is set; read in the 0.11.1, 0.12.0, 0.14.0, 0.17.0, 0.18.0 and 0.19.0 wheels,
+    whose start-up logs print "Overriding max cuda graph capture size to 1024 for performance."). The engine
+    still drops the sizes above ``max_num_batched_tokens`` (:func:`kvlint.memory.calibration.
+    cudagraph_capture_tokens`). kvlint reads no capture-size flag, so a user's own sizes are not modelled.
+    gpt-oss is served from 0.10.1; earlier releases do not know the architecture."""
+    if "GptOssForCausalLM" not in tuple(architectures or ()) or v < (0, 10, 1):
+        return None
+    return 992 if (0, 11, 0) <= v < (0, 11, 1) else 1024
 
 
 def decode_query_len(settings: VllmSettings, v: Version) -> int:
@@ -2759,12 +2810,10 @@ def stage_memory(
         cal.cudagraph_bytes(
             n,
             cfg.max_num_seqs,
-            model.hidden_size,
-            inter,
-            tp,
-            cfg.dtype_bytes,
             cfg.decode_query_len,
             cfg.max_num_batched_tokens,
+            cfg.capture_model_max,
+            cfg.version,
         )
         if cfg.era == "v1" and not settings.enforce_eager
         else 0

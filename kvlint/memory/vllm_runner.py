@@ -212,7 +212,11 @@ class RunnerFeatures:
     linear-attention layers, vLLM's ``ModelConfig.has_inner_state``), ``hybrid`` (such layers beside attention
     ones, ``ModelConfig.is_hybrid``), ``is_mla``, ``--prefill-context-parallel-size`` (``pcp``),
     ``--decode-context-parallel-size`` (``dcp``), ``--pipeline-parallel-size`` (``pp``), ``--enable-dbo``,
-    ``--ubatch-size``, ``--mamba-cache-mode`` as given (None: not given) and ``--enable-lora``."""
+    ``--ubatch-size``, ``--mamba-cache-mode`` as given (None: not given) and ``--enable-lora``; and the settings of
+    :func:`_launcher_list` and :func:`_late_list`: ``--distributed-executor-backend external_launcher``
+    (``external_launcher``), ``--enable-return-routed-experts``, ``--logits-processors``, ``--enable-prompt-embeds``,
+    ``--logprobs-mode`` (as given; ``generate``: vLLM runs the model with the generative runner),
+    ``--kv-sharing-fast-prefill`` and ``--ec-transfer-config``."""
 
     inner_state: bool = False
     hybrid: bool = False
@@ -224,6 +228,14 @@ class RunnerFeatures:
     ubatch_size: int = 1
     mamba_cache_mode: str | None = None
     lora: bool = False
+    external_launcher: bool = False
+    routed_experts: bool = False
+    logits_processors: bool = False
+    prompt_embeds: bool = False
+    logprobs_mode: str | None = None
+    generate: bool = True
+    kv_sharing_fast_prefill: bool = False
+    ec_transfer: bool = False
 
 
 NO_FEATURES = RunnerFeatures()
@@ -284,6 +296,68 @@ def _dbo_list(version: Version, f: RunnerFeatures, env_set: bool, speculative: b
     return out
 
 
+def _launcher_list(version: Version, f: RunnerFeatures) -> list[str]:
+    """ "pipeline parallelism with external_launcher" (``--distributed-executor-backend external_launcher`` with
+    ``--pipeline-parallel-size`` > 1): listed by ``_get_v2_model_runner_unsupported_features`` from 0.24.0 to 0.33.x
+    (after sequence parallelism, before the speculative entries) and by 0.34.0's
+    ``_get_model_runner_unsupported_features`` (first), read in the 0.24.0 - 0.34.0 wheels: the runner does not
+    broadcast the pipeline's outputs to keep torchrun's ranks in step."""
+    return (
+        ["pipeline parallelism with external_launcher"]
+        if f.external_launcher and f.pp > 1 and version >= (0, 24, 0)
+        else []
+    )
+
+
+def _eagle3_pp(version: Version, f: RunnerFeatures, spec_method: str | None) -> list[str]:
+    """ "EAGLE3 with pipeline parallelism": ``method == "eagle3"`` with ``--pipeline-parallel-size`` > 1, the last
+    speculative entry of ``_get_v2_model_runner_unsupported_features`` from 0.22.0 to 0.29.x (read in the
+    0.22.0 - 0.30.0 wheels; gone from 0.30.0)."""
+    return (
+        ["EAGLE3 with pipeline parallelism"]
+        if spec_method == "eagle3" and f.pp > 1 and (0, 22, 0) <= version < (0, 30, 0)
+        else []
+    )
+
+
+#: ``(entry, first release listing it, first release without it)`` of the entries of
+#: ``_get_v2_model_runner_unsupported_features`` after elastic expert parallelism (0.21.0: ``_validate_v2_model_runner``),
+#: in the source's order, read in the 0.21.0 - 0.33.0 wheels (``vllm/config/vllm.py``, every minor release).
+_LATE_ENTRIES: tuple[tuple[str, Version, Version], ...] = (
+    ("routed experts capture", (0, 21, 0), (0, 28, 0)),
+    ("custom logits processors", (0, 21, 0), (0, 31, 0)),
+    ("prompt embeds", (0, 22, 0), (0, 29, 0)),
+    ("logprobs mode", (0, 22, 0), (0, 26, 0)),
+    ("KV sharing fast prefill", (0, 21, 0), (0, 30, 0)),
+    ("EC transfer", (0, 21, 0), (0, 28, 0)),
+)
+#: ``--logprobs-mode`` values the V2 runner refuses for a generative model (0.22.0 - 0.25.x)
+_V1_ONLY_LOGPROBS_MODES = frozenset({"raw_logits", "processed_logits"})
+
+
+def _late_list(version: Version, f: RunnerFeatures) -> list[str]:
+    """The entries of :data:`_LATE_ENTRIES` in force at ``version`` for the settings of ``f``, each as the release
+    words it: ``ModelConfig.enable_return_routed_experts`` (``--enable-return-routed-experts``),
+    ``ModelConfig.logits_processors`` (``--logits-processors``; the ``vllm.logits_processors`` entry-point plugins
+    installed in the image are not read), ``ModelConfig.enable_prompt_embeds`` (``--enable-prompt-embeds``),
+    ``ModelConfig.logprobs_mode`` ``raw_logits``/``processed_logits`` with ``runner_type == "generate"`` ("logprobs
+    mode 'raw_logits'"), ``CacheConfig.kv_sharing_fast_prefill`` (``--kv-sharing-fast-prefill``) and
+    ``ec_transfer_config`` (``--ec-transfer-config``)."""
+    given = {
+        "routed experts capture": f.routed_experts,
+        "custom logits processors": f.logits_processors,
+        "prompt embeds": f.prompt_embeds,
+        "logprobs mode": f.generate and f.logprobs_mode in _V1_ONLY_LOGPROBS_MODES,
+        "KV sharing fast prefill": f.kv_sharing_fast_prefill,
+        "EC transfer": f.ec_transfer,
+    }
+    out = []
+    for entry, first, gone in _LATE_ENTRIES:
+        if given[entry] and first <= version < gone:
+            out.append(f"logprobs mode '{f.logprobs_mode}'" if entry == "logprobs mode" else entry)
+    return out
+
+
 def _mamba_all(version: Version, f: RunnerFeatures) -> list[str]:
     return (
         ["mamba cache mode 'all'"]
@@ -309,10 +383,13 @@ def v2_unsupported(
     :func:`spec_method_name`; the lists of :func:`uses_v2_runner`; 0.22.0 - 0.29.x name ngram/ngram_gpu
     "ngram/ngram_gpu speculative decoding"), ``--enable-elastic-ep`` (listed 0.24.0 - 0.31.x) and the model and
     parallelism ``features`` of :func:`_feature_list` (hybrid/Mamba models, prefill context parallelism, dual batch
-    overlap, ``--mamba-cache-mode all``)."""
+    overlap, ``--mamba-cache-mode all``), :func:`_launcher_list` (pipeline parallelism under ``external_launcher``),
+    :func:`_eagle3_pp` (EAGLE3 with pipeline parallelism) and :func:`_late_list` (routed experts capture, custom
+    logits processors, prompt embeds, logprobs mode ``raw_logits``/``processed_logits``, KV sharing fast prefill,
+    EC transfer), in the source's order."""
     if not v2_env_value(version, raw):
         return None
-    listed = _feature_list(version, features)
+    listed = _feature_list(version, features) + _launcher_list(version, features)
     if spec_method is not None:
         if version < (0, 30, 0):
             if spec_method in ("ngram", "ngram_gpu") and version >= V2_ENV_FROM:
@@ -321,9 +398,11 @@ def v2_unsupported(
                 listed.append(f"speculative method '{spec_method}'")
         elif spec_method in _at(_V1_ONLY_SPEC_METHODS, version):
             listed.append(f"speculative method '{spec_method}'")
+    listed += _eagle3_pp(version, features, spec_method)
     listed += _dbo_list(version, features, True, spec_method is not None)
     if elastic_ep and (0, 24, 0) <= version < (0, 32, 0):
         listed.append("elastic expert parallelism")
+    listed += _late_list(version, features)
     listed += _mamba_all(version, features)
     if not listed:
         return None
@@ -343,18 +422,20 @@ def runner_unsupported(version: Version, features: RunnerFeatures = NO_FEATURES)
     ``_get_dbo_unsupported_features`` (``vllm@0.34.0:vllm/config/vllm.py``): LoRA, pipeline parallelism, prefill
     context parallelism, hybrid models, in that order, restated here (multimodal and encoder-only models and
     PIECEWISE CUDA graphs are not read). Unlike 0.30.0 - 0.33.x's list (:func:`_dbo_list`) it no longer names
-    speculative decoding nor decode context parallelism, and no variable turns it off."""
-    if version < V2_ONLY_FROM or not (features.enable_dbo or features.ubatch_size > 1):
+    speculative decoding nor decode context parallelism, and no variable turns it off. Before them it lists
+    "pipeline parallelism with external_launcher" (:func:`_launcher_list`), whatever the microbatching."""
+    if version < V2_ONLY_FROM:
         return None
-    listed = []
-    if features.lora:
-        listed.append("dual batch overlap with LoRA")
-    if features.pp > 1:
-        listed.append("dual batch overlap with pipeline parallelism")
-    if features.pcp > 1:
-        listed.append("dual batch overlap with prefill context parallelism")
-    if features.hybrid:
-        listed.append("dual batch overlap with hybrid models")
+    listed = _launcher_list(version, features)
+    if features.enable_dbo or features.ubatch_size > 1:
+        if features.lora:
+            listed.append("dual batch overlap with LoRA")
+        if features.pp > 1:
+            listed.append("dual batch overlap with pipeline parallelism")
+        if features.pcp > 1:
+            listed.append("dual batch overlap with prefill context parallelism")
+        if features.hybrid:
+            listed.append("dual batch overlap with hybrid models")
     if not listed:
         return None
     return (
@@ -384,8 +465,11 @@ def uses_v2_runner(
       ``--enable-elastic-ep`` before 0.32.0, and with the ``features`` :func:`_feature_list` lists for an unset
       variable (prefill context parallelism before 0.29.0, dual batch overlap, ``--mamba-cache-mode all``).
 
-    The other V1-only features (stock torch.compile, sequence parallelism, custom logits processors, pipeline
-    parallelism under ``external_launcher``) are not read from a manifest."""
+    and with the settings of :func:`_launcher_list`, :func:`_eagle3_pp` and :func:`_late_list` (``--logits-processors``,
+    ``--enable-prompt-embeds``, ``--logprobs-mode raw_logits`` ...) in the releases that list them.
+
+    The other V1-only features (stock torch.compile, sequence parallelism, parallel drafting, logits-processor
+    plugins installed in the image) are not read from a manifest."""
     if version >= V2_ONLY_FROM:
         return True
     if version < V2_ENV_FROM:
@@ -406,7 +490,9 @@ def uses_v2_runner(
         return False
     if _feature_list(version, features) or _dbo_list(version, features, False, spec_method is not None):
         return False
-    return not _mamba_all(version, features)
+    if _launcher_list(version, features) or _eagle3_pp(version, features, spec_method):
+        return False
+    return not (_late_list(version, features) or _mamba_all(version, features))
 
 
 V2_CUDAGRAPH_PROFILED_FROM: Version = (0, 29, 0)

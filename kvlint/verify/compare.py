@@ -629,9 +629,8 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
 
 def _vllm_figures(res: VerifyResult, cr: Any) -> None:
     from kvlint.memory import calibration as cal
-    from kvlint.memory.kv import dtype_bytes
     from kvlint.memory.versions import printed_activation_includes_cudagraph, resolve_version
-    from kvlint.memory.vllm import VllmSettings, _inter_eff, decode_query_len
+    from kvlint.memory.vllm import VllmSettings, decode_query_len, model_capture_size
 
     d = cr.plan_detail
     p = d.plan
@@ -666,14 +665,12 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
         cg = cal.cudagraph_bytes(
             max(d.stage_layers),
             p.max_num_seqs,
-            model.hidden_size,
-            _inter_eff(model),
-            p.tensor_parallel_size,
-            dtype_bytes(p.dtype),
             decode_query_len(cr.settings, v)
             if isinstance(getattr(cr, "settings", None), VllmSettings)
             else 1,
             p.max_num_batched_tokens,
+            model_capture_size(model.architectures, v),
+            v,
         )
         cgh = cal.band_bytes(cg) / GiB
         cgg = cg / GiB

@@ -381,6 +381,9 @@ _KV_MEMORY_BYTES = re.compile(
 )
 #: failure kind when the log says the engine core did not start and no later line names the cause
 _ENGINE_CORE_FAILED = "engine_core_failed"
+_SAMPLER_WARMUP_OOM = re.compile(
+    r"CUDA out of memory occurred when warming up sampler with (\d+) dummy requests"
+)
 _FREE_PHRASE = "Free memory on device"
 _FREE_FIGURES = re.compile(r"\(" + _NUM + r"/" + _NUM + r" GiB\)")
 _DESIRED = re.compile(r"\(" + _NUM + r", " + _NUM + r" GiB\)")
@@ -765,6 +768,12 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
             "max_num_seqs": int(m.group(1)),
             "mamba_blocks": int(m.group(2)),
         }
+    # V1's sampler warm-up after the CUDA-graph capture (vllm@0.14.0/vllm@0.19.0:vllm/v1/worker/gpu_model_runner.py::
+    # GPUModelRunner._dummy_sampler_run re-raises an out-of-memory error so): the KV cache was sized, the start failed
+    m = _SAMPLER_WARMUP_OOM.search(line)
+    if m:
+        _vllm(log, "v1")
+        log.failure = {"kind": "oom_during_sampler_warmup", "dummy_requests": int(m.group(1))}
     if "No available memory for the cache blocks" in line:
         _vllm(log)
         if not log.failure or log.failure["kind"] == _ENGINE_CORE_FAILED:

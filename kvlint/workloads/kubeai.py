@@ -25,7 +25,12 @@ from kvlint.workloads.base import (
 #: ``nvidia-gpu-*`` profile sets ``limits: nvidia.com/gpu: "1"``; the H100/A100 names are taken as the
 #: parts charts/kubeai/values-gke.yaml selects: ``nvidia-h100-80gb`` = H100 SXM 80GB,
 #: ``nvidia-a100-80gb``, ``nvidia-tesla-a100`` = A100 40GB) and values-amd-gpu-device-plugin.yaml@bfd91eb9
-#: (``amd-gpu-mi300x``: ``amd.com/gpu.device-id: 74a1``, 192G VRAM = MI300X).
+#: (``amd-gpu-mi300x``: ``amd.com/gpu.device-id: 74a1``, 192G VRAM = MI300X). ``nvidia-gpu-rtx4070-8gb`` is read as
+#: the GeForce RTX 4070 *Laptop* GPU **[assumed]**: the chart gives the profile no nodeSelector, its name says 8 GB,
+#: which the 12 GB desktop RTX 4070 is not, and the one install found that sets its nodeSelector selects
+#: ``nvidia.com/gpu.memory: "8188"`` (alinflorin/inference-bros ``kubeai.tf``@b6305896), the laptop part's NVML
+#: total (``kvlint/accelerators/supplement.yaml``; its ``gpu.family: "ampere"`` there is wrong for an Ada part and
+#: is not read). A node's ``nvidia.com/gpu.product`` or ``gpu.memory`` label still decides when the pod names it.
 KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
     "nvidia-gpu-t4": (NVIDIA_GPU, "nvidia-t4"),
     "nvidia-gpu-l4": (NVIDIA_GPU, "nvidia-l4"),
@@ -35,7 +40,7 @@ KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
     "nvidia-gpu-a100-80gb": (NVIDIA_GPU, "nvidia-a100-sxm4-80gb"),
     "nvidia-gpu-a100-40gb": (NVIDIA_GPU, "nvidia-a100-sxm4-40gb"),
     "nvidia-gpu-a16": (NVIDIA_GPU, None),
-    "nvidia-gpu-rtx4070-8gb": (NVIDIA_GPU, None),
+    "nvidia-gpu-rtx4070-8gb": (NVIDIA_GPU, "nvidia-geforce-rtx-4070-laptop"),
     "amd-gpu-mi300x": (AMD_GPU, "amd-instinct-mi300x"),
 }
 

@@ -159,23 +159,60 @@ def kv_heads_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def _sglang_attn_tp(ctx: RuleContext) -> tuple[int, int]:
+    """``(attention-TP size, attention-DP width)`` over which SGLang splits the model's attention heads: with DP
+    attention (``--enable-dp-attention`` with ``--dp-size``, or 0.5.22+'s ``--attn-dp-size``) and an architecture
+    that builds its attention over the attention-TP group (:func:`kvlint.memory.sglang.attention_over_attn_tp`),
+    ``tp // width`` (sglang@0.5.5 ``layers/dp_attention.py::compute_dp_attention_world_info``, ``attn_tp_size =
+    tp_size // dp_size``; ``models/deepseek_v2.py::DeepseekV2AttentionMLA.__init__`` asserts ``num_heads %
+    attn_tp_size == 0``); else the whole ``--tp-size`` and 1 (``models/llama.py::LlamaAttention`` asserts
+    ``total_num_heads % tp_size == 0`` whatever the DP attention)."""
+    from kvlint.memory.sglang import attention_over_attn_tp, sglang_version
+
+    m, tp, s = ctx.model, ctx.layout.tp, ctx.serving
+    if m is None or not _sglang_attention_dp(ctx):
+        return tp, 1
+    width = max(as_int(s.get("attn_dp_size")) or 1, as_int(s.get("attention_data_parallel_size")) or 1)
+    if width == 1 and s.get("enable_dp_attention"):
+        width = max(1, ctx.layout.dp)
+    if width <= 1 or tp % width or not attention_over_attn_tp(m, sglang_version(s.version)[0]):
+        return tp, 1
+    return tp // width, width
+
+
+def _sglang_tp_described(tp: int, attn_tp: int, width: int) -> str:
+    """How KV401/KV402 name the size SGLang divides the heads by: ``--tp-size 8``, or with DP attention
+    ``attention TP 3 (--tp-size 48 / attention DP 16)``."""
+    if width <= 1:
+        return f"--tp-size {tp}"
+    return f"attention TP {attn_tp} (--tp-size {tp} / attention DP {width})"
+
+
 @check("KV401", engine="sglang")
 def heads_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV401 (SGLang): ``assert self.total_num_heads % tp_size == 0`` when the attention layers are built."""
+    """KV401 (SGLang): ``assert self.total_num_heads % tp_size == 0`` when the attention layers are built; with DP
+    attention, over the attention-TP group for the architectures that build their attention on it
+    (:func:`_sglang_attn_tp`)."""
     m, tp = ctx.model, ctx.layout.tp
     assert m is not None
-    if tp <= 1 or m.num_attention_heads % tp == 0:
+    attn_tp, width = _sglang_attn_tp(ctx)
+    if attn_tp <= 1 or m.num_attention_heads % attn_tp == 0:
         return
     valid = [
         t
-        for t in valid_tp_values(m.num_attention_heads, max(8, tp))
+        for t in valid_tp_values(m.num_attention_heads, max(8, attn_tp))
         if m.is_mla or kv_heads_tp_ok(m.num_kv_heads, t)
     ]
+    what = (
+        "--tp-size values (they"
+        if width <= 1
+        else f"attention TP sizes (--tp-size / attention DP {width}; they"
+    )
     yield ctx.finding(
-        f"SGLang --tp-size {tp} does not divide the {m.num_attention_heads} attention heads of {m.id}; the "
-        "attention layers cannot be split evenly and start-up fails",
+        f"SGLang {_sglang_tp_described(tp, attn_tp, width)} does not divide the {m.num_attention_heads} attention "
+        f"heads of {m.id}; the attention layers cannot be split evenly and start-up fails",
         ctx.serving.loc("tp_size"),
-        fix=f"valid --tp-size values (they divide the {m.num_attention_heads} heads"
+        fix=f"valid {what} divide the {m.num_attention_heads} heads"
         + ("" if m.is_mla or m.num_kv_heads <= 0 else f" and suit the {m.num_kv_heads} KV heads")
         + f"): {', '.join(map(str, valid))}",
     )
@@ -183,18 +220,21 @@ def heads_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 @check("KV402", engine="sglang")
 def kv_heads_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV402 (SGLang): each rank must hold a whole number of KV heads, or replicas of one."""
-    m, tp = ctx.model, ctx.layout.tp
+    """KV402 (SGLang): each rank must hold a whole number of KV heads, or replicas of one (over the attention-TP
+    group with DP attention, :func:`_sglang_attn_tp`)."""
+    m = ctx.model
     assert m is not None
+    attn_tp, width = _sglang_attn_tp(ctx)
     kvh = m.num_kv_heads
-    if tp <= 1 or m.is_mla or kvh <= 0 or kv_heads_tp_ok(kvh, tp):
+    if attn_tp <= 1 or m.is_mla or kvh <= 0 or kv_heads_tp_ok(kvh, attn_tp):
         return
-    valid = [t for t in valid_tp_values(m.num_attention_heads, max(8, tp)) if kv_heads_tp_ok(kvh, t)]
+    valid = [t for t in valid_tp_values(m.num_attention_heads, max(8, attn_tp)) if kv_heads_tp_ok(kvh, t)]
+    what = "--tp-size" if width <= 1 else f"attention TP size (--tp-size / attention DP {width})"
     yield ctx.finding(
-        f"SGLang --tp-size {tp} and the {kvh} KV heads of {m.id} do not divide one another (each rank must hold "
-        "a whole number of KV heads, or replicas of one)",
+        f"SGLang {_sglang_tp_described(ctx.layout.tp, attn_tp, width)} and the {kvh} KV heads of {m.id} do not "
+        "divide one another (each rank must hold a whole number of KV heads, or replicas of one)",
         ctx.serving.loc("tp_size"),
-        fix=f"use a --tp-size that divides or is a multiple of {kvh} and divides the {m.num_attention_heads} "
+        fix=f"use a {what} that divides or is a multiple of {kvh} and divides the {m.num_attention_heads} "
         f"attention heads: {', '.join(map(str, valid))}",
     )
 
@@ -597,9 +637,12 @@ def _gpus_counted(ctx: RuleContext, gpus: int) -> tuple[int, int, int]:
     lay, w, s = ctx.layout, ctx.workload, ctx.serving
     need = lay.workers
     pods = w.group_size if w.group_size and w.group_size > 1 else max(1, lay.nnodes)
-    if lay.dp_local != lay.dp or "data_parallel_size_local" in s.flags:
+    if ctx.engine == "vllm" and (lay.dp_local != lay.dp or "data_parallel_size_local" in s.flags):
         # data parallelism across pods: each pod runs its own --data-parallel-size-local ranks on its own GPUs
-        # (vllm/v1/engine/utils.py launches dp_local engine cores per node), so the comparison is per pod
+        # (vllm/v1/engine/utils.py launches dp_local engine cores per node), so the comparison is per pod.
+        # Not SGLang's attention DP (its dp_local is 1 too): those ranks are the tensor-parallel workers, which
+        # --nnodes spreads over the group's pods (sglang@0.5.5 server_args.py::ServerArgs.check_server_args,
+        # "tp_size must be divisible by number of nodes")
         pods = 1
     return need, pods, gpus * pods
 
@@ -948,22 +991,31 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         loc = lay.loc or s.command_loc
         what = lay.described
+    who, fails = f"{workers} GPU workers", "NCCL fails or hangs"
+    if ctx.engine == "vllm" and platform_of(s, resource) not in ("cuda", "rocm"):
+        # an Ascend, Gaudi, Intel GPU or CPU build: its ranks talk over the platform's own collectives (HCCL,
+        # oneCCL, gloo), not NCCL, but vLLM's multiprocessing executor still hands the work to its worker processes
+        # through shared-memory message queues in /dev/shm (vllm@0.17.0 v1/executor/multiproc_executor.py::
+        # MultiprocExecutor._init_executor, distributed/device_communicators/shm_broadcast.py::MessageQueue: a
+        # ring of 10 chunks of up to 24 MiB)
+        who = f"{workers} vLLM worker processes"
+        fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
     undefined = undefined_shm_volume(ctx.workload.pod_spec, ctx.container)
     if undefined is not None:
         name, mount_loc = undefined
         yield ctx.finding(
-            f"{workers} GPU workers ({what}) communicate through /dev/shm, which the container "
+            f"{who} ({what}) communicate through /dev/shm, which the container "
             f"mounts from volume '{name}', but this pod defines no volume of that name: the API server rejects the "
             "pod unless an operator or admission webhook adds it, and without it /dev/shm is the container "
-            "runtime's 64 MiB default, where NCCL fails or hangs",
+            f"runtime's 64 MiB default, where {fails}",
             mount_loc or loc,
             fix=f"define the volume in this pod's volumes: {{name: {name}, emptyDir: {{medium: Memory, "
             "sizeLimit: 16Gi}}",
         )
         return
     yield ctx.finding(
-        f"{workers} GPU workers ({what}) communicate through /dev/shm, but no memory-backed volume "
-        "is mounted there; the container runtime default is 64 MiB and NCCL fails or hangs",
+        f"{who} ({what}) communicate through /dev/shm, but no memory-backed volume "
+        f"is mounted there; the container runtime default is 64 MiB and {fails}",
         loc,
         fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
     )

@@ -36,7 +36,7 @@ from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ModelSpec, ServingConfig
-from kvlint.values import as_float
+from kvlint.values import as_float, as_int
 from kvlint.wording import platform_name, with_article
 from kvlint.workloads.base import MODEL_ANNOTATION
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
@@ -69,6 +69,18 @@ def _v2_runner_env_fix(s: ServingConfig, model: ModelSpec) -> str:
             "release before 0.34.0 to keep the V1 runner"
         )
     return "set VLLM_USE_V2_MODEL_RUNNER to 0 (the V1 model runner) or 1 (the V2 runner), or unset it to let vLLM pick"
+
+
+def _one_runner_fix(s: ServingConfig, model: ModelSpec) -> str:
+    """KV502's fix for what 0.34.0's one model runner refuses: dual batch overlap beside a feature it cannot run
+    with, pipeline parallelism under the ``external_launcher`` backend (:func:`kvlint.memory.vllm_runner.
+    runner_unsupported`), or both."""
+    fixes = []
+    if str(s.get("distributed_executor_backend") or "") == "external_launcher":
+        fixes.append("run pipeline parallelism with another --distributed-executor-backend (mp or ray)")
+    if s.get("enable_dbo") or (as_int(s.get("ubatch_size")) or 1) > 1:
+        fixes.append("drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside")
+    return "; ".join(fixes) or "drop the feature the model runner names"
 
 
 def _mtp_count_fix(s: ServingConfig, model: ModelSpec) -> str:
@@ -158,12 +170,10 @@ _REFUSED = {
         "feature), or drop the feature",
         env="VLLM_USE_V2_MODEL_RUNNER",
     ),
-    # dual batch overlap beside what 0.34.0's one model runner cannot combine it with
-    # (kvlint.memory.vllm_runner.runner_unsupported)
+    # dual batch overlap beside what 0.34.0's one model runner cannot combine it with, or pipeline parallelism
+    # under external_launcher (kvlint.memory.vllm_runner.runner_unsupported)
     PlanRefusal.VLLM_DBO_UNSUPPORTED: _Refused(
-        "vLLM",
-        "drop --enable-dbo (and --ubatch-size), or the feature it cannot run beside",
-        flags=("enable_dbo", "ubatch_size"),
+        "vLLM", _one_runner_fix, flags=("enable_dbo", "ubatch_size", "distributed_executor_backend")
     ),
     # an MTP count vLLM refuses for this model's MTP layers (kvlint.memory.vllm.mtp_count_refusal)
     PlanRefusal.VLLM_MTP_COUNT: _Refused("vLLM", _mtp_count_fix, flags=("speculative_config",)),
@@ -222,7 +232,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         why = None if template and s.model is None else unsized_before_model(ctx.workload, s, p)
         if why is None or (s.model is None and why != "not a CUDA/ROCm GPU"):
             return
-        if acc is not None:
+        if acc is not None and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
                 f"capacity rules skipped: the pod runs on {acc.name}, and kvlint's memory model is for CUDA/ROCm "
                 f"GPUs ({p.how if p else ''})",
@@ -230,7 +240,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
             )
             return
-    if acc is not None:
+        # on an NVIDIA or AMD GPU, what is not CUDA/ROCm is the engine's build or device (said below), not the GPU
+    if acc is not None and cr.model is not None:
         if cr.plan_error and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
                 f"capacity rules skipped: {cr.plan_error} ({p.how if p else ''})",
