@@ -1004,7 +1004,9 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
         if ctor is None:
             return value
         return ctor(ScalarNode(tag, value))
-    except (ValueError, TypeError, KeyError, OverflowError, yaml.YAMLError):
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, yaml.YAMLError):
+        # (IndexError: PyYAML's int and float constructors index the text's first character after dropping
+        # every ``_`` and sign: ``!!int ''``, ``!!float _``, ``!!int +``)
         if explicit:
             # ``!!bool maybe`` (a KeyError in PyYAML), ``!!int x``: the YAML-to-JSON conversion of kubectl
             # (sigs.k8s.io/yaml, go-yaml) rejects the document ("cannot decode !!str `maybe` as a !!bool")

@@ -883,6 +883,8 @@ def volume_location(ref: str, container: Any, pod_spec: Any) -> tuple[str, str] 
     else:
         return None
     location = "/".join(p for p in (base.rstrip("/"), sub, rest) if p)
+    if base.startswith("/") and not location.startswith("/"):
+        location = "/" + location  # (a volume of the host's root, hostPath /: the join dropped its slash)
     what = f"the {kind} {base}" + (f" with subPath {sub}" if sub else "")
     return location, f"the volume '{mount.get('name')}' mounted at {at} is {what}, so {path} is {location}"
 

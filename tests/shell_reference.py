@@ -59,6 +59,16 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
         elif c == "\\":
             i += 2
             continue
+        elif c == "$" and s[i + 1 : i + 2] == "'":
+            # bash's $'...': a backslash escapes the next character, a ' included
+            i += 2
+            while i < n and s[i] != "'":
+                i += 2 if s[i] == "\\" else 1
+            i += 1
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "$":
+            i += 2
+            continue
         elif c == open_c:
             depth += 1
         elif c == close_c:
@@ -87,12 +97,37 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if m and inner[m.end() :].startswith((":-", "-")):
             rest = inner[m.end() :]
             default = rest[2:] if rest.startswith(":-") else rest[1:]
-            return Part("var", m.group(), quoted, default=default.strip("\"'")), end
+            # one quoted string is one word, its quotes removed ($'...' escapes decoded)
+            d, whole = default, False
+            if len(d) >= 2 and d[0] == d[-1] and d[0] in "'\"" and d[0] not in d[1:-1]:
+                if d[0] == "'" or "\\" not in d:
+                    d, whole = d[1:-1], True
+            elif d.startswith("$'") and d.endswith("'") and len(d) >= 3:
+                body = d[2:-1]
+                k, closed = 0, True
+                while k < len(body):
+                    if body[k] == "\\":
+                        k += 2
+                        if k > len(body):
+                            closed = False  # the last ' was escaped
+                    elif body[k] == "'":
+                        closed = False
+                        break
+                    else:
+                        k += 1
+                if closed:
+                    d, whole = ansi_c_text(body), True
+            if not whole:
+                d = d.strip("\"'")
+            return Part("var", m.group(), quoted, default=d, default_quoted=whole), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
         return Part("sub", s[i:end], quoted), end
+    if c == '"' and not quoted:
+        # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
+        return Part("lit", "", quoted), i + 1
     if c in "@*":
         return Part("at", c, quoted), i + 2
     if c in "0123456789":
@@ -300,7 +335,7 @@ def _expand(
             val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted:
+                if p.quoted or (p.default_quoted and not env.get(p.text)):
                     cur.append(val)
                     have_cur = True
                 else:

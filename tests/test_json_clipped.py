@@ -37,3 +37,26 @@ def test_real_values_are_quoted_whole(tmp_path: Path) -> None:
     (w,) = _json(tmp_path, "nvidia-l4", "vllm/vllm-openai:v0.10.2")["workloads"]
     assert w["image"] == "vllm/vllm-openai:v0.10.2"
     assert w["accelerator"] == "nvidia-l4" and "nvidia-l4" in w["accelerator_how"]
+
+
+def test_long_model_and_refusal_are_clipped_in_the_markdown_report(tmp_path: Path) -> None:
+    # the Markdown report (the Action's step summary) echoed a container's model reference and its plan refusal
+    # whole in the container's section: a 100 KB value each, where the JSON report and the findings clip them
+    long = "x" * 100_000  # (an argument under execve's 128 KiB, else the command is not read at all)
+    f = tmp_path / "d.yaml"
+    f.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        "      containers:\n      - name: a\n        image: vllm/vllm-openai:v0.34.0\n"
+        f'        args: ["--model", "Qwen/{long}"]\n'
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "      - name: b\n        image: vllm/vllm-openai:v0.34.0\n"
+        '        args: ["--model", "Qwen/Qwen2.5-7B-Instruct"]\n'
+        f"        env: [{{name: VLLM_USE_V2_MODEL_RUNNER, value: '{long}'}}]\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    md = render("markdown", run_check([str(f)], Options(allow_hub=False)))
+    assert "model `Qwen/xxx" in md and "VLLM_USE_V2_MODEL_RUNNER=xxx" in md, md[:2000]
+    assert max(len(line) for line in md.splitlines()) < 2_000, sorted(len(line) for line in md.splitlines())[
+        -3:
+    ]

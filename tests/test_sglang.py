@@ -94,7 +94,8 @@ def test_mfs_default_0_4_10() -> None:
 
 def test_context_length_first_key_and_rope() -> None:
     m = _model("meta-llama/Llama-3.1-8B")  # llama3 rope type is not multiplied
-    assert derive_context_length(m) == (131072, "max_position_embeddings")
+    for v in ((0, 5, 5), (0, 5, 23)):
+        assert derive_context_length(m, v) == (131072, "max_position_embeddings")
 
 
 def test_context_length_scaled_by_rope_names_the_factor() -> None:
@@ -102,17 +103,57 @@ def test_context_length_scaled_by_rope_names_the_factor() -> None:
     8, which SGLang's ``get_context_length`` multiplies (sglang@0.5.5 ``utils/hf_transformers_utils.py``: no
     ``original_max_position_embeddings``, not ``llama3``), giving 1,048,576 tokens. KV202 and the plan said
     "(1048576 tokens, max_position_embeddings)", a figure the user finds nowhere in config.json: the source now names
-    the key's own value and the factor."""
+    the key's own value and the factor. Up to 0.5.9 (transformers 4.57.1) only."""
     m = _model("google/gemma-3-12b-it")
     base = m.text_config["max_position_embeddings"]
     factor = m.text_config["rope_scaling"]["factor"]
-    n, key = derive_context_length(m)
+    n, key = derive_context_length(m, (0, 5, 9))
     assert n == int(base * factor) > base
     assert key == f"max_position_embeddings {base} × rope_scaling factor {factor:g}", key
     d = plan_sglang_detailed(
-        _cmd("--model-path", "x", "--tp-size", "2"), m, lookup("h100-80gb").memory_bytes, gpus=2
+        _cmd("--model-path", "x", "--tp-size", "2", version="0.5.9"),
+        m,
+        lookup("h100-80gb").memory_bytes,
+        gpus=2,
     )
     assert d.plan.max_model_len == n and d.plan.max_model_len_source == key
+
+
+def test_context_length_gemma3_rope_not_multiplied_on_transformers_5() -> None:
+    """From 0.5.10 SGLang pins transformers 5 (5.3.0; 0.5.23: 5.19.0), where ``config.rope_scaling`` is the
+    ``rope_parameters`` property and Gemma3TextConfig puts config.json's flat ``rope_scaling`` under
+    ``rope_parameters["full_attention"]``: ``get_context_length`` finds no top-level ``factor`` and derives
+    max_position_embeddings itself, 131,072 for gemma-3-12b-it, not 1,048,576. A --context-length above it stops
+    SGLang ("User-specified context_length ... greater than the derived context_length")."""
+    m = _model("google/gemma-3-12b-it")
+    base = m.text_config["max_position_embeddings"]
+    for v in ((0, 5, 10), (0, 5, 23)):
+        assert derive_context_length(m, v) == (base, "max_position_embeddings")
+    assert derive_context_length(m, (0, 5, 9))[0] > base
+    d = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--tp-size", "2"), m, lookup("h100-80gb").memory_bytes, gpus=2
+    )
+    assert d.plan.max_model_len == base
+    too_long = str(2 * base)
+    for version, refused in (("0.5.9", False), ("0.5.10", True)):
+        s = _cmd("--model-path", "x", "--tp-size", "2", "--context-length", too_long, version=version)
+        d = plan_sglang_detailed(s, m, lookup("h100-80gb").memory_bytes, gpus=2)
+        assert (d.context_error is not None) == refused, (version, d.context_error)
+
+
+def test_context_length_yarn_without_original_length_on_transformers_5() -> None:
+    """A YaRN rope_scaling with no original_max_position_embeddings: transformers 4 leaves the dict as it is, so
+    SGLang <= 0.5.9 multiplies by the factor; transformers 5's ``standardize_rope_params`` adds
+    ``original_max_position_embeddings`` (the config's max_position_embeddings), so 0.5.10+ does not."""
+    from dataclasses import replace
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    tc = dict(m.text_config)
+    tc["rope_scaling"] = {"rope_type": "yarn", "factor": 4.0}
+    m = replace(m, text_config=tc, config=tc)
+    base = tc["max_position_embeddings"]
+    assert derive_context_length(m, (0, 5, 9))[0] == 4 * base
+    assert derive_context_length(m, (0, 5, 10)) == (base, "max_position_embeddings")
 
 
 def test_w8_pool_and_running_requests() -> None:

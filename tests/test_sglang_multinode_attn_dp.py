@@ -117,3 +117,91 @@ def test_attention_heads_still_checked_over_attention_tp_and_for_llama(tmp_path:
         "meta-llama/Llama-3.1-70B",
     )
     assert llama and all("--tp-size 96 does not divide the 64 attention heads" in m for m in llama), llama
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: one-node}
+spec:
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}}
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H200}
+      volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+      containers:
+      - name: s
+        image: lmsysorg/sglang:VERSION
+        command: [python3, -m, sglang.launch_server, --model-path, MODEL, ARGS]
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+        resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def _one_node(tmp_path: Path, version: str, args: str, model: str = "deepseek-ai/DeepSeek-V3") -> list[str]:
+    path = tmp_path / "one-node.yaml"
+    path.write_text(DEPLOYMENT.replace("VERSION", version).replace("ARGS", args).replace("MODEL", model))
+    diags = run_check([str(path)], Options(allow_hub=False, model_dirs=MODEL_DIRS)).diagnostics
+    return [f"{d.rule} {d.message}" for d in diags if d.rule.startswith("KV40")]
+
+
+@pytest.mark.parametrize(
+    ("version", "args"),
+    [
+        ("v0.5.5", "--tp-size, '8', --dp-size, '3', --enable-dp-attention"),
+        ("v0.4.10", "--tp-size, '8', --dp-size, '3', --enable-dp-attention"),
+        ("v0.5.23", "--tp-size, '8', --dp-size, '3', --enable-dp-attention"),
+        ("v0.5.23", "--tp-size, '8', --attn-dp-size, '3'"),
+    ],
+)
+def test_attention_dp_not_dividing_tp_is_refused(tmp_path: Path, version: str, args: str) -> None:
+    """With DP attention SGLang asserts tp_size % dp_size == 0 (attn_dp_size from 0.5.22) before loading: --tp-size 8
+    with an attention DP of 3 does not start. kvlint fell back to the whole --tp-size for the heads (128 % 8 == 0)
+    and said nothing."""
+    msgs = _one_node(tmp_path, version, args)
+    assert len(msgs) == 1 and msgs[0].startswith(
+        "KV401 SGLang --tp-size 8 is not a multiple of the attention DP size"
+    )
+    assert "3" in msgs[0].split("(", 1)[1], msgs
+
+
+@pytest.mark.parametrize(
+    ("version", "args", "model"),
+    [
+        # 0.4.3 / 0.4.4 set dp_size = tp_size with --enable-dp-attention: nothing to refuse
+        ("v0.4.4", "--tp-size, '8', --dp-size, '3', --enable-dp-attention", "deepseek-ai/DeepSeek-V3"),
+        # without DP attention --dp-size counts replicas: 8 x 3 GPUs (KV403), not this assert
+        ("v0.5.5", "--tp-size, '8', --dp-size, '3'", "deepseek-ai/DeepSeek-V3"),
+        ("v0.5.5", "--tp-size, '8', --dp-size, '4', --enable-dp-attention", "deepseek-ai/DeepSeek-V3"),
+    ],
+)
+def test_attention_dp_dividing_tp_or_forced_is_not_refused(
+    tmp_path: Path, version: str, args: str, model: str
+) -> None:
+    msgs = _one_node(tmp_path, version, args, model)
+    assert not [m for m in msgs if "not a multiple of the attention DP size" in m], msgs
+
+
+def test_single_node_tp_beyond_the_pod_still_reported(tmp_path: Path) -> None:
+    """The single-node mistake KV403 exists for, with and without DP attention and with --nnodes 1: --tp-size 16 on
+    a pod of 8 GPUs."""
+    for args in (
+        "--tp-size, '16'",
+        "--tp-size, '16', --dp-size, '16', --enable-dp-attention",
+        "--tp-size, '16', --dp-size, '16', --enable-dp-attention, --nnodes, '1'",
+    ):
+        msgs = _one_node(tmp_path, "v0.5.5", args)
+        assert any(m.startswith("KV403 --tp-size 16 needs 16 GPUs but the pod requests 8") for m in msgs), (
+            args,
+            msgs,
+        )
+
+
+def test_dsa_model_on_0_5_5_has_its_dp_size_set_to_tp(tmp_path: Path) -> None:
+    """DeepSeek V3.2 (sparse attention) on 0.5.3 - 0.5.5: ``_handle_model_specific_adjustments`` sets dp_size =
+    tp_size before the assert, so --dp-size 3 is not refused there; 0.5.9 keeps it and asserts."""
+    args = "--tp-size, '8', --dp-size, '3', --enable-dp-attention"
+    refused = "not a multiple of the attention DP size"
+    assert not [m for m in _one_node(tmp_path, "v0.5.5", args, "deepseek-ai/DeepSeek-V3.2") if refused in m]
+    assert [m for m in _one_node(tmp_path, "v0.5.9", args, "deepseek-ai/DeepSeek-V3.2") if refused in m]

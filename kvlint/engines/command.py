@@ -43,7 +43,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import Pin, read_requirement
+from kvlint.engines.requirements import Pin, RequirementReader
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -785,6 +785,11 @@ def _scan_shell(
         if m is None:
             seen.append(texts)
             heads.append(words[0])
+            broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+            swallowed = _swallowed_engine(script, broken, env) if broken >= 0 else None
+            if swallowed is not None:
+                # an earlier command's quote is never closed: the engine command is inside the quoted word
+                return _unclosed_quote(script_item, env, script, broken, *swallowed), ""
             continue
         engine, start, pos_model = m
         broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
@@ -806,8 +811,10 @@ def _scan_shell(
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
+        # (the script's requirements read within one budget: RequirementReader)
+        reader = RequirementReader(engine)
         for t, w0 in zip(reversed(seen), reversed(heads), strict=True):
-            got = _pip_install(t, engine)
+            got = _pip_install(t, engine, reader)
             if got is None:
                 continue
             found.installed = got or None
@@ -924,21 +931,49 @@ def _is_pip(before: Sequence[str]) -> bool:
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
 #: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
 _PIP_UPGRADE = frozenset({"-U", "--upgrade"})
+#: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
+#: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
+_PIP_SHORT_VALUED = frozenset("rceiftC")
 
 
-def _pip_install(words: Sequence[str], engine: str) -> str | None:
+def _pip_words(words: Sequence[str]) -> list[str] | None:
+    """The words after ``install`` of a pip command ``words`` (:func:`_is_pip`), each cluster of one-letter options
+    split as pip's option parser (optparse) splits it: ``-qU`` is ``-q -U``, ``-qr req.txt`` is ``-q -r req.txt``,
+    ``-qtDIR`` is ``-q -t DIR``; None when ``words`` is not a pip install."""
+    if "install" not in words:
+        return None
+    at = words.index("install")
+    if not _is_pip([_base(w) for w in words[:at]]):
+        return None
+    out: list[str] = []
+    for w in words[at + 1 :]:
+        if len(w) < 3 or w[0] != "-" or not ("a" <= w[1] <= "z" or "A" <= w[1] <= "Z"):
+            out.append(w)  # (a requirement, a long option, a lone short one)
+            continue
+        for k, c in enumerate(w[1:], 1):
+            out.append("-" + c)
+            if c in _PIP_SHORT_VALUED:
+                if k + 1 < len(w):
+                    out.append(w[k + 1 :])
+                break
+    return out
+
+
+def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
     """What the command ``words`` installs of ``engine`` with pip: the release it pins (:func:`_pip_pinned`),
     ``""`` when it upgrades the engine without pinning one (``pip install -U vllm``, ``pip install --upgrade
     vllm``: pip replaces the release the image carried with the newest on the day the container starts), else
     None (nothing of the engine, or an unpinned install without ``-U``, which pip leaves alone when the image
-    carries the engine: "Requirement already satisfied")."""
-    pins = _pip_engine_pins(words, engine)
+    carries the engine: "Requirement already satisfied"). ``reader`` reads the requirements within the script's
+    budget (:class:`kvlint.engines.requirements.RequirementReader`)."""
+    args = _pip_words(words)
+    pins = _pip_engine_pins(args, engine, reader or RequirementReader(engine))
     if pins is None:
         return None
     pinned = _last_release(pins)
     if pinned is not None:
         return pinned
-    if any(w in _PIP_UPGRADE for w in words) and any(pin.release is None for pin in pins):
+    if any(w in _PIP_UPGRADE for w in args or ()) and any(pin.release is None for pin in pins):
         return ""
     return None
 
@@ -950,7 +985,7 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     (``pip install -U vllm``) installs whatever is newest on the day: no release. Nothing either when the command
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
-    pins = _pip_engine_pins(words, engine)
+    pins = _pip_engine_pins(_pip_words(words), engine, RequirementReader(engine))
     return None if pins is None else _last_release(pins)
 
 
@@ -963,19 +998,16 @@ def _last_release(pins: Sequence[Pin]) -> str | None:
     return pinned
 
 
-def _pip_engine_pins(words: Sequence[str], engine: str) -> list[Pin] | None:
-    """The requirements of ``engine`` (pinned or not) the command ``words`` gives ``pip install`` (``uv pip
-    install``, ``python3 -m pip install``), in order, the values of pip's valued options skipped; None when the
-    command is not pip's install or installs elsewhere than the environment the engine runs from
-    (:data:`_PIP_ELSEWHERE`)."""
-    if "install" not in words:
-        return None
-    at = words.index("install")
-    if not _is_pip([_base(w) for w in words[:at]]):
+def _pip_engine_pins(args: Sequence[str] | None, engine: str, reader: RequirementReader) -> list[Pin] | None:
+    """The requirements of ``engine`` (pinned or not) among ``args``, the words after ``pip install`` (``uv pip
+    install``, ``python3 -m pip install``) as :func:`_pip_words` gives them, in order, the values of pip's valued
+    options skipped; None when ``args`` is None (not pip's install) or the command installs elsewhere than the
+    environment the engine runs from (:data:`_PIP_ELSEWHERE`)."""
+    if args is None:
         return None
     pins: list[Pin] = []
     skip = False
-    for w in words[at + 1 :]:
+    for w in args:
         if skip:
             skip = False
             continue
@@ -984,10 +1016,38 @@ def _pip_engine_pins(words: Sequence[str], engine: str) -> list[Pin] | None:
         if w in _PIP_VALUED:
             skip = True
             continue
-        pin = read_requirement(w)
+        pin = reader.read(w)
         if pin is not None and pin.project == engine:
             pins.append(pin)
     return pins
+
+
+#: How many quotes the text after an unclosed one is followed through in search of the engine command it swallows.
+_MAX_SWALLOWED_QUOTES = 8
+
+
+def _swallowed_engine(script: str, offset: int, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(program, engine)`` of an engine command in the text after the quote at ``offset`` that the script never
+    closes (``echo "starting`` on a line before ``vllm serve ...``): the shell reads that text as part of the
+    quoted word and stops with a syntax error at its end, so the engine command in it never runs. The text is read
+    as a script of its own (a quote never closed in it followed the same way, at most
+    :data:`_MAX_SWALLOWED_QUOTES` times); None when it holds no engine command."""
+    for _ in range(_MAX_SWALLOWED_QUOTES):
+        rest = script[offset + 1 :]
+        if not rest.strip():
+            return None
+        again = -1
+        for words in commands(rest, env):
+            m = _match_program([w.text for w in words])
+            if m is not None:
+                return words[0].text, m[0]
+            again = next((w.unclosed for w in words if w.unclosed >= 0), -1)
+            if again >= 0:
+                break
+        if again < 0:
+            return None
+        script, offset = rest, again
+    return None
 
 
 def _unclosed_quote(

@@ -181,6 +181,8 @@ class Part:
     text: str
     quoted: bool = False
     default: str | None = None
+    #: the default is one quoted string (``${X:-"a b"}``, ``${X:-'a b'}``, ``${X:-$'a\tb'}``): not split into words
+    default_quoted: bool = False
 
 
 @dataclass(slots=True)
@@ -276,8 +278,9 @@ _IN_DQ = re.compile(
 def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
     """Index just past the bracket matching ``s[i]`` (tolerant: end of string if unbalanced).
 
-    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones) and a
-    backslash outside quotes escapes the next character. The text between the characters that matter is
+    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones, and inside
+    bash's ``$'...'``, where ``\\'`` does not close it: :data:`ANSI_C_RE`; ``$$`` is a parameter, so a quote
+    after it is a plain one) and a backslash outside quotes escapes the next character. The text between the characters that matter is
     skipped by a regular-expression search, not walked one character at a time (see
     :func:`_scan_balanced_walk`, the character walk it equals, kept for the tests)."""
     special = _BALANCED.get(open_c + close_c)
@@ -309,6 +312,12 @@ def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
             i = j + 1
         elif c == "\\":
             i += 2
+        elif c == "$":
+            nxt = s[i + 1 : i + 2]
+            if nxt == "'":
+                i = ANSI_C_RE.match(s, i).end()  # type: ignore[union-attr]  # (n when never closed)
+            else:
+                i += 2 if nxt == "$" else 1
         elif c == open_c:
             depth += 1
             i += 1
@@ -321,8 +330,8 @@ def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
 
 #: The characters :func:`_scan_balanced` acts on, per bracket pair.
 _BALANCED = {
-    "()": re.compile(r"""['"\\()]"""),
-    "{}": re.compile(r"""['"\\{}]"""),
+    "()": re.compile(r"""['"\\()$]"""),
+    "{}": re.compile(r"""['"\\{}$]"""),
 }
 _DQ_STOP = re.compile(r'["\\]')
 
@@ -346,6 +355,12 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
         elif c == "\\":
             i += 2
             continue
+        elif c == "$" and s[i + 1 : i + 2] == "'":
+            i = ANSI_C_RE.match(s, i).end()  # type: ignore[union-attr]
+            continue
+        elif c == "$" and s[i + 1 : i + 2] == "$":
+            i += 2
+            continue
         elif c == open_c:
             depth += 1
         elif c == close_c:
@@ -360,8 +375,8 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
 #: it a backslash escapes the next character, a ``'`` included, so ``$'it\'s'`` is one closed word; group 1 is the
 #: body, group 2 the closing quote (empty when the script never closes it). Linear: the alternatives never overlap.
 ANSI_C_RE = re.compile(r"\$'((?:[^'\\]|\\[\s\S]?)*)('?)")
-#: The one-character escapes of ``$'...'`` (bash ``lib/sh/strtrans.c`` ``ansicstr``); any other escaped character
-#: keeps its backslash, as bash keeps it (octal, ``\x``, ``\u`` and ``\c`` escapes are kept as written).
+#: The one-character escapes of ``$'...'`` (bash ``lib/sh/strtrans.c`` ``ansicstr``); the numeric and control ones
+#: are :data:`_ANSI_C_NUMERIC` and ``\cX``; any other escaped character keeps its backslash, as bash keeps it.
 _ANSI_C_ESCAPES = {
     "a": "\a",
     "b": "\b",
@@ -379,22 +394,95 @@ _ANSI_C_ESCAPES = {
 }
 
 
+#: bash's numeric escapes in ``$'...'`` (``ansicstr``): the digits each reads at most, and their base. ``\nnn``
+#: (octal, the first digit included, the byte its value modulo 256), ``\xHH``, ``\uHHHH``, ``\UHHHHHHHH`` (a
+#: Unicode character); ``\x``, ``\u`` or ``\U`` with no hex digit after it is kept as written.
+_ANSI_C_NUMERIC = {"x": (2, 16), "u": (4, 16), "U": (8, 16)}
+_OCTAL, _HEX = frozenset("01234567"), frozenset("0123456789abcdefABCDEF")
+
+
 def ansi_c_text(body: str) -> str:
-    """The text of the body of a ``$'...'`` quote (:data:`ANSI_C_RE`'s group 1): its escapes decoded."""
+    r"""The text of the body of a ``$'...'`` quote (:data:`ANSI_C_RE`'s group 1): its escapes decoded as bash
+    decodes them (bash ``lib/sh/strtrans.c::ansicstr``): :data:`_ANSI_C_ESCAPES`, the numeric escapes of
+    :data:`_ANSI_C_NUMERIC` and octal ``\nnn``, ``\cX`` (the control character ``X & 0x1f``, DEL for ``?``). The
+    bytes of 0x80 or more that ``\xHH`` and ``\nnn`` give are read as UTF-8 (``$'\xc3\xa9'`` is ``é``), U+FFFD
+    where they are not; a NUL ends the text, as the C string bash builds ends there (``$'a\0b'`` is ``a``)."""
     if "\\" not in body:
         return body
     out: list[str] = []
+    raw = False
     k, n = 0, len(body)
     while k < n:
         c = body[k]
-        if c == "\\" and k + 1 < n:
-            nxt = body[k + 1]
-            out.append(_ANSI_C_ESCAPES.get(nxt, "\\" + nxt))
-            k += 2
-        else:
+        if c != "\\" or k + 1 >= n:
             out.append(c)
             k += 1
-    return "".join(out)
+            continue
+        nxt = body[k + 1]
+        code: int | None = None
+        if nxt in _OCTAL:
+            end = k + 1
+            while end < min(n, k + 4) and body[end] in _OCTAL:
+                end += 1
+            code, k = int(body[k + 1 : end], 8) & 0xFF, end
+        elif nxt in _ANSI_C_NUMERIC:
+            most, base = _ANSI_C_NUMERIC[nxt]
+            end = k + 2
+            while end < min(n, k + 2 + most) and body[end] in _HEX:
+                end += 1
+            if end == k + 2:
+                out.append("\\" + nxt)
+                k = end
+                continue
+            code, k = int(body[k + 2 : end], base), end
+            if nxt != "x" and code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF:
+                if code == 0:
+                    break
+                out.append(chr(code))
+                continue
+            code = code if nxt == "x" else 0xFFFD
+        elif nxt == "c" and k + 2 < n:
+            # TOCTRL: ``?`` is DEL; a backslash after ``\c`` takes the one after it along (``\c\\`` is 0x1c)
+            ch = body[k + 2]
+            code, k = (0x7F if ch == "?" else ord(ch.upper()) & 0x1F), k + 3
+            if ch == "\\" and k < n and body[k] == "\\":
+                k += 1
+        else:
+            out.append(_ANSI_C_ESCAPES.get(nxt, "\\" + nxt))
+            k += 2
+            continue
+        if code == 0:
+            break
+        if code >= 0x80 and code != 0xFFFD:
+            code, raw = 0xDC00 + code, True  # a raw byte, read as UTF-8 below
+        out.append(chr(code))
+    text = "".join(out)
+    if raw:
+        try:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # a lone surrogate the manifest itself wrote
+            text = "".join("\ufffd" if 0xDC80 <= ord(ch) <= 0xDCFF else ch for ch in text)
+    return text
+
+
+def _default_text(default: str) -> tuple[str, bool]:
+    """The text of the default word of ``${X:-default}`` and whether it is one quoted string, which bash does not
+    split into words: ``"a b"`` and ``'a b'`` (the quote not inside), ``$'a\\tb'`` (its escapes decoded); other
+    text has its surrounding quotes stripped, as before."""
+    d = default
+    if (
+        len(d) >= 2
+        and d[0] == d[-1]
+        and d[0] in "'\""
+        and d[0] not in d[1:-1]
+        and (d[0] == "'" or "\\" not in d)
+    ):
+        return d[1:-1], True
+    if d.startswith("$'"):
+        a = ANSI_C_RE.fullmatch(d)
+        if a is not None and a.group(2):
+            return ansi_c_text(a.group(1)), True
+    return d.strip("\"'"), False
 
 
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
@@ -415,12 +503,16 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if m and inner[m.end() :].startswith((":-", "-")):
             rest = inner[m.end() :]
             default = rest[2:] if rest.startswith(":-") else rest[1:]
-            return Part("var", m.group(), quoted, default=default.strip("\"'")), end
+            text, whole = _default_text(default)
+            return Part("var", m.group(), quoted, default=text, default_quoted=whole), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
         return Part("sub", s[i:end], quoted), end
+    if c == '"' and not quoted:
+        # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
+        return Part("lit", "", quoted), i + 1
     if c in "@*":
         return Part("at", c, quoted), i + 2
     if c in "0123456789":
@@ -904,7 +996,7 @@ def _expand(
             val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted:
+                if p.quoted or (p.default_quoted and not env.get(p.text)):
                     cur.append(val)
                     have_cur = True
                 else:

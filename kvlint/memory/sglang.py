@@ -312,14 +312,32 @@ def default_mem_fraction_static(
     )
 
 
-def derive_context_length(model: ModelSpec) -> tuple[int, str]:
-    """SGLang's derived context length (``get_context_length``): the **first present** of
-    ``max_sequence_length``, ``seq_length``, ``max_seq_len``, ``model_max_length``, ``max_position_embeddings``
-    in the text config, times ``rope_scaling.factor`` unless the rope dict has
-    ``original_max_position_embeddings`` or ``rope_type == "llama3"``; default 2048. Returns ``(len, source)``:
-    the key, or when a factor multiplied it the key's value and the factor
-    (``max_position_embeddings 131072 × rope_scaling factor 8``, Gemma 3's linear scaling), so that the length
-    kvlint quotes can be found in config.json.
+#: From this release SGLang pins transformers 5 (``Requires-Dist: transformers==5.3.0`` in the 0.5.10 wheel, 5.6.0 in
+#: 0.5.11/0.5.12, 5.8.1 in 0.5.13, 5.12.1 in 0.5.16 - 0.5.21, 5.19.0 in 0.5.22/0.5.23; 4.57.1 in 0.5.5 and 0.5.9),
+#: whose ``PreTrainedConfig.rope_scaling`` is a property returning ``rope_parameters`` as
+#: ``standardize_rope_params`` rewrote it (transformers 5.3.0 and 5.19.0 ``configuration_utils.py``,
+#: ``modeling_rope_utils.py``), which is what SGLang's ``get_context_length`` then reads.
+SG_TRANSFORMERS_5_FROM = (0, 5, 10)
+#: Text model types whose transformers 5 config puts a flat ``rope_scaling`` from config.json under
+#: ``rope_parameters["full_attention"]`` (``Gemma3TextConfig.convert_rope_params_to_dict``,
+#: ``Gemma3nTextConfig``'s; transformers 5.3.0 and 5.19.0): ``rope_scaling`` then has no top-level ``factor``.
+_TF5_NESTED_ROPE = frozenset({"gemma3", "gemma3_text", "gemma3n", "gemma3n_text"})
+#: Rope types to which transformers 5's ``standardize_rope_params`` adds ``original_max_position_embeddings``
+#: (``max_position_embeddings`` when the config has none).
+_TF5_ORIGINAL_LEN_TYPES = ("llama3", "yarn", "longrope")
+
+
+def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
+    """SGLang ``v``'s derived context length (``get_context_length``, the same function in the 0.5.5, 0.5.9,
+    0.5.10 and 0.5.23 wheels): the **first present** of ``max_sequence_length``, ``seq_length``, ``max_seq_len``,
+    ``model_max_length``, ``max_position_embeddings`` in the text config, times ``config.rope_scaling["factor"]``
+    unless that dict has ``original_max_position_embeddings`` or ``rope_type == "llama3"``; default 2048.
+    From :data:`SG_TRANSFORMERS_5_FROM` ``config.rope_scaling`` is transformers 5's ``rope_parameters``: nested per
+    layer type for Gemma 3 / 3n (:data:`_TF5_NESTED_ROPE`, no top-level factor: 131,072 tokens for
+    gemma-3-12b-it, where 0.5.9 and earlier give 1,048,576), and with ``original_max_position_embeddings`` for
+    :data:`_TF5_ORIGINAL_LEN_TYPES`. Returns ``(len, source)``: the key, or when a factor multiplied it the key's
+    value and the factor (``max_position_embeddings 131072 × rope_scaling factor 8``), so that the length kvlint
+    quotes can be found in config.json.
     """
     c = model.text_config or model.config or {}
     for key in (
@@ -337,6 +355,11 @@ def derive_context_length(model: ModelSpec) -> tuple[int, str]:
             if isinstance(rs, dict):
                 rt = rs.get("rope_type") or rs.get("type")
                 factor = rs.get("factor")
+                if v >= SG_TRANSFORMERS_5_FROM and (
+                    str(c.get("model_type") or model.model_type or "") in _TF5_NESTED_ROPE
+                    or rt in _TF5_ORIGINAL_LEN_TYPES
+                ):
+                    factor = None
                 if factor and "original_max_position_embeddings" not in rs and rt != "llama3":
                     scaled = int(n * float(factor))
                     if scaled != n:
@@ -564,13 +587,13 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
 
 
 def check_context_length(
-    model: ModelSpec, user: int | None, env: Mapping[str, str]
+    model: ModelSpec, user: int | None, env: Mapping[str, str], v: SgVersion
 ) -> tuple[int, str, str | None]:
     """``(derived context length, config key, error)``: the ValueError text SGLang raises when the user's
     ``--context-length`` exceeds the derived length and ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN`` is not
     set, else None (sglang@0.4.6-0.5.23: ``srt/configs/model_config.py::ModelConfig.__init__`` with
     ``_derive_context_length``)."""
-    derived, key = derive_context_length(model)
+    derived, key = derive_context_length(model, v)
     if user is None or user <= derived:
         return derived, key, None
     allow = env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").strip().lower() in ("1", "true")
@@ -1474,7 +1497,7 @@ def sglang_prelude(
         )
     u_mtt = as_int(get("max_total_tokens"))
     u_ctx = as_int(get("context_length"))
-    derived, key, ctx_err = check_context_length(model, u_ctx, serving.env)
+    derived, key, ctx_err = check_context_length(model, u_ctx, serving.env, v)
     context_notes: tuple[str, ...] = ()
     if u_ctx is None:
         context_notes = (f"context_length {derived} derived from {key}",)

@@ -8,7 +8,9 @@ gpu-memory-utilization, mem-fraction-static or cuda-memory-fraction; weights, ac
 graphs, KV cache with its band) and
 the KV capacity (tokens, max-model-len, concurrency). Text from the inputs goes through
 :func:`kvlint.report.escape.markdown_text` (cells, headings) or :func:`kvlint.report.escape.markdown_code`
-(file names, container names, model ids): shown as written, never a link, image, HTML or new cell.
+(file names, container names, model ids): shown as written, never a link, image, HTML or new cell; the
+strings of a container's section that quote the manifest (its object, container name, model, why it has no plan)
+clipped as findings and the JSON report clip them (:func:`kvlint.statement.clip_words`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from kvlint.report.plan_text import (
     kept_free_bytes,
     kv_band_text,
 )
+from kvlint.statement import clip_words
 
 if TYPE_CHECKING:
     from kvlint.types import (
@@ -77,17 +80,17 @@ def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]
     """The section of one serving container; ``n`` is its number of findings."""
     acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
-    model = c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")
+    model = clip_words(str(c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")))
     lines = [
         "",
-        f"### {_cell(c.object_ref)} · container {markdown_code(c.container_name, table=False)}",
+        f"### {_cell(clip_words(c.object_ref))} · container {markdown_code(clip_words(c.container_name), table=False)}",
         "",
-        f"{_cell(c.serving.engine)} {_cell(c.serving.version or '(version unpinned)')} · model {markdown_code(str(model), table=False)} · "
+        f"{_cell(c.serving.engine)} {_cell(c.serving.version or '(version unpinned)')} · model {markdown_code(model, table=False)} · "
         f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}",
     ]
     p = c.plan
     if p is None:
-        why = c.plan_error or c.model_error or "model or GPU unknown"
+        why = clip_words(c.plan_error or c.model_error or "model or GPU unknown")
         lines += ["", f"No memory plan: {_cell(why)}"]
         return lines
     return lines + plan_table_lines(p, c.serving)

@@ -54,7 +54,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from kvlint.engines.requirements import read_requirement
+from kvlint.engines.requirements import RequirementReader
 from kvlint.fastinit import replaced
 from kvlint.gpu_resources import WHOLE_GPUS
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -557,13 +557,18 @@ def _from_sample_source(runtime_env: Any) -> bool:
     )
 
 
-def _pinned_vllm(runtime_env: Any) -> tuple[str | None, Loc | None, str]:
+def _pinned_vllm(
+    runtime_env: Any, reader: RequirementReader | None = None
+) -> tuple[str | None, Loc | None, str]:
     """The vLLM release the ``runtime_env`` installs, where, and from which field: a requirement pinning one
     release (:func:`kvlint.engines.requirements.read_requirement`, as pip reads the requirements file Ray writes
     from the list: ``vllm==0.8.5``, ``vLLM[audio] === 0.8.5``, a wheel) in ``pip`` or ``uv``, each a list of requirements or a dict whose
     ``packages`` is one (ray-project/ray ``python/ray/_private/runtime_env/validation.py``
     ``parse_and_validate_pip`` / ``parse_and_validate_uv``); a string there is a requirements file on the driver's
-    machine, which kvlint does not see. ``(None, None, "")`` when none pins a release."""
+    machine, which kvlint does not see. ``(None, None, "")`` when none pins a release. ``reader`` reads them within
+    the budget of the whole object (:class:`kvlint.engines.requirements.RequirementReader`: the applications of
+    one object share runtime_env lists and strings through aliases)."""
+    reader = reader or RequirementReader("vllm")
     for field in ("pip", "uv"):
         reqs = get_in(runtime_env, field)
         if isinstance(reqs, dict):
@@ -571,7 +576,7 @@ def _pinned_vllm(runtime_env: Any) -> tuple[str | None, Loc | None, str]:
         if not isinstance(reqs, list):
             continue
         for n, req in enumerate(reqs[:1000]):
-            pin = read_requirement(req) if isinstance(req, str) else None
+            pin = reader.read(req) if isinstance(req, str) else None
             if pin is not None and pin.project == "vllm" and pin.release is not None:
                 return pin.release, loc_of(reqs, n), f"runtime_env.{field}"
     return None, None, ""
@@ -599,6 +604,7 @@ class _Reader:
         self._app_weights: dict[int, int] = {}
         self.copied = 0
         self._known: dict[str, tuple[str, str]] | None = None
+        self.requirements = RequirementReader("vllm")
 
     def note(self, message: str, loc: Loc | None) -> None:
         """A located KV503 (info) for a part kvlint does not read (counted as "not read")."""
@@ -741,7 +747,7 @@ class _Reader:
                 args.append((f"{option}={value}", vloc))
         cfg = LDict(loc=loc)
         w = self.workload(app, cfg, model, args, loc, path, 0)
-        pin, ploc, field = _pinned_vllm(app.get("runtime_env"))
+        pin, ploc, field = _pinned_vllm(app.get("runtime_env"), self.requirements)
         notes = [
             _finding(
                 "KV504",

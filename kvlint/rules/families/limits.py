@@ -17,6 +17,7 @@ from kvlint.memory.sglang import (
     check_context_length,
     derive_context_length,
     pool_starts,
+    sglang_version,
     warns_pool_below_context,
 )
 from kvlint.memory.versions import parse_version, release_shown, resolve_version
@@ -90,7 +91,7 @@ def context_above_model_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     user = s.get("context_length")
     if not isinstance(user, int) or user <= 0 or ctx.model is None:
         return
-    derived, _key, text = check_context_length(ctx.model, user, s.env)
+    derived, _key, text = check_context_length(ctx.model, user, s.env, sglang_version(s.version)[0])
     if text is None:
         return
     yield ctx.finding(
@@ -264,7 +265,7 @@ def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     s = ctx.serving
     if s.get("context_length") is not None or _unreadable(ctx, "context-length") or ctx.model is None:
         return
-    derived, key = derive_context_length(ctx.model)
+    derived, key = derive_context_length(ctx.model, sglang_version(s.version)[0])
     need = ""
     if ctx.plan is not None:
         need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"

@@ -180,6 +180,35 @@ def _sglang_attn_tp(ctx: RuleContext) -> tuple[int, int]:
     return tp // width, width
 
 
+#: The first release read that refuses a --tp-size not divisible by the attention DP size: 0.4.3 and 0.4.4 set
+#: ``dp_size = tp_size`` with ``--enable-dp-attention`` (``server_args.py::ServerArgs.__post_init__``); 0.4.5 not read
+_SG_DP_DIVIDES_TP_FROM = (0, 4, 6)
+
+
+def _sglang_dp_width_refused(ctx: RuleContext) -> int:
+    """The attention DP size SGLang refuses to start with because it does not divide ``--tp-size``, else 0. With DP
+    attention ``ServerArgs`` asserts ``tp_size % dp_size == 0`` (``server_args.py::ServerArgs.__post_init__`` in the
+    0.4.6 and 0.4.10 wheels, ``_handle_data_parallelism`` in 0.5.5, 0.5.9, 0.5.13, 0.5.16, 0.5.19 and 0.5.21) or
+    ``tp_size % attn_dp_size == 0`` (``arg_groups/parallel_hook.py::handle_data_parallelism``, 0.5.22 and 0.5.23,
+    where ``--dp-size N --enable-dp-attention`` resolves to ``attn_dp_size = N``); 0.5.5 turns DP attention off for
+    ``--dp-size 1``. Not for a DeepSeek sparse-attention model on 0.5.3 - 0.5.5, whose ``dp_size`` SGLang sets to
+    ``tp_size`` first (``_handle_model_specific_adjustments``, :func:`kvlint.memory.sglang.is_sglang_dsa`)."""
+    from kvlint.memory.sglang import DSA_FROM, is_sglang_dsa, sglang_version
+
+    m, tp, s = ctx.model, ctx.layout.tp, ctx.serving
+    if m is None or not _sglang_attention_dp(ctx) or tp < 1:
+        return 0
+    width = max(as_int(s.get("attn_dp_size")) or 1, as_int(s.get("attention_data_parallel_size")) or 1)
+    if width == 1 and s.get("enable_dp_attention"):
+        width = max(1, ctx.layout.dp)
+    v = sglang_version(s.version)[0]
+    if width <= 1 or tp % width == 0 or v < _SG_DP_DIVIDES_TP_FROM:
+        return 0
+    if is_sglang_dsa(m) and DSA_FROM <= v <= (0, 5, 5):
+        return 0
+    return width
+
+
 def _sglang_tp_described(tp: int, attn_tp: int, width: int) -> str:
     """How KV401/KV402 name the size SGLang divides the heads by: ``--tp-size 8``, or with DP attention
     ``attention TP 3 (--tp-size 48 / attention DP 16)``."""
@@ -195,6 +224,24 @@ def heads_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     (:func:`_sglang_attn_tp`)."""
     m, tp = ctx.model, ctx.layout.tp
     assert m is not None
+    width = _sglang_dp_width_refused(ctx)
+    if width:
+        s = ctx.serving
+        flag = (
+            "--attn-dp-size"
+            if s.flags.get("attn_dp_size") or s.flags.get("attention_data_parallel_size")
+            else ""
+        )
+        given = f"{flag} {width}" if flag else f"--dp-size {width} with --enable-dp-attention"
+        multiples = ", ".join(str(width * k) for k in range(1, 5))
+        yield ctx.finding(
+            f"SGLang --tp-size {tp} is not a multiple of the attention DP size ({given}): DP attention splits the "
+            f"--tp-size ranks into {width} attention-TP groups, and SGLang asserts tp_size % dp_size == 0 at start-up "
+            "(a bare AssertionError) and does not start",
+            s.loc("tp_size") or s.loc("attn_dp_size") or s.loc("dp_size"),
+            fix=f"give --tp-size a multiple of {width} ({multiples}) or the attention DP size a divisor of {tp}",
+        )
+        return
     attn_tp, width = _sglang_attn_tp(ctx)
     if attn_tp <= 1 or m.num_attention_heads % attn_tp == 0:
         return
