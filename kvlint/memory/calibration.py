@@ -54,6 +54,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.memory.memo import by_value
 from kvlint.values import parse_cc
 
 GiB = 1 << 30
@@ -1282,12 +1283,15 @@ _NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
 _NVL_CARD = re.compile(r"nvl(?!ink)")
 
 
+@by_value
 def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool | None:
     """Whether NCCL on this GPU can run NVLink SHARP (NVLS), whose buffers grow with the ranks: True on the
     NVSwitch products of compute capability 9.0 and above (HGX H100/H200/H20/H800, B200, B300, GB200/GB300), False
     on every GPU that cannot (NVLS needs Hopper's third-generation NVSwitch: compute capability below 9.0, and the
     PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
-    whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5."""
+    whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5. A function of the GPU
+    alone, asked by every vLLM plan on it (each GPU of a fleet, each re-plan): memoised by value
+    (:func:`kvlint.memory.memo.by_value`)."""
     name = gpu_name.lower()
     cc = parse_cc(compute_capability)  # "9" is (9, 0), as everywhere else a capability is read
     if cc is not None and cc < (9, 0):
@@ -1305,6 +1309,7 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
     return None
 
 
+@by_value
 def nvls_domain(gpu_name: str) -> int | None:
     """The GPUs one NVLS communicator can span, for an NVLS-capable GPU (:func:`nvls_capable`): 8 on the HGX/DGX
     baseboards (H100/H200/H20/H800, B200/B300: eight GPUs on the board's NVSwitches), 72 on GB200/GB300 (the NVL72

@@ -911,6 +911,7 @@ def _era(
     dtype: str,
     model: ModelSpec | None = None,
     pooling: str | None = None,
+    features: vllm_runner.RunnerFeatures | None = None,
 ) -> tuple[str, str, str | None]:
     """``("v0"|"v1", why, fallback)`` per §1.1 (``fallback``: why vLLM 0.8 - 0.10 falls back from V1 to V0, without
     the source ``why`` adds, else None): ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
@@ -919,7 +920,8 @@ def _era(
     the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
     capability) are taken as passing the checks. ``pooling``: why vLLM runs a pooling model (None: a generative
     one), which falls back to V0 before 0.9.2 ("No Embedding Models so far" in the 0.8.5 oracle; 0.9.0 and 0.9.1
-    assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`)."""
+    assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`). ``features``: :func:`_runner_features`
+    of ``s`` and ``model`` when the caller has them (:attr:`PlanPrelude.features`), else computed here."""
     c = parse_cc(cc)
     refused = v1_pooling_refused(v, s, pooling)
     if refused:
@@ -927,7 +929,8 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
-    features = _runner_features(s, model, pooling is None)
+    if features is None:
+        features = _runner_features(s, model, pooling is None)
     refused = vllm_runner.v2_unsupported(
         v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, features
     )
@@ -1884,7 +1887,9 @@ class PlanPrelude:
         vLLM refuses the user's max_model_len (above the length it derives from config.json, without
         ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``: the note that ends with :data:`ABOVE_DERIVED_REFUSED`, less that end),
         else None. pooling: why vLLM runs the model with its pooling runner (an embedding, reranking or reward
-        model: :func:`kvlint.memory.pooling.vllm_pooling`), None for the generate runner.
+        model: :func:`kvlint.memory.pooling.vllm_pooling`), None for the generate runner. features: what the V2 model
+        runner's and the DBO unsupported-features checks read of the settings and the model
+        (:func:`_runner_features`), read by :func:`_era` and :func:`_v2_runner` on every GPU.
     """
 
     version: Version
@@ -1907,6 +1912,7 @@ class PlanPrelude:
     extensible: bool = False
     compressed_layers: bool = False
     length_refused: str | None = None
+    features: vllm_runner.RunnerFeatures = vllm_runner.NO_FEATURES
     pooling: str | None = None
 
 
@@ -2041,6 +2047,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         utilization_notes=util_notes,
         extensible=extensible,
         pooling=pooling_why if is_pooling else None,
+        features=_runner_features(settings, model, (pooling_why if is_pooling else None) is None),
     )
 
 
@@ -2097,7 +2104,7 @@ def resolve_startup(
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
     dbytes = dtype_bytes(dtype)
     notes.append(why)
-    era, why, v0_fallback = _era(v, settings, cc, dtype, model, pre.pooling)
+    era, why, v0_fallback = _era(v, settings, cc, dtype, model, pre.pooling, pre.features)
     notes.append(why)
     if pre.pooling is not None:
         notes.append(pre.pooling)
@@ -2219,7 +2226,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
-    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None, pre.features)
     return StartupConfig(
         version=v,
         era=era,
@@ -2270,7 +2277,12 @@ def resolve_startup(
 
 
 def _v2_runner(
-    settings: VllmSettings, model: ModelSpec, v: Version, vendor: str, generate: bool = True
+    settings: VllmSettings,
+    model: ModelSpec,
+    v: Version,
+    vendor: str,
+    generate: bool = True,
+    features: vllm_runner.RunnerFeatures | None = None,
 ) -> bool:
     """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
     uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
@@ -2284,7 +2296,7 @@ def _v2_runner(
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
-        _runner_features(settings, model, generate),
+        features if features is not None else _runner_features(settings, model, generate),
     )
 
 
@@ -2295,8 +2307,11 @@ def _runner_features(
     (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
     Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
     declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``). ``generate``: vLLM
-    runs the model with its generative runner (not a pooling one)."""
-    layers = model.layers if model is not None else ()
+    runs the model with its generative runner (not a pooling one). Both model facts are read over the model's
+    distinct layer specs (:attr:`ModelFacts.counts`, memoised per model), not its every layer; nothing here depends
+    on the GPU, so :func:`plan_prelude` settles the whole once per container (:attr:`PlanPrelude.features`) for
+    every GPU it is planned on."""
+    layers = [ly for ly, _ in model_facts(model).counts] if model is not None else ()
     stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
     attention = any(ly.kind not in ("mamba", "none") for ly in layers)
     return vllm_runner.RunnerFeatures(
