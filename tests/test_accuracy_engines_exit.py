@@ -41,3 +41,25 @@ def test_documented_misses_pass_and_a_regression_fails(monkeypatch, capsys) -> N
     assert "known miss" in capsys.readouterr().out
     assert _run(monkeypatch, {**known, "gt-299": known["gt-299"] + 0.03}) == 1  # 3 points further off
     assert _run(monkeypatch, {"gt-358": 0.12}) == 1  # an SGLang case not listed, 12 % off
+
+
+def test_a_documented_miss_that_swings_or_stops_replaying_fails(monkeypatch) -> None:
+    """review47A: the limit was max(10, documented + 1) on the absolute error, so gt-235 at -14 % (a 28-point swing
+    from its +13.8 %) passed; and a scored case whose replay raised was skipped, not failed."""
+    known = {cid: err / 100 for cid, (err, _) in ae.KNOWN_MISSES.items()}
+    assert _run(monkeypatch, {**known, "gt-235": -known["gt-235"]}) == 1
+    assert _run(monkeypatch, {**known, "gt-299": 0.05}) == 0  # an improvement within 10 % passes
+
+    import yaml
+
+    printed = {c["id"]: ae._reported(c) for c in yaml.safe_load(LOCAL.read_text())}
+    broken = next(iter(sorted(c for c in ae.REPLAY if c not in ae.NOT_REPLAYABLE and printed.get(c))))
+
+    def predict(cid: str) -> tuple[int | None, str]:
+        if cid == broken:
+            raise ValueError("the planner broke")
+        rep = printed.get(cid)
+        return (round(rep * (1 + known.get(cid, 0.0))), "") if rep else (None, "")
+
+    monkeypatch.setattr(ae, "predict", predict)
+    assert ae.main([str(LOCAL)]) == 1

@@ -82,3 +82,15 @@ def test_gt359_plan_prices_the_graphs_vllm_captured() -> None:
     assert (cg - base) / (default - base) == pytest.approx(166 / 102, rel=1e-6)
     printed = CASE["figures"]["cudagraph_gib"]
     assert cg / GiB > printed / 3
+
+
+def test_sampler_warmup_oom_says_whether_the_kv_cache_was_sized() -> None:
+    """_dummy_sampler_run runs in profile_run (before the KV cache is sized) and after the CUDA-graph capture; its
+    OOM line is the same. gt-359's came after 'Available KV cache memory'; the line alone is the profile's."""
+    from kvlint.verify.logparse import parse_log
+
+    after = parse_log(LOG).failure
+    assert after["kind"] == "oom_during_sampler_warmup" and after["after_kv_sizing"] is True
+    line = next(x for x in LOG.splitlines() if "warming up sampler" in x)
+    before = parse_log(line + "\n").failure
+    assert before["kind"] == "oom_during_sampler_warmup" and before["after_kv_sizing"] is False

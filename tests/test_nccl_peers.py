@@ -143,3 +143,24 @@ def test_a_capability_written_without_its_minor(name, cc):
     (review rr46A)."""
     assert cal.nvls_capable(name, cc) is True
     assert cal.nvls_capable(name, cc) == cal.nvls_capable(name, cc + ".0")
+
+
+def test_nvls_memo_answers_as_the_functions():
+    """``nvls_capable`` and ``nvls_domain`` are memoised by value (perf47: asked by every vLLM plan on each GPU of a
+    fleet); the memo answers what the undecorated functions answer for every catalogue accelerator, by its name and
+    its id, with its compute capability, without one and with one spelled as a major alone, asked twice."""
+    from kvlint.accelerators import registry as reg
+
+    wrapped_capable = cal.nvls_capable.__wrapped__  # type: ignore[attr-defined]
+    wrapped_domain = cal.nvls_domain.__wrapped__  # type: ignore[attr-defined]
+    asked = 0
+    for acc in reg.catalogue().values():
+        cc = acc.compute_capability
+        for name in (acc.name, acc.id, str(acc.name).upper(), ""):
+            for c in (cc, None, str(cc).split(".")[0] if cc else "8"):
+                for _ in range(2):
+                    assert cal.nvls_capable(name, c) is wrapped_capable(name, c)
+                    asked += 1
+            assert cal.nvls_domain(name) == wrapped_domain(name)
+            assert cal.nvls_capable(name) is wrapped_capable(name)
+    assert asked > 100

@@ -132,7 +132,14 @@ def test_observations_carry_the_shapes_of_their_cases():
             )
             assert (o.layers, o.capture) == (max(d.stage_layers), top), o.gt
             assert o.graphs == cal.cudagraph_count(
-                top, cfg.max_num_seqs, cfg.decode_query_len, cfg.version, bool(cfg.capture_model_max)
+                top,
+                cfg.max_num_seqs,
+                cfg.decode_query_len,
+                cfg.version,
+                bool(cfg.capture_model_max),
+                mode=cfg.cudagraph_user.mode
+                if cfg.cudagraph_user
+                else None,  # no FULL graph with chunked attention
             ), o.gt
         # the NCCL share's multiplier (nccl_peers) is read with the GPU the replay names, where it matters (world > 1)
         assert o.world == 1 or o.nvls == cfg.nvls, o.gt

@@ -42,7 +42,8 @@ def test_speculative_tokens_widen_the_cuda_graph_estimate_from_0_13() -> None:
     """vLLM 0.13.0+ captures up to min(2 x max_num_seqs x (1 + k), 512) tokens with k speculative tokens. Before,
     kvlint priced the graphs of 24 sequences at 48 tokens whatever k; now 24 sequences with 6 speculative tokens
     capture the piecewise graphs of 168 sequences without them (the same 336-token capture), and FULL decode graphs
-    for the sizes a 7-token decode step has (7 to 168 tokens: not 1, 2 and 4), as cudagraph_count counts them."""
+    for the sizes a 7-token decode step has (7 to 168 tokens), every size rounded up to a multiple of 7
+    (CompilationConfig.adjust_cudagraph_sizes_for_spec_decode), as cudagraph_count counts them."""
     m = _llama()
     spec = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24, **NGRAM6), m, H100, **KW)
     plain = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24), m, H100, **KW)
@@ -50,7 +51,8 @@ def test_speculative_tokens_widen_the_cuda_graph_estimate_from_0_13() -> None:
     assert plain.cudagraph_bytes > 0
     assert cal.cudagraph_capture_tokens(24, 7) == cal.cudagraph_capture_tokens(24 * 7) == 336
     v = parse_version("0.20.0")
-    assert cal.cudagraph_count(336, 24, 7, v) == cal.cudagraph_count(336, 168, 1, v) - 3
+    # the 40 sizes rounded up to multiples of 7 (38), and FULL decode graphs for those from 7 to 168 (22)
+    assert cal.cudagraph_count(336, 24, 7, v) == 38 + 22
     assert wide.cudagraph_bytes > spec.cudagraph_bytes > plain.cudagraph_bytes
     assert spec.kv_cache_bytes < plain.kv_cache_bytes
     # the 512-token ceiling holds: 64 sequences x 7 tokens x 2 capture what 256 plain sequences capture
@@ -100,6 +102,10 @@ def test_gt291_largest_capture_size_is_the_one_vllm_printed() -> None:
     s = settings_from_config(cfg)
     q = decode_query_len(s, parse_version(case["engine_version"].split()[0]))
     assert cal.cudagraph_capture_tokens(case["max_num_seqs"], q) == largest
+    # the graph counts it printed: sizes rounded up to multiples of q = 7 (review47A; memory47 counted 40 + 21)
+    pw, full = (int(x) for x in re.search(r"PIECEWISE=(\d+) .*FULL=(\d+)", log).groups())
+    v = parse_version(case["engine_version"].split()[0])
+    assert cal.cudagraph_count(largest, case["max_num_seqs"], q, v) == pw + full
     assert cal.cudagraph_capture_tokens(case["max_num_seqs"]) < largest  # the old capture
     # the estimate on a stand-in model grows with the capture size, and stays under what vLLM printed
     before = cal.cudagraph_bytes(32, case["max_num_seqs"])  # Llama-3.1-8B's 32 layers stand in

@@ -120,6 +120,7 @@ MULTI_DESTS = frozenset(
         "middleware",
         "ignore_patterns",
         "cuda_graph_sizes",
+        "cudagraph_capture_sizes",
         "allowed_origins",
         "allowed_methods",
         "allowed_headers",

@@ -54,6 +54,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.memory.memo import by_value
 from kvlint.values import parse_cc
 
 GiB = 1 << 30
@@ -82,27 +83,128 @@ def capture_sizes(top: int, stepped: bool = True) -> list[int]:
     return [s for s in sizes if s <= top]
 
 
+#: vLLM's ``cudagraph_mode`` values (``vllm/config/compilation.py::CUDAGraphMode``): (graphs per capture size - the
+#: mixed-batch routine, piecewise or FULL -, a FULL graph per uniform-decode size as a separate routine).
+#: ``GPUModelRunner.capture_model`` (``vllm@0.11.0``/``vllm@0.19.0:vllm/v1/worker/gpu_model_runner.py``) captures
+#: ``mixed_mode()`` over every capture size unless it is NONE, and the FULL decode graphs when ``decode_mode()`` is
+#: FULL and the mode is a separate routine (FULL_DECODE_ONLY, FULL_AND_PIECEWISE).
+CUDAGRAPH_MODES: dict[str, tuple[bool, bool]] = {
+    "NONE": (False, False),
+    "PIECEWISE": (True, False),
+    "FULL": (True, False),
+    "FULL_DECODE_ONLY": (False, True),
+    "FULL_AND_PIECEWISE": (True, True),
+}
+
+
+@dataclass(frozen=True)
+class CudagraphUser:
+    """What a command line sets of vLLM's CUDA-graph capture (:func:`kvlint.memory.vllm.cudagraph_user`):
+    ``mode`` a :data:`CUDAGRAPH_MODES` key the user (or ``-O``/the compilation level) set, else None (the release's
+    default); ``sizes`` the capture sizes given as a list (``cudagraph_capture_sizes``, or ``--cuda-graph-sizes``
+    with several values or from 0.11.1), deduplicated; ``max_size`` the largest capture size given
+    (``max_cudagraph_capture_size``, 0.11.1 on); ``stepped_to`` ``--cuda-graph-sizes N`` of 0.9 - 0.11.0 (one
+    value: ``[1, 2, 4]`` and multiples of 8 up to N, no 512 cap); ``interactivity`` ``--performance-mode
+    interactivity`` (every size from 1 to 32 first); ``filter_sizes`` whether vLLM drops the listed sizes above
+    ``max_num_batched_tokens`` (from 0.11.1 for ``cudagraph_capture_sizes``, always for the scheduler's list)."""
+
+    mode: str | None = None
+    sizes: tuple[int, ...] | None = None
+    max_size: int | None = None
+    stepped_to: int | None = None
+    interactivity: bool = False
+    filter_sizes: bool = True
+
+    @property
+    def sets_sizes(self) -> bool:
+        """The user chose the capture sizes (a model's own default, gpt-oss's 1,024, then does not apply)."""
+        return self.sizes is not None or self.max_size is not None or self.stepped_to is not None
+
+
+def _sizes_le(y: int, top: int, stepped: bool, interactivity: bool = False) -> int:
+    """How many of vLLM's generated capture sizes up to ``top`` (:func:`capture_sizes`) are <= ``y``, counted
+    without building the list (``top`` may come from a flag: no loop is sized by it)."""
+    y = min(y, top)
+    if y < 1:
+        return 0
+    if not stepped:
+        return sum(1 for s in (1, 2, 4) if s <= y) + y // 8
+    n = min(y, 32) if interactivity else sum(1 for s in (1, 2, 4) if s <= y)
+    n += min(y, 248) // 8 - (min(y, 32) // 8 if interactivity else 0)  # 8, 16, 24, 32 already counted
+    if y >= 256:
+        n += (y - 256) // 16 + 1
+    return n
+
+
 def cudagraph_count(
     capture: int,
     max_num_seqs: int,
     decode_query_len: int = 1,
     version: tuple[int, int, int] | None = None,
     model_list: bool = False,
+    mode: str | None = None,
+    sizes: tuple[int, ...] | None = None,
+    interactivity: bool = False,
 ) -> int:
-    """The CUDA graphs vLLM captures per rank with its default ``cudagraph_mode``: a piecewise graph per capture
-    size up to ``capture`` (:func:`capture_sizes`; the stepped list from 0.11.1, or when ``model_list`` - a
-    model's own list such as gpt-oss's), and from 0.11.0, whose default is ``FULL_AND_PIECEWISE`` ("(v1 default)",
-    ``vllm@0.11.0:vllm/config/compilation.py::CUDAGraphMode``; ``PIECEWISE`` before), a FULL graph for each size of
-    a uniform decode batch, ``decode_query_len <= size <= max_num_seqs x decode_query_len``
-    (``vllm@0.14.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.capture_model``,
-    ``decode_cudagraph_batch_sizes``). ``version`` None: the newest behaviour. Not modelled: attention backends
-    that support no full graph (vLLM then captures the piecewise graphs only, e.g. Llama 4 Scout in 0.19.0) and
-    explicit ``cudagraph_mode``/capture-size flags."""
+    """The CUDA graphs vLLM captures per rank: per :data:`CUDAGRAPH_MODES`, a graph per capture size up to
+    ``capture`` (:func:`capture_sizes`; the stepped list from 0.11.1, or when ``model_list`` - a model's own
+    list such as gpt-oss's; from 1 to 32 first with ``interactivity``), or per size of ``sizes`` when the user
+    listed them, and a FULL graph for each size of a uniform decode batch, ``decode_query_len <= size <=
+    max_num_seqs x decode_query_len`` (``vllm@0.14.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.
+    capture_model``, ``decode_cudagraph_batch_sizes``). ``mode`` None: the release's default, ``FULL_AND_PIECEWISE``
+    from 0.11.0 ("(v1 default)", ``vllm@0.11.0:vllm/config/compilation.py::CUDAGraphMode``), ``PIECEWISE``
+    before. ``version`` None: the newest behaviour. The caller passes ``mode`` PIECEWISE where the attention
+    backend supports no full graph (chunked local attention: :func:`kvlint.memory.vllm.effective_cudagraph_user`);
+    other such backends are not modelled (FlashInfer with speculative decoding). With FULL decode graphs and
+    ``decode_query_len`` q > 1, 0.11.1 - 0.33.x round every size up to a multiple of q first (below)."""
     v = version or (99, 0, 0)
-    sizes = capture_sizes(capture, stepped=model_list or v >= (0, 11, 1))
+    if mode is None:
+        mode = "FULL_AND_PIECEWISE" if v >= (0, 11, 0) else "PIECEWISE"
+    mixed, decode = CUDAGRAPH_MODES.get(mode, (True, v >= (0, 11, 0)))
     q = max(1, decode_query_len)
-    full = [s for s in sizes if q <= s <= max_num_seqs * q] if v >= (0, 11, 0) else []
-    return len(sizes) + len(full)
+    hi = max_num_seqs * q
+    if sizes is not None:
+        n_all = len(sizes)
+        n_dec = sum(1 for s in sizes if q <= s <= hi)
+    else:
+        stepped = model_list or v >= (0, 11, 1) or interactivity
+        n_all = _sizes_le(capture, capture, stepped, interactivity)
+        n_dec = max(
+            0,
+            _sizes_le(hi, capture, stepped, interactivity)
+            - _sizes_le(q - 1, capture, stepped, interactivity),
+        )
+    if decode and q > 1 and (0, 11, 1) <= v < (0, 34, 0) and n_all <= _ROUND_ENUM_MAX:
+        # FULL decode graphs with speculative decoding: every capture size rounded up to a multiple of q, no more
+        # than the largest, deduplicated (vllm@0.11.1 - vllm@0.33.0:vllm/config/compilation.py::CompilationConfig.
+        # adjust_cudagraph_sizes_for_spec_decode, called by GPUModelRunner when the decode mode is FULL and a
+        # separate routine); gt-291: "PIECEWISE=38 (largest=336), FULL=22 (largest=168)" from 40 sizes
+        if sizes is not None:
+            base = list(sizes)
+        else:
+            st = model_list or v >= (0, 11, 1) or interactivity
+            base = [x for x in _generated_sizes(capture, st, interactivity)]
+        top = max(base, default=0)
+        rounded = sorted({-(-x // q) * q for x in base if -(-x // q) * q <= top})
+        if not rounded and q <= top:
+            rounded = [q]
+        n_all = len(rounded)
+        n_dec = sum(1 for x in rounded if q <= x <= hi)
+    return (n_all if mixed else 0) + (n_dec if decode else 0)
+
+
+#: the most capture sizes kvlint rounds one by one for speculative decoding (past it the unrounded count stands)
+_ROUND_ENUM_MAX = 1 << 16
+
+
+def _generated_sizes(top: int, stepped: bool, interactivity: bool = False) -> list[int]:
+    """vLLM's generated capture list up to ``top`` (:func:`capture_sizes`; every size from 1 to 32 first with
+    ``interactivity``). Only called when :func:`_sizes_le` counts at most :data:`_ROUND_ENUM_MAX` of them."""
+    if interactivity:
+        out = set(range(1, min(top, 32) + 1))
+        out.update(capture_sizes(top, stepped=True))
+        return sorted(out)
+    return capture_sizes(top, stepped)
 
 
 @dataclass(frozen=True)
@@ -551,8 +653,8 @@ OBSERVATIONS: tuple[Observation, ...] = (
         capture=512,
         cudagraph_gib=1.13,
         nvls=True,
-        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
-    ),  # Llama-4-Scout, TP 4
+        graphs=cudagraph_count(512, 1024, 1, (0, 19, 0), mode="PIECEWISE"),
+    ),  # Llama-4-Scout, TP 4: chunked local attention, no FULL graph ("PIECEWISE=51 (largest=512)")
     Observation(
         "gt-357",
         "v1_triton",
@@ -1181,12 +1283,15 @@ _NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
 _NVL_CARD = re.compile(r"nvl(?!ink)")
 
 
+@by_value
 def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool | None:
     """Whether NCCL on this GPU can run NVLink SHARP (NVLS), whose buffers grow with the ranks: True on the
     NVSwitch products of compute capability 9.0 and above (HGX H100/H200/H20/H800, B200, B300, GB200/GB300), False
     on every GPU that cannot (NVLS needs Hopper's third-generation NVSwitch: compute capability below 9.0, and the
     PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
-    whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5."""
+    whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5. A function of the GPU
+    alone, asked by every vLLM plan on it (each GPU of a fleet, each re-plan): memoised by value
+    (:func:`kvlint.memory.memo.by_value`)."""
     name = gpu_name.lower()
     cc = parse_cc(compute_capability)  # "9" is (9, 0), as everywhere else a capability is read
     if cc is not None and cc < (9, 0):
@@ -1204,6 +1309,7 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
     return None
 
 
+@by_value
 def nvls_domain(gpu_name: str) -> int | None:
     """The GPUs one NVLS communicator can span, for an NVLS-capable GPU (:func:`nvls_capable`): 8 on the HGX/DGX
     baseboards (H100/H200/H20/H800, B200/B300: eight GPUs on the board's NVSwitches), 72 on GB200/GB300 (the NVL72
@@ -1278,6 +1384,7 @@ def cudagraph_bytes(
     max_num_batched_tokens: int | None = None,
     model_max: int | None = None,
     version: tuple[int, int, int] | None = None,
+    user: CudagraphUser | None = None,
 ) -> int:
     """CUDA-graph pool estimate per GPU (bytes): ``CG_BASE_GIB + K_CUDAGRAPH MiB x layers x graphs``.
     [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]
@@ -1291,9 +1398,41 @@ def cudagraph_bytes(
     tokens, vLLM's default ``max_cudagraph_capture_size`` (``vllm@0.13.0:vllm/config/vllm.py::
     VllmConfig._set_cudagraph_sizes``), where ``decode_query_len`` is 1 + ``num_speculative_tokens`` from 0.13.0
     and 1 before (:func:`kvlint.memory.vllm.decode_query_len`), or ``model_max``, a model's own largest size
-    (:func:`kvlint.memory.vllm.model_capture_size`). ``version`` None: the newest release's graphs."""
-    capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len, max_num_batched_tokens, model_max)
-    graphs = cudagraph_count(capture, max_num_seqs, decode_query_len, version, model_list=bool(model_max))
+    (:func:`kvlint.memory.vllm.model_capture_size`). ``user``: the command line's ``cudagraph_mode`` and capture
+    sizes (:class:`CudagraphUser`, read by ``VllmConfig._set_cudagraph_sizes`` in place of the defaults and of a
+    model's own size; the listed sizes above ``max_num_batched_tokens`` dropped as vLLM does); a mode with no
+    graph (``NONE``) prices nothing, not even the base. ``version`` None: the newest release's graphs."""
+    u = user or CudagraphUser()
+    mbt = max_num_batched_tokens if max_num_batched_tokens and max_num_batched_tokens > 0 else None
+    sizes: tuple[int, ...] | None = None
+    own_list = bool(model_max) and not u.sets_sizes
+    if u.sizes is not None:
+        sizes = tuple(s for s in u.sizes if not (u.filter_sizes and mbt is not None and s > mbt))
+        capture = max(sizes, default=0)
+    elif u.stepped_to is not None or u.max_size is not None:
+        # --cuda-graph-sizes N (0.9 - 0.11.0: that release's list, multiples of 8) or max_cudagraph_capture_size
+        # (0.11.1 on: the stepped list), no more than max_num_batched_tokens
+        top = int(u.stepped_to if u.stepped_to is not None else u.max_size or 0)
+        if u.stepped_to is not None and model_max and top < model_max:
+            # 0.10.1 - 0.11.0: gpt-oss's override reads the scheduler's one-value list and replaces one below its
+            # own size with its stepped list (vllm@0.11.0:vllm/model_executor/models/config.py::
+            # GptOssForCausalLMConfig: "if len(scheduler_config.cuda_graph_sizes) == 1" ... "< 992")
+            top, own_list = model_max, True
+        capture = min(top, mbt) if mbt is not None else top
+    else:
+        capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len, max_num_batched_tokens, model_max)
+    graphs = cudagraph_count(
+        capture,
+        max_num_seqs,
+        decode_query_len,
+        version,
+        model_list=own_list,
+        mode=u.mode,
+        sizes=sizes,
+        interactivity=u.interactivity,
+    )
+    if graphs <= 0:
+        return 0
     return int(CG_BASE_GIB * GiB + K_CUDAGRAPH * MiB * layers * graphs)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import kvlint.accelerators.registry as _catalogue
@@ -22,6 +22,7 @@ import kvlint.models as _models
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX
+from kvlint.memory.calibration import CudagraphUser
 from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import (
     SglangPlanDetail,
@@ -402,6 +403,8 @@ def _frozen(x: Any) -> Any:
         return (t, tuple((_frozen(k), _frozen(v)) for k, v in x.items()))
     if t is ModelSpec:
         return (t, id(x))
+    if t is CudagraphUser:  # frozen: its fields by value
+        return (t, tuple(_frozen(getattr(x, f.name)) for f in fields(x)))
     raise _Unkeyable(t.__name__)
 
 

@@ -178,6 +178,7 @@ class VllmSettings:
     disable_hybrid_kv_cache_manager: bool | None = None
     disable_sliding_window: bool = False
     performance_mode: str | None = None
+    cudagraph_user: cal.CudagraphUser = field(default_factory=cal.CudagraphUser)
     allow_long_max_model_len: bool = False
     estimate_cudagraphs: bool | None = None
     use_v1: bool | None = None
@@ -393,6 +394,15 @@ def settings_from_flags(
         disable_hybrid_kv_cache_manager=get("disable_hybrid_kv_cache_manager"),
         disable_sliding_window=bool(get("disable_sliding_window", False)),
         performance_mode=get("performance_mode"),
+        cudagraph_user=cudagraph_user(
+            _json_dict(get("compilation_config")),
+            get("cudagraph_capture_sizes"),
+            get("max_cudagraph_capture_size"),
+            get("cuda_graph_sizes"),
+            get("optimization_level"),
+            get("performance_mode"),
+            ver,
+        ),
         allow_long_max_model_len=bool(truthy(env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
         estimate_cudagraphs=truthy(env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
         use_v1=truthy(env.get("VLLM_USE_V1")),
@@ -445,6 +455,100 @@ def settings_from_flags(
         logprobs_mode=str(get("logprobs_mode") or "").strip() or None,
         kv_sharing_fast_prefill=bool(get("kv_sharing_fast_prefill", False)),
         ec_transfer=get("ec_transfer_config") not in (None, "", "None"),
+    )
+
+
+#: the largest capture size or list length kvlint takes from a command line (vLLM's graphs are captured one by one;
+#: a list past it is not read, the default then prices the graphs)
+_MAX_CAPTURE_ENTRIES = 1 << 16
+
+
+def _size_list(value: Any) -> tuple[int, ...] | None:
+    """A capture-size list as a flag or JSON gives it (``[1, 2, 4]``, ``"1 2 4"``, ``["8", "16"]``, a single
+    number), deduplicated and sorted as ``VllmConfig._set_cudagraph_sizes`` does; None when not readable, empty, or
+    longer than :data:`_MAX_CAPTURE_ENTRIES` (the length is checked before any entry is read)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip().strip("[]")
+        items: list[Any] = [t for t in text.replace(",", " ").split() if t]
+    elif isinstance(value, (list, tuple)):
+        items = list(value) if len(value) <= _MAX_CAPTURE_ENTRIES else []
+        if len(items) == 1 and isinstance(items[0], str) and (" " in items[0] or "," in items[0]):
+            return _size_list(items[0])
+    else:
+        items = [value]
+    if not items or len(items) > _MAX_CAPTURE_ENTRIES:
+        return None
+    out = {as_int(x) for x in items}
+    if None in out or any(x is None or x < 1 for x in out):
+        return None
+    return tuple(sorted(x for x in out if x is not None))
+
+
+def cudagraph_user(
+    compilation_config: Mapping[str, Any],
+    capture_sizes: Any,
+    max_capture_size: Any,
+    cuda_graph_sizes: Any,
+    optimization_level: Any,
+    performance_mode: Any,
+    v: Version,
+) -> cal.CudagraphUser:
+    """What the command line sets of the CUDA-graph capture (:class:`kvlint.memory.calibration.CudagraphUser`).
+
+    ``cudagraph_mode`` from ``--compilation-config`` (``-cc``/``-O`` JSON): a :data:`~kvlint.memory.calibration.
+    CUDAGRAPH_MODES` name, any case; else from the level: ``-O0`` (``--optimization-level 0``) NONE and ``-O1``
+    PIECEWISE (``vllm@0.19.0:vllm/config/vllm.py::OPTIMIZATION_LEVEL_00``/``_01``), and a compilation
+    ``level``/``mode`` other than 3 (VLLM_COMPILE) leaves no mode that needs piecewise compilation (``vllm@0.11.0:
+    vllm/config/__init__.py::VllmConfig.__post_init__``: "level != PIECEWISE" -> NONE; ``vllm@0.19.0``: "Cudagraph
+    mode ... is not compatible with compilation mode ... Overriding to NONE"). Capture sizes: ``cudagraph_capture_sizes``
+    (the JSON key, or ``--cudagraph-capture-sizes``), ``max_cudagraph_capture_size`` (key or flag, 0.11.1 on), and
+    ``--cuda-graph-sizes``: before 0.11.1 the scheduler's ``cuda_graph_sizes`` (one value N: ``[1, 2, 4]`` and
+    multiples of 8 up to N; several: that list; ``vllm@0.11.0:vllm/config/__init__.py::
+    VllmConfig._set_cudagraph_sizes``), from 0.11.1 the capture list itself (``vllm@0.11.1:vllm/engine/
+    arg_utils.py``: ``compilation_config.cudagraph_capture_sizes = self.cuda_graph_sizes``).
+    ``--performance-mode interactivity`` (``vllm@0.19.0``) starts the default list with every size from 1 to 32.
+    Unreadable values are left to the default (the flag parser reports them)."""
+    cc = compilation_config or {}
+    mode: str | None = None
+    raw_mode = cc.get("cudagraph_mode")
+    if isinstance(raw_mode, str) and raw_mode.strip().upper() in cal.CUDAGRAPH_MODES:
+        mode = raw_mode.strip().upper()
+    elif cc.get("use_cudagraph") is False:
+        mode = "NONE"  # 0.10 - 0.11's deprecated switch
+    level = as_int(optimization_level)
+    if mode is None and level in (0, 1):
+        mode = "NONE" if level == 0 else "PIECEWISE"
+    comp = cc.get("mode", cc.get("level"))
+    comp_level = as_int(comp) if not isinstance(comp, str) or comp.strip().isdigit() else None
+    if isinstance(comp, str) and not comp.strip().isdigit():
+        comp_level = 3 if comp.strip().upper() == "VLLM_COMPILE" else 0
+    if comp_level is not None and comp_level != 3 and mode in (None, "PIECEWISE", "FULL_AND_PIECEWISE"):
+        mode = "NONE"
+    sizes = _size_list(cc.get("cudagraph_capture_sizes"))
+    if sizes is None:
+        sizes = _size_list(capture_sizes)
+    top = as_int(cc.get("max_cudagraph_capture_size"))
+    if top is None:
+        top = as_int(max_capture_size)
+    stepped_to = None
+    filter_sizes = v >= (0, 11, 1)
+    graph_sizes = _size_list(cuda_graph_sizes) if sizes is None else None
+    if graph_sizes is not None:
+        if v >= (0, 11, 1):
+            sizes = graph_sizes
+        elif len(graph_sizes) == 1:
+            stepped_to = graph_sizes[0]
+        else:
+            sizes, filter_sizes = graph_sizes, True
+    return cal.CudagraphUser(
+        mode=mode,
+        sizes=sizes,
+        max_size=top if top is not None and 1 <= top and sizes is None and stepped_to is None else None,
+        stepped_to=stepped_to,
+        interactivity=str(performance_mode or "").strip().lower() == "interactivity",
+        filter_sizes=filter_sizes,
     )
 
 
@@ -807,6 +911,7 @@ def _era(
     dtype: str,
     model: ModelSpec | None = None,
     pooling: str | None = None,
+    features: vllm_runner.RunnerFeatures | None = None,
 ) -> tuple[str, str, str | None]:
     """``("v0"|"v1", why, fallback)`` per §1.1 (``fallback``: why vLLM 0.8 - 0.10 falls back from V1 to V0, without
     the source ``why`` adds, else None): ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
@@ -815,7 +920,8 @@ def _era(
     the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
     capability) are taken as passing the checks. ``pooling``: why vLLM runs a pooling model (None: a generative
     one), which falls back to V0 before 0.9.2 ("No Embedding Models so far" in the 0.8.5 oracle; 0.9.0 and 0.9.1
-    assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`)."""
+    assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`). ``features``: :func:`_runner_features`
+    of ``s`` and ``model`` when the caller has them (:attr:`PlanPrelude.features`), else computed here."""
     c = parse_cc(cc)
     refused = v1_pooling_refused(v, s, pooling)
     if refused:
@@ -823,7 +929,8 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
-    features = _runner_features(s, model, pooling is None)
+    if features is None:
+        features = _runner_features(s, model, pooling is None)
     refused = vllm_runner.v2_unsupported(
         v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, features
     )
@@ -1752,6 +1859,7 @@ class StartupConfig:
     headroom_bytes: int = 0
     decode_query_len: int = 1
     capture_model_max: int | None = None
+    cudagraph_user: cal.CudagraphUser | None = None
     length_refused: str | None = None
     v0_fallback: str | None = None
     pooling: bool = False
@@ -1779,7 +1887,9 @@ class PlanPrelude:
         vLLM refuses the user's max_model_len (above the length it derives from config.json, without
         ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``: the note that ends with :data:`ABOVE_DERIVED_REFUSED`, less that end),
         else None. pooling: why vLLM runs the model with its pooling runner (an embedding, reranking or reward
-        model: :func:`kvlint.memory.pooling.vllm_pooling`), None for the generate runner.
+        model: :func:`kvlint.memory.pooling.vllm_pooling`), None for the generate runner. features: what the V2 model
+        runner's and the DBO unsupported-features checks read of the settings and the model
+        (:func:`_runner_features`), read by :func:`_era` and :func:`_v2_runner` on every GPU.
     """
 
     version: Version
@@ -1802,6 +1912,7 @@ class PlanPrelude:
     extensible: bool = False
     compressed_layers: bool = False
     length_refused: str | None = None
+    features: vllm_runner.RunnerFeatures = vllm_runner.NO_FEATURES
     pooling: str | None = None
 
 
@@ -1936,6 +2047,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         utilization_notes=util_notes,
         extensible=extensible,
         pooling=pooling_why if is_pooling else None,
+        features=_runner_features(settings, model, (pooling_why if is_pooling else None) is None),
     )
 
 
@@ -1992,7 +2104,7 @@ def resolve_startup(
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
     dbytes = dtype_bytes(dtype)
     notes.append(why)
-    era, why, v0_fallback = _era(v, settings, cc, dtype, model, pre.pooling)
+    era, why, v0_fallback = _era(v, settings, cc, dtype, model, pre.pooling, pre.features)
     notes.append(why)
     if pre.pooling is not None:
         notes.append(pre.pooling)
@@ -2114,7 +2226,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
-    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None, pre.features)
     return StartupConfig(
         version=v,
         era=era,
@@ -2154,6 +2266,9 @@ def resolve_startup(
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
         decode_query_len=decode_query_len(settings, v),
         capture_model_max=model_capture_size(model.architectures, v),
+        cudagraph_user=effective_cudagraph_user(
+            settings.cudagraph_user, v, chunked=pre.chunked_layers, pooling=pre.pooling is not None
+        ),
         length_refused=pre.length_refused,
         v0_fallback=v0_fallback,
         pooling=pre.pooling is not None,
@@ -2162,7 +2277,12 @@ def resolve_startup(
 
 
 def _v2_runner(
-    settings: VllmSettings, model: ModelSpec, v: Version, vendor: str, generate: bool = True
+    settings: VllmSettings,
+    model: ModelSpec,
+    v: Version,
+    vendor: str,
+    generate: bool = True,
+    features: vllm_runner.RunnerFeatures | None = None,
 ) -> bool:
     """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
     uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
@@ -2176,7 +2296,7 @@ def _v2_runner(
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
-        _runner_features(settings, model, generate),
+        features if features is not None else _runner_features(settings, model, generate),
     )
 
 
@@ -2187,8 +2307,11 @@ def _runner_features(
     (:class:`kvlint.memory.vllm_runner.RunnerFeatures`): the model keeps per-request state when a layer is a
     Mamba/linear-attention one or carries such state beside its attention (Falcon-H1), as the model classes that
     declare ``HasInnerState`` do; it is hybrid when it has attention layers too (``IsHybrid``). ``generate``: vLLM
-    runs the model with its generative runner (not a pooling one)."""
-    layers = model.layers if model is not None else ()
+    runs the model with its generative runner (not a pooling one). Both model facts are read over the model's
+    distinct layer specs (:attr:`ModelFacts.counts`, memoised per model), not its every layer; nothing here depends
+    on the GPU, so :func:`plan_prelude` settles the whole once per container (:attr:`PlanPrelude.features`) for
+    every GPU it is planned on."""
+    layers = [ly for ly, _ in model_facts(model).counts] if model is not None else ()
     stateful = any(ly.kind == "mamba" or ly.state_bytes for ly in layers)
     attention = any(ly.kind not in ("mamba", "none") for ly in layers)
     return vllm_runner.RunnerFeatures(
@@ -2222,6 +2345,29 @@ def _spec_method(settings: VllmSettings) -> str | None:
         if settings.num_speculative_tokens or settings.speculative_method or drafted
         else None
     )
+
+
+def effective_cudagraph_user(
+    user: cal.CudagraphUser, v: Version, chunked: bool = False, pooling: bool = False
+) -> cal.CudagraphUser:
+    """The command line's CUDA-graph settings (:func:`cudagraph_user`) as the model runner leaves them. A model with
+    chunked local attention (Llama 4's ``attention_chunk_size``: ``ChunkedLocalAttention``, whose metadata builder
+    declares ``AttentionCGSupport.NEVER`` in every wheel read, 0.11.0 - 0.34.0,
+    ``vllm/model_executor/layers/attention/chunked_local_attention.py``; ``vllm/attention/layers/`` before 0.14) gets
+    no FULL graph: the default ``FULL_AND_PIECEWISE`` becomes ``PIECEWISE`` ("setting cudagraph_mode=PIECEWISE
+    because attention is compiled piecewise", ``GPUModelRunner._check_and_update_cudagraph_mode``, 0.11.0 and
+    0.19.0; gt-356, Llama 4 Scout at 0.19.0, printed "Profiling CUDA graph memory: PIECEWISE=51 (largest=512)").
+    A user's FULL or FULL_DECODE_ONLY there is refused or dropped by vLLM, not modelled. A pooling model
+    (``pooling``) captures no FULL graph either: "Pooling models do not support full cudagraphs. Overriding
+    cudagraph_mode to PIECEWISE." for any mode with full graphs from 0.11.1 (``vllm@0.11.1``/``vllm@0.19.0:
+    vllm/config/vllm.py::VllmConfig.__post_init__``), for the default only in 0.11.0 (``vllm@0.11.0:vllm/config/
+    __init__.py``: "pooling models and encoder-decoder models do not support full cudagraphs")."""
+    full = ("FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+    if pooling and v >= (0, 11, 0) and (user.mode is None or (v >= (0, 11, 1) and user.mode in full)):
+        return replace(user, mode="PIECEWISE")
+    if chunked and v >= (0, 11, 0) and user.mode in (None, "FULL_AND_PIECEWISE"):
+        return replace(user, mode="PIECEWISE")
+    return user
 
 
 def model_capture_size(architectures: Sequence[str] | None, v: Version) -> int | None:
@@ -2799,6 +2945,7 @@ def stage_memory(
             cfg.max_num_batched_tokens,
             cfg.capture_model_max,
             cfg.version,
+            cfg.cudagraph_user or settings.cudagraph_user,
         )
         if cfg.era == "v1" and not settings.enforce_eager
         else 0

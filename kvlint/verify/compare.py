@@ -629,8 +629,15 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
 
 def _vllm_figures(res: VerifyResult, cr: Any) -> None:
     from kvlint.memory import calibration as cal
+    from kvlint.memory.pooling import vllm_pooling
     from kvlint.memory.versions import printed_activation_includes_cudagraph, resolve_version
-    from kvlint.memory.vllm import VllmSettings, decode_query_len, model_capture_size
+    from kvlint.memory.vllm import (
+        VllmSettings,
+        decode_query_len,
+        effective_cudagraph_user,
+        model_capture_size,
+        model_facts,
+    )
 
     d = cr.plan_detail
     p = d.plan
@@ -671,6 +678,20 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
             p.max_num_batched_tokens,
             model_capture_size(model.architectures, v),
             v,
+            effective_cudagraph_user(
+                cr.settings.cudagraph_user,
+                v,
+                chunked=model_facts(model).chunked,
+                pooling=vllm_pooling(
+                    v,
+                    model.architectures,
+                    runner=cr.settings.runner,
+                    task=cr.settings.task,
+                    convert=cr.settings.convert,
+                )[0],
+            )
+            if isinstance(getattr(cr, "settings", None), VllmSettings)
+            else None,
         )
         cgh = cal.band_bytes(cg) / GiB
         cgg = cg / GiB

@@ -768,12 +768,18 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
             "max_num_seqs": int(m.group(1)),
             "mamba_blocks": int(m.group(2)),
         }
-    # V1's sampler warm-up after the CUDA-graph capture (vllm@0.14.0/vllm@0.19.0:vllm/v1/worker/gpu_model_runner.py::
-    # GPUModelRunner._dummy_sampler_run re-raises an out-of-memory error so): the KV cache was sized, the start failed
+    # V1's sampler warm-up (vllm@0.11.0 - vllm@0.29.0:vllm/v1/worker/gpu_model_runner.py::
+    # GPUModelRunner._dummy_sampler_run re-raises an out-of-memory error so). It runs twice: in profile_run, before the
+    # KV cache is sized, and after the CUDA-graph capture (vllm/v1/worker/gpu_worker.py::Worker.
+    # compile_or_warm_up_model); the line does not say which, a KV-cache line before it does (after_kv_sizing)
     m = _SAMPLER_WARMUP_OOM.search(line)
     if m:
         _vllm(log, "v1")
-        log.failure = {"kind": "oom_during_sampler_warmup", "dummy_requests": int(m.group(1))}
+        log.failure = {
+            "kind": "oom_during_sampler_warmup",
+            "dummy_requests": int(m.group(1)),
+            "after_kv_sizing": "kv_cache_gib" in log.figures,
+        }
     if "No available memory for the cache blocks" in line:
         _vllm(log)
         if not log.failure or log.failure["kind"] == _ENGINE_CORE_FAILED:
