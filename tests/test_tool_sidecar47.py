@@ -62,3 +62,56 @@ def test_install_then_wait_is_not_a_serving_container(tmp_path: Path, image: str
 def test_scripts_that_run_something_still_reported(tmp_path: Path, script: str) -> None:
     res = _run(tmp_path, "python:3.11-slim", script)
     assert any(d.rule == "KV503" for d in res.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("image", "script"),
+    [
+        # the engine run by the package manager (conda run / micromamba run), then a wait: it serves
+        (
+            "vllm/vllm-openai:v0.11.0",
+            '"conda run -n vllm vllm serve Qwen/Qwen2.5-7B-Instruct & sleep infinity"',
+        ),
+        (
+            "lmsysorg/sglang:v0.5.3",
+            '"micromamba run -n base python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct & '
+            'sleep infinity"',
+        ),
+        (
+            "vllm/vllm-openai:v0.11.0",
+            '"mamba run -n base vllm serve Qwen/Qwen2.5-7B-Instruct; tail -f /dev/null"',
+        ),
+    ],
+)
+def test_engine_run_by_conda_is_not_a_tools_sidecar(tmp_path: Path, image: str, script: str) -> None:
+    """``conda run`` runs a program: a script that starts the engine with it and then waits is still a serving
+    container kvlint reports on (KV503: it cannot read the engine behind ``conda run``), not a sidecar that
+    installs packages, which kvlint passed in silence ("0 serving containers" for the container)."""
+    res = _run(tmp_path, image, script)
+    assert [d.container for d in res.diagnostics if d.rule == "KV503"] == ["tools"], [
+        d.message for d in res.diagnostics
+    ]
+
+
+@pytest.mark.parametrize(
+    ("image", "script"),
+    [
+        (
+            "vllm/vllm-openai:v0.11.0",
+            '"pip install flashinfer-python && vllm serve Qwen/Qwen2.5-7B-Instruct"',
+        ),
+        (
+            "lmsysorg/sglang:v0.5.3",
+            '"pip install -U sglang && exec python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct"',
+        ),
+        ("vllm/vllm-openai:v0.11.0", '"vllm serve Qwen/Qwen2.5-7B-Instruct & sleep infinity"'),
+        (
+            "python:3.11-slim",
+            '"conda install -y vllm && vllm serve Qwen/Qwen2.5-7B-Instruct & sleep infinity"',
+        ),
+    ],
+)
+def test_install_then_serve_is_a_serving_container(tmp_path: Path, image: str, script: str) -> None:
+    res = _run(tmp_path, image, script)
+    names = sorted(c.serving.container["name"] for c in res.containers if c.serving is not None)
+    assert names == ["tools", "vllm"], [d.message for d in res.diagnostics]

@@ -723,6 +723,29 @@ _NO_MODEL_MODULES = (
 _WAITS = frozenset({"sleep", "tail", "wait"})
 #: Package managers whose ``install`` subcommand installs system or conda packages.
 _SYSTEM_INSTALLERS = frozenset({"apt-get", "apt", "yum", "dnf", "microdnf", "conda", "mamba", "micromamba"})
+#: The conda-family managers, which also run programs (``conda run -n env vllm serve ...``, ``micromamba run``).
+_CONDA = frozenset({"conda", "mamba", "micromamba"})
+#: Their subcommands that manage packages or environments and run nothing (conda's ``conda/cli/main.py``
+#: subcommands; ``run`` is not one of them).
+_CONDA_PACKAGING = frozenset(
+    {
+        "install",
+        "create",
+        "update",
+        "upgrade",
+        "remove",
+        "uninstall",
+        "clean",
+        "config",
+        "env",
+        "init",
+        "activate",
+        "deactivate",
+        "list",
+        "info",
+        "search",
+    }
+)
 
 
 def _installs(texts: Sequence[str]) -> bool:
@@ -730,7 +753,10 @@ def _installs(texts: Sequence[str]) -> bool:
     pip``, ``uv pip``, after ``sudo``/``env``), or runs a system or conda package manager (``apt-get update``,
     ``apt-get install -y curl``, ``conda install ...``)."""
     words = [_base(w) for w in texts]
-    head = [w for w in words if w not in _PIP_WRAPPERS and not w.startswith("-") and "=" not in w][:1]
+    head = [w for w in words if w not in _PIP_WRAPPERS and not w.startswith("-") and "=" not in w][:2]
+    if head and head[0] in _CONDA:
+        # conda install / create / env ...; not ``conda run -n env vllm serve ...``, which runs the engine
+        return len(head) > 1 and head[1] in _CONDA_PACKAGING
     if head and head[0] in _SYSTEM_INSTALLERS:
         return True  # apt-get update / install / clean ...
     return "install" in words and _is_pip(words[: words.index("install")])

@@ -530,7 +530,9 @@ class _Parser:
             if self.version
             else f"every sampled vLLM release with {option} (here {data.VERSIONS[i]})"
         )
-        kvs = per[i] == "kvs" or (per[i] == "parse_type_kvs" and not raw.lstrip().startswith("{"))
+        kvs = per[i] in ("kvs", "kvs_plain") or (
+            per[i] == "parse_type_kvs" and not raw.lstrip().startswith("{")
+        )
         self.col.invalid(
             option,
             raw,
@@ -538,7 +540,7 @@ class _Parser:
             f'{who} stops before start-up with "{message}" ({why})',
             fix=(
                 f"give {option} comma-separated KEY=VALUE pairs with integer values (image=2,video=1)"
-                if per[i] == "kvs"
+                if per[i] in ("kvs", "kvs_plain")
                 else f'give {option} a JSON object ({{"image": 2}}) or comma-separated KEY=VALUE pairs'
                 if kvs
                 else f'give {option} valid JSON, in single quotes in a shell command (\'{{"key": "value"}}\')'

@@ -16,7 +16,11 @@ the wheels (``tools/flag_tables/extract_json.py``). The kinds, as ``vllm/engine/
 * ``parse_type_kvs``: the same in 0.8.5 (``optional_type``) and 0.9.2 (``parse_type``), where a value not
   matching ``^{.*}$`` goes to ``nullable_kvs`` (comma-separated ``KEY=VALUE`` with integer values, else
   "Each item should be in the form KEY=VALUE" / "Failed to parse value of item K=V").
-* ``kvs``: ``type=nullable_kvs`` alone (``--limit-mm-per-prompt`` 0.5.5 - 0.7.3): a JSON object is refused.
+* ``kvs``: ``type=nullable_kvs`` alone (``--limit-mm-per-prompt`` 0.6.x - 0.7.3): a JSON object is refused; an
+  empty value is unset (``if len(val) == 0: return None``).
+* ``kvs_plain``: 0.5.5's ``nullable_kvs``: ``key, value = item.split("=")`` and ``int(value)``, whose
+  ``ValueError`` argparse reports as "invalid nullable_kvs value: '...'"; keys neither lower-cased nor stripped,
+  a key given twice not refused (``image=2,image=3`` starts).
 * ``dict_or_str`` (0.9.2, regex ``^{.*}$``) / ``dict_or_str_dotall`` (0.10.1 on, ``(?s)^\\s*{.*}\\s*$``):
   ``union_dict_and_str``, get_kwargs's type for a ``dict | str`` or ``dict | Callable`` field (``--hf-overrides``,
   ``--model-loader-extra-config``, ``--additional-config``): a value matching the regex is read as
@@ -26,6 +30,11 @@ the wheels (``tools/flag_tables/extract_json.py``). The kinds, as ``vllm/engine/
   class's ``from_cli`` when it has one, itself ``validate_json``), whose ``ValidationError`` argparse prints as
   "1 validation error for Cls / Invalid JSON: ...". **[assumed]** pydantic's JSON parser refuses the text
   Python's ``json`` refuses (both follow RFC 8259); kvlint checks it with ``json``.
+* ``dataclass_hr:<Cls>`` (0.20.0 on among the sampled releases): the same after
+  ``_expand_json_human_readable_numbers``, which replaces each bare ``\\d+(\\.\\d+)?[kKmMgGtT]`` outside JSON
+  strings with ``human_readable_int`` of it (``{"cpu_bytes_to_use": 80G}`` is read as 85899345920); a decimal
+  with a binary suffix (``1.5G``) stops vLLM with "Decimals are not allowed with binary suffixes like G. Did you
+  mean to use 1.5g instead?".
 
 Only text the parser cannot read is reported (kvlint's KV206); a value that is valid JSON of another shape (a
 list, a number) is left to the checks that read the parsed value.
@@ -36,6 +45,7 @@ from __future__ import annotations
 import json
 import re
 
+from kvlint.engines.options import human_readable_int
 from kvlint.engines.vllm_json_data import JSON_PARSERS
 
 __all__ = ["JSON_PARSERS", "refusal"]
@@ -76,12 +86,72 @@ def _nullable_kvs_error(raw: str) -> str | None:
     return None
 
 
+def _nullable_kvs_plain_error(raw: str) -> str | None:
+    """0.5.5's ``nullable_kvs`` (``vllm@0.5.5:vllm/engine/arg_utils.py``): why it raises ``ValueError`` on
+    ``raw`` (an item without exactly one ``=``, or a value ``int`` refuses), else None."""
+    for item in raw.split(","):
+        parts = item.split("=")
+        if len(parts) != 2:
+            return "each item should be KEY=VALUE"
+        try:
+            int(parts[1])
+        except ValueError:
+            return f"{parts[1]!r} is not an integer"
+    return None
+
+
+#: ``_expand_json_human_readable_numbers`` (``vllm@0.20.0`` - ``0.34.0:vllm/engine/arg_utils.py``): the JSON strings
+#: it leaves alone, and the bare numbers with a suffix it replaces.
+_JSON_STRING_SPLIT = re.compile(r'("(?:[^"\\]|\\.)*")')
+_HR_NUMBER = re.compile(r"\b\d+(?:\.\d+)?[kKmMgGtT]\b")
+
+
+def _expand_human_readable(raw: str) -> tuple[str | None, str | None]:
+    """``raw`` as ``_expand_json_human_readable_numbers`` rewrites it, and None; or ``(None, vLLM's message)``
+    when ``human_readable_int`` refuses a number (a decimal with a binary suffix); ``(None, None)`` when a number is
+    too long for kvlint to convert (then nothing is reported)."""
+    parts = _JSON_STRING_SPLIT.split(raw)
+    for i in range(0, len(parts), 2):  # even indices: outside strings
+        out = []
+        last = 0
+        for m in _HR_NUMBER.finditer(parts[i]):
+            text = m.group()
+            try:
+                value = human_readable_int(text)
+            except ValueError:
+                if len(text) > 40:
+                    return None, None
+                number, suffix = text[:-1], text[-1]
+                return None, (
+                    f"Decimals are not allowed with binary suffixes like {suffix}. Did you mean to use "
+                    f"{number}{suffix.lower()} instead?"
+                )
+            out.append(parts[i][last : m.start()] + str(value))
+            last = m.end()
+        parts[i] = "".join(out) + parts[i][last:]
+    return "".join(parts), None
+
+
 def refusal(kind: str, option: str, raw: str) -> tuple[str, str] | None:
     """``(engine message, reason)`` when the release's parser of ``kind`` refuses ``raw`` for ``option``,
     else None. The message is argparse's, after "vllm serve: error: "."""
-    if kind in ("parse_type", "parse_type_kvs", "dataclass") or kind.startswith("dataclass:"):
+    if kind in ("parse_type", "parse_type_kvs", "dataclass") or kind.startswith(
+        ("dataclass:", "dataclass_hr:")
+    ):
         if raw in ("", "None"):
             return None  # optional_type: unset (a required dataclass field is left to vLLM)
+    if kind.startswith("dataclass_hr:"):
+        expanded, refused = _expand_human_readable(raw)
+        if refused is not None:
+            return f"argument {option}: {refused}", "a decimal number with a binary suffix"
+        if expanded is None:
+            return None
+        raw, kind = expanded, "dataclass:" + kind.split(":", 1)[1]
+    if kind in ("kvs", "kvs_plain") and raw == "":
+        return None  # nullable_kvs: len(val) == 0 is unset (0.5.5 - 0.7.3)
+    if kind == "kvs_plain":
+        why = _nullable_kvs_plain_error(raw)
+        return (f"argument {option}: invalid nullable_kvs value: {raw!r}", why) if why else None
     if kind == "kvs" or (kind == "parse_type_kvs" and not _BRACED.match(raw)):
         why = _nullable_kvs_error(raw)
         return (f"argument {option}: {why}", "it is read as comma-separated KEY=VALUE pairs") if why else None

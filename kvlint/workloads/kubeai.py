@@ -44,6 +44,13 @@ KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
     "amd-gpu-mi300x": (AMD_GPU, "amd-instinct-mi300x"),
 }
 
+#: Chart profiles whose GPU kvlint assumes rather than reads (the chart selects no node for them): what the
+#: finding's evidence says after the mapping, so the user sees that the GPU is a guess (see the comment above).
+KUBEAI_ASSUMED_PROFILES: dict[str, str] = {
+    "nvidia-gpu-rtx4070-8gb": "assumed: the chart selects no node for this profile; an 8 GB RTX 4070 is the "
+    "laptop part, the desktop RTX 4070 has 12 GB",
+}
+
 
 #: KubeAI profiles that are not GPUs -> (resource name or None, catalogue id or None, the chart's default
 #: vLLM image for the profile's ``imageName``). Source: substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e
@@ -285,7 +292,8 @@ def _vllm_model_workloads(doc: Document, spec: dict[Any, Any], catalog: bool = F
         if acc is not None:
             derived = DerivedAccelerator(
                 acc,
-                f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc})",
+                f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc}"
+                + (f"; {KUBEAI_ASSUMED_PROFILES[pname]})" if pname in KUBEAI_ASSUMED_PROFILES else ")"),
                 ploc or doc.loc,
             )
         elif non_gpu is not None:

@@ -13,8 +13,10 @@ gives it and names the parser kind kvlint restates (kvlint/engines/vllm_json.py)
   release's wrapper sends a value not matching ``^{.*}$`` to ``nullable_kvs`` (0.8.5, 0.9.2);
 * ``dict_or_str`` / ``dict_or_str_dotall``: ``union_dict_and_str`` (JSON only when the value is ``{...}``;
   ``_dotall`` when its regex is ``(?s)^\\s*{.*}\\s*$``);
-* ``dataclass:<Cls>``: get_kwargs's ``parse_dataclass`` (``TypeAdapter(Cls).validate_json``);
-* ``kvs``: ``type=nullable_kvs`` (key=value pairs only: a JSON object is refused).
+* ``dataclass:<Cls>``: get_kwargs's ``parse_dataclass`` (``TypeAdapter(Cls).validate_json``); ``dataclass_hr:<Cls>``
+  when it first expands bare human-readable numbers (``_expand_json_human_readable_numbers``: ``80G``);
+* ``kvs``: ``type=nullable_kvs`` (key=value pairs only: a JSON object is refused); ``kvs_plain`` for 0.5.5's
+  ``nullable_kvs``, which raises ``ValueError`` (argparse: "invalid nullable_kvs value") and has no key check.
 
 A get_kwargs field's type is classified as ``_compute_kwargs``/``get_kwargs`` of the release does, in its order
 (dataclass, bool, Literal, tuple, list, set, int, float, dict with str or a non-builtin, dict, str), from the
@@ -159,6 +161,10 @@ def extract_json(root):
     has_uds = bool(uds)
     uds_kind = "dict_or_str_dotall" if "(?s)" in uds else "dict_or_str"
     has_parse_dataclass = "def parse_dataclass" in au
+    # parse_dataclass expands bare k/m/g/t, K/M/G/T numbers (``{"cpu_bytes_to_use": 80G}``) before validate_json
+    # (``_expand_json_human_readable_numbers``, 0.20.0 on among the sampled releases)
+    m_pd = re.search(r"def parse_dataclass\(.*?raise argparse", au, re.S)
+    dataclass_hr = bool(m_pd) and "_expand_json_human_readable_numbers" in m_pd.group(0)
 
     def type_kind(expr):
         e = expr.replace(" ", "")
@@ -171,7 +177,9 @@ def extract_json(root):
         if e == "union_dict_and_str":
             return uds_kind if has_uds else None
         if e == "nullable_kvs":
-            return "kvs"
+            # 0.5.5's nullable_kvs raises ValueError (argparse: "invalid nullable_kvs value"), neither lower-cases
+            # nor strips keys and has no conflicting-key check; from 0.6 it raises ArgumentTypeError with its text
+            return "kvs" if "ArgumentTypeError" in body_of("nullable_kvs") else "kvs_plain"
         m = re.fullmatch(r"(\w+)\.(from_cli|from_json)", e)
         if m:
             body = methods.get((m.group(1), m.group(2)), "")
@@ -207,6 +215,8 @@ def extract_json(root):
         # fallback) or parse_type(json.loads) (0.9.2 on; the fallback in its parse_type until 0.10)
         kvs = kvs_in_parse_type or ("optional_type(json.loads)" in body_of("get_kwargs") and kvs_in_optional)
         kind = classify_field(members, dataclasses, has_parse_dataclass, kvs, has_uds)
+        if kind and kind.startswith("dataclass:") and dataclass_hr:
+            kind = "dataclass_hr:" + kind.split(":", 1)[1]
         return uds_kind if kind == "dict_or_str" else kind
 
     out = {}
