@@ -64,21 +64,27 @@ def refused_port() -> Iterator[int]:
 
 
 @pytest.fixture(scope="session")
-def fixtures_and_corpus_check() -> CheckResult:
-    """``kvlint check`` (offline) of every fixtures/ subdirectory and, when present, ../shared/corpus/manifests
-    (sources in its INDEX.csv and the fixtures' SOURCE.md files): one run shared by the tests that read all of
-    its serving containers (the plan memo and fast-path comparisons)."""
+def fixtures_and_corpus_paths() -> list[str]:
+    """Every fixtures/ subdirectory and, when present, ../shared/corpus/manifests (first)."""
     from pathlib import Path
-
-    from kvlint.options import Options
-    from kvlint.pipeline import run_check
 
     root = Path(__file__).resolve().parent.parent
     corpus = root.parent / "shared" / "corpus" / "manifests"
     paths = [str(p) for p in sorted((root / "fixtures").iterdir()) if p.is_dir()]
     if corpus.is_dir():
         paths.insert(0, str(corpus))
-    return run_check(paths, Options(allow_hub=False))
+    return paths
+
+
+@pytest.fixture(scope="session")
+def fixtures_and_corpus_check(fixtures_and_corpus_paths: list[str]) -> CheckResult:
+    """``kvlint check`` (offline) of :func:`fixtures_and_corpus_paths` (sources in the corpus's INDEX.csv and
+    the fixtures' SOURCE.md files): one run shared by the tests that read all of its serving containers (the
+    plan memo and fast-path comparisons, the sizing summary)."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    return run_check(fixtures_and_corpus_paths, Options(allow_hub=False))
 
 
 @pytest.fixture(scope="module")

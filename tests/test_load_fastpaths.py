@@ -248,6 +248,20 @@ def _manifest_texts() -> list[tuple[str, str]]:
     return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files]
 
 
+def _compose_and_construct(text: str) -> tuple[list[Any], list[Any]]:
+    """PyYAML's nodes of every document of ``text`` and (non-null ones) what ``yaml.load_all`` with
+    :class:`_RefLoader` gives, from one parse: each node constructed as ``load_all`` constructs it."""
+    loader = _RefLoader(text)
+    try:
+        nodes = []
+        while loader.check_node():
+            nodes.append(loader.get_node())
+        values = [loader.construct_document(node) for node in nodes]
+    finally:
+        loader.dispose()
+    return nodes, [v for v in values if v is not None]
+
+
 def test_values_and_positions_match_pyyaml_on_real_manifests() -> None:
     """Every document that PyYAML's SafeLoader reads: same values and types; and (documents without anchors,
     aliases or merge keys, whose positions the composer reports differently) every key's and value's line and
@@ -257,8 +271,7 @@ def test_values_and_positions_match_pyyaml_on_real_manifests() -> None:
         if "{{" in text:
             continue  # templates: kvlint reads them segment by segment, PyYAML stops at the first error
         try:
-            want = [d for d in yaml.load_all(text, Loader=_RefLoader) if d is not None]
-            nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader)]
+            nodes, want = _compose_and_construct(text)
         except (yaml.YAMLError, TypeError):
             continue  # PyYAML cannot read it (kvlint reports it instead)
         res = load_text(text, name)

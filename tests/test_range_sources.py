@@ -10,6 +10,7 @@ the values files the tests write (or the fixtures' values), read with kvlint's o
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -78,12 +79,19 @@ def _check(path: Path, helm_values: tuple[str, ...] = ()) -> tuple[list[Diagnost
     return list(run.result.diagnostics), render_json(run.result)
 
 
+@functools.cache
+def _parsed(text: str) -> Any:
+    """``yaml.safe_load(text)``, once per text (a test asks the lines of each of a catalogue's items); not to be
+    changed by the caller."""
+    return yaml.safe_load(text)
+
+
 def _item_lines(values: Path, key: str, item: Any) -> set[int]:
     """The lines of item ``item`` (list index or map key) of ``values``'s top-level ``key``, read as text: from
     the item's first line (``  - `` or ``  NAME:``) to the last non-blank line before the next item or the next
     top-level key."""
     text = values.read_text().split("\n")
-    data = yaml.safe_load(values.read_text())[key]
+    data = _parsed(values.read_text())[key]
     start = next(i for i, t in enumerate(text, 1) if t.startswith(f"{key}:"))
     end = next(
         (i for i, t in enumerate(text, 1) if i > start and t and not t.startswith((" ", "#"))), len(text) + 1

@@ -36,11 +36,9 @@ from kvlint.rules import runner
 from kvlint.rules.catalog import get_rule, load_catalog
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import registry
-from kvlint.types import ContainerResult, Diagnostic
+from kvlint.types import CheckResult, ContainerResult, Diagnostic
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
-FIXTURES = ROOT / "fixtures"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -82,26 +80,11 @@ def _reference_check_container(
     return diags
 
 
-def _containers(paths: list[Path]) -> list[tuple[ContainerResult, Options]]:
-    """Every serving container kvlint analyses in ``paths``, with the options it was checked with."""
-    from kvlint.pipeline import run_check
-
-    options = Options(allow_hub=False)
-    out = []
-    for p in paths:
-        try:
-            result = run_check([str(p)], options)
-        except Exception:  # a chart needing helm, a path the environment lacks: not what this test is about
-            continue
-        out += [(cr, options) for cr in result.containers]
-    return out
-
-
 @pytest.fixture(scope="module")
-def real_containers() -> list[tuple[ContainerResult, Options]]:
-    paths = [CORPUS] if CORPUS.is_dir() else []
-    paths += sorted(p for p in FIXTURES.iterdir() if p.is_dir())
-    found = _containers(paths)
+def real_containers(fixtures_and_corpus_check: CheckResult) -> list[tuple[ContainerResult, Options]]:
+    """Every serving container of the session's run of the shared corpus (when present) and every fixture
+    directory, with the options it was checked with (``Options(allow_hub=False)``)."""
+    found = [(cr, Options(allow_hub=False)) for cr in fixtures_and_corpus_check.containers]
     assert len(found) > 50
     return found
 
@@ -379,13 +362,11 @@ def _reference_split_message(message: str, summary: str = "") -> tuple[str, list
     return statement, asides + rest
 
 
-def _corpus_messages() -> list[str]:
-    from kvlint.pipeline import run_check
-
-    if not CORPUS.is_dir():
-        return []
-    result = run_check([str(CORPUS)], Options(allow_hub=False))
-    return [t for d in result.diagnostics for t in (d.message, d.fix, d.object) if t]
+@pytest.fixture(scope="module")
+def corpus_messages(fixtures_and_corpus_check: CheckResult) -> list[str]:
+    """The messages, remedies and object names of the session's run of the shared corpus (when present) and
+    every fixture directory."""
+    return [t for d in fixtures_and_corpus_check.diagnostics for t in (d.message, d.fix, d.object) if t]
 
 
 def _generated_texts(rng: random.Random, n: int) -> list[str]:
@@ -410,10 +391,10 @@ def _generated_texts(rng: random.Random, n: int) -> list[str]:
     return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(n)]
 
 
-def test_split_clauses_matches_the_full_scan() -> None:
+def test_split_clauses_matches_the_full_scan(corpus_messages: list[str]) -> None:
     from kvlint.statement import split_clauses
 
-    texts = _corpus_messages() + _generated_texts(random.Random(56), 20000)
+    texts = corpus_messages + _generated_texts(random.Random(56), 20000)
     for text in texts:
         assert split_clauses(text) == _reference_split_clauses(text), text
 
@@ -448,13 +429,13 @@ def _long_aside_texts(rng: random.Random, n: int) -> list[str]:
     return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(n)]
 
 
-def test_split_message_matches_the_two_scans() -> None:
+def test_split_message_matches_the_two_scans(corpus_messages: list[str]) -> None:
     # split_message finds the first clause's long groups in the scan that cuts the clauses, and returns a
     # printable statement without splitting and joining it again; the answer must be the reference's
     from kvlint.statement import split_message, statement_of
 
     rng = random.Random(19)
-    texts = _corpus_messages() + _generated_texts(rng, 10000) + _long_aside_texts(rng, 30000)
+    texts = corpus_messages + _generated_texts(rng, 10000) + _long_aside_texts(rng, 30000)
     texts += [
         " ",
         "; ",
@@ -479,7 +460,7 @@ _UNPRINTABLE_REFERENCE = re.compile(
 )
 
 
-def test_printable_matches_the_full_substitution() -> None:
+def test_printable_matches_the_full_substitution(corpus_messages: list[str]) -> None:
     from kvlint.report.escape import _escape, printable
 
     rng = random.Random(46)
@@ -492,7 +473,7 @@ def test_printable_matches_the_full_substitution() -> None:
         "é",
         "€",
     ]
-    texts = _corpus_messages() + ["", "plain text", "tab\there", "nl\nhere", "\x1b[31m", "del\x7f"]
+    texts = corpus_messages + ["", "plain text", "tab\there", "nl\nhere", "\x1b[31m", "del\x7f"]
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20000)]
     texts += ["".join(chr(rng.randint(0x20, 0x7E)) for _ in range(rng.randint(0, 40))) for _ in range(5000)]
     for text in texts:

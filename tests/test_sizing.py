@@ -15,6 +15,7 @@ from kvlint.cli import main
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.sizing import SIZED, outcomes, sizing_of, summarise
+from kvlint.types import CheckResult
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "fixtures" / "examples"
@@ -30,8 +31,11 @@ def _check(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def test_each_container_has_one_outcome_and_the_summary_counts_them() -> None:
-    result = run_check([str(COLLECTED)], Options(allow_hub=False))
+def test_each_container_has_one_outcome_and_the_summary_counts_them(
+    fixtures_and_corpus_check: CheckResult,
+) -> None:
+    """On the session's run of every fixture directory (fixtures/collected among them) and the shared corpus."""
+    result = fixtures_and_corpus_check
     got = outcomes(result.containers)
     s = summarise(result)
     assert s.serving == len(got) and s.plan == got.count("plan") and s.fleet == got.count("fleet")
@@ -166,7 +170,9 @@ def test_serving_objects_seen_but_not_read_are_counted_and_fail_require_sizing(t
     assert "svc.yaml" not in err
 
 
-def test_unread_answers_from_the_text_the_run_read(tmp_path: Path) -> None:
+def test_unread_answers_from_the_text_the_run_read(
+    tmp_path: Path, fixtures_and_corpus_paths: list[str], fixtures_and_corpus_check: CheckResult
+) -> None:
     """A templated file's "names a serving engine" comes from the text the loader read
     (``CheckResult.engine_named``), not from reading the file again: overwritten after the run, it is still
     counted; with the noted answers dropped, :func:`unread` reads it again and finds no engine. On the
@@ -195,13 +201,12 @@ def test_unread_answers_from_the_text_the_run_read(tmp_path: Path) -> None:
     def answers(result: object) -> list[tuple[str, object, str]]:
         return [(d.rule, d.loc, why) for d, why in unread(result)]  # type: ignore[arg-type]
 
-    corpus = ROOT.parent / "shared" / "corpus" / "manifests"
-    for paths in ([str(ROOT / "fixtures")], [str(corpus)] if corpus.is_dir() else []):
-        if not paths:
-            continue
-        for result in (run_check(paths, options), run_paths(paths, options, no_config=True, jobs=1).result):
-            assert result.engine_named
-            assert answers(result) == answers(with_fields(result, engine_named={}))
+    # the whole run is the session's (every fixture directory and the shared corpus when present); the
+    # streaming one reads the same paths
+    streamed = run_paths(fixtures_and_corpus_paths, options, no_config=True, jobs=1).result
+    for result in (fixtures_and_corpus_check, streamed):
+        assert result.engine_named
+        assert answers(result) == answers(with_fields(result, engine_named={}))
 
 
 @pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")

@@ -546,8 +546,42 @@ BROKEN_DOCS = [
 # ------------------------------------------------------------------------------------------ text
 
 
+#: libyaml's emitter, when PyYAML was built with it: the same text as the pure-Python one (the seeded cases of
+#: tests/test_fuzz_tree.py compared), several times faster on the long scalars the mutations make, except for
+#: a mapping key PyYAML writes as a complex key (``? ''`` for an empty one, any of 128 characters or more) and
+#: libyaml as a plain one: a document with a key that is not short is dumped by the pure-Python emitter.
+_C_DUMPER = getattr(yaml, "CSafeDumper", None)
+
+
+def _short_keys(doc: Any) -> bool:
+    """Whether every mapping key in ``doc`` is a scalar of 1 to 99 characters on one line."""
+    todo = [doc]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(k, (str, int, float, bool, type(None))):
+                    return False
+                text = k if isinstance(k, str) else repr(k)
+                if not 0 < len(text) < 100 or "\n" in text or "\r" in text:
+                    return False
+                todo.append(v)
+        elif isinstance(node, list):
+            todo.extend(node)
+    return True
+
+
 def _dump_doc(doc: Any, marks: _Marks) -> str:
-    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, width=10**9, default_flow_style=False)
+    options: dict[str, Any] = {
+        "sort_keys": False,
+        "allow_unicode": False,
+        "width": 10**9,
+        "default_flow_style": False,
+    }
+    if _C_DUMPER is not None and _short_keys(doc):
+        text = yaml.dump(doc, Dumper=_C_DUMPER, **options)
+    else:
+        text = yaml.safe_dump(doc, **options)
     if text.endswith("...\n"):
         text = text[:-4]
 
