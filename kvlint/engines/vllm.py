@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -111,7 +112,12 @@ JSON_DESTS = frozenset(
         "additional_config",
     }
 )
-#: dests declared ``nargs="+"`` (lists) in vLLM.
+#: dests declared ``nargs="+"`` (lists) in vLLM. Not ``--allowed-origins``/``--allowed-methods``/
+#: ``--allowed-headers``: lists of strings, but one argument read with ``type=json.loads`` in every sampled release
+#: (``vllm@0.4.3`` - ``0.9.2:vllm/entrypoints/openai/cli_args.py::make_arg_parser``; from 0.10.1
+#: ``FrontendArgs.add_cli_args`` sets ``type = json.loads`` and deletes get_kwargs's ``nargs``, likewise in
+#: ``vllm@0.34.0:vllm/entrypoints/common/cli_args.py``), so :data:`kvlint.engines.vllm_json_data.JSON_PARSERS`
+#: checks their value (KV206 for ``--allowed-origins https://a.example``).
 MULTI_DESTS = frozenset(
     {
         "served_model_name",
@@ -121,13 +127,22 @@ MULTI_DESTS = frozenset(
         "ignore_patterns",
         "cuda_graph_sizes",
         "cudagraph_capture_sizes",
-        "allowed_origins",
-        "allowed_methods",
-        "allowed_headers",
         "api_key",
         "tool_server",
     }
 )
+#: Options read with ``json.loads`` whose value vLLM uses as a list of strings (CORS settings, see MULTI_DESTS).
+_JSON_LIST_OPTIONS = frozenset({"--allowed-origins", "--allowed-methods", "--allowed-headers"})
+
+
+def _json_list_fix(option: str, raw: str) -> str:
+    """The remedy for an unreadable ``--allowed-origins``-like value: a JSON list of strings, the words given
+    (comma- or space-separated) when the value is not bracketed, in single quotes for a shell."""
+    words = [w for w in re.split(r"[,\s]+", raw) if w] if raw[:1] != "[" else []
+    example = json.dumps(words or ["*"])
+    return f"give {option} a JSON list of strings, in single quotes in a shell command ('{example}')"
+
+
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
 #: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
@@ -543,6 +558,8 @@ class _Parser:
                 if per[i] in ("kvs", "kvs_plain")
                 else f'give {option} a JSON object ({{"image": 2}}) or comma-separated KEY=VALUE pairs'
                 if kvs
+                else _json_list_fix(option, raw)
+                if option in _JSON_LIST_OPTIONS
                 else f'give {option} valid JSON, in single quotes in a shell command (\'{{"key": "value"}}\')'
             ),
         )
