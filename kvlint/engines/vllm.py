@@ -143,6 +143,21 @@ def _json_list_fix(option: str, raw: str) -> str:
     return f"give {option} a JSON list of strings, in single quotes in a shell command ('{example}')"
 
 
+#: The long option of each dest whose value vLLM reads as JSON, for its short aliases (``-O``, ``-cc``, ``-sc``).
+_JSON_OPTION_OF_DEST = {data.OPTIONS[o][0]: o for o in JSON_PARSERS if o in data.OPTIONS}
+_SPEC_EXAMPLE = '{"method": "ngram", "num_speculative_tokens": 4}'
+
+
+def _argparse_name(long: str, i: int) -> str:
+    """How argparse names the action of ``long`` in sampled release ``i`` in an error: its option strings joined by
+    "/" (``_get_action_name``), the long one first as vLLM declares them (``"--speculative-config", "-sc"``)."""
+    dest = data.OPTIONS[long][0]
+    aliases = [
+        o for o, (d, _, m) in data.OPTIONS.items() if d == dest and not o.startswith("--") and m >> i & 1
+    ]
+    return "/".join([long, *aliases])
+
+
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
 #: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
@@ -486,10 +501,10 @@ class _Parser:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
                 return False, None
             return True, raw
-        if dest == "speculative_config":
-            return self._speculative_config(option, raw, loc)
-        if not self._json_readable(option, raw, loc):
+        if not self._json_readable(option, dest, raw, loc):
             return False, None
+        if dest == "speculative_config":
+            return self._speculative_shape(option, raw, loc)
         if dest in JSON_DESTS:
             parsed: Any = parse_json_or_str(raw)
             if parsed is raw and json_too_deep(raw):
@@ -518,14 +533,21 @@ class _Parser:
             return True, parsed
         return True, raw
 
-    def _json_readable(self, option: str, raw: str, loc: Loc | None) -> bool:
+    def _json_readable(self, option: str, dest: str, raw: str, loc: Loc | None) -> bool:
         """False, with KV206, when vLLM's argparse cannot read ``raw`` as ``option``'s JSON: the parser each
         candidate release gives the option (:data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, generated from
         the wheels; kinds and their messages in :mod:`kvlint.engines.vllm_json`) refuses it in every candidate
         release that has the option, so vLLM exits with an argparse error (exit 2) before start-up. kvlint
-        used to keep such a value as a string and plan the container as if the flag were unset."""
-        per = JSON_PARSERS.get(option)
-        if per is None:
+        used to keep such a value as a string and plan the container as if the flag were unset.
+
+        A short alias (``-O`` for ``--compilation-config`` in 0.6.6 - 0.11.x, ``-cc`` from 0.12.0, ``-sc`` for
+        ``--speculative-config`` and ``-ac`` for ``--attention-config`` from 0.20.0) is the same argparse action
+        (``add_argument("--compilation-config", "-O", ...)``): its value is read by the long option's parser, in
+        the releases the alias exists in, and argparse names the action by all its strings
+        ("argument --compilation-config/-O: ...")."""
+        long = option if option in JSON_PARSERS else _JSON_OPTION_OF_DEST.get(dest)
+        per = JSON_PARSERS.get(long) if long is not None else None
+        if per is None or long is None:
             return True
         present = data.OPTIONS.get(option, ("", "", 0))[2]
         refusals = []
@@ -533,7 +555,7 @@ class _Parser:
             kind = per[i]
             if not present >> i & 1:
                 continue
-            got = refusal(kind, option, raw) if kind else None
+            got = refusal(kind, _argparse_name(long, i), raw) if kind else None
             if got is None:
                 return True  # a candidate release reads it (or does not read it as JSON)
             refusals.append((i, got))
@@ -560,39 +582,27 @@ class _Parser:
                 if kvs
                 else _json_list_fix(option, raw)
                 if option in _JSON_LIST_OPTIONS
+                else f"give {option} a JSON object, such as '{_SPEC_EXAMPLE}'"
+                if long == "--speculative-config"
                 else f'give {option} valid JSON, in single quotes in a shell command (\'{{"key": "value"}}\')'
             ),
         )
         return False
 
-    def _speculative_config(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
-        """``--speculative-config`` as vLLM's argparse reads it: ``json.loads`` (``type=json.loads`` in 0.8.5 and
-        0.9.2; ``optional_type(json.loads)`` from 0.10.1, read in 0.10.1, 0.11.0, 0.12.0 and 0.34.0
-        ``vllm/engine/arg_utils.py``, where ``""`` and ``"None"`` leave it unset). Text that is not JSON (a
-        missing brace, a number past Python's 4,300-digit limit) stops vLLM with an argparse error (exit 2); a
-        JSON list, string or number fails in ``EngineArgs.create_speculative_config``, which updates it as a dict
-        (AttributeError); JSON ``null`` is unset. Both are KV206 errors here: kvlint planned such a container
-        without speculative decoding and said nothing."""
-        v = version_tuple(self.version)
-        if (v is None or v >= (0, 10)) and raw in ("", "None"):
+    def _speculative_shape(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """``--speculative-config`` once :meth:`_json_readable` has found its text readable by the release's parser
+        (``type=json.loads`` in 0.8.5 and 0.9.2; ``optional_type(json.loads)`` from 0.10.1, where ``""`` and
+        ``"None"`` leave it unset: :data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, read in the wheels). JSON
+        ``null`` is unset too; a JSON list, string or number fails in ``EngineArgs.create_speculative_config``,
+        which updates it as a dict (``vllm@0.8.5`` - ``0.9.2``: ``self.speculative_config.update``; ``vllm@0.34.0``
+        assigns keys into it): KV206 here, where kvlint planned such a container without speculative decoding."""
+        if raw in ("", "None"):
+            # only a release with optional_type gets here with these (json.loads refuses them)
             return True, None
         try:
             parsed = json.loads(raw)
-        except RecursionError:
-            why = "the JSON is nested too deeply for Python's json module, which vLLM uses, to read"
-            self.col.invalid(option, raw, loc, why)
-            return False, None
-        except ValueError as exc:
-            reason = str(exc).split(":", 1)[0][:80]  # json's message without the position, or the digit limit
-            self.col.invalid(
-                option,
-                raw,
-                loc,
-                f"vLLM's argparse reads it with json.loads, which refuses it ({reason}), so vLLM exits before "
-                "start-up",
-                fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
-            )
-            return False, None
+        except (ValueError, RecursionError):
+            return True, raw  # a candidate release's parser read it, though not as JSON: nothing to say
         if parsed is None or isinstance(parsed, dict):
             return True, parsed
         self.col.invalid(
@@ -602,7 +612,7 @@ class _Parser:
             f"a JSON object is required: vLLM's create_speculative_config updates it as a dict, and a JSON "
             f"{_json_kind(parsed)} fails "
             "there at start-up",
-            fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
+            fix=f"give {option} a JSON object, such as '{_SPEC_EXAMPLE}'",
         )
         return False, None
 
