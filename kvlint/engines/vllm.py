@@ -43,7 +43,7 @@ from kvlint.engines.options import (
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
-from kvlint.engines.vllm_json import JSON_PARSERS, refusal
+from kvlint.engines.vllm_json import JSON_PARSERS, OPTIONAL_TYPE, expand_human_readable, refusal, unset_by
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits, lax_int
@@ -506,7 +506,15 @@ class _Parser:
         if dest == "speculative_config":
             return self._speculative_shape(option, raw, loc)
         if dest in JSON_DESTS:
+            kinds = self._json_kinds(dest)
+            if any(unset_by(k, raw, opt) for k, opt in kinds):
+                return True, None  # optional_type / nullable_kvs: the option is unset, not the text ""/"None"
             parsed: Any = parse_json_or_str(raw)
+            if parsed is raw and any(k and k.startswith("dataclass_hr:") for k, _ in kinds):
+                # 0.20.0 on: parse_dataclass expands bare 80G / 1k before validate_json; read what vLLM reads
+                expanded, _ = expand_human_readable(raw)
+                if expanded is not None:
+                    parsed = parse_json_or_str(expanded)
             if parsed is raw and json_too_deep(raw):
                 self.col.invalid(
                     option,
@@ -533,6 +541,17 @@ class _Parser:
             return True, parsed
         return True, raw
 
+    def _json_kinds(self, dest: str) -> list[tuple[str | None, bool]]:
+        """The parser kind of ``dest``'s JSON option in each candidate release, and whether ``optional_type`` wraps
+        it (:data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, ``OPTIONAL_TYPE``); empty when no release reads it as
+        JSON."""
+        long = _JSON_OPTION_OF_DEST.get(dest)
+        per = JSON_PARSERS.get(long) if long is not None else None
+        if per is None or long is None:
+            return []
+        opt = OPTIONAL_TYPE.get(long)
+        return [(per[i], bool(opt and opt[i])) for i in self.indices]
+
     def _json_readable(self, option: str, dest: str, raw: str, loc: Loc | None) -> bool:
         """False, with KV206, when vLLM's argparse cannot read ``raw`` as ``option``'s JSON: the parser each
         candidate release gives the option (:data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, generated from
@@ -550,12 +569,15 @@ class _Parser:
         if per is None or long is None:
             return True
         present = data.OPTIONS.get(option, ("", "", 0))[2]
+        optional = OPTIONAL_TYPE.get(long)
         refusals = []
         for i in self.indices:
             kind = per[i]
             if not present >> i & 1:
                 continue
-            got = refusal(kind, _argparse_name(long, i), raw) if kind else None
+            got = (
+                refusal(kind, _argparse_name(long, i), raw, bool(optional and optional[i])) if kind else None
+            )
             if got is None:
                 return True  # a candidate release reads it (or does not read it as JSON)
             refusals.append((i, got))
