@@ -529,12 +529,54 @@ def _is_kaito_vllm_wrapper(script: str) -> bool:
 _ENGINE_PROGRAMS = frozenset({"vllm", "text-generation-launcher", "tgi-entrypoint.sh", "sglang"})
 
 
+#: ``conda run``'s options that take a value (conda ``conda/cli/main_run.py::configure_parser``: ``-n/--name`` and
+#: ``-p/--prefix`` from ``add_parser_prefix``, ``--cwd``; micromamba's ``run`` adds ``-r/--root-prefix``,
+#: ``-a/--attach``, ``-e/--env``, ``--label``). Its other options are flags (``-s``/``--no-capture-output``/
+#: ``--live-stream``, ``-v``, ``--dev``, ``--debug-wrapper-scripts``); the first other word starts the program
+#: (``executable_call``, ``nargs=REMAINDER``), after an optional ``--``.
+_CONDA_RUN_VALUED = frozenset(
+    {
+        "-n",
+        "--name",
+        "-p",
+        "--prefix",
+        "--cwd",
+        "-r",
+        "--root-prefix",
+        "-a",
+        "--attach",
+        "-e",
+        "--env",
+        "--label",
+    }
+)
+
+
+def _conda_run_program(words: Sequence[str]) -> int | None:
+    """The index of the program ``conda run [OPTIONS] [--] PROGRAM ...`` (also ``mamba``/``micromamba run``)
+    starts, when ``words`` are such a command naming one, else None."""
+    if len(words) < 3 or _base(words[0]) not in _CONDA or words[1] != "run":
+        return None
+    k = 2
+    while k < len(words) and words[k].startswith("-"):
+        if words[k] == "--":
+            k += 1
+            break
+        k += 2 if words[k] in _CONDA_RUN_VALUED else 1
+    return k if k < len(words) else None
+
+
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     """``(engine, index of first engine argument, positional model allowed)`` when ``words`` start with
-    an engine invocation, else None."""
+    an engine invocation, else None. ``conda run -n ENV PROGRAM ...`` (conda, mamba, micromamba) runs PROGRAM in
+    that environment with the arguments as given: the engine is read after its options."""
     if not words:
         return None
     w0 = _base(words[0])
+    if w0 in _CONDA:
+        k = _conda_run_program(words)
+        inner = _match_program(words[k:]) if k is not None and _base(words[k]) not in _CONDA else None
+        return (inner[0], inner[1] + k, inner[2]) if inner is not None and k is not None else None
     if w0 not in _ENGINE_PROGRAMS and not w0.startswith("python"):
         return None  # (the commonest case: none of the programs below)
     if w0 == "vllm" and len(words) > 1 and words[1] == "serve":
