@@ -13,5 +13,5 @@ every module here, so a new family module needs no list to be updated.
 | :mod:`.parallelism` | parallelism | KV401-KV409 |
 | :mod:`.resolution` | resolution | KV501-KV505 (KV504 found by the workload and engine readers) |
 | :mod:`.tgi` | tgi | KV601-KV604 |
-| :mod:`.sglang` | sglang | KV701-KV702 |
+| :mod:`.sglang` | sglang | KV701-KV703 |
 """
