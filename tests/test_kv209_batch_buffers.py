@@ -2,8 +2,9 @@
 at the value, as the engine would stop (``torch.OutOfMemoryError`` in ``GPUModelRunner.__init__``, before the
 weights), instead of being priced as a profile forward pass (a KV102 of thousands of GiB of activation). The
 buffer bytes per token follow the runner (V1 runner: ids, positions and ``inputs_embeds``; V2 runner, 0.34.0:
-ids, positions and a padding mask); V0 allocates no such buffers. Real pipeline runs on bundled models; every
-threshold is computed from the run's own model and GPU."""
+ids, positions and a padding mask); V0 allocates no such buffers. Beneath KV209, a KV102 whose profile exceeds the
+device itself says the worker stops in ``profile_run``. Real pipeline runs on bundled models; every threshold is
+computed from the run's own model and GPU."""
 
 from __future__ import annotations
 
@@ -100,3 +101,18 @@ def test_a_huge_value_is_reported_without_sizing_anything_larger(tmp_path: Path)
     # 10^18 tokens (below the 2^63 - 1 kvlint reads at all): one finding, figures written out, no KV102
     r = _run(tmp_path, "v0.19.0", "NVIDIA-H100-80GB-HBM3", "--max-num-batched-tokens", str(10**18))
     assert "KV209" in _rules(r) and "KV102" not in _rules(r)
+
+
+def test_below_kv209_a_profile_larger_than_the_device_is_an_oom_in_profile_run(tmp_path: Path) -> None:
+    # 10^7 tokens of an 8B model on an H100: the runner's buffers fit (76 GiB), the profile's forward does not
+    r = _run(tmp_path, "v0.11.0", "NVIDIA-H100-80GB-HBM3", "--max-num-batched-tokens", "10000000")
+    cr = _container(r)
+    assert "KV209" not in _rules(r)
+    assert cr.plan.budget_bytes - cr.plan.kv_cache_bytes_high > cr.plan.total_bytes
+    (d,) = [d for d in r.diagnostics if d.rule == "KV102"]
+    assert "torch.OutOfMemoryError" in d.message and "profile_run" in d.message
+    assert "No available memory for the cache blocks" not in d.message
+    # a budget too small for the KV cache on a device that holds the profile keeps vLLM's own KV-cache refusal
+    r2 = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--gpu-memory-utilization", "0.12")
+    (d2,) = [d for d in r2.diagnostics if d.rule == "KV102"]
+    assert "No available memory for the cache blocks" in d2.message
