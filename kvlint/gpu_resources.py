@@ -48,7 +48,10 @@ NEURON_DEVICE_RESOURCES = frozenset({_NEURON, _NEURON_DEVICE})
 #: (``huawei.com/Ascend910`` for Atlas training products, A2 and A3 among them, ``huawei.com/Ascend310P`` and
 #: ``huawei.com/Ascend310`` for inference cards, https://www.hiascend.com/document/detail/en/mindcluster/730/
 #: clustersched/schedulingug/dlruntime_ug_005.html; ``huawei.com/npu`` for the Atlas 350, MindCluster 7.3.0
-#: release notes, "The task resource request huawei.com/Ascend910 is changed to huawei.com/npu") and HAMi's
+#: release notes, "The task resource request huawei.com/Ascend910 is changed to huawei.com/npu"), Huawei Cloud
+#: CCE's AI Suite (Ascend NPU) add-on (``huawei.com/ascend-1980``, ``huawei.com/ascend-310``: vllm-project/
+#: vllm-ascend ``docs/source/user_guide/deployment_guide/using_volcano_kthena.md``@182b75ea84ff, which names
+#: MindCluster's ``huawei.com/Ascend910``/``Ascend310P`` beside them) and HAMi's
 #: ascend-device-plugin, one resource per chip model (``huawei.com/Ascend910A``, ``Ascend910B2``, ``Ascend910B3``,
 #: ``Ascend910B4``, ``Ascend910B4-1``, ``Ascend310P``; Project-HAMi/HAMi ``docs/ascend910b-support.md`` table, and
 #: ``huawei.com/Ascend910B`` in its examples). Their ``-memory``/``-core`` companions (HAMi's share of one NPU)
@@ -66,6 +69,8 @@ ASCEND_NPU_RESOURCES = frozenset(
         "huawei.com/Ascend310",
         "huawei.com/Ascend310P",
         "huawei.com/npu",
+        "huawei.com/ascend-1980",
+        "huawei.com/ascend-310",
     }
 )
 

@@ -77,3 +77,19 @@ def test_tgi_on_an_npu_is_not_counted() -> None:
         "text-generation-launcher --model-id Qwen/Qwen2.5-0.5B --num-shard 2 \\",
     )
     assert _kv403(text) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "huawei.com/Ascend910B-memory",
+        "huawei.com/Ascend910B3-core",
+        "huawei.com/Ascend910-4c",
+        "huawei.com/ascend-1980",
+    ],
+)
+def test_ascend_plugin_names_are_not_misspelt_gpus(name: str) -> None:
+    # KV409 compares unknown resources with the GPU resources by spelling: the Ascend plugins' other names
+    # (HAMi's shares, MindCluster's virtual NPUs) and CCE's whole NPU are close to the NPU names but not misspelt
+    text = SAMPLE.read_text().replace("huawei.com/Ascend910:", f"{name}:")
+    assert not [d for d in _run(text).diagnostics if d.rule == "KV409"]

@@ -1657,8 +1657,15 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
 
 
-#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources.
-_CLOSE_CANDIDATES = [*GPU_RESOURCES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, HAMI_CORES]
+#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources. Not the Ascend
+#: NPUs': their device plugins advertise many more names close to them (HAMi's ``huawei.com/Ascend910B-memory``,
+#: MindCluster's virtual ``huawei.com/Ascend910-4c``), none of them a misspelling.
+_CLOSE_CANDIDATES = [
+    *(r for r in GPU_RESOURCES if r not in ASCEND_NPU_RESOURCES),
+    HAMI_MEMORY,
+    HAMI_MEMORY_PERCENTAGE,
+    HAMI_CORES,
+]
 
 
 @functools.lru_cache(maxsize=2**16)
