@@ -39,6 +39,7 @@ __all__ = [
     "ENGINE_IMAGE_WORDS",
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
+    "accelerator_build",
     "engine_of_image",
     "engine_release",
     "engine_version",
@@ -634,6 +635,45 @@ def image_platform(image: str) -> str:
         if w in low:
             return w
     return "cuda"
+
+
+#: Platform words of :func:`image_platform` that name a build for another accelerator than a GPU of NVIDIA or
+#: AMD (a CPU build runs without one, so it is not among them), and the word each is shown as.
+_ACCELERATOR_BUILDS = {
+    "tpu": "tpu",
+    "neuron": "neuron",
+    "gaudi": "gaudi",
+    "hpu": "gaudi",
+    "xpu": "xpu",
+    "npu": "ascend",
+    "ascend": "ascend",
+}
+
+#: One of :data:`_ACCELERATOR_BUILDS`' words at the start of a word of the reference (``vllm-ascend``,
+#: ``vllm-tpu``, ``tgi-gaudi``, ``pytorch-inference-neuronx``), not inside one (``output``, ``throughput``).
+_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r")")
+
+
+def accelerator_build(serving: ServingConfig) -> str | None:
+    """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: vLLM's ``--device``
+    (``hpu``, ``xpu``, ``neuron``, ``tpu``), else :func:`image_platform`'s word when it begins a word of the image
+    reference (``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
+    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``). Such a build finds no device of its own on an NVIDIA or AMD
+    GPU node (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU
+    and HPU devices), so it is not sized on one (KV304 says so)."""
+    device = str(serving.get("device") or "").strip().lower() if serving.engine == "vllm" else ""
+    if device in _DEVICE_PLATFORMS:
+        return _ACCELERATOR_BUILDS.get(_DEVICE_PLATFORMS[device])
+    word = image_platform(serving.image)
+    if word not in _ACCELERATOR_BUILDS:
+        return None
+    low = serving.image.lower()
+    hit = _ACCELERATOR_WORD.search(low)
+    return (
+        _ACCELERATOR_BUILDS[word]
+        if hit is not None and _ACCELERATOR_BUILDS[hit.group(1)] == _ACCELERATOR_BUILDS[word]
+        else None
+    )
 
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
