@@ -47,6 +47,7 @@ __all__ = [
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
+    "is_dell_enterprise_hub",
     "names_engine",
     "path_placeholder",
     "repository_path",
@@ -356,9 +357,10 @@ def repository_path(image: str) -> str:
 
 def tags_are_versions(image: str) -> bool:
     """Whether the tags of ``image``'s repository name engine releases: False for the builds whose tags are their
-    own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`)."""
+    own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`) and for
+    Dell Enterprise Hub's model images (:func:`is_dell_enterprise_hub`: ``latest`` or none in the Hub's snippets)."""
     path = repository_path(image)
-    return not any(x in path for x in _VLLM_TAG_NOT_VERSION)
+    return not any(x in path for x in _VLLM_TAG_NOT_VERSION) and not is_dell_enterprise_hub(image)
 
 
 _R = TypeVar("_R")
@@ -416,6 +418,23 @@ def engine_of_image(image: str) -> str | None:
     if _matches(path, _SGLANG_REPOS):
         return "sglang"
     return None
+
+
+#: Dell Enterprise Hub's registry and the repository prefix of its model-deployment images
+#: (``registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct``): the Dell AI
+#: SDK's ``DEH_IMAGE_PREFIX`` (``dell_ai/deployments.py``, read in its copy ehcalabres/dell-ai@96b5c320ddb4).
+_DEH_REGISTRY = "registry.dell.huggingface.co"
+_DEH_PREFIX = "enterprise-dell-inference-"
+
+
+def is_dell_enterprise_hub(image: str) -> bool:
+    """Whether ``image`` is a Dell Enterprise Hub model container (:data:`_DEH_PREFIX` in :data:`_DEH_REGISTRY`):
+    one model's weights baked into an engine image whose entrypoint serves them. Which engine is not in the name
+    (Hugging Face's TGI for the Hub's deployment snippets, which set TGI launcher variables, ``NUM_SHARD``,
+    ``MAX_TOTAL_TOKENS`` ...; vLLM in newer GB10 images), so the caller decides by the container's env."""
+    repo = split_image(image)[0].lower()
+    registry, _, path = repo.partition("/")
+    return registry == _DEH_REGISTRY and path.startswith(_DEH_PREFIX) and "/" not in path
 
 
 def is_nim_image(image: str) -> bool:
