@@ -14,12 +14,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kvlint.memory.kv import kv_bytes_per_token
 from kvlint.models.catalogue import lookup
 from kvlint.models.resolve import resolve_model
 from kvlint.models.weights import param_count
+from kvlint.types import ModelUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = ROOT / "kvlint" / "models" / "sources" / "variants.yaml"
@@ -67,3 +69,30 @@ def test_minimax_m2_resolves_offline_on_the_m25_stack() -> None:
         == 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * c["head_dim"] * 2
     )
     assert m2.notes[0].startswith("MiniMaxAI/MiniMax-M2 uses the config of")
+
+
+def test_minimax_org_served_name_is_read_as_a_reupload_of_the_catalogued_m2() -> None:
+    """OME's srt-minimax-m2 runtime serves ``--served-model-name minimax/MiniMax-M2`` (not the Hub's MiniMaxAI
+    organisation): with MiniMaxAI/MiniMax-M2 catalogued it is the only catalogued model of that repository name,
+    so it is sized as an unchanged re-upload, stated as an assumption (KV505), not silently."""
+    spec = resolve_model("minimax/MiniMax-M2", allow_hub=False)
+    assert spec.notes[0].startswith(
+        "ASSUMPTION (derived from name): minimax/MiniMax-M2 is not in the catalogue"
+    )
+    assert "unchanged re-upload of MiniMaxAI/MiniMax-M2" in spec.notes[0]
+    assert spec.layers == resolve_model("MiniMaxAI/MiniMax-M2.5", allow_hub=False).layers
+
+
+def test_a_fine_tune_naming_its_base_is_not_sized_from_the_base() -> None:
+    """The close-variant rule (docs/models.md): an id is read from a catalogued model's config only when its
+    repository name is that model's (another publisher's re-upload) or that name plus a known quantization
+    suffix (a re-quantization), each stated as an assumption. A fine-tune that names its base in a longer name
+    (GKE's TGI tutorial serves TheBloke/Mistral-7B-OpenOrca-AWQ, Open-Orca's fine-tune of Mistral-7B-v0.1) is
+    not: a fine-tune can add tokens, change the context or the rope, and its model card's base_model is not
+    read offline."""
+    with pytest.raises(ModelUnavailable, match="not in the bundled catalogue"):
+        resolve_model("TheBloke/Mistral-7B-OpenOrca-AWQ", allow_hub=False)
+    requant = resolve_model("TheBloke/Mistral-7B-v0.1-AWQ", allow_hub=False)
+    assert requant.notes[0].startswith("ASSUMPTION (derived from name)") and requant.quant_method == "awq"
+    reupload = resolve_model("someone/Mistral-7B-v0.1", allow_hub=False)
+    assert "unchanged re-upload of mistralai/Mistral-7B-v0.1" in reupload.notes[0]
