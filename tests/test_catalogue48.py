@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from kvlint.memory.kv import kv_bytes_per_token
+from kvlint.memory.vllm import moe_top_k
 from kvlint.models.catalogue import lookup
 from kvlint.models.resolve import resolve_model
 from kvlint.models.weights import param_count
@@ -96,3 +97,49 @@ def test_a_fine_tune_naming_its_base_is_not_sized_from_the_base() -> None:
     assert requant.notes[0].startswith("ASSUMPTION (derived from name)") and requant.quant_method == "awq"
     reupload = resolve_model("someone/Mistral-7B-v0.1", allow_hub=False)
     assert "unchanged re-upload of mistralai/Mistral-7B-v0.1" in reupload.notes[0]
+
+
+def _write_config(root: Path, model_id: str, cfg: dict) -> None:
+    import json
+
+    d = root / model_id.replace("/", "--")
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(cfg))
+
+
+def test_dbrx_experts_take_their_width_from_ffn_config(tmp_path: Path) -> None:
+    """DBRX keeps its expert width in ``ffn_config.ffn_hidden_size`` (vLLM ``dbrx.py``: ``DbrxExperts`` is a
+    ``FusedMoE`` of ``moe_num_experts`` experts of that width, gate/up/down; ``Wqkv`` fused with
+    ``attn_config.kv_n_heads`` KV heads, no bias; untied ``lm_head``). kvlint read the width at the top level only,
+    so a supplied DBRX config (``kvlint models pull databricks/dbrx-instruct``) had experts of width 0: 4.8e9
+    parameters, 9.5 GB of bf16 weights, for a model its card gives as 132B total, 36B active. The layout is the
+    one several restatements give (an MLX re-save's config, a PyTorch port reading the GGUF's dbrx.* metadata:
+    40 layers, d_model 6144, 48 heads, 8 KV heads, 16 experts of 10752, top 4, vocab 100352); the counts are
+    checked against the card's figures."""
+    cfg = {
+        "architectures": ["DbrxForCausalLM"],
+        "model_type": "dbrx",
+        "d_model": 6144,
+        "n_layers": 40,
+        "n_heads": 48,
+        "max_seq_len": 32768,
+        "vocab_size": 100352,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000},
+        "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4},
+    }
+    _write_config(tmp_path, "databricks/dbrx-instruct", cfg)
+    spec = resolve_model("databricks/dbrx-instruct", model_dirs=[str(tmp_path)], allow_hub=False)
+    assert (spec.num_experts, spec.moe_intermediate_size) == (16, 10752)
+    h, layers, e, inter, top_k = 6144, 40, 16, 10752, 4
+    total = param_count(spec)
+    assert abs(total - 132e9) / 132e9 < 0.01, total
+    experts_per_layer = e * 3 * h * inter
+    active = total - layers * (e - top_k) * experts_per_layer // e
+    assert abs(active - 36e9) / 36e9 < 0.02, active
+    # KV: every layer full attention, K and V of 8 heads x 128 (d_model / n_heads) at bf16
+    assert kv_bytes_per_token(spec, 1, "auto") == 2 * layers * 8 * (h // 48) * 2
+    # the fused MoE routes each token to ffn_config.moe_top_k experts (DbrxExperts: FusedMoE(top_k=...)), not the
+    # default 2 kvlint takes when no top-k key is found
+    assert moe_top_k(spec.config) == top_k
