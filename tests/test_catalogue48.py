@@ -143,3 +143,49 @@ def test_dbrx_experts_take_their_width_from_ffn_config(tmp_path: Path) -> None:
     # the fused MoE routes each token to ffn_config.moe_top_k experts (DbrxExperts: FusedMoE(top_k=...)), not the
     # default 2 kvlint takes when no top-k key is found
     assert moe_top_k(spec.config) == top_k
+
+
+def test_grok2_residual_moe_and_no_window(tmp_path: Path) -> None:
+    """A Grok-2 config (``xai-org/grok-2``, OME's SGLang runtime srt-grok-2; not in the catalogue: no citable copy)
+    supplied by the user. SGLang 0.5.5.post3 ``sglang/srt/models/grok.py``: each ``Grok1DecoderLayer`` with
+    ``residual_moe`` runs a dense ``Grok1MLP`` of ``intermediate_size`` beside 8 experts of
+    ``moe_intermediate_size`` (kvlint counted the experts only, 20 % light), and its attention has no window
+    (the config's ``sliding_window_size`` -1, which kvlint refused as a size). The widths, heads and expert counts
+    are those sglang-jax's Grok-2 tests and a MoE benchmark table citing the Hub config give (hidden 8192, 64 / 8
+    heads of 128, 8 experts of 16384, top 2, vocab 131072), 64 layers as the LLM architecture gallery lists; the
+    total is checked against the gallery's 270B and its 256 KiB of bf16 KV a token."""
+    cfg = {
+        "architectures": ["Grok1ForCausalLM"],
+        "model_type": "git",
+        "vocab_size": 131072,
+        "hidden_size": 8192,
+        "intermediate_size": 32768,
+        "moe_intermediate_size": 16384,
+        "max_position_embeddings": 131072,
+        "num_experts_per_tok": 2,
+        "num_local_experts": 8,
+        "residual_moe": True,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 64,
+        "head_dim": 128,
+        "sliding_window_size": -1,
+        "global_attn_every_n": 1,
+        "torch_dtype": "bfloat16",
+    }
+    _write_config(tmp_path, "xai-org/grok-2", cfg)
+    spec = resolve_model("xai-org/grok-2", model_dirs=[str(tmp_path)], allow_hub=False)
+    assert {ly.kind for ly in spec.layers} == {"full"}
+    assert kv_bytes_per_token(spec, 1, "auto") == 256 * 1024
+    total = param_count(spec)
+    assert abs(total - 270e9) / 270e9 < 0.01, total
+    # without residual_moe the dense MLP is not built: 64 x 3 x 8192 x 32768 fewer parameters
+    _write_config(tmp_path, "xai-org/grok-2-no-rmoe", {**cfg, "residual_moe": False})
+    plain = resolve_model("xai-org/grok-2-no-rmoe", model_dirs=[str(tmp_path)], allow_hub=False)
+    assert total - param_count(plain) == 64 * 3 * 8192 * 32768
+    # a window of -1 is still refused where it is not Grok's "no window"
+    _write_config(
+        tmp_path, "acme/not-grok", {**cfg, "architectures": ["MistralForCausalLM"], "model_type": "mistral"}
+    )
+    with pytest.raises(ModelUnavailable, match="sliding_window_size is -1"):
+        resolve_model("acme/not-grok", model_dirs=[str(tmp_path)], allow_hub=False)

@@ -838,6 +838,17 @@ def parse_config(
         raise ValueError(f"{model_id}: {DEEPSEEK_V41_UNMODELLED}")
 
     notes: list[str] = []
+    if any(a.startswith("Grok1") for a in architectures) and _int(text.get("sliding_window_size")) == -1:
+        # Grok's "no window" (Grok-2's config sets sliding_window_size -1 with global_attn_every_n 1): SGLang's
+        # grok.py does not read the key, every layer attends over the whole context (sglang 0.5.5.post3
+        # sglang/srt/models/grok.py::Grok1Attention, one RadixAttention per layer without a window); not a size
+        # kvlint should refuse, nor a window of -1 tokens
+        stripped = {k: v for k, v in text.items() if k != "sliding_window_size"}
+        config = stripped if config is text else config
+        text = stripped
+        notes.append(
+            "sliding_window_size -1: no sliding window (Grok; every layer attends over the whole context)"
+        )
     if nested_key:
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
     if llama_defaults:
