@@ -14,6 +14,7 @@ from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import (
+    accelerator_build,
     engine_of_image,
     image_placeholder,
     image_platform,
@@ -631,6 +632,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     acc = ctx.placement.accelerator if ctx.placement else None
     if cr.plan is None and cr.plan_error and acc is not None and acc.vendor in ("nvidia", "amd"):
+        if accelerator_build(s) is not None:
+            return  # an Ascend, TPU, Gaudi ... build is not sized on an NVIDIA or AMD GPU: KV304 says why
         fraction = as_float(s.get(MEMORY_FRACTION[s.engine][0])) if s.engine in MEMORY_FRACTION else None
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
