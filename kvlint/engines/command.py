@@ -30,6 +30,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
+from packaging.version import Version
+
 from kvlint import filecache
 from kvlint.engines.images import (
     dynamo_engine_version,
@@ -1037,7 +1039,7 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     budget (:class:`kvlint.engines.requirements.RequirementReader`)."""
     args = _pip_words(words)
     pins = _pip_engine_pins(args, engine, reader or RequirementReader(engine))
-    if pins is None:
+    if pins is None or _conflicting(pins):
         return None
     pinned = _last_release(pins)
     if pinned is not None:
@@ -1055,11 +1057,21 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
     pins = _pip_engine_pins(_pip_words(words), engine, RequirementReader(engine))
-    return None if pins is None else _last_release(pins)
+    return None if pins is None or _conflicting(pins) else _last_release(pins)
+
+
+def _conflicting(pins: Sequence[Pin]) -> bool:
+    """Whether ``pins`` name two different releases of the engine (``pip install vllm==0.8.5 vllm==0.9.0``): pip's
+    resolver (20.3 on) refuses the command, "ERROR: Cannot install vllm==0.8.5 and vllm==0.9.0 because these
+    package versions have conflicting dependencies" / "ResolutionImpossible", and exits 1 having installed nothing
+    (seen with pip 26.3; pip before 20.3 stopped with "Double requirement given"). The image's release stays."""
+    releases = {Version(pin.release) for pin in pins if pin.release is not None}  # 0.9 and 0.9.0 are one
+    return len(releases) > 1
 
 
 def _last_release(pins: Sequence[Pin]) -> str | None:
-    """The release the last pinned requirement of ``pins`` names (pip installs the last), else None."""
+    """The release the pinned requirements of ``pins`` name (one release: :func:`_conflicting` rules out two),
+    else None."""
     pinned = None
     for pin in pins:
         if pin.release is not None:
