@@ -247,6 +247,13 @@ def _param_breakdown(
             shared += n_shared * mlp_mult * h * I_moe
         elif mt.startswith("llama4"):
             shared += mlp_mult * h * I_dense
+        elif t.get("residual_moe") is True:
+            # Grok's residual MoE (Grok-2): a dense MLP of intermediate_size beside the experts of
+            # moe_intermediate_size, their outputs averaged (sglang 0.5.5.post3 sglang/srt/models/grok.py::
+            # Grok1DecoderLayer: block_sparse_moe = Grok1MoE(intermediate_size=moe_intermediate_size or
+            # intermediate_size), mlp = Grok1MLP(intermediate_size=config.intermediate_size) when residual_moe;
+            # Grok1ForCausalLM.get_num_params_analytical counts it as one more expert)
+            shared += mlp_mult * h * I_dense
         router = h * E + (h if _i(t.get("shared_expert_intermediate_size")) else 0)
         return experts, shared, router
 
