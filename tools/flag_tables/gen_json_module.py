@@ -40,8 +40,8 @@ for o in options:
 lines.append("}")
 lines += [
     "",
-    "#: option string -> whether each sampled release wraps its parser in ``optional_type`` (``\"\"`` and",
-    "#: ``\"None\"`` leave the option unset): an ``Optional`` config field from 0.8.5 (get_kwargs), or an explicit",
+    '#: option string -> whether each sampled release wraps its parser in ``optional_type`` (``""`` and',
+    '#: ``"None"`` leave the option unset): an ``Optional`` config field from 0.8.5 (get_kwargs), or an explicit',
     "#: ``type=optional_type(...)``. Options never so wrapped are absent.",
     "OPTIONAL_TYPE: dict[str, tuple[bool, ...]] = {",
 ]
