@@ -459,6 +459,24 @@ def test_connections_waiting_for_headers_give_way_to_a_complete_request(tls: dic
         assert _closed(app, "evicted") == 1.0
         assert _closed(app, "max_connections") == 0.0
 
+        # idle kept-alive connections (each had its answer) give way too
+        for conn in held:
+            conn.close()
+        held.clear()
+        _until(lambda: len(connections) == 0, "the connections closed")
+        for _ in range(3):
+            conn = _connect(srv, tls)
+            conn.sendall(HEALTHZ)
+            assert _read_responses(conn, 1)[0] == [b"HTTP/1.1 200"]
+            held.append(conn)
+        extra = _connect(srv, tls)
+        held.append(extra)
+        extra.sendall(HEALTHZ)
+        assert _read_responses(extra, 1)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(held[0])[1], "the idle connection made first was not closed"
+        assert _closed(app, "evicted") == 2.0
+        assert _closed(app, "max_connections") == 0.0
+
         # the probe listener (64 connections at once): the kubelet's probe gets through a flood of them
         assert srv.probes is not None
         port = srv.probes.port
