@@ -82,3 +82,30 @@ def test_an_ascend_build_on_its_npu_is_not_kv304() -> None:
     result = _run("quay.io/ascend/vllm-ascend:v0.11.0rc1", selector="", resource="huawei.com/Ascend910")
     assert not [d for d in result.diagnostics if d.rule == "KV304"]
     assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}
+
+
+#: SGLang's own Ascend images, tagged ``v<version>-cann<CANN>-<910b|a3>`` (sgl-project/sglang
+#: ``.github/workflows/release-docker-npu.yml``@024691d4590c; the nightly ``main-cann8.3.rc1-a3``): no ``npu`` or
+#: ``ascend`` in the name, only the CANN toolkit's version
+SGLANG_NPU = '"python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--attention-backend", "ascend"'
+
+
+@pytest.mark.parametrize(
+    "image", ["lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3", "lmsysorg/sglang:main-cann8.3.rc1-910b"]
+)
+def test_sglangs_cann_images_are_ascend_builds(image: str) -> None:
+    # on an NVIDIA node: KV304, not a CUDA plan on the L4
+    result = _run(image, SGLANG_NPU)
+    kv304 = [d for d in result.diagnostics if d.rule == "KV304"]
+    assert len(kv304) == 1 and "is an Ascend build of sglang" in kv304[0].message, result.diagnostics
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}
+    # on its NPUs: not sized, and not planned on kvlint's (NVIDIA) fleet either
+    result = _run(image, SGLANG_NPU, selector="", resource="huawei.com/Ascend910")
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}, result.diagnostics
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+
+
+def test_cann_inside_a_word_is_not_an_ascend_build() -> None:
+    result = _run("registry.example/cannon/vllm-openai:v0.11.0")
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    assert [d for d in result.diagnostics if d.rule == "KV103"]

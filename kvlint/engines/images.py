@@ -641,6 +641,13 @@ _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvin
 #: CUDA builds too (OME's ``lmsysorg/sglang:v0.5.5.post3-cu129-amd64``).
 _AMD = re.compile(r"amd(?!64)")
 
+#: ``cann`` and a version at the start of a word of the reference: a build on Huawei's CANN, the Ascend NPU
+#: toolkit. SGLang's own Ascend images are tagged so, ``lmsysorg/sglang:v<version>-cann<CANN>-<910b|a3>``
+#: (sgl-project/sglang ``.github/workflows/release-docker-npu.yml``@024691d4590c, built from
+#: ``docker/npu.Dockerfile``; nightly ``lmsysorg/sglang:main-cann8.3.rc1-a3``), with no other platform word in
+#: their name. Not ``cann`` inside a word or without a version (``cannon``).
+_CANN = re.compile(r"(?<![a-z0-9])cann\d")
+
 
 @_by_reference
 def image_platform(image: str) -> str:
@@ -653,6 +660,8 @@ def image_platform(image: str) -> str:
     for w in _NON_CUDA_IMAGE_WORDS:
         if w in low:
             return w
+    if _CANN.search(low):
+        return "ascend"
     return "cuda"
 
 
@@ -670,14 +679,15 @@ _ACCELERATOR_BUILDS = {
 
 #: One of :data:`_ACCELERATOR_BUILDS`' words at the start of a word of the reference (``vllm-ascend``,
 #: ``vllm-tpu``, ``tgi-gaudi``, ``pytorch-inference-neuronx``), not inside one (``output``, ``throughput``).
-_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r")")
+_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r"|cann(?=\d))")
 
 
 def accelerator_build(serving: ServingConfig) -> str | None:
     """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: vLLM's ``--device``
     (``hpu``, ``xpu``, ``neuron``, ``tpu``), else :func:`image_platform`'s word when it begins a word of the image
     reference (``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
-    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``). Such a build finds no device of its own on an NVIDIA or AMD
+    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``; a CANN tag, ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3`` ->
+    ``ascend``, :data:`_CANN`). Such a build finds no device of its own on an NVIDIA or AMD
     GPU node (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU
     and HPU devices), so it is not sized on one (KV304 says so)."""
     device = str(serving.get("device") or "").strip().lower() if serving.engine == "vllm" else ""
@@ -688,11 +698,9 @@ def accelerator_build(serving: ServingConfig) -> str | None:
         return None
     low = serving.image.lower()
     hit = _ACCELERATOR_WORD.search(low)
-    return (
-        _ACCELERATOR_BUILDS[word]
-        if hit is not None and _ACCELERATOR_BUILDS[hit.group(1)] == _ACCELERATOR_BUILDS[word]
-        else None
-    )
+    # a CANN tag (_CANN: SGLang's Ascend images) is an Ascend build
+    said = None if hit is None else _ACCELERATOR_BUILDS.get(hit.group(1), "ascend")
+    return _ACCELERATOR_BUILDS[word] if said == _ACCELERATOR_BUILDS[word] else None
 
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
