@@ -109,3 +109,35 @@ def test_cann_inside_a_word_is_not_an_ascend_build() -> None:
     result = _run("registry.example/cannon/vllm-openai:v0.11.0")
     assert not [d for d in result.diagnostics if d.rule == "KV304"]
     assert [d for d in result.diagnostics if d.rule == "KV103"]
+
+
+@pytest.mark.parametrize(
+    ("resource", "shown"),
+    [
+        ("huawei.com/Ascend910", "an Ascend accelerator"),
+        ("google.com/tpu", "a TPU accelerator"),
+        ("habana.ai/gaudi", "an Intel Gaudi accelerator"),
+    ],
+)
+def test_a_gpu_image_requesting_only_another_accelerator_is_kv304_and_not_planned_on_the_fleet(
+    resource: str, shown: str
+) -> None:
+    """vLLM's CUDA image with only an accelerator resource of another kind and no GPU named: the pod lands on that
+    accelerator's node, where the CUDA build finds no GPU. kvlint planned it on its default NVIDIA fleet (a KV501
+    warning with a fit per GPU); with Ascend NPUs counted as accelerators, SGLang and vLLM CUDA images asking for
+    ``huawei.com/Ascend910`` were."""
+    result = _run("vllm/vllm-openai:v0.11.0", selector="", resource=resource)
+    kv304 = [d for d in result.diagnostics if d.rule == "KV304"]
+    assert len(kv304) == 1 and kv304[0].severity == "error", result.diagnostics
+    assert f"is a CUDA build of vllm but the container requests {resource} ({shown})" in kv304[0].message
+    assert not [d for d in result.diagnostics if d.rule == "KV501"], result.diagnostics
+    (cr,) = result.containers
+    assert not cr.fleet
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}
+
+
+def test_the_same_image_requesting_a_gpu_is_still_planned_on_the_fleet() -> None:
+    result = _run("vllm/vllm-openai:v0.11.0", selector="")
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    (cr,) = result.containers
+    assert cr.fleet

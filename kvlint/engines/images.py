@@ -44,6 +44,7 @@ __all__ = [
     "engine_release",
     "engine_version",
     "envsubst_placeholders",
+    "gpu_build_on_other_accelerator",
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
@@ -760,9 +761,26 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
         "rocm",
     ):
         return "not a CUDA/ROCm GPU"
+    if gpu_build_on_other_accelerator(serving, placement) is not None:
+        return "not a CUDA/ROCm GPU"  # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node
     if acc is None and placement is not None and placement.requests_no_gpu:
         return "no GPU requested"
     return None
+
+
+def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement | None) -> str | None:
+    """The accelerator resource (``google.com/tpu``, ``habana.ai/gaudi``, ``aws.amazon.com/neuron``,
+    ``huawei.com/Ascend910`` ..., :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`) a container requests when it
+    names no GPU of its own and its image is an engine's CUDA or ROCm build (:func:`platform_of` reads the
+    resource only for an image that is not an engine's, :func:`serving_platform`), else None. Such a pod is
+    scheduled on that accelerator's nodes, where the GPU build finds no GPU and the engine does not start (KV304);
+    it is not planned on kvlint's GPU fleet."""
+    if placement is None or placement.accelerator is not None:
+        return None
+    resource = placement.resource
+    if resource not in NON_GPU_RESOURCES or platform_of(serving, resource) not in ("cuda", "rocm"):
+        return None
+    return resource
 
 
 def is_known_cuda_build(image: str) -> bool:
