@@ -141,3 +141,13 @@ def test_the_same_image_requesting_a_gpu_is_still_planned_on_the_fleet() -> None
     assert not [d for d in result.diagnostics if d.rule == "KV304"]
     (cr,) = result.containers
     assert cr.fleet
+
+
+def test_kv208_says_the_memory_rules_were_skipped_for_a_gpu_image_on_another_accelerator() -> None:
+    # the untagged image's assumed release only read the command: no GPU memory rule ran (KV304 says why)
+    result = _run("vllm/vllm-openai", selector="", resource="google.com/tpu")
+    (kv208,) = [d for d in result.diagnostics if d.rule == "KV208"]
+    text = kv208.message + " " + " ".join(kv208.details or ())
+    assert "its GPU memory rules were skipped on the TPU node it requests (google.com/tpu) (KV304)" in text, (
+        text
+    )
