@@ -71,11 +71,24 @@ def test_the_cuda_image_on_the_same_pod_is_sized() -> None:
 
 
 @pytest.mark.parametrize(
-    "image", ["registry.example/throughput-vllm:0.11.0", "registry.example/output/vllm:0.11.0"]
+    "image",
+    [
+        "registry.example/throughput-vllm:0.11.0",
+        "registry.example/output/vllm:0.11.0",
+        "ghcr.io/inputlabs/vllm-openai:v0.11.0",
+    ],
 )
 def test_a_platform_word_inside_another_word_is_not_a_build(image: str) -> None:
     result = _run(image)
     assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    assert [d for d in result.diagnostics if d.rule == "KV103"]
+    # nor a build for anything else: with no GPU named it is planned on the fleet as the CUDA image it is
+    # (``throughput`` was read as an Intel Gaudi build, ``output`` as a TPU one, ``input`` as an NPU one: KV501
+    # "capacity rules skipped", not sized)
+    result = _run(image, selector="")
+    assert summarise(result).not_sized == {}, result.diagnostics
+    (cr,) = result.containers
+    assert cr.fleet
 
 
 def test_an_ascend_build_on_its_npu_is_not_kv304() -> None:

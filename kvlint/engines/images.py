@@ -637,6 +637,11 @@ def tag_of_unknown_image(serving: ServingConfig) -> bool:
 #: Gaudi, CPU, Intel GPUs, Ascend NPUs).
 _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
 
+#: Each of :data:`_NON_CUDA_IMAGE_WORDS` at the start of a word of the reference (``vllm-tpu``, ``neuronx``,
+#: ``latest-cpu``), not inside one: ``throughput`` holds ``hpu``, ``output`` ``tpu``, ``input`` ``npu``, and an
+#: image so named is no build for those (it was read as one and not sized).
+_NON_CUDA_WORD_RES = tuple((w, re.compile(r"(?<![a-z0-9])" + w)) for w in _NON_CUDA_IMAGE_WORDS)
+
 
 #: ``amd`` in an image reference names an AMD (ROCm) build, but not in ``amd64``, the x86-64 architecture tag of
 #: CUDA builds too (OME's ``lmsysorg/sglang:v0.5.5.post3-cu129-amd64``).
@@ -658,8 +663,8 @@ def image_platform(image: str) -> str:
     low = image.lower()
     if "rocm" in low or _AMD.search(low):
         return "rocm"
-    for w in _NON_CUDA_IMAGE_WORDS:
-        if w in low:
+    for w, word in _NON_CUDA_WORD_RES:
+        if word.search(low):
             return w
     if _CANN.search(low):
         return "ascend"
