@@ -657,7 +657,8 @@ _CANN = re.compile(r"(?<![a-z0-9])cann\d")
 
 @_by_reference
 def image_platform(image: str) -> str:
-    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...).
+    """``cuda`` (the default), ``rocm``, or the non-CUDA word that begins a word of the image reference (``tpu``,
+    ``cpu``..., :data:`_NON_CUDA_WORD_RES`; ``ascend`` for a CANN tag, :data:`_CANN`).
     Memoised by the reference (a pure function of one short string, asked for each container several times: by
     the fleet, KV208, KV304, the sizing summary)."""
     low = image.lower()
