@@ -765,7 +765,8 @@ class VllmPlanDetail:
     the limiting rank. ``per_request_blocks``: blocks one max-model-len request holds across all groups.
     ``length_refused``: why vLLM refuses the max-model-len (above the derived length, KV201), else None;
     ``v0_fallback``: why vLLM 0.8 - 0.10 runs its V0 engine for this configuration, else None (both from
-    :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`).
+    :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`). ``v2_runner``: the start-up runs the
+    V2 model runner (:attr:`StartupConfig.v2_runner`, §1.2.6), whose persistent input buffers differ (KV209).
     """
 
     plan: MemoryPlan
@@ -782,6 +783,7 @@ class VllmPlanDetail:
     mamba_blocks_high: int = 0
     length_refused: str | None = None
     v0_fallback: str | None = None
+    v2_runner: bool = False
 
     @property
     def mamba_refusal(self) -> str | None:
@@ -1682,6 +1684,7 @@ def _assemble(
         *mamba_block_count(settings, cfg, limit, int(fit.num_blocks), any(_has_state(st) for st in usable)),
         length_refused=cfg.length_refused,
         v0_fallback=cfg.v0_fallback,
+        v2_runner=cfg.v2_runner,
     )
 
 
