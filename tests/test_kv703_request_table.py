@@ -12,11 +12,11 @@ import pytest
 from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.options import Options
 from kvlint.pipeline import run_check
-from kvlint.rules.families.sglang import REQUEST_TABLE_EXTRA_COLUMNS
+from kvlint.rules.families.sglang import REQUEST_TABLE_EXTRA_COLUMNS, request_table_pool_bytes
 from kvlint.types import CheckResult, ContainerResult
 
 
-def _run(tmp_path: Path, tag: str, requests: int) -> CheckResult:
+def _run(tmp_path: Path, tag: str, requests: int, *extra: str) -> CheckResult:
     cmd = [
         "python3",
         "-m",
@@ -25,9 +25,10 @@ def _run(tmp_path: Path, tag: str, requests: int) -> CheckResult:
         "meta-llama/Llama-3.1-8B-Instruct",
         "--max-running-requests",
         str(requests),
+        *extra,
     ]
     argv = ", ".join(f'"{a}"' for a in cmd)
-    p = tmp_path / f"{tag}-{requests}.yaml"
+    p = tmp_path / f"{tag}-{requests}-{'-'.join(extra)}.yaml"
     p.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n"
         "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
@@ -47,7 +48,7 @@ def _rows_that_fit(r: CheckResult) -> int:
     d = cr.plan_detail
     assert isinstance(d, SglangPlanDetail)
     row = (d.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
-    return (cr.plan.total_bytes - cr.plan.weights_bytes - cr.plan.kv_cache_bytes) // row
+    return (cr.plan.total_bytes - cr.plan.weights_bytes - request_table_pool_bytes(cr.plan)) // row
 
 
 @pytest.mark.parametrize("tag", ["v0.5.5", "v0.5.9"])
@@ -67,3 +68,27 @@ def test_the_table_beyond_the_gpu_is_kv703_up_to_0_5_9(tmp_path: Path, tag: str)
 @pytest.mark.parametrize("tag", ["v0.5.10", "v0.5.23"])
 def test_sglang_caps_the_value_from_0_5_10(tmp_path: Path, tag: str) -> None:
     assert not _kv703(_run(tmp_path, tag, 10**9))
+
+
+def test_a_max_total_tokens_cap_shrinks_the_pool_beside_the_table(tmp_path: Path) -> None:
+    # --max-total-tokens caps the KV pool SGLang allocates (min with the profiled tokens, 0.5.5 init_memory_pool), so
+    # the table has the rest of the GPU: judged against the capped pool, not the profiled one (which took 50 GiB here)
+    tag, cap = "v0.5.5", "10000"
+    r = _run(tmp_path, tag, 2048, "--max-total-tokens", cap)
+    (cr,) = r.containers
+    assert (
+        isinstance(cr, ContainerResult)
+        and cr.plan is not None
+        and isinstance(cr.plan_detail, SglangPlanDetail)
+    )
+    plan = cr.plan
+    assert plan.capacity_tokens == int(cap)
+    pool = plan.capacity_tokens * plan.kv_bytes_per_token
+    assert pool < plan.kv_cache_bytes // 10 and request_table_pool_bytes(plan) == pool
+    row = (cr.plan_detail.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    fits = (plan.total_bytes - plan.weights_bytes - pool) // row
+    # more rows than fit beside the profiled pool, fewer than beside the capped one
+    assert fits > _rows_that_fit(_run(tmp_path, tag, 2048)) + 1
+    assert not _kv703(_run(tmp_path, tag, fits, "--max-total-tokens", cap))
+    (d,) = _kv703(_run(tmp_path, tag, fits + 1, "--max-total-tokens", cap))
+    assert f"the KV pool, {pool / 2**30:,.2f} GiB" in d.message

@@ -18,7 +18,7 @@ from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, first_fitting, replanned, smallest_fitting
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, MemoryPlan
 
 
 def _pool_tokens(d: object) -> int:
@@ -314,6 +314,14 @@ REQUEST_TABLE_CAPPED_FROM = (0, 5, 10)
 REQUEST_TABLE_EXTRA_COLUMNS = 4
 
 
+def request_table_pool_bytes(plan: MemoryPlan) -> int:
+    """The KV pool KV703 places beside the table: the tokens SGLang allocates (``max_total_num_tokens``, after
+    ``--max-total-tokens`` caps the profiled count: ``min(profiled, max_total_tokens)`` in ``sglang@0.5.5``/``0.5.9``
+    ``init_memory_pool``) at the plan's bytes per token, and never more than the low end of the profiled pool, so the
+    sum stays a lower bound."""
+    return max(0, min(plan.kv_cache_bytes_low, plan.capacity_tokens * plan.kv_bytes_per_token))
+
+
 @check("KV703")
 def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV703 (SGLang before 0.5.10): an explicit ``--max-running-requests`` whose request-to-token table does not fit
@@ -339,7 +347,7 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     columns = d.context_length + REQUEST_TABLE_EXTRA_COLUMNS
     table = mrr * columns * 4
-    weights, kv = plan.weights_bytes, max(0, plan.kv_cache_bytes)
+    weights, kv = plan.weights_bytes, request_table_pool_bytes(plan)
     if table + weights + kv <= plan.total_bytes:
         return
     gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
