@@ -1,7 +1,8 @@
 """KV703: SGLang before 0.5.10 sizes its request-to-token table (``ReqToTokenPool``, ``context_len + 4`` int32 columns)
 by an explicit ``--max-running-requests`` as given, after the KV pool was sized from the memory left
-(``sglang@0.5.5``/``0.5.9`` ``init_memory_pool``); from 0.5.10 the engine caps the value
-(``_resolve_max_num_reqs``). The threshold is the run's own plan: table + weights + KV pool against the GPU."""
+(``sglang@0.5.5``/``0.5.9`` ``init_memory_pool``); 0.5.10 - 0.5.13 cap the value at the engine's estimate (at most
+4,096 rows, ``_resolve_max_num_reqs``), and from 0.5.14 at half the pool's tokens, which a long context still makes
+larger than the GPU. The threshold is the run's own plan: table + weights + KV pool against the GPU."""
 
 from __future__ import annotations
 
@@ -65,9 +66,39 @@ def test_the_table_beyond_the_gpu_is_kv703_up_to_0_5_9(tmp_path: Path, tag: str)
     assert "1,000,000,000 rows" in huge.message
 
 
-@pytest.mark.parametrize("tag", ["v0.5.10", "v0.5.23"])
-def test_sglang_caps_the_value_from_0_5_10(tmp_path: Path, tag: str) -> None:
+@pytest.mark.parametrize("tag", ["v0.5.10", "v0.5.13"])
+def test_sglang_caps_the_value_at_its_estimate_in_0_5_10_to_0_5_13(tmp_path: Path, tag: str) -> None:
     assert not _kv703(_run(tmp_path, tag, 10**9))
+
+
+@pytest.mark.parametrize("tag", ["v0.5.14", "v0.5.23"])
+def test_from_0_5_14_the_cap_is_half_the_pool_and_the_table_can_exceed_the_gpu(
+    tmp_path: Path, tag: str
+) -> None:
+    # resolve_max_num_reqs: min(requested per DP worker, token_capacity // 2) rows of context_len + 4 int32
+    r = _run(tmp_path, tag, 10**9)
+    (cr,) = r.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None
+    d = cr.plan_detail
+    assert isinstance(d, SglangPlanDetail)
+    rows = cr.plan.capacity_tokens // 2
+    assert d.max_running_requests == rows
+    table = rows * (d.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    assert table + cr.plan.weights_bytes + request_table_pool_bytes(cr.plan) > cr.plan.total_bytes
+    (f,) = _kv703(r)
+    assert f"table at {rows:,} rows" in f.message and f"{table / 2**30:,.2f} GiB" in f.message
+    assert "KVCacheConfigurator.configure" in f.message or tag < "v0.5.16"
+    # a short context: the same rows fit beside the pool
+    short = _run(tmp_path, tag, 10**9, "--context-length", "4096")
+    (cs,) = short.containers
+    assert (
+        isinstance(cs, ContainerResult)
+        and cs.plan is not None
+        and isinstance(cs.plan_detail, SglangPlanDetail)
+    )
+    small = cs.plan_detail.max_running_requests * (4096 + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    assert small + cs.plan.weights_bytes + request_table_pool_bytes(cs.plan) <= cs.plan.total_bytes
+    assert not _kv703(short)
 
 
 def test_a_max_total_tokens_cap_shrinks_the_pool_beside_the_table(tmp_path: Path) -> None:
