@@ -265,8 +265,11 @@ def _pick_by_memory(
 
 
 def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand | None:
-    """The accelerator one label value names; None when the value does not decide (soft keys)."""
+    """The accelerator one label value names; None when the value does not decide (soft keys) or is a placeholder
+    still to fill in (:func:`_fill_in`: :func:`_why_undecided` says so)."""
     v = str(value).strip()
+    if _fill_in(v):
+        return None
     c = _Cand(None, key, v, loc)
     if key == GFD_PRODUCT:
         acc, profile, shared = cat.gfd_product(v)
@@ -873,7 +876,16 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
     for labels in label_sets:
         for key, values in labels.items():
             vals = ", ".join(v for v, _ in values)
-            if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
+            if values and all(_fill_in(v) for v, _ in values):
+                # A template's blank (KAITO's Arc example: instanceType: <your-vm-sku>): not a value that names
+                # no GPU, a value not written yet.
+                what = (
+                    "the instance type of your GPU nodes"
+                    if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA)
+                    else ("the value your GPU nodes carry")
+                )
+                notes.append(f"{key}={vals} is a placeholder left to fill in: write {what} there")
+            elif key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
                 notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
                 notes.append(
@@ -894,6 +906,14 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                         f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"
                     )
     return notes
+
+
+def _fill_in(value: str) -> bool:
+    """Whether a label value is a placeholder a person or a tool replaces before the manifest is applied: a
+    ``<...>`` blank (``<your-vm-sku>``) or an unexpanded ``${VAR}``/``$(VAR)`` reference (Kubernetes expands
+    neither in a nodeSelector or an operator's instance type)."""
+    v = value.strip()
+    return (len(v) > 2 and v.startswith("<") and v.endswith(">")) or "${" in v or "$(" in v
 
 
 def _named_by_value(values: list[str]) -> Accelerator | None:

@@ -354,6 +354,19 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         "kvlint.io/accelerator annotation, map your node labels in .kvlint.yaml (accelerators.node_labels), "
         "or run with --accelerator ID (kvlint accelerators lists ids)"
     )
+    placed = ctx.cr.placement
+    if (
+        placed is not None
+        and placed.accelerator is None
+        and placed.how.startswith(("nodeSelector ", "nodeAffinity "))
+        and "catalogue" in placed.how
+    ):
+        # the pod's own GPU label decided, on a GPU kvlint does not know: another nodeSelector is not the remedy
+        fix = (
+            "name that GPU as kvlint knows it: the kvlint.io/accelerator annotation with its catalogue id, a "
+            "mapping of the label's value in .kvlint.yaml (accelerators.node_labels), or --accelerator ID "
+            "(kvlint accelerators lists ids)"
+        )
     if not cr.fleet:
         yield ctx.finding(
             f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}, so capacity rules were skipped",
