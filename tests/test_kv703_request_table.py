@@ -17,7 +17,7 @@ from kvlint.rules.families.sglang import REQUEST_TABLE_EXTRA_COLUMNS, request_ta
 from kvlint.types import CheckResult, ContainerResult
 
 
-def _run(tmp_path: Path, tag: str, requests: int, *extra: str) -> CheckResult:
+def _run(tmp_path: Path, tag: str, requests: int, *extra: str, env: str = "") -> CheckResult:
     cmd = [
         "python3",
         "-m",
@@ -29,12 +29,13 @@ def _run(tmp_path: Path, tag: str, requests: int, *extra: str) -> CheckResult:
         *extra,
     ]
     argv = ", ".join(f'"{a}"' for a in cmd)
-    p = tmp_path / f"{tag}-{requests}-{'-'.join(extra)}.yaml"
+    p = tmp_path / f"{tag}-{requests}-{'-'.join(extra)}-{env}.yaml"
     p.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n"
         "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
         f"  containers:\n  - name: sglang\n    image: lmsysorg/sglang:{tag}\n    command: [{argv}]\n"
-        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+        + (f"    env: [{{name: {env}, value: '1'}}]\n" if env else "")
+        + "    resources: {limits: {nvidia.com/gpu: 1}}\n"
     )
     return run_check([str(p)], Options(allow_hub=False))
 
@@ -123,3 +124,24 @@ def test_a_max_total_tokens_cap_shrinks_the_pool_beside_the_table(tmp_path: Path
     assert not _kv703(_run(tmp_path, tag, fits, "--max-total-tokens", cap))
     (d,) = _kv703(_run(tmp_path, tag, fits + 1, "--max-total-tokens", cap))
     assert f"the KV pool, {pool / 2**30:,.2f} GiB" in d.message
+
+
+def test_post_capture_kv_sizing_fits_the_pool_after_the_table(tmp_path: Path) -> None:
+    # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (0.5.16 on, no MLA): the KV pool is a reservation resized after CUDA-graph
+    # capture to the free memory then (kv_pool_runtime.py::compute_post_capture_kv_resize, 0.5.23), so a table that
+    # fits beside the weights shrinks the pool instead of failing; one beside the weights alone does not fit
+    env = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
+    (cr,) = _run(tmp_path, "v0.5.23", 2048).containers
+    assert (
+        isinstance(cr, ContainerResult)
+        and cr.plan is not None
+        and isinstance(cr.plan_detail, SglangPlanDetail)
+    )
+    row = (cr.plan_detail.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    beside_weights = (cr.plan.total_bytes - cr.plan.weights_bytes) // row
+    between = _rows_that_fit(_run(tmp_path, "v0.5.23", 2048)) + 1
+    assert between < beside_weights < cr.plan.capacity_tokens // 2
+    assert _kv703(_run(tmp_path, "v0.5.23", between))
+    assert not _kv703(_run(tmp_path, "v0.5.23", beside_weights, env=env))
+    (d,) = _kv703(_run(tmp_path, "v0.5.23", beside_weights + 1, env=env))
+    assert env in d.message

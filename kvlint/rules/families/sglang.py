@@ -11,7 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
+from kvlint.memory.sglang import (
+    SglangPlanDetail,
+    pool_starts,
+    post_capture_kv_sizing,
+    warns_pool_below_context,
+)
 from kvlint.memory.sglang_mamba import NO_STATE_POOL, STATE_POOL_TOO_SMALL
 from kvlint.memory.stage import PlanDetail
 from kvlint.rules.context import RuleContext, gib
@@ -364,6 +369,10 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     columns = d.context_length + REQUEST_TABLE_EXTRA_COLUMNS
     table = rows * columns * 4
     weights, kv = plan.weights_bytes, request_table_pool_bytes(plan)
+    # with post-capture KV sizing the pool is fitted to the memory left after the table: only the table can fail
+    after = ctx.model is not None and post_capture_kv_sizing(d.version, ctx.serving.env, ctx.model)
+    if after:
+        kv = 0
     if table + weights + kv <= plan.total_bytes:
         return
     gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
@@ -379,8 +388,14 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     default = "2,048 - 4,096 rows, at most half the pool's tokens" if pool_capped else "2,048 - 4,096 rows"
     yield ctx.finding(
         f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table{capped} x "
-        f"{columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, and the KV pool, "
-        f"{gib(kv)}, is more than the {gib(plan.total_bytes)} of the {gpu}; the scheduler stops with "
+        f"{columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, "
+        + (
+            "is more than the {total} of the {gpu} even before the KV pool (sized after CUDA-graph capture under "
+            "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING); "
+            if after
+            else "and the KV pool, {kv}, is more than the {total} of the {gpu}; "
+        ).format(total=gib(plan.total_bytes), gpu=gpu, kv=gib(kv))
+        + "the scheduler stops with "
         f"torch.OutOfMemoryError ('CUDA out of memory') in {where}",
         ctx.serving.loc("max_running_requests"),
         fix=f"remove --max-running-requests (SGLang {plan.engine_version} then sizes the table at {default}) "
