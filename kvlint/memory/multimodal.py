@@ -444,7 +444,8 @@ def encoder_profile(
     if not vis:
         return None, notes
     limits = limit_mm_per_prompt or {}
-    mt = (model.config or {}).get("model_type") or model.model_type
+    own = (model.config or {}).get("model_type")
+    mt = own if isinstance(own, str) and own else str(model.model_type or "")
     if era == "v1" and skip_mm_profiling and version >= SKIP_MM_PROFILING_FROM:
         notes.append(
             "--skip-mm-profiling: vLLM does not profile the multimodal encoder or its cache (GPUModelRunner."
