@@ -106,3 +106,28 @@ def test_a_local_config_value_of_the_wrong_type_leaves_the_container_checked(
     assert not [d for d in result.diagnostics if "could not finish" in d.message], [
         d.message for d in result.diagnostics
     ]
+
+
+@pytest.mark.parametrize("total", ["1" + "0" * 4000, str(2**64), "true", "1e400"])
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_checkpoint_index_total_past_int64_is_not_read(tmp_path: Path, total: str, engine: str) -> None:
+    # model.safetensors.index.json "metadata": {"total_size": 10**4000}: every plan of the model was "kvlint could
+    # not size acme/odd: OverflowError: integer division result too large for a float" (KV502)
+    d = tmp_path / "acme--odd"
+    d.mkdir()
+    src = Path(__file__).parents[1] / "kvlint/data/models/Qwen--Qwen2.5-7B/config.json"
+    (d / "config.json").write_text(src.read_text())
+    (d / "model.safetensors.index.json").write_text(
+        '{"metadata": {"total_size": ' + total + '}, "weight_map": {}}'
+    )
+    if engine == "sglang":
+        text = _vllm_pod(["--model-path", "acme/odd"], "lmsysorg/sglang:v0.5.3", engine="sglang")
+    else:
+        text = _vllm_pod(["--model", "acme/odd", "--max-model-len", "4096"])
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, model_dirs=(str(tmp_path),)))
+    assert not [d for d in result.diagnostics if "Error" in d.message], [
+        d.message for d in result.diagnostics
+    ]
+    plans = [c.plan for c in result.containers if isinstance(c, ContainerResult) and c.plan is not None]
+    assert len(plans) == 1
+    assert plans[0].weights_bytes < 2**40

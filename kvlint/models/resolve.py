@@ -125,6 +125,18 @@ def _read_json(path: Path, ref: str) -> dict[str, Any]:
     return data
 
 
+#: The largest ``metadata.total_size`` read as a checkpoint's bytes (2^63 - 1, as a quantity past 2^63 bytes is
+#: implausible: :mod:`kvlint.accelerators.quantity`); past it the index is read as giving none, where a 4,000-digit
+#: size made every plan "could not size ... OverflowError: integer division result too large for a float"
+MAX_CHECKPOINT_BYTES = 2**63 - 1
+
+
+def _checkpoint_total(total: Any) -> bool:
+    """Whether an index's ``metadata.total_size`` is a checkpoint size kvlint reads: an integer (not a boolean)
+    from 1 to :data:`MAX_CHECKPOINT_BYTES`."""
+    return isinstance(total, int) and not isinstance(total, bool) and 0 < total <= MAX_CHECKPOINT_BYTES
+
+
 def _checkpoint_size(d: Path, root: Path | None = None) -> tuple[int | None, str | None]:
     """Exact weight bytes of a local checkpoint: ``model.safetensors.index.json`` ``metadata.total_size``,
     else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None. With ``root``,
@@ -136,7 +148,7 @@ def _checkpoint_size(d: Path, root: Path | None = None) -> tuple[int | None, str
                 raw = fh.read(MAX_CONFIG_BYTES + 1)
             if len(raw) <= MAX_CONFIG_BYTES:
                 total = (json.loads(raw.decode("utf-8")).get("metadata") or {}).get("total_size")
-                if isinstance(total, int) and total > 0:
+                if _checkpoint_total(total):
                     return total, f"checkpoint size ({idx} metadata.total_size)"
         except (OSError, ValueError, AttributeError, RecursionError):
             pass
@@ -446,8 +458,9 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
         if fname == "hf_quant_config.json" and isinstance(data, dict):
             quant = data
         elif isinstance(data, dict):
-            total = (data.get("metadata") or {}).get("total_size")
-            if isinstance(total, int) and total > 0:
+            meta = data.get("metadata")
+            total = meta.get("total_size") if isinstance(meta, dict) else None
+            if _checkpoint_total(total):
                 wb, wb_src = (
                     total,
                     f"checkpoint size (hub {ref} model.safetensors.index.json metadata.total_size)",
