@@ -131,3 +131,87 @@ def test_a_checkpoint_index_total_past_int64_is_not_read(tmp_path: Path, total: 
     plans = [c.plan for c in result.containers if isinstance(c, ContainerResult) and c.plan is not None]
     assert len(plans) == 1
     assert plans[0].weights_bytes < 2**40
+
+
+def _local_model(tmp_path: Path, source: str, edit: object, quant_edit: object = None) -> Options:
+    """``acme/odd`` in a model directory under ``tmp_path``: ``source``'s catalogue config (and hf_quant_config.json
+    when it has one) changed by ``edit(config)`` (and ``quant_edit(quant)``)."""
+    here = Path(__file__).parents[1] / "kvlint/data/models" / source
+    d = tmp_path / "acme--odd"
+    d.mkdir()
+    cfg = json.loads((here / "config.json").read_text())
+    edit(cfg)  # type: ignore[operator]
+    (d / "config.json").write_text(json.dumps(cfg))
+    if (here / "hf_quant_config.json").is_file():
+        quant = json.loads((here / "hf_quant_config.json").read_text())
+        if quant_edit is not None:
+            quant_edit(quant)  # type: ignore[operator]
+        (d / "hf_quant_config.json").write_text(json.dumps(quant))
+    return Options(allow_hub=False, model_dirs=(str(tmp_path),))
+
+
+@pytest.mark.parametrize(
+    ("source", "edit", "quant_edit", "file"),
+    [
+        # a Nemotron-NAS block_configs entry, or its ffn, that is a number (AttributeError: no attribute 'get')
+        (
+            "nvidia--Llama-3_3-Nemotron-Super-49B-v1",
+            lambda c: c["block_configs"].__setitem__(2, -1),
+            None,
+            "config.json holds",
+        ),
+        (
+            "nvidia--Llama-3_3-Nemotron-Super-49B-v1",
+            lambda c: c["block_configs"][1].__setitem__("ffn", 1e308),
+            None,
+            "config.json holds",
+        ),
+        # hf_quant_config.json whose "quantization" is a number
+        (
+            "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4",
+            lambda c: None,
+            lambda q: q.__setitem__("quantization", -(2**63)),
+            "config.json or hf_quant_config.json holds",
+        ),
+    ],
+)
+def test_a_config_of_another_shape_is_refused_at_its_file(
+    tmp_path: Path, source: str, edit: object, quant_edit: object, file: str
+) -> None:
+    # these were KV502 "no config.json for model 'acme/odd', so capacity rules were skipped: acme/odd:
+    # AttributeError: ..." (the resolution's net), though the file is there and was read
+    options = _local_model(tmp_path, source, edit, quant_edit)
+    text = _vllm_pod(["--model", "acme/odd", "--max-model-len", "4096"])
+    result = run_documents(load_text(text, "p.yaml"), options)
+    kv502 = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert len(kv502) == 1, [d.message for d in result.diagnostics]
+    assert "was found but refused" in kv502[0].message, kv502[0].message
+    assert file in kv502[0].message and "acme--odd/config.json" in kv502[0].message
+    assert "no config.json" not in kv502[0].message
+
+
+@pytest.mark.parametrize("value", [[1], "abc", float("nan"), float("inf"), 1e-300, 1e308, -1, 0, 0.5])
+@pytest.mark.parametrize(
+    ("source", "key"),
+    [
+        ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "pixel_shuffle_ratio"),
+        ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "image_size"),
+        ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "patch_size"),
+        ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "vision_output_dim"),
+        ("meta-llama--Llama-3.2-11B-Vision-Instruct", "intermediate_layers_indices"),
+        ("Qwen--Qwen2.5-VL-7B-Instruct", "hidden_size"),
+        ("Qwen--Qwen2.5-VL-7B-Instruct", "spatial_merge_size"),
+        ("Qwen--Qwen2.5-VL-7B-Instruct", "in_chans"),
+    ],
+)
+def test_a_vision_config_number_of_another_type_leaves_the_container_sized(
+    tmp_path: Path, source: str, key: str, value: object
+) -> None:
+    # vision_config.pixel_shuffle_ratio [1] or 1e-300: float() of a list, round(inf): "kvlint could not size acme/odd
+    # for vllm: TypeError: float() argument must be a string or a real number, not 'list'" (the planner's net)
+    options = _local_model(tmp_path, source, lambda c: c["vision_config"].__setitem__(key, value))
+    text = _vllm_pod(["--model", "acme/odd", "--max-model-len", "4096", "-tp", "1"])
+    result = run_documents(load_text(text, "p.yaml"), options)
+    assert not [d for d in result.diagnostics if "Error" in d.message], [
+        d.message for d in result.diagnostics
+    ]

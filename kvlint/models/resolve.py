@@ -186,6 +186,12 @@ def _has_config(d: Path, root: Path | None) -> bool:
     return (root is None or _inside(cfg, root)) and cfg.is_file()
 
 
+#: What reading a config of an unexpected shape raises (:func:`_parse`): a number where a mapping or list is read
+#: (AttributeError, TypeError), a list too short (IndexError), a key of a mapping missing (KeyError), an integer
+#: beyond a float (OverflowError)
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, OverflowError)
+
+
 def _parse(
     config: dict[str, Any],
     model_id: str,
@@ -210,6 +216,17 @@ def _parse(
         why = str(e)
         why = why[len(model_id) + 2 :] if why.startswith(f"{model_id}: ") else why
         raise _refused(model_id, source, why, e if isinstance(e, NotDecoderLLM) else None) from None
+    except _SHAPE_ERRORS as e:
+        # a field of another type or shape than transformers writes (hf_quant_config.json "quantization": 5, a
+        # Nemotron-NAS block_configs entry that is a number): refused at its file, as a config with a size out of
+        # range is; it was "no config.json for model ..." (the pipeline's net for a resolution that raised)
+        files = "config.json" if quant is None else "config.json or hf_quant_config.json"
+        raise _refused(
+            model_id,
+            source,
+            f"{files} holds a value of another type or shape than the one transformers writes there "
+            f"({type(e).__name__}: {str(e)[:120]})",
+        ) from None
     if extra_notes:
         import dataclasses
 

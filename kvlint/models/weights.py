@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory.memo import per_model
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
@@ -37,6 +38,7 @@ from kvlint.models.shapes import (
     nemotron_h_pattern,
 )
 from kvlint.types import ModelSpec
+from kvlint.values import finite_number
 
 __all__ = [
     "param_count",
@@ -57,6 +59,14 @@ def _i(v: Any, default: int = 0) -> int:
         return default
 
 
+def _vi(v: Any, default: int = 0) -> int:
+    """A vision config's size as :func:`_i` reads it, ``default`` past 2^63 - 1 as well (read as the flags' are;
+    a ``patch_size`` or ``depth`` of 1e308 made the estimate's ``.3g`` raise OverflowError: int too large to
+    convert to float)."""
+    n = _i(v, default)
+    return n if abs(n) <= MAX_INT_SETTING else default
+
+
 def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     """Rough parameter count of a ViT vision tower + projector (approximate; kvlint only needs its bytes).
 
@@ -68,14 +78,15 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
         return 0
     if config.get("model_type") == "qwen2_5_vl":
         return _qwen2_5_vl_vision_params(vc)
-    layers = _i(vc.get("num_hidden_layers") or vc.get("depth")) + _i(vc.get("num_global_layers"))
-    h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
+    layers = _vi(vc.get("num_hidden_layers") or vc.get("depth")) + _vi(vc.get("num_global_layers"))
+    h = _vi(vc.get("hidden_size") or vc.get("embed_dim"))
     if not layers or not h:
         return 0
-    inter = _i(vc.get("intermediate_size")) or int(float(vc.get("mlp_ratio") or 4) * h)
-    patch = _i(vc.get("patch_size"), 14)
+    ratio = finite_number(vc.get("mlp_ratio"))
+    inter = _vi(vc.get("intermediate_size")) or _vi(h * (ratio if ratio is not None and ratio > 0 else 4.0))
+    patch = _vi(vc.get("patch_size"), 14)
     proj_in = (
-        _i(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
+        _vi(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
     )
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
 
@@ -102,14 +113,14 @@ def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
     ``h m^2 -> h m^2 -> out_hidden_size`` (``m`` = ``spatial_merge_size``). The generic ViT estimate counted a
     two-matrix MLP and a one-matrix projector: 0.17 B parameters short for Qwen2.5-VL-7B (0.32 GiB in bf16).
     """
-    h = _i(vc.get("hidden_size"))
-    layers = _i(vc.get("depth") or vc.get("num_hidden_layers"))
-    inter = _i(vc.get("intermediate_size")) or 4 * h
-    patch = _i(vc.get("patch_size") or vc.get("spatial_patch_size"), 14)
-    temporal = _i(vc.get("temporal_patch_size"), 2)
-    chans = _i(vc.get("in_chans") or vc.get("in_channels"), 3)
-    merge = _i(vc.get("spatial_merge_size"), 2)
-    out = _i(vc.get("out_hidden_size")) or h
+    h = _vi(vc.get("hidden_size"))
+    layers = _vi(vc.get("depth") or vc.get("num_hidden_layers"))
+    inter = _vi(vc.get("intermediate_size")) or 4 * h
+    patch = _vi(vc.get("patch_size") or vc.get("spatial_patch_size"), 14)
+    temporal = _vi(vc.get("temporal_patch_size"), 2)
+    chans = _vi(vc.get("in_chans") or vc.get("in_channels"), 3)
+    merge = _vi(vc.get("spatial_merge_size"), 2)
+    out = _vi(vc.get("out_hidden_size")) or h
     if not h or not layers:
         return 0
     block = (h * 3 * h + 3 * h) + (h * h + h) + (h * 2 * inter + 2 * inter) + (inter * h + h) + 2 * h
