@@ -215,3 +215,18 @@ def test_a_vision_config_number_of_another_type_leaves_the_container_sized(
     assert not [d for d in result.diagnostics if "Error" in d.message], [
         d.message for d in result.diagnostics
     ]
+
+
+def test_a_sweep_lists_at_most_64_values_counted_before_any_is_read() -> None:
+    # --sweep max-model-len=1,2,...,20000: each value a whole plan, 16 CPU seconds for a 110 kB argument (a
+    # range doubles from its low end: at most 64 points)
+    from kvlint.capacity.sweep import MAX_SWEEP_POINTS, SweepError, parse_sweep
+
+    assert (
+        parse_sweep("max-model-len=" + ",".join(str(i) for i in range(1, MAX_SWEEP_POINTS + 1)))[1][-1] == 64
+    )
+    for listed in ("max-model-len=" + ",".join(["1k"] * 20_000), "kv-cache-dtype=" + ",".join(["auto"] * 65)):
+        with pytest.raises(SweepError, match="kvlint sweeps at most 64 listed values") as info:
+            parse_sweep(listed + ",not-a-number")
+        assert len(str(info.value)) < 300
+    assert len(parse_sweep("max-model-len=1..9223372036854775807")[1]) <= MAX_SWEEP_POINTS
