@@ -81,9 +81,12 @@ def test_a_rope_factor_not_applied_is_said_in_the_plan() -> None:
         ("allenai--Olmo-3.1-32B-Instruct", ("rope_scaling", "original_max_position_embeddings")),
         ("microsoft--Phi-3.5-mini-instruct", ("rope_scaling", "factor")),
         ("Qwen--Qwen2.5-VL-7B-Instruct", ("model_type",)),
+        ("openai--gpt-oss-20b", ("rope_scaling", "original_max_position_embeddings")),
+        ("openai--gpt-oss-20b", ("rope_scaling", "factor")),
+        ("Qwen--Qwen2.5-7B", ("partial_rotary_factor",)),
     ],
 )
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), "abc", [1], True])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "abc", [1], True, 1e308])
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_a_local_config_value_of_the_wrong_type_leaves_the_container_checked(
     tmp_path: Path, source: str, path: tuple[str, ...], value: object, engine: str
@@ -103,7 +106,9 @@ def test_a_local_config_value_of_the_wrong_type_leaves_the_container_checked(
     else:
         text = _vllm_pod(["--model", "acme/odd", "--max-model-len", "4096"])
     result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, model_dirs=(str(tmp_path),)))
-    assert not [d for d in result.diagnostics if "could not finish" in d.message], [
+    # nor the planner's net (KV502 "could not size ...: TypeError: can't multiply sequence by non-int of type
+    # 'float'", the RoPE cache of a YaRN original length "NaN")
+    assert not [d for d in result.diagnostics if "could not" in d.message or "Error" in d.message], [
         d.message for d in result.diagnostics
     ]
 
