@@ -84,6 +84,10 @@ def test_a_rope_factor_not_applied_is_said_in_the_plan() -> None:
         ("openai--gpt-oss-20b", ("rope_scaling", "original_max_position_embeddings")),
         ("openai--gpt-oss-20b", ("rope_scaling", "factor")),
         ("Qwen--Qwen2.5-7B", ("partial_rotary_factor",)),
+        # the weights estimate: an integer past 2^63 - 1 (int(1e308)) made its float arithmetic raise OverflowError,
+        # a number where a list of layers is read "'float' object is not iterable"
+        ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", ("moe_shared_expert_intermediate_size",)),
+        ("Qwen--Qwen3.5-27B", ("text_config", "mlp_only_layers")),
     ],
 )
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), "abc", [1], True, 1e308])

@@ -51,20 +51,23 @@ __all__ = [
 
 
 def _i(v: Any, default: int = 0) -> int:
+    """``int(v)`` of a config value; ``default`` for None, a boolean, what ``int()`` refuses and a number past
+    2^63 - 1 (read as the flags' are: a ``moe_shared_expert_intermediate_size``, a vision ``patch_size`` or a
+    compressed-tensors ``num_bits`` of 1e308 made the estimate raise OverflowError on every plan of the model)."""
     if isinstance(v, bool) or v is None:
         return default
     try:
-        return int(v)
+        n = int(v)
     except (TypeError, ValueError, OverflowError):
         return default
-
-
-def _vi(v: Any, default: int = 0) -> int:
-    """A vision config's size as :func:`_i` reads it, ``default`` past 2^63 - 1 as well (read as the flags' are;
-    a ``patch_size`` or ``depth`` of 1e308 made the estimate's ``.3g`` raise OverflowError: int too large to
-    convert to float)."""
-    n = _i(v, default)
     return n if abs(n) <= MAX_INT_SETTING else default
+
+
+def _past_int64(v: Any) -> bool:
+    """``v`` is a number (an infinity included) beyond 2^63 - 1, which :func:`_i` reads as absent."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        return False
+    return abs(v) > MAX_INT_SETTING
 
 
 def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
@@ -78,15 +81,15 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
         return 0
     if config.get("model_type") == "qwen2_5_vl":
         return _qwen2_5_vl_vision_params(vc)
-    layers = _vi(vc.get("num_hidden_layers") or vc.get("depth")) + _vi(vc.get("num_global_layers"))
-    h = _vi(vc.get("hidden_size") or vc.get("embed_dim"))
+    layers = _i(vc.get("num_hidden_layers") or vc.get("depth")) + _i(vc.get("num_global_layers"))
+    h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
     if not layers or not h:
         return 0
     ratio = finite_number(vc.get("mlp_ratio"))
-    inter = _vi(vc.get("intermediate_size")) or _vi(h * (ratio if ratio is not None and ratio > 0 else 4.0))
-    patch = _vi(vc.get("patch_size"), 14)
+    inter = _i(vc.get("intermediate_size")) or _i(h * (ratio if ratio is not None and ratio > 0 else 4.0))
+    patch = _i(vc.get("patch_size"), 14)
     proj_in = (
-        _vi(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
+        _i(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
     )
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
 
@@ -113,14 +116,14 @@ def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
     ``h m^2 -> h m^2 -> out_hidden_size`` (``m`` = ``spatial_merge_size``). The generic ViT estimate counted a
     two-matrix MLP and a one-matrix projector: 0.17 B parameters short for Qwen2.5-VL-7B (0.32 GiB in bf16).
     """
-    h = _vi(vc.get("hidden_size"))
-    layers = _vi(vc.get("depth") or vc.get("num_hidden_layers"))
-    inter = _vi(vc.get("intermediate_size")) or 4 * h
-    patch = _vi(vc.get("patch_size") or vc.get("spatial_patch_size"), 14)
-    temporal = _vi(vc.get("temporal_patch_size"), 2)
-    chans = _vi(vc.get("in_chans") or vc.get("in_channels"), 3)
-    merge = _vi(vc.get("spatial_merge_size"), 2)
-    out = _vi(vc.get("out_hidden_size")) or h
+    h = _i(vc.get("hidden_size"))
+    layers = _i(vc.get("depth") or vc.get("num_hidden_layers"))
+    inter = _i(vc.get("intermediate_size")) or 4 * h
+    patch = _i(vc.get("patch_size") or vc.get("spatial_patch_size"), 14)
+    temporal = _i(vc.get("temporal_patch_size"), 2)
+    chans = _i(vc.get("in_chans") or vc.get("in_channels"), 3)
+    merge = _i(vc.get("spatial_merge_size"), 2)
+    out = _i(vc.get("out_hidden_size")) or h
     if not h or not layers:
         return 0
     block = (h * 3 * h + 3 * h) + (h * h + h) + (h * 2 * inter + 2 * inter) + (inter * h + h) + 2 * h
@@ -219,7 +222,8 @@ def _param_breakdown(
     first_dense = _i(t.get("first_k_dense_replace"))
     freq = _i(t.get("moe_layer_freq"), 1) or 1
     sparse_step = _i(t.get("decoder_sparse_step"), 1) or 1
-    mlp_only = {_i(x) for x in (t.get("mlp_only_layers") or [])}
+    only = t.get("mlp_only_layers")
+    mlp_only = {_i(x) for x in (only if isinstance(only, list) else [])}
     l4_step = _i(t.get("interleave_moe_layer_step"), 1) or 1
     pattern = nemotron_h_pattern(t)
     blocks = t.get("block_configs") if isinstance(t.get("block_configs"), list) else None
@@ -548,13 +552,16 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
         g = g if g > 0 else 4096
         return 0.5 + 2 / g + 0.5 / g, f"awq 4-bit g{g}"
     if m == "gptq":
-        b = _i(qc.get("bits"), 4)
-        g = _i(qc.get("group_size"), 128)
-        g = g if 0 < g <= MAX_GROUP_SIZE else 4096
-        if b not in GPTQ_BITS:  # vLLM refuses to load it; a hostile -8 or 10**400 must not price the weights
+        raw_b, raw_g = qc.get("bits"), qc.get("group_size")
+        b = _i(raw_b, 4)
+        g = _i(raw_g, 128)
+        g = g if 0 < g <= MAX_GROUP_SIZE and not _past_int64(raw_g) else 4096
+        if b not in GPTQ_BITS or _past_int64(raw_b):
+            # vLLM refuses to load it; a hostile -8 or 10**400 must not price the weights
+            shown = str(raw_b if _past_int64(raw_b) else b)[:20]
             return (
                 0.5 + 2 / g + 0.5 / g,
-                f"gptq {4}-bit g{g} (bits {str(b)[:20]} is no width vLLM loads; 4 assumed)",
+                f"gptq {4}-bit g{g} (bits {shown} is no width vLLM loads; 4 assumed)",
             )
         return b / 8 + 2 / g + b / 8 / g, f"gptq {b}-bit g{g}"
     if m in ("fp8", "modelopt"):
