@@ -37,6 +37,7 @@ from kvlint.engines.images import (
     engine_of_image,
     engine_release,
     image_mentions_engine,
+    is_dell_enterprise_hub,
     split_image,
     tag_of_unknown_image,
     unreleased_tag,
@@ -1823,6 +1824,24 @@ def _args_key(container: LDict, items: Sequence[_Item]) -> Loc | None:
     return key if first is None or first.file == key.file else None
 
 
+#: TGI launcher variables (launcher/src/main.rs ``Args``, ``#[clap(long, env)]``) whose presence in the env of a
+#: Dell Enterprise Hub image (:func:`kvlint.engines.images.is_dell_enterprise_hub`) says it runs TGI: the Hub's
+#: deployment snippets set NUM_SHARD, MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS and MAX_BATCH_PREFILL_TOKENS (dell/omnia
+#: ``examples/ai_examples/nvidia/dell_pretrained_model/dell_pretrained_model_nvidia.py``@a367b60400b1, the Dell AI
+#: SDK's test snippets; huggingface/blog ``dell-enterprise-hub.md``: the deployed model answers TGI's Messages API).
+_DEH_TGI_ENV = frozenset(
+    {
+        "NUM_SHARD",
+        "MAX_INPUT_TOKENS",
+        "MAX_INPUT_LENGTH",
+        "MAX_TOTAL_TOKENS",
+        "MAX_BATCH_PREFILL_TOKENS",
+        "MAX_BATCH_TOTAL_TOKENS",
+        "MODEL_ID",
+    }
+)
+
+
 def parse_container(
     container: LDict,
     *,
@@ -1974,6 +1993,10 @@ def parse_container(
                 )
             return cfg
         if img_engine == "tgi":
+            return dispatch(_Found("tgi", items, False, entry, True))
+        if img_engine is None and is_dell_enterprise_hub(image) and _DEH_TGI_ENV & set(_env_names(container)):
+            # a Dell Enterprise Hub model image told TGI launcher settings in its env: its entrypoint is TGI's
+            # launcher (the Hub's deployment snippets), which reads them (#[clap(long, env)])
             return dispatch(_Found("tgi", items, False, entry, True))
         if split_image(image)[0].rsplit("/", 1)[-1].startswith(HF_SERVER_MODULE):
             # kserve/huggingfaceserver(-gpu): ENTRYPOINT python -m huggingfaceserver

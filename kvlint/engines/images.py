@@ -39,6 +39,7 @@ __all__ = [
     "ENGINE_IMAGE_WORDS",
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
+    "accelerator_build",
     "engine_of_image",
     "engine_release",
     "engine_version",
@@ -46,6 +47,7 @@ __all__ = [
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
+    "is_dell_enterprise_hub",
     "names_engine",
     "path_placeholder",
     "repository_path",
@@ -355,9 +357,10 @@ def repository_path(image: str) -> str:
 
 def tags_are_versions(image: str) -> bool:
     """Whether the tags of ``image``'s repository name engine releases: False for the builds whose tags are their
-    own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`)."""
+    own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`) and for
+    Dell Enterprise Hub's model images (:func:`is_dell_enterprise_hub`: ``latest`` or none in the Hub's snippets)."""
     path = repository_path(image)
-    return not any(x in path for x in _VLLM_TAG_NOT_VERSION)
+    return not any(x in path for x in _VLLM_TAG_NOT_VERSION) and not is_dell_enterprise_hub(image)
 
 
 _R = TypeVar("_R")
@@ -415,6 +418,23 @@ def engine_of_image(image: str) -> str | None:
     if _matches(path, _SGLANG_REPOS):
         return "sglang"
     return None
+
+
+#: Dell Enterprise Hub's registry and the repository prefix of its model-deployment images
+#: (``registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct``): the Dell AI
+#: SDK's ``DEH_IMAGE_PREFIX`` (``dell_ai/deployments.py``, read in its copy ehcalabres/dell-ai@96b5c320ddb4).
+_DEH_REGISTRY = "registry.dell.huggingface.co"
+_DEH_PREFIX = "enterprise-dell-inference-"
+
+
+def is_dell_enterprise_hub(image: str) -> bool:
+    """Whether ``image`` is a Dell Enterprise Hub model container (:data:`_DEH_PREFIX` in :data:`_DEH_REGISTRY`):
+    one model's weights baked into an engine image whose entrypoint serves them. Which engine is not in the name
+    (Hugging Face's TGI for the Hub's deployment snippets, which set TGI launcher variables, ``NUM_SHARD``,
+    ``MAX_TOTAL_TOKENS`` ...; vLLM in newer GB10 images), so the caller decides by the container's env."""
+    repo = split_image(image)[0].lower()
+    registry, _, path = repo.partition("/")
+    return registry == _DEH_REGISTRY and path.startswith(_DEH_PREFIX) and "/" not in path
 
 
 def is_nim_image(image: str) -> bool:
@@ -634,6 +654,45 @@ def image_platform(image: str) -> str:
         if w in low:
             return w
     return "cuda"
+
+
+#: Platform words of :func:`image_platform` that name a build for another accelerator than a GPU of NVIDIA or
+#: AMD (a CPU build runs without one, so it is not among them), and the word each is shown as.
+_ACCELERATOR_BUILDS = {
+    "tpu": "tpu",
+    "neuron": "neuron",
+    "gaudi": "gaudi",
+    "hpu": "gaudi",
+    "xpu": "xpu",
+    "npu": "ascend",
+    "ascend": "ascend",
+}
+
+#: One of :data:`_ACCELERATOR_BUILDS`' words at the start of a word of the reference (``vllm-ascend``,
+#: ``vllm-tpu``, ``tgi-gaudi``, ``pytorch-inference-neuronx``), not inside one (``output``, ``throughput``).
+_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r")")
+
+
+def accelerator_build(serving: ServingConfig) -> str | None:
+    """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: vLLM's ``--device``
+    (``hpu``, ``xpu``, ``neuron``, ``tpu``), else :func:`image_platform`'s word when it begins a word of the image
+    reference (``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
+    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``). Such a build finds no device of its own on an NVIDIA or AMD
+    GPU node (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU
+    and HPU devices), so it is not sized on one (KV304 says so)."""
+    device = str(serving.get("device") or "").strip().lower() if serving.engine == "vllm" else ""
+    if device in _DEVICE_PLATFORMS:
+        return _ACCELERATOR_BUILDS.get(_DEVICE_PLATFORMS[device])
+    word = image_platform(serving.image)
+    if word not in _ACCELERATOR_BUILDS:
+        return None
+    low = serving.image.lower()
+    hit = _ACCELERATOR_WORD.search(low)
+    return (
+        _ACCELERATOR_BUILDS[word]
+        if hit is not None and _ACCELERATOR_BUILDS[hit.group(1)] == _ACCELERATOR_BUILDS[word]
+        else None
+    )
 
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.

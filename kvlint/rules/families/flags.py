@@ -77,9 +77,13 @@ def _assumed(ctx: RuleContext, assumed: str) -> str:
         return f"kvlint assumed {assumed} and its memory rules, which change between releases"
     if assumed[:1].isdigit():
         assumed = f"{ENGINE_NAMES[ctx.serving.engine]} {assumed}"
+    p = ctx.placement
+    acc = p.accelerator if p is not None else None
+    # on an NVIDIA or AMD GPU, a build for another accelerator is KV304's (an error), not KV501's
+    said_by = "KV304" if acc is not None and acc.vendor in ("nvidia", "amd") else "KV501"
     return (
         f"kvlint read the command with the options and context-length rules of {assumed}, which change between "
-        f"releases; its GPU memory rules were skipped on {where} (KV501)"
+        f"releases; its GPU memory rules were skipped on {where} ({said_by})"
     )
 
 

@@ -1,4 +1,4 @@
-"""Limits family (KV201-KV204): the context and batch limits against the model and against each other.
+"""Limits family (KV201-KV204, KV209): the context and batch limits against the model and against each other.
 
 Sources: vLLM ``vllm/config/model.py::_get_and_verify_max_len`` (0.11.0; 0.33.0 via
 ``model_arch_config_convertor.derive_max_model_len_and_key``, docs/engine-memory-model.md §1.8, §1.11 E6) and
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kvlint.memory import defaults
+from kvlint.memory.kv import dtype_bytes
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     check_context_length,
@@ -330,4 +331,77 @@ def batched_tokens_below_seqs(ctx: RuleContext) -> Iterator[Diagnostic]:
         s.loc("max_num_seqs") if default_mbt else s.loc("max_num_batched_tokens"),
         fix=f"{'set' if default_mbt else 'raise'} --max-num-batched-tokens to at least {mns} or lower "
         f"--max-num-seqs to {mbt}",
+    )
+
+
+#: Bytes per scheduled token of the persistent input buffers vLLM's V1 model runner allocates when it is built, before
+#: the weights are loaded, besides ``inputs_embeds`` (hidden size x model dtype): ``input_ids`` (int32) and
+#: ``positions`` (int64) (``vllm@0.8.5``, ``@0.11.0``, ``@0.19.0:vllm/v1/worker/gpu_model_runner.py::
+#: GPUModelRunner.__init__``, "Persistent buffers for CUDA graphs"; only the GPU copies are counted, not the pinned
+#: CPU ones nor the later releases' further int64/bool rows, so the sum is a lower bound).
+V1_RUNNER_TOKEN_BYTES = 4 + 8
+#: The V2 model runner's (``vllm@0.34.0:vllm/v1/worker/gpu/input_batch.py::InputBuffers.__init__``, built in
+#: ``gpu/model_runner.py::GPUModelRunner.__init__``): ``input_ids`` (int32), ``positions`` (int64), ``is_padding``
+#: (bool); its ``inputs_embeds`` is only kept for multimodal and prompt-embedding models, and not counted.
+V2_RUNNER_TOKEN_BYTES = 4 + 8 + 1
+
+
+def runner_buffer_bytes(
+    max_num_batched_tokens: int, hidden_size: int, dtype_bytes: int, v2_runner: bool
+) -> int:
+    """The GPU bytes of the persistent input buffers vLLM's model runner allocates for ``max_num_batched_tokens``
+    tokens before it loads the weights (:data:`V1_RUNNER_TOKEN_BYTES` plus ``inputs_embeds``, or
+    :data:`V2_RUNNER_TOKEN_BYTES`): a lower bound, docs/engine-memory-model.md §1.9."""
+    per_token = V2_RUNNER_TOKEN_BYTES if v2_runner else V1_RUNNER_TOKEN_BYTES + hidden_size * dtype_bytes
+    return max_num_batched_tokens * per_token
+
+
+@check("KV209")
+def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV209 (vLLM, V1 engine): an explicit ``--max-num-batched-tokens`` whose persistent input buffers alone are
+    larger than the GPU. ``SchedulerConfig`` accepts any value of at least ``max_num_seqs`` (above
+    ``max_num_seqs x max_model_len`` it only warns, ``vllm@0.19.0:vllm/config/scheduler.py::SchedulerConfig.
+    verify_max_model_len``), and the model runner then allocates ``max_num_batched_tokens`` rows of token ids,
+    positions and (V1 runner) input embeddings of the hidden size on the GPU in its constructor, before loading the
+    weights (:func:`runner_buffer_bytes`), so the worker stops with ``torch.OutOfMemoryError``. Reported at the value
+    instead of pricing a profile of that many tokens (KV102's activation); the V0 engine allocates no such buffers
+    and is not judged."""
+    s = ctx.serving
+    mbt = s.get("max_num_batched_tokens")
+    plan, model, acc = ctx.plan, ctx.model, ctx.placement.accelerator if ctx.placement else None
+    if not isinstance(mbt, int) or isinstance(mbt, bool) or mbt <= 0 or plan is None or plan.era != "v1":
+        return
+    if model is None or acc is None or not model.hidden_size:
+        return
+    v2 = bool(getattr(ctx.detail, "v2_runner", False))
+    dbytes = dtype_bytes(plan.dtype)
+    need = runner_buffer_bytes(mbt, model.hidden_size, dbytes, v2)
+    total = plan.total_bytes
+    if need <= total:
+        return
+    release = f"vLLM {plan.engine_version}"
+    per_token = need // mbt
+    if v2:
+        terms = "input_ids, positions and is_padding of the V2 model runner"
+    else:
+        terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {model.hidden_size:,} x {dbytes} B"
+    fits = total // (need // mbt)
+    d_mbt, _seqs, _why = defaults.batch_defaults(
+        parse_version(plan.engine_version),
+        "v1",
+        total,
+        acc.name,
+        acc.compute_capability,
+        s.get("performance_mode"),
+        plan.max_model_len,
+    )
+    yield ctx.finding(
+        f"--max-num-batched-tokens {mbt:,} makes {release}'s model runner allocate {gib(need)} of input buffers "
+        f"per GPU before loading the weights, more than the {gib(total)} of the {acc.name}: {mbt:,} tokens x "
+        f"{per_token:,} B ({terms}); the worker stops with torch.OutOfMemoryError ('CUDA out of memory') in "
+        "GPUModelRunner.__init__",
+        s.loc("max_num_batched_tokens"),
+        fix=f"remove --max-num-batched-tokens ({release}'s default here is {d_mbt:,} tokens per step, long prompts "
+        f"are prefilled in chunks) or lower it: these buffers alone hold at most {fits:,} tokens on this GPU, and "
+        "the profile's forward pass of that many tokens must fit beside the weights as well",
     )

@@ -21,6 +21,7 @@ from kvlint.engines.multinode import vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
+    ASCEND_NPU_RESOURCES,
     GPU_RESOURCES,
     MIG_RESOURCE_PREFIX,
     NEURON_CORE_RESOURCE,
@@ -612,6 +613,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
     elif counted == "tpu":
         yield from _tpu_devices(ctx)  # JAX devices of the chips, not GPUs
+    elif counted == "npus":
+        yield from _ascend_npus(ctx)  # Ascend NPUs, one a worker as vllm-ascend binds them
     if counted != "gpus":
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
@@ -705,11 +708,13 @@ def idle_gpus(ctx: RuleContext) -> tuple[int, int, int] | None:
     return (need, pods, have) if need < have else None
 
 
-def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu"] | None:
+def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | None:
     """What KV403 (:func:`gpu_count`) counts the pod's accelerators in for an engine that does not join a
     leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),
-    ``"gpus"`` (:func:`_gpus_counted`), or None when it does not count them (no accelerator requested, the
-    parallel layout not known, TGI's shard count left to its default of one per visible GPU)."""
+    ``"npus"`` (Ascend NPUs of a vLLM engine, :func:`_ascend_npus`), ``"gpus"`` (:func:`_gpus_counted`), or None
+    when it does not count them (no accelerator requested, the parallel layout not known, TGI's shard count left
+    to its default of one per visible GPU, an engine other than vLLM on Ascend NPUs: TGI has no Ascend build and
+    SGLang's NPU device binding is not read here)."""
     p, lay = ctx.placement, ctx.layout
     if (
         p is None
@@ -723,7 +728,42 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu"] | None:
         return "neuron"
     if p.resource == TPU_RESOURCE:
         return "tpu"
+    if p.resource in ASCEND_NPU_RESOURCES:
+        return "npus" if ctx.engine == "vllm" else None
     return "gpus"
+
+
+def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 on Huawei Ascend NPUs (:data:`kvlint.gpu_resources.ASCEND_NPU_RESOURCES`, counted in NPU chips):
+    vLLM's workers (TP x PP x local DP) against the pod's NPUs, one NPU a worker, as on CUDA. vllm-ascend's
+    worker binds local rank r to ``npu:r`` (vllm-project/vllm-ascend v0.11.0rc1
+    ``vllm_ascend/worker/worker_v1.py::NPUWorker._init_device``: ``torch.device(f"npu:{self.local_rank}")``,
+    ``NPUPlatform.set_device``), so the worker of a rank past the visible NPUs cannot set its device; later
+    releases assert it first (``vllm_ascend/worker/worker.py::NPUWorker._init_device``, "DP adjusted local rank
+    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared."""
+    p, lay = ctx.placement, ctx.layout
+    assert p is not None and p.gpus is not None
+    if lay.ray:
+        return
+    need, pods, have = _gpus_counted(ctx, p.gpus)
+    where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
+    if need > have:
+        yield ctx.finding(
+            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); vllm-ascend binds each "
+            f"worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} finds no NPU "
+            "and the engine does not start",
+            lay.loc or p.gpus_loc or ctx.serving.command_loc,
+            fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
+            + _LOWER["vllm"].format(have=have),
+        )
+    elif need < have:
+        yield ctx.finding(
+            f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {have - need} NPU(s) "
+            "sit idle",
+            p.gpus_loc,
+            fix=f"request {need} NPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
+            severity="warning",
+        )
 
 
 #: KV403's remedy when a lone Ray executor's engine needs more than one node and the pod has no memory-backed
@@ -1617,8 +1657,15 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
 
 
-#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources.
-_CLOSE_CANDIDATES = [*GPU_RESOURCES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, HAMI_CORES]
+#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources. Not the Ascend
+#: NPUs': their device plugins advertise many more names close to them (HAMi's ``huawei.com/Ascend910B-memory``,
+#: MindCluster's virtual ``huawei.com/Ascend910-4c``), none of them a misspelling.
+_CLOSE_CANDIDATES = [
+    *(r for r in GPU_RESOURCES if r not in ASCEND_NPU_RESOURCES),
+    HAMI_MEMORY,
+    HAMI_MEMORY_PERCENTAGE,
+    HAMI_CORES,
+]
 
 
 @functools.lru_cache(maxsize=2**16)

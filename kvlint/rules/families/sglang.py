@@ -1,4 +1,4 @@
-"""SGLang family (KV701-KV702): the static memory fraction and the KV pool (docs/engine-memory-model.md §3.3).
+"""SGLang family (KV701-KV703): the static memory fraction and the KV pool (docs/engine-memory-model.md §3.3).
 
 Messages quote SGLang's texts by version: 0.5.23's ``kv_cache_configurator.py`` ("Loaded weights leave no GPU
 memory for the KV cache under --mem-fraction-static=F. ..."; "KV pool holds N tokens, fewer than
@@ -299,4 +299,59 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"full-length request cannot fit. SGLang {p.engine_version} {says}",
         s.loc("context_length") if "context_length" in s.flags else s.command_loc,
         fix="; or ".join(fixes) or "use more GPUs (--tp-size) or --kv-cache-dtype fp8_e4m3",
+    )
+
+
+#: The first SGLang release that caps a user's ``--max-running-requests`` before sizing the request-to-token table
+#: (``sglang@0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py::_resolve_max_num_reqs``:
+#: ``min(max_running_requests // dp_size, estimated)``, ``estimated`` at most 4,096; from 0.5.16 ``min(requested per
+#: worker, token_capacity // 2)``, ``mem_cache/kv_cache_configurator.py::resolve_max_num_reqs``). 0.5.9's
+#: ``model_runner_kv_cache_mixin.py::init_memory_pool`` and 0.5.5's ``model_runner.py::init_memory_pool`` take the
+#: value as the table's row count (less only for Mamba-style models, by their state slots).
+REQUEST_TABLE_CAPPED_FROM = (0, 5, 10)
+#: Columns of the table beyond ``context_len`` (``extra_max_context_len = 4``, plus the speculative draft tokens, not
+#: counted here: the sum is a lower bound), read in 0.5.5 and 0.5.9.
+REQUEST_TABLE_EXTRA_COLUMNS = 4
+
+
+@check("KV703")
+def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV703 (SGLang before 0.5.10): an explicit ``--max-running-requests`` whose request-to-token table does not fit
+    beside the weights and the KV pool. ``ModelRunner.init_memory_pool`` builds ``ReqToTokenPool(size=
+    max_running_requests, max_context_len=context_len + 4)``, whose ``req_to_token`` is a ``(size, max_context_len)``
+    int32 tensor on the GPU (``sglang@0.5.5:python/sglang/srt/mem_cache/memory_pool.py::ReqToTokenPool.__init__``,
+    the same in 0.5.9), then the KV pool sized before it from the memory left (``profile_max_num_token``). When the
+    table, the KV pool and the weights together exceed the GPU, one of the two allocations raises
+    ``torch.OutOfMemoryError``. Reported at the value instead of a plan that never starts; from
+    :data:`REQUEST_TABLE_CAPPED_FROM` SGLang caps the value itself and the check does not apply. Mamba-style models
+    (rows capped by their state slots) are not judged."""
+    d, plan = ctx.detail, ctx.plan
+    mrr = ctx.serving.get("max_running_requests")
+    if not isinstance(d, SglangPlanDetail) or plan is None or d.version >= REQUEST_TABLE_CAPPED_FROM:
+        return
+    if (
+        not isinstance(mrr, int)
+        or isinstance(mrr, bool)
+        or mrr <= 0
+        or d.mamba_family
+        or d.context_length <= 0
+    ):
+        return
+    columns = d.context_length + REQUEST_TABLE_EXTRA_COLUMNS
+    table = mrr * columns * 4
+    weights, kv = plan.weights_bytes, max(0, plan.kv_cache_bytes)
+    if table + weights + kv <= plan.total_bytes:
+        return
+    gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
+    room = plan.total_bytes - weights - kv
+    fits = max(0, room) // (columns * 4)
+    yield ctx.finding(
+        f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table: {mrr:,} rows x "
+        f"{columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, and the KV pool, "
+        f"{gib(kv)}, is more than the {gib(plan.total_bytes)} of the {gpu}; the scheduler stops with "
+        "torch.OutOfMemoryError ('CUDA out of memory') in ModelRunner.init_memory_pool",
+        ctx.serving.loc("max_running_requests"),
+        fix=f"remove --max-running-requests (SGLang {plan.engine_version} then sizes the table at 2,048 - 4,096 rows) "
+        f"or keep it well below {fits:,}, the rows that fit beside the weights and the KV pool; from SGLang 0.5.10 "
+        "the value is capped by the engine",
     )
