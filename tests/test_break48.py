@@ -239,3 +239,50 @@ def test_a_sweep_lists_at_most_64_values_counted_before_any_is_read() -> None:
             parse_sweep(listed + ",not-a-number")
         assert len(str(info.value)) < 300
     assert len(parse_sweep("max-model-len=1..9223372036854775807")[1]) <= MAX_SWEEP_POINTS
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [
+        "numactl --interleave=all",
+        "numactl -N 0 -m 0",
+        "taskset -c 0-7",
+        "taskset 0xff",
+        "stdbuf -oL -eL",
+        "stdbuf -o L",
+        "nice -n 5",
+        "nice -10",
+        "timeout --signal=TERM 10h",
+        "timeout -k 5s 10h",
+        "setsid -f",
+        "ionice -c 3",
+        "tini --",
+        "dumb-init --",
+        "env -u CUDA_VISIBLE_DEVICES",
+        "sudo -E -u app",
+        "exec -a vllm-server",
+        "nohup setsid numactl --cpunodebind=0 taskset -c 0-15",
+    ],
+)
+def test_a_wrapper_and_its_options_leave_the_engine_command_read(wrapper: str) -> None:
+    # `numactl --interleave=all vllm serve ...` in a script: the wrapper word was dropped and its option read as the
+    # command (KV503 "not a recognised engine command"), so the engine went unchecked: here TP 8 on a 1-GPU pod
+    script = (
+        f"set -e\n{wrapper} vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 8 --max-model-len 4096"
+    )
+    text = _vllm_pod(["-c", script]).replace("    args:", "    command: [/bin/bash]\n    args:")
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    rules = {d.rule for d in result.diagnostics}
+    assert "KV503" not in rules, [d.message for d in result.diagnostics]
+    assert "KV401" in rules, [d.message for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    "script", ["numactl --hardware", "taskset -c", "timeout", "env -u", "sudo -u", "stdbuf -o"]
+)
+def test_a_wrapper_with_no_command_is_no_engine(script: str) -> None:
+    text = _vllm_pod(["-c", script + "\nsleep infinity"]).replace(
+        "    args:", "    command: [/bin/bash]\n    args:"
+    )
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if "could not" in d.message or "Error" in d.message]
