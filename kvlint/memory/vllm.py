@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kvlint.engines.options import SPEC_SHORTHANDS
+from kvlint.engines.options import MAX_INT_SETTING, SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
@@ -71,7 +71,7 @@ from kvlint.models.weights import (
     weight_bytes,
 )
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
-from kvlint.values import as_float, as_int, lax_int, parse_cc, truthy
+from kvlint.values import as_float, as_int, finite_number, lax_int, parse_cc, truthy
 
 GiB = 1 << 30
 
@@ -1398,13 +1398,19 @@ def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     c = model.text_config or model.config or {}
     mp = model.max_position_embeddings or 0
     rs = dfl.rope_scaling_of(c)
-    if rs and rs.get("rope_type") == "yarn" and rs.get("original_max_position_embeddings"):
-        mp = int(rs["original_max_position_embeddings"] * float(rs.get("factor") or 1))
+    # config numbers read as finite numbers (NaN, a string or a list raised here on every plan of the model: "can't
+    # multiply sequence by non-int"); a cache past 2^63 - 1 bytes is not one
+    orig = finite_number(rs.get("original_max_position_embeddings")) if rs else None
+    if rs and rs.get("rope_type") == "yarn" and orig:
+        factor = finite_number(rs.get("factor")) or 1.0
+        mp = int(orig * factor) if abs(orig * factor) <= MAX_INT_SETTING else mp
     # GPT-NeoX names the fraction rotary_pct (vllm gpt_neox.py GPTNeoXAttention: rotary_dim = head_size x rotary_pct)
-    rot = int(model.head_size * float(c.get("partial_rotary_factor") or c.get("rotary_pct") or 1.0))
+    part = finite_number(c.get("partial_rotary_factor") or c.get("rotary_pct")) or 1.0
+    rot = int(model.head_size * part) if abs(model.head_size * part) <= MAX_INT_SETTING else model.head_size
     if model.is_mla:
-        rot = int(c.get("qk_rope_head_dim") or 64)
-    return int(mp * rot * dbytes)
+        rot = as_int(c.get("qk_rope_head_dim")) or 64
+    size = mp * rot * dbytes
+    return int(size) if 0 <= size <= MAX_INT_SETTING else 0
 
 
 @dataclass(frozen=True)
