@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,20 @@ TIMEOUT_S = (5.0, 30.0)
 
 _cache: dict[tuple[str | None, str | None], NodeInventory] = {}
 
+#: node facts by their text, while a node holds them: nodes of one pool share one object, so a review places
+#: each distinct GPU once and memory grows with the distinct label sets, not the nodes
+_facts: weakref.WeakValueDictionary[str, pl.NodeFacts] = weakref.WeakValueDictionary()
+
+
+def _interned_facts(labels: Mapping[str, str]) -> pl.NodeFacts:
+    facts = pl.node_facts(labels)
+    key = repr(facts)
+    found = _facts.get(key)
+    if found is not None:
+        return found
+    _facts[key] = facts
+    return facts
+
 
 class ClusterUnavailable(Exception):
     """The cluster could not be read (no kubeconfig / unknown context, unreachable API server, 401/403,
@@ -72,6 +87,12 @@ class Node:
     taints: tuple[dict[str, str], ...] = ()
     allocatable: dict[str, str] = field(default_factory=dict)
     unschedulable: bool = False
+    #: what the labels say about the node's GPU (:func:`kvlint.accelerators.placement.node_facts`), read once
+    #: when the node is made (a LIST, or a watch event's node), not per review; equal facts are one object
+    facts: pl.NodeFacts = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", _interned_facts(self.labels))
 
 
 @dataclass(frozen=True)
@@ -377,12 +398,17 @@ def placement_from_cluster(
     resource, count, gpus_loc = pl._gpu_resource(container)
     fits: list[tuple[Node, Placement]] = []
     rejected: dict[str, list[str]] = {}
+    # one placement per distinct node facts (a node pool's nodes share them), made from the facts read when
+    # the node was listed: the same Placement resolve_placement({"nodeSelector": labels}, container, {}) gives
+    placed: dict[int, Placement] = {}
     for node in inventory.nodes:
         why = _why_not(pod_spec, resource, count, node)
         if why is not None:
             rejected.setdefault(why, []).append(node.name)
             continue
-        per_node = pl.resolve_placement({"nodeSelector": dict(node.labels)}, container, {})
+        per_node = placed.get(id(node.facts))
+        if per_node is None:
+            per_node = placed[id(node.facts)] = pl.placement_on_node(node.facts, container)
         fits.append((node, per_node))
     base = f"--cluster ({inventory.source})"
     if not fits:
