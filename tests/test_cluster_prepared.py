@@ -125,9 +125,70 @@ def _pod(rng: random.Random) -> dict[str, Any]:
         tols.append({"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"})
     if rng.random() < 0.05:
         tols.append({"operator": "Exists"})
+    if rng.random() < 0.05:
+        tols.append("not-a-toleration")  # type: ignore[arg-type]
+    if rng.random() < 0.05:
+        pod["nodeSelector"] = {"rank": rng.randint(0, 9)}  # an int a YAML reader gives
     if tols:
         pod["tolerations"] = tols
     return pod
+
+
+# The node filter before it read the pod once per review (kvlint/cluster.py at 0f5a8830), kept as the reference.
+
+
+def _old_affinity_ok(pod_spec: Mapping[str, Any], node: Node) -> bool:
+    aff = pod_spec.get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
+    terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
+    if not isinstance(terms, list):
+        return True
+    return any(cluster._term_matches(t, node) for t in terms)
+
+
+def _old_tolerated(taint: Mapping[str, str], tolerations: list[Any]) -> bool:
+    for t in tolerations:
+        if not isinstance(t, Mapping):
+            continue
+        effect = cluster._s(t.get("effect"))
+        if effect and effect != taint["effect"]:
+            continue
+        key, op = cluster._s(t.get("key")), cluster._s(t.get("operator")) or "Equal"
+        if op == "Exists":
+            if not key or key == taint["key"]:
+                return True
+        elif key == taint["key"] and cluster._s(t.get("value")) == taint["value"]:
+            return True
+    return False
+
+
+def _old_why_not(
+    pod_spec: Mapping[str, Any], resource: str | None, count: int | None, node: Node
+) -> str | None:
+    """None when the pod fits ``node``; otherwise the first failing filter, named."""
+    ns = pod_spec.get("nodeSelector")
+    if isinstance(ns, Mapping):
+        for k, v in ns.items():
+            if node.labels.get(str(k)) != cluster._s(v):
+                return f"nodeSelector {k}={v}"
+    if not _old_affinity_ok(pod_spec, node):
+        return "required nodeAffinity"
+    tols = cluster._list(pod_spec.get("tolerations"))
+    if node.unschedulable and not _old_tolerated(
+        {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}, tols
+    ):
+        return "cordoned (spec.unschedulable)"
+    for t in node.taints:
+        if t["effect"] in ("NoSchedule", "NoExecute") and not _old_tolerated(t, tols):
+            return f"taint {t['key']}{'=' + t['value'] if t['value'] else ''}:{t['effect']} not tolerated"
+    if resource:
+        have = cluster._int(node.allocatable.get(resource))
+        if not have:
+            return f"no allocatable {resource}"
+        if count is not None and have < count:
+            return f"allocatable {resource}={have} < {count}"
+    return None
 
 
 def _inventories() -> Iterator[tuple[random.Random, NodeInventory]]:
@@ -185,6 +246,10 @@ def test_prepared_nodes_place_pods_as_the_per_review_path() -> None:
             pod = _pod(rng)
             container = rng.choice(_CONTAINERS)
             new = placement_from_cluster(pod, container, inv)
+            resource, count, _ = pl._gpu_resource(container)
+            pod_filter = cluster._PodFilter.of(pod, resource, count)
+            for node in inv.nodes:
+                assert pod_filter.why_not(node) == _old_why_not(pod, resource, count, node), (pod, node)
             assert new == _per_review(pod, container, inv), (inv.source, pod, container)
             checked += new.accelerator is not None
     assert checked > 20  # the generated shapes do place pods on GPUs, not only "none fits"
