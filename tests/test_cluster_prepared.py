@@ -301,3 +301,17 @@ def test_hostile_inventory_keeps_one_facts_object_per_distinct_label_set() -> No
     gc.collect()
     # released with the nodes: a refreshed inventory does not accumulate them
     assert len(cluster._facts) <= before
+
+
+def test_an_inventory_sent_to_a_worker_keeps_its_facts_and_their_sharing() -> None:
+    """The webhook sends the inventory to its review workers pickled (``("options", Options)``): the facts go with
+    the nodes (unpickling does not read the labels again) and the nodes of one pool still share one record."""
+    import pickle
+
+    rng = random.Random(7)
+    inv = NodeInventory(tuple(_node(rng, i) for i in range(40)), "sent")
+    back = pickle.loads(pickle.dumps(inv, pickle.HIGHEST_PROTOCOL))
+    assert len({id(n.facts) for n in back.nodes}) == len({id(n.facts) for n in inv.nodes})
+    for _ in range(10):
+        pod, container = _pod(rng), rng.choice(_CONTAINERS)
+        assert placement_from_cluster(pod, container, back) == placement_from_cluster(pod, container, inv)
