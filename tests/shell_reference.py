@@ -407,7 +407,10 @@ def _split(word: Any) -> list[ShellArg]:
         texts = shlex.split(word.text)
     except ValueError:
         texts = word.text.split()
-    return [ShellArg(t, word.offset, word.loc, word.from_env, word.unresolved, True, word.substituted) for t in texts]
+    return [
+        ShellArg(t, word.offset, word.loc, word.from_env, word.unresolved, True, word.substituted)
+        for t in texts
+    ]
 
 
 def _skip_wrapper(words: list[Any]) -> tuple[list[Any], Any]:
@@ -545,15 +548,6 @@ def commands(
                         else:
                             local_env[name] = val
                 words = []
-            elif head == "env":
-                words = words[1:]
-                while words and (words[0].text.startswith("-") or _ASSIGN_RE.match(words[0].text)):
-                    if _ASSIGN_RE.match(words[0].text):
-                        name, _, val = words[0].text.partition("=")
-                        local_env[name] = val
-                    elif words[0].text in _ENV_ARG_OPTIONS:
-                        words = words[1:]
-                    words = words[1:]
             else:
                 break
         if not words:

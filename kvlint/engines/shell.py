@@ -1280,7 +1280,9 @@ def _after_options(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, Sh
                 if letter in short:
                     if i + 1 < len(text):  # the value attached: -oL
                         if letter == "S":
-                            return h, ShellArg(text[i + 1 :], word.offset, word.loc, word.from_env, word.unresolved)
+                            return h, ShellArg(
+                                text[i + 1 :], word.offset, word.loc, word.from_env, word.unresolved
+                            )
                     elif h < end:  # the value is the next word: -o L, -Eu app
                         if letter == "S":
                             return h + 1, words[h]
@@ -1305,7 +1307,9 @@ def _split_string(arg: ShellArg) -> list[ShellArg]:
         parts = shlex.split(arg.text, comments=False, posix=True)
     except ValueError:
         parts = arg.text.split()
-    return [ShellArg(p, arg.offset, arg.loc, arg.from_env, arg.unresolved, True, arg.substituted) for p in parts]
+    return [
+        ShellArg(p, arg.offset, arg.loc, arg.from_env, arg.unresolved, True, arg.substituted) for p in parts
+    ]
 
 
 def commands(
