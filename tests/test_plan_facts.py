@@ -354,9 +354,12 @@ def test_plan_at_utilization_is_the_plan_with_that_utilization(one_per_model):
 def test_bracketed_utilization_equals_the_fine_scan(one_per_model):
     answers = set()
     gpus = _gpus()
-    # each model on every tenth GPU, a different tenth for the next model: every GPU is scanned, each model
-    # on two or three of them (a fixed every-fifth GPU for all models scanned a fifth of the GPUs twice as often)
-    cases = (c for i, cr in enumerate(one_per_model) for c in _planned([cr], gpus[i % 10 :: 10]))
+    # each model on two or three GPUs, every step-th from a different start for the next model: every GPU is
+    # scanned, by several models (a fixed every-fifth GPU for all models scanned a fifth of the GPUs twice as
+    # often; a fixed step of 10 had become six or seven GPUs per model as the catalogue grew to 61)
+    step = -(-len(gpus) // 3)
+    assert len(one_per_model) >= step  # every GPU is some model's first
+    cases = (c for i, cr in enumerate(one_per_model) for c in _planned([cr], gpus[i % step :: step]))
     for s, m, total, kw in cases:
         for variant in (s, replace(s, max_model_len=32768), replace(s, max_model_len=2048)):
             got = vllm.smallest_fitting_utilization(variant, m, total, **kw)
