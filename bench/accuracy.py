@@ -301,8 +301,9 @@ REPLAY: dict[str, Replay] = {
         "MiniMaxAI--MiniMax-M2.5",
         "mi300x",
         "0.17.1",
-        why="MiniMax-M2 FP8 stood in by the bundled MiniMax-M2.5 config (same MiniMaxM2ForCausalLM shapes: 62 layers, "
-        "8 KV heads x 128, FP8 block weights; our reading); vLLM 0.17.1 ROCm wheel as stated; TP2 on 2x MI300X, "
+        why="MiniMax-M2 FP8 on the bundled MiniMax-M2.5 config, of which MiniMaxAI/MiniMax-M2 is a cited variant "
+        "(kvlint/models/sources/variants.yaml: transformers' MiniMaxM2Config defaults; 62 layers, 8 KV heads x 128, "
+        "FP8 block weights); vLLM 0.17.1 ROCm wheel as stated; TP2 on 2x MI300X, "
         "every other setting at its default (the recipe's TP2 command)",
     ),
     "gt-270": Replay(

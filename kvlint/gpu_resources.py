@@ -3,9 +3,9 @@
 Device plugins advertise these names and pods request them in ``resources.limits`` (``nvidia.com/gpu: 1``):
 NVIDIA's (``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` with time-slicing renamed, ``nvidia.com/mig-<profile>``
 with the mixed MIG strategy), AMD's (``amd.com/gpu``), Google's TPU chips, Habana's Gaudi, AWS Neuron's three
-and Intel's GPU plugin's (``gpu.intel.com/i915`` for GPUs on the i915 kernel driver, ``gpu.intel.com/xe`` for
+Intel's GPU plugin's (``gpu.intel.com/i915`` for GPUs on the i915 kernel driver, ``gpu.intel.com/xe`` for
 those on the xe driver; intel/intel-device-plugins-for-kubernetes ``cmd/gpu_plugin/README.md``, v0.31.0 and
-later). Plain constants, importing nothing: the loader and the renderer read them without importing the
+later) and Huawei's Ascend NPUs (:data:`ASCEND_NPU_RESOURCES`). Plain constants, importing nothing: the loader and the renderer read them without importing the
 accelerator catalogue (:mod:`kvlint.accelerators`).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = [
     "AMD_GPU",
+    "ASCEND_NPU_RESOURCES",
     "GPU_RESOURCES",
     "MIG_RESOURCE_PREFIX",
     "NEURON_CORE_RESOURCE",
@@ -43,6 +44,36 @@ _NEURON = "aws.amazon.com/neuron"
 _NEURON_DEVICE = "aws.amazon.com/neurondevice"
 NEURON_DEVICE_RESOURCES = frozenset({_NEURON, _NEURON_DEVICE})
 
+#: Whole Ascend NPUs as the device plugins name them (each counts NPU chips): MindCluster's Ascend Device Plugin
+#: (``huawei.com/Ascend910`` for Atlas training products, A2 and A3 among them, ``huawei.com/Ascend310P`` and
+#: ``huawei.com/Ascend310`` for inference cards, https://www.hiascend.com/document/detail/en/mindcluster/730/
+#: clustersched/schedulingug/dlruntime_ug_005.html; ``huawei.com/npu`` for the Atlas 350, MindCluster 7.3.0
+#: release notes, "The task resource request huawei.com/Ascend910 is changed to huawei.com/npu"), Huawei Cloud
+#: CCE's AI Suite (Ascend NPU) add-on (``huawei.com/ascend-1980``, ``huawei.com/ascend-310``: vllm-project/
+#: vllm-ascend ``docs/source/user_guide/deployment_guide/using_volcano_kthena.md``@182b75ea84ff, which names
+#: MindCluster's ``huawei.com/Ascend910``/``Ascend310P`` beside them) and HAMi's
+#: ascend-device-plugin, one resource per chip model (``huawei.com/Ascend910A``, ``Ascend910B2``, ``Ascend910B3``,
+#: ``Ascend910B4``, ``Ascend910B4-1``, ``Ascend310P``; Project-HAMi/HAMi ``docs/ascend910b-support.md`` table, and
+#: ``huawei.com/Ascend910B`` in its examples). Their ``-memory``/``-core`` companions (HAMi's share of one NPU)
+#: and MindCluster's virtual NPUs (``huawei.com/Ascend910-4c``, a slice of AI cores) are not whole NPUs and are
+#: not listed.
+ASCEND_NPU_RESOURCES = frozenset(
+    {
+        "huawei.com/Ascend910",
+        "huawei.com/Ascend910A",
+        "huawei.com/Ascend910B",
+        "huawei.com/Ascend910B2",
+        "huawei.com/Ascend910B3",
+        "huawei.com/Ascend910B4",
+        "huawei.com/Ascend910B4-1",
+        "huawei.com/Ascend310",
+        "huawei.com/Ascend310P",
+        "huawei.com/npu",
+        "huawei.com/ascend-1980",
+        "huawei.com/ascend-310",
+    }
+)
+
 #: Container resources of accelerators that are not CUDA/ROCm GPUs, and the platform word they stand for.
 NON_GPU_RESOURCES = {
     TPU_RESOURCE: "tpu",
@@ -52,6 +83,7 @@ NON_GPU_RESOURCES = {
     _NEURON_DEVICE: "neuron",
     "gpu.intel.com/i915": "xpu",
     "gpu.intel.com/xe": "xpu",
+    **dict.fromkeys(sorted(ASCEND_NPU_RESOURCES), "ascend"),
 }
 
 #: Container extended resources that carry accelerators, in the order placement looks for them: NVIDIA's, AMD's,

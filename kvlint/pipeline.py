@@ -56,6 +56,7 @@ from kvlint.types import (
     Placement,
     ServingConfig,
     SuppressedDiagnostic,
+    Value,
     ValuesTerm,
     Workload,
     object_ref,
@@ -344,6 +345,25 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
     return isinstance(first, list) and bool(first) and first[0] is container
 
 
+#: The pod label Dell Enterprise Hub's deployment snippets name the served model with, ``/`` written ``--``
+#: (``hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct``; a label value cannot hold a ``/``).
+DEH_MODEL_LABEL = "hf.co/model"
+
+
+def _dell_hub_model(w: Workload, container: LDict) -> Value | None:
+    """The model a Dell Enterprise Hub TGI container serves: its weights are in the image (no ``MODEL_ID`` in the
+    manifest), and the Hub's snippets name them in the pod's :data:`DEH_MODEL_LABEL` label, which gives the hub id
+    (its first ``--`` is the ``/``), placed at the image. None without that label: KV503 then says no model is
+    named."""
+    label = (w.labels or {}).get(DEH_MODEL_LABEL)
+    if not isinstance(label, str) or "--" not in label.strip("-"):
+        return None
+    org, _, name = label.partition("--")
+    if not org or not name:
+        return None
+    return Value(f"{org}/{name}", loc_of(container, "image") or container.loc, raw=label, source="label")
+
+
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -390,6 +410,8 @@ def analyse_container(
         )
     if serving is None:
         return None
+    if serving.engine == "tgi" and serving.model is None and _images.is_dell_enterprise_hub(serving.image):
+        serving.model = _dell_hub_model(w, container)
     # past the first unknown options of the command line, one finding names the others (before they are restated)
     serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):
@@ -543,8 +565,8 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     if cr.placement.requests_no_gpu:
         return ()
     platform = _images.platform_of(cr.serving, cr.placement.resource)
-    if platform not in ("cuda", "rocm"):
-        return ()
+    if platform not in ("cuda", "rocm") or _images.gpu_build_on_other_accelerator(cr.serving, cr.placement):
+        return ()  # not a GPU build, or a GPU build on a TPU, Gaudi, Neuron or Ascend node (KV304)
     if cr.serving.engine == "vllm" and cr.settings is None:
         return ()
     fleet, _configured = (options.site or _site.Site()).fleet_accelerators(platform)

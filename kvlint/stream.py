@@ -108,7 +108,8 @@ BATCH_BYTES = 512 * 2**10
 #: Karpenter's NodePool, OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`, and the NIM
 #: Operator's NIMCache, :func:`kvlint.workloads.nim.nim_cache_clause`, DRA's ResourceClaim and
 #: ResourceClaimTemplate, :mod:`kvlint.workloads.dra`, and OME's BaseModel and ClusterBaseModel, which an OME
-#: InferenceService's runtime is selected by, :mod:`kvlint.workloads.ome_select`).
+#: InferenceService's runtime is selected by, :mod:`kvlint.workloads.ome_select`, and llmaz's OpenModel, which a
+#: Playground claims, :mod:`kvlint.workloads.llmaz`).
 _WORDS_TEXT = (
     "ConfigMap",
     "ServingRuntime",
@@ -119,6 +120,7 @@ _WORDS_TEXT = (
     "NIMCache",
     "ResourceClaim",
     "BaseModel",
+    "OpenModel",
 )
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
 #: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
@@ -145,7 +147,7 @@ def _has_context_word(data: str | bytes) -> bool:
     """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
     (Nine ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        first, second, third, fourth, fifth, sixth, seventh, eighth, ninth = _WORDS_TEXT
+        first, second, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth = _WORDS_TEXT
         return (
             first in data
             or second in data
@@ -156,8 +158,9 @@ def _has_context_word(data: str | bytes) -> bool:
             or seventh in data
             or eighth in data
             or ninth in data
+            or tenth in data
         )
-    bfirst, bsecond, bthird, bfourth, bfifth, bsixth, bseventh, beighth, bninth = _WORDS_BYTES
+    bfirst, bsecond, bthird, bfourth, bfifth, bsixth, bseventh, beighth, bninth, btenth = _WORDS_BYTES
     return (
         bfirst in data
         or bsecond in data
@@ -168,6 +171,7 @@ def _has_context_word(data: str | bytes) -> bool:
         or bseventh in data
         or beighth in data
         or bninth in data
+        or btenth in data
     )
 
 

@@ -119,7 +119,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
                     d, whole = ansi_c_text(body), True
             if not whole:
                 d = d.strip("\"'")
-            return Part("var", m.group(), quoted, default=d, default_quoted=whole), end
+            # ${X-d} (no colon) tests only for unset (engines48; bash(1) Parameter Expansion)
+            colon = rest.startswith(":-")
+            return Part("var", m.group(), quoted, default=d, default_quoted=whole, colon=colon), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -332,10 +334,12 @@ def _expand(
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
         elif p.kind == "var":
-            val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
+            own = env.get(p.text)
+            by_default = p.default is not None and (own is None or (p.colon and not own))
+            val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted or (p.default_quoted and not env.get(p.text)):
+                if p.quoted or (p.default_quoted and by_default):
                     cur.append(val)
                     have_cur = True
                 else:

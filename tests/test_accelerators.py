@@ -570,19 +570,20 @@ def test_shared_resource() -> None:
 
 
 def test_unknown_gfd_product_uses_memory_label() -> None:
+    # the RTX 5880 Ada (NVIDIA/open-gpu-kernel-modules device 26B3) is not catalogued (the L20 this test used is)
     labels = {
-        "nvidia.com/gpu.product": "NVIDIA-L20",
+        "nvidia.com/gpu.product": "NVIDIA-RTX-5880-Ada-Generation",
         "nvidia.com/gpu.memory": "46068",
         "nvidia.com/gpu.compute.major": "8",
         "nvidia.com/gpu.compute.minor": "9",
     }
     p = place(labels)
     acc = p.accelerator
-    assert acc is not None and acc.name == "NVIDIA-L20" and acc.vendor == "nvidia"
+    assert acc is not None and acc.name == "NVIDIA-RTX-5880-Ada-Generation" and acc.vendor == "nvidia"
     assert acc.memory_bytes == (46068 - driver_reserve_mib()) * MIB
     assert acc.compute_capability == "8.9" and acc.bf16 and acc.fp8
     # product unknown and no memory label: undetermined
-    assert place({"nvidia.com/gpu.product": "NVIDIA-L20"}).accelerator is None
+    assert place({"nvidia.com/gpu.product": "NVIDIA-RTX-5880-Ada-Generation"}).accelerator is None
 
 
 # --------------------------------------------------------------------------------------------------

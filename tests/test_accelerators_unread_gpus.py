@@ -87,13 +87,14 @@ def test_with_the_mapping_des_chatbot_is_sized_on_its_2080_ti(tmp_path: Path) ->
 
 
 def test_a_label_value_that_spells_no_catalogue_gpu_keeps_the_plain_hint(tmp_path: Path) -> None:
-    """Volcengine VKE's ``machine.cluster.vke.volcengine.com/gpu-name`` is not read (no documented value list was
-    found; AIBrix's samples use ``NVIDIA-L20``, not in the catalogue, and ``Tesla-V100``, 16 or 32 GB unsaid):
-    KV501 keeps "not one kvlint reads (use ...)" and names no GPU."""
+    """A cluster's own GPU-name label (``node.example.com/gpu-name``, made up for this test) is not read, and a
+    value that spells no catalogue GPU (``Tesla-V100``, 16 or 32 GB unsaid): KV501 keeps "not one kvlint reads
+    (use ...)" and names no GPU. (Volcengine VKE's ``machine.cluster.vke.volcengine.com/gpu-name``, which this
+    test used, is now read: tests/test_cloud_gpu_labels.py.)"""
     manifest = tmp_path / "vke.yaml"
     manifest.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
-        "      nodeSelector: {machine.cluster.vke.volcengine.com/gpu-name: Tesla-V100}\n"
+        "      nodeSelector: {node.example.com/gpu-name: Tesla-V100}\n"
         "      containers:\n      - name: s\n        image: vllm/vllm-openai:v0.9.1\n"
         "        command: [vllm, serve, Qwen/Qwen3-8B]\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
     )

@@ -480,7 +480,9 @@ def test_hyperpod_inference_endpoint_config_is_read() -> None:
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("InftyAI__llmaz__docs__examples__sglang__playground.yaml", "BackendRuntime"),
+        # (a Playground kvlint restates the BackendRuntime of, when its OpenModel is among the inputs, is read:
+        # tests/test_unseen_round48.py; this one claims two models, a speculative-decoding config)
+        ("InftyAI__llmaz__docs__examples__speculative-decoding__vllm__playground.yaml", "BackendRuntime"),
         (
             "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__model-composition__ray-service.yaml",
             "serveConfigV2",

@@ -44,7 +44,8 @@ ROLESET = (
 #: (kvlint.workloads.hardwareprofile), a NIM Operator NIMCache for what the NIMService naming it may run
 #: (kvlint.workloads.nim.nim_cache_clause), a DRA ResourceClaim or ResourceClaimTemplate for the GPUs a pod's
 #: containers take through it (kvlint.workloads.dra), an OME BaseModel/ClusterBaseModel for the runtime OME
-#: selects for the InferenceService naming it (kvlint.workloads.ome_select).
+#: selects for the InferenceService naming it (kvlint.workloads.ome_select), an llmaz OpenModel for the model of
+#: the Playground claiming it (kvlint.workloads.llmaz).
 NOT_WORKLOADS = {
     "ConfigMap",
     "ComputeClass",
@@ -55,6 +56,7 @@ NOT_WORKLOADS = {
     "ResourceClaimTemplate",
     "BaseModel",
     "ClusterBaseModel",
+    "OpenModel",
 }
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type

@@ -307,7 +307,7 @@ def test_file_filter_never_misses_a_context_document() -> None:
 #: inline suppression).
 _CONTEXT_WORDS_TEXT = re.compile(
     r"ConfigMap|ServingRuntime|InferenceService|ComputeClass|NodePool|HardwareProfile|NIMCache|ResourceClaim"
-    r"|BaseModel"
+    r"|BaseModel|OpenModel"
 )
 _CONTEXT_WORDS = re.compile(_CONTEXT_WORDS_TEXT.pattern.encode())
 _WHOLE_ONLY = re.compile(
@@ -332,6 +332,8 @@ def test_fast_text_checks_equal_the_regexes() -> None:
         "LLMInferenceServiceConfig",
         "kind: ClusterBaseModel",
         "BaseMode",
+        "kind: OpenModel",
+        "OpenMode",
     ]
     for t in texts:
         assert stream._whole_only(t) == bool(_WHOLE_ONLY.search(t)), t

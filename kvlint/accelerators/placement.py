@@ -15,7 +15,9 @@ Precedence (first that decides wins):
 Inside a set of node labels the most specific key decides, in this order: ``nvidia.com/gpu.product``
 (GFD), ``cloud.google.com/gke-accelerator``, ``cloud.google.com/gke-tpu-accelerator``,
 ``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, CoreWeave's
-``gpu.nvidia.com/class``, DigitalOcean's ``doks.digitalocean.com/gpu-model``, ``amd.com/gpu.product-name`` (and its
+``gpu.nvidia.com/class``, DigitalOcean's ``doks.digitalocean.com/gpu-model``, Alibaba ACK's
+``aliyun.accelerator/nvidia_name`` and Volcengine's ``machine.cluster.vke.volcengine.com/gpu-name`` (GFD's spelling of
+the NVML name), ``amd.com/gpu.product-name`` (and its
 ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` /
 ``beta.amd.com/gpu.device-id`` (AMD node labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is
 read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
@@ -68,6 +70,17 @@ COREWEAVE_CLASS = "gpu.nvidia.com/class"
 #: DigitalOcean Kubernetes' GPU-model node label (docs.digitalocean.com/products/kubernetes/details/managed/): values
 #: ``h100``, ``mi300x`` (the catalogue's ``doks_gpu_model`` table).
 DOKS_GPU_MODEL = "doks.digitalocean.com/gpu-model"
+#: Alibaba Cloud ACK's GPU-model node label, the NVML name as GFD writes it (``NVIDIA-A10``,
+#: ``Tesla-V100-SXM2-32GB``): ACK's "card model scheduling" (https://www.alibabacloud.com/help/en/ack/
+#: ack-managed-and-ack-dedicated/user-guide/use-labels-to-schedule-pods-to-gpu-accelerated-nodes).
+ACK_GPU_NAME = "aliyun.accelerator/nvidia_name"
+#: Volcengine VKE's GPU-model node label, read with the same spelling **[assumed]**: VKE's value list was not found;
+#: the values real manifests select are GFD's spelling (``NVIDIA-L20``: vllm-project/aibrix
+#: ``samples/heterogeneous/deepseek-coder-7b-l20-deployment.yaml``@e3e10f9e4aeb), and one that is not a full NVML
+#: name (its V100 sample's ``Tesla-V100``) names no GPU.
+VKE_GPU_NAME = "machine.cluster.vke.volcengine.com/gpu-name"
+#: Node labels of clouds that name the GPU with GFD's spelling of its NVML name (:data:`GFD_PRODUCT`'s values).
+NVML_NAME_LABELS = (ACK_GPU_NAME, VKE_GPU_NAME)
 AMD_PRODUCT = "amd.com/gpu.product-name"
 AMD_PRODUCT_BETA = "beta.amd.com/gpu.product-name"
 AMD_DEVICE_ID = "amd.com/gpu.device-id"
@@ -90,6 +103,7 @@ LABEL_ORDER = (
     AZURE_GPU,
     COREWEAVE_CLASS,
     DOKS_GPU_MODEL,
+    *NVML_NAME_LABELS,
     AMD_PRODUCT,
     AMD_PRODUCT_BETA,
     AMD_DEVICE_ID,
@@ -251,8 +265,11 @@ def _pick_by_memory(
 
 
 def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand | None:
-    """The accelerator one label value names; None when the value does not decide (soft keys)."""
+    """The accelerator one label value names; None when the value does not decide (soft keys) or is a placeholder
+    still to fill in (:func:`_fill_in`: :func:`_why_undecided` says so)."""
     v = str(value).strip()
+    if _fill_in(v):
+        return None
     c = _Cand(None, key, v, loc)
     if key == GFD_PRODUCT:
         acc, profile, shared = cat.gfd_product(v)
@@ -336,6 +353,24 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             # a value DigitalOcean's page does not list: not read, as an unknown CoreWeave class is not
             return None
         c.notes.append(f"DigitalOcean GPU model {v} = {row}")
+        return c
+    if key in NVML_NAME_LABELS:
+        # GFD's spelling of the NVML name, without GFD's memory label: a name of several boards takes the smallest
+        acc, profile, _shared = cat.gfd_product(v)
+        boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        if profile or acc is None:
+            c.notes.append(f"{key}={v} names no GPU in the catalogue (use {ANNOTATION} or --accelerator)")
+            return c
+        if len(boards) > 1:
+            acc, c.alts = boards[0], boards[1:]
+            names = ", ".join(a.id for a in boards)
+            c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+        if key == VKE_GPU_NAME:
+            # the spelling is an assumption (VKE_GPU_NAME): the user sees it beside the GPU it decided
+            c.notes.append(
+                f"{key} read as GFD's spelling of the NVML name: assumed, VKE's value list was not found"
+            )
+        c.acc = acc
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
         c.acc = cat.amd_product_name(v)
@@ -831,6 +866,11 @@ def undecided_reasons(placement: Placement | None) -> str:
     how = placement.how
     if how.startswith(UNDECIDED + " (") and how.endswith(")"):
         return how[len(UNDECIDED) + 2 : -1]
+    if how.endswith(")") and " (" in how:
+        # a label that names a GPU kvlint does not have (nodeSelector or nodeAffinity): its placement note says so
+        why = how[how.index(" (") + 2 : -1]
+        if "catalogue" in why:
+            return why
     return ""
 
 
@@ -841,7 +881,16 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
     for labels in label_sets:
         for key, values in labels.items():
             vals = ", ".join(v for v, _ in values)
-            if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
+            if values and all(_fill_in(v) for v, _ in values):
+                # A template's blank (KAITO's Arc example: instanceType: <your-vm-sku>): not a value that names
+                # no GPU, a value not written yet.
+                what = (
+                    "the instance type of your GPU nodes"
+                    if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA)
+                    else ("the value your GPU nodes carry")
+                )
+                notes.append(f"{key}={vals} is a placeholder left to fill in: write {what} there")
+            elif key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
                 notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
                 notes.append(
@@ -862,6 +911,14 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                         f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"
                     )
     return notes
+
+
+def _fill_in(value: str) -> bool:
+    """Whether a label value is a placeholder a person or a tool replaces before the manifest is applied: a
+    ``<...>`` blank (``<your-vm-sku>``) or an unexpanded ``${VAR}``/``$(VAR)`` reference (Kubernetes expands
+    neither in a nodeSelector or an operator's instance type)."""
+    v = value.strip()
+    return (len(v) > 2 and v.startswith("<") and v.endswith(">")) or "${" in v or "$(" in v
 
 
 def _named_by_value(values: list[str]) -> Accelerator | None:

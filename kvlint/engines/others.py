@@ -56,6 +56,7 @@ __all__ = ["other_engine_note"]
 #: that merely contains the name is not one.
 _TEI = "Text Embeddings Inference (TEI)"
 _DJL = "DJL Serving LMI"
+_DEH = "a Dell Enterprise Hub model image"
 _START = r"(?:^|[\s;&|(/'\"])"
 _END = r"(?=$|[\s;&|)'\"])"
 _PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -85,6 +86,9 @@ _FIXES = {
     "--tensor-parallel-size N --max-num-seqs N ...: DJL maps OPTION_TENSOR_PARALLEL_DEGREE to "
     "--tensor-parallel-size and OPTION_MAX_ROLLING_BATCH_SIZE to --max-num-seqs), or check the memory from DJL's "
     "start-up log",
+    _DEH: "if the image runs TGI (the Hub's deployment snippets), set the TGI launcher variables its snippet gives "
+    "(NUM_SHARD, MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS, MAX_BATCH_PREFILL_TOKENS) and the pod label hf.co/model "
+    "(org--name): kvlint then reads it as TGI; otherwise check its memory from the engine's start-up log",
     _TEI: "TEI holds no paged KV cache: its GPU memory is the model's weights plus the activations of one batch of "
     "--max-batch-tokens (16384 by default); check it from TEI's start-up log. To have kvlint size a decoder "
     "embedding model (E5-Mistral, Qwen3-Embedding), serve it with vLLM (a pooling model) or SGLang "
@@ -172,6 +176,16 @@ def _djl_lmi(container: Mapping[Any, Any]) -> str | None:
     return "DJL Serving, the image's entrypoint; OPTION_ROLLING_BATCH unset, the backend is DJL's choice"
 
 
+def _dell_hub(container: Mapping[Any, Any]) -> bool:
+    """The container runs a Dell Enterprise Hub model image (:func:`kvlint.engines.images.is_dell_enterprise_hub`)
+    with its own entrypoint (no ``command``); one whose env names TGI launcher variables is read as TGI before
+    this (:func:`kvlint.engines.command.parse_container`)."""
+    from kvlint.engines.images import is_dell_enterprise_hub
+
+    image = container.get("image")
+    return isinstance(image, str) and not container.get("command") and is_dell_enterprise_hub(image)
+
+
 def other_engine_note(w: Workload, container: LDict) -> Finding | None:
     """A KV503 info for ``container`` of ``w`` when it requests an accelerator and its command runs an LLM
     engine kvlint does not model (:data:`_PROGRAMS`): the engine and program named, its memory not checked,
@@ -188,6 +202,12 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
         if found is None:
             djl = _djl_lmi(container)
             found = (_DJL, djl) if djl else None
+        if found is None and _dell_hub(container):
+            found = (
+                _DEH,
+                "its entrypoint serves the model baked into it with an engine its name does not say, and its env "
+                "sets no TGI launcher variable",
+            )
         if found is None:
             return None
         engine, program = found
@@ -195,7 +215,7 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
         who = f"container {name}" if isinstance(name, str) and name else "a container"
         at = loc_of(container, "command") or loc_of(container, "args") or container.loc
         unread = "not vLLM, SGLang or TGI, and kvlint sizes only those"
-        if engine == _DJL:
+        if engine in (_DJL, _DEH):
             at = loc_of(container, "image") or at
             unread = "not a vLLM, SGLang or TGI command line kvlint can read"
         return Finding(

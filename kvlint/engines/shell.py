@@ -183,6 +183,9 @@ class Part:
     default: str | None = None
     #: the default is one quoted string (``${X:-"a b"}``, ``${X:-'a b'}``, ``${X:-$'a\tb'}``): not split into words
     default_quoted: bool = False
+    #: ``${X:-d}`` (True) takes the default when X is unset or empty; ``${X-d}`` (False) only when X is unset
+    #: (bash(1), Parameter Expansion: "Omitting the colon results in a test only for a parameter that is unset")
+    colon: bool = True
 
 
 @dataclass(slots=True)
@@ -504,7 +507,8 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             rest = inner[m.end() :]
             default = rest[2:] if rest.startswith(":-") else rest[1:]
             text, whole = _default_text(default)
-            return Part("var", m.group(), quoted, default=text, default_quoted=whole), end
+            colon = rest.startswith(":-")
+            return Part("var", m.group(), quoted, default=text, default_quoted=whole, colon=colon), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -993,10 +997,13 @@ def _expand(
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
         elif p.kind == "var":
-            val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
+            own = env.get(p.text)
+            # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
+            by_default = p.default is not None and (own is None or (p.colon and not own))
+            val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted or (p.default_quoted and not env.get(p.text)):
+                if p.quoted or (p.default_quoted and by_default):
                     cur.append(val)
                     have_cur = True
                 else:

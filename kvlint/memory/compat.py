@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from kvlint.engines.images import is_known_cuda_build, platform_of
+from kvlint.engines.images import accelerator_build, is_known_cuda_build, platform_of
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import (
     NEWEST_VLLM,
@@ -234,11 +234,15 @@ def image_platform_mismatch(
     """KV304's test: the container's platform (:func:`kvlint.engines.images.platform_of`) when it is a build for
     another vendor than ``acc``: a ROCm build on NVIDIA, or a CUDA build on a non-NVIDIA accelerator when the
     image is known to be one (an engine's own image, :func:`kvlint.engines.images.is_known_cuda_build`; a custom
-    image such as a vendor's Gaudi build is no evidence); None when they match or nothing says. ``platform``:
+    image such as a vendor's Gaudi build is no evidence), or a build for another accelerator (Ascend, TPU, Gaudi,
+    Neuron, Intel GPU: :func:`kvlint.engines.images.accelerator_build`) on an NVIDIA or AMD GPU, named as that
+    accelerator; None when they match or nothing says. ``platform``:
     ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container)."""
     if platform is None:
         platform = platform_of(serving, resource)
     vendor = acc.vendor
+    if vendor in ("nvidia", "amd") and (build := accelerator_build(serving)) is not None:
+        return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
     if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
         return platform
     if platform == "rocm" and vendor == "nvidia":

@@ -45,6 +45,7 @@ from kvlint.memory.vllm import (
 )
 from kvlint.options import Options
 from kvlint.types import Accelerator, ContainerResult, MemoryPlan, ModelSpec, Placement, ServingConfig
+from kvlint.wording import platform_name, with_article
 
 __all__ = [
     "FleetEntry",
@@ -481,6 +482,15 @@ def plan_container(
     if gpu is None or isinstance(gpu, str):
         return PlanOutcome(settings=settings, error=gpu, model_note=note)
     assert placement is not None
+    build = _images.accelerator_build(serving)
+    if build is not None:
+        # an Ascend, TPU, Gaudi ... build does not run on this NVIDIA or AMD GPU (KV304): not sized on it
+        return PlanOutcome(
+            settings=settings,
+            error=f"the image is {with_article(platform_name(build))} build of {serving.engine}, not sized on "
+            f"{gpu[0].name}",
+            model_note=note,
+        )
     try:
         detail = _detail(serving, settings, model, placement.gpus, gpu)
     except PlanError as exc:

@@ -765,7 +765,8 @@ class VllmPlanDetail:
     the limiting rank. ``per_request_blocks``: blocks one max-model-len request holds across all groups.
     ``length_refused``: why vLLM refuses the max-model-len (above the derived length, KV201), else None;
     ``v0_fallback``: why vLLM 0.8 - 0.10 runs its V0 engine for this configuration, else None (both from
-    :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`).
+    :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`). ``v2_runner``: the start-up runs the
+    V2 model runner (:attr:`StartupConfig.v2_runner`, §1.2.6), whose persistent input buffers differ (KV209).
     """
 
     plan: MemoryPlan
@@ -782,6 +783,7 @@ class VllmPlanDetail:
     mamba_blocks_high: int = 0
     length_refused: str | None = None
     v0_fallback: str | None = None
+    v2_runner: bool = False
 
     @property
     def mamba_refusal(self) -> str | None:
@@ -1028,12 +1030,15 @@ def _weights_total(
 def moe_top_k(c: dict[str, Any]) -> int:
     """Experts each token is routed to, from the config's key for it (``num_experts_per_tok``, ``moe_topk``,
     ``experts_per_token``; Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
-    Gemma4MoE``: ``FusedMoE(top_k=config.top_k_experts)``); 2 when none is set."""
+    Gemma4MoE``: ``FusedMoE(top_k=config.top_k_experts)``; DBRX's ``ffn_config.moe_top_k``, ``vllm/model_executor/
+    models/dbrx.py::DbrxExperts``: ``FusedMoE(top_k=config.ffn_config.moe_top_k)``); 2 when none is set."""
+    ffn = c.get("ffn_config")
     return int(
         c.get("num_experts_per_tok")
         or c.get("moe_topk")
         or c.get("experts_per_token")
         or c.get("top_k_experts")
+        or (ffn.get("moe_top_k") if isinstance(ffn, dict) else None)
         or 2
     )
 
@@ -1679,6 +1684,7 @@ def _assemble(
         *mamba_block_count(settings, cfg, limit, int(fit.num_blocks), any(_has_state(st) for st in usable)),
         length_refused=cfg.length_refused,
         v0_fallback=cfg.v0_fallback,
+        v2_runner=cfg.v2_runner,
     )
 
 

@@ -838,6 +838,17 @@ def parse_config(
         raise ValueError(f"{model_id}: {DEEPSEEK_V41_UNMODELLED}")
 
     notes: list[str] = []
+    if any(a.startswith("Grok1") for a in architectures) and _int(text.get("sliding_window_size")) == -1:
+        # Grok's "no window" (Grok-2's config sets sliding_window_size -1 with global_attn_every_n 1): SGLang's
+        # grok.py does not read the key, every layer attends over the whole context (sglang 0.5.5.post3
+        # sglang/srt/models/grok.py::Grok1Attention, one RadixAttention per layer without a window); not a size
+        # kvlint should refuse, nor a window of -1 tokens
+        stripped = {k: v for k, v in text.items() if k != "sliding_window_size"}
+        config = stripped if config is text else config
+        text = stripped
+        notes.append(
+            "sliding_window_size -1: no sliding window (Grok; every layer attends over the whole context)"
+        )
     if nested_key:
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
     if llama_defaults:
@@ -979,6 +990,12 @@ def parse_config(
         num_experts = _int((text.get("ffn_config") or {}).get("moe_num_experts")) or num_experts
     moe_inter = _int(text.get("moe_intermediate_size")) or 0
     intermediate = _int(_first(text, _INTERMEDIATE_KEYS)[0]) or 0
+    if not intermediate and model_type == "dbrx":
+        # DBRX keeps its expert width in ffn_config (vllm/model_executor/models/dbrx.py, DbrxExperts:
+        # FusedMoE(num_experts=ffn_config.moe_num_experts, intermediate_size=ffn_config.ffn_hidden_size)); read at
+        # the top level only, the experts were sized at width 0 (databricks/dbrx-instruct at 4.8e9 parameters,
+        # not its 132e9)
+        intermediate = _int((text.get("ffn_config") or {}).get("ffn_hidden_size")) or 0
     if not intermediate and model_type == "falcon":
         # Falcon configs omit ffn_hidden_size: the MLP is 4 x hidden (litgpt 0.5.13 litgpt/config.py loads
         # tiiuae/falcon-7b/-40b/-180B with intermediate_size unset, which its Config sets to 4 * n_embd).

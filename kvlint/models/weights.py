@@ -68,6 +68,8 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
         return 0
     if config.get("model_type") == "qwen2_5_vl":
         return _qwen2_5_vl_vision_params(vc)
+    if vc.get("model_type") == "pixtral":
+        return _pixtral_vision_params(config, vc, text_hidden)
     layers = _i(vc.get("num_hidden_layers") or vc.get("depth")) + _i(vc.get("num_global_layers"))
     h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
     if not layers or not h:
@@ -89,6 +91,46 @@ def gemma4_moe_keeps_dense_mlp(text_config: dict[str, Any], model_type: str) -> 
     return model_type.startswith("gemma4") and bool(
         text_config.get("enable_moe_block") or text_config.get("use_second_mlp_block")
     )
+
+
+#: Top-level model types whose projector is ``Mistral3MultiModalProjector`` (a patch merger before the two linears);
+#: the others with a Pixtral tower (Pixtral-12B's ``llava``) use ``LlavaMultiModalProjector``.
+_MISTRAL3_PROJECTOR_TYPES = ("mistral3", "ministral3")
+
+
+def _pixtral_vision_params(config: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> int:
+    """Parameters of a Pixtral (HF layout) vision tower and its projector as vLLM builds them (elements;
+    ``vllm@0.19.0:vllm/model_executor/models/pixtral.py::PixtralHFVisionModel``, ``PixtralHFTransformerBlock``,
+    ``PixtralHFAttention``, ``PixtralHFMLP``; ``mistral3.py::Mistral3MultiModalProjector``, ``Mistral3PatchMerger``;
+    ``llava.py::LlavaMultiModalProjector``).
+
+    ``patch_conv``: a bias-free ``Conv2d`` of ``num_channels x patch_size^2 x h``; ``ln_pre`` (``h``).
+    ``num_hidden_layers`` x block: ``qkv_proj`` ``h -> 3h`` and ``o_proj`` ``h -> h`` (no bias), the *gated* MLP
+    ``gate_up_proj`` ``h -> 2 x intermediate_size`` and ``down_proj`` back (no bias), two RMSNorms. The generic ViT
+    estimate counted a two-matrix MLP (a third of the MLP short: 0.1 B parameters for the 24-layer, 1,024-wide tower
+    of Mistral-Small-3.1 and Ministral 3) and a one-matrix projector. Mistral 3's projector: ``norm`` (``h``),
+    ``patch_merger.merging_layer`` ``h m^2 -> h`` (no bias, ``m`` = ``spatial_merge_size``), ``linear_1``
+    ``h -> text`` and ``linear_2`` ``text -> text`` (bias per ``multimodal_projector_bias``); Llava's: the two
+    linears only (bias by default)."""
+    h = _i(vc.get("hidden_size"))
+    layers = _i(vc.get("num_hidden_layers"))
+    if not h or not layers:
+        return 0
+    inter = _i(vc.get("intermediate_size")) or 4 * h
+    patch = _i(vc.get("patch_size"), 14)
+    chans = _i(vc.get("num_channels"), 3)
+    block = 4 * h * h + 3 * h * inter + 2 * h
+    tower = chans * patch * patch * h + h + layers * block
+    text = text_hidden or h
+    bias = config.get("multimodal_projector_bias")
+    if config.get("model_type") in _MISTRAL3_PROJECTOR_TYPES:
+        merge = _i(config.get("spatial_merge_size"), 2)
+        biased = bias is True
+        projector = h + h * merge * merge * h + h * text + text * text + (2 * text if biased else 0)
+    else:
+        biased = bias is not False
+        projector = h * text + text * text + (2 * text if biased else 0)
+    return tower + projector
 
 
 def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
@@ -246,6 +288,13 @@ def _param_breakdown(
         elif n_shared:
             shared += n_shared * mlp_mult * h * I_moe
         elif mt.startswith("llama4"):
+            shared += mlp_mult * h * I_dense
+        elif t.get("residual_moe") is True:
+            # Grok's residual MoE (Grok-2): a dense MLP of intermediate_size beside the experts of
+            # moe_intermediate_size, their outputs averaged (sglang 0.5.5.post3 sglang/srt/models/grok.py::
+            # Grok1DecoderLayer: block_sparse_moe = Grok1MoE(intermediate_size=moe_intermediate_size or
+            # intermediate_size), mlp = Grok1MLP(intermediate_size=config.intermediate_size) when residual_moe;
+            # Grok1ForCausalLM.get_num_params_analytical counts it as one more expert)
             shared += mlp_mult * h * I_dense
         router = h * E + (h if _i(t.get("shared_expert_intermediate_size")) else 0)
         return experts, shared, router

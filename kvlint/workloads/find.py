@@ -44,6 +44,7 @@ from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
+from kvlint.workloads.llmaz import open_model_index, playground_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads, model_from_uri
 from kvlint.workloads.lws import lws_env, lws_fields, lws_workloads, size_findings
 from kvlint.workloads.merge import strategic_merge
@@ -233,6 +234,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         return ws  # built from a RayService's Ray Serve LLM configs: what was not read has its own KV503
     if ws and doc.kind == "ModelBooster":
         return ws  # its engine pods were read (kthena.model_booster_workloads), whatever the image is called
+    if ws and doc.kind == "Playground" and ws[0].doc is doc and ws[0].pod_spec.get("containers"):
+        return ws  # its model-runner pod was read (kvlint.workloads.llmaz.playground_workloads)
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
@@ -422,6 +425,8 @@ class _Joined:
         self.providers = [d for d in providers if d.kind in CONTEXT_KINDS]
         self.runtimes = Runtimes(self.providers)
         self.ome = OmeCatalog(self.providers)
+        #: llmaz OpenModels by name (:func:`kvlint.workloads.llmaz.open_model_index`)
+        self.open_models = open_model_index(self.providers)
         self.configs = config_index(self.providers)
         self._keys = {id(d): doc_key(d) for d in self.providers}
         self.workloads: dict[int, tuple[Document, list[Workload]]] = {}
@@ -578,13 +583,15 @@ CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 #: NIMCaches a NIMService's ``storage.nimCache.name`` names (what they cache is said in its note:
 #: :func:`kvlint.workloads.nim.nim_cache_clause`), the DRA ResourceClaims and ResourceClaimTemplates whose GPUs a
 #: pod's containers take through ``resources.claims`` (:mod:`kvlint.workloads.dra`), and OME's BaseModels and
-#: ClusterBaseModels an InferenceService's runtime is selected by (:mod:`kvlint.workloads.ome_select`).
+#: ClusterBaseModels an InferenceService's runtime is selected by (:mod:`kvlint.workloads.ome_select`), and llmaz's
+#: OpenModels a Playground claims (:mod:`kvlint.workloads.llmaz`).
 CONTEXT_KINDS = PROVIDER_KINDS | {
     "HardwareProfile",
     "NIMCache",
     *CLAIM_KINDS,
     "BaseModel",
     "ClusterBaseModel",
+    "OpenModel",
 }
 
 
@@ -700,6 +707,15 @@ def _doc_workloads(
         caches, claims = joined.nim_caches, joined.claims
         reader = nim_service_workloads if kind == "NIMService" else nim_pipeline_workloads
         return reader(doc, caches=caches, claims=claims)
+    if (
+        joined is not None
+        and kind == "Playground"
+        and str(data.get("apiVersion", "")).startswith("inference.llmaz.io/")
+        and joined.open_models
+    ):
+        found_pg = playground_workloads(doc, joined.open_models)
+        if found_pg:
+            return found_pg
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found

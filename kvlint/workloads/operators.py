@@ -341,7 +341,9 @@ def hyperpod_workloads(doc: Document) -> list[Workload]:
 #: Kinds that serve an LLM through settings kvlint does not read, and where those settings are.
 _UNREAD = {
     "Playground": "the engine command comes from the llmaz BackendRuntime named in "
-    "spec.backendRuntimeConfig (installed with llmaz, not among the inputs), filled with the OpenModel's model",
+    "spec.backendRuntimeConfig (installed with llmaz, not among the inputs), filled with the OpenModel's model; "
+    "kvlint restates the vllm, sglang and tgi BackendRuntimes of llmaz's chart (default config) when the "
+    "OpenModel its modelClaim names is among the inputs",
     "Service": "the engine command comes from the llmaz BackendRuntime installed with llmaz",
     "MultiRoleInference": "KAITO builds its prefill and decode pods from its presets inside the KAITO release",
     "RayService": "the engine is configured by the Python code of the Ray Serve application in serveConfigV2 "

@@ -807,6 +807,16 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def profile_exceeds_device(plan: MemoryPlan) -> bool:
+    """Whether the memory profile itself cannot run: the weights and every non-KV term at the optimistic end of the band
+    (``budget - kv_cache_bytes_high``) exceed the device's total memory, so the dummy forward pass of
+    ``max_num_batched_tokens`` tokens in ``profile_run`` (``vllm@0.11.0:vllm/v1/worker/gpu_model_runner.py::
+    GPUModelRunner.profile_run``, ``_dummy_run(self.max_num_tokens, is_profile=True)``; V0's ``profile_run`` alike)
+    raises ``torch.OutOfMemoryError`` whatever the utilization, before vLLM reaches its "No available memory for the
+    cache blocks" check (docs/engine-memory-model.md §1.9)."""
+    return plan.budget_bytes - plan.kv_cache_bytes_high > plan.total_bytes
+
+
 @check("KV102")
 def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV102 (vLLM): nothing is left for the KV cache after weights, activation, non-torch and CUDA graphs."""
@@ -817,7 +827,14 @@ def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
     util_loc = s.loc("gpu_memory_utilization") if "gpu_memory_utilization" in s.flags else s.command_loc
     yield ctx.finding(
         f"no memory is left for the KV cache on {ctx.where}: {_plan_summary(plan)}; vLLM {plan.engine_version} "
-        "fails with 'No available memory for the cache blocks'",
+        + (
+            "cannot even run its memory profile: the weights and the profile run's activation peak exceed the "
+            f"device's {gib(plan.total_bytes)} even at the band's low end, so the worker stops with "
+            "torch.OutOfMemoryError ('CUDA out of memory') in profile_run, max_num_batched_tokens "
+            f"{plan.max_num_batched_tokens:,}, before the KV-cache check"
+            if profile_exceeds_device(plan)
+            else "fails with 'No available memory for the cache blocks'"
+        ),
         util_loc,
         fix=_join(_aimed(ctx, _util_remedy), _batch_remedy(ctx), _aimed(ctx, _tp_remedy))
         or "use a larger GPU or a quantized model",

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.engines.images import gpu_build_on_other_accelerator, platform_of
+from kvlint.gpu_resources import NON_GPU_RESOURCES
 from kvlint.memory.compat import (
     bf16_refusal,
     compressed_tensors_scheme,
@@ -148,11 +150,36 @@ def dtype_refused_by_model(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+#: The device-plugin resource a build for another accelerator than an NVIDIA or AMD GPU runs on
+#: (:data:`kvlint.gpu_resources.NON_GPU_RESOURCES`), for KV304's remedy.
+_BUILD_RESOURCES = {
+    "ascend": "huawei.com/Ascend910 or the NPU resource of the cluster's Ascend device plugin",
+    "tpu": "google.com/tpu",
+    "gaudi": "habana.ai/gaudi",
+    "neuron": "aws.amazon.com/neuron or aws.amazon.com/neuroncore",
+    "xpu": "gpu.intel.com/i915 or gpu.intel.com/xe",
+}
+
+
 @check("KV304")
 def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV304: the image is a build for another platform than the GPU the pod is placed on (a CUDA build on
     AMD/TPU/Gaudi nodes, a ROCm build on NVIDIA nodes)."""
     p, s = ctx.placement, ctx.serving
+    resource = gpu_build_on_other_accelerator(s, p)
+    if p is not None and resource is not None:
+        # no GPU named, only another accelerator's resource: the pod lands on that accelerator's nodes
+        name = platform_name(NON_GPU_RESOURCES[resource])
+        build = platform_name(platform_of(s, resource))
+        yield ctx.finding(
+            f"image '{s.image}' is {with_article(build)} build of {s.engine} but the container requests "
+            f"{resource} ({with_article(name)} accelerator) and no GPU; on that accelerator's node it finds no "
+            f"{build} GPU and does not start, so kvlint does not size it",
+            p.gpus_loc or loc_of(s.container, "image"),
+            fix=f"use {s.engine}'s {name} build for {resource}, or request the GPU this image is built for "
+            "(nvidia.com/gpu or amd.com/gpu) instead",
+        )
+        return
     if p is None or p.accelerator is None:
         return
     platform = image_platform_mismatch(s, p.accelerator, p.resource)
@@ -160,6 +187,19 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     vendor = p.accelerator.vendor
     expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, vendor)
+    if vendor in ("nvidia", "amd") and platform not in ("cuda", "rocm"):
+        # a build for another accelerator (kvlint.engines.images.accelerator_build) on an NVIDIA or AMD GPU
+        name = platform_name(platform)
+        yield ctx.finding(
+            f"image '{s.image}' is {with_article(name)} build of {s.engine} but the pod is placed on "
+            f"{p.accelerator.name} ({vendor}; {p.how}); it looks for {with_article(name)} device, finds none on "
+            "that node and does not start, so kvlint does not size it on that GPU",
+            p.loc or loc_of(s.container, "image"),
+            fix=f"request the {name} accelerator the image is built for ({_BUILD_RESOURCES[platform]}) and drop "
+            f"the {p.accelerator.name} placement, or use the engine's {platform_name(expected)} image for "
+            f"{p.accelerator.name}",
+        )
+        return
     yield ctx.finding(
         f"image '{s.image}' is {with_article(platform_name(platform))} build but the pod is placed on {p.accelerator.name} "
         f"({vendor}; {p.how})",

@@ -1,4 +1,4 @@
-"""Limits family (KV201-KV204): the context and batch limits against the model and against each other.
+"""Limits family (KV201-KV204, KV209): the context and batch limits against the model and against each other.
 
 Sources: vLLM ``vllm/config/model.py::_get_and_verify_max_len`` (0.11.0; 0.33.0 via
 ``model_arch_config_convertor.derive_max_model_len_and_key``, docs/engine-memory-model.md §1.8, §1.11 E6) and
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kvlint.memory import defaults
+from kvlint.memory.kv import dtype_bytes
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     check_context_length,
@@ -22,6 +23,7 @@ from kvlint.memory.sglang import (
 )
 from kvlint.memory.versions import parse_version, release_shown, resolve_version
 from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.facts import memory_limit
 from kvlint.rules.families.capacity import proposed_max_model_len
 from kvlint.rules.families.sglang import fitting_context_length
 from kvlint.rules.registry import check
@@ -330,4 +332,104 @@ def batched_tokens_below_seqs(ctx: RuleContext) -> Iterator[Diagnostic]:
         s.loc("max_num_seqs") if default_mbt else s.loc("max_num_batched_tokens"),
         fix=f"{'set' if default_mbt else 'raise'} --max-num-batched-tokens to at least {mns} or lower "
         f"--max-num-seqs to {mbt}",
+    )
+
+
+#: Bytes per scheduled token of the persistent input buffers vLLM's V1 model runner allocates when it is built, before
+#: the weights are loaded, besides ``inputs_embeds`` (hidden size x model dtype): ``input_ids`` (int32) and
+#: ``positions`` (int64) (``vllm@0.8.5``, ``@0.11.0``, ``@0.19.0:vllm/v1/worker/gpu_model_runner.py::
+#: GPUModelRunner.__init__``, "Persistent buffers for CUDA graphs"; only the GPU copies are counted, not the pinned
+#: CPU ones nor the later releases' further int64/bool rows, so the sum is a lower bound).
+V1_RUNNER_TOKEN_BYTES = 4 + 8
+#: The V2 model runner's (``vllm@0.34.0:vllm/v1/worker/gpu/input_batch.py::InputBuffers.__init__``, built in
+#: ``gpu/model_runner.py::GPUModelRunner.__init__``): ``input_ids`` (int32), ``positions`` (int64), ``is_padding``
+#: (bool); its ``inputs_embeds`` is only kept for multimodal and prompt-embedding models, and not counted.
+V2_RUNNER_TOKEN_BYTES = 4 + 8 + 1
+
+
+#: From this release the V1 runner's per-token buffers are ``CpuGpuBuffer``s: a pinned host tensor of the same shape
+#: is allocated first and its GPU twin after it (``vllm@0.10.2``, ``@0.11.0``, ``@0.19.0``, ``@0.33.0:vllm/v1/utils.py::
+#: CpuGpuBuffer.__init__``, ``gpu_model_runner.py::GPUModelRunner._make_buffer``: ``input_ids`` and ``inputs_embeds``
+#: among them; ``positions`` too up to 0.18). Up to 0.10.1 the runner allocates them on the GPU (``torch.zeros(...,
+#: device=self.device)``) before any pinned copy, and the V2 runner's ``InputBuffers`` are GPU tensors only.
+V1_HOST_TWIN_FROM = (0, 10, 2)
+#: Host bytes per token of the pinned twins counted (``input_ids``, int32, besides ``inputs_embeds``): a lower bound.
+V1_HOST_TWIN_TOKEN_BYTES = 4
+
+
+def runner_buffer_bytes(
+    max_num_batched_tokens: int, hidden_size: int, dtype_bytes: int, v2_runner: bool
+) -> int:
+    """The GPU bytes of the persistent input buffers vLLM's model runner allocates for ``max_num_batched_tokens``
+    tokens before it loads the weights (:data:`V1_RUNNER_TOKEN_BYTES` plus ``inputs_embeds``, or
+    :data:`V2_RUNNER_TOKEN_BYTES`): a lower bound, docs/engine-memory-model.md §1.9."""
+    per_token = V2_RUNNER_TOKEN_BYTES if v2_runner else V1_RUNNER_TOKEN_BYTES + hidden_size * dtype_bytes
+    return max_num_batched_tokens * per_token
+
+
+@check("KV209")
+def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV209 (vLLM, V1 engine): an explicit ``--max-num-batched-tokens`` whose persistent input buffers alone are
+    larger than the GPU. ``SchedulerConfig`` accepts any value of at least ``max_num_seqs`` (above
+    ``max_num_seqs x max_model_len`` it only warns, ``vllm@0.19.0:vllm/config/scheduler.py::SchedulerConfig.
+    verify_max_model_len``), and the model runner then allocates ``max_num_batched_tokens`` rows of token ids,
+    positions and (V1 runner) input embeddings of the hidden size on the GPU in its constructor, before loading the
+    weights (:func:`runner_buffer_bytes`), so the worker stops with ``torch.OutOfMemoryError``; from
+    :data:`V1_HOST_TWIN_FROM` each is a pinned host copy first, and a container memory limit below those copies is an
+    OOMKill (exit code 137) before the GPU copies, which the message then says. Reported at the value
+    instead of pricing a profile of that many tokens (KV102's activation); the V0 engine allocates no such buffers
+    and is not judged."""
+    s = ctx.serving
+    mbt = s.get("max_num_batched_tokens")
+    plan, model, acc = ctx.plan, ctx.model, ctx.placement.accelerator if ctx.placement else None
+    if not isinstance(mbt, int) or isinstance(mbt, bool) or mbt <= 0 or plan is None or plan.era != "v1":
+        return
+    if model is None or acc is None or not model.hidden_size:
+        return
+    v2 = bool(getattr(ctx.detail, "v2_runner", False))
+    dbytes = dtype_bytes(plan.dtype)
+    need = runner_buffer_bytes(mbt, model.hidden_size, dbytes, v2)
+    total = plan.total_bytes
+    if need <= total:
+        return
+    release = f"vLLM {plan.engine_version}"
+    per_token = need // mbt
+    if v2:
+        terms = "input_ids, positions and is_padding of the V2 model runner"
+    else:
+        terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {model.hidden_size:,} x {dbytes} B"
+    fits = total // (need // mbt)
+    stop = "the worker stops with torch.OutOfMemoryError ('CUDA out of memory') in GPUModelRunner.__init__"
+    if not v2 and parse_version(plan.engine_version) >= V1_HOST_TWIN_FROM:
+        host = mbt * (V1_HOST_TWIN_TOKEN_BYTES + model.hidden_size * dbytes)
+        found = memory_limit(ctx.cr.container)
+        if found is not None and found[0] < host:
+            stop = (
+                f"GPUModelRunner.__init__ allocates each as a pinned host copy first ({gib(host)} for input_ids and "
+                f"inputs_embeds), beyond the container's memory limit of {gib(found[0])}: the container is "
+                "OOMKilled (exit code 137) before the GPU copies"
+            )
+        else:
+            stop = (
+                f"GPUModelRunner.__init__ allocates each as a pinned host copy first ({gib(host)} for input_ids and "
+                "inputs_embeds), then on the GPU, where the worker stops with torch.OutOfMemoryError ('CUDA out of "
+                "memory'), unless the host's pinned allocation fails first"
+            )
+    d_mbt, _seqs, _why = defaults.batch_defaults(
+        parse_version(plan.engine_version),
+        "v1",
+        total,
+        acc.name,
+        acc.compute_capability,
+        s.get("performance_mode"),
+        plan.max_model_len,
+    )
+    yield ctx.finding(
+        f"--max-num-batched-tokens {mbt:,} makes {release}'s model runner allocate {gib(need)} of input buffers "
+        f"per GPU before loading the weights, more than the {gib(total)} of the {acc.name}: {mbt:,} tokens x "
+        f"{per_token:,} B ({terms}); {stop}",
+        s.loc("max_num_batched_tokens"),
+        fix=f"remove --max-num-batched-tokens ({release}'s default here is {d_mbt:,} tokens per step, long prompts "
+        f"are prefilled in chunks) or lower it: these buffers alone hold at most {fits:,} tokens on this GPU, and "
+        "the profile's forward pass of that many tokens must fit beside the weights as well",
     )

@@ -21,6 +21,7 @@ from kvlint.engines.multinode import vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
+    ASCEND_NPU_RESOURCES,
     GPU_RESOURCES,
     MIG_RESOURCE_PREFIX,
     NEURON_CORE_RESOURCE,
@@ -418,6 +419,63 @@ _RAY_CLUSTER_WORDS = (
 )
 
 
+#: Workload kinds whose one replica is one pod, with no operator to start a peer node beside it.
+_ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
+
+
+def _lone_sglang_node(ctx: RuleContext) -> bool:
+    """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
+    Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
+    kvlint joined it to, ``--node-rank`` unset or 0. SGLang starts this node's ``tp_size * pp_size / nnodes``
+    schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
+    ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
+    ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
+    w, s, lay = ctx.workload, ctx.serving, ctx.layout
+    if ctx.engine != "sglang" or lay.nnodes < 2 or lay.ray or s.joins is not None or s.apart_from is not None:
+        return False
+    if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
+        return False
+    if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
+        return False
+    rank = s.get("node_rank")
+    return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
+
+
+def _lone_sglang_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for :func:`_lone_sglang_node`: an error without ``--dist-init-addr`` (each node's schedulers then meet at
+    ``tcp://127.0.0.1:PORT`` of their own pod, ``ModelRunner.init_torch_distributed``, so no other node could ever
+    join), a warning with one (a node rank 1 started by another object with the same address would join)."""
+    lay, s, w = ctx.layout, ctx.serving, ctx.workload
+    addr = s.get("dist_init_addr")
+    where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
+    waits = (
+        f"SGLang --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
+        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray): its schedulers wait in torch.distributed's "
+        f"rendezvous for ranks of {lay.described} that no pod runs, until --dist-timeout (or torch's default) "
+        "expires, and the server never answers"
+    )
+    fix = (
+        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} (node rank from the LWS worker index, "
+        f"--dist-init-addr the leader's address), or drop --nnodes and fit {lay.described} in one pod"
+    )
+    if addr is None:
+        yield ctx.finding(
+            waits
+            + "; without --dist-init-addr each node meets at 127.0.0.1 of its own pod, so no other node could "
+            "join it",
+            lay.loc or s.loc("nnodes") or s.command_loc,
+            fix=fix,
+        )
+    else:
+        yield ctx.finding(
+            waits
+            + f", unless another object starts node rank 1 to {lay.nnodes - 1} with --dist-init-addr {addr}",
+            lay.loc or s.loc("nnodes") or s.command_loc,
+            fix=fix,
+            severity="warning",
+        )
+
+
 def _lone_ray(ctx: RuleContext) -> bool:
     """Whether a vLLM engine on the Ray executor (``--distributed-executor-backend ray``) has no Ray cluster to
     join: not a Ray object (RayCluster, RayService, RayJob, AIBrix RayClusterFleet), no LeaderWorkerSet group, and
@@ -603,6 +661,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
         return
+    if _lone_sglang_node(ctx):
+        yield from _lone_sglang_finding(ctx)
+        return
     if s.apart_from is not None:  # a follower sized on its own GPU: still one engine with its leader's
         leader_p = _leader_placement(ctx)
         if leader_p is not None:
@@ -612,6 +673,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
     elif counted == "tpu":
         yield from _tpu_devices(ctx)  # JAX devices of the chips, not GPUs
+    elif counted == "npus":
+        yield from _ascend_npus(ctx)  # Ascend NPUs, one a worker as vllm-ascend binds them
     if counted != "gpus":
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
@@ -705,11 +768,13 @@ def idle_gpus(ctx: RuleContext) -> tuple[int, int, int] | None:
     return (need, pods, have) if need < have else None
 
 
-def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu"] | None:
+def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | None:
     """What KV403 (:func:`gpu_count`) counts the pod's accelerators in for an engine that does not join a
     leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),
-    ``"gpus"`` (:func:`_gpus_counted`), or None when it does not count them (no accelerator requested, the
-    parallel layout not known, TGI's shard count left to its default of one per visible GPU)."""
+    ``"npus"`` (Ascend NPUs of a vLLM engine, :func:`_ascend_npus`), ``"gpus"`` (:func:`_gpus_counted`), or None
+    when it does not count them (no accelerator requested, the parallel layout not known, TGI's shard count left
+    to its default of one per visible GPU, an engine other than vLLM on Ascend NPUs: TGI has no Ascend build and
+    SGLang's NPU device binding is not read here)."""
     p, lay = ctx.placement, ctx.layout
     if (
         p is None
@@ -723,7 +788,42 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu"] | None:
         return "neuron"
     if p.resource == TPU_RESOURCE:
         return "tpu"
+    if p.resource in ASCEND_NPU_RESOURCES:
+        return "npus" if ctx.engine == "vllm" else None
     return "gpus"
+
+
+def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 on Huawei Ascend NPUs (:data:`kvlint.gpu_resources.ASCEND_NPU_RESOURCES`, counted in NPU chips):
+    vLLM's workers (TP x PP x local DP) against the pod's NPUs, one NPU a worker, as on CUDA. vllm-ascend's
+    worker binds local rank r to ``npu:r`` (vllm-project/vllm-ascend v0.11.0rc1
+    ``vllm_ascend/worker/worker_v1.py::NPUWorker._init_device``: ``torch.device(f"npu:{self.local_rank}")``,
+    ``NPUPlatform.set_device``), so the worker of a rank past the visible NPUs cannot set its device; later
+    releases assert it first (``vllm_ascend/worker/worker.py::NPUWorker._init_device``, "DP adjusted local rank
+    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared."""
+    p, lay = ctx.placement, ctx.layout
+    assert p is not None and p.gpus is not None
+    if lay.ray:
+        return
+    need, pods, have = _gpus_counted(ctx, p.gpus)
+    where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
+    if need > have:
+        yield ctx.finding(
+            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); vllm-ascend binds each "
+            f"worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} finds no NPU "
+            "and the engine does not start",
+            lay.loc or p.gpus_loc or ctx.serving.command_loc,
+            fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
+            + _LOWER["vllm"].format(have=have),
+        )
+    elif need < have:
+        yield ctx.finding(
+            f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {have - need} NPU(s) "
+            "sit idle",
+            p.gpus_loc,
+            fix=f"request {need} NPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
+            severity="warning",
+        )
 
 
 #: KV403's remedy when a lone Ray executor's engine needs more than one node and the pod has no memory-backed
@@ -1617,8 +1717,15 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
 
 
-#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources.
-_CLOSE_CANDIDATES = [*GPU_RESOURCES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, HAMI_CORES]
+#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources. Not the Ascend
+#: NPUs': their device plugins advertise many more names close to them (HAMi's ``huawei.com/Ascend910B-memory``,
+#: MindCluster's virtual ``huawei.com/Ascend910-4c``), none of them a misspelling.
+_CLOSE_CANDIDATES = [
+    *(r for r in GPU_RESOURCES if r not in ASCEND_NPU_RESOURCES),
+    HAMI_MEMORY,
+    HAMI_MEMORY_PERCENTAGE,
+    HAMI_CORES,
+]
 
 
 @functools.lru_cache(maxsize=2**16)

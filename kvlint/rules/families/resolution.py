@@ -14,7 +14,9 @@ from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import (
+    accelerator_build,
     engine_of_image,
+    gpu_build_on_other_accelerator,
     image_placeholder,
     image_platform,
     path_placeholder,
@@ -250,6 +252,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
+    if gpu_build_on_other_accelerator(s, p) is not None:
+        return  # a GPU build on a TPU, Gaudi, Neuron or Ascend node: KV304 says so (an error), not sized
     if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm"):
         if ctx.workload.doc.path == TYPED_COMMAND:
             # kvlint plan -- COMMAND: no manifest, no container; the GPU is an option of the command
@@ -353,6 +357,19 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         "kvlint.io/accelerator annotation, map your node labels in .kvlint.yaml (accelerators.node_labels), "
         "or run with --accelerator ID (kvlint accelerators lists ids)"
     )
+    placed = ctx.cr.placement
+    if (
+        placed is not None
+        and placed.accelerator is None
+        and placed.how.startswith(("nodeSelector ", "nodeAffinity "))
+        and "catalogue" in placed.how
+    ):
+        # the pod's own GPU label decided, on a GPU kvlint does not know: another nodeSelector is not the remedy
+        fix = (
+            "name that GPU as kvlint knows it: the kvlint.io/accelerator annotation with its catalogue id, a "
+            "mapping of the label's value in .kvlint.yaml (accelerators.node_labels), or --accelerator ID "
+            "(kvlint accelerators lists ids)"
+        )
     if not cr.fleet:
         yield ctx.finding(
             f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}, so capacity rules were skipped",
@@ -631,6 +648,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     acc = ctx.placement.accelerator if ctx.placement else None
     if cr.plan is None and cr.plan_error and acc is not None and acc.vendor in ("nvidia", "amd"):
+        if accelerator_build(s) is not None:
+            return  # an Ascend, TPU, Gaudi ... build is not sized on an NVIDIA or AMD GPU: KV304 says why
         fraction = as_float(s.get(MEMORY_FRACTION[s.engine][0])) if s.engine in MEMORY_FRACTION else None
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of

@@ -1,0 +1,63 @@
+"""Dell Enterprise Hub model images (``registry.dell.huggingface.co/enterprise-dell-inference-*``): the Hub's
+deployment snippet (fixtures/tgi, from dell/omnia) runs the image's entrypoint, TGI's launcher, with its settings
+in TGI launcher variables and the model baked into the image, named by the pod label ``hf.co/model``. It read
+as no serving container at all ("0 serving containers")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.engines.images import is_dell_enterprise_hub, tags_are_versions
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+from kvlint.sizing import summarise
+
+SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "tgi" / "dell-enterprise-hub-llama-3.1-8b.yaml"
+IMAGE = "registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct"
+
+
+def _run(text: str):  # type: ignore[no-untyped-def]
+    return run_documents(load_text(text, "deh.yaml"), Options(allow_hub=False))
+
+
+def test_the_hubs_snippet_is_a_tgi_container_of_the_labelled_model() -> None:
+    text = SAMPLE.read_text()
+    assert IMAGE in text and "command:" not in text and "MODEL_ID" not in text
+    result = _run(text)
+    (cr,) = result.containers
+    assert cr.serving.engine == "tgi"
+    assert cr.serving.model is not None and cr.serving.model.value == "meta-llama/Meta-Llama-3.1-8b-Instruct"
+    assert cr.serving.get("num_shard") == 1 and cr.serving.get("max_total_tokens") == 8192
+    assert cr.model is not None and cr.model.num_layers == 32  # Llama 3.1 8B, resolved offline
+    summary = summarise(result)
+    assert summary.serving == 1 and summary.not_sized == {}, summary
+
+
+def test_without_the_label_the_model_is_said_to_be_missing() -> None:
+    text = SAMPLE.read_text().replace("        hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct\n", "")
+    result = _run(text)
+    (cr,) = result.containers
+    assert cr.serving.engine == "tgi" and cr.serving.model is None
+    assert any(d.rule == "KV503" and "no model" in d.message for d in result.diagnostics)
+
+
+def test_without_tgi_variables_the_engine_is_not_guessed() -> None:
+    # newer Hub images (GB10) run vLLM: with no TGI launcher variable the engine is not assumed, and a KV503 info
+    # says the image was seen (it was "0 serving containers" with nothing said)
+    start, end = SAMPLE.read_text().split("          env:\n")
+    text = start + end[end.index("          volumeMounts:") :]
+    assert "NUM_SHARD" not in text
+    result = _run(text)
+    assert result.containers == []
+    (note,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert "Dell Enterprise Hub model image" in note.message and note.severity == "info"
+
+
+def test_only_the_hubs_inference_images_are_recognised() -> None:
+    assert is_dell_enterprise_hub(IMAGE) and is_dell_enterprise_hub(IMAGE + ":latest")
+    assert not is_dell_enterprise_hub("registry.dell.huggingface.co/other/enterprise-dell-inference-x")
+    assert not is_dell_enterprise_hub("docker.io/enterprise-dell-inference-x")
+    assert not tags_are_versions(IMAGE)
+    # another image with the same env and label is not read as TGI by them
+    other = SAMPLE.read_text().replace(IMAGE, "registry.example/serving:1")
+    assert _run(other).containers == []

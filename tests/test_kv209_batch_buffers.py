@@ -1,0 +1,160 @@
+"""KV209: an explicit ``--max-num-batched-tokens`` whose model-runner input buffers alone exceed the GPU is reported
+at the value, as the engine would stop (``torch.OutOfMemoryError`` in ``GPUModelRunner.__init__``, before the
+weights), instead of being priced as a profile forward pass (a KV102 of thousands of GiB of activation). The
+buffer bytes per token follow the runner (V1 runner: ids, positions and ``inputs_embeds``; V2 runner, 0.34.0:
+ids, positions and a padding mask); V0 allocates no such buffers. Beneath KV209, a KV102 whose profile exceeds the
+device itself says the worker stops in ``profile_run``. Real pipeline runs on bundled models; every threshold is
+computed from the run's own model and GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.memory.kv import dtype_bytes
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.rules.families.limits import V1_RUNNER_TOKEN_BYTES, V2_RUNNER_TOKEN_BYTES, runner_buffer_bytes
+from kvlint.types import CheckResult, ContainerResult
+
+_MODEL = "meta-llama/Llama-3.2-1B-Instruct"
+
+
+def _run(tmp_path: Path, tag: str, gpu: str, *extra: str) -> CheckResult:
+    argv = ", ".join(f'"{a}"' for a in ["--model", _MODEL, "--max-model-len", "4096", *extra])
+    p = tmp_path / f"{tag}-{gpu}-{'-'.join(extra)}.yaml"
+    p.write_text(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: x}}\nspec:\n  nodeSelector: {{nvidia.com/gpu.product: {gpu}}}\n"
+        f"  containers:\n  - name: vllm\n    image: vllm/vllm-openai:{tag}\n    args: [{argv}]\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def _rules(r: CheckResult) -> list[str]:
+    return [d.rule for d in r.diagnostics]
+
+
+def _container(r: CheckResult) -> ContainerResult:
+    (cr,) = r.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None and cr.model is not None
+    return cr
+
+
+def test_buffers_above_the_gpu_are_kv209_at_the_value_and_withdraw_the_plan(tmp_path: Path) -> None:
+    # 10^9 tokens on an H100: before KV209, a KV102 with about 110,000 GiB of activation
+    r = _run(tmp_path, "v0.11.0", "NVIDIA-H100-80GB-HBM3", "--max-num-batched-tokens", "1000000000")
+    cr = _container(r)
+    per_token = V1_RUNNER_TOKEN_BYTES + cr.model.hidden_size * dtype_bytes(cr.plan.dtype)
+    assert 10**9 * per_token > cr.plan.total_bytes
+    (d,) = [d for d in r.diagnostics if d.rule == "KV209"]
+    assert d.severity == "error"
+    assert f"{per_token:,} B" in d.message and "torch.OutOfMemoryError" in d.message
+    assert f"{10**9 * per_token / 2**30:,.2f} GiB" in d.message
+    # at the value: the line and column of "1000000000" in the args
+    assert d.loc is not None
+    line = Path(d.loc.file).read_text().splitlines()[d.loc.line - 1]
+    assert line[d.loc.column - 1 :].startswith('"1000000000"') or line[d.loc.column - 1 :].startswith(
+        "1000000000"
+    )
+    assert not {"KV101", "KV102", "KV103", "KV104", "KV105"} & set(_rules(r))
+
+
+def test_buffers_that_fit_are_not_kv209(tmp_path: Path) -> None:
+    # the largest count whose V1 buffers fit the L4, and one more token: the boundary is the GPU's total
+    r0 = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--max-num-batched-tokens", "16384")
+    cr = _container(r0)
+    assert "KV209" not in _rules(r0)
+    per_token = V1_RUNNER_TOKEN_BYTES + cr.model.hidden_size * dtype_bytes(cr.plan.dtype)
+    fits = cr.plan.total_bytes // per_token
+    assert "KV209" not in _rules(
+        _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--max-num-batched-tokens", str(fits))
+    )
+    assert "KV209" in _rules(
+        _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--max-num-batched-tokens", str(fits + 1))
+    )
+
+
+def test_v2_runner_counts_its_own_buffers(tmp_path: Path) -> None:
+    # 0.34.0 runs only the V2 model runner: 13 B a token, no inputs_embeds for a text model
+    cr = _container(_run(tmp_path, "v0.34.0", "NVIDIA-L4", "--max-num-batched-tokens", "16384"))
+    total = cr.plan.total_bytes
+    v1_only = (
+        total // (V1_RUNNER_TOKEN_BYTES + cr.model.hidden_size * 2) + 1
+    )  # beyond the V1 runner's buffers
+    assert runner_buffer_bytes(v1_only, cr.model.hidden_size, 2, v2_runner=True) <= total
+    assert "KV209" not in _rules(
+        _run(tmp_path, "v0.34.0", "NVIDIA-L4", "--max-num-batched-tokens", str(v1_only))
+    )
+    over = total // V2_RUNNER_TOKEN_BYTES + 1
+    r = _run(tmp_path, "v0.34.0", "NVIDIA-L4", "--max-num-batched-tokens", str(over))
+    (d,) = [d for d in r.diagnostics if d.rule == "KV209"]
+    assert "V2 model runner" in d.message and f"{V2_RUNNER_TOKEN_BYTES} B" in d.message
+
+
+def test_v0_allocates_no_such_buffers(tmp_path: Path) -> None:
+    r = _run(tmp_path, "v0.6.3", "NVIDIA-L4", "--max-num-batched-tokens", "1000000000")
+    assert _container(r).plan.era == "v0"
+    assert "KV209" not in _rules(r)
+
+
+def test_a_huge_value_is_reported_without_sizing_anything_larger(tmp_path: Path) -> None:
+    # 10^18 tokens (below the 2^63 - 1 kvlint reads at all): one finding, figures written out, no KV102
+    r = _run(tmp_path, "v0.19.0", "NVIDIA-H100-80GB-HBM3", "--max-num-batched-tokens", str(10**18))
+    assert "KV209" in _rules(r) and "KV102" not in _rules(r)
+
+
+def test_below_kv209_a_profile_larger_than_the_device_is_an_oom_in_profile_run(tmp_path: Path) -> None:
+    # 10^7 tokens of an 8B model on an H100: the runner's buffers fit (76 GiB), the profile's forward does not
+    r = _run(tmp_path, "v0.11.0", "NVIDIA-H100-80GB-HBM3", "--max-num-batched-tokens", "10000000")
+    cr = _container(r)
+    assert "KV209" not in _rules(r)
+    assert cr.plan.budget_bytes - cr.plan.kv_cache_bytes_high > cr.plan.total_bytes
+    (d,) = [d for d in r.diagnostics if d.rule == "KV102"]
+    assert "torch.OutOfMemoryError" in d.message and "profile_run" in d.message
+    assert "No available memory for the cache blocks" not in d.message
+    # a budget too small for the KV cache on a device that holds the profile keeps vLLM's own KV-cache refusal
+    r2 = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--gpu-memory-utilization", "0.12")
+    (d2,) = [d for d in r2.diagnostics if d.rule == "KV102"]
+    assert "No available memory for the cache blocks" in d2.message
+
+
+def _run_limited(tmp_path: Path, tag: str, mbt: int, memory: str | None) -> CheckResult:
+    argv = ", ".join(
+        f'"{a}"' for a in ["--model", _MODEL, "--max-model-len", "4096", "--max-num-batched-tokens", str(mbt)]
+    )
+    limits = "{nvidia.com/gpu: 1" + (f", memory: {memory}" if memory else "") + "}"
+    p = tmp_path / f"{tag}-{mbt}-{memory}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        f"  containers:\n  - name: vllm\n    image: vllm/vllm-openai:{tag}\n    args: [{argv}]\n"
+        f"    resources: {{limits: {limits}}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def test_from_0_10_2_the_pinned_host_copies_come_first(tmp_path: Path) -> None:
+    # vllm/v1/utils.py::CpuGpuBuffer (0.10.2 - 0.33.0): the pinned host tensor is allocated before its GPU twin, so a
+    # container memory limit below the host copies is OOMKilled before the GPU is asked; 0.10.1 allocates on the GPU
+    # first (torch.zeros(..., device=self.device)) and its pinned copies are only ids and positions
+    cr = _container(_run_limited(tmp_path, "v0.11.0", 16384, None))
+    mbt = (
+        cr.plan.total_bytes // (V1_RUNNER_TOKEN_BYTES + cr.model.hidden_size * dtype_bytes(cr.plan.dtype)) + 1
+    )
+    host = mbt * (4 + cr.model.hidden_size * dtype_bytes(cr.plan.dtype))
+    limit_gib = host // 2**30 // 2
+    (d,) = [
+        d for d in _run_limited(tmp_path, "v0.11.0", mbt, f"{limit_gib}Gi").diagnostics if d.rule == "KV209"
+    ]
+    assert "OOMKilled" in d.message and f"{host / 2**30:,.2f} GiB" in d.message
+    (d,) = [d for d in _run_limited(tmp_path, "v0.11.0", mbt, None).diagnostics if d.rule == "KV209"]
+    assert (
+        "pinned host" in d.message and "OOMKilled" not in d.message and "torch.OutOfMemoryError" in d.message
+    )
+    (d,) = [
+        d for d in _run_limited(tmp_path, "v0.10.1", mbt, f"{limit_gib}Gi").diagnostics if d.rule == "KV209"
+    ]
+    assert "pinned host" not in d.message and "torch.OutOfMemoryError" in d.message
+    # the V2 runner's InputBuffers are GPU tensors only
+    over = cr.plan.total_bytes // V2_RUNNER_TOKEN_BYTES + 1
+    (d,) = [d for d in _run_limited(tmp_path, "v0.34.0", over, "1Gi").diagnostics if d.rule == "KV209"]
+    assert "pinned host" not in d.message and "OOMKilled" not in d.message
