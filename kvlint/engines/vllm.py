@@ -644,6 +644,35 @@ class _Parser:
             return
         self.col.set(dest, Value(value, loc, raw, source), option)
 
+    def _bare_o(self, word: str | None, loc: Loc | None) -> None:
+        """KV205 for ``-O WORD`` (a separate word) in a release where ``-O`` is no argparse option (0.12.0 on):
+        ``FlexibleArgumentParser.parse_args`` turns ``-O`` into ``--optimization-level`` only when attached
+        (``-O3``, ``-O=3``) or followed by one of the words ``0``-``3`` (``args[i + 1] in {"0", "1", "2", "3"}``,
+        ``vllm@0.12.0:vllm/utils/argparse_utils.py``, ``vllm@0.20.0`` likewise); any other ``-O`` reaches argparse,
+        which has no such option (``--compilation-config``'s alias is ``-cc`` there) and stops with
+        "unrecognized arguments". ``-O '{"mode": 3}'``, a compilation config up to 0.11.x, is one."""
+        shown = f"-O {word}" if word is not None else "-O"
+        json_like = word is not None and word.lstrip()[:1] in "{["
+        self.col.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=(
+                    f"{shown}: {self.where} reads -O as --optimization-level only with a level 0-3 (-O 3, -O3); "
+                    "any other -O reaches argparse, which has no -O option, so vLLM stops before start-up with "
+                    f'"unrecognized arguments: {shown}"'
+                ),
+                loc=loc,
+                fix=(
+                    f"write -cc '{word}' (--compilation-config; -O was its alias up to vLLM 0.11)"
+                    if json_like
+                    else "write --optimization-level with a level 0-3 (-O 3), or remove -O"
+                ),
+                severity="error",
+                option="-O",
+                unknown=True,
+            )
+        )
+
     def _takes_no_word(self) -> bool:
         """Whether every boolean option of the release takes no separate value word: from vLLM 0.10 (and
         when the release is unknown, read as a current one) each is a ``BooleanOptionalAction`` made by
@@ -800,7 +829,15 @@ class _Parser:
             opt = tok
             if tok.startswith("--") and "=" in tok:
                 opt, explicit = tok.split("=", 1)
-            elif tok.startswith("-O") and tok != "-O" and not tok.startswith("--"):
+            elif (
+                tok.startswith("-O")
+                and tok != "-O"
+                and not tok.startswith("--")
+                and not (tok[2:3] == "." and self.known.get("-O", ("",))[0] == "compilation_config")
+            ):
+                # -O3, -O=3, -Odecode; but -O.backend=eager while -O is --compilation-config's alias (0.6.6 -
+                # 0.11.x) is a dotted key of it: FlexibleArgumentParser leaves "-O." words to its dotted-key
+                # reader (vllm@0.9.2:vllm/utils/__init__.py::FlexibleArgumentParser.parse_args, ``arg[2] != '.'``)
                 explicit = tok[3:] if tok[2:3] == "=" else tok[2:]
                 opt = "-O"
             elif not tok.startswith("--") and "=" in tok:
@@ -863,8 +900,20 @@ class _Parser:
                             option=as_written,
                         )
                     )
-            if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
-                pass
+            if (
+                dest == "optimization_level"
+                and canon == "-O"
+                and explicit is None
+                and argv[i : i + 1] not in (["0"], ["1"], ["2"], ["3"])
+                and not any(data.OPTIONS["-O"][2] >> k & 1 for k in self.indices)
+            ):
+                # argparse leaves the next word to the positional model when none came yet
+                takes = (
+                    i < n and not argv[i].startswith("-") and not (positional_model and self.model is None)
+                )
+                self._bare_o(argv[i] if takes else None, loc)
+                i += 1 if takes else 0
+                continue
             if kind in ("bool", "flag") and sub_key is None:
                 value: Any = not negated
                 raw = tok
