@@ -1085,6 +1085,17 @@ def _env_bool(env: Mapping[str, str], name: str) -> bool:
     return str(env.get(name, "")).lower() in ("true", "1", "yes", "y")
 
 
+def post_capture_kv_sizing(v: SgVersion, env: Mapping[str, str], model: ModelSpec) -> bool:
+    """Whether ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` may size the KV pool after CUDA-graph capture (SGLang 0.5.16
+    on, CUDA, no MLA: the conditions of ``arg_groups/overrides.py::post_capture_kv_sizing_planned`` kvlint reads;
+    the pool is then a virtual reservation until ``kv_pool_runtime.py::compute_post_capture_kv_resize`` fits it to
+    the free memory measured after capture, so what was allocated before it, such as the request table, shrinks it
+    instead of failing; read in the 0.5.23 wheel)."""
+    return (
+        v >= POST_CAPTURE_KV_SIZING_FROM and not model.is_mla and _env_bool(env, POST_CAPTURE_KV_SIZING_ENV)
+    )
+
+
 def _truthy(value: Any) -> bool:
     """A switch among the server arguments as kvlint stores them (a flag given, or a ``--config`` value): ``1``,
     ``true``, ``yes``, ``on``. Environment variables are read by :func:`_env_bool`, as SGLang's ``EnvBool`` does."""
@@ -1558,11 +1569,7 @@ def sglang_prelude(
             "the recurrent-state pool SGLang keeps for this architecture's linear/Mamba layers is not modelled "
             "(not counted against the KV pool)"
         )
-    if (
-        v >= POST_CAPTURE_KV_SIZING_FROM
-        and not model.is_mla
-        and _env_bool(serving.env, POST_CAPTURE_KV_SIZING_ENV)
-    ):
+    if post_capture_kv_sizing(v, serving.env, model):
         model_notes.append(
             f"not modelled: {POST_CAPTURE_KV_SIZING_ENV} (SGLang 0.5.16 on): when SGLang's "
             "post_capture_kv_sizing_planned holds (CUDA, no MLA, the CUDA graphs of the served phases on, ...) the "
