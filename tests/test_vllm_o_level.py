@@ -51,3 +51,34 @@ def test_compilation_config_json_under_o_still_read_up_to_0_11():
 def test_unknown_release_keeps_the_span_warning_only():
     cfg = parse_vllm_argv(["m", "-O", '{"level": 3}'], version=None)
     assert [(f.rule, f.severity) for f in cfg.findings] == [("KV205", "warning")]
+
+
+# An attached value, -OVALUE / -O=VALUE, is rewritten as -O.level=VALUE from 0.9.2 to 0.11.x
+# (vllm@0.9.2, 0.11.0:vllm/utils/__init__.py::FlexibleArgumentParser.parse_args, ``arg[2] != '.'``): the value is the
+# compilation level, which CompilationConfig types ``int`` (0.9.2) / ``Optional[int]`` (0.11.0). kvlint read
+# -O'{"level": 3}' as the whole config (silent), and -Odecode as invalid JSON.
+
+
+@pytest.mark.parametrize("version", ["0.9.2", "0.11.0"])
+@pytest.mark.parametrize("word", ['-O{"level": 3}', '-O={"level":3}', "-Odecode"])
+def test_attached_o_value_is_the_level(version, word):
+    cfg = parse_vllm_argv(["m", word], version=version)
+    got = [(f.rule, f.message) for f in cfg.findings]
+    assert [r for r, _ in got] == ["KV206"], got
+    assert "-O.level=" in got[0][1] and "not an integer" in got[0][1], got
+
+
+@pytest.mark.parametrize("version", ["0.9.2", "0.11.0"])
+@pytest.mark.parametrize(
+    ("words", "want"),
+    [(["-O3"], {"level": 3}), (["-O=2", "-O.backend=eager"], {"level": 2, "backend": "eager"})],
+)
+def test_attached_o_level_read(version, words, want):
+    cfg = parse_vllm_argv(["m", *words], version=version)
+    assert not cfg.findings and cfg.get("compilation_config") == want
+
+
+def test_attached_o_json_is_the_config_on_0_8_5():
+    """0.8.5's rewrite never matched (``len(arg) == 2``): argparse reads ``-O{...}`` as the config itself."""
+    cfg = parse_vllm_argv(["m", '-O{"level": 3}'], version="0.8.5")
+    assert not cfg.findings and cfg.get("compilation_config") == {"level": 3}

@@ -159,6 +159,10 @@ def _argparse_name(long: str, i: int) -> str:
     return "/".join([long, *aliases])
 
 
+#: The first sampled release whose FlexibleArgumentParser rewrites an attached ``-OVALUE`` as ``-O.level=VALUE``
+#: (vllm@0.9.2:vllm/utils/__init__.py; 0.8.5's ``len(arg) == 2`` test never matched, so argparse read VALUE as the
+#: whole ``--compilation-config``).
+_O_LEVEL_FROM = data.VERSIONS.index("0.9.2")
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
 #: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
@@ -645,6 +649,37 @@ class _Parser:
             return
         self.col.set(dest, Value(value, loc, raw, source), option)
 
+    def _attached_o_level(self, tok: str, value: str, loc: Loc | None, src: str) -> None:
+        """``-OVALUE`` / ``-O=VALUE`` where ``-O`` is ``--compilation-config``'s alias and
+        ``FlexibleArgumentParser.parse_args`` rewrites it as ``-O.level=VALUE`` (0.9.2 - 0.11.x among the sampled
+        releases; 0.8.5 passed it to argparse as ``-O``'s value): the dotted-key reader ``json.loads`` the value
+        (else keeps the text) and hands argparse ``-O '{"level": VALUE}'`` (vllm@0.9.2:vllm/utils/__init__.py), so
+        ``-O3`` is level 3 and ``-O'{"level": 3}'`` a level that is a JSON object, which ``CompilationConfig``
+        (``level: int``) refuses: KV206. kvlint read the attached text as the whole config."""
+        try:
+            level: Any = json.loads(value)
+        except (ValueError, RecursionError):
+            level = value
+        if isinstance(level, float) and level.is_integer():
+            level = int(level)  # pydantic's lax int takes 3.0
+        if isinstance(level, int) and not isinstance(level, bool):
+            self.set("-O", "compilation_config", {"level": level}, tok, loc, src)
+            return
+        if level is None:
+            return  # -Onull: level None, which 0.11.0's ``level: Optional[int]`` takes (0.9.2's ``int`` does not)
+        json_like = value.lstrip()[:1] in "{["
+        self.col.invalid(
+            "-O",
+            value,
+            loc,
+            f"{self.where} rewrites {tok[:40]} as -O.level={value[:40]} (FlexibleArgumentParser.parse_args), so "
+            "the compilation config's level is not an integer and CompilationConfig refuses it (level: Input "
+            "should be a valid integer) before start-up",
+            fix=f"write -O '{value}' with a space (the whole compilation config)"
+            if json_like
+            else "give -O a compilation level 0-3 (-O3)",
+        )
+
     def _bare_o(self, word: str | None, loc: Loc | None) -> None:
         """KV205 for ``-O WORD`` (a separate word) in a release where ``-O`` is no argparse option (0.12.0 on):
         ``FlexibleArgumentParser.parse_args`` turns ``-O`` into ``--optimization-level`` only when attached
@@ -827,6 +862,7 @@ class _Parser:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
             explicit: str | None = None
+            attached_o = False
             opt = tok
             if tok.startswith("--") and "=" in tok:
                 opt, explicit = tok.split("=", 1)
@@ -841,6 +877,7 @@ class _Parser:
                 # reader (vllm@0.9.2:vllm/utils/__init__.py::FlexibleArgumentParser.parse_args, ``arg[2] != '.'``)
                 explicit = tok[3:] if tok[2:3] == "=" else tok[2:]
                 opt = "-O"
+                attached_o = True
             elif not tok.startswith("--") and "=" in tok:
                 opt, explicit = tok.split("=", 1)
             # dotted JSON options: --compilation-config.level=3, -O.mode=...
@@ -901,6 +938,15 @@ class _Parser:
                             option=as_written,
                         )
                     )
+            if (
+                attached_o
+                and explicit is not None
+                and dest == "compilation_config"
+                and self.indices
+                and min(self.indices) >= _O_LEVEL_FROM
+            ):
+                self._attached_o_level(tok, explicit, loc, src)
+                continue
             if (
                 dest == "optimization_level"
                 and canon == "-O"
