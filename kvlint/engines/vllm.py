@@ -10,7 +10,7 @@ vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
   from 0.10 they take no value: ``--enforce-eager=true`` and ``--enforce-eager true`` are KV206 (older releases
   had ``StoreBoolean`` options reading an optional ``true``/``false``);
 * short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11, where ``-O.KEY=V`` is a
-  dotted key of it; ``--optimization-level`` ≥0.12 only as ``-O3``/``-O=3`` or ``-O`` before a word 0-3, any other
+  dotted key of it and, from 0.9.2, an attached ``-OVALUE`` its ``level``; ``--optimization-level`` ≥0.12 only as ``-O3``/``-O=3`` or ``-O`` before a word 0-3, any other
   ``-O`` being unrecognised there, KV205), ``-cc``, ``-ep``, ``-dcp`` ...;
 * human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
   (``32k`` = 32000, ``32K`` = 32768), ``-1``/``auto`` for ``--max-model-len`` from 0.14;
