@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
@@ -30,7 +31,7 @@ from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
-from kvlint.values import as_float, as_int, digits
+from kvlint.values import as_float, as_int, digits, finite_number
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -348,8 +349,9 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
         "max_position_embeddings",
     ):
         val = c.get(key)
-        if isinstance(val, (int, float)) and not isinstance(val, bool) and val > 0:
-            n = int(val)
+        read = finite_number(val)
+        if read is not None and 0 < read <= MAX_INT_SETTING:
+            n = int(read)
             rope_key = "rope_scaling" if c.get("rope_scaling") else "rope_parameters"
             rs = c.get(rope_key)
             if isinstance(rs, dict):
@@ -360,10 +362,17 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
                     or rt in _TF5_ORIGINAL_LEN_TYPES
                 ):
                     factor = None
-                if factor and "original_max_position_embeddings" not in rs and rt != "llama3":
-                    scaled = int(n * float(factor))
+                # a factor that is not a finite number (NaN, a string, a list) scales nothing kvlint can plan
+                f = finite_number(factor)
+                if (
+                    f
+                    and n * f <= MAX_INT_SETTING
+                    and "original_max_position_embeddings" not in rs
+                    and rt != "llama3"
+                ):
+                    scaled = int(n * f)
                     if scaled != n:
-                        return scaled, f"{key} {n} × {rope_key} factor {float(factor):g}"
+                        return scaled, f"{key} {n} × {rope_key} factor {f:g}"
             return n, key
     return 2048, "default 2048"
 
