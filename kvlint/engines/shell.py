@@ -1323,8 +1323,9 @@ def commands(
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
-    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``exec``,
-    ``nohup``, ``env [-i] [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
+    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``nohup``,
+    ``command``, the wrappers of :data:`_OPTION_WRAPPERS` with their options and operands, ``env [-i] [-S STRING]
+    [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
     later ``$NAME`` expansion in the same script. ``eval STRING`` is re-read as a script (its words then
     point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
