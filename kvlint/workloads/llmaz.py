@@ -25,7 +25,10 @@ Sources, InftyAI/llmaz@3c13ff343e28cdbe842fd3c659e3daf0d1e27e91 (the chart's bac
   chart installs (:data:`BACKENDS`). Other backends (llama.cpp, Ollama, TensorRT-LLM) and BackendRuntimes of other
   names are not restated: the Playground keeps its KV503 note.
 
-The model of a ``modelHub`` source is the workload's ``derived_model`` (the engine reads the copy the model loader
+Each value is placed where it was written: the rendered model path at the OpenModel's ``modelID``/``filename``/
+``uri`` line (in the OpenModel's own file), the model name at the Playground's ``modelClaim``, the Playground's args,
+resources and envs at theirs, the flavor's limits at the OpenModel's, the chart's defaults at
+``backendRuntimeConfig`` (else ``spec``). The model of a ``modelHub`` source is the workload's ``derived_model`` (the engine reads the copy the model loader
 downloads); the first workload carries a KV504 note naming the chart commit restated.
 """
 
@@ -110,8 +113,10 @@ def open_model_index(docs: list[Document]) -> dict[str, Document]:
     return out
 
 
-def _model_path(model: Any, skip: bool) -> tuple[str, str | None] | None:
-    """``(ModelPath, hub model id or None)`` of an OpenModel's source, as llmaz renders it; None when unreadable."""
+def _model_path(model: Any, skip: bool) -> tuple[str, str | None, Loc | None] | None:
+    """``(ModelPath, hub model id or None, where the OpenModel wrote what the path is made of)`` of an OpenModel's
+    source, as llmaz renders it; None when unreadable. The place is the ``modelID`` (the ``filename`` when the path
+    is that file) or the ``uri`` line, so that a finding on the model points at the OpenModel line that set it."""
     hub = get_in(model, "spec", "source", "modelHub")
     if isinstance(hub, dict):
         mid = hub.get("modelID")
@@ -119,20 +124,22 @@ def _model_path(model: Any, skip: bool) -> tuple[str, str | None] | None:
             return None
         fname = hub.get("filename")
         if skip:
-            return mid, mid
+            return mid, mid, loc_of(hub, "modelID")
         if isinstance(fname, str) and fname:
-            return _MODEL_DIR + fname, mid
-        return _MODEL_DIR + "models--" + mid.replace("/", "--"), mid
-    uri = get_in(model, "spec", "source", "uri")
+            return _MODEL_DIR + fname, mid, loc_of(hub, "filename")
+        return _MODEL_DIR + "models--" + mid.replace("/", "--"), mid, loc_of(hub, "modelID")
+    source = get_in(model, "spec", "source")
+    uri = source.get("uri") if isinstance(source, dict) else None
     if not isinstance(uri, str) or "://" not in uri:
         return None
+    uloc = loc_of(source, "uri")
     protocol, value = uri.split("://", 1)
     if protocol.lower() == "host":
-        return value, None
+        return value, None, uloc
     if skip:
-        return uri, None
+        return uri, None, uloc
     last = value.rstrip("/").split("/")[-1]
-    return (_MODEL_DIR + last if ".gguf" in value else _MODEL_DIR + "models--" + last), None
+    return (_MODEL_DIR + last if ".gguf" in value else _MODEL_DIR + "models--" + last), None, uloc
 
 
 def _flavor_limits(model: Any, claim: Any) -> dict[str, Any]:
@@ -174,16 +181,22 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
     found = _model_path(model_doc.data, skip)
     if found is None:
         return []
-    path, hub_id = found
+    path, hub_id, path_loc = found
     sloc = loc_of(doc.data, "spec") or doc.loc
     bloc = loc_of(spec, "backendRuntimeConfig") or sloc
     cloc = loc_of(spec, "modelClaim") or sloc
-    values = {"ModelPath": path, "ModelName": model_doc.name or str(name)}
+    # each value at the line that set it: the model path at the OpenModel's source, its name at the claim
+    values = {
+        "ModelPath": (path, path_loc or model_doc.loc),
+        "ModelName": (model_doc.name or str(name), cloc),
+    }
     args: list[tuple[Any, Loc | None]] = []
     for a in backend.args:
-        for key, v in values.items():
-            a = a.replace("{{ ." + key + " }}", v)
-        args.append((a, cloc if "{{" not in a and a in values.values() else bloc))
+        at = bloc
+        for key, (v, vloc) in values.items():
+            if "{{ ." + key + " }}" in a:
+                a, at = a.replace("{{ ." + key + " }}", v), vloc
+        args.append((a, at))
     own_args = brc.get("args")
     if isinstance(own_args, list):
         lst_loc = loc_of(brc, "args")

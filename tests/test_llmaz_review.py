@@ -1,0 +1,56 @@
+"""Review of the llmaz Playground reader (kvlint/workloads/llmaz.py, review 48C): where its findings point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.pipeline import Options, run_check
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+RUNAI = "InftyAI__llmaz__docs__examples__runai-streamer__playground-streaming-from-s3.yaml"
+
+_MODEL = """apiVersion: llmaz.io/v1alpha1
+kind: OpenModel
+metadata:
+  name: mystery
+spec:
+  familyName: acme
+  source:
+    modelHub:
+      modelID: acme/not-a-real-model-7b
+  inferenceConfig:
+    flavors:
+      - name: a
+        limits:
+          nvidia.com/gpu: 1
+"""
+_PLAYGROUND = """apiVersion: inference.llmaz.io/v1alpha1
+kind: Playground
+metadata:
+  name: mystery
+spec:
+  modelClaim:
+    modelName: mystery
+"""
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_a_finding_on_the_model_points_at_the_openmodel_source_line(tmp_path: Path) -> None:
+    """``{{ .ModelPath }}`` is made of the OpenModel's ``modelID`` (or ``uri``): a finding on the model the engine
+    loads points there, not at the Playground's ``modelClaim`` (which names the OpenModel, not the model). The Run:ai
+    streamer example's KV505 ("sized this model from its path s3://<YOUR_S3_BUCKET>/...") pointed at line 33
+    (``modelName:``), the path being written at line 17 (``uri:``)."""
+    path = COLLECTED / RUNAI
+    diags = run_check([str(path)], Options(allow_hub=False)).diagnostics
+    (kv505,) = [d for d in diags if d.rule == "KV505"]
+    assert kv505.loc is not None and kv505.loc.line == _line_of(path.read_text(), "uri: s3://"), kv505.loc
+    (tmp_path / "model.yaml").write_text(_MODEL)
+    (tmp_path / "playground.yaml").write_text(_PLAYGROUND)
+    diags = run_check([str(tmp_path)], Options(allow_hub=False)).diagnostics
+    (kv502,) = [d for d in diags if d.rule == "KV502"]
+    assert kv502.loc is not None, kv502
+    assert Path(kv502.loc.file).name == "model.yaml", kv502.loc
+    assert kv502.loc.line == _line_of(_MODEL, "modelID:"), kv502.loc
