@@ -54,3 +54,37 @@ def test_a_finding_on_the_model_points_at_the_openmodel_source_line(tmp_path: Pa
     assert kv502.loc is not None, kv502
     assert Path(kv502.loc.file).name == "model.yaml", kv502.loc
     assert kv502.loc.line == _line_of(_MODEL, "modelID:"), kv502.loc
+
+
+def test_index_rows_of_llmaz_files_name_the_openmodel_model_and_the_backend() -> None:
+    """fixtures/collected/INDEX.csv is the provenance and description of each file: a row holding an OpenModel and
+    a Playground names the OpenModel's model (its ``modelID``, else the last part of its ``uri``) and the Playground's
+    backend (``backendName``, vllm when unset). The HPA example's row said "vLLM (llmaz)" and
+    "Qwen/Qwen2-0.5B-Instruct" for a llama.cpp Playground of Qwen/Qwen2-0.5B-Instruct-GGUF."""
+    import csv
+
+    import yaml
+
+    with (COLLECTED / "INDEX.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if "OpenModel" in r["kind(s)"] and "Playground" in r["kind(s)"]]
+    assert len(rows) >= 6, rows
+    squash = lambda s: "".join(c for c in s.lower() if c.isalnum())  # noqa: E731
+    for row in rows:
+        docs = [d for d in yaml.safe_load_all((COLLECTED / row["file"]).read_text()) if isinstance(d, dict)]
+        models = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "OpenModel"}
+        for pg in (d for d in docs if d.get("kind") == "Playground"):
+            spec = pg["spec"]
+            claimed = (
+                spec["modelClaim"]["modelName"]
+                if "modelClaim" in spec
+                else spec["modelClaims"]["models"][0]["name"]
+            )
+            source = models[claimed]["spec"]["source"]
+            wanted = (
+                source["modelHub"]["modelID"]
+                if "modelHub" in source
+                else source["uri"].rstrip("/").split("/")[-1]
+            )
+            assert wanted in row["model"], (row["file"], row["model"], wanted)
+            backend = (spec.get("backendRuntimeConfig") or {}).get("backendName", "vllm")
+            assert squash(backend) in squash(row["engine"]), (row["file"], row["engine"], backend)
