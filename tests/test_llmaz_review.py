@@ -88,3 +88,38 @@ def test_index_rows_of_llmaz_files_name_the_openmodel_model_and_the_backend() ->
             assert wanted in row["model"], (row["file"], row["model"], wanted)
             backend = (spec.get("backendRuntimeConfig") or {}).get("backendName", "vllm")
             assert squash(backend) in squash(row["engine"]), (row["file"], row["engine"], backend)
+
+
+def test_a_number_among_the_playground_args_is_refused_as_in_a_pod(tmp_path: Path) -> None:
+    """``backendRuntimeConfig.args`` is ``[]string`` in llmaz's Playground CRD: ``args: [--max-model-len, 4096]``
+    makes the API server refuse the Playground, as it refuses such a pod (KV005, error). The reader turned every
+    item into its text, so kvlint planned ``--max-model-len 4096`` without a word."""
+    f = tmp_path / "pg.yaml"
+    f.write_text(
+        _MODEL.replace("acme/not-a-real-model-7b", "facebook/opt-125m")
+        + "---\n"
+        + _PLAYGROUND
+        + "  backendRuntimeConfig:\n    args:\n      - --max-model-len\n      - 1024\n"
+    )
+    diags = run_check([str(f)], Options(allow_hub=False)).diagnostics
+    (kv005,) = [d for d in diags if d.rule == "KV005"]
+    assert kv005.severity == "error", kv005
+    assert kv005.message.startswith("spec.backendRuntimeConfig.args[1] is an integer, not a string"), (
+        kv005.message
+    )
+    assert "refuses the Playground" in kv005.message, kv005.message
+    assert kv005.loc is not None and kv005.loc.line == f.read_text().splitlines().index("      - 1024") + 1
+    # ``version: 0.10`` is the number 0.1 to YAML, and a quoted one is what llmaz runs
+    g = tmp_path / "v.yaml"
+    g.write_text(
+        f.read_text().replace("    args:\n      - --max-model-len\n      - 1024\n", "    version: 0.10\n")
+    )
+    diags = run_check([str(g)], Options(allow_hub=False)).diagnostics
+    (kv005,) = [d for d in diags if d.rule == "KV005"]
+    assert kv005.message.startswith("spec.backendRuntimeConfig.version is a number, not a string"), (
+        kv005.message
+    )
+    g.write_text(g.read_text().replace("version: 0.10", 'version: "v0.10.0"'))
+    res = run_check([str(g)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV005"], res.diagnostics
+    assert res.containers[0].container["image"] == "vllm/vllm-openai:v0.10.0"

@@ -201,9 +201,11 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
     if isinstance(own_args, list):
         lst_loc = loc_of(brc, "args")
         locs = getattr(own_args, "locs", None) or []
-        args += [(str(v), locs[i] if i < len(locs) else lst_loc) for i, v in enumerate(own_args)]
+        # as written: a number stays a number, which the API server refuses (KV005), as it does in a pod
+        args += [(v, locs[i] if i < len(locs) else lst_loc) for i, v in enumerate(own_args)]
     version = brc.get("version")
-    image = f"{backend.image}:{version if isinstance(version, str) and version else backend.tag}"
+    # a version that is not a string is refused with the Playground (:func:`_not_strings`); its text is the tag
+    image = f"{backend.image}:{str(version) if version is not None and version != '' else backend.tag}"
     items: list[tuple[str, Any, Loc | None]] = [("name", "model-runner", bloc), ("image", image, bloc)]
     if backend.command:
         items.append(("command", llist(bloc, [(c, bloc) for c in backend.command]), bloc))
@@ -241,7 +243,70 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
         f"{model_doc.name} -o yaml | kvlint check -",
         severity="info",
     )
-    return [replaced(w, findings=(note, *w.findings))]
+    return [replaced(w, findings=(note, *_not_strings(brc), *w.findings))]
+
+
+def _json_type(value: Any) -> str | None:
+    """The type a CRD's structural schema names for ``value`` when it is not a string (None: a string, or null,
+    which the API server prunes), else None."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _not_strings(brc: dict[str, Any]) -> list[Finding]:
+    """KV005 (error) for each field of ``spec.backendRuntimeConfig`` that llmaz's Playground CRD types ``string``
+    (``version``; ``args`` items, ``[]string``; ``envs`` names and values, ``core/v1`` ``EnvVar``) written as
+    something else (``args: [--max-model-len, 4096]``, ``version: 0.10``, which YAML reads as the number 0.1):
+    the API server refuses the Playground ("... in body must be of type string"), so llmaz builds no pod.
+    InftyAI/llmaz ``api/inference/v1alpha1/playground_types.go`` ``BackendRuntimeConfig`` and
+    ``config/crd/bases/inference.llmaz.io_playgrounds.yaml``. One finding per field, at its first such value,
+    counting the others; the pod is still built from the values' text, as a pod's KV005 still plans it."""
+    bad: dict[str, list[tuple[str, str, Loc | None]]] = {}
+    kind = _json_type(brc.get("version"))
+    if kind:
+        bad["version"] = [("spec.backendRuntimeConfig.version", kind, loc_of(brc, "version"))]
+    args = brc.get("args")
+    if isinstance(args, list):
+        bad["args"] = [
+            (f"spec.backendRuntimeConfig.args[{i}]", k, loc_of(args, i) or loc_of(brc, "args"))
+            for i, v in enumerate(args)
+            if (k := _json_type(v))
+        ]
+    envs = brc.get("envs")
+    if isinstance(envs, list):
+        bad["envs"] = [
+            (f"spec.backendRuntimeConfig.envs[{i}].{part}", k, loc_of(e, part) or loc_of(envs, i))
+            for i, e in enumerate(envs)
+            if isinstance(e, dict)
+            for part in ("name", "value")
+            if (k := _json_type(e.get(part)))
+        ]
+    out = []
+    for field, items in bad.items():
+        if not items:
+            continue
+        where, kind, at = items[0]
+        more = f" (and {len(items) - 1:,} more in its {field})" if len(items) > 1 else ""
+        out.append(
+            Finding(
+                "KV005",
+                f"{where} is a{'n' if kind[0] in 'aio' else ''} {kind}, not a string{more}: the API server refuses "
+                f'the Playground, whose CRD types the field string ("... in body must be of type string: '
+                f'"{kind}""), so llmaz creates no pod',
+                at,
+                fix='quote the value ("4096", "v0.10.0") so that YAML reads it as a string; in a Helm template, '
+                "pipe it through quote",
+                severity="error",
+            )
+        )
+    return out
 
 
 def _resources(backend: Backend, brc: dict[str, Any], model_doc: Document, claim: Any) -> LDict:
