@@ -123,3 +123,33 @@ def test_a_number_among_the_playground_args_is_refused_as_in_a_pod(tmp_path: Pat
     res = run_check([str(g)], Options(allow_hub=False))
     assert not [d for d in res.diagnostics if d.rule == "KV005"], res.diagnostics
     assert res.containers[0].container["image"] == "vllm/vllm-openai:v0.10.0"
+
+
+def test_a_playground_left_unread_says_why_at_the_field_that_decided_it(tmp_path: Path) -> None:
+    """With its OpenModel among the inputs, a Playground kvlint does not build says which of its settings kvlint
+    does not restate, at that setting: the HPA example's ``backendName: llamacpp``, the speculative-decoding
+    example's ``modelClaims`` (its value, as kvlint places a mapping). Both got the kind's generic note at
+    ``spec`` ("the engine command comes from the llmaz BackendRuntime ... when the OpenModel its modelClaim names
+    is among the inputs"), which it was."""
+    prefix = "InftyAI__llmaz__docs__examples__"
+    for name, needle, said in (
+        ("hpa__playground.yaml", "backendName: llamacpp", "backendName 'llamacpp' is a BackendRuntime"),
+        ("speculative-decoding__vllm__playground.yaml", "    models:", "it claims several models"),
+    ):
+        path = COLLECTED / (prefix + name)
+        res = run_check([str(path)], Options(allow_hub=False))
+        (kv503,) = [d for d in res.diagnostics if d.rule == "KV503"]
+        assert said in kv503.message, kv503.message
+        assert kv503.loc is not None and kv503.loc.line == _line_of(path.read_text(), needle), (
+            name,
+            kv503.loc,
+        )
+        assert res.containers == []
+    # an OpenModel of another name among the inputs: the claimed one is named as missing, at the claim
+    (tmp_path / "model.yaml").write_text(_MODEL)
+    (tmp_path / "pg.yaml").write_text(_PLAYGROUND.replace("modelName: mystery", "modelName: other-model"))
+    (kv503,) = [
+        d for d in run_check([str(tmp_path)], Options(allow_hub=False)).diagnostics if d.rule == "KV503"
+    ]
+    assert "the OpenModel 'other-model' its modelClaim names is not among the inputs" in kv503.message
+    assert kv503.loc is not None and kv503.loc.line == _line_of(_PLAYGROUND, "modelName:"), kv503.loc

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.fastinit import replaced
-from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Mark, Workload
+from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, ldict, llist, synthetic_workload
 
 __all__ = ["BACKENDS", "LLMAZ_COMMIT", "open_model_index", "playground_workloads"]
@@ -174,13 +175,27 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
     brc = brc if isinstance(brc, dict) else {}
     backend_name = str(brc.get("backendName") or "vllm")
     backend = BACKENDS.get(backend_name)
-    if model_doc is None or backend is None or brc.get("configName") not in (None, "default"):
-        return []
+    config = brc.get("configName")
+    if claim is None and spec.get("modelClaims") is not None:
+        return _not_built(doc, loc_of(spec, "modelClaims"), "it claims several models (spec.modelClaims, as for "
+                          "speculative decoding), which kvlint does not restate")  # fmt: skip
+    if model_doc is None:
+        return _not_built(doc, loc_of(claim, "modelName") if isinstance(claim, dict) else loc_of(spec, "modelClaim"),
+                          f"the OpenModel {str(name)[:100]!r} its modelClaim names is not among the inputs (kvlint "
+                          "builds the pod when it is: lint both files together)")  # fmt: skip
+    if backend is None:
+        return _not_built(doc, loc_of(brc, "backendName"), f"backendName {backend_name[:100]!r} is a BackendRuntime "
+                          "kvlint does not restate (only the vllm, sglang and tgi BackendRuntimes of llmaz's chart)")  # fmt: skip
+    if config not in (None, "default"):
+        return _not_built(doc, loc_of(brc, "configName"), f"configName {str(config)[:100]!r} is a recommended config "
+                          "of the BackendRuntime kvlint does not restate (only 'default')")  # fmt: skip
     annotations = get_in(doc.data, "metadata", "annotations")
     skip = isinstance(annotations, dict) and str(annotations.get(_SKIP_LOADER)) == "true"
     found = _model_path(model_doc.data, skip)
     if found is None:
-        return []
+        return _not_built(doc, loc_of(get_in(model_doc.data, "spec"), "source") or model_doc.loc,
+                          f"the OpenModel {model_doc.name!r} names no model kvlint reads (spec.source.modelHub."
+                          "modelID, or a uri)")  # fmt: skip
     path, hub_id, path_loc = found
     sloc = loc_of(doc.data, "spec") or doc.loc
     bloc = loc_of(spec, "backendRuntimeConfig") or sloc
@@ -239,11 +254,33 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
         f"{backend_name}.yaml at commit {LLMAZ_COMMIT[:12]}, image {image}); a BackendRuntime installed with other "
         "values or edited since runs what it says",
         bloc,
-        fix="for certainty, lint the pod llmaz creates: kubectl get pod -l llmaz.io/model-name="
-        f"{model_doc.name} -o yaml | kvlint check -",
+        fix="for certainty, lint the pod llmaz creates: kubectl get pod -l "
+        f"{shell_word(f'llmaz.io/model-name={model_doc.name}')} -o yaml | kvlint check -",
         severity="info",
     )
     return [replaced(w, findings=(note, *_not_strings(brc), *w.findings))]
+
+
+def _not_built(doc: Document, at: Loc | None, why: str) -> list[Workload]:
+    """The Playground as a workload without containers carrying its KV503 note: why kvlint did not build its pod
+    (``why``), at the field that decided it (``at``, else ``spec``); counted as not read, as the operators' notes
+    (:func:`kvlint.workloads.operators.unread_kind_note`)."""
+    sloc = loc_of(doc.data, "spec") or doc.loc
+    claimed = get_in(doc.data, "spec", "modelClaim", "modelName")
+    label = shell_word(f"llmaz.io/model-name={claimed if isinstance(claimed, str) and claimed else 'MODEL'}")
+    note = Finding(
+        "KV503",
+        f"kvlint does not read this Playground's engine settings: {why}; llmaz fills the BackendRuntime's "
+        "command with the OpenModel's model",
+        at or sloc,
+        fix=f"lint the pods llmaz creates (kubectl get pod -l {label} -o yaml | kvlint check -), "
+        "or check the engine command separately with kvlint plan -- <command>",
+        severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
+    )
+    ps = LDict(loc=sloc)
+    ps["containers"] = LList([], loc=sloc)
+    return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
 
 
 def _json_type(value: Any) -> str | None:
