@@ -153,3 +153,18 @@ def test_a_playground_left_unread_says_why_at_the_field_that_decided_it(tmp_path
     ]
     assert "the OpenModel 'other-model' its modelClaim names is not among the inputs" in kv503.message
     assert kv503.loc is not None and kv503.loc.line == _line_of(_PLAYGROUND, "modelName:"), kv503.loc
+
+
+def test_a_claim_that_is_no_mapping_is_said_to_name_no_openmodel(tmp_path: Path) -> None:
+    """``modelClaim: mystery`` (a string where llmaz takes a mapping) was "the OpenModel 'None' its modelClaim
+    names is not among the inputs"."""
+    (tmp_path / "model.yaml").write_text(_MODEL)
+    (tmp_path / "pg.yaml").write_text(
+        _PLAYGROUND.replace("  modelClaim:\n    modelName: mystery", "  modelClaim: mystery")
+    )
+    (kv503,) = [
+        d for d in run_check([str(tmp_path)], Options(allow_hub=False)).diagnostics if d.rule == "KV503"
+    ]
+    assert "its modelClaim names no OpenModel" in kv503.message and "'None'" not in kv503.message, (
+        kv503.message
+    )

@@ -180,9 +180,14 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
         return _not_built(doc, loc_of(spec, "modelClaims"), "it claims several models (spec.modelClaims, as for "
                           "speculative decoding), which kvlint does not restate")  # fmt: skip
     if model_doc is None:
-        return _not_built(doc, loc_of(claim, "modelName") if isinstance(claim, dict) else loc_of(spec, "modelClaim"),
-                          f"the OpenModel {str(name)[:100]!r} its modelClaim names is not among the inputs (kvlint "
-                          "builds the pod when it is: lint both files together)")  # fmt: skip
+        at = loc_of(claim, "modelName") if isinstance(claim, dict) else None
+        what = (
+            f"the OpenModel {name[:100]!r} its modelClaim names is not among the inputs (kvlint builds the pod when "
+            "it is: lint both files together)"
+            if isinstance(name, str)
+            else "its modelClaim names no OpenModel (spec.modelClaim.modelName, a string)"
+        )
+        return _not_built(doc, at or loc_of(spec, "modelClaim"), what)
     if backend is None:
         return _not_built(doc, loc_of(brc, "backendName"), f"backendName {backend_name[:100]!r} is a BackendRuntime "
                           "kvlint does not restate (only the vllm, sglang and tgi BackendRuntimes of llmaz's chart)")  # fmt: skip
