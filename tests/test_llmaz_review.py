@@ -145,6 +145,7 @@ def test_a_playground_left_unread_says_why_at_the_field_that_decided_it(tmp_path
             kv503.loc,
         )
         assert res.containers == []
+        assert "llmaz.io/model-name=MODEL" not in kv503.fix, kv503.fix  # the claimed (first) model's label
     # an OpenModel of another name among the inputs: the claimed one is named as missing, at the claim
     (tmp_path / "model.yaml").write_text(_MODEL)
     (tmp_path / "pg.yaml").write_text(_PLAYGROUND.replace("modelName: mystery", "modelName: other-model"))

@@ -272,6 +272,9 @@ def _not_built(doc: Document, at: Loc | None, why: str) -> list[Workload]:
     (:func:`kvlint.workloads.operators.unread_kind_note`)."""
     sloc = loc_of(doc.data, "spec") or doc.loc
     claimed = get_in(doc.data, "spec", "modelClaim", "modelName")
+    if not isinstance(claimed, str):  # llmaz labels the pod with the main (first) model of modelClaims
+        first = get_in(doc.data, "spec", "modelClaims", "models")
+        claimed = get_in(first[0], "name") if isinstance(first, list) and first else None
     label = shell_word(f"llmaz.io/model-name={claimed if isinstance(claimed, str) and claimed else 'MODEL'}")
     note = Finding(
         "KV503",
