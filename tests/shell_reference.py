@@ -119,7 +119,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
                     d, whole = ansi_c_text(body), True
             if not whole:
                 d = d.strip("\"'")
-            return Part("var", m.group(), quoted, default=d, default_quoted=whole), end
+            # ${X-d} (no colon) tests only for unset (engines48; bash(1) Parameter Expansion)
+            colon = rest.startswith(":-")
+            return Part("var", m.group(), quoted, default=d, default_quoted=whole, colon=colon), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -332,10 +334,12 @@ def _expand(
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
         elif p.kind == "var":
-            val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
+            own = env.get(p.text)
+            by_default = p.default is not None and (own is None or (p.colon and not own))
+            val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted or (p.default_quoted and not env.get(p.text)):
+                if p.quoted or (p.default_quoted and by_default):
                     cur.append(val)
                     have_cur = True
                 else:
@@ -386,7 +390,27 @@ def _expand(
 
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
-_WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
+_WRAPPERS = {"nohup", "command", "builtin"}
+# break48: the wrappers that take options of their own, the same table as the reader's (the reference follows the
+# reader's semantics, not its speed): each skipped with its options and operands
+from kvlint.engines.shell import _ENV_ARG_OPTIONS, _OPTION_WRAPPERS  # noqa: E402
+
+
+def _skip_wrapper(words: list[Any]) -> list[Any]:
+    short, long, operands = _OPTION_WRAPPERS[words[0].text]
+    words = words[1:]
+    while words:
+        text = words[0].text
+        if text == "--":
+            words = words[1:]
+            break
+        if text.startswith("--"):
+            words = words[2:] if text in long else words[1:]
+        elif text.startswith("-") and len(text) > 1:
+            words = words[2:] if text in short else words[1:]
+        else:
+            break
+    return words[operands:]
 
 
 def commands(
@@ -461,6 +485,8 @@ def commands(
             head = words[0].text
             if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
                 words = words[1:]
+            elif head in _OPTION_WRAPPERS:
+                words = _skip_wrapper(words)
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[0].substituted:
@@ -483,6 +509,8 @@ def commands(
                     if _ASSIGN_RE.match(words[0].text):
                         name, _, val = words[0].text.partition("=")
                         local_env[name] = val
+                    elif words[0].text in _ENV_ARG_OPTIONS:
+                        words = words[1:]
                     words = words[1:]
             else:
                 break

@@ -104,7 +104,7 @@ def test_pp_partition_refused_quotes_get_pp_indices_and_stays_short() -> None:
 @pytest.mark.parametrize(
     ("value", "words"),
     [
-        ("{bad", "json.loads, which refuses it"),
+        ("{bad", "cannot be converted to <function loads"),  # optional_type(json.loads)'s argparse error
         # an integer past Python's 4,300-digit limit: json.loads raises ValueError in vLLM's argparse as here
         ('{"method": "ngram", "num_speculative_tokens": 1' + "0" * 4400 + "}", "4300 digits"),
         ("[4]", "a JSON list fails"),

@@ -74,7 +74,8 @@ def test_unreadable_json_is_kv206(version, words, engine_says):
         ("0.11.0", ["--hf-overrides.rope_scaling.factor", "4.0"]),  # FlexibleArgumentParser writes the JSON
         ("0.11.0", ["--hf-overrides", "not-braced"]),  # union_dict_and_str keeps it a string
         ("0.9.2", ["--hf-overrides", '{"a": 1']),  # 0.9.2's regex ^{.*}$ does not match: kept as a string
-        ("0.11.0", ["--override-generation-config", "None"]),  # optional_type: unset
+        # optional_type: unset (an Optional field; override_generation_config is a plain dict, which refuses it)
+        ("0.11.0", ["--mm-processor-kwargs", "None"]),
         ("0.9.2", ["--limit-mm-per-prompt", "image=2,video=1"]),  # nullable_kvs fallback
         ("0.6.3", ["--limit-mm-per-prompt", "image=2"]),
         (

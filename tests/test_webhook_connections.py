@@ -28,6 +28,10 @@ from kvlint.webhook.review import WebhookSettings  # noqa: E402
 from kvlint.webhook.server import ServerThread, make_reloader  # noqa: E402
 
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+#: a review whose body is never all sent: the request is being answered (its body read) until the body deadline
+SLOW_BODY = (
+    b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+)
 #: the most seconds a test waits for something the server must do (an answer, a close, a count): a deadline for
 #: a hung server, never a bound the behaviour is measured against (CI runs on a loaded 2-core machine)
 WAIT_S = 30.0
@@ -398,7 +402,8 @@ def test_requests_past_the_connection_limit_are_counted(tls: dict[str, str]) -> 
     """Past ``--max-connections`` (uvicorn's ``limit_concurrency``) uvicorn answers a request HTTP 503 and closes
     the connection: the API server then applies ``failurePolicy`` (under ``Ignore``: admitted unchecked). uvicorn
     only logged it; it is counted as ``kvlint_webhook_connections_closed_total{reason="max_connections"}`` so
-    that dashboards see the refusals kvlint could not answer. Under the limit nothing is counted."""
+    that dashboards see the refusals kvlint could not answer. Under the limit nothing is counted. (Connections
+    still waiting for their headers give way instead: the next test.)"""
     srv, app = _serve(tls, header_timeout=30.0, limit_concurrency=4)
     held: list[ssl.SSLSocket] = []
     try:
@@ -407,18 +412,88 @@ def test_requests_past_the_connection_limit_are_counted(tls: dict[str, str]) -> 
         assert _read_responses(first, 1)[0] == [b"HTTP/1.1 200"]
         first.close()
         assert _closed(app, "max_connections") == 0.0
-        for _ in range(4):  # connections that never finish their headers fill the limit
+        # requests whose bodies never finish fill the limit (they are being answered); a request is refused when
+        # the connections, its own included, reach the limit, so three are read
+        for _ in range(3):
             conn = _connect(srv, tls)
-            conn.sendall(b"GET /healthz HTTP/1.1\r\n")
+            conn.sendall(SLOW_BODY)
             held.append(conn)
-        connections = srv.server.server_state.connections
-        _until(lambda: len(connections) == 4, "four connections held")
+        _until(lambda: len(srv.server.server_state.tasks) == 3, "three requests being read")
         extra = _connect(srv, tls)
         held.append(extra)
         extra.sendall(HEALTHZ)
         statuses, closed = _read_responses(extra)
         assert statuses == [b"HTTP/1.1 503"] and closed
         assert _closed(app, "max_connections") == 1.0
+    finally:
+        for conn in held:
+            conn.close()
+        srv.stop()
+
+
+def test_connections_waiting_for_headers_give_way_to_a_complete_request(tls: dict[str, str]) -> None:
+    """A client that keeps ``--max-connections`` connections open without finishing their headers, opening a new
+    one as each is closed at the header deadline, held every slot: each review got uvicorn's HTTP 503
+    (``failurePolicy`` decided) for as long as it went on, and on the probe listener (64 connections) the
+    kubelet's ``/healthz`` and ``/readyz`` got 503, which restarts the pod after three liveness failures. At
+    the limit, a new connection now closes the connection that has waited longest for its request's headers
+    (or, failing one, an idle kept-alive connection): a request sent at once, as the API server and the kubelet
+    send theirs, is answered. Connections whose request is being answered are never closed for it (the test
+    above)."""
+    srv, app = _serve(tls, header_timeout=30.0, limit_concurrency=4, probe_port=0)
+    held: list[Any] = []
+    try:
+        # connections that never finish their headers fill the limit: a request is refused when the connections,
+        # its own included, reach it
+        for _ in range(3):
+            conn = _connect(srv, tls)
+            conn.sendall(b"GET /healthz HTTP/1.1\r\n")
+            held.append(conn)
+        connections = srv.server.server_state.connections
+        _until(lambda: len(connections) == 3, "three connections held")
+        extra = _connect(srv, tls)
+        held.append(extra)
+        extra.sendall(HEALTHZ)
+        assert _read_responses(extra, 1)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(held[0])[1], "the oldest waiting connection was not closed"
+        assert _closed(app, "evicted") == 1.0
+        assert _closed(app, "max_connections") == 0.0
+
+        # idle kept-alive connections (each had its answer) give way too
+        for conn in held:
+            conn.close()
+        held.clear()
+        _until(lambda: len(connections) == 0, "the connections closed")
+        for _ in range(3):
+            conn = _connect(srv, tls)
+            conn.sendall(HEALTHZ)
+            assert _read_responses(conn, 1)[0] == [b"HTTP/1.1 200"]
+            held.append(conn)
+        extra = _connect(srv, tls)
+        held.append(extra)
+        extra.sendall(HEALTHZ)
+        assert _read_responses(extra, 1)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(held[0])[1], "the idle connection made first was not closed"
+        assert _closed(app, "evicted") == 2.0
+        assert _closed(app, "max_connections") == 0.0
+
+        # the probe listener (64 connections at once): the kubelet's probe gets through a flood of them
+        assert srv.probes is not None
+        port = srv.probes.port
+        for _ in range(70):
+            raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+            raw.sendall(b"GET /healthz HTTP/1.1\r\n")
+            held.append(raw)
+        probe = socket.create_connection(("127.0.0.1", port), timeout=10)
+        held.append(probe)
+        probe.sendall(HEALTHZ)
+        answer = b""
+        while b"\r\n" not in answer:
+            chunk = probe.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200"), answer
     finally:
         for conn in held:
             conn.close()

@@ -30,6 +30,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
+from packaging.version import Version
+
 from kvlint import filecache
 from kvlint.engines.images import (
     dynamo_engine_version,
@@ -530,12 +532,54 @@ def _is_kaito_vllm_wrapper(script: str) -> bool:
 _ENGINE_PROGRAMS = frozenset({"vllm", "text-generation-launcher", "tgi-entrypoint.sh", "sglang"})
 
 
+#: ``conda run``'s options that take a value (conda ``conda/cli/main_run.py::configure_parser``: ``-n/--name`` and
+#: ``-p/--prefix`` from ``add_parser_prefix``, ``--cwd``; micromamba's ``run`` adds ``-r/--root-prefix``,
+#: ``-a/--attach``, ``-e/--env``, ``--label``). Its other options are flags (``-s``/``--no-capture-output``/
+#: ``--live-stream``, ``-v``, ``--dev``, ``--debug-wrapper-scripts``); the first other word starts the program
+#: (``executable_call``, ``nargs=REMAINDER``), after an optional ``--``.
+_CONDA_RUN_VALUED = frozenset(
+    {
+        "-n",
+        "--name",
+        "-p",
+        "--prefix",
+        "--cwd",
+        "-r",
+        "--root-prefix",
+        "-a",
+        "--attach",
+        "-e",
+        "--env",
+        "--label",
+    }
+)
+
+
+def _conda_run_program(words: Sequence[str]) -> int | None:
+    """The index of the program ``conda run [OPTIONS] [--] PROGRAM ...`` (also ``mamba``/``micromamba run``)
+    starts, when ``words`` are such a command naming one, else None."""
+    if len(words) < 3 or _base(words[0]) not in _CONDA or words[1] != "run":
+        return None
+    k = 2
+    while k < len(words) and words[k].startswith("-"):
+        if words[k] == "--":
+            k += 1
+            break
+        k += 2 if words[k] in _CONDA_RUN_VALUED else 1
+    return k if k < len(words) else None
+
+
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     """``(engine, index of first engine argument, positional model allowed)`` when ``words`` start with
-    an engine invocation, else None."""
+    an engine invocation, else None. ``conda run -n ENV PROGRAM ...`` (conda, mamba, micromamba) runs PROGRAM in
+    that environment with the arguments as given: the engine is read after its options."""
     if not words:
         return None
     w0 = _base(words[0])
+    if w0 in _CONDA:
+        k = _conda_run_program(words)
+        inner = _match_program(words[k:]) if k is not None and _base(words[k]) not in _CONDA else None
+        return (inner[0], inner[1] + k, inner[2]) if inner is not None and k is not None else None
     if w0 not in _ENGINE_PROGRAMS and not w0.startswith("python"):
         return None  # (the commonest case: none of the programs below)
     if w0 == "vllm" and len(words) > 1 and words[1] == "serve":
@@ -995,7 +1039,7 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     budget (:class:`kvlint.engines.requirements.RequirementReader`)."""
     args = _pip_words(words)
     pins = _pip_engine_pins(args, engine, reader or RequirementReader(engine))
-    if pins is None:
+    if pins is None or _conflicting(pins):
         return None
     pinned = _last_release(pins)
     if pinned is not None:
@@ -1013,11 +1057,21 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     is not pip (``echo pip install ...``) or installs elsewhere than the environment the engine runs from
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
     pins = _pip_engine_pins(_pip_words(words), engine, RequirementReader(engine))
-    return None if pins is None else _last_release(pins)
+    return None if pins is None or _conflicting(pins) else _last_release(pins)
+
+
+def _conflicting(pins: Sequence[Pin]) -> bool:
+    """Whether ``pins`` name two different releases of the engine (``pip install vllm==0.8.5 vllm==0.9.0``): pip's
+    resolver (20.3 on) refuses the command, "ERROR: Cannot install vllm==0.8.5 and vllm==0.9.0 because these
+    package versions have conflicting dependencies" / "ResolutionImpossible", and exits 1 having installed nothing
+    (seen with pip 26.3; pip before 20.3 stopped with "Double requirement given"). The image's release stays."""
+    releases = {Version(pin.release) for pin in pins if pin.release is not None}  # 0.9 and 0.9.0 are one
+    return len(releases) > 1
 
 
 def _last_release(pins: Sequence[Pin]) -> str | None:
-    """The release the last pinned requirement of ``pins`` names (pip installs the last), else None."""
+    """The release the pinned requirements of ``pins`` name (one release: :func:`_conflicting` rules out two),
+    else None."""
     pinned = None
     for pin in pins:
         if pin.release is not None:
@@ -1597,12 +1651,16 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
     if server_from <= v < GRPC_OWN_OPTION_UNTIL:
         kept: list[Finding] = []
         for f in cfg.findings:
-            own = _grpc_own_option(f.option, version) if isinstance(f, OptionFinding) and f.unknown else None
-            if own is None:
+            own_word = f.option if isinstance(f, OptionFinding) and f.unknown else None
+            own = _grpc_own_option(own_word, version) if own_word is not None else None
+            if own is None or own_word is None:
                 kept.append(f)
             elif own != "exact":
+                # still an option word the engine's parser does not have (OptionFinding.unknown): counted by the
+                # command line's KV205 bound (options.cap_unknown_options) like the others; 40,000 of them were
+                # 40,000 findings
                 kept.append(
-                    Finding(
+                    OptionFinding(
                         rule="KV205",
                         message=(
                             f"{own} is not a vLLM option: argparse takes it as an abbreviation of {GRPC_OWN_OPTION} "
@@ -1612,6 +1670,8 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
                         loc=f.loc,
                         fix=f"write the full option name {GRPC_OWN_OPTION}",
                         severity="warning",
+                        option=own_word,
+                        unknown=True,
                     )
                 )
         cfg.findings = kept

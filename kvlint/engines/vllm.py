@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +43,7 @@ from kvlint.engines.options import (
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
-from kvlint.engines.vllm_json import JSON_PARSERS, refusal
+from kvlint.engines.vllm_json import JSON_PARSERS, OPTIONAL_TYPE, expand_human_readable, refusal, unset_by
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits, lax_int
@@ -111,7 +112,12 @@ JSON_DESTS = frozenset(
         "additional_config",
     }
 )
-#: dests declared ``nargs="+"`` (lists) in vLLM.
+#: dests declared ``nargs="+"`` (lists) in vLLM. Not ``--allowed-origins``/``--allowed-methods``/
+#: ``--allowed-headers``: lists of strings, but one argument read with ``type=json.loads`` in every sampled release
+#: (``vllm@0.4.3`` - ``0.9.2:vllm/entrypoints/openai/cli_args.py::make_arg_parser``; from 0.10.1
+#: ``FrontendArgs.add_cli_args`` sets ``type = json.loads`` and deletes get_kwargs's ``nargs``, likewise in
+#: ``vllm@0.34.0:vllm/entrypoints/common/cli_args.py``), so :data:`kvlint.engines.vllm_json_data.JSON_PARSERS`
+#: checks their value (KV206 for ``--allowed-origins https://a.example``).
 MULTI_DESTS = frozenset(
     {
         "served_model_name",
@@ -121,13 +127,37 @@ MULTI_DESTS = frozenset(
         "ignore_patterns",
         "cuda_graph_sizes",
         "cudagraph_capture_sizes",
-        "allowed_origins",
-        "allowed_methods",
-        "allowed_headers",
         "api_key",
         "tool_server",
     }
 )
+#: Options read with ``json.loads`` whose value vLLM uses as a list of strings (CORS settings, see MULTI_DESTS).
+_JSON_LIST_OPTIONS = frozenset({"--allowed-origins", "--allowed-methods", "--allowed-headers"})
+
+
+def _json_list_fix(option: str, raw: str) -> str:
+    """The remedy for an unreadable ``--allowed-origins``-like value: a JSON list of strings, the words given
+    (comma- or space-separated) when the value is not bracketed, in single quotes for a shell."""
+    words = [w for w in re.split(r"[,\s]+", raw) if w] if raw[:1] != "[" else []
+    example = json.dumps(words or ["*"])
+    return f"give {option} a JSON list of strings, in single quotes in a shell command ('{example}')"
+
+
+#: The long option of each dest whose value vLLM reads as JSON, for its short aliases (``-O``, ``-cc``, ``-sc``).
+_JSON_OPTION_OF_DEST = {data.OPTIONS[o][0]: o for o in JSON_PARSERS if o in data.OPTIONS}
+_SPEC_EXAMPLE = '{"method": "ngram", "num_speculative_tokens": 4}'
+
+
+def _argparse_name(long: str, i: int) -> str:
+    """How argparse names the action of ``long`` in sampled release ``i`` in an error: its option strings joined by
+    "/" (``_get_action_name``), the long one first as vLLM declares them (``"--speculative-config", "-sc"``)."""
+    dest = data.OPTIONS[long][0]
+    aliases = [
+        o for o, (d, _, m) in data.OPTIONS.items() if d == dest and not o.startswith("--") and m >> i & 1
+    ]
+    return "/".join([long, *aliases])
+
+
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
 #: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
@@ -471,12 +501,20 @@ class _Parser:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
                 return False, None
             return True, raw
-        if dest == "speculative_config":
-            return self._speculative_config(option, raw, loc)
-        if not self._json_readable(option, raw, loc):
+        if not self._json_readable(option, dest, raw, loc):
             return False, None
+        if dest == "speculative_config":
+            return self._speculative_shape(option, raw, loc)
         if dest in JSON_DESTS:
+            kinds = self._json_kinds(dest)
+            if any(unset_by(k, raw, opt) for k, opt in kinds):
+                return True, None  # optional_type / nullable_kvs: the option is unset, not the text ""/"None"
             parsed: Any = parse_json_or_str(raw)
+            if parsed is raw and any(k and k.startswith("dataclass_hr:") for k, _ in kinds):
+                # 0.20.0 on: parse_dataclass expands bare 80G / 1k before validate_json; read what vLLM reads
+                expanded, _ = expand_human_readable(raw)
+                if expanded is not None:
+                    parsed = parse_json_or_str(expanded)
             if parsed is raw and json_too_deep(raw):
                 self.col.invalid(
                     option,
@@ -503,22 +541,43 @@ class _Parser:
             return True, parsed
         return True, raw
 
-    def _json_readable(self, option: str, raw: str, loc: Loc | None) -> bool:
+    def _json_kinds(self, dest: str) -> list[tuple[str | None, bool]]:
+        """The parser kind of ``dest``'s JSON option in each candidate release, and whether ``optional_type`` wraps
+        it (:data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, ``OPTIONAL_TYPE``); empty when no release reads it as
+        JSON."""
+        long = _JSON_OPTION_OF_DEST.get(dest)
+        per = JSON_PARSERS.get(long) if long is not None else None
+        if per is None or long is None:
+            return []
+        opt = OPTIONAL_TYPE.get(long)
+        return [(per[i], bool(opt and opt[i])) for i in self.indices]
+
+    def _json_readable(self, option: str, dest: str, raw: str, loc: Loc | None) -> bool:
         """False, with KV206, when vLLM's argparse cannot read ``raw`` as ``option``'s JSON: the parser each
         candidate release gives the option (:data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, generated from
         the wheels; kinds and their messages in :mod:`kvlint.engines.vllm_json`) refuses it in every candidate
         release that has the option, so vLLM exits with an argparse error (exit 2) before start-up. kvlint
-        used to keep such a value as a string and plan the container as if the flag were unset."""
-        per = JSON_PARSERS.get(option)
-        if per is None:
+        used to keep such a value as a string and plan the container as if the flag were unset.
+
+        A short alias (``-O`` for ``--compilation-config`` in 0.6.6 - 0.11.x, ``-cc`` from 0.12.0, ``-sc`` for
+        ``--speculative-config`` and ``-ac`` for ``--attention-config`` from 0.20.0) is the same argparse action
+        (``add_argument("--compilation-config", "-O", ...)``): its value is read by the long option's parser, in
+        the releases the alias exists in, and argparse names the action by all its strings
+        ("argument --compilation-config/-O: ...")."""
+        long = option if option in JSON_PARSERS else _JSON_OPTION_OF_DEST.get(dest)
+        per = JSON_PARSERS.get(long) if long is not None else None
+        if per is None or long is None:
             return True
         present = data.OPTIONS.get(option, ("", "", 0))[2]
+        optional = OPTIONAL_TYPE.get(long)
         refusals = []
         for i in self.indices:
             kind = per[i]
             if not present >> i & 1:
                 continue
-            got = refusal(kind, option, raw) if kind else None
+            got = (
+                refusal(kind, _argparse_name(long, i), raw, bool(optional and optional[i])) if kind else None
+            )
             if got is None:
                 return True  # a candidate release reads it (or does not read it as JSON)
             refusals.append((i, got))
@@ -543,39 +602,29 @@ class _Parser:
                 if per[i] in ("kvs", "kvs_plain")
                 else f'give {option} a JSON object ({{"image": 2}}) or comma-separated KEY=VALUE pairs'
                 if kvs
+                else _json_list_fix(option, raw)
+                if option in _JSON_LIST_OPTIONS
+                else f"give {option} a JSON object, such as '{_SPEC_EXAMPLE}'"
+                if long == "--speculative-config"
                 else f'give {option} valid JSON, in single quotes in a shell command (\'{{"key": "value"}}\')'
             ),
         )
         return False
 
-    def _speculative_config(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
-        """``--speculative-config`` as vLLM's argparse reads it: ``json.loads`` (``type=json.loads`` in 0.8.5 and
-        0.9.2; ``optional_type(json.loads)`` from 0.10.1, read in 0.10.1, 0.11.0, 0.12.0 and 0.34.0
-        ``vllm/engine/arg_utils.py``, where ``""`` and ``"None"`` leave it unset). Text that is not JSON (a
-        missing brace, a number past Python's 4,300-digit limit) stops vLLM with an argparse error (exit 2); a
-        JSON list, string or number fails in ``EngineArgs.create_speculative_config``, which updates it as a dict
-        (AttributeError); JSON ``null`` is unset. Both are KV206 errors here: kvlint planned such a container
-        without speculative decoding and said nothing."""
-        v = version_tuple(self.version)
-        if (v is None or v >= (0, 10)) and raw in ("", "None"):
+    def _speculative_shape(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """``--speculative-config`` once :meth:`_json_readable` has found its text readable by the release's parser
+        (``type=json.loads`` in 0.8.5 and 0.9.2; ``optional_type(json.loads)`` from 0.10.1, where ``""`` and
+        ``"None"`` leave it unset: :data:`kvlint.engines.vllm_json_data.JSON_PARSERS`, read in the wheels). JSON
+        ``null`` is unset too; a JSON list, string or number fails in ``EngineArgs.create_speculative_config``,
+        which updates it as a dict (``vllm@0.8.5`` - ``0.9.2``: ``self.speculative_config.update``; ``vllm@0.34.0``
+        assigns keys into it): KV206 here, where kvlint planned such a container without speculative decoding."""
+        if raw in ("", "None"):
+            # only a release with optional_type gets here with these (json.loads refuses them)
             return True, None
         try:
             parsed = json.loads(raw)
-        except RecursionError:
-            why = "the JSON is nested too deeply for Python's json module, which vLLM uses, to read"
-            self.col.invalid(option, raw, loc, why)
-            return False, None
-        except ValueError as exc:
-            reason = str(exc).split(":", 1)[0][:80]  # json's message without the position, or the digit limit
-            self.col.invalid(
-                option,
-                raw,
-                loc,
-                f"vLLM's argparse reads it with json.loads, which refuses it ({reason}), so vLLM exits before "
-                "start-up",
-                fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
-            )
-            return False, None
+        except (ValueError, RecursionError):
+            return True, raw  # a candidate release's parser read it, though not as JSON: nothing to say
         if parsed is None or isinstance(parsed, dict):
             return True, parsed
         self.col.invalid(
@@ -585,7 +634,7 @@ class _Parser:
             f"a JSON object is required: vLLM's create_speculative_config updates it as a dict, and a JSON "
             f"{_json_kind(parsed)} fails "
             "there at start-up",
-            fix=f'give {option} a JSON object, such as \'{{"method": "ngram", "num_speculative_tokens": 4}}\'',
+            fix=f"give {option} a JSON object, such as '{_SPEC_EXAMPLE}'",
         )
         return False, None
 

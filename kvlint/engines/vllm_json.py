@@ -36,6 +36,11 @@ the wheels (``tools/flag_tables/extract_json.py``). The kinds, as ``vllm/engine/
   with a binary suffix (``1.5G``) stops vLLM with "Decimals are not allowed with binary suffixes like G. Did you
   mean to use 1.5g instead?".
 
+Whether a release wraps an option's parser in ``optional_type`` (an ``Optional`` config field, from 0.8.5) is
+:data:`kvlint.engines.vllm_json_data.OPTIONAL_TYPE`, generated with the kinds: there ``""`` and ``"None"`` leave the
+option unset (:func:`unset_by`); elsewhere the parser sees them and ``json.loads``/``validate_json`` refuse them
+(``--compilation-config ""``: 1 validation error for CompilationConfig).
+
 Only text the parser cannot read is reported (kvlint's KV206); a value that is valid JSON of another shape (a
 list, a number) is left to the checks that read the parsed value.
 """
@@ -46,9 +51,9 @@ import json
 import re
 
 from kvlint.engines.options import human_readable_int
-from kvlint.engines.vllm_json_data import JSON_PARSERS
+from kvlint.engines.vllm_json_data import JSON_PARSERS, OPTIONAL_TYPE
 
-__all__ = ["JSON_PARSERS", "refusal"]
+__all__ = ["JSON_PARSERS", "OPTIONAL_TYPE", "expand_human_readable", "refusal", "unset_by"]
 
 #: ``re.match`` patterns of ``optional_type``/``parse_type`` (0.8.5, 0.9.2) and ``union_dict_and_str``.
 _BRACED = re.compile(r"^{.*}$")
@@ -106,7 +111,7 @@ _JSON_STRING_SPLIT = re.compile(r'("(?:[^"\\]|\\.)*")')
 _HR_NUMBER = re.compile(r"\b\d+(?:\.\d+)?[kKmMgGtT]\b")
 
 
-def _expand_human_readable(raw: str) -> tuple[str | None, str | None]:
+def expand_human_readable(raw: str) -> tuple[str | None, str | None]:
     """``raw`` as ``_expand_json_human_readable_numbers`` rewrites it, and None; or ``(None, vLLM's message)``
     when ``human_readable_int`` refuses a number (a decimal with a binary suffix); ``(None, None)`` when a number is
     too long for kvlint to convert (then nothing is reported)."""
@@ -132,16 +137,16 @@ def _expand_human_readable(raw: str) -> tuple[str | None, str | None]:
     return "".join(parts), None
 
 
-def refusal(kind: str, option: str, raw: str) -> tuple[str, str] | None:
+def refusal(kind: str, option: str, raw: str, optional: bool = False) -> tuple[str, str] | None:
     """``(engine message, reason)`` when the release's parser of ``kind`` refuses ``raw`` for ``option``,
-    else None. The message is argparse's, after "vllm serve: error: "."""
-    if kind in ("parse_type", "parse_type_kvs", "dataclass") or kind.startswith(
-        ("dataclass:", "dataclass_hr:")
-    ):
-        if raw in ("", "None"):
-            return None  # optional_type: unset (a required dataclass field is left to vLLM)
+    else None. The message is argparse's, after "vllm serve: error: ". ``optional``: the release wraps the parser
+    in ``optional_type`` (:data:`kvlint.engines.vllm_json_data.OPTIONAL_TYPE`), which reads ``""`` and ``"None"``
+    as unset before the parser sees them; without it ``json.loads``/``validate_json`` refuse both (a non-``Optional``
+    field such as ``CompilationConfig``'s or ``--override-generation-config``'s ``dict``)."""
+    if optional and raw in ("", "None"):
+        return None
     if kind.startswith("dataclass_hr:"):
-        expanded, refused = _expand_human_readable(raw)
+        expanded, refused = expand_human_readable(raw)
         if refused is not None:
             return f"argument {option}: {refused}", "a decimal number with a binary suffix"
         if expanded is None:
@@ -168,3 +173,15 @@ def refusal(kind: str, option: str, raw: str) -> tuple[str, str] | None:
     if kind.startswith("dataclass:"):
         return f"argument {option}: 1 validation error for {kind.split(':', 1)[1]} … Invalid JSON", why
     return f"argument {option}: Value {shown} cannot be converted to {_LOADS_REPR}.", why
+
+
+def unset_by(kind: str | None, raw: str, optional: bool = False) -> bool:
+    """Whether a release whose parser of the option is ``kind`` (wrapped in ``optional_type`` when ``optional``)
+    reads ``raw`` as "not given" (None): ``""`` or ``"None"`` under ``optional_type`` (``if val == "" or val ==
+    "None": return None``, ``vllm@0.8.5`` - ``0.34.0:vllm/engine/arg_utils.py``), ``""`` for ``nullable_kvs``
+    (``if len(val) == 0: return None``, 0.5.5 - 0.7.3)."""
+    if kind is None:
+        return False
+    if optional and raw in ("", "None"):
+        return True
+    return kind in ("kvs", "kvs_plain") and raw == ""

@@ -27,7 +27,8 @@ servers in one process (tests, the benchmark) do not collide. Series:
   (read from the pool when scraped, :meth:`WebhookMetrics.track_pool`).
 * ``kvlint_webhook_connections_closed_total{reason}``: connections closed by the server's limits
   (``header_timeout``, ``header_too_large``, ``body_timeout``, ``pipelined``, ``write_timeout``,
-  ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``), and connections the client closed
+  ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``; ``evicted``: a connection waiting for its
+  headers, or idle, closed to make room for a complete request at that limit), and connections the client closed
   before its request body was in (``client_gone``).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
 * ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).

@@ -20,6 +20,13 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   read the answers held its connection, its task and up to ~600 KB of buffers (asyncio's 512 KB TLS and
   64 KB socket high-water marks) for ever, since no other deadline runs while a response is being written;
   as many of them as ``limit_concurrency`` would have held every connection of the listener;
+* at ``limit_concurrency`` (``--max-connections``) connections, closes, for a request whose headers are complete,
+  the connections still waiting for theirs (those that waited longest first), then idle kept-alive ones, until
+  the request fits (``evicted``; httptools only): uvicorn refuses a request with HTTP 503 while the connections,
+  its own included, are at the limit, and a client that kept that many connections open without finishing
+  their headers, opening a new one as each was closed at the header deadline, held every slot for as long as
+  it went on (on the probe listener, 64 connections failed the kubelet's liveness probe). A connection whose
+  request is being read or answered is never closed for it;
 * counts each in ``kvlint_webhook_connections_closed_total{reason}``, and (``max_connections``) each request
   uvicorn answers HTTP 503 and closes because the connections or requests at once reached its
   ``limit_concurrency`` (``--max-connections``; httptools only), which uvicorn only logs.
@@ -148,6 +155,8 @@ def deadline_protocol(
         _kv_timer_at = 0.0
         _kv_write_timer: asyncio.TimerHandle | None = None
         _kv_header_bytes = 0
+        #: event-loop time the connection was made (which idle connection :meth:`_kv_make_room` closes first)
+        _kv_made = 0.0
 
         def _kv_waiting(self) -> bool:
             cycle = getattr(self, "cycle", None)
@@ -219,6 +228,9 @@ def deadline_protocol(
             # at once reach limit_concurrency (its test in on_headers_complete, read before it runs); counted,
             # as uvicorn only logs it, so that a refusal the API server's failurePolicy decides shows in metrics
             limit = getattr(self, "limit_concurrency", None)
+            if limit is not None and len(self.connections) >= limit:
+                # connections still waiting for their headers (or idle) give way to this complete request
+                self._kv_make_room(limit)
             if (
                 on_close is not None
                 and limit is not None
@@ -243,7 +255,36 @@ def deadline_protocol(
         def connection_made(self, transport: Any) -> None:
             super().connection_made(CoalescingTransport(transport, self.loop))
             self._kv_header_bytes = 0
+            self._kv_made = self.loop.time()
             self._kv_arm()
+
+        def _kv_make_room(self, limit: int) -> None:
+            """Close connections waiting for their request's headers, those that have waited longest first, then
+            idle kept-alive ones, those made first first, until fewer than ``limit`` are open (this one
+            included), so that this request, whose headers are complete, is answered rather than refused with
+            HTTP 503. A connection whose request is being read or answered is never closed for it."""
+            connections = self.connections
+            waiting = [
+                other
+                for other in connections
+                if other is not self and isinstance(other, DeadlineHTTPProtocol) and other._kv_waiting()
+            ]
+            waiting.sort(
+                key=lambda c: (
+                    c._kv_deadline is None,
+                    c._kv_made if c._kv_deadline is None else c._kv_deadline,
+                )
+            )
+            for victim in waiting[: len(connections) - limit + 1]:
+                # out of the count at once: uvicorn discards it again in connection_lost, which runs later
+                connections.discard(victim)
+                victim._kv_cancel()
+                victim._kv_disarm_write()
+                transport = getattr(victim, "transport", None)
+                if transport is not None:
+                    if on_close is not None and not transport.is_closing():
+                        on_close("evicted")
+                    transport.abort()
 
         def data_received(self, data: bytes) -> None:
             waiting = self._kv_waiting()

@@ -18,6 +18,11 @@ gives it and names the parser kind kvlint restates (kvlint/engines/vllm_json.py)
 * ``kvs``: ``type=nullable_kvs`` (key=value pairs only: a JSON object is refused); ``kvs_plain`` for 0.5.5's
   ``nullable_kvs``, which raises ``ValueError`` (argparse: "invalid nullable_kvs value") and has no key check.
 
+Separately, the options whose parser is wrapped in ``optional_type`` (``""`` and ``"None"`` leave them unset): an
+explicit ``type=optional_type(...)``, get_kwargs's dict branch in 0.8.5 (``optional_type(json.loads)``), and from
+0.8.5 get_kwargs's wrap of any field whose annotation admits ``None`` and not ``bool``
+(``kwargs[name]["type"] = optional_type(kwargs[name]["type"])``). Written under the JSON's ``"optional"`` key.
+
 A get_kwargs field's type is classified as ``_compute_kwargs``/``get_kwargs`` of the release does, in its order
 (dataclass, bool, Literal, tuple, list, set, int, float, dict with str or a non-builtin, dict, str), from the
 field's annotation with module-level aliases expanded; ``X["field"]["type"] = ...`` assignments override it.
@@ -166,6 +171,9 @@ def extract_json(root):
     m_pd = re.search(r"def parse_dataclass\(.*?raise argparse", au, re.S)
     dataclass_hr = bool(m_pd) and "_expand_json_human_readable_numbers" in m_pd.group(0)
 
+    optional_wrap = 'optional_type(kwargs[name]["type"])' in au
+    dict_optional = "optional_type(json.loads)" in body_of("get_kwargs")
+
     def type_kind(expr):
         e = expr.replace(" ", "")
         if e == "json.loads":
@@ -201,6 +209,20 @@ def extract_json(root):
     for m in re.finditer(r'(\w+)\["(\w+)"\]\["type"\]\s*=\s*([^\n]+)', src):
         overrides[(m.group(1), m.group(2))] = m.group(3).strip()
 
+    def field_optional(var, fld):
+        """Whether the release wraps the field's parser in optional_type (see the module docstring)."""
+        if (var, fld) in overrides:
+            return "optional_type(" in overrides[(var, fld)].replace(" ", "")
+        cls = kwvars.get(var)
+        ann = all_fields(cls).get(fld) if cls else None
+        if ann is None:
+            return False
+        members = union_members(ann, aliases)
+        kind = field_kind(var, fld)
+        if dict_optional and kind in ("parse_type", "parse_type_kvs"):
+            return True
+        return optional_wrap and "None" in members and "bool" not in members
+
     def field_kind(var, fld):
         if (var, fld) in overrides:
             return type_kind(overrides[(var, fld)])
@@ -219,7 +241,7 @@ def extract_json(root):
             kind = "dataclass_hr:" + kind.split(":", 1)[1]
         return uds_kind if kind == "dict_or_str" else kind
 
-    out = {}
+    out, optional = {}, set()
     for t in trees.values():
         if not t:
             continue
@@ -231,6 +253,7 @@ def extract_json(root):
                 continue
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             kind = type_kind(ast.unparse(kw["type"])) if "type" in kw else None
+            opt = "type" in kw and ast.unparse(kw["type"]).replace(" ", "").startswith("optional_type(")
             if "type" not in kw:
                 subs = [
                     k.value for k in node.keywords if k.arg is None and isinstance(k.value, ast.Subscript)
@@ -238,11 +261,14 @@ def extract_json(root):
                 for sub in subs:
                     var = ast.unparse(sub.value)
                     fld = ast.unparse(sub.slice).strip("'\"")
-                    kind = field_kind(var, fld) or kind
+                    if field_kind(var, fld):
+                        kind, opt = field_kind(var, fld), field_optional(var, fld)
             if kind:
                 for n in names:
                     if n.startswith("--"):
                         out[n] = kind
+                        if opt:
+                            optional.add(n)
         # loops: for name, value in X.items(): add_argument(f"--{name...}", **value)
         for node in ast.walk(t):
             if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
@@ -260,14 +286,17 @@ def extract_json(root):
                         k = field_kind(var, fld)
                         if k:
                             out["--" + fld.replace("_", "-")] = k
-    return out
+                            if field_optional(var, fld):
+                                optional.add("--" + fld.replace("_", "-"))
+    return out, optional
 
 
 if __name__ == "__main__":
     src_dir, out_json = sys.argv[1], sys.argv[2]
-    res = {}
+    res = {"optional": {}}
     for d in sorted(glob.glob(os.path.join(src_dir, "*"))):
         v = os.path.basename(d)
-        res[v] = extract_json(d)
-        print(v, len(res[v]), file=sys.stderr)
+        res[v], opt = extract_json(d)
+        res["optional"][v] = sorted(opt & set(res[v]))
+        print(v, len(res[v]), len(opt), file=sys.stderr)
     json.dump(res, open(out_json, "w"), indent=1, sort_keys=True)

@@ -1,4 +1,4 @@
-"""Write kvlint/engines/vllm_json_data.py from extract_json.py's JSON.
+"""Write kvlint/engines/vllm_json_data.py from extract_json.py's JSON (its kinds, and its "optional" lists).
 
 usage: gen_json_module.py json_opts.json ../../kvlint/engines/vllm_json_data.py   (then ruff format it)
 The JSON must hold every release of vllm_flags_data.VERSIONS.
@@ -13,7 +13,8 @@ from kvlint.engines.vllm_flags_data import VERSIONS  # noqa: E402
 
 src, out = sys.argv[1], sys.argv[2]
 data = json.load(open(src))
-missing = [v for v in VERSIONS if v not in data]
+optional = data.get("optional", {})
+missing = [v for v in VERSIONS if v not in data or v not in optional]
 if missing:
     sys.exit(f"releases missing from {src}: {missing}")
 options = sorted({o for v in VERSIONS for o in data[v]})
@@ -36,5 +37,17 @@ lines = [
 for o in options:
     kinds = ", ".join(repr(data[v].get(o)) for v in VERSIONS)
     lines.append(f"    {o!r}: ({kinds},),")
+lines.append("}")
+lines += [
+    "",
+    '#: option string -> whether each sampled release wraps its parser in ``optional_type`` (``""`` and',
+    '#: ``"None"`` leave the option unset): an ``Optional`` config field from 0.8.5 (get_kwargs), or an explicit',
+    "#: ``type=optional_type(...)``. Options never so wrapped are absent.",
+    "OPTIONAL_TYPE: dict[str, tuple[bool, ...]] = {",
+]
+for o in options:
+    flags = [o in optional.get(v, ()) for v in VERSIONS]
+    if any(flags):
+        lines.append(f"    {o!r}: ({', '.join(map(repr, flags))},),")
 lines.append("}")
 open(out, "w").write("\n".join(lines) + "\n")

@@ -419,6 +419,63 @@ _RAY_CLUSTER_WORDS = (
 )
 
 
+#: Workload kinds whose one replica is one pod, with no operator to start a peer node beside it.
+_ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
+
+
+def _lone_sglang_node(ctx: RuleContext) -> bool:
+    """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
+    Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
+    kvlint joined it to, ``--node-rank`` unset or 0. SGLang starts this node's ``tp_size * pp_size / nnodes``
+    schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
+    ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
+    ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
+    w, s, lay = ctx.workload, ctx.serving, ctx.layout
+    if ctx.engine != "sglang" or lay.nnodes < 2 or lay.ray or s.joins is not None or s.apart_from is not None:
+        return False
+    if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
+        return False
+    if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
+        return False
+    rank = s.get("node_rank")
+    return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
+
+
+def _lone_sglang_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for :func:`_lone_sglang_node`: an error without ``--dist-init-addr`` (each node's schedulers then meet at
+    ``tcp://127.0.0.1:PORT`` of their own pod, ``ModelRunner.init_torch_distributed``, so no other node could ever
+    join), a warning with one (a node rank 1 started by another object with the same address would join)."""
+    lay, s, w = ctx.layout, ctx.serving, ctx.workload
+    addr = s.get("dist_init_addr")
+    where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
+    waits = (
+        f"SGLang --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
+        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray): its schedulers wait in torch.distributed's "
+        f"rendezvous for ranks of {lay.described} that no pod runs, until --dist-timeout (or torch's default) "
+        "expires, and the server never answers"
+    )
+    fix = (
+        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} (node rank from the LWS worker index, "
+        f"--dist-init-addr the leader's address), or drop --nnodes and fit {lay.described} in one pod"
+    )
+    if addr is None:
+        yield ctx.finding(
+            waits
+            + "; without --dist-init-addr each node meets at 127.0.0.1 of its own pod, so no other node could "
+            "join it",
+            lay.loc or s.loc("nnodes") or s.command_loc,
+            fix=fix,
+        )
+    else:
+        yield ctx.finding(
+            waits
+            + f", unless another object starts node rank 1 to {lay.nnodes - 1} with --dist-init-addr {addr}",
+            lay.loc or s.loc("nnodes") or s.command_loc,
+            fix=fix,
+            severity="warning",
+        )
+
+
 def _lone_ray(ctx: RuleContext) -> bool:
     """Whether a vLLM engine on the Ray executor (``--distributed-executor-backend ray``) has no Ray cluster to
     join: not a Ray object (RayCluster, RayService, RayJob, AIBrix RayClusterFleet), no LeaderWorkerSet group, and
@@ -603,6 +660,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert p is not None and p.gpus is not None
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
+        return
+    if _lone_sglang_node(ctx):
+        yield from _lone_sglang_finding(ctx)
         return
     if s.apart_from is not None:  # a follower sized on its own GPU: still one engine with its leader's
         leader_p = _leader_placement(ctx)

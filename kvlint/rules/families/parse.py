@@ -252,6 +252,7 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
     ]
     yield from _not_strings(ctx)
     pod = w.pod_spec
+    yield from _node_selector_not_strings(ctx, pod)
     found += _pod_wide_unknown_fields(pod)
     if len(found) > MAX_UNKNOWN_FIELDS:
         rest = found[MAX_UNKNOWN_FIELDS:]
@@ -405,6 +406,44 @@ def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
             "pipe it through quote",
             severity="error",
         )
+
+
+def _node_selector_not_strings(ctx: RuleContext, pod: Any) -> Iterator[Diagnostic]:
+    """KV005 (error) for ``nodeSelector`` values that are not strings (``nvidia.com/gpu.present: true``,
+    ``gpu-count: 8``): ``core/v1`` ``PodSpec.NodeSelector`` is a ``map[string]string``, and the API server refuses
+    the object, 'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal bool into Go
+    struct field PodSpec.spec.template.spec.nodeSelector of type string' (reported in
+    GoogleCloudPlatform/gke-autoneg-controller#100); a custom resource's structural schema refuses it too. kvlint
+    read the value as its text. Said of the pod, once (the pipeline keeps pod-wide KV005 findings once); one
+    finding at the first such value, counting the others."""
+    sel = pod.get("nodeSelector") if isinstance(pod, dict) else None
+    if not isinstance(sel, dict):
+        return
+    bad = [(k, kind) for k, v in sel.items() if (kind := _json_kind(v))]
+    if not bad:
+        return
+    key, kind = bad[0]
+    more = f" (and {len(bad) - 1:,} more)" if len(bad) > 1 else ""
+    path = ".".join(p for p in (ctx.workload.path, "nodeSelector") if p)
+    if ctx.workload.kind in _BUILTIN_POD_KINDS:
+        why = (
+            f'API server refuses the object ("json: cannot unmarshal {kind} into Go struct field PodSpec.{path} of '
+            "type string\"), whatever kubectl's --validate says, so no pod is created"
+        )
+    else:
+        why = (
+            f"API server refuses the {ctx.workload.kind} where its CRD's schema types the field (\"... in body must "
+            f'be of type string: "{_schema_kind(sel[key])}""), and where the schema keeps unknown fields its '
+            "operator cannot decode the object into its Go types, so no pod is created"
+        )
+    yield ctx.finding(
+        f"nodeSelector {str(key)!r} of the pod is a{'n' if kind[0] in 'ao' else ''} {kind}, not a string{more}: the "
+        + why,
+        loc_of(sel, key) or loc_of(pod, "nodeSelector"),
+        fix='quote the value ("true", "8") so that YAML reads it as a string; in a Helm template, pipe it through '
+        "quote",
+        severity="error",
+    )
 
 
 def _container_count(pod: Any) -> int:
