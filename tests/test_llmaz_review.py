@@ -169,3 +169,17 @@ def test_a_claim_that_is_no_mapping_is_said_to_name_no_openmodel(tmp_path: Path)
     assert "its modelClaim names no OpenModel" in kv503.message and "'None'" not in kv503.message, (
         kv503.message
     )
+
+
+def test_kv405_on_a_playground_says_where_llmaz_takes_the_gpus_from(tmp_path: Path) -> None:
+    """An OpenModel without a flavor and a Playground without resources: the model-runner requests no GPU (KV405).
+    The fix said "set resources.limits['nvidia.com/gpu']", a field of the pod llmaz writes, not of the objects the
+    user wrote; it names the OpenModel's flavor limits and the Playground's backendRuntimeConfig.resources."""
+    model = _MODEL.split("  inferenceConfig:")[0].replace("acme/not-a-real-model-7b", "facebook/opt-125m")
+    (tmp_path / "model.yaml").write_text(model)
+    (tmp_path / "pg.yaml").write_text(_PLAYGROUND)
+    (kv405,) = [
+        d for d in run_check([str(tmp_path)], Options(allow_hub=False)).diagnostics if d.rule == "KV405"
+    ]
+    assert "spec.inferenceConfig.flavors[].limits" in kv405.fix, kv405.fix
+    assert "spec.backendRuntimeConfig.resources.limits" in kv405.fix, kv405.fix
