@@ -498,3 +498,83 @@ def test_connections_waiting_for_headers_give_way_to_a_complete_request(tls: dic
         for conn in held:
             conn.close()
         srv.stop()
+
+
+class _BufferingTransport:
+    """A transport whose peer reads nothing: what is written stays in its buffer (as asyncio's does once the
+    socket's send buffer is full), so that a response can be complete in uvicorn and not yet on the wire."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.closing = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.buffer += bytes(data)
+
+    def get_write_buffer_size(self) -> int:
+        return len(self.buffer)
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def abort(self) -> None:
+        self.closing = self.aborted = True
+        self.buffer = b""  # asyncio drops what it has not sent
+
+    def close(self) -> None:
+        self.closing = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 8443)}.get(name, default)
+
+
+def test_a_connection_whose_answer_is_still_going_out_is_not_evicted() -> None:
+    """uvicorn marks a response complete once its last bytes are handed to the transport, before they are sent:
+    the :class:`CoalescingTransport` holds them until the next step of the event loop, and the transport's
+    buffer holds them while the client's socket is full. Closing such a connection to make room (``abort``)
+    dropped the answer, and the API server got EOF for a review kvlint had answered. It is not evicted: the
+    request at the limit gets uvicorn's 503 instead, and the answer goes out."""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.server import ServerState
+
+    from kvlint.webhook.protocol import deadline_protocol
+
+    async def ok(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    closed: list[str] = []
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        config = uvicorn.Config(ok, limit_concurrency=2, log_config=None, access_log=False, lifespan="off")
+        config.load()
+        state = ServerState()
+        cls = deadline_protocol(30.0, on_close=closed.append, base=HttpToolsProtocol)
+        first, first_transport = cls(config, state, {}, _loop=loop), _BufferingTransport()
+        first.connection_made(first_transport)
+        first.data_received(HEALTHZ)
+        for _ in range(50):  # the answer is written (flushed to the transport, where it stays)
+            await asyncio.sleep(0)
+        assert first.cycle.response_complete and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        second, second_transport = cls(config, state, {}, _loop=loop), _BufferingTransport()
+        second.connection_made(second_transport)
+        second.data_received(HEALTHZ)
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert not first_transport.aborted, "a connection whose answer was not yet sent was evicted"
+        assert first_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert second_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert closed == ["max_connections"]
+
+    asyncio.run(run())

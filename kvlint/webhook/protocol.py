@@ -26,7 +26,7 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   its own included, are at the limit, and a client that kept that many connections open without finishing
   their headers, opening a new one as each was closed at the header deadline, held every slot for as long as
   it went on (on the probe listener, 64 connections failed the kubelet's liveness probe). A connection whose
-  request is being read or answered is never closed for it;
+  request is being read or answered, or whose answer is not all sent yet, is never closed for it;
 * counts each in ``kvlint_webhook_connections_closed_total{reason}``, and (``max_connections``) each request
   uvicorn answers HTTP 503 and closes because the connections or requests at once reached its
   ``limit_concurrency`` (``--max-connections``; httptools only), which uvicorn only logs.
@@ -258,16 +258,29 @@ def deadline_protocol(
             self._kv_made = self.loop.time()
             self._kv_arm()
 
+        def _kv_sending(self) -> bool:
+            """Whether bytes of an answer are still held (the :class:`CoalescingTransport` until the next step of
+            the event loop, the transport while the client's socket is full): uvicorn marks a response complete
+            once its last bytes are handed to the transport, and ``abort`` drops them."""
+            transport = getattr(self, "transport", None)
+            return (
+                transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > 0
+            )
+
         def _kv_make_room(self, limit: int) -> None:
             """Close connections waiting for their request's headers, those that have waited longest first, then
             idle kept-alive ones, those made first first, until fewer than ``limit`` are open (this one
             included), so that this request, whose headers are complete, is answered rather than refused with
-            HTTP 503. A connection whose request is being read or answered is never closed for it."""
+            HTTP 503. A connection whose request is being read or answered, or whose answer is not all sent
+            (:meth:`_kv_sending`), is never closed for it."""
             connections = self.connections
             waiting = [
                 other
                 for other in connections
-                if other is not self and isinstance(other, DeadlineHTTPProtocol) and other._kv_waiting()
+                if other is not self
+                and isinstance(other, DeadlineHTTPProtocol)
+                and other._kv_waiting()
+                and not other._kv_sending()
             ]
             waiting.sort(
                 key=lambda c: (
