@@ -543,38 +543,83 @@ def test_a_connection_whose_answer_is_still_going_out_is_not_evicted() -> None:
     request at the limit gets uvicorn's 503 instead, and the answer goes out."""
     import asyncio
 
+    async def run() -> None:
+        connect, closed = _protocols(2)
+        first, first_transport = connect()
+        first.data_received(HEALTHZ)
+        await _steps()  # the answer is written (flushed to the transport, where it stays)
+        assert first.cycle.response_complete and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        second, second_transport = connect()
+        second.data_received(HEALTHZ)
+        await _steps()
+        assert not first_transport.aborted, "a connection whose answer was not yet sent was evicted"
+        assert first_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert second_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert closed == ["max_connections"]
+
+    asyncio.run(run())
+
+
+async def _ok_app(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _protocols(limit: int) -> tuple[Any, list[str]]:
+    """A function making connections of uvicorn's httptools protocol with kvlint's limits, in this process, all
+    of one server (``limit_concurrency`` ``limit``) and fed by hand; and the reasons counted as closed."""
+    import asyncio
+
     import uvicorn
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     from uvicorn.server import ServerState
 
     from kvlint.webhook.protocol import deadline_protocol
 
-    async def ok(scope: Any, receive: Any, send: Any) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
-        await send({"type": "http.response.body", "body": b"ok"})
-
+    config = uvicorn.Config(
+        _ok_app, limit_concurrency=limit, log_config=None, access_log=False, lifespan="off"
+    )
+    config.load()
+    state = ServerState()
     closed: list[str] = []
+    cls = deadline_protocol(30.0, on_close=closed.append, base=HttpToolsProtocol)
+
+    def connect() -> tuple[Any, _BufferingTransport]:
+        protocol, transport = cls(config, state, {}, _loop=asyncio.get_running_loop()), _BufferingTransport()
+        protocol.connection_made(transport)
+        return protocol, transport
+
+    return connect, closed
+
+
+async def _steps(n: int = 50) -> None:
+    import asyncio
+
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def test_no_connection_is_evicted_for_a_request_refused_anyway() -> None:
+    """uvicorn refuses a request with HTTP 503 when the connections *or the requests being answered* (tasks,
+    which outlive a connection its client closed) reach ``limit_concurrency``. With the tasks at the limit,
+    closing an idle connection frees nothing the request needs: it was closed, and the request still got 503."""
+    import asyncio
 
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        config = uvicorn.Config(ok, limit_concurrency=2, log_config=None, access_log=False, lifespan="off")
-        config.load()
-        state = ServerState()
-        cls = deadline_protocol(30.0, on_close=closed.append, base=HttpToolsProtocol)
-        first, first_transport = cls(config, state, {}, _loop=loop), _BufferingTransport()
-        first.connection_made(first_transport)
-        first.data_received(HEALTHZ)
-        for _ in range(50):  # the answer is written (flushed to the transport, where it stays)
-            await asyncio.sleep(0)
-        assert first.cycle.response_complete and first_transport.buffer.startswith(b"HTTP/1.1 200")
-        second, second_transport = cls(config, state, {}, _loop=loop), _BufferingTransport()
-        second.connection_made(second_transport)
-        second.data_received(HEALTHZ)
-        for _ in range(50):
-            await asyncio.sleep(0)
-        assert not first_transport.aborted, "a connection whose answer was not yet sent was evicted"
-        assert first_transport.buffer.startswith(b"HTTP/1.1 200")
-        assert second_transport.buffer.startswith(b"HTTP/1.1 503")
+        connect, closed = _protocols(2)
+        idle, idle_transport = connect()
+        idle.data_received(HEALTHZ)
+        await _steps()
+        assert idle_transport.buffer.startswith(b"HTTP/1.1 200")
+        idle_transport.buffer = b""  # read by the client: the connection is idle
+        running = [asyncio.get_running_loop().create_future() for _ in range(2)]
+        idle.tasks.update(running)  # two reviews still being answered, their clients gone
+        late, late_transport = connect()
+        late.data_received(HEALTHZ)
+        await _steps()
+        assert late_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert not idle_transport.aborted, "an idle connection was closed for a request refused anyway"
         assert closed == ["max_connections"]
+        idle.tasks.difference_update(running)
 
     asyncio.run(run())

@@ -228,8 +228,10 @@ def deadline_protocol(
             # at once reach limit_concurrency (its test in on_headers_complete, read before it runs); counted,
             # as uvicorn only logs it, so that a refusal the API server's failurePolicy decides shows in metrics
             limit = getattr(self, "limit_concurrency", None)
-            if limit is not None and len(self.connections) >= limit:
-                # connections still waiting for their headers (or idle) give way to this complete request
+            if limit is not None and len(self.connections) >= limit and len(self.tasks) < limit:
+                # connections still waiting for their headers (or idle) give way to this complete request; not
+                # when the requests being answered (tasks, which outlive a connection its client closed) are at
+                # the limit too: uvicorn refuses the request anyway, and the closed connection freed nothing
                 self._kv_make_room(limit)
             if (
                 on_close is not None
