@@ -623,3 +623,30 @@ def test_no_connection_is_evicted_for_a_request_refused_anyway() -> None:
         idle.tasks.difference_update(running)
 
     asyncio.run(run())
+
+
+def test_the_idle_connection_used_least_recently_gives_way_first() -> None:
+    """Of idle kept-alive connections, the one idle longest gives way first, not the one made first: the API
+    server keeps its connections to the webhook for as long as it uses them, so its connections are the oldest
+    ones, and a client that opened connections and left them idle had them closed (each review sent on one as it
+    went failed with EOF, and each new one cost a TLS handshake) rather than its own."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(3)
+        used, used_transport = connect()
+        left, left_transport = connect()
+        for protocol, transport in ((used, used_transport), (left, left_transport), (used, used_transport)):
+            protocol.data_received(HEALTHZ)
+            await _steps()
+            assert transport.buffer.startswith(b"HTTP/1.1 200")
+            transport.buffer = b""  # read by the client
+            await asyncio.sleep(0.01)  # the event loop's clock moves on
+        late, late_transport = connect()
+        late.data_received(HEALTHZ)
+        await _steps()
+        assert late_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert left_transport.aborted and not used_transport.aborted
+        assert closed == ["evicted"]
+
+    asyncio.run(run())

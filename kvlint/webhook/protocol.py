@@ -21,7 +21,8 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   64 KB socket high-water marks) for ever, since no other deadline runs while a response is being written;
   as many of them as ``limit_concurrency`` would have held every connection of the listener;
 * at ``limit_concurrency`` (``--max-connections``) connections, closes, for a request whose headers are complete,
-  the connections still waiting for theirs (those that waited longest first), then idle kept-alive ones, until
+  the connections still waiting for theirs (those that waited longest first), then idle kept-alive ones (those
+  idle longest first), until
   the request fits (``evicted``; httptools only): uvicorn refuses a request with HTTP 503 while the connections,
   its own included, are at the limit, and a client that kept that many connections open without finishing
   their headers, opening a new one as each was closed at the header deadline, held every slot for as long as
@@ -155,8 +156,9 @@ def deadline_protocol(
         _kv_timer_at = 0.0
         _kv_write_timer: asyncio.TimerHandle | None = None
         _kv_header_bytes = 0
-        #: event-loop time the connection was made (which idle connection :meth:`_kv_make_room` closes first)
-        _kv_made = 0.0
+        #: event-loop time the connection was made or its last answer complete, whichever is later (the idle
+        #: connection :meth:`_kv_make_room` closes first is the one idle longest)
+        _kv_idle_since = 0.0
 
         def _kv_waiting(self) -> bool:
             cycle = getattr(self, "cycle", None)
@@ -257,8 +259,12 @@ def deadline_protocol(
         def connection_made(self, transport: Any) -> None:
             super().connection_made(CoalescingTransport(transport, self.loop))
             self._kv_header_bytes = 0
-            self._kv_made = self.loop.time()
+            self._kv_idle_since = self.loop.time()
             self._kv_arm()
+
+        def on_response_complete(self) -> None:
+            self._kv_idle_since = self.loop.time()
+            super().on_response_complete()
 
         def _kv_sending(self) -> bool:
             """Whether bytes of an answer are still held (the :class:`CoalescingTransport` until the next step of
@@ -271,7 +277,8 @@ def deadline_protocol(
 
         def _kv_make_room(self, limit: int) -> None:
             """Close connections waiting for their request's headers, those that have waited longest first, then
-            idle kept-alive ones, those made first first, until fewer than ``limit`` are open (this one
+            idle kept-alive ones, those idle longest first (not those made first: the API server keeps the
+            connections it uses, which are thus the oldest), until fewer than ``limit`` are open (this one
             included), so that this request, whose headers are complete, is answered rather than refused with
             HTTP 503. A connection whose request is being read or answered, or whose answer is not all sent
             (:meth:`_kv_sending`), is never closed for it."""
@@ -287,7 +294,7 @@ def deadline_protocol(
             waiting.sort(
                 key=lambda c: (
                     c._kv_deadline is None,
-                    c._kv_made if c._kv_deadline is None else c._kv_deadline,
+                    c._kv_idle_since if c._kv_deadline is None else c._kv_deadline,
                 )
             )
             for victim in waiting[: len(connections) - limit + 1]:
