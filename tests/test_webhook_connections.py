@@ -650,3 +650,25 @@ def test_the_idle_connection_used_least_recently_gives_way_first() -> None:
         assert closed == ["evicted"]
 
     asyncio.run(run())
+
+
+def test_an_answer_sent_with_connection_close_is_not_dropped_to_make_room() -> None:
+    """An answer sent with ``Connection: close`` (HTTP/1.0, a client that asked for it, every answer while the pod
+    drains) closes its transport at once, which sends what it holds before the connection ends. Such a
+    connection made room as an idle one: ``abort`` dropped the answer not yet sent."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(2)
+        first, first_transport = connect()
+        first.data_received(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        await _steps()
+        assert first_transport.closing and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        second, second_transport = connect()
+        second.data_received(HEALTHZ)
+        await _steps()
+        assert not first_transport.aborted and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert second_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert closed == ["max_connections"]
+
+    asyncio.run(run())

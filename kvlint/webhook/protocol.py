@@ -268,12 +268,11 @@ def deadline_protocol(
 
         def _kv_sending(self) -> bool:
             """Whether bytes of an answer are still held (the :class:`CoalescingTransport` until the next step of
-            the event loop, the transport while the client's socket is full): uvicorn marks a response complete
-            once its last bytes are handed to the transport, and ``abort`` drops them."""
+            the event loop, the transport while the client's socket is full, closing or not: an answer sent with
+            ``Connection: close`` closes its transport, which sends them first): uvicorn marks a response
+            complete once its last bytes are handed to the transport, and ``abort`` drops them."""
             transport = getattr(self, "transport", None)
-            return (
-                transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > 0
-            )
+            return transport is not None and transport.get_write_buffer_size() > 0
 
         def _kv_make_room(self, limit: int) -> None:
             """Close connections waiting for their request's headers, those that have waited longest first, then
