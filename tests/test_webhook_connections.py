@@ -672,3 +672,48 @@ def test_an_answer_sent_with_connection_close_is_not_dropped_to_make_room() -> N
         assert closed == ["max_connections"]
 
     asyncio.run(run())
+
+
+def test_uvicorn_has_what_the_connection_limits_read() -> None:
+    """The header deadline, the pipelining cap and the eviction at ``--max-connections`` read attributes of
+    uvicorn's protocol that are not its API (``connections``, ``tasks``, ``limit_concurrency``, ``cycle``,
+    ``pipeline``, ...), some with a default: a uvicorn release renaming them would turn the limits off without a
+    word in a cluster (the image installs the newest uvicorn). The installed uvicorn has them all (this test
+    fails on one that does not), and the server logs a warning on start with one that lacks any."""
+    import logging
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from kvlint.webhook.protocol import deadline_protocol, missing_uvicorn_internals
+    from kvlint.webhook.server import _check_uvicorn
+
+    def config_for(base: Any) -> Any:
+        config = uvicorn.Config(
+            _ok_app, http=deadline_protocol(5.0, base=base), log_config=None, lifespan="off"
+        )
+        config.load()
+        return config
+
+    assert missing_uvicorn_internals(config_for(None)) == []
+    assert missing_uvicorn_internals(config_for(HttpToolsProtocol)) == []
+
+    class Renamed(HttpToolsProtocol):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.concurrency_limit = self.limit_concurrency
+            del self.limit_concurrency, self.pipeline
+
+    config = config_for(Renamed)
+    assert missing_uvicorn_internals(config) == ["limit_concurrency", "pipeline"]
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("kvlint.webhook")
+    logger.addHandler(handler)
+    try:
+        _check_uvicorn(config, "review")
+    finally:
+        logger.removeHandler(handler)
+    text = " ".join(r.getMessage() for r in records)
+    assert "limit_concurrency, pipeline" in text and uvicorn.__version__ in text

@@ -52,7 +52,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_PIPELINED", "CoalescingTransport", "deadline_protocol"]
+__all__ = ["DEFAULT_MAX_PIPELINED", "CoalescingTransport", "deadline_protocol", "missing_uvicorn_internals"]
 
 
 class CoalescingTransport:
@@ -111,6 +111,37 @@ class CoalescingTransport:
 #: Most requests a connection may have queued behind the one being answered (HTTP/1.1 pipelining). The API
 #: server (Go's net/http) and the kubelet's probes never pipeline; a few allow a client that does.
 DEFAULT_MAX_PIPELINED = 16
+
+
+#: what the limits read of a uvicorn HTTP protocol instance (uvicorn 0.29 to 0.55): its server's connections and
+#: tasks and its limit_concurrency (the eviction and the max_connections count), the request's cycle, its loop
+#: and transport. Not part of uvicorn's API: an upgrade may rename any of them
+UVICORN_ATTRIBUTES = ("connections", "tasks", "limit_concurrency", "cycle", "loop", "transport")
+#: what the limits read or override of uvicorn's httptools protocol besides: the queue of pipelined requests and
+#: the parser's and the response's callbacks
+UVICORN_HTTPTOOLS_ATTRIBUTES = ("pipeline", "on_headers_complete", "on_response_complete")
+
+
+def missing_uvicorn_internals(config: Any) -> list[str]:
+    """The names in :data:`UVICORN_ATTRIBUTES` (and :data:`UVICORN_HTTPTOOLS_ATTRIBUTES` for uvicorn's httptools
+    protocol) that an instance of ``config``'s HTTP protocol class (a loaded ``uvicorn.Config``) lacks: none with
+    the uvicorn releases kvlint was tested with. Without them the header deadline, the pipelining cap, the
+    eviction at ``limit_concurrency`` or its count silently do nothing (some are read with a default), so the
+    server logs them as it starts (:func:`kvlint.webhook.server.build_server`)."""
+    from uvicorn.server import ServerState
+
+    cls = config.http_protocol_class
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+    except TypeError as exc:  # another constructor
+        return [f"__init__ ({exc})"]
+    finally:
+        loop.close()
+    names: tuple[str, ...] = UVICORN_ATTRIBUTES
+    if any(c.__name__ == "HttpToolsProtocol" for c in cls.__mro__):
+        names += UVICORN_HTTPTOOLS_ATTRIBUTES
+    return [name for name in names if not hasattr(protocol, name)]
 
 
 class _TooManyPipelined(Exception):
