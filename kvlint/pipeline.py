@@ -565,8 +565,8 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     if cr.placement.requests_no_gpu:
         return ()
     platform = _images.platform_of(cr.serving, cr.placement.resource)
-    if platform not in ("cuda", "rocm"):
-        return ()
+    if platform not in ("cuda", "rocm") or _images.gpu_build_on_other_accelerator(cr.serving, cr.placement):
+        return ()  # not a GPU build, or a GPU build on a TPU, Gaudi, Neuron or Ascend node (KV304)
     if cr.serving.engine == "vllm" and cr.settings is None:
         return ()
     fleet, _configured = (options.site or _site.Site()).fleet_accelerators(platform)

@@ -8,6 +8,7 @@ instead of crashing a stage.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from typing import Any
 
@@ -82,6 +83,20 @@ def as_float(x: Any) -> float | None:
         return float(x)
     except (TypeError, ValueError):
         return None
+
+
+def finite_number(x: Any) -> float | None:
+    """A config value read as a number: an ``int`` or ``float`` (not a boolean) whose value is finite, else None
+    (a string, a list, NaN, an infinity, an integer too large for a float). For numbers a model's config.json or
+    ``--hf-overrides`` may give as anything JSON can spell (``NaN`` and ``Infinity`` included), where ``int()``
+    or ``float()`` of the value would raise."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    try:
+        f = float(x)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
 
 
 def _plain(v: Any) -> Any:

@@ -390,7 +390,27 @@ def _expand(
 
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
-_WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
+_WRAPPERS = {"nohup", "command", "builtin"}
+# break48: the wrappers that take options of their own, the same table as the reader's (the reference follows the
+# reader's semantics, not its speed): each skipped with its options and operands
+from kvlint.engines.shell import _ENV_ARG_OPTIONS, _OPTION_WRAPPERS  # noqa: E402
+
+
+def _skip_wrapper(words: list[Any]) -> list[Any]:
+    short, long, operands = _OPTION_WRAPPERS[words[0].text]
+    words = words[1:]
+    while words:
+        text = words[0].text
+        if text == "--":
+            words = words[1:]
+            break
+        if text.startswith("--"):
+            words = words[2:] if text in long else words[1:]
+        elif text.startswith("-") and len(text) > 1:
+            words = words[2:] if text in short else words[1:]
+        else:
+            break
+    return words[operands:]
 
 
 def commands(
@@ -465,6 +485,8 @@ def commands(
             head = words[0].text
             if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
                 words = words[1:]
+            elif head in _OPTION_WRAPPERS:
+                words = _skip_wrapper(words)
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[0].substituted:
@@ -487,6 +509,8 @@ def commands(
                     if _ASSIGN_RE.match(words[0].text):
                         name, _, val = words[0].text.partition("=")
                         local_env[name] = val
+                    elif words[0].text in _ENV_ARG_OPTIONS:
+                        words = words[1:]
                     words = words[1:]
             else:
                 break

@@ -13,7 +13,8 @@ the engine stops earlier), and every finding names the setting's position in the
 | vLLM | --max-num-seqs and --max-num-batched-tokens 10^9 | the batched tokens' buffers | KV209 |
 | vLLM | --max-num-batched-tokens 2^63 | beyond int64: not read at all | KV206 |
 | SGLang 0.5.5 | --max-running-requests 10^9 | request-to-token table OOM in init_memory_pool | KV703 |
-| SGLang 0.5.23 | --max-running-requests 10^9 | capped by the engine (resolve_max_num_reqs) | none |
+| SGLang 0.5.12 | --max-running-requests 10^9 | capped at the engine's estimate, at most 4,096 rows | none |
+| SGLang 0.5.23 | --max-running-requests 10^9 | capped at half the pool's tokens: a 100 GiB table at 131,072 tokens | KV703 |
 | SGLang 0.5.5 | --chunked-prefill-size 10^9 | default mem_fraction_static goes negative: "Not enough memory" | KV701 |
 | SGLang 0.5.5 | --mem-fraction-static 1.5 | outside (0, 1] | KV107 |
 | SGLang 0.5.5 | --max-total-tokens 10^9 | min'd with the profiled pool, a warning only | none |
@@ -45,7 +46,8 @@ ROWS = [
     (_VLLM, "v0.11.0", ["--max-num-seqs", str(10**9), "--max-num-batched-tokens", str(10**9)], "KV209"),
     (_VLLM, "v0.11.0", ["--max-num-batched-tokens", str(2**63)], "KV206"),
     (_SGLANG, "v0.5.5", ["--max-running-requests", str(10**9)], "KV703"),
-    (_SGLANG, "v0.5.23", ["--max-running-requests", str(10**9)], None),
+    (_SGLANG, "v0.5.12", ["--max-running-requests", str(10**9)], None),
+    (_SGLANG, "v0.5.23", ["--max-running-requests", str(10**9)], "KV703"),
     (_SGLANG, "v0.5.5", ["--chunked-prefill-size", str(10**9)], "KV701"),
     (_SGLANG, "v0.5.5", ["--mem-fraction-static", "1.5"], "KV107"),
     (_SGLANG, "v0.5.5", ["--max-total-tokens", str(10**9)], None),

@@ -71,14 +71,96 @@ def test_the_cuda_image_on_the_same_pod_is_sized() -> None:
 
 
 @pytest.mark.parametrize(
-    "image", ["registry.example/throughput-vllm:0.11.0", "registry.example/output/vllm:0.11.0"]
+    "image",
+    [
+        "registry.example/throughput-vllm:0.11.0",
+        "registry.example/output/vllm:0.11.0",
+        "ghcr.io/inputlabs/vllm-openai:v0.11.0",
+    ],
 )
 def test_a_platform_word_inside_another_word_is_not_a_build(image: str) -> None:
     result = _run(image)
     assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    assert [d for d in result.diagnostics if d.rule == "KV103"]
+    # nor a build for anything else: with no GPU named it is planned on the fleet as the CUDA image it is
+    # (``throughput`` was read as an Intel Gaudi build, ``output`` as a TPU one, ``input`` as an NPU one: KV501
+    # "capacity rules skipped", not sized)
+    result = _run(image, selector="")
+    assert summarise(result).not_sized == {}, result.diagnostics
+    (cr,) = result.containers
+    assert cr.fleet
 
 
 def test_an_ascend_build_on_its_npu_is_not_kv304() -> None:
     result = _run("quay.io/ascend/vllm-ascend:v0.11.0rc1", selector="", resource="huawei.com/Ascend910")
     assert not [d for d in result.diagnostics if d.rule == "KV304"]
     assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}
+
+
+#: SGLang's own Ascend images, tagged ``v<version>-cann<CANN>-<910b|a3>`` (sgl-project/sglang
+#: ``.github/workflows/release-docker-npu.yml``@024691d4590c; the nightly ``main-cann8.3.rc1-a3``): no ``npu`` or
+#: ``ascend`` in the name, only the CANN toolkit's version
+SGLANG_NPU = '"python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--attention-backend", "ascend"'
+
+
+@pytest.mark.parametrize(
+    "image", ["lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3", "lmsysorg/sglang:main-cann8.3.rc1-910b"]
+)
+def test_sglangs_cann_images_are_ascend_builds(image: str) -> None:
+    # on an NVIDIA node: KV304, not a CUDA plan on the L4
+    result = _run(image, SGLANG_NPU)
+    kv304 = [d for d in result.diagnostics if d.rule == "KV304"]
+    assert len(kv304) == 1 and "is an Ascend build of sglang" in kv304[0].message, result.diagnostics
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}
+    # on its NPUs: not sized, and not planned on kvlint's (NVIDIA) fleet either
+    result = _run(image, SGLANG_NPU, selector="", resource="huawei.com/Ascend910")
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}, result.diagnostics
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+
+
+def test_cann_inside_a_word_is_not_an_ascend_build() -> None:
+    result = _run("registry.example/cannon/vllm-openai:v0.11.0")
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    assert [d for d in result.diagnostics if d.rule == "KV103"]
+
+
+@pytest.mark.parametrize(
+    ("resource", "shown"),
+    [
+        ("huawei.com/Ascend910", "an Ascend accelerator"),
+        ("google.com/tpu", "a TPU accelerator"),
+        ("habana.ai/gaudi", "an Intel Gaudi accelerator"),
+    ],
+)
+def test_a_gpu_image_requesting_only_another_accelerator_is_kv304_and_not_planned_on_the_fleet(
+    resource: str, shown: str
+) -> None:
+    """vLLM's CUDA image with only an accelerator resource of another kind and no GPU named: the pod lands on that
+    accelerator's node, where the CUDA build finds no GPU. kvlint planned it on its default NVIDIA fleet (a KV501
+    warning with a fit per GPU); with Ascend NPUs counted as accelerators, SGLang and vLLM CUDA images asking for
+    ``huawei.com/Ascend910`` were."""
+    result = _run("vllm/vllm-openai:v0.11.0", selector="", resource=resource)
+    kv304 = [d for d in result.diagnostics if d.rule == "KV304"]
+    assert len(kv304) == 1 and kv304[0].severity == "error", result.diagnostics
+    assert f"is a CUDA build of vllm but the container requests {resource} ({shown})" in kv304[0].message
+    assert not [d for d in result.diagnostics if d.rule == "KV501"], result.diagnostics
+    (cr,) = result.containers
+    assert not cr.fleet
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}
+
+
+def test_the_same_image_requesting_a_gpu_is_still_planned_on_the_fleet() -> None:
+    result = _run("vllm/vllm-openai:v0.11.0", selector="")
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    (cr,) = result.containers
+    assert cr.fleet
+
+
+def test_kv208_says_the_memory_rules_were_skipped_for_a_gpu_image_on_another_accelerator() -> None:
+    # the untagged image's assumed release only read the command: no GPU memory rule ran (KV304 says why)
+    result = _run("vllm/vllm-openai", selector="", resource="google.com/tpu")
+    (kv208,) = [d for d in result.diagnostics if d.rule == "KV208"]
+    text = kv208.message + " " + " ".join(kv208.details or ())
+    assert "its GPU memory rules were skipped on the TPU node it requests (google.com/tpu) (KV304)" in text, (
+        text
+    )

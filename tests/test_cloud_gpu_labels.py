@@ -76,3 +76,15 @@ def test_gfd_product_wins_over_a_cloud_label() -> None:
         "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4, aliyun.accelerator/nvidia_name: NVIDIA-L20}"
     )
     assert p.accelerator is not None and p.accelerator.id == "nvidia-l4"
+
+
+def test_the_vke_spelling_is_said_to_be_assumed_where_it_decides_the_gpu() -> None:
+    """VKE's value list was not found (placement.VKE_GPU_NAME): the GPU it decides carries that assumption in the
+    placement the user reads (KV findings' "placed on ... (how)", the JSON's accelerator_how); ACK's documented
+    label does not."""
+    vke = "machine.cluster.vke.volcengine.com/gpu-name"
+    p, _ = _placement(AFFINITY.format(key=vke, value="NVIDIA-L20"))
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-l20"
+    assert "assumed" in p.how and vke in p.how, p.how
+    p, _ = _placement(AFFINITY.format(key="aliyun.accelerator/nvidia_name", value="NVIDIA-L20"))
+    assert p.accelerator is not None and "assumed" not in p.how, p.how

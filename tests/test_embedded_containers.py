@@ -138,3 +138,68 @@ def test_text_in_a_list_item_is_named_without_a_leading_dot(tmp_path: Path) -> N
         "its serving container is text in spec.steps[0].args[0] (image vllm/vllm-openai:v0.11.0)" in d.message
     )
     assert d.loc is not None and d.loc.line == 9
+
+
+def _reference_text_with_engine_image(node, path, depth=0):
+    """The walk as it was before perf48 (a path written for every value), to compare the lazy one with."""
+    from kvlint.source import loc_of
+    from kvlint.workloads.operators import _EMBED_DEPTH, _engine_image
+
+    if depth > _EMBED_DEPTH:
+        return None
+    if isinstance(node, dict):
+        items = [(v, f"{path}.{k}" if path else str(k)) for k, v in node.items()]
+        keys = list(node)
+    elif isinstance(node, list):
+        items = [(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        keys = list(range(len(node)))
+    else:
+        return None
+    for key, (v, at) in zip(keys, items, strict=True):
+        if isinstance(v, str):
+            if "\n" in v and "image" in v:
+                hit = _engine_image(v)
+                if hit is not None:
+                    return at, hit, loc_of(node, key)
+        elif isinstance(v, (dict, list)):
+            found = _reference_text_with_engine_image(v, at, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def test_the_path_written_only_for_the_string_found_is_the_one_written_for_every_value() -> None:
+    """perf48 writes the dotted path only for the string found; it must be the path the walk wrote before, for keys
+    and list items at every level, int keys, a list at the top, a text deeper than the walk looks, and no text."""
+    from kvlint.load import load_text
+    from kvlint.workloads.operators import _EMBED_DEPTH, _text_with_engine_image
+
+    text = "containers:\n- name: x\n  image: vllm/vllm-openai:v0.11.0\n"
+    other = "steps:\n- image: busybox\n"
+    deep: object = {"t": text}
+    for _ in range(_EMBED_DEPTH + 2):
+        deep = {"d": deep}
+    shapes = [
+        {"spec": {"steps": [{"name": "a", "input": {"inline": {"template": text}}}]}},
+        {"spec": {"a": other, "b": [[], [{"c": other}, {"d": text}]]}},
+        {1: {2: [text]}},
+        [{"x": [other, text]}],
+        {"only": other, "n": 1, "none": None},
+        deep,
+        {"near": {"d": {"d": {"t": text}}}},
+    ]
+    for shape in shapes:
+        for path in ("", "spec"):
+            assert _text_with_engine_image(shape, path) == _reference_text_with_engine_image(shape, path)
+    loaded = (
+        load_text(
+            "kind: Composition\nspec:\n  pipeline:\n  - step: t\n    input:\n      template: |\n"
+            "        image: vllm/vllm-openai:v0.11.0\n        args: [x]\n",
+            "c.yaml",
+        )
+        .documents[0]
+        .data
+    )
+    got = _text_with_engine_image(loaded, "")
+    assert got == _reference_text_with_engine_image(loaded, "")
+    assert got is not None and got[0] == "spec.pipeline[0].input.template" and got[2] is not None

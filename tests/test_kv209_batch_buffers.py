@@ -116,3 +116,45 @@ def test_below_kv209_a_profile_larger_than_the_device_is_an_oom_in_profile_run(t
     r2 = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--gpu-memory-utilization", "0.12")
     (d2,) = [d for d in r2.diagnostics if d.rule == "KV102"]
     assert "No available memory for the cache blocks" in d2.message
+
+
+def _run_limited(tmp_path: Path, tag: str, mbt: int, memory: str | None) -> CheckResult:
+    argv = ", ".join(
+        f'"{a}"' for a in ["--model", _MODEL, "--max-model-len", "4096", "--max-num-batched-tokens", str(mbt)]
+    )
+    limits = "{nvidia.com/gpu: 1" + (f", memory: {memory}" if memory else "") + "}"
+    p = tmp_path / f"{tag}-{mbt}-{memory}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        f"  containers:\n  - name: vllm\n    image: vllm/vllm-openai:{tag}\n    args: [{argv}]\n"
+        f"    resources: {{limits: {limits}}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def test_from_0_10_2_the_pinned_host_copies_come_first(tmp_path: Path) -> None:
+    # vllm/v1/utils.py::CpuGpuBuffer (0.10.2 - 0.33.0): the pinned host tensor is allocated before its GPU twin, so a
+    # container memory limit below the host copies is OOMKilled before the GPU is asked; 0.10.1 allocates on the GPU
+    # first (torch.zeros(..., device=self.device)) and its pinned copies are only ids and positions
+    cr = _container(_run_limited(tmp_path, "v0.11.0", 16384, None))
+    mbt = (
+        cr.plan.total_bytes // (V1_RUNNER_TOKEN_BYTES + cr.model.hidden_size * dtype_bytes(cr.plan.dtype)) + 1
+    )
+    host = mbt * (4 + cr.model.hidden_size * dtype_bytes(cr.plan.dtype))
+    limit_gib = host // 2**30 // 2
+    (d,) = [
+        d for d in _run_limited(tmp_path, "v0.11.0", mbt, f"{limit_gib}Gi").diagnostics if d.rule == "KV209"
+    ]
+    assert "OOMKilled" in d.message and f"{host / 2**30:,.2f} GiB" in d.message
+    (d,) = [d for d in _run_limited(tmp_path, "v0.11.0", mbt, None).diagnostics if d.rule == "KV209"]
+    assert (
+        "pinned host" in d.message and "OOMKilled" not in d.message and "torch.OutOfMemoryError" in d.message
+    )
+    (d,) = [
+        d for d in _run_limited(tmp_path, "v0.10.1", mbt, f"{limit_gib}Gi").diagnostics if d.rule == "KV209"
+    ]
+    assert "pinned host" not in d.message and "torch.OutOfMemoryError" in d.message
+    # the V2 runner's InputBuffers are GPU tensors only
+    over = cr.plan.total_bytes // V2_RUNNER_TOKEN_BYTES + 1
+    (d,) = [d for d in _run_limited(tmp_path, "v0.34.0", over, "1Gi").diagnostics if d.rule == "KV209"]
+    assert "pinned host" not in d.message and "OOMKilled" not in d.message

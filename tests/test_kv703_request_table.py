@@ -1,7 +1,8 @@
 """KV703: SGLang before 0.5.10 sizes its request-to-token table (``ReqToTokenPool``, ``context_len + 4`` int32 columns)
 by an explicit ``--max-running-requests`` as given, after the KV pool was sized from the memory left
-(``sglang@0.5.5``/``0.5.9`` ``init_memory_pool``); from 0.5.10 the engine caps the value
-(``_resolve_max_num_reqs``). The threshold is the run's own plan: table + weights + KV pool against the GPU."""
+(``sglang@0.5.5``/``0.5.9`` ``init_memory_pool``); 0.5.10 - 0.5.13 cap the value at the engine's estimate (at most
+4,096 rows, ``_resolve_max_num_reqs``), and from 0.5.14 at half the pool's tokens, which a long context still makes
+larger than the GPU. The threshold is the run's own plan: table + weights + KV pool against the GPU."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pytest
 from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.options import Options
 from kvlint.pipeline import run_check
-from kvlint.rules.families.sglang import REQUEST_TABLE_EXTRA_COLUMNS
+from kvlint.rules.families.sglang import REQUEST_TABLE_EXTRA_COLUMNS, request_table_pool_bytes
 from kvlint.types import CheckResult, ContainerResult
 
 
-def _run(tmp_path: Path, tag: str, requests: int) -> CheckResult:
+def _run(tmp_path: Path, tag: str, requests: int, *extra: str, env: str = "") -> CheckResult:
     cmd = [
         "python3",
         "-m",
@@ -25,14 +26,16 @@ def _run(tmp_path: Path, tag: str, requests: int) -> CheckResult:
         "meta-llama/Llama-3.1-8B-Instruct",
         "--max-running-requests",
         str(requests),
+        *extra,
     ]
     argv = ", ".join(f'"{a}"' for a in cmd)
-    p = tmp_path / f"{tag}-{requests}.yaml"
+    p = tmp_path / f"{tag}-{requests}-{'-'.join(extra)}-{env}.yaml"
     p.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n"
         "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
         f"  containers:\n  - name: sglang\n    image: lmsysorg/sglang:{tag}\n    command: [{argv}]\n"
-        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+        + (f"    env: [{{name: {env}, value: '1'}}]\n" if env else "")
+        + "    resources: {limits: {nvidia.com/gpu: 1}}\n"
     )
     return run_check([str(p)], Options(allow_hub=False))
 
@@ -47,7 +50,7 @@ def _rows_that_fit(r: CheckResult) -> int:
     d = cr.plan_detail
     assert isinstance(d, SglangPlanDetail)
     row = (d.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
-    return (cr.plan.total_bytes - cr.plan.weights_bytes - cr.plan.kv_cache_bytes) // row
+    return (cr.plan.total_bytes - cr.plan.weights_bytes - request_table_pool_bytes(cr.plan)) // row
 
 
 @pytest.mark.parametrize("tag", ["v0.5.5", "v0.5.9"])
@@ -64,6 +67,81 @@ def test_the_table_beyond_the_gpu_is_kv703_up_to_0_5_9(tmp_path: Path, tag: str)
     assert "1,000,000,000 rows" in huge.message
 
 
-@pytest.mark.parametrize("tag", ["v0.5.10", "v0.5.23"])
-def test_sglang_caps_the_value_from_0_5_10(tmp_path: Path, tag: str) -> None:
+@pytest.mark.parametrize("tag", ["v0.5.10", "v0.5.13"])
+def test_sglang_caps_the_value_at_its_estimate_in_0_5_10_to_0_5_13(tmp_path: Path, tag: str) -> None:
     assert not _kv703(_run(tmp_path, tag, 10**9))
+
+
+@pytest.mark.parametrize("tag", ["v0.5.14", "v0.5.23"])
+def test_from_0_5_14_the_cap_is_half_the_pool_and_the_table_can_exceed_the_gpu(
+    tmp_path: Path, tag: str
+) -> None:
+    # resolve_max_num_reqs: min(requested per DP worker, token_capacity // 2) rows of context_len + 4 int32
+    r = _run(tmp_path, tag, 10**9)
+    (cr,) = r.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None
+    d = cr.plan_detail
+    assert isinstance(d, SglangPlanDetail)
+    rows = cr.plan.capacity_tokens // 2
+    assert d.max_running_requests == rows
+    table = rows * (d.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    assert table + cr.plan.weights_bytes + request_table_pool_bytes(cr.plan) > cr.plan.total_bytes
+    (f,) = _kv703(r)
+    assert f"table at {rows:,} rows" in f.message and f"{table / 2**30:,.2f} GiB" in f.message
+    assert "KVCacheConfigurator.configure" in f.message or tag < "v0.5.16"
+    # a short context: the same rows fit beside the pool
+    short = _run(tmp_path, tag, 10**9, "--context-length", "4096")
+    (cs,) = short.containers
+    assert (
+        isinstance(cs, ContainerResult)
+        and cs.plan is not None
+        and isinstance(cs.plan_detail, SglangPlanDetail)
+    )
+    small = cs.plan_detail.max_running_requests * (4096 + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    assert small + cs.plan.weights_bytes + request_table_pool_bytes(cs.plan) <= cs.plan.total_bytes
+    assert not _kv703(short)
+
+
+def test_a_max_total_tokens_cap_shrinks_the_pool_beside_the_table(tmp_path: Path) -> None:
+    # --max-total-tokens caps the KV pool SGLang allocates (min with the profiled tokens, 0.5.5 init_memory_pool), so
+    # the table has the rest of the GPU: judged against the capped pool, not the profiled one (which took 50 GiB here)
+    tag, cap = "v0.5.5", "10000"
+    r = _run(tmp_path, tag, 2048, "--max-total-tokens", cap)
+    (cr,) = r.containers
+    assert (
+        isinstance(cr, ContainerResult)
+        and cr.plan is not None
+        and isinstance(cr.plan_detail, SglangPlanDetail)
+    )
+    plan = cr.plan
+    assert plan.capacity_tokens == int(cap)
+    pool = plan.capacity_tokens * plan.kv_bytes_per_token
+    assert pool < plan.kv_cache_bytes // 10 and request_table_pool_bytes(plan) == pool
+    row = (cr.plan_detail.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    fits = (plan.total_bytes - plan.weights_bytes - pool) // row
+    # more rows than fit beside the profiled pool, fewer than beside the capped one
+    assert fits > _rows_that_fit(_run(tmp_path, tag, 2048)) + 1
+    assert not _kv703(_run(tmp_path, tag, fits, "--max-total-tokens", cap))
+    (d,) = _kv703(_run(tmp_path, tag, fits + 1, "--max-total-tokens", cap))
+    assert f"the KV pool, {pool / 2**30:,.2f} GiB" in d.message
+
+
+def test_post_capture_kv_sizing_fits_the_pool_after_the_table(tmp_path: Path) -> None:
+    # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (0.5.16 on, no MLA): the KV pool is a reservation resized after CUDA-graph
+    # capture to the free memory then (kv_pool_runtime.py::compute_post_capture_kv_resize, 0.5.23), so a table that
+    # fits beside the weights shrinks the pool instead of failing; one beside the weights alone does not fit
+    env = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
+    (cr,) = _run(tmp_path, "v0.5.23", 2048).containers
+    assert (
+        isinstance(cr, ContainerResult)
+        and cr.plan is not None
+        and isinstance(cr.plan_detail, SglangPlanDetail)
+    )
+    row = (cr.plan_detail.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    beside_weights = (cr.plan.total_bytes - cr.plan.weights_bytes) // row
+    between = _rows_that_fit(_run(tmp_path, "v0.5.23", 2048)) + 1
+    assert between < beside_weights < cr.plan.capacity_tokens // 2
+    assert _kv703(_run(tmp_path, "v0.5.23", between))
+    assert not _kv703(_run(tmp_path, "v0.5.23", beside_weights, env=env))
+    (d,) = _kv703(_run(tmp_path, "v0.5.23", beside_weights + 1, env=env))
+    assert env in d.message

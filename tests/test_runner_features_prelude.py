@@ -116,3 +116,29 @@ def test_a_fleet_reads_the_runner_features_once(tmp_path, monkeypatch) -> None:
     monkeypatch.undo()
     again = stage.plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, 1)
     assert again == cr.fleet
+
+
+def test_era_and_v2_runner_take_the_prelude_features_and_never_recompute_them(monkeypatch) -> None:
+    """``_era`` and ``_v2_runner`` read the container's settled features (:attr:`PlanPrelude.features`): they have
+    no fallback that recomputes :func:`kvlint.memory.vllm._runner_features` when a caller gives none (perf48; a
+    caller outside the plan paid it on every call), and with the features given they answer without it."""
+    import inspect
+
+    for fn in (vllm._era, vllm._v2_runner):
+        param = inspect.signature(fn).parameters["features"]
+        assert param.default is inspect.Parameter.empty, f"{fn.__name__} still defaults its features"
+    model = resolve_model("meta-llama/Llama-3.1-8B", allow_hub=False)
+    s = vllm.VllmSettings(version="0.31.0")
+    pre = vllm.plan_prelude(s, model)
+    v = pre.version
+    with pytest.raises(TypeError):
+        vllm._era(v, s, "9.0", "bfloat16", model, pre.pooling)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        vllm._v2_runner(s, model, v, "nvidia")  # type: ignore[call-arg]
+
+    def refused(*args):
+        raise AssertionError("_runner_features recomputed")
+
+    monkeypatch.setattr(vllm, "_runner_features", refused)
+    assert vllm._era(v, s, "9.0", "bfloat16", model, pre.pooling, pre.features)[0] == "v1"
+    assert isinstance(vllm._v2_runner(s, model, v, "nvidia", pre.features), bool)

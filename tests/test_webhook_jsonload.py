@@ -105,6 +105,9 @@ EDGE_CASES: list[dict[str, Any]] = [
     {"kind": "PodList", "items": []},
     # keys met again (their width is memoised): escapes, non-ASCII, longer than the memo keeps
     {'q"k': {'q"k': 1, "t\tk": [{"t\tk": 2, "é\\": 3}]}, "é\\": {'q"k': [4]}, "L" * 80: {"L" * 80: 5}},
+    # the widest column the builder packs: the longest key it takes (998 characters, 1,000 as JSON), its value
+    # at the deepest nesting of mappings it takes
+    {"d": json.loads('{"d": ' * 192 + '{"' + "K" * 998 + '": [1, {"' + "K" * 998 + '": 2}]}' + "}" * 192)},
 ]
 
 
@@ -197,3 +200,19 @@ def test_lines_read_one_at_a_time_are_the_json_text() -> None:
         paths += sorted(CORPUS.rglob("*.yaml"))[:150]
     for obj in _documents(paths)[:400]:
         _lines_read_alone(obj)
+
+
+def test_positions_are_packed_until_read() -> None:
+    """The builder stores positions packed, one int each, as the loader does (kvlint.source.Packing), and makes
+    a Loc only for a position that is read (perf48: a Loc per key and value was about a third of its work); the
+    positions read are the loader's (the tests above compare every one)."""
+    obj = {"kind": "Pod", "spec": {"containers": [{"name": "c", "args": ["--a", "1"]}]}}
+    root = load_object(obj, LABEL).documents[0].data  # type: ignore[union-attr]
+    containers = root["spec"]["containers"]
+    for d in (root, root["spec"], containers[0]):
+        assert d._locs is None and d._key_locs is None
+        assert all(type(p) is int for p in (*d._plocs.values(), *d._pkey_locs.values()))
+    assert containers._locs is None and all(type(p) is int for p in containers._plocs)
+    assert type(containers[0]["args"]._loc) is int
+    slow = load_text(dump_text(obj), LABEL).documents[0].data
+    assert containers[0]["args"].locs == slow["spec"]["containers"][0]["args"].locs

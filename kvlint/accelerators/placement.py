@@ -365,6 +365,11 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             acc, c.alts = boards[0], boards[1:]
             names = ", ".join(a.id for a in boards)
             c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+        if key == VKE_GPU_NAME:
+            # the spelling is an assumption (VKE_GPU_NAME): the user sees it beside the GPU it decided
+            c.notes.append(
+                f"{key} read as GFD's spelling of the NVML name: assumed, VKE's value list was not found"
+            )
         c.acc = acc
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):

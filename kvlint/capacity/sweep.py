@@ -16,6 +16,7 @@ from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
 from kvlint.capacity.engine_terms import TERMS
 from kvlint.numbers import fraction, times
+from kvlint.statement import clip
 from kvlint.types import Accelerator
 
 SWEEPABLE = {
@@ -25,6 +26,11 @@ SWEEPABLE = {
     "max-num-batched-tokens": "max_num_batched_tokens",
     "kv-cache-dtype": "kv_cache_dtype",
 }
+
+
+#: The most values a listed ``--sweep`` gives (``max-model-len=4k,8k,...``): a range doubles from its low end, so at
+#: most 64 points from 1 to 2^63; each point is a plan of its own
+MAX_SWEEP_POINTS = 64
 
 
 class SweepError(ValueError):
@@ -51,6 +57,12 @@ def parse_sweep(
     if not sep or key not in table:
         raise SweepError(f"--sweep '{spec}': expected NAME=VALUES with NAME one of {', '.join(table)}")
     dest = table[key]
+    if ".." not in vals and vals.count(",") >= MAX_SWEEP_POINTS:
+        # counted before any value is read: each point is a whole plan (20,000 listed values took 16 CPU seconds)
+        raise SweepError(
+            f"--sweep '{clip(spec, 60)}': {vals.count(',') + 1:,} values; kvlint sweeps at most "
+            f"{MAX_SWEEP_POINTS} listed values (a range LO..HI doubles from LO)"
+        )
     try:
         if dest == "kv_cache_dtype":
             out: list[object] = [v.strip() for v in vals.split(",") if v.strip()]

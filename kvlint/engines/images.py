@@ -44,6 +44,7 @@ __all__ = [
     "engine_release",
     "engine_version",
     "envsubst_placeholders",
+    "gpu_build_on_other_accelerator",
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
@@ -636,23 +637,38 @@ def tag_of_unknown_image(serving: ServingConfig) -> bool:
 #: Gaudi, CPU, Intel GPUs, Ascend NPUs).
 _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
 
+#: Each of :data:`_NON_CUDA_IMAGE_WORDS` at the start of a word of the reference (``vllm-tpu``, ``neuronx``,
+#: ``latest-cpu``), not inside one: ``throughput`` holds ``hpu``, ``output`` ``tpu``, ``input`` ``npu``, and an
+#: image so named is no build for those (it was read as one and not sized).
+_NON_CUDA_WORD_RES = tuple((w, re.compile(r"(?<![a-z0-9])" + w)) for w in _NON_CUDA_IMAGE_WORDS)
+
 
 #: ``amd`` in an image reference names an AMD (ROCm) build, but not in ``amd64``, the x86-64 architecture tag of
 #: CUDA builds too (OME's ``lmsysorg/sglang:v0.5.5.post3-cu129-amd64``).
 _AMD = re.compile(r"amd(?!64)")
 
+#: ``cann`` and a version at the start of a word of the reference: a build on Huawei's CANN, the Ascend NPU
+#: toolkit. SGLang's own Ascend images are tagged so, ``lmsysorg/sglang:v<version>-cann<CANN>-<910b|a3>``
+#: (sgl-project/sglang ``.github/workflows/release-docker-npu.yml``@024691d4590c, built from
+#: ``docker/npu.Dockerfile``; nightly ``lmsysorg/sglang:main-cann8.3.rc1-a3``), with no other platform word in
+#: their name. Not ``cann`` inside a word or without a version (``cannon``).
+_CANN = re.compile(r"(?<![a-z0-9])cann\d")
+
 
 @_by_reference
 def image_platform(image: str) -> str:
-    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...).
+    """``cuda`` (the default), ``rocm``, or the non-CUDA word that begins a word of the image reference (``tpu``,
+    ``cpu``..., :data:`_NON_CUDA_WORD_RES`; ``ascend`` for a CANN tag, :data:`_CANN`).
     Memoised by the reference (a pure function of one short string, asked for each container several times: by
     the fleet, KV208, KV304, the sizing summary)."""
     low = image.lower()
     if "rocm" in low or _AMD.search(low):
         return "rocm"
-    for w in _NON_CUDA_IMAGE_WORDS:
-        if w in low:
+    for w, word in _NON_CUDA_WORD_RES:
+        if word.search(low):
             return w
+    if _CANN.search(low):
+        return "ascend"
     return "cuda"
 
 
@@ -670,14 +686,15 @@ _ACCELERATOR_BUILDS = {
 
 #: One of :data:`_ACCELERATOR_BUILDS`' words at the start of a word of the reference (``vllm-ascend``,
 #: ``vllm-tpu``, ``tgi-gaudi``, ``pytorch-inference-neuronx``), not inside one (``output``, ``throughput``).
-_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r")")
+_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r"|cann(?=\d))")
 
 
 def accelerator_build(serving: ServingConfig) -> str | None:
     """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: vLLM's ``--device``
     (``hpu``, ``xpu``, ``neuron``, ``tpu``), else :func:`image_platform`'s word when it begins a word of the image
     reference (``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
-    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``). Such a build finds no device of its own on an NVIDIA or AMD
+    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``; a CANN tag, ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3`` ->
+    ``ascend``, :data:`_CANN`). Such a build finds no device of its own on an NVIDIA or AMD
     GPU node (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU
     and HPU devices), so it is not sized on one (KV304 says so)."""
     device = str(serving.get("device") or "").strip().lower() if serving.engine == "vllm" else ""
@@ -688,11 +705,9 @@ def accelerator_build(serving: ServingConfig) -> str | None:
         return None
     low = serving.image.lower()
     hit = _ACCELERATOR_WORD.search(low)
-    return (
-        _ACCELERATOR_BUILDS[word]
-        if hit is not None and _ACCELERATOR_BUILDS[hit.group(1)] == _ACCELERATOR_BUILDS[word]
-        else None
-    )
+    # a CANN tag (_CANN: SGLang's Ascend images) is an Ascend build
+    said = None if hit is None else _ACCELERATOR_BUILDS.get(hit.group(1), "ascend")
+    return _ACCELERATOR_BUILDS[word] if said == _ACCELERATOR_BUILDS[word] else None
 
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
@@ -752,9 +767,26 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
         "rocm",
     ):
         return "not a CUDA/ROCm GPU"
+    if gpu_build_on_other_accelerator(serving, placement) is not None:
+        return "not a CUDA/ROCm GPU"  # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node
     if acc is None and placement is not None and placement.requests_no_gpu:
         return "no GPU requested"
     return None
+
+
+def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement | None) -> str | None:
+    """The accelerator resource (``google.com/tpu``, ``habana.ai/gaudi``, ``aws.amazon.com/neuron``,
+    ``huawei.com/Ascend910`` ..., :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`) a container requests when it
+    names no GPU of its own and its image is an engine's CUDA or ROCm build (:func:`platform_of` reads the
+    resource only for an image that is not an engine's, :func:`serving_platform`), else None. Such a pod is
+    scheduled on that accelerator's nodes, where the GPU build finds no GPU and the engine does not start (KV304);
+    it is not planned on kvlint's GPU fleet."""
+    if placement is None or placement.accelerator is not None:
+        return None
+    resource = placement.resource
+    if resource not in NON_GPU_RESOURCES or platform_of(serving, resource) not in ("cuda", "rocm"):
+        return None
+    return resource
 
 
 def is_known_cuda_build(image: str) -> bool:

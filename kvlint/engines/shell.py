@@ -1177,7 +1177,76 @@ def _arith_atom(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
 _DECLARING = frozenset({"export", "declare", "local", "readonly", "typeset"})
-_WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
+_WRAPPERS = {"nohup", "command", "builtin"}
+#: Wrappers that run the rest of the command after options of their own: ``(short options that take the next word,
+#: long options that take the next word unless written with =, operands before the command)``; each skipped with its
+#: options (:func:`_after_wrapper`). ``numactl --interleave=all vllm serve`` and ``taskset -c 0-7 vllm serve`` were
+#: KV503 "not a recognised engine command" (the wrapper word was dropped, its options read as the command). From
+#: the synopses of GNU coreutils 9 (``stdbuf``, ``nice``, ``timeout``, ``env``), util-linux 2.39 (``taskset``,
+#: ``setsid``, ``ionice``), numactl 2.0 (``numactl(8)``), tini 0.19, dumb-init 1.2, sudo 1.9 and bash's ``exec``.
+_OPTION_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
+    "exec": (frozenset({"-a"}), frozenset(), 0),  # bash's exec [-cl] [-a NAME] COMMAND
+    "sudo": (
+        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"}),
+        frozenset({"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type"}),
+        0,
+    ),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset({"--input", "--output", "--error"}), 0),
+    "numactl": (
+        frozenset({"-i", "-p", "-m", "-N", "-C", "-P", "-w", "-S", "-f", "-I", "-L", "-o", "-M"}),
+        frozenset(
+            {
+                "--interleave",
+                "--preferred",
+                "--membind",
+                "--cpunodebind",
+                "--physcpubind",
+                "--preferred-many",
+                "--weighted-interleave",
+                "--shm",
+                "--file",
+                "--shmid",
+                "--length",
+                "--offset",
+                "--shmmode",
+            }
+        ),
+        0,
+    ),
+    "taskset": (frozenset(), frozenset(), 1),  # taskset [-a] [-c] MASK|LIST COMMAND
+    "nice": (frozenset({"-n"}), frozenset({"--adjustment"}), 0),
+    "timeout": (
+        frozenset({"-s", "-k"}),
+        frozenset({"--signal", "--kill-after"}),
+        1,
+    ),  # timeout [opts] DURATION
+    "setsid": (frozenset(), frozenset(), 0),
+    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), frozenset({"--class", "--classdata"}), 0),
+    "tini": (frozenset({"-e", "-p"}), frozenset(), 0),
+    "dumb-init": (frozenset({"-r"}), frozenset({"--rewrite"}), 0),
+}
+#: ``env`` options that take the next word (``env -u NAME``, ``-C DIR``; GNU coreutils 9)
+_ENV_ARG_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir"})
+
+
+def _after_wrapper(words: Sequence[ShellArg], h: int, end: int) -> int:
+    """The index of the command a wrapper of :data:`_OPTION_WRAPPERS` at ``words[h]`` runs: past its options (an
+    option of the table's that takes a value takes the next word too), ``--`` and its operands (``taskset``'s mask,
+    ``timeout``'s duration)."""
+    short, long, operands = _OPTION_WRAPPERS[words[h].text]
+    h += 1
+    while h < end:
+        text = words[h].text
+        if text == "--":
+            h += 1
+            break
+        if text.startswith("--"):
+            h += 2 if text in long else 1
+        elif text.startswith("-") and len(text) > 1:
+            h += 2 if text in short else 1
+        else:
+            break
+    return min(h + operands, end)
 
 
 def commands(
@@ -1273,6 +1342,8 @@ def commands(
             head = words[h].text
             if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
                 h += 1
+            elif head in _OPTION_WRAPPERS:
+                h = _after_wrapper(words, h, end)
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[h].substituted:
@@ -1295,6 +1366,8 @@ def commands(
                     if _ASSIGN_RE.match(words[h].text):
                         name, _, val = words[h].text.partition("=")
                         local_env[name] = val
+                    elif words[h].text in _ENV_ARG_OPTIONS:
+                        h += 1  # its value (env -u NAME)
                     h += 1
             else:
                 break

@@ -6,13 +6,15 @@ source it restates (docs/engine-memory-model.md §1.7, §1.8, §1.9, §1.4). Pur
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory.memo import per_model
 from kvlint.memory.versions import Version, fmt_version, yarn_multiplies_max_len
 from kvlint.models.config import MAX_LEN_KEYS
 from kvlint.types import ModelSpec
-from kvlint.values import parse_cc
+from kvlint.values import finite_number, parse_cc, yaml_text
 
 GiB = 1 << 30
 
@@ -298,10 +300,11 @@ def _derive_max_model_len(
     key = ""
     for k in MAX_LEN_KEYS:
         val = cfg.get(k)
-        if isinstance(val, (int, float)) and not isinstance(val, bool) and val > 0 and val < derived:
-            derived, key = val, k
-    mml = cfg.get("model_max_length")
-    mml_i = int(mml) if isinstance(mml, (int, float)) and not isinstance(mml, bool) and mml else None
+        read = finite_number(val)
+        if read is not None and 0 < read < derived and read <= MAX_INT_SETTING:
+            derived, key = (val if isinstance(val, int) else read), k
+    mml_f = finite_number(cfg.get("model_max_length"))
+    mml_i = int(mml_f) if mml_f and abs(mml_f) <= MAX_INT_SETTING else None
     if mml_i:
         derived, key = mml_i, "model_max_length"
     if derived == float("inf"):
@@ -318,13 +321,27 @@ def _derive_max_model_len(
         rtype = str(rs.get("rope_type") or "default")
         exempt = _NO_MULT_OLD if yarn_multiplies_max_len(v) else _NO_MULT_NEW
         if rtype not in exempt:
-            factor = rs.get("factor")
-            factor = 1.0 if factor is None else float(factor)
-            yarn_base = (
-                rtype == "yarn" and yarn_multiplies_max_len(v) and rs.get("original_max_position_embeddings")
-            )
-            if yarn_base:
-                derived = int(rs["original_max_position_embeddings"])
+            raw_factor = rs.get("factor")
+            read = 1.0 if raw_factor is None else finite_number(raw_factor)
+            base = finite_number(rs.get("original_max_position_embeddings"))
+            yarn_base = rtype == "yarn" and yarn_multiplies_max_len(v) and bool(base)
+            product = (base if yarn_base and base else derived) * (read if read is not None else 1.0)
+            if read is None or not (math.isfinite(product) and product <= MAX_INT_SETTING):
+                # not a length vLLM can use: it multiplies its derived length by the factor as it is, and int() of
+                # that product raises at start-up when --max-model-len is not given (_get_and_verify_max_len); a
+                # length past 2^63 - 1 tokens is not read, as a flag's is not (KV206)
+                what = (
+                    "is not a finite number" if read is None else "makes the length more than 2^63 - 1 tokens"
+                )
+                return (
+                    derived,
+                    key,
+                    mml_i,
+                    f"{why}; rope {rtype} factor {yaml_text(raw_factor, 20)} {what}: not applied",
+                )
+            factor = read
+            if yarn_base and base:
+                derived = int(base)
                 # the base is YaRN's original length, not the key named first: say which number is multiplied
                 why = (
                     f"derived max_model_len from rope_scaling original_max_position_embeddings={int(derived)}"

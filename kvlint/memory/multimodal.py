@@ -46,8 +46,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.types import ModelSpec
-from kvlint.values import digits
+from kvlint.values import digits, finite_number
 
 __all__ = ["EncoderProfile", "cache_holds_full_budget", "encoder_profile", "is_multimodal", "parse_mm_limits"]
 
@@ -114,6 +115,22 @@ def _int(x: Any, default: int = 0) -> int:
         return int(x)
     except (TypeError, ValueError, OverflowError):
         return default
+
+
+def _size(x: Any, default: int = 0) -> int:
+    """A vision config's size (``patch_size``, ``image_size``, ``spatial_merge_size``, ``hidden_size``...) as
+    :func:`_int` reads it, ``default`` when it is below 1 or past 2^63 - 1 as well (``patch_size: 0`` made
+    ``image_size // patch_size`` raise ZeroDivisionError, ``image_size: 1e308`` the profile's float arithmetic
+    OverflowError)."""
+    n = _int(x, default)
+    return n if 1 <= n <= MAX_INT_SETTING else default
+
+
+def _float(x: Any, default: float) -> float:
+    """A config ratio (``mlp_ratio``, ``pixel_shuffle_ratio``) as a finite number above 0, else ``default`` (a
+    list, a string, NaN or infinity made ``float()`` raise, or the arithmetic after it)."""
+    f = finite_number(x)
+    return f if f is not None and f > 0 else default
 
 
 #: The most tiles kvlint profiles a Llama 4 image as (``--mm-processor-kwargs`` ``max_patches``; the image
@@ -318,15 +335,16 @@ def _qwen2_vl_profile(
     if refused:
         notes.append(refused)
         return None, notes
-    patch = _int(vis.get("patch_size"), 14)
-    merge = _int(vis.get("spatial_merge_size"), 2)
-    temporal = max(1, _int(vis.get("temporal_patch_size"), 2))
+    patch = _size(vis.get("patch_size"), 14)
+    merge = _size(vis.get("spatial_merge_size"), 2)
+    temporal = max(1, _size(vis.get("temporal_patch_size"), 2))
     if mt == "qwen2_vl":
-        h_v = _int(vis.get("embed_dim"), 1280)
-        i_v = int(h_v * float(vis.get("mlp_ratio") or 4))
+        h_v = _size(vis.get("embed_dim"), 1280)
+        wide = h_v * _float(vis.get("mlp_ratio"), 4.0)
+        i_v = int(wide) if math.isfinite(wide) and wide <= MAX_INT_SETTING else 4 * h_v
     else:
-        h_v = _int(vis.get("hidden_size"), 1280)
-        i_v = _int(vis.get("intermediate_size")) or 4 * h_v
+        h_v = _size(vis.get("hidden_size"), 1280)
+        i_v = _size(vis.get("intermediate_size")) or 4 * h_v
     rows_p, cols_p = qwen2_vl_max_image_grid(patch, merge, min_px or 56 * 56, max_px, version)
     frame_patches = rows_p * cols_p
     image_tokens = max(1, frame_patches // (merge * merge))
@@ -444,7 +462,8 @@ def encoder_profile(
     if not vis:
         return None, notes
     limits = limit_mm_per_prompt or {}
-    mt = (model.config or {}).get("model_type") or model.model_type
+    own = (model.config or {}).get("model_type")
+    mt = own if isinstance(own, str) and own else str(model.model_type or "")
     if era == "v1" and skip_mm_profiling and version >= SKIP_MM_PROFILING_FROM:
         notes.append(
             "--skip-mm-profiling: vLLM does not profile the multimodal encoder or its cache (GPUModelRunner."
@@ -470,20 +489,21 @@ def encoder_profile(
     if limit <= 0:
         notes.append("--limit-mm-per-prompt disables images: no encoder profiling")
         return None, notes
-    h_v = _int(vis.get("hidden_size"))
-    i_v = _int(vis.get("intermediate_size")) or 4 * h_v
-    patch = _int(vis.get("patch_size"), 14)
+    h_v = _size(vis.get("hidden_size"))
+    i_v = _size(vis.get("intermediate_size")) or 4 * h_v
+    patch = _size(vis.get("patch_size"), 14)
     text_hidden = model.hidden_size
     kw = mm_processor_kwargs or {}
 
     if mt == "mllama":
-        tiles = _int(vis.get("max_num_tiles"), 4)
-        size = _int(vis.get("image_size"), 560)
+        tiles = _size(vis.get("max_num_tiles"), 4)
+        size = _size(vis.get("image_size"), 560)
         n = (size // patch) ** 2 + 1
         n_pad = n + (8 - n % 8) % 8
         enc_per_item = tiles * n_pad
         items = max_num_seqs if era == "v0" else max(1, max_num_batched_tokens // enc_per_item)
-        inter_layers = len(vis.get("intermediate_layers_indices") or [])
+        kept = vis.get("intermediate_layers_indices")
+        inter_layers = len(kept) if isinstance(kept, list) else 0
         tok = items * enc_per_item
         mask = items * (tiles * n_pad) ** 2 * dtype_bytes
         peak = mask + _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + tok * inter_layers * h_v * dtype_bytes
@@ -496,9 +516,9 @@ def encoder_profile(
         return EncoderProfile("mllama", items, 1, enc_per_item, int(peak), int(cache), tuple(notes)), notes
 
     if mt in ("gemma3", "gemma3n"):
-        size = _int(vis.get("image_size"), 896)
+        size = _size(vis.get("image_size"), 896)
         enc_per_item = (size // patch) ** 2
-        llm_tokens = _int((model.config or {}).get("mm_tokens_per_image"), 256)
+        llm_tokens = _size((model.config or {}).get("mm_tokens_per_image"), 256)
         per_item = llm_tokens + 4
         arch = "gemma3"
     elif mt == "llama4":
@@ -512,7 +532,7 @@ def encoder_profile(
         # Llama4Processor._prompt_split_image writes as <|image_start|>, one row of patch tokens and a
         # <|tile_y_separator|> per tile (a 16:1 image has no x separators), <|image|>, the global tile's patch
         # tokens and <|image_end|>.
-        size = _int(vis.get("image_size"), 336)
+        size = _size(vis.get("image_size"), 336)
         tiles = _int(kw.get("max_patches"), 16)
         if not 1 <= tiles <= LLAMA4_MAX_TILES:
             notes.append(
@@ -521,8 +541,11 @@ def encoder_profile(
             )
             return None, notes
         patches = (size // patch) ** 2
-        ratio = float(vis.get("pixel_shuffle_ratio") or 0.5)
-        per_chunk = patches // max(1, round(1.0 / (ratio * ratio)))
+        ratio = _float(vis.get("pixel_shuffle_ratio"), 0.5)
+        # pixel shuffle merges patches: a ratio above 1 is no such config
+        ratio = ratio if ratio <= 1 else 0.5
+        area = ratio * ratio  # 0.0 for a ratio of 1e-300: no patch then makes a token
+        per_chunk = patches // max(1, round(1.0 / area)) if area * MAX_INT_SETTING >= 1 else 0
         chunks = tiles + 1 if tiles > 1 else 1
         per_item = (tiles * (per_chunk + 1) if tiles > 1 else 0) + per_chunk + 3
         enc_per_item = chunks * (patches + 1)
@@ -544,15 +567,15 @@ def encoder_profile(
         if refused:
             notes.append(refused)
             return None, notes
-        merge = _int(vis.get("spatial_merge_size"), 2)
+        merge = _size(vis.get("spatial_merge_size"), 2)
         enc_per_item = max_pixels // (patch * patch)
         per_item = max(1, enc_per_item // (merge * merge))
         size = int(math.sqrt(max_pixels))
         arch = "qwen-vl"
     elif vis.get("image_size"):
-        size = _int(vis.get("image_size"))
+        size = _size(vis.get("image_size"))
         enc_per_item = (size // patch) ** 2 + (1 if "clip" in str(vis.get("model_type", "")) else 0)
-        per_item = _int((model.config or {}).get("image_seq_length")) or enc_per_item
+        per_item = _size((model.config or {}).get("image_seq_length")) or enc_per_item
         arch = "vit"
     else:
         notes.append(f"{mt}: vision tower without a fixed image size; encoder profiling not modelled")

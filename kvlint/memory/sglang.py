@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_graphs, sglang_mamba, sglang_spec
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
@@ -30,7 +31,7 @@ from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
-from kvlint.values import as_float, as_int, digits
+from kvlint.values import as_float, as_int, digits, finite_number
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -348,8 +349,9 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
         "max_position_embeddings",
     ):
         val = c.get(key)
-        if isinstance(val, (int, float)) and not isinstance(val, bool) and val > 0:
-            n = int(val)
+        read = finite_number(val)
+        if read is not None and 0 < read <= MAX_INT_SETTING:
+            n = int(read)
             rope_key = "rope_scaling" if c.get("rope_scaling") else "rope_parameters"
             rs = c.get(rope_key)
             if isinstance(rs, dict):
@@ -360,10 +362,17 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
                     or rt in _TF5_ORIGINAL_LEN_TYPES
                 ):
                     factor = None
-                if factor and "original_max_position_embeddings" not in rs and rt != "llama3":
-                    scaled = int(n * float(factor))
+                # a factor that is not a finite number (NaN, a string, a list) scales nothing kvlint can plan
+                f = finite_number(factor)
+                if (
+                    f
+                    and n * f <= MAX_INT_SETTING
+                    and "original_max_position_embeddings" not in rs
+                    and rt != "llama3"
+                ):
+                    scaled = int(n * f)
                     if scaled != n:
-                        return scaled, f"{key} {n} × {rope_key} factor {float(factor):g}"
+                        return scaled, f"{key} {n} × {rope_key} factor {f:g}"
             return n, key
     return 2048, "default 2048"
 
@@ -1085,6 +1094,17 @@ def _env_bool(env: Mapping[str, str], name: str) -> bool:
     return str(env.get(name, "")).lower() in ("true", "1", "yes", "y")
 
 
+def post_capture_kv_sizing(v: SgVersion, env: Mapping[str, str], model: ModelSpec) -> bool:
+    """Whether ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` may size the KV pool after CUDA-graph capture (SGLang 0.5.16
+    on, CUDA, no MLA: the conditions of ``arg_groups/overrides.py::post_capture_kv_sizing_planned`` kvlint reads;
+    the pool is then a virtual reservation until ``kv_pool_runtime.py::compute_post_capture_kv_resize`` fits it to
+    the free memory measured after capture, so what was allocated before it, such as the request table, shrinks it
+    instead of failing; read in the 0.5.23 wheel)."""
+    return (
+        v >= POST_CAPTURE_KV_SIZING_FROM and not model.is_mla and _env_bool(env, POST_CAPTURE_KV_SIZING_ENV)
+    )
+
+
 def _truthy(value: Any) -> bool:
     """A switch among the server arguments as kvlint stores them (a flag given, or a ``--config`` value): ``1``,
     ``true``, ``yes``, ``on``. Environment variables are read by :func:`_env_bool`, as SGLang's ``EnvBool`` does."""
@@ -1558,11 +1578,7 @@ def sglang_prelude(
             "the recurrent-state pool SGLang keeps for this architecture's linear/Mamba layers is not modelled "
             "(not counted against the KV pool)"
         )
-    if (
-        v >= POST_CAPTURE_KV_SIZING_FROM
-        and not model.is_mla
-        and _env_bool(serving.env, POST_CAPTURE_KV_SIZING_ENV)
-    ):
+    if post_capture_kv_sizing(v, serving.env, model):
         model_notes.append(
             f"not modelled: {POST_CAPTURE_KV_SIZING_ENV} (SGLang 0.5.16 on): when SGLang's "
             "post_capture_kv_sizing_planned holds (CUDA, no MLA, the CUDA graphs of the served phases on, ...) the "

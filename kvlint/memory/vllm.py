@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kvlint.engines.options import SPEC_SHORTHANDS
+from kvlint.engines.options import MAX_INT_SETTING, SPEC_SHORTHANDS
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
@@ -71,7 +71,7 @@ from kvlint.models.weights import (
     weight_bytes,
 )
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
-from kvlint.values import as_float, as_int, lax_int, parse_cc, truthy
+from kvlint.values import as_float, as_int, finite_number, lax_int, parse_cc, truthy
 
 GiB = 1 << 30
 
@@ -911,9 +911,9 @@ def _era(
     s: VllmSettings,
     cc: str | None,
     dtype: str,
-    model: ModelSpec | None = None,
-    pooling: str | None = None,
-    features: vllm_runner.RunnerFeatures | None = None,
+    model: ModelSpec | None,
+    pooling: str | None,
+    features: vllm_runner.RunnerFeatures,
 ) -> tuple[str, str, str | None]:
     """``("v0"|"v1", why, fallback)`` per §1.1 (``fallback``: why vLLM 0.8 - 0.10 falls back from V1 to V0, without
     the source ``why`` adds, else None): ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
@@ -923,7 +923,8 @@ def _era(
     capability) are taken as passing the checks. ``pooling``: why vLLM runs a pooling model (None: a generative
     one), which falls back to V0 before 0.9.2 ("No Embedding Models so far" in the 0.8.5 oracle; 0.9.0 and 0.9.1
     assumed the same, :data:`kvlint.memory.pooling.VLLM_V1_POOLING_FROM`). ``features``: :func:`_runner_features`
-    of ``s`` and ``model`` when the caller has them (:attr:`PlanPrelude.features`), else computed here."""
+    of ``s`` and ``model`` (:attr:`PlanPrelude.features`, settled once per container): required, so that no caller
+    recomputes them per GPU (a fallback that did so for callers without a prelude was removed, perf48)."""
     c = parse_cc(cc)
     refused = v1_pooling_refused(v, s, pooling)
     if refused:
@@ -931,8 +932,6 @@ def _era(
     refused = vllm_runner.v2_env_refused(v, s.v2_model_runner_env)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_V2_RUNNER_ENV)
-    if features is None:
-        features = _runner_features(s, model, pooling is None)
     refused = vllm_runner.v2_unsupported(
         v, s.v2_model_runner_env, _spec_method(s), s.enable_elastic_ep, features
     )
@@ -1399,13 +1398,19 @@ def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     c = model.text_config or model.config or {}
     mp = model.max_position_embeddings or 0
     rs = dfl.rope_scaling_of(c)
-    if rs and rs.get("rope_type") == "yarn" and rs.get("original_max_position_embeddings"):
-        mp = int(rs["original_max_position_embeddings"] * float(rs.get("factor") or 1))
+    # config numbers read as finite numbers (NaN, a string or a list raised here on every plan of the model: "can't
+    # multiply sequence by non-int"); a cache past 2^63 - 1 bytes is not one
+    orig = finite_number(rs.get("original_max_position_embeddings")) if rs else None
+    if rs and rs.get("rope_type") == "yarn" and orig:
+        factor = finite_number(rs.get("factor")) or 1.0
+        mp = int(orig * factor) if abs(orig * factor) <= MAX_INT_SETTING else mp
     # GPT-NeoX names the fraction rotary_pct (vllm gpt_neox.py GPTNeoXAttention: rotary_dim = head_size x rotary_pct)
-    rot = int(model.head_size * float(c.get("partial_rotary_factor") or c.get("rotary_pct") or 1.0))
+    part = finite_number(c.get("partial_rotary_factor") or c.get("rotary_pct")) or 1.0
+    rot = int(model.head_size * part) if abs(model.head_size * part) <= MAX_INT_SETTING else model.head_size
     if model.is_mla:
-        rot = int(c.get("qk_rope_head_dim") or 64)
-    return int(mp * rot * dbytes)
+        rot = as_int(c.get("qk_rope_head_dim")) or 64
+    size = mp * rot * dbytes
+    return int(size) if 0 <= size <= MAX_INT_SETTING else 0
 
 
 @dataclass(frozen=True)
@@ -2232,7 +2237,7 @@ def resolve_startup(
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
-    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.pooling is None, pre.features)
+    v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.features)
     return StartupConfig(
         version=v,
         era=era,
@@ -2287,13 +2292,13 @@ def _v2_runner(
     model: ModelSpec,
     v: Version,
     vendor: str,
-    generate: bool = True,
-    features: vllm_runner.RunnerFeatures | None = None,
+    features: vllm_runner.RunnerFeatures,
 ) -> bool:
     """Whether this V1-engine start-up runs vLLM's V2 GPU model runner (:func:`kvlint.memory.vllm_runner.
     uses_v2_runner` with the model's architectures, ``VLLM_USE_V2_MODEL_RUNNER``, the speculative method and
     ``--enable-elastic-ep``). The variable is read as the release reads it (:func:`kvlint.memory.vllm_runner.
-    v2_env_value`) when its string is known, else :attr:`VllmSettings.v2_model_runner`."""
+    v2_env_value`) when its string is known, else :attr:`VllmSettings.v2_model_runner`. ``features``: the
+    container's :attr:`PlanPrelude.features` (required: never recomputed per GPU)."""
     raw = settings.v2_model_runner_env
     return vllm_runner.uses_v2_runner(
         v,
@@ -2302,7 +2307,7 @@ def _v2_runner(
         vllm_runner.v2_env_value(v, raw) if raw is not None else settings.v2_model_runner,
         _spec_method(settings),
         settings.enable_elastic_ep,
-        features if features is not None else _runner_features(settings, model, generate),
+        features,
     )
 
 

@@ -125,6 +125,18 @@ def _read_json(path: Path, ref: str) -> dict[str, Any]:
     return data
 
 
+#: The largest ``metadata.total_size`` read as a checkpoint's bytes (2^63 - 1, as a quantity past 2^63 bytes is
+#: implausible: :mod:`kvlint.accelerators.quantity`); past it the index is read as giving none, where a 4,000-digit
+#: size made every plan "could not size ... OverflowError: integer division result too large for a float"
+MAX_CHECKPOINT_BYTES = 2**63 - 1
+
+
+def _checkpoint_total(total: Any) -> bool:
+    """Whether an index's ``metadata.total_size`` is a checkpoint size kvlint reads: an integer (not a boolean)
+    from 1 to :data:`MAX_CHECKPOINT_BYTES`."""
+    return isinstance(total, int) and not isinstance(total, bool) and 0 < total <= MAX_CHECKPOINT_BYTES
+
+
 def _checkpoint_size(d: Path, root: Path | None = None) -> tuple[int | None, str | None]:
     """Exact weight bytes of a local checkpoint: ``model.safetensors.index.json`` ``metadata.total_size``,
     else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None. With ``root``,
@@ -136,7 +148,7 @@ def _checkpoint_size(d: Path, root: Path | None = None) -> tuple[int | None, str
                 raw = fh.read(MAX_CONFIG_BYTES + 1)
             if len(raw) <= MAX_CONFIG_BYTES:
                 total = (json.loads(raw.decode("utf-8")).get("metadata") or {}).get("total_size")
-                if isinstance(total, int) and total > 0:
+                if _checkpoint_total(total):
                     return total, f"checkpoint size ({idx} metadata.total_size)"
         except (OSError, ValueError, AttributeError, RecursionError):
             pass
@@ -174,6 +186,12 @@ def _has_config(d: Path, root: Path | None) -> bool:
     return (root is None or _inside(cfg, root)) and cfg.is_file()
 
 
+#: What reading a config of an unexpected shape raises (:func:`_parse`): a number where a mapping or list is read
+#: (AttributeError, TypeError), a list too short (IndexError), a key of a mapping missing (KeyError), an integer
+#: beyond a float (OverflowError)
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, OverflowError)
+
+
 def _parse(
     config: dict[str, Any],
     model_id: str,
@@ -198,6 +216,17 @@ def _parse(
         why = str(e)
         why = why[len(model_id) + 2 :] if why.startswith(f"{model_id}: ") else why
         raise _refused(model_id, source, why, e if isinstance(e, NotDecoderLLM) else None) from None
+    except _SHAPE_ERRORS as e:
+        # a field of another type or shape than transformers writes (hf_quant_config.json "quantization": 5, a
+        # Nemotron-NAS block_configs entry that is a number): refused at its file, as a config with a size out of
+        # range is; it was "no config.json for model ..." (the pipeline's net for a resolution that raised)
+        files = "config.json" if quant is None else "config.json or hf_quant_config.json"
+        raise _refused(
+            model_id,
+            source,
+            f"{files} holds a value of another type or shape than the one transformers writes there "
+            f"({type(e).__name__}: {str(e)[:120]})",
+        ) from None
     if extra_notes:
         import dataclasses
 
@@ -446,8 +475,9 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
         if fname == "hf_quant_config.json" and isinstance(data, dict):
             quant = data
         elif isinstance(data, dict):
-            total = (data.get("metadata") or {}).get("total_size")
-            if isinstance(total, int) and total > 0:
+            meta = data.get("metadata")
+            total = meta.get("total_size") if isinstance(meta, dict) else None
+            if _checkpoint_total(total):
                 wb, wb_src = (
                     total,
                     f"checkpoint size (hub {ref} model.safetensors.index.json metadata.total_size)",

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory.memo import per_model
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
@@ -37,6 +38,7 @@ from kvlint.models.shapes import (
     nemotron_h_pattern,
 )
 from kvlint.types import ModelSpec
+from kvlint.values import finite_number
 
 __all__ = [
     "param_count",
@@ -49,12 +51,23 @@ __all__ = [
 
 
 def _i(v: Any, default: int = 0) -> int:
+    """``int(v)`` of a config value; ``default`` for None, a boolean, what ``int()`` refuses and a number past
+    2^63 - 1 (read as the flags' are: a ``moe_shared_expert_intermediate_size``, a vision ``patch_size`` or a
+    compressed-tensors ``num_bits`` of 1e308 made the estimate raise OverflowError on every plan of the model)."""
     if isinstance(v, bool) or v is None:
         return default
     try:
-        return int(v)
+        n = int(v)
     except (TypeError, ValueError, OverflowError):
         return default
+    return n if abs(n) <= MAX_INT_SETTING else default
+
+
+def _past_int64(v: Any) -> bool:
+    """``v`` is a number (an infinity included) beyond 2^63 - 1, which :func:`_i` reads as absent."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        return False
+    return abs(v) > MAX_INT_SETTING
 
 
 def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
@@ -74,7 +87,8 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
     if not layers or not h:
         return 0
-    inter = _i(vc.get("intermediate_size")) or int(float(vc.get("mlp_ratio") or 4) * h)
+    ratio = finite_number(vc.get("mlp_ratio"))
+    inter = _i(vc.get("intermediate_size")) or _i(h * (ratio if ratio is not None and ratio > 0 else 4.0))
     patch = _i(vc.get("patch_size"), 14)
     proj_in = (
         _i(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
@@ -250,7 +264,8 @@ def _param_breakdown(
     first_dense = _i(t.get("first_k_dense_replace"))
     freq = _i(t.get("moe_layer_freq"), 1) or 1
     sparse_step = _i(t.get("decoder_sparse_step"), 1) or 1
-    mlp_only = {_i(x) for x in (t.get("mlp_only_layers") or [])}
+    only = t.get("mlp_only_layers")
+    mlp_only = {_i(x) for x in (only if isinstance(only, list) else [])}
     l4_step = _i(t.get("interleave_moe_layer_step"), 1) or 1
     pattern = nemotron_h_pattern(t)
     blocks = t.get("block_configs") if isinstance(t.get("block_configs"), list) else None
@@ -586,13 +601,16 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
         g = g if g > 0 else 4096
         return 0.5 + 2 / g + 0.5 / g, f"awq 4-bit g{g}"
     if m == "gptq":
-        b = _i(qc.get("bits"), 4)
-        g = _i(qc.get("group_size"), 128)
-        g = g if 0 < g <= MAX_GROUP_SIZE else 4096
-        if b not in GPTQ_BITS:  # vLLM refuses to load it; a hostile -8 or 10**400 must not price the weights
+        raw_b, raw_g = qc.get("bits"), qc.get("group_size")
+        b = _i(raw_b, 4)
+        g = _i(raw_g, 128)
+        g = g if 0 < g <= MAX_GROUP_SIZE and not _past_int64(raw_g) else 4096
+        if b not in GPTQ_BITS or _past_int64(raw_b):
+            # vLLM refuses to load it; a hostile -8 or 10**400 must not price the weights
+            shown = str(raw_b if _past_int64(raw_b) else b)[:20]
             return (
                 0.5 + 2 / g + 0.5 / g,
-                f"gptq {4}-bit g{g} (bits {str(b)[:20]} is no width vLLM loads; 4 assumed)",
+                f"gptq {4}-bit g{g} (bits {shown} is no width vLLM loads; 4 assumed)",
             )
         return b / 8 + 2 / g + b / 8 / g, f"gptq {b}-bit g{g}"
     if m in ("fp8", "modelopt"):

@@ -24,8 +24,9 @@ with :func:`kvlint.load.load_text` as before:
   finite;
 * nesting of :data:`kvlint.load.MAX_DEPTH` levels or more, more than :data:`kvlint.load.MAX_NODES` values.
 
-The walk itself is kept cheap (it runs on every review): positions are built as tuples of the named tuple's
-class, containers without their ``__init__``, a key's JSON width is remembered for the next object (bounded
+The walk itself is kept cheap (it runs on every review): positions are stored packed, one int each, as the
+loader stores a file's (:class:`kvlint.source.Packing`; a :class:`~kvlint.source.Loc` is made only for a position
+that is read, a few per review, instead of one per key and value), containers are built without their ``__init__``, a key's JSON width is remembered for the next object (bounded
 table of short keys), and strings are checked with substring searches where they are ASCII.
 
 The lines of that text, which a review reads only to place a finding inside a script
@@ -47,7 +48,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kvlint.load import MAX_DEPTH, MAX_NODES, SUPPRESSION_MARKER, _flatten, _resolve_scalar_uncached
-from kvlint.source import LDict, LList, Loc
+from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, LoadResult
 
 __all__ = ["LazyJsonLines", "dump_lines", "dump_text", "load_object"]
@@ -106,7 +107,12 @@ _SUPPRESSION = SUPPRESSION_MARKER
 #: and at most :data:`_KEY_MEMO_CHARS` long; cleared when it reaches :data:`_PLAIN_MAX` entries.
 _KEY_WIDTH: dict[str, int] = {}
 _KEY_MEMO_CHARS = 64
-_new_loc = tuple.__new__  # Loc(path, line, column) without the named tuple's Python-level __new__
+#: How a position (0-based line and column of the JSON text) is packed into one int, as the loader packs a
+#: file's (:class:`kvlint.source.Packing`, line base 1): the column in the low :data:`_SHIFT` bits. A column of
+#: that text is at most the nesting depth plus a key's JSON width and ``": "`` (a value starts there; keys wider
+#: than :data:`_MAX_KEY_CHARS` give way), under ``2**_SHIFT``.
+_SHIFT = (MAX_DEPTH + _MAX_KEY_CHARS + 4).bit_length()
+_LINE = 1 << _SHIFT
 _new_dict = dict.__new__
 _new_list = list.__new__
 
@@ -114,10 +120,11 @@ _new_list = list.__new__
 class _Builder:
     """One walk over the object in the order ``json.dumps`` writes it, tracking the current 0-based line."""
 
-    __slots__ = ("path", "line", "nodes", "true", "false", "null")
+    __slots__ = ("path", "packing", "line", "nodes", "true", "false", "null")
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.packing = Packing(path, 1, _SHIFT)
         self.line = 0
         self.nodes = 0
         self.true = _plain("true")
@@ -149,14 +156,16 @@ class _Builder:
         if self.nodes > MAX_NODES:
             raise _GiveWay
         t = type(value)
-        path = self.path
         if t is dict:
             if depth >= MAX_DEPTH - 1:
                 raise _GiveWay
             out = _new_dict(LDict)  # LDict(loc=...) without its __init__'s argument passing
-            out._loc = _new_loc(Loc, (path, self.line + 1, column + 1))  # the slot behind .loc
-            out._locs = locs = {}  # the slots behind .locs/.key_locs (their setters, without the call)
-            out._key_locs = key_locs = {}
+            # positions packed as the loader packs them (kvlint.source.Packing), made Locs when first read
+            out._loc = self.line * _LINE + column
+            out._packing = self.packing
+            out._locs = out._key_locs = None
+            locs = out._plocs = {}
+            key_locs = out._pkey_locs = {}
             if not value:
                 return out
             indent = depth + 1
@@ -177,7 +186,7 @@ class _Builder:
                         widths[k] = width
                 line += 1
                 col = indent + width
-                key_locs[k] = _new_loc(Loc, (path, line + 1, indent + 1))
+                key_locs[k] = line * _LINE + indent
                 tv = type(v)
                 if tv is dict or tv is list:
                     self.line = line
@@ -185,7 +194,7 @@ class _Builder:
                     item = self.node(v, col, depth + 1)
                     line = self.line
                     nodes = self.nodes
-                    locs[k] = item.loc
+                    locs[k] = item._loc
                 else:
                     nodes += 2  # the key and the value
                     if tv is str:  # _safe(v), inlined for the common case
@@ -200,7 +209,7 @@ class _Builder:
                         item = v
                     else:
                         item = self.scalar(v)
-                    locs[k] = _new_loc(Loc, (path, line + 1, col + 1))
+                    locs[k] = line * _LINE + col
                 out[k] = item
             self.line = line + 1  # the closing brace
             self.nodes = nodes
@@ -209,8 +218,10 @@ class _Builder:
             if depth >= MAX_DEPTH - 1:
                 raise _GiveWay
             seq = _new_list(LList)  # LList(loc=...) without its __init__
-            seq._loc = _new_loc(Loc, (path, self.line + 1, column + 1))
-            seq._locs = seq_locs = []
+            seq._loc = self.line * _LINE + column
+            seq._packing = self.packing
+            seq._locs = None
+            seq_locs = seq._plocs = []
             if not value:
                 return seq
             indent = depth + 1
@@ -225,11 +236,11 @@ class _Builder:
                     item = self.node(v, indent, depth + 1)
                     line = self.line
                     nodes = self.nodes
-                    seq_locs.append(item.loc)
+                    seq_locs.append(item._loc)
                 else:
                     nodes += 1
                     item = self.scalar(v)
-                    seq_locs.append(_new_loc(Loc, (path, line + 1, indent + 1)))
+                    seq_locs.append(line * _LINE + indent)
                 seq.append(item)
             self.line = line + 1  # the closing bracket
             self.nodes = nodes

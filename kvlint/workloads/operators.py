@@ -568,26 +568,41 @@ def _text_with_engine_image(node: Any, path: str, depth: int = 0) -> tuple[str, 
     """``(dotted path, image, position)`` of the first multi-line string under ``node`` holding an ``image:``
     line whose image names a serving engine (:func:`kvlint.engines.images.image_mentions_engine`). ``path`` is
     where ``node`` is (empty for the object itself); the path said is ``spec.steps[0].args[0]``, with no leading
-    dot whether it ends at a key or at a list item."""
+    dot whether it ends at a key or at a list item. The path is written only for the string found (perf48: it
+    was written for every value walked, and most objects hold no such string: 1.8 M instructions of the ~19 M a
+    webhook review of ``bench/webhook.py``'s DisaggregatedSet took, whose images are placeholders; 0.5 M now)."""
+    found = _engine_text(node, depth)
+    if found is None:
+        return None
+    steps, image, loc = found
+    at = path
+    for is_item, key in reversed(steps):
+        at = f"{at}[{key}]" if is_item else (f"{at}.{key}" if at else str(key))
+    return at, image, loc
+
+
+def _engine_text(node: Any, depth: int) -> tuple[list[tuple[bool, Any]], str, Loc | None] | None:
+    """:func:`_text_with_engine_image` without the path: the steps from the string found up to ``node``
+    (``(is a list index, key)``, innermost first), the image and the string's position."""
     if depth > _EMBED_DEPTH:
         return None
+    pairs: Any
     if isinstance(node, dict):
-        items: list[tuple[Any, str]] = [(v, f"{path}.{k}" if path else str(k)) for k, v in node.items()]
-        keys: list[Any] = list(node)
+        pairs, is_item = node.items(), False
     elif isinstance(node, list):
-        items = [(v, f"{path}[{i}]") for i, v in enumerate(node)]
-        keys = list(range(len(node)))
+        pairs, is_item = enumerate(node), True
     else:
         return None
-    for key, (v, at) in zip(keys, items, strict=True):
+    for key, v in pairs:
         if isinstance(v, str):
             if "\n" in v and "image" in v:
                 hit = _engine_image(v)
                 if hit is not None:
-                    return at, hit, loc_of(node, key)
+                    return [(is_item, key)], hit, loc_of(node, key)
         elif isinstance(v, (dict, list)):
-            found = _text_with_engine_image(v, at, depth + 1)
+            found = _engine_text(v, depth + 1)
             if found is not None:
+                found[0].append((is_item, key))
                 return found
     return None
 

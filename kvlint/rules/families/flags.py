@@ -15,6 +15,7 @@ from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
     engine_release,
+    gpu_build_on_other_accelerator,
     image_placeholder,
     platform_of,
     repository_path,
@@ -22,6 +23,7 @@ from kvlint.engines.images import (
     tag_of_unknown_image,
     tags_are_versions,
 )
+from kvlint.gpu_resources import NON_GPU_RESOURCES
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -51,6 +53,10 @@ def _memory_skipped_on(ctx: RuleContext) -> str | None:
     acc = p.accelerator if p is not None else None
     if acc is not None and acc.vendor not in ("nvidia", "amd"):
         return acc.name
+    other = gpu_build_on_other_accelerator(ctx.serving, p)
+    if other is not None:
+        # a GPU build requesting only another accelerator's resource (KV304): not sized on any GPU
+        return f"the {platform_name(NON_GPU_RESOURCES[other])} node it requests ({other})"
     platform = platform_of(ctx.serving, p.resource if p is not None else None)
     if platform not in ("cuda", "rocm"):
         return f"this {platform_name(platform)} build"
@@ -80,7 +86,9 @@ def _assumed(ctx: RuleContext, assumed: str) -> str:
     p = ctx.placement
     acc = p.accelerator if p is not None else None
     # on an NVIDIA or AMD GPU, a build for another accelerator is KV304's (an error), not KV501's
-    said_by = "KV304" if acc is not None and acc.vendor in ("nvidia", "amd") else "KV501"
+    # (and a GPU build on the node of another accelerator it requests, gpu_build_on_other_accelerator)
+    mismatch = acc is not None and acc.vendor in ("nvidia", "amd")
+    said_by = "KV304" if mismatch or gpu_build_on_other_accelerator(ctx.serving, p) is not None else "KV501"
     return (
         f"kvlint read the command with the options and context-length rules of {assumed}, which change between "
         f"releases; its GPU memory rules were skipped on {where} ({said_by})"

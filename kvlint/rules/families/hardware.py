@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.engines.images import gpu_build_on_other_accelerator, platform_of
+from kvlint.gpu_resources import NON_GPU_RESOURCES
 from kvlint.memory.compat import (
     bf16_refusal,
     compressed_tensors_scheme,
@@ -164,6 +166,20 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV304: the image is a build for another platform than the GPU the pod is placed on (a CUDA build on
     AMD/TPU/Gaudi nodes, a ROCm build on NVIDIA nodes)."""
     p, s = ctx.placement, ctx.serving
+    resource = gpu_build_on_other_accelerator(s, p)
+    if p is not None and resource is not None:
+        # no GPU named, only another accelerator's resource: the pod lands on that accelerator's nodes
+        name = platform_name(NON_GPU_RESOURCES[resource])
+        build = platform_name(platform_of(s, resource))
+        yield ctx.finding(
+            f"image '{s.image}' is {with_article(build)} build of {s.engine} but the container requests "
+            f"{resource} ({with_article(name)} accelerator) and no GPU; on that accelerator's node it finds no "
+            f"{build} GPU and does not start, so kvlint does not size it",
+            p.gpus_loc or loc_of(s.container, "image"),
+            fix=f"use {s.engine}'s {name} build for {resource}, or request the GPU this image is built for "
+            "(nvidia.com/gpu or amd.com/gpu) instead",
+        )
+        return
     if p is None or p.accelerator is None:
         return
     platform = image_platform_mismatch(s, p.accelerator, p.resource)

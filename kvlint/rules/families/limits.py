@@ -23,6 +23,7 @@ from kvlint.memory.sglang import (
 )
 from kvlint.memory.versions import parse_version, release_shown, resolve_version
 from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.facts import memory_limit
 from kvlint.rules.families.capacity import proposed_max_model_len
 from kvlint.rules.families.sglang import fitting_context_length
 from kvlint.rules.registry import check
@@ -346,6 +347,16 @@ V1_RUNNER_TOKEN_BYTES = 4 + 8
 V2_RUNNER_TOKEN_BYTES = 4 + 8 + 1
 
 
+#: From this release the V1 runner's per-token buffers are ``CpuGpuBuffer``s: a pinned host tensor of the same shape
+#: is allocated first and its GPU twin after it (``vllm@0.10.2``, ``@0.11.0``, ``@0.19.0``, ``@0.33.0:vllm/v1/utils.py::
+#: CpuGpuBuffer.__init__``, ``gpu_model_runner.py::GPUModelRunner._make_buffer``: ``input_ids`` and ``inputs_embeds``
+#: among them; ``positions`` too up to 0.18). Up to 0.10.1 the runner allocates them on the GPU (``torch.zeros(...,
+#: device=self.device)``) before any pinned copy, and the V2 runner's ``InputBuffers`` are GPU tensors only.
+V1_HOST_TWIN_FROM = (0, 10, 2)
+#: Host bytes per token of the pinned twins counted (``input_ids``, int32, besides ``inputs_embeds``): a lower bound.
+V1_HOST_TWIN_TOKEN_BYTES = 4
+
+
 def runner_buffer_bytes(
     max_num_batched_tokens: int, hidden_size: int, dtype_bytes: int, v2_runner: bool
 ) -> int:
@@ -363,7 +374,9 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``max_num_seqs x max_model_len`` it only warns, ``vllm@0.19.0:vllm/config/scheduler.py::SchedulerConfig.
     verify_max_model_len``), and the model runner then allocates ``max_num_batched_tokens`` rows of token ids,
     positions and (V1 runner) input embeddings of the hidden size on the GPU in its constructor, before loading the
-    weights (:func:`runner_buffer_bytes`), so the worker stops with ``torch.OutOfMemoryError``. Reported at the value
+    weights (:func:`runner_buffer_bytes`), so the worker stops with ``torch.OutOfMemoryError``; from
+    :data:`V1_HOST_TWIN_FROM` each is a pinned host copy first, and a container memory limit below those copies is an
+    OOMKill (exit code 137) before the GPU copies, which the message then says. Reported at the value
     instead of pricing a profile of that many tokens (KV102's activation); the V0 engine allocates no such buffers
     and is not judged."""
     s = ctx.serving
@@ -386,6 +399,22 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {model.hidden_size:,} x {dbytes} B"
     fits = total // (need // mbt)
+    stop = "the worker stops with torch.OutOfMemoryError ('CUDA out of memory') in GPUModelRunner.__init__"
+    if not v2 and parse_version(plan.engine_version) >= V1_HOST_TWIN_FROM:
+        host = mbt * (V1_HOST_TWIN_TOKEN_BYTES + model.hidden_size * dbytes)
+        found = memory_limit(ctx.cr.container)
+        if found is not None and found[0] < host:
+            stop = (
+                f"GPUModelRunner.__init__ allocates each as a pinned host copy first ({gib(host)} for input_ids and "
+                f"inputs_embeds), beyond the container's memory limit of {gib(found[0])}: the container is "
+                "OOMKilled (exit code 137) before the GPU copies"
+            )
+        else:
+            stop = (
+                f"GPUModelRunner.__init__ allocates each as a pinned host copy first ({gib(host)} for input_ids and "
+                "inputs_embeds), then on the GPU, where the worker stops with torch.OutOfMemoryError ('CUDA out of "
+                "memory'), unless the host's pinned allocation fails first"
+            )
     d_mbt, _seqs, _why = defaults.batch_defaults(
         parse_version(plan.engine_version),
         "v1",
@@ -398,8 +427,7 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield ctx.finding(
         f"--max-num-batched-tokens {mbt:,} makes {release}'s model runner allocate {gib(need)} of input buffers "
         f"per GPU before loading the weights, more than the {gib(total)} of the {acc.name}: {mbt:,} tokens x "
-        f"{per_token:,} B ({terms}); the worker stops with torch.OutOfMemoryError ('CUDA out of memory') in "
-        "GPUModelRunner.__init__",
+        f"{per_token:,} B ({terms}); {stop}",
         s.loc("max_num_batched_tokens"),
         fix=f"remove --max-num-batched-tokens ({release}'s default here is {d_mbt:,} tokens per step, long prompts "
         f"are prefilled in chunks) or lower it: these buffers alone hold at most {fits:,} tokens on this GPU, and "

@@ -16,6 +16,7 @@ from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import (
     accelerator_build,
     engine_of_image,
+    gpu_build_on_other_accelerator,
     image_placeholder,
     image_platform,
     path_placeholder,
@@ -251,6 +252,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
+    if gpu_build_on_other_accelerator(s, p) is not None:
+        return  # a GPU build on a TPU, Gaudi, Neuron or Ascend node: KV304 says so (an error), not sized
     if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm"):
         if ctx.workload.doc.path == TYPED_COMMAND:
             # kvlint plan -- COMMAND: no manifest, no container; the GPU is an option of the command

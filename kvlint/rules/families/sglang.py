@@ -11,14 +11,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
+from kvlint.memory.sglang import (
+    SglangPlanDetail,
+    pool_starts,
+    post_capture_kv_sizing,
+    warns_pool_below_context,
+)
 from kvlint.memory.sglang_mamba import NO_STATE_POOL, STATE_POOL_TOO_SMALL
 from kvlint.memory.stage import PlanDetail
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, first_fitting, replanned, smallest_fitting
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, MemoryPlan
 
 
 def _pool_tokens(d: object) -> int:
@@ -303,31 +308,50 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 #: The first SGLang release that caps a user's ``--max-running-requests`` before sizing the request-to-token table
-#: (``sglang@0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py::_resolve_max_num_reqs``:
-#: ``min(max_running_requests // dp_size, estimated)``, ``estimated`` at most 4,096; from 0.5.16 ``min(requested per
-#: worker, token_capacity // 2)``, ``mem_cache/kv_cache_configurator.py::resolve_max_num_reqs``). 0.5.9's
-#: ``model_runner_kv_cache_mixin.py::init_memory_pool`` and 0.5.5's ``model_runner.py::init_memory_pool`` take the
-#: value as the table's row count (less only for Mamba-style models, by their state slots).
+#: at its own estimate (``sglang@0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py::
+#: _resolve_max_num_reqs``: ``min(max_running_requests // dp_size, estimated)``, ``estimated`` at most 4,096; the same
+#: in 0.5.11 - 0.5.13). 0.5.9's ``model_runner_kv_cache_mixin.py::init_memory_pool`` and 0.5.5's
+#: ``model_runner.py::init_memory_pool`` take the value as the table's row count (less only for Mamba-style models,
+#: by their state slots).
 REQUEST_TABLE_CAPPED_FROM = (0, 5, 10)
+#: From this release the cap is the KV pool's tokens instead of the estimate: ``min(max_running_requests //
+#: dp_size, token_capacity // 2)`` (``sglang@0.5.14`` and ``0.5.15:model_runner_kv_cache_mixin.py::
+#: _resolve_max_num_reqs``; ``mem_cache/kv_cache_configurator.py::resolve_max_num_reqs`` in 0.5.16 - 0.5.23, 0.5.23
+#: with ``max(1, ...)``), so a large value is again the table's row count up to half the pool's tokens, a table
+#: ``(context_len + 4) x 2`` int32 bytes per pool token that no release counts in the KV budget.
+REQUEST_TABLE_POOL_CAP_FROM = (0, 5, 14)
 #: Columns of the table beyond ``context_len`` (``extra_max_context_len = 4``, plus the speculative draft tokens, not
 #: counted here: the sum is a lower bound), read in 0.5.5 and 0.5.9.
 REQUEST_TABLE_EXTRA_COLUMNS = 4
 
 
+def request_table_pool_bytes(plan: MemoryPlan) -> int:
+    """The KV pool KV703 places beside the table: the tokens SGLang allocates (``max_total_num_tokens``, after
+    ``--max-total-tokens`` caps the profiled count: ``min(profiled, max_total_tokens)`` in ``sglang@0.5.5``/``0.5.9``
+    ``init_memory_pool``) at the plan's bytes per token, and never more than the low end of the profiled pool, so the
+    sum stays a lower bound."""
+    return max(0, min(plan.kv_cache_bytes_low, plan.capacity_tokens * plan.kv_bytes_per_token))
+
+
 @check("KV703")
 def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV703 (SGLang before 0.5.10): an explicit ``--max-running-requests`` whose request-to-token table does not fit
+    """KV703 (SGLang before 0.5.10, and from 0.5.14): an explicit ``--max-running-requests`` whose request-to-token table does not fit
     beside the weights and the KV pool. ``ModelRunner.init_memory_pool`` builds ``ReqToTokenPool(size=
     max_running_requests, max_context_len=context_len + 4)``, whose ``req_to_token`` is a ``(size, max_context_len)``
     int32 tensor on the GPU (``sglang@0.5.5:python/sglang/srt/mem_cache/memory_pool.py::ReqToTokenPool.__init__``,
     the same in 0.5.9), then the KV pool sized before it from the memory left (``profile_max_num_token``). When the
     table, the KV pool and the weights together exceed the GPU, one of the two allocations raises
-    ``torch.OutOfMemoryError``. Reported at the value instead of a plan that never starts; from
-    :data:`REQUEST_TABLE_CAPPED_FROM` SGLang caps the value itself and the check does not apply. Mamba-style models
-    (rows capped by their state slots) are not judged."""
+    ``torch.OutOfMemoryError``. Reported at the value instead of a plan that never starts. From
+    :data:`REQUEST_TABLE_CAPPED_FROM` to 0.5.13 SGLang caps the value at its estimate (at most 4,096 rows) and the
+    check does not apply; from :data:`REQUEST_TABLE_POOL_CAP_FROM` the cap is half the pool's tokens, so the table is
+    ``min(value per DP worker, tokens // 2)`` rows (the plan's ``max_running_requests``), allocated in
+    ``KVCacheConfigurator._init_pools`` (0.5.16 - 0.5.23) before the KV pool. Mamba-style models (rows capped by
+    their state slots) are not judged."""
     d, plan = ctx.detail, ctx.plan
     mrr = ctx.serving.get("max_running_requests")
-    if not isinstance(d, SglangPlanDetail) or plan is None or d.version >= REQUEST_TABLE_CAPPED_FROM:
+    if not isinstance(d, SglangPlanDetail) or plan is None:
+        return
+    if REQUEST_TABLE_CAPPED_FROM <= d.version < REQUEST_TABLE_POOL_CAP_FROM:
         return
     if (
         not isinstance(mrr, int)
@@ -337,21 +361,44 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         or d.context_length <= 0
     ):
         return
+    pool_capped = d.version >= REQUEST_TABLE_POOL_CAP_FROM
+    # from 0.5.14 the rows are min(requested per DP worker, pool tokens // 2): the plan's max_running_requests
+    rows = min(mrr, d.max_running_requests) if pool_capped else mrr
+    if rows <= 0:
+        return
     columns = d.context_length + REQUEST_TABLE_EXTRA_COLUMNS
-    table = mrr * columns * 4
-    weights, kv = plan.weights_bytes, max(0, plan.kv_cache_bytes)
+    table = rows * columns * 4
+    weights, kv = plan.weights_bytes, request_table_pool_bytes(plan)
+    # with post-capture KV sizing the pool is fitted to the memory left after the table: only the table can fail
+    after = ctx.model is not None and post_capture_kv_sizing(d.version, ctx.serving.env, ctx.model)
+    if after:
+        kv = 0
     if table + weights + kv <= plan.total_bytes:
         return
     gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
     room = plan.total_bytes - weights - kv
     fits = max(0, room) // (columns * 4)
+    capped = (
+        f" at {rows:,} rows (SGLang caps the value at half the KV pool's {plan.capacity_tokens:,} tokens"
+        f"{' per DP worker' if d.dp > 1 else ''}, resolve_max_num_reqs)"
+        if pool_capped
+        else f": {rows:,} rows"
+    )
+    where = "ModelRunner.init_memory_pool" if d.version < (0, 5, 16) else "KVCacheConfigurator.configure"
+    default = "2,048 - 4,096 rows, at most half the pool's tokens" if pool_capped else "2,048 - 4,096 rows"
     yield ctx.finding(
-        f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table: {mrr:,} rows x "
-        f"{columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, and the KV pool, "
-        f"{gib(kv)}, is more than the {gib(plan.total_bytes)} of the {gpu}; the scheduler stops with "
-        "torch.OutOfMemoryError ('CUDA out of memory') in ModelRunner.init_memory_pool",
+        f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table{capped} x "
+        f"{columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, "
+        + (
+            "is more than the {total} of the {gpu} even before the KV pool (sized after CUDA-graph capture under "
+            "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING); "
+            if after
+            else "and the KV pool, {kv}, is more than the {total} of the {gpu}; "
+        ).format(total=gib(plan.total_bytes), gpu=gpu, kv=gib(kv))
+        + "the scheduler stops with "
+        f"torch.OutOfMemoryError ('CUDA out of memory') in {where}",
         ctx.serving.loc("max_running_requests"),
-        fix=f"remove --max-running-requests (SGLang {plan.engine_version} then sizes the table at 2,048 - 4,096 rows) "
-        f"or keep it well below {fits:,}, the rows that fit beside the weights and the KV pool; from SGLang 0.5.10 "
-        "the value is capped by the engine",
+        fix=f"remove --max-running-requests (SGLang {plan.engine_version} then sizes the table at {default}) "
+        f"or keep it well below {fits:,}, the rows that fit beside the weights and the KV pool"
+        + ("" if pool_capped else "; SGLang 0.5.10 - 0.5.13 cap the value at 4,096 rows"),
     )
