@@ -426,7 +426,8 @@ _ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
 def _lone_sglang_node(ctx: RuleContext) -> bool:
     """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
     Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
-    kvlint joined it to, ``--node-rank`` unset or 0. SGLang starts this node's ``tp_size * pp_size / nnodes``
+    kvlint joined it to, ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)``
+    is set per pod by what kvlint does not see, an operator or a pod index). SGLang starts this node's ``tp_size * pp_size / nnodes``
     schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
     ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
     ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
@@ -437,6 +438,10 @@ def _lone_sglang_node(ctx: RuleContext) -> bool:
         return False
     if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
         return False
+    if "node_rank" in s.unresolved:
+        return (
+            False  # --node-rank $(RANK): set per pod by something kvlint does not see (an operator, an index)
+        )
     rank = s.get("node_rank")
     return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
 
