@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -1178,22 +1179,46 @@ _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
 _DECLARING = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _WRAPPERS = {"nohup", "command", "builtin"}
-#: Wrappers that run the rest of the command after options of their own: ``(short options that take the next word,
-#: long options that take the next word unless written with =, operands before the command)``; each skipped with its
-#: options (:func:`_after_wrapper`). ``numactl --interleave=all vllm serve`` and ``taskset -c 0-7 vllm serve`` were
-#: KV503 "not a recognised engine command" (the wrapper word was dropped, its options read as the command). From
-#: the synopses of GNU coreutils 9 (``stdbuf``, ``nice``, ``timeout``, ``env``), util-linux 2.39 (``taskset``,
-#: ``setsid``, ``ionice``), numactl 2.0 (``numactl(8)``), tini 0.19, dumb-init 1.2, sudo 1.9 and bash's ``exec``.
-_OPTION_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
-    "exec": (frozenset({"-a"}), frozenset(), 0),  # bash's exec [-cl] [-a NAME] COMMAND
+#: Wrappers that run the rest of the command after options of their own, each as its ``getopt`` reads them:
+#: ``(short options that take a value, short options whose value can only be attached, long options that take a
+#: value, operands before the command)``. A short option's value is the rest of its word (``-oL``, ``-Eu`` then
+#: the next word) or else the next word; a long option's is after ``=`` or else the next word; options end at
+#: ``--`` or at the first word that is not an option (all of them stop there: ``+`` in their option strings).
+#: ``numactl --interleave=all vllm serve`` and ``taskset -c 0-7 vllm serve`` were KV503 "not a recognised engine
+#: command" (the wrapper word was dropped, its options read as the command). From the option strings of GNU
+#: coreutils 9.1 (``stdbuf`` ``"+i:o:e:"``, ``nice`` ``"+n:"`` with the old ``-5``/``--5`` form read as a flag,
+#: ``timeout`` ``"+k:s:v"``), util-linux 2.38 (``taskset`` ``"+apchV"``, ``setsid`` ``"+Vhcfw"``, ``ionice``
+#: ``"+c:n:p:P:u:tVh"``), numactl 2.0 (``numactl(8)``), tini 0.19 (``"+p:hvwgle:s"``), dumb-init 1.2
+#: (``"+hvVcr:"``), sudo 1.9 (``"+Aa:BbC:c:D:Eeg:Hh::iKklNnp:PR:r:ST:t:U:u:Vv"``: ``-h`` takes only an attached
+#: host, alone it is ``--help``) and bash's ``exec`` (``"cla:"``).
+_ENV_LONG = frozenset({"--chdir", "--split-string", "--unset"})
+_OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
+    "exec": ("a", "", frozenset(), 0),  # bash's exec [-cl] [-a NAME] COMMAND
     "sudo": (
-        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"}),
-        frozenset({"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type"}),
+        "aCcDgpRrTtUu",
+        "h",
+        frozenset(
+            {
+                "--auth-type",
+                "--close-from",
+                "--login-class",
+                "--chdir",
+                "--group",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            }
+        ),
         0,
     ),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset({"--input", "--output", "--error"}), 0),
+    "stdbuf": ("ioe", "", frozenset({"--input", "--output", "--error"}), 0),
     "numactl": (
-        frozenset({"-i", "-p", "-m", "-N", "-C", "-P", "-w", "-S", "-f", "-I", "-L", "-o", "-M"}),
+        "ipmNCPwSfILoM",
+        "",
         frozenset(
             {
                 "--interleave",
@@ -1213,40 +1238,78 @@ _OPTION_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
         ),
         0,
     ),
-    "taskset": (frozenset(), frozenset(), 1),  # taskset [-a] [-c] MASK|LIST COMMAND
-    "nice": (frozenset({"-n"}), frozenset({"--adjustment"}), 0),
-    "timeout": (
-        frozenset({"-s", "-k"}),
-        frozenset({"--signal", "--kill-after"}),
-        1,
-    ),  # timeout [opts] DURATION
-    "setsid": (frozenset(), frozenset(), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), frozenset({"--class", "--classdata"}), 0),
-    "tini": (frozenset({"-e", "-p"}), frozenset(), 0),
-    "dumb-init": (frozenset({"-r"}), frozenset({"--rewrite"}), 0),
+    "taskset": ("", "", frozenset(), 1),  # taskset [-a] [-c] MASK|LIST COMMAND
+    "nice": ("n", "", frozenset({"--adjustment"}), 0),
+    "timeout": ("ks", "", frozenset({"--signal", "--kill-after"}), 1),  # timeout [opts] DURATION COMMAND
+    "setsid": ("", "", frozenset(), 0),
+    "ionice": ("cnpPu", "", frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}), 0),
+    "tini": ("pe", "", frozenset(), 0),
+    "dumb-init": ("r", "", frozenset({"--rewrite"}), 0),
+    # GNU coreutils 9.1 ``env`` ``"+C:iS:u:v0"``: then ``NAME=value`` assignments (read by :func:`commands`)
+    "env": ("CSu", "", _ENV_LONG, 0),
 }
-#: ``env`` options that take the next word (``env -u NAME``, ``-C DIR``; GNU coreutils 9)
-_ENV_ARG_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir"})
 
 
-def _after_wrapper(words: Sequence[ShellArg], h: int, end: int) -> int:
-    """The index of the command a wrapper of :data:`_OPTION_WRAPPERS` at ``words[h]`` runs: past its options (an
-    option of the table's that takes a value takes the next word too), ``--`` and its operands (``taskset``'s mask,
-    ``timeout``'s duration)."""
-    short, long, operands = _OPTION_WRAPPERS[words[h].text]
+def _after_options(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None]:
+    """The index of the first word after the options, ``--`` and operands of the wrapper of
+    :data:`_OPTION_WRAPPERS` at ``words[h]`` (``taskset``'s mask, ``timeout``'s duration); or, at an ``env
+    -S``/``--split-string``, the index after its value and that value (``env`` reads the string's words next)."""
+    short, attached, long, operands = _OPTION_WRAPPERS[words[h].text]
     h += 1
     while h < end:
-        text = words[h].text
+        word = words[h]
+        text = word.text
+        h += 1
         if text == "--":
-            h += 1
             break
+        if text == "-" and long is _ENV_LONG:
+            continue  # env's lone -: -i
         if text.startswith("--"):
-            h += 2 if text in long else 1
+            name, eq, value = text.partition("=")
+            if name in long and not eq:
+                if name == "--split-string" and h < end:
+                    return h + 1, words[h]
+                h += 1
+            elif name == "--split-string":
+                return h, ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved)
         elif text.startswith("-") and len(text) > 1:
-            h += 2 if text in short else 1
+            for i in range(1, len(text)):
+                letter = text[i]
+                if letter in attached:
+                    break  # its value, if any, is the rest of the word
+                if letter in short:
+                    if i + 1 < len(text):  # the value attached: -oL
+                        if letter == "S":
+                            return h, ShellArg(
+                                text[i + 1 :], word.offset, word.loc, word.from_env, word.unresolved
+                            )
+                    elif h < end:  # the value is the next word: -o L, -Eu app
+                        if letter == "S":
+                            return h + 1, words[h]
+                        h += 1
+                    break
         else:
+            h -= 1
             break
-    return min(h + operands, end)
+    return min(h + operands, end), None
+
+
+#: The ``env -S`` strings of one command split into words (``env -S -S -S ...`` in a script of thousands of words
+#: would copy the rest of the command each time)
+_MAX_SPLITS = 4
+
+
+def _split_string(arg: ShellArg) -> list[ShellArg]:
+    """The words ``env -S STRING`` makes of STRING (GNU coreutils 9.1 ``env.c`` ``build_argv``: split at blanks,
+    quotes and backslashes as in the shell), each pointing at STRING's word; as blank-separated words if the
+    quotes do not close."""
+    try:
+        parts = shlex.split(arg.text, comments=False, posix=True)
+    except ValueError:
+        parts = arg.text.split()
+    return [
+        ShellArg(p, arg.offset, arg.loc, arg.from_env, arg.unresolved, True, arg.substituted) for p in parts
+    ]
 
 
 def commands(
@@ -1260,8 +1323,9 @@ def commands(
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
-    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``exec``,
-    ``nohup``, ``env [-i] [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
+    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``nohup``,
+    ``command``, the wrappers of :data:`_OPTION_WRAPPERS` with their options and operands, ``env [-i] [-S STRING]
+    [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
     later ``$NAME`` expansion in the same script. ``eval STRING`` is re-read as a script (its words then
     point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
@@ -1337,13 +1401,25 @@ def commands(
         # the prefix (keywords, wrappers, assignments) is skipped by index and the rest sliced once: a slice per
         # word skipped copied the rest of the command each time (quadratic in a command of thousands of
         # ``A=x`` or ``exec`` words)
-        h, end = 0, len(words)
+        h, end, splits = 0, len(words), 0
         while h < end:
             head = words[h].text
             if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
                 h += 1
             elif head in _OPTION_WRAPPERS:
-                h = _after_wrapper(words, h, end)
+                at = h
+                h, split = _after_options(words, h, end)
+                if split is not None and splits < _MAX_SPLITS:
+                    # env -S 'vllm serve --tp 8' [ARG...]: env goes on reading the string's words, then the rest
+                    # (a few times a command: each copies the rest of it)
+                    splits += 1
+                    words = [*words[: at + 1], *_split_string(split), *words[h:end]]
+                    h, end = at, len(words)
+                elif head == "env":
+                    while h < end and _ASSIGN_RE.match(words[h].text):
+                        name, _, val = words[h].text.partition("=")
+                        local_env[name] = val
+                        h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[h].substituted:
@@ -1360,15 +1436,6 @@ def commands(
                         else:
                             local_env[name] = val
                 h = end
-            elif head == "env":
-                h += 1
-                while h < end and (words[h].text.startswith("-") or _ASSIGN_RE.match(words[h].text)):
-                    if _ASSIGN_RE.match(words[h].text):
-                        name, _, val = words[h].text.partition("=")
-                        local_env[name] = val
-                    elif words[h].text in _ENV_ARG_OPTIONS:
-                        h += 1  # its value (env -u NAME)
-                    h += 1
             else:
                 break
         if h >= end:
