@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -1233,10 +1233,36 @@ def _after_wrapper(words: Sequence[ShellArg], h: int, end: int) -> int:
     """The index of the command a wrapper of :data:`_OPTION_WRAPPERS` at ``words[h]`` runs: past its options (an
     option of the table's that takes a value takes the next word too), ``--`` and its operands (``taskset``'s mask,
     ``timeout``'s duration)."""
-    short, long, operands = _OPTION_WRAPPERS[words[h].text]
-    h += 1
+    # by index, never a slice of the rest: a command of thousands of ``exec`` words stays linear
+    return _past_options(_OPTION_WRAPPERS[words[h].text], lambda i: words[i].text, h + 1, end)
+
+
+#: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
+#: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``);
+#: bash's builtins ``exec``, ``command`` and ``builtin`` are not (the kubelet runs the list without a shell).
+PROGRAM_WRAPPERS = frozenset(set(_OPTION_WRAPPERS) - {"exec"}) | {"nohup"}
+
+
+def program_after_wrapper(texts: Sequence[str], h: int) -> int | None:
+    """When ``texts[h]`` (its last path component) is a wrapper program of :data:`PROGRAM_WRAPPERS`, the index of
+    the command it runs (past its options, ``--`` and operands, as :func:`_after_wrapper` reads them in a script),
+    else None. The same table as a script's: one reading of each wrapper's options."""
+    name = texts[h][texts[h].rfind("/") + 1 :]
+    if name not in PROGRAM_WRAPPERS:
+        return None
+    if name == "nohup":
+        return h + 1 + (h + 1 < len(texts) and texts[h + 1] == "--")
+    return _past_options(_OPTION_WRAPPERS[name], texts.__getitem__, h + 1, len(texts))
+
+
+def _past_options(
+    spec: tuple[frozenset[str], frozenset[str], int], text_at: Callable[[int], str], h: int, end: int
+) -> int:
+    """The index of a wrapper's command, the wrapper's options starting at index ``h`` (``text_at(i)`` the text of
+    word ``i``, words up to ``end``); ``spec`` its row of :data:`_OPTION_WRAPPERS`."""
+    short, long, operands = spec
     while h < end:
-        text = words[h].text
+        text = text_at(h)
         if text == "--":
             h += 1
             break
@@ -1340,8 +1366,12 @@ def commands(
         h, end = 0, len(words)
         while h < end:
             head = words[h].text
-            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+            if head in _PREFIX_KEYWORDS:
                 h += 1
+            elif head in _WRAPPERS:
+                # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long,
+                # bash's `command [-pVv] [--]`): it was left as the command's first word
+                h += 2 if h + 1 < end and words[h + 1].text == "--" else 1
             elif head in _OPTION_WRAPPERS:
                 h = _after_wrapper(words, h, end)
             elif "=" in head and _ASSIGN_RE.match(head):

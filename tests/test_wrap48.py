@@ -1,0 +1,113 @@
+"""Wrapper programs in a container's exec-form ``command:``/``args:`` list (branch wrap48): ``["nohup", "vllm",
+"serve", ...]``, ``["/usr/bin/tini", "--", "python3", "-m", ...]``, ``["timeout", "3600",
+"text-generation-launcher", ...]`` were KV503 "not a recognised engine command" (break48 read them in scripts only).
+They are read with the script's one table of wrapper options (kvlint.engines.shell), and findings stay at the list
+item of each argument."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvlint.engines.command import _match_program
+from kvlint.engines.shell import PROGRAM_WRAPPERS, commands
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+
+_SERVE = ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "4"]
+
+_PREFIXES = [
+    ["nohup"],
+    ["/usr/bin/nohup", "--"],
+    ["/usr/bin/tini", "--"],
+    ["tini", "-p", "SIGTERM", "--"],
+    ["dumb-init", "--"],
+    ["dumb-init", "-r", "15:2", "--"],
+    ["timeout", "3600"],
+    ["timeout", "-s", "KILL", "-k", "10", "1h"],
+    ["numactl", "--interleave=all"],
+    ["numactl", "-N", "0", "-m", "0"],
+    ["taskset", "-c", "0-7"],
+    ["stdbuf", "-oL"],
+    ["setsid"],
+    ["nice", "-n", "10"],
+    ["ionice", "-c", "2", "-n", "0"],
+    ["sudo", "-E", "-u", "vllm"],
+    ["nohup", "numactl", "--interleave=all", "conda", "run", "-n", "serve"],
+]
+
+
+def _pod(items: list[str]) -> str:
+    lines = "".join(f"    - {json.dumps(w)}\n" for w in items)
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+        "  containers:\n  - name: c\n    image: vllm/vllm-openai:v0.10.2\n    command:\n"
+        f"{lines}    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+
+
+@pytest.mark.parametrize("prefix", _PREFIXES, ids=lambda p: " ".join(p))
+def test_an_exec_form_wrapper_leaves_the_engine_read_and_findings_at_their_item(prefix: list[str]) -> None:
+    items = [*prefix, *_SERVE]
+    result = run_documents(load_text(_pod(items), "p.yaml"), Options(allow_hub=False))
+    codes = {d.rule: d for d in result.diagnostics}
+    assert "KV503" not in codes, codes["KV503"].message
+    # the "4" of --tensor-parallel-size: its own line of the list (the list starts at line 10)
+    assert codes["KV403"].loc is not None and codes["KV403"].loc.line == 10 + len(items) - 1
+
+
+@pytest.mark.parametrize(
+    ("words", "engine", "start"),
+    [
+        (
+            ["/usr/bin/tini", "--", "python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"],
+            "vllm",
+            5,
+        ),
+        (["timeout", "3600", "text-generation-launcher", "--model-id", "m"], "tgi", 3),
+        (["dumb-init", "--", "python3", "-m", "sglang.launch_server", "--model-path", "m"], "sglang", 5),
+    ],
+)
+def test_the_engine_index_counts_the_wrapper_words(words: list[str], engine: str, start: int) -> None:
+    assert _match_program(words) == (engine, start, False)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["nohup"],
+        ["tini", "--"],
+        ["timeout", "3600"],
+        ["nohup", "python", "train.py"],
+        ["dumb-init", "--", "sleep", "infinity"],
+        ["nohup", "conda", "install", "vllm"],
+    ],
+)
+def test_a_wrapper_of_no_engine_is_no_engine(words: list[str]) -> None:
+    assert _match_program(words) is None
+
+
+def test_ten_thousand_wrappers_are_one_pass() -> None:
+    # each wrapper moves the index forward (no recursion): no RecursionError, one engine found
+    words = ["nohup", "timeout", "1h", "/usr/bin/tini", "--"] * 2000 + ["vllm", "serve", "m"]
+    assert _match_program(words) == ("vllm", len(words) - 1, True)
+
+
+@pytest.mark.parametrize("prefix", [p for p in _PREFIXES if "conda" not in p], ids=lambda p: " ".join(p))
+def test_a_script_and_a_list_read_a_wrapper_alike(prefix: list[str]) -> None:
+    # one table: the engine command a script's wrapper runs is the one the same words in a list run
+    # (`nohup -- vllm serve m` in a script left `--` as the command's first word: KV503)
+    words = [*prefix, "vllm", "serve", "m"]
+    (script_words,) = list(commands(" ".join(words), {}))
+    texts = [w.text for w in script_words]
+    m, ms = _match_program(words), _match_program(texts)
+    assert m is not None and ms is not None
+    assert (m[0], words[m[1] :]) == (ms[0], texts[ms[1] :]) == ("vllm", ["m"])
+
+
+def test_exec_is_no_program() -> None:
+    # bash's exec is a builtin: a list the kubelet runs without a shell cannot start it
+    assert "exec" not in PROGRAM_WRAPPERS
+    assert _match_program(["exec", "vllm", "serve", "m"]) is None
