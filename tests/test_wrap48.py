@@ -111,3 +111,61 @@ def test_exec_is_no_program() -> None:
     # bash's exec is a builtin: a list the kubelet runs without a shell cannot start it
     assert "exec" not in PROGRAM_WRAPPERS
     assert _match_program(["exec", "vllm", "serve", "m"]) is None
+
+
+# gosu/su-exec (user operand), runuser -u, chrt's priority operand, screen -dmS NAME, short-option clusters
+_MORE = [
+    ["gosu", "vllm"],
+    ["su-exec", "1000:1000"],
+    ["runuser", "-u", "vllm", "--"],
+    ["chrt", "-f", "50"],
+    ["chrt", "-T", "10", "-P", "20", "-d", "0"],
+    ["screen", "-dmS", "serve"],
+    ["screen", "-L", "-Logfile", "/tmp/serve.log", "-dm"],
+    ["nice", "-n10"],
+    ["stdbuf", "-oL", "-eL"],
+]
+
+
+@pytest.mark.parametrize("prefix", _MORE, ids=lambda p: " ".join(p))
+def test_user_and_scheduling_wrappers_are_read_in_a_list_and_a_script(prefix: list[str]) -> None:
+    words = [*prefix, "vllm", "serve", "m"]
+    assert _match_program(words) == ("vllm", len(prefix) + 2, True)
+    (script_words,) = list(commands(" ".join(words), {}))
+    assert [w.text for w in script_words] == ["vllm", "serve", "m"]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        ["nice", "-n10"],
+        ["nice", "-n", "10"],
+        ["timeout", "-s", "KILL", "-k", "10", "1h"],
+        ["timeout", "-sKILL", "3600"],
+        ["stdbuf", "-oL", "-e", "L"],
+        ["setsid"],
+        ["nohup", "--"],
+        ["taskset", "-c", "0"],
+        ["ionice", "-c", "2", "-n", "0"],
+        ["ionice", "-c2", "-n0"],
+        ["chrt", "-o", "0"],
+        ["runuser", "-u", "root", "--"],
+    ],
+    ids=lambda p: " ".join(p),
+)
+def test_the_wrapper_reading_agrees_with_the_installed_tool(prefix: list[str]) -> None:
+    # the oracle: the tool itself (coreutils, util-linux, when installed) runs `printf` with the words kvlint says
+    # follow the wrapper; kvlint's reading does not decide what the test expects
+    import shutil
+    import subprocess
+
+    if shutil.which(prefix[0]) is None:
+        pytest.skip(f"{prefix[0]} not installed")
+    done = subprocess.run(
+        [*prefix, "printf", "%s\\n", "serve", "m"], capture_output=True, text=True, timeout=30, check=False
+    )
+    if "not permitted" in done.stderr or "failed to set" in done.stderr:
+        pytest.skip(f"{prefix[0]} cannot run here: {done.stderr.strip()}")
+    # the tool ran printf with the words after the prefix: the command starts right after it
+    assert (done.returncode, done.stdout) == (0, "serve\nm\n"), done.stderr
+    assert _match_program([*prefix, "vllm", "serve", "m"]) == ("vllm", len(prefix) + 2, True)

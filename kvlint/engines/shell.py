@@ -1224,6 +1224,22 @@ _OPTION_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
     "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), frozenset({"--class", "--classdata"}), 0),
     "tini": (frozenset({"-e", "-p"}), frozenset(), 0),
     "dumb-init": (frozenset({"-r"}), frozenset({"--rewrite"}), 0),
+    # wrap48: gosu 1.17 and su-exec 0.2 (`gosu USER[:GROUP] COMMAND [ARGS]`, no options), util-linux 2.39's
+    # runuser (`runuser [options] -u USER [[--] COMMAND]`) and chrt (`chrt [options] PRIORITY COMMAND`), GNU
+    # screen 4.9's `screen -dmS NAME COMMAND` (screen.c reads its options getopt-like, -Logfile FILE whole)
+    "gosu": (frozenset(), frozenset(), 1),
+    "su-exec": (frozenset(), frozenset(), 1),
+    "runuser": (
+        frozenset({"-u", "-g", "-G", "-s", "-w"}),
+        frozenset({"--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}),
+        0,
+    ),
+    "chrt": (
+        frozenset({"-T", "-P", "-D"}),
+        frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}),
+        1,
+    ),
+    "screen": (frozenset({"-c", "-e", "-h", "-p", "-s", "-S", "-t", "-T", "-Logfile"}), frozenset(), 0),
 }
 #: ``env`` options that take the next word (``env -u NAME``, ``-C DIR``; GNU coreutils 9)
 _ENV_ARG_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir"})
@@ -1269,7 +1285,10 @@ def _past_options(
         if text.startswith("--"):
             h += 2 if text in long else 1
         elif text.startswith("-") and len(text) > 1:
-            h += 2 if text in short else 1
+            # a cluster of short options as getopt reads it (`screen -dmS NAME`, `nice -n10`): the first option
+            # that takes a value takes the rest of the word, or the next word when the word ends with it
+            valued = next((i for i in range(1, len(text)) if "-" + text[i] in short), -1)
+            h += 2 if text in short or valued == len(text) - 1 else 1
         else:
             break
     return min(h + operands, end)
