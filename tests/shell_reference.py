@@ -407,10 +407,30 @@ def _skip_wrapper(words: list[Any]) -> list[Any]:
         if text.startswith("--"):
             words = words[2:] if text in long else words[1:]
         elif text.startswith("-") and len(text) > 1:
-            words = words[2:] if text in short else words[1:]
+            # wrap48: getopt's clusters: `-dmS NAME` (the option taking a value last) takes the next word too
+            takes_next = text in short or (
+                "-" + text[-1] in short and not any("-" + c in short for c in text[1:-1])
+            )
+            words = words[2:] if takes_next else words[1:]
         else:
             break
     return words[operands:]
+
+
+def _nested_shell_script(words: list[Any]) -> int | None:
+    """wrap48: where SCRIPT is in ``sh|bash|... [-opts] -c [--] SCRIPT [args]`` (an option word holding ``c``)."""
+    if len(words) < 3 or words[0].text.split("/")[-1] not in ("sh", "bash", "ash", "dash", "zsh", "ksh"):
+        return None
+    for k in range(1, len(words)):
+        text = words[k].text
+        if not text.startswith("-") or text == "--":
+            return None
+        if not text.startswith("--") and "c" in text[1:]:
+            k += 1
+            if k < len(words) and words[k].text == "--":
+                k += 1
+            return k if k < len(words) else None
+    return None
 
 
 def commands(
@@ -483,8 +503,10 @@ def commands(
         words = cleaned
         while words:
             head = words[0].text
-            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+            if head in _PREFIX_KEYWORDS:
                 words = words[1:]
+            elif head in _WRAPPERS:
+                words = words[2:] if len(words) > 1 and words[1].text == "--" else words[1:]
             elif head in _OPTION_WRAPPERS:
                 words = _skip_wrapper(words)
             elif "=" in head and _ASSIGN_RE.match(head):
@@ -521,6 +543,18 @@ def commands(
             off = words[0].offset
             yield from commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+            )
+            continue
+        at = _nested_shell_script(words)
+        if at is not None and _depth < 3:
+            off = words[at].offset if _eval_offset is None else _eval_offset
+            yield from commands(
+                words[at].text,
+                local_env,
+                words[at + 1 :],
+                _depth=_depth + 1,
+                _eval_offset=off,
+                _budget=budget,
             )
             continue
         yield words

@@ -169,3 +169,71 @@ def test_the_wrapper_reading_agrees_with_the_installed_tool(prefix: list[str]) -
     # the tool ran printf with the words after the prefix: the command starts right after it
     assert (done.returncode, done.stdout) == (0, "serve\nm\n"), done.stderr
     assert _match_program([*prefix, "vllm", "serve", "m"]) == ("vllm", len(prefix) + 2, True)
+
+
+_NESTED = [
+    "bash -c 'vllm serve m --tensor-parallel-size 4'",
+    'sh -c "vllm serve m --tensor-parallel-size 4"',
+    "bash -ec 'set -u; vllm serve m --tensor-parallel-size 4'",
+    "bash -e -c -- 'vllm serve m --tensor-parallel-size 4'",
+    "setsid bash -c 'exec \"$@\"' sh vllm serve m --tensor-parallel-size 4",
+    "nohup sh -c 'bash -c \"vllm serve m --tensor-parallel-size 4\"'",
+]
+
+
+@pytest.mark.parametrize("script", _NESTED)
+def test_a_nested_shell_in_a_script_is_read_as_bash_runs_it(script: str, tmp_path) -> None:
+    # `bash -c '...'` inside a script was one command `bash -c ...`: KV503 "the shell script starts no engine
+    # directly". The oracle: bash itself runs the script with a `vllm` on PATH that prints its arguments
+    import os
+    import shutil
+    import subprocess
+
+    found = [[w.text for w in c] for c in commands(script, {})]
+    engines = [c for c in found if _match_program(c) is not None]
+    assert len(engines) == 1, found
+    if shutil.which("bash") is None:
+        pytest.skip("bash not installed")
+    fake = tmp_path / "vllm"
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do printf \'%s\\n\' "$a"; done\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, env=env, timeout=30, check=False
+    )
+    assert engines[0][1:] == done.stdout.split("\n")[:-1]
+
+
+def test_a_nested_shell_finding_points_at_its_script_word(tmp_path) -> None:
+    from kvlint.pipeline import run_check
+
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+        "  containers:\n  - name: c\n    image: vllm/vllm-openai:v0.10.2\n"
+        "    command: [/bin/sh, -c]\n    args:\n    - |\n      set -e\n"
+        "      su-exec 1000 bash -c 'vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 4'\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (tmp_path / "p.yaml").write_text(text)
+    result = run_check([str(tmp_path / "p.yaml")], Options(allow_hub=False))
+    codes = {d.rule: d for d in result.diagnostics}
+    assert "KV503" not in codes, codes["KV503"].message
+    loc = codes["KV403"].loc
+    assert loc is not None and loc.line == 13
+    # the quoted script word of `bash -c`, where the engine command is
+    line = text.splitlines()[12]
+    assert line[loc.column - 1 :].startswith("'vllm serve"), line[loc.column - 1 :]
+
+
+def test_ten_thousand_nested_shells_stay_bounded() -> None:
+    # each level re-runs its positional words as the next `bash -c` (linear text, unbounded nesting in bash):
+    # kvlint reads three levels at most, then the command as written
+    unit = 'bash -c \'"$0" "$@"\''
+    (words,) = list(commands(" ".join([unit] * 10_000) + " vllm serve m", {}))
+    assert words[0].text == "bash" and len(words) < 10
+
+
+def test_a_shell_without_a_script_is_a_command() -> None:
+    assert [[w.text for w in c] for c in commands("bash -c", {})] == [["bash", "-c"]]
+    assert [[w.text for w in c] for c in commands("bash run.sh", {})] == [["bash", "run.sh"]]

@@ -1431,7 +1431,42 @@ def commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
             )
             continue
+        nested = _nested_script(words)
+        if nested is not None and _depth < 3:
+            # `bash -c 'vllm serve ...'` inside a script (behind `su-exec app`, `screen -dm`, `runuser -u app --`):
+            # its script read as one, ``$0 $1 ...`` the words after it, its commands' words pointing at the script
+            # word; nested three deep at most with eval (a hostile 10^4 nested `bash -c` is three re-reads)
+            j = nested
+            yield from commands(
+                words[j].text,
+                local_env,
+                words[j + 1 :],
+                _depth=_depth + 1,
+                _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
+                _budget=budget,
+            )
+            continue
         yield words
+
+
+#: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
+_NESTED_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
+
+
+def _nested_script(words: Sequence[ShellArg]) -> int | None:
+    """The index of SCRIPT when ``words`` are ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]`` (``bash -lc``, ``bash -e
+    -c``: an option cluster holding ``c``, as bash reads its invocation), else None."""
+    if len(words) < 3 or words[0].text[words[0].text.rfind("/") + 1 :] not in _NESTED_SHELLS:
+        return None
+    j = 1
+    while j < len(words) and words[j].text.startswith("-") and words[j].text != "--":
+        text = words[j].text
+        j += 1
+        if not text.startswith("--") and "c" in text[1:]:
+            if j < len(words) and words[j].text == "--":
+                j += 1
+            return j if j < len(words) else None
+    return None
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{[_\n]*\}\}")
