@@ -1332,7 +1332,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             return
         at = loc_of(s.container, "resources") or s.container.loc
-        nim = _nim_gpu_fix(w)
+        nim = _nim_gpu_fix(w) or _llmaz_gpu_fix(w)
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
@@ -1361,6 +1361,21 @@ def _nim_gpu_fix(w: object) -> str | None:
         "NIM operator passes spec.resources to the container as they are; it adds nvidia.com/gpu itself only "
         "for a storage.nimCache.profile cached by an NGC NIMCache), or request them through "
         f"{path}.draResources"
+    )
+
+
+def _llmaz_gpu_fix(w: object) -> str | None:
+    """KV405's "no GPU" fix for the model-runner pod kvlint builds from an llmaz ``Playground``
+    (:mod:`kvlint.workloads.llmaz`), naming where llmaz takes the GPUs from: the limits of the OpenModel's flavor,
+    which llmaz writes over the container's requests and limits (InftyAI/llmaz pkg/controller/inference/
+    service_controller.go ``injectModelFlavor``), or the Playground's ``backendRuntimeConfig.resources`` (merged
+    over the BackendRuntime's, playground_controller.go ``buildTemplate``); None for other workloads."""
+    if getattr(w, "kind", None) != "Playground":
+        return None
+    return (
+        "give the OpenModel's flavor the GPUs the engine uses (spec.inferenceConfig.flavors[].limits: "
+        "nvidia.com/gpu: N, which llmaz writes into the model-runner's requests and limits), or set "
+        "spec.backendRuntimeConfig.resources.limits['nvidia.com/gpu'] on the Playground"
     )
 
 
