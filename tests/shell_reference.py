@@ -438,7 +438,7 @@ def _skip_wrapper(words: list[Any]) -> tuple[list[Any], Any]:
             letters = letters[1:]
         if not letters or letters[0] in attached:
             continue
-        if letters[0] == "S":
+        if letters[0] == "S" and "--split-string" in long:
             if letters[1:]:
                 return words, _part(letters[1:], word)
             if words:
@@ -446,6 +446,22 @@ def _skip_wrapper(words: list[Any]) -> tuple[list[Any], Any]:
         if not letters[1:]:
             words = words[1:]
     return words[1:][operands:], None
+
+
+def _nested_shell_script(words: list[Any]) -> int | None:
+    """wrap48: where SCRIPT is in ``sh|bash|... [-opts] -c [--] SCRIPT [args]`` (an option word holding ``c``)."""
+    if len(words) < 3 or words[0].text.split("/")[-1] not in ("sh", "bash", "ash", "dash", "zsh", "ksh"):
+        return None
+    for k in range(1, len(words)):
+        text = words[k].text
+        if not text.startswith("-") or text == "--":
+            return None
+        if not text.startswith("--") and "c" in text[1:]:
+            k += 1
+            if k < len(words) and words[k].text == "--":
+                k += 1
+            return k if k < len(words) else None
+    return None
 
 
 def commands(
@@ -519,8 +535,10 @@ def commands(
         splits = 0
         while words:
             head = words[0].text
-            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+            if head in _PREFIX_KEYWORDS:
                 words = words[1:]
+            elif head in _WRAPPERS:
+                words = words[2:] if len(words) > 1 and words[1].text == "--" else words[1:]
             elif head in _OPTION_WRAPPERS:
                 rest, split = _skip_wrapper(words)
                 if split is not None and splits < 4:
@@ -557,6 +575,18 @@ def commands(
             off = words[0].offset
             yield from commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+            )
+            continue
+        at = _nested_shell_script(words)
+        if at is not None and _depth < 3:
+            off = words[at].offset if _eval_offset is None else _eval_offset
+            yield from commands(
+                words[at].text,
+                local_env,
+                words[at + 1 :],
+                _depth=_depth + 1,
+                _eval_offset=off,
+                _budget=budget,
             )
             continue
         yield words

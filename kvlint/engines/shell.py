@@ -1247,14 +1247,32 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     "dumb-init": ("r", "", frozenset({"--rewrite"}), 0),
     # GNU coreutils 9.1 ``env`` ``"+C:iS:u:v0"``: then ``NAME=value`` assignments (read by :func:`commands`)
     "env": ("CSu", "", _ENV_LONG, 0),
+    # wrap48: gosu 1.17 and su-exec 0.2 (``gosu USER[:GROUP] COMMAND [ARGS]``, no options), util-linux 2.39's
+    # runuser (``runuser [options] -u USER [[--] COMMAND]``, ``"+c:fg:G:lmpPs:u:hVw:"``) and chrt (``chrt [options]
+    # PRIORITY COMMAND``, ``"+abdDefiphmoRrT:P:vV"`` with -T/-P/-D taking a value), GNU screen 4.9's ``screen -dmS
+    # NAME COMMAND`` (screen.c reads its options getopt-like; ``-Logfile FILE`` ends with ``e``, which takes a value,
+    # so its file is read as one)
+    "gosu": ("", "", frozenset(), 1),
+    "su-exec": ("", "", frozenset(), 1),
+    "runuser": (
+        "ugGsw",
+        "",
+        frozenset({"--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}),
+        0,
+    ),
+    "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
+    "screen": ("cehpsStT", "", frozenset(), 0),
 }
 
 
-def _after_options(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None]:
+def _after_options(
+    words: Sequence[ShellArg], h: int, end: int, name: str | None = None
+) -> tuple[int, ShellArg | None]:
     """The index of the first word after the options, ``--`` and operands of the wrapper of
     :data:`_OPTION_WRAPPERS` at ``words[h]`` (``taskset``'s mask, ``timeout``'s duration); or, at an ``env
-    -S``/``--split-string``, the index after its value and that value (``env`` reads the string's words next)."""
-    short, attached, long, operands = _OPTION_WRAPPERS[words[h].text]
+    -S``/``--split-string``, the index after its value and that value (``env`` reads the string's words next).
+    ``name`` is the wrapper's name when ``words[h]`` is a path to it (an exec-form list's ``/usr/bin/tini``)."""
+    short, attached, long, operands = _OPTION_WRAPPERS[name if name is not None else words[h].text]
     h += 1
     while h < end:
         word = words[h]
@@ -1279,12 +1297,12 @@ def _after_options(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, Sh
                     break  # its value, if any, is the rest of the word
                 if letter in short:
                     if i + 1 < len(text):  # the value attached: -oL
-                        if letter == "S":
+                        if letter == "S" and long is _ENV_LONG:
                             return h, ShellArg(
                                 text[i + 1 :], word.offset, word.loc, word.from_env, word.unresolved
                             )
                     elif h < end:  # the value is the next word: -o L, -Eu app
-                        if letter == "S":
+                        if letter == "S" and long is _ENV_LONG:
                             return h + 1, words[h]
                         h += 1
                     break
@@ -1292,6 +1310,45 @@ def _after_options(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, Sh
             h -= 1
             break
     return min(h + operands, end), None
+
+
+#: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
+#: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``);
+#: bash's builtins ``exec``, ``command`` and ``builtin`` are not (the kubelet runs the list without a shell), nor is
+#: ``env``, whose ``NAME=value`` words would set the engine's environment (not read in a list: the container stays
+#: KV503 "cannot be read").
+PROGRAM_WRAPPERS = frozenset(set(_OPTION_WRAPPERS) - {"exec", "env"}) | {"nohup"}
+
+
+def program_after_wrapper(texts: Sequence[str], h: int) -> int | None:
+    """When ``texts[h]`` (its last path component) is a wrapper program of :data:`PROGRAM_WRAPPERS`, the index of
+    the command it runs (past its options, ``--`` and operands, as :func:`_after_options` reads them in a script),
+    else None. The same table and the same reading as a script's."""
+    name = texts[h][texts[h].rfind("/") + 1 :]
+    if name not in PROGRAM_WRAPPERS:
+        return None
+    if name == "nohup":
+        return h + 1 + (h + 1 < len(texts) and texts[h + 1] == "--")
+    # the rest of the list as words (by index: a list of thousands of wrappers stays linear overall, each wrapper
+    # reading only its own options)
+    after, split = _after_options(_ListWords(texts), h, len(texts), name)
+    return after if split is None else None
+
+
+class _ListWords(Sequence[ShellArg]):
+    """The words of an exec-form list as :class:`ShellArg` values made when read (no position: the caller keeps the
+    list's indexes)."""
+
+    __slots__ = ("_texts",)
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._texts = texts
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __getitem__(self, i: int) -> ShellArg:  # type: ignore[override]  # indexes only, never slices
+        return ShellArg(self._texts[i], None, None, False, False, False)
 
 
 #: The ``env -S`` strings of one command split into words (``env -S -S -S ...`` in a script of thousands of words
@@ -1404,8 +1461,12 @@ def commands(
         h, end, splits = 0, len(words), 0
         while h < end:
             head = words[h].text
-            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+            if head in _PREFIX_KEYWORDS:
                 h += 1
+            elif head in _WRAPPERS:
+                # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long,
+                # bash's `command [-pVv] [--]`): it was left as the command's first word
+                h += 2 if h + 1 < end and words[h + 1].text == "--" else 1
             elif head in _OPTION_WRAPPERS:
                 at = h
                 h, split = _after_options(words, h, end)
@@ -1449,7 +1510,42 @@ def commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
             )
             continue
+        nested = _nested_script(words)
+        if nested is not None and _depth < 3:
+            # `bash -c 'vllm serve ...'` inside a script (behind `su-exec app`, `screen -dm`, `runuser -u app --`):
+            # its script read as one, ``$0 $1 ...`` the words after it, its commands' words pointing at the script
+            # word; nested three deep at most with eval (a hostile 10^4 nested `bash -c` is three re-reads)
+            j = nested
+            yield from commands(
+                words[j].text,
+                local_env,
+                words[j + 1 :],
+                _depth=_depth + 1,
+                _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
+                _budget=budget,
+            )
+            continue
         yield words
+
+
+#: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
+_NESTED_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
+
+
+def _nested_script(words: Sequence[ShellArg]) -> int | None:
+    """The index of SCRIPT when ``words`` are ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]`` (``bash -lc``, ``bash -e
+    -c``: an option cluster holding ``c``, as bash reads its invocation), else None."""
+    if len(words) < 3 or words[0].text[words[0].text.rfind("/") + 1 :] not in _NESTED_SHELLS:
+        return None
+    j = 1
+    while j < len(words) and words[j].text.startswith("-") and words[j].text != "--":
+        text = words[j].text
+        j += 1
+        if not text.startswith("--") and "c" in text[1:]:
+            if j < len(words) and words[j].text == "--":
+                j += 1
+            return j if j < len(words) else None
+    return None
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{[_\n]*\}\}")
