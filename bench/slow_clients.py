@@ -8,9 +8,12 @@ the review listener (new connections, as the kubelet probes) and sends normal re
 second for ``--seconds``: the slow connections the server still holds open, the probe latencies and the
 reviews' status. At the end the child is stopped (SIGTERM; killed if it lingers).
 
-The review listener is limited to ``--max-connections`` at once (uvicorn answers 503 above it); the
-header deadline is what frees those slots, so with 600 slow clients and the default limit of 1000 reviews
-keep being answered throughout, and every slow connection is closed by the server at the deadline.
+The review listener is limited to ``--max-connections`` at once; the header deadline frees the slots the slow
+connections hold, and past the limit a request whose headers are complete closes the slow connections that
+waited longest (``kvlint_webhook_connections_closed_total{reason="evicted"}``) instead of getting uvicorn's 503.
+So with 600 slow clients and the default limit of 1000, and with more slow clients than the limit
+(``--connections 300 --max-connections 200``), reviews keep being answered throughout, and every slow
+connection is closed by the server.
 
 Usage::
 

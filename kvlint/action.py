@@ -538,15 +538,36 @@ def _helm_values_args(env: Mapping[str, str]) -> list[str]:
     return out
 
 
+def _from_root(path: str, cwd: str, root: str | None) -> str:
+    """``path`` (relative to the cwd, as kvlint prints it: ``./apps/x.yaml``) as GitHub places an annotation:
+    relative to the repository root ``root`` (else the cwd), ``/``-separated, without ``./``; a path outside it
+    stays as printed."""
+    here = os.path.realpath(cwd)  # git prints the root with links resolved
+    full = os.path.normpath(os.path.join(here, path))
+    rel = os.path.relpath(full, root or here)
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return path
+    return rel.replace(os.sep, "/")
+
+
 def _annotation(
-    d: Any, site: tuple[str, int, int] | None, title: str, status: str, changes: _Changes | None
+    d: Any,
+    site: tuple[str, int, int] | None,
+    title: str,
+    status: str,
+    changes: _Changes | None,
+    cwd: str = ".",
+    root: str | None = None,
 ) -> tuple[str, str]:
-    """``(command, line)``: one workflow command for ``d`` at ``site`` (else its own location)."""
+    """``(command, line)``: one workflow command for ``d`` at ``site`` (else its own location); without a
+    diff, ``root`` (the repository root of ``cwd``, when in one) anchors the file names as the diff's do."""
     from kvlint.report.github import _COMMAND, escape_data, escape_property
 
     file, line, col = site or ((d.loc.file, d.loc.line, d.loc.column) if d.loc else ("", 0, 0))
     if changes is not None and file:
         file = changes.rel(file)
+    elif file:
+        file = _from_root(file, cwd, root)
     props = [f"file={escape_property(file)}", f"line={line}", f"col={col}"] if file else []
     props.append(f"title={escape_property(title)}")
     where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]" if d.object else ""
@@ -868,6 +889,8 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     names = {k: v.name for k, v in load_catalog().items()}
     values_files = _helm_values_args(env)
     planned: list[tuple[str, str]] = []
+    top = None if changes is not None or mode == "none" else _git(cwd, "rev-parse", "--show-toplevel")
+    root = top.strip() if top and top.strip() else None
     if mode != "none":
         order = sorted(range(len(diags)), key=lambda i: {"error": 0, "warning": 1}.get(diags[i].severity, 2))
         for i in order:
@@ -886,7 +909,8 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
                 elif site is None:
                     continue  # no base run: findings on changed lines only
             label = {"new": "new: ", "pre-existing": "pre-existing (also on the base): "}.get(s, "")
-            planned.append(_annotation(d, site, f"{d.rule} {names.get(d.rule, '')}".strip(), label, changes))
+            title = f"{d.rule} {names.get(d.rule, '')}".strip()
+            planned.append(_annotation(d, site, title, label, changes, cwd, root))
     for _, line in planned:
         print(line, file=out)
     annotated = len(planned)

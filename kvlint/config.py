@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -474,6 +475,10 @@ def _check_param(rule: str, name: str, value: Any, where: str) -> Any:
     }.get(p.type, True)
     if not ok:
         raise ConfigError(f"{where}: {_shown(repr(value))} is not of type {p.type} ({p.description})")
+    if p.type == "number" and not math.isfinite(value):
+        # YAML's .inf/.nan are floats; the command line's --min-concurrency refuses them (FloatRange), and a
+        # non-finite threshold makes every comparison with it meaningless ("minimum inf")
+        raise ConfigError(f"{where}: {_shown(repr(value))} is not a finite number ({p.description})")
     if p.type in ("integer", "number") and value < 0:
         raise ConfigError(f"{where}: {_shown(repr(value))} must not be negative")
     return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 __all__ = [
     "AMD_GPU",
     "ASCEND_NPU_RESOURCES",
+    "GAUDI_RESOURCE",
     "GPU_RESOURCES",
     "MIG_RESOURCE_PREFIX",
     "NEURON_CORE_RESOURCE",
@@ -37,6 +38,8 @@ WHOLE_GPUS = (NVIDIA_GPU, AMD_GPU)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 #: Google's TPU resource (it counts chips)
 TPU_RESOURCE = "google.com/tpu"
+#: Habana's (Intel Gaudi) device plugin's whole HPU
+GAUDI_RESOURCE = "habana.ai/gaudi"
 
 #: The AWS Neuron device plugin's resources: NeuronCores, and whole Neuron devices (chips) under either name
 NEURON_CORE_RESOURCE = "aws.amazon.com/neuroncore"
@@ -77,7 +80,7 @@ ASCEND_NPU_RESOURCES = frozenset(
 #: Container resources of accelerators that are not CUDA/ROCm GPUs, and the platform word they stand for.
 NON_GPU_RESOURCES = {
     TPU_RESOURCE: "tpu",
-    "habana.ai/gaudi": "gaudi",
+    GAUDI_RESOURCE: "gaudi",
     _NEURON: "neuron",
     NEURON_CORE_RESOURCE: "neuron",
     _NEURON_DEVICE: "neuron",

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from kvlint.engines.shell import (
@@ -391,26 +392,76 @@ def _expand(
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
 _WRAPPERS = {"nohup", "command", "builtin"}
-# break48: the wrappers that take options of their own, the same table as the reader's (the reference follows the
-# reader's semantics, not its speed): each skipped with its options and operands
-from kvlint.engines.shell import _ENV_ARG_OPTIONS, _OPTION_WRAPPERS  # noqa: E402
+# break48, review48F: the wrappers that take options of their own, from the reader's table (this reference checks
+# the reader's lexing and expansion, not the table: tests/test_shell_wrappers_bash.py checks the table against the
+# real tools run by bash), parsed here one option word at a time
+from kvlint.engines.shell import _OPTION_WRAPPERS  # noqa: E402
 
 
-def _skip_wrapper(words: list[Any]) -> list[Any]:
-    short, long, operands = _OPTION_WRAPPERS[words[0].text]
+def _part(text: str, word: Any) -> ShellArg:
+    return ShellArg(text, word.offset, word.loc, word.from_env, word.unresolved)
+
+
+def _split(word: Any) -> list[ShellArg]:
+    try:
+        texts = shlex.split(word.text)
+    except ValueError:
+        texts = word.text.split()
+    return [
+        ShellArg(t, word.offset, word.loc, word.from_env, word.unresolved, True, word.substituted)
+        for t in texts
+    ]
+
+
+def _skip_wrapper(words: list[Any]) -> tuple[list[Any], Any]:
+    short, attached, long, operands = _OPTION_WRAPPERS[words[0].text]
     words = words[1:]
-    while words:
-        text = words[0].text
-        if text == "--":
+    while words and words[0].text != "--":
+        word = words[0]
+        text = word.text
+        if text == "-" and "--split-string" in long:
             words = words[1:]
-            break
+            continue
+        if not text.startswith("-") or text == "-":
+            return words[operands:], None
+        words = words[1:]
         if text.startswith("--"):
-            words = words[2:] if text in long else words[1:]
-        elif text.startswith("-") and len(text) > 1:
-            words = words[2:] if text in short else words[1:]
-        else:
-            break
-    return words[operands:]
+            if text == "--split-string" and words:
+                return words[1:], words[0]
+            if text.startswith("--split-string="):
+                return words, _part(text[len("--split-string=") :], word)
+            if text in long:
+                words = words[1:]
+            continue
+        letters = text[1:]
+        while letters and letters[0] not in attached and letters[0] not in short:
+            letters = letters[1:]
+        if not letters or letters[0] in attached:
+            continue
+        if letters[0] == "S" and "--split-string" in long:
+            if letters[1:]:
+                return words, _part(letters[1:], word)
+            if words:
+                return words[1:], words[0]
+        if not letters[1:]:
+            words = words[1:]
+    return words[1:][operands:], None
+
+
+def _nested_shell_script(words: list[Any]) -> int | None:
+    """wrap48: where SCRIPT is in ``sh|bash|... [-opts] -c [--] SCRIPT [args]`` (an option word holding ``c``)."""
+    if len(words) < 3 or words[0].text.split("/")[-1] not in ("sh", "bash", "ash", "dash", "zsh", "ksh"):
+        return None
+    for k in range(1, len(words)):
+        text = words[k].text
+        if not text.startswith("-") or text == "--":
+            return None
+        if not text.startswith("--") and "c" in text[1:]:
+            k += 1
+            if k < len(words) and words[k].text == "--":
+                k += 1
+            return k if k < len(words) else None
+    return None
 
 
 def commands(
@@ -481,12 +532,24 @@ def commands(
                 continue
             cleaned.append(arg)
         words = cleaned
+        splits = 0
         while words:
             head = words[0].text
-            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+            if head in _PREFIX_KEYWORDS:
                 words = words[1:]
+            elif head in _WRAPPERS:
+                words = words[2:] if len(words) > 1 and words[1].text == "--" else words[1:]
             elif head in _OPTION_WRAPPERS:
-                words = _skip_wrapper(words)
+                rest, split = _skip_wrapper(words)
+                if split is not None and splits < 4:
+                    splits += 1
+                    words = [words[0], *_split(split), *rest]
+                    continue
+                words = rest
+                while head == "env" and words and _ASSIGN_RE.match(words[0].text):
+                    name, _, val = words[0].text.partition("=")
+                    local_env[name] = val
+                    words = words[1:]
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[0].substituted:
@@ -503,15 +566,6 @@ def commands(
                         else:
                             local_env[name] = val
                 words = []
-            elif head == "env":
-                words = words[1:]
-                while words and (words[0].text.startswith("-") or _ASSIGN_RE.match(words[0].text)):
-                    if _ASSIGN_RE.match(words[0].text):
-                        name, _, val = words[0].text.partition("=")
-                        local_env[name] = val
-                    elif words[0].text in _ENV_ARG_OPTIONS:
-                        words = words[1:]
-                    words = words[1:]
             else:
                 break
         if not words:
@@ -521,6 +575,18 @@ def commands(
             off = words[0].offset
             yield from commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+            )
+            continue
+        at = _nested_shell_script(words)
+        if at is not None and _depth < 3:
+            off = words[at].offset if _eval_offset is None else _eval_offset
+            yield from commands(
+                words[at].text,
+                local_env,
+                words[at + 1 :],
+                _depth=_depth + 1,
+                _eval_offset=off,
+                _budget=budget,
             )
             continue
         yield words

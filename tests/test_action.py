@@ -705,3 +705,25 @@ def test_an_output_value_with_a_line_break_sets_no_other_output(tmp_path: pytest
     outputs = dict(pairs)
     assert outputs["sarif"] == sarif and os.path.isfile(sarif)
     assert int(outputs["errors"]) >= 1, outputs
+
+
+def test_annotations_name_files_from_the_repository_root_without_a_diff(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    # a fresh user's push run (no base ref) with `paths: .` annotated `file=./apps/x.yaml`, and one with a
+    # working-directory below the root named files relative to it: GitHub places an annotation by the path from
+    # the repository root, which the pull-request runs already gave
+    repo = tmp_path / "infra"
+    (repo / "deploy").mkdir(parents=True)
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), repo / "deploy" / "chat.yaml")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for cwd, paths in ((repo, "."), (repo, "./deploy"), (repo / "deploy", ".")):
+        out = io.StringIO()
+        code = run_action(
+            _env(str(tmp_path), KVLINT_PATHS=paths, KVLINT_ANNOTATE="all", GITHUB_EVENT_NAME="push"),
+            cwd=str(cwd),
+            out=out,
+        )
+        assert code == 1, out.getvalue()
+        files = {f for _, f, _ in _annotations(out.getvalue())}
+        assert files == {"deploy/chat.yaml"}, (cwd, paths, files)

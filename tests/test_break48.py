@@ -286,3 +286,23 @@ def test_a_wrapper_with_no_command_is_no_engine(script: str) -> None:
     )
     result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
     assert not [d for d in result.diagnostics if "could not" in d.message or "Error" in d.message]
+
+
+@pytest.mark.parametrize("factor", ["NaN", "Infinity", '"abc"', "1e308", "1e16"])
+def test_a_rope_factor_vllm_cannot_use_is_an_error_without_max_model_len(factor: str) -> None:
+    # review48F: --hf-overrides '{"rope_scaling": {"rope_type": "dynamic", "factor": NaN}}' and no --max-model-len:
+    # vLLM multiplies its derived length by the factor and takes int() of the product (vllm/config/model.py::
+    # _get_and_verify_max_len, 0.11.0 and 0.33.0): start-up fails, but the plan only noted "not applied"
+    def kv202(max_len: list[str]) -> list[str]:
+        args = [
+            "--model",
+            "Qwen/Qwen2.5-7B-Instruct",
+            *max_len,
+            "--hf-overrides",
+            '{"rope_scaling": {"rope_type": "dynamic", "factor": ' + factor + "}}",
+        ]
+        result = run_documents(load_text(_vllm_pod(args), "p.yaml"), Options(allow_hub=False))
+        return [d.severity for d in result.diagnostics if d.rule == "KV202"]
+
+    assert kv202([]) == ["error"]
+    assert kv202(["--max-model-len", "4096"]) == []  # vLLM only compares a given length with the derived one

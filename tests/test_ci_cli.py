@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from cli_runs import checks_in_process
 from click.testing import CliRunner
 
 from kvlint import DISTRIBUTION
@@ -310,6 +311,7 @@ def test_kvlint_diff_reads_an_absolute_path_from_each_revision(
     _commit_base(git)
     (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the checks in this process: what each side reads is the test
     absolute = str(tmp_path / "deploy")
     r = CliRunner().invoke(main, ["diff", "HEAD", "-p", absolute, "--offline", "--format", "json"])
     relative = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
@@ -340,6 +342,7 @@ def test_kvlint_diff_reads_an_absolute_config_from_each_revision(
     _commit_base(git)
     (tmp_path / "conf" / "kvlint.yaml").write_text("ignore: [KV208]\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path / "deploy")
+    checks_in_process(monkeypatch)  # the checks in this process: what each side reads is the test
     docs = []
     for config in (str(tmp_path / "conf" / "kvlint.yaml"), "../conf/kvlint.yaml"):
         r = CliRunner().invoke(main, ["diff", "HEAD", "--config", config, "--offline", "--format", "json"])
@@ -415,6 +418,7 @@ def test_kvlint_diff_with_a_directory_only_one_revision_has(
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "long.yaml").write_text(_chat(65536, name="chat-long"), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the checks in this process: what each side reads is the test
     r = CliRunner().invoke(
         main, ["diff", "HEAD", "-p", "deploy", "-p", "new", "--offline", "--format", "json"]
     )
@@ -458,6 +462,7 @@ def test_kvlint_diff_leaves_out_of_the_working_tree_what_git_ignores(
     (tmp_path / "deploy" / "build").mkdir()
     (tmp_path / "deploy" / "build" / "new.yaml").write_text(_chat(65536, name="chat-new"), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the checks in this process: what each side reads is the test
     r = CliRunner().invoke(main, ["diff", "HEAD", "--offline", "--format", "json"])
     assert r.exit_code == 1, r.output
     doc = json.loads(r.stdout)
@@ -708,6 +713,7 @@ def test_kvlint_diff_json_holds_no_legacy_workflow_command(
     flagged = _chat(8192).replace("- --model\n", "- --x-##[error]y\n            - --model\n")
     (tmp_path / "deploy" / "chat.yaml").write_text(flagged, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the checks in this process: what each side reads is the test
     r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
     assert "##[" not in r.stdout, r.stdout
     doc = json.loads(r.stdout)

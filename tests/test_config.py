@@ -319,3 +319,24 @@ def test_discovered_configuration_inside_its_repository_and_outside_any(tmp_path
     assert load_config(str(plain / ".kvlint.yaml"), discovered=True).model_dirs == (
         str((tmp_path / "runner" / "secret").resolve()),
     )
+
+
+@pytest.mark.parametrize(
+    ("rule", "text"),
+    [
+        ("KV104", "min_concurrency: .inf"),
+        ("KV104", "min_concurrency: .nan"),
+        ("KV105", "band: .NaN"),
+        ("KV407", "min_load_bandwidth_gib_s: .Inf"),
+    ],
+)
+def test_rule_parameter_not_finite_is_refused(rule, text):
+    # a fresh user's `KV104: {min_concurrency: .inf}` was taken: every fit became KV104 "(minimum inf)"; the
+    # command-line --min-concurrency refuses it, so the file must too, at the value's line
+    with pytest.raises(ConfigError, match=rf"^cfg.yaml:2:\d+: rules\.{rule}\.\w+: .* is not a finite number"):
+        parse_config(f"rules:\n  {rule}: {{{text}}}\n", "cfg.yaml")
+
+
+def test_rule_parameter_finite_still_read():
+    cfg = parse_config("rules:\n  KV104: {min_concurrency: 3.5}\n  KV105: {band: 0.1}\n", "cfg.yaml")
+    assert cfg.parameters == {"KV104": {"min_concurrency": 3.5}, "KV105": {"band": 0.1}}

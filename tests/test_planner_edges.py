@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import checks_in_process
 from click.testing import CliRunner
 
 from kvlint.cli import main
@@ -350,6 +351,7 @@ def test_diff_with_a_config_file_only_one_revision_has(
     (tmp_path / "ci").mkdir()
     (tmp_path / "ci" / "kvlint.yaml").write_text("ignore: [KV103]\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the diffs' checks in this process: what each side is given is the test
     args = ["HEAD", "-p", "deploy", "--config", "ci/kvlint.yaml"]
     r = _diff(*args, "--format", "json")
     assert r.exit_code == 0, r.output
@@ -400,6 +402,7 @@ def test_diff_json_capacity_figures_are_numbers(tmp_path: Path, monkeypatch: pyt
     _git(tmp_path, "commit", "-q", "-m", "base")
     (tmp_path / "chat.yaml").write_text(_chat(16384), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the diff's checks in this process: the figures are the test
     r = _diff("HEAD", "-p", "chat.yaml", "--format", "json")
     assert r.exit_code in (0, 1), r.output
     (row,) = json.loads(r.stdout)["capacity"]

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_runs import plan_json, run_kvlint
+from cli_runs import checks_in_process, plan_json, run_kvlint
 
 from kvlint.numbers import fraction, times
 
@@ -191,6 +191,7 @@ def test_diff_without_p_names_files_as_check_does(tmp_path: Path, monkeypatch: p
     changed = text.replace("- --model\n", "- --max-model-len=65536\n            - --model\n")
     (tmp_path / "deploy" / "chat.yaml").write_text(changed, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)  # the diffs' 12 checks in this process: the paths are the test
     check = run_kvlint("check", "--offline", "--fail-on", "never", "deploy/chat.yaml")
     assert check.stdout.startswith("deploy/chat.yaml:"), check.output
     for extra in ([], ["-p", "deploy"], ["-p", "./deploy"]):

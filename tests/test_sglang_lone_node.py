@@ -60,3 +60,11 @@ def test_one_node_is_counted_as_before(tmp_path):
     """``--tp 8`` on 4 GPUs without --nnodes: the usual KV403 (too few GPUs)."""
     (found,) = _kv403(tmp_path, [])
     assert "needs 8 GPUs" in found.message
+
+
+def test_node_rank_from_a_variable_is_not_read_as_rank_0(tmp_path):
+    """``--node-rank $(RANK)``: the rank comes from something kvlint does not see (an operator's env, a pod index);
+    kvlint read it as unset, i.e. rank 0, and reported the pod as a lone node 0 (an error)."""
+    assert not [
+        d for d in _kv403(tmp_path, ["--nnodes", "2", "--node-rank", "$(RANK)"]) if "no pod runs" in d.message
+    ]

@@ -498,3 +498,222 @@ def test_connections_waiting_for_headers_give_way_to_a_complete_request(tls: dic
         for conn in held:
             conn.close()
         srv.stop()
+
+
+class _BufferingTransport:
+    """A transport whose peer reads nothing: what is written stays in its buffer (as asyncio's does once the
+    socket's send buffer is full), so that a response can be complete in uvicorn and not yet on the wire."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.closing = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.buffer += bytes(data)
+
+    def get_write_buffer_size(self) -> int:
+        return len(self.buffer)
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def abort(self) -> None:
+        self.closing = self.aborted = True
+        self.buffer = b""  # asyncio drops what it has not sent
+
+    def close(self) -> None:
+        self.closing = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 40000), "sockname": ("127.0.0.1", 8443)}.get(name, default)
+
+
+def test_a_connection_whose_answer_is_still_going_out_is_not_evicted() -> None:
+    """uvicorn marks a response complete once its last bytes are handed to the transport, before they are sent:
+    the :class:`CoalescingTransport` holds them until the next step of the event loop, and the transport's
+    buffer holds them while the client's socket is full. Closing such a connection to make room (``abort``)
+    dropped the answer, and the API server got EOF for a review kvlint had answered. It is not evicted: the
+    request at the limit gets uvicorn's 503 instead, and the answer goes out."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(2)
+        first, first_transport = connect()
+        first.data_received(HEALTHZ)
+        await _steps()  # the answer is written (flushed to the transport, where it stays)
+        assert first.cycle.response_complete and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        second, second_transport = connect()
+        second.data_received(HEALTHZ)
+        await _steps()
+        assert not first_transport.aborted, "a connection whose answer was not yet sent was evicted"
+        assert first_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert second_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert closed == ["max_connections"]
+
+    asyncio.run(run())
+
+
+async def _ok_app(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _protocols(limit: int) -> tuple[Any, list[str]]:
+    """A function making connections of uvicorn's httptools protocol with kvlint's limits, in this process, all
+    of one server (``limit_concurrency`` ``limit``) and fed by hand; and the reasons counted as closed."""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.server import ServerState
+
+    from kvlint.webhook.protocol import deadline_protocol
+
+    config = uvicorn.Config(
+        _ok_app, limit_concurrency=limit, log_config=None, access_log=False, lifespan="off"
+    )
+    config.load()
+    state = ServerState()
+    closed: list[str] = []
+    cls = deadline_protocol(30.0, on_close=closed.append, base=HttpToolsProtocol)
+
+    def connect() -> tuple[Any, _BufferingTransport]:
+        protocol, transport = cls(config, state, {}, _loop=asyncio.get_running_loop()), _BufferingTransport()
+        protocol.connection_made(transport)
+        return protocol, transport
+
+    return connect, closed
+
+
+async def _steps(n: int = 50) -> None:
+    import asyncio
+
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def test_no_connection_is_evicted_for_a_request_refused_anyway() -> None:
+    """uvicorn refuses a request with HTTP 503 when the connections *or the requests being answered* (tasks,
+    which outlive a connection its client closed) reach ``limit_concurrency``. With the tasks at the limit,
+    closing an idle connection frees nothing the request needs: it was closed, and the request still got 503."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(2)
+        idle, idle_transport = connect()
+        idle.data_received(HEALTHZ)
+        await _steps()
+        assert idle_transport.buffer.startswith(b"HTTP/1.1 200")
+        idle_transport.buffer = b""  # read by the client: the connection is idle
+        running = [asyncio.get_running_loop().create_future() for _ in range(2)]
+        idle.tasks.update(running)  # two reviews still being answered, their clients gone
+        late, late_transport = connect()
+        late.data_received(HEALTHZ)
+        await _steps()
+        assert late_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert not idle_transport.aborted, "an idle connection was closed for a request refused anyway"
+        assert closed == ["max_connections"]
+        idle.tasks.difference_update(running)
+
+    asyncio.run(run())
+
+
+def test_the_idle_connection_used_least_recently_gives_way_first() -> None:
+    """Of idle kept-alive connections, the one idle longest gives way first, not the one made first: the API
+    server keeps its connections to the webhook for as long as it uses them, so its connections are the oldest
+    ones, and a client that opened connections and left them idle had them closed (each review sent on one as it
+    went failed with EOF, and each new one cost a TLS handshake) rather than its own."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(3)
+        used, used_transport = connect()
+        left, left_transport = connect()
+        for protocol, transport in ((used, used_transport), (left, left_transport), (used, used_transport)):
+            protocol.data_received(HEALTHZ)
+            await _steps()
+            assert transport.buffer.startswith(b"HTTP/1.1 200")
+            transport.buffer = b""  # read by the client
+            await asyncio.sleep(0.01)  # the event loop's clock moves on
+        late, late_transport = connect()
+        late.data_received(HEALTHZ)
+        await _steps()
+        assert late_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert left_transport.aborted and not used_transport.aborted
+        assert closed == ["evicted"]
+
+    asyncio.run(run())
+
+
+def test_an_answer_sent_with_connection_close_is_not_dropped_to_make_room() -> None:
+    """An answer sent with ``Connection: close`` (HTTP/1.0, a client that asked for it, every answer while the pod
+    drains) closes its transport at once, which sends what it holds before the connection ends. Such a
+    connection made room as an idle one: ``abort`` dropped the answer not yet sent."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(2)
+        first, first_transport = connect()
+        first.data_received(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        await _steps()
+        assert first_transport.closing and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        second, second_transport = connect()
+        second.data_received(HEALTHZ)
+        await _steps()
+        assert not first_transport.aborted and first_transport.buffer.startswith(b"HTTP/1.1 200")
+        assert second_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert closed == ["max_connections"]
+
+    asyncio.run(run())
+
+
+def test_uvicorn_has_what_the_connection_limits_read() -> None:
+    """The header deadline, the pipelining cap and the eviction at ``--max-connections`` read attributes of
+    uvicorn's protocol that are not its API (``connections``, ``tasks``, ``limit_concurrency``, ``cycle``,
+    ``pipeline``, ...), some with a default: a uvicorn release renaming them would turn the limits off without a
+    word in a cluster (the image installs the newest uvicorn). The installed uvicorn has them all (this test
+    fails on one that does not), and the server logs a warning on start with one that lacks any."""
+    import logging
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from kvlint.webhook.protocol import deadline_protocol, missing_uvicorn_internals
+    from kvlint.webhook.server import _check_uvicorn
+
+    def config_for(base: Any) -> Any:
+        config = uvicorn.Config(
+            _ok_app, http=deadline_protocol(5.0, base=base), log_config=None, lifespan="off"
+        )
+        config.load()
+        return config
+
+    assert missing_uvicorn_internals(config_for(None)) == []
+    assert missing_uvicorn_internals(config_for(HttpToolsProtocol)) == []
+
+    class Renamed(HttpToolsProtocol):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.concurrency_limit = self.limit_concurrency
+            del self.limit_concurrency, self.pipeline
+
+    config = config_for(Renamed)
+    assert missing_uvicorn_internals(config) == ["limit_concurrency", "pipeline"]
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("kvlint.webhook")
+    logger.addHandler(handler)
+    try:
+        _check_uvicorn(config, "review")
+    finally:
+        logger.removeHandler(handler)
+    text = " ".join(r.getMessage() for r in records)
+    assert "limit_concurrency, pipeline" in text and uvicorn.__version__ in text

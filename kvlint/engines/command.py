@@ -48,7 +48,15 @@ from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm
 from kvlint.engines.options import chart_provenance, prefixed
 from kvlint.engines.requirements import Pin, RequirementReader
 from kvlint.engines.sglang import parse_sglang_argv
-from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
+from kvlint.engines.shell import (
+    ARG_MAX,
+    MAX_ARG_STRLEN,
+    ShellArg,
+    charge_command_text,
+    commands,
+    k8s_expand,
+    program_after_wrapper,
+)
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
@@ -555,12 +563,12 @@ _CONDA_RUN_VALUED = frozenset(
 )
 
 
-def _conda_run_program(words: Sequence[str]) -> int | None:
+def _conda_run_program(words: Sequence[str], at: int = 0) -> int | None:
     """The index of the program ``conda run [OPTIONS] [--] PROGRAM ...`` (also ``mamba``/``micromamba run``)
-    starts, when ``words`` are such a command naming one, else None."""
-    if len(words) < 3 or _base(words[0]) not in _CONDA or words[1] != "run":
+    starts, when ``words`` from ``at`` are such a command naming one, else None."""
+    if len(words) < at + 3 or _base(words[at]) not in _CONDA or words[at + 1] != "run":
         return None
-    k = 2
+    k = at + 2
     while k < len(words) and words[k].startswith("-"):
         if words[k] == "--":
             k += 1
@@ -575,11 +583,25 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     that environment with the arguments as given: the engine is read after its options."""
     if not words:
         return None
+    # the wrapper programs an exec-form command can start (``["nohup", "vllm", "serve", ...]``, ``["/usr/bin/tini",
+    # "--", "python3", "-m", ...]``, ``["timeout", "3600", "text-generation-launcher", ...]``), read with their
+    # options from the script's one table (kvlint.engines.shell.program_after_wrapper); the index returned counts
+    # the wrapper words, so that findings point at the list item of each argument. Each step moves forward: a
+    # hostile list of 10^4 wrappers is one pass, no recursion.
+    k = 0
+    while k < len(words):
+        after = program_after_wrapper(words, k)
+        if after is None and _base(words[k]) in _CONDA:
+            after = _conda_run_program(words, k)
+            if after is None:
+                return None
+        if after is None:
+            break
+        k = after
+    if k:
+        inner = _match_program(words[k:]) if k < len(words) else None
+        return (inner[0], inner[1] + k, inner[2]) if inner is not None else None
     w0 = _base(words[0])
-    if w0 in _CONDA:
-        k = _conda_run_program(words)
-        inner = _match_program(words[k:]) if k is not None and _base(words[k]) not in _CONDA else None
-        return (inner[0], inner[1] + k, inner[2]) if inner is not None and k is not None else None
     if w0 not in _ENGINE_PROGRAMS and not w0.startswith("python"):
         return None  # (the commonest case: none of the programs below)
     if w0 == "vllm" and len(words) > 1 and words[1] == "serve":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -1178,22 +1179,46 @@ _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
 _DECLARING = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _WRAPPERS = {"nohup", "command", "builtin"}
-#: Wrappers that run the rest of the command after options of their own: ``(short options that take the next word,
-#: long options that take the next word unless written with =, operands before the command)``; each skipped with its
-#: options (:func:`_after_wrapper`). ``numactl --interleave=all vllm serve`` and ``taskset -c 0-7 vllm serve`` were
-#: KV503 "not a recognised engine command" (the wrapper word was dropped, its options read as the command). From
-#: the synopses of GNU coreutils 9 (``stdbuf``, ``nice``, ``timeout``, ``env``), util-linux 2.39 (``taskset``,
-#: ``setsid``, ``ionice``), numactl 2.0 (``numactl(8)``), tini 0.19, dumb-init 1.2, sudo 1.9 and bash's ``exec``.
-_OPTION_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
-    "exec": (frozenset({"-a"}), frozenset(), 0),  # bash's exec [-cl] [-a NAME] COMMAND
+#: Wrappers that run the rest of the command after options of their own, each as its ``getopt`` reads them:
+#: ``(short options that take a value, short options whose value can only be attached, long options that take a
+#: value, operands before the command)``. A short option's value is the rest of its word (``-oL``, ``-Eu`` then
+#: the next word) or else the next word; a long option's is after ``=`` or else the next word; options end at
+#: ``--`` or at the first word that is not an option (all of them stop there: ``+`` in their option strings).
+#: ``numactl --interleave=all vllm serve`` and ``taskset -c 0-7 vllm serve`` were KV503 "not a recognised engine
+#: command" (the wrapper word was dropped, its options read as the command). From the option strings of GNU
+#: coreutils 9.1 (``stdbuf`` ``"+i:o:e:"``, ``nice`` ``"+n:"`` with the old ``-5``/``--5`` form read as a flag,
+#: ``timeout`` ``"+k:s:v"``), util-linux 2.38 (``taskset`` ``"+apchV"``, ``setsid`` ``"+Vhcfw"``, ``ionice``
+#: ``"+c:n:p:P:u:tVh"``), numactl 2.0 (``numactl(8)``), tini 0.19 (``"+p:hvwgle:s"``), dumb-init 1.2
+#: (``"+hvVcr:"``), sudo 1.9 (``"+Aa:BbC:c:D:Eeg:Hh::iKklNnp:PR:r:ST:t:U:u:Vv"``: ``-h`` takes only an attached
+#: host, alone it is ``--help``) and bash's ``exec`` (``"cla:"``).
+_ENV_LONG = frozenset({"--chdir", "--split-string", "--unset"})
+_OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
+    "exec": ("a", "", frozenset(), 0),  # bash's exec [-cl] [-a NAME] COMMAND
     "sudo": (
-        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"}),
-        frozenset({"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type"}),
+        "aCcDgpRrTtUu",
+        "h",
+        frozenset(
+            {
+                "--auth-type",
+                "--close-from",
+                "--login-class",
+                "--chdir",
+                "--group",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            }
+        ),
         0,
     ),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset({"--input", "--output", "--error"}), 0),
+    "stdbuf": ("ioe", "", frozenset({"--input", "--output", "--error"}), 0),
     "numactl": (
-        frozenset({"-i", "-p", "-m", "-N", "-C", "-P", "-w", "-S", "-f", "-I", "-L", "-o", "-M"}),
+        "ipmNCPwSfILoM",
+        "",
         frozenset(
             {
                 "--interleave",
@@ -1213,40 +1238,135 @@ _OPTION_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
         ),
         0,
     ),
-    "taskset": (frozenset(), frozenset(), 1),  # taskset [-a] [-c] MASK|LIST COMMAND
-    "nice": (frozenset({"-n"}), frozenset({"--adjustment"}), 0),
-    "timeout": (
-        frozenset({"-s", "-k"}),
-        frozenset({"--signal", "--kill-after"}),
-        1,
-    ),  # timeout [opts] DURATION
-    "setsid": (frozenset(), frozenset(), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), frozenset({"--class", "--classdata"}), 0),
-    "tini": (frozenset({"-e", "-p"}), frozenset(), 0),
-    "dumb-init": (frozenset({"-r"}), frozenset({"--rewrite"}), 0),
+    "taskset": ("", "", frozenset(), 1),  # taskset [-a] [-c] MASK|LIST COMMAND
+    "nice": ("n", "", frozenset({"--adjustment"}), 0),
+    "timeout": ("ks", "", frozenset({"--signal", "--kill-after"}), 1),  # timeout [opts] DURATION COMMAND
+    "setsid": ("", "", frozenset(), 0),
+    "ionice": ("cnpPu", "", frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"}), 0),
+    "tini": ("pe", "", frozenset(), 0),
+    "dumb-init": ("r", "", frozenset({"--rewrite"}), 0),
+    # GNU coreutils 9.1 ``env`` ``"+C:iS:u:v0"``: then ``NAME=value`` assignments (read by :func:`commands`)
+    "env": ("CSu", "", _ENV_LONG, 0),
+    # wrap48: gosu 1.17 and su-exec 0.2 (``gosu USER[:GROUP] COMMAND [ARGS]``, no options), util-linux 2.39's
+    # runuser (``runuser [options] -u USER [[--] COMMAND]``, ``"+c:fg:G:lmpPs:u:hVw:"``) and chrt (``chrt [options]
+    # PRIORITY COMMAND``, ``"+abdDefiphmoRrT:P:vV"`` with -T/-P/-D taking a value), GNU screen 4.9's ``screen -dmS
+    # NAME COMMAND`` (screen.c reads its options getopt-like; ``-Logfile FILE`` ends with ``e``, which takes a value,
+    # so its file is read as one)
+    "gosu": ("", "", frozenset(), 1),
+    "su-exec": ("", "", frozenset(), 1),
+    "runuser": (
+        "ugGsw",
+        "",
+        frozenset({"--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}),
+        0,
+    ),
+    "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
+    "screen": ("cehpsStT", "", frozenset(), 0),
 }
-#: ``env`` options that take the next word (``env -u NAME``, ``-C DIR``; GNU coreutils 9)
-_ENV_ARG_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir"})
 
 
-def _after_wrapper(words: Sequence[ShellArg], h: int, end: int) -> int:
-    """The index of the command a wrapper of :data:`_OPTION_WRAPPERS` at ``words[h]`` runs: past its options (an
-    option of the table's that takes a value takes the next word too), ``--`` and its operands (``taskset``'s mask,
-    ``timeout``'s duration)."""
-    short, long, operands = _OPTION_WRAPPERS[words[h].text]
+def _after_options(
+    words: Sequence[ShellArg], h: int, end: int, name: str | None = None
+) -> tuple[int, ShellArg | None]:
+    """The index of the first word after the options, ``--`` and operands of the wrapper of
+    :data:`_OPTION_WRAPPERS` at ``words[h]`` (``taskset``'s mask, ``timeout``'s duration); or, at an ``env
+    -S``/``--split-string``, the index after its value and that value (``env`` reads the string's words next).
+    ``name`` is the wrapper's name when ``words[h]`` is a path to it (an exec-form list's ``/usr/bin/tini``)."""
+    short, attached, long, operands = _OPTION_WRAPPERS[name if name is not None else words[h].text]
     h += 1
     while h < end:
-        text = words[h].text
+        word = words[h]
+        text = word.text
+        h += 1
         if text == "--":
-            h += 1
             break
+        if text == "-" and long is _ENV_LONG:
+            continue  # env's lone -: -i
         if text.startswith("--"):
-            h += 2 if text in long else 1
+            name, eq, value = text.partition("=")
+            if name in long and not eq:
+                if name == "--split-string" and h < end:
+                    return h + 1, words[h]
+                h += 1
+            elif name == "--split-string":
+                return h, ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved)
         elif text.startswith("-") and len(text) > 1:
-            h += 2 if text in short else 1
+            for i in range(1, len(text)):
+                letter = text[i]
+                if letter in attached:
+                    break  # its value, if any, is the rest of the word
+                if letter in short:
+                    if i + 1 < len(text):  # the value attached: -oL
+                        if letter == "S" and long is _ENV_LONG:
+                            return h, ShellArg(
+                                text[i + 1 :], word.offset, word.loc, word.from_env, word.unresolved
+                            )
+                    elif h < end:  # the value is the next word: -o L, -Eu app
+                        if letter == "S" and long is _ENV_LONG:
+                            return h + 1, words[h]
+                        h += 1
+                    break
         else:
+            h -= 1
             break
-    return min(h + operands, end)
+    return min(h + operands, end), None
+
+
+#: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
+#: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``);
+#: bash's builtins ``exec``, ``command`` and ``builtin`` are not (the kubelet runs the list without a shell), nor is
+#: ``env``, whose ``NAME=value`` words would set the engine's environment (not read in a list: the container stays
+#: KV503 "cannot be read").
+PROGRAM_WRAPPERS = frozenset(set(_OPTION_WRAPPERS) - {"exec", "env"}) | {"nohup"}
+
+
+def program_after_wrapper(texts: Sequence[str], h: int) -> int | None:
+    """When ``texts[h]`` (its last path component) is a wrapper program of :data:`PROGRAM_WRAPPERS`, the index of
+    the command it runs (past its options, ``--`` and operands, as :func:`_after_options` reads them in a script),
+    else None. The same table and the same reading as a script's."""
+    name = texts[h][texts[h].rfind("/") + 1 :]
+    if name not in PROGRAM_WRAPPERS:
+        return None
+    if name == "nohup":
+        return h + 1 + (h + 1 < len(texts) and texts[h + 1] == "--")
+    # the rest of the list as words (by index: a list of thousands of wrappers stays linear overall, each wrapper
+    # reading only its own options)
+    after, split = _after_options(_ListWords(texts), h, len(texts), name)
+    return after if split is None else None
+
+
+class _ListWords(Sequence[ShellArg]):
+    """The words of an exec-form list as :class:`ShellArg` values made when read (no position: the caller keeps the
+    list's indexes)."""
+
+    __slots__ = ("_texts",)
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._texts = texts
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __getitem__(self, i: int) -> ShellArg:  # type: ignore[override]  # indexes only, never slices
+        return ShellArg(self._texts[i], None, None, False, False, False)
+
+
+#: The ``env -S`` strings of one command split into words (``env -S -S -S ...`` in a script of thousands of words
+#: would copy the rest of the command each time)
+_MAX_SPLITS = 4
+
+
+def _split_string(arg: ShellArg) -> list[ShellArg]:
+    """The words ``env -S STRING`` makes of STRING (GNU coreutils 9.1 ``env.c`` ``build_argv``: split at blanks,
+    quotes and backslashes as in the shell), each pointing at STRING's word; as blank-separated words if the
+    quotes do not close."""
+    try:
+        parts = shlex.split(arg.text, comments=False, posix=True)
+    except ValueError:
+        parts = arg.text.split()
+    return [
+        ShellArg(p, arg.offset, arg.loc, arg.from_env, arg.unresolved, True, arg.substituted) for p in parts
+    ]
 
 
 def commands(
@@ -1260,8 +1380,9 @@ def commands(
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
-    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``exec``,
-    ``nohup``, ``env [-i] [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
+    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``nohup``,
+    ``command``, the wrappers of :data:`_OPTION_WRAPPERS` with their options and operands, ``env [-i] [-S STRING]
+    [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
     later ``$NAME`` expansion in the same script. ``eval STRING`` is re-read as a script (its words then
     point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
@@ -1337,13 +1458,29 @@ def commands(
         # the prefix (keywords, wrappers, assignments) is skipped by index and the rest sliced once: a slice per
         # word skipped copied the rest of the command each time (quadratic in a command of thousands of
         # ``A=x`` or ``exec`` words)
-        h, end = 0, len(words)
+        h, end, splits = 0, len(words), 0
         while h < end:
             head = words[h].text
-            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+            if head in _PREFIX_KEYWORDS:
                 h += 1
+            elif head in _WRAPPERS:
+                # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long,
+                # bash's `command [-pVv] [--]`): it was left as the command's first word
+                h += 2 if h + 1 < end and words[h + 1].text == "--" else 1
             elif head in _OPTION_WRAPPERS:
-                h = _after_wrapper(words, h, end)
+                at = h
+                h, split = _after_options(words, h, end)
+                if split is not None and splits < _MAX_SPLITS:
+                    # env -S 'vllm serve --tp 8' [ARG...]: env goes on reading the string's words, then the rest
+                    # (a few times a command: each copies the rest of it)
+                    splits += 1
+                    words = [*words[: at + 1], *_split_string(split), *words[h:end]]
+                    h, end = at, len(words)
+                elif head == "env":
+                    while h < end and _ASSIGN_RE.match(words[h].text):
+                        name, _, val = words[h].text.partition("=")
+                        local_env[name] = val
+                        h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[h].substituted:
@@ -1360,15 +1497,6 @@ def commands(
                         else:
                             local_env[name] = val
                 h = end
-            elif head == "env":
-                h += 1
-                while h < end and (words[h].text.startswith("-") or _ASSIGN_RE.match(words[h].text)):
-                    if _ASSIGN_RE.match(words[h].text):
-                        name, _, val = words[h].text.partition("=")
-                        local_env[name] = val
-                    elif words[h].text in _ENV_ARG_OPTIONS:
-                        h += 1  # its value (env -u NAME)
-                    h += 1
             else:
                 break
         if h >= end:
@@ -1382,7 +1510,42 @@ def commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
             )
             continue
+        nested = _nested_script(words)
+        if nested is not None and _depth < 3:
+            # `bash -c 'vllm serve ...'` inside a script (behind `su-exec app`, `screen -dm`, `runuser -u app --`):
+            # its script read as one, ``$0 $1 ...`` the words after it, its commands' words pointing at the script
+            # word; nested three deep at most with eval (a hostile 10^4 nested `bash -c` is three re-reads)
+            j = nested
+            yield from commands(
+                words[j].text,
+                local_env,
+                words[j + 1 :],
+                _depth=_depth + 1,
+                _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
+                _budget=budget,
+            )
+            continue
         yield words
+
+
+#: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
+_NESTED_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
+
+
+def _nested_script(words: Sequence[ShellArg]) -> int | None:
+    """The index of SCRIPT when ``words`` are ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]`` (``bash -lc``, ``bash -e
+    -c``: an option cluster holding ``c``, as bash reads its invocation), else None."""
+    if len(words) < 3 or words[0].text[words[0].text.rfind("/") + 1 :] not in _NESTED_SHELLS:
+        return None
+    j = 1
+    while j < len(words) and words[j].text.startswith("-") and words[j].text != "--":
+        text = words[j].text
+        j += 1
+        if not text.startswith("--") and "c" in text[1:]:
+            if j < len(words) and words[j].text == "--":
+                j += 1
+            return j if j < len(words) else None
+    return None
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{[_\n]*\}\}")

@@ -9,8 +9,9 @@ vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
 * boolean options use ``BooleanOptionalAction`` (``--enable-prefix-caching`` / ``--no-enable-prefix-caching``);
   from 0.10 they take no value: ``--enforce-eager=true`` and ``--enforce-eager true`` are KV206 (older releases
   had ``StoreBoolean`` options reading an optional ``true``/``false``);
-* short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11,
-  ``--optimization-level`` ≥0.12, ``-O3`` without a space), ``-cc``, ``-ep``, ``-dcp`` ...;
+* short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11, where ``-O.KEY=V`` is a
+  dotted key of it and, from 0.9.2, an attached ``-OVALUE`` its ``level``; ``--optimization-level`` ≥0.12 only as ``-O3``/``-O=3`` or ``-O`` before a word 0-3, any other
+  ``-O`` being unrecognised there, KV205), ``-cc``, ``-ep``, ``-dcp`` ...;
 * human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
   (``32k`` = 32000, ``32K`` = 32768), ``-1``/``auto`` for ``--max-model-len`` from 0.14;
 * ``--config FILE.yaml`` whose keys are option names (CLI > config file > defaults);
@@ -158,6 +159,10 @@ def _argparse_name(long: str, i: int) -> str:
     return "/".join([long, *aliases])
 
 
+#: The first sampled release whose FlexibleArgumentParser rewrites an attached ``-OVALUE`` as ``-O.level=VALUE``
+#: (vllm@0.9.2:vllm/utils/__init__.py; 0.8.5's ``len(arg) == 2`` test never matched, so argparse read VALUE as the
+#: whole ``--compilation-config``).
+_O_LEVEL_FROM = data.VERSIONS.index("0.9.2")
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
 #: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
@@ -644,6 +649,66 @@ class _Parser:
             return
         self.col.set(dest, Value(value, loc, raw, source), option)
 
+    def _attached_o_level(self, tok: str, value: str, loc: Loc | None, src: str) -> None:
+        """``-OVALUE`` / ``-O=VALUE`` where ``-O`` is ``--compilation-config``'s alias and
+        ``FlexibleArgumentParser.parse_args`` rewrites it as ``-O.level=VALUE`` (0.9.2 - 0.11.x among the sampled
+        releases; 0.8.5 passed it to argparse as ``-O``'s value): the dotted-key reader ``json.loads`` the value
+        (else keeps the text) and hands argparse ``-O '{"level": VALUE}'`` (vllm@0.9.2:vllm/utils/__init__.py), so
+        ``-O3`` is level 3 and ``-O'{"level": 3}'`` a level that is a JSON object, which ``CompilationConfig``
+        (``level: int``) refuses: KV206. kvlint read the attached text as the whole config."""
+        try:
+            level: Any = json.loads(value)
+        except (ValueError, RecursionError):
+            level = value
+        if isinstance(level, float) and level.is_integer():
+            level = int(level)  # pydantic's lax int takes 3.0
+        if isinstance(level, int) and not isinstance(level, bool):
+            self.set("-O", "compilation_config", {"level": level}, tok, loc, src)
+            return
+        if level is None:
+            return  # -Onull: level None, which 0.11.0's ``level: Optional[int]`` takes (0.9.2's ``int`` does not)
+        json_like = value.lstrip()[:1] in "{["
+        self.col.invalid(
+            "-O",
+            value,
+            loc,
+            f"{self.where} rewrites {tok[:40]} as -O.level={value[:40]} (FlexibleArgumentParser.parse_args), so "
+            "the compilation config's level is not an integer and CompilationConfig refuses it (level: Input "
+            "should be a valid integer) before start-up",
+            fix=f"write -O '{value}' with a space (the whole compilation config)"
+            if json_like
+            else "give -O a compilation level 0-3 (-O3)",
+        )
+
+    def _bare_o(self, word: str | None, loc: Loc | None) -> None:
+        """KV205 for ``-O WORD`` (a separate word) in a release where ``-O`` is no argparse option (0.12.0 on):
+        ``FlexibleArgumentParser.parse_args`` turns ``-O`` into ``--optimization-level`` only when attached
+        (``-O3``, ``-O=3``) or followed by one of the words ``0``-``3`` (``args[i + 1] in {"0", "1", "2", "3"}``,
+        ``vllm@0.12.0:vllm/utils/argparse_utils.py``, ``vllm@0.20.0`` likewise); any other ``-O`` reaches argparse,
+        which has no such option (``--compilation-config``'s alias is ``-cc`` there) and stops with
+        "unrecognized arguments". ``-O '{"mode": 3}'``, a compilation config up to 0.11.x, is one."""
+        shown = f"-O {word}" if word is not None else "-O"
+        json_like = word is not None and word.lstrip()[:1] in "{["
+        self.col.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=(
+                    f"{shown}: {self.where} reads -O as --optimization-level only with a level 0-3 (-O 3, -O3); "
+                    "any other -O reaches argparse, which has no -O option, so vLLM stops before start-up with "
+                    f'"unrecognized arguments: {shown}"'
+                ),
+                loc=loc,
+                fix=(
+                    f"write -cc '{word}' (--compilation-config; -O was its alias up to vLLM 0.11)"
+                    if json_like
+                    else "write --optimization-level with a level 0-3 (-O 3), or remove -O"
+                ),
+                severity="error",
+                option="-O",
+                unknown=True,
+            )
+        )
+
     def _takes_no_word(self) -> bool:
         """Whether every boolean option of the release takes no separate value word: from vLLM 0.10 (and
         when the release is unknown, read as a current one) each is a ``BooleanOptionalAction`` made by
@@ -797,12 +862,22 @@ class _Parser:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
             explicit: str | None = None
+            attached_o = False
             opt = tok
             if tok.startswith("--") and "=" in tok:
                 opt, explicit = tok.split("=", 1)
-            elif tok.startswith("-O") and tok != "-O" and not tok.startswith("--"):
+            elif (
+                tok.startswith("-O")
+                and tok != "-O"
+                and not tok.startswith("--")
+                and not (tok[2:3] == "." and self.known.get("-O", ("",))[0] == "compilation_config")
+            ):
+                # -O3, -O=3, -Odecode; but -O.backend=eager while -O is --compilation-config's alias (0.6.6 -
+                # 0.11.x) is a dotted key of it: FlexibleArgumentParser leaves "-O." words to its dotted-key
+                # reader (vllm@0.9.2:vllm/utils/__init__.py::FlexibleArgumentParser.parse_args, ``arg[2] != '.'``)
                 explicit = tok[3:] if tok[2:3] == "=" else tok[2:]
                 opt = "-O"
+                attached_o = True
             elif not tok.startswith("--") and "=" in tok:
                 opt, explicit = tok.split("=", 1)
             # dotted JSON options: --compilation-config.level=3, -O.mode=...
@@ -863,8 +938,29 @@ class _Parser:
                             option=as_written,
                         )
                     )
-            if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
-                pass
+            if (
+                attached_o
+                and explicit is not None
+                and dest == "compilation_config"
+                and self.indices
+                and min(self.indices) >= _O_LEVEL_FROM
+            ):
+                self._attached_o_level(tok, explicit, loc, src)
+                continue
+            if (
+                dest == "optimization_level"
+                and canon == "-O"
+                and explicit is None
+                and argv[i : i + 1] not in (["0"], ["1"], ["2"], ["3"])
+                and not any(data.OPTIONS["-O"][2] >> k & 1 for k in self.indices)
+            ):
+                # argparse leaves the next word to the positional model when none came yet
+                takes = (
+                    i < n and not argv[i].startswith("-") and not (positional_model and self.model is None)
+                )
+                self._bare_o(argv[i] if takes else None, loc)
+                i += 1 if takes else 0
+                continue
             if kind in ("bool", "flag") and sub_key is None:
                 value: Any = not negated
                 raw = tok

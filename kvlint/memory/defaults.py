@@ -273,6 +273,12 @@ def rope_scaling_of(cfg: dict[str, Any]) -> dict[str, Any] | None:
     return rs
 
 
+#: The end of :func:`derive_max_model_len`'s ``why`` when the RoPE factor is not a number vLLM can multiply into a
+#: length (NaN, an infinity, not a number, a product past 2^63 - 1): without ``--max-model-len`` vLLM's
+#: ``int(derived_max_model_len)`` raises at start-up (KV202 says so, an error)
+ROPE_NOT_APPLIED = ": not applied"
+
+
 def derive_max_model_len(
     v: Version, model: ModelSpec, hf_overrides: dict[str, Any] | None = None
 ) -> tuple[float, str, int | None, str]:
@@ -337,7 +343,7 @@ def _derive_max_model_len(
                     derived,
                     key,
                     mml_i,
-                    f"{why}; rope {rtype} factor {yaml_text(raw_factor, 20)} {what}: not applied",
+                    f"{why}; rope {rtype} factor {yaml_text(raw_factor, 20)} {what}{ROPE_NOT_APPLIED}",
                 )
             factor = read
             if yarn_base and base:

@@ -21,12 +21,13 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   64 KB socket high-water marks) for ever, since no other deadline runs while a response is being written;
   as many of them as ``limit_concurrency`` would have held every connection of the listener;
 * at ``limit_concurrency`` (``--max-connections``) connections, closes, for a request whose headers are complete,
-  the connections still waiting for theirs (those that waited longest first), then idle kept-alive ones, until
+  the connections still waiting for theirs (those that waited longest first), then idle kept-alive ones (those
+  idle longest first), until
   the request fits (``evicted``; httptools only): uvicorn refuses a request with HTTP 503 while the connections,
   its own included, are at the limit, and a client that kept that many connections open without finishing
   their headers, opening a new one as each was closed at the header deadline, held every slot for as long as
   it went on (on the probe listener, 64 connections failed the kubelet's liveness probe). A connection whose
-  request is being read or answered is never closed for it;
+  request is being read or answered, or whose answer is not all sent yet, is never closed for it;
 * counts each in ``kvlint_webhook_connections_closed_total{reason}``, and (``max_connections``) each request
   uvicorn answers HTTP 503 and closes because the connections or requests at once reached its
   ``limit_concurrency`` (``--max-connections``; httptools only), which uvicorn only logs.
@@ -51,7 +52,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_PIPELINED", "CoalescingTransport", "deadline_protocol"]
+__all__ = ["DEFAULT_MAX_PIPELINED", "CoalescingTransport", "deadline_protocol", "missing_uvicorn_internals"]
 
 
 class CoalescingTransport:
@@ -112,6 +113,37 @@ class CoalescingTransport:
 DEFAULT_MAX_PIPELINED = 16
 
 
+#: what the limits read of a uvicorn HTTP protocol instance (uvicorn 0.29 to 0.55): its server's connections and
+#: tasks and its limit_concurrency (the eviction and the max_connections count), the request's cycle, its loop
+#: and transport. Not part of uvicorn's API: an upgrade may rename any of them
+UVICORN_ATTRIBUTES = ("connections", "tasks", "limit_concurrency", "cycle", "loop", "transport")
+#: what the limits read or override of uvicorn's httptools protocol besides: the queue of pipelined requests and
+#: the parser's and the response's callbacks
+UVICORN_HTTPTOOLS_ATTRIBUTES = ("pipeline", "on_headers_complete", "on_response_complete")
+
+
+def missing_uvicorn_internals(config: Any) -> list[str]:
+    """The names in :data:`UVICORN_ATTRIBUTES` (and :data:`UVICORN_HTTPTOOLS_ATTRIBUTES` for uvicorn's httptools
+    protocol) that an instance of ``config``'s HTTP protocol class (a loaded ``uvicorn.Config``) lacks: none with
+    the uvicorn releases kvlint was tested with. Without them the header deadline, the pipelining cap, the
+    eviction at ``limit_concurrency`` or its count silently do nothing (some are read with a default), so the
+    server logs them as it starts (:func:`kvlint.webhook.server.build_server`)."""
+    from uvicorn.server import ServerState
+
+    cls = config.http_protocol_class
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+    except TypeError as exc:  # another constructor
+        return [f"__init__ ({exc})"]
+    finally:
+        loop.close()
+    names: tuple[str, ...] = UVICORN_ATTRIBUTES
+    if any(c.__name__ == "HttpToolsProtocol" for c in cls.__mro__):
+        names += UVICORN_HTTPTOOLS_ATTRIBUTES
+    return [name for name in names if not hasattr(protocol, name)]
+
+
 class _TooManyPipelined(Exception):
     """Raised from the parser's callback to stop parsing a connection that was just aborted."""
 
@@ -155,8 +187,9 @@ def deadline_protocol(
         _kv_timer_at = 0.0
         _kv_write_timer: asyncio.TimerHandle | None = None
         _kv_header_bytes = 0
-        #: event-loop time the connection was made (which idle connection :meth:`_kv_make_room` closes first)
-        _kv_made = 0.0
+        #: event-loop time the connection was made or its last answer complete, whichever is later (the idle
+        #: connection :meth:`_kv_make_room` closes first is the one idle longest)
+        _kv_idle_since = 0.0
 
         def _kv_waiting(self) -> bool:
             cycle = getattr(self, "cycle", None)
@@ -228,8 +261,10 @@ def deadline_protocol(
             # at once reach limit_concurrency (its test in on_headers_complete, read before it runs); counted,
             # as uvicorn only logs it, so that a refusal the API server's failurePolicy decides shows in metrics
             limit = getattr(self, "limit_concurrency", None)
-            if limit is not None and len(self.connections) >= limit:
-                # connections still waiting for their headers (or idle) give way to this complete request
+            if limit is not None and len(self.connections) >= limit and len(self.tasks) < limit:
+                # connections still waiting for their headers (or idle) give way to this complete request; not
+                # when the requests being answered (tasks, which outlive a connection its client closed) are at
+                # the limit too: uvicorn refuses the request anyway, and the closed connection freed nothing
                 self._kv_make_room(limit)
             if (
                 on_close is not None
@@ -255,24 +290,41 @@ def deadline_protocol(
         def connection_made(self, transport: Any) -> None:
             super().connection_made(CoalescingTransport(transport, self.loop))
             self._kv_header_bytes = 0
-            self._kv_made = self.loop.time()
+            self._kv_idle_since = self.loop.time()
             self._kv_arm()
+
+        def on_response_complete(self) -> None:
+            self._kv_idle_since = self.loop.time()
+            super().on_response_complete()
+
+        def _kv_sending(self) -> bool:
+            """Whether bytes of an answer are still held (the :class:`CoalescingTransport` until the next step of
+            the event loop, the transport while the client's socket is full, closing or not: an answer sent with
+            ``Connection: close`` closes its transport, which sends them first): uvicorn marks a response
+            complete once its last bytes are handed to the transport, and ``abort`` drops them."""
+            transport = getattr(self, "transport", None)
+            return transport is not None and transport.get_write_buffer_size() > 0
 
         def _kv_make_room(self, limit: int) -> None:
             """Close connections waiting for their request's headers, those that have waited longest first, then
-            idle kept-alive ones, those made first first, until fewer than ``limit`` are open (this one
+            idle kept-alive ones, those idle longest first (not those made first: the API server keeps the
+            connections it uses, which are thus the oldest), until fewer than ``limit`` are open (this one
             included), so that this request, whose headers are complete, is answered rather than refused with
-            HTTP 503. A connection whose request is being read or answered is never closed for it."""
+            HTTP 503. A connection whose request is being read or answered, or whose answer is not all sent
+            (:meth:`_kv_sending`), is never closed for it."""
             connections = self.connections
             waiting = [
                 other
                 for other in connections
-                if other is not self and isinstance(other, DeadlineHTTPProtocol) and other._kv_waiting()
+                if other is not self
+                and isinstance(other, DeadlineHTTPProtocol)
+                and other._kv_waiting()
+                and not other._kv_sending()
             ]
             waiting.sort(
                 key=lambda c: (
                     c._kv_deadline is None,
-                    c._kv_made if c._kv_deadline is None else c._kv_deadline,
+                    c._kv_idle_since if c._kv_deadline is None else c._kv_deadline,
                 )
             )
             for victim in waiting[: len(connections) - limit + 1]:

@@ -60,6 +60,26 @@ DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 5.0
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 
 
+def _check_uvicorn(config: Any, listener: str) -> None:
+    """Log a warning when uvicorn's HTTP protocol lacks what kvlint's connection limits read
+    (:func:`kvlint.webhook.protocol.missing_uvicorn_internals`): a uvicorn release that renamed them would
+    otherwise turn the limits off without a word."""
+    import uvicorn
+
+    from kvlint.webhook.protocol import missing_uvicorn_internals
+
+    missing = missing_uvicorn_internals(config)
+    if missing:
+        logging.getLogger("kvlint.webhook").warning(
+            "uvicorn %s lacks what kvlint's connection limits read on the %s listener (%s): the header deadline, "
+            "the pipelining cap or the eviction at --max-connections may do nothing",
+            uvicorn.__version__,
+            listener,
+            ", ".join(missing),
+            extra={"fields": {"uvicorn": uvicorn.__version__, "missing": missing}},
+        )
+
+
 def build_server(
     app: Any,
     reloader: CertReloader,
@@ -121,6 +141,7 @@ def build_server(
         ws="none",
     )
     config.load()
+    _check_uvicorn(config, "review")
     config.ssl = reloader.context
     server_cls = _draining_server_class()
     server = server_cls(config)
@@ -161,6 +182,7 @@ class ProbeServer:
             ws="none",
         )
         config.load()
+        _check_uvicorn(config, "probe")
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 

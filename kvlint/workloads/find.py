@@ -234,8 +234,14 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         return ws  # built from a RayService's Ray Serve LLM configs: what was not read has its own KV503
     if ws and doc.kind == "ModelBooster":
         return ws  # its engine pods were read (kthena.model_booster_workloads), whatever the image is called
-    if ws and doc.kind == "Playground" and ws[0].doc is doc and ws[0].pod_spec.get("containers"):
-        return ws  # its model-runner pod was read (kvlint.workloads.llmaz.playground_workloads)
+    if (
+        ws
+        and doc.kind == "Playground"
+        and ws[0].doc is doc
+        and (ws[0].pod_spec.get("containers") or any(f.rule == "KV503" for f in ws[0].findings))
+    ):
+        # its model-runner pod was read, or its note says why not (kvlint.workloads.llmaz.playground_workloads)
+        return ws
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())

@@ -25,7 +25,10 @@ Sources, InftyAI/llmaz@3c13ff343e28cdbe842fd3c659e3daf0d1e27e91 (the chart's bac
   chart installs (:data:`BACKENDS`). Other backends (llama.cpp, Ollama, TensorRT-LLM) and BackendRuntimes of other
   names are not restated: the Playground keeps its KV503 note.
 
-The model of a ``modelHub`` source is the workload's ``derived_model`` (the engine reads the copy the model loader
+Each value is placed where it was written: the rendered model path at the OpenModel's ``modelID``/``filename``/
+``uri`` line (in the OpenModel's own file), the model name at the Playground's ``modelClaim``, the Playground's args,
+resources and envs at theirs, the flavor's limits at the OpenModel's, the chart's defaults at
+``backendRuntimeConfig`` (else ``spec``). The model of a ``modelHub`` source is the workload's ``derived_model`` (the engine reads the copy the model loader
 downloads); the first workload carries a KV504 note naming the chart commit restated.
 """
 
@@ -35,8 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.fastinit import replaced
-from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Mark, Workload
+from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, ldict, llist, synthetic_workload
 
 __all__ = ["BACKENDS", "LLMAZ_COMMIT", "open_model_index", "playground_workloads"]
@@ -110,8 +114,10 @@ def open_model_index(docs: list[Document]) -> dict[str, Document]:
     return out
 
 
-def _model_path(model: Any, skip: bool) -> tuple[str, str | None] | None:
-    """``(ModelPath, hub model id or None)`` of an OpenModel's source, as llmaz renders it; None when unreadable."""
+def _model_path(model: Any, skip: bool) -> tuple[str, str | None, Loc | None] | None:
+    """``(ModelPath, hub model id or None, where the OpenModel wrote what the path is made of)`` of an OpenModel's
+    source, as llmaz renders it; None when unreadable. The place is the ``modelID`` (the ``filename`` when the path
+    is that file) or the ``uri`` line, so that a finding on the model points at the OpenModel line that set it."""
     hub = get_in(model, "spec", "source", "modelHub")
     if isinstance(hub, dict):
         mid = hub.get("modelID")
@@ -119,20 +125,22 @@ def _model_path(model: Any, skip: bool) -> tuple[str, str | None] | None:
             return None
         fname = hub.get("filename")
         if skip:
-            return mid, mid
+            return mid, mid, loc_of(hub, "modelID")
         if isinstance(fname, str) and fname:
-            return _MODEL_DIR + fname, mid
-        return _MODEL_DIR + "models--" + mid.replace("/", "--"), mid
-    uri = get_in(model, "spec", "source", "uri")
+            return _MODEL_DIR + fname, mid, loc_of(hub, "filename")
+        return _MODEL_DIR + "models--" + mid.replace("/", "--"), mid, loc_of(hub, "modelID")
+    source = get_in(model, "spec", "source")
+    uri = source.get("uri") if isinstance(source, dict) else None
     if not isinstance(uri, str) or "://" not in uri:
         return None
+    uloc = loc_of(source, "uri")
     protocol, value = uri.split("://", 1)
     if protocol.lower() == "host":
-        return value, None
+        return value, None, uloc
     if skip:
-        return uri, None
+        return uri, None, uloc
     last = value.rstrip("/").split("/")[-1]
-    return (_MODEL_DIR + last if ".gguf" in value else _MODEL_DIR + "models--" + last), None
+    return (_MODEL_DIR + last if ".gguf" in value else _MODEL_DIR + "models--" + last), None, uloc
 
 
 def _flavor_limits(model: Any, claim: Any) -> dict[str, Any]:
@@ -167,30 +175,57 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
     brc = brc if isinstance(brc, dict) else {}
     backend_name = str(brc.get("backendName") or "vllm")
     backend = BACKENDS.get(backend_name)
-    if model_doc is None or backend is None or brc.get("configName") not in (None, "default"):
-        return []
+    config = brc.get("configName")
+    if claim is None and spec.get("modelClaims") is not None:
+        return _not_built(doc, loc_of(spec, "modelClaims"), "it claims several models (spec.modelClaims, as for "
+                          "speculative decoding), which kvlint does not restate")  # fmt: skip
+    if model_doc is None:
+        at = loc_of(claim, "modelName") if isinstance(claim, dict) else None
+        what = (
+            f"the OpenModel {name[:100]!r} its modelClaim names is not among the inputs (kvlint builds the pod when "
+            "it is: lint both files together)"
+            if isinstance(name, str)
+            else "its modelClaim names no OpenModel (spec.modelClaim.modelName, a string)"
+        )
+        return _not_built(doc, at or loc_of(spec, "modelClaim"), what)
+    if backend is None:
+        return _not_built(doc, loc_of(brc, "backendName"), f"backendName {backend_name[:100]!r} is a BackendRuntime "
+                          "kvlint does not restate (only the vllm, sglang and tgi BackendRuntimes of llmaz's chart)")  # fmt: skip
+    if config not in (None, "default"):
+        return _not_built(doc, loc_of(brc, "configName"), f"configName {str(config)[:100]!r} is a recommended config "
+                          "of the BackendRuntime kvlint does not restate (only 'default')")  # fmt: skip
     annotations = get_in(doc.data, "metadata", "annotations")
     skip = isinstance(annotations, dict) and str(annotations.get(_SKIP_LOADER)) == "true"
     found = _model_path(model_doc.data, skip)
     if found is None:
-        return []
-    path, hub_id = found
+        return _not_built(doc, loc_of(get_in(model_doc.data, "spec"), "source") or model_doc.loc,
+                          f"the OpenModel {model_doc.name!r} names no model kvlint reads (spec.source.modelHub."
+                          "modelID, or a uri)")  # fmt: skip
+    path, hub_id, path_loc = found
     sloc = loc_of(doc.data, "spec") or doc.loc
     bloc = loc_of(spec, "backendRuntimeConfig") or sloc
     cloc = loc_of(spec, "modelClaim") or sloc
-    values = {"ModelPath": path, "ModelName": model_doc.name or str(name)}
+    # each value at the line that set it: the model path at the OpenModel's source, its name at the claim
+    values = {
+        "ModelPath": (path, path_loc or model_doc.loc),
+        "ModelName": (model_doc.name or str(name), cloc),
+    }
     args: list[tuple[Any, Loc | None]] = []
     for a in backend.args:
-        for key, v in values.items():
-            a = a.replace("{{ ." + key + " }}", v)
-        args.append((a, cloc if "{{" not in a and a in values.values() else bloc))
+        at = bloc
+        for key, (v, vloc) in values.items():
+            if "{{ ." + key + " }}" in a:
+                a, at = a.replace("{{ ." + key + " }}", v), vloc
+        args.append((a, at))
     own_args = brc.get("args")
     if isinstance(own_args, list):
         lst_loc = loc_of(brc, "args")
         locs = getattr(own_args, "locs", None) or []
-        args += [(str(v), locs[i] if i < len(locs) else lst_loc) for i, v in enumerate(own_args)]
+        # as written: a number stays a number, which the API server refuses (KV005), as it does in a pod
+        args += [(v, locs[i] if i < len(locs) else lst_loc) for i, v in enumerate(own_args)]
     version = brc.get("version")
-    image = f"{backend.image}:{version if isinstance(version, str) and version else backend.tag}"
+    # a version that is not a string is refused with the Playground (:func:`_not_strings`); its text is the tag
+    image = f"{backend.image}:{str(version) if version is not None and version != '' else backend.tag}"
     items: list[tuple[str, Any, Loc | None]] = [("name", "model-runner", bloc), ("image", image, bloc)]
     if backend.command:
         items.append(("command", llist(bloc, [(c, bloc) for c in backend.command]), bloc))
@@ -224,11 +259,99 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
         f"{backend_name}.yaml at commit {LLMAZ_COMMIT[:12]}, image {image}); a BackendRuntime installed with other "
         "values or edited since runs what it says",
         bloc,
-        fix="for certainty, lint the pod llmaz creates: kubectl get pod -l llmaz.io/model-name="
-        f"{model_doc.name} -o yaml | kvlint check -",
+        fix="for certainty, lint the pod llmaz creates: kubectl get pod -l "
+        f"{shell_word(f'llmaz.io/model-name={model_doc.name}')} -o yaml | kvlint check -",
         severity="info",
     )
-    return [replaced(w, findings=(note, *w.findings))]
+    return [replaced(w, findings=(note, *_not_strings(brc), *w.findings))]
+
+
+def _not_built(doc: Document, at: Loc | None, why: str) -> list[Workload]:
+    """The Playground as a workload without containers carrying its KV503 note: why kvlint did not build its pod
+    (``why``), at the field that decided it (``at``, else ``spec``); counted as not read, as the operators' notes
+    (:func:`kvlint.workloads.operators.unread_kind_note`)."""
+    sloc = loc_of(doc.data, "spec") or doc.loc
+    claimed = get_in(doc.data, "spec", "modelClaim", "modelName")
+    if not isinstance(claimed, str):  # llmaz labels the pod with the main (first) model of modelClaims
+        first = get_in(doc.data, "spec", "modelClaims", "models")
+        claimed = get_in(first[0], "name") if isinstance(first, list) and first else None
+    label = shell_word(f"llmaz.io/model-name={claimed if isinstance(claimed, str) and claimed else 'MODEL'}")
+    note = Finding(
+        "KV503",
+        f"kvlint does not read this Playground's engine settings: {why}; llmaz fills the BackendRuntime's "
+        "command with the OpenModel's model",
+        at or sloc,
+        fix=f"lint the pods llmaz creates (kubectl get pod -l {label} -o yaml | kvlint check -), "
+        "or check the engine command separately with kvlint plan -- <command>",
+        severity="info",
+        mark=Mark.SETTINGS_NOT_READ,
+    )
+    ps = LDict(loc=sloc)
+    ps["containers"] = LList([], loc=sloc)
+    return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
+
+
+def _json_type(value: Any) -> str | None:
+    """The type a CRD's structural schema names for ``value`` when it is not a string (None: a string, or null,
+    which the API server prunes), else None."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _not_strings(brc: dict[str, Any]) -> list[Finding]:
+    """KV005 (error) for each field of ``spec.backendRuntimeConfig`` that llmaz's Playground CRD types ``string``
+    (``version``; ``args`` items, ``[]string``; ``envs`` names and values, ``core/v1`` ``EnvVar``) written as
+    something else (``args: [--max-model-len, 4096]``, ``version: 0.10``, which YAML reads as the number 0.1):
+    the API server refuses the Playground ("... in body must be of type string"), so llmaz builds no pod.
+    InftyAI/llmaz ``api/inference/v1alpha1/playground_types.go`` ``BackendRuntimeConfig`` and
+    ``config/crd/bases/inference.llmaz.io_playgrounds.yaml``. One finding per field, at its first such value,
+    counting the others; the pod is still built from the values' text, as a pod's KV005 still plans it."""
+    bad: dict[str, list[tuple[str, str, Loc | None]]] = {}
+    kind = _json_type(brc.get("version"))
+    if kind:
+        bad["version"] = [("spec.backendRuntimeConfig.version", kind, loc_of(brc, "version"))]
+    args = brc.get("args")
+    if isinstance(args, list):
+        bad["args"] = [
+            (f"spec.backendRuntimeConfig.args[{i}]", k, loc_of(args, i) or loc_of(brc, "args"))
+            for i, v in enumerate(args)
+            if (k := _json_type(v))
+        ]
+    envs = brc.get("envs")
+    if isinstance(envs, list):
+        bad["envs"] = [
+            (f"spec.backendRuntimeConfig.envs[{i}].{part}", k, loc_of(e, part) or loc_of(envs, i))
+            for i, e in enumerate(envs)
+            if isinstance(e, dict)
+            for part in ("name", "value")
+            if (k := _json_type(e.get(part)))
+        ]
+    out = []
+    for field, items in bad.items():
+        if not items:
+            continue
+        where, kind, at = items[0]
+        more = f" (and {len(items) - 1:,} more in its {field})" if len(items) > 1 else ""
+        out.append(
+            Finding(
+                "KV005",
+                f"{where} is a{'n' if kind[0] in 'aio' else ''} {kind}, not a string{more}: the API server refuses "
+                f'the Playground, whose CRD types the field string ("... in body must be of type string: '
+                f'"{kind}""), so llmaz creates no pod',
+                at,
+                fix='quote the value ("4096", "v0.10.0") so that YAML reads it as a string; in a Helm template, '
+                "pipe it through quote",
+                severity="error",
+            )
+        )
+    return out
 
 
 def _resources(backend: Backend, brc: dict[str, Any], model_doc: Document, claim: Any) -> LDict:

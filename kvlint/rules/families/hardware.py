@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvlint.engines.images import gpu_build_on_other_accelerator, platform_of
-from kvlint.gpu_resources import NON_GPU_RESOURCES
+from kvlint.gpu_resources import GAUDI_RESOURCE, NON_GPU_RESOURCES, TPU_RESOURCE
 from kvlint.memory.compat import (
     bf16_refusal,
     compressed_tensors_scheme,
@@ -154,8 +154,8 @@ def dtype_refused_by_model(ctx: RuleContext) -> Iterator[Diagnostic]:
 #: (:data:`kvlint.gpu_resources.NON_GPU_RESOURCES`), for KV304's remedy.
 _BUILD_RESOURCES = {
     "ascend": "huawei.com/Ascend910 or the NPU resource of the cluster's Ascend device plugin",
-    "tpu": "google.com/tpu",
-    "gaudi": "habana.ai/gaudi",
+    "tpu": TPU_RESOURCE,
+    "gaudi": GAUDI_RESOURCE,
     "neuron": "aws.amazon.com/neuron or aws.amazon.com/neuroncore",
     "xpu": "gpu.intel.com/i915 or gpu.intel.com/xe",
 }

@@ -106,11 +106,33 @@ def context_above_model_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 @check("KV202", engine="vllm")
 def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV202 (vLLM): no ``--max-model-len``; vLLM uses the model's full context."""
+    """KV202 (vLLM): no ``--max-model-len``; vLLM uses the model's full context. An error when the RoPE factor is
+    not a number vLLM can multiply into a length (NaN, an infinity, not a number: ``int()`` of the product raises at
+    start-up)."""
     s = ctx.serving
     if s.get("max_model_len") is not None or _unreadable(ctx, "max-model-len"):
         return
-    derived, _, _ = _derived_len(ctx)
+    derived, _, why = _derived_len(ctx)
+    if why.endswith(defaults.ROPE_NOT_APPLIED):
+        # vllm@0.11.0 and @0.33.0 vllm/config/model.py::_get_and_verify_max_len: derived_max_model_len *=
+        # scaling_factor, then max_model_len = int(derived_max_model_len) when none is given: int() of NaN or an
+        # infinity raises (ValueError, OverflowError), as does a factor that is not a number (TypeError, ValueError);
+        # a finite product past 2^63 - 1 is a length the start-up KV cache check refuses
+        yield ctx.finding(
+            f"no --max-model-len: vLLM {release_shown(s.version)} multiplies the length it derives from "
+            f"{ctx.model.id if ctx.model else 'the model'}'s config.json by the RoPE scaling factor: "
+            + (
+                "a length past 2^63 - 1 tokens, which no KV cache holds"
+                if "2^63" in why
+                else "int() of the product raises at start-up"
+            )
+            + f" ({why.removeprefix('derived max_model_len from ')})",
+            s.command_loc,
+            fix="correct rope_scaling's factor (config.json or --hf-overrides), or give --max-model-len (vLLM "
+            "then only compares it with the derived length)",
+            severity="error",
+        )
+        return
     plan = ctx.plan
     if plan is not None and plan.max_model_len_source == "derived":
         used: int | None = plan.max_model_len

@@ -426,7 +426,8 @@ _ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
 def _lone_sglang_node(ctx: RuleContext) -> bool:
     """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
     Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
-    kvlint joined it to, ``--node-rank`` unset or 0. SGLang starts this node's ``tp_size * pp_size / nnodes``
+    kvlint joined it to, ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)``
+    is set per pod by what kvlint does not see, an operator or a pod index). SGLang starts this node's ``tp_size * pp_size / nnodes``
     schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
     ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
     ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
@@ -437,6 +438,10 @@ def _lone_sglang_node(ctx: RuleContext) -> bool:
         return False
     if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
         return False
+    if "node_rank" in s.unresolved:
+        return (
+            False  # --node-rank $(RANK): set per pod by something kvlint does not see (an operator, an index)
+        )
     rank = s.get("node_rank")
     return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
 
@@ -1327,7 +1332,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             return
         at = loc_of(s.container, "resources") or s.container.loc
-        nim = _nim_gpu_fix(w)
+        nim = _nim_gpu_fix(w) or _llmaz_gpu_fix(w)
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
@@ -1356,6 +1361,21 @@ def _nim_gpu_fix(w: object) -> str | None:
         "NIM operator passes spec.resources to the container as they are; it adds nvidia.com/gpu itself only "
         "for a storage.nimCache.profile cached by an NGC NIMCache), or request them through "
         f"{path}.draResources"
+    )
+
+
+def _llmaz_gpu_fix(w: object) -> str | None:
+    """KV405's "no GPU" fix for the model-runner pod kvlint builds from an llmaz ``Playground``
+    (:mod:`kvlint.workloads.llmaz`), naming where llmaz takes the GPUs from: the limits of the OpenModel's flavor,
+    which llmaz writes over the container's requests and limits (InftyAI/llmaz pkg/controller/inference/
+    service_controller.go ``injectModelFlavor``), or the Playground's ``backendRuntimeConfig.resources`` (merged
+    over the BackendRuntime's, playground_controller.go ``buildTemplate``); None for other workloads."""
+    if getattr(w, "kind", None) != "Playground":
+        return None
+    return (
+        "give the OpenModel's flavor the GPUs the engine uses (spec.inferenceConfig.flavors[].limits: "
+        "nvidia.com/gpu: N, which llmaz writes into the model-runner's requests and limits), or set "
+        "spec.backendRuntimeConfig.resources.limits['nvidia.com/gpu'] on the Playground"
     )
 
 
