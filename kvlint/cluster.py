@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,20 @@ TIMEOUT_S = (5.0, 30.0)
 
 _cache: dict[tuple[str | None, str | None], NodeInventory] = {}
 
+#: node facts by their text, while a node holds them: nodes of one pool share one object, so a review places
+#: each distinct GPU once and memory grows with the distinct label sets, not the nodes
+_facts: weakref.WeakValueDictionary[str, pl.NodeFacts] = weakref.WeakValueDictionary()
+
+
+def _interned_facts(labels: Mapping[str, str]) -> pl.NodeFacts:
+    facts = pl.node_facts(labels)
+    key = repr(facts)
+    found = _facts.get(key)
+    if found is not None:
+        return found
+    _facts[key] = facts
+    return facts
+
 
 class ClusterUnavailable(Exception):
     """The cluster could not be read (no kubeconfig / unknown context, unreachable API server, 401/403,
@@ -72,6 +87,12 @@ class Node:
     taints: tuple[dict[str, str], ...] = ()
     allocatable: dict[str, str] = field(default_factory=dict)
     unschedulable: bool = False
+    #: what the labels say about the node's GPU (:func:`kvlint.accelerators.placement.node_facts`), read once
+    #: when the node is made (a LIST, or a watch event's node), not per review; equal facts are one object
+    facts: pl.NodeFacts = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", _interned_facts(self.labels))
 
 
 @dataclass(frozen=True)
@@ -303,56 +324,86 @@ def _term_matches(term: Any, node: Node) -> bool:
     )
 
 
-def _affinity_ok(pod_spec: Mapping[str, Any], node: Node) -> bool:
+def _required_terms(pod_spec: Mapping[str, Any]) -> list[Any] | None:
+    """The pod's required ``nodeSelectorTerms``, or None when it has none (every node passes)."""
     aff = pod_spec.get("affinity")
     na = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
     req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
     terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
-    if not isinstance(terms, list):
-        return True
-    return any(_term_matches(t, node) for t in terms)
+    return terms if isinstance(terms, list) else None
 
 
-def _tolerated(taint: Mapping[str, str], tolerations: list[Any]) -> bool:
-    for t in tolerations:
-        if not isinstance(t, Mapping):
-            continue
-        effect = _s(t.get("effect"))
+#: a toleration as :func:`_tolerated` compares it: (effect, key, operator, value)
+_Toleration = tuple[str, str, str, str]
+
+
+def _tolerations(pod_spec: Mapping[str, Any]) -> list[_Toleration]:
+    return [
+        (_s(t.get("effect")), _s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")))
+        for t in _list(pod_spec.get("tolerations"))
+        if isinstance(t, Mapping)
+    ]
+
+
+def _tolerated(taint: Mapping[str, str], tolerations: list[_Toleration]) -> bool:
+    for effect, key, op, value in tolerations:
         if effect and effect != taint["effect"]:
             continue
-        key, op = _s(t.get("key")), _s(t.get("operator")) or "Equal"
         if op == "Exists":
             if not key or key == taint["key"]:
                 return True
-        elif key == taint["key"] and _s(t.get("value")) == taint["value"]:
+        elif key == taint["key"] and value == taint["value"]:
             return True
     return False
 
 
+_CORDON = {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True)
+class _PodFilter:
+    """A pod's scheduling constraints, read once per review and compared with each node (:meth:`why_not`)."""
+
+    #: (label, value, and the key and value as written, for the message)
+    selector: tuple[tuple[str, str, Any, Any], ...]
+    terms: list[Any] | None
+    tolerations: list[_Toleration]
+    cordon_tolerated: bool
+    resource: str | None
+    count: int | None
+
+    @classmethod
+    def of(cls, pod_spec: Mapping[str, Any], resource: str | None, count: int | None) -> _PodFilter:
+        ns = pod_spec.get("nodeSelector")
+        selector = tuple((str(k), _s(v), k, v) for k, v in ns.items()) if isinstance(ns, Mapping) else ()
+        tols = _tolerations(pod_spec)
+        return cls(selector, _required_terms(pod_spec), tols, _tolerated(_CORDON, tols), resource, count)
+
+    def why_not(self, node: Node) -> str | None:
+        """None when the pod fits ``node``; otherwise the first failing filter, named."""
+        labels = node.labels
+        for label, value, k, v in self.selector:
+            if labels.get(label) != value:
+                return f"nodeSelector {k}={v}"
+        if self.terms is not None and not any(_term_matches(t, node) for t in self.terms):
+            return "required nodeAffinity"
+        if node.unschedulable and not self.cordon_tolerated:
+            return "cordoned (spec.unschedulable)"
+        for t in node.taints:
+            if t["effect"] in ("NoSchedule", "NoExecute") and not _tolerated(t, self.tolerations):
+                return f"taint {t['key']}{'=' + t['value'] if t['value'] else ''}:{t['effect']} not tolerated"
+        if self.resource:
+            have = _int(node.allocatable.get(self.resource))
+            if not have:
+                return f"no allocatable {self.resource}"
+            if self.count is not None and have < self.count:
+                return f"allocatable {self.resource}={have} < {self.count}"
+        return None
+
+
 def _why_not(pod_spec: Mapping[str, Any], resource: str | None, count: int | None, node: Node) -> str | None:
     """None when the pod fits ``node``; otherwise the first failing filter, named."""
-    ns = pod_spec.get("nodeSelector")
-    if isinstance(ns, Mapping):
-        for k, v in ns.items():
-            if node.labels.get(str(k)) != _s(v):
-                return f"nodeSelector {k}={v}"
-    if not _affinity_ok(pod_spec, node):
-        return "required nodeAffinity"
-    tols = _list(pod_spec.get("tolerations"))
-    if node.unschedulable and not _tolerated(
-        {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}, tols
-    ):
-        return "cordoned (spec.unschedulable)"
-    for t in node.taints:
-        if t["effect"] in ("NoSchedule", "NoExecute") and not _tolerated(t, tols):
-            return f"taint {t['key']}{'=' + t['value'] if t['value'] else ''}:{t['effect']} not tolerated"
-    if resource:
-        have = _int(node.allocatable.get(resource))
-        if not have:
-            return f"no allocatable {resource}"
-        if count is not None and have < count:
-            return f"allocatable {resource}={have} < {count}"
-    return None
+    return _PodFilter.of(pod_spec, resource, count).why_not(node)
 
 
 def placement_from_cluster(
@@ -377,12 +428,18 @@ def placement_from_cluster(
     resource, count, gpus_loc = pl._gpu_resource(container)
     fits: list[tuple[Node, Placement]] = []
     rejected: dict[str, list[str]] = {}
+    # one placement per distinct node facts (a node pool's nodes share them), made from the facts read when
+    # the node was listed: the same Placement resolve_placement({"nodeSelector": labels}, container, {}) gives
+    placed: dict[int, Placement] = {}
+    pod_filter = _PodFilter.of(pod_spec, resource, count)
     for node in inventory.nodes:
-        why = _why_not(pod_spec, resource, count, node)
+        why = pod_filter.why_not(node)
         if why is not None:
             rejected.setdefault(why, []).append(node.name)
             continue
-        per_node = pl.resolve_placement({"nodeSelector": dict(node.labels)}, container, {})
+        per_node = placed.get(id(node.facts))
+        if per_node is None:
+            per_node = placed[id(node.facts)] = pl.placement_on_node(node.facts, container)
         fits.append((node, per_node))
     base = f"--cluster ({inventory.source})"
     if not fits:

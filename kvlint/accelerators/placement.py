@@ -1256,6 +1256,57 @@ def resolve_placement(
                 if not annotation_decides:
                     annotated = None
         decision = annotated or own
+    return _finish(
+        decision,
+        notes,
+        resource=resource,
+        gpus=gpus,
+        gpus_loc=gpus_loc,
+        gslice=gslice,
+        partition=_partition(label_sets),
+        sharing=_sharing(label_sets),
+        why_undecided=lambda: _why_undecided(label_sets),
+        undecided_why=undecided_why,
+        default=default,
+        gpu_memory_bytes=gpu_memory_bytes,
+        require=require,
+        gpus_elsewhere=(gpu_source or dra_claims(pod_spec, container)) if resource is None else None,
+        conflict=conflict,
+    )
+
+
+def _partition(label_sets: list[Labels]) -> str | None:
+    """The first GKE MIG partition label value (``cloud.google.com/gke-gpu-partition-size``) among the label sets."""
+    for labels in label_sets:
+        part = _first(labels, GKE_PARTITION)
+        if part:
+            return part
+    return None
+
+
+def _finish(
+    decision: _Decision | None,
+    notes: list[str],
+    *,
+    resource: str | None,
+    gpus: int | None,
+    gpus_loc: Loc | None,
+    gslice: GpuSlice | None,
+    partition: str | None,
+    sharing: tuple[bool, int | None, str],
+    why_undecided: Callable[[], list[str]],
+    undecided_why: str | None,
+    default: str | None,
+    gpu_memory_bytes: int | None,
+    require: Callable[[str, str], Accelerator],
+    gpus_elsewhere: str | None,
+    conflict: AnnotationConflict | None,
+) -> Placement:
+    """The rest of :func:`resolve_placement` once the labels, annotation and operator fields decided (or not):
+    the MIG resource, default, ``--gpu-memory`` and HAMi fallbacks, MIG slice and sharing notes. Reads the
+    scheduling labels only through ``partition`` (:func:`_partition`), ``sharing`` (:func:`_sharing`) and
+    ``why_undecided`` (:func:`_why_undecided`), so :func:`placement_on_node` can pass a node's, read once.
+    Never mutates ``decision``."""
     if decision is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
         profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         if profile:
@@ -1292,7 +1343,7 @@ def resolve_placement(
             gslice.loc,
         )
     if decision is None:
-        why = _why_undecided(label_sets)
+        why = why_undecided()
         if undecided_why:
             why.insert(0, undecided_why)
         if (
@@ -1308,12 +1359,7 @@ def resolve_placement(
     notes = decision.notes + notes
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
     if mig_bytes is None:
-        profile = None
-        for labels in label_sets:
-            part = _first(labels, GKE_PARTITION)
-            if part:
-                profile = cat.mig_profile_name(part) or part
-                break
+        profile = (cat.mig_profile_name(partition) or partition) if partition else None
         if profile is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         if profile:
@@ -1323,7 +1369,7 @@ def resolve_placement(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
-    shared, sharers, share_note = _sharing(label_sets)
+    shared, sharers, share_note = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
         notes.append(share_note)
@@ -1354,8 +1400,61 @@ def resolve_placement(
         memory_bytes_override=override_bytes,
         candidates=tuple(decision.candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
-        gpus_elsewhere=(gpu_source or dra_claims(pod_spec, container)) if resource is None else None,
+        gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
+    )
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What :func:`resolve_placement` reads from one node's labels when the pod's only scheduling fact is that
+    node's label set (``--cluster``: :func:`kvlint.cluster.placement_from_cluster`), read once per node by
+    :func:`node_facts`; :func:`placement_on_node` adds the container's part. Shared across reviews: never
+    mutated."""
+
+    decision: _Decision | None
+    partition: str | None
+    sharing: tuple[bool, int | None, str]
+    why: tuple[str, ...]
+
+
+def node_facts(labels: Mapping[str, str]) -> NodeFacts:
+    """The label-only part of ``resolve_placement({"nodeSelector": labels}, container, {})``: the GPU the labels
+    name (GFD, GKE, Karpenter, AKS, AMD, instance types; MIG and sharing labels), the MIG partition label, the
+    sharing labels and, when no GPU is named, why. No container, annotation, site table or default is read."""
+    ns_labels, ns = _node_selector_labels({"nodeSelector": dict(labels)})
+    decision = _from_scheduling(ns_labels, ns, [], None) if ns_labels else None
+    label_sets = [ns_labels]
+    return NodeFacts(
+        decision,
+        _partition(label_sets),
+        _sharing(label_sets),
+        tuple(_why_undecided(label_sets)) if decision is None else (),
+    )
+
+
+def placement_on_node(facts: NodeFacts, container: Mapping[str, Any]) -> Placement:
+    """``resolve_placement({"nodeSelector": labels}, container, {})`` for the node whose labels gave ``facts``
+    (:func:`node_facts`): the same :class:`~kvlint.types.Placement`, with only the container read here."""
+    container = container if isinstance(container, Mapping) else {}
+    resource, gpus, gpus_loc = _gpu_resource(container)
+    gslice = hami_slice(container) if resource in (None, HAMI_COUNT) else None
+    return _finish(
+        facts.decision,
+        [],
+        resource=resource,
+        gpus=gpus,
+        gpus_loc=gpus_loc,
+        gslice=gslice,
+        partition=facts.partition,
+        sharing=facts.sharing,
+        why_undecided=lambda: list(facts.why),
+        undecided_why=None,
+        default=None,
+        gpu_memory_bytes=None,
+        require=cat.require,
+        gpus_elsewhere=dra_claims({}, container) if resource is None else None,
+        conflict=None,
     )
 
 

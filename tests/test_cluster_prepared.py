@@ -1,0 +1,317 @@
+"""``--cluster``: node labels read once per node (``Node.facts``) give the same placements as reading them per
+review through ``resolve_placement`` (the path before the split), on generated inventories of many shapes."""
+
+from __future__ import annotations
+
+import gc
+import random
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from kvlint import cluster
+from kvlint.accelerators import placement as pl
+from kvlint.cluster import Node, NodeInventory, placement_from_cluster
+
+_GPU_LABELS: list[dict[str, str]] = [
+    {},  # unlabeled (a CPU node, or no GFD)
+    {"kubernetes.io/os": "linux"},
+    {pl.GFD_PRODUCT: "NVIDIA-A100-SXM4-80GB"},
+    {pl.GFD_PRODUCT: "NVIDIA-A100-SXM4-40GB", pl.GFD_MEMORY: "40960"},
+    {pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"},
+    {pl.GFD_PRODUCT: "Tesla-T4", pl.GFD_FAMILY: "turing"},
+    {pl.GFD_PRODUCT: "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/mig.strategy": "single"},
+    {pl.GFD_PRODUCT: "NVIDIA-A10G-SHARED", "nvidia.com/gpu.replicas": "4"},
+    {pl.GFD_PRODUCT: "NVIDIA-Some-Future-GPU"},
+    {pl.GFD_MEMORY: "24576", pl.GFD_FAMILY: "ampere"},
+    {pl.GKE_ACCELERATOR: "nvidia-l4"},
+    {pl.GKE_ACCELERATOR: "nvidia-tesla-a100", pl.GKE_PARTITION: "1g.5gb"},
+    {pl.GKE_ACCELERATOR: "nvidia-h100-80gb", pl.GKE_SHARING: "time-sharing", pl.GKE_MAX_SHARED: "3"},
+    {pl.GKE_TPU: "tpu-v5-lite-podslice"},
+    {pl.INSTANCE_TYPE: "p4d.24xlarge"},
+    {pl.INSTANCE_TYPE: "g5.xlarge", pl.KARPENTER_GPU: "a10g", pl.KARPENTER_GPU_MEMORY: "24576"},
+    {pl.INSTANCE_TYPE: "m5.large"},
+    {pl.INSTANCE_TYPE: "<your-vm-sku>"},
+    {pl.INSTANCE_TYPE: "Standard_NC24ads_A100_v4", "kubernetes.azure.com/accelerator": "nvidia"},
+    {pl.AZURE_GPU: "A100"},
+    {pl.AMD_PRODUCT: "AMD_Instinct_MI300X_OAM", pl.AMD_VRAM: "192G"},
+    {"example.com/gpu-name": "H100"},
+]
+
+_TAINTS: list[tuple[dict[str, str], ...]] = [
+    (),
+    ({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},),
+    ({"key": "nvidia.com/gpu", "value": "", "effect": "NoExecute"},),
+    ({"key": "dedicated", "value": "llm", "effect": "NoSchedule"},),
+    ({"key": "spot", "value": "true", "effect": "PreferNoSchedule"},),
+]
+
+_CONTAINERS: list[dict[str, Any]] = [
+    {"name": "c"},
+    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}},
+    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "8"}}},
+    {"name": "c", "resources": {"requests": {"nvidia.com/gpu": 2}}},
+    {"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}},
+    {"name": "c", "resources": {"limits": {"nvidia.com/gpu.shared": 1}}},
+    {"name": "c", "resources": {"limits": {"amd.com/gpu": 1}}},
+    {"name": "c", "resources": {"limits": {"google.com/tpu": 4}}},
+    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 8000}}},
+    {"name": "c", "resources": {"claims": [{"name": "gpu"}]}},
+    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "lots"}}},
+]
+
+
+def _node(rng: random.Random, i: int) -> Node:
+    labels = {
+        "kubernetes.io/hostname": f"n{i}",
+        "zone": rng.choice(["a", "b", "c"]),
+        "rank": str(rng.randint(0, 9)),
+    }
+    labels.update(rng.choice(_GPU_LABELS))
+    if rng.random() < 0.2:
+        labels["pool"] = rng.choice(["serve", "batch"])
+    alloc = {"cpu": "32"}
+    if rng.random() < 0.8:
+        alloc[rng.choice(["nvidia.com/gpu", "nvidia.com/gpu", "nvidia.com/mig-1g.5gb", "amd.com/gpu"])] = str(
+            rng.choice([0, 1, 2, 4, 8])
+        )
+    return Node(
+        name=f"n{i}",
+        labels=labels,
+        taints=rng.choice(_TAINTS),
+        allocatable=alloc,
+        unschedulable=rng.random() < 0.05,
+    )
+
+
+def _expr(rng: random.Random) -> dict[str, Any]:
+    op = rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+    if op in ("Gt", "Lt"):
+        return {"key": "rank", "operator": op, "values": [str(rng.randint(0, 9))]}
+    key = rng.choice(["zone", "pool", pl.GFD_PRODUCT, pl.GKE_ACCELERATOR, pl.INSTANCE_TYPE])
+    values = {
+        "zone": ["a", "b", "c"],
+        "pool": ["serve", "batch"],
+        pl.GFD_PRODUCT: ["NVIDIA-A100-SXM4-80GB", "Tesla-T4", "NVIDIA-H100-80GB-HBM3"],
+        pl.GKE_ACCELERATOR: ["nvidia-l4", "nvidia-tesla-a100"],
+        pl.INSTANCE_TYPE: ["p4d.24xlarge", "g5.xlarge"],
+    }[key]
+    if op in ("Exists", "DoesNotExist"):
+        return {"key": key, "operator": op}
+    return {"key": key, "operator": op, "values": rng.sample(values, rng.randint(1, len(values)))}
+
+
+def _pod(rng: random.Random) -> dict[str, Any]:
+    pod: dict[str, Any] = {}
+    if rng.random() < 0.3:
+        pod["nodeSelector"] = {"zone": rng.choice(["a", "b"])}
+    if rng.random() < 0.6:
+        terms = [
+            {"matchExpressions": [_expr(rng) for _ in range(rng.randint(1, 3))]}
+            for _ in range(rng.randint(1, 2))
+        ]
+        if rng.random() < 0.1:
+            terms.append(
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]}]}
+            )
+        pod["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
+    tols: list[dict[str, Any]] = []
+    if rng.random() < 0.6:
+        tols.append({"key": "nvidia.com/gpu", "operator": "Exists"})
+    if rng.random() < 0.2:
+        tols.append({"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"})
+    if rng.random() < 0.05:
+        tols.append({"operator": "Exists"})
+    if rng.random() < 0.05:
+        tols.append("not-a-toleration")  # type: ignore[arg-type]
+    if rng.random() < 0.05:
+        pod["nodeSelector"] = {"rank": rng.randint(0, 9)}  # an int a YAML reader gives
+    if tols:
+        pod["tolerations"] = tols
+    return pod
+
+
+# The node filter before it read the pod once per review (kvlint/cluster.py at 0f5a8830), kept as the reference.
+
+
+def _old_affinity_ok(pod_spec: Mapping[str, Any], node: Node) -> bool:
+    aff = pod_spec.get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
+    terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
+    if not isinstance(terms, list):
+        return True
+    return any(cluster._term_matches(t, node) for t in terms)
+
+
+def _old_tolerated(taint: Mapping[str, str], tolerations: list[Any]) -> bool:
+    for t in tolerations:
+        if not isinstance(t, Mapping):
+            continue
+        effect = cluster._s(t.get("effect"))
+        if effect and effect != taint["effect"]:
+            continue
+        key, op = cluster._s(t.get("key")), cluster._s(t.get("operator")) or "Equal"
+        if op == "Exists":
+            if not key or key == taint["key"]:
+                return True
+        elif key == taint["key"] and cluster._s(t.get("value")) == taint["value"]:
+            return True
+    return False
+
+
+def _old_why_not(
+    pod_spec: Mapping[str, Any], resource: str | None, count: int | None, node: Node
+) -> str | None:
+    """None when the pod fits ``node``; otherwise the first failing filter, named."""
+    ns = pod_spec.get("nodeSelector")
+    if isinstance(ns, Mapping):
+        for k, v in ns.items():
+            if node.labels.get(str(k)) != cluster._s(v):
+                return f"nodeSelector {k}={v}"
+    if not _old_affinity_ok(pod_spec, node):
+        return "required nodeAffinity"
+    tols = cluster._list(pod_spec.get("tolerations"))
+    if node.unschedulable and not _old_tolerated(
+        {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}, tols
+    ):
+        return "cordoned (spec.unschedulable)"
+    for t in node.taints:
+        if t["effect"] in ("NoSchedule", "NoExecute") and not _old_tolerated(t, tols):
+            return f"taint {t['key']}{'=' + t['value'] if t['value'] else ''}:{t['effect']} not tolerated"
+    if resource:
+        have = cluster._int(node.allocatable.get(resource))
+        if not have:
+            return f"no allocatable {resource}"
+        if count is not None and have < count:
+            return f"allocatable {resource}={have} < {count}"
+    return None
+
+
+def _inventories() -> Iterator[tuple[random.Random, NodeInventory]]:
+    for seed in range(24):
+        rng = random.Random(seed)
+        n = rng.choice([1, 3, 12, 40])
+        yield rng, NodeInventory(tuple(_node(rng, i) for i in range(n)), f"generated-{seed}")
+
+
+def _per_review(pod: Mapping[str, Any], container: Mapping[str, Any], inv: NodeInventory) -> Any:
+    """``placement_from_cluster`` the way it worked before the split: each fitting node's labels read through
+    ``resolve_placement`` for this review (``placement_on_node`` swapped for it, one node at a time)."""
+    by_facts: dict[int, Node] = {}
+    orig = pl.placement_on_node
+
+    def old(facts: pl.NodeFacts, c: Mapping[str, Any]) -> Any:
+        return pl.resolve_placement({"nodeSelector": dict(by_facts[id(facts)].labels)}, c, {})
+
+    plain = NodeInventory(
+        tuple(
+            _Unshared(n.name, dict(n.labels), n.taints, dict(n.allocatable), n.unschedulable)
+            for n in inv.nodes
+        ),
+        inv.source,
+    )
+    for n in plain.nodes:
+        by_facts[id(n.facts)] = n
+    pl.placement_on_node = old  # type: ignore[assignment]
+    try:
+        return placement_from_cluster(pod, container, plain)
+    finally:
+        pl.placement_on_node = orig  # type: ignore[assignment]
+
+
+class _Unshared(Node):
+    """A node whose facts object is its own (not shared with equal nodes), so the old path reads each node's labels."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", pl.node_facts(self.labels))
+
+
+def test_node_facts_give_resolve_placements_result_on_every_label_shape() -> None:
+    for labels in _GPU_LABELS:
+        facts = pl.node_facts(labels)
+        for container in _CONTAINERS:
+            assert pl.placement_on_node(facts, container) == pl.resolve_placement(
+                {"nodeSelector": dict(labels)}, container, {}
+            ), (labels, container)
+
+
+def test_prepared_nodes_place_pods_as_the_per_review_path() -> None:
+    checked = 0
+    for rng, inv in _inventories():
+        for _ in range(6):
+            pod = _pod(rng)
+            container = rng.choice(_CONTAINERS)
+            new = placement_from_cluster(pod, container, inv)
+            resource, count, _ = pl._gpu_resource(container)
+            pod_filter = cluster._PodFilter.of(pod, resource, count)
+            for node in inv.nodes:
+                assert pod_filter.why_not(node) == _old_why_not(pod, resource, count, node), (pod, node)
+            assert new == _per_review(pod, container, inv), (inv.source, pod, container)
+            checked += new.accelerator is not None
+    assert checked > 20  # the generated shapes do place pods on GPUs, not only "none fits"
+
+
+def test_nodes_of_one_pool_share_their_facts_and_a_review_places_each_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    a = Node(
+        "a",
+        {pl.GFD_PRODUCT: "NVIDIA-A100-SXM4-80GB", "kubernetes.io/hostname": "a"},
+        (),
+        {"nvidia.com/gpu": "8"},
+    )
+    b = Node(
+        "b",
+        {pl.GFD_PRODUCT: "NVIDIA-A100-SXM4-80GB", "kubernetes.io/hostname": "b"},
+        (),
+        {"nvidia.com/gpu": "8"},
+    )
+    t4 = Node("t", {pl.GFD_PRODUCT: "Tesla-T4"}, (), {"nvidia.com/gpu": "1"})
+    assert a.facts is b.facts and a.facts is not t4.facts
+    calls: list[pl.NodeFacts] = []
+    orig = pl.placement_on_node
+
+    def counting(facts: pl.NodeFacts, c: Mapping[str, Any]) -> Any:
+        calls.append(facts)
+        return orig(facts, c)
+
+    monkeypatch.setattr(pl, "placement_on_node", counting)
+    monkeypatch.setattr(pl, "resolve_placement", lambda *a, **k: pytest.fail("labels read during a review"))
+    p = placement_from_cluster(
+        {}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, NodeInventory((a, b, t4), "t")
+    )
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-t4"
+    assert len(calls) == 2
+
+
+def test_hostile_inventory_keeps_one_facts_object_per_distinct_label_set() -> None:
+    gc.collect()
+    before = len(cluster._facts)
+    nodes = tuple(
+        Node(f"n{i}", {pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3", "kubernetes.io/hostname": f"n{i}"})
+        for i in range(10_000)
+    )
+    assert len({id(n.facts) for n in nodes}) == 1
+    assert len(cluster._facts) <= before + 1
+    del nodes
+    gc.collect()
+    # released with the nodes: a refreshed inventory does not accumulate them
+    assert len(cluster._facts) <= before
+
+
+def test_an_inventory_sent_to_a_worker_keeps_its_facts_and_their_sharing() -> None:
+    """The webhook sends the inventory to its review workers pickled (``("options", Options)``): the facts go with
+    the nodes (unpickling does not read the labels again) and the nodes of one pool still share one record."""
+    import pickle
+
+    rng = random.Random(7)
+    inv = NodeInventory(tuple(_node(rng, i) for i in range(40)), "sent")
+    back = pickle.loads(pickle.dumps(inv, pickle.HIGHEST_PROTOCOL))
+    assert len({id(n.facts) for n in back.nodes}) == len({id(n.facts) for n in inv.nodes})
+    for _ in range(10):
+        pod, container = _pod(rng), rng.choice(_CONTAINERS)
+        assert placement_from_cluster(pod, container, back) == placement_from_cluster(pod, container, inv)
