@@ -31,7 +31,7 @@ import json
 import os
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from kvlint.accelerators import placement as pl
@@ -53,14 +53,25 @@ TIMEOUT_S = (5.0, 30.0)
 
 _cache: dict[tuple[str | None, str | None], NodeInventory] = {}
 
-#: node facts by their text, while a node holds them: nodes of one pool share one object, so a review places
-#: each distinct GPU once and memory grows with the distinct label sets, not the nodes
-_facts: weakref.WeakValueDictionary[str, pl.NodeFacts] = weakref.WeakValueDictionary()
+#: node facts by their value (:func:`_facts_key`), while a node holds them: nodes of one pool share one object, so a
+#: review places each distinct GPU once and memory grows with the distinct label sets, not the nodes
+_facts: weakref.WeakValueDictionary[Any, pl.NodeFacts] = weakref.WeakValueDictionary()
+
+
+def _facts_key(v: Any) -> Any:
+    """``v`` (a :class:`~kvlint.accelerators.placement.NodeFacts`) as a hashable value, equal exactly when the facts
+    are: every dataclass field and list item in order, tagged with its type. It holds the facts' own strings, not a
+    copy of their text (a ``repr`` key doubled what a node with a long label value kept)."""
+    if is_dataclass(v) and not isinstance(v, type):
+        return (type(v), *(_facts_key(getattr(v, f.name)) for f in fields(v)))
+    if isinstance(v, (list, tuple)):
+        return (type(v), *(_facts_key(x) for x in v))
+    return v if type(v) is str else (type(v), v)
 
 
 def _interned_facts(labels: Mapping[str, str]) -> pl.NodeFacts:
     facts = pl.node_facts(labels)
-    key = repr(facts)
+    key = _facts_key(facts)
     found = _facts.get(key)
     if found is not None:
         return found

@@ -315,3 +315,44 @@ def test_an_inventory_sent_to_a_worker_keeps_its_facts_and_their_sharing() -> No
     for _ in range(10):
         pod, container = _pod(rng), rng.choice(_CONTAINERS)
         assert placement_from_cluster(pod, container, back) == placement_from_cluster(pod, container, inv)
+
+
+def test_the_shared_facts_table_keeps_no_copy_of_a_long_label_value() -> None:
+    """A label value kvlint does not know (an unknown GPU product) is quoted in the node's facts (``how`` and a note):
+    the table that shares equal facts must not hold its text a third and fourth time (a ``repr`` key did)."""
+    import tracemalloc
+
+    size, n = 64 * 1024, 40
+    items = [
+        {"metadata": {"name": f"n{i}", "labels": {pl.GFD_PRODUCT: (f"{i:04d}" + "x" * size)[:size]}}}
+        for i in range(n)
+    ]
+    cluster.inventory_from_node_list({"items": items[:1]})  # first use: imports, catalogue
+    gc.collect()
+    tracemalloc.start()
+    try:
+        inv = cluster.inventory_from_node_list({"items": items})
+        gc.collect()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len({id(node.facts) for node in inv.nodes}) == n
+    assert sum(str(node.facts).count(node.labels[pl.GFD_PRODUCT]) for node in inv.nodes) == 2 * n
+    assert held < 2.5 * size * n, f"{held / n / 1024:.0f} KiB a node for a {size // 1024} KiB label value"
+
+
+def test_equal_facts_share_a_key_and_different_facts_never_do() -> None:
+    shapes = [
+        *_GPU_LABELS,
+        {pl.GFD_PRODUCT: "a', 'b"},
+        {pl.GFD_PRODUCT: "a\\', \\'b"},
+        {pl.GFD_PRODUCT: 'a", "b'},
+    ]
+    facts = [pl.node_facts({**labels, "kubernetes.io/hostname": "h"}) for labels in shapes]
+    facts += [pl.node_facts({**labels, "kubernetes.io/hostname": "other"}) for labels in shapes]
+    for a in facts:
+        for b in facts:
+            assert (cluster._facts_key(a) == cluster._facts_key(b)) == (a == b), (a, b)
+    shared = pl.NodeFacts(None, None, (True, None, ""), ())
+    assert cluster._facts_key(shared) != cluster._facts_key(pl.NodeFacts(None, None, (1, None, ""), ()))  # type: ignore[arg-type]
+    hash(cluster._facts_key(facts[0]))
