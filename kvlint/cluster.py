@@ -41,6 +41,7 @@ __all__ = [
     "ClusterUnavailable",
     "Node",
     "NodeInventory",
+    "NodeLabels",
     "clear_cache",
     "inventory_from_node_list",
     "load_inventory",
@@ -79,6 +80,26 @@ def _interned_facts(labels: Mapping[str, str]) -> pl.NodeFacts:
     return facts
 
 
+class NodeLabels(dict[str, str]):
+    """A :class:`Node`'s ``labels``: a dict that refuses changes in place (``TypeError``). The node's GPU is read
+    from its labels once, when the node is made (:attr:`Node.facts`), so a label changed in place afterwards would
+    be filtered on with the new value and placed with the old one; build a new node instead
+    (``dataclasses.replace(node, labels={...})``, or a watch event's node)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise TypeError(
+            "a Node's labels are read into its facts when the node is made: build a new Node "
+            "(dataclasses.replace(node, labels=...)) instead of changing them in place"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NodeLabels, (dict(self),))
+
+
 class ClusterUnavailable(Exception):
     """The cluster could not be read (no kubeconfig / unknown context, unreachable API server, 401/403,
     malformed answer); the message names the kubeconfig/context and how to fix it."""
@@ -88,7 +109,8 @@ class ClusterUnavailable(Exception):
 class Node:
     """One node as the scheduler sees it.
 
-    ``labels`` are ``metadata.labels``; ``taints`` the ``spec.taints`` items (``key``, ``value``,
+    ``labels`` are ``metadata.labels`` (a :class:`NodeLabels`: read into ``facts`` when the node is made, so
+    never changed in place); ``taints`` the ``spec.taints`` items (``key``, ``value``,
     ``effect``); ``allocatable`` ``status.allocatable`` (resource name -> quantity string, e.g.
     ``nvidia.com/gpu: "8"``); ``unschedulable`` ``spec.unschedulable`` (cordoned).
     """
@@ -103,6 +125,8 @@ class Node:
     facts: pl.NodeFacts = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if type(self.labels) is not NodeLabels:
+            object.__setattr__(self, "labels", NodeLabels(self.labels))
         object.__setattr__(self, "facts", _interned_facts(self.labels))
 
 
@@ -158,7 +182,7 @@ def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") 
         nodes.append(
             Node(
                 name=str(name),
-                labels={str(k): _s(v) for k, v in labels.items()},
+                labels=NodeLabels({str(k): _s(v) for k, v in labels.items()}),
                 taints=tuple(
                     {"key": _s(t.get("key")), "value": _s(t.get("value")), "effect": _s(t.get("effect"))}
                     for t in taints

@@ -356,3 +356,38 @@ def test_equal_facts_share_a_key_and_different_facts_never_do() -> None:
     shared = pl.NodeFacts(None, None, (True, None, ""), ())
     assert cluster._facts_key(shared) != cluster._facts_key(pl.NodeFacts(None, None, (1, None, ""), ()))  # type: ignore[arg-type]
     hash(cluster._facts_key(facts[0]))
+
+
+def test_a_nodes_labels_cannot_change_under_its_facts() -> None:
+    """``Node.facts`` are read from the labels when the node is made: changing a label in place would filter on the new
+    value and place with the old one. The labels refuse it; a new node (``replace``) reads its own facts."""
+    import copy
+    import pickle
+    from dataclasses import replace
+
+    node = cluster.inventory_from_node_list(
+        {"items": [{"metadata": {"name": "n", "labels": {pl.GFD_PRODUCT: "Tesla-T4"}}}]}
+    ).nodes[0]
+    made = Node("m", {pl.GFD_PRODUCT: "Tesla-T4"})
+    for n in (node, made):
+        for change in (
+            lambda labels: labels.__setitem__(pl.GFD_PRODUCT, "NVIDIA-H100-80GB-HBM3"),
+            lambda labels: labels.update({pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3"}),
+            lambda labels: labels.pop(pl.GFD_PRODUCT),
+            lambda labels: labels.setdefault("zone", "a"),
+            lambda labels: labels.clear(),
+            lambda labels: labels.popitem(),
+            lambda labels: labels.__delitem__(pl.GFD_PRODUCT),
+            lambda labels: labels.__ior__({"zone": "a"}),
+        ):
+            with pytest.raises(TypeError):
+                change(n.labels)
+        assert n.labels == {pl.GFD_PRODUCT: "Tesla-T4"}
+        for back in (pickle.loads(pickle.dumps(n)), copy.deepcopy(n), copy.copy(n)):
+            assert back == n and type(back.labels) is cluster.NodeLabels
+        h100 = replace(n, labels={pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3"})
+        assert h100.facts.decision is not None and h100.facts.decision.acc is not None
+        assert (
+            h100.facts.decision.acc.id
+            == pl.resolve_placement({"nodeSelector": dict(h100.labels)}, {}, {}).accelerator.id
+        )  # type: ignore[union-attr]
