@@ -31,7 +31,7 @@ import json
 import os
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import InitVar, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from kvlint.accelerators import placement as pl
@@ -123,11 +123,16 @@ class Node:
     #: what the labels say about the node's GPU (:func:`kvlint.accelerators.placement.node_facts`), read once
     #: when the node is made (a LIST, or a watch event's node), not per review; equal facts are one object
     facts: pl.NodeFacts = field(init=False, repr=False, compare=False)
+    #: the node this one replaces (a relist's or a watch event's node of the same name): its facts are taken
+    #: when its labels are equal, so a status-only change or a relist does not read the labels again
+    was: InitVar[Node | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, was: Node | None) -> None:
         if type(self.labels) is not NodeLabels:
             object.__setattr__(self, "labels", NodeLabels(self.labels))
-        object.__setattr__(self, "facts", _interned_facts(self.labels))
+        # in the same order too: a label set's notes follow its order (the API server's JSON sorts the keys)
+        same = was is not None and was.labels == self.labels and list(was.labels) == list(self.labels)
+        object.__setattr__(self, "facts", was.facts if same else _interned_facts(self.labels))  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
@@ -156,9 +161,13 @@ def _s(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") -> NodeInventory:
+def inventory_from_node_list(
+    data: Mapping[str, Any], source: str = "NodeList", previous: Mapping[str, Node] | None = None
+) -> NodeInventory:
     """A :class:`NodeInventory` from a ``NodeList`` JSON object (``items`` of ``Node``), as returned by
-    ``GET /api/v1/nodes``. Items that are not mappings or lack ``metadata.name`` are skipped.
+    ``GET /api/v1/nodes``. Items that are not mappings or lack ``metadata.name`` are skipped. ``previous``
+    (name -> node, the webhook's watch cache) gives the nodes these replace: one whose labels are unchanged keeps
+    its :attr:`Node.facts`.
 
     Raises:
         ClusterUnavailable: ``data`` is not a mapping with an ``items`` list.
@@ -190,6 +199,7 @@ def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") 
                 ),
                 allocatable={str(k): _s(v) for k, v in alloc.items()},
                 unschedulable=bool(spec.get("unschedulable")),
+                was=previous.get(str(name)) if previous else None,
             )
         )
     return NodeInventory(tuple(nodes), source)

@@ -226,7 +226,7 @@ def _per_review(pod: Mapping[str, Any], container: Mapping[str, Any], inv: NodeI
 class _Unshared(Node):
     """A node whose facts object is its own (not shared with equal nodes), so the old path reads each node's labels."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, was: Node | None = None) -> None:
         object.__setattr__(self, "facts", pl.node_facts(self.labels))
 
 
@@ -391,3 +391,95 @@ def test_a_nodes_labels_cannot_change_under_its_facts() -> None:
             h100.facts.decision.acc.id
             == pl.resolve_placement({"nodeSelector": dict(h100.labels)}, {}, {}).accelerator.id
         )  # type: ignore[union-attr]
+
+
+def test_a_relist_or_a_status_only_event_keeps_the_facts_of_unchanged_labels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The watch cache's relist (a ``410 Gone``) and a ``MODIFIED`` event that changes only the status make new
+    nodes: those whose labels are unchanged (same keys, values and order) keep their facts instead of reading the
+    labels again; a changed label is read, and the placements are those of nodes made afresh."""
+    from kvlint.webhook.inventory import node_from_object
+
+    rng = random.Random(3)
+    first = NodeInventory(tuple(_node(rng, i) for i in range(30)), "t")
+    known = {n.name: n for n in first.nodes}
+
+    def item(n: Node, labels: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "metadata": {"name": n.name, "labels": dict(labels)},
+            "spec": {"taints": list(n.taints), "unschedulable": not n.unschedulable},
+            "status": {"allocatable": dict(n.allocatable)},
+        }
+
+    changed = {"n3": {**first.nodes[3].labels, pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3"}}
+    changed["n4"] = dict(reversed(list(first.nodes[4].labels.items())))  # equal, in another order
+    items = [item(n, changed.get(n.name, n.labels)) for n in first.nodes]
+    read: list[Mapping[str, str]] = []
+    orig = pl.node_facts
+
+    def counting(labels: Mapping[str, str]) -> pl.NodeFacts:
+        read.append(labels)
+        return orig(labels)
+
+    monkeypatch.setattr(pl, "node_facts", counting)
+    again = cluster.inventory_from_node_list({"items": items}, "t", known)
+    assert sorted(labels["kubernetes.io/hostname"] for labels in read) == ["n3", "n4"]
+    for old, new in zip(first.nodes, again.nodes, strict=True):
+        if new.name not in changed:
+            assert new.facts is old.facts, new.name
+    fresh = cluster.inventory_from_node_list({"items": items}, "t")
+    for new, made in zip(again.nodes, fresh.nodes, strict=True):
+        assert new.facts == made.facts
+    for _ in range(10):
+        pod, container = _pod(rng), rng.choice(_CONTAINERS)
+        assert placement_from_cluster(pod, container, again) == placement_from_cluster(pod, container, fresh)
+    read.clear()
+    event_node = node_from_object(items[5], known)
+    assert event_node is not None and event_node.facts is known["n5"].facts and not read
+    assert node_from_object(items[3], known).facts == fresh.nodes[3].facts  # type: ignore[union-attr]
+
+
+def test_the_watch_cache_reads_labels_only_of_nodes_whose_labels_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:class:`~kvlint.webhook.inventory.NodeWatchCache`: a ``MODIFIED`` event that changes only the status and a
+    relist (``410 Gone``) do not read unchanged labels again; a relabelled node is read and placed anew."""
+    import json
+    from types import SimpleNamespace
+
+    from kvlint.webhook.inventory import NodeWatchCache
+
+    nodes = [
+        {
+            "metadata": {
+                "name": f"g{i}",
+                "labels": {pl.GFD_PRODUCT: "Tesla-T4", "kubernetes.io/hostname": f"g{i}"},
+            },
+            "status": {"allocatable": {"nvidia.com/gpu": "1"}},
+        }
+        for i in range(5)
+    ]
+
+    class Api:
+        def list_node(self, **_kw: Any) -> Any:
+            return SimpleNamespace(
+                status=200, data=json.dumps({"items": nodes, "metadata": {"resourceVersion": "9"}})
+            )
+
+    cache = NodeWatchCache()
+    cache._api = Api()
+    cache.relist()
+    read: list[Mapping[str, str]] = []
+    orig = pl.node_facts
+    monkeypatch.setattr(pl, "node_facts", lambda labels: read.append(labels) or orig(labels))
+    status_only = {**nodes[0], "spec": {"unschedulable": True}}
+    assert cache.apply_event({"type": "MODIFIED", "object": status_only}) and not read
+    cache.relist()
+    assert not read
+    nodes[1]["metadata"]["labels"][pl.GFD_PRODUCT] = "NVIDIA-H100-80GB-HBM3"
+    cache.relist()
+    assert [labels["kubernetes.io/hostname"] for labels in read] == ["g1"]
+    assert cache.inventory is not None
+    placed = placement_from_cluster({}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, cache.inventory)
+    assert placed.candidates and {a.id for a in placed.candidates} == {"nvidia-t4", "nvidia-h100-sxm5-80gb"}
