@@ -73,7 +73,10 @@ def _facts_key(v: Any) -> Any:
 def _interned_facts(labels: Mapping[str, str]) -> pl.NodeFacts:
     facts = pl.node_facts(labels)
     key = _facts_key(facts)
-    found = _facts.get(key)
+    try:
+        found = _facts.get(key)
+    except TypeError:  # a field kvlint may add later that hashes not (a dict): these facts are not shared
+        return facts
     if found is not None:
         return found
     _facts[key] = facts

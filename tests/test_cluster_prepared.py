@@ -483,3 +483,12 @@ def test_the_watch_cache_reads_labels_only_of_nodes_whose_labels_changed(
     assert cache.inventory is not None
     placed = placement_from_cluster({}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, cache.inventory)
     assert placed.candidates and {a.id for a in placed.candidates} == {"nvidia-t4", "nvidia-h100-sxm5-80gb"}
+
+
+def test_facts_that_cannot_be_hashed_are_kept_unshared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table shares facts by their fields' values; a value that cannot be hashed (a dict a later field might hold)
+    leaves those facts unshared instead of failing to build the node."""
+    odd = pl.NodeFacts(None, None, (False, None, ""), ({"a": "b"},))  # type: ignore[arg-type]
+    monkeypatch.setattr(pl, "node_facts", lambda labels: odd)
+    node = Node("n", {"x": "y"})
+    assert node.facts is odd
