@@ -31,7 +31,7 @@ import json
 import os
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from kvlint.accelerators import placement as pl
@@ -41,6 +41,7 @@ __all__ = [
     "ClusterUnavailable",
     "Node",
     "NodeInventory",
+    "NodeLabels",
     "clear_cache",
     "inventory_from_node_list",
     "load_inventory",
@@ -53,19 +54,53 @@ TIMEOUT_S = (5.0, 30.0)
 
 _cache: dict[tuple[str | None, str | None], NodeInventory] = {}
 
-#: node facts by their text, while a node holds them: nodes of one pool share one object, so a review places
-#: each distinct GPU once and memory grows with the distinct label sets, not the nodes
-_facts: weakref.WeakValueDictionary[str, pl.NodeFacts] = weakref.WeakValueDictionary()
+#: node facts by their value (:func:`_facts_key`), while a node holds them: nodes of one pool share one object, so a
+#: review places each distinct GPU once and memory grows with the distinct label sets, not the nodes
+_facts: weakref.WeakValueDictionary[Any, pl.NodeFacts] = weakref.WeakValueDictionary()
+
+
+def _facts_key(v: Any) -> Any:
+    """``v`` (a :class:`~kvlint.accelerators.placement.NodeFacts`) as a hashable value, equal exactly when the facts
+    are: every dataclass field and list item in order, tagged with its type. It holds the facts' own strings, not a
+    copy of their text (a ``repr`` key doubled what a node with a long label value kept)."""
+    if is_dataclass(v) and not isinstance(v, type):
+        return (type(v), *(_facts_key(getattr(v, f.name)) for f in fields(v)))
+    if isinstance(v, (list, tuple)):
+        return (type(v), *(_facts_key(x) for x in v))
+    return v if type(v) is str else (type(v), v)
 
 
 def _interned_facts(labels: Mapping[str, str]) -> pl.NodeFacts:
     facts = pl.node_facts(labels)
-    key = repr(facts)
-    found = _facts.get(key)
+    key = _facts_key(facts)
+    try:
+        found = _facts.get(key)
+    except TypeError:  # a field kvlint may add later that hashes not (a dict): these facts are not shared
+        return facts
     if found is not None:
         return found
     _facts[key] = facts
     return facts
+
+
+class NodeLabels(dict[str, str]):
+    """A :class:`Node`'s ``labels``: a dict that refuses changes in place (``TypeError``). The node's GPU is read
+    from its labels once, when the node is made (:attr:`Node.facts`), so a label changed in place afterwards would
+    be filtered on with the new value and placed with the old one; build a new node instead
+    (``dataclasses.replace(node, labels={...})``, or a watch event's node)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise TypeError(
+            "a Node's labels are read into its facts when the node is made: build a new Node "
+            "(dataclasses.replace(node, labels=...)) instead of changing them in place"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NodeLabels, (dict(self),))
 
 
 class ClusterUnavailable(Exception):
@@ -77,7 +112,8 @@ class ClusterUnavailable(Exception):
 class Node:
     """One node as the scheduler sees it.
 
-    ``labels`` are ``metadata.labels``; ``taints`` the ``spec.taints`` items (``key``, ``value``,
+    ``labels`` are ``metadata.labels`` (a :class:`NodeLabels`: read into ``facts`` when the node is made, so
+    never changed in place); ``taints`` the ``spec.taints`` items (``key``, ``value``,
     ``effect``); ``allocatable`` ``status.allocatable`` (resource name -> quantity string, e.g.
     ``nvidia.com/gpu: "8"``); ``unschedulable`` ``spec.unschedulable`` (cordoned).
     """
@@ -90,9 +126,16 @@ class Node:
     #: what the labels say about the node's GPU (:func:`kvlint.accelerators.placement.node_facts`), read once
     #: when the node is made (a LIST, or a watch event's node), not per review; equal facts are one object
     facts: pl.NodeFacts = field(init=False, repr=False, compare=False)
+    #: the node this one replaces (a relist's or a watch event's node of the same name): its facts are taken
+    #: when its labels are equal, so a status-only change or a relist does not read the labels again
+    was: InitVar[Node | None] = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "facts", _interned_facts(self.labels))
+    def __post_init__(self, was: Node | None) -> None:
+        if type(self.labels) is not NodeLabels:
+            object.__setattr__(self, "labels", NodeLabels(self.labels))
+        # in the same order too: a label set's notes follow its order (the API server's JSON sorts the keys)
+        same = was is not None and was.labels == self.labels and list(was.labels) == list(self.labels)
+        object.__setattr__(self, "facts", was.facts if same else _interned_facts(self.labels))  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
@@ -121,9 +164,13 @@ def _s(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") -> NodeInventory:
+def inventory_from_node_list(
+    data: Mapping[str, Any], source: str = "NodeList", previous: Mapping[str, Node] | None = None
+) -> NodeInventory:
     """A :class:`NodeInventory` from a ``NodeList`` JSON object (``items`` of ``Node``), as returned by
-    ``GET /api/v1/nodes``. Items that are not mappings or lack ``metadata.name`` are skipped.
+    ``GET /api/v1/nodes``. Items that are not mappings or lack ``metadata.name`` are skipped. ``previous``
+    (name -> node, the webhook's watch cache) gives the nodes these replace: one whose labels are unchanged keeps
+    its :attr:`Node.facts`.
 
     Raises:
         ClusterUnavailable: ``data`` is not a mapping with an ``items`` list.
@@ -147,7 +194,7 @@ def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") 
         nodes.append(
             Node(
                 name=str(name),
-                labels={str(k): _s(v) for k, v in labels.items()},
+                labels=NodeLabels({str(k): _s(v) for k, v in labels.items()}),
                 taints=tuple(
                     {"key": _s(t.get("key")), "value": _s(t.get("value")), "effect": _s(t.get("effect"))}
                     for t in taints
@@ -155,6 +202,7 @@ def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") 
                 ),
                 allocatable={str(k): _s(v) for k, v in alloc.items()},
                 unschedulable=bool(spec.get("unschedulable")),
+                was=previous.get(str(name)) if previous else None,
             )
         )
     return NodeInventory(tuple(nodes), source)

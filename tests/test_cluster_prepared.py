@@ -226,7 +226,7 @@ def _per_review(pod: Mapping[str, Any], container: Mapping[str, Any], inv: NodeI
 class _Unshared(Node):
     """A node whose facts object is its own (not shared with equal nodes), so the old path reads each node's labels."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, was: Node | None = None) -> None:
         object.__setattr__(self, "facts", pl.node_facts(self.labels))
 
 
@@ -315,3 +315,180 @@ def test_an_inventory_sent_to_a_worker_keeps_its_facts_and_their_sharing() -> No
     for _ in range(10):
         pod, container = _pod(rng), rng.choice(_CONTAINERS)
         assert placement_from_cluster(pod, container, back) == placement_from_cluster(pod, container, inv)
+
+
+def test_the_shared_facts_table_keeps_no_copy_of_a_long_label_value() -> None:
+    """A label value kvlint does not know (an unknown GPU product) is quoted in the node's facts (``how`` and a note):
+    the table that shares equal facts must not hold its text a third and fourth time (a ``repr`` key did)."""
+    import tracemalloc
+
+    size, n = 64 * 1024, 40
+    items = [
+        {"metadata": {"name": f"n{i}", "labels": {pl.GFD_PRODUCT: (f"{i:04d}" + "x" * size)[:size]}}}
+        for i in range(n)
+    ]
+    cluster.inventory_from_node_list({"items": items[:1]})  # first use: imports, catalogue
+    gc.collect()
+    tracemalloc.start()
+    try:
+        inv = cluster.inventory_from_node_list({"items": items})
+        gc.collect()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len({id(node.facts) for node in inv.nodes}) == n
+    assert sum(str(node.facts).count(node.labels[pl.GFD_PRODUCT]) for node in inv.nodes) == 2 * n
+    assert held < 2.5 * size * n, f"{held / n / 1024:.0f} KiB a node for a {size // 1024} KiB label value"
+
+
+def test_equal_facts_share_a_key_and_different_facts_never_do() -> None:
+    shapes = [
+        *_GPU_LABELS,
+        {pl.GFD_PRODUCT: "a', 'b"},
+        {pl.GFD_PRODUCT: "a\\', \\'b"},
+        {pl.GFD_PRODUCT: 'a", "b'},
+    ]
+    facts = [pl.node_facts({**labels, "kubernetes.io/hostname": "h"}) for labels in shapes]
+    facts += [pl.node_facts({**labels, "kubernetes.io/hostname": "other"}) for labels in shapes]
+    for a in facts:
+        for b in facts:
+            assert (cluster._facts_key(a) == cluster._facts_key(b)) == (a == b), (a, b)
+    shared = pl.NodeFacts(None, None, (True, None, ""), ())
+    assert cluster._facts_key(shared) != cluster._facts_key(pl.NodeFacts(None, None, (1, None, ""), ()))  # type: ignore[arg-type]
+    hash(cluster._facts_key(facts[0]))
+
+
+def test_a_nodes_labels_cannot_change_under_its_facts() -> None:
+    """``Node.facts`` are read from the labels when the node is made: changing a label in place would filter on the new
+    value and place with the old one. The labels refuse it; a new node (``replace``) reads its own facts."""
+    import copy
+    import pickle
+    from dataclasses import replace
+
+    node = cluster.inventory_from_node_list(
+        {"items": [{"metadata": {"name": "n", "labels": {pl.GFD_PRODUCT: "Tesla-T4"}}}]}
+    ).nodes[0]
+    made = Node("m", {pl.GFD_PRODUCT: "Tesla-T4"})
+    for n in (node, made):
+        for change in (
+            lambda labels: labels.__setitem__(pl.GFD_PRODUCT, "NVIDIA-H100-80GB-HBM3"),
+            lambda labels: labels.update({pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3"}),
+            lambda labels: labels.pop(pl.GFD_PRODUCT),
+            lambda labels: labels.setdefault("zone", "a"),
+            lambda labels: labels.clear(),
+            lambda labels: labels.popitem(),
+            lambda labels: labels.__delitem__(pl.GFD_PRODUCT),
+            lambda labels: labels.__ior__({"zone": "a"}),
+        ):
+            with pytest.raises(TypeError):
+                change(n.labels)
+        assert n.labels == {pl.GFD_PRODUCT: "Tesla-T4"}
+        for back in (pickle.loads(pickle.dumps(n)), copy.deepcopy(n), copy.copy(n)):
+            assert back == n and type(back.labels) is cluster.NodeLabels
+        h100 = replace(n, labels={pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3"})
+        assert h100.facts.decision is not None and h100.facts.decision.acc is not None
+        assert (
+            h100.facts.decision.acc.id
+            == pl.resolve_placement({"nodeSelector": dict(h100.labels)}, {}, {}).accelerator.id
+        )  # type: ignore[union-attr]
+
+
+def test_a_relist_or_a_status_only_event_keeps_the_facts_of_unchanged_labels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The watch cache's relist (a ``410 Gone``) and a ``MODIFIED`` event that changes only the status make new
+    nodes: those whose labels are unchanged (same keys, values and order) keep their facts instead of reading the
+    labels again; a changed label is read, and the placements are those of nodes made afresh."""
+    from kvlint.webhook.inventory import node_from_object
+
+    rng = random.Random(3)
+    first = NodeInventory(tuple(_node(rng, i) for i in range(30)), "t")
+    known = {n.name: n for n in first.nodes}
+
+    def item(n: Node, labels: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "metadata": {"name": n.name, "labels": dict(labels)},
+            "spec": {"taints": list(n.taints), "unschedulable": not n.unschedulable},
+            "status": {"allocatable": dict(n.allocatable)},
+        }
+
+    changed = {"n3": {**first.nodes[3].labels, pl.GFD_PRODUCT: "NVIDIA-H100-80GB-HBM3"}}
+    changed["n4"] = dict(reversed(list(first.nodes[4].labels.items())))  # equal, in another order
+    items = [item(n, changed.get(n.name, n.labels)) for n in first.nodes]
+    read: list[Mapping[str, str]] = []
+    orig = pl.node_facts
+
+    def counting(labels: Mapping[str, str]) -> pl.NodeFacts:
+        read.append(labels)
+        return orig(labels)
+
+    monkeypatch.setattr(pl, "node_facts", counting)
+    again = cluster.inventory_from_node_list({"items": items}, "t", known)
+    assert sorted(labels["kubernetes.io/hostname"] for labels in read) == ["n3", "n4"]
+    for old, new in zip(first.nodes, again.nodes, strict=True):
+        if new.name not in changed:
+            assert new.facts is old.facts, new.name
+    fresh = cluster.inventory_from_node_list({"items": items}, "t")
+    for new, made in zip(again.nodes, fresh.nodes, strict=True):
+        assert new.facts == made.facts
+    for _ in range(10):
+        pod, container = _pod(rng), rng.choice(_CONTAINERS)
+        assert placement_from_cluster(pod, container, again) == placement_from_cluster(pod, container, fresh)
+    read.clear()
+    event_node = node_from_object(items[5], known)
+    assert event_node is not None and event_node.facts is known["n5"].facts and not read
+    assert node_from_object(items[3], known).facts == fresh.nodes[3].facts  # type: ignore[union-attr]
+
+
+def test_the_watch_cache_reads_labels_only_of_nodes_whose_labels_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:class:`~kvlint.webhook.inventory.NodeWatchCache`: a ``MODIFIED`` event that changes only the status and a
+    relist (``410 Gone``) do not read unchanged labels again; a relabelled node is read and placed anew."""
+    import json
+    from types import SimpleNamespace
+
+    from kvlint.webhook.inventory import NodeWatchCache
+
+    nodes = [
+        {
+            "metadata": {
+                "name": f"g{i}",
+                "labels": {pl.GFD_PRODUCT: "Tesla-T4", "kubernetes.io/hostname": f"g{i}"},
+            },
+            "status": {"allocatable": {"nvidia.com/gpu": "1"}},
+        }
+        for i in range(5)
+    ]
+
+    class Api:
+        def list_node(self, **_kw: Any) -> Any:
+            return SimpleNamespace(
+                status=200, data=json.dumps({"items": nodes, "metadata": {"resourceVersion": "9"}})
+            )
+
+    cache = NodeWatchCache()
+    cache._api = Api()
+    cache.relist()
+    read: list[Mapping[str, str]] = []
+    orig = pl.node_facts
+    monkeypatch.setattr(pl, "node_facts", lambda labels: read.append(labels) or orig(labels))
+    status_only = {**nodes[0], "spec": {"unschedulable": True}}
+    assert cache.apply_event({"type": "MODIFIED", "object": status_only}) and not read
+    cache.relist()
+    assert not read
+    nodes[1]["metadata"]["labels"][pl.GFD_PRODUCT] = "NVIDIA-H100-80GB-HBM3"
+    cache.relist()
+    assert [labels["kubernetes.io/hostname"] for labels in read] == ["g1"]
+    assert cache.inventory is not None
+    placed = placement_from_cluster({}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, cache.inventory)
+    assert placed.candidates and {a.id for a in placed.candidates} == {"nvidia-t4", "nvidia-h100-sxm5-80gb"}
+
+
+def test_facts_that_cannot_be_hashed_are_kept_unshared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table shares facts by their fields' values; a value that cannot be hashed (a dict a later field might hold)
+    leaves those facts unshared instead of failing to build the node."""
+    odd = pl.NodeFacts(None, None, (False, None, ""), ({"a": "b"},))  # type: ignore[arg-type]
+    monkeypatch.setattr(pl, "node_facts", lambda labels: odd)
+    node = Node("n", {"x": "y"})
+    assert node.facts is odd

@@ -66,10 +66,11 @@ def core_v1_api(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
     return api, where
 
 
-def node_from_object(obj: Any) -> Node | None:
+def node_from_object(obj: Any, previous: Mapping[str, Node] | None = None) -> Node | None:
     """A :class:`~kvlint.cluster.Node` from one ``Node`` JSON object (a watch event's object), parsed as
-    :func:`kvlint.cluster.inventory_from_node_list` parses list items; None when it has no name."""
-    inv = inventory_from_node_list({"items": [obj]})
+    :func:`kvlint.cluster.inventory_from_node_list` parses list items (``previous``: the nodes known, whose facts
+    a node of the same name and labels keeps); None when it has no name."""
+    inv = inventory_from_node_list({"items": [obj]}, previous=previous)
     return inv.nodes[0] if inv.nodes else None
 
 
@@ -187,7 +188,7 @@ class NodeWatchCache:
             cont = meta.get("continue") if isinstance(meta, Mapping) else None
             if not cont:
                 break
-        inv = inventory_from_node_list({"items": items}, self._source)
+        inv = inventory_from_node_list({"items": items}, self._source, self._nodes)
         self._nodes = {n.name: n for n in inv.nodes}
         self.resource_version = rv
         self._publish()
@@ -213,7 +214,7 @@ class NodeWatchCache:
             self.resource_version = rv
         if kind not in ("ADDED", "MODIFIED", "DELETED"):
             return False
-        node = node_from_object(obj)
+        node = node_from_object(obj, self._nodes)
         if node is None:
             return False
         if kind == "DELETED":
