@@ -107,15 +107,18 @@ def test_family_in_affinity_keeps_the_memory_labels_other_gpus() -> None:
     assert "nvidia.com/gpu.family In [ampere]" in p.how
 
 
-def test_ada_family_in_affinity_picks_the_l40s_of_a_46068_mib_selector() -> None:
-    # the A40, the RTX A6000 and the L40S all report 46,068 MiB (the GFD memory label); an L40S node also carries
-    # nvidia.com/gpu.family=ada-lovelace (GFD releases with getArchFamily's 8.9 case). Before, the family term
-    # read only the A40 (the first match) and said the pod could not schedule
+def test_ada_family_in_affinity_picks_an_ada_board_of_a_46068_mib_selector() -> None:
+    # the A40, the RTX A6000, the L40S and the L20 all report 46,068 MiB (the GFD memory label); an L40S or L20 node
+    # also carries nvidia.com/gpu.family=ada-lovelace (GFD releases with getArchFamily's 8.9 case). Before, the
+    # family term read only the A40 (the first match) and said the pod could not schedule. The two Ada boards are
+    # alike to the labels (same memory, compute capability 8.9): one is planned, the other kept as a candidate
     mib = _memory_of("nvidia-l40s")
-    assert {_memory_of("nvidia-a40"), _memory_of("nvidia-rtx-a6000")} == {mib}
+    assert {_memory_of("nvidia-a40"), _memory_of("nvidia-rtx-a6000"), _memory_of("nvidia-l20")} == {mib}
     p = _acc(
         {"nvidia.com/gpu.memory": mib},
         affinity=[{"key": "nvidia.com/gpu.family", "operator": "In", "values": ["ada-lovelace"]}],
     )
-    assert p.accelerator is not None and p.accelerator.id == "nvidia-l40s"
+    assert p.accelerator is not None
+    assert {p.accelerator.id, *(a.id for a in p.candidates)} >= {"nvidia-l40s", "nvidia-l20"}
+    assert all(a.cc == (8, 9) for a in [p.accelerator, *p.candidates])
     assert "cannot schedule" not in p.how
