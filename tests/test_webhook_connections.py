@@ -625,6 +625,31 @@ def test_no_connection_is_evicted_for_a_request_refused_anyway() -> None:
     asyncio.run(run())
 
 
+def test_no_connection_is_evicted_when_evicting_all_that_may_go_would_not_make_room() -> None:
+    """At the limit, the connections that may give way (waiting for their headers, or idle) are closed only when
+    closing them brings the count under the limit: with two connections whose answers are still going out and one
+    waiting for its headers, closing that one left three of three open, uvicorn answered the request 503 all the
+    same, and the connection was closed for nothing."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(3)
+        for _ in range(2):
+            sending, sending_transport = connect()
+            sending.data_received(HEALTHZ)
+            await _steps()  # answered; the client reads nothing, so the answer stays in the transport
+            assert sending_transport.buffer.startswith(b"HTTP/1.1 200")
+        _quiet, quiet_transport = connect()  # connected, no request yet: waiting for its headers
+        late, late_transport = connect()
+        late.data_received(HEALTHZ)
+        await _steps()
+        assert late_transport.buffer.startswith(b"HTTP/1.1 503")
+        assert not quiet_transport.aborted, "a connection was closed though closing it made no room"
+        assert closed == ["max_connections"]
+
+    asyncio.run(run())
+
+
 def test_the_idle_connection_used_least_recently_gives_way_first() -> None:
     """Of idle kept-alive connections, the one idle longest gives way first, not the one made first: the API
     server keeps its connections to the webhook for as long as it uses them, so its connections are the oldest

@@ -311,7 +311,8 @@ def deadline_protocol(
             connections it uses, which are thus the oldest), until fewer than ``limit`` are open (this one
             included), so that this request, whose headers are complete, is answered rather than refused with
             HTTP 503. A connection whose request is being read or answered, or whose answer is not all sent
-            (:meth:`_kv_sending`), is never closed for it."""
+            (:meth:`_kv_sending`), is never closed for it; when closing every connection that may go would not
+            bring the count under ``limit``, none is closed (the request gets the 503 either way)."""
             connections = self.connections
             waiting = [
                 other
@@ -327,7 +328,10 @@ def deadline_protocol(
                     c._kv_idle_since if c._kv_deadline is None else c._kv_deadline,
                 )
             )
-            for victim in waiting[: len(connections) - limit + 1]:
+            need = len(connections) - limit + 1
+            if len(waiting) < need:
+                return  # closing all of them would leave the count at the limit: uvicorn refuses the request anyway
+            for victim in waiting[:need]:
                 # out of the count at once: uvicorn discards it again in connection_lost, which runs later
                 connections.discard(victim)
                 victim._kv_cancel()
