@@ -237,3 +237,39 @@ def test_ten_thousand_nested_shells_stay_bounded() -> None:
 def test_a_shell_without_a_script_is_a_command() -> None:
     assert [[w.text for w in c] for c in commands("bash -c", {})] == [["bash", "-c"]]
     assert [[w.text for w in c] for c in commands("bash run.sh", {})] == [["bash", "run.sh"]]
+
+
+@pytest.mark.parametrize(
+    "shell_options",
+    [
+        ["-o", "pipefail"],
+        ["-eo", "pipefail"],
+        ["+O", "extglob"],
+        ["--rcfile", "/dev/null"],
+        ["-e", "-o", "errexit"],
+    ],
+    ids=lambda o: " ".join(o),
+)
+def test_a_shell_whose_options_take_a_value_before_c_is_read(shell_options: list[str]) -> None:
+    """bash(1) reads ``-o NAME``/``+O NAME`` (and ``--rcfile FILE``) with the next word: ``bash -o pipefail -c
+    SCRIPT`` runs SCRIPT. Both readers stopped at ``pipefail`` (not an option) and found no ``-c``: the exec-form
+    list and a script's nested shell were KV503. Each form is run by bash first, to show it runs the script."""
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is not None:
+        ran = subprocess.run(
+            [bash, *shell_options, "-c", "echo ran"], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert ran.stdout.strip() == "ran", ran.stderr
+    script = "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 4"
+    # the exec-form list: the engine read, KV403 (TP 4 on one GPU) at the script's item
+    items = ["bash", *shell_options, "-c", script]
+    result = run_documents(load_text(_pod(items), "p.yaml"), Options(allow_hub=False))
+    codes = {d.rule: d for d in result.diagnostics}
+    assert "KV503" not in codes, codes["KV503"].message
+    assert "KV403" in codes
+    # a script's nested shell
+    nested = f"su-exec app bash {' '.join(shell_options)} -c '{script}'"
+    assert [[w.text for w in c] for c in commands(nested, {})] == [script.split()]

@@ -56,6 +56,7 @@ from kvlint.engines.shell import (
     commands,
     k8s_expand,
     program_after_wrapper,
+    script_after_shell_options,
 )
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
@@ -660,25 +661,13 @@ def _shell_index(items: Sequence[_Item]) -> int | None:
 
 
 def _shell_split(items: Sequence[_Item]) -> tuple[int, int] | None:
-    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT), else None."""
+    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT), else None; the options
+    read as :func:`kvlint.engines.shell.script_after_shell_options` reads them (``bash -o pipefail -c``)."""
     k = _shell_index(items)
     if k is None:
         return None
-    j = k + 1
-    has_c = False
-    while j < len(items) and items[j].text.startswith("-"):
-        t = items[j].text
-        j += 1
-        if t == "--":
-            break
-        if not t.startswith("--") and "c" in t[1:]:
-            has_c = True
-            if j < len(items) and items[j].text == "--":
-                j += 1
-            break
-    if not has_c or j >= len(items):
-        return None
-    return k, j
+    j = script_after_shell_options(items, k + 1)
+    return None if j is None else (k, j)
 
 
 def _describe(words: Sequence[str]) -> str:

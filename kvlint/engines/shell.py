@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 from kvlint.source import Loc
 from kvlint.spans import delimited_spans
@@ -1534,17 +1535,39 @@ _NESTED_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
 
 def _nested_script(words: Sequence[ShellArg]) -> int | None:
     """The index of SCRIPT when ``words`` are ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]`` (``bash -lc``, ``bash -e
-    -c``: an option cluster holding ``c``, as bash reads its invocation), else None."""
+    -c``, ``bash -o pipefail -c``: see :func:`script_after_shell_options`), else None."""
     if len(words) < 3 or words[0].text[words[0].text.rfind("/") + 1 :] not in _NESTED_SHELLS:
         return None
-    j = 1
-    while j < len(words) and words[j].text.startswith("-") and words[j].text != "--":
+    return script_after_shell_options(words, 1)
+
+
+#: bash's long invocation options that take the next word (bash(1) "--init-file file", "--rcfile file")
+_SHELL_LONG_VALUED = frozenset({"--rcfile", "--init-file"})
+
+
+def script_after_shell_options(words: Sequence[Any], j: int) -> int | None:
+    """The index of SCRIPT in a shell's invocation whose options start at ``words[j]`` (each word has ``.text``):
+    ``[-opts] -c [--] SCRIPT``, the options as bash(1) reads its invocation: clusters of single letters after ``-``
+    or ``+`` (``-lc``, ``-ec``, ``+x``), ``-o``/``+o`` and ``-O``/``+O`` taking the next word as the name of the
+    option they set (``bash -o pipefail -c``, ``-eo pipefail``), ``--rcfile``/``--init-file`` the next word, other
+    long options alone; the script is the word after the cluster holding ``c`` (after ``--`` when one follows).
+    None when no ``-c`` comes before the first word that is not an option, or nothing follows it."""
+    end = len(words)
+    while j < end:
         text = words[j].text
+        if text == "--" or len(text) < 2 or text[0] not in "-+":
+            return None
         j += 1
-        if not text.startswith("--") and "c" in text[1:]:
-            if j < len(words) and words[j].text == "--":
+        if text.startswith("--"):
+            if text in _SHELL_LONG_VALUED:
                 j += 1
-            return j if j < len(words) else None
+            continue
+        if text[0] == "-" and "c" in text[1:]:
+            if j < end and words[j].text == "--":
+                j += 1
+            return j if j < end else None
+        if text[-1] in "oO":
+            j += 1  # the option's name: -o pipefail, +O extglob
     return None
 
 
