@@ -155,3 +155,16 @@ def truthy(s: str | None) -> bool | None:
     if s is None:
         return None
     return s.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def schema_kind(value: Any) -> str:
+    """The type name a structural schema's validation error gives a value that is not a string (apiextensions-
+    apiserver: ``must be of type string: "integer"``): ``boolean``, ``integer``, ``number``, ``array`` or
+    ``object``."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"

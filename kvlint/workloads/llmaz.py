@@ -40,6 +40,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Mark, Workload
+from kvlint.values import schema_kind
 from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, ldict, llist, synthetic_workload
 
@@ -292,17 +293,9 @@ def _not_built(doc: Document, at: Loc | None, why: str) -> list[Workload]:
 
 
 def _json_type(value: Any) -> str | None:
-    """The type a CRD's structural schema names for ``value`` when it is not a string (None: a string, or null,
-    which the API server prunes), else None."""
-    if value is None or isinstance(value, str):
-        return None
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
+    """The type a CRD's structural schema names for ``value`` when it is not a string (:func:`kvlint.values.
+    schema_kind`); None for a string, or null, which the API server prunes."""
+    return None if value is None or isinstance(value, str) else schema_kind(value)
 
 
 def _not_strings(brc: dict[str, Any]) -> list[Finding]:

@@ -17,6 +17,7 @@ from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import LDict, loc_of
 from kvlint.types import Diagnostic, Workload, ref_part
+from kvlint.values import schema_kind
 from kvlint.workloads.base import engine_containers
 from kvlint.workloads.fields import known_fields, unknown_field_paths, unknown_fields
 
@@ -319,17 +320,6 @@ _BUILTIN_POD_KINDS = frozenset(
 )
 
 
-def _schema_kind(value: Any) -> str:
-    """The type name a structural schema's error gives ``value`` (apiextensions-apiserver's validation)."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _json_kind(value: Any) -> str | None:
     """The JSON kind Go's decoder names for ``value`` when it is not a string (``null`` decodes into a string as
     ``""``, so None is no error), else None."""
@@ -395,7 +385,7 @@ def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
         else:
             why = (
                 f"API server refuses the {ctx.workload.kind} where its CRD's schema types the field (\"... in body "
-                f'must be of type string: "{_schema_kind(value)}""), and where the schema keeps unknown '
+                f'must be of type string: "{schema_kind(value)}""), and where the schema keeps unknown '
                 "fields its operator cannot decode the object into its Go types, so no pod is created"
             )
         yield ctx.finding(
@@ -433,7 +423,7 @@ def _node_selector_not_strings(ctx: RuleContext, pod: Any) -> Iterator[Diagnosti
     else:
         why = (
             f"API server refuses the {ctx.workload.kind} where its CRD's schema types the field (\"... in body must "
-            f'be of type string: "{_schema_kind(sel[key])}""), and where the schema keeps unknown fields its '
+            f'be of type string: "{schema_kind(sel[key])}""), and where the schema keeps unknown fields its '
             "operator cannot decode the object into its Go types, so no pod is created"
         )
     yield ctx.finding(
