@@ -70,7 +70,7 @@ from kvlint.models.weights import (
     tp_replicated_bytes,
     weight_bytes,
 )
-from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
+from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, NoteItem, PlanNotes, ServingConfig, Value
 from kvlint.values import as_float, as_int, finite_number, lax_int, parse_cc, truthy
 
 GiB = 1 << 30
@@ -1630,7 +1630,8 @@ def _assemble(
     fit = fit_check(settings, cfg, limit)
     if len(usable) > 1 and cfg.era == "v1" and (cfg.release or release_switches(cfg.version)).whole_model_fit:
         fit = _whole_model_fit(settings, cfg, usable, limit, fit)
-    notes = [*cfg.notes, *limit.notes, *fit.notes]
+    # the notes are written when first read (PlanNotes): a fleet's or a remedy's plan is never printed
+    notes = PlanNotes((*cfg.notes, *limit.notes, *fit.notes))
     plan = MemoryPlan(
         engine="vllm",
         engine_version=(cfg.release or release_switches(cfg.version)).text,
@@ -1674,7 +1675,7 @@ def _assemble(
             else ""
         )
         + (f"; {weights.replicated_source}" if weights.replicated else ""),
-        assumptions=tuple(notes),
+        assumptions=notes,
     )
     return VllmPlanDetail(
         plan,
@@ -2862,7 +2863,8 @@ class StageMemory:
     (0 unless deducted), the KV pool ``kv`` with its band ``kv_low``/``kv_high``, the pool's ``groups``,
     ``bytes_per_block``, ``block_size`` (tokens, after Mamba alignment), ``num_blocks`` and its band,
     ``kv_bytes_per_token`` of the stage's layers, ``bypass`` (``--kv-cache-memory-bytes`` fixed the pool) and
-    the stage's ``notes``.
+    the stage's ``notes``, some deferred (:data:`kvlint.types.NoteItem`: written when the plan's
+    :class:`~kvlint.types.PlanNotes` are first read).
     """
 
     stage: int
@@ -2881,7 +2883,7 @@ class StageMemory:
     num_blocks_high: int
     kv_bytes_per_token: int
     bypass: bool
-    notes: tuple[str, ...]
+    notes: tuple[NoteItem, ...]
 
     @property
     def held_bytes(self) -> int:
@@ -2967,7 +2969,7 @@ def stage_memory(
         settings.kv_cache_memory_bytes is not None
         and (cfg.release or release_switches(cfg.version)).kv_cache_memory_bytes
     )
-    ext_notes: tuple[str, ...] = ()
+    ext_notes: tuple[NoteItem, ...] = ()
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     elif cfg.extensible:
@@ -3001,30 +3003,33 @@ def stage_memory(
         num_blocks_high=max(0, kv_hi // bpb),
         kv_bytes_per_token=tok,
         bypass=bypass,
+        # written when the plan's notes are first read (kvlint.types.PlanNotes): the items below are deferred
         notes=gnotes
         + lora[1]
         + penalty[1]
-        + (
-            (
-                f"MoE layers see all {cfg.dp} data-parallel ranks' {cfg.max_num_batched_tokens:,}-token profile "
-                f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
-            )
-            if gather
-            else ()
-        )
-        + (
-            (
-                f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
-                f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
-                f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
-                '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
-            )
-            if fusion
-            else ()
-        )
-        + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
+        + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
+        + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
+        + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
-        + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
+        + ((_large_defaults_note, settings, model, cfg, path, inter, last, act, kv, bypass),),
+    )
+
+
+def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
+    """The plan note of :func:`dp_moe_gather_bytes` (``gather`` bytes), written when read."""
+    return (
+        f"MoE layers see all {dp} data-parallel ranks' {tokens:,}-token profile "
+        f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+    )
+
+
+def _fusion_note(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, fusion: int) -> tuple[str]:
+    """The plan note of :func:`allreduce_fusion_workspace_bytes` (``fusion`` bytes), written when read."""
+    return (
+        f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
+        f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
+        f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
+        '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
     )
 
 
@@ -3037,8 +3042,9 @@ _EXT_MARGIN_FRACTION = 0.75
 
 def _extensible_kv(
     cfg: StartupConfig, w: int, act: int, nt: int, cg: int, exact: int = 0
-) -> tuple[int, int, int, tuple[str, ...]]:
-    """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``.
+) -> tuple[int, int, int, tuple[NoteItem, ...]]:
+    """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``,
+    the notes deferred (:data:`kvlint.types.NoteItem`, :func:`_extensible_notes`).
 
     Restates ``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_bytes``, called after warm-up
     and CUDA-graph capture (``vllm/v1/worker/gpu_worker.py::Worker.compile_or_warm_up_model``)::
@@ -3068,36 +3074,50 @@ def _extensible_kv(
     by_budget = cfg.budget_bytes - resident
     by_device = cfg.headroom_bytes - resident - margin
     kv = min(by_budget, by_device) - peak
-    notes = [
+    notes = ((_extensible_notes, cg, margin if by_device < by_budget else None, cfg.vendor, peak),)
+    return kv, cal.band_bytes(act + nt + cg - exact), cg, notes
+
+
+def _extensible_notes(cg: int, margin: int | None, vendor: str, peak: int) -> tuple[str, ...]:
+    """The plan notes of :func:`_extensible_kv`, written when read: with the captured graph pool ``cg`` bytes, and
+    the ``margin`` bytes it keeps free when the device's headroom limits the pool rather than the budget (else
+    None) for the ``peak`` bytes of activation."""
+    first = (
         "extensible KV cache (vLLM >= 0.34.0): the pool is sized after CUDA-graph capture; the captured graph pool "
         "is resident and the activation peak stays free (no CUDA-graph estimate is taken)"
         if cg
         else "extensible KV cache (vLLM >= 0.34.0): the pool is sized from the memory measured after warm-up"
-    ]
-    if by_device < by_budget:
-        notes.append(
-            f"extensible KV cache keeps {margin / GiB:.2f} GiB free (max({_EXT_MARGIN_FLOOR.get(cfg.vendor, 1 << 30) >> 30} "
-            f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
-            f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
-        )
-    return kv, cal.band_bytes(act + nt + cg - exact), cg, tuple(notes)
+    )
+    if margin is None:
+        return (first,)
+    return (
+        first,
+        f"extensible KV cache keeps {margin / GiB:.2f} GiB free (max({_EXT_MARGIN_FLOOR.get(vendor, 1 << 30) >> 30} "
+        f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
+        f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget",
+    )
 
 
-def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[str, ...]]:
+def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[NoteItem, ...]]:
     """The V2 model runner's penalty state on the last pipeline stage (bytes, resident from the model load on; the
     plan counts it with the non-torch memory, as vLLM's "consumed memory (weights + non-torch)" does) and the plan
     line saying so: :func:`kvlint.memory.vllm_runner.penalty_state_bytes` for ``max_num_seqs`` rows, from the
     release whose ``memory_profiling`` counts it (:data:`~kvlint.memory.vllm_runner.PENALTY_STATE_COUNTED_FROM`);
-    ``(0, ())`` otherwise, and for a pooling model (its runner builds a pooler, no sampler).
-    docs/engine-memory-model.md §1.2.6."""
+    ``(0, ())`` otherwise, and for a pooling model (its runner builds a pooler, no sampler). The line is deferred
+    (:data:`kvlint.types.NoteItem`, :func:`_penalty_note`). docs/engine-memory-model.md §1.2.6."""
     # a pooling model's runner builds no sampler (0.34.0 GPUModelRunner.__init__: is_pooling_model)
     if not (
         last and cfg.v2_runner and not cfg.pooling and cfg.version >= vllm_runner.PENALTY_STATE_COUNTED_FROM
     ):
         return 0, ()
     b = vllm_runner.penalty_state_bytes(cfg.max_num_seqs, model.vocab_size)
-    return b, (
-        f"V2 model runner: its sampler's penalty state ({cfg.max_num_seqs} x {model.vocab_size:,} int32 counts "
+    return b, ((_penalty_note, cfg.max_num_seqs, model.vocab_size, b),)
+
+
+def _penalty_note(rows: int, vocab: int, b: int) -> tuple[str]:
+    """The plan line of :func:`_v2_penalty_state` (``b`` bytes for ``rows`` x ``vocab``), written when read."""
+    return (
+        f"V2 model runner: its sampler's penalty state ({rows} x {vocab:,} int32 counts "
         f"and prompt bit masks, {b / GiB:.2f} GiB, counted with the non-torch memory) is allocated after the "
         "weights are measured and leaves the KV budget (vllm/v1/worker/gpu/sample/penalties.py PenaltiesState)",
     )
