@@ -1632,50 +1632,50 @@ def _assemble(
         fit = _whole_model_fit(settings, cfg, usable, limit, fit)
     # the notes are written when first read (PlanNotes): a fleet's or a remedy's plan is never printed
     notes = PlanNotes((*cfg.notes, *limit.notes, *fit.notes))
-    plan = MemoryPlan(
-        engine="vllm",
-        engine_version=(cfg.release or release_switches(cfg.version)).text,
-        era=cfg.era,
-        total_bytes=int(total_bytes),
-        gpu_memory_utilization=float(cfg.gpu_memory_utilization),
+    plan = MemoryPlan(  # positional, in the field order: see resolve_startup's StartupConfig
+        "vllm",  # engine
+        (cfg.release or release_switches(cfg.version)).text,  # engine_version
+        cfg.era,  # era
+        int(total_bytes),  # total_bytes
+        float(cfg.gpu_memory_utilization),  # gpu_memory_utilization
         # with --kv-cache-memory-bytes the process holds weights + reserve + exactly that KV: report that sum
-        budget_bytes=limit.held_bytes if limit.bypass else int(cfg.budget_bytes),
-        weights_bytes=int(limit.weights),
-        activation_bytes=int(limit.activation),
-        non_torch_bytes=int(limit.non_torch),
-        cudagraph_bytes=int(limit.cudagraph),
-        kv_cache_bytes=int(limit.kv),
-        kv_cache_bytes_low=int(limit.kv_low),
-        kv_cache_bytes_high=int(limit.kv_high),
-        kv_bytes_per_token=int(limit.kv_bytes_per_token),
-        block_size=int(limit.block_size),
-        bytes_per_block=int(limit.bytes_per_block),
-        num_blocks=int(fit.num_blocks),
-        num_blocks_low=int(limit.num_blocks_low),
-        num_blocks_high=int(limit.num_blocks_high),
-        capacity_tokens=int(fit.capacity_tokens),
-        max_model_len=int(fit.max_model_len),
-        max_model_len_source=fit.max_model_len_source,
-        derived_max_model_len=int(cfg.derived_max_model_len),
-        per_request_bytes=int(fit.needed_bytes),
-        max_concurrency=float(fit.max_concurrency),
-        max_concurrency_low=float(fit.max_concurrency_low),
-        max_concurrency_high=float(fit.max_concurrency_high),
-        max_num_seqs=int(cfg.max_num_seqs),
-        max_num_batched_tokens=int(cfg.max_num_batched_tokens),
-        tensor_parallel_size=cfg.tp,
-        pipeline_parallel_size=cfg.pp,
-        data_parallel_size=cfg.dp,
-        dtype=cfg.dtype,
-        kv_cache_dtype=cfg.kv_cache_dtype,
-        weights_source=weights.source
+        limit.held_bytes if limit.bypass else int(cfg.budget_bytes),  # budget_bytes
+        int(limit.weights),  # weights_bytes
+        int(limit.activation),  # activation_bytes
+        int(limit.non_torch),  # non_torch_bytes
+        int(limit.cudagraph),  # cudagraph_bytes
+        int(limit.kv),  # kv_cache_bytes
+        int(limit.kv_low),  # kv_cache_bytes_low
+        int(limit.kv_high),  # kv_cache_bytes_high
+        int(limit.kv_bytes_per_token),  # kv_bytes_per_token
+        int(limit.block_size),  # block_size
+        int(limit.bytes_per_block),  # bytes_per_block
+        int(fit.num_blocks),  # num_blocks
+        int(limit.num_blocks_low),  # num_blocks_low
+        int(limit.num_blocks_high),  # num_blocks_high
+        int(fit.capacity_tokens),  # capacity_tokens
+        int(fit.max_model_len),  # max_model_len
+        fit.max_model_len_source,  # max_model_len_source
+        int(cfg.derived_max_model_len),  # derived_max_model_len
+        int(fit.needed_bytes),  # per_request_bytes
+        float(fit.max_concurrency),  # max_concurrency
+        float(fit.max_concurrency_low),  # max_concurrency_low
+        float(fit.max_concurrency_high),  # max_concurrency_high
+        int(cfg.max_num_seqs),  # max_num_seqs
+        int(cfg.max_num_batched_tokens),  # max_num_batched_tokens
+        cfg.tp,  # tensor_parallel_size
+        cfg.pp,  # pipeline_parallel_size
+        cfg.dp,  # data_parallel_size
+        cfg.dtype,  # dtype
+        cfg.kv_cache_dtype,  # kv_cache_dtype
+        weights.source
         + (
             f"; + {weights.rotary_bytes / 2**20:.0f} MiB RoPE cos/sin cache per GPU"
             if weights.rotary_bytes
             else ""
         )
-        + (f"; {weights.replicated_source}" if weights.replicated else ""),
-        assumptions=notes,
+        + (f"; {weights.replicated_source}" if weights.replicated else ""),  # weights_source
+        notes,  # assumptions
     )
     return VllmPlanDetail(
         plan,
@@ -2239,52 +2239,54 @@ def resolve_startup(
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
     v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.features)
+    # positional, in the field order (the comments name the fields; tests/test_plan_records.py checks them): a
+    # call with more than 15 keywords is compiled to build a dict of them first, ~20,000 instructions a plan here
     return StartupConfig(
-        version=v,
-        era=era,
-        tp=tp,
-        pp=pp,
-        dp=max(1, settings.data_parallel_size),
-        dtype=dtype,
-        dtype_bytes=dbytes,
-        kv_cache_dtype=kvd,
-        kv_bytes_per_element=kvb,
-        max_model_len=max_len,
-        max_model_len_source=pre.max_model_len_source,
-        derived_max_model_len=pre.derived_max_model_len,
-        auto_fit=pre.auto_fit,
-        chunked_prefill=chunked,
-        max_num_batched_tokens=mbt,
-        max_num_seqs=seqs,
-        layers=layers,
-        block_size=bs,
-        stage_layers=pre.stage_layers,
-        hybrid=hybrid,
-        in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
-        gpu_memory_utilization=float(util),
-        budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2, vendor),
-        notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
-        compute_capability=cc,
-        vendor=vendor,
-        nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
-        nvls_domain=cal.nvls_domain(gpu_name) if vendor == "nvidia" else None,
-        sampled_rows=int(rows),
-        encoder=encoder,
-        facts=facts,
-        release=rel,
-        extensible=pre.extensible,
+        v,  # version
+        era,  # era
+        tp,  # tp
+        pp,  # pp
+        max(1, settings.data_parallel_size),  # dp
+        dtype,  # dtype
+        dbytes,  # dtype_bytes
+        kvd,  # kv_cache_dtype
+        kvb,  # kv_bytes_per_element
+        max_len,  # max_model_len
+        pre.max_model_len_source,  # max_model_len_source
+        pre.derived_max_model_len,  # derived_max_model_len
+        pre.auto_fit,  # auto_fit
+        chunked,  # chunked_prefill
+        mbt,  # max_num_batched_tokens
+        seqs,  # max_num_seqs
+        layers,  # layers
+        bs,  # block_size
+        pre.stage_layers,  # stage_layers
+        hybrid,  # hybrid
+        mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),  # in_flight_tokens
+        float(util),  # gpu_memory_utilization
+        int(budget),  # budget_bytes
+        _cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2, vendor),  # cudagraphs_deducted
+        tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),  # notes
+        cc,  # compute_capability
+        vendor,  # vendor
+        int(rows),  # sampled_rows
+        encoder,  # encoder
+        facts,  # facts
+        rel,  # release
+        pre.extensible,  # extensible
         # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
-        headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
-        decode_query_len=decode_query_len(settings, v),
-        capture_model_max=model_capture_size(model.architectures, v),
-        cudagraph_user=effective_cudagraph_user(
+        int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,  # headroom_bytes
+        decode_query_len(settings, v),  # decode_query_len
+        model_capture_size(model.architectures, v),  # capture_model_max
+        effective_cudagraph_user(
             settings.cudagraph_user, v, chunked=pre.chunked_layers, pooling=pre.pooling is not None
-        ),
-        length_refused=pre.length_refused,
-        v0_fallback=v0_fallback,
-        pooling=pre.pooling is not None,
-        v2_runner=v2,
+        ),  # cudagraph_user
+        pre.length_refused,  # length_refused
+        v0_fallback,  # v0_fallback
+        pre.pooling is not None,  # pooling
+        v2,  # v2_runner
+        cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,  # nvls
+        cal.nvls_domain(gpu_name) if vendor == "nvidia" else None,  # nvls_domain
     )
 
 
@@ -2986,32 +2988,32 @@ def stage_memory(
     )
     if not groups or bpb <= 0:
         return None
-    return StageMemory(
-        stage=stage,
-        weights=w,
-        activation=act,
-        non_torch=nt,
-        cudagraph=cg_deducted,
-        kv=kv,
-        kv_low=kv_lo,
-        kv_high=kv_hi,
-        groups=groups,
-        bytes_per_block=bpb,
-        block_size=bsz,
-        num_blocks=max(0, kv // bpb),
-        num_blocks_low=max(0, kv_lo // bpb),
-        num_blocks_high=max(0, kv_hi // bpb),
-        kv_bytes_per_token=tok,
-        bypass=bypass,
-        # written when the plan's notes are first read (kvlint.types.PlanNotes): the items below are deferred
-        notes=gnotes
+    return StageMemory(  # positional, in the field order: see resolve_startup's StartupConfig
+        stage,  # stage
+        w,  # weights
+        act,  # activation
+        nt,  # non_torch
+        cg_deducted,  # cudagraph
+        kv,  # kv
+        kv_lo,  # kv_low
+        kv_hi,  # kv_high
+        groups,  # groups
+        bpb,  # bytes_per_block
+        bsz,  # block_size
+        max(0, kv // bpb),  # num_blocks
+        max(0, kv_lo // bpb),  # num_blocks_low
+        max(0, kv_hi // bpb),  # num_blocks_high
+        tok,  # kv_bytes_per_token
+        bypass,  # bypass
+        # written when the plan's notes are first read (kvlint.types.PlanNotes): the tuples below are deferred
+        gnotes
         + lora[1]
         + penalty[1]
         + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
         + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
         + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
-        + ((_large_defaults_note, settings, model, cfg, path, inter, last, act, kv, bypass),),
+        + ((_large_defaults_note, settings, model, cfg, path, inter, last, act, kv, bypass),),  # notes
     )
 
 
