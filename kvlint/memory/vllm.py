@@ -2029,37 +2029,37 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     is_pooling, pooling_why = vllm_pooling(
         v, model.architectures, runner=settings.runner, task=settings.task, convert=settings.convert
     )
-    return PlanPrelude(
-        version=v,
-        release=rel,
-        facts=facts,
-        max_model_len=max_len,
-        max_model_len_source=src,
-        derived_max_model_len=derived,
-        auto_fit=auto_fit,
-        layers=layers,
-        chunked_layers=(
+    return PlanPrelude(  # positional, in the field order: see resolve_startup's StartupConfig
+        v,  # version
+        rel,  # release
+        facts,  # facts
+        max_len,  # max_model_len
+        src,  # max_model_len_source
+        derived,  # derived_max_model_len
+        auto_fit,  # auto_fit
+        layers,  # layers
+        (
             facts.chunked
             if layers is model.layers
             else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
-        ),
+        ),  # chunked_layers
+        pp,  # pp
+        tuple(split),  # stage_layers
+        util,  # gpu_memory_utilization
+        version_notes,  # version_notes
+        tuple(length_notes),  # length_notes
+        tuple(layer_notes),  # layer_notes
+        pp_notes,  # pp_notes
+        util_notes,  # utilization_notes
+        extensible,  # extensible
         # asked of every plan (its block size), answered once over the distinct layer specs
-        compressed_layers=any(
+        any(
             lay.compress_ratio
             for lay, _ in (facts.counts if layers is model.layers else layer_counts(layers))
-        ),
-        pp=pp,
-        stage_layers=tuple(split),
-        gpu_memory_utilization=util,
-        version_notes=version_notes,
-        length_notes=tuple(length_notes),
-        length_refused=length_refused,
-        layer_notes=tuple(layer_notes),
-        pp_notes=pp_notes,
-        utilization_notes=util_notes,
-        extensible=extensible,
-        pooling=pooling_why if is_pooling else None,
-        features=_runner_features(settings, model, (pooling_why if is_pooling else None) is None),
+        ),  # compressed_layers
+        length_refused,  # length_refused
+        _runner_features(settings, model, (pooling_why if is_pooling else None) is None),  # features
+        pooling_why if is_pooling else None,  # pooling
     )
 
 
