@@ -174,6 +174,11 @@ ALIASES: dict[str, tuple[str, str]] = {
     "a100-80gb": ("nvidia-a100-sxm4-80gb", "A100 SXM4 80GB"),
     "a100-sxm": ("nvidia-a100-sxm4-40gb", "ambiguous size: the smaller (40GB)"),
     "a100-pcie": ("nvidia-a100-pcie-40gb", "ambiguous size: the smaller (40GB)"),
+    "a800-80gb": (
+        "nvidia-a800-sxm4-80gb",
+        "A800 SXM4 80GB (China-market A100 80GB); say a800-pcie-80gb for PCIe",
+    ),
+    "h20-141gb": ("nvidia-h20-3e", "H20-3e, the 141GB H20 (NVML name NVIDIA H20-3e); h20 is the 96GB board"),
     "a10": ("nvidia-a10", "A10 24GB"),
     "a10g": ("nvidia-a10g", "A10G 24GB (AWS g5)"),
     "a30": ("nvidia-a30", "A30 24GB"),
