@@ -621,7 +621,8 @@ def _reupload_precision(base: CatalogueEntry) -> str:
         config, hf_quant = load_config(base)
     except (OSError, ValueError):
         return ""
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    text_config = config.get("text_config")
+    text: dict[str, Any] = text_config if isinstance(text_config, dict) else {}
     qc = (
         config.get("quantization_config")
         or text.get("quantization_config")
@@ -631,11 +632,8 @@ def _reupload_precision(base: CatalogueEntry) -> str:
     if isinstance(qc, dict):
         method = str(qc.get("quant_method") or qc.get("format") or "quantized")
     elif isinstance(hf_quant, dict):
-        algo = (
-            (hf_quant.get("quantization") or {}).get("quant_algo")
-            if isinstance(hf_quant.get("quantization"), dict)
-            else None
-        )
+        section = hf_quant.get("quantization")
+        algo = section.get("quant_algo") if isinstance(section, dict) else None
         method = f"ModelOpt {algo}" if algo else "ModelOpt"
     if not method:
         return ""
