@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlint.accelerators.registry import instance_type
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_documents
 
@@ -82,3 +83,20 @@ def test_kv501_names_a_provider_label_value_kvlint_does_not_read(
 def test_a_value_of_the_table_still_decides_without_the_note() -> None:
     acc, msg = _kv501("      nodeSelector: {gpu.nvidia.com/class: A40}")
     assert acc == "nvidia-a40" and "is not a value of" not in msg
+
+
+@pytest.mark.parametrize(
+    ("size", "gid", "count"),
+    [
+        # MicrosoftDocs/azure-docs sizes/gpu-accelerated/includes: nccadsh100v5 "1 GPU, Nvidia H100 GPU (94GB)",
+        # ndv2 "8 GPUs, NVIDIA V100 (NVLink) 32 GiB"
+        ("Standard_NCC40ads_H100_v5", "nvidia-h100-nvl-94gb", 1),
+        ("Standard_ND40rs_v2", "nvidia-v100-sxm2-32gb", 8),
+    ],
+)
+def test_azure_vm_sizes_of_the_azure_docs_place_the_pod(size: str, gid: str, count: int) -> None:
+    """Two AKS VM sizes the catalogue lacked (KV501 said "not a GPU instance type in the catalogue")."""
+    acc, msg = _kv501(f"      nodeSelector: {{node.kubernetes.io/instance-type: {size}}}")
+    assert acc == gid, msg
+    it = instance_type(size)
+    assert it is not None and it.gpus == count
