@@ -70,3 +70,30 @@ def test_a800_names_resolve_and_share_the_a100_80gb_nvml_total() -> None:
 def test_boards_without_a_citable_total_stay_out(name: str) -> None:
     """docs/accelerators.md "Not covered": no nvidia-smi/CUDA total of these was found, so no memory is invented."""
     assert lookup(name) is None
+
+
+def _place_mig(labels: dict[str, Any], resource: str) -> Any:
+    pod = {
+        "nodeSelector": dict(labels),
+        "containers": [{"name": "c", "resources": {"limits": {resource: 1}}}],
+    }
+    return resolve_placement(pod, pod["containers"][0], {})
+
+
+@pytest.mark.parametrize(
+    ("product", "twin", "profile"),
+    [
+        # mig-parted's "A100 80GB (SXM4/PCIe; also A800-80GB)" table lists 0x20F3 and 0x20F5, its "H100 96GB / ... /
+        # H20" table 0x2329: the same profiles, slice for slice, as the other boards of each table
+        ("NVIDIA-A800-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", "3g.40gb"),
+        ("NVIDIA-A800-80GB-PCIe", "NVIDIA-A100-SXM4-80GB", "1g.10gb"),
+        ("NVIDIA-H20", "NVIDIA-GH200-480GB", "1g.12gb"),
+    ],
+)
+def test_a_mig_slice_of_the_board_is_its_table_s_slice(product: str, twin: str, profile: str) -> None:
+    p = _place_mig({"nvidia.com/gpu.product": product}, f"nvidia.com/mig-{profile}")
+    q = _place_mig({"nvidia.com/gpu.product": twin}, f"nvidia.com/mig-{profile}")
+    assert p.accelerator is not None and p.accelerator.name.replace(" ", "-") == product
+    assert q.memory_bytes_override is not None
+    assert p.memory_bytes_override == q.memory_bytes_override
+    assert p.memory_bytes_override < p.accelerator.memory_bytes

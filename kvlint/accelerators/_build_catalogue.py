@@ -141,11 +141,15 @@ GKE_HOW = {
 # MIG tables of the research catalogue (keyed by the start of their "gpu" text) -> catalogue ids.
 MIG_TABLE_IDS: list[tuple[str, list[str]]] = [
     ("A100 40GB", ["nvidia-a100-sxm4-40gb", "nvidia-a100-pcie-40gb"]),
-    ("A100 80GB", ["nvidia-a100-sxm4-80gb", "nvidia-a100-pcie-80gb"]),
+    # the A100 80GB table's device ids include the A800 80GB boards (0x20F3 SXM4, 0x20F5 PCIe; mig-parted)
+    (
+        "A100 80GB",
+        ["nvidia-a100-sxm4-80gb", "nvidia-a100-pcie-80gb", "nvidia-a800-sxm4-80gb", "nvidia-a800-pcie-80gb"],
+    ),
     ("A30", ["nvidia-a30"]),
     ("H100 80GB", ["nvidia-h100-sxm5-80gb", "nvidia-h100-pcie-80gb"]),
     ("H100 NVL", ["nvidia-h100-nvl-94gb"]),
-    ("H100 96GB", ["nvidia-gh200-96gb"]),
+    ("H100 96GB", ["nvidia-gh200-96gb", "nvidia-h20"]),  # the table's device ids include the H20's 0x2329
     ("H200", ["nvidia-h200-141gb", "nvidia-h200-nvl-141gb"]),
     ("GH200 144G", ["nvidia-gh200-144gb"]),
     ("B200", ["nvidia-b200"]),
