@@ -282,7 +282,8 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
 
     ``gpus`` are merged by id (:func:`_merge_gpus`); the supplement's ``label_conventions`` add observed GFD
     product values and the AMD ``amd_gpu_device_ids`` / ``amd_gpu_vram`` tables; its ``instance_types`` add
-    providers (``oci``) or rows.
+    providers (``oci``) or rows; its ``mig_measurements`` give ``nvidia-smi mig -lgip`` memory to a MIG table that
+    has none (:func:`_merge_mig_measurement`).
     """
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as fh:
@@ -300,12 +301,34 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
             lc[key] = xlc[key]
     for provider, rows in (extra.get("instance_types") or {}).items():
         research["instance_types"].setdefault(provider, []).extend(rows)
+    for m in extra.get("mig_measurements") or []:
+        _merge_mig_measurement(research["mig_profiles"]["per_gpu"], m)
     research.setdefault("meta", {})["supplement"] = {
         "file": SUPPLEMENT_REF,
         "compiled": (extra.get("meta") or {}).get("compiled"),
         "reading_notes": (extra.get("meta") or {}).get("reading_notes"),
     }
     return research
+
+
+def _merge_mig_measurement(tables: list[dict[str, Any]], m: dict[str, Any]) -> None:
+    """Set ``memory_gib_lgip`` of each profile of the one MIG table whose ``gpu`` text starts with ``m['table']``
+    from the supplement's ``nvidia-smi mig -lgip`` capture (adding the profiles the table lacks); a table that
+    already holds a measured figure is not overwritten."""
+    found = [t for t in tables if str(t.get("gpu", "")).startswith(m["table"])]
+    if len(found) != 1:
+        raise SystemExit(f"mig_measurements: {m['table']!r} matches {len(found)} MIG tables, not one")
+    (table,) = found
+    rows = {p["profile"]: p for p in table["profiles"]}
+    for profile, gib in m["profiles"].items():
+        row = rows.get(profile)
+        if row is None:
+            row = {"profile": profile}
+            table["profiles"].append(row)
+        have = (row.get("memory_gib_lgip") or {}).get("value")
+        if have is not None:
+            raise SystemExit(f"mig_measurements: {m['table']} {profile} is already measured ({have} GiB)")
+        row["memory_gib_lgip"] = {"value": float(gib), "source": m["source"]}
 
 
 def gfd_sanitise(name: str) -> str:
