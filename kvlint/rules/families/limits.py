@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory import defaults
 from kvlint.memory.kv import dtype_bytes
 from kvlint.memory.sglang import (
@@ -28,7 +29,7 @@ from kvlint.rules.families.capacity import proposed_max_model_len
 from kvlint.rules.families.sglang import fitting_context_length
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
-from kvlint.types import Diagnostic, OptionFinding, Severity
+from kvlint.types import Diagnostic, ModelSpec, OptionFinding, Severity
 
 
 def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
@@ -379,13 +380,43 @@ V1_HOST_TWIN_FROM = (0, 10, 2)
 V1_HOST_TWIN_TOKEN_BYTES = 4
 
 
+#: From this release the V1 runner sizes ``inputs_embeds`` by ``ModelConfig.get_inputs_embeds_size()``
+#: (``vllm@0.12.0`` - ``@0.33.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.__init__``:
+#: ``self.inputs_embeds_size = model_config.get_inputs_embeds_size()``); up to 0.11.x by ``get_hidden_size()``
+#: (``vllm@0.10.1.1``, ``@0.11.0``, ``@0.11.1``: ``self.hidden_size``).
+INPUTS_EMBEDS_SIZE_FROM = (0, 12, 0)
+#: ``get_inputs_embeds_size`` (``vllm/config/model.py::ModelConfig``) takes the first of these keys the text config
+#: has, else the hidden size: ``projection_dim``, ``projection_size`` (0.12.0 - 0.32.0; CLIP/SigLIP-style embedding
+#: models) and, first, ``word_embed_proj_dim`` from 0.33.0 (OPT's projected token embeddings).
+INPUTS_EMBEDS_KEYS = ("projection_dim", "projection_size")
+WORD_EMBED_PROJ_DIM_FROM = (0, 33, 0)
+
+
+def inputs_embeds_size(model: ModelSpec, version: tuple[int, int, int]) -> tuple[int, str]:
+    """Elements per token of the V1 runner's ``inputs_embeds`` buffer in vLLM ``version``, and the key it comes from
+    (``"hidden_size"`` when none of :data:`INPUTS_EMBEDS_KEYS` applies): ``ModelConfig.get_inputs_embeds_size``
+    over the text config (``hf_text_config``) from :data:`INPUTS_EMBEDS_SIZE_FROM`, the hidden size before.
+    A key set to something other than a positive integer is passed over (vLLM would fail on it elsewhere)."""
+    hidden = int(model.hidden_size or 0)
+    if version < INPUTS_EMBEDS_SIZE_FROM:
+        return hidden, "hidden_size"
+    text = model.text_config or model.config or {}
+    keys = (("word_embed_proj_dim",) if version >= WORD_EMBED_PROJ_DIM_FROM else ()) + INPUTS_EMBEDS_KEYS
+    for key in keys:
+        v = text.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_INT_SETTING:
+            return v, key
+    return hidden, "hidden_size"
+
+
 def runner_buffer_bytes(
-    max_num_batched_tokens: int, hidden_size: int, dtype_bytes: int, v2_runner: bool
+    max_num_batched_tokens: int, embeds_size: int, dtype_bytes: int, v2_runner: bool
 ) -> int:
     """The GPU bytes of the persistent input buffers vLLM's model runner allocates for ``max_num_batched_tokens``
-    tokens before it loads the weights (:data:`V1_RUNNER_TOKEN_BYTES` plus ``inputs_embeds``, or
-    :data:`V2_RUNNER_TOKEN_BYTES`): a lower bound, docs/engine-memory-model.md §1.9."""
-    per_token = V2_RUNNER_TOKEN_BYTES if v2_runner else V1_RUNNER_TOKEN_BYTES + hidden_size * dtype_bytes
+    tokens before it loads the weights (:data:`V1_RUNNER_TOKEN_BYTES` plus ``inputs_embeds`` of ``embeds_size``
+    elements, :func:`inputs_embeds_size`, or :data:`V2_RUNNER_TOKEN_BYTES`): a lower bound,
+    docs/engine-memory-model.md §1.9."""
+    per_token = V2_RUNNER_TOKEN_BYTES if v2_runner else V1_RUNNER_TOKEN_BYTES + embeds_size * dtype_bytes
     return max_num_batched_tokens * per_token
 
 
@@ -410,7 +441,8 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     v2 = bool(getattr(ctx.detail, "v2_runner", False))
     dbytes = dtype_bytes(plan.dtype)
-    need = runner_buffer_bytes(mbt, model.hidden_size, dbytes, v2)
+    embeds, embeds_key = inputs_embeds_size(model, parse_version(plan.engine_version))
+    need = runner_buffer_bytes(mbt, embeds, dbytes, v2)
     total = plan.total_bytes
     if need <= total:
         return
@@ -419,11 +451,12 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     if v2:
         terms = "input_ids, positions and is_padding of the V2 model runner"
     else:
-        terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {model.hidden_size:,} x {dbytes} B"
+        width = f"{embeds:,}" if embeds_key == "hidden_size" else f"{embeds:,} (the config's {embeds_key})"
+        terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {width} x {dbytes} B"
     fits = total // (need // mbt)
     stop = "the worker stops with torch.OutOfMemoryError ('CUDA out of memory') in GPUModelRunner.__init__"
     if not v2 and parse_version(plan.engine_version) >= V1_HOST_TWIN_FROM:
-        host = mbt * (V1_HOST_TWIN_TOKEN_BYTES + model.hidden_size * dbytes)
+        host = mbt * (V1_HOST_TWIN_TOKEN_BYTES + embeds * dbytes)
         found = memory_limit(ctx.cr.container)
         if found is not None and found[0] < host:
             stop = (
