@@ -227,3 +227,42 @@ def test_word_embed_proj_dim_is_read_from_0_33() -> None:
     assert inputs_embeds_size(m, (0, 32, 0)) == (4096, "hidden_size")
     assert inputs_embeds_size(m, (0, 33, 0)) == (256, "word_embed_proj_dim")
     assert inputs_embeds_size(m, (0, 11, 1)) == (4096, "hidden_size")
+
+
+def _run_long(tmp_path: Path, tag: str, mml: int, memory: str | None) -> CheckResult:
+    argv = ", ".join(f'"{a}"' for a in ["--model", _MODEL, "--max-model-len", str(mml)])
+    limits = "{nvidia.com/gpu: 1" + (f", memory: {memory}" if memory else "") + "}"
+    p = tmp_path / f"long-{tag}-{mml}-{memory}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        f"  containers:\n  - name: vllm\n    image: vllm/vllm-openai:{tag}\n"
+        '    env: [{name: VLLM_ALLOW_LONG_MAX_MODEL_LEN, value: "1"}]\n'
+        f"    args: [{argv}]\n    resources: {{limits: {limits}}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def test_request_tables_of_a_huge_max_model_len_come_first(tmp_path: Path) -> None:
+    """InputBatch (GPUModelRunner.__init__, before the per-token buffers and the weights): host token tables of
+    max_num_seqs x max_model_len (int32, + a bool table from 0.12.0) and a GPU block table of max_num_seqs x
+    max_model_len / block_size int32. The boundaries are the container's memory limit and the GPU's total."""
+    from kvlint.rules.families.limits import request_tables
+
+    cr = _container(_run_long(tmp_path, "v0.19.0", 4096, None))
+    rows, total, block = cr.plan.max_num_seqs, cr.plan.total_bytes, cr.plan.block_size
+    # the block table alone: the first max_model_len (a multiple of the block size) whose GPU table exceeds the GPU
+    mml = (total // (rows * 4) + 1) * block
+    assert request_tables((0, 19, 0), rows, mml, block)[1] > total
+    assert "KV209" in _rules(_run_long(tmp_path, "v0.19.0", mml, None))
+    assert "KV209" not in _rules(_run_long(tmp_path, "v0.19.0", mml - block, None))
+    # the host tables beyond the container's memory limit: 5 B per (request, position) from 0.12.0, 4 B in 0.11.0
+    small = 10**7
+    host19, gpu19 = request_tables((0, 19, 0), rows, small, block)
+    assert gpu19 <= total and host19 == rows * small * 5
+    limit = f"{host19 // 2**30 - 1}Gi"
+    (d,) = [d for d in _run_long(tmp_path, "v0.19.0", small, limit).diagnostics if d.rule == "KV209"]
+    assert "OOMKilled" in d.message and "is_token_ids" in d.message
+    assert "KV209" not in _rules(_run_long(tmp_path, "v0.19.0", small, f"{host19 // 2**30 + 1}Gi"))
+    cr11 = _container(_run_long(tmp_path, "v0.11.0", 4096, None))
+    host11 = request_tables((0, 11, 0), cr11.plan.max_num_seqs, small, cr11.plan.block_size)[0]
+    assert host11 == cr11.plan.max_num_seqs * small * 4

@@ -420,6 +420,79 @@ def runner_buffer_bytes(
     return max_num_batched_tokens * per_token
 
 
+#: The V1 model runner builds its ``InputBatch`` in ``GPUModelRunner.__init__`` before the per-token buffers and the
+#: weights (``vllm@0.8.5``, ``@0.10.1.1``, ``@0.11.0``, ``@0.14.0``, ``@0.19.0``, ``@0.25.0``, ``@0.33.0:vllm/v1/worker/
+#: gpu_model_runner.py::GPUModelRunner.__init__``, ``gpu_input_batch.py::InputBatch.__init__``): first, on the host and
+#: not pinned, ``token_ids_cpu_tensor`` (int32) of ``max_num_reqs x max_model_len`` and, from 0.12.0,
+#: ``is_token_ids_tensor`` (bool) of the same shape; then the block table (``block_table.py::BlockTable``) of
+#: ``max_num_reqs x cdiv(max_model_len, block_size)`` int32 on the GPU. Host bytes per (request, position):
+V1_TOKEN_TABLE_BYTES = 4
+#: plus ``is_token_ids`` (one byte) from this release (absent in 0.11.1, present in 0.12.0).
+V1_IS_TOKEN_IDS_FROM = (0, 12, 0)
+
+
+def request_tables(
+    version: tuple[int, int, int], rows: int, max_model_len: int, block_size: int
+) -> tuple[int, int]:
+    """``(host bytes, GPU bytes)`` of the V1 runner's request tables (:data:`V1_TOKEN_TABLE_BYTES`): the host token
+    table(s) of ``rows x max_model_len`` and the GPU block table of ``rows x cdiv(max_model_len, block_size)`` int32."""
+    per = V1_TOKEN_TABLE_BYTES + (1 if version >= V1_IS_TOKEN_IDS_FROM else 0)
+    blocks = -(-max_model_len // max(1, block_size))
+    return rows * max_model_len * per, rows * blocks * 4
+
+
+def _request_tables_finding(ctx: RuleContext) -> Diagnostic | None:
+    """KV209's first test: the request tables of a huge ``max_model_len`` (:func:`request_tables`), which the V1
+    runner allocates before anything else of KV209's. Reported when the host tables exceed the container's memory
+    limit (the zero-fill of an unpinned tensor touches every page: OOMKilled) or the GPU block table exceeds the GPU
+    (``torch.OutOfMemoryError``, on a host that held the host tables first); a host table larger than an unknown
+    host's memory is named in the message, not judged alone."""
+    plan, acc = ctx.plan, ctx.placement.accelerator if ctx.placement else None
+    if plan is None or acc is None or plan.era != "v1" or getattr(ctx.detail, "v2_runner", False):
+        return None
+    version = parse_version(plan.engine_version)
+    rows, mml = plan.max_num_seqs, plan.max_model_len
+    if rows <= 0 or mml <= 0 or version < (0, 8, 0):
+        return None
+    host, gpu = request_tables(version, rows, mml, plan.block_size)
+    found = memory_limit(ctx.cr.container)
+    over_limit = found is not None and host > found[0]
+    if not over_limit and gpu <= plan.total_bytes:
+        return None
+    s = ctx.serving
+    release = f"vLLM {plan.engine_version}"
+    tables = "token_ids (int32)" + (" and is_token_ids (bool)" if version >= V1_IS_TOKEN_IDS_FROM else "")
+    per = host // (rows * mml)
+    first = f"first {tables} on the host, {rows:,} x {mml:,} x {per} B = {gib(host)}, " + (
+        f"beyond the container's memory limit of {gib(found[0])}: filling them with zeros, the container is "
+        "OOMKilled (exit code 137)"
+        if over_limit and found is not None
+        else "which a host with less memory refuses at once (RuntimeError 'DefaultCPUAllocator: can't allocate "
+        "memory')"
+    )
+    blocks = -(-mml // max(1, plan.block_size))
+    then = (
+        f"; then the block table on the GPU, {rows:,} x {blocks:,} blocks of {plan.block_size} tokens x 4 B = "
+        f"{gib(gpu)}, more than the {gib(plan.total_bytes)} of the {acc.name}: torch.OutOfMemoryError ('CUDA out of "
+        "memory')"
+        if gpu > plan.total_bytes
+        else ""
+    )
+    allow = (
+        " (VLLM_ALLOW_LONG_MAX_MODEL_LEN lifts the check against the model's length)"
+        if str(s.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).strip().lower() in ("1", "true")
+        else ""
+    )
+    loc = s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
+    return ctx.finding(
+        f"--max-model-len {mml:,}{allow} makes {release}'s model runner build its request tables for "
+        f"max_num_seqs {rows:,} before loading the weights (GPUModelRunner.__init__, InputBatch): {first}{then}",
+        loc,
+        fix="lower --max-model-len to the longest prompt + output you serve (the tables grow with max_num_seqs x "
+        "max_model_len), or lower --max-num-seqs",
+    )
+
+
 @check("KV209")
 def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV209 (vLLM, V1 engine): an explicit ``--max-num-batched-tokens`` whose persistent input buffers alone are
@@ -432,6 +505,10 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     OOMKill (exit code 137) before the GPU copies, which the message then says. Reported at the value
     instead of pricing a profile of that many tokens (KV102's activation); the V0 engine allocates no such buffers
     and is not judged."""
+    tables = _request_tables_finding(ctx)
+    if tables is not None:
+        yield tables
+        return
     s = ctx.serving
     mbt = s.get("max_num_batched_tokens")
     plan, model, acc = ctx.plan, ctx.model, ctx.placement.accelerator if ctx.placement else None
