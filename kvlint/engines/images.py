@@ -634,8 +634,24 @@ def tag_of_unknown_image(serving: ServingConfig) -> bool:
 
 
 #: Words in an image reference that name a build for something other than CUDA (TPU, Trainium/Inferentia,
-#: Gaudi, CPU, Intel GPUs, Ascend NPUs).
-_NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
+#: Gaudi, CPU, Intel GPUs, Ascend NPUs, IBM Spyre). ``spyre``: the vllm-spyre plugin's images,
+#: ``quay.io/ibm-aiu/vllm-spyre:latest.amd64`` (vllm-project/vllm-spyre ``docs/deploying/k8s.md``@59c86c02, on
+#: ``ibm.com/aiu_pf``), ``quay.io/opendatahub/vllm-spyre`` (Open Data Hub's serving runtimes) and ``vllm/vllm-spyre``
+#: (the tag its ``docker/Dockerfile.amd64`` is built as in ``docs/deploying/docker.md``); the plugin runs vLLM on
+#: Spyre cards through ``torch_sendnn`` and finds no Spyre card on a GPU node.
+_NON_CUDA_IMAGE_WORDS = (
+    "tpu",
+    "neuron",
+    "gaudi",
+    "hpu",
+    "cpu",
+    "xpu",
+    "openvino",
+    "xeon",
+    "npu",
+    "ascend",
+    "spyre",
+)
 
 #: Each of :data:`_NON_CUDA_IMAGE_WORDS` at the start of a word of the reference (``vllm-tpu``, ``neuronx``,
 #: ``latest-cpu``), not inside one: ``throughput`` holds ``hpu``, ``output`` ``tpu``, ``input`` ``npu``, and an
@@ -672,7 +688,7 @@ def image_platform(image: str) -> str:
     return "cuda"
 
 
-#: Platform words of :func:`image_platform` that name a build for another accelerator than a GPU of NVIDIA or
+#: Platform words of :func:`serving_platform` that name a build for another accelerator than a GPU of NVIDIA or
 #: AMD (a CPU build runs without one, so it is not among them), and the word each is shown as.
 _ACCELERATOR_BUILDS = {
     "tpu": "tpu",
@@ -682,32 +698,23 @@ _ACCELERATOR_BUILDS = {
     "xpu": "xpu",
     "npu": "ascend",
     "ascend": "ascend",
+    "spyre": "spyre",
 }
-
-#: One of :data:`_ACCELERATOR_BUILDS`' words at the start of a word of the reference (``vllm-ascend``,
-#: ``vllm-tpu``, ``tgi-gaudi``, ``pytorch-inference-neuronx``), not inside one (``output``, ``throughput``).
-_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r"|cann(?=\d))")
 
 
 def accelerator_build(serving: ServingConfig) -> str | None:
-    """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: vLLM's ``--device``
-    (``hpu``, ``xpu``, ``neuron``, ``tpu``), else :func:`image_platform`'s word when it begins a word of the image
-    reference (``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
-    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``; a CANN tag, ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3`` ->
-    ``ascend``, :data:`_CANN`). Such a build finds no device of its own on an NVIDIA or AMD
-    GPU node (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU
-    and HPU devices), so it is not sized on one (KV304 says so)."""
-    device = str(serving.get("device") or "").strip().lower() if serving.engine == "vllm" else ""
-    if device in _DEVICE_PLATFORMS:
-        return _ACCELERATOR_BUILDS.get(_DEVICE_PLATFORMS[device])
-    word = image_platform(serving.image)
-    if word not in _ACCELERATOR_BUILDS:
-        return None
-    low = serving.image.lower()
-    hit = _ACCELERATOR_WORD.search(low)
-    # a CANN tag (_CANN: SGLang's Ascend images) is an Ascend build
-    said = None if hit is None else _ACCELERATOR_BUILDS.get(hit.group(1), "ascend")
-    return _ACCELERATOR_BUILDS[word] if said == _ACCELERATOR_BUILDS[word] else None
+    """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: the platform
+    :func:`serving_platform` reads from vLLM's ``--device`` (``hpu``, ``xpu``, ``neuron``, ``tpu``) or the image
+    reference (:func:`image_platform`: ``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
+    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``, ``quay.io/ibm-aiu/vllm-spyre`` -> ``spyre``; a CANN tag,
+    ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3`` -> ``ascend``, :data:`_CANN`), when it is one of
+    :data:`_ACCELERATOR_BUILDS`. Such a build finds no device of its own on an NVIDIA or AMD GPU node
+    (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU and HPU
+    devices, vllm-spyre its Spyre cards), so it is not sized on one (KV304 says so). One matcher: the image was
+    searched a second time with a pattern of its own, which took the leftmost word where :func:`image_platform`
+    takes them in its order, and an image naming two platforms was no build at all."""
+    device = serving.get("device") if serving.engine == "vllm" else None
+    return _ACCELERATOR_BUILDS.get(serving_platform(serving.image, device)[0])
 
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
