@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from kvlint.gpu_resources import NON_GPU_RESOURCES
@@ -436,6 +436,27 @@ def is_dell_enterprise_hub(image: str) -> bool:
     repo = split_image(image)[0].lower()
     registry, _, path = repo.partition("/")
     return registry == _DEH_REGISTRY and path.startswith(_DEH_PREFIX) and "/" not in path
+
+
+#: The pod label Dell Enterprise Hub's deployment snippets name the served model with, ``/`` written ``--``
+#: (``hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct``; a label value cannot hold a ``/``).
+DEH_MODEL_LABEL = "hf.co/model"
+
+
+def dell_hub_model(labels: Mapping[str, str], images: Iterable[object]) -> str | None:
+    """The model a pod of Dell Enterprise Hub model containers serves: their weights are in the image (no
+    ``MODEL_ID`` in the manifest), and the Hub's snippets name them in the pod's :data:`DEH_MODEL_LABEL` label,
+    which gives the hub id (its first ``--`` is the ``/``). None when no image of ``images`` is a Hub model image
+    (:func:`is_dell_enterprise_hub`) or the label names no ``ORG--NAME``: KV503 then says no model is named."""
+    label = labels.get(DEH_MODEL_LABEL)
+    if not isinstance(label, str) or "--" not in label.strip("-"):
+        return None
+    org, _, name = label.partition("--")
+    if not org or not name:
+        return None
+    if not any(isinstance(image, str) and is_dell_enterprise_hub(image) for image in images):
+        return None
+    return f"{org}/{name}"
 
 
 def is_nim_image(image: str) -> bool:
