@@ -119,6 +119,11 @@ def test_a_number_among_the_playground_args_is_refused_as_in_a_pod(tmp_path: Pat
     assert kv005.message.startswith("spec.backendRuntimeConfig.version is a number, not a string"), (
         kv005.message
     )
+    # and the number's text is no release: the image keeps the chart's tag (it was vllm-openai:0.1, and KV208
+    # said "vLLM 0.1")
+    res = run_check([str(g)], Options(allow_hub=False))
+    assert not any("0.1" in d.message for d in res.diagnostics if d.rule == "KV208"), res.diagnostics
+    assert not res.containers[0].container["image"].endswith(":0.1"), res.containers[0].container["image"]
     g.write_text(g.read_text().replace("version: 0.10", 'version: "v0.10.0"'))
     res = run_check([str(g)], Options(allow_hub=False))
     assert not [d for d in res.diagnostics if d.rule == "KV005"], res.diagnostics
