@@ -864,8 +864,29 @@ def path_placeholder(path: str) -> str | None:
     the same tokens :func:`image_placeholder` reads in an image field. None for a path without one (at most 64
     components looked at)."""
     for part in path.strip().split("/")[:64]:
-        if _CAPS_RE.match(part) or (len(part) > 2 and part.startswith("<") and part.endswith(">")):
+        if _CAPS_RE.match(part) or blank_to_fill_in(part):
             return part
+    return None
+
+
+def blank_to_fill_in(text: str) -> bool:
+    """Whether ``text`` is a ``<...>`` placeholder to fill in by hand (``<your-vm-sku>``, ``/models/<model>``'s
+    component, ``<image-built-from-dockerfile>``): read so in an image (:func:`image_placeholder`), a model path
+    (:func:`path_placeholder`) and a node label's value (:func:`kvlint.accelerators.placement._fill_in`)."""
+    return len(text) > 2 and text.startswith("<") and text.endswith(">")
+
+
+def unexpanded_reference(text: str) -> str | None:
+    """How ``text`` holds a reference nothing expands where it is written, or None: an envsubst-style ``${VAR}`` or
+    ``$VAR`` (:data:`ENVSUBST_IMAGE`), a ``$(var)`` (kustomize ``vars``; Kubernetes expands ``$(...)`` only in a
+    container's command, args and env). Read so in an image (:func:`image_placeholder`) and a node label's value
+    (:func:`kvlint.accelerators.placement._fill_in`)."""
+    if "$" not in text:  # every reference pattern starts with a "$": a text without one is not searched
+        return None
+    if _DOLLAR_NAME.search(text) or next(envsubst_placeholders(text), None) is not None:
+        return ENVSUBST_IMAGE
+    if _KUSTOMIZE_VAR_RE.search(text):
+        return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
     return None
 
 
@@ -884,14 +905,12 @@ def image_placeholder(image: str) -> str | None:
     img = (image or "").strip()
     if not img:
         return None
-    if "$" in img:  # every reference pattern starts with a "$": an image without one is not searched
-        if _DOLLAR_NAME.search(img) or next(envsubst_placeholders(img), None) is not None:
-            return ENVSUBST_IMAGE
-        if _KUSTOMIZE_VAR_RE.search(img):
-            return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
+    reference = unexpanded_reference(img)
+    if reference is not None:
+        return reference
     if _CAPS_RE.match(img):
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
-    if img.startswith("<") and img.endswith(">"):
+    if img.startswith("<") and img.endswith(">"):  # (also "<>": blank_to_fill_in wants a name inside)
         return "a <...> placeholder to fill in by hand"
     if _REPLACED_BY_RE.match(img):
         return (
