@@ -29,14 +29,18 @@ spec:
 """
 
 
-def _kv501(selector: str) -> str:
+def _kv501(selector: str, fix: bool = False) -> str:
     result = run_documents(load_text(_POD.format(selector=selector), "g.yaml"), Options(allow_hub=False))
     (d,) = [d for d in result.diagnostics if d.rule == "KV501"]
-    return d.message
+    return (d.fix or "") if fix else d.message
 
 
 def test_a_gke_value_kvlint_does_not_know_is_the_reason() -> None:
     msg = _kv501("cloud.google.com/gke-accelerator: nvidia-tesla-z9000")
+    # and the remedy is to name that GPU as kvlint knows it, not to add another nodeSelector
+    assert _kv501("cloud.google.com/gke-accelerator: nvidia-tesla-z9000", fix=True).startswith(
+        "name that GPU as kvlint knows it"
+    )
     assert "lands on: nvidia-tesla-z9000 is not a known GKE accelerator value;" in msg, msg
 
 
