@@ -182,10 +182,13 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
                           "speculative decoding), which kvlint does not restate")  # fmt: skip
     if model_doc is None:
         at = loc_of(claim, "modelName") if isinstance(claim, dict) else None
+        # OpenModel is cluster-scoped (llmaz config/crd/bases/llmaz.io_openmodels.yaml, scope: Cluster): an object
+        # of its own, never in the Playground's file by necessity, and never in the admission review of a Playground
         what = (
-            f"the OpenModel {name[:100]!r} its modelClaim names is not among the inputs (kvlint builds the pod when "
-            "it is: lint both files together)"
-            if isinstance(name, str)
+            f"the OpenModel {name[:100]!r} its modelClaim names is not among the inputs (a cluster-scoped object "
+            "of its own, which an admission review of the Playground does not carry; kvlint builds the pod when "
+            f"the OpenModel is linted with the Playground: kubectl get openmodel {shell_word(name[:100])} -o yaml)"
+            if isinstance(name, str) and name
             else "its modelClaim names no OpenModel (spec.modelClaim.modelName, a string)"
         )
         return _not_built(doc, at or loc_of(spec, "modelClaim"), what)
