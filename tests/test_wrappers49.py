@@ -147,3 +147,22 @@ def test_an_exec_form_list_reads_the_engine_and_environment_the_list_runs(
     assert cfg is not None and not [f.rule for f in cfg.findings if f.rule == "KV503"]
     assert cfg.model is not None and [cfg.model.value] == argv[2:]
     assert cfg.env.get("VLLM_X", "unset") == variable
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["/usr/bin/env", "VLLM_X=1", "vllm", "serve", "m"],
+        ["env", "-u", "FOO", "VLLM_X=1", "vllm", "serve", "m"],
+        ["nohup", "env", "VLLM_X=1", "vllm", "serve", "m"],
+    ],
+    ids=lambda argv: " ".join(argv),
+)
+def test_a_typed_command_reads_its_env_wrapper_by_the_same_table(argv: list[str]) -> None:
+    # `kvlint plan -- ...`: the assignments of an env behind a path or other wrappers reach the engine's
+    # environment (the list reader now strips them: they were refused, or would have been dropped)
+    from kvlint.engines.command import parse_command_line
+
+    cfg = parse_command_line(argv)
+    assert cfg.model is not None and cfg.model.value == "m"
+    assert cfg.env == {"VLLM_X": "1"}

@@ -58,6 +58,7 @@ from kvlint.engines.shell import (
     list_wrapper_script,
     program_after_wrapper,
     script_after_shell_options,
+    wrapper_name,
 )
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
@@ -2654,11 +2655,26 @@ _ENV_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 
 
 def _leading_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
-    """``(assignments, the rest)`` of a typed command: the ``NAME=value`` words before the program, after an
-    optional ``env`` (POSIX ``env [NAME=value]... utility``; none of env's options is read, so a word starting
-    with ``-`` ends the prefix and the command is then not an engine's). Later assignments win, as in a shell."""
+    """``(assignments, the rest)`` of a typed command: the ``NAME=value`` words before the program, or those of an
+    ``env`` program before it, behind other wrappers or not (``env [-i] [-u NAME] [NAME=value]... utility``,
+    ``/usr/bin/env``, ``nohup env A=1 ...``, read by the wrapper table as in a container's list:
+    :func:`kvlint.engines.shell.program_after_wrapper`; a typed command has no environment of its own for
+    ``-u``/``-i`` to remove from). Later assignments win, as in a shell."""
     env: dict[str, str] = {}
-    i = 1 if words and words[0] == "env" else 0
+    changes: list[tuple[str, int | None]] = []
+    k = 0
+    while k < len(words) and wrapper_name(words[k]) is not None:  # env, and any wrapper program around it
+        after = program_after_wrapper(words, k, changes)
+        if after is None:
+            break
+        k = after
+    if changes:
+        for text, at in changes:
+            if at is not None:
+                name, _, value = text.partition("=")
+                env[name] = value
+        return env, words[k:]
+    i = 0
     while i < len(words):
         m = _ENV_ASSIGN_RE.fullmatch(words[i])
         if m is None:
