@@ -266,3 +266,38 @@ def test_request_tables_of_a_huge_max_model_len_come_first(tmp_path: Path) -> No
     cr11 = _container(_run_long(tmp_path, "v0.11.0", 4096, None))
     host11 = request_tables((0, 11, 0), cr11.plan.max_num_seqs, small, cr11.plan.block_size)[0]
     assert host11 == cr11.plan.max_num_seqs * small * 4
+
+
+def test_kv209_declares_the_plan_it_reads_and_runs_first_of_the_plan_rules() -> None:
+    """KV209 reads the plan (its dtype, era, device total, release) and says nothing without it: its catalogue
+    entry consumes ``plan`` (it said ``[model, gpu]``), so the runner schedules it with the plan rules, first
+    among them as a before-loading rule, whose error withdraws the plan from the capacity rules."""
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.rules.runner import _schedule
+
+    assert "plan" in load_catalog()["KV209"].consumes
+    order = [rule for rule, _info, _needs, _plan in _schedule("vllm", None, False)]
+    plan_rules = [rule for rule, _info, _needs, uses_plan in _schedule("vllm", None, False) if uses_plan]
+    assert "KV209" in plan_rules
+    before = [r for r in plan_rules if load_catalog()[r].before_loading]
+    assert plan_rules[: len(before)] == before, plan_rules
+    assert order.index("KV209") < min(order.index(r) for r in plan_rules if r.startswith("KV1"))
+
+
+def test_another_error_before_loading_comes_first(tmp_path: Path) -> None:
+    """vLLM validates the parallel layout against the model (``ModelConfig.verify_with_parallel_config``, KV401)
+    when it builds its config, before any worker's model runner allocates a buffer: with both, the engine stops at
+    KV401, and KV209 (a consumer of the withdrawn plan) is not said. It was, because it ran among the rules that
+    read no plan, before KV401."""
+    r = _run(
+        tmp_path,
+        "v0.11.0",
+        "NVIDIA-L4",
+        "--max-num-batched-tokens",
+        "10000000",
+        "--tensor-parallel-size",
+        "3",
+    )
+    assert "KV401" in _rules(r) and "KV209" not in _rules(r), _rules(r)
+    r = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--max-num-batched-tokens", "10000000")
+    assert "KV209" in _rules(r), _rules(r)
