@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
+from kvlint.webhook.protocol import EVICTED_SCOPE_KEY
 from kvlint.webhook.review import (
     Review,
     ReviewError,
@@ -589,7 +590,8 @@ def create_app(
                     f"request body not received within {settings.body_timeout_seconds:g} s", 408
                 ) from None
             except _ClientGone:  # gone before its body was in: nobody to answer, nothing to log
-                state.metrics.connections_closed.labels("client_gone").inc()
+                if not scope.get(EVICTED_SCOPE_KEY):  # an eviction is counted as one where it is made
+                    state.metrics.connections_closed.labels("client_gone").inc()
                 return 400, [(b"content-length", b"0")], b""  # Starlette's Response(status_code=400)
         except _Refused as exc:
             return _refused(exc, t0)

@@ -30,6 +30,12 @@ servers in one process (tests, the benchmark) do not collide. Series:
   ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``; ``evicted``: a connection waiting for its
   headers, or idle, closed to make room for a complete request at that limit), and connections the client closed
   before its request body was in (``client_gone``).
+* ``kvlint_webhook_connections_evicted_total{listener, state}``: connections closed at ``--max-connections`` to
+  make room for a complete request (:func:`kvlint.webhook.protocol.deadline_protocol`), on the review listener
+  (``listener="review"``, also counted in ``connections_closed_total{reason="evicted"}``) and on the probe
+  listener (``"probe"``, 64 connections), by what the connection was doing: ``headers`` (waiting for its
+  request's headers), ``idle`` (kept alive after an answer), ``body`` (its request body still coming in). A
+  steady rate means a client holds the listener's connections (slow headers or bodies, or many idle ones).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
 * ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).
 """
@@ -95,6 +101,12 @@ class WebhookMetrics:
             "kvlint_webhook_connections_closed",
             "Connections closed by the server's header/body limits.",
             ["reason"],
+            registry=r,
+        )
+        self.connections_evicted = Counter(
+            "kvlint_webhook_connections_evicted",
+            "Connections closed at the connection limit to make room for a complete request.",
+            ["listener", "state"],
             registry=r,
         )
         self.tls_reloads = Counter(
