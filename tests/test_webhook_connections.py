@@ -900,3 +900,61 @@ def test_a_uvicorn_method_kvlint_overrides_is_looked_for_in_uvicorn(monkeypatch:
     monkeypatch.delattr(HttpToolsProtocol, "_start_asgi_task")  # as a release that renamed it
     monkeypatch.delattr(HttpToolsProtocol, "on_headers_complete")
     assert missing_uvicorn_internals(config()) == ["on_headers_complete", "_start_asgi_task"]
+
+
+def test_requests_running_when_the_graceful_shutdown_time_ends_get_an_answer(
+    tls: dict[str, str], tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """uvicorn cancels the requests still running when its graceful shutdown time (``--graceful-seconds``) is over,
+    and answered each HTTP 500 with ``Exception in ASGI application`` and a traceback in the log: a body still
+    coming in (its deadline, 10 s, is as long as the default graceful time), or a review still being linted under
+    a budget longer than it. A review already decoded is now answered per ``--failure-mode`` (its object not
+    checked: the server is shutting down), a body not all in gets HTTP 503 with a JSON error, both with
+    ``Connection: close``, and nothing is logged with a traceback."""
+    import logging
+    import threading
+
+    from webhook_pipelines import gated_pipeline
+
+    caplog.set_level(logging.INFO)
+    gate = tmp_path / "never"
+    settings = WebhookSettings(workers=1, timeout_seconds=25.0)
+    srv, app = _serve(tls, settings, gated_pipeline, header_timeout=30.0)
+    stopper = None
+    try:
+        slow = _connect(srv, tls)
+        slow.sendall(SLOW_BODY)
+        linting = _connect(srv, tls)
+        linting.sendall(_gated_review("held", str(gate)))
+        _until(lambda: app.state.webhook.pool.busy == 1, "the review being linted")
+        stopper = threading.Thread(target=srv.stop)  # graceful time 2 s (ServerThread)
+        stopper.start()
+        answers = {}
+        for name, conn in (("slow", slow), ("linting", linting)):
+            buf = b""
+            conn.settimeout(WAIT_S)
+            while True:
+                try:
+                    chunk = conn.recv(65536)
+                except (ssl.SSLError, OSError):
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+            answers[name] = buf
+        head, _, body = answers["slow"].partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503") and b"\r\nconnection: close" in head.lower(), answers["slow"]
+        assert "shutting down" in json.loads(body)["error"]
+        head, _, body = answers["linting"].partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), answers["linting"]
+        response = json.loads(body)["response"]
+        assert response["uid"] == "uid-held" and response["allowed"] is True  # --failure-mode open
+        assert any("shutting down" in w and "not checked" in w for w in response["warnings"])
+        stopper.join(WAIT_S)
+        assert not [r for r in caplog.records if r.exc_info or "Exception in ASGI" in r.getMessage()]
+    finally:
+        gate.touch()
+        if stopper is None:
+            srv.stop()
+        elif stopper.is_alive():
+            stopper.join(WAIT_S)

@@ -430,6 +430,18 @@ _ERROR_500_BODY = b"Internal Server Error"
 _ERROR_500_HEADERS = [(b"content-length", b"21"), (b"content-type", b"text/plain; charset=utf-8")]
 
 
+#: Why a request still running when uvicorn's graceful shutdown time ran out is answered as it is.
+SHUTDOWN_REASON = "the server is shutting down (its graceful shutdown time, --graceful-seconds, ran out)"
+
+
+def _uncancel() -> None:
+    """Take back the cancellation of this task that is being answered instead (Python 3.11+ counts it)."""
+    task = asyncio.current_task()
+    uncancel = getattr(task, "uncancel", None)
+    if uncancel is not None:
+        uncancel()
+
+
 def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
     """What Starlette's ``JSONResponse(payload, status, headers={"Connection": "close"} if close else None)``
     sends: the same body and raw headers."""
@@ -552,6 +564,14 @@ def create_app(
         """``POST /validate`` as an ASGI application: :func:`answer`'s status, headers and body."""
         try:
             status, headers, body = await answer(scope, receive)
+        except asyncio.CancelledError:
+            # uvicorn cancels the requests still running when its graceful shutdown time is over (nothing else
+            # cancels a request's task): a body still coming in, or a review waiting for a slot. Answered, not
+            # raised on: uvicorn logged a traceback ("Exception in ASGI application") and answered HTTP 500
+            _uncancel()
+            state.metrics.bad_requests.labels("shutdown").inc()
+            state.logger.warning("request not answered: " + SHUTDOWN_REASON, extra={"fields": {}})
+            status, headers, body = _json_answer({"error": SHUTDOWN_REASON}, 503, close=True)
         except Exception:  # what Starlette's ServerErrorMiddleware answered before the response began
             await send({"type": "http.response.start", "status": 500, "headers": list(_ERROR_500_HEADERS)})
             await send({"type": "http.response.body", "body": _ERROR_500_BODY})
@@ -685,6 +705,12 @@ def create_app(
                 payload, verdict = skipped_response(review, why)
             else:
                 payload, verdict = await _run_pipeline(state, review, t0)
+        except asyncio.CancelledError:
+            # uvicorn's graceful shutdown time ran out while the review was linted (a budget longer than it): the
+            # review is answered per the failure mode, as one kvlint could not finish, instead of HTTP 500
+            _uncancel()
+            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": review.uid}})
+            payload, verdict = failure_response(review, settings, SHUTDOWN_REASON, "shutdown")
         except RecursionError:
             # decoded, but too deep for the server's own walks (comparing an UPDATE's objects, pickling the
             # object for a worker): a finding, not an internal error, which fail-open would admit
