@@ -523,6 +523,14 @@ def test_connections_trickling_a_body_give_way_to_a_complete_request(tls: dict[s
         probe.sendall(HEALTHZ)
         assert probe.recv(4096).startswith(b"HTTP/1.1 200")
         assert _evicted(app, "probe", "headers") > before
+
+        # every connection closed: none is left in the states the eviction keeps (they would be held for ever)
+        for conn in held:
+            conn.close()
+        state_of = srv.server.server_state
+        _until(lambda: not state_of.connections, "the review listener's connections closed")
+        room = state_of._kv_room
+        _until(lambda: not (room.headers or room.idle or room.bodies), "the eviction's states emptied")
     finally:
         for conn in held:
             conn.close()
@@ -663,7 +671,7 @@ async def _ok_app(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _protocols(limit: int) -> tuple[Any, list[str]]:
+def _protocols(limit: int, header_timeout: float = 30.0) -> tuple[Any, list[str]]:
     """A function making connections of uvicorn's httptools protocol with kvlint's limits, in this process, all
     of one server (``limit_concurrency`` ``limit``) and fed by hand; and the reasons counted as closed."""
     import asyncio
@@ -680,7 +688,7 @@ def _protocols(limit: int) -> tuple[Any, list[str]]:
     config.load()
     state = ServerState()
     closed: list[str] = []
-    cls = deadline_protocol(30.0, on_close=closed.append, base=HttpToolsProtocol)
+    cls = deadline_protocol(header_timeout, on_close=closed.append, base=HttpToolsProtocol)
 
     def connect() -> tuple[Any, _BufferingTransport]:
         protocol, transport = cls(config, state, {}, _loop=asyncio.get_running_loop()), _BufferingTransport()
@@ -958,3 +966,26 @@ def test_requests_running_when_the_graceful_shutdown_time_ends_get_an_answer(
             srv.stop()
         elif stopper.is_alive():
             stopper.join(WAIT_S)
+
+
+def test_the_start_of_a_request_sent_while_one_is_answered_is_on_the_header_clock() -> None:
+    """Bytes of the next request that arrive while one is being answered are parsed and held (pipelining); when
+    they do not finish its headers, the header clock did not run once the answer was complete (it starts with the
+    bytes of a request, and these had come before), so a client that sent a request and the start of another in
+    one write held the connection, as an idle one, until the keep-alive timeout (120 s) instead of the header
+    deadline. The clock now starts when the answer is complete."""
+    import asyncio
+
+    async def run() -> None:
+        connect, closed = _protocols(10, header_timeout=0.2)
+        protocol, transport = connect()
+        protocol.data_received(HEALTHZ + b"GET /healthz HTTP/1.1\r\nHo")
+        await _steps()
+        assert transport.buffer.startswith(b"HTTP/1.1 200")
+        transport.buffer = b""  # read by the client
+        deadline = asyncio.get_running_loop().time() + WAIT_S
+        while not transport.closing and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        assert transport.closing and closed == ["header_timeout"], closed
+
+    asyncio.run(run())
