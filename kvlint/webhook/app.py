@@ -376,7 +376,10 @@ async def _run_pipeline(state: WebhookState, review: Review, started: float) -> 
         )
         return failure_response(review, settings, why, "timeout")
     except WorkerFailed as exc:
-        state.logger.error("pipeline failed", extra={"fields": {"uid": review.uid, "error": str(exc)}})
+        state.logger.error(
+            "pipeline failed",
+            extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(str(exc), LOG_REASON_CHARS)}},
+        )
         name = str(exc).split(":", 1)[0]
         return failure_response(review, settings, f"internal error ({name})", "internal_error")
     existing = None
@@ -412,7 +415,13 @@ async def _old_errors(
         state.metrics.old_object_lints.labels(result).inc()
         state.logger.warning(
             "old object not linted: every error of the update denies",
-            extra={"fields": {"uid": review.uid, "error": str(exc), "old_object": result}},
+            extra={
+                "fields": {
+                    "uid": _bounded(review.uid),
+                    "error": _bounded(str(exc), LOG_REASON_CHARS),
+                    "old_object": result,
+                }
+            },
         )
         return None, result
     state.metrics.old_object_lints.labels("linted").inc()
@@ -678,7 +687,7 @@ def create_app(
             outcome, why = "too_large", f"{exc} (--max-request-bytes)"
         else:
             outcome, why = "overloaded", f"{exc} at once"
-        state.logger.warning("review not decoded: " + why, extra={"fields": {"uid": bare.uid}})
+        state.logger.warning("review not decoded: " + why, extra={"fields": {"uid": _bounded(bare.uid)}})
         payload, verdict = failure_response(bare, settings, why, outcome)
         seconds = time.perf_counter() - t0
         state.metrics.observe(verdict, bare.dry_run, seconds)
@@ -709,14 +718,16 @@ def create_app(
             # uvicorn's graceful shutdown time ran out while the review was linted (a budget longer than it): the
             # review is answered per the failure mode, as one kvlint could not finish, instead of HTTP 500
             _uncancel()
-            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": review.uid}})
+            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
             payload, verdict = failure_response(review, settings, SHUTDOWN_REASON, "shutdown")
         except RecursionError:
             # decoded, but too deep for the server's own walks (comparing an UPDATE's objects, pickling the
             # object for a worker): a finding, not an internal error, which fail-open would admit
             payload, verdict = too_deep_response(review, settings)
         except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
-            state.logger.error("review failed", exc_info=True, extra={"fields": {"uid": review.uid}})
+            state.logger.error(
+                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
+            )
             payload, verdict = failure_response(
                 review, settings, f"internal error ({type(exc).__name__})", "internal_error"
             )
