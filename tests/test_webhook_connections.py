@@ -1043,3 +1043,36 @@ def test_a_long_uid_is_bounded_in_every_log_line(
                 assert len(str(value)) <= LOG_REASON_CHARS, (record.getMessage(), len(str(value)))
     finally:
         srv.stop()
+
+
+def test_a_chunked_body_s_trailer_section_is_capped_and_not_kept(tls: dict[str, str]) -> None:
+    """httptools hands uvicorn each field of the trailer section after a chunked body, and uvicorn appended each
+    to the request's headers, counted against no limit while the body deadline (10 s) ran: one connection
+    streaming trailer lines took the server from 36 to 798 MB in 8 s. Trailer fields are not kept and count
+    against the header cap (64 KiB): past it the connection is aborted (``header_too_large``). A review sent
+    chunked with a small trailer section is answered."""
+    srv, app = _serve(tls)
+    try:
+        body = _gated_review("chunked", "unused").split(b"\r\n\r\n", 1)[1]
+        head = b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        chunked = b"%x\r\n" % len(body) + body + b"\r\n0\r\n"
+        conn = _connect(srv, tls)
+        conn.sendall(head + chunked + b"X-Checksum: abc\r\n\r\n")
+        assert _read_responses(conn, 1)[0] == [b"HTTP/1.1 200"]
+        conn.close()
+
+        before = _closed(app, "header_too_large")
+        conn = _connect(srv, tls)
+        conn.sendall(head + chunked)
+        line = b"X-Trailer-Padding: " + b"v" * 40 + b"\r\n"
+        sent = 0
+        try:
+            while sent < 2**20:  # 1 MiB of trailer fields, far past the cap
+                conn.sendall(line * 200)
+                sent += len(line) * 200
+        except OSError:
+            pass  # aborted by the server
+        assert _read_responses(conn)[1], "the connection was not closed"
+        assert _closed(app, "header_too_large") == before + 1
+    finally:
+        srv.stop()
