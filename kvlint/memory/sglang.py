@@ -29,7 +29,7 @@ from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.pooling import SGLANG_HEADLESS_ARCHITECTURES, sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
-from kvlint.models.weights import tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import dense_mlp_layer_bytes, tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits, finite_number
 
@@ -930,6 +930,75 @@ def _layer_attention_params(model: ModelSpec) -> int:
     return sum(n for name, n, _part in sink if name.startswith(last))
 
 
+#: ``--moe-dense-tp-size`` first exists in the 0.4.6 wheel (``ServerArgs.moe_dense_tp_size``; absent from 0.4.4's)
+MOE_DENSE_TP_FROM: SgVersion = (0, 4, 6)
+#: Architectures whose SGLang model builds the dense MLP of its non-MoE decoder layers whole on every TP rank when
+#: ``--moe-dense-tp-size 1`` (``DeepseekV2MLP(..., tp_rank=0, tp_size=1)`` behind
+#: ``DeepseekV2DecoderLayer._enable_moe_dense_fully_dp()`` in sglang@0.4.6 ``srt/models/deepseek_v2.py``;
+#: ``layers/communicator.py::enable_moe_dense_fully_dp`` in the 0.4.10 – 0.5.21 wheels, ``parallel_group=
+#: "replicated"`` behind ``layers/layer_boundary/layout.py::is_dense_ffn_fully_dp`` in 0.5.22 and 0.5.23): the
+#: ``EntryClass`` of ``deepseek_v2.py`` (0.4.6 on), ``glm4_moe.py`` (0.4.10 on), ``bailing_moe.py``, ``ernie4.py``
+#: (0.5.5 on), ``glm4_moe_lite.py``, ``llada2.py``, ``mimo_v2_flash.py`` (0.5.9 on), ``sarvam_moe.py`` (0.5.10 on),
+#: ``mimo_v2.py`` (0.5.11 on), ``minimax_m3.py`` (0.5.16 on), ``bailing_moe_v3.py`` (0.5.19 on), ``xllm.py``,
+#: ``glm5_next.py`` (0.5.21 on): every release read that builds one of these models honours the flag. Other models
+#: (Qwen2/Qwen3-MoE and their shared experts, Mixtral, gpt-oss, Llama 4, ...) never read it.
+_SG_MOE_DENSE_TP_ARCHS = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "Glm4MoeForCausalLM",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "BailingMoEForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "Ernie4_5_ForCausalLM",
+        "LLaDA2MoeModelLM",
+        "SarvamMLAForCausalLM",
+        "SarvamMoEForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "MiMoV2ForCausalLM",
+        "MiniMaxM3SparseForCausalLM",
+        "XllmForCausalLM",
+        "K2HorizonForCausalLM",
+        "Glm5NextForConditionalGeneration",
+    }
+)
+
+
+def moe_dense_whole_bytes(
+    model: ModelSpec, v: SgVersion, moe_dense_tp_size: int | None, tp: int, dbytes: int, quant: str | None
+) -> tuple[tuple[int, ...], str]:
+    """Bytes each TP rank holds beyond an even ``1/tp`` share because of ``--moe-dense-tp-size 1``, per decoder
+    layer, and a note (``((), "")`` when the flag does not apply).
+
+    With ``moe_dense_tp_size == 1`` SGLang builds the dense MLP of the non-MoE layers (DeepSeek-V3's first three,
+    ``first_k_dense_replace``) unsplit on every TP rank, for the architectures of :data:`_SG_MOE_DENSE_TP_ARCHS`
+    from 0.4.6; the MoE layers (routed and shared experts) keep their own split. A dense MLP of ``B`` bytes
+    (:func:`kvlint.models.weights.dense_mlp_layer_bytes`, quantized as the checkpoint is) then adds
+    ``B × (1 − 1/tp)`` per rank. ``moe_dense_tp_size`` equal to ``tp`` (accepted from 0.5.13) or unset changes
+    nothing. See docs/engine-memory-model.md §3.3."""
+    if moe_dense_tp_size != 1 or tp <= 1 or v < MOE_DENSE_TP_FROM:
+        return (), ""
+    arch = model.architectures[0] if model.architectures else ""
+    if arch not in _SG_MOE_DENSE_TP_ARCHS:
+        return (), ""
+    per = dense_mlp_layer_bytes(model, dtype_bytes=dbytes, quantization=quant)
+    extra = tuple(int(b * (1 - 1 / tp)) for b in per)
+    total = sum(extra)
+    if not total:
+        return (), ""
+    dense = sum(1 for b in per if b)
+    return extra, (
+        f"--moe-dense-tp-size 1: the dense MLP of {dense} non-MoE layer(s) is whole on every TP rank "
+        f"({sum(per) / GiB:.2f} GiB, +{total / GiB:.2f} GiB per rank over 1/{tp}; {arch} in SGLang "
+        f"{v[0]}.{v[1]}.{v[2]})"
+    )
+
+
 def _stage_weights(
     model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
 ) -> tuple[int, ...]:
@@ -1362,6 +1431,12 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    dense_extra, dense_note = moe_dense_whole_bytes(
+        model, v, as_int(get("moe_dense_tp_size")), tp, dbytes, str(quant) if quant else None
+    )
+    if dense_extra:
+        repl += sum(dense_extra)
+        model_notes.append(dense_note)
     absorbed, absorbed_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes)
     mla_copies: tuple[int, int, str, str] | None = None
     if absorbed:
@@ -1471,12 +1546,17 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
                 PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
+        stage_w = _stage_weights(
+            model, w_all, dbytes, tp, split, repl - embed_extra - head_extra - sum(dense_extra)
+        )
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
         # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
         stage_w = (*stage_w[:-1], stage_w[-1] + head_extra)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
+        if dense_extra:
+            # the whole dense MLPs live with their layers (DeepSeek's first ones: the first stage)
+            stage_w = tuple(w + sum(dense_extra[bounds[r] : bounds[r + 1]]) for r, w in enumerate(stage_w))
         stage_c = tuple(
             cell_size(
                 model, attn_tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]), dsa_indexer=indexer_in_cell
