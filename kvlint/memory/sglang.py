@@ -328,6 +328,16 @@ _TF5_NESTED_ROPE = frozenset({"gemma3", "gemma3_text", "gemma3n", "gemma3n_text"
 _TF5_ORIGINAL_LEN_TYPES = ("llama3", "yarn", "longrope")
 
 
+#: The keys SGLang's ``get_context_length`` reads, first present first (``CONTEXT_LENGTH_KEYS``)
+_SG_CONTEXT_KEYS = (
+    "max_sequence_length",
+    "seq_length",
+    "max_seq_len",
+    "model_max_length",
+    "max_position_embeddings",
+)
+
+
 def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
     """SGLang ``v``'s derived context length (``get_context_length``, the same function in the 0.5.5, 0.5.9,
     0.5.10 and 0.5.23 wheels): the **first present** of ``max_sequence_length``, ``seq_length``, ``max_seq_len``,
@@ -341,13 +351,7 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
     quotes can be found in config.json.
     """
     c = model.text_config or model.config or {}
-    for key in (
-        "max_sequence_length",
-        "seq_length",
-        "max_seq_len",
-        "model_max_length",
-        "max_position_embeddings",
-    ):
+    for key in _SG_CONTEXT_KEYS:
         val = c.get(key)
         read = finite_number(val)
         if read is not None and 0 < read <= MAX_INT_SETTING:
@@ -375,6 +379,62 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
                         return scaled, f"{key} {n} × {rope_key} factor {f:g}"
             return n, key
     return 2048, "default 2048"
+
+
+def context_length_raises(model: ModelSpec, v: SgVersion) -> tuple[str, str] | None:
+    """``(what, exception)`` when SGLang ``v``'s ``get_context_length`` raises on ``model``'s config.json, else None.
+
+    ``get_context_length`` (sglang@0.4.6 ``srt/hf_transformers_utils.py``, 0.5.5 ``srt/utils/hf_transformers_utils.py``,
+    0.5.13 and 0.5.23 ``srt/utils/hf_transformers/common.py``, the same body) takes ``rope_scaling.get("factor", 1)``
+    when ``config.rope_scaling`` is a non-empty dict (1 when it has ``original_max_position_embeddings`` or
+    ``rope_type == "llama3"``) and returns ``int(factor * val)`` for the first present of ``CONTEXT_LENGTH_KEYS``;
+    ``ModelConfig._derive_context_length`` (``__init__`` in 0.4.6) calls it before it looks at ``--context-length``,
+    so a factor that makes ``int()`` raise stops SGLang whether or not the length is given: NaN (ValueError "cannot
+    convert float NaN to integer"), an infinity or a product past the float range (OverflowError "cannot convert
+    float infinity to integer"), null or an object (TypeError "unsupported operand type(s) for *"), a list
+    (TypeError from ``int()`` of the repeated list). transformers only warns about such a factor ("factor field must
+    be a float >= 1", ``modeling_rope_utils.py`` of 5.3.0); Python's json reads NaN and Infinity. From
+    :data:`SG_TRANSFORMERS_5_FROM` the factor is not read where :func:`derive_context_length` says transformers 5 drops
+    it. A string factor is not judged (``int()`` of the repeated string may pass or raise). ``what`` names the key,
+    its value and the factor as config.json has them."""
+    c = model.text_config or model.config or {}
+    rope_key = "rope_scaling" if c.get("rope_scaling") else "rope_parameters"
+    rs = c.get(rope_key)
+    if not isinstance(rs, dict) or not rs or "factor" not in rs:
+        return None
+    if "original_max_position_embeddings" in rs or rs.get("rope_type") == "llama3":
+        return None
+    rt = rs.get("rope_type") or rs.get("type")
+    if v >= SG_TRANSFORMERS_5_FROM and (
+        str(c.get("model_type") or model.model_type or "") in _TF5_NESTED_ROPE
+        or rt in _TF5_ORIGINAL_LEN_TYPES
+    ):
+        return None
+    key = next((k for k in _SG_CONTEXT_KEYS if c.get(k) is not None), None)
+    if key is None:
+        return None
+    val, factor = c[key], rs["factor"]
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        return None
+    what = f"{key} {val!r} × {rope_key} factor {factor!r}"[:120]
+    if isinstance(factor, (int, float)):
+        p = factor * val
+        if isinstance(p, float) and p != p:
+            return what, "ValueError: cannot convert float NaN to integer"
+        if isinstance(p, float) and p in (float("inf"), float("-inf")):
+            return what, "OverflowError: cannot convert float infinity to integer"
+        return None
+    if isinstance(factor, str):
+        return None
+    if isinstance(factor, list):
+        if isinstance(val, float):
+            return what, "TypeError: can't multiply sequence by non-int of type 'float'"
+        return (
+            what,
+            "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'list'",
+        )
+    kind = "NoneType" if factor is None else type(factor).__name__
+    return what, f"TypeError: unsupported operand type(s) for *: '{kind}' and '{type(val).__name__}'"
 
 
 def cell_size(
