@@ -17,7 +17,7 @@ from typing import Literal
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import engine_of_image, envsubst_placeholders, image_platform, platform_of
-from kvlint.engines.multinode import vllm_nodes_per_dp_group
+from kvlint.engines.multinode import ONE_POD_KINDS, node_address, vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
@@ -419,24 +419,34 @@ _RAY_CLUSTER_WORDS = (
 )
 
 
-#: Workload kinds whose one replica is one pod, with no operator to start a peer node beside it.
-_ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
-
-
-def _lone_sglang_node(ctx: RuleContext) -> bool:
-    """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
+def _lone_node(ctx: RuleContext) -> bool:
+    """Whether a multi-node engine (``--nnodes`` N > 1) runs node rank 0 in the only pod of its object: a Pod, or a
     Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
-    kvlint joined it to, ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)``
-    is set per pod by what kvlint does not see, an operator or a pod index). SGLang starts this node's ``tp_size * pp_size / nnodes``
-    schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
-    ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
-    ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
+    kvlint joined it to (a node of another such object: :func:`kvlint.engines.multinode.pair_node_objects`),
+    ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)`` is set per pod by what
+    kvlint does not see, an operator or a pod index).
+
+    SGLang starts this node's ``tp_size * pp_size / nnodes`` schedulers and each calls ``init_distributed_environment``
+    with the world size of all N nodes (sglang@0.5.5 ``srt/model_executor/model_runner.py::ModelRunner.
+    init_torch_distributed``; ``_launch_subprocesses`` in ``srt/entrypoints/engine.py`` gives each node its rank
+    range), so the rendezvous waits for ranks no pod runs. vLLM (0.11.1 on, the multiprocessing executor; not
+    ``--headless``, not Ray, one data-parallel rank) starts its ``world_size / nnodes`` local workers and joins them at
+    ``tcp://master_addr:master_port`` with the world size of all nodes (vllm@0.19.0 ``vllm/distributed/
+    parallel_state.py::init_distributed_environment``, ``vllm/v1/executor/multiproc_executor.py``), as long."""
     w, s, lay = ctx.workload, ctx.serving, ctx.layout
-    if ctx.engine != "sglang" or lay.nnodes < 2 or lay.ray or s.joins is not None or s.apart_from is not None:
+    if ctx.engine not in ("sglang", "vllm") or lay.nnodes < 2 or lay.ray:
+        return False
+    if s.joins is not None or s.apart_from is not None:
+        return False
+    if ctx.engine == "vllm" and (
+        s.get("headless") is True
+        or lay.dp > 1
+        or str(s.get("distributed_executor_backend") or "mp") not in ("mp",)
+    ):
         return False
     if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
         return False
-    if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
+    if w.kind not in ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
         return False
     if "node_rank" in s.unresolved:
         return (
@@ -446,35 +456,49 @@ def _lone_sglang_node(ctx: RuleContext) -> bool:
     return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
 
 
-def _lone_sglang_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV403 for :func:`_lone_sglang_node`: an error without ``--dist-init-addr`` (each node's schedulers then meet at
-    ``tcp://127.0.0.1:PORT`` of their own pod, ``ModelRunner.init_torch_distributed``, so no other node could ever
-    join), a warning with one (a node rank 1 started by another object with the same address would join)."""
+def _lone_node_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for :func:`_lone_node`: an error without the meeting address (SGLang's ``--dist-init-addr``, vLLM's
+    ``--master-addr``: each node's ranks then meet at ``127.0.0.1`` of their own pod, so no other node could ever
+    join), a warning with one (a node of rank 1 started by another object with the same address would join; kvlint
+    joins such objects when all ranks are among its inputs)."""
     lay, s, w = ctx.layout, ctx.serving, ctx.workload
-    addr = s.get("dist_init_addr")
+    sglang = ctx.engine == "sglang"
+    flag = "--dist-init-addr" if sglang else "--master-addr"
+    raw = s.get("dist_init_addr" if sglang else "master_addr")
+    addr = node_address(s) or (None if raw is None else str(raw))
+    name = "SGLang" if sglang else "vLLM"
+    ranks = "schedulers" if sglang else "GPU workers"
     where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
     waits = (
-        f"SGLang --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
-        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray): its schedulers wait in torch.distributed's "
-        f"rendezvous for ranks of {lay.described} that no pod runs, until --dist-timeout (or torch's default) "
-        "expires, and the server never answers"
+        f"{name} --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
+        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
+        f"{flag}): its {ranks} wait in torch.distributed's rendezvous for ranks of {lay.described} that no pod runs, "
+        "until "
+        + ("--dist-timeout (or torch's default)" if sglang else "torch's timeout")
+        + " expires, and the server never answers"
+    )
+    follower = (
+        "node rank from the LWS worker index"
+        if sglang
+        else "the workers `vllm serve --headless --node-rank` from the LWS worker index"
     )
     fix = (
-        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} (node rank from the LWS worker index, "
-        f"--dist-init-addr the leader's address), or drop --nnodes and fit {lay.described} in one pod"
+        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} ({follower}, {flag} the leader's "
+        f"address), or drop --nnodes and fit {lay.described} in one pod"
     )
     if addr is None:
         yield ctx.finding(
             waits
-            + "; without --dist-init-addr each node meets at 127.0.0.1 of its own pod, so no other node could "
-            "join it",
+            + f"; without {flag} each node meets at 127.0.0.1 of its own pod, so no other node could join it",
             lay.loc or s.loc("nnodes") or s.command_loc,
             fix=fix,
         )
     else:
         yield ctx.finding(
             waits
-            + f", unless another object starts node rank 1 to {lay.nnodes - 1} with --dist-init-addr {addr}",
+            + ", unless another object starts node rank "
+            + ("1" if lay.nnodes == 2 else f"1 to {lay.nnodes - 1}")
+            + f" with {flag} {addr}",
             lay.loc or s.loc("nnodes") or s.command_loc,
             fix=fix,
             severity="warning",
@@ -666,8 +690,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
         return
-    if _lone_sglang_node(ctx):
-        yield from _lone_sglang_finding(ctx)
+    if _lone_node(ctx):
+        yield from _lone_node_finding(ctx)
         return
     if s.apart_from is not None:  # a follower sized on its own GPU: still one engine with its leader's
         leader_p = _leader_placement(ctx)
