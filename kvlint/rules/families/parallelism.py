@@ -802,8 +802,7 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | 
     leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),
     ``"npus"`` (Ascend NPUs of a vLLM engine, :func:`_ascend_npus`), ``"gpus"`` (:func:`_gpus_counted`), or None
     when it does not count them (no accelerator requested, the parallel layout not known, TGI's shard count left
-    to its default of one per visible GPU, an engine other than vLLM on Ascend NPUs: TGI has no Ascend build and
-    SGLang's NPU device binding is not read here)."""
+    to its default of one per visible GPU, TGI on Ascend NPUs: it has no Ascend build)."""
     p, lay = ctx.placement, ctx.layout
     if (
         p is None
@@ -818,7 +817,7 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | 
     if p.resource == TPU_RESOURCE:
         return "tpu"
     if p.resource in ASCEND_NPU_RESOURCES:
-        return "npus" if ctx.engine == "vllm" else None
+        return "npus" if ctx.engine in ("vllm", "sglang") else None
     return "gpus"
 
 
@@ -829,7 +828,13 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``vllm_ascend/worker/worker_v1.py::NPUWorker._init_device``: ``torch.device(f"npu:{self.local_rank}")``,
     ``NPUPlatform.set_device``), so the worker of a rank past the visible NPUs cannot set its device; later
     releases assert it first (``vllm_ascend/worker/worker.py::NPUWorker._init_device``, "DP adjusted local rank
-    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared."""
+    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared.
+
+    SGLang on NPUs (``--device npu``, or detected when ``torch_npu`` is there) likewise: each scheduler process sets
+    its device to ``gpu_id = base_gpu_id + rank × gpu_id_step`` (sglang@0.5.5 ``srt/entrypoints/engine.py::
+    _launch_subprocesses``; ``ModelRunner.init_torch_distributed``: ``torch.get_device_module(self.device).
+    set_device(self.gpu_id)``, ``hccl`` the backend for ``npu``), so a scheduler past the pod's NPUs finds no
+    device, as on CUDA (:data:`_TOO_FEW`); TP × PP (× DP without DP attention) counted as for GPUs."""
     p, lay = ctx.placement, ctx.layout
     assert p is not None and p.gpus is not None
     if lay.ray:
@@ -837,13 +842,19 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
     need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
+        binds = (
+            f"vllm-ascend binds each worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} "
+            "finds no NPU"
+            if ctx.engine == "vllm"
+            else f"SGLang sets each scheduler's device to its own NPU (ModelRunner.init_torch_distributed), so the "
+            f"scheduler for NPU #{p.gpus} finds none"
+        )
         yield ctx.finding(
-            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); vllm-ascend binds each "
-            f"worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} finds no NPU "
-            "and the engine does not start",
+            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); {binds} and the engine does "
+            "not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
             fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
-            + _LOWER["vllm"].format(have=have),
+            + _LOWER[ctx.engine].format(have=have),
         )
     elif need < have:
         yield ctx.finding(
