@@ -82,3 +82,74 @@ def test_amd_aim_image_general(tmp_path: Path, image: str, command: list[str] | 
     assert bool(notes) is noted, [d.message for d in res.diagnostics]
     if noted:
         assert "amd.com/gpu: 2" in notes[0].message
+
+
+def _kv502(path: str) -> list:  # type: ignore[type-arg]
+    return [d for d in _run([path]).diagnostics if d.rule == "KV502"]
+
+
+def test_unresolved_speculative_draft_is_said() -> None:
+    """inference-perf's EAGLE-3 variant (``--speculative_config {"method": "eagle3", "model":
+    "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", ...}``) was planned on its H100 with "0 findings" and nothing in the plan's
+    assumptions: the draft's config.json is not available offline, so the plan sized the target alone (the stage's
+    note "planned without it" reached no report). Now a KV502 info at the --speculative-config value."""
+    (d,) = _kv502(
+        str(COLLECTED / "kubernetes-sigs__inference-perf__demos__kubecon-na-2025__vllm+eagle__manifests.yaml")
+    )
+    assert d.severity == "info"
+    assert "speculative draft model 'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B'" in d.message, d.message
+    assert "sizes meta-llama/Llama-3.1-8B-Instruct alone" in d.message, d.message
+    assert "config.json not found" in d.message and d.message.count("(") == d.message.count(")"), d.message
+    assert d.loc is not None and d.loc.line == 26, d.loc
+    assert "kvlint models pull yuhuili/EAGLE3-LLaMA3.1-Instruct-8B" in (d.fix or ""), d.fix
+    assert "kvlint.io/model" not in (d.fix or ""), (
+        d.fix
+    )  # the annotation names the served model, not its drafter
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ('{"model": "Qwen/Qwen2.5-0.5B-Instruct", "num_speculative_tokens": 3}', False),  # resolved offline
+        (
+            '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}',
+            False,
+        ),  # no drafter model
+        ('{"model": "example-org/no-such-draft", "num_speculative_tokens": 3}', True),
+    ],
+)
+def test_speculative_draft_general(tmp_path: Path, spec: str, said: bool) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "d"},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+                            "containers": [
+                                {
+                                    "name": "vllm",
+                                    "image": "vllm/vllm-openai:v0.11.0",
+                                    "args": [
+                                        "--model",
+                                        "Qwen/Qwen2.5-7B-Instruct",
+                                        "--max-model-len",
+                                        "4096",
+                                        "--speculative-config",
+                                        spec,
+                                    ],
+                                    "resources": {"limits": {"nvidia.com/gpu": 1}},
+                                }
+                            ],
+                        }
+                    }
+                },
+            }
+        )
+    )
+    found = [d for d in _kv502(str(f)) if "speculative draft" in d.message]
+    assert bool(found) is said, [d.message for d in _run([str(f)]).diagnostics]
