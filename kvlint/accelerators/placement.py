@@ -897,6 +897,19 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"label {key}={vals} names a GPU architecture, not a GPU model: kvlint reads it only to narrow "
                     f"the GPUs a {GFD_MEMORY} matches (use {ANNOTATION} or --accelerator)"
                 )
+            elif key in _TABLE_KEYS:
+                # A provider key whose value is not in that provider's table: other clusters reuse the key with
+                # values of their own (Ori Cloud writes gpu.nvidia.com/class: L40S, H100SXM-80), so kvlint does
+                # not read it (:func:`_candidate`), and says so here rather than nothing.
+                unread = [v for v, _ in values if not _TABLE_KEYS[key][1](v)[2]]
+                if not unread:
+                    continue
+                named = _named_by_value(unread)
+                spelled = f"; its value spells {named.name} ({named.id})" if named is not None else ""
+                notes.append(
+                    f"label {key}={', '.join(unread)} is not a value of {_TABLE_KEYS[key][0]} kvlint reads{spelled}: "
+                    f"map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
+                )
             elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
                 named = _named_by_value([v for v, _ in values])
                 if named is not None:
@@ -911,6 +924,14 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                         f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"
                     )
     return notes
+
+
+#: Provider keys read only for the values of that provider's own table (an unknown value decides nothing, and
+#: :func:`_why_undecided` names it): key -> (the table, in words; its lookup, whose third item is "known value").
+_TABLE_KEYS: dict[str, tuple[str, Callable[[str], tuple[Any, str, bool]]]] = {
+    COREWEAVE_CLASS: ("CoreWeave's node-type table", cat.coreweave_gpu_class),
+    DOKS_GPU_MODEL: ("DigitalOcean's GPU model list", cat.doks_gpu_model),
+}
 
 
 def _fill_in(value: str) -> bool:
