@@ -166,3 +166,52 @@ def test_a_typed_command_reads_its_env_wrapper_by_the_same_table(argv: list[str]
     cfg = parse_command_line(argv)
     assert cfg.model is not None and cfg.model.value == "m"
     assert cfg.env == {"VLLM_X": "1"}
+
+
+class _Counting(list):  # type: ignore[type-arg]
+    """A script's words that count how often they are read."""
+
+    reads = 0
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        type(self).reads += 1
+        return super().__getitem__(i)
+
+
+def _script_reads(n: int) -> int:
+    # the words `tmux new tmux new ... vllm serve m` stepped over as commands() steps over them
+    from kvlint.engines.shell import ShellArg, wrapper_step
+
+    _Counting.reads = 0
+    words = _Counting(ShellArg(t) for t in ["tmux", "new"] * n + ["vllm", "serve", "m"])
+    h, end = 0, len(words)
+    while h < end and list.__getitem__(words, h).text == "tmux":
+        step = wrapper_step(words, h, end, "tmux")
+        assert step is not None and step.script is None
+        h, end = step.after, step.end
+    assert list.__getitem__(words, h).text == "vllm" and end == len(words)
+    return _Counting.reads
+
+
+def _list_reads(n: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    from kvlint.engines import shell
+
+    count = [0]
+    get = shell._ListWords.__getitem__
+
+    def counted(self: shell._ListWords, i: int) -> object:
+        count[0] += 1
+        return get(self, i)
+
+    monkeypatch.setattr(shell._ListWords, "__getitem__", counted)
+    items = ["tmux", "new"] * n + ["vllm", "serve", "m"]
+    cfg = parse_container(LDict({"name": "c", "image": "vllm/vllm-openai:v0.10.0", "command": items}))
+    assert cfg is not None and cfg.model is not None and cfg.model.value == "m"
+    return count[0]
+
+
+def test_nested_tmux_reads_each_word_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each tmux looked for the `;` ending its command from its own words to the end: `tmux new` nested 2,000 times
+    # in an exec-form list took 11 s (4,000 in a script 9 s), quadratic in the words; a 1.5 MB object holds far more
+    assert _script_reads(800) < 2.5 * _script_reads(400)
+    assert _list_reads(800, monkeypatch) < 2.5 * _list_reads(400, monkeypatch)

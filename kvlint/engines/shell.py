@@ -1432,6 +1432,24 @@ def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg
     return end, script, operands[k] if k < len(operands) else end, script_at
 
 
+#: The last :func:`_tmux_command_end` scan: (the words, or an exec-form list's texts, from, to, the ``;`` found or
+#: ``to``). Nested tmux (``tmux new tmux new ... vllm serve m``) asks again from a later word of the same words:
+#: without it each tmux scanned to the end (a list of 4,000 such words took 11 s, quadratic).
+_TMUX_SCAN: ContextVar[tuple[object, int, int, int] | None] = ContextVar("kvlint_tmux_scan", default=None)
+
+
+def _tmux_command_end(words: Sequence[ShellArg], start: int, end: int) -> int:
+    """The index of the first ``;`` word (the end of a tmux command) of ``words[start:end]``, else ``end``; a
+    later ``start`` in the same words before the ``;`` last found, with no larger ``end``, reuses that scan."""
+    key = words._texts if isinstance(words, _ListWords) else words
+    last = _TMUX_SCAN.get()
+    if last is not None and last[0] is key and last[1] <= start <= last[3] and end <= last[2]:
+        return min(last[3], end)
+    stop = next((k for k in range(start, end) if words[k].text == ";"), end)
+    _TMUX_SCAN.set((key, start, end, stop))
+    return stop
+
+
 def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None, int, int] | None:
     """tmux 3.3a at ``words[h]`` starting a session that runs a command (``tmux new -d 'vllm serve m'``, ``tmux
     new-session -d -s x vllm serve m``), as ``tmux.c::main`` and ``cmd-new-session.c`` read it: the options of
@@ -1465,7 +1483,7 @@ def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | 
                 break
     if j >= end or words[j].text not in ("new", "new-session"):
         return None
-    stop = next((k for k in range(j + 1, end) if words[k].text == ";"), end)
+    stop = _tmux_command_end(words, j + 1, end)
     j += 1
     while j < stop and words[j].text.startswith("-") and len(words[j].text) > 1:
         text = words[j].text
