@@ -345,6 +345,24 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
     return isinstance(first, list) and bool(first) and first[0] is container
 
 
+def _serves_derived_model(w: Workload, container: LDict) -> bool:
+    """Whether ``container``, naming no model, serves its workload's ``derived_model``. A model named by the pod's
+    ``hf.co/model`` label (:func:`kvlint.engines.images.dell_hub_model`) is the one baked into a Dell Enterprise
+    Hub model image: only a container of such an image serves it, not a stock TGI or vLLM container beside it
+    (which starts its engine's default model or none: KV503). A model an operator's object names is the workload's
+    (as before)."""
+    labels = w.labels or {}
+    if _images.DEH_MODEL_LABEL not in labels:
+        return True
+    if _images.dell_hub_model(labels, (container.get("image"),)) == w.derived_model:
+        return True
+    containers = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
+    images = (
+        [c.get("image") for c in containers if isinstance(c, dict)] if isinstance(containers, list) else []
+    )
+    return _images.dell_hub_model(labels, images) != w.derived_model
+
+
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -391,7 +409,12 @@ def analyse_container(
         )
     if serving is None:
         return None
-    if serving.model is None and w.derived_model and serving.joins is None:
+    if (
+        serving.model is None
+        and w.derived_model
+        and serving.joins is None
+        and _serves_derived_model(w, container)
+    ):
         # a container that names no model serves the one its workload's reader derived (a Dell Enterprise Hub
         # model image's hf.co/model label, kvlint.engines.images.dell_hub_model), said at its image
         at = loc_of(container, "image") or container.loc
