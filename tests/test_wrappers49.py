@@ -215,3 +215,57 @@ def test_nested_tmux_reads_each_word_a_bounded_number_of_times(monkeypatch: pyte
     # in an exec-form list took 11 s (4,000 in a script 9 s), quadratic in the words; a 1.5 MB object holds far more
     assert _script_reads(800) < 2.5 * _script_reads(400)
     assert _list_reads(800, monkeypatch) < 2.5 * _list_reads(400, monkeypatch)
+
+
+_LOGINS = ["-l", "-", "--login", "-l -w VLLM_X", "--whitelist-environment=A,VLLM_X -l", ""]
+
+
+def _runuser_or_skip() -> str:
+    runuser = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+    if runuser is None or os.geteuid() != 0:
+        pytest.skip("no runuser here, or not root")
+    return runuser
+
+
+@pytest.mark.parametrize("login", _LOGINS)
+def test_runuser_login_gives_the_script_a_login_environment(login: str, tmp_path: Path) -> None:
+    # util-linux su-common.c modify_environment: -l, --login or a lone - clears the environment but TERM and the
+    # -w names (then HOME, SHELL, USER, LOGNAME, PATH of the user); the container's VLLM_X was read into the script
+    runuser = _runuser_or_skip()
+    env, out = _shim(tmp_path)
+    shim = str(tmp_path / "bin" / "vllm")
+    user = "- root" if login == "-" else f"{login} root"
+    script = f"{runuser} {user} -c 'exec {shim} serve \"${{VLLM_X-unset}}\"'"
+    subprocess.run(
+        ["bash", "-c", script], env={**env, "VLLM_X": "c"}, capture_output=True, timeout=60, check=True
+    )
+    argv, variable = _ran(out)
+    (read,) = _read(script, {**env, "VLLM_X": "c"})
+    assert read[1:] == argv[1:]
+    items = [runuser, *user.split(), "-c", f"exec {shim} serve m"]
+    container = LDict(
+        {
+            "name": "c",
+            "image": "vllm/vllm-openai:v0.10.0",
+            "command": items,
+            "env": [{"name": "VLLM_X", "value": "c"}, {"name": "PATH", "value": env["PATH"]}],
+        }
+    )
+    subprocess.run(items, env={**env, "VLLM_X": "c"}, capture_output=True, timeout=60, check=True)
+    argv, variable = _ran(out)
+    cfg = parse_container(container)
+    assert cfg is not None and cfg.model is not None and [cfg.model.value] == argv[2:]
+    assert cfg.env.get("VLLM_X", "unset") == variable
+
+
+@pytest.mark.parametrize(
+    "options", ["-u root -l --", "-u root -c 'vllm serve m' --", "-s /bin/sh -u root --"]
+)
+def test_runuser_refuses_user_with_a_shell_option(options: str, tmp_path: Path) -> None:
+    # "options --{shell,fast,command,session-command,login} and --user are mutually exclusive": nothing runs
+    runuser = _runuser_or_skip()
+    env, out = _shim(tmp_path)
+    script = f"{runuser} {options} vllm serve m"
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=60, check=False)
+    assert done.returncode != 0 and not out.exists()
+    assert _read(script, env) == []

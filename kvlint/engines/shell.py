@@ -1364,21 +1364,32 @@ def _after_options(
 _RUNUSER_COMMAND = frozenset({"--command", "--session-command"})
 
 
-def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None, int, int]:
+def _runuser(
+    words: Sequence[ShellArg], h: int, end: int
+) -> tuple[int, ShellArg | None, int, int, tuple[str, ...] | None]:
     """util-linux 2.38 ``runuser`` at ``words[h]`` as ``su-common.c::su_main`` reads it: ``getopt_long`` with
     ``"c:fg:G:lmpPs:u:hVw:"`` *permuting* (options may follow the user: ``runuser app -c CMD``) until ``--``; with
     ``-u USER`` the words left are the command it executes (``execvp``, :func:`_after_options` order: ``runuser
     -u app -- vllm serve m``); without it an optional ``-`` then USER, and ``-c COMMAND`` runs COMMAND with the
     user's shell, the words after USER its ``$0 $1 ...`` (``run_shell``: ``SHELL -c COMMAND ARGS...``).
 
-    ``(index of the command, None, end, -1)`` for ``-u``; ``(end, the -c script, index of its $0, index of the
-    script's word or -1 when attached)`` for ``-c``; ``(end, None, end, -1)`` for neither (an interactive shell: no
-    command)."""
+    ``-l``/``--login`` or the lone ``-`` (``modify_environment``, ``simulate_login``) clears the environment but
+    ``TERM`` and the names of ``-w``/``--whitelist-environment LIST``, then sets ``HOME``, ``SHELL``, ``USER``,
+    ``LOGNAME`` and ``PATH`` of the user (``runuser -l root -c 'vllm serve $MODEL'`` does not see the container's
+    ``MODEL``). ``-u`` with ``-c``, ``-s``, ``-f``, ``-l`` or ``--session-command`` is refused ("options
+    --{shell,fast,command,session-command,login} and --user are mutually exclusive"): no command runs.
+
+    ``(index of the command, None, end, -1, None)`` for ``-u``; ``(end, the -c script, index of its $0, index of
+    the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
+    None)`` for neither (an interactive shell: no command)."""
     short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
     operands: list[int] = []
     script: ShellArg | None = None
     script_at = -1
     user_option = False
+    login = False
+    shell_option = False  # -s, -f, -c, -l or --session-command: refused with -u
+    kept: list[str] = ["TERM"]
     j = h + 1
     while j < end:
         word = words[j]
@@ -1396,10 +1407,16 @@ def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg
             if opt in _RUNUSER_COMMAND:
                 script = ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted)
                 script_at = at
+            elif opt == "--whitelist-environment":
+                kept.extend(value.split(","))
             user_option = user_option or opt == "--user"
+            login = login or opt == "--login"
+            shell_option = shell_option or opt in ("--login", "--shell", "--fast", *_RUNUSER_COMMAND)
         elif text.startswith("-") and len(text) > 1:
             for i in range(1, len(text)):
                 letter = text[i]
+                login = login or letter == "l"
+                shell_option = shell_option or letter in "csfl"
                 if letter in short:
                     at = -1
                     if i + 1 < len(text):
@@ -1414,22 +1431,25 @@ def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg
                             value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted
                         )
                         script_at = at
+                    elif letter == "w":
+                        kept.extend(value.split(","))
                     user_option = user_option or letter == "u"
                     break
         else:
             operands.append(j - 1)
     if user_option:
         # the command: the operands, which must be the rest of the words (an option after them was runuser's)
-        if operands and operands == list(range(operands[0], end)):
-            return operands[0], None, end, -1
-        return end, None, end, -1
+        if not shell_option and operands and operands == list(range(operands[0], end)):
+            return operands[0], None, end, -1, None
+        return end, None, end, -1, None
     k = 0
     if k < len(operands) and words[operands[k]].text == "-":
         k += 1  # su's lone -: --login
+        login = True
     k += 1  # the user
     if script is None or (operands[k:] and operands[k:] != list(range(operands[k], end))):
-        return end, None, end, -1
-    return end, script, operands[k] if k < len(operands) else end, script_at
+        return end, None, end, -1, None
+    return end, script, operands[k] if k < len(operands) else end, script_at, tuple(kept) if login else None
 
 
 #: The last :func:`_tmux_command_end` scan: (the words, or an exec-form list's texts, from, to, the ``;`` found or
@@ -1537,6 +1557,9 @@ class WrapperStep:
     end: int = 0
     #: the index of :attr:`script`'s word, or -1 when the script is part of a word (``-cSCRIPT``)
     script_at: int = -1
+    #: the names of the environment :attr:`script` keeps when the wrapper clears the rest (``runuser -l``), None
+    #: when it keeps the environment
+    keeps_env: tuple[str, ...] | None = None
 
 
 def wrapper_step(
@@ -1551,8 +1574,8 @@ def wrapper_step(
         # `command [-pVv] [--]`): it was left as the command's first word
         return WrapperStep(h + 2 if h + 1 < end and words[h + 1].text == "--" else h + 1, end=end)
     if name == "runuser":
-        after, script, positional, at = _runuser(words, h, end)
-        return WrapperStep(after, None, script, positional, end, at)
+        after, script, positional, at, keeps = _runuser(words, h, end)
+        return WrapperStep(after, None, script, positional, end, at, keeps)
     if name == "tmux":
         got = _tmux(words, h, end)
         if got is None:
@@ -1615,6 +1638,16 @@ def list_wrapper_script(texts: Sequence[str]) -> tuple[int, int, int] | None:
                 after += 1
         h = after
     return None
+
+
+def list_wrapper_keeps_env(texts: Sequence[str], h: int) -> tuple[str, ...] | None:
+    """The names of the environment kept by the wrapper at ``texts[h]`` of an exec-form list when it clears the
+    rest for the script it runs (``["runuser", "-l", "app", "-c", SCRIPT]``: :func:`_runuser`); None when it keeps
+    the environment, or is no such wrapper."""
+    name = wrapper_name(texts[h]) if h < len(texts) else None
+    if name != "runuser":
+        return None
+    return wrapper_step(_ListWords(texts), h, len(texts), name).keeps_env  # type: ignore[union-attr]
 
 
 class _ListWords(Sequence[ShellArg]):
@@ -1790,7 +1823,9 @@ def commands(
                 # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s
                 yield from commands(
                     wrapped.script.text,
-                    local_env,
+                    local_env
+                    if wrapped.keeps_env is None
+                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env},
                     words[wrapped.positional : wrapped.end],
                     _depth=_depth + 1,
                     _eval_offset=wrapped.script.offset if _eval_offset is None else _eval_offset,
