@@ -346,21 +346,12 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
 
 
 def _serves_derived_model(w: Workload, container: LDict) -> bool:
-    """Whether ``container``, naming no model, serves its workload's ``derived_model``. A model named by the pod's
-    ``hf.co/model`` label (:func:`kvlint.engines.images.dell_hub_model`) is the one baked into a Dell Enterprise
-    Hub model image: only a container of such an image serves it, not a stock TGI or vLLM container beside it
-    (which starts its engine's default model or none: KV503). A model an operator's object names is the workload's
-    (as before)."""
-    labels = w.labels or {}
-    if _images.DEH_MODEL_LABEL not in labels:
-        return True
-    if _images.dell_hub_model(labels, (container.get("image"),)) == w.derived_model:
-        return True
-    containers = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
-    images = (
-        [c.get("image") for c in containers if isinstance(c, dict)] if isinstance(containers, list) else []
-    )
-    return _images.dell_hub_model(labels, images) != w.derived_model
+    """Whether ``container``, naming no model, serves its workload's ``derived_model``: only a Dell Enterprise Hub
+    model image, whose baked-in model the pod's ``hf.co/model`` label names (:func:`kvlint.engines.images.
+    dell_hub_model`). Not a stock TGI or vLLM container beside it, nor a container of an operator's pod that
+    names no model (a sidecar in an LLMInferenceService's ``template``: the operator gives the model it names to
+    its own ``main`` container only); those start their engine's default model or none (KV503), as before."""
+    return _images.dell_hub_model(w.labels or {}, (container.get("image"),)) == w.derived_model
 
 
 def analyse_container(

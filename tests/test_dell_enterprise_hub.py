@@ -111,3 +111,30 @@ def test_a_stock_engine_beside_the_hub_image_serves_none_of_its_model() -> None:
         assert cr.serving.model is None and cr.plan is None, name
         assert "KV503" in {d.rule for d in result.diagnostics if d.container == name}, name
     assert not [d for d in result.diagnostics if d.container == "small" and d.rule == "KV202"]
+
+
+def test_a_sidecar_of_an_operators_pod_serves_none_of_its_model() -> None:
+    # the generic "a container naming no model serves its workload's derived model" gave an LLMInferenceService's
+    # model to a stock vLLM sidecar of its template (sized, with KV202, beside its own KV503): KServe gives the
+    # model to the `main` container only
+    sample = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "collected"
+        / "kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__llmisvc-single-gpu.yaml"
+    )
+    side = (
+        "      - name: side\n"
+        "        image: vllm/vllm-openai:v0.10.0\n"
+        '        args: ["--port", "8001"]\n'
+        '        resources: {limits: {nvidia.com/gpu: "1"}}\n'
+    )
+    text = sample.read_text().replace(
+        "  template:\n    containers:\n", "  template:\n    containers:\n" + side, 1
+    )
+    result = _run(text)
+    by_name = {cr.container_name: cr for cr in result.containers}
+    assert by_name["main"].model is not None
+    assert by_name["side"].serving.model is None and by_name["side"].plan is None
+    assert {d.rule for d in result.diagnostics if d.container == "side"} >= {"KV503"}
+    assert not [d for d in result.diagnostics if d.container == "side" and d.rule == "KV202"]
