@@ -66,6 +66,8 @@ _TMUX = [
     "tmux {sock} new-session -d -s x -- vllm serve 'a b'",
     "tmux {sock} new-session -ds x -n w vllm serve m \\; set -g status off",
     "tmux {sock} -c 'vllm serve m'",
+    "tmux {sock} new -d -e M=q 'vllm serve $M'",
+    "tmux {sock} new -d -eM=q -- 'vllm serve \"$M\"'",
 ]
 
 
@@ -269,3 +271,41 @@ def test_runuser_refuses_user_with_a_shell_option(options: str, tmp_path: Path) 
     done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=60, check=False)
     assert done.returncode != 0 and not out.exists()
     assert _read(script, env) == []
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["new", "-d", "-e", "VLLM_X=5", "vllm", "serve", "m"],
+        ["new", "-d", "-eVLLM_X=6", "vllm serve m"],
+        ["new", "-d", "-e", "VLLM_X=7", "-e", "A=1", "--", "bash", "-c", "exec vllm serve m"],
+    ],
+    ids=lambda items: " ".join(items),
+)
+def test_tmux_new_e_sets_the_environment_its_command_runs_with(items: list[str], tmp_path: Path) -> None:
+    # tmux 3.2+ new-session -e VARIABLE=value: the session's command runs with it (the container's VLLM_X was read)
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        pytest.skip("no tmux here")
+    env, out = _shim(tmp_path)
+    argv = [tmux, "-S", f"{tmp_path}/sock", "-f", "/dev/null", *items]
+    try:
+        subprocess.run(argv, env={**env, "VLLM_X": "c"}, capture_output=True, timeout=60, check=True)
+        for _ in range(600):  # the session's command runs in the server, after tmux returns
+            if out.exists() and "VLLM_X=" in out.read_text():
+                break
+            time.sleep(0.05)
+    finally:
+        subprocess.run([tmux, "-S", f"{tmp_path}/sock", "kill-server"], capture_output=True, timeout=60)
+    ran, variable = _ran(out)
+    container = LDict(
+        {
+            "name": "c",
+            "image": "vllm/vllm-openai:v0.10.0",
+            "command": argv,
+            "env": [{"name": "VLLM_X", "value": "c"}, {"name": "PATH", "value": env["PATH"]}],
+        }
+    )
+    cfg = parse_container(container)
+    assert cfg is not None and cfg.model is not None and [cfg.model.value] == ran[2:]
+    assert cfg.env.get("VLLM_X", "unset") == variable

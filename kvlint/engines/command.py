@@ -55,7 +55,7 @@ from kvlint.engines.shell import (
     charge_command_text,
     commands,
     k8s_expand,
-    list_wrapper_keeps_env,
+    list_wrapper_env,
     list_wrapper_script,
     program_after_wrapper,
     script_after_shell_options,
@@ -2030,7 +2030,9 @@ def parse_container(
                 break
             k = after
         # a wrapper giving its script a login's environment (``runuser -l app -c SCRIPT``: TERM and its -w names)
-        keeps = list_wrapper_keeps_env(texts, upto)
+        # or setting some of it (``tmux new -e NAME=value SCRIPT``)
+        keeps, sets = list_wrapper_env(texts, upto)
+        changes.extend(sets)
         if not changes and keeps is None:
             return env, env_locs
         own, own_locs = dict(env), dict(env_locs)

@@ -1470,7 +1470,9 @@ def _tmux_command_end(words: Sequence[ShellArg], start: int, end: int) -> int:
     return stop
 
 
-def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None, int, int] | None:
+def _tmux(
+    words: Sequence[ShellArg], h: int, end: int, sets: list[tuple[str, int]] | None = None
+) -> tuple[int, ShellArg | None, int, int] | None:
     """tmux 3.3a at ``words[h]`` starting a session that runs a command (``tmux new -d 'vllm serve m'``, ``tmux
     new-session -d -s x vllm serve m``), as ``tmux.c::main`` and ``cmd-new-session.c`` read it: the options of
     ``"2c:CDdf:lL:NqS:T:uUvV"``, where ``-c SHELL-COMMAND`` is itself run by the shell, then ``new-session`` (alias
@@ -1479,7 +1481,9 @@ def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | 
     default shell (``spawn.c::spawn_pane``: ``SHELL -c CMD``), several are executed as they are (``execvp``).
 
     ``(index of the command, None, end of it, -1)`` for several words; ``(end of it, the script, end of it, index
-    of the script's word or -1)`` for one (or ``tmux -c``); None when tmux runs no new session's command here."""
+    of the script's word or -1)`` for one (or ``tmux -c``); None when tmux runs no new session's command here.
+    ``sets`` gets new-session's ``-e VARIABLE=value`` (tmux 3.2+: set in the session's environment, which its
+    command runs with) and the index of the word holding each."""
     j = h + 1
     while j < end and words[j].text.startswith("-") and len(words[j].text) > 1:
         text = words[j].text
@@ -1512,8 +1516,14 @@ def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | 
             break
         for i in range(1, len(text)):
             if text[i] in "cefFnstxy":
+                at = j - 1
                 if i + 1 == len(text):
+                    at = j
                     j += 1
+                if text[i] == "e" and sets is not None and at < stop:
+                    value = text[i + 1 :] if i + 1 < len(text) else words[at].text
+                    if _ASSIGN_RE.match(value):
+                        sets.append((value, at))
                 break
     if j >= stop:
         return None
@@ -1560,6 +1570,9 @@ class WrapperStep:
     #: the names of the environment :attr:`script` keeps when the wrapper clears the rest (``runuser -l``), None
     #: when it keeps the environment
     keeps_env: tuple[str, ...] | None = None
+    #: ``NAME=value`` the wrapper sets in the environment of what it runs (``tmux new -e NAME=value``), each with
+    #: the index of its word
+    sets_env: tuple[tuple[str, int], ...] = ()
 
 
 def wrapper_step(
@@ -1577,11 +1590,12 @@ def wrapper_step(
         after, script, positional, at, keeps = _runuser(words, h, end)
         return WrapperStep(after, None, script, positional, end, at, keeps)
     if name == "tmux":
-        got = _tmux(words, h, end)
+        sets: list[tuple[str, int]] = []
+        got = _tmux(words, h, end, sets)
         if got is None:
             return None
         after, script, stop, at = got
-        return WrapperStep(after, None, script, stop, stop, at)
+        return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
     after, split = _after_options(words, h, end, name, unset)
     return WrapperStep(after, split, end=end)
 
@@ -1605,6 +1619,8 @@ def program_after_wrapper(
     if step is None or step.split is not None or step.script is not None or step.end != len(texts):
         return None
     after = step.after
+    if env_changes is not None:
+        env_changes.extend(step.sets_env)  # tmux new -e NAME=value
     if name == "env":
         if env_changes is not None and unset:
             env_changes.extend((n, None) for n in unset)
@@ -1640,14 +1656,18 @@ def list_wrapper_script(texts: Sequence[str]) -> tuple[int, int, int] | None:
     return None
 
 
-def list_wrapper_keeps_env(texts: Sequence[str], h: int) -> tuple[str, ...] | None:
-    """The names of the environment kept by the wrapper at ``texts[h]`` of an exec-form list when it clears the
-    rest for the script it runs (``["runuser", "-l", "app", "-c", SCRIPT]``: :func:`_runuser`); None when it keeps
-    the environment, or is no such wrapper."""
+def list_wrapper_env(
+    texts: Sequence[str], h: int
+) -> tuple[tuple[str, ...] | None, tuple[tuple[str, int], ...]]:
+    """What the wrapper at ``texts[h]`` of an exec-form list that gives a shell a script does to the script's
+    environment: the names it keeps when it clears the rest (``["runuser", "-l", "app", "-c", SCRIPT]``:
+    :func:`_runuser`), else None; and the ``NAME=value`` it sets with their indexes (``["tmux", "new", "-e",
+    "A=1", SCRIPT]``: :func:`_tmux`)."""
     name = wrapper_name(texts[h]) if h < len(texts) else None
-    if name != "runuser":
-        return None
-    return wrapper_step(_ListWords(texts), h, len(texts), name).keeps_env  # type: ignore[union-attr]
+    if name not in ("runuser", "tmux"):
+        return None, ()
+    step = wrapper_step(_ListWords(texts), h, len(texts), name)
+    return (None, ()) if step is None else (step.keeps_env, step.sets_env)
 
 
 class _ListWords(Sequence[ShellArg]):
@@ -1821,11 +1841,16 @@ def commands(
         if wrapped is not None and wrapped.script is not None:
             if _depth < 3:
                 # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s
-                yield from commands(
-                    wrapped.script.text,
+                script_env = (
                     local_env
                     if wrapped.keeps_env is None
-                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env},
+                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env}
+                )
+                if wrapped.sets_env:  # tmux new -e NAME=value 'vllm serve $NAME'
+                    script_env = {**script_env, **dict(t.partition("=")[::2] for t, _at in wrapped.sets_env)}
+                yield from commands(
+                    wrapped.script.text,
+                    script_env,
                     words[wrapped.positional : wrapped.end],
                     _depth=_depth + 1,
                     _eval_offset=wrapped.script.offset if _eval_offset is None else _eval_offset,
