@@ -686,48 +686,6 @@ class _EngineEstimate:
         return True
 
 
-class _LengthSearches:
-    """One container's max-model-len searches and vLLM's estimate, shared by the checks that ask for them
-    (:func:`fitting_max_model_len`): KV202's example length and KV103's or KV105's remedy search from the same
-    start at the same aim (KV202's limit is above where the search starts whenever it is below the plan's
-    length), and each search planned vLLM's own estimate afresh (its own search over plans). Kept for the last
-    container checked only (:data:`_SEARCHES_LAST`), identified by the container, its options and the plan,
-    settings, model and placement read, each held so no other object takes its identity."""
-
-    __slots__ = ("found", "held", "estimate")
-
-    def __init__(self, ctx: RuleContext) -> None:
-        cr = ctx.cr
-        self.held = (cr, ctx.options, cr.plan, cr.settings, cr.model, cr.placement)
-        self.estimate = _EngineEstimate(cr)
-        #: (aim, band, start) -> the search's answer
-        self.found: dict[tuple[float, float, int], tuple[int, PlanDetail] | None] = {}
-
-    def of(self, ctx: RuleContext) -> bool:
-        cr, held = ctx.cr, self.held
-        return (
-            held[0] is cr
-            and held[1] is ctx.options
-            and held[2] is cr.plan
-            and held[3] is cr.settings
-            and held[4] is cr.model
-            and held[5] is cr.placement
-        )
-
-
-#: The searches of the container checked last (:class:`_LengthSearches`).
-_SEARCHES_LAST: _LengthSearches | None = None
-
-
-def _searches(ctx: RuleContext) -> _LengthSearches:
-    """The :class:`_LengthSearches` of ``ctx``'s container (new when it is not the last one's)."""
-    global _SEARCHES_LAST
-    last = _SEARCHES_LAST
-    if last is None or not last.of(ctx):
-        last = _SEARCHES_LAST = _LengthSearches(ctx)
-    return last
-
-
 def fitting_max_model_len(
     ctx: RuleContext, min_concurrency: float = 1.0, below: int | None = None
 ) -> LengthFit | None:
@@ -740,11 +698,7 @@ def fitting_max_model_len(
     cr, plan = ctx.cr, ctx.plan
     if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
         return None
-    searches = _searches(ctx)
-    # (one estimate for the container: once computed, bounds() lets it lower the start, which it then does only
-    # where a search that had not computed it would have: the container's settings fitting at the start or above
-    # make the estimate at least the start)
-    estimate = searches.estimate
+    estimate = _EngineEstimate(cr)
     low_tokens = plan.num_blocks_low * plan.block_size if plan.block_size else plan.capacity_tokens
     start = int(min(low_tokens, plan.capacity_tokens / max(min_concurrency, 1e-9)))
     start = min(start, (below if below is not None else plan.max_model_len) - 1)
@@ -764,16 +718,12 @@ def fitting_max_model_len(
         return cand // 1024 * 1024 if cand >= 2048 else cand
 
     band = _band(ctx)
-    key = (min_concurrency, band, start)
-    if key in searches.found:
-        found = searches.found[key]
-    else:
-        found = searches.found[key] = descending_fitting(
-            start,
-            step_down,
-            lambda n: replanned(cr, max_model_len=n) if n >= MIN_USEFUL_MAX_MODEL_LEN else None,
-            lambda d: _fits(d.plan, min_concurrency, band),
-        )
+    found = descending_fitting(
+        start,
+        step_down,
+        lambda n: replanned(cr, max_model_len=n) if n >= MIN_USEFUL_MAX_MODEL_LEN else None,
+        lambda d: _fits(d.plan, min_concurrency, band),
+    )
     if found is None or not isinstance(found[1], VllmPlanDetail):
         return None
     return LengthFit(found[0], found[1], estimate)
