@@ -345,25 +345,6 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
     return isinstance(first, list) and bool(first) and first[0] is container
 
 
-#: The pod label Dell Enterprise Hub's deployment snippets name the served model with, ``/`` written ``--``
-#: (``hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct``; a label value cannot hold a ``/``).
-DEH_MODEL_LABEL = "hf.co/model"
-
-
-def _dell_hub_model(w: Workload, container: LDict) -> Value | None:
-    """The model a Dell Enterprise Hub TGI container serves: its weights are in the image (no ``MODEL_ID`` in the
-    manifest), and the Hub's snippets name them in the pod's :data:`DEH_MODEL_LABEL` label, which gives the hub id
-    (its first ``--`` is the ``/``), placed at the image. None without that label: KV503 then says no model is
-    named."""
-    label = (w.labels or {}).get(DEH_MODEL_LABEL)
-    if not isinstance(label, str) or "--" not in label.strip("-"):
-        return None
-    org, _, name = label.partition("--")
-    if not org or not name:
-        return None
-    return Value(f"{org}/{name}", loc_of(container, "image") or container.loc, raw=label, source="label")
-
-
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -410,8 +391,11 @@ def analyse_container(
         )
     if serving is None:
         return None
-    if serving.engine == "tgi" and serving.model is None and _images.is_dell_enterprise_hub(serving.image):
-        serving.model = _dell_hub_model(w, container)
+    if serving.model is None and w.derived_model and serving.joins is None:
+        # a container that names no model serves the one its workload's reader derived (a Dell Enterprise Hub
+        # model image's hf.co/model label, kvlint.engines.images.dell_hub_model), said at its image
+        at = loc_of(container, "image") or container.loc
+        serving.model = Value(w.derived_model, at, raw=w.derived_model, source="derived")
     # past the first unknown options of the command line, one finding names the others (before they are restated)
     serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):

@@ -33,6 +33,27 @@ def test_the_hubs_snippet_is_a_tgi_container_of_the_labelled_model() -> None:
     assert summary.serving == 1 and summary.not_sized == {}, summary
 
 
+def test_the_labelled_model_is_the_workloads_derived_model() -> None:
+    # the workload reader derives the model (Workload.derived_model, as operator readers do), not a patch of the
+    # parsed command afterwards; the container's model is said at its image
+    result = _run(SAMPLE.read_text())
+    (cr,) = result.containers
+    assert cr.workload.derived_model == "meta-llama/Meta-Llama-3.1-8b-Instruct"
+    assert cr.serving.model is not None and cr.serving.model.loc is not None
+    assert cr.serving.model.loc == cr.container.locs["image"]
+    # the user's kvlint.io/model still wins over it
+    text = SAMPLE.read_text().replace(
+        "      labels:\n",
+        "      annotations: {kvlint.io/model: Qwen/Qwen2.5-7B-Instruct}\n      labels:\n",
+        1,
+    )
+    (cr,) = _run(text).containers
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct", cr.model_error
+    # another image with the label serves no model of it (the label is the Hub's)
+    other = SAMPLE.read_text().replace(IMAGE, "ghcr.io/huggingface/text-generation-inference:2.4.0")
+    assert all(cr.workload.derived_model is None for cr in _run(other).containers)
+
+
 def test_without_the_label_the_model_is_said_to_be_missing() -> None:
     text = SAMPLE.read_text().replace("        hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct\n", "")
     result = _run(text)

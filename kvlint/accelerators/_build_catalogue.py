@@ -141,11 +141,15 @@ GKE_HOW = {
 # MIG tables of the research catalogue (keyed by the start of their "gpu" text) -> catalogue ids.
 MIG_TABLE_IDS: list[tuple[str, list[str]]] = [
     ("A100 40GB", ["nvidia-a100-sxm4-40gb", "nvidia-a100-pcie-40gb"]),
-    ("A100 80GB", ["nvidia-a100-sxm4-80gb", "nvidia-a100-pcie-80gb"]),
+    # the A100 80GB table's device ids include the A800 80GB boards (0x20F3 SXM4, 0x20F5 PCIe; mig-parted)
+    (
+        "A100 80GB",
+        ["nvidia-a100-sxm4-80gb", "nvidia-a100-pcie-80gb", "nvidia-a800-sxm4-80gb", "nvidia-a800-pcie-80gb"],
+    ),
     ("A30", ["nvidia-a30"]),
     ("H100 80GB", ["nvidia-h100-sxm5-80gb", "nvidia-h100-pcie-80gb"]),
     ("H100 NVL", ["nvidia-h100-nvl-94gb"]),
-    ("H100 96GB", ["nvidia-gh200-96gb"]),
+    ("H100 96GB", ["nvidia-gh200-96gb", "nvidia-h20"]),  # the table's device ids include the H20's 0x2329
     ("H200", ["nvidia-h200-141gb", "nvidia-h200-nvl-141gb"]),
     ("GH200 144G", ["nvidia-gh200-144gb"]),
     ("B200", ["nvidia-b200"]),
@@ -174,6 +178,11 @@ ALIASES: dict[str, tuple[str, str]] = {
     "a100-80gb": ("nvidia-a100-sxm4-80gb", "A100 SXM4 80GB"),
     "a100-sxm": ("nvidia-a100-sxm4-40gb", "ambiguous size: the smaller (40GB)"),
     "a100-pcie": ("nvidia-a100-pcie-40gb", "ambiguous size: the smaller (40GB)"),
+    "a800-80gb": (
+        "nvidia-a800-sxm4-80gb",
+        "A800 SXM4 80GB (China-market A100 80GB); say a800-pcie-80gb for PCIe",
+    ),
+    "h20-141gb": ("nvidia-h20-3e", "H20-3e, the 141GB H20 (NVML name NVIDIA H20-3e); h20 is the 96GB board"),
     "a10": ("nvidia-a10", "A10 24GB"),
     "a10g": ("nvidia-a10g", "A10G 24GB (AWS g5)"),
     "a30": ("nvidia-a30", "A30 24GB"),

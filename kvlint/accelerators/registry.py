@@ -14,6 +14,8 @@ alias takes the entry with the *smaller* memory (conservative for a capacity lin
 * ``gh200`` -> ``nvidia-gh200-96gb`` (the "480GB" superchip has 96GB HBM3); ``gh200-144gb`` -> ``nvidia-gh200-144gb``
 * ``a100`` -> ``nvidia-a100-sxm4-40gb`` (ambiguous: smaller; say ``a100-80gb``); ``a100-40gb``,
   ``a100-80gb`` -> the SXM4 entries; ``a100-sxm`` -> SXM4 40GB, ``a100-pcie`` -> PCIe 40GB (size ambiguous)
+* ``a800-80gb`` -> ``nvidia-a800-sxm4-80gb``; ``h20-141gb`` -> ``nvidia-h20-3e`` (``h20``, ``h20-3e``,
+  ``a800-pcie-80gb`` resolve as ids without their vendor prefix)
 * ``a10``, ``a10g``, ``a30``, ``a40``, ``l4``, ``l40``, ``l40s``, ``t4``, ``b200``, ``gb200`` -> ``nvidia-<alias>``
 * ``v100`` -> ``nvidia-v100-sxm2-16gb`` (ambiguous: smaller); ``v100-16gb``, ``v100-32gb`` -> the SXM2 entries
 * ``rtx-pro-6000`` -> ``nvidia-rtx-pro-6000-blackwell``; ``rtx-pro-4500`` -> ``nvidia-rtx-pro-4500-blackwell``

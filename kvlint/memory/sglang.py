@@ -654,6 +654,47 @@ class SglangPlanDetail:
     mamba_state_bytes: int = 0
     mamba_family: str = ""
     mamba_ratio: int = 1
+    request_table_rows: int = 0
+    request_table_bytes: int = 0
+
+
+#: Columns of SGLang's request-to-token table beyond ``context_len`` (``extra_max_context_len = 4``; the speculative
+#: draft tokens are not counted), read in 0.5.5 and 0.5.9.
+REQUEST_TABLE_EXTRA_COLUMNS = 4
+
+
+def request_table_rows(
+    v: SgVersion,
+    user: int | None,
+    max_running_requests: int,
+    profiled_tokens: int,
+    context_len: int,
+    dp: int = 1,
+) -> int:
+    """Rows of SGLang's ``ReqToTokenPool.req_to_token`` (per DP worker), the GPU table of ``rows x (context_len + 4)``
+    int32 that ``init_memory_pool`` (``KVCacheConfigurator._init_pools`` from 0.5.16) allocates after the KV budget
+    was profiled and before the KV pool, outside ``mem_fraction_static`` (``sglang@0.5.23:sglang/srt/arg_groups/
+    memory_hook.py``: ``reserved_mem`` has no term for it).
+
+    * 0.4.x: the user's value, else ``clamp(int(profiled tokens / context_len x 512), 2048, 4096)``, plus one row
+      before 0.4.7 (:func:`max_running_requests_04`'s pool rows; docs/engine-memory-model.md §3).
+    * 0.5.0 - 0.5.9: the user's value as given, else the same clamp of the profiled tokens, without the ``tokens // 2``
+      the scheduler's ``max_running_requests`` takes (``sglang@0.5.5:sglang/srt/model_executor/model_runner.py::
+      ModelRunner.init_memory_pool``).
+    * 0.5.10 - 0.5.13: ``min(user // dp, estimate)``, the estimate (the clamp) without a value
+      (``_resolve_max_num_reqs``, read by branches memory48/review48B) [assumed for the default].
+    * from 0.5.14: ``max_running_requests`` (``min(user // dp, tokens // 2)``, else ``min(estimate, tokens // 2)``)
+      plus a padding row (``sglang@0.5.23:sglang/srt/mem_cache/kv_cache_configurator.py::resolve_max_num_reqs``,
+      ``memory_pool.py::ReqToTokenPool``: ``_alloc_size = size + 1``).
+    """
+    est = min(4096, max(2048, int(profiled_tokens / context_len * 512))) if context_len > 0 else 2048
+    if v < (0, 5, 0):
+        return (user if user is not None else est) + (1 if v < (0, 4, 7) else 0)
+    if v < (0, 5, 10):
+        return user if user is not None else est
+    if v < (0, 5, 14):
+        return min(user // max(1, dp), est) if user is not None else est
+    return max_running_requests + 1
 
 
 @dataclass  # a step record of one container's plans (like kvlint.memory.vllm.PlanPrelude): built, read, dropped
@@ -1988,6 +2029,7 @@ def plan_sglang_detailed(
             "rank) is allocated after the target's, outside mem_fraction_static"
         )
     profiled = max(0, rest) // per_tok  # before the cap and the page rounding (0.4.x max_num_reqs)
+    mtt_profiled = mtt  # the pool before --max-total-tokens (0.5.5's request-table estimate)
     u_mtt = pre.max_total_tokens
     if u_mtt is not None and u_mtt < mtt:
         mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
@@ -2020,6 +2062,26 @@ def plan_sglang_detailed(
                 f"{pre.mamba_ratio} slots per request)"
             )
             mrr = cap
+    table_rows = 0
+    if ctx > 0 and pre.mamba is None:
+        table_rows = max(
+            0,
+            request_table_rows(
+                v,
+                u_mrr,
+                max(0, mrr),
+                profiled if v < (0, 5, 0) else mtt_profiled,
+                ctx,
+                dp if pre.dp_attention else 1,
+            ),
+        )
+    table_bytes = table_rows * (ctx + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    if table_bytes:
+        notes.append(
+            f"request-to-token table {table_rows:,} rows x {ctx + REQUEST_TABLE_EXTRA_COLUMNS:,} int32 = "
+            f"{table_bytes / GiB:.2f} GiB per GPU, allocated after the KV budget was profiled, outside "
+            "mem_fraction_static (SGLang's reserve has no term for it)"
+        )
     plan = MemoryPlan(
         engine="sglang",
         engine_version=f"{v[0]}.{v[1]}.{v[2]}",
@@ -2089,6 +2151,8 @@ def plan_sglang_detailed(
         mamba_state_bytes=mamba_bytes,
         mamba_family=pre.mamba.family if pre.mamba is not None else "",
         mamba_ratio=pre.mamba_ratio,
+        request_table_rows=table_rows,
+        request_table_bytes=table_bytes,
     )
 
 

@@ -591,7 +591,7 @@ def derive_reupload(ref: str, why_not_real: str | None = None) -> CatalogueEntry
         "repository name "
         + repr(name)
         + ". The real checkpoint may differ (a fine-tune keeps the name but not "
-        "always the shapes)."
+        "always the shapes)." + _reupload_precision(base)
     )
     return CatalogueEntry(
         id=ref.strip().strip("/"),
@@ -608,6 +608,38 @@ def derive_reupload(ref: str, why_not_real: str | None = None) -> CatalogueEntry
         overrides=dict(base.overrides),
         has_hf_quant_config=base.has_hf_quant_config,
         derived={"suffix": "", "label": "unchanged re-upload"},
+    )
+
+
+def _reupload_precision(base: CatalogueEntry) -> str:
+    """The sentence a re-upload's assumption adds when ``base`` is a quantized checkpoint under a plain name: its
+    weight precision is assumed too, and said, because publishers differ in how they name precisions (mistralai's
+    Ministral 3 Instruct checkpoints are FP8 under the plain name with the bf16 weights under ``-BF16``; unsloth
+    publishes the FP8 builds under ``-FP8``), so a same-named repository of another publisher can hold other
+    weights. "" for an unquantized base (no sizing fact beyond the architecture is taken)."""
+    try:
+        config, hf_quant = load_config(base)
+    except (OSError, ValueError):
+        return ""
+    text_config = config.get("text_config")
+    text: dict[str, Any] = text_config if isinstance(text_config, dict) else {}
+    qc = (
+        config.get("quantization_config")
+        or text.get("quantization_config")
+        or config.get("compression_config")
+    )
+    method = ""
+    if isinstance(qc, dict):
+        method = str(qc.get("quant_method") or qc.get("format") or "quantized")
+    elif isinstance(hf_quant, dict):
+        section = hf_quant.get("quantization")
+        algo = section.get("quant_algo") if isinstance(section, dict) else None
+        method = f"ModelOpt {algo}" if algo else "ModelOpt"
+    if not method:
+        return ""
+    return (
+        f" Its weights are assumed the same as {base.id}'s too: {method} (a same-named repository of another "
+        "publisher can hold another precision)."
     )
 
 

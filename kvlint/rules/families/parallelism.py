@@ -356,12 +356,13 @@ def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
     return m.is_mla or kv_heads_tp_ok(m.num_kv_heads, tp)
 
 
-def _use_all(ctx: RuleContext, have: int) -> str | None:
+def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
     """KV403's second remedy when the engine uses fewer GPUs than the pod requests: the parallel sizes that use
     all ``have`` of them and that the engine accepts, or None when there are none. A larger tensor-parallel size
     must divide the model's heads (KV401/KV402; unchecked, with a caveat, when the model is not known: a
     ``--tensor-parallel-size 3`` for 64 heads stops vLLM at start-up); a larger data-parallel size runs more
-    replicas of the same per-GPU plan. TGI starts one shard per visible GPU when NUM_SHARD is unset."""
+    replicas of the same per-GPU plan. TGI starts one shard per visible GPU when NUM_SHARD is unset. ``unit``:
+    the device the workers run on, as :func:`shm_note` names them (``NPU`` on Ascend)."""
     lay = ctx.layout
     if ctx.engine == "tgi":
         ok = _heads_allow(ctx, have)
@@ -385,7 +386,7 @@ def _use_all(ctx: RuleContext, have: int) -> str | None:
         options.append(f"{dp_flag} {have // (lay.tp * lay.pp)}")
     if not options:
         return None
-    return f"set {' or '.join(options)} to use all {have}{shm_note(ctx)}"
+    return f"set {' or '.join(options)} to use all {have}{shm_note(ctx, unit)}"
 
 
 def _sglang_attention_dp(ctx: RuleContext) -> bool:
@@ -826,7 +827,8 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {have - need} NPU(s) "
             "sit idle",
             p.gpus_loc,
-            fix=f"request {need} NPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
+            fix=f"request {need} NPU(s)"
+            + (f", or {use_all}" if (use_all := _use_all(ctx, have, "NPU")) else ""),
             severity="warning",
         )
 
@@ -1076,16 +1078,20 @@ def pod_known(ctx: RuleContext) -> bool:
     return bool(ctx.workload.kind)
 
 
-def shm_note(ctx: RuleContext) -> str:
+def shm_note(ctx: RuleContext, unit: str = "GPU") -> str:
     """What a remedy that moves the pod to more than one GPU worker must add so that it does not trade its
     finding for KV404: a memory-backed ``/dev/shm`` (emptyDir ``medium: Memory``), unless the pod already has one,
     is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions). For a bare command line
-    (no pod): :data:`SHM_NOTE_COMMAND`."""
+    (no pod): :data:`SHM_NOTE_COMMAND`. ``unit`` names the workers' device (``NPU`` for vllm-ascend's, whose
+    multiprocessing executor keeps vLLM's shared-memory queues: the note said "GPU worker" of NPUs)."""
     if not pod_known(ctx):
-        return SHM_NOTE_COMMAND
+        return SHM_NOTE_COMMAND.replace("GPU workers", f"{unit} workers")
     if not shm_missing(ctx):
         return ""
-    return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
+    return (
+        f", plus an emptyDir {{medium: Memory}} mounted at /dev/shm, which KV404 requires for more than one {unit} "
+        "worker"
+    )
 
 
 #: The first vLLM release whose TPU platform is tpu-inference's only: v0.14.0 removed vLLM's own torch_xla TPU

@@ -362,7 +362,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         placed is not None
         and placed.accelerator is None
         and placed.how.startswith(("nodeSelector ", "nodeAffinity "))
-        and "catalogue" in placed.how
+        and placed.undecided
     ):
         # the pod's own GPU label decided, on a GPU kvlint does not know: another nodeSelector is not the remedy
         fix = (
