@@ -1076,3 +1076,54 @@ def test_a_chunked_body_s_trailer_section_is_capped_and_not_kept(tls: dict[str, 
         assert _closed(app, "header_too_large") == before + 1
     finally:
         srv.stop()
+
+
+def test_a_review_waiting_for_a_slot_when_the_graceful_shutdown_time_ends_is_answered_per_the_failure_mode(
+    tls: dict[str, str], tmp_path: Any
+) -> None:
+    """A review whose body is all in but that waits for an in-flight slot (``--max-inflight`` reviews being linted)
+    when uvicorn's graceful shutdown time runs out is cancelled there; it was answered HTTP 503 with a JSON error,
+    leaving the verdict to the API server's ``failurePolicy`` (``Ignore``: admitted unchecked without a warning,
+    whatever ``--failure-mode`` said), though its ``uid`` is known: its body is in, as for a review that found no
+    slot within its budget (answered per the failure mode). It is now answered per ``--failure-mode`` too."""
+    import threading
+
+    from webhook_pipelines import gated_pipeline
+
+    gate = tmp_path / "never"
+    settings = WebhookSettings(workers=1, max_inflight=1, timeout_seconds=25.0, failure_mode="closed")
+    srv, app = _serve(tls, settings, gated_pipeline, header_timeout=30.0)
+    state = app.state.webhook
+    stopper = None
+    try:
+        linting = _connect(srv, tls)
+        linting.sendall(_gated_review("held", str(gate)))
+        _until(lambda: state.pool.busy == 1, "the review being linted")
+        waiting = _connect(srv, tls)
+        waiting.sendall(_gated_review("queued", str(gate)))
+        _until(lambda: state.body_bytes > 0, "the second review's body held, waiting for the slot")
+        stopper = threading.Thread(target=srv.stop)  # graceful time 2 s (ServerThread)
+        stopper.start()
+        waiting.settimeout(WAIT_S)
+        buf = b""
+        while True:
+            try:
+                chunk = waiting.recv(65536)
+            except (ssl.SSLError, OSError):
+                break
+            if not chunk:
+                break
+            buf += chunk
+        head, _, body = buf.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), buf
+        response = json.loads(body)["response"]
+        assert response["uid"] == "uid-queued" and response["allowed"] is False  # --failure-mode closed
+        assert "shutting down" in response["status"]["message"]
+        assert state.metrics.reviews.labels("denied", "shutdown", "false")._value.get() >= 1
+        stopper.join(WAIT_S)
+    finally:
+        gate.touch()
+        if stopper is None:
+            srv.stop()
+        elif stopper.is_alive():
+            stopper.join(WAIT_S)
