@@ -889,8 +889,8 @@ def test_an_eviction_looks_at_a_bounded_number_of_connections() -> None:
 
 
 def test_a_uvicorn_method_kvlint_overrides_is_looked_for_in_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The eviction of a body learns its request's task by overriding httptools' ``_start_asgi_task``, and the
-    pipelining cap overrides ``on_headers_complete``: looked for on an instance of kvlint's protocol class, the
+    """The eviction of a body learns its request's task by overriding httptools' ``on_response_complete`` (and
+    ``on_headers_complete``, as the pipelining cap does): looked for on an instance of kvlint's protocol class, the
     override itself answered for a method a uvicorn release had renamed, and the warning on start said nothing."""
     import uvicorn
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -905,9 +905,9 @@ def test_a_uvicorn_method_kvlint_overrides_is_looked_for_in_uvicorn(monkeypatch:
         return c
 
     assert missing_uvicorn_internals(config()) == []
-    monkeypatch.delattr(HttpToolsProtocol, "_start_asgi_task")  # as a release that renamed it
+    monkeypatch.delattr(HttpToolsProtocol, "on_response_complete")  # as a release that renamed it
     monkeypatch.delattr(HttpToolsProtocol, "on_headers_complete")
-    assert missing_uvicorn_internals(config()) == ["on_headers_complete", "_start_asgi_task"]
+    assert missing_uvicorn_internals(config()) == ["on_headers_complete", "on_response_complete"]
 
 
 def test_requests_running_when_the_graceful_shutdown_time_ends_get_an_answer(
@@ -1127,3 +1127,44 @@ def test_a_review_waiting_for_a_slot_when_the_graceful_shutdown_time_ends_is_ans
             srv.stop()
         elif stopper.is_alive():
             stopper.join(WAIT_S)
+
+
+def test_a_body_gives_way_with_a_uvicorn_that_starts_a_request_s_task_inline(
+    tls: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvicorn 0.29 to 0.44 (the ``webhook`` extra allows ``uvicorn>=0.29``) start a request's task inline in
+    httptools' ``on_headers_complete`` and ``on_response_complete``: ``_start_asgi_task`` came in 0.45. The eviction
+    of a body learned the task by overriding that method, so with those releases no body ever gave way (and the
+    server warned on start that uvicorn lacked it). Emulated with uvicorn's own two methods, the call renamed."""
+    import inspect
+    import textwrap
+
+    from uvicorn.protocols.http import httptools_impl
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    for name in ("on_headers_complete", "on_response_complete"):
+        source = textwrap.dedent(inspect.getsource(getattr(HttpToolsProtocol, name)))
+        assert "self._start_asgi_task(" in source
+        namespace: dict[str, Any] = {}
+        exec(source.replace("self._start_asgi_task(", "self._inline_start("), vars(httptools_impl), namespace)
+        monkeypatch.setattr(HttpToolsProtocol, name, namespace[name])
+    monkeypatch.setattr(HttpToolsProtocol, "_inline_start", HttpToolsProtocol._start_asgi_task, raising=False)
+    monkeypatch.delattr(HttpToolsProtocol, "_start_asgi_task")
+
+    srv, app = _serve(tls, header_timeout=30.0, limit_concurrency=2)
+    held: list[ssl.SSLSocket] = []
+    try:
+        slow = _connect(srv, tls)
+        held.append(slow)
+        slow.sendall(SLOW_BODY)
+        _until(lambda: app.state.webhook.body_bytes == 1, "the body's first byte held")
+        extra = _connect(srv, tls)
+        held.append(extra)
+        extra.sendall(HEALTHZ)
+        assert _read_responses(extra, 1)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(slow)[1], "the connection trickling its body was not closed"
+        assert _evicted(app, "review", "body") == 1.0
+    finally:
+        for conn in held:
+            conn.close()
+        srv.stop()
