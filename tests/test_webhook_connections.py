@@ -1168,3 +1168,65 @@ def test_a_body_gives_way_with_a_uvicorn_that_starts_a_request_s_task_inline(
         for conn in held:
             conn.close()
         srv.stop()
+
+
+def test_a_connection_evicted_and_answered_before_its_close_is_not_evicted_again() -> None:
+    """A connection closed to make room while its body came in is out of uvicorn's count at once, but its close
+    (``connection_lost``) runs a step later: its request's task, woken by a chunk that came in the same step, may
+    answer first (an HTTP error for a body refused mid-way), which entered it in the idle connections again. A
+    complete request at the limit then evicted it a second time, counted it as the room made though it freed
+    nothing, closed no connection that was counted, and got uvicorn's 503. (Fed by hand: the order of one step of
+    the event loop that real sockets reach only by chance.)"""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.server import ServerState
+
+    from kvlint.webhook.protocol import deadline_protocol
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        chunks = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            chunks += bool(message.get("body"))
+            if chunks == 2 or not message.get("more_body"):  # refused mid-body, as a body too large
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def run() -> None:
+        config = uvicorn.Config(app, limit_concurrency=2, log_config=None, access_log=False, lifespan="off")
+        config.load()
+        state = ServerState()
+        closed: list[str] = []
+        cls = deadline_protocol(30.0, on_close=closed.append, base=HttpToolsProtocol)
+
+        def connect() -> tuple[Any, _BufferingTransport]:
+            protocol, transport = (
+                cls(config, state, {}, _loop=asyncio.get_running_loop()),
+                _BufferingTransport(),
+            )
+            protocol.connection_made(transport)
+            return protocol, transport
+
+        body, body_transport = connect()
+        body.data_received(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        await _steps()  # its task has read the first chunk and waits for more
+        first, first_transport = connect()
+        body.data_received(b" ")  # a chunk: the body's task is woken (it runs in the next step)
+        first.data_received(HEALTHZ)  # a complete request at the limit, in the same step: the body gives way
+        assert body_transport.aborted and closed == ["evicted"]
+        await _steps()  # the body's task answers (its close is not seen yet); the first request is answered
+        assert first_transport.buffer.startswith(b"HTTP/1.1 200")
+        first_transport.buffer = b""  # read by the client: idle
+        late, late_transport = connect()
+        late.data_received(HEALTHZ)
+        await _steps()
+        assert late_transport.buffer.startswith(b"HTTP/1.1 200"), late_transport.buffer
+        assert first_transport.aborted and closed == ["evicted", "evicted"], closed
+        body.connection_lost(None)
+
+    asyncio.run(run())

@@ -484,18 +484,22 @@ def deadline_protocol(
             )
 
         def _kv_pick(self, state: OrderedDict[Any, None], want: int, body: bool) -> list[Any]:
-            """Up to ``want`` connections of ``state`` that may go (:meth:`_kv_may_go`), first in its order first,
+            """Up to ``want`` connections of ``state`` still counted in uvicorn's ``connections`` that may go
+            (:meth:`_kv_may_go`), first in its order first,
             looking at no more than ``want`` + :data:`EVICTION_SCAN_SLACK` of them; those passed over go to the end."""
             picked: list[Any] = []
             passed: list[Any] = []
             if want <= 0:
                 return picked
             budget = want + EVICTION_SCAN_SLACK
+            # one out of uvicorn's count already frees nothing: one evicted whose close (connection_lost, a step
+            # later) is not seen yet, its task having answered since (which entered it in ``idle`` again)
+            connections = self.connections
             for other in state:
                 if len(picked) >= want or budget <= 0:
                     break
                 budget -= 1
-                if other is not self and other._kv_may_go(body):
+                if other is not self and other in connections and other._kv_may_go(body):
                     picked.append(other)
                 elif other is not self:
                     passed.append(other)
