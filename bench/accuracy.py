@@ -676,8 +676,8 @@ REPLAY: dict[str, Replay] = {
         "0.19.0",
         quantization="compressed-tensors",
         why=_PLANNER_019
-        + "; the catalogue's Mistral-Small-3.1-24B-Instruct-2503 config (its vision_config lacks the encoder's "
-        "layer count, so only the text stack is priced) "
+        + "; the catalogue's Mistral-Small-3.1-24B-Instruct-2503 config (its vision_config completed from "
+        "transformers' Mistral3Config defaults: the Pixtral encoder is priced) "
         "with RedHatAI's W8A8 INT8 compressed-tensors checkpoint's bytes; TP 2",
     ),
     "gt-367": Replay(

@@ -166,11 +166,27 @@ def analyse_documents(
             out.diagnostics.append(too_large)
             return out
         # a review: the expansions of all its scripts share one budget (kvlint.engines.shell.review_budget)
+        try:
+            # the pairing pass reads the few candidates' commands under a budget of its own: past it, no pairing
+            with review_budget(), mounted_script_budget():
+                workloads = _paired(workloads, cms, options)
+        except ReviewTooLarge:
+            pass
         with review_budget(), mounted_script_budget():
             _analyse_workloads(workloads, cms, options, out)
         return out
-    _analyse_workloads(workloads, cms, options, out)
+    _analyse_workloads(_paired(workloads, cms, options), cms, options, out)
     return out
+
+
+def _paired(
+    workloads: Sequence[Workload], cms: dict[tuple[str | None, str], LDict], options: Options
+) -> list[Workload]:
+    """``workloads`` with the nodes of a hand-rolled multi-node engine, one object each, joined as a leader and
+    its workers (:func:`kvlint.engines.multinode.pair_node_objects`)."""
+    from kvlint.engines.multinode import pair_node_objects
+
+    return pair_node_objects(workloads, cms, options.engine_version)
 
 
 def _analyse_workloads(
@@ -345,23 +361,13 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
     return isinstance(first, list) and bool(first) and first[0] is container
 
 
-#: The pod label Dell Enterprise Hub's deployment snippets name the served model with, ``/`` written ``--``
-#: (``hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct``; a label value cannot hold a ``/``).
-DEH_MODEL_LABEL = "hf.co/model"
-
-
-def _dell_hub_model(w: Workload, container: LDict) -> Value | None:
-    """The model a Dell Enterprise Hub TGI container serves: its weights are in the image (no ``MODEL_ID`` in the
-    manifest), and the Hub's snippets name them in the pod's :data:`DEH_MODEL_LABEL` label, which gives the hub id
-    (its first ``--`` is the ``/``), placed at the image. None without that label: KV503 then says no model is
-    named."""
-    label = (w.labels or {}).get(DEH_MODEL_LABEL)
-    if not isinstance(label, str) or "--" not in label.strip("-"):
-        return None
-    org, _, name = label.partition("--")
-    if not org or not name:
-        return None
-    return Value(f"{org}/{name}", loc_of(container, "image") or container.loc, raw=label, source="label")
+def _serves_derived_model(w: Workload, container: LDict) -> bool:
+    """Whether ``container``, naming no model, serves its workload's ``derived_model``: only a Dell Enterprise Hub
+    model image, whose baked-in model the pod's ``hf.co/model`` label names (:func:`kvlint.engines.images.
+    dell_hub_model`). Not a stock TGI or vLLM container beside it, nor a container of an operator's pod that
+    names no model (a sidecar in an LLMInferenceService's ``template``: the operator gives the model it names to
+    its own ``main`` container only); those start their engine's default model or none (KV503), as before."""
+    return _images.dell_hub_model(w.labels or {}, (container.get("image"),)) == w.derived_model
 
 
 def analyse_container(
@@ -410,8 +416,16 @@ def analyse_container(
         )
     if serving is None:
         return None
-    if serving.engine == "tgi" and serving.model is None and _images.is_dell_enterprise_hub(serving.image):
-        serving.model = _dell_hub_model(w, container)
+    if (
+        serving.model is None
+        and w.derived_model
+        and serving.joins is None
+        and _serves_derived_model(w, container)
+    ):
+        # a container that names no model serves the one its workload's reader derived (a Dell Enterprise Hub
+        # model image's hf.co/model label, kvlint.engines.images.dell_hub_model), said at its image
+        at = loc_of(container, "image") or container.loc
+        serving.model = Value(w.derived_model, at, raw=w.derived_model, source="derived")
     # past the first unknown options of the command line, one finding names the others (before they are restated)
     serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):

@@ -742,6 +742,10 @@ class Placement:
             that requests no GPU (:attr:`requests_no_gpu`, KV405).
         annotation_conflict: the ``kvlint.io/accelerator`` annotation contradicting the pod's own facts
             (:class:`AnnotationConflict`), None when it does not (or is absent).
+        undecided: when no accelerator is known, why the pod's facts did not name one, in words (a label kvlint
+            does not read, a GPU model or instance type not in the catalogue, a resource that names only the
+            vendor, an operator's own reason): the notes of the decision that named none, for KV501
+            (:func:`kvlint.accelerators.placement.undecided_reasons`); empty otherwise.
     """
 
     accelerator: Accelerator | None
@@ -757,6 +761,7 @@ class Placement:
     gpu_slice: GpuSlice | None = None
     gpus_elsewhere: str | None = None
     annotation_conflict: AnnotationConflict | None = None
+    undecided: tuple[str, ...] = ()
 
     @property
     def requests_no_gpu(self) -> bool:

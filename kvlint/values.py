@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -168,3 +169,56 @@ def schema_kind(value: Any) -> str:
     if isinstance(value, float):
         return "number"
     return "array" if isinstance(value, list) else "object"
+
+
+#: How Go's encoding/json names a JSON value that is not a string ("json: cannot unmarshal number into Go struct
+#: field ... of type string"), by the Python type the loader gives it.
+_GO_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "bool"),
+    (int, "number"),
+    (float, "number"),
+    (list, "array"),
+)
+
+
+def go_kind(value: Any) -> str | None:
+    """The JSON kind Go's decoder names for ``value`` when it is not a string (``null`` decodes into a string as
+    ``""``, so None is no error), else None: what the API server says of a built-in kind's field (``core/v1``
+    ``Container``)."""
+    if value is None or isinstance(value, str):
+        return None
+    for t, kind in _GO_KINDS:
+        if isinstance(value, t):
+            return kind
+    return "object" if isinstance(value, dict) else "number"
+
+
+def structural_kind(value: Any) -> str | None:
+    """:func:`schema_kind` of ``value`` when it is not a string, else None (null too, which the API server
+    prunes): what a CRD's structural schema says of a field it types ``string``."""
+    return None if value is None or isinstance(value, str) else schema_kind(value)
+
+
+def non_string_items(items: Any, kind: Callable[[Any], str | None]) -> list[tuple[int, str]]:
+    """``(index, kind)`` of each item of a list typed ``[]string`` (a container's ``command``/``args``, a CRD's
+    ``args``) written as something else, by ``kind`` (:func:`go_kind` for a built-in kind, :func:`structural_kind`
+    for a custom resource); empty when ``items`` is not a list. KV005's one reading of a string list, for a pod
+    and for an operator object that builds one (llmaz's Playground)."""
+    if not isinstance(items, list):
+        return []
+    return [(i, k) for i, v in enumerate(items) if (k := kind(v))]
+
+
+def non_string_env(env: Any, kind: Callable[[Any], str | None]) -> list[tuple[int, str, str]]:
+    """``(index, "name" or "value", kind)`` for each ``core/v1`` ``EnvVar`` entry of the list ``env`` whose name or
+    value, both typed ``string``, is written as something else (``value: 1``, ``value: true``), by ``kind`` as in
+    :func:`non_string_items`; entries that are not mappings are skipped."""
+    if not isinstance(env, list):
+        return []
+    return [
+        (i, part, k)
+        for i, e in enumerate(env)
+        if isinstance(e, dict)
+        for part in ("name", "value")
+        if (k := kind(e.get(part)))
+    ]

@@ -13,7 +13,7 @@ __all__ = ["PLATFORM_NAMES", "article", "platform_name", "shell_word", "vendor_n
 
 #: The platform words of :func:`kvlint.engines.images.image_platform` and
 #: :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`, as their vendors write them (Huawei "Ascend", Intel
-#: "Gaudi", AWS "Neuron" for Inferentia and Trainium, Google "TPU").
+#: "Gaudi", AWS "Neuron" for Inferentia and Trainium, Google "TPU", IBM "Spyre").
 PLATFORM_NAMES = {
     "cuda": "CUDA",
     "rocm": "ROCm",
@@ -27,6 +27,7 @@ PLATFORM_NAMES = {
     "xeon": "Intel Xeon",
     "npu": "NPU",
     "ascend": "Ascend",
+    "spyre": "IBM Spyre",
 }
 
 #: Accelerator catalogue vendors (``kvlint/data/accelerators.json``) as the vendors write their names.

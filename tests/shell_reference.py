@@ -328,7 +328,16 @@ def _expand(
         cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
 
     has_at = any(p.kind == "at" for p in word.parts)
+    whole: ShellArg | None = None  # a positional parameter taken as the field so far (``"$0"``)
     for p in word.parts:
+        if whole is not None:
+            if p.kind == "lit" and not p.text:
+                continue  # the closing quote of ``"$0"``: no text (was an extra empty word)
+            # text joins the parameter (``"$1"x``): one field of both (was two)
+            fields.pop()
+            cur.append(whole.text)
+            from_env, unresolved, substituted = whole.from_env, whole.unresolved, whole.substituted
+            have_cur, whole = True, None
         if p.kind == "lit":
             if has_at and not p.text:
                 continue
@@ -369,8 +378,12 @@ def _expand(
             idx = digits(p.text)
             if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
                 arg = positional[idx]
+                if not arg.text and not p.quoted:
+                    continue  # an unquoted empty parameter is no text (alone, no word)
                 if not cur and not have_cur:
+                    # the parameter's own word (its position kept) while nothing else joins it
                     fields.append(arg)
+                    whole = arg
                     continue
                 cur.append(arg.text)
                 have_cur = True

@@ -9,6 +9,7 @@ the engine stops earlier), and every finding names the setting's position in the
 | vLLM V2 runner (0.34.0) | --max-num-batched-tokens 10^10 | InputBuffers exceed the GPU | KV209 |
 | vLLM V1 | --max-num-batched-tokens 10^7 | buffers fit, the profile's forward does not: OOM in profile_run | KV102 |
 | vLLM | --max-model-len 10^9 | above the derived length: ValueError in _get_and_verify_max_len | KV201 |
+| vLLM V1 0.19.0 | --max-model-len 10^9 with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 | InputBatch's host token tables (4,768 GiB), then its GPU block table (238 GiB), in GPUModelRunner.__init__ | KV209 |
 | vLLM | --max-num-seqs 10^9 | SchedulerConfig: max_num_batched_tokens must be >= max_num_seqs | KV204 |
 | vLLM | --max-num-seqs and --max-num-batched-tokens 10^9 | the batched tokens' buffers | KV209 |
 | vLLM | --max-num-batched-tokens 2^63 | beyond int64: not read at all | KV206 |
@@ -100,3 +101,25 @@ def test_an_absurd_value_gets_the_engines_own_verdict(
     assert all(d.loc is not None and flags[-2] in lines[d.loc.line - 1] for d in found)
     # nothing else prices the value as a capacity figure beside the engine's own stop
     assert not ({d.rule for d in errors} - {rule}) & _CAPACITY, [(d.rule, d.message) for d in errors]
+
+
+def test_a_max_model_len_past_the_models_own_with_the_override_stops_in_the_runners_request_tables(
+    tmp_path: Path,
+) -> None:
+    """VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lifts KV201's test; vLLM then builds InputBatch in GPUModelRunner.__init__,
+    host token tables of max_num_seqs x max_model_len and a GPU block table of max_num_seqs x max_model_len / 16,
+    before the weights: KV209 at the value, not a KV103 of 122,070 GiB of KV cache."""
+    flags = ["--max-model-len", str(10**9)]
+    path = _manifest(tmp_path, _VLLM, "v0.19.0", flags)
+    path.write_text(
+        path.read_text().replace(
+            "    args:", '    env: [{name: VLLM_ALLOW_LONG_MAX_MODEL_LEN, value: "1"}]\n    args:', 1
+        )
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    errors = [d for d in r.diagnostics if d.severity == "error"]
+    (d,) = [d for d in errors if d.rule == "KV209"]
+    assert "token_ids" in d.message and "block table" in d.message and "InputBatch" in d.message
+    lines = path.read_text().splitlines()
+    assert d.loc is not None and str(10**9) in lines[d.loc.line - 1]
+    assert not {e.rule for e in errors} - {"KV209"}, [(e.rule, e.message) for e in errors]

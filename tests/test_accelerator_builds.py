@@ -45,6 +45,13 @@ def _run(image: str, command: str = VLLM, selector: str = L4, resource: str = "n
         ("opea/vllm-gaudi:1.2", VLLM, "an Intel Gaudi build of vllm"),
         ("ghcr.io/huggingface/tgi-gaudi:2.3.1", TGI, "an Intel Gaudi build of tgi"),
         ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1", VLLM, "an AWS Neuron build of vllm"),
+        # vllm-spyre (IBM Spyre cards): its guide's image and Open Data Hub's runtime image were read as CUDA builds
+        # and planned on the L4 (tidy49)
+        ("quay.io/ibm-aiu/vllm-spyre:latest.amd64", VLLM, "an IBM Spyre build of vllm"),
+        ("quay.io/opendatahub/vllm-spyre:v0.9.0", VLLM, "an IBM Spyre build of vllm"),
+        # two platform words: the one the platform reader takes (it takes them in one order, tpu before npu); a
+        # second matcher took the leftmost (npu), disagreed and made it no build at all (tidy49)
+        ("registry.example/npu-lab/vllm-tpu:nightly", VLLM, "a TPU build of vllm"),
     ],
 )
 def test_accelerator_build_on_an_nvidia_gpu_is_kv304_and_not_sized(
@@ -164,3 +171,17 @@ def test_kv208_says_the_memory_rules_were_skipped_for_a_gpu_image_on_another_acc
     assert "its GPU memory rules were skipped on the TPU node it requests (google.com/tpu) (KV304)" in text, (
         text
     )
+
+
+def test_the_spyre_guides_deployment_is_not_sized_and_named_for_its_cards() -> None:
+    # vllm-spyre's own Kubernetes guide (fixtures/accelerators/vllm-spyre-k8s.yaml): not planned on a CUDA GPU
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[1] / "fixtures" / "accelerators" / "vllm-spyre-k8s.yaml"
+    ).read_text()
+    result = run_documents(load_text(text, "deploy.yaml"), Options(allow_hub=False))
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}, result.diagnostics
+    # on an NVIDIA GPU, KV304's remedy names the Spyre card's resource
+    (kv304,) = [d for d in _run("quay.io/ibm-aiu/vllm-spyre:latest.amd64").diagnostics if d.rule == "KV304"]
+    assert "request the IBM Spyre accelerator the image is built for (ibm.com/aiu_pf)" in (kv304.fix or "")

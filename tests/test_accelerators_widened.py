@@ -332,5 +332,7 @@ def test_docs_state_the_catalogue_reserve_and_list_every_alias_family() -> None:
     assert f"from {reserve['min_mib']} MiB" in doc and f"to {reserve['max_mib']} MiB" in doc
     coverage = doc[doc.index("## Coverage") : doc.index("## Labels")].lower()
     for gid in NEW_IDS:  # each new entry's model number is in the coverage list
-        token = re.findall(r"mi\d{3}[a-z]?|w\d{4}|gb\d+|a\d{4}|\d{4}|(?<=-)l\d{2}\b", gid)[0]
+        token = re.findall(
+            r"mi\d{3}[a-z]?|w\d{4}|gb\d+|a\d{4}|\d{4}|(?<=-)l\d{2}\b|(?<=-)[ah]\d{2,3}\b", gid
+        )[0]
         assert token in coverage, gid

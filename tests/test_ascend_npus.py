@@ -51,6 +51,14 @@ def test_every_ascend_resource_counts_npus(resource: str) -> None:
     assert "uses only 2; 2 NPU(s) sit idle" in idle
 
 
+def test_the_idle_npu_remedy_speaks_of_npu_workers() -> None:
+    # the remedy that uses all four NPUs adds the /dev/shm KV404 requires: of NPU workers, not "GPU worker"
+    text = SAMPLE.read_text().replace('huawei.com/Ascend910: "1"', 'huawei.com/Ascend910: "4"')
+    (idle,) = [d for d in _run(text).diagnostics if d.rule == "KV403"]
+    assert idle.fix is not None and "to use all 4" in idle.fix, idle.fix
+    assert "GPU" not in idle.fix and "more than one NPU worker" in idle.fix, idle.fix
+
+
 def test_npu_slices_are_not_whole_npus() -> None:
     # HAMi's memory share of one NPU and MindCluster's virtual NPU are not counted as NPUs
     for name in ("huawei.com/Ascend910B-memory", "huawei.com/Ascend910-4c"):

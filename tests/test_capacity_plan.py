@@ -155,6 +155,27 @@ def test_sweep_max_model_len_and_kv_dtype() -> None:
     assert abs(diff - 0.1 * ctx.accelerator.memory_bytes) < 2**26
 
 
+def test_sweep_cells_with_more_seqs_than_batched_tokens_are_refused_like_kv204() -> None:
+    """vLLM's SchedulerConfig refuses max_num_batched_tokens below an explicit max_num_seqs before sizing anything
+    (KV204): a sweep point of max-num-seqs above the command's --max-num-batched-tokens, or of max-num-batched-tokens
+    below its --max-num-seqs, is refused with KV204, not a fit; points at or below the limit are planned."""
+    ctx = resolve([*LLAMA, "--max-num-batched-tokens", "2048", "--engine-version", "0.11.0"], _opts())
+    assert ctx.accelerator is not None
+    _, pts = sweep(ctx, ctx.accelerator, "max-num-seqs=256,2048,4096")
+    assert [p.verdict == "refused" for p in pts] == [False, False, True]
+    assert pts[2].refused_by == "KV204" and not pts[2].fits
+    assert (
+        "max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096)" in pts[2].reason
+    )
+    ctx2 = resolve([*LLAMA, "--max-num-seqs", "512"], _opts())
+    assert ctx2.accelerator is not None
+    _, pts2 = sweep(ctx2, ctx2.accelerator, "max-num-batched-tokens=256,512,8192")
+    assert [p.refused_by for p in pts2] == ["KV204", "", ""]
+    # a default max_num_seqs is not judged (releases lower it to the batched tokens), as KV204 does not
+    _, pts3 = sweep(resolve(LLAMA, _opts()), ctx2.accelerator, "max-num-batched-tokens=256")
+    assert pts3[0].refused_by != "KV204"
+
+
 def test_run_plan_extras_markdown_and_errors(tmp_path: Path) -> None:
     text = run_plan_extras(
         LLAMA,

@@ -1137,3 +1137,25 @@ def test_tinyllama_chat_v0_3_is_v1_0_with_three_more_tokens_and_sizes_the_kubeai
     variant.write_text(text.replace("TinyLlama-1.1B-Chat-v0.3", "TinyLlama-1.1B-Chat-v1.0"))
     (other,) = run_check([str(variant)], Options(allow_hub=False)).containers
     assert other.plan is not None and other.model is not None and other.model.vocab_size == 32000
+
+
+def test_mistral_small_3_1_prices_its_pixtral_tower():
+    """The catalogue's Mistral-Small-3.1 config was cut inside vision_config on the page it was transcribed from;
+    completed from transformers' Mistral3Config defaults (the entry's fidelity note), the 24-layer Pixtral encoder and
+    its projector are priced, and the two vLLM start-ups of the model print the weights kvlint now plans: gt-262
+    (bf16, TP 1, 0.11.0: 44.76 GiB) and gt-366 (W8A8, TP 2, 0.19.0: 12.11 GiB), each within 1 % (-1.8 % and -3.9 %
+    with the text stack alone)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import accuracy
+
+    m = resolve_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503", allow_hub=False)
+    assert m.config["vision_config"]["num_hidden_layers"] == 24
+    assert param_breakdown(m)["vision"] > 0
+    cases = {c["id"]: c for c in accuracy.load_cases(ROOT / "fixtures" / "plan" / "groundtruth_cases.yaml")}
+    for gid in ("gt-262", "gt-366"):
+        case = cases[gid]
+        p = accuracy.plan_case(case, accuracy.REPLAY[gid], ROOT / "fixtures" / "plan" / "models").plan
+        printed = case["figures"]["weights_gib"]
+        assert abs(p.weights_bytes / 2**30 - printed) / printed < 0.01, gid

@@ -158,3 +158,146 @@ def test_from_0_10_2_the_pinned_host_copies_come_first(tmp_path: Path) -> None:
     over = cr.plan.total_bytes // V2_RUNNER_TOKEN_BYTES + 1
     (d,) = [d for d in _run_limited(tmp_path, "v0.34.0", over, "1Gi").diagnostics if d.rule == "KV209"]
     assert "pinned host" not in d.message and "OOMKilled" not in d.message
+
+
+# A made-up text model (values invented for the test): Llama shapes with a `projection_dim` narrower than the hidden
+# size, as CLIP-style embedding configs carry one; vLLM's V1 runner sizes inputs_embeds by it from 0.12.0.
+_PROJ_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "projection_dim": 512,
+    "intermediate_size": 11008,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "num_hidden_layers": 4,
+    "max_position_embeddings": 4096,
+    "vocab_size": 32000,
+    "torch_dtype": "bfloat16",
+}
+
+
+def _run_proj(tmp_path: Path, tag: str, mbt: int) -> CheckResult:
+    import json
+
+    d = tmp_path / "models" / "acme--proj-lm"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text(json.dumps(_PROJ_CONFIG))
+    argv = ", ".join(f'"{a}"' for a in ["--model", "acme/proj-lm", "--max-num-batched-tokens", str(mbt)])
+    p = tmp_path / f"proj-{tag}-{mbt}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        f"  containers:\n  - name: vllm\n    image: vllm/vllm-openai:{tag}\n    args: [{argv}]\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False, model_dirs=(str(tmp_path / "models"),)))
+
+
+def test_inputs_embeds_width_follows_get_inputs_embeds_size(tmp_path: Path) -> None:
+    """vLLM 0.12.0+ sizes the V1 runner's inputs_embeds by ModelConfig.get_inputs_embeds_size() (the text config's
+    projection_dim / projection_size, word_embed_proj_dim first from 0.33.0), 0.11.x by the hidden size: a token count
+    whose buffers fit at the projection's width is KV209 under 0.11.0 and not under 0.19.0."""
+    cr = _container(_run_proj(tmp_path, "v0.19.0", 16384))
+    total = cr.plan.total_bytes
+    hidden_per_token = V1_RUNNER_TOKEN_BYTES + 4096 * 2
+    proj_per_token = V1_RUNNER_TOKEN_BYTES + 512 * 2
+    mbt = total // hidden_per_token + 1
+    assert mbt * proj_per_token <= total
+    assert "KV209" in _rules(_run_proj(tmp_path, "v0.11.0", mbt))
+    assert "KV209" not in _rules(_run_proj(tmp_path, "v0.19.0", mbt))
+    over = total // proj_per_token + 1
+    (d,) = [d for d in _run_proj(tmp_path, "v0.19.0", over).diagnostics if d.rule == "KV209"]
+    assert f"{proj_per_token:,} B" in d.message and "projection_dim" in d.message
+
+
+def test_word_embed_proj_dim_is_read_from_0_33() -> None:
+    import json
+    import tempfile
+
+    from kvlint.models import resolve_model
+    from kvlint.rules.families.limits import inputs_embeds_size
+
+    cfg = {**{k: v for k, v in _PROJ_CONFIG.items() if k != "projection_dim"}, "word_embed_proj_dim": 256}
+
+    with tempfile.TemporaryDirectory() as t:
+        d = Path(t) / "acme--opt-like"
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps(cfg))
+        m = resolve_model(str(d), allow_hub=False)
+    assert inputs_embeds_size(m, (0, 32, 0)) == (4096, "hidden_size")
+    assert inputs_embeds_size(m, (0, 33, 0)) == (256, "word_embed_proj_dim")
+    assert inputs_embeds_size(m, (0, 11, 1)) == (4096, "hidden_size")
+
+
+def _run_long(tmp_path: Path, tag: str, mml: int, memory: str | None) -> CheckResult:
+    argv = ", ".join(f'"{a}"' for a in ["--model", _MODEL, "--max-model-len", str(mml)])
+    limits = "{nvidia.com/gpu: 1" + (f", memory: {memory}" if memory else "") + "}"
+    p = tmp_path / f"long-{tag}-{mml}-{memory}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        f"  containers:\n  - name: vllm\n    image: vllm/vllm-openai:{tag}\n"
+        '    env: [{name: VLLM_ALLOW_LONG_MAX_MODEL_LEN, value: "1"}]\n'
+        f"    args: [{argv}]\n    resources: {{limits: {limits}}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def test_request_tables_of_a_huge_max_model_len_come_first(tmp_path: Path) -> None:
+    """InputBatch (GPUModelRunner.__init__, before the per-token buffers and the weights): host token tables of
+    max_num_seqs x max_model_len (int32, + a bool table from 0.12.0) and a GPU block table of max_num_seqs x
+    max_model_len / block_size int32. The boundaries are the container's memory limit and the GPU's total."""
+    from kvlint.rules.families.limits import request_tables
+
+    cr = _container(_run_long(tmp_path, "v0.19.0", 4096, None))
+    rows, total, block = cr.plan.max_num_seqs, cr.plan.total_bytes, cr.plan.block_size
+    # the block table alone: the first max_model_len (a multiple of the block size) whose GPU table exceeds the GPU
+    mml = (total // (rows * 4) + 1) * block
+    assert request_tables((0, 19, 0), rows, mml, block)[1] > total
+    assert "KV209" in _rules(_run_long(tmp_path, "v0.19.0", mml, None))
+    assert "KV209" not in _rules(_run_long(tmp_path, "v0.19.0", mml - block, None))
+    # the host tables beyond the container's memory limit: 5 B per (request, position) from 0.12.0, 4 B in 0.11.0
+    small = 10**7
+    host19, gpu19 = request_tables((0, 19, 0), rows, small, block)
+    assert gpu19 <= total and host19 == rows * small * 5
+    limit = f"{host19 // 2**30 - 1}Gi"
+    (d,) = [d for d in _run_long(tmp_path, "v0.19.0", small, limit).diagnostics if d.rule == "KV209"]
+    assert "OOMKilled" in d.message and "is_token_ids" in d.message
+    assert "KV209" not in _rules(_run_long(tmp_path, "v0.19.0", small, f"{host19 // 2**30 + 1}Gi"))
+    cr11 = _container(_run_long(tmp_path, "v0.11.0", 4096, None))
+    host11 = request_tables((0, 11, 0), cr11.plan.max_num_seqs, small, cr11.plan.block_size)[0]
+    assert host11 == cr11.plan.max_num_seqs * small * 4
+
+
+def test_kv209_declares_the_plan_it_reads_and_runs_first_of_the_plan_rules() -> None:
+    """KV209 reads the plan (its dtype, era, device total, release) and says nothing without it: its catalogue
+    entry consumes ``plan`` (it said ``[model, gpu]``), so the runner schedules it with the plan rules, first
+    among them as a before-loading rule, whose error withdraws the plan from the capacity rules."""
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.rules.runner import _schedule
+
+    assert "plan" in load_catalog()["KV209"].consumes
+    order = [rule for rule, _info, _needs, _plan in _schedule("vllm", None, False)]
+    plan_rules = [rule for rule, _info, _needs, uses_plan in _schedule("vllm", None, False) if uses_plan]
+    assert "KV209" in plan_rules
+    before = [r for r in plan_rules if load_catalog()[r].before_loading]
+    assert plan_rules[: len(before)] == before, plan_rules
+    assert order.index("KV209") < min(order.index(r) for r in plan_rules if r.startswith("KV1"))
+
+
+def test_another_error_before_loading_comes_first(tmp_path: Path) -> None:
+    """vLLM validates the parallel layout against the model (``ModelConfig.verify_with_parallel_config``, KV401)
+    when it builds its config, before any worker's model runner allocates a buffer: with both, the engine stops at
+    KV401, and KV209 (a consumer of the withdrawn plan) is not said. It was, because it ran among the rules that
+    read no plan, before KV401."""
+    r = _run(
+        tmp_path,
+        "v0.11.0",
+        "NVIDIA-L4",
+        "--max-num-batched-tokens",
+        "10000000",
+        "--tensor-parallel-size",
+        "3",
+    )
+    assert "KV401" in _rules(r) and "KV209" not in _rules(r), _rules(r)
+    r = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--max-num-batched-tokens", "10000000")
+    assert "KV209" in _rules(r), _rules(r)

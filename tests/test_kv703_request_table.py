@@ -82,8 +82,9 @@ def test_from_0_5_14_the_cap_is_half_the_pool_and_the_table_can_exceed_the_gpu(
     assert isinstance(cr, ContainerResult) and cr.plan is not None
     d = cr.plan_detail
     assert isinstance(d, SglangPlanDetail)
-    rows = cr.plan.capacity_tokens // 2
-    assert d.max_running_requests == rows
+    assert d.max_running_requests == cr.plan.capacity_tokens // 2
+    rows = d.max_running_requests + 1  # ReqToTokenPool._alloc_size = size + 1 (0.5.23 memory_pool.py)
+    assert d.request_table_rows == rows
     table = rows * (d.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
     assert table + cr.plan.weights_bytes + request_table_pool_bytes(cr.plan) > cr.plan.total_bytes
     (f,) = _kv703(r)
@@ -97,7 +98,7 @@ def test_from_0_5_14_the_cap_is_half_the_pool_and_the_table_can_exceed_the_gpu(
         and cs.plan is not None
         and isinstance(cs.plan_detail, SglangPlanDetail)
     )
-    small = cs.plan_detail.max_running_requests * (4096 + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    small = cs.plan_detail.request_table_rows * (4096 + REQUEST_TABLE_EXTRA_COLUMNS) * 4
     assert small + cs.plan.weights_bytes + request_table_pool_bytes(cs.plan) <= cs.plan.total_bytes
     assert not _kv703(short)
 
@@ -138,10 +139,67 @@ def test_post_capture_kv_sizing_fits_the_pool_after_the_table(tmp_path: Path) ->
         and isinstance(cr.plan_detail, SglangPlanDetail)
     )
     row = (cr.plan_detail.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
-    beside_weights = (cr.plan.total_bytes - cr.plan.weights_bytes) // row
+    # the requests whose table (plus 0.5.14+'s padding row, ReqToTokenPool._alloc_size = size + 1) fits beside the weights
+    beside_weights = (cr.plan.total_bytes - cr.plan.weights_bytes) // row - 1
     between = _rows_that_fit(_run(tmp_path, "v0.5.23", 2048)) + 1
     assert between < beside_weights < cr.plan.capacity_tokens // 2
     assert _kv703(_run(tmp_path, "v0.5.23", between))
     assert not _kv703(_run(tmp_path, "v0.5.23", beside_weights, env=env))
     (d,) = _kv703(_run(tmp_path, "v0.5.23", beside_weights + 1, env=env))
     assert env in d.message
+
+
+def _run_default(tmp_path: Path, tag: str, *extra: str) -> CheckResult:
+    # Llama-4-Scout's config.json gives a 10,485,760-token context (max_position_embeddings), which SGLang takes
+    # when --context-length is not set; eight H100s, TP 8, SGLang's own default max_running_requests
+    cmd = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+    ]
+    argv = ", ".join(f'"{a}"' for a in [*cmd, "--tp", "8", *extra])
+    p = tmp_path / f"scout-{tag}-{'-'.join(extra)}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n"
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+        f"  containers:\n  - name: sglang\n    image: lmsysorg/sglang:{tag}\n    command: [{argv}]\n"
+        "    resources: {limits: {nvidia.com/gpu: 8}}\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+@pytest.mark.parametrize("tag", ["v0.5.5", "v0.5.12", "v0.5.23"])
+def test_the_default_table_of_a_ten_million_token_context_is_counted(tmp_path: Path, tag: str) -> None:
+    """Without --max-running-requests SGLang still builds the table, 2,048 - 4,096 rows of context_len + 4 int32
+    per GPU outside mem_fraction_static: at Llama-4-Scout's 10,485,760 tokens that is 80 GiB a GPU, more than the
+    H100 beside the weights and the KV pool. Before, KV703 judged only an explicit value."""
+    r = _run_default(tmp_path, tag)
+    (cr,) = r.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None
+    d = cr.plan_detail
+    assert isinstance(d, SglangPlanDetail) and d.context_length == 10_485_760
+    assert 2048 <= d.request_table_rows <= 4097
+    table = d.request_table_rows * (d.context_length + REQUEST_TABLE_EXTRA_COLUMNS) * 4
+    assert d.request_table_bytes == table
+    assert any("request-to-token table" in a for a in cr.plan.assumptions)
+    (f,) = _kv703(r)
+    assert "default request-to-token table" in f.message and f"{table / 2**30:,.2f} GiB" in f.message
+    # a context the deployment serves: the default table is small and no finding
+    assert not _kv703(_run_default(tmp_path, tag, "--context-length", "131072"))
+
+
+def test_request_table_rows_per_release() -> None:
+    from kvlint.memory.sglang import request_table_rows
+
+    # 0.4.x: the user's value or the clamp of the profiled tokens, one more row before 0.4.7
+    assert request_table_rows((0, 4, 6), None, 100, 10**6, 1000) == 4097
+    assert request_table_rows((0, 4, 7), None, 100, 10**6, 1000) == 4096
+    # 0.5.5: the clamp of the profiled tokens, not the scheduler's tokens // 2
+    assert request_table_rows((0, 5, 5), None, 100, 400, 10**6) == 2048
+    assert request_table_rows((0, 5, 5), 10**9, 100, 400, 10**6) == 10**9
+    # 0.5.10 - 0.5.13: the user's value capped at the estimate
+    assert request_table_rows((0, 5, 12), 10**9, 100, 400, 10**6) == 2048
+    # 0.5.14+: the scheduler's max_running_requests and a padding row
+    assert request_table_rows((0, 5, 23), None, 100, 400, 10**6) == 101

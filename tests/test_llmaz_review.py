@@ -119,6 +119,11 @@ def test_a_number_among_the_playground_args_is_refused_as_in_a_pod(tmp_path: Pat
     assert kv005.message.startswith("spec.backendRuntimeConfig.version is a number, not a string"), (
         kv005.message
     )
+    # and the number's text is no release: the image keeps the chart's tag (it was vllm-openai:0.1, and KV208
+    # said "vLLM 0.1")
+    res = run_check([str(g)], Options(allow_hub=False))
+    assert not any("0.1" in d.message for d in res.diagnostics if d.rule == "KV208"), res.diagnostics
+    assert not res.containers[0].container["image"].endswith(":0.1"), res.containers[0].container["image"]
     g.write_text(g.read_text().replace("version: 0.10", 'version: "v0.10.0"'))
     res = run_check([str(g)], Options(allow_hub=False))
     assert not [d for d in res.diagnostics if d.rule == "KV005"], res.diagnostics
@@ -183,3 +188,31 @@ def test_kv405_on_a_playground_says_where_llmaz_takes_the_gpus_from(tmp_path: Pa
     ]
     assert "spec.inferenceConfig.flavors[].limits" in kv405.fix, kv405.fix
     assert "spec.backendRuntimeConfig.resources.limits" in kv405.fix, kv405.fix
+
+
+def test_a_playground_alone_names_the_openmodel_it_claims(tmp_path: Path) -> None:
+    """With no OpenModel among the inputs, a Playground got the kind's generic note at ``spec`` ("... when the
+    OpenModel its modelClaim names is among the inputs"): the reader was called only when some OpenModel was in the
+    run. It now says which OpenModel, at ``modelName``, in words that hold in the admission webhook too, where a
+    Playground arrives alone (OpenModel is cluster-scoped: InftyAI/llmaz config/crd/bases/llmaz.io_openmodels.yaml
+    at the commit the reader restates, ``scope: Cluster``)."""
+    f = tmp_path / "pg.yaml"
+    f.write_text(_PLAYGROUND)
+    (note,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV503"]
+    assert "the OpenModel 'mystery' its modelClaim names is not among the inputs" in note.message, (
+        note.message
+    )
+    assert "an admission review of the Playground does not carry" in note.message, note.message
+    assert "kubectl get openmodel mystery -o yaml" in note.message, note.message
+    assert note.loc is not None and note.loc.line == _line_of(_PLAYGROUND, "modelName:"), note.loc
+    # the same object as the webhook reviews it
+    import yaml
+
+    from kvlint.webhook.review import webhook_options
+    from kvlint.webhook.worker import lint_object
+
+    res = lint_object(yaml.safe_load(_PLAYGROUND), "review", webhook_options())
+    (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert "the OpenModel 'mystery' its modelClaim names is not among the inputs" in note.message, (
+        note.message
+    )

@@ -61,10 +61,17 @@ def test_a_llava_projector_has_no_patch_merger_and_a_bias_by_default() -> None:
 
 
 def test_a_tower_without_its_layer_count_is_not_priced() -> None:
-    # the catalogue's Mistral-Small-3.1 config: its stored page ends inside vision_config (entry.json)
-    config = _config("mistralai--Mistral-Small-3.1-24B-Instruct-2503")
-    assert "num_hidden_layers" not in config["vision_config"]
+    # a vision_config cut before its layer count (as the page the catalogue's Mistral-Small-3.1 config was transcribed
+    # from is): nothing to count the blocks by
+    config = copy.deepcopy(_config("mistralai--Mistral-Small-3.1-24B-Instruct-2503"))
+    del config["vision_config"]["num_hidden_layers"]
     assert _vision(config) == 0
+
+
+def test_mistral_small_3_1_tower_is_counted_module_by_module() -> None:
+    # its vision_config completed from transformers' Mistral3Config defaults (the entry's fidelity note)
+    config = _config("mistralai--Mistral-Small-3.1-24B-Instruct-2503")
+    assert _vision(config) == sum(_modules(config).values()) > 0
 
 
 def test_ministral_3_tower_matches_the_model_card() -> None:

@@ -304,7 +304,8 @@ def test_fleet_notes_stay_in_sglang_order() -> None:
     """plan_fleet settles an SGLang container's GPU-independent steps once (sglang_prelude); on every GPU the
     notes keep the order in which SGLang meets them, GPU steps among the settled ones: version, the default
     mem_fraction_static and chunked_prefill_size (the GPU's), dtype, cell size, the pre-load heuristic, the
-    --max-total-tokens cap (the GPU's), the derived context length, max_running_requests (the GPU's)."""
+    --max-total-tokens cap (the GPU's), the derived context length, max_running_requests (the GPU's), the
+    request-to-token table it sizes (the GPU's)."""
     from kvlint.memory.stage import plan_fleet
     from kvlint.types import Placement
 
@@ -322,6 +323,7 @@ def test_fleet_notes_stay_in_sglang_order() -> None:
         "--max-total-tokens 1000 caps the pool",
         "context_length 131072 derived from max_position_embeddings",
         "max_running_requests = ",
+        "request-to-token table ",
     ]
     planned = 0
     for e in entries:

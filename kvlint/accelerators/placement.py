@@ -161,6 +161,9 @@ class _Decision:
     mig_bytes: int | None = None
     shared: bool = False
     candidates: list[Accelerator] = field(default_factory=list)
+    #: the pod's facts were read and named no catalogue accelerator: :attr:`notes` say why
+    #: (:attr:`kvlint.types.Placement.undecided`)
+    undecided: bool = False
 
 
 def _as_int(value: Any) -> int | None:
@@ -506,7 +509,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
     known = [c for c in cands if c.acc is not None]
     notes = [n for c in cands for n in c.notes]
     if not known:
-        return _Decision(None, how, cands[0].loc if cands else None, notes)
+        return _Decision(None, how, cands[0].loc if cands else None, notes, undecided=True)
     ids = {c.acc.id for c in known if c.acc}
     best = min(known, key=lambda c: c.memory)
     if len(ids) > 1 or len({c.memory for c in known}) > 1:
@@ -799,6 +802,7 @@ def _from_scheduling(
             f"nodeAffinity {text}: no catalogue accelerator satisfies the required terms",
             None,
             notes,
+            undecided=True,
         )
     d = _combine(union, f"nodeAffinity {text}")
     d.notes.extend(notes)
@@ -863,15 +867,7 @@ def undecided_reasons(placement: Placement | None) -> str:
     accelerator is known or no reason is recorded."""
     if placement is None or placement.accelerator is not None:
         return ""
-    how = placement.how
-    if how.startswith(UNDECIDED + " (") and how.endswith(")"):
-        return how[len(UNDECIDED) + 2 : -1]
-    if how.endswith(")") and " (" in how:
-        # a label that names a GPU kvlint does not have (nodeSelector or nodeAffinity): its placement note says so
-        why = how[how.index(" (") + 2 : -1]
-        if "catalogue" in why:
-            return why
-    return ""
+    return "; ".join(placement.undecided)
 
 
 def _why_undecided(label_sets: list[Labels]) -> list[str]:
@@ -897,6 +893,19 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"label {key}={vals} names a GPU architecture, not a GPU model: kvlint reads it only to narrow "
                     f"the GPUs a {GFD_MEMORY} matches (use {ANNOTATION} or --accelerator)"
                 )
+            elif key in _TABLE_KEYS:
+                # A provider key whose value is not in that provider's table: other clusters reuse the key with
+                # values of their own (Ori Cloud writes gpu.nvidia.com/class: L40S, H100SXM-80), so kvlint does
+                # not read it (:func:`_candidate`), and says so here rather than nothing.
+                unread = [v for v, _ in values if not _TABLE_KEYS[key][1](v)[2]]
+                if not unread:
+                    continue
+                named = _named_by_value(unread)
+                spelled = f"; its value spells {named.name} ({named.id})" if named is not None else ""
+                notes.append(
+                    f"label {key}={', '.join(unread)} is not a value of {_TABLE_KEYS[key][0]} kvlint reads{spelled}: "
+                    f"map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
+                )
             elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
                 named = _named_by_value([v for v, _ in values])
                 if named is not None:
@@ -913,12 +922,25 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
     return notes
 
 
+#: Provider keys read only for the values of that provider's own table (an unknown value decides nothing, and
+#: :func:`_why_undecided` names it): key -> (the table, in words; its lookup, whose third item is "known value").
+_TABLE_KEYS: dict[str, tuple[str, Callable[[str], tuple[Any, str, bool]]]] = {
+    COREWEAVE_CLASS: ("CoreWeave's node-type table", cat.coreweave_gpu_class),
+    DOKS_GPU_MODEL: ("DigitalOcean's GPU model list", cat.doks_gpu_model),
+}
+
+
 def _fill_in(value: str) -> bool:
-    """Whether a label value is a placeholder a person or a tool replaces before the manifest is applied: a
-    ``<...>`` blank (``<your-vm-sku>``) or an unexpanded ``${VAR}``/``$(VAR)`` reference (Kubernetes expands
-    neither in a nodeSelector or an operator's instance type)."""
+    """Whether a label value is a placeholder a person or a tool replaces before the manifest is applied, read as
+    in an image field (:mod:`kvlint.engines.images`): a ``<...>`` blank (``<your-vm-sku>``,
+    :func:`~kvlint.engines.images.blank_to_fill_in`) or an unexpanded ``${VAR}``, ``$VAR`` or ``$(VAR)`` reference
+    (:func:`~kvlint.engines.images.unexpanded_reference`), which Kubernetes expands in neither a nodeSelector nor
+    an operator's instance type. Not an image's upper-case ``V_NAME`` token: GPU label values are written so
+    (``A100_40GB``, CoreWeave's ``A100_NVLINK_80GB``)."""
+    from kvlint.engines.images import blank_to_fill_in, unexpanded_reference
+
     v = value.strip()
-    return (len(v) > 2 and v.startswith("<") and v.endswith(">")) or "${" in v or "$(" in v
+    return blank_to_fill_in(v) or unexpanded_reference(v) is not None
 
 
 def _named_by_value(values: list[str]) -> Accelerator | None:
@@ -1352,7 +1374,7 @@ def _finish(
             and not resource.startswith(MIG_RESOURCE_PREFIX)
         ):
             why.append(f"resource {resource} names the vendor, not the accelerator model")
-        decision = _Decision(None, UNDECIDED, None, why)
+        decision = _Decision(None, UNDECIDED, None, why, undecided=True)
 
     acc = decision.acc
     mig_bytes = decision.mig_bytes
@@ -1402,6 +1424,7 @@ def _finish(
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
+        undecided=tuple(notes) if acc is None and decision.undecided else (),
     )
 
 

@@ -14,6 +14,8 @@ alias takes the entry with the *smaller* memory (conservative for a capacity lin
 * ``gh200`` -> ``nvidia-gh200-96gb`` (the "480GB" superchip has 96GB HBM3); ``gh200-144gb`` -> ``nvidia-gh200-144gb``
 * ``a100`` -> ``nvidia-a100-sxm4-40gb`` (ambiguous: smaller; say ``a100-80gb``); ``a100-40gb``,
   ``a100-80gb`` -> the SXM4 entries; ``a100-sxm`` -> SXM4 40GB, ``a100-pcie`` -> PCIe 40GB (size ambiguous)
+* ``a800-80gb`` -> ``nvidia-a800-sxm4-80gb``; ``h20-141gb`` -> ``nvidia-h20-3e`` (``h20``, ``h20-3e``,
+  ``a800-pcie-80gb`` resolve as ids without their vendor prefix)
 * ``a10``, ``a10g``, ``a30``, ``a40``, ``l4``, ``l40``, ``l40s``, ``t4``, ``b200``, ``gb200`` -> ``nvidia-<alias>``
 * ``v100`` -> ``nvidia-v100-sxm2-16gb`` (ambiguous: smaller); ``v100-16gb``, ``v100-32gb`` -> the SXM2 entries
 * ``rtx-pro-6000`` -> ``nvidia-rtx-pro-6000-blackwell``; ``rtx-pro-4500`` -> ``nvidia-rtx-pro-4500-blackwell``
@@ -564,11 +566,15 @@ MEMORY_LABEL_TOLERANCE = 0.02
 def nvml_total_mib(acc: Accelerator) -> int:
     """The NVML total (``nvidia-smi`` / GFD ``nvidia.com/gpu.memory``, MiB) expected for ``acc``: the
     observed same-host figure from the catalogue's driver-reserve observations when there is one, else the
-    CUDA total plus :func:`driver_reserve_mib` (the inverse of how :func:`generic_nvidia` derives a CUDA
-    total from a label)."""
+    entry's own catalogued nvidia-smi total when its CUDA total was derived from it (with the typical reserve
+    or a ``memory_twin``'s observed one), else the CUDA total plus :func:`driver_reserve_mib` (the inverse of
+    how :func:`generic_nvidia` derives a CUDA total from a label)."""
     for obs in _cat().raw["meta"]["driver_reserve"].get("observations") or []:
         if obs.get("id") == acc.id and obs.get("nvidia_smi_total_mib"):
             return int(obs["nvidia_smi_total_mib"])
+    smi = (_cat().entries.get(acc.id) or {}).get("nvidia_smi_total_mib")
+    if isinstance(smi, dict) and smi.get("value") and acc.memory_source.startswith("derived: NVML"):
+        return int(smi["value"])
     return acc.memory_bytes // MIB + _cat().reserve_mib
 
 

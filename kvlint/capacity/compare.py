@@ -27,8 +27,9 @@ FITS_TEXT = {"fits": "yes", "risky": "risky", "fails": "no", "refused": "refused
 VERDICT_LEGEND = (
     "fits: yes = one max_model_len request fits across kvlint's whole prediction band; risky = only in the "
     "band's upper part (it may fail on a real node); no = not even at the band's high end (vLLM refuses to "
-    "start); refused = vLLM does not start: a max-model-len above the model's (KV201) or this dtype, KV-cache "
-    "dtype or quantization method on this GPU (the KV301/KV302/KV305 tests), both before sizing memory (the memory figures do not apply), or a "
+    "start); refused = vLLM does not start: a max-model-len above the model's (KV201), a max-num-seqs above "
+    "max-num-batched-tokens (KV204) or this dtype, KV-cache dtype or quantization method on this GPU (the "
+    "KV301/KV302/KV305 tests), all before sizing memory (the memory figures do not apply), or a "
     "hybrid model's max_num_seqs above its Mamba cache blocks (KV108)"
 )
 

@@ -152,7 +152,8 @@ def cell_verdict(
 ) -> tuple[str, str, str]:
     """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
     ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the max-model-len is
-    above the length vLLM derives from config.json (KV201, unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``), the
+    above the length vLLM derives from config.json (KV201, unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``), an explicit
+    ``max_num_seqs`` is above the cell's ``max_num_batched_tokens`` (KV204, :func:`batch_below_seqs`), the
     KV301/KV302/KV305 tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`) or the plan's
     ``max_num_seqs`` exceeds its Mamba cache blocks (KV108, :attr:`VllmPlanDetail.mamba_refusal`), ``risky`` when
     they say it most
@@ -175,6 +176,9 @@ def cell_verdict(
             "max_model_len'); VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lifts the check",
             "KV201",
         )
+    refused = batch_below_seqs(ctx, detail, **changes)
+    if refused:
+        return "refused", refused, "KV204"
     refusal = startup_refusal(ctx, acc, detail, **changes)
     if refusal is not None and refusal.certain:
         return "refused", refusal.reason, refusal.rule
@@ -188,6 +192,30 @@ def cell_verdict(
         note = f"vLLM runs its V0 engine here ({detail.v0_fallback}): V0's defaults and KV layout apply"
         reason = f"{reason}; {note}" if reason else note
     return verdict, reason, ""
+
+
+def batch_below_seqs(ctx: EngineContext, detail: VllmPlanDetail, **changes: Any) -> str:
+    """Rule KV204's test on one cell: an explicit ``max_num_seqs`` (set on the command line or swept) above the
+    cell's ``max_num_batched_tokens`` (set, swept, or the release's default the plan took) stops vLLM in
+    ``SchedulerConfig`` validation before any memory is profiled ("max_num_batched_tokens (N) must be greater than or
+    equal to max_num_seqs (M)"; ``vllm@0.6.6.post1:vllm/config.py::SchedulerConfig._verify_args`` to
+    ``vllm@0.34.0:vllm/config/scheduler.py::SchedulerConfig.verify_max_model_len``, every release read). The reason
+    text, or "" when the cell passes. A default ``max_num_seqs`` is not judged, as KV204 does not: releases lower it
+    to the batched tokens (``EngineArgs``, 0.10.2 - 0.33.0)."""
+    settings = dataclasses.replace(ctx.settings, **changes) if changes else ctx.settings
+    mns = settings.max_num_seqs
+    if not isinstance(mns, int) or isinstance(mns, bool):
+        return ""
+    mbt = settings.max_num_batched_tokens
+    default = not isinstance(mbt, int) or isinstance(mbt, bool)
+    if default:
+        mbt = detail.plan.max_num_batched_tokens
+    if not isinstance(mbt, int) or mbt >= mns:
+        return ""
+    return (
+        f"max_num_batched_tokens ({mbt}{', the vLLM default here' if default else ''}) must be greater than or "
+        f"equal to max_num_seqs ({mns}); vLLM refuses to start (SchedulerConfig validation)"
+    )
 
 
 def largest_len(ctx: EngineContext, acc: Accelerator, total_bytes: int | None = None, **changes: Any) -> int:

@@ -55,8 +55,11 @@ from kvlint.engines.shell import (
     charge_command_text,
     commands,
     k8s_expand,
+    list_wrapper_env,
+    list_wrapper_script,
     program_after_wrapper,
     script_after_shell_options,
+    wrapper_name,
 )
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
@@ -645,29 +648,41 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     return None
 
 
+def _after_wrappers(texts: Sequence[str]) -> int:
+    """The index of the program a command list runs behind its wrapper programs (``env [-u NAME] [K=V ...]``,
+    ``tini --``, ``nohup``: :func:`kvlint.engines.shell.program_after_wrapper`, the table a script's words are read
+    by), 0 when it starts none."""
+    k = 0
+    while k < len(texts):
+        after = program_after_wrapper(texts, k)
+        if after is None:
+            break
+        k = after
+    return k
+
+
 def _shell_index(items: Sequence[_Item]) -> int | None:
-    """Index of the shell (``sh``, ``bash`` ...) a command starts, after an optional ``env [-opts] [K=V ...]``
-    prefix; None when it does not start a shell."""
+    """Index of the shell (``sh``, ``bash`` ...) a command starts, behind its wrapper programs
+    (:func:`_after_wrappers`: ``["/usr/bin/env", "-u", "FOO", "bash", ...]``); None when it does not start a
+    shell."""
     if not items:
         return None
-    k = 0
-    if _base(items[0].text) == "env":
-        k = 1
-        while k < len(items) and (items[k].text.startswith("-") or "=" in items[k].text):
-            k += 1
+    k = _after_wrappers([it.text for it in items])
     if k >= len(items) or _base(items[k].text) not in _SHELLS:
         return None
     return k
 
 
-def _shell_split(items: Sequence[_Item]) -> tuple[int, int] | None:
-    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT), else None; the options
-    read as :func:`kvlint.engines.shell.script_after_shell_options` reads them (``bash -o pipefail -c``)."""
+def _shell_split(items: Sequence[_Item]) -> tuple[int, int, int] | None:
+    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT, index of $0), else
+    None; the options read as :func:`kvlint.engines.shell.script_after_shell_options` reads them (``bash -o
+    pipefail -c``). Also a wrapper giving the user's shell a script (``runuser app -c SCRIPT [$0 ...]``, ``tmux new
+    -d SCRIPT``: :func:`kvlint.engines.shell.list_wrapper_script`), the wrapper's index then the shell's."""
     k = _shell_index(items)
     if k is None:
-        return None
+        return list_wrapper_script([it.text for it in items])
     j = script_after_shell_options(items, k + 1)
-    return None if j is None else (k, j)
+    return None if j is None else (k, j, j + 1)
 
 
 def _describe(words: Sequence[str]) -> str:
@@ -849,14 +864,16 @@ def _join_of(texts: Sequence[str]) -> str | None:
 
 
 def _scan_shell(
-    items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]
+    items: Sequence[_Item], k: int, j: int, env: Mapping[str, str], p: int | None = None
 ) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
     reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
-    shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`."""
+    shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`.
+    ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``)."""
     script_item = items[j]
     script = script_item.text
-    positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[j + 1 :]]
+    p = j + 1 if p is None else p
+    positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[p:]]
     if not positional:
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
@@ -2001,17 +2018,51 @@ def parse_container(
             _KUBERAY_FIX.format(example=_PLAN_EXAMPLE.get(engine, _PLAN_EXAMPLE["vllm"])),
         )
 
-    def dispatch(found: _Found) -> ServingConfig | None:
+    def wrapped_env(upto: int) -> tuple[dict[str, str], dict[str, Loc | None]]:
+        """The environment the program at ``items[upto]`` runs with: the container's, as the ``env`` wrapper
+        programs before it change it (``["env", "VLLM_USE_V1=0", "vllm", ...]``, ``env -u NAME``, ``env -i``;
+        read by :func:`kvlint.engines.shell.program_after_wrapper`, as in a script)."""
+        changes: list[tuple[str, int | None]] = []
+        k = 0
+        while k < upto:
+            after = program_after_wrapper(texts, k, changes)
+            if after is None:
+                break
+            k = after
+        # a wrapper giving its script a login's environment (``runuser -l app -c SCRIPT``: TERM and its -w names)
+        # or setting some of it (``tmux new -e NAME=value SCRIPT``)
+        keeps, sets = list_wrapper_env(texts, upto)
+        changes.extend(sets)
+        if not changes and keeps is None:
+            return env, env_locs
+        own, own_locs = dict(env), dict(env_locs)
+        for text, at in changes:
+            if at is None and not text:  # env -i
+                own.clear()
+                own_locs.clear()
+            elif at is None:  # env -u NAME
+                own.pop(text, None)
+                own_locs.pop(text, None)
+            else:  # NAME=value
+                name, _, value = text.partition("=")
+                own[name], own_locs[name] = value, items[at].loc
+        if keeps is not None:
+            own = {name: value for name, value in own.items() if name in keeps}
+            own_locs = {name: loc for name, loc in own_locs.items() if name in keeps}
+        return own, own_locs
+
+    def dispatch(found: _Found, upto: int = 0) -> ServingConfig | None:
         if installed_release and found.engine == "vllm" and not found.installed and not found.upgraded:
             # the release the workload installs over the image is the one that runs (the image's tag no longer
             # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
             found.installed = installed_release
+        own, own_locs = wrapped_env(upto)
         return _dispatch(
             found,
             container=container,
             image=image,
-            env=env,
-            env_locs=env_locs,
+            env=own,
+            env_locs=own_locs,
             config_loader=loader,
             version_override=engine_version_option,
             runtime_template=runtime_template,
@@ -2038,7 +2089,8 @@ def parse_container(
                 _in_their_file(program, items[m[1] :]),
                 True,
                 _runs_grpc(texts, m[1]),
-            )
+            ),
+            m[1],
         )
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs
@@ -2120,9 +2172,9 @@ def parse_container(
         if isinstance(found, _Unrunnable):
             return _unrunnable(found, container, image, env, engine_version_option)
     if sh:
-        found, reason = _scan_shell(items, sh[0], sh[1], env)
+        found, reason = _scan_shell(items, sh[0], sh[1], wrapped_env(sh[0])[0], sh[2])
         if isinstance(found, _Found):
-            return dispatch(found)
+            return dispatch(found, sh[0])
         if isinstance(found, _Join):
             return _joiner(found, container, image, env, engine_version_option)
         if isinstance(found, _Unrunnable):
@@ -2611,11 +2663,26 @@ _ENV_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 
 
 def _leading_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
-    """``(assignments, the rest)`` of a typed command: the ``NAME=value`` words before the program, after an
-    optional ``env`` (POSIX ``env [NAME=value]... utility``; none of env's options is read, so a word starting
-    with ``-`` ends the prefix and the command is then not an engine's). Later assignments win, as in a shell."""
+    """``(assignments, the rest)`` of a typed command: the ``NAME=value`` words before the program, or those of an
+    ``env`` program before it, behind other wrappers or not (``env [-i] [-u NAME] [NAME=value]... utility``,
+    ``/usr/bin/env``, ``nohup env A=1 ...``, read by the wrapper table as in a container's list:
+    :func:`kvlint.engines.shell.program_after_wrapper`; a typed command has no environment of its own for
+    ``-u``/``-i`` to remove from). Later assignments win, as in a shell."""
     env: dict[str, str] = {}
-    i = 1 if words and words[0] == "env" else 0
+    changes: list[tuple[str, int | None]] = []
+    k = 0
+    while k < len(words) and wrapper_name(words[k]) is not None:  # env, and any wrapper program around it
+        after = program_after_wrapper(words, k, changes)
+        if after is None:
+            break
+        k = after
+    if changes:
+        for text, at in changes:
+            if at is not None:
+                name, _, value = text.partition("=")
+                env[name] = value
+        return env, words[k:]
+    i = 0
     while i < len(words):
         m = _ENV_ASSIGN_RE.fullmatch(words[i])
         if m is None:

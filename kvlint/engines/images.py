@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from kvlint.gpu_resources import NON_GPU_RESOURCES
@@ -438,6 +438,27 @@ def is_dell_enterprise_hub(image: str) -> bool:
     return registry == _DEH_REGISTRY and path.startswith(_DEH_PREFIX) and "/" not in path
 
 
+#: The pod label Dell Enterprise Hub's deployment snippets name the served model with, ``/`` written ``--``
+#: (``hf.co/model: meta-llama--Meta-Llama-3.1-8b-Instruct``; a label value cannot hold a ``/``).
+DEH_MODEL_LABEL = "hf.co/model"
+
+
+def dell_hub_model(labels: Mapping[str, str], images: Iterable[object]) -> str | None:
+    """The model a pod of Dell Enterprise Hub model containers serves: their weights are in the image (no
+    ``MODEL_ID`` in the manifest), and the Hub's snippets name them in the pod's :data:`DEH_MODEL_LABEL` label,
+    which gives the hub id (its first ``--`` is the ``/``). None when no image of ``images`` is a Hub model image
+    (:func:`is_dell_enterprise_hub`) or the label names no ``ORG--NAME``: KV503 then says no model is named."""
+    label = labels.get(DEH_MODEL_LABEL)
+    if not isinstance(label, str) or "--" not in label.strip("-"):
+        return None
+    org, _, name = label.partition("--")
+    if not org or not name:
+        return None
+    if not any(isinstance(image, str) and is_dell_enterprise_hub(image) for image in images):
+        return None
+    return f"{org}/{name}"
+
+
 def is_nim_image(image: str) -> bool:
     """Whether ``image`` is an NVIDIA NIM image on NGC: registry ``nvcr.io`` and a path component ``nim`` or
     starting with ``nim-`` (``nvcr.io/nim/meta/llama-3.1-8b-instruct``, ``nvcr.io/nim/nvidia/llm-nim``, the
@@ -634,8 +655,24 @@ def tag_of_unknown_image(serving: ServingConfig) -> bool:
 
 
 #: Words in an image reference that name a build for something other than CUDA (TPU, Trainium/Inferentia,
-#: Gaudi, CPU, Intel GPUs, Ascend NPUs).
-_NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
+#: Gaudi, CPU, Intel GPUs, Ascend NPUs, IBM Spyre). ``spyre``: the vllm-spyre plugin's images,
+#: ``quay.io/ibm-aiu/vllm-spyre:latest.amd64`` (vllm-project/vllm-spyre ``docs/deploying/k8s.md``@59c86c02, on
+#: ``ibm.com/aiu_pf``), ``quay.io/opendatahub/vllm-spyre`` (Open Data Hub's serving runtimes) and ``vllm/vllm-spyre``
+#: (the tag its ``docker/Dockerfile.amd64`` is built as in ``docs/deploying/docker.md``); the plugin runs vLLM on
+#: Spyre cards through ``torch_sendnn`` and finds no Spyre card on a GPU node.
+_NON_CUDA_IMAGE_WORDS = (
+    "tpu",
+    "neuron",
+    "gaudi",
+    "hpu",
+    "cpu",
+    "xpu",
+    "openvino",
+    "xeon",
+    "npu",
+    "ascend",
+    "spyre",
+)
 
 #: Each of :data:`_NON_CUDA_IMAGE_WORDS` at the start of a word of the reference (``vllm-tpu``, ``neuronx``,
 #: ``latest-cpu``), not inside one: ``throughput`` holds ``hpu``, ``output`` ``tpu``, ``input`` ``npu``, and an
@@ -672,7 +709,7 @@ def image_platform(image: str) -> str:
     return "cuda"
 
 
-#: Platform words of :func:`image_platform` that name a build for another accelerator than a GPU of NVIDIA or
+#: Platform words of :func:`serving_platform` that name a build for another accelerator than a GPU of NVIDIA or
 #: AMD (a CPU build runs without one, so it is not among them), and the word each is shown as.
 _ACCELERATOR_BUILDS = {
     "tpu": "tpu",
@@ -682,32 +719,23 @@ _ACCELERATOR_BUILDS = {
     "xpu": "xpu",
     "npu": "ascend",
     "ascend": "ascend",
+    "spyre": "spyre",
 }
-
-#: One of :data:`_ACCELERATOR_BUILDS`' words at the start of a word of the reference (``vllm-ascend``,
-#: ``vllm-tpu``, ``tgi-gaudi``, ``pytorch-inference-neuronx``), not inside one (``output``, ``throughput``).
-_ACCELERATOR_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(_ACCELERATOR_BUILDS) + r"|cann(?=\d))")
 
 
 def accelerator_build(serving: ServingConfig) -> str | None:
-    """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: vLLM's ``--device``
-    (``hpu``, ``xpu``, ``neuron``, ``tpu``), else :func:`image_platform`'s word when it begins a word of the image
-    reference (``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
-    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``; a CANN tag, ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3`` ->
-    ``ascend``, :data:`_CANN`). Such a build finds no device of its own on an NVIDIA or AMD
-    GPU node (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU
-    and HPU devices), so it is not sized on one (KV304 says so)."""
-    device = str(serving.get("device") or "").strip().lower() if serving.engine == "vllm" else ""
-    if device in _DEVICE_PLATFORMS:
-        return _ACCELERATOR_BUILDS.get(_DEVICE_PLATFORMS[device])
-    word = image_platform(serving.image)
-    if word not in _ACCELERATOR_BUILDS:
-        return None
-    low = serving.image.lower()
-    hit = _ACCELERATOR_WORD.search(low)
-    # a CANN tag (_CANN: SGLang's Ascend images) is an Ascend build
-    said = None if hit is None else _ACCELERATOR_BUILDS.get(hit.group(1), "ascend")
-    return _ACCELERATOR_BUILDS[word] if said == _ACCELERATOR_BUILDS[word] else None
+    """The accelerator that is not an NVIDIA or AMD GPU the container is built for, or None: the platform
+    :func:`serving_platform` reads from vLLM's ``--device`` (``hpu``, ``xpu``, ``neuron``, ``tpu``) or the image
+    reference (:func:`image_platform`: ``quay.io/ascend/vllm-ascend`` -> ``ascend``, ``vllm/vllm-tpu`` -> ``tpu``,
+    ``ghcr.io/huggingface/tgi-gaudi`` -> ``gaudi``, ``quay.io/ibm-aiu/vllm-spyre`` -> ``spyre``; a CANN tag,
+    ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3`` -> ``ascend``, :data:`_CANN`), when it is one of
+    :data:`_ACCELERATOR_BUILDS`. Such a build finds no device of its own on an NVIDIA or AMD GPU node
+    (vllm-ascend imports ``torch_npu`` and sets ``npu:<local rank>``, vllm-tpu and vllm-gaudi their TPU and HPU
+    devices, vllm-spyre its Spyre cards), so it is not sized on one (KV304 says so). One matcher: the image was
+    searched a second time with a pattern of its own, which took the leftmost word where :func:`image_platform`
+    takes them in its order, and an image naming two platforms was no build at all."""
+    device = serving.get("device") if serving.engine == "vllm" else None
+    return _ACCELERATOR_BUILDS.get(serving_platform(serving.image, device)[0])
 
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
@@ -836,8 +864,29 @@ def path_placeholder(path: str) -> str | None:
     the same tokens :func:`image_placeholder` reads in an image field. None for a path without one (at most 64
     components looked at)."""
     for part in path.strip().split("/")[:64]:
-        if _CAPS_RE.match(part) or (len(part) > 2 and part.startswith("<") and part.endswith(">")):
+        if _CAPS_RE.match(part) or blank_to_fill_in(part):
             return part
+    return None
+
+
+def blank_to_fill_in(text: str) -> bool:
+    """Whether ``text`` is a ``<...>`` placeholder to fill in by hand (``<your-vm-sku>``, ``/models/<model>``'s
+    component, ``<image-built-from-dockerfile>``): read so in an image (:func:`image_placeholder`), a model path
+    (:func:`path_placeholder`) and a node label's value (:func:`kvlint.accelerators.placement._fill_in`)."""
+    return len(text) > 2 and text.startswith("<") and text.endswith(">")
+
+
+def unexpanded_reference(text: str) -> str | None:
+    """How ``text`` holds a reference nothing expands where it is written, or None: an envsubst-style ``${VAR}`` or
+    ``$VAR`` (:data:`ENVSUBST_IMAGE`), a ``$(var)`` (kustomize ``vars``; Kubernetes expands ``$(...)`` only in a
+    container's command, args and env). Read so in an image (:func:`image_placeholder`) and a node label's value
+    (:func:`kvlint.accelerators.placement._fill_in`)."""
+    if "$" not in text:  # every reference pattern starts with a "$": a text without one is not searched
+        return None
+    if _DOLLAR_NAME.search(text) or next(envsubst_placeholders(text), None) is not None:
+        return ENVSUBST_IMAGE
+    if _KUSTOMIZE_VAR_RE.search(text):
+        return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
     return None
 
 
@@ -856,14 +905,12 @@ def image_placeholder(image: str) -> str | None:
     img = (image or "").strip()
     if not img:
         return None
-    if "$" in img:  # every reference pattern starts with a "$": an image without one is not searched
-        if _DOLLAR_NAME.search(img) or next(envsubst_placeholders(img), None) is not None:
-            return ENVSUBST_IMAGE
-        if _KUSTOMIZE_VAR_RE.search(img):
-            return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
+    reference = unexpanded_reference(img)
+    if reference is not None:
+        return reference
     if _CAPS_RE.match(img):
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
-    if img.startswith("<") and img.endswith(">"):
+    if img.startswith("<") and img.endswith(">"):  # (also "<>": blank_to_fill_in wants a name inside)
         return "a <...> placeholder to fill in by hand"
     if _REPLACED_BY_RE.match(img):
         return (

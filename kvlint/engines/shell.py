@@ -992,7 +992,16 @@ def _expand(
         cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
 
     braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
+    whole: ShellArg | None = None  # a positional parameter taken as the field so far (``"$0"``)
     for p in word.parts:
+        if whole is not None:
+            if p.kind == "lit" and not p.text:
+                continue  # the closing quote of ``"$0"``: no text (was an extra empty word)
+            # text joins the parameter (``"$1"x``): one field of both (was two)
+            fields.pop()
+            cur.append(whole.text)
+            from_env, unresolved, substituted = whole.from_env, whole.unresolved, whole.substituted
+            have_cur, whole = True, None
         if p.kind == "lit":
             if has_at and not p.text:
                 continue
@@ -1042,8 +1051,12 @@ def _expand(
             idx = digits(p.text)
             if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
                 arg = positional[idx]
+                if not arg.text and not p.quoted:
+                    continue  # an unquoted empty parameter is no text (alone, no word)
                 if not cur and not have_cur:
+                    # the parameter's own word (its position kept) while nothing else joins it
                     fields.append(arg)
+                    whole = arg
                     continue
                 cur.append(arg.text)
                 have_cur = True
@@ -1248,17 +1261,28 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     "dumb-init": ("r", "", frozenset({"--rewrite"}), 0),
     # GNU coreutils 9.1 ``env`` ``"+C:iS:u:v0"``: then ``NAME=value`` assignments (read by :func:`commands`)
     "env": ("CSu", "", _ENV_LONG, 0),
-    # wrap48: gosu 1.17 and su-exec 0.2 (``gosu USER[:GROUP] COMMAND [ARGS]``, no options), util-linux 2.39's
-    # runuser (``runuser [options] -u USER [[--] COMMAND]``, ``"+c:fg:G:lmpPs:u:hVw:"``) and chrt (``chrt [options]
+    # wrap48: gosu 1.17 and su-exec 0.2 (``gosu USER[:GROUP] COMMAND [ARGS]``, no options), util-linux 2.38's
+    # runuser (``runuser [options] -u USER [[--] COMMAND]``, ``"c:fg:G:lmpPs:u:hVw:"``, read by :func:`_runuser`:
+    # its getopt permutes, and without -u it runs ``-c COMMAND`` with the user's shell) and chrt (``chrt [options]
     # PRIORITY COMMAND``, ``"+abdDefiphmoRrT:P:vV"`` with -T/-P/-D taking a value), GNU screen 4.9's ``screen -dmS
     # NAME COMMAND`` (screen.c reads its options getopt-like; ``-Logfile FILE`` ends with ``e``, which takes a value,
     # so its file is read as one)
     "gosu": ("", "", frozenset(), 1),
     "su-exec": ("", "", frozenset(), 1),
     "runuser": (
-        "ugGsw",
+        "cugGsw",
         "",
-        frozenset({"--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}),
+        frozenset(
+            {
+                "--command",
+                "--session-command",
+                "--user",
+                "--group",
+                "--supp-group",
+                "--shell",
+                "--whitelist-environment",
+            }
+        ),
         0,
     ),
     "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
@@ -1267,13 +1291,20 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
 
 
 def _after_options(
-    words: Sequence[ShellArg], h: int, end: int, name: str | None = None
+    words: Sequence[ShellArg],
+    h: int,
+    end: int,
+    name: str | None = None,
+    unset: list[str] | None = None,
 ) -> tuple[int, ShellArg | None]:
     """The index of the first word after the options, ``--`` and operands of the wrapper of
     :data:`_OPTION_WRAPPERS` at ``words[h]`` (``taskset``'s mask, ``timeout``'s duration); or, at an ``env
     -S``/``--split-string``, the index after its value and that value (``env`` reads the string's words next).
-    ``name`` is the wrapper's name when ``words[h]`` is a path to it (an exec-form list's ``/usr/bin/tini``)."""
+    ``name`` is the wrapper's name when ``words[h]`` is a path to it (an exec-form list's ``/usr/bin/tini``).
+    ``unset``, for ``env``: gets the names its ``-u NAME``/``--unset=NAME`` remove from the environment, and ``""``
+    for ``-i``/``--ignore-environment``/``-`` (all of it)."""
     short, attached, long, operands = _OPTION_WRAPPERS[name if name is not None else words[h].text]
+    is_env = long is _ENV_LONG
     h += 1
     while h < end:
         word = words[h]
@@ -1281,30 +1312,45 @@ def _after_options(
         h += 1
         if text == "--":
             break
-        if text == "-" and long is _ENV_LONG:
+        if text == "-" and is_env:
+            if unset is not None:
+                unset.append("")
             continue  # env's lone -: -i
         if text.startswith("--"):
-            name, eq, value = text.partition("=")
-            if name in long and not eq:
-                if name == "--split-string" and h < end:
+            opt, eq, value = text.partition("=")
+            if opt in long and not eq:
+                if opt == "--split-string" and h < end:
                     return h + 1, words[h]
+                if opt == "--unset" and unset is not None and h < end:
+                    unset.append(words[h].text)
                 h += 1
-            elif name == "--split-string":
+            elif opt == "--split-string":
                 return h, ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved)
+            elif is_env and unset is not None:
+                if opt == "--unset":
+                    unset.append(value)
+                elif opt == "--ignore-environment":
+                    unset.append("")
         elif text.startswith("-") and len(text) > 1:
             for i in range(1, len(text)):
                 letter = text[i]
                 if letter in attached:
                     break  # its value, if any, is the rest of the word
+                if letter == "i" and is_env and unset is not None:
+                    unset.append("")
                 if letter in short:
                     if i + 1 < len(text):  # the value attached: -oL
-                        if letter == "S" and long is _ENV_LONG:
+                        if letter == "S" and is_env:
                             return h, ShellArg(
                                 text[i + 1 :], word.offset, word.loc, word.from_env, word.unresolved
                             )
+                        if letter == "u" and is_env and unset is not None:
+                            unset.append(text[i + 1 :])
                     elif h < end:  # the value is the next word: -o L, -Eu app
-                        if letter == "S" and long is _ENV_LONG:
+                        if letter == "S" and is_env:
                             return h + 1, words[h]
+                        if letter == "u" and is_env and unset is not None:
+                            unset.append(words[h].text)
                         h += 1
                     break
         else:
@@ -1313,27 +1359,315 @@ def _after_options(
     return min(h + operands, end), None
 
 
-#: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
-#: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``);
-#: bash's builtins ``exec``, ``command`` and ``builtin`` are not (the kubelet runs the list without a shell), nor is
-#: ``env``, whose ``NAME=value`` words would set the engine's environment (not read in a list: the container stays
-#: KV503 "cannot be read").
-PROGRAM_WRAPPERS = frozenset(set(_OPTION_WRAPPERS) - {"exec", "env"}) | {"nohup"}
+#: The short options of util-linux 2.38's runuser whose value is a command for the user's shell
+#: (``su-common.c::su_main``: ``-c``, ``--command``, ``--session-command``)
+_RUNUSER_COMMAND = frozenset({"--command", "--session-command"})
 
 
-def program_after_wrapper(texts: Sequence[str], h: int) -> int | None:
-    """When ``texts[h]`` (its last path component) is a wrapper program of :data:`PROGRAM_WRAPPERS`, the index of
-    the command it runs (past its options, ``--`` and operands, as :func:`_after_options` reads them in a script),
-    else None. The same table and the same reading as a script's."""
-    name = texts[h][texts[h].rfind("/") + 1 :]
-    if name not in PROGRAM_WRAPPERS:
+def _runuser(
+    words: Sequence[ShellArg], h: int, end: int
+) -> tuple[int, ShellArg | None, int, int, tuple[str, ...] | None]:
+    """util-linux 2.38 ``runuser`` at ``words[h]`` as ``su-common.c::su_main`` reads it: ``getopt_long`` with
+    ``"c:fg:G:lmpPs:u:hVw:"`` *permuting* (options may follow the user: ``runuser app -c CMD``) until ``--``; with
+    ``-u USER`` the words left are the command it executes (``execvp``, :func:`_after_options` order: ``runuser
+    -u app -- vllm serve m``); without it an optional ``-`` then USER, and ``-c COMMAND`` runs COMMAND with the
+    user's shell, the words after USER its ``$0 $1 ...`` (``run_shell``: ``SHELL -c COMMAND ARGS...``).
+
+    ``-l``/``--login`` or the lone ``-`` (``modify_environment``, ``simulate_login``) clears the environment but
+    ``TERM`` and the names of ``-w``/``--whitelist-environment LIST``, then sets ``HOME``, ``SHELL``, ``USER``,
+    ``LOGNAME`` and ``PATH`` of the user (``runuser -l root -c 'vllm serve $MODEL'`` does not see the container's
+    ``MODEL``). ``-u`` with ``-c``, ``-s``, ``-f``, ``-l`` or ``--session-command`` is refused ("options
+    --{shell,fast,command,session-command,login} and --user are mutually exclusive"): no command runs.
+
+    ``(index of the command, None, end, -1, None)`` for ``-u``; ``(end, the -c script, index of its $0, index of
+    the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
+    None)`` for neither (an interactive shell: no command)."""
+    short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
+    operands: list[int] = []
+    script: ShellArg | None = None
+    script_at = -1
+    user_option = False
+    login = False
+    shell_option = False  # -s, -f, -c, -l or --session-command: refused with -u
+    kept: list[str] = ["TERM"]
+    j = h + 1
+    while j < end:
+        word = words[j]
+        text = word.text
+        j += 1
+        if text == "--":
+            operands.extend(range(j, end))
+            break
+        if text.startswith("--"):
+            opt, eq, value = text.partition("=")
+            at = -1
+            if opt in long and not eq and j < end:
+                value, word, at = words[j].text, words[j], j
+                j += 1
+            if opt in _RUNUSER_COMMAND:
+                script = ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted)
+                script_at = at
+            elif opt == "--whitelist-environment":
+                kept.extend(value.split(","))
+            user_option = user_option or opt == "--user"
+            login = login or opt == "--login"
+            shell_option = shell_option or opt in ("--login", "--shell", "--fast", *_RUNUSER_COMMAND)
+        elif text.startswith("-") and len(text) > 1:
+            for i in range(1, len(text)):
+                letter = text[i]
+                login = login or letter == "l"
+                shell_option = shell_option or letter in "csfl"
+                if letter in short:
+                    at = -1
+                    if i + 1 < len(text):
+                        value = text[i + 1 :]
+                    elif j < end:
+                        value, word, at = words[j].text, words[j], j
+                        j += 1
+                    else:
+                        break
+                    if letter == "c":
+                        script = ShellArg(
+                            value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted
+                        )
+                        script_at = at
+                    elif letter == "w":
+                        kept.extend(value.split(","))
+                    user_option = user_option or letter == "u"
+                    break
+        else:
+            operands.append(j - 1)
+    if user_option:
+        # the command: the operands, which must be the rest of the words (an option after them was runuser's)
+        if not shell_option and operands and operands == list(range(operands[0], end)):
+            return operands[0], None, end, -1, None
+        return end, None, end, -1, None
+    k = 0
+    if k < len(operands) and words[operands[k]].text == "-":
+        k += 1  # su's lone -: --login
+        login = True
+    k += 1  # the user
+    if script is None or (operands[k:] and operands[k:] != list(range(operands[k], end))):
+        return end, None, end, -1, None
+    return end, script, operands[k] if k < len(operands) else end, script_at, tuple(kept) if login else None
+
+
+#: The last :func:`_tmux_command_end` scan: (the words, or an exec-form list's texts, from, to, the ``;`` found or
+#: ``to``). Nested tmux (``tmux new tmux new ... vllm serve m``) asks again from a later word of the same words:
+#: without it each tmux scanned to the end (a list of 4,000 such words took 11 s, quadratic).
+_TMUX_SCAN: ContextVar[tuple[object, int, int, int] | None] = ContextVar("kvlint_tmux_scan", default=None)
+
+
+def _tmux_command_end(words: Sequence[ShellArg], start: int, end: int) -> int:
+    """The index of the first ``;`` word (the end of a tmux command) of ``words[start:end]``, else ``end``; a
+    later ``start`` in the same words before the ``;`` last found, with no larger ``end``, reuses that scan."""
+    key = words._texts if isinstance(words, _ListWords) else words
+    last = _TMUX_SCAN.get()
+    if last is not None and last[0] is key and last[1] <= start <= last[3] and end <= last[2]:
+        return min(last[3], end)
+    stop = next((k for k in range(start, end) if words[k].text == ";"), end)
+    _TMUX_SCAN.set((key, start, end, stop))
+    return stop
+
+
+def _tmux(
+    words: Sequence[ShellArg], h: int, end: int, sets: list[tuple[str, int]] | None = None
+) -> tuple[int, ShellArg | None, int, int] | None:
+    """tmux 3.3a at ``words[h]`` starting a session that runs a command (``tmux new -d 'vllm serve m'``, ``tmux
+    new-session -d -s x vllm serve m``), as ``tmux.c::main`` and ``cmd-new-session.c`` read it: the options of
+    ``"2c:CDdf:lL:NqS:T:uUvV"``, where ``-c SHELL-COMMAND`` is itself run by the shell, then ``new-session`` (alias
+    ``new``) with ``"Ac:dDe:EF:f:n:Ps:t:x:Xy:"`` (tmux's own getopt: no permutation, options end at the first other
+    word or ``--``); its arguments end at a ``;`` word (the next tmux command). One argument is run by the
+    default shell (``spawn.c::spawn_pane``: ``SHELL -c CMD``), several are executed as they are (``execvp``).
+
+    ``(index of the command, None, end of it, -1)`` for several words; ``(end of it, the script, end of it, index
+    of the script's word or -1)`` for one (or ``tmux -c``); None when tmux runs no new session's command here.
+    ``sets`` gets new-session's ``-e VARIABLE=value`` (tmux 3.2+: set in the session's environment, which its
+    command runs with) and the index of the word holding each."""
+    j = h + 1
+    while j < end and words[j].text.startswith("-") and len(words[j].text) > 1:
+        text = words[j].text
+        j += 1
+        if text == "--":
+            break
+        for i in range(1, len(text)):
+            if text[i] in "cfLST":
+                value = text[i + 1 :] if i + 1 < len(text) else None
+                at = -1
+                if value is None and j < end:
+                    value, word, at = words[j].text, words[j], j
+                    j += 1
+                else:
+                    word = words[j - 1]
+                if text[i] == "c" and value is not None:
+                    script = ShellArg(
+                        value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted
+                    )
+                    return end, script, end, at
+                break
+    if j >= end or words[j].text not in ("new", "new-session"):
         return None
-    if name == "nohup":
-        return h + 1 + (h + 1 < len(texts) and texts[h + 1] == "--")
+    stop = _tmux_command_end(words, j + 1, end)
+    j += 1
+    while j < stop and words[j].text.startswith("-") and len(words[j].text) > 1:
+        text = words[j].text
+        j += 1
+        if text == "--":
+            break
+        for i in range(1, len(text)):
+            if text[i] in "cefFnstxy":
+                at = j - 1
+                if i + 1 == len(text):
+                    at = j
+                    j += 1
+                if text[i] == "e" and sets is not None and at < stop:
+                    value = text[i + 1 :] if i + 1 < len(text) else words[at].text
+                    if _ASSIGN_RE.match(value):
+                        sets.append((value, at))
+                break
+    if j >= stop:
+        return None
+    if j + 1 == stop:
+        return stop, words[j], stop, j
+    return j, None, stop, -1
+
+
+#: bash's builtins that run the rest of the command (only as words of a script)
+_BUILTIN_WRAPPERS = frozenset({"exec", "command", "builtin"})
+#: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
+#: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``) and a
+#: script can name them by path (``/usr/bin/env A=1 vllm serve m``); bash's builtins ``exec``, ``command`` and
+#: ``builtin`` are not (the kubelet runs the list without a shell). ``tmux`` runs a new session's command
+#: (:func:`_tmux`).
+PROGRAM_WRAPPERS = frozenset(set(_OPTION_WRAPPERS) - _BUILTIN_WRAPPERS) | {"nohup", "tmux"}
+
+
+def wrapper_name(text: str) -> str | None:
+    """The wrapper a command's first word names: bash's builtins (:data:`_BUILTIN_WRAPPERS`) by their word, the
+    programs (:data:`PROGRAM_WRAPPERS`) by the last component of their path (``/usr/bin/env``); else None."""
+    if text in _BUILTIN_WRAPPERS:
+        return text
+    name = text[text.rfind("/") + 1 :]
+    return name if name in PROGRAM_WRAPPERS else None
+
+
+@dataclass
+class WrapperStep:
+    """What the wrapper at a command's word runs (:func:`wrapper_step`)."""
+
+    #: the index of the next word to read: the command the wrapper runs (or more wrappers)
+    after: int
+    #: ``env -S STRING``'s string, whose words env reads next
+    split: ShellArg | None = None
+    #: a script the wrapper gives a shell (``runuser app -c SCRIPT``, ``tmux new -d SCRIPT``), run instead of the
+    #: words; its ``$0 $1 ...`` are the words from :attr:`positional` to :attr:`end`
+    script: ShellArg | None = None
+    positional: int = 0
+    #: where the wrapped command's words end (a ``;`` word ending a tmux command)
+    end: int = 0
+    #: the index of :attr:`script`'s word, or -1 when the script is part of a word (``-cSCRIPT``)
+    script_at: int = -1
+    #: the names of the environment :attr:`script` keeps when the wrapper clears the rest (``runuser -l``), None
+    #: when it keeps the environment
+    keeps_env: tuple[str, ...] | None = None
+    #: ``NAME=value`` the wrapper sets in the environment of what it runs (``tmux new -e NAME=value``), each with
+    #: the index of its word
+    sets_env: tuple[tuple[str, int], ...] = ()
+
+
+def wrapper_step(
+    words: Sequence[ShellArg], h: int, end: int, name: str, unset: list[str] | None = None
+) -> WrapperStep | None:
+    """The step over the wrapper ``name`` (:func:`wrapper_name`) at ``words[h]``, by the one table of wrappers
+    (:data:`_WRAPPERS`, :data:`_OPTION_WRAPPERS`, :func:`_runuser`, :func:`_tmux`) for the words of a script and an
+    exec-form list alike; None when the words run no command behind it (``tmux ls``). ``env``'s ``NAME=value``
+    words are left for the caller; ``unset`` as :func:`_after_options` fills it."""
+    if name in _WRAPPERS:
+        # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long, bash's
+        # `command [-pVv] [--]`): it was left as the command's first word
+        return WrapperStep(h + 2 if h + 1 < end and words[h + 1].text == "--" else h + 1, end=end)
+    if name == "runuser":
+        after, script, positional, at, keeps = _runuser(words, h, end)
+        return WrapperStep(after, None, script, positional, end, at, keeps)
+    if name == "tmux":
+        sets: list[tuple[str, int]] = []
+        got = _tmux(words, h, end, sets)
+        if got is None:
+            return None
+        after, script, stop, at = got
+        return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
+    after, split = _after_options(words, h, end, name, unset)
+    return WrapperStep(after, split, end=end)
+
+
+def program_after_wrapper(
+    texts: Sequence[str], h: int, env_changes: list[tuple[str, int | None]] | None = None
+) -> int | None:
+    """When ``texts[h]`` (its last path component) is a wrapper program of :data:`PROGRAM_WRAPPERS`, the index of
+    the command it runs (past its options, ``--``, operands and, for ``env``, its ``NAME=value`` words), as
+    :func:`wrapper_step` reads them in a script, else None (also for a wrapper that gives a shell a script, which
+    :func:`list_wrapper_script` finds). ``env_changes`` gets what an ``env`` does to the environment of the
+    command: ``(NAME, None)`` for ``-u NAME``, ``("", None)`` for ``-i``, ``(NAME=value, index)`` for an
+    assignment."""
+    name = wrapper_name(texts[h])
+    if name is None or name in _BUILTIN_WRAPPERS:
+        return None
     # the rest of the list as words (by index: a list of thousands of wrappers stays linear overall, each wrapper
     # reading only its own options)
-    after, split = _after_options(_ListWords(texts), h, len(texts), name)
-    return after if split is None else None
+    unset: list[str] | None = [] if env_changes is not None and name == "env" else None
+    step = wrapper_step(_ListWords(texts), h, len(texts), name, unset)
+    if step is None or step.split is not None or step.script is not None or step.end != len(texts):
+        return None
+    after = step.after
+    if env_changes is not None:
+        env_changes.extend(step.sets_env)  # tmux new -e NAME=value
+    if name == "env":
+        if env_changes is not None and unset:
+            env_changes.extend((n, None) for n in unset)
+        while after < len(texts) and _ASSIGN_RE.match(texts[after]):
+            if env_changes is not None:
+                env_changes.append((texts[after], after))
+            after += 1
+    return after
+
+
+def list_wrapper_script(texts: Sequence[str]) -> tuple[int, int, int] | None:
+    """For an exec-form list that starts a wrapper giving a shell a script as a word of its own (``["runuser",
+    "app", "-c", SCRIPT]``, ``["tmux", "new", "-d", SCRIPT]``, behind other wrappers): ``(index of that wrapper,
+    index of SCRIPT, index of the script's $0)``; else None."""
+    h = 0
+    words = _ListWords(texts)
+    while h < len(texts):
+        name = wrapper_name(texts[h])
+        if name is None or name in _BUILTIN_WRAPPERS:
+            return None
+        step = wrapper_step(words, h, len(texts), name)
+        if step is None or step.split is not None:
+            return None
+        if step.script is not None:
+            return None if step.script_at < 0 else (h, step.script_at, step.positional)
+        if step.end != len(texts):
+            return None
+        after = step.after
+        if name == "env":
+            while after < len(texts) and _ASSIGN_RE.match(texts[after]):
+                after += 1
+        h = after
+    return None
+
+
+def list_wrapper_env(
+    texts: Sequence[str], h: int
+) -> tuple[tuple[str, ...] | None, tuple[tuple[str, int], ...]]:
+    """What the wrapper at ``texts[h]`` of an exec-form list that gives a shell a script does to the script's
+    environment: the names it keeps when it clears the rest (``["runuser", "-l", "app", "-c", SCRIPT]``:
+    :func:`_runuser`), else None; and the ``NAME=value`` it sets with their indexes (``["tmux", "new", "-e",
+    "A=1", SCRIPT]``: :func:`_tmux`)."""
+    name = wrapper_name(texts[h]) if h < len(texts) else None
+    if name not in ("runuser", "tmux"):
+        return None, ()
+    step = wrapper_step(_ListWords(texts), h, len(texts), name)
+    return (None, ()) if step is None else (step.keeps_env, step.sets_env)
 
 
 class _ListWords(Sequence[ShellArg]):
@@ -1460,24 +1794,28 @@ def commands(
         # word skipped copied the rest of the command each time (quadratic in a command of thousands of
         # ``A=x`` or ``exec`` words)
         h, end, splits = 0, len(words), 0
+        wrapped: WrapperStep | None = None  # a wrapper that gives a shell a script (runuser -c, tmux new)
         while h < end:
             head = words[h].text
+            wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
             if head in _PREFIX_KEYWORDS:
                 h += 1
-            elif head in _WRAPPERS:
-                # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long,
-                # bash's `command [-pVv] [--]`): it was left as the command's first word
-                h += 2 if h + 1 < end and words[h + 1].text == "--" else 1
-            elif head in _OPTION_WRAPPERS:
+            elif wrapper is not None:
+                step = wrapper_step(words, h, end, wrapper)
+                if step is None:
+                    break  # `tmux ls`: the command is tmux's own
                 at = h
-                h, split = _after_options(words, h, end)
-                if split is not None and splits < _MAX_SPLITS:
+                h, end = step.after, step.end
+                if step.script is not None:
+                    wrapped = step
+                    break
+                if step.split is not None and splits < _MAX_SPLITS:
                     # env -S 'vllm serve --tp 8' [ARG...]: env goes on reading the string's words, then the rest
                     # (a few times a command: each copies the rest of it)
                     splits += 1
-                    words = [*words[: at + 1], *_split_string(split), *words[h:end]]
+                    words = [*words[: at + 1], *_split_string(step.split), *words[h:end]]
                     h, end = at, len(words)
-                elif head == "env":
+                elif wrapper == "env" and step.split is None:
                     while h < end and _ASSIGN_RE.match(words[h].text):
                         name, _, val = words[h].text.partition("=")
                         local_env[name] = val
@@ -1490,7 +1828,7 @@ def commands(
                     local_env[name] = val  # unresolved variables inside stay as written
                 h += 1
             elif head in _DECLARING:
-                for arg in words[h + 1 :]:
+                for arg in words[h + 1 : end]:
                     if _ASSIGN_RE.match(arg.text):
                         name, _, val = arg.text.partition("=")
                         if arg.substituted:
@@ -1500,10 +1838,29 @@ def commands(
                 h = end
             else:
                 break
+        if wrapped is not None and wrapped.script is not None:
+            if _depth < 3:
+                # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s
+                script_env = (
+                    local_env
+                    if wrapped.keeps_env is None
+                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env}
+                )
+                if wrapped.sets_env:  # tmux new -e NAME=value 'vllm serve $NAME'
+                    script_env = {**script_env, **dict(t.partition("=")[::2] for t, _at in wrapped.sets_env)}
+                yield from commands(
+                    wrapped.script.text,
+                    script_env,
+                    words[wrapped.positional : wrapped.end],
+                    _depth=_depth + 1,
+                    _eval_offset=wrapped.script.offset if _eval_offset is None else _eval_offset,
+                    _budget=budget,
+                )
+            continue
         if h >= end:
             continue
-        if h:
-            words = words[h:]
+        if h or end < len(words):
+            words = words[h:end]
         if words[0].text == "eval" and _depth < 3:
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset

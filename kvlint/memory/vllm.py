@@ -65,6 +65,7 @@ from kvlint.memory.versions import (
 )
 from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.weights import (
+    MXFP4_TRITON_RELEASES,
     gemma4_moe_keeps_dense_mlp,
     param_breakdown,
     tp_replicated_bytes,
@@ -1389,12 +1390,21 @@ def _mtp_layers(model: ModelSpec, settings: VllmSettings, facts: ModelFacts | No
     return 1 if "mtp" in method else 0
 
 
+#: Architectures whose vLLM module builds its rotary embedding in float32 whatever the model dtype:
+#: ``vllm@0.10.1.1`` - ``vllm@0.34.0:vllm/model_executor/models/gpt_oss.py::OAIAttention`` calls
+#: ``get_rope(..., dtype=torch.float32)``, and ``RotaryEmbedding.__init__`` casts the cos/sin cache to that dtype.
+_FP32_ROPE_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
+
+
 @per_model
 def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
     (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
     instance), rotary_dim = head_size x ``partial_rotary_factor`` (GPT-NeoX's ``rotary_pct``, vllm
-    ``gpt_neox.py::GPTNeoXAttention``). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056)."""
+    ``gpt_neox.py::GPTNeoXAttention``). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056).
+    4 bytes for the architectures of :data:`_FP32_ROPE_ARCHITECTURES` (gpt-oss: 131,072 x 64 x 4 B = 32 MiB)."""
+    if set(model.architectures or ()) & _FP32_ROPE_ARCHITECTURES:
+        dbytes = 4
     c = model.text_config or model.config or {}
     mp = model.max_position_embeddings or 0
     rs = dfl.rope_scaling_of(c)
@@ -2822,11 +2832,38 @@ class WeightSplit:
         return self.rotary
 
 
+def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capability: str | None) -> str | None:
+    """The MXFP4 MoE backend whose weight layout the plan prices (:func:`kvlint.models.weights.weight_bytes`).
+
+    ``settings.mxfp4_backend`` when the caller knows the install's; else on Hopper (compute capability 9.x), for
+    the releases of :data:`kvlint.models.weights.MXFP4_TRITON_RELEASES`, the Triton backend: their wheels bundle
+    ``triton_kernels`` (``vllm/third_party/triton_kernels``) and pin a torch >= 2.8, so
+    ``vllm@0.14.0:vllm/model_executor/layers/quantization/mxfp4.py::get_mxfp4_backend`` (0.12.0 - 0.18.x) and
+    ``vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend`` pick it on
+    SM90, where FlashInfer's SM90 MXFP4 backend needs ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` (0.12.0 - 0.18.x)
+    and 0.19.0's TRT-LLM ones need Blackwell. With ``--enable-lora`` those releases choose apart
+    (``get_mxfp4_backend_with_lora``, ``VLLM_MXFP4_USE_MARLIN``): None there, as for other GPUs and releases
+    (:func:`kvlint.models.weights._mxfp4_expert_padding`, by compute capability)."""
+    if settings.mxfp4_backend:
+        return settings.mxfp4_backend
+    if settings.enable_lora or not compute_capability or not str(compute_capability).startswith("9."):
+        return None
+    for lo, hi, backend in MXFP4_TRITON_RELEASES:
+        if lo <= version < hi:
+            return backend
+    return None
+
+
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
     """Step 2 of :func:`plan_vllm_detailed` (§1.13); see :class:`WeightSplit`."""
     dbytes = cfg.dtype_bytes
     w_total, w_src = _weights_total(
-        model, dbytes, settings.quantization, cfg.tp, cfg.compute_capability, settings.mxfp4_backend
+        model,
+        dbytes,
+        settings.quantization,
+        cfg.tp,
+        cfg.compute_capability,
+        mxfp4_moe_backend(settings, cfg.version, cfg.compute_capability),
     )
     if settings.speculative_model is not None:
         dw, _ = _weights_total(settings.speculative_model, dbytes, None)

@@ -591,7 +591,7 @@ def derive_reupload(ref: str, why_not_real: str | None = None) -> CatalogueEntry
         "repository name "
         + repr(name)
         + ". The real checkpoint may differ (a fine-tune keeps the name but not "
-        "always the shapes)."
+        "always the shapes)." + _reupload_precision(base)
     )
     return CatalogueEntry(
         id=ref.strip().strip("/"),
@@ -609,6 +609,67 @@ def derive_reupload(ref: str, why_not_real: str | None = None) -> CatalogueEntry
         has_hf_quant_config=base.has_hf_quant_config,
         derived={"suffix": "", "label": "unchanged re-upload"},
     )
+
+
+def _reupload_precision(base: CatalogueEntry) -> str:
+    """The sentence a re-upload's assumption adds when ``base`` is a quantized checkpoint under a plain name: its
+    weight precision is assumed too, and said, because publishers differ in how they name precisions (mistralai's
+    Ministral 3 Instruct checkpoints are FP8 under the plain name with the bf16 weights under ``-BF16``; unsloth
+    publishes the FP8 builds under ``-FP8``), so a same-named repository of another publisher can hold other
+    weights. "" for an unquantized base (no sizing fact beyond the architecture is taken)."""
+    try:
+        config, hf_quant = load_config(base)
+    except (OSError, ValueError):
+        return ""
+    text_config = config.get("text_config")
+    text: dict[str, Any] = text_config if isinstance(text_config, dict) else {}
+    qc = (
+        config.get("quantization_config")
+        or text.get("quantization_config")
+        or config.get("compression_config")
+    )
+    method = ""
+    if isinstance(qc, dict):
+        method = _weight_precision(qc)
+    elif isinstance(hf_quant, dict):
+        section = hf_quant.get("quantization")
+        algo = section.get("quant_algo") if isinstance(section, dict) else None
+        method = f"ModelOpt {algo}" if algo else "ModelOpt"
+    if not method:
+        return ""
+    return (
+        f" Its weights are assumed the same as {base.id}'s too: {method} (a same-named repository of another "
+        "publisher can hold another precision)."
+    )
+
+
+def _weight_precision(qc: dict[str, Any]) -> str:
+    """The weights' precision a ``quantization_config`` states, in words: ``quant_method`` where it names one
+    (``fp8``, ``mxfp4``); for a ModelOpt config its ``quant_algo`` (``ModelOpt FP8``; ModelOpt's exported
+    configs carry ``quant_method: modelopt`` or none); for compressed-tensors, a container format, the weights
+    of its ``config_groups`` (``int4 (compressed-tensors, group size 32)``, from ``num_bits`` and ``type``);
+    for bitsandbytes its ``load_in_4bit``/``load_in_8bit``."""
+    method = str(qc.get("quant_method") or "")
+    algo = qc.get("quant_algo")
+    if algo and method in ("", "modelopt"):
+        return f"ModelOpt {algo}"
+    if method == "bitsandbytes":
+        if qc.get("load_in_4bit"):
+            return f"4-bit {qc.get('bnb_4bit_quant_type') or ''} (bitsandbytes)".replace("  ", " ")
+        return "8-bit (bitsandbytes)" if qc.get("load_in_8bit") else "bitsandbytes"
+    groups = qc.get("config_groups")
+    if method in ("compressed-tensors", "") and isinstance(groups, dict):
+        kinds = []
+        for group in groups.values():
+            w = group.get("weights") if isinstance(group, dict) else None
+            if isinstance(w, dict) and w.get("num_bits") and w.get("type"):
+                size = f", group size {w['group_size']}" if w.get("group_size") else ""
+                kind = f"{w['type']}{w['num_bits']} ({method or 'compressed-tensors'}{size})"
+                if kind not in kinds:
+                    kinds.append(kind)
+        if kinds:
+            return " and ".join(kinds)
+    return method or str(qc.get("format") or "quantized")
 
 
 def _loose(name: str) -> str:

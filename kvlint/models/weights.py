@@ -1150,6 +1150,73 @@ def _mxfp4_expert_padding(
     return (_round_up(h, 256) * _round_up(part, align)) / (h * part)
 
 
+#: vLLM releases whose Hopper MXFP4 experts take the Triton backend's swizzled layout by default, and how the
+#: bundled ``triton_kernels`` pads it: ``"triton"`` (0.12.0 - 0.16.x: ``HopperMXValueLayout.swizzle_data`` pads
+#: only to its MMA tiles) or ``"triton-pad64"`` (0.17.0 - 0.20.x: it first pads both byte dimensions to 64).
+#: Read in the release wheels (``vllm/third_party/triton_kernels``, bundled from 0.12.0; 0.11.x has none, so a
+#: plain install takes Marlin there). 0.21.0 rewrote the backend choice and 0.25.0 frees the loaded scales on
+#: some paths: not read, so those releases keep :func:`_mxfp4_expert_padding`.
+MXFP4_TRITON_RELEASES: tuple[tuple[tuple[int, int, int], tuple[int, int, int], str], ...] = (
+    ((0, 12, 0), (0, 17, 0), "triton"),
+    ((0, 17, 0), (0, 21, 0), "triton-pad64"),
+)
+
+
+def _mxfp4_triton_hopper_rate(spec: ModelSpec, tp: int, pre_pad_64: bool) -> float | None:
+    """Bytes per routed-expert parameter of MXFP4 experts as vLLM's Triton backend holds them on Hopper.
+
+    ``vllm@0.19.0:vllm/model_executor/layers/quantization/mxfp4.py::Mxfp4MoEMethod`` (``create_weights``,
+    ``process_weights_after_loading``) with ``fused_moe/oracle/mxfp4.py::convert_to_mxfp4_moe_kernel_format``
+    (0.12.0 - 0.18.x: the same steps inline in ``Mxfp4MoEMethod.process_weights_after_loading``), per layer and
+    rank, E experts, H the hidden size, I the intermediate size per partition rounded up to 64
+    (``mxfp4_round_up_hidden_size_and_intermediate_size``; H is not rounded for this backend):
+
+    * loaded: w13 ``[E, 2I, H/2]`` and w2 ``[E, H, I/2]`` uint8 (two e2m1 values a byte), their e8m0 scales
+      ``[E, 2I, H/32]`` and ``[E, H, I/32]``, biases ``[E, 2I]`` and ``[E, H]`` bf16;
+    * ``quantization/utils/mxfp4_utils.py::_swizzle_mxfp4`` re-lays each weight and scale, transposed, with
+      ``triton_kernels``' Hopper layouts (``tensor_details/layout_details/hopper_value.py::
+      HopperMXValueLayout.swizzle_data``: the ``[E, 2I, H/2]`` bytes padded to 16 x 32, after 0.17.0 - 0.20.x's
+      pre-pad of both to 64; ``hopper_scale.py::HopperMXScaleLayout.swizzle_data``: rows padded to
+      2 x num_warps x 2 x 8 = 256 at the default 8 warps, columns to 2), then ``del layer.w13_weight`` /
+      ``w2_weight`` frees the loaded weights but not the loaded scales, which stay registered on the layer beside
+      the swizzled ones (``w13_precision_config``);
+    * the biases are converted to float32.
+
+    "Model loading took" is the allocated memory after all this (``DeviceMemoryProfiler``). gpt-oss-20b at TP 2
+    (I 1,440 -> 1,472, H 2,880) then holds 5.28 GiB of experts per rank where one MXFP4 copy of the padded shape
+    is 5.16 GiB: vLLM 0.19.0 printed 7.01 GiB of weights on an H100 (gt-369).
+
+    Returns None when the experts are not gated ``E x 3 x H x I`` matrices in whole layers (the layout is then
+    not read) or the shapes are missing.
+    """
+    h = int(spec.hidden_size or 0)
+    inter = int(spec.moe_intermediate_size or spec.intermediate_size or 0)
+    e = int(spec.num_experts or 0)
+    if e <= 0 or h <= 0 or inter <= 0 or tp <= 0:
+        return None
+    experts = param_breakdown(spec)["experts"]
+    per_layer = e * 3 * h * inter
+    if experts <= 0 or experts % per_layer:
+        return None
+    layers = experts // per_layer
+    i_p = _round_up(max(1, inter // tp), 64)
+
+    def value(rows: int, cols: int) -> int:  # bytes of one expert's [rows, cols] uint8 matrix once swizzled
+        if pre_pad_64:
+            rows, cols = _round_up(rows, 64), _round_up(cols, 64)
+        return _round_up(rows, 16) * _round_up(cols, 32)
+
+    def scale(rows: int, cols: int) -> int:  # one expert's [rows, cols] e8m0 scales once swizzled
+        return _round_up(rows, 256) * _round_up(cols, 2)
+
+    h_half, h_blk, i_half, i_blk = -(-h // 2), -(-h // 32), -(-i_p // 2), -(-i_p // 32)
+    swizzled = value(2 * i_p, h_half) + value(h, i_half) + scale(2 * i_p, h_blk) + scale(h, i_blk)
+    loaded_scales = 2 * i_p * h_blk + h * i_blk
+    biases_fp32 = (2 * i_p + h) * 4
+    rank_bytes = layers * e * (swizzled + loaded_scales + biases_fp32)
+    return rank_bytes * tp / experts
+
+
 def weight_bytes(
     spec: ModelSpec,
     *,
@@ -1169,7 +1236,9 @@ def weight_bytes(
         tp, compute_capability: tensor-parallel size and GPU, for the MXFP4 kernel padding
             (:func:`_mxfp4_expert_padding`); the result is still the whole model's bytes at that padding.
         mxfp4_backend: ``"marlin"`` when vLLM's MXFP4 MoE backend is known to be Marlin on a GPU that would
-            otherwise take another (None: chosen by compute capability).
+            otherwise take another; ``"triton"``/``"triton-pad64"`` for the Triton backend's Hopper layout of the
+            releases in :data:`MXFP4_TRITON_RELEASES` (:func:`_mxfp4_triton_hopper_rate`); None: the kernel
+            padding chosen by compute capability (:func:`_mxfp4_expert_padding`).
 
     Returns:
         ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
@@ -1225,7 +1294,18 @@ def _weight_bytes(
     # DeepSeek V4 with fp4 experts: fp8 block linears, MXFP4 routed experts (priced apart, below)
     v4_fp4 = not online and _deepseek_v4_fp4_experts(spec, method)
     n_mx = parts["experts"] if v4_fp4 else 0
-    if _QUANT_ALIASES.get(method, method) == "mxfp4":
+    triton_rate = None
+    if _QUANT_ALIASES.get(method, method) == "mxfp4" and mxfp4_backend in ("triton", "triton-pad64"):
+        triton_rate = _mxfp4_triton_hopper_rate(spec, tp, mxfp4_backend == "triton-pad64")
+    if triton_rate is not None:
+        quantized = parts["experts"]
+        kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
+        rate, label = (
+            triton_rate,
+            "mxfp4 in the Triton backend's Hopper layout, loaded scales and fp32 biases",
+        )
+        what = "expert"
+    elif _QUANT_ALIASES.get(method, method) == "mxfp4":
         quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
         what = "expert" + (" (Marlin-padded)" if mxfp4_backend == "marlin" else "")
@@ -1348,6 +1428,39 @@ def _priced_linears(
     _param_breakdown(spec, sink, unq)
     kept = _kept_flags(spec, method, qc, sink) if method and not online else [False] * len(sink)
     return sink, kept, rate, unq
+
+
+#: The dense MLP's projections of a decoder layer as :func:`_param_breakdown` names them (``layers.{i}.mlp.<leaf>``,
+#: not a MoE block's ``shared_experts``/``shared_expert`` nor the experts)
+_DENSE_MLP_LEAVES = frozenset({"gate_proj", "up_proj", "down_proj"})
+
+
+def dense_mlp_layer_bytes(
+    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None
+) -> tuple[int, ...]:
+    """Bytes of each decoder layer's dense MLP (``gate_proj``/``up_proj``/``down_proj`` directly under
+    ``layers.{i}.mlp``; 0 for a MoE layer, whose shared experts and experts are not counted), whole (all ranks),
+    priced as :func:`weight_bytes` prices the model's linears (the checkpoint's method, or ``quantization`` for an
+    online conversion; a module the checkpoint keeps unquantized at ``dtype_bytes``). One entry per decoder layer,
+    in order; which layers are dense follows :func:`_param_breakdown` (``first_k_dense_replace``/``moe_layer_freq``,
+    ``decoder_sparse_step``/``mlp_only_layers``, ...). For SGLang's ``--moe-dense-tp-size 1``, which builds these
+    modules whole on every TP rank (:func:`kvlint.memory.sglang.moe_dense_whole_bytes`)."""
+    return _dense_mlp_layer_bytes(spec, dtype_bytes, quantization)
+
+
+@per_model
+def _dense_mlp_layer_bytes(spec: ModelSpec, dtype_bytes: int, quantization: str | None) -> tuple[int, ...]:
+    """:func:`dense_mlp_layer_bytes` itself, with positional arguments."""
+    sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    per = [0.0] * len(spec.layers)
+    for (name, n, part), keep in zip(sink, kept, strict=True):
+        bits = name.split(".")
+        if part != "linear" or len(bits) != 4 or bits[0] != "layers" or bits[2] != "mlp":
+            continue
+        if bits[3] not in _DENSE_MLP_LEAVES or not bits[1].isdigit() or int(bits[1]) >= len(per):
+            continue
+        per[int(bits[1])] += n * (dtype_bytes if keep else rate)
+    return tuple(int(b) for b in per)
 
 
 #: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),

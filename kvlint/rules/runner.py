@@ -11,9 +11,11 @@ whose ``consumes:`` are all available for the container:
 * ``gpu`` -- the accelerator it lands on is known;
 * ``plan`` -- the engine's memory plan exists.
 
-Checks that consume the plan run last. Once a rule marked ``before_loading: true`` has reported an error (the
-engine refuses the configuration before loading any weights), the plan is withdrawn for the container: the
-capacity rules would describe a start-up that never happens. Rule selection and severity overrides are
+Checks that consume the plan run last, those marked ``before_loading: true`` first among them (KV209 prices the
+model runner's buffers with the plan and stops the engine before the capacity rules' start-up). Once a rule
+marked ``before_loading: true`` has reported an error (the engine refuses the configuration before loading any
+weights), the plan is withdrawn for the container: the capacity rules would describe a start-up that never
+happens. Rule selection and severity overrides are
 applied later, by the pipeline, to every rule alike.
 """
 
@@ -154,7 +156,8 @@ def _schedule(
     """The rules whose checks :func:`check_container` runs, in order, for a container of ``engine`` (only
     ``rules`` when given; only :data:`JOINED_WORKER_RULES` for a worker that joins its leader's engine, only
     :data:`FOLLOWER_RULES` for a follower node that runs it, ``follower``): the
-    checks that do not consume the plan, then those that do. This depends on the catalogue and the registry only, so it is
+    checks that do not consume the plan, then those that do (those marked ``before_loading`` first: an error of
+    theirs withdraws the plan from the others). This depends on the catalogue and the registry only, so it is
     decided once per (engine, selection, joined) and not again for every container; whether each check runs
     is still decided per container (its ``consumes`` against :func:`available_inputs`, the plan withdrawn)."""
     reg = registry()
@@ -170,7 +173,10 @@ def _schedule(
         keep = FOLLOWER_RULES if follower else JOINED_WORKER_RULES
         checks = [c for c in checks if c.rule in keep]
     ordered = [c for c in checks if "plan" not in catalog[c.rule].consumes]
-    ordered += [c for c in checks if "plan" in catalog[c.rule].consumes]
+    ordered += [c for c in checks if "plan" in catalog[c.rule].consumes and catalog[c.rule].before_loading]
+    ordered += [
+        c for c in checks if "plan" in catalog[c.rule].consumes and not catalog[c.rule].before_loading
+    ]
     schedule = tuple(
         (c.rule, catalog[c.rule], frozenset(catalog[c.rule].consumes), "plan" in catalog[c.rule].consumes)
         for c in ordered

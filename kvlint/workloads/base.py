@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from kvlint.engines.images import dell_hub_model
 from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import DerivedAccelerator, Document, Workload
@@ -100,6 +101,7 @@ def make_workload(
     if not isinstance(pod_spec, LDict):
         pod_spec = LDict(pod_spec, loc=doc.loc)
     assert isinstance(pod_spec, LDict)
+    containers = pod_spec.get("containers")
     return Workload(
         doc=doc,
         kind=doc.kind,
@@ -112,6 +114,13 @@ def make_workload(
         replicas=replicas,
         role=role,
         group_size=group_size,
+        # the model a Dell Enterprise Hub model image serves, named by the pod's hf.co/model label
+        derived_model=dell_hub_model(
+            lab,
+            (c.get("image") for c in containers if isinstance(c, dict))
+            if isinstance(containers, list)
+            else (),
+        ),
     )
 
 

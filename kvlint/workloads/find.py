@@ -713,13 +713,10 @@ def _doc_workloads(
         caches, claims = joined.nim_caches, joined.claims
         reader = nim_service_workloads if kind == "NIMService" else nim_pipeline_workloads
         return reader(doc, caches=caches, claims=claims)
-    if (
-        joined is not None
-        and kind == "Playground"
-        and str(data.get("apiVersion", "")).startswith("inference.llmaz.io/")
-        and joined.open_models
-    ):
-        found_pg = playground_workloads(doc, joined.open_models)
+    if kind == "Playground" and str(data.get("apiVersion", "")).startswith("inference.llmaz.io/"):
+        # read also with no OpenModel among the inputs (a Playground alone, as an admission review holds it): the
+        # reader's note names the OpenModel it claims, where the kind's generic note did not
+        found_pg = playground_workloads(doc, joined.open_models if joined is not None else {})
         if found_pg:
             return found_pg
     found: list[Workload] = _crd_workloads(doc)

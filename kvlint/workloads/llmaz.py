@@ -40,7 +40,7 @@ from typing import Any
 from kvlint.fastinit import replaced
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Mark, Workload
-from kvlint.values import schema_kind
+from kvlint.values import non_string_env, non_string_items, structural_kind
 from kvlint.wording import shell_word
 from kvlint.workloads.base import get_in, ldict, llist, synthetic_workload
 
@@ -182,10 +182,13 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
                           "speculative decoding), which kvlint does not restate")  # fmt: skip
     if model_doc is None:
         at = loc_of(claim, "modelName") if isinstance(claim, dict) else None
+        # OpenModel is cluster-scoped (llmaz config/crd/bases/llmaz.io_openmodels.yaml, scope: Cluster): an object
+        # of its own, never in the Playground's file by necessity, and never in the admission review of a Playground
         what = (
-            f"the OpenModel {name[:100]!r} its modelClaim names is not among the inputs (kvlint builds the pod when "
-            "it is: lint both files together)"
-            if isinstance(name, str)
+            f"the OpenModel {name[:100]!r} its modelClaim names is not among the inputs (a cluster-scoped object "
+            "of its own, which an admission review of the Playground does not carry; kvlint builds the pod when "
+            f"the OpenModel is linted with the Playground: kubectl get openmodel {shell_word(name[:100])} -o yaml)"
+            if isinstance(name, str) and name
             else "its modelClaim names no OpenModel (spec.modelClaim.modelName, a string)"
         )
         return _not_built(doc, at or loc_of(spec, "modelClaim"), what)
@@ -225,8 +228,10 @@ def playground_workloads(doc: Document, models: dict[str, Document]) -> list[Wor
         # as written: a number stays a number, which the API server refuses (KV005), as it does in a pod
         args += [(v, locs[i] if i < len(locs) else lst_loc) for i, v in enumerate(own_args)]
     version = brc.get("version")
-    # a version that is not a string is refused with the Playground (:func:`_not_strings`); its text is the tag
-    image = f"{backend.image}:{str(version) if version is not None and version != '' else backend.tag}"
+    # a version that is not a string is refused with the Playground (KV005, :func:`_not_strings`): no release of its
+    # own (``version: 0.10`` is the number 0.1 to YAML, and its text made the tag 0.1, KV208 "vLLM 0.1"), the chart's
+    # tag stands
+    image = f"{backend.image}:{version if isinstance(version, str) and version else backend.tag}"
     items: list[tuple[str, Any, Loc | None]] = [("name", "model-runner", bloc), ("image", image, bloc)]
     if backend.command:
         items.append(("command", llist(bloc, [(c, bloc) for c in backend.command]), bloc))
@@ -292,12 +297,6 @@ def _not_built(doc: Document, at: Loc | None, why: str) -> list[Workload]:
     return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
 
 
-def _json_type(value: Any) -> str | None:
-    """The type a CRD's structural schema names for ``value`` when it is not a string (:func:`kvlint.values.
-    schema_kind`); None for a string, or null, which the API server prunes."""
-    return None if value is None or isinstance(value, str) else schema_kind(value)
-
-
 def _not_strings(brc: dict[str, Any]) -> list[Finding]:
     """KV005 (error) for each field of ``spec.backendRuntimeConfig`` that llmaz's Playground CRD types ``string``
     (``version``; ``args`` items, ``[]string``; ``envs`` names and values, ``core/v1`` ``EnvVar``) written as
@@ -307,24 +306,19 @@ def _not_strings(brc: dict[str, Any]) -> list[Finding]:
     ``config/crd/bases/inference.llmaz.io_playgrounds.yaml``. One finding per field, at its first such value,
     counting the others; the pod is still built from the values' text, as a pod's KV005 still plans it."""
     bad: dict[str, list[tuple[str, str, Loc | None]]] = {}
-    kind = _json_type(brc.get("version"))
+    kind = structural_kind(brc.get("version"))
     if kind:
         bad["version"] = [("spec.backendRuntimeConfig.version", kind, loc_of(brc, "version"))]
     args = brc.get("args")
-    if isinstance(args, list):
-        bad["args"] = [
-            (f"spec.backendRuntimeConfig.args[{i}]", k, loc_of(args, i) or loc_of(brc, "args"))
-            for i, v in enumerate(args)
-            if (k := _json_type(v))
-        ]
+    bad["args"] = [
+        (f"spec.backendRuntimeConfig.args[{i}]", k, loc_of(args, i) or loc_of(brc, "args"))
+        for i, k in non_string_items(args, structural_kind)
+    ]
     envs = brc.get("envs")
     if isinstance(envs, list):
         bad["envs"] = [
-            (f"spec.backendRuntimeConfig.envs[{i}].{part}", k, loc_of(e, part) or loc_of(envs, i))
-            for i, e in enumerate(envs)
-            if isinstance(e, dict)
-            for part in ("name", "value")
-            if (k := _json_type(e.get(part)))
+            (f"spec.backendRuntimeConfig.envs[{i}].{part}", k, loc_of(envs[i], part) or loc_of(envs, i))
+            for i, part, k in non_string_env(envs, structural_kind)
         ]
     out = []
     for field, items in bad.items():

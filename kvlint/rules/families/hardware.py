@@ -158,6 +158,8 @@ _BUILD_RESOURCES = {
     "gaudi": GAUDI_RESOURCE,
     "neuron": "aws.amazon.com/neuron or aws.amazon.com/neuroncore",
     "xpu": "gpu.intel.com/i915 or gpu.intel.com/xe",
+    # the Spyre device plugin's card (vllm-project/vllm-spyre docs/deploying/k8s.md@59c86c02, ibm.com/aiu_pf)
+    "spyre": "ibm.com/aiu_pf",
 }
 
 

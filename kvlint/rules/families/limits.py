@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory import defaults
 from kvlint.memory.kv import dtype_bytes
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     check_context_length,
+    context_length_raises,
     derive_context_length,
     pool_starts,
     sglang_version,
@@ -28,7 +30,7 @@ from kvlint.rules.families.capacity import proposed_max_model_len
 from kvlint.rules.families.sglang import fitting_context_length
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
-from kvlint.types import Diagnostic, OptionFinding, Severity
+from kvlint.types import Diagnostic, ModelSpec, OptionFinding, Severity
 
 
 def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
@@ -85,11 +87,44 @@ def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def _sglang_context_raise(ctx: RuleContext) -> Diagnostic | None:
+    """The error SGLang stops with when its ``get_context_length`` raises on the model's RoPE factor
+    (:func:`kvlint.memory.sglang.context_length_raises`): with or without ``--context-length``
+    (``ModelConfig._derive_context_length`` derives the length first, 0.4.6 - 0.5.23). None when it does not, or when
+    ``--json-model-override-args`` may change the config (kvlint does not apply it)."""
+    s = ctx.serving
+    if ctx.model is None or s.get("json_model_override_args") is not None:
+        return None
+    v = sglang_version(s.version)[0]
+    raised = context_length_raises(ctx.model, v)
+    if raised is None:
+        return None
+    what, exc = raised
+    given = s.get("context_length") is not None
+    return ctx.finding(
+        f"SGLang {v[0]}.{v[1]}.{v[2]} derives the context length from {ctx.model.id}'s config.json "
+        + ("before it reads --context-length " if given else "")
+        + f"(get_context_length: int({what})) and stops at start-up with {exc}",
+        s.loc("context_length") if given else s.command_loc,
+        fix="correct rope_scaling's factor in config.json (a finite number, e.g. 1.0), or override it with "
+        "--json-model-override-args '{\"rope_scaling\": {...}}'"
+        + ("" if given else "; --context-length alone does not help"),
+        severity="error",
+    )
+
+
 @check("KV201", engine="sglang")
 def context_above_model_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV201 (SGLang): ``--context-length`` above the derived context length without
-    ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``; SGLang raises ValueError (text of 0.4.6-0.5.23)."""
+    ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``; SGLang raises ValueError (text of 0.4.6-0.5.23). Also a RoPE
+    factor that makes the derivation itself raise, which SGLang computes before it reads ``--context-length``
+    (:func:`_sglang_context_raise`)."""
     s = ctx.serving
+    if s.get("context_length") is not None:
+        raised = _sglang_context_raise(ctx)
+        if raised is not None:
+            yield raised
+            return
     user = s.get("context_length")
     if not isinstance(user, int) or user <= 0 or ctx.model is None:
         return
@@ -285,9 +320,14 @@ def _sglang_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
 def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV202 (SGLang): no ``--context-length``; SGLang uses the length derived from config.json, which caps
     every request and, beside the pool size, decides how many full-length requests run at once. A pool smaller
-    than that length does not stop SGLang (:func:`_sglang_verdict`)."""
+    than that length does not stop SGLang (:func:`_sglang_verdict`). An error when the RoPE factor makes SGLang's
+    derivation raise (:func:`_sglang_context_raise`)."""
     s = ctx.serving
     if s.get("context_length") is not None or _unreadable(ctx, "context-length") or ctx.model is None:
+        return
+    raised = _sglang_context_raise(ctx)
+    if raised is not None:
+        yield raised
         return
     derived, key = derive_context_length(ctx.model, sglang_version(s.version)[0])
     need = ""
@@ -379,14 +419,117 @@ V1_HOST_TWIN_FROM = (0, 10, 2)
 V1_HOST_TWIN_TOKEN_BYTES = 4
 
 
+#: From this release the V1 runner sizes ``inputs_embeds`` by ``ModelConfig.get_inputs_embeds_size()``
+#: (``vllm@0.12.0`` - ``@0.33.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.__init__``:
+#: ``self.inputs_embeds_size = model_config.get_inputs_embeds_size()``); up to 0.11.x by ``get_hidden_size()``
+#: (``vllm@0.10.1.1``, ``@0.11.0``, ``@0.11.1``: ``self.hidden_size``).
+INPUTS_EMBEDS_SIZE_FROM = (0, 12, 0)
+#: ``get_inputs_embeds_size`` (``vllm/config/model.py::ModelConfig``) takes the first of these keys the text config
+#: has, else the hidden size: ``projection_dim``, ``projection_size`` (0.12.0 - 0.32.0; CLIP/SigLIP-style embedding
+#: models) and, first, ``word_embed_proj_dim`` from 0.33.0 (OPT's projected token embeddings).
+INPUTS_EMBEDS_KEYS = ("projection_dim", "projection_size")
+WORD_EMBED_PROJ_DIM_FROM = (0, 33, 0)
+
+
+def inputs_embeds_size(model: ModelSpec, version: tuple[int, int, int]) -> tuple[int, str]:
+    """Elements per token of the V1 runner's ``inputs_embeds`` buffer in vLLM ``version``, and the key it comes from
+    (``"hidden_size"`` when none of :data:`INPUTS_EMBEDS_KEYS` applies): ``ModelConfig.get_inputs_embeds_size``
+    over the text config (``hf_text_config``) from :data:`INPUTS_EMBEDS_SIZE_FROM`, the hidden size before.
+    A key set to something other than a positive integer is passed over (vLLM would fail on it elsewhere)."""
+    hidden = int(model.hidden_size or 0)
+    if version < INPUTS_EMBEDS_SIZE_FROM:
+        return hidden, "hidden_size"
+    text = model.text_config or model.config or {}
+    keys = (("word_embed_proj_dim",) if version >= WORD_EMBED_PROJ_DIM_FROM else ()) + INPUTS_EMBEDS_KEYS
+    for key in keys:
+        v = text.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_INT_SETTING:
+            return v, key
+    return hidden, "hidden_size"
+
+
 def runner_buffer_bytes(
-    max_num_batched_tokens: int, hidden_size: int, dtype_bytes: int, v2_runner: bool
+    max_num_batched_tokens: int, embeds_size: int, dtype_bytes: int, v2_runner: bool
 ) -> int:
     """The GPU bytes of the persistent input buffers vLLM's model runner allocates for ``max_num_batched_tokens``
-    tokens before it loads the weights (:data:`V1_RUNNER_TOKEN_BYTES` plus ``inputs_embeds``, or
-    :data:`V2_RUNNER_TOKEN_BYTES`): a lower bound, docs/engine-memory-model.md §1.9."""
-    per_token = V2_RUNNER_TOKEN_BYTES if v2_runner else V1_RUNNER_TOKEN_BYTES + hidden_size * dtype_bytes
+    tokens before it loads the weights (:data:`V1_RUNNER_TOKEN_BYTES` plus ``inputs_embeds`` of ``embeds_size``
+    elements, :func:`inputs_embeds_size`, or :data:`V2_RUNNER_TOKEN_BYTES`): a lower bound,
+    docs/engine-memory-model.md §1.9."""
+    per_token = V2_RUNNER_TOKEN_BYTES if v2_runner else V1_RUNNER_TOKEN_BYTES + embeds_size * dtype_bytes
     return max_num_batched_tokens * per_token
+
+
+#: The V1 model runner builds its ``InputBatch`` in ``GPUModelRunner.__init__`` before the per-token buffers and the
+#: weights (``vllm@0.8.5``, ``@0.10.1.1``, ``@0.11.0``, ``@0.14.0``, ``@0.19.0``, ``@0.25.0``, ``@0.33.0:vllm/v1/worker/
+#: gpu_model_runner.py::GPUModelRunner.__init__``, ``gpu_input_batch.py::InputBatch.__init__``): first, on the host and
+#: not pinned, ``token_ids_cpu_tensor`` (int32) of ``max_num_reqs x max_model_len`` and, from 0.12.0,
+#: ``is_token_ids_tensor`` (bool) of the same shape; then the block table (``block_table.py::BlockTable``) of
+#: ``max_num_reqs x cdiv(max_model_len, block_size)`` int32 on the GPU. Host bytes per (request, position):
+V1_TOKEN_TABLE_BYTES = 4
+#: plus ``is_token_ids`` (one byte) from this release (absent in 0.11.1, present in 0.12.0).
+V1_IS_TOKEN_IDS_FROM = (0, 12, 0)
+
+
+def request_tables(
+    version: tuple[int, int, int], rows: int, max_model_len: int, block_size: int
+) -> tuple[int, int]:
+    """``(host bytes, GPU bytes)`` of the V1 runner's request tables (:data:`V1_TOKEN_TABLE_BYTES`): the host token
+    table(s) of ``rows x max_model_len`` and the GPU block table of ``rows x cdiv(max_model_len, block_size)`` int32."""
+    per = V1_TOKEN_TABLE_BYTES + (1 if version >= V1_IS_TOKEN_IDS_FROM else 0)
+    blocks = -(-max_model_len // max(1, block_size))
+    return rows * max_model_len * per, rows * blocks * 4
+
+
+def _request_tables_finding(ctx: RuleContext) -> Diagnostic | None:
+    """KV209's first test: the request tables of a huge ``max_model_len`` (:func:`request_tables`), which the V1
+    runner allocates before anything else of KV209's. Reported when the host tables exceed the container's memory
+    limit (the zero-fill of an unpinned tensor touches every page: OOMKilled) or the GPU block table exceeds the GPU
+    (``torch.OutOfMemoryError``, on a host that held the host tables first); a host table larger than an unknown
+    host's memory is named in the message, not judged alone."""
+    plan, acc = ctx.plan, ctx.placement.accelerator if ctx.placement else None
+    if plan is None or acc is None or plan.era != "v1" or getattr(ctx.detail, "v2_runner", False):
+        return None
+    version = parse_version(plan.engine_version)
+    rows, mml = plan.max_num_seqs, plan.max_model_len
+    if rows <= 0 or mml <= 0 or version < (0, 8, 0):
+        return None
+    host, gpu = request_tables(version, rows, mml, plan.block_size)
+    found = memory_limit(ctx.cr.container)
+    over_limit = found is not None and host > found[0]
+    if not over_limit and gpu <= plan.total_bytes:
+        return None
+    s = ctx.serving
+    release = f"vLLM {plan.engine_version}"
+    tables = "token_ids (int32)" + (" and is_token_ids (bool)" if version >= V1_IS_TOKEN_IDS_FROM else "")
+    per = host // (rows * mml)
+    first = f"first {tables} on the host, {rows:,} x {mml:,} x {per} B = {gib(host)}, " + (
+        f"beyond the container's memory limit of {gib(found[0])}: filling them with zeros, the container is "
+        "OOMKilled (exit code 137)"
+        if over_limit and found is not None
+        else "which a host with less memory refuses at once (RuntimeError 'DefaultCPUAllocator: can't allocate "
+        "memory')"
+    )
+    blocks = -(-mml // max(1, plan.block_size))
+    then = (
+        f"; then the block table on the GPU, {rows:,} x {blocks:,} blocks of {plan.block_size} tokens x 4 B = "
+        f"{gib(gpu)}, more than the {gib(plan.total_bytes)} of the {acc.name}: torch.OutOfMemoryError ('CUDA out of "
+        "memory')"
+        if gpu > plan.total_bytes
+        else ""
+    )
+    allow = (
+        " (VLLM_ALLOW_LONG_MAX_MODEL_LEN lifts the check against the model's length)"
+        if str(s.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).strip().lower() in ("1", "true")
+        else ""
+    )
+    loc = s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
+    return ctx.finding(
+        f"--max-model-len {mml:,}{allow} makes {release}'s model runner build its request tables for "
+        f"max_num_seqs {rows:,} before loading the weights (GPUModelRunner.__init__, InputBatch): {first}{then}",
+        loc,
+        fix="lower --max-model-len to the longest prompt + output you serve (the tables grow with max_num_seqs x "
+        "max_model_len), or lower --max-num-seqs",
+    )
 
 
 @check("KV209")
@@ -401,6 +544,10 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     OOMKill (exit code 137) before the GPU copies, which the message then says. Reported at the value
     instead of pricing a profile of that many tokens (KV102's activation); the V0 engine allocates no such buffers
     and is not judged."""
+    tables = _request_tables_finding(ctx)
+    if tables is not None:
+        yield tables
+        return
     s = ctx.serving
     mbt = s.get("max_num_batched_tokens")
     plan, model, acc = ctx.plan, ctx.model, ctx.placement.accelerator if ctx.placement else None
@@ -410,7 +557,8 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     v2 = bool(getattr(ctx.detail, "v2_runner", False))
     dbytes = dtype_bytes(plan.dtype)
-    need = runner_buffer_bytes(mbt, model.hidden_size, dbytes, v2)
+    embeds, embeds_key = inputs_embeds_size(model, parse_version(plan.engine_version))
+    need = runner_buffer_bytes(mbt, embeds, dbytes, v2)
     total = plan.total_bytes
     if need <= total:
         return
@@ -419,11 +567,12 @@ def batch_buffers_exceed_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     if v2:
         terms = "input_ids, positions and is_padding of the V2 model runner"
     else:
-        terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {model.hidden_size:,} x {dbytes} B"
+        width = f"{embeds:,}" if embeds_key == "hidden_size" else f"{embeds:,} (the config's {embeds_key})"
+        terms = f"input_ids and positions, {V1_RUNNER_TOKEN_BYTES} B, and inputs_embeds, {width} x {dbytes} B"
     fits = total // (need // mbt)
     stop = "the worker stops with torch.OutOfMemoryError ('CUDA out of memory') in GPUModelRunner.__init__"
     if not v2 and parse_version(plan.engine_version) >= V1_HOST_TWIN_FROM:
-        host = mbt * (V1_HOST_TWIN_TOKEN_BYTES + model.hidden_size * dbytes)
+        host = mbt * (V1_HOST_TWIN_TOKEN_BYTES + embeds * dbytes)
         found = memory_limit(ctx.cr.container)
         if found is not None and found[0] < host:
             stop = (

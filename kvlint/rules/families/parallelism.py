@@ -17,7 +17,7 @@ from typing import Literal
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import engine_of_image, envsubst_placeholders, image_platform, platform_of
-from kvlint.engines.multinode import vllm_nodes_per_dp_group
+from kvlint.engines.multinode import ONE_POD_KINDS, node_address, vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
@@ -356,12 +356,13 @@ def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
     return m.is_mla or kv_heads_tp_ok(m.num_kv_heads, tp)
 
 
-def _use_all(ctx: RuleContext, have: int) -> str | None:
+def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
     """KV403's second remedy when the engine uses fewer GPUs than the pod requests: the parallel sizes that use
     all ``have`` of them and that the engine accepts, or None when there are none. A larger tensor-parallel size
     must divide the model's heads (KV401/KV402; unchecked, with a caveat, when the model is not known: a
     ``--tensor-parallel-size 3`` for 64 heads stops vLLM at start-up); a larger data-parallel size runs more
-    replicas of the same per-GPU plan. TGI starts one shard per visible GPU when NUM_SHARD is unset."""
+    replicas of the same per-GPU plan. TGI starts one shard per visible GPU when NUM_SHARD is unset. ``unit``:
+    the device the workers run on, as :func:`shm_note` names them (``NPU`` on Ascend)."""
     lay = ctx.layout
     if ctx.engine == "tgi":
         ok = _heads_allow(ctx, have)
@@ -385,7 +386,7 @@ def _use_all(ctx: RuleContext, have: int) -> str | None:
         options.append(f"{dp_flag} {have // (lay.tp * lay.pp)}")
     if not options:
         return None
-    return f"set {' or '.join(options)} to use all {have}{shm_note(ctx)}"
+    return f"set {' or '.join(options)} to use all {have}{shm_note(ctx, unit)}"
 
 
 def _sglang_attention_dp(ctx: RuleContext) -> bool:
@@ -419,24 +420,34 @@ _RAY_CLUSTER_WORDS = (
 )
 
 
-#: Workload kinds whose one replica is one pod, with no operator to start a peer node beside it.
-_ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
-
-
-def _lone_sglang_node(ctx: RuleContext) -> bool:
-    """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
+def _lone_node(ctx: RuleContext) -> bool:
+    """Whether a multi-node engine (``--nnodes`` N > 1) runs node rank 0 in the only pod of its object: a Pod, or a
     Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
-    kvlint joined it to, ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)``
-    is set per pod by what kvlint does not see, an operator or a pod index). SGLang starts this node's ``tp_size * pp_size / nnodes``
-    schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
-    ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
-    ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
+    kvlint joined it to (a node of another such object: :func:`kvlint.engines.multinode.pair_node_objects`),
+    ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)`` is set per pod by what
+    kvlint does not see, an operator or a pod index).
+
+    SGLang starts this node's ``tp_size * pp_size / nnodes`` schedulers and each calls ``init_distributed_environment``
+    with the world size of all N nodes (sglang@0.5.5 ``srt/model_executor/model_runner.py::ModelRunner.
+    init_torch_distributed``; ``_launch_subprocesses`` in ``srt/entrypoints/engine.py`` gives each node its rank
+    range), so the rendezvous waits for ranks no pod runs. vLLM (0.11.1 on, the multiprocessing executor; not
+    ``--headless``, not Ray, one data-parallel rank) starts its ``world_size / nnodes`` local workers and joins them at
+    ``tcp://master_addr:master_port`` with the world size of all nodes (vllm@0.19.0 ``vllm/distributed/
+    parallel_state.py::init_distributed_environment``, ``vllm/v1/executor/multiproc_executor.py``), as long."""
     w, s, lay = ctx.workload, ctx.serving, ctx.layout
-    if ctx.engine != "sglang" or lay.nnodes < 2 or lay.ray or s.joins is not None or s.apart_from is not None:
+    if ctx.engine not in ("sglang", "vllm") or lay.nnodes < 2 or lay.ray:
+        return False
+    if s.joins is not None or s.apart_from is not None:
+        return False
+    if ctx.engine == "vllm" and (
+        s.get("headless") is True
+        or lay.dp > 1
+        or str(s.get("distributed_executor_backend") or "mp") not in ("mp",)
+    ):
         return False
     if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
         return False
-    if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
+    if w.kind not in ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
         return False
     if "node_rank" in s.unresolved:
         return (
@@ -446,35 +457,49 @@ def _lone_sglang_node(ctx: RuleContext) -> bool:
     return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
 
 
-def _lone_sglang_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV403 for :func:`_lone_sglang_node`: an error without ``--dist-init-addr`` (each node's schedulers then meet at
-    ``tcp://127.0.0.1:PORT`` of their own pod, ``ModelRunner.init_torch_distributed``, so no other node could ever
-    join), a warning with one (a node rank 1 started by another object with the same address would join)."""
+def _lone_node_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for :func:`_lone_node`: an error without the meeting address (SGLang's ``--dist-init-addr``, vLLM's
+    ``--master-addr``: each node's ranks then meet at ``127.0.0.1`` of their own pod, so no other node could ever
+    join), a warning with one (a node of rank 1 started by another object with the same address would join; kvlint
+    joins such objects when all ranks are among its inputs)."""
     lay, s, w = ctx.layout, ctx.serving, ctx.workload
-    addr = s.get("dist_init_addr")
+    sglang = ctx.engine == "sglang"
+    flag = "--dist-init-addr" if sglang else "--master-addr"
+    raw = s.get("dist_init_addr" if sglang else "master_addr")
+    addr = node_address(s) or (None if raw is None else str(raw))
+    name = "SGLang" if sglang else "vLLM"
+    ranks = "schedulers" if sglang else "GPU workers"
     where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
     waits = (
-        f"SGLang --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
-        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray): its schedulers wait in torch.distributed's "
-        f"rendezvous for ranks of {lay.described} that no pod runs, until --dist-timeout (or torch's default) "
-        "expires, and the server never answers"
+        f"{name} --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
+        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
+        f"{flag}): its {ranks} wait in torch.distributed's rendezvous for ranks of {lay.described} that no pod runs, "
+        "until "
+        + ("--dist-timeout (or torch's default)" if sglang else "torch's timeout")
+        + " expires, and the server never answers"
+    )
+    follower = (
+        "node rank from the LWS worker index"
+        if sglang
+        else "the workers `vllm serve --headless --node-rank` from the LWS worker index"
     )
     fix = (
-        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} (node rank from the LWS worker index, "
-        f"--dist-init-addr the leader's address), or drop --nnodes and fit {lay.described} in one pod"
+        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} ({follower}, {flag} the leader's "
+        f"address), or drop --nnodes and fit {lay.described} in one pod"
     )
     if addr is None:
         yield ctx.finding(
             waits
-            + "; without --dist-init-addr each node meets at 127.0.0.1 of its own pod, so no other node could "
-            "join it",
+            + f"; without {flag} each node meets at 127.0.0.1 of its own pod, so no other node could join it",
             lay.loc or s.loc("nnodes") or s.command_loc,
             fix=fix,
         )
     else:
         yield ctx.finding(
             waits
-            + f", unless another object starts node rank 1 to {lay.nnodes - 1} with --dist-init-addr {addr}",
+            + ", unless another object starts node rank "
+            + ("1" if lay.nnodes == 2 else f"1 to {lay.nnodes - 1}")
+            + f" with {flag} {addr}",
             lay.loc or s.loc("nnodes") or s.command_loc,
             fix=fix,
             severity="warning",
@@ -666,8 +691,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
         return
-    if _lone_sglang_node(ctx):
-        yield from _lone_sglang_finding(ctx)
+    if _lone_node(ctx):
+        yield from _lone_node_finding(ctx)
         return
     if s.apart_from is not None:  # a follower sized on its own GPU: still one engine with its leader's
         leader_p = _leader_placement(ctx)
@@ -778,8 +803,7 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | 
     leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),
     ``"npus"`` (Ascend NPUs of a vLLM engine, :func:`_ascend_npus`), ``"gpus"`` (:func:`_gpus_counted`), or None
     when it does not count them (no accelerator requested, the parallel layout not known, TGI's shard count left
-    to its default of one per visible GPU, an engine other than vLLM on Ascend NPUs: TGI has no Ascend build and
-    SGLang's NPU device binding is not read here)."""
+    to its default of one per visible GPU, TGI on Ascend NPUs: it has no Ascend build)."""
     p, lay = ctx.placement, ctx.layout
     if (
         p is None
@@ -794,7 +818,7 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | 
     if p.resource == TPU_RESOURCE:
         return "tpu"
     if p.resource in ASCEND_NPU_RESOURCES:
-        return "npus" if ctx.engine == "vllm" else None
+        return "npus" if ctx.engine in ("vllm", "sglang") else None
     return "gpus"
 
 
@@ -805,7 +829,13 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``vllm_ascend/worker/worker_v1.py::NPUWorker._init_device``: ``torch.device(f"npu:{self.local_rank}")``,
     ``NPUPlatform.set_device``), so the worker of a rank past the visible NPUs cannot set its device; later
     releases assert it first (``vllm_ascend/worker/worker.py::NPUWorker._init_device``, "DP adjusted local rank
-    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared."""
+    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared.
+
+    SGLang on NPUs (``--device npu``, or detected when ``torch_npu`` is there) likewise: each scheduler process sets
+    its device to ``gpu_id = base_gpu_id + rank × gpu_id_step`` (sglang@0.5.5 ``srt/entrypoints/engine.py::
+    _launch_subprocesses``; ``ModelRunner.init_torch_distributed``: ``torch.get_device_module(self.device).
+    set_device(self.gpu_id)``, ``hccl`` the backend for ``npu``), so a scheduler past the pod's NPUs finds no
+    device, as on CUDA (:data:`_TOO_FEW`); TP × PP (× DP without DP attention) counted as for GPUs."""
     p, lay = ctx.placement, ctx.layout
     assert p is not None and p.gpus is not None
     if lay.ray:
@@ -813,20 +843,27 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
     need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
+        binds = (
+            f"vllm-ascend binds each worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} "
+            "finds no NPU"
+            if ctx.engine == "vllm"
+            else f"SGLang sets each scheduler's device to its own NPU (ModelRunner.init_torch_distributed), so the "
+            f"scheduler for NPU #{p.gpus} finds none"
+        )
         yield ctx.finding(
-            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); vllm-ascend binds each "
-            f"worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} finds no NPU "
-            "and the engine does not start",
+            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); {binds} and the engine does "
+            "not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
             fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
-            + _LOWER["vllm"].format(have=have),
+            + _LOWER[ctx.engine].format(have=have),
         )
     elif need < have:
         yield ctx.finding(
             f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {have - need} NPU(s) "
             "sit idle",
             p.gpus_loc,
-            fix=f"request {need} NPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
+            fix=f"request {need} NPU(s)"
+            + (f", or {use_all}" if (use_all := _use_all(ctx, have, "NPU")) else ""),
             severity="warning",
         )
 
@@ -1076,16 +1113,20 @@ def pod_known(ctx: RuleContext) -> bool:
     return bool(ctx.workload.kind)
 
 
-def shm_note(ctx: RuleContext) -> str:
+def shm_note(ctx: RuleContext, unit: str = "GPU") -> str:
     """What a remedy that moves the pod to more than one GPU worker must add so that it does not trade its
     finding for KV404: a memory-backed ``/dev/shm`` (emptyDir ``medium: Memory``), unless the pod already has one,
     is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions). For a bare command line
-    (no pod): :data:`SHM_NOTE_COMMAND`."""
+    (no pod): :data:`SHM_NOTE_COMMAND`. ``unit`` names the workers' device (``NPU`` for vllm-ascend's, whose
+    multiprocessing executor keeps vLLM's shared-memory queues: the note said "GPU worker" of NPUs)."""
     if not pod_known(ctx):
-        return SHM_NOTE_COMMAND
+        return SHM_NOTE_COMMAND.replace("GPU workers", f"{unit} workers")
     if not shm_missing(ctx):
         return ""
-    return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
+    return (
+        f", plus an emptyDir {{medium: Memory}} mounted at /dev/shm, which KV404 requires for more than one {unit} "
+        "worker"
+    )
 
 
 #: The first vLLM release whose TPU platform is tpu-inference's only: v0.14.0 removed vLLM's own torch_xla TPU

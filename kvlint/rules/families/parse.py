@@ -17,7 +17,7 @@ from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import LDict, loc_of
 from kvlint.types import Diagnostic, Workload, ref_part
-from kvlint.values import schema_kind
+from kvlint.values import go_kind, non_string_env, non_string_items, schema_kind
 from kvlint.workloads.base import engine_containers
 from kvlint.workloads.fields import known_fields, unknown_field_paths, unknown_fields
 
@@ -290,16 +290,6 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
-#: How Go's encoding/json names a JSON value that is not a string ("json: cannot unmarshal number into Go struct
-#: field ... of type string"), by the Python type the loader gives it.
-_JSON_KINDS: tuple[tuple[type, str], ...] = (
-    (bool, "bool"),
-    (int, "number"),
-    (float, "number"),
-    (list, "array"),
-)
-
-
 #: Kinds whose pod template the API server decodes into its own Go types (core/v1 ``Container``), with Go's
 #: encoding/json error; a custom resource is checked against its CRD's structural schema instead
 #: (apiextensions-apiserver: ``spec.env[1].value in body must be of type string: "integer"``), or, where the
@@ -320,17 +310,6 @@ _BUILTIN_POD_KINDS = frozenset(
 )
 
 
-def _json_kind(value: Any) -> str | None:
-    """The JSON kind Go's decoder names for ``value`` when it is not a string (``null`` decodes into a string as
-    ``""``, so None is no error), else None."""
-    if value is None or isinstance(value, str):
-        return None
-    for t, kind in _JSON_KINDS:
-        if isinstance(value, t):
-            return kind
-    return "object" if isinstance(value, dict) else "number"
-
-
 def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV005 (error) for items of the serving container's ``command`` and ``args`` and ``env`` names and values
     that are not strings (``args: [--max-model-len, 4096]``, ``value: 1``, ``value: true``): the API server
@@ -346,29 +325,22 @@ def _not_strings(ctx: RuleContext) -> Iterator[Diagnostic]:
         items = c.get(key)
         if isinstance(items, list):
             bad = [
-                (f"{key}[{i}]", k, loc_of(items, i), v, key)
-                for i, v in enumerate(items)
-                if (k := _json_kind(v))
+                (f"{key}[{i}]", k, loc_of(items, i), items[i], key)
+                for i, k in non_string_items(items, go_kind)
             ]
             fields.append((key, bad))
     env = c.get("env")
     if isinstance(env, list):
         bad = []
-        for i, e in enumerate(env):
-            if not isinstance(e, dict):
-                continue
-            for part in ("name", "value"):
-                k = _json_kind(e.get(part))
-                if k is not None:
-                    # named by the entry's name: an operator's injected variables (LeaderWorkerSet puts its own
-                    # first) shift the index from the one written
-                    en = e.get("name")
-                    where = (
-                        f"the {part} of env {en!r}"
-                        if part == "value" and isinstance(en, str)
-                        else f"an env {part}"
-                    )
-                    bad.append((where, k, loc_of(e, part) or loc_of(env, i), e.get(part), part))
+        for i, part, k in non_string_env(env, go_kind):
+            e = env[i]
+            # named by the entry's name: an operator's injected variables (LeaderWorkerSet puts its own first)
+            # shift the index from the one written
+            en = e.get("name")
+            where = (
+                f"the {part} of env {en!r}" if part == "value" and isinstance(en, str) else f"an env {part}"
+            )
+            bad.append((where, k, loc_of(e, part) or loc_of(env, i), e.get(part), part))
         fields.append(("env", bad))
     for key, bad in fields:
         if not bad:
@@ -409,7 +381,7 @@ def _node_selector_not_strings(ctx: RuleContext, pod: Any) -> Iterator[Diagnosti
     sel = pod.get("nodeSelector") if isinstance(pod, dict) else None
     if not isinstance(sel, dict):
         return
-    bad = [(k, kind) for k, v in sel.items() if (kind := _json_kind(v))]
+    bad = [(k, kind) for k, v in sel.items() if (kind := go_kind(v))]
     if not bad:
         return
     key, kind = bad[0]

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 
 from kvlint.memory.sglang import (
+    REQUEST_TABLE_EXTRA_COLUMNS,
     SglangPlanDetail,
     pool_starts,
     post_capture_kv_sizing,
@@ -318,11 +319,9 @@ REQUEST_TABLE_CAPPED_FROM = (0, 5, 10)
 #: dp_size, token_capacity // 2)`` (``sglang@0.5.14`` and ``0.5.15:model_runner_kv_cache_mixin.py::
 #: _resolve_max_num_reqs``; ``mem_cache/kv_cache_configurator.py::resolve_max_num_reqs`` in 0.5.16 - 0.5.23, 0.5.23
 #: with ``max(1, ...)``), so a large value is again the table's row count up to half the pool's tokens, a table
-#: ``(context_len + 4) x 2`` int32 bytes per pool token that no release counts in the KV budget.
+#: ``(context_len + 4) x 2`` int32 bytes per pool token that no release counts in the KV budget. The rows of every
+#: release, the default's included: :func:`kvlint.memory.sglang.request_table_rows`.
 REQUEST_TABLE_POOL_CAP_FROM = (0, 5, 14)
-#: Columns of the table beyond ``context_len`` (``extra_max_context_len = 4``, plus the speculative draft tokens, not
-#: counted here: the sum is a lower bound), read in 0.5.5 and 0.5.9.
-REQUEST_TABLE_EXTRA_COLUMNS = 4
 
 
 def request_table_pool_bytes(plan: MemoryPlan) -> int:
@@ -335,37 +334,28 @@ def request_table_pool_bytes(plan: MemoryPlan) -> int:
 
 @check("KV703")
 def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV703 (SGLang before 0.5.10, and from 0.5.14): an explicit ``--max-running-requests`` whose request-to-token table does not fit
-    beside the weights and the KV pool. ``ModelRunner.init_memory_pool`` builds ``ReqToTokenPool(size=
-    max_running_requests, max_context_len=context_len + 4)``, whose ``req_to_token`` is a ``(size, max_context_len)``
-    int32 tensor on the GPU (``sglang@0.5.5:python/sglang/srt/mem_cache/memory_pool.py::ReqToTokenPool.__init__``,
-    the same in 0.5.9), then the KV pool sized before it from the memory left (``profile_max_num_token``). When the
-    table, the KV pool and the weights together exceed the GPU, one of the two allocations raises
-    ``torch.OutOfMemoryError``. Reported at the value instead of a plan that never starts. From
-    :data:`REQUEST_TABLE_CAPPED_FROM` to 0.5.13 SGLang caps the value at its estimate (at most 4,096 rows) and the
-    check does not apply; from :data:`REQUEST_TABLE_POOL_CAP_FROM` the cap is half the pool's tokens, so the table is
-    ``min(value per DP worker, tokens // 2)`` rows (the plan's ``max_running_requests``), allocated in
+    """KV703 (SGLang): the request-to-token table does not fit beside the weights and the KV pool.
+    ``ModelRunner.init_memory_pool`` builds ``ReqToTokenPool(size=rows, max_context_len=context_len + 4)``, whose
+    ``req_to_token`` is a ``(rows, max_context_len)`` int32 tensor on the GPU (``sglang@0.5.5:python/sglang/srt/
+    mem_cache/memory_pool.py::ReqToTokenPool.__init__``, the same in 0.5.9; one padding row more from 0.5.14), then
+    the KV pool sized before it from the memory left (``profile_max_num_token``); no release counts the table in
+    ``mem_fraction_static``'s reserve. When the table, the KV pool and the weights together exceed the GPU, one of
+    the two allocations raises ``torch.OutOfMemoryError``. The rows are the plan's
+    (:func:`kvlint.memory.sglang.request_table_rows`): an explicit ``--max-running-requests`` as given up to 0.5.9,
+    capped at SGLang's estimate (at most 4,096 rows) in :data:`REQUEST_TABLE_CAPPED_FROM` - 0.5.13 and at half the
+    pool's tokens from :data:`REQUEST_TABLE_POOL_CAP_FROM`; without the flag SGLang's own default, 2,048 - 4,096 rows
+    (at most half the pool's tokens from 0.5.14), which a context of millions of tokens makes larger than the GPU.
+    Reported at the flag, or at ``--context-length`` (the command) for the default. Allocated in
     ``KVCacheConfigurator._init_pools`` (0.5.16 - 0.5.23) before the KV pool. Mamba-style models (rows capped by
     their state slots) are not judged."""
     d, plan = ctx.detail, ctx.plan
     mrr = ctx.serving.get("max_running_requests")
     if not isinstance(d, SglangPlanDetail) or plan is None:
         return
-    if REQUEST_TABLE_CAPPED_FROM <= d.version < REQUEST_TABLE_POOL_CAP_FROM:
+    if d.mamba_family or d.context_length <= 0 or d.request_table_rows <= 0:
         return
-    if (
-        not isinstance(mrr, int)
-        or isinstance(mrr, bool)
-        or mrr <= 0
-        or d.mamba_family
-        or d.context_length <= 0
-    ):
-        return
-    pool_capped = d.version >= REQUEST_TABLE_POOL_CAP_FROM
-    # from 0.5.14 the rows are min(requested per DP worker, pool tokens // 2): the plan's max_running_requests
-    rows = min(mrr, d.max_running_requests) if pool_capped else mrr
-    if rows <= 0:
-        return
+    explicit = isinstance(mrr, int) and not isinstance(mrr, bool) and mrr > 0
+    rows = d.request_table_rows
     columns = d.context_length + REQUEST_TABLE_EXTRA_COLUMNS
     table = rows * columns * 4
     weights, kv = plan.weights_bytes, request_table_pool_bytes(plan)
@@ -378,17 +368,48 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
     room = plan.total_bytes - weights - kv
     fits = max(0, room) // (columns * 4)
-    capped = (
-        f" at {rows:,} rows (SGLang caps the value at half the KV pool's {plan.capacity_tokens:,} tokens"
-        f"{' per DP worker' if d.dp > 1 else ''}, resolve_max_num_reqs)"
-        if pool_capped
-        else f": {rows:,} rows"
-    )
+    pool_capped = d.version >= REQUEST_TABLE_POOL_CAP_FROM
+    est_capped = REQUEST_TABLE_CAPPED_FROM <= d.version < REQUEST_TABLE_POOL_CAP_FROM
+    if explicit and pool_capped:
+        sized = (
+            f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table at {rows:,} "
+            f"rows (SGLang caps the value at half the KV pool's {plan.capacity_tokens:,} tokens"
+            f"{' per DP worker' if d.dp > 1 else ''}, resolve_max_num_reqs, plus a padding row)"
+        )
+    elif explicit and est_capped:
+        sized = (
+            f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table at {rows:,} "
+            "rows (SGLang caps the value at its estimate, _resolve_max_num_reqs)"
+        )
+    elif explicit:
+        sized = f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table: {rows:,} rows"
+    else:
+        sized = (
+            f"SGLang {plan.engine_version}'s default request-to-token table has {rows:,} rows (clamp(tokens / "
+            "context_length x 512, 2048, 4096)"
+            + (", at most half the pool's tokens, plus a padding row" if pool_capped else "")
+            + f"; context_length {d.context_length:,} + 4 columns)"
+        )
     where = "ModelRunner.init_memory_pool" if d.version < (0, 5, 16) else "KVCacheConfigurator.configure"
     default = "2,048 - 4,096 rows, at most half the pool's tokens" if pool_capped else "2,048 - 4,096 rows"
+    if explicit:
+        fix = (
+            f"remove --max-running-requests (SGLang {plan.engine_version} then sizes the table at {default}) "
+            f"or keep it well below {fits:,}, the rows that fit beside the weights and the KV pool"
+            + (
+                "; SGLang 0.5.10 - 0.5.13 cap the value at 4,096 rows"
+                if d.version < REQUEST_TABLE_CAPPED_FROM
+                else ""
+            )
+        )
+    else:
+        fix = (
+            "set --context-length to the longest request you serve (each of the table's rows holds context_length + 4 "
+            f"int32), or set --max-running-requests well below {fits:,}, the rows that fit beside the weights and the "
+            "KV pool"
+        )
     yield ctx.finding(
-        f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table{capped} x "
-        f"{columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, "
+        f"{sized} x {columns:,} int32 = {gib(table)} per GPU, which with the weights, {gib(weights)}, "
         + (
             "is more than the {total} of the {gpu} even before the KV pool (sized after CUDA-graph capture under "
             "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING); "
@@ -397,8 +418,12 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         ).format(total=gib(plan.total_bytes), gpu=gpu, kv=gib(kv))
         + "the scheduler stops with "
         f"torch.OutOfMemoryError ('CUDA out of memory') in {where}",
-        ctx.serving.loc("max_running_requests"),
-        fix=f"remove --max-running-requests (SGLang {plan.engine_version} then sizes the table at {default}) "
-        f"or keep it well below {fits:,}, the rows that fit beside the weights and the KV pool"
-        + ("" if pool_capped else "; SGLang 0.5.10 - 0.5.13 cap the value at 4,096 rows"),
+        ctx.serving.loc("max_running_requests")
+        if explicit
+        else (
+            ctx.serving.loc("context_length")
+            if "context_length" in ctx.serving.flags
+            else ctx.serving.command_loc
+        ),
+        fix=fix,
     )

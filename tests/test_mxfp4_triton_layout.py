@@ -1,0 +1,95 @@
+"""MXFP4 experts in vLLM's Triton backend on Hopper (docs/engine-memory-model.md §1.13): the swizzled layout of the
+bundled ``triton_kernels``, the loaded scales kept beside the swizzled ones and the float32 biases, for the
+releases that take that backend by default (0.12.0 - 0.20.x), and gpt-oss's float32 RoPE cache."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvlint.memory.versions import ReleaseVersion
+from kvlint.memory.vllm import VllmSettings, mxfp4_moe_backend
+from kvlint.models import resolve_model
+from kvlint.models.weights import _mxfp4_triton_hopper_rate, param_breakdown, weight_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import accuracy  # noqa: E402
+
+GiB = 1 << 30
+MODELS = ROOT / "fixtures" / "plan" / "models"
+
+
+def _oss20b():
+    return resolve_model(str(MODELS / "openai--gpt-oss-20b"), allow_hub=False)
+
+
+def test_gt369_weights_within_one_percent_of_the_print():
+    """gpt-oss-20b at TP 2 on vLLM 0.19.0, H100: "Actual usage is 7.01 GiB for weight". One padded MXFP4 copy (the
+    rule before this layout was read) gave 6.85 GiB, 2.3 % short."""
+    cases = {c["id"]: c for c in yaml.safe_load((ROOT / "bench/groundtruth/cases.yaml").read_text())}
+    case = cases["gt-369"]
+    p = accuracy.plan_case(case, accuracy.REPLAY["gt-369"], MODELS).plan
+    printed = case["figures"]["weights_gib"]
+    assert abs(p.weights_bytes / GiB - printed) / printed < 0.01
+
+
+def test_layout_bytes_restate_the_swizzle_shapes():
+    """gpt-oss-20b, TP 2, 0.19.0's pre-pad to 64: per layer and rank, 32 experts of w13 [2,944, 1,440 -> 1,472] and
+    w2 [2,880, 736 -> 768] bytes, swizzled scales [2,944 -> 3,072, 90] and [2,880 -> 3,072, 46], the loaded scales
+    [2,944, 90] and [2,880, 46], fp32 biases [2,944] and [2,880]; without the pre-pad (0.12 - 0.16) w13 keeps
+    1,440 bytes a row and w2 736."""
+    m = _oss20b()
+    experts = param_breakdown(m)["experts"]
+    per_rank = {
+        True: 32
+        * (2944 * 1472 + 2880 * 768 + 3072 * 90 + 3072 * 46 + 2944 * 90 + 2880 * 46 + (2944 + 2880) * 4),
+        False: 32
+        * (2944 * 1440 + 2880 * 736 + 3072 * 90 + 3072 * 46 + 2944 * 90 + 2880 * 46 + (2944 + 2880) * 4),
+    }
+    for pad, rank_layer in per_rank.items():
+        rate = _mxfp4_triton_hopper_rate(m, 2, pad)
+        assert rate is not None
+        assert rate * experts / 2 == pytest.approx(24 * rank_layer, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("version", "cc", "lora", "expected"),
+    [
+        ("0.11.1", "9.0", False, None),  # no bundled triton_kernels: not this layout
+        ("0.12.0", "9.0", False, "triton"),
+        ("0.16.0", "9.0", False, "triton"),
+        ("0.17.0", "9.0", False, "triton-pad64"),
+        ("0.19.0", "9.0", False, "triton-pad64"),
+        ("0.21.0", "9.0", False, None),  # not read
+        ("0.19.0", "8.0", False, None),  # A100: Marlin
+        ("0.19.0", "10.0", False, None),  # Blackwell: FlashInfer's backends
+        ("0.19.0", "9.0", True, None),  # LoRA chooses apart
+    ],
+)
+def test_backend_by_release_and_gpu(version, cc, lora, expected):
+    s = VllmSettings(enable_lora=lora)
+    assert mxfp4_moe_backend(s, ReleaseVersion(version), cc) == expected
+
+
+def test_named_backend_wins():
+    s = VllmSettings(mxfp4_backend="marlin")
+    assert mxfp4_moe_backend(s, ReleaseVersion("0.19.0"), "9.0") == "marlin"
+
+
+def test_triton_layout_holds_more_than_one_padded_copy():
+    m = _oss20b()
+    one_copy = weight_bytes(m, dtype_bytes=2, tp=2, compute_capability="9.0")[0]
+    triton = weight_bytes(m, dtype_bytes=2, tp=2, compute_capability="9.0", mxfp4_backend="triton-pad64")
+    assert triton[0] > one_copy
+    assert "Triton" in triton[1]
+
+
+def test_gpt_oss_rope_cache_is_float32():
+    """gpt_oss.py builds its RoPE in float32: 131,072 positions (YaRN 4,096 x 32) x 64 x 4 B = 32 MiB."""
+    from kvlint.memory.vllm import _rotary_cache_bytes
+
+    assert _rotary_cache_bytes(_oss20b(), 2) == 131072 * 64 * 4
