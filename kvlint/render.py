@@ -2219,6 +2219,8 @@ def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
             col = int(m.group("col")) + 1 if m.group("col") else 1
             line = int(m.group("line"))
             key = _required_value(where, line, max_bytes) if "execution error at (" in m.group(0) else None
+            if key and key != "global" and not key.startswith("global."):
+                key = ".".join([*_subchart_names(m.group("path").split("/")), key])
             fix = (
                 f"the chart requires the value {key} (its template's `required`): give it with `kvlint check "
                 f"{shell_word(chart)} --helm-set {shell_word(key + '=VALUE')}`, or in the values file it is deployed "
@@ -2267,6 +2269,18 @@ def _required_value(path: str, line: int, max_bytes: int) -> str | None:
         m.group(1)[1:] for m in _REQUIRED_CALL.finditer(text)
     }
     return keys.pop() if len(keys) == 1 else None
+
+
+def _subchart_names(parts: Sequence[str]) -> list[str]:
+    """The subcharts, outermost first, of the template helm names ``parts`` (``NAME/charts/SUB/charts/SUB2/
+    templates/x.yaml`` -> ``[SUB, SUB2]``): the keys under which the parent's values reach that subchart's
+    ``.Values`` (Helm v3 ``pkg/chartutil/coalesce.go``: a subchart's values are the parent's ``values[NAME]``, NAME
+    its ``alias`` when it has one, as the path helm prints names it; ``global`` is shared by all)."""
+    names, i = [], 1
+    while i + 2 < len(parts) and parts[i] == "charts":
+        names.append(parts[i + 1])
+        i += 2
+    return names
 
 
 def _chart_file(chart: str, parts: Sequence[str]) -> str | None:
