@@ -320,7 +320,9 @@ def parse_tgi_argv(
             if takes_next:
                 i += 1
             continue
-        if dest not in TGI_OPTIONS:
+        if dest not in TGI_OPTIONS or "_" in opt[2:]:
+            # clap matches a long option by its derived kebab-case name only (no underscore spelling, unlike
+            # vLLM's argparse): `--max_total_tokens` stops the launcher with "unexpected argument ... found"
             takes_next = (
                 not eq and i < n and not argv[i].strip().startswith("-") and not any(c.isspace() for c in opt)
             )
