@@ -2298,14 +2298,33 @@ def _chart_file(chart: str, parts: Sequence[str]) -> str | None:
         except OSError:
             return None
         dirs = [os.path.join(subs, n) for n in names if os.path.isdir(os.path.join(subs, n))]
+        # helm names a dependency by its alias when it has one (Chart.yaml ``dependencies[].alias``)
+        wanted = _aliased(here).get(parts[i + 1], parts[i + 1])
         match = [d for d in dirs if os.path.basename(d) == parts[i + 1]] or [
-            d for d in dirs if _chart_name(d) == parts[i + 1]
+            d for d in dirs if _chart_name(d) == wanted
         ]
         if not match:
             return None
         here, i = match[0], i + 2
     where = os.path.join(here, *parts[i:])
     return where if os.path.isfile(where) and not os.path.islink(where) else None
+
+
+def _aliased(chart: str) -> dict[str, str]:
+    """``{alias: name}`` of the ``dependencies`` of ``chart/Chart.yaml`` that have an ``alias`` (helm v3 renames
+    such a subchart to its alias, in the paths it prints and as the key of its values); empty when the file
+    cannot be read."""
+    spec, _problem = _read_kustomization(os.path.join(chart, "Chart.yaml"), _MAX_CHART_BYTES)
+    deps = spec.get("dependencies") if isinstance(spec, LDict) else None
+    out: dict[str, str] = {}
+    for entry in deps if isinstance(deps, LList) else ():
+        if (
+            isinstance(entry, LDict)
+            and isinstance(entry.get("alias"), str)
+            and isinstance(entry.get("name"), str)
+        ):
+            out.setdefault(entry["alias"], entry["name"])
+    return out
 
 
 def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | None:

@@ -157,3 +157,20 @@ def test_required_value_of_a_subchart_is_set_under_its_name(tmp_path: Path) -> N
     )
     f = _kv001([str(chart)])
     assert "--helm-set global.hub=VALUE" in (f.fix or ""), f.fix
+
+
+def test_required_value_of_an_aliased_subchart(tmp_path: Path) -> None:
+    """A dependency with an ``alias`` is named by it in helm's error (``serving/charts/eng2/templates/...``), and
+    its values sit under it: the finding is at the subchart's template line (was Chart.yaml line 1, the general
+    fix) and the fix sets ``eng2.model``."""
+    chart = _chart(
+        tmp_path / "chart",
+        values="model: m\n",
+        deps="dependencies:\n  - name: engine\n    version: 0.1.0\n    alias: eng2\n",
+    )
+    sub = _chart(chart / "charts" / "engine", "engine")
+    f = _kv001([str(chart)])
+    tpl = sub / "templates" / "deployment.yaml"
+    assert "execution error at (serving/charts/eng2/templates/deployment.yaml" in f.message
+    assert (f.loc.file, (f.loc.line, f.loc.column)) == (str(tpl), _at(tpl, "required"))
+    assert "--helm-set eng2.model=VALUE" in (f.fix or ""), f.fix
