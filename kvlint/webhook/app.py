@@ -575,7 +575,7 @@ def create_app(
             status, headers, body = await answer(scope, receive)
         except asyncio.CancelledError:
             # uvicorn cancels the requests still running when its graceful shutdown time is over (nothing else
-            # cancels a request's task): a body still coming in, or a review waiting for a slot. Answered, not
+            # cancels a request's task): a body still coming in, or a review waiting for a slot whose body names no uid. Answered, not
             # raised on: uvicorn logged a traceback ("Exception in ASGI application") and answered HTTP 500
             _uncancel()
             state.metrics.bad_requests.labels("shutdown").inc()
@@ -649,6 +649,20 @@ def create_app(
                 await state.inflight.acquire()
         except asyncio.TimeoutError:
             return _overloaded(box[0], t0)
+        except asyncio.CancelledError:
+            # uvicorn's graceful shutdown time ran out while the review waited for a slot: its body is in, so its
+            # uid is known and it is answered per the failure mode, as one that found no slot in its budget (the
+            # HTTP 503 of a request cut short left it to the API server's failurePolicy)
+            bare = review_from_head(box[0])
+            if bare is None:
+                raise  # no uid: HTTP 503 (create_app's handler)
+            _uncancel()
+            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(bare.uid)}})
+            payload, verdict = failure_response(bare, settings, SHUTDOWN_REASON, "shutdown")
+            seconds = time.perf_counter() - t0
+            state.metrics.observe(verdict, bare.dry_run, seconds)
+            state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
+            return _json_answer(payload)
         try:
             return await _validate(box, t0)
         finally:

@@ -7,14 +7,14 @@ servers in one process (tests, the benchmark) do not collide. Series:
   ``allowed``/``denied``, ``outcome`` ``clean|findings|would_deny|skipped|timeout|internal_error|too_large|
   overloaded|shutdown`` (``too_large``, ``overloaded``: a request body over ``max_request_bytes``, or one more than
   the bodies held, whose head names the request's ``uid``, answered per the failure mode without being decoded;
-  ``shutdown``: a review still being linted when uvicorn's graceful shutdown time ran out, answered per the
+  ``shutdown``: a review still being linted, or waiting for a slot, when uvicorn's graceful shutdown time ran out, answered per the
   failure mode).
 * ``kvlint_webhook_findings_total{rule, severity}``: diagnostics reported in reviews, by rule id.
 * ``kvlint_webhook_review_duration_seconds``: histogram of time from request body read to response
   built (seconds), buckets from 1 ms to 10 s.
 * ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
   (``malformed``, ``too_large``, ``unsupported_media_type``, ``body_timeout``, ``overloaded``, ``shutdown``: a
-  request whose body was still coming in, or that waited for a slot, when uvicorn's graceful shutdown time ran
+  request whose body was still coming in, or that waited for a slot without a ``uid``, when uvicorn's graceful shutdown time ran
   out, HTTP 503); a body too
   large or one too many whose head names a ``uid`` is answered as a review instead (``reviews_total``).
 * ``kvlint_webhook_budget_exceeded_total{stage}``: reviews answered per the failure mode because their

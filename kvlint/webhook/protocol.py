@@ -139,14 +139,13 @@ DEFAULT_MAX_PIPELINED = 16
 #: and transport. Not part of uvicorn's API: an upgrade may rename any of them
 UVICORN_ATTRIBUTES = ("connections", "tasks", "limit_concurrency", "cycle", "loop", "transport")
 #: what the limits read or override of uvicorn's httptools protocol besides: the queue of pipelined requests, the
-#: parser's and the response's callbacks, the server's state the eviction's :class:`_Room` is kept on, and the
-#: method starting a request's task (whose task the eviction of a body takes out of ``tasks``)
+#: parser's and the response's callbacks (the last two start a request's task, which the eviction of a body takes
+#: out of ``tasks``), and the server's state the eviction's :class:`_Room` is kept on
 UVICORN_HTTPTOOLS_ATTRIBUTES = (
     "pipeline",
     "on_headers_complete",
     "on_response_complete",
     "server_state",
-    "_start_asgi_task",
     "on_message_begin",
     "on_header",
 )
@@ -405,7 +404,7 @@ def deadline_protocol(
                 and (len(self.connections) >= limit or len(self.tasks) >= limit)
             ):
                 on_close("max_connections")
-            super().on_headers_complete()
+            self._kv_recording(super().on_headers_complete)
 
         def _kv_expired(self) -> None:
             self._kv_timer = None
@@ -430,7 +429,7 @@ def deadline_protocol(
 
         def on_response_complete(self) -> None:
             self._kv_idle_since = self.loop.time()
-            super().on_response_complete()
+            self._kv_recording(super().on_response_complete)
             if self._kv_waiting() and self._kv_begun:
                 # bytes of the next request came while this one was answered (parsed and held, its headers not
                 # complete): its header clock starts now. It started with a request's first bytes, which had come
@@ -442,17 +441,21 @@ def deadline_protocol(
             elif self._kv_state is not None and self._kv_state is not getattr(self._kv_room, "headers", None):
                 self._kv_leave()  # a request queued behind this answer is being answered now
 
-        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-            # httptools: learn the task uvicorn starts for the request (the eviction of a body takes it out of
-            # uvicorn's count of tasks)
+        def _kv_recording(self, start: Any) -> None:
+            """Call ``start`` (uvicorn's ``on_headers_complete``, or ``on_response_complete`` for a request queued
+            behind the answer, the two methods that start a request's task) with a :class:`_TaskRecorder` in
+            place of uvicorn's ``tasks``, to learn the task it starts (the eviction of a body takes it out of
+            uvicorn's count). Not by overriding httptools' ``_start_asgi_task``: uvicorn 0.29 to 0.44 start the
+            task inline in both, and no body gave way with them."""
             tasks: Any = getattr(self, "tasks")  # noqa: B009 (uvicorn's, untyped here)
             recorder = _TaskRecorder(tasks)
             setattr(self, "tasks", recorder)  # noqa: B010
             try:
-                super()._start_asgi_task(cycle, app)
+                start()
             finally:
                 setattr(self, "tasks", tasks)  # noqa: B010
-            self._kv_task = recorder.added
+            if recorder.added is not None:
+                self._kv_task = recorder.added
 
         def _kv_sending(self) -> bool:
             """Whether bytes of an answer are still held (the :class:`CoalescingTransport` until the next step of
@@ -481,18 +484,22 @@ def deadline_protocol(
             )
 
         def _kv_pick(self, state: OrderedDict[Any, None], want: int, body: bool) -> list[Any]:
-            """Up to ``want`` connections of ``state`` that may go (:meth:`_kv_may_go`), first in its order first,
+            """Up to ``want`` connections of ``state`` still counted in uvicorn's ``connections`` that may go
+            (:meth:`_kv_may_go`), first in its order first,
             looking at no more than ``want`` + :data:`EVICTION_SCAN_SLACK` of them; those passed over go to the end."""
             picked: list[Any] = []
             passed: list[Any] = []
             if want <= 0:
                 return picked
             budget = want + EVICTION_SCAN_SLACK
+            # one out of uvicorn's count already frees nothing: one evicted whose close (connection_lost, a step
+            # later) is not seen yet, its task having answered since (which entered it in ``idle`` again)
+            connections = self.connections
             for other in state:
                 if len(picked) >= want or budget <= 0:
                     break
                 budget -= 1
-                if other is not self and other._kv_may_go(body):
+                if other is not self and other in connections and other._kv_may_go(body):
                     picked.append(other)
                 elif other is not self:
                     passed.append(other)
