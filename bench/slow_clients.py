@@ -15,9 +15,14 @@ So with 600 slow clients and the default limit of 1000, and with more slow clien
 (``--connections 300 --max-connections 200``), reviews keep being answered throughout, and every slow
 connection is closed by the server.
 
+``--body``: the slow connections send a review's complete headers (``Content-Length: 1000000``) and then one
+body byte every ``--trickle`` seconds, which the header deadline does not reach (the body deadline, 10 s, does);
+past the limit, a complete request closes the connection whose body began first
+(``kvlint_webhook_connections_evicted_total{listener="review",state="body"}``).
+
 Usage::
 
-    python bench/slow_clients.py [--connections 600] [--seconds 12] [--header-timeout 5]
+    python bench/slow_clients.py [--connections 600] [--seconds 12] [--header-timeout 5] [--body]
 
 Exit status 1 when the server did not start, a probe failed or took more than 100 ms on the probe
 listener, or a review was not answered; 0 otherwise.
@@ -54,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trickle", type=float, default=1.0, help="seconds between header bytes")
     ap.add_argument("--header-timeout", type=float, default=5.0)
     ap.add_argument("--max-connections", type=int, default=1000)
+    ap.add_argument("--body", action="store_true", help="complete headers, then trickle the body")
     ap.add_argument("--kvlint-path", help="run the server from this kvlint checkout (PYTHONPATH), to compare")
     ap.add_argument(
         "--legacy",
@@ -118,11 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.connections):
             raw = socket.create_connection(("127.0.0.1", port), timeout=10)
             s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
-            s.sendall(b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            if args.body:
+                s.sendall(
+                    b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1000000\r\n\r\n{"
+                )
+            else:
+                s.sendall(b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             socks.append(s)
         opened = time.monotonic() - t0
         print(
-            f"{len(socks)} slow TLS connections open in {opened:.1f} s; header timeout {args.header_timeout:g} s"
+            f"{len(socks)} slow TLS connections ({'trickling bodies' if args.body else 'trickling headers'}) open in"
+            f" {opened:.1f} s; header timeout {args.header_timeout:g} s"
         )
         alive = set(range(len(socks)))
         lock = threading.Lock()
@@ -132,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             while not stop.wait(args.trickle):
                 for i in list(alive):
                     try:
-                        socks[i].sendall(b"a")
+                        socks[i].sendall(b" " if args.body else b"a")
                     except OSError:
                         with lock:
                             alive.discard(i)

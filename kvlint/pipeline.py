@@ -166,11 +166,27 @@ def analyse_documents(
             out.diagnostics.append(too_large)
             return out
         # a review: the expansions of all its scripts share one budget (kvlint.engines.shell.review_budget)
+        try:
+            # the pairing pass reads the few candidates' commands under a budget of its own: past it, no pairing
+            with review_budget(), mounted_script_budget():
+                workloads = _paired(workloads, cms, options)
+        except ReviewTooLarge:
+            pass
         with review_budget(), mounted_script_budget():
             _analyse_workloads(workloads, cms, options, out)
         return out
-    _analyse_workloads(workloads, cms, options, out)
+    _analyse_workloads(_paired(workloads, cms, options), cms, options, out)
     return out
+
+
+def _paired(
+    workloads: Sequence[Workload], cms: dict[tuple[str | None, str], LDict], options: Options
+) -> list[Workload]:
+    """``workloads`` with the nodes of a hand-rolled multi-node engine, one object each, joined as a leader and
+    its workers (:func:`kvlint.engines.multinode.pair_node_objects`)."""
+    from kvlint.engines.multinode import pair_node_objects
+
+    return pair_node_objects(workloads, cms, options.engine_version)
 
 
 def _analyse_workloads(

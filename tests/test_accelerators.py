@@ -155,6 +155,10 @@ def test_memory_prefers_cuda_total_then_torch_then_derived() -> None:
             assert acc.memory_bytes == round(cuda_gib * GIB) and acc.memory_source.startswith("measured")
         elif torch and not g.get("cuda_total_gib"):
             assert acc.memory_bytes == round(torch * GIB)
+        elif smi and not g.get("cuda_total_gib") and g.get("memory_twin"):
+            # a board with another's memory: that board's observed NVML-minus-CUDA difference, not the median
+            twin = cat[g["memory_twin"]["value"]]
+            assert acc.memory_bytes == twin.memory_bytes and "reserve observed on" in acc.memory_source
         elif smi and not g.get("cuda_total_gib"):
             assert acc.memory_bytes == (smi - reserve) * MIB
             assert (

@@ -43,11 +43,66 @@ def test_the_gfd_product_label_places_the_pod_on_the_board(
     assert p.accelerator is not None and p.accelerator.id == gid, p.how
     acc = p.accelerator
     assert acc.name == nvml and acc.compute_capability == cc
-    # the NVML total less the catalogue's typical driver reserve, as for every NVML-only entry
-    assert acc.memory_bytes == (nvml_total_mib(acc) - cat.driver_reserve_mib()) * cat.MIB
+    # the NVML total less the catalogue's typical driver reserve, unless the entry names a board with the same
+    # memory (test_a_board_with_a_memory_twin_is_not_sized_above_it)
+    twin = _twin(gid)
+    if twin is None:
+        assert acc.memory_bytes == (nvml_total_mib(acc) - cat.driver_reserve_mib()) * cat.MIB
     assert p.memory_bytes == acc.memory_bytes
     # vLLM's rules: bf16 from 8.0, fp8 from 8.9 (Hopper yes, the Ampere A800 no)
     assert acc.bf16 and acc.fp8 == (cc == "9.0")
+
+
+def _entry(gid: str) -> dict[str, Any]:
+    entry: dict[str, Any] = cat._cat().entries[gid]
+    return entry
+
+
+def _twin(gid: str) -> str | None:
+    fact = _entry(gid).get("memory_twin")
+    return str(fact["value"]) if fact else None
+
+
+def _observed_reserve(gid: str) -> int:
+    """The NVML-minus-CUDA difference measured on one host for ``gid`` (the catalogue's reserve observations)."""
+    (obs,) = [o for o in cat._cat().raw["meta"]["driver_reserve"]["observations"] if o["id"] == gid]
+    return int(obs["smi_minus_cuda_mib"])
+
+
+@pytest.mark.parametrize(
+    ("gid", "twin"),
+    [
+        # the H20-3e has the H200's 141 GB HBM3e; the A800 is the A100's GA100 with the same 80 GB HBM2e: the same
+        # NVML total, measured on hosts of the twin with a larger reserve than the 494 MiB median
+        ("nvidia-h20-3e", "nvidia-h200-141gb"),
+        ("nvidia-a800-sxm4-80gb", "nvidia-a100-sxm4-80gb"),
+        ("nvidia-a800-pcie-80gb", "nvidia-a100-sxm4-80gb"),
+    ],
+)
+def test_a_board_with_a_memory_twin_is_not_sized_above_it(gid: str, twin: str) -> None:
+    """vLLM multiplies torch's device total (cudaMemGetInfo), not nvidia-smi's, by gpu_memory_utilization. A
+    board whose memory is its twin's (same NVML total) is derived with the reserve observed on the twin: the
+    median reserve put the H20-3e 205 MiB and the A800s 268 MiB above the H200 / A100 80GB CUDA totals
+    measured on hosts, where torch prints 139.72-139.81 GiB (H200) and 79.33 GiB (an A800-80G)."""
+    acc, other = lookup(gid), lookup(twin)
+    assert acc is not None and other is not None
+    assert nvml_total_mib(acc) == nvml_total_mib(other)
+    assert acc.memory_bytes <= other.memory_bytes, (acc.memory_source, other.memory_source)
+    assert _observed_reserve(twin) > cat.driver_reserve_mib()  # why the median is not taken
+    assert _twin(gid) == twin
+    # the same NVML total less the twin's own NVML-minus-CUDA difference (bytes): the twin's CUDA total
+    assert acc.memory_bytes == other.memory_bytes
+    assert f"reserve observed on {twin}" in acc.memory_source
+
+
+def test_the_96gb_h20_keeps_the_typical_reserve() -> None:
+    """The H20's NVML total (97,871 MiB) is the GH200 96 GB's, but the GH200's observed reserve (1,103 MiB) is a
+    Grace Hopper superchip's: the H20 names no twin and keeps the median, 95.10 GiB, which agrees with the
+    "~95.1 GiB" CUDA-visible memory measured on an H20 (RightNow-AI/AutoMegaKernel#3)."""
+    h20 = lookup("h20")
+    assert h20 is not None and _twin(h20.id) is None
+    assert h20.memory_bytes == (nvml_total_mib(h20) - cat.driver_reserve_mib()) * cat.MIB
+    assert round(h20.memory_bytes / 2**30, 1) == 95.1
 
 
 def test_the_141gb_h20_is_not_sized_as_the_96gb_one() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -111,10 +112,13 @@ def test_a_local_config_value_of_the_wrong_type_leaves_the_container_checked(
         text = _vllm_pod(["--model", "acme/odd", "--max-model-len", "4096"])
     result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, model_dirs=(str(tmp_path),)))
     # nor the planner's net (KV502 "could not size ...: TypeError: can't multiply sequence by non-int of type
-    # 'float'", the RoPE cache of a YaRN original length "NaN")
-    assert not [d for d in result.diagnostics if "could not" in d.message or "Error" in d.message], [
-        d.message for d in result.diagnostics
-    ]
+    # 'float'", the RoPE cache of a YaRN original length "NaN"); SGLang's own int() of a factor it multiplies is
+    # KV202's error, which quotes the exception SGLang stops with
+    assert not [
+        d
+        for d in result.diagnostics
+        if "could not" in d.message or ("Error" in d.message and "stops at start-up with" not in d.message)
+    ], [d.message for d in result.diagnostics]
 
 
 @pytest.mark.parametrize("total", ["1" + "0" * 4000, str(2**64), "true", "1e400"])
@@ -306,3 +310,65 @@ def test_a_rope_factor_vllm_cannot_use_is_an_error_without_max_model_len(factor:
 
     assert kv202([]) == ["error"]
     assert kv202(["--max-model-len", "4096"]) == []  # vLLM only compares a given length with the derived one
+
+
+_QWEN_CONFIG = Path(__file__).parents[1] / "kvlint/data/models/Qwen--Qwen2.5-7B/config.json"
+
+
+def _sglang_rope_errors(
+    rope: str, args: list[str], image: str = "lmsysorg/sglang:v0.5.5"
+) -> list[tuple[str, str]]:
+    """KV201/KV202 errors for SGLang serving acme/odd, Qwen2.5-7B's config.json with ``rope_scaling`` set
+    to the JSON text ``rope`` (a --model-dir copy: Python's json reads NaN and Infinity)."""
+    cfg = dict(json.loads(_QWEN_CONFIG.read_text()), rope_scaling="ROPE")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "acme--odd").mkdir()
+        (Path(tmp) / "acme--odd" / "config.json").write_text(json.dumps(cfg).replace('"ROPE"', rope))
+        text = _vllm_pod(["--model-path", "acme/odd", *args], image, engine="sglang")
+        result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, model_dirs=(tmp,)))
+    return [
+        (d.rule, d.message)
+        for d in result.diagnostics
+        if d.rule in ("KV201", "KV202") and d.severity == "error"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("factor", "raised"),
+    [
+        ("NaN", "ValueError: cannot convert float NaN to integer"),
+        ("Infinity", "OverflowError: cannot convert float infinity to integer"),
+        ("1e308", "OverflowError"),  # 1e308 x 131072 leaves the float range
+        ("null", "TypeError: unsupported operand type(s) for *: 'NoneType'"),
+        ("[2]", "TypeError: int() argument"),
+    ],
+)
+def test_a_rope_factor_sglang_cannot_use_stops_it_with_or_without_context_length(
+    factor: str, raised: str
+) -> None:
+    # SGLang's get_context_length takes int(rope_scaling factor x max_position_embeddings) in
+    # ModelConfig._derive_context_length before it reads --context-length (0.4.6 - 0.5.23): Python raises whether or
+    # not the flag is given; kvlint sized the container on max_position_embeddings and said nothing (KV202 a warning)
+    rope = '{"type": "dynamic", "factor": ' + factor + "}"
+    without = _sglang_rope_errors(rope, [])
+    assert [r for r, _ in without] == ["KV202"] and raised in without[0][1], without
+    given = _sglang_rope_errors(rope, ["--context-length", "8192"])
+    assert [r for r, _ in given] == ["KV201"] and raised in given[0][1], given
+    # transformers 5 (SGLang 0.5.10 on) keeps a dynamic factor: the same
+    later = _sglang_rope_errors(rope, ["--context-length", "8192"], "lmsysorg/sglang:v0.5.23")
+    assert [r for r, _ in later] == ["KV201"]
+
+
+@pytest.mark.parametrize(
+    ("rope", "args"),
+    [
+        # original_max_position_embeddings in the rope dict, or rope_type llama3: get_context_length takes factor 1
+        ('{"type": "yarn", "factor": NaN, "original_max_position_embeddings": 32768}', []),
+        ('{"rope_type": "llama3", "factor": NaN}', []),
+        ('{"type": "dynamic", "factor": 4.0}', ["--context-length", "8192"]),
+        # --json-model-override-args may replace the dict: kvlint does not apply it, so it says nothing
+        ('{"type": "dynamic", "factor": NaN}', ["--json-model-override-args", '{"rope_scaling": null}']),
+    ],
+)
+def test_a_rope_factor_sglang_does_not_multiply_is_not_reported(rope: str, args: list[str]) -> None:
+    assert _sglang_rope_errors(rope, args) == []

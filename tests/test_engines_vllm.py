@@ -409,7 +409,18 @@ def test_parse_command_line_leading_env_assignments():
     )
     assert parse_command_line(["env", "text-generation-launcher", "--model-id", "X"]).env == {}
     assert parse_command_line(["vllm", "serve", "X"]).env == {}
-    for typed in (["env", "-i", "vllm", "serve", "X"], ["A=1"], ["env"], ["A=1", "ollama", "serve"]):
+    # env's own options as env(1) reads them (tidy49's wrapper table): -i starts from an empty environment, so only
+    # the assignments after it reach the engine; -u NAME removes one
+    assert parse_command_line(["env", "-i", "vllm", "serve", "X"]).env == {}
+    assert parse_command_line(["env", "-i", "A=1", "vllm", "serve", "X"]).env == {"A": "1"}
+    assert parse_command_line(["env", "-u", "A", "B=2", "vllm", "serve", "X"]).env == {"B": "2"}
+    for typed in (
+        ["A=1"],
+        ["env"],
+        ["A=1", "ollama", "serve"],
+        ["env", "-i"],
+        ["env", "A=1", "-u", "A", "vllm"],
+    ):
         with pytest.raises(ValueError, match=f"not an engine command: {' '.join(typed[:3])} "):
             parse_command_line(typed)
 

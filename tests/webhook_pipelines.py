@@ -37,3 +37,12 @@ def gated_pipeline(loaded: Any, options: Any) -> Any:
             while not os.path.exists(gate) and time.monotonic() < deadline:
                 time.sleep(0.01)
     return run_documents(loaded, options)
+
+
+def failing_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, but raises for a document named ``fail-*`` (the worker reports the error back)."""
+    from kvlint.pipeline import run_documents
+
+    if any(d.name.startswith("fail-") for d in loaded.documents):
+        raise ValueError("a pipeline error")
+    return run_documents(loaded, options)

@@ -21,7 +21,10 @@ What this script *decides* (everything else is copied):
   ``totalGlobalMem``), ``cuda_total_gib`` (2-decimal GiB from ``cudaGetDeviceProperties``),
   ``torch_total_capacity_gib`` (torch OOM "total capacity"), NVML total (``nvidia_smi_total_mib``) minus
   the typical driver reserve, HIP total (``reported_total_mib``, AMD), and last the marketing size
-  (``approximate``).
+  (``approximate``). An entry whose ``memory_twin`` names a board with the same memory (same die, same
+  memory stacks, the same NVML total) takes that board's observed NVML-minus-CUDA reserve instead of the
+  typical one: the observed reserve is larger on the larger boards (Hopper: 453 MiB at 80 GB, 595 at 94 GB,
+  699 at 141 GB; A100 80GB: 762), and the median would size a board above the twin it shares its memory with.
 * the typical driver reserve = median of ``smi_minus_cuda_mib_derived`` over the GPUs that have both an
   NVML and a CUDA total (computed below, written to ``meta.driver_reserve``).
 * ``bf16`` = compute capability >= 8.0 for NVIDIA (vLLM's rule, checked against the catalogue's own
@@ -279,7 +282,8 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
 
     ``gpus`` are merged by id (:func:`_merge_gpus`); the supplement's ``label_conventions`` add observed GFD
     product values and the AMD ``amd_gpu_device_ids`` / ``amd_gpu_vram`` tables; its ``instance_types`` add
-    providers (``oci``) or rows.
+    providers (``oci``) or rows; its ``mig_measurements`` give ``nvidia-smi mig -lgip`` memory to a MIG table that
+    has none (:func:`_merge_mig_measurement`).
     """
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as fh:
@@ -297,12 +301,34 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
             lc[key] = xlc[key]
     for provider, rows in (extra.get("instance_types") or {}).items():
         research["instance_types"].setdefault(provider, []).extend(rows)
+    for m in extra.get("mig_measurements") or []:
+        _merge_mig_measurement(research["mig_profiles"]["per_gpu"], m)
     research.setdefault("meta", {})["supplement"] = {
         "file": SUPPLEMENT_REF,
         "compiled": (extra.get("meta") or {}).get("compiled"),
         "reading_notes": (extra.get("meta") or {}).get("reading_notes"),
     }
     return research
+
+
+def _merge_mig_measurement(tables: list[dict[str, Any]], m: dict[str, Any]) -> None:
+    """Set ``memory_gib_lgip`` of each profile of the one MIG table whose ``gpu`` text starts with ``m['table']``
+    from the supplement's ``nvidia-smi mig -lgip`` capture (adding the profiles the table lacks); a table that
+    already holds a measured figure is not overwritten."""
+    found = [t for t in tables if str(t.get("gpu", "")).startswith(m["table"])]
+    if len(found) != 1:
+        raise SystemExit(f"mig_measurements: {m['table']!r} matches {len(found)} MIG tables, not one")
+    (table,) = found
+    rows = {p["profile"]: p for p in table["profiles"]}
+    for profile, gib in m["profiles"].items():
+        row = rows.get(profile)
+        if row is None:
+            row = {"profile": profile}
+            table["profiles"].append(row)
+        have = (row.get("memory_gib_lgip") or {}).get("value")
+        if have is not None:
+            raise SystemExit(f"mig_measurements: {m['table']} {profile} is already measured ({have} GiB)")
+        row["memory_gib_lgip"] = {"value": float(gib), "source": m["source"]}
 
 
 def gfd_sanitise(name: str) -> str:
@@ -386,8 +412,11 @@ def driver_reserve(gpus: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def memory_of(g: dict[str, Any], reserve_mib: int) -> tuple[int, str, str | None]:
-    """(memory_bytes, memory_source, source) for one research entry; see the module docstring."""
+def memory_of(
+    g: dict[str, Any], reserve_mib: int, observations: list[dict[str, Any]] | None = None
+) -> tuple[int, str, str | None]:
+    """(memory_bytes, memory_source, source) for one research entry; see the module docstring.
+    ``observations`` are :func:`driver_reserve`'s same-host NVML/CUDA pairs, read for a ``memory_twin``."""
     cuda = _val(g, "cuda_total_bytes")
     if cuda:
         return (
@@ -414,6 +443,21 @@ def memory_of(g: dict[str, Any], reserve_mib: int) -> tuple[int, str, str | None
     if smi:
         status = (g.get("nvidia_smi_total_mib") or {}).get("status")
         tag = f" ({status} citation)" if status else ""
+        twin = _val(g, "memory_twin")
+        if twin:
+            obs = next((o for o in observations or [] if o["id"] == twin), None)
+            if obs is None or int(obs["nvidia_smi_total_mib"]) != int(smi):
+                raise SystemExit(
+                    f"{g['id']}: memory_twin {twin} has no same-host NVML/CUDA observation with NVML total {smi}"
+                )
+            r = int(obs["smi_minus_cuda_mib"])
+            reserve_bytes = int(obs["nvidia_smi_total_mib"]) * MIB - int(obs["cuda_total_bytes"])  # unrounded
+            return (
+                int(smi) * MIB - reserve_bytes,
+                f"derived: NVML {smi} MiB{tag} - {r} MiB reserve observed on {twin} (same memory, same NVML "
+                "total)",
+                _src(g, "nvidia_smi_total_mib"),
+            )
         return (
             (int(smi) - reserve_mib) * MIB,
             f"derived: NVML {smi} MiB{tag} - {reserve_mib} MiB typical reserve",
@@ -447,13 +491,15 @@ def memory_of(g: dict[str, Any], reserve_mib: int) -> tuple[int, str, str | None
     raise SystemExit(f"{g['id']}: no memory figure at all")
 
 
-def build_accelerators(gpus: list[dict[str, Any]], reserve_mib: int) -> dict[str, dict[str, Any]]:
+def build_accelerators(
+    gpus: list[dict[str, Any]], reserve_mib: int, observations: list[dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
     """Research ``gpus`` -> ``id -> compact entry`` (see the module docstring for the choices)."""
     out: dict[str, dict[str, Any]] = {}
     for g in gpus:
         gid = g["id"]
         vendor = g.get("vendor") or "nvidia"
-        mem, mem_source, mem_src = memory_of(g, reserve_mib)
+        mem, mem_source, mem_src = memory_of(g, reserve_mib, observations)
         cc = _val(g, "compute_capability")
         sources: dict[str, Any] = {"memory": mem_src}
         if vendor == "nvidia":
@@ -511,6 +557,7 @@ def build_accelerators(gpus: list[dict[str, Any]], reserve_mib: int) -> dict[str
             "reported_total_mib",
             "per_device_memory_gib",
             "unified_memory",
+            "memory_twin",
             "mig_capable",
             "gfd_product_label",
             "amd_product_name_label",
@@ -813,7 +860,7 @@ def build(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict[str, An
     research = load_research(path, supplement)
     gpus = research["gpus"]
     reserve = driver_reserve(gpus)
-    accs = build_accelerators(gpus, reserve["median_mib"])
+    accs = build_accelerators(gpus, reserve["median_mib"], reserve["observations"])
     mig = build_mig(research)
     for gid, profiles in mig.items():
         if gid in accs:

@@ -566,11 +566,15 @@ MEMORY_LABEL_TOLERANCE = 0.02
 def nvml_total_mib(acc: Accelerator) -> int:
     """The NVML total (``nvidia-smi`` / GFD ``nvidia.com/gpu.memory``, MiB) expected for ``acc``: the
     observed same-host figure from the catalogue's driver-reserve observations when there is one, else the
-    CUDA total plus :func:`driver_reserve_mib` (the inverse of how :func:`generic_nvidia` derives a CUDA
-    total from a label)."""
+    entry's own catalogued nvidia-smi total when its CUDA total was derived from it (with the typical reserve
+    or a ``memory_twin``'s observed one), else the CUDA total plus :func:`driver_reserve_mib` (the inverse of
+    how :func:`generic_nvidia` derives a CUDA total from a label)."""
     for obs in _cat().raw["meta"]["driver_reserve"].get("observations") or []:
         if obs.get("id") == acc.id and obs.get("nvidia_smi_total_mib"):
             return int(obs["nvidia_smi_total_mib"])
+    smi = (_cat().entries.get(acc.id) or {}).get("nvidia_smi_total_mib")
+    if isinstance(smi, dict) and smi.get("value") and acc.memory_source.startswith("derived: NVML"):
+        return int(smi["value"])
     return acc.memory_bytes // MIB + _cat().reserve_mib
 
 

@@ -11,12 +11,21 @@ GPUs can be checked against the leader's layout (KV403) and nothing else is aske
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 
+from kvlint.fastinit import replaced
 from kvlint.source import LDict
 from kvlint.types import Finding, JoinedEngine, ServingConfig, Workload
 
-__all__ = ["find_leader", "follower_how", "join_follower", "vllm_nodes_per_dp_group"]
+__all__ = [
+    "find_leader",
+    "follower_how",
+    "join_follower",
+    "node_address",
+    "pair_node_objects",
+    "vllm_nodes_per_dp_group",
+]
 
 
 def _leader_config(
@@ -236,3 +245,119 @@ def _note(serving: ServingConfig, why: str, fix: str | None = None) -> None:
             severity="info",
         )
     )
+
+
+#: Workload kinds whose one replica is one pod, with no operator to start a peer node beside it
+ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
+
+
+def node_address(serving: ServingConfig) -> str | None:
+    """Where the nodes of a multi-node engine meet, as the command gives it: SGLang's ``--dist-init-addr`` (each
+    node's schedulers join ``tcp://ADDR`` with the world size of all ``--nnodes``; without it ``127.0.0.1`` of the
+    node's own pod, sglang@0.5.5 ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``),
+    vLLM's ``--master-addr`` and ``--master-port`` (``tcp://master_addr:master_port`` when ``nnodes > 1``,
+    vllm@0.19.0 ``vllm/distributed/parallel_state.py``; default ``127.0.0.1:29501``, ``vllm/config/parallel.py::
+    ParallelConfig``, options from 0.11.1). None when not given or not resolved (a variable)."""
+    if serving.engine == "sglang":
+        names: tuple[str, ...] = ("dist_init_addr",)
+    elif serving.engine == "vllm":
+        names = ("master_addr", "master_port")
+    else:
+        return None
+    if any(n in serving.unresolved for n in names):
+        return None
+    addr = serving.get(names[0])
+    if not isinstance(addr, str) or not addr.strip():
+        return None
+    port = serving.get(names[1]) if len(names) > 1 else None
+    return addr.strip() + (f":{port}" if port is not None else "")
+
+
+def _node_of(w: Workload, configmaps: Mapping[tuple[str | None, str], LDict] | None, version: str | None):
+    """``(rank, serving)`` of the one engine container of ``w`` that runs as a node of a multi-node engine
+    (``--nnodes`` above 1, the rank read or 0 when not given, an address :func:`node_address` reads), or None."""
+    from kvlint.engines.command import parse_container
+    from kvlint.engines.shell import ReviewTooLarge
+    from kvlint.workloads.base import engine_containers
+
+    found = []
+    for c in engine_containers(w.pod_spec):
+        try:
+            cfg = parse_container(
+                c,
+                pod_spec=w.pod_spec,
+                namespace=w.namespace,
+                configmaps=configmaps,
+                engine_version_option=version,
+            )
+        except ReviewTooLarge:
+            raise
+        except Exception:  # what the container's own analysis reports; no pairing on it
+            return None
+        if cfg is not None:
+            found.append(cfg)
+    if len(found) != 1:
+        return None
+    cfg = found[0]
+    nnodes = _int_of(cfg, "nnodes")
+    if cfg.engine not in ("sglang", "vllm") or nnodes is None or nnodes < 2 or "node_rank" in cfg.unresolved:
+        return None
+    if "node_rank" in cfg.flags and _int_of(cfg, "node_rank") is None:
+        return None
+    rank = _int_of(cfg, "node_rank") or 0
+    if node_address(cfg) is None or not 0 <= rank < nnodes:
+        return None
+    return rank, cfg
+
+
+def pair_node_objects(
+    workloads: Sequence[Workload],
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    engine_version: str | None = None,
+) -> list[Workload]:
+    """``workloads`` with hand-rolled multi-node engines joined: a node per object, each a Pod or a one-replica
+    Deployment / StatefulSet / ReplicaSet (no LeaderWorkerSet or other group around it), running the same engine
+    at the same release with the same model, ``--nnodes N`` and meeting address (:func:`node_address`: SGLang's
+    ``--dist-init-addr``, vLLM's ``--master-addr``/``--master-port``), in the same namespace and input (one file, one
+    rendered chart or kustomization: the unit :mod:`kvlint.stream` analyses at once, so that a streamed run and a
+    whole one agree), whose ``--node-rank``
+    values are exactly 0 .. N-1. The node-rank-0 object becomes the group's ``leader`` and the others its
+    ``worker`` templates with :attr:`~kvlint.types.Workload.leader` set, so that each follower joins the leader's engine
+    when its settings are the leader's (:func:`join_follower`) and the leader is sized as the group (KV403 counts the
+    N pods' GPUs). A rank missing, repeated or read from a variable leaves every object as it was (the rank-0 node
+    then waits for ranks no pod runs: KV403's lone-node finding). Never raises on user input (ReviewTooLarge
+    passes through)."""
+    groups: dict[tuple[str, str | None, str, int, str | None, str | None, str], list[tuple[int, int]]] = {}
+    for i, w in enumerate(workloads):
+        if w.kind not in ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
+            continue
+        if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
+            continue
+        if "nnodes" not in json.dumps(w.pod_spec, default=str):
+            continue
+        node = _node_of(w, configmaps, engine_version)
+        if node is None:
+            continue
+        rank, cfg = node
+        model = cfg.model.value if cfg.model is not None else None
+        key = (
+            cfg.engine,
+            cfg.version,
+            str(model),
+            _int_of(cfg, "nnodes") or 0,
+            node_address(cfg),
+            w.namespace,
+            w.doc.path,
+        )
+        groups.setdefault(key, []).append((rank, i))
+    out = list(workloads)
+    for key, members in groups.items():
+        if sorted(rank for rank, _i in members) != list(range(key[3])):
+            continue
+        lead_i = next(i for rank, i in members if rank == 0)
+        leader = replaced(workloads[lead_i], role="leader")
+        out[lead_i] = leader
+        for rank, i in members:
+            if rank:
+                out[i] = replaced(workloads[i], role="worker", leader=leader)
+    return out

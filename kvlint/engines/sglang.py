@@ -109,6 +109,8 @@ _INT = {
     # ``type=int`` before), argparse refuses "2.5" or "nan"; read as a string, such a value sized the pool at the
     # ratio and a 24-digit one at 10^23 slots
     "max_mamba_cache_size",
+    # ``--moe-dense-tp-size`` (``type=int`` from 0.4.6, ``Optional[int]`` field from 0.5.16): argparse refuses a word
+    "moe_dense_tp_size",
 }
 #: CUDA-graph capture lists (``type=int, nargs="+"``: ``--cuda-graph-bs`` from 0.4.0, ``--piecewise-cuda-graph-tokens``
 #: 0.5.8 - 0.5.19, ``--cuda-graph-bs-decode`` / ``--cuda-graph-bs-prefill`` from 0.5.14; sglang ``server_args.py::
@@ -822,6 +824,7 @@ def parse_sglang_argv(
                 continue
         col.set(dest, Value(value, loc, raw, src), canon)
     _dp_with_attn_dp(col)
+    _moe_dense_tp_refused(col, version)
     if not serve_named and model is not None:
         names = "--model-path" + (", --model" if serve_v is None or serve_v >= SERVE_MODEL_ALIAS_FROM else "")
         names += " or a first positional word" if serve_v is None or serve_v >= SERVE_POSITIONAL_FROM else ""
@@ -840,6 +843,43 @@ def parse_sglang_argv(
             "sglang.launch_server reads it from the --config file)",
         )
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
+
+
+#: From this release SGLang also accepts ``--moe-dense-tp-size`` equal to ``--tp-size`` (the 0.5.13 wheel; 0.5.12's
+#: assertion is ``in {1, None}``)
+MOE_DENSE_TP_EQUAL_FROM = (0, 5, 13)
+
+
+def _moe_dense_tp_refused(col: Collector, version: str | None) -> None:
+    """KV206 for a ``--moe-dense-tp-size`` SGLang asserts against before it starts: ``assert self.moe_dense_tp_size
+    in {1, None}``, "moe_dense_tp_size only support 1 and None currently" (``server_args.py::ServerArgs.
+    __post_init__``/``check_server_args`` in the 0.4.6 – 0.5.12 wheels), ``in (None, 1, self.tp_size)``, "only
+    supports None, 1, or tp_size currently" from 0.5.13 (``arg_groups/validation_hook.py`` in 0.5.19 – 0.5.23). A value
+    equal to the TP size under an unknown release is let through (the newest read accepts it)."""
+    given = col.flags.get("moe_dense_tp_size")
+    if given is None or not isinstance(given.value, int) or isinstance(given.value, bool):
+        return
+    tp_flag = col.flags.get("tp_size")
+    tp = tp_flag.value if tp_flag is not None else 1
+    m = given.value
+    if m == 1 or not isinstance(tp, int) or "tp_size" in col.unresolved:
+        return
+    v = _release(version)
+    newer = v is None or v >= MOE_DENSE_TP_EQUAL_FROM
+    if m == tp and newer:
+        return
+    said = (
+        "'moe_dense_tp_size only supports None, 1, or tp_size currently'"
+        if newer
+        else "'moe_dense_tp_size only support 1 and None currently'"
+    )
+    col.invalid(
+        "--moe-dense-tp-size",
+        str(m),
+        given.loc,
+        f"SGLang asserts {said} and does not start (tp_size {tp})",
+        fix="--moe-dense-tp-size 1 (the dense MLP layers whole on every TP rank) or leave it out (split over --tp-size)",
+    )
 
 
 def _dp_with_attn_dp(col: Collector) -> None:

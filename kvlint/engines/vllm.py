@@ -10,18 +10,21 @@ vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
   from 0.10 they take no value: ``--enforce-eager=true`` and ``--enforce-eager true`` are KV206 (older releases
   had ``StoreBoolean`` options reading an optional ``true``/``false``);
 * short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11, where ``-O.KEY=V`` is a
-  dotted key of it and, from 0.9.2, an attached ``-OVALUE`` its ``level``; ``--optimization-level`` ≥0.12 only as ``-O3``/``-O=3`` or ``-O`` before a word 0-3, any other
-  ``-O`` being unrecognised there, KV205), ``-cc``, ``-ep``, ``-dcp`` ...;
+  dotted key of it from 0.9.2 and, from 0.9.2, an attached ``-OVALUE`` its ``level``; in 0.6.6 - 0.8.5 its value is a
+  Python literal, ``ast.literal_eval``; ``--optimization-level`` ≥0.12 as ``-O3``/``-O=3``/any attached ``-OVALUE``
+  (a value other than a level 0-3 refused by pydantic, KV206) or ``-O`` before a word 0-3, any other ``-O`` being
+  unrecognised there, KV205), ``-cc``, ``-ep``, ``-dcp`` ...;
 * human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
   (``32k`` = 32000, ``32K`` = 32768), ``-1``/``auto`` for ``--max-model-len`` from 0.14;
 * ``--config FILE.yaml`` whose keys are option names (CLI > config file > defaults);
-* dotted JSON options ``--compilation-config.level=3`` (≥0.10).
+* dotted JSON options ``--compilation-config.level=3`` (≥0.9.2; KV206 before).
 
 The option table comes from :mod:`kvlint.engines.vllm_flags_data` (generated from 18 vLLM wheels).
 """
 
 from __future__ import annotations
 
+import ast
 import bisect
 import json
 import re
@@ -163,6 +166,11 @@ def _argparse_name(long: str, i: int) -> str:
 #: (vllm@0.9.2:vllm/utils/__init__.py; 0.8.5's ``len(arg) == 2`` test never matched, so argparse read VALUE as the
 #: whole ``--compilation-config``).
 _O_LEVEL_FROM = data.VERSIONS.index("0.9.2")
+#: The first sampled release whose dataclass JSON options expand bare ``1k``/``80G`` (``dataclass_hr``, 0.20.0)
+_HR_JSON_FROM = data.VERSIONS.index("0.20.0")
+#: The sampled releases (first, last index) whose ``--compilation-config``/``-O`` is ``CompilationConfig.from_cli``
+#: with ``ast.literal_eval`` (vllm@0.6.6.post1, @0.7.3, @0.8.5 ``vllm/config.py``; 0.9.2 reads JSON)
+_CC_LITERAL_EVAL = (data.VERSIONS.index("0.6.6.post1"), data.VERSIONS.index("0.8.5"))
 _HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
 _SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
 #: Options whose first release lies between two sampled releases and was read in the wheels, with that release:
@@ -506,6 +514,10 @@ class _Parser:
                 self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
                 return False, None
             return True, raw
+        if dest == "optimization_level":
+            return self._optimization_level(option, raw, loc)
+        if dest == "compilation_config" and self._literal_eval_cc():
+            return self._compilation_config_literal(option, raw, loc)
         if not self._json_readable(option, dest, raw, loc):
             return False, None
         if dest == "speculative_config":
@@ -530,6 +542,8 @@ class _Parser:
                 return False, None
             if dest == "compilation_config" and isinstance(parsed, str) and digits(parsed) is not None:
                 parsed = {"level": digits(parsed)}
+            if dest == "compilation_config" and not self._cc_ints_readable(option, raw, parsed, loc):
+                return False, None
             if dest == "pooler_config" and isinstance(parsed, dict):
                 clash = _pooling_type_clash(parsed, self.version)
                 if clash is not None:
@@ -545,6 +559,168 @@ class _Parser:
                     return False, None
             return True, parsed
         return True, raw
+
+    def _optimization_level(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """``--optimization-level`` (0.12.0 on; ``-O3``, ``-O=3``, ``-OVALUE`` and ``-O N`` are rewritten to it by
+        ``FlexibleArgumentParser.parse_args``, vllm@0.12.0 and @0.19.0 ``vllm/utils/argparse_utils.py``). Its field
+        is ``VllmConfig.optimization_level: OptimizationLevel``, an ``IntEnum`` of 0 - 3 (``vllm/config/vllm.py``)
+        that ``get_kwargs`` gives argparse as ``type=str`` (not a builtin type), so argparse takes any word and
+        pydantic (``>=2.12``, lax mode) checks it when the engine config is built: an integer 0 - 3 as text
+        (:func:`kvlint.values.lax_int`: ``"3"``, ``" 3"``, ``"3.0"``) passes, anything else stops vLLM with "1
+        validation error for VllmConfig / optimization_level / Input should be 0, 1, 2 or 3". ``-O.mode=3`` (a
+        compilation-config key up to 0.11.x) is then ``--optimization-level .mode=3``, and ``-Odecode``
+        ``--optimization-level decode``: both refused, KV206."""
+        level = lax_int(raw)
+        mask = data.OPTIONS["--optimization-level"][2]
+        every = bool(self.indices) and all(mask >> k & 1 for k in self.indices)
+        if (level is not None and 0 <= level <= 3) or not every:
+            # argparse's text, as vLLM holds it until pydantic reads it; under a release that may predate the option
+            # (unknown: -O may be --compilation-config's alias) KV205's span warning speaks
+            return True, raw
+        why = (
+            f"{self.where} stops before start-up with '1 validation error for VllmConfig: optimization_level: Input "
+            "should be 0, 1, 2 or 3' (--optimization-level is an OptimizationLevel, which argparse passes on as text)"
+        )
+        fix = "give -O a level 0-3 (-O3, --optimization-level 3)"
+        if option == "-O" and raw.startswith("."):
+            why += (
+                f"; -O{raw[:40]} is read as --optimization-level {raw[:40]}: from vLLM 0.12 -O is the optimization "
+                "level, no longer --compilation-config's alias with dotted keys"
+            )
+            fix = f"write -cc{raw[:60]} (--compilation-config{raw[:60]})"
+        self.col.invalid(option, raw, loc, why, fix=fix)
+        return False, None
+
+    def _dotted_before_092(
+        self, opt: str, sub_key: str, explicit: str | None, canon: str, dest: str, loc: Loc | None
+    ) -> None:
+        """KV206 for a dotted key (``-O.level=3``, ``--compilation-config.level=3``) in a release before 0.9.2
+        (:meth:`_no_dotted_keys`): argparse reads ``-O.level=3`` as ``-O`` with the attached value ``.level=3``, which
+        ``CompilationConfig.from_cli``'s ``ast.literal_eval`` refuses with SyntaxError, not caught by argparse (vLLM
+        stops with a traceback); ``--compilation-config.level=3`` names no option ("unrecognized arguments")."""
+        shown = f"{opt}.{sub_key}" + (f"={explicit}" if explicit is not None else "")
+        if opt == "-O" and dest == "compilation_config":
+            why = (
+                f"{self.where} has no dotted keys (0.9.2 on): argparse reads {shown[:60]} as -O with the value "
+                f"{shown[2:][:60]!r}, and CompilationConfig.from_cli's ast.literal_eval raises SyntaxError on it, which "
+                "argparse does not catch, so vLLM stops with a traceback"
+            )
+        else:
+            why = (
+                f"{self.where} has no dotted keys (0.9.2 on): argparse stops with 'unrecognized arguments: "
+                f"{shown[:60]}'"
+            )
+        key = sub_key.split(".")[-1]
+        value = explicit if explicit is not None else "..."
+        if dest == "compilation_config" and self._literal_eval_cc():
+            fix = (
+                f"write the whole config: {canon} \"{{'{key[:40]}': {value[:40]}}}\" (a Python dict literal)"
+            )
+        else:
+            fix = f"write the whole config as JSON: {canon} '{{\"{key[:40]}\": {value[:40]}}}'"
+        self.col.invalid(canon, shown, loc, why, fix=fix)
+
+    def _cc_ints_readable(self, option: str, raw: str, parsed: Any, loc: Loc | None) -> bool:
+        """False, after KV206, when a compilation config gives one of its integer fields that kvlint sizes the CUDA
+        graphs from (``CompilationConfig.max_cudagraph_capture_size: int``, ``cudagraph_capture_sizes: list[int]``,
+        vllm@0.20.0 ``vllm/config/compilation.py``; ``List[int]`` in 0.6.6 - 0.8.5 ``vllm/config.py``) a string that is
+        no integer (``"1k"``, ``"8K"``): pydantic's lax mode reads ``"512"`` as 512 but refuses other text ("Input
+        should be a valid integer, unable to parse string as an integer"), and vLLM stops before start-up. From
+        0.20.0 vLLM expands a bare ``1k`` written outside JSON strings (``_expand_json_human_readable_numbers``), never
+        a quoted one. Other fields are not checked here."""
+        if not isinstance(parsed, dict):
+            return True
+        bad: list[str] = []
+        top = parsed.get("max_cudagraph_capture_size")
+        if isinstance(top, str) and lax_int(top) is None:
+            bad.append(f'"max_cudagraph_capture_size": {json.dumps(top)[:30]}')
+        sizes = parsed.get("cudagraph_capture_sizes")
+        if isinstance(sizes, list):
+            bad += [
+                f'"cudagraph_capture_sizes" entry {json.dumps(x)[:30]}'
+                for x in sizes
+                if isinstance(x, str) and lax_int(x) is None
+            ][:3]
+        if not bad:
+            return True
+        expands = all(k >= _HR_JSON_FROM for k in self.indices) if self.indices else False
+        self.col.invalid(
+            option,
+            raw,
+            loc,
+            f"{self.where} stops before start-up: pydantic refuses the string in {', '.join(bad)} for an integer "
+            "field ('Input should be a valid integer, unable to parse string as an integer')",
+            fix=(
+                "write the number without quotes (1k is expanded when not quoted) or as digits"
+                if expands
+                else "write the number as digits, without quotes (1024)"
+            ),
+        )
+        return False
+
+    def _literal_eval_cc(self) -> bool:
+        """Whether every candidate release reads ``--compilation-config``/``-O`` with ``CompilationConfig.from_cli``
+        and ``ast.literal_eval`` (the 0.6.6 - 0.8.5 wheels; JSON parsing from 0.9.2, none before 0.6.6)."""
+        mask = data.OPTIONS["--compilation-config"][2]
+        having = [k for k in self.indices if mask >> k & 1]
+        return bool(having) and all(_CC_LITERAL_EVAL[0] <= k <= _CC_LITERAL_EVAL[1] for k in having)
+
+    def _no_dotted_keys(self) -> bool:
+        """Whether every candidate release predates the dotted keys of JSON options (``--compilation-config.level=3``,
+        ``-O.level=3``), which ``FlexibleArgumentParser.parse_args`` reads from 0.9.2 among the sampled releases
+        (vllm@0.9.2 ``vllm/utils/__init__.py``; the 0.6.6.post1 - 0.8.5 ``vllm/utils.py`` pass such a word to argparse
+        as it is)."""
+        return bool(self.indices) and max(self.indices) < _O_LEVEL_FROM
+
+    def _compilation_config_literal(self, option: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """``--compilation-config``/``-O`` as 0.6.6 - 0.8.5 read it (``CompilationConfig.from_cli``, vllm@0.6.6.post1
+        ``vllm/config.py``, the same in 0.7.3 and 0.8.5): ``"0"`` - ``"3"`` is the level, any other text goes to
+        ``ast.literal_eval`` -- a Python literal, not JSON: ``{'level': 3}`` is read, JSON's ``true``, ``false`` and
+        ``null`` are names it refuses (ValueError "malformed node or string"; Python's ``True``/``False``/``None``
+        instead), and text that is no Python expression raises SyntaxError, which argparse does not catch (vLLM stops
+        with a traceback) -- then ``CompilationConfig.model_validate``, which refuses what is not a dict (``-O 4``).
+        argparse reports a ValueError as "argument --compilation-config/-O: invalid from_cli value: '...'"."""
+        if raw in ("0", "1", "2", "3"):
+            return True, {"level": int(raw)}
+        if json_too_deep(raw) or len(raw) > 100_000:
+            self.col.invalid(
+                option, raw, loc, "the value is nested too deeply or too long for kvlint to read"
+            )
+            return False, None
+        try:
+            value = ast.literal_eval(raw)
+        except SyntaxError:
+            why = (
+                f"{self.where} reads it with Python's ast.literal_eval (CompilationConfig.from_cli), which raises "
+                "SyntaxError on it; argparse does not catch that, so vLLM stops with a traceback"
+            )
+            value, ok = None, False
+        except (ValueError, TypeError, MemoryError, RecursionError):
+            why = (
+                f'{self.where} stops before start-up with "argument --compilation-config/-O: invalid from_cli value": '
+                "it reads the value with Python's ast.literal_eval (CompilationConfig.from_cli), a Python literal, not "
+                "JSON (True, False and None, not true, false and null)"
+            )
+            value, ok = None, False
+        else:
+            ok = isinstance(value, dict)
+            why = (
+                f'{self.where} stops before start-up with "argument --compilation-config/-O: invalid from_cli value": '
+                f"ast.literal_eval reads a {type(value).__name__}, and CompilationConfig.model_validate needs a dict "
+                "(or one of the levels 0, 1, 2, 3 as the whole value)"
+            )
+        if ok and not self._cc_ints_readable(option, raw, value, loc):
+            return False, None
+        if not ok:
+            self.col.invalid(
+                option,
+                raw,
+                loc,
+                why,
+                fix=f"write {option} as a Python dict literal, e.g. {option} \"{{'level': 3}}\", or a level 0-3",
+            )
+            return False, None
+        return True, value
 
     def _json_kinds(self, dest: str) -> list[tuple[str | None, bool]]:
         """The parser kind of ``dest``'s JSON option in each candidate release, and whether ``optional_type`` wraps
@@ -919,6 +1095,9 @@ class _Parser:
                         i += 1
                 continue
             canon, dest, kind, negated = res
+            if sub_key is not None and self._no_dotted_keys():
+                self._dotted_before_092(opt, sub_key, explicit, canon, dest, loc)
+                continue
             written = "--" + opt[2:].replace("_", "-") if opt.startswith("--") else opt
             if written.startswith("--") and written not in self.known and canon.startswith(written):
                 self.col.abbreviation(written, canon, loc)

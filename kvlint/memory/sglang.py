@@ -29,7 +29,7 @@ from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.pooling import SGLANG_HEADLESS_ARCHITECTURES, sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
-from kvlint.models.weights import tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import dense_mlp_layer_bytes, tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits, finite_number
 
@@ -328,6 +328,16 @@ _TF5_NESTED_ROPE = frozenset({"gemma3", "gemma3_text", "gemma3n", "gemma3n_text"
 _TF5_ORIGINAL_LEN_TYPES = ("llama3", "yarn", "longrope")
 
 
+#: The keys SGLang's ``get_context_length`` reads, first present first (``CONTEXT_LENGTH_KEYS``)
+_SG_CONTEXT_KEYS = (
+    "max_sequence_length",
+    "seq_length",
+    "max_seq_len",
+    "model_max_length",
+    "max_position_embeddings",
+)
+
+
 def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
     """SGLang ``v``'s derived context length (``get_context_length``, the same function in the 0.5.5, 0.5.9,
     0.5.10 and 0.5.23 wheels): the **first present** of ``max_sequence_length``, ``seq_length``, ``max_seq_len``,
@@ -341,13 +351,7 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
     quotes can be found in config.json.
     """
     c = model.text_config or model.config or {}
-    for key in (
-        "max_sequence_length",
-        "seq_length",
-        "max_seq_len",
-        "model_max_length",
-        "max_position_embeddings",
-    ):
+    for key in _SG_CONTEXT_KEYS:
         val = c.get(key)
         read = finite_number(val)
         if read is not None and 0 < read <= MAX_INT_SETTING:
@@ -375,6 +379,62 @@ def derive_context_length(model: ModelSpec, v: SgVersion) -> tuple[int, str]:
                         return scaled, f"{key} {n} × {rope_key} factor {f:g}"
             return n, key
     return 2048, "default 2048"
+
+
+def context_length_raises(model: ModelSpec, v: SgVersion) -> tuple[str, str] | None:
+    """``(what, exception)`` when SGLang ``v``'s ``get_context_length`` raises on ``model``'s config.json, else None.
+
+    ``get_context_length`` (sglang@0.4.6 ``srt/hf_transformers_utils.py``, 0.5.5 ``srt/utils/hf_transformers_utils.py``,
+    0.5.13 and 0.5.23 ``srt/utils/hf_transformers/common.py``, the same body) takes ``rope_scaling.get("factor", 1)``
+    when ``config.rope_scaling`` is a non-empty dict (1 when it has ``original_max_position_embeddings`` or
+    ``rope_type == "llama3"``) and returns ``int(factor * val)`` for the first present of ``CONTEXT_LENGTH_KEYS``;
+    ``ModelConfig._derive_context_length`` (``__init__`` in 0.4.6) calls it before it looks at ``--context-length``,
+    so a factor that makes ``int()`` raise stops SGLang whether or not the length is given: NaN (ValueError "cannot
+    convert float NaN to integer"), an infinity or a product past the float range (OverflowError "cannot convert
+    float infinity to integer"), null or an object (TypeError "unsupported operand type(s) for *"), a list
+    (TypeError from ``int()`` of the repeated list). transformers only warns about such a factor ("factor field must
+    be a float >= 1", ``modeling_rope_utils.py`` of 5.3.0); Python's json reads NaN and Infinity. From
+    :data:`SG_TRANSFORMERS_5_FROM` the factor is not read where :func:`derive_context_length` says transformers 5 drops
+    it. A string factor is not judged (``int()`` of the repeated string may pass or raise). ``what`` names the key,
+    its value and the factor as config.json has them."""
+    c = model.text_config or model.config or {}
+    rope_key = "rope_scaling" if c.get("rope_scaling") else "rope_parameters"
+    rs = c.get(rope_key)
+    if not isinstance(rs, dict) or not rs or "factor" not in rs:
+        return None
+    if "original_max_position_embeddings" in rs or rs.get("rope_type") == "llama3":
+        return None
+    rt = rs.get("rope_type") or rs.get("type")
+    if v >= SG_TRANSFORMERS_5_FROM and (
+        str(c.get("model_type") or model.model_type or "") in _TF5_NESTED_ROPE
+        or rt in _TF5_ORIGINAL_LEN_TYPES
+    ):
+        return None
+    key = next((k for k in _SG_CONTEXT_KEYS if c.get(k) is not None), None)
+    if key is None:
+        return None
+    val, factor = c[key], rs["factor"]
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        return None
+    what = f"{key} {val!r} × {rope_key} factor {factor!r}"[:120]
+    if isinstance(factor, (int, float)):
+        p = factor * val
+        if isinstance(p, float) and p != p:
+            return what, "ValueError: cannot convert float NaN to integer"
+        if isinstance(p, float) and p in (float("inf"), float("-inf")):
+            return what, "OverflowError: cannot convert float infinity to integer"
+        return None
+    if isinstance(factor, str):
+        return None
+    if isinstance(factor, list):
+        if isinstance(val, float):
+            return what, "TypeError: can't multiply sequence by non-int of type 'float'"
+        return (
+            what,
+            "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'list'",
+        )
+    kind = "NoneType" if factor is None else type(factor).__name__
+    return what, f"TypeError: unsupported operand type(s) for *: '{kind}' and '{type(val).__name__}'"
 
 
 def cell_size(
@@ -984,6 +1044,75 @@ def _layer_attention_params(model: ModelSpec) -> int:
     return sum(n for name, n, _part in sink if name.startswith(last))
 
 
+#: ``--moe-dense-tp-size`` first exists in the 0.4.6 wheel (``ServerArgs.moe_dense_tp_size``; absent from 0.4.4's)
+MOE_DENSE_TP_FROM: SgVersion = (0, 4, 6)
+#: Architectures whose SGLang model builds the dense MLP of its non-MoE decoder layers whole on every TP rank when
+#: ``--moe-dense-tp-size 1`` (``DeepseekV2MLP(..., tp_rank=0, tp_size=1)`` behind
+#: ``DeepseekV2DecoderLayer._enable_moe_dense_fully_dp()`` in sglang@0.4.6 ``srt/models/deepseek_v2.py``;
+#: ``layers/communicator.py::enable_moe_dense_fully_dp`` in the 0.4.10 – 0.5.21 wheels, ``parallel_group=
+#: "replicated"`` behind ``layers/layer_boundary/layout.py::is_dense_ffn_fully_dp`` in 0.5.22 and 0.5.23): the
+#: ``EntryClass`` of ``deepseek_v2.py`` (0.4.6 on), ``glm4_moe.py`` (0.4.10 on), ``bailing_moe.py``, ``ernie4.py``
+#: (0.5.5 on), ``glm4_moe_lite.py``, ``llada2.py``, ``mimo_v2_flash.py`` (0.5.9 on), ``sarvam_moe.py`` (0.5.10 on),
+#: ``mimo_v2.py`` (0.5.11 on), ``minimax_m3.py`` (0.5.16 on), ``bailing_moe_v3.py`` (0.5.19 on), ``xllm.py``,
+#: ``glm5_next.py`` (0.5.21 on): every release read that builds one of these models honours the flag. Other models
+#: (Qwen2/Qwen3-MoE and their shared experts, Mixtral, gpt-oss, Llama 4, ...) never read it.
+_SG_MOE_DENSE_TP_ARCHS = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "Glm4MoeForCausalLM",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "BailingMoEForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "Ernie4_5_ForCausalLM",
+        "LLaDA2MoeModelLM",
+        "SarvamMLAForCausalLM",
+        "SarvamMoEForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "MiMoV2ForCausalLM",
+        "MiniMaxM3SparseForCausalLM",
+        "XllmForCausalLM",
+        "K2HorizonForCausalLM",
+        "Glm5NextForConditionalGeneration",
+    }
+)
+
+
+def moe_dense_whole_bytes(
+    model: ModelSpec, v: SgVersion, moe_dense_tp_size: int | None, tp: int, dbytes: int, quant: str | None
+) -> tuple[tuple[int, ...], str]:
+    """Bytes each TP rank holds beyond an even ``1/tp`` share because of ``--moe-dense-tp-size 1``, per decoder
+    layer, and a note (``((), "")`` when the flag does not apply).
+
+    With ``moe_dense_tp_size == 1`` SGLang builds the dense MLP of the non-MoE layers (DeepSeek-V3's first three,
+    ``first_k_dense_replace``) unsplit on every TP rank, for the architectures of :data:`_SG_MOE_DENSE_TP_ARCHS`
+    from 0.4.6; the MoE layers (routed and shared experts) keep their own split. A dense MLP of ``B`` bytes
+    (:func:`kvlint.models.weights.dense_mlp_layer_bytes`, quantized as the checkpoint is) then adds
+    ``B × (1 − 1/tp)`` per rank. ``moe_dense_tp_size`` equal to ``tp`` (accepted from 0.5.13) or unset changes
+    nothing. See docs/engine-memory-model.md §3.3."""
+    if moe_dense_tp_size != 1 or tp <= 1 or v < MOE_DENSE_TP_FROM:
+        return (), ""
+    arch = model.architectures[0] if model.architectures else ""
+    if arch not in _SG_MOE_DENSE_TP_ARCHS:
+        return (), ""
+    per = dense_mlp_layer_bytes(model, dtype_bytes=dbytes, quantization=quant)
+    extra = tuple(int(b * (1 - 1 / tp)) for b in per)
+    total = sum(extra)
+    if not total:
+        return (), ""
+    dense = sum(1 for b in per if b)
+    return extra, (
+        f"--moe-dense-tp-size 1: the dense MLP of {dense} non-MoE layer(s) is whole on every TP rank "
+        f"({sum(per) / GiB:.2f} GiB, +{total / GiB:.2f} GiB per rank over 1/{tp}; {arch} in SGLang "
+        f"{v[0]}.{v[1]}.{v[2]})"
+    )
+
+
 def _stage_weights(
     model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
 ) -> tuple[int, ...]:
@@ -1416,6 +1545,12 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    dense_extra, dense_note = moe_dense_whole_bytes(
+        model, v, as_int(get("moe_dense_tp_size")), tp, dbytes, str(quant) if quant else None
+    )
+    if dense_extra:
+        repl += sum(dense_extra)
+        model_notes.append(dense_note)
     absorbed, absorbed_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes)
     mla_copies: tuple[int, int, str, str] | None = None
     if absorbed:
@@ -1525,12 +1660,17 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
                 PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl - embed_extra - head_extra)
+        stage_w = _stage_weights(
+            model, w_all, dbytes, tp, split, repl - embed_extra - head_extra - sum(dense_extra)
+        )
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
         # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
         stage_w = (*stage_w[:-1], stage_w[-1] + head_extra)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
+        if dense_extra:
+            # the whole dense MLPs live with their layers (DeepSeek's first ones: the first stage)
+            stage_w = tuple(w + sum(dense_extra[bounds[r] : bounds[r + 1]]) for r, w in enumerate(stage_w))
         stage_c = tuple(
             cell_size(
                 model, attn_tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]), dsa_indexer=indexer_in_cell

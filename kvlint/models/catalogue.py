@@ -630,7 +630,7 @@ def _reupload_precision(base: CatalogueEntry) -> str:
     )
     method = ""
     if isinstance(qc, dict):
-        method = str(qc.get("quant_method") or qc.get("format") or "quantized")
+        method = _weight_precision(qc)
     elif isinstance(hf_quant, dict):
         section = hf_quant.get("quantization")
         algo = section.get("quant_algo") if isinstance(section, dict) else None
@@ -641,6 +641,35 @@ def _reupload_precision(base: CatalogueEntry) -> str:
         f" Its weights are assumed the same as {base.id}'s too: {method} (a same-named repository of another "
         "publisher can hold another precision)."
     )
+
+
+def _weight_precision(qc: dict[str, Any]) -> str:
+    """The weights' precision a ``quantization_config`` states, in words: ``quant_method`` where it names one
+    (``fp8``, ``mxfp4``); for a ModelOpt config its ``quant_algo`` (``ModelOpt FP8``; ModelOpt's exported
+    configs carry ``quant_method: modelopt`` or none); for compressed-tensors, a container format, the weights
+    of its ``config_groups`` (``int4 (compressed-tensors, group size 32)``, from ``num_bits`` and ``type``);
+    for bitsandbytes its ``load_in_4bit``/``load_in_8bit``."""
+    method = str(qc.get("quant_method") or "")
+    algo = qc.get("quant_algo")
+    if algo and method in ("", "modelopt"):
+        return f"ModelOpt {algo}"
+    if method == "bitsandbytes":
+        if qc.get("load_in_4bit"):
+            return f"4-bit {qc.get('bnb_4bit_quant_type') or ''} (bitsandbytes)".replace("  ", " ")
+        return "8-bit (bitsandbytes)" if qc.get("load_in_8bit") else "bitsandbytes"
+    groups = qc.get("config_groups")
+    if method in ("compressed-tensors", "") and isinstance(groups, dict):
+        kinds = []
+        for group in groups.values():
+            w = group.get("weights") if isinstance(group, dict) else None
+            if isinstance(w, dict) and w.get("num_bits") and w.get("type"):
+                size = f", group size {w['group_size']}" if w.get("group_size") else ""
+                kind = f"{w['type']}{w['num_bits']} ({method or 'compressed-tensors'}{size})"
+                if kind not in kinds:
+                    kinds.append(kind)
+        if kinds:
+            return " and ".join(kinds)
+    return method or str(qc.get("format") or "quantized")
 
 
 def _loose(name: str) -> str:

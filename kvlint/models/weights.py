@@ -1430,6 +1430,39 @@ def _priced_linears(
     return sink, kept, rate, unq
 
 
+#: The dense MLP's projections of a decoder layer as :func:`_param_breakdown` names them (``layers.{i}.mlp.<leaf>``,
+#: not a MoE block's ``shared_experts``/``shared_expert`` nor the experts)
+_DENSE_MLP_LEAVES = frozenset({"gate_proj", "up_proj", "down_proj"})
+
+
+def dense_mlp_layer_bytes(
+    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None
+) -> tuple[int, ...]:
+    """Bytes of each decoder layer's dense MLP (``gate_proj``/``up_proj``/``down_proj`` directly under
+    ``layers.{i}.mlp``; 0 for a MoE layer, whose shared experts and experts are not counted), whole (all ranks),
+    priced as :func:`weight_bytes` prices the model's linears (the checkpoint's method, or ``quantization`` for an
+    online conversion; a module the checkpoint keeps unquantized at ``dtype_bytes``). One entry per decoder layer,
+    in order; which layers are dense follows :func:`_param_breakdown` (``first_k_dense_replace``/``moe_layer_freq``,
+    ``decoder_sparse_step``/``mlp_only_layers``, ...). For SGLang's ``--moe-dense-tp-size 1``, which builds these
+    modules whole on every TP rank (:func:`kvlint.memory.sglang.moe_dense_whole_bytes`)."""
+    return _dense_mlp_layer_bytes(spec, dtype_bytes, quantization)
+
+
+@per_model
+def _dense_mlp_layer_bytes(spec: ModelSpec, dtype_bytes: int, quantization: str | None) -> tuple[int, ...]:
+    """:func:`dense_mlp_layer_bytes` itself, with positional arguments."""
+    sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    per = [0.0] * len(spec.layers)
+    for (name, n, part), keep in zip(sink, kept, strict=True):
+        bits = name.split(".")
+        if part != "linear" or len(bits) != 4 or bits[0] != "layers" or bits[2] != "mlp":
+            continue
+        if bits[3] not in _DENSE_MLP_LEAVES or not bits[1].isdigit() or int(bits[1]) >= len(per):
+            continue
+        per[int(bits[1])] += n * (dtype_bytes if keep else rate)
+    return tuple(int(b) for b in per)
+
+
 #: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),
 #: by their checkpoint leaf name under ``self_attn``: MLA's ``q_a_proj`` and ``kv_a_proj_with_mqa`` (fused into the
 #: replicated ``fused_qkv_a_proj`` when ``q_lora_rank`` is set) and the DSA indexer's ``wq_b`` and ``wk``

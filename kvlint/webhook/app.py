@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
+from kvlint.webhook.protocol import EVICTED_SCOPE_KEY
 from kvlint.webhook.review import (
     Review,
     ReviewError,
@@ -375,7 +376,10 @@ async def _run_pipeline(state: WebhookState, review: Review, started: float) -> 
         )
         return failure_response(review, settings, why, "timeout")
     except WorkerFailed as exc:
-        state.logger.error("pipeline failed", extra={"fields": {"uid": review.uid, "error": str(exc)}})
+        state.logger.error(
+            "pipeline failed",
+            extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(str(exc), LOG_REASON_CHARS)}},
+        )
         name = str(exc).split(":", 1)[0]
         return failure_response(review, settings, f"internal error ({name})", "internal_error")
     existing = None
@@ -411,7 +415,13 @@ async def _old_errors(
         state.metrics.old_object_lints.labels(result).inc()
         state.logger.warning(
             "old object not linted: every error of the update denies",
-            extra={"fields": {"uid": review.uid, "error": str(exc), "old_object": result}},
+            extra={
+                "fields": {
+                    "uid": _bounded(review.uid),
+                    "error": _bounded(str(exc), LOG_REASON_CHARS),
+                    "old_object": result,
+                }
+            },
         )
         return None, result
     state.metrics.old_object_lints.labels("linted").inc()
@@ -427,6 +437,18 @@ _encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=
 #: Starlette's ``PlainTextResponse("Internal Server Error", 500)``, what its ServerErrorMiddleware answers.
 _ERROR_500_BODY = b"Internal Server Error"
 _ERROR_500_HEADERS = [(b"content-length", b"21"), (b"content-type", b"text/plain; charset=utf-8")]
+
+
+#: Why a request still running when uvicorn's graceful shutdown time ran out is answered as it is.
+SHUTDOWN_REASON = "the server is shutting down (its graceful shutdown time, --graceful-seconds, ran out)"
+
+
+def _uncancel() -> None:
+    """Take back the cancellation of this task that is being answered instead (Python 3.11+ counts it)."""
+    task = asyncio.current_task()
+    uncancel = getattr(task, "uncancel", None)
+    if uncancel is not None:
+        uncancel()
 
 
 def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
@@ -551,6 +573,14 @@ def create_app(
         """``POST /validate`` as an ASGI application: :func:`answer`'s status, headers and body."""
         try:
             status, headers, body = await answer(scope, receive)
+        except asyncio.CancelledError:
+            # uvicorn cancels the requests still running when its graceful shutdown time is over (nothing else
+            # cancels a request's task): a body still coming in, or a review waiting for a slot. Answered, not
+            # raised on: uvicorn logged a traceback ("Exception in ASGI application") and answered HTTP 500
+            _uncancel()
+            state.metrics.bad_requests.labels("shutdown").inc()
+            state.logger.warning("request not answered: " + SHUTDOWN_REASON, extra={"fields": {}})
+            status, headers, body = _json_answer({"error": SHUTDOWN_REASON}, 503, close=True)
         except Exception:  # what Starlette's ServerErrorMiddleware answered before the response began
             await send({"type": "http.response.start", "status": 500, "headers": list(_ERROR_500_HEADERS)})
             await send({"type": "http.response.body", "body": _ERROR_500_BODY})
@@ -589,7 +619,8 @@ def create_app(
                     f"request body not received within {settings.body_timeout_seconds:g} s", 408
                 ) from None
             except _ClientGone:  # gone before its body was in: nobody to answer, nothing to log
-                state.metrics.connections_closed.labels("client_gone").inc()
+                if not scope.get(EVICTED_SCOPE_KEY):  # an eviction is counted as one where it is made
+                    state.metrics.connections_closed.labels("client_gone").inc()
                 return 400, [(b"content-length", b"0")], b""  # Starlette's Response(status_code=400)
         except _Refused as exc:
             return _refused(exc, t0)
@@ -656,7 +687,7 @@ def create_app(
             outcome, why = "too_large", f"{exc} (--max-request-bytes)"
         else:
             outcome, why = "overloaded", f"{exc} at once"
-        state.logger.warning("review not decoded: " + why, extra={"fields": {"uid": bare.uid}})
+        state.logger.warning("review not decoded: " + why, extra={"fields": {"uid": _bounded(bare.uid)}})
         payload, verdict = failure_response(bare, settings, why, outcome)
         seconds = time.perf_counter() - t0
         state.metrics.observe(verdict, bare.dry_run, seconds)
@@ -683,12 +714,20 @@ def create_app(
                 payload, verdict = skipped_response(review, why)
             else:
                 payload, verdict = await _run_pipeline(state, review, t0)
+        except asyncio.CancelledError:
+            # uvicorn's graceful shutdown time ran out while the review was linted (a budget longer than it): the
+            # review is answered per the failure mode, as one kvlint could not finish, instead of HTTP 500
+            _uncancel()
+            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
+            payload, verdict = failure_response(review, settings, SHUTDOWN_REASON, "shutdown")
         except RecursionError:
             # decoded, but too deep for the server's own walks (comparing an UPDATE's objects, pickling the
             # object for a worker): a finding, not an internal error, which fail-open would admit
             payload, verdict = too_deep_response(review, settings)
         except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
-            state.logger.error("review failed", exc_info=True, extra={"fields": {"uid": review.uid}})
+            state.logger.error(
+                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
+            )
             payload, verdict = failure_response(
                 review, settings, f"internal error ({type(exc).__name__})", "internal_error"
             )

@@ -5,13 +5,17 @@ servers in one process (tests, the benchmark) do not collide. Series:
 
 * ``kvlint_webhook_reviews_total{verdict, outcome, dry_run}``: reviews answered; ``verdict`` is
   ``allowed``/``denied``, ``outcome`` ``clean|findings|would_deny|skipped|timeout|internal_error|too_large|
-  overloaded`` (the last two: a request body over ``max_request_bytes``, or one more than the bodies held, whose
-  head names the request's ``uid``, answered per the failure mode without being decoded).
+  overloaded|shutdown`` (``too_large``, ``overloaded``: a request body over ``max_request_bytes``, or one more than
+  the bodies held, whose head names the request's ``uid``, answered per the failure mode without being decoded;
+  ``shutdown``: a review still being linted when uvicorn's graceful shutdown time ran out, answered per the
+  failure mode).
 * ``kvlint_webhook_findings_total{rule, severity}``: diagnostics reported in reviews, by rule id.
 * ``kvlint_webhook_review_duration_seconds``: histogram of time from request body read to response
   built (seconds), buckets from 1 ms to 10 s.
 * ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
-  (``malformed``, ``too_large``, ``unsupported_media_type``, ``body_timeout``, ``overloaded``); a body too
+  (``malformed``, ``too_large``, ``unsupported_media_type``, ``body_timeout``, ``overloaded``, ``shutdown``: a
+  request whose body was still coming in, or that waited for a slot, when uvicorn's graceful shutdown time ran
+  out, HTTP 503); a body too
   large or one too many whose head names a ``uid`` is answered as a review instead (``reviews_total``).
 * ``kvlint_webhook_budget_exceeded_total{stage}``: reviews answered per the failure mode because their
   time budget ran out, ``stage`` ``queue`` (no worker, or no in-flight slot to decode the review in,
@@ -30,6 +34,12 @@ servers in one process (tests, the benchmark) do not collide. Series:
   ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``; ``evicted``: a connection waiting for its
   headers, or idle, closed to make room for a complete request at that limit), and connections the client closed
   before its request body was in (``client_gone``).
+* ``kvlint_webhook_connections_evicted_total{listener, state}``: connections closed at ``--max-connections`` to
+  make room for a complete request (:func:`kvlint.webhook.protocol.deadline_protocol`), on the review listener
+  (``listener="review"``, also counted in ``connections_closed_total{reason="evicted"}``) and on the probe
+  listener (``"probe"``, 64 connections), by what the connection was doing: ``headers`` (waiting for its
+  request's headers), ``idle`` (kept alive after an answer), ``body`` (its request body still coming in). A
+  steady rate means a client holds the listener's connections (slow headers or bodies, or many idle ones).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
 * ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).
 """
@@ -95,6 +105,12 @@ class WebhookMetrics:
             "kvlint_webhook_connections_closed",
             "Connections closed by the server's header/body limits.",
             ["reason"],
+            registry=r,
+        )
+        self.connections_evicted = Counter(
+            "kvlint_webhook_connections_evicted",
+            "Connections closed at the connection limit to make room for a complete request.",
+            ["listener", "state"],
             registry=r,
         )
         self.tls_reloads = Counter(

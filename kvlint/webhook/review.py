@@ -1066,7 +1066,7 @@ def failure_response(
     review: Review, settings: WebhookSettings, why: str, outcome: str
 ) -> tuple[dict[str, Any], Verdict]:
     """Answer when the review could not be completed (``outcome`` ``timeout``, ``internal_error``,
-    ``too_large`` or ``overloaded``): fail ``open`` allows with a warning saying the object was not checked;
+    ``too_large``, ``overloaded`` or ``shutdown``): fail ``open`` allows with a warning saying the object was not checked;
     fail ``closed`` denies."""
     text = f"kvlint: {why}; the object was not checked"
     if settings.failure_mode == "open":

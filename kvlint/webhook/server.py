@@ -117,6 +117,9 @@ def build_server(
     if header_timeout is None:
         header_timeout = state.settings.header_timeout_seconds if state is not None else 5.0
     on_close = (lambda reason: state.metrics.connections_closed.labels(reason).inc()) if state else None
+    on_evict = (
+        (lambda what: state.metrics.connections_evicted.labels("review", what).inc()) if state else None
+    )
     config = uvicorn.Config(
         app,
         host=host,
@@ -137,6 +140,7 @@ def build_server(
             on_close,
             write_timeout=write_timeout,
             max_pipelined=DEFAULT_MAX_PIPELINED if max_pipelined is None else max_pipelined,
+            on_evict=on_evict,
         ),
         ws="none",
     )
@@ -178,7 +182,11 @@ class ProbeServer:
             limit_concurrency=64,
             timeout_keep_alive=5,
             server_header=False,
-            http=deadline_protocol(5.0, 16 * 1024),
+            http=deadline_protocol(
+                5.0,
+                16 * 1024,
+                on_evict=lambda what: state.metrics.connections_evicted.labels("probe", what).inc(),
+            ),
             ws="none",
         )
         config.load()

@@ -17,6 +17,7 @@ from kvlint.memory.kv import dtype_bytes
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     check_context_length,
+    context_length_raises,
     derive_context_length,
     pool_starts,
     sglang_version,
@@ -86,11 +87,44 @@ def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def _sglang_context_raise(ctx: RuleContext) -> Diagnostic | None:
+    """The error SGLang stops with when its ``get_context_length`` raises on the model's RoPE factor
+    (:func:`kvlint.memory.sglang.context_length_raises`): with or without ``--context-length``
+    (``ModelConfig._derive_context_length`` derives the length first, 0.4.6 - 0.5.23). None when it does not, or when
+    ``--json-model-override-args`` may change the config (kvlint does not apply it)."""
+    s = ctx.serving
+    if ctx.model is None or s.get("json_model_override_args") is not None:
+        return None
+    v = sglang_version(s.version)[0]
+    raised = context_length_raises(ctx.model, v)
+    if raised is None:
+        return None
+    what, exc = raised
+    given = s.get("context_length") is not None
+    return ctx.finding(
+        f"SGLang {v[0]}.{v[1]}.{v[2]} derives the context length from {ctx.model.id}'s config.json "
+        + ("before it reads --context-length " if given else "")
+        + f"(get_context_length: int({what})) and stops at start-up with {exc}",
+        s.loc("context_length") if given else s.command_loc,
+        fix="correct rope_scaling's factor in config.json (a finite number, e.g. 1.0), or override it with "
+        "--json-model-override-args '{\"rope_scaling\": {...}}'"
+        + ("" if given else "; --context-length alone does not help"),
+        severity="error",
+    )
+
+
 @check("KV201", engine="sglang")
 def context_above_model_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV201 (SGLang): ``--context-length`` above the derived context length without
-    ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``; SGLang raises ValueError (text of 0.4.6-0.5.23)."""
+    ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``; SGLang raises ValueError (text of 0.4.6-0.5.23). Also a RoPE
+    factor that makes the derivation itself raise, which SGLang computes before it reads ``--context-length``
+    (:func:`_sglang_context_raise`)."""
     s = ctx.serving
+    if s.get("context_length") is not None:
+        raised = _sglang_context_raise(ctx)
+        if raised is not None:
+            yield raised
+            return
     user = s.get("context_length")
     if not isinstance(user, int) or user <= 0 or ctx.model is None:
         return
@@ -286,9 +320,14 @@ def _sglang_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
 def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV202 (SGLang): no ``--context-length``; SGLang uses the length derived from config.json, which caps
     every request and, beside the pool size, decides how many full-length requests run at once. A pool smaller
-    than that length does not stop SGLang (:func:`_sglang_verdict`)."""
+    than that length does not stop SGLang (:func:`_sglang_verdict`). An error when the RoPE factor makes SGLang's
+    derivation raise (:func:`_sglang_context_raise`)."""
     s = ctx.serving
     if s.get("context_length") is not None or _unreadable(ctx, "context-length") or ctx.model is None:
+        return
+    raised = _sglang_context_raise(ctx)
+    if raised is not None:
+        yield raised
         return
     derived, key = derive_context_length(ctx.model, sglang_version(s.version)[0])
     need = ""

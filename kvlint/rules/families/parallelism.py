@@ -17,7 +17,7 @@ from typing import Literal
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import engine_of_image, envsubst_placeholders, image_platform, platform_of
-from kvlint.engines.multinode import vllm_nodes_per_dp_group
+from kvlint.engines.multinode import ONE_POD_KINDS, node_address, vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
@@ -420,24 +420,34 @@ _RAY_CLUSTER_WORDS = (
 )
 
 
-#: Workload kinds whose one replica is one pod, with no operator to start a peer node beside it.
-_ONE_POD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "ReplicaSet"})
-
-
-def _lone_sglang_node(ctx: RuleContext) -> bool:
-    """Whether an SGLang engine of ``--nnodes`` N > 1 runs as node rank 0 in the only pod of its object: a Pod, or a
+def _lone_node(ctx: RuleContext) -> bool:
+    """Whether a multi-node engine (``--nnodes`` N > 1) runs node rank 0 in the only pod of its object: a Pod, or a
     Deployment / StatefulSet / ReplicaSet of one replica, no LeaderWorkerSet group, no Ray, no leader or follower
-    kvlint joined it to, ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)``
-    is set per pod by what kvlint does not see, an operator or a pod index). SGLang starts this node's ``tp_size * pp_size / nnodes``
-    schedulers and each calls ``init_distributed_environment`` with the world size of all N nodes (sglang@0.5.5
-    ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``; ``_launch_subprocesses`` in
-    ``srt/entrypoints/engine.py`` gives each node its rank range), so the rendezvous waits for ranks no pod runs."""
+    kvlint joined it to (a node of another such object: :func:`kvlint.engines.multinode.pair_node_objects`),
+    ``--node-rank`` unset or 0 (not a variable kvlint cannot resolve: ``--node-rank $(RANK)`` is set per pod by what
+    kvlint does not see, an operator or a pod index).
+
+    SGLang starts this node's ``tp_size * pp_size / nnodes`` schedulers and each calls ``init_distributed_environment``
+    with the world size of all N nodes (sglang@0.5.5 ``srt/model_executor/model_runner.py::ModelRunner.
+    init_torch_distributed``; ``_launch_subprocesses`` in ``srt/entrypoints/engine.py`` gives each node its rank
+    range), so the rendezvous waits for ranks no pod runs. vLLM (0.11.1 on, the multiprocessing executor; not
+    ``--headless``, not Ray, one data-parallel rank) starts its ``world_size / nnodes`` local workers and joins them at
+    ``tcp://master_addr:master_port`` with the world size of all nodes (vllm@0.19.0 ``vllm/distributed/
+    parallel_state.py::init_distributed_environment``, ``vllm/v1/executor/multiproc_executor.py``), as long."""
     w, s, lay = ctx.workload, ctx.serving, ctx.layout
-    if ctx.engine != "sglang" or lay.nnodes < 2 or lay.ray or s.joins is not None or s.apart_from is not None:
+    if ctx.engine not in ("sglang", "vllm") or lay.nnodes < 2 or lay.ray:
+        return False
+    if s.joins is not None or s.apart_from is not None:
+        return False
+    if ctx.engine == "vllm" and (
+        s.get("headless") is True
+        or lay.dp > 1
+        or str(s.get("distributed_executor_backend") or "mp") not in ("mp",)
+    ):
         return False
     if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
         return False
-    if w.kind not in _ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
+    if w.kind not in ONE_POD_KINDS or (w.replicas if w.replicas is not None else 1) != 1:
         return False
     if "node_rank" in s.unresolved:
         return (
@@ -447,35 +457,49 @@ def _lone_sglang_node(ctx: RuleContext) -> bool:
     return rank is None or (isinstance(rank, int) and not isinstance(rank, bool) and rank == 0)
 
 
-def _lone_sglang_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV403 for :func:`_lone_sglang_node`: an error without ``--dist-init-addr`` (each node's schedulers then meet at
-    ``tcp://127.0.0.1:PORT`` of their own pod, ``ModelRunner.init_torch_distributed``, so no other node could ever
-    join), a warning with one (a node rank 1 started by another object with the same address would join)."""
+def _lone_node_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for :func:`_lone_node`: an error without the meeting address (SGLang's ``--dist-init-addr``, vLLM's
+    ``--master-addr``: each node's ranks then meet at ``127.0.0.1`` of their own pod, so no other node could ever
+    join), a warning with one (a node of rank 1 started by another object with the same address would join; kvlint
+    joins such objects when all ranks are among its inputs)."""
     lay, s, w = ctx.layout, ctx.serving, ctx.workload
-    addr = s.get("dist_init_addr")
+    sglang = ctx.engine == "sglang"
+    flag = "--dist-init-addr" if sglang else "--master-addr"
+    raw = s.get("dist_init_addr" if sglang else "master_addr")
+    addr = node_address(s) or (None if raw is None else str(raw))
+    name = "SGLang" if sglang else "vLLM"
+    ranks = "schedulers" if sglang else "GPU workers"
     where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
     waits = (
-        f"SGLang --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
-        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray): its schedulers wait in torch.distributed's "
-        f"rendezvous for ranks of {lay.described} that no pod runs, until --dist-timeout (or torch's default) "
-        "expires, and the server never answers"
+        f"{name} --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
+        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
+        f"{flag}): its {ranks} wait in torch.distributed's rendezvous for ranks of {lay.described} that no pod runs, "
+        "until "
+        + ("--dist-timeout (or torch's default)" if sglang else "torch's timeout")
+        + " expires, and the server never answers"
+    )
+    follower = (
+        "node rank from the LWS worker index"
+        if sglang
+        else "the workers `vllm serve --headless --node-rank` from the LWS worker index"
     )
     fix = (
-        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} (node rank from the LWS worker index, "
-        f"--dist-init-addr the leader's address), or drop --nnodes and fit {lay.described} in one pod"
+        f"run the {lay.nnodes} nodes as a LeaderWorkerSet of size {lay.nnodes} ({follower}, {flag} the leader's "
+        f"address), or drop --nnodes and fit {lay.described} in one pod"
     )
     if addr is None:
         yield ctx.finding(
             waits
-            + "; without --dist-init-addr each node meets at 127.0.0.1 of its own pod, so no other node could "
-            "join it",
+            + f"; without {flag} each node meets at 127.0.0.1 of its own pod, so no other node could join it",
             lay.loc or s.loc("nnodes") or s.command_loc,
             fix=fix,
         )
     else:
         yield ctx.finding(
             waits
-            + f", unless another object starts node rank 1 to {lay.nnodes - 1} with --dist-init-addr {addr}",
+            + ", unless another object starts node rank "
+            + ("1" if lay.nnodes == 2 else f"1 to {lay.nnodes - 1}")
+            + f" with {flag} {addr}",
             lay.loc or s.loc("nnodes") or s.command_loc,
             fix=fix,
             severity="warning",
@@ -667,8 +691,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
         return
-    if _lone_sglang_node(ctx):
-        yield from _lone_sglang_finding(ctx)
+    if _lone_node(ctx):
+        yield from _lone_node_finding(ctx)
         return
     if s.apart_from is not None:  # a follower sized on its own GPU: still one engine with its leader's
         leader_p = _leader_placement(ctx)
@@ -779,8 +803,7 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | 
     leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),
     ``"npus"`` (Ascend NPUs of a vLLM engine, :func:`_ascend_npus`), ``"gpus"`` (:func:`_gpus_counted`), or None
     when it does not count them (no accelerator requested, the parallel layout not known, TGI's shard count left
-    to its default of one per visible GPU, an engine other than vLLM on Ascend NPUs: TGI has no Ascend build and
-    SGLang's NPU device binding is not read here)."""
+    to its default of one per visible GPU, TGI on Ascend NPUs: it has no Ascend build)."""
     p, lay = ctx.placement, ctx.layout
     if (
         p is None
@@ -795,7 +818,7 @@ def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu", "npus"] | 
     if p.resource == TPU_RESOURCE:
         return "tpu"
     if p.resource in ASCEND_NPU_RESOURCES:
-        return "npus" if ctx.engine == "vllm" else None
+        return "npus" if ctx.engine in ("vllm", "sglang") else None
     return "gpus"
 
 
@@ -806,7 +829,13 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``vllm_ascend/worker/worker_v1.py::NPUWorker._init_device``: ``torch.device(f"npu:{self.local_rank}")``,
     ``NPUPlatform.set_device``), so the worker of a rank past the visible NPUs cannot set its device; later
     releases assert it first (``vllm_ascend/worker/worker.py::NPUWorker._init_device``, "DP adjusted local rank
-    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared."""
+    ... is out of bounds for ... devices."). A Ray engine (its NPUs may be other pods') is not compared.
+
+    SGLang on NPUs (``--device npu``, or detected when ``torch_npu`` is there) likewise: each scheduler process sets
+    its device to ``gpu_id = base_gpu_id + rank × gpu_id_step`` (sglang@0.5.5 ``srt/entrypoints/engine.py::
+    _launch_subprocesses``; ``ModelRunner.init_torch_distributed``: ``torch.get_device_module(self.device).
+    set_device(self.gpu_id)``, ``hccl`` the backend for ``npu``), so a scheduler past the pod's NPUs finds no
+    device, as on CUDA (:data:`_TOO_FEW`); TP × PP (× DP without DP attention) counted as for GPUs."""
     p, lay = ctx.placement, ctx.layout
     assert p is not None and p.gpus is not None
     if lay.ray:
@@ -814,13 +843,19 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
     need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
+        binds = (
+            f"vllm-ascend binds each worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} "
+            "finds no NPU"
+            if ctx.engine == "vllm"
+            else f"SGLang sets each scheduler's device to its own NPU (ModelRunner.init_torch_distributed), so the "
+            f"scheduler for NPU #{p.gpus} finds none"
+        )
         yield ctx.finding(
-            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); vllm-ascend binds each "
-            f"worker to one NPU (local rank r on npu:r), so the worker of local rank {p.gpus} finds no NPU "
-            "and the engine does not start",
+            f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); {binds} and the engine does "
+            "not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
             fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
-            + _LOWER["vllm"].format(have=have),
+            + _LOWER[ctx.engine].format(have=have),
         )
     elif need < have:
         yield ctx.finding(
