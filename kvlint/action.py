@@ -538,18 +538,6 @@ def _helm_values_args(env: Mapping[str, str]) -> list[str]:
     return out
 
 
-def _from_root(path: str, cwd: str, root: str | None) -> str:
-    """``path`` (relative to the cwd, as kvlint prints it: ``./apps/x.yaml``) as GitHub places an annotation:
-    relative to the repository root ``root`` (else the cwd), ``/``-separated, without ``./``; a path outside it
-    stays as printed."""
-    here = os.path.realpath(cwd)  # git prints the root with links resolved
-    full = os.path.normpath(os.path.join(here, path))
-    rel = os.path.relpath(full, root or here)
-    if rel == ".." or rel.startswith(".." + os.sep):
-        return path
-    return rel.replace(os.sep, "/")
-
-
 def _annotation(
     d: Any,
     site: tuple[str, int, int] | None,
@@ -561,13 +549,13 @@ def _annotation(
 ) -> tuple[str, str]:
     """``(command, line)``: one workflow command for ``d`` at ``site`` (else its own location); without a
     diff, ``root`` (the repository root of ``cwd``, when in one) anchors the file names as the diff's do."""
-    from kvlint.report.github import _COMMAND, escape_data, escape_property
+    from kvlint.report.github import _COMMAND, escape_data, escape_property, repository_path
 
     file, line, col = site or ((d.loc.file, d.loc.line, d.loc.column) if d.loc else ("", 0, 0))
     if changes is not None and file:
         file = changes.rel(file)
     elif file:
-        file = _from_root(file, cwd, root)
+        file = repository_path(file, cwd, root)
     props = [f"file={escape_property(file)}", f"line={line}", f"col={col}"] if file else []
     props.append(f"title={escape_property(title)}")
     where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]" if d.object else ""

@@ -184,6 +184,19 @@ def _check_version(value: str | None) -> str | None:
         raise click.BadParameter(str(exc)) from None
 
 
+def _check_min_concurrency(value: float | None) -> float | None:
+    """``--min-concurrency``: validated as ``rules.KV104.min_concurrency`` in ``.kvlint.yaml`` is, by the
+    catalogue's bounds of that parameter (:meth:`kvlint.rules.catalog.Parameter.check`): one validation for both."""
+    if value is None:
+        return None
+    from kvlint.rules.catalog import get_rule, number_text
+
+    wrong = get_rule("KV104").parameter("min_concurrency").check(value, show=number_text)
+    if wrong:
+        raise click.BadParameter(wrong)
+    return value
+
+
 def _check_accelerator(value: str | None) -> str | None:
     if not value:
         return None
@@ -402,8 +415,9 @@ def _add_common(f: Any) -> Any:
 )
 @click.option(
     "--min-concurrency",
-    type=click.FloatRange(min=0, min_open=True, max=1e6),
+    type=float,
     default=None,
+    callback=lambda ctx, param, value: _check_min_concurrency(value),
     help="KV104 threshold (default: config, else 2).",
 )
 @click.option(

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -467,20 +466,9 @@ def _check_param(rule: str, name: str, value: Any, where: str) -> Any:
     except KeyError:
         known = ", ".join(["severity", *(q.name for q in info.parameters)])
         raise ConfigError(f"{where}: unknown parameter of {rule} (allowed: {known})") from None
-    ok = {
-        "integer": isinstance(value, int) and not isinstance(value, bool),
-        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
-        "string": isinstance(value, str),
-        "boolean": isinstance(value, bool),
-    }.get(p.type, True)
-    if not ok:
-        raise ConfigError(f"{where}: {_shown(repr(value))} is not of type {p.type} ({p.description})")
-    if p.type == "number" and not math.isfinite(value):
-        # YAML's .inf/.nan are floats; the command line's --min-concurrency refuses them (FloatRange), and a
-        # non-finite threshold makes every comparison with it meaningless ("minimum inf")
-        raise ConfigError(f"{where}: {_shown(repr(value))} is not a finite number ({p.description})")
-    if p.type in ("integer", "number") and value < 0:
-        raise ConfigError(f"{where}: {_shown(repr(value))} must not be negative")
+    wrong = p.check(value, show=lambda v: _shown(repr(v)))
+    if wrong:
+        raise ConfigError(f"{where}: {wrong}")
     return value
 
 

@@ -2217,7 +2217,16 @@ def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
         where = _chart_file(chart, m.group("path").split("/"))
         if where is not None:
             col = int(m.group("col")) + 1 if m.group("col") else 1
-            return dataclasses.replace(finding, loc=Loc(where, int(m.group("line")), col))
+            line = int(m.group("line"))
+            key = _required_value(where, line, max_bytes) if "execution error at (" in m.group(0) else None
+            fix = (
+                f"the chart requires the value {key} (its template's `required`): give it with `kvlint check "
+                f"{shell_word(chart)} --helm-set {shell_word(key + '=VALUE')}`, or in the values file it is deployed "
+                "with (--helm-values FILE)"
+                if key
+                else finding.fix
+            )
+            return dataclasses.replace(finding, loc=Loc(where, line, col), fix=fix)
         return finding
     m = _HELM_MISSING_DEPS.search(finding.message)
     if m is None:
@@ -2232,6 +2241,32 @@ def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
         "kvlint again"
     )
     return dataclasses.replace(finding, loc=loc, fix=fix, mark=Mark.HELM_MISSING_DEPS)
+
+
+#: A template's ``required`` of a value: ``.Values.a.b | required "..."`` or ``required "..." .Values.a.b`` (Helm's
+#: ``required`` function, helm v3 ``pkg/engine/funcs.go``: "execution error at (FILE:LINE:COL): MESSAGE" when the
+#: value is empty). Keys of letters, digits, ``_`` and ``-`` only: another expression is not named.
+_REQUIRED_PIPE = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*required\b")
+_REQUIRED_CALL = re.compile(
+    r"\brequired\s+(?:\"(?:[^\"\\]|\\.)*\"|`[^`]*`)\s+\.Values((?:\.[A-Za-z_][\w-]*)+)"
+)
+
+
+def _required_value(path: str, line: int, max_bytes: int) -> str | None:
+    """The values key (``secret.encodedToken``) the ``required`` on line ``line`` of the template ``path`` asks for,
+    when that line holds exactly one; None otherwise (the file unreadable or larger than ``max_bytes``, no such
+    call, or several)."""
+    try:
+        if os.path.getsize(path) > max_bytes:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = next((t for i, t in enumerate(fh, 1) if i == line), "")
+    except (OSError, ValueError):
+        return None
+    keys = {m.group(1)[1:] for m in _REQUIRED_PIPE.finditer(text)} | {
+        m.group(1)[1:] for m in _REQUIRED_CALL.finditer(text)
+    }
+    return keys.pop() if len(keys) == 1 else None
 
 
 def _chart_file(chart: str, parts: Sequence[str]) -> str | None:

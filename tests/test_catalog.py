@@ -236,7 +236,7 @@ def test_render_rule_text_sections() -> None:
     order = ["What it does", "Why it matters", "How to fix", "Example", "Use instead", "References"]
     positions = [lines.index(s) for s in order + ["Parameters (.kvlint.yaml)"]]
     assert positions == sorted(positions)
-    assert "    min_concurrency (number, default 2)" in lines
+    assert "    min_concurrency (number, default 2; greater than 0, at most 1,000,000)" in lines
     assert lines[-1] == f"Docs: {RULES_DOC_URL}#kv104"
     assert (
         max(len(line) for line in lines if not line.lstrip().startswith(("https://", "- ", "#", "args")))

@@ -330,3 +330,39 @@ def test_markdown_budget_row_names_each_engines_own_knob(tmp_path: Path) -> None
     md = plan_command([*argv, "--cuda-memory-fraction", "0.9"], Options(allow_hub=False, accelerator="h100"))
     rows = [ln for ln in md.render_markdown().splitlines() if ln.startswith("| budget (")]
     assert len(rows) == 1 and rows[0].startswith("| budget (cuda-memory-fraction 0.9"), rows
+
+
+def test_github_format_names_files_from_the_repository_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `kvlint check . --format github` printed `file=./deploy/chat.yaml`, and a run started in a subdirectory named
+    # files relative to it; GitHub places an annotation by the path from the repository root (the Action already
+    # wrote it so): the CLI's format now does the same; outside a repository, relative to the current directory
+    import shutil
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    repo = tmp_path / "infra"
+    (repo / "deploy").mkdir(parents=True)
+    shutil.copy(
+        Path(__file__).resolve().parent.parent / "fixtures" / "rules" / "KV104" / "vllm.yaml",
+        repo / "deploy" / "chat.yaml",
+    )
+    plain = tmp_path / "plain"
+    shutil.copytree(repo, plain)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for cwd, paths, want in (
+        (repo, ".", "deploy/chat.yaml"),
+        (repo, "./deploy", "deploy/chat.yaml"),
+        (repo / "deploy", ".", "deploy/chat.yaml"),
+        (repo / "deploy", "./chat.yaml", "deploy/chat.yaml"),
+        (plain, "./deploy/chat.yaml", "deploy/chat.yaml"),
+        (plain / "deploy", ".", "chat.yaml"),
+    ):
+        monkeypatch.chdir(cwd)
+        r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "github", paths])
+        files = set(re.findall(r"^::\w+ file=([^,]+),", r.output, re.MULTILINE))
+        assert files == {want}, (cwd, paths, r.output)

@@ -110,3 +110,31 @@ def test_missing_dependency_points_at_its_entry_with_the_command_to_fetch_it(tmp
         _at(chart / "Chart.yaml", "name: common")[0],
     )
     assert f"helm dependency build {chart}" in f.fix and "common, open-webui" in f.fix
+
+
+def test_required_value_fix_names_the_key_to_set(tmp_path: Path) -> None:
+    """Intel's TGI chart (fixtures/collected/trees/intel-ai-containers-tgi) fails on ``.Values.secret.encodedToken |
+    required "..."``; the fix said "run `helm template ...` and fix what it reports". It now names the value and the
+    --helm-set that gives it, for both spellings of ``required``; a line with no single ``.Values`` key keeps the
+    general fix."""
+    chart = _chart(tmp_path / "call")
+    f = _kv001([str(chart)])
+    assert "requires the value model" in (f.fix or ""), f.fix
+    assert f"kvlint check {chart} --helm-set model=VALUE" in (f.fix or ""), f.fix
+    pipe = _chart(tmp_path / "pipe", values="secret: {}\nmodel: m\n")
+    (pipe / "templates" / "secret.yaml").write_text(
+        '{{- $t := .Values.secret.encodedToken | required ".Values.secret.encodedToken is required" -}}\nkind: Secret\n'
+    )
+    f = _kv001([str(pipe)])
+    assert "requires the value secret.encodedToken" in (f.fix or ""), f.fix
+    both = _chart(tmp_path / "both", values="a: ''\nb: ''\nmodel: m\n")
+    (both / "templates" / "x.yaml").write_text(
+        'x: {{ required "a" .Values.a }}{{ required "b" .Values.b }}\n'
+    )
+    f = _kv001([str(both)])
+    assert "requires the value" not in (f.fix or "") and "fix what it reports" in (f.fix or ""), f.fix
+    collected = (
+        Path(__file__).resolve().parents[1] / "fixtures" / "collected" / "trees" / "intel-ai-containers-tgi"
+    )
+    f = _kv001([str(collected)])
+    assert "--helm-set secret.encodedToken=VALUE" in (f.fix or ""), f.fix

@@ -35,6 +35,14 @@ other ``option.<EngineArgs field>`` passed through). kvlint does not restate tha
 release an LMI image carries, and a ``serving.properties`` in the model directory can set the same options, so
 the note says so rather than passing the container as no serving container.
 
+AMD Inference Microservices (AIM, ``amdenterpriseai/aim-<model>`` and ``amdenterpriseai/aim-base`` on Docker Hub)
+are recognised by their image too (:func:`_amd_aim`): like NVIDIA's NIM launcher, the image's entrypoint
+(``/workspace/entrypoint.py``, which AMD's own KServe sample runs with ``exec`` after installing LMCache) detects the
+GPUs and selects a profile (engine, precision, GPU count) from the ``AIM_*`` variables (``AIM_ENGINE``,
+``AIM_PRECISION``, ``AIM_GPU_COUNT``, ``AIM_METRIC``: amd-enterprise-ai/aim-deploy ``docker/README.md`` and
+``k8s/sample-minimal-aims-deployment/deployment.yaml`` at c87668cb), and builds the engine's arguments from it. A
+Deployment of one passed as "0 serving containers" on its GPU; the note says the engine settings are not read.
+
 Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices)
 get the note: a CPU llama.cpp server has no GPU memory to size.
 """
@@ -57,6 +65,7 @@ __all__ = ["other_engine_note"]
 _TEI = "Text Embeddings Inference (TEI)"
 _DJL = "DJL Serving LMI"
 _DEH = "a Dell Enterprise Hub model image"
+_AIM = "AMD Inference Microservice (AIM)"
 _START = r"(?:^|[\s;&|(/'\"])"
 _END = r"(?=$|[\s;&|)'\"])"
 _PROGRAMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -89,6 +98,9 @@ _FIXES = {
     _DEH: "if the image runs TGI (the Hub's deployment snippets), set the TGI launcher variables its snippet gives "
     "(NUM_SHARD, MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS, MAX_BATCH_PREFILL_TOKENS) and the pod label hf.co/model "
     "(org--name): kvlint then reads it as TGI; otherwise check its memory from the engine's start-up log",
+    _AIM: "to have kvlint size it, run vLLM's ROCm image with the model and the engine settings of the profile AIM "
+    "selects as flags (vllm serve MODEL --tensor-parallel-size N --max-model-len N ...), or check the memory from "
+    "AIM's start-up log",
     _TEI: "TEI holds no paged KV cache: its GPU memory is the model's weights plus the activations of one batch of "
     "--max-batch-tokens (16384 by default); check it from TEI's start-up log. To have kvlint size a decoder "
     "embedding model (E5-Mistral, Qwen3-Embedding), serve it with vLLM (a pooling model) or SGLang "
@@ -186,6 +198,37 @@ def _dell_hub(container: Mapping[Any, Any]) -> bool:
     return isinstance(image, str) and not container.get("command") and is_dell_enterprise_hub(image)
 
 
+#: The Docker Hub namespace of AMD's AIM images and the prefix of their repository names (``aim-base``, ``aim-<model>``).
+_AIM_NAMESPACE = "amdenterpriseai"
+_AIM_PREFIX = "aim-"
+#: The AIM entrypoint run by a command that replaces the image's own (``exec ./entrypoint.py`` in /workspace).
+_AIM_ENTRYPOINT = re.compile(_START + r"entrypoint\.py" + _END)
+
+
+def _amd_aim(container: Mapping[Any, Any]) -> str | None:
+    """What an AMD Inference Microservice (AIM) container runs, or None when the container is not one: the image is
+    ``amdenterpriseai/aim-*`` (``docker.io/`` or none before it) and no ``command`` replaces its entrypoint, or the
+    command line runs ``entrypoint.py`` itself. The engine is named from ``AIM_ENGINE`` when set."""
+    from kvlint.engines.images import split_image
+
+    image = container.get("image")
+    if not isinstance(image, str):
+        return None
+    parts = split_image(image)[0].lower().split("/")
+    if parts[0] in ("docker.io", "index.docker.io", "registry-1.docker.io"):
+        parts = parts[1:]
+    if len(parts) != 2 or parts[0] != _AIM_NAMESPACE or not parts[1].startswith(_AIM_PREFIX):
+        return None
+    if container.get("command") and not _AIM_ENTRYPOINT.search(_words(container)):
+        return None  # another program in the image (AIM's download-to-cache, a shell): not the server
+    engine = (_env_value(container, "AIM_ENGINE") or "").strip()
+    chosen = f"AIM_ENGINE={engine}" if engine else "AIM_ENGINE unset, the engine is the profile's"
+    return (
+        f"the image's entrypoint, with {chosen}: it detects the GPUs and selects a profile from the AIM_* variables, "
+        "then starts the engine with that profile's arguments, which kvlint does not read"
+    )
+
+
 def other_engine_note(w: Workload, container: LDict) -> Finding | None:
     """A KV503 info for ``container`` of ``w`` when it requests an accelerator and its command runs an LLM
     engine kvlint does not model (:data:`_PROGRAMS`): the engine and program named, its memory not checked,
@@ -202,6 +245,9 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
         if found is None:
             djl = _djl_lmi(container)
             found = (_DJL, djl) if djl else None
+        if found is None:
+            aim = _amd_aim(container)
+            found = (_AIM, aim) if aim else None
         if found is None and _dell_hub(container):
             found = (
                 _DEH,
@@ -215,7 +261,7 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
         who = f"container {name}" if isinstance(name, str) and name else "a container"
         at = loc_of(container, "command") or loc_of(container, "args") or container.loc
         unread = "not vLLM, SGLang or TGI, and kvlint sizes only those"
-        if engine in (_DJL, _DEH):
+        if engine in (_DJL, _DEH, _AIM):
             at = loc_of(container, "image") or at
             unread = "not a vLLM, SGLang or TGI command line kvlint can read"
         return Finding(
@@ -229,7 +275,9 @@ def other_engine_note(w: Workload, container: LDict) -> Finding | None:
                 "only when vLLM, SGLang or TGI serves it",
             ),
             severity="info",
-            mark=Mark.OTHER_ENGINE,  # kvlint.sizing.unread: "engine kvlint does not model"
+            # kvlint.sizing.unread: "engine kvlint does not model"; AIM's engine is vLLM or SGLang behind a launcher,
+            # whose settings kvlint does not read, as NIM's ("operator settings not read")
+            mark=Mark.SETTINGS_NOT_READ if engine == _AIM else Mark.OTHER_ENGINE,
         )
     except Exception:  # a shape no reader expected leaves the container as it was: not a serving container
         return None

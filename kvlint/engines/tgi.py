@@ -225,6 +225,27 @@ def _opaque_env(container: LDict | None, env: Mapping[str, str]) -> dict[str, Lo
     return out
 
 
+#: The launcher's short options: clap derives ``-p`` from ``port`` and ``-e`` from ``env``, the two ``Args`` fields
+#: declared ``#[clap(long, short, ...)]`` (TGI launcher/src/main.rs at 009c4e0b: ``port``
+#: ``#[clap(default_value = "3000", long, short, env)]``, ``env`` ``#[clap(long, short, action)]``). clap reads a
+#: short option's value as the next word, attached (``-p8080``) or after ``=`` (``-p=8080``).
+_TGI_SHORT = {"p": "port", "e": "env"}
+
+
+def _long_form(tok: str) -> str | None:
+    """``tok`` written with the launcher's long option when it is one of its short options (:data:`_TGI_SHORT`):
+    ``-p`` -> ``--port``, ``-p8080``/``-p=8080`` -> ``--port=8080``, ``-e`` -> ``--env``; None otherwise."""
+    if len(tok) < 2 or tok[0] != "-" or tok[1] not in _TGI_SHORT:
+        return None
+    dest = _TGI_SHORT[tok[1]]
+    rest = tok[2:]
+    if not rest:
+        return "--" + dest
+    if TGI_OPTIONS[dest] == "switch":
+        return None  # -eX: clap would read X as more short flags, none of which the launcher has
+    return f"--{dest}={rest[1:] if rest.startswith('=') else rest}"
+
+
 def parse_tgi_argv(
     argv: Sequence[str],
     *,
@@ -265,6 +286,7 @@ def parse_tgi_argv(
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
         i += 1
+        tok = _long_form(tok) or tok
         if not tok.startswith("--"):
             if tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional

@@ -6,10 +6,15 @@ One line per diagnostic, which the Actions runner turns into an annotation on th
 (``%`` -> ``%25``, CR -> ``%0D``, LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``).
 A last plain line gives the summary (with the suppressed count). Reference: GitHub Docs, "Workflow
 commands for GitHub Actions" (setting an error/warning/notice message).
+
+GitHub places an annotation by a path relative to the repository root (``apps/x.yaml``, not ``./apps/x.yaml``
+nor one relative to a subdirectory the run started in): :func:`repository_path` writes each file so, for this
+format and for the Action (:mod:`kvlint.action`) alike.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from kvlint.report.escape import printable
@@ -33,11 +38,27 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def format_command(d: Diagnostic, rule_name: str = "") -> str:
-    """One diagnostic as a ``::error file=..,line=..,col=..,title=..::message`` line."""
+def repository_path(path: str, cwd: str, root: str | None) -> str:
+    """``path`` (relative to ``cwd``, as kvlint prints it: ``./apps/x.yaml``) as GitHub places an annotation:
+    relative to the repository root ``root`` (else ``cwd``), ``/``-separated, without ``./``. A path outside it,
+    and standard input (``-``), stay as printed."""
+    if not path or path == "-":
+        return path
+    here = os.path.realpath(cwd)  # the root is compared with links resolved (git prints it so)
+    full = os.path.normpath(os.path.join(here, path))
+    rel = os.path.relpath(full, root or here)
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return path
+    return rel.replace(os.sep, "/")
+
+
+def format_command(d: Diagnostic, rule_name: str = "", *, cwd: str = ".", root: str | None = None) -> str:
+    """One diagnostic as a ``::error file=..,line=..,col=..,title=..::message`` line, its file as
+    :func:`repository_path` writes it."""
     props = []
     if d.loc is not None:
-        props += [f"file={escape_property(d.loc.file)}", f"line={d.loc.line}", f"col={d.loc.column}"]
+        file = repository_path(d.loc.file, cwd, root)
+        props += [f"file={escape_property(file)}", f"line={d.loc.line}", f"col={d.loc.column}"]
     title = f"{d.rule} {rule_name}".strip()
     props.append(f"title={escape_property(title)}")
     where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]" if d.object else ""
@@ -45,13 +66,18 @@ def format_command(d: Diagnostic, rule_name: str = "") -> str:
     return f"::{_COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(body)}"
 
 
-def render_github(result: CheckResult) -> str:
-    """All diagnostics as workflow commands, then the summary line."""
+def render_github(result: CheckResult, cwd: str | None = None) -> str:
+    """All diagnostics as workflow commands, then the summary line. Files are written relative to the root of
+    the git work tree holding ``cwd`` (default: the current directory; :func:`kvlint.load.repository_root`),
+    else to ``cwd``: as GitHub places annotations when the run starts in a subdirectory or names ``./x.yaml``."""
+    from kvlint.load import repository_root
     from kvlint.report.text import summary_line
     from kvlint.rules.catalog import load_catalog
 
+    here = os.getcwd() if cwd is None else cwd
+    root = repository_root(here, resolve=True)
     names = {k: v.name for k, v in load_catalog().items()}
-    lines = [format_command(d, names.get(d.rule, "")) for d in result.diagnostics]
+    lines = [format_command(d, names.get(d.rule, ""), cwd=here, root=root) for d in result.diagnostics]
     from kvlint.sizing import summarise
 
     sizing = summarise(result)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -114,18 +115,74 @@ class Reference:
     url: str
 
 
+def number_text(value: float) -> str:
+    """A parameter's number as messages write it: ``1,000,000``, ``0.05``, ``nan``."""
+    if (
+        isinstance(value, (int, float))
+        and math.isfinite(value)
+        and float(value).is_integer()
+        and abs(value) < 1e15
+    ):
+        return f"{int(value):,}"
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """A configurable threshold of a rule (set in ``.kvlint.yaml``).
 
     ``type`` is the JSON type name (``integer``, ``number``, ``string``, ``boolean``); ``default`` is a
-    value of that type, in the unit the description states.
+    value of that type, in the unit the description states. ``minimum``/``maximum`` bound a numeric value
+    (``minimum`` excluded when ``exclusive_minimum``); without ``minimum`` a numeric value must not be
+    negative. :meth:`check` is the one validation of a value, for ``.kvlint.yaml`` and the command line alike.
     """
 
     name: str
     type: str
     default: int | float | str | bool
     description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+
+    def check(self, value: Any, show: Callable[[Any], str] = repr) -> str | None:
+        """Why ``value`` is not acceptable for this parameter (a sentence without the key, the value as
+        ``show`` writes it), or None.
+
+        Checks the type, then for numbers finiteness (YAML's ``.inf``/``.nan``, ``float("nan")`` from the
+        command line: a non-finite threshold makes every comparison with it meaningless) and the bounds.
+        """
+        ok = {
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "string": isinstance(value, str),
+            "boolean": isinstance(value, bool),
+        }.get(self.type, True)
+        if not ok:
+            return f"{show(value)} is not of type {self.type} ({self.description})"
+        if self.type not in ("integer", "number"):
+            return None
+        if not math.isfinite(value):
+            return f"{show(value)} is not a finite number ({self.description})"
+        low = 0.0 if self.minimum is None else self.minimum
+        if value < low or (self.exclusive_minimum and value == low):
+            if self.minimum is None:
+                return f"{show(value)} must not be negative"
+            return f"{show(value)} must be {'greater than' if self.exclusive_minimum else 'at least'} {number_text(low)}"
+        if self.maximum is not None and value > self.maximum:
+            return f"{show(value)} must be at most {number_text(self.maximum)}"
+        return None
+
+    def range_text(self) -> str:
+        """The values a numeric parameter accepts, as :meth:`check` holds them (``greater than 0, at most
+        1,000,000``); empty for other types."""
+        if self.type not in ("integer", "number"):
+            return ""
+        if self.minimum is None:
+            low = "not negative"
+        else:
+            low = f"{'greater than' if self.exclusive_minimum else 'at least'} {number_text(self.minimum)}"
+        return low + (f", at most {number_text(self.maximum)}" if self.maximum is not None else "")
 
 
 @dataclass(frozen=True)
@@ -306,6 +363,22 @@ def _build(path: Path, data: Any) -> RuleInfo:
     before_loading = data.get("before_loading", False)
     if not isinstance(before_loading, bool):
         raise CatalogError(f"{path}: key 'before_loading' must be true or false")
+    parameters = tuple(
+        Parameter(
+            name=p["name"],
+            type=p["type"],
+            default=p["default"],
+            description=p["description"].strip(),
+            minimum=p.get("minimum"),
+            maximum=p.get("maximum"),
+            exclusive_minimum=bool(p.get("exclusive_minimum", False)),
+        )
+        for p in params_raw
+    )
+    for param in parameters:
+        wrong = param.check(param.default)
+        if wrong:
+            raise CatalogError(f"{path}: parameter {param.name!r}: its default {wrong}")
     return RuleInfo(
         id=rule_id,
         name=_str_field(path, data, "name"),
@@ -325,12 +398,7 @@ def _build(path: Path, data: Any) -> RuleInfo:
         consumes=tuple(consumes),
         before_loading=before_loading,
         versions=tuple((str(k), str(v)) for k, v in versions_raw.items()),
-        parameters=tuple(
-            Parameter(
-                name=p["name"], type=p["type"], default=p["default"], description=p["description"].strip()
-            )
-            for p in params_raw
-        ),
+        parameters=parameters,
         source=str(path),
     )
 
@@ -555,7 +623,10 @@ def render_rule_text(info: RuleInfo, width: int = 100) -> str:
     if info.parameters:
         parts += ["", "Parameters (.kvlint.yaml)"]
         for p in info.parameters:
-            parts.append(f"{ind}{p.name} ({p.type}, default {_fmt_default(p.default)})")
+            shown = f"{p.type}, default {_fmt_default(p.default)}" + (
+                f"; {p.range_text()}" if p.minimum is not None or p.maximum is not None else ""
+            )
+            parts.append(f"{ind}{p.name} ({shown})")
             parts.append(_wrap(p.description, width, ind + "    "))
     parts += ["", f"Docs: {info.help_uri}"]
     return "\n".join(parts) + "\n"
@@ -631,6 +702,8 @@ def render_rules_markdown(catalog: Mapping[str, RuleInfo]) -> str:
             ]
             for p in r.parameters:
                 desc = " ".join(p.description.split()).replace("|", "\\|")
+                if p.minimum is not None or p.maximum is not None:
+                    desc += f" Accepted: {p.range_text()}."
                 lines.append(f"| `{p.name}` | {p.type} | `{_fmt_default(p.default)}` | {desc} |")
         lines += ["", "### References", ""]
         lines += [f"- [{ref.title}]({ref.url})" for ref in r.references]

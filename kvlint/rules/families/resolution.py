@@ -37,7 +37,7 @@ from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
-from kvlint.types import TYPED_COMMAND, Diagnostic, Mark, ModelSpec, ServingConfig
+from kvlint.types import TYPED_COMMAND, ContainerResult, Diagnostic, Mark, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int
 from kvlint.wording import platform_name, with_article
 from kvlint.workloads.base import MODEL_ANNOTATION
@@ -646,6 +646,24 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             severity="error",
         )
         return
+    draft = _unresolved_draft(cr)
+    if draft is not None and (cr.plan is not None or cr.fleet):
+        # the target is sized, its speculative drafter is not: said, not left to the plan's silence. The stage's
+        # note is "speculative draft model 'X' not resolved (REASON[; provide it with REMEDY]); planned without it"
+        note = (cr.model_error or "").removesuffix("; planned without it")
+        reason, _, remedy = note.partition("; provide it with ")
+        reason = reason.split(" not resolved (", 1)[-1]
+        reason = (reason if remedy else reason.removesuffix(")")).removeprefix(f"model '{draft}': ")
+        # the annotation names the served model, not its drafter
+        remedy = remedy.removesuffix(")").replace(f", or {ANNOTATE_HINT}", "").replace(ANNOTATE_HINT, "")
+        yield ctx.finding(
+            f"speculative draft model '{draft}' (--speculative-config model) has no config.json, so the plan sizes "
+            f"{cr.model.id} alone: the drafter's weights, its KV cache layers and its CUDA graphs are not counted"
+            + (f" ({reason})" if reason else ""),
+            s.loc("speculative_config") or s.command_loc,
+            fix=("provide it with " + remedy) if remedy else _GIVE_CONFIG,
+            severity="info",
+        )
     acc = ctx.placement.accelerator if ctx.placement else None
     if cr.plan is None and cr.plan_error and acc is not None and acc.vendor in ("nvidia", "amd"):
         if accelerator_build(s) is not None:
@@ -688,6 +706,18 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             s.model.loc or s.command_loc,
             fix="check that config.json describes a decoder LLM; pass --model-dir with a corrected config",
         )
+
+
+def _unresolved_draft(cr: ContainerResult) -> str | None:
+    """The ``--speculative-config`` draft model id of a vLLM container that the plan stage could not resolve
+    (:func:`kvlint.memory.stage._vllm_settings`: its settings keep the id and no draft model), else None."""
+    settings = cr.settings
+    if cr.serving.engine != "vllm" or settings is None:
+        return None
+    draft_id = getattr(settings, "speculative_model_id", None)
+    if not draft_id or getattr(settings, "speculative_model", None) is not None:
+        return None
+    return str(draft_id)
 
 
 def _encoder_decoder_finding(ctx: RuleContext, name: str, model_type: str) -> Diagnostic:
