@@ -361,6 +361,15 @@ def kuberay_writes_command(w: Workload, container: LDict) -> bool:
     return isinstance(first, list) and bool(first) and first[0] is container
 
 
+def _serves_derived_model(w: Workload, container: LDict) -> bool:
+    """Whether ``container``, naming no model, serves its workload's ``derived_model``: only a Dell Enterprise Hub
+    model image, whose baked-in model the pod's ``hf.co/model`` label names (:func:`kvlint.engines.images.
+    dell_hub_model`). Not a stock TGI or vLLM container beside it, nor a container of an operator's pod that
+    names no model (a sidecar in an LLMInferenceService's ``template``: the operator gives the model it names to
+    its own ``main`` container only); those start their engine's default model or none (KV503), as before."""
+    return _images.dell_hub_model(w.labels or {}, (container.get("image"),)) == w.derived_model
+
+
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -407,7 +416,12 @@ def analyse_container(
         )
     if serving is None:
         return None
-    if serving.model is None and w.derived_model and serving.joins is None:
+    if (
+        serving.model is None
+        and w.derived_model
+        and serving.joins is None
+        and _serves_derived_model(w, container)
+    ):
         # a container that names no model serves the one its workload's reader derived (a Dell Enterprise Hub
         # model image's hf.co/model label, kvlint.engines.images.dell_hub_model), said at its image
         at = loc_of(container, "image") or container.loc

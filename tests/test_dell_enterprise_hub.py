@@ -82,3 +82,59 @@ def test_only_the_hubs_inference_images_are_recognised() -> None:
     # another image with the same env and label is not read as TGI by them
     other = SAMPLE.read_text().replace(IMAGE, "registry.example/serving:1")
     assert _run(other).containers == []
+
+
+def test_a_stock_engine_beside_the_hub_image_serves_none_of_its_model() -> None:
+    # the labelled model is baked into the Hub image: a stock TGI or vLLM container in the same pod that names no
+    # model does not serve it. Both were sized as Llama 3.1 8B (the vLLM one with KV202's 131,072-token context
+    # next to its own KV503 "names no model") once the derived model was given to every container naming none.
+    sidecars = (
+        "      volumes:\n",
+        "        - name: embedder\n"
+        "          image: ghcr.io/huggingface/text-generation-inference:2.4.0\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "        - name: small\n"
+        "          image: vllm/vllm-openai:v0.10.0\n"
+        '          args: ["--port", "8001"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "      volumes:\n",
+    )
+    result = _run(SAMPLE.read_text().replace(*sidecars, 1))
+    by_name = {cr.container_name: cr for cr in result.containers}
+    assert set(by_name) == {"pretrained-model-container", "embedder", "small"}, set(by_name)
+    hub = by_name["pretrained-model-container"]
+    assert (
+        hub.serving.model is not None and hub.serving.model.value == "meta-llama/Meta-Llama-3.1-8b-Instruct"
+    )
+    for name in ("embedder", "small"):
+        cr = by_name[name]
+        assert cr.serving.model is None and cr.plan is None, name
+        assert "KV503" in {d.rule for d in result.diagnostics if d.container == name}, name
+    assert not [d for d in result.diagnostics if d.container == "small" and d.rule == "KV202"]
+
+
+def test_a_sidecar_of_an_operators_pod_serves_none_of_its_model() -> None:
+    # the generic "a container naming no model serves its workload's derived model" gave an LLMInferenceService's
+    # model to a stock vLLM sidecar of its template (sized, with KV202, beside its own KV503): KServe gives the
+    # model to the `main` container only
+    sample = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "collected"
+        / "kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__llmisvc-single-gpu.yaml"
+    )
+    side = (
+        "      - name: side\n"
+        "        image: vllm/vllm-openai:v0.10.0\n"
+        '        args: ["--port", "8001"]\n'
+        '        resources: {limits: {nvidia.com/gpu: "1"}}\n'
+    )
+    text = sample.read_text().replace(
+        "  template:\n    containers:\n", "  template:\n    containers:\n" + side, 1
+    )
+    result = _run(text)
+    by_name = {cr.container_name: cr for cr in result.containers}
+    assert by_name["main"].model is not None
+    assert by_name["side"].serving.model is None and by_name["side"].plan is None
+    assert {d.rule for d in result.diagnostics if d.container == "side"} >= {"KV503"}
+    assert not [d for d in result.diagnostics if d.container == "side" and d.rule == "KV202"]

@@ -70,3 +70,26 @@ def test_speculative_config_shape_is_still_checked(version, words, kind):
 def test_unset_speculative_config_is_unset(version, value):
     cfg = parse_vllm_argv(["m", "--speculative-config", value], version=version)
     assert not cfg.findings and cfg.get("speculative_config") is None
+
+
+def test_argparse_name_from_the_alias_table_is_the_scan_of_every_option():
+    """perfB49: the action's name in an argparse error (``--compilation-config/-O``) comes from the short options
+    of each dest, gathered once from the generated table; it was the whole table scanned for each candidate
+    release of each JSON option's value. Same name for every option in every sampled release."""
+    from kvlint.engines import vllm
+    from kvlint.engines import vllm_flags_data as data
+
+    def scanned(long: str, i: int) -> str:
+        dest = data.OPTIONS[long][0]
+        aliases = [
+            o for o, (d, _, m) in data.OPTIONS.items() if d == dest and not o.startswith("--") and m >> i & 1
+        ]
+        return "/".join([long, *aliases])
+
+    named = 0
+    for long in data.OPTIONS:
+        for i in range(len(data.VERSIONS)):
+            got = vllm._argparse_name(long, i)
+            assert got == scanned(long, i), (long, data.VERSIONS[i])
+            named += "/" in got
+    assert named > 0  # some options do have short aliases in some releases

@@ -66,6 +66,8 @@ _TMUX = [
     "tmux {sock} new-session -d -s x -- vllm serve 'a b'",
     "tmux {sock} new-session -ds x -n w vllm serve m \\; set -g status off",
     "tmux {sock} -c 'vllm serve m'",
+    "tmux {sock} new -d -e M=q 'vllm serve $M'",
+    "tmux {sock} new -d -eM=q -- 'vllm serve \"$M\"'",
 ]
 
 
@@ -166,3 +168,144 @@ def test_a_typed_command_reads_its_env_wrapper_by_the_same_table(argv: list[str]
     cfg = parse_command_line(argv)
     assert cfg.model is not None and cfg.model.value == "m"
     assert cfg.env == {"VLLM_X": "1"}
+
+
+class _Counting(list):  # type: ignore[type-arg]
+    """A script's words that count how often they are read."""
+
+    reads = 0
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        type(self).reads += 1
+        return super().__getitem__(i)
+
+
+def _script_reads(n: int) -> int:
+    # the words `tmux new tmux new ... vllm serve m` stepped over as commands() steps over them
+    from kvlint.engines.shell import ShellArg, wrapper_step
+
+    _Counting.reads = 0
+    words = _Counting(ShellArg(t) for t in ["tmux", "new"] * n + ["vllm", "serve", "m"])
+    h, end = 0, len(words)
+    while h < end and list.__getitem__(words, h).text == "tmux":
+        step = wrapper_step(words, h, end, "tmux")
+        assert step is not None and step.script is None
+        h, end = step.after, step.end
+    assert list.__getitem__(words, h).text == "vllm" and end == len(words)
+    return _Counting.reads
+
+
+def _list_reads(n: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    from kvlint.engines import shell
+
+    count = [0]
+    get = shell._ListWords.__getitem__
+
+    def counted(self: shell._ListWords, i: int) -> object:
+        count[0] += 1
+        return get(self, i)
+
+    monkeypatch.setattr(shell._ListWords, "__getitem__", counted)
+    items = ["tmux", "new"] * n + ["vllm", "serve", "m"]
+    cfg = parse_container(LDict({"name": "c", "image": "vllm/vllm-openai:v0.10.0", "command": items}))
+    assert cfg is not None and cfg.model is not None and cfg.model.value == "m"
+    return count[0]
+
+
+def test_nested_tmux_reads_each_word_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each tmux looked for the `;` ending its command from its own words to the end: `tmux new` nested 2,000 times
+    # in an exec-form list took 11 s (4,000 in a script 9 s), quadratic in the words; a 1.5 MB object holds far more
+    assert _script_reads(800) < 2.5 * _script_reads(400)
+    assert _list_reads(800, monkeypatch) < 2.5 * _list_reads(400, monkeypatch)
+
+
+_LOGINS = ["-l", "-", "--login", "-l -w VLLM_X", "--whitelist-environment=A,VLLM_X -l", ""]
+
+
+def _runuser_or_skip() -> str:
+    runuser = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+    if runuser is None or os.geteuid() != 0:
+        pytest.skip("no runuser here, or not root")
+    return runuser
+
+
+@pytest.mark.parametrize("login", _LOGINS)
+def test_runuser_login_gives_the_script_a_login_environment(login: str, tmp_path: Path) -> None:
+    # util-linux su-common.c modify_environment: -l, --login or a lone - clears the environment but TERM and the
+    # -w names (then HOME, SHELL, USER, LOGNAME, PATH of the user); the container's VLLM_X was read into the script
+    runuser = _runuser_or_skip()
+    env, out = _shim(tmp_path)
+    shim = str(tmp_path / "bin" / "vllm")
+    user = "- root" if login == "-" else f"{login} root"
+    script = f"{runuser} {user} -c 'exec {shim} serve \"${{VLLM_X-unset}}\"'"
+    subprocess.run(
+        ["bash", "-c", script], env={**env, "VLLM_X": "c"}, capture_output=True, timeout=60, check=True
+    )
+    argv, variable = _ran(out)
+    (read,) = _read(script, {**env, "VLLM_X": "c"})
+    assert read[1:] == argv[1:]
+    items = [runuser, *user.split(), "-c", f"exec {shim} serve m"]
+    container = LDict(
+        {
+            "name": "c",
+            "image": "vllm/vllm-openai:v0.10.0",
+            "command": items,
+            "env": [{"name": "VLLM_X", "value": "c"}, {"name": "PATH", "value": env["PATH"]}],
+        }
+    )
+    subprocess.run(items, env={**env, "VLLM_X": "c"}, capture_output=True, timeout=60, check=True)
+    argv, variable = _ran(out)
+    cfg = parse_container(container)
+    assert cfg is not None and cfg.model is not None and [cfg.model.value] == argv[2:]
+    assert cfg.env.get("VLLM_X", "unset") == variable
+
+
+@pytest.mark.parametrize(
+    "options", ["-u root -l --", "-u root -c 'vllm serve m' --", "-s /bin/sh -u root --"]
+)
+def test_runuser_refuses_user_with_a_shell_option(options: str, tmp_path: Path) -> None:
+    # "options --{shell,fast,command,session-command,login} and --user are mutually exclusive": nothing runs
+    runuser = _runuser_or_skip()
+    env, out = _shim(tmp_path)
+    script = f"{runuser} {options} vllm serve m"
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=60, check=False)
+    assert done.returncode != 0 and not out.exists()
+    assert _read(script, env) == []
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["new", "-d", "-e", "VLLM_X=5", "vllm", "serve", "m"],
+        ["new", "-d", "-eVLLM_X=6", "vllm serve m"],
+        ["new", "-d", "-e", "VLLM_X=7", "-e", "A=1", "--", "bash", "-c", "exec vllm serve m"],
+    ],
+    ids=lambda items: " ".join(items),
+)
+def test_tmux_new_e_sets_the_environment_its_command_runs_with(items: list[str], tmp_path: Path) -> None:
+    # tmux 3.2+ new-session -e VARIABLE=value: the session's command runs with it (the container's VLLM_X was read)
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        pytest.skip("no tmux here")
+    env, out = _shim(tmp_path)
+    argv = [tmux, "-S", f"{tmp_path}/sock", "-f", "/dev/null", *items]
+    try:
+        subprocess.run(argv, env={**env, "VLLM_X": "c"}, capture_output=True, timeout=60, check=True)
+        for _ in range(600):  # the session's command runs in the server, after tmux returns
+            if out.exists() and "VLLM_X=" in out.read_text():
+                break
+            time.sleep(0.05)
+    finally:
+        subprocess.run([tmux, "-S", f"{tmp_path}/sock", "kill-server"], capture_output=True, timeout=60)
+    ran, variable = _ran(out)
+    container = LDict(
+        {
+            "name": "c",
+            "image": "vllm/vllm-openai:v0.10.0",
+            "command": argv,
+            "env": [{"name": "VLLM_X", "value": "c"}, {"name": "PATH", "value": env["PATH"]}],
+        }
+    )
+    cfg = parse_container(container)
+    assert cfg is not None and cfg.model is not None and [cfg.model.value] == ran[2:]
+    assert cfg.env.get("VLLM_X", "unset") == variable

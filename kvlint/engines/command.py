@@ -55,6 +55,7 @@ from kvlint.engines.shell import (
     charge_command_text,
     commands,
     k8s_expand,
+    list_wrapper_env,
     list_wrapper_script,
     program_after_wrapper,
     script_after_shell_options,
@@ -2028,7 +2029,11 @@ def parse_container(
             if after is None:
                 break
             k = after
-        if not changes:
+        # a wrapper giving its script a login's environment (``runuser -l app -c SCRIPT``: TERM and its -w names)
+        # or setting some of it (``tmux new -e NAME=value SCRIPT``)
+        keeps, sets = list_wrapper_env(texts, upto)
+        changes.extend(sets)
+        if not changes and keeps is None:
             return env, env_locs
         own, own_locs = dict(env), dict(env_locs)
         for text, at in changes:
@@ -2041,6 +2046,9 @@ def parse_container(
             else:  # NAME=value
                 name, _, value = text.partition("=")
                 own[name], own_locs[name] = value, items[at].loc
+        if keeps is not None:
+            own = {name: value for name, value in own.items() if name in keeps}
+            own_locs = {name: loc for name, loc in own_locs.items() if name in keeps}
         return own, own_locs
 
     def dispatch(found: _Found, upto: int = 0) -> ServingConfig | None:
@@ -2048,7 +2056,7 @@ def parse_container(
             # the release the workload installs over the image is the one that runs (the image's tag no longer
             # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
             found.installed = installed_release
-        own, own_locs = wrapped_env(upto) if upto else (env, env_locs)
+        own, own_locs = wrapped_env(upto)
         return _dispatch(
             found,
             container=container,

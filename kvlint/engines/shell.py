@@ -1364,21 +1364,32 @@ def _after_options(
 _RUNUSER_COMMAND = frozenset({"--command", "--session-command"})
 
 
-def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None, int, int]:
+def _runuser(
+    words: Sequence[ShellArg], h: int, end: int
+) -> tuple[int, ShellArg | None, int, int, tuple[str, ...] | None]:
     """util-linux 2.38 ``runuser`` at ``words[h]`` as ``su-common.c::su_main`` reads it: ``getopt_long`` with
     ``"c:fg:G:lmpPs:u:hVw:"`` *permuting* (options may follow the user: ``runuser app -c CMD``) until ``--``; with
     ``-u USER`` the words left are the command it executes (``execvp``, :func:`_after_options` order: ``runuser
     -u app -- vllm serve m``); without it an optional ``-`` then USER, and ``-c COMMAND`` runs COMMAND with the
     user's shell, the words after USER its ``$0 $1 ...`` (``run_shell``: ``SHELL -c COMMAND ARGS...``).
 
-    ``(index of the command, None, end, -1)`` for ``-u``; ``(end, the -c script, index of its $0, index of the
-    script's word or -1 when attached)`` for ``-c``; ``(end, None, end, -1)`` for neither (an interactive shell: no
-    command)."""
+    ``-l``/``--login`` or the lone ``-`` (``modify_environment``, ``simulate_login``) clears the environment but
+    ``TERM`` and the names of ``-w``/``--whitelist-environment LIST``, then sets ``HOME``, ``SHELL``, ``USER``,
+    ``LOGNAME`` and ``PATH`` of the user (``runuser -l root -c 'vllm serve $MODEL'`` does not see the container's
+    ``MODEL``). ``-u`` with ``-c``, ``-s``, ``-f``, ``-l`` or ``--session-command`` is refused ("options
+    --{shell,fast,command,session-command,login} and --user are mutually exclusive"): no command runs.
+
+    ``(index of the command, None, end, -1, None)`` for ``-u``; ``(end, the -c script, index of its $0, index of
+    the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
+    None)`` for neither (an interactive shell: no command)."""
     short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
     operands: list[int] = []
     script: ShellArg | None = None
     script_at = -1
     user_option = False
+    login = False
+    shell_option = False  # -s, -f, -c, -l or --session-command: refused with -u
+    kept: list[str] = ["TERM"]
     j = h + 1
     while j < end:
         word = words[j]
@@ -1396,10 +1407,16 @@ def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg
             if opt in _RUNUSER_COMMAND:
                 script = ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted)
                 script_at = at
+            elif opt == "--whitelist-environment":
+                kept.extend(value.split(","))
             user_option = user_option or opt == "--user"
+            login = login or opt == "--login"
+            shell_option = shell_option or opt in ("--login", "--shell", "--fast", *_RUNUSER_COMMAND)
         elif text.startswith("-") and len(text) > 1:
             for i in range(1, len(text)):
                 letter = text[i]
+                login = login or letter == "l"
+                shell_option = shell_option or letter in "csfl"
                 if letter in short:
                     at = -1
                     if i + 1 < len(text):
@@ -1414,25 +1431,48 @@ def _runuser(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg
                             value, word.offset, word.loc, word.from_env, word.unresolved, word.quoted
                         )
                         script_at = at
+                    elif letter == "w":
+                        kept.extend(value.split(","))
                     user_option = user_option or letter == "u"
                     break
         else:
             operands.append(j - 1)
     if user_option:
         # the command: the operands, which must be the rest of the words (an option after them was runuser's)
-        if operands and operands == list(range(operands[0], end)):
-            return operands[0], None, end, -1
-        return end, None, end, -1
+        if not shell_option and operands and operands == list(range(operands[0], end)):
+            return operands[0], None, end, -1, None
+        return end, None, end, -1, None
     k = 0
     if k < len(operands) and words[operands[k]].text == "-":
         k += 1  # su's lone -: --login
+        login = True
     k += 1  # the user
     if script is None or (operands[k:] and operands[k:] != list(range(operands[k], end))):
-        return end, None, end, -1
-    return end, script, operands[k] if k < len(operands) else end, script_at
+        return end, None, end, -1, None
+    return end, script, operands[k] if k < len(operands) else end, script_at, tuple(kept) if login else None
 
 
-def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | None, int, int] | None:
+#: The last :func:`_tmux_command_end` scan: (the words, or an exec-form list's texts, from, to, the ``;`` found or
+#: ``to``). Nested tmux (``tmux new tmux new ... vllm serve m``) asks again from a later word of the same words:
+#: without it each tmux scanned to the end (a list of 4,000 such words took 11 s, quadratic).
+_TMUX_SCAN: ContextVar[tuple[object, int, int, int] | None] = ContextVar("kvlint_tmux_scan", default=None)
+
+
+def _tmux_command_end(words: Sequence[ShellArg], start: int, end: int) -> int:
+    """The index of the first ``;`` word (the end of a tmux command) of ``words[start:end]``, else ``end``; a
+    later ``start`` in the same words before the ``;`` last found, with no larger ``end``, reuses that scan."""
+    key = words._texts if isinstance(words, _ListWords) else words
+    last = _TMUX_SCAN.get()
+    if last is not None and last[0] is key and last[1] <= start <= last[3] and end <= last[2]:
+        return min(last[3], end)
+    stop = next((k for k in range(start, end) if words[k].text == ";"), end)
+    _TMUX_SCAN.set((key, start, end, stop))
+    return stop
+
+
+def _tmux(
+    words: Sequence[ShellArg], h: int, end: int, sets: list[tuple[str, int]] | None = None
+) -> tuple[int, ShellArg | None, int, int] | None:
     """tmux 3.3a at ``words[h]`` starting a session that runs a command (``tmux new -d 'vllm serve m'``, ``tmux
     new-session -d -s x vllm serve m``), as ``tmux.c::main`` and ``cmd-new-session.c`` read it: the options of
     ``"2c:CDdf:lL:NqS:T:uUvV"``, where ``-c SHELL-COMMAND`` is itself run by the shell, then ``new-session`` (alias
@@ -1441,7 +1481,9 @@ def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | 
     default shell (``spawn.c::spawn_pane``: ``SHELL -c CMD``), several are executed as they are (``execvp``).
 
     ``(index of the command, None, end of it, -1)`` for several words; ``(end of it, the script, end of it, index
-    of the script's word or -1)`` for one (or ``tmux -c``); None when tmux runs no new session's command here."""
+    of the script's word or -1)`` for one (or ``tmux -c``); None when tmux runs no new session's command here.
+    ``sets`` gets new-session's ``-e VARIABLE=value`` (tmux 3.2+: set in the session's environment, which its
+    command runs with) and the index of the word holding each."""
     j = h + 1
     while j < end and words[j].text.startswith("-") and len(words[j].text) > 1:
         text = words[j].text
@@ -1465,7 +1507,7 @@ def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | 
                 break
     if j >= end or words[j].text not in ("new", "new-session"):
         return None
-    stop = next((k for k in range(j + 1, end) if words[k].text == ";"), end)
+    stop = _tmux_command_end(words, j + 1, end)
     j += 1
     while j < stop and words[j].text.startswith("-") and len(words[j].text) > 1:
         text = words[j].text
@@ -1474,8 +1516,14 @@ def _tmux(words: Sequence[ShellArg], h: int, end: int) -> tuple[int, ShellArg | 
             break
         for i in range(1, len(text)):
             if text[i] in "cefFnstxy":
+                at = j - 1
                 if i + 1 == len(text):
+                    at = j
                     j += 1
+                if text[i] == "e" and sets is not None and at < stop:
+                    value = text[i + 1 :] if i + 1 < len(text) else words[at].text
+                    if _ASSIGN_RE.match(value):
+                        sets.append((value, at))
                 break
     if j >= stop:
         return None
@@ -1519,6 +1567,12 @@ class WrapperStep:
     end: int = 0
     #: the index of :attr:`script`'s word, or -1 when the script is part of a word (``-cSCRIPT``)
     script_at: int = -1
+    #: the names of the environment :attr:`script` keeps when the wrapper clears the rest (``runuser -l``), None
+    #: when it keeps the environment
+    keeps_env: tuple[str, ...] | None = None
+    #: ``NAME=value`` the wrapper sets in the environment of what it runs (``tmux new -e NAME=value``), each with
+    #: the index of its word
+    sets_env: tuple[tuple[str, int], ...] = ()
 
 
 def wrapper_step(
@@ -1533,14 +1587,15 @@ def wrapper_step(
         # `command [-pVv] [--]`): it was left as the command's first word
         return WrapperStep(h + 2 if h + 1 < end and words[h + 1].text == "--" else h + 1, end=end)
     if name == "runuser":
-        after, script, positional, at = _runuser(words, h, end)
-        return WrapperStep(after, None, script, positional, end, at)
+        after, script, positional, at, keeps = _runuser(words, h, end)
+        return WrapperStep(after, None, script, positional, end, at, keeps)
     if name == "tmux":
-        got = _tmux(words, h, end)
+        sets: list[tuple[str, int]] = []
+        got = _tmux(words, h, end, sets)
         if got is None:
             return None
         after, script, stop, at = got
-        return WrapperStep(after, None, script, stop, stop, at)
+        return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
     after, split = _after_options(words, h, end, name, unset)
     return WrapperStep(after, split, end=end)
 
@@ -1564,6 +1619,8 @@ def program_after_wrapper(
     if step is None or step.split is not None or step.script is not None or step.end != len(texts):
         return None
     after = step.after
+    if env_changes is not None:
+        env_changes.extend(step.sets_env)  # tmux new -e NAME=value
     if name == "env":
         if env_changes is not None and unset:
             env_changes.extend((n, None) for n in unset)
@@ -1597,6 +1654,20 @@ def list_wrapper_script(texts: Sequence[str]) -> tuple[int, int, int] | None:
                 after += 1
         h = after
     return None
+
+
+def list_wrapper_env(
+    texts: Sequence[str], h: int
+) -> tuple[tuple[str, ...] | None, tuple[tuple[str, int], ...]]:
+    """What the wrapper at ``texts[h]`` of an exec-form list that gives a shell a script does to the script's
+    environment: the names it keeps when it clears the rest (``["runuser", "-l", "app", "-c", SCRIPT]``:
+    :func:`_runuser`), else None; and the ``NAME=value`` it sets with their indexes (``["tmux", "new", "-e",
+    "A=1", SCRIPT]``: :func:`_tmux`)."""
+    name = wrapper_name(texts[h]) if h < len(texts) else None
+    if name not in ("runuser", "tmux"):
+        return None, ()
+    step = wrapper_step(_ListWords(texts), h, len(texts), name)
+    return (None, ()) if step is None else (step.keeps_env, step.sets_env)
 
 
 class _ListWords(Sequence[ShellArg]):
@@ -1770,9 +1841,16 @@ def commands(
         if wrapped is not None and wrapped.script is not None:
             if _depth < 3:
                 # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s
+                script_env = (
+                    local_env
+                    if wrapped.keeps_env is None
+                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env}
+                )
+                if wrapped.sets_env:  # tmux new -e NAME=value 'vllm serve $NAME'
+                    script_env = {**script_env, **dict(t.partition("=")[::2] for t, _at in wrapped.sets_env)}
                 yield from commands(
                     wrapped.script.text,
-                    local_env,
+                    script_env,
                     words[wrapped.positional : wrapped.end],
                     _depth=_depth + 1,
                     _eval_offset=wrapped.script.offset if _eval_offset is None else _eval_offset,

@@ -152,13 +152,25 @@ _JSON_OPTION_OF_DEST = {data.OPTIONS[o][0]: o for o in JSON_PARSERS if o in data
 _SPEC_EXAMPLE = '{"method": "ngram", "num_speculative_tokens": 4}'
 
 
+#: The short option strings of each dest, in the generated table's order, with the bitmask of the sampled releases
+#: that have each (``-O``, ``-cc`` for ``compilation_config``): what :func:`_argparse_name` joins to the long one.
+#: Built once from :data:`kvlint.engines.vllm_flags_data.OPTIONS` (a JSON option's value was checked in each
+#: candidate release with the whole table scanned for its aliases: 17% of a webhook review's command reading).
+def _short_of_dest() -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = {}
+    for option, (dest, _, mask) in data.OPTIONS.items():
+        if not option.startswith("--"):
+            out.setdefault(dest, []).append((option, mask))
+    return out
+
+
+_SHORT_OF_DEST = _short_of_dest()
+
+
 def _argparse_name(long: str, i: int) -> str:
     """How argparse names the action of ``long`` in sampled release ``i`` in an error: its option strings joined by
     "/" (``_get_action_name``), the long one first as vLLM declares them (``"--speculative-config", "-sc"``)."""
-    dest = data.OPTIONS[long][0]
-    aliases = [
-        o for o, (d, _, m) in data.OPTIONS.items() if d == dest and not o.startswith("--") and m >> i & 1
-    ]
+    aliases = [o for o, m in _SHORT_OF_DEST.get(data.OPTIONS[long][0], ()) if m >> i & 1]
     return "/".join([long, *aliases])
 
 
