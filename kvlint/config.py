@@ -391,6 +391,20 @@ def _dotted(parts: list[Any]) -> str:
     return out or "<root>"
 
 
+def _closest(key: object, known: set[str]) -> str:
+    """``"; did you mean 'fail_on'?"`` for a misspelt key or one written as its command-line flag (``fail-on``,
+    ``--fail-on``), else ``""``."""
+    import difflib
+
+    if not isinstance(key, str) or not known:
+        return ""
+    flag = key[:100].lstrip("-").replace("-", "_")
+    if flag in known:
+        return f"; did you mean {flag!r}?"
+    match = difflib.get_close_matches(flag, sorted(known), n=1, cutoff=0.8)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
 def _schema_errors(data: LDict, path: str, text: str | bytes = "") -> list[str]:
     import jsonschema
 
@@ -403,7 +417,10 @@ def _schema_errors(data: LDict, path: str, text: str | bytes = "") -> list[str]:
             for extra in [k for k in err.instance if k not in known]:
                 loc = _loc_at(data, [*parts, extra], key=True)
                 allowed = ", ".join(sorted(known))
-                out.append(f"{loc or path}: {_dotted([*parts, extra])}: unknown key (allowed: {allowed})")
+                hint = _closest(extra, known)
+                out.append(
+                    f"{loc or path}: {_dotted([*parts, extra])}: unknown key{hint} (allowed: {allowed})"
+                )
             continue
         if err.validator == "propertyNames":
             loc = _loc_at(data, [*parts, err.instance], key=True)
@@ -464,8 +481,11 @@ def _check_param(rule: str, name: str, value: Any, where: str) -> Any:
     try:
         p = info.parameter(name)
     except KeyError:
-        known = ", ".join(["severity", *(q.name for q in info.parameters)])
-        raise ConfigError(f"{where}: unknown parameter of {rule} (allowed: {known})") from None
+        names = ["severity", *(q.name for q in info.parameters)]
+        hint = _closest(name, set(names))
+        raise ConfigError(
+            f"{where}: unknown parameter of {rule}{hint} (allowed: {', '.join(names)})"
+        ) from None
     wrong = p.check(value, show=lambda v: _shown(repr(v)))
     if wrong:
         raise ConfigError(f"{where}: {wrong}")

@@ -167,6 +167,32 @@ def test_fail_on_never_exits_zero_with_findings(tmp_path: pytest.TempPathFactory
     assert outputs["annotated"] == "0" and outputs["sarif"] == ""
 
 
+def test_fail_on_input_replaces_the_config_fail_on_as_docs_ci_says(tmp_path: pytest.TempPathFactory) -> None:
+    """docs/ci.md: the `fail-on` input (default from action.yml) is passed as --fail-on, so a `.kvlint.yaml`
+    `fail_on: warning` does not fail the step on a warning unless the input says `warning` too."""
+    tmp = str(tmp_path)
+    with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
+        row = next(line for line in fh if line.startswith("| `fail-on` |"))
+    assert "replaces `fail_on` of every `.kvlint.yaml`" in row
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        default = yaml.safe_load(fh)["inputs"]["fail-on"]["default"]
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(repo)
+    shutil.copy(os.path.join(ROOT, "fixtures", "config", "suppress", "noreason.yaml"), repo)
+    with open(os.path.join(repo, ".kvlint.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("fail_on: warning\n")
+    found = run_check([os.path.join(repo, "noreason.yaml")], Options(allow_hub=False)).diagnostics
+    assert {d.severity for d in found} == {"warning", "info"}
+    codes = {}
+    for fail_on in (default, "warning"):
+        codes[fail_on] = run_action(
+            _env(tmp, KVLINT_PATHS=".", KVLINT_FAIL_ON=fail_on, KVLINT_ANNOTATE="none", KVLINT_SARIF=""),
+            cwd=repo,
+            out=io.StringIO(),
+        )
+    assert codes == {default: 0, "warning": 1}
+
+
 def test_parse_unified_diff() -> None:
     diff = (
         "diff --git a/x.yaml b/x.yaml\n--- a/x.yaml\n+++ b/x.yaml\n@@ -3 +3 @@\n-a\n+b\n"

@@ -4,6 +4,7 @@ real lint run (fixtures/config/)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -74,6 +75,26 @@ def test_errors_name_file_line_and_key(name: str, line: int, key: str, words: st
     msg = str(exc.value)
     assert msg.startswith(f"{path}:{line}:"), msg
     assert key in msg and words in msg, msg
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("fail-on: warning\n", "did you mean 'fail_on'?"),  # the command-line flag's spelling
+        ("--engine-version: '0.11.0'\n", "did you mean 'engine_version'?"),
+        ("exlude: [charts]\n", "did you mean 'exclude'?"),
+        ("accelerators:\n  node_label: {}\n", "did you mean 'node_labels'?"),
+        ("colour: red\n", None),
+        ("rules:\n  KV104: {min-concurrency: 4}\n", "did you mean 'min_concurrency'?"),
+        ("rules:\n  KV104: {sevrity: error}\n", "did you mean 'severity'?"),
+    ],
+)
+def test_unknown_key_names_the_key_it_stands_for(text: str, hint: str | None) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(text, "cfg.yaml")
+    msg = str(exc.value)
+    assert re.search(r"unknown (key|parameter of KV\d+)", msg) and "(allowed: " in msg, msg
+    assert (hint in msg) if hint else ("did you mean" not in msg), msg
 
 
 def test_bad_selector_and_unknown_accelerator_in_text() -> None:

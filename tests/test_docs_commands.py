@@ -379,6 +379,57 @@ def test_webhook_doc_shows_what_a_review_of_the_example_answers() -> None:
     assert request["resource"]["resource"] in by_name[head.group(1)]
 
 
+def test_webhook_doc_local_walkthrough_serves_and_reviews_as_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "Try it on your machine": the `kvlint webhook serve` line parses as that command's options, the curl
+    lines ask the ports it serves, and the AdmissionReview the embedded script writes for the manifest is
+    answered as the prose says: denied with the error rules `kvlint check` reports on that file, its warning
+    rules in `warnings`."""
+    import shlex
+    import sys
+
+    from kvlint.pipeline import Options, run_check
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import WebhookSettings, build_response, lint_review, parse_review
+
+    doc = _text(ROOT / "docs" / "webhook.md")
+    section = doc[doc.index("## Try it on your machine") :].split("\n## ", 1)[0]
+    m = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert m is not None
+    block = m.group(1).replace("\\\n", " ")
+    serve_line = next(line for line in block.splitlines() if line.startswith("kvlint webhook serve "))
+    args = shlex.split(serve_line.split("#")[0].rstrip(" &"))[3:]
+    for name in ("--tls-cert", "--tls-key"):
+        (tmp_path / args[args.index(name) + 1]).write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    serve = _command(["webhook", "serve"])
+    params = serve.make_context("serve", list(args)).params
+    assert f"http://{params['host']}:{params['probe_port']}/readyz" in block
+    assert re.search(rf"https://localhost:{params['port']}/validate\b", block)
+    # the certificate names the host the client asks for
+    assert "subjectAltName=DNS:localhost" in block
+
+    script = re.search(r"python3 - (\S+) > (\S+) <<'EOF'\n(.*?)\nEOF\n", block, re.S)
+    assert script is not None
+    manifest, out, code = script.groups()
+    assert f"@{out}" in block
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", ["-", manifest])
+    exec(compile(code, "docs/webhook.md", "exec"), {})
+    review = parse_review(capsys.readouterr().out)
+    answer = build_response(review, WebhookSettings(), lint_review(review, webhook_options()))[0]["response"]
+
+    found = run_check([manifest], Options(allow_hub=False)).diagnostics
+    errors = {d.rule for d in found if d.severity == "error"}
+    warnings = {d.rule for d in found if d.severity == "warning"}
+    assert errors and not answer["allowed"]
+    assert set(re.findall(r"^- (KV\d{3})", answer["status"]["message"], re.M)) == errors
+    assert {w.split()[0] for w in answer["warnings"]} == warnings
+    prose = " ".join(section.split("```")[-1].split())
+    assert set(re.findall(r"KV\d{3}", prose)) <= errors
+
+
 # --- README: suppressing findings ---------------------------------------------------------------------------
 
 
