@@ -2219,6 +2219,8 @@ def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
             col = int(m.group("col")) + 1 if m.group("col") else 1
             line = int(m.group("line"))
             key = _required_value(where, line, max_bytes) if "execution error at (" in m.group(0) else None
+            if key and key != "global" and not key.startswith("global."):
+                key = ".".join([*_subchart_names(m.group("path").split("/")), key])
             fix = (
                 f"the chart requires the value {key} (its template's `required`): give it with `kvlint check "
                 f"{shell_word(chart)} --helm-set {shell_word(key + '=VALUE')}`, or in the values file it is deployed "
@@ -2269,6 +2271,18 @@ def _required_value(path: str, line: int, max_bytes: int) -> str | None:
     return keys.pop() if len(keys) == 1 else None
 
 
+def _subchart_names(parts: Sequence[str]) -> list[str]:
+    """The subcharts, outermost first, of the template helm names ``parts`` (``NAME/charts/SUB/charts/SUB2/
+    templates/x.yaml`` -> ``[SUB, SUB2]``): the keys under which the parent's values reach that subchart's
+    ``.Values`` (Helm v3 ``pkg/chartutil/coalesce.go``: a subchart's values are the parent's ``values[NAME]``, NAME
+    its ``alias`` when it has one, as the path helm prints names it; ``global`` is shared by all)."""
+    names, i = [], 1
+    while i + 2 < len(parts) and parts[i] == "charts":
+        names.append(parts[i + 1])
+        i += 2
+    return names
+
+
 def _chart_file(chart: str, parts: Sequence[str]) -> str | None:
     """The file of ``chart`` that helm names ``parts`` (``NAME/templates/x.yaml``, ``NAME/charts/SUB/templates/
     x.yaml``: helm names a chart and each subchart by its ``Chart.yaml`` ``name``, which a subchart's directory
@@ -2284,14 +2298,33 @@ def _chart_file(chart: str, parts: Sequence[str]) -> str | None:
         except OSError:
             return None
         dirs = [os.path.join(subs, n) for n in names if os.path.isdir(os.path.join(subs, n))]
+        # helm names a dependency by its alias when it has one (Chart.yaml ``dependencies[].alias``)
+        wanted = _aliased(here).get(parts[i + 1], parts[i + 1])
         match = [d for d in dirs if os.path.basename(d) == parts[i + 1]] or [
-            d for d in dirs if _chart_name(d) == parts[i + 1]
+            d for d in dirs if _chart_name(d) == wanted
         ]
         if not match:
             return None
         here, i = match[0], i + 2
     where = os.path.join(here, *parts[i:])
     return where if os.path.isfile(where) and not os.path.islink(where) else None
+
+
+def _aliased(chart: str) -> dict[str, str]:
+    """``{alias: name}`` of the ``dependencies`` of ``chart/Chart.yaml`` that have an ``alias`` (helm v3 renames
+    such a subchart to its alias, in the paths it prints and as the key of its values); empty when the file
+    cannot be read."""
+    spec, _problem = _read_kustomization(os.path.join(chart, "Chart.yaml"), _MAX_CHART_BYTES)
+    deps = spec.get("dependencies") if isinstance(spec, LDict) else None
+    out: dict[str, str] = {}
+    for entry in deps if isinstance(deps, LList) else ():
+        if (
+            isinstance(entry, LDict)
+            and isinstance(entry.get("alias"), str)
+            and isinstance(entry.get("name"), str)
+        ):
+            out.setdefault(entry["alias"], entry["name"])
+    return out
 
 
 def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | None:

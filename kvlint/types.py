@@ -211,7 +211,9 @@ class Workload:
         path: dotted path of the PodSpec inside the document (``spec.template.spec``).
         annotations, labels: of the pod template merged over the object's (template wins).
         replicas: ``spec.replicas`` when declared (None otherwise).
-        role: ``leader``/``worker`` for LeaderWorkerSet templates, else None.
+        role: ``leader``/``worker`` for LeaderWorkerSet (and other group) templates, ``head`` for a Ray head, and
+            ``leader``/``worker`` for one-pod objects paired as the nodes of one multi-node engine
+            (:func:`kvlint.engines.multinode.pair_node_objects`), else None.
         group_size: LeaderWorkerSet ``leaderWorkerTemplate.size`` (pods per group), else None.
         findings: what the workload stage found about the object itself (a template to render, a runtime or
             preset that is not among the inputs, an operator kind whose engine kvlint does not read); reported

@@ -4,6 +4,7 @@ github workflow commands, junit and markdown; plus verified remedies of the capa
 from __future__ import annotations
 
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
@@ -366,3 +367,24 @@ def test_github_format_names_files_from_the_repository_root(
         r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "github", paths])
         files = set(re.findall(r"^::\w+ file=([^,]+),", r.output, re.MULTILINE))
         assert files == {want}, (cwd, paths, r.output)
+
+
+def test_github_path_through_a_symlinked_directory_is_from_the_repository_root(tmp_path: Path) -> None:
+    # the root is compared with links resolved; an absolute path given through a link to the checkout
+    # (`kvlint check $WORKSPACE/deploy` with $WORKSPACE a symbolic link) stayed absolute, which GitHub places nowhere;
+    # the file's own name is kept (a link committed in the repository is annotated where it is committed)
+    from kvlint.report.github import repository_path
+
+    real = tmp_path / "real"
+    (real / "deploy").mkdir(parents=True)
+    (real / "deploy" / "chat.yaml").write_text("a: 1\n")
+    (real / "deploy" / "link.yaml").symlink_to(real / "deploy" / "chat.yaml")
+    (tmp_path / "ws").symlink_to(real)
+    root = os.path.realpath(real)
+    for path, want in (
+        (str(tmp_path / "ws" / "deploy" / "chat.yaml"), "deploy/chat.yaml"),
+        (str(tmp_path / "ws" / "deploy" / "link.yaml"), "deploy/link.yaml"),
+        ("./deploy/link.yaml", "deploy/link.yaml"),
+        (str(tmp_path / "elsewhere.yaml"), str(tmp_path / "elsewhere.yaml")),
+    ):
+        assert repository_path(path, str(tmp_path / "ws"), root) == want, path

@@ -138,3 +138,39 @@ def test_required_value_fix_names_the_key_to_set(tmp_path: Path) -> None:
     )
     f = _kv001([str(collected)])
     assert "--helm-set secret.encodedToken=VALUE" in (f.fix or ""), f.fix
+
+
+def test_required_value_of_a_subchart_is_set_under_its_name(tmp_path: Path) -> None:
+    """A subchart's ``.Values.model`` is the parent's ``engine.model`` (Helm scopes a subchart's values under its
+    name, or its ``alias``, as the error's path names it); ``global.x`` stays global. ``--helm-set model=VALUE``
+    would set the parent's own value and leave the subchart's empty, so helm fails the same way."""
+    chart = _chart(
+        tmp_path / "chart", values="model: m\n", deps="dependencies:\n  - name: engine\n    version: 0.1.0\n"
+    )
+    sub = _chart(chart / "charts" / "engine", "engine")
+    f = _kv001([str(chart)])
+    assert f"kvlint check {chart} --helm-set engine.model=VALUE" in (f.fix or ""), f.fix
+    (sub / "templates" / "deployment.yaml").write_text(
+        DEPLOYMENT.replace(
+            'required "set model to the hub id" .Values.model', 'required "g" .Values.global.hub'
+        )
+    )
+    f = _kv001([str(chart)])
+    assert "--helm-set global.hub=VALUE" in (f.fix or ""), f.fix
+
+
+def test_required_value_of_an_aliased_subchart(tmp_path: Path) -> None:
+    """A dependency with an ``alias`` is named by it in helm's error (``serving/charts/eng2/templates/...``), and
+    its values sit under it: the finding is at the subchart's template line (was Chart.yaml line 1, the general
+    fix) and the fix sets ``eng2.model``."""
+    chart = _chart(
+        tmp_path / "chart",
+        values="model: m\n",
+        deps="dependencies:\n  - name: engine\n    version: 0.1.0\n    alias: eng2\n",
+    )
+    sub = _chart(chart / "charts" / "engine", "engine")
+    f = _kv001([str(chart)])
+    tpl = sub / "templates" / "deployment.yaml"
+    assert "execution error at (serving/charts/eng2/templates/deployment.yaml" in f.message
+    assert (f.loc.file, (f.loc.line, f.loc.column)) == (str(tpl), _at(tpl, "required"))
+    assert "--helm-set eng2.model=VALUE" in (f.fix or ""), f.fix

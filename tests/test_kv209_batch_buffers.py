@@ -244,7 +244,7 @@ def _run_long(tmp_path: Path, tag: str, mml: int, memory: str | None) -> CheckRe
 
 def test_request_tables_of_a_huge_max_model_len_come_first(tmp_path: Path) -> None:
     """InputBatch (GPUModelRunner.__init__, before the per-token buffers and the weights): host token tables of
-    max_num_seqs x max_model_len (int32, + a bool table from 0.12.0) and a GPU block table of max_num_seqs x
+    max_num_seqs x max_model_len (int32, + a bool table from 0.11.1) and a GPU block table of max_num_seqs x
     max_model_len / block_size int32. The boundaries are the container's memory limit and the GPU's total."""
     from kvlint.rules.families.limits import request_tables
 
@@ -255,7 +255,7 @@ def test_request_tables_of_a_huge_max_model_len_come_first(tmp_path: Path) -> No
     assert request_tables((0, 19, 0), rows, mml, block)[1] > total
     assert "KV209" in _rules(_run_long(tmp_path, "v0.19.0", mml, None))
     assert "KV209" not in _rules(_run_long(tmp_path, "v0.19.0", mml - block, None))
-    # the host tables beyond the container's memory limit: 5 B per (request, position) from 0.12.0, 4 B in 0.11.0
+    # the host tables beyond the container's memory limit: 5 B per (request, position) from 0.11.1, 4 B in 0.11.0
     small = 10**7
     host19, gpu19 = request_tables((0, 19, 0), rows, small, block)
     assert gpu19 <= total and host19 == rows * small * 5
@@ -301,3 +301,15 @@ def test_another_error_before_loading_comes_first(tmp_path: Path) -> None:
     assert "KV401" in _rules(r) and "KV209" not in _rules(r), _rules(r)
     r = _run(tmp_path, "v0.11.0", "NVIDIA-L4", "--max-num-batched-tokens", "10000000")
     assert "KV209" in _rules(r), _rules(r)
+
+
+def test_is_token_ids_table_from_0_11_1() -> None:
+    """The bool ``is_token_ids_tensor`` (max_num_reqs x max_model_len) came with V1's prompt embeddings in 0.11.1:
+    ``vllm@0.11.1:vllm/v1/worker/gpu_input_batch.py::InputBatch.__init__`` allocates it after
+    ``token_ids_cpu_tensor``, ``vllm@0.11.0`` (and 0.10.x) does not. Host bytes per (request, position): 4 in 0.11.0,
+    5 from 0.11.1."""
+    from kvlint.rules.families.limits import request_tables
+
+    assert request_tables((0, 11, 0), 256, 10**6, 16)[0] == 256 * 10**6 * 4
+    assert request_tables((0, 11, 1), 256, 10**6, 16)[0] == 256 * 10**6 * 5
+    assert request_tables((0, 12, 0), 256, 10**6, 16)[0] == 256 * 10**6 * 5

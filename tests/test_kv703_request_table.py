@@ -199,7 +199,38 @@ def test_request_table_rows_per_release() -> None:
     # 0.5.5: the clamp of the profiled tokens, not the scheduler's tokens // 2
     assert request_table_rows((0, 5, 5), None, 100, 400, 10**6) == 2048
     assert request_table_rows((0, 5, 5), 10**9, 100, 400, 10**6) == 10**9
-    # 0.5.10 - 0.5.13: the user's value capped at the estimate
-    assert request_table_rows((0, 5, 12), 10**9, 100, 400, 10**6) == 2048
+    # 0.5.10 - 0.5.13: the user's value capped at the estimate (and a padding row from 0.5.12)
+    assert request_table_rows((0, 5, 11), 10**9, 100, 400, 10**6) == 2048
+    assert request_table_rows((0, 5, 12), 10**9, 100, 400, 10**6) == 2049
     # 0.5.14+: the scheduler's max_running_requests and a padding row
     assert request_table_rows((0, 5, 23), None, 100, 400, 10**6) == 101
+
+
+def test_request_table_rows_0_5_10_to_0_5_13() -> None:
+    """0.5.10 - 0.5.13 (``model_runner_kv_cache_mixin.py::_resolve_max_num_reqs``): the user's value per DP worker
+    capped at the estimate, else ``min(estimate, token_capacity // 2)``; the table has one padding row more from
+    0.5.12 (``memory_pool.py::ReqToTokenPool``: ``self._alloc_size = size + 1``, absent in 0.5.10 and 0.5.11)."""
+    from kvlint.memory.sglang import request_table_rows
+
+    # a pool of 3,000 tokens: the default is half of it, not the 2,048-row floor
+    assert request_table_rows((0, 5, 10), None, 100, 3000, 10**6) == 1500
+    assert request_table_rows((0, 5, 12), None, 100, 3000, 10**6) == 1501
+    # an explicit value capped at the estimate, plus the padding row from 0.5.12
+    assert request_table_rows((0, 5, 11), 10**9, 100, 10**6, 10**6) == 2048
+    assert request_table_rows((0, 5, 12), 10**9, 100, 10**6, 10**6) == 2049
+    assert request_table_rows((0, 5, 13), 10**9, 100, 10**6, 10**6, dp=2) == 2049
+
+
+def test_from_0_5_10_the_estimate_reads_the_capped_pool(tmp_path: Path) -> None:
+    """From 0.5.10 the estimate is taken of the token capacity after --max-total-tokens
+    (``_resolve_memory_pool_config``: ``_resolve_token_capacity`` then ``_resolve_max_num_reqs(token_capacity)``);
+    0.5.5 - 0.5.9 took it of the profiled pool before the cap (``init_memory_pool``)."""
+    r = _run(tmp_path, "v0.5.12", 10000, "--context-length", "65536", "--max-total-tokens", "300000")
+    (cr,) = r.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None
+    d = cr.plan_detail
+    assert isinstance(d, SglangPlanDetail)
+    cap = cr.plan.capacity_tokens
+    assert cap == 300000
+    est = min(4096, max(2048, int(cap / 65536 * 512)))
+    assert d.request_table_rows == min(10000, est) + 1

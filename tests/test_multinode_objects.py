@@ -10,6 +10,7 @@ init_distributed_environment``: both meet at the address with the world size of 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,38 @@ def test_nodes_in_two_files_are_not_paired(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text(_follower("sglang"))
     res = run_check([str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")], Options(allow_hub=False))
     assert [d for d in res.diagnostics if d.rule == "KV403" and "runs node rank 0" in d.message]
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_a_chart_whose_leader_and_worker_are_two_templates_is_paired(tmp_path: Path) -> None:
+    # a rendered chart's documents carry their template's path: the nodes of one chart are one input
+    chart = tmp_path / "mn"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mn\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("{}\n")
+    (chart / "templates" / "leader.yaml").write_text(
+        _node("sglang", "leader", "Deployment", 0, "leader:5000")
+    )
+    (chart / "templates" / "worker.yaml").write_text(_follower("sglang"))
+    res = run_check([str(chart)], Options(allow_hub=False))
+    by_name = {c.workload.name: c for c in res.containers if isinstance(c, ContainerResult)}
+    assert not [d for d in res.diagnostics if d.rule == "KV403"]
+    assert by_name["worker"].serving.joins is not None
+
+
+def test_a_kustomization_of_the_two_nodes_is_paired(tmp_path: Path) -> None:
+    (tmp_path / "leader.yaml").write_text(_node("vllm", "leader", "Deployment", 0, "leader"))
+    (tmp_path / "worker.yaml").write_text(_follower("vllm", "leader"))
+    (tmp_path / "kustomization.yaml").write_text("resources: [leader.yaml, worker.yaml]\n")
+    res = run_check([str(tmp_path)], Options(allow_hub=False))
+    by_name = {c.workload.name: c for c in res.containers if isinstance(c, ContainerResult)}
+    assert not [d for d in res.diagnostics if d.rule == "KV403"]
+    assert by_name["worker"].serving.joins is not None
+
+
+def test_two_plain_files_stay_two_inputs(tmp_path: Path) -> None:
+    # without a kustomization (or chart) around them, two files are two inputs: the rank-0 node keeps its warning
+    (tmp_path / "leader.yaml").write_text(_node("vllm", "leader", "Deployment", 0, "leader"))
+    (tmp_path / "worker.yaml").write_text(_follower("vllm", "leader"))
+    res = run_check([str(tmp_path)], Options(allow_hub=False))
+    assert [d.severity for d in res.diagnostics if d.rule == "KV403"] == ["warning"]

@@ -93,3 +93,33 @@ def test_gpt_oss_rope_cache_is_float32():
     from kvlint.memory.vllm import _rotary_cache_bytes
 
     assert _rotary_cache_bytes(_oss20b(), 2) == 131072 * 64 * 4
+
+
+@pytest.mark.parametrize(
+    ("version", "env", "moe_backend", "expected"),
+    [
+        # VLLM_MXFP4_USE_MARLIN=1 takes Marlin on Hopper before the Triton test (0.12.0 - 0.18.x:
+        # quantization/mxfp4.py::get_mxfp4_backend; 0.19.0 - 0.20.x: oracle/mxfp4.py, "Handle explicit Marlin")
+        ("0.12.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, None, "marlin"),
+        ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, None, "marlin"),
+        ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "0"}, None, "triton-pad64"),
+        # VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1 takes FlashInfer's SM90 backend, checked first: not the Triton layout
+        ("0.14.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, None),
+        ("0.20.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1", "VLLM_MXFP4_USE_MARLIN": "1"}, None, None),
+        # --moe-backend (read by the MXFP4 oracle from 0.19.0) before either env
+        ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, "triton", "triton-pad64"),
+        ("0.19.0", {}, "marlin", "marlin"),
+        ("0.20.0", {}, "flashinfer_cutlass", None),
+    ],
+)
+def test_backend_env_and_flag_on_hopper(version, env, moe_backend, expected):
+    """The container's MXFP4 switches, read from its env as the manifest sets them, decide the backend whose layout
+    is priced."""
+    import dataclasses
+
+    from kvlint.memory.vllm import settings_from_flags
+
+    s = settings_from_flags({}, env, version)
+    if moe_backend:
+        s = dataclasses.replace(s, moe_backend=moe_backend)
+    assert mxfp4_moe_backend(s, ReleaseVersion(version), "9.0") == expected

@@ -32,3 +32,28 @@ def test_tgi_other_short_options_stay_unknown() -> None:
 
     cfg = parse_tgi_argv(["--model-id", "m", "-m", "x", "-ex"])
     assert [f.rule for f in cfg.findings].count("KV205") >= 2, [f.message for f in cfg.findings]
+
+
+@pytest.mark.parametrize("argv", [["-g", "30"], ["-g30"], ["-g=30"]])
+def test_tgi_graceful_termination_timeout_short_option(argv: list[str]) -> None:
+    """TGI 3.2.2 added ``graceful_termination_timeout`` declared ``#[clap(default_value = "90", long, short, env)]``
+    (launcher/src/main.rs at v3.2.2 .. v3.3.7): clap's ``-g``. (3.3.0's ``prometheus_port`` is ``short`` too, also
+    ``-p``; clap's parser takes the first argument declared with a short, ``port``, so ``-p`` stays the port.)"""
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", *argv])
+    assert [f.rule for f in cfg.findings] == [], [f.message for f in cfg.findings]
+    assert cfg.get("graceful_termination_timeout") == 30
+
+
+@pytest.mark.parametrize("argv", [["--max_total_tokens", "4096"], ["--max_total_tokens=4096"]])
+def test_tgi_underscore_long_option_is_refused_as_clap_refuses_it(argv: list[str]) -> None:
+    """clap matches a long option by the name it derives (kebab-case: ``--max-total-tokens``) and has no
+    underscore spelling (unlike vLLM's argparse, which takes ``--max_model_len``): the launcher stops with
+    "unexpected argument '--max_total_tokens' found". kvlint read it as ``--max-total-tokens``."""
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", *argv])
+    kv205 = [f.message for f in cfg.findings if f.rule == "KV205"]
+    assert len(kv205) == 1 and "--max_total_tokens" in kv205[0] and "--max-total-tokens" in kv205[0], kv205
+    assert cfg.get("max_total_tokens") is None

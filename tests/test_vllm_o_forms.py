@@ -2,7 +2,8 @@
 
 * 0.12.0 on: ``FlexibleArgumentParser.parse_args`` rewrites any attached ``-OVALUE`` as ``--optimization-level VALUE``
   (vllm@0.19.0 ``vllm/utils/argparse_utils.py``), whose field is an ``OptimizationLevel`` IntEnum that argparse takes
-  as text and pydantic checks: ``-O.mode=3`` (a compilation-config key up to 0.11) and ``-Odecode`` stop vLLM.
+  as text and pydantic checks: ``-Odecode`` stops vLLM, and from 0.13.0 ``-O.mode=3`` too (a compilation-config key
+  up to 0.12.x, where ``-O.KEY`` is rewritten to ``-cc.KEY``).
 * 0.6.6 - 0.8.5: ``CompilationConfig.from_cli`` reads the value with ``ast.literal_eval`` (vllm@0.6.6.post1, 0.8.5
   ``vllm/config.py``), a Python literal: ``{'level': 3}`` is read, JSON's ``true`` is refused, a number other than
   0 - 3 is no dict; and those releases have no dotted keys (``-O.level=3``).
@@ -21,11 +22,23 @@ def _kv206(version: str | None, *words: str) -> list[str]:
     return [f.message for f in cfg.findings if f.rule == "KV206"]
 
 
-@pytest.mark.parametrize("version", ["0.12.0", "0.19.0", "0.34.0"])
+@pytest.mark.parametrize("version", ["0.12.0", "0.13.0", "0.19.0", "0.34.0"])
 @pytest.mark.parametrize("word", ["-O.mode=3", "-O.level=3", "-Odecode", "-O=5"])
 def test_attached_o_that_is_no_level_stops_vllm_from_0_12(version: str, word: str) -> None:
+    if version == "0.12.0" and word.startswith("-O."):
+        return  # 0.12.x still reads -O.KEY as -cc.KEY (test_dotted_o_is_cc_in_0_12)
     (msg,) = _kv206(version, word)
     assert "Input should be 0, 1, 2 or 3" in msg
+
+
+@pytest.mark.parametrize("version", ["0.12.0", "0.12.1"])
+def test_dotted_o_is_cc_in_0_12(version: str) -> None:
+    # vllm@0.12.0 vllm/utils/argparse_utils.py: `elif arg.startswith("-O.")`: -O.KEY becomes -cc.KEY with a
+    # deprecation warning ("will be removed in v0.13.0"); the attached-level branch skips `arg[2] == "."`
+    cfg = parse_vllm_argv(["m", "-O.mode=3", "-O.cudagraph_mode=FULL_DECODE_ONLY"], version=version)
+    assert not cfg.findings
+    assert cfg.get("compilation_config") == {"mode": 3, "cudagraph_mode": "FULL_DECODE_ONLY"}
+    assert cfg.get("optimization_level") is None
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ GPUs can be checked against the leader's layout (KV403) and nothing else is aske
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 
 from kvlint.fastinit import replaced
@@ -310,6 +311,30 @@ def _node_of(w: Workload, configmaps: Mapping[tuple[str | None, str], LDict] | N
     return rank, cfg
 
 
+#: The file names ``kustomize build`` reads a kustomization from
+_KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _input_of(w: Workload) -> str:
+    """The input ``w`` was read from, for :func:`pair_node_objects`: the chart a rendered template belongs to (its
+    ``templates/`` directory's parent holding ``Chart.yaml``, :func:`kvlint.origins._chart_of`: a chart's leader and
+    worker are often two templates, ``templates/leader.yaml`` and ``templates/worker.yaml``), the directory of a
+    kustomization whose resource file it is (``resources: [leader.yaml, worker.yaml]`` beside it; a resource from
+    another directory, ``../base``, keeps that directory's), else its file."""
+    from kvlint.origins import _chart_of
+
+    path = w.doc.path
+    if not path:
+        return path
+    chart = _chart_of(path)
+    if chart is not None:
+        return chart
+    folder = os.path.dirname(path) or "."
+    if any(os.path.isfile(os.path.join(folder, k)) for k in _KUSTOMIZATION_FILES):
+        return folder
+    return path
+
+
 def pair_node_objects(
     workloads: Sequence[Workload],
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
@@ -319,8 +344,8 @@ def pair_node_objects(
     Deployment / StatefulSet / ReplicaSet (no LeaderWorkerSet or other group around it), running the same engine
     at the same release with the same model, ``--nnodes N`` and meeting address (:func:`node_address`: SGLang's
     ``--dist-init-addr``, vLLM's ``--master-addr``/``--master-port``), in the same namespace and input (one file, one
-    rendered chart or kustomization: the unit :mod:`kvlint.stream` analyses at once, so that a streamed run and a
-    whole one agree), whose ``--node-rank``
+    rendered chart or kustomization, :func:`_input_of`: the unit :mod:`kvlint.stream` analyses at once, so that a
+    streamed run and a whole one agree), whose ``--node-rank``
     values are exactly 0 .. N-1. The node-rank-0 object becomes the group's ``leader`` and the others its
     ``worker`` templates with :attr:`~kvlint.types.Workload.leader` set, so that each follower joins the leader's engine
     when its settings are the leader's (:func:`join_follower`) and the leader is sized as the group (KV403 counts the
@@ -347,7 +372,7 @@ def pair_node_objects(
             _int_of(cfg, "nnodes") or 0,
             node_address(cfg),
             w.namespace,
-            w.doc.path,
+            _input_of(w),
         )
         groups.setdefault(key, []).append((rank, i))
     out = list(workloads)

@@ -227,9 +227,11 @@ def _opaque_env(container: LDict | None, env: Mapping[str, str]) -> dict[str, Lo
 
 #: The launcher's short options: clap derives ``-p`` from ``port`` and ``-e`` from ``env``, the two ``Args`` fields
 #: declared ``#[clap(long, short, ...)]`` (TGI launcher/src/main.rs at 009c4e0b: ``port``
-#: ``#[clap(default_value = "3000", long, short, env)]``, ``env`` ``#[clap(long, short, action)]``). clap reads a
-#: short option's value as the next word, attached (``-p8080``) or after ``=`` (``-p=8080``).
-_TGI_SHORT = {"p": "port", "e": "env"}
+#: ``#[clap(default_value = "3000", long, short, env)]``, ``env`` ``#[clap(long, short, action)]``), and from 3.2.2
+#: ``-g`` from ``graceful_termination_timeout`` (``#[clap(default_value = "90", long, short, env)]``). 3.3.0's
+#: ``prometheus_port`` is ``short`` too, a second ``-p``: clap's parser takes the first argument declared with it
+#: (``port``). clap reads a short option's value as the next word, attached (``-p8080``) or after ``=`` (``-p=8080``).
+_TGI_SHORT = {"p": "port", "e": "env", "g": "graceful_termination_timeout"}
 
 
 def _long_form(tok: str) -> str | None:
@@ -240,10 +242,10 @@ def _long_form(tok: str) -> str | None:
     dest = _TGI_SHORT[tok[1]]
     rest = tok[2:]
     if not rest:
-        return "--" + dest
+        return "--" + dest.replace("_", "-")
     if TGI_OPTIONS[dest] == "switch":
         return None  # -eX: clap would read X as more short flags, none of which the launcher has
-    return f"--{dest}={rest[1:] if rest.startswith('=') else rest}"
+    return f"--{dest.replace('_', '-')}={rest[1:] if rest.startswith('=') else rest}"
 
 
 def parse_tgi_argv(
@@ -318,7 +320,9 @@ def parse_tgi_argv(
             if takes_next:
                 i += 1
             continue
-        if dest not in TGI_OPTIONS:
+        if dest not in TGI_OPTIONS or "_" in opt[2:]:
+            # clap matches a long option by its derived kebab-case name only (no underscore spelling, unlike
+            # vLLM's argparse): `--max_total_tokens` stops the launcher with "unexpected argument ... found"
             takes_next = (
                 not eq and i < n and not argv[i].strip().startswith("-") and not any(c.isspace() for c in opt)
             )

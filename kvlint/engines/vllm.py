@@ -12,6 +12,7 @@ vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
 * short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11, where ``-O.KEY=V`` is a
   dotted key of it from 0.9.2 and, from 0.9.2, an attached ``-OVALUE`` its ``level``; in 0.6.6 - 0.8.5 its value is a
   Python literal, ``ast.literal_eval``; ``--optimization-level`` ≥0.12 as ``-O3``/``-O=3``/any attached ``-OVALUE``
+  (but ``-O.KEY`` in 0.12.x, still rewritten to ``-cc.KEY``)
   (a value other than a level 0-3 refused by pydantic, KV206) or ``-O`` before a word 0-3, any other ``-O`` being
   unrecognised there, KV205), ``-cc``, ``-ep``, ``-dcp`` ...;
 * human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
@@ -580,7 +581,7 @@ class _Parser:
         pydantic (``>=2.12``, lax mode) checks it when the engine config is built: an integer 0 - 3 as text
         (:func:`kvlint.values.lax_int`: ``"3"``, ``" 3"``, ``"3.0"``) passes, anything else stops vLLM with "1
         validation error for VllmConfig / optimization_level / Input should be 0, 1, 2 or 3". ``-O.mode=3`` (a
-        compilation-config key up to 0.11.x) is then ``--optimization-level .mode=3``, and ``-Odecode``
+        compilation-config key up to 0.12.x: :meth:`_o_dot_is_cc`) is from 0.13.0 ``--optimization-level .mode=3``, and ``-Odecode``
         ``--optimization-level decode``: both refused, KV206."""
         level = lax_int(raw)
         mask = data.OPTIONS["--optimization-level"][2]
@@ -596,7 +597,7 @@ class _Parser:
         fix = "give -O a level 0-3 (-O3, --optimization-level 3)"
         if option == "-O" and raw.startswith("."):
             why += (
-                f"; -O{raw[:40]} is read as --optimization-level {raw[:40]}: from vLLM 0.12 -O is the optimization "
+                f"; -O{raw[:40]} is read as --optimization-level {raw[:40]}: from vLLM 0.13 -O is the optimization "
                 "level, no longer --compilation-config's alias with dotted keys"
             )
             fix = f"write -cc{raw[:60]} (--compilation-config{raw[:60]})"
@@ -676,6 +677,15 @@ class _Parser:
         mask = data.OPTIONS["--compilation-config"][2]
         having = [k for k in self.indices if mask >> k & 1]
         return bool(having) and all(_CC_LITERAL_EVAL[0] <= k <= _CC_LITERAL_EVAL[1] for k in having)
+
+    def _o_dot_is_cc(self) -> bool:
+        """Whether the release is 0.12.x, whose ``FlexibleArgumentParser.parse_args`` still rewrites a dotted ``-O.KEY``
+        to ``-cc.KEY`` (a key of ``--compilation-config``, with a deprecation warning: "The -O.* dotted syntax for
+        --compilation-config is deprecated and will be removed in v0.13.0", vllm@0.12.0 ``vllm/utils/
+        argparse_utils.py``) although ``-O`` is otherwise ``--optimization-level`` there; from 0.13.0 (vllm@0.13.0,
+        @0.19.0, @0.34.0 ``argparse_utils.py``) ``-O.KEY`` is ``--optimization-level .KEY``."""
+        v = version_tuple(self.version)
+        return v is not None and (0, 12) <= v[:2] < (0, 13)
 
     def _no_dotted_keys(self) -> bool:
         """Whether every candidate release predates the dotted keys of JSON options (``--compilation-config.level=3``,
@@ -1058,7 +1068,10 @@ class _Parser:
                 tok.startswith("-O")
                 and tok != "-O"
                 and not tok.startswith("--")
-                and not (tok[2:3] == "." and self.known.get("-O", ("",))[0] == "compilation_config")
+                and not (
+                    tok[2:3] == "."
+                    and (self.known.get("-O", ("",))[0] == "compilation_config" or self._o_dot_is_cc())
+                )
             ):
                 # -O3, -O=3, -Odecode; but -O.backend=eager while -O is --compilation-config's alias (0.6.6 -
                 # 0.11.x) is a dotted key of it: FlexibleArgumentParser leaves "-O." words to its dotted-key
@@ -1073,6 +1086,9 @@ class _Parser:
             if "." in opt and opt.startswith("-"):
                 base, sub_key = opt.split(".", 1)
                 opt = base
+                if opt == "-O" and self._o_dot_is_cc():
+                    # vLLM 0.12.x rewrites -O.KEY to -cc.KEY (deprecated, removed in 0.13.0)
+                    opt = "-cc"
             res = self.resolve(opt)
             if res is None:
                 if "{{" in opt or "}}" in opt:

@@ -741,11 +741,17 @@ def request_table_rows(
     * 0.5.0 - 0.5.9: the user's value as given, else the same clamp of the profiled tokens, without the ``tokens // 2``
       the scheduler's ``max_running_requests`` takes (``sglang@0.5.5:sglang/srt/model_executor/model_runner.py::
       ModelRunner.init_memory_pool``).
-    * 0.5.10 - 0.5.13: ``min(user // dp, estimate)``, the estimate (the clamp) without a value
-      (``_resolve_max_num_reqs``, read by branches memory48/review48B) [assumed for the default].
+    * 0.5.10 - 0.5.13: ``min(user // dp, estimate)``, else ``min(estimate, tokens // 2)``, the estimate and the
+      tokens of the pool after ``--max-total-tokens`` (``sglang@0.5.10`` - ``0.5.13:sglang/srt/model_executor/
+      model_runner_kv_cache_mixin.py::_resolve_max_num_reqs(token_capacity)``, called by
+      ``_resolve_memory_pool_config`` after ``_resolve_token_capacity``), plus a padding row from 0.5.12
+      (:data:`REQUEST_TABLE_PADDING_ROW_FROM`).
     * from 0.5.14: ``max_running_requests`` (``min(user // dp, tokens // 2)``, else ``min(estimate, tokens // 2)``)
-      plus a padding row (``sglang@0.5.23:sglang/srt/mem_cache/kv_cache_configurator.py::resolve_max_num_reqs``,
+      plus the padding row (``sglang@0.5.23:sglang/srt/mem_cache/kv_cache_configurator.py::resolve_max_num_reqs``,
       ``memory_pool.py::ReqToTokenPool``: ``_alloc_size = size + 1``).
+
+    ``profiled_tokens``: the pool the estimate is taken of, the profiled tokens before ``--max-total-tokens`` up to
+    0.5.9 (``init_memory_pool`` takes it before the cap), the capped pool from 0.5.10.
     """
     est = min(4096, max(2048, int(profiled_tokens / context_len * 512))) if context_len > 0 else 2048
     if v < (0, 5, 0):
@@ -753,8 +759,15 @@ def request_table_rows(
     if v < (0, 5, 10):
         return user if user is not None else est
     if v < (0, 5, 14):
-        return min(user // max(1, dp), est) if user is not None else est
+        rows = min(user // max(1, dp), est) if user is not None else min(est, profiled_tokens // 2)
+        return rows + (1 if v >= REQUEST_TABLE_PADDING_ROW_FROM else 0)
     return max_running_requests + 1
+
+
+#: From this release ``ReqToTokenPool`` allocates one padding row beyond its size (``sglang@0.5.12:sglang/srt/
+#: mem_cache/memory_pool.py::ReqToTokenPool.__init__``: ``self._alloc_size = size + 1``, free slots from 1; absent in
+#: 0.5.10 and 0.5.11, present in 0.5.13 - 0.5.23).
+REQUEST_TABLE_PADDING_ROW_FROM = (0, 5, 12)
 
 
 @dataclass  # a step record of one container's plans (like kvlint.memory.vllm.PlanPrelude): built, read, dropped
@@ -2169,7 +2182,7 @@ def plan_sglang_detailed(
             "rank) is allocated after the target's, outside mem_fraction_static"
         )
     profiled = max(0, rest) // per_tok  # before the cap and the page rounding (0.4.x max_num_reqs)
-    mtt_profiled = mtt  # the pool before --max-total-tokens (0.5.5's request-table estimate)
+    mtt_profiled = mtt  # the pool before --max-total-tokens (0.5.0 - 0.5.9's request-table estimate)
     u_mtt = pre.max_total_tokens
     if u_mtt is not None and u_mtt < mtt:
         mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
@@ -2210,7 +2223,7 @@ def plan_sglang_detailed(
                 v,
                 u_mrr,
                 max(0, mrr),
-                profiled if v < (0, 5, 0) else mtt_profiled,
+                profiled if v < (0, 5, 0) else mtt_profiled if v < (0, 5, 10) else mtt,
                 ctx,
                 dp if pre.dp_attention else 1,
             ),

@@ -132,7 +132,9 @@ class VllmSettings:
     ``VLLM_USE_V2_MODEL_RUNNER`` (:func:`kvlint.memory.vllm_runner.uses_v2_runner`), ``v2_model_runner_env`` its
     string as set (:func:`kvlint.memory.vllm_runner.v2_env_refused`). ``mxfp4_backend``: ``"marlin"`` when
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
-    :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
+    :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``mxfp4_use_marlin`` and
+    ``flashinfer_mxfp4_bf16``: the ``VLLM_MXFP4_USE_MARLIN`` and ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` env switches
+    (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`). ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
     of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
@@ -206,6 +208,8 @@ class VllmSettings:
     v2_model_runner: bool | None = None
     v2_model_runner_env: str | None = None
     mxfp4_backend: str | None = None
+    mxfp4_use_marlin: bool | None = None
+    flashinfer_mxfp4_bf16: bool | None = None
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
     enable_elastic_ep: bool = False
@@ -412,6 +416,8 @@ def settings_from_flags(
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
         flashinfer_moe_fp16=bool(truthy(env.get("VLLM_USE_FLASHINFER_MOE_FP16"))),
         flashinfer_moe_backend_env=env.get("VLLM_FLASHINFER_MOE_BACKEND"),
+        mxfp4_use_marlin=truthy(env.get("VLLM_MXFP4_USE_MARLIN")),
+        flashinfer_mxfp4_bf16=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         allreduce_fusion_off=allreduce_fusion_switched_off(
@@ -2843,15 +2849,34 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
     SM90, where FlashInfer's SM90 MXFP4 backend needs ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` (0.12.0 - 0.18.x)
     and 0.19.0's TRT-LLM ones need Blackwell. With ``--enable-lora`` those releases choose apart
     (``get_mxfp4_backend_with_lora``, ``VLLM_MXFP4_USE_MARLIN``): None there, as for other GPUs and releases
-    (:func:`kvlint.models.weights._mxfp4_expert_padding`, by compute capability)."""
+    (:func:`kvlint.models.weights._mxfp4_expert_padding`, by compute capability).
+
+    The container's switches come first, in the engine's order: from 0.19.0 ``--moe-backend`` (``triton`` the
+    Triton layout, ``marlin`` Marlin's, any other not this layout: ``oracle/mxfp4.py::map_mxfp4_backend``), then
+    ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1`` (FlashInfer's SM90 backend, its own 128 padding: not this layout), then
+    ``VLLM_MXFP4_USE_MARLIN=1`` (Marlin: ``get_mxfp4_backend``'s ``envs.VLLM_MXFP4_USE_MARLIN or not
+    triton_kernels_supported`` in 0.12.0 - 0.18.x, the "explicit Marlin" branch of 0.19.0 - 0.20.x)."""
     if settings.mxfp4_backend:
         return settings.mxfp4_backend
     if settings.enable_lora or not compute_capability or not str(compute_capability).startswith("9."):
         return None
-    for lo, hi, backend in MXFP4_TRITON_RELEASES:
-        if lo <= version < hi:
-            return backend
-    return None
+    triton = next((backend for lo, hi, backend in MXFP4_TRITON_RELEASES if lo <= version < hi), None)
+    if triton is None:
+        return None
+    moe_backend = settings.moe_backend
+    if version >= MXFP4_MOE_BACKEND_FLAG_FROM and moe_backend and moe_backend != "auto":
+        return triton if moe_backend == "triton" else "marlin" if moe_backend == "marlin" else None
+    if settings.flashinfer_mxfp4_bf16:
+        return None
+    if settings.mxfp4_use_marlin:
+        return "marlin"
+    return triton
+
+
+#: From this release the MXFP4 backend choice honours ``--moe-backend`` (``vllm@0.19.0:vllm/model_executor/layers/
+#: fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend``: ``config.moe_backend != "auto"``); 0.17.0 and 0.18.0's
+#: ``quantization/mxfp4.py::get_mxfp4_backend`` do not read it.
+MXFP4_MOE_BACKEND_FLAG_FROM = (0, 19, 0)
 
 
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:

@@ -46,9 +46,15 @@ def repository_path(path: str, cwd: str, root: str | None) -> str:
         return path
     here = os.path.realpath(cwd)  # the root is compared with links resolved (git prints it so)
     full = os.path.normpath(os.path.join(here, path))
-    rel = os.path.relpath(full, root or here)
+    base = root or here
+    rel = os.path.relpath(full, base)
     if rel == ".." or rel.startswith(".." + os.sep):
-        return path
+        # given through a link to the checkout (an absolute path under a linked workspace): its directory with
+        # links resolved, its own name kept (a link committed in the repository is annotated where it sits)
+        head, name = os.path.split(full)
+        rel = os.path.relpath(os.path.join(os.path.realpath(head), name), base)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return path
     return rel.replace(os.sep, "/")
 
 

@@ -462,12 +462,13 @@ def runner_buffer_bytes(
 #: The V1 model runner builds its ``InputBatch`` in ``GPUModelRunner.__init__`` before the per-token buffers and the
 #: weights (``vllm@0.8.5``, ``@0.10.1.1``, ``@0.11.0``, ``@0.14.0``, ``@0.19.0``, ``@0.25.0``, ``@0.33.0:vllm/v1/worker/
 #: gpu_model_runner.py::GPUModelRunner.__init__``, ``gpu_input_batch.py::InputBatch.__init__``): first, on the host and
-#: not pinned, ``token_ids_cpu_tensor`` (int32) of ``max_num_reqs x max_model_len`` and, from 0.12.0,
+#: not pinned, ``token_ids_cpu_tensor`` (int32) of ``max_num_reqs x max_model_len`` and, from 0.11.1,
 #: ``is_token_ids_tensor`` (bool) of the same shape; then the block table (``block_table.py::BlockTable``) of
 #: ``max_num_reqs x cdiv(max_model_len, block_size)`` int32 on the GPU. Host bytes per (request, position):
 V1_TOKEN_TABLE_BYTES = 4
-#: plus ``is_token_ids`` (one byte) from this release (absent in 0.11.1, present in 0.12.0).
-V1_IS_TOKEN_IDS_FROM = (0, 12, 0)
+#: plus ``is_token_ids`` (one byte) from this release, which added V1's prompt embeddings (absent in 0.10.1.1, 0.10.2
+#: and 0.11.0; present in ``vllm@0.11.1:vllm/v1/worker/gpu_input_batch.py::InputBatch.__init__`` and 0.12.0).
+V1_IS_TOKEN_IDS_FROM = (0, 11, 1)
 
 
 def request_tables(

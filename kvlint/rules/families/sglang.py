@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from kvlint.memory.sglang import (
     REQUEST_TABLE_EXTRA_COLUMNS,
+    REQUEST_TABLE_PADDING_ROW_FROM,
     SglangPlanDetail,
     pool_starts,
     post_capture_kv_sizing,
@@ -337,7 +338,7 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV703 (SGLang): the request-to-token table does not fit beside the weights and the KV pool.
     ``ModelRunner.init_memory_pool`` builds ``ReqToTokenPool(size=rows, max_context_len=context_len + 4)``, whose
     ``req_to_token`` is a ``(rows, max_context_len)`` int32 tensor on the GPU (``sglang@0.5.5:python/sglang/srt/
-    mem_cache/memory_pool.py::ReqToTokenPool.__init__``, the same in 0.5.9; one padding row more from 0.5.14), then
+    mem_cache/memory_pool.py::ReqToTokenPool.__init__``, the same in 0.5.9; one padding row more from 0.5.12), then
     the KV pool sized before it from the memory left (``profile_max_num_token``); no release counts the table in
     ``mem_fraction_static``'s reserve. When the table, the KV pool and the weights together exceed the GPU, one of
     the two allocations raises ``torch.OutOfMemoryError``. The rows are the plan's
@@ -379,7 +380,8 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     elif explicit and est_capped:
         sized = (
             f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table at {rows:,} "
-            "rows (SGLang caps the value at its estimate, _resolve_max_num_reqs)"
+            "rows (SGLang caps the value at its estimate, _resolve_max_num_reqs"
+            + (", plus a padding row)" if d.version >= REQUEST_TABLE_PADDING_ROW_FROM else ")")
         )
     elif explicit:
         sized = f"--max-running-requests {mrr:,} sizes SGLang {plan.engine_version}'s request-to-token table: {rows:,} rows"
@@ -387,7 +389,8 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         sized = (
             f"SGLang {plan.engine_version}'s default request-to-token table has {rows:,} rows (clamp(tokens / "
             "context_length x 512, 2048, 4096)"
-            + (", at most half the pool's tokens, plus a padding row" if pool_capped else "")
+            + (", at most half the pool's tokens" if d.version >= REQUEST_TABLE_CAPPED_FROM else "")
+            + (", plus a padding row" if d.version >= REQUEST_TABLE_PADDING_ROW_FROM else "")
             + f"; context_length {d.context_length:,} + 4 columns)"
         )
     where = "ModelRunner.init_memory_pool" if d.version < (0, 5, 16) else "KVCacheConfigurator.configure"
