@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -790,6 +790,70 @@ class Placement:
 # --------------------------------------------------------------------------------------------------
 # plan
 
+#: One item of a plan's notes as the memory model collects them: a note, or a note not yet written, as the tuple
+#: ``(fn, *args)`` whose ``fn(*args)`` returns the notes it stands for (none, one or more), in their order.
+NoteItem = str | tuple[Any, ...]
+
+
+class PlanNotes(Sequence[str]):
+    """A plan's notes (:attr:`MemoryPlan.assumptions`), written when first read.
+
+    The vLLM model collects some of its notes as :data:`NoteItem` tuples, which this sequence writes, in their
+    order, the first time anything reads it (iterating, indexing, ``len``, ``bool``, equality, hashing, ``repr``,
+    pickling): a check or a webhook review plans every container on the fleet's GPUs and on its remedies'
+    settings, and reads none of those plans' notes (docs/performance.md, ``perfA49``). A deferred note reads only
+    its arguments (numbers, strings and the plan's own step records, which nothing edits), so it is written as it
+    would have been when the plan was made. Reads as the tuple of its notes: equal to that tuple and to any other
+    PlanNotes of the same notes, with the same hash and ``repr``, and pickled as that tuple."""
+
+    __slots__ = ("_items", "_text")
+
+    def __init__(self, items: Sequence[NoteItem] = ()) -> None:
+        self._items: Sequence[NoteItem] | None = items
+        self._text: tuple[str, ...] | None = None
+
+    def text(self) -> tuple[str, ...]:
+        """The notes, written on the first call."""
+        text = self._text
+        if text is None:
+            out: list[str] = []
+            for item in self._items or ():
+                if isinstance(item, str):
+                    out.append(item)
+                else:
+                    out.extend(item[0](*item[1:]))
+            text = self._text = tuple(out)
+            self._items = None
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.text())
+
+    def __len__(self) -> int:
+        return len(self.text())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.text()[i]
+
+    def __contains__(self, x: object) -> bool:
+        return x in self.text()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PlanNotes):
+            return self.text() == other.text()
+        if isinstance(other, tuple):
+            return self.text() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.text())
+
+    def __repr__(self) -> str:
+        return repr(self.text())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.text(),))
+
 
 @direct_init
 @dataclass(frozen=True)
@@ -800,7 +864,8 @@ class MemoryPlan:
     ``kv_cache_bytes`` = budget - weights - activation - non_torch - cudagraph (what vLLM prints as
     "Available KV cache memory"), with ``_low``/``_high`` the uncertainty band of the heuristic terms.
     ``capacity_tokens`` is what vLLM prints as "GPU KV cache size: N tokens"; ``max_concurrency``
-    its "Maximum concurrency for L tokens per request". ``assumptions`` lists every assumption made.
+    its "Maximum concurrency for L tokens per request". ``assumptions`` lists every assumption made (a tuple, or for
+    vLLM a :class:`PlanNotes`, written when first read).
     ``state_pool_bytes``: a pool of per-request recurrent states the engine allocates beside the KV cache, out of
     the same budget (SGLang's hybrid Mamba / linear-attention state pool; 0 elsewhere: vLLM keeps such states inside
     its KV cache).
@@ -847,7 +912,7 @@ class MemoryPlan:
     dtype: str
     kv_cache_dtype: str
     weights_source: str
-    assumptions: tuple[str, ...] = ()
+    assumptions: Sequence[str] = ()
     state_pool_bytes: int = 0
     setting_names: tuple[str, str, str] = ("max_model_len", "max_num_seqs", "max_num_batched_tokens")
 

@@ -2235,51 +2235,52 @@ def plan_sglang_detailed(
             f"{table_bytes / GiB:.2f} GiB per GPU, allocated after the KV budget was profiled, outside "
             "mem_fraction_static (SGLang's reserve has no term for it)"
         )
+    # positional, in the field order (tests/test_plan_records.py): see kvlint.memory.vllm.resolve_startup
     plan = MemoryPlan(
-        engine="sglang",
-        engine_version=f"{v[0]}.{v[1]}.{v[2]}",
-        era=pre.era,
-        total_bytes=total_bytes,
-        gpu_memory_utilization=mfs,
-        budget_bytes=budget,
-        weights_bytes=weights,
-        activation_bytes=0,
-        non_torch_bytes=_OTHER,
-        cudagraph_bytes=0,
-        kv_cache_bytes=rest,
-        kv_cache_bytes_low=rest_lo,
-        kv_cache_bytes_high=rest_hi,
-        kv_bytes_per_token=per_tok,
-        block_size=page,
-        bytes_per_block=per_tok * page,
-        num_blocks=mtt // page,
-        num_blocks_low=lo // page,
-        num_blocks_high=hi // page,
-        capacity_tokens=mtt,
-        max_model_len=ctx,
-        max_model_len_source="context_length" if u_ctx is not None else key,
-        derived_max_model_len=derived,
-        per_request_bytes=ctx * per_tok,
-        max_concurrency=mtt / ctx if ctx else 0.0,
-        max_concurrency_low=lo / ctx if ctx else 0.0,
-        max_concurrency_high=hi / ctx if ctx else 0.0,
-        max_num_seqs=max(0, mrr),
-        max_num_batched_tokens=cps if cps > 0 else (as_int(pre.max_prefill_tokens) or 16384),
-        tensor_parallel_size=tp,
-        pipeline_parallel_size=pp,
-        data_parallel_size=dp,
-        dtype=dtype,
-        kv_cache_dtype=kvd if kvd != "auto" else dtype,
-        weights_source=pre.weights_source,
-        assumptions=tuple(notes),
-        state_pool_bytes=max(0, mamba_bytes),
+        "sglang",  # engine
+        f"{v[0]}.{v[1]}.{v[2]}",  # engine_version
+        pre.era,  # era
+        total_bytes,  # total_bytes
+        mfs,  # gpu_memory_utilization
+        budget,  # budget_bytes
+        weights,  # weights_bytes
+        0,  # activation_bytes
+        _OTHER,  # non_torch_bytes
+        0,  # cudagraph_bytes
+        rest,  # kv_cache_bytes
+        rest_lo,  # kv_cache_bytes_low
+        rest_hi,  # kv_cache_bytes_high
+        per_tok,  # kv_bytes_per_token
+        page,  # block_size
+        per_tok * page,  # bytes_per_block
+        mtt // page,  # num_blocks
+        lo // page,  # num_blocks_low
+        hi // page,  # num_blocks_high
+        mtt,  # capacity_tokens
+        ctx,  # max_model_len
+        "context_length" if u_ctx is not None else key,  # max_model_len_source
+        derived,  # derived_max_model_len
+        ctx * per_tok,  # per_request_bytes
+        mtt / ctx if ctx else 0.0,  # max_concurrency
+        lo / ctx if ctx else 0.0,  # max_concurrency_low
+        hi / ctx if ctx else 0.0,  # max_concurrency_high
+        max(0, mrr),  # max_num_seqs
+        cps if cps > 0 else (as_int(pre.max_prefill_tokens) or 16384),  # max_num_batched_tokens
+        tp,  # tensor_parallel_size
+        pp,  # pipeline_parallel_size
+        dp,  # data_parallel_size
+        dtype,  # dtype
+        kvd if kvd != "auto" else dtype,  # kv_cache_dtype
+        pre.weights_source,  # weights_source
+        tuple(notes),  # assumptions
+        max(0, mamba_bytes),  # state_pool_bytes
         # ServerArgs' names (python/sglang/srt/server_args.py, --context-length, --max-running-requests,
         # --chunked-prefill-size; --max-prefill-tokens bounds a prefill batch when chunking is off)
-        setting_names=(
+        (
             "context_length",
             "max_running_requests",
             "chunked_prefill_size" if cps > 0 else "max_prefill_tokens",
-        ),
+        ),  # setting_names
     )
     return SglangPlanDetail(
         plan=plan,

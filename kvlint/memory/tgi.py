@@ -968,7 +968,7 @@ def plan_tgi_detailed(
         warmup_need_bytes=warmup_need,
         warmup_oom=warmup_oom,
         has_chunking=has_chunking,
-        assumptions=plan.assumptions,
+        assumptions=tuple(plan.assumptions),
     )
 
 

@@ -71,7 +71,7 @@ from kvlint.models.weights import (
     tp_replicated_bytes,
     weight_bytes,
 )
-from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
+from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, NoteItem, PlanNotes, ServingConfig, Value
 from kvlint.values import as_float, as_int, finite_number, lax_int, parse_cc, truthy
 
 GiB = 1 << 30
@@ -1646,51 +1646,52 @@ def _assemble(
     fit = fit_check(settings, cfg, limit)
     if len(usable) > 1 and cfg.era == "v1" and (cfg.release or release_switches(cfg.version)).whole_model_fit:
         fit = _whole_model_fit(settings, cfg, usable, limit, fit)
-    notes = [*cfg.notes, *limit.notes, *fit.notes]
-    plan = MemoryPlan(
-        engine="vllm",
-        engine_version=(cfg.release or release_switches(cfg.version)).text,
-        era=cfg.era,
-        total_bytes=int(total_bytes),
-        gpu_memory_utilization=float(cfg.gpu_memory_utilization),
+    # the notes are written when first read (PlanNotes): a fleet's or a remedy's plan is never printed
+    notes = PlanNotes((*cfg.notes, *limit.notes, *fit.notes))
+    plan = MemoryPlan(  # positional, in the field order: see resolve_startup's StartupConfig
+        "vllm",  # engine
+        (cfg.release or release_switches(cfg.version)).text,  # engine_version
+        cfg.era,  # era
+        int(total_bytes),  # total_bytes
+        float(cfg.gpu_memory_utilization),  # gpu_memory_utilization
         # with --kv-cache-memory-bytes the process holds weights + reserve + exactly that KV: report that sum
-        budget_bytes=limit.held_bytes if limit.bypass else int(cfg.budget_bytes),
-        weights_bytes=int(limit.weights),
-        activation_bytes=int(limit.activation),
-        non_torch_bytes=int(limit.non_torch),
-        cudagraph_bytes=int(limit.cudagraph),
-        kv_cache_bytes=int(limit.kv),
-        kv_cache_bytes_low=int(limit.kv_low),
-        kv_cache_bytes_high=int(limit.kv_high),
-        kv_bytes_per_token=int(limit.kv_bytes_per_token),
-        block_size=int(limit.block_size),
-        bytes_per_block=int(limit.bytes_per_block),
-        num_blocks=int(fit.num_blocks),
-        num_blocks_low=int(limit.num_blocks_low),
-        num_blocks_high=int(limit.num_blocks_high),
-        capacity_tokens=int(fit.capacity_tokens),
-        max_model_len=int(fit.max_model_len),
-        max_model_len_source=fit.max_model_len_source,
-        derived_max_model_len=int(cfg.derived_max_model_len),
-        per_request_bytes=int(fit.needed_bytes),
-        max_concurrency=float(fit.max_concurrency),
-        max_concurrency_low=float(fit.max_concurrency_low),
-        max_concurrency_high=float(fit.max_concurrency_high),
-        max_num_seqs=int(cfg.max_num_seqs),
-        max_num_batched_tokens=int(cfg.max_num_batched_tokens),
-        tensor_parallel_size=cfg.tp,
-        pipeline_parallel_size=cfg.pp,
-        data_parallel_size=cfg.dp,
-        dtype=cfg.dtype,
-        kv_cache_dtype=cfg.kv_cache_dtype,
-        weights_source=weights.source
+        limit.held_bytes if limit.bypass else int(cfg.budget_bytes),  # budget_bytes
+        int(limit.weights),  # weights_bytes
+        int(limit.activation),  # activation_bytes
+        int(limit.non_torch),  # non_torch_bytes
+        int(limit.cudagraph),  # cudagraph_bytes
+        int(limit.kv),  # kv_cache_bytes
+        int(limit.kv_low),  # kv_cache_bytes_low
+        int(limit.kv_high),  # kv_cache_bytes_high
+        int(limit.kv_bytes_per_token),  # kv_bytes_per_token
+        int(limit.block_size),  # block_size
+        int(limit.bytes_per_block),  # bytes_per_block
+        int(fit.num_blocks),  # num_blocks
+        int(limit.num_blocks_low),  # num_blocks_low
+        int(limit.num_blocks_high),  # num_blocks_high
+        int(fit.capacity_tokens),  # capacity_tokens
+        int(fit.max_model_len),  # max_model_len
+        fit.max_model_len_source,  # max_model_len_source
+        int(cfg.derived_max_model_len),  # derived_max_model_len
+        int(fit.needed_bytes),  # per_request_bytes
+        float(fit.max_concurrency),  # max_concurrency
+        float(fit.max_concurrency_low),  # max_concurrency_low
+        float(fit.max_concurrency_high),  # max_concurrency_high
+        int(cfg.max_num_seqs),  # max_num_seqs
+        int(cfg.max_num_batched_tokens),  # max_num_batched_tokens
+        cfg.tp,  # tensor_parallel_size
+        cfg.pp,  # pipeline_parallel_size
+        cfg.dp,  # data_parallel_size
+        cfg.dtype,  # dtype
+        cfg.kv_cache_dtype,  # kv_cache_dtype
+        weights.source
         + (
             f"; + {weights.rotary_bytes / 2**20:.0f} MiB RoPE cos/sin cache per GPU"
             if weights.rotary_bytes
             else ""
         )
-        + (f"; {weights.replicated_source}" if weights.replicated else ""),
-        assumptions=tuple(notes),
+        + (f"; {weights.replicated_source}" if weights.replicated else ""),  # weights_source
+        notes,  # assumptions
     )
     return VllmPlanDetail(
         plan,
@@ -2044,37 +2045,37 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     is_pooling, pooling_why = vllm_pooling(
         v, model.architectures, runner=settings.runner, task=settings.task, convert=settings.convert
     )
-    return PlanPrelude(
-        version=v,
-        release=rel,
-        facts=facts,
-        max_model_len=max_len,
-        max_model_len_source=src,
-        derived_max_model_len=derived,
-        auto_fit=auto_fit,
-        layers=layers,
-        chunked_layers=(
+    return PlanPrelude(  # positional, in the field order: see resolve_startup's StartupConfig
+        v,  # version
+        rel,  # release
+        facts,  # facts
+        max_len,  # max_model_len
+        src,  # max_model_len_source
+        derived,  # derived_max_model_len
+        auto_fit,  # auto_fit
+        layers,  # layers
+        (
             facts.chunked
             if layers is model.layers
             else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
-        ),
+        ),  # chunked_layers
+        pp,  # pp
+        tuple(split),  # stage_layers
+        util,  # gpu_memory_utilization
+        version_notes,  # version_notes
+        tuple(length_notes),  # length_notes
+        tuple(layer_notes),  # layer_notes
+        pp_notes,  # pp_notes
+        util_notes,  # utilization_notes
+        extensible,  # extensible
         # asked of every plan (its block size), answered once over the distinct layer specs
-        compressed_layers=any(
+        any(
             lay.compress_ratio
             for lay, _ in (facts.counts if layers is model.layers else layer_counts(layers))
-        ),
-        pp=pp,
-        stage_layers=tuple(split),
-        gpu_memory_utilization=util,
-        version_notes=version_notes,
-        length_notes=tuple(length_notes),
-        length_refused=length_refused,
-        layer_notes=tuple(layer_notes),
-        pp_notes=pp_notes,
-        utilization_notes=util_notes,
-        extensible=extensible,
-        pooling=pooling_why if is_pooling else None,
-        features=_runner_features(settings, model, (pooling_why if is_pooling else None) is None),
+        ),  # compressed_layers
+        length_refused,  # length_refused
+        _runner_features(settings, model, (pooling_why if is_pooling else None) is None),  # features
+        pooling_why if is_pooling else None,  # pooling
     )
 
 
@@ -2254,52 +2255,54 @@ def resolve_startup(
     notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
     v2 = era == "v1" and _v2_runner(settings, model, v, vendor, pre.features)
+    # positional, in the field order (the comments name the fields; tests/test_plan_records.py checks them): a
+    # call with more than 15 keywords is compiled to build a dict of them first, ~20,000 instructions a plan here
     return StartupConfig(
-        version=v,
-        era=era,
-        tp=tp,
-        pp=pp,
-        dp=max(1, settings.data_parallel_size),
-        dtype=dtype,
-        dtype_bytes=dbytes,
-        kv_cache_dtype=kvd,
-        kv_bytes_per_element=kvb,
-        max_model_len=max_len,
-        max_model_len_source=pre.max_model_len_source,
-        derived_max_model_len=pre.derived_max_model_len,
-        auto_fit=pre.auto_fit,
-        chunked_prefill=chunked,
-        max_num_batched_tokens=mbt,
-        max_num_seqs=seqs,
-        layers=layers,
-        block_size=bs,
-        stage_layers=pre.stage_layers,
-        hybrid=hybrid,
-        in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
-        gpu_memory_utilization=float(util),
-        budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2, vendor),
-        notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
-        compute_capability=cc,
-        vendor=vendor,
-        nvls=cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,
-        nvls_domain=cal.nvls_domain(gpu_name) if vendor == "nvidia" else None,
-        sampled_rows=int(rows),
-        encoder=encoder,
-        facts=facts,
-        release=rel,
-        extensible=pre.extensible,
+        v,  # version
+        era,  # era
+        tp,  # tp
+        pp,  # pp
+        max(1, settings.data_parallel_size),  # dp
+        dtype,  # dtype
+        dbytes,  # dtype_bytes
+        kvd,  # kv_cache_dtype
+        kvb,  # kv_bytes_per_element
+        max_len,  # max_model_len
+        pre.max_model_len_source,  # max_model_len_source
+        pre.derived_max_model_len,  # derived_max_model_len
+        pre.auto_fit,  # auto_fit
+        chunked,  # chunked_prefill
+        mbt,  # max_num_batched_tokens
+        seqs,  # max_num_seqs
+        layers,  # layers
+        bs,  # block_size
+        pre.stage_layers,  # stage_layers
+        hybrid,  # hybrid
+        mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),  # in_flight_tokens
+        float(util),  # gpu_memory_utilization
+        int(budget),  # budget_bytes
+        _cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible, v2, vendor),  # cudagraphs_deducted
+        tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),  # notes
+        cc,  # compute_capability
+        vendor,  # vendor
+        int(rows),  # sampled_rows
+        encoder,  # encoder
+        facts,  # facts
+        rel,  # release
+        pre.extensible,  # extensible
         # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
-        headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
-        decode_query_len=decode_query_len(settings, v),
-        capture_model_max=model_capture_size(model.architectures, v),
-        cudagraph_user=effective_cudagraph_user(
+        int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,  # headroom_bytes
+        decode_query_len(settings, v),  # decode_query_len
+        model_capture_size(model.architectures, v),  # capture_model_max
+        effective_cudagraph_user(
             settings.cudagraph_user, v, chunked=pre.chunked_layers, pooling=pre.pooling is not None
-        ),
-        length_refused=pre.length_refused,
-        v0_fallback=v0_fallback,
-        pooling=pre.pooling is not None,
-        v2_runner=v2,
+        ),  # cudagraph_user
+        pre.length_refused,  # length_refused
+        v0_fallback,  # v0_fallback
+        pre.pooling is not None,  # pooling
+        v2,  # v2_runner
+        cal.nvls_capable(gpu_name, cc) if vendor == "nvidia" else None,  # nvls
+        cal.nvls_domain(gpu_name) if vendor == "nvidia" else None,  # nvls_domain
     )
 
 
@@ -2924,7 +2927,8 @@ class StageMemory:
     (0 unless deducted), the KV pool ``kv`` with its band ``kv_low``/``kv_high``, the pool's ``groups``,
     ``bytes_per_block``, ``block_size`` (tokens, after Mamba alignment), ``num_blocks`` and its band,
     ``kv_bytes_per_token`` of the stage's layers, ``bypass`` (``--kv-cache-memory-bytes`` fixed the pool) and
-    the stage's ``notes``.
+    the stage's ``notes``, some deferred (:data:`kvlint.types.NoteItem`: written when the plan's
+    :class:`~kvlint.types.PlanNotes` are first read).
     """
 
     stage: int
@@ -2943,7 +2947,7 @@ class StageMemory:
     num_blocks_high: int
     kv_bytes_per_token: int
     bypass: bool
-    notes: tuple[str, ...]
+    notes: tuple[NoteItem, ...]
 
     @property
     def held_bytes(self) -> int:
@@ -3029,7 +3033,7 @@ def stage_memory(
         settings.kv_cache_memory_bytes is not None
         and (cfg.release or release_switches(cfg.version)).kv_cache_memory_bytes
     )
-    ext_notes: tuple[str, ...] = ()
+    ext_notes: tuple[NoteItem, ...] = ()
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     elif cfg.extensible:
@@ -3046,47 +3050,50 @@ def stage_memory(
     )
     if not groups or bpb <= 0:
         return None
-    return StageMemory(
-        stage=stage,
-        weights=w,
-        activation=act,
-        non_torch=nt,
-        cudagraph=cg_deducted,
-        kv=kv,
-        kv_low=kv_lo,
-        kv_high=kv_hi,
-        groups=groups,
-        bytes_per_block=bpb,
-        block_size=bsz,
-        num_blocks=max(0, kv // bpb),
-        num_blocks_low=max(0, kv_lo // bpb),
-        num_blocks_high=max(0, kv_hi // bpb),
-        kv_bytes_per_token=tok,
-        bypass=bypass,
-        notes=gnotes
+    return StageMemory(  # positional, in the field order: see resolve_startup's StartupConfig
+        stage,  # stage
+        w,  # weights
+        act,  # activation
+        nt,  # non_torch
+        cg_deducted,  # cudagraph
+        kv,  # kv
+        kv_lo,  # kv_low
+        kv_hi,  # kv_high
+        groups,  # groups
+        bpb,  # bytes_per_block
+        bsz,  # block_size
+        max(0, kv // bpb),  # num_blocks
+        max(0, kv_lo // bpb),  # num_blocks_low
+        max(0, kv_hi // bpb),  # num_blocks_high
+        tok,  # kv_bytes_per_token
+        bypass,  # bypass
+        # written when the plan's notes are first read (kvlint.types.PlanNotes): the tuples below are deferred
+        gnotes
         + lora[1]
         + penalty[1]
-        + (
-            (
-                f"MoE layers see all {cfg.dp} data-parallel ranks' {cfg.max_num_batched_tokens:,}-token profile "
-                f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
-            )
-            if gather
-            else ()
-        )
-        + (
-            (
-                f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
-                f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
-                f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
-                '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
-            )
-            if fusion
-            else ()
-        )
-        + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
+        + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
+        + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
+        + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
-        + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
+        + ((_large_defaults_note, settings, model, cfg, path, inter, last, act, kv, bypass),),  # notes
+    )
+
+
+def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
+    """The plan note of :func:`dp_moe_gather_bytes` (``gather`` bytes), written when read."""
+    return (
+        f"MoE layers see all {dp} data-parallel ranks' {tokens:,}-token profile "
+        f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+    )
+
+
+def _fusion_note(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, fusion: int) -> tuple[str]:
+    """The plan note of :func:`allreduce_fusion_workspace_bytes` (``fusion`` bytes), written when read."""
+    return (
+        f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
+        f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
+        f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
+        '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
     )
 
 
@@ -3099,8 +3106,9 @@ _EXT_MARGIN_FRACTION = 0.75
 
 def _extensible_kv(
     cfg: StartupConfig, w: int, act: int, nt: int, cg: int, exact: int = 0
-) -> tuple[int, int, int, tuple[str, ...]]:
-    """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``.
+) -> tuple[int, int, int, tuple[NoteItem, ...]]:
+    """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``,
+    the notes deferred (:data:`kvlint.types.NoteItem`, :func:`_extensible_notes`).
 
     Restates ``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_bytes``, called after warm-up
     and CUDA-graph capture (``vllm/v1/worker/gpu_worker.py::Worker.compile_or_warm_up_model``)::
@@ -3130,36 +3138,50 @@ def _extensible_kv(
     by_budget = cfg.budget_bytes - resident
     by_device = cfg.headroom_bytes - resident - margin
     kv = min(by_budget, by_device) - peak
-    notes = [
+    notes = ((_extensible_notes, cg, margin if by_device < by_budget else None, cfg.vendor, peak),)
+    return kv, cal.band_bytes(act + nt + cg - exact), cg, notes
+
+
+def _extensible_notes(cg: int, margin: int | None, vendor: str, peak: int) -> tuple[str, ...]:
+    """The plan notes of :func:`_extensible_kv`, written when read: with the captured graph pool ``cg`` bytes, and
+    the ``margin`` bytes it keeps free when the device's headroom limits the pool rather than the budget (else
+    None) for the ``peak`` bytes of activation."""
+    first = (
         "extensible KV cache (vLLM >= 0.34.0): the pool is sized after CUDA-graph capture; the captured graph pool "
         "is resident and the activation peak stays free (no CUDA-graph estimate is taken)"
         if cg
         else "extensible KV cache (vLLM >= 0.34.0): the pool is sized from the memory measured after warm-up"
-    ]
-    if by_device < by_budget:
-        notes.append(
-            f"extensible KV cache keeps {margin / GiB:.2f} GiB free (max({_EXT_MARGIN_FLOOR.get(cfg.vendor, 1 << 30) >> 30} "
-            f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
-            f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
-        )
-    return kv, cal.band_bytes(act + nt + cg - exact), cg, tuple(notes)
+    )
+    if margin is None:
+        return (first,)
+    return (
+        first,
+        f"extensible KV cache keeps {margin / GiB:.2f} GiB free (max({_EXT_MARGIN_FLOOR.get(vendor, 1 << 30) >> 30} "
+        f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
+        f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget",
+    )
 
 
-def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[str, ...]]:
+def _v2_penalty_state(model: ModelSpec, cfg: StartupConfig, last: bool) -> tuple[int, tuple[NoteItem, ...]]:
     """The V2 model runner's penalty state on the last pipeline stage (bytes, resident from the model load on; the
     plan counts it with the non-torch memory, as vLLM's "consumed memory (weights + non-torch)" does) and the plan
     line saying so: :func:`kvlint.memory.vllm_runner.penalty_state_bytes` for ``max_num_seqs`` rows, from the
     release whose ``memory_profiling`` counts it (:data:`~kvlint.memory.vllm_runner.PENALTY_STATE_COUNTED_FROM`);
-    ``(0, ())`` otherwise, and for a pooling model (its runner builds a pooler, no sampler).
-    docs/engine-memory-model.md §1.2.6."""
+    ``(0, ())`` otherwise, and for a pooling model (its runner builds a pooler, no sampler). The line is deferred
+    (:data:`kvlint.types.NoteItem`, :func:`_penalty_note`). docs/engine-memory-model.md §1.2.6."""
     # a pooling model's runner builds no sampler (0.34.0 GPUModelRunner.__init__: is_pooling_model)
     if not (
         last and cfg.v2_runner and not cfg.pooling and cfg.version >= vllm_runner.PENALTY_STATE_COUNTED_FROM
     ):
         return 0, ()
     b = vllm_runner.penalty_state_bytes(cfg.max_num_seqs, model.vocab_size)
-    return b, (
-        f"V2 model runner: its sampler's penalty state ({cfg.max_num_seqs} x {model.vocab_size:,} int32 counts "
+    return b, ((_penalty_note, cfg.max_num_seqs, model.vocab_size, b),)
+
+
+def _penalty_note(rows: int, vocab: int, b: int) -> tuple[str]:
+    """The plan line of :func:`_v2_penalty_state` (``b`` bytes for ``rows`` x ``vocab``), written when read."""
+    return (
+        f"V2 model runner: its sampler's penalty state ({rows} x {vocab:,} int32 counts "
         f"and prompt bit masks, {b / GiB:.2f} GiB, counted with the non-torch memory) is allocated after the "
         "weights are measured and leaves the KV budget (vllm/v1/worker/gpu/sample/penalties.py PenaltiesState)",
     )
