@@ -576,10 +576,42 @@ def test_quantization_need_once_answers_every_gpu_as_the_whole_test() -> None:
     assert refused > 0  # the cases reach a refusal
 
 
+def test_accelerator_build_once_answers_every_gpu_as_the_whole_test() -> None:
+    """image_platform_mismatch given accelerator_build's answer (what plan_fleet computes once per container)
+    answers what it answers computing it itself, on every catalogue accelerator, for a CUDA, ROCm, TPU, Ascend
+    and Gaudi image and vLLM's --device hpu."""
+    from kvlint.accelerators import registry as cat
+    from kvlint.engines.images import accelerator_build, platform_of
+    from kvlint.memory.compat import image_platform_mismatch, platform_refusal
+
+    s = _serving("Qwen/Qwen3-8B")
+    servings = [
+        replace(s, image=image)
+        for image in (
+            "vllm/vllm-openai:v0.11.0",
+            "rocm/vllm:latest",
+            "vllm/vllm-tpu:nightly",
+            "quay.io/ascend/vllm-ascend:v0.11.0",
+            "ghcr.io/huggingface/tgi-gaudi:2.0.6",
+        )
+    ] + [_serving("Qwen/Qwen3-8B", "--device", "hpu")]
+    said = set()
+    for sv in servings:
+        build, platform = accelerator_build(sv), platform_of(sv)
+        for acc in cat.catalogue().values():
+            whole = image_platform_mismatch(sv, acc)
+            assert image_platform_mismatch(sv, acc, platform=platform, build=build) == whole
+            assert platform_refusal(sv, acc, platform=platform, build=build) == platform_refusal(sv, acc)
+            said.add(whole)
+    assert {"rocm", "tpu"} <= said and None in said  # the images reach a mismatch and a match
+
+
 def test_fleet_computes_the_quantization_method_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """plan_fleet asks for KV305's method and minimum once for the container, not once per GPU (issue 19: the
-    fleet's 8 GPUs each recomputed it), and the fleet's KV305 verdicts stay the per-GPU test's."""
+    """plan_fleet asks for KV305's method and minimum, and KV304's accelerator build of the image, once for the
+    container, not once per GPU (issue 19: the fleet's 8 GPUs each recomputed them), and the fleet's KV305
+    verdicts stay the per-GPU test's."""
     from kvlint.accelerators.site import DEFAULT_FLEET
+    from kvlint.engines import images
     from kvlint.memory import compat
     from kvlint.memory.stage import plan_fleet
 
@@ -594,10 +626,19 @@ def test_fleet_computes_the_quantization_method_once(monkeypatch: pytest.MonkeyP
         asked.append(args)
         return whole(*args, **kwargs)  # type: ignore[arg-type]
 
+    builds = []  # KV304's accelerator build of the image, likewise GPU-independent
+    build_whole = images.accelerator_build
+
+    def build_counted(serving: ServingConfig) -> str | None:
+        builds.append(serving)
+        return build_whole(serving)
+
     monkeypatch.setattr(compat, "quant_min_cc", counted)
+    monkeypatch.setattr(compat, "accelerator_build", build_counted)
+    monkeypatch.setattr(images, "accelerator_build", build_counted)
     entries = plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, cr.placement.gpus or 1)
     assert len([a for a in fleet if a.vendor == "nvidia"]) > 2
-    assert len(asked) == 1
+    assert len(asked) == 1 and len(builds) == 1
     monkeypatch.setattr(compat, "quant_min_cc", whole)
     by_gpu = {e.accelerator.id: e for e in entries}
     v100 = by_gpu["nvidia-v100-sxm2-32gb"]

@@ -230,8 +230,19 @@ class Refusal:
     reason: str
 
 
+#: An argument the caller has not computed (None is one of the answers): ``quant_need`` of
+#: :func:`quantization_refusal` and :func:`startup_refusal` (:func:`quantization_need`), ``build`` of
+#: :func:`image_platform_mismatch` and :func:`platform_refusal` (:func:`kvlint.engines.images.accelerator_build`).
+UNSET: object = object()
+
+
 def image_platform_mismatch(
-    serving: ServingConfig, acc: Accelerator, resource: str | None = None, *, platform: str | None = None
+    serving: ServingConfig,
+    acc: Accelerator,
+    resource: str | None = None,
+    *,
+    platform: str | None = None,
+    build: object = UNSET,
 ) -> str | None:
     """KV304's test: the container's platform (:func:`kvlint.engines.images.platform_of`) when it is a build for
     another vendor than ``acc``: a ROCm build on NVIDIA, or a CUDA build on a non-NVIDIA accelerator when the
@@ -239,12 +250,17 @@ def image_platform_mismatch(
     image such as a vendor's Gaudi build is no evidence), or a build for another accelerator (Ascend, TPU, Gaudi,
     Neuron, Intel GPU: :func:`kvlint.engines.images.accelerator_build`) on an NVIDIA or AMD GPU, named as that
     accelerator; None when they match or nothing says. ``platform``:
-    ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container)."""
+    ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container);
+    ``build``: ``accelerator_build(serving)``, likewise (it does not depend on the GPU)."""
     if platform is None:
         platform = platform_of(serving, resource)
     vendor = acc.vendor
-    if vendor in ("nvidia", "amd") and (build := accelerator_build(serving)) is not None:
-        return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
+    if vendor in ("nvidia", "amd"):
+        if build is UNSET:
+            build = accelerator_build(serving)
+        if build is not None:
+            assert isinstance(build, str)
+            return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
     if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
         return platform
     if platform == "rocm" and vendor == "nvidia":
@@ -552,17 +568,12 @@ def quantization_need(
     return method, source, minimum
 
 
-#: ``quant_need`` of :func:`quantization_refusal` and :func:`startup_refusal` when the caller has not computed
-#: :func:`quantization_need` (None is one of its answers).
-NEED_UNSET: object = object()
-
-
 def quantization_refusal(
     serving: ServingConfig,
     model: ModelSpec | None,
     acc: Accelerator,
     *,
-    quant_need: object = NEED_UNSET,
+    quant_need: object = UNSET,
 ) -> tuple[str, str, tuple[int, int]] | None:
     """KV305's test (vLLM, SGLang): ``(method, source, minimum)`` when the quantization method the engine builds its
     configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the release
@@ -576,7 +587,7 @@ def quantization_refusal(
     cc = parse_cc(acc.compute_capability)
     if cc is None:
         return None
-    need = quantization_need(serving, model) if quant_need is NEED_UNSET else quant_need
+    need = quantization_need(serving, model) if quant_need is UNSET else quant_need
     if need is None:
         return None
     assert isinstance(need, tuple)
@@ -633,11 +644,12 @@ def rule_applies(rule: str, engine: str) -> bool:
 
 
 def platform_refusal(
-    serving: ServingConfig, acc: Accelerator, *, platform: str | None = None
+    serving: ServingConfig, acc: Accelerator, *, platform: str | None = None, build: object = UNSET
 ) -> Refusal | None:
     """KV304's part of :func:`startup_refusal`: the image is a build for another vendor than ``acc``
-    (``platform``: ``platform_of(serving)``, when the caller has it; see :func:`image_platform_mismatch`)."""
-    platform = image_platform_mismatch(serving, acc, platform=platform)
+    (``platform``: ``platform_of(serving)``, ``build``: ``accelerator_build(serving)``, when the caller has them;
+    see :func:`image_platform_mismatch`)."""
+    platform = image_platform_mismatch(serving, acc, platform=platform, build=build)
     if platform is not None and _applies("KV304", serving.engine):
         return Refusal(
             "KV304",
@@ -656,7 +668,7 @@ def startup_refusal(
     kv_cache_dtype: str | None = None,
     dtype: str | None = None,
     has_pod: bool = True,
-    quant_need: object = NEED_UNSET,
+    quant_need: object = UNSET,
 ) -> Refusal | None:
     """Whether ``serving`` (with ``model``) refuses to start on ``acc``, by the tests of KV304, KV305, KV301 and
     KV302 in that order (KV305's test runs when vLLM builds its configuration, before the GPU worker's dtype
