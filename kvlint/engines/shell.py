@@ -1383,7 +1383,12 @@ def _runuser(
     the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
     None)`` for neither (an interactive shell: no command)."""
     short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
+    # the first three operands (su's lone -, the user, the script's $0: all that is read of them) and the index of
+    # the last word read as an option, its value or ``--``: the operands from ``operands[k]`` are the rest of the
+    # words when no such word follows it. Nothing after ``--`` is read (rr49: copying the words after it and
+    # comparing them with a range for each runuser of ``runuser -u a -- runuser -u a -- ...`` was quadratic)
     operands: list[int] = []
+    last_option = h
     script: ShellArg | None = None
     script_at = -1
     user_option = False
@@ -1396,7 +1401,8 @@ def _runuser(
         text = word.text
         j += 1
         if text == "--":
-            operands.extend(range(j, end))
+            last_option = j - 1
+            operands.extend(range(j, min(end, j + 3 - len(operands))))
             break
         if text.startswith("--"):
             opt, eq, value = text.partition("=")
@@ -1436,10 +1442,13 @@ def _runuser(
                     user_option = user_option or letter == "u"
                     break
         else:
-            operands.append(j - 1)
+            if len(operands) < 3:
+                operands.append(j - 1)
+            continue
+        last_option = j - 1
     if user_option:
         # the command: the operands, which must be the rest of the words (an option after them was runuser's)
-        if not shell_option and operands and operands == list(range(operands[0], end)):
+        if not shell_option and operands and last_option < operands[0]:
             return operands[0], None, end, -1, None
         return end, None, end, -1, None
     k = 0
@@ -1447,7 +1456,7 @@ def _runuser(
         k += 1  # su's lone -: --login
         login = True
     k += 1  # the user
-    if script is None or (operands[k:] and operands[k:] != list(range(operands[k], end))):
+    if script is None or (k < len(operands) and last_option > operands[k]):
         return end, None, end, -1, None
     return end, script, operands[k] if k < len(operands) else end, script_at, tuple(kept) if login else None
 
