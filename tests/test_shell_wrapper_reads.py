@@ -7,6 +7,8 @@ The counts are of the words read (``_ListWords.__getitem__``) and of the indexes
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from kvlint.engines import shell
@@ -100,3 +102,22 @@ def test_runuser_script_arguments(script: str, positional: list[str] | None) -> 
         assert got == []
     else:
         assert got == [["vllm", "serve", positional[1]]]
+
+
+def _reads(read: Callable[[], object]) -> object:
+    shell._TMUX_SCAN.set(None)
+    read()
+    return shell._TMUX_SCAN.get()
+
+
+def test_a_container_reading_leaves_no_words_in_the_module() -> None:
+    # _TMUX_SCAN caches the last tmux scan (nested tmux stays linear) and held the words of the last command read,
+    # up to a whole review's, for the life of a webhook worker
+    words = ["tmux", "new", "-d", "-s", "x", "tmux", "new", "vllm", "serve", "m"]
+    assert _reads(lambda: parse_container(_container(words))) is None
+    script = ["bash", "-c", "tmux new -s x tmux new vllm serve m"]
+    assert _reads(lambda: parse_container(_container(script))) is None
+
+
+def test_a_script_reading_leaves_no_words_in_the_module() -> None:
+    assert _reads(lambda: list(shell.commands("tmux new -s x tmux new vllm serve m; echo", {}))) is None
