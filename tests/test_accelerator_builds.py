@@ -185,3 +185,47 @@ def test_the_spyre_guides_deployment_is_not_sized_and_named_for_its_cards() -> N
     # on an NVIDIA GPU, KV304's remedy names the Spyre card's resource
     (kv304,) = [d for d in _run("quay.io/ibm-aiu/vllm-spyre:latest.amd64").diagnostics if d.rule == "KV304"]
     assert "request the IBM Spyre accelerator the image is built for (ibm.com/aiu_pf)" in (kv304.fix or "")
+
+
+#: TGI's non-CUDA images as its build workflow tags them (huggingface/text-generation-inference
+#: ``.github/workflows/build.yaml``: ``-intel`` from 480d3b33, v2.1.0-v2.2.0 and ``latest-intel``, then
+#: ``-intel-xpu``, ``-intel-cpu``, ``-gaudi``), each with the platform it is read as.
+TGI_INTEL_TAGS = [
+    ("ghcr.io/huggingface/text-generation-inference:latest-intel", "xpu"),
+    ("ghcr.io/huggingface/text-generation-inference:2.2.0-intel", "xpu"),
+    ("ghcr.io/huggingface/text-generation-inference:latest-intel-xpu", "xpu"),
+    ("ghcr.io/huggingface/text-generation-inference:3.3.5-intel-cpu", "cpu"),
+    ("ghcr.io/huggingface/text-generation-inference:latest-gaudi", "gaudi"),
+]
+
+
+@pytest.mark.parametrize(("image", "platform"), TGI_INTEL_TAGS)
+def test_tgis_intel_tags_on_an_intel_gpu_are_not_kv304(image: str, platform: str) -> None:
+    """Intel's TGI chart (fixtures/collected/trees/intel-ai-containers-tgi) runs ``latest-intel`` on
+    ``gpu.intel.com/i915``: it was a KV304 error calling the image a CUDA build (newuser49)."""
+    from kvlint.engines.images import image_platform
+
+    assert image_platform(image) == platform
+    result = _run(image, TGI, selector="", resource="gpu.intel.com/i915")
+    assert not [d for d in result.diagnostics if d.rule == "KV304"], result.diagnostics
+    assert summarise(result).not_sized == {"not a CUDA/ROCm GPU": 1}, result.diagnostics
+
+
+@pytest.mark.parametrize("image", ["ghcr.io/huggingface/text-generation-inference:latest-intel"])
+def test_tgis_intel_xpu_tag_on_an_nvidia_gpu_is_kv304(image: str) -> None:
+    (kv304,) = [d for d in _run(image, TGI).diagnostics if d.rule == "KV304"]
+    assert "is an Intel XPU build of tgi but the pod is placed on NVIDIA L4" in kv304.message, kv304
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        # ``intel`` in a repository or namespace, or inside a word of the tag, is not the build's tag
+        "registry.example/intel/text-generation-inference:3.0.1",
+        "ghcr.io/huggingface/text-generation-inference:3.0.1-intelligent",
+    ],
+)
+def test_intel_outside_a_tag_word_is_not_an_xpu_build(image: str) -> None:
+    from kvlint.engines.images import image_platform
+
+    assert image_platform(image) == "cuda"

@@ -231,3 +231,27 @@ def test_a_follower_on_another_gpu_type_than_its_leader_is_said(tmp_path: Path) 
     # the same GPU on both: nothing
     f.write_text(_with_gpus(text, "nvidia-h100-80gb", "nvidia-h100-80gb"))
     assert not [d for d in _run(f).diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]
+
+
+def test_a_lws_followers_shm_finding_is_at_its_own_tp(tmp_path: Path) -> None:
+    """A LeaderWorkerSet worker template without /dev/shm: its KV404 is at the worker template's own ``--tp``, not
+    at the leader template's (the group's layout is read from the leader). TP 2 over the 2 nodes: one GPU worker in
+    each pod, and /dev/shm is each pod's own."""
+    text = SGLANG_LWS_COPY.read_text()
+    worker_at = text.index("    workerTemplate:")
+    tail = text[worker_at:]
+    shm = "            volumeMounts:\n              - mountPath: /dev/shm\n                name: dshm\n"
+    assert shm in tail
+    changed = tmp_path / "lws.yaml"
+    changed.write_text(text[:worker_at] + tail.replace(shm, "", 1))
+    res = _run(changed)
+    kv404 = [d for d in res.diagnostics if d.rule == "KV404"]
+    assert [d.container for d in kv404] == ["sglang-worker"], [d.message for d in kv404]
+    lines = changed.read_text().splitlines()
+    loc = kv404[0].loc
+    assert loc is not None and loc.line > text[:worker_at].count("\n"), loc
+    # at the value of the worker template's own --tp
+    assert lines[loc.line - 2].strip() == "- --tp", lines[loc.line - 2]
+    assert kv404[0].message.startswith(
+        "1 GPU worker of this pod (--tp-size 2: 2 over 2 nodes) communicates "
+    ), kv404[0].message

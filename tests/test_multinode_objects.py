@@ -179,3 +179,61 @@ def test_two_plain_files_stay_two_inputs(tmp_path: Path) -> None:
     (tmp_path / "worker.yaml").write_text(_follower("vllm", "leader"))
     res = run_check([str(tmp_path)], Options(allow_hub=False))
     assert [d.severity for d in res.diagnostics if d.rule == "KV403"] == ["warning"]
+
+
+def _without_shm(doc: str) -> str:
+    return doc.replace("        volumeMounts: [{name: shm, mountPath: /dev/shm}]\n", "").replace(
+        "      volumes: [{name: shm, emptyDir: {medium: Memory}}]\n", ""
+    )
+
+
+def test_paired_follower_finding_is_at_its_own_command(tmp_path: Path) -> None:
+    # rr49: pair_node_objects joins the rank-1 object to the rank-0 one; the follower's KV404 (no /dev/shm volume)
+    # was placed at the leader's --tp (ctx.layout is the leader's), in the leader's document
+    f = tmp_path / "m.yaml"
+    f.write_text(
+        "---\n".join(
+            _without_shm(_node("sglang", name, "Deployment", rank, "leader:5000"))
+            for name, rank in (("leader", 0), ("worker", 1))
+        )
+    )
+    res = run_check([str(f)], Options(allow_hub=False))
+    lines = {d.object: d.loc.line for d in res.diagnostics if d.rule == "KV404" and d.loc is not None}
+    second_doc = f.read_text().splitlines().index("---") + 1  # the worker's document starts after this line
+    assert "Deployment/worker" in lines and "Deployment/leader" in lines, lines
+    assert lines["Deployment/worker"] > second_doc, lines
+    assert lines["Deployment/leader"] < second_doc, lines
+
+
+def test_a_chart_followers_shm_finding_is_in_its_own_template(tmp_path: Path) -> None:
+    chart = tmp_path / "mn"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mn\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("{}\n")
+    (chart / "templates" / "leader.yaml").write_text(
+        _without_shm(_node("sglang", "leader", "Deployment", 0, "leader:5000"))
+    )
+    (chart / "templates" / "worker.yaml").write_text(_without_shm(_follower("sglang")))
+    res = run_check([str(chart)], Options(allow_hub=False))
+    kv404 = {d.object: d for d in res.diagnostics if d.rule == "KV404"}
+    assert set(kv404) == {"Deployment/leader", "StatefulSet/worker"}, kv404
+    for obj, name in (("Deployment/leader", "leader.yaml"), ("StatefulSet/worker", "worker.yaml")):
+        loc = kv404[obj].loc
+        assert loc is not None and loc.file.endswith(name), (obj, loc)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_a_nodes_shm_finding_counts_the_workers_of_its_pod(tmp_path: Path, engine: str) -> None:
+    # TP 8 over two nodes: each pod runs 4 GPU workers, and /dev/shm is the pod's own
+    docs = [
+        _without_shm(_node(engine, "leader", "Deployment", 0, "leader:5000")),
+        _without_shm(_follower(engine)),
+    ]
+    f = tmp_path / "m.yaml"
+    f.write_text("---\n".join(docs))
+    res = run_check([str(f)], Options(allow_hub=False))
+    msgs = [d.message for d in res.diagnostics if d.rule == "KV404"]
+    assert len(msgs) == 2, msgs
+    for m in msgs:
+        assert m.startswith("4 GPU workers of this pod ("), m
+        assert "8 over 2 nodes" in m, m

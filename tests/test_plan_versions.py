@@ -270,3 +270,21 @@ def test_rocm_takes_no_cudagraph_estimate_before_0_26_0():
     # the 0.18 - 0.19 opt-in does not reach ROCm either; from 0.26.0 the estimate is taken on ROCm too
     assert _plan("0.19.0", estimate_cudagraphs=True, **mi300x).plan.cudagraph_bytes == 0
     assert _plan("0.26.0", **mi300x).plan.cudagraph_bytes > 0
+
+
+@pytest.mark.parametrize("user", [512, 200000])
+def test_a_user_max_model_len_is_said_taken_from_the_flag(user):
+    """``--max-model-len 512``: the assumption said "derived max_model_len from max_position_embeddings=131072",
+    which read as a contradiction (newuser49). It now says what was taken and from where, the model's derived length
+    only as the bound it was checked against (vLLM's _get_and_verify_max_len), above it (refused) or below."""
+    plan = _plan("0.11.0", max_model_len=user).plan
+    assert plan.max_model_len == user and plan.max_model_len_source == "user"
+    assert not [a for a in plan.assumptions if a.startswith("derived max_model_len")], plan.assumptions
+    (note,) = [a for a in plan.assumptions if a.startswith("max_model_len=")]
+    assert note == (
+        f"max_model_len={user} from --max-model-len (the model's maximum it is checked against: "
+        "max_position_embeddings=131072)"
+    )
+    # without the flag the derived length is what was taken, and said so
+    (derived,) = [a for a in _plan("0.11.0").plan.assumptions if a.startswith("derived max_model_len")]
+    assert derived == "derived max_model_len from max_position_embeddings=131072"

@@ -57,3 +57,26 @@ def test_tgi_underscore_long_option_is_refused_as_clap_refuses_it(argv: list[str
     kv205 = [f.message for f in cfg.findings if f.rule == "KV205"]
     assert len(kv205) == 1 and "--max_total_tokens" in kv205[0] and "--max-total-tokens" in kv205[0], kv205
     assert cfg.get("max_total_tokens") is None
+
+
+@pytest.mark.parametrize("argv", [["-g", "30"], ["-g30"], ["-g=30"]])
+def test_tgi_short_g_is_refused_before_3_2_2(argv: list[str]) -> None:
+    """``-g`` is clap's short of ``graceful_termination_timeout``, which the launcher declares from v3.2.2 on (not in
+    v3.2.1's launcher/src/main.rs): TGI 3.0.0 stops at "unexpected argument '-g' found". One KV205, its value not
+    a second one."""
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", *argv], version="3.0.0")
+    kv205 = [f.message for f in cfg.findings if f.rule == "KV205"]
+    assert len(kv205) == 1 and "3.2.2" in kv205[0] and f"option {argv[0]}" in kv205[0], kv205
+    assert [f.rule for f in cfg.findings] == ["KV205"], [f.message for f in cfg.findings]
+    assert cfg.get("graceful_termination_timeout") is None
+
+
+@pytest.mark.parametrize("version", ["3.2.2", "3.3.0", None, "latest"])
+def test_tgi_short_g_is_read_from_3_2_2_and_on_an_unknown_release(version: str | None) -> None:
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", "-g", "30"], version=version)
+    assert [f.rule for f in cfg.findings] == [], [f.message for f in cfg.findings]
+    assert cfg.get("graceful_termination_timeout") == 30

@@ -57,6 +57,7 @@ from kvlint.engines.shell import (
     k8s_expand,
     list_wrapper_env,
     list_wrapper_script,
+    one_reading,
     program_after_wrapper,
     script_after_shell_options,
     wrapper_name,
@@ -1930,6 +1931,7 @@ _DEH_TGI_ENV = frozenset(
 )
 
 
+@one_reading
 def parse_container(
     container: LDict,
     *,
@@ -2692,6 +2694,7 @@ def _leading_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
     return env, words[i:] if (i or env) else words
 
 
+@one_reading
 def parse_command_line(argv: Sequence[str], version: str | None = None) -> ServingConfig:
     """Parse a whole engine command as typed (``kvlint plan -- ...``).
 

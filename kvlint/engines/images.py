@@ -691,11 +691,26 @@ _AMD = re.compile(r"amd(?!64)")
 #: their name. Not ``cann`` inside a word or without a version (``cannon``).
 _CANN = re.compile(r"(?<![a-z0-9])cann\d")
 
+#: ``intel`` as a word of an image's tag, with no other platform word in the reference: TGI's Intel GPU (XPU)
+#: build as it was first tagged, ``ghcr.io/huggingface/text-generation-inference:latest-intel`` (its
+#: ``docs/source/installation_intel.md``@07e240ca, on Intel Data Center GPU Max) and ``<release>-intel`` for
+#: v2.1.0-v2.2.0: huggingface/text-generation-inference ``.github/workflows/build.yaml``@480d3b33 built
+#: ``Dockerfile_intel`` with ``label_extension="-intel"`` until b6bb1d51 (2024-08-12, before v2.3.0) split it
+#: into ``-intel-xpu`` and ``-intel-cpu`` (read by ``xpu``/``cpu``, :data:`_NON_CUDA_WORD_RES`). Intel ships no
+#: CUDA build. Only in the tag: a repository or namespace named ``intel`` says nothing of the build alone.
+_INTEL_TAG = re.compile(r"(?<![a-z0-9])intel(?![a-z0-9])")
+
+
+def _tag(low: str) -> str:
+    """The tag of an image reference (``latest-intel`` of ``ghcr.io/...:latest-intel@sha256:...``), or ``""``."""
+    return low.rpartition("/")[2].partition("@")[0].partition(":")[2]
+
 
 @_by_reference
 def image_platform(image: str) -> str:
     """``cuda`` (the default), ``rocm``, or the non-CUDA word that begins a word of the image reference (``tpu``,
-    ``cpu``..., :data:`_NON_CUDA_WORD_RES`; ``ascend`` for a CANN tag, :data:`_CANN`).
+    ``cpu``..., :data:`_NON_CUDA_WORD_RES`; ``ascend`` for a CANN tag, :data:`_CANN`; ``xpu`` for TGI's
+    ``-intel`` tags, :data:`_INTEL_TAG`).
     Memoised by the reference (a pure function of one short string, asked for each container several times: by
     the fleet, KV208, KV304, the sizing summary)."""
     low = image.lower()
@@ -706,6 +721,8 @@ def image_platform(image: str) -> str:
             return w
     if _CANN.search(low):
         return "ascend"
+    if _INTEL_TAG.search(_tag(low)):
+        return "xpu"
     return "cuda"
 
 

@@ -17,14 +17,15 @@ at the exact line; :func:`commands` splits the words into simple commands and ex
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from kvlint.source import Loc
 from kvlint.spans import delimited_spans
@@ -1383,7 +1384,12 @@ def _runuser(
     the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
     None)`` for neither (an interactive shell: no command)."""
     short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
+    # the first three operands (su's lone -, the user, the script's $0: all that is read of them) and the index of
+    # the last word read as an option, its value or ``--``: the operands from ``operands[k]`` are the rest of the
+    # words when no such word follows it. Nothing after ``--`` is read (rr49: copying the words after it and
+    # comparing them with a range for each runuser of ``runuser -u a -- runuser -u a -- ...`` was quadratic)
     operands: list[int] = []
+    last_option = h
     script: ShellArg | None = None
     script_at = -1
     user_option = False
@@ -1396,7 +1402,8 @@ def _runuser(
         text = word.text
         j += 1
         if text == "--":
-            operands.extend(range(j, end))
+            last_option = j - 1
+            operands.extend(range(j, min(end, j + 3 - len(operands))))
             break
         if text.startswith("--"):
             opt, eq, value = text.partition("=")
@@ -1436,10 +1443,13 @@ def _runuser(
                     user_option = user_option or letter == "u"
                     break
         else:
-            operands.append(j - 1)
+            if len(operands) < 3:
+                operands.append(j - 1)
+            continue
+        last_option = j - 1
     if user_option:
         # the command: the operands, which must be the rest of the words (an option after them was runuser's)
-        if not shell_option and operands and operands == list(range(operands[0], end)):
+        if not shell_option and operands and last_option < operands[0]:
             return operands[0], None, end, -1, None
         return end, None, end, -1, None
     k = 0
@@ -1447,7 +1457,7 @@ def _runuser(
         k += 1  # su's lone -: --login
         login = True
     k += 1  # the user
-    if script is None or (operands[k:] and operands[k:] != list(range(operands[k], end))):
+    if script is None or (k < len(operands) and last_option > operands[k]):
         return end, None, end, -1, None
     return end, script, operands[k] if k < len(operands) else end, script_at, tuple(kept) if login else None
 
@@ -1455,7 +1465,28 @@ def _runuser(
 #: The last :func:`_tmux_command_end` scan: (the words, or an exec-form list's texts, from, to, the ``;`` found or
 #: ``to``). Nested tmux (``tmux new tmux new ... vllm serve m``) asks again from a later word of the same words:
 #: without it each tmux scanned to the end (a list of 4,000 such words took 11 s, quadratic).
+#: Forgotten when a reading ends (:func:`commands`, :func:`one_reading`): it holds the words, up to a whole review's
+#: command, and a webhook worker lives for many reviews.
 _TMUX_SCAN: ContextVar[tuple[object, int, int, int] | None] = ContextVar("kvlint_tmux_scan", default=None)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def one_reading(read: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``read`` (the reading of a container's or a typed command's words, :mod:`kvlint.engines.command`) with the
+    scan :data:`_TMUX_SCAN` caches across its wrapper steps (``["tmux", "new", "tmux", "new", ...]``, one
+    :func:`program_after_wrapper` call each) forgotten when it returns: what was cached before it is restored."""
+
+    @functools.wraps(read)
+    def reading(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        token = _TMUX_SCAN.set(None)
+        try:
+            return read(*args, **kwargs)
+        finally:
+            _TMUX_SCAN.reset(token)
+
+    return reading
 
 
 def _tmux_command_end(words: Sequence[ShellArg], start: int, end: int) -> int:
@@ -1723,6 +1754,27 @@ def commands(
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
     characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
     """
+    try:
+        yield from _read_commands(
+            script, env, positional, _depth=_depth, _eval_offset=_eval_offset, _budget=_budget
+        )
+    finally:
+        if _depth == 0:
+            # the reading is over: the words of its last tmux scan are not kept for the next one (a webhook worker
+            # lives for many reviews)
+            _TMUX_SCAN.set(None)
+
+
+def _read_commands(
+    script: str,
+    env: Mapping[str, str],
+    positional: Sequence[ShellArg] = (),
+    *,
+    _depth: int = 0,
+    _eval_offset: int | None = None,
+    _budget: _Budget | None = None,
+) -> Iterator[list[ShellArg]]:
+    """:func:`commands`, which forgets the words it read when done."""
     local_env = dict(env)
     budget = _budget if _budget is not None else _Budget()
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
@@ -1848,7 +1900,7 @@ def commands(
                 )
                 if wrapped.sets_env:  # tmux new -e NAME=value 'vllm serve $NAME'
                     script_env = {**script_env, **dict(t.partition("=")[::2] for t, _at in wrapped.sets_env)}
-                yield from commands(
+                yield from _read_commands(
                     wrapped.script.text,
                     script_env,
                     words[wrapped.positional : wrapped.end],
@@ -1864,7 +1916,7 @@ def commands(
         if words[0].text == "eval" and _depth < 3:
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset
-            yield from commands(
+            yield from _read_commands(
                 inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
             )
             continue
@@ -1874,7 +1926,7 @@ def commands(
             # its script read as one, ``$0 $1 ...`` the words after it, its commands' words pointing at the script
             # word; nested three deep at most with eval (a hostile 10^4 nested `bash -c` is three re-reads)
             j = nested
-            yield from commands(
+            yield from _read_commands(
                 words[j].text,
                 local_env,
                 words[j + 1 :],

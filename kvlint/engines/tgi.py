@@ -8,6 +8,7 @@ execs ``text-generation-launcher "$@"``, so ``args`` alone are launcher argument
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
@@ -233,11 +234,30 @@ def _opaque_env(container: LDict | None, env: Mapping[str, str]) -> dict[str, Lo
 #: (``port``). clap reads a short option's value as the next word, attached (``-p8080``) or after ``=`` (``-p=8080``).
 _TGI_SHORT = {"p": "port", "e": "env", "g": "graceful_termination_timeout"}
 
+#: The first release whose launcher has a short option of :data:`_TGI_SHORT` that not every release has: ``-g``
+#: from 3.2.2 (launcher/src/main.rs: ``graceful_termination_timeout`` ``#[clap(default_value = "90", long, short,
+#: env)]`` is in v3.2.2 (c67546fd) to v3.3.7 and not in v3.2.1 (4d28897b) or before; clap then stops with
+#: "unexpected argument '-g' found").
+_TGI_SHORT_FROM: dict[str, tuple[int, int, int]] = {"g": (3, 2, 2)}
 
-def _long_form(tok: str) -> str | None:
-    """``tok`` written with the launcher's long option when it is one of its short options (:data:`_TGI_SHORT`):
-    ``-p`` -> ``--port``, ``-p8080``/``-p=8080`` -> ``--port=8080``, ``-e`` -> ``--env``; None otherwise."""
-    if len(tok) < 2 or tok[0] != "-" or tok[1] not in _TGI_SHORT:
+
+def _short_missing(tok: str, version: str | None) -> str | None:
+    """The release that brought short option ``tok`` (``-g``, ``-g30``) when TGI ``version`` is known and older;
+    None otherwise (an unknown release is taken to have it, as :func:`has_kv_cache_dtype` takes its option)."""
+    if len(tok) < 2 or tok[0] != "-" or tok[1] not in _TGI_SHORT_FROM:
+        return None
+    from kvlint.memory.tgi import tgi_version
+
+    v, assumed = tgi_version(version)
+    since = _TGI_SHORT_FROM[tok[1]]
+    return None if assumed or v >= since else ".".join(map(str, since))
+
+
+def _long_form(tok: str, version: str | None = None) -> str | None:
+    """``tok`` written with the launcher's long option when it is one of its short options (:data:`_TGI_SHORT`)
+    in TGI ``version`` (:func:`_short_missing`): ``-p`` -> ``--port``, ``-p8080``/``-p=8080`` -> ``--port=8080``,
+    ``-e`` -> ``--env``; None otherwise."""
+    if len(tok) < 2 or tok[0] != "-" or tok[1] not in _TGI_SHORT or _short_missing(tok, version):
         return None
     dest = _TGI_SHORT[tok[1]]
     rest = tok[2:]
@@ -288,7 +308,29 @@ def parse_tgi_argv(
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
         i += 1
-        tok = _long_form(tok) or tok
+        since = _short_missing(tok, version)
+        if since is not None:
+            # clap stops at an argument the launcher does not declare: "unexpected argument '-g' found"
+            dest = _TGI_SHORT[tok[1]]
+            col.unknown(
+                tok,
+                loc,
+                where,
+                [],
+                extra=f" (the launcher's -{tok[1]}, --{dest.replace('_', '-')}, is in TGI {since} and later)",
+            )
+            takes_next = len(tok) == 2 and i < n and not argv[i].strip().startswith("-")
+            if not any(c.isspace() for c in tok):  # a spaced word's KV205 says how to split it
+                col.findings[-1] = dataclasses.replace(
+                    col.findings[-1],
+                    fix=f"remove {tok}"
+                    + (" and its value" if takes_next else "")
+                    + f", or use TGI {since} or later",
+                )
+            if takes_next:
+                i += 1  # its value is not a second finding
+            continue
+        tok = _long_form(tok, version) or tok
         if not tok.startswith("--"):
             if tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional

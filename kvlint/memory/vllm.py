@@ -2484,16 +2484,26 @@ def _max_model_len(
     v: Version, settings: VllmSettings, model: ModelSpec, notes: list[str]
 ) -> tuple[int, str, int, bool, str | None]:
     """``(max_model_len, source, derived length, auto_fit, refused)`` as vLLM settles them (§1.8), ``refused``
-    saying why vLLM refuses the user's length (else None); appends its notes."""
+    saying why vLLM refuses the user's length (else None); appends its notes. With a positive ``--max-model-len``
+    the note says the length was taken from the flag, the model's derived length only as the bound it is checked
+    against (``_get_and_verify_max_len`` returns the user's length after comparing it with the derived one): "derived
+    max_model_len from max_position_embeddings=131072" beside ``--max-model-len 512`` read as a contradiction."""
     refused = None
     if settings.hf_overrides:
         derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
         default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
     else:
         derived, key, mml_key, why, default_len = _lengths(model, v)
+    user = settings.max_model_len
+    if user is not None and user > 0:
+        bound = (
+            f"{int(derived)}, vLLM's default with no length key in config.json"
+            if key == "default"
+            else why.removeprefix("derived max_model_len from ")
+        )
+        why = f"max_model_len={int(user)} from --max-model-len (the model's maximum it is checked against: {bound})"
     notes.append(why)
     auto_fit = False
-    user = settings.max_model_len
     if user is not None and user < 0:
         if supports_auto_max_model_len(v):
             auto_fit = True

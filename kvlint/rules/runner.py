@@ -28,7 +28,7 @@ from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import Check, checks_for, registry
 from kvlint.statement import clip_words
-from kvlint.types import ContainerResult, Diagnostic, Finding
+from kvlint.types import ContainerResult, Diagnostic, Finding, OptionFinding
 
 __all__ = ["available_inputs", "check_container", "finding_to_diagnostic", "plan_rules"]
 
@@ -70,13 +70,42 @@ def available_inputs(cr: ContainerResult) -> frozenset[str]:
     return frozenset(have)
 
 
+def unknown_option_set(cr: ContainerResult) -> str | None:
+    """The build a container runs when kvlint knows neither its memory nor its option set, as messages name it
+    (``Intel Gaudi``), else None: the container is not sized because it is not on, or not built for, an NVIDIA
+    or AMD GPU (:func:`kvlint.engines.images.unsized_whatever_model`), and its image is not one of an engine's own
+    release images (:func:`kvlint.engines.images.engine_of_image`: ``vllm/vllm-tpu``, TGI's ``-gaudi`` tags are).
+    Such a build may carry a vendor's fork of the engine whose command line has options of its own, which
+    kvlint's tables (read from the upstream engine's releases) do not hold: HabanaAI/vllm-fork's
+    ``--weights-load-device`` (``EngineArgs.add_cli_args`` in ``vllm/engine/arg_utils.py``@00aacb0967cb), which
+    HabanaAI's Gaudi tutorial Deployment gives the fork it clones (``-b v0.7.2+Gaudi-1.21.0``) into a
+    ``vault.habana.ai/gaudi-docker`` PyTorch image."""
+    from kvlint.engines.images import engine_of_image, platform_of, unsized_whatever_model
+    from kvlint.wording import platform_name
+
+    s = cr.serving
+    if (s.image and engine_of_image(s.image) is not None) or unsized_whatever_model(
+        s, cr.placement
+    ) != "not a CUDA/ROCm GPU":
+        return None
+    p = cr.placement
+    acc = p.accelerator if p is not None else None
+    if acc is not None and acc.vendor not in ("nvidia", "amd"):
+        return acc.name
+    platform = platform_of(s, p.resource if p is not None else None)
+    return platform_name(platform) if platform not in ("cuda", "rocm") else None
+
+
 def _parser_findings(cr: ContainerResult, rules: frozenset[str] | None) -> list[Diagnostic]:
-    """The engine parser's findings as diagnostics (only ``rules`` when given)."""
+    """The engine parser's findings as diagnostics (only ``rules`` when given). An unknown option (KV205) of a
+    build whose option set kvlint does not know (:func:`unknown_option_set`) is a warning, not an error: it may
+    be the vendor fork's own option."""
     findings = cr.serving.findings
     if not findings:
         return []
     worker = cr.workload.role in ("worker", "head") or cr.workload.kind.lower().startswith("ray")
     out = []
+    fork: str | None | bool = False  # (not looked up yet)
     for f in findings:
         if rules is not None and f.rule not in rules:
             continue
@@ -84,8 +113,34 @@ def _parser_findings(cr: ContainerResult, rules: frozenset[str] | None) -> list[
         if f.rule == "KV503" and worker and cr.serving.model is None and d.severity == "warning":
             # Ray / LeaderWorkerSet workers run `ray start`; the engine command lives in the leader/head.
             d = replaced(d, severity="info")
+        elif f.rule == "KV205" and d.severity == "error" and _unknown_option(f):
+            if fork is False:
+                fork = unknown_option_set(cr)
+            if fork:
+                d = replaced(
+                    d,
+                    severity="warning",
+                    message=clip_words(
+                        f"{f.message} (on this {fork} build, which kvlint does not size, the engine may be a "
+                        "vendor's fork with options of its own; kvlint knows the upstream engine's)"
+                    ),
+                    fix=clip_words(
+                        f"nothing to change if the build's engine has it (check its --help); otherwise {f.fix}"
+                        if f.fix
+                        else "nothing to change if the build's engine has it (check its --help)"
+                    ),
+                )
         out.append(d)
     return out
+
+
+def _unknown_option(f: Finding) -> bool:
+    """Whether a KV205 finding is about options the engine's parser does not have: one
+    (:attr:`~kvlint.types.OptionFinding.unknown`), or those past the command line's bound that one finding
+    stands for (:func:`kvlint.engines.options.cap_unknown_options`, a plain Finding)."""
+    return bool(getattr(f, "unknown", False)) or (
+        not isinstance(f, OptionFinding) and " more unknown options: " in f.message
+    )
 
 
 def _gates(rule: RuleInfo, diags: list[Diagnostic]) -> bool:

@@ -1021,9 +1021,15 @@ def _follower_share(ctx: RuleContext) -> int | None:
     (``python/sglang/srt/entrypoints/engine.py::_launch_subprocesses``): each node of ``--nnodes`` starts
     ``tp_size * pp_size // nnodes`` schedulers, one GPU each, times the data-parallel ranks when DP attention
     is off and data parallelism runs whole engines per node."""
+    assert ctx.serving.joins is not None and ctx.serving.joins.leader is not None
+    return node_workers(ctx)
+
+
+def node_workers(ctx: RuleContext) -> int | None:
+    """The GPU workers one node (pod) of a multi-node engine (``--nnodes`` 2 or more) starts, as
+    :func:`_follower_share` counts them, for the leader node as for a follower; None for a one-node engine or
+    when the layout does not say."""
     lay, s = ctx.layout, ctx.serving
-    joins = s.joins
-    assert joins is not None and joins.leader is not None
     nnodes = lay.nnodes
     if not lay.known or nnodes < 2:
         return None
@@ -1181,23 +1187,39 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
         what = f"TP {lay.tp}, PP {lay.pp}, DP {lay.dp}"
+    elif s.joins is not None:
+        # a follower node: its own --tp (its settings are its leader's), not the leader's (ctx.layout), which is
+        # in the leader's object and, for a leader.yaml/worker.yaml pair, in another file
+        loc = next((s.loc(k) for k in ("tp_size", "pp_size", "dp_size") if k in s.flags), s.command_loc)
+        what = lay.described
     else:
         loc = lay.loc or s.command_loc
         what = lay.described
-    who, fails = f"{workers} GPU workers", "NCCL fails or hangs"
+    here = ""
+    local = node_workers(ctx)
+    if local is not None and local < workers:
+        # /dev/shm is the pod's own and so is the need: NCCL's segments are files /dev/shm/nccl-XXXXXX
+        # (NVIDIA/nccl src/misc/shmutils.cc::ncclShmOpen, for the shm transport src/transport/shm.cc and the
+        # proxy's buffers) opened by path by the ranks of one host, and vLLM's shm_broadcast MessageQueue links
+        # the processes of one node; the workers on the other nodes use their own pods' /dev/shm
+        here = " of this pod"
+        what = f"{what}: {workers} over {lay.nnodes} nodes"
+        workers = local
+    s_, verb = ("s", "communicate") if workers != 1 else ("", "communicates")
+    who, fails = f"{workers} GPU worker{s_}{here}", "NCCL fails or hangs"
     if ctx.engine == "vllm" and platform_of(s, resource) not in ("cuda", "rocm"):
         # an Ascend, Gaudi, Intel GPU or CPU build: its ranks talk over the platform's own collectives (HCCL,
         # oneCCL, gloo), not NCCL, but vLLM's multiprocessing executor still hands the work to its worker processes
         # through shared-memory message queues in /dev/shm (vllm@0.17.0 v1/executor/multiproc_executor.py::
         # MultiprocExecutor._init_executor, distributed/device_communicators/shm_broadcast.py::MessageQueue: a
         # ring of 10 chunks of up to 24 MiB)
-        who = f"{workers} vLLM worker processes"
+        who = f"{workers} vLLM worker process{'es' if workers != 1 else ''}{here}"
         fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
     undefined = undefined_shm_volume(ctx.workload.pod_spec, ctx.container)
     if undefined is not None:
         name, mount_loc = undefined
         yield ctx.finding(
-            f"{who} ({what}) communicate through /dev/shm, which the container "
+            f"{who} ({what}) {verb} through /dev/shm, which the container "
             f"mounts from volume '{name}', but this pod defines no volume of that name: the API server rejects the "
             "pod unless an operator or admission webhook adds it, and without it /dev/shm is the container "
             f"runtime's 64 MiB default, where {fails}",
@@ -1207,7 +1229,7 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     yield ctx.finding(
-        f"{who} ({what}) communicate through /dev/shm, but no memory-backed volume "
+        f"{who} ({what}) {verb} through /dev/shm, but no memory-backed volume "
         f"is mounted there; the container runtime default is 64 MiB and {fails}",
         loc,
         fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
