@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from kvlint.accelerators.registry import lookup
 from kvlint.memory.compat import (
     CT_SCHEME_MIN_CC_STEPS,
@@ -531,3 +533,118 @@ def test_compressed_tensors_group_of_routed_experts_only_is_not_tested() -> None
         for name, group in m.quant_config["config_groups"].items()
     }
     assert compressed_tensors_scheme(replace(m, quant_config=experts), "0.11.0") is None
+
+
+#: (arguments of ``vllm serve``, version, model id or None) for the GPU-independent part of KV305's test: a flag, a
+#: checkpoint's method, ModelOpt (checkpoint and flag), compressed-tensors, a method with no minimum, none at all
+_NEED_CASES: tuple[tuple[tuple[str, ...], str | None, str | None], ...] = (
+    (("Qwen/Qwen2.5-7B-Instruct-AWQ", "--quantization", "awq"), "0.22.1", None),
+    (("openai/gpt-oss-20b",), "0.11.0", "openai/gpt-oss-20b"),
+    (("Qwen/Qwen3-8B-FP8",), "0.11.0", "Qwen/Qwen3-8B-FP8"),
+    (("Qwen/Qwen3-8B-FP8",), None, "Qwen/Qwen3-8B-FP8"),
+    (("TheBloke/Llama-2-7B-GPTQ", "--quantization", "gptq"), None, None),
+    (("TheBloke/Llama-2-7B-GPTQ", "--quantization", "gptq_marlin"), "0.13.0", None),
+    (("Qwen/Qwen3-8B",), None, "Qwen/Qwen3-8B"),
+)
+
+
+def _need_cases() -> list[tuple[ServingConfig, object]]:
+    out = []
+    for args, version, model_id in _NEED_CASES:
+        s = replace(_serving(*args), version=version)
+        out.append((s, _model(model_id) if model_id else None))
+    return out
+
+
+def test_quantization_need_once_answers_every_gpu_as_the_whole_test() -> None:
+    """quantization_refusal given quantization_need's answer (what plan_fleet computes once per container) answers
+    what it answers computing it itself, on every catalogue accelerator, and the need is the refusal's triple."""
+    from kvlint.accelerators import registry as cat
+    from kvlint.memory.compat import quantization_need
+
+    refused = 0
+    for s, m in _need_cases():
+        need = quantization_need(s, m)
+        for acc in cat.catalogue().values():
+            whole = quantization_refusal(s, m, acc)
+            assert quantization_refusal(s, m, acc, quant_need=need) == whole
+            if whole is not None:
+                refused += 1
+                assert whole == need
+            want = startup_refusal(s, m, acc, has_pod=False)
+            assert startup_refusal(s, m, acc, has_pod=False, quant_need=need) == want
+    assert refused > 0  # the cases reach a refusal
+
+
+def test_accelerator_build_once_answers_every_gpu_as_the_whole_test() -> None:
+    """image_platform_mismatch given accelerator_build's answer (what plan_fleet computes once per container)
+    answers what it answers computing it itself, on every catalogue accelerator, for a CUDA, ROCm, TPU, Ascend
+    and Gaudi image and vLLM's --device hpu."""
+    from kvlint.accelerators import registry as cat
+    from kvlint.engines.images import accelerator_build, platform_of
+    from kvlint.memory.compat import image_platform_mismatch, platform_refusal
+
+    s = _serving("Qwen/Qwen3-8B")
+    servings = [
+        replace(s, image=image)
+        for image in (
+            "vllm/vllm-openai:v0.11.0",
+            "rocm/vllm:latest",
+            "vllm/vllm-tpu:nightly",
+            "quay.io/ascend/vllm-ascend:v0.11.0",
+            "ghcr.io/huggingface/tgi-gaudi:2.0.6",
+        )
+    ] + [_serving("Qwen/Qwen3-8B", "--device", "hpu")]
+    said = set()
+    for sv in servings:
+        build, platform = accelerator_build(sv), platform_of(sv)
+        for acc in cat.catalogue().values():
+            whole = image_platform_mismatch(sv, acc)
+            assert image_platform_mismatch(sv, acc, platform=platform, build=build) == whole
+            assert platform_refusal(sv, acc, platform=platform, build=build) == platform_refusal(sv, acc)
+            said.add(whole)
+    assert {"rocm", "tpu"} <= said and None in said  # the images reach a mismatch and a match
+
+
+def test_fleet_computes_the_quantization_method_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan_fleet asks for KV305's method and minimum, and KV304's accelerator build of the image, once for the
+    container, not once per GPU (issue 19: the fleet's 8 GPUs each recomputed them), and the fleet's KV305
+    verdicts stay the per-GPU test's."""
+    from kvlint.accelerators.site import DEFAULT_FLEET
+    from kvlint.engines import images
+    from kvlint.memory import compat
+    from kvlint.memory.stage import plan_fleet
+
+    cr = next(c for c in run_check([str(AKS_T4)], Options(allow_hub=False)).containers if c.model is not None)
+    fleet = tuple(a for a in (lookup(g) for g in DEFAULT_FLEET) if a is not None) + (
+        _gpu("nvidia-v100-sxm2-32gb"),
+    )
+    asked = []
+    whole = compat.quant_min_cc
+
+    def counted(*args: object, **kwargs: object) -> object:
+        asked.append(args)
+        return whole(*args, **kwargs)  # type: ignore[arg-type]
+
+    builds = []  # KV304's accelerator build of the image, likewise GPU-independent
+    build_whole = images.accelerator_build
+
+    def build_counted(serving: ServingConfig) -> str | None:
+        builds.append(serving)
+        return build_whole(serving)
+
+    monkeypatch.setattr(compat, "quant_min_cc", counted)
+    monkeypatch.setattr(compat, "accelerator_build", build_counted)
+    monkeypatch.setattr(images, "accelerator_build", build_counted)
+    entries = plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, cr.placement.gpus or 1)
+    assert len([a for a in fleet if a.vendor == "nvidia"]) > 2
+    assert len(asked) == 1 and len(builds) == 1
+    monkeypatch.setattr(compat, "quant_min_cc", whole)
+    by_gpu = {e.accelerator.id: e for e in entries}
+    v100 = by_gpu["nvidia-v100-sxm2-32gb"]
+    assert v100.refused_by == "KV305" and v100.verdict == "fails"
+    for e in entries:
+        if e.detail is None:
+            continue
+        alone = startup_refusal(cr.serving, cr.model, e.accelerator, dtype=e.detail.plan.dtype, has_pod=False)
+        assert (e.refused_by == "KV305") == (alone is not None and alone.rule == "KV305")

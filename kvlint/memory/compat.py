@@ -17,7 +17,8 @@ rules say the engine refuses is never called a fit:
 * :func:`quantization_refusal` -- KV305 (vLLM, SGLang): a quantization method whose kernels need a newer NVIDIA
   GPU (``VllmConfig._get_quantization_config``: the method's ``get_min_capability()``; SGLang's model loader
   likewise), release by release (:data:`QUANT_MIN_CC_STEPS`, :data:`SGLANG_QUANT_MIN_CC_STEPS`), and for a
-  compressed-tensors checkpoint its layers' schemes (:data:`CT_SCHEME_MIN_CC_STEPS`).
+  compressed-tensors checkpoint its layers' schemes (:data:`CT_SCHEME_MIN_CC_STEPS`). The method and its minimum
+  do not depend on the GPU (:func:`quantization_need`); only the compute capability is compared per GPU.
 * :func:`startup_refusal` -- the four together for one engine configuration, as a :class:`Refusal` with a
   short reason (``bfloat16 needs compute capability 8.0; Tesla T4 is 7.5``). Each test applies to the
   engines its catalogue entry declares (``engines:`` in ``rules/KV301.yaml`` etc.).
@@ -58,6 +59,7 @@ __all__ = [
     "platform_refusal",
     "quant_min_cc",
     "quant_min_cc_range",
+    "quantization_need",
     "quantization_refusal",
     "startup_refusal",
 ]
@@ -228,8 +230,19 @@ class Refusal:
     reason: str
 
 
+#: An argument the caller has not computed (None is one of the answers): ``quant_need`` of
+#: :func:`quantization_refusal` and :func:`startup_refusal` (:func:`quantization_need`), ``build`` of
+#: :func:`image_platform_mismatch` and :func:`platform_refusal` (:func:`kvlint.engines.images.accelerator_build`).
+UNSET: object = object()
+
+
 def image_platform_mismatch(
-    serving: ServingConfig, acc: Accelerator, resource: str | None = None, *, platform: str | None = None
+    serving: ServingConfig,
+    acc: Accelerator,
+    resource: str | None = None,
+    *,
+    platform: str | None = None,
+    build: object = UNSET,
 ) -> str | None:
     """KV304's test: the container's platform (:func:`kvlint.engines.images.platform_of`) when it is a build for
     another vendor than ``acc``: a ROCm build on NVIDIA, or a CUDA build on a non-NVIDIA accelerator when the
@@ -237,12 +250,17 @@ def image_platform_mismatch(
     image such as a vendor's Gaudi build is no evidence), or a build for another accelerator (Ascend, TPU, Gaudi,
     Neuron, Intel GPU: :func:`kvlint.engines.images.accelerator_build`) on an NVIDIA or AMD GPU, named as that
     accelerator; None when they match or nothing says. ``platform``:
-    ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container)."""
+    ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container);
+    ``build``: ``accelerator_build(serving)``, likewise (it does not depend on the GPU)."""
     if platform is None:
         platform = platform_of(serving, resource)
     vendor = acc.vendor
-    if vendor in ("nvidia", "amd") and (build := accelerator_build(serving)) is not None:
-        return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
+    if vendor in ("nvidia", "amd"):
+        if build is UNSET:
+            build = accelerator_build(serving)
+        if build is not None:
+            assert isinstance(build, str)
+            return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
     if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
         return platform
     if platform == "rocm" and vendor == "nvidia":
@@ -503,14 +521,15 @@ def compressed_tensors_scheme(
     return found
 
 
-def quantization_refusal(
-    serving: ServingConfig, model: ModelSpec | None, acc: Accelerator
+def quantization_need(
+    serving: ServingConfig, model: ModelSpec | None
 ) -> tuple[str, str, tuple[int, int]] | None:
-    """KV305's test (vLLM, SGLang): ``(method, source, minimum)`` when the quantization method the engine builds its
-    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the release
-    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`; vLLM
-    :data:`QUANT_MIN_CC_STEPS`, SGLang :data:`SGLANG_QUANT_MIN_CC_STEPS`); None otherwise, also when the GPU is
-    not NVIDIA or its compute capability unknown.
+    """The GPU-independent part of KV305's test (:func:`quantization_refusal`): ``(method, source, minimum)``, the
+    quantization method the engine builds its configuration with and the compute capability its kernels need in
+    the release ``serving`` runs (or in every release when it is unknown); None when there is no method or no
+    minimum for it. It reads only ``serving`` and ``model``, so a caller testing one container on several GPUs
+    (:func:`kvlint.memory.stage.plan_fleet`) computes it once and passes it to :func:`startup_refusal`
+    (``quant_need``).
 
     The method is ``--quantization`` (``source`` ``"flag"``; a ModelOpt name on a ModelOpt export as vLLM's
     override reads it, :func:`_modelopt_flag_override`) when given, else the checkpoint's
@@ -521,11 +540,6 @@ def quantization_refusal(
     ``modelopt_fp4``, ``modelopt_mxfp8`` or ``modelopt_mixed`` by its ``quant_algo``), untested when it reads it as
     none; a compressed-tensors checkpoint (vLLM) with the higher of the config's minimum and its layers' scheme's
     (:func:`compressed_tensors_scheme`)."""
-    if acc.vendor != "nvidia":
-        return None
-    cc = parse_cc(acc.compute_capability)
-    if cc is None:
-        return None
     flag = serving.get("quantization")
     if isinstance(flag, str) and flag.strip():
         method, source = flag.strip().lower(), "flag"
@@ -549,9 +563,37 @@ def quantization_refusal(
         scheme = compressed_tensors_scheme(model, serving.version)
         if scheme is not None and (minimum is None or scheme[1] > minimum):
             minimum = scheme[1]
-    if minimum is None or cc >= minimum:
+    if minimum is None:
         return None
     return method, source, minimum
+
+
+def quantization_refusal(
+    serving: ServingConfig,
+    model: ModelSpec | None,
+    acc: Accelerator,
+    *,
+    quant_need: object = UNSET,
+) -> tuple[str, str, tuple[int, int]] | None:
+    """KV305's test (vLLM, SGLang): ``(method, source, minimum)`` when the quantization method the engine builds its
+    configuration with needs a higher compute capability than the NVIDIA GPU ``acc`` has in the release
+    ``serving`` runs, or in every release when it is unknown (:func:`quant_min_cc`; vLLM
+    :data:`QUANT_MIN_CC_STEPS`, SGLang :data:`SGLANG_QUANT_MIN_CC_STEPS`); None otherwise, also when the GPU is
+    not NVIDIA or its compute capability unknown. The method and its minimum are :func:`quantization_need`'s
+    (``quant_need``: its answer for ``serving`` and ``model`` when the caller has it); here only the GPU's compute
+    capability is compared with them."""
+    if acc.vendor != "nvidia":
+        return None
+    cc = parse_cc(acc.compute_capability)
+    if cc is None:
+        return None
+    need = quantization_need(serving, model) if quant_need is UNSET else quant_need
+    if need is None:
+        return None
+    assert isinstance(need, tuple)
+    if cc >= need[2]:
+        return None
+    return need
 
 
 def fp8_kv_support_on(
@@ -595,12 +637,19 @@ def _applies(rule: str, engine: str) -> bool:
     return "any" in engines or engine in engines
 
 
+def rule_applies(rule: str, engine: str) -> bool:
+    """Whether ``rule``'s catalogue entry declares ``engine``, as :func:`startup_refusal` tests it before each of
+    its tests (memoised)."""
+    return _applies(rule, engine)
+
+
 def platform_refusal(
-    serving: ServingConfig, acc: Accelerator, *, platform: str | None = None
+    serving: ServingConfig, acc: Accelerator, *, platform: str | None = None, build: object = UNSET
 ) -> Refusal | None:
     """KV304's part of :func:`startup_refusal`: the image is a build for another vendor than ``acc``
-    (``platform``: ``platform_of(serving)``, when the caller has it; see :func:`image_platform_mismatch`)."""
-    platform = image_platform_mismatch(serving, acc, platform=platform)
+    (``platform``: ``platform_of(serving)``, ``build``: ``accelerator_build(serving)``, when the caller has them;
+    see :func:`image_platform_mismatch`)."""
+    platform = image_platform_mismatch(serving, acc, platform=platform, build=build)
     if platform is not None and _applies("KV304", serving.engine):
         return Refusal(
             "KV304",
@@ -619,6 +668,7 @@ def startup_refusal(
     kv_cache_dtype: str | None = None,
     dtype: str | None = None,
     has_pod: bool = True,
+    quant_need: object = UNSET,
 ) -> Refusal | None:
     """Whether ``serving`` (with ``model``) refuses to start on ``acc``, by the tests of KV304, KV305, KV301 and
     KV302 in that order (KV305's test runs when vLLM builds its configuration, before the GPU worker's dtype
@@ -633,12 +683,14 @@ def startup_refusal(
         has_pod: False for an engine command line (``kvlint plan``): there is no container image, and KV304
             (``consumes: [pod, ...]``) does not apply. (:func:`kvlint.memory.stage.plan_fleet` passes False too:
             it tested KV304, :func:`platform_refusal`, before planning.)
+        quant_need: :func:`quantization_need` for ``serving`` and ``model``, when the caller computed it once for
+            several accelerators (:func:`kvlint.memory.stage.plan_fleet`); otherwise computed here.
     """
     refusal = platform_refusal(serving, acc) if has_pod else None
     if refusal is not None:
         return refusal
     if _applies("KV305", serving.engine):
-        quant = quantization_refusal(serving, model, acc)
+        quant = quantization_refusal(serving, model, acc, quant_need=quant_need)
         if quant is not None:
             method, _source, minimum = quant
             return Refusal(

@@ -832,15 +832,27 @@ def plan_fleet(
     except Exception:  # left to each GPU's plan, which raises it where the engine's order does
         prelude = None
     platform = _images.platform_of(serving)  # the image's build, tested against each GPU's vendor (KV304)
+    build: object = _compat.UNSET  # a TPU, Gaudi, Ascend... build (KV304 on every NVIDIA or AMD GPU)
+    try:
+        build = _images.accelerator_build(serving)
+    except Exception:  # left to each GPU's test, which raises it again
+        build = _compat.UNSET
+    # KV305's quantization method and its minimum compute capability do not depend on the GPU: once for the fleet,
+    # each GPU's test only comparing its compute capability (when it raises, each GPU's test raises it again)
+    quant_need: object = _compat.UNSET
+    if _compat.rule_applies("KV305", serving.engine):
+        try:
+            quant_need = _compat.quantization_need(serving, model)
+        except Exception:
+            quant_need = _compat.UNSET
     out = []
     for acc in fleet:
         mig_bytes = None
         if profile is not None:
             prof, _note = _catalogue.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
-        refusal = platform_refusal(
-            serving, acc, platform=platform
-        )  # the image does not run there: not planned
+        # the image does not run there: not planned
+        refusal = platform_refusal(serving, acc, platform=platform, build=build)
         if refusal is not None:
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, profile))
             continue
@@ -862,7 +874,9 @@ def plan_fleet(
         verdict, reason = fit_assessment(detail)
         refused_by = None
         # KV305/KV301/KV302; KV304 (platform_refusal) was tested above
-        refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype, has_pod=False)
+        refusal = startup_refusal(
+            serving, model, acc, dtype=detail.plan.dtype, has_pod=False, quant_need=quant_need
+        )
         if refusal is not None and refusal.certain:
             verdict, reason, refused_by = "fails", refusal.reason, refusal.rule
         elif refusal is not None and verdict != "fails":
