@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from packaging.version import Version
@@ -739,6 +739,11 @@ class _Found:
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
+    #: the environment a ``sh -c`` script runs the engine with (its ``export``s, ``NAME=value`` before the
+    #: command, ``env -u``/``-i``, ``unset``: :attr:`kvlint.engines.shell.ShellCommand.environ`), and where the
+    #: script sets each variable it changed; None when the engine is not started by a script
+    script_env: dict[str, str] | None = None
+    script_env_locs: dict[str, Loc | None] = field(default_factory=dict)
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -910,6 +915,18 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        environ = getattr(words, "environ", None)
+        if environ is not None:
+            found.script_env, set_by = environ.get()
+            by_offset = [(name, w) for name, w in set_by.items() if w is not None and w.offset is not None]
+            for name, w in set_by.items():
+                found.script_env_locs[name] = (w.loc if w is not None else None) or script_item.loc
+            if by_offset:
+                source, offs = _raw_offsets(script_item, env, [w.offset or 0 for _n, w in by_offset])
+                for (name, _w), loc in zip(
+                    by_offset, _offset_locs(script_item.loc, source, offs), strict=True
+                ):
+                    found.script_env_locs[name] = loc or script_item.loc
         # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
         # (the script's requirements read within one budget: RequirementReader)
         reader = RequirementReader(engine)
@@ -2059,6 +2076,12 @@ def parse_container(
             # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
+        if found.script_env is not None:
+            # the script's engine command runs with the environment the script gives it
+            own_locs = {
+                name: found.script_env_locs.get(name, own_locs.get(name)) for name in found.script_env
+            }
+            own = found.script_env
         return _dispatch(
             found,
             container=container,
