@@ -10,35 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+# the Deployment with a placement slot and the one-term node affinity, as the cloud-label tests write them
+from test_cloud_gpu_labels import AFFINITY, MANIFEST
+
 from kvlint.accelerators.registry import instance_type
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_documents
-
-MANIFEST = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: t}}
-spec:
-  selector: {{matchLabels: {{app: t}}}}
-  template:
-    metadata: {{labels: {{app: t}}}}
-    spec:
-{placement}
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.11.0
-        command: ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "16384"]
-        resources: {{limits: {{nvidia.com/gpu: "1"}}}}
-"""
-AFFINITY = """\
-      affinity:
-        nodeAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution:
-            nodeSelectorTerms:
-            - matchExpressions:
-              - key: {key}
-                operator: In
-                values: [{value}]"""
 
 
 def _kv501(placement: str) -> tuple[str | None, str]:
