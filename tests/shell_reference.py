@@ -461,6 +461,41 @@ def _skip_wrapper(words: list[Any]) -> tuple[list[Any], Any]:
     return words[1:][operands:], None
 
 
+def _clears(head: str, options: list[str]) -> list[tuple[str, None]]:
+    """shell50: what env's ``-i``/``-``/``-u NAME`` and exec's ``-c`` among the option words ``options`` take out
+    of the command's environment: ``(NAME, None)``, ``("", None)`` for all of it."""
+    out: list[tuple[str, None]] = []
+    k = 0
+    while k < len(options):
+        text = options[k]
+        k += 1
+        if text == "--":
+            break
+        if head == "env" and text in ("-", "--ignore-environment"):
+            out.append(("", None))
+        elif head == "env" and text.startswith("--unset="):
+            out.append((text[len("--unset=") :], None))
+        elif text.startswith("--"):
+            if text in ("--unset", "--chdir") and k < len(options):
+                if text == "--unset":
+                    out.append((options[k], None))
+                k += 1
+        elif text.startswith("-"):
+            for i in range(1, len(text)):
+                letter = text[i]
+                if letter == ("i" if head == "env" else "c"):
+                    out.append(("", None))
+                elif letter in ("CSu" if head == "env" else "a"):
+                    value = text[i + 1 :]
+                    if not value and k < len(options):
+                        value = options[k]
+                        k += 1
+                    if letter == "u" and head == "env":
+                        out.append((value, None))
+                    break
+    return out
+
+
 def _nested_shell_script(words: list[Any]) -> int | None:
     """wrap48: where SCRIPT is in ``sh|bash|... [-opts] -c [--] SCRIPT [args]`` (an option word holding ``c``)."""
     if len(words) < 3 or words[0].text.split("/")[-1] not in ("sh", "bash", "ash", "dash", "zsh", "ksh"):
@@ -485,6 +520,7 @@ def commands(
     _depth: int = 0,
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
+    _state: tuple[dict[str, str], set[str]] | None = None,
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
@@ -495,7 +531,10 @@ def commands(
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
     characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
     """
-    local_env = dict(env)
+    # shell50: the shell's variables and the names it exports (it inherited or exported), which eval's string shares
+    if _state is None:
+        _state = (dict(env), set(env))
+    local_env, exported = _state
     budget = _budget if _budget is not None else _Budget()
     cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
@@ -512,13 +551,25 @@ def commands(
             continue
         words: list[ShellArg] = []
         leading, declaring = True, False
+        tmp: dict[str, str] | None = None  # shell50: the command's assignments so far, which later ones see
         for word in cmd:
             is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
-            words.extend(
-                _expand(
-                    word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
-                )
+            assigning = is_assign and (leading or declaring)
+            fields = _expand(
+                word,
+                tmp if is_assign and leading and tmp is not None else local_env,
+                positional,
+                assign=assigning,
+                budget=budget,
             )
+            if is_assign and leading and fields:
+                tmp = dict(local_env) if tmp is None else tmp
+                name, _, val = fields[0].text.partition("=")
+                if fields[0].substituted:
+                    tmp.pop(name, None)
+                else:
+                    tmp[name] = val
+            words.extend(fields)
             if leading and not is_assign:
                 leading = False
                 declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
@@ -546,29 +597,35 @@ def commands(
             cleaned.append(arg)
         words = cleaned
         splits = 0
+        # shell50: a NAME=value before the command holds for that command only, as env's NAME=value and -u/-i do
+        prefix: list[tuple[str, str | None]] = []
+        own: list[tuple[str, str | None]] = []
+        wrapped = False
         while words:
             head = words[0].text
             if head in _PREFIX_KEYWORDS:
                 words = words[1:]
             elif head in _WRAPPERS:
+                wrapped = True
                 words = words[2:] if len(words) > 1 and words[1].text == "--" else words[1:]
             elif head in _OPTION_WRAPPERS:
+                wrapped = True
                 rest, split = _skip_wrapper(words)
                 if split is not None and splits < 4:
                     splits += 1
                     words = [words[0], *_split(split), *rest]
                     continue
+                if split is None and head in ("env", "exec"):
+                    own.extend(_clears(head, [w.text for w in words[1 : len(words) - len(rest)]]))
                 words = rest
                 while head == "env" and words and _ASSIGN_RE.match(words[0].text):
                     name, _, val = words[0].text.partition("=")
-                    local_env[name] = val
+                    own.append((name, None if words[0].substituted else val))
                     words = words[1:]
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
-                if words[0].substituted:
-                    local_env.pop(name, None)  # the output of a command: unknown
-                else:
-                    local_env[name] = val  # unresolved variables inside stay as written
+                if not wrapped:
+                    prefix.append((name, None if words[0].substituted else val))
                 words = words[1:]
             elif head in ("export", "declare", "local", "readonly", "typeset"):
                 for arg in words[1:]:
@@ -578,24 +635,58 @@ def commands(
                             local_env.pop(name, None)
                         else:
                             local_env[name] = val
+                        if head == "export":
+                            exported.add(name)
                 words = []
             else:
                 break
+        if prefix and not words:
+            for name, value in prefix:  # assignments alone: the shell's variables
+                if value is None:
+                    local_env.pop(name, None)
+                else:
+                    local_env[name] = value
         if not words:
             continue
         if words[0].text == "eval" and _depth < 3:
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset
+            saved = dict(local_env)
+            for name, value in prefix:
+                if value is None:
+                    local_env.pop(name, None)
+                else:
+                    local_env[name] = value
             yield from commands(
-                inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+                inner,
+                local_env,
+                positional,
+                _depth=_depth + 1,
+                _eval_offset=off,
+                _budget=budget,
+                _state=_state,
             )
+            for name, _value in prefix:
+                if name in saved:
+                    local_env[name] = saved[name]
+                else:
+                    local_env.pop(name, None)
             continue
         at = _nested_shell_script(words)
         if at is not None and _depth < 3:
             off = words[at].offset if _eval_offset is None else _eval_offset
+            # its environment: the shell's exported variables, then the command's own
+            child = {k: v for k, v in local_env.items() if k in exported}
+            for name, value in prefix + own:
+                if not name:
+                    child = {}
+                elif value is None:
+                    child.pop(name, None)
+                else:
+                    child[name] = value
             yield from commands(
                 words[at].text,
-                local_env,
+                child,
                 words[at + 1 :],
                 _depth=_depth + 1,
                 _eval_offset=off,

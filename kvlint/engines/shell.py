@@ -21,7 +21,7 @@ import functools
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -897,13 +897,6 @@ def review_budget(
         _REVIEW_LEFT.reset(token)
 
 
-#: The environment changes (:data:`EnvChange`) the nested scripts of one reading may replay together to learn what
-#: their shell inherited: 20,000 ``export a$i=1; sh -c 'B=1'`` lines (a 550 KB script) would replay a growing log
-#: each, 2 * 10**8 changes; within this budget the replays took 0.11 s of CPU. Past it a nested script's plain
-#: ``NAME=value`` is taken as not exported.
-_ENV_REPLAYS = 1 << 18
-
-
 class _Budget:
     """Characters the expansions of one script may still add (:data:`ARG_MAX`, and what is left of the review's
     :data:`REVIEW_EXPANSION_CHARS` within :func:`review_budget`): a script that doubles a variable at each
@@ -913,9 +906,6 @@ class _Budget:
     def __init__(self, left: int = ARG_MAX) -> None:
         self.left = left
         self.review = _REVIEW_LEFT.get()
-        #: the environment changes the nested scripts of one reading may still replay to learn which variables
-        #: their shell inherited (:func:`_read_commands`: thousands of ``sh -c`` behind thousands of ``export``)
-        self.env_left = _ENV_REPLAYS
 
     def take(self, n: int) -> bool:
         """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
@@ -1844,6 +1834,171 @@ def commands(
             _TMUX_SCAN.set(None)
 
 
+class _Scope(MutableMapping[str, str]):
+    """A shell's variables as its own changes over the map it started from (``parent``, None: nothing), read
+    through without copying it: a nested script starts from its command's environment (:class:`_Exported`), and
+    copying that map for each of 20,000 ``sh -c`` behind 20,000 assignments was quadratic (2.9 s). A lookup walks
+    at most the nesting depth (three scripts, :func:`_read_commands`) and a command's own changes
+    (:func:`_with_changes`)."""
+
+    __slots__ = ("own", "parent")
+
+    def __init__(self, parent: Mapping[str, str] | None) -> None:
+        #: the changes: a value, or None for a variable removed
+        self.own: dict[str, str | None] = {}
+        self.parent = parent
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        own = self.own
+        if name in own:
+            value = own[name]
+        elif self.parent is None:
+            return default
+        else:
+            value = self.parent.get(name)
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value  # type: ignore[no-any-return]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self.own[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self.own[name] = None
+
+    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        value = self.get(name)
+        self.own[name] = None
+        return default if value is None else value
+
+    def __iter__(self) -> Iterator[str]:  # (not used when reading: each name is looked up)
+        names = dict.fromkeys(self.parent or ())
+        names.update(dict.fromkeys(self.own))
+        return iter([name for name in names if name in self])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Exported(Mapping[str, str]):
+    """The variables of a shell that are in the environment of the commands it runs (``exported``: bash gives a
+    child the variables it inherited or exported, not its other variables), looked up in the shell's map
+    ``names`` when asked. The shell reads on only once the child's reading is over (:func:`_read_commands` yields
+    from it), so the view stays the map the child started with while the child reads."""
+
+    __slots__ = ("names", "exported")
+
+    def __init__(self, names: Mapping[str, str], exported: Callable[[str], bool]) -> None:
+        self.names, self.exported = names, exported
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        value = self.names.get(name)
+        return default if value is None or not self.exported(name) else value
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self.names if self.exported(name)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Kept(Mapping[str, str]):
+    """``base`` with only the names of ``kept`` (``runuser -l``: the login environment keeps ``TERM`` and ``-w``'s
+    names)."""
+
+    __slots__ = ("base", "kept")
+
+    def __init__(self, base: Mapping[str, str], kept: frozenset[str]) -> None:
+        self.base, self.kept = base, kept
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self.base.get(name, default) if name in self.kept else default
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self.kept:
+            raise KeyError(name)
+        return self.base[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self.kept if name in self.base])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Scope:
+    """``base`` with the environment changes ``changes`` (:data:`EnvChange`: a command's ``NAME=value`` prefix,
+    ``env -i``/``-u``/``NAME=value``, ``runuser -l``'s kept names, ``tmux new -e``) read through, not copied."""
+    scope = _Scope(base)
+    for name, value, word in changes:
+        if not name:
+            scope = _Scope(None if word is None else _Kept(scope, word))
+        else:
+            scope.own[name] = value
+    return scope
+
+
+class _Shell:
+    """The state of one shell reading a script (:func:`_read_commands`), which ``eval`` shares with the script
+    that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
+    it)."""
+
+    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport")
+
+    def __init__(
+        self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
+    ) -> None:
+        #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
+        #: script's read through, :class:`_Scope`)
+        self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
+        #: the environment the shell started with (its variables that are exported unless unexported since)
+        self.start = env
+        #: the environment a command runs with: ``environ`` (else ``env``) as the log changes it
+        self.environ_base: Mapping[str, str] | Environ = env if environ is None else environ
+        self.log: list[EnvChange] = []
+        #: the names the script exported (True) or unexported/unset (False)
+        self.marks: dict[str, bool] = {}
+        #: ``set -a``/``set -o allexport``: every variable assigned from then on is exported
+        self.allexport = False
+
+    def exported(self, name: str) -> bool:
+        """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
+        shell's environment or was exported, and was not unset or ``export -n``-ed since)."""
+        mark = self.marks.get(name)
+        if mark is not None:
+            return mark
+        return name in self.start
+
+    def assign(self, name: str, arg: ShellArg, value: str, export: bool | None) -> None:
+        """``NAME=value`` in the shell (``export`` True: exported; None: as the variable was, or exported under
+        ``set -a``)."""
+        if export is None and self.allexport:
+            export = True
+        if arg.substituted:
+            self.vars.pop(name, None)  # the output of a command: unknown
+        else:
+            self.vars[name] = value  # unresolved variables inside stay as written
+        if export:
+            self.marks[name] = True
+        if export or (export is None and self.exported(name)):
+            self.log.append((name, None, None) if arg.substituted else (name, value, arg))
+
+
 def _read_commands(
     script: str,
     env: Mapping[str, str],
@@ -1853,42 +2008,15 @@ def _read_commands(
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
+    _shell: _Shell | None = None,
 ) -> Iterator[ShellCommand]:
-    """:func:`commands`, which forgets the words it read when done."""
-    local_env = dict(env)
+    """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
+    (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``."""
+    shell = _shell if _shell is not None else _Shell(env, _environ, _depth > 0)
+    local_env = shell.vars
     budget = _budget if _budget is not None else _Budget()
-    # the environment a command runs with: the script's (``_environ``, else ``env``) as the log changes it
-    environ_base: Mapping[str, str] | Environ = env if _environ is None else _environ
-    log: list[EnvChange] = []
-    marks: dict[str, bool] = {}  # the names the script exported (True) or unexported/unset (False)
-    inherited: list[Mapping[str, str]] = []  # the script's own environment, when first needed
-
-    def exported(name: str) -> bool:
-        """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from
-        the shell's environment or was exported, and was not unset or ``export -n``-ed since)."""
-        mark = marks.get(name)
-        if mark is not None:
-            return mark
-        if not inherited:
-            if isinstance(environ_base, Environ):
-                size = environ_base.size()
-                ok = size <= budget.env_left
-                budget.env_left -= size if ok else 0
-                inherited.append(environ_base.get()[0] if ok else {})
-            else:
-                inherited.append(environ_base)
-        return name in inherited[0]
-
-    def assign(name: str, arg: ShellArg, value: str, export: bool | None) -> None:
-        """``NAME=value`` in the shell (``export`` True: exported; None: as the variable was)."""
-        if arg.substituted:
-            local_env.pop(name, None)  # the output of a command: unknown
-        else:
-            local_env[name] = value  # unresolved variables inside stay as written
-        if export:
-            marks[name] = True
-        if export or (export is None and exported(name)):
-            log.append((name, None, None) if arg.substituted else (name, value, arg))
+    log = shell.log
+    exported = shell.exported
 
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
     templates = _template_shapes(script)
@@ -1899,6 +2027,10 @@ def _read_commands(
         # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
         leading, declaring, skip = True, False, False
+        # the values of the command's leading assignments so far, which a later one sees (bash expands them left
+        # to right after the command's other words: ``A=1 B=$A`` sets B to 1, ``A=1 vllm serve $A`` does not pass
+        # 1; ``export A=1 B=$A``'s are arguments, all expanded first), made at the first assignment
+        pre: _Scope | None = None
         for word in cmd:
             if word.__class__ is tuple:
                 # a word of ordinary characters (see _tokens): its text as it is
@@ -1906,6 +2038,11 @@ def _read_commands(
                 if leading and ("=" not in raw or not _ASSIGN_RE.match(raw)):
                     leading = False
                     declaring = raw in _DECLARING
+                elif leading and "=" in raw and _ASSIGN_RE.match(raw):
+                    if pre is None:
+                        pre = _Scope(local_env)
+                    name, _, value = raw.partition("=")
+                    pre.own[name] = value
                 if skip:
                     skip = False
                 else:
@@ -1924,11 +2061,16 @@ def _read_commands(
             else:
                 fields = _expand(
                     word,  # type: ignore[arg-type]
-                    local_env,
+                    local_env if pre is None or not (is_assign and leading) else pre,
                     positional,
                     assign=is_assign and (leading or declaring),
                     budget=budget,
                 )
+            if is_assign and leading and fields:
+                if pre is None:
+                    pre = _Scope(local_env)
+                name, _, value = fields[0].text.partition("=")
+                pre.own[name] = None if fields[0].substituted else value
             if leading and not is_assign:
                 leading = False
                 declaring = raw in _DECLARING
@@ -1988,62 +2130,56 @@ def _read_commands(
                     words = [*words[: at + 1], *_split_string(step.split), *words[h:end]]
                     h, end = at, len(words)
                 elif wrapper == "env" and step.split is None:
+                    # env's NAME=value: in the environment of the command it runs only (its words were expanded
+                    # before: `env A=1 vllm serve $A` does not pass 1)
                     while h < end and _ASSIGN_RE.match(words[h].text):
                         name, _, val = words[h].text.partition("=")
-                        local_env[name] = val
                         own.append((name, None, None) if words[h].substituted else (name, val, words[h]))
                         h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
-                name, _, val = head.partition("=")
+                # after a wrapper (`nohup A=1 vllm ...`) the word is the command the wrapper runs, no assignment:
+                # skipped as before, now without setting the shell's variable
                 if not wrapped_once:
+                    name, _, val = head.partition("=")
                     prefix.append((name, val, words[h]))
-                elif words[h].substituted:
-                    local_env.pop(name, None)  # the output of a command: unknown
-                else:
-                    local_env[name] = val  # unresolved variables inside stay as written
                 h += 1
             elif head in _DECLARING:
-                _declare(words, h, end, assign, marks, log, local_env)
+                _declare(words, h, end, shell)
                 h = end
             else:
                 break
         if prefix:
             if h >= end and wrapped is None:
                 for name, val, arg in prefix:  # `A=1` alone: a variable of the shell (exported if it was)
-                    assign(name, arg, val, None)
+                    shell.assign(name, arg, val, None)
             else:
-                # `A=1 vllm serve m`: in that command's environment only (as before, also kept for expansion)
-                for name, val, arg in prefix:
-                    if arg.substituted:
-                        local_env.pop(name, None)
-                    else:
-                        local_env[name] = val
+                # `A=1 vllm serve m`: in that command's environment only, not the shell's (bash: `A=1 true; echo
+                # $A` prints nothing)
                 own[:0] = [(n, None, None) if a.substituted else (n, v, a) for n, v, a in prefix]
-        environ: Environ = Environ(environ_base, log, len(log))
+        environ: Environ = Environ(shell.environ_base, log, len(log))
         if own:
             environ = Environ(environ, own, len(own))
         if wrapped is not None and wrapped.script is not None:
             if _depth < 3:
-                # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s
-                script_env = (
-                    local_env
-                    if wrapped.keeps_env is None
-                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env}
-                )
-                changes: list[EnvChange] = []
+                # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s,
+                # starting from the environment the wrapper gives it (the shell's exported variables, the
+                # command's own changes, runuser -l's kept names, tmux new -e's)
+                changes: list[EnvChange] = list(own)
                 if wrapped.keeps_env is not None:
                     changes.append(("", None, frozenset(wrapped.keeps_env)))
                 if wrapped.sets_env:  # tmux new -e NAME=value 'vllm serve $NAME'
-                    script_env = {**script_env, **dict(t.partition("=")[::2] for t, _at in wrapped.sets_env)}
                     changes.extend((*t.partition("=")[::2], words[at]) for t, at in wrapped.sets_env)
+                child_changes = changes[len(own) :]
                 yield from _read_commands(
                     wrapped.script.text,
-                    script_env,
+                    _with_changes(_Exported(local_env, exported), changes),
                     words[wrapped.positional : wrapped.end],
                     _depth=_depth + 1,
                     _eval_offset=wrapped.script.offset if _eval_offset is None else _eval_offset,
                     _budget=budget,
-                    _environ=Environ(environ, changes, len(changes)) if changes else environ,
+                    _environ=Environ(environ, child_changes, len(child_changes))
+                    if child_changes
+                    else environ,
                 )
             continue
         if h >= end:
@@ -2051,17 +2187,38 @@ def _read_commands(
         if h or end < len(words):
             words = words[h:end]
         if words[0].text == "eval" and _depth < 3:
+            # eval's string read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix
+            # assignment holds while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset
-            yield from _read_commands(
-                inner,
-                local_env,
-                positional,
-                _depth=_depth + 1,
-                _eval_offset=off,
-                _budget=budget,
-                _environ=environ,
-            )
+            saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
+            for name, val, arg in prefix:
+                if arg.substituted:
+                    local_env.pop(name, None)
+                else:
+                    local_env[name] = val
+            # the commands eval runs have the prefix in their environment too (bash's temporary environment)
+            log.extend(own)
+            try:
+                yield from _read_commands(
+                    inner,
+                    env,
+                    positional,
+                    _depth=_depth + 1,
+                    _eval_offset=off,
+                    _budget=budget,
+                    _shell=shell,
+                )
+            finally:
+                for name, old in saved:
+                    if old is None:
+                        local_env.pop(name, None)
+                    else:
+                        local_env[name] = old
+                    if own:
+                        log.append(
+                            (name, old, None) if old is not None and exported(name) else (name, None, None)
+                        )
             continue
         nested = _nested_script(words)
         if nested is not None and _depth < 3:
@@ -2071,7 +2228,7 @@ def _read_commands(
             j = nested
             yield from _read_commands(
                 words[j].text,
-                local_env,
+                _with_changes(_Exported(local_env, exported), own),
                 words[j + 1 :],
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
@@ -2080,21 +2237,15 @@ def _read_commands(
             )
             continue
         if words[0].text == "unset":
-            _unset(words, marks, log, local_env)
+            _unset(words, shell)
+        elif words[0].text == "set":
+            _set(words, shell)
         command = ShellCommand(words)
         command.environ = environ
         yield command
 
 
-def _declare(
-    words: Sequence[ShellArg],
-    h: int,
-    end: int,
-    assign: Callable[[str, ShellArg, str, bool | None], None],
-    marks: dict[str, bool],
-    log: list[EnvChange],
-    local_env: dict[str, str],
-) -> None:
+def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None:
     """``export``/``declare``/``typeset``/``local``/``readonly`` at ``words[h]``, as bash's builtins read their
     words (options first, to ``--`` or the first other word): ``NAME=value`` sets the variable, which ``export``
     and ``-x`` export and ``export -n`` and ``+x`` take out of the environment; a bare NAME is only exported or
@@ -2117,11 +2268,12 @@ def _declare(
         elif head != "export" and "x" in letters:
             export = text[0] == "-"
         j += 1
+    marks, log, local_env = shell.marks, shell.log, shell.vars
     for arg in words[j:end]:
         text = arg.text
         if "=" in text and _ASSIGN_RE.match(text):
             name, _, value = text.partition("=")
-            assign(name, arg, value, None if export is None else export or None)
+            shell.assign(name, arg, value, None if export is None else export or None)
         elif _NAME_RE.fullmatch(text):
             name = text
             if export and not marks.get(name, False):
@@ -2136,9 +2288,7 @@ def _declare(
             log.append((name, None, None))
 
 
-def _unset(
-    words: Sequence[ShellArg], marks: dict[str, bool], log: list[EnvChange], local_env: dict[str, str]
-) -> None:
+def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
     """bash's ``unset [-v] NAME...``: the variables leave the shell and the environment of later commands
     (``unset -f``: functions, nothing)."""
     j = 1
@@ -2152,9 +2302,32 @@ def _unset(
     for arg in words[j:]:
         name = arg.text
         if _NAME_RE.fullmatch(name):
-            local_env.pop(name, None)
-            marks[name] = False
-            log.append((name, None, None))
+            shell.vars.pop(name, None)
+            shell.marks[name] = False
+            shell.log.append((name, None, None))
+
+
+def _set(words: Sequence[ShellArg], shell: _Shell) -> None:
+    """bash's ``set`` turning ``allexport`` on (``-a``, ``-o allexport``) or off (``+a``, ``+o allexport``): with it
+    on, every variable assigned is exported (bash(1) ``set -a``: "Each variable or function that is created or
+    modified is given the export attribute"). Options are read to ``--``, ``-`` or the first other word (the new
+    positional parameters, not read here)."""
+    j = 1
+    while j < len(words):
+        text = words[j].text
+        j += 1
+        if text in ("--", "-") or len(text) < 2 or text[0] not in "-+":
+            break
+        on = text[0] == "-"
+        for k in range(1, len(text)):
+            letter = text[k]
+            if letter == "a":
+                shell.allexport = on
+            elif letter == "o":
+                # ``-o NAME``: the option's name is the next word (alone, -o lists the options)
+                if j < len(words) and words[j].text == "allexport":
+                    shell.allexport = on
+                j += 1
 
 
 #: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).

@@ -1,0 +1,96 @@
+"""The state a script's shell keeps from one command to the next, against bash itself: each script runs in bash with
+a ``vllm`` on ``PATH`` that prints its arguments and its environment, and the engine command kvlint reads must be
+the one that ran. A prefix assignment (``A=1 true``) or ``env A=1`` holds for that command only, not for later
+``$A``; assignments expand left to right (``A=1 B=$A``); ``set -a``/``set -o allexport`` export what is assigned
+after it; what ``eval`` assigns and exports stays in the shell; a nested ``bash -c`` starts from its command's
+environment (the shell's exported variables), not from all the shell's variables. A word kvlint leaves unresolved
+(``$A`` of a variable it cannot know, which bash may expand to nothing) is left out of the comparison, as is a
+variable whose value holds one: every word and value kvlint resolves must be the one bash passes. Offline; bash and coreutils' env only (skipped without them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.shell import commands, unresolved
+
+SCRIPTS = [
+    "A=1 true; vllm serve m --max-model-len $A",
+    "env A=1 true; vllm serve m $A",
+    "X=2 true; vllm serve m $X",
+    "A=1 B=$A; export B; vllm serve m $B",
+    "A=1 B=$A vllm serve m",
+    "export A=1 B=$A; vllm serve m",
+    "set -a; A=1; vllm serve m $A",
+    "set -o allexport; A=1; set +a; B=2; vllm serve m",
+    "set -ea; declare C=3; vllm serve m",
+    "set +o allexport; A=1; vllm serve m",
+    'eval "export A=1"; vllm serve m $A',
+    'eval "A=1"; vllm serve m $A',
+    "A=1 eval 'vllm serve m $A'",
+    "A=1 eval true; vllm serve m $A",
+    "eval 'set -a'; A=1; vllm serve m",
+    "A=1; bash -c 'vllm serve m $A'",
+    "A=1 bash -c 'vllm serve m $A'",
+    "export A=1; A=2 bash -c 'A=3; vllm serve m $A'",
+    "set -a; eval 'A=1'; bash -c 'vllm serve m $A'",
+    "unset X; bash -c 'vllm serve m $X'",
+    "env -u X bash -c 'vllm serve m $X'",
+    "A=1; env A=2 bash -c 'vllm serve m $A'",
+]
+
+_SHELL_OWN = ("SHLVL", "PWD", "OLDPWD", "_")
+
+
+def _bash(script: str, tmp_path: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The arguments and environment bash's ``vllm`` ran with."""
+    shim = tmp_path / "vllm"
+    shim.write_text(f"#!/bin/sh\nprintf '%s\\0' vllm \"$@\"\nprintf '\\1'\nexec {shutil.which('env')} -0\n")
+    shim.chmod(0o755)
+    ran = subprocess.run(
+        [shutil.which("bash") or "bash", "-c", script], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    argv, _, environ = ran.stdout.partition(b"\1")
+    pairs = [p.decode() for p in environ.split(b"\0") if p]
+    return [a.decode() for a in argv.split(b"\0")[:-1]], {
+        k: v for k, _, v in (p.partition("=") for p in pairs) if k not in _SHELL_OWN
+    }
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_engine_gets_the_words_and_environment_bash_gives_it(script: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x"}
+    argv, environ = _bash(script, tmp_path, env)
+    engine = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert len(engine) == 1
+    assert [w.text for w in engine[0] if not w.unresolved] == argv
+    assert engine[0].environ is not None
+    read = {k: v for k, v in engine[0].environ.get()[0].items() if k not in _SHELL_OWN}
+    # a value holding a reference kvlint could not resolve (``export A=1 B=$A``: B's ``$A`` is expanded before
+    # export runs, to what the shell held) is left out, as such a word is
+    assert {k: v for k, v in read.items() if not unresolved(v)} == {
+        k: v for k, v in environ.items() if not (k in read and unresolved(read[k]))
+    }
+
+
+def test_a_prefix_assignment_leaves_later_references_unresolved() -> None:
+    # bash expands $A to what the shell holds (here: nothing kvlint knows; the image may set it), never the 1 that
+    # only `true` saw
+    (_true, engine) = commands("A=1 true; vllm serve m --max-model-len $A", {})
+    assert engine[-1].text == "$A" and engine[-1].unresolved
+
+
+def test_thousands_of_nested_shells_behind_thousands_of_variables_read_each_variable() -> None:
+    n = 20_000
+    script = "".join(f"export a{i}={i}; sh -c :\n" for i in range(n)) + "sh -c 'vllm serve m $a19999'\n"
+    (engine,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine] == ["vllm", "serve", "m", "19999"]
+    env = engine.environ.get()[0]  # type: ignore[union-attr]
+    assert len(env) == n and env["a0"] == "0"
