@@ -313,92 +313,114 @@ def _expand(
             any(p.substituted for p in parts),
         )
         return [joined]
-    fields: list[ShellArg] = []
-    cur: list[str] = []
-    from_env = unresolved = substituted = False
+    # shell50: the word as fields of pieces (kind, text, parameter, from_env, unresolved, substituted, makes the
+    # field), a new field at each split; then each field joined (a field of one parameter alone is that parameter)
     quoted_any = any(p.quoted for p in word.parts)
-    have_cur = False
+    has_at = any(p.kind == "at" and p.text == "@" and p.quoted for p in word.parts)
+    split: list[list[tuple[str, str, Any, bool, bool, bool, bool]]] = [[]]
 
-    def push() -> None:
-        nonlocal cur, from_env, unresolved, have_cur, substituted
-        if have_cur:
-            fields.append(
-                ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any, substituted)
-            )
-        cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
+    def piece(
+        kind: str,
+        text: str,
+        arg: Any = None,
+        env_: bool = False,
+        unres: bool = False,
+        sub: bool = False,
+        makes: bool = True,
+    ) -> None:
+        split[-1].append((kind, text, arg, env_, unres, sub, makes))
 
-    has_at = any(p.kind == "at" for p in word.parts)
-    whole: ShellArg | None = None  # a positional parameter taken as the field so far (``"$0"``)
     for p in word.parts:
-        if whole is not None:
-            if p.kind == "lit" and not p.text:
-                continue  # the closing quote of ``"$0"``: no text (was an extra empty word)
-            # text joins the parameter (``"$1"x``): one field of both (was two)
-            fields.pop()
-            cur.append(whole.text)
-            from_env, unresolved, substituted = whole.from_env, whole.unresolved, whole.substituted
-            have_cur, whole = True, None
         if p.kind == "lit":
             if has_at and not p.text:
                 continue
-            cur.append(p.text)
-            have_cur = have_cur or bool(p.text) or p.quoted
+            piece("lit", p.text, makes=bool(p.text) or p.quoted)
         elif p.kind == "var":
             own = env.get(p.text)
             by_default = p.default is not None and (own is None or (p.colon and not own))
             val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
-                from_env = True
                 if p.quoted or (p.default_quoted and by_default):
-                    cur.append(val)
-                    have_cur = True
+                    piece("var", val, env_=True)
                 else:
-                    pieces = val.split()
-                    for k, piece in enumerate(pieces):
+                    piece("var", "", env_=True, makes=False)
+                    for k, text in enumerate(val.split()):
                         if k > 0:
-                            push()
-                            from_env = True
-                        cur.append(piece)
-                        have_cur = True
+                            split.append([])
+                        piece("var", text, env_=True)
             else:
-                cur.append("${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text)
+                text = "${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text
                 if word.raw.startswith("${") or "${" + p.text in word.raw:
-                    cur[-1] = "${" + p.text + "}"
-                unresolved = have_cur = True
-        elif p.kind == "at":
-            if not budget.take(sum(len(arg.text) for arg in positional[1:])):
-                cur.append("$" + p.text)
-                unresolved = have_cur = True
-                continue
-            if cur and have_cur:
-                push()
-            for arg in positional[1:]:
-                fields.append(arg)
-        elif p.kind == "pos":
-            idx = digits(p.text)
-            if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
-                arg = positional[idx]
-                if not arg.text and not p.quoted:
-                    continue  # an unquoted empty parameter is no text (alone, no word)
-                if not cur and not have_cur:
-                    # the parameter's own word (its position kept) while nothing else joins it
-                    fields.append(arg)
-                    whole = arg
-                    continue
-                cur.append(arg.text)
-                have_cur = True
+                    text = "${" + p.text + "}"
+                piece("var", text, unres=True)
+        elif p.kind in ("at", "pos"):
+            idx = digits(p.text) if p.kind == "pos" else None
+            if p.kind == "pos":
+                params = [positional[idx]] if idx is not None and idx < len(positional) else None
             else:
-                cur.append("$" + p.text)
-                unresolved = have_cur = True
+                params = list(positional[1:])
+            if params is None or not budget.take(sum(len(a.text) for a in params)):
+                piece("other", "$" + p.text, unres=True)
+            elif p.quoted and len(params) == 1 and (p.kind == "pos" or p.text == "*"):
+                piece(
+                    "param",
+                    params[0].text,
+                    params[0],
+                    params[0].from_env,
+                    params[0].unresolved,
+                    params[0].substituted,
+                )
+            elif p.quoted and p.text == "*":
+                piece(
+                    "other",
+                    " ".join(a.text for a in params),
+                    None,
+                    any(a.from_env for a in params),
+                    any(a.unresolved for a in params),
+                    any(a.substituted for a in params),
+                )
+            else:
+                for k, a in enumerate(params):
+                    if k > 0:
+                        split.append([])
+                    texts = [a.text] if p.quoted else re.split(r"[ \t\n]+", a.text)
+                    for j, text in enumerate(texts):
+                        if j > 0:
+                            split.append([])
+                        if text or p.quoted:
+                            piece("param", text, a, a.from_env, a.unresolved, a.substituted)
         else:  # sub
             value = arithmetic(p.text, env)
             if value is not None:
-                cur.append(value)
-                from_env = have_cur = True
-                continue
-            cur.append(p.text)
-            unresolved = have_cur = substituted = True
-    push()
+                piece("other", value, env_=True)
+            else:
+                piece("other", p.text, unres=True, sub=True)
+    fields: list[ShellArg] = []
+    for pieces in split:
+        if not any(x[6] for x in pieces):
+            continue
+        text = "".join(x[1] for x in pieces)
+        params_in = [x for x in pieces if x[0] == "param"]
+        rest = [x for x in pieces if x[0] != "param"]
+        if len(params_in) == 1 and all(x[0] == "lit" and not x[1] for x in rest):
+            a = params_in[0][2]
+            fields.append(
+                a
+                if text == a.text
+                else ShellArg(text, a.offset, a.loc, a.from_env, a.unresolved, a.quoted, a.substituted)
+            )
+        else:
+            fields.append(
+                ShellArg(
+                    text,
+                    word.start,
+                    None,
+                    any(x[3] for x in pieces),
+                    any(x[4] for x in pieces),
+                    quoted_any,
+                    any(x[5] for x in pieces),
+                )
+            )
     return fields
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.engines.shell import commands, unresolved
+from kvlint.engines.shell import ShellArg, commands, unresolved
+from kvlint.source import Loc
 
 SCRIPTS = [
     "A=1 true; vllm serve m --max-model-len $A",
@@ -94,3 +95,58 @@ def test_thousands_of_nested_shells_behind_thousands_of_variables_read_each_vari
     assert [w.text for w in engine] == ["vllm", "serve", "m", "19999"]
     env = engine.environ.get()[0]  # type: ignore[union-attr]
     assert len(env) == n and env["a0"] == "0"
+
+
+#: scripts run as ``bash -c SCRIPT sh 'a b' '' 'c  d'`` (kvlint: the same ``$0 $1 ...``)
+PARAMETER_SCRIPTS = [
+    "vllm serve m x$@y",
+    "vllm serve m --x=$@",
+    'vllm serve m --x="$@"',
+    'vllm serve m a"$@"b',
+    'vllm serve m "$@"',
+    'vllm serve m "x$@"',
+    'vllm serve m "${@}"',
+    "vllm serve m $*",
+    'vllm serve m "$*"',
+    'vllm serve m x"$*"y',
+    "vllm serve m $1",
+    'vllm serve m "$1"',
+    'vllm serve m $3 "$3" ${3}',
+    "vllm serve m $2",
+    'vllm serve m "$2"',
+    "vllm serve m x$2",
+    'vllm serve m "$1$3"',
+    'vllm serve m x"$1"',
+    'vllm serve m ""$@',
+    'A="$@"; vllm serve m "$A"',
+]
+
+
+@pytest.mark.parametrize("script", PARAMETER_SCRIPTS)
+def test_positional_parameters_are_split_and_joined_as_bash_does(script: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    params = ["sh", "a b", "", "c  d"]
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    shim = tmp_path / "vllm"
+    shim.write_text("#!/bin/sh\nprintf '%s\\0' vllm \"$@\"\n")
+    shim.chmod(0o755)
+    ran = subprocess.run(
+        [shutil.which("bash") or "bash", "-c", script, *params],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    argv = [a.decode() for a in ran.stdout.split(b"\0")[:-1]]
+    positional = [ShellArg(p) for p in params]
+    engine = [c for c in commands(script, env, positional) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine[0]] == argv
+
+
+def test_a_parameter_word_keeps_the_position_of_its_argument() -> None:
+    # `sh -c 'vllm serve $1' sh 'm --max-model-len 4096'`: each field of the split argument points at that argument
+    loc = Loc("pod.yaml", 9, 7)
+    (engine,) = commands("vllm serve $1", {}, [ShellArg("sh"), ShellArg("m --max-model-len 4096", loc=loc)])
+    assert [(w.text, w.loc) for w in engine[2:]] == [("m", loc), ("--max-model-len", loc), ("4096", loc)]

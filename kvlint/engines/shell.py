@@ -980,35 +980,54 @@ def _expand(
     for p in word.parts:
         if p.quoted:
             quoted_any = True
-        if p.kind == "at":
-            has_at = True
+            if p.kind == "at" and p.text == "@":
+                has_at = True
     have_cur = False
+    # the positional parameter the field so far is made of alone (its word, its position kept), and whether
+    # anything else went into the field (script text, a variable, another parameter)
+    cur_arg: ShellArg | None = None
+    cur_other = False
 
     def push() -> None:
-        nonlocal cur, from_env, unresolved, have_cur, substituted
+        nonlocal cur, from_env, unresolved, have_cur, substituted, cur_arg, cur_other
         if have_cur:
-            fields.append(
-                ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any, substituted)
-            )
+            text = "".join(cur)
+            a = cur_arg
+            if a is not None and not cur_other:
+                fields.append(
+                    a
+                    if text == a.text
+                    else ShellArg(text, a.offset, a.loc, a.from_env, a.unresolved, a.quoted, a.substituted)
+                )
+            else:
+                fields.append(ShellArg(text, word.start, None, from_env, unresolved, quoted_any, substituted))
         cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
+        cur_arg, cur_other = None, False
+
+    def add_param(text: str, arg: ShellArg) -> None:
+        """Text of the parameter ``arg`` joining the field."""
+        nonlocal from_env, unresolved, have_cur, substituted, cur_arg, cur_other
+        if cur_arg is not None:
+            cur_other = True  # (text, a variable or a substitution already set it)
+        else:
+            cur_arg = arg
+        cur.append(text)
+        have_cur = True
+        from_env = from_env or arg.from_env
+        unresolved = unresolved or arg.unresolved
+        substituted = substituted or arg.substituted
 
     braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
-    whole: ShellArg | None = None  # a positional parameter taken as the field so far (``"$0"``)
     for p in word.parts:
-        if whole is not None:
-            if p.kind == "lit" and not p.text:
-                continue  # the closing quote of ``"$0"``: no text (was an extra empty word)
-            # text joins the parameter (``"$1"x``): one field of both (was two)
-            fields.pop()
-            cur.append(whole.text)
-            from_env, unresolved, substituted = whole.from_env, whole.unresolved, whole.substituted
-            have_cur, whole = True, None
         if p.kind == "lit":
             if has_at and not p.text:
                 continue
+            if p.text:
+                cur_other = True
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
         elif p.kind == "var":
+            cur_other = True
             own = env.get(p.text)
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
@@ -1023,7 +1042,7 @@ def _expand(
                     for k, piece in enumerate(pieces):
                         if k > 0:
                             push()
-                            from_env = True
+                            from_env = cur_other = True
                         cur.append(piece)
                         have_cur = True
             else:
@@ -1039,32 +1058,49 @@ def _expand(
                 else:
                     cur.append("$" + p.text)
                 unresolved = have_cur = True
-        elif p.kind == "at":
-            if not budget.take(sum(len(arg.text) for arg in positional[1:])):
+        elif p.kind == "at" or p.kind == "pos":
+            # ``$@``, ``$*``, ``$1`` as bash expands them (bash(1) "Special Parameters", IFS unset: space, tab,
+            # newline): quoted ``"$@"`` is one field per parameter, the first joined to the text before it and the
+            # last to the text after it (``--x="$@"``); quoted ``"$*"`` and ``"$1"`` are one string (the
+            # parameters joined with a space); unquoted, each parameter is split into fields at blanks, one
+            # parameter ending a field (empty ones make none)
+            if p.kind == "pos":
+                idx = digits(p.text)
+                params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+            else:
+                params = positional[1:]
+            if params is None or not budget.take(sum(len(arg.text) for arg in params)):
+                cur_other = True
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
-            if cur and have_cur:
-                push()
-            for arg in positional[1:]:
-                fields.append(arg)
-        elif p.kind == "pos":
-            idx = digits(p.text)
-            if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
-                arg = positional[idx]
-                if not arg.text and not p.quoted:
-                    continue  # an unquoted empty parameter is no text (alone, no word)
-                if not cur and not have_cur:
-                    # the parameter's own word (its position kept) while nothing else joins it
-                    fields.append(arg)
-                    whole = arg
-                    continue
-                cur.append(arg.text)
-                have_cur = True
+            if p.quoted and (p.kind == "pos" or p.text == "*"):
+                if len(params) == 1:
+                    add_param(params[0].text, params[0])
+                else:
+                    text = " ".join([arg.text for arg in params])
+                    cur_other = have_cur = True
+                    cur.append(text)
+                    for arg in params:
+                        from_env = from_env or arg.from_env
+                        unresolved = unresolved or arg.unresolved
+                        substituted = substituted or arg.substituted
+            elif p.quoted:
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    add_param(arg.text, arg)
             else:
-                cur.append("$" + p.text)
-                unresolved = have_cur = True
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    for j, piece in enumerate(_IFS_BLANKS.split(arg.text)):
+                        if j > 0:
+                            push()
+                        if piece:
+                            add_param(piece, arg)
         else:  # sub
+            cur_other = True
             value = arithmetic(p.text, env)
             if value is not None:
                 cur.append(value)
@@ -1074,6 +1110,10 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+#: The blanks of bash's default ``IFS`` (space, tab, newline), runs of which split an unquoted expansion into fields.
+_IFS_BLANKS = re.compile(r"[ \t\n]+")
 
 
 _BRACED_RUN = re.compile(r"\$\{([A-Za-z0-9_]*)")
