@@ -1706,6 +1706,40 @@ def program_after_wrapper(
     return after
 
 
+def list_env_split(texts: Sequence[str]) -> list[tuple[str, int]] | None:
+    """The words an exec-form list runs when one of its wrapper programs is ``env -S STRING`` (``["env", "-S",
+    "vllm serve m", "--max-model-len", "4096"]``): GNU env splits STRING into words and reads them as if they were
+    its own (options, ``NAME=value``, the command), then the list's words after it (coreutils 9.1 ``env.c``
+    ``parse_split_string``), as :func:`commands` reads it in a script. Each word with the index of the list item it
+    comes from (STRING's for its words); None when the list splits no string. At most :data:`_MAX_SPLITS` strings
+    are split (each copies the list)."""
+    words, source = list(texts), list(range(len(texts)))
+    splits = h = 0
+    while h < len(words):
+        name = wrapper_name(words[h])
+        if name is None or name in _BUILTIN_WRAPPERS:
+            break
+        step = wrapper_step(_ListWords(words), h, len(words), name)
+        if step is None or step.script is not None:
+            break
+        if step.split is not None:
+            if splits >= _MAX_SPLITS:
+                break
+            splits += 1
+            parts = [arg.text for arg in _split_string(step.split)]
+            at = source[step.after - 1]  # the item holding the string (``-S STRING``, ``-SSTRING``)
+            words = [*words[: h + 1], *parts, *words[step.after :]]
+            source = [*source[: h + 1], *[at] * len(parts), *source[step.after :]]
+            continue  # env reads the string's words from its first
+        if step.end != len(words):
+            break
+        h = step.after
+        if name == "env":
+            while h < len(words) and _ASSIGN_RE.match(words[h]):
+                h += 1
+    return list(zip(words, source, strict=True)) if splits else None
+
+
 def list_wrapper_script(texts: Sequence[str]) -> tuple[int, int, int] | None:
     """For an exec-form list that starts a wrapper giving a shell a script as a word of its own (``["runuser",
     "app", "-c", SCRIPT]``, ``["tmux", "new", "-d", SCRIPT]``, behind other wrappers): ``(index of that wrapper,
@@ -1833,6 +1867,10 @@ class ShellCommand(list[ShellArg]):
     bash runs it with (None when not known)."""
 
     environ: Environ | None = None
+    #: the command's program is looked up by a wrapper program (``env``, ``nohup`` ...) in an environment without
+    #: ``PATH`` (``env -i``, ``env -u PATH``, ``exec -c nohup``): ``execvp`` then searches glibc's default path
+    #: ``/bin:/usr/bin`` (posix/execvpe.c, ``CS_PATH``), not the image's
+    no_path: bool = False
 
 
 def commands(
@@ -2146,6 +2184,9 @@ def _read_commands(
         own: list[EnvChange] = []
         prefix: list[tuple[str, str, ShellArg]] = []  # the NAME=value words before the command (or alone)
         wrapped_once = False  # a wrapper was read: a NAME=value after it is no prefix assignment
+        # the environment the wrappers give lost PATH (env -i, -u PATH, exec -c), and a wrapper program looks the
+        # next word up (not bash, which searches its own PATH)
+        path_gone = by_program = False
         while h < end:
             head = words[h].text
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
@@ -2159,7 +2200,9 @@ def _read_commands(
                 at = h
                 h, end = step.after, step.end
                 wrapped_once = True
+                by_program = wrapper not in _BUILTIN_WRAPPERS
                 own.extend(("", None, None) if not n else (n, None, None) for n in unset or ())
+                path_gone = path_gone or any(not n or n == "PATH" for n in unset or ())
                 if step.script is not None:
                     wrapped = step
                     break
@@ -2174,6 +2217,7 @@ def _read_commands(
                     # before: `env A=1 vllm serve $A` does not pass 1)
                     while h < end and _ASSIGN_RE.match(words[h].text):
                         name, _, val = words[h].text.partition("=")
+                        path_gone = path_gone and name != "PATH"
                         own.append((name, None, None) if words[h].substituted else (name, val, words[h]))
                         h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
@@ -2282,6 +2326,7 @@ def _read_commands(
             _set(words, shell)
         command = ShellCommand(words)
         command.environ = environ
+        command.no_path = path_gone and by_program
         yield command
 
 
