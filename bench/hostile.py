@@ -144,6 +144,14 @@ def _fn_nested_after_vars(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _fn_function_calls(n: int) -> Callable[[], object]:
+    """A function calling itself twice, then N calls of it: each call reads its body again (bounded)."""
+    from kvlint.engines.shell import commands
+
+    script = "f() { f; f; :; }\n" + "f\n" * n + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -322,6 +330,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_nested_vars ('export aI=1; sh -c :' x N, leading)": (
         _fn_nested_after_vars,
         lambda n: (_sh_lead(_nested_after_vars(n)), ".yaml"),
+    ),
+    "sh_function_calls ('f' x N, f calling itself)": (
+        _fn_function_calls,
+        lambda n: (_sh_lead("f() { f; f; :; }\n" + "f\n" * n), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

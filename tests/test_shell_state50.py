@@ -150,3 +150,51 @@ def test_a_parameter_word_keeps_the_position_of_its_argument() -> None:
     loc = Loc("pod.yaml", 9, 7)
     (engine,) = commands("vllm serve $1", {}, [ShellArg("sh"), ShellArg("m --max-model-len 4096", loc=loc)])
     assert [(w.text, w.loc) for w in engine[2:]] == [("m", loc), ("--max-model-len", loc), ("4096", loc)]
+
+
+FUNCTION_SCRIPTS = [
+    'f() { vllm serve "$@"; }; f m --max-model-len 4096',
+    'function f { vllm serve "$@"; }; f m',
+    'serve() {\n  exec vllm serve "$@" --port 8000\n}\nserve m --max-model-len 4096',
+    'function run() { vllm serve $1; }\nrun "m n"',
+    "f() { export A=1; }; f; vllm serve m $A",
+    'f() { if true; then { vllm serve "$1"; }; fi; }; B=2 f m',
+    'f () \n{\n  A=3\n}\nf; export A; vllm serve m "$A"',
+    'f() { vllm serve "$@"; }\nA=1 f m',
+]
+
+
+@pytest.mark.parametrize("script", FUNCTION_SCRIPTS)
+def test_a_function_runs_its_body_where_it_is_called(script: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x"}
+    argv, environ = _bash(script, tmp_path, env)
+    engine = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert len(engine) == 1
+    assert [w.text for w in engine[0] if not w.unresolved] == argv
+    read = {k: v for k, v in engine[0].environ.get()[0].items() if k not in _SHELL_OWN}  # type: ignore[union-attr]
+    assert read == environ
+
+
+def test_a_function_never_called_runs_nothing() -> None:
+    # was read as `vllm serve` (no model) where the function is defined
+    assert [[w.text for w in c] for c in commands('f() { vllm serve "$@"; }\necho ready', {})] == [
+        ["echo", "ready"]
+    ]
+
+
+def test_a_function_body_points_at_its_script_and_its_arguments_at_the_call() -> None:
+    script = 'f() {\n  vllm serve "$@"\n}\nf m'
+    (engine,) = commands(script, {})
+    assert [(w.text, w.offset) for w in engine] == [
+        ("vllm", script.index("vllm")),
+        ("serve", script.index("serve")),
+        ("m", script.rindex("m")),
+    ]
+
+
+def test_function_calls_are_bounded() -> None:
+    # a function calling itself twice, and thousands of calls: at most a bounded number of bodies read
+    got = list(commands("f() { f; f; vllm serve m; }; f\n" + "f\n" * 5000, {}))
+    assert 0 < sum(1 for c in got if c[0].text == "vllm") <= 64

@@ -564,7 +564,9 @@ _ENDS_WORD = frozenset(" \t\r\n;&|)")
 _IO_NUMBER = re.compile(r"[0-9]+")
 
 
-def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, str]] | str]:
+def _tokens(
+    script: str, ops: bool = False, span: tuple[int, int] | None = None
+) -> Iterator[list[Word | tuple[int, str]] | str]:
     """:func:`lex`'s tokens a command at a time: the words up to each operator, as a list (when there are
     any), then, with ``ops``, the operator itself. :func:`commands` lexes only as far as its caller reads (an
     engine command is found before the rest of its script is lexed), and takes a command's words at once (not
@@ -573,7 +575,8 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
     ShellArg directly)."""
     cmd: list[Word | tuple[int, str]] = []
     add = cmd.append
-    i, n = 0, len(script)
+    # ``span``: the part of the script read (a function's body), offsets kept
+    i, n = (0, len(script)) if span is None else span
     parts: list[Part] = []
     start = -1
     # ``parts[-1]`` is a literal piece still growing: its text is ``"".join(acc)`` (None: it is not)
@@ -897,6 +900,12 @@ def review_budget(
         _REVIEW_LEFT.reset(token)
 
 
+#: The function calls one reading follows (:func:`_read_commands`): each reads the function's body again, so a script
+#: calling a function thousands of times (or one calling itself) would read it thousands of times. A call past it is
+#: read as a command of its own.
+_FUNCTION_CALLS = 64
+
+
 class _Budget:
     """Characters the expansions of one script may still add (:data:`ARG_MAX`, and what is left of the review's
     :data:`REVIEW_EXPANSION_CHARS` within :func:`review_budget`): a script that doubles a variable at each
@@ -906,6 +915,8 @@ class _Budget:
     def __init__(self, left: int = ARG_MAX) -> None:
         self.left = left
         self.review = _REVIEW_LEFT.get()
+        #: the function calls the reading may still follow (:data:`_FUNCTION_CALLS`)
+        self.calls = _FUNCTION_CALLS
 
     def take(self, n: int) -> bool:
         """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
@@ -2036,7 +2047,7 @@ class _Shell:
     that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
     it)."""
 
-    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport")
+    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport", "functions")
 
     def __init__(
         self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
@@ -2053,6 +2064,9 @@ class _Shell:
         self.marks: dict[str, bool] = {}
         #: ``set -a``/``set -o allexport``: every variable assigned from then on is exported
         self.allexport = False
+        #: the functions the script defined: name -> (the script, the span of its body in it, the offset its
+        #: words point at when the script is an eval's or a nested one, else None)
+        self.functions: dict[str, tuple[str, tuple[int, int], int | None]] = {}
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2087,9 +2101,11 @@ def _read_commands(
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
     _shell: _Shell | None = None,
+    _span: tuple[int, int] | None = None,
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
-    (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``."""
+    (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
+    ``script`` to read (a function's body)."""
     shell = _shell if _shell is not None else _Shell(env, _environ, _depth > 0)
     local_env = shell.vars
     budget = _budget if _budget is not None else _Budget()
@@ -2097,10 +2113,20 @@ def _read_commands(
     exported = shell.exported
 
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
+    original = script
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    for cmd in _tokens(script):  # the words of each command (no operators without ``ops``)
+    tokens = _Lookahead(_tokens(script, True, _span))
+    for cmd in tokens:  # the words of each command, then the operator after it
+        if cmd.__class__ is str:
+            continue
+        defined = _function_definition(cmd, tokens)  # type: ignore[arg-type]
+        if defined is not None:
+            # `f() { vllm serve "$@"; }`: its body is read when it is called, not here
+            if defined[0]:
+                shell.functions[defined[0]] = (original, defined[1], _eval_offset)
+            continue
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
         # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
@@ -2270,11 +2296,22 @@ def _read_commands(
             continue
         if h or end < len(words):
             words = words[h:end]
-        if words[0].text == "eval" and _depth < 3:
+        function = shell.functions.get(words[0].text)
+        if function is not None and _depth < 3 and budget.calls > 0:
+            budget.calls -= 1
+        else:
+            function = None
+        if (words[0].text == "eval" or function is not None) and _depth < 3:
             # eval's string read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix
-            # assignment holds while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
+            # assignment holds while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after.
+            # A function's body likewise, its words the call's ``$1 $2 ...`` (``$0`` stays the script's)
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset
+            span: tuple[int, int] | None = None
+            params = positional
+            if function is not None:
+                inner, span, off = function
+                params = [positional[0] if positional else ShellArg(""), *words[1:]]
             saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
             for name, val, arg in prefix:
                 if arg.substituted:
@@ -2287,11 +2324,12 @@ def _read_commands(
                 yield from _read_commands(
                     inner,
                     env,
-                    positional,
+                    params,
                     _depth=_depth + 1,
                     _eval_offset=off,
                     _budget=budget,
                     _shell=shell,
+                    _span=span,
                 )
             finally:
                 for name, old in saved:
@@ -2328,6 +2366,113 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         yield command
+
+
+class _Lookahead(Iterator[Any]):
+    """An iterator whose items can be put back (:func:`_function_definition` reads a few tokens ahead)."""
+
+    __slots__ = ("it", "back")
+
+    def __init__(self, it: Iterator[Any]) -> None:
+        self.it = it
+        self.back: list[Any] = []
+
+    def __next__(self) -> Any:
+        return self.back.pop() if self.back else next(self.it)
+
+    def push(self, item: Any) -> None:
+        self.back.append(item)
+
+
+def _raw_of(word: Word | tuple[int, str]) -> str:
+    return word[1] if word.__class__ is tuple else word.raw  # type: ignore[union-attr,index,return-value]
+
+
+def _start_of(word: Word | tuple[int, str]) -> int:
+    return word[0] if word.__class__ is tuple else word.start  # type: ignore[union-attr,index,return-value]
+
+
+def _function_definition(
+    cmd: list[Word | tuple[int, str]], tokens: _Lookahead
+) -> tuple[str, tuple[int, int]] | None:
+    """When the command ``cmd`` starts a function definition (bash(1) "Shell Function Definitions": ``NAME () { ...;
+    }``, ``function NAME [()] { ...; }``), the tokens of its body read from ``tokens`` (which then goes on after the
+    closing ``}``) and ``(NAME, span of the body in the script)``; NAME empty when the body never closes (bash
+    refuses the script: nothing of it runs). None (``tokens`` as it was) when ``cmd`` is no such definition; a body
+    that is not a ``{ ...; }`` group (``f() ( ... )``) is not read as one (its commands are read where they are)."""
+    first = _raw_of(cmd[0])
+    if first == "function" and len(cmd) >= 2:
+        name = _raw_of(cmd[1])
+        if not _NAME_RE.fullmatch(name):
+            return None
+        if len(cmd) >= 3:
+            if _raw_of(cmd[2]) != "{":
+                return None
+            return _function_body(name, cmd, 2, tokens)
+        after = next(tokens, None)
+        if after == "(":
+            close = next(tokens, None)
+            if close != ")":
+                if close is not None:
+                    tokens.push(close)
+                tokens.push(after)
+                return None
+        elif after is not None:
+            tokens.push(after)
+    elif len(cmd) == 1 and _NAME_RE.fullmatch(first) and first not in _PREFIX_KEYWORDS:
+        name = first
+        after = next(tokens, None)
+        if after != "(":
+            if after is not None:
+                tokens.push(after)
+            return None
+        close = next(tokens, None)
+        if close != ")":
+            if close is not None:
+                tokens.push(close)
+            tokens.push(after)
+            return None
+    else:
+        return None
+    # the body: the next command, past newlines, must open with `{`
+    body = next(tokens, None)
+    while body == "\n":
+        body = next(tokens, None)
+    if body is None or body.__class__ is str or _raw_of(body[0]) != "{":  # type: ignore[index]
+        if body is not None:
+            tokens.push(body)
+        return None
+    return _function_body(name, body, 0, tokens)  # type: ignore[arg-type]
+
+
+def _function_body(
+    name: str, cmd: list[Word | tuple[int, str]], brace: int, tokens: _Lookahead
+) -> tuple[str, tuple[int, int]]:
+    """The span of the ``{ ...; }`` body whose ``{`` is ``cmd[brace]``: its commands are read from ``tokens`` to the
+    ``}`` that closes it (``{`` and ``}`` are reserved words: they count at the start of a command, after other
+    reserved words such as ``then``)."""
+    start = _start_of(cmd[brace]) + 1
+    depth = 0
+    words: list[Word | tuple[int, str]] | None = cmd
+    k = brace
+    while words is not None:
+        while k < len(words):
+            raw = _raw_of(words[k])
+            if raw not in _PREFIX_KEYWORDS:
+                break
+            if raw == "{":
+                depth += 1
+            elif raw == "}":
+                depth -= 1
+                if depth == 0:
+                    return name, (start, _start_of(words[k]))
+            k += 1
+        words, k = None, 0
+        for token in tokens:
+            if token.__class__ is not str:
+                words = token
+                break
+    return "", (start, start)
 
 
 def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None:
