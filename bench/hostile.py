@@ -152,6 +152,19 @@ def _fn_function_calls(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _source_heredocs(n: int) -> str:
+    """N ``. /dev/stdin <<E;`` on one line, then their N bodies: each sourced body is found by reading on to the end
+    of the line (bounded to a few)."""
+    return ". /dev/stdin <<E; " * n + ":\n" + "export A=1\nE\n" * n
+
+
+def _fn_source_heredocs(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _source_heredocs(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -334,6 +347,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_function_calls ('f' x N, f calling itself)": (
         _fn_function_calls,
         lambda n: (_sh_lead("f() { f; f; :; }\n" + "f\n" * n), ".yaml"),
+    ),
+    "sh_source_heredocs ('. /dev/stdin <<E;' x N, one line)": (
+        _fn_source_heredocs,
+        lambda n: (_sh_lead(_source_heredocs(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

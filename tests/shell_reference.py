@@ -591,6 +591,11 @@ def commands(
                     tmp.pop(name, None)
                 else:
                     tmp[name] = val
+            if word.raw.startswith("<<<"):
+                # shell50: a here-string is the command's input: `<<<` alone drops the next word too (as a bare `>`
+                # does below), `<<<WORD` itself
+                fields = [ShellArg(">") if f.text == "<<<" else f for f in fields]
+                fields = [f for f in fields if not (f.text.startswith("<<<") and len(f.text) > 3)]
             words.extend(fields)
             if leading and not is_assign:
                 leading = False

@@ -198,3 +198,35 @@ def test_function_calls_are_bounded() -> None:
     # a function calling itself twice, and thousands of calls: at most a bounded number of bodies read
     got = list(commands("f() { f; f; vllm serve m; }; f\n" + "f\n" * 5000, {}))
     assert 0 < sum(1 for c in got if c[0].text == "vllm") <= 64
+
+
+SOURCE_SCRIPTS = [
+    ". /dev/stdin <<EOF\nexport A=1\nEOF\nvllm serve m $A",
+    "source /dev/stdin <<'EOF'\nB=2\nexport B\nEOF\nvllm serve m $B",
+    'source /dev/stdin <<< "export C=3"; vllm serve m $C',
+    '. /dev/stdin <<< "vllm serve m --max-model-len 4096"',
+    'S="export D=4"; . /dev/stdin <<< "$S"; vllm serve m "$D"',
+    'true <<< "x"; vllm serve m',
+    '. /dev/stdin a b <<"EOF"\nvllm serve m "$1" "$2"\nEOF',
+    "cat <<A >/dev/null; . /dev/stdin <<B\nvllm serve x\nA\nexport E=5\nB\nvllm serve m $E",
+]
+
+
+@pytest.mark.parametrize("script", SOURCE_SCRIPTS)
+def test_a_script_sourced_from_the_command_input_runs_in_the_shell(script: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x"}
+    argv, environ = _bash(script, tmp_path, env)
+    engine = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert len(engine) == 1
+    assert [w.text for w in engine[0] if not w.unresolved] == argv
+    read = {k: v for k, v in engine[0].environ.get()[0].items() if k not in _SHELL_OWN}  # type: ignore[union-attr]
+    assert read == environ
+
+
+def test_scripts_sourced_from_here_documents_on_one_line_are_bounded() -> None:
+    n = 3000
+    script = ". /dev/stdin <<E; " * n + "vllm serve m\n" + "export A=1\nE\n" * n
+    got = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert len(got) == 1

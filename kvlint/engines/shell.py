@@ -565,7 +565,10 @@ _IO_NUMBER = re.compile(r"[0-9]+")
 
 
 def _tokens(
-    script: str, ops: bool = False, span: tuple[int, int] | None = None
+    script: str,
+    ops: bool = False,
+    span: tuple[int, int] | None = None,
+    heredocs: list[tuple[int, int]] | None = None,
 ) -> Iterator[list[Word | tuple[int, str]] | str]:
     """:func:`lex`'s tokens a command at a time: the words up to each operator, as a list (when there are
     any), then, with ``ops``, the operator itself. :func:`commands` lexes only as far as its caller reads (an
@@ -612,7 +615,7 @@ def _tokens(
                     if ops:
                         yield text
                     if text == "\n" and pending:
-                        end = _skip_heredocs(script, end, pending)
+                        end = _skip_heredocs(script, end, pending, heredocs)
                         pending = []
                 elif kind == "arith":
                     close = script.find("))", end)
@@ -655,7 +658,7 @@ def _tokens(
                 if ops:
                     yield op
                 if op == "\n" and pending:
-                    end = _skip_heredocs(script, end, pending)
+                    end = _skip_heredocs(script, end, pending, heredocs)
                     pending = []
         elif kind == "var":
             if acc is not None:
@@ -818,23 +821,30 @@ def _unquoted(parts: list[Part]) -> str:
     )
 
 
-def _skip_heredocs(script: str, i: int, pending: list[tuple[str, bool]]) -> int:
+def _skip_heredocs(
+    script: str, i: int, pending: list[tuple[str, bool]], bodies: list[tuple[int, int]] | None = None
+) -> int:
     """Index just past the bodies of the here-documents ``pending`` (delimiter, ``<<-``: leading tabs
     stripped), which start at ``i``, the line after their operators' (POSIX, 2.7.4 "Here-Document"): each body
     runs to the first line that is its delimiter, or to the end of the script. A body is the command's input,
     not commands: it is not lexed (a chat template or config file written with ``cat <<EOF`` holds quotes
-    and words that are not shell). Linear: each line is looked at once."""
+    and words that are not shell). Linear: each line is looked at once. ``bodies`` gets the span of each body
+    (its delimiter's line not included), in the order of ``pending``."""
     n = len(script)
     for delim, strip in pending:
+        start = end = i
         while i < n:
             nl = script.find("\n", i)
             stop = n if nl < 0 else nl
             line = script[i:stop]
             if strip:
                 line = line.lstrip("\t")
-            i = stop + 1 if nl >= 0 else n
+            end, i = i, stop + 1 if nl >= 0 else n
             if line == delim or line.rstrip("\r") == delim:
                 break
+            end = i
+        if bodies is not None:
+            bodies.append((start, end))
     return i
 
 
@@ -900,9 +910,10 @@ def review_budget(
         _REVIEW_LEFT.reset(token)
 
 
-#: The function calls one reading follows (:func:`_read_commands`): each reads the function's body again, so a script
-#: calling a function thousands of times (or one calling itself) would read it thousands of times. A call past it is
-#: read as a command of its own.
+#: The function calls and scripts sourced from a command's input one reading follows (:func:`_read_commands`): each
+#: reads the function's body again (a script calling a function thousands of times, or one calling itself, would
+#: read it thousands of times), or reads on to the end of the line for the here-document (thousands of `. /dev/stdin
+#: <<E;` on one line would read the rest of it each). A call past it is read as a command of its own.
 _FUNCTION_CALLS = 64
 
 
@@ -2117,7 +2128,9 @@ def _read_commands(
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    tokens = _Lookahead(_tokens(script, True, _span))
+    heredocs: list[tuple[int, int]] = []  # the spans of the here-documents' bodies read so far, in order
+    registered = 0  # the here-documents the commands read so far redirect from
+    tokens = _Lookahead(_tokens(script, True, _span, heredocs))
     for cmd in tokens:  # the words of each command, then the operator after it
         if cmd.__class__ is str:
             continue
@@ -2135,7 +2148,15 @@ def _read_commands(
         # to right after the command's other words: ``A=1 B=$A`` sets B to 1, ``A=1 vllm serve $A`` does not pass
         # 1; ``export A=1 B=$A``'s are arguments, all expanded first), made at the first assignment
         pre: _Scope | None = None
+        # the command's here-documents (their order among the script's) and here-string (``<<<WORD``)
+        mine: list[int] = []
+        bare = capture = False
+        herestring: ShellArg | None = None
         for word in cmd:
+            if bare:  # the word after a bare `<<` is its delimiter
+                mine.append(registered)
+                registered += 1
+                bare = False
             if word.__class__ is tuple:
                 # a word of ordinary characters (see _tokens): its text as it is
                 offset, raw = word  # type: ignore[misc]
@@ -2153,6 +2174,12 @@ def _read_commands(
                     words.append(ShellArg(raw, offset, None, False, False, False))
                 continue
             raw = word.raw  # type: ignore[union-attr]
+            if raw.startswith("<<") and not raw.startswith("<<<"):
+                if raw[2:].lstrip("-"):
+                    mine.append(registered)
+                    registered += 1
+                else:
+                    bare = True
             is_assign = (leading or declaring) and "=" in raw and bool(_ASSIGN_RE.match(raw))
             parts = word.parts  # type: ignore[union-attr]
             if len(parts) == 1 and parts[0].kind == "lit":
@@ -2184,8 +2211,19 @@ def _read_commands(
             for arg in fields:
                 if skip:
                     skip = False
+                    if capture:
+                        herestring, capture = arg, False
                     continue
                 text = arg.text
+                if raw.startswith("<<<") and text.startswith("<<<"):
+                    # a here-string: the command's input, not an argument (bash(1) "Here Strings")
+                    if len(text) > 3:
+                        herestring = ShellArg(
+                            text[3:], arg.offset, arg.loc, arg.from_env, arg.unresolved, True
+                        )
+                    else:
+                        skip = capture = True
+                    continue
                 if not arg.quoted and ("<" in text or ">" in text):
                     m = _REDIRECT_RE.match(text)
                     if m:
@@ -2296,22 +2334,44 @@ def _read_commands(
             continue
         if h or end < len(words):
             words = words[h:end]
-        function = shell.functions.get(words[0].text)
-        if function is not None and _depth < 3 and budget.calls > 0:
+        # what this shell reads as a script of its own: eval's string, a function's body (its words the call's $1 $2
+        # ...), the script `.`/`source` reads from the command's input; (text, span of it or None, offset its words
+        # point at or None, the positional parameters)
+        reread: tuple[str, tuple[int, int] | None, int | None, Sequence[ShellArg]] | None = None
+        head = words[0].text
+        if _depth >= 3:
+            pass
+        elif head == "eval":
+            reread = (" ".join(w.text for w in words[1:]), None, words[0].offset, positional)
+        elif head in shell.functions and budget.calls > 0:
             budget.calls -= 1
-        else:
-            function = None
-        if (words[0].text == "eval" or function is not None) and _depth < 3:
-            # eval's string read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix
-            # assignment holds while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after.
-            # A function's body likewise, its words the call's ``$1 $2 ...`` (``$0`` stays the script's)
-            inner = " ".join(w.text for w in words[1:])
-            off = words[0].offset
-            span: tuple[int, int] | None = None
-            params = positional
-            if function is not None:
-                inner, span, off = function
-                params = [positional[0] if positional else ShellArg(""), *words[1:]]
+            body, body_span, off = shell.functions[head]
+            reread = (body, body_span, off, [positional[0] if positional else ShellArg(""), *words[1:]])
+        elif head in _SOURCE and len(words) >= 2 and words[1].text in _STDIN_FILES and budget.calls > 0:
+            budget.calls -= 1  # (a here-document's body is read by reading on to the end of its line)
+            # `. /dev/stdin <<EOF` / `source /dev/stdin <<< "$S"`: the script it reads is the command's input, read in
+            # this shell (a file is not read here); ARGS after the file are $1 $2 ... while it runs
+            params = (
+                [positional[0] if positional else ShellArg(""), *words[2:]] if len(words) > 2 else positional
+            )
+            if herestring is not None:
+                off = herestring.offset if _eval_offset is None else _eval_offset
+                reread = (herestring.text, None, off, params)
+            elif mine:
+                pulled = []
+                while len(heredocs) <= mine[-1]:  # read on until the body is skipped (after the line's end)
+                    token = next(tokens, None)
+                    if token is None:
+                        break
+                    pulled.append(token)
+                for token in reversed(pulled):
+                    tokens.push(token)
+                if len(heredocs) > mine[-1]:
+                    reread = (original, heredocs[mine[-1]], _eval_offset, params)
+        if reread is not None:
+            # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
+            # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
+            inner, span, off, params = reread
             saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
             for name, val, arg in prefix:
                 if arg.substituted:
@@ -2366,6 +2426,11 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         yield command
+
+
+#: bash's builtins that read a script into the current shell, and the files that are a command's input.
+_SOURCE = frozenset({".", "source"})
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 class _Lookahead(Iterator[Any]):
