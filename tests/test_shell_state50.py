@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.engines.command import parse_container
 from kvlint.engines.shell import ShellArg, commands, unresolved
 from kvlint.source import Loc
 
@@ -230,3 +231,35 @@ def test_scripts_sourced_from_here_documents_on_one_line_are_bounded() -> None:
     script = ". /dev/stdin <<E; " * n + "vllm serve m\n" + "export A=1\nE\n" * n
     got = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
     assert len(got) == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["-a"],
+        ["-ac"],
+        ["-o", "allexport"],
+        ["-a", "+a"],
+        ["-e", "-o", "pipefail"],
+        ["+o", "allexport", "-ea"],
+    ],
+)
+def test_allexport_given_to_the_shell_exports_the_script_s_assignments(
+    options: list[str], tmp_path: Path
+) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    script = "A=1; vllm serve m"
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x"}
+    invocation = [*options] if options[-1].endswith("c") else [*options, "-c"]
+    _argv, environ = _bash(f"bash {' '.join(invocation)} '{script}'", tmp_path, env)
+    # the same shell as an exec-form list, and nested in a script
+    cfg = parse_container(
+        {"name": "e", "image": "vllm/vllm-openai:v0.8.5", "command": ["bash", *invocation, script]}
+    )
+    assert cfg is not None and not isinstance(cfg, list)
+    assert cfg.env.get("A") == environ.get("A")
+    (engine,) = [
+        c for c in commands(f"bash {' '.join(invocation)} '{script}'", env) if c and c[0].text == "vllm"
+    ]
+    assert engine.environ is not None and engine.environ.get()[0].get("A") == environ.get("A")

@@ -61,6 +61,7 @@ from kvlint.engines.shell import (
     one_reading,
     program_after_wrapper,
     script_after_shell_options,
+    shell_allexport,
     wrapper_name,
 )
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -906,7 +907,8 @@ def _scan_shell(
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
     heads: list[ShellArg] = []  # the first word of each command of ``seen``
-    for words in commands(script, env, positional):
+    allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
+    for words in commands(script, env, positional, allexport=allexport):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:

@@ -1904,6 +1904,7 @@ def commands(
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
+    allexport: bool = False,
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -1926,6 +1927,7 @@ def commands(
             _eval_offset=_eval_offset,
             _budget=_budget,
             _environ=_environ,
+            _allexport=allexport,
         )
     finally:
         if _depth == 0:
@@ -2113,11 +2115,16 @@ def _read_commands(
     _environ: Mapping[str, str] | Environ | None = None,
     _shell: _Shell | None = None,
     _span: tuple[int, int] | None = None,
+    _allexport: bool = False,
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
     ``script`` to read (a function's body)."""
-    shell = _shell if _shell is not None else _Shell(env, _environ, _depth > 0)
+    if _shell is None:
+        shell = _Shell(env, _environ, _depth > 0)
+        shell.allexport = _allexport  # `bash -a -c SCRIPT`
+    else:
+        shell = _shell
     local_env = shell.vars
     budget = _budget if _budget is not None else _Budget()
     log = shell.log
@@ -2416,6 +2423,7 @@ def _read_commands(
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
                 _budget=budget,
                 _environ=environ,
+                _allexport=shell_allexport(words, 1, j),
             )
             continue
         if words[0].text == "unset":
@@ -2635,6 +2643,29 @@ def _nested_script(words: Sequence[ShellArg]) -> int | None:
     if len(words) < 3 or words[0].text[words[0].text.rfind("/") + 1 :] not in _NESTED_SHELLS:
         return None
     return script_after_shell_options(words, 1)
+
+
+def shell_allexport(words: Sequence[Any], start: int, end: int) -> bool:
+    """Whether the invocation options ``words[start:end]`` of a shell (each word has ``.text``; up to its script)
+    turn ``allexport`` on: ``-a`` in a cluster (``bash -ac``), ``-o allexport``; ``+a``/``+o allexport`` turn it off
+    (bash(1): the options of ``set`` are options of the invocation)."""
+    on = False
+    j = start
+    while j < end:
+        text = words[j].text
+        j += 1
+        if text == "--" or len(text) < 2 or text[0] not in "-+" or text.startswith("--"):
+            if text in _SHELL_LONG_VALUED:
+                j += 1
+            continue
+        for letter in text[1:]:
+            if letter == "a":
+                on = text[0] == "-"
+            elif letter in "oO":
+                if letter == "o" and j < end and words[j].text == "allexport":
+                    on = text[0] == "-"
+                j += 1
+    return on
 
 
 #: bash's long invocation options that take the next word (bash(1) "--init-file file", "--rcfile file")
