@@ -21,6 +21,10 @@ GIB = 1 << 30
 #: A10G: vllm-project/vllm#372 (ml.g5.12xlarge, 2023) and fips-agents/examples@d72ec806 (g5.2xlarge, vLLM 0.20.1).
 OBSERVED_TORCH_TOTAL_GIB = {"nvidia-a10g": (22.19, 22.06)}
 
+#: torch.cuda.get_device_properties(0).total_memory in MiB on an "NVIDIA A100-PCIE-40GB" (PrunaAI's results.json
+#: for mattshumer-Llama-3-8B-16K-HQQ-4bit-smashed, huggingface.co, revision 521a1ba9).
+OBSERVED_A100_PCIE_40GB_TOTAL_MIB = 40339.3125
+
 
 @pytest.mark.parametrize(
     ("gid", "twin"),
@@ -65,3 +69,10 @@ def test_a_g5_node_plans_on_the_a10g_with_the_twin_total(selector: dict[str, str
     a10 = lookup("a10")
     assert p.accelerator is not None and p.accelerator.id == "nvidia-a10g", p.how
     assert a10 is not None and p.accelerator.memory_bytes == a10.memory_bytes
+
+
+def test_the_a100_pcie_40gb_total_is_the_one_torch_reports_on_that_board() -> None:
+    """The twin derivation gives the SXM4 board's deviceQuery total; torch on a PCIe board reports the same bytes."""
+    pcie = lookup("nvidia-a100-pcie-40gb")
+    assert pcie is not None
+    assert pcie.memory_bytes == round(OBSERVED_A100_PCIE_40GB_TOTAL_MIB * cat.MIB)
