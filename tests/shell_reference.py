@@ -344,10 +344,13 @@ def _expand(
                     piece("var", val, env_=True)
                 else:
                     piece("var", "", env_=True, makes=False)
-                    for k, text in enumerate(val.split()):
+                    # shell50: split at IFS blanks, a blank at either end ending the field
+                    for k, text in enumerate(re.split(r"[ \t\n]+", val)):
                         if k > 0:
                             split.append([])
-                        piece("var", text, env_=True)
+                            piece("var", "", env_=True, makes=False)
+                        if text:
+                            piece("var", text, env_=True)
             else:
                 text = "${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text
                 if word.raw.startswith("${") or "${" + p.text in word.raw:

@@ -43,6 +43,10 @@ SCRIPTS = [
     "unset X; bash -c 'vllm serve m $X'",
     "env -u X bash -c 'vllm serve m $X'",
     "A=1; env A=2 bash -c 'vllm serve m $A'",
+    'A=" b  c "; vllm serve m x${A}y $A',
+    'A=" "; vllm serve m x${A}y',
+    "A=$'a\\xc2\\xa0b'; vllm serve m $A",
+    "A=$'a\\rb\\tc'; vllm serve m $A",
 ]
 
 _SHELL_OWN = ("SHLVL", "PWD", "OLDPWD", "_")

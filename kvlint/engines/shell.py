@@ -1060,13 +1060,16 @@ def _expand(
                     cur.append(val)
                     have_cur = True
                 else:
-                    pieces = val.split()
-                    for k, piece in enumerate(pieces):
+                    # split at runs of IFS blanks (space, tab, newline only: bash keeps a non-breaking space or a
+                    # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
+                    # A=" b " is x, b, y)
+                    for k, piece in enumerate(_IFS_BLANKS.split(val)):
                         if k > 0:
                             push()
                             from_env = cur_other = True
-                        cur.append(piece)
-                        have_cur = True
+                        if piece:
+                            cur.append(piece)
+                            have_cur = True
             else:
                 # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
                 # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
