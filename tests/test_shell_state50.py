@@ -124,6 +124,13 @@ PARAMETER_SCRIPTS = [
     'vllm serve m x"$1"',
     'vllm serve m ""$@',
     'A="$@"; vllm serve m "$A"',
+    'set -- m --max-model-len 4096; vllm serve "$@"',
+    'set -- "$@" --port 8000; vllm serve m "$@"',
+    'set -e; vllm serve m "$@"',
+    'set -eo pipefail x y; vllm serve m "$2"',
+    'set -; vllm serve m "$@"',
+    'set --; vllm serve m x "$@"',
+    'f() { set -- n; vllm serve "$1"; }; f m',
 ]
 
 

@@ -2432,7 +2432,9 @@ def _read_commands(
         if words[0].text == "unset":
             _unset(words, shell)
         elif words[0].text == "set":
-            _set(words, shell)
+            reset = _set(words, shell)
+            if reset is not None:  # `set -- "$@" --port 8000`: the script's $1 $2 ... from here on
+                positional = [positional[0] if positional else ShellArg(""), *reset]
         command = ShellCommand(words)
         command.environ = environ
         command.no_path = path_gone and by_program
@@ -2613,17 +2615,22 @@ def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
             shell.log.append((name, None, None))
 
 
-def _set(words: Sequence[ShellArg], shell: _Shell) -> None:
+def _set(words: Sequence[ShellArg], shell: _Shell) -> list[ShellArg] | None:
     """bash's ``set`` turning ``allexport`` on (``-a``, ``-o allexport``) or off (``+a``, ``+o allexport``): with it
     on, every variable assigned is exported (bash(1) ``set -a``: "Each variable or function that is created or
-    modified is given the export attribute"). Options are read to ``--``, ``-`` or the first other word (the new
-    positional parameters, not read here)."""
+    modified is given the export attribute"). Options are read to ``--``, ``-`` or the first other word; the words
+    after them are the new positional parameters, returned (``set -- vllm serve m``; ``set --`` alone clears them;
+    ``set -`` alone or options alone leave them: None)."""
     j = 1
     while j < len(words):
         text = words[j].text
+        if text == "--" or (text == "-" and j + 1 < len(words)):
+            return list(words[j + 1 :])
+        if text == "-":
+            return None
+        if len(text) < 2 or text[0] not in "-+":
+            return list(words[j:])
         j += 1
-        if text in ("--", "-") or len(text) < 2 or text[0] not in "-+":
-            break
         on = text[0] == "-"
         for k in range(1, len(text)):
             letter = text[k]
@@ -2634,6 +2641,7 @@ def _set(words: Sequence[ShellArg], shell: _Shell) -> None:
                 if j < len(words) and words[j].text == "allexport":
                     shell.allexport = on
                 j += 1
+    return None
 
 
 #: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
