@@ -105,7 +105,9 @@ def test_tgi_combined_short_options_read_as_clap_reads_a_cluster(
     assert {k: cfg.get(k) for k in want} == want
 
 
-@pytest.mark.parametrize(("argv", "version"), [(["-eg", "30"], "3.2.1"), (["-ex"], None), (["-pe"], None)])
+@pytest.mark.parametrize(
+    ("argv", "version"), [(["-eg", "30"], "3.2.1"), (["-ex"], None), (["-pe"], None), (["-eep", "80"], None)]
+)
 def test_tgi_a_cluster_clap_refuses_is_still_reported(argv: list[str], version: str | None) -> None:
     """``-g`` is not in 3.2.1, ``-x`` in no release (clap: "unexpected argument"); ``-pe`` gives ``--port`` the value
     ``e`` (clap: "invalid value 'e' for '--port'")."""

@@ -281,8 +281,8 @@ def _cluster(tok: str, version: str | None = None) -> list[str] | None:
     out: list[str] = []
     for k in range(1, len(tok)):
         letter = tok[k]
-        if letter not in _TGI_SHORT or _short_missing("-" + letter, version):
-            return None
+        if letter not in _TGI_SHORT or _short_missing("-" + letter, version) or letter in tok[1:k]:
+            return None  # (a flag twice: clap 4 refuses "cannot be used multiple times")
         dest = _TGI_SHORT[letter]
         name = "--" + dest.replace("_", "-")
         if TGI_OPTIONS[dest] == "switch":
