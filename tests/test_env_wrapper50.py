@@ -119,3 +119,35 @@ def test_an_engine_env_cannot_find_is_a_kv503_error(command: list[str], error: b
         assert cfg.model is None
     else:
         assert not kv503 and cfg.model is not None
+
+
+#: env -S strings with ${NAME} (env.c build_argv: the value of NAME in env's environment, before its -u/-i, not
+#: split; not inside single quotes)
+VARIABLE_STRINGS = [
+    'vllm serve ${MODEL} --x "${B}" y${MODEL}',
+    "vllm serve '${MODEL}' ${MODEL}",
+    "-u MODEL vllm serve ${MODEL}",
+]
+
+
+@pytest.mark.parametrize("string", VARIABLE_STRINGS)
+def test_env_split_string_expands_variables_as_env_does(string: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {**_shim(tmp_path), "MODEL": "m n", "B": 'x"y'}
+    argv = ["env", "-S", string]
+    ran = subprocess.run([shutil.which("env") or "env", *argv[1:]], env=env, capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    real = [a.decode() for a in ran.stdout.split(b"\0")[:-1]]
+    split = list_env_split(argv, env)
+    assert split is not None
+    texts = [t for t, _k in split]
+    assert texts[texts.index("vllm") :] == real
+    # in a script, as bash runs env
+    script = "env -S '" + string.replace("'", "'\"'\"'") + "'"
+    ran = subprocess.run(
+        [shutil.which("bash") or "bash", "-c", script], env=env, capture_output=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    (engine,) = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine] == [a.decode() for a in ran.stdout.split(b"\0")[:-1]]

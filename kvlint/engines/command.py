@@ -2061,7 +2061,7 @@ def parse_container(
     cmd = _items_of(container, "command", env)
     args = _items_of(container, "args", env)
     items = (cmd or []) + (args or [])
-    split = list_env_split([it.text for it in items])
+    split = list_env_split([it.text for it in items], env)
     if split is not None:
         # ``["env", "-S", "vllm serve m", ...]``: env runs the words of its string, each at the string's item
         items = [

@@ -1731,11 +1731,14 @@ def program_after_wrapper(
     return after
 
 
-def list_env_split(texts: Sequence[str]) -> list[tuple[str, int]] | None:
+def list_env_split(
+    texts: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[tuple[str, int]] | None:
     """The words an exec-form list runs when one of its wrapper programs is ``env -S STRING`` (``["env", "-S",
     "vllm serve m", "--max-model-len", "4096"]``): GNU env splits STRING into words and reads them as if they were
     its own (options, ``NAME=value``, the command), then the list's words after it (coreutils 9.1 ``env.c``
-    ``parse_split_string``), as :func:`commands` reads it in a script. Each word with the index of the list item it
+    ``parse_split_string``), as :func:`commands` reads it in a script; ``${NAME}`` in STRING is NAME's value in
+    ``env`` (the container's environment; :func:`_split_string`). Each word with the index of the list item it
     comes from (STRING's for its words); None when the list splits no string. At most :data:`_MAX_SPLITS` strings
     are split (each copies the list)."""
     words, source = list(texts), list(range(len(texts)))
@@ -1751,7 +1754,7 @@ def list_env_split(texts: Sequence[str]) -> list[tuple[str, int]] | None:
             if splits >= _MAX_SPLITS:
                 break
             splits += 1
-            parts = [arg.text for arg in _split_string(step.split)]
+            parts = [arg.text for arg in _split_string(step.split, env)]
             at = source[step.after - 1]  # the item holding the string (``-S STRING``, ``-SSTRING``)
             words = [*words[: h + 1], *parts, *words[step.after :]]
             source = [*source[: h + 1], *[at] * len(parts), *source[step.after :]]
@@ -1825,17 +1828,83 @@ class _ListWords(Sequence[ShellArg]):
 _MAX_SPLITS = 4
 
 
-def _split_string(arg: ShellArg) -> list[ShellArg]:
+def _split_string(arg: ShellArg, env: Mapping[str, str] | None = None) -> list[ShellArg]:
     """The words ``env -S STRING`` makes of STRING (GNU coreutils 9.1 ``env.c`` ``build_argv``: split at blanks,
-    quotes and backslashes as in the shell), each pointing at STRING's word; as blank-separated words if the
-    quotes do not close."""
+    quotes and backslashes as in the shell, ``${NAME}`` outside single quotes replaced by the value of NAME in env's
+    environment ``env``, not split), each pointing at STRING's word; as blank-separated words if the quotes do not
+    close. A ``${NAME}`` of a variable not in ``env`` (the image may set it) stays, unresolved."""
+    text = arg.text
+    expanded = False
+    if env is not None and "${" in text:
+        text, expanded = _env_s_variables(text, env)
     try:
-        parts = shlex.split(arg.text, comments=False, posix=True)
+        parts = shlex.split(text, comments=False, posix=True)
     except ValueError:
-        parts = arg.text.split()
+        parts = text.split()
+    unresolved = arg.unresolved
     return [
-        ShellArg(p, arg.offset, arg.loc, arg.from_env, arg.unresolved, True, arg.substituted) for p in parts
+        ShellArg(
+            p,
+            arg.offset,
+            arg.loc,
+            arg.from_env or expanded,
+            unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None),
+            True,
+            arg.substituted,
+        )
+        for p in parts
     ]
+
+
+_ENV_S_SPECIAL = re.compile(r"['\"\\\\$]")
+
+
+def _env_s_variables(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
+    """``text`` (an ``env -S`` string) with each ``${NAME}`` outside single quotes whose NAME ``env`` holds replaced
+    by its value quoted for :func:`shlex.split` (one word, or part of one, as env keeps it: env.c ``build_argv``
+    appends the value to the word, unsplit); and whether any was. The characters between quotes, backslashes and
+    ``$`` are skipped by a search, not walked one by one."""
+    out: list[str] = []
+    pos = i = 0
+    n = len(text)
+    in_sq = in_dq = changed = False
+    while i < n:
+        if in_sq:
+            end = text.find("'", i)
+            if end < 0:
+                break
+            in_sq, i = False, end + 1
+            continue
+        m = _ENV_S_SPECIAL.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == "'":
+            in_sq = not in_dq
+            i += 1
+        elif c == '"':
+            in_dq = not in_dq
+            i += 1
+        else:  # $
+            name = _NAME_RE.match(text, i + 2) if text.startswith("{", i + 1) else None
+            if name is None or not text.startswith("}", name.end()):
+                i += 1
+                continue
+            value = env.get(name.group())
+            if value is not None:
+                out.append(text[pos:i])
+                if in_dq:
+                    out.append(value.replace("\\", "\\\\").replace('"', '\\"'))
+                else:
+                    out.append("'" + value.replace("'", "'\"'\"'") + "'")
+                pos = name.end() + 1
+                changed = True
+            i = name.end() + 1
+    out.append(text[pos:])
+    return "".join(out), changed
 
 
 #: A change of a script's environment log (:class:`Environ`): ``(NAME, value, word)`` sets NAME (the word that set
@@ -2275,6 +2344,7 @@ def _read_commands(
                 h, end = step.after, step.end
                 wrapped_once = True
                 by_program = wrapper not in _BUILTIN_WRAPPERS
+                before = len(own)  # env's -S reads ${NAME} before its -u/-i take effect
                 own.extend(("", None, None) if not n else (n, None, None) for n in unset or ())
                 path_gone = path_gone or any(not n or n == "PATH" for n in unset or ())
                 if step.script is not None:
@@ -2284,7 +2354,9 @@ def _read_commands(
                     # env -S 'vllm serve --tp 8' [ARG...]: env goes on reading the string's words, then the rest
                     # (a few times a command: each copies the rest of it)
                     splits += 1
-                    words = [*words[: at + 1], *_split_string(step.split), *words[h:end]]
+                    seen = [(n, None if a.substituted else v, a) for n, v, a in prefix]
+                    env_s = _with_changes(_Exported(local_env, exported), [*seen, *own[:before]])
+                    words = [*words[: at + 1], *_split_string(step.split, env_s), *words[h:end]]
                     h, end = at, len(words)
                 elif wrapper == "env" and step.split is None:
                     # env's NAME=value: in the environment of the command it runs only (its words were expanded
