@@ -151,3 +151,30 @@ def test_env_split_string_expands_variables_as_env_does(string: str, tmp_path: P
     assert ran.returncode == 0, ran.stderr
     (engine,) = [c for c in commands(script, env) if c and c[0].text == "vllm"]
     assert [w.text for w in engine] == [a.decode() for a in ran.stdout.split(b"\0")[:-1]]
+
+
+SU = [
+    'su root -c \'vllm serve m "$0" "$@"\' a b',
+    "su -c 'vllm serve m' root",
+    "su --command='vllm serve m' root",
+    "su -p root -c 'vllm serve m $X'",
+]
+
+
+@pytest.mark.parametrize("script", SU)
+def test_su_runs_its_c_command_with_the_users_shell_as_runuser_does(script: str, tmp_path: Path) -> None:
+    """util-linux su is runuser's su-common.c (same options, ``-u`` refused): ``su app -c 'vllm serve m'`` was read as
+    the command `su`, not the engine it runs."""
+    bash, su = shutil.which("bash"), shutil.which("su")
+    if bash is None or su is None or os.geteuid() != 0:
+        pytest.skip("no su here, or not root")
+    env = {**_shim(tmp_path), "X": "x"}
+    ran = subprocess.run([bash, "-c", script], env=env, capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    real = [a.decode() for a in ran.stdout.split(b"\0")[:-1]]
+    (engine,) = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine] == real
+
+
+def test_su_refuses_u_and_runs_nothing() -> None:
+    assert [[w.text for w in c] for c in commands("su -u app vllm serve m", {})] == []

@@ -1354,6 +1354,9 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
     "screen": ("cehpsStT", "", frozenset(), 0),
 }
+# util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
+# (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
+_OPTION_WRAPPERS["su"] = _OPTION_WRAPPERS["runuser"]
 
 
 def _after_options(
@@ -1435,7 +1438,7 @@ _RUNUSER_COMMAND = frozenset({"--command", "--session-command"})
 
 
 def _runuser(
-    words: Sequence[ShellArg], h: int, end: int
+    words: Sequence[ShellArg], h: int, end: int, su: bool = False
 ) -> tuple[int, ShellArg | None, int, int, tuple[str, ...] | None]:
     """util-linux 2.38 ``runuser`` at ``words[h]`` as ``su-common.c::su_main`` reads it: ``getopt_long`` with
     ``"c:fg:G:lmpPs:u:hVw:"`` *permuting* (options may follow the user: ``runuser app -c CMD``) until ``--``; with
@@ -1451,7 +1454,8 @@ def _runuser(
 
     ``(index of the command, None, end, -1, None)`` for ``-u``; ``(end, the -c script, index of its $0, index of
     the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
-    None)`` for neither (an interactive shell: no command)."""
+    None)`` for neither (an interactive shell: no command). ``su``: the words are su's, which refuses ``-u``
+    ("su: invalid option"): no command runs."""
     short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
     # the first three operands (su's lone -, the user, the script's $0: all that is read of them) and the index of
     # the last word read as an option, its value or ``--``: the operands from ``operands[k]`` are the rest of the
@@ -1516,6 +1520,8 @@ def _runuser(
                 operands.append(j - 1)
             continue
         last_option = j - 1
+    if user_option and su:
+        return end, None, end, -1, None
     if user_option:
         # the command: the operands, which must be the rest of the words (an option after them was runuser's)
         if not shell_option and operands and last_option < operands[0]:
@@ -1686,8 +1692,8 @@ def wrapper_step(
         # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long, bash's
         # `command [-pVv] [--]`): it was left as the command's first word
         return WrapperStep(h + 2 if h + 1 < end and words[h + 1].text == "--" else h + 1, end=end)
-    if name == "runuser":
-        after, script, positional, at, keeps = _runuser(words, h, end)
+    if name == "runuser" or name == "su":
+        after, script, positional, at, keeps = _runuser(words, h, end, name == "su")
         return WrapperStep(after, None, script, positional, end, at, keeps)
     if name == "tmux":
         sets: list[tuple[str, int]] = []
@@ -1801,7 +1807,7 @@ def list_wrapper_env(
     :func:`_runuser`), else None; and the ``NAME=value`` it sets with their indexes (``["tmux", "new", "-e",
     "A=1", SCRIPT]``: :func:`_tmux`)."""
     name = wrapper_name(texts[h]) if h < len(texts) else None
-    if name not in ("runuser", "tmux"):
+    if name not in ("runuser", "su", "tmux"):
         return None, ()
     step = wrapper_step(_ListWords(texts), h, len(texts), name)
     return (None, ()) if step is None else (step.keeps_env, step.sets_env)
