@@ -115,3 +115,21 @@ def test_sglang_lws_prefill_example_is_sized_from_its_host_path() -> None:
     assert len(served) == 2 and {c.model.id for c in served if c.model} == {"deepseek-ai/DeepSeek-R1-0528"}
     (d,) = [d for d in res.diagnostics if d.rule == "KV505"]
     assert "'deepseek_r1_0528' is, with '.', '_' and '-' read alike, the repository name" in d.message
+
+
+def test_a_storage_uri_spelling_the_name_loosely_says_so() -> None:
+    from kvlint.models.resolve import resolve_stored_model
+
+    spec = resolve_stored_model("s3://bucket/models/qwen3_8b", "/mnt/models", allow_hub=False)
+    assert spec is not None and spec.id == "Qwen/Qwen3-8B"
+    assert (
+        "its last component 'qwen3_8b' is, with '.', '_' and '-' read alike, the repository name"
+        in spec.notes[0]
+    )
+    exact = resolve_stored_model("s3://bucket/models/Qwen3-8B", "/mnt/models", allow_hub=False)
+    assert (
+        exact is not None
+        and "'Qwen3-8B' is the repository name of the catalogued Qwen/Qwen3-8B only" in (exact.notes[0])
+    )
+    org = resolve_stored_model("s3://bucket/models/Qwen--Qwen3-8B", "/mnt/models", allow_hub=False)
+    assert org is not None and "'Qwen--Qwen3-8B' is the <org>--<name> spelling" in org.notes[0]
