@@ -71,6 +71,12 @@ SERVE = "vllm serve Qwen/Qwen2.5-0.5B-Instruct"
             "0.8.5",
         ),
         (f"pip install git+{FORK}@v0.7.2+Gaudi-1.21.0\n{SERVE}", "0.7.2"),
+        # SGLang's Ascend NPU guide (docs/platforms/ascend_npu.md): its clone, then an editable install of python/
+        (
+            "git clone -b v0.5.3rc2 https://github.com/sgl-project/sglang.git\ncd sglang\n"
+            "pip install -e python[srt_npu]\npython3 -m sglang.launch_server --model-path Qwen/Qwen2.5-0.5B-Instruct",
+            "0.5.3rc2",
+        ),
         # a branch, or a clone that is not installed: the image's release
         (f"git clone -b habana_main {FORK}\ncd vllm-fork\npip install -e .\n{SERVE}", "0.10.2"),
         (

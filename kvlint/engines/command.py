@@ -1082,13 +1082,21 @@ def _checkout_ref(texts: Sequence[str]) -> str | None:
 def _builds_source_tree(texts: Sequence[str]) -> bool:
     """``texts`` installs the project of a source tree into the environment: ``python setup.py install`` or
     ``develop``, or a pip install of a directory (``pip install -e .``, ``pip install --no-build-isolation .``,
-    ``pip install ./vllm-fork``; :func:`_pip_words`)."""
+    ``pip install ./vllm-fork``, SGLang's NPU guide's ``pip install -e python[srt_npu]`` in its clone;
+    :func:`_pip_words`)."""
     words = [_base(w) for w in texts]
     if len(words) >= 3 and _PYTHON_RE.fullmatch(words[0]) and words[1] == "setup.py":
         return words[2] in ("install", "develop")
     args = _pip_words(texts)
     if args is None or any(w.split("=", 1)[0] in _PIP_ELSEWHERE for w in args):
         return False
+    if any(
+        w in ("-e", "--editable") and not n.startswith(("git+", "hg+", "svn+", "bzr+"))
+        for w, n in zip(args, args[1:], strict=False)
+    ):
+        return (
+            True  # an editable install is of a local directory (pip install -e python[srt_npu]) or a VCS URL
+        )
     return any(
         w in (".", "./") or w.startswith(("./", "../", "/")) or w.startswith(".[")
         for w in args
