@@ -67,7 +67,6 @@ def test_option_of_another_release_is_kv205(argv: list[str], version: str, since
         (["--max-batch-size", "4"], "3.3.6"),
         (["--payload-limit", "100"], "2.4.1-rocm"),
         (["--kv-cache-dtype", "fp8_e5m2"], "2.4"),  # the 2.4 line: 2.4.0 and 2.4.1 have it
-        (["--enable-cuda-graphs"], None),  # the release is not known: any release's option
         (["--enable-cuda-graphs"], "4.0.0"),  # a release kvlint has not read
     ],
 )
@@ -129,3 +128,21 @@ def test_generator_reads_struct_args() -> None:
         "env": {"type": "bool", "env": False, "short": True},
     }
     assert [mod.kind(str(d["type"]), False) for d in fields.values()] == ["int", "str", "switch"]
+
+
+def test_unpinned_release_warns_of_an_option_newer_releases_refuse() -> None:
+    """``latest`` (no release read, 3.3.7 assumed): an option or variable only older launchers have is accepted
+    but a warning names the releases, as vLLM's options of older releases are (engines/vllm.py)."""
+    cfg = parse_tgi_argv(["--model-id", "m", "--enable-cuda-graphs"], version=None)
+    (f,) = cfg.findings
+    assert f.rule == "KV205" and f.severity == "warning" and "TGI 1.4.1 to 1.4.5" in f.message
+    cfg = parse_tgi_argv(["--model-id", "m"], version=None, env={"ENABLE_CUDA_GRAPHS": "true"})
+    (f,) = cfg.findings
+    assert f.severity == "warning" and "ENABLE_CUDA_GRAPHS is read only by TGI 1.4.1 to 1.4.5" in f.message
+    # an option the newest release has, and a forked launcher's image: nothing
+    assert not parse_tgi_argv(["--model-id", "m", "--cuda-graphs", "1"], version=None).findings
+    assert not parse_tgi_argv(
+        ["--model-id", "m", "--enable-cuda-graphs"],
+        version="2.0.6",
+        image="ghcr.io/huggingface/tgi-gaudi:2.0.6",
+    ).findings

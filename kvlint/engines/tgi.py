@@ -98,6 +98,16 @@ def release_fields(version: str | None, image: str = "") -> frozenset[str] | Non
     return frozenset(f for f, m in tgi_data.FIELD_MASKS.items() if m & mask)
 
 
+def _release_unknown(version: str | None, image: str = "") -> bool:
+    """Whether the TGI release is not known (``latest``, ``sha-...``, no tag: the newest is assumed) on an image of
+    TGI's own launcher (not :data:`_FORKED_LAUNCHER`)."""
+    from kvlint.memory.tgi import tgi_version
+
+    if image and any(f in image.lower() for f in _FORKED_LAUNCHER):
+        return False
+    return tgi_version(version)[1]
+
+
 def field_releases(dest: str) -> str:
     """The TGI releases whose launcher has field ``dest``, as spans of consecutive release tags: ``from 2.0.0``,
     ``2.2.0 only``, ``1.4.1 to 1.4.5``, ``0.2.0 to 0.8.2 and from 1.4.1`` (:mod:`kvlint.engines.tgi_flags_data`)."""
@@ -312,6 +322,7 @@ def parse_tgi_argv(
     col = Collector("TGI", layout_from_service=runtime_template)
     where = f"TGI {version}" if version else "TGI"
     fields = release_fields(version, image)
+    unpinned = _release_unknown(version, image)
     known = ["--" + d.replace("_", "-") for d in TGI_OPTIONS if fields is None or d in fields]
     i, n = 0, len(argv)
     while i < n:
@@ -390,6 +401,18 @@ def parse_tgi_argv(
                 i += 1
             continue
         kind = TGI_OPTIONS[dest]
+        if unpinned and not tgi_data.FIELD_MASKS[dest] >> (len(tgi_data.VERSIONS) - 1) & 1:
+            # the release is not pinned (KV208): say which releases accept an option the newest refuses
+            col.findings.append(
+                Finding(
+                    rule="KV205",
+                    message=f"{opt} is accepted only by TGI {field_releases(dest)} among the releases kvlint "
+                    "knows; the image does not say which release runs, and newer ones refuse it",
+                    loc=loc,
+                    fix=f"pin the TGI release (image tag or --engine-version) or remove {opt}",
+                    severity="warning",
+                )
+            )
         if kind == "switch" and not eq:
             col.set(dest, Value(True, loc, tok, src), opt)
             continue
@@ -444,6 +467,18 @@ def parse_tgi_argv(
         key = "max_input_tokens" if dest == "max_input_length" else dest
         if key in col.flags:
             continue
+        if unpinned and not tgi_data.FIELD_MASKS[dest] >> (len(tgi_data.VERSIONS) - 1) & 1:
+            # the release is not pinned (KV208): newer releases have no field reading NAME and ignore it
+            col.findings.append(
+                Finding(
+                    rule="KV205",
+                    message=f"{name} is read only by TGI {field_releases(dest)} among the releases kvlint knows; "
+                    "the image does not say which release runs, and newer ones ignore it",
+                    loc=env_locs.get(name),
+                    fix=f"pin the TGI release (image tag or --engine-version) or remove {name}",
+                    severity="warning",
+                )
+            )
         raw = env[name]
         ok, value = (True, raw) if dest == "model_id" else _convert(col, name, dest, raw, env_locs.get(name))
         if ok:
