@@ -1401,18 +1401,40 @@ def _mtp_layers(model: ModelSpec, settings: VllmSettings, facts: ModelFacts | No
 #: ``get_rope(..., dtype=torch.float32)``, and ``RotaryEmbedding.__init__`` casts the cos/sin cache to that dtype.
 _FP32_ROPE_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
 
+#: MiniMax-Text-01 / MiniMax-M1 (``vllm/model_executor/models/minimax_text_01.py``, registered as these three names):
+#: one float32 cos/sin cache of ``min(max_position_embeddings, max_model_len)`` positions x the config's
+#: ``rotary_dim`` (64 of MiniMax-M1's 128-wide heads). ``MiniMaxText01ForCausalLM.__init__`` copies the engine's
+#: ``max_model_len`` into the config and ``MiniMaxText01DecoderLayer`` caps ``max_position`` with it; the cache is
+#: ``MiniMaxText01RotaryEmbedding(..., cache_dtype=torch.float32)`` on the model up to 0.10.1.1 and
+#: ``get_rope(..., rotary_dim, dtype=torch.float32)`` (one shared instance) in 0.10.2 - 0.23.x, whose
+#: ``partial_rotary_factor = rotary_dim / head_dim`` from 0.14.0 is the same width (read in vllm@0.9.2, 0.10.0,
+#: 0.10.1.1, 0.10.2, 0.11.0, 0.14.0, 0.20.0, 0.23.0; the file is gone from 0.24.0).
+_MINIMAX_TEXT01_ARCHITECTURES = frozenset(
+    {"MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"}
+)
+
 
 @per_model
-def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
+def _rotary_cache_bytes(model: ModelSpec, dbytes: int, max_model_len: int | None = None) -> int:
     """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
     (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
     instance), rotary_dim = head_size x ``partial_rotary_factor`` (GPT-NeoX's ``rotary_pct``, vllm
     ``gpt_neox.py::GPTNeoXAttention``). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056).
-    4 bytes for the architectures of :data:`_FP32_ROPE_ARCHITECTURES` (gpt-oss: 131,072 x 64 x 4 B = 32 MiB)."""
-    if set(model.architectures or ()) & _FP32_ROPE_ARCHITECTURES:
-        dbytes = 4
+    4 bytes for the architectures of :data:`_FP32_ROPE_ARCHITECTURES` (gpt-oss: 131,072 x 64 x 4 B = 32 MiB).
+    MiniMax-Text-01/M1 (:data:`_MINIMAX_TEXT01_ARCHITECTURES`): float32, ``rotary_dim`` wide, positions capped
+    by ``max_model_len`` when given (MiniMax-M1-80k at 65,536 tokens: 16 MiB, where the uncapped bf16 count of
+    10,240,000 x 128 x 2 B was 2.44 GiB)."""
+    archs = set(model.architectures or ())
     c = model.text_config or model.config or {}
     mp = model.max_position_embeddings or 0
+    if archs & _MINIMAX_TEXT01_ARCHITECTURES:
+        rot = as_int(c.get("rotary_dim")) or model.head_size
+        if max_model_len and max_model_len > 0:
+            mp = min(mp, max_model_len) if mp else max_model_len
+        size = mp * rot * 4
+        return int(size) if 0 <= size <= MAX_INT_SETTING else 0
+    if archs & _FP32_ROPE_ARCHITECTURES:
+        dbytes = 4
     rs = dfl.rope_scaling_of(c)
     # config numbers read as finite numbers (NaN, a string or a list raised here on every plan of the model: "can't
     # multiply sequence by non-int"); a cache past 2^63 - 1 bytes is not one
@@ -2984,7 +3006,9 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         per_layers=max(0, w_total - embed - lm),
         expert_fraction=facts.expert_fraction,
         ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
-        rotary=_rotary_cache_bytes(model, dbytes),
+        rotary=_rotary_cache_bytes(
+            model, dbytes, cfg.derived_max_model_len if cfg.auto_fit else cfg.max_model_len
+        ),
         replicated=repl,
         replicated_source=repl_src,
     )
