@@ -774,6 +774,8 @@ class VllmPlanDetail:
     ``v0_fallback``: why vLLM 0.8 - 0.10 runs its V0 engine for this configuration, else None (both from
     :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`). ``v2_runner``: the start-up runs the
     V2 model runner (:attr:`StartupConfig.v2_runner`, §1.2.6), whose persistent input buffers differ (KV209).
+    ``speculative_method``: ``--speculative-config``'s ``method``, which decides where the V2 runner keeps its token
+    table (KV209).
     """
 
     plan: MemoryPlan
@@ -791,6 +793,7 @@ class VllmPlanDetail:
     length_refused: str | None = None
     v0_fallback: str | None = None
     v2_runner: bool = False
+    speculative_method: str | None = None
 
     @property
     def mamba_refusal(self) -> str | None:
@@ -1729,6 +1732,7 @@ def _assemble(
         length_refused=cfg.length_refused,
         v0_fallback=cfg.v0_fallback,
         v2_runner=cfg.v2_runner,
+        speculative_method=settings.speculative_method,
     )
 
 
