@@ -1146,6 +1146,22 @@ AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     103: {2: 64, 4: 64, 8: 2},
 }
 _TWO_MIB = 1 << 21
+#: What FlashInfer rounds each of the fusion workspace's three buffers up to, by compute capability. vLLM 0.17.0 -
+#: 0.26.0 create the workspace with ``flashinfer.comm.create_allreduce_fusion_workspace`` (``vllm/distributed/
+#: device_communicators/flashinfer_all_reduce.py``; 0.17.0 - 0.18.x through the fusion pass), whose
+#: ``TRTLLMAllReduceFusionWorkspace`` passes ``use_symm_dev_mem=True`` to ``trtllm_create_ipc_workspace_for_all_reduce_
+#: fusion``: each buffer is a ``SymmDeviceMemory`` (``flashinfer/comm/mnnvl.py``) whose ``_get_allocation_prop``
+#: rounds ``size + 2,048`` B of signal pad up to the allocation granularity and then, multicast or not
+#: (``enable_multicast=False`` here), to ``cuMulticastGetGranularity(..., CU_MULTICAST_GRANULARITY_RECOMMENDED)``
+#: before ``cuMemCreate`` (read in the flashinfer-python 0.6.4, 0.6.6, 0.6.8.post1, 0.6.11.post2, 0.6.12, 0.6.13 and
+#: 0.6.14 wheels, the pins of vLLM 0.17.0 - 0.26.0; flashinfer-ai/flashinfer#3745, July 2026, moves that rounding
+#: under ``enable_multicast``). The recommended multicast granularity is 512 MiB on Hopper's NVSwitch systems
+#: (microsoft/mscclpp@3f9c653a:include/mscclpp/nvls.hpp, ``DefaultNvlsBufferSize = (1 << 29)``, "the recommended
+#: buffer size for NVLS, returned by cuMulticastGetGranularity"); Blackwell's is not read (2 MiB kept). Where the GPU
+#: has no multicast (PCIe, NVLink-bridge pairs) the call fails and vLLM runs without the workspace
+#: (``_create_workspace``: "Failed to initialize FlashInfer All Reduce workspace ... expected on GPUs without
+#: NVSwitch").
+AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {(9, 0): 1 << 29}
 
 
 def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
@@ -1168,10 +1184,16 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     tokens = allreduce_fusion_tokens(settings, model, cfg)
     if tokens <= 0:
         return 0
+    if cfg.nvls is False:
+        return 0  # no multicast: the workspace is not created (AR_FUSION_MULTICAST_GRANULARITY)
     hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
+    gran = AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
+    if cfg.nvls is None:
+        gran = _TWO_MIB  # the GPU's NVSwitch is not known: the 2 MiB alignment alone
 
     def up(n: int) -> int:
-        return -(-n // _TWO_MIB) * _TWO_MIB
+        n = -(-n // _TWO_MIB) * _TWO_MIB
+        return -(-n // gran) * gran
 
     buf = cfg.tp * tokens * hidden * elem
     return (
