@@ -165,6 +165,19 @@ def _fn_source_heredocs(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _dollar_at(n: int) -> str:
+    """4,000 positional parameters, then N ``: $@;``: the parameters' cost was summed at each reference, after the
+    budget was spent too (4 s at N = 10,000 before break50)."""
+    return "set -- " + "a " * 4000 + "; " + ": $@; " * n
+
+
+def _fn_dollar_at(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _dollar_at(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -351,6 +364,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_source_heredocs ('. /dev/stdin <<E;' x N, one line)": (
         _fn_source_heredocs,
         lambda n: (_sh_lead(_source_heredocs(n)), ".yaml"),
+    ),
+    "sh_dollar_at ('set --' 4,000 words, ': $@;' x N)": (
+        _fn_dollar_at,
+        lambda n: (_sh_lead(_dollar_at(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (
