@@ -178,6 +178,15 @@ def _fn_dollar_at(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _fn_env_split(n: int) -> Callable[[], object]:
+    """An ``env -S`` string of one word of N unset ``${A}``: shlex grew the word a character at a time (15 s for
+    1 MB before break50)."""
+    from kvlint.engines.shell import env_split_words
+
+    text = f"vllm serve {MODEL} --served-model-name " + "${A}" * n
+    return lambda: env_split_words(text, {})
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -368,6 +377,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_dollar_at ('set --' 4,000 words, ': $@;' x N)": (
         _fn_dollar_at,
         lambda n: (_sh_lead(_dollar_at(n)), ".yaml"),
+    ),
+    "env_split ('${A}' x N, one env -S word)": (
+        _fn_env_split,
+        lambda n: (_deployment({"command": ["env", "-S", f"vllm serve {MODEL} " + "${A}" * n]}), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

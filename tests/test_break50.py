@@ -3,7 +3,22 @@ reported by ``bench/hostile.py``, not asserted here)."""
 
 from __future__ import annotations
 
-from kvlint.engines.shell import ARG_MAX, commands
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.shell import ARG_MAX, commands, env_split_words
+
+
+def _shim(tmp_path: Path) -> dict[str, str]:
+    """PATH with a ``vllm`` that prints its arguments, NUL-terminated."""
+    shim = tmp_path / "vllm"
+    shim.write_text("#!/bin/sh\nprintf '%s\\0' vllm \"$@\"\n")
+    shim.chmod(0o755)
+    return {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 def test_dollar_at_of_empty_parameters_is_charged_their_nul_bytes() -> None:
@@ -32,3 +47,67 @@ def test_dollar_at_past_the_budget_stays_unresolved_and_the_engine_after_it_is_r
     assert [w.text for w in got[-1]] == ["vllm", "serve", "m"]
     expanded = sum(1 for cmd in got if cmd and cmd[0].text == ":" and len(cmd) == k + 1)
     assert expanded == ARG_MAX // (2 * k)
+
+
+ENV_S_STRINGS = [
+    r"vllm serve m \c --max-model-len 999999",  # \c ends the string
+    r"vllm serve m --max-model-len 4096 # the context we serve",  # a comment
+    r"vllm serve m --max-model-len 4096 #",
+    r"vllm serve m a#b x\_#c --port 1",  # '#' inside a word; after \_ it starts one: a comment
+    r"vllm serve m\_--max-model-len\_4096",  # \_ separates words
+    r"vllm serve m --served-model-name " + "\"a\\_b\" 'c\\'d' 'e\\\\f' 'g\\nh' \"i\\tj\" \\\"k\\\" '' \"\"#l",
+    "vllm\tserve\vm\f--port\r8000\n--max-model-len 4096",  # the blanks C isspace knows
+]
+
+
+@pytest.mark.parametrize("string", ENV_S_STRINGS)
+def test_env_split_string_makes_the_words_env_makes(string: str, tmp_path: Path) -> None:
+    """``env -S STRING`` split as GNU env 9.1 splits it (env.c ``build_argv``), compared with the real env running
+    a shim that prints its arguments. Before, STRING was split by ``shlex`` (POSIX shell rules): ``\\c`` read as
+    ``c`` and the words after it kept, ``# comment`` read as arguments (KV205 unknown options), ``\\_`` as ``_``,
+    ``'c\\'d'`` an unclosed quote; and a long word took time quadratic in its length (1 MB: 15 s)."""
+    if shutil.which("env") is None:
+        pytest.skip("no env here")
+    env = _shim(tmp_path)
+    ran = subprocess.run(["env", "-S", string], env=env, capture_output=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    real = [a.decode() for a in ran.stdout.split(b"\0")[:-1]]
+    read = env_split_words(string)
+    assert read is not None
+    assert [w for w, _kept in read[0]] == real
+
+
+@pytest.mark.parametrize(
+    "string",
+    [
+        r"vllm serve \x",
+        "vllm serve m\\",
+        r'vllm "serve\c"',
+        "vllm 'serve",
+        'vllm "serve',
+        "vllm $A",
+        "vllm ${A-x}",
+    ],
+)
+def test_env_split_string_env_refuses_is_none(string: str, tmp_path: Path) -> None:
+    """What env refuses (an unknown ``\\`` sequence, a trailing ``\\``, ``\\c`` in double quotes, an unclosed quote,
+    ``$`` other than ``${NAME}``): env exits 125 without running anything."""
+    if shutil.which("env") is None:
+        pytest.skip("no env here")
+    ran = subprocess.run(
+        ["env", "-S", string], env=_shim(tmp_path), capture_output=True, timeout=60, check=False
+    )
+    assert ran.returncode == 125
+    assert env_split_words(string) is None
+
+
+def test_env_split_string_keeps_an_unknown_variable_unresolved() -> None:
+    words, expanded = env_split_words("vllm serve ${M} '${M}' \"x${A}\"", {"A": "a b"}) or ([], False)
+    assert words == [("vllm", False), ("serve", False), ("${M}", True), ("${M}", False), ("xa b", False)]
+    assert expanded
+
+
+def test_env_split_string_of_a_long_word_is_one_pass() -> None:
+    """A 1 MB word of ``${A}`` with A unset (read by shlex one character at a time before): the word as written."""
+    words, _ = env_split_words("vllm " + "${A}" * 250_000, {}) or ([], False)
+    assert [len(w) for w, _ in words] == [4, 1_000_000]

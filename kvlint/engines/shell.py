@@ -20,7 +20,6 @@ import bisect
 import functools
 import json
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -1855,82 +1854,135 @@ _MAX_SPLITS = 4
 
 
 def _split_string(arg: ShellArg, env: Mapping[str, str] | None = None) -> list[ShellArg]:
-    """The words ``env -S STRING`` makes of STRING (GNU coreutils 9.1 ``env.c`` ``build_argv``: split at blanks,
-    quotes and backslashes as in the shell, ``${NAME}`` outside single quotes replaced by the value of NAME in env's
-    environment ``env``, not split), each pointing at STRING's word; as blank-separated words if the quotes do not
-    close. A ``${NAME}`` of a variable not in ``env`` (the image may set it) stays, unresolved."""
-    text = arg.text
-    expanded = False
-    if env is not None and "${" in text:
-        text, expanded = _env_s_variables(text, env)
-    try:
-        parts = shlex.split(text, comments=False, posix=True)
-    except ValueError:
-        parts = text.split()
-    unresolved = arg.unresolved
+    """The words ``env -S STRING`` makes of STRING (:func:`env_split_words`), each pointing at STRING's word; as
+    blank-separated words when env refuses STRING (an unclosed quote, an unknown ``\\`` sequence, ``$NAME``
+    without braces: env exits 125 without running anything). A ``${NAME}`` of a variable not in ``env`` (the
+    image may set it) stays, unresolved."""
+    read = env_split_words(arg.text, env)
+    if read is None:
+        found = [
+            (p, arg.unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None))
+            for p in arg.text.split()
+        ]
+        expanded = False
+    else:
+        found, expanded = read
     return [
         ShellArg(
-            p,
-            arg.offset,
-            arg.loc,
-            arg.from_env or expanded,
-            unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None),
-            True,
-            arg.substituted,
+            p, arg.offset, arg.loc, arg.from_env or expanded, arg.unresolved or kept, True, arg.substituted
         )
-        for p in parts
+        for p, kept in found
     ]
 
 
-_ENV_S_SPECIAL = re.compile(r"['\"\\\\$]")
+#: The blanks ``env -S`` splits at (C ``isspace``: space, tab, newline, vertical tab, form feed, carriage return)
+_ENV_S_BLANKS = frozenset(" \t\n\v\f\r")
+#: The runs of characters ``env -S`` copies as they are: outside quotes, in single quotes, in double quotes
+_ENV_S_PLAIN = {
+    "": re.compile(r"[^ \t\n\v\f\r'\"\\$#]+"),
+    "'": re.compile(r"[^'\\]+"),
+    '"': re.compile(r'[^"\\$]+'),
+}
+#: ``\\X`` outside single quotes (env.c ``build_argv``): the character it stands for
+_ENV_S_ESCAPES = {
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    '"': '"',
+    "#": "#",
+    "$": "$",
+    "'": "'",
+    "\\": "\\",
+}
+_ENV_S_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _env_s_variables(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
-    """``text`` (an ``env -S`` string) with each ``${NAME}`` outside single quotes whose NAME ``env`` holds replaced
-    by its value quoted for :func:`shlex.split` (one word, or part of one, as env keeps it: env.c ``build_argv``
-    appends the value to the word, unsplit); and whether any was. The characters between quotes, backslashes and
-    ``$`` are skipped by a search, not walked one by one."""
-    out: list[str] = []
-    pos = i = 0
-    n = len(text)
-    in_sq = in_dq = changed = False
+def env_split_words(
+    text: str, env: Mapping[str, str] | None = None
+) -> tuple[list[tuple[str, bool]], bool] | None:
+    """The words GNU env makes of an ``env -S`` STRING (coreutils 9.1 ``env.c`` ``build_argv``; checked against
+    env 9.1), each with whether it keeps a ``${NAME}`` kvlint could not resolve, and whether a variable was
+    substituted; None when env refuses STRING (it exits 125).
+
+    Words split at blanks outside quotes; ``'...'`` keeps everything but ``\\\\`` and ``\\'``; ``"..."`` keeps
+    blanks and reads ``\\`` sequences and ``${NAME}``; outside single quotes ``\\_`` separates words (a space in
+    double quotes), ``\\c`` ends the string (refused in double quotes), ``\\f \\n \\r \\t \\v`` are control
+    characters, ``\\" \\# \\$ \\' \\\\`` the character, any other sequence, a trailing ``\\`` or an unclosed quote are
+    refused; ``#`` starting a word outside quotes ends the string (a comment); ``${NAME}`` is NAME's value in
+    ``env`` (not split; None: not known), any other ``$`` refused. A name ``env`` does not hold stays as written
+    (env would give the empty string, but the image may set it). One pass over STRING: the runs between special
+    characters are taken by a search (``shlex`` grew each word one character at a time: 15 s for a 1 MB string)."""
+    words: list[tuple[str, bool]] = []
+    cur: list[str] = []
+    started = kept = expanded = False
+    quote = ""
+    i, n = 0, len(text)
     while i < n:
-        if in_sq:
-            end = text.find("'", i)
-            if end < 0:
-                break
-            in_sq, i = False, end + 1
+        m = _ENV_S_PLAIN[quote].match(text, i)
+        if m is not None:
+            cur.append(m.group())
+            started, i = True, m.end()
             continue
-        m = _ENV_S_SPECIAL.search(text, i)
-        if m is None:
-            break
-        i = m.start()
         c = text[i]
-        if c == "\\":
-            i += 2
-        elif c == "'":
-            in_sq = not in_dq
+        if not quote and c in _ENV_S_BLANKS:
+            if started:
+                words.append(("".join(cur), kept))
+                cur, started, kept = [], False, False
             i += 1
-        elif c == '"':
-            in_dq = not in_dq
+        elif not quote and c == "#":
+            if not started:
+                break  # a comment
+            cur.append(c)
             i += 1
-        else:  # $
-            name = _NAME_RE.match(text, i + 2) if text.startswith("{", i + 1) else None
-            if name is None or not text.startswith("}", name.end()):
-                i += 1
+        elif c == "'" and not quote:
+            quote, started, i = "'", True, i + 1
+        elif c == '"' and not quote:
+            quote, started, i = '"', True, i + 1
+        elif c == quote:
+            quote, i = "", i + 1
+        elif c == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if quote == "'":
+                cur.append(nxt if nxt in ("\\", "'") else "\\")
+                i += 2 if nxt in ("\\", "'") else 1
                 continue
-            value = env.get(name.group())
-            if value is not None:
-                out.append(text[pos:i])
-                if in_dq:
-                    out.append(value.replace("\\", "\\\\").replace('"', '\\"'))
-                else:
-                    out.append("'" + value.replace("'", "'\"'\"'") + "'")
-                pos = name.end() + 1
-                changed = True
-            i = name.end() + 1
-    out.append(text[pos:])
-    return "".join(out), changed
+            if nxt == "_":
+                if quote:
+                    cur.append(" ")
+                elif started:
+                    words.append(("".join(cur), kept))
+                    cur, started, kept = [], False, False
+                i += 2
+                continue
+            if nxt == "c":
+                if quote:
+                    return None
+                break
+            value = _ENV_S_ESCAPES.get(nxt)
+            if value is None:
+                return None
+            cur.append(value)
+            started, i = True, i + 2
+        else:  # $ outside single quotes
+            v = _ENV_S_VARIABLE.match(text, i)
+            if v is None:
+                return None
+            value = env.get(v.group(1)) if env is not None else None
+            if value is None:
+                cur.append(v.group())
+                started = kept = True
+            else:
+                cur.append(value)
+                expanded = True
+                started = started or bool(value)
+            i = v.end()
+    if quote:
+        return None
+    if started:
+        words.append(("".join(cur), kept))
+    return words, expanded
 
 
 #: A change of a script's environment log (:class:`Environ`): ``(NAME, value, word)`` sets NAME (the word that set
