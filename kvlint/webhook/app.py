@@ -8,16 +8,21 @@ Request path of ``POST /validate``:
    or ``overloaded``), else it gets HTTP 413 or 503 (and so does one over four times the limit); a body not
    complete within ``body_timeout_seconds`` gets 408 (the headers have their own deadline in
    :mod:`kvlint.webhook.protocol`). A declared ``Content-Type`` other than JSON gets 415.
-2. :func:`~kvlint.webhook.review.parse_review`: anything that is not an AdmissionReview gets HTTP 400
-   with ``{"error": "..."}`` (the API server then applies the configuration's ``failurePolicy``).
-3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once
-   (subresources, objects a trusted controller writes under an owner kvlint reviews, updates of
-   replicas/status/metadata).
-4. the pipeline runs in a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`, within a hard
-   budget of ``timeout_seconds`` (waiting for a free worker included). When it runs out the worker is
-   killed and replaced, the answer follows the failure mode, and ``kvlint_webhook_budget_exceeded_total``
-   counts it. The event loop never runs the pipeline, so probes and other reviews keep answering.
-5. any exception in kvlint is logged and answered per the failure mode: a review never crashes the
+2. the body, as it came, goes to a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`
+   (:func:`~kvlint.webhook.worker.answer_review`), within a hard budget of ``timeout_seconds`` (waiting for a
+   free worker included), which decodes it (:func:`~kvlint.webhook.review.parse_review`: anything that is not
+   an AdmissionReview gets HTTP 400 with ``{"error": "..."}``, and the API server then applies the
+   configuration's ``failurePolicy``), allows at once the reviews that need no linting
+   (:func:`~kvlint.webhook.review.skip_reason`: subresources, objects a trusted controller writes under an owner
+   kvlint reviews, updates of replicas/status/metadata), lints the object and writes the response; the server
+   counts and logs it from the worker's summary. The event loop neither decodes a body nor pickles an object
+   or its findings, so probes and other reviews keep answering.
+3. when the budget runs out the worker is killed and replaced, ``kvlint_webhook_budget_exceeded_total`` counts
+   it, and the server decodes the body itself to answer as above (400, an exemption) or per the failure mode
+   with the request's ``uid``; the same when the worker fails or dies. An UPDATE with errors whose
+   ``oldObject`` is to be linted for the errors it already had is decoded by the server too, and its old
+   object linted in a worker within what is left of the budget.
+4. any exception in kvlint is logged and answered per the failure mode: a review never crashes the
    server, and the API server always gets an AdmissionReview back.
 
 Dry-run reviews (``request.dryRun: true``, e.g. ``kubectl apply --dry-run=server``) get exactly the
@@ -40,7 +45,6 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -54,6 +58,7 @@ from kvlint.webhook.review import (
     Review,
     ReviewError,
     ReviewTooDeep,
+    Verdict,
     WebhookSettings,
     build_response,
     existing_errors,
@@ -66,7 +71,7 @@ from kvlint.webhook.review import (
     skipped_response,
     too_deep_response,
 )
-from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome
+from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome, ReplyDiagnostic, encode_json
 
 #: Seconds without a heartbeat from the review event loop before the probe listener's ``/healthz`` fails.
 LIVENESS_STALL_SECONDS = 10.0
@@ -359,44 +364,6 @@ def _uncollected(fn: Callable[..., _T], *args: Any) -> _T:
             gc.enable()
 
 
-async def _run_pipeline(state: WebhookState, review: Review, started: float) -> tuple[dict[str, Any], Any]:
-    """Lint in a worker process within what is left of the budget; answer per the failure mode otherwise."""
-    settings = state.settings
-    assert state.pool is not None
-    options = state.options_hook(settings.options) if state.options_hook else settings.options
-    budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - started))
-    try:
-        outcome = await state.pool.lint(prepared_object(review), review_label(review), options, budget)
-    except BudgetExceeded as exc:
-        state.metrics.budget_exceeded.labels(exc.stage).inc()
-        why = (
-            f"review not finished within {settings.timeout_seconds:g} s"
-            if exc.stage == "lint"
-            else f"no review worker free within {settings.timeout_seconds:g} s"
-        )
-        return failure_response(review, settings, why, "timeout")
-    except WorkerFailed as exc:
-        state.logger.error(
-            "pipeline failed",
-            extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(str(exc), LOG_REASON_CHARS)}},
-        )
-        name = str(exc).split(":", 1)[0]
-        return failure_response(review, settings, f"internal error ({name})", "internal_error")
-    existing = None
-    if (
-        settings.mode == "enforce"
-        and settings.allow_existing_violations
-        and review.operation == "UPDATE"
-        and review.old_object is not None
-        and any(d.severity == "error" for d in outcome.diagnostics)
-    ):
-        existing, result = await _old_errors(state, review, options, started)
-        payload, verdict = build_response(review, settings, outcome, existing)
-        verdict.old_object = result
-        return payload, verdict
-    return build_response(review, settings, outcome, existing)
-
-
 async def _old_errors(
     state: WebhookState, review: Review, options: Any, started: float
 ) -> tuple[list[str] | None, str]:
@@ -433,7 +400,7 @@ _Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 #: ``json.dumps`` with the arguments of Starlette's ``JSONResponse.render``, its encoder made once (``dumps``
 #: builds one per call when given arguments); same bytes.
-_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_encode_json = encode_json
 #: Starlette's ``PlainTextResponse("Internal Server Error", 500)``, what its ServerErrorMiddleware answers.
 _ERROR_500_BODY = b"Internal Server Error"
 _ERROR_500_HEADERS = [(b"content-length", b"21"), (b"content-type", b"text/plain; charset=utf-8")]
@@ -451,14 +418,58 @@ def _uncancel() -> None:
         uncancel()
 
 
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
+class _Found:
+    """A finding as a review's summary carries it (:func:`~kvlint.webhook.worker.review_summary`): what the
+    metrics and the log line read."""
+
+    __slots__ = ("rule", "severity", "message")
+
+    def __init__(self, rule: str, severity: str, message: str) -> None:
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+
+
+def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
+    """The Review (without its objects) and the Verdict of a review answered in a worker, from its
+    :func:`~kvlint.webhook.worker.review_summary`."""
+    (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
+    allowed, outcome, errors, warnings, suppressed, reason = summary[9:]
+    review = Review(
+        api_version,
+        uid,
+        operation,
+        kind,
+        namespace,
+        name,
+        sub_resource,
+        dry_run,
+        None,
+        None,
+        username=username,
+    )
+    verdict = Verdict(
+        allowed,
+        outcome,
+        [_Found(*f) for f in errors],  # type: ignore[misc]
+        [_Found(*f) for f in warnings],  # type: ignore[misc]
+        suppressed,
+        reason,
+    )
+    return review, verdict
+
+
 def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
     """What Starlette's ``JSONResponse(payload, status, headers={"Connection": "close"} if close else None)``
     sends: the same body and raw headers."""
     body = _encode_json(payload).encode("utf-8")
     length = (b"content-length", str(len(body)).encode("latin-1"))
     if close:
-        return status, [(b"connection", b"close"), length, (b"content-type", b"application/json")], body
-    return status, [length, (b"content-type", b"application/json")], body
+        return status, [(b"connection", b"close"), length, _JSON_TYPE], body
+    return status, [length, _JSON_TYPE], body
 
 
 class _Endpoint:
@@ -709,34 +720,148 @@ def create_app(
         return _json_answer(payload)
 
     async def _validate(box: list[bytes], t0: float) -> _Answer:
+        """The review of a body that is in: handed as it is to a worker, which decodes it, applies the
+        exemptions, lints the object and writes the response (:meth:`ReviewPool.review
+        <kvlint.webhook.pool.ReviewPool.review>`); the event loop neither decodes it nor pickles the object and
+        the findings. It decodes the body itself only when the worker could not answer (its budget ran out, it
+        failed or died, the server is shutting down: :func:`_unfinished`) or for an UPDATE whose ``oldObject``
+        must be linted (:func:`_update`)."""
         body = box.pop()
         state.body_bytes -= len(body)
+        options = state.options_hook(settings.options) if state.options_hook else settings.options
+        budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
         try:
-            review = _uncollected(parse_review, body)
-            del body
-        except ReviewError as exc:
-            return bad_request(exc)
-        except ReviewTooDeep as exc:  # too deep to decode: answered with the request's uid, as a finding
-            review, deep = exc.review, True
-        else:
-            deep = False
-        try:
-            why = None if deep else _uncollected(skip_reason, review, settings)
-            if deep:
-                payload, verdict = too_deep_response(review, settings)
-            elif why is not None:
-                payload, verdict = skipped_response(review, why)
-            else:
-                payload, verdict = await _run_pipeline(state, review, t0)
+            # no pool without the lifespan (an ASGI host that does not run it): what needs no worker is still
+            # answered (400, an exemption), the rest as an internal error
+            assert state.pool is not None, "the review pool is not started (the app's lifespan did not run)"
+            reply = await state.pool.review(body, settings, options, budget)
         except asyncio.CancelledError:
             # uvicorn's graceful shutdown time ran out while the review was linted (a budget longer than it): the
             # review is answered per the failure mode, as one kvlint could not finish, instead of HTTP 500
+            return _unfinished(body, t0, SHUTDOWN_REASON, "shutdown", cancelled=True)
+        except BudgetExceeded as exc:
+            why = (
+                f"review not finished within {settings.timeout_seconds:g} s"
+                if exc.stage == "lint"
+                else f"no review worker free within {settings.timeout_seconds:g} s"
+            )
+            return _unfinished(body, t0, why, "timeout", stage=exc.stage)
+        except WorkerFailed as exc:
+            name = str(exc).split(":", 1)[0]
+            return _unfinished(body, t0, f"internal error ({name})", "internal_error", error=str(exc))
+        except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
+            return _unfinished(
+                body, t0, f"internal error ({type(exc).__name__})", "internal_error", trace=True
+            )
+        kind = reply[0]
+        if kind == "answer":
+            review, verdict = summary_review(reply[3])
+            _observe(review, verdict, t0)
+            data = reply[2]
+            return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
+        if kind == "bad":
+            return bad_request(ReviewError(reply[3], reply[2]))
+        del box
+        return await _update(body, reply, options, t0)
+
+    def _observe(review: Review, verdict: Any, t0: float) -> None:
+        """Count and log one answered review."""
+        seconds = time.perf_counter() - t0
+        state.metrics.observe(verdict, review.dry_run, seconds)
+        level = logging.INFO if verdict.outcome != "skipped" else logging.DEBUG
+        if state.logger.isEnabledFor(level):
+            state.logger.log(
+                level, "review", extra={"fields": _log_fields(review, verdict, seconds, settings.mode)}
+            )
+
+    def _unfinished(
+        body: bytes,
+        t0: float,
+        why: str,
+        outcome: str,
+        *,
+        cancelled: bool = False,
+        stage: str | None = None,
+        error: str | None = None,
+        trace: bool = False,
+    ) -> _Answer:
+        """The answer for a review its worker did not finish (``outcome``: ``timeout``, ``internal_error``,
+        ``shutdown``): the body decoded here, then answered as the server answered it when it decoded every
+        body itself: not an AdmissionReview (HTTP 400), nested too deeply (a KV001 finding), needing no linting
+        (:func:`~kvlint.webhook.review.skip_reason`: a DELETE, a subresource, an exempt namespace...: allowed
+        whatever the failure mode), else per the failure mode, with the request's own ``uid``, ``dryRun`` and
+        names in the answer, the metrics and the log. ``cancelled``: the server is shutting down (a body with no
+        review to answer is left to ``validate``'s HTTP 503); ``stage``: the budget ran out (counted in
+        ``kvlint_webhook_budget_exceeded_total``); ``error``: the worker's failure, logged; ``trace``: a kvlint
+        bug in the server, logged with its traceback."""
+        try:
+            review = _uncollected(parse_review, body)
+        except ReviewError as exc:
+            if cancelled:  # no uid to answer with: validate's HTTP 503
+                raise asyncio.CancelledError from None
+            return bad_request(exc)
+        except ReviewTooDeep as exc:
+            if cancelled:
+                _uncancel()
+            payload, verdict = too_deep_response(exc.review, settings)
+            _observe(exc.review, verdict, t0)
+            return _json_answer(payload)
+        if cancelled:
+            _uncancel()
+        del body
+        try:
+            skip = _uncollected(skip_reason, review, settings)
+        except RecursionError:
+            payload, verdict = too_deep_response(review, settings)
+            _observe(review, verdict, t0)
+            return _json_answer(payload)
+        if skip is not None:
+            payload, verdict = skipped_response(review, skip)
+            _observe(review, verdict, t0)
+            return _json_answer(payload)
+        if cancelled:
+            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
+        if stage is not None:
+            state.metrics.budget_exceeded.labels(stage).inc()
+        if error is not None:
+            state.logger.error(
+                "pipeline failed",
+                extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(error, LOG_REASON_CHARS)}},
+            )
+        if trace:
+            state.logger.error(
+                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
+            )
+        payload, verdict = failure_response(review, settings, why, outcome)
+        _observe(review, verdict, t0)
+        return _json_answer(payload)
+
+    async def _update(body: bytes, reply: tuple[Any, ...], options: Any, t0: float) -> _Answer:
+        """An UPDATE whose new object has errors, linted in a worker (``reply``: ``("update", seq, rows,
+        suppressed)``), and whose ``oldObject`` is linted for the errors it already had
+        (``allow_existing_violations``): the body decoded here and the old object linted in a worker within
+        what is left of the budget, as before reviews were answered in the workers."""
+        try:
+            review = _uncollected(parse_review, body)
+        except ReviewError as exc:  # decoded by the worker: not expected
+            return bad_request(exc)
+        except ReviewTooDeep as exc:
+            payload, verdict = too_deep_response(exc.review, settings)
+            _observe(exc.review, verdict, t0)
+            return _json_answer(payload)
+        del body
+        outcome = LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
+        try:
+            existing, result = await _old_errors(state, review, options, t0)
+            payload, verdict = build_response(review, settings, outcome, existing)
+            verdict.old_object = result
+        except asyncio.CancelledError:
             _uncancel()
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
             payload, verdict = failure_response(review, settings, SHUTDOWN_REASON, "shutdown")
         except RecursionError:
-            # decoded, but too deep for the server's own walks (comparing an UPDATE's objects, pickling the
-            # object for a worker): a finding, not an internal error, which fail-open would admit
+            # too deep for pickling the old object for a worker: a finding, not an internal error, which
+            # fail-open would admit
             payload, verdict = too_deep_response(review, settings)
         except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
             state.logger.error(
@@ -745,13 +870,7 @@ def create_app(
             payload, verdict = failure_response(
                 review, settings, f"internal error ({type(exc).__name__})", "internal_error"
             )
-        seconds = time.perf_counter() - t0
-        state.metrics.observe(verdict, review.dry_run, seconds)
-        level = logging.INFO if verdict.outcome != "skipped" else logging.DEBUG
-        if state.logger.isEnabledFor(level):
-            state.logger.log(
-                level, "review", extra={"fields": _log_fields(review, verdict, seconds, settings.mode)}
-            )
+        _observe(review, verdict, t0)
         return _json_answer(payload)
 
     async def healthz(request: Request) -> Response:

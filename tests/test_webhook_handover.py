@@ -1,0 +1,114 @@
+"""The hand-over of a review to its worker (issue 19): the server passes the request body as it came, and the
+worker decodes it, applies the exemptions, lints and writes the response; the server decodes a body only when
+the worker could not answer it. Real uvicorn server, real TLS on loopback, real worker processes."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("prometheus_client")
+httpx = pytest.importorskip("httpx")
+
+from test_webhook import B01, B09, review, workload_object  # noqa: E402
+from webhook_pipelines import slow_pipeline  # noqa: E402
+
+from kvlint.webhook import app as app_module  # noqa: E402
+from kvlint.webhook.app import create_app  # noqa: E402
+from kvlint.webhook.review import WebhookSettings  # noqa: E402
+from kvlint.webhook.server import ServerThread, make_reloader  # noqa: E402
+
+
+def _serve(tls: dict[str, Any], **settings: Any) -> tuple[ServerThread, Any]:
+    pipeline = settings.pop("pipeline", None)
+    s = WebhookSettings(workers=1, **settings)
+    app = create_app(s, pipeline=pipeline)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    return ServerThread(app, reloader).start(), app
+
+
+def _client(srv: ServerThread, tls: dict[str, Any]) -> Any:
+    return httpx.Client(base_url=srv.url, verify=ssl.create_default_context(cafile=tls["ca.crt"]), timeout=30)
+
+
+def test_the_server_decodes_no_body_its_worker_answers(tls: dict[str, Any], monkeypatch: Any) -> None:
+    """Denied, clean, exempt, malformed and 1.3 MB reviews are answered as before, and the server process
+    decodes none of them (it decoded every body on its event loop before handing the object over: a 1.3 MB
+    body held the loop 45 to 70 ms, and the object was pickled to the worker and the findings back)."""
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, _ = _serve(tls)
+    try:
+        with _client(srv, tls) as client:
+            denied = client.post("/validate", json=review(workload_object(B01), uid="u-denied")).json()
+            assert denied["response"]["uid"] == "u-denied" and denied["response"]["allowed"] is False
+            assert "KV103" in denied["response"]["status"]["message"]
+            clean = client.post("/validate", json=review(workload_object(B09), uid="u-clean")).json()
+            assert clean["response"] == {
+                "uid": "u-clean",
+                "allowed": True,
+                "auditAnnotations": {"verdict": "allow"},
+            }
+            exempt = client.post(
+                "/validate", json=review(workload_object(B01), uid="u-exempt", namespace="kube-system")
+            ).json()
+            assert exempt["response"] == {"uid": "u-exempt", "allowed": True}
+            big_obj = workload_object(B09)
+            big_obj["metadata"]["annotations"] = {"example.com/blob": "x" * (1300 * 1024)}
+            big = client.post("/validate", json=review(big_obj, uid="u-big"))
+            assert big.status_code == 200 and big.json()["response"]["uid"] == "u-big"
+            for body, why in (
+                (b"{not json", "not valid JSON"),
+                (b"[1, 2]", "expected an AdmissionReview object"),
+                (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "Pod"}).encode(), "kind must be"),
+                (b'{"request": "\xff"}', "not valid JSON"),
+            ):
+                r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+                assert r.status_code == 400 and why in r.json()["error"], r.text
+            metrics = client.get("/metrics").text
+            assert 'kvlint_webhook_bad_requests_total{reason="malformed"} 4.0' in metrics
+            assert (
+                'kvlint_webhook_reviews_total{dry_run="false",outcome="findings",verdict="denied"} 1.0'
+                in metrics
+            )
+            assert (
+                'kvlint_webhook_reviews_total{dry_run="false",outcome="skipped",verdict="allowed"} 1.0'
+                in metrics
+            )
+            assert 'kvlint_webhook_findings_total{rule="KV103",severity="error"}' in metrics
+    finally:
+        srv.stop()
+    assert decoded == []
+
+
+def test_a_review_its_worker_did_not_finish_keeps_its_uid_dry_run_and_names(tls: dict[str, Any]) -> None:
+    """A review whose budget runs out in the worker is answered per the failure mode from the body, decoded
+    by the server then: its uid in the answer, its dry run in the metrics (``dry_run="true"``), as when the
+    server decoded every body first."""
+    srv, app = _serve(tls, timeout_seconds=0.5, pipeline=slow_pipeline, failure_mode="closed")
+    try:
+        slow = workload_object(B09)
+        slow["metadata"]["name"] = "slow-dry"
+        with _client(srv, tls) as client:
+            out = client.post("/validate", json=review(slow, uid="u-slow", dryRun=True)).json()["response"]
+            assert out["uid"] == "u-slow" and out["allowed"] is False
+            assert "review not finished within 0.5 s" in out["status"]["message"]
+            metrics = client.get("/metrics").text
+            assert (
+                'kvlint_webhook_reviews_total{dry_run="true",outcome="timeout",verdict="denied"} 1.0'
+                in metrics
+            )
+            assert 'kvlint_webhook_budget_exceeded_total{stage="lint"} 1.0' in metrics
+            # an exempt object is skipped by the worker before any lint: allowed at once, whatever the failure mode
+            out = client.post("/validate", json=review(slow, uid="u-exempt", namespace="kube-system")).json()[
+                "response"
+            ]
+            assert out == {"uid": "u-exempt", "allowed": True}
+    finally:
+        srv.stop()
