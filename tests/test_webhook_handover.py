@@ -112,3 +112,45 @@ def test_a_review_its_worker_did_not_finish_keeps_its_uid_dry_run_and_names(tls:
             assert out == {"uid": "u-exempt", "allowed": True}
     finally:
         srv.stop()
+
+
+def test_a_review_cancelled_at_shutdown_starts_no_worker(tls: dict[str, Any], tmp_path: Any) -> None:
+    """uvicorn cancels the reviews still running when its graceful shutdown time is over, just before the pool
+    closes: each such review's worker is killed, and was replaced by a new one from the fork server (counted as a
+    restart, logged "review worker replaced") only to be stopped again."""
+    import threading
+
+    from test_webhook_connections import WAIT_S, _connect, _gated_review, _until
+    from webhook_pipelines import gated_pipeline
+
+    srv, app = _serve(tls, timeout_seconds=25.0, pipeline=gated_pipeline)
+    pool = app.state.webhook.pool
+    spawned: list[int] = []
+    real = pool._spawn
+    pool._spawn = lambda: spawned.append(1) or real()
+    gate = tmp_path / "never"
+    stopper = None
+    try:
+        conn = _connect(srv, tls)
+        conn.sendall(_gated_review("held", str(gate)))
+        _until(lambda: pool.busy == 1, "the review being linted")
+        stopper = threading.Thread(target=srv.stop)  # graceful time 2 s (ServerThread)
+        stopper.start()
+        conn.settimeout(WAIT_S)
+        answer = b""
+        while True:
+            try:
+                chunk = conn.recv(65536)
+            except (ssl.SSLError, OSError):
+                break
+            if not chunk:
+                break
+            answer += chunk
+        assert b'"uid":"uid-held"' in answer and b"shutting down" in answer
+        stopper.join(WAIT_S)
+        assert not stopper.is_alive()
+    finally:
+        gate.touch()
+        if stopper is None:
+            srv.stop()
+    assert spawned == [] and pool.restarts == 0

@@ -254,6 +254,10 @@ class ReviewPool:
         self.busy = 0
         self.restarts = 0
         self.closed = False
+        #: the server is shutting down (set when uvicorn's shutdown starts, :mod:`kvlint.webhook.server`): a
+        #: worker killed because its review was cancelled is not replaced (uvicorn cancels the reviews still
+        #: running when its graceful shutdown time is over, just before the pool closes)
+        self.stopping = False
         #: ``time.monotonic()`` since when no worker has been alive (None while one is).
         self.empty_since: float | None = None
 
@@ -461,6 +465,15 @@ class ReviewPool:
         self._unwatch(w)
         w.kill()
         self._workers.discard(w)
+        if self.stopping and reason == "cancelled":
+            # shutting down: each review cancelled at the end of the graceful shutdown time started a worker
+            # from the fork server just before the pool closed, counted and logged as a restart
+            self.logger.info(
+                "review worker stopped",
+                extra={"fields": {"reason": reason, "pid": w.pid, "reviews": w.reviews}},
+            )
+            self._set_busy()
+            return
         self.restarts += 1
         if self.metrics is not None:
             self.metrics.worker_restarts.labels(reason).inc()

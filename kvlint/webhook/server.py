@@ -252,6 +252,14 @@ def _draining_server_class() -> Any:
             finally:
                 del loop.create_server
 
+        async def shutdown(self, sockets: Any = None) -> None:
+            # the reviews still running when the graceful shutdown time is over are cancelled, and the pool
+            # then closed: a worker whose review is cancelled is not replaced any more (ReviewPool.stopping)
+            state = _find_state(self.config.app)
+            if state is not None and state.pool is not None:
+                state.pool.stopping = True
+            await super().shutdown(sockets=sockets)
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             state = _find_state(self.config.app)
             if self.drain_seconds > 0 and state is not None and not state.draining and not self.should_exit:
