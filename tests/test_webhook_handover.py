@@ -154,3 +154,23 @@ def test_a_review_cancelled_at_shutdown_starts_no_worker(tls: dict[str, Any], tm
         if stopper is None:
             srv.stop()
     assert spawned == [] and pool.restarts == 0
+
+
+def test_the_process_start_and_end_are_logged_once_with_the_probe_listener(
+    tls: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each uvicorn server logs "Started server process [pid]" and "Finished server process [pid]": with the
+    probe listener (its own uvicorn server in a thread of the same process) the pod's log said both twice."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    app = create_app(WebhookSettings(workers=1), warm_up=False)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader, probe_port=0).start()
+    try:
+        assert srv.probe_url is not None
+        assert httpx.get(srv.probe_url + "/readyz", timeout=30).status_code == 200
+    finally:
+        srv.stop()
+    lines = [r.getMessage().split(" [", 1)[0] for r in caplog.records if "server process [" in r.getMessage()]
+    assert sorted(lines) == ["Finished server process", "Started server process"]

@@ -154,6 +154,25 @@ def build_server(
     return server
 
 
+#: The name of the probe listener's thread (:class:`ProbeServer`).
+PROBE_THREAD = "kvlint-webhook-probes"
+
+
+class _ProbeProcessLines(logging.Filter):
+    """Drops uvicorn's "Started server process [pid]" and "Finished server process [pid]" when the probe
+    listener's server logs them: each is logged by every ``uvicorn.Server`` that serves, and with the probe
+    listener the pod's log said the process started, and finished, twice (one process). Its "Uvicorn running
+    on ..." line, which names its own address, stays."""
+
+    LINES = frozenset({"Started server process [%d]", "Finished server process [%d]"})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.threadName == PROBE_THREAD and record.msg in self.LINES)
+
+
+_PROBE_PROCESS_LINES = _ProbeProcessLines()
+
+
 class ProbeServer:
     """The probe listener: plain HTTP ``/healthz``, ``/readyz``, ``/metrics`` on its own port, served by a
     uvicorn server in its own thread and event loop (:func:`kvlint.webhook.app.create_probe_app`), so that
@@ -193,13 +212,14 @@ class ProbeServer:
         _check_uvicorn(config, "probe")
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
+        logging.getLogger("uvicorn.error").addFilter(_PROBE_PROCESS_LINES)  # once: the same filter object
 
     def _run(self) -> None:
         asyncio.run(self.server.serve(sockets=[self.sock]))
 
     def start(self, timeout: float = 10.0) -> ProbeServer:
         """Serve in a daemon thread; returns once listening."""
-        self._thread = threading.Thread(target=self._run, name="kvlint-webhook-probes", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=PROBE_THREAD, daemon=True)
         self._thread.start()
         deadline = threading.Event()
         waited = 0.0
