@@ -174,3 +174,28 @@ def test_the_process_start_and_end_are_logged_once_with_the_probe_listener(
         srv.stop()
     lines = [r.getMessage().split(" [", 1)[0] for r in caplog.records if "server process [" in r.getMessage()]
     assert sorted(lines) == ["Finished server process", "Started server process"]
+
+
+def test_connections_the_probe_listener_closes_are_counted_with_their_listener(tls: dict[str, Any]) -> None:
+    """``kvlint_webhook_connections_closed_total`` had only a ``reason``, and the probe listener's closures were
+    not counted at all; it has ``listener`` as ``kvlint_webhook_connections_evicted_total`` has."""
+    import socket
+
+    app = create_app(WebhookSettings(workers=1), warm_up=False)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader, probe_port=0).start()
+    try:
+        assert srv.probes is not None
+        with socket.create_connection(("127.0.0.1", srv.probes.port), timeout=30) as sock:
+            sock.sendall(
+                b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (32 * 1024)
+            )  # never complete
+            while sock.recv(65536):  # closed by the server
+                pass
+        metrics = httpx.get(srv.probe_url + "/metrics", timeout=30).text
+        assert (
+            'kvlint_webhook_connections_closed_total{listener="probe",reason="header_too_large"} 1.0'
+            in metrics
+        )
+    finally:
+        srv.stop()

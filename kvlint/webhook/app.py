@@ -625,13 +625,13 @@ def create_app(
                     settings.body_timeout_seconds,
                 )
             except asyncio.TimeoutError:
-                state.metrics.connections_closed.labels("body_timeout").inc()
+                state.metrics.connections_closed.labels("review", "body_timeout").inc()
                 raise ReviewError(
                     f"request body not received within {settings.body_timeout_seconds:g} s", 408
                 ) from None
             except _ClientGone:  # gone before its body was in: nobody to answer, nothing to log
                 if not scope.get(EVICTED_SCOPE_KEY):  # an eviction is counted as one where it is made
-                    state.metrics.connections_closed.labels("client_gone").inc()
+                    state.metrics.connections_closed.labels("review", "client_gone").inc()
                 return 400, [(b"content-length", b"0")], b""  # Starlette's Response(status_code=400)
         except _Refused as exc:
             return _refused(exc, t0)

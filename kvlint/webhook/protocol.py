@@ -36,7 +36,7 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   the order connections entered it (:class:`_Room`), so an eviction looks at a bounded number of connections
   (:data:`EVICTION_SCAN_SLACK` more than it closes), not at all of them: listing and sorting every connection
   took 5.1 ms of CPU per request at the limit with 1,000 connections (0.11 ms now; load average 10);
-* counts each in ``kvlint_webhook_connections_closed_total{reason}`` (and each eviction by the state the
+* counts each in ``kvlint_webhook_connections_closed_total{listener, reason}`` (and each eviction by the state the
   connection was in, ``on_evict``), and (``max_connections``) each request
   uvicorn answers HTTP 503 and closes because the connections or requests at once reached its
   ``limit_concurrency`` (``--max-connections``; httptools only), which uvicorn only logs.

@@ -116,7 +116,9 @@ def build_server(
     state = _find_state(app)
     if header_timeout is None:
         header_timeout = state.settings.header_timeout_seconds if state is not None else 5.0
-    on_close = (lambda reason: state.metrics.connections_closed.labels(reason).inc()) if state else None
+    on_close = (
+        (lambda reason: state.metrics.connections_closed.labels("review", reason).inc()) if state else None
+    )
     on_evict = (
         (lambda what: state.metrics.connections_evicted.labels("review", what).inc()) if state else None
     )
@@ -204,6 +206,7 @@ class ProbeServer:
             http=deadline_protocol(
                 5.0,
                 16 * 1024,
+                on_close=lambda reason: state.metrics.connections_closed.labels("probe", reason).inc(),
                 on_evict=lambda what: state.metrics.connections_evicted.labels("probe", what).inc(),
             ),
             ws="none",
