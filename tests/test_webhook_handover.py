@@ -199,3 +199,102 @@ def test_connections_the_probe_listener_closes_are_counted_with_their_listener(t
         )
     finally:
         srv.stop()
+
+
+def _named_oversized_head(uid: str, declared: int) -> bytes:
+    """The headers and first bytes of an API-server review whose body (``declared`` bytes) is over the limit:
+    its head names the uid, so the server reads it to its end to answer it."""
+    start = (
+        b'{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"%s","object":{"x":"'
+        % (uid.encode())
+    )
+    head = (
+        b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        % declared
+    )
+    return head + start + b"a" * 2000
+
+
+def test_an_oversized_review_read_to_its_end_is_the_last_body_to_give_way(tls: dict[str, Any]) -> None:
+    """At ``--max-connections`` a complete request closes the connection whose body began first: the API server's
+    review over ``--max-request-bytes``, read to its end to be answered per the failure mode, was that body when it
+    began first, and its review failed with EOF (the API server's failurePolicy). Such a body now gives way after
+    every other one."""
+    from test_webhook_connections import HEALTHZ, SLOW_BODY, _connect, _evicted, _read_responses, _until
+
+    settings = WebhookSettings(workers=1, max_request_bytes=4096)
+    app = create_app(settings, warm_up=False)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader, header_timeout=30.0, limit_concurrency=4).start()
+    held: list[Any] = []
+    try:
+        big = _connect(srv, tls)
+        held.append(big)
+        declared = 10_000
+        first = _named_oversized_head("uid-big", declared)
+        big.sendall(first)
+        _until(lambda: len(srv.server.server_state.tasks) == 1, "the oversized body being read")
+        for n in (2, 3):
+            conn = _connect(srv, tls)
+            conn.sendall(SLOW_BODY)
+            held.append(conn)
+            _until(lambda n=n: len(srv.server.server_state.tasks) == n, "the body being read")
+        extra = _connect(srv, tls)
+        held.append(extra)
+        extra.sendall(HEALTHZ)
+        assert _read_responses(extra, 1)[0] == [b"HTTP/1.1 200"]
+        assert _evicted(app, "review", "body") == 1.0
+        # the slow body that began next is closed unanswered (not at its body deadline, with HTTP 408)
+        assert _read_responses(held[1]) == ([], True)
+        sent = len(first) - first.index(b"\r\n\r\n") - 4
+        big.sendall(b"a" * (declared - sent - 4) + b'"}}}')
+        statuses, _ = _read_responses(big, 1)
+        assert statuses == [b"HTTP/1.1 200"], "the oversized review was not answered"
+    finally:
+        for conn in held:
+            conn.close()
+        srv.stop()
+
+
+def test_an_oversized_review_read_when_the_shutdown_time_ends_is_answered_with_its_uid(
+    tls: dict[str, Any],
+) -> None:
+    """uvicorn cancels the requests still running when its graceful shutdown time is over: a review over
+    ``--max-request-bytes`` whose head names its uid, being read to its end, got HTTP 503 (the API server's
+    failurePolicy decided); it is answered per the failure mode with its uid, and the connection closed."""
+    import threading
+
+    from test_webhook_connections import WAIT_S, _connect, _until
+
+    settings = WebhookSettings(
+        workers=1, max_request_bytes=4096, failure_mode="closed", body_timeout_seconds=30.0
+    )
+    app = create_app(settings, warm_up=False)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader, header_timeout=30.0).start()
+    stopper = None
+    try:
+        conn = _connect(srv, tls)
+        conn.sendall(_named_oversized_head("uid-drained", 10_000))
+        _until(lambda: len(srv.server.server_state.tasks) == 1, "the oversized body being read")
+        stopper = threading.Thread(target=srv.stop)  # graceful time 2 s (ServerThread)
+        stopper.start()
+        conn.settimeout(WAIT_S)
+        answer = b""
+        while True:
+            try:
+                chunk = conn.recv(65536)
+            except (ssl.SSLError, OSError):
+                break
+            if not chunk:
+                break
+            answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and b"\r\nconnection: close" in head.lower(), answer
+        response = json.loads(body)["response"]
+        assert response["uid"] == "uid-drained" and response["allowed"] is False  # --failure-mode closed
+        assert "shutting down" in response["status"]["message"]
+        stopper.join(WAIT_S)
+    finally:
+        if stopper is None:
+            srv.stop()

@@ -53,7 +53,7 @@ from typing import Any, TypeVar
 
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
-from kvlint.webhook.protocol import EVICTED_SCOPE_KEY
+from kvlint.webhook.protocol import ANSWERING_SCOPE_KEY, EVICTED_SCOPE_KEY
 from kvlint.webhook.review import (
     Review,
     ReviewError,
@@ -199,7 +199,14 @@ def _digits_above(digits: str, bound: int) -> bool:
     return len(digits) > len(text) or (len(digits) == len(text) and digits > text)
 
 
-async def _read_body(receive: Any, declared: str | None, limit: int, state: WebhookState) -> bytes:
+async def _read_body(
+    receive: Any,
+    declared: str | None,
+    limit: int,
+    state: WebhookState,
+    scope: dict[str, Any] | None = None,
+    named_head: list[bytes] | None = None,
+) -> bytes:
     """The request body read from the ASGI ``receive`` channel, at most ``limit`` bytes (``declared``: the
     request's ``Content-Length``, None without one), each chunk counted in ``state.body_bytes`` as it is read
     (the caller takes the body's length off once it is decoded; on an error here this does). Reads the messages
@@ -268,6 +275,13 @@ async def _read_body(receive: Any, declared: str | None, limit: int, state: Webh
                             if review_from_head(head) is None:
                                 raise refused
                             named = True
+                            # read to its end to be answered: not a body that gives way first to a complete
+                            # request at --max-connections (kvlint.webhook.protocol), and answered with its uid
+                            # if the server's shutdown cancels the read (answer)
+                            if scope is not None:
+                                scope[ANSWERING_SCOPE_KEY] = True
+                            if named_head is not None:
+                                named_head.append(head)
                 if refused is not None and not named and not more:
                     raise refused
                 if not more:
@@ -616,14 +630,22 @@ def create_app(
         # the body first, then a slot to decode and lint it: a slot taken before the body was in was held by
         # a client sending its body slowly, and four of them (the default slots) held every slot until the
         # body deadline, answering every review 503. The bodies held meanwhile are bounded in bytes.
+        named: list[bytes] = []  # the head of a refused body being read to its end, naming its uid
         try:
             if not _is_json(content_type):
                 raise ReviewError(f"Content-Type must be application/json, got {content_type!r:.80}", 415)
             try:
                 body = await _within(
-                    _read_body(receive, length, settings.max_request_bytes, state),
+                    _read_body(receive, length, settings.max_request_bytes, state, scope, named),
                     settings.body_timeout_seconds,
                 )
+            except asyncio.CancelledError:
+                # uvicorn's graceful shutdown time ran out while a refused body that names its uid (the API
+                # server's review over --max-request-bytes) was read to its end: answered per the failure mode
+                # as a review the server could not finish, not HTTP 503 (the API server's failurePolicy)
+                if not named:
+                    raise
+                return _shutdown_refused(named[0], t0)
             except asyncio.TimeoutError:
                 state.metrics.connections_closed.labels("review", "body_timeout").inc()
                 raise ReviewError(
@@ -700,6 +722,19 @@ def create_app(
         state.metrics.observe(verdict, bare.dry_run, seconds)
         state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
         return _json_answer(payload)
+
+    def _shutdown_refused(head: bytes, t0: float) -> _Answer:
+        """The answer for a refused body whose head names its ``uid``, cancelled at shutdown while it was read to
+        its end: per the failure mode (outcome ``shutdown``), the connection closed (the rest is unread)."""
+        bare = review_from_head(head)
+        assert bare is not None  # _read_body records a head only then
+        _uncancel()
+        state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(bare.uid)}})
+        payload, verdict = failure_response(bare, settings, SHUTDOWN_REASON, "shutdown")
+        seconds = time.perf_counter() - t0
+        state.metrics.observe(verdict, bare.dry_run, seconds)
+        state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
+        return _json_answer(payload, close=True)
 
     def _refused(exc: _Refused, t0: float) -> _Answer:
         """The answer for a review whose body was not decoded, too large (``outcome="too_large"``) or one too
