@@ -9,7 +9,7 @@ Request path of ``POST /validate``:
    complete within ``body_timeout_seconds`` gets 408 (the headers have their own deadline in
    :mod:`kvlint.webhook.protocol`). A declared ``Content-Type`` other than JSON gets 415.
 2. the body, as it came, goes to a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`
-   (:func:`~kvlint.webhook.worker.answer_review`), within a hard budget of ``timeout_seconds`` (waiting for a
+   (:func:`~kvlint.webhook.answer.answer_review`), within a hard budget of ``timeout_seconds`` (waiting for a
    free worker included), which decodes it (:func:`~kvlint.webhook.review.parse_review`: anything that is not
    an AdmissionReview gets HTTP 400 with ``{"error": "..."}``, and the API server then applies the
    configuration's ``failurePolicy``), allows at once the reviews that need no linting
@@ -51,6 +51,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kvlint.webhook.answer import encode_json
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
 from kvlint.webhook.protocol import ANSWERING_SCOPE_KEY, EVICTED_SCOPE_KEY
@@ -71,7 +72,7 @@ from kvlint.webhook.review import (
     skipped_response,
     too_deep_response,
 )
-from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome, ReplyDiagnostic, encode_json
+from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome, ReplyDiagnostic
 
 #: Seconds without a heartbeat from the review event loop before the probe listener's ``/healthz`` fails.
 LIVENESS_STALL_SECONDS = 10.0
@@ -436,7 +437,7 @@ _JSON_TYPE = (b"content-type", b"application/json")
 
 
 class _Found:
-    """A finding as a review's summary carries it (:func:`~kvlint.webhook.worker.review_summary`): what the
+    """A finding as a review's summary carries it (:func:`~kvlint.webhook.answer.review_summary`): what the
     metrics and the log line read."""
 
     __slots__ = ("rule", "severity", "message")
@@ -449,7 +450,7 @@ class _Found:
 
 def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
     """The Review (without its objects) and the Verdict of a review answered in a worker, from its
-    :func:`~kvlint.webhook.worker.review_summary`."""
+    :func:`~kvlint.webhook.answer.review_summary`."""
     (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
     allowed, outcome, errors, warnings, suppressed, reason = summary[9:]
     review = Review(

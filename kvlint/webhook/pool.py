@@ -36,6 +36,7 @@ import time
 from dataclasses import fields
 from typing import Any
 
+from kvlint.webhook.answer import answer_review
 from kvlint.webhook.worker import FRAME_HEADER, LintOutcome, ReplyDiagnostic, frame_messages, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
@@ -172,7 +173,10 @@ class _Worker:
     def __init__(self, ctx: Any, pipeline: Any, memory_limit: int | None) -> None:
         parent, child = ctx.Pipe(duplex=True)
         self.process = ctx.Process(
-            target=worker_main, args=(child, pipeline, memory_limit), name="kvlint-review", daemon=True
+            target=worker_main,
+            args=(child, pipeline, memory_limit, answer_review),
+            name="kvlint-review",
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -521,7 +525,7 @@ class ReviewPool:
         return LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
 
     async def review(self, body: bytes, settings: Any, options: Any, budget: float) -> tuple[Any, ...]:
-        """Answer the ``POST /validate`` request ``body`` in a worker (:func:`~kvlint.webhook.worker.answer_review`:
+        """Answer the ``POST /validate`` request ``body`` in a worker (:func:`~kvlint.webhook.answer.answer_review`:
         decoded, exemptions, linted with ``options``, the response written there), within ``budget`` seconds in
         all (waiting for a free worker included). Returns the worker's reply: ``("answer", seq, response_bytes,
         summary)``, ``("bad", seq, status, message)`` or ``("update", seq, rows, suppressed)``.

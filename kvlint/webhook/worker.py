@@ -13,10 +13,11 @@ ends are kvlint in the same pod):
 
 * server -> worker: ``("options", Options)`` (sent when the pipeline options change, e.g. a new node
   inventory with ``--cluster``), ``("settings", WebhookSettings)`` (sent to each worker once), and
-  ``("review", seq, body)`` (a ``POST /validate`` request body as received: :func:`answer_review`) or
+  ``("review", seq, body)`` (a ``POST /validate`` request body as received:
+  :func:`kvlint.webhook.answer.answer_review`) or
   ``("lint", seq, object, label)`` (an object: the warm-up, an UPDATE's ``oldObject``);
 * worker -> server: for a ``review``, ``("answer", ...)``, ``("bad", ...)`` or ``("update", ...)``
-  (:func:`answer_review`); for a ``lint``, ``("ok", seq, rows, suppressed)`` (``rows``: :func:`reply_rows` of
+  (:func:`kvlint.webhook.answer.answer_review`); for a ``lint``, ``("ok", seq, rows, suppressed)`` (``rows``: :func:`reply_rows` of
   the diagnostics); for either, ``("error", seq, "Type: message")``.
 
 A worker limits its own address space (``RLIMIT_AS``) when given a memory limit, so an allocation a
@@ -28,7 +29,6 @@ get the CPU first. The cyclic garbage collector is off while a worker lints (:da
 from __future__ import annotations
 
 import gc
-import json
 import os
 import pickle
 import signal
@@ -249,113 +249,6 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
         HELD_LINES.pop(label, None)
 
 
-#: ``json.dumps`` with the arguments of Starlette's ``JSONResponse.render``, its encoder made once (``dumps``
-#: builds one per call when given arguments); the bytes of every JSON answer of ``POST /validate``.
-encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-
-#: How many errors' ``rule: message`` a review's summary carries for its log line (``LOG_ERRORS`` of
-#: :mod:`kvlint.webhook.app`, which keeps as many).
-SUMMARY_MESSAGES = 10
-
-
-def review_summary(review: Any, verdict: Any) -> tuple[Any, ...]:
-    """What the server's metrics and log line read of a review answered in a worker (:func:`answer_review`),
-    as plain values: the request's ``api_version, uid, operation, kind, namespace, name, sub_resource,
-    dry_run, username``, then the verdict's ``allowed, outcome, errors, warnings, suppressed, reason`` (each
-    finding ``(rule, severity, message)``, the message of the first :data:`SUMMARY_MESSAGES` errors only, the
-    others ``""``). Read back by :func:`kvlint.webhook.app.summary_review` into a Review and a Verdict."""
-    errors = tuple(
-        (d.rule, d.severity, d.message if i < SUMMARY_MESSAGES else "") for i, d in enumerate(verdict.errors)
-    )
-    warnings = tuple((d.rule, d.severity, "") for d in verdict.warnings)
-    return (
-        review.api_version,
-        review.uid,
-        review.operation,
-        review.kind,
-        review.namespace,
-        review.name,
-        review.sub_resource,
-        review.dry_run,
-        review.username,
-        verdict.allowed,
-        verdict.outcome,
-        errors,
-        warnings,
-        verdict.suppressed,
-        verdict.reason,
-    )
-
-
-def answer_review(
-    body: bytes, seq: int, settings: Any, options: Any, pipeline: Any = None
-) -> tuple[Any, ...]:
-    """A review answered from its request body, in the worker: what the server did before handing the object
-    over (decoding the body, :func:`~kvlint.webhook.review.parse_review`; the exemptions,
-    :func:`~kvlint.webhook.review.skip_reason`) and after (the verdict and the response,
-    :func:`~kvlint.webhook.review.build_response`, written as JSON), so the server's event loop neither decodes
-    a body (a 1.3 MB one held it 45 to 70 ms) nor pickles the object and the findings. The reply:
-
-    * ``("answer", seq, response_bytes, summary)``: the AdmissionReview response's bytes and
-      :func:`review_summary`;
-    * ``("bad", seq, status, message)``: not an AdmissionReview (HTTP ``status``, as ``ReviewError``);
-    * ``("update", seq, rows, suppressed)``: an UPDATE whose new object has errors and whose ``oldObject``
-      must be linted for the errors it already had (``allow_existing_violations`` in ``enforce``): the new
-      object's :func:`reply_rows`; the server decodes the body and lints the old object within what is left
-      of the budget, as before, so an old object's lint that runs out still leaves every error denying.
-
-    Raises what the pipeline raises (the worker loop answers ``("error", ...)``, the server then per the
-    failure mode)."""
-    from kvlint.webhook.review import (
-        ReviewError,
-        ReviewTooDeep,
-        build_response,
-        parse_review,
-        prepared_object,
-        review_label,
-        skip_reason,
-        skipped_response,
-        too_deep_response,
-    )
-
-    try:
-        review = parse_review(body)
-    except ReviewError as exc:
-        return ("bad", seq, exc.status, str(exc))
-    except ReviewTooDeep as exc:
-        payload, verdict = too_deep_response(exc.review, settings)
-        return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(exc.review, verdict))
-    del body
-    try:
-        why = skip_reason(review, settings)
-    except RecursionError:  # too deep for comparing an UPDATE's objects: a finding, not an internal error
-        payload, verdict = too_deep_response(review, settings)
-        return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
-    if why is not None:
-        payload, verdict = skipped_response(review, why)
-        return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
-    try:
-        result = lint_object(prepared_object(review), review_label(review), options, pipeline)
-    except RecursionError:  # as when the server pickled the object for a worker: a finding, which fail-open
-        # does not admit (an internal error is admitted under it)
-        payload, verdict = too_deep_response(review, settings)
-        return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
-    rows = reply_rows(result.diagnostics)
-    suppressed = int(getattr(result, "suppressed", 0) or 0)
-    del result
-    if (
-        settings.mode == "enforce"
-        and settings.allow_existing_violations
-        and review.operation == "UPDATE"
-        and review.old_object is not None
-        and any(row[1] == "error" for row in rows)
-    ):
-        return ("update", seq, rows, suppressed)
-    outcome = LintOutcome([ReplyDiagnostic(*row) for row in rows], suppressed)
-    payload, verdict = build_response(review, settings, outcome)
-    return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
-
-
 def warm_up(options: Any) -> None:
     """Lint :data:`WARM_UP_OBJECT` once with ``options`` (the request path's,
     :func:`kvlint.webhook.review.webhook_options`): loads the rule, accelerator and model catalogues."""
@@ -377,8 +270,10 @@ def limit_memory(limit_bytes: int | None) -> None:
         pass
 
 
-def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None) -> None:
+def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None, answer: Any = None) -> None:
     """The worker loop: read messages from ``conn`` until the server closes it (see the module docstring).
+    ``answer`` answers a ``review`` message (:func:`kvlint.webhook.answer.answer_review`, passed by the pool:
+    that module imports this one); without it such a message is answered ``("error", ...)``.
 
     Never raises for a review: any exception, ``MemoryError`` included, is sent back as ``("error", ...)``.
     """
@@ -427,11 +322,9 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
                     options = webhook_options()
                 reply: tuple[Any, ...]
                 if kind == "review":
-                    if settings is None:
-                        from kvlint.webhook.review import WebhookSettings
-
-                        settings = WebhookSettings(options=options)
-                    reply = answer_review(body, seq, settings, options, pipeline)
+                    if answer is None:
+                        raise RuntimeError("this worker answers no review message")
+                    reply = answer(body, seq, settings, options, pipeline)
                 else:
                     result = lint_object(obj, label, options, pipeline)
                     reply = (
@@ -466,14 +359,11 @@ __all__ = [
     "ReplyDiagnostic",
     "WARM_UP_LABEL",
     "WARM_UP_OBJECT",
-    "answer_review",
-    "encode_json",
     "encode_message",
     "frame_messages",
     "limit_memory",
     "lint_object",
     "recv_message",
-    "review_summary",
     "send_message",
     "warm_up",
     "worker_main",
