@@ -298,3 +298,37 @@ def test_an_oversized_review_read_when_the_shutdown_time_ends_is_answered_with_i
     finally:
         if stopper is None:
             srv.stop()
+
+
+def test_a_review_that_needs_no_worker_is_answered_while_every_worker_is_busy(
+    tls: dict[str, Any], tmp_path: Any
+) -> None:
+    """With the body handed to a worker, a review that needs no lint (an exempt namespace, a DELETE, a
+    malformed body) waited for a free worker, behind the reviews being linted (up to its budget); when none is
+    free the server decides those at once itself, as it did when it decoded every body."""
+    import threading
+
+    from test_webhook_connections import _connect, _gated_review, _until
+    from webhook_pipelines import gated_pipeline
+
+    srv, app = _serve(tls, timeout_seconds=20.0, pipeline=gated_pipeline)
+    pool = app.state.webhook.pool
+    gate = tmp_path / "gate"
+    held = _connect(srv, tls)
+    try:
+        held.sendall(_gated_review("held", str(gate)))
+        _until(lambda: pool.busy == 1, "the review being linted")
+        with _client(srv, tls) as client:
+            exempt = client.post(
+                "/validate", json=review(workload_object(B01), uid="u-exempt", namespace="kube-system")
+            ).json()["response"]
+            gone = client.post("/validate", json=review(None, uid="u-delete", operation="DELETE")).json()
+            bad = client.post("/validate", content=b"{", headers={"Content-Type": "application/json"})
+            assert (pool.busy, pool.restarts) == (1, 0)  # answered while the held review is still linted
+        assert exempt == {"uid": "u-exempt", "allowed": True}
+        assert gone["response"] == {"uid": "u-delete", "allowed": True}
+        assert bad.status_code == 400
+    finally:
+        gate.touch()
+        threading.Thread(target=held.close).start()
+        srv.stop()

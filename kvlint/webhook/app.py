@@ -766,11 +766,19 @@ def create_app(
         state.body_bytes -= len(body)
         options = state.options_hook(settings.options) if state.options_hook else settings.options
         budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
+        pool = state.pool
+        if pool is not None and not pool.idle:
+            # no worker free: a review that needs none (an exemption, a DELETE, a subresource, a malformed body) is
+            # answered at once, as when the server decoded every body, not after the reviews being linted
+            decided = _decided_here(body, t0)
+            if not isinstance(decided, Review):
+                return decided
+            del decided
         try:
             # no pool without the lifespan (an ASGI host that does not run it): what needs no worker is still
             # answered (400, an exemption), the rest as an internal error
-            assert state.pool is not None, "the review pool is not started (the app's lifespan did not run)"
-            reply = await state.pool.review(body, settings, options, budget)
+            assert pool is not None, "the review pool is not started (the app's lifespan did not run)"
+            reply = await pool.review(body, settings, options, budget)
         except asyncio.CancelledError:
             # uvicorn's graceful shutdown time ran out while the review was linted (a budget longer than it): the
             # review is answered per the failure mode, as one kvlint could not finish, instead of HTTP 500
@@ -810,30 +818,17 @@ def create_app(
                 level, "review", extra={"fields": _log_fields(review, verdict, seconds, settings.mode)}
             )
 
-    def _unfinished(
-        body: bytes,
-        t0: float,
-        why: str,
-        outcome: str,
-        *,
-        cancelled: bool = False,
-        stage: str | None = None,
-        error: str | None = None,
-        trace: bool = False,
-    ) -> _Answer:
-        """The answer for a review its worker did not finish (``outcome``: ``timeout``, ``internal_error``,
-        ``shutdown``): the body decoded here, then answered as the server answered it when it decoded every
-        body itself: not an AdmissionReview (HTTP 400), nested too deeply (a KV001 finding), needing no linting
-        (:func:`~kvlint.webhook.review.skip_reason`: a DELETE, a subresource, an exempt namespace...: allowed
-        whatever the failure mode), else per the failure mode, with the request's own ``uid``, ``dryRun`` and
-        names in the answer, the metrics and the log. ``cancelled``: the server is shutting down (a body with no
-        review to answer is left to ``validate``'s HTTP 503); ``stage``: the budget ran out (counted in
-        ``kvlint_webhook_budget_exceeded_total``); ``error``: the worker's failure, logged; ``trace``: a kvlint
-        bug in the server, logged with its traceback."""
+    def _decided_here(body: bytes, t0: float, cancelled: bool = False) -> _Answer | Review:
+        """The body decoded here, and the answer of a review that needs no worker, as the server gave it when it
+        decoded every body itself: not an AdmissionReview (HTTP 400), nested too deeply (a KV001 finding),
+        needing no linting (:func:`~kvlint.webhook.review.skip_reason`: a DELETE, a subresource, an exempt
+        namespace, a trusted controller's write...: allowed whatever the failure mode); else the decoded Review.
+        ``cancelled``: the server is shutting down (this task's cancellation is taken back when it answers; a
+        body that is not an AdmissionReview has no uid to answer with: CancelledError, validate's HTTP 503)."""
         try:
             review = _uncollected(parse_review, body)
         except ReviewError as exc:
-            if cancelled:  # no uid to answer with: validate's HTTP 503
+            if cancelled:
                 raise asyncio.CancelledError from None
             return bad_request(exc)
         except ReviewTooDeep as exc:
@@ -855,6 +850,33 @@ def create_app(
             payload, verdict = skipped_response(review, skip)
             _observe(review, verdict, t0)
             return _json_answer(payload)
+        return review
+
+    def _unfinished(
+        body: bytes,
+        t0: float,
+        why: str,
+        outcome: str,
+        *,
+        cancelled: bool = False,
+        stage: str | None = None,
+        error: str | None = None,
+        trace: bool = False,
+    ) -> _Answer:
+        """The answer for a review its worker did not finish (``outcome``: ``timeout``, ``internal_error``,
+        ``shutdown``): the body decoded here, then answered as the server answered it when it decoded every
+        body itself: not an AdmissionReview (HTTP 400), nested too deeply (a KV001 finding), needing no linting
+        (:func:`~kvlint.webhook.review.skip_reason`: a DELETE, a subresource, an exempt namespace...: allowed
+        whatever the failure mode), else per the failure mode, with the request's own ``uid``, ``dryRun`` and
+        names in the answer, the metrics and the log. ``cancelled``: the server is shutting down (a body with no
+        review to answer is left to ``validate``'s HTTP 503); ``stage``: the budget ran out (counted in
+        ``kvlint_webhook_budget_exceeded_total``); ``error``: the worker's failure, logged; ``trace``: a kvlint
+        bug in the server, logged with its traceback."""
+        decided = _decided_here(body, t0, cancelled)
+        if not isinstance(decided, Review):
+            return decided
+        review = decided
+        del body
         if cancelled:
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
         if stage is not None:
