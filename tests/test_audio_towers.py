@@ -144,3 +144,62 @@ def test_qwen2_5_omni_encoder_profile_is_said_to_be_unmodelled() -> None:
     )
     assert profile is None
     assert "qwen2_5_omni: vision tower without a fixed image size; encoder profiling not modelled" in notes
+
+
+#: Qwen2-Audio-7B-Instruct's config.json as published: the audio encoder's sizes are written out, the text_config only
+#: what differs from transformers' Qwen2Config defaults (transformers writes a sub-config's diff). The layout as
+#: replicated, key for key, by public projects reading that file (e.g. a Rust port's test "Minimal replica of the
+#: pinned config.json (whose text_config omits most geometry; the upstream defaults apply)", and model-unfolding
+#: test fixtures named QWEN2_AUDIO_SPARSE_CONFIG for Qwen/Qwen2-Audio-7B).
+QWEN2_AUDIO_PUBLISHED_LAYOUT: dict[str, Any] = {
+    "architectures": ["Qwen2AudioForConditionalGeneration"],
+    "model_type": "qwen2_audio",
+    "audio_token_index": 151646,
+    "audio_config": {
+        "model_type": "qwen2_audio_encoder",
+        "num_mel_bins": 128,
+        "encoder_layers": 32,
+        "encoder_attention_heads": 20,
+        "encoder_ffn_dim": 5120,
+        "d_model": 1280,
+        "activation_function": "gelu",
+        "scale_embedding": False,
+        "max_source_positions": 1500,
+    },
+    "text_config": {
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
+        "intermediate_size": 11008,
+        "max_position_embeddings": 8192,
+        "model_type": "qwen2",
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 10000,
+        "sliding_window": 32768,
+        "torch_dtype": "bfloat16",
+        "use_mrope": False,
+        "vocab_size": 156032,
+    },
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_qwen2_audio_published_config_is_sized_with_qwen2config_defaults() -> None:
+    """Qwen2AudioConfig builds its text model as ``CONFIG_MAPPING["qwen2"](**text_config)`` (transformers 4.57.1
+    ``models/qwen2_audio/configuration_qwen2_audio.py``), so the keys the saved text_config leaves out are
+    Qwen2Config's class defaults (``models/qwen2/configuration_qwen2.py``) when vLLM reads it: 32 layers of width
+    4096, 32 attention heads and 32 KV heads (a 7B model of Qwen-7B's shape), no sliding window. kvlint refused the
+    published config ("no usable num_hidden_layers"), so the audio encoder it counts was never counted for it."""
+    cfg = copy.deepcopy(QWEN2_AUDIO_PUBLISHED_LAYOUT)
+    spec = parse_config(cfg, model_id="Qwen/Qwen2-Audio-7B-Instruct", source="test")
+    assert (spec.num_layers, spec.hidden_size, spec.num_kv_heads) == (32, 4096, 32)
+    assert spec.max_position_embeddings == 8192
+    assert all(layer.kind == "full" for layer in spec.layers)
+    (note,) = [n for n in spec.notes if "Qwen2Config defaults" in n]
+    assert "hidden_size" in note and "num_key_value_heads" in note and "intermediate_size" not in note
+    parts = param_breakdown(spec)
+    assert parts["vision"] == audio_params(cfg, 4096) > 0.63e9
+    # the text model: the stored intermediate_size and vocab_size, the defaults for the rest
+    text = {**cfg["text_config"], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
+    text["num_key_value_heads"] = 32
+    full = parse_config({**text, "architectures": ["Qwen2ForCausalLM"]}, model_id="t", source="test")
+    assert parts["linear"] == param_breakdown(full)["linear"]
