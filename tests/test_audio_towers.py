@@ -203,3 +203,30 @@ def test_qwen2_audio_published_config_is_sized_with_qwen2config_defaults() -> No
     text["num_key_value_heads"] = 32
     full = parse_config({**text, "architectures": ["Qwen2ForCausalLM"]}, model_id="t", source="test")
     assert parts["linear"] == param_breakdown(full)["linear"]
+
+
+@pytest.mark.parametrize(
+    ("limits", "skip", "said"),
+    [(None, False, True), ('{"audio": 0}', False, False), (None, True, False)],
+)
+def test_an_audio_only_model_says_its_encoder_profile_is_not_modelled(
+    limits: str | None, skip: bool, said: bool
+) -> None:
+    """vLLM's V1 profile run passes dummy audio clips through Qwen2-Audio's encoder and holds their embeddings in the
+    encoder cache during the dummy forward (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::profile_run``,
+    ``gpu/mm/encoder_runner.py::profile_encoder_cache``) unless ``--skip-mm-profiling`` or an audio limit of 0.
+    kvlint does not model that pass; for a model with an audio tower and no vision tower it said nothing at all."""
+    from kvlint.memory.multimodal import parse_mm_limits
+    from kvlint.memory.vllm import VllmSettings, plan_vllm
+
+    spec = parse_config(
+        copy.deepcopy(QWEN2_AUDIO_PUBLISHED_LAYOUT), model_id="Qwen/Qwen2-Audio-7B", source="test"
+    )
+    settings = VllmSettings(
+        version="0.34.0",
+        limit_mm_per_prompt=parse_mm_limits(limits) if limits else {},
+        skip_mm_profiling=skip,
+    )
+    plan = plan_vllm(settings, spec, 80 * 2**30, gpu_name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    notes = [n for n in plan.assumptions if "audio encoder" in n and "profil" in n]
+    assert bool(notes) == said, list(plan.assumptions)
