@@ -230,3 +230,35 @@ def test_an_audio_only_model_says_its_encoder_profile_is_not_modelled(
     plan = plan_vllm(settings, spec, 80 * 2**30, gpu_name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
     notes = [n for n in plan.assumptions if "audio encoder" in n and "profil" in n]
     assert bool(notes) == said, list(plan.assumptions)
+
+
+def test_the_audio_encoder_is_whole_on_every_tensor_parallel_rank() -> None:
+    """vLLM builds Qwen2-Audio's encoder and projector from plain ``nn.Linear`` / ``nn.Conv1d`` modules
+    (transformers' ``Qwen2AudioEncoder``; ``Qwen2AudioMultiModalProjector``'s ``nn.Linear``:
+    ``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``), not tensor-parallel layers, so every TP rank holds all
+    of it. kvlint split it over the ranks with the decoder layers: 0.60 GiB per GPU too few at TP 2."""
+    from kvlint.memory.vllm import VllmSettings, plan_vllm
+    from kvlint.models.weights import tp_replicated_bytes
+
+    cfg = copy.deepcopy(QWEN2_AUDIO_PUBLISHED_LAYOUT)
+    spec = parse_config(cfg, model_id="Qwen/Qwen2-Audio-7B-Instruct", source="test")
+    tower = audio_params(cfg, spec.hidden_size) * 2  # bf16
+    assert tp_replicated_bytes(spec, dtype_bytes=2, tp=1) == (0, "")
+    for tp in (2, 4):
+        repl, what = tp_replicated_bytes(spec, dtype_bytes=2, tp=tp)
+        assert abs(repl - tower * (1 - 1 / tp)) <= 1  # 32 KV heads: no K/V replication here
+        assert "audio encoder" in what
+    plans = {
+        tp: plan_vllm(
+            VllmSettings(version="0.34.0", tensor_parallel_size=tp, max_model_len=8192),
+            spec,
+            80 * 2**30,
+            gpu_name="NVIDIA H100 80GB HBM3",
+            compute_capability="9.0",
+        )
+        for tp in (1, 2)
+    }
+    # at TP 2 a rank holds half of the rest and all of the tower (0.60 GiB more than half of it), give or take the
+    # rotary cos/sin cache every rank also holds whole (2 MiB here)
+    half = (plans[1].weights_bytes - tower) / 2 + tower
+    assert abs(plans[2].weights_bytes - half) < 4 * 2**20

@@ -1536,7 +1536,12 @@ def tp_replicated_bytes(
     * attention K/V projections when the model has fewer KV heads than ``tp``: every rank keeps
       ``max(1, K // tp)`` heads, so each holds one whole head (vllm@002456df qwen3_moe.py::Qwen3MoeAttention, "we
       replicate the KV heads across multiple tensor parallel GPUs"; ``QKVParallelLinear``'s
-      ``num_kv_head_replicas``).
+      ``num_kv_head_replicas``);
+    * the Whisper-style audio encoder and its projector (:func:`audio_params`, at the activation dtype): vLLM builds
+      them from transformers' ``Qwen2AudioEncoder`` / ``Qwen2_5OmniAudioEncoder`` and plain ``nn.Linear``
+      projectors, no tensor-parallel layers (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``,
+      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. Like the rest, it is spread over pipeline stages
+      by their layers, although vLLM keeps the towers on the first stage only (``_mark_tower_model``).
 
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
     heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the
@@ -1592,10 +1597,13 @@ def _tp_replicated_bytes(
         elif attn_tp < tp and ".self_attn." in name:
             attn += b * (1 / attn_tp - 1 / tp)
     routers = sum(n for _name, n in unq) * dtype_bytes
-    total = int((whole + routers) * share + kv + attn)
+    audio = audio_params(spec.config or {}, spec.hidden_size) * dtype_bytes
+    total = int((whole + routers + audio) * share + kv + attn)
     if not total:
         return 0, ""
     what = []
+    if audio:
+        what.append(f"audio encoder {audio / 2**30:.2f} GiB")
     if attn:
         what.append(f"attention split over {attn_tp} of {tp} ranks +{attn / 2**30:.2f} GiB")
     if whole:
