@@ -262,3 +262,16 @@ def test_the_audio_encoder_is_whole_on_every_tensor_parallel_rank() -> None:
     # rotary cos/sin cache every rank also holds whole (2 MiB here)
     half = (plans[1].weights_bytes - tower) / 2 + tower
     assert abs(plans[2].weights_bytes - half) < 4 * 2**20
+
+
+@pytest.mark.parametrize("kind", sorted(["qwen2_audio_encoder", "qwen2_5_omni_audio_encoder"]))
+def test_an_audio_config_that_omits_its_sizes_takes_the_encoder_config_defaults(kind: str) -> None:
+    """transformers builds ``audio_config`` as ``CONFIG_MAPPING[model_type](**audio_config)``; what it omits is the
+    class default of ``Qwen2AudioEncoderConfig`` / ``Qwen2_5OmniAudioEncoderConfig`` (transformers 4.57.1: 32 layers,
+    d_model 1280, ffn 5120, 128 mel bins, 1500 positions; Omni's output_dim 3584), Whisper-large-v3's encoder, which
+    vLLM then builds. kvlint counted such an encoder as 0 parameters, without a note."""
+    text_hidden = 3584
+    sizes = {**WHISPER_LARGE_V3_ENCODER, "output_dim": 3584}
+    full = audio_params({"audio_config": {**sizes, "model_type": kind}}, text_hidden)
+    assert full > 0.63e9
+    assert audio_params({"audio_config": {"model_type": kind}}, text_hidden) == full
