@@ -46,7 +46,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import Pin, RequirementReader
+from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
@@ -55,11 +55,13 @@ from kvlint.engines.shell import (
     charge_command_text,
     commands,
     k8s_expand,
+    list_env_split,
     list_wrapper_env,
     list_wrapper_script,
     one_reading,
     program_after_wrapper,
     script_after_shell_options,
+    shell_allexport,
     wrapper_name,
 )
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -662,6 +664,25 @@ def _after_wrappers(texts: Sequence[str]) -> int:
     return k
 
 
+def _path_gone(texts: Sequence[str], upto: int) -> bool:
+    """Whether the wrapper programs before ``texts[upto]`` take ``PATH`` out of the environment they run it with
+    (``env -i``, ``env -u PATH``, no ``PATH=...`` after)."""
+    changes: list[tuple[str, int | None]] = []
+    k = 0
+    while k < upto:
+        after = program_after_wrapper(texts, k, changes)
+        if after is None:
+            break
+        k = after
+    gone = False
+    for text, at in changes:
+        if at is None and text in ("", "PATH"):
+            gone = True
+        elif at is not None and text.startswith("PATH="):
+            gone = False
+    return gone
+
+
 def _shell_index(items: Sequence[_Item]) -> int | None:
     """Index of the shell (``sh``, ``bash`` ...) a command starts, behind its wrapper programs
     (:func:`_after_wrappers`: ``["/usr/bin/env", "-u", "FOO", "bash", ...]``); None when it does not start a
@@ -760,6 +781,8 @@ class _Unrunnable:
     reason: str
     loc: Loc | None
     engine: str
+    #: the remedy (None: close the quote, the syntax error :func:`_unclosed_quote` finds)
+    fix: str | None = None
 
 
 @dataclass
@@ -884,7 +907,8 @@ def _scan_shell(
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
     heads: list[ShellArg] = []  # the first word of each command of ``seen``
-    for words in commands(script, env, positional):
+    allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
+    for words in commands(script, env, positional, allexport=allexport):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:
@@ -900,6 +924,14 @@ def _scan_shell(
         broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
         if broken >= 0:
             return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
+        if getattr(words, "no_path", False):
+            loc = words[0].loc
+            if words[0].offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [words[0].offset])
+                loc = _offset_loc(script_item.loc, source, offset)
+            missing = _not_found_without_path(words[0].text, engine, loc or script_item.loc)
+            if missing is not None:
+                return missing, ""
         rest = words[start:]
         # the positions of the words taken from the script (the program's first word, then its arguments),
         # computed together (see _offset_locs), in the text as written when Kubernetes expanded a $(VAR) in it
@@ -930,8 +962,16 @@ def _scan_shell(
         # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
         # (the script's requirements read within one budget: RequirementReader)
         reader = RequirementReader(engine)
-        for t, w0 in zip(reversed(seen), reversed(heads), strict=True):
+        for k in range(len(seen) - 1, -1, -1):
+            t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
+            if got is None and _builds_source_tree(t):
+                # ``python3 setup.py install`` / ``pip install -e .`` in a clone of the engine's source at a
+                # release tag (HabanaAI's Gaudi tutorial: git clone -b v0.7.2+Gaudi-1.21.0 .../vllm-fork.git)
+                clone = _cloned_release(seen[:k], engine)
+                if clone is not None:
+                    got, at = clone
+                    t, w0 = seen[at], heads[at]
             if got is None:
                 continue
             found.installed = got or None
@@ -993,6 +1033,131 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+#: ``git clone`` options whose value is the next word (git ``builtin/clone.c``; ``--branch=X`` forms hold theirs).
+_CLONE_VALUED = frozenset(
+    {
+        "-b",
+        "--branch",
+        "-o",
+        "--origin",
+        "-c",
+        "--config",
+        "--depth",
+        "--reference",
+        "--reference-if-able",
+        "--separate-git-dir",
+        "-j",
+        "--jobs",
+        "-u",
+        "--upload-pack",
+        "--template",
+        "--shallow-since",
+        "--shallow-exclude",
+        "--filter",
+        "--server-option",
+        "--bundle-uri",
+        "--revision",
+    }
+)
+
+
+def _git_words(texts: Sequence[str]) -> list[str] | None:
+    """The words after ``git`` (its ``-C DIR``/``-c k=v`` options skipped) of a command ``texts`` that runs git
+    (after ``sudo``/``env``...), else None."""
+    k = 0
+    while k < len(texts) and (texts[k] in _PIP_WRAPPERS or "=" in texts[k]):
+        k += 1
+    if k >= len(texts) or _base(texts[k]) != "git":
+        return None
+    rest = list(texts[k + 1 :])
+    while rest and rest[0] in ("-C", "-c") and len(rest) > 1:
+        rest = rest[2:]
+    return rest
+
+
+def _clone_of(texts: Sequence[str]) -> tuple[str, str | None] | None:
+    """``(url, ref)`` of a ``git clone [-b REF] URL [DIR]`` command ``texts`` (``--branch=REF`` too; ref None
+    without one), else None."""
+    rest = _git_words(texts)
+    if not rest or rest[0] != "clone":
+        return None
+    ref: str | None = None
+    positional: list[str] = []
+    i = 1
+    while i < len(rest):
+        w = rest[i]
+        i += 1
+        if w in _CLONE_VALUED:
+            if w in ("-b", "--branch", "--revision") and i < len(rest):
+                ref = rest[i]
+            i += 1
+        elif w.startswith(("--branch=", "--revision=")):
+            ref = w.split("=", 1)[1]
+        elif w.startswith("-b") and len(w) > 2:
+            ref = w[2:]
+        elif not w.startswith("-"):
+            positional.append(w)
+    return (positional[0], ref) if positional else None
+
+
+def _checkout_ref(texts: Sequence[str]) -> str | None:
+    """The ref a ``git checkout REF`` / ``git switch --detach REF`` command ``texts`` moves to, else None."""
+    rest = _git_words(texts)
+    if not rest or rest[0] not in ("checkout", "switch"):
+        return None
+    words = [w for w in rest[1:] if not w.startswith("-")]
+    return words[0] if len(words) == 1 else None
+
+
+def _builds_source_tree(texts: Sequence[str]) -> bool:
+    """``texts`` installs the project of a source tree into the environment: ``python setup.py install`` or
+    ``develop``, or a pip install of a directory (``pip install -e .``, ``pip install --no-build-isolation .``,
+    ``pip install ./vllm-fork``, SGLang's NPU guide's ``pip install -e python[srt_npu]`` in its clone;
+    :func:`_pip_words`)."""
+    words = [_base(w) for w in texts]
+    if len(words) >= 3 and _PYTHON_RE.fullmatch(words[0]) and words[1] == "setup.py":
+        return words[2] in ("install", "develop")
+    args = _pip_words(texts)
+    if args is None or any(w.split("=", 1)[0] in _PIP_ELSEWHERE for w in args):
+        return False
+    if any(
+        w in ("-e", "--editable") and not n.startswith(("git+", "hg+", "svn+", "bzr+"))
+        for w, n in zip(args, args[1:], strict=False)
+    ):
+        return (
+            True  # an editable install is of a local directory (pip install -e python[srt_npu]) or a VCS URL
+        )
+    return any(
+        w in (".", "./") or w.startswith(("./", "../", "/")) or w.startswith(".[")
+        for w in args
+        if not w.endswith((".txt", ".whl"))
+    )
+
+
+def _cloned_release(before: Sequence[Sequence[str]], engine: str) -> tuple[str, int] | None:
+    """``(release, index)`` of the last ``git clone`` among the commands ``before`` a source install that
+    clones ``engine``'s source repository (:data:`kvlint.engines.requirements.ENGINE_SOURCES`) at a release tag
+    (``-b v0.7.2+Gaudi-1.21.0``, or a later ``git checkout v0.8.5``), the release that tag builds
+    (:func:`kvlint.engines.requirements.ref_release`: setuptools-scm versions the build from the tag); None when
+    no such clone precedes it, or its ref names no release (a branch: the build's release is not known)."""
+    checkout: str | None = None
+    for k in range(len(before) - 1, -1, -1):
+        texts = before[k]
+        ref = _checkout_ref(texts)
+        if ref is not None and checkout is None:
+            checkout = ref
+            continue
+        clone = _clone_of(texts)
+        if clone is None:
+            continue
+        url, ref = clone
+        if source_repository(url) != engine:
+            return None
+        release = ref_release(checkout or ref or "")
+        return (release, k) if release else None
+    return None
 
 
 #: Words that run the next word as the program (``sudo pip install ...``), skipped before the installer.
@@ -1200,6 +1365,32 @@ def _unclosed_quote(
     )
 
 
+#: Engine programs the engines' images install outside glibc's default search path ``/bin:/usr/bin``, which
+#: ``execvp`` searches when the environment has no ``PATH`` (glibc posix/execvpe.c, ``CS_PATH``): vLLM's images
+#: install with ``uv pip install --system`` into /usr/local (their processes run ``/usr/bin/python3
+#: /usr/local/bin/vllm serve``), TGI's Dockerfile copies ``text-generation-launcher`` to /usr/local/bin.
+#: ``python3`` is /usr/bin/python3 in vLLM's and SGLang's images (found there), not in every image: not judged.
+_OUTSIDE_DEFAULT_PATH = {"vllm": "/usr/local/bin", "text-generation-launcher": "/usr/local/bin"}
+
+
+def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unrunnable | None:
+    """An engine ``program`` that a wrapper program (``env -i``, ``env -u PATH``) looks up in an environment without
+    ``PATH``: not found in ``/bin:/usr/bin`` when the images install it elsewhere (:data:`_OUTSIDE_DEFAULT_PATH`;
+    a path with ``/`` is run as written). The wrapper exits 127 ("No such file or directory")."""
+    where = _OUTSIDE_DEFAULT_PATH.get(program)
+    if where is None:
+        return None
+    return _Unrunnable(
+        f"`{program}` is run by a wrapper whose environment has no PATH (`env -i` or `env -u PATH` took it out), so "
+        f"it is looked up in /bin:/usr/bin only (glibc's default search path) and not found: the image installs it "
+        f"in {where}; the wrapper exits with status 127 and the engine never starts",
+        loc,
+        engine,
+        f"give the wrapped command a PATH (`env -i PATH={where}:/usr/bin:/bin {program} ...`) or its full path "
+        f"(`env -i {where}/{program} ...`)",
+    )
+
+
 def _unrunnable(
     found: _Unrunnable, container: LDict, image: str, env: dict[str, str], engine_version_option: str | None
 ) -> ServingConfig:
@@ -1213,7 +1404,8 @@ def _unrunnable(
         env,
         found.reason,
         found.loc,
-        "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
+        found.fix
+        or "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
         "a script's syntax without running it",
         "error",
     )
@@ -2002,6 +2194,13 @@ def parse_container(
     cmd = _items_of(container, "command", env)
     args = _items_of(container, "args", env)
     items = (cmd or []) + (args or [])
+    split = list_env_split([it.text for it in items], env)
+    if split is not None:
+        # ``["env", "-S", "vllm serve m", ...]``: env runs the words of its string, each at the string's item
+        items = [
+            items[k] if items[k].text == text else _Item(text, items[k].loc, items[k].source)
+            for text, k in split
+        ]
     first_loc = next((it.loc for it in items if it.loc), None) or container.loc
     img_engine = engine_of_image(image)
     hint = image_mentions_engine(image)
@@ -2106,6 +2305,14 @@ def parse_container(
     # a serving program named in command, or in args only (the image ENTRYPOINT runs, its args name one)
     m = _match_program(texts)
     if m:
+        looked_up = _after_wrappers(texts)
+        unfound = (
+            _not_found_without_path(texts[looked_up], m[0], items[looked_up].loc or first_loc)
+            if 0 < looked_up < len(texts) and _path_gone(texts, looked_up)
+            else None
+        )
+        if unfound is not None:
+            return _unrunnable(unfound, container, image, env, engine_version_option)
         return dispatch(
             _Found(
                 m[0],

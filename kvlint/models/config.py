@@ -268,6 +268,12 @@ _POSITIVE_SIZE_KEYS = (
     "linear_key_head_dim",
     "linear_value_head_dim",
     "linear_conv_kernel_dim",
+    # the Whisper-style audio encoders of Qwen2-Audio and Qwen2.5-Omni (kvlint.models.weights._audio_params)
+    "encoder_layers",
+    "encoder_ffn_dim",
+    "num_mel_bins",
+    "max_source_positions",
+    "output_dim",
 )
 #: Counts that real configs set to 0 (a dense model's expert count, no shared experts, no MTP layer, no
 #: KV-shared layers): whole numbers from 0 to :data:`MAX_CONFIG_INT`.
@@ -342,7 +348,49 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         ):
             if _first(config, _LAYERS_KEYS)[0] is None or key == "text_config":
                 return sub, key
+    thinker = config.get("thinker_config")
+    sub = thinker.get("text_config") if isinstance(thinker, dict) else None
+    if (
+        isinstance(sub, dict)
+        and _first(config, _LAYERS_KEYS)[0] is None
+        and (_first(sub, _LAYERS_KEYS)[0] is not None or _first(sub, _HIDDEN_KEYS)[0])
+    ):
+        # Qwen2.5-Omni: the thinker (the model vLLM serves) holds the text model, its audio and vision towers;
+        # transformers' Qwen2_5OmniConfig.get_text_config returns thinker_config.text_config, which vLLM reads
+        # as hf_text_config (vllm@0.34.0 transformers_utils/config.py::get_hf_text_config)
+        return sub, "thinker_config.text_config"
     return config, None
+
+
+def tower_configs(config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(where, sub-config)`` of the encoder towers beside the language model (:data:`_TOWER_CONFIGS`): at the top
+    level, or inside ``thinker_config`` for Qwen2.5-Omni (its thinker holds the audio and vision encoders vLLM
+    builds; the talker and token2wav are not loaded: ``vllm@0.34.0:vllm/model_executor/models/
+    qwen2_5_omni_thinker.py`` maps their weights to None)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    thinker = config.get("thinker_config")
+    for where, d in (("", config), ("thinker_config.", thinker if isinstance(thinker, dict) else {})):
+        for tower in _TOWER_CONFIGS:
+            sub = d.get(tower)
+            if isinstance(sub, dict):
+                out.append((f"{where}{tower}", sub))
+    return out
+
+
+def tower_config(config: dict[str, Any], name: str) -> dict[str, Any]:
+    """The ``name`` tower sub-config (``vision_config``, ``audio_config``) of the model vLLM builds: the top-level one,
+    else the one inside ``thinker_config`` (Qwen2.5-Omni, :func:`tower_configs`); {} when there is none."""
+    sub = config.get(name)
+    thinker = config.get("thinker_config")
+    if not isinstance(sub, dict) and isinstance(thinker, dict):
+        sub = thinker.get(name)
+    return sub if isinstance(sub, dict) else {}
+
+
+#: Audio encoders whose parameters :func:`kvlint.models.weights.audio_params` counts, by their ``model_type``:
+#: the Whisper-style encoders of Qwen2-Audio (``Qwen2AudioEncoder``) and Qwen2.5-Omni's thinker
+#: (``Qwen2_5OmniAudioEncoder``), both built by transformers' classes in vLLM.
+COUNTED_AUDIO_ENCODERS = frozenset({"qwen2_audio_encoder", "qwen2_5_omni_audio_encoder"})
 
 
 def declared_dtype(config: dict[str, Any], text: dict[str, Any] | None = None) -> str | None:
@@ -379,17 +427,48 @@ _LLAMA_CLASS_DEFAULTS: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 
+#: transformers' Qwen2Config class defaults (transformers 4.57.1 ``models/qwen2/configuration_qwen2.py::Qwen2Config``;
+#: ``num_key_value_heads`` defaults to 32, not to the head count, and ``use_sliding_window`` to False), the values a
+#: saved ``text_config`` of model_type qwen2 leaves out: Qwen2AudioConfig builds its text config as
+#: ``CONFIG_MAPPING["qwen2"](**text_config)`` (``models/qwen2_audio/configuration_qwen2_audio.py``), and vLLM reads
+#: that config (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py`` builds ``Qwen2ForCausalLM`` from
+#: ``config.text_config``). Qwen2-Audio-7B's config.json stores intermediate_size, max_position_embeddings,
+#: rms_norm_eps, rope_theta, sliding_window and vocab_size, not the layer count, widths or heads.
+_QWEN2_CLASS_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 151936,
+    "hidden_size": 4096,
+    "intermediate_size": 22016,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 32768,
+    "rms_norm_eps": 1e-6,
+    "tie_word_embeddings": False,
+    "rope_theta": 10000.0,
+    "use_sliding_window": False,
+    "max_window_layers": 28,
+}
 
-def _llama_text_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """``config`` with LlamaConfig's class defaults filled into a ``text_config`` of model_type llama that
-    omits them (LLaVA checkpoints), and the keys filled; ``config`` itself and ``[]`` otherwise."""
+#: text_config model_type -> (transformers class, its defaults) for :func:`_text_class_defaults`.
+_TEXT_CLASS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama": ("LlamaConfig", _LLAMA_CLASS_DEFAULTS),
+    "qwen2": ("Qwen2Config", _QWEN2_CLASS_DEFAULTS),
+}
+
+
+def _text_class_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
+    """``config`` with the transformers class defaults filled into a ``text_config`` of model_type llama (LLaVA
+    checkpoints) or qwen2 (Qwen2-Audio) that omits its layer count or width, the keys filled and the class name;
+    ``config`` itself, ``[]`` and ``""`` otherwise."""
     text = config.get("text_config")
-    if not isinstance(text, dict) or text.get("model_type") != "llama":
-        return config, []
-    filled = [k for k in _LLAMA_CLASS_DEFAULTS if k not in text]
+    if not isinstance(text, dict) or text.get("model_type") not in _TEXT_CLASS_DEFAULTS:
+        return config, [], ""
+    cls, defaults = _TEXT_CLASS_DEFAULTS[str(text["model_type"])]
+    filled = [k for k in defaults if k not in text]
     if not filled or "hidden_size" not in filled and "num_hidden_layers" not in filled:
-        return config, []
-    return {**config, "text_config": {**{k: _LLAMA_CLASS_DEFAULTS[k] for k in filled}, **text}}, filled
+        return config, [], ""
+    return {**config, "text_config": {**{k: defaults[k] for k in filled}, **text}}, filled, cls
 
 
 def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
@@ -809,7 +888,7 @@ def parse_config(
     """
     if not isinstance(config, dict):
         raise ValueError(f"{model_id}: config.json is not a JSON object")
-    config, llama_defaults = _llama_text_defaults(config)
+    config, class_defaults, defaults_class = _text_class_defaults(config)
     text, nested_key = text_config_of(config)
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     top_type = str(config.get("model_type") or model_type)
@@ -857,11 +936,19 @@ def parse_config(
         )
     if nested_key:
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
-    if llama_defaults:
+    for where, sub in tower_configs(config):
+        encoder = str(sub.get("model_type") or "")
+        if where.endswith("audio_config") and encoder not in COUNTED_AUDIO_ENCODERS:
+            # an audio encoder kvlint has no parameter formula for (Gemma 4's, Voxtral's, ...): said, not guessed
+            notes.append(
+                f"{where} (model_type '{encoder or '?'}'): this audio encoder's parameters are not in kvlint's "
+                "weight estimate, which is low by them when the checkpoint's size is not known"
+            )
+    if class_defaults:
         notes.append(
-            "text_config (model_type llama) omits "
-            + ", ".join(llama_defaults)
-            + ": transformers' LlamaConfig defaults apply, as when transformers and vLLM build it"
+            f"text_config (model_type {text.get('model_type')}) omits "
+            + ", ".join(class_defaults)
+            + f": transformers' {defaults_class} defaults apply, as when transformers and vLLM build it"
         )
 
     num_layers = _int(_first(text, _LAYERS_KEYS)[0])
@@ -893,12 +980,11 @@ def parse_config(
         )
 
     _check_sizes(model_id, text, *([config] if config is not text else []))
-    for tower in _TOWER_CONFIGS:
+    for where, sub in tower_configs(config):
         # the encoders' sizes as well: a vision_config hidden_size of 1e308 made the parameter estimate
         # (weights.py) and the encoder profile (multimodal.py) raise OverflowError on every plan of the model
-        sub = config.get(tower)
-        if isinstance(sub, dict) and sub is not text:
-            _check_sizes(model_id, sub, prefix=f"{tower}.")
+        if sub is not text:
+            _check_sizes(model_id, sub, prefix=f"{where}.")
 
     # --- KV heads (docs/engine-memory-model.md §1.3) --------------------------------------------------
     kv_raw, _kv_key = _first(text, _KV_HEADS_KEYS)
