@@ -823,7 +823,9 @@ def test_client_gone_mid_review_leaks_no_worker(server: Any, tls: dict[str, Any]
     def ended() -> float:
         """Reviews answered (to nobody, here) plus requests whose client left before its body was in."""
         answered = registry.get_sample_value("kvlint_webhook_review_duration_seconds_count") or 0.0
-        gone = registry.get_sample_value("kvlint_webhook_connections_closed_total", {"reason": "client_gone"})
+        gone = registry.get_sample_value(
+            "kvlint_webhook_connections_closed_total", {"listener": "review", "reason": "client_gone"}
+        )
         return answered + (gone or 0.0)
 
     before = ended()
@@ -868,7 +870,7 @@ def test_client_gone_mid_body_is_counted_not_an_application_error(
         + f"Content-Length: {len(body)}\r\n\r\n".encode()
     )
     ctx = ssl.create_default_context(cafile=tls["ca.crt"])
-    before = state.metrics.connections_closed.labels("client_gone")._value.get()
+    before = state.metrics.connections_closed.labels("review", "client_gone")._value.get()
     with caplog.at_level(logging.WARNING):
         for _ in range(10):
             with (
@@ -880,7 +882,7 @@ def test_client_gone_mid_body_is_counted_not_an_application_error(
         deadline = time.monotonic() + 30
         counted = before
         while counted < before + 10 and time.monotonic() < deadline:
-            counted = state.metrics.connections_closed.labels("client_gone")._value.get()
+            counted = state.metrics.connections_closed.labels("review", "client_gone")._value.get()
             time.sleep(0.02)
         assert counted == before + 10
         resp = post(client, review(workload_object(B01)))["response"]

@@ -8,7 +8,7 @@ The same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`) an
 * :mod:`kvlint.webhook.app`: the Starlette apps (``/validate``, ``/healthz``, ``/readyz``, ``/metrics``; the
   probe listener's);
 * :mod:`kvlint.webhook.pool` and :mod:`kvlint.webhook.worker`: the review worker processes and their
-  enforced time budget;
+  enforced time budget; :mod:`kvlint.webhook.answer`: a review answered in its worker from the request body;
 * :mod:`kvlint.webhook.server` and :mod:`kvlint.webhook.protocol`: uvicorn with TLS reload, draining
   shutdown, connection limits and header deadlines, and the probe listener;
 * :mod:`kvlint.webhook.tls`, :mod:`kvlint.webhook.metrics`, :mod:`kvlint.webhook.logs`;
