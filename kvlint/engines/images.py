@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
 from kvlint.gpu_resources import NON_GPU_RESOURCES
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from kvlint.types import Placement, ServingConfig
 
 __all__ = [
+    "Unsized",
     "ENGINE_IMAGE_WORDS",
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
@@ -797,8 +799,23 @@ def platform_of(serving: ServingConfig, resource: str | None = None) -> str:
     return platform_evidence(serving, resource)[0]
 
 
-def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) -> str | None:
-    """Why the container is not sized whatever its model, or None: ``not a CUDA/ROCm GPU`` (its accelerator is
+class Unsized(str, Enum):
+    """Why a container is not sized whatever its model (:func:`unsized_whatever_model`), a typed reason: callers
+    test it by member (``why is Unsized.NOT_A_GPU``), never by its text; the value is the wording the sizing line
+    and the JSON report's ``sizing`` use (:func:`kvlint.sizing.sizing_of` hands on ``.value``)."""
+
+    NOT_A_GPU = "not a CUDA/ROCm GPU"
+    NO_GPU_REQUESTED = "no GPU requested"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) -> Unsized | None:
+    """Why the container is not sized whatever its model (:class:`Unsized`), or None: ``not a CUDA/ROCm GPU`` (its accelerator is
     known and is not an NVIDIA or AMD GPU, or :func:`platform_of` reads a CPU, TPU, Neuron, Gaudi ... build or
     device) or ``no GPU requested`` (a CUDA/ROCm container whose GPU is unknown and that requests no GPU:
     :attr:`~kvlint.types.Placement.requests_no_gpu`). These reasons take precedence over an unknown model:
@@ -811,11 +828,11 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
         "cuda",
         "rocm",
     ):
-        return "not a CUDA/ROCm GPU"
+        return Unsized.NOT_A_GPU
     if gpu_build_on_other_accelerator(serving, placement) is not None:
-        return "not a CUDA/ROCm GPU"  # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node
+        return Unsized.NOT_A_GPU  # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node
     if acc is None and placement is not None and placement.requests_no_gpu:
-        return "no GPU requested"
+        return Unsized.NO_GPU_REQUESTED
     return None
 
 
