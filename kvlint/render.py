@@ -1934,7 +1934,20 @@ def render_helm(
         checked = set_files if isinstance(set_files, CheckedSetFiles) else set_file_args(set_files, max_bytes)
         cmd += [f"--set-file={s}" for s in checked]
         cmd += ["--", name, _safe_path(target)]
-        out = _run(cmd, label, "helm template", max_bytes, timeout, sizes)
+        out = _run(
+            cmd,
+            label,
+            "helm template",
+            max_bytes,
+            timeout,
+            sizes,
+            shown=_helm_shown(
+                chart,
+                values,
+                release,
+                [("--set", set_values), ("--set-string", set_strings), ("--set-file", set_files)],
+            ),
+        )
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -1966,6 +1979,26 @@ def render_helm(
         result.findings.append(empty_render_finding(chart, values))
     trace_helper_values(result, chart, values)
     return result
+
+
+def _helm_shown(
+    chart: str, values: Sequence[str], release: str | None, sets: Sequence[tuple[str, Sequence[str]]] = ()
+) -> str:
+    """The ``helm template`` command a failure's fix tells the user to run, as they would type it: the chart
+    directory as they named it (``./`` before a name helm would take for an option), the values files as ``-f``,
+    and the release name only when the manifest gave one (an Argo CD or Flux object's): the name kvlint makes up
+    from the directory (:func:`_release_name`) and the ``--`` that keeps a path from being read as a flag are
+    the run's safeguards, not part of what to type (``helm template -- c c`` read as a command with an odd
+    release name). ``sets``: ``(flag, KEY=VALUE words)`` for ``--set``, ``--set-string``, ``--set-file``.
+    Reference: helm v3 ``cmd/helm/template.go`` (``helm template [NAME] [CHART] [flags]``; without NAME the
+    release is ``release-name``)."""
+    words = ["helm", "template", *([release] if release else []), _safe_path(chart)]
+    for v in values:
+        words += ["-f", _safe_path(v)]
+    for flag, given in sets:
+        for word in given:
+            words += [flag, word]
+    return " ".join(shell_word(w) for w in words)
 
 
 def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = ()) -> None:
@@ -3108,9 +3141,11 @@ def _run(
     timeout: float | None = None,
     sizes: list[int] | None = None,
     roots: Sequence[str] = (),
+    shown: str | None = None,
 ) -> str | LoadResult:
     """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text (its size
-    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``. ``roots``:
+    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``, whose fix
+    says to run ``shown`` (the command as a user types it), else ``cmd`` with the program's base name. ``roots``:
     when given, the spellings of the directory the renderer's inputs are confined to (:func:`confinement_root`),
     and the absolute paths its error quotes are shown relative to it, or as a neutral word outside it
     (:func:`_neutral_paths`)."""
@@ -3124,7 +3159,7 @@ def _run(
                     message,
                     Loc(label, 1, 1),
                     fix=fix
-                    or f"run `{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
+                    or f"run `{shown or ' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
                     "and fix what it reports",
                 )
             ],
