@@ -614,6 +614,14 @@ def check(
         _out_of_memory(paths)
         return
     result = run.result
+    if names & {"json", "jsonl"}:
+        # each finding's own threshold (its file's .kvlint.yaml fail_on, unless --fail-on), so that a reader of the
+        # report (the GitHub Action counting only a pull request's new findings) fails on what this run fails on
+        result.failing = frozenset(run.failing(fail_on))
+        result.fail_on = [
+            {**e, "source": _shown_config(e["source"])} if e["source"] not in ("--fail-on", "default") else e
+            for e in run.thresholds(fail_on)
+        ]
     if result.files == 0 and not quiet:
         from kvlint.wording import shell_word
 
@@ -687,6 +695,18 @@ def check(
         click.echo(f"kvlint: not read: {where}{what}{why} (--require-sizing)", err=True)
     if (unsized or not_read or run.fails(fail_on)) and not exit_zero:
         sys.exit(1)
+
+
+def _shown_config(path: str) -> str:
+    """A configuration file's path as reports name it: relative to the working directory when it is in or below
+    it (``deploy/.kvlint.yaml``), else as found."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 #: characters of report text :func:`joined_pieces` gathers before one write to standard output
@@ -792,9 +812,9 @@ def statistics_text(result: Any) -> str:
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default="error",
-    show_default=True,
-    help="Exit 1 when a NEW finding is at or above this severity.",
+    default=None,
+    help="Exit 1 when a NEW finding is at or above this severity (default: the fail_on of each file's "
+    ".kvlint.yaml, else error, as kvlint check).",
 )
 def diff(
     base: str,
@@ -805,7 +825,7 @@ def diff(
     offline: bool,
     extra: str,
     fmt: str,
-    fail_on: str,
+    fail_on: str | None,
 ) -> None:
     """What a change does: new findings and the capacity of every workload it touches.
 
@@ -822,7 +842,8 @@ def diff(
     kvlint diff main                      the working tree against main
     kvlint diff origin/main HEAD -p deploy/ --offline
 
-    Exit codes: 0 no new finding at or above --fail-on, 1 a new one, 2 usage error (not a git repository or no
+    Exit codes: 0 no new finding at or above --fail-on (default: its file's .kvlint.yaml fail_on, else error), 1 a
+    new one, 2 usage error (not a git repository or no
     git, unknown revision, a path or option file in neither revision, kvlint check failing on one side).
     """
     import json
@@ -883,7 +904,12 @@ def diff(
         click.echo(render_diff_markdown(label, comparison, rows, notes), nl=False)
     else:
         click.echo(render_diff_text(label, comparison, rows, notes), nl=False)
-    if fail_on not in ("never", "none"):
+    if fail_on is None:
+        # each new finding's own threshold, as the working tree's check decided it (its file's .kvlint.yaml
+        # fail_on, else error): the report's "fails"
+        if any(d.get("fails", d.get("severity") == "error") is True for d in comparison.new):
+            sys.exit(1)
+    elif fail_on not in ("never", "none"):
         threshold = SEVERITY_ORDER[fail_on]
         if any(SEVERITY_ORDER.get(str(d.get("severity")), 0) >= threshold for d in comparison.new):
             sys.exit(1)

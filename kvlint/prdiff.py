@@ -766,9 +766,9 @@ def diff_revisions(
                 reports.append({"diagnostics": [], "workloads": []})
                 continue
             args = [*given, *check_args, *here]
-        code, report, _, stderr = run_check_json(
-            cmd, ["--fail-on", "never", *args], where, os.path.join(tmp, f"{label}.json")
-        )
+        # (no --fail-on: each finding's "fails" is then its own configuration's threshold, which kvlint diff
+        # fails on by default; the exit status of the check is not read)
+        code, report, _, stderr = run_check_json(cmd, args, where, os.path.join(tmp, f"{label}.json"))
         if report is None:
             last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
             raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")

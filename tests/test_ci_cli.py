@@ -718,3 +718,29 @@ def test_kvlint_diff_json_holds_no_legacy_workflow_command(
     assert "##[" not in r.stdout, r.stdout
     doc = json.loads(r.stdout)
     assert any("--x-##[error]y" in d["message"] for d in doc["new"])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_fails_on_what_the_configuration_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --fail-on, `kvlint diff` fails on a new finding at or above its file's `.kvlint.yaml` `fail_on`,
+    as `kvlint check` and the Action do (ux50: it failed on errors only, whatever the configuration said);
+    --fail-on still replaces it."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / ".kvlint.yaml").write_text("fail_on: warning\n", encoding="utf-8")
+    _commit_base(git)
+    shutil.copy(ROOT / "fixtures" / "config" / "suppress" / "noreason.yaml", tmp_path / "deploy")
+    monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
+    doc = json.loads(r.stdout)
+    assert {d["severity"] for d in doc["new"]} == {"warning", "info"}, doc["new"]
+    assert [d["fails"] for d in doc["new"] if d["severity"] == "warning"] == [True]
+    assert r.exit_code == 1, r.output
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--fail-on", "error"])
+    assert r.exit_code == 0, r.output
+    (tmp_path / "deploy" / ".kvlint.yaml").write_text("fail_on: error\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"])
+    assert r.exit_code == 0, r.output
