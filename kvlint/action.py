@@ -428,8 +428,11 @@ def _write_outputs(path: str | None, values: Mapping[str, Any]) -> str | None:
 
 
 def _diagnostic(d: Mapping[str, Any]) -> Any:
-    """A JSON diagnostic dict back as a :class:`~kvlint.types.Diagnostic` (with its sources)."""
+    """A JSON diagnostic dict back as a :class:`~kvlint.types.Diagnostic` (with its sources, and its explicit short
+    statement: the JSON ``summary`` when it is not the message's own first clause, so the log words the finding as
+    ``kvlint check`` does)."""
     from kvlint.source import Loc
+    from kvlint.statement import statement_of
     from kvlint.types import Diagnostic
 
     loc = Loc(str(d["file"]), int(d.get("line") or 1), int(d.get("column") or 1)) if d.get("file") else None
@@ -438,10 +441,14 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
         for s in d.get("sources") or []
         if s.get("file")
     )
+    message = str(d.get("message", ""))
+    summary = d.get("summary")
+    explicit = summary if isinstance(summary, str) and summary and summary != statement_of(message) else ""
     return Diagnostic(
         rule=str(d.get("rule", "")),
         severity=d.get("severity", "warning"),
-        message=str(d.get("message", "")),
+        message=message,
+        summary=explicit,
         loc=loc,
         fix=str(d.get("fix") or ""),
         object=str(d.get("object") or ""),

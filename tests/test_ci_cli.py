@@ -720,6 +720,44 @@ def test_kvlint_diff_json_holds_no_legacy_workflow_command(
     assert any("--x-##[error]y" in d["message"] for d in doc["new"])
 
 
+def test_diff_and_action_word_a_finding_as_check_does() -> None:
+    """`kvlint diff` and the Action's log list each finding on one line; worded from the message's first clause,
+    a finding whose rule gives an explicit short statement read differently there than in `kvlint check` (KV105:
+    "one max-model-len request (32,768 tokens, 4.00 GiB of KV per GPU) does not fit the predicted KV cache" in
+    the diff, "one max-model-len request needs 4.00 GiB of KV per GPU against a predicted 3.46 GiB ..." in check,
+    ux50). Both now take the report's ``summary``; a finding without an explicit one is unchanged."""
+    from kvlint.action import _diagnostic
+    from kvlint.prdiff import _finding_line
+    from kvlint.report.text import format_diagnostic
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+
+    explicit = Diagnostic(
+        rule="KV105",
+        severity="warning",
+        message="one max-model-len request (32,768 tokens, 4.00 GiB of KV per GPU) does not fit the predicted KV "
+        "cache (3.46 GiB); only the upper end of kvlint's prediction band holds it",
+        loc=Loc("deploy/a.yaml", 55, 11),
+        object="Deployment/x",
+        container="c",
+        summary="one max-model-len request needs 4.00 GiB of KV per GPU against a predicted 3.46 GiB",
+    )
+    plain = Diagnostic(
+        rule="KV202",
+        severity="warning",
+        message="no --max-model-len: vLLM uses the model's full context (131072 tokens), which sizes admission",
+        loc=Loc("deploy/a.yaml", 22, 11),
+        object="Deployment/x",
+        container="c",
+    )
+    for d in (explicit, plain):
+        line = format_diagnostic(d, color=False).split("\n", 1)[0]
+        assert _finding_line(d.as_dict()) == line
+        back = _diagnostic(d.as_dict())
+        assert format_diagnostic(back, color=False).split("\n", 1)[0] == line
+        assert back.details == d.details  # (the plain one's first clause is not repeated as a detail)
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_kvlint_diff_fails_on_what_the_configuration_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
