@@ -89,7 +89,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_inside, real_path_inside, walk_tree
+from kvlint.paths import real_inside, real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -220,6 +220,24 @@ def render_inputs(
             tool is not rendered at all: :func:`plan_walk`).
     """
 
+    for loaded in _render_inputs(inputs, helm_values, helm_set, max_bytes):
+        _shown_finding_paths(loaded)
+        yield loaded
+
+
+def _shown_finding_paths(loaded: LoadResult) -> None:
+    """The files the findings of a render name (``CHART/Chart.yaml``, a template helm's error names, a
+    kustomization file) as reports name files (:func:`kvlint.paths.shown_path`), in place: ``kvlint check .`` in a
+    chart's directory said ``./templates/x.yaml`` where the rendered files are ``templates/x.yaml``."""
+    for i, f in enumerate(loaded.findings):
+        if f.loc is not None and f.loc.file != shown_path(f.loc.file):
+            loaded.findings[i] = dataclasses.replace(f, loc=f.loc._replace(file=shown_path(f.loc.file)))
+
+
+def _render_inputs(
+    inputs: Inputs, helm_values: Sequence[str], helm_set: Sequence[str], max_bytes: int
+) -> Iterator[LoadResult]:
+    """Body of :func:`render_inputs`."""
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
         yield LoadResult(findings=notes)
@@ -1220,11 +1238,11 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         norm = os.path.normpath(root)
         names = set(files)
         if norm != top and "Chart.yaml" in names and os.path.isfile(os.path.join(root, "Chart.yaml")):
-            charts.append(root)
+            charts.append(shown_path(root))
             dirs[:] = []
             continue
         plain_files += [
-            os.path.join(root, n)
+            shown_path(os.path.join(root, n))
             for n in sorted(files)
             if not n.startswith(".")
             and n.lower().endswith(MANIFEST_EXTENSIONS)
@@ -1233,7 +1251,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         if norm != top and any(
             n in names and _walked_file(os.path.join(root, n), real_top) for n in KUSTOMIZATION_FILES
         ):
-            kdirs.append(root)
+            kdirs.append(shown_path(root))
             here: str | None = norm
         else:
             here = owner.get(os.path.dirname(norm)) if norm != top else None
