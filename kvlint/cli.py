@@ -474,6 +474,13 @@ def _add_common(f: Any) -> Any:
     help="Exit 0 even when findings are at or above --fail-on (2 still means a usage or configuration error).",
 )
 @click.option(
+    "--skip-rendered",
+    is_flag=True,
+    help="Skip the named files that belong to a Helm chart or kustomization directory (a Chart.yaml or kustomization "
+    "in their directory or a parent): what the directory renders is linted by a run over it instead (the "
+    "kvlint-dirs pre-commit hook). For the kvlint pre-commit hook, which is handed the staged files.",
+)
+@click.option(
     "--require-sizing",
     is_flag=True,
     help="Exit 1 when a serving workload could not be sized (no memory plan on the GPU it names, nor against the fleet when it names none); "
@@ -516,6 +523,7 @@ def check(
     quiet: bool,
     statistics: bool,
     exit_zero: bool,
+    skip_rendered: bool,
     require_sizing: bool,
     stdin_filename: str | None,
     jobs: int | None,
@@ -538,6 +546,15 @@ def check(
     from kvlint.config import ConfigError, validate_selectors
     from kvlint.render import RenderError
 
+    if skip_rendered:
+        from kvlint.render import rendered_through
+
+        kept = tuple(p for p in paths if rendered_through(p) is None)
+        if (
+            not kept
+        ):  # every staged file is a chart's or a kustomization's: the run over their directories lints them
+            return
+        paths = kept
     if not formats and os.environ.get("GITHUB_ACTIONS") == "true":
         formats = ("github",)
     outputs = _parse_formats(formats)

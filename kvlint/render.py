@@ -429,6 +429,25 @@ def is_chart_dir(path: str) -> bool:
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
 
 
+def rendered_through(path: str) -> str | None:
+    """The Helm chart or kustomization directory whose render stands for the file ``path`` in a directory walk
+    (:func:`plan_walk`: a chart's files are not read, a kustomization owns the files of its directory and of the
+    plain folders below it): the nearest of the file's directory and its parents, up to the root of its git
+    repository (outside one, up to the working directory), that holds a ``Chart.yaml`` or a kustomization file;
+    else None, as for ``-`` and directories. ``kvlint check --skip-rendered`` leaves such files to the run over
+    their directory (the ``kvlint-dirs`` pre-commit hook), which lints what they render. Never raises."""
+    if path == "-" or not os.path.isfile(path):
+        return None
+    climbed, in_repository = directories_to_repository_root(os.path.dirname(os.path.abspath(path)))
+    if not in_repository:
+        cwd = os.path.abspath(".")
+        climbed = [d for d in climbed if real_inside(d, cwd)]
+    for d in climbed:
+        if is_chart_dir(d) or is_kustomize_dir(d):
+            return d
+    return None
+
+
 #: Directories :func:`kustomize_overlays_of` looks through for overlays of a base (the base's parent, its
 #: subdirectories and theirs). [assumed] a kustomize tree keeps its overlays beside the base (``base/`` and
 #: ``overlays/NAME/``, or sibling directories); more directories than this are not read.

@@ -645,12 +645,22 @@ def test_pre_commit_hooks_as_pre_commit_runs_them(tmp_path: Path, monkeypatch: p
     (tmp_path / "deploy").mkdir()
     manifest = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     (tmp_path / "deploy" / "chat.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    # a kustomization with a base manifest that leaves the GPUs to its overlays (in the files hook's part only)
+    (tmp_path / "kust").mkdir()
+    (tmp_path / "kust" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n", encoding="utf-8")
+    (tmp_path / "kust" / "deployment.yaml").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    staged = ["charts/chat/templates/deployment.yaml", "charts/chat/values.yaml", "deploy/chat.json"]
+    staged = [
+        "charts/chat/templates/deployment.yaml",
+        "charts/chat/values.yaml",
+        "deploy/chat.json",
+        "kust/deployment.yaml",
+        "kust/kustomization.yaml",
+    ]
 
     files_hook = hooks["kvlint"]
     selected = [f for f in staged if not re.search(files_hook["exclude"], f)]
-    assert selected == ["charts/chat/values.yaml", "deploy/chat.json"]
+    assert selected == staged[1:]
     argv = files_hook["entry"].split()[1:] + files_hook.get("args", []) + selected
     r = CliRunner().invoke(main, argv)
     found = {
@@ -658,7 +668,15 @@ def test_pre_commit_hooks_as_pre_commit_runs_them(tmp_path: Path, monkeypatch: p
         for d in json.loads(CliRunner().invoke(main, [*argv, "--format", "json"]).stdout)["diagnostics"]
     }
     assert r.exit_code == 1 and ("deploy/chat.json", "KV103") in found  # the JSON manifest is linted
-    assert not any(f.endswith("templates/deployment.yaml") for f, _ in found)
+    # the files of a chart or a kustomization are the kvlint-dirs hook's, which renders them: not warned about
+    # one by one as files that are not manifests (KV002, ux50), nor a base linted without its overlays
+    assert {f for f, _ in found} == {"deploy/chat.json"}, found
+    # staged files that are all a chart's or a kustomization's: nothing to say, nothing failed
+    r = CliRunner().invoke(
+        main, files_hook["entry"].split()[1:] + ["charts/chat/values.yaml", "kust/kustomization.yaml"]
+    )
+    assert r.exit_code == 0 and r.output == "", r.output
+    shutil.rmtree(tmp_path / "kust")
 
     dirs_hook = hooks["kvlint-dirs"]
     assert dirs_hook["pass_filenames"] is False
