@@ -193,6 +193,13 @@ def apply_suppressions(
 #: ``# kvlint: ignore KV202=reason, KV104=reason`` (a trailing comment on the finding's line, or a comment
 #: line directly above it).
 _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
+#: ``# kvlint: disable KV202`` and the other words linters use for a suppression comment (yamllint's ``disable`` /
+#: ``disable-line``, ESLint's ``disable-next-line``, Checkov's ``skip``, flake8's ``noqa``, golangci-lint's
+#: ``nolint``): kvlint's word is ``ignore``, and such a comment, read as none, suppressed nothing without a word.
+_FOREIGN_RE = re.compile(
+    r"#\s*kvlint:\s*(disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)\b[ \t=:]*(.*)$",
+    re.IGNORECASE,
+)
 #: Largest file read from disk to look for inline suppressions (a template the Helm mapping named).
 _MAX_COMMENT_FILE_BYTES = 1 << 20
 
@@ -205,6 +212,27 @@ def may_have_comments(path: str, loaded: LoadResult, options: Options) -> bool:
     if not options.exemptions_allowed or not path or path.endswith(".json"):
         return False
     return path in loaded.source_texts or (path not in loaded.read_paths and path != "-")
+
+
+def _foreign_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
+    """KV003 for a ``# kvlint: disable ...`` comment (:data:`_FOREIGN_RE`): what kvlint reads instead, with the
+    rules the comment names."""
+    rules = re.findall(r"\bKV\d{1,3}\b", m.group(2), re.IGNORECASE)
+    entries = (
+        ", ".join(f"{r.upper()}=why this is acceptable" for r in rules) or "KV104=why this is acceptable"
+    )
+    return Diagnostic(
+        "KV003",
+        severity_of("KV003"),
+        clip_words(
+            f"kvlint: {m.group(1)} is not a kvlint comment, so it suppresses nothing: kvlint's inline suppression is "
+            "'# kvlint: ignore RULE=reason'"
+        ),
+        loc,
+        fix=clip_words(
+            f'write "# kvlint: ignore {entries}" (a reason after "=", entries separated by commas)'
+        ),
+    )
 
 
 def apply_comment_suppressions(
@@ -301,6 +329,10 @@ def apply_comment_suppressions(
             m = _COMMENT_RE.search(line)
             if m is not None:
                 comment(path, number, line.lstrip().startswith("#"))
+            elif "kvlint:" in line:
+                foreign = _FOREIGN_RE.search(line)
+                if foreign is not None:
+                    notes.append(_foreign_comment(foreign, Loc(path, number, foreign.start() + 1)))
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:
