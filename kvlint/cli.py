@@ -1115,15 +1115,18 @@ def rules(fmt: str) -> None:
 def explain(rule_id: str) -> None:
     """Explain one rule: what it checks, why, how to fix it (like `ruff rule`).
 
-    RULE_ID in any case (KV103, kv103). Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules` lists
-    them).
+    RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset). Exit codes:
+    0 the rule is printed, 2 unknown rule (`kvlint rules` lists them).
     """
-    from kvlint.rules.catalog import get_rule, render_rule_text
+    from kvlint.rules.catalog import get_rule, render_rule_text, rule_id_of
 
     try:
         info = get_rule(rule_id.upper())
-    except KeyError as exc:
-        raise click.UsageError(f"unknown rule '{rule_id}'; `kvlint rules` lists them") from exc
+    except KeyError:
+        named = rule_id_of(rule_id)
+        if named is None:
+            raise click.UsageError(f"unknown rule '{rule_id}'; `kvlint rules` lists them") from None
+        info = get_rule(named)
     click.echo(render_rule_text(info))
 
 

@@ -800,3 +800,26 @@ def test_kvlint_diff_fails_on_what_the_configuration_says(
     (tmp_path / "deploy" / ".kvlint.yaml").write_text("fail_on: error\n", encoding="utf-8")
     r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"])
     assert r.exit_code == 0, r.output
+
+
+def test_a_rule_is_found_by_the_name_reports_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GitHub annotation's title and SARIF name a rule by its name (``KV202 max-model-len-unset``): `kvlint
+    explain` takes the name (and the bare number) as it takes the id, and --select/--ignore and `.kvlint.yaml`, which
+    take ids and prefixes as ruff's --select takes codes, say which id a name is instead of only that it is not one
+    (ux50)."""
+    catalog = load_catalog()
+    by_id = CliRunner().invoke(main, ["explain", "KV202"])
+    assert by_id.exit_code == 0
+    name = catalog["KV202"].name
+    for word in (name, name.upper().replace("-", "_"), "202"):
+        r = CliRunner().invoke(main, ["explain", word])
+        assert r.exit_code == 0 and r.output == by_id.output, word
+    assert CliRunner().invoke(main, ["explain", "no-such-rule"]).exit_code == 2
+    r = CliRunner().invoke(main, ["check", "--offline", "--select", name, str(EXAMPLE)])
+    assert r.exit_code == 2 and f"'{name}' is not a rule id or prefix" in r.output
+    assert "it is the name of KV202: write KV202" in r.output
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".kvlint.yaml").write_text(f"ignore: [{catalog['KV105'].name}]\n", encoding="utf-8")
+    shutil.copy(EXAMPLE, tmp_path / "d.yaml")
+    r = CliRunner().invoke(main, ["check", "--offline", "d.yaml"])
+    assert r.exit_code == 2 and "it is the name of KV105: write KV105" in r.output, r.output
