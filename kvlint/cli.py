@@ -544,6 +544,7 @@ def check(
 
     from kvlint.checkrun import run_paths
     from kvlint.config import ConfigError, validate_selectors
+    from kvlint.paths import shown_path
     from kvlint.render import RenderError
 
     if skip_rendered:
@@ -606,7 +607,8 @@ def check(
             config_path=config_path,
             no_config=no_config,
             stdin=sys.stdin.buffer if "-" in paths else None,
-            stdin_filename=stdin_filename,
+            # named in the reports as every file is (kvlint.paths.shown_path): ./deploy/a.yaml is deploy/a.yaml
+            stdin_filename=shown_path(stdin_filename) if stdin_filename else stdin_filename,
             jobs=jobs or default_jobs(),
             # the text, GitHub and SARIF reports need no per-container record; JSON, JUnit, Markdown do
             # (jsonl, like text, reads the diagnostics and the summary counts only)

@@ -148,6 +148,11 @@ def test_stdin_filename_names_the_artifact(monkeypatch: pytest.MonkeyPatch) -> N
         for loc in x["locations"]
     }
     assert uris == {"deploy/chat.yaml"}
+    # named as every file is (ux50): ./deploy/chat.yaml is deploy/chat.yaml in the reports
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--stdin-filename", "./deploy/chat.yaml", "-q", "-"], input=data
+    )
+    assert r.stdout.startswith("deploy/chat.yaml:"), r.stdout[:200]
 
 
 # ------------------------------------------------------------------------------- findings in one glance
