@@ -3335,8 +3335,9 @@ OUTSIDE_PATH_WORD = "<a path outside the repository>"
 
 def _neutral_paths(text: str, roots: Sequence[str], keep: Sequence[str] = ()) -> str:
     """``text`` (a line of kustomize's or kubectl's error output) with each absolute path it quotes inside one of
-    ``roots`` (the same directory spelt as written and as its real path) made relative to it (``.`` for the
-    root itself), and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
+    ``roots`` (the same directory spelt as written and as its real path) made relative to the working directory
+    when it is in or below it (as the finding's own file is named), else to the root (``.`` for the root itself),
+    and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
     runner's paths and whether they exist (``lstat /tmp/x: no such file or directory``), so a pull request could
     probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``keep``:
     absolute paths outside ``roots`` the user named (``--helm-values`` files), shown as they are. ``roots`` empty: ``text`` as it
@@ -3344,13 +3345,23 @@ def _neutral_paths(text: str, roots: Sequence[str], keep: Sequence[str] = ()) ->
     if not roots:
         return text
     stems = sorted({r.rstrip(os.sep) or os.sep for r in roots}, key=len, reverse=True)
+    try:
+        here = os.getcwd()
+        cwds = sorted({here, os.path.realpath(here)}, key=len, reverse=True)
+    except OSError:
+        cwds = []
 
     def shown(m: re.Match[str]) -> str:
         path = m.group(0)
         for stem in stems:
-            if path == stem:
-                return "."
-            if path.startswith(stem.rstrip(os.sep) + os.sep):
+            if path == stem or path.startswith(stem.rstrip(os.sep) + os.sep):
+                # inside the root: named as the finding's own file is, from the working directory when it is
+                # below it (kvlint.paths.shown_path), else from the root
+                for cwd in cwds:
+                    if path == cwd:
+                        return "."
+                    if path.startswith(cwd.rstrip(os.sep) + os.sep):
+                        return path[len(cwd.rstrip(os.sep)) + 1 :]
                 return path[len(stem.rstrip(os.sep)) + 1 :] or "."
         return path if path in keep else OUTSIDE_PATH_WORD
 
