@@ -661,8 +661,8 @@ def _plural(n: int, word: str) -> str:
 
 def _threshold_words(fail_on: str, summary: Mapping[str, Any]) -> str:
     """The threshold the step fails on, for its reason line: ``fail-on=X`` (the input), else what the report's
-    ``summary.fail_on`` says applied: ``fail_on=warning of .kvlint.yaml``, ``fail-on=error (the default)``, or each
-    configuration's when they differ (``fail_on of each file's .kvlint.yaml: a/.kvlint.yaml warning, default
+    ``summary.fail_on`` says applied: ``fail_on=warning of .kvlint.yaml``, ``fail-on=error`` (the default: the
+    reason reads as it did before configurations counted), or each configuration's when they differ (``fail_on of each file's .kvlint.yaml: a/.kvlint.yaml warning, default
     error``)."""
     if fail_on:
         return f"fail-on={fail_on}"
@@ -674,11 +674,11 @@ def _threshold_words(fail_on: str, summary: Mapping[str, Any]) -> str:
 
     def one(e: Mapping[str, Any]) -> str:
         if e["source"] == "default":
-            return f"fail-on={e['threshold']} (the default)"
+            return f"fail-on={e['threshold']}"
         return f"fail_on={e['threshold']} of {e['source']}"
 
     if not entries:
-        return "fail-on=error (the default)"
+        return "fail-on=error"
     if len(entries) == 1:
         return one(entries[0])
     return "fail_on of each file's .kvlint.yaml: " + ", ".join(
