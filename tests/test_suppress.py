@@ -349,3 +349,29 @@ def test_another_linters_word_is_kv003_and_suppresses_nothing(comment: str) -> N
     assert "KV003" not in [
         d.rule for d in run_documents(load_text(prose, "d.yaml"), Options(allow_hub=False)).diagnostics
     ]
+
+
+def test_an_entry_naming_a_rule_by_its_name_says_its_id() -> None:
+    """An entry written with the rule's name as the GitHub annotation's title and SARIF show it
+    (``max-model-len-unset=...``) suppresses nothing, as before, but the KV003 says which id that name is and
+    the entry to write, in the comment and in the annotation (ux50: "not of the form RULE=reason" only)."""
+    example = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+    base = example.read_text(encoding="utf-8")
+    comment = base.replace(
+        "          args:\n", "          args: # kvlint: ignore max-model-len-unset=short prompts\n", 1
+    )
+    annotated = base.replace(
+        "metadata:\n",
+        'metadata:\n  annotations:\n    kvlint.io/ignore: "max-model-len-unset=short prompts"\n',
+        1,
+    )
+    for text, fix in (
+        (comment, 'write "# kvlint: ignore KV202=short prompts"'),
+        (annotated, 'write "KV202=short prompts"'),
+    ):
+        assert text != base
+        result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+        assert "KV202" in [d.rule for d in result.diagnostics] and result.suppressed == 0
+        (kv003,) = [d for d in result.diagnostics if d.rule == "KV003"]
+        assert "'max-model-len-unset' is the name of KV202" in kv003.message, kv003.message
+        assert kv003.fix == fix
