@@ -551,9 +551,8 @@ def check(
         from kvlint.render import rendered_through
 
         kept = tuple(p for p in paths if rendered_through(p) is None)
-        if (
-            not kept
-        ):  # every staged file is a chart's or a kustomization's: the run over their directories lints them
+        # every staged file a chart's or a kustomization's: the run over their directories lints them
+        if not kept:
             return
         paths = kept
     if not formats and os.environ.get("GITHUB_ACTIONS") == "true":
@@ -862,8 +861,8 @@ def diff(
     kvlint diff origin/main HEAD -p deploy/ --offline
 
     Exit codes: 0 no new finding at or above --fail-on (default: its file's .kvlint.yaml fail_on, else error), 1 a
-    new one, 2 usage error (not a git repository or no
-    git, unknown revision, a path or option file in neither revision, kvlint check failing on one side).
+    new one, 2 usage error (not a git repository or no git, unknown revision, a path or option file in neither
+    revision, kvlint check failing on one side).
     """
     import json
     import shlex
