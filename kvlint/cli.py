@@ -368,7 +368,7 @@ def _add_common(f: Any) -> Any:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, metavar="PATHS...")
 @click.option(
     "--format",
     "formats",
@@ -546,6 +546,16 @@ def check(
     from kvlint.config import ConfigError, validate_selectors
     from kvlint.paths import shown_path
     from kvlint.render import RenderError
+
+    if not paths:
+        # what to type, rather than click's "Missing argument 'PATHS...'": kvlint does not guess between the
+        # current directory and standard input (a pipe without "-" would lint the directory instead)
+        piped = not sys.stdin.isatty() if hasattr(sys.stdin, "isatty") else False
+        raise click.UsageError(
+            "no path given: name the files or directories to lint (kvlint check . for the current directory, "
+            "its charts and kustomizations rendered)"
+            + ("; to read the manifests piped in, kvlint check -" if piped else ", or - for standard input")
+        )
 
     if skip_rendered:
         from kvlint.render import rendered_through

@@ -828,3 +828,13 @@ def test_a_rule_is_found_by_the_name_reports_show(tmp_path: Path, monkeypatch: p
     shutil.copy(EXAMPLE, tmp_path / "d.yaml")
     r = CliRunner().invoke(main, ["check", "--offline", "d.yaml"])
     assert r.exit_code == 2 and "it is the name of KV105: write KV105" in r.output, r.output
+
+
+def test_check_without_a_path_says_what_to_type() -> None:
+    """``kvlint check`` alone was click's "Missing argument 'PATHS...'"; it names the two things to type (ux50)."""
+    r = CliRunner().invoke(main, ["check"], input="")
+    assert r.exit_code == 2
+    assert "no path given" in r.output and "kvlint check ." in r.output and "kvlint check -" in r.output, (
+        r.output
+    )
+    assert "Usage: main check [OPTIONS] PATHS..." in r.output or "check [OPTIONS] PATHS..." in r.output
