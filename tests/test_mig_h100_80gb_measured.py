@@ -1,9 +1,10 @@
-"""MIG slices of mig-parted's "H100 80GB (SXM5/PCIe)" table are sized from an `nvidia-smi mig -lgip` capture.
+"""MIG slices of mig-parted's "H100 80GB (SXM5/PCIe)" table are sized from `nvidia-smi mig -lgip` captures.
 
 The table had no measured memory, so each slice was sized from its profile name, X GB read as X * 10^9 bytes
 (``_profile_memory``): 1g.10gb 9,536 MiB, 3g.40gb 38,146 MiB, 7g.80gb 76,293 MiB. Four H100 SXM5 80GB boards list
-9.75, 39.50 and 79.25 GiB (stackhpc/ansible-slurm-appliance docs/mig.md): the names understated every slice, the
-7g.80gb one by 4.7 GiB. The figures are read from the supplement here, not restated."""
+9.75, 39.50 and 79.25 GiB (stackhpc/ansible-slurm-appliance docs/mig.md); an H100 PCIe on driver 525.125.06
+lists 9.62, 39.25 and 79.00 GiB (scaleway/docs-content's MIG how-to): a slice's memory depends on the driver, and
+the smallest capture is taken. The figures are read from the supplement here, not restated."""
 
 from __future__ import annotations
 
@@ -34,8 +35,29 @@ def test_each_slice_is_the_measured_lgip_figure(gid: str) -> None:
     assert set(measured["profiles"]) == set(slices)
     for profile, gib in measured["profiles"].items():
         mp = slices[profile]
-        assert mp.memory_bytes == round(float(gib) * 1024) * cat.MIB, (gid, profile)
+        assert mp.memory_bytes == round(min(gib) * 1024) * cat.MIB, (gid, profile)
         assert "mig -lgip" in mp.status and mp.source == measured["source"]
+
+
+#: ``nvidia-smi mig -lgip`` GiB of the 1g.10gb, 3g.40gb and 7g.80gb rows in the two captures the supplement cites:
+#: stackhpc/ansible-slurm-appliance docs/mig.md@c0f587ab (H100 SXM5) and scaleway/docs-content
+#: pages/gpu/how-to/use-nvidia-mig-technology.mdx@d204c095 (H100 PCIe, driver 525.125.06).
+CAPTURED_LGIP_GIB = {
+    "1g.10gb": (9.75, 9.62),
+    "3g.40gb": (39.50, 39.25),
+    "7g.80gb": (79.25, 79.00),
+}
+
+
+@pytest.mark.parametrize("gid", ["nvidia-h100-sxm5-80gb", "nvidia-h100-pcie-80gb"])
+@pytest.mark.parametrize("profile", sorted(CAPTURED_LGIP_GIB))
+def test_no_slice_is_sized_above_a_captured_lgip_figure(gid: str, profile: str) -> None:
+    """A driver that gives the slice less memory exists (525.125.06): the engine's total there is the smaller
+    figure, so the catalogue must not promise the larger one (the SXM5 capture alone gave 1g.10gb 9,984 MiB)."""
+    mp = cat._cat().mig[gid][profile]
+    for gib in CAPTURED_LGIP_GIB[profile]:
+        # nvidia-smi prints 2 decimals: the slice is at most the printed figure plus half a hundredth
+        assert mp.memory_bytes <= (gib + 0.005) * cat.GIB, (gid, profile, mp.memory_bytes / cat.GIB, gib)
 
 
 def test_the_full_slice_stays_within_the_boards_nvml_total() -> None:
@@ -52,6 +74,6 @@ def test_a_pod_on_a_1g10gb_slice_is_planned_on_the_measured_slice() -> None:
     }
     p = resolve_placement(pod, pod["containers"][0], {})
     assert p.accelerator is not None and p.accelerator.id == "nvidia-h100-sxm5-80gb", p.how
-    gib = float(_measured()["profiles"]["1g.10gb"])
+    gib = min(_measured()["profiles"]["1g.10gb"])
     # the engine sees the slice, not the board: the placement's memory override
     assert p.memory_bytes_override == round(gib * 1024) * cat.MIB, p.how
