@@ -1174,6 +1174,15 @@ def _mxfp4_expert_padding(
       optional packages, so the caller names the backend (:class:`kvlint.memory.vllm.VllmSettings`
       ``mxfp4_backend``).
 
+    * FlashInfer's backends (``backend`` from :func:`kvlint.memory.vllm.mxfp4_moe_backend`), padded as
+      ``vllm@0.21.0:vllm/model_executor/layers/fused_moe/oracle/mxfp4.py::
+      mxfp4_round_up_hidden_size_and_intermediate_size`` (0.11.1 - 0.18.x: the same branches inline in
+      ``quantization/mxfp4.py::Mxfp4MoEMethod.create_weights``): ``"flashinfer-trtllm"`` (TRT-LLM, Blackwell
+      SM100) rounds hidden and the intermediate size per partition to 256, ``"flashinfer-trtllm-i128"`` the
+      intermediate size to 128 only (from 0.27.0), ``"flashinfer-cutlass"`` (CUTLASS: SM90 with
+      ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1``, consumer Blackwell SM120) both to 128. gpt-oss-120b at TP 1 on a B200
+      (2,880 -> 3,072 twice): 13.8 % over the unpadded experts where the SM90 rule (intermediate to 64) gave 6.7 %.
+
     Returns 1.0 for non-MoE configs.
     """
     h = int(spec.hidden_size or 0)
@@ -1181,6 +1190,9 @@ def _mxfp4_expert_padding(
     if not spec.num_experts or h <= 0 or inter <= 0:
         return 1.0
     part = max(1, inter // max(1, tp))
+    if backend in _MXFP4_FLASHINFER_PADDING:
+        h_align, i_align = _MXFP4_FLASHINFER_PADDING[backend]
+        return (_round_up(h, h_align) * _round_up(part, i_align)) / (h * part)
     cc = None
     if compute_capability:
         try:
@@ -1191,15 +1203,37 @@ def _mxfp4_expert_padding(
     return (_round_up(h, 256) * _round_up(part, align)) / (h * part)
 
 
+#: (hidden, intermediate-per-partition) alignment of FlashInfer's MXFP4 MoE backends in vLLM
+#: (``oracle/mxfp4.py::mxfp4_round_up_hidden_size_and_intermediate_size``; ``TRTLLM_BACKENDS`` 256/256 up to
+#: 0.26.x, intermediate 128 from 0.27.0; ``FLASHINFER_CUTLASS_MXFP4_BF16``/``_MXFP8`` 128/128 in every release).
+_MXFP4_FLASHINFER_PADDING: dict[str, tuple[int, int]] = {
+    "flashinfer-trtllm": (256, 256),
+    "flashinfer-trtllm-i128": (256, 128),
+    "flashinfer-cutlass": (128, 128),
+}
+_MXFP4_TRTLLM = ("flashinfer-trtllm", "flashinfer-trtllm-i128")
+_MXFP4_PADDED_LABEL = {
+    "marlin": " (Marlin-padded)",
+    "flashinfer-trtllm": " (FlashInfer TRT-LLM-padded)",
+    "flashinfer-trtllm-i128": " (FlashInfer TRT-LLM-padded)",
+    "flashinfer-cutlass": " (FlashInfer CUTLASS-padded)",
+}
+
+
 #: vLLM releases whose Hopper MXFP4 experts take the Triton backend's swizzled layout by default, and how the
 #: bundled ``triton_kernels`` pads it: ``"triton"`` (0.12.0 - 0.16.x: ``HopperMXValueLayout.swizzle_data`` pads
 #: only to its MMA tiles) or ``"triton-pad64"`` (0.17.0 - 0.20.x: it first pads both byte dimensions to 64).
 #: Read in the release wheels (``vllm/third_party/triton_kernels``, bundled from 0.12.0; 0.11.x has none, so a
-#: plain install takes Marlin there). 0.21.0 rewrote the backend choice and 0.25.0 frees the loaded scales on
-#: some paths: not read, so those releases keep :func:`_mxfp4_expert_padding`.
+#: plain install takes Marlin there). 0.21.0 rewrote the backend choice (``oracle/mxfp4.py::
+#: _get_priority_backends_for_gpt_oss``: TRT-LLM, which needs SM100, then ROCm's AITER, then Triton on
+#: 9.0 <= capability < 11.0) but bundles 0.20.x's ``triton_kernels`` and converts as 0.20.x did; 0.22.0 bundles an
+#: older ``HopperMXValueLayout`` without the pre-pad to 64 (``tensor_details/layout_details/hopper_value.py``)
+#: and its conversion only interleaves w13's halves (same bytes); 0.25.0 changed the Triton conversion again:
+#: not read, so 0.25.0 and later keep :func:`_mxfp4_expert_padding`.
 MXFP4_TRITON_RELEASES: tuple[tuple[tuple[int, int, int], tuple[int, int, int], str], ...] = (
     ((0, 12, 0), (0, 17, 0), "triton"),
-    ((0, 17, 0), (0, 21, 0), "triton-pad64"),
+    ((0, 17, 0), (0, 22, 0), "triton-pad64"),
+    ((0, 22, 0), (0, 25, 0), "triton"),
 )
 
 
@@ -1278,8 +1312,9 @@ def weight_bytes(
             (:func:`_mxfp4_expert_padding`); the result is still the whole model's bytes at that padding.
         mxfp4_backend: ``"marlin"`` when vLLM's MXFP4 MoE backend is known to be Marlin on a GPU that would
             otherwise take another; ``"triton"``/``"triton-pad64"`` for the Triton backend's Hopper layout of the
-            releases in :data:`MXFP4_TRITON_RELEASES` (:func:`_mxfp4_triton_hopper_rate`); None: the kernel
-            padding chosen by compute capability (:func:`_mxfp4_expert_padding`).
+            releases in :data:`MXFP4_TRITON_RELEASES` (:func:`_mxfp4_triton_hopper_rate`); a FlashInfer backend of
+            :data:`_MXFP4_FLASHINFER_PADDING` for its padding; None: the kernel padding chosen by compute
+            capability (:func:`_mxfp4_expert_padding`). :func:`kvlint.memory.vllm.mxfp4_moe_backend` names it.
 
     Returns:
         ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
@@ -1349,7 +1384,7 @@ def _weight_bytes(
     elif _QUANT_ALIASES.get(method, method) == "mxfp4":
         quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
-        what = "expert" + (" (Marlin-padded)" if mxfp4_backend == "marlin" else "")
+        what = "expert" + _MXFP4_PADDED_LABEL.get(mxfp4_backend or "", "")
     else:
         quantized = parts["linear"] + parts["experts"] - n_mx
         kept = parts["embed"] + parts["other"] + parts["vision"]
@@ -1378,7 +1413,10 @@ def _weight_bytes(
     mx_label = ""
     if v4_fp4:
         mx_rate, mx_name = linear_bytes_per_param("mxfp4", None, dtype_bytes)
-        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend) * mx_rate
+        # DeepSeek V4 has its own order (``oracle/mxfp4.py::select_deepseek_v4_mxfp4_moe_backend``: TRT-LLM MXFP8
+        # first on SM100, no CUTLASS or Triton step): only Marlin's and TRT-LLM's padding carry over
+        v4_backend = mxfp4_backend if mxfp4_backend in ("marlin", *_MXFP4_TRTLLM) else None
+        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability, v4_backend) * mx_rate
         mx_label = f" + {n_mx:.3g} routed-expert params x {mx_rate:.3f} B ({mx_name}, expert_dtype fp4)"
     total = int(quantized * rate + kept * dtype_bytes + mx_bytes + over_bytes)
     how = "online " if online else ""
