@@ -1308,7 +1308,33 @@ def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None
     r = runner.invoke(
         webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"]]
     )
-    assert r.exit_code == 1 and "pip install 'kvlint-k8s[webhook]'" in r.output
+    # kvlint runs from this checkout here (tests import it from the source tree): the extra goes into it, not a
+    # release from PyPI beside it
+    assert r.exit_code == 1 and "[webhook]' (kvlint runs from" in r.output and "pip install -e '" in r.output
+    assert "kvlint-k8s[webhook]" not in r.output, r.output
+
+
+def test_install_hint_says_what_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kvlint webhook serve`` without the extra: a release installed from PyPI gets ``pip install
+    'kvlint-k8s[webhook]'``, a source checkout (editable or on PYTHONPATH) ``pip install -e 'DIR[webhook]'``, with
+    ``.`` in the checkout itself (ux50: a clone was told to install the release)."""
+    from kvlint.webhook import INSTALL_HINT, install_hint
+
+    site = tmp_path / "site-packages"
+    (site / "kvlint").mkdir(parents=True)
+    assert install_hint(str(site / "kvlint")) == INSTALL_HINT == "pip install 'kvlint-k8s[webhook]'"
+    clone = tmp_path / "my clone"
+    (clone / "kvlint").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text('[project]\nname = "kvlint-k8s"\nversion = "0.1.0"\n')
+    hint = install_hint(str(clone / "kvlint"))
+    assert hint.startswith(f"pip install -e '{clone}[webhook]' ("), hint
+    monkeypatch.chdir(clone)
+    assert install_hint(str(clone / "kvlint")).startswith(
+        "pip install -e '.[webhook]' (kvlint runs from this"
+    ), hint
+    # another project's pyproject.toml beside a kvlint directory is not kvlint's checkout
+    (clone / "pyproject.toml").write_text('[project]\nname = "kvlint"\n')
+    assert install_hint(str(clone / "kvlint")) == INSTALL_HINT
 
 
 def test_settings_from_flags(tmp_path: Path) -> None:
