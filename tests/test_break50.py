@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.engines.command import parse_container
 from kvlint.engines.shell import ARG_MAX, commands, env_split_words
 
 
@@ -111,3 +112,25 @@ def test_env_split_string_of_a_long_word_is_one_pass() -> None:
     """A 1 MB word of ``${A}`` with A unset (read by shlex one character at a time before): the word as written."""
     words, _ = env_split_words("vllm " + "${A}" * 250_000, {}) or ([], False)
     assert [len(w) for w, _ in words] == [4, 1_000_000]
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        {"image": "vllm/vllm-openai:v0.21.0", "args": ["--model", "m", " "]},
+        {"image": "vllm/vllm-openai:v0.21.0", "args": ["--model", "m", "\t\n"]},
+        {"image": "vllm/vllm-openai:v0.21.0", "command": ["sh", "-c", "vllm serve m \\ "]},
+        {"image": "ghcr.io/huggingface/text-generation-inference:3.3.7", "args": ["--model-id", "m", " "]},
+    ],
+)
+def test_a_word_of_white_space_only_is_a_kv205_not_an_unread_command(container: dict[str, object]) -> None:
+    """An argument of white space only (an args item ``" "``, an escaped blank ``\\ `` at the end of a script) is
+    an unknown argument the engine refuses (argparse: "unrecognized arguments", clap: "unexpected argument"): a
+    KV205 error, the container still read and sized. Before, splitting the empty stripped word raised ValueError,
+    reported as a KV503 warning "could not read this container's command": the container went unsized and a
+    webhook admitted it with no capacity rule run (found by fuzzing scripts of pass 50's shell features)."""
+    cfg = parse_container({"name": "e", **container})
+    assert cfg is not None and not isinstance(cfg, list)
+    assert cfg.model is not None and cfg.model.value == "m"
+    assert not [f for f in cfg.findings if f.rule == "KV503"]
+    assert [f for f in cfg.findings if f.rule == "KV205" and f.severity == "error"]
