@@ -128,7 +128,7 @@ def test_a_word_of_white_space_only_is_a_kv205_not_an_unread_command(container: 
     an unknown argument the engine refuses (argparse: "unrecognized arguments", clap: "unexpected argument"): a
     KV205 error, the container still read and sized. Before, splitting the empty stripped word raised ValueError,
     reported as a KV503 warning "could not read this container's command": the container went unsized and a
-    webhook admitted it with no capacity rule run (found by fuzzing scripts of pass 50's shell features)."""
+    webhook (--failure-mode open, the default) admitted it with no capacity rule run (found by fuzzing scripts of pass 50's shell features)."""
     cfg = parse_container({"name": "e", **container})
     assert cfg is not None and not isinstance(cfg, list)
     assert cfg.model is not None and cfg.model.value == "m"
