@@ -134,3 +134,39 @@ def test_a_word_of_white_space_only_is_a_kv205_not_an_unread_command(container: 
     assert cfg.model is not None and cfg.model.value == "m"
     assert not [f for f in cfg.findings if f.rule == "KV503"]
     assert [f for f in cfg.findings if f.rule == "KV205" and f.severity == "error"]
+
+
+IFS_SCRIPTS = [
+    'IFS=,; A="--max-model-len,4096"; printf "[%s]" vllm serve m $A',
+    'IFS=; A="a b"; printf "[%s]" $A',
+    'IFS=", "; A="a, b,,c  d"; printf "[%s]" $A',
+    'IFS=","; A=",a,"; printf "[%s]" $A x',
+    'IFS=","; A=",,"; printf "[%s]" x${A}y',
+    'IFS=","; A="b,"; printf "[%s]" x${A}y',
+    'IFS=","; set -- "a,b" "c" ",d"; printf "[%s]" $@ "$*" $1',
+    'IFS=; set -- "a b" c; printf "[%s]" $@ "$*"',
+    'A="a b"; IFS=, eval \'printf "[%s]" $A\'',
+    'IFS=:; f() { printf "[%s]" $1; }; f "a:b"',
+    'IFS=,; unset IFS; A="a,b c"; printf "[%s]" $A',
+    'IFS=,; export IFS; sh -c \'A="a,b c"; printf "[%s]" $A\'',
+    'IFS=" ,"; A="  a ,  b  "; printf "[%s]" x${A}y',
+    'IFS=",:"; A="a:b,c::d"; printf "[%s]" $A',
+    'IFS="]-"; A="a]b-c"; printf "[%s]" $A',
+    'A="a,b c"; printf "[%s]" $A',  # IFS=, in the environment: bash does not take it
+]
+
+
+@pytest.mark.parametrize("script", IFS_SCRIPTS)
+def test_unquoted_expansions_split_at_the_scripts_ifs_as_bash_does(script: str) -> None:
+    """A script's own ``IFS`` splits its unquoted expansions (POSIX Field Splitting: a non-blank IFS character ends
+    a field even when empty, blanks around it join it, ``IFS=`` splits nothing, ``"$*"`` joins with IFS's first
+    character); an ``IFS`` in the environment is not taken (bash and dash reset it at start). Before, every
+    expansion split at blanks whatever IFS held: ``IFS=,; A="--max-model-len,4096"; vllm serve m $A`` was read as
+    one unknown option where bash passes --max-model-len 4096. Compared with bash."""
+    if shutil.which("bash") is None:
+        pytest.skip("no bash here")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "IFS": ","}
+    real = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60).stdout
+    printed = [cmd for cmd in commands(script, {"IFS": ","}) if cmd and cmd[0].text == "printf"]
+    assert printed
+    assert "".join(f"[{w.text}]" for w in printed[-1][2:]) == real

@@ -1016,6 +1016,10 @@ def _expand(
     cur: list[str] = []
     from_env = unresolved = substituted = False
     quoted_any = has_at = False
+    # the script's own IFS (bash and dash do not take it from their environment: _Shell), None: the default
+    ifs = env.get("IFS")
+    if ifs == " \t\n":
+        ifs = None
     for p in word.parts:
         if p.quoted:
             quoted_any = True
@@ -1080,8 +1084,11 @@ def _expand(
                     # split at runs of IFS blanks (space, tab, newline only: bash keeps a non-breaking space or a
                     # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
                     # A=" b " is x, b, y)
-                    for k, piece in enumerate(_IFS_BLANKS.split(val)):
+                    for k, (piece, hard) in enumerate(_ifs_split(val, ifs)):
                         if k > 0:
+                            have_cur = (
+                                have_cur or hard
+                            )  # (a non-blank IFS character ends a field, even empty)
                             push()
                             from_env = cur_other = True
                         if piece:
@@ -1122,7 +1129,7 @@ def _expand(
                 if len(params) == 1:
                     add_param(params[0].text, params[0])
                 else:
-                    text = " ".join([arg.text for arg in params])
+                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
                     cur_other = have_cur = True
                     cur.append(text)
                     for arg in params:
@@ -1138,8 +1145,9 @@ def _expand(
                 for k, arg in enumerate(params):
                     if k > 0:
                         push()
-                    for j, piece in enumerate(_IFS_BLANKS.split(arg.text)):
+                    for j, (piece, hard) in enumerate(_ifs_split(arg.text, ifs)):
                         if j > 0:
+                            have_cur = have_cur or hard
                             push()
                         if piece:
                             add_param(piece, arg)
@@ -1158,6 +1166,41 @@ def _expand(
 
 #: The blanks of bash's default ``IFS`` (space, tab, newline), runs of which split an unquoted expansion into fields.
 _IFS_BLANKS = re.compile(r"[ \t\n]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _ifs_delimiter(ifs: str) -> re.Pattern[str]:
+    """A field delimiter under ``IFS``: its blanks (space, tab, newline) around one of its other characters, or
+    a run of its blanks (POSIX 2.6.5 Field Splitting)."""
+    blanks = "".join(c for c in " \t\n" if c in ifs)
+    others = "".join(dict.fromkeys(c for c in ifs if c not in " \t\n"))
+    b = f"[{re.escape(blanks)}]" if blanks else ""
+    alternatives = []
+    if others:
+        alternatives.append(f"{b}*[{re.escape(others)}]{b}*" if b else f"[{re.escape(others)}]")
+    if b:
+        alternatives.append(f"{b}+")
+    return re.compile("|".join(alternatives))
+
+
+def _ifs_split(text: str, ifs: str | None) -> list[tuple[str, bool]]:
+    """The pieces of an unquoted expansion's ``text`` between IFS delimiters, each with whether the delimiter
+    before it holds a character of IFS other than a blank (it ends the field before it even when that is empty:
+    with IFS=, ``a,,b`` is a, the empty field, b; ``,a`` is the empty field, a; a trailing ``,`` makes no field).
+    A blank delimiter at either end leaves an empty piece, ending a field glued to the text around the expansion.
+    ``ifs`` None: bash's default (space, tab, newline); empty: no splitting. Checked against bash."""
+    if ifs is None:
+        return [(piece, False) for piece in _IFS_BLANKS.split(text)]
+    if not ifs:
+        return [(text, False)]
+    out: list[tuple[str, bool]] = []
+    pos, hard = 0, False
+    for m in _ifs_delimiter(ifs).finditer(text):
+        out.append((text[pos : m.start()], hard))
+        hard = any(c not in " \t\n" for c in m.group())
+        pos = m.end()
+    out.append((text[pos:], hard))
+    return out
 
 
 _BRACED_RUN = re.compile(r"\$\{([A-Za-z0-9_]*)")
@@ -2218,6 +2261,9 @@ class _Shell:
         #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
         #: script's read through, :class:`_Scope`)
         self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
+        # bash and dash set IFS to space, tab, newline at start, whatever their environment holds
+        if "IFS" in self.vars:
+            self.vars.pop("IFS", None)
         #: the environment the shell started with (its variables that are exported unless unexported since)
         self.start = env
         #: the environment a command runs with: ``environ`` (else ``env``) as the log changes it
