@@ -1165,6 +1165,15 @@ _TWO_MIB = 1 << 21
 AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {(9, 0): 1 << 29}
 
 
+def allreduce_fusion_granularity(cfg: StartupConfig) -> int:
+    """What each buffer of the fusion workspace is rounded up to on this GPU: the multicast granularity of
+    :data:`AR_FUSION_MULTICAST_GRANULARITY` where the GPU has multicast (``cfg.nvls`` True), else 2 MiB (the
+    buffers' own alignment: Blackwell's granularity not read, or a GPU whose NVSwitch is not known, GH200)."""
+    if not cfg.nvls:
+        return _TWO_MIB
+    return AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
+
+
 def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """Device memory per GPU of FlashInfer's all-reduce fusion workspace, which vLLM's ``AllReduceFusionPass``
     allocates while ``torch.compile`` runs inside the memory profile, so the engine counts it as non-torch memory
@@ -1181,16 +1190,18 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
     2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
     rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
-    supports 2, 4 and 8) get none. [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
+    supports 2, 4 and 8) get none. Each of the three buffers is then a FlashInfer ``SymmDeviceMemory``, rounded up
+    to :func:`allreduce_fusion_granularity` (512 MiB on an NVSwitch H100: 1.5 GiB whatever the TP size); on a GPU
+    without multicast (:func:`kvlint.memory.calibration.nvls_capable` False: PCIe and NVLink-bridge cards) FlashInfer
+    refuses to build them ("Device does not support multicasting") and vLLM runs without the workspace: 0.
+    [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
     tokens = allreduce_fusion_tokens(settings, model, cfg)
     if tokens <= 0:
         return 0
     if cfg.nvls is False:
         return 0  # no multicast: the workspace is not created (AR_FUSION_MULTICAST_GRANULARITY)
     hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
-    gran = AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
-    if cfg.nvls is None:
-        gran = _TWO_MIB  # the GPU's NVSwitch is not known: the 2 MiB alignment alone
+    gran = allreduce_fusion_granularity(cfg)
 
     def up(n: int) -> int:
         n = -(-n // _TWO_MIB) * _TWO_MIB
@@ -3211,9 +3222,16 @@ def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
 
 def _fusion_note(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, fusion: int) -> tuple[str]:
     """The plan note of :func:`allreduce_fusion_workspace_bytes` (``fusion`` bytes), written when read."""
+    gran = allreduce_fusion_granularity(cfg)
+    rounded = (
+        f"; three buffers, each rounded up to the {gran >> 20:,} MiB multicast granularity FlashInfer takes on "
+        "this GPU"
+        if gran > _TWO_MIB
+        else ""
+    )
     return (
         f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
-        f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
+        f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}{rounded}), which vLLM "
         f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
         '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
     )
