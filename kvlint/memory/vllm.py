@@ -2255,7 +2255,7 @@ def resolve_startup(
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
     encoder: EncoderProfile | None = None
     enotes: list[str] = []
-    if facts.vision:  # encoder_profile answers (None, []) for a model without a vision tower
+    if facts.multimodal:  # a model with only an audio tower gets (None, [its note]) from encoder_profile
         encoder, enotes = encoder_profile(
             model,
             era=era,
