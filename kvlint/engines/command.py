@@ -1070,13 +1070,51 @@ def _clone_of(texts: Sequence[str]) -> tuple[str, str | None] | None:
     return (positional[0], ref) if positional else None
 
 
-def _checkout_ref(texts: Sequence[str]) -> str | None:
-    """The ref a ``git checkout REF`` / ``git switch --detach REF`` command ``texts`` moves to, else None."""
+#: ``git checkout`` / ``git switch`` options whose value is the next word: the new branch's name (its start point,
+#: when given, is the next positional word).
+_BRANCH_NAME_OPTS = frozenset({"-b", "-B", "-c", "-C", "--orphan", "--create", "--force-create"})
+#: git commands that move a clone's HEAD onto commits no tag names: ``git pull`` after ``git checkout v0.8.5``
+#: merges a branch into it, as do ``merge``, ``rebase`` and ``am``.
+_GIT_HEAD_REWRITES = frozenset({"pull", "merge", "rebase", "am"})
+
+
+def _head_move(texts: Sequence[str]) -> str | None:
+    """Where a git command ``texts`` moves the clone's HEAD: the ref of ``git checkout REF``, ``git switch
+    --detach REF``, ``git checkout -b NAME START`` (``START``) and ``git reset [--hard] REF``; ``""`` (no ref that
+    names a release) for ``git pull``/``merge``/``rebase``/``am`` and a ``checkout`` of files from a ref
+    (``git checkout REF -- path``); None for a git command that leaves HEAD where it is (``git fetch``,
+    ``git checkout -- setup.py``, ``git checkout -b NAME`` at HEAD, ``git reset --hard``, ``git reset HEAD
+    path``) and any other command."""
     rest = _git_words(texts)
-    if not rest or rest[0] not in ("checkout", "switch"):
+    if not rest:
         return None
-    words = [w for w in rest[1:] if not w.startswith("-")]
-    return words[0] if len(words) == 1 else None
+    cmd, args = rest[0], list(rest[1:])
+    if cmd in _GIT_HEAD_REWRITES:
+        return ""
+    if cmd not in ("checkout", "switch", "reset"):
+        return None
+    paths = "--" in args
+    if paths:
+        args = args[: args.index("--")]
+    positional: list[str] = []
+    branch = False
+    i = 0
+    while i < len(args):
+        w = args[i]
+        i += 1
+        if cmd != "reset" and w in _BRANCH_NAME_OPTS:
+            branch = True
+            i += 1  # the branch's name
+        elif not w.startswith("-"):
+            positional.append(w)
+    if cmd == "reset":
+        # ``git reset REF`` moves HEAD; ``git reset [REF] -- path`` / ``git reset HEAD path`` unstage files
+        return positional[0] if len(positional) == 1 and not paths else None
+    if not positional:
+        return None  # restores files (``git checkout -- setup.py``) or makes a branch at HEAD
+    if branch or (len(positional) == 1 and not paths):
+        return positional[0]
+    return ""  # files taken from another ref: the tree is no release's
 
 
 def _builds_source_tree(texts: Sequence[str]) -> bool:
@@ -1109,13 +1147,17 @@ def _cloned_release(before: Sequence[Sequence[str]], engine: str) -> tuple[str, 
     clones ``engine``'s source repository (:data:`kvlint.engines.requirements.ENGINE_SOURCES`) at a release tag
     (``-b v0.7.2+Gaudi-1.21.0``, or a later ``git checkout v0.8.5``), the release that tag builds
     (:func:`kvlint.engines.requirements.ref_release`: setuptools-scm versions the build from the tag); None when
-    no such clone precedes it, or its ref names no release (a branch: the build's release is not known)."""
+    no such clone precedes it, or its ref names no release (a branch: the build's release is not known), or the
+    last git command that moves HEAD after it (:func:`_head_move`: ``git checkout -b dev main``, ``git reset
+    --hard origin/habana_main``, ``git pull``) leaves the tree at no release tag. Which clone a later git command
+    runs in (``cd``) is not followed: any such command between the clone and the install counts."""
     checkout: str | None = None
     for k in range(len(before) - 1, -1, -1):
         texts = before[k]
-        ref = _checkout_ref(texts)
-        if ref is not None and checkout is None:
-            checkout = ref
+        moved = _head_move(texts)
+        if moved is not None:
+            if checkout is None:
+                checkout = moved  # the last move decides what the tree holds
             continue
         clone = _clone_of(texts)
         if clone is None:
@@ -1123,7 +1165,7 @@ def _cloned_release(before: Sequence[Sequence[str]], engine: str) -> tuple[str, 
         url, ref = clone
         if source_repository(url) != engine:
             return None
-        release = ref_release(checkout or ref or "")
+        release = ref_release((ref or "") if checkout is None else checkout)
         return (release, k) if release else None
     return None
 
