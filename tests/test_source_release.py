@@ -111,6 +111,15 @@ SERVE = "vllm serve Qwen/Qwen2.5-0.5B-Instruct"
             f"git clone -b v0.8.5 https://github.com/vllm-project/vllm\ncd vllm\ngit checkout -- setup.py\npip install .\n{SERVE}",
             "0.8.5",
         ),
+        # the install names the clone's directory, or another one
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm /opt/vllm\npip install -e /opt/vllm\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm /opt/vllm\npip install /workspace/myplugin\n{SERVE}",
+            "0.10.2",
+        ),
         # another project's clone built before the engine starts
         (
             f"git clone -b v1.0.0 https://github.com/LMCache/LMCache\ncd LMCache\npip install -e .\n{SERVE}",
