@@ -63,8 +63,8 @@ from kvlint.memory.versions import (
     resolve_version,
     supports_auto_max_model_len,
 )
-from kvlint.models.config import tower_config
 from kvlint.models.shapes import dtype_bytes_of
+from kvlint.models.towers import tower_config
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
     gemma4_moe_keeps_dense_mlp,
