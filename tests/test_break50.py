@@ -13,6 +13,10 @@ import pytest
 from kvlint.engines.command import parse_container
 from kvlint.engines.shell import ARG_MAX, commands, env_split_words
 
+#: what execve(2) charges an argument beyond its text: its NUL and its argv pointer (Linux fs/exec.c
+#: bprm_stack_limits: ``(argc + envc) * sizeof(void *)`` taken from the limit, strings counted with their NUL)
+ARG_COST = 1 + 8
+
 
 def _shim(tmp_path: Path) -> dict[str, str]:
     """PATH with a ``vllm`` that prints its arguments, NUL-terminated."""
@@ -24,8 +28,8 @@ def _shim(tmp_path: Path) -> dict[str, str]:
 
 def test_dollar_at_of_empty_parameters_is_charged_their_nul_bytes() -> None:
     """``set --`` of 40,000 empty parameters, then ``"$@"`` 100 times: each expansion passes 40,000 arguments,
-    which ``execve(2)`` counts against ARG_MAX with their NUL bytes (40,000 bytes each time), so the script's
-    budget affords ARG_MAX // 40,000 of them and the rest stay unexpanded. Before, an empty parameter cost
+    which ``execve(2)`` counts against ARG_MAX with their NUL bytes and argv pointers (9 bytes each), so the
+    script's budget affords ARG_MAX // 360,000 of them and the rest stay unexpanded. Before, an empty parameter cost
     nothing: every reference made 40,000 fields (1,000 references of a 128 KB script: 21 s, 354 MB)."""
     k, refs = 40_000, 100
     script = "set -- " + "'' " * k + "; " + ': "$@"; ' * refs + "vllm serve m"
@@ -33,21 +37,35 @@ def test_dollar_at_of_empty_parameters_is_charged_their_nul_bytes() -> None:
     assert len(got) == refs
     expanded = [cmd for cmd in got if len(cmd) == k + 1]
     kept = [cmd for cmd in got if [w.text for w in cmd] == [":", "$@"] and cmd[1].unresolved]
-    assert len(expanded) == ARG_MAX // k
+    assert len(expanded) == ARG_MAX // (ARG_COST * k)
     assert len(expanded) + len(kept) == refs
     assert all(w.text == "" for w in expanded[0][1:])
 
 
 def test_dollar_at_past_the_budget_stays_unresolved_and_the_engine_after_it_is_read() -> None:
     """4,000 one-letter parameters referenced 10,000 times (the sum of their lengths was taken at each reference,
-    the budget long spent: 4 s for 68 KB): the references the budget affords are expanded (each costs 8,000 bytes:
-    4,000 letters and their NULs), the rest kept, and the engine command after them read."""
+    the budget long spent: 4 s for 68 KB): the references the budget affords are expanded (each costs 40,000 bytes:
+    4,000 letters, their NULs and argv pointers), the rest kept, and the engine command after them read."""
     k, refs = 4_000, 10_000
     script = "set -- " + "a " * k + "; " + ": $@; " * refs + "vllm serve m"
     got = list(commands(script, {}))
     assert [w.text for w in got[-1]] == ["vllm", "serve", "m"]
     expanded = sum(1 for cmd in got if cmd and cmd[0].text == ":" and len(cmd) == k + 1)
-    assert expanded == ARG_MAX // (2 * k)
+    assert expanded == ARG_MAX // ((1 + ARG_COST) * k)
+
+
+def test_an_ifs_split_into_many_empty_fields_is_charged_per_field() -> None:
+    """``IFS=,`` and a value of 100,000 commas expanded 100 times: each expansion makes 100,000 empty fields (as
+    bash does), each charged as an argument (its NUL and argv pointer besides its comma), so the budget affords
+    ARG_MAX // 1,000,000 of them; the rest stay unexpanded instead of making ten million fields."""
+    k, refs = 100_000, 100
+    script = "IFS=,; A='" + "," * k + "'; " + ": $A; " * refs + "vllm serve m"
+    got = [cmd for cmd in commands(script, {}) if cmd and cmd[0].text == ":"]
+    assert len(got) == refs
+    expanded = [cmd for cmd in got if len(cmd) == k + 1]
+    assert all(w.text == "" for w in expanded[0][1:])
+    assert len(expanded) == ARG_MAX // (k + ARG_COST * k)
+    assert all([w.text for w in cmd] == [":", "$A"] and cmd[1].unresolved for cmd in got[len(expanded) :])
 
 
 ENV_S_STRINGS = [

@@ -915,6 +915,12 @@ def review_budget(
 #: <<E;` on one line would read the rest of it each). A call past it is read as a command of its own.
 _FUNCTION_CALLS = 64
 
+#: What an argument costs ``execve(2)`` beyond its text: its NUL and its ``argv`` pointer (Linux fs/exec.c
+#: ``bprm_stack_limits`` takes ``(argc + envc) * sizeof(void *)`` from the limit, and each string is counted with its
+#: NUL): each field an expansion makes is charged this to the script's budget, so an expansion into many empty or
+#: one-letter fields (``$@`` of 40,000 empty parameters, ``IFS=,`` and 100,000 commas) cannot make millions of them
+_ARG_OVERHEAD = 1 + 8
+
 
 class _Budget:
     """Characters the expansions of one script may still add (:data:`ARG_MAX`, and what is left of the review's
@@ -929,26 +935,44 @@ class _Budget:
         self.calls = _FUNCTION_CALLS
         #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
         #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
-        self._params: dict[int, tuple[Sequence[ShellArg], int]] = {}
+        self._params: dict[int, tuple[Sequence[ShellArg], int, int]] = {}
+        #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
+        self._fields: dict[tuple[int, str | None], tuple[str, int]] = {}
 
-    def params_cost(self, positional: Sequence[ShellArg]) -> int:
-        """What ``$@`` from ``positional`` costs: each parameter after ``$0`` its text and its NUL, as
-        ``execve(2)`` counts an argument against :data:`ARG_MAX` (so a list of empty parameters is not free).
+    def field_count(self, value: str, ifs: str | None) -> int:
+        """The pieces an unquoted expansion of ``value`` splits into under ``ifs`` (:func:`_ifs_split`), counted
+        by a search and once per value and IFS: a reference the budget cannot afford is refused without splitting
+        its value again (200 references of a value of 100,000 commas under ``IFS=,``)."""
+        key = (id(value), ifs)
+        known = self._fields.get(key)
+        if known is not None and known[0] is value:
+            return known[1]
+        count = (
+            1 + len((_IFS_BLANKS if ifs is None else _ifs_delimiter(ifs)).findall(value)) if ifs != "" else 1
+        )
+        self._fields[key] = (value, count)
+        return count
+
+    def params_cost(self, positional: Sequence[ShellArg]) -> tuple[int, int]:
+        """What ``$@`` from ``positional`` costs: each parameter after ``$0`` its text and :data:`_ARG_OVERHEAD`,
+        as ``execve(2)`` counts an argument against :data:`ARG_MAX` (so a list of empty parameters is not free).
         Summed once per list, not at each reference: 10,000 ``$@`` of 40,000 parameters summed them 10,000 times
         once the budget was spent (22 s for a 140 KB script)."""
         known = self._params.get(id(positional))
         if known is not None and known[0] is positional:
-            return known[1]
-        cost = 0
+            return known[1], known[2]
+        chars = 0
         for k, arg in enumerate(positional):
             if k:
-                cost += len(arg.text) + 1
-        self._params[id(positional)] = (positional, cost)
-        return cost
+                chars += len(arg.text)
+        cost = chars + _ARG_OVERHEAD * max(0, len(positional) - 1)
+        self._params[id(positional)] = (positional, cost, chars)
+        return cost, chars
 
-    def take(self, n: int) -> bool:
-        """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
-        if n > MAX_ARG_STRLEN or n > self.left:
+    def take(self, n: int, text: int | None = None) -> bool:
+        """Spend ``n`` characters when affordable and the text they stand for (``text`` characters, else ``n``) is
+        at most :data:`MAX_ARG_STRLEN`; whether it could."""
+        if (n if text is None else text) > MAX_ARG_STRLEN or n > self.left:
             return False
         review = self.review
         if review is not None:
@@ -1075,16 +1099,22 @@ def _expand(
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
             val = p.default if by_default else own
-            if val is not None and budget.take(len(val)):
+            whole = p.quoted or (p.default_quoted and by_default)
+            # unquoted: the pieces it splits into (IFS), each field further costing what execve charges an argument
+            cost = 0 if val is None else len(val)
+            if val is not None and not whole and cost <= MAX_ARG_STRLEN:
+                cost += _ARG_OVERHEAD * (budget.field_count(val, ifs) - 1)
+            if val is not None and budget.take(cost, len(val)):
                 from_env = True
-                if p.quoted or (p.default_quoted and by_default):
+                if whole:
                     cur.append(val)
                     have_cur = True
                 else:
+                    pieces = _ifs_split(val, ifs)
                     # split at runs of IFS blanks (space, tab, newline only: bash keeps a non-breaking space or a
                     # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
-                    # A=" b " is x, b, y)
-                    for k, (piece, hard) in enumerate(_ifs_split(val, ifs)):
+                    # A=" b " is x, b, y), and at the script's other IFS characters (_ifs_split)
+                    for k, (piece, hard) in enumerate(pieces):
                         if k > 0:
                             have_cur = (
                                 have_cur or hard
@@ -1116,11 +1146,12 @@ def _expand(
             if p.kind == "pos":
                 idx = digits(p.text)
                 params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
-                cost = len(params[0].text) + 1 if params else 0
+                chars = len(params[0].text) if params else 0
+                cost = chars + _ARG_OVERHEAD if params else 0
             else:
-                cost = budget.params_cost(positional)
-                params = positional[1:] if budget.take(cost) else None
-            if params is None or (p.kind == "pos" and not budget.take(cost)):
+                cost, chars = budget.params_cost(positional)
+                params = positional[1:] if budget.take(cost, chars) else None
+            if params is None or (p.kind == "pos" and not budget.take(cost, chars)):
                 cur_other = True
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
