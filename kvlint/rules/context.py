@@ -1,6 +1,8 @@
 """What a check sees: one serving container's results, read-only, bound to the rule being checked.
 
-A :class:`RuleContext` is built by the runner (:mod:`kvlint.rules.runner`) for each (rule, container). It
+A :class:`RuleContext` is built by the runner (:mod:`kvlint.rules.runner`) once per container, its ``rule``
+(and ``plan_withdrawn``) set before each check, so a check uses it only while it runs and keeps nothing that
+holds it (a generator of findings is consumed before the next check). It
 exposes what the pipeline resolved (the parsed command, model, placement, memory plan), the engine's GPU
 layout (:class:`~kvlint.engines.layout.Parallelism`), the rule's parameters from the catalogue and the
 run's options, and builds the rule's diagnostics (:meth:`RuleContext.finding`). Checks never modify it.
@@ -71,8 +73,8 @@ class RuleContext:
         layout: Parallelism,
         plan_withdrawn: bool = False,
     ) -> None:
-        # The runner builds one context per (rule, container), tens of thousands per run: the fields are stored
-        # in the instance's __dict__ at once instead of through the frozen dataclass's generated __init__ (one
+        # (The runner builds its one context per container without this __init__, in the same way.) The fields are
+        # stored in the instance's __dict__ at once instead of through the frozen dataclass's generated __init__ (one
         # object.__setattr__ per field, about twice the cost). Assigning an attribute afterwards still raises
         # FrozenInstanceError; equality, repr and fields() are the dataclass's.
         v = self.__dict__
