@@ -163,7 +163,18 @@ def test_rule_context_init_is_the_dataclass_one(
     ctx = RuleContext(info, cr, options, layout, plan_withdrawn=True)
     names = [f.name for f in dataclasses.fields(RuleContext)]
     assert list(vars(ctx)) == names
-    assert [getattr(ctx, n) for n in names] == [info, cr, options, layout, True]
+    assert [getattr(ctx, n) for n in names] == [info, cr, options, layout, True] + [
+        cr.serving,
+        cr.serving.engine,
+        cr.model,
+        cr.placement,
+        cr.workload,
+        cr.container,
+        None,  # plan and detail: withdrawn
+        None,
+    ]
+    built = RuleContext(info, cr, options, layout)
+    assert (built.plan, built.detail) == (cr.plan, cr.plan_detail)
     assert RuleContext(info, cr, options, layout).plan_withdrawn is False
     assert ctx == RuleContext(info, cr, options, layout, True)
     assert ctx != RuleContext(info, cr, options, layout, False)
@@ -504,9 +515,8 @@ def test_runner_contexts_are_the_ones_rulecontext_builds(real_containers, monkey
                     live.append(weakref.ref(ctx))
                 found = list(_fn(ctx))
                 assert (ctx.rule, ctx.plan_withdrawn) == (rule, withdrawn)  # unchanged while the check runs
-                assert type(ctx) is RuleContext and vars(ctx).keys() == {
-                    f.name for f in dataclasses.fields(ctx)
-                }
+                # every field, those read from cr included, as RuleContext(...) builds it
+                assert type(ctx) is RuleContext and vars(ctx) == vars(dataclasses.replace(ctx))
                 with pytest.raises(dataclasses.FrozenInstanceError):
                     ctx.plan_withdrawn = False  # type: ignore[misc]
                 return found

@@ -25,7 +25,7 @@ from kvlint.engines.layout import parallelism
 from kvlint.fastinit import replaced
 from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
-from kvlint.rules.context import RuleContext
+from kvlint.rules.context import RuleContext, context_state, withdraw_plan
 from kvlint.rules.registry import Check, checks_for, registry
 from kvlint.statement import clip_words
 from kvlint.types import ContainerResult, Diagnostic, Finding, OptionFinding
@@ -181,7 +181,7 @@ def check_container(
     # consumed, before the next check), so no finding keeps the rule of another (tests/test_rules_fastpaths.py).
     ctx = object.__new__(RuleContext)
     state = ctx.__dict__
-    state.update(rule=None, cr=cr, options=options, layout=layout, plan_withdrawn=withdrawn)
+    state.update(context_state(None, cr, options, layout, withdrawn))
     follower = joins is not None and joins.follower
     for rule_id, info, uses_plan in _runnable(
         engine, rules, joins is not None, available_inputs(cr), follower=follower
@@ -194,7 +194,8 @@ def check_container(
         n = len(diags)
         diags.extend(reg[rule_id][engine].function(ctx))
         if len(diags) > n and not withdrawn and _gates(info, diags[n:]):
-            withdrawn = state["plan_withdrawn"] = True
+            withdrawn = True
+            withdraw_plan(state)
     return diags
 
 
