@@ -53,13 +53,16 @@ spec:
           image: {image}
           command: {command}
           resources:
-            limits: {{nvidia.com/gpu: 1}}
+            limits: {{{resource}: 1}}
 """
 
 
 def _manifest(tmp_path: Path, name: str, image: str, command: list[str]) -> Path:
     path = tmp_path / f"{name}.yaml"
-    path.write_text(DEPLOYMENT.format(name=name, image=image, command=json.dumps(command)))
+    # a ROCm image requests AMD's GPU resource: with nvidia.com/gpu it lands on an NVIDIA node and never starts
+    # (KV304, kvlint.engines.images.gpu_build_on_other_accelerator), so there is no fleet to plan
+    resource = "amd.com/gpu" if image.startswith("rocm/") else "nvidia.com/gpu"
+    path.write_text(DEPLOYMENT.format(name=name, image=image, command=json.dumps(command), resource=resource))
     return path
 
 

@@ -97,3 +97,56 @@ def test_values_sglang_asserts_against() -> None:
     assert "integer" in _kv206("0.5.23", "--moe-dense-tp-size", "one")[0]
     # a TP size kvlint cannot read: no guess
     assert not _kv206("0.5.23", "--tp", "$(TP)", "--moe-dense-tp-size", "8")
+
+
+V3 = "deepseek-ai/DeepSeek-V3"  # DeepseekV3ForCausalLM, MLA without DSA, first_k_dense_replace 3
+V32 = "nvidia/DeepSeek-V3.2-NVFP4"  # DeepseekV32ForCausalLM: MLA with a DSA indexer
+
+
+def _weights(ref: str, m, version: str, *args: str) -> int:
+    return sglang_prelude(_cmd(ref, "--tp", "8", *args, version=version), m).weights_bytes
+
+
+def test_prefill_context_parallel_sets_the_dense_tp_itself() -> None:
+    """Prefill context parallelism makes SGLang set ``moe_dense_tp_size = 1`` for the DeepSeek family
+    (sglang@0.5.23 ``arg_groups/model_overrides/deepseek_v2.py::_deepseek_family_overrides``, MLA block: "For MLA CP,
+    we have the following restrictions: moe_dense_tp_size == 1 ..."; 0.5.13 ``server_args.py``), so the dense MLP
+    of DeepSeek-V3's first three layers is whole on every rank though the command does not say so; 0.5.10 has the
+    option and leaves it alone."""
+    m = _model(V3)
+    for version, opt in (
+        ("0.5.23", "--enable-prefill-cp"),
+        ("0.5.16", "--enable-prefill-context-parallel"),
+        ("0.5.13", "--enable-prefill-context-parallel"),
+    ):
+        plain = _weights(V3, m, version)
+        cp = (
+            _weights(V3, m, version, opt, "--cp-strategy", "zigzag")
+            if version != "0.5.13"
+            else _weights(V3, m, version, opt)
+        )
+        explicit = _weights(V3, m, version, "--moe-dense-tp-size", "1")
+        # the same plan as the flag given by hand (whose bytes the tests above check against config.json)
+        assert cp == explicit > plain, version
+    assert _weights(V3, m, "0.5.10", "--enable-prefill-context-parallel") == _weights(V3, m, "0.5.10")
+    total = lookup("h100").memory_bytes
+    p = plan_sglang_detailed(
+        _cmd(V3, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag"), m, total, gpus=8
+    )
+    assert any("SGLang sets it under --enable-prefill-cp" in n for n in p.plan.assumptions), (
+        p.plan.assumptions
+    )
+
+
+def test_dsa_context_parallel_sets_it_only_with_zigzag_from_0_5_23() -> None:
+    """DeepSeek V3.2 (DSA): the DSA block sets it under any prefill CP up to 0.5.20 (``--enable-prefill-cp``;
+    0.5.13's ``--enable-dsa-prefill-context-parallel``), with ``--cp-strategy zigzag`` only in 0.5.23."""
+    m = resolve_model(V32, model_dirs=(str(FIX / "models" / "catalogue"),), allow_hub=False)
+    base = {v: _weights(V32, m, v) for v in ("0.5.13", "0.5.20", "0.5.23")}
+    assert _weights(V32, m, "0.5.13", "--enable-dsa-prefill-context-parallel") > base["0.5.13"]
+    assert (
+        _weights(V32, m, "0.5.13", "--enable-prefill-context-parallel") == base["0.5.13"]
+    )  # the MLA block's
+    assert _weights(V32, m, "0.5.20", "--enable-prefill-cp", "--cp-strategy", "interleave") > base["0.5.20"]
+    assert _weights(V32, m, "0.5.23", "--enable-prefill-cp", "--cp-strategy", "interleave") == base["0.5.23"]
+    assert _weights(V32, m, "0.5.23", "--enable-prefill-cp", "--cp-strategy", "zigzag") > base["0.5.23"]

@@ -313,8 +313,9 @@ def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict
 
 def _merge_mig_measurement(tables: list[dict[str, Any]], m: dict[str, Any]) -> None:
     """Set ``memory_gib_lgip`` of each profile of the one MIG table whose ``gpu`` text starts with ``m['table']``
-    from the supplement's ``nvidia-smi mig -lgip`` capture (adding the profiles the table lacks); a table that
-    already holds a measured figure is not overwritten."""
+    from the supplement's ``nvidia-smi mig -lgip`` capture (adding the profiles the table lacks; a list of figures
+    is captures that differ by driver, sized by their minimum); a table that already holds a measured figure is not
+    overwritten."""
     found = [t for t in tables if str(t.get("gpu", "")).startswith(m["table"])]
     if len(found) != 1:
         raise SystemExit(f"mig_measurements: {m['table']!r} matches {len(found)} MIG tables, not one")
@@ -328,7 +329,9 @@ def _merge_mig_measurement(tables: list[dict[str, Any]], m: dict[str, Any]) -> N
         have = (row.get("memory_gib_lgip") or {}).get("value")
         if have is not None:
             raise SystemExit(f"mig_measurements: {m['table']} {profile} is already measured ({have} GiB)")
-        row["memory_gib_lgip"] = {"value": float(gib), "source": m["source"]}
+        # a list holds captures that differ by driver; :func:`_profile_memory` takes its minimum
+        value = [float(g) for g in gib] if isinstance(gib, list) else float(gib)
+        row["memory_gib_lgip"] = {"value": value, "source": m["source"]}
 
 
 def gfd_sanitise(name: str) -> str:

@@ -46,7 +46,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
-from kvlint.engines.requirements import Pin, RequirementReader
+from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
@@ -930,8 +930,16 @@ def _scan_shell(
         # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
         # (the script's requirements read within one budget: RequirementReader)
         reader = RequirementReader(engine)
-        for t, w0 in zip(reversed(seen), reversed(heads), strict=True):
+        for k in range(len(seen) - 1, -1, -1):
+            t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
+            if got is None and _builds_source_tree(t):
+                # ``python3 setup.py install`` / ``pip install -e .`` in a clone of the engine's source at a
+                # release tag (HabanaAI's Gaudi tutorial: git clone -b v0.7.2+Gaudi-1.21.0 .../vllm-fork.git)
+                clone = _cloned_release(seen[:k], engine)
+                if clone is not None:
+                    got, at = clone
+                    t, w0 = seen[at], heads[at]
             if got is None:
                 continue
             found.installed = got or None
@@ -993,6 +1001,131 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+#: ``git clone`` options whose value is the next word (git ``builtin/clone.c``; ``--branch=X`` forms hold theirs).
+_CLONE_VALUED = frozenset(
+    {
+        "-b",
+        "--branch",
+        "-o",
+        "--origin",
+        "-c",
+        "--config",
+        "--depth",
+        "--reference",
+        "--reference-if-able",
+        "--separate-git-dir",
+        "-j",
+        "--jobs",
+        "-u",
+        "--upload-pack",
+        "--template",
+        "--shallow-since",
+        "--shallow-exclude",
+        "--filter",
+        "--server-option",
+        "--bundle-uri",
+        "--revision",
+    }
+)
+
+
+def _git_words(texts: Sequence[str]) -> list[str] | None:
+    """The words after ``git`` (its ``-C DIR``/``-c k=v`` options skipped) of a command ``texts`` that runs git
+    (after ``sudo``/``env``...), else None."""
+    k = 0
+    while k < len(texts) and (texts[k] in _PIP_WRAPPERS or "=" in texts[k]):
+        k += 1
+    if k >= len(texts) or _base(texts[k]) != "git":
+        return None
+    rest = list(texts[k + 1 :])
+    while rest and rest[0] in ("-C", "-c") and len(rest) > 1:
+        rest = rest[2:]
+    return rest
+
+
+def _clone_of(texts: Sequence[str]) -> tuple[str, str | None] | None:
+    """``(url, ref)`` of a ``git clone [-b REF] URL [DIR]`` command ``texts`` (``--branch=REF`` too; ref None
+    without one), else None."""
+    rest = _git_words(texts)
+    if not rest or rest[0] != "clone":
+        return None
+    ref: str | None = None
+    positional: list[str] = []
+    i = 1
+    while i < len(rest):
+        w = rest[i]
+        i += 1
+        if w in _CLONE_VALUED:
+            if w in ("-b", "--branch", "--revision") and i < len(rest):
+                ref = rest[i]
+            i += 1
+        elif w.startswith(("--branch=", "--revision=")):
+            ref = w.split("=", 1)[1]
+        elif w.startswith("-b") and len(w) > 2:
+            ref = w[2:]
+        elif not w.startswith("-"):
+            positional.append(w)
+    return (positional[0], ref) if positional else None
+
+
+def _checkout_ref(texts: Sequence[str]) -> str | None:
+    """The ref a ``git checkout REF`` / ``git switch --detach REF`` command ``texts`` moves to, else None."""
+    rest = _git_words(texts)
+    if not rest or rest[0] not in ("checkout", "switch"):
+        return None
+    words = [w for w in rest[1:] if not w.startswith("-")]
+    return words[0] if len(words) == 1 else None
+
+
+def _builds_source_tree(texts: Sequence[str]) -> bool:
+    """``texts`` installs the project of a source tree into the environment: ``python setup.py install`` or
+    ``develop``, or a pip install of a directory (``pip install -e .``, ``pip install --no-build-isolation .``,
+    ``pip install ./vllm-fork``, SGLang's NPU guide's ``pip install -e python[srt_npu]`` in its clone;
+    :func:`_pip_words`)."""
+    words = [_base(w) for w in texts]
+    if len(words) >= 3 and _PYTHON_RE.fullmatch(words[0]) and words[1] == "setup.py":
+        return words[2] in ("install", "develop")
+    args = _pip_words(texts)
+    if args is None or any(w.split("=", 1)[0] in _PIP_ELSEWHERE for w in args):
+        return False
+    if any(
+        w in ("-e", "--editable") and not n.startswith(("git+", "hg+", "svn+", "bzr+"))
+        for w, n in zip(args, args[1:], strict=False)
+    ):
+        return (
+            True  # an editable install is of a local directory (pip install -e python[srt_npu]) or a VCS URL
+        )
+    return any(
+        w in (".", "./") or w.startswith(("./", "../", "/")) or w.startswith(".[")
+        for w in args
+        if not w.endswith((".txt", ".whl"))
+    )
+
+
+def _cloned_release(before: Sequence[Sequence[str]], engine: str) -> tuple[str, int] | None:
+    """``(release, index)`` of the last ``git clone`` among the commands ``before`` a source install that
+    clones ``engine``'s source repository (:data:`kvlint.engines.requirements.ENGINE_SOURCES`) at a release tag
+    (``-b v0.7.2+Gaudi-1.21.0``, or a later ``git checkout v0.8.5``), the release that tag builds
+    (:func:`kvlint.engines.requirements.ref_release`: setuptools-scm versions the build from the tag); None when
+    no such clone precedes it, or its ref names no release (a branch: the build's release is not known)."""
+    checkout: str | None = None
+    for k in range(len(before) - 1, -1, -1):
+        texts = before[k]
+        ref = _checkout_ref(texts)
+        if ref is not None and checkout is None:
+            checkout = ref
+            continue
+        clone = _clone_of(texts)
+        if clone is None:
+            continue
+        url, ref = clone
+        if source_repository(url) != engine:
+            return None
+        release = ref_release(checkout or ref or "")
+        return (release, k) if release else None
+    return None
 
 
 #: Words that run the next word as the program (``sudo pip install ...``), skipped before the installer.

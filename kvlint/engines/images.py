@@ -30,7 +30,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
-from kvlint.gpu_resources import NON_GPU_RESOURCES
+from kvlint.gpu_resources import (
+    AMD_GPU,
+    MIG_RESOURCE_PREFIX,
+    NON_GPU_RESOURCES,
+    NVIDIA_GPU,
+    NVIDIA_GPU_SHARED,
+)
 
 if TYPE_CHECKING:
     from kvlint.types import Placement, ServingConfig
@@ -45,6 +51,7 @@ __all__ = [
     "engine_version",
     "envsubst_placeholders",
     "gpu_build_on_other_accelerator",
+    "gpu_vendor_of_resource",
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
@@ -800,7 +807,9 @@ def platform_of(serving: ServingConfig, resource: str | None = None) -> str:
 def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) -> str | None:
     """Why the container is not sized whatever its model, or None: ``not a CUDA/ROCm GPU`` (its accelerator is
     known and is not an NVIDIA or AMD GPU, or :func:`platform_of` reads a CPU, TPU, Neuron, Gaudi ... build or
-    device) or ``no GPU requested`` (a CUDA/ROCm container whose GPU is unknown and that requests no GPU:
+    device, or it requests another accelerator's resource), ``built for another GPU`` (a ROCm build requesting
+    ``nvidia.com/gpu``, an engine's CUDA image requesting ``amd.com/gpu``: :func:`gpu_build_on_other_accelerator`,
+    KV304) or ``no GPU requested`` (a CUDA/ROCm container whose GPU is unknown and that requests no GPU:
     :attr:`~kvlint.types.Placement.requests_no_gpu`). These reasons take precedence over an unknown model:
     KV501 reports them, KV502 does not add "no config.json", and :func:`kvlint.sizing.sizing_of` counts the
     container under them, since a config.json would not let kvlint size it (except in a serving-runtime
@@ -812,26 +821,61 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
         "rocm",
     ):
         return "not a CUDA/ROCm GPU"
-    if gpu_build_on_other_accelerator(serving, placement) is not None:
-        return "not a CUDA/ROCm GPU"  # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node
+    other = gpu_build_on_other_accelerator(serving, placement)
+    if other is not None:
+        # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node, or a ROCm build on an NVIDIA node
+        # (a CUDA one on an AMD node)
+        return "not a CUDA/ROCm GPU" if other in NON_GPU_RESOURCES else "built for another GPU"
     if acc is None and placement is not None and placement.requests_no_gpu:
         return "no GPU requested"
     return None
 
 
+def gpu_vendor_of_resource(resource: str | None) -> str | None:
+    """The GPU vendor whose nodes alone advertise ``resource``: ``nvidia`` for NVIDIA's device plugin's
+    ``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` (time-slicing) and MIG slices (``nvidia.com/mig-1g.10gb``),
+    ``amd`` for AMD's ``amd.com/gpu``; None for any other resource."""
+    if resource in (NVIDIA_GPU, NVIDIA_GPU_SHARED) or (resource or "").startswith(MIG_RESOURCE_PREFIX):
+        return "nvidia"
+    if resource == AMD_GPU:
+        return "amd"
+    return None
+
+
 def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement | None) -> str | None:
-    """The accelerator resource (``google.com/tpu``, ``habana.ai/gaudi``, ``aws.amazon.com/neuron``,
-    ``huawei.com/Ascend910`` ..., :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`) a container requests when it
-    names no GPU of its own and its image is an engine's CUDA or ROCm build (:func:`platform_of` reads the
-    resource only for an image that is not an engine's, :func:`serving_platform`), else None. Such a pod is
-    scheduled on that accelerator's nodes, where the GPU build finds no GPU and the engine does not start (KV304);
-    it is not planned on kvlint's GPU fleet."""
+    """The device-plugin resource a container requests, when it names no GPU model of its own and its image is a
+    build for another device than the nodes that resource is advertised on, else None. Such a pod is scheduled on
+    those nodes, where the build finds no device of its own and the engine does not start (KV304); it is not
+    planned on kvlint's GPU fleet. Two cases:
+
+    * another accelerator's resource (``google.com/tpu``, ``habana.ai/gaudi``, ``aws.amazon.com/neuron``,
+      ``huawei.com/Ascend910`` ..., :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`) for an engine's CUDA or ROCm
+      build (:func:`platform_of` reads the resource only for an image that is not an engine's,
+      :func:`serving_platform`);
+    * an NVIDIA or AMD GPU resource (:func:`gpu_vendor_of_resource`) for a build of the other vendor or of another
+      accelerator, as KV304 tests a named GPU (:func:`kvlint.memory.compat.image_platform_mismatch`): a ROCm
+      build (``rocm/vllm:...``) on ``nvidia.com/gpu``, whose ROCm PyTorch finds no AMD GPU there; an engine's
+      own CUDA image (:func:`is_known_cuda_build`) on ``amd.com/gpu``; an Ascend, TPU, Gaudi, Neuron or Intel GPU
+      build (:func:`accelerator_build`) on either. Before, these were planned on a fleet of the GPUs the image
+      was built for (a ROCm image requesting ``nvidia.com/gpu`` on the AMD Instinct fleet) with KV501's "cannot
+      tell which GPU", or told KV501's "capacity rules skipped". A custom image (platform read by default) is no
+      evidence."""
     if placement is None or placement.accelerator is not None:
         return None
     resource = placement.resource
-    if resource not in NON_GPU_RESOURCES or platform_of(serving, resource) not in ("cuda", "rocm"):
+    if resource in NON_GPU_RESOURCES:
+        return resource if platform_of(serving, resource) in ("cuda", "rocm") else None
+    vendor = gpu_vendor_of_resource(resource)
+    if vendor is None or resource is None:
         return None
-    return resource
+    if accelerator_build(serving) is not None:
+        return resource
+    platform = platform_of(serving, resource)
+    if platform == "rocm" and vendor == "nvidia":
+        return resource
+    if platform == "cuda" and vendor == "amd" and is_known_cuda_build(serving.image):
+        return resource
+    return None
 
 
 def is_known_cuda_build(image: str) -> bool:

@@ -14,7 +14,9 @@ A single release is pinned by exactly one ``==`` or ``===`` clause naming a vers
 (``vllm==0.6.3.post1``, ``vllm === 0.6.3``, ``vllm[audio]==0.8.5; sys_platform == "linux"``) or by a direct
 reference to a wheel (``vllm @ https://.../vllm-0.8.5-cp38-abi3-manylinux1_x86_64.whl``). ``vllm>=0.6``,
 ``vllm==0.6.*``, ``vllm>=0.6,==0.6.3`` and a reference to a source tree (``vllm @ git+https://...``) name the
-project but pin no release kvlint can read. An environment marker is not evaluated (the container's Python is not
+project but pin no release kvlint can read, except a release tag of the engine's own source repository
+(``git+https://github.com/vllm-project/vllm@v0.8.5``, HabanaAI's fork ``...vllm-fork.git@v0.7.2+Gaudi-1.21.0``:
+:data:`ENGINE_SOURCES`), which builds that release. An environment marker is not evaluated (the container's Python is not
 known): the pin is taken as applying.
 """
 
@@ -28,7 +30,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["MAX_REQUIREMENT_CHARS", "PARSE_BUDGET_CHARS", "Pin", "RequirementReader", "read_requirement"]
+__all__ = [
+    "ENGINE_SOURCES",
+    "MAX_REQUIREMENT_CHARS",
+    "PARSE_BUDGET_CHARS",
+    "Pin",
+    "RequirementReader",
+    "read_requirement",
+    "ref_release",
+    "source_repository",
+]
 
 #: Longer requirement text is not read (no release number or wheel URL comes near it).
 MAX_REQUIREMENT_CHARS = 2000
@@ -78,6 +89,63 @@ def _wheel(location: str) -> Pin | None:
     return Pin(str(project), _release(str(version)))
 
 
+#: Git repositories of an engine's source whose release tags build that engine release, lower case (host/owner/name)
+#: -> the project pip installs from them. ``vllm-project/vllm`` and ``sgl-project/sglang`` tag their releases
+#: ``vX.Y.Z``; HabanaAI's Gaudi fork of vLLM tags its releases with the vLLM release they are built on,
+#: ``v0.7.2+Gaudi-1.21.0`` (HabanaAI/vllm-fork tags v0.6.4.post2+Gaudi-1.19.0 ... v0.9.0.1+Gaudi-1.22.0), and its
+#: ``setup.py::get_vllm_version`` (at v0.7.2+Gaudi-1.21.0) takes the version from that tag with setuptools-scm
+#: (``get_version()``), so the build is vLLM ``0.7.2+gaudi.1.21.0``, release 0.7.2.
+ENGINE_SOURCES: dict[str, str] = {
+    "github.com/vllm-project/vllm": "vllm",
+    "github.com/habanaai/vllm-fork": "vllm",
+    "github.com/sgl-project/sglang": "sglang",
+}
+
+
+def source_repository(url: str) -> str | None:
+    """The project of :data:`ENGINE_SOURCES` whose repository ``url`` names (``https://github.com/HabanaAI/
+    vllm-fork.git``, ``git@github.com:vllm-project/vllm``, ``git+https://...``, a ``@ref`` and ``#fragment``
+    ignored), else None."""
+    u = url.strip()
+    if len(u) > MAX_REQUIREMENT_CHARS:
+        return None
+    u = u.removeprefix("git+").split("#", 1)[0]
+    if u.startswith("git@") and ":" in u:  # scp-like: git@github.com:owner/repo.git
+        host, _, path = u[4:].partition(":")
+    else:
+        try:
+            parts = urlsplit(u)
+        except ValueError:
+            return None
+        if parts.scheme not in ("https", "http", "ssh", "git"):
+            return None
+        host, path = (parts.hostname or ""), parts.path
+    path = path.split("@", 1)[0].strip("/").removesuffix(".git")
+    return ENGINE_SOURCES.get(f"{host.lower()}/{path.lower()}")
+
+
+def ref_release(ref: str) -> str | None:
+    """The release a git tag of an engine source repository builds (``v0.8.5`` -> ``0.8.5``,
+    ``v0.7.2+Gaudi-1.21.0`` -> ``0.7.2``: setuptools-scm reads the tag as the version, and the public version
+    drops the local label), None for a ref that names no release (``main``, ``habana_main``, a commit hash)."""
+    return _release(ref.strip())
+
+
+def _source_pin(url: str, project: str | None = None) -> Pin | None:
+    """The engine a VCS URL (``git+https://github.com/HabanaAI/vllm-fork.git@v0.7.2+Gaudi-1.21.0``) installs and
+    the release its ``@ref`` builds (:func:`ref_release`); None when it names no repository of
+    :data:`ENGINE_SOURCES` (or of ``project``, when the requirement names one)."""
+    engine = source_repository(url)
+    if engine is None or (project is not None and engine != project):
+        return None
+    try:
+        path = urlsplit(url.removeprefix("git+").split("#", 1)[0]).path
+    except ValueError:
+        return None
+    _, at, ref = path.partition("@")
+    return Pin(engine, ref_release(ref) if at else None)
+
+
 def read_requirement(text: str) -> Pin | None:
     """The project ``text`` names as pip reads one requirement, with the release it pins (module docstring); None
     when pip would not read it as a requirement (``--quiet``, a bare word with ``/`` that names no wheel) or it is
@@ -89,6 +157,9 @@ def read_requirement(text: str) -> Pin | None:
         return None
     if stripped.endswith(".whl") and not re.search(r"\s", stripped) and "@" not in stripped.split("/", 1)[0]:
         return _wheel(stripped)
+    if stripped.startswith("git+") and not re.search(r"\s", stripped):
+        # a bare VCS URL (pip install git+https://...@ref): pip builds the project the repository holds
+        return _source_pin(stripped)
     try:
         req = Requirement(stripped)
     except InvalidRequirement:
@@ -97,8 +168,9 @@ def read_requirement(text: str) -> Pin | None:
     if req.url is not None:
         wheel = _wheel(req.url)
         if wheel is None or wheel.project != project:
-            # a source tree or archive (git+https://..., a .tar.gz), or a wheel of another project (pip refuses it)
-            return Pin(project, None)
+            # a source tree or archive (git+https://..., a .tar.gz), or a wheel of another project (pip refuses it);
+            # a release tag of the engine's source repository builds that release
+            return _source_pin(req.url, project) or Pin(project, None)
         return wheel
     clauses = list(req.specifier)
     if len(clauses) != 1 or clauses[0].operator not in ("==", "===") or clauses[0].version.endswith(".*"):

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.engines.options import MAX_INT_SETTING
+from kvlint.models.config import tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import digits, finite_number
 
@@ -105,9 +106,8 @@ def parse_mm_limits(value: Any) -> dict[str, int]:
 
 
 def _vision(model: ModelSpec) -> dict[str, Any]:
-    c = model.config or {}
-    v = c.get("vision_config")
-    return v if isinstance(v, dict) else {}
+    """The vision tower's config (the thinker's for Qwen2.5-Omni: :func:`kvlint.models.config.tower_config`)."""
+    return tower_config(model.config or {}, "vision_config")
 
 
 def _int(x: Any, default: int = 0) -> int:
@@ -417,9 +417,10 @@ def _qwen2_vl_profile(
 
 
 def is_multimodal(model: ModelSpec) -> bool:
-    """The config declares a vision or audio tower (``vision_config``/``audio_config``)."""
+    """The config declares a vision or audio tower (``vision_config``/``audio_config``; Qwen2.5-Omni's inside
+    ``thinker_config``)."""
     c = model.config or {}
-    return isinstance(c.get("vision_config"), dict) or isinstance(c.get("audio_config"), dict)
+    return bool(tower_config(c, "vision_config") or tower_config(c, "audio_config"))
 
 
 def cache_holds_full_budget(version: tuple[int, int, int]) -> bool:

@@ -1054,8 +1054,13 @@ MOE_DENSE_TP_FROM: SgVersion = (0, 4, 6)
 #: ``EntryClass`` of ``deepseek_v2.py`` (0.4.6 on), ``glm4_moe.py`` (0.4.10 on), ``bailing_moe.py``, ``ernie4.py``
 #: (0.5.5 on), ``glm4_moe_lite.py``, ``llada2.py``, ``mimo_v2_flash.py`` (0.5.9 on), ``sarvam_moe.py`` (0.5.10 on),
 #: ``mimo_v2.py`` (0.5.11 on), ``minimax_m3.py`` (0.5.16 on), ``bailing_moe_v3.py`` (0.5.19 on), ``xllm.py``,
-#: ``glm5_next.py`` (0.5.21 on): every release read that builds one of these models honours the flag. Other models
-#: (Qwen2/Qwen3-MoE and their shared experts, Mixtral, gpt-oss, Llama 4, ...) never read it.
+#: ``glm5_next.py`` (0.5.21 on), ``dots3.py`` (``Dots3NoteForCausalLM``, ``dots3_common/modeling.py``: ``Dots3MLP(...,
+#: tp_rank=0, tp_size=1)`` behind ``enable_moe_dense_fully_dp()`` in the 0.5.20 wheel, ``parallel_group=
+#: "replicated"`` behind ``is_dense_ffn_fully_dp()`` in 0.5.23): every release read that builds one of these models
+#: honours the flag. Other models (Qwen2/Qwen3-MoE and their shared experts, Mixtral, gpt-oss, Llama 4, ...) never
+#: read it; nor does ``beam.py`` (``BeamForCausalLM``, 0.5.23), which refuses ``moe_dense_tp_size=1``
+#: ("Beam shards dense MLP layers over the full TP group", NotImplementedError at load). ``mimo_v2_nextn.py``'s
+#: ``MiMoV2MTP`` honours it too, a draft model's, not a served architecture's.
 _SG_MOE_DENSE_TP_ARCHS = frozenset(
     {
         "DeepseekV2ForCausalLM",
@@ -1079,8 +1084,80 @@ _SG_MOE_DENSE_TP_ARCHS = frozenset(
         "XllmForCausalLM",
         "K2HorizonForCausalLM",
         "Glm5NextForConditionalGeneration",
+        "Dots3NoteForCausalLM",
     }
 )
+
+#: The architectures SGLang's DeepSeek-family defaults are declared for (where prefill context parallelism sets
+#: ``moe_dense_tp_size`` itself, :func:`auto_moe_dense_tp`), among :data:`_SG_MOE_DENSE_TP_ARCHS`, with the first
+#: sampled wheel whose list names them: ``server_args.py::ServerArgs._handle_model_specific_adjustments``'s
+#: ``model_arch in [...]`` (0.5.8 - 0.5.13), ``arg_groups/overrides.py::_deepseek_family_overrides``'s
+#: ``@_register_for(...)`` (0.5.16), ``arg_groups/model_overrides/deepseek_v2.py`` (0.5.20, 0.5.23).
+_SG_CP_FAMILY_FROM: dict[str, SgVersion] = {
+    "DeepseekV3ForCausalLM": (0, 5, 8),
+    "GlmMoeDsaForCausalLM": (0, 5, 10),
+    "DeepseekV32ForCausalLM": (0, 5, 13),
+    "Glm5NextForConditionalGeneration": (0, 5, 20),
+    "Dots3NoteForCausalLM": (0, 5, 20),
+}
+#: The first sampled wheels in which prefill context parallelism sets ``moe_dense_tp_size = 1``: for a DSA model
+#: (DeepSeek V3.2, GLM-5; ``is_deepseek_dsa``) on a CUDA/ROCm GPU from 0.5.8 (``--enable-nsa-prefill-context-
+#: parallel``, either ``--nsa-prefill-cp-mode``; 0.5.5 has no such block); for the other MLA models (DeepSeek V3/R1,
+#: ``use_mla_backend()``) from 0.5.13 (``--enable-prefill-context-parallel``; 0.5.10 has the flag and leaves
+#: ``moe_dense_tp_size`` alone); from 0.5.23 the DSA models only with ``--cp-strategy zigzag`` (the ``interleave``
+#: strategy keeps it).
+CP_DENSE_DSA_FROM: SgVersion = (0, 5, 8)
+CP_DENSE_MLA_FROM: SgVersion = (0, 5, 13)
+CP_DENSE_DSA_ZIGZAG_FROM: SgVersion = (0, 5, 23)
+#: From this sampled wheel every prefill-CP option sets the one ``enable_prefill_cp`` (0.5.16 ``server_args.py``:
+#: ``--enable-prefill-context-parallel`` and the deprecated ``--enable-dsa-prefill-context-parallel`` /
+#: ``--enable-nsa-prefill-context-parallel`` fold into it); before, the DSA block read its own option
+#: (``enable_nsa_prefill_context_parallel`` in 0.5.8 and 0.5.10, ``enable_dsa_prefill_context_parallel``, which
+#: the ``nsa`` spelling also sets, in 0.5.13) and the MLA block ``enable_prefill_context_parallel``.
+CP_ONE_OPTION_FROM: SgVersion = (0, 5, 16)
+_CP_OPTIONS_DSA = ("enable_nsa_prefill_context_parallel", "enable_dsa_prefill_context_parallel")
+_CP_OPTIONS_ALL = (*_CP_OPTIONS_DSA, "enable_prefill_context_parallel", "enable_prefill_cp")
+
+
+def auto_moe_dense_tp(model: ModelSpec, v: SgVersion, get: Callable[[str], Any]) -> str:
+    """The prefill-context-parallel option that makes SGLang set ``moe_dense_tp_size = 1`` itself, whatever
+    ``--moe-dense-tp-size`` says, or "" when it does not (then the flag as given decides).
+
+    SGLang's DeepSeek-family defaults (:data:`_SG_CP_FAMILY_FROM`) force it under prefill context parallelism,
+    "For MLA CP, we have the following restrictions: moe_dense_tp_size == 1, moe_a2a_backend == deepep, ep_size ==
+    tp_size": sglang@0.5.23 ``arg_groups/model_overrides/deepseek_v2.py::_deepseek_family_overrides``
+    (``overrides["moe_dense_tp_size"] = 1`` in the DSA block on a CUDA/ROCm GPU when ``cfg.enable_prefill_cp`` and
+    ``cfg.cp_strategy == "zigzag"``, and in the MLA block when ``cfg.enable_prefill_cp and
+    use_mla_backend(server_args)``); the same blocks in ``server_args.py`` of the 0.5.8 - 0.5.13 wheels and in
+    ``arg_groups/overrides.py`` of 0.5.16, ``model_overrides/deepseek_v2.py`` of 0.5.20, with the releases of
+    :data:`CP_DENSE_DSA_FROM`, :data:`CP_DENSE_MLA_FROM`, :data:`CP_DENSE_DSA_ZIGZAG_FROM` and the options of
+    :data:`CP_ONE_OPTION_FROM`. Only the setting of ``moe_dense_tp_size`` is modelled here (the attention-DP and
+    expert-parallel sizes these blocks also set are not). Releases between sampled wheels take the older one's
+    behaviour."""
+    arch = model.architectures[0] if model.architectures else ""
+    since = _SG_CP_FAMILY_FROM.get(arch)
+    if since is None or v < since or not model.is_mla:
+        return ""
+    dsa = _is_dsa(model)
+    if v >= CP_ONE_OPTION_FROM:
+        names: tuple[str, ...] = _CP_OPTIONS_ALL
+    else:
+        names = _CP_OPTIONS_DSA if dsa else ("enable_prefill_context_parallel",)
+    given = next((n for n in names if get(n) is True), None)
+    if given is None:
+        return ""
+    if dsa:
+        if v < CP_DENSE_DSA_FROM:
+            return ""
+        if v >= CP_DENSE_DSA_ZIGZAG_FROM and get("cp_strategy") != "zigzag":
+            return ""
+    elif v < CP_DENSE_MLA_FROM:
+        return ""
+    return (
+        "--"
+        + given.replace("_", "-")
+        + (" --cp-strategy zigzag" if dsa and v >= CP_DENSE_DSA_ZIGZAG_FROM else "")
+    )
 
 
 def moe_dense_whole_bytes(
@@ -1545,9 +1622,19 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    cp_dense = auto_moe_dense_tp(model, v, get)
     dense_extra, dense_note = moe_dense_whole_bytes(
-        model, v, as_int(get("moe_dense_tp_size")), tp, dbytes, str(quant) if quant else None
+        model,
+        v,
+        1 if cp_dense else as_int(get("moe_dense_tp_size")),
+        tp,
+        dbytes,
+        str(quant) if quant else None,
     )
+    if dense_extra and cp_dense:
+        dense_note = dense_note.replace(
+            "--moe-dense-tp-size 1:", f"moe_dense_tp_size 1 (SGLang sets it under {cp_dense}):", 1
+        )
     if dense_extra:
         repl += sum(dense_extra)
         model_notes.append(dense_note)

@@ -63,6 +63,7 @@ from kvlint.memory.versions import (
     resolve_version,
     supports_auto_max_model_len,
 )
+from kvlint.models.config import tower_config
 from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
@@ -1465,9 +1466,9 @@ class ModelFacts:
 
 
 def _vision_config(model: ModelSpec) -> dict[str, Any]:
-    """The config's ``vision_config`` dict, else {} (what :func:`kvlint.memory.multimodal.encoder_profile` reads)."""
-    v = (model.config or {}).get("vision_config")
-    return v if isinstance(v, dict) else {}
+    """The config's ``vision_config`` dict (the thinker's for Qwen2.5-Omni), else {} (what
+    :func:`kvlint.memory.multimodal.encoder_profile` reads)."""
+    return tower_config(model.config or {}, "vision_config")
 
 
 @per_model

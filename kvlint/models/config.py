@@ -268,6 +268,12 @@ _POSITIVE_SIZE_KEYS = (
     "linear_key_head_dim",
     "linear_value_head_dim",
     "linear_conv_kernel_dim",
+    # the Whisper-style audio encoders of Qwen2-Audio and Qwen2.5-Omni (kvlint.models.weights._audio_params)
+    "encoder_layers",
+    "encoder_ffn_dim",
+    "num_mel_bins",
+    "max_source_positions",
+    "output_dim",
 )
 #: Counts that real configs set to 0 (a dense model's expert count, no shared experts, no MTP layer, no
 #: KV-shared layers): whole numbers from 0 to :data:`MAX_CONFIG_INT`.
@@ -342,7 +348,49 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         ):
             if _first(config, _LAYERS_KEYS)[0] is None or key == "text_config":
                 return sub, key
+    thinker = config.get("thinker_config")
+    sub = thinker.get("text_config") if isinstance(thinker, dict) else None
+    if (
+        isinstance(sub, dict)
+        and _first(config, _LAYERS_KEYS)[0] is None
+        and (_first(sub, _LAYERS_KEYS)[0] is not None or _first(sub, _HIDDEN_KEYS)[0])
+    ):
+        # Qwen2.5-Omni: the thinker (the model vLLM serves) holds the text model, its audio and vision towers;
+        # transformers' Qwen2_5OmniConfig.get_text_config returns thinker_config.text_config, which vLLM reads
+        # as hf_text_config (vllm@0.34.0 transformers_utils/config.py::get_hf_text_config)
+        return sub, "thinker_config.text_config"
     return config, None
+
+
+def tower_configs(config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(where, sub-config)`` of the encoder towers beside the language model (:data:`_TOWER_CONFIGS`): at the top
+    level, or inside ``thinker_config`` for Qwen2.5-Omni (its thinker holds the audio and vision encoders vLLM
+    builds; the talker and token2wav are not loaded: ``vllm@0.34.0:vllm/model_executor/models/
+    qwen2_5_omni_thinker.py`` maps their weights to None)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    thinker = config.get("thinker_config")
+    for where, d in (("", config), ("thinker_config.", thinker if isinstance(thinker, dict) else {})):
+        for tower in _TOWER_CONFIGS:
+            sub = d.get(tower)
+            if isinstance(sub, dict):
+                out.append((f"{where}{tower}", sub))
+    return out
+
+
+def tower_config(config: dict[str, Any], name: str) -> dict[str, Any]:
+    """The ``name`` tower sub-config (``vision_config``, ``audio_config``) of the model vLLM builds: the top-level one,
+    else the one inside ``thinker_config`` (Qwen2.5-Omni, :func:`tower_configs`); {} when there is none."""
+    sub = config.get(name)
+    thinker = config.get("thinker_config")
+    if not isinstance(sub, dict) and isinstance(thinker, dict):
+        sub = thinker.get(name)
+    return sub if isinstance(sub, dict) else {}
+
+
+#: Audio encoders whose parameters :func:`kvlint.models.weights.audio_params` counts, by their ``model_type``:
+#: the Whisper-style encoders of Qwen2-Audio (``Qwen2AudioEncoder``) and Qwen2.5-Omni's thinker
+#: (``Qwen2_5OmniAudioEncoder``), both built by transformers' classes in vLLM.
+COUNTED_AUDIO_ENCODERS = frozenset({"qwen2_audio_encoder", "qwen2_5_omni_audio_encoder"})
 
 
 def declared_dtype(config: dict[str, Any], text: dict[str, Any] | None = None) -> str | None:
@@ -857,6 +905,14 @@ def parse_config(
         )
     if nested_key:
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
+    for where, sub in tower_configs(config):
+        encoder = str(sub.get("model_type") or "")
+        if where.endswith("audio_config") and encoder not in COUNTED_AUDIO_ENCODERS:
+            # an audio encoder kvlint has no parameter formula for (Gemma 4's, Voxtral's, ...): said, not guessed
+            notes.append(
+                f"{where} (model_type '{encoder or '?'}'): this audio encoder's parameters are not in kvlint's "
+                "weight estimate, which is low by them when the checkpoint's size is not known"
+            )
     if llama_defaults:
         notes.append(
             "text_config (model_type llama) omits "
@@ -893,12 +949,11 @@ def parse_config(
         )
 
     _check_sizes(model_id, text, *([config] if config is not text else []))
-    for tower in _TOWER_CONFIGS:
+    for where, sub in tower_configs(config):
         # the encoders' sizes as well: a vision_config hidden_size of 1e308 made the parameter estimate
         # (weights.py) and the encoder profile (multimodal.py) raise OverflowError on every plan of the model
-        sub = config.get(tower)
-        if isinstance(sub, dict) and sub is not text:
-            _check_sizes(model_id, sub, prefix=f"{tower}.")
+        if sub is not text:
+            _check_sizes(model_id, sub, prefix=f"{where}.")
 
     # --- KV heads (docs/engine-memory-model.md §1.3) --------------------------------------------------
     kv_raw, _kv_key = _first(text, _KV_HEADS_KEYS)

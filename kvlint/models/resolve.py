@@ -693,6 +693,11 @@ def _org_name_folder(name: str) -> str | None:
     return entry.id if entry is not None else None
 
 
+#: How a note says a folder name matched only with ``.``, ``_`` and ``-`` read alike
+#: (:func:`kvlint.models.catalogue.repository_name_match` with ``loose``).
+_LOOSE_CLAUSE = ", with '.', '_' and '-' read alike,"
+
+
 def _path_named_model(ref: str) -> tuple[str, str | None, str, bool] | None:
     """``(hub id, revision or None, note, assumed)`` for a container path that names its model (string rules only;
     nothing is looked up on disk; ``assumed``: the note states an assumption, :attr:`ModelSpec.assumption`):
@@ -700,7 +705,10 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str, bool] | None:
     * a Hugging Face cache folder, ``.../models--<org>--<name>[/snapshots/<commit>]``: the layout of
       ``huggingface_hub`` (``file_download.repo_folder_name``), so the id is exact;
     * a directory named after a catalogued model (``/models/Qwen3-8B``): the only catalogued configuration
-      with that repository name, stated as an ASSUMPTION;
+      with that repository name, stated as an ASSUMPTION; failing that, the only one whose name it spells with
+      ``.``, ``_`` and ``-`` alike (``deepseek_r1_0528``, ``llama-3-1-8b-instruct``: the rule of OCI model
+      images, :func:`oci_named_model`), the note saying so. A dropped dot (``llama-31-8b``) is never read
+      so (it joins digits: :func:`dots_dropped_hint`);
     * a directory named ``<org>--<name>`` after a catalogued ``<org>/<name>`` (the spelling of ``--model-dir``'s
       folders, and of model stores such as KServe's fluid sample's ``s3://.../meta-llama--Meta-Llama-3.1-8B-Instruct``),
       also an ASSUMPTION.
@@ -734,13 +742,17 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str, bool] | None:
             True,
         )
     named = catalogue.repository_name_match(name)
+    alike = ""
+    if named is None:
+        named = catalogue.repository_name_match(name, loose=True)
+        alike = _LOOSE_CLAUSE
     if named is None:
         return None
     return (
         named,
         None,
         (
-            f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
+            f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is{alike} the "
             f"repository name of the catalogued {named} only, so the path is taken to hold that model"
         ),
         True,
@@ -1150,8 +1162,9 @@ def resolve_stored_model(
     initializer (or another ``downloader``, named in the note: Kthena's model downloader) downloads it there
     from ``location``, a place kvlint cannot read (an ``s3://``, ``gs://``,
     ``pvc://``, ``https://`` storage URI, or a ``storage.path`` inside the bucket its key names): the only
-    catalogued model whose repository name is the location's last component (the rule of a container path named
-    after its model, :func:`_path_named_model`), with an ASSUMPTION note (KV505); None when the location's name
+    catalogued model whose repository name is the location's last component, or that component spelled with
+    ``.``, ``_`` and ``-`` alike (the rule of a container path named after its model, :func:`_path_named_model`),
+    with an ASSUMPTION note (KV505); None when the location's name
     names no catalogued model, or that model cannot be resolved either. ``how``, when the model is not downloaded
     but on a volume mounted at ``ref`` (:func:`kvlint.pipeline.volume_location`): how ``ref`` reaches
     ``location``, in words, said in the note instead of the downloader. Other arguments as :func:`resolve_model`."""
@@ -1174,15 +1187,17 @@ def resolve_stored_model(
         return None
     where = location if "://" in location else f"the storage path {location}"
     name = Path(location.strip().rstrip("/")).name
-    what = (
-        f"the <org>--<name> spelling of the catalogued {hub_id}"
-        if _org_name_folder(name) is not None
-        else f"the repository name of the catalogued {hub_id} only"
-    )
+    from kvlint.models import catalogue
+
+    if _org_name_folder(name) is not None:
+        what = f" the <org>--<name> spelling of the catalogued {hub_id}"
+    else:
+        alike = "" if catalogue.repository_name_match(name) is not None else _LOOSE_CLAUSE
+        what = f"{alike} the repository name of the catalogued {hub_id} only"
     source = f"{downloader} downloads the model to {ref} from {where}" if how is None else f"{how}"
     note = (
         f"ASSUMPTION (path named after the model): {source}, which kvlint cannot read; its last component "
-        f"'{name}' is {what}, so the location is taken to hold that model"
+        f"'{name}' is{what}, so the location is taken to hold that model"
     )
     return dataclasses.replace(spec, notes=(note, *spec.notes), assumption=note)
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory.memo import per_model
+from kvlint.models.config import COUNTED_AUDIO_ENCODERS, tower_config
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
     dsa_indexer_layers,
@@ -74,12 +75,14 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     """Rough parameter count of a ViT vision tower + projector (approximate; kvlint only needs its bytes).
 
     ``L_v x (4 h_v^2 + 2 h_v I_v) + 3 p^2 h_v + projector(in x h_text)``; layers from ``num_hidden_layers``
-    or ``depth`` (+ ``num_global_layers``, Mllama), width ``hidden_size`` or ``embed_dim``.
+    or ``depth`` (+ ``num_global_layers``, Mllama), width ``hidden_size`` or ``embed_dim``. Qwen2.5-Omni's
+    thinker keeps its ``vision_config`` inside ``thinker_config``; vLLM builds it as Qwen2.5-VL's
+    ``Qwen2_5_VisionTransformer`` (``vllm@0.34.0:vllm/model_executor/models/qwen2_5_omni_thinker.py``).
     """
-    vc = config.get("vision_config")
-    if not isinstance(vc, dict):
+    vc = tower_config(config, "vision_config")
+    if not vc:
         return 0
-    if config.get("model_type") == "qwen2_5_vl":
+    if config.get("model_type") == "qwen2_5_vl" or vc.get("model_type") == "qwen2_5_omni_vision_encoder":
         return _qwen2_5_vl_vision_params(vc)
     if vc.get("model_type") == "pixtral":
         return _pixtral_vision_params(config, vc, text_hidden)
@@ -94,6 +97,41 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
         _i(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
     )
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
+
+
+def audio_params(config: dict[str, Any], text_hidden: int) -> int:
+    """Parameters (elements) of the Whisper-style audio encoder of Qwen2-Audio or Qwen2.5-Omni's thinker, as vLLM
+    builds it with transformers' classes; 0 for any other (or no) audio tower, which the model's notes name
+    (:data:`kvlint.models.config.COUNTED_AUDIO_ENCODERS`).
+
+    Both encoders (``Qwen2AudioEncoder``, transformers 4.57.1 ``models/qwen2_audio/modeling_qwen2_audio.py``;
+    ``Qwen2_5OmniAudioEncoder``, ``models/qwen2_5_omni/modeling_qwen2_5_omni.py``) have ``conv1``
+    (``num_mel_bins -> d``, kernel 3) and ``conv2`` (``d -> d``, kernel 3) with biases, and ``encoder_layers``
+    layers of: ``q_proj``, ``v_proj``, ``out_proj`` ``d -> d`` with biases and ``k_proj`` without, two LayerNorms,
+    ``fc1`` ``d -> encoder_ffn_dim`` and ``fc2`` back, with biases; then a final LayerNorm. Qwen2-Audio adds the
+    ``embed_positions`` table (``max_source_positions x d``) and vLLM's ``Qwen2AudioMultiModalProjector``, a biased
+    ``d -> text hidden`` linear (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``); Qwen2.5-Omni adds
+    its sinusoid position buffer (``max_source_positions x d``, on the GPU with the model), ``audio_bos_eos_token``
+    (``2 x output_dim``) and ``proj`` (``d -> output_dim``, biased). Whisper-large-v3's encoder sizes (32 layers, d
+    1280, ffn 5120, 128 mel bins, 1500 positions) give 0.64 B parameters, 1.2 GiB in bf16."""
+    ac = tower_config(config, "audio_config")
+    kind = ac.get("model_type")
+    if kind not in COUNTED_AUDIO_ENCODERS:
+        return 0
+    d = _i(ac.get("d_model"))
+    layers = _i(ac.get("encoder_layers"))
+    ffn = _i(ac.get("encoder_ffn_dim")) or 4 * d
+    mels = _i(ac.get("num_mel_bins"), 128)
+    positions = _i(ac.get("max_source_positions"), 1500)
+    if not d or not layers:
+        return 0
+    convs = (mels * d * 3 + d) + (d * d * 3 + d)
+    layer = (3 * (d * d + d) + d * d) + 2 * 2 * d + (d * ffn + ffn) + (ffn * d + d)
+    total = convs + layers * layer + 2 * d + positions * d
+    if kind == "qwen2_audio_encoder":
+        return total + d * text_hidden + text_hidden
+    out = _i(ac.get("output_dim")) or text_hidden
+    return total + 2 * out + d * out + out
 
 
 def gemma4_moe_keeps_dense_mlp(text_config: dict[str, Any], model_type: str) -> bool:
@@ -245,7 +283,9 @@ def _param_breakdown(
         "other": h,
         "vision": 0,
     }
-    attn_bias = bool(t.get("attention_bias")) or mt in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
+    # (vLLM builds Qwen2.5-Omni's text model, qwen2_5_omni_text, as Qwen2ForCausalLM: qwen2_5_omni_thinker.py)
+    qwen2_types = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_5_omni_text")
+    attn_bias = bool(t.get("attention_bias")) or mt in qwen2_types
     # GPT-NeoX (Pythia): every linear but embed_out has a bias and both LayerNorms have one too
     # (vllm-project/vllm@002800f0 vllm/model_executor/models/gpt_neox.py: GPTNeoXAttention's fused
     # query_key_value h -> 3h and dense h -> h, GPTNeoXMLP's dense_h_to_4h h -> I and dense_4h_to_h I -> h are
@@ -544,7 +584,8 @@ def _param_breakdown(
     if labels:
         # the reward head: Linear(h, h) + bias, ReLU, Linear(h, num_labels) + bias (SCORE_HEAD_LABELS)
         out["other"] += h * h + h + h * labels + labels
-    out["vision"] = _vision_params(spec.config, h)
+    # the encoder towers, kept unquantized: vision, and the audio encoders kvlint has a formula for
+    out["vision"] = _vision_params(spec.config, h) + audio_params(spec.config, h)
     return out
 
 

@@ -16,6 +16,7 @@ from kvlint.engines.images import (
     KSERVE_HF_VLLM,
     engine_release,
     gpu_build_on_other_accelerator,
+    gpu_vendor_of_resource,
     image_placeholder,
     platform_of,
     repository_path,
@@ -29,7 +30,7 @@ from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ServingConfig
-from kvlint.wording import platform_name
+from kvlint.wording import platform_name, vendor_name
 
 #: Oldest vLLM release kvlint's memory model was read from (docs/engine-memory-model.md §0; newest NEWEST_VLLM).
 OLDEST_VLLM = (0, 4, 3)
@@ -55,7 +56,10 @@ def _memory_skipped_on(ctx: RuleContext) -> str | None:
         return acc.name
     other = gpu_build_on_other_accelerator(ctx.serving, p)
     if other is not None:
-        # a GPU build requesting only another accelerator's resource (KV304): not sized on any GPU
+        # a GPU build requesting only another accelerator's resource, or a build for another device requesting an
+        # NVIDIA or AMD GPU (KV304): not sized on any GPU
+        if other not in NON_GPU_RESOURCES:
+            return f"the {vendor_name(gpu_vendor_of_resource(other) or 'GPU')} GPU node it requests ({other})"
         return f"the {platform_name(NON_GPU_RESOURCES[other])} node it requests ({other})"
     platform = platform_of(ctx.serving, p.resource if p is not None else None)
     if platform not in ("cuda", "rocm"):

@@ -15,7 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.engines.images import gpu_build_on_other_accelerator, platform_of
+from kvlint.engines.images import (
+    accelerator_build,
+    gpu_build_on_other_accelerator,
+    gpu_vendor_of_resource,
+    platform_of,
+)
 from kvlint.gpu_resources import GAUDI_RESOURCE, NON_GPU_RESOURCES, TPU_RESOURCE
 from kvlint.memory.compat import (
     bf16_refusal,
@@ -166,9 +171,35 @@ _BUILD_RESOURCES = {
 @check("KV304")
 def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV304: the image is a build for another platform than the GPU the pod is placed on (a CUDA build on
-    AMD/TPU/Gaudi nodes, a ROCm build on NVIDIA nodes)."""
+    AMD/TPU/Gaudi nodes, a ROCm build on NVIDIA nodes), or, with no GPU model named, than the nodes its GPU or
+    accelerator resource is advertised on (:func:`kvlint.engines.images.gpu_build_on_other_accelerator`: a ROCm
+    build requesting ``nvidia.com/gpu``, an engine's CUDA image requesting ``amd.com/gpu`` or ``google.com/tpu``)."""
     p, s = ctx.placement, ctx.serving
     resource = gpu_build_on_other_accelerator(s, p)
+    if p is not None and resource is not None and resource not in NON_GPU_RESOURCES:
+        # no GPU named, but the GPU resource names the vendor: nvidia.com/gpu is advertised by NVIDIA's device
+        # plugin on NVIDIA nodes only, amd.com/gpu by AMD's on AMD nodes, where a build for another device finds
+        # none of its own (a ROCm PyTorch no AMD GPU) and the engine does not start
+        vendor = gpu_vendor_of_resource(resource) or ""
+        gpu = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}.get(vendor, "a GPU")
+        build = accelerator_build(s) or platform_of(s, resource)
+        name = platform_name(build)
+        device = {"cuda": "an NVIDIA GPU", "rocm": "an AMD GPU"}.get(build, f"{with_article(name)} device")
+        expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, "cuda")
+        other = {"nvidia": "amd.com/gpu", "amd": "nvidia.com/gpu"}.get(vendor, "")
+        remedy = (
+            f"request the {name} accelerator the image is built for ({_BUILD_RESOURCES[build]})"
+            if build in _BUILD_RESOURCES
+            else f"request {other} (the GPU this image is built for)"
+        )
+        yield ctx.finding(
+            f"image '{s.image}' is {with_article(name)} build of {s.engine} but the container requests {resource} "
+            f"({gpu}); on that GPU's node it looks for {device}, finds none and does not start, so kvlint "
+            "does not size it",
+            p.gpus_loc or loc_of(s.container, "image"),
+            fix=f"use {s.engine}'s {platform_name(expected)} image for {resource}, or {remedy} instead",
+        )
+        return
     if p is not None and resource is not None:
         # no GPU named, only another accelerator's resource: the pod lands on that accelerator's nodes
         name = platform_name(NON_GPU_RESOURCES[resource])

@@ -16,7 +16,13 @@ from typing import Literal
 
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
-from kvlint.engines.images import engine_of_image, envsubst_placeholders, image_platform, platform_of
+from kvlint.engines.images import (
+    engine_of_image,
+    envsubst_placeholders,
+    gpu_build_on_other_accelerator,
+    image_platform,
+    platform_of,
+)
 from kvlint.engines.multinode import ONE_POD_KINDS, node_address, vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
@@ -41,7 +47,7 @@ from kvlint.rules.facts import (
 )
 from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, Severity
+from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, ServingConfig, Severity
 from kvlint.values import as_float, as_int, as_list, digits
 from kvlint.wording import shell_word
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
@@ -1166,7 +1172,10 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
     vLLM's shared-memory broadcast use it; container runtimes give 64 MiB by default. KubeRay adds one to Ray
     pods itself. vLLM on AWS Neuron runs one process for all its NeuronCores, and so does vLLM on a single-host
-    Google TPU pod without pipeline parallelism (:func:`_tpu_single_process`), so neither is reported."""
+    Google TPU pod without pipeline parallelism (:func:`_tpu_single_process`), so neither is reported. Nor is a
+    CUDA/ROCm build on another accelerator's node (KV304: it never starts). SGLang on an Ascend NPU (Gaudi, Intel
+    GPU, CPU) build has no NCCL but keeps its tensor-parallel message queue in ``/dev/shm``
+    (:func:`_sglang_shm_use`): a warning that says so, not "GPU workers ... NCCL"."""
     lay, s = ctx.layout, ctx.serving
     # SGLang's attention-DP ranks are the tensor-parallel workers (Parallelism.dp_local 1): tp x pp processes,
     # not tp x pp x dp (data_parallel_controller.py::launch_dp_attention_schedulers); vLLM's count is unchanged
@@ -1178,6 +1187,10 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     if _lone_ray_short(ctx):
         return  # KV403: the workers never start in this pod; its remedy names the /dev/shm
     resource = ctx.placement.resource if ctx.placement is not None else None
+    if gpu_build_on_other_accelerator(s, ctx.placement) is not None:
+        # a CUDA/ROCm build on a TPU, Gaudi, Neuron or Ascend node finds no GPU and never starts its workers
+        # (KV304); NCCL and a /dev/shm for them are beside the point there
+        return
     if ctx.engine == "vllm" and platform_of(s, resource) == "neuron":
         # one process drives all the NeuronCores: vLLM sets the "uni" executor on Neuron whatever the world
         # size (vllm@0.8.0:vllm/platforms/neuron.py::NeuronPlatform.check_and_update_config); no NCCL workers
@@ -1215,6 +1228,15 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         # ring of 10 chunks of up to 24 MiB)
         who = f"{workers} vLLM worker process{'es' if workers != 1 else ''}{here}"
         fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
+    severity: Severity | None = None
+    platform = _sglang_platform(s, resource) if ctx.engine == "sglang" else "cuda"
+    if platform not in ("cuda", "rocm"):
+        # SGLang on an Ascend NPU (or Gaudi, Intel GPU, CPU) build: no NCCL (model_runner.py init_torch_distributed
+        # takes HCCL, XCCL or gloo), but the tensor-parallel group's shared-memory message queue lives in /dev/shm;
+        # a warning: its 24 MiB ring fits the 64 MiB default, which SGLang's own Ascend guide does not rely on
+        who = f"{workers} SGLang worker process{'es' if workers != 1 else ''}{here}"
+        fails = _sglang_shm_use(platform)
+        severity = "warning"
     undefined = undefined_shm_volume(ctx.workload.pod_spec, ctx.container)
     if undefined is not None:
         name, mount_loc = undefined
@@ -1226,6 +1248,7 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
             mount_loc or loc,
             fix=f"define the volume in this pod's volumes: {{name: {name}, emptyDir: {{medium: Memory, "
             "sizeLimit: 16Gi}}",
+            severity=severity,
         )
         return
     yield ctx.finding(
@@ -1233,6 +1256,47 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"is mounted there; the container runtime default is 64 MiB and {fails}",
         loc,
         fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
+        severity=severity,
+    )
+
+
+#: SGLang's ``--device`` values that are not a CUDA/ROCm GPU and the platform word of each (sglang@0.5.5
+#: ``srt/server_args.py`` ``--device``; ``model_runner.py::ModelRunner.init_torch_distributed``).
+_SGLANG_DEVICES = {"npu": "ascend", "hpu": "gaudi", "xpu": "xpu", "cpu": "cpu"}
+#: The collective library SGLang's ranks use on each platform instead of NCCL: sglang@0.5.5
+#: ``srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed`` sets the torch.distributed backend
+#: ``hccl`` for ``npu`` (Huawei's HCCL, through torch_npu) and ``hpu`` (Habana's), ``xccl`` for ``xpu`` and
+#: ``gloo`` for ``cpu``.
+_SGLANG_COLLECTIVES = {"ascend": "HCCL", "gaudi": "Habana's HCCL", "xpu": "XCCL (oneCCL)", "cpu": "gloo"}
+
+
+def _sglang_platform(s: ServingConfig, resource: str | None) -> str:
+    """The platform SGLang runs on: its ``--device`` when not a GPU (:data:`_SGLANG_DEVICES`), else
+    :func:`kvlint.engines.images.platform_of` (the image, ``lmsysorg/sglang:v0.5.5-cann8.3.rc1-910b`` ->
+    ``ascend``, or the accelerator resource of an image that is not SGLang's own)."""
+    device = s.get("device")
+    if isinstance(device, str) and device.strip().lower() in _SGLANG_DEVICES:
+        return _SGLANG_DEVICES[device.strip().lower()]
+    platform = platform_of(s, resource)
+    return {"npu": "ascend", "hpu": "gaudi"}.get(platform, platform)  # an image word ``npu``/``hpu``
+
+
+def _sglang_shm_use(platform: str) -> str:
+    """What SGLang keeps in ``/dev/shm`` on a platform without NCCL (KV404's reason there): its ranks run their
+    collectives over :data:`_SGLANG_COLLECTIVES`, but the tensor-parallel group is built with
+    ``use_message_queue_broadcaster`` (``SGLANG_USE_MESSAGE_QUEUE_BROADCASTER``, default true) whatever the device,
+    a shared-memory ``MessageQueue`` ring of 6 chunks of 4 MiB through which rank 0 hands each batch's requests to
+    the others (sglang@0.5.5 ``srt/distributed/parallel_state.py::initialize_model_parallel`` and
+    ``GroupCoordinator.__init__``: ``MessageQueue.create_from_process_group(self.cpu_group, 1 << 22, 6)``), and
+    SGLang's Ascend NPU guide (docs/platforms/ascend_npu.md at 0175ceec) runs its container with ``--ipc=host
+    --shm-size=16g``."""
+    coll = _SGLANG_COLLECTIVES.get(platform, "the platform's own collective library")
+    guide = (
+        "; SGLang's Ascend NPU guide runs the container with --shm-size=16g" if platform == "ascend" else ""
+    )
+    return (
+        "SGLang's tensor-parallel group passes each batch's requests to them through a shared-memory message queue "
+        f"there (6 chunks of 4 MiB; {coll}, not NCCL, runs their collectives on this build){guide}"
     )
 
 

@@ -1,0 +1,146 @@
+"""Audio towers and Qwen2.5-Omni's thinker (kvlint.models.weights.audio_params, kvlint.models.config.text_config_of).
+
+vLLM serves Qwen2.5-Omni as its thinker only: the text model of ``thinker_config.text_config`` (what transformers'
+``Qwen2_5OmniConfig.get_text_config`` returns and vLLM reads as ``hf_text_config``), with the thinker's audio encoder
+and Qwen2.5-VL vision transformer; the talker and token2wav weights are dropped on load
+(``vllm@0.34.0:vllm/model_executor/models/qwen2_5_omni_thinker.py``). kvlint refused such a config ("no usable
+num_hidden_layers ... correct config.json"), and counted no audio encoder's parameters at all (Qwen2-Audio's
+Whisper-large-v3 encoder: 0.64 B parameters, 1.2 GiB in bf16, missing from the estimate)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kvlint.models import resolve_model
+from kvlint.models.config import parse_config
+from kvlint.models.weights import _qwen2_5_vl_vision_params, audio_params, param_breakdown
+
+#: Whisper-large-v3's encoder sizes (openai/whisper-large-v3 config.json: d_model 1280, encoder_layers 32,
+#: encoder_ffn_dim 5120, num_mel_bins 128, max_source_positions 1500), the encoder Qwen2-Audio and Qwen2.5-Omni build on.
+WHISPER_LARGE_V3_ENCODER = {
+    "d_model": 1280,
+    "encoder_layers": 32,
+    "encoder_attention_heads": 20,
+    "encoder_ffn_dim": 5120,
+    "num_mel_bins": 128,
+    "max_source_positions": 1500,
+}
+
+
+def _omni_layout() -> dict[str, Any]:
+    """A config in the layout transformers writes for ``Qwen2_5OmniConfig`` (``thinker_config`` holding
+    ``text_config``, ``audio_config`` and ``vision_config``, beside ``talker_config``), with the widths of the
+    catalogued Qwen2.5-VL-7B (whose vision transformer the thinker uses) and Whisper-large-v3's encoder: a layout for
+    kvlint to read, not Qwen2.5-Omni-7B's own config.json, which no readable source holds."""
+    vl = copy.deepcopy(resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False).config or {})
+    text = {k: v for k, v in vl.items() if k not in ("vision_config", "architectures", "rope_scaling")}
+    text["model_type"] = "qwen2_5_omni_text"
+    vision = {**vl["vision_config"], "model_type": "qwen2_5_omni_vision_encoder"}
+    audio = {
+        **WHISPER_LARGE_V3_ENCODER,
+        "model_type": "qwen2_5_omni_audio_encoder",
+        "output_dim": text["hidden_size"],
+    }
+    return {
+        "architectures": ["Qwen2_5OmniModel"],
+        "model_type": "qwen2_5_omni",
+        "thinker_config": {
+            "model_type": "qwen2_5_omni_thinker",
+            "text_config": text,
+            "audio_config": audio,
+            "vision_config": vision,
+        },
+        "talker_config": {"model_type": "qwen2_5_omni_talker", "hidden_size": 896, "num_hidden_layers": 24},
+    }
+
+
+def test_qwen2_5_omni_is_sized_from_its_thinker() -> None:
+    cfg = _omni_layout()
+    spec = parse_config(cfg, model_id="Qwen/Qwen2.5-Omni-7B", source="test")
+    text = cfg["thinker_config"]["text_config"]
+    assert (spec.num_layers, spec.num_kv_heads, spec.hidden_size) == (
+        text["num_hidden_layers"],
+        text["num_key_value_heads"],
+        text["hidden_size"],
+    )
+    assert "decoder dimensions read from 'thinker_config.text_config' (multimodal checkpoint)" in spec.notes
+    assert not [n for n in spec.notes if "audio encoder" in n]
+    # both thinker towers count (the talker does not: vLLM does not load it)
+    towers = _qwen2_5_vl_vision_params(cfg["thinker_config"]["vision_config"]) + audio_params(
+        cfg, text["hidden_size"]
+    )
+    assert param_breakdown(spec)["vision"] == towers
+    # the text model is vLLM's Qwen2ForCausalLM: q/k/v biases as Qwen2.5-VL's, same parameter count
+    vl = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    assert param_breakdown(spec)["linear"] == param_breakdown(vl)["linear"]
+
+
+def test_whisper_large_v3_encoder_count_matches_the_published_sizes() -> None:
+    """Published totals (the Whisper table of Intel/whisper-small-openvino's model card, commit 060a009 on
+    huggingface.co): distil-large-v3 (Whisper-large-v3's 32-layer encoder, 2 decoder layers) 756 M, large-v3-turbo
+    (the same encoder, 4 decoder layers) 809 M. So two decoder layers are 53 M and the encoder is
+    756 M - 53 M - the decoder's token (51,866 x 1,280) and position (448 x 1,280) tables and final LayerNorm,
+    636.0 M, each figure rounded to 1 M."""
+    cfg = {"audio_config": {**WHISPER_LARGE_V3_ENCODER, "model_type": "qwen2_audio_encoder"}}
+    text_hidden = 3584
+    encoder = audio_params(cfg, text_hidden) - (1280 * text_hidden + text_hidden)  # without the projector
+    published = (756 - 53) * 10**6 - 51_866 * 1280 - 448 * 1280 - 2 * 1280
+    assert abs(encoder - published) < 2 * 10**6
+
+
+def test_qwen2_audio_counts_its_encoder_and_projector() -> None:
+    base = resolve_model("Qwen/Qwen2.5-7B-Instruct", allow_hub=False)
+    text = {**(base.config or {}), "model_type": "qwen2"}
+    cfg = {
+        "architectures": ["Qwen2AudioForConditionalGeneration"],
+        "model_type": "qwen2_audio",
+        "text_config": text,
+        "audio_config": {**WHISPER_LARGE_V3_ENCODER, "model_type": "qwen2_audio_encoder"},
+    }
+    spec = parse_config(cfg, model_id="Qwen/Qwen2-Audio-7B-Instruct", source="test")
+    assert not [n for n in spec.notes if "audio encoder" in n]
+    assert param_breakdown(spec)["vision"] == audio_params(cfg, spec.hidden_size) > 0.63e9
+    # vLLM's Qwen2AudioMultiModalProjector: a biased d_model -> text hidden linear
+    h = spec.hidden_size
+    assert audio_params(cfg, h + 1) - audio_params(cfg, h) == WHISPER_LARGE_V3_ENCODER["d_model"] + 1
+
+
+def test_an_audio_encoder_kvlint_has_no_formula_for_is_named() -> None:
+    # Gemma 4 E2B's conformer audio encoder (model_type gemma4_audio): not counted, and said
+    spec = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    (note,) = [n for n in spec.notes if "audio encoder" in n]
+    assert note.startswith(
+        "audio_config (model_type 'gemma4_audio'): this audio encoder's parameters are not"
+    )
+
+
+@pytest.mark.parametrize("key", ["encoder_layers", "encoder_ffn_dim", "output_dim"])
+def test_absurd_audio_encoder_sizes_are_refused(key: str) -> None:
+    cfg = _omni_layout()
+    cfg["thinker_config"]["audio_config"][key] = 1e30
+    with pytest.raises(ValueError, match=f"config.json thinker_config.audio_config.{key} is 1e"):
+        parse_config(cfg, model_id="Qwen/Qwen2.5-Omni-7B", source="test")
+
+
+def test_qwen2_5_omni_encoder_profile_is_said_to_be_unmodelled() -> None:
+    """The thinker's towers make the model multimodal for vLLM's profile; kvlint does not model the Omni profile's
+    items (image, video and audio) and says so rather than planning no encoder pass in silence."""
+    from kvlint.memory.multimodal import encoder_profile, is_multimodal
+
+    spec = parse_config(_omni_layout(), model_id="Qwen/Qwen2.5-Omni-7B", source="test")
+    assert is_multimodal(spec)
+    profile, notes = encoder_profile(
+        spec,
+        era="v1",
+        max_num_seqs=256,
+        max_num_batched_tokens=2048,
+        max_model_len=8192,
+        chunked_prefill=True,
+        tp=1,
+        dtype_bytes=2,
+    )
+    assert profile is None
+    assert "qwen2_5_omni: vision tower without a fixed image size; encoder profiling not modelled" in notes
