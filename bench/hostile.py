@@ -131,6 +131,40 @@ def _fn_commands(unit: str, *, lead: bool = False) -> Callable[[int], Callable[[
     return make
 
 
+def _nested_after_vars(n: int) -> str:
+    """N ``export aI=1; sh -c :`` lines (each its own variable), then the engine: each nested script started from a
+    copy of its shell's growing variables (quadratic, 2.9 s at N = 20,000)."""
+    return "".join(f"export a{i}=1; sh -c :\n" for i in range(n))
+
+
+def _fn_nested_after_vars(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _nested_after_vars(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
+def _fn_function_calls(n: int) -> Callable[[], object]:
+    """A function calling itself twice, then N calls of it: each call reads its body again (bounded)."""
+    from kvlint.engines.shell import commands
+
+    script = "f() { f; f; :; }\n" + "f\n" * n + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
+def _source_heredocs(n: int) -> str:
+    """N ``. /dev/stdin <<E;`` on one line, then their N bodies: each sourced body is found by reading on to the end
+    of the line (bounded to a few)."""
+    return ". /dev/stdin <<E; " * n + ":\n" + "export A=1\nE\n" * n
+
+
+def _fn_source_heredocs(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _source_heredocs(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -305,6 +339,18 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_wrappers ('exec ' x N, leading)": (
         _fn_commands("exec ", lead=True),
         lambda n: (_sh_lead("exec " * n), ".yaml"),
+    ),
+    "sh_nested_vars ('export aI=1; sh -c :' x N, leading)": (
+        _fn_nested_after_vars,
+        lambda n: (_sh_lead(_nested_after_vars(n)), ".yaml"),
+    ),
+    "sh_function_calls ('f' x N, f calling itself)": (
+        _fn_function_calls,
+        lambda n: (_sh_lead("f() { f; f; :; }\n" + "f\n" * n), ".yaml"),
+    ),
+    "sh_source_heredocs ('. /dev/stdin <<E;' x N, one line)": (
+        _fn_source_heredocs,
+        lambda n: (_sh_lead(_source_heredocs(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

@@ -313,92 +313,117 @@ def _expand(
             any(p.substituted for p in parts),
         )
         return [joined]
-    fields: list[ShellArg] = []
-    cur: list[str] = []
-    from_env = unresolved = substituted = False
+    # shell50: the word as fields of pieces (kind, text, parameter, from_env, unresolved, substituted, makes the
+    # field), a new field at each split; then each field joined (a field of one parameter alone is that parameter)
     quoted_any = any(p.quoted for p in word.parts)
-    have_cur = False
+    has_at = any(p.kind == "at" and p.text == "@" and p.quoted for p in word.parts)
+    split: list[list[tuple[str, str, Any, bool, bool, bool, bool]]] = [[]]
 
-    def push() -> None:
-        nonlocal cur, from_env, unresolved, have_cur, substituted
-        if have_cur:
-            fields.append(
-                ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any, substituted)
-            )
-        cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
+    def piece(
+        kind: str,
+        text: str,
+        arg: Any = None,
+        env_: bool = False,
+        unres: bool = False,
+        sub: bool = False,
+        makes: bool = True,
+    ) -> None:
+        split[-1].append((kind, text, arg, env_, unres, sub, makes))
 
-    has_at = any(p.kind == "at" for p in word.parts)
-    whole: ShellArg | None = None  # a positional parameter taken as the field so far (``"$0"``)
     for p in word.parts:
-        if whole is not None:
-            if p.kind == "lit" and not p.text:
-                continue  # the closing quote of ``"$0"``: no text (was an extra empty word)
-            # text joins the parameter (``"$1"x``): one field of both (was two)
-            fields.pop()
-            cur.append(whole.text)
-            from_env, unresolved, substituted = whole.from_env, whole.unresolved, whole.substituted
-            have_cur, whole = True, None
         if p.kind == "lit":
             if has_at and not p.text:
                 continue
-            cur.append(p.text)
-            have_cur = have_cur or bool(p.text) or p.quoted
+            piece("lit", p.text, makes=bool(p.text) or p.quoted)
         elif p.kind == "var":
             own = env.get(p.text)
             by_default = p.default is not None and (own is None or (p.colon and not own))
             val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
-                from_env = True
                 if p.quoted or (p.default_quoted and by_default):
-                    cur.append(val)
-                    have_cur = True
+                    piece("var", val, env_=True)
                 else:
-                    pieces = val.split()
-                    for k, piece in enumerate(pieces):
+                    piece("var", "", env_=True, makes=False)
+                    # shell50: split at IFS blanks, a blank at either end ending the field
+                    for k, text in enumerate(re.split(r"[ \t\n]+", val)):
                         if k > 0:
-                            push()
-                            from_env = True
-                        cur.append(piece)
-                        have_cur = True
+                            split.append([])
+                            piece("var", "", env_=True, makes=False)
+                        if text:
+                            piece("var", text, env_=True)
             else:
-                cur.append("${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text)
+                text = "${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text
                 if word.raw.startswith("${") or "${" + p.text in word.raw:
-                    cur[-1] = "${" + p.text + "}"
-                unresolved = have_cur = True
-        elif p.kind == "at":
-            if not budget.take(sum(len(arg.text) for arg in positional[1:])):
-                cur.append("$" + p.text)
-                unresolved = have_cur = True
-                continue
-            if cur and have_cur:
-                push()
-            for arg in positional[1:]:
-                fields.append(arg)
-        elif p.kind == "pos":
-            idx = digits(p.text)
-            if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
-                arg = positional[idx]
-                if not arg.text and not p.quoted:
-                    continue  # an unquoted empty parameter is no text (alone, no word)
-                if not cur and not have_cur:
-                    # the parameter's own word (its position kept) while nothing else joins it
-                    fields.append(arg)
-                    whole = arg
-                    continue
-                cur.append(arg.text)
-                have_cur = True
+                    text = "${" + p.text + "}"
+                piece("var", text, unres=True)
+        elif p.kind in ("at", "pos"):
+            idx = digits(p.text) if p.kind == "pos" else None
+            if p.kind == "pos":
+                params = [positional[idx]] if idx is not None and idx < len(positional) else None
             else:
-                cur.append("$" + p.text)
-                unresolved = have_cur = True
+                params = list(positional[1:])
+            if params is None or not budget.take(sum(len(a.text) for a in params)):
+                piece("other", "$" + p.text, unres=True)
+            elif p.quoted and len(params) == 1 and (p.kind == "pos" or p.text == "*"):
+                piece(
+                    "param",
+                    params[0].text,
+                    params[0],
+                    params[0].from_env,
+                    params[0].unresolved,
+                    params[0].substituted,
+                )
+            elif p.quoted and p.text == "*":
+                piece(
+                    "other",
+                    " ".join(a.text for a in params),
+                    None,
+                    any(a.from_env for a in params),
+                    any(a.unresolved for a in params),
+                    any(a.substituted for a in params),
+                )
+            else:
+                for k, a in enumerate(params):
+                    if k > 0:
+                        split.append([])
+                    texts = [a.text] if p.quoted else re.split(r"[ \t\n]+", a.text)
+                    for j, text in enumerate(texts):
+                        if j > 0:
+                            split.append([])
+                        if text or p.quoted:
+                            piece("param", text, a, a.from_env, a.unresolved, a.substituted)
         else:  # sub
             value = arithmetic(p.text, env)
             if value is not None:
-                cur.append(value)
-                from_env = have_cur = True
-                continue
-            cur.append(p.text)
-            unresolved = have_cur = substituted = True
-    push()
+                piece("other", value, env_=True)
+            else:
+                piece("other", p.text, unres=True, sub=True)
+    fields: list[ShellArg] = []
+    for pieces in split:
+        if not any(x[6] for x in pieces):
+            continue
+        text = "".join(x[1] for x in pieces)
+        params_in = [x for x in pieces if x[0] == "param"]
+        rest = [x for x in pieces if x[0] != "param"]
+        if len(params_in) == 1 and all(x[0] == "lit" and not x[1] for x in rest):
+            a = params_in[0][2]
+            fields.append(
+                a
+                if text == a.text
+                else ShellArg(text, a.offset, a.loc, a.from_env, a.unresolved, a.quoted, a.substituted)
+            )
+        else:
+            fields.append(
+                ShellArg(
+                    text,
+                    word.start,
+                    None,
+                    any(x[3] for x in pieces),
+                    any(x[4] for x in pieces),
+                    quoted_any,
+                    any(x[5] for x in pieces),
+                )
+            )
     return fields
 
 
@@ -461,6 +486,41 @@ def _skip_wrapper(words: list[Any]) -> tuple[list[Any], Any]:
     return words[1:][operands:], None
 
 
+def _clears(head: str, options: list[str]) -> list[tuple[str, None]]:
+    """shell50: what env's ``-i``/``-``/``-u NAME`` and exec's ``-c`` among the option words ``options`` take out
+    of the command's environment: ``(NAME, None)``, ``("", None)`` for all of it."""
+    out: list[tuple[str, None]] = []
+    k = 0
+    while k < len(options):
+        text = options[k]
+        k += 1
+        if text == "--":
+            break
+        if head == "env" and text in ("-", "--ignore-environment"):
+            out.append(("", None))
+        elif head == "env" and text.startswith("--unset="):
+            out.append((text[len("--unset=") :], None))
+        elif text.startswith("--"):
+            if text in ("--unset", "--chdir") and k < len(options):
+                if text == "--unset":
+                    out.append((options[k], None))
+                k += 1
+        elif text.startswith("-"):
+            for i in range(1, len(text)):
+                letter = text[i]
+                if letter == ("i" if head == "env" else "c"):
+                    out.append(("", None))
+                elif letter in ("CSu" if head == "env" else "a"):
+                    value = text[i + 1 :]
+                    if not value and k < len(options):
+                        value = options[k]
+                        k += 1
+                    if letter == "u" and head == "env":
+                        out.append((value, None))
+                    break
+    return out
+
+
 def _nested_shell_script(words: list[Any]) -> int | None:
     """wrap48: where SCRIPT is in ``sh|bash|... [-opts] -c [--] SCRIPT [args]`` (an option word holding ``c``)."""
     if len(words) < 3 or words[0].text.split("/")[-1] not in ("sh", "bash", "ash", "dash", "zsh", "ksh"):
@@ -485,6 +545,7 @@ def commands(
     _depth: int = 0,
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
+    _state: tuple[dict[str, str], set[str]] | None = None,
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
@@ -495,7 +556,10 @@ def commands(
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
     characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
     """
-    local_env = dict(env)
+    # shell50: the shell's variables and the names it exports (it inherited or exported), which eval's string shares
+    if _state is None:
+        _state = (dict(env), set(env))
+    local_env, exported = _state
     budget = _budget if _budget is not None else _Budget()
     cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
@@ -512,13 +576,30 @@ def commands(
             continue
         words: list[ShellArg] = []
         leading, declaring = True, False
+        tmp: dict[str, str] | None = None  # shell50: the command's assignments so far, which later ones see
         for word in cmd:
             is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
-            words.extend(
-                _expand(
-                    word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
-                )
+            assigning = is_assign and (leading or declaring)
+            fields = _expand(
+                word,
+                tmp if is_assign and leading and tmp is not None else local_env,
+                positional,
+                assign=assigning,
+                budget=budget,
             )
+            if is_assign and leading and fields:
+                tmp = dict(local_env) if tmp is None else tmp
+                name, _, val = fields[0].text.partition("=")
+                if fields[0].substituted:
+                    tmp.pop(name, None)
+                else:
+                    tmp[name] = val
+            if word.raw.startswith("<<<"):
+                # shell50: a here-string is the command's input: `<<<` alone drops the next word too (as a bare `>`
+                # does below), `<<<WORD` itself
+                fields = [ShellArg(">") if f.text == "<<<" else f for f in fields]
+                fields = [f for f in fields if not (f.text.startswith("<<<") and len(f.text) > 3)]
+            words.extend(fields)
             if leading and not is_assign:
                 leading = False
                 declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
@@ -546,29 +627,35 @@ def commands(
             cleaned.append(arg)
         words = cleaned
         splits = 0
+        # shell50: a NAME=value before the command holds for that command only, as env's NAME=value and -u/-i do
+        prefix: list[tuple[str, str | None]] = []
+        own: list[tuple[str, str | None]] = []
+        wrapped = False
         while words:
             head = words[0].text
             if head in _PREFIX_KEYWORDS:
                 words = words[1:]
             elif head in _WRAPPERS:
+                wrapped = True
                 words = words[2:] if len(words) > 1 and words[1].text == "--" else words[1:]
             elif head in _OPTION_WRAPPERS:
+                wrapped = True
                 rest, split = _skip_wrapper(words)
                 if split is not None and splits < 4:
                     splits += 1
                     words = [words[0], *_split(split), *rest]
                     continue
+                if split is None and head in ("env", "exec"):
+                    own.extend(_clears(head, [w.text for w in words[1 : len(words) - len(rest)]]))
                 words = rest
                 while head == "env" and words and _ASSIGN_RE.match(words[0].text):
                     name, _, val = words[0].text.partition("=")
-                    local_env[name] = val
+                    own.append((name, None if words[0].substituted else val))
                     words = words[1:]
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
-                if words[0].substituted:
-                    local_env.pop(name, None)  # the output of a command: unknown
-                else:
-                    local_env[name] = val  # unresolved variables inside stay as written
+                if not wrapped:
+                    prefix.append((name, None if words[0].substituted else val))
                 words = words[1:]
             elif head in ("export", "declare", "local", "readonly", "typeset"):
                 for arg in words[1:]:
@@ -578,24 +665,58 @@ def commands(
                             local_env.pop(name, None)
                         else:
                             local_env[name] = val
+                        if head == "export":
+                            exported.add(name)
                 words = []
             else:
                 break
+        if prefix and not words:
+            for name, value in prefix:  # assignments alone: the shell's variables
+                if value is None:
+                    local_env.pop(name, None)
+                else:
+                    local_env[name] = value
         if not words:
             continue
         if words[0].text == "eval" and _depth < 3:
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset
+            saved = dict(local_env)
+            for name, value in prefix:
+                if value is None:
+                    local_env.pop(name, None)
+                else:
+                    local_env[name] = value
             yield from commands(
-                inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+                inner,
+                local_env,
+                positional,
+                _depth=_depth + 1,
+                _eval_offset=off,
+                _budget=budget,
+                _state=_state,
             )
+            for name, _value in prefix:
+                if name in saved:
+                    local_env[name] = saved[name]
+                else:
+                    local_env.pop(name, None)
             continue
         at = _nested_shell_script(words)
         if at is not None and _depth < 3:
             off = words[at].offset if _eval_offset is None else _eval_offset
+            # its environment: the shell's exported variables, then the command's own
+            child = {k: v for k, v in local_env.items() if k in exported}
+            for name, value in prefix + own:
+                if not name:
+                    child = {}
+                elif value is None:
+                    child.pop(name, None)
+                else:
+                    child[name] = value
             yield from commands(
                 words[at].text,
-                local_env,
+                child,
                 words[at + 1 :],
                 _depth=_depth + 1,
                 _eval_offset=off,

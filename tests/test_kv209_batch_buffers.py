@@ -313,3 +313,26 @@ def test_is_token_ids_table_from_0_11_1() -> None:
     assert request_tables((0, 11, 0), 256, 10**6, 16)[0] == 256 * 10**6 * 4
     assert request_tables((0, 11, 1), 256, 10**6, 16)[0] == 256 * 10**6 * 5
     assert request_tables((0, 12, 0), 256, 10**6, 16)[0] == 256 * 10**6 * 5
+
+
+def test_v2_runner_token_table_is_pinned_on_the_host(tmp_path: Path) -> None:
+    """The V2 model runner (0.34.0 only runs it) builds RequestState.all_token_ids, int32 of max_num_seqs x
+    max_model_len, as a pinned host tensor read through UVA, in GPUModelRunner.__init__ before the weights
+    (vllm/v1/worker/gpu/states.py, buffer_utils.py::UvaBuffer): beyond the container's memory limit the zero-fill is
+    an OOMKill; no block table is allocated at that point, so a GPU smaller than V1's block table is no finding."""
+    from kvlint.rules.families.limits import v2_request_table
+
+    cr = _container(_run_long(tmp_path, "v0.34.0", 4096, None))
+    rows = cr.plan.max_num_seqs
+    small = 10**7
+    host, gpu = v2_request_table((0, 34, 0), rows, small, None)
+    assert (host, gpu) == (rows * small * 4, 0)
+    limit = f"{host // 2**30 - 1}Gi"
+    (d,) = [d for d in _run_long(tmp_path, "v0.34.0", small, limit).diagnostics if d.rule == "KV209"]
+    assert "V2 model runner" in d.message and "all_token_ids" in d.message and "OOMKilled" in d.message
+    assert "KV209" not in _rules(_run_long(tmp_path, "v0.34.0", small, f"{host // 2**30 + 1}Gi"))
+    # with the n-gram speculator from 0.32.0 (and suffix from 0.34.0) the table is dense on the GPU
+    assert v2_request_table((0, 32, 0), rows, small, "ngram") == (0, rows * small * 4)
+    assert v2_request_table((0, 33, 0), rows, small, "suffix") == (rows * small * 4, 0)
+    assert v2_request_table((0, 34, 0), rows, small, "suffix") == (0, rows * small * 4)
+    assert v2_request_table((0, 31, 0), rows, small, "ngram") == (rows * small * 4, 0)

@@ -1,6 +1,8 @@
 """MXFP4 experts in vLLM's Triton backend on Hopper (docs/engine-memory-model.md §1.13): the swizzled layout of the
 bundled ``triton_kernels``, the loaded scales kept beside the swizzled ones and the float32 biases, for the
-releases that take that backend by default (0.12.0 - 0.20.x), and gpt-oss's float32 RoPE cache."""
+releases that take that backend by default (0.12.0 - 0.24.x), and gpt-oss's float32 RoPE cache; the backend vLLM
+picks per release and GPU (FlashInfer's TRT-LLM on SM100, its CUTLASS on SM90 when asked and on SM120, Marlin with
+LoRA) and the padding each holds."""
 
 from __future__ import annotations
 
@@ -64,10 +66,32 @@ def test_layout_bytes_restate_the_swizzle_shapes():
         ("0.16.0", "9.0", False, "triton"),
         ("0.17.0", "9.0", False, "triton-pad64"),
         ("0.19.0", "9.0", False, "triton-pad64"),
-        ("0.21.0", "9.0", False, None),  # not read
-        ("0.19.0", "8.0", False, None),  # A100: Marlin
-        ("0.19.0", "10.0", False, None),  # Blackwell: FlashInfer's backends
-        ("0.19.0", "9.0", True, None),  # LoRA chooses apart
+        # 0.21.0's rewritten oracle still takes Triton on Hopper (TRT-LLM needs SM100), with 0.20.x's triton_kernels;
+        # 0.22.0 - 0.24.x bundle a HopperMXValueLayout without the pre-pad; 0.25.0's conversion is not read
+        ("0.21.0", "9.0", False, "triton-pad64"),
+        ("0.22.0", "9.0", False, "triton"),
+        ("0.24.0", "9.0", False, "triton"),
+        ("0.25.0", "9.0", False, None),
+        ("0.19.0", "8.0", False, None),  # A100: Marlin, by compute capability
+        # Blackwell SM100: FlashInfer's TRT-LLM backend (flashinfer-python required from 0.11.1); 10.3 from 0.13.0
+        ("0.11.0", "10.0", False, None),
+        ("0.11.1", "10.0", False, "flashinfer-trtllm"),
+        ("0.12.0", "10.3", False, None),
+        ("0.13.0", "10.3", False, "flashinfer-trtllm"),
+        ("0.19.0", "10.0", False, "flashinfer-trtllm"),
+        ("0.26.0", "10.0", False, "flashinfer-trtllm"),
+        ("0.27.0", "10.0", False, "flashinfer-trtllm-i128"),
+        ("0.34.0", "10.0", False, "flashinfer-trtllm-i128"),
+        # consumer Blackwell: Marlin before 0.19.0, FlashInfer's CUTLASS from 0.19.0 (Triton needs < 11.0)
+        ("0.14.0", "12.0", False, "marlin"),
+        ("0.19.0", "12.0", False, "flashinfer-cutlass"),
+        ("0.34.0", "12.0", False, "flashinfer-cutlass"),
+        # LoRA: Marlin unless VLLM_MXFP4_USE_MARLIN is set false (unset is None, not False) before 0.21.0; from
+        # 0.21.0 only LoRA-aware experts pass is_supported_config, and Marlin's is the one in the list
+        ("0.14.0", "9.0", True, "marlin"),
+        ("0.19.0", "9.0", True, "marlin"),
+        ("0.21.0", "9.0", True, "marlin"),
+        ("0.34.0", "10.0", True, "marlin"),
     ],
 )
 def test_backend_by_release_and_gpu(version, cc, lora, expected):
@@ -103,13 +127,25 @@ def test_gpt_oss_rope_cache_is_float32():
         ("0.12.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, None, "marlin"),
         ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, None, "marlin"),
         ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "0"}, None, "triton-pad64"),
-        # VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1 takes FlashInfer's SM90 backend, checked first: not the Triton layout
-        ("0.14.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, None),
-        ("0.20.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1", "VLLM_MXFP4_USE_MARLIN": "1"}, None, None),
+        # VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1 takes FlashInfer's SM90 backend, checked first: its own padding
+        ("0.14.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, "flashinfer-cutlass"),
+        (
+            "0.20.0",
+            {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1", "VLLM_MXFP4_USE_MARLIN": "1"},
+            None,
+            "flashinfer-cutlass",
+        ),
         # --moe-backend (read by the MXFP4 oracle from 0.19.0) before either env
         ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, "triton", "triton-pad64"),
         ("0.19.0", {}, "marlin", "marlin"),
-        ("0.20.0", {}, "flashinfer_cutlass", None),
+        ("0.20.0", {}, "flashinfer_cutlass", "flashinfer-cutlass"),
+        ("0.19.0", {}, "deep_gemm", None),
+        # the SM90 FlashInfer backend's own padding (128, 128) from 0.11.1, whose wheel requires FlashInfer
+        ("0.21.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, "flashinfer-cutlass"),
+        ("0.11.1", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, "flashinfer-cutlass"),
+        # LoRA with VLLM_MXFP4_USE_MARLIN=0: Triton before 0.21.0 (get_mxfp4_backend_with_lora's `is False`)
+        ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "0", "__lora": "1"}, None, "triton-pad64"),
+        ("0.21.0", {"VLLM_MXFP4_USE_MARLIN": "0", "__lora": "1"}, None, "marlin"),
     ],
 )
 def test_backend_env_and_flag_on_hopper(version, env, moe_backend, expected):
@@ -119,7 +155,42 @@ def test_backend_env_and_flag_on_hopper(version, env, moe_backend, expected):
 
     from kvlint.memory.vllm import settings_from_flags
 
-    s = settings_from_flags({}, env, version)
+    lora = env.pop("__lora", None) is not None
+    s = dataclasses.replace(settings_from_flags({}, env, version), enable_lora=lora)
     if moe_backend:
         s = dataclasses.replace(s, moe_backend=moe_backend)
     assert mxfp4_moe_backend(s, ReleaseVersion(version), "9.0") == expected
+
+
+@pytest.mark.parametrize(
+    ("version", "cc", "env", "tp", "hidden", "part"),
+    [
+        # B200, TRT-LLM: hidden and intermediate per partition to 256 (0.19.0 - 0.26.x), intermediate to 128 from
+        # 0.27.0: gpt-oss-120b at TP 8 holds 360 -> 512 rows per rank; at TP 1 2,880 -> 3,072, then 2,944
+        ("0.21.0", "10.0", {}, 1, 3072, 3072),
+        ("0.21.0", "10.0", {}, 8, 3072, 512),
+        ("0.27.0", "10.0", {}, 1, 3072, 2944),
+        # H100 with VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1: FlashInfer's SM90 CUTLASS, both to 128
+        ("0.20.0", "9.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, 1, 2944, 2944),
+        # RTX PRO 6000 (12.0): CUTLASS from 0.19.0
+        ("0.21.0", "12.0", {}, 1, 2944, 2944),
+        # LoRA on an H100 from 0.21.0: Marlin (hidden 256, intermediate 128)
+        ("0.21.0", "9.0", {"__lora": "1"}, 1, 3072, 2944),
+    ],
+)
+def test_flashinfer_and_marlin_padding_in_the_plan(version, cc, env, tp, hidden, part):
+    """The expert bytes the plan holds are one MXFP4 copy (0.5 + 1/32 B a parameter) of the padded shape, the
+    padding of the backend vLLM picks for that release and GPU (gpt-oss-120b: hidden 2,880, intermediate 2,880)."""
+    import dataclasses
+
+    from kvlint.memory.vllm import settings_from_flags
+
+    m = resolve_model(str(ROOT / "kvlint/data/models/openai--gpt-oss-120b"), allow_hub=False)
+    lora = env.pop("__lora", None) is not None
+    s = dataclasses.replace(settings_from_flags({}, env, version), enable_lora=lora)
+    backend = mxfp4_moe_backend(s, ReleaseVersion(version), cc)
+    got = weight_bytes(m, dtype_bytes=2, tp=tp, compute_capability=cc, mxfp4_backend=backend)[0]
+    parts = param_breakdown(m)
+    kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
+    padded_experts = parts["experts"] * (hidden * part) / (2880 * (2880 // tp))
+    assert got == pytest.approx(padded_experts * (0.5 + 1 / 32) + kept * 2, rel=1e-9)

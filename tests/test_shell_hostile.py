@@ -30,13 +30,15 @@ def test_a_word_of_unresolved_variables_keeps_the_braces_it_was_written_with() -
 
 def test_a_command_prefix_of_many_assignments_and_wrappers() -> None:
     """40,000 leading ``Vi=$B`` then 40,000 ``exec`` (39 s before: the rest of the command was copied for
-    each word skipped): the command is what follows them, and the assignments hold for the next command."""
+    each word skipped): the command is what follows them, the assignments in its environment, not the shell's (bash:
+    a prefix assignment holds for its command only; shell50 read it for the next command too)."""
     k = 40_000
     script = (
         "".join(f"V{i}=$B " for i in range(k)) + "exec " * k + "env " * k + "vllm serve m; vllm serve $V39999"
     )
-    got = [[w.text for w in cmd] for cmd in commands(script, {"B": "b"})]
-    assert got == [["vllm", "serve", "m"], ["vllm", "serve", "b"]]
+    got = list(commands(script, {"B": "b"}))
+    assert [[w.text for w in cmd] for cmd in got] == [["vllm", "serve", "m"], ["vllm", "serve", "$V39999"]]
+    assert got[0].environ is not None and got[0].environ.get()[0]["V39999"] == "b"
 
 
 def test_a_word_of_many_redirections() -> None:

@@ -80,3 +80,52 @@ def test_tgi_short_g_is_read_from_3_2_2_and_on_an_unknown_release(version: str |
     cfg = parse_tgi_argv(["--model-id", "m", "-g", "30"], version=version)
     assert [f.rule for f in cfg.findings] == [], [f.message for f in cfg.findings]
     assert cfg.get("graceful_termination_timeout") == 30
+
+
+@pytest.mark.parametrize(
+    ("argv", "version", "want"),
+    [
+        (["-ep", "80"], None, {"env": True, "port": 80}),
+        (["-ep80"], None, {"env": True, "port": 80}),
+        (["-ep=80"], "2.4.1", {"env": True, "port": 80}),
+        (["-eg", "30"], "3.3.4", {"env": True, "graceful_termination_timeout": 30}),
+    ],
+)
+def test_tgi_combined_short_options_read_as_clap_reads_a_cluster(
+    argv: list[str], version: str | None, want: dict[str, object]
+) -> None:
+    """clap (4.4, the launcher's) reads ``-ep 80`` letter by letter: ``-e`` (``env``, a flag) then ``-p`` (``port``),
+    whose value is the rest of the word or the next one (launcher/src/main.rs at v3.3.7: ``port`` ``long, short,
+    env``, ``env`` ``long, short, action``). It was KV205 "unknown TGI option -ep (unexpected positional
+    argument)"."""
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", *argv], version=version)
+    assert [f.rule for f in cfg.findings] == [], [f.message for f in cfg.findings]
+    assert {k: cfg.get(k) for k in want} == want
+
+
+@pytest.mark.parametrize(
+    ("argv", "version"), [(["-eg", "30"], "3.2.1"), (["-ex"], None), (["-pe"], None), (["-eep", "80"], None)]
+)
+def test_tgi_a_cluster_clap_refuses_is_still_reported(argv: list[str], version: str | None) -> None:
+    """``-g`` is not in 3.2.1, ``-x`` in no release (clap: "unexpected argument"); ``-pe`` gives ``--port`` the value
+    ``e`` (clap: "invalid value 'e' for '--port'")."""
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", *argv], version=version)
+    assert {f.rule for f in cfg.findings} & {"KV205", "KV206"}, [f.message for f in cfg.findings]
+
+
+@pytest.mark.parametrize("argv", [["--$(EXTRA_OPT)"], ["--$(EXTRA_OPT)", "5"], ["--${EXTRA}=5"]])
+def test_tgi_an_option_named_by_an_unresolved_variable_is_no_unknown_option(argv: list[str]) -> None:
+    """``--$(EXTRA_OPT)`` with EXTRA_OPT from a Secret: Kubernetes leaves the reference, and which option the launcher
+    gets kvlint cannot know; it was a KV205 error "unknown TGI option --$(EXTRA_OPT)". An info note says so (as
+    vLLM's reader does), and a word after it is not a second finding."""
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", *argv])
+    assert [(f.rule, f.severity) for f in cfg.findings] == [("KV503", "info")], [
+        f.message for f in cfg.findings
+    ]
+    assert "cannot resolve" in cfg.findings[0].message

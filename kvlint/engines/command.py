@@ -55,11 +55,13 @@ from kvlint.engines.shell import (
     charge_command_text,
     commands,
     k8s_expand,
+    list_env_split,
     list_wrapper_env,
     list_wrapper_script,
     one_reading,
     program_after_wrapper,
     script_after_shell_options,
+    shell_allexport,
     wrapper_name,
 )
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -662,6 +664,25 @@ def _after_wrappers(texts: Sequence[str]) -> int:
     return k
 
 
+def _path_gone(texts: Sequence[str], upto: int) -> bool:
+    """Whether the wrapper programs before ``texts[upto]`` take ``PATH`` out of the environment they run it with
+    (``env -i``, ``env -u PATH``, no ``PATH=...`` after)."""
+    changes: list[tuple[str, int | None]] = []
+    k = 0
+    while k < upto:
+        after = program_after_wrapper(texts, k, changes)
+        if after is None:
+            break
+        k = after
+    gone = False
+    for text, at in changes:
+        if at is None and text in ("", "PATH"):
+            gone = True
+        elif at is not None and text.startswith("PATH="):
+            gone = False
+    return gone
+
+
 def _shell_index(items: Sequence[_Item]) -> int | None:
     """Index of the shell (``sh``, ``bash`` ...) a command starts, behind its wrapper programs
     (:func:`_after_wrappers`: ``["/usr/bin/env", "-u", "FOO", "bash", ...]``); None when it does not start a
@@ -760,6 +781,8 @@ class _Unrunnable:
     reason: str
     loc: Loc | None
     engine: str
+    #: the remedy (None: close the quote, the syntax error :func:`_unclosed_quote` finds)
+    fix: str | None = None
 
 
 @dataclass
@@ -884,7 +907,8 @@ def _scan_shell(
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
     heads: list[ShellArg] = []  # the first word of each command of ``seen``
-    for words in commands(script, env, positional):
+    allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
+    for words in commands(script, env, positional, allexport=allexport):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:
@@ -900,6 +924,14 @@ def _scan_shell(
         broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
         if broken >= 0:
             return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
+        if getattr(words, "no_path", False):
+            loc = words[0].loc
+            if words[0].offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [words[0].offset])
+                loc = _offset_loc(script_item.loc, source, offset)
+            missing = _not_found_without_path(words[0].text, engine, loc or script_item.loc)
+            if missing is not None:
+                return missing, ""
         rest = words[start:]
         # the positions of the words taken from the script (the program's first word, then its arguments),
         # computed together (see _offset_locs), in the text as written when Kubernetes expanded a $(VAR) in it
@@ -1333,6 +1365,32 @@ def _unclosed_quote(
     )
 
 
+#: Engine programs the engines' images install outside glibc's default search path ``/bin:/usr/bin``, which
+#: ``execvp`` searches when the environment has no ``PATH`` (glibc posix/execvpe.c, ``CS_PATH``): vLLM's images
+#: install with ``uv pip install --system`` into /usr/local (their processes run ``/usr/bin/python3
+#: /usr/local/bin/vllm serve``), TGI's Dockerfile copies ``text-generation-launcher`` to /usr/local/bin.
+#: ``python3`` is /usr/bin/python3 in vLLM's and SGLang's images (found there), not in every image: not judged.
+_OUTSIDE_DEFAULT_PATH = {"vllm": "/usr/local/bin", "text-generation-launcher": "/usr/local/bin"}
+
+
+def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unrunnable | None:
+    """An engine ``program`` that a wrapper program (``env -i``, ``env -u PATH``) looks up in an environment without
+    ``PATH``: not found in ``/bin:/usr/bin`` when the images install it elsewhere (:data:`_OUTSIDE_DEFAULT_PATH`;
+    a path with ``/`` is run as written). The wrapper exits 127 ("No such file or directory")."""
+    where = _OUTSIDE_DEFAULT_PATH.get(program)
+    if where is None:
+        return None
+    return _Unrunnable(
+        f"`{program}` is run by a wrapper whose environment has no PATH (`env -i` or `env -u PATH` took it out), so "
+        f"it is looked up in /bin:/usr/bin only (glibc's default search path) and not found: the image installs it "
+        f"in {where}; the wrapper exits with status 127 and the engine never starts",
+        loc,
+        engine,
+        f"give the wrapped command a PATH (`env -i PATH={where}:/usr/bin:/bin {program} ...`) or its full path "
+        f"(`env -i {where}/{program} ...`)",
+    )
+
+
 def _unrunnable(
     found: _Unrunnable, container: LDict, image: str, env: dict[str, str], engine_version_option: str | None
 ) -> ServingConfig:
@@ -1346,7 +1404,8 @@ def _unrunnable(
         env,
         found.reason,
         found.loc,
-        "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
+        found.fix
+        or "close the quote (or remove the stray one) so the shell can parse the script; `bash -n -c SCRIPT` checks "
         "a script's syntax without running it",
         "error",
     )
@@ -2135,6 +2194,13 @@ def parse_container(
     cmd = _items_of(container, "command", env)
     args = _items_of(container, "args", env)
     items = (cmd or []) + (args or [])
+    split = list_env_split([it.text for it in items], env)
+    if split is not None:
+        # ``["env", "-S", "vllm serve m", ...]``: env runs the words of its string, each at the string's item
+        items = [
+            items[k] if items[k].text == text else _Item(text, items[k].loc, items[k].source)
+            for text, k in split
+        ]
     first_loc = next((it.loc for it in items if it.loc), None) or container.loc
     img_engine = engine_of_image(image)
     hint = image_mentions_engine(image)
@@ -2239,6 +2305,14 @@ def parse_container(
     # a serving program named in command, or in args only (the image ENTRYPOINT runs, its args name one)
     m = _match_program(texts)
     if m:
+        looked_up = _after_wrappers(texts)
+        unfound = (
+            _not_found_without_path(texts[looked_up], m[0], items[looked_up].loc or first_loc)
+            if 0 < looked_up < len(texts) and _path_gone(texts, looked_up)
+            else None
+        )
+        if unfound is not None:
+            return _unrunnable(unfound, container, image, env, engine_version_option)
         return dispatch(
             _Found(
                 m[0],

@@ -21,7 +21,7 @@ import functools
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -564,7 +564,12 @@ _ENDS_WORD = frozenset(" \t\r\n;&|)")
 _IO_NUMBER = re.compile(r"[0-9]+")
 
 
-def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, str]] | str]:
+def _tokens(
+    script: str,
+    ops: bool = False,
+    span: tuple[int, int] | None = None,
+    heredocs: list[tuple[int, int]] | None = None,
+) -> Iterator[list[Word | tuple[int, str]] | str]:
     """:func:`lex`'s tokens a command at a time: the words up to each operator, as a list (when there are
     any), then, with ``ops``, the operator itself. :func:`commands` lexes only as far as its caller reads (an
     engine command is found before the rest of its script is lexed), and takes a command's words at once (not
@@ -573,7 +578,8 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
     ShellArg directly)."""
     cmd: list[Word | tuple[int, str]] = []
     add = cmd.append
-    i, n = 0, len(script)
+    # ``span``: the part of the script read (a function's body), offsets kept
+    i, n = (0, len(script)) if span is None else span
     parts: list[Part] = []
     start = -1
     # ``parts[-1]`` is a literal piece still growing: its text is ``"".join(acc)`` (None: it is not)
@@ -609,7 +615,7 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                     if ops:
                         yield text
                     if text == "\n" and pending:
-                        end = _skip_heredocs(script, end, pending)
+                        end = _skip_heredocs(script, end, pending, heredocs)
                         pending = []
                 elif kind == "arith":
                     close = script.find("))", end)
@@ -652,7 +658,7 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                 if ops:
                     yield op
                 if op == "\n" and pending:
-                    end = _skip_heredocs(script, end, pending)
+                    end = _skip_heredocs(script, end, pending, heredocs)
                     pending = []
         elif kind == "var":
             if acc is not None:
@@ -815,23 +821,30 @@ def _unquoted(parts: list[Part]) -> str:
     )
 
 
-def _skip_heredocs(script: str, i: int, pending: list[tuple[str, bool]]) -> int:
+def _skip_heredocs(
+    script: str, i: int, pending: list[tuple[str, bool]], bodies: list[tuple[int, int]] | None = None
+) -> int:
     """Index just past the bodies of the here-documents ``pending`` (delimiter, ``<<-``: leading tabs
     stripped), which start at ``i``, the line after their operators' (POSIX, 2.7.4 "Here-Document"): each body
     runs to the first line that is its delimiter, or to the end of the script. A body is the command's input,
     not commands: it is not lexed (a chat template or config file written with ``cat <<EOF`` holds quotes
-    and words that are not shell). Linear: each line is looked at once."""
+    and words that are not shell). Linear: each line is looked at once. ``bodies`` gets the span of each body
+    (its delimiter's line not included), in the order of ``pending``."""
     n = len(script)
     for delim, strip in pending:
+        start = end = i
         while i < n:
             nl = script.find("\n", i)
             stop = n if nl < 0 else nl
             line = script[i:stop]
             if strip:
                 line = line.lstrip("\t")
-            i = stop + 1 if nl >= 0 else n
+            end, i = i, stop + 1 if nl >= 0 else n
             if line == delim or line.rstrip("\r") == delim:
                 break
+            end = i
+        if bodies is not None:
+            bodies.append((start, end))
     return i
 
 
@@ -897,11 +910,11 @@ def review_budget(
         _REVIEW_LEFT.reset(token)
 
 
-#: The environment changes (:data:`EnvChange`) the nested scripts of one reading may replay together to learn what
-#: their shell inherited: 20,000 ``export a$i=1; sh -c 'B=1'`` lines (a 550 KB script) would replay a growing log
-#: each, 2 * 10**8 changes; within this budget the replays took 0.11 s of CPU. Past it a nested script's plain
-#: ``NAME=value`` is taken as not exported.
-_ENV_REPLAYS = 1 << 18
+#: The function calls and scripts sourced from a command's input one reading follows (:func:`_read_commands`): each
+#: reads the function's body again (a script calling a function thousands of times, or one calling itself, would
+#: read it thousands of times), or reads on to the end of the line for the here-document (thousands of `. /dev/stdin
+#: <<E;` on one line would read the rest of it each). A call past it is read as a command of its own.
+_FUNCTION_CALLS = 64
 
 
 class _Budget:
@@ -913,9 +926,8 @@ class _Budget:
     def __init__(self, left: int = ARG_MAX) -> None:
         self.left = left
         self.review = _REVIEW_LEFT.get()
-        #: the environment changes the nested scripts of one reading may still replay to learn which variables
-        #: their shell inherited (:func:`_read_commands`: thousands of ``sh -c`` behind thousands of ``export``)
-        self.env_left = _ENV_REPLAYS
+        #: the function calls the reading may still follow (:data:`_FUNCTION_CALLS`)
+        self.calls = _FUNCTION_CALLS
 
     def take(self, n: int) -> bool:
         """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
@@ -990,35 +1002,54 @@ def _expand(
     for p in word.parts:
         if p.quoted:
             quoted_any = True
-        if p.kind == "at":
-            has_at = True
+            if p.kind == "at" and p.text == "@":
+                has_at = True
     have_cur = False
+    # the positional parameter the field so far is made of alone (its word, its position kept), and whether
+    # anything else went into the field (script text, a variable, another parameter)
+    cur_arg: ShellArg | None = None
+    cur_other = False
 
     def push() -> None:
-        nonlocal cur, from_env, unresolved, have_cur, substituted
+        nonlocal cur, from_env, unresolved, have_cur, substituted, cur_arg, cur_other
         if have_cur:
-            fields.append(
-                ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any, substituted)
-            )
+            text = "".join(cur)
+            a = cur_arg
+            if a is not None and not cur_other:
+                fields.append(
+                    a
+                    if text == a.text
+                    else ShellArg(text, a.offset, a.loc, a.from_env, a.unresolved, a.quoted, a.substituted)
+                )
+            else:
+                fields.append(ShellArg(text, word.start, None, from_env, unresolved, quoted_any, substituted))
         cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
+        cur_arg, cur_other = None, False
+
+    def add_param(text: str, arg: ShellArg) -> None:
+        """Text of the parameter ``arg`` joining the field."""
+        nonlocal from_env, unresolved, have_cur, substituted, cur_arg, cur_other
+        if cur_arg is not None:
+            cur_other = True  # (text, a variable or a substitution already set it)
+        else:
+            cur_arg = arg
+        cur.append(text)
+        have_cur = True
+        from_env = from_env or arg.from_env
+        unresolved = unresolved or arg.unresolved
+        substituted = substituted or arg.substituted
 
     braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
-    whole: ShellArg | None = None  # a positional parameter taken as the field so far (``"$0"``)
     for p in word.parts:
-        if whole is not None:
-            if p.kind == "lit" and not p.text:
-                continue  # the closing quote of ``"$0"``: no text (was an extra empty word)
-            # text joins the parameter (``"$1"x``): one field of both (was two)
-            fields.pop()
-            cur.append(whole.text)
-            from_env, unresolved, substituted = whole.from_env, whole.unresolved, whole.substituted
-            have_cur, whole = True, None
         if p.kind == "lit":
             if has_at and not p.text:
                 continue
+            if p.text:
+                cur_other = True
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
         elif p.kind == "var":
+            cur_other = True
             own = env.get(p.text)
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
@@ -1029,13 +1060,16 @@ def _expand(
                     cur.append(val)
                     have_cur = True
                 else:
-                    pieces = val.split()
-                    for k, piece in enumerate(pieces):
+                    # split at runs of IFS blanks (space, tab, newline only: bash keeps a non-breaking space or a
+                    # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
+                    # A=" b " is x, b, y)
+                    for k, piece in enumerate(_IFS_BLANKS.split(val)):
                         if k > 0:
                             push()
-                            from_env = True
-                        cur.append(piece)
-                        have_cur = True
+                            from_env = cur_other = True
+                        if piece:
+                            cur.append(piece)
+                            have_cur = True
             else:
                 # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
                 # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
@@ -1049,32 +1083,49 @@ def _expand(
                 else:
                     cur.append("$" + p.text)
                 unresolved = have_cur = True
-        elif p.kind == "at":
-            if not budget.take(sum(len(arg.text) for arg in positional[1:])):
+        elif p.kind == "at" or p.kind == "pos":
+            # ``$@``, ``$*``, ``$1`` as bash expands them (bash(1) "Special Parameters", IFS unset: space, tab,
+            # newline): quoted ``"$@"`` is one field per parameter, the first joined to the text before it and the
+            # last to the text after it (``--x="$@"``); quoted ``"$*"`` and ``"$1"`` are one string (the
+            # parameters joined with a space); unquoted, each parameter is split into fields at blanks, one
+            # parameter ending a field (empty ones make none)
+            if p.kind == "pos":
+                idx = digits(p.text)
+                params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+            else:
+                params = positional[1:]
+            if params is None or not budget.take(sum(len(arg.text) for arg in params)):
+                cur_other = True
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
-            if cur and have_cur:
-                push()
-            for arg in positional[1:]:
-                fields.append(arg)
-        elif p.kind == "pos":
-            idx = digits(p.text)
-            if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
-                arg = positional[idx]
-                if not arg.text and not p.quoted:
-                    continue  # an unquoted empty parameter is no text (alone, no word)
-                if not cur and not have_cur:
-                    # the parameter's own word (its position kept) while nothing else joins it
-                    fields.append(arg)
-                    whole = arg
-                    continue
-                cur.append(arg.text)
-                have_cur = True
+            if p.quoted and (p.kind == "pos" or p.text == "*"):
+                if len(params) == 1:
+                    add_param(params[0].text, params[0])
+                else:
+                    text = " ".join([arg.text for arg in params])
+                    cur_other = have_cur = True
+                    cur.append(text)
+                    for arg in params:
+                        from_env = from_env or arg.from_env
+                        unresolved = unresolved or arg.unresolved
+                        substituted = substituted or arg.substituted
+            elif p.quoted:
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    add_param(arg.text, arg)
             else:
-                cur.append("$" + p.text)
-                unresolved = have_cur = True
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    for j, piece in enumerate(_IFS_BLANKS.split(arg.text)):
+                        if j > 0:
+                            push()
+                        if piece:
+                            add_param(piece, arg)
         else:  # sub
+            cur_other = True
             value = arithmetic(p.text, env)
             if value is not None:
                 cur.append(value)
@@ -1084,6 +1135,10 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+#: The blanks of bash's default ``IFS`` (space, tab, newline), runs of which split an unquoted expansion into fields.
+_IFS_BLANKS = re.compile(r"[ \t\n]+")
 
 
 _BRACED_RUN = re.compile(r"\$\{([A-Za-z0-9_]*)")
@@ -1299,6 +1354,9 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
     "screen": ("cehpsStT", "", frozenset(), 0),
 }
+# util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
+# (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
+_OPTION_WRAPPERS["su"] = _OPTION_WRAPPERS["runuser"]
 
 
 def _after_options(
@@ -1380,7 +1438,7 @@ _RUNUSER_COMMAND = frozenset({"--command", "--session-command"})
 
 
 def _runuser(
-    words: Sequence[ShellArg], h: int, end: int
+    words: Sequence[ShellArg], h: int, end: int, su: bool = False
 ) -> tuple[int, ShellArg | None, int, int, tuple[str, ...] | None]:
     """util-linux 2.38 ``runuser`` at ``words[h]`` as ``su-common.c::su_main`` reads it: ``getopt_long`` with
     ``"c:fg:G:lmpPs:u:hVw:"`` *permuting* (options may follow the user: ``runuser app -c CMD``) until ``--``; with
@@ -1396,7 +1454,8 @@ def _runuser(
 
     ``(index of the command, None, end, -1, None)`` for ``-u``; ``(end, the -c script, index of its $0, index of
     the script's word or -1 when attached, the names a login keeps or None)`` for ``-c``; ``(end, None, end, -1,
-    None)`` for neither (an interactive shell: no command)."""
+    None)`` for neither (an interactive shell: no command). ``su``: the words are su's, which refuses ``-u``
+    ("su: invalid option"): no command runs."""
     short, _attached, long, _operands = _OPTION_WRAPPERS["runuser"]
     # the first three operands (su's lone -, the user, the script's $0: all that is read of them) and the index of
     # the last word read as an option, its value or ``--``: the operands from ``operands[k]`` are the rest of the
@@ -1461,6 +1520,8 @@ def _runuser(
                 operands.append(j - 1)
             continue
         last_option = j - 1
+    if user_option and su:
+        return end, None, end, -1, None
     if user_option:
         # the command: the operands, which must be the rest of the words (an option after them was runuser's)
         if not shell_option and operands and last_option < operands[0]:
@@ -1631,8 +1692,8 @@ def wrapper_step(
         # nohup, command and builtin take `--` before the command (coreutils 9 nohup's getopt_long, bash's
         # `command [-pVv] [--]`): it was left as the command's first word
         return WrapperStep(h + 2 if h + 1 < end and words[h + 1].text == "--" else h + 1, end=end)
-    if name == "runuser":
-        after, script, positional, at, keeps = _runuser(words, h, end)
+    if name == "runuser" or name == "su":
+        after, script, positional, at, keeps = _runuser(words, h, end, name == "su")
         return WrapperStep(after, None, script, positional, end, at, keeps)
     if name == "tmux":
         sets: list[tuple[str, int]] = []
@@ -1676,6 +1737,43 @@ def program_after_wrapper(
     return after
 
 
+def list_env_split(
+    texts: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[tuple[str, int]] | None:
+    """The words an exec-form list runs when one of its wrapper programs is ``env -S STRING`` (``["env", "-S",
+    "vllm serve m", "--max-model-len", "4096"]``): GNU env splits STRING into words and reads them as if they were
+    its own (options, ``NAME=value``, the command), then the list's words after it (coreutils 9.1 ``env.c``
+    ``parse_split_string``), as :func:`commands` reads it in a script; ``${NAME}`` in STRING is NAME's value in
+    ``env`` (the container's environment; :func:`_split_string`). Each word with the index of the list item it
+    comes from (STRING's for its words); None when the list splits no string. At most :data:`_MAX_SPLITS` strings
+    are split (each copies the list)."""
+    words, source = list(texts), list(range(len(texts)))
+    splits = h = 0
+    while h < len(words):
+        name = wrapper_name(words[h])
+        if name is None or name in _BUILTIN_WRAPPERS:
+            break
+        step = wrapper_step(_ListWords(words), h, len(words), name)
+        if step is None or step.script is not None:
+            break
+        if step.split is not None:
+            if splits >= _MAX_SPLITS:
+                break
+            splits += 1
+            parts = [arg.text for arg in _split_string(step.split, env)]
+            at = source[step.after - 1]  # the item holding the string (``-S STRING``, ``-SSTRING``)
+            words = [*words[: h + 1], *parts, *words[step.after :]]
+            source = [*source[: h + 1], *[at] * len(parts), *source[step.after :]]
+            continue  # env reads the string's words from its first
+        if step.end != len(words):
+            break
+        h = step.after
+        if name == "env":
+            while h < len(words) and _ASSIGN_RE.match(words[h]):
+                h += 1
+    return list(zip(words, source, strict=True)) if splits else None
+
+
 def list_wrapper_script(texts: Sequence[str]) -> tuple[int, int, int] | None:
     """For an exec-form list that starts a wrapper giving a shell a script as a word of its own (``["runuser",
     "app", "-c", SCRIPT]``, ``["tmux", "new", "-d", SCRIPT]``, behind other wrappers): ``(index of that wrapper,
@@ -1709,7 +1807,7 @@ def list_wrapper_env(
     :func:`_runuser`), else None; and the ``NAME=value`` it sets with their indexes (``["tmux", "new", "-e",
     "A=1", SCRIPT]``: :func:`_tmux`)."""
     name = wrapper_name(texts[h]) if h < len(texts) else None
-    if name not in ("runuser", "tmux"):
+    if name not in ("runuser", "su", "tmux"):
         return None, ()
     step = wrapper_step(_ListWords(texts), h, len(texts), name)
     return (None, ()) if step is None else (step.keeps_env, step.sets_env)
@@ -1736,17 +1834,83 @@ class _ListWords(Sequence[ShellArg]):
 _MAX_SPLITS = 4
 
 
-def _split_string(arg: ShellArg) -> list[ShellArg]:
+def _split_string(arg: ShellArg, env: Mapping[str, str] | None = None) -> list[ShellArg]:
     """The words ``env -S STRING`` makes of STRING (GNU coreutils 9.1 ``env.c`` ``build_argv``: split at blanks,
-    quotes and backslashes as in the shell), each pointing at STRING's word; as blank-separated words if the
-    quotes do not close."""
+    quotes and backslashes as in the shell, ``${NAME}`` outside single quotes replaced by the value of NAME in env's
+    environment ``env``, not split), each pointing at STRING's word; as blank-separated words if the quotes do not
+    close. A ``${NAME}`` of a variable not in ``env`` (the image may set it) stays, unresolved."""
+    text = arg.text
+    expanded = False
+    if env is not None and "${" in text:
+        text, expanded = _env_s_variables(text, env)
     try:
-        parts = shlex.split(arg.text, comments=False, posix=True)
+        parts = shlex.split(text, comments=False, posix=True)
     except ValueError:
-        parts = arg.text.split()
+        parts = text.split()
+    unresolved = arg.unresolved
     return [
-        ShellArg(p, arg.offset, arg.loc, arg.from_env, arg.unresolved, True, arg.substituted) for p in parts
+        ShellArg(
+            p,
+            arg.offset,
+            arg.loc,
+            arg.from_env or expanded,
+            unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None),
+            True,
+            arg.substituted,
+        )
+        for p in parts
     ]
+
+
+_ENV_S_SPECIAL = re.compile(r"['\"\\\\$]")
+
+
+def _env_s_variables(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
+    """``text`` (an ``env -S`` string) with each ``${NAME}`` outside single quotes whose NAME ``env`` holds replaced
+    by its value quoted for :func:`shlex.split` (one word, or part of one, as env keeps it: env.c ``build_argv``
+    appends the value to the word, unsplit); and whether any was. The characters between quotes, backslashes and
+    ``$`` are skipped by a search, not walked one by one."""
+    out: list[str] = []
+    pos = i = 0
+    n = len(text)
+    in_sq = in_dq = changed = False
+    while i < n:
+        if in_sq:
+            end = text.find("'", i)
+            if end < 0:
+                break
+            in_sq, i = False, end + 1
+            continue
+        m = _ENV_S_SPECIAL.search(text, i)
+        if m is None:
+            break
+        i = m.start()
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == "'":
+            in_sq = not in_dq
+            i += 1
+        elif c == '"':
+            in_dq = not in_dq
+            i += 1
+        else:  # $
+            name = _NAME_RE.match(text, i + 2) if text.startswith("{", i + 1) else None
+            if name is None or not text.startswith("}", name.end()):
+                i += 1
+                continue
+            value = env.get(name.group())
+            if value is not None:
+                out.append(text[pos:i])
+                if in_dq:
+                    out.append(value.replace("\\", "\\\\").replace('"', '\\"'))
+                else:
+                    out.append("'" + value.replace("'", "'\"'\"'") + "'")
+                pos = name.end() + 1
+                changed = True
+            i = name.end() + 1
+    out.append(text[pos:])
+    return "".join(out), changed
 
 
 #: A change of a script's environment log (:class:`Environ`): ``(NAME, value, word)`` sets NAME (the word that set
@@ -1803,6 +1967,10 @@ class ShellCommand(list[ShellArg]):
     bash runs it with (None when not known)."""
 
     environ: Environ | None = None
+    #: the command's program is looked up by a wrapper program (``env``, ``nohup`` ...) in an environment without
+    #: ``PATH`` (``env -i``, ``env -u PATH``, ``exec -c nohup``): ``execvp`` then searches glibc's default path
+    #: ``/bin:/usr/bin`` (posix/execvpe.c, ``CS_PATH``), not the image's
+    no_path: bool = False
 
 
 def commands(
@@ -1814,6 +1982,7 @@ def commands(
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
+    allexport: bool = False,
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -1836,12 +2005,181 @@ def commands(
             _eval_offset=_eval_offset,
             _budget=_budget,
             _environ=_environ,
+            _allexport=allexport,
         )
     finally:
         if _depth == 0:
             # the reading is over: the words of its last tmux scan are not kept for the next one (a webhook worker
             # lives for many reviews)
             _TMUX_SCAN.set(None)
+
+
+class _Scope(MutableMapping[str, str]):
+    """A shell's variables as its own changes over the map it started from (``parent``, None: nothing), read
+    through without copying it: a nested script starts from its command's environment (:class:`_Exported`), and
+    copying that map for each of 20,000 ``sh -c`` behind 20,000 assignments was quadratic (2.9 s). A lookup walks
+    at most the nesting depth (three scripts, :func:`_read_commands`) and a command's own changes
+    (:func:`_with_changes`)."""
+
+    __slots__ = ("own", "parent")
+
+    def __init__(self, parent: Mapping[str, str] | None) -> None:
+        #: the changes: a value, or None for a variable removed
+        self.own: dict[str, str | None] = {}
+        self.parent = parent
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        own = self.own
+        if name in own:
+            value = own[name]
+        elif self.parent is None:
+            return default
+        else:
+            value = self.parent.get(name)
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value  # type: ignore[no-any-return]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self.own[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self.own[name] = None
+
+    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        value = self.get(name)
+        self.own[name] = None
+        return default if value is None else value
+
+    def __iter__(self) -> Iterator[str]:  # (not used when reading: each name is looked up)
+        names = dict.fromkeys(self.parent or ())
+        names.update(dict.fromkeys(self.own))
+        return iter([name for name in names if name in self])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Exported(Mapping[str, str]):
+    """The variables of a shell that are in the environment of the commands it runs (``exported``: bash gives a
+    child the variables it inherited or exported, not its other variables), looked up in the shell's map
+    ``names`` when asked. The shell reads on only once the child's reading is over (:func:`_read_commands` yields
+    from it), so the view stays the map the child started with while the child reads."""
+
+    __slots__ = ("names", "exported")
+
+    def __init__(self, names: Mapping[str, str], exported: Callable[[str], bool]) -> None:
+        self.names, self.exported = names, exported
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        value = self.names.get(name)
+        return default if value is None or not self.exported(name) else value
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self.names if self.exported(name)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Kept(Mapping[str, str]):
+    """``base`` with only the names of ``kept`` (``runuser -l``: the login environment keeps ``TERM`` and ``-w``'s
+    names)."""
+
+    __slots__ = ("base", "kept")
+
+    def __init__(self, base: Mapping[str, str], kept: frozenset[str]) -> None:
+        self.base, self.kept = base, kept
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self.base.get(name, default) if name in self.kept else default
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self.kept:
+            raise KeyError(name)
+        return self.base[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self.kept if name in self.base])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Scope:
+    """``base`` with the environment changes ``changes`` (:data:`EnvChange`: a command's ``NAME=value`` prefix,
+    ``env -i``/``-u``/``NAME=value``, ``runuser -l``'s kept names, ``tmux new -e``) read through, not copied."""
+    scope = _Scope(base)
+    for name, value, word in changes:
+        if not name:
+            scope = _Scope(None if word is None else _Kept(scope, word))
+        else:
+            scope.own[name] = value
+    return scope
+
+
+class _Shell:
+    """The state of one shell reading a script (:func:`_read_commands`), which ``eval`` shares with the script
+    that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
+    it)."""
+
+    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport", "functions")
+
+    def __init__(
+        self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
+    ) -> None:
+        #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
+        #: script's read through, :class:`_Scope`)
+        self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
+        #: the environment the shell started with (its variables that are exported unless unexported since)
+        self.start = env
+        #: the environment a command runs with: ``environ`` (else ``env``) as the log changes it
+        self.environ_base: Mapping[str, str] | Environ = env if environ is None else environ
+        self.log: list[EnvChange] = []
+        #: the names the script exported (True) or unexported/unset (False)
+        self.marks: dict[str, bool] = {}
+        #: ``set -a``/``set -o allexport``: every variable assigned from then on is exported
+        self.allexport = False
+        #: the functions the script defined: name -> (the script, the span of its body in it, the offset its
+        #: words point at when the script is an eval's or a nested one, else None)
+        self.functions: dict[str, tuple[str, tuple[int, int], int | None]] = {}
+
+    def exported(self, name: str) -> bool:
+        """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
+        shell's environment or was exported, and was not unset or ``export -n``-ed since)."""
+        mark = self.marks.get(name)
+        if mark is not None:
+            return mark
+        return name in self.start
+
+    def assign(self, name: str, arg: ShellArg, value: str, export: bool | None) -> None:
+        """``NAME=value`` in the shell (``export`` True: exported; None: as the variable was, or exported under
+        ``set -a``)."""
+        if export is None and self.allexport:
+            export = True
+        if arg.substituted:
+            self.vars.pop(name, None)  # the output of a command: unknown
+        else:
+            self.vars[name] = value  # unresolved variables inside stay as written
+        if export:
+            self.marks[name] = True
+        if export or (export is None and self.exported(name)):
+            self.log.append((name, None, None) if arg.substituted else (name, value, arg))
 
 
 def _read_commands(
@@ -1853,65 +2191,80 @@ def _read_commands(
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
+    _shell: _Shell | None = None,
+    _span: tuple[int, int] | None = None,
+    _allexport: bool = False,
 ) -> Iterator[ShellCommand]:
-    """:func:`commands`, which forgets the words it read when done."""
-    local_env = dict(env)
+    """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
+    (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
+    ``script`` to read (a function's body)."""
+    if _shell is None:
+        shell = _Shell(env, _environ, _depth > 0)
+        shell.allexport = _allexport  # `bash -a -c SCRIPT`
+    else:
+        shell = _shell
+    local_env = shell.vars
     budget = _budget if _budget is not None else _Budget()
-    # the environment a command runs with: the script's (``_environ``, else ``env``) as the log changes it
-    environ_base: Mapping[str, str] | Environ = env if _environ is None else _environ
-    log: list[EnvChange] = []
-    marks: dict[str, bool] = {}  # the names the script exported (True) or unexported/unset (False)
-    inherited: list[Mapping[str, str]] = []  # the script's own environment, when first needed
-
-    def exported(name: str) -> bool:
-        """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from
-        the shell's environment or was exported, and was not unset or ``export -n``-ed since)."""
-        mark = marks.get(name)
-        if mark is not None:
-            return mark
-        if not inherited:
-            if isinstance(environ_base, Environ):
-                size = environ_base.size()
-                ok = size <= budget.env_left
-                budget.env_left -= size if ok else 0
-                inherited.append(environ_base.get()[0] if ok else {})
-            else:
-                inherited.append(environ_base)
-        return name in inherited[0]
-
-    def assign(name: str, arg: ShellArg, value: str, export: bool | None) -> None:
-        """``NAME=value`` in the shell (``export`` True: exported; None: as the variable was)."""
-        if arg.substituted:
-            local_env.pop(name, None)  # the output of a command: unknown
-        else:
-            local_env[name] = value  # unresolved variables inside stay as written
-        if export:
-            marks[name] = True
-        if export or (export is None and exported(name)):
-            log.append((name, None, None) if arg.substituted else (name, value, arg))
+    log = shell.log
+    exported = shell.exported
 
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
+    original = script
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    for cmd in _tokens(script):  # the words of each command (no operators without ``ops``)
+    heredocs: list[tuple[int, int]] = []  # the spans of the here-documents' bodies read so far, in order
+    registered = 0  # the here-documents the commands read so far redirect from
+    tokens = _Lookahead(_tokens(script, True, _span, heredocs))
+    for cmd in tokens:  # the words of each command, then the operator after it
+        if cmd.__class__ is str:
+            continue
+        defined = _function_definition(cmd, tokens)  # type: ignore[arg-type]
+        if defined is not None:
+            # `f() { vllm serve "$@"; }`: its body is read when it is called, not here
+            if defined[0]:
+                shell.functions[defined[0]] = (original, defined[1], _eval_offset)
+            continue
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
         # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
         leading, declaring, skip = True, False, False
+        # the values of the command's leading assignments so far, which a later one sees (bash expands them left
+        # to right after the command's other words: ``A=1 B=$A`` sets B to 1, ``A=1 vllm serve $A`` does not pass
+        # 1; ``export A=1 B=$A``'s are arguments, all expanded first), made at the first assignment
+        pre: _Scope | None = None
+        # the command's here-documents (their order among the script's) and here-string (``<<<WORD``)
+        mine: list[int] = []
+        bare = capture = False
+        herestring: ShellArg | None = None
         for word in cmd:
+            if bare:  # the word after a bare `<<` is its delimiter
+                mine.append(registered)
+                registered += 1
+                bare = False
             if word.__class__ is tuple:
                 # a word of ordinary characters (see _tokens): its text as it is
                 offset, raw = word  # type: ignore[misc]
                 if leading and ("=" not in raw or not _ASSIGN_RE.match(raw)):
                     leading = False
                     declaring = raw in _DECLARING
+                elif leading and "=" in raw and _ASSIGN_RE.match(raw):
+                    if pre is None:
+                        pre = _Scope(local_env)
+                    name, _, value = raw.partition("=")
+                    pre.own[name] = value
                 if skip:
                     skip = False
                 else:
                     words.append(ShellArg(raw, offset, None, False, False, False))
                 continue
             raw = word.raw  # type: ignore[union-attr]
+            if raw.startswith("<<") and not raw.startswith("<<<"):
+                if raw[2:].lstrip("-"):
+                    mine.append(registered)
+                    registered += 1
+                else:
+                    bare = True
             is_assign = (leading or declaring) and "=" in raw and bool(_ASSIGN_RE.match(raw))
             parts = word.parts  # type: ignore[union-attr]
             if len(parts) == 1 and parts[0].kind == "lit":
@@ -1924,11 +2277,16 @@ def _read_commands(
             else:
                 fields = _expand(
                     word,  # type: ignore[arg-type]
-                    local_env,
+                    local_env if pre is None or not (is_assign and leading) else pre,
                     positional,
                     assign=is_assign and (leading or declaring),
                     budget=budget,
                 )
+            if is_assign and leading and fields:
+                if pre is None:
+                    pre = _Scope(local_env)
+                name, _, value = fields[0].text.partition("=")
+                pre.own[name] = None if fields[0].substituted else value
             if leading and not is_assign:
                 leading = False
                 declaring = raw in _DECLARING
@@ -1938,8 +2296,19 @@ def _read_commands(
             for arg in fields:
                 if skip:
                     skip = False
+                    if capture:
+                        herestring, capture = arg, False
                     continue
                 text = arg.text
+                if raw.startswith("<<<") and text.startswith("<<<"):
+                    # a here-string: the command's input, not an argument (bash(1) "Here Strings")
+                    if len(text) > 3:
+                        herestring = ShellArg(
+                            text[3:], arg.offset, arg.loc, arg.from_env, arg.unresolved, True
+                        )
+                    else:
+                        skip = capture = True
+                    continue
                 if not arg.quoted and ("<" in text or ">" in text):
                     m = _REDIRECT_RE.match(text)
                     if m:
@@ -1964,6 +2333,9 @@ def _read_commands(
         own: list[EnvChange] = []
         prefix: list[tuple[str, str, ShellArg]] = []  # the NAME=value words before the command (or alone)
         wrapped_once = False  # a wrapper was read: a NAME=value after it is no prefix assignment
+        # the environment the wrappers give lost PATH (env -i, -u PATH, exec -c), and a wrapper program looks the
+        # next word up (not bash, which searches its own PATH)
+        path_gone = by_program = False
         while h < end:
             head = words[h].text
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
@@ -1977,7 +2349,10 @@ def _read_commands(
                 at = h
                 h, end = step.after, step.end
                 wrapped_once = True
+                by_program = wrapper not in _BUILTIN_WRAPPERS
+                before = len(own)  # env's -S reads ${NAME} before its -u/-i take effect
                 own.extend(("", None, None) if not n else (n, None, None) for n in unset or ())
+                path_gone = path_gone or any(not n or n == "PATH" for n in unset or ())
                 if step.script is not None:
                     wrapped = step
                     break
@@ -1985,83 +2360,135 @@ def _read_commands(
                     # env -S 'vllm serve --tp 8' [ARG...]: env goes on reading the string's words, then the rest
                     # (a few times a command: each copies the rest of it)
                     splits += 1
-                    words = [*words[: at + 1], *_split_string(step.split), *words[h:end]]
+                    seen = [(n, None if a.substituted else v, a) for n, v, a in prefix]
+                    env_s = _with_changes(_Exported(local_env, exported), [*seen, *own[:before]])
+                    words = [*words[: at + 1], *_split_string(step.split, env_s), *words[h:end]]
                     h, end = at, len(words)
                 elif wrapper == "env" and step.split is None:
+                    # env's NAME=value: in the environment of the command it runs only (its words were expanded
+                    # before: `env A=1 vllm serve $A` does not pass 1)
                     while h < end and _ASSIGN_RE.match(words[h].text):
                         name, _, val = words[h].text.partition("=")
-                        local_env[name] = val
+                        path_gone = path_gone and name != "PATH"
                         own.append((name, None, None) if words[h].substituted else (name, val, words[h]))
                         h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
-                name, _, val = head.partition("=")
+                # after a wrapper (`nohup A=1 vllm ...`) the word is the command the wrapper runs, no assignment:
+                # skipped as before, now without setting the shell's variable
                 if not wrapped_once:
+                    name, _, val = head.partition("=")
                     prefix.append((name, val, words[h]))
-                elif words[h].substituted:
-                    local_env.pop(name, None)  # the output of a command: unknown
-                else:
-                    local_env[name] = val  # unresolved variables inside stay as written
                 h += 1
             elif head in _DECLARING:
-                _declare(words, h, end, assign, marks, log, local_env)
+                _declare(words, h, end, shell)
                 h = end
             else:
                 break
         if prefix:
             if h >= end and wrapped is None:
                 for name, val, arg in prefix:  # `A=1` alone: a variable of the shell (exported if it was)
-                    assign(name, arg, val, None)
+                    shell.assign(name, arg, val, None)
             else:
-                # `A=1 vllm serve m`: in that command's environment only (as before, also kept for expansion)
-                for name, val, arg in prefix:
-                    if arg.substituted:
-                        local_env.pop(name, None)
-                    else:
-                        local_env[name] = val
+                # `A=1 vllm serve m`: in that command's environment only, not the shell's (bash: `A=1 true; echo
+                # $A` prints nothing)
                 own[:0] = [(n, None, None) if a.substituted else (n, v, a) for n, v, a in prefix]
-        environ: Environ = Environ(environ_base, log, len(log))
+        environ: Environ = Environ(shell.environ_base, log, len(log))
         if own:
             environ = Environ(environ, own, len(own))
         if wrapped is not None and wrapped.script is not None:
             if _depth < 3:
-                # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s
-                script_env = (
-                    local_env
-                    if wrapped.keeps_env is None
-                    else {name: local_env[name] for name in wrapped.keeps_env if name in local_env}
-                )
-                changes: list[EnvChange] = []
+                # `runuser app -c 'vllm serve ...'`, `tmux new -d 'vllm serve ...'`: the script read as `sh -c`'s,
+                # starting from the environment the wrapper gives it (the shell's exported variables, the
+                # command's own changes, runuser -l's kept names, tmux new -e's)
+                changes: list[EnvChange] = list(own)
                 if wrapped.keeps_env is not None:
                     changes.append(("", None, frozenset(wrapped.keeps_env)))
                 if wrapped.sets_env:  # tmux new -e NAME=value 'vllm serve $NAME'
-                    script_env = {**script_env, **dict(t.partition("=")[::2] for t, _at in wrapped.sets_env)}
                     changes.extend((*t.partition("=")[::2], words[at]) for t, at in wrapped.sets_env)
+                child_changes = changes[len(own) :]
                 yield from _read_commands(
                     wrapped.script.text,
-                    script_env,
+                    _with_changes(_Exported(local_env, exported), changes),
                     words[wrapped.positional : wrapped.end],
                     _depth=_depth + 1,
                     _eval_offset=wrapped.script.offset if _eval_offset is None else _eval_offset,
                     _budget=budget,
-                    _environ=Environ(environ, changes, len(changes)) if changes else environ,
+                    _environ=Environ(environ, child_changes, len(child_changes))
+                    if child_changes
+                    else environ,
                 )
             continue
         if h >= end:
             continue
         if h or end < len(words):
             words = words[h:end]
-        if words[0].text == "eval" and _depth < 3:
-            inner = " ".join(w.text for w in words[1:])
-            off = words[0].offset
-            yield from _read_commands(
-                inner,
-                local_env,
-                positional,
-                _depth=_depth + 1,
-                _eval_offset=off,
-                _budget=budget,
-                _environ=environ,
+        # what this shell reads as a script of its own: eval's string, a function's body (its words the call's $1 $2
+        # ...), the script `.`/`source` reads from the command's input; (text, span of it or None, offset its words
+        # point at or None, the positional parameters)
+        reread: tuple[str, tuple[int, int] | None, int | None, Sequence[ShellArg]] | None = None
+        head = words[0].text
+        if _depth >= 3:
+            pass
+        elif head == "eval":
+            reread = (" ".join(w.text for w in words[1:]), None, words[0].offset, positional)
+        elif head in shell.functions and budget.calls > 0:
+            budget.calls -= 1
+            body, body_span, off = shell.functions[head]
+            reread = (body, body_span, off, [positional[0] if positional else ShellArg(""), *words[1:]])
+        elif head in _SOURCE and len(words) >= 2 and words[1].text in _STDIN_FILES and budget.calls > 0:
+            budget.calls -= 1  # (a here-document's body is read by reading on to the end of its line)
+            # `. /dev/stdin <<EOF` / `source /dev/stdin <<< "$S"`: the script it reads is the command's input, read in
+            # this shell (a file is not read here); ARGS after the file are $1 $2 ... while it runs
+            params = (
+                [positional[0] if positional else ShellArg(""), *words[2:]] if len(words) > 2 else positional
             )
+            if herestring is not None:
+                off = herestring.offset if _eval_offset is None else _eval_offset
+                reread = (herestring.text, None, off, params)
+            elif mine:
+                pulled = []
+                while len(heredocs) <= mine[-1]:  # read on until the body is skipped (after the line's end)
+                    token = next(tokens, None)
+                    if token is None:
+                        break
+                    pulled.append(token)
+                for token in reversed(pulled):
+                    tokens.push(token)
+                if len(heredocs) > mine[-1]:
+                    reread = (original, heredocs[mine[-1]], _eval_offset, params)
+        if reread is not None:
+            # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
+            # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
+            inner, span, off, params = reread
+            saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
+            for name, val, arg in prefix:
+                if arg.substituted:
+                    local_env.pop(name, None)
+                else:
+                    local_env[name] = val
+            # the commands eval runs have the prefix in their environment too (bash's temporary environment)
+            log.extend(own)
+            try:
+                yield from _read_commands(
+                    inner,
+                    env,
+                    params,
+                    _depth=_depth + 1,
+                    _eval_offset=off,
+                    _budget=budget,
+                    _shell=shell,
+                    _span=span,
+                )
+            finally:
+                for name, old in saved:
+                    if old is None:
+                        local_env.pop(name, None)
+                    else:
+                        local_env[name] = old
+                    if own:
+                        log.append(
+                            (name, old, None) if old is not None and exported(name) else (name, None, None)
+                        )
             continue
         nested = _nested_script(words)
         if nested is not None and _depth < 3:
@@ -2071,30 +2498,140 @@ def _read_commands(
             j = nested
             yield from _read_commands(
                 words[j].text,
-                local_env,
+                _with_changes(_Exported(local_env, exported), own),
                 words[j + 1 :],
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
                 _budget=budget,
                 _environ=environ,
+                _allexport=shell_allexport(words, 1, j),
             )
             continue
         if words[0].text == "unset":
-            _unset(words, marks, log, local_env)
+            _unset(words, shell)
+        elif words[0].text == "set":
+            reset = _set(words, shell)
+            if reset is not None:  # `set -- "$@" --port 8000`: the script's $1 $2 ... from here on
+                positional = [positional[0] if positional else ShellArg(""), *reset]
         command = ShellCommand(words)
         command.environ = environ
+        command.no_path = path_gone and by_program
         yield command
 
 
-def _declare(
-    words: Sequence[ShellArg],
-    h: int,
-    end: int,
-    assign: Callable[[str, ShellArg, str, bool | None], None],
-    marks: dict[str, bool],
-    log: list[EnvChange],
-    local_env: dict[str, str],
-) -> None:
+#: bash's builtins that read a script into the current shell, and the files that are a command's input.
+_SOURCE = frozenset({".", "source"})
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+class _Lookahead(Iterator[Any]):
+    """An iterator whose items can be put back (:func:`_function_definition` reads a few tokens ahead)."""
+
+    __slots__ = ("it", "back")
+
+    def __init__(self, it: Iterator[Any]) -> None:
+        self.it = it
+        self.back: list[Any] = []
+
+    def __next__(self) -> Any:
+        return self.back.pop() if self.back else next(self.it)
+
+    def push(self, item: Any) -> None:
+        self.back.append(item)
+
+
+def _raw_of(word: Word | tuple[int, str]) -> str:
+    return word[1] if word.__class__ is tuple else word.raw  # type: ignore[union-attr,index,return-value]
+
+
+def _start_of(word: Word | tuple[int, str]) -> int:
+    return word[0] if word.__class__ is tuple else word.start  # type: ignore[union-attr,index,return-value]
+
+
+def _function_definition(
+    cmd: list[Word | tuple[int, str]], tokens: _Lookahead
+) -> tuple[str, tuple[int, int]] | None:
+    """When the command ``cmd`` starts a function definition (bash(1) "Shell Function Definitions": ``NAME () { ...;
+    }``, ``function NAME [()] { ...; }``), the tokens of its body read from ``tokens`` (which then goes on after the
+    closing ``}``) and ``(NAME, span of the body in the script)``; NAME empty when the body never closes (bash
+    refuses the script: nothing of it runs). None (``tokens`` as it was) when ``cmd`` is no such definition; a body
+    that is not a ``{ ...; }`` group (``f() ( ... )``) is not read as one (its commands are read where they are)."""
+    first = _raw_of(cmd[0])
+    if first == "function" and len(cmd) >= 2:
+        name = _raw_of(cmd[1])
+        if not _NAME_RE.fullmatch(name):
+            return None
+        if len(cmd) >= 3:
+            if _raw_of(cmd[2]) != "{":
+                return None
+            return _function_body(name, cmd, 2, tokens)
+        after = next(tokens, None)
+        if after == "(":
+            close = next(tokens, None)
+            if close != ")":
+                if close is not None:
+                    tokens.push(close)
+                tokens.push(after)
+                return None
+        elif after is not None:
+            tokens.push(after)
+    elif len(cmd) == 1 and _NAME_RE.fullmatch(first) and first not in _PREFIX_KEYWORDS:
+        name = first
+        after = next(tokens, None)
+        if after != "(":
+            if after is not None:
+                tokens.push(after)
+            return None
+        close = next(tokens, None)
+        if close != ")":
+            if close is not None:
+                tokens.push(close)
+            tokens.push(after)
+            return None
+    else:
+        return None
+    # the body: the next command, past newlines, must open with `{`
+    body = next(tokens, None)
+    while body == "\n":
+        body = next(tokens, None)
+    if body is None or body.__class__ is str or _raw_of(body[0]) != "{":  # type: ignore[index]
+        if body is not None:
+            tokens.push(body)
+        return None
+    return _function_body(name, body, 0, tokens)  # type: ignore[arg-type]
+
+
+def _function_body(
+    name: str, cmd: list[Word | tuple[int, str]], brace: int, tokens: _Lookahead
+) -> tuple[str, tuple[int, int]]:
+    """The span of the ``{ ...; }`` body whose ``{`` is ``cmd[brace]``: its commands are read from ``tokens`` to the
+    ``}`` that closes it (``{`` and ``}`` are reserved words: they count at the start of a command, after other
+    reserved words such as ``then``)."""
+    start = _start_of(cmd[brace]) + 1
+    depth = 0
+    words: list[Word | tuple[int, str]] | None = cmd
+    k = brace
+    while words is not None:
+        while k < len(words):
+            raw = _raw_of(words[k])
+            if raw not in _PREFIX_KEYWORDS:
+                break
+            if raw == "{":
+                depth += 1
+            elif raw == "}":
+                depth -= 1
+                if depth == 0:
+                    return name, (start, _start_of(words[k]))
+            k += 1
+        words, k = None, 0
+        for token in tokens:
+            if token.__class__ is not str:
+                words = token
+                break
+    return "", (start, start)
+
+
+def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None:
     """``export``/``declare``/``typeset``/``local``/``readonly`` at ``words[h]``, as bash's builtins read their
     words (options first, to ``--`` or the first other word): ``NAME=value`` sets the variable, which ``export``
     and ``-x`` export and ``export -n`` and ``+x`` take out of the environment; a bare NAME is only exported or
@@ -2117,11 +2654,12 @@ def _declare(
         elif head != "export" and "x" in letters:
             export = text[0] == "-"
         j += 1
+    marks, log, local_env = shell.marks, shell.log, shell.vars
     for arg in words[j:end]:
         text = arg.text
         if "=" in text and _ASSIGN_RE.match(text):
             name, _, value = text.partition("=")
-            assign(name, arg, value, None if export is None else export or None)
+            shell.assign(name, arg, value, None if export is None else export or None)
         elif _NAME_RE.fullmatch(text):
             name = text
             if export and not marks.get(name, False):
@@ -2136,9 +2674,7 @@ def _declare(
             log.append((name, None, None))
 
 
-def _unset(
-    words: Sequence[ShellArg], marks: dict[str, bool], log: list[EnvChange], local_env: dict[str, str]
-) -> None:
+def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
     """bash's ``unset [-v] NAME...``: the variables leave the shell and the environment of later commands
     (``unset -f``: functions, nothing)."""
     j = 1
@@ -2152,9 +2688,38 @@ def _unset(
     for arg in words[j:]:
         name = arg.text
         if _NAME_RE.fullmatch(name):
-            local_env.pop(name, None)
-            marks[name] = False
-            log.append((name, None, None))
+            shell.vars.pop(name, None)
+            shell.marks[name] = False
+            shell.log.append((name, None, None))
+
+
+def _set(words: Sequence[ShellArg], shell: _Shell) -> list[ShellArg] | None:
+    """bash's ``set`` turning ``allexport`` on (``-a``, ``-o allexport``) or off (``+a``, ``+o allexport``): with it
+    on, every variable assigned is exported (bash(1) ``set -a``: "Each variable or function that is created or
+    modified is given the export attribute"). Options are read to ``--``, ``-`` or the first other word; the words
+    after them are the new positional parameters, returned (``set -- vllm serve m``; ``set --`` alone clears them;
+    ``set -`` alone or options alone leave them: None)."""
+    j = 1
+    while j < len(words):
+        text = words[j].text
+        if text == "--" or (text == "-" and j + 1 < len(words)):
+            return list(words[j + 1 :])
+        if text == "-":
+            return None
+        if len(text) < 2 or text[0] not in "-+":
+            return list(words[j:])
+        j += 1
+        on = text[0] == "-"
+        for k in range(1, len(text)):
+            letter = text[k]
+            if letter == "a":
+                shell.allexport = on
+            elif letter == "o":
+                # ``-o NAME``: the option's name is the next word (alone, -o lists the options)
+                if j < len(words) and words[j].text == "allexport":
+                    shell.allexport = on
+                j += 1
+    return None
 
 
 #: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
@@ -2167,6 +2732,29 @@ def _nested_script(words: Sequence[ShellArg]) -> int | None:
     if len(words) < 3 or words[0].text[words[0].text.rfind("/") + 1 :] not in _NESTED_SHELLS:
         return None
     return script_after_shell_options(words, 1)
+
+
+def shell_allexport(words: Sequence[Any], start: int, end: int) -> bool:
+    """Whether the invocation options ``words[start:end]`` of a shell (each word has ``.text``; up to its script)
+    turn ``allexport`` on: ``-a`` in a cluster (``bash -ac``), ``-o allexport``; ``+a``/``+o allexport`` turn it off
+    (bash(1): the options of ``set`` are options of the invocation)."""
+    on = False
+    j = start
+    while j < end:
+        text = words[j].text
+        j += 1
+        if text == "--" or len(text) < 2 or text[0] not in "-+" or text.startswith("--"):
+            if text in _SHELL_LONG_VALUED:
+                j += 1
+            continue
+        for letter in text[1:]:
+            if letter == "a":
+                on = text[0] == "-"
+            elif letter in "oO":
+                if letter == "o" and j < end and words[j].text == "allexport":
+                    on = text[0] == "-"
+                j += 1
+    return on
 
 
 #: bash's long invocation options that take the next word (bash(1) "--init-file file", "--rcfile file")

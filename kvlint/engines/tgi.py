@@ -286,6 +286,32 @@ def _long_form(tok: str, version: str | None = None) -> str | None:
     return f"--{dest.replace('_', '-')}={rest[1:] if rest.startswith('=') else rest}"
 
 
+def _cluster(tok: str, version: str | None = None) -> list[str] | None:
+    """A word of several of the launcher's short options (:data:`_TGI_SHORT`), as clap reads it: ``-ep 80`` is
+    ``--env --port 80``, ``-ep80``/``-ep=80`` ``--env --port=80`` (clap's ``ArgMatcher`` reads a cluster letter by
+    letter: a flag takes no value, the first option that takes one ends the cluster, its value the rest of the word,
+    a leading ``=`` dropped, else the next word). The words as long options (all but the last are flags); None when
+    ``tok`` is no such cluster (one option, a letter the launcher lacks in ``version``: then clap refuses it)."""
+    if len(tok) < 3 or tok[0] != "-" or tok[1] == "-" or tok[1] not in _TGI_SHORT:
+        return None
+    if TGI_OPTIONS[_TGI_SHORT[tok[1]]] != "switch":
+        return None  # -p8080: the rest is the value (_long_form)
+    out: list[str] = []
+    for k in range(1, len(tok)):
+        letter = tok[k]
+        if letter not in _TGI_SHORT or _short_missing("-" + letter, version) or letter in tok[1:k]:
+            return None  # (a flag twice: clap 4 refuses "cannot be used multiple times")
+        dest = _TGI_SHORT[letter]
+        name = "--" + dest.replace("_", "-")
+        if TGI_OPTIONS[dest] == "switch":
+            out.append(name)
+            continue
+        rest = tok[k + 1 :]
+        out.append(f"{name}={rest[1:] if rest.startswith('=') else rest}" if rest else name)
+        break
+    return out
+
+
 def parse_tgi_argv(
     argv: Sequence[str],
     *,
@@ -350,6 +376,12 @@ def parse_tgi_argv(
             if takes_next:
                 i += 1  # its value is not a second finding
             continue
+        cluster = _cluster(tok, version)
+        if cluster is not None:
+            # `-ep 80`: the flags of the cluster, then its last option read as written alone
+            for flag in cluster[:-1]:
+                col.set(flag[2:].replace("-", "_"), Value(True, loc, tok, src), flag)
+            tok = cluster[-1]
         tok = _long_form(tok, version) or tok
         if not tok.startswith("--"):
             if tok and not UNRESOLVED_RE.search(tok):
@@ -386,6 +418,18 @@ def parse_tgi_argv(
                 known,
                 extra=f" (TGI accepts it {field_releases(dest)}"
                 + ("; before, the KV cache has the model's dtype)" if dest == "kv_cache_dtype" else ")"),
+            )
+            if takes_next:
+                i += 1
+            continue
+        if dest not in TGI_OPTIONS and UNRESOLVED_RE.search(opt):
+            # `--$(EXTRA_OPT)` from a Secret: which option it is kvlint cannot know (not an unknown option); a word
+            # after it that is no option may be its value, read with it
+            takes_next = not eq and i < n and not argv[i].strip().startswith("-")
+            col.note(
+                f"{opt} contains a variable kvlint cannot resolve: the option it names is not known"
+                + (f" (nor whether {argv[i]} is its value)" if takes_next else ""),
+                loc,
             )
             if takes_next:
                 i += 1

@@ -775,6 +775,8 @@ class VllmPlanDetail:
     ``v0_fallback``: why vLLM 0.8 - 0.10 runs its V0 engine for this configuration, else None (both from
     :class:`StartupConfig`, for :func:`kvlint.capacity.context.cell_verdict`). ``v2_runner``: the start-up runs the
     V2 model runner (:attr:`StartupConfig.v2_runner`, §1.2.6), whose persistent input buffers differ (KV209).
+    ``speculative_method``: ``--speculative-config``'s ``method``, which decides where the V2 runner keeps its token
+    table (KV209).
     """
 
     plan: MemoryPlan
@@ -792,6 +794,7 @@ class VllmPlanDetail:
     length_refused: str | None = None
     v0_fallback: str | None = None
     v2_runner: bool = False
+    speculative_method: str | None = None
 
     @property
     def mamba_refusal(self) -> str | None:
@@ -1144,6 +1147,22 @@ AR_FUSION_MAX_MB: dict[int, dict[int, float]] = {
     103: {2: 64, 4: 64, 8: 2},
 }
 _TWO_MIB = 1 << 21
+#: What FlashInfer rounds each of the fusion workspace's three buffers up to, by compute capability. vLLM 0.17.0 -
+#: 0.26.0 create the workspace with ``flashinfer.comm.create_allreduce_fusion_workspace`` (``vllm/distributed/
+#: device_communicators/flashinfer_all_reduce.py``; 0.17.0 - 0.18.x through the fusion pass), whose
+#: ``TRTLLMAllReduceFusionWorkspace`` passes ``use_symm_dev_mem=True`` to ``trtllm_create_ipc_workspace_for_all_reduce_
+#: fusion``: each buffer is a ``SymmDeviceMemory`` (``flashinfer/comm/mnnvl.py``) whose ``_get_allocation_prop``
+#: rounds ``size + 2,048`` B of signal pad up to the allocation granularity and then, multicast or not
+#: (``enable_multicast=False`` here), to ``cuMulticastGetGranularity(..., CU_MULTICAST_GRANULARITY_RECOMMENDED)``
+#: before ``cuMemCreate`` (read in the flashinfer-python 0.6.4, 0.6.6, 0.6.8.post1, 0.6.11.post2, 0.6.12, 0.6.13 and
+#: 0.6.14 wheels, the pins of vLLM 0.17.0 - 0.26.0; flashinfer-ai/flashinfer#3745, July 2026, moves that rounding
+#: under ``enable_multicast``). The recommended multicast granularity is 512 MiB on Hopper's NVSwitch systems
+#: (microsoft/mscclpp@3f9c653a:include/mscclpp/nvls.hpp, ``DefaultNvlsBufferSize = (1 << 29)``, "the recommended
+#: buffer size for NVLS, returned by cuMulticastGetGranularity"); Blackwell's is not read (2 MiB kept). Where the GPU
+#: has no multicast (PCIe, NVLink-bridge pairs) the call fails and vLLM runs without the workspace
+#: (``_create_workspace``: "Failed to initialize FlashInfer All Reduce workspace ... expected on GPUs without
+#: NVSwitch").
+AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {(9, 0): 1 << 29}
 
 
 def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
@@ -1166,10 +1185,16 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     tokens = allreduce_fusion_tokens(settings, model, cfg)
     if tokens <= 0:
         return 0
+    if cfg.nvls is False:
+        return 0  # no multicast: the workspace is not created (AR_FUSION_MULTICAST_GRANULARITY)
     hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
+    gran = AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
+    if cfg.nvls is None:
+        gran = _TWO_MIB  # the GPU's NVSwitch is not known: the 2 MiB alignment alone
 
     def up(n: int) -> int:
-        return -(-n // _TWO_MIB) * _TWO_MIB
+        n = -(-n // _TWO_MIB) * _TWO_MIB
+        return -(-n // gran) * gran
 
     buf = cfg.tp * tokens * hidden * elem
     return (
@@ -1402,18 +1427,40 @@ def _mtp_layers(model: ModelSpec, settings: VllmSettings, facts: ModelFacts | No
 #: ``get_rope(..., dtype=torch.float32)``, and ``RotaryEmbedding.__init__`` casts the cos/sin cache to that dtype.
 _FP32_ROPE_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
 
+#: MiniMax-Text-01 / MiniMax-M1 (``vllm/model_executor/models/minimax_text_01.py``, registered as these three names):
+#: one float32 cos/sin cache of ``min(max_position_embeddings, max_model_len)`` positions x the config's
+#: ``rotary_dim`` (64 of MiniMax-M1's 128-wide heads). ``MiniMaxText01ForCausalLM.__init__`` copies the engine's
+#: ``max_model_len`` into the config and ``MiniMaxText01DecoderLayer`` caps ``max_position`` with it; the cache is
+#: ``MiniMaxText01RotaryEmbedding(..., cache_dtype=torch.float32)`` on the model up to 0.10.1.1 and
+#: ``get_rope(..., rotary_dim, dtype=torch.float32)`` (one shared instance) in 0.10.2 - 0.23.x, whose
+#: ``partial_rotary_factor = rotary_dim / head_dim`` from 0.14.0 is the same width (read in vllm@0.9.2, 0.10.0,
+#: 0.10.1.1, 0.10.2, 0.11.0, 0.14.0, 0.20.0, 0.23.0; the file is gone from 0.24.0).
+_MINIMAX_TEXT01_ARCHITECTURES = frozenset(
+    {"MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"}
+)
+
 
 @per_model
-def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
+def _rotary_cache_bytes(model: ModelSpec, dbytes: int, max_model_len: int | None = None) -> int:
     """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
     (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
     instance), rotary_dim = head_size x ``partial_rotary_factor`` (GPT-NeoX's ``rotary_pct``, vllm
     ``gpt_neox.py::GPTNeoXAttention``). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056).
-    4 bytes for the architectures of :data:`_FP32_ROPE_ARCHITECTURES` (gpt-oss: 131,072 x 64 x 4 B = 32 MiB)."""
-    if set(model.architectures or ()) & _FP32_ROPE_ARCHITECTURES:
-        dbytes = 4
+    4 bytes for the architectures of :data:`_FP32_ROPE_ARCHITECTURES` (gpt-oss: 131,072 x 64 x 4 B = 32 MiB).
+    MiniMax-Text-01/M1 (:data:`_MINIMAX_TEXT01_ARCHITECTURES`): float32, ``rotary_dim`` wide, positions capped
+    by ``max_model_len`` when given (MiniMax-M1-80k at 65,536 tokens: 16 MiB, where the uncapped bf16 count of
+    10,240,000 x 128 x 2 B was 2.44 GiB)."""
+    archs = set(model.architectures or ())
     c = model.text_config or model.config or {}
     mp = model.max_position_embeddings or 0
+    if archs & _MINIMAX_TEXT01_ARCHITECTURES:
+        rot = as_int(c.get("rotary_dim")) or model.head_size
+        if max_model_len and max_model_len > 0:
+            mp = min(mp, max_model_len) if mp else max_model_len
+        size = mp * rot * 4
+        return int(size) if 0 <= size <= MAX_INT_SETTING else 0
+    if archs & _FP32_ROPE_ARCHITECTURES:
+        dbytes = 4
     rs = dfl.rope_scaling_of(c)
     # config numbers read as finite numbers (NaN, a string or a list raised here on every plan of the model: "can't
     # multiply sequence by non-int"); a cache past 2^63 - 1 bytes is not one
@@ -1708,6 +1755,7 @@ def _assemble(
         length_refused=cfg.length_refused,
         v0_fallback=cfg.v0_fallback,
         v2_runner=cfg.v2_runner,
+        speculative_method=settings.speculative_method,
     )
 
 
@@ -2196,7 +2244,7 @@ def resolve_startup(
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
     encoder: EncoderProfile | None = None
     enotes: list[str] = []
-    if facts.vision:  # encoder_profile answers (None, []) for a model without a vision tower
+    if facts.multimodal:  # a model with only an audio tower gets (None, [its note]) from encoder_profile
         encoder, enotes = encoder_profile(
             model,
             era=era,
@@ -2852,42 +2900,103 @@ class WeightSplit:
 def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capability: str | None) -> str | None:
     """The MXFP4 MoE backend whose weight layout the plan prices (:func:`kvlint.models.weights.weight_bytes`).
 
-    ``settings.mxfp4_backend`` when the caller knows the install's; else on Hopper (compute capability 9.x), for
-    the releases of :data:`kvlint.models.weights.MXFP4_TRITON_RELEASES`, the Triton backend: their wheels bundle
-    ``triton_kernels`` (``vllm/third_party/triton_kernels``) and pin a torch >= 2.8, so
-    ``vllm@0.14.0:vllm/model_executor/layers/quantization/mxfp4.py::get_mxfp4_backend`` (0.12.0 - 0.18.x) and
-    ``vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend`` pick it on
-    SM90, where FlashInfer's SM90 MXFP4 backend needs ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` (0.12.0 - 0.18.x)
-    and 0.19.0's TRT-LLM ones need Blackwell. With ``--enable-lora`` those releases choose apart
-    (``get_mxfp4_backend_with_lora``, ``VLLM_MXFP4_USE_MARLIN``): None there, as for other GPUs and releases
-    (:func:`kvlint.models.weights._mxfp4_expert_padding`, by compute capability).
+    ``settings.mxfp4_backend`` when the caller knows the install's. Otherwise the engine's choice, read per release
+    (``vllm/model_executor/layers/quantization/mxfp4.py::get_mxfp4_backend`` 0.11.1 - 0.18.x,
+    ``fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend`` 0.19.0 - 0.20.x and, rewritten around
+    ``_get_priority_backends_for_gpt_oss`` and each kernel's ``is_supported_config``, 0.21.0 - 0.34.0). Every wheel
+    from 0.11.1 requires ``flashinfer-python`` (their METADATA) and from 0.12.0 bundles ``triton_kernels``:
 
-    The container's switches come first, in the engine's order: from 0.19.0 ``--moe-backend`` (``triton`` the
-    Triton layout, ``marlin`` Marlin's, any other not this layout: ``oracle/mxfp4.py::map_mxfp4_backend``), then
-    ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1`` (FlashInfer's SM90 backend, its own 128 padding: not this layout), then
-    ``VLLM_MXFP4_USE_MARLIN=1`` (Marlin: ``get_mxfp4_backend``'s ``envs.VLLM_MXFP4_USE_MARLIN or not
-    triton_kernels_supported`` in 0.12.0 - 0.18.x, the "explicit Marlin" branch of 0.19.0 - 0.20.x)."""
+    * ``--enable-lora``: before 0.21.0 the LoRA branch comes first and takes Marlin unless
+      ``VLLM_MXFP4_USE_MARLIN`` is set *false* (``envs.VLLM_MXFP4_USE_MARLIN is False``: unset is None, so Marlin)
+      and triton_kernels runs (9.0 <= capability < 11.0, from 0.12.0): Triton's layout, priced on Hopper only. From
+      0.21.0 only LoRA-aware experts pass ``is_supported_config`` (``LoRAExpertsMixin``: Marlin's and the unfused
+      Triton's, the latter not in the list): Marlin. ``"marlin"``.
+    * ``--moe-backend`` other than ``auto`` (from 0.19.0; after the LoRA branch before 0.21.0): ``triton`` the
+      Triton layout on Hopper, ``marlin`` Marlin's, ``flashinfer_trtllm[_afp8]`` TRT-LLM's padding,
+      ``flashinfer_cutlass[_afp8]`` CUTLASS's (``map_mxfp4_backend``); any other: not priced apart (None).
+    * ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1``: FlashInfer's SM90 CUTLASS backend on capability 9.0 (its 128
+      padding), TRT-LLM on SM100; set to 0 from 0.19.0 it drops FlashInfer's BF16 backends, so SM100 falls to
+      Triton's Blackwell layout (not read: None).
+    * Blackwell SM100 (capability 10.0 from 0.11.1, any 10.x from 0.13.0 — ``is_device_capability_family(100)``):
+      FlashInfer's TRT-LLM BF16 backend, first in every release's order (before 0.19.0 ahead of the
+      ``VLLM_MXFP4_USE_MARLIN`` test, after it from 0.19.0): ``"flashinfer-trtllm"``, ``"flashinfer-trtllm-i128"``
+      from 0.27.0 (:data:`kvlint.models.weights._MXFP4_FLASHINFER_PADDING`).
+    * ``VLLM_MXFP4_USE_MARLIN=1``: Marlin.
+    * Hopper (9.x): the Triton layout for the releases of :data:`kvlint.models.weights.MXFP4_TRITON_RELEASES`.
+    * Capability 11.x/12.x (Thor, consumer Blackwell): Triton needs capability < 11.0, so from 0.19.0 FlashInfer's
+      CUTLASS BF16 backend (``FlashInferExperts._supports_current_device``: 9.0 and families 100, 110 (not from
+      0.21.0), 120), ``"flashinfer-cutlass"``; before 0.19.0, or with that backend dropped, Marlin.
+
+    None: the padding by compute capability (:func:`kvlint.models.weights._mxfp4_expert_padding`), as for older
+    releases, other GPUs and the layouts not read."""
     if settings.mxfp4_backend:
         return settings.mxfp4_backend
-    if settings.enable_lora or not compute_capability or not str(compute_capability).startswith("9."):
+    if not compute_capability or version < MXFP4_FLASHINFER_DEP_FROM:
         return None
-    triton = next((backend for lo, hi, backend in MXFP4_TRITON_RELEASES if lo <= version < hi), None)
-    if triton is None:
+    try:
+        major, minor = (int(x) for x in str(compute_capability).split(".")[:2])
+    except ValueError:
         return None
-    moe_backend = settings.moe_backend
-    if version >= MXFP4_MOE_BACKEND_FLAG_FROM and moe_backend and moe_backend != "auto":
-        return triton if moe_backend == "triton" else "marlin" if moe_backend == "marlin" else None
+    hopper = major == 9
+    sm100 = major == 10 and (minor == 0 or version >= MXFP4_SM100_FAMILY_FROM)
+    triton_layout = next((b for lo, hi, b in MXFP4_TRITON_RELEASES if lo <= version < hi), None)
+    trtllm = "flashinfer-trtllm-i128" if version >= MXFP4_TRTLLM_I128_FROM else "flashinfer-trtllm"
+    rewritten = version >= MXFP4_ORACLE_REWRITE_FROM
+    flag = version >= MXFP4_MOE_BACKEND_FLAG_FROM
+    moe_backend = settings.moe_backend if flag and settings.moe_backend not in (None, "auto") else None
+    if settings.enable_lora and not (rewritten and moe_backend):
+        if rewritten or settings.mxfp4_use_marlin is not False or not (9 <= major < 11) or not triton_layout:
+            return "marlin"
+        return triton_layout if hopper else None
+    if moe_backend:
+        if moe_backend == "triton":
+            return triton_layout if hopper else None
+        if moe_backend in ("flashinfer_trtllm", "flashinfer_trtllm_afp8"):
+            return trtllm
+        if moe_backend in ("flashinfer_cutlass", "flashinfer_cutlass_afp8"):
+            return "flashinfer-cutlass"
+        return "marlin" if moe_backend == "marlin" else None
     if settings.flashinfer_mxfp4_bf16:
-        return None
+        return "flashinfer-cutlass" if (major, minor) == (9, 0) else trtllm if sm100 else None
+    # VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=0 drops FlashInfer's BF16 backends from the order (from 0.19.0)
+    fi_off = settings.flashinfer_mxfp4_bf16 is False and flag
+    if sm100 and not flag:
+        return trtllm
     if settings.mxfp4_use_marlin:
         return "marlin"
-    return triton
+    if sm100:
+        return None if fi_off else trtllm
+    if hopper:
+        return triton_layout
+    if major in (11, 12):
+        # Triton needs capability < 11.0; FlashInfer's CUTLASS takes families 110 (0.19.0 - 0.20.x) and 120, else
+        # Marlin (before 0.19.0 ``get_mxfp4_backend`` goes straight to Marlin there)
+        cutlass = flag and (major == 12 or not rewritten) and not fi_off
+        return "flashinfer-cutlass" if cutlass else "marlin"
+    return None
 
 
 #: From this release the MXFP4 backend choice honours ``--moe-backend`` (``vllm@0.19.0:vllm/model_executor/layers/
 #: fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend``: ``config.moe_backend != "auto"``); 0.17.0 and 0.18.0's
 #: ``quantization/mxfp4.py::get_mxfp4_backend`` do not read it.
 MXFP4_MOE_BACKEND_FLAG_FROM = (0, 19, 0)
+
+#: From this release the wheel requires ``flashinfer-python`` (0.11.1's METADATA; 0.11.0 lists it only under the
+#: ``flashinfer`` extra), so ``has_flashinfer()`` holds in a plain install and SM100 takes FlashInfer's MXFP4 MoE.
+MXFP4_FLASHINFER_DEP_FROM = (0, 11, 1)
+
+#: ``get_mxfp4_backend`` tests ``is_device_capability(100)`` (10.0 only) up to 0.12.x and
+#: ``is_device_capability_family(100)`` (any 10.x: B300's 10.3 too) from 0.13.0 (the release wheels).
+MXFP4_SM100_FAMILY_FROM = (0, 13, 0)
+
+#: From this release the MXFP4 oracle picks by ``_get_priority_backends_for_gpt_oss`` and the kernels'
+#: ``is_supported_config`` (LoRA included: ``modular_kernel.py``, ``moe_config.is_lora_enabled and not
+#: cls.supports_lora()``), without 0.19.0 - 0.20.x's LoRA branch (``vllm@0.21.0`` ``oracle/mxfp4.py``).
+MXFP4_ORACLE_REWRITE_FROM = (0, 21, 0)
+
+#: From this release ``mxfp4_round_up_hidden_size_and_intermediate_size`` rounds TRT-LLM's intermediate size per
+#: partition to 128 instead of 256 (``vllm@0.27.0`` ``oracle/mxfp4.py``; 0.26.0 still 256).
+MXFP4_TRTLLM_I128_FROM = (0, 27, 0)
 
 
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
@@ -2924,7 +3033,9 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         per_layers=max(0, w_total - embed - lm),
         expert_fraction=facts.expert_fraction,
         ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
-        rotary=_rotary_cache_bytes(model, dbytes),
+        rotary=_rotary_cache_bytes(
+            model, dbytes, cfg.derived_max_model_len if cfg.auto_fit else cfg.max_model_len
+        ),
         replicated=repl,
         replicated_source=repl_src,
     )

@@ -99,6 +99,19 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
 
 
+#: The class defaults of transformers' ``Qwen2AudioEncoderConfig`` and ``Qwen2_5OmniAudioEncoderConfig`` (4.57.1
+#: ``models/qwen2_audio/configuration_qwen2_audio.py``, ``models/qwen2_5_omni/configuration_qwen2_5_omni.py``; the
+#: same for both, ``output_dim`` the Omni encoder's only): Whisper-large-v3's encoder. What an ``audio_config`` omits.
+_AUDIO_ENCODER_DEFAULTS = {
+    "d_model": 1280,
+    "encoder_layers": 32,
+    "encoder_ffn_dim": 5120,
+    "num_mel_bins": 128,
+    "max_source_positions": 1500,
+    "output_dim": 3584,
+}
+
+
 def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the Whisper-style audio encoder of Qwen2-Audio or Qwen2.5-Omni's thinker, as vLLM
     builds it with transformers' classes; 0 for any other (or no) audio tower, which the model's notes name
@@ -113,16 +126,19 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     ``d -> text hidden`` linear (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``); Qwen2.5-Omni adds
     its sinusoid position buffer (``max_source_positions x d``, on the GPU with the model), ``audio_bos_eos_token``
     (``2 x output_dim``) and ``proj`` (``d -> output_dim``, biased). Whisper-large-v3's encoder sizes (32 layers, d
-    1280, ffn 5120, 128 mel bins, 1500 positions) give 0.64 B parameters, 1.2 GiB in bf16."""
+    1280, ffn 5120, 128 mel bins, 1500 positions) give 0.64 B parameters, 1.2 GiB in bf16; they are also the encoder
+    configs' class defaults, which a size the config omits takes (:data:`_AUDIO_ENCODER_DEFAULTS`)."""
     ac = tower_config(config, "audio_config")
     kind = ac.get("model_type")
     if kind not in COUNTED_AUDIO_ENCODERS:
         return 0
-    d = _i(ac.get("d_model"))
-    layers = _i(ac.get("encoder_layers"))
-    ffn = _i(ac.get("encoder_ffn_dim")) or 4 * d
-    mels = _i(ac.get("num_mel_bins"), 128)
-    positions = _i(ac.get("max_source_positions"), 1500)
+    # a size the config omits is the encoder config class's default (transformers builds audio_config as
+    # CONFIG_MAPPING[model_type](**audio_config): Qwen2AudioEncoderConfig, Qwen2_5OmniAudioEncoderConfig, 4.57.1)
+    d = _i(ac.get("d_model"), _AUDIO_ENCODER_DEFAULTS["d_model"])
+    layers = _i(ac.get("encoder_layers"), _AUDIO_ENCODER_DEFAULTS["encoder_layers"])
+    ffn = _i(ac.get("encoder_ffn_dim"), _AUDIO_ENCODER_DEFAULTS["encoder_ffn_dim"])
+    mels = _i(ac.get("num_mel_bins"), _AUDIO_ENCODER_DEFAULTS["num_mel_bins"])
+    positions = _i(ac.get("max_source_positions"), _AUDIO_ENCODER_DEFAULTS["max_source_positions"])
     if not d or not layers:
         return 0
     convs = (mels * d * 3 + d) + (d * d * 3 + d)
@@ -130,7 +146,7 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     total = convs + layers * layer + 2 * d + positions * d
     if kind == "qwen2_audio_encoder":
         return total + d * text_hidden + text_hidden
-    out = _i(ac.get("output_dim")) or text_hidden
+    out = _i(ac.get("output_dim"), _AUDIO_ENCODER_DEFAULTS["output_dim"])
     return total + 2 * out + d * out + out
 
 
@@ -1174,6 +1190,15 @@ def _mxfp4_expert_padding(
       optional packages, so the caller names the backend (:class:`kvlint.memory.vllm.VllmSettings`
       ``mxfp4_backend``).
 
+    * FlashInfer's backends (``backend`` from :func:`kvlint.memory.vllm.mxfp4_moe_backend`), padded as
+      ``vllm@0.21.0:vllm/model_executor/layers/fused_moe/oracle/mxfp4.py::
+      mxfp4_round_up_hidden_size_and_intermediate_size`` (0.11.1 - 0.18.x: the same branches inline in
+      ``quantization/mxfp4.py::Mxfp4MoEMethod.create_weights``): ``"flashinfer-trtllm"`` (TRT-LLM, Blackwell
+      SM100) rounds hidden and the intermediate size per partition to 256, ``"flashinfer-trtllm-i128"`` the
+      intermediate size to 128 only (from 0.27.0), ``"flashinfer-cutlass"`` (CUTLASS: SM90 with
+      ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1``, consumer Blackwell SM120) both to 128. gpt-oss-120b at TP 1 on a B200
+      (2,880 -> 3,072 twice): 13.8 % over the unpadded experts where the SM90 rule (intermediate to 64) gave 6.7 %.
+
     Returns 1.0 for non-MoE configs.
     """
     h = int(spec.hidden_size or 0)
@@ -1181,6 +1206,9 @@ def _mxfp4_expert_padding(
     if not spec.num_experts or h <= 0 or inter <= 0:
         return 1.0
     part = max(1, inter // max(1, tp))
+    if backend in _MXFP4_FLASHINFER_PADDING:
+        h_align, i_align = _MXFP4_FLASHINFER_PADDING[backend]
+        return (_round_up(h, h_align) * _round_up(part, i_align)) / (h * part)
     cc = None
     if compute_capability:
         try:
@@ -1191,15 +1219,37 @@ def _mxfp4_expert_padding(
     return (_round_up(h, 256) * _round_up(part, align)) / (h * part)
 
 
+#: (hidden, intermediate-per-partition) alignment of FlashInfer's MXFP4 MoE backends in vLLM
+#: (``oracle/mxfp4.py::mxfp4_round_up_hidden_size_and_intermediate_size``; ``TRTLLM_BACKENDS`` 256/256 up to
+#: 0.26.x, intermediate 128 from 0.27.0; ``FLASHINFER_CUTLASS_MXFP4_BF16``/``_MXFP8`` 128/128 in every release).
+_MXFP4_FLASHINFER_PADDING: dict[str, tuple[int, int]] = {
+    "flashinfer-trtllm": (256, 256),
+    "flashinfer-trtllm-i128": (256, 128),
+    "flashinfer-cutlass": (128, 128),
+}
+_MXFP4_TRTLLM = ("flashinfer-trtllm", "flashinfer-trtllm-i128")
+_MXFP4_PADDED_LABEL = {
+    "marlin": " (Marlin-padded)",
+    "flashinfer-trtllm": " (FlashInfer TRT-LLM-padded)",
+    "flashinfer-trtllm-i128": " (FlashInfer TRT-LLM-padded)",
+    "flashinfer-cutlass": " (FlashInfer CUTLASS-padded)",
+}
+
+
 #: vLLM releases whose Hopper MXFP4 experts take the Triton backend's swizzled layout by default, and how the
 #: bundled ``triton_kernels`` pads it: ``"triton"`` (0.12.0 - 0.16.x: ``HopperMXValueLayout.swizzle_data`` pads
 #: only to its MMA tiles) or ``"triton-pad64"`` (0.17.0 - 0.20.x: it first pads both byte dimensions to 64).
 #: Read in the release wheels (``vllm/third_party/triton_kernels``, bundled from 0.12.0; 0.11.x has none, so a
-#: plain install takes Marlin there). 0.21.0 rewrote the backend choice and 0.25.0 frees the loaded scales on
-#: some paths: not read, so those releases keep :func:`_mxfp4_expert_padding`.
+#: plain install takes Marlin there). 0.21.0 rewrote the backend choice (``oracle/mxfp4.py::
+#: _get_priority_backends_for_gpt_oss``: TRT-LLM, which needs SM100, then ROCm's AITER, then Triton on
+#: 9.0 <= capability < 11.0) but bundles 0.20.x's ``triton_kernels`` and converts as 0.20.x did; 0.22.0 bundles an
+#: older ``HopperMXValueLayout`` without the pre-pad to 64 (``tensor_details/layout_details/hopper_value.py``)
+#: and its conversion only interleaves w13's halves (same bytes); 0.25.0 changed the Triton conversion again:
+#: not read, so 0.25.0 and later keep :func:`_mxfp4_expert_padding`.
 MXFP4_TRITON_RELEASES: tuple[tuple[tuple[int, int, int], tuple[int, int, int], str], ...] = (
     ((0, 12, 0), (0, 17, 0), "triton"),
-    ((0, 17, 0), (0, 21, 0), "triton-pad64"),
+    ((0, 17, 0), (0, 22, 0), "triton-pad64"),
+    ((0, 22, 0), (0, 25, 0), "triton"),
 )
 
 
@@ -1278,8 +1328,9 @@ def weight_bytes(
             (:func:`_mxfp4_expert_padding`); the result is still the whole model's bytes at that padding.
         mxfp4_backend: ``"marlin"`` when vLLM's MXFP4 MoE backend is known to be Marlin on a GPU that would
             otherwise take another; ``"triton"``/``"triton-pad64"`` for the Triton backend's Hopper layout of the
-            releases in :data:`MXFP4_TRITON_RELEASES` (:func:`_mxfp4_triton_hopper_rate`); None: the kernel
-            padding chosen by compute capability (:func:`_mxfp4_expert_padding`).
+            releases in :data:`MXFP4_TRITON_RELEASES` (:func:`_mxfp4_triton_hopper_rate`); a FlashInfer backend of
+            :data:`_MXFP4_FLASHINFER_PADDING` for its padding; None: the kernel padding chosen by compute
+            capability (:func:`_mxfp4_expert_padding`). :func:`kvlint.memory.vllm.mxfp4_moe_backend` names it.
 
     Returns:
         ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
@@ -1349,7 +1400,7 @@ def _weight_bytes(
     elif _QUANT_ALIASES.get(method, method) == "mxfp4":
         quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
-        what = "expert" + (" (Marlin-padded)" if mxfp4_backend == "marlin" else "")
+        what = "expert" + _MXFP4_PADDED_LABEL.get(mxfp4_backend or "", "")
     else:
         quantized = parts["linear"] + parts["experts"] - n_mx
         kept = parts["embed"] + parts["other"] + parts["vision"]
@@ -1378,7 +1429,10 @@ def _weight_bytes(
     mx_label = ""
     if v4_fp4:
         mx_rate, mx_name = linear_bytes_per_param("mxfp4", None, dtype_bytes)
-        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend) * mx_rate
+        # DeepSeek V4 has its own order (``oracle/mxfp4.py::select_deepseek_v4_mxfp4_moe_backend``: TRT-LLM MXFP8
+        # first on SM100, no CUTLASS or Triton step): only Marlin's and TRT-LLM's padding carry over
+        v4_backend = mxfp4_backend if mxfp4_backend in ("marlin", *_MXFP4_TRTLLM) else None
+        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability, v4_backend) * mx_rate
         mx_label = f" + {n_mx:.3g} routed-expert params x {mx_rate:.3f} B ({mx_name}, expert_dtype fp4)"
     total = int(quantized * rate + kept * dtype_bytes + mx_bytes + over_bytes)
     how = "online " if online else ""
@@ -1536,7 +1590,12 @@ def tp_replicated_bytes(
     * attention K/V projections when the model has fewer KV heads than ``tp``: every rank keeps
       ``max(1, K // tp)`` heads, so each holds one whole head (vllm@002456df qwen3_moe.py::Qwen3MoeAttention, "we
       replicate the KV heads across multiple tensor parallel GPUs"; ``QKVParallelLinear``'s
-      ``num_kv_head_replicas``).
+      ``num_kv_head_replicas``);
+    * the Whisper-style audio encoder and its projector (:func:`audio_params`, at the activation dtype): vLLM builds
+      them from transformers' ``Qwen2AudioEncoder`` / ``Qwen2_5OmniAudioEncoder`` and plain ``nn.Linear``
+      projectors, no tensor-parallel layers (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``,
+      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. Like the rest, it is spread over pipeline stages
+      by their layers, although vLLM keeps the towers on the first stage only (``_mark_tower_model``).
 
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
     heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the
@@ -1592,10 +1651,13 @@ def _tp_replicated_bytes(
         elif attn_tp < tp and ".self_attn." in name:
             attn += b * (1 / attn_tp - 1 / tp)
     routers = sum(n for _name, n in unq) * dtype_bytes
-    total = int((whole + routers) * share + kv + attn)
+    audio = audio_params(spec.config or {}, spec.hidden_size) * dtype_bytes
+    total = int((whole + routers + audio) * share + kv + attn)
     if not total:
         return 0, ""
     what = []
+    if audio:
+        what.append(f"audio encoder {audio / 2**30:.2f} GiB")
     if attn:
         what.append(f"attention split over {attn_tp} of {tp} ranks +{attn / 2**30:.2f} GiB")
     if whole:

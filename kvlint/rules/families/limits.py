@@ -481,6 +481,68 @@ def request_tables(
     return rows * max_model_len * per, rows * blocks * 4
 
 
+#: The V2 model runner (``vllm/v1/worker/gpu/``, 0.21.0 - 0.34.0) builds ``RequestState`` first in
+#: ``GPUModelRunner.__init__``, before its ``InputBuffers`` and the weights: ``all_token_ids``, int32 of
+#: ``max_num_reqs x max_model_len`` (``states.py``), a ``StagedWriteTensor`` with ``uva_instead_of_gpu``, i.e. a pinned
+#: host tensor zero-filled by ``torch.zeros(..., pin_memory=True)`` that the GPU reads through UVA
+#: (``buffer_utils.py::UvaBuffer``); no block table until ``initialize_kv_cache``. From 0.32.0 an n-gram
+#: speculator keeps the table on the GPU instead (``use_dense_all_token_ids``: ``SpeculativeConfig.use_ngram()``,
+#: ``ngram``/``ngram_gpu``, in 0.32.0 and 0.33.0; the speculator configs' ``prefer_dense_token_history``, which
+#: ``suffix`` sets too, in 0.34.0). Read in the 0.21.0 - 0.34.0 wheels.
+V2_TOKEN_TABLE_BYTES = 4
+V2_DENSE_TABLE_FROM = (0, 32, 0)
+V2_DENSE_SUFFIX_FROM = (0, 34, 0)
+
+
+def v2_request_table(
+    version: tuple[int, int, int], rows: int, max_model_len: int, spec_method: str | None
+) -> tuple[int, int]:
+    """``(host bytes, GPU bytes)`` of the V2 runner's ``all_token_ids`` (:data:`V2_TOKEN_TABLE_BYTES`): pinned on the
+    host, or on the GPU with the n-gram/suffix speculators of the releases that keep it dense."""
+    size = rows * max_model_len * V2_TOKEN_TABLE_BYTES
+    m = (spec_method or "").strip().lower()
+    dense = (version >= V2_DENSE_TABLE_FROM and m in ("ngram", "ngram_gpu")) or (
+        version >= V2_DENSE_SUFFIX_FROM and m == "suffix"
+    )
+    return (0, size) if dense else (size, 0)
+
+
+def _v2_request_table_finding(ctx: RuleContext) -> Diagnostic | None:
+    """KV209's first test under the V2 model runner: its ``all_token_ids`` (:func:`v2_request_table`) beyond the
+    container's memory limit (pinned, zero-filled: OOMKilled) or, kept on the GPU, beyond the GPU
+    (``torch.OutOfMemoryError``)."""
+    plan = ctx.plan
+    assert plan is not None
+    version = parse_version(plan.engine_version)
+    rows, mml = plan.max_num_seqs, plan.max_model_len
+    host, gpu = v2_request_table(version, rows, mml, getattr(ctx.detail, "speculative_method", None))
+    found = memory_limit(ctx.cr.container)
+    if host and found is not None and host > found[0]:
+        where = (
+            f"pinned on the host (UVA), {rows:,} x {mml:,} x {V2_TOKEN_TABLE_BYTES} B = {gib(host)}, beyond the "
+            f"container's memory limit of {gib(found[0])}: zero-filling the pinned pages, the container is OOMKilled "
+            "(exit code 137)"
+        )
+    elif gpu and gpu > plan.total_bytes:
+        where = (
+            f"on the GPU for the n-gram/suffix speculator, {rows:,} x {mml:,} x {V2_TOKEN_TABLE_BYTES} B = "
+            f"{gib(gpu)}, more than the {gib(plan.total_bytes)} of the GPU: torch.OutOfMemoryError ('CUDA out of "
+            "memory')"
+        )
+    else:
+        return None
+    s = ctx.serving
+    loc = s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
+    return ctx.finding(
+        f"--max-model-len {mml:,} makes vLLM {plan.engine_version}'s V2 model runner build its token table "
+        f"all_token_ids (int32) for max_num_seqs {rows:,} before loading the weights (GPUModelRunner.__init__, "
+        f"RequestState): {where}",
+        loc,
+        fix="lower --max-model-len to the longest prompt + output you serve (the table grows with max_num_seqs x "
+        "max_model_len), or lower --max-num-seqs",
+    )
+
+
 def _request_tables_finding(ctx: RuleContext) -> Diagnostic | None:
     """KV209's first test: the request tables of a huge ``max_model_len`` (:func:`request_tables`), which the V1
     runner allocates before anything else of KV209's. Reported when the host tables exceed the container's memory
@@ -488,12 +550,14 @@ def _request_tables_finding(ctx: RuleContext) -> Diagnostic | None:
     (``torch.OutOfMemoryError``, on a host that held the host tables first); a host table larger than an unknown
     host's memory is named in the message, not judged alone."""
     plan, acc = ctx.plan, ctx.placement.accelerator if ctx.placement else None
-    if plan is None or acc is None or plan.era != "v1" or getattr(ctx.detail, "v2_runner", False):
+    if plan is None or acc is None or plan.era != "v1":
         return None
     version = parse_version(plan.engine_version)
     rows, mml = plan.max_num_seqs, plan.max_model_len
     if rows <= 0 or mml <= 0 or version < (0, 8, 0):
         return None
+    if getattr(ctx.detail, "v2_runner", False):
+        return _v2_request_table_finding(ctx)
     host, gpu = request_tables(version, rows, mml, plan.block_size)
     found = memory_limit(ctx.cr.container)
     over_limit = found is not None and host > found[0]
