@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.engines.options import MAX_INT_SETTING
-from kvlint.models.config import tower_config
+from kvlint.models.towers import tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import digits, finite_number
 
@@ -106,7 +106,7 @@ def parse_mm_limits(value: Any) -> dict[str, int]:
 
 
 def _vision(model: ModelSpec) -> dict[str, Any]:
-    """The vision tower's config (the thinker's for Qwen2.5-Omni: :func:`kvlint.models.config.tower_config`)."""
+    """The vision tower's config (the thinker's for Qwen2.5-Omni: :func:`kvlint.models.towers.tower_config`)."""
     return tower_config(model.config or {}, "vision_config")
 
 

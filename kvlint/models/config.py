@@ -21,6 +21,7 @@ from typing import Any
 from kvlint.models.shapes import DTYPE_BYTES, MAX_CONFIG_INT, dtype_bytes_of, nemotron_h_pattern
 from kvlint.models.shapes import config_int as _int
 from kvlint.models.shapes import dsa_indexer_layers as _dsa_indexer_layers
+from kvlint.models.towers import COUNTED_AUDIO_ENCODERS, tower_configs
 from kvlint.types import LayerSpec, ModelSpec
 
 __all__ = [
@@ -306,11 +307,6 @@ def _per_layer_shown(values: Any, layers: int) -> str:
     return f"is {_shown(values)}"
 
 
-#: The encoder configs beside the text model's whose sizes :func:`_check_sizes` checks too (86 of the catalogue's,
-#: the fixtures' and the shared corpus's configs have one; all pass)
-_TOWER_CONFIGS = ("vision_config", "audio_config", "encoder_config", "speech_config", "vision_tower_config")
-
-
 def _check_sizes(model_id: str, *dicts: dict[str, Any], prefix: str = "") -> None:
     """Refuse a config whose size keys (:data:`_POSITIVE_SIZE_KEYS`, :data:`_COUNT_KEYS`) hold a value that is not a
     whole number in range; null and absent keys are left to the readers' defaults. ``prefix``: where ``dicts`` sit
@@ -360,37 +356,6 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         # as hf_text_config (vllm@0.34.0 transformers_utils/config.py::get_hf_text_config)
         return sub, "thinker_config.text_config"
     return config, None
-
-
-def tower_configs(config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``(where, sub-config)`` of the encoder towers beside the language model (:data:`_TOWER_CONFIGS`): at the top
-    level, or inside ``thinker_config`` for Qwen2.5-Omni (its thinker holds the audio and vision encoders vLLM
-    builds; the talker and token2wav are not loaded: ``vllm@0.34.0:vllm/model_executor/models/
-    qwen2_5_omni_thinker.py`` maps their weights to None)."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    thinker = config.get("thinker_config")
-    for where, d in (("", config), ("thinker_config.", thinker if isinstance(thinker, dict) else {})):
-        for tower in _TOWER_CONFIGS:
-            sub = d.get(tower)
-            if isinstance(sub, dict):
-                out.append((f"{where}{tower}", sub))
-    return out
-
-
-def tower_config(config: dict[str, Any], name: str) -> dict[str, Any]:
-    """The ``name`` tower sub-config (``vision_config``, ``audio_config``) of the model vLLM builds: the top-level one,
-    else the one inside ``thinker_config`` (Qwen2.5-Omni, :func:`tower_configs`); {} when there is none."""
-    sub = config.get(name)
-    thinker = config.get("thinker_config")
-    if not isinstance(sub, dict) and isinstance(thinker, dict):
-        sub = thinker.get(name)
-    return sub if isinstance(sub, dict) else {}
-
-
-#: Audio encoders whose parameters :func:`kvlint.models.weights.audio_params` counts, by their ``model_type``:
-#: the Whisper-style encoders of Qwen2-Audio (``Qwen2AudioEncoder``) and Qwen2.5-Omni's thinker
-#: (``Qwen2_5OmniAudioEncoder``), both built by transformers' classes in vLLM.
-COUNTED_AUDIO_ENCODERS = frozenset({"qwen2_audio_encoder", "qwen2_5_omni_audio_encoder"})
 
 
 def declared_dtype(config: dict[str, Any], text: dict[str, Any] | None = None) -> str | None:

@@ -30,7 +30,6 @@ from typing import Any
 
 from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory.memo import per_model
-from kvlint.models.config import COUNTED_AUDIO_ENCODERS, tower_config
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
     dsa_indexer_layers,
@@ -38,6 +37,7 @@ from kvlint.models.shapes import (
     ffn_mult_to_intermediate,
     nemotron_h_pattern,
 )
+from kvlint.models.towers import COUNTED_AUDIO_ENCODERS, tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import finite_number
 
@@ -115,7 +115,7 @@ _AUDIO_ENCODER_DEFAULTS = {
 def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the Whisper-style audio encoder of Qwen2-Audio or Qwen2.5-Omni's thinker, as vLLM
     builds it with transformers' classes; 0 for any other (or no) audio tower, which the model's notes name
-    (:data:`kvlint.models.config.COUNTED_AUDIO_ENCODERS`).
+    (:data:`kvlint.models.towers.COUNTED_AUDIO_ENCODERS`).
 
     Both encoders (``Qwen2AudioEncoder``, transformers 4.57.1 ``models/qwen2_audio/modeling_qwen2_audio.py``;
     ``Qwen2_5OmniAudioEncoder``, ``models/qwen2_5_omni/modeling_qwen2_5_omni.py``) have ``conv1``
