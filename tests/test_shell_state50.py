@@ -131,6 +131,13 @@ PARAMETER_SCRIPTS = [
     'set -; vllm serve m "$@"',
     'set --; vllm serve m x "$@"',
     'f() { set -- n; vllm serve "$1"; }; f m',
+    'shift; vllm serve m "$@"',
+    'shift 2; vllm serve m "$1"',
+    'shift 4; vllm serve m "$@"',
+    'shift x; vllm serve m "$1"',
+    'set -- serve m --max-model-len 4096; shift; vllm serve "$@"',
+    'f() { shift; vllm serve m "$@"; }; f a --x 1',
+    'f() { shift; }; f a; vllm serve m "$1"',
 ]
 
 

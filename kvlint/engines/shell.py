@@ -2513,6 +2513,8 @@ def _read_commands(
             reset = _set(words, shell)
             if reset is not None:  # `set -- "$@" --port 8000`: the script's $1 $2 ... from here on
                 positional = [positional[0] if positional else ShellArg(""), *reset]
+        elif words[0].text == "shift":
+            positional = _shift(words, positional)
         command = ShellCommand(words)
         command.environ = environ
         command.no_path = path_gone and by_program
@@ -2720,6 +2722,20 @@ def _set(words: Sequence[ShellArg], shell: _Shell) -> list[ShellArg] | None:
                     shell.allexport = on
                 j += 1
     return None
+
+
+def _shift(words: Sequence[ShellArg], positional: Sequence[ShellArg]) -> Sequence[ShellArg]:
+    """bash's ``shift [N]`` (``builtins/shift.def``): ``$N+1 ...`` become ``$1 ...`` (N 1 when not given); N greater
+    than ``$#`` or not a number is an error that leaves them as they are. ``$0`` stays."""
+    count = 1
+    if len(words) > 1:
+        n = digits(words[1].text)
+        if n is None or words[1].unresolved:
+            return positional
+        count = n
+    if not positional or count > len(positional) - 1:
+        return positional  # more than there are ($# is len - 1; none at all: not known)
+    return [positional[0], *positional[1 + count :]]
 
 
 #: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
