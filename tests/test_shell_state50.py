@@ -180,6 +180,16 @@ FUNCTION_SCRIPTS = [
     'f() { if true; then { vllm serve "$1"; }; fi; }; B=2 f m',
     'f () \n{\n  A=3\n}\nf; export A; vllm serve m "$A"',
     'f() { vllm serve "$@"; }\nA=1 f m',
+    "f() { local A=5; }; A=1; f; vllm serve m $A",
+    "f() { declare A=5 B=2; }; A=1; f; vllm serve m $A",
+    "f() { typeset -x A=5; }; A=1; f; vllm serve m $A",
+    "f() { declare -g A=5; }; A=1; f; vllm serve m $A",
+    "f() { local A; A=3; }; A=1; f; vllm serve m $A",
+    "f() { local A=3; g; }; g() { A=4; }; A=1; f; vllm serve m $A",
+    "export A=1; f() { local A=5; bash -c 'vllm serve m $A'; }; f",
+    "A=1; f() { local -x A=5; }; f; bash -c 'vllm serve m $A'",
+    "f() { local A=3 B=$A; vllm serve m $B; }; A=1; f",
+    "local A=3; vllm serve m --x $A",
 ]
 
 

@@ -2138,7 +2138,7 @@ class _Shell:
     that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
     it)."""
 
-    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport", "functions")
+    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport", "functions", "frames")
 
     def __init__(
         self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
@@ -2158,6 +2158,9 @@ class _Shell:
         #: the functions the script defined: name -> (the script, the span of its body in it, the offset its
         #: words point at when the script is an eval's or a nested one, else None)
         self.functions: dict[str, tuple[str, tuple[int, int], int | None]] = {}
+        #: one per function call being read: the variables it made local (``local``, ``declare`` without ``-g``)
+        #: -> their value and export mark before, put back when the call returns
+        self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2426,6 +2429,7 @@ def _read_commands(
         # ...), the script `.`/`source` reads from the command's input; (text, span of it or None, offset its words
         # point at or None, the positional parameters)
         reread: tuple[str, tuple[int, int] | None, int | None, Sequence[ShellArg]] | None = None
+        call = False  # reread is a function's body
         head = words[0].text
         if _depth >= 3:
             pass
@@ -2433,6 +2437,7 @@ def _read_commands(
             reread = (" ".join(w.text for w in words[1:]), None, words[0].offset, positional)
         elif head in shell.functions and budget.calls > 0:
             budget.calls -= 1
+            call = True
             body, body_span, off = shell.functions[head]
             reread = (body, body_span, off, [positional[0] if positional else ShellArg(""), *words[1:]])
         elif head in _SOURCE and len(words) >= 2 and words[1].text in _STDIN_FILES and budget.calls > 0:
@@ -2460,6 +2465,8 @@ def _read_commands(
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
             inner, span, off, params = reread
+            if call:
+                shell.frames.append({})
             saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
             for name, val, arg in prefix:
                 if arg.substituted:
@@ -2480,6 +2487,8 @@ def _read_commands(
                     _span=span,
                 )
             finally:
+                if call:
+                    _return(shell)
                 for name, old in saved:
                     if old is None:
                         local_env.pop(name, None)
@@ -2640,6 +2649,12 @@ def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None
     unexported (bash 5.2 ``builtins/setattr.def``, ``declare.def``). ``-f``/``-F`` name functions: nothing."""
     head = words[h].text
     export: bool | None = True if head == "export" else None
+    # in a function, `local` and `declare`/`typeset` without -g make the names local to the call (bash(1)
+    # "declare": "When used in a function, declare makes each name local, as with the local command, unless the -g
+    # option is supplied"); `local` outside one is an error that sets nothing
+    frame = shell.frames[-1] if shell.frames and head in ("local", "declare", "typeset") else None
+    if head == "local" and frame is None:
+        return
     j = h + 1
     while j < end:
         text = words[j].text
@@ -2651,6 +2666,8 @@ def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None
         letters = text[1:]
         if "f" in letters or "F" in letters or "p" in letters and j + 1 == end:
             return
+        if "g" in letters and head != "local":
+            frame = None
         if head == "export" and text[0] == "-" and "n" in letters:
             export = False
         elif head != "export" and "x" in letters:
@@ -2661,9 +2678,16 @@ def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None
         text = arg.text
         if "=" in text and _ASSIGN_RE.match(text):
             name, _, value = text.partition("=")
+            if frame is not None and name not in frame:
+                frame[name] = (local_env.get(name), marks.get(name))
             shell.assign(name, arg, value, None if export is None else export or None)
         elif _NAME_RE.fullmatch(text):
             name = text
+            if frame is not None and name not in frame:
+                # `local A`: a variable of the call's, with no value yet (bash 5 does not give it the outer one's)
+                frame[name] = (local_env.get(name), marks.get(name))
+                if local_env.pop(name, None) is not None:
+                    log.append((name, None, None))
             if export and not marks.get(name, False):
                 marks[name] = True
                 if name in local_env:
@@ -2674,6 +2698,23 @@ def _declare(words: Sequence[ShellArg], h: int, end: int, shell: _Shell) -> None
         if export is False:
             marks[name] = False
             log.append((name, None, None))
+
+
+def _return(shell: _Shell) -> None:
+    """A function call's end: the variables it made local get back the value and export mark they had."""
+    frame = shell.frames.pop()
+    for name, (old, mark) in frame.items():
+        if old is None:
+            shell.vars.pop(name, None)
+        else:
+            shell.vars[name] = old
+        if mark is None:
+            shell.marks.pop(name, None)
+        else:
+            shell.marks[name] = mark
+        shell.log.append(
+            (name, old, None) if old is not None and shell.exported(name) else (name, None, None)
+        )
 
 
 def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
