@@ -1040,6 +1040,38 @@ def _expand(
         substituted = substituted or arg.substituted
 
     braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
+    ifs = env.get("IFS")  # set by the script (bash does not take IFS from its environment: see _Shell)
+    splitter = _IFS_BLANKS if ifs is None else _ifs_splitter(ifs)
+
+    def split(
+        text: str, arg: ShellArg | None, starts: list[int] | None = None, owners: Sequence[ShellArg] = ()
+    ) -> None:
+        """Field splitting of an unquoted expansion's ``text`` at IFS (bash(1) "Word Splitting"): a run of IFS
+        blanks, or an IFS character that is not a blank with the blanks around it, ends the field; the second
+        ends it even when empty (``IFS=,`` and ``,b`` are the fields "" and b). ``arg``: the parameter the text is
+        (None: a variable's value); ``starts``: where each of ``owners`` starts in ``text`` (parameters joined)."""
+        nonlocal have_cur, from_env, cur_other
+        pieces = [text] if splitter is None else splitter.split(text)
+        at = 0
+        for k in range(0, len(pieces), 2):
+            if k > 0:
+                at += len(pieces[k - 1]) + len(pieces[k - 2])
+            if starts is not None and pieces[k]:
+                arg = owners[bisect.bisect_right(starts, at) - 1]
+            if k > 0:
+                if pieces[k - 1] is not None and pieces[k - 1].strip(" \t\n"):
+                    have_cur = True  # a delimiter that is not blanks only: the field ends, empty or not
+                push()
+                if arg is None:
+                    from_env = cur_other = True
+            piece = pieces[k]
+            if piece:
+                if arg is None:
+                    cur.append(piece)
+                    have_cur = True
+                else:
+                    add_param(piece, arg)
+
     for p in word.parts:
         if p.kind == "lit":
             if has_at and not p.text:
@@ -1060,16 +1092,10 @@ def _expand(
                     cur.append(val)
                     have_cur = True
                 else:
-                    # split at runs of IFS blanks (space, tab, newline only: bash keeps a non-breaking space or a
+                    # split at IFS (unset: runs of space, tab, newline only: bash keeps a non-breaking space or a
                     # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
                     # A=" b " is x, b, y)
-                    for k, piece in enumerate(_IFS_BLANKS.split(val)):
-                        if k > 0:
-                            push()
-                            from_env = cur_other = True
-                        if piece:
-                            cur.append(piece)
-                            have_cur = True
+                    split(val, None)
             else:
                 # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
                 # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
@@ -1103,7 +1129,8 @@ def _expand(
                 if len(params) == 1:
                     add_param(params[0].text, params[0])
                 else:
-                    text = " ".join([arg.text for arg in params])
+                    # joined with IFS's first character (unset: a space; empty: nothing)
+                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
                     cur_other = have_cur = True
                     cur.append(text)
                     for arg in params:
@@ -1116,14 +1143,21 @@ def _expand(
                         push()
                     add_param(arg.text, arg)
             else:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    for j, piece in enumerate(_IFS_BLANKS.split(arg.text)):
-                        if j > 0:
+                if ifs and len(params) > 1:
+                    # an IFS the script set: bash joins the parameters with its first character, then splits
+                    # (IFS=, and the parameters `b,` `c` are b, "", c), each field pointing at its parameter. (Not
+                    # as bash 5.2: a parameter starting with IFS blanks then another IFS character, under an IFS of
+                    # both, gives bash no empty first field, here one.)
+                    starts, at = [], 0
+                    for arg in params:
+                        starts.append(at)
+                        at += len(arg.text) + len(ifs[:1])
+                    split(ifs[:1].join([arg.text for arg in params]), params[0], starts, params)
+                else:
+                    for k, arg in enumerate(params):
+                        if k > 0:
                             push()
-                        if piece:
-                            add_param(piece, arg)
+                        split(arg.text, arg)
         else:  # sub
             cur_other = True
             value = arithmetic(p.text, env)
@@ -1137,8 +1171,24 @@ def _expand(
     return fields
 
 
-#: The blanks of bash's default ``IFS`` (space, tab, newline), runs of which split an unquoted expansion into fields.
-_IFS_BLANKS = re.compile(r"[ \t\n]+")
+#: The blanks of bash's default ``IFS`` (space, tab, newline), runs of which split an unquoted expansion into fields
+#: (captured, as :func:`_ifs_splitter`'s delimiters are).
+_IFS_BLANKS = re.compile(r"([ \t\n]+)")
+
+
+@functools.lru_cache(maxsize=64)
+def _ifs_splitter(ifs: str) -> re.Pattern[str] | None:
+    """The delimiters of an ``IFS`` the script set (None: empty, no splitting): a run of its blanks (space, tab,
+    newline), or one of its other characters with its blanks either side (bash(1) "Word Splitting")."""
+    if not ifs:
+        return None
+    blanks = "".join(sorted({c for c in ifs if c in " \t\n"}))
+    others = "".join(sorted({c for c in ifs if c not in " \t\n"}))
+    b = f"[{re.escape(blanks)}]" if blanks else ""
+    if not others:
+        return re.compile(f"({b}+)")
+    o = f"[{re.escape(others)}]"
+    return re.compile(f"({b}*{o}{b}*|{b}+)" if blanks else f"({o})")
 
 
 _BRACED_RUN = re.compile(r"\$\{([A-Za-z0-9_]*)")
@@ -2146,6 +2196,10 @@ class _Shell:
         #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
         #: script's read through, :class:`_Scope`)
         self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
+        if "IFS" in env:
+            # bash does not take IFS from its environment (variables.c: "Don't allow IFS to be imported from the
+            # environment"): its default until the script sets it
+            del self.vars["IFS"]
         #: the environment the shell started with (its variables that are exported unless unexported since)
         self.start = env
         #: the environment a command runs with: ``environ`` (else ``env``) as the log changes it
