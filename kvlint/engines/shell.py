@@ -1690,6 +1690,10 @@ def _tmux(
 
 #: bash's builtins that run the rest of the command (only as words of a script)
 _BUILTIN_WRAPPERS = frozenset({"exec", "command", "builtin"})
+#: Wrapper programs that look the command up in a PATH of their own, not the one of their environment: ``sudo``
+#: searches its ``secure_path`` (sudoers(5); the default sudoers of Ubuntu and Debian, the engines' images' base,
+#: set it with /usr/local/bin), so ``env -i sudo vllm`` finds /usr/local/bin/vllm.
+OWN_PATH_WRAPPERS = frozenset({"sudo"})
 #: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
 #: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``) and a
 #: script can name them by path (``/usr/bin/env A=1 vllm serve m``); bash's builtins ``exec``, ``command`` and
@@ -2407,6 +2411,8 @@ def _read_commands(
                 h, end = step.after, step.end
                 wrapped_once = True
                 by_program = wrapper not in _BUILTIN_WRAPPERS
+                if wrapper in OWN_PATH_WRAPPERS:
+                    path_gone = False  # sudo looks the command up in its secure_path
                 before = len(own)  # env's -S reads ${NAME} before its -u/-i take effect
                 own.extend(("", None, None) if not n else (n, None, None) for n in unset or ())
                 path_gone = path_gone or any(not n or n == "PATH" for n in unset or ())
