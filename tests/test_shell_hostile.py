@@ -62,3 +62,14 @@ def test_a_review_too_large_says_the_budget_it_ran_out_of() -> None:
         with pytest.raises(ReviewTooLarge) as err:
             charge_command_text(70)
     assert (err.value.chars, err.value.limit) == (130, 100)
+
+
+def test_many_shifts_after_a_set_of_many_words() -> None:
+    """``set --`` of 40,000 words, then 39,998 ``shift`` (each copied the parameters left before): the last two
+    are the engine's ``$@``, as bash leaves them (bench/hostile.py ``sh_shifts``)."""
+    k = 40_000
+    script = (
+        "set -- " + " ".join(f"a{i}" for i in range(k)) + "\n" + "shift\n" * (k - 2) + 'vllm serve m "$@"'
+    )
+    got = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert [w.text for w in got[0]] == ["vllm", "serve", "m", f"a{k - 2}", f"a{k - 1}"]
