@@ -47,6 +47,22 @@ SCRIPTS = [
     'A=" "; vllm serve m x${A}y',
     "A=$'a\\xc2\\xa0b'; vllm serve m $A",
     "A=$'a\\rb\\tc'; vllm serve m $A",
+    # a subshell: what it assigns, exports, set -a's, set --'s or defines stays in it
+    "( A=5 ); vllm serve m $A",
+    "( set -a; A=1 ); bash -c 'vllm serve m $A'",
+    "( set -a ); A=1; bash -c 'vllm serve m $A'",
+    "( export A=1 ); vllm serve m",
+    "export A=1; ( unset A ); vllm serve m $A",
+    'set -- a; ( set -- x y ); vllm serve m "$@"',
+    "( f() { vllm serve m; } ); f; vllm serve m --x 1",
+    "(A=1; (B=2); vllm serve m $A $B)",
+    "( a=(1 2); B=3 ); vllm serve m $B",
+    "( case x in x) A=1 ;; esac ); vllm serve m $A",
+    "case x in (x) A=1 ;; esac; vllm serve m $A",
+    "if true; then ( export A=1 ); fi; vllm serve m",
+    "export A=1; ( A=2 ); bash -c 'vllm serve m $A'",
+    "f() { (local A=2); vllm serve m $A; }; A=1; f",
+    "( sleep 0; A=2 ) & A=3; vllm serve m $A",
 ]
 
 _SHELL_OWN = ("SHLVL", "PWD", "OLDPWD", "_")

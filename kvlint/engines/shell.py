@@ -2192,7 +2192,17 @@ class _Shell:
     that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
     it)."""
 
-    __slots__ = ("vars", "start", "environ_base", "log", "marks", "allexport", "functions", "frames")
+    __slots__ = (
+        "vars",
+        "start",
+        "environ_base",
+        "log",
+        "marks",
+        "allexport",
+        "functions",
+        "frames",
+        "subshells",
+    )
 
     def __init__(
         self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
@@ -2219,6 +2229,8 @@ class _Shell:
         #: one per function call being read: the variables it made local (``local``, ``declare`` without ``-g``)
         #: -> their value and export mark before, put back when the call returns
         self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
+        #: the subshells ``( ... )`` still to isolate (:class:`_Saved`)
+        self.subshells = _SUBSHELLS
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2277,9 +2289,31 @@ def _read_commands(
     heredocs: list[tuple[int, int]] = []  # the spans of the here-documents' bodies read so far, in order
     registered = 0  # the here-documents the commands read so far redirect from
     tokens = _Lookahead(_tokens(script, True, _span, heredocs))
+    # `( ... )`: a subshell, a child of this shell (bash(1) "Compound Commands"), so what it assigns, exports, `set
+    # -a`s, `set --`s or defines does not stay after its `)`: each `(` the state saved when it opens a subshell (at
+    # most _SUBSHELLS per shell; None: another `(`, an array's, a pattern's); `(` and `)` in a `case` not looked at
+    parens: list[_Saved | None] = []
+    case_depth = 0
+    starts = True  # the next token starts a command (where a `(` opens a subshell)
     for cmd in tokens:  # the words of each command, then the operator after it
         if cmd.__class__ is str:
+            if case_depth == 0 and cmd == "(":
+                isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
+                if isolate:
+                    shell.subshells -= 1
+                parens.append(_Saved(shell, positional) if isolate else None)
+            elif case_depth == 0 and cmd == ")" and parens:
+                opened = parens.pop()
+                if opened is not None:
+                    positional = opened.restore(shell)
+            starts = cmd in _STARTS_COMMAND
             continue
+        first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
+        if first == "case":
+            case_depth += 1
+        elif first == "esac" and case_depth:
+            case_depth -= 1
+        starts = len(cmd) == 1 and first in _PREFIX_KEYWORDS  # type: ignore[arg-type]
         defined = _function_definition(cmd, tokens)  # type: ignore[arg-type]
         if defined is not None:
             # `f() { vllm serve "$@"; }`: its body is read when it is called, not here
@@ -2588,6 +2622,50 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         yield command
+
+
+#: The operators after which a `(` opens a subshell (:func:`_read_commands`), and the subshells a shell's reading
+#: isolates at most (each saves the shell's variables: a bounded number of copies).
+_STARTS_COMMAND = frozenset({";", "&&", "||", "|", "&", "\n", "("})
+_SUBSHELLS = 64
+
+
+class _Saved:
+    """A shell's state when a subshell ``( ... )`` opens, put back when it closes: its variables, export marks,
+    ``allexport``, functions, positional parameters, and the environment of its commands (the changes logged since
+    are undone by logging the values before them)."""
+
+    __slots__ = ("own", "plain", "marks", "allexport", "functions", "logged", "positional")
+
+    def __init__(self, shell: _Shell, positional: Sequence[ShellArg]) -> None:
+        variables = shell.vars
+        #: a nested shell's own changes (:class:`_Scope`), or the variables of the container's shell (a dict)
+        self.own: dict[str, str | None] = dict(variables.own) if isinstance(variables, _Scope) else {}
+        self.plain: dict[str, str] = {} if isinstance(variables, _Scope) else dict(variables)
+        self.marks = dict(shell.marks)
+        self.allexport = shell.allexport
+        self.functions = dict(shell.functions)
+        self.logged = len(shell.log)
+        self.positional = positional
+
+    def restore(self, shell: _Shell) -> Sequence[ShellArg]:
+        variables = shell.vars
+        if isinstance(variables, _Scope):
+            variables.own = self.own
+        else:
+            variables.clear()
+            variables.update(self.plain)
+        shell.marks = self.marks
+        shell.allexport = self.allexport
+        shell.functions = self.functions
+        log = shell.log
+        touched = dict.fromkeys(name for name, _v, _w in log[self.logged :])
+        if touched and "" not in touched:
+            before, set_by = Environ(shell.environ_base, log, self.logged).get()
+            for name in touched:
+                value = before.get(name)
+                log.append((name, value, set_by.get(name)) if value is not None else (name, None, None))
+        return self.positional
 
 
 #: bash's builtins that read a script into the current shell, and the files that are a command's input.
