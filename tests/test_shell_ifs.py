@@ -46,6 +46,14 @@ SCRIPTS = [
     "f() { IFS=:; }; f; A=m:--port:80; vllm serve $A",
     "IFS=:; set -- m 'a b' c; vllm serve \"$*\" $*",
     "IFS=; set -- m 'a b' '' c; vllm serve \"$*\" $* $@",
+    # IFS starts at bash's default, which a script saves and puts back
+    'OLDIFS=$IFS; IFS=,; A="x,y z"; IFS=$OLDIFS; vllm serve m $A',
+    'IFS="$IFS,"; A="x,y z"; vllm serve m $A "$IFS"',
+    # an assignment's value is not split: B keeps A's blanks
+    'A="x  y"; B=$A; vllm serve m "$B"',
+    "A=$'a\\tb'; B=$A; vllm serve m \"$B\"",
+    'set -- "a  b" c; B=$@; C=$*; vllm serve m "$B" "$C"',
+    'IFS=,; set -- "a  b" c; B=$@; C=$*; vllm serve m "$B" "$C"',
 ]
 # a variable's value, split at each IFS (blanks, other characters, both, none)
 SCRIPTS += [
@@ -85,3 +93,13 @@ def test_a_field_of_joined_parameters_points_at_its_parameter() -> None:
     a, b, c = ShellArg("sh"), ShellArg("m,--port", offset=40), ShellArg("80", offset=50)
     (engine,) = commands("IFS=,; vllm serve $*", {}, [a, b, c])
     assert [(w.text, w.offset) for w in engine[2:]] == [("m", 40), ("--port", 40), ("80", 50)]
+
+
+def test_an_ifs_kvlint_cannot_know_leaves_the_split_words_unresolved() -> None:
+    # IFS from a variable of the image: where bash splits $A is not known, so the word is not claimed
+    (engine,) = commands('IFS=$SEP; A="x,y z"; vllm serve m $A --max-model-len 4096', {})
+    assert [(w.text, w.unresolved) for w in engine[3:]] == [
+        ("x,y z", True),
+        ("--max-model-len", False),
+        ("4096", False),
+    ]

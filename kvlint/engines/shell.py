@@ -98,6 +98,9 @@ def unresolved(text: str) -> bool:
     return "}}" in text and not json_braces(text)
 
 
+_is_unresolved = unresolved  # (a name _expand's own flag does not hide)
+
+
 def k8s_expand(
     text: str,
     env: Mapping[str, str],
@@ -950,6 +953,7 @@ def _expand(
     assign: bool = False,
     budget: _Budget | None = None,
     fast: bool = True,
+    _whole: bool = False,
 ) -> list[ShellArg]:
     """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
     unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``, and so are
@@ -959,7 +963,7 @@ def _expand(
     (``"$@"`` joins the parameters with spaces): the result is one field.
 
     ``fast`` (the default) reads a word of literal pieces only without the general walk; the tests compare
-    the two (``fast=False``)."""
+    the two (``fast=False``). ``_whole``: no field splitting (an assignment's value)."""
     if budget is None:
         budget = _Budget()
     if not fast:
@@ -985,7 +989,9 @@ def _expand(
                 return []
             return [ShellArg(text, word.start, None, False, False, quoted)]
     if assign:
-        parts = _expand(word, env, positional, budget=budget, fast=fast)
+        # no field splitting (bash(1) "Parameters": "Word splitting ... [is] not performed" on an assignment's value:
+        # `B=$A` keeps A's blanks); "$@" and $@ are one field each parameter, joined below with spaces
+        parts = _expand(word, env, positional, budget=budget, fast=fast, _whole=True)
         if len(parts) <= 1:
             return parts
         from_env = unresolved = substituted = False
@@ -1040,7 +1046,11 @@ def _expand(
         substituted = substituted or arg.substituted
 
     braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
-    ifs = env.get("IFS")  # set by the script (bash does not take IFS from its environment: see _Shell)
+    ifs = env.get("IFS")  # the shell's (see _Shell; None: bash's default)
+    if ifs == _DEFAULT_IFS:
+        ifs = None
+    # an IFS set from a variable kvlint does not know: where bash splits is not known either
+    ifs_unknown = ifs is not None and _is_unresolved(ifs)
     splitter = _IFS_BLANKS if ifs is None else _ifs_splitter(ifs)
 
     def split(
@@ -1050,8 +1060,10 @@ def _expand(
         blanks, or an IFS character that is not a blank with the blanks around it, ends the field; the second
         ends it even when empty (``IFS=,`` and ``,b`` are the fields "" and b). ``arg``: the parameter the text is
         (None: a variable's value); ``starts``: where each of ``owners`` starts in ``text`` (parameters joined)."""
-        nonlocal have_cur, from_env, cur_other
-        pieces = [text] if splitter is None else splitter.split(text)
+        nonlocal have_cur, from_env, cur_other, unresolved
+        if ifs_unknown:
+            unresolved = True
+        pieces = [text] if splitter is None or ifs_unknown else splitter.split(text)
         at = 0
         for k in range(0, len(pieces), 2):
             if k > 0:
@@ -1088,7 +1100,7 @@ def _expand(
             val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
                 from_env = True
-                if p.quoted or (p.default_quoted and by_default):
+                if p.quoted or _whole or (p.default_quoted and by_default):
                     cur.append(val)
                     have_cur = True
                 else:
@@ -1125,19 +1137,20 @@ def _expand(
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
-            if p.quoted and (p.kind == "pos" or p.text == "*"):
+            if (p.quoted or _whole) and (p.kind == "pos" or p.text == "*"):
                 if len(params) == 1:
                     add_param(params[0].text, params[0])
                 else:
                     # joined with IFS's first character (unset: a space; empty: nothing)
                     text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
+                    unresolved = unresolved or ifs_unknown
                     cur_other = have_cur = True
                     cur.append(text)
                     for arg in params:
                         from_env = from_env or arg.from_env
                         unresolved = unresolved or arg.unresolved
                         substituted = substituted or arg.substituted
-            elif p.quoted:
+            elif p.quoted or _whole:
                 for k, arg in enumerate(params):
                     if k > 0:
                         push()
@@ -1171,6 +1184,7 @@ def _expand(
     return fields
 
 
+_DEFAULT_IFS = " \t\n"
 #: The blanks of bash's default ``IFS`` (space, tab, newline), runs of which split an unquoted expansion into fields
 #: (captured, as :func:`_ifs_splitter`'s delimiters are).
 _IFS_BLANKS = re.compile(r"([ \t\n]+)")
@@ -2210,10 +2224,9 @@ class _Shell:
         #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
         #: script's read through, :class:`_Scope`)
         self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
-        if "IFS" in env:
-            # bash does not take IFS from its environment (variables.c: "Don't allow IFS to be imported from the
-            # environment"): its default until the script sets it
-            del self.vars["IFS"]
+        # bash does not take IFS from its environment (variables.c: "Don't allow IFS to be imported from the
+        # environment"): it starts at space, tab, newline (`OLDIFS=$IFS; IFS=,; ...; IFS=$OLDIFS` puts that back)
+        self.vars["IFS"] = _DEFAULT_IFS
         #: the environment the shell started with (its variables that are exported unless unexported since)
         self.start = env
         #: the environment a command runs with: ``environ`` (else ``env``) as the log changes it
