@@ -206,6 +206,9 @@ FUNCTION_SCRIPTS = [
     "A=1; f() { local -x A=5; }; f; bash -c 'vllm serve m $A'",
     "f() { local A=3 B=$A; vllm serve m $B; }; A=1; f",
     "local A=3; vllm serve m --x $A",
+    # functions calling functions, deeper than the three nested scripts read
+    'f() { vllm serve "$@"; }; g() { f "$@"; }; h() { g "$@" --y 2; }; i() { h "$@"; }; i m --x 1',
+    "a() { b; }; b() { c; }; c() { d; }; d() { e; }; e() { bash -c 'vllm serve m --x 1'; }; a",
 ]
 
 

@@ -2538,15 +2538,16 @@ def _read_commands(
         reread: tuple[str, tuple[int, int] | None, int | None, Sequence[ShellArg]] | None = None
         call = False  # reread is a function's body
         head = words[0].text
-        if _depth >= 3:
-            pass
-        elif head == "eval":
-            reread = (" ".join(w.text for w in words[1:]), None, words[0].offset, positional)
-        elif head in shell.functions and budget.calls > 0:
+        if head in shell.functions and budget.calls > 0:
+            # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded)
             budget.calls -= 1
             call = True
             body, body_span, off = shell.functions[head]
             reread = (body, body_span, off, [positional[0] if positional else ShellArg(""), *words[1:]])
+        elif _depth >= 3:
+            pass
+        elif head == "eval":
+            reread = (" ".join(w.text for w in words[1:]), None, words[0].offset, positional)
         elif head in _SOURCE and len(words) >= 2 and words[1].text in _STDIN_FILES and budget.calls > 0:
             budget.calls -= 1  # (a here-document's body is read by reading on to the end of its line)
             # `. /dev/stdin <<EOF` / `source /dev/stdin <<< "$S"`: the script it reads is the command's input, read in
@@ -2587,7 +2588,7 @@ def _read_commands(
                     inner,
                     env,
                     params,
-                    _depth=_depth + 1,
+                    _depth=_depth if call else _depth + 1,
                     _eval_offset=off,
                     _budget=budget,
                     _shell=shell,
