@@ -28,7 +28,9 @@ once more on the base revision (materialised with ``git archive``: the work tree
 
 Inputs come from environment variables (``action.yml`` maps the Action's inputs to them):
 ``KVLINT_PATHS`` (whitespace-separated, default ``.``), ``KVLINT_CONFIG``, ``KVLINT_FORMATS`` (extra
-``NAME=FILE`` reports, whitespace-separated), ``KVLINT_FAIL_ON`` (default ``error``), ``KVLINT_OFFLINE``
+``NAME=FILE`` reports, whitespace-separated), ``KVLINT_FAIL_ON`` (unset: each file's ``.kvlint.yaml``
+``fail_on``, else ``error``, as ``kvlint check`` without ``--fail-on``; the JSON report's ``fails`` says which
+findings are at or above it), ``KVLINT_OFFLINE``
 (``true``: never ask the Hugging Face Hub), ``KVLINT_SARIF`` (SARIF file, default ``kvlint.sarif``; empty:
 none), ``KVLINT_ANNOTATE`` (``changed`` default, ``all``, ``none``), ``KVLINT_BASE_REF`` (else
 ``origin/$GITHUB_BASE_REF`` on pull requests), ``KVLINT_NEW_ONLY`` (default ``true``), ``KVLINT_ARGS``
@@ -426,8 +428,11 @@ def _write_outputs(path: str | None, values: Mapping[str, Any]) -> str | None:
 
 
 def _diagnostic(d: Mapping[str, Any]) -> Any:
-    """A JSON diagnostic dict back as a :class:`~kvlint.types.Diagnostic` (with its sources)."""
+    """A JSON diagnostic dict back as a :class:`~kvlint.types.Diagnostic` (with its sources, and its explicit short
+    statement: the JSON ``summary`` when it is not the message's own first clause, so the log words the finding as
+    ``kvlint check`` does)."""
     from kvlint.source import Loc
+    from kvlint.statement import statement_of
     from kvlint.types import Diagnostic
 
     loc = Loc(str(d["file"]), int(d.get("line") or 1), int(d.get("column") or 1)) if d.get("file") else None
@@ -436,10 +441,14 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
         for s in d.get("sources") or []
         if s.get("file")
     )
+    message = str(d.get("message", ""))
+    summary = d.get("summary")
+    explicit = summary if isinstance(summary, str) and summary and summary != statement_of(message) else ""
     return Diagnostic(
         rule=str(d.get("rule", "")),
         severity=d.get("severity", "warning"),
-        message=str(d.get("message", "")),
+        message=message,
+        summary=explicit,
         loc=loc,
         fix=str(d.get("fix") or ""),
         object=str(d.get("object") or ""),
@@ -650,6 +659,33 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _threshold_words(fail_on: str, summary: Mapping[str, Any]) -> str:
+    """The threshold the step fails on, for its reason line: ``fail-on=X`` (the input), else what the report's
+    ``summary.fail_on`` says applied: ``fail_on=warning of .kvlint.yaml``, ``fail-on=error`` (the default: the
+    reason reads as it did before configurations counted), or each configuration's when they differ (``fail_on of each file's .kvlint.yaml: a/.kvlint.yaml warning, default
+    error``)."""
+    if fail_on:
+        return f"fail-on={fail_on}"
+    entries = [
+        e
+        for e in summary.get("fail_on") or []
+        if isinstance(e, Mapping) and isinstance(e.get("threshold"), str) and isinstance(e.get("source"), str)
+    ]
+
+    def one(e: Mapping[str, Any]) -> str:
+        if e["source"] == "default":
+            return f"fail-on={e['threshold']}"
+        return f"fail_on={e['threshold']} of {e['source']}"
+
+    if not entries:
+        return "fail-on=error"
+    if len(entries) == 1:
+        return one(entries[0])
+    return "fail_on of each file's .kvlint.yaml: " + ", ".join(
+        f"{'default' if e['source'] == 'default' else e['source']} {e['threshold']}" for e in entries
+    )
+
+
 def _severity_at_least(d: Any, threshold: str) -> bool:
     from kvlint.types import SEVERITY_ORDER
 
@@ -783,7 +819,16 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     head_dicts = report.get("diagnostics", [])
     diags = [_diagnostic(d) for d in head_dicts]
     summary = report.get("summary", {})
-    fail_on = env.get("KVLINT_FAIL_ON", "").strip().lower() or "error"
+    fail_on = env.get("KVLINT_FAIL_ON", "").strip().lower()
+    # without the fail-on input, each finding's own threshold decides (its file's .kvlint.yaml fail_on, else
+    # error), as `kvlint check` without --fail-on decides: the report's "fails" (a kvlint without it: error)
+    fails = [
+        bool(h["fails"])
+        if not fail_on and isinstance(h.get("fails"), bool)
+        else _severity_at_least(d, fail_on or "error")
+        for h, d in zip(head_dicts, diags, strict=True)
+    ]
+    threshold = _threshold_words(fail_on, summary)
 
     # ---- the base: what the change introduced ----
     mode = env.get("KVLINT_ANNOTATE", "changed").strip().lower() or "changed"
@@ -839,12 +884,11 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         log.append(render_capacity_text(capacity_rows).rstrip("\n"))
 
     new_only = _truthy(env.get("KVLINT_NEW_ONLY", ""), True)
-    counted = [
+    failing = [
         d
-        for d, s in zip(diags, status, strict=True)
-        if not (comparison is not None and new_only and s != "new")
+        for d, s, f in zip(diags, status, fails, strict=True)
+        if f and not (comparison is not None and new_only and s != "new")
     ]
-    failing = [d for d in counted if _severity_at_least(d, fail_on)]
     if comparison is not None and new_only:
         exit_code = 1 if failing else 0
         scope = "new "
@@ -856,7 +900,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         where = f"{first.loc.file}:{first.loc.line}" if first and first.loc else ""
         at = f"; first: {first.rule} at " if first and where else ""
         reason = (
-            f"kvlint fails this step: {_plural(len(failing), scope + 'finding')} at or above fail-on={fail_on}"
+            f"kvlint fails this step: {_plural(len(failing), scope + 'finding')} at or above {threshold}"
             + (" introduced by this change" if scope else "")
         )
         # the summary shows the file name (the pull request's) as a code span: text, never Markdown
@@ -865,7 +909,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     else:
         pre = sum(1 for s in status if s == "pre-existing")
         # the log lists the pre-existing findings before this line, the summary after it (a folded block)
-        passes = f"kvlint passes: no {scope}finding at or above fail-on={fail_on}"
+        passes = f"kvlint passes: no {scope}finding at or above {threshold}"
         aside = f" ({_plural(pre, 'pre-existing finding')} on the base not counted; they are listed {{}})"
         reason = passes + (aside.format("above") if scope and pre else "")
         reason_md = passes + (aside.format("below") if scope and pre else "")

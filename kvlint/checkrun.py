@@ -82,6 +82,23 @@ class CheckRun:
             if name not in ("never", "none"):
                 yield SEVERITY_ORDER[name], part
 
+    def thresholds(self, fail_on: str | None) -> list[dict[str, str]]:
+        """The thresholds the run fails on and where each comes from, in the order of the configuration groups,
+        each once: ``{"threshold": error|warning|info|never, "source": "--fail-on" | configuration path |
+        "default"}`` (the JSON report's ``summary.fail_on``)."""
+        out: list[dict[str, str]] = []
+        for cfg_path, cfg_fail_on, _ in self.parts:
+            if fail_on:
+                entry = {"threshold": "never" if fail_on == "none" else fail_on, "source": "--fail-on"}
+            elif cfg_fail_on:
+                name = "never" if cfg_fail_on == "none" else cfg_fail_on
+                entry = {"threshold": name, "source": cfg_path or "default"}
+            else:
+                entry = {"threshold": "error", "source": "default"}
+            if entry not in out:
+                out.append(entry)
+        return out
+
     def fails(self, fail_on: str | None) -> bool:
         """Whether any finding is at or above the threshold (see :meth:`failing`); stops at the first."""
         return any(

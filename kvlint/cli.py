@@ -368,7 +368,7 @@ def _add_common(f: Any) -> Any:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, metavar="PATHS...")
 @click.option(
     "--format",
     "formats",
@@ -474,6 +474,13 @@ def _add_common(f: Any) -> Any:
     help="Exit 0 even when findings are at or above --fail-on (2 still means a usage or configuration error).",
 )
 @click.option(
+    "--skip-rendered",
+    is_flag=True,
+    help="Skip the named files that belong to a Helm chart or kustomization directory (a Chart.yaml or kustomization "
+    "in their directory or a parent): what the directory renders is linted by a run over it instead (the "
+    "kvlint-dirs pre-commit hook). For the kvlint pre-commit hook, which is handed the staged files.",
+)
+@click.option(
     "--require-sizing",
     is_flag=True,
     help="Exit 1 when a serving workload could not be sized (no memory plan on the GPU it names, nor against the fleet when it names none); "
@@ -516,6 +523,7 @@ def check(
     quiet: bool,
     statistics: bool,
     exit_zero: bool,
+    skip_rendered: bool,
     require_sizing: bool,
     stdin_filename: str | None,
     jobs: int | None,
@@ -536,8 +544,27 @@ def check(
 
     from kvlint.checkrun import run_paths
     from kvlint.config import ConfigError, validate_selectors
+    from kvlint.paths import shown_path
     from kvlint.render import RenderError
 
+    if not paths:
+        # what to type, rather than click's "Missing argument 'PATHS...'": kvlint does not guess between the
+        # current directory and standard input (a pipe without "-" would lint the directory instead)
+        piped = not sys.stdin.isatty() if hasattr(sys.stdin, "isatty") else False
+        raise click.UsageError(
+            "no path given: name the files or directories to lint (kvlint check . for the current directory, "
+            "its charts and kustomizations rendered)"
+            + ("; to read the manifests piped in, kvlint check -" if piped else ", or - for standard input")
+        )
+
+    if skip_rendered:
+        from kvlint.render import rendered_through
+
+        kept = tuple(p for p in paths if rendered_through(p) is None)
+        # every staged file a chart's or a kustomization's: the run over their directories lints them
+        if not kept:
+            return
+        paths = kept
     if not formats and os.environ.get("GITHUB_ACTIONS") == "true":
         formats = ("github",)
     outputs = _parse_formats(formats)
@@ -589,7 +616,8 @@ def check(
             config_path=config_path,
             no_config=no_config,
             stdin=sys.stdin.buffer if "-" in paths else None,
-            stdin_filename=stdin_filename,
+            # named in the reports as every file is (kvlint.paths.shown_path): ./deploy/a.yaml is deploy/a.yaml
+            stdin_filename=shown_path(stdin_filename) if stdin_filename else stdin_filename,
             jobs=jobs or default_jobs(),
             # the text, GitHub and SARIF reports need no per-container record; JSON, JUnit, Markdown do
             # (jsonl, like text, reads the diagnostics and the summary counts only)
@@ -614,6 +642,14 @@ def check(
         _out_of_memory(paths)
         return
     result = run.result
+    if names & {"json", "jsonl"}:
+        # each finding's own threshold (its file's .kvlint.yaml fail_on, unless --fail-on), so that a reader of the
+        # report (the GitHub Action counting only a pull request's new findings) fails on what this run fails on
+        result.failing = frozenset(run.failing(fail_on))
+        result.fail_on = [
+            {**e, "source": _shown_config(e["source"])} if e["source"] not in ("--fail-on", "default") else e
+            for e in run.thresholds(fail_on)
+        ]
     if result.files == 0 and not quiet:
         from kvlint.wording import shell_word
 
@@ -687,6 +723,18 @@ def check(
         click.echo(f"kvlint: not read: {where}{what}{why} (--require-sizing)", err=True)
     if (unsized or not_read or run.fails(fail_on)) and not exit_zero:
         sys.exit(1)
+
+
+def _shown_config(path: str) -> str:
+    """A configuration file's path as reports name it: relative to the working directory when it is in or below
+    it (``deploy/.kvlint.yaml``), else as found."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 #: characters of report text :func:`joined_pieces` gathers before one write to standard output
@@ -792,9 +840,9 @@ def statistics_text(result: Any) -> str:
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default="error",
-    show_default=True,
-    help="Exit 1 when a NEW finding is at or above this severity.",
+    default=None,
+    help="Exit 1 when a NEW finding is at or above this severity (default: the fail_on of each file's "
+    ".kvlint.yaml, else error, as kvlint check).",
 )
 def diff(
     base: str,
@@ -805,7 +853,7 @@ def diff(
     offline: bool,
     extra: str,
     fmt: str,
-    fail_on: str,
+    fail_on: str | None,
 ) -> None:
     """What a change does: new findings and the capacity of every workload it touches.
 
@@ -822,8 +870,9 @@ def diff(
     kvlint diff main                      the working tree against main
     kvlint diff origin/main HEAD -p deploy/ --offline
 
-    Exit codes: 0 no new finding at or above --fail-on, 1 a new one, 2 usage error (not a git repository or no
-    git, unknown revision, a path or option file in neither revision, kvlint check failing on one side).
+    Exit codes: 0 no new finding at or above --fail-on (default: its file's .kvlint.yaml fail_on, else error), 1 a
+    new one, 2 usage error (not a git repository or no git, unknown revision, a path or option file in neither
+    revision, kvlint check failing on one side).
     """
     import json
     import shlex
@@ -883,7 +932,12 @@ def diff(
         click.echo(render_diff_markdown(label, comparison, rows, notes), nl=False)
     else:
         click.echo(render_diff_text(label, comparison, rows, notes), nl=False)
-    if fail_on not in ("never", "none"):
+    if fail_on is None:
+        # each new finding's own threshold, as the working tree's check decided it (its file's .kvlint.yaml
+        # fail_on, else error): the report's "fails"
+        if any(d.get("fails", d.get("severity") == "error") is True for d in comparison.new):
+            sys.exit(1)
+    elif fail_on not in ("never", "none"):
         threshold = SEVERITY_ORDER[fail_on]
         if any(SEVERITY_ORDER.get(str(d.get("severity")), 0) >= threshold for d in comparison.new):
             sys.exit(1)
@@ -1072,15 +1126,18 @@ def rules(fmt: str) -> None:
 def explain(rule_id: str) -> None:
     """Explain one rule: what it checks, why, how to fix it (like `ruff rule`).
 
-    RULE_ID in any case (KV103, kv103). Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules` lists
-    them).
+    RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset). Exit codes:
+    0 the rule is printed, 2 unknown rule (`kvlint rules` lists them).
     """
-    from kvlint.rules.catalog import get_rule, render_rule_text
+    from kvlint.rules.catalog import get_rule, render_rule_text, rule_id_of
 
     try:
         info = get_rule(rule_id.upper())
-    except KeyError as exc:
-        raise click.UsageError(f"unknown rule '{rule_id}'; `kvlint rules` lists them") from exc
+    except KeyError:
+        named = rule_id_of(rule_id)
+        if named is None:
+            raise click.UsageError(f"unknown rule '{rule_id}'; `kvlint rules` lists them") from None
+        info = get_rule(named)
     click.echo(render_rule_text(info))
 
 

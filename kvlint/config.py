@@ -430,7 +430,7 @@ def _schema_errors(data: LDict, path: str, text: str | bytes = "") -> list[str]:
         # jsonschema quotes the whole value: show a short prefix of it
         msg = _shown(err.message.replace(repr(err.instance), _shown(repr(err.instance))), 200)
         if err.validator == "pattern" and parts and parts[0] in ("select", "ignore"):
-            msg = f"{_shown(repr(err.instance))} is not a rule id or prefix (KV103, KV1, KV)"
+            msg = f"{_shown(repr(err.instance))} is not a rule id or prefix (KV103, KV1, KV){_name_hint(err.instance)}"
         if err.validator == "enum" and isinstance(err.validator_value, list):
             # YAML 1.1 reads `off` as false, so the schema lists False for it: show what the user writes
             shown = [("off" if v is False else str(v)) for v in err.validator_value]
@@ -456,6 +456,17 @@ def _catalog_ids() -> set[str]:
     return set(load_catalog())
 
 
+def _name_hint(word: object) -> str:
+    """``"; it is the name of KV202: write KV202"`` when a selector that is not an id is a rule's name, as the GitHub
+    annotation's title and SARIF show it (``max-model-len-unset``), else ``""``."""
+    from kvlint.rules.catalog import rule_id_of
+
+    if not isinstance(word, str) or word.strip().isdigit():
+        return ""
+    named = rule_id_of(word[:200])
+    return f"; it is the name of {named}: write {named}" if named else ""
+
+
 def validate_selectors(selectors: list[str] | tuple[str, ...], where: str = "") -> tuple[str, ...]:
     """Upper-case rule ids/prefixes, each checked to match at least one catalogue rule.
 
@@ -467,7 +478,9 @@ def validate_selectors(selectors: list[str] | tuple[str, ...], where: str = "") 
     for s in selectors:
         sel = str(s).strip().upper()
         if not re.fullmatch(r"KV[0-9]{0,3}", sel):
-            raise ConfigError(f"{where}: {_shown(repr(s))} is not a rule id or prefix (KV103, KV1, KV)")
+            raise ConfigError(
+                f"{where}: {_shown(repr(s))} is not a rule id or prefix (KV103, KV1, KV){_name_hint(s)}"
+            )
         if not any(i.startswith(sel) for i in ids):
             raise ConfigError(f"{where}: {_shown(repr(s))} matches no rule; `kvlint rules` lists them")
         out.append(sel)

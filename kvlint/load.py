@@ -59,7 +59,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from kvlint.paths import real_path_inside, walk_tree
+from kvlint.paths import real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, Finding, LoadResult
 from kvlint.wording import shell_word
@@ -522,7 +522,7 @@ def _expand(
     if _excluded(path, exclude):
         return
     if not os.path.isdir(path):
-        yield path
+        yield shown_path(path)
         return
     found: list[str] = []
     real_dir = os.path.realpath(path)
@@ -549,11 +549,13 @@ def _expand(
     # sorted by path components, so a/b.yaml, a/c/d.yaml, a/e.yaml (a tree listing's order). Every path
     # os.walk gives is ``path`` joined with the rest, so the rest is the relative path (os.path.relpath
     # gives the same, slower).
+    # Each is named as reports name files (:func:`kvlint.paths.shown_path`: ``apps/x.yaml`` for ``kvlint check .``,
+    # as the files a chart or kustomization of the walk renders are named).
     prefix = os.path.join(path, "")
     if all(f.startswith(prefix) for f in found):
-        yield from sorted(found, key=lambda f: f[len(prefix) :].split(os.sep))
+        yield from map(shown_path, sorted(found, key=lambda f: f[len(prefix) :].split(os.sep)))
     else:  # pragma: no cover - os.walk joins onto the path as given
-        yield from sorted(found, key=lambda f: os.path.relpath(f, path).split(os.sep))
+        yield from map(shown_path, sorted(found, key=lambda f: os.path.relpath(f, path).split(os.sep)))
 
 
 #: Most links :func:`link_chain` follows (Linux follows 40 before ELOOP; a chain of 8 is already contrived).

@@ -9,7 +9,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-__all__ = ["real_inside", "real_path_inside", "walk_tree"]
+__all__ = ["real_inside", "real_path_inside", "shown_path", "walk_tree"]
+
+
+def shown_path(path: str) -> str:
+    """``path`` as every report names a file: without ``.`` components or doubled separators, as ruff prints the
+    files of ``ruff check .`` (``apps/x.yaml``, not ``./apps/x.yaml``) and as rendered files were already named
+    (``os.path.normpath`` of the chart's or kustomization's directory joined with the file). ``..`` components
+    are kept, unlike ``os.path.normpath``: ``link/../x.yaml`` through a symbolic link ``link`` is not ``x.yaml``.
+    ``.`` itself, ``-`` (standard input) and an empty path are returned unchanged."""
+    if path in ("", ".", "-") or ("." not in path and os.sep * 2 not in path):
+        return path
+    kept = [p for p in path.split(os.sep) if p not in ("", ".")]
+    out = os.sep.join(kept)
+    if path.startswith(os.sep):
+        return os.sep + out
+    return out or "."
 
 
 def real_path_inside(

@@ -571,8 +571,8 @@ def _other_gpu_than_leader(
 
 def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     """The container planned on each GPU of the fleet (``.kvlint.yaml`` ``fleet``, else the default one) when
-    its own GPU is unknown: a CUDA/ROCm image only (a ROCm one on the default ROCm fleet unless a fleet is
-    configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP). None for
+    its own GPU is unknown: a CUDA/ROCm image only (a ROCm one, or any image requesting ``amd.com/gpu``, on the
+    default ROCm fleet unless a fleet is configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP). None for
     a container that requests no GPU at all (KV405; KV501 says there is no GPU to size it on)."""
     if cr.model is None or cr.placement is None or _layout.unresolved_sizes(cr.serving):
         return ()  # no plan on a guessed GPU layout (kvlint.engines.layout.unresolved_sizes)
@@ -583,6 +583,10 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
         return ()  # not a GPU build, or a GPU build on a TPU, Gaudi, Neuron or Ascend node (KV304)
     if cr.serving.engine == "vllm" and cr.settings is None:
         return ()
+    if _images.gpu_vendor_of_resource(cr.placement.resource) == "amd":
+        # amd.com/gpu is advertised by AMD's device plugin on AMD nodes only: an image whose build kvlint cannot
+        # read (an engine's CUDA image there is KV304, above) is planned on AMD GPUs, not the CUDA fleet
+        platform = "rocm"
     fleet, _configured = (options.site or _site.Site()).fleet_accelerators(platform)
     gpus = cr.placement.gpus or _layout.parallelism(cr.serving, gpus=None).workers
     return _stage.plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))

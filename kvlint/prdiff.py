@@ -766,9 +766,9 @@ def diff_revisions(
                 reports.append({"diagnostics": [], "workloads": []})
                 continue
             args = [*given, *check_args, *here]
-        code, report, _, stderr = run_check_json(
-            cmd, ["--fail-on", "never", *args], where, os.path.join(tmp, f"{label}.json")
-        )
+        # (no --fail-on: each finding's "fails" is then its own configuration's threshold, which kvlint diff
+        # fails on by default; the exit status of the check is not read)
+        code, report, _, stderr = run_check_json(cmd, args, where, os.path.join(tmp, f"{label}.json"))
         if report is None:
             last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
             raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
@@ -808,7 +808,11 @@ def _paths_as_check_prints(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _finding_line(d: Mapping[str, Any]) -> str:
-    from kvlint.statement import split_message
+    """A report's diagnostic as one line, worded as ``kvlint check``'s text report leads with it: the JSON
+    ``summary`` (the rule's explicit short statement when it gives one, as KV105's "one max-model-len request needs
+    4.00 GiB of KV per GPU against a predicted 3.46 GiB ..."), else the message's first clause (a report without
+    it)."""
+    from kvlint.statement import statement_of
 
     where = f"{d.get('file')}:{d.get('line')}:{d.get('column')}" if d.get("file") else "<input>"
     obj = (
@@ -816,7 +820,9 @@ def _finding_line(d: Mapping[str, Any]) -> str:
         if d.get("object")
         else ""
     )
-    return f"{where}: {d.get('severity')} {d.get('rule')} {split_message(str(d.get('message', '')))[0]}{obj}"
+    summary = d.get("summary")
+    statement = summary if isinstance(summary, str) and summary else statement_of(str(d.get("message", "")))
+    return f"{where}: {d.get('severity')} {d.get('rule')} {statement}{obj}"
 
 
 def render_diff_text(

@@ -89,7 +89,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_inside, real_path_inside, walk_tree
+from kvlint.paths import real_inside, real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -220,6 +220,24 @@ def render_inputs(
             tool is not rendered at all: :func:`plan_walk`).
     """
 
+    for loaded in _render_inputs(inputs, helm_values, helm_set, max_bytes):
+        _shown_finding_paths(loaded)
+        yield loaded
+
+
+def _shown_finding_paths(loaded: LoadResult) -> None:
+    """The files the findings of a render name (``CHART/Chart.yaml``, a template helm's error names, a
+    kustomization file) as reports name files (:func:`kvlint.paths.shown_path`), in place: ``kvlint check .`` in a
+    chart's directory said ``./templates/x.yaml`` where the rendered files are ``templates/x.yaml``."""
+    for i, f in enumerate(loaded.findings):
+        if f.loc is not None and f.loc.file != shown_path(f.loc.file):
+            loaded.findings[i] = dataclasses.replace(f, loc=f.loc._replace(file=shown_path(f.loc.file)))
+
+
+def _render_inputs(
+    inputs: Inputs, helm_values: Sequence[str], helm_set: Sequence[str], max_bytes: int
+) -> Iterator[LoadResult]:
+    """Body of :func:`render_inputs`."""
     charts, kustomizations, notes = inputs.render_plan()
     if notes:
         yield LoadResult(findings=notes)
@@ -409,6 +427,25 @@ def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
 def is_chart_dir(path: str) -> bool:
     """True when ``path`` is a directory holding a ``Chart.yaml`` (a Helm chart)."""
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
+
+
+def rendered_through(path: str) -> str | None:
+    """The Helm chart or kustomization directory whose render stands for the file ``path`` in a directory walk
+    (:func:`plan_walk`: a chart's files are not read, a kustomization owns the files of its directory and of the
+    plain folders below it): the nearest of the file's directory and its parents, up to the root of its git
+    repository (outside one, up to the working directory), that holds a ``Chart.yaml`` or a kustomization file;
+    else None, as for ``-`` and directories. ``kvlint check --skip-rendered`` leaves such files to the run over
+    their directory (the ``kvlint-dirs`` pre-commit hook), which lints what they render. Never raises."""
+    if path == "-" or not os.path.isfile(path):
+        return None
+    climbed, in_repository = directories_to_repository_root(os.path.dirname(os.path.abspath(path)))
+    if not in_repository:
+        cwd = os.path.abspath(".")
+        climbed = [d for d in climbed if real_inside(d, cwd)]
+    for d in climbed:
+        if is_chart_dir(d) or is_kustomize_dir(d):
+            return d
+    return None
 
 
 #: Directories :func:`kustomize_overlays_of` looks through for overlays of a base (the base's parent, its
@@ -1220,11 +1257,11 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         norm = os.path.normpath(root)
         names = set(files)
         if norm != top and "Chart.yaml" in names and os.path.isfile(os.path.join(root, "Chart.yaml")):
-            charts.append(root)
+            charts.append(shown_path(root))
             dirs[:] = []
             continue
         plain_files += [
-            os.path.join(root, n)
+            shown_path(os.path.join(root, n))
             for n in sorted(files)
             if not n.startswith(".")
             and n.lower().endswith(MANIFEST_EXTENSIONS)
@@ -1233,7 +1270,7 @@ def _plan_walk(directory: str, exclude: Sequence[str], max_bytes: int) -> tuple[
         if norm != top and any(
             n in names and _walked_file(os.path.join(root, n), real_top) for n in KUSTOMIZATION_FILES
         ):
-            kdirs.append(root)
+            kdirs.append(shown_path(root))
             here: str | None = norm
         else:
             here = owner.get(os.path.dirname(norm)) if norm != top else None
@@ -1934,7 +1971,20 @@ def render_helm(
         checked = set_files if isinstance(set_files, CheckedSetFiles) else set_file_args(set_files, max_bytes)
         cmd += [f"--set-file={s}" for s in checked]
         cmd += ["--", name, _safe_path(target)]
-        out = _run(cmd, label, "helm template", max_bytes, timeout, sizes)
+        out = _run(
+            cmd,
+            label,
+            "helm template",
+            max_bytes,
+            timeout,
+            sizes,
+            shown=_helm_shown(
+                chart,
+                values,
+                release,
+                [("--set", set_values), ("--set-string", set_strings), ("--set-file", set_files)],
+            ),
+        )
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -1966,6 +2016,26 @@ def render_helm(
         result.findings.append(empty_render_finding(chart, values))
     trace_helper_values(result, chart, values)
     return result
+
+
+def _helm_shown(
+    chart: str, values: Sequence[str], release: str | None, sets: Sequence[tuple[str, Sequence[str]]] = ()
+) -> str:
+    """The ``helm template`` command a failure's fix tells the user to run, as they would type it: the chart
+    directory as they named it (``./`` before a name helm would take for an option), the values files as ``-f``,
+    and the release name only when the manifest gave one (an Argo CD or Flux object's): the name kvlint makes up
+    from the directory (:func:`_release_name`) and the ``--`` that keeps a path from being read as a flag are
+    the run's safeguards, not part of what to type (``helm template -- c c`` read as a command with an odd
+    release name). ``sets``: ``(flag, KEY=VALUE words)`` for ``--set``, ``--set-string``, ``--set-file``.
+    Reference: helm v3 ``cmd/helm/template.go`` (``helm template [NAME] [CHART] [flags]``; without NAME the
+    release is ``release-name``)."""
+    words = ["helm", "template", *([release] if release else []), _safe_path(chart)]
+    for v in values:
+        words += ["-f", _safe_path(v)]
+    for flag, given in sets:
+        for word in given:
+            words += [flag, word]
+    return " ".join(shell_word(w) for w in words)
 
 
 def trace_helper_values(result: LoadResult, chart: str, values: Sequence[str] = ()) -> None:
@@ -3108,9 +3178,11 @@ def _run(
     timeout: float | None = None,
     sizes: list[int] | None = None,
     roots: Sequence[str] = (),
+    shown: str | None = None,
 ) -> str | LoadResult:
     """Run a renderer for at most ``timeout`` seconds (default :data:`RENDER_TIMEOUT_S`); its stdout text (its size
-    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``. ``roots``:
+    in bytes appended to ``sizes`` when given), or a LoadResult holding one KV001 finding at ``label``, whose fix
+    says to run ``shown`` (the command as a user types it), else ``cmd`` with the program's base name. ``roots``:
     when given, the spellings of the directory the renderer's inputs are confined to (:func:`confinement_root`),
     and the absolute paths its error quotes are shown relative to it, or as a neutral word outside it
     (:func:`_neutral_paths`)."""
@@ -3124,7 +3196,7 @@ def _run(
                     message,
                     Loc(label, 1, 1),
                     fix=fix
-                    or f"run `{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
+                    or f"run `{shown or ' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
                     "and fix what it reports",
                 )
             ],
@@ -3263,8 +3335,9 @@ OUTSIDE_PATH_WORD = "<a path outside the repository>"
 
 def _neutral_paths(text: str, roots: Sequence[str], keep: Sequence[str] = ()) -> str:
     """``text`` (a line of kustomize's or kubectl's error output) with each absolute path it quotes inside one of
-    ``roots`` (the same directory spelt as written and as its real path) made relative to it (``.`` for the
-    root itself), and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
+    ``roots`` (the same directory spelt as written and as its real path) made relative to the working directory
+    when it is in or below it (as the finding's own file is named), else to the root (``.`` for the root itself),
+    and each other absolute path replaced by :data:`OUTSIDE_PATH_WORD`: kustomize quotes the
     runner's paths and whether they exist (``lstat /tmp/x: no such file or directory``), so a pull request could
     probe the CI runner's disk through the findings. Compared as text (nothing is looked up on disk). ``keep``:
     absolute paths outside ``roots`` the user named (``--helm-values`` files), shown as they are. ``roots`` empty: ``text`` as it
@@ -3272,13 +3345,23 @@ def _neutral_paths(text: str, roots: Sequence[str], keep: Sequence[str] = ()) ->
     if not roots:
         return text
     stems = sorted({r.rstrip(os.sep) or os.sep for r in roots}, key=len, reverse=True)
+    try:
+        here = os.getcwd()
+        cwds = sorted({here, os.path.realpath(here)}, key=len, reverse=True)
+    except OSError:
+        cwds = []
 
     def shown(m: re.Match[str]) -> str:
         path = m.group(0)
         for stem in stems:
-            if path == stem:
-                return "."
-            if path.startswith(stem.rstrip(os.sep) + os.sep):
+            if path == stem or path.startswith(stem.rstrip(os.sep) + os.sep):
+                # inside the root: named as the finding's own file is, from the working directory when it is
+                # below it (kvlint.paths.shown_path), else from the root
+                for cwd in cwds:
+                    if path == cwd:
+                        return "."
+                    if path.startswith(cwd.rstrip(os.sep) + os.sep):
+                        return path[len(cwd.rstrip(os.sep)) + 1 :]
                 return path[len(stem.rstrip(os.sep)) + 1 :] or "."
         return path if path in keep else OUTSIDE_PATH_WORD
 

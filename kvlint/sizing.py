@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.engines.images import path_placeholder, unsized_whatever_model
+from kvlint.engines.images import Unsized, path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
 from kvlint.paths import real_path_inside, walk_tree
@@ -71,8 +71,7 @@ def _not_a_gpu(cr: ContainerResult) -> bool:
     Gaudi ... accelerator or a CPU build: :func:`kvlint.engines.images.unsized_whatever_model`), outside a
     serving-runtime template (whose resources come from the InferenceService that uses it)."""
     return (
-        not _is_runtime_template(cr)
-        and unsized_whatever_model(cr.serving, cr.placement) == "not a CUDA/ROCm GPU"
+        not _is_runtime_template(cr) and unsized_whatever_model(cr.serving, cr.placement) is Unsized.NOT_A_GPU
     )
 
 
@@ -92,7 +91,7 @@ def sizing_of(cr: ContainerResult) -> str:
         # a container on a TPU, Trainium, Gaudi ... (or a CPU build) is not sized whatever its command says:
         # reading the command would not size it, so that is the reason (KV501 says so next to KV503)
         if _not_a_gpu(cr):
-            return "not a CUDA/ROCm GPU"
+            return Unsized.NOT_A_GPU.value
         # a command read whole that names no model (KV503 "... command names no model", as a container that
         # only runs the image's ENTRYPOINT) is not an unreadable one
         if s.unreadable:
@@ -109,7 +108,7 @@ def sizing_of(cr: ContainerResult) -> str:
     # (kvlint.rules.facts.unsized_before_model)
     why = unsized_whatever_model(s, cr.placement)
     if why is not None:
-        return why
+        return why.value
     if cr.model is None:
         placeholder = "{{" in s.model.value or "${" in s.model.value or path_placeholder(s.model.value)
         return "template not rendered" if placeholder else "model unknown"

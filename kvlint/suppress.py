@@ -154,9 +154,14 @@ def apply_suppressions(
                 "name the rule(s) being accepted, e.g. KV202=why this is acceptable",
             )
             continue
+        named = _named_entry(entry)
         note(
-            f"{IGNORE_ANNOTATION} entry {entry!r} is not of the form RULE=reason; it suppresses nothing",
-            'write entries as "KV104=why this is acceptable, KV202=..." (separated by "," or ";")',
+            f"{IGNORE_ANNOTATION} entry {entry!r} is not of the form RULE=reason"
+            + (f" ({named[0]}); " if named else "; ")
+            + "it suppresses nothing",
+            f'write "{named[1]}"'
+            if named
+            else 'write entries as "KV104=why this is acceptable, KV202=..." (separated by "," or ";")',
         )
     active: list[Exemption] = []
     for e in exemptions:
@@ -193,6 +198,13 @@ def apply_suppressions(
 #: ``# kvlint: ignore KV202=reason, KV104=reason`` (a trailing comment on the finding's line, or a comment
 #: line directly above it).
 _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
+#: ``# kvlint: disable KV202`` and the other words linters use for a suppression comment (yamllint's ``disable`` /
+#: ``disable-line``, ESLint's ``disable-next-line``, Checkov's ``skip``, flake8's ``noqa``, golangci-lint's
+#: ``nolint``): kvlint's word is ``ignore``, and such a comment, read as none, suppressed nothing without a word.
+_FOREIGN_RE = re.compile(
+    r"#\s*kvlint:\s*(disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)\b[ \t=:]*(.*)$",
+    re.IGNORECASE,
+)
 #: Largest file read from disk to look for inline suppressions (a template the Helm mapping named).
 _MAX_COMMENT_FILE_BYTES = 1 << 20
 
@@ -205,6 +217,43 @@ def may_have_comments(path: str, loaded: LoadResult, options: Options) -> bool:
     if not options.exemptions_allowed or not path or path.endswith(".json"):
         return False
     return path in loaded.source_texts or (path not in loaded.read_paths and path != "-")
+
+
+def _named_entry(entry: str) -> tuple[str, str] | None:
+    """For an entry written with a rule's name (``max-model-len-unset=short prompts``, the name the GitHub
+    annotation's title and SARIF show): ``("'max-model-len-unset' is the name of KV202", "KV202=short prompts")``,
+    else None."""
+    from kvlint.rules.catalog import rule_id_of
+
+    head, sep, reason = entry.partition("=")
+    word = head.strip()
+    if not word or word.isdigit() or len(word) > 80:
+        return None
+    rule = rule_id_of(word)
+    if rule is None:
+        return None
+    return f"{word!r} is the name of {rule}", f"{rule}={reason.strip() or 'why this is acceptable'}"
+
+
+def _foreign_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
+    """KV003 for a ``# kvlint: disable ...`` comment (:data:`_FOREIGN_RE`): what kvlint reads instead, with the
+    rules the comment names."""
+    rules = re.findall(r"\bKV\d{1,3}\b", m.group(2), re.IGNORECASE)
+    entries = (
+        ", ".join(f"{r.upper()}=why this is acceptable" for r in rules) or "KV104=why this is acceptable"
+    )
+    return Diagnostic(
+        "KV003",
+        severity_of("KV003"),
+        clip_words(
+            f"kvlint: {m.group(1)} is not a kvlint comment, so it suppresses nothing: kvlint's inline suppression is "
+            "'# kvlint: ignore RULE=reason'"
+        ),
+        loc,
+        fix=clip_words(
+            f'write "# kvlint: ignore {entries}" (a reason after "=", entries separated by commas)'
+        ),
+    )
 
 
 def apply_comment_suppressions(
@@ -263,7 +312,11 @@ def apply_comment_suppressions(
             loc = Loc(path, number, m.start() + 1)
             exemptions, bad = parse_ignore_annotation(m.group(1).strip())
             active: list[Exemption] = []
-            problems = [f"entry {b!r} is not of the form RULE=reason" for b in bad]
+            named = [n for n in map(_named_entry, bad) if n is not None]
+            problems = [
+                f"entry {b!r} is not of the form RULE=reason" + (f" ({n[0]})" if n else "")
+                for b, n in ((b, _named_entry(b)) for b in bad)
+            ]
             reasonless: list[str] = []  # the fix's example names the first rule left without a reason
             for e in exemptions:
                 if not any(i.startswith(e.rule) for i in ids):
@@ -277,6 +330,12 @@ def apply_comment_suppressions(
                 problems.append("it names no rule")
             if problems:
                 example = reasonless[0] if reasonless else "KV104"
+                fix = (
+                    f'write "# kvlint: ignore {named[0][1]}"'
+                    if named
+                    else f'write "# kvlint: ignore {example}=why this is acceptable" (a reason after "=", '
+                    "entries separated by commas)"
+                )
                 notes.append(
                     Diagnostic(
                         "KV003",
@@ -285,8 +344,7 @@ def apply_comment_suppressions(
                             f"kvlint: ignore comment: {'; '.join(problems)}; those entries suppress nothing"
                         ),
                         loc,
-                        fix=f'write "# kvlint: ignore {example}=why this is acceptable" (a reason after "=", '
-                        "entries separated by commas)",
+                        fix=fix,
                     )
                 )
             parsed[key] = (active, loc)
@@ -301,6 +359,10 @@ def apply_comment_suppressions(
             m = _COMMENT_RE.search(line)
             if m is not None:
                 comment(path, number, line.lstrip().startswith("#"))
+            elif "kvlint:" in line:
+                foreign = _FOREIGN_RE.search(line)
+                if foreign is not None:
+                    notes.append(_foreign_comment(foreign, Loc(path, number, foreign.start() + 1)))
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:

@@ -1242,6 +1242,13 @@ class CheckResult:
     text_cache: tuple[tuple[bool, int], dict[Diagnostic, str]] | None = field(
         default=None, repr=False, compare=False
     )
+    #: Set by ``kvlint check`` for the JSON and JSON Lines reports: the diagnostics at or above the ``fail_on`` that
+    #: applies to each (``--fail-on``, else the nearest ``.kvlint.yaml``'s, else ``error``:
+    #: :meth:`kvlint.checkrun.CheckRun.failing`), by value; None when not computed (then no ``fails`` field)
+    failing: frozenset[Diagnostic] | None = field(default=None, repr=False, compare=False)
+    #: Set with :attr:`failing`: where the run's thresholds came from, ``[{"threshold", "source"}]`` with
+    #: ``source`` ``--fail-on``, a configuration file's path, or ``default`` (:meth:`kvlint.checkrun.CheckRun.thresholds`)
+    fail_on: list[dict[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def serving(self) -> int:

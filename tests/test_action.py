@@ -167,15 +167,17 @@ def test_fail_on_never_exits_zero_with_findings(tmp_path: pytest.TempPathFactory
     assert outputs["annotated"] == "0" and outputs["sarif"] == ""
 
 
-def test_fail_on_input_replaces_the_config_fail_on_as_docs_ci_says(tmp_path: pytest.TempPathFactory) -> None:
-    """docs/ci.md: the `fail-on` input (default from action.yml) is passed as --fail-on, so a `.kvlint.yaml`
-    `fail_on: warning` does not fail the step on a warning unless the input says `warning` too."""
+def test_fail_on_unset_leaves_the_config_fail_on_in_charge(tmp_path: pytest.TempPathFactory) -> None:
+    """docs/ci.md: the `fail-on` input has no default (action.yml), and unset, the nearest `.kvlint.yaml`'s
+    `fail_on` decides, as `kvlint check` without --fail-on does: `fail_on: warning` fails the step on a warning.
+    Set, the input replaces it (ux50: the input's default `error` replaced every configuration's)."""
     tmp = str(tmp_path)
     with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
         row = next(line for line in fh if line.startswith("| `fail-on` |"))
-    assert "replaces `fail_on` of every `.kvlint.yaml`" in row
+    assert "Unset, each file's `.kvlint.yaml` decides" in row
     with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
         default = yaml.safe_load(fh)["inputs"]["fail-on"]["default"]
+    assert default == ""
     repo = os.path.join(tmp, "repo")
     os.makedirs(repo)
     shutil.copy(os.path.join(ROOT, "fixtures", "config", "suppress", "noreason.yaml"), repo)
@@ -183,14 +185,53 @@ def test_fail_on_input_replaces_the_config_fail_on_as_docs_ci_says(tmp_path: pyt
         fh.write("fail_on: warning\n")
     found = run_check([os.path.join(repo, "noreason.yaml")], Options(allow_hub=False)).diagnostics
     assert {d.severity for d in found} == {"warning", "info"}
-    codes = {}
-    for fail_on in (default, "warning"):
+    codes, logs = {}, {}
+    for fail_on in (default, "error", "warning"):
+        out = io.StringIO()
         codes[fail_on] = run_action(
             _env(tmp, KVLINT_PATHS=".", KVLINT_FAIL_ON=fail_on, KVLINT_ANNOTATE="none", KVLINT_SARIF=""),
             cwd=repo,
-            out=io.StringIO(),
+            out=out,
         )
-    assert codes == {default: 0, "warning": 1}
+        logs[fail_on] = out.getvalue()
+    assert codes == {default: 1, "error": 0, "warning": 1}
+    assert "at or above fail_on=warning of .kvlint.yaml" in logs[default], logs[default][-600:]
+    assert "kvlint passes: no finding at or above fail-on=error" in logs["error"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_new_findings_fail_on_their_own_files_config(tmp_path: pytest.TempPathFactory) -> None:
+    """On a pull request (new findings only), the threshold of each new finding is its own file's `.kvlint.yaml`
+    `fail_on` when the input is unset: a new warning under `strict/` (fail_on: warning) fails the step, the same
+    warning under `lax/` (no configuration: error) does not. The JSON report's `fails` carries that choice."""
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    for d in ("strict", "lax"):
+        os.makedirs(os.path.join(repo, d))
+    with open(os.path.join(repo, "strict", ".kvlint.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("fail_on: warning\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    _git(repo, "branch", "base")
+    codes, logs = {}, {}
+    for d in ("lax", "strict"):
+        _git(repo, "checkout", "-q", "-B", f"pr-{d}", "base")
+        shutil.copy(
+            os.path.join(ROOT, "fixtures", "config", "suppress", "noreason.yaml"), os.path.join(repo, d)
+        )
+        _git(repo, "add", ".")
+        _git(repo, "commit", "-q", "-m", "pr")
+        out = io.StringIO()
+        codes[d] = run_action(
+            _env(tmp, KVLINT_PATHS=".", KVLINT_BASE_REF="base", KVLINT_ANNOTATE="none", KVLINT_SARIF=""),
+            cwd=repo,
+            out=out,
+        )
+        logs[d] = out.getvalue()
+        assert _outputs(os.path.join(tmp, "output.txt"))["new"] != "0"
+    assert codes == {"lax": 0, "strict": 1}, logs
+    assert "new finding" in logs["strict"] and "strict/.kvlint.yaml" in logs["strict"]
 
 
 def test_parse_unified_diff() -> None:
@@ -222,7 +263,7 @@ def test_action_yml_wires_every_input_to_the_script() -> None:
 def test_pre_commit_hook_and_workflow() -> None:
     with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
         files_hook, dirs_hook = yaml.safe_load(fh)
-    assert files_hook["id"] == "kvlint" and files_hook["entry"] == "kvlint check --offline"
+    assert files_hook["id"] == "kvlint" and files_hook["entry"] == "kvlint check --offline --skip-rendered"
     assert files_hook["types_or"] == ["yaml", "json"] and re.search(
         files_hook["exclude"], "chart/templates/d.yaml"
     )

@@ -144,3 +144,134 @@ def test_qwen2_5_omni_encoder_profile_is_said_to_be_unmodelled() -> None:
     )
     assert profile is None
     assert "qwen2_5_omni: vision tower without a fixed image size; encoder profiling not modelled" in notes
+
+
+#: Qwen2-Audio-7B-Instruct's config.json as published: the audio encoder's sizes are written out, the text_config only
+#: what differs from transformers' Qwen2Config defaults (transformers writes a sub-config's diff). The layout as
+#: replicated, key for key, by public projects reading that file (e.g. a Rust port's test "Minimal replica of the
+#: pinned config.json (whose text_config omits most geometry; the upstream defaults apply)", and model-unfolding
+#: test fixtures named QWEN2_AUDIO_SPARSE_CONFIG for Qwen/Qwen2-Audio-7B).
+QWEN2_AUDIO_PUBLISHED_LAYOUT: dict[str, Any] = {
+    "architectures": ["Qwen2AudioForConditionalGeneration"],
+    "model_type": "qwen2_audio",
+    "audio_token_index": 151646,
+    "audio_config": {
+        "model_type": "qwen2_audio_encoder",
+        "num_mel_bins": 128,
+        "encoder_layers": 32,
+        "encoder_attention_heads": 20,
+        "encoder_ffn_dim": 5120,
+        "d_model": 1280,
+        "activation_function": "gelu",
+        "scale_embedding": False,
+        "max_source_positions": 1500,
+    },
+    "text_config": {
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
+        "intermediate_size": 11008,
+        "max_position_embeddings": 8192,
+        "model_type": "qwen2",
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 10000,
+        "sliding_window": 32768,
+        "torch_dtype": "bfloat16",
+        "use_mrope": False,
+        "vocab_size": 156032,
+    },
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_qwen2_audio_published_config_is_sized_with_qwen2config_defaults() -> None:
+    """Qwen2AudioConfig builds its text model as ``CONFIG_MAPPING["qwen2"](**text_config)`` (transformers 4.57.1
+    ``models/qwen2_audio/configuration_qwen2_audio.py``), so the keys the saved text_config leaves out are
+    Qwen2Config's class defaults (``models/qwen2/configuration_qwen2.py``) when vLLM reads it: 32 layers of width
+    4096, 32 attention heads and 32 KV heads (a 7B model of Qwen-7B's shape), no sliding window. kvlint refused the
+    published config ("no usable num_hidden_layers"), so the audio encoder it counts was never counted for it."""
+    cfg = copy.deepcopy(QWEN2_AUDIO_PUBLISHED_LAYOUT)
+    spec = parse_config(cfg, model_id="Qwen/Qwen2-Audio-7B-Instruct", source="test")
+    assert (spec.num_layers, spec.hidden_size, spec.num_kv_heads) == (32, 4096, 32)
+    assert spec.max_position_embeddings == 8192
+    assert all(layer.kind == "full" for layer in spec.layers)
+    (note,) = [n for n in spec.notes if "Qwen2Config defaults" in n]
+    assert "hidden_size" in note and "num_key_value_heads" in note and "intermediate_size" not in note
+    parts = param_breakdown(spec)
+    assert parts["vision"] == audio_params(cfg, 4096) > 0.63e9
+    # the text model: the stored intermediate_size and vocab_size, the defaults for the rest
+    text = {**cfg["text_config"], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
+    text["num_key_value_heads"] = 32
+    full = parse_config({**text, "architectures": ["Qwen2ForCausalLM"]}, model_id="t", source="test")
+    assert parts["linear"] == param_breakdown(full)["linear"]
+
+
+@pytest.mark.parametrize(
+    ("limits", "skip", "said"),
+    [(None, False, True), ('{"audio": 0}', False, False), (None, True, False)],
+)
+def test_an_audio_only_model_says_its_encoder_profile_is_not_modelled(
+    limits: str | None, skip: bool, said: bool
+) -> None:
+    """vLLM's V1 profile run passes dummy audio clips through Qwen2-Audio's encoder and holds their embeddings in the
+    encoder cache during the dummy forward (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::profile_run``,
+    ``gpu/mm/encoder_runner.py::profile_encoder_cache``) unless ``--skip-mm-profiling`` or an audio limit of 0.
+    kvlint does not model that pass; for a model with an audio tower and no vision tower it said nothing at all."""
+    from kvlint.memory.multimodal import parse_mm_limits
+    from kvlint.memory.vllm import VllmSettings, plan_vllm
+
+    spec = parse_config(
+        copy.deepcopy(QWEN2_AUDIO_PUBLISHED_LAYOUT), model_id="Qwen/Qwen2-Audio-7B", source="test"
+    )
+    settings = VllmSettings(
+        version="0.34.0",
+        limit_mm_per_prompt=parse_mm_limits(limits) if limits else {},
+        skip_mm_profiling=skip,
+    )
+    plan = plan_vllm(settings, spec, 80 * 2**30, gpu_name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    notes = [n for n in plan.assumptions if "audio encoder" in n and "profil" in n]
+    assert bool(notes) == said, list(plan.assumptions)
+
+
+def test_the_audio_encoder_is_whole_on_every_tensor_parallel_rank() -> None:
+    """vLLM builds Qwen2-Audio's encoder and projector from plain ``nn.Linear`` / ``nn.Conv1d`` modules
+    (transformers' ``Qwen2AudioEncoder``; ``Qwen2AudioMultiModalProjector``'s ``nn.Linear``:
+    ``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``), not tensor-parallel layers, so every TP rank holds all
+    of it. kvlint split it over the ranks with the decoder layers: 0.60 GiB per GPU too few at TP 2."""
+    from kvlint.memory.vllm import VllmSettings, plan_vllm
+    from kvlint.models.weights import tp_replicated_bytes
+
+    cfg = copy.deepcopy(QWEN2_AUDIO_PUBLISHED_LAYOUT)
+    spec = parse_config(cfg, model_id="Qwen/Qwen2-Audio-7B-Instruct", source="test")
+    tower = audio_params(cfg, spec.hidden_size) * 2  # bf16
+    assert tp_replicated_bytes(spec, dtype_bytes=2, tp=1) == (0, "")
+    for tp in (2, 4):
+        repl, what = tp_replicated_bytes(spec, dtype_bytes=2, tp=tp)
+        assert abs(repl - tower * (1 - 1 / tp)) <= 1  # 32 KV heads: no K/V replication here
+        assert "audio encoder" in what
+    plans = {
+        tp: plan_vllm(
+            VllmSettings(version="0.34.0", tensor_parallel_size=tp, max_model_len=8192),
+            spec,
+            80 * 2**30,
+            gpu_name="NVIDIA H100 80GB HBM3",
+            compute_capability="9.0",
+        )
+        for tp in (1, 2)
+    }
+    # at TP 2 a rank holds half of the rest and all of the tower (0.60 GiB more than half of it), give or take the
+    # rotary cos/sin cache every rank also holds whole (2 MiB here)
+    half = (plans[1].weights_bytes - tower) / 2 + tower
+    assert abs(plans[2].weights_bytes - half) < 4 * 2**20
+
+
+@pytest.mark.parametrize("kind", sorted(["qwen2_audio_encoder", "qwen2_5_omni_audio_encoder"]))
+def test_an_audio_config_that_omits_its_sizes_takes_the_encoder_config_defaults(kind: str) -> None:
+    """transformers builds ``audio_config`` as ``CONFIG_MAPPING[model_type](**audio_config)``; what it omits is the
+    class default of ``Qwen2AudioEncoderConfig`` / ``Qwen2_5OmniAudioEncoderConfig`` (transformers 4.57.1: 32 layers,
+    d_model 1280, ffn 5120, 128 mel bins, 1500 positions; Omni's output_dim 3584), Whisper-large-v3's encoder, which
+    vLLM then builds. kvlint counted such an encoder as 0 parameters, without a note."""
+    text_hidden = 3584
+    sizes = {**WHISPER_LARGE_V3_ENCODER, "output_dim": 3584}
+    full = audio_params({"audio_config": {**sizes, "model_type": kind}}, text_hidden)
+    assert full > 0.63e9
+    assert audio_params({"audio_config": {"model_type": kind}}, text_hidden) == full

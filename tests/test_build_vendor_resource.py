@@ -63,7 +63,7 @@ def test_build_for_another_device_than_the_resource_is_kv304(image: str, resourc
     [
         ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "amd.com/gpu"),
         ("vllm/vllm-openai:v0.10.1", "nvidia.com/gpu"),
-        ("registry.example/team/llm:1", "amd.com/gpu"),  # a custom image: its build is not known
+        ("registry.example/team/llm:1", "amd.com/gpu"),  # a custom image: its build is not known (AMD fleet)
     ],
 )
 def test_matching_or_unknown_build_keeps_the_fleet(image: str, resource: str) -> None:
@@ -71,3 +71,21 @@ def test_matching_or_unknown_build_keeps_the_fleet(image: str, resource: str) ->
     assert "KV304" not in [d.rule for d in res.diagnostics]
     (c,) = [c for c in res.containers if c.serving is not None]
     assert c.fleet
+
+
+@pytest.mark.parametrize(
+    ("image", "resource", "vendor"),
+    [
+        ("registry.example/team/llm:1", "amd.com/gpu", "amd"),
+        ("python:3.11", "amd.com/gpu", "amd"),
+        ("registry.example/team/llm:1", "nvidia.com/gpu", "nvidia"),
+    ],
+)
+def test_unknown_build_is_planned_on_the_resources_vendor(image: str, resource: str, vendor: str) -> None:
+    """amd.com/gpu is advertised on AMD nodes only: an image whose build kvlint cannot read is planned on AMD
+    GPUs there (was kvlint's default CUDA fleet, Tesla T4 to H200, where that pod never lands)."""
+    res = _run(image, resource)
+    (c,) = [c for c in res.containers if c.serving is not None]
+    assert c.fleet and {e.accelerator.vendor for e in c.fleet} == {vendor}
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert ("ROCm fleet (AMD Instinct)" in kv501.message) == (vendor == "amd")

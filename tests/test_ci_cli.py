@@ -148,6 +148,11 @@ def test_stdin_filename_names_the_artifact(monkeypatch: pytest.MonkeyPatch) -> N
         for loc in x["locations"]
     }
     assert uris == {"deploy/chat.yaml"}
+    # named as every file is (ux50): ./deploy/chat.yaml is deploy/chat.yaml in the reports
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--stdin-filename", "./deploy/chat.yaml", "-q", "-"], input=data
+    )
+    assert r.stdout.startswith("deploy/chat.yaml:"), r.stdout[:200]
 
 
 # ------------------------------------------------------------------------------- findings in one glance
@@ -645,12 +650,22 @@ def test_pre_commit_hooks_as_pre_commit_runs_them(tmp_path: Path, monkeypatch: p
     (tmp_path / "deploy").mkdir()
     manifest = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     (tmp_path / "deploy" / "chat.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    # a kustomization with a base manifest that leaves the GPUs to its overlays (in the files hook's part only)
+    (tmp_path / "kust").mkdir()
+    (tmp_path / "kust" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n", encoding="utf-8")
+    (tmp_path / "kust" / "deployment.yaml").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    staged = ["charts/chat/templates/deployment.yaml", "charts/chat/values.yaml", "deploy/chat.json"]
+    staged = [
+        "charts/chat/templates/deployment.yaml",
+        "charts/chat/values.yaml",
+        "deploy/chat.json",
+        "kust/deployment.yaml",
+        "kust/kustomization.yaml",
+    ]
 
     files_hook = hooks["kvlint"]
     selected = [f for f in staged if not re.search(files_hook["exclude"], f)]
-    assert selected == ["charts/chat/values.yaml", "deploy/chat.json"]
+    assert selected == staged[1:]
     argv = files_hook["entry"].split()[1:] + files_hook.get("args", []) + selected
     r = CliRunner().invoke(main, argv)
     found = {
@@ -658,7 +673,15 @@ def test_pre_commit_hooks_as_pre_commit_runs_them(tmp_path: Path, monkeypatch: p
         for d in json.loads(CliRunner().invoke(main, [*argv, "--format", "json"]).stdout)["diagnostics"]
     }
     assert r.exit_code == 1 and ("deploy/chat.json", "KV103") in found  # the JSON manifest is linted
-    assert not any(f.endswith("templates/deployment.yaml") for f, _ in found)
+    # the files of a chart or a kustomization are the kvlint-dirs hook's, which renders them: not warned about
+    # one by one as files that are not manifests (KV002, ux50), nor a base linted without its overlays
+    assert {f for f, _ in found} == {"deploy/chat.json"}, found
+    # staged files that are all a chart's or a kustomization's: nothing to say, nothing failed
+    r = CliRunner().invoke(
+        main, files_hook["entry"].split()[1:] + ["charts/chat/values.yaml", "kust/kustomization.yaml"]
+    )
+    assert r.exit_code == 0 and r.output == "", r.output
+    shutil.rmtree(tmp_path / "kust")
 
     dirs_hook = hooks["kvlint-dirs"]
     assert dirs_hook["pass_filenames"] is False
@@ -718,3 +741,100 @@ def test_kvlint_diff_json_holds_no_legacy_workflow_command(
     assert "##[" not in r.stdout, r.stdout
     doc = json.loads(r.stdout)
     assert any("--x-##[error]y" in d["message"] for d in doc["new"])
+
+
+def test_diff_and_action_word_a_finding_as_check_does() -> None:
+    """`kvlint diff` and the Action's log list each finding on one line; worded from the message's first clause,
+    a finding whose rule gives an explicit short statement read differently there than in `kvlint check` (KV105:
+    "one max-model-len request (32,768 tokens, 4.00 GiB of KV per GPU) does not fit the predicted KV cache" in
+    the diff, "one max-model-len request needs 4.00 GiB of KV per GPU against a predicted 3.46 GiB ..." in check,
+    ux50). Both now take the report's ``summary``; a finding without an explicit one is unchanged."""
+    from kvlint.action import _diagnostic
+    from kvlint.prdiff import _finding_line
+    from kvlint.report.text import format_diagnostic
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+
+    explicit = Diagnostic(
+        rule="KV105",
+        severity="warning",
+        message="one max-model-len request (32,768 tokens, 4.00 GiB of KV per GPU) does not fit the predicted KV "
+        "cache (3.46 GiB); only the upper end of kvlint's prediction band holds it",
+        loc=Loc("deploy/a.yaml", 55, 11),
+        object="Deployment/x",
+        container="c",
+        summary="one max-model-len request needs 4.00 GiB of KV per GPU against a predicted 3.46 GiB",
+    )
+    plain = Diagnostic(
+        rule="KV202",
+        severity="warning",
+        message="no --max-model-len: vLLM uses the model's full context (131072 tokens), which sizes admission",
+        loc=Loc("deploy/a.yaml", 22, 11),
+        object="Deployment/x",
+        container="c",
+    )
+    for d in (explicit, plain):
+        line = format_diagnostic(d, color=False).split("\n", 1)[0]
+        assert _finding_line(d.as_dict()) == line
+        back = _diagnostic(d.as_dict())
+        assert format_diagnostic(back, color=False).split("\n", 1)[0] == line
+        assert back.details == d.details  # (the plain one's first clause is not repeated as a detail)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_fails_on_what_the_configuration_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --fail-on, `kvlint diff` fails on a new finding at or above its file's `.kvlint.yaml` `fail_on`,
+    as `kvlint check` and the Action do (ux50: it failed on errors only, whatever the configuration said);
+    --fail-on still replaces it."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / ".kvlint.yaml").write_text("fail_on: warning\n", encoding="utf-8")
+    _commit_base(git)
+    shutil.copy(ROOT / "fixtures" / "config" / "suppress" / "noreason.yaml", tmp_path / "deploy")
+    monkeypatch.chdir(tmp_path)
+    checks_in_process(monkeypatch)
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
+    doc = json.loads(r.stdout)
+    assert {d["severity"] for d in doc["new"]} == {"warning", "info"}, doc["new"]
+    assert [d["fails"] for d in doc["new"] if d["severity"] == "warning"] == [True]
+    assert r.exit_code == 1, r.output
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--fail-on", "error"])
+    assert r.exit_code == 0, r.output
+    (tmp_path / "deploy" / ".kvlint.yaml").write_text("fail_on: error\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_rule_is_found_by_the_name_reports_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GitHub annotation's title and SARIF name a rule by its name (``KV202 max-model-len-unset``): `kvlint
+    explain` takes the name (and the bare number) as it takes the id, and --select/--ignore and `.kvlint.yaml`, which
+    take ids and prefixes as ruff's --select takes codes, say which id a name is instead of only that it is not one
+    (ux50)."""
+    catalog = load_catalog()
+    by_id = CliRunner().invoke(main, ["explain", "KV202"])
+    assert by_id.exit_code == 0
+    name = catalog["KV202"].name
+    for word in (name, name.upper().replace("-", "_"), "202"):
+        r = CliRunner().invoke(main, ["explain", word])
+        assert r.exit_code == 0 and r.output == by_id.output, word
+    assert CliRunner().invoke(main, ["explain", "no-such-rule"]).exit_code == 2
+    r = CliRunner().invoke(main, ["check", "--offline", "--select", name, str(EXAMPLE)])
+    assert r.exit_code == 2 and f"'{name}' is not a rule id or prefix" in r.output
+    assert "it is the name of KV202: write KV202" in r.output
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".kvlint.yaml").write_text(f"ignore: [{catalog['KV105'].name}]\n", encoding="utf-8")
+    shutil.copy(EXAMPLE, tmp_path / "d.yaml")
+    r = CliRunner().invoke(main, ["check", "--offline", "d.yaml"])
+    assert r.exit_code == 2 and "it is the name of KV105: write KV105" in r.output, r.output
+
+
+def test_check_without_a_path_says_what_to_type() -> None:
+    """``kvlint check`` alone was click's "Missing argument 'PATHS...'"; it names the two things to type (ux50)."""
+    r = CliRunner().invoke(main, ["check"], input="")
+    assert r.exit_code == 2
+    assert "no path given" in r.output and "kvlint check ." in r.output and "kvlint check -" in r.output, (
+        r.output
+    )
+    assert "Usage: main check [OPTIONS] PATHS..." in r.output or "check [OPTIONS] PATHS..." in r.output

@@ -73,3 +73,35 @@ def test_an_unknown_option_of_vllms_own_build_or_on_a_gpu_stays_an_error(image: 
     (kv205,) = _kv205(MANIFEST.format(image=image, resource=resource))
     assert kv205.severity == "error", kv205
     assert "which kvlint does not size" not in kv205.message
+
+
+def test_the_not_sized_reason_is_typed_not_compared_as_text() -> None:
+    """unknown_option_set, KV501 and the sizing line tell a container on a TPU/Gaudi/Neuron build by the typed
+    reason (:class:`kvlint.engines.images.Unsized`), not by comparing its wording: rewording the sizing line's
+    "not a CUDA/ROCm GPU" must not silently turn the vendor-fork warning back into a KV205 error (ux50)."""
+    import re
+
+    from kvlint.engines.images import Unsized, unsized_whatever_model
+    from kvlint.load import load_text
+    from kvlint.pipeline import run_documents
+    from kvlint.sizing import sizing_of
+
+    text = MANIFEST.format(image="opea/vllm-gaudi:1.2", resource="habana.ai/gaudi")
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    (cr,) = result.containers
+    why = unsized_whatever_model(cr.serving, cr.placement)  # type: ignore[union-attr]
+    assert why is Unsized.NOT_A_GPU
+    # the report still words it as before, as a plain string (JSON keys, the sizing line)
+    out = sizing_of(cr)  # type: ignore[arg-type]
+    assert out == "not a CUDA/ROCm GPU" and type(out) is str
+    assert f"{why}" == str(why) == "not a CUDA/ROCm GPU"
+    # and no module compares a reason of Unsized with its text
+    words = "|".join(re.escape(u.value) for u in Unsized)
+    compared = re.compile(rf"""[!=]=\s*["']({words})["']|["']({words})["']\s*[!=]=""")
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in sorted((ROOT / "kvlint").rglob("*.py"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if compared.search(line)
+    ]
+    assert hits == []

@@ -174,3 +174,28 @@ def test_required_value_of_an_aliased_subchart(tmp_path: Path) -> None:
     assert "execution error at (serving/charts/eng2/templates/deployment.yaml" in f.message
     assert (f.loc.file, (f.loc.line, f.loc.column)) == (str(tpl), _at(tpl, "required"))
     assert "--helm-set eng2.model=VALUE" in (f.fix or ""), f.fix
+
+
+def test_a_failures_fix_is_the_helm_command_a_user_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fix of a ``helm template`` failure kvlint cannot place (here a template that is not valid YAML once
+    rendered) is the command as a user types it: ``helm template CHART -f VALUES --set K=V``, not kvlint's own
+    safeguarded argv (``helm template -- c c``: a ``--`` and a release name made up from the directory, ux50);
+    run as shown, in the same directory, helm fails the same way."""
+    import shlex
+    import subprocess
+
+    chart = _chart(tmp_path / "c")
+    (chart / "templates" / "broken.yaml").write_text("a: {{ .Values.model }}\n  b: [\n")
+    (tmp_path / "prod values.yaml").write_text("model: org/name\n")
+    monkeypatch.chdir(tmp_path)
+    f = _kv001(["c"], helm_values=["prod values.yaml"], helm_set=["extra=1"])
+    assert f.fix is not None and f.fix.startswith("run `"), f.fix
+    shown = f.fix.split("`")[1]
+    assert shown == "helm template c -f 'prod values.yaml' --set extra=1", shown
+    assert " -- " not in shown
+    argv = shlex.split(shown)
+    run = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert run.returncode != 0 and "broken.yaml" in run.stderr, run.stderr
+    assert "broken.yaml" in f.message

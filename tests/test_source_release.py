@@ -83,6 +83,43 @@ SERVE = "vllm serve Qwen/Qwen2.5-0.5B-Instruct"
             f"git clone -b v0.7.2+Gaudi-1.21.0 {FORK}\ncd vllm-fork\npip install -r requirements-hpu.txt\n{SERVE}",
             "0.10.2",
         ),
+        # a later git command that moves the clone off the tag: the tree is no release's, the image's release holds
+        (
+            f"git clone -b v0.7.2+Gaudi-1.21.0 {FORK}\ncd vllm-fork\ngit fetch origin\n"
+            f"git reset --hard origin/habana_main\npip install -e .\n{SERVE}",
+            "0.10.2",
+        ),
+        (
+            "git clone https://github.com/vllm-project/vllm\ncd vllm\ngit checkout v0.8.5\ngit pull origin main\n"
+            f"pip install -e .\n{SERVE}",
+            "0.10.2",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm\ncd vllm\ngit checkout -b dev main\npip install .\n{SERVE}",
+            "0.10.2",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm\ncd vllm\ngit switch -c mine origin/main\npip install .\n{SERVE}",
+            "0.10.2",
+        ),
+        # ... and ones that leave it there, or move it to a tag
+        (
+            f"git clone https://github.com/vllm-project/vllm\ncd vllm\ngit checkout -b mine v0.8.5\npip install .\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm\ncd vllm\ngit checkout -- setup.py\npip install .\n{SERVE}",
+            "0.8.5",
+        ),
+        # the install names the clone's directory, or another one
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm /opt/vllm\npip install -e /opt/vllm\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm /opt/vllm\npip install /workspace/myplugin\n{SERVE}",
+            "0.10.2",
+        ),
         # another project's clone built before the engine starts
         (
             f"git clone -b v1.0.0 https://github.com/LMCache/LMCache\ncd LMCache\npip install -e .\n{SERVE}",

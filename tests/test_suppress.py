@@ -313,3 +313,65 @@ def test_an_ignore_annotation_of_more_than_64_kib_is_one_kv003_and_suppresses_no
     # the same entries in a value under the bound are parsed and applied as before
     res = _with_value('"KV202=clients send max_tokens, KV208=pinned by digest' + ", KV1" * 100 + '"')
     assert calls and res.suppressed == 2
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# kvlint: disable KV202",
+        "# kvlint:disable-line KV202",
+        "# kvlint: noqa: KV202",
+        "#kvlint: skip KV202",
+    ],
+)
+def test_another_linters_word_is_kv003_and_suppresses_nothing(comment: str) -> None:
+    """``# kvlint: disable KV202`` (yamllint's word, ESLint's, Checkov's ``skip``, flake8's ``noqa``) was read as no
+    comment at all: the finding stayed and nothing said why (ux50). It is a KV003 at the comment naming kvlint's
+    ``# kvlint: ignore KV202=reason``, and the finding stays."""
+    example = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+    text = example.read_text(encoding="utf-8").replace("          args:\n", f"          args: {comment}\n", 1)
+    assert comment in text
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    rules = [d.rule for d in result.diagnostics]
+    assert "KV202" in rules and result.suppressed == 0
+    (kv003,) = [d for d in result.diagnostics if d.rule == "KV003"]
+    line = text.splitlines().index(f"          args: {comment}") + 1
+    assert kv003.loc is not None and (kv003.loc.line, kv003.loc.column) == (line, len("          args: ") + 1)
+    assert "is not a kvlint comment, so it suppresses nothing" in kv003.message
+    assert (
+        kv003.fix
+        == 'write "# kvlint: ignore KV202=why this is acceptable" (a reason after "=", entries separated by commas)'
+    )
+    # prose that mentions kvlint: is not a directive
+    prose = example.read_text(encoding="utf-8").replace(
+        "          args:\n", "          args: # kvlint: this list is checked in CI\n", 1
+    )
+    assert "KV003" not in [
+        d.rule for d in run_documents(load_text(prose, "d.yaml"), Options(allow_hub=False)).diagnostics
+    ]
+
+
+def test_an_entry_naming_a_rule_by_its_name_says_its_id() -> None:
+    """An entry written with the rule's name as the GitHub annotation's title and SARIF show it
+    (``max-model-len-unset=...``) suppresses nothing, as before, but the KV003 says which id that name is and
+    the entry to write, in the comment and in the annotation (ux50: "not of the form RULE=reason" only)."""
+    example = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+    base = example.read_text(encoding="utf-8")
+    comment = base.replace(
+        "          args:\n", "          args: # kvlint: ignore max-model-len-unset=short prompts\n", 1
+    )
+    annotated = base.replace(
+        "metadata:\n",
+        'metadata:\n  annotations:\n    kvlint.io/ignore: "max-model-len-unset=short prompts"\n',
+        1,
+    )
+    for text, fix in (
+        (comment, 'write "# kvlint: ignore KV202=short prompts"'),
+        (annotated, 'write "KV202=short prompts"'),
+    ):
+        assert text != base
+        result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+        assert "KV202" in [d.rule for d in result.diagnostics] and result.suppressed == 0
+        (kv003,) = [d for d in result.diagnostics if d.rule == "KV003"]
+        assert "'max-model-len-unset' is the name of KV202" in kv003.message, kv003.message
+        assert kv003.fix == fix

@@ -146,3 +146,54 @@ def test_unpinned_release_warns_of_an_option_newer_releases_refuse() -> None:
         version="2.0.6",
         image="ghcr.io/huggingface/tgi-gaudi:2.0.6",
     ).findings
+
+
+def _kv207(argv: list[str], version: str | None, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    cfg = parse_tgi_argv(["--model-id", "m", *argv], version=version, env=env or {})
+    return [(f.severity or "", f.message) for f in cfg.findings if f.rule == "KV207"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "version"),
+    [
+        (["--max-input-tokens", "1024", "--max-input-length", "1024"], {}, "3.0.1"),
+        (["--max-input-tokens", "1024", "--max-input-length", "512"], {}, "2.0.0"),
+        # clap's env fallback is per field: MAX_INPUT_LENGTH fills max_input_length beside --max-input-tokens
+        (["--max-input-tokens", "1024"], {"MAX_INPUT_LENGTH": "1000"}, "3.3.7"),
+        ([], {"MAX_INPUT_TOKENS": "1000", "MAX_INPUT_LENGTH": "1000"}, "2.4.1"),
+        (["--max-input-tokens", "1024"], {"MAX_INPUT_LENGTH": "1000"}, None),  # unpinned: the newest has both
+    ],
+)
+def test_max_input_tokens_with_its_legacy_name_stops_the_launcher(
+    argv: list[str], env: dict[str, str], version: str | None
+) -> None:
+    """launcher/src/main.rs::main (v2.0.0 - v3.3.7): "Both `max_input_tokens` (A) and `max_input_length` (B) are
+    set" (was nothing, or a KV207 warning saying TGI uses the last one)."""
+    (got,) = _kv207(argv, version, env)
+    assert got[0] == "error" and "Both `max_input_tokens`" in got[1], got
+
+
+def test_max_input_length_alone_or_before_2_0_is_fine() -> None:
+    assert _kv207(["--max-input-length", "1024"], "3.0.1") == []
+    assert _kv207(["--max-input-length", "1024"], "1.4.3", {"MAX_INPUT_TOKENS": "1000"}) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (
+            ["--max-total-tokens", "2048", "--max-total-tokens", "2048"],
+            "'--max-total-tokens <MAX_TOTAL_TOKENS>'",
+        ),
+        (
+            ["--max-total-tokens", "2048", "--max-total-tokens=4096"],
+            "'--max-total-tokens <MAX_TOTAL_TOKENS>'",
+        ),
+        (["--trust-remote-code", "--trust-remote-code"], "'--trust-remote-code'"),
+    ],
+)
+def test_a_repeated_option_stops_the_launcher(argv: list[str], shown: str) -> None:
+    """clap 4 (every TGI release) refuses a second occurrence of a non-Vec option: "error: the argument '--X <X>'
+    cannot be used multiple times" (was nothing for equal values, else a warning that the last one wins)."""
+    (got,) = _kv207(argv, "3.0.1")
+    assert got[0] == "error" and f"{shown} cannot be used multiple times" in got[1], got

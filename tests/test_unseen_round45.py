@@ -162,3 +162,19 @@ def test_a_file_above_an_overlay_is_read_as_a_plain_file_in_a_walk() -> None:
     (cr,) = res.containers
     assert cr.workload.doc.path.endswith("gke-samples-gemma-vllm-kustomize/vllm-7b.yaml")
     assert sizing_of(cr) == "plan"  # GKE's nvidia-l4 node selector names the GPU
+
+
+@pytest.mark.skipif(not HAS_KUSTOMIZE, reason="no kustomize")
+def test_the_paths_kustomizes_error_quotes_are_named_as_the_findings_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run from the tree's own directory, the KV001 was at ``vllm-2b-parallel/kustomization.yaml`` while the
+    kustomize error it quotes named ``fixtures/collected/trees/.../vllm-7b.yaml`` (from the repository's root):
+    two conventions in one finding (ux50). The quoted paths below the working directory are named from it, as
+    the finding's file is; from the repository's root the two coincide, as before."""
+    monkeypatch.chdir(GKE_OVERLAYS)
+    res = run_check(["vllm-2b-parallel"], Options(allow_hub=False))
+    (kv001,) = [d for d in res.diagnostics if d.rule == "KV001"]
+    assert kv001.loc is not None and kv001.loc.file == "vllm-2b-parallel/kustomization.yaml"
+    assert "file 'vllm-7b.yaml' is not in or below 'vllm-2b-parallel'" in kv001.message, kv001.message
+    assert "fixtures/collected" not in kv001.message

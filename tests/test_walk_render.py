@@ -428,3 +428,40 @@ def test_a_fresh_cli_process_with_nested_configs_lints_an_argo_deployed_chart_on
         timeout=600,
     ).stdout
     assert "sized 1 of 1 serving container" in out, out
+
+
+@needs_helm
+@needs_kustomize
+def test_every_file_is_named_one_way_whatever_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint check .`` names every file as ruff names them, relative and without ``./``: plain files were
+    ``./plain.yaml`` and ``./kustomize/base/kustomization.yaml`` while rendered ones were ``charts/chat/...`` (ux50),
+    which also sorted the two kinds apart. The files and the paths in messages are the same whether the walk starts
+    at ``.``, ``./`` or the directory's name from its parent, and the GitHub format keeps its repository-relative
+    names. A chart that fails to render in ``.`` names its template the same way."""
+    repo = _infra(tmp_path)
+    (repo / "charts" / "broken" / "templates").mkdir(parents=True)
+    (repo / "charts" / "broken" / "Chart.yaml").write_text("apiVersion: v2\nname: broken\nversion: 0.1.0\n")
+    (repo / "charts" / "broken" / "templates" / "x.yaml").write_text("x: {{ .Values.a }\n")
+    # a model named in a plain manifest, so that the plain file has a finding too
+    (repo / "plain.yaml").write_text(DEPLOYMENT)
+    reports = {}
+    for where, arg in ((repo, "."), (repo, "./"), (repo.parent, "deploy")):
+        monkeypatch.chdir(where)
+        r = CliRunner().invoke(main, ["check", "--offline", "--format", "json", arg])
+        doc = json.loads(r.stdout)
+        files = [d["file"] for d in doc["diagnostics"]]
+        if arg == "deploy":
+            files = [os.path.relpath(f, "deploy") for f in files]
+        reports[arg] = (files, [d["message"] for d in doc["diagnostics"]])
+        assert not [f for f in files if f.startswith("./") or "/./" in f or "//" in f], files
+    files, messages = reports["."]
+    assert {"plain.yaml", "kustomize/base/kustomization.yaml", "charts/broken/templates/x.yaml"} <= set(files)
+    assert any(f.startswith("charts/chat/templates/") for f in files)
+    assert files == sorted(files)  # (the report's order: by file, then line)
+    assert reports["./"] == reports["."] and reports["deploy"][0] == files
+    assert not [m for m in messages if "./kustomize" in m or " ./" in m], messages
+    monkeypatch.chdir(repo)
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "github", "."])
+    assert "file=plain.yaml," in r.stdout and "file=./" not in r.stdout

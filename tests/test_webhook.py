@@ -823,7 +823,9 @@ def test_client_gone_mid_review_leaks_no_worker(server: Any, tls: dict[str, Any]
     def ended() -> float:
         """Reviews answered (to nobody, here) plus requests whose client left before its body was in."""
         answered = registry.get_sample_value("kvlint_webhook_review_duration_seconds_count") or 0.0
-        gone = registry.get_sample_value("kvlint_webhook_connections_closed_total", {"reason": "client_gone"})
+        gone = registry.get_sample_value(
+            "kvlint_webhook_connections_closed_total", {"listener": "review", "reason": "client_gone"}
+        )
         return answered + (gone or 0.0)
 
     before = ended()
@@ -868,7 +870,7 @@ def test_client_gone_mid_body_is_counted_not_an_application_error(
         + f"Content-Length: {len(body)}\r\n\r\n".encode()
     )
     ctx = ssl.create_default_context(cafile=tls["ca.crt"])
-    before = state.metrics.connections_closed.labels("client_gone")._value.get()
+    before = state.metrics.connections_closed.labels("review", "client_gone")._value.get()
     with caplog.at_level(logging.WARNING):
         for _ in range(10):
             with (
@@ -880,7 +882,7 @@ def test_client_gone_mid_body_is_counted_not_an_application_error(
         deadline = time.monotonic() + 30
         counted = before
         while counted < before + 10 and time.monotonic() < deadline:
-            counted = state.metrics.connections_closed.labels("client_gone")._value.get()
+            counted = state.metrics.connections_closed.labels("review", "client_gone")._value.get()
             time.sleep(0.02)
         assert counted == before + 10
         resp = post(client, review(workload_object(B01)))["response"]
@@ -1306,7 +1308,33 @@ def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None
     r = runner.invoke(
         webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"]]
     )
-    assert r.exit_code == 1 and "pip install 'kvlint-k8s[webhook]'" in r.output
+    # kvlint runs from this checkout here (tests import it from the source tree): the extra goes into it, not a
+    # release from PyPI beside it
+    assert r.exit_code == 1 and "[webhook]' (kvlint runs from" in r.output and "pip install -e '" in r.output
+    assert "kvlint-k8s[webhook]" not in r.output, r.output
+
+
+def test_install_hint_says_what_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kvlint webhook serve`` without the extra: a release installed from PyPI gets ``pip install
+    'kvlint-k8s[webhook]'``, a source checkout (editable or on PYTHONPATH) ``pip install -e 'DIR[webhook]'``, with
+    ``.`` in the checkout itself (ux50: a clone was told to install the release)."""
+    from kvlint.webhook import INSTALL_HINT, install_hint
+
+    site = tmp_path / "site-packages"
+    (site / "kvlint").mkdir(parents=True)
+    assert install_hint(str(site / "kvlint")) == INSTALL_HINT == "pip install 'kvlint-k8s[webhook]'"
+    clone = tmp_path / "my clone"
+    (clone / "kvlint").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text('[project]\nname = "kvlint-k8s"\nversion = "0.1.0"\n')
+    hint = install_hint(str(clone / "kvlint"))
+    assert hint.startswith(f"pip install -e '{clone}[webhook]' ("), hint
+    monkeypatch.chdir(clone)
+    assert install_hint(str(clone / "kvlint")).startswith(
+        "pip install -e '.[webhook]' (kvlint runs from this"
+    ), hint
+    # another project's pyproject.toml beside a kvlint directory is not kvlint's checkout
+    (clone / "pyproject.toml").write_text('[project]\nname = "kvlint"\n')
+    assert install_hint(str(clone / "kvlint")) == INSTALL_HINT
 
 
 def test_settings_from_flags(tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_body_deadline_408_counted(app: Any) -> None:
     assert cancelled == [True]  # the body deadline ended the wait for the rest of the body
     _as_starlette(sent, 408, {"Connection": "close"})
     metrics = app.state.webhook.metrics.render()[0].decode()
-    assert 'kvlint_webhook_connections_closed_total{reason="body_timeout"} 1.0' in metrics
+    assert 'kvlint_webhook_connections_closed_total{listener="review",reason="body_timeout"} 1.0' in metrics
     assert 'kvlint_webhook_bad_requests_total{reason="body_timeout"} 1.0' in metrics
 
 
@@ -183,7 +183,7 @@ def test_disconnect_mid_body_is_counted_and_answered_without_raising(app: Any) -
         sent = _call(app, _scope(), messages)
         assert sent[0]["status"] == 400 and sent[0]["headers"] == ref.raw_headers and sent[1]["body"] == b""
     metrics = app.state.webhook.metrics.render()[0].decode()
-    assert 'kvlint_webhook_connections_closed_total{reason="client_gone"} 2.0' in metrics
+    assert 'kvlint_webhook_connections_closed_total{listener="review",reason="client_gone"} 2.0' in metrics
 
 
 def test_other_paths_and_methods_are_starlettes(app: Any) -> None:

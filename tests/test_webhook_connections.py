@@ -47,7 +47,7 @@ def _serve(
 
 
 def _closed(app: Any, reason: str) -> float:
-    return float(app.state.webhook.metrics.connections_closed.labels(reason)._value.get())
+    return float(app.state.webhook.metrics.connections_closed.labels("review", reason)._value.get())
 
 
 def _evicted(app: Any, listener: str, state: str) -> float:

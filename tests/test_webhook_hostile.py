@@ -328,7 +328,9 @@ def test_slowloris_over_tls(server: Any) -> None:
     except (ImportError, ValueError, OSError):
         pass
     socks = []
-    closed_before = srv.metric('kvlint_webhook_connections_closed_total{reason="header_timeout"}')
+    closed_before = srv.metric(
+        'kvlint_webhook_connections_closed_total{listener="review",reason="header_timeout"}'
+    )
     try:
         for _ in range(600):
             socks.append(_slow_connection(srv.port, ctx))
@@ -341,7 +343,7 @@ def test_slowloris_over_tls(server: Any) -> None:
         # where a fixed 1.6 s sleep left some still open on a loaded machine
         deadline = time.monotonic() + 30
         while (
-            srv.metric('kvlint_webhook_connections_closed_total{reason="header_timeout"}')
+            srv.metric('kvlint_webhook_connections_closed_total{listener="review",reason="header_timeout"}')
             < closed_before + len(socks)
             and time.monotonic() < deadline
         ):
@@ -357,7 +359,9 @@ def test_slowloris_over_tls(server: Any) -> None:
     finally:
         for s in socks:
             s.close()
-    assert srv.metric('kvlint_webhook_connections_closed_total{reason="header_timeout"}') >= len(socks)
+    assert srv.metric(
+        'kvlint_webhook_connections_closed_total{listener="review",reason="header_timeout"}'
+    ) >= len(socks)
 
 
 def test_slow_body_and_huge_headers(server: Any) -> None:
@@ -443,7 +447,9 @@ def test_headers_pipelined_behind_a_review_are_capped(server: Any) -> None:
     behind a review for as long as it ran (24 MiB in 0.9 s over TLS on loopback on a loaded machine; a
     connection per review in flight, each for up to the budget)."""
     srv, ctx = server
-    before = srv.metric('kvlint_webhook_connections_closed_total{reason="header_too_large"}')
+    before = srv.metric(
+        'kvlint_webhook_connections_closed_total{listener="review",reason="header_too_large"}'
+    )
     body = json.dumps(review(_tp_object("1", "spin-pipelined"), uid="pipelined")).encode()
     sent = 0
     answer = b""
@@ -464,7 +470,10 @@ def test_headers_pipelined_behind_a_review_are_capped(server: Any) -> None:
                 pass
     assert not answer.startswith(b"HTTP/1.1 200"), answer[:100]  # closed, not answered after the review
     assert sent < 16 * 2**20
-    assert srv.metric('kvlint_webhook_connections_closed_total{reason="header_too_large"}') == before + 1
+    assert (
+        srv.metric('kvlint_webhook_connections_closed_total{listener="review",reason="header_too_large"}')
+        == before + 1
+    )
     srv.idle()  # its spinning review ends at the budget (killed) before the next test counts anything
 
 

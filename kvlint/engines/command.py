@@ -968,10 +968,11 @@ def _scan_shell(
         for k in range(len(seen) - 1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
-            if got is None and _builds_source_tree(t):
+            tree = _builds_source_tree(t) if got is None else None
+            if tree is not None:
                 # ``python3 setup.py install`` / ``pip install -e .`` in a clone of the engine's source at a
                 # release tag (HabanaAI's Gaudi tutorial: git clone -b v0.7.2+Gaudi-1.21.0 .../vllm-fork.git)
-                clone = _cloned_release(seen[:k], engine)
+                clone = _cloned_release(seen[:k], engine, tree)
                 if clone is not None:
                     got, at = clone
                     t, w0 = seen[at], heads[at]
@@ -1080,9 +1081,9 @@ def _git_words(texts: Sequence[str]) -> list[str] | None:
     return rest
 
 
-def _clone_of(texts: Sequence[str]) -> tuple[str, str | None] | None:
-    """``(url, ref)`` of a ``git clone [-b REF] URL [DIR]`` command ``texts`` (``--branch=REF`` too; ref None
-    without one), else None."""
+def _clone_of(texts: Sequence[str]) -> tuple[str, str | None, str | None] | None:
+    """``(url, ref, dir)`` of a ``git clone [-b REF] URL [DIR]`` command ``texts`` (``--branch=REF`` too; ref None
+    without one, dir None without one), else None."""
     rest = _git_words(texts)
     if not rest or rest[0] != "clone":
         return None
@@ -1102,63 +1103,125 @@ def _clone_of(texts: Sequence[str]) -> tuple[str, str | None] | None:
             ref = w[2:]
         elif not w.startswith("-"):
             positional.append(w)
-    return (positional[0], ref) if positional else None
+    return (positional[0], ref, positional[1] if len(positional) > 1 else None) if positional else None
 
 
-def _checkout_ref(texts: Sequence[str]) -> str | None:
-    """The ref a ``git checkout REF`` / ``git switch --detach REF`` command ``texts`` moves to, else None."""
+#: ``git checkout`` / ``git switch`` options whose value is the next word: the new branch's name (its start point,
+#: when given, is the next positional word).
+_BRANCH_NAME_OPTS = frozenset({"-b", "-B", "-c", "-C", "--orphan", "--create", "--force-create"})
+#: git commands that move a clone's HEAD onto commits no tag names: ``git pull`` after ``git checkout v0.8.5``
+#: merges a branch into it, as do ``merge``, ``rebase`` and ``am``.
+_GIT_HEAD_REWRITES = frozenset({"pull", "merge", "rebase", "am"})
+
+
+def _head_move(texts: Sequence[str]) -> str | None:
+    """Where a git command ``texts`` moves the clone's HEAD: the ref of ``git checkout REF``, ``git switch
+    --detach REF``, ``git checkout -b NAME START`` (``START``) and ``git reset [--hard] REF``; ``""`` (no ref that
+    names a release) for ``git pull``/``merge``/``rebase``/``am`` and a ``checkout`` of files from a ref
+    (``git checkout REF -- path``); None for a git command that leaves HEAD where it is (``git fetch``,
+    ``git checkout -- setup.py``, ``git checkout -b NAME`` at HEAD, ``git reset --hard``, ``git reset HEAD
+    path``) and any other command."""
     rest = _git_words(texts)
-    if not rest or rest[0] not in ("checkout", "switch"):
+    if not rest:
         return None
-    words = [w for w in rest[1:] if not w.startswith("-")]
-    return words[0] if len(words) == 1 else None
+    cmd, args = rest[0], list(rest[1:])
+    if cmd in _GIT_HEAD_REWRITES:
+        return ""
+    if cmd not in ("checkout", "switch", "reset"):
+        return None
+    paths = "--" in args
+    if paths:
+        args = args[: args.index("--")]
+    positional: list[str] = []
+    branch = False
+    i = 0
+    while i < len(args):
+        w = args[i]
+        i += 1
+        if cmd != "reset" and w in _BRANCH_NAME_OPTS:
+            branch = True
+            i += 1  # the branch's name
+        elif not w.startswith("-"):
+            positional.append(w)
+    if cmd == "reset":
+        # ``git reset REF`` moves HEAD; ``git reset [REF] -- path`` / ``git reset HEAD path`` unstage files
+        return positional[0] if len(positional) == 1 and not paths else None
+    if not positional:
+        return None  # restores files (``git checkout -- setup.py``) or makes a branch at HEAD
+    if branch or (len(positional) == 1 and not paths):
+        return positional[0]
+    return ""  # files taken from another ref: the tree is no release's
 
 
-def _builds_source_tree(texts: Sequence[str]) -> bool:
-    """``texts`` installs the project of a source tree into the environment: ``python setup.py install`` or
-    ``develop``, or a pip install of a directory (``pip install -e .``, ``pip install --no-build-isolation .``,
-    ``pip install ./vllm-fork``, SGLang's NPU guide's ``pip install -e python[srt_npu]`` in its clone;
-    :func:`_pip_words`)."""
+def _builds_source_tree(texts: Sequence[str]) -> str | None:
+    """The directory whose project ``texts`` installs into the environment, else None: ``"."`` for ``python
+    setup.py install`` or ``develop``; a pip install of a directory (``pip install -e .``, ``pip install
+    --no-build-isolation .``, ``pip install ./vllm-fork``, ``pip install /opt/vllm``, SGLang's NPU guide's ``pip
+    install -e python[srt_npu]`` in its clone; :func:`_pip_words`) its argument."""
     words = [_base(w) for w in texts]
     if len(words) >= 3 and _PYTHON_RE.fullmatch(words[0]) and words[1] == "setup.py":
-        return words[2] in ("install", "develop")
+        return "." if words[2] in ("install", "develop") else None
     args = _pip_words(texts)
     if args is None or any(w.split("=", 1)[0] in _PIP_ELSEWHERE for w in args):
-        return False
-    if any(
-        w in ("-e", "--editable") and not n.startswith(("git+", "hg+", "svn+", "bzr+"))
-        for w, n in zip(args, args[1:], strict=False)
-    ):
-        return (
-            True  # an editable install is of a local directory (pip install -e python[srt_npu]) or a VCS URL
-        )
-    return any(
-        w in (".", "./") or w.startswith(("./", "../", "/")) or w.startswith(".[")
-        for w in args
-        if not w.endswith((".txt", ".whl"))
+        return None
+    for w, n in zip(args, args[1:], strict=False):
+        if w in ("-e", "--editable") and not n.startswith(("git+", "hg+", "svn+", "bzr+")):
+            return (
+                n  # an editable install is of a local directory (pip install -e python[srt_npu]) or a VCS URL
+            )
+    return next(
+        (
+            w
+            for w in args
+            if not w.endswith((".txt", ".whl"))
+            and (w in (".", "./") or w.startswith(("./", "../", "/")) or w.startswith(".["))
+        ),
+        None,
     )
 
 
-def _cloned_release(before: Sequence[Sequence[str]], engine: str) -> tuple[str, int] | None:
+def _tree_of_clone(tree: str, url: str, directory: str | None) -> bool:
+    """Whether the directory ``tree`` a source install names may be the clone of ``url`` into ``directory`` (its
+    ``git clone URL DIR`` argument, else the repository's name): a path relative to the working directory
+    (``.``, ``python[srt_npu]``: the script's ``cd`` is not followed, the clone is assumed to be there), or one
+    whose last component is the clone's (``pip install /opt/vllm`` after ``git clone URL /opt/vllm`` or ``git
+    clone URL`` in /opt). ``pip install /workspace/myplugin`` builds another project."""
+    t = tree.split("[", 1)[0].rstrip("/")
+    if not t.startswith(("/", "./", "../", "~")):
+        return True
+    name = (
+        (directory or url.rstrip("/").removesuffix(".git")).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    )
+    return t.rsplit("/", 1)[-1] == name.removesuffix(".git")
+
+
+def _cloned_release(before: Sequence[Sequence[str]], engine: str, tree: str = ".") -> tuple[str, int] | None:
     """``(release, index)`` of the last ``git clone`` among the commands ``before`` a source install that
     clones ``engine``'s source repository (:data:`kvlint.engines.requirements.ENGINE_SOURCES`) at a release tag
     (``-b v0.7.2+Gaudi-1.21.0``, or a later ``git checkout v0.8.5``), the release that tag builds
     (:func:`kvlint.engines.requirements.ref_release`: setuptools-scm versions the build from the tag); None when
-    no such clone precedes it, or its ref names no release (a branch: the build's release is not known)."""
+    no such clone precedes it, or its ref names no release (a branch: the build's release is not known), or the
+    last git command that moves HEAD after it (:func:`_head_move`: ``git checkout -b dev main``, ``git reset
+    --hard origin/habana_main``, ``git pull``) leaves the tree at no release tag. Which clone a later git command
+    runs in (``cd``) is not followed: any such command between the clone and the install counts. ``tree``, the
+    directory the install names (:func:`_builds_source_tree`), must be that clone's (:func:`_tree_of_clone`)."""
     checkout: str | None = None
     for k in range(len(before) - 1, -1, -1):
         texts = before[k]
-        ref = _checkout_ref(texts)
-        if ref is not None and checkout is None:
-            checkout = ref
+        moved = _head_move(texts)
+        if moved is not None:
+            if checkout is None:
+                checkout = moved  # the last move decides what the tree holds
             continue
         clone = _clone_of(texts)
         if clone is None:
             continue
-        url, ref = clone
+        url, ref, directory = clone
+        if not _tree_of_clone(tree, url, directory):
+            continue  # the install builds another directory than this clone: an earlier clone may be it
         if source_repository(url) != engine:
             return None
-        release = ref_release(checkout or ref or "")
+        release = ref_release((ref or "") if checkout is None else checkout)
         return (release, k) if release else None
     return None
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
 from kvlint.gpu_resources import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from kvlint.types import Placement, ServingConfig
 
 __all__ = [
+    "Unsized",
     "ENGINE_IMAGE_WORDS",
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
@@ -378,6 +380,11 @@ _R = TypeVar("_R")
 #: 1,024 references each keeps, this bounds what a long-lived process (a webhook worker, which lives for
 #: many reviews whose manifests choose the strings) holds for them, whatever their size.
 _CACHED_IMAGE_CHARS = 1024
+
+#: More characters than any image reference has: the distribution reference grammar
+#: (github.com/distribution/reference ``reference.go``) caps the name at 255 characters and the tag at 128, and a
+#: digest adds ``@sha256:`` and 64 hex digits (a sha512 one 128). :func:`image_platform` reads no further.
+_MAX_REFERENCE_CHARS = 4096
 
 
 def _by_reference(fn: Callable[[str], _R]) -> Callable[[str], _R]:
@@ -719,8 +726,11 @@ def image_platform(image: str) -> str:
     ``cpu``..., :data:`_NON_CUDA_WORD_RES`; ``ascend`` for a CANN tag, :data:`_CANN`; ``xpu`` for TGI's
     ``-intel`` tags, :data:`_INTEL_TAG`).
     Memoised by the reference (a pure function of one short string, asked for each container several times: by
-    the fleet, KV208, KV304, the sizing summary)."""
-    low = image.lower()
+    the fleet, KV208, KV304, the sizing summary). A string longer than any image reference
+    (:data:`_MAX_REFERENCE_CHARS`) is read by its first characters only: a 1 MB ``image`` (hostile input, never
+    memoised, :func:`_by_reference`) was searched whole by each of the ten patterns on each of the ~13 calls a
+    container makes, 0.26 s a call."""
+    low = image[:_MAX_REFERENCE_CHARS].lower()
     if "rocm" in low or _AMD.search(low):
         return "rocm"
     for w, word in _NON_CUDA_WORD_RES:
@@ -804,8 +814,24 @@ def platform_of(serving: ServingConfig, resource: str | None = None) -> str:
     return platform_evidence(serving, resource)[0]
 
 
-def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) -> str | None:
-    """Why the container is not sized whatever its model, or None: ``not a CUDA/ROCm GPU`` (its accelerator is
+class Unsized(str, Enum):
+    """Why a container is not sized whatever its model (:func:`unsized_whatever_model`), a typed reason: callers
+    test it by member (``why is Unsized.NOT_A_GPU``), never by its text; the value is the wording the sizing line
+    and the JSON report's ``sizing`` use (:func:`kvlint.sizing.sizing_of` hands on ``.value``)."""
+
+    NOT_A_GPU = "not a CUDA/ROCm GPU"
+    OTHER_GPU_BUILD = "built for another GPU"
+    NO_GPU_REQUESTED = "no GPU requested"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) -> Unsized | None:
+    """Why the container is not sized whatever its model (:class:`Unsized`), or None: ``not a CUDA/ROCm GPU`` (its accelerator is
     known and is not an NVIDIA or AMD GPU, or :func:`platform_of` reads a CPU, TPU, Neuron, Gaudi ... build or
     device, or it requests another accelerator's resource), ``built for another GPU`` (a ROCm build requesting
     ``nvidia.com/gpu``, an engine's CUDA image requesting ``amd.com/gpu``: :func:`gpu_build_on_other_accelerator`,
@@ -820,14 +846,14 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
         "cuda",
         "rocm",
     ):
-        return "not a CUDA/ROCm GPU"
+        return Unsized.NOT_A_GPU
     other = gpu_build_on_other_accelerator(serving, placement)
     if other is not None:
         # KV304: the engine's GPU build on a TPU, Gaudi, Neuron or Ascend node, or a ROCm build on an NVIDIA node
         # (a CUDA one on an AMD node)
-        return "not a CUDA/ROCm GPU" if other in NON_GPU_RESOURCES else "built for another GPU"
+        return Unsized.NOT_A_GPU if other in NON_GPU_RESOURCES else Unsized.OTHER_GPU_BUILD
     if acc is None and placement is not None and placement.requests_no_gpu:
-        return "no GPU requested"
+        return Unsized.NO_GPU_REQUESTED
     return None
 
 

@@ -17,7 +17,7 @@ from kvlint.engines import tgi_flags_data as tgi_data
 from kvlint.engines.options import LAYOUT_DESTS, Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import Finding, ServingConfig, Value
+from kvlint.types import Finding, RepeatedSetting, ServingConfig, Value
 
 __all__ = ["parse_tgi_argv", "tgi_option", "TGI_OPTIONS"]
 
@@ -63,6 +63,14 @@ def has_kv_cache_dtype(version: str | None) -> bool:
 #: ``tgi-gaudi`` fork (https://github.com/huggingface/tgi-gaudi) versions its launcher itself, and kvlint has not
 #: read it, so every field of any TGI release is accepted there.
 _FORKED_LAUNCHER = ("tgi-gaudi",)
+
+
+#: ``Args`` fields of a ``Vec`` type (``cuda_graphs: Option<Vec<usize>>``, ``cors_allow_origin: Vec<String>``;
+#: launcher/src/main.rs at 0.2.0 - 3.3.7), which clap's derive appends to: the only options the launcher takes more
+#: than once. Any other option given twice stops it (clap 4 ``ArgAction::Set``/``SetTrue`` without
+#: ``args_override_self``, every release from 0.2.0 on clap 4.0.15): "error: the argument '--max-total-tokens
+#: <MAX_TOTAL_TOKENS>' cannot be used multiple times".
+_APPENDED_FIELDS = frozenset({"cuda_graphs", "cors_allow_origin"})
 
 
 @functools.lru_cache(maxsize=64)
@@ -286,6 +294,77 @@ def _long_form(tok: str, version: str | None = None) -> str | None:
     return f"--{dest.replace('_', '-')}={rest[1:] if rest.startswith('=') else rest}"
 
 
+def _clap_refusals(
+    col: Collector,
+    given: Mapping[str, Sequence[tuple[str, Loc | None, str]]],
+    env: Mapping[str, str],
+    env_locs: Mapping[str, Loc | None],
+    fields: frozenset[str] | None,
+    unpinned: bool,
+) -> None:
+    """KV207 errors for what stops TGI's launcher before it starts anything, replacing the Collector's "uses the
+    last one" warning for those options: an option given more than once (:data:`_APPENDED_FIELDS` aside: clap 4
+    refuses it, "the argument '--X <X>' cannot be used multiple times"), and ``max_input_tokens`` set together
+    with its legacy ``max_input_length`` (as options or through their variables: clap's env fallback is per field)
+    on a release that has both (2.0.0 on; an unpinned image, whose newest release has both):
+    ``launcher/src/main.rs::main`` (v2.0.0 - v3.3.7) returns ``ArgumentValidation("Both `max_input_tokens` (A) and
+    `max_input_length` (B) are set. ...")``."""
+    refused: set[str] = set()
+    for dest, uses in given.items():
+        if len(uses) < 2 or dest in _APPENDED_FIELDS:
+            continue
+        refused.add(dest)
+        opt, loc, _raw = uses[1]
+        flag = "--" + dest.replace("_", "-")
+        shown = flag if TGI_OPTIONS.get(dest) == "switch" else f"{flag} <{dest.upper()}>"
+        col.findings.append(
+            Finding(
+                rule="KV207",
+                message=f"{opt} is given {len(uses)} times; TGI's launcher (clap) takes it once and exits with "
+                f"\"error: the argument '{shown}' cannot be used multiple times\"",
+                loc=loc,
+                fix=f"keep one {flag}, with the value you mean",
+                severity="error",
+            )
+        )
+    pair = ("max_input_tokens", "max_input_length")
+    if unpinned or (fields is not None and set(pair) <= fields):
+        values: dict[str, tuple[str, Loc | None]] = {}
+        for dest in pair:
+            if given.get(dest):
+                _opt, loc, raw = given[dest][-1]
+                values[dest] = (raw, loc)
+            elif dest.upper() in env:
+                values[dest] = (env[dest.upper()], env_locs.get(dest.upper()))
+        if len(values) == 2:
+            refused.update(pair)
+            (a, _), (b, loc) = values["max_input_tokens"], values["max_input_length"]
+            col.findings.append(
+                Finding(
+                    rule="KV207",
+                    message="both max_input_tokens and its legacy name max_input_length are set; the launcher "
+                    f'exits with "Both `max_input_tokens` ({a}) and `max_input_length` ({b}) are set. Please '
+                    'define only `max_input_tokens` as `max_input_length is deprecated for naming consistency."',
+                    loc=loc,
+                    fix="keep only --max-input-tokens / MAX_INPUT_TOKENS",
+                    severity="error",
+                )
+            )
+    if refused:
+        names = {"max_input_tokens" if d == "max_input_length" else d for d in refused}
+        col.findings[:] = [
+            f
+            for f in col.findings
+            if not (isinstance(f, RepeatedSetting) and _option_field(f.option) in names)
+        ]
+
+
+def _option_field(option: str) -> str:
+    """The setting a launcher option or variable is stored under (``--max-input-length`` -> max_input_tokens)."""
+    dest = option.lstrip("-").replace("-", "_").lower()
+    return "max_input_tokens" if dest == "max_input_length" else dest
+
+
 def _cluster(tok: str, version: str | None = None) -> list[str] | None:
     """A word of several of the launcher's short options (:data:`_TGI_SHORT`), as clap reads it: ``-ep 80`` is
     ``--env --port 80``, ``-ep80``/``-ep=80`` ``--env --port=80`` (clap's ``ArgMatcher`` reads a cluster letter by
@@ -332,8 +411,9 @@ def parse_tgi_argv(
     what the args do not set (``Value.source == "env"``, location = the env entry). The model comes from
     ``--model-id``/``MODEL_ID``. Unknown options, and options of other releases than ``version``
     (:func:`release_fields`), -> KV205 (and, a warning, an env var only other releases read, such as
-    ``KV_CACHE_DTYPE`` before 2.4.0: clap ignores it); bad ints/floats/choices -> KV206; repeated
-    options with different values -> KV207. An env entry kvlint cannot read (``valueFrom`` a Secret, a field, a
+    ``KV_CACHE_DTYPE`` before 2.4.0: clap ignores it); bad ints/floats/choices -> KV206; an option
+    repeated, or max_input_tokens with max_input_length, -> KV207 errors (:func:`_clap_refusals`: the launcher
+    stops). An env entry kvlint cannot read (``valueFrom`` a Secret, a field, a
     ConfigMap not among the inputs) gets a KV503 note when it sets NUM_SHARD (a warning: not sized) or one of
     the settings the memory model reads (:data:`_SIZING_ENV_DESTS`, info: the launcher default is assumed); clap
     reads every ``Args`` field from its env var (TGI launcher/src/main.rs, ``#[clap(long, env)]``).
@@ -350,6 +430,9 @@ def parse_tgi_argv(
     fields = release_fields(version, image)
     unpinned = _release_unknown(version, image)
     known = ["--" + d.replace("_", "-") for d in TGI_OPTIONS if fields is None or d in fields]
+    given: dict[
+        str, list[tuple[str, Loc | None, str]]
+    ] = {}  # field -> (option, loc, raw) per command-line use
     i, n = 0, len(argv)
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
@@ -458,6 +541,7 @@ def parse_tgi_argv(
                 )
             )
         if kind == "switch" and not eq:
+            given.setdefault(dest, []).append((opt, loc, ""))
             col.set(dest, Value(True, loc, tok, src), opt)
             continue
         if eq:
@@ -473,10 +557,12 @@ def parse_tgi_argv(
                 dest, f"{opt} {raw}: the value comes from a variable kvlint cannot resolve", loc
             )
             continue
+        given.setdefault(dest, []).append((opt, loc, raw))
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
         if ok:
             key = "max_input_tokens" if dest == "max_input_length" else dest
             col.set(key, Value(value, loc, raw, src), opt)
+    _clap_refusals(col, given, env, env_locs or {}, fields, unpinned)
     # env-var equivalents (CLI wins)
     env_locs = env_locs or {}
     for dest in TGI_OPTIONS:

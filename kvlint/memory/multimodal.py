@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.engines.options import MAX_INT_SETTING
-from kvlint.models.config import tower_config
+from kvlint.models.towers import tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import digits, finite_number
 
@@ -106,7 +106,7 @@ def parse_mm_limits(value: Any) -> dict[str, int]:
 
 
 def _vision(model: ModelSpec) -> dict[str, Any]:
-    """The vision tower's config (the thinker's for Qwen2.5-Omni: :func:`kvlint.models.config.tower_config`)."""
+    """The vision tower's config (the thinker's for Qwen2.5-Omni: :func:`kvlint.models.towers.tower_config`)."""
     return tower_config(model.config or {}, "vision_config")
 
 
@@ -448,7 +448,9 @@ def encoder_profile(
     mm_encoder_tp_mode: str | None = None,
 ) -> tuple[EncoderProfile | None, list[str]]:
     """The encoder part of vLLM's profile run for a multimodal ``model``, or None (text-only model, images
-    disabled with ``--limit-mm-per-prompt '{"image": 0}'``, or an architecture whose maximum item is unknown).
+    disabled with ``--limit-mm-per-prompt '{"image": 0}'``, or an architecture whose maximum item is unknown;
+    a model with an audio tower and no vision tower, Qwen2-Audio, with a note that V1's audio encoder pass is
+    not modelled, unless ``--skip-mm-profiling`` or an audio limit of 0 leaves none).
 
     Returns ``(profile, notes)``. Rules by architecture (``model_type``): ``mllama`` (V0 encoder-decoder),
     ``gemma3`` (SigLIP, ``mm_tokens_per_image`` + 4 prompt tokens per image: ``vllm@0.11.2:
@@ -460,12 +462,23 @@ def encoder_profile(
     """
     vis = _vision(model)
     notes: list[str] = []
-    if not vis:
-        return None, notes
     limits = limit_mm_per_prompt or {}
     own = (model.config or {}).get("model_type")
     mt = own if isinstance(own, str) and own else str(model.model_type or "")
-    if era == "v1" and skip_mm_profiling and version >= SKIP_MM_PROFILING_FROM:
+    skipped = era == "v1" and skip_mm_profiling and version >= SKIP_MM_PROFILING_FROM
+    if not vis:
+        if tower_config(model.config or {}, "audio_config") and era == "v1" and not skipped:
+            if int(limits.get("audio", 1)) > 0:
+                # an audio-only model (Qwen2-Audio): V1's profile run encodes dummy audio clips of the longest
+                # length and holds their embeddings in the encoder cache during the dummy forward
+                # (vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::profile_run,
+                # gpu/mm/encoder_runner.py::profile_encoder_cache); no formula for that pass here
+                notes.append(
+                    f"{mt}: vLLM's profile run also passes dummy audio clips through the audio encoder and keeps "
+                    "their embeddings in the encoder cache; encoder profiling not modelled"
+                )
+        return None, notes
+    if skipped:
         notes.append(
             "--skip-mm-profiling: vLLM does not profile the multimodal encoder or its cache (GPUModelRunner."
             "profile_run, vllm >= 0.10.1); images at run time need memory the plan does not hold"

@@ -21,6 +21,7 @@ from typing import Any
 from kvlint.models.shapes import DTYPE_BYTES, MAX_CONFIG_INT, dtype_bytes_of, nemotron_h_pattern
 from kvlint.models.shapes import config_int as _int
 from kvlint.models.shapes import dsa_indexer_layers as _dsa_indexer_layers
+from kvlint.models.towers import COUNTED_AUDIO_ENCODERS, tower_configs
 from kvlint.types import LayerSpec, ModelSpec
 
 __all__ = [
@@ -306,11 +307,6 @@ def _per_layer_shown(values: Any, layers: int) -> str:
     return f"is {_shown(values)}"
 
 
-#: The encoder configs beside the text model's whose sizes :func:`_check_sizes` checks too (86 of the catalogue's,
-#: the fixtures' and the shared corpus's configs have one; all pass)
-_TOWER_CONFIGS = ("vision_config", "audio_config", "encoder_config", "speech_config", "vision_tower_config")
-
-
 def _check_sizes(model_id: str, *dicts: dict[str, Any], prefix: str = "") -> None:
     """Refuse a config whose size keys (:data:`_POSITIVE_SIZE_KEYS`, :data:`_COUNT_KEYS`) hold a value that is not a
     whole number in range; null and absent keys are left to the readers' defaults. ``prefix``: where ``dicts`` sit
@@ -362,37 +358,6 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return config, None
 
 
-def tower_configs(config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``(where, sub-config)`` of the encoder towers beside the language model (:data:`_TOWER_CONFIGS`): at the top
-    level, or inside ``thinker_config`` for Qwen2.5-Omni (its thinker holds the audio and vision encoders vLLM
-    builds; the talker and token2wav are not loaded: ``vllm@0.34.0:vllm/model_executor/models/
-    qwen2_5_omni_thinker.py`` maps their weights to None)."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    thinker = config.get("thinker_config")
-    for where, d in (("", config), ("thinker_config.", thinker if isinstance(thinker, dict) else {})):
-        for tower in _TOWER_CONFIGS:
-            sub = d.get(tower)
-            if isinstance(sub, dict):
-                out.append((f"{where}{tower}", sub))
-    return out
-
-
-def tower_config(config: dict[str, Any], name: str) -> dict[str, Any]:
-    """The ``name`` tower sub-config (``vision_config``, ``audio_config``) of the model vLLM builds: the top-level one,
-    else the one inside ``thinker_config`` (Qwen2.5-Omni, :func:`tower_configs`); {} when there is none."""
-    sub = config.get(name)
-    thinker = config.get("thinker_config")
-    if not isinstance(sub, dict) and isinstance(thinker, dict):
-        sub = thinker.get(name)
-    return sub if isinstance(sub, dict) else {}
-
-
-#: Audio encoders whose parameters :func:`kvlint.models.weights.audio_params` counts, by their ``model_type``:
-#: the Whisper-style encoders of Qwen2-Audio (``Qwen2AudioEncoder``) and Qwen2.5-Omni's thinker
-#: (``Qwen2_5OmniAudioEncoder``), both built by transformers' classes in vLLM.
-COUNTED_AUDIO_ENCODERS = frozenset({"qwen2_audio_encoder", "qwen2_5_omni_audio_encoder"})
-
-
 def declared_dtype(config: dict[str, Any], text: dict[str, Any] | None = None) -> str | None:
     """The dtype a ``config.json`` dict declares, without its ``torch.`` prefix (``bfloat16``): the first
     non-empty ``dtype`` (transformers >= 4.56's key) or ``torch_dtype`` of the top level, then of its language
@@ -427,17 +392,48 @@ _LLAMA_CLASS_DEFAULTS: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 
+#: transformers' Qwen2Config class defaults (transformers 4.57.1 ``models/qwen2/configuration_qwen2.py::Qwen2Config``;
+#: ``num_key_value_heads`` defaults to 32, not to the head count, and ``use_sliding_window`` to False), the values a
+#: saved ``text_config`` of model_type qwen2 leaves out: Qwen2AudioConfig builds its text config as
+#: ``CONFIG_MAPPING["qwen2"](**text_config)`` (``models/qwen2_audio/configuration_qwen2_audio.py``), and vLLM reads
+#: that config (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py`` builds ``Qwen2ForCausalLM`` from
+#: ``config.text_config``). Qwen2-Audio-7B's config.json stores intermediate_size, max_position_embeddings,
+#: rms_norm_eps, rope_theta, sliding_window and vocab_size, not the layer count, widths or heads.
+_QWEN2_CLASS_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 151936,
+    "hidden_size": 4096,
+    "intermediate_size": 22016,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 32768,
+    "rms_norm_eps": 1e-6,
+    "tie_word_embeddings": False,
+    "rope_theta": 10000.0,
+    "use_sliding_window": False,
+    "max_window_layers": 28,
+}
 
-def _llama_text_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """``config`` with LlamaConfig's class defaults filled into a ``text_config`` of model_type llama that
-    omits them (LLaVA checkpoints), and the keys filled; ``config`` itself and ``[]`` otherwise."""
+#: text_config model_type -> (transformers class, its defaults) for :func:`_text_class_defaults`.
+_TEXT_CLASS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama": ("LlamaConfig", _LLAMA_CLASS_DEFAULTS),
+    "qwen2": ("Qwen2Config", _QWEN2_CLASS_DEFAULTS),
+}
+
+
+def _text_class_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
+    """``config`` with the transformers class defaults filled into a ``text_config`` of model_type llama (LLaVA
+    checkpoints) or qwen2 (Qwen2-Audio) that omits its layer count or width, the keys filled and the class name;
+    ``config`` itself, ``[]`` and ``""`` otherwise."""
     text = config.get("text_config")
-    if not isinstance(text, dict) or text.get("model_type") != "llama":
-        return config, []
-    filled = [k for k in _LLAMA_CLASS_DEFAULTS if k not in text]
+    if not isinstance(text, dict) or text.get("model_type") not in _TEXT_CLASS_DEFAULTS:
+        return config, [], ""
+    cls, defaults = _TEXT_CLASS_DEFAULTS[str(text["model_type"])]
+    filled = [k for k in defaults if k not in text]
     if not filled or "hidden_size" not in filled and "num_hidden_layers" not in filled:
-        return config, []
-    return {**config, "text_config": {**{k: _LLAMA_CLASS_DEFAULTS[k] for k in filled}, **text}}, filled
+        return config, [], ""
+    return {**config, "text_config": {**{k: defaults[k] for k in filled}, **text}}, filled, cls
 
 
 def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
@@ -857,7 +853,7 @@ def parse_config(
     """
     if not isinstance(config, dict):
         raise ValueError(f"{model_id}: config.json is not a JSON object")
-    config, llama_defaults = _llama_text_defaults(config)
+    config, class_defaults, defaults_class = _text_class_defaults(config)
     text, nested_key = text_config_of(config)
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     top_type = str(config.get("model_type") or model_type)
@@ -913,11 +909,11 @@ def parse_config(
                 f"{where} (model_type '{encoder or '?'}'): this audio encoder's parameters are not in kvlint's "
                 "weight estimate, which is low by them when the checkpoint's size is not known"
             )
-    if llama_defaults:
+    if class_defaults:
         notes.append(
-            "text_config (model_type llama) omits "
-            + ", ".join(llama_defaults)
-            + ": transformers' LlamaConfig defaults apply, as when transformers and vLLM build it"
+            f"text_config (model_type {text.get('model_type')}) omits "
+            + ", ".join(class_defaults)
+            + f": transformers' {defaults_class} defaults apply, as when transformers and vLLM build it"
         )
 
     num_layers = _int(_first(text, _LAYERS_KEYS)[0])

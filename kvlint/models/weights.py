@@ -30,7 +30,6 @@ from typing import Any
 
 from kvlint.engines.options import MAX_INT_SETTING
 from kvlint.memory.memo import per_model
-from kvlint.models.config import COUNTED_AUDIO_ENCODERS, tower_config
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
     dsa_indexer_layers,
@@ -38,6 +37,7 @@ from kvlint.models.shapes import (
     ffn_mult_to_intermediate,
     nemotron_h_pattern,
 )
+from kvlint.models.towers import COUNTED_AUDIO_ENCODERS, tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import finite_number
 
@@ -99,10 +99,23 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
 
 
+#: The class defaults of transformers' ``Qwen2AudioEncoderConfig`` and ``Qwen2_5OmniAudioEncoderConfig`` (4.57.1
+#: ``models/qwen2_audio/configuration_qwen2_audio.py``, ``models/qwen2_5_omni/configuration_qwen2_5_omni.py``; the
+#: same for both, ``output_dim`` the Omni encoder's only): Whisper-large-v3's encoder. What an ``audio_config`` omits.
+_AUDIO_ENCODER_DEFAULTS = {
+    "d_model": 1280,
+    "encoder_layers": 32,
+    "encoder_ffn_dim": 5120,
+    "num_mel_bins": 128,
+    "max_source_positions": 1500,
+    "output_dim": 3584,
+}
+
+
 def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the Whisper-style audio encoder of Qwen2-Audio or Qwen2.5-Omni's thinker, as vLLM
     builds it with transformers' classes; 0 for any other (or no) audio tower, which the model's notes name
-    (:data:`kvlint.models.config.COUNTED_AUDIO_ENCODERS`).
+    (:data:`kvlint.models.towers.COUNTED_AUDIO_ENCODERS`).
 
     Both encoders (``Qwen2AudioEncoder``, transformers 4.57.1 ``models/qwen2_audio/modeling_qwen2_audio.py``;
     ``Qwen2_5OmniAudioEncoder``, ``models/qwen2_5_omni/modeling_qwen2_5_omni.py``) have ``conv1``
@@ -113,16 +126,19 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     ``d -> text hidden`` linear (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``); Qwen2.5-Omni adds
     its sinusoid position buffer (``max_source_positions x d``, on the GPU with the model), ``audio_bos_eos_token``
     (``2 x output_dim``) and ``proj`` (``d -> output_dim``, biased). Whisper-large-v3's encoder sizes (32 layers, d
-    1280, ffn 5120, 128 mel bins, 1500 positions) give 0.64 B parameters, 1.2 GiB in bf16."""
+    1280, ffn 5120, 128 mel bins, 1500 positions) give 0.64 B parameters, 1.2 GiB in bf16; they are also the encoder
+    configs' class defaults, which a size the config omits takes (:data:`_AUDIO_ENCODER_DEFAULTS`)."""
     ac = tower_config(config, "audio_config")
     kind = ac.get("model_type")
     if kind not in COUNTED_AUDIO_ENCODERS:
         return 0
-    d = _i(ac.get("d_model"))
-    layers = _i(ac.get("encoder_layers"))
-    ffn = _i(ac.get("encoder_ffn_dim")) or 4 * d
-    mels = _i(ac.get("num_mel_bins"), 128)
-    positions = _i(ac.get("max_source_positions"), 1500)
+    # a size the config omits is the encoder config class's default (transformers builds audio_config as
+    # CONFIG_MAPPING[model_type](**audio_config): Qwen2AudioEncoderConfig, Qwen2_5OmniAudioEncoderConfig, 4.57.1)
+    d = _i(ac.get("d_model"), _AUDIO_ENCODER_DEFAULTS["d_model"])
+    layers = _i(ac.get("encoder_layers"), _AUDIO_ENCODER_DEFAULTS["encoder_layers"])
+    ffn = _i(ac.get("encoder_ffn_dim"), _AUDIO_ENCODER_DEFAULTS["encoder_ffn_dim"])
+    mels = _i(ac.get("num_mel_bins"), _AUDIO_ENCODER_DEFAULTS["num_mel_bins"])
+    positions = _i(ac.get("max_source_positions"), _AUDIO_ENCODER_DEFAULTS["max_source_positions"])
     if not d or not layers:
         return 0
     convs = (mels * d * 3 + d) + (d * d * 3 + d)
@@ -130,7 +146,7 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     total = convs + layers * layer + 2 * d + positions * d
     if kind == "qwen2_audio_encoder":
         return total + d * text_hidden + text_hidden
-    out = _i(ac.get("output_dim")) or text_hidden
+    out = _i(ac.get("output_dim"), _AUDIO_ENCODER_DEFAULTS["output_dim"])
     return total + 2 * out + d * out + out
 
 
@@ -1574,7 +1590,12 @@ def tp_replicated_bytes(
     * attention K/V projections when the model has fewer KV heads than ``tp``: every rank keeps
       ``max(1, K // tp)`` heads, so each holds one whole head (vllm@002456df qwen3_moe.py::Qwen3MoeAttention, "we
       replicate the KV heads across multiple tensor parallel GPUs"; ``QKVParallelLinear``'s
-      ``num_kv_head_replicas``).
+      ``num_kv_head_replicas``);
+    * the Whisper-style audio encoder and its projector (:func:`audio_params`, at the activation dtype): vLLM builds
+      them from transformers' ``Qwen2AudioEncoder`` / ``Qwen2_5OmniAudioEncoder`` and plain ``nn.Linear``
+      projectors, no tensor-parallel layers (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``,
+      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. Like the rest, it is spread over pipeline stages
+      by their layers, although vLLM keeps the towers on the first stage only (``_mark_tower_model``).
 
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
     heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the
@@ -1630,10 +1651,13 @@ def _tp_replicated_bytes(
         elif attn_tp < tp and ".self_attn." in name:
             attn += b * (1 / attn_tp - 1 / tp)
     routers = sum(n for _name, n in unq) * dtype_bytes
-    total = int((whole + routers) * share + kv + attn)
+    audio = audio_params(spec.config or {}, spec.hidden_size) * dtype_bytes
+    total = int((whole + routers + audio) * share + kv + attn)
     if not total:
         return 0, ""
     what = []
+    if audio:
+        what.append(f"audio encoder {audio / 2**30:.2f} GiB")
     if attn:
         what.append(f"attention split over {attn_tp} of {tp} ranks +{attn / 2**30:.2f} GiB")
     if whole:

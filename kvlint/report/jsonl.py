@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from kvlint import __version__
 from kvlint.report.escape import inert_json
-from kvlint.report.jsonout import SCHEMA_VERSION, summary_dict
+from kvlint.report.jsonout import SCHEMA_VERSION, diagnostic_dict, summary_dict
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult
@@ -43,7 +43,7 @@ def iter_jsonl(result: CheckResult) -> Iterator[str]:
     """The report's lines, each ending with ``\\n``: one per diagnostic, then the summary line."""
     for d in result.diagnostics:
         # no line holds the runner's legacy "##[" workflow command (kvlint.report.escape.inert_json)
-        yield inert_json(_ENCODE(d.as_dict())) + "\n"
+        yield inert_json(_ENCODE(diagnostic_dict(d, result))) + "\n"
     summary = {
         SUMMARY_KEY: summary_dict(result),
         "schema_version": SCHEMA_VERSION,

@@ -4,9 +4,11 @@ Shape (``schema_version`` 2)::
 
     {"schema_version": 2, "kvlint_version": "0.1.0",
      "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
-                 "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...}},
+                 "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...},
+                 "fail_on": [{"threshold": "warning", "source": ".kvlint.yaml"}]},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
-                      "summary", "setting", "sources", "sources_more" (only when sources were left out)}],
+                      "summary", "setting", "sources", "sources_more" (only when sources were left out),
+                      "fails" (at or above the fail_on that applies to it)}],
      "suppressed": [{... same fields as a diagnostic ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_id", "model_source", "model_error", "accelerator",
@@ -26,9 +28,12 @@ from kvlint import __version__
 from kvlint.report.jsontext import dumps_indented
 
 if TYPE_CHECKING:
-    from kvlint.types import CheckResult
+    from kvlint.types import CheckResult, Diagnostic
 
 SCHEMA_VERSION = 2
+
+#: ``summary.fail_on`` of a run that set no threshold (no ``--fail-on``, no configuration's ``fail_on``).
+DEFAULT_FAIL_ON = {"threshold": "error", "source": "default"}
 
 
 def summary_dict(result: CheckResult) -> dict[str, Any]:
@@ -47,7 +52,18 @@ def summary_dict(result: CheckResult) -> dict[str, Any]:
         workloads=result.workloads,
         sizing=summarise(result).as_dict(),
     )
+    summary["fail_on"] = result.fail_on if result.fail_on is not None else [DEFAULT_FAIL_ON]
     return summary
+
+
+def diagnostic_dict(d: Diagnostic, result: CheckResult) -> dict[str, Any]:
+    """One entry of the report's ``diagnostics``: :meth:`~kvlint.types.Diagnostic.as_dict`, and ``fails``: whether
+    the finding is at or above the ``fail_on`` that applies to it (:attr:`~kvlint.types.CheckResult.failing`, which
+    ``kvlint check`` sets; a result without it, a library caller's, is read with the default threshold, ``error``,
+    as a run without ``--fail-on`` or configuration). Shared by the ``json`` and ``jsonl`` reports."""
+    out = d.as_dict()
+    out["fails"] = d in result.failing if result.failing is not None else d.severity == "error"
+    return out
 
 
 def to_json_dict(result: CheckResult) -> dict[str, Any]:
@@ -58,7 +74,7 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
         "summary": summary_dict(result),
-        "diagnostics": [d.as_dict() for d in result.diagnostics],
+        "diagnostics": [diagnostic_dict(d, result) for d in result.diagnostics],
         "suppressed": [s.as_dict() for s in result.suppressed_diagnostics],
         "workloads": [
             {**c.as_dict(), "sizing": o}

@@ -264,6 +264,18 @@ def match_rule(rule: str, selectors: tuple[str, ...] | list[str]) -> bool:
     return any(rule.startswith(s) for s in selectors)
 
 
+def rule_id_of(word: str) -> str | None:
+    """The id of the rule ``word`` names by its name as reports show it (``max-model-len-unset``: the GitHub
+    annotation's title, SARIF's rule name), in any case and with ``_`` for ``-``, or by its number alone (``202``),
+    else None."""
+    key = word.strip().lower().replace("_", "-")
+    catalog = _load_cached(_default_rules_dir())
+    if key.isdigit() and len(key) <= 3:
+        rule = f"KV{int(key):03d}"
+        return rule if rule in catalog else None
+    return next((rid for rid, info in catalog.items() if info.name == key), None)
+
+
 def rule_help_uri(rule_id: str) -> str:
     """Documentation URL of a rule: ``RULES_DOC_URL#kv103`` (anchor = lower-case id)."""
     return f"{RULES_DOC_URL}#{rule_id.lower()}"

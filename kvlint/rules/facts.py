@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from kvlint.accelerators.quantity import parse_quantity
-from kvlint.engines.images import image_platform, unsized_whatever_model
+from kvlint.engines.images import Unsized, image_platform, unsized_whatever_model
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ContainerResult, Placement, ServingConfig, Workload
 
@@ -84,7 +84,7 @@ def runtime_names_model(w: Workload, serving: ServingConfig | None = None) -> st
     return None
 
 
-def unsized_before_model(w: Workload, serving: ServingConfig, placement: Placement | None) -> str | None:
+def unsized_before_model(w: Workload, serving: ServingConfig, placement: Placement | None) -> Unsized | None:
     """Why a container of ``w`` is not sized whatever its model (:func:`kvlint.engines.images.unsized_whatever_model`:
     ``not a CUDA/ROCm GPU``, ``no GPU requested``), the reason said before an unknown model (KV501 says it, KV502
     adds no "no config.json", :func:`kvlint.sizing.sizing_of` counts it); None for a serving-runtime template that

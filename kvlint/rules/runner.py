@@ -80,13 +80,13 @@ def unknown_option_set(cr: ContainerResult) -> str | None:
     ``--weights-load-device`` (``EngineArgs.add_cli_args`` in ``vllm/engine/arg_utils.py``@00aacb0967cb), which
     HabanaAI's Gaudi tutorial Deployment gives the fork it clones (``-b v0.7.2+Gaudi-1.21.0``) into a
     ``vault.habana.ai/gaudi-docker`` PyTorch image."""
-    from kvlint.engines.images import engine_of_image, platform_of, unsized_whatever_model
+    from kvlint.engines.images import Unsized, engine_of_image, platform_of, unsized_whatever_model
     from kvlint.wording import platform_name
 
     s = cr.serving
     if (s.image and engine_of_image(s.image) is not None) or unsized_whatever_model(
         s, cr.placement
-    ) != "not a CUDA/ROCm GPU":
+    ) is not Unsized.NOT_A_GPU:
         return None
     p = cr.placement
     acc = p.accelerator if p is not None else None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 
+import kvlint.webhook.answer  # noqa: F401  (a review's decoding and answer: each worker is handed it)
 from kvlint.webhook.request_options import webhook_options
 from kvlint.webhook.worker import warm_up
 

@@ -8,16 +8,21 @@ Request path of ``POST /validate``:
    or ``overloaded``), else it gets HTTP 413 or 503 (and so does one over four times the limit); a body not
    complete within ``body_timeout_seconds`` gets 408 (the headers have their own deadline in
    :mod:`kvlint.webhook.protocol`). A declared ``Content-Type`` other than JSON gets 415.
-2. :func:`~kvlint.webhook.review.parse_review`: anything that is not an AdmissionReview gets HTTP 400
-   with ``{"error": "..."}`` (the API server then applies the configuration's ``failurePolicy``).
-3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once
-   (subresources, objects a trusted controller writes under an owner kvlint reviews, updates of
-   replicas/status/metadata).
-4. the pipeline runs in a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`, within a hard
-   budget of ``timeout_seconds`` (waiting for a free worker included). When it runs out the worker is
-   killed and replaced, the answer follows the failure mode, and ``kvlint_webhook_budget_exceeded_total``
-   counts it. The event loop never runs the pipeline, so probes and other reviews keep answering.
-5. any exception in kvlint is logged and answered per the failure mode: a review never crashes the
+2. the body, as it came, goes to a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`
+   (:func:`~kvlint.webhook.answer.answer_review`), within a hard budget of ``timeout_seconds`` (waiting for a
+   free worker included), which decodes it (:func:`~kvlint.webhook.review.parse_review`: anything that is not
+   an AdmissionReview gets HTTP 400 with ``{"error": "..."}``, and the API server then applies the
+   configuration's ``failurePolicy``), allows at once the reviews that need no linting
+   (:func:`~kvlint.webhook.review.skip_reason`: subresources, objects a trusted controller writes under an owner
+   kvlint reviews, updates of replicas/status/metadata), lints the object and writes the response; the server
+   counts and logs it from the worker's summary. The event loop neither decodes a body nor pickles an object
+   or its findings, so probes and other reviews keep answering.
+3. when the budget runs out the worker is killed and replaced, ``kvlint_webhook_budget_exceeded_total`` counts
+   it, and the server decodes the body itself to answer as above (400, an exemption) or per the failure mode
+   with the request's ``uid``; the same when the worker fails or dies. An UPDATE with errors whose
+   ``oldObject`` is to be linted for the errors it already had is decoded by the server too, and its old
+   object linted in a worker within what is left of the budget.
+4. any exception in kvlint is logged and answered per the failure mode: a review never crashes the
    server, and the API server always gets an AdmissionReview back.
 
 Dry-run reviews (``request.dryRun: true``, e.g. ``kubectl apply --dry-run=server``) get exactly the
@@ -40,20 +45,21 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kvlint.webhook.answer import encode_json
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
-from kvlint.webhook.protocol import EVICTED_SCOPE_KEY
+from kvlint.webhook.protocol import ANSWERING_SCOPE_KEY, EVICTED_SCOPE_KEY
 from kvlint.webhook.review import (
     Review,
     ReviewError,
     ReviewTooDeep,
+    Verdict,
     WebhookSettings,
     build_response,
     existing_errors,
@@ -66,7 +72,7 @@ from kvlint.webhook.review import (
     skipped_response,
     too_deep_response,
 )
-from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome
+from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome, ReplyDiagnostic
 
 #: Seconds without a heartbeat from the review event loop before the probe listener's ``/healthz`` fails.
 LIVENESS_STALL_SECONDS = 10.0
@@ -194,7 +200,14 @@ def _digits_above(digits: str, bound: int) -> bool:
     return len(digits) > len(text) or (len(digits) == len(text) and digits > text)
 
 
-async def _read_body(receive: Any, declared: str | None, limit: int, state: WebhookState) -> bytes:
+async def _read_body(
+    receive: Any,
+    declared: str | None,
+    limit: int,
+    state: WebhookState,
+    scope: dict[str, Any] | None = None,
+    named_head: list[bytes] | None = None,
+) -> bytes:
     """The request body read from the ASGI ``receive`` channel, at most ``limit`` bytes (``declared``: the
     request's ``Content-Length``, None without one), each chunk counted in ``state.body_bytes`` as it is read
     (the caller takes the body's length off once it is decoded; on an error here this does). Reads the messages
@@ -263,6 +276,13 @@ async def _read_body(receive: Any, declared: str | None, limit: int, state: Webh
                             if review_from_head(head) is None:
                                 raise refused
                             named = True
+                            # read to its end to be answered: not a body that gives way first to a complete
+                            # request at --max-connections (kvlint.webhook.protocol), and answered with its uid
+                            # if the server's shutdown cancels the read (answer)
+                            if scope is not None:
+                                scope[ANSWERING_SCOPE_KEY] = True
+                            if named_head is not None:
+                                named_head.append(head)
                 if refused is not None and not named and not more:
                     raise refused
                 if not more:
@@ -359,44 +379,6 @@ def _uncollected(fn: Callable[..., _T], *args: Any) -> _T:
             gc.enable()
 
 
-async def _run_pipeline(state: WebhookState, review: Review, started: float) -> tuple[dict[str, Any], Any]:
-    """Lint in a worker process within what is left of the budget; answer per the failure mode otherwise."""
-    settings = state.settings
-    assert state.pool is not None
-    options = state.options_hook(settings.options) if state.options_hook else settings.options
-    budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - started))
-    try:
-        outcome = await state.pool.lint(prepared_object(review), review_label(review), options, budget)
-    except BudgetExceeded as exc:
-        state.metrics.budget_exceeded.labels(exc.stage).inc()
-        why = (
-            f"review not finished within {settings.timeout_seconds:g} s"
-            if exc.stage == "lint"
-            else f"no review worker free within {settings.timeout_seconds:g} s"
-        )
-        return failure_response(review, settings, why, "timeout")
-    except WorkerFailed as exc:
-        state.logger.error(
-            "pipeline failed",
-            extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(str(exc), LOG_REASON_CHARS)}},
-        )
-        name = str(exc).split(":", 1)[0]
-        return failure_response(review, settings, f"internal error ({name})", "internal_error")
-    existing = None
-    if (
-        settings.mode == "enforce"
-        and settings.allow_existing_violations
-        and review.operation == "UPDATE"
-        and review.old_object is not None
-        and any(d.severity == "error" for d in outcome.diagnostics)
-    ):
-        existing, result = await _old_errors(state, review, options, started)
-        payload, verdict = build_response(review, settings, outcome, existing)
-        verdict.old_object = result
-        return payload, verdict
-    return build_response(review, settings, outcome, existing)
-
-
 async def _old_errors(
     state: WebhookState, review: Review, options: Any, started: float
 ) -> tuple[list[str] | None, str]:
@@ -433,7 +415,7 @@ _Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 #: ``json.dumps`` with the arguments of Starlette's ``JSONResponse.render``, its encoder made once (``dumps``
 #: builds one per call when given arguments); same bytes.
-_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_encode_json = encode_json
 #: Starlette's ``PlainTextResponse("Internal Server Error", 500)``, what its ServerErrorMiddleware answers.
 _ERROR_500_BODY = b"Internal Server Error"
 _ERROR_500_HEADERS = [(b"content-length", b"21"), (b"content-type", b"text/plain; charset=utf-8")]
@@ -451,14 +433,58 @@ def _uncancel() -> None:
         uncancel()
 
 
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
+class _Found:
+    """A finding as a review's summary carries it (:func:`~kvlint.webhook.answer.review_summary`): what the
+    metrics and the log line read."""
+
+    __slots__ = ("rule", "severity", "message")
+
+    def __init__(self, rule: str, severity: str, message: str) -> None:
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+
+
+def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
+    """The Review (without its objects) and the Verdict of a review answered in a worker, from its
+    :func:`~kvlint.webhook.answer.review_summary`."""
+    (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
+    allowed, outcome, errors, warnings, suppressed, reason = summary[9:]
+    review = Review(
+        api_version,
+        uid,
+        operation,
+        kind,
+        namespace,
+        name,
+        sub_resource,
+        dry_run,
+        None,
+        None,
+        username=username,
+    )
+    verdict = Verdict(
+        allowed,
+        outcome,
+        [_Found(*f) for f in errors],  # type: ignore[misc]
+        [_Found(*f) for f in warnings],  # type: ignore[misc]
+        suppressed,
+        reason,
+    )
+    return review, verdict
+
+
 def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
     """What Starlette's ``JSONResponse(payload, status, headers={"Connection": "close"} if close else None)``
     sends: the same body and raw headers."""
     body = _encode_json(payload).encode("utf-8")
     length = (b"content-length", str(len(body)).encode("latin-1"))
     if close:
-        return status, [(b"connection", b"close"), length, (b"content-type", b"application/json")], body
-    return status, [length, (b"content-type", b"application/json")], body
+        return status, [(b"connection", b"close"), length, _JSON_TYPE], body
+    return status, [length, _JSON_TYPE], body
 
 
 class _Endpoint:
@@ -605,22 +631,30 @@ def create_app(
         # the body first, then a slot to decode and lint it: a slot taken before the body was in was held by
         # a client sending its body slowly, and four of them (the default slots) held every slot until the
         # body deadline, answering every review 503. The bodies held meanwhile are bounded in bytes.
+        named: list[bytes] = []  # the head of a refused body being read to its end, naming its uid
         try:
             if not _is_json(content_type):
                 raise ReviewError(f"Content-Type must be application/json, got {content_type!r:.80}", 415)
             try:
                 body = await _within(
-                    _read_body(receive, length, settings.max_request_bytes, state),
+                    _read_body(receive, length, settings.max_request_bytes, state, scope, named),
                     settings.body_timeout_seconds,
                 )
+            except asyncio.CancelledError:
+                # uvicorn's graceful shutdown time ran out while a refused body that names its uid (the API
+                # server's review over --max-request-bytes) was read to its end: answered per the failure mode
+                # as a review the server could not finish, not HTTP 503 (the API server's failurePolicy)
+                if not named:
+                    raise
+                return _shutdown_refused(named[0], t0)
             except asyncio.TimeoutError:
-                state.metrics.connections_closed.labels("body_timeout").inc()
+                state.metrics.connections_closed.labels("review", "body_timeout").inc()
                 raise ReviewError(
                     f"request body not received within {settings.body_timeout_seconds:g} s", 408
                 ) from None
             except _ClientGone:  # gone before its body was in: nobody to answer, nothing to log
                 if not scope.get(EVICTED_SCOPE_KEY):  # an eviction is counted as one where it is made
-                    state.metrics.connections_closed.labels("client_gone").inc()
+                    state.metrics.connections_closed.labels("review", "client_gone").inc()
                 return 400, [(b"content-length", b"0")], b""  # Starlette's Response(status_code=400)
         except _Refused as exc:
             return _refused(exc, t0)
@@ -690,6 +724,19 @@ def create_app(
         state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
         return _json_answer(payload)
 
+    def _shutdown_refused(head: bytes, t0: float) -> _Answer:
+        """The answer for a refused body whose head names its ``uid``, cancelled at shutdown while it was read to
+        its end: per the failure mode (outcome ``shutdown``), the connection closed (the rest is unread)."""
+        bare = review_from_head(head)
+        assert bare is not None  # _read_body records a head only then
+        _uncancel()
+        state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(bare.uid)}})
+        payload, verdict = failure_response(bare, settings, SHUTDOWN_REASON, "shutdown")
+        seconds = time.perf_counter() - t0
+        state.metrics.observe(verdict, bare.dry_run, seconds)
+        state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
+        return _json_answer(payload, close=True)
+
     def _refused(exc: _Refused, t0: float) -> _Answer:
         """The answer for a review whose body was not decoded, too large (``outcome="too_large"``) or one too
         many held (``outcome="overloaded"``), but whose head names its ``uid``: per the failure mode, as a review
@@ -709,34 +756,170 @@ def create_app(
         return _json_answer(payload)
 
     async def _validate(box: list[bytes], t0: float) -> _Answer:
+        """The review of a body that is in: handed as it is to a worker, which decodes it, applies the
+        exemptions, lints the object and writes the response (:meth:`ReviewPool.review
+        <kvlint.webhook.pool.ReviewPool.review>`); the event loop neither decodes it nor pickles the object and
+        the findings. It decodes the body itself only when the worker could not answer (its budget ran out, it
+        failed or died, the server is shutting down: :func:`_unfinished`) or for an UPDATE whose ``oldObject``
+        must be linted (:func:`_update`)."""
         body = box.pop()
         state.body_bytes -= len(body)
+        options = state.options_hook(settings.options) if state.options_hook else settings.options
+        budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
+        pool = state.pool
+        if pool is not None and not pool.idle:
+            # no worker free: a review that needs none (an exemption, a DELETE, a subresource, a malformed body) is
+            # answered at once, as when the server decoded every body, not after the reviews being linted
+            decided = _decided_here(body, t0)
+            if not isinstance(decided, Review):
+                return decided
+            del decided
         try:
-            review = _uncollected(parse_review, body)
-            del body
-        except ReviewError as exc:
-            return bad_request(exc)
-        except ReviewTooDeep as exc:  # too deep to decode: answered with the request's uid, as a finding
-            review, deep = exc.review, True
-        else:
-            deep = False
-        try:
-            why = None if deep else _uncollected(skip_reason, review, settings)
-            if deep:
-                payload, verdict = too_deep_response(review, settings)
-            elif why is not None:
-                payload, verdict = skipped_response(review, why)
-            else:
-                payload, verdict = await _run_pipeline(state, review, t0)
+            # no pool without the lifespan (an ASGI host that does not run it): what needs no worker is still
+            # answered (400, an exemption), the rest as an internal error
+            assert pool is not None, "the review pool is not started (the app's lifespan did not run)"
+            reply = await pool.review(body, settings, options, budget)
         except asyncio.CancelledError:
             # uvicorn's graceful shutdown time ran out while the review was linted (a budget longer than it): the
             # review is answered per the failure mode, as one kvlint could not finish, instead of HTTP 500
+            return _unfinished(body, t0, SHUTDOWN_REASON, "shutdown", cancelled=True)
+        except BudgetExceeded as exc:
+            why = (
+                f"review not finished within {settings.timeout_seconds:g} s"
+                if exc.stage == "lint"
+                else f"no review worker free within {settings.timeout_seconds:g} s"
+            )
+            return _unfinished(body, t0, why, "timeout", stage=exc.stage)
+        except WorkerFailed as exc:
+            name = str(exc).split(":", 1)[0]
+            return _unfinished(body, t0, f"internal error ({name})", "internal_error", error=str(exc))
+        except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
+            return _unfinished(
+                body, t0, f"internal error ({type(exc).__name__})", "internal_error", trace=True
+            )
+        kind = reply[0]
+        if kind == "answer":
+            review, verdict = summary_review(reply[3])
+            _observe(review, verdict, t0)
+            data = reply[2]
+            return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
+        if kind == "bad":
+            return bad_request(ReviewError(reply[3], reply[2]))
+        del box
+        return await _update(body, reply, options, t0)
+
+    def _observe(review: Review, verdict: Any, t0: float) -> None:
+        """Count and log one answered review."""
+        seconds = time.perf_counter() - t0
+        state.metrics.observe(verdict, review.dry_run, seconds)
+        level = logging.INFO if verdict.outcome != "skipped" else logging.DEBUG
+        if state.logger.isEnabledFor(level):
+            state.logger.log(
+                level, "review", extra={"fields": _log_fields(review, verdict, seconds, settings.mode)}
+            )
+
+    def _decided_here(body: bytes, t0: float, cancelled: bool = False) -> _Answer | Review:
+        """The body decoded here, and the answer of a review that needs no worker, as the server gave it when it
+        decoded every body itself: not an AdmissionReview (HTTP 400), nested too deeply (a KV001 finding),
+        needing no linting (:func:`~kvlint.webhook.review.skip_reason`: a DELETE, a subresource, an exempt
+        namespace, a trusted controller's write...: allowed whatever the failure mode); else the decoded Review.
+        ``cancelled``: the server is shutting down (this task's cancellation is taken back when it answers; a
+        body that is not an AdmissionReview has no uid to answer with: CancelledError, validate's HTTP 503)."""
+        try:
+            review = _uncollected(parse_review, body)
+        except ReviewError as exc:
+            if cancelled:
+                raise asyncio.CancelledError from None
+            return bad_request(exc)
+        except ReviewTooDeep as exc:
+            if cancelled:
+                _uncancel()
+            payload, verdict = too_deep_response(exc.review, settings)
+            _observe(exc.review, verdict, t0)
+            return _json_answer(payload)
+        if cancelled:
+            _uncancel()
+        del body
+        try:
+            skip = _uncollected(skip_reason, review, settings)
+        except RecursionError:
+            payload, verdict = too_deep_response(review, settings)
+            _observe(review, verdict, t0)
+            return _json_answer(payload)
+        if skip is not None:
+            payload, verdict = skipped_response(review, skip)
+            _observe(review, verdict, t0)
+            return _json_answer(payload)
+        return review
+
+    def _unfinished(
+        body: bytes,
+        t0: float,
+        why: str,
+        outcome: str,
+        *,
+        cancelled: bool = False,
+        stage: str | None = None,
+        error: str | None = None,
+        trace: bool = False,
+    ) -> _Answer:
+        """The answer for a review its worker did not finish (``outcome``: ``timeout``, ``internal_error``,
+        ``shutdown``): the body decoded here, then answered as the server answered it when it decoded every
+        body itself: not an AdmissionReview (HTTP 400), nested too deeply (a KV001 finding), needing no linting
+        (:func:`~kvlint.webhook.review.skip_reason`: a DELETE, a subresource, an exempt namespace...: allowed
+        whatever the failure mode), else per the failure mode, with the request's own ``uid``, ``dryRun`` and
+        names in the answer, the metrics and the log. ``cancelled``: the server is shutting down (a body with no
+        review to answer is left to ``validate``'s HTTP 503); ``stage``: the budget ran out (counted in
+        ``kvlint_webhook_budget_exceeded_total``); ``error``: the worker's failure, logged; ``trace``: a kvlint
+        bug in the server, logged with its traceback."""
+        decided = _decided_here(body, t0, cancelled)
+        if not isinstance(decided, Review):
+            return decided
+        review = decided
+        del body
+        if cancelled:
+            state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
+        if stage is not None:
+            state.metrics.budget_exceeded.labels(stage).inc()
+        if error is not None:
+            state.logger.error(
+                "pipeline failed",
+                extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(error, LOG_REASON_CHARS)}},
+            )
+        if trace:
+            state.logger.error(
+                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
+            )
+        payload, verdict = failure_response(review, settings, why, outcome)
+        _observe(review, verdict, t0)
+        return _json_answer(payload)
+
+    async def _update(body: bytes, reply: tuple[Any, ...], options: Any, t0: float) -> _Answer:
+        """An UPDATE whose new object has errors, linted in a worker (``reply``: ``("update", seq, rows,
+        suppressed)``), and whose ``oldObject`` is linted for the errors it already had
+        (``allow_existing_violations``): the body decoded here and the old object linted in a worker within
+        what is left of the budget, as before reviews were answered in the workers."""
+        try:
+            review = _uncollected(parse_review, body)
+        except ReviewError as exc:  # decoded by the worker: not expected
+            return bad_request(exc)
+        except ReviewTooDeep as exc:
+            payload, verdict = too_deep_response(exc.review, settings)
+            _observe(exc.review, verdict, t0)
+            return _json_answer(payload)
+        del body
+        outcome = LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
+        try:
+            existing, result = await _old_errors(state, review, options, t0)
+            payload, verdict = build_response(review, settings, outcome, existing)
+            verdict.old_object = result
+        except asyncio.CancelledError:
             _uncancel()
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
             payload, verdict = failure_response(review, settings, SHUTDOWN_REASON, "shutdown")
         except RecursionError:
-            # decoded, but too deep for the server's own walks (comparing an UPDATE's objects, pickling the
-            # object for a worker): a finding, not an internal error, which fail-open would admit
+            # too deep for pickling the old object for a worker: a finding, not an internal error, which
+            # fail-open would admit
             payload, verdict = too_deep_response(review, settings)
         except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
             state.logger.error(
@@ -745,13 +928,7 @@ def create_app(
             payload, verdict = failure_response(
                 review, settings, f"internal error ({type(exc).__name__})", "internal_error"
             )
-        seconds = time.perf_counter() - t0
-        state.metrics.observe(verdict, review.dry_run, seconds)
-        level = logging.INFO if verdict.outcome != "skipped" else logging.DEBUG
-        if state.logger.isEnabledFor(level):
-            state.logger.log(
-                level, "review", extra={"fields": _log_fields(review, verdict, seconds, settings.mode)}
-            )
+        _observe(review, verdict, t0)
         return _json_answer(payload)
 
     async def healthz(request: Request) -> Response:

@@ -2,7 +2,8 @@
 
 This module imports only click and kvlint's light modules, so ``kvlint --help`` and
 ``kvlint webhook --help`` work without the server libraries; ``serve`` checks for them first and exits
-with status 1 and ``pip install 'kvlint-k8s[webhook]'`` when they are missing.
+with status 1 and the command that installs them (:func:`kvlint.webhook.install_hint`: ``pip install
+'kvlint-k8s[webhook]'``, or ``pip install -e 'DIR[webhook]'`` for a source checkout) when they are missing.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import click
 
-from kvlint.webhook import INSTALL_HINT, missing_server_deps
+from kvlint.webhook import install_hint, missing_server_deps
 from kvlint.webhook.request_options import MAX_REVIEW_SIZE, MAX_REVIEW_SIZE_LIMIT, MIN_REVIEW_SIZE
 
 
@@ -284,7 +285,7 @@ def serve(**kw: Any) -> None:
     """
     missing = missing_server_deps()
     if missing:
-        raise click.ClickException(f"missing {', '.join(missing)}: {INSTALL_HINT}")
+        raise click.ClickException(f"missing {', '.join(missing)}: {install_hint()}")
     settings = build_settings(**kw)
 
     import os

@@ -29,14 +29,15 @@ servers in one process (tests, the benchmark) do not collide. Series:
   ``died``, ``memory``, ``cancelled``, ``protocol``).
 * ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting
   (read from the pool when scraped, :meth:`WebhookMetrics.track_pool`).
-* ``kvlint_webhook_connections_closed_total{reason}``: connections closed by the server's limits
+* ``kvlint_webhook_connections_closed_total{listener, reason}``: connections closed by the server's limits, on
+  the review listener (``listener="review"``) and on the probe listener (``"probe"``, which was not counted)
   (``header_timeout``, ``header_too_large``, ``body_timeout``, ``pipelined``, ``write_timeout``,
   ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``; ``evicted``: a connection waiting for its
   headers, or idle, closed to make room for a complete request at that limit), and connections the client closed
   before its request body was in (``client_gone``).
 * ``kvlint_webhook_connections_evicted_total{listener, state}``: connections closed at ``--max-connections`` to
   make room for a complete request (:func:`kvlint.webhook.protocol.deadline_protocol`), on the review listener
-  (``listener="review"``, also counted in ``connections_closed_total{reason="evicted"}``) and on the probe
+  (``listener="review"``, also counted in ``connections_closed_total{listener="review", reason="evicted"}``) and on the probe
   listener (``"probe"``, 64 connections), by what the connection was doing: ``headers`` (waiting for its
   request's headers), ``idle`` (kept alive after an answer), ``body`` (its request body still coming in). A
   steady rate means a client holds the listener's connections (slow headers or bodies, or many idle ones).
@@ -104,7 +105,7 @@ class WebhookMetrics:
         self.connections_closed = Counter(
             "kvlint_webhook_connections_closed",
             "Connections closed by the server's header/body limits.",
-            ["reason"],
+            ["listener", "reason"],
             registry=r,
         )
         self.connections_evicted = Counter(

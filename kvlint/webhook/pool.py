@@ -6,8 +6,10 @@ worker for ever and, with a few such reviews, every worker. A worker *process* t
 is killed (``SIGKILL``) and replaced; the event loop never runs the pipeline and stays free for probes
 and other reviews.
 
-:meth:`ReviewPool.lint` takes an idle worker (waiting at most the review's remaining budget), sends it the
-object and waits for the answer within what is left of the budget. The idle worker taken is the one used
+:meth:`ReviewPool.review` takes an idle worker (waiting at most the review's remaining budget), sends it the
+request body as it came (the worker decodes it, lints and writes the response) and waits for the answer within
+what is left of the budget; :meth:`ReviewPool.lint` does the same with an object (the warm-up, an UPDATE's
+``oldObject``). The idle worker taken is the one used
 last (its memory and the pipeline's memo tables are warm); a worker coming back is handed straight to the
 review that has waited longest, so no later review takes it first. Each wait is one future the review's task
 awaits, resolved by the pipe's reader callback or by a timer at the deadline: no helper task and no
@@ -34,6 +36,7 @@ import time
 from dataclasses import fields
 from typing import Any
 
+from kvlint.webhook.answer import answer_review
 from kvlint.webhook.worker import FRAME_HEADER, LintOutcome, ReplyDiagnostic, frame_messages, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
@@ -170,7 +173,10 @@ class _Worker:
     def __init__(self, ctx: Any, pipeline: Any, memory_limit: int | None) -> None:
         parent, child = ctx.Pipe(duplex=True)
         self.process = ctx.Process(
-            target=worker_main, args=(child, pipeline, memory_limit), name="kvlint-review", daemon=True
+            target=worker_main,
+            args=(child, pipeline, memory_limit, answer_review),
+            name="kvlint-review",
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -179,6 +185,8 @@ class _Worker:
         #: the review's messages left to write and the reply being read
         self.frames = _Frames()
         self.options: Any = None
+        #: the WebhookSettings object last sent (a ``review`` needs them; sent once)
+        self.settings: Any = None
         self.token: tuple[int, ...] | None = None
         self.reviews = 0
         #: the reply read for a review whose request was cancelled just after (see ReviewPool._call)
@@ -250,6 +258,10 @@ class ReviewPool:
         self.busy = 0
         self.restarts = 0
         self.closed = False
+        #: the server is shutting down (set when uvicorn's shutdown starts, :mod:`kvlint.webhook.server`): a
+        #: worker killed because its review was cancelled is not replaced (uvicorn cancels the reviews still
+        #: running when its graceful shutdown time is over, just before the pool closes)
+        self.stopping = False
         #: ``time.monotonic()`` since when no worker has been alive (None while one is).
         self.empty_since: float | None = None
 
@@ -457,6 +469,15 @@ class ReviewPool:
         self._unwatch(w)
         w.kill()
         self._workers.discard(w)
+        if self.stopping and reason == "cancelled":
+            # shutting down: each review cancelled at the end of the graceful shutdown time started a worker
+            # from the fork server just before the pool closed, counted and logged as a restart
+            self.logger.info(
+                "review worker stopped",
+                extra={"fields": {"reason": reason, "pid": w.pid, "reviews": w.reviews}},
+            )
+            self._set_busy()
+            return
         self.restarts += 1
         if self.metrics is not None:
             self.metrics.worker_restarts.labels(reason).inc()
@@ -500,6 +521,28 @@ class ReviewPool:
             BudgetExceeded: the budget ran out (the worker, if any, was killed and is being replaced).
             WorkerFailed: the pipeline raised (message ``Type: text``) or the worker died.
         """
+        reply = await self._exchange(("lint", 0, obj, label), None, options, budget, _LINT_REPLIES)
+        return LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
+
+    async def review(self, body: bytes, settings: Any, options: Any, budget: float) -> tuple[Any, ...]:
+        """Answer the ``POST /validate`` request ``body`` in a worker (:func:`~kvlint.webhook.answer.answer_review`:
+        decoded, exemptions, linted with ``options``, the response written there), within ``budget`` seconds in
+        all (waiting for a free worker included). Returns the worker's reply: ``("answer", seq, response_bytes,
+        summary)``, ``("bad", seq, status, message)`` or ``("update", seq, rows, suppressed)``.
+
+        Raises:
+            BudgetExceeded: the budget ran out (the worker, if any, was killed and is being replaced).
+            WorkerFailed: the review raised in the worker (message ``Type: text``) or the worker died.
+        """
+        return await self._exchange(("review", 0, body), settings, options, budget, _REVIEW_REPLIES)
+
+    async def _exchange(
+        self, message: tuple[Any, ...], settings: Any, options: Any, budget: float, expected: frozenset[str]
+    ) -> tuple[Any, ...]:
+        """Send ``message`` (its ``seq``, the second item, replaced) to an idle worker, with the options and
+        settings it does not have yet, and return its reply of the same ``seq``, one of the ``expected`` kinds,
+        within ``budget`` seconds in all; an ``("error", ...)`` reply raises WorkerFailed, and so does any other
+        (the worker is then replaced) (see :meth:`lint`)."""
         assert self.started, "start() the pool first"
         loop = asyncio.get_running_loop()
         deadline = loop.time() + budget
@@ -515,7 +558,9 @@ class ReviewPool:
             token = w.token if options is w.options and w.token is not None else _options_token(options)
             if token != w.token:
                 messages.append(("options", options))
-            messages.append(("lint", seq, obj, label))
+            if settings is not None and settings is not w.settings:
+                messages.append(("settings", settings))
+            messages.append((message[0], seq, *message[2:]))
             try:
                 reply = await self._call(w, messages, max(0.0, deadline - loop.time()))
             except _CallTimeout:
@@ -528,17 +573,23 @@ class ReviewPool:
                 raise WorkerFailed(f"review worker died ({type(exc).__name__})") from None
             except asyncio.CancelledError:  # the request went away mid-review
                 late, w.late_reply = w.late_reply, None
-                if late is not None and late[0] == "ok" and late[1] == seq:  # answered just before: idle
+                if (
+                    late is not None and late[0] in _DONE_REPLIES and late[1] == seq
+                ):  # answered just before: idle
                     w.options, w.token = options, token
+                    if settings is not None:
+                        w.settings = settings
                     w.reviews += 1
                 else:  # the worker is still busy with it
                     keep = False
                     self._replace(w, "cancelled")
                 raise
             w.options, w.token = options, token
+            if settings is not None:
+                w.settings = settings
             w.reviews += 1
-            if reply[0] == "ok" and reply[1] == seq:
-                return LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
+            if reply[1] == seq and reply[0] in expected:
+                return reply  # type: ignore[no-any-return]
             if reply[0] == "error" and reply[1] == seq:
                 if str(reply[2]).startswith("MemoryError"):
                     keep = False
@@ -588,6 +639,13 @@ class ReviewPool:
             if w.frames.outbox is not None:  # not all written (the deadline, the worker died): no more
                 w.frames.outbox = None
                 self._unwrite(w)
+
+
+#: The replies a worker ends a review with (:mod:`kvlint.webhook.worker`): to a ``lint`` message, ``ok``;
+#: to a ``review``, :data:`_REVIEW_REPLIES`; to either, ``error``.
+_LINT_REPLIES = frozenset({"ok"})
+_REVIEW_REPLIES = frozenset({"answer", "bad", "update"})
+_DONE_REPLIES = frozenset({"ok", "error"}) | _REVIEW_REPLIES
 
 
 class _CallTimeout(Exception):

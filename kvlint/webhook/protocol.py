@@ -36,7 +36,7 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   the order connections entered it (:class:`_Room`), so an eviction looks at a bounded number of connections
   (:data:`EVICTION_SCAN_SLACK` more than it closes), not at all of them: listing and sorting every connection
   took 5.1 ms of CPU per request at the limit with 1,000 connections (0.11 ms now; load average 10);
-* counts each in ``kvlint_webhook_connections_closed_total{reason}`` (and each eviction by the state the
+* counts each in ``kvlint_webhook_connections_closed_total{listener, reason}`` (and each eviction by the state the
   connection was in, ``on_evict``), and (``max_connections``) each request
   uvicorn answers HTTP 503 and closes because the connections or requests at once reached its
   ``limit_concurrency`` (``--max-connections``; httptools only), which uvicorn only logs.
@@ -64,6 +64,7 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_MAX_PIPELINED",
+    "ANSWERING_SCOPE_KEY",
     "EVICTED_SCOPE_KEY",
     "EVICTION_SCAN_SLACK",
     "CoalescingTransport",
@@ -128,6 +129,11 @@ class CoalescingTransport:
 #: The key set (True) in the ASGI ``scope`` of a request whose connection was closed while its body was coming in,
 #: to make room at ``limit_concurrency``: the application then counts it as evicted, not as a client gone.
 EVICTED_SCOPE_KEY = "kvlint.evicted"
+#: Set (True) in a request's ASGI scope by the app while it reads a refused body to its end in order to answer
+#: the review it names (:func:`kvlint.webhook.app._read_body`: the API server's review over
+#: ``--max-request-bytes``): such a connection gives way to a complete request only after every other body, since
+#: closing it fails a review the server is about to answer (the oldest body, it went first).
+ANSWERING_SCOPE_KEY = "kvlint.answering"
 
 #: Most requests a connection may have queued behind the one being answered (HTTP/1.1 pipelining). The API
 #: server (Go's net/http) and the kubelet's probes never pipeline; a few allow a client that does.
@@ -465,16 +471,19 @@ def deadline_protocol(
             transport = getattr(self, "transport", None)
             return transport is not None and transport.get_write_buffer_size() > 0
 
-        def _kv_may_go(self, body: bool) -> bool:
+        def _kv_may_go(self, body: bool, answering: bool = False) -> bool:
             """Whether this connection may be closed to make room now: waiting for a request (headers or idle)
             with nothing of an answer still held, or (``body``) reading a request body that nothing has answered
-            yet and behind which no request is queued."""
+            yet and behind which no request is queued, one the app reads to answer the review it names
+            (:data:`ANSWERING_SCOPE_KEY`) when ``answering``, any other when not."""
             if not body:
                 return self._kv_waiting() and not self._kv_sending()
             cycle = getattr(self, "cycle", None)
             task = self._kv_task
+            scope = getattr(cycle, "scope", None)
             return (
                 cycle is not None
+                and (isinstance(scope, dict) and bool(scope.get(ANSWERING_SCOPE_KEY))) == answering
                 and not cycle.response_complete
                 and bool(getattr(cycle, "more_body", False))
                 and not getattr(cycle, "response_started", True)
@@ -483,7 +492,9 @@ def deadline_protocol(
                 and not task.done()
             )
 
-        def _kv_pick(self, state: OrderedDict[Any, None], want: int, body: bool) -> list[Any]:
+        def _kv_pick(
+            self, state: OrderedDict[Any, None], want: int, body: bool, answering: bool = False
+        ) -> list[Any]:
             """Up to ``want`` connections of ``state`` still counted in uvicorn's ``connections`` that may go
             (:meth:`_kv_may_go`), first in its order first,
             looking at no more than ``want`` + :data:`EVICTION_SCAN_SLACK` of them; those passed over go to the end."""
@@ -499,7 +510,7 @@ def deadline_protocol(
                 if len(picked) >= want or budget <= 0:
                     break
                 budget -= 1
-                if other is not self and other in connections and other._kv_may_go(body):
+                if other is not self and other in connections and other._kv_may_go(body, answering):
                     picked.append(other)
                 elif other is not self:
                     passed.append(other)
@@ -511,7 +522,8 @@ def deadline_protocol(
             """Close connections waiting for their request's headers, those that have waited longest first, then
             idle kept-alive ones, those idle longest first (not those made first: the API server keeps the
             connections it uses, which are thus the oldest), then those whose request body is still coming in,
-            those whose body began first, until fewer than ``limit`` connections are open (this one included) and
+            those whose body began first (a refused review's body the app reads to its end to answer it,
+            :data:`ANSWERING_SCOPE_KEY`, after every other), until fewer than ``limit`` connections are open (this one included) and
             fewer than ``limit`` requests are being answered (only closing a body's connection takes a request's
             task off), so that this request, whose headers are complete, is answered rather than refused with
             HTTP 503. A connection whose request is all in and being answered, or whose answer is not all sent
@@ -527,6 +539,8 @@ def deadline_protocol(
             quiet += self._kv_pick(room.idle, need_connections - len(quiet), False)
             need_bodies = max(need_tasks, need_connections - len(quiet))
             bodies = self._kv_pick(room.bodies, need_bodies, True)
+            if len(bodies) < need_bodies:  # then the bodies read to answer the review they name
+                bodies += self._kv_pick(room.bodies, need_bodies - len(bodies), True, True)
             if len(bodies) < need_bodies:
                 return  # closing all of them would leave a count at the limit: uvicorn refuses the request anyway
             del quiet[max(0, need_connections - len(bodies)) :]

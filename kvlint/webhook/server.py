@@ -116,7 +116,9 @@ def build_server(
     state = _find_state(app)
     if header_timeout is None:
         header_timeout = state.settings.header_timeout_seconds if state is not None else 5.0
-    on_close = (lambda reason: state.metrics.connections_closed.labels(reason).inc()) if state else None
+    on_close = (
+        (lambda reason: state.metrics.connections_closed.labels("review", reason).inc()) if state else None
+    )
     on_evict = (
         (lambda what: state.metrics.connections_evicted.labels("review", what).inc()) if state else None
     )
@@ -154,6 +156,25 @@ def build_server(
     return server
 
 
+#: The name of the probe listener's thread (:class:`ProbeServer`).
+PROBE_THREAD = "kvlint-webhook-probes"
+
+
+class _ProbeProcessLines(logging.Filter):
+    """Drops uvicorn's "Started server process [pid]" and "Finished server process [pid]" when the probe
+    listener's server logs them: each is logged by every ``uvicorn.Server`` that serves, and with the probe
+    listener the pod's log said the process started, and finished, twice (one process). Its "Uvicorn running
+    on ..." line, which names its own address, stays."""
+
+    LINES = frozenset({"Started server process [%d]", "Finished server process [%d]"})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.threadName == PROBE_THREAD and record.msg in self.LINES)
+
+
+_PROBE_PROCESS_LINES = _ProbeProcessLines()
+
+
 class ProbeServer:
     """The probe listener: plain HTTP ``/healthz``, ``/readyz``, ``/metrics`` on its own port, served by a
     uvicorn server in its own thread and event loop (:func:`kvlint.webhook.app.create_probe_app`), so that
@@ -185,6 +206,7 @@ class ProbeServer:
             http=deadline_protocol(
                 5.0,
                 16 * 1024,
+                on_close=lambda reason: state.metrics.connections_closed.labels("probe", reason).inc(),
                 on_evict=lambda what: state.metrics.connections_evicted.labels("probe", what).inc(),
             ),
             ws="none",
@@ -193,13 +215,14 @@ class ProbeServer:
         _check_uvicorn(config, "probe")
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
+        logging.getLogger("uvicorn.error").addFilter(_PROBE_PROCESS_LINES)  # once: the same filter object
 
     def _run(self) -> None:
         asyncio.run(self.server.serve(sockets=[self.sock]))
 
     def start(self, timeout: float = 10.0) -> ProbeServer:
         """Serve in a daemon thread; returns once listening."""
-        self._thread = threading.Thread(target=self._run, name="kvlint-webhook-probes", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=PROBE_THREAD, daemon=True)
         self._thread.start()
         deadline = threading.Event()
         waited = 0.0
@@ -251,6 +274,14 @@ def _draining_server_class() -> Any:
                 await super().startup(sockets=sockets)
             finally:
                 del loop.create_server
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            # the reviews still running when the graceful shutdown time is over are cancelled, and the pool
+            # then closed: a worker whose review is cancelled is not replaced any more (ReviewPool.stopping)
+            state = _find_state(self.config.app)
+            if state is not None and state.pool is not None:
+                state.pool.stopping = True
+            await super().shutdown(sockets=sockets)
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             state = _find_state(self.config.app)

@@ -12,9 +12,13 @@ the server its end, which does not, a piece at a time from the event loop (:mod:
 ends are kvlint in the same pod):
 
 * server -> worker: ``("options", Options)`` (sent when the pipeline options change, e.g. a new node
-  inventory with ``--cluster``) and ``("lint", seq, object, label)``;
-* worker -> server: ``("ok", seq, rows, suppressed)`` (``rows``: :func:`reply_rows` of the diagnostics) or
-  ``("error", seq, "Type: message")``.
+  inventory with ``--cluster``), ``("settings", WebhookSettings)`` (sent to each worker once), and
+  ``("review", seq, body)`` (a ``POST /validate`` request body as received:
+  :func:`kvlint.webhook.answer.answer_review`) or
+  ``("lint", seq, object, label)`` (an object: the warm-up, an UPDATE's ``oldObject``);
+* worker -> server: for a ``review``, ``("answer", ...)``, ``("bad", ...)`` or ``("update", ...)``
+  (:func:`kvlint.webhook.answer.answer_review`); for a ``lint``, ``("ok", seq, rows, suppressed)`` (``rows``: :func:`reply_rows` of
+  the diagnostics); for either, ``("error", seq, "Type: message")``.
 
 A worker limits its own address space (``RLIMIT_AS``) when given a memory limit, so an allocation a
 manifest provokes ends in ``MemoryError`` (answered as an internal error) instead of the pod's OOM kill,
@@ -266,8 +270,10 @@ def limit_memory(limit_bytes: int | None) -> None:
         pass
 
 
-def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None) -> None:
+def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None, answer: Any = None) -> None:
     """The worker loop: read messages from ``conn`` until the server closes it (see the module docstring).
+    ``answer`` answers a ``review`` message (:func:`kvlint.webhook.answer.answer_review`, passed by the pool:
+    that module imports this one); without it such a message is answered ``("error", ...)``.
 
     Never raises for a review: any exception, ``MemoryError`` included, is sent back as ``("error", ...)``.
     """
@@ -279,18 +285,30 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
     except (AttributeError, OSError):  # pragma: no cover - platform without nice
         pass
     options: Any = None
+    settings: Any = None
     fd = conn.fileno()
     while True:
         try:
             msg = recv_message(fd)
         except (EOFError, OSError):
             return
-        if msg[0] == "options":
+        kind = msg[0]
+        if kind == "options":
             options = msg[1]
             continue
-        if msg[0] != "lint":
+        if kind == "settings":
+            settings = msg[1]
             continue
-        _, seq, obj, label = msg
+        body: Any = None
+        obj: Any = None
+        label: Any = None
+        if kind == "review":
+            seq, body = msg[1], msg[2]
+        elif kind == "lint":
+            _, seq, obj, label = msg
+        else:
+            continue
+        del msg
         # No cyclic garbage collection during a review (:data:`COLLECT_DURING_REVIEW`): re-enabled once the
         # reply is out, so the next allocation's young collection takes what cycles the review left.
         collect = gc.isenabled() and not COLLECT_DURING_REVIEW
@@ -302,18 +320,25 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
                     from kvlint.webhook.request_options import webhook_options
 
                     options = webhook_options()
-                result = lint_object(obj, label, options, pipeline)
-                reply: tuple[Any, ...] = (
-                    "ok",
-                    seq,
-                    reply_rows(result.diagnostics),
-                    int(getattr(result, "suppressed", 0) or 0),
-                )
-                del result
+                reply: tuple[Any, ...]
+                if kind == "review":
+                    if answer is None:
+                        raise RuntimeError("this worker answers no review message")
+                    reply = answer(body, seq, settings, options, pipeline)
+                else:
+                    result = lint_object(obj, label, options, pipeline)
+                    reply = (
+                        "ok",
+                        seq,
+                        reply_rows(result.diagnostics),
+                        int(getattr(result, "suppressed", 0) or 0),
+                    )
+                    del result
             except MemoryError:
                 reply = ("error", seq, "MemoryError: the review needed more memory than a worker may use")
             except Exception as exc:  # any kvlint bug: reported, the worker lives on
                 reply = ("error", seq, f"{type(exc).__name__}: {str(exc)[:300]}")
+            body = obj = None  # nothing of the review held until the next one
             try:
                 send_message(fd, encode_message(reply))
             except (OSError, ValueError):

@@ -14,6 +14,7 @@ from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import (
+    Unsized,
     accelerator_build,
     engine_of_image,
     gpu_build_on_other_accelerator,
@@ -232,7 +233,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         # names its own model: then it is sized as any container, and the same reason comes first)
         template = is_runtime_template(ctx.workload)
         why = None if template and s.model is None else unsized_before_model(ctx.workload, s, p)
-        if why is None or (s.model is None and why != "not a CUDA/ROCm GPU"):
+        if why is None or (s.model is None and why is not Unsized.NOT_A_GPU):
             return
         if acc is not None and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
