@@ -310,3 +310,39 @@ def test_allexport_given_to_the_shell_exports_the_script_s_assignments(
         c for c in commands(f"bash {' '.join(invocation)} '{script}'", env) if c and c[0].text == "vllm"
     ]
     assert engine.environ is not None and engine.environ.get()[0].get("A") == environ.get("A")
+
+
+ARITHMETIC_SCRIPTS = [
+    "A=1; (( A++ )); vllm serve m $A",
+    "A=1; ((A+=2)); vllm serve m $A",
+    "A=1; let A=5; vllm serve m $A",
+    "A=1; B=$(( A += 4 )); vllm serve m $A",
+    "A=1; (( --A )); vllm serve m $A",
+    "export A=1; (( A=7 )); bash -c 'vllm serve m $A'",
+]
+
+
+@pytest.mark.parametrize("script", ARITHMETIC_SCRIPTS)
+def test_a_variable_arithmetic_assigns_is_no_longer_its_old_value(script: str, tmp_path: Path) -> None:
+    # kvlint does not evaluate arithmetic that assigns: the variable is unresolved after it, not read as 1
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, env)
+    assert argv[-1] != "1"  # bash changed it
+    (engine,) = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine[:3]] == argv[:3]
+    assert engine[-1].unresolved
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "A=1; (( A == 1 )); vllm serve m $A",
+        "A=1; (( A <= 2 )); vllm serve m $A",
+        "A=1; x=$((A*2)); vllm serve m $A",
+    ],
+)
+def test_arithmetic_that_only_reads_a_variable_keeps_it(script: str) -> None:
+    (engine,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert engine[-1].text == "1" and not engine[-1].unresolved

@@ -2424,6 +2424,17 @@ def _read_commands(
                             skip = True  # the operator's target is the next word
                         continue
                 words.append(arg)
+        let = bool(words) and words[0].text == "let"
+        if let or any("((" in _raw_of(w) for w in cmd):  # type: ignore[arg-type]
+            # `(( A++ ))`, `let A=5`, `$(( A += 2 ))`: arithmetic that assigns, which kvlint does not evaluate: the
+            # variables it assigns are no longer known (were read with their old value)
+            for w in cmd[1:] if let else cmd:
+                raw = _raw_of(w)  # type: ignore[arg-type]
+                if not let:
+                    raw = raw[raw.find("((") + 2 :] if "((" in raw else ""
+                for m in _ARITH_ASSIGN_RE.finditer(raw):
+                    name = m.group(1) or m.group(2) or m.group(3)
+                    shell.assign(name, ShellArg("", substituted=True), "", None)
         if templates:
             # a template action put back cannot make a word a redirection or stop it being one (the text before
             # its ``{{`` is unchanged): restoring after the drop gives the words restoring before it kept
@@ -2680,6 +2691,15 @@ class _Saved:
                 value = before.get(name)
                 log.append((name, value, set_by.get(name)) if value is not None else (name, None, None))
         return self.positional
+
+
+#: A variable an arithmetic expression assigns: ``A = 1``, ``A += 2`` (and the other compound operators), ``A++``,
+#: ``--A`` (bash(1) "ARITHMETIC EVALUATION"; ``==`` is a comparison).
+_ARITH_ASSIGN_RE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+    r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)"
+    r"|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)"
+)
 
 
 #: bash's builtins that read a script into the current shell, and the files that are a command's input.
