@@ -2430,11 +2430,18 @@ def _read_commands(
             # variables it assigns are no longer known (were read with their old value)
             for w in cmd[1:] if let else cmd:
                 raw = _raw_of(w)  # type: ignore[arg-type]
-                if not let:
-                    raw = raw[raw.find("((") + 2 :] if "((" in raw else ""
-                for m in _ARITH_ASSIGN_RE.finditer(raw):
-                    name = m.group(1) or m.group(2) or m.group(3)
-                    shell.assign(name, ShellArg("", substituted=True), "", None)
+                spans = [raw] if let else []
+                at = raw.find("((")
+                while at >= 0 and len(spans) < 16:  # each `(( ... ))` of the word (a few)
+                    close = raw.find("))", at + 2)
+                    if close < 0:
+                        break
+                    spans.append(raw[at + 2 : close])
+                    at = raw.find("((", close + 2)
+                for expression in spans:
+                    for m in _ARITH_ASSIGN_RE.finditer(expression):
+                        name = m.group(1) or m.group(2) or m.group(3)
+                        shell.assign(name, ShellArg("", substituted=True), "", None)
         if templates:
             # a template action put back cannot make a word a redirection or stop it being one (the text before
             # its ``{{`` is unchanged): restoring after the drop gives the words restoring before it kept
