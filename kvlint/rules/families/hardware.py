@@ -21,7 +21,7 @@ from kvlint.engines.images import (
     gpu_vendor_of_resource,
     platform_of,
 )
-from kvlint.gpu_resources import GAUDI_RESOURCE, NON_GPU_RESOURCES, TPU_RESOURCE
+from kvlint.gpu_resources import AMD_GPU, GAUDI_RESOURCE, NON_GPU_RESOURCES, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.memory.compat import (
     bf16_refusal,
     compressed_tensors_scheme,
@@ -186,7 +186,7 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
         name = platform_name(build)
         device = {"cuda": "an NVIDIA GPU", "rocm": "an AMD GPU"}.get(build, f"{with_article(name)} device")
         expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, "cuda")
-        other = {"nvidia": "amd.com/gpu", "amd": "nvidia.com/gpu"}.get(vendor, "")
+        other = {"nvidia": AMD_GPU, "amd": NVIDIA_GPU}.get(vendor, "")
         remedy = (
             f"request the {name} accelerator the image is built for ({_BUILD_RESOURCES[build]})"
             if build in _BUILD_RESOURCES
