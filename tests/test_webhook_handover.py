@@ -332,3 +332,46 @@ def test_a_review_that_needs_no_worker_is_answered_while_every_worker_is_busy(
         gate.touch()
         threading.Thread(target=held.close).start()
         srv.stop()
+
+
+def test_a_large_review_is_not_decoded_on_the_event_loop_while_every_worker_is_busy(
+    tls: dict[str, Any], tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The server decodes a body itself when no worker is free only up to ``LOOP_DECODE_BYTES``: a client that
+    kept every worker busy had each of its large reviews decoded on the event loop (a 1.3 MB one 45 to 70 ms of
+    the probes' and the other reviews' loop), and then again in the worker. A larger one waits for a worker, which
+    decides it (here an exempt namespace, allowed) as it would have been at once."""
+    import threading
+
+    from test_webhook_connections import _connect, _gated_review, _until
+    from webhook_pipelines import gated_pipeline
+
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, app = _serve(tls, timeout_seconds=20.0, pipeline=gated_pipeline)
+    pool = app.state.webhook.pool
+    gate = tmp_path / "gate"
+    held = _connect(srv, tls)
+    answers: list[Any] = []
+    big_obj = workload_object(B01)
+    big_obj["metadata"]["annotations"] = {"example.com/blob": "x" * (2 * app_module.LOOP_DECODE_BYTES)}
+    big = review(big_obj, uid="u-big-exempt", namespace="kube-system")
+    try:
+        held.sendall(_gated_review("held", str(gate)))
+        _until(lambda: pool.busy == 1, "the review being linted")
+        with _client(srv, tls) as client:
+            small = client.post("/validate", json=review(None, uid="u-delete", operation="DELETE")).json()
+            assert small["response"] == {"uid": "u-delete", "allowed": True}  # decided here at once
+            assert len(decoded) == 1 and decoded[0] <= app_module.LOOP_DECODE_BYTES
+            poster = threading.Thread(target=lambda: answers.append(client.post("/validate", json=big)))
+            poster.start()
+            _until(lambda: pool.waiting == 1 or bool(answers), "the large review waiting for a worker")
+            gate.touch()
+            poster.join(30)
+    finally:
+        gate.touch()
+        threading.Thread(target=held.close).start()
+        srv.stop()
+    assert [r.json()["response"] for r in answers] == [{"uid": "u-big-exempt", "allowed": True}]
+    assert all(n <= app_module.LOOP_DECODE_BYTES for n in decoded), decoded
