@@ -375,3 +375,35 @@ def test_a_large_review_is_not_decoded_on_the_event_loop_while_every_worker_is_b
         srv.stop()
     assert [r.json()["response"] for r in answers] == [{"uid": "u-big-exempt", "allowed": True}]
     assert all(n <= app_module.LOOP_DECODE_BYTES for n in decoded), decoded
+
+
+def test_an_update_whose_old_object_is_linted_is_decoded_by_no_server_loop(
+    tls: dict[str, Any], monkeypatch: Any
+) -> None:
+    """An UPDATE whose new object has errors, with ``allow_existing_violations`` (the default), had its body
+    decoded on the server's event loop and its ``oldObject`` pickled to a worker: an UPDATE any client may send,
+    so every review could be made to take that path (a 1.3 MB one held the loop 45 to 70 ms). The body now goes
+    back to a worker with the new object's rows, which lints the old object and answers; the answer is the same
+    (the old object's error a warning, ``old_object_lints_total{result="linted"}``)."""
+    from test_webhook import _with_env
+
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, app = _serve(tls, timeout_seconds=20.0)
+    registry = app.state.webhook.metrics.registry
+    old = workload_object(B01)  # KV103, also in the new object
+    old["metadata"]["annotations"] = {"example.com/blob": "x" * (2 * app_module.LOOP_DECODE_BYTES)}
+    new = _with_env(old, "HF_HUB_OFFLINE", "1")
+    try:
+        with _client(srv, tls) as client:
+            resp = client.post(
+                "/validate", json=review(new, uid="u-update", operation="UPDATE", oldObject=old)
+            )
+            answer = resp.json()["response"]
+    finally:
+        srv.stop()
+    assert answer["uid"] == "u-update" and answer["allowed"] is True
+    assert any(w.startswith("KV103 (error, pre-existing) [container vllm]:") for w in answer["warnings"])
+    assert registry.get_sample_value("kvlint_webhook_old_object_lints_total", {"result": "linted"}) == 1.0
+    assert decoded == []
