@@ -407,3 +407,37 @@ def test_an_update_whose_old_object_is_linted_is_decoded_by_no_server_loop(
     assert any(w.startswith("KV103 (error, pre-existing) [container vllm]:") for w in answer["warnings"])
     assert registry.get_sample_value("kvlint_webhook_old_object_lints_total", {"result": "linted"}) == 1.0
     assert decoded == []
+
+
+def test_a_worker_answer_that_does_not_name_the_request_is_not_sent(
+    tls: dict[str, Any], monkeypatch: Any
+) -> None:
+    """The server sent a worker's response bytes as they came: an answer naming another uid (or garbled) went
+    to the API server, which rejects it and applies ``failurePolicy``, while the server counted and logged the
+    summary's verdict. It now checks that the bytes begin with the AdmissionReview of the summary's uid and
+    ``allowed``, and answers a mismatch as the worker's failure: the body decoded here, the request's own uid."""
+    from kvlint.webhook.pool import ReviewPool
+
+    real = ReviewPool.review
+    forged: list[bytes] = []
+
+    async def garbled(self: Any, body: bytes, *args: Any) -> tuple[Any, ...]:
+        reply = await real(self, body, *args)
+        if reply[0] == "answer":
+            forged.append(reply[2])
+            reply = (reply[0], reply[1], reply[2].replace(b'"u-clean"', b'"u-other"'), reply[3])
+        return reply
+
+    monkeypatch.setattr(ReviewPool, "review", garbled)
+    srv, app = _serve(tls, failure_mode="closed")
+    registry = app.state.webhook.metrics.registry
+    try:
+        with _client(srv, tls) as client:
+            answer = client.post("/validate", json=review(workload_object(B09), uid="u-clean")).json()
+    finally:
+        srv.stop()
+    assert forged and b'"u-other"' not in forged[0]
+    assert answer["response"]["uid"] == "u-clean" and answer["response"]["allowed"] is False
+    assert "internal error (malformed answer)" in answer["response"]["status"]["message"]
+    labels = {"verdict": "denied", "outcome": "internal_error", "dry_run": "false"}
+    assert registry.get_sample_value("kvlint_webhook_reviews_total", labels) == 1.0

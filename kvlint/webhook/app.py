@@ -449,6 +449,24 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
     return review, verdict
 
 
+def _answer_agrees(data: Any, review: Review, verdict: Any) -> bool:
+    """Whether a worker's response bytes begin as :func:`~kvlint.webhook.review.response` writes the answer of
+    the review and verdict of its summary (``apiVersion``, ``kind``, the ``uid`` and ``allowed``) and end its
+    JSON object, so that what the server sends is what it counts and logs: checked without decoding them (a
+    worker's reply comes in a length-prefixed frame with the review's sequence number, so this catches a kvlint
+    bug in the worker, not a worker that was made to run other code)."""
+    if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
+        return False
+    head = (
+        '{"apiVersion":'
+        + encode_json(review.api_version)
+        + ',"kind":"AdmissionReview","response":{"uid":'
+        + encode_json(review.uid)
+        + (',"allowed":true' if verdict.allowed else ',"allowed":false')
+    ).encode("utf-8")
+    return data.startswith(head) and data.endswith(b"}}")
+
+
 def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
     """What Starlette's ``JSONResponse(payload, status, headers={"Connection": "close"} if close else None)``
     sends: the same body and raw headers."""
@@ -773,9 +791,15 @@ def create_app(
             )
         kind = reply[0]
         if kind == "answer":
-            review, verdict = summary_review(reply[3])
+            try:
+                review, verdict = summary_review(reply[3])
+                data = reply[2]
+                if not _answer_agrees(data, review, verdict):
+                    raise ValueError("its response does not name the uid and verdict of its summary")
+            except Exception as exc:  # a kvlint bug in the worker: answered as its failure is
+                why = f"malformed answer from the review worker ({type(exc).__name__}: {exc})"
+                return _unfinished(body, t0, "internal error (malformed answer)", "internal_error", error=why)
             _observe(review, verdict, t0)
-            data = reply[2]
             return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
         if kind == "bad":
             return bad_request(ReviewError(reply[3], reply[2]))
@@ -905,9 +929,18 @@ def create_app(
             _observe(review, verdict, t0)
             return _json_answer(payload)
         else:
-            state.metrics.old_object_lints.labels("linted").inc()
             review, verdict = summary_review(answered[3])
             data = answered[2]
+            if _answer_agrees(data, review, verdict):
+                state.metrics.old_object_lints.labels("linted").inc()
+            else:  # a kvlint bug in the worker: its first answer, every error denying
+                state.metrics.old_object_lints.labels("internal_error").inc()
+                state.logger.error(
+                    "malformed answer from the review worker", extra={"fields": {"uid": _bounded(review.uid)}}
+                )
+                review, verdict = summary_review(summary)
+                verdict.old_object = "internal_error"
+                data = fallback
         _observe(review, verdict, t0)
         return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
 
