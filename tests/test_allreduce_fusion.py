@@ -156,6 +156,23 @@ def test_the_plan_says_what_the_non_torch_figure_holds() -> None:
     assert not [n for n in plan_vllm_detailed(eager, m, TOTAL, **H100).plan.assumptions if "fusion" in n]
 
 
+def test_the_note_gives_the_multicast_rounding_it_counts() -> None:
+    """1.50 GiB for 8,192 tokens x 4,096 x 2 B at TP 2 (128 MiB) is not arithmetic a reader can redo without the
+    rounding: the note names the 512 MiB granularity where it applies (an NVSwitch H100), and not on a GPU whose
+    NVSwitch is not known (GH200: the 2 MiB alignment alone) (review50E)."""
+    m = _model("meta-llama--Llama-3.1-8B")
+    for gpu, rounded in (
+        (None, True),
+        ({"gpu_name": "NVIDIA GH200 480GB", "compute_capability": "9.0"}, False),
+    ):
+        s, cfg = _cfg(m, "0.19.0", gpu, tensor_parallel_size=2)
+        kw = {**H100, **(gpu or {})}
+        said = [n for n in plan_vllm_detailed(s, m, TOTAL, **kw).plan.assumptions if "fusion workspace" in n]
+        assert len(said) == 1, gpu
+        assert ("512 MiB multicast granularity" in said[0]) is rounded, said[0]
+        assert "three buffers" in said[0] or not rounded
+
+
 def test_workspace_buffers_take_the_multicast_granularity_or_are_not_created() -> None:
     """FlashInfer 0.6.4 - 0.6.14 (vLLM 0.17.0 - 0.26.0) build each workspace buffer as a ``SymmDeviceMemory`` rounded up
     to the recommended multicast granularity, 512 MiB on Hopper's NVSwitch (flashinfer/comm/mnnvl.py

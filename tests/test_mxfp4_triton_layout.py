@@ -73,8 +73,14 @@ def test_layout_bytes_restate_the_swizzle_shapes():
         ("0.24.0", "9.0", False, "triton"),
         ("0.25.0", "9.0", False, None),
         ("0.19.0", "8.0", False, None),  # A100: Marlin, by compute capability
-        # Blackwell SM100: FlashInfer's TRT-LLM backend (flashinfer-python required from 0.11.1); 10.3 from 0.13.0
-        ("0.11.0", "10.0", False, None),
+        # Blackwell SM100: FlashInfer's TRT-LLM backend (flashinfer-python required from 0.11.1, built into the release
+        # image before: 0.10.1 - 0.11.0 take it too, as the sampler's FlashInfer is assumed there); 10.3 from 0.13.0
+        ("0.10.0", "10.0", False, None),  # no MXFP4 MoE yet
+        ("0.10.1.1", "10.0", False, "flashinfer-trtllm"),
+        ("0.10.2", "10.0", False, "flashinfer-trtllm"),
+        ("0.11.0", "10.0", False, "flashinfer-trtllm"),
+        ("0.11.0", "10.3", False, None),  # is_device_capability(100): 10.0 only
+        ("0.11.0", "9.0", False, None),  # Hopper: Triton or Marlin, by compute capability as before
         ("0.11.1", "10.0", False, "flashinfer-trtllm"),
         ("0.12.0", "10.3", False, None),
         ("0.13.0", "10.3", False, "flashinfer-trtllm"),
@@ -143,6 +149,12 @@ def test_gpt_oss_rope_cache_is_float32():
         # the SM90 FlashInfer backend's own padding (128, 128) from 0.11.1, whose wheel requires FlashInfer
         ("0.21.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, "flashinfer-cutlass"),
         ("0.11.1", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, "flashinfer-cutlass"),
+        # 0.10.2 - 0.11.0's get_mxfp4_backend: the same SM90 branch with the image's FlashInfer, no Marlin switch;
+        # 0.10.1.x: VLLM_MXFP4_USE_MARLIN first, and no SM90 FlashInfer backend
+        ("0.11.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, "flashinfer-cutlass"),
+        ("0.11.0", {"VLLM_MXFP4_USE_MARLIN": "1"}, None, None),
+        ("0.10.1.1", {"VLLM_MXFP4_USE_MARLIN": "1"}, None, "marlin"),
+        ("0.10.1.1", {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}, None, None),
         # LoRA with VLLM_MXFP4_USE_MARLIN=0: Triton before 0.21.0 (get_mxfp4_backend_with_lora's `is False`)
         ("0.19.0", {"VLLM_MXFP4_USE_MARLIN": "0", "__lora": "1"}, None, "triton-pad64"),
         ("0.21.0", {"VLLM_MXFP4_USE_MARLIN": "0", "__lora": "1"}, None, "marlin"),
@@ -168,6 +180,8 @@ def test_backend_env_and_flag_on_hopper(version, env, moe_backend, expected):
         # B200, TRT-LLM: hidden and intermediate per partition to 256 (0.19.0 - 0.26.x), intermediate to 128 from
         # 0.27.0: gpt-oss-120b at TP 8 holds 360 -> 512 rows per rank; at TP 1 2,880 -> 3,072, then 2,944
         ("0.21.0", "10.0", {}, 1, 3072, 3072),
+        # the vllm/vllm-openai:v0.11.0 image on a B200 (FlashInfer built in): the same 256/256 (was 2,880 x 2,880 -> 64)
+        ("0.11.0", "10.0", {}, 1, 3072, 3072),
         ("0.21.0", "10.0", {}, 8, 3072, 512),
         ("0.27.0", "10.0", {}, 1, 3072, 2944),
         # H100 with VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1: FlashInfer's SM90 CUTLASS, both to 128
@@ -194,3 +208,34 @@ def test_flashinfer_and_marlin_padding_in_the_plan(version, cc, env, tp, hidden,
     kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
     padded_experts = parts["experts"] * (hidden * part) / (2880 * (2880 // tp))
     assert got == pytest.approx(padded_experts * (0.5 + 1 / 32) + kept * 2, rel=1e-9)
+
+
+def test_sm100_before_flashinfer_was_required():
+    """0.10.1 - 0.11.0 list FlashInfer as a wheel extra that the release image builds in, so a B200 takes FlashInfer's
+    SM100 backend there as from 0.11.1 (review50E: kvlint priced 0.11.0 on a B200 at the capability padding,
+    4 GiB less for gpt-oss-120b at TP 1 than 0.11.1). 0.10.1.x asks ``_should_use_flashinfer_mxfp4_bf16``, which an
+    explicit ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=0`` turns off; 0.10.2 - 0.11.0's ``get_mxfp4_backend`` does not
+    read it on SM100."""
+    import dataclasses
+
+    from kvlint.memory.vllm import settings_from_flags
+
+    off = {"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "0"}
+    assert (
+        mxfp4_moe_backend(settings_from_flags({}, off, "0.10.1.1"), ReleaseVersion("0.10.1.1"), "10.0")
+        is None
+    )
+    assert mxfp4_moe_backend(settings_from_flags({}, off, "0.11.0"), ReleaseVersion("0.11.0"), "10.0") == (
+        "flashinfer-trtllm"
+    )
+    # no LoRA branch before 0.11.1: the same backend with --enable-lora
+    lora = dataclasses.replace(settings_from_flags({}, {}, "0.11.0"), enable_lora=True)
+    assert mxfp4_moe_backend(lora, ReleaseVersion("0.11.0"), "10.0") == "flashinfer-trtllm"
+    m = resolve_model(str(ROOT / "kvlint/data/models/openai--gpt-oss-120b"), allow_hub=False)
+    b011 = mxfp4_moe_backend(settings_from_flags({}, {}, "0.11.0"), ReleaseVersion("0.11.0"), "10.0")
+    b0111 = mxfp4_moe_backend(settings_from_flags({}, {}, "0.11.1"), ReleaseVersion("0.11.1"), "10.0")
+    w = [
+        weight_bytes(m, dtype_bytes=2, tp=1, compute_capability="10.0", mxfp4_backend=b)[0]
+        for b in (b011, b0111)
+    ]
+    assert w[0] == w[1]

@@ -25,6 +25,7 @@ import dataclasses
 import difflib
 import random
 import re
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,18 @@ def test_rule_context_init_is_the_dataclass_one(
     ctx = RuleContext(info, cr, options, layout, plan_withdrawn=True)
     names = [f.name for f in dataclasses.fields(RuleContext)]
     assert list(vars(ctx)) == names
-    assert [getattr(ctx, n) for n in names] == [info, cr, options, layout, True]
+    assert [getattr(ctx, n) for n in names] == [info, cr, options, layout, True] + [
+        cr.serving,
+        cr.serving.engine,
+        cr.model,
+        cr.placement,
+        cr.workload,
+        cr.container,
+        None,  # plan and detail: withdrawn
+        None,
+    ]
+    built = RuleContext(info, cr, options, layout)
+    assert (built.plan, built.detail) == (cr.plan, cr.plan_detail)
     assert RuleContext(info, cr, options, layout).plan_withdrawn is False
     assert ctx == RuleContext(info, cr, options, layout, True)
     assert ctx != RuleContext(info, cr, options, layout, False)
@@ -485,32 +497,41 @@ def test_printable_matches_the_full_substitution(corpus_messages: list[str]) -> 
 
 
 def test_runner_contexts_are_the_ones_rulecontext_builds(real_containers, monkeypatch) -> None:
-    """check_container builds each check's RuleContext from one dict of the container's shared fields: every
-    check must receive what ``RuleContext(info, cr, options, layout, plan_withdrawn)`` builds in the reference
-    loop (the same fields, the plan withdrawn after a gating error and not before), still frozen."""
+    """check_container gives a container's checks one RuleContext, its rule (and plan_withdrawn) set before each
+    check: during its call every check must see what ``RuleContext(info, cr, options, layout, plan_withdrawn)``
+    builds in the reference loop (the same fields, the plan withdrawn after a gating error and not before), still
+    frozen; and nothing the checks return keeps it (it is freed when the runner returns)."""
     from kvlint.rules.registry import Check
 
     seen: list[tuple[str, RuleContext]] = []
+    live: list[weakref.ref[RuleContext]] = []
     for rule_id, by_engine in list(registry().items()):
         for engine, chk in list(by_engine.items()):
 
             def spy(ctx: RuleContext, _fn: Any = chk.function, _id: str = rule_id) -> Any:
-                seen.append((_id, ctx))
-                return _fn(ctx)
+                rule, withdrawn = ctx.rule, ctx.plan_withdrawn
+                seen.append((_id, dataclasses.replace(ctx)))  # the context as the check sees it
+                if not live or live[-1]() is not ctx:
+                    live.append(weakref.ref(ctx))
+                found = list(_fn(ctx))
+                assert (ctx.rule, ctx.plan_withdrawn) == (rule, withdrawn)  # unchanged while the check runs
+                # every field, those read from cr included, as RuleContext(...) builds it
+                assert type(ctx) is RuleContext and vars(ctx) == vars(dataclasses.replace(ctx))
+                with pytest.raises(dataclasses.FrozenInstanceError):
+                    ctx.plan_withdrawn = False  # type: ignore[misc]
+                return found
 
             monkeypatch.setitem(by_engine, engine, Check(chk.rule, chk.engine, spy))
     withdrawn = 0
     for cr, options in real_containers:
         seen.clear()
+        live.clear()
         got = runner.check_container(cr, options)
         mine = list(seen)
+        assert len(live) <= 1 and all(ref() is None for ref in live)  # one context, kept by no finding
         seen.clear()
         assert got == _reference_check_container(cr, options)
         assert [(r, c) for r, c in mine] == seen
-        for _, ctx in mine:
-            assert type(ctx) is RuleContext and vars(ctx).keys() == {f.name for f in dataclasses.fields(ctx)}
-            with pytest.raises(dataclasses.FrozenInstanceError):
-                ctx.plan_withdrawn = False  # type: ignore[misc]
         withdrawn += any(c.plan_withdrawn for _, c in mine)
     assert withdrawn > 0
 

@@ -6,7 +6,7 @@ model. Figures that depend on the model and small values only (its weight bytes 
 ``max_model_len`` under a release) are then the same in every one of those plans; :func:`per_model` keeps them.
 
 The memo is keyed on the model's identity and the other arguments by value and type (so ``2`` and ``2.0`` stay
-apart; a :class:`~kvlint.memory.versions.ReleaseVersion` by its text, since ``0.11.0+cu130`` equals ``0.11.0`` but
+apart; a :class:`~kvlint.memory.versions.ReleaseVersion`, of either of its classes, by its text, since ``0.11.0+cu130`` equals ``0.11.0`` but
 is printed as it is); it holds the model, so an id cannot be reused while its entry lives, and is cleared when full. ModelSpec is
 frozen and nothing edits its config, so an answer stays the function's answer. Results are shared: a memoised
 function returns immutable values (ints, floats, strings, tuples). Nothing of a whole container or document is
@@ -19,7 +19,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from kvlint.memory.versions import ReleaseVersion
+from kvlint.memory.versions import PEP440Version, ReleaseVersion
 
 __all__ = ["per_model", "per_object", "by_value", "MEMO_MAX"]
 
@@ -47,7 +47,11 @@ def per_object(fn: Callable[..., R]) -> Callable[..., R]:
         key: Any = id(obj)
         if args:
             types = tuple(map(type, args))
-            key = (key, args, types, tuple(map(str, args))) if ReleaseVersion in types else (key, args, types)
+            key = (
+                (key, args, types, tuple(map(str, args)))
+                if ReleaseVersion in types or PEP440Version in types
+                else (key, args, types)
+            )
         hit = memo.get(key)
         if hit is not None and hit[0] is obj:
             return hit[1]
@@ -70,7 +74,11 @@ def by_value(fn: Callable[..., R]) -> Callable[..., R]:
     @functools.wraps(fn)
     def memoised(*args: Any) -> R:
         types = tuple(map(type, args))
-        key = (args, types, tuple(map(str, args))) if ReleaseVersion in types else (args, types)
+        key = (
+            (args, types, tuple(map(str, args)))
+            if ReleaseVersion in types or PEP440Version in types
+            else (args, types)
+        )
         try:
             return memo[key]
         except KeyError:

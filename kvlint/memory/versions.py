@@ -20,7 +20,7 @@ default was re-read in the wheels release by release (:func:`cudagraph_subtracte
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version as _PV
 
@@ -40,6 +40,18 @@ class ReleaseVersion(tuple[int, int, int]):
     Compares with plain tuples (``v >= (0, 20, 0)``) and with other ReleaseVersions; pre-releases and
     development builds order before their release, post releases and a fourth component after it, local
     labels (``+cu130``) are ignored. ``str()`` gives the normalised version text.
+
+    A final release (no epoch, no pre-, post- or development part, nothing but zeros after the third release
+    component: ``0.20.0``, ``0.11.0+cu130``, ``1.0``) is an instance of this class itself and compares as the
+    tuple it is, in C (``tuple``'s own comparison, no Python call): with a three-component tuple or another
+    final release that is PEP 440's order, and ``>=``/``<`` (the memory models' switches) are PEP 440's with a
+    shorter tuple too. Every other version (``0.10.1.1``, ``0.15.2rc1.dev93``, ``0.8.5.post1``, ``1!0.1``) is
+    a :class:`PEP440Version`, whose comparisons are PEP 440's in Python; it is a subclass, so Python asks its
+    reflected method first when it stands right of a final release. The one difference from comparing every
+    version in Python: a final release compared with a plain tuple of another length that equals it but for
+    zeros (``ReleaseVersion("0.33.0") == (0, 33)``, ``> (0, 33)``, ``<= (0, 33)``, ``>= (0, 33, 0, 0)``)
+    gets the tuple's answer, not PEP 440's. kvlint's thresholds are three-component release tuples (none
+    other was compared with a version in a check of the corpus, ``fixtures/examples`` and ``fixtures/collected``).
     """
 
     _pv: _PV
@@ -49,8 +61,13 @@ class ReleaseVersion(tuple[int, int, int]):
 
     def __new__(cls, text: str | _PV) -> ReleaseVersion:
         pv = text if isinstance(text, _PV) else _PV(text)
-        rel = (tuple(pv.release) + (0, 0, 0))[:3]
-        obj = super().__new__(cls, rel)  # type: ignore[arg-type]
+        release = pv.release
+        rel = (tuple(release) + (0, 0, 0))[:3]
+        final = (
+            pv.epoch == 0 and pv.pre is None and pv.post is None and pv.dev is None and not any(release[3:])
+        )
+        # the class is the version's, whichever of the two was called (unpickling calls the object's own)
+        obj = tuple.__new__(ReleaseVersion if final else PEP440Version, rel)  # type: ignore[type-var]
         obj._pv = pv
         obj._key = None
         obj._text = None
@@ -84,6 +101,13 @@ class ReleaseVersion(tuple[int, int, int]):
     def __getstate__(self) -> dict[str, Any]:  # the memos are rebuilt, not pickled
         return {"_pv": self._pv, "_key": None, "_text": None, "_orders": {}}
 
+    if TYPE_CHECKING:  # at run time tuple's own comparisons (in C); typed for callers as PEP440Version's
+
+        def __lt__(self, other: object) -> bool: ...  # type: ignore[override]
+        def __le__(self, other: object) -> bool: ...  # type: ignore[override]
+        def __gt__(self, other: object) -> bool: ...  # type: ignore[override]
+        def __ge__(self, other: object) -> bool: ...  # type: ignore[override]
+
     def _cmp(self, other: object) -> tuple[_PV, _PV] | None:
         if isinstance(other, ReleaseVersion):
             return self.pep440, other.pep440
@@ -112,6 +136,14 @@ class ReleaseVersion(tuple[int, int, int]):
             return o
         c = self._cmp(other)
         return None if c is None else (c[0] > c[1]) - (c[0] < c[1])
+
+
+class PEP440Version(ReleaseVersion):
+    """A :class:`ReleaseVersion` that is not a final three-component release (a pre-, post- or development
+    release, a fourth non-zero component, an epoch): its ``(major, minor, patch)`` tuple does not tell its
+    order, so it compares by PEP 440 in Python. :class:`ReleaseVersion` makes it; never constructed directly."""
+
+    __hash__ = ReleaseVersion.__hash__
 
     # Each comparison with a plain tuple first looks it up in the memo of :meth:`_order` itself (a release tuple
     # compared before: one dict lookup, no further call); anything else, or a first comparison, asks _order.

@@ -1165,6 +1165,15 @@ _TWO_MIB = 1 << 21
 AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {(9, 0): 1 << 29}
 
 
+def allreduce_fusion_granularity(cfg: StartupConfig) -> int:
+    """What each buffer of the fusion workspace is rounded up to on this GPU: the multicast granularity of
+    :data:`AR_FUSION_MULTICAST_GRANULARITY` where the GPU has multicast (``cfg.nvls`` True), else 2 MiB (the
+    buffers' own alignment: Blackwell's granularity not read, or a GPU whose NVSwitch is not known, GH200)."""
+    if not cfg.nvls:
+        return _TWO_MIB
+    return AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
+
+
 def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """Device memory per GPU of FlashInfer's all-reduce fusion workspace, which vLLM's ``AllReduceFusionPass``
     allocates while ``torch.compile`` runs inside the memory profile, so the engine counts it as non-torch memory
@@ -1181,16 +1190,18 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     trtllm_ar.py::trtllm_create_ipc_workspace_for_all_reduce_fusion``): a buffer of ``tp x max_token_num x hidden x
     2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
     rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
-    supports 2, 4 and 8) get none. [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
+    supports 2, 4 and 8) get none. Each of the three buffers is then a FlashInfer ``SymmDeviceMemory``, rounded up
+    to :func:`allreduce_fusion_granularity` (512 MiB on an NVSwitch H100: 1.5 GiB whatever the TP size); on a GPU
+    without multicast (:func:`kvlint.memory.calibration.nvls_capable` False: PCIe and NVLink-bridge cards) FlashInfer
+    refuses to build them ("Device does not support multicasting") and vLLM runs without the workspace: 0.
+    [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
     tokens = allreduce_fusion_tokens(settings, model, cfg)
     if tokens <= 0:
         return 0
     if cfg.nvls is False:
         return 0  # no multicast: the workspace is not created (AR_FUSION_MULTICAST_GRANULARITY)
     hidden, elem = model.hidden_size, (4 if cfg.dtype_bytes == 4 else 2)
-    gran = AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
-    if cfg.nvls is None:
-        gran = _TWO_MIB  # the GPU's NVSwitch is not known: the 2 MiB alignment alone
+    gran = allreduce_fusion_granularity(cfg)
 
     def up(n: int) -> int:
         n = -(-n // _TWO_MIB) * _TWO_MIB
@@ -2904,7 +2915,8 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
     (``vllm/model_executor/layers/quantization/mxfp4.py::get_mxfp4_backend`` 0.11.1 - 0.18.x,
     ``fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend`` 0.19.0 - 0.20.x and, rewritten around
     ``_get_priority_backends_for_gpt_oss`` and each kernel's ``is_supported_config``, 0.21.0 - 0.34.0). Every wheel
-    from 0.11.1 requires ``flashinfer-python`` (their METADATA) and from 0.12.0 bundles ``triton_kernels``:
+    from 0.11.1 requires ``flashinfer-python`` (their METADATA) and from 0.12.0 bundles ``triton_kernels``; 0.10.1 -
+    0.11.0, whose wheels list FlashInfer as an extra that the release image installs: :func:`_mxfp4_backend_in_image`.
 
     * ``--enable-lora``: before 0.21.0 the LoRA branch comes first and takes Marlin unless
       ``VLLM_MXFP4_USE_MARLIN`` is set *false* (``envs.VLLM_MXFP4_USE_MARLIN is False``: unset is None, so Marlin)
@@ -2931,12 +2943,14 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
     releases, other GPUs and the layouts not read."""
     if settings.mxfp4_backend:
         return settings.mxfp4_backend
-    if not compute_capability or version < MXFP4_FLASHINFER_DEP_FROM:
+    if not compute_capability or version < MXFP4_FLASHINFER_IMAGE_FROM:
         return None
     try:
         major, minor = (int(x) for x in str(compute_capability).split(".")[:2])
     except ValueError:
         return None
+    if version < MXFP4_FLASHINFER_DEP_FROM:
+        return _mxfp4_backend_in_image(settings, version, (major, minor))
     hopper = major == 9
     sm100 = major == 10 and (minor == 0 or version >= MXFP4_SM100_FAMILY_FROM)
     triton_layout = next((b for lo, hi, b in MXFP4_TRITON_RELEASES if lo <= version < hi), None)
@@ -2984,6 +2998,42 @@ MXFP4_MOE_BACKEND_FLAG_FROM = (0, 19, 0)
 #: From this release the wheel requires ``flashinfer-python`` (0.11.1's METADATA; 0.11.0 lists it only under the
 #: ``flashinfer`` extra), so ``has_flashinfer()`` holds in a plain install and SM100 takes FlashInfer's MXFP4 MoE.
 MXFP4_FLASHINFER_DEP_FROM = (0, 11, 1)
+
+#: The first release with MXFP4 MoE (gpt-oss) and a FlashInfer branch in it (``vllm@0.10.1.1:vllm/model_executor/
+#: layers/quantization/mxfp4.py``); before :data:`MXFP4_FLASHINFER_DEP_FROM` the wheel lists FlashInfer as an extra
+#: (``flashinfer-python==0.2.11; extra == "flashinfer"`` in 0.10.1.1, ``==0.3.1`` in 0.11.0) and the release image
+#: builds it in (the ``vllm-base`` stage's ``FLASHINFER_GIT_REF``: v0.3.1 in the 0.11.0 image's layer history), as
+#: :func:`kvlint.memory.calibration.sampler_path` assumes for the same releases.
+MXFP4_FLASHINFER_IMAGE_FROM = (0, 10, 1)
+
+#: From this release ``quantization/mxfp4.py::get_mxfp4_backend`` picks the backend (0.10.2, 0.11.0); 0.10.1.x's
+#: ``Mxfp4MoEMethod`` asks ``_should_use_marlin`` then ``should_use_flashinfer_mxfp4``.
+MXFP4_GET_BACKEND_FROM = (0, 10, 2)
+
+
+def _mxfp4_backend_in_image(settings: VllmSettings, version: Version, cc: tuple[int, int]) -> str | None:
+    """:func:`mxfp4_moe_backend` for 0.10.1 - 0.11.0, with FlashInfer installed as the release image installs it
+    (:data:`MXFP4_FLASHINFER_IMAGE_FROM`; a pip install without the ``flashinfer`` extra pads by compute capability
+    instead, less memory). Read in the 0.10.1.1, 0.10.2 and 0.11.0 wheels:
+
+    * 0.10.1.x (``Mxfp4MoEMethod.create_weights``): ``VLLM_MXFP4_USE_MARLIN`` set true first (Marlin's padding);
+      then ``should_use_flashinfer_mxfp4``, which on capability 10.0 with FlashInfer holds unless
+      ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` is set false (``_should_use_flashinfer_mxfp4_bf16``): hidden and the
+      intermediate size per partition to 256, ``"flashinfer-trtllm"``.
+    * 0.10.2 - 0.11.0 (``get_mxfp4_backend``, no LoRA branch, ``VLLM_MXFP4_USE_MARLIN`` not read): capability 9.0
+      with ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1`` takes the SM90 CUTLASS backend (``"flashinfer-cutlass"``,
+      128/128); capability 10.0 a FlashInfer SM100 backend whatever the switches, all TRT-LLM's 256/256 but
+      ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` (CUTLASS 128/128, a switch kvlint does not read).
+
+    None otherwise (the padding by compute capability)."""
+    if version < MXFP4_GET_BACKEND_FROM:
+        if settings.mxfp4_use_marlin:
+            return "marlin"
+        return "flashinfer-trtllm" if cc == (10, 0) and settings.flashinfer_mxfp4_bf16 is not False else None
+    if cc == (9, 0) and settings.flashinfer_mxfp4_bf16:
+        return "flashinfer-cutlass"
+    return "flashinfer-trtllm" if cc == (10, 0) else None
+
 
 #: ``get_mxfp4_backend`` tests ``is_device_capability(100)`` (10.0 only) up to 0.12.x and
 #: ``is_device_capability_family(100)`` (any 10.x: B300's 10.3 too) from 0.13.0 (the release wheels).
@@ -3211,9 +3261,16 @@ def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
 
 def _fusion_note(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, fusion: int) -> tuple[str]:
     """The plan note of :func:`allreduce_fusion_workspace_bytes` (``fusion`` bytes), written when read."""
+    gran = allreduce_fusion_granularity(cfg)
+    rounded = (
+        f"; three buffers, each rounded up to the {gran >> 20:,} MiB multicast granularity FlashInfer takes on "
+        "this GPU"
+        if gran > _TWO_MIB
+        else ""
+    )
     return (
         f"non-torch includes {fusion / GiB:.2f} GiB of FlashInfer's all-reduce + RMSNorm fusion workspace "
-        f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}), which vLLM "
+        f"({allreduce_fusion_tokens(settings, model, cfg):,} tokens at TP {cfg.tp}{rounded}), which vLLM "
         f"{fmt_version(cfg.version)} builds by default at -O2/-O3 on this GPU; -O1 or --compilation-config "
         '\'{"pass_config": {"fuse_allreduce_rms": false}}\' leaves it out',
     )

@@ -1,6 +1,8 @@
 """What a check sees: one serving container's results, read-only, bound to the rule being checked.
 
-A :class:`RuleContext` is built by the runner (:mod:`kvlint.rules.runner`) for each (rule, container). It
+A :class:`RuleContext` is built by the runner (:mod:`kvlint.rules.runner`) once per container, its ``rule``
+(and ``plan_withdrawn``) set before each check, so a check uses it only while it runs and keeps nothing that
+holds it (a generator of findings is consumed before the next check). It
 exposes what the pipeline resolved (the parsed command, model, placement, memory plan), the engine's GPU
 layout (:class:`~kvlint.engines.layout.Parallelism`), the rule's parameters from the catalogue and the
 run's options, and builds the rule's diagnostics (:meth:`RuleContext.finding`). Checks never modify it.
@@ -9,7 +11,7 @@ run's options, and builds the rule's diagnostics (:meth:`RuleContext.finding`). 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.layout import Parallelism
@@ -28,7 +30,7 @@ from kvlint.types import (
     Workload,
 )
 
-__all__ = ["GiB", "RuleContext", "gib", "setting_at"]
+__all__ = ["GiB", "RuleContext", "context_state", "gib", "setting_at", "withdraw_plan"]
 
 #: ``(?<![\w-])--([a-z][a-z0-9_-]*)``, with the lookbehind after the dashes (a pattern that starts with a literal is
 #: searched by skipping to it; the assertion holds at the same places, the start of the text included)
@@ -55,6 +57,16 @@ class RuleContext:
         plan_withdrawn: an earlier check found that the engine refuses this configuration before loading any
             weights (a rule with ``before_loading: true`` reported an error), so the memory plan describes a
             start-up that never happens: :attr:`plan` and :attr:`detail` are then None.
+        serving: the parsed engine command (flags keyed by the engine's setting names), ``cr.serving``.
+        engine: ``cr.serving.engine``.
+        model, placement, workload, container: ``cr``'s.
+        plan: the engine-neutral per-GPU memory plan, ``cr.plan`` (None when unknown or withdrawn).
+        detail: the engine's own plan result (``VllmPlanDetail``, ``TgiPlanDetail``, ``SglangPlanDetail``),
+            ``cr.plan_detail``, or None (unknown or withdrawn).
+
+    The last eight are read from ``cr`` when the context is built (:func:`context_state`), not on each read: the
+    checks read them about a hundred times a webhook review, and an attribute of the instance is read in C where a
+    property was a Python call. They take no part in ``__init__``, equality or ``repr``.
     """
 
     rule: RuleInfo
@@ -62,6 +74,14 @@ class RuleContext:
     options: Options
     layout: Parallelism
     plan_withdrawn: bool = False
+    serving: ServingConfig = field(init=False, repr=False, compare=False)
+    engine: str = field(init=False, repr=False, compare=False)
+    model: ModelSpec | None = field(init=False, repr=False, compare=False)
+    placement: Placement | None = field(init=False, repr=False, compare=False)
+    workload: Workload = field(init=False, repr=False, compare=False)
+    container: LDict = field(init=False, repr=False, compare=False)
+    plan: MemoryPlan | None = field(init=False, repr=False, compare=False)
+    detail: Any = field(init=False, repr=False, compare=False)
 
     def __init__(
         self,
@@ -71,53 +91,13 @@ class RuleContext:
         layout: Parallelism,
         plan_withdrawn: bool = False,
     ) -> None:
-        # The runner builds one context per (rule, container), tens of thousands per run: the fields are stored
-        # in the instance's __dict__ at once instead of through the frozen dataclass's generated __init__ (one
+        # The fields are stored in the instance's __dict__ at once (context_state, as the runner builds its one
+        # context per container) instead of through the frozen dataclass's generated __init__ (one
         # object.__setattr__ per field, about twice the cost). Assigning an attribute afterwards still raises
         # FrozenInstanceError; equality, repr and fields() are the dataclass's.
-        v = self.__dict__
-        v["rule"] = rule
-        v["cr"] = cr
-        v["options"] = options
-        v["layout"] = layout
-        v["plan_withdrawn"] = plan_withdrawn
+        self.__dict__.update(context_state(rule, cr, options, layout, plan_withdrawn))
 
     # ---- what the pipeline resolved -------------------------------------------------------------
-
-    @property
-    def serving(self) -> ServingConfig:
-        """The parsed engine command (flags keyed by the engine's setting names)."""
-        return self.cr.serving
-
-    @property
-    def engine(self) -> str:
-        return self.cr.serving.engine
-
-    @property
-    def model(self) -> ModelSpec | None:
-        return self.cr.model
-
-    @property
-    def placement(self) -> Placement | None:
-        return self.cr.placement
-
-    @property
-    def workload(self) -> Workload:
-        return self.cr.workload
-
-    @property
-    def container(self) -> LDict:
-        return self.cr.container
-
-    @property
-    def plan(self) -> MemoryPlan | None:
-        """The engine-neutral per-GPU memory plan (None when unknown or withdrawn)."""
-        return None if self.plan_withdrawn else self.cr.plan
-
-    @property
-    def detail(self) -> Any:
-        """The engine's own plan result (``VllmPlanDetail``, ``TgiPlanDetail``, ``SglangPlanDetail``), or None."""
-        return None if self.plan_withdrawn else self.cr.plan_detail
 
     @property
     def where(self) -> str:
@@ -167,6 +147,36 @@ class RuleContext:
             summary=clip_words(summary),
             setting=setting or setting_at(cr.serving, loc, message),
         )
+
+
+def context_state(
+    rule: RuleInfo | None, cr: ContainerResult, options: Options, layout: Parallelism, plan_withdrawn: bool
+) -> dict[str, Any]:
+    """The instance dict of ``RuleContext(rule, cr, options, layout, plan_withdrawn)``, every field in order
+    (:class:`RuleContext` and the runner's one context per container build it from this). A plan withdrawn later
+    sets ``plan_withdrawn`` True and ``plan`` and ``detail`` None (:func:`withdraw_plan`)."""
+    serving = cr.serving
+    return {
+        "rule": rule,
+        "cr": cr,
+        "options": options,
+        "layout": layout,
+        "plan_withdrawn": plan_withdrawn,
+        "serving": serving,
+        "engine": serving.engine,
+        "model": cr.model,
+        "placement": cr.placement,
+        "workload": cr.workload,
+        "container": cr.container,
+        "plan": None if plan_withdrawn else cr.plan,
+        "detail": None if plan_withdrawn else cr.plan_detail,
+    }
+
+
+def withdraw_plan(state: dict[str, Any]) -> None:
+    """Withdraw the plan in a :func:`context_state` dict: what ``plan_withdrawn=True`` builds."""
+    state["plan_withdrawn"] = True
+    state["plan"] = state["detail"] = None
 
 
 def setting_at(serving: ServingConfig, loc: Loc | None, message: str) -> str:

@@ -25,7 +25,7 @@ from kvlint.engines.layout import parallelism
 from kvlint.fastinit import replaced
 from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
-from kvlint.rules.context import RuleContext
+from kvlint.rules.context import RuleContext, context_state, withdraw_plan
 from kvlint.rules.registry import Check, checks_for, registry
 from kvlint.statement import clip_words
 from kvlint.types import ContainerResult, Diagnostic, Finding, OptionFinding
@@ -174,27 +174,28 @@ def check_container(
     )
     engine = cr.serving.engine
     reg = registry()
-    # each check gets its own RuleContext, built as RuleContext(info, cr, options, layout, withdrawn) builds it:
-    # the fields the checks of this container share are copied from one dict, then the rule is set (no
-    # __init__ call per rule)
-    shared = {"rule": None, "cr": cr, "options": options, "layout": layout, "plan_withdrawn": withdrawn}
-    new = object.__new__
+    # One RuleContext for the container's checks, built as RuleContext(info, cr, options, layout, withdrawn)
+    # builds it (its fields set in its __dict__, no __init__ call), its rule set before each check and its
+    # plan_withdrawn after a gating error: during its call each check sees the context RuleContext(...) would
+    # build for it. A check uses its context only while it runs (its findings are made, and a generator of them
+    # consumed, before the next check), so no finding keeps the rule of another (tests/test_rules_fastpaths.py).
+    ctx = object.__new__(RuleContext)
+    state = ctx.__dict__
+    state.update(context_state(None, cr, options, layout, withdrawn))
     follower = joins is not None and joins.follower
     for rule_id, info, uses_plan in _runnable(
         engine, rules, joins is not None, available_inputs(cr), follower=follower
     ):
         if uses_plan and withdrawn:
             continue
-        ctx = new(RuleContext)
-        state = ctx.__dict__
-        state.update(shared)
         state["rule"] = info
         # the registered check is looked up now, not kept in the schedule (a test may swap it); its findings go
         # straight onto the container's list (most checks find nothing: no list of their own to build)
         n = len(diags)
         diags.extend(reg[rule_id][engine].function(ctx))
         if len(diags) > n and not withdrawn and _gates(info, diags[n:]):
-            withdrawn = shared["plan_withdrawn"] = True
+            withdrawn = True
+            withdraw_plan(state)
     return diags
 
 
