@@ -144,6 +144,31 @@ def _fn_nested_after_vars(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _shifts(n: int) -> str:
+    """``set --`` of N words, then N ``shift`` lines: each shift copied the parameters left (quadratic, 1.5 s at
+    N = 20,000)."""
+    return "set -- " + "a " * n + "\n" + "shift\n" * n
+
+
+def _fn_shifts(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _shifts(n) + f'vllm serve {MODEL} "$@"'
+    return lambda: list(commands(script, {"B": "b"}))
+
+
+def _subshells(n: int) -> str:
+    """N ``export aI=1; ( bI=2 )`` lines: each subshell saves the shell's growing variables (bounded to a few)."""
+    return "".join(f"export a{i}=1; ( b{i}=2 )\n" for i in range(n))
+
+
+def _fn_subshells(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _subshells(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _fn_function_calls(n: int) -> Callable[[], object]:
     """A function calling itself twice, then N calls of it: each call reads its body again (bounded)."""
     from kvlint.engines.shell import commands
@@ -347,6 +372,14 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_function_calls ('f' x N, f calling itself)": (
         _fn_function_calls,
         lambda n: (_sh_lead("f() { f; f; :; }\n" + "f\n" * n), ".yaml"),
+    ),
+    "sh_shifts ('set -- a x N; shift' x N, leading)": (
+        _fn_shifts,
+        lambda n: (_sh_lead(_shifts(n)), ".yaml"),
+    ),
+    "sh_subshells ('export aI=1; ( bI=2 )' x N, leading)": (
+        _fn_subshells,
+        lambda n: (_sh_lead(_subshells(n)), ".yaml"),
     ),
     "sh_source_heredocs ('. /dev/stdin <<E;' x N, one line)": (
         _fn_source_heredocs,

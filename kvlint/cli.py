@@ -560,7 +560,9 @@ def check(
     if skip_rendered:
         from kvlint.render import rendered_through
 
-        kept = tuple(p for p in paths if rendered_through(p) is None)
+        owners = {p: rendered_through(p) for p in paths}
+        kept = tuple(p for p in paths if owners[p] is None)
+        _say_skipped_rendered({p: d for p, d in owners.items() if d is not None})
         # every staged file a chart's or a kustomization's: the run over their directories lints them
         if not kept:
             return
@@ -723,6 +725,30 @@ def check(
         click.echo(f"kvlint: not read: {where}{what}{why} (--require-sizing)", err=True)
     if (unsized or not_read or run.fails(fail_on)) and not exit_zero:
         sys.exit(1)
+
+
+def _say_skipped_rendered(skipped: dict[str, str]) -> None:
+    """One stderr line per chart or kustomization directory whose named files ``--skip-rendered`` left out
+    (``skipped``: file -> :func:`kvlint.render.rendered_through` directory), with the command that lints them:
+    a repository with the ``kvlint`` pre-commit hook and not ``kvlint-dirs`` would otherwise leave them unchecked
+    without a word (pre-commit shows a passing hook's output with ``verbose: true``)."""
+    from kvlint.paths import shown_path
+    from kvlint.render import is_chart_dir
+    from kvlint.wording import shell_word
+
+    by_dir: dict[str, list[str]] = {}
+    for path, directory in skipped.items():
+        by_dir.setdefault(directory, []).append(shown_path(path))
+    for directory, files in by_dir.items():
+        shown = _shown_config(directory)
+        kind = "Helm chart" if is_chart_dir(directory) else "kustomization"
+        named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        click.echo(
+            f"kvlint: --skip-rendered: not linted here: {named} ({'it belongs' if len(files) == 1 else 'they belong'}"
+            f" to the {kind} in {shown}); lint what it renders with kvlint check {shell_word(shown)} "
+            "(the kvlint-dirs pre-commit hook)",
+            err=True,
+        )
 
 
 def _shown_config(path: str) -> str:

@@ -201,10 +201,34 @@ _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
 #: ``# kvlint: disable KV202`` and the other words linters use for a suppression comment (yamllint's ``disable`` /
 #: ``disable-line``, ESLint's ``disable-next-line``, Checkov's ``skip``, flake8's ``noqa``, golangci-lint's
 #: ``nolint``): kvlint's word is ``ignore``, and such a comment, read as none, suppressed nothing without a word.
+#: The word ends the comment or is followed by a separator (``off-by-one`` is prose); :func:`_is_directive` reads
+#: what follows.
 _FOREIGN_RE = re.compile(
-    r"#\s*kvlint:\s*(disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)\b[ \t=:]*(.*)$",
+    r"#\s*kvlint:\s*(disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)"
+    r"(?=[ \t=:,;]|$)[ \t=:,;]*(.*)$",
     re.IGNORECASE,
 )
+#: A directive's rule list may start as yamllint's does (``disable rule:KV202``) or Checkov's (``skip=CKV_1``).
+_RULE_PREFIX_RE = re.compile(r"rules?\s*[:=]\s*", re.IGNORECASE)
+
+
+def _is_directive(m: re.Match[str]) -> bool:
+    """Whether a :data:`_FOREIGN_RE` match is a suppression directive rather than prose that starts with
+    ``kvlint:`` (``# kvlint: exclude this from the index``, ``# kvlint: skip the GPU check upstream``): the word
+    ends the comment (or a second comment follows), or the next word names a rule (``KV202``, its number, its name
+    ``max-model-len-unset``) or ``all``, as the other linters' directives do (flake8 ``# noqa: E501``, yamllint
+    ``# yamllint disable rule:line-length``, ``# nolint:errcheck``)."""
+    from kvlint.rules.catalog import rule_id_of
+
+    rest = _RULE_PREFIX_RE.sub("", m.group(2).strip(), count=1)
+    if not rest or rest.startswith("#"):
+        return True
+    first = re.split(r"[\s,;=:]+", rest, maxsplit=1)[0]
+    if re.fullmatch(r"KV\d{1,3}|all", first, re.IGNORECASE):
+        return True
+    return len(first) <= 80 and not first.isdigit() and rule_id_of(first) is not None
+
+
 #: Largest file read from disk to look for inline suppressions (a template the Helm mapping named).
 _MAX_COMMENT_FILE_BYTES = 1 << 20
 
@@ -238,10 +262,16 @@ def _named_entry(entry: str) -> tuple[str, str] | None:
 def _foreign_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
     """KV003 for a ``# kvlint: disable ...`` comment (:data:`_FOREIGN_RE`): what kvlint reads instead, with the
     rules the comment names."""
-    rules = re.findall(r"\bKV\d{1,3}\b", m.group(2), re.IGNORECASE)
-    entries = (
-        ", ".join(f"{r.upper()}=why this is acceptable" for r in rules) or "KV104=why this is acceptable"
-    )
+    from kvlint.rules.catalog import rule_id_of
+
+    rules: list[str] = []
+    for word in re.split(r"[\s,;=:]+", _RULE_PREFIX_RE.sub("", m.group(2).split("#", 1)[0])):
+        rule = word.upper() if re.fullmatch(r"KV\d{1,3}", word, re.IGNORECASE) else None
+        if rule is None and word and len(word) <= 80 and not word.isdigit():
+            rule = rule_id_of(word)  # the rule's name, as annotations and SARIF show it
+        if rule is not None and rule not in rules:
+            rules.append(rule)
+    entries = ", ".join(f"{r}=why this is acceptable" for r in rules) or "KV104=why this is acceptable"
     return Diagnostic(
         "KV003",
         severity_of("KV003"),
@@ -361,7 +391,7 @@ def apply_comment_suppressions(
                 comment(path, number, line.lstrip().startswith("#"))
             elif "kvlint:" in line:
                 foreign = _FOREIGN_RE.search(line)
-                if foreign is not None:
+                if foreign is not None and _is_directive(foreign):
                     notes.append(_foreign_comment(foreign, Loc(path, number, foreign.start() + 1)))
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []

@@ -244,3 +244,35 @@ def test_kv403_counts_neuroncores_not_gpus(tmp_path: Path) -> None:
         and "not in its accelerator" in why.message
     )
     assert "AWS Neuron accelerator" in why.fix
+
+
+def test_kv105_tgi_remedy_names_which_concurrency_it_quotes(tmp_path: Path) -> None:
+    """GKE's Llama 3 70B TGI sample (bitsandbytes-nf4 on two L4, TGI 2.1.1): KV105's remedy lowers
+    MAX_TOTAL_TOKENS to what the low end of kvlint's band holds. It printed "fits at the low end of kvlint's band,
+    3.27x", but 3.27x was the predicted max_batch_total_tokens over the limit; at the low end it is 1.00x. Both
+    figures are now named, and both re-derive from a re-check of the remedy."""
+    p = tmp_path / "tgi.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: llm}\nspec:\n"
+        "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n  containers:\n  - name: llm\n"
+        "    image: ghcr.io/huggingface/text-generation-inference:2.1.1\n"
+        "    args: [--model-id, meta-llama/Meta-Llama-3-70B-Instruct, --num-shard, '2', --max-input-tokens, '2048',"
+        " --quantize, bitsandbytes-nf4]\n    resources: {limits: {nvidia.com/gpu: 2}}\n"
+    )
+    r = run_check([str(p)], Options(allow_hub=False))
+    (kv105,) = _by_rule(r, "KV105")
+    m = re.search(
+        r"--max-total-tokens (\d+) and --max-input-tokens \d+ \(re-planned: ([\d.]+)x concurrent requests of "
+        r"that length at kvlint's prediction, max_batch_total_tokens ([\d,]+); ([\d.]+)x at the low end",
+        kv105.fix or "",
+    )
+    assert m, kv105.fix
+    target = int(m.group(1))
+    p.write_text(p.read_text().replace("'2048',", f"'2048', --max-total-tokens, '{target}',"))
+    (cr,) = run_check([str(p)], Options(allow_hub=False)).containers
+    assert cr.plan is not None
+    tokens = cr.plan.num_blocks * cr.plan.block_size
+    assert int(m.group(3).replace(",", "")) == tokens
+    assert float(m.group(2)) == round(tokens / target, 2)
+    assert float(m.group(4)) == round(cr.plan.num_blocks_low * cr.plan.block_size / target, 2)
+    assert float(m.group(4)) < float(m.group(2))

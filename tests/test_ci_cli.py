@@ -676,11 +676,18 @@ def test_pre_commit_hooks_as_pre_commit_runs_them(tmp_path: Path, monkeypatch: p
     # the files of a chart or a kustomization are the kvlint-dirs hook's, which renders them: not warned about
     # one by one as files that are not manifests (KV002, ux50), nor a base linted without its overlays
     assert {f for f, _ in found} == {"deploy/chat.json"}, found
-    # staged files that are all a chart's or a kustomization's: nothing to say, nothing failed
+    # staged files that are all a chart's or a kustomization's: nothing failed, and the files left out are named
+    # on stderr with the command that lints them (without the kvlint-dirs hook nothing else would check them)
     r = CliRunner().invoke(
         main, files_hook["entry"].split()[1:] + ["charts/chat/values.yaml", "kust/kustomization.yaml"]
     )
-    assert r.exit_code == 0 and r.output == "", r.output
+    assert r.exit_code == 0 and r.stdout == "", r.output
+    said = r.stderr.splitlines()
+    assert len(said) == 2, said
+    assert "charts/chat/values.yaml (it belongs to the Helm chart in charts/chat)" in said[0]
+    assert said[0].endswith("kvlint check charts/chat (the kvlint-dirs pre-commit hook)")
+    assert "kust/kustomization.yaml (it belongs to the kustomization in kust)" in said[1]
+    assert "kvlint check kust " in said[1]
     shutil.rmtree(tmp_path / "kust")
 
     dirs_hook = hooks["kvlint-dirs"]

@@ -208,11 +208,15 @@ def test_formats_doc_lists_exactly_the_json_report_fields(monkeypatch: pytest.Mo
     assert _names(shape.split('"summary"')[0]) | {"summary", "diagnostics", "suppressed", "workloads"} == set(
         report
     )
-    sizing = part("sizing", r"\}\}")
-    assert _names(part("summary", '"sizing"')) | {"sizing"} == set(report["summary"])
+    # the summary's keys before "sizing", "sizing", then "fail_on" (a list of {"threshold", "source"})
+    sizing = part("sizing", r'\},\s*"fail_on"')
+    assert _names(part("summary", '"sizing"')) | {"sizing", "fail_on"} == set(report["summary"])
     assert _names(sizing) - {"reason"} == set(report["summary"]["sizing"])
-    diag = part("diagnostics", r"\}\]")
-    assert _names(diag) == set(report["diagnostics"][0])
+    assert _names(part("fail_on", r"\]")) == set(report["summary"]["fail_on"][0])
+    # up to the list's end (not the "sources" list's: the fields after it, "fails", were never compared)
+    diag = part("diagnostics", r'\}\],\s*"suppressed"')
+    assert "sources_more" in _names(diag)  # present only when sources were left out
+    assert _names(diag) - {"sources_more"} == set(report["diagnostics"][0])
     assert set(report["suppressed"][0]) == set(report["diagnostics"][0]) | {"reason"}
     workloads = {k for w in report["workloads"] for k in w}
     assert _names(part("workloads", r"\}\]\}")) == workloads

@@ -108,6 +108,11 @@ def test_a_wrapper_without_path_looks_the_engine_up_where_bash_and_env_do(
             False,
         ),  # bash sets a default PATH with /usr/local/bin
         (["env", "-i", "python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"], False),
+        # sudo looks the command up in its secure_path (Ubuntu's and Debian's sudoers hold /usr/local/bin)
+        (["env", "-i", "sudo", "-u", "app", "vllm", "serve", "m"], False),
+        (["env", "-u", "PATH", "sudo", "nohup", "vllm", "serve", "m"], False),
+        (["sh", "-c", "env -i sudo -E vllm serve m"], False),
+        (["sh", "-c", "env -i sudo env -i vllm serve m"], True),
     ],
 )
 def test_an_engine_env_cannot_find_is_a_kv503_error(command: list[str], error: bool) -> None:

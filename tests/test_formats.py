@@ -90,6 +90,30 @@ def test_sarif_relative_paths_use_srcroot(sarif_validator) -> None:  # type: ign
     assert _errors(sarif_validator, doc) == []
 
 
+def test_sarif_paths_are_from_the_repository_root_in_a_subdirectory_run(
+    sarif_validator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Code scanning reads a relative ``uri`` from the repository's root: a run in ``repo/sub`` (a workflow step's
+    ``working-directory``) naming ``../deploy/x.yaml`` wrote ``../deploy/x.yaml`` under a ``%SRCROOT%`` of
+    ``repo/sub/`` (review50G), which GitHub cannot place; the ``github`` format already wrote ``deploy/x.yaml``."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    monkeypatch.chdir(repo / "sub")
+    text = (EXAMPLES / "chat-8b-l4.yaml").read_text()
+    for name, uri, base in (
+        ("../deploy/my app.yaml", "deploy/my%20app.yaml", "%SRCROOT%"),
+        ("here.yaml", "sub/here.yaml", "%SRCROOT%"),
+        ("../../outside.yaml", (tmp_path / "outside.yaml").resolve().as_uri(), None),
+    ):
+        doc = json.loads(render("sarif", run_documents(load_text(text, name), OFF)))
+        run = doc["runs"][0]
+        art = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert art == ({"uri": uri, "uriBaseId": base} if base else {"uri": uri}), (name, art)
+        assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.resolve().as_uri() + "/"
+        assert _errors(sarif_validator, doc) == []
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"public manifest corpus not found at {CORPUS}")
 def test_sarif_corpus_valid(sarif_validator) -> None:  # type: ignore[no-untyped-def]
     res = run_check([str(CORPUS)], OFF)

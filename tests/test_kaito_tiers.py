@@ -105,3 +105,80 @@ def test_a_mig_slice_is_one_gpu(tmp_path: Path) -> None:
     assert "--tensor-parallel-size=1" in args
     assert not any(a.startswith("--data-parallel-size") for a in args)
     assert cr.serving.container["resources"]["limits"] == {"nvidia.com/mig-2g.24gb": 1}
+
+
+def _kaito_tp_config(
+    tmp_path: Path, resource: str, preset: str = "deepseek-r1-distill-qwen-14b", tp: int = 2
+) -> Path:
+    """A Workspace whose inference config ConfigMap asks for tensor-parallel-size ``tp`` (KAITO's own
+    examples/inference/kaito_workspace_custom_config.yaml, shortened) on the given ``resource:`` block."""
+    out = tmp_path / "ws.yaml"
+    out.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ds-inference-params}\ndata:\n"
+        "  inference_config.yaml: |\n    vllm:\n      max-model-len: 8192\n"
+        f"      tensor-parallel-size: {tp}\n"
+        "---\napiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {name: ws}\n"
+        f"resource:\n{resource}"
+        f"inference:\n  preset: {{name: {preset}}}\n  config: ds-inference-params\n"
+    )
+    return out
+
+
+def _kv403(path: Path, **kw: object) -> list:
+    res = run_check([str(path)], Options(allow_hub=False, **kw))  # type: ignore[arg-type]
+    return [d for d in res.diagnostics if d.rule == "KV403"]
+
+
+def test_kv403_on_a_workspace_names_the_instance_type_not_a_resource_request(tmp_path: Path) -> None:
+    """A Workspace has no ``nvidia.com/gpu`` to raise: KAITO requests the GPUs of ``resource.instanceType``.
+    KV403's statement names the instance type and its GPU count, and its remedy is a VM size of the same GPU
+    with as many GPUs as the engine's workers (from KAITO's SKU table), which re-checked has no KV403."""
+    path = _kaito_tp_config(
+        tmp_path, '  instanceType: "Standard_NC24ads_A100_v4"\n', preset="gemma-3-27b-instruct"
+    )
+    (kv403,) = _kv403(path)
+    assert "resource.instanceType Standard_NC24ads_A100_v4: 1 GPU" in kv403.message
+    assert "nvidia.com/gpu" not in kv403.message and "nvidia.com/gpu" not in (kv403.fix or "")
+    same_gpu = [k for k, v in KAITO_AZURE_SKUS.items() if v[0] == 2 and "A100" in k]
+    assert same_gpu and same_gpu[0] in (kv403.fix or "")
+    path.write_text(path.read_text().replace("Standard_NC24ads_A100_v4", same_gpu[0]))
+    assert not _kv403(path)
+
+
+def test_kv403_on_a_workspace_names_no_size_kaito_runs_data_parallel(tmp_path: Path) -> None:
+    """A 14B preset takes under half of a two-A100 VM: KAITO runs it data-parallel there (its tier 1), which the
+    config's tensor-parallel-size multiplies (4 workers on 2 GPUs), so the remedy offers no larger VM size but
+    says why; the re-check of that size shows it."""
+    path = _kaito_tp_config(tmp_path, '  instanceType: "Standard_NC24ads_A100_v4"\n')
+    (kv403,) = _kv403(path)
+    assert "instanceType" not in (kv403.fix or "")
+    assert (kv403.fix or "").startswith("lower the parallel sizes so their product is 1; ")
+    assert "data-parallel" in (kv403.fix or "")
+    two = [k for k, v in KAITO_AZURE_SKUS.items() if v[0] == 2 and "A100" in k]
+    assert two
+    path.write_text(path.read_text().replace("Standard_NC24ads_A100_v4", two[0]))
+    (again,) = _kv403(path)
+    assert "needs 4 GPUs" in again.message
+
+
+def test_kv403_on_a_workspace_partition_names_its_count(tmp_path: Path) -> None:
+    """A Workspace on existing nodes (``resource.partition``) requests ``partition.count`` GPUs: the remedy
+    raises that count."""
+    path = _kaito_tp_config(tmp_path, "  partition: {mode: none, count: 1}\n")
+    (kv403,) = _kv403(path, accelerator="nvidia-a100-sxm4-80gb")
+    assert "resource.partition.count: 1" in kv403.message
+    assert "set resource.partition.count to 2" in (kv403.fix or "")
+
+
+def test_kv403_idle_gpus_of_a_workspace_name_the_smaller_instance_type(tmp_path: Path) -> None:
+    """The inference config's tensor-parallel-size 1 on a two-A100 VM leaves a GPU idle: the remedy is the
+    one-A100 VM size, not a resource request the Workspace does not have."""
+    path = _kaito_tp_config(
+        tmp_path, '  instanceType: "Standard_NC48ads_A100_v4"\n', preset="gemma-3-27b-instruct", tp=1
+    )
+    (kv403,) = _kv403(path)
+    assert kv403.severity == "warning"
+    assert "resource.instanceType Standard_NC48ads_A100_v4: 2 GPUs" in kv403.message
+    assert (kv403.fix or "").startswith("choose a resource.instanceType with 1 GPU (Standard_NC24ads_A100_v4")
+    path.write_text(path.read_text().replace("Standard_NC48ads_A100_v4", "Standard_NC24ads_A100_v4"))
+    assert not _kv403(path)

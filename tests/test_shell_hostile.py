@@ -62,3 +62,29 @@ def test_a_review_too_large_says_the_budget_it_ran_out_of() -> None:
         with pytest.raises(ReviewTooLarge) as err:
             charge_command_text(70)
     assert (err.value.chars, err.value.limit) == (130, 100)
+
+
+def test_many_shifts_after_a_set_of_many_words() -> None:
+    """``set --`` of 40,000 words, then 39,998 ``shift`` (each copied the parameters left before): the last two
+    are the engine's ``$@``, as bash leaves them (bench/hostile.py ``sh_shifts``)."""
+    k = 40_000
+    script = (
+        "set -- " + " ".join(f"a{i}" for i in range(k)) + "\n" + "shift\n" * (k - 2) + 'vllm serve m "$@"'
+    )
+    got = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert [w.text for w in got[0]] == ["vllm", "serve", "m", f"a{k - 2}", f"a{k - 1}"]
+
+
+def test_many_subshells_after_many_variables() -> None:
+    """20,000 ``export aI=1; ( bI=2 )`` lines, then 20,000 nested ``(``: each subshell isolated saves the shell's
+    variables, so at most a bounded number are (bench/hostile.py ``sh_subshells``); the first ones' assignments stay
+    in them, as bash keeps them."""
+    k = 20_000
+    script = (
+        "".join(f"export a{i}=1; ( b{i}=2 )\n" for i in range(k))
+        + "( " * k
+        + "vllm serve m $a7 $b3"
+        + " )" * k
+    )
+    (engine,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine] == ["vllm", "serve", "m", "1", "$b3"]

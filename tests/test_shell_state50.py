@@ -47,6 +47,22 @@ SCRIPTS = [
     'A=" "; vllm serve m x${A}y',
     "A=$'a\\xc2\\xa0b'; vllm serve m $A",
     "A=$'a\\rb\\tc'; vllm serve m $A",
+    # a subshell: what it assigns, exports, set -a's, set --'s or defines stays in it
+    "( A=5 ); vllm serve m $A",
+    "( set -a; A=1 ); bash -c 'vllm serve m $A'",
+    "( set -a ); A=1; bash -c 'vllm serve m $A'",
+    "( export A=1 ); vllm serve m",
+    "export A=1; ( unset A ); vllm serve m $A",
+    'set -- a; ( set -- x y ); vllm serve m "$@"',
+    "( f() { vllm serve m; } ); f; vllm serve m --x 1",
+    "(A=1; (B=2); vllm serve m $A $B)",
+    "( a=(1 2); B=3 ); vllm serve m $B",
+    "( case x in x) A=1 ;; esac ); vllm serve m $A",
+    "case x in (x) A=1 ;; esac; vllm serve m $A",
+    "if true; then ( export A=1 ); fi; vllm serve m",
+    "export A=1; ( A=2 ); bash -c 'vllm serve m $A'",
+    "f() { (local A=2); vllm serve m $A; }; A=1; f",
+    "( sleep 0; A=2 ) & A=3; vllm serve m $A",
 ]
 
 _SHELL_OWN = ("SHLVL", "PWD", "OLDPWD", "_")
@@ -131,6 +147,13 @@ PARAMETER_SCRIPTS = [
     'set -; vllm serve m "$@"',
     'set --; vllm serve m x "$@"',
     'f() { set -- n; vllm serve "$1"; }; f m',
+    'shift; vllm serve m "$@"',
+    'shift 2; vllm serve m "$1"',
+    'shift 4; vllm serve m "$@"',
+    'shift x; vllm serve m "$1"',
+    'set -- serve m --max-model-len 4096; shift; vllm serve "$@"',
+    'f() { shift; vllm serve m "$@"; }; f a --x 1',
+    'f() { shift; }; f a; vllm serve m "$1"',
 ]
 
 
@@ -173,6 +196,19 @@ FUNCTION_SCRIPTS = [
     'f() { if true; then { vllm serve "$1"; }; fi; }; B=2 f m',
     'f () \n{\n  A=3\n}\nf; export A; vllm serve m "$A"',
     'f() { vllm serve "$@"; }\nA=1 f m',
+    "f() { local A=5; }; A=1; f; vllm serve m $A",
+    "f() { declare A=5 B=2; }; A=1; f; vllm serve m $A",
+    "f() { typeset -x A=5; }; A=1; f; vllm serve m $A",
+    "f() { declare -g A=5; }; A=1; f; vllm serve m $A",
+    "f() { local A; A=3; }; A=1; f; vllm serve m $A",
+    "f() { local A=3; g; }; g() { A=4; }; A=1; f; vllm serve m $A",
+    "export A=1; f() { local A=5; bash -c 'vllm serve m $A'; }; f",
+    "A=1; f() { local -x A=5; }; f; bash -c 'vllm serve m $A'",
+    "f() { local A=3 B=$A; vllm serve m $B; }; A=1; f",
+    "local A=3; vllm serve m --x $A",
+    # functions calling functions, deeper than the three nested scripts read
+    'f() { vllm serve "$@"; }; g() { f "$@"; }; h() { g "$@" --y 2; }; i() { h "$@"; }; i m --x 1',
+    "a() { b; }; b() { c; }; c() { d; }; d() { e; }; e() { bash -c 'vllm serve m --x 1'; }; a",
 ]
 
 
@@ -274,3 +310,39 @@ def test_allexport_given_to_the_shell_exports_the_script_s_assignments(
         c for c in commands(f"bash {' '.join(invocation)} '{script}'", env) if c and c[0].text == "vllm"
     ]
     assert engine.environ is not None and engine.environ.get()[0].get("A") == environ.get("A")
+
+
+ARITHMETIC_SCRIPTS = [
+    "A=1; (( A++ )); vllm serve m $A",
+    "A=1; ((A+=2)); vllm serve m $A",
+    "A=1; let A=5; vllm serve m $A",
+    "A=1; B=$(( A += 4 )); vllm serve m $A",
+    "A=1; (( --A )); vllm serve m $A",
+    "export A=1; (( A=7 )); bash -c 'vllm serve m $A'",
+]
+
+
+@pytest.mark.parametrize("script", ARITHMETIC_SCRIPTS)
+def test_a_variable_arithmetic_assigns_is_no_longer_its_old_value(script: str, tmp_path: Path) -> None:
+    # kvlint does not evaluate arithmetic that assigns: the variable is unresolved after it, not read as 1
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, env)
+    assert argv[-1] != "1"  # bash changed it
+    (engine,) = [c for c in commands(script, env) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine[:3]] == argv[:3]
+    assert engine[-1].unresolved
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "A=1; (( A == 1 )); vllm serve m $A",
+        "A=1; (( A <= 2 )); vllm serve m $A",
+        "A=1; x=$((A*2)); vllm serve m $A",
+    ],
+)
+def test_arithmetic_that_only_reads_a_variable_keeps_it(script: str) -> None:
+    (engine,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert engine[-1].text == "1" and not engine[-1].unresolved

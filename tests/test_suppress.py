@@ -375,3 +375,35 @@ def test_an_entry_naming_a_rule_by_its_name_says_its_id() -> None:
         (kv003,) = [d for d in result.diagnostics if d.rule == "KV003"]
         assert "'max-model-len-unset' is the name of KV202" in kv003.message, kv003.message
         assert kv003.fix == fix
+
+
+@pytest.mark.parametrize(
+    "comment, flagged, entry",
+    [
+        # prose that starts with kvlint: and one of the words: not a directive (review50G: each was a KV003)
+        ("# kvlint: off-by-one in the replica count was fixed", False, ""),
+        ("# kvlint: exclude this from the docs index", False, ""),
+        ("# kvlint: skip the GPU check upstream", False, ""),
+        # another linter's directive for another tool: nothing to say
+        ("# yamllint disable rule:line-length", False, ""),
+        ("# noqa: E501", False, ""),
+        # directives addressed to kvlint: the word alone, or a rule after it (id, yamllint's rule:, name)
+        ("# kvlint: off", True, "KV104"),
+        ("# kvlint: noqa  # upstream default", True, "KV104"),
+        ("# kvlint: disable rule:KV202", True, "KV202"),
+        ("# kvlint: disable max-model-len-unset", True, "KV202"),
+    ],
+)
+def test_only_a_directive_addressed_to_kvlint_is_a_foreign_comment(
+    comment: str, flagged: bool, entry: str
+) -> None:
+    example = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+    text = example.read_text(encoding="utf-8").replace("          args:\n", f"          args: {comment}\n", 1)
+    assert comment in text
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    kv003 = [d for d in result.diagnostics if d.rule == "KV003"]
+    assert "KV202" in [d.rule for d in result.diagnostics] and result.suppressed == 0
+    assert len(kv003) == int(flagged), [d.message for d in kv003]
+    if flagged:
+        fix = kv003[0].fix
+        assert fix.startswith(f'write "# kvlint: ignore {entry}=why this is acceptable"'), fix

@@ -51,6 +51,7 @@ from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
     MAX_ARG_STRLEN,
+    OWN_PATH_WRAPPERS,
     ShellArg,
     charge_command_text,
     commands,
@@ -666,13 +667,15 @@ def _after_wrappers(texts: Sequence[str]) -> int:
 
 def _path_gone(texts: Sequence[str], upto: int) -> bool:
     """Whether the wrapper programs before ``texts[upto]`` take ``PATH`` out of the environment they run it with
-    (``env -i``, ``env -u PATH``, no ``PATH=...`` after)."""
+    (``env -i``, ``env -u PATH``, no ``PATH=...`` after, no ``sudo`` after: :data:`OWN_PATH_WRAPPERS`)."""
     changes: list[tuple[str, int | None]] = []
     k = 0
     while k < upto:
         after = program_after_wrapper(texts, k, changes)
         if after is None:
             break
+        if wrapper_name(texts[k]) in OWN_PATH_WRAPPERS:
+            changes.append(("PATH=", k))  # sudo searches its secure_path
         k = after
     gone = False
     for text, at in changes:
@@ -1439,14 +1442,16 @@ _OUTSIDE_DEFAULT_PATH = {"vllm": "/usr/local/bin", "text-generation-launcher": "
 def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unrunnable | None:
     """An engine ``program`` that a wrapper program (``env -i``, ``env -u PATH``) looks up in an environment without
     ``PATH``: not found in ``/bin:/usr/bin`` when the images install it elsewhere (:data:`_OUTSIDE_DEFAULT_PATH`;
-    a path with ``/`` is run as written). The wrapper exits 127 ("No such file or directory")."""
+    a path with ``/`` is run as written). The wrapper fails: ``env``, ``nohup``, ``timeout``, ``setsid`` exit 127 ("No
+    such file or directory"), tini, dumb-init and gosu with statuses of their own."""
     where = _OUTSIDE_DEFAULT_PATH.get(program)
     if where is None:
         return None
     return _Unrunnable(
         f"`{program}` is run by a wrapper whose environment has no PATH (`env -i` or `env -u PATH` took it out), so "
         f"it is looked up in /bin:/usr/bin only (glibc's default search path) and not found: the image installs it "
-        f"in {where}; the wrapper exits with status 127 and the engine never starts",
+        f"in {where}; the wrapper fails (`env`, `nohup`, `timeout`, `setsid` exit with status 127) and the engine "
+        f"never starts",
         loc,
         engine,
         f"give the wrapped command a PATH (`env -i PATH={where}:/usr/bin:/bin {program} ...`) or its full path "

@@ -9,7 +9,7 @@ Shape (``schema_version`` 2)::
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
                       "summary", "setting", "sources", "sources_more" (only when sources were left out),
                       "fails" (at or above the fail_on that applies to it)}],
-     "suppressed": [{... same fields as a diagnostic ..., "reason"}],
+     "suppressed": [{... same fields as a diagnostic ("fails" false) ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_id", "model_source", "model_error", "accelerator",
                     "accelerator_how", "gpus", "replicas", "plan": {... MemoryPlan.as_dict() ...} | null,
@@ -75,7 +75,11 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
         "kvlint_version": __version__,
         "summary": summary_dict(result),
         "diagnostics": [diagnostic_dict(d, result) for d in result.diagnostics],
-        "suppressed": [s.as_dict() for s in result.suppressed_diagnostics],
+        # a suppressed finding never fails the run: "fails" false, so that both lists have a diagnostic's fields
+        "suppressed": [
+            {**s.diagnostic.as_dict(), "fails": False, "reason": s.reason}
+            for s in result.suppressed_diagnostics
+        ],
         "workloads": [
             {**c.as_dict(), "sizing": o}
             for c, o in zip(result.containers, outcomes(result.containers), strict=True)

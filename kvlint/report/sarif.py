@@ -12,8 +12,9 @@ written there. What GitHub code scanning requires is met: ``fullDescription`` at
 (the whole rationale is in ``help``), ``helpUri`` at the rule's section of docs/rules.md (see
 :func:`rule_doc_uri`), and a real artifact name for piped input (``--stdin-filename``). Diagnostics suppressed by ``kvlint.io/ignore`` appear with
 ``suppressions: [{"kind": "inSource", "justification": reason}]`` so viewers show them as dismissed.
-A clean run has ``"results": []``. File paths are relative URIs (``uriBaseId`` ``%SRCROOT%``) when the
-path is relative, ``file://`` URIs when absolute; standard input is ``stdin``.
+A clean run has ``"results": []``. File paths are relative URIs (``uriBaseId`` ``%SRCROOT%``, the root of the git
+work tree the run starts in, else its directory: :func:`source_root`) when the path is relative, ``file://`` URIs
+when absolute or outside that root; standard input is ``stdin``.
 """
 
 from __future__ import annotations
@@ -41,13 +42,34 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 FULL_DESCRIPTION_LIMIT = 1024
 
 
-def artifact_uri(path: str) -> tuple[str, str | None]:
-    """(uri, uriBaseId) of a diagnostic's file: relative POSIX URI under ``%SRCROOT%``, or ``file://``."""
+def source_root(cwd: str | None = None) -> str:
+    """The directory ``%SRCROOT%`` stands for: the root of the git work tree holding ``cwd`` (default: the current
+    directory; :func:`kvlint.load.repository_root`), else ``cwd``. GitHub code scanning reads a relative
+    ``artifactLocation.uri`` from the repository's root, so a run started in a subdirectory (``working-directory:
+    deploy``) or naming ``../charts`` writes its paths from there, as the ``github`` format places annotations."""
+    from kvlint.load import repository_root
+
+    here = os.path.realpath(os.getcwd() if cwd is None else cwd)
+    return repository_root(here, resolve=True) or here
+
+
+def artifact_uri(path: str, cwd: str | None = None, root: str | None = None) -> tuple[str, str | None]:
+    """(uri, uriBaseId) of a diagnostic's file: relative POSIX URI under ``%SRCROOT%`` (``root``, default
+    :func:`source_root`; a relative ``path`` is read from ``cwd``, default the current directory), or ``file://``
+    for an absolute path or one outside the root."""
     if path in ("-", "<stdin>", ""):
         return "stdin", None
     if os.path.isabs(path):
         return Path(path).as_uri(), None
-    rel = Path(os.path.normpath(path)).as_posix()
+    from kvlint.report.github import repository_path
+
+    here = os.getcwd() if cwd is None else cwd
+    base = root or source_root(here)
+    shown = repository_path(path, here, base)
+    if shown == path and (shown == ".." or shown.startswith(".." + os.sep)):
+        # outside the repository: no relative URI code scanning could place; the file's own URI
+        return Path(os.path.normpath(os.path.join(os.path.realpath(here), path))).as_uri(), None
+    rel = Path(os.path.normpath(shown)).as_posix()
     # the file name's bytes, percent-encoded (a name that is not UTF-8 stays exact and never fails to encode)
     return quote(os.fsencode(rel), safe="/"), "%SRCROOT%"
 
@@ -142,6 +164,7 @@ def _result(
     reason: str | None = None,
     fingerprint: str = "",
     uris: dict[str, tuple[str, str | None]] | None = None,
+    root: str | None = None,
 ) -> dict[str, Any]:
     """One entry of ``results``; ``uris``: the :func:`artifact_uri` of the files met so far in this log (the
     findings of one file share it)."""
@@ -157,7 +180,7 @@ def _result(
     if d.loc is not None:
         found = uris.get(d.loc.file) if uris is not None else None
         if found is None:
-            found = artifact_uri(d.loc.file)
+            found = artifact_uri(d.loc.file, root=root)
             if uris is not None:
                 uris[d.loc.file] = found
         uri, base = found
@@ -201,12 +224,13 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
     sup = [s.diagnostic for s in result.suppressed_diagnostics]
     prints = fingerprints([*result.diagnostics, *sup])
     uris: dict[str, tuple[str, str | None]] = {}
+    root = source_root()
     results = [
-        _result(d, index, fingerprint=fp, uris=uris)
+        _result(d, index, fingerprint=fp, uris=uris, root=root)
         for d, fp in zip(result.diagnostics, prints, strict=False)
     ]
     results += [
-        _result(s.diagnostic, index, s.reason, fp, uris)
+        _result(s.diagnostic, index, s.reason, fp, uris, root)
         for s, fp in zip(result.suppressed_diagnostics, prints[len(result.diagnostics) :], strict=True)
     ]
     run: dict[str, Any] = {
@@ -219,7 +243,7 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
                 "rules": rules,
             }
         },
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(root).as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": results,
         "properties": {

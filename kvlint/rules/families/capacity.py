@@ -1150,10 +1150,14 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
             nd = replanned(ctx.cr, max_total_tokens=target, max_input_tokens=max_in)
             if isinstance(nd, TgiPlanDetail) and robust(nd, target):
                 conc = nd.max_batch_total_tokens / target
+                low_conc = nd.plan.num_blocks_low * nd.plan.block_size / target
+                # both figures named: the predicted one (what KV104 compares) alone read as the low end's
                 fixes.append(
                     f"{tgi_option(ctx.serving, 'max_total_tokens', target)} and "
-                    f"{tgi_option(ctx.serving, 'max_input_tokens', max_in)} (re-planned: fits at the low end of "
-                    f"kvlint's band, {conc:.2f}x)" + _below_kv104(ctx, conc)
+                    f"{tgi_option(ctx.serving, 'max_input_tokens', max_in)} (re-planned: {conc:.2f}x concurrent "
+                    f"requests of that length at kvlint's prediction, max_batch_total_tokens "
+                    f"{nd.max_batch_total_tokens:,}; {low_conc:.2f}x at the low end of its band)"
+                    + _below_kv104(ctx, conc)
                 )
                 break
     more = _tgi_shard_remedy(ctx, d)

@@ -99,6 +99,21 @@ def _assumed(ctx: RuleContext, assumed: str) -> str:
     )
 
 
+def _newest(engine: str) -> str:
+    """The release kvlint plans a container of ``engine`` with when nothing says which runs: the newest it models
+    (:data:`kvlint.memory.versions.NEWEST_VLLM`, :data:`kvlint.memory.tgi.NEWEST_TGI`,
+    :data:`kvlint.memory.sglang.NEWEST_SGLANG`), named so that KV208 says what was assumed for every engine."""
+    if engine == "tgi":
+        from kvlint.memory.tgi import NEWEST_TGI
+
+        return NEWEST_TGI
+    if engine == "sglang":
+        from kvlint.memory.sglang import NEWEST_SGLANG
+
+        return NEWEST_SGLANG
+    return NEWEST_VLLM
+
+
 def _pin_fix(ctx: RuleContext) -> str:
     """KV208's fix for an image without a release tag: for the engine's own CUDA image on NVIDIA GPUs a release tag of
     it (:data:`_PIN_EXAMPLE`), else a tag of the image's own repository (never another image: not a CUDA image for a
@@ -186,7 +201,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.version is None and s.install_upgrades:
         # pip install -U vllm in the script: pip replaces the image's release with the newest on the day the pod
         # starts (kvlint.engines.command._pip_install), so neither the tag nor kvlint knows the one that runs
-        assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
+        assumed = _newest(s.engine)
         name = ENGINE_NAMES[s.engine]
         carried = engine_release(s.image, s.engine, None)
         instead = f", in place of the {name} {carried} image '{s.image}' carries," if carried else ""
@@ -203,7 +218,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     placeholder = image_placeholder(s.image)
     if placeholder is not None and not ctx.workload.image_source:
-        assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
+        assumed = _newest(s.engine)
         yield ctx.finding(
             f"image '{s.image}' is a placeholder ({placeholder}), so the {s.engine} version is not known until "
             f"the manifest is rendered; {_assumed(ctx, assumed)}",
@@ -212,7 +227,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             severity="info",
         )
         return
-    assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
+    assumed = _newest(s.engine)
     chooser = ctx.workload.image_source
     if chooser:
         yield ctx.finding(

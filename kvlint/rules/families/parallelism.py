@@ -11,7 +11,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from kvlint.accelerators.quantity import parse_quantity
@@ -715,6 +715,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
+    kaito = _kaito_gpus(ctx)
+    if kaito is not None:
+        where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
         if lay.ray and w.path.startswith(SERVE_PATH) and w.group_size:
             # Ray Serve LLM: one GPU bundle per TP x PP device, placed on the worker group's pods; more bundles
@@ -741,11 +744,21 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 if ctx.engine == "tgi"
                 else _LOWER[ctx.engine].format(have=have)
             )
-            if (why := _lower_fails(ctx, have)) is not None:
+            more: str | None = f"request {per_pod} GPUs per pod ({p.resource})"
+            if kaito is not None:
+                # a KAITO Workspace has no resource request to raise: KAITO requests its instanceType's GPUs
+                more = kaito[1](per_pod)
+            if more is None:
+                # no VM size of this GPU runs the engine on per_pod GPUs (KAITO's data-parallel tier): not offered
+                fix = lower + (
+                    f"; on KAITO's VM sizes with {per_pod} of these GPUs it runs this preset data-parallel "
+                    "(under half a GPU each), which the inference config's tensor-parallel-size multiplies"
+                )
+            elif (why := _lower_fails(ctx, have)) is not None:
                 # the other remedy (fewer workers) re-planned does not start: not offered, and said why
-                fix = f"request {per_pod} GPUs per pod ({p.resource}){shm}; fewer GPUs would not start: {why}"
+                fix = f"{more}{shm}; fewer GPUs would not start: {why}"
             else:
-                fix = f"request {per_pod} GPUs per pod ({p.resource}){then}{lower}"
+                fix = f"{more}{then}{lower}"
         else:
             fix = (
                 f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "
@@ -771,9 +784,74 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {have - need} GPU(s) sit "
             "idle",
             p.gpus_loc,
-            fix=f"request {need} GPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
+            fix=((kaito[1](need) if kaito is not None else None) or f"request {need} GPU(s)")
+            + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
+
+
+def _kaito_gpus(ctx: RuleContext) -> tuple[str, Callable[[int], str | None]] | None:
+    """For a KAITO Workspace or InferenceSet, whose pod's GPU request KAITO writes from ``resource.instanceType``
+    (the VM size's GPU count, :data:`kvlint.workloads.kaito.KAITO_AZURE_SKUS`) or ``resource.partition.count``
+    (pkg/workspace/inference/preset_inferences.go ``GenerateInferencePodSpec``, kaito-project/kaito v0.12.0):
+    ``(where, more)``, what KV403 says the GPUs come from and its remedy for ``n`` GPUs a pod, the field the user
+    edits (the manifest has no ``nvidia.com/gpu`` to raise), None when no VM size of KAITO's table with this GPU
+    runs the engine on ``n`` GPUs (KAITO runs the preset data-parallel on each); None for any other workload."""
+    w, p = ctx.workload, ctx.placement
+    keys = {c.key for c in w.chart_args}
+    if p is None or p.gpus is None:
+        return None
+    if "resource.partition.count" in keys:
+        return (
+            f"resource.partition.count: {p.gpus}",
+            lambda n: f"set resource.partition.count to {n} (on nodes with that many GPUs)",
+        )
+    if "resource.instanceType" not in keys:
+        return None
+    selector = w.pod_spec.get("nodeSelector") if isinstance(w.pod_spec, dict) else None
+    name = selector.get("node.kubernetes.io/instance-type") if isinstance(selector, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    from kvlint.accelerators import instance_type
+    from kvlint.workloads.kaito import KAITO_AZURE_SKUS, kaito_data_parallel
+
+    it = instance_type(name)
+    acc = it.accelerator if it is not None else None
+
+    # KAITO runs a preset under half a GPU data-parallel over a multi-GPU VM (its tier 1, kaito_data_parallel),
+    # which multiplies the config's tensor-parallel-size: such a VM size is not named
+    size = model_weight_bytes(ctx.cr, dtype_bytes=2)
+
+    def more(n: int) -> str | None:
+        same = [
+            sku
+            for sku, (count, mem) in KAITO_AZURE_SKUS.items()
+            if count == n
+            and acc is not None
+            and (other := instance_type(sku)) is not None
+            and other.accelerator is not None
+            and other.accelerator.id == acc.id
+            and size is not None
+            and not kaito_data_parallel(count, mem, size)
+        ]
+        gpus = f"{n} GPU{'s' if n != 1 else ''}"
+        if same:
+            return f"choose a resource.instanceType with {gpus} ({', '.join(same)}, KAITO's VM sizes with {gpus} of this kind)"
+        if (
+            acc is not None
+            and size is not None
+            and any(
+                count == n
+                and (other := instance_type(sku)) is not None
+                and other.accelerator is not None
+                and other.accelerator.id == acc.id
+                for sku, (count, _mem) in KAITO_AZURE_SKUS.items()
+            )
+        ):
+            return None  # each VM size of this GPU with n GPUs runs the preset data-parallel
+        return f"choose a resource.instanceType with {gpus}"
+
+    return f"resource.instanceType {name}: {p.gpus} GPU{'s' if p.gpus != 1 else ''}", more
 
 
 def _gpus_counted(ctx: RuleContext, gpus: int) -> tuple[int, int, int]:
