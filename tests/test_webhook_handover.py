@@ -332,3 +332,112 @@ def test_a_review_that_needs_no_worker_is_answered_while_every_worker_is_busy(
         gate.touch()
         threading.Thread(target=held.close).start()
         srv.stop()
+
+
+def test_a_large_review_is_not_decoded_on_the_event_loop_while_every_worker_is_busy(
+    tls: dict[str, Any], tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The server decodes a body itself when no worker is free only up to ``LOOP_DECODE_BYTES``: a client that
+    kept every worker busy had each of its large reviews decoded on the event loop (a 1.3 MB one 45 to 70 ms of
+    the probes' and the other reviews' loop), and then again in the worker. A larger one waits for a worker, which
+    decides it (here an exempt namespace, allowed) as it would have been at once."""
+    import threading
+
+    from test_webhook_connections import _connect, _gated_review, _until
+    from webhook_pipelines import gated_pipeline
+
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, app = _serve(tls, timeout_seconds=20.0, pipeline=gated_pipeline)
+    pool = app.state.webhook.pool
+    gate = tmp_path / "gate"
+    held = _connect(srv, tls)
+    answers: list[Any] = []
+    big_obj = workload_object(B01)
+    big_obj["metadata"]["annotations"] = {"example.com/blob": "x" * (2 * app_module.LOOP_DECODE_BYTES)}
+    big = review(big_obj, uid="u-big-exempt", namespace="kube-system")
+    try:
+        held.sendall(_gated_review("held", str(gate)))
+        _until(lambda: pool.busy == 1, "the review being linted")
+        with _client(srv, tls) as client:
+            small = client.post("/validate", json=review(None, uid="u-delete", operation="DELETE")).json()
+            assert small["response"] == {"uid": "u-delete", "allowed": True}  # decided here at once
+            assert len(decoded) == 1 and decoded[0] <= app_module.LOOP_DECODE_BYTES
+            poster = threading.Thread(target=lambda: answers.append(client.post("/validate", json=big)))
+            poster.start()
+            _until(lambda: pool.waiting == 1 or bool(answers), "the large review waiting for a worker")
+            gate.touch()
+            poster.join(30)
+    finally:
+        gate.touch()
+        threading.Thread(target=held.close).start()
+        srv.stop()
+    assert [r.json()["response"] for r in answers] == [{"uid": "u-big-exempt", "allowed": True}]
+    assert all(n <= app_module.LOOP_DECODE_BYTES for n in decoded), decoded
+
+
+def test_an_update_whose_old_object_is_linted_is_decoded_by_no_server_loop(
+    tls: dict[str, Any], monkeypatch: Any
+) -> None:
+    """An UPDATE whose new object has errors, with ``allow_existing_violations`` (the default), had its body
+    decoded on the server's event loop and its ``oldObject`` pickled to a worker: an UPDATE any client may send,
+    so every review could be made to take that path (a 1.3 MB one held the loop 45 to 70 ms). The body now goes
+    back to a worker with the new object's rows, which lints the old object and answers; the answer is the same
+    (the old object's error a warning, ``old_object_lints_total{result="linted"}``)."""
+    from test_webhook import _with_env
+
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, app = _serve(tls, timeout_seconds=20.0)
+    registry = app.state.webhook.metrics.registry
+    old = workload_object(B01)  # KV103, also in the new object
+    old["metadata"]["annotations"] = {"example.com/blob": "x" * (2 * app_module.LOOP_DECODE_BYTES)}
+    new = _with_env(old, "HF_HUB_OFFLINE", "1")
+    try:
+        with _client(srv, tls) as client:
+            resp = client.post(
+                "/validate", json=review(new, uid="u-update", operation="UPDATE", oldObject=old)
+            )
+            answer = resp.json()["response"]
+    finally:
+        srv.stop()
+    assert answer["uid"] == "u-update" and answer["allowed"] is True
+    assert any(w.startswith("KV103 (error, pre-existing) [container vllm]:") for w in answer["warnings"])
+    assert registry.get_sample_value("kvlint_webhook_old_object_lints_total", {"result": "linted"}) == 1.0
+    assert decoded == []
+
+
+def test_a_worker_answer_that_does_not_name_the_request_is_not_sent(
+    tls: dict[str, Any], monkeypatch: Any
+) -> None:
+    """The server sent a worker's response bytes as they came: an answer naming another uid (or garbled) went
+    to the API server, which rejects it and applies ``failurePolicy``, while the server counted and logged the
+    summary's verdict. It now checks that the bytes begin with the AdmissionReview of the summary's uid and
+    ``allowed``, and answers a mismatch as the worker's failure: the body decoded here, the request's own uid."""
+    from kvlint.webhook.pool import ReviewPool
+
+    real = ReviewPool.review
+    forged: list[bytes] = []
+
+    async def garbled(self: Any, body: bytes, *args: Any) -> tuple[Any, ...]:
+        reply = await real(self, body, *args)
+        if reply[0] == "answer":
+            forged.append(reply[2])
+            reply = (reply[0], reply[1], reply[2].replace(b'"u-clean"', b'"u-other"'), reply[3])
+        return reply
+
+    monkeypatch.setattr(ReviewPool, "review", garbled)
+    srv, app = _serve(tls, failure_mode="closed")
+    registry = app.state.webhook.metrics.registry
+    try:
+        with _client(srv, tls) as client:
+            answer = client.post("/validate", json=review(workload_object(B09), uid="u-clean")).json()
+    finally:
+        srv.stop()
+    assert forged and b'"u-other"' not in forged[0]
+    assert answer["response"]["uid"] == "u-clean" and answer["response"]["allowed"] is False
+    assert "internal error (malformed answer)" in answer["response"]["status"]["message"]
+    labels = {"verdict": "denied", "outcome": "internal_error", "dry_run": "false"}
+    assert registry.get_sample_value("kvlint_webhook_reviews_total", labels) == 1.0

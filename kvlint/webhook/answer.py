@@ -22,7 +22,7 @@ SUMMARY_MESSAGES = 10
 def review_summary(review: Any, verdict: Any) -> tuple[Any, ...]:
     """What the server's metrics and log line read of a review answered in a worker (:func:`answer_review`),
     as plain values: the request's ``api_version, uid, operation, kind, namespace, name, sub_resource,
-    dry_run, username``, then the verdict's ``allowed, outcome, errors, warnings, suppressed, reason`` (each
+    dry_run, username``, then the verdict's ``allowed, outcome, errors, warnings, suppressed, reason, old_object`` (each
     finding ``(rule, severity, message)``, the message of the first :data:`SUMMARY_MESSAGES` errors only, the
     others ``""``). Read back by :func:`kvlint.webhook.app.summary_review` into a Review and a Verdict."""
     errors = tuple(
@@ -45,11 +45,17 @@ def review_summary(review: Any, verdict: Any) -> tuple[Any, ...]:
         warnings,
         verdict.suppressed,
         verdict.reason,
+        verdict.old_object,
     )
 
 
 def answer_review(
-    body: bytes, seq: int, settings: Any, options: Any, pipeline: Any = None
+    body: bytes,
+    seq: int,
+    settings: Any,
+    options: Any,
+    pipeline: Any = None,
+    old: tuple[Any, ...] | None = None,
 ) -> tuple[Any, ...]:
     """A review answered from its request body, in the worker: what the server did before handing the object
     over (decoding the body, :func:`~kvlint.webhook.review.parse_review`; the exemptions,
@@ -60,10 +66,14 @@ def answer_review(
     * ``("answer", seq, response_bytes, summary)``: the AdmissionReview response's bytes and
       :func:`review_summary`;
     * ``("bad", seq, status, message)``: not an AdmissionReview (HTTP ``status``, as ``ReviewError``);
-    * ``("update", seq, rows, suppressed)``: an UPDATE whose new object has errors and whose ``oldObject``
-      must be linted for the errors it already had (``allow_existing_violations`` in ``enforce``): the new
-      object's :func:`reply_rows`; the server decodes the body and lints the old object within what is left
-      of the budget, as before, so an old object's lint that runs out still leaves every error denying.
+    * ``("update", seq, rows, suppressed, response_bytes, summary)``: an UPDATE whose new object has errors and
+      whose ``oldObject`` must be linted for the errors it already had (``allow_existing_violations`` in
+      ``enforce``): the new object's :func:`reply_rows`, and the answer should the old object's lint not finish
+      (every error denying, as when the old object has none). The server then sends the body back with the
+      rows (``old``: ``(rows, suppressed)``, a second exchange within what is left of the budget) and this
+      lints the old object and answers ``("answer", ...)``; an old object's lint that runs out thus still
+      leaves every error denying, and the server decodes neither body (it did, on its event loop, for every
+      such UPDATE: one a hostile client could send at will).
 
     Raises what the pipeline raises (the worker loop answers ``("error", ...)``, the server then per the
     failure mode)."""
@@ -90,6 +100,8 @@ def answer_review(
         payload, verdict = too_deep_response(exc.review, settings)
         return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(exc.review, verdict))
     del body
+    if old is not None:
+        return _answer_old(review, seq, settings, options, pipeline, old)
     try:
         why = skip_reason(review, settings)
     except RecursionError:  # too deep for comparing an UPDATE's objects: a finding, not an internal error
@@ -114,9 +126,50 @@ def answer_review(
         and review.old_object is not None
         and any(row[1] == "error" for row in rows)
     ):
-        return ("update", seq, rows, suppressed)
+        outcome = LintOutcome([ReplyDiagnostic(*row) for row in rows], suppressed)
+        payload, verdict = build_response(review, settings, outcome)
+        return (
+            "update",
+            seq,
+            rows,
+            suppressed,
+            encode_json(payload).encode("utf-8"),
+            review_summary(review, verdict),
+        )
     outcome = LintOutcome([ReplyDiagnostic(*row) for row in rows], suppressed)
     payload, verdict = build_response(review, settings, outcome)
+    return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
+
+
+def _answer_old(
+    review: Any, seq: int, settings: Any, options: Any, pipeline: Any, old: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    """The answer of an UPDATE whose new object's findings are ``old`` (``(rows, suppressed)``, this review's
+    ``("update", ...)`` reply) once its ``oldObject`` is linted as the new object was (same options, same
+    label): its errors the old object already had sent as warnings (:func:`~kvlint.webhook.review.build_response`
+    with :func:`~kvlint.webhook.review.existing_errors`), as the server did when it linted the old object."""
+    from dataclasses import replace
+
+    from kvlint.webhook.review import (
+        build_response,
+        existing_errors,
+        prepared_object,
+        review_label,
+        too_deep_response,
+    )
+
+    rows, suppressed = old
+    before = replace(review, object=review.old_object)
+    try:
+        result = lint_object(prepared_object(before), review_label(before), options, pipeline)
+    except RecursionError:  # as when the server pickled the old object for a worker: a finding
+        payload, verdict = too_deep_response(review, settings)
+        return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
+    existing = existing_errors(LintOutcome([ReplyDiagnostic(*row) for row in reply_rows(result.diagnostics)]))
+    del result
+    outcome = LintOutcome([ReplyDiagnostic(*row) for row in rows], suppressed)
+    payload, verdict = build_response(review, settings, outcome, existing)
+    verdict.old_object = "linted"
     return ("answer", seq, encode_json(payload).encode("utf-8"), review_summary(review, verdict))
 
 

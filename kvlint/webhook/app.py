@@ -20,8 +20,10 @@ Request path of ``POST /validate``:
 3. when the budget runs out the worker is killed and replaced, ``kvlint_webhook_budget_exceeded_total`` counts
    it, and the server decodes the body itself to answer as above (400, an exemption) or per the failure mode
    with the request's ``uid``; the same when the worker fails or dies. An UPDATE with errors whose
-   ``oldObject`` is to be linted for the errors it already had is decoded by the server too, and its old
-   object linted in a worker within what is left of the budget.
+   ``oldObject`` is to be linted for the errors it already had goes back to a worker with the new object's
+   findings, within what is left of the budget, which lints the old object and answers (when that does not
+   finish, the worker's first answer: every error denies). With no worker free, a body of at most
+   :data:`LOOP_DECODE_BYTES` is decoded here to answer at once what needs no lint.
 4. any exception in kvlint is logged and answered per the failure mode: a review never crashes the
    server, and the API server always gets an AdmissionReview back.
 
@@ -43,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import gc
 import logging
 import time
@@ -61,19 +62,20 @@ from kvlint.webhook.review import (
     ReviewTooDeep,
     Verdict,
     WebhookSettings,
-    build_response,
-    existing_errors,
     failure_response,
     parse_review,
-    prepared_object,
     review_from_head,
-    review_label,
     skip_reason,
     skipped_response,
     too_deep_response,
 )
-from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome, ReplyDiagnostic
+from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome
 
+#: Largest request body (bytes) the event loop decodes when no worker is free, to answer at once a review that
+#: needs no lint (:func:`create_app`'s ``_validate``): an AdmissionReview the API server sends for a Deployment or
+#: a Pod, ``oldObject`` and ``managedFields`` included, is a few to a few tens of KiB; a decode of 64 KiB takes
+#: 2 to 4 ms of the loop (a 1.3 MB body 45 to 70 ms). A larger body waits for a worker, which decodes it.
+LOOP_DECODE_BYTES = 64 * 1024
 #: Seconds without a heartbeat from the review event loop before the probe listener's ``/healthz`` fails.
 LIVENESS_STALL_SECONDS = 10.0
 _HEARTBEAT_SECONDS = 0.5
@@ -379,37 +381,6 @@ def _uncollected(fn: Callable[..., _T], *args: Any) -> _T:
             gc.enable()
 
 
-async def _old_errors(
-    state: WebhookState, review: Review, options: Any, started: float
-) -> tuple[list[str] | None, str]:
-    """The :func:`~kvlint.webhook.review.existing_errors` of an UPDATE's ``oldObject``, linted as the new
-    object was (same options, same label) within what is left of the review's budget, and how that lint
-    ended: ``linted``, ``timeout`` (the budget ran out) or ``internal_error`` (the worker failed). The errors
-    are None unless ``linted`` (the UPDATE is then judged on its own: every error denies). Each ending is
-    counted in ``kvlint_webhook_old_object_lints_total{result}``; a timeout or failure is logged too."""
-    assert state.pool is not None
-    old = dataclasses.replace(review, object=review.old_object)
-    budget = max(0.0, state.settings.timeout_seconds - (time.perf_counter() - started))
-    try:
-        before = await state.pool.lint(prepared_object(old), review_label(old), options, budget)
-    except (BudgetExceeded, WorkerFailed) as exc:
-        result = "timeout" if isinstance(exc, BudgetExceeded) else "internal_error"
-        state.metrics.old_object_lints.labels(result).inc()
-        state.logger.warning(
-            "old object not linted: every error of the update denies",
-            extra={
-                "fields": {
-                    "uid": _bounded(review.uid),
-                    "error": _bounded(str(exc), LOG_REASON_CHARS),
-                    "old_object": result,
-                }
-            },
-        )
-        return None, result
-    state.metrics.old_object_lints.labels("linted").inc()
-    return existing_errors(before), "linted"
-
-
 #: An HTTP answer: status, raw headers (ASGI), body.
 _Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
@@ -452,7 +423,7 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
     """The Review (without its objects) and the Verdict of a review answered in a worker, from its
     :func:`~kvlint.webhook.answer.review_summary`."""
     (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
-    allowed, outcome, errors, warnings, suppressed, reason = summary[9:]
+    allowed, outcome, errors, warnings, suppressed, reason, old_object = summary[9:]
     review = Review(
         api_version,
         uid,
@@ -473,8 +444,27 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
         [_Found(*f) for f in warnings],  # type: ignore[misc]
         suppressed,
         reason,
+        old_object,
     )
     return review, verdict
+
+
+def _answer_agrees(data: Any, review: Review, verdict: Any) -> bool:
+    """Whether a worker's response bytes begin as :func:`~kvlint.webhook.review.response` writes the answer of
+    the review and verdict of its summary (``apiVersion``, ``kind``, the ``uid`` and ``allowed``) and end its
+    JSON object, so that what the server sends is what it counts and logs: checked without decoding them (a
+    worker's reply comes in a length-prefixed frame with the review's sequence number, so this catches a kvlint
+    bug in the worker, not a worker that was made to run other code)."""
+    if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
+        return False
+    head = (
+        '{"apiVersion":'
+        + encode_json(review.api_version)
+        + ',"kind":"AdmissionReview","response":{"uid":'
+        + encode_json(review.uid)
+        + (',"allowed":true' if verdict.allowed else ',"allowed":false')
+    ).encode("utf-8")
+    return data.startswith(head) and data.endswith(b"}}")
 
 
 def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
@@ -767,9 +757,11 @@ def create_app(
         options = state.options_hook(settings.options) if state.options_hook else settings.options
         budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
         pool = state.pool
-        if pool is not None and not pool.idle:
+        if pool is not None and not pool.idle and len(body) <= LOOP_DECODE_BYTES:
             # no worker free: a review that needs none (an exemption, a DELETE, a subresource, a malformed body) is
-            # answered at once, as when the server decoded every body, not after the reviews being linted
+            # answered at once, as when the server decoded every body, not after the reviews being linted; a
+            # larger body waits for a worker (decoding it here held the loop: a client keeping every worker busy
+            # had each of its 1.3 MB reviews decoded on the event loop, and then again in the worker)
             decided = _decided_here(body, t0)
             if not isinstance(decided, Review):
                 return decided
@@ -799,9 +791,15 @@ def create_app(
             )
         kind = reply[0]
         if kind == "answer":
-            review, verdict = summary_review(reply[3])
+            try:
+                review, verdict = summary_review(reply[3])
+                data = reply[2]
+                if not _answer_agrees(data, review, verdict):
+                    raise ValueError("its response does not name the uid and verdict of its summary")
+            except Exception as exc:  # a kvlint bug in the worker: answered as its failure is
+                why = f"malformed answer from the review worker ({type(exc).__name__}: {exc})"
+                return _unfinished(body, t0, "internal error (malformed answer)", "internal_error", error=why)
             _observe(review, verdict, t0)
-            data = reply[2]
             return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
         if kind == "bad":
             return bad_request(ReviewError(reply[3], reply[2]))
@@ -896,40 +894,55 @@ def create_app(
 
     async def _update(body: bytes, reply: tuple[Any, ...], options: Any, t0: float) -> _Answer:
         """An UPDATE whose new object has errors, linted in a worker (``reply``: ``("update", seq, rows,
-        suppressed)``), and whose ``oldObject`` is linted for the errors it already had
-        (``allow_existing_violations``): the body decoded here and the old object linted in a worker within
-        what is left of the budget, as before reviews were answered in the workers."""
+        suppressed, response_bytes, summary)``), and whose ``oldObject`` is linted for the errors it already had
+        (``allow_existing_violations``): the body sent to a worker again with the new object's rows, within what
+        is left of the budget (:meth:`ReviewPool.review_old <kvlint.webhook.pool.ReviewPool.review_old>`), which
+        lints the old object and writes the answer; when that does not finish, the reply's own answer, every
+        error denying. The server decodes neither body (it decoded this one on its event loop, and pickled the
+        old object to a worker: an UPDATE with errors any client can send)."""
+        assert state.pool is not None
+        fallback, summary = reply[4], reply[5]
+        budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
         try:
-            review = _uncollected(parse_review, body)
-        except ReviewError as exc:  # decoded by the worker: not expected
-            return bad_request(exc)
-        except ReviewTooDeep as exc:
-            payload, verdict = too_deep_response(exc.review, settings)
-            _observe(exc.review, verdict, t0)
-            return _json_answer(payload)
-        del body
-        outcome = LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
-        try:
-            existing, result = await _old_errors(state, review, options, t0)
-            payload, verdict = build_response(review, settings, outcome, existing)
+            answered = await state.pool.review_old(body, reply[2], reply[3], settings, options, budget)
+        except (BudgetExceeded, WorkerFailed) as exc:
+            result = "timeout" if isinstance(exc, BudgetExceeded) else "internal_error"
+            state.metrics.old_object_lints.labels(result).inc()
+            review, verdict = summary_review(summary)
+            state.logger.warning(
+                "old object not linted: every error of the update denies",
+                extra={
+                    "fields": {
+                        "uid": _bounded(review.uid),
+                        "error": _bounded(str(exc), LOG_REASON_CHARS),
+                        "old_object": result,
+                    }
+                },
+            )
             verdict.old_object = result
+            data = fallback
         except asyncio.CancelledError:
             _uncancel()
+            review, verdict = summary_review(summary)
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
             payload, verdict = failure_response(review, settings, SHUTDOWN_REASON, "shutdown")
-        except RecursionError:
-            # too deep for pickling the old object for a worker: a finding, not an internal error, which
-            # fail-open would admit
-            payload, verdict = too_deep_response(review, settings)
-        except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
-            state.logger.error(
-                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
-            )
-            payload, verdict = failure_response(
-                review, settings, f"internal error ({type(exc).__name__})", "internal_error"
-            )
+            _observe(review, verdict, t0)
+            return _json_answer(payload)
+        else:
+            review, verdict = summary_review(answered[3])
+            data = answered[2]
+            if _answer_agrees(data, review, verdict):
+                state.metrics.old_object_lints.labels("linted").inc()
+            else:  # a kvlint bug in the worker: its first answer, every error denying
+                state.metrics.old_object_lints.labels("internal_error").inc()
+                state.logger.error(
+                    "malformed answer from the review worker", extra={"fields": {"uid": _bounded(review.uid)}}
+                )
+                review, verdict = summary_review(summary)
+                verdict.old_object = "internal_error"
+                data = fallback
         _observe(review, verdict, t0)
-        return _json_answer(payload)
+        return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
 
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok\n")
@@ -1062,6 +1075,7 @@ async def _warm_up(state: WebhookState) -> None:
 
 __all__ = [
     "LIVENESS_STALL_SECONDS",
+    "LOOP_DECODE_BYTES",
     "LintOutcome",
     "WARM_UP_OBJECT",
     "WebhookState",

@@ -536,6 +536,17 @@ class ReviewPool:
         """
         return await self._exchange(("review", 0, body), settings, options, budget, _REVIEW_REPLIES)
 
+    async def review_old(
+        self, body: bytes, rows: Any, suppressed: int, settings: Any, options: Any, budget: float
+    ) -> tuple[Any, ...]:
+        """Answer the UPDATE ``body`` whose review replied ``("update", seq, rows, suppressed, ...)``: a worker
+        decodes it again and lints its ``oldObject`` (:func:`~kvlint.webhook.answer.answer_review` with ``old``),
+        within ``budget`` seconds in all. Returns ``("answer", seq, response_bytes, summary)``; raises as
+        :meth:`review`."""
+        return await self._exchange(
+            ("old", 0, body, rows, suppressed), settings, options, budget, _ANSWER_REPLIES
+        )
+
     async def _exchange(
         self, message: tuple[Any, ...], settings: Any, options: Any, budget: float, expected: frozenset[str]
     ) -> tuple[Any, ...]:
@@ -645,6 +656,7 @@ class ReviewPool:
 #: to a ``review``, :data:`_REVIEW_REPLIES`; to either, ``error``.
 _LINT_REPLIES = frozenset({"ok"})
 _REVIEW_REPLIES = frozenset({"answer", "bad", "update"})
+_ANSWER_REPLIES = frozenset({"answer"})
 _DONE_REPLIES = frozenset({"ok", "error"}) | _REVIEW_REPLIES
 
 

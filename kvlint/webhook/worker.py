@@ -15,9 +15,10 @@ ends are kvlint in the same pod):
   inventory with ``--cluster``), ``("settings", WebhookSettings)`` (sent to each worker once), and
   ``("review", seq, body)`` (a ``POST /validate`` request body as received:
   :func:`kvlint.webhook.answer.answer_review`) or
-  ``("lint", seq, object, label)`` (an object: the warm-up, an UPDATE's ``oldObject``);
+  ``("old", seq, body, rows, suppressed)`` (that body again, an UPDATE whose ``oldObject`` is to be linted, with
+  its new object's rows) or ``("lint", seq, object, label)`` (an object: the warm-up);
 * worker -> server: for a ``review``, ``("answer", ...)``, ``("bad", ...)`` or ``("update", ...)``
-  (:func:`kvlint.webhook.answer.answer_review`); for a ``lint``, ``("ok", seq, rows, suppressed)`` (``rows``: :func:`reply_rows` of
+  (:func:`kvlint.webhook.answer.answer_review`), for an ``old``, ``("answer", ...)``; for a ``lint``, ``("ok", seq, rows, suppressed)`` (``rows``: :func:`reply_rows` of
   the diagnostics); for either, ``("error", seq, "Type: message")``.
 
 A worker limits its own address space (``RLIMIT_AS``) when given a memory limit, so an allocation a
@@ -302,8 +303,11 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
         body: Any = None
         obj: Any = None
         label: Any = None
+        old: Any = None
         if kind == "review":
             seq, body = msg[1], msg[2]
+        elif kind == "old":  # an UPDATE's old object, the new object's rows given back (answer_review)
+            seq, body, old = msg[1], msg[2], (msg[3], msg[4])
         elif kind == "lint":
             _, seq, obj, label = msg
         else:
@@ -321,10 +325,10 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
 
                     options = webhook_options()
                 reply: tuple[Any, ...]
-                if kind == "review":
+                if kind == "review" or kind == "old":
                     if answer is None:
                         raise RuntimeError("this worker answers no review message")
-                    reply = answer(body, seq, settings, options, pipeline)
+                    reply = answer(body, seq, settings, options, pipeline, old)
                 else:
                     result = lint_object(obj, label, options, pipeline)
                     reply = (
@@ -338,7 +342,7 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
                 reply = ("error", seq, "MemoryError: the review needed more memory than a worker may use")
             except Exception as exc:  # any kvlint bug: reported, the worker lives on
                 reply = ("error", seq, f"{type(exc).__name__}: {str(exc)[:300]}")
-            body = obj = None  # nothing of the review held until the next one
+            body = obj = old = None  # nothing of the review held until the next one
             try:
                 send_message(fd, encode_message(reply))
             except (OSError, ValueError):
