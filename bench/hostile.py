@@ -190,6 +190,41 @@ def _fn_source_heredocs(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _dollar_at(n: int) -> str:
+    """4,000 positional parameters, then N ``: $@;``: the parameters' cost was summed at each reference, after the
+    budget was spent too (4 s at N = 10,000 before break50)."""
+    return "set -- " + "a " * 4000 + "; " + ": $@; " * n
+
+
+def _fn_dollar_at(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _dollar_at(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
+def _fn_env_split(n: int) -> Callable[[], object]:
+    """An ``env -S`` string of one word of N unset ``${A}``: shlex grew the word a character at a time (15 s for
+    1 MB before break50)."""
+    from kvlint.engines.shell import env_split_words
+
+    text = f"vllm serve {MODEL} --served-model-name " + "${A}" * n
+    return lambda: env_split_words(text, {})
+
+
+def _ifs_commas(n: int) -> str:
+    """``IFS=,``, a value of 100,000 commas, then N ``: $A;``: each reference makes 100,000 empty fields until the
+    budget (which charges each field) is spent (7.7 s at N = 100 before break50)."""
+    return "IFS=,; A='" + "," * 100_000 + "'; " + ": $A; " * n
+
+
+def _fn_ifs_commas(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _ifs_commas(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -384,6 +419,18 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_source_heredocs ('. /dev/stdin <<E;' x N, one line)": (
         _fn_source_heredocs,
         lambda n: (_sh_lead(_source_heredocs(n)), ".yaml"),
+    ),
+    "sh_dollar_at ('set --' 4,000 words, ': $@;' x N)": (
+        _fn_dollar_at,
+        lambda n: (_sh_lead(_dollar_at(n)), ".yaml"),
+    ),
+    "env_split ('${A}' x N, one env -S word)": (
+        _fn_env_split,
+        lambda n: (_deployment({"command": ["env", "-S", f"vllm serve {MODEL} " + "${A}" * n]}), ".yaml"),
+    ),
+    "sh_ifs_fields ('IFS=,' 100,000 commas, ': $A;' x N)": (
+        _fn_ifs_commas,
+        lambda n: (_sh_lead(_ifs_commas(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

@@ -1556,8 +1556,8 @@ def test_the_scripts_of_one_review_share_one_expansion_budget(monkeypatch: pytes
     granted: list[int] = []
     real = shell._Budget.take
 
-    def take(self: Any, n: int) -> bool:
-        ok = real(self, n)
+    def take(self: Any, n: int, text: int | None = None) -> bool:
+        ok = real(self, n, text)
         if ok:
             granted.append(n)
         return ok

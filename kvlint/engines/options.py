@@ -553,7 +553,7 @@ class Collector:
         def named(word: str) -> bool:  # an option of the engine, as written or with _ for - (vLLM reads both)
             return word in names or (word.startswith("--") and "--" + word[2:].replace("_", "-") in names)
 
-        head, value = (bare.split(None, 1) + [""])[:2]
+        head, value = (bare.split(None, 1) + ["", ""])[:2]  # (a word of white space only splits into none)
         value = value.strip()
         if value and named(head):
             why = f"one list item holds {head} and its value, and the engine gets it as one word"

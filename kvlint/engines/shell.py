@@ -20,7 +20,6 @@ import bisect
 import functools
 import json
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -919,6 +918,12 @@ def review_budget(
 #: <<E;` on one line would read the rest of it each). A call past it is read as a command of its own.
 _FUNCTION_CALLS = 64
 
+#: What an argument costs ``execve(2)`` beyond its text: its NUL and its ``argv`` pointer (Linux fs/exec.c
+#: ``bprm_stack_limits`` takes ``(argc + envc) * sizeof(void *)`` from the limit, and each string is counted with its
+#: NUL): each field an expansion makes is charged this to the script's budget, so an expansion into many empty or
+#: one-letter fields (``$@`` of 40,000 empty parameters, ``IFS=,`` and 100,000 commas) cannot make millions of them
+_ARG_OVERHEAD = 1 + 8
+
 
 class _Budget:
     """Characters the expansions of one script may still add (:data:`ARG_MAX`, and what is left of the review's
@@ -931,10 +936,45 @@ class _Budget:
         self.review = _REVIEW_LEFT.get()
         #: the function calls the reading may still follow (:data:`_FUNCTION_CALLS`)
         self.calls = _FUNCTION_CALLS
+        #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
+        #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
+        self._params: dict[int, tuple[Sequence[ShellArg], int, int]] = {}
+        #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
+        self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
 
-    def take(self, n: int) -> bool:
-        """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
-        if n > MAX_ARG_STRLEN or n > self.left:
+    def field_count(self, value: str, splitter: re.Pattern[str] | None) -> int:
+        """The pieces an unquoted expansion of ``value`` splits into at ``splitter``'s delimiters (IFS's:
+        :func:`_ifs_splitter`; None: no splitting), counted by a search and once per value and IFS: a reference
+        the budget cannot afford is refused without splitting its value again (200 references of a value of
+        100,000 commas under ``IFS=,``)."""
+        key = (id(value), splitter)
+        known = self._fields.get(key)
+        if known is not None and known[0] is value:
+            return known[1]
+        count = 1 if splitter is None else 1 + len(splitter.findall(value))
+        self._fields[key] = (value, count)
+        return count
+
+    def params_cost(self, positional: Sequence[ShellArg]) -> tuple[int, int]:
+        """What ``$@`` from ``positional`` costs: each parameter after ``$0`` its text and :data:`_ARG_OVERHEAD`,
+        as ``execve(2)`` counts an argument against :data:`ARG_MAX` (so a list of empty parameters is not free).
+        Summed once per list, not at each reference: 10,000 ``$@`` of 40,000 parameters summed them 10,000 times
+        once the budget was spent (22 s for a 140 KB script)."""
+        known = self._params.get(id(positional))
+        if known is not None and known[0] is positional:
+            return known[1], known[2]
+        chars = 0
+        for k, arg in enumerate(positional):
+            if k:
+                chars += len(arg.text)
+        cost = chars + _ARG_OVERHEAD * max(0, len(positional) - 1)
+        self._params[id(positional)] = (positional, cost, chars)
+        return cost, chars
+
+    def take(self, n: int, text: int | None = None) -> bool:
+        """Spend ``n`` characters when affordable and the text they stand for (``text`` characters, else ``n``) is
+        at most :data:`MAX_ARG_STRLEN`; whether it could."""
+        if (n if text is None else text) > MAX_ARG_STRLEN or n > self.left:
             return False
         review = self.review
         if review is not None:
@@ -1098,9 +1138,14 @@ def _expand(
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
             val = p.default if by_default else own
-            if val is not None and budget.take(len(val)):
+            whole = p.quoted or _whole or (p.default_quoted and by_default)
+            # unquoted: each field it splits into (IFS) further costs what execve charges an argument
+            cost = 0 if val is None else len(val)
+            if val is not None and not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+                cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+            if val is not None and budget.take(cost, len(val)):
                 from_env = True
-                if p.quoted or _whole or (p.default_quoted and by_default):
+                if whole:
                     cur.append(val)
                     have_cur = True
                 else:
@@ -1130,9 +1175,12 @@ def _expand(
             if p.kind == "pos":
                 idx = digits(p.text)
                 params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+                chars = len(params[0].text) if params else 0
+                cost = chars + _ARG_OVERHEAD if params else 0
             else:
-                params = positional[1:]
-            if params is None or not budget.take(sum(len(arg.text) for arg in params)):
+                cost, chars = budget.params_cost(positional)
+                params = positional[1:] if budget.take(cost, chars) else None
+            if params is None or (p.kind == "pos" and not budget.take(cost, chars)):
                 cur_other = True
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
@@ -1903,82 +1951,135 @@ _MAX_SPLITS = 4
 
 
 def _split_string(arg: ShellArg, env: Mapping[str, str] | None = None) -> list[ShellArg]:
-    """The words ``env -S STRING`` makes of STRING (GNU coreutils 9.1 ``env.c`` ``build_argv``: split at blanks,
-    quotes and backslashes as in the shell, ``${NAME}`` outside single quotes replaced by the value of NAME in env's
-    environment ``env``, not split), each pointing at STRING's word; as blank-separated words if the quotes do not
-    close. A ``${NAME}`` of a variable not in ``env`` (the image may set it) stays, unresolved."""
-    text = arg.text
-    expanded = False
-    if env is not None and "${" in text:
-        text, expanded = _env_s_variables(text, env)
-    try:
-        parts = shlex.split(text, comments=False, posix=True)
-    except ValueError:
-        parts = text.split()
-    unresolved = arg.unresolved
+    """The words ``env -S STRING`` makes of STRING (:func:`env_split_words`), each pointing at STRING's word; as
+    blank-separated words when env refuses STRING (an unclosed quote, an unknown ``\\`` sequence, ``$NAME``
+    without braces: env exits 125 without running anything). A ``${NAME}`` of a variable not in ``env`` (the
+    image may set it) stays, unresolved."""
+    read = env_split_words(arg.text, env)
+    if read is None:
+        found = [
+            (p, arg.unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None))
+            for p in arg.text.split()
+        ]
+        expanded = False
+    else:
+        found, expanded = read
     return [
         ShellArg(
-            p,
-            arg.offset,
-            arg.loc,
-            arg.from_env or expanded,
-            unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None),
-            True,
-            arg.substituted,
+            p, arg.offset, arg.loc, arg.from_env or expanded, arg.unresolved or kept, True, arg.substituted
         )
-        for p in parts
+        for p, kept in found
     ]
 
 
-_ENV_S_SPECIAL = re.compile(r"['\"\\\\$]")
+#: The blanks ``env -S`` splits at (C ``isspace``: space, tab, newline, vertical tab, form feed, carriage return)
+_ENV_S_BLANKS = frozenset(" \t\n\v\f\r")
+#: The runs of characters ``env -S`` copies as they are: outside quotes, in single quotes, in double quotes
+_ENV_S_PLAIN = {
+    "": re.compile(r"[^ \t\n\v\f\r'\"\\$#]+"),
+    "'": re.compile(r"[^'\\]+"),
+    '"': re.compile(r'[^"\\$]+'),
+}
+#: ``\\X`` outside single quotes (env.c ``build_argv``): the character it stands for
+_ENV_S_ESCAPES = {
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    '"': '"',
+    "#": "#",
+    "$": "$",
+    "'": "'",
+    "\\": "\\",
+}
+_ENV_S_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _env_s_variables(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
-    """``text`` (an ``env -S`` string) with each ``${NAME}`` outside single quotes whose NAME ``env`` holds replaced
-    by its value quoted for :func:`shlex.split` (one word, or part of one, as env keeps it: env.c ``build_argv``
-    appends the value to the word, unsplit); and whether any was. The characters between quotes, backslashes and
-    ``$`` are skipped by a search, not walked one by one."""
-    out: list[str] = []
-    pos = i = 0
-    n = len(text)
-    in_sq = in_dq = changed = False
+def env_split_words(
+    text: str, env: Mapping[str, str] | None = None
+) -> tuple[list[tuple[str, bool]], bool] | None:
+    """The words GNU env makes of an ``env -S`` STRING (coreutils 9.1 ``env.c`` ``build_argv``; checked against
+    env 9.1), each with whether it keeps a ``${NAME}`` kvlint could not resolve, and whether a variable was
+    substituted; None when env refuses STRING (it exits 125).
+
+    Words split at blanks outside quotes; ``'...'`` keeps everything but ``\\\\`` and ``\\'``; ``"..."`` keeps
+    blanks and reads ``\\`` sequences and ``${NAME}``; outside single quotes ``\\_`` separates words (a space in
+    double quotes), ``\\c`` ends the string (refused in double quotes), ``\\f \\n \\r \\t \\v`` are control
+    characters, ``\\" \\# \\$ \\' \\\\`` the character, any other sequence, a trailing ``\\`` or an unclosed quote are
+    refused; ``#`` starting a word outside quotes ends the string (a comment); ``${NAME}`` is NAME's value in
+    ``env`` (not split; None: not known), any other ``$`` refused. A name ``env`` does not hold stays as written
+    (env would give the empty string, but the image may set it). One pass over STRING: the runs between special
+    characters are taken by a search (``shlex`` grew each word one character at a time: 15 s for a 1 MB string)."""
+    words: list[tuple[str, bool]] = []
+    cur: list[str] = []
+    started = kept = expanded = False
+    quote = ""
+    i, n = 0, len(text)
     while i < n:
-        if in_sq:
-            end = text.find("'", i)
-            if end < 0:
-                break
-            in_sq, i = False, end + 1
+        m = _ENV_S_PLAIN[quote].match(text, i)
+        if m is not None:
+            cur.append(m.group())
+            started, i = True, m.end()
             continue
-        m = _ENV_S_SPECIAL.search(text, i)
-        if m is None:
-            break
-        i = m.start()
         c = text[i]
-        if c == "\\":
-            i += 2
-        elif c == "'":
-            in_sq = not in_dq
+        if not quote and c in _ENV_S_BLANKS:
+            if started:
+                words.append(("".join(cur), kept))
+                cur, started, kept = [], False, False
             i += 1
-        elif c == '"':
-            in_dq = not in_dq
+        elif not quote and c == "#":
+            if not started:
+                break  # a comment
+            cur.append(c)
             i += 1
-        else:  # $
-            name = _NAME_RE.match(text, i + 2) if text.startswith("{", i + 1) else None
-            if name is None or not text.startswith("}", name.end()):
-                i += 1
+        elif c == "'" and not quote:
+            quote, started, i = "'", True, i + 1
+        elif c == '"' and not quote:
+            quote, started, i = '"', True, i + 1
+        elif c == quote:
+            quote, i = "", i + 1
+        elif c == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if quote == "'":
+                cur.append(nxt if nxt in ("\\", "'") else "\\")
+                i += 2 if nxt in ("\\", "'") else 1
                 continue
-            value = env.get(name.group())
-            if value is not None:
-                out.append(text[pos:i])
-                if in_dq:
-                    out.append(value.replace("\\", "\\\\").replace('"', '\\"'))
-                else:
-                    out.append("'" + value.replace("'", "'\"'\"'") + "'")
-                pos = name.end() + 1
-                changed = True
-            i = name.end() + 1
-    out.append(text[pos:])
-    return "".join(out), changed
+            if nxt == "_":
+                if quote:
+                    cur.append(" ")
+                elif started:
+                    words.append(("".join(cur), kept))
+                    cur, started, kept = [], False, False
+                i += 2
+                continue
+            if nxt == "c":
+                if quote:
+                    return None
+                break
+            value = _ENV_S_ESCAPES.get(nxt)
+            if value is None:
+                return None
+            cur.append(value)
+            started, i = True, i + 2
+        else:  # $ outside single quotes
+            v = _ENV_S_VARIABLE.match(text, i)
+            if v is None:
+                return None
+            value = env.get(v.group(1)) if env is not None else None
+            if value is None:
+                cur.append(v.group())
+                started = kept = True
+            else:
+                cur.append(value)
+                expanded = True
+                started = started or bool(value)
+            i = v.end()
+    if quote:
+        return None
+    if started:
+        words.append(("".join(cur), kept))
+    return words, expanded
 
 
 #: A change of a script's environment log (:class:`Environ`): ``(NAME, value, word)`` sets NAME (the word that set
