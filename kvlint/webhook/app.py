@@ -52,7 +52,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kvlint.webhook.answer import encode_json
+from kvlint.webhook.answer import SUMMARY_MESSAGES, encode_json
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
 from kvlint.webhook.protocol import ANSWERING_SCOPE_KEY, EVICTED_SCOPE_KEY
@@ -313,8 +313,10 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
 #: keeps: 253, the longest object name Kubernetes accepts (a DNS subdomain); longer is cut, ending ``...``.
 LOG_FIELD_CHARS = 253
 #: The most ``rule: message`` entries of a review's log line (``errors``), each at most
-#: :data:`~kvlint.webhook.review.MAX_WARNING_CHARS` characters; a last entry counts the ones left out.
-LOG_ERRORS = 10
+#: :data:`~kvlint.webhook.review.MAX_WARNING_CHARS` characters; a last entry counts the ones left out. The
+#: summary of a review answered in a worker carries that many errors' messages
+#: (:data:`~kvlint.webhook.answer.SUMMARY_MESSAGES`): one number, so the log never shows an empty message.
+LOG_ERRORS = SUMMARY_MESSAGES
 #: The most characters of a review's ``reason`` (a skip reason names the owner, ``Kind/name``, from the object).
 LOG_REASON_CHARS = 600
 
