@@ -441,3 +441,43 @@ def test_a_worker_answer_that_does_not_name_the_request_is_not_sent(
     assert "internal error (malformed answer)" in answer["response"]["status"]["message"]
     labels = {"verdict": "denied", "outcome": "internal_error", "dry_run": "false"}
     assert registry.get_sample_value("kvlint_webhook_reviews_total", labels) == 1.0
+
+
+def test_a_large_review_its_worker_failed_on_is_answered_from_its_head(
+    tls: dict[str, Any], monkeypatch: Any
+) -> None:
+    """When the worker fails on a review (or runs out of budget, or of memory), the server decoded the body on its
+    event loop to answer it, whatever its size and outside any worker's memory limit: exactly the bodies made to
+    make a worker fail. A body over ``LOOP_DECODE_BYTES`` is now answered per the failure mode from its head (the
+    request's uid), undecoded; one whose head names no uid gets HTTP 400; a small one is decoded as before."""
+    from webhook_pipelines import failing_pipeline
+
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, app = _serve(tls, failure_mode="closed", pipeline=failing_pipeline)
+    registry = app.state.webhook.metrics.registry
+    big_obj = workload_object(B09)
+    big_obj["metadata"]["name"] = "fail-big"
+    big_obj["metadata"]["annotations"] = {"example.com/blob": "x" * (2 * app_module.LOOP_DECODE_BYTES)}
+    small_obj = workload_object(B09)
+    small_obj["metadata"]["name"] = "fail-small"
+    no_uid = review(big_obj, uid="u-late")
+    # the request's uid after its object, so not in the body's head
+    no_uid["request"] = {"object": no_uid["request"].pop("object"), **no_uid["request"]}
+    try:
+        with _client(srv, tls) as client:
+            big = client.post("/validate", json=review(big_obj, uid="u-big-fail")).json()["response"]
+            assert decoded == []
+            small = client.post("/validate", json=review(small_obj, uid="u-small-fail")).json()["response"]
+            assert len(decoded) == 1 and decoded[0] <= app_module.LOOP_DECODE_BYTES
+            late = client.post("/validate", json=no_uid)
+    finally:
+        srv.stop()
+    for answer, uid in ((big, "u-big-fail"), (small, "u-small-fail")):
+        assert answer["uid"] == uid and answer["allowed"] is False
+        assert "internal error (ValueError)" in answer["status"]["message"]
+    assert late.status_code == 400 and "name no request uid" in late.json()["error"]
+    assert len(decoded) == 1
+    labels = {"verdict": "denied", "outcome": "internal_error", "dry_run": "false"}
+    assert registry.get_sample_value("kvlint_webhook_reviews_total", labels) == 2.0

@@ -19,7 +19,8 @@ Request path of ``POST /validate``:
    or its findings, so probes and other reviews keep answering.
 3. when the budget runs out the worker is killed and replaced, ``kvlint_webhook_budget_exceeded_total`` counts
    it, and the server decodes the body itself to answer as above (400, an exemption) or per the failure mode
-   with the request's ``uid``; the same when the worker fails or dies. An UPDATE with errors whose
+   with the request's ``uid``; the same when the worker fails or dies. A body over :data:`LOOP_DECODE_BYTES` is
+   not decoded then: answered per the failure mode with the ``uid`` read from its head, exemptions not applied. An UPDATE with errors whose
    ``oldObject`` is to be linted for the errors it already had goes back to a worker with the new object's
    findings, within what is left of the budget, which lints the old object and answers (when that does not
    finish, the worker's first answer: every error denies). With no worker free, a body of at most
@@ -871,12 +872,34 @@ def create_app(
         names in the answer, the metrics and the log. ``cancelled``: the server is shutting down (a body with no
         review to answer is left to ``validate``'s HTTP 503); ``stage``: the budget ran out (counted in
         ``kvlint_webhook_budget_exceeded_total``); ``error``: the worker's failure, logged; ``trace``: a kvlint
-        bug in the server, logged with its traceback."""
-        decided = _decided_here(body, t0, cancelled)
-        if not isinstance(decided, Review):
-            return decided
-        review = decided
-        del body
+        bug in the server, logged with its traceback.
+
+        A body over :data:`LOOP_DECODE_BYTES` is not decoded here: the review is answered per the failure mode
+        from its head (:func:`~kvlint.webhook.review.review_from_head` of its first :data:`LOOP_DECODE_BYTES`,
+        as a body refused for its size is), its exemptions not applied (a DELETE, a subresource or an exempt
+        namespace's review is small and still decoded); a head that names no uid gets HTTP 400. It was decoded
+        whatever its size, exactly when the worker had failed on it or run out of time: a 3 MiB body of
+        ``{},{},...`` held the event loop for its decode, outside any worker's memory limit."""
+        if len(body) > LOOP_DECODE_BYTES:
+            bare = review_from_head(body[:LOOP_DECODE_BYTES])
+            del body
+            if bare is None:
+                if cancelled:
+                    raise asyncio.CancelledError from None  # validate's HTTP 503
+                return bad_request(
+                    ReviewError(
+                        f"{why}, and the request body's first {LOOP_DECODE_BYTES} bytes name no request uid"
+                    )
+                )
+            if cancelled:
+                _uncancel()
+            review = bare
+        else:
+            decided = _decided_here(body, t0, cancelled)
+            if not isinstance(decided, Review):
+                return decided
+            review = decided
+            del body
         if cancelled:
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
         if stage is not None:
