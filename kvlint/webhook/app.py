@@ -48,6 +48,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -452,13 +453,30 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
     return review, verdict
 
 
-def _answer_agrees(data: Any, review: Review, verdict: Any) -> bool:
+#: The request's ``uid`` where the API server writes it: ``"request":{"uid":"..."`` (``k8s.io/api``
+#: ``admission/v1`` ``AdmissionRequest``'s first field), a uid as :func:`~kvlint.webhook.review.review_from_head`
+#: reads one (a UUID from the API server). Searched in the body's first :data:`REFUSED_HEAD_BYTES` only.
+_REQUEST_UID = re.compile(rb'"request"\s*:\s*\{\s*"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
+
+
+def _request_uid(body: bytes) -> str | None:
+    """The request's ``uid`` read from the first :data:`REFUSED_HEAD_BYTES` of ``body`` without decoding it
+    (:data:`_REQUEST_UID`), or None when the head does not name it there (a client writing the request's fields
+    in another order, a uid of other characters): a bounded scan, whatever the body's size."""
+    found = _REQUEST_UID.search(body, 0, REFUSED_HEAD_BYTES)
+    return found.group(1).decode("ascii") if found else None
+
+
+def _answer_agrees(data: Any, review: Review, verdict: Any, request_uid: str | None = None) -> bool:
     """Whether a worker's response bytes begin as :func:`~kvlint.webhook.review.response` writes the answer of
     the review and verdict of its summary (``apiVersion``, ``kind``, the ``uid`` and ``allowed``) and end its
-    JSON object, so that what the server sends is what it counts and logs: checked without decoding them (a
-    worker's reply comes in a length-prefixed frame with the review's sequence number, so this catches a kvlint
-    bug in the worker, not a worker that was made to run other code)."""
+    JSON object, so that what the server sends is what it counts and logs, and whether that ``uid`` is
+    ``request_uid``, the request's as its body's head names it (:func:`_request_uid`; None: not checked): checked
+    without decoding them (a worker's reply comes in a length-prefixed frame with the review's sequence number,
+    so this catches a kvlint bug in the worker, not a worker that was made to run other code)."""
     if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
+        return False
+    if request_uid is not None and review.uid != request_uid:
         return False
     head = (
         '{"apiVersion":'
@@ -769,6 +787,7 @@ def create_app(
             if not isinstance(decided, Review):
                 return decided
             del decided
+        request_uid = _request_uid(body)
         try:
             # no pool without the lifespan (an ASGI host that does not run it): what needs no worker is still
             # answered (400, an exemption), the rest as an internal error
@@ -793,21 +812,26 @@ def create_app(
                 body, t0, f"internal error ({type(exc).__name__})", "internal_error", trace=True
             )
         kind = reply[0]
-        if kind == "answer":
+        if kind in ("answer", "update"):
+            # the response bytes (and an update's answer should its old object's lint not finish) checked before
+            # anything is sent: against the worker's summary, and its uid against the request's
+            at = 2 if kind == "answer" else 4
             try:
-                review, verdict = summary_review(reply[3])
-                data = reply[2]
-                if not _answer_agrees(data, review, verdict):
-                    raise ValueError("its response does not name the uid and verdict of its summary")
+                review, verdict = summary_review(reply[at + 1])
+                data = reply[at]
+                if not _answer_agrees(data, review, verdict, request_uid):
+                    raise ValueError("its response does not name the request's uid and its summary's verdict")
             except Exception as exc:  # a kvlint bug in the worker: answered as its failure is
                 why = f"malformed answer from the review worker ({type(exc).__name__}: {exc})"
                 return _unfinished(body, t0, "internal error (malformed answer)", "internal_error", error=why)
-            _observe(review, verdict, t0)
-            return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
-        if kind == "bad":
+            if kind == "answer":
+                _observe(review, verdict, t0)
+                return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
+            del review, verdict, data
+        elif kind == "bad":
             return bad_request(ReviewError(reply[3], reply[2]))
         del box
-        return await _update(body, reply, options, t0)
+        return await _update(body, reply, options, t0, request_uid)
 
     def _observe(review: Review, verdict: Any, t0: float) -> None:
         """Count and log one answered review."""
@@ -917,14 +941,17 @@ def create_app(
         _observe(review, verdict, t0)
         return _json_answer(payload)
 
-    async def _update(body: bytes, reply: tuple[Any, ...], options: Any, t0: float) -> _Answer:
+    async def _update(
+        body: bytes, reply: tuple[Any, ...], options: Any, t0: float, request_uid: str | None
+    ) -> _Answer:
         """An UPDATE whose new object has errors, linted in a worker (``reply``: ``("update", seq, rows,
         suppressed, response_bytes, summary)``), and whose ``oldObject`` is linted for the errors it already had
         (``allow_existing_violations``): the body sent to a worker again with the new object's rows, within what
         is left of the budget (:meth:`ReviewPool.review_old <kvlint.webhook.pool.ReviewPool.review_old>`), which
         lints the old object and writes the answer; when that does not finish, the reply's own answer, every
         error denying. The server decodes neither body (it decoded this one on its event loop, and pickled the
-        old object to a worker: an UPDATE with errors any client can send)."""
+        old object to a worker: an UPDATE with errors any client can send). That answer of ``reply``'s was checked
+        by ``_validate`` (:func:`_answer_agrees`, with ``request_uid``), and so is the worker's second one here."""
         assert state.pool is not None
         fallback, summary = reply[4], reply[5]
         budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
@@ -956,7 +983,7 @@ def create_app(
         else:
             review, verdict = summary_review(answered[3])
             data = answered[2]
-            if _answer_agrees(data, review, verdict):
+            if _answer_agrees(data, review, verdict, request_uid):
                 state.metrics.old_object_lints.labels("linted").inc()
             else:  # a kvlint bug in the worker: its first answer, every error denying
                 state.metrics.old_object_lints.labels("internal_error").inc()
