@@ -910,6 +910,7 @@ def create_app(
             if bare is None:
                 if cancelled:
                     raise asyncio.CancelledError from None  # validate's HTTP 503
+                _log_failure(None, error, trace)
                 return bad_request(
                     ReviewError(
                         f"{why}, and the request body's first {LOOP_DECODE_BYTES} bytes name no request uid"
@@ -928,18 +929,22 @@ def create_app(
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
         if stage is not None:
             state.metrics.budget_exceeded.labels(stage).inc()
-        if error is not None:
-            state.logger.error(
-                "pipeline failed",
-                extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(error, LOG_REASON_CHARS)}},
-            )
-        if trace:
-            state.logger.error(
-                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
-            )
+        _log_failure(review.uid, error, trace)
         payload, verdict = failure_response(review, settings, why, outcome)
         _observe(review, verdict, t0)
         return _json_answer(payload)
+
+    def _log_failure(uid: str | None, error: str | None, trace: bool) -> None:
+        """Log a worker's failure (``error``) or a kvlint bug in the server (``trace``: with the traceback of the
+        exception being handled) for the review of ``uid`` (None: its body's head names none)."""
+        shown = _bounded(uid) if uid is not None else None
+        if error is not None:
+            state.logger.error(
+                "pipeline failed",
+                extra={"fields": {"uid": shown, "error": _bounded(error, LOG_REASON_CHARS)}},
+            )
+        if trace:
+            state.logger.error("review failed", exc_info=True, extra={"fields": {"uid": shown}})
 
     async def _update(
         body: bytes, reply: tuple[Any, ...], options: Any, t0: float, request_uid: str | None
