@@ -51,6 +51,7 @@ from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
     MAX_ARG_STRLEN,
+    MUSL_LOOKUP_WRAPPERS,
     OWN_PATH_WRAPPERS,
     ShellArg,
     charge_command_text,
@@ -667,16 +668,21 @@ def _after_wrappers(texts: Sequence[str]) -> int:
 
 def _path_gone(texts: Sequence[str], upto: int) -> bool:
     """Whether the wrapper programs before ``texts[upto]`` take ``PATH`` out of the environment they run it with
-    (``env -i``, ``env -u PATH``, no ``PATH=...`` after, no ``sudo`` after: :data:`OWN_PATH_WRAPPERS`)."""
+    (``env -i``, ``env -u PATH``, no ``PATH=...`` after, no ``sudo`` after: :data:`OWN_PATH_WRAPPERS`) and the
+    last of them, which looks it up, searches glibc's default path (not dumb-init: :data:`MUSL_LOOKUP_WRAPPERS`)."""
     changes: list[tuple[str, int | None]] = []
     k = 0
+    last = ""
     while k < upto:
         after = program_after_wrapper(texts, k, changes)
         if after is None:
             break
-        if wrapper_name(texts[k]) in OWN_PATH_WRAPPERS:
+        last = wrapper_name(texts[k]) or ""
+        if last in OWN_PATH_WRAPPERS:
             changes.append(("PATH=", k))  # sudo searches its secure_path
         k = after
+    if last in MUSL_LOOKUP_WRAPPERS:
+        return False  # dumb-init looks the command up with musl's execvp: /usr/local/bin is searched
     gone = False
     for text, at in changes:
         if at is None and text in ("", "PATH"):
@@ -1443,13 +1449,14 @@ def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unru
     """An engine ``program`` that a wrapper program (``env -i``, ``env -u PATH``) looks up in an environment without
     ``PATH``: not found in ``/bin:/usr/bin`` when the images install it elsewhere (:data:`_OUTSIDE_DEFAULT_PATH`;
     a path with ``/`` is run as written). The wrapper fails: ``env``, ``nohup``, ``timeout``, ``setsid`` exit 127 ("No
-    such file or directory"), tini, dumb-init and gosu with statuses of their own."""
+    such file or directory"), tini and gosu with statuses of their own. dumb-init is not one (it is linked against
+    musl, whose ``execvp`` searches /usr/local/bin too: :data:`kvlint.engines.shell.MUSL_LOOKUP_WRAPPERS`)."""
     where = _OUTSIDE_DEFAULT_PATH.get(program)
     if where is None:
         return None
     return _Unrunnable(
         f"`{program}` is run by a wrapper whose environment has no PATH (`env -i` or `env -u PATH` took it out), so "
-        f"it is looked up in /bin:/usr/bin only (glibc's default search path) and not found: the image installs it "
+        f"it is looked up in /bin:/usr/bin only (glibc execvp's default search path) and not found: the image installs it "
         f"in {where}; the wrapper fails (`env`, `nohup`, `timeout`, `setsid` exit with status 127) and the engine "
         f"never starts",
         loc,
