@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
+
+# The checkout's kvlint, as the test process imports it (``python -m pytest`` puts the working directory first):
+# run as a script, this file's own directory would come first and ``import kvlint`` would find whichever kvlint
+# the interpreter has installed (an editable install of another checkout, in a shared virtual environment).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def spin_pipeline(loaded: Any, options: Any) -> Any:

@@ -113,6 +113,14 @@ def test_a_wrapper_without_path_looks_the_engine_up_where_bash_and_env_do(
         (["env", "-u", "PATH", "sudo", "nohup", "vllm", "serve", "m"], False),
         (["sh", "-c", "env -i sudo -E vllm serve m"], False),
         (["sh", "-c", "env -i sudo env -i vllm serve m"], True),
+        # dumb-init is linked against musl (Yelp/dumb-init#46), whose execvp searches /usr/local/bin without PATH
+        (["env", "-i", "/usr/bin/dumb-init", "--", "vllm", "serve", "m"], False),
+        (["sh", "-c", "env -i dumb-init -- vllm serve m"], False),
+        (["env", "-u", "PATH", "dumb-init", "-r", "15:2", "vllm", "serve", "m"], False),
+        # the lookup is the last wrapper's: env's (glibc) after dumb-init, dumb-init's after env
+        (["env", "-i", "dumb-init", "--", "env", "vllm", "serve", "m"], True),
+        (["sh", "-c", "env -i dumb-init env nohup vllm serve m"], True),
+        (["sh", "-c", "dumb-init env -i dumb-init vllm serve m"], False),
     ],
 )
 def test_an_engine_env_cannot_find_is_a_kv503_error(command: list[str], error: bool) -> None:

@@ -120,6 +120,57 @@ SERVE = "vllm serve Qwen/Qwen2.5-0.5B-Instruct"
             f"git clone -b v0.8.5 https://github.com/vllm-project/vllm /opt/vllm\npip install /workspace/myplugin\n{SERVE}",
             "0.10.2",
         ),
+        # the install runs in the directory of the last `cd` before it (bash's working directory): another
+        # project's clone there, a `cd` to the engine's clone, or one whose target is not known (no release)
+        (
+            "git clone https://github.com/acme/tool.git /opt/tool && git clone -b v0.5.0 "
+            "https://github.com/vllm-project/vllm.git /opt/vllm-bench && cd /opt/tool && pip install . && "
+            f"{SERVE}",
+            "0.10.2",
+        ),
+        (
+            "git clone -b v0.5.0 https://github.com/vllm-project/vllm.git /opt/vllm-bench && cd /workspace && "
+            f"pip install -e .\n{SERVE}",
+            "0.10.2",
+        ),
+        (
+            'git clone -b v0.5.0 https://github.com/vllm-project/vllm.git /opt/vllm-bench && cd "$SRC" && '
+            f"pip install -e .\n{SERVE}",
+            "0.10.2",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git /opt/src/vllm\ncd /opt/src/vllm/\npip install -e .\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git /opt/vllm\ncd /opt\npip install ./vllm\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git\ncd vllm\ncd ..\npip install .\n{SERVE}",
+            "0.10.2",
+        ),
+        # no `cd`: the install runs where the clone ran, the clone is its ./DIR
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git\npip install -e .\n{SERVE}",
+            "0.10.2",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git\npip install ./vllm\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git src\npip install -e src\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git .\npip install -e .\n{SERVE}",
+            "0.8.5",
+        ),
+        (
+            f"git clone -b v0.8.5 https://github.com/vllm-project/vllm.git /opt/vllm\npip install .\n{SERVE}",
+            "0.10.2",
+        ),
         # another project's clone built before the engine starts
         (
             f"git clone -b v1.0.0 https://github.com/LMCache/LMCache\ncd LMCache\npip install -e .\n{SERVE}",

@@ -51,6 +51,7 @@ from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
     MAX_ARG_STRLEN,
+    MUSL_LOOKUP_WRAPPERS,
     OWN_PATH_WRAPPERS,
     ShellArg,
     charge_command_text,
@@ -667,16 +668,21 @@ def _after_wrappers(texts: Sequence[str]) -> int:
 
 def _path_gone(texts: Sequence[str], upto: int) -> bool:
     """Whether the wrapper programs before ``texts[upto]`` take ``PATH`` out of the environment they run it with
-    (``env -i``, ``env -u PATH``, no ``PATH=...`` after, no ``sudo`` after: :data:`OWN_PATH_WRAPPERS`)."""
+    (``env -i``, ``env -u PATH``, no ``PATH=...`` after, no ``sudo`` after: :data:`OWN_PATH_WRAPPERS`) and the
+    last of them, which looks it up, searches glibc's default path (not dumb-init: :data:`MUSL_LOOKUP_WRAPPERS`)."""
     changes: list[tuple[str, int | None]] = []
     k = 0
+    last = ""
     while k < upto:
         after = program_after_wrapper(texts, k, changes)
         if after is None:
             break
-        if wrapper_name(texts[k]) in OWN_PATH_WRAPPERS:
+        last = wrapper_name(texts[k]) or ""
+        if last in OWN_PATH_WRAPPERS:
             changes.append(("PATH=", k))  # sudo searches its secure_path
         k = after
+    if last in MUSL_LOOKUP_WRAPPERS:
+        return False  # dumb-init looks the command up with musl's execvp: /usr/local/bin is searched
     gone = False
     for text, at in changes:
         if at is None and text in ("", "PATH"):
@@ -1183,16 +1189,34 @@ def _builds_source_tree(texts: Sequence[str]) -> str | None:
 def _tree_of_clone(tree: str, url: str, directory: str | None) -> bool:
     """Whether the directory ``tree`` a source install names may be the clone of ``url`` into ``directory`` (its
     ``git clone URL DIR`` argument, else the repository's name): a path relative to the working directory
-    (``.``, ``python[srt_npu]``: the script's ``cd`` is not followed, the clone is assumed to be there), or one
-    whose last component is the clone's (``pip install /opt/vllm`` after ``git clone URL /opt/vllm`` or ``git
-    clone URL`` in /opt). ``pip install /workspace/myplugin`` builds another project."""
+    (``.``, ``python[srt_npu]``: which directory that is, after the script's ``cd``, :func:`_cloned_release`
+    decides), or one whose last component is the clone's (``pip install /opt/vllm`` after ``git clone URL
+    /opt/vllm`` or ``git clone URL`` in /opt). ``pip install /workspace/myplugin`` builds another project."""
     t = tree.split("[", 1)[0].rstrip("/")
     if not t.startswith(("/", "./", "../", "~")):
         return True
+    return t.rsplit("/", 1)[-1] == _clone_name(url, directory)
+
+
+def _clone_name(url: str, directory: str | None) -> str:
+    """The name of the directory ``git clone URL [DIR]`` makes: DIR's last component, else the repository's."""
     name = (
         (directory or url.rstrip("/").removesuffix(".git")).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     )
-    return t.rsplit("/", 1)[-1] == name.removesuffix(".git")
+    return name.removesuffix(".git")
+
+
+def _cd_target(texts: Sequence[str]) -> str | None:
+    """The directory ``cd [-L|-P] DIR`` (or ``pushd DIR``) goes to, normalised without its trailing ``/``; None when
+    it is not known from the words (``cd`` alone goes to $HOME, ``cd -`` to $OLDPWD, ``..`` or a name with ``$``
+    left unexpanded depend on where the script is)."""
+    args = [w for w in texts[1:] if w not in ("-L", "-P", "-e", "-@", "--")]
+    if len(args) != 1 or not args[0] or args[0] == "-" or "$" in args[0]:
+        return None
+    target = os.path.normpath(args[0]) if args[0] != "/" else "/"
+    if target in (".", "/") or target.startswith("..") or "/.." in target:
+        return None
+    return target.rstrip("/")
 
 
 def _cloned_release(before: Sequence[Sequence[str]], engine: str, tree: str = ".") -> tuple[str, int] | None:
@@ -1204,10 +1228,21 @@ def _cloned_release(before: Sequence[Sequence[str]], engine: str, tree: str = ".
     last git command that moves HEAD after it (:func:`_head_move`: ``git checkout -b dev main``, ``git reset
     --hard origin/habana_main``, ``git pull``) leaves the tree at no release tag. Which clone a later git command
     runs in (``cd``) is not followed: any such command between the clone and the install counts. ``tree``, the
-    directory the install names (:func:`_builds_source_tree`), must be that clone's (:func:`_tree_of_clone`)."""
+    directory the install names (:func:`_builds_source_tree`), must be that clone's (:func:`_tree_of_clone`); a
+    relative one is read in the directory of the last ``cd`` between the clone and the install (bash's working
+    directory: ``cd /opt/tool && pip install .`` builds /opt/tool, not a clone at /opt/vllm-bench), which must be
+    the clone's (its last component the clone's name); a ``cd`` whose target is not known (``cd``, ``cd -``, ``cd
+    ..``) gives no release (:func:`_cd_target`)."""
     checkout: str | None = None
+    cd_seen = False
+    cwd: str | None = None
+    relative = not tree.split("[", 1)[0].startswith(("/", "~"))
     for k in range(len(before) - 1, -1, -1):
         texts = before[k]
+        if texts and _base(texts[0]) in ("cd", "pushd"):
+            if not cd_seen:
+                cd_seen, cwd = True, _cd_target(texts)
+            continue
         moved = _head_move(texts)
         if moved is not None:
             if checkout is None:
@@ -1219,6 +1254,20 @@ def _cloned_release(before: Sequence[Sequence[str]], engine: str, tree: str = ".
         url, ref, directory = clone
         if not _tree_of_clone(tree, url, directory):
             continue  # the install builds another directory than this clone: an earlier clone may be it
+        if cd_seen and relative:
+            if cwd is None or tree.startswith(".."):
+                return None  # the working directory of the install is not known
+            name = _clone_name(url, directory)
+            built = os.path.normpath(os.path.join(cwd, tree.split("[", 1)[0]))
+            if name not in (cwd.rsplit("/", 1)[-1], built.rsplit("/", 1)[-1]):
+                continue  # the install builds in the directory `cd` went to, not in this clone
+        elif relative and (directory is None or directory.rstrip("/") != "."):
+            # no `cd` between them: the install runs where the clone ran, the clone is its ./DIR
+            rel = os.path.normpath(tree.split("[", 1)[0])
+            if directory is not None and directory.startswith(("/", "~")):
+                continue  # an absolute clone, a relative install in a directory not known: not this clone
+            if rel.split("/", 1)[0] != _clone_name(url, directory):
+                continue  # `git clone URL && pip install .` builds the working directory, not the clone in it
         if source_repository(url) != engine:
             return None
         release = ref_release((ref or "") if checkout is None else checkout)
@@ -1443,13 +1492,14 @@ def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unru
     """An engine ``program`` that a wrapper program (``env -i``, ``env -u PATH``) looks up in an environment without
     ``PATH``: not found in ``/bin:/usr/bin`` when the images install it elsewhere (:data:`_OUTSIDE_DEFAULT_PATH`;
     a path with ``/`` is run as written). The wrapper fails: ``env``, ``nohup``, ``timeout``, ``setsid`` exit 127 ("No
-    such file or directory"), tini, dumb-init and gosu with statuses of their own."""
+    such file or directory"), tini and gosu with statuses of their own. dumb-init is not one (it is linked against
+    musl, whose ``execvp`` searches /usr/local/bin too: :data:`kvlint.engines.shell.MUSL_LOOKUP_WRAPPERS`)."""
     where = _OUTSIDE_DEFAULT_PATH.get(program)
     if where is None:
         return None
     return _Unrunnable(
         f"`{program}` is run by a wrapper whose environment has no PATH (`env -i` or `env -u PATH` took it out), so "
-        f"it is looked up in /bin:/usr/bin only (glibc's default search path) and not found: the image installs it "
+        f"it is looked up in /bin:/usr/bin only (glibc execvp's default search path) and not found: the image installs it "
         f"in {where}; the wrapper fails (`env`, `nohup`, `timeout`, `setsid` exit with status 127) and the engine "
         f"never starts",
         loc,

@@ -60,6 +60,7 @@ __all__ = [
     "is_dell_enterprise_hub",
     "names_engine",
     "path_placeholder",
+    "published_build",
     "repository_path",
     "split_image",
     "tag_of_unknown_image",
@@ -783,6 +784,74 @@ _DEVICE_PLATFORMS = {
 }
 
 
+#: Repositories whose images a vendor names by the platform they are built for (registry host kept where the
+#: vendor's registry is the evidence; a trailing ``/`` covers every repository under it; one without ``/`` is the
+#: last path component): an image of one of them is read as its platform word says (:func:`published_build`).
+#: ROCm: ``rocm/vllm``, ``rocm/vllm-dev`` (AMD), ``vllm/vllm-openai-rocm`` (vLLM's), ``llm-d/llm-d-rocm``, Red
+#: Hat's ``vllm-rocm-rhel9`` (the tables above). TPU: ``vllm/vllm-tpu``. Intel GPU: ``llm-d/llm-d-xpu``,
+#: ``intel/vllm`` (``intel/vllm:0.10.2-xpu``). Ascend: ``quay.io/ascend/vllm-ascend`` (vllm-project/vllm-ascend's
+#: installation guide). Gaudi: Habana's registry ``vault.habana.ai/`` (its ``gaudi-docker`` PyTorch images,
+#: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi`` and OPEA's ``opea/vllm-gaudi``. Neuron: AWS's
+#: ``public.ecr.aws/neuron/`` and the Deep Learning Containers' ``huggingface-pytorch-tgi-inference`` and
+#: ``pytorch-inference-neuronx`` (``...-neuronx-...`` tags, https://huggingface.co/docs/optimum-neuron/containers).
+#: Spyre: ``quay.io/ibm-aiu/vllm-spyre``, ``quay.io/opendatahub/vllm-spyre``, ``vllm/vllm-spyre``
+#: (:data:`_NON_CUDA_IMAGE_WORDS`).
+_PUBLISHED_BUILD_REPOS = (
+    "rocm/vllm",
+    "rocm/vllm-dev",
+    "vllm/vllm-openai-rocm",
+    "llm-d/llm-d-rocm",
+    "llm-d/llm-d-xpu",
+    "red-hat-ai-inference-server/vllm-rocm-rhel9",
+    "rhaiis/vllm-rocm-rhel9",
+    "vllm/vllm-tpu",
+    "intel/vllm",
+    "quay.io/ascend/vllm-ascend",
+    "vault.habana.ai/",
+    "huggingface/tgi-gaudi",
+    "opea/vllm-gaudi",
+    "public.ecr.aws/neuron/",
+    "huggingface-pytorch-tgi-inference",
+    "pytorch-inference-neuronx",
+    "quay.io/ibm-aiu/vllm-spyre",
+    "quay.io/opendatahub/vllm-spyre",
+    "vllm/vllm-spyre",
+)
+
+#: The engines' own repositories that publish builds for other platforms under tags of their own, and the tag words
+#: that say so: TGI's ``-rocm`` (``2.4.1-rocm``), ``-intel`` (v2.1.0-v2.2.0), ``-intel-xpu`` (:data:`_INTEL_TAG`),
+#: ``-neuron`` (``ghcr.io/huggingface/text-generation-inference:3.3.5-neuron``,
+#: https://huggingface.co/docs/text-generation-inference/backends/neuron) and ``-gaudi`` (its
+#: ``.github/workflows/build.yaml``, ``latest-gaudi``); SGLang's ``-rocm<ROCm>`` and
+#: ``-cann<CANN>`` (:data:`_CANN`).
+_PUBLISHED_BUILD_TAGS = {
+    "huggingface/text-generation-inference": re.compile(r"(?<![a-z0-9])(rocm|intel|neuron|gaudi)(?![a-z])"),
+    "lmsysorg/sglang": re.compile(r"(?<![a-z0-9])(rocm|cann)\d"),
+}
+
+
+@_by_reference
+def published_build(image: str) -> bool:
+    """Whether the platform word :func:`image_platform` reads in ``image`` is a vendor's naming of a build it
+    publishes: the image is in one of :data:`_PUBLISHED_BUILD_REPOS` (``rocm/vllm:...``, ``vllm/vllm-tpu:...``,
+    ``quay.io/ascend/vllm-ascend:...``), or in an engine's own repository with one of the platform tags it
+    publishes (:data:`_PUBLISHED_BUILD_TAGS`: ``ghcr.io/huggingface/text-generation-inference:3.3.5-neuron``,
+    ``lmsysorg/sglang:v0.5.4-cann8.3.rc1-a3``). A word in a custom image's name (``registry.example.com/npu-team/
+    vllm:v0.8.5``, ``ghcr.io/acme/vllm:v0.8.5-neuron-ready``) is what its owner called it, not evidence of the
+    build: :func:`gpu_build_on_other_accelerator` does not make it a KV304 error."""
+    repo, tag, _ = split_image(image[:_MAX_REFERENCE_CHARS])
+    full = repo.lower()
+    path = _repo_path(repo)
+    for r in _PUBLISHED_BUILD_REPOS:
+        if r.endswith("/"):
+            if full.startswith(r):
+                return True
+        elif full == r or path == r or ("/" not in r and path.rsplit("/", 1)[-1] == r):
+            return True
+    words = _PUBLISHED_BUILD_TAGS.get(path)
+    return words is not None and tag is not None and words.search(tag.lower()) is not None
+
+
 def serving_platform(image: str, device: object = None, resource: str | None = None) -> tuple[str, str]:
     """``(platform, evidence)``: the platform a serving container is built for, ``cuda``, ``rocm`` or a non-GPU
     word (``tpu``, ``gaudi``, ``neuron``, ``cpu``, ``xpu`` ...), and what says so, from the strongest evidence
@@ -885,7 +954,9 @@ def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement 
       build (:func:`accelerator_build`) on either. Before, these were planned on a fleet of the GPUs the image
       was built for (a ROCm image requesting ``nvidia.com/gpu`` on the AMD Instinct fleet) with KV501's "cannot
       tell which GPU", or told KV501's "capacity rules skipped". A custom image (platform read by default) is no
-      evidence."""
+      evidence, nor is a platform word in a custom image's name: the ROCm and accelerator builds counted here are
+      the vendors' published images (:func:`published_build`) or vLLM's ``--device``; a word alone
+      (``registry.example.com/npu-team/vllm:v0.8.5`` on ``nvidia.com/gpu``) stays KV501's warning."""
     if placement is None or placement.accelerator is not None:
         return None
     resource = placement.resource
@@ -894,10 +965,13 @@ def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement 
     vendor = gpu_vendor_of_resource(resource)
     if vendor is None or resource is None:
         return None
-    if accelerator_build(serving) is not None:
+    # the build is known from vLLM's --device or a vendor's published image (published_build), not from a word
+    # in a custom image's name (ghcr.io/acme/tpu-migration/vllm-openai: KV501, as before)
+    published = published_build(serving.image)
+    if accelerator_build(serving) is not None and (published or platform_evidence(serving)[1] == "device"):
         return resource
     platform = platform_of(serving, resource)
-    if platform == "rocm" and vendor == "nvidia":
+    if platform == "rocm" and vendor == "nvidia" and published:
         return resource
     if platform == "cuda" and vendor == "amd" and is_known_cuda_build(serving.image):
         return resource

@@ -1756,6 +1756,12 @@ _BUILTIN_WRAPPERS = frozenset({"exec", "command", "builtin"})
 #: searches its ``secure_path`` (sudoers(5); the default sudoers of Ubuntu and Debian, the engines' images' base,
 #: set it with /usr/local/bin), so ``env -i sudo vllm`` finds /usr/local/bin/vllm.
 OWN_PATH_WRAPPERS = frozenset({"sudo"})
+#: Wrapper programs whose lookup of the command, in an environment without ``PATH``, still searches /usr/local/bin:
+#: dumb-init's release binaries and Debian package are linked statically against musl since v1.0.0
+#: (Yelp/dumb-init#46), and musl's ``execvp`` (src/process/execvp.c) searches ``/usr/local/bin:/bin:/usr/bin``
+#: when ``PATH`` is unset, where glibc's searches ``/bin:/usr/bin`` only. ``env -i dumb-init -- vllm serve`` finds
+#: /usr/local/bin/vllm.
+MUSL_LOOKUP_WRAPPERS = frozenset({"dumb-init"})
 #: The wrappers of :data:`_OPTION_WRAPPERS` and :data:`_WRAPPERS` that are programs of their own, so that a
 #: container's exec-form ``command:`` list can start them (``["/usr/bin/tini", "--", "vllm", "serve", ...]``) and a
 #: script can name them by path (``/usr/bin/env A=1 vllm serve m``); bash's builtins ``exec``, ``command`` and
@@ -2576,7 +2582,8 @@ def _read_commands(
                 at = h
                 h, end = step.after, step.end
                 wrapped_once = True
-                by_program = wrapper not in _BUILTIN_WRAPPERS
+                # a builtin's command is looked up by bash; dumb-init's by musl, whose default path has /usr/local/bin
+                by_program = wrapper not in _BUILTIN_WRAPPERS and wrapper not in MUSL_LOOKUP_WRAPPERS
                 if wrapper in OWN_PATH_WRAPPERS:
                     path_gone = False  # sudo looks the command up in its secure_path
                 before = len(own)  # env's -S reads ${NAME} before its -u/-i take effect
