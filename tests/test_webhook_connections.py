@@ -991,13 +991,24 @@ def test_the_start_of_a_request_sent_while_one_is_answered_is_on_the_header_cloc
     asyncio.run(run())
 
 
+def _content_length(response: bytes) -> int:
+    """The ``Content-Length`` of an HTTP response's head (``response`` holds its blank line)."""
+    for line in response.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    return 0
+
+
 def test_a_long_uid_is_bounded_in_every_log_line(
     tls: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     """A review's log line bounds each text field the request sets (``_log_fields``), but the lines logged when the
     pipeline failed ("pipeline failed"), when the server failed outside it, and when shutdown cut a review short
     wrote the request's ``uid`` whole: a 1 MB uid in a review whose lint fails wrote a 1 MB log line per request.
-    The uid is echoed whole in the answer (the API server compares it) and cut in every log line."""
+    The uid is echoed whole in the answer (the API server compares it) and cut in every log line. A body over
+    ``LOOP_DECODE_BYTES`` is not decoded by the server when its worker fails (answered from its head, whose uid
+    pattern takes at most 128 characters): a 1 MB uid there gets HTTP 400, its log lines bounded too."""
     import logging
 
     from webhook_pipelines import failing_pipeline
@@ -1007,37 +1018,47 @@ def test_a_long_uid_is_bounded_in_every_log_line(
     caplog.set_level(logging.INFO)
     srv, _app = _serve(tls, WebhookSettings(workers=1, timeout_seconds=20.0), failing_pipeline)
     try:
-        uid = "u" * 1_000_000
-        obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fail-1"}, "spec": {"containers": []}}
-        review = {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": uid,
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "namespace": "default",
-                "operation": "CREATE",
-                "userInfo": {"username": "alice"},
-                "object": obj,
-            },
-        }
-        body = json.dumps(review).encode()
-        conn = _connect(srv, tls)
-        conn.sendall(
-            b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n" % len(body) + body
-        )
+        from kvlint.webhook.app import LOOP_DECODE_BYTES
+
         buf = b""
-        conn.settimeout(WAIT_S)
-        while b"\r\n\r\n" not in buf or len(buf.split(b"\r\n\r\n", 1)[1]) < 1_000_000:
-            chunk = conn.recv(1 << 20)
-            if not chunk:
-                break
-            buf += chunk
-        conn.close()
-        assert buf.startswith(b"HTTP/1.1 200") and uid.encode() in buf
+        for uid in ("u" * (LOOP_DECODE_BYTES - 1000), "u" * 1_000_000):
+            obj = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "fail-1"},
+                "spec": {"containers": []},
+            }
+            review = {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "request": {
+                    "uid": uid,
+                    "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                    "namespace": "default",
+                    "operation": "CREATE",
+                    "userInfo": {"username": "alice"},
+                    "object": obj,
+                },
+            }
+            body = json.dumps(review).encode()
+            conn = _connect(srv, tls)
+            conn.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body) + body
+            )
+            buf = b""
+            conn.settimeout(WAIT_S)
+            while b"\r\n\r\n" not in buf or len(buf.split(b"\r\n\r\n", 1)[1]) < _content_length(buf):
+                chunk = conn.recv(1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+            conn.close()
+            if len(body) <= LOOP_DECODE_BYTES:
+                assert buf.startswith(b"HTTP/1.1 200") and uid.encode() in buf
+        assert buf.startswith(b"HTTP/1.1 400") and b"name no request uid" in buf
         failed = [r for r in caplog.records if r.getMessage() == "pipeline failed"]
-        assert failed, [r.getMessage() for r in caplog.records]
+        assert len(failed) == 2, [r.getMessage() for r in caplog.records]
         for record in caplog.records:
             for value in getattr(record, "fields", {}).values():
                 assert len(str(value)) <= LOG_REASON_CHARS, (record.getMessage(), len(str(value)))

@@ -441,3 +441,113 @@ def test_a_worker_answer_that_does_not_name_the_request_is_not_sent(
     assert "internal error (malformed answer)" in answer["response"]["status"]["message"]
     labels = {"verdict": "denied", "outcome": "internal_error", "dry_run": "false"}
     assert registry.get_sample_value("kvlint_webhook_reviews_total", labels) == 1.0
+
+
+def test_a_large_review_its_worker_failed_on_is_answered_from_its_head(
+    tls: dict[str, Any], monkeypatch: Any
+) -> None:
+    """When the worker fails on a review (or runs out of budget, or of memory), the server decoded the body on its
+    event loop to answer it, whatever its size and outside any worker's memory limit: exactly the bodies made to
+    make a worker fail. A body over ``LOOP_DECODE_BYTES`` is now answered per the failure mode from its head (the
+    request's uid), undecoded; one whose head names no uid gets HTTP 400; a small one is decoded as before."""
+    from webhook_pipelines import failing_pipeline
+
+    decoded: list[int] = []
+    real = app_module.parse_review
+    monkeypatch.setattr(app_module, "parse_review", lambda body: decoded.append(len(body)) or real(body))
+    srv, app = _serve(tls, failure_mode="closed", pipeline=failing_pipeline)
+    registry = app.state.webhook.metrics.registry
+    big_obj = workload_object(B09)
+    big_obj["metadata"]["name"] = "fail-big"
+    big_obj["metadata"]["annotations"] = {"example.com/blob": "x" * (2 * app_module.LOOP_DECODE_BYTES)}
+    small_obj = workload_object(B09)
+    small_obj["metadata"]["name"] = "fail-small"
+    no_uid = review(big_obj, uid="u-late")
+    # the request's uid after its object, so not in the body's head
+    no_uid["request"] = {"object": no_uid["request"].pop("object"), **no_uid["request"]}
+    try:
+        with _client(srv, tls) as client:
+            big = client.post("/validate", json=review(big_obj, uid="u-big-fail")).json()["response"]
+            assert decoded == []
+            small = client.post("/validate", json=review(small_obj, uid="u-small-fail")).json()["response"]
+            assert len(decoded) == 1 and decoded[0] <= app_module.LOOP_DECODE_BYTES
+            late = client.post("/validate", json=no_uid)
+    finally:
+        srv.stop()
+    for answer, uid in ((big, "u-big-fail"), (small, "u-small-fail")):
+        assert answer["uid"] == uid and answer["allowed"] is False
+        assert "internal error (ValueError)" in answer["status"]["message"]
+    assert late.status_code == 400 and "name no request uid" in late.json()["error"]
+    assert len(decoded) == 1
+    labels = {"verdict": "denied", "outcome": "internal_error", "dry_run": "false"}
+    assert registry.get_sample_value("kvlint_webhook_reviews_total", labels) == 2.0
+
+
+def _other_uid(reply: tuple[Any, ...], at: int, garble_only: bool) -> tuple[Any, ...]:
+    """``reply`` with the response bytes at ``at`` naming ``u-other`` instead of the request's uid (and, unless
+    ``garble_only``, its summary after them too: a reply that agrees with itself but not with the request)."""
+    data = reply[at].replace(b'"uid":"u-', b'"uid":"u-other-', 1)
+    summary = reply[at + 1]
+    if not garble_only:
+        summary = (summary[0], "u-other-" + summary[1][2:], *summary[2:])
+    return (*reply[:at], data, summary, *reply[at + 2 :])
+
+
+def test_a_worker_answer_naming_another_request_is_not_sent(tls: dict[str, Any], monkeypatch: Any) -> None:
+    """The server checked a worker's response bytes against the worker's own summary only: a reply naming
+    another uid in both was sent as it came (the API server rejects it and applies ``failurePolicy``). The
+    response's uid is now compared with the request's, read from the body's head, and a mismatch is answered as
+    the worker's failure, with the request's own uid."""
+    from kvlint.webhook.pool import ReviewPool
+
+    real = ReviewPool.review
+
+    async def other(self: Any, body: bytes, *args: Any) -> tuple[Any, ...]:
+        reply = await real(self, body, *args)
+        return _other_uid(reply, 2, garble_only=False) if reply[0] == "answer" else reply
+
+    monkeypatch.setattr(ReviewPool, "review", other)
+    srv, _ = _serve(tls, failure_mode="closed")
+    try:
+        with _client(srv, tls) as client:
+            answer = client.post("/validate", json=review(workload_object(B09), uid="u-clean")).json()
+    finally:
+        srv.stop()
+    assert answer["response"]["uid"] == "u-clean" and answer["response"]["allowed"] is False
+    assert "internal error (malformed answer)" in answer["response"]["status"]["message"]
+
+
+@pytest.mark.parametrize("garble_only", [True, False], ids=["garbled", "another-request"])
+def test_an_update_fallback_answer_is_checked_before_it_is_sent(
+    tls: dict[str, Any], monkeypatch: Any, garble_only: bool
+) -> None:
+    """An UPDATE whose old object's lint fails (or runs out of budget) is answered with the first reply's own
+    answer, every error denying: those bytes were sent unchecked, so a garbled one, or one naming another
+    request, went to the API server. They are now checked as an answer is (against the summary and the
+    request's uid) and a mismatch answered as the worker's failure, with the request's own uid."""
+    from test_webhook import _with_env
+
+    from kvlint.webhook.pool import ReviewPool, WorkerFailed
+
+    real = ReviewPool.review
+
+    async def other(self: Any, body: bytes, *args: Any) -> tuple[Any, ...]:
+        reply = await real(self, body, *args)
+        return _other_uid(reply, 4, garble_only) if reply[0] == "update" else reply
+
+    async def failed(self: Any, *args: Any) -> tuple[Any, ...]:
+        raise WorkerFailed("ValueError: the old object's lint failed")
+
+    monkeypatch.setattr(ReviewPool, "review", other)
+    monkeypatch.setattr(ReviewPool, "review_old", failed)
+    srv, _ = _serve(tls, failure_mode="closed")
+    old = workload_object(B01)
+    new = _with_env(old, "HF_HUB_OFFLINE", "1")
+    try:
+        with _client(srv, tls) as client:
+            body = review(new, uid="u-update", operation="UPDATE", oldObject=old)
+            answer = client.post("/validate", json=body).json()["response"]
+    finally:
+        srv.stop()
+    assert answer["uid"] == "u-update" and answer["allowed"] is False
+    assert "internal error (malformed answer)" in answer["status"]["message"]

@@ -14,8 +14,8 @@ from kvlint.webhook.worker import LintOutcome, ReplyDiagnostic, lint_object, rep
 #: builds one per call when given arguments); the bytes of every JSON answer of ``POST /validate``.
 encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
-#: How many errors' ``rule: message`` a review's summary carries for its log line (``LOG_ERRORS`` of
-#: :mod:`kvlint.webhook.app`, which keeps as many).
+#: How many errors' ``rule: message`` a review's summary carries for its log line; ``LOG_ERRORS`` of
+#: :mod:`kvlint.webhook.app` is this constant (a log line keeps as many).
 SUMMARY_MESSAGES = 10
 
 

@@ -19,7 +19,8 @@ Request path of ``POST /validate``:
    or its findings, so probes and other reviews keep answering.
 3. when the budget runs out the worker is killed and replaced, ``kvlint_webhook_budget_exceeded_total`` counts
    it, and the server decodes the body itself to answer as above (400, an exemption) or per the failure mode
-   with the request's ``uid``; the same when the worker fails or dies. An UPDATE with errors whose
+   with the request's ``uid``; the same when the worker fails or dies. A body over :data:`LOOP_DECODE_BYTES` is
+   not decoded then: answered per the failure mode with the ``uid`` read from its head, exemptions not applied. An UPDATE with errors whose
    ``oldObject`` is to be linted for the errors it already had goes back to a worker with the new object's
    findings, within what is left of the budget, which lints the old object and answers (when that does not
    finish, the worker's first answer: every error denies). With no worker free, a body of at most
@@ -47,12 +48,13 @@ import asyncio
 import contextlib
 import gc
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kvlint.webhook.answer import encode_json
+from kvlint.webhook.answer import SUMMARY_MESSAGES, encode_json
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
 from kvlint.webhook.protocol import ANSWERING_SCOPE_KEY, EVICTED_SCOPE_KEY
@@ -313,8 +315,10 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
 #: keeps: 253, the longest object name Kubernetes accepts (a DNS subdomain); longer is cut, ending ``...``.
 LOG_FIELD_CHARS = 253
 #: The most ``rule: message`` entries of a review's log line (``errors``), each at most
-#: :data:`~kvlint.webhook.review.MAX_WARNING_CHARS` characters; a last entry counts the ones left out.
-LOG_ERRORS = 10
+#: :data:`~kvlint.webhook.review.MAX_WARNING_CHARS` characters; a last entry counts the ones left out. The
+#: summary of a review answered in a worker carries that many errors' messages
+#: (:data:`~kvlint.webhook.answer.SUMMARY_MESSAGES`): one number, so the log never shows an empty message.
+LOG_ERRORS = SUMMARY_MESSAGES
 #: The most characters of a review's ``reason`` (a skip reason names the owner, ``Kind/name``, from the object).
 LOG_REASON_CHARS = 600
 
@@ -449,13 +453,30 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
     return review, verdict
 
 
-def _answer_agrees(data: Any, review: Review, verdict: Any) -> bool:
+#: The request's ``uid`` where the API server writes it: ``"request":{"uid":"..."`` (``k8s.io/api``
+#: ``admission/v1`` ``AdmissionRequest``'s first field), a uid as :func:`~kvlint.webhook.review.review_from_head`
+#: reads one (a UUID from the API server). Searched in the body's first :data:`REFUSED_HEAD_BYTES` only.
+_REQUEST_UID = re.compile(rb'"request"\s*:\s*\{\s*"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
+
+
+def _request_uid(body: bytes) -> str | None:
+    """The request's ``uid`` read from the first :data:`REFUSED_HEAD_BYTES` of ``body`` without decoding it
+    (:data:`_REQUEST_UID`), or None when the head does not name it there (a client writing the request's fields
+    in another order, a uid of other characters): a bounded scan, whatever the body's size."""
+    found = _REQUEST_UID.search(body, 0, REFUSED_HEAD_BYTES)
+    return found.group(1).decode("ascii") if found else None
+
+
+def _answer_agrees(data: Any, review: Review, verdict: Any, request_uid: str | None = None) -> bool:
     """Whether a worker's response bytes begin as :func:`~kvlint.webhook.review.response` writes the answer of
     the review and verdict of its summary (``apiVersion``, ``kind``, the ``uid`` and ``allowed``) and end its
-    JSON object, so that what the server sends is what it counts and logs: checked without decoding them (a
-    worker's reply comes in a length-prefixed frame with the review's sequence number, so this catches a kvlint
-    bug in the worker, not a worker that was made to run other code)."""
+    JSON object, so that what the server sends is what it counts and logs, and whether that ``uid`` is
+    ``request_uid``, the request's as its body's head names it (:func:`_request_uid`; None: not checked): checked
+    without decoding them (a worker's reply comes in a length-prefixed frame with the review's sequence number,
+    so this catches a kvlint bug in the worker, not a worker that was made to run other code)."""
     if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
+        return False
+    if request_uid is not None and review.uid != request_uid:
         return False
     head = (
         '{"apiVersion":'
@@ -766,6 +787,7 @@ def create_app(
             if not isinstance(decided, Review):
                 return decided
             del decided
+        request_uid = _request_uid(body)
         try:
             # no pool without the lifespan (an ASGI host that does not run it): what needs no worker is still
             # answered (400, an exemption), the rest as an internal error
@@ -790,21 +812,26 @@ def create_app(
                 body, t0, f"internal error ({type(exc).__name__})", "internal_error", trace=True
             )
         kind = reply[0]
-        if kind == "answer":
+        if kind in ("answer", "update"):
+            # the response bytes (and an update's answer should its old object's lint not finish) checked before
+            # anything is sent: against the worker's summary, and its uid against the request's
+            at = 2 if kind == "answer" else 4
             try:
-                review, verdict = summary_review(reply[3])
-                data = reply[2]
-                if not _answer_agrees(data, review, verdict):
-                    raise ValueError("its response does not name the uid and verdict of its summary")
+                review, verdict = summary_review(reply[at + 1])
+                data = reply[at]
+                if not _answer_agrees(data, review, verdict, request_uid):
+                    raise ValueError("its response does not name the request's uid and its summary's verdict")
             except Exception as exc:  # a kvlint bug in the worker: answered as its failure is
                 why = f"malformed answer from the review worker ({type(exc).__name__}: {exc})"
                 return _unfinished(body, t0, "internal error (malformed answer)", "internal_error", error=why)
-            _observe(review, verdict, t0)
-            return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
-        if kind == "bad":
+            if kind == "answer":
+                _observe(review, verdict, t0)
+                return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
+            del review, verdict, data
+        elif kind == "bad":
             return bad_request(ReviewError(reply[3], reply[2]))
         del box
-        return await _update(body, reply, options, t0)
+        return await _update(body, reply, options, t0, request_uid)
 
     def _observe(review: Review, verdict: Any, t0: float) -> None:
         """Count and log one answered review."""
@@ -869,37 +896,67 @@ def create_app(
         names in the answer, the metrics and the log. ``cancelled``: the server is shutting down (a body with no
         review to answer is left to ``validate``'s HTTP 503); ``stage``: the budget ran out (counted in
         ``kvlint_webhook_budget_exceeded_total``); ``error``: the worker's failure, logged; ``trace``: a kvlint
-        bug in the server, logged with its traceback."""
-        decided = _decided_here(body, t0, cancelled)
-        if not isinstance(decided, Review):
-            return decided
-        review = decided
-        del body
+        bug in the server, logged with its traceback.
+
+        A body over :data:`LOOP_DECODE_BYTES` is not decoded here: the review is answered per the failure mode
+        from its head (:func:`~kvlint.webhook.review.review_from_head` of its first :data:`LOOP_DECODE_BYTES`,
+        as a body refused for its size is), its exemptions not applied (a DELETE, a subresource or an exempt
+        namespace's review is small and still decoded); a head that names no uid gets HTTP 400. It was decoded
+        whatever its size, exactly when the worker had failed on it or run out of time: a 3 MiB body of
+        ``{},{},...`` held the event loop for its decode, outside any worker's memory limit."""
+        if len(body) > LOOP_DECODE_BYTES:
+            bare = review_from_head(body[:LOOP_DECODE_BYTES])
+            del body
+            if bare is None:
+                if cancelled:
+                    raise asyncio.CancelledError from None  # validate's HTTP 503
+                _log_failure(None, error, trace)
+                return bad_request(
+                    ReviewError(
+                        f"{why}, and the request body's first {LOOP_DECODE_BYTES} bytes name no request uid"
+                    )
+                )
+            if cancelled:
+                _uncancel()
+            review = bare
+        else:
+            decided = _decided_here(body, t0, cancelled)
+            if not isinstance(decided, Review):
+                return decided
+            review = decided
+            del body
         if cancelled:
             state.logger.warning(SHUTDOWN_REASON, extra={"fields": {"uid": _bounded(review.uid)}})
         if stage is not None:
             state.metrics.budget_exceeded.labels(stage).inc()
-        if error is not None:
-            state.logger.error(
-                "pipeline failed",
-                extra={"fields": {"uid": _bounded(review.uid), "error": _bounded(error, LOG_REASON_CHARS)}},
-            )
-        if trace:
-            state.logger.error(
-                "review failed", exc_info=True, extra={"fields": {"uid": _bounded(review.uid)}}
-            )
+        _log_failure(review.uid, error, trace)
         payload, verdict = failure_response(review, settings, why, outcome)
         _observe(review, verdict, t0)
         return _json_answer(payload)
 
-    async def _update(body: bytes, reply: tuple[Any, ...], options: Any, t0: float) -> _Answer:
+    def _log_failure(uid: str | None, error: str | None, trace: bool) -> None:
+        """Log a worker's failure (``error``) or a kvlint bug in the server (``trace``: with the traceback of the
+        exception being handled) for the review of ``uid`` (None: its body's head names none)."""
+        shown = _bounded(uid) if uid is not None else None
+        if error is not None:
+            state.logger.error(
+                "pipeline failed",
+                extra={"fields": {"uid": shown, "error": _bounded(error, LOG_REASON_CHARS)}},
+            )
+        if trace:
+            state.logger.error("review failed", exc_info=True, extra={"fields": {"uid": shown}})
+
+    async def _update(
+        body: bytes, reply: tuple[Any, ...], options: Any, t0: float, request_uid: str | None
+    ) -> _Answer:
         """An UPDATE whose new object has errors, linted in a worker (``reply``: ``("update", seq, rows,
         suppressed, response_bytes, summary)``), and whose ``oldObject`` is linted for the errors it already had
         (``allow_existing_violations``): the body sent to a worker again with the new object's rows, within what
         is left of the budget (:meth:`ReviewPool.review_old <kvlint.webhook.pool.ReviewPool.review_old>`), which
         lints the old object and writes the answer; when that does not finish, the reply's own answer, every
         error denying. The server decodes neither body (it decoded this one on its event loop, and pickled the
-        old object to a worker: an UPDATE with errors any client can send)."""
+        old object to a worker: an UPDATE with errors any client can send). That answer of ``reply``'s was checked
+        by ``_validate`` (:func:`_answer_agrees`, with ``request_uid``), and so is the worker's second one here."""
         assert state.pool is not None
         fallback, summary = reply[4], reply[5]
         budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - t0))
@@ -931,7 +988,7 @@ def create_app(
         else:
             review, verdict = summary_review(answered[3])
             data = answered[2]
-            if _answer_agrees(data, review, verdict):
+            if _answer_agrees(data, review, verdict, request_uid):
                 state.metrics.old_object_lints.labels("linted").inc()
             else:  # a kvlint bug in the worker: its first answer, every error denying
                 state.metrics.old_object_lints.labels("internal_error").inc()
