@@ -116,6 +116,12 @@ def _release_unknown(version: str | None, image: str = "") -> bool:
     return tgi_version(version)[1]
 
 
+def _newest_has(dest: str) -> bool:
+    """Whether the newest TGI release kvlint has read (the last of :data:`kvlint.engines.tgi_flags_data.VERSIONS`)
+    has launcher field ``dest``: what an unpinned image (KV208, the newest assumed) is judged by."""
+    return bool(tgi_data.FIELD_MASKS[dest] >> (len(tgi_data.VERSIONS) - 1) & 1)
+
+
 def field_releases(dest: str) -> str:
     """The TGI releases whose launcher has field ``dest``, as spans of consecutive release tags: ``from 2.0.0``,
     ``2.2.0 only``, ``1.4.1 to 1.4.5``, ``0.2.0 to 0.8.2 and from 1.4.1`` (:mod:`kvlint.engines.tgi_flags_data`)."""
@@ -528,7 +534,7 @@ def parse_tgi_argv(
                 i += 1
             continue
         kind = TGI_OPTIONS[dest]
-        if unpinned and not tgi_data.FIELD_MASKS[dest] >> (len(tgi_data.VERSIONS) - 1) & 1:
+        if unpinned and not _newest_has(dest):
             # the release is not pinned (KV208): say which releases accept an option the newest refuses
             col.findings.append(
                 Finding(
@@ -597,7 +603,7 @@ def parse_tgi_argv(
         key = "max_input_tokens" if dest == "max_input_length" else dest
         if key in col.flags:
             continue
-        if unpinned and not tgi_data.FIELD_MASKS[dest] >> (len(tgi_data.VERSIONS) - 1) & 1:
+        if unpinned and not _newest_has(dest):
             # the release is not pinned (KV208): newer releases have no field reading NAME and ignore it
             col.findings.append(
                 Finding(
