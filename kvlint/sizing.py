@@ -59,6 +59,10 @@ __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "s
 
 SIZED = ("plan", "fleet", "leader")
 
+#: how many of the serving objects not read the text report names below its sizing line (the rest are counted;
+#: the JSON report lists them all). [assumed] a screenful, as ruff's per-file listing stays short
+UNREAD_SHOWN = 10
+
 
 def _is_runtime_template(cr: ContainerResult) -> bool:
     from kvlint.rules.facts import is_runtime_template
@@ -205,6 +209,8 @@ class SizingSummary:
     not_sized: dict[str, int] = field(default_factory=dict)
     leader: int = 0
     not_read: int = 0
+    #: what :func:`unread` found, in report order: each entry's file, line, object and reason
+    unread_items: tuple[tuple[Diagnostic, str], ...] = ()
 
     @property
     def sized(self) -> int:
@@ -236,8 +242,27 @@ class SizingSummary:
             )
         return text
 
+    def unread_lines(self, limit: int = UNREAD_SHOWN) -> list[str]:
+        """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them,
+        then ``  and N more ...`` when there are more: the text report prints them below :meth:`line`, as ruff
+        lists files, so that "not read: 3 ..." names the three. The file name and object come from the input:
+        the caller escapes them (:func:`kvlint.report.escape.printable`)."""
+        lines = []
+        for d, why in self.unread_items[: max(0, limit)]:
+            where = f"{d.loc.file}:{d.loc.line}: " if d.loc else ""
+            what = f"{d.object}: " if d.object else ""
+            lines.append(f"  not read: {where}{what}{why}")
+        more = len(self.unread_items) - len(lines)
+        if more > 0:
+            lines.append(
+                f"  and {more} more not read (--format json lists all: summary.sizing.not_read_items)"
+            )
+        return lines
+
     def as_dict(self) -> dict[str, Any]:
-        """JSON shape: ``{"serving", "sized", "plan", "fleet", "leader", "not_sized": {reason: n}, "not_read"}``."""
+        """JSON shape: ``{"serving", "sized", "plan", "fleet", "leader", "not_sized": {reason: n}, "not_read",
+        "not_read_items": [{"file", "line", "column", "object", "rule", "reason"}]}`` (``not_read_items``: each
+        serving object :func:`unread` counted, with the finding that says so; ``object`` empty for a file)."""
         return {
             "serving": self.serving,
             "sized": self.sized,
@@ -246,6 +271,17 @@ class SizingSummary:
             "leader": self.leader,
             "not_sized": dict(self.not_sized),
             "not_read": self.not_read,
+            "not_read_items": [
+                {
+                    "file": d.loc.file if d.loc else None,
+                    "line": d.loc.line if d.loc else None,
+                    "column": d.loc.column if d.loc else None,
+                    "object": d.object,
+                    "rule": d.rule,
+                    "reason": why,
+                }
+                for d, why in self.unread_items
+            ],
         }
 
 
@@ -256,13 +292,15 @@ def summarise(result: CheckResult) -> SizingSummary:
     else:
         counts = Counter(outcomes(result.containers))
     reasons = {k: n for k, n in counts.most_common() if k not in SIZED}
+    items = tuple(unread(result))
     return SizingSummary(
         result.serving,
         counts.get("plan", 0),
         counts.get("fleet", 0),
         reasons,
         counts.get("leader", 0),
-        len(unread(result)),
+        len(items),
+        items,
     )
 
 
