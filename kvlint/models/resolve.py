@@ -1009,13 +1009,12 @@ def _resolve(
         guess = dots_dropped_hint(ref)
         if guess is not None:
             example = guess[0]
+        # the remedy after "; provide it with ", as _how_to's: KV502 shows it as its fix, each way with its syntax
         raise ModelUnavailable(
             f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
-            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; map it to a hub id or "
-            "local directory in "
-            f"`.kvlint.yaml` model_paths (e.g. {ref}: {example}), annotate the workload "
-            "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
-            f"{Path(ref).name or '<name>'}/config.json"
+            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; provide it with a "
+            f"`.kvlint.yaml` entry mapping the path to a hub id or local directory (model_paths: {{{ref}: {example}}}), "
+            f"--model-dir DIR holding {Path(ref).name or '<name>'}/config.json, or {ANNOTATE_HINT}"
         )
     # 4. pulled catalogues (`kvlint models pull`), then the bundled catalogue
     if _HUB_ID.match(ref.strip("/")):
