@@ -1152,17 +1152,42 @@ def rules(fmt: str) -> None:
 def explain(rule_id: str) -> None:
     """Explain one rule: what it checks, why, how to fix it (like `ruff rule`).
 
-    RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset). Exit codes:
-    0 the rule is printed, 2 unknown rule (`kvlint rules` lists them).
+    RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset), or a reason
+    the sizing line gives for a serving container not sized (kvlint explain "model unknown"): what it means and
+    the rule whose finding says what to add. Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules`
+    lists them).
     """
     from kvlint.rules.catalog import get_rule, render_rule_text, rule_id_of
+    from kvlint.sizing import REASONS
 
+    reason = " ".join(rule_id.split())
+    if reason.lower().startswith("not sized:"):
+        reason = reason[len("not sized:") :].strip()
+    known = {r.lower(): r for r in REASONS}
+    if reason.lower() in known:
+        name = known[reason.lower()]
+        rule, meaning = REASONS[name]
+        import textwrap
+
+        text = (
+            f"{meaning[0].upper()}{meaning[1:]}. {rule} says so at the container, and its fix what to add; "
+            "--require-sizing fails the run on it."
+        )
+        click.echo(
+            f"not sized: {name} (a reason the sizing line gives for a serving container kvlint did not size)"
+        )
+        click.echo(textwrap.fill(text, 100, initial_indent="    ", subsequent_indent="    ") + "\n")
+        click.echo(render_rule_text(get_rule(rule)))
+        return
     try:
         info = get_rule(rule_id.upper())
     except KeyError:
         named = rule_id_of(rule_id)
         if named is None:
-            raise click.UsageError(f"unknown rule '{rule_id}'; `kvlint rules` lists them") from None
+            raise click.UsageError(
+                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a not-sized reason: "
+                f"{', '.join(repr(r) for r in REASONS)})"
+            ) from None
         info = get_rule(named)
     click.echo(render_rule_text(info))
 

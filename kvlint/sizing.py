@@ -55,7 +55,16 @@ from kvlint.load import _mentions_engine, outermost_chart, template_chart, value
 from kvlint.paths import real_path_inside, walk_tree
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc, Mark
 
-__all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
+__all__ = [
+    "REASONS",
+    "SIZED",
+    "SizingSummary",
+    "explained_at",
+    "outcomes",
+    "sizing_of",
+    "summarise",
+    "unread",
+]
 
 SIZED = ("plan", "fleet", "leader")
 
@@ -129,6 +138,60 @@ def sizing_of(cr: ContainerResult) -> str:
 
 #: the rules that say why a serving container was not sized (GPU, model config, command)
 WHY_RULES = ("KV501", "KV502", "KV503")
+
+#: Each reason :func:`sizing_of` gives (as the sizing line and the JSON report's ``sizing`` spell it) -> the rule whose
+#: finding says why, at the container, with the remedy, and what the reason means (the module docstring's list, one
+#: line each): ``kvlint explain "model unknown"`` prints it, then the rule. A serving object not read (:func:`unread`)
+#: -> the rule of the finding :func:`unread` counts.
+REASONS: dict[str, tuple[str, str]] = {
+    "command unreadable": (
+        "KV503",
+        "the engine command could not be read (a script of the image, a wrapper, a Ray container its operator "
+        "starts): kvlint cannot see the engine's flags",
+    ),
+    "no model in the command": ("KV503", "an engine was found, but its command names no model"),
+    "runtime template": (
+        "KV502",
+        "a serving-runtime template (KServe or OME ServingRuntime, LLMInferenceServiceConfig preset): the model, the "
+        "GPUs and the parallel sizes come from the InferenceService that uses it",
+    ),
+    "template not rendered": (
+        "KV502",
+        "the model is a placeholder ({{ .Values.x }}, ${VAR}, a token a script replaces) filled in before the "
+        "manifest is applied",
+    ),
+    "model unknown": (
+        "KV502",
+        "the model's config.json could not be found (a path inside the container or on a volume, a model not "
+        "pulled and no Hugging Face Hub access)",
+    ),
+    Unsized.NOT_A_GPU.value: (
+        "KV501",
+        "the container runs on a TPU, Trainium/Inferentia, Gaudi or Ascend device or is a CPU build: kvlint's "
+        "memory model is for NVIDIA and AMD GPUs",
+    ),
+    Unsized.OTHER_GPU_BUILD.value: (
+        "KV304",
+        "the engine's image is built for another GPU than the one the pod requests (a ROCm build on an NVIDIA node)",
+    ),
+    Unsized.NO_GPU_REQUESTED.value: (
+        "KV501",
+        "the container requests no GPU resource (KV405), so there is no GPU to size the engine on",
+    ),
+    "parallel size unknown": (
+        "KV503",
+        "a tensor, pipeline or data-parallel size is a variable kvlint cannot resolve; the engine default of 1 is "
+        "not assumed",
+    ),
+    "GPU unknown": (
+        "KV501",
+        "nothing names the GPU, and the container could not be planned on the fleet either",
+    ),
+    "memory model could not size it": (
+        "KV502",
+        "the model and the GPU are known, but the engine's memory model could not plan this configuration",
+    ),
+}
 
 
 def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Diagnostic]) -> Loc | None:
