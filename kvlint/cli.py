@@ -439,7 +439,8 @@ def _add_common(f: Any) -> Any:
     type=float,
     default=None,
     callback=lambda ctx, param, value: _check_min_concurrency(value),
-    help="KV104: how many requests of --max-model-len tokens the KV cache must hold at once (default: "
+    help="KV104: how many requests at the context limit (--max-model-len; TGI --max-total-tokens, SGLang "
+    "--context-length) the KV cache must hold at once (default: "
     ".kvlint.yaml rules.KV104.min_concurrency, else 2).",
 )
 @click.option(
