@@ -140,3 +140,64 @@ def test_a_shell_style_variable_is_told_to_be_written_as_kubernetes_expands_it()
     assert 'env: [{name: VLLM_GPU_COUNT, value: "N"}]) and write it $(VLLM_GPU_COUNT),' in shell
     k8s = layout_fix("--tp-size $(TP): the value comes from a variable kvlint cannot resolve")
     assert '(env: [{name: TP, value: "N"}]), so kvlint' in k8s and "write it" not in k8s
+
+
+def _model_doc(model: str) -> str:
+    return _first_doc(RULES / "KV502" / "vllm.yaml").replace('"/models/chat-assistant"', f'"{model}"')
+
+
+def test_model_unknown_fix_forms_size_the_workload(tmp_path: Path) -> None:
+    """A hub id kvlint has no config for: the fix offers `kvlint models pull`, a --model-dir layout (which, with a
+    config.json there, sizes it) and no model_paths entry (one is read for the manifest's own reference only);
+    a reference that is no hub id: the model_paths entry it writes sizes it."""
+    hub = "acme-ai/llama-3.1-8b-support"
+    report = _run(tmp_path, _model_doc(hub), "--no-config")
+    assert _sizing(report)[0] == "model unknown"
+    fix = _only(report, "KV502")["fix"]
+    assert f"`kvlint models pull {hub}`" in fix and "model_paths" not in fix, fix
+    layout = re.search(r"--model-dir DIR holding (\S+/config\.json)", fix).group(1)
+    model_dir = tmp_path / "models"
+    (model_dir / layout).parent.mkdir(parents=True)
+    config = ROOT / "kvlint" / "data" / "models" / "meta-llama--Llama-3.1-8B" / "config.json"
+    (model_dir / layout).write_bytes(config.read_bytes())
+    assert _sizing(_run(tmp_path, _model_doc(hub), "--no-config", "--model-dir", str(model_dir)))[0] == "plan"
+
+    report = _run(tmp_path, _model_doc("chat-assistant"), "--no-config")
+    fix = _only(report, "KV502")["fix"]
+    entry = re.search(r"\(model_paths: \{(\S+): <org>/<name>\}\)", fix)
+    assert entry is not None and entry.group(1) == "chat-assistant", fix
+    cfg = tmp_path / "kvlint.yaml"
+    cfg.write_text(f"model_paths: {{{entry.group(1)}: meta-llama/Llama-3.1-8B-Instruct}}\n", encoding="utf-8")
+    assert _sizing(_run(tmp_path, _model_doc("chat-assistant"), "--config", str(cfg)))[0] == "plan"
+
+
+def test_a_reference_yaml_would_misread_is_quoted_in_the_model_paths_entry() -> None:
+    import yaml
+
+    from kvlint.models.resolve import yaml_key
+
+    for ref in ("/models/chat assistant", "s3://bucket/m", "/models/x: y", "#tag"):
+        (key,) = yaml.safe_load(f"{{{yaml_key(ref)}: org/name}}")
+        assert key == ref
+    assert yaml_key("/models/chat-assistant") == "/models/chat-assistant"
+
+
+def test_the_rules_fix_texts_write_configuration_kvlint_reads(tmp_path: Path) -> None:
+    """`kvlint explain KV501/KV502`'s "How to fix" writes .kvlint.yaml entries: each one is a configuration kvlint
+    loads (the key names and the nesting as written)."""
+    from kvlint.config import load_config
+    from kvlint.rules.catalog import get_rule
+
+    snippets = [
+        m
+        for rule in ("KV501", "KV502")
+        for m in re.findall(
+            r"`((?:model_paths|accelerators|default_accelerator): [^`]+)`",
+            " ".join(get_rule(rule).fix.split()),
+        )
+    ]
+    assert len(snippets) >= 3, snippets
+    for i, snippet in enumerate(snippets):
+        cfg = tmp_path / f"c{i}.yaml"
+        cfg.write_text(snippet + "\n", encoding="utf-8")
+        load_config(str(cfg))  # raises ConfigError on an unknown key or a value of the wrong shape
