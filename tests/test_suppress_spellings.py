@@ -125,3 +125,27 @@ def test_the_webhook_fast_path_gives_way_on_another_spelling() -> None:
     plain = {**obj, "data": {"a": "no comment here"}}
     fast = load_object(plain, "review.json")
     assert fast is not None and not fast.source_texts
+
+
+def test_an_annotation_key_in_another_case_is_named_with_the_one_kvlint_reads() -> None:
+    """``KVLINT.IO/IGNORE`` (annotation keys are case-sensitive; kvlint reads ``kvlint.io/ignore``) suppressed
+    nothing and KV005, which names unread ``kvlint.io/`` keys, skipped it for its prefix's case. It is a KV005 at
+    the key, "did you mean 'kvlint.io/ignore'?", and the webhook counts the key as one that changes findings."""
+    from kvlint.webhook.review import lint_relevant
+
+    base = EXAMPLE.read_text(encoding="utf-8")
+    for key in ("KVLINT.IO/IGNORE", "Kvlint.io/ignore", "KVLINT.IO/Ignore"):
+        text = base.replace(
+            "metadata:\n", f'metadata:\n  annotations:\n    {key}: "KV202=short prompts"\n', 1
+        )
+        result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+        assert "KV202" in [d.rule for d in result.diagnostics] and result.suppressed == 0
+        (kv005,) = [d for d in result.diagnostics if d.rule == "KV005" and key in d.message]
+        assert (
+            kv005.loc is not None
+            and kv005.loc.line == text.splitlines().index(f'    {key}: "KV202=short prompts"') + 1
+        )
+        assert "did you mean 'kvlint.io/ignore'?" in kv005.message
+        assert kv005.fix == f"rename '{key}' to 'kvlint.io/ignore'"
+        obj = {"metadata": {"annotations": {key: "x", "other.io/y": "z"}}, "spec": {}}
+        assert lint_relevant(obj)["metadata"]["annotations"] == {key: "x"}
