@@ -1186,31 +1186,47 @@ def explain(rule_id: str) -> None:
     """Explain one rule: what it checks, why, how to fix it (like `ruff rule`).
 
     RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset), or a reason
-    the sizing line gives for a serving container not sized (kvlint explain "model unknown"): what it means and
-    the rule whose finding says what to add. Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules`
+    the sizing line gives for a serving container not sized or object not read (kvlint explain "model unknown"):
+    what it means and the rule whose finding says what to do. Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules`
     lists them).
     """
     from kvlint.rules.catalog import get_rule, render_rule_text, rule_id_of
-    from kvlint.sizing import REASONS
+    from kvlint.sizing import REASONS, UNREAD_REASONS
 
     reason = " ".join(rule_id.split())
-    if reason.lower().startswith("not sized:"):
-        reason = reason[len("not sized:") :].strip()
-    known = {r.lower(): r for r in REASONS}
-    if reason.lower() in known:
-        name = known[reason.lower()]
-        rule, meaning = REASONS[name]
+    for prefix in ("not sized:", "not read:"):
+        if reason.lower().startswith(prefix):
+            reason = reason[len(prefix) :].strip()
+    # a reason may be both (a template not rendered: a container's model, or a file not read): each is said
+    found = [
+        (kind, name, *table[name])
+        for kind, table in (("not sized", REASONS), ("not read", UNREAD_REASONS))
+        for name in table
+        if name.lower() == reason.lower()
+    ]
+    if found:
         import textwrap
 
-        text = (
-            f"{meaning[0].upper()}{meaning[1:]}. {rule} says so at the container, and its fix what to add; "
-            "--require-sizing fails the run on it."
-        )
-        click.echo(
-            f"not sized: {name} (a reason the sizing line gives for a serving container kvlint did not size)"
-        )
-        click.echo(textwrap.fill(text, 100, initial_indent="    ", subsequent_indent="    ") + "\n")
-        click.echo(render_rule_text(get_rule(rule)))
+        for kind, name, rule, meaning in found:
+            what = (
+                "serving container kvlint did not size"
+                if kind == "not sized"
+                else "serving object kvlint did not read"
+            )
+            where = "at the container" if kind == "not sized" else "at the file and line the report lists"
+            text = (
+                f"{meaning[0].upper()}{meaning[1:]}. {rule} says so {where}, and its fix what to do; "
+                "--require-sizing fails the run on it."
+            )
+            click.echo(f"{kind}: {name} (a reason the sizing line gives for a {what})")
+            click.echo(
+                textwrap.fill(
+                    text, 100, initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False
+                )
+                + "\n"
+            )
+        for rule in dict.fromkeys(f[2] for f in found):
+            click.echo(render_rule_text(get_rule(rule)))
         return
     try:
         info = get_rule(rule_id.upper())
@@ -1218,8 +1234,8 @@ def explain(rule_id: str) -> None:
         named = rule_id_of(rule_id)
         if named is None:
             raise click.UsageError(
-                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a not-sized reason: "
-                f"{', '.join(repr(r) for r in REASONS)})"
+                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a reason of the sizing line, not sized: "
+                f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)})"
             ) from None
         info = get_rule(named)
     click.echo(render_rule_text(info))

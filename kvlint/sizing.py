@@ -367,6 +367,56 @@ def summarise(result: CheckResult) -> SizingSummary:
     )
 
 
+#: Each reason :func:`unread` gives for a serving object not read -> the rule of the finding it counts (at the
+#: file:line the text report lists) and what the reason means; ``kvlint explain "Helm values file not rendered"``
+#: prints it, then the rule.
+UNREAD_REASONS: dict[str, tuple[str, str]] = {
+    "template not rendered": (
+        "KV002",
+        "a Helm template that names a serving engine, linted as it is: its {{ ... }} actions are not rendered, so "
+        "its workloads are not read (lint the chart directory, or helm template ... | kvlint check -)",
+    ),
+    "Helm values file not rendered": (
+        "KV002",
+        "a Helm values file of a serving chart (an engine or a GPU limit in it), linted as a plain file: the chart "
+        "that renders it was not among the inputs (lint the chart directory with --helm-values FILE)",
+    ),
+    "Helm chart not rendered (its files linted as they are)": (
+        "KV002",
+        "the templates and values of one chart, found by a directory walk and linted as plain files: the chart "
+        "is not rendered (lint its directory by name, with --helm-values for the values you deploy)",
+    ),
+    "Helm chart not rendered (helm template failed)": (
+        "KV001",
+        "helm template failed on a chart whose files name a serving engine (a missing dependency, a required "
+        "value): nothing of it was read",
+    ),
+    "Helm chart rendered nothing": (
+        "KV002",
+        "helm template rendered no object from a chart whose files name a serving engine (the values you lint "
+        "with turn its workloads off)",
+    ),
+    "kustomization not built": (
+        "KV002",
+        "a kustomization whose files name a serving engine was not built (kustomize build failed, KV001, or it "
+        "was linted as a plain file)",
+    ),
+    "kustomize patch not applied": (
+        "KV002",
+        "a kustomize patch naming a serving engine, linted alone: lint the overlay directory that applies it",
+    ),
+    "operator settings not read": (
+        "KV503",
+        "an operator object (RayService, NIMService, KAITO MultiRoleInference, llmaz, an InferenceService on a "
+        "non-vLLM backend) whose engine settings live where kvlint does not read them",
+    ),
+    "engine kvlint does not model": (
+        "KV503",
+        "a GPU container running an engine kvlint has no memory model for (TensorRT-LLM, llama.cpp)",
+    ),
+}
+
+
 #: the most of a file :func:`unread` reads to look for an engine (bytes)
 _MAX_SCAN_BYTES = 1 << 20
 
