@@ -92,3 +92,21 @@ def test_quiet_prints_no_listing(tmp_path: Path) -> None:
     (tmp_path / "deploy.yaml").write_text(TEMPLATE)
     code, out, _ = _check("--quiet", str(tmp_path))
     assert "not read" not in out
+
+
+def test_the_markdown_summary_lists_them_folded(tmp_path: Path) -> None:
+    """The Action's job summary (the Markdown report) lists them as the text report does, in a <details>."""
+    n = UNREAD_SHOWN + 1
+    for i in range(n):
+        (tmp_path / f"t{i:02d}.yaml").write_text(TEMPLATE)
+    (tmp_path / "ray.yaml").write_text(RAY.read_text(encoding="utf-8"))
+    code, out, _ = _check("--format", "markdown", str(tmp_path))
+    lines = out.splitlines()
+    at = lines.index(f"<details><summary>Not read: {n + 1}</summary>")
+    items = lines[at + 2 : at + 2 + UNREAD_SHOWN + 1]
+    ray = next(ln for ln in items if "ray.yaml" in ln)
+    assert ray.startswith(f"- `{tmp_path / 'ray.yaml'}:") and "`: RayService/" in ray, ray
+    assert ray.endswith(": operator settings not read")
+    assert f"- `{tmp_path / 't00.yaml'}:4`: template not rendered" in items
+    assert items[-1] == "- and 2 more (the JSON report lists all: `summary.sizing.not_read_items`)"
+    assert lines[at + 2 + UNREAD_SHOWN + 2] == "</details>"
