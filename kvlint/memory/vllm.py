@@ -1907,9 +1907,10 @@ class StartupConfig:
         of vLLM's default (:func:`model_capture_size`), else None; length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
-        nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
-        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term;
-        nvls_domain: the GPUs one NVLS communicator spans (8 on HGX, 72 on GB200/GB300 NVL72), which caps it.
+        nvls: the GPU can run NCCL's NVLink SHARP, whose buffer grows with the TP group's heads (None: not known;
+        :func:`kvlint.memory.calibration.nvls_capable`), which sizes its part of the non-torch term
+        (:func:`kvlint.memory.calibration.nvls_buffer_bytes`); nvls_domain: the GPUs one NVLS communicator spans
+        (8 on HGX, 72 on GB200/GB300 NVL72), which caps the heads.
     """
 
     version: Version
@@ -3174,7 +3175,19 @@ def stage_memory(
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls, cfg.nvls_domain) + penalty[0]
+    nt = (
+        cal.non_torch_bytes(
+            cfg.era,
+            tp * cfg.pp,
+            cfg.vendor,
+            cfg.nvls,
+            cfg.nvls_domain,
+            tp,
+            cfg.compute_capability,
+            cfg.version,
+        )
+        + penalty[0]
+    )
     fusion = allreduce_fusion_workspace_bytes(settings, model, cfg)
     nt += fusion
     act_alt = act
