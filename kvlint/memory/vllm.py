@@ -1156,19 +1156,27 @@ _TWO_MIB = 1 << 21
 #: (``enable_multicast=False`` here), to ``cuMulticastGetGranularity(..., CU_MULTICAST_GRANULARITY_RECOMMENDED)``
 #: before ``cuMemCreate`` (read in the flashinfer-python 0.6.4, 0.6.6, 0.6.8.post1, 0.6.11.post2, 0.6.12, 0.6.13 and
 #: 0.6.14 wheels, the pins of vLLM 0.17.0 - 0.26.0; flashinfer-ai/flashinfer#3745, July 2026, moves that rounding
-#: under ``enable_multicast``). The recommended multicast granularity is 512 MiB on Hopper's NVSwitch systems
-#: (microsoft/mscclpp@3f9c653a:include/mscclpp/nvls.hpp, ``DefaultNvlsBufferSize = (1 << 29)``, "the recommended
-#: buffer size for NVLS, returned by cuMulticastGetGranularity"); Blackwell's is not read (2 MiB kept). Where the GPU
-#: has no multicast (PCIe, NVLink-bridge pairs) the call fails and vLLM runs without the workspace
-#: (``_create_workspace``: "Failed to initialize FlashInfer All Reduce workspace ... expected on GPUs without
-#: NVSwitch").
-AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {(9, 0): 1 << 29}
+#: under ``enable_multicast``). The multicast granularity is 512 MiB on Hopper and on Blackwell: the driver's
+#: multicast object takes a 512 MiB page unless asked otherwise (NVIDIA/open-gpu-kernel-modules@595.45.04:src/nvidia/
+#: src/kernel/mem_mgr/mem_multicast_fabric.c::_memMulticastfabricResolvePageSize, "Treat 0 as default page size" ->
+#: ``NV_MEMORY_MULTICAST_FABRIC_PAGE_SIZE_512M``) and refuses 2 MiB pages for multicast on every chip that has it
+#: (``memmgrIsValidFlaPageSize_GA100``, the HAL of GH100 - H100, H200, H20, H800 -: 2 MiB only ``!bIsMulticast``,
+#: 512 MiB; ``memmgrIsValidFlaPageSize_GB100``, the HAL of GB100 - GB20x: the same, plus 256 GiB), which is also
+#: microsoft/mscclpp@3f9c653a:include/mscclpp/nvls.hpp's ``DefaultNvlsBufferSize = (1 << 29)``, "the recommended
+#: buffer size for NVLS, returned by cuMulticastGetGranularity". Where the GPU has no multicast (PCIe, NVLink-bridge
+#: pairs, a MIG slice) the call fails and vLLM runs without the workspace (``_create_workspace``: "Failed to
+#: initialize FlashInfer All Reduce workspace ... expected on GPUs without NVSwitch").
+AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {
+    (9, 0): 1 << 29,
+    (10, 0): 1 << 29,
+    (10, 3): 1 << 29,
+}
 
 
 def allreduce_fusion_granularity(cfg: StartupConfig) -> int:
     """What each buffer of the fusion workspace is rounded up to on this GPU: the multicast granularity of
-    :data:`AR_FUSION_MULTICAST_GRANULARITY` where the GPU has multicast (``cfg.nvls`` True), else 2 MiB (the
-    buffers' own alignment: Blackwell's granularity not read, or a GPU whose NVSwitch is not known, GH200)."""
+    :data:`AR_FUSION_MULTICAST_GRANULARITY` (512 MiB on Hopper and Blackwell) where the GPU has multicast
+    (``cfg.nvls`` True), else 2 MiB (the buffers' own alignment: a GPU whose NVSwitch is not known, GH200)."""
     if not cfg.nvls:
         return _TWO_MIB
     return AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
@@ -1191,7 +1199,7 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
     rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
     supports 2, 4 and 8) get none. Each of the three buffers is then a FlashInfer ``SymmDeviceMemory``, rounded up
-    to :func:`allreduce_fusion_granularity` (512 MiB on an NVSwitch H100: 1.5 GiB whatever the TP size); on a GPU
+    to :func:`allreduce_fusion_granularity` (512 MiB on an NVSwitch H100, H200 or B200: 1.5 GiB whatever the TP size); on a GPU
     without multicast (:func:`kvlint.memory.calibration.nvls_capable` False: PCIe and NVLink-bridge cards) FlashInfer
     refuses to build them ("Device does not support multicasting") and vLLM runs without the workspace: 0.
     [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
