@@ -135,7 +135,10 @@ class VllmSettings:
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``mxfp4_use_marlin`` and
     ``flashinfer_mxfp4_bf16``: the ``VLLM_MXFP4_USE_MARLIN`` and ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` env switches
-    (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`). ``enable_lora`` with
+    (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`); ``flashinfer_mxfp4_mxfp8``
+    and ``flashinfer_mxfp4_mxfp8_cutlass``: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` and
+    ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS``, FlashInfer's MXFP8-activation backends on Blackwell (TRT-LLM's
+    or CUTLASS's padding, 0.10.2 - 0.23.x). ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
     of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
@@ -211,6 +214,8 @@ class VllmSettings:
     mxfp4_backend: str | None = None
     mxfp4_use_marlin: bool | None = None
     flashinfer_mxfp4_bf16: bool | None = None
+    flashinfer_mxfp4_mxfp8: bool | None = None
+    flashinfer_mxfp4_mxfp8_cutlass: bool | None = None
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
     enable_elastic_ep: bool = False
@@ -419,6 +424,8 @@ def settings_from_flags(
         flashinfer_moe_backend_env=env.get("VLLM_FLASHINFER_MOE_BACKEND"),
         mxfp4_use_marlin=truthy(env.get("VLLM_MXFP4_USE_MARLIN")),
         flashinfer_mxfp4_bf16=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")),
+        flashinfer_mxfp4_mxfp8=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8")),
+        flashinfer_mxfp4_mxfp8_cutlass=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         allreduce_fusion_off=allreduce_fusion_switched_off(
@@ -2938,6 +2945,14 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
     * ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1``: FlashInfer's SM90 CUTLASS backend on capability 9.0 (its 128
       padding), TRT-LLM on SM100; set to 0 from 0.19.0 it drops FlashInfer's BF16 backends, so SM100 falls to
       Triton's Blackwell layout (not read: None).
+    * ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` on Blackwell SM100 (0.10.2 - 0.23.x; 0.24.0 no longer reads
+      it): FlashInfer's MXFP4 x MXFP8 CUTLASS backend, hidden and the intermediate size per partition rounded to
+      128 (``quantization/mxfp4.py::Mxfp4MoEMethod.create_weights`` 0.10.2 - 0.18.x, ``SM100_FI_MXFP4_MXFP8_CUTLASS``;
+      ``oracle/mxfp4.py::mxfp4_round_up_hidden_size_and_intermediate_size`` 0.19.0 - 0.23.x,
+      ``FLASHINFER_CUTLASS_MXFP4_MXFP8``), ``"flashinfer-cutlass"``. Up to 0.18.x ``get_mxfp4_backend`` asks it
+      before ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` (TRT-LLM's MXFP8 backend, TRT-LLM's padding); from 0.19.0
+      ``select_mxfp4_moe_backend`` asks it after that switch and after an explicit ``VLLM_USE_FLASHINFER_MOE_MXFP4_
+      BF16=1``, and on any GPU (where the kernel refuses the GPU the engine raises: not priced, None).
     * Blackwell SM100 (capability 10.0 from 0.11.1, any 10.x from 0.13.0 — ``is_device_capability_family(100)``):
       FlashInfer's TRT-LLM BF16 backend, first in every release's order (before 0.19.0 ahead of the
       ``VLLM_MXFP4_USE_MARLIN`` test, after it from 0.19.0): ``"flashinfer-trtllm"``, ``"flashinfer-trtllm-i128"``
@@ -2979,12 +2994,21 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
         if moe_backend in ("flashinfer_cutlass", "flashinfer_cutlass_afp8"):
             return "flashinfer-cutlass"
         return "marlin" if moe_backend == "marlin" else None
+    mxfp8_cutlass = settings.flashinfer_mxfp4_mxfp8_cutlass and version < MXFP4_MXFP8_CUTLASS_ENV_UNTIL
+    if not flag:
+        # 0.11.1 - 0.18.x get_mxfp4_backend: SM90 + BF16 switch, then SM100 + MXFP8 CUTLASS, MXFP8 TRT-LLM, BF16
+        if settings.flashinfer_mxfp4_bf16 and (major, minor) == (9, 0):
+            return "flashinfer-cutlass"
+        if sm100:
+            return "flashinfer-cutlass" if mxfp8_cutlass else trtllm
     if settings.flashinfer_mxfp4_bf16:
         return "flashinfer-cutlass" if (major, minor) == (9, 0) else trtllm if sm100 else None
+    if flag and settings.flashinfer_mxfp4_mxfp8 and version < MXFP4_MXFP8_CUTLASS_ENV_UNTIL:
+        return trtllm if sm100 else None  # TRT-LLM's MXFP8 backend (raises off SM100: not priced)
+    if flag and mxfp8_cutlass:
+        return "flashinfer-cutlass" if sm100 else None
     # VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=0 drops FlashInfer's BF16 backends from the order (from 0.19.0)
     fi_off = settings.flashinfer_mxfp4_bf16 is False and flag
-    if sm100 and not flag:
-        return trtllm
     if settings.mxfp4_use_marlin:
         return "marlin"
     if sm100:
@@ -2998,6 +3022,11 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
         return "flashinfer-cutlass" if cutlass else "marlin"
     return None
 
+
+#: The first release whose MXFP4 backend choice no longer reads ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` and
+#: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS`` (0.23.0's ``oracle/mxfp4.py`` and ``envs.py`` still do, 0.24.0's
+#: neither; ``--moe-backend flashinfer_cutlass_afp8`` names the backend there)
+MXFP4_MXFP8_CUTLASS_ENV_UNTIL = (0, 24, 0)
 
 #: From this release the MXFP4 backend choice honours ``--moe-backend`` (``vllm@0.19.0:vllm/model_executor/layers/
 #: fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend``: ``config.moe_backend != "auto"``); 0.17.0 and 0.18.0's
@@ -3032,7 +3061,7 @@ def _mxfp4_backend_in_image(settings: VllmSettings, version: Version, cc: tuple[
     * 0.10.2 - 0.11.0 (``get_mxfp4_backend``, no LoRA branch, ``VLLM_MXFP4_USE_MARLIN`` not read): capability 9.0
       with ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1`` takes the SM90 CUTLASS backend (``"flashinfer-cutlass"``,
       128/128); capability 10.0 a FlashInfer SM100 backend whatever the switches, all TRT-LLM's 256/256 but
-      ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` (CUTLASS 128/128, a switch kvlint does not read).
+      ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` (CUTLASS 128/128, ``"flashinfer-cutlass"``).
 
     None otherwise (the padding by compute capability)."""
     if version < MXFP4_GET_BACKEND_FROM:
@@ -3040,6 +3069,8 @@ def _mxfp4_backend_in_image(settings: VllmSettings, version: Version, cc: tuple[
             return "marlin"
         return "flashinfer-trtllm" if cc == (10, 0) and settings.flashinfer_mxfp4_bf16 is not False else None
     if cc == (9, 0) and settings.flashinfer_mxfp4_bf16:
+        return "flashinfer-cutlass"
+    if cc == (10, 0) and settings.flashinfer_mxfp4_mxfp8_cutlass:
         return "flashinfer-cutlass"
     return "flashinfer-trtllm" if cc == (10, 0) else None
 
