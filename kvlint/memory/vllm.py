@@ -40,7 +40,13 @@ from kvlint.memory.lora import (
     stacks_in_kv_budget,
 )
 from kvlint.memory.memo import by_value, per_model, per_object
-from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
+from kvlint.memory.multimodal import (
+    EncoderProfile,
+    encoder_profile,
+    is_multimodal,
+    parse_mm_limits,
+    towers_not_loaded,
+)
 from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling, vllm_pooling_chunked_prefill
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
@@ -67,9 +73,11 @@ from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.towers import tower_config
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
+    audio_params,
     gemma4_moe_keeps_dense_mlp,
     param_breakdown,
     tp_replicated_bytes,
+    vision_params,
     weight_bytes,
 )
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, NoteItem, PlanNotes, ServingConfig, Value
@@ -3112,6 +3120,19 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         # checkpoint may not have one: E5-Mistral's MistralModel, Qwen3-Embedding).
         w_total, w_src = max(0, w_total - lm), f"{w_src}, less the LM head a pooling model does not load"
         lm = 0
+    skipped = towers_not_loaded(model, cfg.version, settings.limit_mm_per_prompt)
+    if skipped:
+        # the towers vLLM does not build at a limit of 0 (multimodal.towers_not_loaded), kept at the activation
+        # dtype in the count (param_breakdown's "vision": towers are not quantized)
+        cfg_ = model.config or {}
+        gone = sum(
+            (vision_params if kind == "vision" else audio_params)(cfg_, model.hidden_size)
+            for kind, _ in skipped
+        )
+        if gone > 0:
+            names = " and ".join(f"{kind} tower ({'/'.join(m)} limited to 0)" for kind, m in skipped)
+            w_total = max(0, w_total - gone * dbytes)
+            w_src = f"{w_src}, less the {names} vLLM does not load: {gone * dbytes / GiB:.2f} GiB"
     repl, repl_src = tp_replicated_bytes(
         model, dtype_bytes=dbytes, quantization=settings.quantization, tp=cfg.tp
     )

@@ -112,6 +112,12 @@ _AUDIO_ENCODER_DEFAULTS = {
 }
 
 
+def vision_params(config: dict[str, Any], text_hidden: int) -> int:
+    """Parameters (elements) of the vision tower and projector :func:`param_breakdown` counts (``"vision"``, less the
+    audio encoder of :func:`audio_params`)."""
+    return _vision_params(config, text_hidden)
+
+
 def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the Whisper-style audio encoder of Qwen2-Audio or Qwen2.5-Omni's thinker, as vLLM
     builds it with transformers' classes; 0 for any other (or no) audio tower, which the model's notes name
