@@ -234,3 +234,23 @@ def test_multicast_granularity_is_the_drivers_512_mib_on_h200_and_blackwell() ->
         s, cfg = _cfg(m, "0.19.0", gpu, tensor_parallel_size=tp)
         assert cfg.nvls is True
         assert allreduce_fusion_workspace_bytes(s, m, cfg) == buffers * 512 * MiB, (gpu, tp)
+
+
+def test_no_workspace_and_no_nvls_on_a_mig_instance() -> None:
+    """A MIG instance (CUDA's device name "NVIDIA H100 80GB HBM3 MIG 3g.40gb", GFD's "...-MIG-3g.40gb", a custom
+    accelerator so named) runs no NVLink and no fabric address space (the driver: "MIG+NVLINK not supported by
+    default", "Disable FLA when MIG is enabled"): no multicast, so neither FlashInfer's fusion workspace nor NCCL's
+    NVLS buffer; kvlint priced the 1.5 GiB workspace of the whole H100."""
+    from kvlint.memory import calibration as cal
+
+    m = _model("meta-llama--Llama-3.1-8B")
+    for name in (
+        "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+        "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb",
+        "h100-mig-3g.40gb",
+    ):
+        s, cfg = _cfg(m, "0.19.0", {"gpu_name": name, "compute_capability": "9.0"}, tensor_parallel_size=2)
+        assert cfg.nvls is False, name
+        assert allreduce_fusion_workspace_bytes(s, m, cfg) == 0, name
+        assert cal.nvls_buffer_bytes(4, cfg.nvls, cfg.nvls_domain, "9.0") == 0
+    assert cal.nvls_capable("my-migration-h100", "9.0") is True  # "mig" inside a word is no MIG profile

@@ -1282,6 +1282,12 @@ _NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
 #: the NVL-bridge cards (H100 NVL, H200 NVL), however a custom accelerator's id spells it ("h100-nvl", "H100NVL"),
 #: not NVLink ("H100 SXM5 NVLink")
 _NVL_CARD = re.compile(r"nvl(?!ink)")
+#: a MIG instance's device name, as CUDA reports it ("NVIDIA H100 80GB HBM3 MIG 3g.40gb", torch.cuda.get_device_name)
+#: or as GPU feature discovery labels it ("NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"): the driver runs no NVLink P2P and no
+#: fabric address space in MIG mode (NVIDIA/open-gpu-kernel-modules@595.45.04: ``kernel_mig_manager.c::
+#: kmigmgrIsMIGNvlinkP2PSupported_IMPL``, "MIG+NVLINK not supported by default"; ``kern_bus_ga100.c``, "Disable FLA
+#: when MIG is enabled"), so no multicast object, no NVLS and no FlashInfer fusion workspace
+_MIG_NAME = re.compile(r"(?:^|[\s_-])mig[\s_-]+\d+g\.\d+gb")
 
 
 @by_value
@@ -1289,7 +1295,8 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
     """Whether NCCL on this GPU can run NVLink SHARP (NVLS), whose buffers grow with the ranks: True on the
     NVSwitch products of compute capability 9.0 and above (HGX H100/H200/H20/H800, B200, B300, GB200/GB300), False
     on every GPU that cannot (NVLS needs Hopper's third-generation NVSwitch: compute capability below 9.0, and the
-    PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
+    PCIe, NVL-bridge, workstation and GeForce parts of later generations, and a MIG instance named as such:
+    :data:`_MIG_NAME`), None when the GPU is not known (GH200,
     whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5. A function of the GPU
     alone, asked by every vLLM plan on it (each GPU of a fleet, each re-plan): memoised by value
     (:func:`kvlint.memory.memo.by_value`)."""
@@ -1299,6 +1306,8 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
         return False
     if not name:
         return None
+    if _MIG_NAME.search(name):
+        return False  # a MIG instance: no NVLink, no multicast (_MIG_NAME)
     if "gb200" in name or "gb300" in name:
         return True
     if "gh200" in name:
