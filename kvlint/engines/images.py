@@ -48,6 +48,7 @@ __all__ = [
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
     "accelerator_build",
+    "build_is_evidenced",
     "engine_of_image",
     "engine_release",
     "engine_version",
@@ -791,7 +792,9 @@ _DEVICE_PLATFORMS = {
 #: Hat's ``vllm-rocm-rhel9`` (the tables above). TPU: ``vllm/vllm-tpu``. Intel GPU: ``llm-d/llm-d-xpu``,
 #: ``intel/vllm`` (``intel/vllm:0.10.2-xpu``). Ascend: ``quay.io/ascend/vllm-ascend`` (vllm-project/vllm-ascend's
 #: installation guide). Gaudi: Habana's registry ``vault.habana.ai/`` (its ``gaudi-docker`` PyTorch images,
-#: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi`` and OPEA's ``opea/vllm-gaudi``. Neuron: AWS's
+#: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi``, OPEA's ``opea/vllm-gaudi`` and Red Hat OpenShift AI's
+#: ``registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9`` (the ServingRuntime of vllm-project/vllm-gaudi
+#: ``gaudi3Benchmarks/1.23.0/redhatopenshift/llama3.3-70b-fp8.yaml``@1c69c38c, fixtures/collected). Neuron: AWS's
 #: ``public.ecr.aws/neuron/`` and the Deep Learning Containers' ``huggingface-pytorch-tgi-inference`` and
 #: ``pytorch-inference-neuronx`` (``...-neuronx-...`` tags, https://huggingface.co/docs/optimum-neuron/containers).
 #: Spyre: ``quay.io/ibm-aiu/vllm-spyre``, ``quay.io/opendatahub/vllm-spyre``, ``vllm/vllm-spyre``
@@ -810,6 +813,7 @@ _PUBLISHED_BUILD_REPOS = (
     "vault.habana.ai/",
     "huggingface/tgi-gaudi",
     "opea/vllm-gaudi",
+    "registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9",
     "public.ecr.aws/neuron/",
     "huggingface-pytorch-tgi-inference",
     "pytorch-inference-neuronx",
@@ -967,15 +971,24 @@ def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement 
         return None
     # the build is known from vLLM's --device or a vendor's published image (published_build), not from a word
     # in a custom image's name (ghcr.io/acme/tpu-migration/vllm-openai: KV501, as before)
-    published = published_build(serving.image)
-    if accelerator_build(serving) is not None and (published or platform_evidence(serving)[1] == "device"):
+    if accelerator_build(serving) is not None and build_is_evidenced(serving):
         return resource
     platform = platform_of(serving, resource)
-    if platform == "rocm" and vendor == "nvidia" and published:
+    if platform == "rocm" and vendor == "nvidia" and published_build(serving.image):
         return resource
     if platform == "cuda" and vendor == "amd" and is_known_cuda_build(serving.image):
         return resource
     return None
+
+
+def build_is_evidenced(serving: ServingConfig) -> bool:
+    """Whether the platform :func:`platform_of` reads for ``serving`` is evidence of the build, as KV304 needs it on
+    both its paths (a GPU named, :func:`kvlint.memory.compat.image_platform_mismatch`; none named,
+    :func:`gpu_build_on_other_accelerator`): vLLM's ``--device``, or a vendor's published build
+    (:func:`published_build`: ``rocm/vllm``, ``quay.io/ascend/vllm-ascend``, TGI's ``-gaudi`` tags ...). A platform
+    word in a custom image's name (``registry.example.com/npu-team/vllm``, ``ghcr.io/amd-lab/vllm-openai``) is
+    what its owner called it, not evidence."""
+    return published_build(serving.image) or platform_evidence(serving)[1] == "device"
 
 
 def is_known_cuda_build(image: str) -> bool:
