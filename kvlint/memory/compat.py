@@ -31,7 +31,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from kvlint.engines.images import accelerator_build, build_is_evidenced, is_known_cuda_build, platform_of
+from kvlint.engines.images import (
+    accelerator_build,
+    build_is_evidenced,
+    is_known_cuda_build,
+    platform_of,
+    pypi_cuda_wheel,
+)
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import (
     NEWEST_VLLM,
@@ -265,6 +271,8 @@ def image_platform_mismatch(
         if build is not None and build_is_evidenced(serving):
             assert isinstance(build, str)
             return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
+    if platform == "cuda" and vendor == "amd" and pypi_cuda_wheel(serving):
+        return platform  # vLLM's CUDA wheel from PyPI, installed by the script on a plain image
     if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
         return platform
     if platform == "rocm" and vendor == "nvidia" and build_is_evidenced(serving):
