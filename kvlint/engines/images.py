@@ -1008,7 +1008,8 @@ _PLAIN_BASE_IMAGES = frozenset({"python", "ubuntu", "debian", "nvidia/cuda", "py
 #: the ROCm wheels are on ``https://wheels.vllm.ai/rocm/`` (per release ``https://wheels.vllm.ai/rocm/<release>/
 #: <variant>``), for Python 3.12 only, variant ``rocm700`` (ROCm 7.0) for releases 0.14.0 to 0.18.0 (nightly builds
 #: later), and pip needs the exact version with its variant: ``pip install vllm==0.18.0+rocm700 --extra-index-url
-#: https://wheels.vllm.ai/rocm/0.18.0/rocm700``.
+#: https://wheels.vllm.ai/rocm/0.18.0/rocm700``. The guide as released with v0.18.0 (its sdist's copy) gives the same
+#: index, URL forms, variant and Python 3.12.
 VLLM_ROCM_WHEELS = ("rocm700", "0.14.0", "0.18.0")
 VLLM_ROCM_INDEX = "https://wheels.vllm.ai/rocm/"
 
