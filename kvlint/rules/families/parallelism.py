@@ -1306,6 +1306,12 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         # ring of 10 chunks of up to 24 MiB)
         who = f"{workers} vLLM worker process{'es' if workers != 1 else ''}{here}"
         fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
+    tgi_use = _tgi_shm_use(platform_of(s, resource)) if ctx.engine == "tgi" else None
+    if tgi_use is not None:
+        # TGI's Gaudi, Intel GPU or Intel CPU build: its shards run their collectives over HCCL or oneCCL, not NCCL
+        # (_TGI_COLLECTIVES); the message names the library of the build, and the /dev/shm its guide gives it
+        who = f"{workers} TGI shard{s_}{here}"
+        fails = tgi_use
     severity: Severity | None = None
     platform = _sglang_platform(s, resource) if ctx.engine == "sglang" else "cuda"
     if platform not in ("cuda", "rocm"):
@@ -1346,6 +1352,37 @@ _SGLANG_DEVICES = {"npu": "ascend", "hpu": "gaudi", "xpu": "xpu", "cpu": "cpu"}
 #: ``hccl`` for ``npu`` (Huawei's HCCL, through torch_npu) and ``hpu`` (Habana's), ``xccl`` for ``xpu`` and
 #: ``gloo`` for ``cpu``.
 _SGLANG_COLLECTIVES = {"ascend": "HCCL", "gaudi": "Habana's HCCL", "xpu": "XCCL (oneCCL)", "cpu": "gloo"}
+
+
+#: The collective library TGI's shards run over on each of its builds without NCCL, and the shared memory TGI's own
+#: guide for that build gives the container: the Gaudi builds (``ghcr.io/huggingface/tgi-gaudi``, TGI's ``-gaudi``
+#: tags) take ``backend="hccl"``, Habana's HCCL (huggingface/text-generation-inference@db931fcf
+#: ``backends/gaudi/server/text_generation_server/utils/dist.py::initialize_torch_distributed``; huggingface/tgi-gaudi
+#: v2.0.5 ``server/text_generation_server/utils/dist.py``), and its Gaudi guide (``docs/source/backends/gaudi.mdx``)
+#: requires ``--ipc=host``; the Intel builds (``SYSTEM == "ipex"``, the ``-intel-xpu``/``-intel-cpu`` tags) take
+#: ``xccl`` on an Intel GPU and IPEX's ``ccl`` on a CPU, both oneCCL (``server/text_generation_server/utils/
+#: dist.py``), and its Intel guide (``docs/source/installation_intel.md``) runs both with ``--ipc=host --shm-size
+#: 1g``. ``hpu`` is the image word of a Gaudi build (:func:`kvlint.engines.images.image_platform`).
+_TGI_COLLECTIVES = {
+    "gaudi": ("Habana's HCCL", "Gaudi", "--ipc=host (the host's /dev/shm)"),
+    "hpu": ("Habana's HCCL", "Gaudi", "--ipc=host (the host's /dev/shm)"),
+    "xpu": ("oneCCL (torch's xccl backend)", "Intel GPU", "--ipc=host --shm-size 1g"),
+    "cpu": ("oneCCL (IPEX's ccl backend)", "Intel CPU", "--ipc=host --shm-size 1g"),
+}
+
+
+def _tgi_shm_use(platform: str) -> str | None:
+    """KV404's reason for TGI on a build whose shards do not run NCCL (:data:`_TGI_COLLECTIVES`): the library they
+    run their collectives over and the shared memory TGI's guide for that build runs the container with; None for
+    its CUDA and ROCm builds (NCCL, RCCL on ROCm), whose reason is NCCL's."""
+    found = _TGI_COLLECTIVES.get(platform)
+    if found is None:
+        return None
+    library, build, guide = found
+    return (
+        f"TGI's {build} guide does not run it so: it gives the container {guide}; {library}, not NCCL, runs the "
+        "shards' collectives on this build"
+    )
 
 
 def _sglang_platform(s: ServingConfig, resource: str | None) -> str:
