@@ -72,7 +72,6 @@ GIB = 1 << 30
 FALLBACK_NAMES = {
     "nvidia-a30": "NVIDIA A30",
     "nvidia-l40": "NVIDIA L40",
-    "nvidia-h200-nvl-141gb": "NVIDIA H200 NVL",
     "nvidia-gh200-144gb": "NVIDIA GH200 144GB HBM3e",
     "nvidia-gb200": "NVIDIA GB200",
     "nvidia-rtx-pro-6000-blackwell": "NVIDIA RTX PRO 6000 Blackwell",
