@@ -138,3 +138,18 @@ def test_an_unbounded_term_leaves_the_count_open() -> None:
         }
     }
     assert node_gpu_capacity(spec) is None
+
+
+def test_kv501_says_a_count_label_counts_but_does_not_name_the_gpu() -> None:
+    """The count labels are read (for KV410), so KV501 does not call them labels kvlint does not read."""
+    text = _POD.format(
+        scheduling="  nodeSelector: {nvidia.com/gpu.count: '4'}",
+        tp=1,
+        gpus=1,
+        resource="nvidia.com/gpu",
+        more="",
+    )
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert "nvidia.com/gpu.count=4 counts the node's GPUs but does not name them" in d.message
+    assert "not one kvlint reads" not in d.message

@@ -906,6 +906,12 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"label {key}={', '.join(unread)} is not a value of {_TABLE_KEYS[key][0]} kvlint reads{spelled}: "
                     f"map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
                 )
+            elif key in _COUNT_KEYS:
+                # a count kvlint reads (KV410: :func:`node_gpu_capacity`), but not which GPU
+                notes.append(
+                    f"label {key}={vals} counts the node's GPUs but does not name them (use {ANNOTATION} or "
+                    "--accelerator)"
+                )
             elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
                 named = _named_by_value([v for v, _ in values])
                 if named is not None:
