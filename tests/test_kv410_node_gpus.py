@@ -153,3 +153,14 @@ def test_kv501_says_a_count_label_counts_but_does_not_name_the_gpu() -> None:
     (d,) = [d for d in result.diagnostics if d.rule == "KV501"]
     assert "nvidia.com/gpu.count=4 counts the node's GPUs but does not name them" in d.message
     assert "not one kvlint reads" not in d.message
+
+
+def test_gfd_counts_nvidia_gpus_not_an_amd_limit() -> None:
+    """GFD labels NVIDIA nodes: its count bounds nvidia.com/gpu, not amd.com/gpu (in affinity as in nodeSelector)."""
+    affinity = (
+        "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        "[{matchExpressions: [{key: nvidia.com/gpu.count, operator: In, values: ['2']}]}]}}}"
+    )
+    assert _kv410(affinity, 4, resource="amd.com/gpu") == []
+    (d,) = _kv410(affinity, 4)
+    assert "a node has at most 2 GPUs" in d.message

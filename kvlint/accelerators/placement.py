@@ -1552,6 +1552,7 @@ class NodeGpus:
         source: where the count comes from (the instance-type table's row, GFD's or Karpenter's label docs).
         accelerator: the GPU of that node when one instance type decides it, else None.
         instance_type: the instance type's name when one decides the count, else None.
+        key: the label key the count is read from.
     """
 
     gpus: int
@@ -1560,6 +1561,7 @@ class NodeGpus:
     source: str
     accelerator: Accelerator | None = None
     instance_type: str | None = None
+    key: str = ""
 
 
 def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
@@ -1571,11 +1573,13 @@ def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
             return None
         gpu = it.accelerator.name if it.accelerator is not None else "GPU"
         per = f"{it.fraction} of 1 {gpu}" if it.fraction else f"{it.gpus} x {gpu}"
-        return NodeGpus(it.gpus, f"{key}={it.name} ({per})", loc, it.source, it.accelerator, it.name)
+        return NodeGpus(it.gpus, f"{key}={it.name} ({per})", loc, it.source, it.accelerator, it.name, key)
     n = _as_int(value)
     if n is None or n < 0:
         return None
-    return NodeGpus(n, f"{key}={n}", loc, GFD_SOURCE if key == GFD_COUNT else KARPENTER_LABELS_SOURCE)
+    return NodeGpus(
+        n, f"{key}={n}", loc, GFD_SOURCE if key == GFD_COUNT else KARPENTER_LABELS_SOURCE, key=key
+    )
 
 
 _COUNT_KEYS = (INSTANCE_TYPE, INSTANCE_TYPE_BETA, GFD_COUNT, KARPENTER_GPU_COUNT, EKS_GPU_COUNT)
@@ -1608,7 +1612,7 @@ def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:
             limit = _as_int(e.values[0][0])
             if limit is not None and limit >= 1:
                 src = GFD_SOURCE if e.key == GFD_COUNT else KARPENTER_LABELS_SOURCE
-                bound = NodeGpus(limit - 1, f"nodeAffinity {e.text}", e.values[0][1], src)
+                bound = NodeGpus(limit - 1, f"nodeAffinity {e.text}", e.values[0][1], src, key=e.key)
         if bound is not None and (best is None or bound.gpus < best.gpus):
             best = bound
     return best
