@@ -78,3 +78,14 @@ def test_a_pod_asking_either_name_on_an_a100_80gb_node_is_planned_on_the_slice(p
     p = resolve_placement(pod, pod["containers"][0], {})
     assert p.accelerator is not None and p.accelerator.id == "nvidia-a100-sxm4-80gb", p.how
     assert p.memory_bytes_override == cat._cat().mig["nvidia-a100-sxm4-80gb"]["3g.40gb"].memory_bytes, p.how
+
+
+def test_the_single_strategy_product_with_the_older_name_is_the_slice() -> None:
+    """mig.strategy=single: GFD writes the profile into the product (``...-MIG-3g.39gb`` on drivers 535/545)."""
+    pod = {
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-3g.39gb"},
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    }
+    p = resolve_placement(pod, pod["containers"][0], {})
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-a100-sxm4-80gb", p.how
+    assert p.memory_bytes_override == cat._cat().mig["nvidia-a100-sxm4-80gb"]["3g.40gb"].memory_bytes, p.how
