@@ -164,3 +164,23 @@ def test_gfd_counts_nvidia_gpus_not_an_amd_limit() -> None:
     assert _kv410(affinity, 4, resource="amd.com/gpu") == []
     (d,) = _kv410(affinity, 4)
     assert "a node has at most 2 GPUs" in d.message
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        "karpenter.k8s.aws/instance-gpu-count: '0'",  # Karpenter's count on g6f (a fractional L4)
+        "nvidia.com/gpu.count: 'x'",
+    ],
+)
+def test_a_count_that_is_not_a_positive_number_bounds_nothing(selector: str) -> None:
+    assert _kv410(f"  nodeSelector: {{{selector}}}", 1) == []
+
+
+def test_each_count_label_cites_its_own_source() -> None:
+    from kvlint.accelerators.placement import EKS_LABELS_SOURCE, KARPENTER_LABELS_SOURCE
+
+    karpenter = node_gpu_capacity({"nodeSelector": {"karpenter.k8s.aws/instance-gpu-count": "4"}})
+    eks = node_gpu_capacity({"nodeSelector": {"eks.amazonaws.com/instance-gpu-count": "4"}})
+    assert karpenter is not None and karpenter.source == KARPENTER_LABELS_SOURCE
+    assert eks is not None and eks.source == EKS_LABELS_SOURCE

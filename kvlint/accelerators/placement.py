@@ -1530,14 +1530,19 @@ def _own_decision(
 #: GFD's GPU-count label: "Number of GPUs" of the node (NVIDIA k8s-device-plugin
 #: ``docs/gpu-feature-discovery/README.md``, label table).
 GFD_COUNT = "nvidia.com/gpu.count"
-#: Karpenter's (and EKS Auto Mode's) GPU count of the instance type (karpenter-provider-aws ``pkg/apis/v1/labels.go``
-#: ``LabelInstanceGPUCount``; Karpenter docs, well-known labels).
+#: Karpenter's GPU count of the instance type ("GPUs on the instance"; 0 on the fractional-GPU g6f/gr6f types, read
+#: as no count) and EKS Auto Mode's twin of it.
 KARPENTER_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
 EKS_GPU_COUNT = "eks.amazonaws.com/instance-gpu-count"
 GFD_SOURCE = "github:NVIDIA/k8s-device-plugin/docs/gpu-feature-discovery/README.md@1b826acc6af3079d8923bac395c3124b8861a9a6"
 KARPENTER_LABELS_SOURCE = (
-    "https://karpenter.sh/docs/reference/instance-types/ (karpenter.k8s.aws/instance-gpu-count)"
+    "github:aws/karpenter-provider-aws/website/content/en/docs/reference/instance-types.md"
+    "@1d927085dd81a9df9301e613f371dac5b4d16bfe"
 )
+EKS_LABELS_SOURCE = (
+    "https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html (EKS Auto Mode supported labels)"
+)
+_COUNT_SOURCES = {KARPENTER_GPU_COUNT: KARPENTER_LABELS_SOURCE, EKS_GPU_COUNT: EKS_LABELS_SOURCE}
 
 
 @dataclass(frozen=True)
@@ -1575,11 +1580,10 @@ def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
         per = f"{it.fraction} of 1 {gpu}" if it.fraction else f"{it.gpus} x {gpu}"
         return NodeGpus(it.gpus, f"{key}={it.name} ({per})", loc, it.source, it.accelerator, it.name, key)
     n = _as_int(value)
-    if n is None or n < 0:
+    if n is None or n < 1:
+        # 0: Karpenter's count on a fractional-GPU instance type, whose node still offers its GPU slice
         return None
-    return NodeGpus(
-        n, f"{key}={n}", loc, GFD_SOURCE if key == GFD_COUNT else KARPENTER_LABELS_SOURCE, key=key
-    )
+    return NodeGpus(n, f"{key}={n}", loc, _COUNT_SOURCES.get(key, GFD_SOURCE), key=key)
 
 
 _COUNT_KEYS = (INSTANCE_TYPE, INSTANCE_TYPE_BETA, GFD_COUNT, KARPENTER_GPU_COUNT, EKS_GPU_COUNT)
@@ -1610,8 +1614,8 @@ def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:
                     bound = replace(bound, what=f"nodeAffinity {top.what}")
         elif e.op == "Lt" and e.key not in (INSTANCE_TYPE, INSTANCE_TYPE_BETA) and e.values:
             limit = _as_int(e.values[0][0])
-            if limit is not None and limit >= 1:
-                src = GFD_SOURCE if e.key == GFD_COUNT else KARPENTER_LABELS_SOURCE
+            if limit is not None and limit >= 2:
+                src = _COUNT_SOURCES.get(e.key, GFD_SOURCE)
                 bound = NodeGpus(limit - 1, f"nodeAffinity {e.text}", e.values[0][1], src, key=e.key)
         if bound is not None and (best is None or bound.gpus < best.gpus):
             best = bound
