@@ -184,3 +184,18 @@ def test_each_count_label_cites_its_own_source() -> None:
     eks = node_gpu_capacity({"nodeSelector": {"eks.amazonaws.com/instance-gpu-count": "4"}})
     assert karpenter is not None and karpenter.source == KARPENTER_LABELS_SOURCE
     assert eks is not None and eks.source == EKS_LABELS_SOURCE
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        # mig.strategy=single: GFD's product names the slice and nvidia.com/gpu counts MIG devices (7 per A100)
+        "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+        # GKE: a partitioned node offers one nvidia.com/gpu per partition
+        "node.kubernetes.io/instance-type: a2-highgpu-8g, cloud.google.com/gke-gpu-partition-size: 1g.5gb",
+    ],
+)
+def test_mig_devices_are_not_counted_as_the_nodes_gpus(selector: str) -> None:
+    it = cat.instance_type("p4d.24xlarge")
+    assert it is not None and it.gpus is not None
+    assert _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4) == []

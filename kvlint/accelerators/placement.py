@@ -1622,6 +1622,17 @@ def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:
     return best
 
 
+def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
+    """Whether the pod's required scheduling selects nodes whose ``nvidia.com/gpu`` are MIG devices (GFD's
+    ``mig.strategy=single`` product ``...-MIG-<profile>``, GKE's ``cloud.google.com/gke-gpu-partition-size``): a
+    node then offers up to seven per GPU, so its GPU count does not bound the request."""
+    ns_labels, _ns = _node_selector_labels(pod_spec)
+    values: list[tuple[str, str]] = [(k, v) for k, vs in ns_labels.items() for v, _ in vs]
+    for term in _affinity_terms(pod_spec):
+        values.extend((e.key, v) for e in term if e.op == "In" for v, _ in e.values)
+    return any(k == GKE_PARTITION or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None) for k, v in values)
+
+
 def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
     """The most GPUs any node the pod's required scheduling allows can have, or None when it does not bound them.
 
@@ -1631,6 +1642,8 @@ def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
     bounds; the nodeSelector ANDs with them, so the smaller of the two holds. A node never offers more
     ``nvidia.com/gpu`` than it has GPUs unless the device plugin shares them (time-slicing/MPS replicas; the
     caller checks that): the scheduler's NodeResourcesFit filter then leaves the pod Pending."""
+    if _selects_mig_devices(pod_spec):
+        return None
     bounds: list[NodeGpus] = []
     ns = pod_spec.get("nodeSelector")
     if isinstance(ns, Mapping):
