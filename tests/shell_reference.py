@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from kvlint.engines.shell import (
+    _default_text,
     ansi_c_text,
     Part,
     ShellArg,
@@ -127,6 +128,21 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
+        # shell51: ${#}, ${1:-d}/${1-d}, ${@:2}/${@: -1}/${*:1:2}
+        if inner == "#":
+            return Part("count", "#", quoted), end
+        d = re.match(r"([0-9]+)(:?)-(.*)\Z", inner, re.S)
+        if d:
+            text, whole = _default_text(d.group(3))
+            return Part(
+                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+            ), end
+        c = re.match(
+            r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z", inner
+        )
+        if c:
+            length = None if c.group(4) is None else int(c.group(4))
+            return Part("at", c.group(1), quoted, cut=(int(c.group(2) or c.group(3)), length)), end
         return Part("sub", s[i:end], quoted), end
     if c == '"' and not quoted:
         # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
@@ -138,7 +154,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     m = _NAME_RE.match(s, i + 1)
     if m:
         return Part("var", m.group(), quoted), m.end()
-    if c in "#?$!-":
+    if c == "#":
+        return Part("count", "#", quoted), i + 2  # shell51
+    if c in "?$!-":
         return Part("sub", s[i : i + 2], quoted), i + 2
     return Part("lit", "$", quoted), i + 1
 
@@ -318,6 +336,9 @@ def _expand(
     quoted_any = any(p.quoted for p in word.parts)
     has_at = any(p.kind == "at" and p.text == "@" and p.quoted for p in word.parts)
     split: list[list[tuple[str, str, Any, bool, bool, bool, bool]]] = [[]]
+    # shell51: whether these are all the positional parameters (none: not known; an unquoted word not expanded may
+    # have been several)
+    known = bool(positional) and not any(a.unresolved and not a.quoted for a in list(positional)[1:])
 
     def piece(
         kind: str,
@@ -356,14 +377,60 @@ def _expand(
                 if word.raw.startswith("${") or "${" + p.text in word.raw:
                     text = "${" + p.text + "}"
                 piece("var", text, unres=True)
+        elif p.kind == "count":
+            # shell51: $# when every parameter is known
+            if known:
+                piece("other", str(len(positional) - 1), env_=True)
+            else:
+                piece("other", "$#", unres=True)
         elif p.kind in ("at", "pos"):
             idx = digits(p.text) if p.kind == "pos" else None
             if p.kind == "pos":
                 params = [positional[idx]] if idx is not None and idx < len(positional) else None
+                if params is None and known:
+                    params = []  # shell51: beyond $#, unset
+                if (
+                    p.default is not None
+                    and params is not None
+                    and (not params or (p.colon and not params[0].text))
+                ):
+                    val = p.default
+                    if not budget.take(len(val)):
+                        piece("other", "${" + p.text + (":-" if p.colon else "-") + val + "}", unres=True)
+                    elif p.quoted or p.default_quoted:
+                        piece("var", val, env_=True)
+                    else:
+                        piece("var", "", env_=True, makes=False)
+                        for k, text in enumerate(re.split(r"[ \t\n]+", val)):
+                            if k > 0:
+                                split.append([])
+                                piece("var", "", env_=True, makes=False)
+                            if text:
+                                piece("var", text, env_=True)
+                    continue
+            elif p.cut is not None:
+                params = None
+                if known:
+                    first = p.cut[0] if p.cut[0] >= 0 else len(positional) + p.cut[0]
+                    if first >= 0:
+                        params = (
+                            list(positional)[first:]
+                            if p.cut[1] is None
+                            else list(positional)[first : first + p.cut[1]]
+                        )
             else:
                 params = list(positional[1:])
             if params is None or not budget.take(sum(len(a.text) for a in params)):
-                piece("other", "$" + p.text, unres=True)
+                if p.default is not None:
+                    piece("other", "${" + p.text + (":-" if p.colon else "-") + p.default + "}", unres=True)
+                elif p.cut is not None:
+                    piece(
+                        "other",
+                        "${" + p.text + ":" + ":".join(str(c) for c in p.cut if c is not None) + "}",
+                        unres=True,
+                    )
+                else:
+                    piece("other", "$" + p.text, unres=True)
             elif p.quoted and len(params) == 1 and (p.kind == "pos" or p.text == "*"):
                 piece(
                     "param",

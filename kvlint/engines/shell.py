@@ -191,6 +191,9 @@ class Part:
     #: ``${X:-d}`` (True) takes the default when X is unset or empty; ``${X-d}`` (False) only when X is unset
     #: (bash(1), Parameter Expansion: "Omitting the colon results in a test only for a parameter that is unset")
     colon: bool = True
+    #: ``${@:OFFSET[:LENGTH]}`` / ``${*:...}`` (an ``at`` part): the offset (negative: from the end) and the length
+    #: (None: to the end), bash(1) "Parameter Expansion", substring expansion of ``@``
+    cut: tuple[int, int | None] | None = None
 
 
 @dataclass(slots=True)
@@ -493,6 +496,14 @@ def _default_text(default: str) -> tuple[str, bool]:
     return d.strip("\"'"), False
 
 
+#: ``${N:-default}``/``${N-default}`` of a positional parameter N (bash(1) "Parameter Expansion")
+_POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+)(:?)-(.*)\Z", re.S)
+#: ``${@:OFFSET}``/``${@:OFFSET:LENGTH}`` (and ``*``) with literal numbers: the positional parameters from OFFSET (0 is
+#: ``$0``; negative, written after a blank, from the end), LENGTH of them (bash(1) "Parameter Expansion")
+#: (``${@:-1}`` is ``$@`` with the default 1: a negative offset needs the blank)
+_AT_CUT_RE = re.compile(r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z")
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -518,6 +529,19 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
+        if inner == "#":
+            return Part("count", "#", quoted), end
+        d = _POSITIONAL_DEFAULT_RE.match(inner)
+        if d is not None:
+            # ``${1:-x}``, ``${2-x}``: a positional parameter with a default, as ``${NAME:-x}``
+            text, whole = _default_text(d.group(3))
+            return Part(
+                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+            ), end
+        cut = _AT_CUT_RE.match(inner)
+        if cut is not None:
+            length = None if cut.group(4) is None else int(cut.group(4))
+            return Part("at", cut.group(1), quoted, cut=(int(cut.group(2) or cut.group(3)), length)), end
         return Part("sub", s[i:end], quoted), end
     if c == '"' and not quoted:
         # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
@@ -529,7 +553,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     m = _NAME_RE.match(s, i + 1)
     if m:
         return Part("var", m.group(), quoted), m.end()
-    if c in "#?$!-":
+    if c == "#":
+        return Part("count", "#", quoted), i + 2
+    if c in "?$!-":
         return Part("sub", s[i : i + 2], quoted), i + 2
     return Part("lit", "$", quoted), i + 1
 
@@ -819,7 +845,7 @@ def _unquoted(parts: list[Part]) -> str:
     """A word's text after quote removal, without expansion (a here-document delimiter's reading: ``'EOF'``,
     ``"EOF"`` and ``\\EOF`` are ``EOF``; ``$X`` stays ``$X``)."""
     return "".join(
-        p.text if p.kind == "lit" else ("$" + p.text if p.kind == "var" else p.text) for p in parts
+        p.text if p.kind == "lit" else ("$" + p.text if p.kind in ("var", "count") else p.text) for p in parts
     )
 
 
@@ -938,7 +964,7 @@ class _Budget:
         self.calls = _FUNCTION_CALLS
         #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
         #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
-        self._params: dict[int, tuple[Sequence[ShellArg], int, int]] = {}
+        self._params: dict[int, tuple[Sequence[ShellArg], list[int], bool]] = {}
         #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
         self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
 
@@ -960,16 +986,46 @@ class _Budget:
         as ``execve(2)`` counts an argument against :data:`ARG_MAX` (so a list of empty parameters is not free).
         Summed once per list, not at each reference: 10,000 ``$@`` of 40,000 parameters summed them 10,000 times
         once the budget was spent (22 s for a 140 KB script)."""
-        known = self._params.get(id(positional))
-        if known is not None and known[0] is positional:
-            return known[1], known[2]
-        chars = 0
-        for k, arg in enumerate(positional):
-            if k:
-                chars += len(arg.text)
-        cost = chars + _ARG_OVERHEAD * max(0, len(positional) - 1)
-        self._params[id(positional)] = (positional, cost, chars)
-        return cost, chars
+        return self.slice_cost(positional, 1, len(positional))
+
+    def _param_sums(self, base: Sequence[ShellArg]) -> tuple[Sequence[ShellArg], list[int], bool]:
+        """``(base, characters of base[:k] for each k, count known)``, once per list of parameters (a list
+        after ``shift`` is read through its base, :class:`_Shifted`: 500 ``shift; vllm "$@"`` lines over 40,000 parameters
+        summed the shifted list each time, 14 s)."""
+        known = self._params.get(id(base))
+        if known is not None and known[0] is base:
+            return known
+        sums = [0]
+        exact = bool(base)
+        for k, arg in enumerate(base):
+            # an unquoted word kvlint could not expand may have been any number of words
+            exact = exact and not (k and arg.unresolved and not arg.quoted)
+            sums.append(sums[-1] + len(arg.text))
+        entry = (base, sums, exact)
+        self._params[id(base)] = entry
+        return entry
+
+    def params_known(self, positional: Sequence[ShellArg]) -> bool:
+        """Whether ``positional`` are all the positional parameters bash has (``$#`` is ``len - 1``, ``$5`` beyond
+        them is unset): not when there are none at all (not known), or one of them is an unquoted word kvlint
+        could not expand (``f $ARGS``: it may have been no word or several)."""
+        base = positional.base if isinstance(positional, _Shifted) else positional
+        return self._param_sums(base)[2]
+
+    def slice_cost(self, positional: Sequence[ShellArg], start: int, stop: int) -> tuple[int, int]:
+        """What ``positional[start:stop]`` (``${@:OFFSET:LENGTH}``, ``$@`` from 1) costs, as :meth:`params_cost`
+        counts it: from the sums of the list's base (``$0``, then ``$1`` ... after a ``shift`` dropped ``drop``)."""
+        if stop <= start:
+            return 0, 0
+        base, drop = (
+            (positional.base, positional.drop) if isinstance(positional, _Shifted) else (positional, 0)
+        )
+        sums = self._param_sums(base)[1]
+        chars = len(base[0].text) if start == 0 else 0
+        first = max(start, 1)
+        if stop > first:
+            chars += sums[stop + drop] - sums[first + drop]
+        return chars + _ARG_OVERHEAD * (stop - start), chars
 
     def take(self, n: int, text: int | None = None) -> bool:
         """Spend ``n`` characters when affordable and the text they stand for (``text`` characters, else ``n``) is
@@ -1175,14 +1231,54 @@ def _expand(
             if p.kind == "pos":
                 idx = digits(p.text)
                 params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+                if params is None and idx is not None and budget.params_known(positional):
+                    params = []  # beyond $#: unset (bash: "$5" is one empty word, $5 none)
+                if p.default is not None and params is not None:
+                    own = params[0].text if params else None
+                    if own is None or (p.colon and not own):
+                        # ``${1:-x}``: the default, as ``${NAME:-x}`` takes it
+                        cur_other = True
+                        val = p.default
+                        whole = p.quoted or _whole or p.default_quoted
+                        cost = len(val)
+                        if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+                            cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+                        if budget.take(cost, len(val)):
+                            from_env = True
+                            if whole:
+                                cur.append(val)
+                                have_cur = True
+                            else:
+                                split(val, None)
+                        else:
+                            cur.append("${" + p.text + (":-" if p.colon else "-") + val + "}")
+                            unresolved = have_cur = True
+                        continue
                 chars = len(params[0].text) if params else 0
                 cost = chars + _ARG_OVERHEAD if params else 0
+            elif p.cut is not None:
+                # ``${@:2}``, ``${@:1:3}``, ``${@: -1}``: the parameters from the offset ($0 at 0), when all are known
+                params = None
+                if budget.params_known(positional):
+                    first, length = p.cut
+                    first = first if first >= 0 else len(positional) + first
+                    if 0 <= first:
+                        first = min(first, len(positional))
+                        stop = len(positional) if length is None else min(len(positional), first + length)
+                        cost, chars = budget.slice_cost(positional, first, stop)
+                        if budget.take(cost, chars):
+                            params = positional[first:stop]
             else:
                 cost, chars = budget.params_cost(positional)
                 params = positional[1:] if budget.take(cost, chars) else None
             if params is None or (p.kind == "pos" and not budget.take(cost, chars)):
                 cur_other = True
-                cur.append("$" + p.text)
+                if p.default is not None:
+                    cur.append("${" + p.text + (":-" if p.colon else "-") + p.default + "}")
+                elif p.cut is not None:
+                    cur.append("${" + p.text + ":" + ":".join(str(c) for c in p.cut if c is not None) + "}")
+                else:
+                    cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
             if (p.quoted or _whole) and (p.kind == "pos" or p.text == "*"):
@@ -1219,6 +1315,15 @@ def _expand(
                         if k > 0:
                             push()
                         split(arg.text, arg)
+        elif p.kind == "count":
+            # ``$#``: the number of positional parameters, when all of them are known
+            cur_other = have_cur = True
+            if budget.params_known(positional):
+                cur.append(str(len(positional) - 1))
+                from_env = True
+            else:
+                cur.append("$#")
+                unresolved = True
         else:  # sub
             cur_other = True
             value = arithmetic(p.text, env)
