@@ -7,13 +7,17 @@ could know but leaves unresolved fails). Positional parameters beyond ``$#`` (un
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from kvlint.engines.command import parse_container
 from kvlint.engines.shell import ShellArg, commands, unresolved
+from kvlint.source import LDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_shell_state50 import _SHELL_OWN, _bash  # noqa: E402
@@ -73,3 +77,46 @@ def test_parameters_left_by_many_shifts_are_read_from_their_base() -> None:
     assert got[0] == [":", "p4", "p5", "p8", "39999"]
     assert got[n - 1] == [":", f"p{n + 3}", f"p{n + 4}", f"p{n + 7}", str(40_000 - n)]
     assert got[n] == ["vllm", "serve", "m", f"p{n + 1}", str(40_000 - n)]
+
+
+#: ``env -S`` strings GNU env 9.1 refuses (exit status 125, nothing run): an unclosed quote, an unknown escape, a
+#: trailing backslash, ``$NAME`` without braces, ``\c`` in double quotes
+REFUSED = [
+    "vllm serve 'm",
+    'vllm serve "m',
+    "vllm serve m \\q",
+    "vllm serve m \\",
+    "vllm serve $M",
+    'vllm serve "a\\cb"',
+]
+
+
+@pytest.mark.parametrize("string", REFUSED)
+def test_an_env_s_string_env_refuses_runs_no_engine(string: str, tmp_path: Path) -> None:
+    env_program = shutil.which("env")
+    if env_program is None:
+        pytest.skip("no env here")
+    shim = tmp_path / "vllm"
+    shim.write_text("#!/bin/sh\necho ran\n")
+    shim.chmod(0o755)
+    path = f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"
+    ran = subprocess.run(
+        [env_program, "-S", string, "--port", "8000"],
+        env={"PATH": path},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 125 and not ran.stdout
+    script = "env -S " + shlex.quote(string) + " --port 8000"
+    (cmd,) = list(commands(script, {"PATH": path}))
+    # kvlint's reason is env's own message
+    assert cmd.env_refused is not None and ran.stderr.strip() == f"{env_program}: {cmd.env_refused}"
+    for container in (
+        {"name": "e", "image": "vllm/vllm-openai:v0.8.5", "command": ["sh", "-c", script]},
+        {"name": "e", "image": "vllm/vllm-openai:v0.8.5", "command": ["env", "-S", string, "--port", "8000"]},
+    ):
+        cfg = parse_container(LDict(container))
+        assert cfg is not None and cfg.model is None
+        (refusal,) = [f for f in cfg.findings if f.rule == "KV503" and f.severity == "error"]
+        assert "env refuses the -S string" in refusal.message and cmd.env_refused in refusal.message

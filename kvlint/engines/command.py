@@ -933,6 +933,13 @@ def _scan_shell(
         broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
         if broken >= 0:
             return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
+        refused = getattr(words, "env_refused", None)
+        if refused:
+            loc = words[0].loc
+            if words[0].offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [words[0].offset])
+                loc = _offset_loc(script_item.loc, source, offset)
+            return _env_refuses(refused, words[0].text, engine, loc or script_item.loc), ""
         if getattr(words, "no_path", False):
             loc = words[0].loc
             if words[0].offset is not None:
@@ -1486,6 +1493,20 @@ def _unclosed_quote(
 #: /usr/local/bin/vllm serve``), TGI's Dockerfile copies ``text-generation-launcher`` to /usr/local/bin.
 #: ``python3`` is /usr/bin/python3 in vLLM's and SGLang's images (found there), not in every image: not judged.
 _OUTSIDE_DEFAULT_PATH = {"vllm": "/usr/local/bin", "text-generation-launcher": "/usr/local/bin"}
+
+
+def _env_refuses(message: str, program: str, engine: str, loc: Loc | None) -> _Unrunnable:
+    """``env -S STRING`` refuses STRING (coreutils 9.1 ``env.c::parse_split_string``/``build_argv``: an unclosed quote,
+    an unknown ``\\`` sequence, a ``$`` that is not ``${NAME}``): it prints ``message`` and exits 125 without running
+    anything, so the engine command in STRING (``program``) never starts."""
+    return _Unrunnable(
+        f"env refuses the -S string that holds `{program}` (env: {message}) and exits with status 125 without "
+        "running anything: the container restarts without ever starting the engine",
+        loc,
+        engine,
+        "write the -S string as env reads it: quotes closed, only the escapes \\f \\n \\r \\t \\v \\_ \\c "
+        "\\\" \\# \\$ \\' \\\\, variables as ${NAME}",
+    )
 
 
 def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unrunnable | None:
@@ -2312,7 +2333,8 @@ def parse_container(
     cmd = _items_of(container, "command", env)
     args = _items_of(container, "args", env)
     items = (cmd or []) + (args or [])
-    split = list_env_split([it.text for it in items], env)
+    refused: list[str] = []  # env's message when an ``env -S`` of the list refuses its string
+    split = list_env_split([it.text for it in items], env, refused)
     if split is not None:
         # ``["env", "-S", "vllm serve m", ...]``: env runs the words of its string, each at the string's item
         items = [
@@ -2422,6 +2444,16 @@ def parse_container(
         )
     # a serving program named in command, or in args only (the image ENTRYPOINT runs, its args name one)
     m = _match_program(texts)
+    if m and refused:
+        # ``["env", "-S", "vllm serve 'm", ...]``: env runs nothing
+        runs = min(_after_wrappers(texts), len(texts) - 1)
+        return _unrunnable(
+            _env_refuses(refused[0], texts[runs], m[0], items[runs].loc or first_loc),
+            container,
+            image,
+            env,
+            engine_version_option,
+        )
     if m:
         looked_up = _after_wrappers(texts)
         unfound = (

@@ -1965,7 +1965,7 @@ def program_after_wrapper(
 
 
 def list_env_split(
-    texts: Sequence[str], env: Mapping[str, str] | None = None
+    texts: Sequence[str], env: Mapping[str, str] | None = None, refusal: list[str] | None = None
 ) -> list[tuple[str, int]] | None:
     """The words an exec-form list runs when one of its wrapper programs is ``env -S STRING`` (``["env", "-S",
     "vllm serve m", "--max-model-len", "4096"]``): GNU env splits STRING into words and reads them as if they were
@@ -1973,7 +1973,8 @@ def list_env_split(
     ``parse_split_string``), as :func:`commands` reads it in a script; ``${NAME}`` in STRING is NAME's value in
     ``env`` (the container's environment; :func:`_split_string`). Each word with the index of the list item it
     comes from (STRING's for its words); None when the list splits no string. At most :data:`_MAX_SPLITS` strings
-    are split (each copies the list)."""
+    are split (each copies the list). ``refusal`` gets env's message when it refuses a string (it then exits 125,
+    running nothing; the string is split at blanks)."""
     words, source = list(texts), list(range(len(texts)))
     splits = h = 0
     while h < len(words):
@@ -1987,7 +1988,7 @@ def list_env_split(
             if splits >= _MAX_SPLITS:
                 break
             splits += 1
-            parts = [arg.text for arg in _split_string(step.split, env)]
+            parts = [arg.text for arg in _split_string(step.split, env, refusal)]
             at = source[step.after - 1]  # the item holding the string (``-S STRING``, ``-SSTRING``)
             words = [*words[: h + 1], *parts, *words[step.after :]]
             source = [*source[: h + 1], *[at] * len(parts), *source[step.after :]]
@@ -2061,12 +2062,14 @@ class _ListWords(Sequence[ShellArg]):
 _MAX_SPLITS = 4
 
 
-def _split_string(arg: ShellArg, env: Mapping[str, str] | None = None) -> list[ShellArg]:
+def _split_string(
+    arg: ShellArg, env: Mapping[str, str] | None = None, refusal: list[str] | None = None
+) -> list[ShellArg]:
     """The words ``env -S STRING`` makes of STRING (:func:`env_split_words`), each pointing at STRING's word; as
     blank-separated words when env refuses STRING (an unclosed quote, an unknown ``\\`` sequence, ``$NAME``
-    without braces: env exits 125 without running anything). A ``${NAME}`` of a variable not in ``env`` (the
-    image may set it) stays, unresolved."""
-    read = env_split_words(arg.text, env)
+    without braces: env exits 125 without running anything; ``refusal`` then gets env's message, and the caller says
+    the command never runs). A ``${NAME}`` of a variable not in ``env`` (the image may set it) stays, unresolved."""
+    read = env_split_words(arg.text, env, refusal)
     if read is None:
         found = [
             (p, arg.unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None))
@@ -2108,7 +2111,7 @@ _ENV_S_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def env_split_words(
-    text: str, env: Mapping[str, str] | None = None
+    text: str, env: Mapping[str, str] | None = None, refusal: list[str] | None = None
 ) -> tuple[list[tuple[str, bool]], bool] | None:
     """The words GNU env makes of an ``env -S`` STRING (coreutils 9.1 ``env.c`` ``build_argv``; checked against
     env 9.1), each with whether it keeps a ``${NAME}`` kvlint could not resolve, and whether a variable was
@@ -2121,7 +2124,13 @@ def env_split_words(
     refused; ``#`` starting a word outside quotes ends the string (a comment); ``${NAME}`` is NAME's value in
     ``env`` (not split; None: not known), any other ``$`` refused. A name ``env`` does not hold stays as written
     (env would give the empty string, but the image may set it). One pass over STRING: the runs between special
-    characters are taken by a search (``shlex`` grew each word one character at a time: 15 s for a 1 MB string)."""
+    characters are taken by a search (``shlex`` grew each word one character at a time: 15 s for a 1 MB string).
+    ``refusal``, when env refuses STRING, gets env 9.1's message (``no terminating quote in -S string``)."""
+
+    def refuse(message: str) -> None:
+        if refusal is not None:
+            refusal.append(message)
+
     words: list[tuple[str, bool]] = []
     cur: list[str] = []
     started = kept = expanded = False
@@ -2166,16 +2175,21 @@ def env_split_words(
                 continue
             if nxt == "c":
                 if quote:
+                    refuse("'\\c' must not appear in double-quoted -S string")
                     return None
                 break
             value = _ENV_S_ESCAPES.get(nxt)
             if value is None:
+                refuse(
+                    f"invalid sequence '\\{nxt}' in -S" if nxt else "invalid backslash at end of string in -S"
+                )
                 return None
             cur.append(value)
             started, i = True, i + 2
         else:  # $ outside single quotes
             v = _ENV_S_VARIABLE.match(text, i)
             if v is None:
+                refuse(f"only ${{VARNAME}} expansion is supported, error at: {text[i : i + 32]}")
                 return None
             value = env.get(v.group(1)) if env is not None else None
             if value is None:
@@ -2187,6 +2201,7 @@ def env_split_words(
                 started = started or bool(value)
             i = v.end()
     if quote:
+        refuse("no terminating quote in -S string")
         return None
     if started:
         words.append(("".join(cur), kept))
@@ -2251,6 +2266,10 @@ class ShellCommand(list[ShellArg]):
     #: ``PATH`` (``env -i``, ``env -u PATH``, ``exec -c nohup``): ``execvp`` then searches glibc's default path
     #: ``/bin:/usr/bin`` (posix/execvpe.c, ``CS_PATH``), not the image's
     no_path: bool = False
+    #: env 9.1's message when an ``env -S STRING`` of the command refuses its string (an unclosed quote, an unknown
+    #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
+    #: blanks, to say which command did not start
+    env_refused: str | None = None
 
 
 def commands(
@@ -2674,6 +2693,7 @@ def _read_commands(
         # the environment the wrappers give lost PATH (env -i, -u PATH, exec -c), and a wrapper program looks the
         # next word up (not bash, which searches its own PATH)
         path_gone = by_program = False
+        refusal: list[str] = []  # env's message when it refuses an -S string: the command does not run
         while h < end:
             head = words[h].text
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
@@ -2703,7 +2723,7 @@ def _read_commands(
                     splits += 1
                     seen = [(n, None if a.substituted else v, a) for n, v, a in prefix]
                     env_s = _with_changes(_Exported(local_env, exported), [*seen, *own[:before]])
-                    words = [*words[: at + 1], *_split_string(step.split, env_s), *words[h:end]]
+                    words = [*words[: at + 1], *_split_string(step.split, env_s, refusal), *words[h:end]]
                     h, end = at, len(words)
                 elif wrapper == "env" and step.split is None:
                     # env's NAME=value: in the environment of the command it runs only (its words were expanded
@@ -2763,6 +2783,13 @@ def _read_commands(
             continue
         if h or end < len(words):
             words = words[h:end]
+        if refusal:
+            # env exits 125 before running anything (no eval, function, nested script or builtin of it happens)
+            command = ShellCommand(words)
+            command.environ = environ
+            command.env_refused = refusal[0]
+            yield command
+            continue
         # what this shell reads as a script of its own: eval's string, a function's body (its words the call's $1 $2
         # ...), the script `.`/`source` reads from the command's input; (text, span of it or None, offset its words
         # point at or None, the positional parameters)
