@@ -635,12 +635,25 @@ def commands(
         script = _with_placeholders(script)
     tokens = lex(script)
     tokens.append(";")
+    # shell51: a command of a pipeline (`A=1 | cat`) or run in the background (`A=1 &`) runs in a subshell: the state
+    # before it is put back at the next operator
+    last_op = ""
+    piped: tuple[dict[str, str], set[str]] | None = None
     for tok in tokens:
         if isinstance(tok, Word):
             cmd.append(tok)
             continue
+        if piped is not None:
+            local_env.clear()
+            local_env.update(piped[0])
+            exported.clear()
+            exported.update(piped[1])
+            piped = None
+        op, last_op = last_op, tok
         if not cmd:
             continue
+        if op == "|" or tok in ("|", "&"):
+            piped = (dict(local_env), set(exported))
         words: list[ShellArg] = []
         leading, declaring = True, False
         tmp: dict[str, str] | None = None  # shell50: the command's assignments so far, which later ones see

@@ -32,6 +32,13 @@ SCRIPTS = [
     'f() { vllm serve m "$3" $# "${2:-d}"; }; f "$X" b',
     'f() { shift; vllm serve m "$2" $#; }; f a b',
     'bash -c \'vllm serve m "$5" "$1" $#\' zero one',
+    # each part of a pipeline, and a command run in the background, runs in a subshell
+    "export A=1 | cat; vllm serve m --max-model-len $A",
+    "A=1 & vllm serve m $A; wait",
+    'cat /dev/null | B=2; set -- x y | cat; vllm serve m $B "$1" $#',
+    "f() { export A=5; X=6; }; f | cat; vllm serve m $A $X",
+    "A=1 && B=2 || C=3; true | D=4 && vllm serve m $A $B $D",
+    "case x in a|x) A=1 ;; esac; vllm serve m $A",
 ]
 
 

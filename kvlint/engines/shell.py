@@ -2539,8 +2539,18 @@ def _read_commands(
     parens: list[_Saved | None] = []
     case_depth = 0
     starts = True  # the next token starts a command (where a `(` opens a subshell)
+    # a simple command that is part of a pipeline (`export A=1 | cat`) or runs in the background (`A=1 &`) runs in a
+    # subshell (bash(1) "Pipelines": "Each command in a multi-command pipeline ... is executed in a subshell"; "If a
+    # command is terminated by the control operator &, the shell executes the command ... in a subshell"): the state
+    # saved before it, put back at the operator after it (from the same bounded count as `( ... )`)
+    piped: _Saved | None = None
+    last_op = ""
     for cmd in tokens:  # the words of each command, then the operator after it
         if cmd.__class__ is str:
+            if piped is not None:
+                positional = piped.restore(shell)
+                piped = None
+            last_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
@@ -2564,6 +2574,13 @@ def _read_commands(
             if defined[0]:
                 shell.functions[defined[0]] = (original, defined[1], _eval_offset)
             continue
+        if case_depth == 0 and shell.subshells > 0:
+            after = next(tokens, None)
+            if after is not None:
+                tokens.push(after)
+            if last_op == "|" or after == "|" or after == "&":
+                shell.subshells -= 1
+                piped = _Saved(shell, positional)
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
         # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
