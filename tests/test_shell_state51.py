@@ -39,6 +39,11 @@ SCRIPTS = [
     "f() { export A=5; X=6; }; f | cat; vllm serve m $A $X",
     "A=1 && B=2 || C=3; true | D=4 && vllm serve m $A $B $D",
     "case x in a|x) A=1 ;; esac; vllm serve m $A",
+    # a function whose body is a subshell: read at its call, what it sets not kept after it
+    "f() ( vllm serve m $A ); A=1; f",
+    "f() ( export B=2; A=3; set -- q ); A=1; f; vllm serve m $A $B",
+    'f() (\n  case x in x) A=2 ;; esac\n  vllm serve m $A "$1"\n); g() ( f z; ); A=1; g; : $A',
+    "function f () ( vllm serve m $1 ); A=1; f 2",
 ]
 
 

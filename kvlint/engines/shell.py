@@ -2468,8 +2468,8 @@ class _Shell:
         #: ``set -a``/``set -o allexport``: every variable assigned from then on is exported
         self.allexport = False
         #: the functions the script defined: name -> (the script, the span of its body in it, the offset its
-        #: words point at when the script is an eval's or a nested one, else None)
-        self.functions: dict[str, tuple[str, tuple[int, int], int | None]] = {}
+        #: words point at when the script is an eval's or a nested one, else None, whether the body is a subshell)
+        self.functions: dict[str, tuple[str, tuple[int, int], int | None, bool]] = {}
         #: one per function call being read: the variables it made local (``local``, ``declare`` without ``-g``)
         #: -> their value and export mark before, put back when the call returns
         self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
@@ -2572,7 +2572,7 @@ def _read_commands(
         if defined is not None:
             # `f() { vllm serve "$@"; }`: its body is read when it is called, not here
             if defined[0]:
-                shell.functions[defined[0]] = (original, defined[1], _eval_offset)
+                shell.functions[defined[0]] = (original, defined[1], _eval_offset, defined[2])
             continue
         if case_depth == 0 and shell.subshells > 0:
             after = next(tokens, None)
@@ -2812,12 +2812,17 @@ def _read_commands(
         # point at or None, the positional parameters)
         reread: tuple[str, tuple[int, int] | None, int | None, Sequence[ShellArg]] | None = None
         call = False  # reread is a function's body
+        # the shell's state before a call of a function whose body is a subshell
+        isolated: _Saved | None = None
         head = words[0].text
         if head in shell.functions and budget.calls > 0:
             # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded)
             budget.calls -= 1
             call = True
-            body, body_span, off = shell.functions[head]
+            body, body_span, off, subshell = shell.functions[head]
+            if subshell and shell.subshells > 0:
+                shell.subshells -= 1
+                isolated = _Saved(shell, positional)
             reread = (body, body_span, off, [positional[0] if positional else ShellArg(""), *words[1:]])
         elif _depth >= 3:
             pass
@@ -2872,6 +2877,8 @@ def _read_commands(
             finally:
                 if call:
                     _return(shell)
+                if isolated is not None:
+                    isolated.restore(shell)
                 for name, old in saved:
                     if old is None:
                         local_env.pop(name, None)
@@ -2997,12 +3004,13 @@ def _start_of(word: Word | tuple[int, str]) -> int:
 
 def _function_definition(
     cmd: list[Word | tuple[int, str]], tokens: _Lookahead
-) -> tuple[str, tuple[int, int]] | None:
+) -> tuple[str, tuple[int, int], bool] | None:
     """When the command ``cmd`` starts a function definition (bash(1) "Shell Function Definitions": ``NAME () { ...;
     }``, ``function NAME [()] { ...; }``), the tokens of its body read from ``tokens`` (which then goes on after the
     closing ``}``) and ``(NAME, span of the body in the script)``; NAME empty when the body never closes (bash
-    refuses the script: nothing of it runs). None (``tokens`` as it was) when ``cmd`` is no such definition; a body
-    that is not a ``{ ...; }`` group (``f() ( ... )``) is not read as one (its commands are read where they are)."""
+    refuses the script: nothing of it runs), and whether the body is a subshell (``f() ( ... )``: bash(1) "the
+    compound command" of a definition may be ``( list )``, whose commands run in a subshell at each call: read at
+    the call, in a subshell). None (``tokens`` as it was) when ``cmd`` is no such definition."""
     first = _raw_of(cmd[0])
     if first == "function" and len(cmd) >= 2:
         name = _raw_of(cmd[1])
@@ -3011,7 +3019,7 @@ def _function_definition(
         if len(cmd) >= 3:
             if _raw_of(cmd[2]) != "{":
                 return None
-            return _function_body(name, cmd, 2, tokens)
+            return (*_function_body(name, cmd, 2, tokens), False)
         after = next(tokens, None)
         if after == "(":
             close = next(tokens, None)
@@ -3037,15 +3045,44 @@ def _function_definition(
             return None
     else:
         return None
-    # the body: the next command, past newlines, must open with `{`
+    # the body: the next command, past newlines, must open with `{` (or be a subshell's `(`)
     body = next(tokens, None)
     while body == "\n":
         body = next(tokens, None)
+    if body == "(":
+        return (*_subshell_body(name, tokens), True)
     if body is None or body.__class__ is str or _raw_of(body[0]) != "{":  # type: ignore[index]
         if body is not None:
             tokens.push(body)
         return None
-    return _function_body(name, body, 0, tokens)  # type: ignore[arg-type]
+    return (*_function_body(name, body, 0, tokens), False)  # type: ignore[arg-type]
+
+
+def _subshell_body(name: str, tokens: _Lookahead) -> tuple[str, tuple[int, int]]:
+    """The span of the ``( ... )`` body whose ``(`` was just read, from its first word to the end of its last: its
+    tokens are read from ``tokens`` to the ``)`` that closes it (a ``(`` or ``)`` of a ``case`` in it not counted, as
+    :func:`_read_commands` does not count them). NAME empty when it never closes (bash refuses the script)."""
+    depth = 1
+    cases = 0
+    first = last = -1
+    for token in tokens:
+        if token.__class__ is str:
+            if cases == 0 and token == "(":
+                depth += 1
+            elif cases == 0 and token == ")":
+                depth -= 1
+                if depth == 0:
+                    return name, (first, last) if first >= 0 else (0, 0)
+            continue
+        head = _raw_of(token[0])
+        if head == "case":
+            cases += 1
+        elif head == "esac" and cases:
+            cases -= 1
+        if first < 0:
+            first = _start_of(token[0])
+        last = _start_of(token[-1]) + len(_raw_of(token[-1]))
+    return "", (0, 0)
 
 
 def _function_body(
