@@ -132,3 +132,75 @@ def test_an_env_s_string_env_refuses_runs_no_engine(string: str, tmp_path: Path)
         assert cfg is not None and cfg.model is None
         (refusal,) = [f for f in cfg.findings if f.rule == "KV503" and f.severity == "error"]
         assert "env refuses the -S string" in refusal.message and cmd.env_refused in refusal.message
+
+
+#: The wrappers shell51 added, run by bash with a ``vllm`` that prints its arguments (skipped where the tool is not
+#: installed, chroot where it is not allowed): util-linux 2.38's flock (``-c COMMAND`` after the file runs it with
+#: ``$SHELL -c``), coreutils 9.1's chroot
+WRAPPED = [
+    "flock -w 5 {lock} vllm serve m --max-model-len 4096",
+    "flock --timeout=5 -E 3 -- {lock} vllm serve m",
+    "flock -sw5 {lock} -c 'vllm serve m --port 1'",
+    "flock {lock} --command 'A=2; vllm serve m $A'",
+    "flock {lock} -c 'vllm serve m' extra; vllm serve other",  # more than one word after -c: flock exits 64
+    "chroot --userspec=0:0 --groups 0 / vllm serve m",
+    "chroot --skip-chdir / vllm serve m",
+]
+
+
+@pytest.mark.parametrize("script", WRAPPED)
+def test_the_engine_command_behind_flock_and_chroot_is_the_one_bash_runs(script: str, tmp_path: Path) -> None:
+    bash, tool = shutil.which("bash"), shutil.which(script.split()[0])
+    if bash is None or tool is None:
+        pytest.skip(f"no {script.split()[0]} here")
+    shim = tmp_path / "vllm"
+    shim.write_text('#!/bin/sh\nprintf "%s\\n" vllm "$@"\n')
+    shim.chmod(0o755)
+    script = script.format(lock=tmp_path / "lock")
+    path = f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"
+    ran = subprocess.run(
+        [bash, "-c", script],
+        env={"PATH": path, "SHELL": "/bin/sh"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if script.startswith("chroot") and "Operation not permitted" in ran.stderr:
+        pytest.skip("chroot not permitted here")
+    read = [[w.text for w in cmd] for cmd in commands(script, {"PATH": path}) if cmd[0].text == "vllm"]
+    assert read == [ran.stdout.splitlines()], ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "engine"),
+    [
+        ("doas -u app vllm serve m", ["vllm", "serve", "m"]),  # doas 6.8 "+a:C:Lnsu:"
+        ("doas -nuapp -- vllm serve m", ["vllm", "serve", "m"]),
+        ("doas -a bsdauth vllm serve m", ["vllm", "serve", "m"]),
+        ("doas -C /etc/doas.conf vllm serve m", None),  # checks the config only
+        ("doas -s vllm serve m", None),  # a shell; a command with -s is refused
+        ("doas -L", None),
+    ],
+)
+def test_doas_read_by_its_option_string(script: str, engine: list[str] | None) -> None:
+    (cmd,) = list(commands(script, {}))
+    assert [w.text for w in cmd] == engine if engine is not None else cmd[0].text == "doas"
+
+
+def test_an_exec_form_flock_runs_its_command_string_with_a_shell() -> None:
+    cfg = parse_container(
+        LDict(
+            {
+                "name": "e",
+                "image": "vllm/vllm-openai:v0.8.5",
+                "command": [
+                    "flock",
+                    "/run/lock",
+                    "-c",
+                    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 2048",
+                ],
+            }
+        )
+    )
+    assert cfg is not None and cfg.model is not None and cfg.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+    assert cfg.get("max_model_len") == 2048

@@ -1570,6 +1570,15 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     ),
     "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
     "screen": ("cehpsStT", "", frozenset(), 0),
+    # shell51: GNU coreutils 9.1 chroot (``chroot [OPTION] NEWROOT [COMMAND [ARG]...]``, getopt_long ``"+"``: long
+    # options only, --groups and --userspec with a value; without COMMAND it runs ``$SHELL -i``), util-linux 2.38
+    # flock (``flock [options] FILE|DIR COMMAND [ARG...]``, ``"+sexnoFuw:E:hV?"``; ``flock [options] FILE -c COMMAND``
+    # runs COMMAND with ``$SHELL -c``: :func:`wrapper_step`), OpenBSD doas 6.8 / OpenDoas (``doas [-Lns] [-a style]
+    # [-C config] [-u user] command [args]``, ``"+a:C:Lnsu:"``; -C checks the config, -L clears persisted
+    # authentication, -s runs a shell: no command runs, :func:`wrapper_step`)
+    "chroot": ("", "", frozenset({"--groups", "--userspec"}), 1),
+    "flock": ("wE", "", frozenset({"--timeout", "--wait", "--conflict-exit-code"}), 1),
+    "doas": ("aCu", "", frozenset(), 0),
 }
 # util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
 # (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
@@ -1860,7 +1869,9 @@ _BUILTIN_WRAPPERS = frozenset({"exec", "command", "builtin"})
 #: Wrapper programs that look the command up in a PATH of their own, not the one of their environment: ``sudo``
 #: searches its ``secure_path`` (sudoers(5); the default sudoers of Ubuntu and Debian, the engines' images' base,
 #: set it with /usr/local/bin), so ``env -i sudo vllm`` finds /usr/local/bin/vllm.
-OWN_PATH_WRAPPERS = frozenset({"sudo"})
+#: doas too: it runs the command with its ``safepath`` ``/bin:/sbin:/usr/bin:/usr/sbin:/usr/local/bin:/usr/local/sbin``
+#: (OpenBSD doas.c, OpenDoas doas.c ``safepath``) unless doas.conf keeps the user's environment.
+OWN_PATH_WRAPPERS = frozenset({"sudo", "doas"})
 #: Wrapper programs whose lookup of the command, in an environment without ``PATH``, still searches /usr/local/bin:
 #: dumb-init's release binaries and Debian package are linked statically against musl since v1.0.0
 #: (Yelp/dumb-init#46), and musl's ``execvp`` (src/process/execvp.c) searches ``/usr/local/bin:/bin:/usr/bin``
@@ -1922,6 +1933,17 @@ def wrapper_step(
     if name == "runuser" or name == "su":
         after, script, positional, at, keeps = _runuser(words, h, end, name == "su")
         return WrapperStep(after, None, script, positional, end, at, keeps)
+    if name == "doas" and _doas_runs_nothing(words, h, end):
+        return None
+    if name == "flock":
+        # ``flock FILE -c COMMAND``: COMMAND run by ``$SHELL -c`` (util-linux 2.38 flock.c main: exactly one word after
+        # -c/--command, else "requires exactly one command argument", exit 64: nothing runs)
+        after, _split = _after_options(words, h, end, name)
+        if after < end and words[after].text in ("-c", "--command"):
+            if after + 2 != end:
+                return None
+            return WrapperStep(end, None, words[after + 1], end, end, after + 1)
+        return WrapperStep(after, end=end)
     if name == "tmux":
         sets: list[tuple[str, int]] = []
         got = _tmux(words, h, end, sets)
@@ -1931,6 +1953,27 @@ def wrapper_step(
         return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
     after, split = _after_options(words, h, end, name, unset)
     return WrapperStep(after, split, end=end)
+
+
+def _doas_runs_nothing(words: Sequence[ShellArg], h: int, end: int) -> bool:
+    """Whether the options of the ``doas`` at ``words[h]`` make it run no command (doas.c main: ``-C config`` only
+    checks whether the command would be permitted, ``-L`` clears persisted authentication and exits, ``-s`` runs a
+    shell and refuses a command with it)."""
+    j = h + 1
+    while j < end:
+        text = words[j].text
+        j += 1
+        if text == "--" or len(text) < 2 or text[0] != "-":
+            break
+        for i in range(1, len(text)):
+            letter = text[i]
+            if letter in "CLs":
+                return True
+            if letter in "au":
+                if i + 1 == len(text):
+                    j += 1  # the value is the next word
+                break
+    return False
 
 
 def program_after_wrapper(
