@@ -204,3 +204,32 @@ def test_an_exec_form_flock_runs_its_command_string_with_a_shell() -> None:
     )
     assert cfg is not None and cfg.model is not None and cfg.model.value == "meta-llama/Llama-3.1-8B-Instruct"
     assert cfg.get("max_model_len") == 2048
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_an_env_entry_execve_refuses_is_a_kv503_error(extra: int) -> None:
+    """An environment string (``NAME=value`` and its NUL) of more than 131,072 bytes: Linux's execve(2) refuses it with
+    E2BIG as it refuses such an argument, so the container never starts. The boundary is checked against the kernel
+    here (a program run with that environment), not written down."""
+    true = shutil.which("true")
+    if true is None:
+        pytest.skip("no true here")
+    value = "x" * (131_072 - len("BIG_VALUE=") - 1 + extra)
+    try:
+        subprocess.run([true], env={"BIG_VALUE": value}, check=False)
+        refused = False
+    except OSError as e:
+        assert e.errno == 7  # E2BIG
+        refused = True
+    container = {
+        "name": "e",
+        "image": "vllm/vllm-openai:v0.8.5",
+        "command": ["vllm", "serve", "m"],
+        "env": [{"name": "BIG_VALUE", "value": value}],
+    }
+    cfg = parse_container(LDict(container))
+    assert cfg is not None
+    errors = [f for f in cfg.findings if f.rule == "KV503" and f.severity == "error"]
+    assert bool(errors) == refused
+    if refused:
+        assert "BIG_VALUE" in errors[0].message and "argument list too long" in errors[0].message

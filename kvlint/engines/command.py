@@ -2349,6 +2349,27 @@ def parse_container(
     # a review reads at most REVIEW_COMMAND_CHARS of command lines (raises ReviewTooLarge past it)
     charge_command_text(sum(min(len(t), MAX_ARG_STRLEN) for t in texts))
     too_long = _over_arg_strlen(items)
+    too_long_env = _over_env_strlen(env) if too_long is None else None
+    if too_long_env is not None:
+        engine = img_engine or _command_hint(texts) or hint
+        if engine is not None:
+            name, size = too_long_env
+            return _kv503(
+                engine,
+                container,
+                image,
+                installed_release
+                if installed_release and engine == "vllm"
+                else engine_release(image, engine, engine_version_option),
+                env,
+                f"the container never starts: its environment variable {name} is {size:,} bytes as the "
+                f"NAME=value string the kernel copies, and Linux's execve(2) refuses any environment string longer "
+                f"than {MAX_ARG_STRLEN - 1:,} bytes (MAX_ARG_STRLEN, with the terminating NUL) with 'argument list "
+                "too long'",
+                env_locs.get(name) or first_loc,
+                f"keep {name} under 128 KiB: put a long value in a file (a ConfigMap mounted as a volume)",
+                "error",
+            )
     if too_long is not None:
         engine = img_engine or _command_hint(texts) or hint
         version = (
@@ -2713,6 +2734,20 @@ def _over_arg_strlen(items: Sequence[_Item]) -> tuple[int, int] | None:
             size = len(it.text.encode("utf-8", "surrogatepass"))
             if size + 1 > MAX_ARG_STRLEN:
                 return i, size
+    return None
+
+
+def _over_env_strlen(env: Mapping[str, str]) -> tuple[str, int] | None:
+    """The name and UTF-8 size in bytes of the ``NAME=value`` string of the first variable of the container's
+    environment that ``execve(2)`` refuses: envp strings are copied as argv's are, each with its NUL, and one of more
+    than :data:`~kvlint.engines.shell.MAX_ARG_STRLEN` bytes fails with E2BIG (linux fs/exec.c ``copy_strings`` for
+    ``bprm->envc``, ``valid_arg_len``), or None."""
+    for name, value in env.items():
+        chars = len(name) + 1 + len(value)
+        if chars * 4 + 1 > MAX_ARG_STRLEN:
+            size = len(f"{name}={value}".encode("utf-8", "surrogatepass"))
+            if size + 1 > MAX_ARG_STRLEN:
+                return name, size
     return None
 
 
