@@ -128,9 +128,14 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
-        # shell51: ${#}, ${1:-d}/${1-d}, ${@:2}/${@: -1}/${*:1:2}
+        # shell51: ${#}, ${1:-d}/${1-d}, ${@:2}/${@: -1}/${*:1:2}, arrays (${A[@]}, ${#A[@]}: never resolved here)
         if inner == "#":
             return Part("count", "#", quoted), end
+        arr = re.match(r"(#?)([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]{1,6})\]\Z", inner)
+        if arr and arr.group(1) and arr.group(3) in "@*":
+            return Part("count", arr.group(2), quoted), end
+        if arr and not arr.group(1):
+            return Part("arr", arr.group(2), quoted, index=arr.group(3)), end
         d = re.match(r"([0-9]+)(:?)-(.*)\Z", inner, re.S)
         if d:
             text, whole = _default_text(d.group(3))
@@ -377,6 +382,10 @@ def _expand(
                 if word.raw.startswith("${") or "${" + p.text in word.raw:
                     text = "${" + p.text + "}"
                 piece("var", text, unres=True)
+        elif p.kind == "arr":
+            piece("other", "${" + p.text + "[" + (p.index or "@") + "]}", unres=True)
+        elif p.kind == "count" and p.text != "#":
+            piece("other", "${#" + p.text + "[@]}", unres=True)
         elif p.kind == "count":
             # shell51: $# when every parameter is known
             if known:
@@ -639,9 +648,37 @@ def commands(
     # before it is put back at the next operator
     last_op = ""
     piped: tuple[dict[str, str], set[str]] | None = None
-    for tok in tokens:
+    array: list[str] | None = None  # shell51: the elements of `NAME=(...)` being read
+    for k, tok in enumerate(tokens):
+        if array is not None:
+            if tok == ")":
+                array = None
+            elif isinstance(tok, Word):
+                array.append(tok.raw)
+            continue
         if isinstance(tok, Word):
             cmd.append(tok)
+            continue
+        heads = [w.raw for w in cmd[:-1]]
+        while heads and heads[0] in _PREFIX_KEYWORDS:
+            heads = heads[1:]
+        declared = bool(heads) and heads[0] in ("export", "declare", "local", "readonly", "typeset")
+        if (
+            tok == "("
+            and cmd
+            and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=", cmd[-1].raw)
+            and all((declared and h.startswith("-")) or _ASSIGN_RE.match(h) for h in heads[declared:])
+        ):
+            # shell51: `NAME=(a b)`: an array, its words up to the `)` its elements, NAME its first (plain words
+            # only here)
+            array = []
+            name = cmd[-1].raw.rstrip("+=")
+            cmd.pop()
+            rest = tokens[k + 1 :]
+            close = rest.index(")") if ")" in rest else len(rest)
+            first = next((w.raw for w in rest[:close] if isinstance(w, Word)), None)
+            if first is not None and all(w.raw in _PREFIX_KEYWORDS for w in cmd):
+                local_env[name] = first
             continue
         if piped is not None:
             local_env.clear()

@@ -44,6 +44,15 @@ SCRIPTS = [
     "f() ( export B=2; A=3; set -- q ); A=1; f; vllm serve m $A $B",
     'f() (\n  case x in x) A=2 ;; esac\n  vllm serve m $A "$1"\n); g() ( f z; ); A=1; g; : $A',
     "function f () ( vllm serve m $1 ); A=1; f 2",
+    # arrays: assigned whole, appended to, read whole, by element, counted; in a subshell not kept
+    'ARGS=(--tensor-parallel-size 4); vllm serve m "${ARGS[@]}"',
+    'A=(a "b c"\n d); A+=(e); vllm serve m "${A[@]}" ${A[@]} "${A[*]}" "${A[1]}" ${#A[@]} $A "${A[9]}"',
+    'A=(1 2); (A=(3)); A+=(4) | cat; vllm serve m "${A[@]}"',
+    'A=(); B=x; A+=(y); B+=(z); vllm serve m "${A[@]}" "${B[@]}" x',
+    'declare -a A=(--x 1); set -- p q; C=("$@" "$X"); vllm serve m "${A[@]}" "${C[@]}"',
+    'unset X; X=(u); unset X; vllm serve m "${X[@]}" x',
+    'export A=1; A=(2 3); vllm serve m "${A[@]}"',
+    'IFS=,; A=(a,b "c,d"); vllm serve m ${A[@]} "${A[*]}"',
 ]
 
 
@@ -233,3 +242,32 @@ def test_an_env_entry_execve_refuses_is_a_kv503_error(extra: int) -> None:
     assert bool(errors) == refused
     if refused:
         assert "BIG_VALUE" in errors[0].message and "argument list too long" in errors[0].message
+
+
+def test_an_array_assigned_a_scalar_since_stays_unresolved() -> None:
+    # bash: `A=(1 2); A=x` sets element 0 (x 2); kvlint does not follow that, and does not guess
+    (engine,) = list(commands('A=(1 2); A=x; vllm serve m "${A[@]}" ${#A[@]}', {}))
+    assert [(w.text, w.unresolved) for w in engine[3:]] == [("${A[@]}", True), ("${#A[@]}", True)]
+    # appended in a loop: how many elements is not known (kserve's llm template counts its HCAs so)
+    (engine,) = [
+        c
+        for c in commands('A=(); for h in $(ls); do A+=("$h"); done; vllm serve m ${#A[@]} "${A[@]}"', {})
+        if c[0].text == "vllm"
+    ]
+    assert all(w.unresolved for w in engine[3:])
+    # `local A=(...)` in a function: not kept (the array is the call's)
+    (engine,) = list(commands('f() { local A=(1); vllm serve m "${A[@]}"; }; f', {}))
+    assert engine[-1].unresolved
+
+
+def test_an_array_of_engine_arguments_is_read_and_sized() -> None:
+    """The array's elements are the engine's arguments (KV403 said "tensor-parallel-size 1" of 4 GPUs, the arguments
+    in ``"${ARGS[@]}"`` not seen)."""
+    script = (
+        "ARGS=(--tensor-parallel-size 4\n  --max-model-len 4096)\n"
+        'vllm serve meta-llama/Llama-3.1-8B-Instruct "${ARGS[@]}"'
+    )
+    cfg = parse_container(
+        LDict({"name": "e", "image": "vllm/vllm-openai:v0.8.5", "command": ["bash", "-c", script]})
+    )
+    assert cfg is not None and cfg.get("tensor_parallel_size") == 4 and cfg.get("max_model_len") == 4096

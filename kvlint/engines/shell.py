@@ -194,6 +194,8 @@ class Part:
     #: ``${@:OFFSET[:LENGTH]}`` / ``${*:...}`` (an ``at`` part): the offset (negative: from the end) and the length
     #: (None: to the end), bash(1) "Parameter Expansion", substring expansion of ``@``
     cut: tuple[int, int | None] | None = None
+    #: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}`` (an ``arr`` part): the subscript (bash(1) "Arrays")
+    index: str | None = None
 
 
 @dataclass(slots=True)
@@ -496,6 +498,8 @@ def _default_text(default: str) -> tuple[str, bool]:
     return d.strip("\"'"), False
 
 
+#: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}``, ``${#NAME[@]}`` (bash(1) "Arrays"; a subscript of a literal number)
+_ARRAY_REF_RE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]{1,6})\]\Z")
 #: ``${N:-default}``/``${N-default}`` of a positional parameter N (bash(1) "Parameter Expansion")
 _POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+)(:?)-(.*)\Z", re.S)
 #: ``${@:OFFSET}``/``${@:OFFSET:LENGTH}`` (and ``*``) with literal numbers: the positional parameters from OFFSET (0 is
@@ -531,6 +535,18 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("pos", inner, quoted), end
         if inner == "#":
             return Part("count", "#", quoted), end
+        arr = _ARRAY_REF_RE.match(inner)
+        if arr is not None:
+            if arr.group(1):  # ${#NAME[@]}: the number of elements
+                return (
+                    (Part("count", arr.group(2), quoted), end)
+                    if arr.group(3) in "@*"
+                    else (
+                        Part("sub", s[i:end], quoted),
+                        end,
+                    )
+                )
+            return Part("arr", arr.group(2), quoted, index=arr.group(3)), end
         d = _POSITIONAL_DEFAULT_RE.match(inner)
         if d is not None:
             # ``${1:-x}``, ``${2-x}``: a positional parameter with a default, as ``${NAME:-x}``
@@ -962,6 +978,8 @@ class _Budget:
         self.review = _REVIEW_LEFT.get()
         #: the function calls the reading may still follow (:data:`_FUNCTION_CALLS`)
         self.calls = _FUNCTION_CALLS
+        #: the array elements the reading may still assign (:data:`_ARRAY_ELEMENTS`)
+        self.elements = _ARRAY_ELEMENTS
         #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
         #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
         self._params: dict[int, tuple[Sequence[ShellArg], list[int], bool]] = {}
@@ -993,8 +1011,8 @@ class _Budget:
         after ``shift`` is read through its base, :class:`_Shifted`: 500 ``shift; vllm "$@"`` lines over 40,000 parameters
         summed the shifted list each time, 14 s)."""
         known = self._params.get(id(base))
-        if known is not None and known[0] is base:
-            return known
+        if known is not None and known[0] is base and len(known[1]) == len(base) + 1:
+            return known  # (an array's list grows in place: its sums are made again then)
         sums = [0]
         exact = bool(base)
         for k, arg in enumerate(base):
@@ -1050,6 +1068,7 @@ def _expand(
     budget: _Budget | None = None,
     fast: bool = True,
     _whole: bool = False,
+    arrays: Mapping[str, list[ShellArg]] | None = None,
 ) -> list[ShellArg]:
     """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
     unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``, and so are
@@ -1087,7 +1106,7 @@ def _expand(
     if assign:
         # no field splitting (bash(1) "Parameters": "Word splitting ... [is] not performed" on an assignment's value:
         # `B=$A` keeps A's blanks); "$@" and $@ are one field each parameter, joined below with spaces
-        parts = _expand(word, env, positional, budget=budget, fast=fast, _whole=True)
+        parts = _expand(word, env, positional, budget=budget, fast=fast, _whole=True, arrays=arrays)
         if len(parts) <= 1:
             return parts
         from_env = unresolved = substituted = False
@@ -1104,7 +1123,7 @@ def _expand(
     for p in word.parts:
         if p.quoted:
             quoted_any = True
-            if p.kind == "at" and p.text == "@":
+            if (p.kind == "at" and p.text == "@") or (p.kind == "arr" and p.index == "@"):
                 has_at = True
     have_cur = False
     # the positional parameter the field so far is made of alone (its word, its position kept), and whether
@@ -1222,6 +1241,52 @@ def _expand(
                 else:
                     cur.append("$" + p.text)
                 unresolved = have_cur = True
+        elif p.kind == "arr":
+            # an array the script assigned (``ARGS=(--tensor-parallel-size 4)``): its list holds a placeholder, then
+            # the elements, as positional parameters hold $0 then $1 ...; read only while NAME still holds its first
+            # element (a scalar assignment or unset since: not known here)
+            elements = arrays.get(p.text) if arrays is not None else None
+            if elements is not None and env.get(p.text) != (elements[1].text if len(elements) > 1 else None):
+                elements = None
+            index = p.index or "@"
+            params: Sequence[ShellArg] | None = None
+            if elements is not None and index in "@*":
+                cost, chars = budget.params_cost(elements)
+                params = elements[1:] if budget.take(cost, chars) else None
+            elif elements is not None:
+                k = int(index) + 1
+                params = elements[k : k + 1]
+                cost, chars = budget.slice_cost(elements, k, k + len(params))
+                if not budget.take(cost, chars):
+                    params = None
+            if params is None:
+                cur_other = True
+                cur.append("${" + p.text + "[" + index + "]}")
+                unresolved = have_cur = True
+                continue
+            single = index != "@"
+            if (p.quoted or _whole) and single:
+                if len(params) == 1:
+                    add_param(params[0].text, params[0])
+                else:
+                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
+                    unresolved = unresolved or ifs_unknown
+                    cur_other = have_cur = True
+                    cur.append(text)
+                    for arg in params:
+                        from_env = from_env or arg.from_env
+                        unresolved = unresolved or arg.unresolved
+                        substituted = substituted or arg.substituted
+            elif p.quoted or _whole:
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    add_param(arg.text, arg)
+            else:
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    split(arg.text, arg)
         elif p.kind == "at" or p.kind == "pos":
             # ``$@``, ``$*``, ``$1`` as bash expands them (bash(1) "Special Parameters", IFS unset: space, tab,
             # newline): quoted ``"$@"`` is one field per parameter, the first joined to the text before it and the
@@ -1315,6 +1380,16 @@ def _expand(
                         if k > 0:
                             push()
                         split(arg.text, arg)
+        elif p.kind == "count" and p.text != "#":
+            # ``${#NAME[@]}``: the elements of an array the script assigned (see ``arr`` above)
+            cur_other = have_cur = True
+            elements = arrays.get(p.text) if arrays is not None else None
+            if elements is not None and env.get(p.text) == (elements[1].text if len(elements) > 1 else None):
+                cur.append(str(len(elements) - 1))
+                from_env = True
+            else:
+                cur.append("${#" + p.text + "[@]}")
+                unresolved = True
         elif p.kind == "count":
             # ``$#``: the number of positional parameters, when all of them are known
             cur_other = have_cur = True
@@ -2490,6 +2565,7 @@ class _Shell:
         "functions",
         "frames",
         "subshells",
+        "arrays",
     )
 
     def __init__(
@@ -2518,6 +2594,9 @@ class _Shell:
         self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
         #: the subshells ``( ... )`` still to isolate (:class:`_Saved`)
         self.subshells = _SUBSHELLS
+        #: the arrays the script assigned (``ARGS=(--tensor-parallel-size 4)``): name -> a placeholder, then the
+        #: elements (the shape of positional parameters, $0 then $1 ...); ``NAME+=(...)`` appends to the list in place
+        self.arrays: dict[str, list[ShellArg]] = {}
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2588,6 +2667,7 @@ def _read_commands(
     # saved before it, put back at the operator after it (from the same bounded count as `( ... )`)
     piped: _Saved | None = None
     last_op = ""
+    loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
     for cmd in tokens:  # the words of each command, then the operator after it
         if cmd.__class__ is str:
             if piped is not None:
@@ -2606,6 +2686,10 @@ def _read_commands(
             starts = cmd in _STARTS_COMMAND
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
+        if first in _LOOPS:
+            loops += 1
+        elif first == "done" and loops:
+            loops -= 1
         if first == "case":
             case_depth += 1
         elif first == "esac" and case_depth:
@@ -2617,6 +2701,33 @@ def _read_commands(
             if defined[0]:
                 shell.functions[defined[0]] = (original, defined[1], _eval_offset, defined[2])
             continue
+        if cmd and _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1])) and _assigns_only(cmd):  # type: ignore[arg-type]
+            after = next(tokens, None)
+            if after == "(":
+                # `ARGS=(--tensor-parallel-size 4)`: the elements up to the `)`, read as words (bash(1) "Arrays")
+                arr_name = _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1])).group(1)  # type: ignore[union-attr,arg-type]
+                arr_old, arr_value = shell.arrays.get(arr_name), shell.vars.get(arr_name)
+                arr_len = len(arr_old) if arr_old is not None else 0
+                _assign_array(cmd, tokens, shell, positional, budget, _eval_offset, templates, loops > 0)  # type: ignore[arg-type]
+                after = next(tokens, None)
+                if after is not None:
+                    tokens.push(after)
+                if case_depth == 0 and (last_op == "|" or after == "|" or after == "&"):
+                    # `A+=(x) | cat`: in a subshell, the array as it was
+                    if arr_old is None:
+                        shell.arrays.pop(arr_name, None)
+                    else:
+                        del arr_old[arr_len:]
+                        shell.arrays[arr_name] = arr_old
+                    if arr_value is None:
+                        shell.vars.pop(arr_name, None)
+                    else:
+                        shell.vars[arr_name] = arr_value
+                cmd = cmd[:-1]
+                if not cmd:
+                    continue
+            elif after is not None:
+                tokens.push(after)
         if case_depth == 0 and shell.subshells > 0:
             after = next(tokens, None)
             if after is not None:
@@ -2680,6 +2791,7 @@ def _read_commands(
                     positional,
                     assign=is_assign and (leading or declaring),
                     budget=budget,
+                    arrays=shell.arrays or None,
                 )
             if is_assign and leading and fields:
                 if pre is None:
@@ -2963,6 +3075,106 @@ def _read_commands(
         yield command
 
 
+#: The reserved words that start a loop (its body ends at ``done``)
+_LOOPS = frozenset({"for", "while", "until"})
+#: The last word of a command that opens an array assignment with the ``(`` after it: ``NAME=`` or ``NAME+=``
+_ARRAY_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=\Z")
+#: The elements the array assignments of one reading may assign together (:attr:`_Budget.elements`): past it an array
+#: assigned is not kept (references to it stay unresolved)
+_ARRAY_ELEMENTS = 100_000
+
+
+def _assigns_only(cmd: list[Word | tuple[int, str]]) -> bool:
+    """Whether the words of ``cmd`` before its last are assignments, or a declaring builtin (``declare``, ``local``
+    ...) with options and assignments: where a ``NAME=(`` is an array assignment (elsewhere bash refuses the ``(``)."""
+    heads = _array_heads(cmd)
+    if heads and heads[0] in _DECLARING:
+        return all(h.startswith("-") or _ASSIGN_RE.match(h) for h in heads[1:])
+    return all(_ASSIGN_RE.match(h) for h in heads)
+
+
+def _array_heads(cmd: list[Word | tuple[int, str]]) -> list[str]:
+    """The words before an array assignment's ``NAME=``, reserved words before them (``do``, ``then``) left out."""
+    heads = [_raw_of(w) for w in cmd[:-1]]
+    k = 0
+    while k < len(heads) and heads[k] in _PREFIX_KEYWORDS:
+        k += 1
+    return heads[k:]
+
+
+def _assign_array(
+    cmd: list[Word | tuple[int, str]],
+    tokens: _Lookahead,
+    shell: _Shell,
+    positional: Sequence[ShellArg],
+    budget: _Budget,
+    eval_offset: int | None,
+    templates: Mapping[str, tuple[list[int], list[str]]],
+    in_loop: bool = False,
+) -> None:
+    """``NAME=(WORD...)`` / ``NAME+=(WORD...)`` whose ``NAME=`` ends ``cmd`` and whose ``(`` was just read: the words to
+    the ``)`` (newlines between them allowed) read from ``tokens``, expanded as a command's words are (split, ``"$@"``
+    one element each), and the array set (``+=``: appended) when the command is assignments only or ``declare``/
+    ``typeset`` (with options) outside a function; else (``local``, another command: the array is local or not set)
+    it is forgotten, as in a loop (``for x in ...; do A+=("$x"); done``: how many times it runs is not known). NAME,
+    the shell's variable, holds the first element (``$NAME`` is ``${NAME[0]}``); bash does not
+    export an array."""
+    m = _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1]))
+    assert m is not None
+    name, append = m.group(1), bool(m.group(2))
+    elements: list[ShellArg] = []
+    closed = False
+    for token in tokens:
+        if token.__class__ is str:
+            if token == ")":
+                closed = True
+                break
+            if token == "\n":
+                continue
+            break  # (a syntax error in bash)
+        for word in token:
+            if word.__class__ is tuple:
+                offset, raw = word  # type: ignore[misc]
+                elements.append(ShellArg(raw, offset, None, False, False, False))
+            else:
+                elements.extend(
+                    _expand(word, shell.vars, positional, budget=budget, arrays=shell.arrays or None)
+                )  # type: ignore[arg-type]
+    if templates:
+        _restore_templates(elements, templates)
+    if eval_offset is not None:
+        for arg in elements:
+            if arg.offset is not None:
+                arg.offset = eval_offset
+    heads = _array_heads(cmd)
+    plain = all(_ASSIGN_RE.match(h) for h in heads) or (
+        heads[:1] in (["declare"], ["typeset"])
+        and not shell.frames
+        and all(h.startswith("-") for h in heads[1:])
+    )
+    budget.elements -= len(elements)
+    if not closed or not plain or in_loop or budget.elements < 0:
+        shell.arrays.pop(name, None)
+        return
+    old = shell.arrays.get(name)
+    if append and old is not None and shell.vars.get(name) == (old[1].text if len(old) > 1 else None):
+        old.extend(elements)
+        if len(old) > 1:
+            shell.vars[name] = old[1].text  # (an empty array's first element)
+        return
+    first = shell.vars.get(name)
+    if append and first is not None:
+        # `A=x; A+=(y)`: the scalar is element 0 (bash(1) "Arrays")
+        elements.insert(0, ShellArg(first, None, None, True, _is_unresolved(first), True))
+    shell.arrays[name] = [ShellArg(""), *elements]
+    if elements:
+        shell.vars[name] = elements[0].text
+    else:
+        shell.vars.pop(name, None)
+    if shell.exported(name):
+        shell.log.append((name, None, None))  # an array is not passed to the commands the shell runs
+
+
 #: The operators after which a `(` opens a subshell (:func:`_read_commands`), and the subshells a shell's reading
 #: isolates at most (each saves the shell's variables: a bounded number of copies).
 _STARTS_COMMAND = frozenset({";", "&&", "||", "|", "&", "\n", "("})
@@ -2974,7 +3186,7 @@ class _Saved:
     ``allexport``, functions, positional parameters, and the environment of its commands (the changes logged since
     are undone by logging the values before them)."""
 
-    __slots__ = ("own", "plain", "marks", "allexport", "functions", "logged", "positional")
+    __slots__ = ("own", "plain", "marks", "allexport", "functions", "logged", "positional", "arrays")
 
     def __init__(self, shell: _Shell, positional: Sequence[ShellArg]) -> None:
         variables = shell.vars
@@ -2986,6 +3198,8 @@ class _Saved:
         self.functions = dict(shell.functions)
         self.logged = len(shell.log)
         self.positional = positional
+        #: each array's list and its length then (``+=`` appends in place: the elements added since are cut off)
+        self.arrays = {name: (elements, len(elements)) for name, elements in shell.arrays.items()}
 
     def restore(self, shell: _Shell) -> Sequence[ShellArg]:
         variables = shell.vars
@@ -2997,6 +3211,10 @@ class _Saved:
         shell.marks = self.marks
         shell.allexport = self.allexport
         shell.functions = self.functions
+        shell.arrays = {
+            name: elements[:n] if len(elements) != n else elements
+            for name, (elements, n) in self.arrays.items()
+        }
         log = shell.log
         touched = dict.fromkeys(name for name, _v, _w in log[self.logged :])
         if touched and "" not in touched:
