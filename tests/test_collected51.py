@@ -55,3 +55,74 @@ def test_the_multinode_form_whole_without_dist_init_addr_and_the_old_remedy_wher
 def test_vllm_beyond_a_node_keeps_the_pipeline_remedy() -> None:
     found = _kv403(RAY_VLLM)
     assert found and all("--nnodes" not in d.fix and "pipeline parallelism" in d.fix for d in found)
+
+
+# --------------------------------------------------------------------------------------------------
+# an engine --config file kvlint cannot read: its settings are unknown, not the engine defaults
+
+WELLFLAT = COLLECTED / "wellflat__k8s-dev__vllm__deployment.yaml"
+WELLFLAT_CM = COLLECTED / "wellflat__k8s-dev__vllm__vllm-configmap.yaml"
+
+
+def test_vllm_config_file_not_among_the_inputs_is_not_read_as_the_defaults() -> None:
+    """wellflat/k8s-dev runs ``vllm serve ${MODEL_ID} --config /etc/vllm/config.yaml`` on 2 GPUs; the file (its
+    ConfigMap, vllm-configmap.yaml beside it) sets ``tensor-parallel-size: 2`` and ``max-model-len: 16384``. Linted
+    alone, kvlint said the file's settings were unknown (KV503) and then planned TP 1 with the model's full context:
+    KV403 "the pod requests 2 GPUs but tensor-parallel-size 1 uses only 1" and KV202 "no --max-model-len", both
+    false. vLLM turns each key of the file into an option (FlexibleArgumentParser.load_config_file), so the
+    sizes and the context limit are unknown: not sized ("parallel size unknown"), no KV403 or KV202."""
+    assert (
+        "--config /etc/vllm/config.yaml" in WELLFLAT.read_text()
+        and "nvidia.com/gpu: 2" in WELLFLAT.read_text()
+    )
+    assert "tensor-parallel-size: 2" in WELLFLAT_CM.read_text()
+    res = run_check([str(WELLFLAT)], Options(allow_hub=False))
+    rules = {d.rule for d in res.diagnostics}
+    assert "KV503" in rules and not rules & {"KV403", "KV202"}, rules
+    (cr,) = res.containers
+    assert cr.plan is None and not cr.fleet
+    assert "tensor_parallel_size" in cr.serving.unresolved and "max_model_len" in cr.serving.unresolved
+    # with its ConfigMap the file is read: TP 2 on the 2 GPUs, planned
+    both = run_check([str(WELLFLAT), str(WELLFLAT_CM)], Options(allow_hub=False))
+    (cr,) = both.containers
+    assert cr.serving.get("tensor_parallel_size") == 2 and not cr.serving.unresolved
+    assert not {d.rule for d in both.diagnostics} & {"KV403", "KV202", "KV503"}
+    assert cr.fleet
+
+
+_SGLANG_CONFIG = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sg}
+spec:
+  selector: {matchLabels: {app: sg}}
+  template:
+    metadata: {labels: {app: sg}}
+    spec:
+      containers:
+      - name: sglang
+        image: lmsysorg/sglang:v0.5.5
+        command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct, --config,
+                  /etc/sglang/config.yaml%s]
+        resources: {limits: {nvidia.com/gpu: 2}}
+        volumeMounts: [{name: cfg, mountPath: /etc/sglang}]
+      volumes: [{name: cfg, configMap: {name: sglang-config}}]
+"""
+
+
+def test_sglang_config_file_not_among_the_inputs_leaves_the_command_line_values_known(tmp_path: Path) -> None:
+    """The same for SGLang's --config (0.5.3 and later): the unread file may set --tp-size, so 2 GPUs and no
+    --tp on the command line is not KV403's "tp 1 uses only 1"; a --tp-size the command line gives is still read
+    (the command line wins over the file), the sizes it does not give stay unknown."""
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(_SGLANG_CONFIG % "")
+    res = run_check([str(bare)], Options(allow_hub=False))
+    rules = {d.rule for d in res.diagnostics}
+    assert "KV503" in rules and not rules & {"KV403", "KV202"}, rules
+    (cr,) = res.containers
+    assert "tp_size" in cr.serving.unresolved and cr.plan is None and not cr.fleet
+    given = tmp_path / "given.yaml"
+    given.write_text(_SGLANG_CONFIG % ", --tp-size, '2', --context-length, '8192'")
+    (cr,) = run_check([str(given)], Options(allow_hub=False)).containers
+    assert cr.serving.get("tp_size") == 2 and "tp_size" not in cr.serving.unresolved
+    assert "context_length" not in cr.serving.unresolved and "pp_size" in cr.serving.unresolved
