@@ -79,6 +79,8 @@ def test_vllm_config_file_not_among_the_inputs_is_not_read_as_the_defaults() -> 
     res = run_check([str(WELLFLAT)], Options(allow_hub=False))
     rules = {d.rule for d in res.diagnostics}
     assert "KV503" in rules and not rules & {"KV403", "KV202"}, rules
+    (kv503,) = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert "the GPU layout may be set there, so the container is not sized" in kv503.message
     (cr,) = res.containers
     assert cr.plan is None and not cr.fleet
     assert "tensor_parallel_size" in cr.serving.unresolved and "max_model_len" in cr.serving.unresolved
@@ -121,6 +123,7 @@ def test_sglang_config_file_not_among_the_inputs_leaves_the_command_line_values_
     assert "KV503" in rules and not rules & {"KV403", "KV202"}, rules
     (cr,) = res.containers
     assert "tp_size" in cr.serving.unresolved and cr.plan is None and not cr.fleet
+    assert any(d.rule == "KV503" and "so the container is not sized" in d.message for d in res.diagnostics)
     given = tmp_path / "given.yaml"
     given.write_text(_SGLANG_CONFIG % ", --tp-size, '2', --context-length, '8192'")
     (cr,) = run_check([str(given)], Options(allow_hub=False)).containers

@@ -8,6 +8,7 @@ the bookkeeping common to the three parsers (one :class:`Collector` per containe
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import json
 import re
@@ -111,10 +112,26 @@ def unknown_from_config_file(col: Collector, engine: str, loc: Loc | None) -> No
     container not sized (:func:`kvlint.engines.layout.unresolved_sizes`) and KV403 does not count GPUs on the
     default of one worker, nor KV202 report a limit the file may set. The caller's KV503 warning says the file's
     settings are unknown."""
+    layout = False
     for dest in _CONFIG_FILE_UNKNOWN.get(engine, ()):
         if dest not in col.flags and dest not in col.unresolved:
             col.unresolved[dest] = loc
+            layout = layout or dest in LAYOUT_DESTS
+    if layout:
+        # the caller's KV503 on the file says its settings are unknown: say what that does to the sizing, as a
+        # parallel size from a variable does (LAYOUT_UNSIZED)
+        for k in range(len(col.findings) - 1, -1, -1):
+            f = col.findings[k]
+            if f.rule == "KV503" and f.loc == loc and f.message.startswith("--config"):
+                col.findings[k] = dataclasses.replace(f, message=f.message + CONFIG_FILE_UNSIZED)
+                break
 
+
+#: The end of the KV503 warning on an engine ``--config`` file kvlint cannot read when the command line leaves a
+#: parallel size to it (:func:`unknown_from_config_file`).
+CONFIG_FILE_UNSIZED = (
+    "; the GPU layout may be set there, so the container is not sized (the engine defaults are not assumed)"
+)
 
 #: The end of the KV503 warning on a parallel size kvlint cannot resolve (:meth:`Collector.unresolved_value`);
 #: a serving-runtime template's parser (:attr:`Collector.layout_from_service`) says :data:`LAYOUT_FROM_SERVICE`
