@@ -129,3 +129,30 @@ def test_sglang_config_file_not_among_the_inputs_leaves_the_command_line_values_
     (cr,) = run_check([str(given)], Options(allow_hub=False)).containers
     assert cr.serving.get("tp_size") == 2 and "tp_size" not in cr.serving.unresolved
     assert "context_length" not in cr.serving.unresolved and "pp_size" in cr.serving.unresolved
+
+
+# --------------------------------------------------------------------------------------------------
+# nvidia.com/gpu is advertised on NVIDIA nodes only: the fleet a pod requesting it is planned on
+
+PD = COLLECTED / "zhaotyer__lws_usage__vllm_pd.yaml"
+
+
+def test_a_pod_requesting_nvidia_gpus_is_planned_on_nvidia_gpus_whatever_its_image_name_says() -> None:
+    """zhaotyer/lws_usage's P/D LeaderWorkerSets run ``harbor.transwarp.io/aip-amd/xpu-nvidia/vllm-openai:v0.11.2``
+    on ``nvidia.com/gpu: 1`` with no GPU named. "amd" in the registry namespace made kvlint plan them on its
+    default ROCm fleet (AMD Instinct MI210 ... MI355X), GPUs the pod can never land on, and its fix asked for AMD
+    node labels. NVIDIA's device plugin advertises nvidia.com/gpu on NVIDIA nodes only, as AMD's amd.com/gpu on AMD
+    ones (already planned on the AMD fleet whatever the image): the NVIDIA fleet, NVIDIA labels."""
+    text = PD.read_text()
+    assert "aip-amd/xpu-nvidia/vllm-openai:v0.11.2" in text and 'nvidia.com/gpu: "1"' in text
+    res = run_check([str(PD)], Options(allow_hub=False))
+    planned = [cr for cr in res.containers if cr.fleet]
+    assert len(planned) == 2
+    for cr in planned:
+        assert cr.placement is not None and cr.placement.resource == "nvidia.com/gpu"
+        assert {e.accelerator.vendor for e in cr.fleet} == {"nvidia"}
+        assert not any(e.refused_by == "KV304" for e in cr.fleet)
+    kv501 = [d for d in res.diagnostics if d.rule == "KV501" and "planned on" in d.message]
+    assert len(kv501) == 2
+    assert all("ROCm fleet" not in d.message and "nvidia.com/gpu.product" in d.fix for d in kv501)
+    assert not any("amd.com/gpu.product-name" in d.fix for d in kv501)
