@@ -1,7 +1,8 @@
 """vLLM does not build an encoder tower whose modalities are all limited to 0 by ``--limit-mm-per-prompt``
 (kvlint.memory.multimodal.towers_not_loaded): from 0.15.1 every tower built inside ``_mark_tower_model``
-(``vllm/model_executor/models/interfaces.py``), in 0.13.0 - 0.15.0 the model classes that test the limit themselves
-(the Qwen2-VL family, Llama 4, Mistral 3, LLaVA, Pixtral; not Gemma 3). The plan's weights leave the tower out."""
+(``vllm/model_executor/models/interfaces.py``), in 0.10.1 - 0.15.0 the model classes that test the limit themselves
+(the Qwen2-VL family, Llama 4, Mistral 3, LLaVA, Pixtral; not Gemma 3), from 0.10.1. The plan's weights leave the
+tower out; a tower that also serves video stays at an image limit of 0 alone."""
 
 from __future__ import annotations
 
@@ -52,7 +53,28 @@ def _weights(model, version: str, limits: dict[str, int], tp: int = 1) -> int:
             {"image": 0, "video": 0},
             True,
         ),  # qwen2_5_vl.py's own test
-        ("Qwen--Qwen2.5-VL-7B-Instruct", "0.12.0", {"image": 0, "video": 0}, False),  # not read: counted
+        (
+            "Qwen--Qwen2.5-VL-7B-Instruct",
+            "0.12.0",
+            {"image": 0, "video": 0},
+            True,
+        ),  # qwen2_5_vl.py tests both limits from 0.10.1 (#22299)
+        ("Qwen--Qwen2.5-VL-7B-Instruct", "0.10.1.1", {"image": 0, "video": 0}, True),
+        ("Qwen--Qwen2.5-VL-7B-Instruct", "0.10.0", {"image": 0, "video": 0}, False),  # before #22299
+        (
+            "Qwen--Qwen3.5-27B",
+            "0.19.0",
+            {"image": 0},
+            False,
+        ),  # qwen3_5.py marks its tower with image and video: video still 999
+        ("Qwen--Qwen3.5-27B", "0.19.0", {"image": 0, "video": 0}, True),
+        ("Qwen--Qwen3-VL-8B-Instruct", "0.11.0", {"image": 0, "video": 0}, True),
+        (
+            "Qwen--Qwen3-VL-8B-Instruct",
+            "0.10.2",
+            {"image": 0, "video": 0},
+            False,
+        ),  # no Qwen3-VL test before 0.11
         ("google--gemma-3-27b-it", "0.19.0", {"image": 0}, True),
         (
             "google--gemma-3-27b-it",
