@@ -425,7 +425,7 @@ TOWER_SKIP_GENERIC_FROM = (0, 15, 1)
 #: The first release whose model classes skip a tower at a limit of 0 one by one (vllm-project/vllm#22224 for LLaVA
 #: and #22299 for the others, August 2025; read in the 0.10.1.1, 0.10.2, 0.11.0, 0.12.0, 0.13.0 and 0.14.0 wheels:
 #: ``if multimodal_config.get_limit_per_prompt("image"): self.vision_tower = ...``); earlier releases build every
-#: tower.
+#: tower (the 0.10.0 wheel: no model class reads the limit to build a tower).
 TOWER_SKIP_PER_MODEL_FROM = (0, 10, 1)
 #: 0.10.1 - 0.15.0: architecture -> (the release from which its class tests the limit, the modalities of its vision
 #: tower, of its audio tower or None). Read in the wheels above: ``llava.py`` (LLaVA and its subclass Mantis),
