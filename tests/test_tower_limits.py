@@ -109,3 +109,30 @@ def test_gemma4_audio_tower_limit_is_read_alone():
         ("vision", ("image", "video")),
         ("audio", ("audio",)),
     )
+
+
+def test_language_model_only_sets_every_limit_to_zero():
+    """``--language-model-only`` (vllm@0.19.0 ``MultiModalConfig.get_limit_per_prompt`` returns 0 for every
+    modality): Qwen3.5's image-and-video tower is not built, so the weights lose it as at image and video 0, and
+    the explicit limits it overrides do not matter."""
+    from kvlint.engines.vllm import parse_vllm_argv
+    from kvlint.memory.vllm import settings_from_config
+
+    m = _model("Qwen--Qwen3.5-27B")
+    acc = lookup("h100")
+    assert acc is not None
+
+    def weights(extra: list[str]) -> int:
+        argv = ["vllm", "serve", "Qwen/Qwen3.5-27B", "--max-model-len", "8192", "-tp", "2", *extra]
+        s = settings_from_config(parse_vllm_argv(argv, version="0.19.0"))
+        d = plan_vllm_detailed(
+            s, m, acc.memory_bytes, gpu_name=acc.name, compute_capability=acc.compute_capability
+        )
+        return d.plan.weights_bytes
+
+    full = weights([])
+    off = weights(["--limit-mm-per-prompt", '{"image": 0, "video": 0}'])
+    assert full - off > 0.2 * GiB
+    assert weights(["--language-model-only"]) == off
+    assert weights(["--language-model-only", "--limit-mm-per-prompt", '{"image": 2}']) == off
+    assert weights(["--no-language-model-only"]) == full

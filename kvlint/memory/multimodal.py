@@ -51,7 +51,14 @@ from kvlint.models.towers import tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import digits, finite_number
 
-__all__ = ["EncoderProfile", "cache_holds_full_budget", "encoder_profile", "is_multimodal", "parse_mm_limits"]
+__all__ = [
+    "EncoderProfile",
+    "cache_holds_full_budget",
+    "encoder_profile",
+    "is_multimodal",
+    "language_model_only_limits",
+    "parse_mm_limits",
+]
 
 
 @dataclass(frozen=True)
@@ -450,6 +457,17 @@ PER_MODEL_TOWER_SKIP: dict[str, tuple[tuple[int, int, int], tuple[str, ...], tup
     "HunYuanVLForConditionalGeneration": ((0, 12, 0), ("image",), None),
     "OpenCUAForConditionalGeneration": ((0, 12, 0), ("image",), None),
 }
+
+
+#: The modalities kvlint's plan reads a limit of (the towers' marks in :data:`kvlint.memory.tower_marks.TOWER_MARKS`)
+MODALITIES = ("image", "video", "audio", "vision_chunk")
+
+
+def language_model_only_limits(limits: dict[str, int]) -> dict[str, int]:
+    """``--language-model-only``: every modality's limit 0 (``MultiModalConfig.language_model_only``, 0.17.0 - 0.34.0
+    wheels: "Equivalent to setting ``--limit-mm-per-prompt`` to 0 for every modality";
+    ``get_limit_per_prompt`` returns 0 before it looks at the limits), so no tower is built and no encoder profiled."""
+    return {**dict.fromkeys(limits, 0), **dict.fromkeys(MODALITIES, 0)}
 
 
 def _tower_marks(arch: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:

@@ -44,6 +44,7 @@ from kvlint.memory.multimodal import (
     EncoderProfile,
     encoder_profile,
     is_multimodal,
+    language_model_only_limits,
     parse_mm_limits,
     towers_not_loaded,
 )
@@ -133,7 +134,8 @@ class VllmSettings:
     resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
     ``VLLM_PP_LAYER_PARTITION`` read as integers, ``pp_layer_partition_env`` its text as the container sets it
-    (even empty or not integers: :func:`pp_partition_refused` says why vLLM refuses it). ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
+    (even empty or not integers: :func:`pp_partition_refused` says why vLLM refuses it). ``limit_mm_per_prompt``
+    (``--limit-mm-per-prompt``, items per modality; every one 0 under ``--language-model-only``) and
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile,
     ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
     ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
@@ -445,7 +447,11 @@ def settings_from_flags(
         pp_layer_partition=pp_part,
         pp_layer_partition_env=part,
         hf_overrides=hfo if isinstance(hfo, dict) else {},
-        limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
+        limit_mm_per_prompt=(
+            language_model_only_limits(parse_mm_limits(get("limit_mm_per_prompt")))
+            if bool(get("language_model_only", False))
+            else parse_mm_limits(get("limit_mm_per_prompt"))
+        ),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         skip_mm_profiling=bool(get("skip_mm_profiling", False)),
         mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
