@@ -1286,8 +1286,10 @@ _NVL_CARD = re.compile(r"nvl(?!ink)")
 #: or as GPU feature discovery labels it ("NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"): the driver runs no NVLink P2P and no
 #: fabric address space in MIG mode (NVIDIA/open-gpu-kernel-modules@595.45.04: ``kernel_mig_manager.c::
 #: kmigmgrIsMIGNvlinkP2PSupported_IMPL``, "MIG+NVLINK not supported by default"; ``kern_bus_ga100.c``, "Disable FLA
-#: when MIG is enabled"), so no multicast object, no NVLS and no FlashInfer fusion workspace
-_MIG_NAME = re.compile(r"(?:^|[\s_-])mig[\s_-]+\d+g\.\d+gb")
+#: when MIG is enabled"), so no multicast object, no NVLS and no FlashInfer fusion workspace. A compute instance
+#: smaller than its GPU instance carries its own prefix ("NVIDIA H100 MIG 1c.4g.48gb", "MIG 1c.3g.40gb" in
+#: ``nvidia-smi -L``; ``nvidia-smi mig -cci`` profiles ``1c.2g.10gb``)
+_MIG_NAME = re.compile(r"(?:^|[\s_-])mig[\s_-]+(?:\d+c\.)?\d+g\.\d+gb")
 
 
 @by_value
