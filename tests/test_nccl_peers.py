@@ -243,3 +243,45 @@ def test_vllm_019_non_torch_from_tp2_to_tp4_grows_by_the_nvls_buffer():
 
     growth = nt(4) - nt(2)
     assert growth == 128 << 20, growth / GiB
+
+
+@pytest.mark.parametrize(
+    "value,off",
+    [
+        (None, False),
+        ("", False),  # empty: NCCL keeps its default, 2
+        ("0", True),
+        ("00", True),
+        (" 0", True),
+        ("0x0", True),
+        ("false", True),  # strtoll("false") is 0: NVLS off, as NCCL reads it
+        ("1", False),
+        ("2", False),
+        ("0x10", False),
+        ("-1", False),
+    ],
+)
+def test_nccl_nvls_enable_read_as_nccl_reads_it(value, off):
+    assert cal.nccl_nvls_disabled(value) is off
+
+
+def test_nccl_nvls_enable_0_drops_the_nvls_buffer():
+    """``NCCL_NVLS_ENABLE=0`` in the container: ``ncclNvlsInit`` returns before any multicast, so the HGX H100 TP 4
+    plan holds no NVLS buffer (NCCL 2.27.5, vLLM 0.19.0: 16 channels x 2 x 1 MiB x 4 heads = 128 MiB less); the
+    FlashInfer fusion workspace, built by FlashInfer, not NCCL, stays."""
+    from kvlint.memory.vllm import settings_from_flags
+
+    acc = lookup("h100")
+    assert acc is not None
+    model = resolve_model("meta-llama/Llama-3.1-8B", allow_hub=False)
+
+    def plan(env: dict[str, str]):
+        s = settings_from_flags({}, env, "0.19.0").changed(tensor_parallel_size=4, max_model_len=8192)
+        return plan_vllm_detailed(
+            s, model, acc.memory_bytes, gpu_name=acc.name, compute_capability=acc.compute_capability
+        ).plan
+
+    on, off = plan({}), plan({"NCCL_NVLS_ENABLE": "0"})
+    assert on.non_torch_bytes - off.non_torch_bytes == cal.nvls_buffer_bytes(4, True, 8, "9.0", (0, 19, 0))
+    assert on.non_torch_bytes - off.non_torch_bytes == 128 << 20
+    assert plan({"NCCL_NVLS_ENABLE": "1"}).non_torch_bytes == on.non_torch_bytes

@@ -1379,6 +1379,25 @@ def nvls_heads(tp: int, nvls: bool | None, domain: int | None = None) -> int:
     return heads if heads > 2 else 0
 
 
+#: C's ``strtoll(text, NULL, 0)`` prefix: white space, a sign, then a hexadecimal (``0x``), octal (leading ``0``) or
+#: decimal digit run; text without one converts to 0 (glibc sets no error for it)
+_STRTOLL_PREFIX = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))?")
+
+
+def nccl_nvls_disabled(value: str | None) -> bool:
+    """Whether the container's ``NCCL_NVLS_ENABLE`` turns NVLink SHARP off. NCCL reads it with ``strtoll(str,
+    nullptr, 0)`` when it is not empty (``NVIDIA/nccl@v2.27.5-1:src/misc/param.cc::ncclLoadParam``; the parameter is
+    ``NCCL_PARAM(NvlsEnable, "NVLS_ENABLE", 2)``), so ``0``, ``00`` and text that is no number (``false``) are 0;
+    ``ncclNvlsInit`` returns before any multicast when it is 0 (``src/transport/nvls.cc``, the same test from 2.18):
+    no NVLS buffer. vLLM sets it to 0 itself only for batch-invariant runs (``vllm@0.19.0:vllm/model_executor/layers/
+    batch_invariant.py``), not read here."""
+    if not value:
+        return False
+    m = _STRTOLL_PREFIX.match(value)
+    digits = (m.group(1) or m.group(2) or m.group(3) or "") if m else ""
+    return digits.strip("0") == ""
+
+
 def nvls_buffer_bytes(
     tp: int,
     nvls: bool | None,

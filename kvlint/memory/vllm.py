@@ -148,7 +148,8 @@ class VllmSettings:
     (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`); ``flashinfer_mxfp4_mxfp8``
     and ``flashinfer_mxfp4_mxfp8_cutlass``: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` and
     ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS``, FlashInfer's MXFP8-activation backends on Blackwell (TRT-LLM's
-    or CUTLASS's padding, 0.10.2 - 0.23.x). ``enable_lora`` with
+    or CUTLASS's padding, 0.10.2 - 0.23.x). ``nccl_nvls_off``: the container sets ``NCCL_NVLS_ENABLE`` to 0, so NCCL
+    builds no NVLink SHARP buffer (:func:`kvlint.memory.calibration.nccl_nvls_disabled`). ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
     of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
@@ -226,6 +227,7 @@ class VllmSettings:
     flashinfer_mxfp4_bf16: bool | None = None
     flashinfer_mxfp4_mxfp8: bool | None = None
     flashinfer_mxfp4_mxfp8_cutlass: bool | None = None
+    nccl_nvls_off: bool = False
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
     enable_elastic_ep: bool = False
@@ -436,6 +438,7 @@ def settings_from_flags(
         flashinfer_mxfp4_bf16=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")),
         flashinfer_mxfp4_mxfp8=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8")),
         flashinfer_mxfp4_mxfp8_cutlass=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS")),
+        nccl_nvls_off=cal.nccl_nvls_disabled(env.get("NCCL_NVLS_ENABLE")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         allreduce_fusion_off=allreduce_fusion_switched_off(
@@ -3246,7 +3249,7 @@ def stage_memory(
             cfg.era,
             tp * cfg.pp,
             cfg.vendor,
-            cfg.nvls,
+            False if settings.nccl_nvls_off else cfg.nvls,  # NCCL_NVLS_ENABLE=0: no NVLS buffer
             cfg.nvls_domain,
             tp,
             cfg.compute_capability,
