@@ -769,6 +769,11 @@ class _Found:
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
+    #: the last pip command of the script that installs the engine, pinned or not: its words after ``install``
+    #: (:func:`_pip_words`), its text and where it is (:attr:`kvlint.types.ServingConfig.pip_args`)
+    pip_args: tuple[str, ...] = ()
+    pip_text: str = ""
+    pip_loc: Loc | None = None
     #: the environment a ``sh -c`` script runs the engine with (its ``export``s, ``NAME=value`` before the
     #: command, ``env -u``/``-i``, ``unset``: :attr:`kvlint.engines.shell.ShellCommand.environ`), and where the
     #: script sets each variable it changed; None when the engine is not started by a script
@@ -992,6 +997,21 @@ def _scan_shell(
                 source, (offset,) = _raw_offsets(script_item, env, [w0.offset])
                 found.install_loc = _offset_loc(script_item.loc, source, offset)
             found.install_loc = found.install_loc or script_item.loc
+            break
+        # the last pip install that names the engine at all (pip install vllm, unpinned too): where it installs
+        # the engine from (PyPI's CUDA wheel or a ROCm index, images.pypi_cuda_wheel)
+        for k in range(len(seen) - 1, -1, -1):
+            args = _pip_words(seen[k])
+            if not _pip_engine_pins(args, engine, reader):
+                continue
+            found.pip_args = tuple(args or ())
+            found.pip_text = clip(" ".join(seen[k]), 120)
+            head = heads[k]
+            found.pip_loc = head.loc
+            if head.offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [head.offset])
+                found.pip_loc = _offset_loc(script_item.loc, source, offset)
+            found.pip_loc = found.pip_loc or script_item.loc
             break
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
@@ -1967,6 +1987,8 @@ def _dispatch(
         cfg.installed_by = found.install_text
         cfg.installed_loc = found.install_loc
         cfg.install_upgrades = found.upgraded
+    if found.pip_args:
+        cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
     return cfg
 
 
