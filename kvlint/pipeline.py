@@ -20,6 +20,7 @@ import kvlint.accelerators.site as _site
 import kvlint.engines as _engines
 import kvlint.engines.images as _images
 import kvlint.engines.layout as _layout
+import kvlint.engines.multinode as _multinode
 import kvlint.engines.options as _options
 import kvlint.memory.stage as _stage
 import kvlint.models as _models
@@ -175,7 +176,10 @@ def analyse_documents(
         with review_budget(), mounted_script_budget():
             _analyse_workloads(workloads, cms, options, out)
         return out
-    _analyse_workloads(_paired(workloads, cms, options), cms, options, out)
+    workloads = _paired(workloads, cms, options)
+    # a leader's containers read once for its own analysis and its workers' (not in a review: above)
+    with _multinode.shared_leader_readings(workloads):
+        _analyse_workloads(workloads, cms, options, out)
     return out
 
 
@@ -377,7 +381,8 @@ def analyse_container(
     from kvlint.rules.facts import is_runtime_template
 
     try:
-        serving = _engines.parse_container(
+        serving = _multinode.read_container(
+            _engines.parse_container,
             container,
             pod_spec=w.pod_spec,
             namespace=w.namespace,

@@ -1791,6 +1791,18 @@ def mounted_script_budget(chars: int = MOUNTED_SCRIPT_CHARS) -> Iterator[None]:
         _MOUNTED_LEFT.reset(token)
 
 
+def reading_budgets() -> tuple[int, int | None, int | None]:
+    """What is left of the budgets a reading of a container may spend: the mounted scripts' (the review's, else
+    the process's, :func:`mounted_script_budget`), and within :func:`kvlint.engines.shell.review_budget` the
+    review's script expansions and command lines (None outside one). A reading that left them as they were
+    spent none (:func:`kvlint.engines.multinode.read_container`)."""
+    from kvlint.engines.shell import review_budgets_left
+
+    mounted = _MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT
+    expansions, commands = review_budgets_left()
+    return mounted[0], expansions, commands
+
+
 def _charge_mounted_script(chars: int) -> bool:
     """Spend ``chars`` of the mounted-script budget (the review's, else the process's); whether it could."""
     left = _MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT

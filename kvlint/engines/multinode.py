@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 from kvlint.fastinit import replaced
 from kvlint.source import LDict
@@ -25,8 +28,122 @@ __all__ = [
     "join_follower",
     "node_address",
     "pair_node_objects",
+    "read_container",
+    "shared_leader_readings",
     "vllm_nodes_per_dp_group",
 ]
+
+
+class _LeaderReadings:
+    """The readings of the leaders' containers made so far in one analysis of workloads
+    (:func:`shared_leader_readings`): ``wanted`` the ids of the containers some worker's leader holds, ``held``
+    by the reading's arguments, each with the objects whose ids key it (kept, so no id is reused) and a copy of
+    the :class:`~kvlint.types.ServingConfig` as the parser returned it (or None)."""
+
+    __slots__ = ("held", "wanted")
+
+    def __init__(self, wanted: set[int]) -> None:
+        self.wanted = wanted
+        self.held: dict[tuple[Any, ...], tuple[tuple[object, ...], ServingConfig | None]] = {}
+
+
+_SHARED: ContextVar[_LeaderReadings | None] = ContextVar("kvlint_leader_readings", default=None)
+
+
+@contextmanager
+def shared_leader_readings(workloads: Sequence[Workload]) -> Iterator[None]:
+    """Within the block, a leader's container read by its own analysis and again for each worker that joins it
+    (:func:`_leader_config`), with the same arguments, is read once (:func:`read_container`). Only for
+    ``kvlint check``'s analysis: a review's readings each count against its budgets
+    (:func:`kvlint.engines.shell.review_budget`), which a shared reading would not spend again."""
+    from kvlint.workloads.base import engine_containers
+
+    wanted: set[int] = set()
+    for w in workloads:
+        if w.leader is not None:
+            try:
+                wanted.update(id(c) for c in engine_containers(w.leader.pod_spec))
+            except Exception:  # a shape engine_containers does not read: its readings are made as before
+                continue
+    if not wanted:
+        yield
+        return
+    token = _SHARED.set(_LeaderReadings(wanted))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _copy(cfg: ServingConfig | None) -> ServingConfig | None:
+    """A copy of a reading that its user may change as the pipeline changes its own (the fields it reassigns,
+    and the dicts, lists and join it fills) without changing ``cfg``."""
+    if cfg is None:
+        return None
+    return replaced(
+        cfg,
+        flags=dict(cfg.flags),
+        env=dict(cfg.env),
+        findings=list(cfg.findings),
+        unresolved=dict(cfg.unresolved),
+        env_locs=dict(cfg.env_locs),
+        joins=replaced(cfg.joins) if cfg.joins is not None else None,
+        apart_from=replaced(cfg.apart_from) if cfg.apart_from is not None else None,
+    )
+
+
+def read_container(
+    parse: Callable[..., ServingConfig | None],
+    container: LDict,
+    *,
+    pod_spec: LDict | None = None,
+    namespace: str | None = None,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    path: str = "",
+    engine_version_option: str | None = None,
+    runtime_template: bool = False,
+    kuberay: bool = False,
+    installed_release: str | None = None,
+) -> ServingConfig | None:
+    """``parse(container, ...)`` (:func:`kvlint.engines.command.parse_container`), or, within
+    :func:`shared_leader_readings`, for a leader's container read before with the same arguments (the same
+    container, pod, namespace, ConfigMaps, release option, template, KubeRay and installed release; ``path`` is not
+    used in the result), a copy of that reading. A reading is kept only when it spent none of the budgets
+    (:func:`kvlint.engines.command.reading_budgets`: a mounted script read, a review's), since one that did may
+    read otherwise with what is left; what raises is not kept."""
+    from kvlint.engines.command import reading_budgets
+
+    kwargs = {
+        "pod_spec": pod_spec,
+        "namespace": namespace,
+        "configmaps": configmaps,
+        "path": path,
+        "engine_version_option": engine_version_option,
+        "runtime_template": runtime_template,
+        "kuberay": kuberay,
+        "installed_release": installed_release,
+    }
+    shared = _SHARED.get()
+    if shared is None or id(container) not in shared.wanted:
+        return parse(container, **kwargs)
+    key = (
+        id(container),
+        id(pod_spec),
+        namespace,
+        id(configmaps),
+        engine_version_option,
+        runtime_template,
+        kuberay,
+        installed_release,
+    )
+    held = shared.held.get(key)
+    if held is not None:
+        return _copy(held[1])
+    before = reading_budgets()
+    cfg = parse(container, **kwargs)
+    if reading_budgets() == before:
+        shared.held[key] = ((container, pod_spec, configmaps), _copy(cfg))
+    return cfg
 
 
 def _leader_config(
@@ -51,7 +168,8 @@ def _leader_config(
         if seen is not None:
             seen.append(c)
         try:
-            cfg = parse_container(
+            cfg = read_container(
+                parse_container,
                 c,
                 pod_spec=lw.pod_spec,
                 namespace=lw.namespace,

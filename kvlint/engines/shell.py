@@ -38,6 +38,7 @@ __all__ = [
     "ReviewTooLarge",
     "charge_command_text",
     "review_budget",
+    "review_budgets_left",
     "k8s_expand",
     "ShellArg",
     "lex",
@@ -894,6 +895,14 @@ def charge_command_text(chars: int) -> None:
     left[0] -= chars
     if left[0] < 0:
         raise ReviewTooLarge(left[1] - left[0], left[1])
+
+
+def review_budgets_left() -> tuple[int | None, int | None]:
+    """What is left of the review's budgets of script expansions and of command lines
+    (:func:`review_budget`), each None outside one."""
+    expansions = _REVIEW_LEFT.get()
+    commands = _REVIEW_COMMANDS_LEFT.get()
+    return (expansions[0] if expansions else None), (commands[0] if commands else None)
 
 
 @contextmanager
