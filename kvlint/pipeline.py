@@ -173,11 +173,12 @@ def analyse_documents(
                 workloads = _paired(workloads, cms, options)
         except ReviewTooLarge:
             pass
-        with review_budget(), mounted_script_budget():
+        # a leader's containers read once for its own analysis and its workers' (within the review's budgets)
+        with review_budget(), mounted_script_budget(), _multinode.shared_leader_readings(workloads):
             _analyse_workloads(workloads, cms, options, out)
         return out
     workloads = _paired(workloads, cms, options)
-    # a leader's containers read once for its own analysis and its workers' (not in a review: above)
+    # a leader's containers read once for its own analysis and its workers'
     with _multinode.shared_leader_readings(workloads):
         _analyse_workloads(workloads, cms, options, out)
     return out

@@ -1791,16 +1791,15 @@ def mounted_script_budget(chars: int = MOUNTED_SCRIPT_CHARS) -> Iterator[None]:
         _MOUNTED_LEFT.reset(token)
 
 
-def reading_budgets() -> tuple[int, int | None, int | None]:
-    """What is left of the budgets a reading of a container may spend: the mounted scripts' (the review's, else
-    the process's, :func:`mounted_script_budget`), and within :func:`kvlint.engines.shell.review_budget` the
-    review's script expansions and command lines (None outside one). A reading that left them as they were
-    spent none (:func:`kvlint.engines.multinode.read_container`)."""
-    from kvlint.engines.shell import review_budgets_left
+def reading_budgets() -> tuple[list[int], ...]:
+    """The budgets a reading of a container may spend, as the lists whose first item is what is left of each:
+    the mounted scripts' (the review's, else the process's, :func:`mounted_script_budget`), and within
+    :func:`kvlint.engines.shell.review_budget` the review's script expansions and command lines. Every test of
+    one refuses or raises when a charge exceeds what is left and otherwise takes the charge from it
+    (:func:`kvlint.engines.multinode.read_container` relies on that)."""
+    from kvlint.engines.shell import review_budget_lists
 
-    mounted = _MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT
-    expansions, commands = review_budgets_left()
-    return mounted[0], expansions, commands
+    return (_MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT, *review_budget_lists())
 
 
 def _charge_mounted_script(chars: int) -> bool:

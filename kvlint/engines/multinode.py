@@ -37,14 +37,18 @@ __all__ = [
 class _LeaderReadings:
     """The readings of the leaders' containers made so far in one analysis of workloads
     (:func:`shared_leader_readings`): ``wanted`` the ids of the containers some worker's leader holds, ``held``
-    by the reading's arguments, each with the objects whose ids key it (kept, so no id is reused) and a copy of
-    the :class:`~kvlint.types.ServingConfig` as the parser returned it (or None)."""
+    by the reading's arguments: the objects whose ids key it (kept, so no id is reused), the budgets it was made
+    under with what it took from each (:func:`kvlint.engines.command.reading_budgets`), and a copy of the
+    :class:`~kvlint.types.ServingConfig` the parser returned (or None)."""
 
     __slots__ = ("held", "wanted")
 
     def __init__(self, wanted: set[int]) -> None:
         self.wanted = wanted
-        self.held: dict[tuple[Any, ...], tuple[tuple[object, ...], ServingConfig | None]] = {}
+        self.held: dict[
+            tuple[Any, ...],
+            tuple[tuple[object, ...], tuple[list[int], ...], tuple[int, ...], ServingConfig | None],
+        ] = {}
 
 
 _SHARED: ContextVar[_LeaderReadings | None] = ContextVar("kvlint_leader_readings", default=None)
@@ -53,9 +57,9 @@ _SHARED: ContextVar[_LeaderReadings | None] = ContextVar("kvlint_leader_readings
 @contextmanager
 def shared_leader_readings(workloads: Sequence[Workload]) -> Iterator[None]:
     """Within the block, a leader's container read by its own analysis and again for each worker that joins it
-    (:func:`_leader_config`), with the same arguments, is read once (:func:`read_container`). Only for
-    ``kvlint check``'s analysis: a review's readings each count against its budgets
-    (:func:`kvlint.engines.shell.review_budget`), which a shared reading would not spend again."""
+    (:func:`_leader_config`) with the same arguments is read once (:func:`read_container`). The block must lie
+    within the budgets its readings spend (a review's :func:`kvlint.engines.shell.review_budget`), so that they
+    only decrease while it lasts."""
     from kvlint.workloads.base import engine_containers
 
     wanted: set[int] = set()
@@ -77,7 +81,7 @@ def shared_leader_readings(workloads: Sequence[Workload]) -> Iterator[None]:
 
 def _copy(cfg: ServingConfig | None) -> ServingConfig | None:
     """A copy of a reading that its user may change as the pipeline changes its own (the fields it reassigns,
-    and the dicts, lists and join it fills) without changing ``cfg``."""
+    and the dicts, lists and joins it fills) without changing ``cfg``."""
     if cfg is None:
         return None
     return replaced(
@@ -108,9 +112,14 @@ def read_container(
     """``parse(container, ...)`` (:func:`kvlint.engines.command.parse_container`), or, within
     :func:`shared_leader_readings`, for a leader's container read before with the same arguments (the same
     container, pod, namespace, ConfigMaps, release option, template, KubeRay and installed release; ``path`` is not
-    used in the result), a copy of that reading. A reading is kept only when it spent none of the budgets
-    (:func:`kvlint.engines.command.reading_budgets`: a mounted script read, a review's), since one that did may
-    read otherwise with what is left; what raises is not kept."""
+    used in the result), a copy of that reading, with what it took from each budget taken again.
+
+    That is the reading made again, exactly: every test of a budget refuses (or raises) when a charge exceeds
+    what is left, else takes it (:func:`kvlint.engines.command.reading_budgets`), and within the block budgets
+    only decrease. A second reading follows the first's path as long as the tests answer alike: one the first
+    failed fails again (no more is left), and one it passed passes when what is left now covers all the first
+    took, which the second then takes as well. When it does not cover it, the container is read again. What
+    raises (a review's command lines past its budget) is not kept."""
     from kvlint.engines.command import reading_budgets
 
     kwargs = {
@@ -136,13 +145,20 @@ def read_container(
         kuberay,
         installed_release,
     )
+    budgets = reading_budgets()
     held = shared.held.get(key)
     if held is not None:
-        return _copy(held[1])
-    before = reading_budgets()
+        _kept, then, took, cfg = held
+        if len(then) == len(budgets) and all(
+            b is t and b[0] >= n for b, t, n in zip(budgets, then, took, strict=True)
+        ):
+            for b, n in zip(budgets, took, strict=True):
+                b[0] -= n
+            return _copy(cfg)
+    before = tuple(b[0] for b in budgets)
     cfg = parse(container, **kwargs)
-    if reading_budgets() == before:
-        shared.held[key] = ((container, pod_spec, configmaps), _copy(cfg))
+    took = tuple(was - b[0] for was, b in zip(before, budgets, strict=True))
+    shared.held[key] = ((container, pod_spec, configmaps), budgets, took, _copy(cfg))
     return cfg
 
 

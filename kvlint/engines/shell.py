@@ -38,7 +38,7 @@ __all__ = [
     "ReviewTooLarge",
     "charge_command_text",
     "review_budget",
-    "review_budgets_left",
+    "review_budget_lists",
     "k8s_expand",
     "ShellArg",
     "lex",
@@ -897,12 +897,12 @@ def charge_command_text(chars: int) -> None:
         raise ReviewTooLarge(left[1] - left[0], left[1])
 
 
-def review_budgets_left() -> tuple[int | None, int | None]:
-    """What is left of the review's budgets of script expansions and of command lines
-    (:func:`review_budget`), each None outside one."""
+def review_budget_lists() -> tuple[list[int], ...]:
+    """The review's budgets of script expansions and of command lines in force (:func:`review_budget`), as
+    the lists whose first item is what is left of each; none outside one."""
     expansions = _REVIEW_LEFT.get()
     commands = _REVIEW_COMMANDS_LEFT.get()
-    return (expansions[0] if expansions else None), (commands[0] if commands else None)
+    return tuple(b for b in (expansions, commands) if b is not None)
 
 
 @contextmanager
