@@ -173,15 +173,27 @@ def analyse_documents(
                 workloads = _paired(workloads, cms, options)
         except ReviewTooLarge:
             pass
-        # a leader's containers read once for its own analysis and its workers' (within the review's budgets)
-        with review_budget(), mounted_script_budget(), _multinode.shared_leader_readings(workloads):
-            _analyse_workloads(workloads, cms, options, out)
+        with review_budget(), mounted_script_budget():
+            _analyse_shared(workloads, cms, options, out)
         return out
-    workloads = _paired(workloads, cms, options)
-    # a leader's containers read once for its own analysis and its workers'
-    with _multinode.shared_leader_readings(workloads):
-        _analyse_workloads(workloads, cms, options, out)
+    _analyse_shared(_paired(workloads, cms, options), cms, options, out)
     return out
+
+
+def _analyse_shared(
+    workloads: Sequence[Workload],
+    cms: dict[tuple[str | None, str], LDict],
+    options: Options,
+    out: DocumentsAnalysis,
+) -> None:
+    """:func:`_analyse_workloads`, each leader's containers read once for its own analysis and its workers'
+    (:func:`kvlint.engines.multinode.leader_readings`; within a review's budgets, which the caller set)."""
+    shared = _multinode.leader_readings(workloads)
+    if shared is None:
+        _analyse_workloads(workloads, cms, options, out)
+        return
+    with shared:
+        _analyse_workloads(workloads, cms, options, out)
 
 
 def _paired(

@@ -1,5 +1,5 @@
 """A leader's container is read once for its own analysis and for each worker that joins it
-(:func:`kvlint.engines.multinode.read_container` within :func:`~kvlint.engines.multinode.shared_leader_readings`),
+(:func:`kvlint.engines.multinode.read_container` within :func:`~kvlint.engines.multinode.leader_readings`),
 when both readings are made with the same arguments; each user gets its own copy, which the pipeline's later
 changes to the leader's reading do not reach; a copy takes from each budget (a mounted script read, a review's)
 what the reading took, as reading again would. Fixture: the LeaderWorkerSet project's vLLM example
@@ -112,7 +112,9 @@ def test_a_shared_reading_takes_the_budgets_again_or_is_made_again() -> None:
             calls.append("not read")
         return None
 
-    with command.mounted_script_budget(25), multinode.shared_leader_readings(workloads):
+    shared = multinode.leader_readings(workloads)
+    assert shared is not None
+    with command.mounted_script_budget(25), shared:
         budget = command._MOUNTED_LEFT.get()
         assert budget is not None
         for _ in range(4):

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -28,20 +27,21 @@ __all__ = [
     "join_follower",
     "node_address",
     "pair_node_objects",
+    "LeaderReadings",
+    "leader_readings",
     "read_container",
-    "shared_leader_readings",
     "vllm_nodes_per_dp_group",
 ]
 
 
-class _LeaderReadings:
-    """The readings of the leaders' containers made so far in one analysis of workloads
-    (:func:`shared_leader_readings`): ``wanted`` the ids of the containers some worker's leader holds, ``held``
-    by the reading's arguments: the objects whose ids key it (kept, so no id is reused), the budgets it was made
-    under with what it took from each (:func:`kvlint.engines.command.reading_budgets`), and a copy of the
+class LeaderReadings:
+    """The readings of the leaders' containers made so far in one analysis of workloads, while it is entered
+    (:func:`leader_readings`): ``wanted`` the ids of the containers some worker's leader holds, ``held`` by the
+    reading's arguments: the objects whose ids key it (kept, so no id is reused), the budgets it was made under
+    with what it took from each (:func:`kvlint.engines.command.reading_budgets`), and a copy of the
     :class:`~kvlint.types.ServingConfig` the parser returned (or None)."""
 
-    __slots__ = ("held", "wanted")
+    __slots__ = ("held", "token", "wanted")
 
     def __init__(self, wanted: set[int]) -> None:
         self.wanted = wanted
@@ -49,17 +49,25 @@ class _LeaderReadings:
             tuple[Any, ...],
             tuple[tuple[object, ...], tuple[list[int], ...], tuple[int, ...], ServingConfig | None],
         ] = {}
+        self.token: Any = None
+
+    def __enter__(self) -> LeaderReadings:
+        self.token = _SHARED.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _SHARED.reset(self.token)
 
 
-_SHARED: ContextVar[_LeaderReadings | None] = ContextVar("kvlint_leader_readings", default=None)
+_SHARED: ContextVar[LeaderReadings | None] = ContextVar("kvlint_leader_readings", default=None)
 
 
-@contextmanager
-def shared_leader_readings(workloads: Sequence[Workload]) -> Iterator[None]:
-    """Within the block, a leader's container read by its own analysis and again for each worker that joins it
-    (:func:`_leader_config`) with the same arguments is read once (:func:`read_container`). The block must lie
-    within the budgets its readings spend (a review's :func:`kvlint.engines.shell.review_budget`), so that they
-    only decrease while it lasts."""
+def leader_readings(workloads: Sequence[Workload]) -> LeaderReadings | None:
+    """What shares the readings of the leaders of ``workloads`` while it is entered (``with``): a leader's container
+    read by its own analysis and again for each worker that joins it (:func:`_leader_config`) with the same
+    arguments is read once (:func:`read_container`); None when no workload has a leader. It must be entered within
+    the budgets its readings spend (a review's :func:`kvlint.engines.shell.review_budget`), so that they only
+    decrease while it is."""
     from kvlint.workloads.base import engine_containers
 
     wanted: set[int] = set()
@@ -69,14 +77,7 @@ def shared_leader_readings(workloads: Sequence[Workload]) -> Iterator[None]:
                 wanted.update(id(c) for c in engine_containers(w.leader.pod_spec))
             except Exception:  # a shape engine_containers does not read: its readings are made as before
                 continue
-    if not wanted:
-        yield
-        return
-    token = _SHARED.set(_LeaderReadings(wanted))
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
+    return LeaderReadings(wanted) if wanted else None
 
 
 def _copy(cfg: ServingConfig | None) -> ServingConfig | None:
@@ -110,7 +111,7 @@ def read_container(
     installed_release: str | None = None,
 ) -> ServingConfig | None:
     """``parse(container, ...)`` (:func:`kvlint.engines.command.parse_container`), or, within
-    :func:`shared_leader_readings`, for a leader's container read before with the same arguments (the same
+    :func:`leader_readings`, for a leader's container read before with the same arguments (the same
     container, pod, namespace, ConfigMaps, release option, template, KubeRay and installed release; ``path`` is not
     used in the result), a copy of that reading, with what it took from each budget taken again.
 
@@ -120,21 +121,21 @@ def read_container(
     failed fails again (no more is left), and one it passed passes when what is left now covers all the first
     took, which the second then takes as well. When it does not cover it, the container is read again. What
     raises (a review's command lines past its budget) is not kept."""
-    from kvlint.engines.command import reading_budgets
-
-    kwargs = {
-        "pod_spec": pod_spec,
-        "namespace": namespace,
-        "configmaps": configmaps,
-        "path": path,
-        "engine_version_option": engine_version_option,
-        "runtime_template": runtime_template,
-        "kuberay": kuberay,
-        "installed_release": installed_release,
-    }
     shared = _SHARED.get()
     if shared is None or id(container) not in shared.wanted:
-        return parse(container, **kwargs)
+        return parse(
+            container,
+            pod_spec=pod_spec,
+            namespace=namespace,
+            configmaps=configmaps,
+            path=path,
+            engine_version_option=engine_version_option,
+            runtime_template=runtime_template,
+            kuberay=kuberay,
+            installed_release=installed_release,
+        )
+    from kvlint.engines.command import reading_budgets
+
     key = (
         id(container),
         id(pod_spec),
@@ -156,7 +157,17 @@ def read_container(
                 b[0] -= n
             return _copy(cfg)
     before = tuple(b[0] for b in budgets)
-    cfg = parse(container, **kwargs)
+    cfg = parse(
+        container,
+        pod_spec=pod_spec,
+        namespace=namespace,
+        configmaps=configmaps,
+        path=path,
+        engine_version_option=engine_version_option,
+        runtime_template=runtime_template,
+        kuberay=kuberay,
+        installed_release=installed_release,
+    )
     took = tuple(was - b[0] for was, b in zip(before, budgets, strict=True))
     shared.held[key] = ((container, pod_spec, configmaps), budgets, took, _copy(cfg))
     return cfg
