@@ -20,7 +20,6 @@ import kvlint.accelerators.site as _site
 import kvlint.engines as _engines
 import kvlint.engines.images as _images
 import kvlint.engines.layout as _layout
-import kvlint.engines.multinode as _multinode
 import kvlint.engines.options as _options
 import kvlint.memory.stage as _stage
 import kvlint.models as _models
@@ -174,26 +173,10 @@ def analyse_documents(
         except ReviewTooLarge:
             pass
         with review_budget(), mounted_script_budget():
-            _analyse_shared(workloads, cms, options, out)
+            _analyse_workloads(workloads, cms, options, out)
         return out
-    _analyse_shared(_paired(workloads, cms, options), cms, options, out)
+    _analyse_workloads(_paired(workloads, cms, options), cms, options, out)
     return out
-
-
-def _analyse_shared(
-    workloads: Sequence[Workload],
-    cms: dict[tuple[str | None, str], LDict],
-    options: Options,
-    out: DocumentsAnalysis,
-) -> None:
-    """:func:`_analyse_workloads`, each leader's containers read once for its own analysis and its workers'
-    (:func:`kvlint.engines.multinode.leader_readings`; within a review's budgets, which the caller set)."""
-    shared = _multinode.leader_readings(workloads)
-    if shared is None:
-        _analyse_workloads(workloads, cms, options, out)
-        return
-    with shared:
-        _analyse_workloads(workloads, cms, options, out)
 
 
 def _paired(
@@ -394,8 +377,7 @@ def analyse_container(
     from kvlint.rules.facts import is_runtime_template
 
     try:
-        serving = _multinode.read_container(
-            _engines.parse_container,
+        serving = _engines.parse_container(
             container,
             pod_spec=w.pod_spec,
             namespace=w.namespace,

@@ -1832,17 +1832,6 @@ def mounted_script_budget(chars: int = MOUNTED_SCRIPT_CHARS) -> Iterator[None]:
         _MOUNTED_LEFT.reset(token)
 
 
-def reading_budgets() -> tuple[list[int], ...]:
-    """The budgets a reading of a container may spend, as the lists whose first item is what is left of each:
-    the mounted scripts' (the review's, else the process's, :func:`mounted_script_budget`), and within
-    :func:`kvlint.engines.shell.review_budget` the review's script expansions and command lines. Every test of
-    one refuses or raises when a charge exceeds what is left and otherwise takes the charge from it
-    (:func:`kvlint.engines.multinode.read_container` relies on that)."""
-    from kvlint.engines.shell import review_budget_lists
-
-    return (_MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT, *review_budget_lists())
-
-
 def _charge_mounted_script(chars: int) -> bool:
     """Spend ``chars`` of the mounted-script budget (the review's, else the process's); whether it could."""
     left = _MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT

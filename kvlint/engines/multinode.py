@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from kvlint.fastinit import replaced
 from kvlint.source import LDict
@@ -27,150 +25,8 @@ __all__ = [
     "join_follower",
     "node_address",
     "pair_node_objects",
-    "LeaderReadings",
-    "leader_readings",
-    "read_container",
     "vllm_nodes_per_dp_group",
 ]
-
-
-class LeaderReadings:
-    """The readings of the leaders' containers made so far in one analysis of workloads, while it is entered
-    (:func:`leader_readings`): ``wanted`` the ids of the containers some worker's leader holds, ``held`` by the
-    reading's arguments: the objects whose ids key it (kept, so no id is reused), the budgets it was made under
-    with what it took from each (:func:`kvlint.engines.command.reading_budgets`), and a copy of the
-    :class:`~kvlint.types.ServingConfig` the parser returned (or None)."""
-
-    __slots__ = ("held", "token", "wanted")
-
-    def __init__(self, wanted: set[int]) -> None:
-        self.wanted = wanted
-        self.held: dict[
-            tuple[Any, ...],
-            tuple[tuple[object, ...], tuple[list[int], ...], tuple[int, ...], ServingConfig | None],
-        ] = {}
-        self.token: Any = None
-
-    def __enter__(self) -> LeaderReadings:
-        self.token = _SHARED.set(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _SHARED.reset(self.token)
-
-
-_SHARED: ContextVar[LeaderReadings | None] = ContextVar("kvlint_leader_readings", default=None)
-
-
-def leader_readings(workloads: Sequence[Workload]) -> LeaderReadings | None:
-    """What shares the readings of the leaders of ``workloads`` while it is entered (``with``): a leader's container
-    read by its own analysis and again for each worker that joins it (:func:`_leader_config`) with the same
-    arguments is read once (:func:`read_container`); None when no workload has a leader. It must be entered within
-    the budgets its readings spend (a review's :func:`kvlint.engines.shell.review_budget`), so that they only
-    decrease while it is."""
-    from kvlint.workloads.base import engine_containers
-
-    wanted: set[int] = set()
-    for w in workloads:
-        if w.leader is not None:
-            try:
-                wanted.update(id(c) for c in engine_containers(w.leader.pod_spec))
-            except Exception:  # a shape engine_containers does not read: its readings are made as before
-                continue
-    return LeaderReadings(wanted) if wanted else None
-
-
-def _copy(cfg: ServingConfig | None) -> ServingConfig | None:
-    """A copy of a reading that its user may change as the pipeline changes its own (the fields it reassigns,
-    and the dicts, lists and joins it fills) without changing ``cfg``."""
-    if cfg is None:
-        return None
-    return replaced(
-        cfg,
-        flags=dict(cfg.flags),
-        env=dict(cfg.env),
-        findings=list(cfg.findings),
-        unresolved=dict(cfg.unresolved),
-        env_locs=dict(cfg.env_locs),
-        joins=replaced(cfg.joins) if cfg.joins is not None else None,
-        apart_from=replaced(cfg.apart_from) if cfg.apart_from is not None else None,
-    )
-
-
-def read_container(
-    parse: Callable[..., ServingConfig | None],
-    container: LDict,
-    *,
-    pod_spec: LDict | None = None,
-    namespace: str | None = None,
-    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
-    path: str = "",
-    engine_version_option: str | None = None,
-    runtime_template: bool = False,
-    kuberay: bool = False,
-    installed_release: str | None = None,
-) -> ServingConfig | None:
-    """``parse(container, ...)`` (:func:`kvlint.engines.command.parse_container`), or, within
-    :func:`leader_readings`, for a leader's container read before with the same arguments (the same
-    container, pod, namespace, ConfigMaps, release option, template, KubeRay and installed release; ``path`` is not
-    used in the result), a copy of that reading, with what it took from each budget taken again.
-
-    That is the reading made again, exactly: every test of a budget refuses (or raises) when a charge exceeds
-    what is left, else takes it (:func:`kvlint.engines.command.reading_budgets`), and within the block budgets
-    only decrease. A second reading follows the first's path as long as the tests answer alike: one the first
-    failed fails again (no more is left), and one it passed passes when what is left now covers all the first
-    took, which the second then takes as well. When it does not cover it, the container is read again. What
-    raises (a review's command lines past its budget) is not kept."""
-    shared = _SHARED.get()
-    if shared is None or id(container) not in shared.wanted:
-        return parse(
-            container,
-            pod_spec=pod_spec,
-            namespace=namespace,
-            configmaps=configmaps,
-            path=path,
-            engine_version_option=engine_version_option,
-            runtime_template=runtime_template,
-            kuberay=kuberay,
-            installed_release=installed_release,
-        )
-    from kvlint.engines.command import reading_budgets
-
-    key = (
-        id(container),
-        id(pod_spec),
-        namespace,
-        id(configmaps),
-        engine_version_option,
-        runtime_template,
-        kuberay,
-        installed_release,
-    )
-    budgets = reading_budgets()
-    held = shared.held.get(key)
-    if held is not None:
-        _kept, then, took, cfg = held
-        if len(then) == len(budgets) and all(
-            b is t and b[0] >= n for b, t, n in zip(budgets, then, took, strict=True)
-        ):
-            for b, n in zip(budgets, took, strict=True):
-                b[0] -= n
-            return _copy(cfg)
-    before = tuple(b[0] for b in budgets)
-    cfg = parse(
-        container,
-        pod_spec=pod_spec,
-        namespace=namespace,
-        configmaps=configmaps,
-        path=path,
-        engine_version_option=engine_version_option,
-        runtime_template=runtime_template,
-        kuberay=kuberay,
-        installed_release=installed_release,
-    )
-    took = tuple(was - b[0] for was, b in zip(before, budgets, strict=True))
-    shared.held[key] = ((container, pod_spec, configmaps), budgets, took, _copy(cfg))
-    return cfg
 
 
 def _leader_config(
@@ -195,8 +51,7 @@ def _leader_config(
         if seen is not None:
             seen.append(c)
         try:
-            cfg = read_container(
-                parse_container,
+            cfg = parse_container(
                 c,
                 pod_spec=lw.pod_spec,
                 namespace=lw.namespace,

@@ -38,7 +38,6 @@ __all__ = [
     "ReviewTooLarge",
     "charge_command_text",
     "review_budget",
-    "review_budget_lists",
     "k8s_expand",
     "ShellArg",
     "lex",
@@ -937,14 +936,6 @@ def charge_command_text(chars: int) -> None:
     left[0] -= chars
     if left[0] < 0:
         raise ReviewTooLarge(left[1] - left[0], left[1])
-
-
-def review_budget_lists() -> tuple[list[int], ...]:
-    """The review's budgets of script expansions and of command lines in force (:func:`review_budget`), as
-    the lists whose first item is what is left of each; none outside one."""
-    expansions = _REVIEW_LEFT.get()
-    commands = _REVIEW_COMMANDS_LEFT.get()
-    return tuple(b for b in (expansions, commands) if b is not None)
 
 
 @contextmanager
