@@ -1360,12 +1360,16 @@ def _config_file_flags(
                 f"{what}: the file is {problem}; its settings are unknown to kvlint",
                 loc,
                 severity=missing_severity,
-                fix="pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
-                if problem.endswith("is not among the inputs")
-                else UNPARSED_FIX
-                if UNPARSED in problem
-                else "make the ConfigMap hold the file as a string under the key the volume mounts (the engine cannot read "
-                "its --config file without it)",
+                # the loader's own remedy (kvlint plan's local file: kvlint.engines.command.LocalConfigFiles)
+                fix=getattr(config_loader, "fix", None)
+                or (
+                    "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
+                    if problem.endswith("is not among the inputs")
+                    else UNPARSED_FIX
+                    if UNPARSED in problem
+                    else "make the ConfigMap hold the file as a string under the key the volume mounts (the engine "
+                    "cannot read its --config file without it)"
+                ),
             )
         return None
     text, text_loc = loaded
