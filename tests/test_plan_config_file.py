@@ -88,3 +88,19 @@ def test_cli_plan_reads_the_file(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     assert "TP=2" in res.output and "verdict: ok" in res.output
+
+
+def test_vllm_config_with_equals_is_never_read_by_vllm(tmp_path: Path) -> None:
+    """vLLM loads the file only when ``--config`` is a word of its own (FlexibleArgumentParser.parse_args: ``if
+    "--config" in args``, 0.20.0 to 0.34.0); ``--config=FILE`` is the value of the declared ``--config`` argparse
+    option, which nothing reads. kvlint read the file as if vLLM did (and with fresh51, unread, left the sizes
+    unknown): the engine runs on its defaults and the command line's values, which kvlint plans, with a warning."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("tensor-parallel-size: 2\nmax-model-len: 4096\n")
+    out = _plan(["vllm", "serve", MODEL, f"--config={cfg}"], local_config=True)
+    s = out.result.serving
+    assert s.get("tensor_parallel_size") is None and s.get("max_model_len") is None and not s.unresolved
+    (kv503,) = [d for d in out.diagnostics if d.rule == "KV503"]
+    assert kv503.severity == "warning" and "vLLM never reads this file" in kv503.message
+    assert f"--config {cfg}" in kv503.fix
+    assert out.verdict != "unknown"
