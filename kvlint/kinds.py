@@ -328,6 +328,15 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "OpenShift",
         why_not="a Template runs nothing: oc process turns it into objects, and those objects are reviewed",
     ),
+    _k(
+        "kro.run",
+        "ResourceGraphDefinition",
+        "resourcegraphdefinitions",
+        "kro",
+        cluster=True,
+        why_not="a ResourceGraphDefinition runs nothing: it defines a new kind, and kro creates the objects of "
+        "its resource templates for each instance of that kind; those objects (the Deployment) are reviewed",
+    ),
 )
 
 
