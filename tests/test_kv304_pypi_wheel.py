@@ -123,3 +123,48 @@ def test_a_rocm_or_unknown_source_is_not_kv304(install: str, env: str, image: st
     assert not [d for d in res.diagnostics if d.rule == "KV304"], [
         (d.rule, d.message) for d in res.diagnostics if d.rule == "KV304"
     ]
+
+
+# pip and uv read their sources from the environment and from configuration files as well as from the command line:
+# a variable whose value kvlint does not have (a Secret's private index URL, a ConfigMap not among the inputs, an
+# envFrom of a Secret) or a mounted pip.conf may name vLLM's ROCm index, so none is reported
+SECRET_INDEX = "        env: [{name: PIP_INDEX_URL, valueFrom: {secretKeyRef: {name: pypi, key: url}}}]\n"
+UNREAD_CONFIGMAP = (
+    "        env: [{name: PIP_EXTRA_INDEX_URL, valueFrom: {configMapKeyRef: {name: pip, key: url}}}]\n"
+)
+ENVFROM_SECRET = "        envFrom: [{secretRef: {name: pip-settings}}]\n"
+ENVFROM_CONFIGMAP = "        envFrom: [{configMapRef: {name: pip-settings}}]\n"
+PIP_REQUIREMENT = "        env: [{name: PIP_REQUIREMENT, value: /etc/vllm/requirements.txt}]\n"
+UV_CONFIG = "        env: [{name: UV_CONFIG_FILE, value: /etc/uv/rocm.toml}]\n"
+PIP_CONF = "        volumeMounts: [{name: pip, mountPath: /etc/pip.conf, subPath: pip.conf}]\n"
+XDG_PIP = "        volumeMounts: [{name: pip, mountPath: /root/.config/pip}]\n"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        SECRET_INDEX,
+        UNREAD_CONFIGMAP,
+        ENVFROM_SECRET,
+        ENVFROM_CONFIGMAP,
+        PIP_REQUIREMENT,
+        UV_CONFIG,
+        PIP_CONF,
+        XDG_PIP,
+    ],
+)
+def test_a_source_the_container_may_set_is_not_kv304(env: str) -> None:
+    res = _run("pip install vllm", env=env)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], env
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        "        env: [{name: PIP_NO_CACHE_DIR, value: '1'}, {name: UV_TORCH_BACKEND, value: auto}]\n",
+        "        volumeMounts: [{name: cache, mountPath: /root/.cache/huggingface}]\n",
+    ],
+)
+def test_pip_settings_that_name_no_source_still_report(env: str) -> None:
+    res = _run("pip install vllm", env=env)
+    assert [d for d in res.diagnostics if d.rule == "KV304"], env

@@ -1033,22 +1033,81 @@ _PIP_SOURCE_OPTIONS = frozenset(
         "--editable",
     }
 )
-#: Environment variables that set pip's or uv's package sources (pip reads ``PIP_<OPTION>``, uv its ``UV_*``
-#: settings) or pip's configuration file.
-_PIP_SOURCE_ENV = frozenset(
+#: pip's and uv's environment variables that do not change where a package is installed from (pip reads
+#: ``PIP_<OPTION>`` for each of its options, pip ``configuration.py``; uv its ``UV_*`` settings): its cache, its
+#: output, its timeouts, which interpreter, whether it may touch the system environment, and uv's
+#: ``UV_TORCH_BACKEND`` (the PyTorch index for ``torch`` and its kin, not ``vllm``). Any other ``PIP_*``/``UV_*``
+#: variable (``PIP_INDEX_URL``, ``PIP_EXTRA_INDEX_URL``, ``PIP_REQUIREMENT``, ``PIP_CONSTRAINT``,
+#: ``PIP_CONFIG_FILE``, ``UV_INDEX``, ``UV_CONFIG_FILE`` ...) may name another source.
+_PIP_NEUTRAL_ENV = frozenset(
     {
-        "PIP_INDEX_URL",
-        "PIP_EXTRA_INDEX_URL",
-        "PIP_FIND_LINKS",
-        "PIP_NO_INDEX",
-        "PIP_CONFIG_FILE",
-        "UV_INDEX_URL",
-        "UV_EXTRA_INDEX_URL",
-        "UV_INDEX",
-        "UV_DEFAULT_INDEX",
-        "UV_FIND_LINKS",
+        "PIP_NO_CACHE_DIR",
+        "PIP_CACHE_DIR",
+        "PIP_DISABLE_PIP_VERSION_CHECK",
+        "PIP_ROOT_USER_ACTION",
+        "PIP_BREAK_SYSTEM_PACKAGES",
+        "PIP_PROGRESS_BAR",
+        "PIP_DEFAULT_TIMEOUT",
+        "PIP_TIMEOUT",
+        "PIP_RETRIES",
+        "PIP_QUIET",
+        "PIP_VERBOSE",
+        "PIP_NO_INPUT",
+        "PIP_NO_COLOR",
+        "UV_SYSTEM_PYTHON",
+        "UV_BREAK_SYSTEM_PACKAGES",
+        "UV_NO_CACHE",
+        "UV_CACHE_DIR",
+        "UV_HTTP_TIMEOUT",
+        "UV_LINK_MODE",
+        "UV_COMPILE_BYTECODE",
+        "UV_CONCURRENT_DOWNLOADS",
+        "UV_NO_PROGRESS",
+        "UV_PYTHON",
+        "UV_TORCH_BACKEND",
     }
 )
+
+
+def pip_source_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` may set where pip or uv installs from (a ``PIP_*`` or ``UV_*``
+    variable not in :data:`_PIP_NEUTRAL_ENV`)."""
+    return name.startswith(("PIP_", "UV_")) and name not in _PIP_NEUTRAL_ENV
+
+
+#: Path components of a volume mount that may put pip's or uv's configuration file (and so an index) in the
+#: container: ``/etc/pip.conf``, ``/root/.pip/pip.conf``, ``/root/.config/pip``, ``/etc/xdg/pip``, ``/etc/uv/uv.toml``.
+_PIP_CONFIG_PATHS = frozenset({"pip.conf", "pip.ini", ".pip", "pip", "uv.toml", "uv"})
+
+
+def _container_pip_source_unknown(serving: ServingConfig) -> bool:
+    """Whether the container may give pip or uv a package source that kvlint does not read: an ``env`` entry
+    naming a pip/uv source variable (:func:`pip_source_variable`) whatever its value (a ``secretKeyRef`` private
+    index URL is left out of :attr:`~kvlint.types.ServingConfig.env`), one defined by the script or a ConfigMap
+    read, an ``envFrom`` entry whose variables kvlint did not read (a ``secretRef``, a ConfigMap not among the
+    inputs), or a volume mounted where pip or uv reads its configuration file (:data:`_PIP_CONFIG_PATHS`)."""
+    container = serving.container if isinstance(serving.container, Mapping) else {}
+    names = set(serving.env)
+    entries = container.get("env")
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
+            names.add(e["name"])
+    if any(pip_source_variable(name) for name in names):
+        return True
+    sources = container.get("envFrom")
+    for src in sources if isinstance(sources, list) else []:
+        if not isinstance(src, Mapping) or src.get("configMapRef") is None:
+            return True  # a secretRef (or a form kvlint does not know): its variables are not read
+    if any(variable is None for variable, _why in serving.env_unread):
+        return True  # an envFrom ConfigMap not among the inputs
+    mounts = container.get("volumeMounts")
+    for m in mounts if isinstance(mounts, list) else []:
+        path = m.get("mountPath") if isinstance(m, Mapping) else None
+        if isinstance(path, str) and _PIP_CONFIG_PATHS.intersection(path.lower().split("/")):
+            return True
+    return False
+
+
 _PYPI_HOSTS = ("https://pypi.org/", "https://pypi.python.org/")
 _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNORECASE)
 
@@ -1059,13 +1118,14 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
     (:data:`_PLAIN_BASE_IMAGES`): PyPI's wheel is vLLM's CUDA build (:data:`VLLM_ROCM_WHEELS`), so the container runs a
     CUDA build whatever the image. Not when the install names another source, which may be vLLM's ROCm index or
     wheel (``--extra-index-url https://wheels.vllm.ai/rocm/...``, a ``+rocm700`` version, a wheel file or URL, an
-    index or requirements option, :data:`_PIP_SOURCE_OPTIONS`, or a pip/uv source variable,
-    :data:`_PIP_SOURCE_ENV`)."""
+    index or requirements option, :data:`_PIP_SOURCE_OPTIONS`), nor when the container may set another source
+    (:func:`_container_pip_source_unknown`: a pip/uv source variable from the container's ``env`` with any value,
+    including a Secret's, from ``envFrom`` or the script; a pip configuration file mounted)."""
     if serving.engine != "vllm" or not serving.pip_args:
         return False
     if repository_path(serving.image).removeprefix("library/") not in _PLAIN_BASE_IMAGES:
         return False
-    if any(serving.env.get(name) for name in _PIP_SOURCE_ENV):
+    if _container_pip_source_unknown(serving):
         return False
     args = serving.pip_args
     named = False
