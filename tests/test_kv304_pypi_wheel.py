@@ -168,3 +168,43 @@ def test_a_source_the_container_may_set_is_not_kv304(env: str) -> None:
 def test_pip_settings_that_name_no_source_still_report(env: str) -> None:
     res = _run("pip install vllm", env=env)
     assert [d for d in res.diagnostics if d.rule == "KV304"], env
+
+
+# the script's other commands: an earlier install from vLLM's ROCm index or a requirements file leaves `pip install
+# vllm` "Requirement already satisfied"; a variable set for the pip command, `pip config` or a pip.conf written
+# sets its source; a local or VCS build is not PyPI's wheel
+@pytest.mark.parametrize(
+    "install",
+    [
+        "pip install vllm==0.18.0+rocm700 --extra-index-url https://wheels.vllm.ai/rocm/0.18.0/rocm700"
+        " && pip install vllm",
+        "pip install -r /app/requirements-rocm.txt && pip install vllm",
+        "PIP_EXTRA_INDEX_URL=https://wheels.vllm.ai/rocm/0.18.0/rocm700 pip install vllm==0.18.0+rocm700"
+        " && pip install -q vllm",
+        "PIP_INDEX_URL=https://pypi.example.com/simple pip install vllm",
+        "env UV_INDEX=https://pypi.example.com/simple uv pip install --system vllm",
+        "pip config set global.extra-index-url https://pypi.example.com/simple && pip install vllm",
+        "echo '[global]' > /etc/pip.conf && pip install vllm",
+        "cd /src/vllm && pip install -e . && pip install vllm",
+        "pip install /wheels/vllm-0.18.0-cp312-cp312-linux_x86_64.whl && pip install vllm",
+        "pip install git+https://github.com/ROCm/vllm.git && pip install vllm",
+        "cd /src/vllm && python3 setup.py install && pip install vllm",
+    ],
+)
+def test_a_source_the_script_may_set_is_not_kv304(install: str) -> None:
+    res = _run(install)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], install
+
+
+@pytest.mark.parametrize(
+    "install",
+    [
+        "pip install --upgrade pip && pip install vllm",
+        "pip install --cache-dir /tmp/pip -q hf_transfer && pip install vllm",
+        "PIP_NO_CACHE_DIR=1 pip install vllm",
+        "pip install torch --index-url https://pypi.org/simple && pip install vllm",
+    ],
+)
+def test_other_pypi_installs_still_report(install: str) -> None:
+    res = _run(install)
+    assert [d for d in res.diagnostics if d.rule == "KV304"], install

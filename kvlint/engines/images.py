@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
@@ -61,6 +61,8 @@ __all__ = [
     "is_dell_enterprise_hub",
     "names_engine",
     "path_placeholder",
+    "pip_names_source",
+    "pip_source_variable",
     "published_build",
     "pypi_cuda_wheel",
     "repository_path",
@@ -1118,7 +1120,8 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
     (:data:`_PLAIN_BASE_IMAGES`): PyPI's wheel is vLLM's CUDA build (:data:`VLLM_ROCM_WHEELS`), so the container runs a
     CUDA build whatever the image. Not when the install names another source, which may be vLLM's ROCm index or
     wheel (``--extra-index-url https://wheels.vllm.ai/rocm/...``, a ``+rocm700`` version, a wheel file or URL, an
-    index or requirements option, :data:`_PIP_SOURCE_OPTIONS`), nor when the container may set another source
+    index or requirements option: :func:`pip_names_source`), nor when another command of the script may install
+    vLLM from elsewhere or set pip's source (:attr:`kvlint.types.ServingConfig.pip_elsewhere`), nor when the container may set another source
     (:func:`_container_pip_source_unknown`: a pip/uv source variable from the container's ``env`` with any value,
     including a Secret's, from ``envFrom`` or the script; a pip configuration file mounted)."""
     if serving.engine != "vllm" or not serving.pip_args:
@@ -1127,20 +1130,25 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
         return False
     if _container_pip_source_unknown(serving):
         return False
-    args = serving.pip_args
-    named = False
+    if serving.pip_elsewhere or pip_names_source(serving.pip_args):
+        return False
+    return any(_VLLM_REQUIREMENT.fullmatch(word.strip()) is not None for word in serving.pip_args)
+
+
+def pip_names_source(args: Sequence[str]) -> bool:
+    """Whether the words after a pip (uv pip) ``install`` name a source besides PyPI, which may hold vLLM's ROCm
+    build: a word with ``rocm`` in it (vLLM's ROCm index, a ``+rocm700`` version or wheel), or an index, find-links,
+    requirements, constraints or editable option (:data:`_PIP_SOURCE_OPTIONS`) whose value is not PyPI."""
     for k, word in enumerate(args):
         low = word.lower()
         if "rocm" in low:
-            return False
+            return True
         option = low.split("=", 1)[0]
         if option in _PIP_SOURCE_OPTIONS:
             value = low.split("=", 1)[1] if "=" in low else (args[k + 1].lower() if k + 1 < len(args) else "")
             if not value.startswith(_PYPI_HOSTS):
-                return False
-        if _VLLM_REQUIREMENT.fullmatch(word.strip()) is not None:
-            named = True
-    return named
+                return True
+    return False
 
 
 def is_known_cuda_build(image: str) -> bool:
