@@ -797,7 +797,12 @@ _DEVICE_PLATFORMS = {
 #: installation guide). Gaudi: Habana's registry ``vault.habana.ai/`` (its ``gaudi-docker`` PyTorch images,
 #: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi``, OPEA's ``opea/vllm-gaudi`` and Red Hat OpenShift AI's
 #: ``registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9`` (the ServingRuntime of vllm-project/vllm-gaudi
-#: ``gaudi3Benchmarks/1.23.0/redhatopenshift/llama3.3-70b-fp8.yaml``@1c69c38c, fixtures/collected). Neuron: AWS's
+#: ``gaudi3Benchmarks/1.23.0/redhatopenshift/llama3.3-70b-fp8.yaml``@1c69c38c, fixtures/collected; also on
+#: ``quay.io/rhoai/`` and as ``registry.redhat.io/rhaii/``), and its ROCm twin ``odh-vllm-rocm-rhel9`` (Red Hat's
+#: runtime table "vLLM ROCm | registry.redhat.io/rhaii/odh-vllm-rocm-rhel9 | GA"; ``rhoai/odh-vllm-rocm-rhel9:v2.25.9``
+#: scanned in Red Hat's image audits, both read with the library's find_string); SGLang's AMD images
+#: ``rocm/sgl-dev`` (SGLang's AMD guides: ``docker pull rocm/sgl-dev:upstream_20250312_v1``, its nightly
+#: ``rocm/sgl-dev:v0.5.14-rocm700-mi35x-...``). Neuron: AWS's
 #: ``public.ecr.aws/neuron/`` and the Deep Learning Containers' ``huggingface-pytorch-tgi-inference`` and
 #: ``pytorch-inference-neuronx`` (``...-neuronx-...`` tags, https://huggingface.co/docs/optimum-neuron/containers).
 #: Spyre: ``quay.io/ibm-aiu/vllm-spyre``, ``quay.io/opendatahub/vllm-spyre``, ``vllm/vllm-spyre``
@@ -817,6 +822,12 @@ _PUBLISHED_BUILD_REPOS = (
     "huggingface/tgi-gaudi",
     "opea/vllm-gaudi",
     "registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9",
+    "quay.io/rhoai/odh-vllm-gaudi-rhel9",
+    "registry.redhat.io/rhaii/odh-vllm-gaudi-rhel9",
+    "registry.redhat.io/rhoai/odh-vllm-rocm-rhel9",
+    "quay.io/rhoai/odh-vllm-rocm-rhel9",
+    "registry.redhat.io/rhaii/odh-vllm-rocm-rhel9",
+    "rocm/sgl-dev",
     "public.ecr.aws/neuron/",
     "huggingface-pytorch-tgi-inference",
     "pytorch-inference-neuronx",
@@ -830,10 +841,14 @@ _PUBLISHED_BUILD_REPOS = (
 #: ``-neuron`` (``ghcr.io/huggingface/text-generation-inference:3.3.5-neuron``,
 #: https://huggingface.co/docs/text-generation-inference/backends/neuron) and ``-gaudi`` (its
 #: ``.github/workflows/build.yaml``, ``latest-gaudi``); SGLang's ``-rocm<ROCm>`` and
-#: ``-cann<CANN>`` (:data:`_CANN`).
+#: ``-cann<CANN>`` (:data:`_CANN`). Red Hat OpenShift AI's vLLM images ``quay.io/modh/vllm`` are per platform by
+#: tag, ``rhoai-2.25-cuda``, ``-rocm``, ``-gaudi`` (containers/ramalama's ``_image`` runs ``quay.io/modh/vllm:
+#: rhoai-2.17-rocm`` on a ROCm GPU, ``HIP_VISIBLE_DEVICES``; rh-ai-quickstart's ``llm-service`` chart its
+#: ``vllm-gaudi-...`` build for ``habana.ai/gaudi``).
 _PUBLISHED_BUILD_TAGS = {
     "huggingface/text-generation-inference": re.compile(r"(?<![a-z0-9])(rocm|intel|neuron|gaudi)(?![a-z])"),
     "lmsysorg/sglang": re.compile(r"(?<![a-z0-9])(rocm|cann)\d"),
+    "modh/vllm": re.compile(r"(?<![a-z0-9])(rocm|gaudi)(?![a-z])"),
 }
 
 
