@@ -208,3 +208,22 @@ def test_a_source_the_script_may_set_is_not_kv304(install: str) -> None:
 def test_other_pypi_installs_still_report(install: str) -> None:
     res = _run(install)
     assert [d for d in res.diagnostics if d.rule == "KV304"], install
+
+
+@pytest.mark.parametrize(
+    ("image", "python"),
+    [
+        ("python:3.11", "3.11"),
+        ("docker.io/library/python:3.10-slim-bookworm", "3.10"),
+        ("python:3.12-slim", None),
+    ],
+)
+def test_the_remedy_names_a_python_312_image(image: str, python: str | None) -> None:
+    """vLLM's ROCm wheels are cp312 only: on python:3.11 the remedy's pip command finds no wheel, so it says which
+    image to run it on."""
+    (kv304,) = [d for d in _run("pip install vllm", image=image).diagnostics if d.rule == "KV304"]
+    assert "Python 3.12" in (kv304.fix or "")
+    if python is None:
+        assert "not Python" not in (kv304.fix or ""), kv304.fix
+    else:
+        assert f"on a Python 3.12 image (python:3.12, not Python {python})" in (kv304.fix or ""), kv304.fix

@@ -1026,7 +1026,10 @@ _PLAIN_BASE_IMAGES = frozenset({"python", "ubuntu", "debian", "nvidia/cuda", "py
 #: <variant>``), for Python 3.12 only, variant ``rocm700`` (ROCm 7.0) for releases 0.14.0 to 0.18.0 (nightly builds
 #: later), and pip needs the exact version with its variant: ``pip install vllm==0.18.0+rocm700 --extra-index-url
 #: https://wheels.vllm.ai/rocm/0.18.0/rocm700``. The guide as released with v0.18.0 (its sdist's copy) gives the same
-#: index, URL forms, variant and Python 3.12.
+#: index, URL forms, variant, Python 3.12 and "ROCm 7.0 and ``glibc >= 2.35``" (its example release is 0.15.0); the
+#: guide released with v0.14.0 still says "Currently, there are no pre-built ROCm wheels", though its release is on
+#: the index (vllm-project/vllm-omni's ROCm install: ``vllm==0.14.0+rocm700 --extra-index-url
+#: https://wheels.vllm.ai/rocm/0.14.0/rocm700``).
 VLLM_ROCM_WHEELS = ("rocm700", "0.14.0", "0.18.0")
 VLLM_ROCM_INDEX = "https://wheels.vllm.ai/rocm/"
 
