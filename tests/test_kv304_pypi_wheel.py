@@ -227,3 +227,20 @@ def test_the_remedy_names_a_python_312_image(image: str, python: str | None) -> 
         assert "not Python" not in (kv304.fix or ""), kv304.fix
     else:
         assert f"on a Python 3.12 image (python:3.12, not Python {python})" in (kv304.fix or ""), kv304.fix
+
+
+# Python pointed at packages outside the image (a volume an init container filled, an activated environment): vLLM
+# may be installed there, and `pip install vllm` is then "Requirement already satisfied"
+@pytest.mark.parametrize(
+    ("install", "env"),
+    [
+        ("pip install vllm", "        env: [{name: PYTHONPATH, value: /opt/rocm-vllm/site-packages}]\n"),
+        ("pip install vllm", "        env: [{name: VIRTUAL_ENV, value: /opt/venv}]\n"),
+        ("source /opt/venv/bin/activate && pip install vllm", ""),
+        (". /shared/env/bin/activate && pip install vllm", ""),
+        ("conda activate rocm && pip install vllm", ""),
+    ],
+)
+def test_an_environment_outside_the_image_is_not_kv304(install: str, env: str) -> None:
+    res = _run(install, env=env)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], (install, env)

@@ -1416,9 +1416,12 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
     --extra-index-url ...``, after which a later ``pip install vllm`` is "Requirement already satisfied") or a
     requirement that is a local path, URL or VCS reference (``pip install -e .``, ``/wheels/vllm-...whl``,
     ``git+https://...``), ``pip config`` (``pip config set global.index-url ...``), a word naming a
-    pip/uv configuration file, or a ``setup.py`` build."""
+    pip/uv configuration file, a ``setup.py`` build, or an environment activated (``source /opt/venv/bin/activate``,
+    ``conda activate``: one on a volume may hold vLLM already, and ``pip install vllm`` then installs nothing)."""
     for words in seen:
-        if any(w.endswith(_PIP_CONFIG_FILES) or _base(w) == "setup.py" for w in words):
+        if any(w.endswith(_PIP_CONFIG_FILES) or _base(w) in ("setup.py", "activate") for w in words):
+            return True
+        if words[:2] in (["conda", "activate"], ["micromamba", "activate"], ["mamba", "activate"]):
             return True
         for sub in ("install", "config"):
             if sub not in words:

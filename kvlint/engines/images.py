@@ -1095,6 +1095,11 @@ def pip_source_variable(name: str) -> bool:
     return name.startswith(("PIP_", "UV_")) and name not in _PIP_NEUTRAL_ENV
 
 
+#: Variables that point Python at packages outside the image's own environment (``PYTHONPATH=/opt/rocm-vllm`` on a
+#: volume an init container filled, an activated virtual or conda environment): vLLM may be installed there already,
+#: and the script's ``pip install vllm`` then says "Requirement already satisfied" and installs nothing.
+_PYTHON_ENVIRONMENT = frozenset({"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV", "CONDA_PREFIX"})
+
 #: Path components of a volume mount that may put pip's or uv's configuration file (and so an index) in the
 #: container: ``/etc/pip.conf``, ``/root/.pip/pip.conf``, ``/root/.config/pip``, ``/etc/xdg/pip``, ``/etc/uv/uv.toml``.
 _PIP_CONFIG_PATHS = frozenset({"pip.conf", "pip.ini", ".pip", "pip", "uv.toml", "uv"})
@@ -1105,14 +1110,15 @@ def _container_pip_source_unknown(serving: ServingConfig) -> bool:
     naming a pip/uv source variable (:func:`pip_source_variable`) whatever its value (a ``secretKeyRef`` private
     index URL is left out of :attr:`~kvlint.types.ServingConfig.env`), one defined by the script or a ConfigMap
     read, an ``envFrom`` entry whose variables kvlint did not read (a ``secretRef``, a ConfigMap not among the
-    inputs), or a volume mounted where pip or uv reads its configuration file (:data:`_PIP_CONFIG_PATHS`)."""
+    inputs), or a volume mounted where pip or uv reads its configuration file (:data:`_PIP_CONFIG_PATHS`), or a
+    variable that points Python at packages outside the image (:data:`_PYTHON_ENVIRONMENT`), where vLLM may be."""
     container = serving.container if isinstance(serving.container, Mapping) else {}
     names = set(serving.env)
     entries = container.get("env")
     for e in entries if isinstance(entries, list) else []:
         if isinstance(e, Mapping) and isinstance(e.get("name"), str):
             names.add(e["name"])
-    if any(pip_source_variable(name) for name in names):
+    if any(pip_source_variable(name) or name in _PYTHON_ENVIRONMENT for name in names):
         return True
     sources = container.get("envFrom")
     for src in sources if isinstance(sources, list) else []:
