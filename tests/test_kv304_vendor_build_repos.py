@@ -1,8 +1,9 @@
 """KV304 on a named GPU reads a ROCm or accelerator build from a vendor's published image only
 (kvlint.engines.images.build_is_evidenced, 0.51): vendors' repositories it missed then were reported as KV501's
 warning, where they had been KV304's error: Red Hat OpenShift AI's ``odh-vllm-rocm-rhel9`` (and its Gaudi twin on
-quay.io/rhoai and registry.redhat.io/rhaii), its ``quay.io/modh/vllm:rhoai-X-rocm``/``-gaudi`` tags, and AMD's
-SGLang images ``rocm/sgl-dev``. A custom image's platform word is still no evidence."""
+quay.io/rhoai and registry.redhat.io/rhaii), its ``quay.io/modh/vllm:rhoai-X-rocm``/``-gaudi`` tags, Red Hat AI
+Inference Server's TPU, Spyre, Neuron and Gaudi builds (``rhaiis/vllm-tpu-rhel9`` ...), and AMD's SGLang images
+``rocm/sgl-dev``. A custom image's platform word is still no evidence."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ VENDOR = [
     ("quay.io/modh/vllm:rhoai-2.25-rocm", VLLM),
     ("quay.io/modh/vllm:rhoai-2.25-gaudi", VLLM),
     ("rocm/sgl-dev:v0.4.6.post5-rocm630-mi30x", SGLANG),
+    ("registry.redhat.io/rhaiis/vllm-tpu-rhel9:3.2.5", VLLM),
+    ("registry.redhat.io/rhaiis/vllm-spyre-rhel9:3.3.0", VLLM),
+    ("registry.redhat.io/rhaiis/vllm-neuron-rhel9:3.5.0", VLLM),
+    ("registry.redhat.io/rhaiis/vllm-gaudi-rhel9:3.5.0", VLLM),
 ]
 
 

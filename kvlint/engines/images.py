@@ -802,7 +802,11 @@ _DEVICE_PLATFORMS = {
 #: runtime table "vLLM ROCm | registry.redhat.io/rhaii/odh-vllm-rocm-rhel9 | GA"; ``rhoai/odh-vllm-rocm-rhel9:v2.25.9``
 #: scanned in Red Hat's image audits, both read with the library's find_string); SGLang's AMD images
 #: ``rocm/sgl-dev`` (SGLang's AMD guides: ``docker pull rocm/sgl-dev:upstream_20250312_v1``, its nightly
-#: ``rocm/sgl-dev:v0.5.14-rocm700-mi35x-...``). Neuron: AWS's
+#: ``rocm/sgl-dev:v0.5.14-rocm700-mi35x-...``). Red Hat AI Inference Server's other builds, ``rhaiis/vllm-tpu-rhel9``
+#: (Tech Preview, ``podman pull registry.redhat.io/rhaiis/vllm-tpu-rhel9:3.2.1`` in its TPU guide),
+#: ``vllm-spyre-rhel9`` (IBM Spyre, GA), ``vllm-neuron-rhel9`` and ``vllm-gaudi-rhel9`` (its 3.5.0 guide's
+#: "Supported AWS Neuron AI accelerators for registry.redhat.io/rhaiis/vllm-neuron-rhel9:3.5.0" and Intel Gaudi
+#: tables; read with the library's find_string). Neuron: AWS's
 #: ``public.ecr.aws/neuron/`` and the Deep Learning Containers' ``huggingface-pytorch-tgi-inference`` and
 #: ``pytorch-inference-neuronx`` (``...-neuronx-...`` tags, https://huggingface.co/docs/optimum-neuron/containers).
 #: Spyre: ``quay.io/ibm-aiu/vllm-spyre``, ``quay.io/opendatahub/vllm-spyre``, ``vllm/vllm-spyre``
@@ -815,6 +819,10 @@ _PUBLISHED_BUILD_REPOS = (
     "llm-d/llm-d-xpu",
     "red-hat-ai-inference-server/vllm-rocm-rhel9",
     "rhaiis/vllm-rocm-rhel9",
+    "rhaiis/vllm-tpu-rhel9",
+    "rhaiis/vllm-spyre-rhel9",
+    "rhaiis/vllm-neuron-rhel9",
+    "rhaiis/vllm-gaudi-rhel9",
     "vllm/vllm-tpu",
     "intel/vllm",
     "quay.io/ascend/vllm-ascend",
