@@ -73,10 +73,71 @@ def test_the_fix_names_an_instance_type_of_the_same_gpu_with_enough() -> None:
 
 
 def test_the_containers_of_a_pod_add_up_and_are_reported_once() -> None:
-    """4 + 2 on a node of 4 GPUs: each fits alone, the pod does not; reported on the container that crosses."""
+    """4 + 2 on a node of 4 GPUs: each fits alone, the pod does not; said once, of the pod, at its first serving
+    container."""
     (d,) = _kv410("  nodeSelector: {nvidia.com/gpu.count: '4'}", 4, second=2)
-    assert "6 nvidia.com/gpu together" in d.message and d.container == "b"
+    assert "6 nvidia.com/gpu together (a: 4, b: 2)" in d.message and d.container == "a"
     assert _kv410("  nodeSelector: {nvidia.com/gpu.count: '6'}", 4, second=2) == []
+
+
+_G5_12X = "  nodeSelector: {node.kubernetes.io/instance-type: g5.12xlarge}"
+_VLLM = """\
+  - name: {name}
+    image: vllm/vllm-openai:v0.11.0
+    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --tensor-parallel-size, "{gpus}"]
+{extra}    resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+"""
+# a container kvlint does not size (no vLLM/TGI/SGLang command) asking GPUs too
+_OTHER = """\
+  - name: {name}
+    image: ghcr.io/huggingface/text-embeddings-inference:1.5
+{extra}    resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+"""
+
+
+def _pod_kv410(containers: str, init: str = "") -> list[Diagnostic]:
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{_G5_12X}\n  containers:\n{containers}"
+    if init:
+        text += f"  initContainers:\n{init}"
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    return [d for d in result.diagnostics if d.rule == "KV410"]
+
+
+def test_the_pods_sum_is_reported_whichever_container_is_written_last() -> None:
+    """g5.12xlarge (4 GPUs): a vLLM container asking 4 and another container asking 1 make 5, in either order (the
+    running sum crossed the node's count at the container kvlint does not size, so vLLM-first said nothing)."""
+    it = cat.instance_type("g5.12xlarge")
+    assert it is not None and it.gpus == 4
+    vllm, other = _VLLM.format(name="a", gpus=4, extra=""), _OTHER.format(name="b", gpus=1, extra="")
+    for containers in (vllm + other, other + vllm):
+        (d,) = _pod_kv410(containers)
+        assert "ask 5 nvidia.com/gpu together" in d.message and d.container == "a"
+
+
+def test_a_sidecar_init_containers_gpus_add_to_the_pods() -> None:
+    """A sidecar (restartPolicy: Always) keeps running beside the app containers: its request adds (Kubernetes
+    AggregateContainerRequests); an engine run as one is sized by kvlint, and the pod's sum is said once."""
+    sidecar = _VLLM.format(name="s", gpus=4, extra="    restartPolicy: Always\n")
+    (d,) = _pod_kv410(_VLLM.format(name="a", gpus=1, extra=""), init=sidecar)
+    assert "ask 5 nvidia.com/gpu together (a: 1, sidecar s: 4)" in d.message
+
+
+def test_an_init_container_counts_by_itself_while_it_runs() -> None:
+    """A regular init container runs before the app containers: the pod needs the larger of the two, not the sum."""
+    assert (
+        _pod_kv410(_VLLM.format(name="a", gpus=4, extra=""), init=_OTHER.format(name="i", gpus=4, extra=""))
+        == []
+    )
+    (d,) = _pod_kv410(
+        _VLLM.format(name="a", gpus=2, extra=""), init=_OTHER.format(name="i", gpus=8, extra="")
+    )
+    assert "the pod asks 8 nvidia.com/gpu while its init container i runs" in d.message
+
+
+def test_a_container_over_the_count_by_itself_is_reported_on_it_only() -> None:
+    """8 + 1 on a node of 4: the container asking 8 is the error; the pod's sum is not said again."""
+    (d,) = _pod_kv410(_VLLM.format(name="a", gpus=1, extra="") + _VLLM.format(name="b", gpus=8, extra=""))
+    assert d.container == "b" and "GPU limit nvidia.com/gpu: 8" in d.message
 
 
 def test_a_shared_gpu_resource_is_not_counted_as_the_nodes_gpus() -> None:
