@@ -254,9 +254,21 @@ def test_each_count_label_cites_its_own_source() -> None:
         "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
         # GKE: a partitioned node offers one nvidia.com/gpu per partition
         "node.kubernetes.io/instance-type: a2-highgpu-8g, cloud.google.com/gke-gpu-partition-size: 1g.5gb",
+        # GFD's own label of the single strategy, without the product
+        "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/mig.strategy: single",
     ],
 )
 def test_mig_devices_are_not_counted_as_the_nodes_gpus(selector: str) -> None:
     it = cat.instance_type("p4d.24xlarge")
     assert it is not None and it.gpus is not None
     assert _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4) == []
+
+
+def test_the_mixed_mig_strategy_leaves_nvidia_gpu_whole_gpus() -> None:
+    """Under GFD's mixed strategy MIG devices are ``nvidia.com/mig-<profile>``: ``nvidia.com/gpu`` stays whole GPUs,
+    so the instance type still bounds it."""
+    it = cat.instance_type("p4d.24xlarge")
+    assert it is not None and it.gpus is not None
+    selector = "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/mig.strategy: mixed"
+    (d,) = _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4)
+    assert f"a node has {it.gpus} GPUs" in d.message
