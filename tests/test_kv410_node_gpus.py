@@ -132,6 +132,15 @@ def test_an_init_container_counts_by_itself_while_it_runs() -> None:
         _VLLM.format(name="a", gpus=2, extra=""), init=_OTHER.format(name="i", gpus=8, extra="")
     )
     assert "the pod asks 8 nvidia.com/gpu while its init container i runs" in d.message
+    # a sidecar started before it keeps its GPUs while the init container runs: 2 + 3 on a node of 4
+    sidecar = _OTHER.format(name="s", gpus=2, extra="    restartPolicy: Always\n")
+    (d,) = _pod_kv410(
+        _VLLM.format(name="a", gpus=1, extra=""), init=sidecar + _OTHER.format(name="i", gpus=3, extra="")
+    )
+    assert (
+        "the pod asks 5 nvidia.com/gpu while its init container i runs (i: 3, plus 2 of the sidecars"
+        in d.message
+    )
 
 
 def test_a_container_over_the_count_by_itself_is_reported_on_it_only() -> None:

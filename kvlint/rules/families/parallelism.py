@@ -2128,7 +2128,7 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
         elif n and n + sidecars > peak:
             peak = n + sidecars
             name = c.get("name", "?")
-            with_sidecars = f" and its sidecars started before it {sidecars}" if sidecars else ""
+            with_sidecars = f", plus {sidecars} of the sidecars started before it" if sidecars else ""
             peak_text = f"the pod asks {peak} {resource} while its init container {name} runs ({name}: {n}{with_sidecars})"
             first = first or _resource_loc(c, resource)
     steady += sidecars
