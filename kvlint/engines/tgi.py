@@ -593,9 +593,16 @@ def parse_tgi_argv(
             )
             continue
         given.setdefault(dest, []).append((opt, loc, raw))
+        if dest in _APPENDED_FIELDS and len(given[dest]) > 1:
+            # clap appends each use of a Vec field (``--cuda-graphs 1,2 --cuda-graphs 4`` is [1, 2, 4]; its
+            # value_delimiter ',' splits each value): the values joined, not the last one winning
+            raw = ",".join(r for _o, _l, r in given[dest])
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
         if ok:
             key = "max_input_tokens" if dest == "max_input_length" else dest
+            if dest in _APPENDED_FIELDS and key in col.flags:
+                col.flags[key] = Value(value, col.flags[key].loc, raw, src)
+                continue
             col.set(key, Value(value, loc, raw, src), opt)
     _clap_refusals(col, given, env, env_locs or {}, fields, unpinned)
     # env-var equivalents (CLI wins)
