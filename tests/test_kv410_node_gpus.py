@@ -281,3 +281,16 @@ def test_the_mixed_mig_strategy_leaves_nvidia_gpu_whole_gpus() -> None:
     selector = "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/mig.strategy: mixed"
     (d,) = _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4)
     assert f"a node has {it.gpus} GPUs" in d.message
+
+
+def test_amd_partitions_are_not_counted_as_the_nodes_gpus() -> None:
+    """The AMD device plugin's default single naming offers each CPX partition as amd.com/gpu (8 per MI300X): a pod
+    selecting a partitioned node is not bounded by the instance type's GPU count; an SPX (whole-GPU) node is."""
+    it = cat.instance_type("BM.GPU.MI300X.8")
+    assert it is not None and it.gpus is not None
+    node = "node.kubernetes.io/instance-type: BM.GPU.MI300X.8"
+    cpx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: cpx_nps4}}"
+    assert _kv410(cpx, 2 * it.gpus, resource="amd.com/gpu") == []
+    spx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: spx_nps1}}"
+    (d,) = _kv410(spx, 2 * it.gpus, resource="amd.com/gpu")
+    assert f"a node has {it.gpus} GPUs" in d.message
