@@ -65,6 +65,7 @@ from kvlint.webhook.review import (
     Verdict,
     WebhookSettings,
     failure_response,
+    head_names,
     parse_review,
     review_from_head,
     skip_reason,
@@ -423,9 +424,79 @@ class _Found:
         self.message = message
 
 
-def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
+def _check_summary(summary: Any) -> None:
+    """Raise ValueError unless ``summary`` has the shape and types of a
+    :func:`~kvlint.webhook.answer.review_summary` as a worker's reply gives it back (JSON: lists for its tuples;
+    each finding three strings and a count of at least 1, :data:`MAX_SUMMARY_FINDINGS` in all): a worker's reply
+    is checked before any of it is counted, logged or answered."""
+    if type(summary) is not list and type(summary) is not tuple or len(summary) != 16:
+        raise ValueError("a summary of another shape")
+    (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
+    allowed, outcome, errors, warnings, suppressed, reason, old_object = summary[9:]
+    if not (
+        type(api_version) is str
+        and type(uid) is str
+        and type(operation) is str
+        and type(kind) is str
+        and (namespace is None or type(namespace) is str)
+        and type(name) is str
+        and (sub_resource is None or type(sub_resource) is str)
+        and type(dry_run) is bool
+        and type(username) is str
+        and type(allowed) is bool
+        and type(outcome) is str
+        and type(errors) in _SEQUENCES
+        and type(warnings) in _SEQUENCES
+        and type(suppressed) is int
+        and type(reason) is str
+        and type(old_object) is str
+    ):
+        raise ValueError("a summary value of another type")
+    total = 0
+    for found in (errors, warnings):
+        for f in found:
+            if (
+                type(f) not in _SEQUENCES
+                or len(f) != 4
+                or type(f[0]) is not str
+                or type(f[1]) is not str
+                or type(f[2]) is not str
+                or type(f[3]) is not int
+                or f[3] < 1
+            ):
+                raise ValueError("a summary finding of another shape")
+            total += f[3]
+    if total > MAX_SUMMARY_FINDINGS:  # before a list of that many is made
+        raise ValueError(f"a summary of more than {MAX_SUMMARY_FINDINGS:,} findings")
+
+
+_SEQUENCES = (list, tuple)
+
+
+#: Most findings a worker's summary may count (:func:`_check_summary`): a review of the largest object the
+#: request size admits reports far fewer (each rule at most ``kvlint.findcap.MAX_PER_RULE`` a container, at most
+#: ``--max-review-size`` containers); a count past it is no kvlint worker's, and is refused before a list of that
+#: many is built.
+MAX_SUMMARY_FINDINGS = 1_000_000
+
+
+def _expanded(found: Any) -> list[_Found]:
+    """A summary's findings (``[rule, severity, message, count]``, checked) one per finding, as the metrics and
+    the log line count them (the entries counted more than once repeated, not copied)."""
+    out: list[_Found] = []
+    for rule, severity, message, count in found:
+        if count == 1:
+            out.append(_Found(rule, severity, message))
+        else:
+            out.extend([_Found(rule, severity, message)] * count)
+    return out
+
+
+def summary_review(summary: Any) -> tuple[Review, Verdict]:
     """The Review (without its objects) and the Verdict of a review answered in a worker, from its
-    :func:`~kvlint.webhook.answer.review_summary`."""
+    :func:`~kvlint.webhook.answer.review_summary` as the worker's reply gives it back (checked first:
+    :func:`_check_summary`; ValueError for another shape)."""
+    _check_summary(summary)
     (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
     allowed, outcome, errors, warnings, suppressed, reason, old_object = summary[9:]
     review = Review(
@@ -444,8 +515,8 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
     verdict = Verdict(
         allowed,
         outcome,
-        [_Found(*f) for f in errors],  # type: ignore[misc]
-        [_Found(*f) for f in warnings],  # type: ignore[misc]
+        _expanded(errors),  # type: ignore[arg-type]
+        _expanded(warnings),  # type: ignore[arg-type]
         suppressed,
         reason,
         old_object,
@@ -467,16 +538,32 @@ def _request_uid(body: bytes) -> str | None:
     return found.group(1).decode("ascii") if found else None
 
 
-def _answer_agrees(data: Any, review: Review, verdict: Any, request_uid: str | None = None) -> bool:
+def _head_uid(body: bytes) -> str | None:
+    """The request's ``uid`` as decoding ``body`` gives it (the last of two), read from its first
+    :data:`REFUSED_HEAD_BYTES` (:func:`~kvlint.webhook.review.head_names`), or None."""
+    return head_names(body[:REFUSED_HEAD_BYTES].decode("utf-8", "replace"))[0]
+
+
+def _answer_agrees(
+    data: Any, review: Review, verdict: Any, request_uid: str | None = None, body: bytes | None = None
+) -> bool:
     """Whether a worker's response bytes begin as :func:`~kvlint.webhook.review.response` writes the answer of
     the review and verdict of its summary (``apiVersion``, ``kind``, the ``uid`` and ``allowed``) and end its
-    JSON object, so that what the server sends is what it counts and logs, and whether that ``uid`` is
-    ``request_uid``, the request's as its body's head names it (:func:`_request_uid`; None: not checked): checked
-    without decoding them (a worker's reply comes in a length-prefixed frame with the review's sequence number,
-    so this catches a kvlint bug in the worker, not a worker that was made to run other code)."""
+    JSON object, so that what the server sends is what it counts and logs, and whether that ``uid`` is the
+    request's as its ``body``'s head names it: ``request_uid`` (:func:`_request_uid`, the first key of the
+    request object, where the API server writes it) or, when that is another one or None, the uid the body's
+    decoding gives (:func:`_head_uid`: a request naming its uid twice is answered with the last, as
+    ``parse_review`` reads it); neither found: not checked. Checked without decoding them (the bytes of a worker's
+    reply are never run, :func:`~kvlint.webhook.worker.decode_reply`, and its values' types are checked,
+    :func:`summary_review`; this catches a worker that answers for another request, from a kvlint bug or
+    running other code)."""
     if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
         return False
-    if request_uid is not None and review.uid != request_uid:
+    if review.uid != request_uid and body is not None:
+        named = _head_uid(body)
+        if review.uid != named and (named is not None or request_uid is not None):
+            return False
+    elif request_uid is not None and review.uid != request_uid:
         return False
     head = (
         '{"apiVersion":'
@@ -819,7 +906,7 @@ def create_app(
             try:
                 review, verdict = summary_review(reply[at + 1])
                 data = reply[at]
-                if not _answer_agrees(data, review, verdict, request_uid):
+                if not _answer_agrees(data, review, verdict, request_uid, body):
                     raise ValueError("its response does not name the request's uid and its summary's verdict")
             except Exception as exc:  # a kvlint bug in the worker: answered as its failure is
                 why = f"malformed answer from the review worker ({type(exc).__name__}: {exc})"
@@ -829,7 +916,11 @@ def create_app(
                 return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
             del review, verdict, data
         elif kind == "bad":
-            return bad_request(ReviewError(reply[3], reply[2]))
+            status, message = reply[2], reply[3]
+            if type(status) is not int or not 400 <= status < 500 or type(message) is not str:
+                why = "malformed answer from the review worker (its HTTP status or message)"
+                return _unfinished(body, t0, "internal error (malformed answer)", "internal_error", error=why)
+            return bad_request(ReviewError(message, status))
         del box
         return await _update(body, reply, options, t0, request_uid)
 
@@ -986,16 +1077,20 @@ def create_app(
             _observe(review, verdict, t0)
             return _json_answer(payload)
         else:
-            review, verdict = summary_review(answered[3])
-            data = answered[2]
-            if _answer_agrees(data, review, verdict, request_uid):
+            try:
+                review, verdict = summary_review(answered[3])
+                data = answered[2]
+                agrees = _answer_agrees(data, review, verdict, request_uid, body)
+            except ValueError:
+                agrees = False
+            if agrees:
                 state.metrics.old_object_lints.labels("linted").inc()
             else:  # a kvlint bug in the worker: its first answer, every error denying
                 state.metrics.old_object_lints.labels("internal_error").inc()
+                review, verdict = summary_review(summary)
                 state.logger.error(
                     "malformed answer from the review worker", extra={"fields": {"uid": _bounded(review.uid)}}
                 )
-                review, verdict = summary_review(summary)
                 verdict.old_object = "internal_error"
                 data = fallback
         _observe(review, verdict, t0)
