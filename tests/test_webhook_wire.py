@@ -112,6 +112,14 @@ def test_replies_are_read_as_data_and_their_types_checked() -> None:
             summary_review(bad)
 
 
+def test_the_summary_sends_of_an_error_message_what_the_log_line_shows() -> None:
+    """A summary carries the first errors' messages cut to what the log line shows of each ``rule: message``
+    (``MAX_WARNING_CHARS``): the two constants are one."""
+    from kvlint.webhook import answer, review
+
+    assert answer.MAX_WARNING_CHARS == review.MAX_WARNING_CHARS
+
+
 def _two_uids(obj: dict[str, Any], first: str, second: str) -> str:
     """The review of ``obj`` as JSON text whose request names its uid twice, ``first`` then ``second`` (no API
     server writes that; a client posting to the webhook can)."""

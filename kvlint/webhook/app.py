@@ -424,71 +424,51 @@ class _Found:
         self.message = message
 
 
-def _check_summary(summary: Any) -> None:
-    """Raise ValueError unless ``summary`` has the shape and types of a
-    :func:`~kvlint.webhook.answer.review_summary` as a worker's reply gives it back (JSON: lists for its tuples;
-    each finding three strings and a count of at least 1, :data:`MAX_SUMMARY_FINDINGS` in all): a worker's reply
-    is checked before any of it is counted, logged or answered."""
-    if type(summary) is not list and type(summary) is not tuple or len(summary) != 16:
-        raise ValueError("a summary of another shape")
-    (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
-    allowed, outcome, errors, warnings, suppressed, reason, old_object = summary[9:]
-    if not (
-        type(api_version) is str
-        and type(uid) is str
-        and type(operation) is str
-        and type(kind) is str
-        and (namespace is None or type(namespace) is str)
-        and type(name) is str
-        and (sub_resource is None or type(sub_resource) is str)
-        and type(dry_run) is bool
-        and type(username) is str
-        and type(allowed) is bool
-        and type(outcome) is str
-        and type(errors) in _SEQUENCES
-        and type(warnings) in _SEQUENCES
-        and type(suppressed) is int
-        and type(reason) is str
-        and type(old_object) is str
-    ):
-        raise ValueError("a summary value of another type")
-    total = 0
-    for found in (errors, warnings):
-        for f in found:
-            if (
-                type(f) not in _SEQUENCES
-                or len(f) != 4
-                or type(f[0]) is not str
-                or type(f[1]) is not str
-                or type(f[2]) is not str
-                or type(f[3]) is not int
-                or f[3] < 1
-            ):
-                raise ValueError("a summary finding of another shape")
-            total += f[3]
-    if total > MAX_SUMMARY_FINDINGS:  # before a list of that many is made
-        raise ValueError(f"a summary of more than {MAX_SUMMARY_FINDINGS:,} findings")
-
-
+#: The type of each of a summary's sixteen values (:func:`~kvlint.webhook.answer.review_summary`) as a worker's
+#: reply gives them back (JSON: lists for its tuples), ``namespace`` and ``sub_resource`` each a string or null.
+_SUMMARY_SHAPES = frozenset(
+    (str, str, str, str, namespace, str, sub_resource, bool, str, bool, str, found, found, int, str, str)
+    for namespace in (str, type(None))
+    for sub_resource in (str, type(None))
+    for found in (list, tuple)
+)
+#: The types of a summary's finding, ``[rule, severity, message, count]``.
+_FOUND_SHAPE = (str, str, str, int)
 _SEQUENCES = (list, tuple)
 
-
-#: Most findings a worker's summary may count (:func:`_check_summary`): a review of the largest object the
-#: request size admits reports far fewer (each rule at most ``kvlint.findcap.MAX_PER_RULE`` a container, at most
+#: Most findings a worker's summary may count (:func:`summary_review`): a review of the largest object the request
+#: size admits reports far fewer (each rule at most ``kvlint.findcap.MAX_PER_RULE`` a container, at most
 #: ``--max-review-size`` containers); a count past it is no kvlint worker's, and is refused before a list of that
 #: many is built.
 MAX_SUMMARY_FINDINGS = 1_000_000
 
 
-def _expanded(found: Any) -> list[_Found]:
-    """A summary's findings (``[rule, severity, message, count]``, checked) one per finding, as the metrics and
-    the log line count them (the entries counted more than once repeated, not copied)."""
+def _check_summary(summary: Any) -> None:
+    """Raise ValueError unless ``summary`` has the shape and types of a
+    :func:`~kvlint.webhook.answer.review_summary` as a worker's reply gives it back (:data:`_SUMMARY_SHAPES`; its
+    findings are checked as they are read, :func:`_expanded`): a worker's reply is checked before any of it is
+    counted, logged or answered."""
+    if type(summary) not in _SEQUENCES or tuple(map(type, summary)) not in _SUMMARY_SHAPES:
+        raise ValueError("a summary of another shape")
+
+
+def _expanded(found: Any, room: int) -> list[_Found]:
+    """A summary's findings (``[rule, severity, message, count]``) one per finding, as the metrics and the log line
+    count them (an entry counted more than once repeated, not copied), each entry's types checked and at most
+    ``room`` findings in all; ValueError for another shape or more findings."""
     out: list[_Found] = []
-    for rule, severity, message, count in found:
-        if count == 1:
+    for f in found:
+        if type(f) not in _SEQUENCES or tuple(map(type, f)) != _FOUND_SHAPE:
+            raise ValueError("a summary finding of another shape")
+        rule, severity, message, count = f
+        if count == 1 and room > len(out):
             out.append(_Found(rule, severity, message))
-        else:
+        elif 1 < count <= room - len(out):
             out.extend([_Found(rule, severity, message)] * count)
+        else:  # refused before a list of that many is made
+            raise ValueError(
+                f"a summary finding counted {count} times, or more than {MAX_SUMMARY_FINDINGS:,} in all"
+            )
     return out
 
 
@@ -512,11 +492,12 @@ def summary_review(summary: Any) -> tuple[Review, Verdict]:
         None,
         username=username,
     )
+    found_errors = _expanded(errors, MAX_SUMMARY_FINDINGS)
     verdict = Verdict(
         allowed,
         outcome,
-        _expanded(errors),  # type: ignore[arg-type]
-        _expanded(warnings),  # type: ignore[arg-type]
+        found_errors,  # type: ignore[arg-type]
+        _expanded(warnings, MAX_SUMMARY_FINDINGS - len(found_errors)),  # type: ignore[arg-type]
         suppressed,
         reason,
         old_object,

@@ -118,9 +118,14 @@ _REQUEST_KINDS = {code: kind for kind, code in _REQUEST_CODES.items()}
 #: A request's head: its kind (:data:`_REQUEST_CODES`), the sequence number, the length of its raw part
 #: (``review``, ``old``: the body; ``options``, ``settings``: sequence 0, the pickle).
 _REQUEST_HEAD = _REPLY_HEAD
-#: ``json.dumps`` of a message's JSON part: ASCII (a lone surrogate a finding quotes from the object goes as its
-#: ``\\ud800`` escape and comes back the same), no NaN (no message holds a float).
-_encode_meta = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+#: ``json.dumps`` of a message's JSON part: characters as they are (the decoder copies them in runs; an escape is
+#: read one at a time), written as UTF-8 with a lone surrogate a finding quotes from the object passed through
+#: (``surrogatepass``, read back the same), no NaN (no message holds a float).
+_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _encode_meta(value: Any) -> bytes:
+    return _encode_json(value).encode("utf-8", "surrogatepass")
 
 
 class MalformedMessage(ValueError):
@@ -141,7 +146,7 @@ def _decode_meta(data: bytes | bytearray | memoryview) -> Any:
     """The JSON value that is the whole of ``data`` (as :data:`_encode_meta` writes it: no white space around);
     MalformedMessage for anything else."""
     try:
-        text = str(data, "utf-8")
+        text = str(data, "utf-8", "surrogatepass")
         value, end = _scan_meta(text, 0)
     except (StopIteration, ValueError, RecursionError) as exc:
         raise MalformedMessage(f"its JSON part does not decode ({type(exc).__name__})") from None
@@ -167,9 +172,7 @@ def encode_reply(reply: tuple[Any, ...]) -> bytes:
         meta = reply[2]
     else:
         raise ValueError(f"no reply of kind {kind!r}")
-    return b"".join(
-        (_REPLY_HEAD.pack(_REPLY_CODES[kind], reply[1], len(raw)), raw, _encode_meta(meta).encode())
-    )
+    return b"".join((_REPLY_HEAD.pack(_REPLY_CODES[kind], reply[1], len(raw)), raw, _encode_meta(meta)))
 
 
 def decode_reply(data: bytes | bytearray) -> tuple[Any, ...]:
@@ -212,9 +215,9 @@ def encode_message(message: tuple[Any, ...]) -> bytes:
         return b"".join((_REQUEST_HEAD.pack(code, message[1], len(message[2])), message[2]))
     if kind == "old":
         head = _REQUEST_HEAD.pack(code, message[1], len(message[2]))
-        return b"".join((head, message[2], _encode_meta((message[3], message[4])).encode()))
+        return b"".join((head, message[2], _encode_meta((message[3], message[4]))))
     if kind == "lint":
-        return _REQUEST_HEAD.pack(code, message[1], 0) + _encode_meta((message[2], message[3])).encode()
+        return _REQUEST_HEAD.pack(code, message[1], 0) + _encode_meta((message[2], message[3]))
     data = pickle.dumps(message[1], pickle.HIGHEST_PROTOCOL)
     return b"".join((_REQUEST_HEAD.pack(code, 0, len(data)), data))
 
