@@ -203,6 +203,32 @@ def _fn_dollar_at(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _shifted_params(n: int) -> str:
+    """40,000 positional parameters, then N ``shift; : "$@" "${@:3}" $7 $#`` lines: the parameters left were summed
+    after each shift (14 s at N = 500 before shell51); their sums are now the base list's, kept once."""
+    return "set -- " + "a " * 40_000 + "\n" + 'shift; : "$@" "${@:3}" $7 $#\n' * n
+
+
+def _fn_shifted_params(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _shifted_params(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
+def _array_appends(n: int) -> str:
+    """N ``A+=(--x 1)`` lines, then ``"${A[@]}"`` N times: each append grows the list in place (a copy each was
+    quadratic), the elements a reading assigns are bounded (``_ARRAY_ELEMENTS``), each reference's cost summed once."""
+    return "A+=(--x 1)\n" * n + ': "${A[@]}"\n' * n
+
+
+def _fn_array_appends(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _array_appends(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {"B": "b"}))
+
+
 def _fn_env_split(n: int) -> Callable[[], object]:
     """An ``env -S`` string of one word of N unset ``${A}``: shlex grew the word a character at a time (15 s for
     1 MB before break50)."""
@@ -423,6 +449,14 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_dollar_at ('set --' 4,000 words, ': $@;' x N)": (
         _fn_dollar_at,
         lambda n: (_sh_lead(_dollar_at(n)), ".yaml"),
+    ),
+    "sh_shifted_params ('set --' 40,000 words, 'shift; : \"$@\" ...' x N)": (
+        _fn_shifted_params,
+        lambda n: (_sh_lead(_shifted_params(n)), ".yaml"),
+    ),
+    "sh_array_appends ('A+=(--x 1)' x N, '\"${A[@]}\"' x N)": (
+        _fn_array_appends,
+        lambda n: (_sh_lead(_array_appends(n)), ".yaml"),
     ),
     "env_split ('${A}' x N, one env -S word)": (
         _fn_env_split,

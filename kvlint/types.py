@@ -499,6 +499,14 @@ class ServingConfig:
     installed_by: str = ""
     installed_loc: Loc | None = None
     install_upgrades: bool = False
+    #: the ``sh -c`` script's last pip command (``pip``, ``uv pip``, ``python3 -m pip``) that installs the engine
+    #: before starting it, pinned or not (``pip install vllm`` too, which :attr:`installed_by` leaves out: over an
+    #: image that carries the engine it changes nothing): its words after ``install``, its text (shortened) and
+    #: where it is; ``()`` when the script installs none. Where it installs from is read by
+    #: :func:`kvlint.engines.images.pypi_cuda_wheel` (KV304).
+    pip_args: tuple[str, ...] = ()
+    pip_text: str = ""
+    pip_loc: Loc | None = None
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None
     release_noted: bool = False

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from kvlint.engines.shell import (
+    _default_text,
     ansi_c_text,
     Part,
     ShellArg,
@@ -127,6 +128,26 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
+        # shell51: ${#}, ${1:-d}/${1-d}, ${@:2}/${@: -1}/${*:1:2}, arrays (${A[@]}, ${#A[@]}: never resolved here)
+        if inner == "#":
+            return Part("count", "#", quoted), end
+        arr = re.match(r"(#?)([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]{1,6})\]\Z", inner)
+        if arr and arr.group(1) and arr.group(3) in "@*":
+            return Part("count", arr.group(2), quoted), end
+        if arr and not arr.group(1):
+            return Part("arr", arr.group(2), quoted, index=arr.group(3)), end
+        d = re.match(r"([0-9]+)(:?)-(.*)\Z", inner, re.S)
+        if d:
+            text, whole = _default_text(d.group(3))
+            return Part(
+                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+            ), end
+        c = re.match(
+            r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z", inner
+        )
+        if c:
+            length = None if c.group(4) is None else int(c.group(4))
+            return Part("at", c.group(1), quoted, cut=(int(c.group(2) or c.group(3)), length)), end
         return Part("sub", s[i:end], quoted), end
     if c == '"' and not quoted:
         # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
@@ -138,7 +159,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     m = _NAME_RE.match(s, i + 1)
     if m:
         return Part("var", m.group(), quoted), m.end()
-    if c in "#?$!-":
+    if c == "#":
+        return Part("count", "#", quoted), i + 2  # shell51
+    if c in "?$!-":
         return Part("sub", s[i : i + 2], quoted), i + 2
     return Part("lit", "$", quoted), i + 1
 
@@ -318,6 +341,9 @@ def _expand(
     quoted_any = any(p.quoted for p in word.parts)
     has_at = any(p.kind == "at" and p.text == "@" and p.quoted for p in word.parts)
     split: list[list[tuple[str, str, Any, bool, bool, bool, bool]]] = [[]]
+    # shell51: whether these are all the positional parameters (none: not known; an unquoted word not expanded may
+    # have been several)
+    known = bool(positional) and not any(a.unresolved and not a.quoted for a in list(positional)[1:])
 
     def piece(
         kind: str,
@@ -356,14 +382,64 @@ def _expand(
                 if word.raw.startswith("${") or "${" + p.text in word.raw:
                     text = "${" + p.text + "}"
                 piece("var", text, unres=True)
+        elif p.kind == "arr":
+            piece("other", "${" + p.text + "[" + (p.index or "@") + "]}", unres=True)
+        elif p.kind == "count" and p.text != "#":
+            piece("other", "${#" + p.text + "[@]}", unres=True)
+        elif p.kind == "count":
+            # shell51: $# when every parameter is known
+            if known:
+                piece("other", str(len(positional) - 1), env_=True)
+            else:
+                piece("other", "$#", unres=True)
         elif p.kind in ("at", "pos"):
             idx = digits(p.text) if p.kind == "pos" else None
             if p.kind == "pos":
                 params = [positional[idx]] if idx is not None and idx < len(positional) else None
+                if params is None and known:
+                    params = []  # shell51: beyond $#, unset
+                if (
+                    p.default is not None
+                    and params is not None
+                    and (not params or (p.colon and not params[0].text))
+                ):
+                    val = p.default
+                    if not budget.take(len(val)):
+                        piece("other", "${" + p.text + (":-" if p.colon else "-") + val + "}", unres=True)
+                    elif p.quoted or p.default_quoted:
+                        piece("var", val, env_=True)
+                    else:
+                        piece("var", "", env_=True, makes=False)
+                        for k, text in enumerate(re.split(r"[ \t\n]+", val)):
+                            if k > 0:
+                                split.append([])
+                                piece("var", "", env_=True, makes=False)
+                            if text:
+                                piece("var", text, env_=True)
+                    continue
+            elif p.cut is not None:
+                params = None
+                if known:
+                    first = p.cut[0] if p.cut[0] >= 0 else len(positional) + p.cut[0]
+                    if first >= 0:
+                        params = (
+                            list(positional)[first:]
+                            if p.cut[1] is None
+                            else list(positional)[first : first + p.cut[1]]
+                        )
             else:
                 params = list(positional[1:])
             if params is None or not budget.take(sum(len(a.text) for a in params)):
-                piece("other", "$" + p.text, unres=True)
+                if p.default is not None:
+                    piece("other", "${" + p.text + (":-" if p.colon else "-") + p.default + "}", unres=True)
+                elif p.cut is not None:
+                    piece(
+                        "other",
+                        "${" + p.text + ":" + ":".join(str(c) for c in p.cut if c is not None) + "}",
+                        unres=True,
+                    )
+                else:
+                    piece("other", "$" + p.text, unres=True)
             elif p.quoted and len(params) == 1 and (p.kind == "pos" or p.text == "*"):
                 piece(
                     "param",
@@ -568,12 +644,53 @@ def commands(
         script = _with_placeholders(script)
     tokens = lex(script)
     tokens.append(";")
-    for tok in tokens:
+    # shell51: a command of a pipeline (`A=1 | cat`) or run in the background (`A=1 &`) runs in a subshell: the state
+    # before it is put back at the next operator
+    last_op = ""
+    piped: tuple[dict[str, str], set[str]] | None = None
+    array: list[str] | None = None  # shell51: the elements of `NAME=(...)` being read
+    for k, tok in enumerate(tokens):
+        if array is not None:
+            if tok == ")":
+                array = None
+            elif isinstance(tok, Word):
+                array.append(tok.raw)
+            continue
         if isinstance(tok, Word):
             cmd.append(tok)
             continue
+        heads = [w.raw for w in cmd[:-1]]
+        while heads and heads[0] in _PREFIX_KEYWORDS:
+            heads = heads[1:]
+        declared = bool(heads) and heads[0] in ("export", "declare", "local", "readonly", "typeset")
+        if (
+            tok == "("
+            and cmd
+            and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=", cmd[-1].raw)
+            and all((declared and h.startswith("-")) or _ASSIGN_RE.match(h) for h in heads[declared:])
+        ):
+            # shell51: `NAME=(a b)`: an array, its words up to the `)` its elements, NAME its first (plain words
+            # only here)
+            array = []
+            name = cmd[-1].raw.rstrip("+=")
+            cmd.pop()
+            rest = tokens[k + 1 :]
+            close = rest.index(")") if ")" in rest else len(rest)
+            first = next((w.raw for w in rest[:close] if isinstance(w, Word)), None)
+            if first is not None and all(w.raw in _PREFIX_KEYWORDS for w in cmd):
+                local_env[name] = first
+            continue
+        if piped is not None:
+            local_env.clear()
+            local_env.update(piped[0])
+            exported.clear()
+            exported.update(piped[1])
+            piped = None
+        op, last_op = last_op, tok
         if not cmd:
             continue
+        if op == "|" or tok in ("|", "&"):
+            piped = (dict(local_env), set(exported))
         words: list[ShellArg] = []
         leading, declaring = True, False
         tmp: dict[str, str] | None = None  # shell50: the command's assignments so far, which later ones see

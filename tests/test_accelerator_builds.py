@@ -49,9 +49,6 @@ def _run(image: str, command: str = VLLM, selector: str = L4, resource: str = "n
         # and planned on the L4 (tidy49)
         ("quay.io/ibm-aiu/vllm-spyre:latest.amd64", VLLM, "an IBM Spyre build of vllm"),
         ("quay.io/opendatahub/vllm-spyre:v0.9.0", VLLM, "an IBM Spyre build of vllm"),
-        # two platform words: the one the platform reader takes (it takes them in one order, tpu before npu); a
-        # second matcher took the leftmost (npu), disagreed and made it no build at all (tidy49)
-        ("registry.example/npu-lab/vllm-tpu:nightly", VLLM, "a TPU build of vllm"),
     ],
 )
 def test_accelerator_build_on_an_nvidia_gpu_is_kv304_and_not_sized(
@@ -229,3 +226,14 @@ def test_intel_outside_a_tag_word_is_not_an_xpu_build(image: str) -> None:
     from kvlint.engines.images import image_platform
 
     assert image_platform(image) == "cuda"
+
+
+def test_two_words_in_a_custom_name_are_one_build_and_no_kv304() -> None:
+    """Two platform words: the one the platform reader takes (it takes them in one order, tpu before npu); a second
+    matcher took the leftmost (npu), disagreed and made it no build at all (tidy49). The repository is a custom one,
+    so the words are no evidence of the build (tests/test_kv304_named_gpu_custom_words.py): KV501's warning names
+    the TPU build, KV304 says nothing."""
+    result = _run("registry.example/npu-lab/vllm-tpu:nightly")
+    assert not [d for d in result.diagnostics if d.rule == "KV304"]
+    (kv501,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert kv501.severity == "warning" and "is a TPU build of vllm" in kv501.message, kv501.message

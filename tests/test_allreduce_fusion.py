@@ -210,3 +210,47 @@ def test_gt353_non_torch_near_the_print() -> None:
     p = accuracy.plan_case(case, accuracy.REPLAY["gt-353"], ROOT / "fixtures" / "plan" / "models").plan
     # 1.98 planned; was 1.11 off
     assert abs(p.non_torch_bytes / GiB - case["figures"]["non_torch_gib"]) < 0.15
+
+
+def test_multicast_granularity_is_the_drivers_512_mib_on_h200_and_blackwell() -> None:
+    """The driver's multicast object takes 512 MiB pages and refuses 2 MiB ones for multicast on GH100 (H100, H200)
+    and GB100 alike (NVIDIA/open-gpu-kernel-modules@595.45.04 ``mem_multicast_fabric.c::
+    _memMulticastfabricResolvePageSize``, ``memmgrIsValidFlaPageSize_GA100``/``_GB100``), so FlashInfer's three
+    ``SymmDeviceMemory`` buffers are 512 MiB each on an HGX H200 and an HGX B200 too: 1.5 GiB. kvlint kept 2 MiB on
+    Blackwell (0.52 GiB for Llama-3.1-8B at TP 2 on a B200)."""
+    m = _model("meta-llama--Llama-3.1-8B")
+    h200 = {"gpu_name": "NVIDIA H200", "compute_capability": "9.0"}
+    b200 = {"gpu_name": "NVIDIA B200", "compute_capability": "10.0"}
+    b300 = {"gpu_name": "NVIDIA B300", "compute_capability": "10.3"}
+    for gpu, tp, buffers in (
+        (h200, 2, 3),
+        (h200, 4, 3),
+        (h200, 8, 3),
+        (b200, 2, 3),
+        (b200, 4, 3),  # 32 MiB at TP 4 on 10.0: 4 x 4,096 x 4,096 x 2 B = 128 MiB, Lamport 384 MiB
+        (b300, 2, 3),
+        (b300, 4, 4),  # 64 MiB at TP 4 on 10.3: 256 MiB, Lamport 768 MiB -> two 512 MiB pages
+    ):
+        s, cfg = _cfg(m, "0.19.0", gpu, tensor_parallel_size=tp)
+        assert cfg.nvls is True
+        assert allreduce_fusion_workspace_bytes(s, m, cfg) == buffers * 512 * MiB, (gpu, tp)
+
+
+def test_no_workspace_and_no_nvls_on_a_mig_instance() -> None:
+    """A MIG instance (CUDA's device name "NVIDIA H100 80GB HBM3 MIG 3g.40gb", GFD's "...-MIG-3g.40gb", a custom
+    accelerator so named) runs no NVLink and no fabric address space (the driver: "MIG+NVLINK not supported by
+    default", "Disable FLA when MIG is enabled"): no multicast, so neither FlashInfer's fusion workspace nor NCCL's
+    NVLS buffer; kvlint priced the 1.5 GiB workspace of the whole H100."""
+    from kvlint.memory import calibration as cal
+
+    m = _model("meta-llama--Llama-3.1-8B")
+    for name in (
+        "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+        "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb",
+        "h100-mig-3g.40gb",
+    ):
+        s, cfg = _cfg(m, "0.19.0", {"gpu_name": name, "compute_capability": "9.0"}, tensor_parallel_size=2)
+        assert cfg.nvls is False, name
+        assert allreduce_fusion_workspace_bytes(s, m, cfg) == 0, name
+        assert cal.nvls_buffer_bytes(4, cfg.nvls, cfg.nvls_domain, "9.0") == 0
+    assert cal.nvls_capable("my-migration-h100", "9.0") is True  # "mig" inside a word is no MIG profile

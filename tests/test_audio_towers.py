@@ -109,12 +109,30 @@ def test_qwen2_audio_counts_its_encoder_and_projector() -> None:
 
 
 def test_an_audio_encoder_kvlint_has_no_formula_for_is_named() -> None:
-    # Gemma 4 E2B's conformer audio encoder (model_type gemma4_audio): not counted, and said
-    spec = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    # an audio encoder without a formula (here Voxtral's model_type on Gemma 4 E2B's config): not counted, and said
+    base = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    cfg = {
+        **(base.config or {}),
+        "audio_config": {**(base.config or {})["audio_config"], "model_type": "voxtral_encoder"},
+    }
+    spec = parse_config(cfg, model_id="test/voxtral-like", source="test")
     (note,) = [n for n in spec.notes if "audio encoder" in n]
     assert note.startswith(
-        "audio_config (model_type 'gemma4_audio'): this audio encoder's parameters are not"
+        "audio_config (model_type 'voxtral_encoder'): this audio encoder's parameters are not"
     )
+
+
+def test_gemma4_conformer_audio_encoder_is_counted() -> None:
+    """Gemma 4 E2B's audio tower (transformers' Gemma4AudioModel, built by vLLM's gemma4_mm.py with AutoModel, and
+    vLLM's Gemma4MultimodalEmbedder), from its config (hidden 1,024, 12 layers, 8 heads, conv channels 128 and 32,
+    kernel 5, output_proj_dims 1,536; text hidden 1,536): subsampling 9 x 128 + 128 + 9 x 128 x 32 + 32 + 32 x 32 x
+    1,024 = 1,086,752; a layer 2 x (8 d^2 + 2 d) + (5 d^2 + 128) + (3 d^2 + 5 d + 2 d) + 3 d = 25,180,288; output_proj
+    1,024 x 1,536 + 1,536; the embedder 1,536 x 1,536: 307,183,904 parameters, 0.57 GiB in bf16, which kvlint left
+    out (a note said so)."""
+    spec = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    assert not [n for n in spec.notes if "audio encoder" in n]
+    assert audio_params(spec.config or {}, spec.hidden_size) == 307_183_904
+    assert param_breakdown(spec)["vision"] > 307_183_904  # with the vision tower
 
 
 @pytest.mark.parametrize("key", ["encoder_layers", "encoder_ffn_dim", "output_dim"])

@@ -190,6 +190,12 @@ def test_backend_env_and_flag_on_hopper(version, env, moe_backend, expected):
         ("0.21.0", "12.0", {}, 1, 2944, 2944),
         # LoRA on an H100 from 0.21.0: Marlin (hidden 256, intermediate 128)
         ("0.21.0", "9.0", {"__lora": "1"}, 1, 3072, 2944),
+        # B200 with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1: FlashInfer's MXFP4 x MXFP8 CUTLASS, both to 128
+        ("0.19.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, 1, 2944, 2944),
+        ("0.17.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, 8, 2944, 384),
+        ("0.11.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, 1, 2944, 2944),
+        # 0.24.0 no longer reads the switch: TRT-LLM's 256
+        ("0.24.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, 1, 3072, 3072),
     ],
 )
 def test_flashinfer_and_marlin_padding_in_the_plan(version, cc, env, tp, hidden, part):
@@ -239,3 +245,57 @@ def test_sm100_before_flashinfer_was_required():
         for b in (b011, b0111)
     ]
     assert w[0] == w[1]
+
+
+@pytest.mark.parametrize(
+    ("version", "cc", "env", "expected"),
+    [
+        # 0.10.2 - 0.18.x get_mxfp4_backend: SM100 + the MXFP8 CUTLASS switch before the MXFP8 TRT-LLM one
+        ("0.17.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, "flashinfer-cutlass"),
+        (
+            "0.17.0",
+            "10.0",
+            {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1", "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "1"},
+            "flashinfer-cutlass",
+        ),
+        (
+            "0.12.0",
+            "10.3",
+            {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"},
+            None,
+        ),  # 10.0 only before 0.13.0
+        ("0.13.0", "10.3", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, "flashinfer-cutlass"),
+        ("0.17.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "0"}, "flashinfer-trtllm"),
+        # 0.19.0 - 0.23.x select_mxfp4_moe_backend: after an explicit BF16=1 and the MXFP8 TRT-LLM switch
+        ("0.19.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, "flashinfer-cutlass"),
+        ("0.23.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, "flashinfer-cutlass"),
+        (
+            "0.19.0",
+            "10.0",
+            {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1", "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "1"},
+            "flashinfer-trtllm",
+        ),
+        (
+            "0.19.0",
+            "10.0",
+            {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1", "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"},
+            "flashinfer-trtllm",
+        ),
+        (
+            "0.19.0",
+            "10.0",
+            {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1", "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "0"},
+            "flashinfer-cutlass",
+        ),
+        ("0.19.0", "9.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, None),  # refused off SM100
+        ("0.24.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, "flashinfer-trtllm"),
+        ("0.11.0", "10.0", {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS": "1"}, "flashinfer-cutlass"),
+    ],
+)
+def test_mxfp8_cutlass_switch_on_blackwell(version, cc, env, expected):
+    """``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` picks FlashInfer's MXFP4 x MXFP8 CUTLASS backend on
+    SM100 (its 128/128 padding) in 0.10.2 - 0.23.x, in each release's order of switches."""
+    from kvlint.memory.vllm import settings_from_flags
+
+    s = settings_from_flags({}, env, version)
+    assert mxfp4_moe_backend(s, ReleaseVersion(version), cc) == expected

@@ -197,3 +197,25 @@ def test_a_repeated_option_stops_the_launcher(argv: list[str], shown: str) -> No
     cannot be used multiple times" (was nothing for equal values, else a warning that the last one wins)."""
     (got,) = _kv207(argv, "3.0.1")
     assert got[0] == "error" and f"{shown} cannot be used multiple times" in got[1], got
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "value"),
+    [
+        (["--cuda-graphs", "1,2", "--cuda-graphs", "4"], "cuda_graphs", "1,2,4"),
+        (["--cuda-graphs=8", "--cuda-graphs", "16,32", "--cuda-graphs=64"], "cuda_graphs", "8,16,32,64"),
+        (
+            ["--cors-allow-origin", "https://a", "--cors-allow-origin=https://b"],
+            "cors_allow_origin",
+            "https://a,https://b",
+        ),
+    ],
+)
+def test_a_vec_option_given_again_appends_its_values(argv: list[str], dest: str, value: str) -> None:
+    """shell51: clap appends each use of a ``Vec`` field of the launcher's ``Args`` (``cuda_graphs:
+    Option<Vec<usize>>`` with ``value_delimiter = ','``, ``cors_allow_origin: Vec<String>``; launcher/src/main.rs at
+    v2.0.0 - v3.3.7, the only ``Vec`` fields): no finding, and the value is every one given (was a KV207 warning
+    that the last one wins, and the last value)."""
+    assert _kv207(argv, "3.0.1") == []
+    cfg = parse_tgi_argv(["--model-id", "m", *argv], version="3.0.1")
+    assert cfg.flags[dest].value == value

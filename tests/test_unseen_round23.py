@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.engines import sglang_flags_data
 from kvlint.load import template_chart, values_chart
 from kvlint.pipeline import Options, run_check
 from kvlint.render import EMPTY_RENDER
@@ -173,7 +174,12 @@ def test_a_container_without_image_is_said_so(tmp_path: Path) -> None:
         "the container names no image (its pods cannot run without one), so the sglang"
     )
     assert "(no image)" not in d.message and "tag missing" not in d.message
-    assert d.fix == "set the container's image to the SGLang release it runs (e.g. lmsysorg/sglang:v0.5.5)"
+    newest = sglang_flags_data.VERSIONS[
+        -1
+    ]  # the suggestion follows the release table (test_kv208_pin_example)
+    assert (
+        d.fix == f"set the container's image to the SGLang release it runs (e.g. lmsysorg/sglang:v{newest})"
+    )
     assert d.severity == "warning"
 
 

@@ -72,7 +72,6 @@ GIB = 1 << 30
 FALLBACK_NAMES = {
     "nvidia-a30": "NVIDIA A30",
     "nvidia-l40": "NVIDIA L40",
-    "nvidia-h200-nvl-141gb": "NVIDIA H200 NVL",
     "nvidia-gh200-144gb": "NVIDIA GH200 144GB HBM3e",
     "nvidia-gb200": "NVIDIA GB200",
     "nvidia-rtx-pro-6000-blackwell": "NVIDIA RTX PRO 6000 Blackwell",
@@ -332,6 +331,16 @@ def _merge_mig_measurement(tables: list[dict[str, Any]], m: dict[str, Any]) -> N
         # a list holds captures that differ by driver; :func:`_profile_memory` takes its minimum
         value = [float(g) for g in gib] if isinstance(gib, list) else float(gib)
         row["memory_gib_lgip"] = {"value": value, "source": m["source"]}
+    for name, spec in (m.get("renamed") or {}).items():
+        # one GPU instance profile that some drivers list under another name (A100 80GB 3g.39gb on 535/545)
+        if name in rows or spec["same_as"] not in rows:
+            raise SystemExit(
+                f"mig_measurements: {m['table']} renamed {name} -> {spec['same_as']}: not one new name"
+            )
+        same = rows[spec["same_as"]]
+        table["profiles"].append(
+            {**same, "profile": name, "same_as": {"profile": spec["same_as"], "source": spec["source"]}}
+        )
 
 
 def gfd_sanitise(name: str) -> str:
@@ -821,8 +830,18 @@ def _coreweave_classes(
 
 
 def _profile_memory(p: dict[str, Any]) -> tuple[int | None, str, str | None]:
-    """(MiB, status text, source) of one MIG profile row; lists of driver-dependent values -> the minimum."""
-    if isinstance(p.get("memory_mib"), dict) and p["memory_mib"].get("value") is not None:
+    """(MiB, status text, source) of one MIG profile row; lists of driver-dependent values -> the minimum.
+
+    A corpus figure (``memory_mib``) is taken first, unless it is a go-nvml mock and the supplement has an
+    ``nvidia-smi mig -lgip`` capture of the slice (``memory_gib_lgip``): a measurement beats a mock (the A100 80GB's
+    1g.10gb: mock 9,856 MiB, captured 9.50 GiB = 9,728 MiB)."""
+    mock = isinstance(p.get("memory_mib"), dict) and p["memory_mib"].get("status") == "mock"
+    measured = isinstance(p.get("memory_gib_lgip"), dict) and p["memory_gib_lgip"].get("value") is not None
+    if (
+        isinstance(p.get("memory_mib"), dict)
+        and p["memory_mib"].get("value") is not None
+        and not (mock and measured)
+    ):
         f = p["memory_mib"]
         return int(f["value"]), f.get("status", "observed") + " (MiB)", f.get("source")
     if isinstance(p.get("memory_gib_lgip"), dict) and p["memory_gib_lgip"].get("value") is not None:
@@ -851,6 +870,10 @@ def build_mig(research: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
             raise SystemExit(f"MIG table {table['gpu']!r} has no id mapping")
         for p in table["profiles"]:
             mib, status, src = _profile_memory(p)
+            if p.get("same_as"):
+                same = p["same_as"]
+                status = f"{status}; {same['profile']} under the name some drivers give it"
+                src = f"{src or table.get('source')} ; {same['source']}"
             row = {"memory_mib": mib, "status": status, "source": src or table.get("source")}
             for gid in ids:
                 out.setdefault(gid, {})[p["profile"]] = row

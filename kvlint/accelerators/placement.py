@@ -906,6 +906,12 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"label {key}={', '.join(unread)} is not a value of {_TABLE_KEYS[key][0]} kvlint reads{spelled}: "
                     f"map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
                 )
+            elif key in _COUNT_KEYS:
+                # a count kvlint reads (KV410: :func:`node_gpu_capacity`), but not which GPU
+                notes.append(
+                    f"label {key}={vals} counts the node's GPUs but does not name them (use {ANNOTATION} or "
+                    "--accelerator)"
+                )
             elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
                 named = _named_by_value([v for v, _ in values])
                 if named is not None:
@@ -1516,3 +1522,144 @@ def _own_decision(
         if acc is not None:
             return _Decision(acc, node_class.source, node_class.loc)
     return None
+
+
+# --------------------------------------------------------------------------------------------------
+# how many GPUs a node the pod may land on has (KV410)
+
+#: GFD's GPU-count label: "Number of GPUs" of the node (NVIDIA k8s-device-plugin
+#: ``docs/gpu-feature-discovery/README.md``, label table).
+GFD_COUNT = "nvidia.com/gpu.count"
+#: Karpenter's GPU count of the instance type ("GPUs on the instance"; 0 on the fractional-GPU g6f/gr6f types, read
+#: as no count) and EKS Auto Mode's twin of it.
+KARPENTER_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+EKS_GPU_COUNT = "eks.amazonaws.com/instance-gpu-count"
+GFD_SOURCE = "github:NVIDIA/k8s-device-plugin/docs/gpu-feature-discovery/README.md@1b826acc6af3079d8923bac395c3124b8861a9a6"
+KARPENTER_LABELS_SOURCE = (
+    "github:aws/karpenter-provider-aws/website/content/en/docs/reference/instance-types.md"
+    "@1d927085dd81a9df9301e613f371dac5b4d16bfe"
+)
+EKS_LABELS_SOURCE = (
+    "https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html (EKS Auto Mode supported labels)"
+)
+_COUNT_SOURCES = {KARPENTER_GPU_COUNT: KARPENTER_LABELS_SOURCE, EKS_GPU_COUNT: EKS_LABELS_SOURCE}
+
+
+@dataclass(frozen=True)
+class NodeGpus:
+    """The most GPUs a node the pod's required scheduling allows can have (:func:`node_gpu_capacity`).
+
+    Attributes:
+        gpus: that count: the largest over every instance type (or count) the constraints allow.
+        what: the constraint in words (``nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge: 8 x NVIDIA
+            A100-SXM4-40GB``), for messages.
+        loc: where the deciding value is written.
+        source: where the count comes from (the instance-type table's row, GFD's or Karpenter's label docs).
+        accelerator: the GPU of that node when one instance type decides it, else None.
+        instance_type: the instance type's name when one decides the count, else None.
+        key: the label key the count is read from.
+    """
+
+    gpus: int
+    what: str
+    loc: Loc | None
+    source: str
+    accelerator: Accelerator | None = None
+    instance_type: str | None = None
+    key: str = ""
+
+
+def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
+    """What one label value pins: the node's GPUs, or None when it pins no known count (an instance type not in the
+    catalogue or without a GPU count; a count that is not a whole number). ``what`` is the value in words."""
+    if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
+        it = cat.instance_type(value)
+        if it is None or not isinstance(it.gpus, int) or it.gpus < 1:
+            return None
+        gpu = it.accelerator.name if it.accelerator is not None else "GPU"
+        per = f"{it.fraction} of 1 {gpu}" if it.fraction else f"{it.gpus} x {gpu}"
+        return NodeGpus(it.gpus, f"{key}={it.name} ({per})", loc, it.source, it.accelerator, it.name, key)
+    n = _as_int(value)
+    if n is None or n < 1:
+        # 0: Karpenter's count on a fractional-GPU instance type, whose node still offers its GPU slice
+        return None
+    return NodeGpus(n, f"{key}={n}", loc, _COUNT_SOURCES.get(key, GFD_SOURCE), key=key)
+
+
+_COUNT_KEYS = (INSTANCE_TYPE, INSTANCE_TYPE_BETA, GFD_COUNT, KARPENTER_GPU_COUNT, EKS_GPU_COUNT)
+
+
+def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:
+    """The most GPUs a node matching one required node-affinity term can have, or None when the term leaves the
+    count open (no ``In`` on an instance-type or GPU-count key with every value's count known, nor ``Lt`` on a
+    GPU-count key). Several bounding expressions in one term AND: the smallest bound holds."""
+    best: NodeGpus | None = None
+    for e in exprs:
+        if e.key not in _COUNT_KEYS:
+            continue
+        bound: NodeGpus | None = None
+        if e.op == "In":
+            counts = [_count_of(e.key, v, loc) for v, loc in e.values]
+            known = [c for c in counts if c is not None]
+            if known and len(known) == len(counts):
+                top = max(known, key=lambda c: c.gpus)
+                one = len({(c.gpus, c.instance_type) for c in known}) == 1
+                bound = replace(
+                    top,
+                    what=f"nodeAffinity {e.text}" + ("" if one else f": at most {top.what}"),
+                    accelerator=top.accelerator if one else None,
+                    instance_type=top.instance_type if one else None,
+                )
+                if one:
+                    bound = replace(bound, what=f"nodeAffinity {top.what}")
+        elif e.op == "Lt" and e.key not in (INSTANCE_TYPE, INSTANCE_TYPE_BETA) and e.values:
+            limit = _as_int(e.values[0][0])
+            if limit is not None and limit >= 2:
+                src = _COUNT_SOURCES.get(e.key, GFD_SOURCE)
+                bound = NodeGpus(limit - 1, f"nodeAffinity {e.text}", e.values[0][1], src, key=e.key)
+        if bound is not None and (best is None or bound.gpus < best.gpus):
+            best = bound
+    return best
+
+
+def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
+    """Whether the pod's required scheduling selects nodes whose ``nvidia.com/gpu`` are MIG devices (GFD's
+    ``mig.strategy=single`` product ``...-MIG-<profile>``, GKE's ``cloud.google.com/gke-gpu-partition-size``): a
+    node then offers up to seven per GPU, so its GPU count does not bound the request."""
+    ns_labels, _ns = _node_selector_labels(pod_spec)
+    values: list[tuple[str, str]] = [(k, v) for k, vs in ns_labels.items() for v, _ in vs]
+    for term in _affinity_terms(pod_spec):
+        values.extend((e.key, v) for e in term if e.op == "In" for v, _ in e.values)
+    return any(k == GKE_PARTITION or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None) for k, v in values)
+
+
+def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
+    """The most GPUs any node the pod's required scheduling allows can have, or None when it does not bound them.
+
+    Read from the ``nodeSelector`` (an instance type of the catalogue with its GPU count, GFD's
+    ``nvidia.com/gpu.count``, Karpenter's ``karpenter.k8s.aws/instance-gpu-count``) and from required node
+    affinity: the terms OR, so the count is bounded only when every term bounds it, by the largest of their
+    bounds; the nodeSelector ANDs with them, so the smaller of the two holds. A node never offers more
+    ``nvidia.com/gpu`` than it has GPUs unless the device plugin shares them (time-slicing/MPS replicas; the
+    caller checks that): the scheduler's NodeResourcesFit filter then leaves the pod Pending."""
+    if _selects_mig_devices(pod_spec):
+        return None
+    bounds: list[NodeGpus] = []
+    ns = pod_spec.get("nodeSelector")
+    if isinstance(ns, Mapping):
+        for key in _COUNT_KEYS:
+            v = ns.get(key)
+            if v is None or isinstance(v, (Mapping, list)):
+                continue
+            got = _count_of(key, str(v), loc_of(ns, key))
+            if got is not None:
+                bounds.append(replace(got, what=f"nodeSelector {got.what}"))
+    terms = _affinity_terms(pod_spec)
+    if terms:
+        per_term = [_term_capacity(t) for t in terms]
+        known = [b for b in per_term if b is not None]
+        if known and len(known) == len(per_term):
+            bounds.append(max(known, key=lambda b: b.gpus))
+    if not bounds:
+        return None
+    return min(bounds, key=lambda b: b.gpus)

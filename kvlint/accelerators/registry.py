@@ -499,6 +499,20 @@ def instance_type(name: str) -> InstanceType | None:
     )
 
 
+def instance_types_with(acc_id: str, provider: str, min_gpus: int) -> list[InstanceType]:
+    """The ``provider``'s instance types in the catalogue whose nodes carry at least ``min_gpus`` whole GPUs of
+    accelerator ``acc_id``, fewest GPUs first (then by name): where a pod asking that many of them can land."""
+    out = []
+    for name, row in _cat().instance_types.items():
+        count = row.get("count")
+        if row.get("id") == acc_id and row.get("provider") == provider and isinstance(count, int):
+            if count >= min_gpus and not row.get("fraction"):
+                it = instance_type(name)
+                if it is not None:
+                    out.append(it)
+    return sorted(out, key=lambda it: (it.gpus or 0, it.name))
+
+
 def instance_family(family: str) -> tuple[Accelerator | None, int]:
     """An EC2 instance family (``g6e``, the value of Karpenter's ``karpenter.k8s.aws/instance-family`` and EKS Auto
     Mode's ``eks.amazonaws.com/instance-family``) -> (its GPU, the number of its instance types in the

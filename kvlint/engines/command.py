@@ -769,6 +769,11 @@ class _Found:
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
+    #: the last pip command of the script that installs the engine, pinned or not: its words after ``install``
+    #: (:func:`_pip_words`), its text and where it is (:attr:`kvlint.types.ServingConfig.pip_args`)
+    pip_args: tuple[str, ...] = ()
+    pip_text: str = ""
+    pip_loc: Loc | None = None
     #: the environment a ``sh -c`` script runs the engine with (its ``export``s, ``NAME=value`` before the
     #: command, ``env -u``/``-i``, ``unset``: :attr:`kvlint.engines.shell.ShellCommand.environ`), and where the
     #: script sets each variable it changed; None when the engine is not started by a script
@@ -933,6 +938,13 @@ def _scan_shell(
         broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
         if broken >= 0:
             return _unclosed_quote(script_item, env, script, broken, words[0].text, engine), ""
+        refused = getattr(words, "env_refused", None)
+        if refused:
+            loc = words[0].loc
+            if words[0].offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [words[0].offset])
+                loc = _offset_loc(script_item.loc, source, offset)
+            return _env_refuses(refused, words[0].text, engine, loc or script_item.loc), ""
         if getattr(words, "no_path", False):
             loc = words[0].loc
             if words[0].offset is not None:
@@ -992,6 +1004,21 @@ def _scan_shell(
                 source, (offset,) = _raw_offsets(script_item, env, [w0.offset])
                 found.install_loc = _offset_loc(script_item.loc, source, offset)
             found.install_loc = found.install_loc or script_item.loc
+            break
+        # the last pip install that names the engine at all (pip install vllm, unpinned too): where it installs
+        # the engine from (PyPI's CUDA wheel or a ROCm index, images.pypi_cuda_wheel)
+        for k in range(len(seen) - 1, -1, -1):
+            args = _pip_words(seen[k])
+            if not _pip_engine_pins(args, engine, reader):
+                continue
+            found.pip_args = tuple(args or ())
+            found.pip_text = clip(" ".join(seen[k]), 120)
+            head = heads[k]
+            found.pip_loc = head.loc
+            if head.offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [head.offset])
+                found.pip_loc = _offset_loc(script_item.loc, source, offset)
+            found.pip_loc = found.pip_loc or script_item.loc
             break
         return found, ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
@@ -1488,6 +1515,20 @@ def _unclosed_quote(
 _OUTSIDE_DEFAULT_PATH = {"vllm": "/usr/local/bin", "text-generation-launcher": "/usr/local/bin"}
 
 
+def _env_refuses(message: str, program: str, engine: str, loc: Loc | None) -> _Unrunnable:
+    """``env -S STRING`` refuses STRING (coreutils 9.1 ``env.c::parse_split_string``/``build_argv``: an unclosed quote,
+    an unknown ``\\`` sequence, a ``$`` that is not ``${NAME}``): it prints ``message`` and exits 125 without running
+    anything, so the engine command in STRING (``program``) never starts."""
+    return _Unrunnable(
+        f"env refuses the -S string that holds `{program}` (env: {message}) and exits with status 125 without "
+        "running anything: the container restarts without ever starting the engine",
+        loc,
+        engine,
+        "write the -S string as env reads it: quotes closed, only the escapes \\f \\n \\r \\t \\v \\_ \\c "
+        "\\\" \\# \\$ \\' \\\\, variables as ${NAME}",
+    )
+
+
 def _not_found_without_path(program: str, engine: str, loc: Loc | None) -> _Unrunnable | None:
     """An engine ``program`` that a wrapper program (``env -i``, ``env -u PATH``) looks up in an environment without
     ``PATH``: not found in ``/bin:/usr/bin`` when the images install it elsewhere (:data:`_OUTSIDE_DEFAULT_PATH`;
@@ -1967,6 +2008,8 @@ def _dispatch(
         cfg.installed_by = found.install_text
         cfg.installed_loc = found.install_loc
         cfg.install_upgrades = found.upgraded
+    if found.pip_args:
+        cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
     return cfg
 
 
@@ -2312,7 +2355,8 @@ def parse_container(
     cmd = _items_of(container, "command", env)
     args = _items_of(container, "args", env)
     items = (cmd or []) + (args or [])
-    split = list_env_split([it.text for it in items], env)
+    refused: list[str] = []  # env's message when an ``env -S`` of the list refuses its string
+    split = list_env_split([it.text for it in items], env, refused)
     if split is not None:
         # ``["env", "-S", "vllm serve m", ...]``: env runs the words of its string, each at the string's item
         items = [
@@ -2327,6 +2371,27 @@ def parse_container(
     # a review reads at most REVIEW_COMMAND_CHARS of command lines (raises ReviewTooLarge past it)
     charge_command_text(sum(min(len(t), MAX_ARG_STRLEN) for t in texts))
     too_long = _over_arg_strlen(items)
+    too_long_env = _over_env_strlen(env) if too_long is None else None
+    if too_long_env is not None:
+        engine = img_engine or _command_hint(texts) or hint
+        if engine is not None:
+            name, size = too_long_env
+            return _kv503(
+                engine,
+                container,
+                image,
+                installed_release
+                if installed_release and engine == "vllm"
+                else engine_release(image, engine, engine_version_option),
+                env,
+                f"the container never starts: its environment variable {name} is {size:,} bytes as the "
+                f"NAME=value string the kernel copies, and Linux's execve(2) refuses any environment string longer "
+                f"than {MAX_ARG_STRLEN - 1:,} bytes (MAX_ARG_STRLEN, with the terminating NUL) with 'argument list "
+                "too long'",
+                env_locs.get(name) or first_loc,
+                f"keep {name} under 128 KiB: put a long value in a file (a ConfigMap mounted as a volume)",
+                "error",
+            )
     if too_long is not None:
         engine = img_engine or _command_hint(texts) or hint
         version = (
@@ -2422,6 +2487,16 @@ def parse_container(
         )
     # a serving program named in command, or in args only (the image ENTRYPOINT runs, its args name one)
     m = _match_program(texts)
+    if m and refused:
+        # ``["env", "-S", "vllm serve 'm", ...]``: env runs nothing
+        runs = min(_after_wrappers(texts), len(texts) - 1)
+        return _unrunnable(
+            _env_refuses(refused[0], texts[runs], m[0], items[runs].loc or first_loc),
+            container,
+            image,
+            env,
+            engine_version_option,
+        )
     if m:
         looked_up = _after_wrappers(texts)
         unfound = (
@@ -2681,6 +2756,20 @@ def _over_arg_strlen(items: Sequence[_Item]) -> tuple[int, int] | None:
             size = len(it.text.encode("utf-8", "surrogatepass"))
             if size + 1 > MAX_ARG_STRLEN:
                 return i, size
+    return None
+
+
+def _over_env_strlen(env: Mapping[str, str]) -> tuple[str, int] | None:
+    """The name and UTF-8 size in bytes of the ``NAME=value`` string of the first variable of the container's
+    environment that ``execve(2)`` refuses: envp strings are copied as argv's are, each with its NUL, and one of more
+    than :data:`~kvlint.engines.shell.MAX_ARG_STRLEN` bytes fails with E2BIG (linux fs/exec.c ``copy_strings`` for
+    ``bprm->envc``, ``valid_arg_len``), or None."""
+    for name, value in env.items():
+        chars = len(name) + 1 + len(value)
+        if chars * 4 + 1 > MAX_ARG_STRLEN:
+            size = len(f"{name}={value}".encode("utf-8", "surrogatepass"))
+            if size + 1 > MAX_ARG_STRLEN:
+                return name, size
     return None
 
 

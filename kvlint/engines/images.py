@@ -48,6 +48,7 @@ __all__ = [
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
     "accelerator_build",
+    "build_is_evidenced",
     "engine_of_image",
     "engine_release",
     "engine_version",
@@ -61,6 +62,7 @@ __all__ = [
     "names_engine",
     "path_placeholder",
     "published_build",
+    "pypi_cuda_wheel",
     "repository_path",
     "split_image",
     "tag_of_unknown_image",
@@ -791,7 +793,9 @@ _DEVICE_PLATFORMS = {
 #: Hat's ``vllm-rocm-rhel9`` (the tables above). TPU: ``vllm/vllm-tpu``. Intel GPU: ``llm-d/llm-d-xpu``,
 #: ``intel/vllm`` (``intel/vllm:0.10.2-xpu``). Ascend: ``quay.io/ascend/vllm-ascend`` (vllm-project/vllm-ascend's
 #: installation guide). Gaudi: Habana's registry ``vault.habana.ai/`` (its ``gaudi-docker`` PyTorch images,
-#: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi`` and OPEA's ``opea/vllm-gaudi``. Neuron: AWS's
+#: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi``, OPEA's ``opea/vllm-gaudi`` and Red Hat OpenShift AI's
+#: ``registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9`` (the ServingRuntime of vllm-project/vllm-gaudi
+#: ``gaudi3Benchmarks/1.23.0/redhatopenshift/llama3.3-70b-fp8.yaml``@1c69c38c, fixtures/collected). Neuron: AWS's
 #: ``public.ecr.aws/neuron/`` and the Deep Learning Containers' ``huggingface-pytorch-tgi-inference`` and
 #: ``pytorch-inference-neuronx`` (``...-neuronx-...`` tags, https://huggingface.co/docs/optimum-neuron/containers).
 #: Spyre: ``quay.io/ibm-aiu/vllm-spyre``, ``quay.io/opendatahub/vllm-spyre``, ``vllm/vllm-spyre``
@@ -810,6 +814,7 @@ _PUBLISHED_BUILD_REPOS = (
     "vault.habana.ai/",
     "huggingface/tgi-gaudi",
     "opea/vllm-gaudi",
+    "registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9",
     "public.ecr.aws/neuron/",
     "huggingface-pytorch-tgi-inference",
     "pytorch-inference-neuronx",
@@ -967,15 +972,115 @@ def gpu_build_on_other_accelerator(serving: ServingConfig, placement: Placement 
         return None
     # the build is known from vLLM's --device or a vendor's published image (published_build), not from a word
     # in a custom image's name (ghcr.io/acme/tpu-migration/vllm-openai: KV501, as before)
-    published = published_build(serving.image)
-    if accelerator_build(serving) is not None and (published or platform_evidence(serving)[1] == "device"):
+    if accelerator_build(serving) is not None and build_is_evidenced(serving):
         return resource
     platform = platform_of(serving, resource)
-    if platform == "rocm" and vendor == "nvidia" and published:
+    if platform == "rocm" and vendor == "nvidia" and published_build(serving.image):
         return resource
-    if platform == "cuda" and vendor == "amd" and is_known_cuda_build(serving.image):
+    if (
+        platform == "cuda"
+        and vendor == "amd"
+        and (is_known_cuda_build(serving.image) or pypi_cuda_wheel(serving))
+    ):
         return resource
     return None
+
+
+def build_is_evidenced(serving: ServingConfig) -> bool:
+    """Whether the platform :func:`platform_of` reads for ``serving`` is evidence of the build, as KV304 needs it on
+    both its paths (a GPU named, :func:`kvlint.memory.compat.image_platform_mismatch`; none named,
+    :func:`gpu_build_on_other_accelerator`): vLLM's ``--device``, or a vendor's published build
+    (:func:`published_build`: ``rocm/vllm``, ``quay.io/ascend/vllm-ascend``, TGI's ``-gaudi`` tags ...). A platform
+    word in a custom image's name (``registry.example.com/npu-team/vllm``, ``ghcr.io/amd-lab/vllm-openai``) is
+    what its owner called it, not evidence."""
+    return published_build(serving.image) or platform_evidence(serving)[1] == "device"
+
+
+#: Images that carry no vLLM of their own, so that a script's ``pip install vllm`` installs it there: Docker's official
+#: ``python``, ``ubuntu`` and ``debian`` images (``python:3.11``, ``docker.io/library/python:3.11``), NVIDIA's CUDA base
+#: images ``nvidia/cuda`` and PyTorch's ``pytorch/pytorch`` (CUDA PyTorch, no vLLM).
+_PLAIN_BASE_IMAGES = frozenset({"python", "ubuntu", "debian", "nvidia/cuda", "pytorch/pytorch"})
+
+#: vLLM's ROCm wheels and the index they are on, as vLLM's installation guide gives them
+#: (vllm-project/vllm@06d0369d75e0 ``docs/getting_started/installation/gpu.rocm.inc.md``, "Prebuilt Wheels"): PyPI's
+#: ``vllm`` wheel is the CUDA build, and an installer that finds no ROCm wheel "will silently fall back to the CUDA
+#: wheel from PyPI, which will fail on AMD GPUs with errors like ``libcudart.so: cannot open shared object file``";
+#: the ROCm wheels are on ``https://wheels.vllm.ai/rocm/`` (per release ``https://wheels.vllm.ai/rocm/<release>/
+#: <variant>``), for Python 3.12 only, variant ``rocm700`` (ROCm 7.0) for releases 0.14.0 to 0.18.0 (nightly builds
+#: later), and pip needs the exact version with its variant: ``pip install vllm==0.18.0+rocm700 --extra-index-url
+#: https://wheels.vllm.ai/rocm/0.18.0/rocm700``. The guide as released with v0.18.0 (its sdist's copy) gives the same
+#: index, URL forms, variant and Python 3.12.
+VLLM_ROCM_WHEELS = ("rocm700", "0.14.0", "0.18.0")
+VLLM_ROCM_INDEX = "https://wheels.vllm.ai/rocm/"
+
+#: ``pip install`` (and ``uv pip install``) options that make it install from somewhere else than PyPI alone, or
+#: read requirements (and so index options) from a file: kvlint does not know that source's build.
+_PIP_SOURCE_OPTIONS = frozenset(
+    {
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "--index",
+        "--default-index",
+        "-f",
+        "--find-links",
+        "--no-index",
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+    }
+)
+#: Environment variables that set pip's or uv's package sources (pip reads ``PIP_<OPTION>``, uv its ``UV_*``
+#: settings) or pip's configuration file.
+_PIP_SOURCE_ENV = frozenset(
+    {
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "PIP_FIND_LINKS",
+        "PIP_NO_INDEX",
+        "PIP_CONFIG_FILE",
+        "UV_INDEX_URL",
+        "UV_EXTRA_INDEX_URL",
+        "UV_INDEX",
+        "UV_DEFAULT_INDEX",
+        "UV_FIND_LINKS",
+    }
+)
+_PYPI_HOSTS = ("https://pypi.org/", "https://pypi.python.org/")
+_VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNORECASE)
+
+
+def pypi_cuda_wheel(serving: ServingConfig) -> bool:
+    """Whether the container runs vLLM that its script installs from PyPI (``pip install vllm``, ``uv pip install
+    vllm==0.11.0``: :attr:`kvlint.types.ServingConfig.pip_args`) on an image that carries no vLLM of its own
+    (:data:`_PLAIN_BASE_IMAGES`): PyPI's wheel is vLLM's CUDA build (:data:`VLLM_ROCM_WHEELS`), so the container runs a
+    CUDA build whatever the image. Not when the install names another source, which may be vLLM's ROCm index or
+    wheel (``--extra-index-url https://wheels.vllm.ai/rocm/...``, a ``+rocm700`` version, a wheel file or URL, an
+    index or requirements option, :data:`_PIP_SOURCE_OPTIONS`, or a pip/uv source variable,
+    :data:`_PIP_SOURCE_ENV`)."""
+    if serving.engine != "vllm" or not serving.pip_args:
+        return False
+    if repository_path(serving.image).removeprefix("library/") not in _PLAIN_BASE_IMAGES:
+        return False
+    if any(serving.env.get(name) for name in _PIP_SOURCE_ENV):
+        return False
+    args = serving.pip_args
+    named = False
+    for k, word in enumerate(args):
+        low = word.lower()
+        if "rocm" in low:
+            return False
+        option = low.split("=", 1)[0]
+        if option in _PIP_SOURCE_OPTIONS:
+            value = low.split("=", 1)[1] if "=" in low else (args[k + 1].lower() if k + 1 < len(args) else "")
+            if not value.startswith(_PYPI_HOSTS):
+                return False
+        if _VLLM_REQUIREMENT.fullmatch(word.strip()) is not None:
+            named = True
+    return named
 
 
 def is_known_cuda_build(image: str) -> bool:

@@ -191,6 +191,11 @@ class Part:
     #: ``${X:-d}`` (True) takes the default when X is unset or empty; ``${X-d}`` (False) only when X is unset
     #: (bash(1), Parameter Expansion: "Omitting the colon results in a test only for a parameter that is unset")
     colon: bool = True
+    #: ``${@:OFFSET[:LENGTH]}`` / ``${*:...}`` (an ``at`` part): the offset (negative: from the end) and the length
+    #: (None: to the end), bash(1) "Parameter Expansion", substring expansion of ``@``
+    cut: tuple[int, int | None] | None = None
+    #: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}`` (an ``arr`` part): the subscript (bash(1) "Arrays")
+    index: str | None = None
 
 
 @dataclass(slots=True)
@@ -493,6 +498,16 @@ def _default_text(default: str) -> tuple[str, bool]:
     return d.strip("\"'"), False
 
 
+#: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}``, ``${#NAME[@]}`` (bash(1) "Arrays"; a subscript of a literal number)
+_ARRAY_REF_RE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]{1,6})\]\Z")
+#: ``${N:-default}``/``${N-default}`` of a positional parameter N (bash(1) "Parameter Expansion")
+_POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+)(:?)-(.*)\Z", re.S)
+#: ``${@:OFFSET}``/``${@:OFFSET:LENGTH}`` (and ``*``) with literal numbers: the positional parameters from OFFSET (0 is
+#: ``$0``; negative, written after a blank, from the end), LENGTH of them (bash(1) "Parameter Expansion")
+#: (``${@:-1}`` is ``$@`` with the default 1: a negative offset needs the blank)
+_AT_CUT_RE = re.compile(r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z")
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -518,6 +533,31 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
+        if inner == "#":
+            return Part("count", "#", quoted), end
+        arr = _ARRAY_REF_RE.match(inner)
+        if arr is not None:
+            if arr.group(1):  # ${#NAME[@]}: the number of elements
+                return (
+                    (Part("count", arr.group(2), quoted), end)
+                    if arr.group(3) in "@*"
+                    else (
+                        Part("sub", s[i:end], quoted),
+                        end,
+                    )
+                )
+            return Part("arr", arr.group(2), quoted, index=arr.group(3)), end
+        d = _POSITIONAL_DEFAULT_RE.match(inner)
+        if d is not None:
+            # ``${1:-x}``, ``${2-x}``: a positional parameter with a default, as ``${NAME:-x}``
+            text, whole = _default_text(d.group(3))
+            return Part(
+                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+            ), end
+        cut = _AT_CUT_RE.match(inner)
+        if cut is not None:
+            length = None if cut.group(4) is None else int(cut.group(4))
+            return Part("at", cut.group(1), quoted, cut=(int(cut.group(2) or cut.group(3)), length)), end
         return Part("sub", s[i:end], quoted), end
     if c == '"' and not quoted:
         # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
@@ -529,7 +569,9 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     m = _NAME_RE.match(s, i + 1)
     if m:
         return Part("var", m.group(), quoted), m.end()
-    if c in "#?$!-":
+    if c == "#":
+        return Part("count", "#", quoted), i + 2
+    if c in "?$!-":
         return Part("sub", s[i : i + 2], quoted), i + 2
     return Part("lit", "$", quoted), i + 1
 
@@ -819,7 +861,7 @@ def _unquoted(parts: list[Part]) -> str:
     """A word's text after quote removal, without expansion (a here-document delimiter's reading: ``'EOF'``,
     ``"EOF"`` and ``\\EOF`` are ``EOF``; ``$X`` stays ``$X``)."""
     return "".join(
-        p.text if p.kind == "lit" else ("$" + p.text if p.kind == "var" else p.text) for p in parts
+        p.text if p.kind == "lit" else ("$" + p.text if p.kind in ("var", "count") else p.text) for p in parts
     )
 
 
@@ -936,9 +978,11 @@ class _Budget:
         self.review = _REVIEW_LEFT.get()
         #: the function calls the reading may still follow (:data:`_FUNCTION_CALLS`)
         self.calls = _FUNCTION_CALLS
+        #: the array elements the reading may still assign (:data:`_ARRAY_ELEMENTS`)
+        self.elements = _ARRAY_ELEMENTS
         #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
         #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
-        self._params: dict[int, tuple[Sequence[ShellArg], int, int]] = {}
+        self._params: dict[int, tuple[Sequence[ShellArg], list[int], bool]] = {}
         #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
         self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
 
@@ -960,16 +1004,46 @@ class _Budget:
         as ``execve(2)`` counts an argument against :data:`ARG_MAX` (so a list of empty parameters is not free).
         Summed once per list, not at each reference: 10,000 ``$@`` of 40,000 parameters summed them 10,000 times
         once the budget was spent (22 s for a 140 KB script)."""
-        known = self._params.get(id(positional))
-        if known is not None and known[0] is positional:
-            return known[1], known[2]
-        chars = 0
-        for k, arg in enumerate(positional):
-            if k:
-                chars += len(arg.text)
-        cost = chars + _ARG_OVERHEAD * max(0, len(positional) - 1)
-        self._params[id(positional)] = (positional, cost, chars)
-        return cost, chars
+        return self.slice_cost(positional, 1, len(positional))
+
+    def _param_sums(self, base: Sequence[ShellArg]) -> tuple[Sequence[ShellArg], list[int], bool]:
+        """``(base, characters of base[:k] for each k, count known)``, once per list of parameters (a list
+        after ``shift`` is read through its base, :class:`_Shifted`: 500 ``shift; vllm "$@"`` lines over 40,000 parameters
+        summed the shifted list each time, 14 s)."""
+        known = self._params.get(id(base))
+        if known is not None and known[0] is base and len(known[1]) == len(base) + 1:
+            return known  # (an array's list grows in place: its sums are made again then)
+        sums = [0]
+        exact = bool(base)
+        for k, arg in enumerate(base):
+            # an unquoted word kvlint could not expand may have been any number of words
+            exact = exact and not (k and arg.unresolved and not arg.quoted)
+            sums.append(sums[-1] + len(arg.text))
+        entry = (base, sums, exact)
+        self._params[id(base)] = entry
+        return entry
+
+    def params_known(self, positional: Sequence[ShellArg]) -> bool:
+        """Whether ``positional`` are all the positional parameters bash has (``$#`` is ``len - 1``, ``$5`` beyond
+        them is unset): not when there are none at all (not known), or one of them is an unquoted word kvlint
+        could not expand (``f $ARGS``: it may have been no word or several)."""
+        base = positional.base if isinstance(positional, _Shifted) else positional
+        return self._param_sums(base)[2]
+
+    def slice_cost(self, positional: Sequence[ShellArg], start: int, stop: int) -> tuple[int, int]:
+        """What ``positional[start:stop]`` (``${@:OFFSET:LENGTH}``, ``$@`` from 1) costs, as :meth:`params_cost`
+        counts it: from the sums of the list's base (``$0``, then ``$1`` ... after a ``shift`` dropped ``drop``)."""
+        if stop <= start:
+            return 0, 0
+        base, drop = (
+            (positional.base, positional.drop) if isinstance(positional, _Shifted) else (positional, 0)
+        )
+        sums = self._param_sums(base)[1]
+        chars = len(base[0].text) if start == 0 else 0
+        first = max(start, 1)
+        if stop > first:
+            chars += sums[stop + drop] - sums[first + drop]
+        return chars + _ARG_OVERHEAD * (stop - start), chars
 
     def take(self, n: int, text: int | None = None) -> bool:
         """Spend ``n`` characters when affordable and the text they stand for (``text`` characters, else ``n``) is
@@ -994,6 +1068,7 @@ def _expand(
     budget: _Budget | None = None,
     fast: bool = True,
     _whole: bool = False,
+    arrays: Mapping[str, list[ShellArg]] | None = None,
 ) -> list[ShellArg]:
     """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
     unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``, and so are
@@ -1031,7 +1106,7 @@ def _expand(
     if assign:
         # no field splitting (bash(1) "Parameters": "Word splitting ... [is] not performed" on an assignment's value:
         # `B=$A` keeps A's blanks); "$@" and $@ are one field each parameter, joined below with spaces
-        parts = _expand(word, env, positional, budget=budget, fast=fast, _whole=True)
+        parts = _expand(word, env, positional, budget=budget, fast=fast, _whole=True, arrays=arrays)
         if len(parts) <= 1:
             return parts
         from_env = unresolved = substituted = False
@@ -1048,7 +1123,7 @@ def _expand(
     for p in word.parts:
         if p.quoted:
             quoted_any = True
-            if p.kind == "at" and p.text == "@":
+            if (p.kind == "at" and p.text == "@") or (p.kind == "arr" and p.index == "@"):
                 has_at = True
     have_cur = False
     # the positional parameter the field so far is made of alone (its word, its position kept), and whether
@@ -1166,6 +1241,52 @@ def _expand(
                 else:
                     cur.append("$" + p.text)
                 unresolved = have_cur = True
+        elif p.kind == "arr":
+            # an array the script assigned (``ARGS=(--tensor-parallel-size 4)``): its list holds a placeholder, then
+            # the elements, as positional parameters hold $0 then $1 ...; read only while NAME still holds its first
+            # element (a scalar assignment or unset since: not known here)
+            elements = arrays.get(p.text) if arrays is not None else None
+            if elements is not None and env.get(p.text) != (elements[1].text if len(elements) > 1 else None):
+                elements = None
+            index = p.index or "@"
+            params: Sequence[ShellArg] | None = None
+            if elements is not None and index in "@*":
+                cost, chars = budget.params_cost(elements)
+                params = elements[1:] if budget.take(cost, chars) else None
+            elif elements is not None:
+                k = int(index) + 1
+                params = elements[k : k + 1]
+                cost, chars = budget.slice_cost(elements, k, k + len(params))
+                if not budget.take(cost, chars):
+                    params = None
+            if params is None:
+                cur_other = True
+                cur.append("${" + p.text + "[" + index + "]}")
+                unresolved = have_cur = True
+                continue
+            single = index != "@"
+            if (p.quoted or _whole) and single:
+                if len(params) == 1:
+                    add_param(params[0].text, params[0])
+                else:
+                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
+                    unresolved = unresolved or ifs_unknown
+                    cur_other = have_cur = True
+                    cur.append(text)
+                    for arg in params:
+                        from_env = from_env or arg.from_env
+                        unresolved = unresolved or arg.unresolved
+                        substituted = substituted or arg.substituted
+            elif p.quoted or _whole:
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    add_param(arg.text, arg)
+            else:
+                for k, arg in enumerate(params):
+                    if k > 0:
+                        push()
+                    split(arg.text, arg)
         elif p.kind == "at" or p.kind == "pos":
             # ``$@``, ``$*``, ``$1`` as bash expands them (bash(1) "Special Parameters", IFS unset: space, tab,
             # newline): quoted ``"$@"`` is one field per parameter, the first joined to the text before it and the
@@ -1175,14 +1296,54 @@ def _expand(
             if p.kind == "pos":
                 idx = digits(p.text)
                 params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+                if params is None and idx is not None and budget.params_known(positional):
+                    params = []  # beyond $#: unset (bash: "$5" is one empty word, $5 none)
+                if p.default is not None and params is not None:
+                    own = params[0].text if params else None
+                    if own is None or (p.colon and not own):
+                        # ``${1:-x}``: the default, as ``${NAME:-x}`` takes it
+                        cur_other = True
+                        val = p.default
+                        whole = p.quoted or _whole or p.default_quoted
+                        cost = len(val)
+                        if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+                            cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+                        if budget.take(cost, len(val)):
+                            from_env = True
+                            if whole:
+                                cur.append(val)
+                                have_cur = True
+                            else:
+                                split(val, None)
+                        else:
+                            cur.append("${" + p.text + (":-" if p.colon else "-") + val + "}")
+                            unresolved = have_cur = True
+                        continue
                 chars = len(params[0].text) if params else 0
                 cost = chars + _ARG_OVERHEAD if params else 0
+            elif p.cut is not None:
+                # ``${@:2}``, ``${@:1:3}``, ``${@: -1}``: the parameters from the offset ($0 at 0), when all are known
+                params = None
+                if budget.params_known(positional):
+                    first, length = p.cut
+                    first = first if first >= 0 else len(positional) + first
+                    if 0 <= first:
+                        first = min(first, len(positional))
+                        stop = len(positional) if length is None else min(len(positional), first + length)
+                        cost, chars = budget.slice_cost(positional, first, stop)
+                        if budget.take(cost, chars):
+                            params = positional[first:stop]
             else:
                 cost, chars = budget.params_cost(positional)
                 params = positional[1:] if budget.take(cost, chars) else None
             if params is None or (p.kind == "pos" and not budget.take(cost, chars)):
                 cur_other = True
-                cur.append("$" + p.text)
+                if p.default is not None:
+                    cur.append("${" + p.text + (":-" if p.colon else "-") + p.default + "}")
+                elif p.cut is not None:
+                    cur.append("${" + p.text + ":" + ":".join(str(c) for c in p.cut if c is not None) + "}")
+                else:
+                    cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
             if (p.quoted or _whole) and (p.kind == "pos" or p.text == "*"):
@@ -1219,6 +1380,25 @@ def _expand(
                         if k > 0:
                             push()
                         split(arg.text, arg)
+        elif p.kind == "count" and p.text != "#":
+            # ``${#NAME[@]}``: the elements of an array the script assigned (see ``arr`` above)
+            cur_other = have_cur = True
+            elements = arrays.get(p.text) if arrays is not None else None
+            if elements is not None and env.get(p.text) == (elements[1].text if len(elements) > 1 else None):
+                cur.append(str(len(elements) - 1))
+                from_env = True
+            else:
+                cur.append("${#" + p.text + "[@]}")
+                unresolved = True
+        elif p.kind == "count":
+            # ``$#``: the number of positional parameters, when all of them are known
+            cur_other = have_cur = True
+            if budget.params_known(positional):
+                cur.append(str(len(positional) - 1))
+                from_env = True
+            else:
+                cur.append("$#")
+                unresolved = True
         else:  # sub
             cur_other = True
             value = arithmetic(p.text, env)
@@ -1465,6 +1645,15 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     ),
     "chrt": ("TPD", "", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
     "screen": ("cehpsStT", "", frozenset(), 0),
+    # shell51: GNU coreutils 9.1 chroot (``chroot [OPTION] NEWROOT [COMMAND [ARG]...]``, getopt_long ``"+"``: long
+    # options only, --groups and --userspec with a value; without COMMAND it runs ``$SHELL -i``), util-linux 2.38
+    # flock (``flock [options] FILE|DIR COMMAND [ARG...]``, ``"+sexnoFuw:E:hV?"``; ``flock [options] FILE -c COMMAND``
+    # runs COMMAND with ``$SHELL -c``: :func:`wrapper_step`), OpenBSD doas 6.8 / OpenDoas (``doas [-Lns] [-a style]
+    # [-C config] [-u user] command [args]``, ``"+a:C:Lnsu:"``; -C checks the config, -L clears persisted
+    # authentication, -s runs a shell: no command runs, :func:`wrapper_step`)
+    "chroot": ("", "", frozenset({"--groups", "--userspec"}), 1),
+    "flock": ("wE", "", frozenset({"--timeout", "--wait", "--conflict-exit-code"}), 1),
+    "doas": ("aCu", "", frozenset(), 0),
 }
 # util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
 # (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
@@ -1755,7 +1944,9 @@ _BUILTIN_WRAPPERS = frozenset({"exec", "command", "builtin"})
 #: Wrapper programs that look the command up in a PATH of their own, not the one of their environment: ``sudo``
 #: searches its ``secure_path`` (sudoers(5); the default sudoers of Ubuntu and Debian, the engines' images' base,
 #: set it with /usr/local/bin), so ``env -i sudo vllm`` finds /usr/local/bin/vllm.
-OWN_PATH_WRAPPERS = frozenset({"sudo"})
+#: doas too: it runs the command with its ``safepath`` ``/bin:/sbin:/usr/bin:/usr/sbin:/usr/local/bin:/usr/local/sbin``
+#: (OpenBSD doas.c, OpenDoas doas.c ``safepath``) unless doas.conf keeps the user's environment.
+OWN_PATH_WRAPPERS = frozenset({"sudo", "doas"})
 #: Wrapper programs whose lookup of the command, in an environment without ``PATH``, still searches /usr/local/bin:
 #: dumb-init's release binaries and Debian package are linked statically against musl since v1.0.0
 #: (Yelp/dumb-init#46), and musl's ``execvp`` (src/process/execvp.c) searches ``/usr/local/bin:/bin:/usr/bin``
@@ -1817,6 +2008,17 @@ def wrapper_step(
     if name == "runuser" or name == "su":
         after, script, positional, at, keeps = _runuser(words, h, end, name == "su")
         return WrapperStep(after, None, script, positional, end, at, keeps)
+    if name == "doas" and _doas_runs_nothing(words, h, end):
+        return None
+    if name == "flock":
+        # ``flock FILE -c COMMAND``: COMMAND run by ``$SHELL -c`` (util-linux 2.38 flock.c main: exactly one word after
+        # -c/--command, else "requires exactly one command argument", exit 64: nothing runs)
+        after, _split = _after_options(words, h, end, name)
+        if after < end and words[after].text in ("-c", "--command"):
+            if after + 2 != end:
+                return None
+            return WrapperStep(end, None, words[after + 1], end, end, after + 1)
+        return WrapperStep(after, end=end)
     if name == "tmux":
         sets: list[tuple[str, int]] = []
         got = _tmux(words, h, end, sets)
@@ -1826,6 +2028,27 @@ def wrapper_step(
         return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
     after, split = _after_options(words, h, end, name, unset)
     return WrapperStep(after, split, end=end)
+
+
+def _doas_runs_nothing(words: Sequence[ShellArg], h: int, end: int) -> bool:
+    """Whether the options of the ``doas`` at ``words[h]`` make it run no command (doas.c main: ``-C config`` only
+    checks whether the command would be permitted, ``-L`` clears persisted authentication and exits, ``-s`` runs a
+    shell and refuses a command with it)."""
+    j = h + 1
+    while j < end:
+        text = words[j].text
+        j += 1
+        if text == "--" or len(text) < 2 or text[0] != "-":
+            break
+        for i in range(1, len(text)):
+            letter = text[i]
+            if letter in "CLs":
+                return True
+            if letter in "au":
+                if i + 1 == len(text):
+                    j += 1  # the value is the next word
+                break
+    return False
 
 
 def program_after_wrapper(
@@ -1860,7 +2083,7 @@ def program_after_wrapper(
 
 
 def list_env_split(
-    texts: Sequence[str], env: Mapping[str, str] | None = None
+    texts: Sequence[str], env: Mapping[str, str] | None = None, refusal: list[str] | None = None
 ) -> list[tuple[str, int]] | None:
     """The words an exec-form list runs when one of its wrapper programs is ``env -S STRING`` (``["env", "-S",
     "vllm serve m", "--max-model-len", "4096"]``): GNU env splits STRING into words and reads them as if they were
@@ -1868,7 +2091,8 @@ def list_env_split(
     ``parse_split_string``), as :func:`commands` reads it in a script; ``${NAME}`` in STRING is NAME's value in
     ``env`` (the container's environment; :func:`_split_string`). Each word with the index of the list item it
     comes from (STRING's for its words); None when the list splits no string. At most :data:`_MAX_SPLITS` strings
-    are split (each copies the list)."""
+    are split (each copies the list). ``refusal`` gets env's message when it refuses a string (it then exits 125,
+    running nothing; the string is split at blanks)."""
     words, source = list(texts), list(range(len(texts)))
     splits = h = 0
     while h < len(words):
@@ -1882,7 +2106,7 @@ def list_env_split(
             if splits >= _MAX_SPLITS:
                 break
             splits += 1
-            parts = [arg.text for arg in _split_string(step.split, env)]
+            parts = [arg.text for arg in _split_string(step.split, env, refusal)]
             at = source[step.after - 1]  # the item holding the string (``-S STRING``, ``-SSTRING``)
             words = [*words[: h + 1], *parts, *words[step.after :]]
             source = [*source[: h + 1], *[at] * len(parts), *source[step.after :]]
@@ -1956,12 +2180,14 @@ class _ListWords(Sequence[ShellArg]):
 _MAX_SPLITS = 4
 
 
-def _split_string(arg: ShellArg, env: Mapping[str, str] | None = None) -> list[ShellArg]:
+def _split_string(
+    arg: ShellArg, env: Mapping[str, str] | None = None, refusal: list[str] | None = None
+) -> list[ShellArg]:
     """The words ``env -S STRING`` makes of STRING (:func:`env_split_words`), each pointing at STRING's word; as
     blank-separated words when env refuses STRING (an unclosed quote, an unknown ``\\`` sequence, ``$NAME``
-    without braces: env exits 125 without running anything). A ``${NAME}`` of a variable not in ``env`` (the
-    image may set it) stays, unresolved."""
-    read = env_split_words(arg.text, env)
+    without braces: env exits 125 without running anything; ``refusal`` then gets env's message, and the caller says
+    the command never runs). A ``${NAME}`` of a variable not in ``env`` (the image may set it) stays, unresolved."""
+    read = env_split_words(arg.text, env, refusal)
     if read is None:
         found = [
             (p, arg.unresolved or ("${" in p and UNRESOLVED_RE.search(p) is not None))
@@ -2003,7 +2229,7 @@ _ENV_S_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def env_split_words(
-    text: str, env: Mapping[str, str] | None = None
+    text: str, env: Mapping[str, str] | None = None, refusal: list[str] | None = None
 ) -> tuple[list[tuple[str, bool]], bool] | None:
     """The words GNU env makes of an ``env -S`` STRING (coreutils 9.1 ``env.c`` ``build_argv``; checked against
     env 9.1), each with whether it keeps a ``${NAME}`` kvlint could not resolve, and whether a variable was
@@ -2016,7 +2242,13 @@ def env_split_words(
     refused; ``#`` starting a word outside quotes ends the string (a comment); ``${NAME}`` is NAME's value in
     ``env`` (not split; None: not known), any other ``$`` refused. A name ``env`` does not hold stays as written
     (env would give the empty string, but the image may set it). One pass over STRING: the runs between special
-    characters are taken by a search (``shlex`` grew each word one character at a time: 15 s for a 1 MB string)."""
+    characters are taken by a search (``shlex`` grew each word one character at a time: 15 s for a 1 MB string).
+    ``refusal``, when env refuses STRING, gets env 9.1's message (``no terminating quote in -S string``)."""
+
+    def refuse(message: str) -> None:
+        if refusal is not None:
+            refusal.append(message)
+
     words: list[tuple[str, bool]] = []
     cur: list[str] = []
     started = kept = expanded = False
@@ -2061,16 +2293,21 @@ def env_split_words(
                 continue
             if nxt == "c":
                 if quote:
+                    refuse("'\\c' must not appear in double-quoted -S string")
                     return None
                 break
             value = _ENV_S_ESCAPES.get(nxt)
             if value is None:
+                refuse(
+                    f"invalid sequence '\\{nxt}' in -S" if nxt else "invalid backslash at end of string in -S"
+                )
                 return None
             cur.append(value)
             started, i = True, i + 2
         else:  # $ outside single quotes
             v = _ENV_S_VARIABLE.match(text, i)
             if v is None:
+                refuse(f"only ${{VARNAME}} expansion is supported, error at: {text[i : i + 32]}")
                 return None
             value = env.get(v.group(1)) if env is not None else None
             if value is None:
@@ -2082,6 +2319,7 @@ def env_split_words(
                 started = started or bool(value)
             i = v.end()
     if quote:
+        refuse("no terminating quote in -S string")
         return None
     if started:
         words.append(("".join(cur), kept))
@@ -2146,6 +2384,10 @@ class ShellCommand(list[ShellArg]):
     #: ``PATH`` (``env -i``, ``env -u PATH``, ``exec -c nohup``): ``execvp`` then searches glibc's default path
     #: ``/bin:/usr/bin`` (posix/execvpe.c, ``CS_PATH``), not the image's
     no_path: bool = False
+    #: env 9.1's message when an ``env -S STRING`` of the command refuses its string (an unclosed quote, an unknown
+    #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
+    #: blanks, to say which command did not start
+    env_refused: str | None = None
 
 
 def commands(
@@ -2323,6 +2565,7 @@ class _Shell:
         "functions",
         "frames",
         "subshells",
+        "arrays",
     )
 
     def __init__(
@@ -2344,13 +2587,16 @@ class _Shell:
         #: ``set -a``/``set -o allexport``: every variable assigned from then on is exported
         self.allexport = False
         #: the functions the script defined: name -> (the script, the span of its body in it, the offset its
-        #: words point at when the script is an eval's or a nested one, else None)
-        self.functions: dict[str, tuple[str, tuple[int, int], int | None]] = {}
+        #: words point at when the script is an eval's or a nested one, else None, whether the body is a subshell)
+        self.functions: dict[str, tuple[str, tuple[int, int], int | None, bool]] = {}
         #: one per function call being read: the variables it made local (``local``, ``declare`` without ``-g``)
         #: -> their value and export mark before, put back when the call returns
         self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
         #: the subshells ``( ... )`` still to isolate (:class:`_Saved`)
         self.subshells = _SUBSHELLS
+        #: the arrays the script assigned (``ARGS=(--tensor-parallel-size 4)``): name -> a placeholder, then the
+        #: elements (the shape of positional parameters, $0 then $1 ...); ``NAME+=(...)`` appends to the list in place
+        self.arrays: dict[str, list[ShellArg]] = {}
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2415,8 +2661,19 @@ def _read_commands(
     parens: list[_Saved | None] = []
     case_depth = 0
     starts = True  # the next token starts a command (where a `(` opens a subshell)
+    # a simple command that is part of a pipeline (`export A=1 | cat`) or runs in the background (`A=1 &`) runs in a
+    # subshell (bash(1) "Pipelines": "Each command in a multi-command pipeline ... is executed in a subshell"; "If a
+    # command is terminated by the control operator &, the shell executes the command ... in a subshell"): the state
+    # saved before it, put back at the operator after it (from the same bounded count as `( ... )`)
+    piped: _Saved | None = None
+    last_op = ""
+    loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
     for cmd in tokens:  # the words of each command, then the operator after it
         if cmd.__class__ is str:
+            if piped is not None:
+                positional = piped.restore(shell)
+                piped = None
+            last_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
@@ -2429,6 +2686,10 @@ def _read_commands(
             starts = cmd in _STARTS_COMMAND
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
+        if first in _LOOPS:
+            loops += 1
+        elif first == "done" and loops:
+            loops -= 1
         if first == "case":
             case_depth += 1
         elif first == "esac" and case_depth:
@@ -2438,8 +2699,42 @@ def _read_commands(
         if defined is not None:
             # `f() { vllm serve "$@"; }`: its body is read when it is called, not here
             if defined[0]:
-                shell.functions[defined[0]] = (original, defined[1], _eval_offset)
+                shell.functions[defined[0]] = (original, defined[1], _eval_offset, defined[2])
             continue
+        if cmd and _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1])) and _assigns_only(cmd):  # type: ignore[arg-type]
+            after = next(tokens, None)
+            if after == "(":
+                # `ARGS=(--tensor-parallel-size 4)`: the elements up to the `)`, read as words (bash(1) "Arrays")
+                arr_name = _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1])).group(1)  # type: ignore[union-attr,arg-type]
+                arr_old, arr_value = shell.arrays.get(arr_name), shell.vars.get(arr_name)
+                arr_len = len(arr_old) if arr_old is not None else 0
+                _assign_array(cmd, tokens, shell, positional, budget, _eval_offset, templates, loops > 0)  # type: ignore[arg-type]
+                after = next(tokens, None)
+                if after is not None:
+                    tokens.push(after)
+                if case_depth == 0 and (last_op == "|" or after == "|" or after == "&"):
+                    # `A+=(x) | cat`: in a subshell, the array as it was
+                    if arr_old is None:
+                        shell.arrays.pop(arr_name, None)
+                    else:
+                        del arr_old[arr_len:]
+                        shell.arrays[arr_name] = arr_old
+                    if arr_value is None:
+                        shell.vars.pop(arr_name, None)
+                    else:
+                        shell.vars[arr_name] = arr_value
+                cmd = cmd[:-1]
+                if not cmd:
+                    continue
+            elif after is not None:
+                tokens.push(after)
+        if case_depth == 0 and shell.subshells > 0:
+            after = next(tokens, None)
+            if after is not None:
+                tokens.push(after)
+            if last_op == "|" or after == "|" or after == "&":
+                shell.subshells -= 1
+                piped = _Saved(shell, positional)
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
         # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
@@ -2496,6 +2791,7 @@ def _read_commands(
                     positional,
                     assign=is_assign and (leading or declaring),
                     budget=budget,
+                    arrays=shell.arrays or None,
                 )
             if is_assign and leading and fields:
                 if pre is None:
@@ -2569,6 +2865,7 @@ def _read_commands(
         # the environment the wrappers give lost PATH (env -i, -u PATH, exec -c), and a wrapper program looks the
         # next word up (not bash, which searches its own PATH)
         path_gone = by_program = False
+        refusal: list[str] = []  # env's message when it refuses an -S string: the command does not run
         while h < end:
             head = words[h].text
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
@@ -2598,7 +2895,7 @@ def _read_commands(
                     splits += 1
                     seen = [(n, None if a.substituted else v, a) for n, v, a in prefix]
                     env_s = _with_changes(_Exported(local_env, exported), [*seen, *own[:before]])
-                    words = [*words[: at + 1], *_split_string(step.split, env_s), *words[h:end]]
+                    words = [*words[: at + 1], *_split_string(step.split, env_s, refusal), *words[h:end]]
                     h, end = at, len(words)
                 elif wrapper == "env" and step.split is None:
                     # env's NAME=value: in the environment of the command it runs only (its words were expanded
@@ -2658,17 +2955,29 @@ def _read_commands(
             continue
         if h or end < len(words):
             words = words[h:end]
+        if refusal:
+            # env exits 125 before running anything (no eval, function, nested script or builtin of it happens)
+            command = ShellCommand(words)
+            command.environ = environ
+            command.env_refused = refusal[0]
+            yield command
+            continue
         # what this shell reads as a script of its own: eval's string, a function's body (its words the call's $1 $2
         # ...), the script `.`/`source` reads from the command's input; (text, span of it or None, offset its words
         # point at or None, the positional parameters)
         reread: tuple[str, tuple[int, int] | None, int | None, Sequence[ShellArg]] | None = None
         call = False  # reread is a function's body
+        # the shell's state before a call of a function whose body is a subshell
+        isolated: _Saved | None = None
         head = words[0].text
         if head in shell.functions and budget.calls > 0:
             # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded)
             budget.calls -= 1
             call = True
-            body, body_span, off = shell.functions[head]
+            body, body_span, off, subshell = shell.functions[head]
+            if subshell and shell.subshells > 0:
+                shell.subshells -= 1
+                isolated = _Saved(shell, positional)
             reread = (body, body_span, off, [positional[0] if positional else ShellArg(""), *words[1:]])
         elif _depth >= 3:
             pass
@@ -2723,6 +3032,8 @@ def _read_commands(
             finally:
                 if call:
                     _return(shell)
+                if isolated is not None:
+                    isolated.restore(shell)
                 for name, old in saved:
                     if old is None:
                         local_env.pop(name, None)
@@ -2764,6 +3075,106 @@ def _read_commands(
         yield command
 
 
+#: The reserved words that start a loop (its body ends at ``done``)
+_LOOPS = frozenset({"for", "while", "until"})
+#: The last word of a command that opens an array assignment with the ``(`` after it: ``NAME=`` or ``NAME+=``
+_ARRAY_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=\Z")
+#: The elements the array assignments of one reading may assign together (:attr:`_Budget.elements`): past it an array
+#: assigned is not kept (references to it stay unresolved)
+_ARRAY_ELEMENTS = 100_000
+
+
+def _assigns_only(cmd: list[Word | tuple[int, str]]) -> bool:
+    """Whether the words of ``cmd`` before its last are assignments, or a declaring builtin (``declare``, ``local``
+    ...) with options and assignments: where a ``NAME=(`` is an array assignment (elsewhere bash refuses the ``(``)."""
+    heads = _array_heads(cmd)
+    if heads and heads[0] in _DECLARING:
+        return all(h.startswith("-") or _ASSIGN_RE.match(h) for h in heads[1:])
+    return all(_ASSIGN_RE.match(h) for h in heads)
+
+
+def _array_heads(cmd: list[Word | tuple[int, str]]) -> list[str]:
+    """The words before an array assignment's ``NAME=``, reserved words before them (``do``, ``then``) left out."""
+    heads = [_raw_of(w) for w in cmd[:-1]]
+    k = 0
+    while k < len(heads) and heads[k] in _PREFIX_KEYWORDS:
+        k += 1
+    return heads[k:]
+
+
+def _assign_array(
+    cmd: list[Word | tuple[int, str]],
+    tokens: _Lookahead,
+    shell: _Shell,
+    positional: Sequence[ShellArg],
+    budget: _Budget,
+    eval_offset: int | None,
+    templates: Mapping[str, tuple[list[int], list[str]]],
+    in_loop: bool = False,
+) -> None:
+    """``NAME=(WORD...)`` / ``NAME+=(WORD...)`` whose ``NAME=`` ends ``cmd`` and whose ``(`` was just read: the words to
+    the ``)`` (newlines between them allowed) read from ``tokens``, expanded as a command's words are (split, ``"$@"``
+    one element each), and the array set (``+=``: appended) when the command is assignments only or ``declare``/
+    ``typeset`` (with options) outside a function; else (``local``, another command: the array is local or not set)
+    it is forgotten, as in a loop (``for x in ...; do A+=("$x"); done``: how many times it runs is not known). NAME,
+    the shell's variable, holds the first element (``$NAME`` is ``${NAME[0]}``); bash does not
+    export an array."""
+    m = _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1]))
+    assert m is not None
+    name, append = m.group(1), bool(m.group(2))
+    elements: list[ShellArg] = []
+    closed = False
+    for token in tokens:
+        if token.__class__ is str:
+            if token == ")":
+                closed = True
+                break
+            if token == "\n":
+                continue
+            break  # (a syntax error in bash)
+        for word in token:
+            if word.__class__ is tuple:
+                offset, raw = word  # type: ignore[misc]
+                elements.append(ShellArg(raw, offset, None, False, False, False))
+            else:
+                elements.extend(
+                    _expand(word, shell.vars, positional, budget=budget, arrays=shell.arrays or None)
+                )  # type: ignore[arg-type]
+    if templates:
+        _restore_templates(elements, templates)
+    if eval_offset is not None:
+        for arg in elements:
+            if arg.offset is not None:
+                arg.offset = eval_offset
+    heads = _array_heads(cmd)
+    plain = all(_ASSIGN_RE.match(h) for h in heads) or (
+        heads[:1] in (["declare"], ["typeset"])
+        and not shell.frames
+        and all(h.startswith("-") for h in heads[1:])
+    )
+    budget.elements -= len(elements)
+    if not closed or not plain or in_loop or budget.elements < 0:
+        shell.arrays.pop(name, None)
+        return
+    old = shell.arrays.get(name)
+    if append and old is not None and shell.vars.get(name) == (old[1].text if len(old) > 1 else None):
+        old.extend(elements)
+        if len(old) > 1:
+            shell.vars[name] = old[1].text  # (an empty array's first element)
+        return
+    first = shell.vars.get(name)
+    if append and first is not None:
+        # `A=x; A+=(y)`: the scalar is element 0 (bash(1) "Arrays")
+        elements.insert(0, ShellArg(first, None, None, True, _is_unresolved(first), True))
+    shell.arrays[name] = [ShellArg(""), *elements]
+    if elements:
+        shell.vars[name] = elements[0].text
+    else:
+        shell.vars.pop(name, None)
+    if shell.exported(name):
+        shell.log.append((name, None, None))  # an array is not passed to the commands the shell runs
+
+
 #: The operators after which a `(` opens a subshell (:func:`_read_commands`), and the subshells a shell's reading
 #: isolates at most (each saves the shell's variables: a bounded number of copies).
 _STARTS_COMMAND = frozenset({";", "&&", "||", "|", "&", "\n", "("})
@@ -2775,7 +3186,7 @@ class _Saved:
     ``allexport``, functions, positional parameters, and the environment of its commands (the changes logged since
     are undone by logging the values before them)."""
 
-    __slots__ = ("own", "plain", "marks", "allexport", "functions", "logged", "positional")
+    __slots__ = ("own", "plain", "marks", "allexport", "functions", "logged", "positional", "arrays")
 
     def __init__(self, shell: _Shell, positional: Sequence[ShellArg]) -> None:
         variables = shell.vars
@@ -2787,6 +3198,8 @@ class _Saved:
         self.functions = dict(shell.functions)
         self.logged = len(shell.log)
         self.positional = positional
+        #: each array's list and its length then (``+=`` appends in place: the elements added since are cut off)
+        self.arrays = {name: (elements, len(elements)) for name, elements in shell.arrays.items()}
 
     def restore(self, shell: _Shell) -> Sequence[ShellArg]:
         variables = shell.vars
@@ -2798,6 +3211,10 @@ class _Saved:
         shell.marks = self.marks
         shell.allexport = self.allexport
         shell.functions = self.functions
+        shell.arrays = {
+            name: elements[:n] if len(elements) != n else elements
+            for name, (elements, n) in self.arrays.items()
+        }
         log = shell.log
         touched = dict.fromkeys(name for name, _v, _w in log[self.logged :])
         if touched and "" not in touched:
@@ -2848,12 +3265,13 @@ def _start_of(word: Word | tuple[int, str]) -> int:
 
 def _function_definition(
     cmd: list[Word | tuple[int, str]], tokens: _Lookahead
-) -> tuple[str, tuple[int, int]] | None:
+) -> tuple[str, tuple[int, int], bool] | None:
     """When the command ``cmd`` starts a function definition (bash(1) "Shell Function Definitions": ``NAME () { ...;
     }``, ``function NAME [()] { ...; }``), the tokens of its body read from ``tokens`` (which then goes on after the
     closing ``}``) and ``(NAME, span of the body in the script)``; NAME empty when the body never closes (bash
-    refuses the script: nothing of it runs). None (``tokens`` as it was) when ``cmd`` is no such definition; a body
-    that is not a ``{ ...; }`` group (``f() ( ... )``) is not read as one (its commands are read where they are)."""
+    refuses the script: nothing of it runs), and whether the body is a subshell (``f() ( ... )``: bash(1) "the
+    compound command" of a definition may be ``( list )``, whose commands run in a subshell at each call: read at
+    the call, in a subshell). None (``tokens`` as it was) when ``cmd`` is no such definition."""
     first = _raw_of(cmd[0])
     if first == "function" and len(cmd) >= 2:
         name = _raw_of(cmd[1])
@@ -2862,7 +3280,7 @@ def _function_definition(
         if len(cmd) >= 3:
             if _raw_of(cmd[2]) != "{":
                 return None
-            return _function_body(name, cmd, 2, tokens)
+            return (*_function_body(name, cmd, 2, tokens), False)
         after = next(tokens, None)
         if after == "(":
             close = next(tokens, None)
@@ -2888,15 +3306,44 @@ def _function_definition(
             return None
     else:
         return None
-    # the body: the next command, past newlines, must open with `{`
+    # the body: the next command, past newlines, must open with `{` (or be a subshell's `(`)
     body = next(tokens, None)
     while body == "\n":
         body = next(tokens, None)
+    if body == "(":
+        return (*_subshell_body(name, tokens), True)
     if body is None or body.__class__ is str or _raw_of(body[0]) != "{":  # type: ignore[index]
         if body is not None:
             tokens.push(body)
         return None
-    return _function_body(name, body, 0, tokens)  # type: ignore[arg-type]
+    return (*_function_body(name, body, 0, tokens), False)  # type: ignore[arg-type]
+
+
+def _subshell_body(name: str, tokens: _Lookahead) -> tuple[str, tuple[int, int]]:
+    """The span of the ``( ... )`` body whose ``(`` was just read, from its first word to the end of its last: its
+    tokens are read from ``tokens`` to the ``)`` that closes it (a ``(`` or ``)`` of a ``case`` in it not counted, as
+    :func:`_read_commands` does not count them). NAME empty when it never closes (bash refuses the script)."""
+    depth = 1
+    cases = 0
+    first = last = -1
+    for token in tokens:
+        if token.__class__ is str:
+            if cases == 0 and token == "(":
+                depth += 1
+            elif cases == 0 and token == ")":
+                depth -= 1
+                if depth == 0:
+                    return name, (first, last) if first >= 0 else (0, 0)
+            continue
+        head = _raw_of(token[0])
+        if head == "case":
+            cases += 1
+        elif head == "esac" and cases:
+            cases -= 1
+        if first < 0:
+            first = _start_of(token[0])
+        last = _start_of(token[-1]) + len(_raw_of(token[-1]))
+    return "", (0, 0)
 
 
 def _function_body(

@@ -875,7 +875,8 @@ path in this order."""
 
 def _nt_model(o: Observation, nt: dict[str, float]) -> float:
     rocm = nt["rocm"] if o.vendor == "amd" else 0.0
-    return nt[o.era] + nt["per_peer"] * nccl_peers(o.world, o.nvls) + rocm
+    nv = nvls_buffer_bytes(o.tp, o.nvls) / GiB if o.vendor == "nvidia" else 0.0  # Hopper, newest NCCL
+    return nt[o.era] + nt["per_peer"] * nccl_peers(o.world, o.nvls) + nv + rocm
 
 
 def _activation_seen(o: Observation, nt: dict[str, float]) -> float | None:
@@ -910,7 +911,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
         vals = [o.non_torch_gib for o in obs if o.era == era and o.world == 1 and o.vendor == "nvidia"
                 and o.non_torch_gib is not None]  # fmt: skip
         nt[era] = round(statistics.median(vals), 2) if vals else NON_TORCH_GIB[era]
-    peers = [(o.non_torch_gib - nt[o.era]) / nccl_peers(o.world, o.nvls) for o in obs
+    peers = [(o.non_torch_gib - nt[o.era] - nvls_buffer_bytes(o.tp, o.nvls) / GiB) / nccl_peers(o.world, o.nvls) for o in obs
              if o.world > 1 and o.non_torch_gib is not None and o.vendor == "nvidia"]  # fmt: skip
     nt["per_peer"] = round(statistics.median(peers), 2) if peers else NON_TORCH_GIB["per_peer"]
     nt["rocm"] = 0.0  # no AMD observation: no ROCm share (not the shipped constant, which came from one)
@@ -938,7 +939,7 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
         if o.vendor != "amd" or o.overhead_gib is None:
             continue
         act = max(k[o.path] * _sampler_unit(o), _forward_unit(o))
-        rocm.append(o.overhead_gib - act - nt[o.era] - nt["per_peer"] * nccl_peers(o.world, o.nvls))
+        rocm.append(o.overhead_gib - act - _nt_model(o, {**nt, "rocm": 0.0}))
     if rocm:
         nt["rocm"] = round(statistics.median(rocm), 2)
 
@@ -1281,6 +1282,12 @@ _NVLS_NAMES = ("h100", "h200", "h20", "h800", "b200", "b300")
 #: the NVL-bridge cards (H100 NVL, H200 NVL), however a custom accelerator's id spells it ("h100-nvl", "H100NVL"),
 #: not NVLink ("H100 SXM5 NVLink")
 _NVL_CARD = re.compile(r"nvl(?!ink)")
+#: a MIG instance's device name, as CUDA reports it ("NVIDIA H100 80GB HBM3 MIG 3g.40gb", torch.cuda.get_device_name)
+#: or as GPU feature discovery labels it ("NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"): the driver runs no NVLink P2P and no
+#: fabric address space in MIG mode (NVIDIA/open-gpu-kernel-modules@595.45.04: ``kernel_mig_manager.c::
+#: kmigmgrIsMIGNvlinkP2PSupported_IMPL``, "MIG+NVLINK not supported by default"; ``kern_bus_ga100.c``, "Disable FLA
+#: when MIG is enabled"), so no multicast object, no NVLS and no FlashInfer fusion workspace
+_MIG_NAME = re.compile(r"(?:^|[\s_-])mig[\s_-]+\d+g\.\d+gb")
 
 
 @by_value
@@ -1288,7 +1295,8 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
     """Whether NCCL on this GPU can run NVLink SHARP (NVLS), whose buffers grow with the ranks: True on the
     NVSwitch products of compute capability 9.0 and above (HGX H100/H200/H20/H800, B200, B300, GB200/GB300), False
     on every GPU that cannot (NVLS needs Hopper's third-generation NVSwitch: compute capability below 9.0, and the
-    PCIe, NVL-bridge, workstation and GeForce parts of later generations), None when the GPU is not known (GH200,
+    PCIe, NVL-bridge, workstation and GeForce parts of later generations, and a MIG instance named as such:
+    :data:`_MIG_NAME`), None when the GPU is not known (GH200,
     whose NVSwitch depends on the system, or no name). docs/engine-memory-model.md §5. A function of the GPU
     alone, asked by every vLLM plan on it (each GPU of a fleet, each re-plan): memoised by value
     (:func:`kvlint.memory.memo.by_value`)."""
@@ -1298,6 +1306,8 @@ def nvls_capable(gpu_name: str, compute_capability: str | None = None) -> bool |
         return False
     if not name:
         return None
+    if _MIG_NAME.search(name):
+        return False  # a MIG instance: no NVLink, no multicast (_MIG_NAME)
     if "gb200" in name or "gb300" in name:
         return True
     if "gh200" in name:
@@ -1325,35 +1335,104 @@ def nvls_domain(gpu_name: str) -> int | None:
 
 
 def nccl_peers(world: int, nvls: bool | None = None, domain: int | None = None) -> int:
-    """Peer ranks whose NCCL buffers a GPU process holds, the multiplier of ``NON_TORCH_GIB["per_peer"]``.
+    """NCCL shares a GPU process holds, the multiplier of ``NON_TORCH_GIB["per_peer"]``: one for any multi-GPU
+    group (``world`` = TP x PP > 1), none on one GPU.
 
     NCCL's ring and tree collectives connect each rank to its neighbours on every channel, so their buffers (per
-    connection ``NCCL_STEPS`` slots of the SIMPLE, LL and LL128 protocols) do not grow with the ranks; NVLink SHARP
-    sizes its buffers ``nChannels x 2 x buffSize x nHeads`` with one head per local rank (``NVIDIA/nccl@5067397c:
-    src/transport/nvls.cc::nvlsBufferSetup``, ``nvlsTotalSize = nvlsPerRankSize * nHeads``). So ``world - 1`` where
-    NVLS can run or the GPU is not known (``nvls`` True or None, :func:`nvls_capable`), at most 1 where it cannot;
-    where it can, at most ``domain - 1`` (:func:`nvls_domain`: the heads are the ranks on one NVLink domain, so TP 8 x
-    PP 2 on two HGX nodes holds 7 peers' shares, not 15)."""
-    peers = max(0, world - 1)
+    connection ``NCCL_STEPS`` slots of the SIMPLE, LL and LL128 protocols) do not grow with the ranks; the share
+    (ring and tree buffers, the custom all-reduce's, the allocator's) is fitted on TP 2 runs. What does grow with
+    the ranks, NVLink SHARP's buffers, is sized from NCCL's source by :func:`nvls_buffer_bytes`, not by further
+    shares: the old multiplier ``world - 1`` on NVLS GPUs (branch accuracy46) charged TP 4 three shares (1.05 GiB)
+    where vLLM 0.19.0's five TP 4 runs on HGX H100s print 0.03 - 0.15 GiB more non-torch memory than its TP 2 runs
+    (gt-356, gt-360, gt-362, gt-364, gt-368; docs/engine-memory-model.md §5). ``nvls`` and ``domain`` are kept for
+    the callers' signature; they size :func:`nvls_buffer_bytes`, not this count."""
+    return min(max(0, world - 1), 1)
+
+
+#: vLLM releases from which the bundled NCCL sizes NVLS's buffer by its chunk (``NCCL_NVLS_CHUNKSIZE`` 128 KiB x
+#: ``NCCL_STEPS`` 8 = 1 MiB a channel and direction, NCCL 2.21): vLLM 0.6.4 pins torch 2.5.1, which pins
+#: nvidia-nccl-cu12 2.21.5 (0.6.3: torch 2.4.0, NCCL 2.20.5, whose buffer is ``NCCL_BUFFSIZE``, 4 MiB, plus a
+#: 4 KiB-aligned head/tail slot: ``NVIDIA/nccl@v2.20.5-1:src/transport/nvls.cc::ncclNvlsSetup``); the wheels'
+#: Requires-Dist read with ``pip install --dry-run --report``.
+NCCL_NVLS_CHUNK_FROM = (0, 6, 4)
+#: vLLM releases from which the bundled NCCL (2.27.3, torch 2.8.0, vLLM 0.10.2; 0.10.0 - 0.10.1.1 pin torch 2.7.1,
+#: NCCL 2.26.2) runs 24 NVLS channels on Blackwell within one node or NVLink domain (``NVLS_NCHANNELS_SM100_NVL``),
+#: 32 before and across nodes (``NVLS_NCHANNELS_SM100``); Hopper runs 16 (``NVLS_NCHANNELS_SM90``; the
+#: ``NCCL_NVLS_NCHANNELS`` default, 16, in 2.18 - 2.24)
+NCCL_SM100_NVL_FROM = (0, 10, 2)
+_NVLS_ALIGN = 1 << 21
+
+
+def nvls_heads(tp: int, nvls: bool | None, domain: int | None = None) -> int:
+    """NVLink SHARP heads of the tensor-parallel group's NCCL communicator: its ranks on one NVLink domain
+    (:func:`nvls_domain`; ``mcprop.numDevices = comm->localRanks``), 0 where NVLS does not run: the GPU cannot
+    (``nvls`` False, :func:`nvls_capable`) or the communicator has two GPUs or fewer (``NVIDIA/nccl@v2.27.5-1:
+    src/transport/nvls.cc::ncclNvlsInit``: ``if (!ncclParamNvlsEnable() || gpuCount <= 2) return``, the same test
+    from 2.18). The TP group, not TP x PP: vLLM's collectives in the profile are the TP group's all-reduces and
+    gathers (``tensor_model_parallel_all_reduce``), a pipeline stage only sends to and receives from its neighbour.
+    A GPU not known (``nvls`` None) is taken as able."""
     if nvls is False:
-        return min(peers, 1)
-    if nvls is True and domain:
-        return min(peers, domain - 1)
-    return peers
+        return 0
+    heads = min(tp, domain) if domain else tp
+    return heads if heads > 2 else 0
+
+
+def nvls_buffer_bytes(
+    tp: int,
+    nvls: bool | None,
+    domain: int | None = None,
+    compute_capability: str | None = None,
+    version: tuple[int, ...] | None = None,
+) -> int:
+    """Device memory per GPU of NCCL's NVLink SHARP buffer for the TP group (bytes), 0 where NVLS does not run
+    (:func:`nvls_heads`). ``NVIDIA/nccl@v2.27.5-1:src/transport/nvls.cc::ncclNvlsBufferSetup``: ``buffSize =
+    nvlsChunkSize x NCCL_STEPS`` (128 KiB x 8), ``nvlsPerRankSize = nChannels x 2 x buffSize``, ``nvlsTotalSize =
+    nvlsPerRankSize x nHeads``, one local allocation of that size (``nvlsAllocateMem``: ``cuMemCreate`` of the
+    size aligned to the allocation granularity, 2 MiB; the multicast object's own 512 MiB granularity aligns its
+    address range, not the memory bound to it) on every rank; ``nChannels`` = 16 on Hopper, 24 (32 before
+    :data:`NCCL_SM100_NVL_FROM`) on Blackwell. Before :data:`NCCL_NVLS_CHUNK_FROM` (NCCL 2.18 - 2.20) the buffer is
+    ``NCCL_BUFFSIZE`` (4 MiB) plus a 4 KiB slot. With NCCL's runtime connection (``NCCL_RUNTIME_CONNECT``, on by
+    default from 2.22) the buffer is set up at the first collective that runs NVLS (``group.cc::
+    ncclCollPreconnectFunc``), in vLLM's memory profile: HGX H100 at TP 4 (vLLM 0.19.0, NCCL 2.27.5), 16 x 2 x 1 MiB
+    x 4 heads = 128 MiB, where the printed non-torch memory grows 0.03 - 0.15 GiB from TP 2 (no NVLS) to TP 4.
+    ``version`` None: the newest release's NCCL. [shapes from source]"""
+    heads = nvls_heads(tp, nvls, domain)
+    if heads <= 0:
+        return 0
+    v = version or (99, 0, 0)
+    cc = parse_cc(compute_capability)
+    if cc is not None and cc >= (10, 0):
+        channels = 24 if v >= NCCL_SM100_NVL_FROM and (domain is None or tp <= domain) else 32
+        if v < NCCL_NVLS_CHUNK_FROM:
+            channels = 16
+    else:
+        channels = 16
+    step = (1 << 20) if v >= NCCL_NVLS_CHUNK_FROM else (4 << 20) + 4096
+    size = channels * 2 * step * heads
+    return -(-size // _NVLS_ALIGN) * _NVLS_ALIGN
 
 
 def non_torch_bytes(
-    era: str, world: int, vendor: str = "nvidia", nvls: bool | None = None, domain: int | None = None
+    era: str,
+    world: int,
+    vendor: str = "nvidia",
+    nvls: bool | None = None,
+    domain: int | None = None,
+    tp: int | None = None,
+    compute_capability: str | None = None,
+    version: tuple[int, ...] | None = None,
 ) -> int:
-    """Non-torch memory growth per GPU (bytes): the era's base (cuBLAS workspaces, allocator slack), plus
-    ``per_peer`` times :func:`nccl_peers` of the TP x PP group (NCCL communicator buffers, custom all-reduce
-    buffers), plus the ROCm runtime's share on AMD GPUs. [calibrated: see :data:`OBSERVATIONS`]"""
+    """Non-torch memory growth per GPU (bytes): the era's base (cuBLAS workspaces, allocator slack), plus one
+    ``per_peer`` share for a multi-GPU group (:func:`nccl_peers`: NCCL communicator buffers, custom all-reduce
+    buffers), plus NCCL's NVLink SHARP buffer of the TP group (:func:`nvls_buffer_bytes`, from NCCL's source; ``tp``
+    None: the whole ``world``), plus the ROCm runtime's share on AMD GPUs. [calibrated: see :data:`OBSERVATIONS`]"""
     gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * nccl_peers(
         world, nvls, domain
     )
     if vendor == "amd":
         gib += NON_TORCH_GIB["rocm"]
-    return int(gib * GiB)
+    nv = nvls_buffer_bytes(tp if tp is not None else world, nvls, domain, compute_capability, version)
+    return int(gib * GiB) + (nv if vendor == "nvidia" else 0)
 
 
 def cudagraph_capture_tokens(

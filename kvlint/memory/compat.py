@@ -31,7 +31,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from kvlint.engines.images import accelerator_build, is_known_cuda_build, platform_of
+from kvlint.engines.images import (
+    accelerator_build,
+    build_is_evidenced,
+    is_known_cuda_build,
+    platform_of,
+    pypi_cuda_wheel,
+)
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import (
     NEWEST_VLLM,
@@ -249,7 +255,11 @@ def image_platform_mismatch(
     image is known to be one (an engine's own image, :func:`kvlint.engines.images.is_known_cuda_build`; a custom
     image such as a vendor's Gaudi build is no evidence), or a build for another accelerator (Ascend, TPU, Gaudi,
     Neuron, Intel GPU: :func:`kvlint.engines.images.accelerator_build`) on an NVIDIA or AMD GPU, named as that
-    accelerator; None when they match or nothing says. ``platform``:
+    accelerator; None when they match or nothing says. The ROCm and accelerator builds counted are those
+    :func:`kvlint.engines.images.build_is_evidenced` takes, as KV304 does with no GPU named
+    (:func:`kvlint.engines.images.gpu_build_on_other_accelerator`): a vendor's published image or engine tag suffix,
+    or vLLM's ``--device``; a platform word in a custom image's name (``openeuler/vllm-ascend``,
+    ``nirmalsenthil/vllm-rocm``) is not (KV501's warning says the container is not sized). ``platform``:
     ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container);
     ``build``: ``accelerator_build(serving)``, likewise (it does not depend on the GPU)."""
     if platform is None:
@@ -258,12 +268,14 @@ def image_platform_mismatch(
     if vendor in ("nvidia", "amd"):
         if build is UNSET:
             build = accelerator_build(serving)
-        if build is not None:
+        if build is not None and build_is_evidenced(serving):
             assert isinstance(build, str)
             return build  # an Ascend, TPU, Gaudi, Neuron or Intel GPU build on an NVIDIA or AMD GPU
+    if platform == "cuda" and vendor == "amd" and pypi_cuda_wheel(serving):
+        return platform  # vLLM's CUDA wheel from PyPI, installed by the script on a plain image
     if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
         return platform
-    if platform == "rocm" and vendor == "nvidia":
+    if platform == "rocm" and vendor == "nvidia" and build_is_evidenced(serving):
         return platform
     return None
 

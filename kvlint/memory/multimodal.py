@@ -416,6 +416,95 @@ def _qwen2_vl_profile(
     return prof, notes
 
 
+#: The first release read in which a tower is built inside ``SupportsMultiModal._mark_tower_model`` (0.15.1, 0.16.0,
+#: 0.17.0, 0.19.0 and 0.20.0 wheels: ``vllm/model_executor/models/interfaces.py``): "Tower model components are
+#: automatically skipped when ``--limit-mm-per-prompt`` is set to zero for all of their modalities" (``no_init_weights``
+#: puts a ``StageMissingLayer`` in their place, so neither their weights nor their memory are loaded). 0.14.0 has no
+#: such helper; 0.15.0 was not read and keeps 0.14's per-model rule.
+TOWER_SKIP_GENERIC_FROM = (0, 15, 1)
+#: The first release read whose model classes skip a tower at a limit of 0 one by one (0.13.0 and 0.14.0 wheels:
+#: ``if multimodal_config.get_limit_per_prompt("image"): self.vision_tower = ...``); earlier releases not read (their
+#: towers are counted).
+TOWER_SKIP_PER_MODEL_FROM = (0, 13, 0)
+#: Top-level ``model_type`` -> the modalities its vision tower serves, where they are not the image alone: the
+#: ``_mark_tower_model(vllm_config, {"image", "video"})`` calls of vllm@0.19.0 (``qwen2_vl.py``, ``qwen2_5_vl.py``,
+#: ``qwen3_vl.py``, ``qwen3_vl_moe.py``, ``qwen2_5_omni_thinker.py``, ``gemma4_mm.py``, ``llava_onevision.py``,
+#: ``internvl.py``, ``phi4mm.py``); every other vision tower is marked with ``"image"`` (``gemma3_mm.py``,
+#: ``gemma3n_mm.py``, ``mllama4.py``, ``mistral3.py``, ``llava.py``, ``llava_next.py``, ``pixtral.py``, ...)
+VISION_TOWER_MODALITIES: dict[str, tuple[str, ...]] = {
+    mt: ("image", "video")
+    for mt in (
+        "qwen2_vl",
+        "qwen2_5_vl",
+        "qwen3_vl",
+        "qwen3_vl_moe",
+        "qwen2_5_omni",
+        "gemma4",
+        "llava_onevision",
+        "internvl_chat",
+        "phi4mm",
+    )
+}
+#: 0.13.0 - 0.15.0: the model types whose class builds its vision tower only when the image (or, for the Qwen2-VL
+#: family and Qwen2.5-Omni, image or video) limit is not 0 (``llava.py``, ``mistral3.py``, ``mllama4.py``,
+#: ``pixtral.py``, ``qwen2_vl.py``, ``qwen2_5_vl.py``, ``qwen3_vl.py``, ``qwen3_vl_moe.py``,
+#: ``qwen2_5_omni_thinker.py`` of the 0.13.0 and 0.14.0 wheels; Gemma 3's is always built there), and those whose
+#: audio tower is skipped at an audio limit of 0 (``qwen2_5_omni_thinker.py``)
+PER_MODEL_VISION_SKIP = frozenset(
+    {
+        "llava",
+        "mistral3",
+        "llama4",
+        "pixtral",
+        "qwen2_vl",
+        "qwen2_5_vl",
+        "qwen3_vl",
+        "qwen3_vl_moe",
+        "qwen2_5_omni",
+    }
+)
+PER_MODEL_AUDIO_SKIP = frozenset({"qwen2_5_omni"})
+
+
+def towers_not_loaded(
+    model: ModelSpec, version: tuple[int, ...], limit_mm_per_prompt: dict[str, int] | None
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The encoder towers vLLM does not build for these ``--limit-mm-per-prompt`` limits, as ``(tower, modalities)``
+    with ``tower`` ``"vision"`` or ``"audio"``: from :data:`TOWER_SKIP_GENERIC_FROM` any tower whose modalities are
+    all limited to 0 (an unset modality is 999: ``MultiModalConfig.get_limit_per_prompt``); from
+    :data:`TOWER_SKIP_PER_MODEL_FROM` only the model types of :data:`PER_MODEL_VISION_SKIP` and
+    :data:`PER_MODEL_AUDIO_SKIP`; none before (not read)."""
+    limits = limit_mm_per_prompt or {}
+    if not limits or version < TOWER_SKIP_PER_MODEL_FROM:
+        return ()
+    cfg = model.config or {}
+    own = cfg.get("model_type")
+    mt = own if isinstance(own, str) and own else str(model.model_type or "")
+
+    def off(modalities: tuple[str, ...]) -> bool:
+        return all(_limit(limits.get(m)) == 0 for m in modalities)
+
+    generic = version >= TOWER_SKIP_GENERIC_FROM
+    out: list[tuple[str, tuple[str, ...]]] = []
+    if tower_config(cfg, "vision_config"):
+        mods = VISION_TOWER_MODALITIES.get(mt, ("image",))
+        if off(mods) and (generic or mt in PER_MODEL_VISION_SKIP):
+            out.append(("vision", mods))
+    if tower_config(cfg, "audio_config") and off(("audio",)) and (generic or mt in PER_MODEL_AUDIO_SKIP):
+        out.append(("audio", ("audio",)))
+    return tuple(out)
+
+
+def _limit(value: Any) -> int:
+    """One modality's limit as ``get_limit_per_prompt`` reads it: unset is 999; a count, else 999."""
+    if value is None:
+        return 999
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 999
+
+
 def is_multimodal(model: ModelSpec) -> bool:
     """The config declares a vision or audio tower (``vision_config``/``audio_config``; Qwen2.5-Omni's inside
     ``thinker_config``)."""

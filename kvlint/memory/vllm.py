@@ -40,7 +40,13 @@ from kvlint.memory.lora import (
     stacks_in_kv_budget,
 )
 from kvlint.memory.memo import by_value, per_model, per_object
-from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
+from kvlint.memory.multimodal import (
+    EncoderProfile,
+    encoder_profile,
+    is_multimodal,
+    parse_mm_limits,
+    towers_not_loaded,
+)
 from kvlint.memory.pooling import VLLM_V1_POOLING_FROM, vllm_pooling, vllm_pooling_chunked_prefill
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import (
@@ -67,9 +73,11 @@ from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.towers import tower_config
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
+    audio_params,
     gemma4_moe_keeps_dense_mlp,
     param_breakdown,
     tp_replicated_bytes,
+    vision_params,
     weight_bytes,
 )
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, NoteItem, PlanNotes, ServingConfig, Value
@@ -135,7 +143,10 @@ class VllmSettings:
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``mxfp4_use_marlin`` and
     ``flashinfer_mxfp4_bf16``: the ``VLLM_MXFP4_USE_MARLIN`` and ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16`` env switches
-    (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`). ``enable_lora`` with
+    (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`); ``flashinfer_mxfp4_mxfp8``
+    and ``flashinfer_mxfp4_mxfp8_cutlass``: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` and
+    ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS``, FlashInfer's MXFP8-activation backends on Blackwell (TRT-LLM's
+    or CUTLASS's padding, 0.10.2 - 0.23.x). ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
     of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
@@ -211,6 +222,8 @@ class VllmSettings:
     mxfp4_backend: str | None = None
     mxfp4_use_marlin: bool | None = None
     flashinfer_mxfp4_bf16: bool | None = None
+    flashinfer_mxfp4_mxfp8: bool | None = None
+    flashinfer_mxfp4_mxfp8_cutlass: bool | None = None
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
     enable_elastic_ep: bool = False
@@ -419,6 +432,8 @@ def settings_from_flags(
         flashinfer_moe_backend_env=env.get("VLLM_FLASHINFER_MOE_BACKEND"),
         mxfp4_use_marlin=truthy(env.get("VLLM_MXFP4_USE_MARLIN")),
         flashinfer_mxfp4_bf16=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")),
+        flashinfer_mxfp4_mxfp8=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8")),
+        flashinfer_mxfp4_mxfp8_cutlass=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         allreduce_fusion_off=allreduce_fusion_switched_off(
@@ -1156,19 +1171,27 @@ _TWO_MIB = 1 << 21
 #: (``enable_multicast=False`` here), to ``cuMulticastGetGranularity(..., CU_MULTICAST_GRANULARITY_RECOMMENDED)``
 #: before ``cuMemCreate`` (read in the flashinfer-python 0.6.4, 0.6.6, 0.6.8.post1, 0.6.11.post2, 0.6.12, 0.6.13 and
 #: 0.6.14 wheels, the pins of vLLM 0.17.0 - 0.26.0; flashinfer-ai/flashinfer#3745, July 2026, moves that rounding
-#: under ``enable_multicast``). The recommended multicast granularity is 512 MiB on Hopper's NVSwitch systems
-#: (microsoft/mscclpp@3f9c653a:include/mscclpp/nvls.hpp, ``DefaultNvlsBufferSize = (1 << 29)``, "the recommended
-#: buffer size for NVLS, returned by cuMulticastGetGranularity"); Blackwell's is not read (2 MiB kept). Where the GPU
-#: has no multicast (PCIe, NVLink-bridge pairs) the call fails and vLLM runs without the workspace
-#: (``_create_workspace``: "Failed to initialize FlashInfer All Reduce workspace ... expected on GPUs without
-#: NVSwitch").
-AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {(9, 0): 1 << 29}
+#: under ``enable_multicast``). The multicast granularity is 512 MiB on Hopper and on Blackwell: the driver's
+#: multicast object takes a 512 MiB page unless asked otherwise (NVIDIA/open-gpu-kernel-modules@595.45.04:src/nvidia/
+#: src/kernel/mem_mgr/mem_multicast_fabric.c::_memMulticastfabricResolvePageSize, "Treat 0 as default page size" ->
+#: ``NV_MEMORY_MULTICAST_FABRIC_PAGE_SIZE_512M``) and refuses 2 MiB pages for multicast on every chip that has it
+#: (``memmgrIsValidFlaPageSize_GA100``, the HAL of GH100 - H100, H200, H20, H800 -: 2 MiB only ``!bIsMulticast``,
+#: 512 MiB; ``memmgrIsValidFlaPageSize_GB100``, the HAL of GB100 - GB20x: the same, plus 256 GiB), which is also
+#: microsoft/mscclpp@3f9c653a:include/mscclpp/nvls.hpp's ``DefaultNvlsBufferSize = (1 << 29)``, "the recommended
+#: buffer size for NVLS, returned by cuMulticastGetGranularity". Where the GPU has no multicast (PCIe, NVLink-bridge
+#: pairs, a MIG slice) the call fails and vLLM runs without the workspace (``_create_workspace``: "Failed to
+#: initialize FlashInfer All Reduce workspace ... expected on GPUs without NVSwitch").
+AR_FUSION_MULTICAST_GRANULARITY: dict[tuple[int, int], int] = {
+    (9, 0): 1 << 29,
+    (10, 0): 1 << 29,
+    (10, 3): 1 << 29,
+}
 
 
 def allreduce_fusion_granularity(cfg: StartupConfig) -> int:
     """What each buffer of the fusion workspace is rounded up to on this GPU: the multicast granularity of
-    :data:`AR_FUSION_MULTICAST_GRANULARITY` where the GPU has multicast (``cfg.nvls`` True), else 2 MiB (the
-    buffers' own alignment: Blackwell's granularity not read, or a GPU whose NVSwitch is not known, GH200)."""
+    :data:`AR_FUSION_MULTICAST_GRANULARITY` (512 MiB on Hopper and Blackwell) where the GPU has multicast
+    (``cfg.nvls`` True), else 2 MiB (the buffers' own alignment: a GPU whose NVSwitch is not known, GH200)."""
     if not cfg.nvls:
         return _TWO_MIB
     return AR_FUSION_MULTICAST_GRANULARITY.get(parse_cc(cfg.compute_capability) or (0, 0), _TWO_MIB)
@@ -1191,7 +1214,7 @@ def allreduce_fusion_workspace_bytes(settings: VllmSettings, model: ModelSpec, c
     2 B``, a flag buffer of ``tp x 256 x 4 B`` and a Lamport buffer of 3 x the first (4 B elements in fp32), each
     rounded up to 2 MiB; one workspace per process (the quant fusion reuses it). TP sizes without an entry (FlashInfer
     supports 2, 4 and 8) get none. Each of the three buffers is then a FlashInfer ``SymmDeviceMemory``, rounded up
-    to :func:`allreduce_fusion_granularity` (512 MiB on an NVSwitch H100: 1.5 GiB whatever the TP size); on a GPU
+    to :func:`allreduce_fusion_granularity` (512 MiB on an NVSwitch H100, H200 or B200: 1.5 GiB whatever the TP size); on a GPU
     without multicast (:func:`kvlint.memory.calibration.nvls_capable` False: PCIe and NVLink-bridge cards) FlashInfer
     refuses to build them ("Device does not support multicasting") and vLLM runs without the workspace: 0.
     [shapes from source; FlashInfer 0.6.6's sizing assumed for the other pins]"""
@@ -1907,9 +1930,10 @@ class StartupConfig:
         of vLLM's default (:func:`model_capture_size`), else None; length_refused: why vLLM refuses the max_model_len (the prelude's);
         v0_fallback: why vLLM 0.8 - 0.10 falls back to V0 here (:func:`_era`), else None; pooling: the
         model runs on the pooling runner (:attr:`PlanPrelude.pooling`): no sampler in the profile, no LM head.
-        nvls: the GPU can run NCCL's NVLink SHARP, whose buffers grow with the ranks (None: not known;
-        :func:`kvlint.memory.calibration.nvls_capable`), which sets the NCCL share of the non-torch term;
-        nvls_domain: the GPUs one NVLS communicator spans (8 on HGX, 72 on GB200/GB300 NVL72), which caps it.
+        nvls: the GPU can run NCCL's NVLink SHARP, whose buffer grows with the TP group's heads (None: not known;
+        :func:`kvlint.memory.calibration.nvls_capable`), which sizes its part of the non-torch term
+        (:func:`kvlint.memory.calibration.nvls_buffer_bytes`); nvls_domain: the GPUs one NVLS communicator spans
+        (8 on HGX, 72 on GB200/GB300 NVL72), which caps the heads.
     """
 
     version: Version
@@ -2929,6 +2953,14 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
     * ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1``: FlashInfer's SM90 CUTLASS backend on capability 9.0 (its 128
       padding), TRT-LLM on SM100; set to 0 from 0.19.0 it drops FlashInfer's BF16 backends, so SM100 falls to
       Triton's Blackwell layout (not read: None).
+    * ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` on Blackwell SM100 (0.10.2 - 0.23.x; 0.24.0 no longer reads
+      it): FlashInfer's MXFP4 x MXFP8 CUTLASS backend, hidden and the intermediate size per partition rounded to
+      128 (``quantization/mxfp4.py::Mxfp4MoEMethod.create_weights`` 0.10.2 - 0.18.x, ``SM100_FI_MXFP4_MXFP8_CUTLASS``;
+      ``oracle/mxfp4.py::mxfp4_round_up_hidden_size_and_intermediate_size`` 0.19.0 - 0.23.x,
+      ``FLASHINFER_CUTLASS_MXFP4_MXFP8``), ``"flashinfer-cutlass"``. Up to 0.18.x ``get_mxfp4_backend`` asks it
+      before ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` (TRT-LLM's MXFP8 backend, TRT-LLM's padding); from 0.19.0
+      ``select_mxfp4_moe_backend`` asks it after that switch and after an explicit ``VLLM_USE_FLASHINFER_MOE_MXFP4_
+      BF16=1``, and on any GPU (where the kernel refuses the GPU the engine raises: not priced, None).
     * Blackwell SM100 (capability 10.0 from 0.11.1, any 10.x from 0.13.0 — ``is_device_capability_family(100)``):
       FlashInfer's TRT-LLM BF16 backend, first in every release's order (before 0.19.0 ahead of the
       ``VLLM_MXFP4_USE_MARLIN`` test, after it from 0.19.0): ``"flashinfer-trtllm"``, ``"flashinfer-trtllm-i128"``
@@ -2970,12 +3002,21 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
         if moe_backend in ("flashinfer_cutlass", "flashinfer_cutlass_afp8"):
             return "flashinfer-cutlass"
         return "marlin" if moe_backend == "marlin" else None
+    mxfp8_cutlass = settings.flashinfer_mxfp4_mxfp8_cutlass and version < MXFP4_MXFP8_CUTLASS_ENV_UNTIL
+    if not flag:
+        # 0.11.1 - 0.18.x get_mxfp4_backend: SM90 + BF16 switch, then SM100 + MXFP8 CUTLASS, MXFP8 TRT-LLM, BF16
+        if settings.flashinfer_mxfp4_bf16 and (major, minor) == (9, 0):
+            return "flashinfer-cutlass"
+        if sm100:
+            return "flashinfer-cutlass" if mxfp8_cutlass else trtllm
     if settings.flashinfer_mxfp4_bf16:
         return "flashinfer-cutlass" if (major, minor) == (9, 0) else trtllm if sm100 else None
+    if flag and settings.flashinfer_mxfp4_mxfp8 and version < MXFP4_MXFP8_CUTLASS_ENV_UNTIL:
+        return trtllm if sm100 else None  # TRT-LLM's MXFP8 backend (raises off SM100: not priced)
+    if flag and mxfp8_cutlass:
+        return "flashinfer-cutlass" if sm100 else None
     # VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=0 drops FlashInfer's BF16 backends from the order (from 0.19.0)
     fi_off = settings.flashinfer_mxfp4_bf16 is False and flag
-    if sm100 and not flag:
-        return trtllm
     if settings.mxfp4_use_marlin:
         return "marlin"
     if sm100:
@@ -2989,6 +3030,11 @@ def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capabili
         return "flashinfer-cutlass" if cutlass else "marlin"
     return None
 
+
+#: The first release whose MXFP4 backend choice no longer reads ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` and
+#: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS`` (0.23.0's ``oracle/mxfp4.py`` and ``envs.py`` still do, 0.24.0's
+#: neither; ``--moe-backend flashinfer_cutlass_afp8`` names the backend there)
+MXFP4_MXFP8_CUTLASS_ENV_UNTIL = (0, 24, 0)
 
 #: From this release the MXFP4 backend choice honours ``--moe-backend`` (``vllm@0.19.0:vllm/model_executor/layers/
 #: fused_moe/oracle/mxfp4.py::select_mxfp4_moe_backend``: ``config.moe_backend != "auto"``); 0.17.0 and 0.18.0's
@@ -3023,7 +3069,7 @@ def _mxfp4_backend_in_image(settings: VllmSettings, version: Version, cc: tuple[
     * 0.10.2 - 0.11.0 (``get_mxfp4_backend``, no LoRA branch, ``VLLM_MXFP4_USE_MARLIN`` not read): capability 9.0
       with ``VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1`` takes the SM90 CUTLASS backend (``"flashinfer-cutlass"``,
       128/128); capability 10.0 a FlashInfer SM100 backend whatever the switches, all TRT-LLM's 256/256 but
-      ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` (CUTLASS 128/128, a switch kvlint does not read).
+      ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS=1`` (CUTLASS 128/128, ``"flashinfer-cutlass"``).
 
     None otherwise (the padding by compute capability)."""
     if version < MXFP4_GET_BACKEND_FROM:
@@ -3031,6 +3077,8 @@ def _mxfp4_backend_in_image(settings: VllmSettings, version: Version, cc: tuple[
             return "marlin"
         return "flashinfer-trtllm" if cc == (10, 0) and settings.flashinfer_mxfp4_bf16 is not False else None
     if cc == (9, 0) and settings.flashinfer_mxfp4_bf16:
+        return "flashinfer-cutlass"
+    if cc == (10, 0) and settings.flashinfer_mxfp4_mxfp8_cutlass:
         return "flashinfer-cutlass"
     return "flashinfer-trtllm" if cc == (10, 0) else None
 
@@ -3072,6 +3120,19 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         # checkpoint may not have one: E5-Mistral's MistralModel, Qwen3-Embedding).
         w_total, w_src = max(0, w_total - lm), f"{w_src}, less the LM head a pooling model does not load"
         lm = 0
+    skipped = towers_not_loaded(model, cfg.version, settings.limit_mm_per_prompt)
+    if skipped:
+        # the towers vLLM does not build at a limit of 0 (multimodal.towers_not_loaded), kept at the activation
+        # dtype in the count (param_breakdown's "vision": towers are not quantized)
+        cfg_ = model.config or {}
+        gone = sum(
+            (vision_params if kind == "vision" else audio_params)(cfg_, model.hidden_size)
+            for kind, _ in skipped
+        )
+        if gone > 0:
+            names = " and ".join(f"{kind} tower ({'/'.join(m)} limited to 0)" for kind, m in skipped)
+            w_total = max(0, w_total - gone * dbytes)
+            w_src = f"{w_src}, less the {names} vLLM does not load: {gone * dbytes / GiB:.2f} GiB"
     repl, repl_src = tp_replicated_bytes(
         model, dtype_bytes=dbytes, quantization=settings.quantization, tp=cfg.tp
     )
@@ -3174,7 +3235,19 @@ def stage_memory(
     )
     # the V2 sampler's penalty state: not in "Model loading took", in the consumed memory vLLM prints as
     # "weights + non-torch" (>= 0.27.0)
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor, cfg.nvls, cfg.nvls_domain) + penalty[0]
+    nt = (
+        cal.non_torch_bytes(
+            cfg.era,
+            tp * cfg.pp,
+            cfg.vendor,
+            cfg.nvls,
+            cfg.nvls_domain,
+            tp,
+            cfg.compute_capability,
+            cfg.version,
+        )
+        + penalty[0]
+    )
     fusion = allreduce_fusion_workspace_bytes(settings, model, cfg)
     nt += fusion
     act_alt = act

@@ -112,6 +112,12 @@ _AUDIO_ENCODER_DEFAULTS = {
 }
 
 
+def vision_params(config: dict[str, Any], text_hidden: int) -> int:
+    """Parameters (elements) of the vision tower and projector :func:`param_breakdown` counts (``"vision"``, less the
+    audio encoder of :func:`audio_params`)."""
+    return _vision_params(config, text_hidden)
+
+
 def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the Whisper-style audio encoder of Qwen2-Audio or Qwen2.5-Omni's thinker, as vLLM
     builds it with transformers' classes; 0 for any other (or no) audio tower, which the model's notes name
@@ -132,6 +138,8 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     kind = ac.get("model_type")
     if kind not in COUNTED_AUDIO_ENCODERS:
         return 0
+    if kind == "gemma4_audio":
+        return _gemma4_audio_params(ac, config, text_hidden)
     # a size the config omits is the encoder config class's default (transformers builds audio_config as
     # CONFIG_MAPPING[model_type](**audio_config): Qwen2AudioEncoderConfig, Qwen2_5OmniAudioEncoderConfig, 4.57.1)
     d = _i(ac.get("d_model"), _AUDIO_ENCODER_DEFAULTS["d_model"])
@@ -148,6 +156,38 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
         return total + d * text_hidden + text_hidden
     out = _i(ac.get("output_dim"), _AUDIO_ENCODER_DEFAULTS["output_dim"])
     return total + 2 * out + d * out + out
+
+
+def _gemma4_audio_params(ac: dict[str, Any], config: dict[str, Any], text_hidden: int) -> int:
+    """Parameters (elements) of Gemma 4's audio encoder and its embedder as vLLM builds them: the encoder is
+    transformers' ``Gemma4AudioModel`` (``vllm@0.19.0:vllm/model_executor/models/gemma4_mm.py``:
+    ``AutoModel.from_config(config.audio_config)``), a Conformer (huggingface/transformers@c308a309
+    ``src/transformers/models/gemma4/modeling_gemma4.py``): ``subsample_conv_projection`` (two bias-free 3 x 3 convs,
+    1 -> c0 -> c1 channels, each with a bias-free LayerNorm, then ``input_proj_linear`` (c0 / 4 x c1) -> d); per layer
+    (``Gemma4AudioLayer``) two feed-forwards (``ffw_layer_1`` d -> 4d, ``ffw_layer_2`` 4d -> d, bias-free, two
+    RMSNorms), attention (bias-free ``q_proj``, ``k_proj``, ``v_proj``, ``post`` d -> d, ``relative_k_proj`` d -> d,
+    ``per_dim_scale`` of head_dim), the light conv (``linear_start`` d -> 2d, ``linear_end`` d -> d, a depthwise
+    conv of ``conv_kernel_size`` without bias, two RMSNorms) and three RMSNorms; ``output_proj`` d ->
+    ``output_proj_dims`` with bias. vLLM's ``embed_audio`` (``Gemma4MultimodalEmbedder``) adds a bias-free
+    ``output_proj_dims`` -> text hidden projection (its norm has no weight). gemma-4-E2B-it: 12 layers of 1,024,
+    0.31 B parameters."""
+    d = _i(ac.get("hidden_size"))
+    layers = _i(ac.get("num_hidden_layers"))
+    heads = _i(ac.get("num_attention_heads")) or 1
+    if not d or not layers:
+        return 0
+    chans = ac.get("subsampling_conv_channels")
+    c0, c1 = (_i(chans[0]), _i(chans[1])) if isinstance(chans, list) and len(chans) >= 2 else (128, 32)
+    k = _i(ac.get("conv_kernel_size"), 5)
+    out = _i(ac.get("output_proj_dims")) or d
+    text = tower_config(config, "text_config")
+    t = _i(text.get("hidden_size")) or text_hidden
+    sub = 9 * c0 + c0 + 9 * c0 * c1 + c1 + (c0 // 4) * c1 * d
+    ffw = 8 * d * d + 2 * d
+    attn = 5 * d * d + d // heads
+    conv = 3 * d * d + d * k + 2 * d
+    layer = 2 * ffw + attn + conv + 3 * d
+    return sub + layers * layer + d * out + out + out * t
 
 
 def gemma4_moe_keeps_dense_mlp(text_config: dict[str, Any], model_type: str) -> bool:

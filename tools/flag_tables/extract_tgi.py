@@ -8,6 +8,14 @@ options: ``--<field in kebab case>`` and, when the attribute says ``env``, the e
 
     python tools/flag_tables/extract_tgi.py GIT_DIR kvlint/engines/tgi_flags_data.py
 
+Habana's fork https://github.com/huggingface/tgi-gaudi carries TGI's own tags up to v1.2.0 and tags its releases
+(``ghcr.io/huggingface/tgi-gaudi:<release>``) in the same ``vX.Y.Z`` form, some with the names of TGI releases at
+other commits (its v2.0.0 is not TGI's). ``--fork-of UPSTREAM_GIT_DIR`` reads only the fork's own tags, those
+whose commit is not the upstream tag's of that name::
+
+    python tools/flag_tables/extract_tgi.py --fork-of TGI_GIT_DIR TGI_GAUDI_GIT_DIR \
+        kvlint/engines/tgi_gaudi_flags_data.py
+
 then ``ruff format`` the result. Run by hand when a TGI release should be covered; nothing here runs in tests.
 """
 
@@ -75,12 +83,28 @@ def kind(rust_type: str, action: bool) -> str:
     return "str"
 
 
-def main(git_dir: str, out: str) -> None:
+def _tag_commit(git_dir: str, tag: str) -> str | None:
+    try:
+        return _git(git_dir, "rev-parse", "--verify", "--quiet", f"{tag}^{{commit}}").strip() or None
+    except subprocess.CalledProcessError:
+        return None
+
+
+def main(git_dir: str, out: str, upstream: str | None = None) -> None:
     tags = sorted(
         (tuple(int(g) for g in m.groups()), t)
         for t in _git(git_dir, "tag").split()
         if (m := _TAG.fullmatch(t))
     )
+    if upstream is not None:
+        # the fork's own releases only: a tag at the upstream tag's commit is TGI's release, read in TGI's table
+        tags = [(v, t) for v, t in tags if _tag_commit(git_dir, t) != _tag_commit(upstream, t)]
+    repo_url = (
+        "https://github.com/huggingface/tgi-gaudi (its own release tags, not TGI's)"
+        if upstream is not None
+        else "https://github.com/huggingface/text-generation-inference"
+    )
+    title = "tgi-gaudi (Habana's TGI fork)" if upstream is not None else "TGI"
     versions: list[str] = []
     commits: list[str] = []
     per: list[dict[str, dict[str, object]]] = []
@@ -102,14 +126,12 @@ def main(git_dir: str, out: str) -> None:
     with open(out, "w", encoding="utf-8") as fh:
         w = fh.write
         w(
-            '"""TGI launcher options per release, generated from the launcher source (do not edit by hand).\n\n'
+            f'"""{title} launcher options per release, generated from the launcher source (do not edit by hand).\n\n'
         )
         w(
             "SOURCE: the fields of ``struct Args`` (clap ``#[derive(Parser)]``) in ``launcher/src/main.rs`` of\n"
         )
-        w(
-            "https://github.com/huggingface/text-generation-inference at each release tag in :data:`VERSIONS`\n"
-        )
+        w(f"{repo_url} at each release tag in :data:`VERSIONS`\n")
         w(
             "(commits in :data:`COMMITS`), read as text. Generator: ``tools/flag_tables/extract_tgi.py``. Each field\n"
         )
@@ -119,7 +141,7 @@ def main(git_dir: str, out: str) -> None:
         w("``<FIELD>``; clap stops the launcher at an option its release does not declare and ignores an\n")
         w('environment variable no field reads.\n"""\n\n')
         w("from __future__ import annotations\n\n")
-        w("#: TGI releases read, oldest first; bit i of a field's mask means present in VERSIONS[i].\n")
+        w(f"#: {title} releases read, oldest first; bit i of a field's mask means present in VERSIONS[i].\n")
         w("VERSIONS: tuple[str, ...] = (\n" + "".join(f'    "{v}",\n' for v in versions) + ")\n\n")
         w("#: The tag's commit (abbreviated) for each of :data:`VERSIONS`.\n")
         w("COMMITS: tuple[str, ...] = (\n" + "".join(f'    "{c}",\n' for c in commits) + ")\n\n")
@@ -140,4 +162,7 @@ def main(git_dir: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "--fork-of":
+        main(sys.argv[3], sys.argv[4], upstream=sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2])

@@ -1029,7 +1029,7 @@ def _tgi_quant_remedy(ctx: RuleContext) -> str:
     assert isinstance(nd, TgiPlanDetail)
     return (
         f"{what} fits: about {gib(nd.plan.weights_bytes)} weights per shard (re-planned: max_batch_total_tokens "
-        f"{nd.max_batch_total_tokens})"
+        f"{nd.max_batch_total_tokens:,})"
     )
 
 
@@ -1038,7 +1038,7 @@ def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
     if found is None:
         return ""
     n, nd = found
-    return f"{tgi_option(ctx.serving, 'num_shard', n)} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
+    return f"{tgi_option(ctx.serving, 'num_shard', n)} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens:,})"
 
 
 def _concurrency_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None

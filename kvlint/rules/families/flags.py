@@ -35,12 +35,32 @@ from kvlint.wording import platform_name, vendor_name
 #: Oldest vLLM release kvlint's memory model was read from (docs/engine-memory-model.md §0; newest NEWEST_VLLM).
 OLDEST_VLLM = (0, 4, 3)
 
-#: An example of a pinned image per engine.
-_PIN_EXAMPLE = {
-    "vllm": "vllm/vllm-openai:v0.11.0",
-    "tgi": "ghcr.io/huggingface/text-generation-inference:3.3.6",
-    "sglang": "lmsysorg/sglang:v0.5.5",
+#: Each engine's own CUDA release image and how its release tags are written: ``vllm/vllm-openai:v0.34.0``,
+#: ``ghcr.io/huggingface/text-generation-inference:3.3.7`` (no ``v``), ``lmsysorg/sglang:v0.5.23``
+#: (:func:`kvlint.engines.images.engine_version` reads each back as the release).
+_RELEASE_IMAGES = {
+    "vllm": ("vllm/vllm-openai", "v"),
+    "tgi": ("ghcr.io/huggingface/text-generation-inference", ""),
+    "sglang": ("lmsysorg/sglang", "v"),
 }
+
+
+def newest_table_release(engine: str) -> str:
+    """The newest release of ``engine`` kvlint has read the options of: the last of its generated release table
+    (:data:`kvlint.engines.vllm_flags_data.VERSIONS`, :data:`kvlint.engines.tgi_flags_data.VERSIONS`,
+    :data:`kvlint.engines.sglang_flags_data.VERSIONS`, oldest first), read when asked so that a regenerated table
+    moves every suggestion with it."""
+    from kvlint.engines import sglang_flags_data, tgi_flags_data, vllm_flags_data
+
+    table = {"vllm": vllm_flags_data, "tgi": tgi_flags_data, "sglang": sglang_flags_data}[engine]
+    return table.VERSIONS[-1]
+
+
+def pin_example(engine: str) -> str:
+    """The pinned image KV208 suggests for ``engine``: its own release image (:data:`_RELEASE_IMAGES`) at the newest
+    release kvlint knows (:func:`newest_table_release`), not a literal that lags the tables."""
+    repo, prefix = _RELEASE_IMAGES[engine]
+    return f"{repo}:{prefix}{newest_table_release(engine)}"
 
 
 #: The engines' names as their projects write them, for messages.
@@ -69,7 +89,7 @@ def _memory_skipped_on(ctx: RuleContext) -> str | None:
 
 def _cuda_image(ctx: RuleContext) -> bool:
     """The workload runs the engine's CUDA image on an NVIDIA GPU (or on a GPU kvlint cannot name): the case the
-    release-tag examples of :data:`_PIN_EXAMPLE` are for. ROCm images or AMD GPUs and non-GPU accelerators are
+    release-tag examples of :func:`pin_example` are for. ROCm images or AMD GPUs and non-GPU accelerators are
     not (their images are other repositories with their own tags)."""
     p = ctx.placement
     acc = p.accelerator if p is not None else None
@@ -116,7 +136,7 @@ def _newest(engine: str) -> str:
 
 def _pin_fix(ctx: RuleContext) -> str:
     """KV208's fix for an image without a release tag: for the engine's own CUDA image on NVIDIA GPUs a release tag of
-    it (:data:`_PIN_EXAMPLE`), else a tag of the image's own repository (never another image: not a CUDA image for a
+    it (:func:`pin_example`), else a tag of the image's own repository (never another image: not a CUDA image for a
     TPU or ROCm workload, nor vllm/vllm-openai for an llm-d, LMCache, NGC or private build), with --engine-version
     where those tags are not engine versions (:func:`kvlint.engines.images.tags_are_versions`)."""
     s = ctx.serving
@@ -128,7 +148,7 @@ def _pin_fix(ctx: RuleContext) -> str:
             f"pin {repo} to a KServe release tag (e.g. v{newest}, which carries vLLM {KSERVE_HF_VLLM[newest]}; "
             f"kvlint knows the vLLM of v{oldest} to v{newest}) or pass --engine-version"
         )
-    example = _PIN_EXAMPLE[s.engine]
+    example = pin_example(s.engine)
     if not s.image or (_cuda_image(ctx) and repository_path(s.image) == repository_path(example)):
         return f"pin the image to a release tag (e.g. {example}) or pass --engine-version"
     # another repository (llm-d, LMCache, NGC, a fork or private build): its own tags, never another image
@@ -244,7 +264,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"known; {_assumed(ctx, assumed)}",
             loc_of(s.container, "image") or loc_of(s.container, "name") or s.command_loc,
             fix=f"set the container's image to the {ENGINE_NAMES[s.engine]} release it runs (e.g. "
-            f"{_PIN_EXAMPLE[s.engine]})",
+            f"{pin_example(s.engine)})",
         )
         return
     repo, tag = split_image(s.image)[:2]
@@ -270,7 +290,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         # release (vllm/vllm-openai:nightly-<sha>, latest-nightly), which moves like `latest`; or an image
         # whose tags are its own releases (NGC, llm-d, LMCache) or a private build's name (prod): pinned,
         # but the engine release inside is unknown to kvlint
-        own = repository_path(s.image) == repository_path(_PIN_EXAMPLE[s.engine])
+        own = repository_path(s.image) == repository_path(pin_example(s.engine))
         # latest-nightly, nightly-<sha>, rocm/vllm's instinct_main: a word of the tag names a moving build
         moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
         if not moving and s.release_noted:

@@ -16,10 +16,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvlint.engines.images import (
+    VLLM_ROCM_INDEX,
+    VLLM_ROCM_WHEELS,
     accelerator_build,
     gpu_build_on_other_accelerator,
     gpu_vendor_of_resource,
+    is_known_cuda_build,
     platform_of,
+    pypi_cuda_wheel,
 )
 from kvlint.gpu_resources import AMD_GPU, GAUDI_RESOURCE, NON_GPU_RESOURCES, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.memory.compat import (
@@ -168,6 +172,35 @@ _BUILD_RESOURCES = {
 }
 
 
+def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
+    """KV304 for vLLM that the container's script installs from PyPI on a plain image
+    (:func:`kvlint.engines.images.pypi_cuda_wheel`) placed on an AMD GPU (``where``: the resource it requests or the
+    GPU it is placed on): PyPI's wheel is vLLM's CUDA build, and its ROCm wheels are on vLLM's own index
+    (:data:`kvlint.engines.images.VLLM_ROCM_WHEELS`); the remedy names the release the script pins when that index
+    has it, else the newest it lists."""
+    s = ctx.serving
+    variant, first, last = VLLM_ROCM_WHEELS
+    pinned = s.version if s.installed_by and not s.install_upgrades else None
+    release = (
+        pinned
+        if pinned is not None and parse_version(first) <= parse_version(pinned) <= parse_version(last)
+        else last
+    )
+    line = f" at line {s.pip_loc.line}" if s.pip_loc is not None else ""
+    missing = f" (vLLM {pinned} has no ROCm wheel there)" if pinned is not None and release != pinned else ""
+    return ctx.finding(
+        f"the container's script installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries "
+        f"none: PyPI's vllm wheel is vLLM's CUDA build (vLLM publishes its ROCm wheels on its own index, not on "
+        f"PyPI), but {where}; on that GPU's node vLLM finds no CUDA runtime (libcudart.so: cannot open shared "
+        "object file) and does not start, so kvlint does not size it",
+        s.pip_loc or s.command_loc,
+        fix=f"install vLLM's ROCm wheel from {VLLM_ROCM_INDEX} (Python 3.12; {variant} for vLLM {first} to {last}"
+        f"{missing}): pip install vllm=={release}+{variant} --extra-index-url {VLLM_ROCM_INDEX}{release}/{variant}; "
+        "or run a "
+        "ROCm image of vLLM (rocm/vllm, vllm/vllm-openai-rocm) instead of installing it",
+    )
+
+
 @check("KV304")
 def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV304: the image is a build for another platform than the GPU the pod is placed on (a CUDA build on
@@ -176,6 +209,10 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     build requesting ``nvidia.com/gpu``, an engine's CUDA image requesting ``amd.com/gpu`` or ``google.com/tpu``)."""
     p, s = ctx.placement, ctx.serving
     resource = gpu_build_on_other_accelerator(s, p)
+    pypi_wheel = pypi_cuda_wheel(s) and not is_known_cuda_build(s.image)
+    if p is not None and resource == AMD_GPU and pypi_wheel:
+        yield _pypi_wheel_finding(ctx, f"the container requests {resource} (an AMD GPU)")
+        return
     if p is not None and resource is not None and resource not in NON_GPU_RESOURCES:
         # no GPU named, but the GPU resource names the vendor: nvidia.com/gpu is advertised by NVIDIA's device
         # plugin on NVIDIA nodes only, amd.com/gpu by AMD's on AMD nodes, where a build for another device finds
@@ -219,6 +256,9 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     if platform is None:
         return
     vendor = p.accelerator.vendor
+    if vendor == "amd" and platform == "cuda" and pypi_wheel:
+        yield _pypi_wheel_finding(ctx, f"the pod is placed on {p.accelerator.name} (amd; {p.how})")
+        return
     expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, vendor)
     if vendor in ("nvidia", "amd") and platform not in ("cuda", "rocm"):
         # a build for another accelerator (kvlint.engines.images.accelerator_build) on an NVIDIA or AMD GPU

@@ -1,4 +1,4 @@
-"""Parallelism and pod family (KV401-KV409): the engine's GPU workers against the model and the PodSpec.
+"""Parallelism and pod family (KV401-KV410): the engine's GPU workers against the model and the PodSpec.
 
 The engine's workers come from :func:`kvlint.engines.layout.parallelism` (vLLM TP x PP x DP, TGI shards,
 SGLang TP x PP x DP); the PodSpec gives the GPU limit (and its resource name), ``/dev/shm``, the memory limit and
@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Literal
 
+from kvlint.accelerators import registry as cat
+from kvlint.accelerators.placement import GFD_COUNT, node_gpu_capacity
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import (
@@ -27,6 +29,7 @@ from kvlint.engines.multinode import ONE_POD_KINDS, node_address, vllm_nodes_per
 from kvlint.engines.options import version_tuple
 from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
+    AMD_GPU,
     ASCEND_NPU_RESOURCES,
     GPU_RESOURCES,
     MIG_RESOURCE_PREFIX,
@@ -34,6 +37,7 @@ from kvlint.gpu_resources import (
     NEURON_DEVICE_RESOURCES,
     NVIDIA_GPU,
     TPU_RESOURCE,
+    WHOLE_GPUS,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -1306,6 +1310,12 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         # ring of 10 chunks of up to 24 MiB)
         who = f"{workers} vLLM worker process{'es' if workers != 1 else ''}{here}"
         fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
+    tgi_use = _tgi_shm_use(platform_of(s, resource)) if ctx.engine == "tgi" else None
+    if tgi_use is not None:
+        # TGI's Gaudi, Intel GPU or Intel CPU build: its shards run their collectives over HCCL or oneCCL, not NCCL
+        # (_TGI_COLLECTIVES); the message names the library of the build, and the /dev/shm its guide gives it
+        who = f"{workers} TGI shard{s_}{here}"
+        fails = tgi_use
     severity: Severity | None = None
     platform = _sglang_platform(s, resource) if ctx.engine == "sglang" else "cuda"
     if platform not in ("cuda", "rocm"):
@@ -1346,6 +1356,37 @@ _SGLANG_DEVICES = {"npu": "ascend", "hpu": "gaudi", "xpu": "xpu", "cpu": "cpu"}
 #: ``hccl`` for ``npu`` (Huawei's HCCL, through torch_npu) and ``hpu`` (Habana's), ``xccl`` for ``xpu`` and
 #: ``gloo`` for ``cpu``.
 _SGLANG_COLLECTIVES = {"ascend": "HCCL", "gaudi": "Habana's HCCL", "xpu": "XCCL (oneCCL)", "cpu": "gloo"}
+
+
+#: The collective library TGI's shards run over on each of its builds without NCCL, and the shared memory TGI's own
+#: guide for that build gives the container: the Gaudi builds (``ghcr.io/huggingface/tgi-gaudi``, TGI's ``-gaudi``
+#: tags) take ``backend="hccl"``, Habana's HCCL (huggingface/text-generation-inference@db931fcf
+#: ``backends/gaudi/server/text_generation_server/utils/dist.py::initialize_torch_distributed``; huggingface/tgi-gaudi
+#: v2.0.5 ``server/text_generation_server/utils/dist.py``), and its Gaudi guide (``docs/source/backends/gaudi.mdx``)
+#: requires ``--ipc=host``; the Intel builds (``SYSTEM == "ipex"``, the ``-intel-xpu``/``-intel-cpu`` tags) take
+#: ``xccl`` on an Intel GPU and IPEX's ``ccl`` on a CPU, both oneCCL (``server/text_generation_server/utils/
+#: dist.py``), and its Intel guide (``docs/source/installation_intel.md``) runs both with ``--ipc=host --shm-size
+#: 1g``. ``hpu`` is the image word of a Gaudi build (:func:`kvlint.engines.images.image_platform`).
+_TGI_COLLECTIVES = {
+    "gaudi": ("Habana's HCCL", "Gaudi", "--ipc=host (the host's /dev/shm)"),
+    "hpu": ("Habana's HCCL", "Gaudi", "--ipc=host (the host's /dev/shm)"),
+    "xpu": ("oneCCL (torch's xccl backend)", "Intel GPU", "--ipc=host --shm-size 1g"),
+    "cpu": ("oneCCL (IPEX's ccl backend)", "Intel CPU", "--ipc=host --shm-size 1g"),
+}
+
+
+def _tgi_shm_use(platform: str) -> str | None:
+    """KV404's reason for TGI on a build whose shards do not run NCCL (:data:`_TGI_COLLECTIVES`): the library they
+    run their collectives over and the shared memory TGI's guide for that build runs the container with; None for
+    its CUDA and ROCm builds (NCCL, RCCL on ROCm), whose reason is NCCL's."""
+    found = _TGI_COLLECTIVES.get(platform)
+    if found is None:
+        return None
+    library, build, guide = found
+    return (
+        f"TGI's {build} guide does not run it so: it gives the container {guide}; {library}, not NCCL, runs the "
+        "shards' collectives on this build"
+    )
 
 
 def _sglang_platform(s: ServingConfig, resource: str | None) -> str:
@@ -2044,3 +2085,77 @@ def _hami_slice_findings(ctx: RuleContext) -> Iterator[Diagnostic]:
                 gslice.loc,
                 fix=f"ask for at most {card} MiB, or {HAMI_MEMORY_PERCENTAGE}: 100 for the whole card",
             )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# KV410: more GPUs than any node the pod may land on has
+
+
+def _pod_gpu_requests(pod_spec: LDict, resource: str, cap: int) -> tuple[int, LDict | None]:
+    """(the pod's ``resource`` limits summed over its app containers, the first container at which the running sum,
+    in the containers' order, exceeds ``cap``, else None): the scheduler fits a pod by the sum of its containers'
+    requests (init containers, which run one at a time, only by their largest; not read here)."""
+    containers = pod_spec.get("containers")
+    total, crossing = 0, None
+    for c in containers if isinstance(containers, list) else []:
+        if isinstance(c, LDict):
+            total += max(to_int(resource_value(c, resource), 0), 0)
+            if crossing is None and total > cap:
+                crossing = c
+    return total, crossing
+
+
+@check("KV410")
+def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV410: the container's GPU limit (or its pod's, summed over the containers) is more than any node its required
+    scheduling allows has: the instance type it pins (``node.kubernetes.io/instance-type``, the catalogue's GPU
+    count of that type, e.g. ``p4d.24xlarge``: 8), GFD's ``nvidia.com/gpu.count`` or Karpenter's
+    ``karpenter.k8s.aws/instance-gpu-count``. No node offers more ``nvidia.com/gpu`` than it has GPUs (without
+    time-slicing/MPS replicas, which are not checked): the scheduler's NodeResourcesFit filter rejects every node
+    ("Insufficient nvidia.com/gpu"; ``kubernetes@v1.34.0:pkg/scheduler/framework/plugins/noderesources/fit.go::
+    fitsRequest``) and the pod stays Pending."""
+    p = ctx.placement
+    if p is None or p.gpus is None or p.resource not in WHOLE_GPUS or p.shared or p.gpu_slice is not None:
+        return
+    if is_runtime_template(ctx.workload):
+        return
+    cap = node_gpu_capacity(ctx.workload.pod_spec)
+    if cap is None:
+        return
+    vendor = "amd" if p.resource == AMD_GPU else "nvidia"
+    if cap.accelerator is not None and cap.accelerator.vendor != vendor:
+        return  # another vendor's node: KV304 / KV501's concern, not a count
+    if cap.key == GFD_COUNT and vendor != "nvidia":
+        return  # GFD counts NVIDIA GPUs
+    total, crossing = _pod_gpu_requests(ctx.workload.pod_spec, p.resource, cap.gpus)
+    own = p.gpus
+    if own <= cap.gpus and total <= cap.gpus:
+        return
+    if own <= cap.gpus:
+        # several containers together: reported once, on the one whose request takes the sum past the node's count
+        if crossing is not ctx.container:
+            return
+        asked = f"the pod's containers ask {total} {p.resource} together (this one {own})"
+    else:
+        asked = f"GPU limit {p.resource}: {own}"
+    where = (
+        f"{cap.what}: a node has {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        if cap.instance_type
+        else f"{cap.what}: a node has at most {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+    )
+    fixes = [f"ask at most {cap.gpus} {p.resource} per pod (the engine's TP x PP x local DP within one node)"]
+    if cap.instance_type and cap.accelerator is not None:
+        it = cat.instance_type(cap.instance_type)
+        bigger = cat.instance_types_with(cap.accelerator.id, it.provider, max(own, total)) if it else []
+        if bigger:
+            fixes.append(
+                f"select an instance type with that many, e.g. {bigger[0].name} ({bigger[0].gpus} GPUs)"
+            )
+    fixes.append("or run the model across nodes (LeaderWorkerSet or Ray, one pod per node)")
+    yield ctx.finding(
+        f"{asked}, more GPUs than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
+        f'finds no node with that many allocatable {p.resource} ("Insufficient {p.resource}") and the pod stays '
+        "Pending",
+        p.gpus_loc or cap.loc,
+        fix="; ".join(fixes[:-1]) + "; " + fixes[-1],
+    )

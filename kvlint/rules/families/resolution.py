@@ -25,6 +25,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
+from kvlint.memory.compat import image_platform_mismatch
 from kvlint.memory.pooling import encoder_only_clause
 from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import PP_PARTITION_REFUSED
@@ -251,7 +252,15 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 p.loc if p else None,
                 fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
             )
-        return
+        if (
+            acc.vendor not in ("nvidia", "amd")
+            or unsized_before_model(ctx.workload, s, p) is not Unsized.NOT_A_GPU
+            or image_platform_mismatch(s, acc, p.resource if p is not None else None) is not None
+        ):
+            return
+        # on a named NVIDIA or AMD GPU, a platform word in a custom image's name (registry.example.com/npu-team/vllm):
+        # no evidence of the build for KV304 (kvlint.engines.images.build_is_evidenced), but the container is not
+        # sized as the GPU build it may not be; said below as when no GPU is named, a warning
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
     if gpu_build_on_other_accelerator(s, p) is not None:
         return  # a GPU build on a TPU, Gaudi, Neuron or Ascend node: KV304 says so (an error), not sized

@@ -129,7 +129,7 @@ def _total_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
         n, nd2 = more
         fixes.append(
             f"use {tgi_option(s, 'num_shard', n)} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens "
-            f"{nd2.max_batch_total_tokens})"
+            f"{nd2.max_batch_total_tokens:,})"
         )
     return (
         "; or ".join(fixes)

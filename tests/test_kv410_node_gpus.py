@@ -1,0 +1,201 @@
+"""KV410: a pod asking more GPUs than any node its required scheduling allows has never schedules.
+
+A node offers as many ``nvidia.com/gpu`` as it has GPUs (without time-slicing/MPS replicas), and the scheduler's
+NodeResourcesFit filter fits a pod by the sum of its containers' requests: a pod pinned to ``p4d.24xlarge`` (8 A100s)
+asking 16 stays Pending ("Insufficient nvidia.com/gpu"). The node's count is read from the catalogue's instance-type
+row (not restated here), GFD's ``nvidia.com/gpu.count`` or Karpenter's ``instance-gpu-count``."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.accelerators import registry as cat
+from kvlint.accelerators.placement import node_gpu_capacity
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+from kvlint.types import Diagnostic
+
+_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+{scheduling}
+  containers:
+  - name: a
+    image: vllm/vllm-openai:v0.11.0
+    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --tensor-parallel-size, "{tp}"]
+    resources: {{limits: {{{resource}: {gpus}}}}}
+{more}"""
+
+_SECOND = """\
+  - name: b
+    image: vllm/vllm-openai:v0.11.0
+    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --port, "8001", --tensor-parallel-size, "{tp}"]
+    resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+"""
+
+
+def _kv410(scheduling: str, gpus: int, resource: str = "nvidia.com/gpu", second: int = 0) -> list[Diagnostic]:
+    more = _SECOND.format(tp=second, gpus=second) if second else ""
+    text = _POD.format(scheduling=scheduling, tp=gpus, gpus=gpus, resource=resource, more=more)
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    return [d for d in result.diagnostics if d.rule == "KV410"]
+
+
+P4D = "  nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}"
+
+
+def test_more_gpus_than_the_pinned_instance_type_has_is_an_error() -> None:
+    it = cat.instance_type("p4d.24xlarge")
+    assert it is not None and it.gpus is not None
+    (d,) = _kv410(P4D, 2 * it.gpus)
+    assert d.severity == "error"
+    assert f"nvidia.com/gpu: {2 * it.gpus}" in d.message and f"a node has {it.gpus} GPUs" in d.message
+    assert "p4d.24xlarge" in d.message and "Insufficient nvidia.com/gpu" in d.message
+    assert it.source in d.message
+    assert f"ask at most {it.gpus} nvidia.com/gpu" in (d.fix or "")
+
+
+def test_as_many_as_the_node_has_is_not_reported() -> None:
+    it = cat.instance_type("p4d.24xlarge")
+    assert it is not None and it.gpus is not None
+    assert _kv410(P4D, it.gpus) == []
+
+
+def test_the_fix_names_an_instance_type_of_the_same_gpu_with_enough() -> None:
+    small, big = cat.instance_type("a2-highgpu-8g"), cat.instance_type("a2-megagpu-16g")
+    assert small is not None and big is not None and big.gpus is not None and small.gpus is not None
+    assert small.accelerator == big.accelerator and big.gpus > small.gpus
+    (d,) = _kv410("  nodeSelector: {node.kubernetes.io/instance-type: a2-highgpu-8g}", big.gpus)
+    assert "a2-megagpu-16g" in (d.fix or "")
+    assert _kv410("  nodeSelector: {node.kubernetes.io/instance-type: a2-megagpu-16g}", big.gpus) == []
+
+
+def test_the_containers_of_a_pod_add_up_and_are_reported_once() -> None:
+    """4 + 2 on a node of 4 GPUs: each fits alone, the pod does not; reported on the container that crosses."""
+    (d,) = _kv410("  nodeSelector: {nvidia.com/gpu.count: '4'}", 4, second=2)
+    assert "6 nvidia.com/gpu together" in d.message and d.container == "b"
+    assert _kv410("  nodeSelector: {nvidia.com/gpu.count: '6'}", 4, second=2) == []
+
+
+def test_a_shared_gpu_resource_is_not_counted_as_the_nodes_gpus() -> None:
+    """Time-slicing with renamed resources: replicas, not GPUs, are what the node offers."""
+    assert _kv410(P4D, 16, resource="nvidia.com/gpu.shared") == []
+
+
+@pytest.mark.parametrize(
+    ("affinity", "bound"),
+    [
+        # every term pins an instance type: the largest of them
+        ("[{key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge, g5.12xlarge]}]", 4),
+        # Karpenter's count below a bound
+        ("[{key: karpenter.k8s.aws/instance-gpu-count, operator: Lt, values: ['5']}]", 4),
+        # a count the term does not bound: none
+        ("[{key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: ['1']}]", None),
+        # an instance type not in the catalogue: none
+        ("[{key: node.kubernetes.io/instance-type, operator: In, values: [x9.huge]}]", None),
+    ],
+)
+def test_required_affinity_bounds_the_count(affinity: str, bound: int | None) -> None:
+    import yaml
+
+    spec = yaml.safe_load(
+        "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        f"{{nodeSelectorTerms: [{{matchExpressions: {affinity}}}]}}}}}}"
+    )
+    got = node_gpu_capacity(spec)
+    assert (got.gpus if got else None) == bound
+    if bound == 4 and "instance-type" in affinity:
+        g5 = cat.instance_type("g5.12xlarge")
+        assert g5 is not None and g5.gpus == bound
+
+
+def test_an_unbounded_term_leaves_the_count_open() -> None:
+    """Terms OR: a second term without a count lets the pod land on any node."""
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "node.kubernetes.io/instance-type",
+                                    "operator": "In",
+                                    "values": ["p4d.24xlarge"],
+                                }
+                            ]
+                        },
+                        {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}
+                            ]
+                        },
+                    ]
+                }
+            }
+        }
+    }
+    assert node_gpu_capacity(spec) is None
+
+
+def test_kv501_says_a_count_label_counts_but_does_not_name_the_gpu() -> None:
+    """The count labels are read (for KV410), so KV501 does not call them labels kvlint does not read."""
+    text = _POD.format(
+        scheduling="  nodeSelector: {nvidia.com/gpu.count: '4'}",
+        tp=1,
+        gpus=1,
+        resource="nvidia.com/gpu",
+        more="",
+    )
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert "nvidia.com/gpu.count=4 counts the node's GPUs but does not name them" in d.message
+    assert "not one kvlint reads" not in d.message
+
+
+def test_gfd_counts_nvidia_gpus_not_an_amd_limit() -> None:
+    """GFD labels NVIDIA nodes: its count bounds nvidia.com/gpu, not amd.com/gpu (in affinity as in nodeSelector)."""
+    affinity = (
+        "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        "[{matchExpressions: [{key: nvidia.com/gpu.count, operator: In, values: ['2']}]}]}}}"
+    )
+    assert _kv410(affinity, 4, resource="amd.com/gpu") == []
+    (d,) = _kv410(affinity, 4)
+    assert "a node has at most 2 GPUs" in d.message
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        "karpenter.k8s.aws/instance-gpu-count: '0'",  # Karpenter's count on g6f (a fractional L4)
+        "nvidia.com/gpu.count: 'x'",
+    ],
+)
+def test_a_count_that_is_not_a_positive_number_bounds_nothing(selector: str) -> None:
+    assert _kv410(f"  nodeSelector: {{{selector}}}", 1) == []
+
+
+def test_each_count_label_cites_its_own_source() -> None:
+    from kvlint.accelerators.placement import EKS_LABELS_SOURCE, KARPENTER_LABELS_SOURCE
+
+    karpenter = node_gpu_capacity({"nodeSelector": {"karpenter.k8s.aws/instance-gpu-count": "4"}})
+    eks = node_gpu_capacity({"nodeSelector": {"eks.amazonaws.com/instance-gpu-count": "4"}})
+    assert karpenter is not None and karpenter.source == KARPENTER_LABELS_SOURCE
+    assert eks is not None and eks.source == EKS_LABELS_SOURCE
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        # mig.strategy=single: GFD's product names the slice and nvidia.com/gpu counts MIG devices (7 per A100)
+        "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+        # GKE: a partitioned node offers one nvidia.com/gpu per partition
+        "node.kubernetes.io/instance-type: a2-highgpu-8g, cloud.google.com/gke-gpu-partition-size: 1g.5gb",
+    ],
+)
+def test_mig_devices_are_not_counted_as_the_nodes_gpus(selector: str) -> None:
+    it = cat.instance_type("p4d.24xlarge")
+    assert it is not None and it.gpus is not None
+    assert _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4) == []
