@@ -1,4 +1,4 @@
-"""The example hub id kvlint offers for an unresolved model path (KV502's "model_paths (e.g. PATH: ID)") is only
+"""The example hub id kvlint offers for an unresolved model path (KV502's "(model_paths: {PATH: ID})") is only
 ever a catalogued model of the path's own family and architecture, or the placeholder <org>/<name>.
 
 The LLaVA path is the one of vllm-project/aibrix samples/multimodality/vllm/llava-7b.yaml
@@ -21,7 +21,7 @@ from kvlint.types import ModelUnavailable
 def _example(path: str) -> str:
     with pytest.raises(ModelUnavailable) as exc:
         resolve_model(path, allow_hub=False)
-    m = re.search(r"model_paths \(e\.g\. " + re.escape(path) + r": (\S+?)\)", str(exc.value))
+    m = re.search(r"\(model_paths: \{" + re.escape(path) + r": (\S+?)\}\)", str(exc.value))
     assert m is not None, str(exc.value)
     return m.group(1)
 

@@ -98,6 +98,29 @@ LAYOUT_FROM_SERVICE = (
     "; the service that uses this runtime template sets it (the template is not sized on its own)"
 )
 
+#: The variable of an unresolved value as a KV503 message quotes it (``--tp-size $(TP): ...``, ``${TP}``, ``$TP``).
+_VARIABLE_RE = re.compile(
+    r"\$(?:\(([A-Za-z_][A-Za-z0-9_]*)\)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+def layout_fix(message: str) -> str:
+    """The remedy of the KV503 warning on a parallel size kvlint cannot resolve (``message`` starts with the option
+    as written, then its value: ``--tensor-parallel-size $(TP): the value comes from ...``): the size itself, or the
+    variable given a literal value in the container's env, each with its syntax."""
+    option = message.split(" ", 1)[0]
+    m = _VARIABLE_RE.search(message)
+    var = next((g for g in m.groups() if g), "VAR") if m else "VAR"
+    # Kubernetes expands $(VAR) in command and args from the container's env; ${VAR} and $VAR only a shell expands
+    # (kubernetes.io, "Define a Command and Arguments for a Container": "Use environment variables to define
+    # arguments"), so a ${VAR} outside a shell reaches the engine as written
+    how = "" if m is not None and m.group(1) else f" and write it $({var})"
+    return (
+        f"write the size itself ({option} N), or give {var} a literal value in the container's env "
+        f'(env: [{{name: {var}, value: "N"}}]){how}, so kvlint can size the container'
+    )
+
+
 _HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BIN = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -633,7 +656,7 @@ class Collector:
             if self.layout_from_service:
                 self.note(f"{message}{LAYOUT_FROM_SERVICE}", loc)
             else:
-                self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
+                self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning", fix=layout_fix(message))
             return
         self.note(message, loc)
 

@@ -609,14 +609,15 @@ READ_ANNOTATIONS: frozenset[str] = frozenset(
 
 
 def _kvlint_meta(meta: Any) -> dict[str, Any]:
-    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations, the other annotations it
+    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations (the prefix in any case: KV005
+    names ``KVLINT.IO/IGNORE``), the other annotations it
     reads (:data:`READ_ANNOTATIONS`) and the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
     return {
         "annotations": {
-            k: v for k, v in ann.items() if str(k).startswith("kvlint.io/") or k in READ_ANNOTATIONS
+            k: v for k, v in ann.items() if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS
         },
         "labels": meta.get("labels") or {},
     }
