@@ -588,6 +588,11 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
         # amd.com/gpu is advertised by AMD's device plugin on AMD nodes only: an image whose build kvlint cannot
         # read (an engine's CUDA image there is KV304, above) is planned on AMD GPUs, not the CUDA fleet
         platform = "rocm"
+    elif _images.gpu_vendor_of_resource(cr.placement.resource) == "nvidia":
+        # likewise nvidia.com/gpu (and its shared and MIG forms) on NVIDIA nodes only: a custom image whose name
+        # merely holds a ROCm word (harbor.transwarp.io/aip-amd/xpu-nvidia/vllm-openai; a vendor's published
+        # ROCm build there is KV304, above) is planned on the GPUs the pod can land on, not the AMD Instinct fleet
+        platform = "cuda"
     fleet, _configured = (options.site or _site.Site()).fleet_accelerators(platform)
     gpus = cr.placement.gpus or _layout.parallelism(cr.serving, gpus=None).workers
     return _stage.plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))

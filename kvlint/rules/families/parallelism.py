@@ -763,6 +763,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix = f"{more}{shm}; fewer GPUs would not start: {why}"
             else:
                 fix = f"{more}{then}{lower}"
+        elif (spread := _sglang_nodes(ctx, need)) is not None:
+            fix = spread
         else:
             fix = (
                 f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "
@@ -792,6 +794,37 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
+
+
+def _sglang_nodes(ctx: RuleContext, need: int) -> str | None:
+    """KV403's remedy for an SGLang engine whose tensor parallelism needs more GPUs than one node has, when it
+    spreads evenly over pods of the GPUs this pod requests: SGLang spans tensor parallelism over nodes itself
+    (each of ``--nnodes`` runs ``tp_size // nnodes`` of the ranks, its ``--node-rank``-th share, joined at
+    ``--dist-init-addr``: sglang@0.5.23:python/sglang/srt/entrypoints/engine.py::_calculate_rank_ranges, with
+    ``pp_size`` 1), so the multi-node form of its own launch is the remedy, not pipeline parallelism. A command
+    that already names ``--dist-init-addr`` (a multi-node launch missing ``--nnodes``) is told so. None when the
+    engine is not SGLang, runs pipeline or data parallelism on its own GPUs, or the ranks do not divide into pods
+    of at most 8 GPUs of the pod's count."""
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    if ctx.engine != "sglang" or p is None or p.gpus is None or not 1 <= p.gpus <= 8:
+        return None
+    if lay.pp != 1 or lay.workers != lay.tp or lay.nnodes > 1 or need % p.gpus or lay.tp % (need // p.gpus):
+        return None
+    n = need // p.gpus
+    named = "dist_init_addr" in s.flags
+    return (
+        f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): SGLang spans tensor parallelism "
+        f"over nodes, {p.gpus} ranks on each of {n} pods of {p.gpus} GPUs; "
+        + (
+            f"the command names --dist-init-addr but no --nnodes (1 by default): add --nnodes {n} and "
+            f"--node-rank 0 to {n - 1}, each pod its own (0 on the pod --dist-init-addr names)"
+            if named
+            else f"start it on each with --nnodes {n}, --node-rank 0 to {n - 1} (each pod its own) and "
+            "--dist-init-addr ADDRESS:PORT of rank 0"
+        )
+        + f" (a LeaderWorkerSet of size {n}: --node-rank $(LWS_WORKER_INDEX), --dist-init-addr "
+        "$(LWS_LEADER_ADDRESS):PORT)"
+    )
 
 
 def _kaito_gpus(ctx: RuleContext) -> tuple[str, Callable[[int], str | None]] | None:
