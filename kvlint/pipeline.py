@@ -234,8 +234,9 @@ def _analyse_workloads(
 
 
 #: Rules a serving container's check also says of its pod as a whole (KV005 on a pod spec key or an init
-#: container's): said once, at the pod's first serving container, not once per serving container.
-_POD_WIDE_RULES = frozenset({"KV005"})
+#: container's, KV410 on the pod's GPU request summed over its containers): said once, at the pod's first serving
+#: container, not once per serving container.
+_POD_WIDE_RULES = frozenset({"KV005", "KV410"})
 
 
 def _pod_findings_once(diags: list[Diagnostic]) -> list[Diagnostic]:
