@@ -18,6 +18,7 @@ from kvlint.engines.images import (
     accelerator_build,
     engine_of_image,
     gpu_build_on_other_accelerator,
+    gpu_vendor_of_resource,
     image_placeholder,
     image_platform,
     path_placeholder,
@@ -386,7 +387,10 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if cr.model is None:
         return
-    fix = name_gpu_fix(platform)
+    # the labels of the vendor whose nodes the pod's GPU resource is advertised on (nvidia.com/gpu: NVIDIA's, as
+    # the fleet it is planned on, kvlint.pipeline._fleet), else of the image's build
+    vendor = gpu_vendor_of_resource(cr.placement.resource if cr.placement is not None else None)
+    fix = name_gpu_fix("rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda")
     placed = ctx.cr.placement
     if (
         placed is not None
