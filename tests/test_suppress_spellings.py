@@ -157,10 +157,9 @@ def test_an_annotation_key_in_another_case_is_named_with_the_one_kvlint_reads() 
         ("#  kvlint ignore KV202=short prompts", False),  # two blanks: no text the loader keeps a file for
         ("#\tkvlint-ignore KV202=short prompts", False),
         ("# kVlint ignore KV202=short prompts", False),
-        (
-            "#   kvlint: disable KV202",
-            True,
-        ),  # the colon kvlint reads, after any blanks: another linter's word
+        # the colon kvlint reads, after any blanks: another linter's word
+        ("#   kvlint: disable KV202", True),
+        ("#  kvlint : disable KV202", False),  # no "kvlint:" as written
         ("#  KVLINT ignore KV202=short prompts", True),  # a capitalised spelling, after any blanks
     ],
 )
