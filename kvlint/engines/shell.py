@@ -2845,6 +2845,8 @@ def _read_commands(
                     for m in _ARITH_ASSIGN_RE.finditer(expression):
                         name = m.group(1) or m.group(2) or m.group(3)
                         shell.assign(name, ShellArg("", substituted=True), "", None)
+        if shell.arrays and words:
+            _array_writes(words, shell)
         if templates:
             # a template action put back cannot make a word a redirection or stop it being one (the text before
             # its ``{{`` is unchanged): restoring after the drop gives the words restoring before it kept
@@ -3073,6 +3075,29 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         yield command
+
+
+#: A word naming an element of an array: ``A[5]=x``, ``A[1]+=y``, ``declare A[2]=z``, ``unset 'A[1]'`` (bash(1) "Arrays")
+_ELEMENT_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
+#: The builtins that fill an array named by one of their words (``read -a A``, ``mapfile A``, ``readarray -t A``)
+_ARRAY_FILLERS = frozenset({"read", "mapfile", "readarray"})
+
+
+def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
+    """Forget the arrays a command changes other than by ``NAME=(...)``/``NAME+=(...)``: an element assigned or unset
+    (``A[5]=x``, ``A[0]=z``, ``unset 'A[1]'``: bash(1) "Arrays", "Any element of an array may be referenced using
+    ${name[subscript]}" and "unset name[subscript] destroys the array element at index subscript") or the array filled
+    by ``read -a``/``mapfile``/``readarray``. Its ``"${A[@]}"``, ``${#A[@]}`` and ``$A`` (element 0) are then left
+    unresolved: ``A=(a b c); A[5]=x`` gives bash ``a b c x`` and 4 elements, not the three kvlint kept."""
+    arrays = shell.arrays
+    filler = words[0].text in _ARRAY_FILLERS
+    for arg in words:
+        text = arg.text
+        m = _ELEMENT_RE.match(text)
+        name = m.group(1) if m is not None else (text if filler else None)
+        if name is not None and name in arrays:
+            del arrays[name]
+            shell.vars.pop(name, None)
 
 
 #: The reserved words that start a loop (its body ends at ``done``)
