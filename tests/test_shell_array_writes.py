@@ -29,6 +29,14 @@ SCRIPTS = [
     'A=(a b); read -r -a A <<< "p q r"; vllm serve m "${A[@]}" x',
     'A=(a b); mapfile -t A < /dev/null; vllm serve m "${A[@]}" x',
     'A=(a b); (A[1]=z); vllm serve m "${A[@]}" x',
+    # an associative array (declare -A, before or with its assignment) is no list; a [N]=value element is assigned
+    # at N; an array assignment in a loop or a function's local one sets $A (element 0) all the same
+    'declare -A M=([a]=1 [b]=2); vllm serve m "${M[@]}" "${M[0]}" x',
+    'declare -A M; M=(x y); vllm serve m "${M[@]}" $M x',
+    'typeset -gA M=(x y); vllm serve m "${M[@]}" x',
+    'A=x; A=([2]=p q); vllm serve m "${A[@]}" "$A" "${A[3]}" x',
+    "A=x; for i in 1; do A=(y); done; vllm serve m $A x",
+    "f() { local -a A=(y z); vllm serve m $A x; }; A=x; f",
 ]
 
 

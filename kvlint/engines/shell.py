@@ -2566,6 +2566,7 @@ class _Shell:
         "frames",
         "subshells",
         "arrays",
+        "assoc",
     )
 
     def __init__(
@@ -2597,6 +2598,9 @@ class _Shell:
         #: the arrays the script assigned (``ARGS=(--tensor-parallel-size 4)``): name -> a placeholder, then the
         #: elements (the shape of positional parameters, $0 then $1 ...); ``NAME+=(...)`` appends to the list in place
         self.arrays: dict[str, list[ShellArg]] = {}
+        #: the names declared associative arrays (``declare -A M``): never read as a list (kept for the whole
+        #: reading, a subshell's too: what it leaves unresolved is only less known)
+        self.assoc: set[str] = set()
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2845,7 +2849,7 @@ def _read_commands(
                     for m in _ARITH_ASSIGN_RE.finditer(expression):
                         name = m.group(1) or m.group(2) or m.group(3)
                         shell.assign(name, ShellArg("", substituted=True), "", None)
-        if shell.arrays and words:
+        if words and (shell.arrays or words[0].text in _DECLARING):
             _array_writes(words, shell)
         if templates:
             # a template action put back cannot make a word a redirection or stop it being one (the text before
@@ -3090,7 +3094,15 @@ def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
     by ``read -a``/``mapfile``/``readarray``. Its ``"${A[@]}"``, ``${#A[@]}`` and ``$A`` (element 0) are then left
     unresolved: ``A=(a b c); A[5]=x`` gives bash ``a b c x`` and 4 elements, not the three kvlint kept."""
     arrays = shell.arrays
-    filler = words[0].text in _ARRAY_FILLERS
+    head = words[0].text
+    if head in _DECLARING and any(w.text.startswith("-") and "A" in w.text for w in words[1:]):
+        # ``declare -A M``: M an associative array from here on (``M=(k v)`` sets M[k]=v, not a list)
+        for arg in words[1:]:
+            declared = arg.text.partition("=")[0]
+            if _NAME_RE.fullmatch(declared):
+                shell.assoc.add(declared)
+                arrays.pop(declared, None)
+    filler = head in _ARRAY_FILLERS
     for arg in words:
         text = arg.text
         m = _ELEMENT_RE.match(text)
@@ -3149,6 +3161,8 @@ def _assign_array(
     name, append = m.group(1), bool(m.group(2))
     elements: list[ShellArg] = []
     closed = False
+    # an element ``[N]=value`` / ``[KEY]=value`` (an unquoted ``[`` first): assigned at its subscript, not next
+    subscripted = False
     for token in tokens:
         if token.__class__ is str:
             if token == ")":
@@ -3158,6 +3172,7 @@ def _assign_array(
                 continue
             break  # (a syntax error in bash)
         for word in token:
+            subscripted = subscripted or _raw_of(word).startswith("[")  # type: ignore[arg-type]
             if word.__class__ is tuple:
                 offset, raw = word  # type: ignore[misc]
                 elements.append(ShellArg(raw, offset, None, False, False, False))
@@ -3175,11 +3190,14 @@ def _assign_array(
     plain = all(_ASSIGN_RE.match(h) for h in heads) or (
         heads[:1] in (["declare"], ["typeset"])
         and not shell.frames
-        and all(h.startswith("-") for h in heads[1:])
+        and all(h.startswith("-") and "A" not in h for h in heads[1:])
     )
     budget.elements -= len(elements)
-    if not closed or not plain or in_loop or budget.elements < 0:
+    if not closed or not plain or in_loop or budget.elements < 0 or subscripted or name in shell.assoc:
+        # not followed: NAME's elements and ``$NAME`` (its element 0, which bash sets here or in the loop, the
+        # function, the associative array) are not known
         shell.arrays.pop(name, None)
+        shell.vars.pop(name, None)
         return
     old = shell.arrays.get(name)
     if append and old is not None and shell.vars.get(name) == (old[1].text if len(old) > 1 else None):
