@@ -37,6 +37,11 @@ SCRIPTS = [
     'A=x; A=([2]=p q); vllm serve m "${A[@]}" "$A" "${A[3]}" x',
     "A=x; for i in 1; do A=(y); done; vllm serve m $A x",
     "f() { local -a A=(y z); vllm serve m $A x; }; A=x; f",
+    # an array assignment before a command's name sets nothing in the shell; before another assignment it does
+    'A=(a b) true; vllm serve m "${A[@]}" x',
+    'A=(1 2); A=(p q) true; A+=(r) true; vllm serve m "${A[@]}" $A x',
+    'A=(a b) B=1; vllm serve m "${A[@]}" $B',
+    'A=(a b); A=(c) >/dev/null; A+=(d) 2>&1; A+=(e) > /dev/null 2>&1; vllm serve m "${A[@]}" x',
 ]
 
 
@@ -77,3 +82,9 @@ def test_an_array_left_whole_is_still_read() -> None:
     ]
     assert [w.text for w in engine[3:]] == ["--tensor-parallel-size", "4"]
     assert not any(w.unresolved for w in engine)
+
+
+@pytest.mark.parametrize("script", ["A=(a b)", "vllm serve m; A=(a b)", "A=(a b", "A=(a b) B=(c)"])
+def test_an_array_assignment_ending_the_script_is_read(script: str) -> None:
+    # (nothing after the `)`: no command it could be the prefix of)
+    assert all(c[0].text != "A" for c in commands(script, {}) if c)

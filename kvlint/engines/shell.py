@@ -2716,7 +2716,10 @@ def _read_commands(
                 after = next(tokens, None)
                 if after is not None:
                     tokens.push(after)
-                if case_depth == 0 and (last_op == "|" or after == "|" or after == "&"):
+                # `A=(a b) true`: an assignment before a command's name sets nothing in the shell (bash 5.2 passes
+                # the command `A=(a b)` as a string in its environment); `A=(a b) B=1` is assignments only
+                arr_prefix = after is not None and after.__class__ is not str and _names_command(after)  # type: ignore[arg-type]
+                if arr_prefix or (case_depth == 0 and (last_op == "|" or after == "|" or after == "&")):
                     # `A+=(x) | cat`: in a subshell, the array as it was
                     if arr_old is None:
                         shell.arrays.pop(arr_name, None)
@@ -3110,6 +3113,24 @@ def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
         if name is not None and name in arrays:
             del arrays[name]
             shell.vars.pop(name, None)
+
+
+def _names_command(words: list[Word | tuple[int, str]]) -> bool:
+    """Whether ``words`` (what follows an array assignment's ``)`` in the same command) name a command: a word that is
+    neither an assignment (``A=(a b) B=1``) nor a redirection or its target (``A=(c) >/dev/null``, ``A+=(c) 2>&1``)."""
+    target = False
+    for word in words:
+        raw = _raw_of(word)
+        if target:
+            target = False
+            continue
+        m = _REDIRECT_RE.match(raw)
+        if m is not None:
+            target = not m.group(2)
+            continue
+        if not _ASSIGN_RE.match(raw):
+            return True
+    return False
 
 
 #: The reserved words that start a loop (its body ends at ``done``)
