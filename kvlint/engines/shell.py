@@ -982,7 +982,7 @@ class _Budget:
         self.elements = _ARRAY_ELEMENTS
         #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
         #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
-        self._params: dict[int, tuple[Sequence[ShellArg], list[int], bool]] = {}
+        self._params: dict[int, tuple[Sequence[ShellArg], list[int], int]] = {}
         #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
         self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
 
@@ -1006,18 +1006,21 @@ class _Budget:
         once the budget was spent (22 s for a 140 KB script)."""
         return self.slice_cost(positional, 1, len(positional))
 
-    def _param_sums(self, base: Sequence[ShellArg]) -> tuple[Sequence[ShellArg], list[int], bool]:
-        """``(base, characters of base[:k] for each k, count known)``, once per list of parameters (a list
+    def _param_sums(self, base: Sequence[ShellArg]) -> tuple[Sequence[ShellArg], list[int], int]:
+        """``(base, characters of base[:k] for each k, the first k whose word may have been another number of words
+        (``len(base)`` when none; 0 for no list))``, once per list of parameters (a list
         after ``shift`` is read through its base, :class:`_Shifted`: 500 ``shift; vllm "$@"`` lines over 40,000 parameters
         summed the shifted list each time, 14 s)."""
         known = self._params.get(id(base))
         if known is not None and known[0] is base and len(known[1]) == len(base) + 1:
             return known  # (an array's list grows in place: its sums are made again then)
         sums = [0]
-        exact = bool(base)
+        exact = len(base)
         for k, arg in enumerate(base):
-            # an unquoted word kvlint could not expand may have been any number of words
-            exact = exact and not (k and arg.unresolved and not arg.quoted)
+            # an unquoted word kvlint could not expand may have been any number of words, and so may a quoted one
+            # it could not expand that holds an ``@`` (``"${ARGS[@]}"``, ``"$@"``: one word each element)
+            if k and exact == len(base) and arg.unresolved and (not arg.quoted or "@" in arg.text):
+                exact = k
             sums.append(sums[-1] + len(arg.text))
         entry = (base, sums, exact)
         self._params[id(base)] = entry
@@ -1028,7 +1031,19 @@ class _Budget:
         them is unset): not when there are none at all (not known), or one of them is an unquoted word kvlint
         could not expand (``f $ARGS``: it may have been no word or several)."""
         base = positional.base if isinstance(positional, _Shifted) else positional
-        return self._param_sums(base)[2]
+        return bool(base) and self._param_sums(base)[2] == len(base)
+
+    def known_through(self, positional: Sequence[ShellArg], index: int) -> bool:
+        """Whether ``positional[index]`` is the parameter bash has at ``index`` (or is unresolved): no word before it may have
+        been another number of words (``f $ARGS b``: ``$2`` is ``b`` only when ``$ARGS`` was one word; a word before a
+        ``shift`` counts, the words it dropped not being known)."""
+        if index <= 0:
+            return True
+        base, drop = (
+            (positional.base, positional.drop) if isinstance(positional, _Shifted) else (positional, 0)
+        )
+        exact = self._param_sums(base)[2]
+        return exact == len(base) or exact >= index + drop  # (that word itself: unresolved, as written)
 
     def slice_cost(self, positional: Sequence[ShellArg], start: int, stop: int) -> tuple[int, int]:
         """What ``positional[start:stop]`` (``${@:OFFSET:LENGTH}``, ``$@`` from 1) costs, as :meth:`params_cost`
@@ -1249,6 +1264,12 @@ def _expand(
             if elements is not None and env.get(p.text) != (elements[1].text if len(elements) > 1 else None):
                 elements = None
             index = p.index or "@"
+            if (
+                elements is not None
+                and index not in "@*"
+                and not budget.known_through(elements, int(index) + 1)
+            ):
+                elements = None  # `A=($(cmd) b)`: ${A[1]} is `b` only when `$(cmd)` gave one word
             params: Sequence[ShellArg] | None = None
             if elements is not None and index in "@*":
                 cost, chars = budget.params_cost(elements)
@@ -1295,7 +1316,11 @@ def _expand(
             # parameter ending a field (empty ones make none)
             if p.kind == "pos":
                 idx = digits(p.text)
-                params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+                params = (
+                    positional[idx : idx + 1]
+                    if idx is not None and idx < len(positional) and budget.known_through(positional, idx)
+                    else None
+                )
                 if params is None and idx is not None and budget.params_known(positional):
                     params = []  # beyond $#: unset (bash: "$5" is one empty word, $5 none)
                 if p.default is not None and params is not None:
@@ -1384,7 +1409,11 @@ def _expand(
             # ``${#NAME[@]}``: the elements of an array the script assigned (see ``arr`` above)
             cur_other = have_cur = True
             elements = arrays.get(p.text) if arrays is not None else None
-            if elements is not None and env.get(p.text) == (elements[1].text if len(elements) > 1 else None):
+            if (
+                elements is not None
+                and env.get(p.text) == (elements[1].text if len(elements) > 1 else None)
+                and budget.params_known(elements)
+            ):
                 cur.append(str(len(elements) - 1))
                 from_env = True
             else:
