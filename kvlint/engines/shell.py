@@ -2699,6 +2699,11 @@ def _read_commands(
     # command is terminated by the control operator &, the shell executes the command ... in a subshell"): the state
     # saved before it, put back at the operator after it (from the same bounded count as `( ... )`)
     piped: _Saved | None = None
+    # an AND-OR list (`A=1 && B=2 &`) run with `&` runs whole in a subshell (bash(1) "Lists": "If a command is
+    # terminated by the control operator &, the shell executes the command asynchronously in a subshell", the
+    # command being the list of pipelines joined by && and ||): the state saved at its first command when `&&` or
+    # `||` follows it, put back at a `&` that ends the list (not `|&`, a pipe), dropped at another operator
+    andor: _Saved | None = None
     last_op = ""
     loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
     for cmd in tokens:  # the words of each command, then the operator after it
@@ -2706,6 +2711,10 @@ def _read_commands(
             if piped is not None:
                 positional = piped.restore(shell)
                 piped = None
+            if andor is not None and cmd not in ("&&", "||", "|"):
+                if cmd == "&" and last_op != "|":
+                    positional = andor.restore(shell)
+                andor = None
             last_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
@@ -2719,6 +2728,13 @@ def _read_commands(
             starts = cmd in _STARTS_COMMAND
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
+        if andor is None and case_depth == 0 and shell.subshells > 0 and last_op not in ("&&", "||", "|"):
+            following = next(tokens, None)
+            if following is not None:
+                tokens.push(following)
+            if following == "&&" or following == "||":
+                shell.subshells -= 1
+                andor = _Saved(shell, positional)
         if first in _LOOPS:
             loops += 1
         elif first == "done" and loops:
