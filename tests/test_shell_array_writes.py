@@ -29,6 +29,11 @@ SCRIPTS = [
     'A=(a b); read -r -a A <<< "p q r"; vllm serve m "${A[@]}" x',
     'A=(a b); mapfile -t A < /dev/null; vllm serve m "${A[@]}" x',
     'A=(a b); (A[1]=z); vllm serve m "${A[@]}" x',
+    # the name made a new variable or unset, then given a value equal to element 0: no longer the array
+    'A=(a b); f() { local A=a; vllm serve m "${A[@]}" ${#A[@]} x; }; f',
+    'A=(a b); f() { declare A; A=a; vllm serve m "${A[@]}" x; }; f',
+    'A=(a b); unset A; A=a; vllm serve m "${A[@]}" x',
+    'A=(a b); unset -v A; A=a; vllm serve m "${A[@]}" x',
     # an associative array (declare -A, before or with its assignment) is no list; a [N]=value element is assigned
     # at N; an array assignment in a loop or a function's local one sets $A (element 0) all the same
     'declare -A M=([a]=1 [b]=2); vllm serve m "${M[@]}" "${M[0]}" x',

@@ -3131,6 +3131,8 @@ def _read_commands(
 
 #: A word naming an element of an array: ``A[5]=x``, ``A[1]+=y``, ``declare A[2]=z``, ``unset 'A[1]'`` (bash(1) "Arrays")
 _ELEMENT_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
+#: The builtins that make a name a new variable in a function (``local A=a``; ``declare``/``typeset`` without ``-g``)
+_REDECLARING = frozenset({"local", "declare", "typeset"})
 #: The builtins that fill an array named by one of their words (``read -a A``, ``mapfile A``, ``readarray -t A``)
 _ARRAY_FILLERS = frozenset({"read", "mapfile", "readarray"})
 
@@ -3150,6 +3152,13 @@ def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
             if _NAME_RE.fullmatch(declared):
                 shell.assoc.add(declared)
                 arrays.pop(declared, None)
+    if head in _REDECLARING or (
+        head == "unset" and not any(w.text.startswith("-") and "f" in w.text for w in words)
+    ):
+        # `unset A`, a function's `local A=a` (a new variable), `declare A`: what NAME is now is not the array's
+        # list, though `$A` may equal its element 0 (the test that a scalar assignment since left it)
+        for arg in words[1:]:
+            arrays.pop(arg.text.partition("=")[0], None)
     filler = head in _ARRAY_FILLERS
     for arg in words:
         text = arg.text
