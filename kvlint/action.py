@@ -30,7 +30,8 @@ Inputs come from environment variables (``action.yml`` maps the Action's inputs 
 ``KVLINT_PATHS`` (whitespace-separated, default ``.``), ``KVLINT_CONFIG``, ``KVLINT_FORMATS`` (extra
 ``NAME=FILE`` reports, whitespace-separated), ``KVLINT_FAIL_ON`` (unset: each file's ``.kvlint.yaml``
 ``fail_on``, else ``error``, as ``kvlint check`` without ``--fail-on``; the JSON report's ``fails`` says which
-findings are at or above it), ``KVLINT_OFFLINE``
+findings are at or above it; a ``--fail-on`` in ``KVLINT_ARGS`` stands for it when it is unset, and it wins over one
+there when set, with a ``::warning::``: :func:`fail_on_of`), ``KVLINT_OFFLINE``
 (``true``: never ask the Hugging Face Hub), ``KVLINT_SARIF`` (SARIF file, default ``kvlint.sarif``; empty:
 none), ``KVLINT_ANNOTATE`` (``changed`` default, ``all``, ``none``), ``KVLINT_BASE_REF`` (else
 ``origin/$GITHUB_BASE_REF`` on pull requests), ``KVLINT_NEW_ONLY`` (default ``true``), ``KVLINT_ARGS``
@@ -173,18 +174,62 @@ def shown_command(cmd: Sequence[str]) -> str:
     return shlex.join(cmd)
 
 
+def _split_fail_on(words: Sequence[str]) -> tuple[str | None, list[str], str | None]:
+    """``(value, the other words, error)``: the ``--fail-on`` of ``KVLINT_ARGS`` words (``--fail-on X`` or
+    ``--fail-on=X``; the last one when repeated, as ``kvlint check`` takes it), lower-cased, else None; the words
+    without it; an error message when one has no value. Words after ``--`` are paths, left alone."""
+    value: str | None = None
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "--":
+            rest += words[i:]
+            break
+        if w == "--fail-on":
+            if i + 1 >= len(words) or words[i + 1] == "--":
+                return value, rest + list(words[i + 1 :]), "KVLINT_ARGS: --fail-on needs a value"
+            value = words[i + 1].strip().lower()
+            i += 2
+            continue
+        if w.startswith("--fail-on="):
+            value = w.split("=", 1)[1].strip().lower()
+        else:
+            rest.append(w)
+        i += 1
+    return value, rest, None
+
+
+def fail_on_of(env: Mapping[str, str]) -> tuple[str, str]:
+    """``(threshold, where it comes from)`` of the step: the ``fail-on`` input (``KVLINT_FAIL_ON``) when set,
+    ``"input"``; else a ``--fail-on`` in the ``args`` input (``KVLINT_ARGS``), ``"args"``; else ``("", "")``, each
+    file's ``.kvlint.yaml`` ``fail_on`` (else ``error``) deciding, as ``kvlint check`` without ``--fail-on``. The input
+    wins over ``args``: it is the Action's own setting, and the step's pass/fail and its reason line read one
+    threshold (docs/ci.md). ``KVLINT_ARGS`` that cannot be split count as holding none (:func:`validate_inputs`
+    reports them)."""
+    given = env.get("KVLINT_FAIL_ON", "").strip().lower()
+    if given:
+        return given, "input"
+    words, err = _words(env, "KVLINT_ARGS")
+    value = None if err else _split_fail_on(words)[0]
+    return (value, "args") if value else ("", "")
+
+
 def _shared_args(env: Mapping[str, str], cwd: str | None = None) -> list[str]:
     """Arguments the head and the base runs share (config, fail-on, offline, extra args, paths); with
-    ``cwd`` (the base tree), paths and the config file that do not exist there are left out."""
+    ``cwd`` (the base tree), paths and the config file that do not exist there are left out. The threshold is
+    :func:`fail_on_of`'s, given once: a ``--fail-on`` of ``KVLINT_ARGS`` is taken out of the extra args (with the
+    ``fail-on`` input set, it would have been the one kvlint read, the last, while the step read the input's)."""
     args: list[str] = []
     config = env.get("KVLINT_CONFIG", "").strip()
     if config and (cwd is None or os.path.isfile(os.path.join(cwd, config))):
         args += ["--config", config]
-    if env.get("KVLINT_FAIL_ON", "").strip():
-        args += ["--fail-on", env["KVLINT_FAIL_ON"].strip().lower()]
+    fail_on = fail_on_of(env)[0]
+    if fail_on:
+        args += ["--fail-on", fail_on]
     if env.get("KVLINT_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         args.append("--offline")
-    args += shlex.split(env.get("KVLINT_ARGS", ""))
+    args += _split_fail_on(shlex.split(env.get("KVLINT_ARGS", "")))[1]
     paths = env.get("KVLINT_PATHS", "").split() or ["."]
     if cwd is not None:
         paths = [p for p in paths if p == "-" or os.path.exists(os.path.join(cwd, p))]
@@ -260,6 +305,13 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     fail_on = env.get("KVLINT_FAIL_ON", "").strip()
     if fail_on and fail_on.lower() not in _FAIL_ON:
         errors.append(f"KVLINT_FAIL_ON: {fail_on!r} is not one of {', '.join(_FAIL_ON)}")
+    words, split_err = _words(env, "KVLINT_ARGS")
+    if not split_err:
+        in_args, _, err = _split_fail_on(words)
+        if err:
+            errors.append(err)
+        elif in_args is not None and in_args not in _FAIL_ON:
+            errors.append(f"KVLINT_ARGS: --fail-on {in_args!r} is not one of {', '.join(_FAIL_ON)}")
     annotate = env.get("KVLINT_ANNOTATE", "").strip()
     if annotate and annotate.lower() not in _ANNOTATE:
         errors.append(f"KVLINT_ANNOTATE: {annotate!r} is not one of {', '.join(_ANNOTATE)}")
@@ -744,17 +796,8 @@ def _base_report(
 
 
 def _drop_fail_on(args: list[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "--fail-on":
-            skip = True
-            continue
-        out.append(a)
-    return out
+    """``args`` without its ``--fail-on`` options (:func:`_split_fail_on`; the paths after ``--`` kept whole)."""
+    return _split_fail_on(args)[1]
 
 
 def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any = None) -> int:
@@ -819,8 +862,16 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     head_dicts = report.get("diagnostics", [])
     diags = [_diagnostic(d) for d in head_dicts]
     summary = report.get("summary", {})
-    fail_on = env.get("KVLINT_FAIL_ON", "").strip().lower()
-    # without the fail-on input, each finding's own threshold decides (its file's .kvlint.yaml fail_on, else
+    fail_on, fail_on_from = fail_on_of(env)
+    if fail_on_from == "input":
+        in_args = _split_fail_on(_words(env, "KVLINT_ARGS")[0])[0]
+        if in_args is not None and in_args != fail_on:
+            print(
+                f"::warning title=kvlint::the fail-on input ({escape_data(fail_on)}) wins over --fail-on "
+                f"{escape_data(in_args)} in args; the step fails on findings at or above {escape_data(fail_on)}",
+                file=out,
+            )
+    # without a threshold (the fail-on input, else a --fail-on in args), each finding's own threshold decides (its file's .kvlint.yaml fail_on, else
     # error), as `kvlint check` without --fail-on decides: the report's "fails" (a kvlint without it: error)
     fails = [
         bool(h["fails"])

@@ -330,14 +330,25 @@ def main() -> None:
     kvlint plan -- vllm serve MODEL ...  per-GPU memory plan for one engine command line
     kvlint verify startup.log            compare an engine start-up log with kvlint's plan
     kvlint rules / kvlint explain KV103  the rule catalogue
+
+    Exit codes: 0 success, 1 what the command checks failed (`kvlint check`: a finding at or above
+    --fail-on), 2 usage or configuration error, 130 interrupted; each command's --help says more.
     """
 
 
 _common = [
     click.option(
-        "--accelerator", metavar="ID", help="Force the GPU type (catalogue id or alias, e.g. h100, l4)."
+        "--accelerator",
+        metavar="ID",
+        help="GPU type for every workload, over what the manifests say (catalogue id or alias, e.g. h100, l4; "
+        "`kvlint accelerators` lists them).",
     ),
-    click.option("--gpu-memory", metavar="QTY", help="Device total as CUDA reports it, e.g. 79.19GiB."),
+    click.option(
+        "--gpu-memory",
+        metavar="QTY",
+        help="Memory of each GPU as CUDA reports its total (torch.cuda.mem_get_info), e.g. 79.19GiB: replaces "
+        "the catalogue's figure for the GPU, or alone stands for an unnamed CUDA GPU of that size.",
+    ),
     click.option(
         "--engine-version",
         metavar="V",
@@ -393,9 +404,18 @@ def _add_common(f: Any) -> Any:
 )
 @click.option("--no-config", is_flag=True, help="Do not read any .kvlint.yaml.")
 @click.option(
-    "--select", multiple=True, metavar="IDS", help="Only these rule ids/prefixes (comma-separated)."
+    "--select",
+    multiple=True,
+    metavar="IDS",
+    help="Report only these rule ids or prefixes (KV1: KV101-KV199), comma-separated, repeatable; replaces "
+    ".kvlint.yaml select.",
 )
-@click.option("--ignore", multiple=True, metavar="IDS", help="Never report these rule ids/prefixes.")
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="IDS",
+    help="Never report these rule ids or prefixes, comma-separated, repeatable; replaces .kvlint.yaml ignore.",
+)
 @click.option(
     "--exclude",
     multiple=True,
@@ -411,14 +431,17 @@ def _add_common(f: Any) -> Any:
 @click.option(
     "--default-accelerator",
     metavar="ID",
-    help="GPU type for manifests that do not say which GPU they land on.",
+    help="GPU type for workloads whose manifest does not say which GPU they land on (catalogue id or alias), "
+    "instead of planning them on the fleet; --accelerator sets every workload's.",
 )
 @click.option(
     "--min-concurrency",
     type=float,
     default=None,
     callback=lambda ctx, param, value: _check_min_concurrency(value),
-    help="KV104 threshold (default: config, else 2).",
+    help="KV104: how many requests at the context limit (--max-model-len; TGI --max-total-tokens, SGLang "
+    "--context-length) the KV cache must hold at once (default: "
+    ".kvlint.yaml rules.KV104.min_concurrency, else 2).",
 )
 @click.option(
     "--max-file-bytes",
@@ -538,6 +561,16 @@ def check(
     kvlint check deploy/
     kvlint check --format sarif=kvlint.sarif --format text deploy/
     helm template serving ./chart | kvlint check --stdin-filename chart.yaml -
+
+    \b
+    Exit codes:
+      0    no finding at or above --fail-on (default: each file's .kvlint.yaml fail_on, else error)
+      1    a finding at or above it; or, with --require-sizing (require_sizing: true), a serving
+           workload not sized or a serving object not read (each named on stderr)
+      2    usage or configuration error (bad option, invalid .kvlint.yaml, missing path,
+           unwritable report file)
+      130  interrupted (Ctrl-C)
+    --exit-zero turns 1 into 0; with --fail-on never, findings never fail the run.
     """
     import os
     from dataclasses import replace
@@ -1113,7 +1146,7 @@ def plan(
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def rules(fmt: str) -> None:
-    """List the rule catalogue."""
+    """List the rule catalogue. Exit codes: 0 listed, 2 usage error."""
     from kvlint.rules.catalog import load_catalog
     from kvlint.rules.registry import implemented
 
@@ -1152,17 +1185,58 @@ def rules(fmt: str) -> None:
 def explain(rule_id: str) -> None:
     """Explain one rule: what it checks, why, how to fix it (like `ruff rule`).
 
-    RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset). Exit codes:
-    0 the rule is printed, 2 unknown rule (`kvlint rules` lists them).
+    RULE_ID in any case (KV103, kv103), or the rule's name as reports show it (max-model-len-unset), or a reason
+    the sizing line gives for a serving container not sized or object not read (kvlint explain "model unknown"):
+    what it means and the rule whose finding says what to do. Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules`
+    lists them).
     """
     from kvlint.rules.catalog import get_rule, render_rule_text, rule_id_of
+    from kvlint.sizing import REASONS, UNREAD_REASONS
 
+    reason = " ".join(rule_id.split())
+    for prefix in ("not sized:", "not read:"):
+        if reason.lower().startswith(prefix):
+            reason = reason[len(prefix) :].strip()
+    # a reason may be both (a template not rendered: a container's model, or a file not read): each is said
+    found = [
+        (kind, name, *table[name])
+        for kind, table in (("not sized", REASONS), ("not read", UNREAD_REASONS))
+        for name in table
+        if name.lower() == reason.lower()
+    ]
+    if found:
+        import textwrap
+
+        for kind, name, rule, meaning in found:
+            what = (
+                "serving container kvlint did not size"
+                if kind == "not sized"
+                else "serving object kvlint did not read"
+            )
+            where = "at the container" if kind == "not sized" else "at the file and line the report lists"
+            text = (
+                f"{meaning[0].upper()}{meaning[1:]}. {rule} says so {where}, and its fix what to do; "
+                "--require-sizing fails the run on it."
+            )
+            click.echo(f"{kind}: {name} (a reason the sizing line gives for a {what})")
+            click.echo(
+                textwrap.fill(
+                    text, 100, initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False
+                )
+                + "\n"
+            )
+        for rule in dict.fromkeys(f[2] for f in found):
+            click.echo(render_rule_text(get_rule(rule)))
+        return
     try:
         info = get_rule(rule_id.upper())
     except KeyError:
         named = rule_id_of(rule_id)
         if named is None:
-            raise click.UsageError(f"unknown rule '{rule_id}'; `kvlint rules` lists them") from None
+            raise click.UsageError(
+                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a reason of the sizing line, not sized: "
+                f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)})"
+            ) from None
         info = get_rule(named)
     click.echo(render_rule_text(info))
 
@@ -1170,7 +1244,10 @@ def explain(rule_id: str) -> None:
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def accelerators(fmt: str) -> None:
-    """List the accelerator catalogue (ids, memory as CUDA reports it, compute capability)."""
+    """List the accelerator catalogue (ids, memory as CUDA reports it, compute capability).
+
+    Exit codes: 0 listed, 2 usage error.
+    """
     from kvlint.accelerators import aliases, catalogue
 
     cat = catalogue()
@@ -1212,7 +1289,10 @@ def accelerators(fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.pass_context
 def models(ctx: click.Context, fmt: str) -> None:
-    """List the bundled model catalogue (`kvlint models show ID` for one model's facts)."""
+    """List the bundled model catalogue (`kvlint models show ID` for one model's facts).
+
+    Exit codes: 0 listed, 2 usage error.
+    """
     if ctx.invoked_subcommand is not None:
         return
     from kvlint.models.catalogue import list_entries, list_index
@@ -1248,7 +1328,10 @@ def _entry_dict(e: Any) -> dict[str, Any]:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def models_show(model_id: str, offline: bool, fmt: str) -> None:
     """Architecture facts kvlint uses for one model (layers, heads, KV heads, head size, layer types,
-    KV bytes per token, weights and their source)."""
+    KV bytes per token, weights and their source).
+
+    Exit codes: 0 printed, 2 no config.json for the model (the message says where kvlint looked) or usage error.
+    """
     from kvlint.models import describe, resolve_model
     from kvlint.types import ModelUnavailable
 

@@ -100,6 +100,20 @@ _TAG = "tag:yaml.org,2002:"
 #: Text that starts an inline suppression comment (``# kvlint: ignore KV202=reason``); files containing it
 #: keep their text in ``LoadResult.source_texts`` for :func:`kvlint.pipeline.apply_comment_suppressions`.
 SUPPRESSION_MARKER = "kvlint:"
+#: Other spellings of a suppression comment's start (``# KVLINT: disable=KV202``, ``# Kvlint: ignore ...``,
+#: ``# kvlint ignore ...``): kvlint does not read them, and KV003 says so (:mod:`kvlint.suppress`), so files holding
+#: them keep their text too. None of them is in a ``kvlint.io/ignore`` annotation's key.
+SUPPRESSION_VARIANTS = ("# kvlint", "#kvlint", "KVLINT", "Kvlint", "KvLint", "KVLint")
+
+
+def holds_suppression_marker(text: str) -> bool:
+    """Whether ``text`` may hold an inline suppression comment, however spelled (:data:`SUPPRESSION_MARKER`,
+    :data:`SUPPRESSION_VARIANTS`): the loader keeps such a file's text for
+    :func:`kvlint.suppress.apply_comment_suppressions`. Substring scans only (a case-insensitive pattern is tried
+    at every character: some 30x slower)."""
+    return SUPPRESSION_MARKER in text or any(v in text for v in SUPPRESSION_VARIANTS)
+
+
 _STR = _TAG + "str"
 _MERGE = _TAG + "merge"
 _NULL = _TAG + "null"
@@ -310,7 +324,7 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             text = _SURROGATE.sub("\ufffd", text)
     text = _normalise_breaks(text)
     result.read_paths.add(path)
-    if "# Source: " in text or SUPPRESSION_MARKER in text:
+    if "# Source: " in text or holds_suppression_marker(text):
         # rendered Helm output (kvlint.render's template mapping) or inline suppressions (the pipeline)
         result.source_texts[path] = text
     with _gc_paused():

@@ -55,9 +55,22 @@ from kvlint.load import _mentions_engine, outermost_chart, template_chart, value
 from kvlint.paths import real_path_inside, walk_tree
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc, Mark
 
-__all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
+__all__ = [
+    "REASONS",
+    "SIZED",
+    "SizingSummary",
+    "explained_at",
+    "outcomes",
+    "sizing_of",
+    "summarise",
+    "unread",
+]
 
 SIZED = ("plan", "fleet", "leader")
+
+#: how many of the serving objects not read the text report names below its sizing line (the rest are counted;
+#: the JSON report lists them all). [assumed] a screenful, as ruff's per-file listing stays short
+UNREAD_SHOWN = 10
 
 
 def _is_runtime_template(cr: ContainerResult) -> bool:
@@ -125,6 +138,60 @@ def sizing_of(cr: ContainerResult) -> str:
 
 #: the rules that say why a serving container was not sized (GPU, model config, command)
 WHY_RULES = ("KV501", "KV502", "KV503")
+
+#: Each reason :func:`sizing_of` gives (as the sizing line and the JSON report's ``sizing`` spell it) -> the rule whose
+#: finding says why, at the container, with the remedy, and what the reason means (the module docstring's list, one
+#: line each): ``kvlint explain "model unknown"`` prints it, then the rule. A serving object not read (:func:`unread`)
+#: -> the rule of the finding :func:`unread` counts.
+REASONS: dict[str, tuple[str, str]] = {
+    "command unreadable": (
+        "KV503",
+        "the engine command could not be read (a script of the image, a wrapper, a Ray container its operator "
+        "starts): kvlint cannot see the engine's flags",
+    ),
+    "no model in the command": ("KV503", "an engine was found, but its command names no model"),
+    "runtime template": (
+        "KV502",
+        "a serving-runtime template (KServe or OME ServingRuntime, LLMInferenceServiceConfig preset): the model, the "
+        "GPUs and the parallel sizes come from the InferenceService that uses it",
+    ),
+    "template not rendered": (
+        "KV502",
+        "the model is a placeholder ({{ .Values.x }}, ${VAR}, a token a script replaces) filled in before the "
+        "manifest is applied",
+    ),
+    "model unknown": (
+        "KV502",
+        "the model's config.json could not be found (a path inside the container or on a volume, a model not "
+        "pulled and no Hugging Face Hub access)",
+    ),
+    Unsized.NOT_A_GPU.value: (
+        "KV501",
+        "the container runs on a TPU, Trainium/Inferentia, Gaudi or Ascend device or is a CPU build: kvlint's "
+        "memory model is for NVIDIA and AMD GPUs",
+    ),
+    Unsized.OTHER_GPU_BUILD.value: (
+        "KV304",
+        "the engine's image is built for another GPU than the one the pod requests (a ROCm build on an NVIDIA node)",
+    ),
+    Unsized.NO_GPU_REQUESTED.value: (
+        "KV501",
+        "the container requests no GPU resource (KV405), so there is no GPU to size the engine on",
+    ),
+    "parallel size unknown": (
+        "KV503",
+        "a tensor, pipeline or data-parallel size is a variable kvlint cannot resolve; the engine default of 1 is "
+        "not assumed",
+    ),
+    "GPU unknown": (
+        "KV501",
+        "nothing names the GPU, and the container could not be planned on the fleet either",
+    ),
+    "memory model could not size it": (
+        "KV502",
+        "the model and the GPU are known, but the engine's memory model could not plan this configuration",
+    ),
+}
 
 
 def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Diagnostic]) -> Loc | None:
@@ -205,6 +272,8 @@ class SizingSummary:
     not_sized: dict[str, int] = field(default_factory=dict)
     leader: int = 0
     not_read: int = 0
+    #: what :func:`unread` found, in report order: each entry's file, line, object and reason
+    unread_items: tuple[tuple[Diagnostic, str], ...] = ()
 
     @property
     def sized(self) -> int:
@@ -236,8 +305,27 @@ class SizingSummary:
             )
         return text
 
+    def unread_lines(self, limit: int = UNREAD_SHOWN) -> list[str]:
+        """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them,
+        then ``  and N more ...`` when there are more: the text report prints them below :meth:`line`, as ruff
+        lists files, so that "not read: 3 ..." names the three. The file name and object come from the input:
+        the caller escapes them (:func:`kvlint.report.escape.printable`)."""
+        lines = []
+        for d, why in self.unread_items[: max(0, limit)]:
+            where = f"{d.loc.file}:{d.loc.line}: " if d.loc else ""
+            what = f"{d.object}: " if d.object else ""
+            lines.append(f"  not read: {where}{what}{why}")
+        more = len(self.unread_items) - len(lines)
+        if more > 0:
+            lines.append(
+                f"  and {more} more not read (--format json lists all: summary.sizing.not_read_items)"
+            )
+        return lines
+
     def as_dict(self) -> dict[str, Any]:
-        """JSON shape: ``{"serving", "sized", "plan", "fleet", "leader", "not_sized": {reason: n}, "not_read"}``."""
+        """JSON shape: ``{"serving", "sized", "plan", "fleet", "leader", "not_sized": {reason: n}, "not_read",
+        "not_read_items": [{"file", "line", "column", "object", "rule", "reason"}]}`` (``not_read_items``: each
+        serving object :func:`unread` counted, with the finding that says so; ``object`` empty for a file)."""
         return {
             "serving": self.serving,
             "sized": self.sized,
@@ -246,6 +334,17 @@ class SizingSummary:
             "leader": self.leader,
             "not_sized": dict(self.not_sized),
             "not_read": self.not_read,
+            "not_read_items": [
+                {
+                    "file": d.loc.file if d.loc else None,
+                    "line": d.loc.line if d.loc else None,
+                    "column": d.loc.column if d.loc else None,
+                    "object": d.object,
+                    "rule": d.rule,
+                    "reason": why,
+                }
+                for d, why in self.unread_items
+            ],
         }
 
 
@@ -256,14 +355,66 @@ def summarise(result: CheckResult) -> SizingSummary:
     else:
         counts = Counter(outcomes(result.containers))
     reasons = {k: n for k, n in counts.most_common() if k not in SIZED}
+    items = tuple(unread(result))
     return SizingSummary(
         result.serving,
         counts.get("plan", 0),
         counts.get("fleet", 0),
         reasons,
         counts.get("leader", 0),
-        len(unread(result)),
+        len(items),
+        items,
     )
+
+
+#: Each reason :func:`unread` gives for a serving object not read -> the rule of the finding it counts (at the
+#: file:line the text report lists) and what the reason means; ``kvlint explain "Helm values file not rendered"``
+#: prints it, then the rule.
+UNREAD_REASONS: dict[str, tuple[str, str]] = {
+    "template not rendered": (
+        "KV002",
+        "a Helm template that names a serving engine, linted as it is: its {{ ... }} actions are not rendered, so "
+        "its workloads are not read (lint the chart directory, or helm template ... | kvlint check -)",
+    ),
+    "Helm values file not rendered": (
+        "KV002",
+        "a Helm values file of a serving chart (an engine or a GPU limit in it), linted as a plain file: the chart "
+        "that renders it was not among the inputs (lint the chart directory with --helm-values FILE)",
+    ),
+    "Helm chart not rendered (its files linted as they are)": (
+        "KV002",
+        "the templates and values of one chart, found by a directory walk and linted as plain files: the chart "
+        "is not rendered (lint its directory by name, with --helm-values for the values you deploy)",
+    ),
+    "Helm chart not rendered (helm template failed)": (
+        "KV001",
+        "helm template failed on a chart whose files name a serving engine (a missing dependency, a required "
+        "value): nothing of it was read",
+    ),
+    "Helm chart rendered nothing": (
+        "KV002",
+        "helm template rendered no object from a chart whose files name a serving engine (the values you lint "
+        "with turn its workloads off)",
+    ),
+    "kustomization not built": (
+        "KV002",
+        "a kustomization whose files name a serving engine was not built (kustomize build failed, KV001, or it "
+        "was linted as a plain file)",
+    ),
+    "kustomize patch not applied": (
+        "KV002",
+        "a kustomize patch naming a serving engine, linted alone: lint the overlay directory that applies it",
+    ),
+    "operator settings not read": (
+        "KV503",
+        "an operator object (RayService, NIMService, KAITO MultiRoleInference, llmaz, an InferenceService on a "
+        "non-vLLM backend) whose engine settings live where kvlint does not read them",
+    ),
+    "engine kvlint does not model": (
+        "KV503",
+        "a GPU container running an engine kvlint has no memory model for (TensorRT-LLM, llama.cpp)",
+    ),
+}
 
 
 #: the most of a file :func:`unread` reads to look for an engine (bytes)

@@ -59,7 +59,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from kvlint.load import (
     _DOC_START,
-    SUPPRESSION_MARKER,
     _expand,
     _gc_paused,
     _load_file,
@@ -67,6 +66,7 @@ from kvlint.load import (
     _load_stream,
     _realpath_stat,
     _segments,
+    holds_suppression_marker,
     load_text,
     outside_finding,
     read_file,
@@ -139,7 +139,7 @@ def _whole_only(text: str) -> bool:
         or text.startswith(("%", "..."))
         or "\n%" in text
         or "\n..." in text
-        or SUPPRESSION_MARKER in text
+        or holds_suppression_marker(text)
     )
 
 
@@ -1039,7 +1039,7 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
     out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents), pid=_PID)
     out.read_paths = set(loaded.read_paths)
     out.engine_named = loaded.engine_named
-    out.source_texts = {p: t for p, t in loaded.source_texts.items() if SUPPRESSION_MARKER in t}
+    out.source_texts = {p: t for p, t in loaded.source_texts.items() if holds_suppression_marker(t)}
     out.load_diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
     out.kv002_files = {f.loc.file for f in loaded.findings if f.rule == "KV002" and f.loc is not None}
     seen_values: set[str] = set()

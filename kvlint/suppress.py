@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.load import holds_suppression_marker
 from kvlint.options import Options
 from kvlint.rules.catalog import load_catalog, severity_of
 from kvlint.source import LDict, Loc
@@ -198,22 +199,28 @@ def apply_suppressions(
 #: ``# kvlint: ignore KV202=reason, KV104=reason`` (a trailing comment on the finding's line, or a comment
 #: line directly above it).
 _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
-#: ``# kvlint: disable KV202`` and the other words linters use for a suppression comment (yamllint's ``disable`` /
-#: ``disable-line``, ESLint's ``disable-next-line``, Checkov's ``skip``, flake8's ``noqa``, golangci-lint's
-#: ``nolint``): kvlint's word is ``ignore``, and such a comment, read as none, suppressed nothing without a word.
-#: The word ends the comment or is followed by a separator (``off-by-one`` is prose); :func:`_is_directive` reads
-#: what follows.
-_FOREIGN_RE = re.compile(
-    r"#\s*kvlint:\s*(disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)"
+#: A suppression directive however ``kvlint`` and its word are spelled. After ``# kvlint:``, another linter's word
+#: (yamllint's ``disable`` / ``disable-line``, ESLint's ``disable-next-line``, Checkov's ``skip``, flake8's ``noqa``,
+#: golangci-lint's ``nolint``): kvlint's word is ``ignore``, and such a comment, read as none, suppressed nothing
+#: without a word (:func:`_foreign_comment`). The word ends the comment or is followed by a separator (``off-by-one``
+#: is prose); :func:`_is_directive` reads what follows. Or another spelling: ``# KVLINT: disable=KV202``,
+#: ``# Kvlint: ignore KV202=...``, ``# kvlint: IGNORE ...``, ``# kvlint ignore ...``, ``# kvlint-ignore ...``. kvlint reads
+#: only ``# kvlint: ignore`` (:data:`_COMMENT_RE`: lower case, a colon after kvlint); any other spelling, read as no
+#: comment, suppressed nothing without a word: KV003 names the form kvlint reads (:func:`_misspelt_comment`).
+_ANY_SPELLING_RE = re.compile(
+    r"#\s*kvlint(?![a-z0-9])\s*[:=_-]?\s*"
+    r"(ignore|disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)"
     r"(?=[ \t=:,;]|$)[ \t=:,;]*(.*)$",
     re.IGNORECASE,
 )
+#: The start of a comment kvlint reads, up to the word (the word itself may be another linter's: :func:`_foreign_comment`).
+_READ_MARKER_RE = re.compile(r"#\s*kvlint:\s*")
 #: A directive's rule list may start as yamllint's does (``disable rule:KV202``) or Checkov's (``skip=CKV_1``).
 _RULE_PREFIX_RE = re.compile(r"rules?\s*[:=]\s*", re.IGNORECASE)
 
 
 def _is_directive(m: re.Match[str]) -> bool:
-    """Whether a :data:`_FOREIGN_RE` match is a suppression directive rather than prose that starts with
+    """Whether a :data:`_ANY_SPELLING_RE` match is a suppression directive rather than prose that starts with
     ``kvlint:`` (``# kvlint: exclude this from the index``, ``# kvlint: skip the GPU check upstream``): the word
     ends the comment (or a second comment follows), or the next word names a rule (``KV202``, its number, its name
     ``max-model-len-unset``) or ``all``, as the other linters' directives do (flake8 ``# noqa: E501``, yamllint
@@ -259,9 +266,9 @@ def _named_entry(entry: str) -> tuple[str, str] | None:
     return f"{word!r} is the name of {rule}", f"{rule}={reason.strip() or 'why this is acceptable'}"
 
 
-def _foreign_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
-    """KV003 for a ``# kvlint: disable ...`` comment (:data:`_FOREIGN_RE`): what kvlint reads instead, with the
-    rules the comment names."""
+def _named_rules(m: re.Match[str]) -> str:
+    """The ``RULE=why this is acceptable`` entries for the rules a directive (:data:`_ANY_SPELLING_RE`) names, by id
+    or name (``KV104=...`` when it names none)."""
     from kvlint.rules.catalog import rule_id_of
 
     rules: list[str] = []
@@ -271,13 +278,52 @@ def _foreign_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
             rule = rule_id_of(word)  # the rule's name, as annotations and SARIF show it
         if rule is not None and rule not in rules:
             rules.append(rule)
-    entries = ", ".join(f"{r}=why this is acceptable" for r in rules) or "KV104=why this is acceptable"
+    return ", ".join(f"{r}=why this is acceptable" for r in rules) or "KV104=why this is acceptable"
+
+
+def _foreign_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
+    """KV003 for a ``# kvlint: disable ...`` comment (:data:`_ANY_SPELLING_RE`): what kvlint reads instead, with the
+    rules the comment names."""
+    entries = _named_rules(m)
     return Diagnostic(
         "KV003",
         severity_of("KV003"),
         clip_words(
             f"kvlint: {m.group(1)} is not a kvlint comment, so it suppresses nothing: kvlint's inline suppression is "
             "'# kvlint: ignore RULE=reason'"
+        ),
+        loc,
+        fix=clip_words(
+            f'write "# kvlint: ignore {entries}" (a reason after "=", entries separated by commas)'
+        ),
+    )
+
+
+def _misspelt_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
+    """KV003 for a suppression comment kvlint does not read because of how it is spelled
+    (:data:`_ANY_SPELLING_RE`: ``# KVLINT: disable=KV202``, ``# kvlint: IGNORE KV202=...``): what was written, and
+    the comment kvlint reads, with the rules the comment names (and their reasons, when ``ignore`` entries give
+    them)."""
+    written = m.string[m.start() : m.end(1)]
+    rest = m.group(2).split("#", 1)[0].strip()
+    entries = ""
+    if m.group(1).lower() == "ignore" and rest:
+        exemptions, bad = parse_ignore_annotation(rest)
+        ids = load_catalog()
+        if (
+            exemptions
+            and not bad
+            and all(e.reason and any(i.startswith(e.rule) for i in ids) for e in exemptions)
+        ):
+            entries = ", ".join(f"{e.rule.upper()}={e.reason}" for e in exemptions)
+    if not entries:
+        entries = _named_rules(m)
+    return Diagnostic(
+        "KV003",
+        severity_of("KV003"),
+        clip_words(
+            f"'{written}' is not spelled as kvlint reads its comments, so it suppresses nothing: kvlint reads "
+            "'# kvlint: ignore RULE=reason' only (kvlint and ignore in lower case, a colon after kvlint)"
         ),
         loc,
         fix=clip_words(
@@ -322,7 +368,9 @@ def apply_comment_suppressions(
                             text = fh.read()
                 except OSError:
                     text = None
-            lines_of[path] = text.splitlines() if text is not None and "kvlint:" in text else None
+            lines_of[path] = (
+                text.splitlines() if text is not None and holds_suppression_marker(text) else None
+            )
         return lines_of[path]
 
     ids = set(load_catalog())
@@ -383,16 +431,23 @@ def apply_comment_suppressions(
     # every comment of the files read is checked, not only those next to a finding (a broken comment
     # should say so before the finding it is meant for appears)
     for path, text in loaded.source_texts.items():
-        if path.endswith(".json") or "kvlint:" not in text:
+        if path.endswith(".json") or not holds_suppression_marker(text):
             continue
         for number, line in enumerate(text.splitlines(), 1):
             m = _COMMENT_RE.search(line)
             if m is not None:
                 comment(path, number, line.lstrip().startswith("#"))
-            elif "kvlint:" in line:
-                foreign = _FOREIGN_RE.search(line)
-                if foreign is not None and _is_directive(foreign):
-                    notes.append(_foreign_comment(foreign, Loc(path, number, foreign.start() + 1)))
+            elif "kvlint" in line.lower():
+                # another linter's word after "# kvlint:" (the comment to write instead), or a spelling kvlint does
+                # not read (KVLINT, IGNORE, no colon: the spelling it reads)
+                spelt = _ANY_SPELLING_RE.search(line)
+                if spelt is not None and _is_directive(spelt):
+                    loc = Loc(path, number, spelt.start() + 1)
+                    marker = line[spelt.start() : spelt.start(1)]
+                    if _READ_MARKER_RE.fullmatch(marker) and spelt.group(1).lower() != "ignore":
+                        notes.append(_foreign_comment(spelt, loc))
+                    else:
+                        notes.append(_misspelt_comment(spelt, loc))
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:

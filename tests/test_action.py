@@ -794,3 +794,74 @@ def test_annotations_name_files_from_the_repository_root_without_a_diff(
         assert code == 1, out.getvalue()
         files = {f for _, f, _ in _annotations(out.getvalue())}
         assert files == {"deploy/chat.yaml"}, (cwd, paths, files)
+
+
+# ---- the fail-on input and a --fail-on in args: one threshold, the input's when set (docs/ci.md) --------------
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "args", "code", "reason", "warned"),
+    [
+        # args alone: read as the input (the reason line names it as it names the input)
+        ("", "--fail-on warning", 1, "1 finding at or above fail-on=warning", False),
+        ("", "--fail-on=warning --select KV0", 1, "1 finding at or above fail-on=warning", False),
+        # both: the input wins, and the log says so; before, kvlint took args' (the last --fail-on) and the step
+        # the input's: "fails this step: 0 findings at or above fail-on=error", or a pass with a warning found
+        ("error", "--fail-on warning", 0, "no finding at or above fail-on=error", True),
+        ("warning", "--fail-on never", 1, "1 finding at or above fail-on=warning", True),
+        ("warning", "--fail-on=warning", 1, "1 finding at or above fail-on=warning", False),
+    ],
+)
+def test_the_fail_on_input_wins_over_fail_on_in_args_through_the_entry_point(
+    tmp_path: pytest.TempPathFactory, fail_on: str, args: str, code: int, reason: str, warned: bool
+) -> None:
+    """``python -m kvlint.action`` as action.yml's step runs it, on fixtures/config/suppress/noreason.yaml (one
+    warning, KV003, and one info): the exit status, the reason line and the exit-code output read one threshold."""
+    import sys
+
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(repo)
+    shutil.copy(os.path.join(ROOT, "fixtures", "config", "suppress", "noreason.yaml"), repo)
+    env = _env(
+        tmp,
+        KVLINT_PATHS=".",
+        KVLINT_FAIL_ON=fail_on,
+        KVLINT_ARGS=args,
+        KVLINT_ANNOTATE="none",
+        KVLINT_SARIF="",
+    )
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvlint.action"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == code, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert reason in proc.stdout, proc.stdout[-2000:]
+    assert _outputs(os.path.join(tmp, "output.txt"))["exit-code"] == str(code)
+    # kvlint itself was given one --fail-on, the step's
+    (shown,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("kvlint: kvlint check ")]
+    assert shown.count("--fail-on") == 1 and f"--fail-on {fail_on or 'warning'}" in shown, shown
+    warnings = [
+        ln for ln in proc.stdout.splitlines() if ln.startswith("::warning title=kvlint::the fail-on input")
+    ]
+    assert bool(warnings) == warned, warnings
+
+
+def test_a_bad_fail_on_in_args_is_one_error_line(tmp_path: pytest.TempPathFactory) -> None:
+    for args, words in (
+        (
+            "--fail-on sometimes",
+            "KVLINT_ARGS: --fail-on 'sometimes' is not one of error, warning, info, never, none",
+        ),
+        ("--select KV1 --fail-on", "KVLINT_ARGS: --fail-on needs a value"),
+    ):
+        out = io.StringIO()
+        env = _env(str(tmp_path), KVLINT_PATHS="fixtures/examples/chat-8b-l4.yaml", KVLINT_ARGS=args)
+        assert run_action(env, cwd=ROOT, out=out) == 2
+        errors = [ln for ln in out.getvalue().splitlines() if ln.startswith("::error")]
+        assert len(errors) == 1 and words in errors[0], out.getvalue()

@@ -248,6 +248,8 @@ def test_no_workspace_and_no_nvls_on_a_mig_instance() -> None:
         "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
         "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb",
         "h100-mig-3g.40gb",
+        "NVIDIA H100 MIG 1c.4g.48gb",  # a compute instance of a GPU instance (CUDA's device name)
+        "NVIDIA-H100-80GB-HBM3-MIG-1c.3g.40gb",
     ):
         s, cfg = _cfg(m, "0.19.0", {"gpu_name": name, "compute_capability": "9.0"}, tensor_parallel_size=2)
         assert cfg.nvls is False, name

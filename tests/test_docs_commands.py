@@ -211,7 +211,20 @@ def test_formats_doc_lists_exactly_the_json_report_fields(monkeypatch: pytest.Mo
     # the summary's keys before "sizing", "sizing", then "fail_on" (a list of {"threshold", "source"})
     sizing = part("sizing", r'\},\s*"fail_on"')
     assert _names(part("summary", '"sizing"')) | {"sizing", "fail_on"} == set(report["summary"])
-    assert _names(sizing) - {"reason"} == set(report["summary"]["sizing"])
+    # "not_read_items" is a list of objects: its fields are compared with one item's (none in this report)
+    items = re.search(r'"not_read_items":\s*\[\{(.*?)\}\]', sizing, re.S)
+    assert items is not None
+    top = sizing[: items.start(1)] + sizing[items.end(1) :]
+    assert _names(top) - {"reason"} == set(report["summary"]["sizing"])
+    from kvlint.sizing import SizingSummary
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+
+    one = Diagnostic("KV002", "warning", "m", Loc("t.yaml", 4, 9))
+    (item,) = SizingSummary(0, 0, 0, not_read=1, unread_items=((one, "template not rendered"),)).as_dict()[
+        "not_read_items"
+    ]
+    assert _names(items.group(1)) == set(item)
     assert _names(part("fail_on", r"\]")) == set(report["summary"]["fail_on"][0])
     # up to the list's end (not the "sources" list's: the fields after it, "fails", were never compared)
     diag = part("diagnostics", r'\}\],\s*"suppressed"')

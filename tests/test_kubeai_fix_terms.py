@@ -61,7 +61,7 @@ def test_node_selector_in_a_fix_is_said_as_the_profiles_node_selector(tmp_path: 
     model = tmp_path / "model.yaml"
     model.write_text(RTX4070.read_text().replace("nvidia-gpu-rtx4070-8gb", "nvidia-gpu-a16"))
     d = _one(model, "KV501")
-    assert d.fix.startswith("add a nodeSelector"), d.fix
+    assert d.fix.startswith("name the GPU (l4 in these examples): a nodeSelector"), d.fix
     assert "for this KubeAI Model: which GPU a pod gets is the resource profile's" in d.fix, d.fix
     assert "resourceProfiles of the KubeAI installation's Helm values" in d.fix
 
@@ -85,7 +85,7 @@ def test_models_chart_catalog_entries_are_named_as_entries(tmp_path: Path) -> No
     values.write_text(values.read_text(encoding="utf-8").replace("nvidia-gpu-rtx4070-8gb", "nvidia-gpu-a16"))
     r = run_check([str(values)], OPTS)
     kv105 = [d for d in r.diagnostics if d.rule == "KV105" and "GPUs per pod" in d.fix]
-    kv501 = [d for d in r.diagnostics if d.rule == "KV501" and d.fix.startswith("add a nodeSelector")]
+    kv501 = [d for d in r.diagnostics if d.rule == "KV501" and d.fix.startswith("name the GPU (")]
     assert kv105 and kv501  # the premise: fixes naming a GPU count and a nodeSelector
     for d in kv105:
         assert d.fix.endswith(

@@ -1,4 +1,4 @@
-"""The example hub id kvlint offers for an unresolved model path (KV502's "model_paths (e.g. PATH: ID)") is only
+"""The example hub id kvlint offers for an unresolved model path (KV502's "(model_paths: {PATH: ID})") is only
 ever a catalogued model of the path's own family and architecture, or the placeholder <org>/<name>.
 
 The LLaVA path is the one of vllm-project/aibrix samples/multimodality/vllm/llava-7b.yaml
@@ -21,7 +21,7 @@ from kvlint.types import ModelUnavailable
 def _example(path: str) -> str:
     with pytest.raises(ModelUnavailable) as exc:
         resolve_model(path, allow_hub=False)
-    m = re.search(r"model_paths \(e\.g\. " + re.escape(path) + r": (\S+?)\)", str(exc.value))
+    m = re.search(r"\(model_paths: \{" + re.escape(path) + r": (\S+?)\}\)", str(exc.value))
     assert m is not None, str(exc.value)
     return m.group(1)
 
@@ -31,15 +31,26 @@ def _arch(model_id: str) -> tuple[str, tuple[str, ...]]:
     return spec.model_type, spec.architectures
 
 
+def _words(name: str) -> list[str]:
+    """The words of ``name`` (split at - _ .) before the first one that starts with a digit."""
+    out = []
+    for word in re.split(r"[-_.]", name.lower()):
+        if not word or word[0].isdigit():
+            break
+        out.append(word)
+    return out
+
+
 def _family_members(name: str) -> list[str]:
-    """Catalogued ids (and variant ids) whose repository name starts with the letters ``name`` starts with."""
-    letters = re.match(r"[a-z]+", name.lower())
-    assert letters is not None
+    """Catalogued ids (and variant ids) whose repository name's words before its first number begin ``name``'s:
+    ``Mixtral-8x7B-v0.1`` for ``mixtral-x``, not ``gpt-oss-20b`` for ``gpt2``."""
+    want = _words(name)
+    assert want
     out = []
     for row in list_index():
         for mid in (row.id, *row.variants):
-            head = re.match(r"[a-z]+", mid.split("/", 1)[-1].lower())
-            if head is not None and head.group(0) == letters.group(0):
+            head = _words(mid.split("/", 1)[-1])
+            if head and want[: len(head)] == head:
                 out.append(mid)
     return out
 
@@ -59,6 +70,9 @@ def test_llava_path_resolves_and_an_uncatalogued_family_gets_no_model_of_another
         "Qwen3-32B-ft",
         "mixtral-x",
         "gemma-2-9b-x",
+        "gpt2",
+        "gpt-j-6b",
+        "gpt-neox-20b",
     ],
 )
 def test_a_suggestion_shares_the_architecture_of_every_catalogued_model_of_its_family(name: str) -> None:
@@ -79,3 +93,18 @@ def test_both_branches_are_exercised() -> None:
     checks a suggestion and a refusal, not only one of them)."""
     assert same_family_suggestion("SmolLM2-135M-custom") is not None
     assert len({_arch(m) for m in _family_members("Qwen3-32B-ft")}) > 1
+
+
+def test_a_gpt2_directory_is_not_offered_gpt_oss() -> None:
+    """fishingpvalues/aihomelab vllm-deployment.yaml (fixtures/collected; source in its INDEX.csv) serves
+    ``vllm serve /models/gpt2``. "gpt" began both the path's name and the catalogued ``openai/gpt-oss-20b`` and
+    ``-120b``, the only catalogued "gpt" models, so KV502 offered ``/models/gpt2: openai/gpt-oss-20b``: GPT-2
+    (GPT2LMHeadModel, 124M parameters) mapped to a 21B mixture of experts (GptOssForCausalLM). Likewise GPT-J and
+    GPT-NeoX directories. A catalogued model is of a path's family only when its words before its first number
+    begin the path's (gpt-oss: gpt, oss); gpt-oss directories still get it."""
+    assert {"openai/gpt-oss-20b", "openai/gpt-oss-120b"} <= {row.id for row in list_index()}
+    for name in ("gpt2", "gpt-j-6b", "gpt-neox-20b", "gpt2-medium"):
+        assert same_family_suggestion(name) is None, name
+        assert _example(f"/models/{name}") == "<org>/<name>"
+    assert same_family_suggestion("gpt-oss-20b-custom") in ("openai/gpt-oss-20b", "openai/gpt-oss-120b")
+    assert same_family_suggestion("mixtral-x") is not None  # the family's name alone still is the family

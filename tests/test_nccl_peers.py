@@ -82,8 +82,19 @@ MiB = 1 << 20
             8,
             "9.0",
             (0, 6, 3),
-            -(-(16 * 2 * ((4 << 20) + 4096) * 4) // (2 * MiB)) * 2 * MiB,
-        ),  # NCCL 2.20
+            16 * 2 * (4 * MiB + 2 * MiB) * 4,
+        ),  # NCCL 2.20 (torch 2.4.0): NCCL_BUFFSIZE 4 MiB + memSize 2 MiB a channel and direction: 768 MiB
+        (4, True, 8, "9.0", (0, 8, 5), 16 * 2 * (1 * MiB + 2 * MiB) * 4),  # NCCL 2.21 (torch 2.6.0): 384 MiB
+        (8, True, 8, "9.0", (0, 6, 4), 16 * 2 * 3 * MiB * 8),  # NCCL 2.21.5 at TP 8: 768 MiB
+        (
+            4,
+            True,
+            8,
+            "9.0",
+            (0, 9, 0),
+            16 * 2 * 4 * MiB,
+        ),  # NCCL 2.26 (torch 2.7.0): the credit apart, 128 MiB
+        (8, True, 8, "10.0", (0, 8, 5), 16 * 2 * 3 * MiB * 8),  # NCCL 2.21: 16 channels on every architecture
     ],
 )
 def test_nvls_buffer_from_nccl_source(tp, nvls, domain, cc, version, expected):
@@ -116,9 +127,10 @@ def test_gt342_tp4_on_pcie_a5000s():
 
 
 def test_hgx_h100_adds_the_nvls_buffer():
-    """V0 0.6.3.post1 on four HGX H100s: one share and NCCL 2.20's NVLS buffer (4 heads x 16 channels x 2 x 4 MiB)."""
+    """V0 0.6.3.post1 on four HGX H100s: one share and NCCL 2.20's NVLS buffer (4 heads x 16 channels x 2 x (4 MiB
+    + 2 MiB))."""
     nv = cal.nvls_buffer_bytes(4, True, 8, "9.0", (0, 6, 3))
-    assert nv > 500 * (1 << 20)
+    assert nv == 768 * (1 << 20)
     assert _plan("h100").non_torch_bytes == cal.non_torch_bytes("v0", 4, nvls=False) + nv
 
 
@@ -168,7 +180,7 @@ def test_two_hgx_nodes_plan_one_nodes_nvls_share():
     )
     per = cal.NON_TORCH_GIB["per_peer"]
     nv = cal.nvls_buffer_bytes(8, True, 8, "9.0", (0, 8, 5))  # the TP group's 8 heads, not TP x PP's 16
-    assert nv == 16 * 2 * 8 * (1 << 20)
+    assert nv == 16 * 2 * 3 * 8 * (1 << 20)  # NCCL 2.21.5: 1 MiB + the 2 MiB slot a channel and direction
     assert p.plan.non_torch_bytes == int((cal.NON_TORCH_GIB[p.plan.era] + per) * GiB) + nv
 
 
@@ -243,3 +255,45 @@ def test_vllm_019_non_torch_from_tp2_to_tp4_grows_by_the_nvls_buffer():
 
     growth = nt(4) - nt(2)
     assert growth == 128 << 20, growth / GiB
+
+
+@pytest.mark.parametrize(
+    "value,off",
+    [
+        (None, False),
+        ("", False),  # empty: NCCL keeps its default, 2
+        ("0", True),
+        ("00", True),
+        (" 0", True),
+        ("0x0", True),
+        ("false", True),  # strtoll("false") is 0: NVLS off, as NCCL reads it
+        ("1", False),
+        ("2", False),
+        ("0x10", False),
+        ("-1", False),
+    ],
+)
+def test_nccl_nvls_enable_read_as_nccl_reads_it(value, off):
+    assert cal.nccl_nvls_disabled(value) is off
+
+
+def test_nccl_nvls_enable_0_drops_the_nvls_buffer():
+    """``NCCL_NVLS_ENABLE=0`` in the container: ``ncclNvlsInit`` returns before any multicast, so the HGX H100 TP 4
+    plan holds no NVLS buffer (NCCL 2.27.5, vLLM 0.19.0: 16 channels x 2 x 1 MiB x 4 heads = 128 MiB less); the
+    FlashInfer fusion workspace, built by FlashInfer, not NCCL, stays."""
+    from kvlint.memory.vllm import settings_from_flags
+
+    acc = lookup("h100")
+    assert acc is not None
+    model = resolve_model("meta-llama/Llama-3.1-8B", allow_hub=False)
+
+    def plan(env: dict[str, str]):
+        s = settings_from_flags({}, env, "0.19.0").changed(tensor_parallel_size=4, max_model_len=8192)
+        return plan_vllm_detailed(
+            s, model, acc.memory_bytes, gpu_name=acc.name, compute_capability=acc.compute_capability
+        ).plan
+
+    on, off = plan({}), plan({"NCCL_NVLS_ENABLE": "0"})
+    assert on.non_torch_bytes - off.non_torch_bytes == cal.nvls_buffer_bytes(4, True, 8, "9.0", (0, 19, 0))
+    assert on.non_torch_bytes - off.non_torch_bytes == 128 << 20
+    assert plan({"NCCL_NVLS_ENABLE": "1"}).non_torch_bytes == on.non_torch_bytes

@@ -85,6 +85,7 @@ def test_text_json_sarif_markdown_and_github_all_say_it(tmp_path: Path) -> None:
         "leader": 0,
         "not_sized": {"model unknown": 1},
         "not_read": 0,
+        "not_read_items": [],
     }
     assert sorted(w["sizing"] for w in data["workloads"]) == ["fleet", "model unknown"]
     note = json.loads(sarif.read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]

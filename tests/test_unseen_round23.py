@@ -269,4 +269,6 @@ def test_plan_without_a_gpu_asks_for_the_option_not_a_manifest_field(tmp_path: P
         "    image: vllm/vllm-openai:v0.11.0\n    args: [--model, Qwen/Qwen3-0.6B]\n"
     )
     (d,) = [x for x in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if x.rule == "KV501"]
-    assert d.fix is not None and d.fix.startswith("request the GPUs the engine uses in resources.limits")
+    assert d.fix is not None and d.fix.startswith(
+        "request the GPUs the engine uses: resources.limits: {nvidia.com/gpu: N}"
+    )

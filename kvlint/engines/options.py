@@ -8,6 +8,7 @@ the bookkeeping common to the three parsers (one :class:`Collector` per containe
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import json
 import re
@@ -87,6 +88,51 @@ PARALLEL_DESTS = frozenset(
 #: :func:`kvlint.sizing.sizing_of`) rather than sized on the engine default of 1.
 LAYOUT_DESTS = PARALLEL_DESTS - {"nnodes"}
 
+#: The settings an engine's unread ``--config`` YAML file may set that the rules and the plan would otherwise
+#: take at the engine's default (:func:`unknown_from_config_file`): the parallel sizes (the GPU layout) and the
+#: context limit (KV202's "no --max-model-len", SGLang's ``--context-length``).
+_CONFIG_FILE_UNKNOWN = {
+    "vllm": (
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "data_parallel_size_local",
+        "max_model_len",
+    ),
+    "sglang": ("tp_size", "pp_size", "dp_size", "context_length"),
+}
+
+
+def unknown_from_config_file(col: Collector, engine: str, loc: Loc | None) -> None:
+    """An engine's ``--config FILE`` that kvlint cannot read (its ConfigMap not among the inputs, unreadable): the
+    file may set any option (vLLM: ``vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file``
+    turns each key into ``--key value`` before the command line; SGLang's ``--config`` likewise), so each of
+    :data:`_CONFIG_FILE_UNKNOWN` that the command line does not set is recorded as set to a value kvlint does not
+    know (``col.unresolved``, at the ``--config`` value), not as the engine default: a parallel size leaves the
+    container not sized (:func:`kvlint.engines.layout.unresolved_sizes`) and KV403 does not count GPUs on the
+    default of one worker, nor KV202 report a limit the file may set. The caller's KV503 warning says the file's
+    settings are unknown."""
+    layout = False
+    for dest in _CONFIG_FILE_UNKNOWN.get(engine, ()):
+        if dest not in col.flags and dest not in col.unresolved:
+            col.unresolved[dest] = loc
+            layout = layout or dest in LAYOUT_DESTS
+    if layout:
+        # the caller's KV503 on the file says its settings are unknown: say what that does to the sizing, as a
+        # parallel size from a variable does (LAYOUT_UNSIZED)
+        for k in range(len(col.findings) - 1, -1, -1):
+            f = col.findings[k]
+            if f.rule == "KV503" and f.loc == loc and f.message.startswith("--config"):
+                col.findings[k] = dataclasses.replace(f, message=f.message + CONFIG_FILE_UNSIZED)
+                break
+
+
+#: The end of the KV503 warning on an engine ``--config`` file kvlint cannot read when the command line leaves a
+#: parallel size to it (:func:`unknown_from_config_file`).
+CONFIG_FILE_UNSIZED = (
+    "; the GPU layout may be set there, so the container is not sized (the engine defaults are not assumed)"
+)
+
 #: The end of the KV503 warning on a parallel size kvlint cannot resolve (:meth:`Collector.unresolved_value`);
 #: a serving-runtime template's parser (:attr:`Collector.layout_from_service`) says :data:`LAYOUT_FROM_SERVICE`
 #: instead.
@@ -97,6 +143,29 @@ LAYOUT_UNSIZED = (
 LAYOUT_FROM_SERVICE = (
     "; the service that uses this runtime template sets it (the template is not sized on its own)"
 )
+
+#: The variable of an unresolved value as a KV503 message quotes it (``--tp-size $(TP): ...``, ``${TP}``, ``$TP``).
+_VARIABLE_RE = re.compile(
+    r"\$(?:\(([A-Za-z_][A-Za-z0-9_]*)\)|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+def layout_fix(message: str) -> str:
+    """The remedy of the KV503 warning on a parallel size kvlint cannot resolve (``message`` starts with the option
+    as written, then its value: ``--tensor-parallel-size $(TP): the value comes from ...``): the size itself, or the
+    variable given a literal value in the container's env, each with its syntax."""
+    option = message.split(" ", 1)[0]
+    m = _VARIABLE_RE.search(message)
+    var = next((g for g in m.groups() if g), "VAR") if m else "VAR"
+    # Kubernetes expands $(VAR) in command and args from the container's env; ${VAR} and $VAR only a shell expands
+    # (kubernetes.io, "Define a Command and Arguments for a Container": "Use environment variables to define
+    # arguments"), so a ${VAR} outside a shell reaches the engine as written
+    how = "" if m is not None and m.group(1) else f" and write it $({var})"
+    return (
+        f"write the size itself ({option} N), or give {var} a literal value in the container's env "
+        f'(env: [{{name: {var}, value: "N"}}]){how}, so kvlint can size the container'
+    )
+
 
 _HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -423,6 +492,9 @@ class Collector:
     unresolved: dict[str, Loc | None] = field(default_factory=dict)
     #: Unknown options given a suggestion so far (see :data:`MAX_SUGGESTIONS`).
     suggested: int = 0
+    #: Where the command names a ``--config`` file kvlint could not read (SGLang: the command line is parsed
+    #: after it, and :func:`unknown_from_config_file` is applied then); empty when none.
+    unread_config: list[Loc | None] = field(default_factory=list)
 
     def set(self, dest: str, value: Value, option: str) -> None:
         """Record ``dest = value``; warn KV207 when the same setting was already given differently
@@ -633,7 +705,7 @@ class Collector:
             if self.layout_from_service:
                 self.note(f"{message}{LAYOUT_FROM_SERVICE}", loc)
             else:
-                self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
+                self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning", fix=layout_fix(message))
             return
         self.note(message, loc)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from kvlint.engines import sglang_flags_data as data
-from kvlint.engines.options import Collector, ConfigReads, prefixed
+from kvlint.engines.options import Collector, ConfigReads, prefixed, unknown_from_config_file
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
@@ -411,6 +411,7 @@ def _with_config_file(
             fix="pass the ConfigMap that holds the file with the workload (kvlint check DEPLOYMENT.yaml "
             "CONFIGMAP.yaml)",
         )
+        col.unread_config.append(ploc)
         return rest
     text, text_loc = loaded
     from kvlint.engines.vllm import config_file_too_large
@@ -842,6 +843,9 @@ def parse_sglang_argv(
             fix=f"write --model-path {str(model.value)[:60]} on the command line (python3 -m "
             "sglang.launch_server reads it from the --config file)",
         )
+    if col.unread_config:
+        # the file's settings are unknown: not the defaults (after the command line, whose values are known)
+        unknown_from_config_file(col, "sglang", col.unread_config[0])
     return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
 
 

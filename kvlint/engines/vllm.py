@@ -45,6 +45,7 @@ from kvlint.engines.options import (
     json_too_deep,
     parse_json_or_str,
     prefixed,
+    unknown_from_config_file,
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
@@ -1984,6 +1985,8 @@ def parse_vllm_argv(
             merged.update(cli_flags)
             p.col.flags = merged
             p.model = cli_model or cp.model
+        else:
+            unknown_from_config_file(p.col, "vllm", cfg_loc)
     if kaito_path:
         kp = _config_file_flags(
             p,

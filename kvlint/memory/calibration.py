@@ -1286,8 +1286,10 @@ _NVL_CARD = re.compile(r"nvl(?!ink)")
 #: or as GPU feature discovery labels it ("NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"): the driver runs no NVLink P2P and no
 #: fabric address space in MIG mode (NVIDIA/open-gpu-kernel-modules@595.45.04: ``kernel_mig_manager.c::
 #: kmigmgrIsMIGNvlinkP2PSupported_IMPL``, "MIG+NVLINK not supported by default"; ``kern_bus_ga100.c``, "Disable FLA
-#: when MIG is enabled"), so no multicast object, no NVLS and no FlashInfer fusion workspace
-_MIG_NAME = re.compile(r"(?:^|[\s_-])mig[\s_-]+\d+g\.\d+gb")
+#: when MIG is enabled"), so no multicast object, no NVLS and no FlashInfer fusion workspace. A compute instance
+#: smaller than its GPU instance carries its own prefix ("NVIDIA H100 MIG 1c.4g.48gb", "MIG 1c.3g.40gb" in
+#: ``nvidia-smi -L``; ``nvidia-smi mig -cci`` profiles ``1c.2g.10gb``)
+_MIG_NAME = re.compile(r"(?:^|[\s_-])mig[\s_-]+(?:\d+c\.)?\d+g\.\d+gb")
 
 
 @by_value
@@ -1351,10 +1353,19 @@ def nccl_peers(world: int, nvls: bool | None = None, domain: int | None = None) 
 
 #: vLLM releases from which the bundled NCCL sizes NVLS's buffer by its chunk (``NCCL_NVLS_CHUNKSIZE`` 128 KiB x
 #: ``NCCL_STEPS`` 8 = 1 MiB a channel and direction, NCCL 2.21): vLLM 0.6.4 pins torch 2.5.1, which pins
-#: nvidia-nccl-cu12 2.21.5 (0.6.3: torch 2.4.0, NCCL 2.20.5, whose buffer is ``NCCL_BUFFSIZE``, 4 MiB, plus a
-#: 4 KiB-aligned head/tail slot: ``NVIDIA/nccl@v2.20.5-1:src/transport/nvls.cc::ncclNvlsSetup``); the wheels'
-#: Requires-Dist read with ``pip install --dry-run --report``.
+#: nvidia-nccl-cu12 2.21.5 (0.6.3: torch 2.4.0, NCCL 2.20.5, whose buffer is ``NCCL_BUFFSIZE``, 4 MiB:
+#: ``NVIDIA/nccl@v2.20.5-1:src/transport/nvls.cc::ncclNvlsSetup``); the wheels' Requires-Dist read with
+#: ``pip install --dry-run --report``.
 NCCL_NVLS_CHUNK_FROM = (0, 6, 4)
+#: vLLM releases from which the bundled NCCL (2.26.2, torch 2.7.0, vLLM 0.9.0; 0.6.4 - 0.8.x pin torch 2.5.1 / 2.6.0,
+#: NCCL 2.21.5) keeps each channel's head/tail credit out of the NVLS buffer, in an allocation of its own of 64 B a
+#: channel, direction and head (2 MiB with the granularity; ``NVIDIA/nccl@v2.22.3-1:src/transport/nvls.cc::
+#: ncclNvlsSetup``, not counted); before, NCCL 2.18 - 2.21 lay out ``nChannels x 2 x (buffSize + memSize)`` per head
+#: with ``memSize = NVLS_MEM_ALIGN_SIZE``, 2 MiB (``NVIDIA/nccl@v2.21.5-1:src/transport/nvls.cc::ncclNvlsSetup``;
+#: a 2-node H100 log: ``nHeads 4 buffSize 1048576 memSize 2097152 nvlsPerRankSize 100663296``), and set it up when
+#: the communicator is created.
+NCCL_NVLS_CREDIT_APART_FROM = (0, 9, 0)
+_NVLS_MEM_ALIGN_SIZE = 1 << 21
 #: vLLM releases from which the bundled NCCL (2.27.3, torch 2.8.0, vLLM 0.10.2; 0.10.0 - 0.10.1.1 pin torch 2.7.1,
 #: NCCL 2.26.2) runs 24 NVLS channels on Blackwell within one node or NVLink domain (``NVLS_NCHANNELS_SM100_NVL``),
 #: 32 before and across nodes (``NVLS_NCHANNELS_SM100``); Hopper runs 16 (``NVLS_NCHANNELS_SM90``; the
@@ -1377,6 +1388,25 @@ def nvls_heads(tp: int, nvls: bool | None, domain: int | None = None) -> int:
     return heads if heads > 2 else 0
 
 
+#: C's ``strtoll(text, NULL, 0)`` prefix: white space, a sign, then a hexadecimal (``0x``), octal (leading ``0``) or
+#: decimal digit run; text without one converts to 0 (glibc sets no error for it)
+_STRTOLL_PREFIX = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))?")
+
+
+def nccl_nvls_disabled(value: str | None) -> bool:
+    """Whether the container's ``NCCL_NVLS_ENABLE`` turns NVLink SHARP off. NCCL reads it with ``strtoll(str,
+    nullptr, 0)`` when it is not empty (``NVIDIA/nccl@v2.27.5-1:src/misc/param.cc::ncclLoadParam``; the parameter is
+    ``NCCL_PARAM(NvlsEnable, "NVLS_ENABLE", 2)``), so ``0``, ``00`` and text that is no number (``false``) are 0;
+    ``ncclNvlsInit`` returns before any multicast when it is 0 (``src/transport/nvls.cc``, the same test from 2.18):
+    no NVLS buffer. vLLM sets it to 0 itself only for batch-invariant runs (``vllm@0.19.0:vllm/model_executor/layers/
+    batch_invariant.py``), not read here."""
+    if not value:
+        return False
+    m = _STRTOLL_PREFIX.match(value)
+    digits = (m.group(1) or m.group(2) or m.group(3) or "") if m else ""
+    return digits.strip("0") == ""
+
+
 def nvls_buffer_bytes(
     tp: int,
     nvls: bool | None,
@@ -1390,8 +1420,13 @@ def nvls_buffer_bytes(
     nvlsPerRankSize x nHeads``, one local allocation of that size (``nvlsAllocateMem``: ``cuMemCreate`` of the
     size aligned to the allocation granularity, 2 MiB; the multicast object's own 512 MiB granularity aligns its
     address range, not the memory bound to it) on every rank; ``nChannels`` = 16 on Hopper, 24 (32 before
-    :data:`NCCL_SM100_NVL_FROM`) on Blackwell. Before :data:`NCCL_NVLS_CHUNK_FROM` (NCCL 2.18 - 2.20) the buffer is
-    ``NCCL_BUFFSIZE`` (4 MiB) plus a 4 KiB slot. With NCCL's runtime connection (``NCCL_RUNTIME_CONNECT``, on by
+    :data:`NCCL_SM100_NVL_FROM`, 16 before NCCL 2.25 and :data:`NCCL_NVLS_CREDIT_APART_FROM`) on Blackwell. Before
+    :data:`NCCL_NVLS_CREDIT_APART_FROM` (NCCL 2.18 - 2.21) each channel and direction also holds a 2 MiB head/tail
+    slot (``memSize``), and before :data:`NCCL_NVLS_CHUNK_FROM` (NCCL 2.18 - 2.20) the buffer is ``NCCL_BUFFSIZE``
+    (4 MiB): HGX H100 at TP 4 holds 16 x 2 x 3 MiB x 4 = 384 MiB under NCCL 2.21 (vLLM 0.6.4 - 0.8.x), 768 MiB under
+    2.20. NCCL 2.20 - 2.21 count ``comm->nChannels`` there, the communicator's collective channels, which
+    ``ncclTopoPostset`` raises to at least the 16 NVLS channels and which may be more (24 on 8-GPU HGX H100 logs of
+    later releases): 16 is a floor. With NCCL's runtime connection (``NCCL_RUNTIME_CONNECT``, on by
     default from 2.22) the buffer is set up at the first collective that runs NVLS (``group.cc::
     ncclCollPreconnectFunc``), in vLLM's memory profile: HGX H100 at TP 4 (vLLM 0.19.0, NCCL 2.27.5), 16 x 2 x 1 MiB
     x 4 heads = 128 MiB, where the printed non-torch memory grows 0.03 - 0.15 GiB from TP 2 (no NVLS) to TP 4.
@@ -1403,11 +1438,13 @@ def nvls_buffer_bytes(
     cc = parse_cc(compute_capability)
     if cc is not None and cc >= (10, 0):
         channels = 24 if v >= NCCL_SM100_NVL_FROM and (domain is None or tp <= domain) else 32
-        if v < NCCL_NVLS_CHUNK_FROM:
-            channels = 16
+        if v < NCCL_NVLS_CREDIT_APART_FROM:
+            channels = 16  # NCCL 2.18 - 2.21: NCCL_NVLS_NCHANNELS, 16 on every architecture
     else:
         channels = 16
-    step = (1 << 20) if v >= NCCL_NVLS_CHUNK_FROM else (4 << 20) + 4096
+    step = (1 << 20) if v >= NCCL_NVLS_CHUNK_FROM else 4 << 20
+    if v < NCCL_NVLS_CREDIT_APART_FROM:
+        step += _NVLS_MEM_ALIGN_SIZE
     size = channels * 2 * step * heads
     return -(-size // _NVLS_ALIGN) * _NVLS_ALIGN
 

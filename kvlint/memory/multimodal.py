@@ -51,7 +51,14 @@ from kvlint.models.towers import tower_config
 from kvlint.types import ModelSpec
 from kvlint.values import digits, finite_number
 
-__all__ = ["EncoderProfile", "cache_holds_full_budget", "encoder_profile", "is_multimodal", "parse_mm_limits"]
+__all__ = [
+    "EncoderProfile",
+    "cache_holds_full_budget",
+    "encoder_profile",
+    "is_multimodal",
+    "language_model_only_limits",
+    "parse_mm_limits",
+]
 
 
 @dataclass(frozen=True)
@@ -422,76 +429,94 @@ def _qwen2_vl_profile(
 #: puts a ``StageMissingLayer`` in their place, so neither their weights nor their memory are loaded). 0.14.0 has no
 #: such helper; 0.15.0 was not read and keeps 0.14's per-model rule.
 TOWER_SKIP_GENERIC_FROM = (0, 15, 1)
-#: The first release read whose model classes skip a tower at a limit of 0 one by one (0.13.0 and 0.14.0 wheels:
-#: ``if multimodal_config.get_limit_per_prompt("image"): self.vision_tower = ...``); earlier releases not read (their
-#: towers are counted).
-TOWER_SKIP_PER_MODEL_FROM = (0, 13, 0)
-#: Top-level ``model_type`` -> the modalities its vision tower serves, where they are not the image alone: the
-#: ``_mark_tower_model(vllm_config, {"image", "video"})`` calls of vllm@0.19.0 (``qwen2_vl.py``, ``qwen2_5_vl.py``,
-#: ``qwen3_vl.py``, ``qwen3_vl_moe.py``, ``qwen2_5_omni_thinker.py``, ``gemma4_mm.py``, ``llava_onevision.py``,
-#: ``internvl.py``, ``phi4mm.py``); every other vision tower is marked with ``"image"`` (``gemma3_mm.py``,
-#: ``gemma3n_mm.py``, ``mllama4.py``, ``mistral3.py``, ``llava.py``, ``llava_next.py``, ``pixtral.py``, ...)
-VISION_TOWER_MODALITIES: dict[str, tuple[str, ...]] = {
-    mt: ("image", "video")
-    for mt in (
-        "qwen2_vl",
-        "qwen2_5_vl",
-        "qwen3_vl",
-        "qwen3_vl_moe",
-        "qwen2_5_omni",
-        "gemma4",
-        "llava_onevision",
-        "internvl_chat",
-        "phi4mm",
-    )
+#: The first release whose model classes skip a tower at a limit of 0 one by one (vllm-project/vllm#22224 for LLaVA
+#: and #22299 for the others, August 2025; read in the 0.10.1.1, 0.10.2, 0.11.0, 0.12.0, 0.13.0 and 0.14.0 wheels:
+#: ``if multimodal_config.get_limit_per_prompt("image"): self.vision_tower = ...``); earlier releases build every
+#: tower (the 0.10.0 wheel: no model class reads the limit to build a tower).
+TOWER_SKIP_PER_MODEL_FROM = (0, 10, 1)
+#: 0.10.1 - 0.15.0: architecture -> (the release from which its class tests the limit, the modalities of its vision
+#: tower, of its audio tower or None). Read in the wheels above: ``llava.py`` (LLaVA and its subclass Mantis),
+#: ``mistral3.py``, ``mllama4.py``, ``step3_vl.py``, ``qwen2_vl.py`` (Qwen2-VL and its subclass Tarsier2: image or
+#: video), ``qwen2_5_vl.py``, ``qwen2_5_omni_thinker.py`` (audio tower on the audio limit) from 0.10.1.1;
+#: ``qwen3_vl.py``, ``qwen3_vl_moe.py`` from 0.11.0; ``pixtral.py``, ``hunyuan_vision.py``, ``opencua.py`` from
+#: 0.12.0. Any other class builds its towers whatever the limit there (Gemma 3's, for one).
+PER_MODEL_TOWER_SKIP: dict[str, tuple[tuple[int, int, int], tuple[str, ...], tuple[str, ...] | None]] = {
+    "LlavaForConditionalGeneration": ((0, 10, 1), ("image",), None),
+    "MantisForConditionalGeneration": ((0, 10, 1), ("image",), None),
+    "Mistral3ForConditionalGeneration": ((0, 10, 1), ("image",), None),
+    "Llama4ForConditionalGeneration": ((0, 10, 1), ("image",), None),
+    "Step3VLForConditionalGeneration": ((0, 10, 1), ("image",), None),
+    "Qwen2VLForConditionalGeneration": ((0, 10, 1), ("image", "video"), None),
+    "Tarsier2ForConditionalGeneration": ((0, 10, 1), ("image", "video"), None),
+    "Qwen2_5_VLForConditionalGeneration": ((0, 10, 1), ("image", "video"), None),
+    "Qwen2_5OmniModel": ((0, 10, 1), ("image", "video"), ("audio",)),
+    "Qwen2_5OmniForConditionalGeneration": ((0, 10, 1), ("image", "video"), ("audio",)),
+    "Qwen3VLForConditionalGeneration": ((0, 11, 0), ("image", "video"), None),
+    "Qwen3VLMoeForConditionalGeneration": ((0, 11, 0), ("image", "video"), None),
+    "PixtralForConditionalGeneration": ((0, 12, 0), ("image",), None),
+    "HunYuanVLForConditionalGeneration": ((0, 12, 0), ("image",), None),
+    "OpenCUAForConditionalGeneration": ((0, 12, 0), ("image",), None),
 }
-#: 0.13.0 - 0.15.0: the model types whose class builds its vision tower only when the image (or, for the Qwen2-VL
-#: family and Qwen2.5-Omni, image or video) limit is not 0 (``llava.py``, ``mistral3.py``, ``mllama4.py``,
-#: ``pixtral.py``, ``qwen2_vl.py``, ``qwen2_5_vl.py``, ``qwen3_vl.py``, ``qwen3_vl_moe.py``,
-#: ``qwen2_5_omni_thinker.py`` of the 0.13.0 and 0.14.0 wheels; Gemma 3's is always built there), and those whose
-#: audio tower is skipped at an audio limit of 0 (``qwen2_5_omni_thinker.py``)
-PER_MODEL_VISION_SKIP = frozenset(
-    {
-        "llava",
-        "mistral3",
-        "llama4",
-        "pixtral",
-        "qwen2_vl",
-        "qwen2_5_vl",
-        "qwen3_vl",
-        "qwen3_vl_moe",
-        "qwen2_5_omni",
-    }
-)
-PER_MODEL_AUDIO_SKIP = frozenset({"qwen2_5_omni"})
+
+
+#: The modalities kvlint's plan reads a limit of (the towers' marks in :data:`kvlint.memory.tower_marks.TOWER_MARKS`)
+MODALITIES = ("image", "video", "audio", "vision_chunk")
+
+
+def language_model_only_limits(limits: dict[str, int]) -> dict[str, int]:
+    """``--language-model-only``: every modality's limit 0 (``MultiModalConfig.language_model_only``, 0.17.0 - 0.34.0
+    wheels: "Equivalent to setting ``--limit-mm-per-prompt`` to 0 for every modality";
+    ``get_limit_per_prompt`` returns 0 before it looks at the limits), so no tower is built and no encoder profiled."""
+    return {**dict.fromkeys(limits, 0), **dict.fromkeys(MODALITIES, 0)}
+
+
+def _tower_marks(arch: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """(vision tower's modalities, audio tower's modalities) of ``arch`` from 0.15.1 (:data:`kvlint.memory.
+    tower_marks.TOWER_MARKS`): the vision tower is the mark that serves an image, video or ``vision_chunk`` input
+    (Nemotron Nano VL's one mark also serves audio), the audio tower the mark that serves audio (the audio-only mark
+    where a model has two). None where vLLM marks no such tower."""
+    from kvlint.memory.tower_marks import TOWER_MARKS
+
+    marks = TOWER_MARKS.get(arch, ())
+    vision = next((m for m in marks if {"image", "video", "vision_chunk"} & set(m)), None)
+    audio = next((m for m in marks if m == ("audio",)), None) or next(
+        (m for m in marks if "audio" in m), None
+    )
+    return vision, audio
 
 
 def towers_not_loaded(
     model: ModelSpec, version: tuple[int, ...], limit_mm_per_prompt: dict[str, int] | None
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The encoder towers vLLM does not build for these ``--limit-mm-per-prompt`` limits, as ``(tower, modalities)``
-    with ``tower`` ``"vision"`` or ``"audio"``: from :data:`TOWER_SKIP_GENERIC_FROM` any tower whose modalities are
-    all limited to 0 (an unset modality is 999: ``MultiModalConfig.get_limit_per_prompt``); from
-    :data:`TOWER_SKIP_PER_MODEL_FROM` only the model types of :data:`PER_MODEL_VISION_SKIP` and
-    :data:`PER_MODEL_AUDIO_SKIP`; none before (not read)."""
+    with ``tower`` ``"vision"`` or ``"audio"``: a tower whose modalities are all limited to 0 (an unset modality is
+    999: ``MultiModalConfig.get_limit_per_prompt``; an image-and-video tower, Qwen3.5's or Qwen2.5-VL's, stays at
+    ``{"image": 0}``). From :data:`TOWER_SKIP_GENERIC_FROM` the towers and modalities of the architecture's
+    ``_mark_tower_model`` calls (:func:`_tower_marks`; an architecture vLLM does not mark, or one kvlint has not
+    read, keeps its towers); from :data:`TOWER_SKIP_PER_MODEL_FROM` the classes of :data:`PER_MODEL_TOWER_SKIP`;
+    none before."""
     limits = limit_mm_per_prompt or {}
     if not limits or version < TOWER_SKIP_PER_MODEL_FROM:
         return ()
     cfg = model.config or {}
-    own = cfg.get("model_type")
-    mt = own if isinstance(own, str) and own else str(model.model_type or "")
+    arch = str((model.architectures or ("",))[0] or "")
 
-    def off(modalities: tuple[str, ...]) -> bool:
-        return all(_limit(limits.get(m)) == 0 for m in modalities)
+    def off(modalities: tuple[str, ...] | None) -> bool:
+        return bool(modalities) and all(_limit(limits.get(m)) == 0 for m in modalities or ())
 
-    generic = version >= TOWER_SKIP_GENERIC_FROM
+    vision: tuple[str, ...] | None
+    audio: tuple[str, ...] | None
+    if version >= TOWER_SKIP_GENERIC_FROM:
+        vision, audio = _tower_marks(arch)
+    else:
+        since, vision, audio = PER_MODEL_TOWER_SKIP.get(arch, ((99,), None, None))
+        if version < since:
+            vision = audio = None
     out: list[tuple[str, tuple[str, ...]]] = []
-    if tower_config(cfg, "vision_config"):
-        mods = VISION_TOWER_MODALITIES.get(mt, ("image",))
-        if off(mods) and (generic or mt in PER_MODEL_VISION_SKIP):
-            out.append(("vision", mods))
-    if tower_config(cfg, "audio_config") and off(("audio",)) and (generic or mt in PER_MODEL_AUDIO_SKIP):
-        out.append(("audio", ("audio",)))
+    if tower_config(cfg, "vision_config") and vision and off(vision):
+        out.append(("vision", vision))
+    if tower_config(cfg, "audio_config") and audio and off(audio):
+        out.append(("audio", audio))
     return tuple(out)
 
 

@@ -44,6 +44,7 @@ from kvlint.memory.multimodal import (
     EncoderProfile,
     encoder_profile,
     is_multimodal,
+    language_model_only_limits,
     parse_mm_limits,
     towers_not_loaded,
 )
@@ -133,7 +134,8 @@ class VllmSettings:
     resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
     ``VLLM_PP_LAYER_PARTITION`` read as integers, ``pp_layer_partition_env`` its text as the container sets it
-    (even empty or not integers: :func:`pp_partition_refused` says why vLLM refuses it). ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
+    (even empty or not integers: :func:`pp_partition_refused` says why vLLM refuses it). ``limit_mm_per_prompt``
+    (``--limit-mm-per-prompt``, items per modality; every one 0 under ``--language-model-only``) and
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile,
     ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
     ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
@@ -146,7 +148,8 @@ class VllmSettings:
     (None: unset), which pick the MXFP4 MoE backend on Hopper (:func:`mxfp4_moe_backend`); ``flashinfer_mxfp4_mxfp8``
     and ``flashinfer_mxfp4_mxfp8_cutlass``: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8`` and
     ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS``, FlashInfer's MXFP8-activation backends on Blackwell (TRT-LLM's
-    or CUTLASS's padding, 0.10.2 - 0.23.x). ``enable_lora`` with
+    or CUTLASS's padding, 0.10.2 - 0.23.x). ``nccl_nvls_off``: the container sets ``NCCL_NVLS_ENABLE`` to 0, so NCCL
+    builds no NVLink SHARP buffer (:func:`kvlint.memory.calibration.nccl_nvls_disabled`). ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
     of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
@@ -224,6 +227,7 @@ class VllmSettings:
     flashinfer_mxfp4_bf16: bool | None = None
     flashinfer_mxfp4_mxfp8: bool | None = None
     flashinfer_mxfp4_mxfp8_cutlass: bool | None = None
+    nccl_nvls_off: bool = False
     kv_connector: str | None = None
     kv_cache_access: tuple[str, ...] = ()
     enable_elastic_ep: bool = False
@@ -434,6 +438,7 @@ def settings_from_flags(
         flashinfer_mxfp4_bf16=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16")),
         flashinfer_mxfp4_mxfp8=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8")),
         flashinfer_mxfp4_mxfp8_cutlass=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS")),
+        nccl_nvls_off=cal.nccl_nvls_disabled(env.get("NCCL_NVLS_ENABLE")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
         allreduce_fusion_off=allreduce_fusion_switched_off(
@@ -445,7 +450,11 @@ def settings_from_flags(
         pp_layer_partition=pp_part,
         pp_layer_partition_env=part,
         hf_overrides=hfo if isinstance(hfo, dict) else {},
-        limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
+        limit_mm_per_prompt=(
+            language_model_only_limits(parse_mm_limits(get("limit_mm_per_prompt")))
+            if bool(get("language_model_only", False))
+            else parse_mm_limits(get("limit_mm_per_prompt"))
+        ),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         skip_mm_profiling=bool(get("skip_mm_profiling", False)),
         mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
@@ -3240,7 +3249,7 @@ def stage_memory(
             cfg.era,
             tp * cfg.pp,
             cfg.vendor,
-            cfg.nvls,
+            False if settings.nccl_nvls_off else cfg.nvls,  # NCCL_NVLS_ENABLE=0: no NVLS buffer
             cfg.nvls_domain,
             tp,
             cfg.compute_capability,

@@ -791,21 +791,45 @@ def _family(repo_name: str) -> str | None:
     return m.group(0) if m is not None and len(m.group(0)) >= 3 else None
 
 
+def _name_words(repo_name: str) -> tuple[str, ...]:
+    """The leading words of a (lower-case) repository name that begin with a letter, up to the first that begins
+    with a digit (a size or version): ``gpt-oss-20b`` -> ``(gpt, oss)``, ``gpt2`` -> ``(gpt2,)``,
+    ``meta-llama-3-8b`` -> ``(meta, llama)``, ``llava-v1.6-vicuna-7b`` -> ``(llava, v1)``. Words are split at
+    ``-``, ``_`` and ``.``."""
+    words = []
+    for word in re.split(r"[-_.]", repo_name):
+        if not word or not word[0].isalpha():
+            break
+        words.append(word)
+    return tuple(words)
+
+
+def _of_family(name_words: tuple[str, ...], repo_name: str) -> bool:
+    """Whether catalogued repository name ``repo_name`` (lower case) is of the family of a path whose name has
+    the leading words ``name_words`` (:func:`_name_words`): the catalogued name's leading words are the first
+    words of the path's (``mixtral`` for ``mixtral-x``; ``llava`` for ``llava-v1.6-vicuna-7b``), never another
+    model that merely shares the first letters (``gpt-oss-20b`` for ``gpt2`` or ``gpt-j-6b``)."""
+    words = _name_words(repo_name)
+    return bool(words) and name_words[: len(words)] == words
+
+
 def same_family_suggestion(name: str) -> str | None:
     """A catalogued id to offer as the example mapping for an unresolved model named ``name`` (a path's last
     component such as ``llava-1.5-7b-hf``), or None.
 
-    The family is the name's leading letters (``llava``, ``qwen``, ``smollm``; at least 3). Only when the
-    catalogue holds models of that family and their config.json files all have one ``model_type`` and one
-    ``architectures`` list is the one nearest by name (``difflib`` ratio) returned: kvlint never suggests a
-    model of another architecture (e.g. a Llama for a LLaVA path), nor guesses within a family whose
-    catalogued members differ (Qwen2, Qwen2-VL, Qwen3-MoE ...). Ties: :func:`_suggestion_rank`.
+    The family is the name's leading words before its first number (``llava``, ``qwen3``, ``smollm2``,
+    ``meta-llama``, ``gpt-oss``; :func:`_name_words`), whose leading letters are at least 3: a catalogued model
+    is of it when its own leading words begin the name's (:func:`_of_family`). Only when the catalogue holds
+    models of that family and their config.json files all have one ``model_type`` and one ``architectures``
+    list is the one nearest by name (``difflib`` ratio) returned: kvlint never suggests a model of another
+    architecture (e.g. a Llama for a LLaVA path, gpt-oss for a ``gpt2`` directory), nor guesses within a family
+    whose catalogued members differ (Qwen3, Qwen3-MoE, Qwen3-VL ...). Ties: :func:`_suggestion_rank`.
     """
     want = name.strip().strip("/").rsplit("/", 1)[-1].lower()
-    family = _family(want)
-    if family is None:
+    if _family(want) is None:
         return None
-    hits = {key: hit for key, hit in _by_name().items() if _family(key.split("/", 1)[-1]) == family}
+    words = _name_words(want)
+    hits = {key: hit for key, hit in _by_name().items() if _of_family(words, key.split("/", 1)[-1])}
     if not hits:
         return None
     archs = {_architecture(_index()[mid].dir) for mid, _ in hits.values()}

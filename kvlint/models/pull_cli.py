@@ -110,6 +110,11 @@ def pull(
     kvlint models pull Qwen/Qwen2.5-7B-Instruct --revision a09a3545
     kvlint models pull --check deploy/             CI: offline, exit 1 when a model is missing or unsized
     HF_TOKEN=hf_... kvlint models pull meta-llama/Llama-3.1-8B-Instruct   gated models
+
+    \b
+    Exit codes: 0 every model pulled (--check: available offline), 1 a model failed to pull (--check: missing
+    or changed) or a workload's model can be neither pulled nor sized, 2 usage or configuration error
+    (HF_HUB_OFFLINE set without --check included).
     """
     from dataclasses import replace
 

@@ -59,6 +59,17 @@ def clear_cache() -> None:
 ANNOTATE_HINT = "annotate the workload with kvlint.io/model: <hub id>"
 
 
+#: A model reference written as a plain YAML flow scalar in a remedy (``model_paths: {REF: ...}``); any other is
+#: written double-quoted (a ``:`` or space in a flow mapping would end the key).
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
+
+
+def yaml_key(ref: str) -> str:
+    """``ref`` as a key of a YAML flow mapping a user can paste into ``.kvlint.yaml``: as is when it is plain
+    (:data:`_PLAIN_KEY`: a hub id, a path), else JSON-quoted (which YAML reads back the same)."""
+    return ref if _PLAIN_KEY.fullmatch(ref) else json.dumps(ref, ensure_ascii=False)
+
+
 def _how_to(ref: str) -> str:
     stripped = ref.strip("/")
     org_name = stripped if _HUB_ID.match(stripped) and "/" in stripped else None
@@ -72,10 +83,16 @@ def _how_to(ref: str) -> str:
         if org_name
         else ""
     )
-    return (
-        f"provide it with {pull}--model-dir DIR holding {layout}, map the path to a hub id or local directory in "
-        f"`.kvlint.yaml` model_paths, or {ANNOTATE_HINT}"
+    # a hub id: pulled, a --model-dir copy or the annotation (a model_paths entry is read for the manifest's own
+    # reference only, not for the hub id a KAITO preset or an OCI image name stands for: not offered); any other
+    # reference: a model_paths entry mapping it (map_model_path matches it exactly)
+    mapped = (
+        ""
+        if org_name
+        else f"a `.kvlint.yaml` entry mapping it to a hub id or local directory (model_paths: {{{yaml_key(ref)}: "
+        "<org>/<name>}), "
     )
+    return f"provide it with {pull}--model-dir DIR holding {layout}, {mapped}or {ANNOTATE_HINT}"
 
 
 #: Hub ids (lower case) real manifests name whose architecture kvlint's memory model does not cover and whose
@@ -1009,13 +1026,12 @@ def _resolve(
         guess = dots_dropped_hint(ref)
         if guess is not None:
             example = guess[0]
+        # the remedy after "; provide it with ", as _how_to's: KV502 shows it as its fix, each way with its syntax
         raise ModelUnavailable(
             f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
-            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; map it to a hub id or "
-            "local directory in "
-            f"`.kvlint.yaml` model_paths (e.g. {ref}: {example}), annotate the workload "
-            "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
-            f"{Path(ref).name or '<name>'}/config.json"
+            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; provide it with a "
+            f"`.kvlint.yaml` entry mapping the path to a hub id or local directory (model_paths: {{{yaml_key(ref)}: {example}}}), "
+            f"--model-dir DIR holding {Path(ref).name or '<name>'}/config.json, or {ANNOTATE_HINT}"
         )
     # 4. pulled catalogues (`kvlint models pull`), then the bundled catalogue
     if _HUB_ID.match(ref.strip("/")):

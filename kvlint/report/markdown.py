@@ -1,6 +1,7 @@
 """Markdown report (``kvlint check --format markdown``), written for ``$GITHUB_STEP_SUMMARY``.
 
-Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed); a table of the
+Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed), the sizing line and, folded,
+the serving objects not read (file:line, object, reason: the first ten); a table of the
 diagnostics (severity, rule, location, the finding's short statement with its arithmetic folded below it
 in a ``<details>`` element, fix); then one section per serving container with its
 GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at the engine's memory fraction:
@@ -173,6 +174,20 @@ def render_markdown(result: CheckResult) -> str:
     sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         lines += ["", sizing.line()]
+    if sizing.unread_items:
+        # which serving objects were not read, as the text report lists them (folded: the first UNREAD_SHOWN)
+        from kvlint.sizing import UNREAD_SHOWN
+
+        shown = sizing.unread_items[:UNREAD_SHOWN]
+        lines += ["", f"<details><summary>Not read: {sizing.not_read}</summary>", ""]
+        for d, why in shown:
+            parts = [markdown_code(f"{d.loc.file}:{d.loc.line}", table=False)] if d.loc else []
+            parts += [markdown_text(d.object)] if d.object else []
+            lines.append("- " + ": ".join([*parts, markdown_text(why)]))
+        more = len(sizing.unread_items) - len(shown)
+        if more:
+            lines.append(f"- and {more} more (the JSON report lists all: `summary.sizing.not_read_items`)")
+        lines += ["", "</details>"]
     if result.diagnostics:
         lines += ["", "| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]
         lines += [finding_row(d) for d in result.diagnostics]

@@ -206,6 +206,8 @@ def iter_text(
     sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         tail.append(sizing.line())
+        # which objects were not read (the first UNREAD_SHOWN, then how many more), below the line that counts them
+        tail += [printable(x) for x in sizing.unread_lines()]
     tail.append(summary_line(result, suppressed=suppressed))
     yield "\n".join(map(inert_line, tail)) + "\n"
 

@@ -130,7 +130,10 @@ def build_settings(**kw: Any) -> Any:
 
 @click.group()
 def webhook() -> None:
-    """Validating admission webhook: the `kvlint check` pipeline at `kubectl apply` time."""
+    """Validating admission webhook: the `kvlint check` pipeline at `kubectl apply` time.
+
+    Exit codes: those of `kvlint webhook serve` (see its --help); 2 usage error.
+    """
 
 
 @webhook.command()
@@ -265,11 +268,28 @@ def webhook() -> None:
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="With --cluster; default: in-cluster.")
 @click.option("--context", "kube_context", help="With --cluster: kubeconfig context.")
-@click.option("--cert-reload-interval", type=float, default=10.0, show_default=True, help="Seconds.")
 @click.option(
-    "--drain-seconds", type=float, default=5.0, show_default=True, help="Not-ready time before exit."
+    "--cert-reload-interval",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Seconds between checks of --tls-cert/--tls-key for a rotated certificate (loaded without a restart).",
 )
-@click.option("--graceful-seconds", type=float, default=10.0, show_default=True, help="In-flight grace.")
+@click.option(
+    "--drain-seconds",
+    type=float,
+    default=5.0,
+    show_default=True,
+    help="On SIGTERM, seconds to keep answering reviews while /readyz reports not ready, before the server stops "
+    "accepting connections (a second signal skips it).",
+)
+@click.option(
+    "--graceful-seconds",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="After the drain, seconds the reviews in flight get to finish before the server exits.",
+)
 @click.option(
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
 )
@@ -282,6 +302,11 @@ def serve(**kw: Any) -> None:
     Each review runs in a worker process within --timeout; model configs come only from the
     bundled catalogue, --model-dir and --config model paths: no network call is made and no
     path from a manifest is looked up on this server's disk while the API server waits.
+
+    \b
+    Exit codes: 0 stopped by a signal (SIGTERM, after --drain-seconds and --graceful-seconds),
+    1 cannot start (TLS certificate or key unreadable, a port taken, server dependencies missing),
+    2 usage or configuration error.
     """
     missing = missing_server_deps()
     if missing:

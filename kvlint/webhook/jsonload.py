@@ -17,8 +17,9 @@ with :func:`kvlint.load.load_text` as before:
   LF (``U+0085``, ``U+2028``, ``U+2029``, which YAML folds inside a quoted scalar), characters YAML does not
   accept raw (``U+007F``-``U+009F``, surrogates, ``U+FEFF``, ``U+FFFE``, ``U+FFFF``), and, to keep the
   check simple, any character above ``U+FFFF``;
-* a string holding ``{{`` (a possible template action, KV002), ``kvlint:`` or ``# Source: `` (the loader then
-  keeps the text for comment suppressions or Helm source mapping);
+* a string holding ``{{`` (a possible template action, KV002), ``kvlint:`` (or another spelling of a suppression
+  comment's start, :data:`kvlint.load.SUPPRESSION_VARIANTS`) or ``# Source: `` (the loader then keeps the text for
+  comment suppressions or Helm source mapping);
 * a key longer than 1,000 characters as JSON (YAML limits implicit keys to 1,024), a key that is not a
   string, a value of another type than dict, list, str, int, float, bool or None, a float that is not
   finite;
@@ -47,7 +48,15 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from kvlint.load import MAX_DEPTH, MAX_NODES, SUPPRESSION_MARKER, _flatten, _resolve_scalar_uncached
+from kvlint.load import (
+    MAX_DEPTH,
+    MAX_NODES,
+    SUPPRESSION_MARKER,
+    SUPPRESSION_VARIANTS,
+    _flatten,
+    _resolve_scalar_uncached,
+    holds_suppression_marker,
+)
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, LoadResult
 
@@ -60,6 +69,8 @@ _SOURCE_MARKER = "# Source: "
 _UNSAFE = re.compile(
     "[^\x00-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]|\\{\\{|"
     + re.escape(SUPPRESSION_MARKER)
+    + "|"
+    + "|".join(map(re.escape, SUPPRESSION_VARIANTS))
     + "|"
     + re.escape(_SOURCE_MARKER)
 )
@@ -95,14 +106,13 @@ def _safe(text: str) -> bool:
     if text.isascii():
         return (
             "{{" not in text
-            and _SUPPRESSION not in text
+            and not holds_suppression_marker(text)
             and _SOURCE_MARKER not in text
             and "\x7f" not in text
         )
     return _UNSAFE.search(text) is None
 
 
-_SUPPRESSION = SUPPRESSION_MARKER
 #: key -> columns its JSON form and ``": "`` take (``len(_encode(key)) + 2``), for keys :func:`_safe` passes
 #: and at most :data:`_KEY_MEMO_CHARS` long; cleared when it reaches :data:`_PLAIN_MAX` entries.
 _KEY_WIDTH: dict[str, int] = {}
@@ -201,7 +211,10 @@ class _Builder:
                         if not (
                             v.isascii()
                             and "{{" not in v
-                            and _SUPPRESSION not in v
+                            # every spelling of a suppression comment holds one of these (else _safe decides)
+                            and "lint" not in v
+                            and "LINT" not in v
+                            and "Lint" not in v
                             and _SOURCE_MARKER not in v
                             and "\x7f" not in v
                         ) and not _safe(v):

@@ -87,14 +87,17 @@ MAX_UNKNOWN_ANNOTATIONS = 20
 
 def _unknown_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV005 (info) for each ``kvlint.io/`` annotation of the workload that kvlint does not read (a typo such
-    as ``kvlint.io/acelerator``, which leaves the pod's GPU to the node labels), naming the one it reads that
+    as ``kvlint.io/acelerator``, which leaves the pod's GPU to the node labels; the prefix in any case:
+    ``KVLINT.IO/IGNORE``), naming the one it reads that
     is at most two edits away (a misspelling, not another word: ``kvlint.io/accelerator-source`` gets no
     guess), as ruff names an unknown ``noqa`` code; the first :data:`MAX_UNKNOWN_ANNOTATIONS` of them, then one
     info counting the others."""
     from kvlint.suppress import annotation_loc
 
     w = ctx.workload
-    unread = (k for k in w.annotations if k.startswith("kvlint.io/") and k not in KVLINT_ANNOTATIONS)
+    # the prefix in any case: Kubernetes keys are case-sensitive and kvlint reads kvlint.io/ignore only, so
+    # KVLINT.IO/IGNORE suppressed nothing without a word (it gets "did you mean 'kvlint.io/ignore'?")
+    unread = (k for k in w.annotations if k[:10].lower() == "kvlint.io/" and k not in KVLINT_ANNOTATIONS)
     for count, key in enumerate(unread):
         if count == MAX_UNKNOWN_ANNOTATIONS:
             rest = 1 + sum(1 for _ in unread)

@@ -18,6 +18,7 @@ from kvlint.engines.images import (
     accelerator_build,
     engine_of_image,
     gpu_build_on_other_accelerator,
+    gpu_vendor_of_resource,
     image_placeholder,
     image_platform,
     path_placeholder,
@@ -219,6 +220,32 @@ _GIVE_CONFIG = (
 )
 
 
+#: An example GPU of each platform for KV501's fixes, with the label values that name it (NVIDIA GPU Feature
+#: Discovery's ``nvidia.com/gpu.product`` and GKE's ``cloud.google.com/gke-accelerator``; the AMD GPU node labeller's
+#: ``amd.com/gpu.product-name``): ``(kvlint id or alias, [(label, value), ...])``. Each resolves to the same catalogue
+#: GPU (tests/test_unsized_fixes.py applies every form the fix writes and checks the container is then sized).
+_EXAMPLE_GPU = {
+    "cuda": (
+        "l4",
+        [("nvidia.com/gpu.product", "NVIDIA-L4"), ("cloud.google.com/gke-accelerator", "nvidia-l4")],
+    ),
+    "rocm": ("mi300x", [("amd.com/gpu.product-name", "AMD_Instinct_MI300X")]),
+}
+
+
+def name_gpu_fix(platform: str = "cuda") -> str:
+    """KV501's remedy for a GPU kvlint cannot tell, each way of naming it with its exact syntax: a ``nodeSelector``
+    label, the ``kvlint.io/accelerator`` annotation, a ``.kvlint.yaml`` ``accelerators.node_labels`` entry for the
+    cluster's own label, ``--accelerator`` (an example GPU of ``platform``: :data:`_EXAMPLE_GPU`)."""
+    gpu, labels = _EXAMPLE_GPU.get(platform, _EXAMPLE_GPU["cuda"])
+    selector = " (or ".join(f"{k}: {v}" for k, v in labels) + (")" if len(labels) > 1 else "")
+    return (
+        f"name the GPU ({gpu} in these examples): a nodeSelector {selector}, the annotation kvlint.io/accelerator: {gpu} on the "
+        f"workload, your own node label mapped in .kvlint.yaml (accelerators: {{node_labels: {{LABEL: {{VALUE: "
+        f"{gpu}}}}}}}), or --accelerator {gpu} (`kvlint accelerators` lists the ids)"
+    )
+
+
 @check("KV501")
 def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV501: the model is known but the GPU is not (or is not a CUDA/ROCm GPU), so the capacity rules were
@@ -278,6 +305,9 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         w = ctx.workload
         profile = profile_clause(w.kind, w.annotations, w.namespace)
+        gpu, labels = _EXAMPLE_GPU["rocm" if platform == "rocm" else "cuda"]
+        name_it = f"e.g. a nodeSelector {labels[0][0]}: {labels[0][1]} or the annotation kvlint.io/accelerator: {gpu}"
+        resource = "amd.com/gpu" if platform == "rocm" else "nvidia.com/gpu"
         if is_runtime_template(w):
             # KV405 is not said on a template: the InferenceService that uses it may set the resources
             user = "LLMInferenceService" if w.kind.startswith("LLMInferenceService") else "InferenceService"
@@ -288,8 +318,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             fix = (
                 f"lint the {user}s that use this runtime together with it, or set the GPUs the engine uses in the "
-                "runtime's resources.limits (the default for those services); then name the GPU type with a "
-                "nodeSelector or the kvlint.io/accelerator annotation"
+                f"runtime's resources.limits: {{{resource}: N}} (the default for those services); then name the GPU "
+                f"type, {name_it}"
             )
         else:
             message = (
@@ -297,8 +327,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "resource), so there is no GPU to size the engine on"
             )
             fix = (
-                "request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
-                "nodeSelector or the kvlint.io/accelerator annotation"
+                f"request the GPUs the engine uses: resources.limits: {{{resource}: N}} (KV405); then name the GPU "
+                f"type, {name_it}"
             )
         yield ctx.finding(
             message + (f"; {profile}" if profile else ""),
@@ -357,16 +387,10 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if cr.model is None:
         return
-    selectors = (
-        "amd.com/gpu.product-name or amd.com/gpu.device-id (the AMD GPU node labeller's)"
-        if platform == "rocm"
-        else "nvidia.com/gpu.product or cloud.google.com/gke-accelerator"
-    )
-    fix = (
-        f"add a nodeSelector such as {selectors}, the "
-        "kvlint.io/accelerator annotation, map your node labels in .kvlint.yaml (accelerators.node_labels), "
-        "or run with --accelerator ID (kvlint accelerators lists ids)"
-    )
+    # the labels of the vendor whose nodes the pod's GPU resource is advertised on (nvidia.com/gpu: NVIDIA's, as
+    # the fleet it is planned on, kvlint.pipeline._fleet), else of the image's build
+    vendor = gpu_vendor_of_resource(cr.placement.resource if cr.placement is not None else None)
+    fix = name_gpu_fix("rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda")
     placed = ctx.cr.placement
     if (
         placed is not None
