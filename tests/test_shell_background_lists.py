@@ -26,6 +26,8 @@ SCRIPTS = [
     # `|&` is a pipe, not `&`: the list's first command runs in this shell; a `;` ends the list
     'A=1 && B=2 |& cat; vllm serve m "$A" x',
     'A=1 && B=2; C=3 & wait; vllm serve m "$A" "$B" x',
+    # a list whose last pipeline has several commands, run with `&`
+    'A=1 && B=2 | cat & wait; vllm serve m "$A" "$B" x',
 ]
 
 

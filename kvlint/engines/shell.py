@@ -2704,6 +2704,7 @@ def _read_commands(
     # command being the list of pipelines joined by && and ||): the state saved at its first command when `&&` or
     # `||` follows it, put back at a `&` that ends the list (not `|&`, a pipe), dropped at another operator
     andor: _Saved | None = None
+    after_op = ""  # the token just before: an operator, or "" after a command (`|` then `&` is `|&`)
     last_op = ""
     loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
     for cmd in tokens:  # the words of each command, then the operator after it
@@ -2712,10 +2713,10 @@ def _read_commands(
                 positional = piped.restore(shell)
                 piped = None
             if andor is not None and cmd not in ("&&", "||", "|"):
-                if cmd == "&" and last_op != "|":
+                if cmd == "&" and after_op != "|":
                     positional = andor.restore(shell)
                 andor = None
-            last_op = cmd  # type: ignore[assignment]
+            last_op = after_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
@@ -2728,6 +2729,7 @@ def _read_commands(
             starts = cmd in _STARTS_COMMAND
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
+        after_op = ""
         if andor is None and case_depth == 0 and shell.subshells > 0 and last_op not in ("&&", "||", "|"):
             following = next(tokens, None)
             if following is not None:
