@@ -83,6 +83,8 @@ def _options_token(options: Any) -> tuple[int, ...]:
 
 #: What :meth:`_Frames.read` returns while the message is not all in.
 _INCOMPLETE = object()
+#: Largest frame the pipe's header can declare (a signed 4-byte length, as ``Connection.send_bytes`` writes it).
+_MAX_FRAME = 0x7FFFFFFF
 
 
 def _decoded(data: bytes | bytearray) -> tuple[Any, ...]:
@@ -95,23 +97,33 @@ def _decoded(data: bytes | bytearray) -> tuple[Any, ...]:
         return ("malformed", -1, str(exc))
 
 
+#: Most bytes one read of a reply takes (``os.read`` allocates what it is asked for before it reads).
+_READ_PIECE = 1 << 20
+
+
 class _Frames:
     """The server's end of one worker's pipe, read and written without waiting (its descriptor is
-    ``O_NONBLOCK``): the message being read, a piece at a time, and the bytes left to write."""
+    ``O_NONBLOCK``): the message being read, a piece at a time, and the bytes left to write.
 
-    __slots__ = ("_head", "_body", "_got", "outbox")
+    The bytes held of a reply are those that arrived, not the length its frame header declares (a worker that
+    wrote a header of 2 GiB - 1 and stopped had the server allocate and zero 2 GiB on the header), and a header
+    declaring more than ``max_size`` (the worker's address space, ``worker_memory_bytes``: no reply of it can be
+    larger) is a malformed reply, read no further."""
 
-    def __init__(self) -> None:
-        #: the message being read: its frame header's bytes so far, then its body and how much of it is in
+    __slots__ = ("_head", "_body", "_size", "max_size", "outbox")
+
+    def __init__(self, max_size: int = _MAX_FRAME) -> None:
+        #: the message being read: its frame header's bytes so far, then its body so far and its declared size
         self._head = b""
         self._body: bytearray | None = None
-        self._got = 0
+        self._size = 0
+        self.max_size = max_size
         #: what is left to write (None: nothing)
         self.outbox: bytes | memoryview | None = None
 
     def start(self, data: bytes) -> None:
         """Forget any part of an earlier message read and take ``data`` to write (a new review)."""
-        self._head, self._body, self._got = b"", None, 0
+        self._head, self._body, self._size = b"", None, 0
         self.outbox = data
 
     def read(self, fd: int) -> Any:
@@ -142,26 +154,31 @@ class _Frames:
                 (size,) = FRAME_HEADER.unpack(chunk)
                 if size < 0:  # Connection's header for 2 GiB and more: never sent by kvlint
                     raise OSError("unexpected message header on the review pipe")
+                if size > self.max_size:
+                    return (
+                        "malformed",
+                        -1,
+                        f"a reply of {size:,} bytes declared, more than the worker's "
+                        f"{self.max_size / 2**20:g} MiB can hold",
+                    )
                 try:
-                    chunk = os.read(fd, size)
+                    chunk = os.read(fd, min(size, _READ_PIECE))
                 except BlockingIOError:
                     chunk = b""
                 if len(chunk) == size:  # all in at once: the usual reply
                     return _decoded(chunk)
-                self._body = body = bytearray(size)
-                body[: len(chunk)] = chunk
-                self._got = len(chunk)
+                self._body, self._size = bytearray(chunk), size
                 continue
-            if self._got == len(body):
+            if len(body) == self._size:
                 self._body = None
                 return _decoded(body)
             try:
-                n = os.readv(fd, [memoryview(body)[self._got :]])
+                chunk = os.read(fd, min(self._size - len(body), _READ_PIECE))
             except BlockingIOError:
                 return _INCOMPLETE
-            if n == 0:
+            if not chunk:
                 raise OSError("got end of file during message")
-            self._got += n
+            body += chunk
 
     def write(self, fd: int) -> bool:
         """Write what ``fd`` takes now of :attr:`outbox`, without waiting; True once all of it is written.
@@ -201,8 +218,8 @@ class _Worker:
         child.close()
         os.set_blocking(parent.fileno(), False)
         self.conn = parent
-        #: the review's messages left to write and the reply being read
-        self.frames = _Frames()
+        #: the review's messages left to write and the reply being read (no reply larger than the worker can hold)
+        self.frames = _Frames(min(memory_limit, _MAX_FRAME) if memory_limit else _MAX_FRAME)
         self.options: Any = None
         #: the WebhookSettings object last sent (a ``review`` needs them; sent once)
         self.settings: Any = None
