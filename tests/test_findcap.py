@@ -135,3 +135,18 @@ def test_the_cap_counts_what_comments_leave(tmp_path: Any, jobs: int) -> None:
     assert all(d.stands_for == 1 for d in infos[:-1])
     assert infos[-1].stands_for == n - 1 - MAX_PER_RULE
     assert infos[-1].message.startswith(f"{n - 1 - MAX_PER_RULE:,} more KV503 findings")
+
+
+def test_the_json_report_says_how_many_findings_one_stands_for() -> None:
+    """The finding for the rest stood for 1,950 findings in the webhook's count and nowhere in ``--format json``:
+    a consumer summing findings counted it once. Its ``stands_for`` is in the JSON diagnostic (present only when
+    it stands for more than one, as ``sources_more``)."""
+    import json
+
+    from kvlint.report.jsonout import render_json
+
+    n = 2000
+    result = run_documents(load_text(json.dumps(_with_args(n), indent=1), "many.json"), webhook_options())
+    report = json.loads(render_json(result))
+    kv503 = [d for d in report["diagnostics"] if d["rule"] == "KV503"]
+    assert [d.get("stands_for") for d in kv503] == [None] * MAX_PER_RULE + [n - MAX_PER_RULE]
