@@ -244,3 +244,44 @@ def test_a_reply_larger_than_its_worker_can_hold_is_refused_on_its_header() -> N
     finally:
         os.close(r)
         os.close(w)
+
+
+def _fed(frames: Any, r: int, w: int, data: bytes) -> Any:
+    """What ``frames`` reads of ``data`` written to the pipe ``w`` a pipe's worth at a time."""
+    import os
+
+    from kvlint.webhook.pool import _INCOMPLETE
+
+    got = _INCOMPLETE
+    while got is _INCOMPLETE:
+        data = data[os.write(w, data[: 1 << 16]) :]
+        got = frames.read(r)
+    return got
+
+
+def test_a_summary_larger_than_its_review_can_make_is_not_decoded() -> None:
+    """A reply's JSON part is decoded on the server's event loop, about 25 times its size in memory (a list of a
+    million empty lists, 2.9 MiB, made 72 MiB and took 0.5 s): an ``answer`` whose summary is far larger than
+    the review's body could make (its strings come from the body, its findings are grouped by rule, ten error
+    messages of 256 characters) is a malformed reply, refused before it is decoded; one within it is read."""
+    import os
+
+    from kvlint.webhook.pool import _Frames, summary_limit
+    from kvlint.webhook.worker import FRAME_HEADER
+
+    body = b'{"request":{"uid":"u"}}'
+    limit = summary_limit(body)
+    fits = encode_reply(("answer", 3, b"{}", ["x" * (limit - 100)]))
+    bloated = encode_reply(("answer", 3, b"{}", [[] for _ in range(limit)]))
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        frames = _Frames()
+        frames.start(b"", summary_limit=limit)
+        assert _fed(frames, r, w, FRAME_HEADER.pack(len(fits)) + fits)[:3] == ("answer", 3, b"{}")
+        frames.start(b"", summary_limit=limit)
+        got = _fed(frames, r, w, FRAME_HEADER.pack(len(bloated)) + bloated)
+        assert got[0] == "malformed" and "JSON part" in got[2]
+    finally:
+        os.close(r)
+        os.close(w)

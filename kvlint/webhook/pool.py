@@ -47,7 +47,7 @@ from kvlint.webhook.worker import (
     worker_main,
 )
 
-__all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
+__all__ = ["SUMMARY_SLACK", "BudgetExceeded", "ReviewPool", "WorkerFailed", "summary_limit"]
 
 
 class BudgetExceeded(Exception):
@@ -87,14 +87,28 @@ _INCOMPLETE = object()
 _MAX_FRAME = 0x7FFFFFFF
 
 
-def _decoded(data: bytes | bytearray) -> tuple[Any, ...]:
+def _decoded(data: bytes | bytearray, max_summary: int | None = None) -> tuple[Any, ...]:
     """A worker's reply read from its bytes (never unpickled: :func:`~kvlint.webhook.worker.decode_reply`), or
     ``("malformed", -1, why)`` for bytes that are no reply (the worker is then replaced, the review answered as
     its failure is)."""
     try:
-        return decode_reply(data)
+        return decode_reply(data, max_summary)
     except MalformedMessage as exc:
         return ("malformed", -1, str(exc))
+
+
+#: Bytes of a review's summary that do not come from its body: the findings grouped by rule and severity (a few
+#: hundred rules), the first ten errors' messages of 256 characters, the fixed words (``outcome``, ``reason``).
+SUMMARY_SLACK = 64 * 1024
+
+
+def summary_limit(body: bytes) -> int:
+    """The most bytes the JSON part of a worker's ``answer`` to a review of ``body`` can have: its summary's
+    strings (uid, kind, namespace, name, username, ...) are the body's, each once (JSON-escaped as the body has
+    them or shorter), twice for room, and :data:`SUMMARY_SLACK` for the rest
+    (:func:`~kvlint.webhook.answer.review_summary`). A reply past it is malformed, not decoded: the decoder
+    builds about 25 times the JSON's size in objects, on the event loop."""
+    return 2 * len(body) + SUMMARY_SLACK
 
 
 #: Most bytes one read of a reply takes (``os.read`` allocates what it is asked for before it reads).
@@ -110,7 +124,7 @@ class _Frames:
     declaring more than ``max_size`` (the worker's address space, ``worker_memory_bytes``: no reply of it can be
     larger) is a malformed reply, read no further."""
 
-    __slots__ = ("_head", "_body", "_size", "max_size", "outbox")
+    __slots__ = ("_head", "_body", "_size", "max_size", "outbox", "summary_limit")
 
     def __init__(self, max_size: int = _MAX_FRAME) -> None:
         #: the message being read: its frame header's bytes so far, then its body so far and its declared size
@@ -118,13 +132,17 @@ class _Frames:
         self._body: bytearray | None = None
         self._size = 0
         self.max_size = max_size
+        #: the review's :func:`summary_limit` (None: a ``lint``, not checked)
+        self.summary_limit: int | None = None
         #: what is left to write (None: nothing)
         self.outbox: bytes | memoryview | None = None
 
-    def start(self, data: bytes) -> None:
-        """Forget any part of an earlier message read and take ``data`` to write (a new review)."""
+    def start(self, data: bytes, summary_limit: int | None = None) -> None:
+        """Forget any part of an earlier message read and take ``data`` to write (a new review), whose reply's
+        summary may have ``summary_limit`` bytes (:func:`summary_limit`; None: not checked)."""
         self._head, self._body, self._size = b"", None, 0
         self.outbox = data
+        self.summary_limit = summary_limit
 
     def read(self, fd: int) -> Any:
         """Read what ``fd`` holds of the message being read, without waiting: the reply
@@ -166,12 +184,12 @@ class _Frames:
                 except BlockingIOError:
                     chunk = b""
                 if len(chunk) == size:  # all in at once: the usual reply
-                    return _decoded(chunk)
+                    return _decoded(chunk, self.summary_limit)
                 self._body, self._size = bytearray(chunk), size
                 continue
             if len(body) == self._size:
                 self._body = None
-                return _decoded(body)
+                return _decoded(body, self.summary_limit)
             try:
                 chunk = os.read(fd, min(self._size - len(body), _READ_PIECE))
             except BlockingIOError:
@@ -678,7 +696,10 @@ class ReviewPool:
                 fut.set_exception(_CallTimeout())
 
         fd = w.conn.fileno()  # OSError once the pipe is closed
-        w.frames.start(frame_messages(messages))
+        last = messages[-1]
+        w.frames.start(
+            frame_messages(messages), summary_limit(last[2]) if last[0] in ("review", "old") else None
+        )
         if not w.frames.write(fd):  # OSError: the worker died
             loop.add_writer(fd, self._writable, w)
         w.waiter = fut
