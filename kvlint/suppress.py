@@ -209,8 +209,13 @@ _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
 #: ``# Kvlint: ignore KV202=...``, ``# kvlint: IGNORE ...``, ``# kvlint ignore ...``, ``# kvlint-ignore ...``. kvlint reads
 #: only ``# kvlint: ignore`` (:data:`_COMMENT_RE`: lower case, a colon after kvlint); any other spelling, read as no
 #: comment, suppressed nothing without a word: KV003 names the form kvlint reads (:func:`_misspelt_comment`).
+#: The spellings of ``kvlint`` matched are those :func:`kvlint.load.holds_suppression_marker` keeps a file's text
+#: for, so that whether a comment is flagged does not depend on what else its file holds: ``kvlint:`` after any
+#: blanks, ``kvlint`` without the colon after one space or none (``# kvlint``, ``#kvlint``), and the capitalised
+#: spellings of :data:`kvlint.load.SUPPRESSION_VARIANTS`. (``#  kvlint ignore`` with two spaces, or ``kVlint``, is
+#: not flagged: a wider scan would keep the text of every file with a ``kvlint.io/`` annotation.)
 _ANY_SPELLING_RE = re.compile(
-    r"#\s*kvlint(?![a-z0-9])\s*[:=_-]?\s*"
+    r"#(?:\s*(?-i:kvlint)(?=:)| ?(?-i:kvlint)|\s*(?-i:KVLINT|Kvlint|KvLint|KVLint))(?![a-z0-9])\s*[:=_-]?\s*"
     r"(ignore|disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)"
     r"(?=[ \t=:,;]|$)[ \t=:,;]*(.*)$",
     re.IGNORECASE,
