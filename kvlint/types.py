@@ -1071,7 +1071,8 @@ class Diagnostic:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape of one diagnostic (``kvlint check --format json``); ``sources_more`` only when sources were
-        left out."""
+        left out, ``stands_for`` only when the finding stands for more than one (the cap's finding for the rest,
+        :mod:`kvlint.findcap`; KV205's for the unknown options past its bound)."""
         out: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,
@@ -1088,6 +1089,8 @@ class Diagnostic:
         }
         if self.sources_more:
             out["sources_more"] = self.sources_more
+        if isinstance(self.stands_for, int) and self.stands_for > 1:
+            out["stands_for"] = self.stands_for
         return out
 
 
