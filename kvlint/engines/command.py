@@ -734,10 +734,10 @@ def _reason_for(words: Sequence[str]) -> str:
         return "the container runs Ray; the engine is configured by Ray Serve application code, which kvlint does not read"
     if w0.endswith(".sh") or (w0 in _SHELLS and len(words) > 1 and words[1].endswith(".sh")):
         script = words[1] if w0 in _SHELLS else words[0]
-        return (
-            f"the container runs the script {script} ({_describe(words)}); the engine flags inside it are not "
-            f"visible to kvlint"
-        )
+        described = _describe(words)
+        # the whole command in brackets only when it says more than the script's path (its shell, its arguments)
+        detail = f" ({described})" if described != script else ""
+        return f"the container runs the script {script}{detail}; the engine flags inside it are not visible to kvlint"
     return f"the container runs `{_describe(words)}`, not a recognised engine command"
 
 
