@@ -62,3 +62,25 @@ def test_kv403_quotes_the_sglang_option_as_the_manifest_spells_it(tmp_path: Path
         d.message for d in run_check([str(short)], Options(allow_hub=False)).diagnostics if d.rule == "KV403"
     ]
     assert kv403 and all("--tp-size 16" in m for m in kv403), kv403
+
+
+def test_an_option_unknown_to_a_guessed_release_is_a_warning(tmp_path: Path) -> None:
+    """The release read from the tag of an image kvlint does not know as vLLM's release image may be the image's
+    own version: an option that release lacks is a KV205 warning saying the release is assumed, not an error;
+    on vLLM's own image, or with --engine-version, it stays an error."""
+
+    def kv205(image: str, **opts: object) -> list:
+        p = _pod(
+            tmp_path,
+            f'    image: {image}\n    args: [--model, Qwen/Qwen2.5-7B-Instruct, --swap-space, "4"]\n',
+        )
+        r = run_check([str(p)], Options(allow_hub=False, **opts))  # type: ignore[arg-type]
+        return [d for d in r.diagnostics if d.rule == "KV205" and "--swap-space" in d.message]
+
+    (guessed,) = kv205("registry.example.com/ml/vllm-openai-rebuild:v0.28.0")
+    assert guessed.severity == "warning", guessed
+    assert "the release is assumed: kvlint read 0.28.0 from the tag v0.28.0" in guessed.message
+    (pinned,) = kv205("vllm/vllm-openai:v0.28.0")
+    assert pinned.severity == "error" and "assumed" not in pinned.message
+    (named,) = kv205("registry.example.com/ml/vllm-openai-rebuild:v0.28.0", engine_version="0.28.0")
+    assert named.severity == "error"

@@ -21,6 +21,7 @@ A container that clearly is an engine but whose command cannot be read gets a Se
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import os
 import re
@@ -2303,6 +2304,57 @@ _DEH_TGI_ENV = frozenset(
 
 @one_reading
 def parse_container(
+    container: LDict,
+    *,
+    pod_spec: LDict | None = None,
+    namespace: str | None = None,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    path: str = "",
+    engine_version_option: str | None = None,
+    runtime_template: bool = False,
+    kuberay: bool = False,
+    installed_release: str | None = None,
+) -> ServingConfig | None:
+    """Read the serving engine a Kubernetes container runs (:func:`_parse_container`, whose arguments these are),
+    with the options unknown to a release only guessed at warned about, not refused (:func:`_guessed_release`)."""
+    cfg = _parse_container(
+        container,
+        pod_spec=pod_spec,
+        namespace=namespace,
+        configmaps=configmaps,
+        path=path,
+        engine_version_option=engine_version_option,
+        runtime_template=runtime_template,
+        kuberay=kuberay,
+        installed_release=installed_release,
+    )
+    if cfg is not None and not engine_version_option and installed_release is None:
+        _guessed_release(cfg)
+    return cfg
+
+
+def _guessed_release(cfg: ServingConfig) -> None:
+    """KV205 for an option the release does not have is a warning, not an error, when that release was only read
+    from the tag of an image kvlint does not know as the engine's release image (:func:`tag_of_unknown_image`:
+    ``rtalaricw/vllm:0.1``, ``<registry>/vllm-openai-rebuild:v0.28.0``), whose tag may be the image's own version:
+    the option may well be the running release's. The message says the release is assumed. Not for a release a
+    ``pip install`` in the container's script pins (``installed_by``), which the script does install."""
+    if cfg.installed_by or not tag_of_unknown_image(cfg):
+        return
+    repo, tag = split_image(cfg.image)[:2]
+    said = (
+        f" (the release is assumed: kvlint read {cfg.version} from the tag {tag} of {repo}, an image it does not "
+        "know as a release image, whose tag may be its own version)"
+    )
+    cfg.findings[:] = [
+        dataclasses.replace(f, severity="warning", message=f.message + said)
+        if isinstance(f, OptionFinding) and f.unknown and f.rule == "KV205" and f.severity == "error"
+        else f
+        for f in cfg.findings
+    ]
+
+
+def _parse_container(
     container: LDict,
     *,
     pod_spec: LDict | None = None,
