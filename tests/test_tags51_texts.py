@@ -84,3 +84,15 @@ def test_an_option_unknown_to_a_guessed_release_is_a_warning(tmp_path: Path) -> 
     assert pinned.severity == "error" and "assumed" not in pinned.message
     (named,) = kv205("registry.example.com/ml/vllm-openai-rebuild:v0.28.0", engine_version="0.28.0")
     assert named.severity == "error"
+
+
+def test_a_release_the_image_maker_publishes_is_not_a_guess(tmp_path: Path) -> None:
+    """rayproject/ray-llm:2.52.0 (fixtures/collected ray-service.llm-serve.yaml) carries the vLLM its Ray release
+    requires (0.11.0, RAY_LLM_VLLM), which refuses --device as every later release does: KV205 stays an error."""
+    p = _pod(
+        tmp_path,
+        "    image: rayproject/ray-llm:2.52.0-py311-cu128\n"
+        "    command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --device, cuda]\n",
+    )
+    kv205 = [d for d in run_check([str(p)], Options(allow_hub=False)).diagnostics if d.rule == "KV205"]
+    assert kv205 and all(d.severity == "error" and "assumed" not in d.message for d in kv205), kv205

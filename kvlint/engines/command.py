@@ -43,6 +43,7 @@ from kvlint.engines.images import (
     is_dell_enterprise_hub,
     split_image,
     tag_of_unknown_image,
+    tag_only_names_release,
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
@@ -2339,7 +2340,7 @@ def _guessed_release(cfg: ServingConfig) -> None:
     ``rtalaricw/vllm:0.1``, ``<registry>/vllm-openai-rebuild:v0.28.0``), whose tag may be the image's own version:
     the option may well be the running release's. The message says the release is assumed. Not for a release a
     ``pip install`` in the container's script pins (``installed_by``), which the script does install."""
-    if cfg.installed_by or not tag_of_unknown_image(cfg):
+    if cfg.installed_by or not tag_of_unknown_image(cfg) or not tag_only_names_release(cfg.image):
         return
     repo, tag = split_image(cfg.image)[:2]
     said = (

@@ -66,6 +66,7 @@ __all__ = [
     "repository_path",
     "split_image",
     "tag_of_unknown_image",
+    "tag_only_names_release",
     "tags_are_versions",
     "unsized_whatever_model",
 ]
@@ -696,6 +697,23 @@ def engine_release(image: str, engine: str, option: str | None) -> str | None:
     if option:
         return option  # 2
     return read  # 3, or 4 (None)
+
+
+def tag_only_names_release(image: str) -> bool:
+    """Whether :func:`engine_version` reads ``image``'s release from nothing but the tag of a repository kvlint does
+    not know as an engine build, named for the engine's image (:func:`_names_engine_image`: ``rtalaricw/vllm:0.1``):
+    a guess, as the tag may be the image's own version. False for the releases read from what the image's maker
+    publishes: a Ray LLM image's Ray release (:data:`RAY_LLM_VLLM`), a KServe or Dynamo release
+    (:data:`KSERVE_HF_VLLM`, :data:`DYNAMO_ENGINES`), a release named inline (``...-vllm0.5.0-neuron``)."""
+    if not image or engine_of_image(image) is not None or engine_version(image) is None:
+        return False
+    repo, tag, _ = split_image(image)
+    path = _repo_path(repo)
+    if ray_llm_vllm(image) is not None or dynamo_runtime(image) is not None:
+        return False
+    if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME) or inline_engine(image) is not None:
+        return False
+    return _INLINE_VLLM_RE.search(path) is None and (tag is None or _INLINE_VLLM_RE.search(tag) is None)
 
 
 def tag_of_unknown_image(serving: ServingConfig) -> bool:
