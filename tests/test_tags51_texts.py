@@ -96,3 +96,30 @@ def test_a_release_the_image_maker_publishes_is_not_a_guess(tmp_path: Path) -> N
     )
     kv205 = [d for d in run_check([str(p)], Options(allow_hub=False)).diagnostics if d.rule == "KV205"]
     assert kv205 and all(d.severity == "error" and "assumed" not in d.message for d in kv205), kv205
+
+
+def test_a_script_that_installs_vllm_from_its_source_branch_replaces_the_tags_release(tmp_path: Path) -> None:
+    """``pip install git+https://github.com/vllm-project/vllm.git@main`` before ``vllm serve`` on
+    vllm/vllm-openai:v0.8.5 runs vLLM's newest code, not 0.8.5: an option newer than 0.8.5 is no KV205 error, and
+    KV208 says the release is not known; a release tag (``@v0.11.0``) pins that release."""
+
+    def run(url: str) -> tuple[str | None, list]:
+        p = _pod(
+            tmp_path,
+            "    image: vllm/vllm-openai:v0.8.5\n    command: [/bin/sh, -c]\n    args:\n    - |\n"
+            f"      pip install {url}\n"
+            "      vllm serve Qwen/Qwen2.5-7B-Instruct --async-scheduling\n",
+        )
+        r = run_check([str(p)], Options(allow_hub=False))
+        (cr,) = r.containers
+        return cr.serving.version, [d for d in r.diagnostics if d.rule in ("KV205", "KV208")]
+
+    for url in (
+        "git+https://github.com/vllm-project/vllm.git@main",
+        "git+https://github.com/vllm-project/vllm.git",
+    ):
+        version, found = run(url)
+        assert version is None, url
+        assert not [d for d in found if d.rule == "KV205"], found
+        assert [d for d in found if d.rule == "KV208" and "upgrades vLLM" in d.message], found
+    assert run("git+https://github.com/vllm-project/vllm.git@v0.11.0")[0] == "0.11.0"

@@ -1401,7 +1401,25 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
         return pinned
     if any(w in _PIP_UPGRADE for w in args or ()) and any(pin.release is None for pin in pins):
         return ""
+    if any(_from_source_branch(w, engine) for w in args or ()):
+        # the engine built from its source at a branch (git+https://github.com/vllm-project/vllm.git, @main): the
+        # build's version is a development one (setuptools-scm: 0.11.1.dev12+g...), never the image's release, and
+        # pip's resolver reinstalls a candidate whose version differs from the installed one
+        # (pip/_internal/resolution/resolvelib/resolver.py, Resolver.resolve): the newest code, no release
+        return ""
     return None
+
+
+def _from_source_branch(word: str, engine: str) -> bool:
+    """Whether the pip argument ``word`` is a VCS URL of ``engine``'s source repository
+    (:func:`kvlint.engines.requirements.source_repository`) at no release tag (no ``@ref``, or a branch or
+    commit: :func:`kvlint.engines.requirements.ref_release` reads none), in either form pip takes
+    (``git+https://...``, ``vllm @ git+https://...``)."""
+    url = word.partition(" @ ")[2].strip() or word
+    if not url.startswith("git+") or source_repository(url) != engine:
+        return False
+    path = url.split("#", 1)[0].rsplit("/", 1)[-1]
+    return ref_release(path.partition("@")[2]) is None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
