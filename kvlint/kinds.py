@@ -322,20 +322,19 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "Operator renders the chart with its values and applies the objects, which are reviewed",
     ),
     _k(
+        "kro.run",
+        "ResourceGraphDefinition",
+        "resourcegraphdefinitions",
+        "kro",
+        why_not="a ResourceGraphDefinition runs nothing: its resources are templates with ${...} CEL expressions that kro's "
+        "controller fills in for each instance of the API it defines, and the objects it then applies are reviewed",
+    ),
+    _k(
         "template.openshift.io",
         "Template",
         "templates",
         "OpenShift",
         why_not="a Template runs nothing: oc process turns it into objects, and those objects are reviewed",
-    ),
-    _k(
-        "kro.run",
-        "ResourceGraphDefinition",
-        "resourcegraphdefinitions",
-        "kro",
-        cluster=True,
-        why_not="a ResourceGraphDefinition runs nothing: it defines a new kind, and kro creates the objects of "
-        "its resource templates for each instance of that kind; those objects (the Deployment) are reviewed",
     ),
 )
 
