@@ -408,6 +408,13 @@ def _fn_gfd_product(n: int) -> Callable[[], object]:
     return lambda: (gfd_product(value), gfd_product_candidates(value))
 
 
+def _fn_suppress_blanks(n: int) -> Callable[[], object]:
+    from kvlint.suppress import _ANY_SPELLING_RE
+
+    line = "# kvlint" + " " * n + "x"
+    return lambda: _ANY_SPELLING_RE.search(line)
+
+
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
 CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
     "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
@@ -513,6 +520,11 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
             ),
             ".yaml",
         ),
+    ),
+    # the comment pass (kvlint.suppress): a comment line '# kvlint' and N blanks, read for another spelling
+    "suppress_blanks ('# kvlint' + N blanks, one comment line)": (
+        _fn_suppress_blanks,
+        lambda n: ("# kvlint" + " " * n + "x\n" + _deployment({"args": ["--model", MODEL]}), ".yaml"),
     ),
 }
 CASES.update({name: (_fn_parse_log(text), lambda n, t=text: (t(n), ".log")) for name, text in LOGS.items()})
