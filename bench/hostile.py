@@ -512,6 +512,12 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
             ".yaml",
         ),
     ),
+    # a finding for every argument (kvlint.findcap): N `--$(X)` of an undefined X, each a KV503 info, reported one
+    # by one up to 50 a rule in a container, the rest as one finding
+    "var_args ('--$(X)' x N args)": (
+        _fn_pipeline(lambda n: _deployment({"args": ["--model", MODEL] + ["--$(X)"] * n})),
+        lambda n: (_deployment({"args": ["--model", MODEL] + ["--$(X)"] * n}), ".yaml"),
+    ),
     "kserve_gotmpl ('{{ ' x N runtime arg)": (_fn_gotemplate, lambda n: (_kserve("{{ " * n), ".yaml")),
     # Ray Serve LLM (kvlint.workloads.rayserve): N/20 llm_configs entries, each a vLLM engine to build and plan
     "rayservice_llm_configs (N/20 llm_configs)": (

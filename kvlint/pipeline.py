@@ -29,6 +29,7 @@ from kvlint.engines.command import mounted_script_budget
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
+from kvlint.findcap import cap_per_rule
 from kvlint.options import Options
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.statement import clip_words
@@ -227,14 +228,15 @@ def _analyse_workloads(
             diags.append(_internal_error(w, exc))
         diags = _pod_findings_once(diags)
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
-        out.diagnostics.extend(kept)
+        out.diagnostics.extend(cap_per_rule(kept))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
 
 
 #: Rules a serving container's check also says of its pod as a whole (KV005 on a pod spec key or an init
-#: container's): said once, at the pod's first serving container, not once per serving container.
-_POD_WIDE_RULES = frozenset({"KV005"})
+#: container's, KV410 on the pod's GPU request summed over its containers): said once, at the pod's first serving
+#: container, not once per serving container.
+_POD_WIDE_RULES = frozenset({"KV005", "KV410"})
 
 
 def _pod_findings_once(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -507,6 +507,12 @@ class ServingConfig:
     pip_args: tuple[str, ...] = ()
     pip_text: str = ""
     pip_loc: Loc | None = None
+    #: another command of that script may install the engine from elsewhere than :attr:`pip_args` says, or set
+    #: pip's source for it: a pip install naming another source (:func:`kvlint.engines.images.pip_names_source`)
+    #: or a local path, URL or VCS requirement, ``pip config``, a pip/uv configuration file named, a pip/uv source
+    #: variable set before a pip command (``PIP_INDEX_URL=... pip install vllm``), a ``setup.py`` build
+    #: (:func:`kvlint.engines.command._pip_elsewhere`)
+    pip_elsewhere: bool = False
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None
     release_noted: bool = False

@@ -69,3 +69,17 @@ def test_the_suggestion_follows_the_table(
     suggested = flags.pin_example(engine)
     assert suggested.endswith("v9.8.7" if engine != "tgi" else ":9.8.7")
     assert engine_version(suggested) == "9.8.7"
+
+
+@pytest.mark.parametrize("candidate", ["9.8.7rc1", "9.8.7.dev0", "9.8.7a2"])
+@pytest.mark.parametrize(("engine", "image", "args", "table"), CASES)
+def test_a_pre_release_in_the_table_is_not_suggested(
+    engine: str, image: str, args: str, table, candidate: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release candidate or development build read into a table is no pin to suggest: the newest final release is."""
+    final = table.VERSIONS[-1]
+    monkeypatch.setattr(table, "VERSIONS", (*table.VERSIONS, candidate))
+    assert engine_version(flags.pin_example(engine)) == final
+    post = "9.8.7.post1"
+    monkeypatch.setattr(table, "VERSIONS", (*table.VERSIONS, post))
+    assert engine_version(flags.pin_example(engine)) == post

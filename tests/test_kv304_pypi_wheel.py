@@ -123,3 +123,124 @@ def test_a_rocm_or_unknown_source_is_not_kv304(install: str, env: str, image: st
     assert not [d for d in res.diagnostics if d.rule == "KV304"], [
         (d.rule, d.message) for d in res.diagnostics if d.rule == "KV304"
     ]
+
+
+# pip and uv read their sources from the environment and from configuration files as well as from the command line:
+# a variable whose value kvlint does not have (a Secret's private index URL, a ConfigMap not among the inputs, an
+# envFrom of a Secret) or a mounted pip.conf may name vLLM's ROCm index, so none is reported
+SECRET_INDEX = "        env: [{name: PIP_INDEX_URL, valueFrom: {secretKeyRef: {name: pypi, key: url}}}]\n"
+UNREAD_CONFIGMAP = (
+    "        env: [{name: PIP_EXTRA_INDEX_URL, valueFrom: {configMapKeyRef: {name: pip, key: url}}}]\n"
+)
+ENVFROM_SECRET = "        envFrom: [{secretRef: {name: pip-settings}}]\n"
+ENVFROM_CONFIGMAP = "        envFrom: [{configMapRef: {name: pip-settings}}]\n"
+PIP_REQUIREMENT = "        env: [{name: PIP_REQUIREMENT, value: /etc/vllm/requirements.txt}]\n"
+UV_CONFIG = "        env: [{name: UV_CONFIG_FILE, value: /etc/uv/rocm.toml}]\n"
+PIP_CONF = "        volumeMounts: [{name: pip, mountPath: /etc/pip.conf, subPath: pip.conf}]\n"
+XDG_PIP = "        volumeMounts: [{name: pip, mountPath: /root/.config/pip}]\n"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        SECRET_INDEX,
+        UNREAD_CONFIGMAP,
+        ENVFROM_SECRET,
+        ENVFROM_CONFIGMAP,
+        PIP_REQUIREMENT,
+        UV_CONFIG,
+        PIP_CONF,
+        XDG_PIP,
+    ],
+)
+def test_a_source_the_container_may_set_is_not_kv304(env: str) -> None:
+    res = _run("pip install vllm", env=env)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], env
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        "        env: [{name: PIP_NO_CACHE_DIR, value: '1'}, {name: UV_TORCH_BACKEND, value: auto}]\n",
+        "        volumeMounts: [{name: cache, mountPath: /root/.cache/huggingface}]\n",
+    ],
+)
+def test_pip_settings_that_name_no_source_still_report(env: str) -> None:
+    res = _run("pip install vllm", env=env)
+    assert [d for d in res.diagnostics if d.rule == "KV304"], env
+
+
+# the script's other commands: an earlier install from vLLM's ROCm index or a requirements file leaves `pip install
+# vllm` "Requirement already satisfied"; a variable set for the pip command, `pip config` or a pip.conf written
+# sets its source; a local or VCS build is not PyPI's wheel
+@pytest.mark.parametrize(
+    "install",
+    [
+        "pip install vllm==0.18.0+rocm700 --extra-index-url https://wheels.vllm.ai/rocm/0.18.0/rocm700"
+        " && pip install vllm",
+        "pip install -r /app/requirements-rocm.txt && pip install vllm",
+        "PIP_EXTRA_INDEX_URL=https://wheels.vllm.ai/rocm/0.18.0/rocm700 pip install vllm==0.18.0+rocm700"
+        " && pip install -q vllm",
+        "PIP_INDEX_URL=https://pypi.example.com/simple pip install vllm",
+        "env UV_INDEX=https://pypi.example.com/simple uv pip install --system vllm",
+        "pip config set global.extra-index-url https://pypi.example.com/simple && pip install vllm",
+        "echo '[global]' > /etc/pip.conf && pip install vllm",
+        "cd /src/vllm && pip install -e . && pip install vllm",
+        "pip install /wheels/vllm-0.18.0-cp312-cp312-linux_x86_64.whl && pip install vllm",
+        "pip install git+https://github.com/ROCm/vllm.git && pip install vllm",
+        "cd /src/vllm && python3 setup.py install && pip install vllm",
+    ],
+)
+def test_a_source_the_script_may_set_is_not_kv304(install: str) -> None:
+    res = _run(install)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], install
+
+
+@pytest.mark.parametrize(
+    "install",
+    [
+        "pip install --upgrade pip && pip install vllm",
+        "pip install --cache-dir /tmp/pip -q hf_transfer && pip install vllm",
+        "PIP_NO_CACHE_DIR=1 pip install vllm",
+        "pip install torch --index-url https://pypi.org/simple && pip install vllm",
+    ],
+)
+def test_other_pypi_installs_still_report(install: str) -> None:
+    res = _run(install)
+    assert [d for d in res.diagnostics if d.rule == "KV304"], install
+
+
+@pytest.mark.parametrize(
+    ("image", "python"),
+    [
+        ("python:3.11", "3.11"),
+        ("docker.io/library/python:3.10-slim-bookworm", "3.10"),
+        ("python:3.12-slim", None),
+    ],
+)
+def test_the_remedy_names_a_python_312_image(image: str, python: str | None) -> None:
+    """vLLM's ROCm wheels are cp312 only: on python:3.11 the remedy's pip command finds no wheel, so it says which
+    image to run it on."""
+    (kv304,) = [d for d in _run("pip install vllm", image=image).diagnostics if d.rule == "KV304"]
+    assert "Python 3.12" in (kv304.fix or "")
+    if python is None:
+        assert "not Python" not in (kv304.fix or ""), kv304.fix
+    else:
+        assert f"on a Python 3.12 image (python:3.12, not Python {python})" in (kv304.fix or ""), kv304.fix
+
+
+# Python pointed at packages outside the image (a volume an init container filled, an activated environment): vLLM
+# may be installed there, and `pip install vllm` is then "Requirement already satisfied"
+@pytest.mark.parametrize(
+    ("install", "env"),
+    [
+        ("pip install vllm", "        env: [{name: PYTHONPATH, value: /opt/rocm-vllm/site-packages}]\n"),
+        ("pip install vllm", "        env: [{name: VIRTUAL_ENV, value: /opt/venv}]\n"),
+        ("source /opt/venv/bin/activate && pip install vllm", ""),
+        (". /shared/env/bin/activate && pip install vllm", ""),
+        ("conda activate rocm && pip install vllm", ""),
+    ],
+)
+def test_an_environment_outside_the_image_is_not_kv304(install: str, env: str) -> None:
+    res = _run(install, env=env)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], (install, env)

@@ -73,10 +73,80 @@ def test_the_fix_names_an_instance_type_of_the_same_gpu_with_enough() -> None:
 
 
 def test_the_containers_of_a_pod_add_up_and_are_reported_once() -> None:
-    """4 + 2 on a node of 4 GPUs: each fits alone, the pod does not; reported on the container that crosses."""
+    """4 + 2 on a node of 4 GPUs: each fits alone, the pod does not; said once, of the pod, at its first serving
+    container."""
     (d,) = _kv410("  nodeSelector: {nvidia.com/gpu.count: '4'}", 4, second=2)
-    assert "6 nvidia.com/gpu together" in d.message and d.container == "b"
+    assert "6 nvidia.com/gpu together (a: 4, b: 2)" in d.message and d.container == "a"
     assert _kv410("  nodeSelector: {nvidia.com/gpu.count: '6'}", 4, second=2) == []
+
+
+_G5_12X = "  nodeSelector: {node.kubernetes.io/instance-type: g5.12xlarge}"
+_VLLM = """\
+  - name: {name}
+    image: vllm/vllm-openai:v0.11.0
+    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --tensor-parallel-size, "{gpus}"]
+{extra}    resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+"""
+# a container kvlint does not size (no vLLM/TGI/SGLang command) asking GPUs too
+_OTHER = """\
+  - name: {name}
+    image: ghcr.io/huggingface/text-embeddings-inference:1.5
+{extra}    resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+"""
+
+
+def _pod_kv410(containers: str, init: str = "") -> list[Diagnostic]:
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{_G5_12X}\n  containers:\n{containers}"
+    if init:
+        text += f"  initContainers:\n{init}"
+    result = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    return [d for d in result.diagnostics if d.rule == "KV410"]
+
+
+def test_the_pods_sum_is_reported_whichever_container_is_written_last() -> None:
+    """g5.12xlarge (4 GPUs): a vLLM container asking 4 and another container asking 1 make 5, in either order (the
+    running sum crossed the node's count at the container kvlint does not size, so vLLM-first said nothing)."""
+    it = cat.instance_type("g5.12xlarge")
+    assert it is not None and it.gpus == 4
+    vllm, other = _VLLM.format(name="a", gpus=4, extra=""), _OTHER.format(name="b", gpus=1, extra="")
+    for containers in (vllm + other, other + vllm):
+        (d,) = _pod_kv410(containers)
+        assert "ask 5 nvidia.com/gpu together" in d.message and d.container == "a"
+
+
+def test_a_sidecar_init_containers_gpus_add_to_the_pods() -> None:
+    """A sidecar (restartPolicy: Always) keeps running beside the app containers: its request adds (Kubernetes
+    AggregateContainerRequests); an engine run as one is sized by kvlint, and the pod's sum is said once."""
+    sidecar = _VLLM.format(name="s", gpus=4, extra="    restartPolicy: Always\n")
+    (d,) = _pod_kv410(_VLLM.format(name="a", gpus=1, extra=""), init=sidecar)
+    assert "ask 5 nvidia.com/gpu together (a: 1, sidecar s: 4)" in d.message
+
+
+def test_an_init_container_counts_by_itself_while_it_runs() -> None:
+    """A regular init container runs before the app containers: the pod needs the larger of the two, not the sum."""
+    assert (
+        _pod_kv410(_VLLM.format(name="a", gpus=4, extra=""), init=_OTHER.format(name="i", gpus=4, extra=""))
+        == []
+    )
+    (d,) = _pod_kv410(
+        _VLLM.format(name="a", gpus=2, extra=""), init=_OTHER.format(name="i", gpus=8, extra="")
+    )
+    assert "the pod asks 8 nvidia.com/gpu while its init container i runs" in d.message
+    # a sidecar started before it keeps its GPUs while the init container runs: 2 + 3 on a node of 4
+    sidecar = _OTHER.format(name="s", gpus=2, extra="    restartPolicy: Always\n")
+    (d,) = _pod_kv410(
+        _VLLM.format(name="a", gpus=1, extra=""), init=sidecar + _OTHER.format(name="i", gpus=3, extra="")
+    )
+    assert (
+        "the pod asks 5 nvidia.com/gpu while its init container i runs (i: 3, plus 2 of the sidecars"
+        in d.message
+    )
+
+
+def test_a_container_over_the_count_by_itself_is_reported_on_it_only() -> None:
+    """8 + 1 on a node of 4: the container asking 8 is the error; the pod's sum is not said again."""
+    (d,) = _pod_kv410(_VLLM.format(name="a", gpus=1, extra="") + _VLLM.format(name="b", gpus=8, extra=""))
+    assert d.container == "b" and "GPU limit nvidia.com/gpu: 8" in d.message
 
 
 def test_a_shared_gpu_resource_is_not_counted_as_the_nodes_gpus() -> None:
@@ -193,6 +263,8 @@ def test_each_count_label_cites_its_own_source() -> None:
         "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
         # GKE: a partitioned node offers one nvidia.com/gpu per partition
         "node.kubernetes.io/instance-type: a2-highgpu-8g, cloud.google.com/gke-gpu-partition-size: 1g.5gb",
+        # GFD's own label of the single strategy, without the product
+        "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/mig.strategy: single",
     ],
 )
 def test_mig_devices_are_not_counted_as_the_nodes_gpus(selector: str) -> None:
@@ -249,3 +321,26 @@ def test_a_pods_node_affinity_is_read_once_not_once_per_container(monkeypatch: p
     del spec
     gc.collect()
     assert len(memo[0]) == before
+
+
+def test_the_mixed_mig_strategy_leaves_nvidia_gpu_whole_gpus() -> None:
+    """Under GFD's mixed strategy MIG devices are ``nvidia.com/mig-<profile>``: ``nvidia.com/gpu`` stays whole GPUs,
+    so the instance type still bounds it."""
+    it = cat.instance_type("p4d.24xlarge")
+    assert it is not None and it.gpus is not None
+    selector = "node.kubernetes.io/instance-type: p4d.24xlarge, nvidia.com/mig.strategy: mixed"
+    (d,) = _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4)
+    assert f"a node has {it.gpus} GPUs" in d.message
+
+
+def test_amd_partitions_are_not_counted_as_the_nodes_gpus() -> None:
+    """The AMD device plugin's default single naming offers each CPX partition as amd.com/gpu (8 per MI300X): a pod
+    selecting a partitioned node is not bounded by the instance type's GPU count; an SPX (whole-GPU) node is."""
+    it = cat.instance_type("BM.GPU.MI300X.8")
+    assert it is not None and it.gpus is not None
+    node = "node.kubernetes.io/instance-type: BM.GPU.MI300X.8"
+    cpx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: cpx_nps4}}"
+    assert _kv410(cpx, 2 * it.gpus, resource="amd.com/gpu") == []
+    spx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: spx_nps1}}"
+    (d,) = _kv410(spx, 2 * it.gpus, resource="amd.com/gpu")
+    assert f"a node has {it.gpus} GPUs" in d.message

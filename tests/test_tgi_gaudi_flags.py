@@ -90,3 +90,35 @@ def test_a_field_only_the_fork_declares_is_read_on_its_images_only(monkeypatch: 
         )
     finally:
         tgi.release_fields.cache_clear()
+
+
+ENV_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: g}
+spec:
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/tgi-gaudi:2.0.5
+    args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
+    env: [{name: KV_CACHE_DTYPE, value: fp8_e5m2}]
+    resources: {limits: {habana.ai/gaudi: 1}}
+"""
+
+
+def test_the_gaudi_image_suggested_is_a_release_tgi_built_for_gaudi() -> None:
+    """KV_CACHE_DTYPE is read from TGI 2.4.0, but TGI's own Gaudi images start at 3.2.1: the fix on a tgi-gaudi
+    image names only releases that have a ``-gaudi`` image."""
+    from packaging.version import Version
+
+    res = run_documents(load_text(ENV_POD, "d.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV205" and "KV_CACHE_DTYPE" in d.message]
+    fix = d.fix or ""
+    assert "-gaudi" in fix, fix
+    named = fix[fix.index("(TGI ") :]
+    releases = [w for w in named.replace(")", " ").split() if w[:1].isdigit()]
+    assert releases, fix
+    # TGI's build.yaml labels its Gaudi image "-gaudi" from v3.2.1 (huggingface/text-generation-inference, the Gaudi
+    # backend release #3091); none before it
+    assert all(Version(r) >= Version("3.2.1") for r in releases), fix
+    assert tgi.FIRST_TGI_GAUDI == "3.2.1" and tgi.FIRST_TGI_GAUDI in tgi_flags_data.VERSIONS

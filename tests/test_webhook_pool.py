@@ -265,12 +265,28 @@ def test_worker_gauges_are_read_when_scraped(tmp_path: Path) -> None:
     ]
 
 
+def as_json(value: Any) -> Any:
+    """``value`` with its tuples as lists (as a message's JSON part comes back), the outer tuple kept."""
+
+    def inner(v: Any) -> Any:
+        if isinstance(v, (tuple, list)):
+            return [inner(x) for x in v]
+        if isinstance(v, dict):
+            return {k: inner(x) for k, x in v.items()}
+        return v
+
+    return tuple(inner(v) if isinstance(v, (tuple, list, dict)) else v for v in value)
+
+
 def test_pipe_messages_framed_as_connection_frames_them() -> None:
-    """Messages written with ``encode_message`` + ``send_message`` are read back by ``Connection.recv`` and by
-    ``recv_message``, and ``recv_message`` reads what ``Connection.send_bytes`` wrote: a lint request, a
-    reply carrying the real pipeline's diagnostics, and a message larger than the pipe's buffer (read while
-    it is written) come out of a pipe equal. End of file before a message is EOFError, within one OSError."""
+    """The server's messages written with ``encode_message`` + ``send_message`` are read back by
+    ``recv_message``, and by ``Connection.recv_bytes`` + ``decode_message``, and ``recv_message`` reads what
+    ``Connection.send_bytes`` wrote: the options, a lint request, a review, an UPDATE's old-object request with its
+    rows, and a message larger than the pipe's buffer (read while it is written) come out of a pipe equal (JSON
+    parts as lists). A worker's reply of the real pipeline's findings comes back through ``encode_reply`` /
+    ``decode_reply`` the same. End of file before a message is EOFError, within one OSError."""
     import copy
+    import json
     import multiprocessing
     import os
     import threading
@@ -278,9 +294,13 @@ def test_pipe_messages_framed_as_connection_frames_them() -> None:
     from kvlint.webhook.worker import (
         WARM_UP_LABEL,
         WARM_UP_OBJECT,
+        decode_message,
+        decode_reply,
         encode_message,
+        encode_reply,
         lint_object,
         recv_message,
+        reply_rows,
         send_message,
     )
 
@@ -288,19 +308,25 @@ def test_pipe_messages_framed_as_connection_frames_them() -> None:
     denied = copy.deepcopy(WARM_UP_OBJECT)  # 128k tokens of KV cache do not fit an L4 beside 16 GB of weights
     denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
     result = lint_object(denied, WARM_UP_LABEL, options)
-    assert result.diagnostics
+    rows = reply_rows(result.diagnostics)
+    assert rows
     big = ("lint", 8, {"data": {f"k{i}": "v" * 100 for i in range(5000)}}, "big.json")  # ~0.6 MB
+    body = json.dumps({"request": {"uid": "u"}}).encode()
     messages = [
         ("options", options),
         ("lint", 7, denied, WARM_UP_LABEL),
-        ("ok", 7, list(result.diagnostics), result.suppressed),
+        ("review", 9, body),
+        ("old", 10, body, rows, 2),
         big,
     ]
     a, b = multiprocessing.Pipe(duplex=True)
     try:
         for message in messages:
             for write, read in (
-                (lambda m: send_message(a.fileno(), encode_message(m)), b.recv),
+                (
+                    lambda m: send_message(a.fileno(), encode_message(m)),
+                    lambda: decode_message(b.recv_bytes()),
+                ),
                 (lambda m: a.send_bytes(encode_message(m)), lambda: recv_message(b.fileno())),
                 (lambda m: send_message(a.fileno(), encode_message(m)), lambda: recv_message(b.fileno())),
             ):
@@ -309,7 +335,17 @@ def test_pipe_messages_framed_as_connection_frames_them() -> None:
                 reader.start()
                 write(message)
                 reader.join(10)
-                assert got == [message]
+                assert got == [as_json(message)]
+        summary = ("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, "me")
+        summary += (False, "findings", (("KV103", "error", "m"),), (("KV202", "warning", ""),), 0, "", "")
+        for reply in (
+            ("ok", 7, rows, result.suppressed),
+            ("answer", 9, b'{"response":{}}', summary),
+            ("update", 9, rows, 1, b"{}", summary),
+            ("bad", 9, 400, "not JSON"),
+            ("error", 9, "MemoryError: x"),
+        ):
+            assert decode_reply(encode_reply(reply)) == as_json(reply)
         os.write(a.fileno(), b"\x00\x00\x00\x10half")  # 16 bytes announced, 4 sent
         a.close()
         with pytest.raises(OSError):
@@ -385,10 +421,10 @@ def test_pipe_frames_are_read_and_written_without_waiting() -> None:
     import threading
 
     from kvlint.webhook.pool import _INCOMPLETE, _Frames
-    from kvlint.webhook.worker import frame_messages, recv_message
+    from kvlint.webhook.worker import decode_reply, frame_reply, recv_frame
 
     big = ("ok", 3, [f"{i:04d}" + "x" * 996 for i in range(2000)], 0)  # 2 MB: more than the pipe holds
-    data = frame_messages([big])
+    data = frame_reply(big)
     a, b = socket.socketpair()
     try:
         b.setblocking(False)
@@ -409,7 +445,7 @@ def test_pipe_frames_are_read_and_written_without_waiting() -> None:
                 got.append(message)
         sender.join(10)
         assert got == [big]
-        small = frame_messages([("ok", 4, [], 0)])
+        small = frame_reply(("ok", 4, [], 0))
         a.sendall(small + small[:3])
         assert frames.read(b.fileno()) == ("ok", 4, [], 0)
         assert frames.read(b.fileno()) is _INCOMPLETE
@@ -418,7 +454,7 @@ def test_pipe_frames_are_read_and_written_without_waiting() -> None:
         assert frames.write(b.fileno()) is False
         assert frames.outbox is not None and 0 < len(frames.outbox) < len(data)
         got.clear()
-        reader = threading.Thread(target=lambda: got.append(recv_message(a.fileno())))
+        reader = threading.Thread(target=lambda: got.append(decode_reply(recv_frame(a.fileno()))))
         reader.start()
         deadline = time.monotonic() + 30
         while not frames.write(b.fileno()) and time.monotonic() < deadline:
@@ -463,7 +499,7 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     :func:`kvlint.webhook.worker.reply_rows`)."""
     import copy
 
-    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object, reply_rows
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_reply, lint_object, reply_rows
 
     denied = copy.deepcopy(WARM_UP_OBJECT)
     denied["metadata"]["name"] = "many-findings"
@@ -477,7 +513,7 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     ]
     assert len(expected) >= 2000
     assert list(reply_rows(diagnostics)) == expected
-    assert len(encode_message(("ok", 1, reply_rows(diagnostics), 0))) > 1_000_000
+    assert len(encode_reply(("ok", 1, reply_rows(diagnostics), 0))) > 1_000_000
 
     async def body(pool: ReviewPool) -> Any:
         pool.pipeline = many_findings_pipeline

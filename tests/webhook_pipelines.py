@@ -46,3 +46,52 @@ def failing_pipeline(loaded: Any, options: Any) -> Any:
     if any(d.name.startswith("fail-") for d in loaded.documents):
         raise ValueError("a pipeline error")
     return run_documents(loaded, options)
+
+
+class _Mkdir:
+    """Unpickled, makes the directory ``path``: what a worker made to run other code could write to its pipe to
+    run code in the server, were the server to unpickle the worker's replies."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> Any:
+        import os
+
+        return (os.mkdir, (self.path,))
+
+
+def _worker_locals() -> dict[str, Any]:
+    """The locals of the worker loop (``kvlint.webhook.worker.worker_main``) this pipeline runs in: its pipe's
+    descriptor ``fd`` and the review's ``seq``."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "worker_main":
+        frame = frame.f_back  # type: ignore[assignment]
+    assert frame is not None, "not run by a review worker"
+    return frame.f_locals
+
+
+def forging_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, but for a document named ``forge-*`` the worker first writes to its pipe, as its reply, a
+    pickle that makes the directory named by the document's ``example.com/mark`` annotation when unpickled
+    (framed as replies are: a 4-byte big-endian length, then the bytes), as a worker running other code could."""
+    import pickle
+    import struct
+
+    from kvlint.pipeline import run_documents
+
+    for d in loaded.documents:
+        if d.name.startswith("forge-"):
+            mark = d.data["metadata"]["annotations"]["example.com/mark"]
+            data = pickle.dumps(_Mkdir(mark), pickle.HIGHEST_PROTOCOL)
+            os_write(_worker_locals()["fd"], struct.pack("!i", len(data)) + data)
+    return run_documents(loaded, options)
+
+
+def os_write(fd: int, data: bytes) -> None:
+    import os
+
+    while data:
+        data = data[os.write(fd, data) :]

@@ -1656,15 +1656,33 @@ def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:
     return best
 
 
+#: GFD's MIG-strategy label: ``single`` overloads ``nvidia.com/gpu`` (and ``nvidia.com/gpu.count``) with the node's MIG
+#: devices, ``mixed`` names them ``nvidia.com/mig-<profile>`` (:data:`GFD_SOURCE`, "MIG 'single' strategy").
+GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
+#: The AMD node labeller's partition label (``spx_nps1``, ``cpx_nps4``...): a compute mode other than ``spx`` splits each
+#: GPU (``dpx`` in 2 ... ``cpx`` in 8), and the device plugin's default ``single`` naming offers every partition as
+#: ``amd.com/gpu`` ("A node which has 8 GPUs where all GPUs are partitioned using CPX-NPS4 style will report
+#: amd.com/gpu: 64": github:ROCm/k8s-device-plugin/docs/user-guide/configuration.md@af51ed1db60839d47c59027e896ac106f8b813a7).
+AMD_PARTITION = "amd.com/compute-memory-partition"
+
+
 def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
     """Whether the pod's required scheduling selects nodes whose ``nvidia.com/gpu`` are MIG devices (GFD's
-    ``mig.strategy=single`` product ``...-MIG-<profile>``, GKE's ``cloud.google.com/gke-gpu-partition-size``): a
-    node then offers up to seven per GPU, so its GPU count does not bound the request."""
+    ``nvidia.com/mig.strategy=single`` or that strategy's product ``...-MIG-<profile>``, GKE's
+    ``cloud.google.com/gke-gpu-partition-size``) or whose ``amd.com/gpu`` are partitions (:data:`AMD_PARTITION`
+    other than ``spx_...``): a node then offers up to seven (eight) per GPU, so its GPU count does not bound the
+    request."""
     ns_labels, _ns = _node_selector_labels(pod_spec)
     values: list[tuple[str, str]] = [(k, v) for k, vs in ns_labels.items() for v, _ in vs]
     for term in _affinity_terms(pod_spec):
         values.extend((e.key, v) for e in term if e.op == "In" for v, _ in e.values)
-    return any(k == GKE_PARTITION or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None) for k, v in values)
+    return any(
+        k == GKE_PARTITION
+        or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None)
+        or (k == GFD_MIG_STRATEGY and v.strip().lower() == "single")
+        or (k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
+        for k, v in values
+    )
 
 
 @_per_pod_spec

@@ -40,6 +40,8 @@ from kvlint.engines.images import (
     engine_release,
     image_mentions_engine,
     is_dell_enterprise_hub,
+    pip_names_source,
+    pip_source_variable,
     split_image,
     tag_of_unknown_image,
     unreleased_tag,
@@ -774,6 +776,7 @@ class _Found:
     pip_args: tuple[str, ...] = ()
     pip_text: str = ""
     pip_loc: Loc | None = None
+    pip_elsewhere: bool = False
     #: the environment a ``sh -c`` script runs the engine with (its ``export``s, ``NAME=value`` before the
     #: command, ``env -u``/``-i``, ``unset``: :attr:`kvlint.engines.shell.ShellCommand.environ`), and where the
     #: script sets each variable it changed; None when the engine is not started by a script
@@ -921,6 +924,8 @@ def _scan_shell(
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
     heads: list[ShellArg] = []  # the first word of each command of ``seen``
+    pip_env_source = False  # a pip command of ``seen`` runs with a pip/uv source variable set by the script
+    pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(script, env, positional, allexport=allexport):
         texts = [w.text for w in words]
@@ -928,6 +933,16 @@ def _scan_shell(
         if m is None:
             seen.append(texts)
             heads.append(words[0])
+            if "install" in texts and pip_env_source is False:
+                # a pip/uv source variable the shell gives this command (``PIP_INDEX_URL=... pip install``, ``env
+                # UV_INDEX=...``, an export before it): read for at most _MAX_PIP_ENVIRONS commands, beyond which
+                # the script may set one unread
+                pip_environs += 1
+                environ = getattr(words, "environ", None)
+                if pip_environs > _MAX_PIP_ENVIRONS:
+                    pip_env_source = True
+                elif environ is not None and _is_pip([_base(w) for w in texts[: texts.index("install")]]):
+                    pip_env_source = any(pip_source_variable(name) for name in environ.get()[1])
             broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
             swallowed = _swallowed_engine(script, broken, env) if broken >= 0 else None
             if swallowed is not None:
@@ -1013,6 +1028,10 @@ def _scan_shell(
                 continue
             found.pip_args = tuple(args or ())
             found.pip_text = clip(" ".join(seen[k]), 120)
+            # (a configuration file written by a redirection, ``echo ... > /etc/pip.conf``, is in the text only)
+            found.pip_elsewhere = (
+                pip_env_source or any(f in script for f in _PIP_CONFIG_FILES) or _pip_elsewhere(seen)
+            )
             head = heads[k]
             found.pip_loc = head.loc
             if head.offset is not None:
@@ -1381,6 +1400,52 @@ def _pip_words(words: Sequence[str]) -> list[str] | None:
                     out.append(w[k + 1 :])
                 break
     return out
+
+
+#: How many pip commands of a script the environment is read for (:func:`_scan_shell`, each a copy of it).
+_MAX_PIP_ENVIRONS = 32
+#: Words that name pip's or uv's configuration file (``echo ... > /etc/pip.conf``, ``cp pip.conf ~/.pip/``).
+_PIP_CONFIG_FILES = ("pip.conf", "pip.ini", "uv.toml")
+
+
+def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
+    """Whether a command of the script before the engine (``seen``, each command's words) may install the engine
+    from elsewhere than PyPI, or set where pip or uv installs it from, so that the script's ``pip install vllm``
+    may not be PyPI's wheel (:attr:`kvlint.types.ServingConfig.pip_elsewhere`): a pip install naming another
+    source (:func:`kvlint.engines.images.pip_names_source`: ``pip install -r requirements-rocm.txt``, ``vllm==X+rocm700
+    --extra-index-url ...``, after which a later ``pip install vllm`` is "Requirement already satisfied") or a
+    requirement that is a local path, URL or VCS reference (``pip install -e .``, ``/wheels/vllm-...whl``,
+    ``git+https://...``), ``pip config`` (``pip config set global.index-url ...``), a word naming a
+    pip/uv configuration file, a ``setup.py`` build, or an environment activated (``source /opt/venv/bin/activate``,
+    ``conda activate``: one on a volume may hold vLLM already, and ``pip install vllm`` then installs nothing)."""
+    for words in seen:
+        if any(w.endswith(_PIP_CONFIG_FILES) or _base(w) in ("setup.py", "activate") for w in words):
+            return True
+        if words[:2] in (["conda", "activate"], ["micromamba", "activate"], ["mamba", "activate"]):
+            return True
+        for sub in ("install", "config"):
+            if sub not in words:
+                continue
+            at = words.index(sub)
+            if not _is_pip([_base(w) for w in words[:at]]):
+                continue
+            if sub == "config" or any(
+                "=" in w and pip_source_variable(w.split("=", 1)[0]) for w in words[:at]
+            ):
+                return True
+            args = _pip_words(words) or []
+            if pip_names_source(args):
+                return True
+            skip = False
+            for w in args:
+                if skip or w in _PIP_VALUED:
+                    skip = not skip and w in _PIP_VALUED
+                    continue
+                if not w.startswith("-") and (
+                    "/" in w or "@" in w or w.startswith(".") or w.endswith((".whl", ".tar.gz", ".zip"))
+                ):
+                    return True
+    return False
 
 
 def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
@@ -2010,6 +2075,7 @@ def _dispatch(
         cfg.install_upgrades = found.upgraded
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
+        cfg.pip_elsewhere = found.pip_elsewhere
     return cfg
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
@@ -61,6 +61,8 @@ __all__ = [
     "is_dell_enterprise_hub",
     "names_engine",
     "path_placeholder",
+    "pip_names_source",
+    "pip_source_variable",
     "published_build",
     "pypi_cuda_wheel",
     "repository_path",
@@ -795,7 +797,16 @@ _DEVICE_PLATFORMS = {
 #: installation guide). Gaudi: Habana's registry ``vault.habana.ai/`` (its ``gaudi-docker`` PyTorch images,
 #: :mod:`kvlint.rules.runner`), ``huggingface/tgi-gaudi``, OPEA's ``opea/vllm-gaudi`` and Red Hat OpenShift AI's
 #: ``registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9`` (the ServingRuntime of vllm-project/vllm-gaudi
-#: ``gaudi3Benchmarks/1.23.0/redhatopenshift/llama3.3-70b-fp8.yaml``@1c69c38c, fixtures/collected). Neuron: AWS's
+#: ``gaudi3Benchmarks/1.23.0/redhatopenshift/llama3.3-70b-fp8.yaml``@1c69c38c, fixtures/collected; also on
+#: ``quay.io/rhoai/`` and as ``registry.redhat.io/rhaii/``), and its ROCm twin ``odh-vllm-rocm-rhel9`` (Red Hat's
+#: runtime table "vLLM ROCm | registry.redhat.io/rhaii/odh-vllm-rocm-rhel9 | GA"; ``rhoai/odh-vllm-rocm-rhel9:v2.25.9``
+#: scanned in Red Hat's image audits, both read with the library's find_string); SGLang's AMD images
+#: ``rocm/sgl-dev`` (SGLang's AMD guides: ``docker pull rocm/sgl-dev:upstream_20250312_v1``, its nightly
+#: ``rocm/sgl-dev:v0.5.14-rocm700-mi35x-...``). Red Hat AI Inference Server's other builds, ``rhaiis/vllm-tpu-rhel9``
+#: (Tech Preview, ``podman pull registry.redhat.io/rhaiis/vllm-tpu-rhel9:3.2.1`` in its TPU guide),
+#: ``vllm-spyre-rhel9`` (IBM Spyre, GA), ``vllm-neuron-rhel9`` and ``vllm-gaudi-rhel9`` (its 3.5.0 guide's
+#: "Supported AWS Neuron AI accelerators for registry.redhat.io/rhaiis/vllm-neuron-rhel9:3.5.0" and Intel Gaudi
+#: tables; read with the library's find_string). Neuron: AWS's
 #: ``public.ecr.aws/neuron/`` and the Deep Learning Containers' ``huggingface-pytorch-tgi-inference`` and
 #: ``pytorch-inference-neuronx`` (``...-neuronx-...`` tags, https://huggingface.co/docs/optimum-neuron/containers).
 #: Spyre: ``quay.io/ibm-aiu/vllm-spyre``, ``quay.io/opendatahub/vllm-spyre``, ``vllm/vllm-spyre``
@@ -808,6 +819,10 @@ _PUBLISHED_BUILD_REPOS = (
     "llm-d/llm-d-xpu",
     "red-hat-ai-inference-server/vllm-rocm-rhel9",
     "rhaiis/vllm-rocm-rhel9",
+    "rhaiis/vllm-tpu-rhel9",
+    "rhaiis/vllm-spyre-rhel9",
+    "rhaiis/vllm-neuron-rhel9",
+    "rhaiis/vllm-gaudi-rhel9",
     "vllm/vllm-tpu",
     "intel/vllm",
     "quay.io/ascend/vllm-ascend",
@@ -815,6 +830,12 @@ _PUBLISHED_BUILD_REPOS = (
     "huggingface/tgi-gaudi",
     "opea/vllm-gaudi",
     "registry.redhat.io/rhoai/odh-vllm-gaudi-rhel9",
+    "quay.io/rhoai/odh-vllm-gaudi-rhel9",
+    "registry.redhat.io/rhaii/odh-vllm-gaudi-rhel9",
+    "registry.redhat.io/rhoai/odh-vllm-rocm-rhel9",
+    "quay.io/rhoai/odh-vllm-rocm-rhel9",
+    "registry.redhat.io/rhaii/odh-vllm-rocm-rhel9",
+    "rocm/sgl-dev",
     "public.ecr.aws/neuron/",
     "huggingface-pytorch-tgi-inference",
     "pytorch-inference-neuronx",
@@ -828,10 +849,14 @@ _PUBLISHED_BUILD_REPOS = (
 #: ``-neuron`` (``ghcr.io/huggingface/text-generation-inference:3.3.5-neuron``,
 #: https://huggingface.co/docs/text-generation-inference/backends/neuron) and ``-gaudi`` (its
 #: ``.github/workflows/build.yaml``, ``latest-gaudi``); SGLang's ``-rocm<ROCm>`` and
-#: ``-cann<CANN>`` (:data:`_CANN`).
+#: ``-cann<CANN>`` (:data:`_CANN`). Red Hat OpenShift AI's vLLM images ``quay.io/modh/vllm`` are per platform by
+#: tag, ``rhoai-2.25-cuda``, ``-rocm``, ``-gaudi`` (containers/ramalama's ``_image`` runs ``quay.io/modh/vllm:
+#: rhoai-2.17-rocm`` on a ROCm GPU, ``HIP_VISIBLE_DEVICES``; rh-ai-quickstart's ``llm-service`` chart its
+#: ``vllm-gaudi-...`` build for ``habana.ai/gaudi``).
 _PUBLISHED_BUILD_TAGS = {
     "huggingface/text-generation-inference": re.compile(r"(?<![a-z0-9])(rocm|intel|neuron|gaudi)(?![a-z])"),
     "lmsysorg/sglang": re.compile(r"(?<![a-z0-9])(rocm|cann)\d"),
+    "modh/vllm": re.compile(r"(?<![a-z0-9])(rocm|gaudi)(?![a-z])"),
 }
 
 
@@ -1009,7 +1034,10 @@ _PLAIN_BASE_IMAGES = frozenset({"python", "ubuntu", "debian", "nvidia/cuda", "py
 #: <variant>``), for Python 3.12 only, variant ``rocm700`` (ROCm 7.0) for releases 0.14.0 to 0.18.0 (nightly builds
 #: later), and pip needs the exact version with its variant: ``pip install vllm==0.18.0+rocm700 --extra-index-url
 #: https://wheels.vllm.ai/rocm/0.18.0/rocm700``. The guide as released with v0.18.0 (its sdist's copy) gives the same
-#: index, URL forms, variant and Python 3.12.
+#: index, URL forms, variant, Python 3.12 and "ROCm 7.0 and ``glibc >= 2.35``" (its example release is 0.15.0); the
+#: guide released with v0.14.0 still says "Currently, there are no pre-built ROCm wheels", though its release is on
+#: the index (vllm-project/vllm-omni's ROCm install: ``vllm==0.14.0+rocm700 --extra-index-url
+#: https://wheels.vllm.ai/rocm/0.14.0/rocm700``).
 VLLM_ROCM_WHEELS = ("rocm700", "0.14.0", "0.18.0")
 VLLM_ROCM_INDEX = "https://wheels.vllm.ai/rocm/"
 
@@ -1033,22 +1061,87 @@ _PIP_SOURCE_OPTIONS = frozenset(
         "--editable",
     }
 )
-#: Environment variables that set pip's or uv's package sources (pip reads ``PIP_<OPTION>``, uv its ``UV_*``
-#: settings) or pip's configuration file.
-_PIP_SOURCE_ENV = frozenset(
+#: pip's and uv's environment variables that do not change where a package is installed from (pip reads
+#: ``PIP_<OPTION>`` for each of its options, pip ``configuration.py``; uv its ``UV_*`` settings): its cache, its
+#: output, its timeouts, which interpreter, whether it may touch the system environment, and uv's
+#: ``UV_TORCH_BACKEND`` (the PyTorch index for ``torch`` and its kin, not ``vllm``). Any other ``PIP_*``/``UV_*``
+#: variable (``PIP_INDEX_URL``, ``PIP_EXTRA_INDEX_URL``, ``PIP_REQUIREMENT``, ``PIP_CONSTRAINT``,
+#: ``PIP_CONFIG_FILE``, ``UV_INDEX``, ``UV_CONFIG_FILE`` ...) may name another source.
+_PIP_NEUTRAL_ENV = frozenset(
     {
-        "PIP_INDEX_URL",
-        "PIP_EXTRA_INDEX_URL",
-        "PIP_FIND_LINKS",
-        "PIP_NO_INDEX",
-        "PIP_CONFIG_FILE",
-        "UV_INDEX_URL",
-        "UV_EXTRA_INDEX_URL",
-        "UV_INDEX",
-        "UV_DEFAULT_INDEX",
-        "UV_FIND_LINKS",
+        "PIP_NO_CACHE_DIR",
+        "PIP_CACHE_DIR",
+        "PIP_DISABLE_PIP_VERSION_CHECK",
+        "PIP_ROOT_USER_ACTION",
+        "PIP_BREAK_SYSTEM_PACKAGES",
+        "PIP_PROGRESS_BAR",
+        "PIP_DEFAULT_TIMEOUT",
+        "PIP_TIMEOUT",
+        "PIP_RETRIES",
+        "PIP_QUIET",
+        "PIP_VERBOSE",
+        "PIP_NO_INPUT",
+        "PIP_NO_COLOR",
+        "UV_SYSTEM_PYTHON",
+        "UV_BREAK_SYSTEM_PACKAGES",
+        "UV_NO_CACHE",
+        "UV_CACHE_DIR",
+        "UV_HTTP_TIMEOUT",
+        "UV_LINK_MODE",
+        "UV_COMPILE_BYTECODE",
+        "UV_CONCURRENT_DOWNLOADS",
+        "UV_NO_PROGRESS",
+        "UV_PYTHON",
+        "UV_TORCH_BACKEND",
     }
 )
+
+
+def pip_source_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` may set where pip or uv installs from (a ``PIP_*`` or ``UV_*``
+    variable not in :data:`_PIP_NEUTRAL_ENV`)."""
+    return name.startswith(("PIP_", "UV_")) and name not in _PIP_NEUTRAL_ENV
+
+
+#: Variables that point Python at packages outside the image's own environment (``PYTHONPATH=/opt/rocm-vllm`` on a
+#: volume an init container filled, an activated virtual or conda environment): vLLM may be installed there already,
+#: and the script's ``pip install vllm`` then says "Requirement already satisfied" and installs nothing.
+_PYTHON_ENVIRONMENT = frozenset({"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV", "CONDA_PREFIX"})
+
+#: Path components of a volume mount that may put pip's or uv's configuration file (and so an index) in the
+#: container: ``/etc/pip.conf``, ``/root/.pip/pip.conf``, ``/root/.config/pip``, ``/etc/xdg/pip``, ``/etc/uv/uv.toml``.
+_PIP_CONFIG_PATHS = frozenset({"pip.conf", "pip.ini", ".pip", "pip", "uv.toml", "uv"})
+
+
+def _container_pip_source_unknown(serving: ServingConfig) -> bool:
+    """Whether the container may give pip or uv a package source that kvlint does not read: an ``env`` entry
+    naming a pip/uv source variable (:func:`pip_source_variable`) whatever its value (a ``secretKeyRef`` private
+    index URL is left out of :attr:`~kvlint.types.ServingConfig.env`), one defined by the script or a ConfigMap
+    read, an ``envFrom`` entry whose variables kvlint did not read (a ``secretRef``, a ConfigMap not among the
+    inputs), or a volume mounted where pip or uv reads its configuration file (:data:`_PIP_CONFIG_PATHS`), or a
+    variable that points Python at packages outside the image (:data:`_PYTHON_ENVIRONMENT`), where vLLM may be."""
+    container = serving.container if isinstance(serving.container, Mapping) else {}
+    names = set(serving.env)
+    entries = container.get("env")
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
+            names.add(e["name"])
+    if any(pip_source_variable(name) or name in _PYTHON_ENVIRONMENT for name in names):
+        return True
+    sources = container.get("envFrom")
+    for src in sources if isinstance(sources, list) else []:
+        if not isinstance(src, Mapping) or src.get("configMapRef") is None:
+            return True  # a secretRef (or a form kvlint does not know): its variables are not read
+    if any(variable is None for variable, _why in serving.env_unread):
+        return True  # an envFrom ConfigMap not among the inputs
+    mounts = container.get("volumeMounts")
+    for m in mounts if isinstance(mounts, list) else []:
+        path = m.get("mountPath") if isinstance(m, Mapping) else None
+        if isinstance(path, str) and _PIP_CONFIG_PATHS.intersection(path.lower().split("/")):
+            return True
+    return False
+
+
 _PYPI_HOSTS = ("https://pypi.org/", "https://pypi.python.org/")
 _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNORECASE)
 
@@ -1059,28 +1152,35 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
     (:data:`_PLAIN_BASE_IMAGES`): PyPI's wheel is vLLM's CUDA build (:data:`VLLM_ROCM_WHEELS`), so the container runs a
     CUDA build whatever the image. Not when the install names another source, which may be vLLM's ROCm index or
     wheel (``--extra-index-url https://wheels.vllm.ai/rocm/...``, a ``+rocm700`` version, a wheel file or URL, an
-    index or requirements option, :data:`_PIP_SOURCE_OPTIONS`, or a pip/uv source variable,
-    :data:`_PIP_SOURCE_ENV`)."""
+    index or requirements option: :func:`pip_names_source`), nor when another command of the script may install
+    vLLM from elsewhere or set pip's source (:attr:`kvlint.types.ServingConfig.pip_elsewhere`), nor when the container may set another source
+    (:func:`_container_pip_source_unknown`: a pip/uv source variable from the container's ``env`` with any value,
+    including a Secret's, from ``envFrom`` or the script; a pip configuration file mounted)."""
     if serving.engine != "vllm" or not serving.pip_args:
         return False
     if repository_path(serving.image).removeprefix("library/") not in _PLAIN_BASE_IMAGES:
         return False
-    if any(serving.env.get(name) for name in _PIP_SOURCE_ENV):
+    if _container_pip_source_unknown(serving):
         return False
-    args = serving.pip_args
-    named = False
+    if serving.pip_elsewhere or pip_names_source(serving.pip_args):
+        return False
+    return any(_VLLM_REQUIREMENT.fullmatch(word.strip()) is not None for word in serving.pip_args)
+
+
+def pip_names_source(args: Sequence[str]) -> bool:
+    """Whether the words after a pip (uv pip) ``install`` name a source besides PyPI, which may hold vLLM's ROCm
+    build: a word with ``rocm`` in it (vLLM's ROCm index, a ``+rocm700`` version or wheel), or an index, find-links,
+    requirements, constraints or editable option (:data:`_PIP_SOURCE_OPTIONS`) whose value is not PyPI."""
     for k, word in enumerate(args):
         low = word.lower()
         if "rocm" in low:
-            return False
+            return True
         option = low.split("=", 1)[0]
         if option in _PIP_SOURCE_OPTIONS:
             value = low.split("=", 1)[1] if "=" in low else (args[k + 1].lower() if k + 1 < len(args) else "")
             if not value.startswith(_PYPI_HOSTS):
-                return False
-        if _VLLM_REQUIREMENT.fullmatch(word.strip()) is not None:
-            named = True
-    return named
+                return True
+    return False
 
 
 def is_known_cuda_build(image: str) -> bool:

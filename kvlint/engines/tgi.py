@@ -143,18 +143,26 @@ def _newest_has(dest: str) -> bool:
     return bool(tgi_data.FIELD_MASKS.get(dest, 0) >> (len(tgi_data.VERSIONS) - 1) & 1)
 
 
-def field_releases(dest: str, image: str = "") -> str:
-    """The TGI releases whose launcher has field ``dest``, as spans of consecutive release tags: ``from 2.0.0``,
-    ``2.2.0 only``, ``1.4.1 to 1.4.5``, ``0.2.0 to 0.8.2 and from 1.4.1`` (:mod:`kvlint.engines.tgi_flags_data`);
-    on an image of Habana's fork, the fork's releases (:func:`_launcher_table`)."""
-    table = _launcher_table(image)
-    versions = table.VERSIONS
-    mask = table.FIELD_MASKS.get(dest, 0)
-    if not mask:
-        if table is tgi_data:
-            return "in no release kvlint read"
-        # a field of TGI's launcher that none of the fork's releases declares (--lora-adapters, TGI 2.1.0 on)
-        return f"in none of its releases kvlint read ({versions[0]} to {versions[-1]}; TGI {field_releases(dest)})"
+#: The first TGI release with an image built for Gaudi (``ghcr.io/huggingface/text-generation-inference:3.2.1-gaudi``):
+#: TGI's ``.github/workflows/build.yaml`` gives its ``gaudi`` hardware the ``-gaudi`` label from v3.2.1 (the Gaudi
+#: backend, #3091, merged 2025-03-13), and its Gaudi guide (``docs/source/backends/gaudi.mdx``) at v3.2.1 runs
+#: ``3.2.1-gaudi``; TGI's releases before it have no Gaudi image.
+FIRST_TGI_GAUDI = "3.2.1"
+
+
+def gaudi_field_releases(dest: str) -> str:
+    """The TGI releases with a Gaudi image (:data:`FIRST_TGI_GAUDI` on) whose launcher has field ``dest``, spelled as
+    :func:`field_releases` does: what KV205 suggests instead of Habana's fork."""
+    versions = tgi_data.VERSIONS
+    first = versions.index(FIRST_TGI_GAUDI)
+    return (
+        _spans(versions, tgi_data.FIELD_MASKS.get(dest, 0) >> first << first) or "in no release kvlint read"
+    )
+
+
+def _spans(versions: Sequence[str], mask: int) -> str:
+    """The releases of ``versions`` whose bit is set in ``mask``, as spans of consecutive ones (``from 2.0.0``,
+    ``2.2.0 only``, ``1.4.1 to 1.4.5``, joined by ``and``); "" when none."""
     spans: list[tuple[int, int]] = []
     for i in range(len(versions)):
         if mask >> i & 1:
@@ -171,6 +179,21 @@ def field_releases(dest: str, image: str = "") -> str:
         for a, b in spans
     ]
     return " and ".join(words)
+
+
+def field_releases(dest: str, image: str = "") -> str:
+    """The TGI releases whose launcher has field ``dest``, as spans of consecutive release tags: ``from 2.0.0``,
+    ``2.2.0 only``, ``1.4.1 to 1.4.5``, ``0.2.0 to 0.8.2 and from 1.4.1`` (:mod:`kvlint.engines.tgi_flags_data`);
+    on an image of Habana's fork, the fork's releases (:func:`_launcher_table`)."""
+    table = _launcher_table(image)
+    versions = table.VERSIONS
+    mask = table.FIELD_MASKS.get(dest, 0)
+    if not mask:
+        if table is tgi_data:
+            return "in no release kvlint read"
+        # a field of TGI's launcher that none of the fork's releases declares (--lora-adapters, TGI 2.1.0 on)
+        return f"in none of its releases kvlint read ({versions[0]} to {versions[-1]}; TGI {field_releases(dest)})"
+    return _spans(versions, mask)
 
 
 #: The launcher ``Args`` integers narrower than ``usize`` (TGI launcher/src/main.rs at HEAD db931fcf and v2.0.0:
@@ -633,8 +656,8 @@ def parse_tgi_argv(
                     loc=env_locs.get(name),
                     fix=f"remove {name}, or use a TGI image of a release that reads it ({spans})"
                     if not _forked(image)
-                    else f"remove {name}, or use TGI's own Gaudi image (text-generation-inference:<release>-gaudi) "
-                    f"of a release that reads it (TGI {field_releases(dest)})",
+                    else f"remove {name}, or use TGI's own Gaudi image (text-generation-inference:<release>-gaudi, "
+                    f"{FIRST_TGI_GAUDI} on) of a release that reads it (TGI {gaudi_field_releases(dest)})",
                     severity="warning",
                 )
             )

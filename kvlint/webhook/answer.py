@@ -10,6 +10,10 @@ from typing import Any
 
 from kvlint.webhook.worker import LintOutcome, ReplyDiagnostic, lint_object, reply_rows
 
+#: What the log line shows of an error's ``rule: message`` (``kvlint.webhook.review.MAX_WARNING_CHARS``, which a
+#: test keeps equal: that module is imported by the worker only when it answers a review).
+MAX_WARNING_CHARS = 256
+
 #: ``json.dumps`` with the arguments of Starlette's ``JSONResponse.render``, its encoder made once (``dumps``
 #: builds one per call when given arguments); the bytes of every JSON answer of ``POST /validate``.
 encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
@@ -19,16 +23,34 @@ encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(
 SUMMARY_MESSAGES = 10
 
 
+def _grouped(diags: Any, messages: int, chars: int = 0) -> list[list[Any]]:
+    """``diags`` as a summary carries them: ``[rule, severity, message, count]``, the first ``messages`` one by one
+    with their message, in order, the others counted by rule and severity (message ``""``), in the order each
+    first came: what the server's metrics (a count by rule and severity) and log line (the first messages, the
+    number of errors, the rules) read, in a reply that does not grow with the findings (5,000 warnings of one rule
+    are one entry: the server decoded 5,000 of them). ``chars``: the messages cut to as many characters (0: whole)."""
+    out: list[list[Any]] = []
+    counted: dict[tuple[str, str], list[Any]] = {}
+    for i, d in enumerate(diags):
+        if i < messages:
+            out.append([d.rule, d.severity, d.message[:chars] if chars else d.message, 1])
+            continue
+        key = (d.rule, d.severity)
+        entry = counted.get(key)
+        if entry is None:
+            entry = counted[key] = [d.rule, d.severity, "", 0]
+            out.append(entry)
+        entry[3] += 1
+    return out
+
+
 def review_summary(review: Any, verdict: Any) -> tuple[Any, ...]:
     """What the server's metrics and log line read of a review answered in a worker (:func:`answer_review`),
     as plain values: the request's ``api_version, uid, operation, kind, namespace, name, sub_resource,
-    dry_run, username``, then the verdict's ``allowed, outcome, errors, warnings, suppressed, reason, old_object`` (each
-    finding ``(rule, severity, message)``, the message of the first :data:`SUMMARY_MESSAGES` errors only, the
-    others ``""``). Read back by :func:`kvlint.webhook.app.summary_review` into a Review and a Verdict."""
-    errors = tuple(
-        (d.rule, d.severity, d.message if i < SUMMARY_MESSAGES else "") for i, d in enumerate(verdict.errors)
-    )
-    warnings = tuple((d.rule, d.severity, "") for d in verdict.warnings)
+    dry_run, username``, then the verdict's ``allowed, outcome, errors, warnings, suppressed, reason, old_object``
+    (the findings :func:`_grouped`: the first :data:`SUMMARY_MESSAGES` errors with their message, cut to the
+    ``MAX_WARNING_CHARS`` the log line shows of each, the others counted). Read back, its types checked, by :func:`kvlint.webhook.app.summary_review` into a Review and a
+    Verdict."""
     return (
         review.api_version,
         review.uid,
@@ -41,8 +63,9 @@ def review_summary(review: Any, verdict: Any) -> tuple[Any, ...]:
         review.username,
         verdict.allowed,
         verdict.outcome,
-        errors,
-        warnings,
+        # the log line shows each as at most MAX_WARNING_CHARS characters of "rule: message": the rest is not sent
+        _grouped(verdict.errors, SUMMARY_MESSAGES, MAX_WARNING_CHARS),
+        _grouped(verdict.warnings, 0),
         verdict.suppressed,
         verdict.reason,
         verdict.old_object,

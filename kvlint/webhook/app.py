@@ -65,6 +65,7 @@ from kvlint.webhook.review import (
     Verdict,
     WebhookSettings,
     failure_response,
+    head_names,
     parse_review,
     review_from_head,
     skip_reason,
@@ -423,9 +424,59 @@ class _Found:
         self.message = message
 
 
-def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
+#: The type of each of a summary's sixteen values (:func:`~kvlint.webhook.answer.review_summary`) as a worker's
+#: reply gives them back (JSON: lists for its tuples), ``namespace`` and ``sub_resource`` each a string or null.
+_SUMMARY_SHAPES = frozenset(
+    (str, str, str, str, namespace, str, sub_resource, bool, str, bool, str, found, found, int, str, str)
+    for namespace in (str, type(None))
+    for sub_resource in (str, type(None))
+    for found in (list, tuple)
+)
+#: The types of a summary's finding, ``[rule, severity, message, count]``.
+_FOUND_SHAPE = (str, str, str, int)
+_SEQUENCES = (list, tuple)
+
+#: Most findings a worker's summary may count (:func:`summary_review`): a review of the largest object the request
+#: size admits reports far fewer (each rule at most ``kvlint.findcap.MAX_PER_RULE`` a container, at most
+#: ``--max-review-size`` containers); a count past it is no kvlint worker's, and is refused before a list of that
+#: many is built.
+MAX_SUMMARY_FINDINGS = 1_000_000
+
+
+def _check_summary(summary: Any) -> None:
+    """Raise ValueError unless ``summary`` has the shape and types of a
+    :func:`~kvlint.webhook.answer.review_summary` as a worker's reply gives it back (:data:`_SUMMARY_SHAPES`; its
+    findings are checked as they are read, :func:`_expanded`): a worker's reply is checked before any of it is
+    counted, logged or answered."""
+    if type(summary) not in _SEQUENCES or tuple(map(type, summary)) not in _SUMMARY_SHAPES:
+        raise ValueError("a summary of another shape")
+
+
+def _expanded(found: Any, room: int) -> list[_Found]:
+    """A summary's findings (``[rule, severity, message, count]``) one per finding, as the metrics and the log line
+    count them (an entry counted more than once repeated, not copied), each entry's types checked and at most
+    ``room`` findings in all; ValueError for another shape or more findings."""
+    out: list[_Found] = []
+    for f in found:
+        if type(f) not in _SEQUENCES or tuple(map(type, f)) != _FOUND_SHAPE:
+            raise ValueError("a summary finding of another shape")
+        rule, severity, message, count = f
+        if count == 1 and room > len(out):
+            out.append(_Found(rule, severity, message))
+        elif 1 < count <= room - len(out):
+            out.extend([_Found(rule, severity, message)] * count)
+        else:  # refused before a list of that many is made
+            raise ValueError(
+                f"a summary finding counted {count} times, or more than {MAX_SUMMARY_FINDINGS:,} in all"
+            )
+    return out
+
+
+def summary_review(summary: Any) -> tuple[Review, Verdict]:
     """The Review (without its objects) and the Verdict of a review answered in a worker, from its
-    :func:`~kvlint.webhook.answer.review_summary`."""
+    :func:`~kvlint.webhook.answer.review_summary` as the worker's reply gives it back (checked first:
+    :func:`_check_summary`; ValueError for another shape)."""
+    _check_summary(summary)
     (api_version, uid, operation, kind, namespace, name, sub_resource, dry_run, username) = summary[:9]
     allowed, outcome, errors, warnings, suppressed, reason, old_object = summary[9:]
     review = Review(
@@ -441,11 +492,12 @@ def summary_review(summary: tuple[Any, ...]) -> tuple[Review, Verdict]:
         None,
         username=username,
     )
+    found_errors = _expanded(errors, MAX_SUMMARY_FINDINGS)
     verdict = Verdict(
         allowed,
         outcome,
-        [_Found(*f) for f in errors],  # type: ignore[misc]
-        [_Found(*f) for f in warnings],  # type: ignore[misc]
+        found_errors,  # type: ignore[arg-type]
+        _expanded(warnings, MAX_SUMMARY_FINDINGS - len(found_errors)),  # type: ignore[arg-type]
         suppressed,
         reason,
         old_object,
@@ -467,16 +519,32 @@ def _request_uid(body: bytes) -> str | None:
     return found.group(1).decode("ascii") if found else None
 
 
-def _answer_agrees(data: Any, review: Review, verdict: Any, request_uid: str | None = None) -> bool:
+def _head_uid(body: bytes) -> str | None:
+    """The request's ``uid`` as decoding ``body`` gives it (the last of two), read from its first
+    :data:`REFUSED_HEAD_BYTES` (:func:`~kvlint.webhook.review.head_names`), or None."""
+    return head_names(body[:REFUSED_HEAD_BYTES].decode("utf-8", "replace"))[0]
+
+
+def _answer_agrees(
+    data: Any, review: Review, verdict: Any, request_uid: str | None = None, body: bytes | None = None
+) -> bool:
     """Whether a worker's response bytes begin as :func:`~kvlint.webhook.review.response` writes the answer of
     the review and verdict of its summary (``apiVersion``, ``kind``, the ``uid`` and ``allowed``) and end its
-    JSON object, so that what the server sends is what it counts and logs, and whether that ``uid`` is
-    ``request_uid``, the request's as its body's head names it (:func:`_request_uid`; None: not checked): checked
-    without decoding them (a worker's reply comes in a length-prefixed frame with the review's sequence number,
-    so this catches a kvlint bug in the worker, not a worker that was made to run other code)."""
+    JSON object, so that what the server sends is what it counts and logs, and whether that ``uid`` is the
+    request's as its ``body``'s head names it: ``request_uid`` (:func:`_request_uid`, the first key of the
+    request object, where the API server writes it) or, when that is another one or None, the uid the body's
+    decoding gives (:func:`_head_uid`: a request naming its uid twice is answered with the last, as
+    ``parse_review`` reads it); neither found: not checked. Checked without decoding them (the bytes of a worker's
+    reply are never run, :func:`~kvlint.webhook.worker.decode_reply`, and its values' types are checked,
+    :func:`summary_review`; this catches a worker that answers for another request, from a kvlint bug or
+    running other code)."""
     if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
         return False
-    if request_uid is not None and review.uid != request_uid:
+    if review.uid != request_uid and body is not None:
+        named = _head_uid(body)
+        if review.uid != named and (named is not None or request_uid is not None):
+            return False
+    elif request_uid is not None and review.uid != request_uid:
         return False
     head = (
         '{"apiVersion":'
@@ -819,7 +887,7 @@ def create_app(
             try:
                 review, verdict = summary_review(reply[at + 1])
                 data = reply[at]
-                if not _answer_agrees(data, review, verdict, request_uid):
+                if not _answer_agrees(data, review, verdict, request_uid, body):
                     raise ValueError("its response does not name the request's uid and its summary's verdict")
             except Exception as exc:  # a kvlint bug in the worker: answered as its failure is
                 why = f"malformed answer from the review worker ({type(exc).__name__}: {exc})"
@@ -829,7 +897,11 @@ def create_app(
                 return 200, [(b"content-length", str(len(data)).encode("latin-1")), _JSON_TYPE], data
             del review, verdict, data
         elif kind == "bad":
-            return bad_request(ReviewError(reply[3], reply[2]))
+            status, message = reply[2], reply[3]
+            if type(status) is not int or not 400 <= status < 500 or type(message) is not str:
+                why = "malformed answer from the review worker (its HTTP status or message)"
+                return _unfinished(body, t0, "internal error (malformed answer)", "internal_error", error=why)
+            return bad_request(ReviewError(message, status))
         del box
         return await _update(body, reply, options, t0, request_uid)
 
@@ -986,16 +1058,20 @@ def create_app(
             _observe(review, verdict, t0)
             return _json_answer(payload)
         else:
-            review, verdict = summary_review(answered[3])
-            data = answered[2]
-            if _answer_agrees(data, review, verdict, request_uid):
+            try:
+                review, verdict = summary_review(answered[3])
+                data = answered[2]
+                agrees = _answer_agrees(data, review, verdict, request_uid, body)
+            except ValueError:
+                agrees = False
+            if agrees:
                 state.metrics.old_object_lints.labels("linted").inc()
             else:  # a kvlint bug in the worker: its first answer, every error denying
                 state.metrics.old_object_lints.labels("internal_error").inc()
+                review, verdict = summary_review(summary)
                 state.logger.error(
                     "malformed answer from the review worker", extra={"fields": {"uid": _bounded(review.uid)}}
                 )
-                review, verdict = summary_review(summary)
                 verdict.old_object = "internal_error"
                 data = fallback
         _observe(review, verdict, t0)

@@ -31,13 +31,21 @@ import itertools
 import logging
 import multiprocessing
 import os
-import pickle
 import time
 from dataclasses import fields
 from typing import Any
 
 from kvlint.webhook.answer import answer_review
-from kvlint.webhook.worker import FRAME_HEADER, LintOutcome, ReplyDiagnostic, frame_messages, worker_main
+from kvlint.webhook.worker import (
+    FRAME_HEADER,
+    LintOutcome,
+    MalformedMessage,
+    ReplyDiagnostic,
+    checked_rows,
+    decode_reply,
+    frame_messages,
+    worker_main,
+)
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
 
@@ -77,6 +85,16 @@ def _options_token(options: Any) -> tuple[int, ...]:
 _INCOMPLETE = object()
 
 
+def _decoded(data: bytes | bytearray) -> tuple[Any, ...]:
+    """A worker's reply read from its bytes (never unpickled: :func:`~kvlint.webhook.worker.decode_reply`), or
+    ``("malformed", -1, why)`` for bytes that are no reply (the worker is then replaced, the review answered as
+    its failure is)."""
+    try:
+        return decode_reply(data)
+    except MalformedMessage as exc:
+        return ("malformed", -1, str(exc))
+
+
 class _Frames:
     """The server's end of one worker's pipe, read and written without waiting (its descriptor is
     ``O_NONBLOCK``): the message being read, a piece at a time, and the bytes left to write."""
@@ -97,7 +115,8 @@ class _Frames:
         self.outbox = data
 
     def read(self, fd: int) -> Any:
-        """Read what ``fd`` holds of the message being read, without waiting: the message (unpickled) once
+        """Read what ``fd`` holds of the message being read, without waiting: the reply
+        (:func:`~kvlint.webhook.worker.decode_reply`; bytes it does not read: ``("malformed", -1, why)``) once
         its last byte is in, else :data:`_INCOMPLETE` (call again when ``fd`` is readable). A message that
         is in whole takes two reads, as :func:`~kvlint.webhook.worker.recv_message` does. Raises EOFError
         when the other end closed the pipe before a message, OSError when within one (or on a header kvlint
@@ -128,14 +147,14 @@ class _Frames:
                 except BlockingIOError:
                     chunk = b""
                 if len(chunk) == size:  # all in at once: the usual reply
-                    return pickle.loads(chunk)
+                    return _decoded(chunk)
                 self._body = body = bytearray(size)
                 body[: len(chunk)] = chunk
                 self._got = len(chunk)
                 continue
             if self._got == len(body):
                 self._body = None
-                return pickle.loads(body)
+                return _decoded(body)
             try:
                 n = os.readv(fd, [memoryview(body)[self._got :]])
             except BlockingIOError:
@@ -522,7 +541,10 @@ class ReviewPool:
             WorkerFailed: the pipeline raised (message ``Type: text``) or the worker died.
         """
         reply = await self._exchange(("lint", 0, obj, label), None, options, budget, _LINT_REPLIES)
-        return LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
+        rows, suppressed = checked_rows(reply[2]), reply[3]
+        if rows is None or type(suppressed) is not int:
+            raise WorkerFailed("malformed reply from the review worker (its findings)")
+        return LintOutcome([ReplyDiagnostic(*row) for row in rows], suppressed)
 
     async def review(self, body: bytes, settings: Any, options: Any, budget: float) -> tuple[Any, ...]:
         """Answer the ``POST /validate`` request ``body`` in a worker (:func:`~kvlint.webhook.answer.answer_review`:
@@ -601,6 +623,12 @@ class ReviewPool:
             w.reviews += 1
             if reply[1] == seq and reply[0] in expected:
                 return reply  # type: ignore[no-any-return]
+            if (
+                reply[0] == "malformed"
+            ):  # bytes that are no reply: a kvlint bug, or a worker running other code
+                keep = False
+                self._replace(w, "protocol")
+                raise WorkerFailed(f"malformed reply from the review worker ({reply[2]})")
             if reply[0] == "error" and reply[1] == seq:
                 if str(reply[2]).startswith("MemoryError"):
                     keep = False

@@ -266,13 +266,149 @@ class Review:
         return "/".join(x for x in (self.kind, self.namespace, self.name) if x)
 
 
-#: The first ``uid`` and ``apiVersion`` of a body (the API server writes ``apiVersion`` and then ``request`` with
-#: its ``uid`` ahead of the objects), read from the raw text when the body nests too deeply to be decoded or
-#: is answered without being decoded (:func:`review_from_head`).
-_RAW_UID = re.compile(r'"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
-_RAW_API_VERSION = re.compile(r'"apiVersion"\s*:\s*"(admission\.k8s\.io/v1(?:beta1)?)"')
-#: How much of a body is searched for them (the request's own fields come first).
+#: How much of a body is searched for the request's ``uid`` and ``apiVersion`` (the request's own fields come
+#: first) by :func:`review_from_head`.
 _RAW_HEAD_CHARS = 64 * 1024
+
+#: The ``uid`` of a request as :func:`review_from_head` reads it (a UUID from the API server); another one is not
+#: read from a head (the review is then not answered before it is decoded).
+_HEAD_UID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+#: Text that holds no bracket outside a string (strings whole), and a run of brackets: what a skipped value's
+#: nesting is counted over, a run at a time.
+_NON_BRACKETS = re.compile(r'(?:[^"\[\]{}]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]+")
+#: White space, as JSON has it.
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class _Cut(Exception):
+    """The head ends (or stops being JSON) where the scan is."""
+
+
+def _space(text: str, i: int) -> int:
+    return _SPACE.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _string_at(text: str, i: int) -> tuple[str, int]:
+    """The JSON string whose opening quote is ``text[i]`` and the index after it; _Cut when it does not end in
+    ``text`` or is not a JSON string."""
+    try:
+        return json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined,no-any-return]
+    except (ValueError, IndexError):
+        raise _Cut from None
+
+
+#: The C scanner of Python's JSON decoder, called on one value (it builds the value; :func:`_skip_value`).
+_scan_value = (json.scanner.c_make_scanner or json.scanner.py_make_scanner)(json.JSONDecoder())  # type: ignore[attr-defined]
+#: How far past a value's start its nesting is counted when it nests too deeply for the decoder
+#: (:func:`_skip_nested`); past it the scan ends there.
+_NESTED_SCAN_CHARS = 4096
+
+
+def _skip_value(text: str, i: int) -> int:
+    """The index after the JSON value at ``text[i]`` (white space skipped first); _Cut when it does not end in
+    ``text`` or is not JSON. Read by the JSON decoder's C scanner (a 60 KiB object in a fraction of a millisecond);
+    a value nesting too deeply for it has its nesting counted (:func:`_skip_nested`)."""
+    i = _space(text, i)
+    if i >= len(text):
+        raise _Cut
+    try:
+        return _scan_value(text, i)[1]  # type: ignore[no-any-return]
+    except (StopIteration, ValueError):
+        raise _Cut from None
+    except RecursionError:
+        return _skip_nested(text, i, min(len(text), i + _NESTED_SCAN_CHARS))
+
+
+def _skip_nested(text: str, i: int, end: int) -> int:
+    """The index after the array or object at ``text[i]``, its nesting counted (not recursed into) a run of
+    brackets at a time, within ``text[:end]``; _Cut when it does not close there."""
+    text = text[:end]
+    depth = 0
+    while True:
+        i = _NON_BRACKETS.match(text, i).end()  # type: ignore[union-attr]
+        run = _BRACKETS.match(text, i)
+        if run is None:
+            raise _Cut  # the head ends (or an unclosed string does)
+        brackets = run.group()
+        closes = brackets.count("]") + brackets.count("}")
+        if closes == 0 or depth - closes > 0:  # the run does not close the value: taken whole
+            depth += len(brackets) - 2 * closes
+            i = run.end()
+            continue
+        for c in brackets:
+            i += 1
+            depth += 1 if c == "{" or c == "[" else -1
+            if depth == 0:
+                return i
+
+
+def _walk(text: str, i: int, visit: Callable[[str, int], int]) -> int:
+    """Visit each member of the JSON object whose ``{`` is ``text[i]``: ``visit(key, index of its value)`` returns
+    the index after the value. Returns the index after the object; _Cut where ``text`` ends or is not JSON."""
+    n = len(text)
+    i += 1
+    while True:
+        i = _space(text, i)
+        if i >= n:
+            raise _Cut
+        c = text[i]
+        if c == "}":
+            return i + 1
+        if c == ",":
+            i += 1
+            continue
+        if c != '"':
+            raise _Cut
+        key, i = _string_at(text, i)
+        i = _space(text, i)
+        if i >= n or text[i] != ":":
+            raise _Cut
+        i = visit(key, i + 1)
+
+
+def head_names(head: str) -> tuple[str | None, str | None]:
+    """The ``request.uid`` and the top-level ``apiVersion`` of an AdmissionReview as decoding its JSON gives them
+    (of a key given twice, the last, as ``json.loads``, so :func:`parse_review`, and the API server's Go decoder
+    take it), read from ``head``, the first part of a body, without decoding it: a scan of the top-level object
+    and of its ``request`` object, other values skipped (their nesting counted, not recursed into); where
+    ``head`` ends the scan ends, with what it found so far. A value skipped is read by the JSON decoder's C
+    scanner: a head of 64 KiB costs at most about what decoding 64 KiB costs, which the event loop already spends
+    on a small body when no worker is free (``kvlint.webhook.app.LOOP_DECODE_BYTES``). None for a name not found, not a string, or (a uid)
+    not of the characters of :data:`_HEAD_UID`. The first ``"uid"`` anywhere in the head was taken before:
+    another one than :func:`parse_review`'s when ``request.uid`` was given twice (the answer from the head named
+    the first, the answer from the decoded body the second), or when another ``uid`` (an object's, a user's)
+    came before it."""
+    found: list[str | None] = [None, None]
+
+    def in_request(key: str, at: int) -> int:
+        end = _skip_value(head, at)
+        if key == "uid":
+            at = _space(head, at)
+            uid = _string_at(head, at)[0] if head.startswith('"', at) else None
+            found[0] = uid if uid is not None and _HEAD_UID.fullmatch(uid) else None
+        return end
+
+    def top(key: str, at: int) -> int:
+        if key == "request":
+            found[0] = None  # a later request object replaces an earlier one whole
+            at = _space(head, at)
+            if head.startswith("{", at):
+                return _walk(head, at, in_request)
+            return _skip_value(head, at)
+        end = _skip_value(head, at)
+        if key == "apiVersion":
+            at = _space(head, at)
+            found[1] = _string_at(head, at)[0] if head.startswith('"', at) else None
+        return end
+
+    start = _space(head, 0)
+    if head.startswith("{", start):
+        try:
+            _walk(head, start, top)
+        except _Cut:
+            pass
+    return found[0], found[1]
 
 
 class ReviewTooDeep(Exception):
@@ -292,16 +428,17 @@ def review_from_head(body: bytes | str) -> Review | None:
     and for one answered before it is decoded (more reviews in flight than the server decodes at once). The API
     server's encoder writes the AdmissionReview's fields in the order of its Go struct (``k8s.io/api``
     ``admission/v1`` ``AdmissionReview``: ``kind``, ``apiVersion``, then ``request`` with ``uid`` first, the
-    objects after), so the first ``uid`` is the request's."""
+    objects after), so the request's ``uid`` is in the head; it is read as decoding the body would read it
+    (:func:`head_names`: ``request.uid``, the last of two), so an answer from the head names the uid the answer
+    from the decoded body names, or none."""
     head = body[:_RAW_HEAD_CHARS]
     text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
-    uid = _RAW_UID.search(text)
+    uid, api = head_names(text)
     if uid is None:
         return None
-    api = _RAW_API_VERSION.search(text)
     return Review(
-        api_version=api.group(1) if api else API_VERSIONS[0],
-        uid=uid.group(1),
+        api_version=api if api in API_VERSIONS else API_VERSIONS[0],
+        uid=uid,
         operation="",
         kind="",
         namespace=None,
@@ -1129,6 +1266,7 @@ __all__ = [
     "owner_group_version",
     "parse_review",
     "prepared_object",
+    "head_names",
     "review_from_head",
     "review_label",
     "reviewed_owner",

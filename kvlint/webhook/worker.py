@@ -6,10 +6,10 @@ has imported kvlint and linted :data:`WARM_UP_OBJECT` once (:mod:`kvlint.webhook
 worker starts in milliseconds with its catalogues loaded; a worker that overruns its review's budget is
 killed (``SIGKILL``) and replaced, which is the only way to stop CPU-bound Python code.
 
-Messages on the worker's pipe (pickled tuples, framed as ``multiprocessing.Connection.send_bytes`` frames
-them; the worker writes and reads its end, which blocks, with :func:`send_message` / :func:`recv_message`,
-the server its end, which does not, a piece at a time from the event loop (:mod:`kvlint.webhook.pool`); both
-ends are kvlint in the same pod):
+Messages on the worker's pipe (framed as ``multiprocessing.Connection.send_bytes`` frames them, in the wire
+format of :func:`encode_message` and :func:`encode_reply`: no reply of a worker is unpickled; the worker writes
+and reads its end, which blocks, with :func:`send_message` / :func:`recv_message`, the server its end, which
+does not, a piece at a time from the event loop (:mod:`kvlint.webhook.pool`)):
 
 * server -> worker: ``("options", Options)`` (sent when the pipeline options change, e.g. a new node
   inventory with ``--cluster``), ``("settings", WebhookSettings)`` (sent to each worker once), and
@@ -30,6 +30,7 @@ get the CPU first. The cyclic garbage collector is off while a worker lints (:da
 from __future__ import annotations
 
 import gc
+import json
 import os
 import pickle
 import signal
@@ -86,55 +87,222 @@ WORKER_NICENESS = int(os.environ.get("KVLINT_WEBHOOK_WORKER_NICE", "10"))
 COLLECT_DURING_REVIEW = os.environ.get("KVLINT_WEBHOOK_WORKER_GC", "") == "1"
 
 
-def encode_message(message: tuple[Any, ...]) -> bytes:
-    """A pipe message as ``Connection.send`` would write it, read back by ``Connection.recv`` (plain
-    :func:`pickle.dumps`, highest protocol): ``send`` builds a ``ForkingPickler`` per message, which copies
-    ``copyreg``'s dispatch table to add reducers for sockets and descriptors that no message carries; about
-    3 microseconds of each message's 4 to 12."""
-    return pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
-
-
-_HEADER = struct.Struct("!i")
 #: The frame header of a pipe message: its length in bytes, a 4-byte big-endian signed int (as
 #: ``Connection.send_bytes`` writes it for messages under 2 GiB).
-FRAME_HEADER = _HEADER
+FRAME_HEADER = struct.Struct("!i")
+_HEADER = FRAME_HEADER
+#: Largest message either end writes or reads (the frame header's signed length).
+_MAX_MESSAGE = 0x7FFFFFFF
+
+# -- the wire format (issue 19) -------------------------------------------------------------------------------
+#
+# Each message is a frame (:data:`FRAME_HEADER`, then its bytes) whose first byte names its kind. No message a
+# worker writes is unpickled: a worker lints hostile objects, and the server that reads its replies holds the
+# serving certificate's key and answers the API server, so a worker made to run other code, or one confused by a
+# kvlint bug, must not run code in the server. A reply is its kind, the review's sequence number and the length
+# of its raw part (:data:`_REPLY_HEAD`), the raw part (a response's bytes, sent as the worker wrote them), then
+# the rest as JSON (``json.loads`` builds only strings, numbers, booleans, None, lists and dicts); the server
+# then checks every value's type before using it (:func:`kvlint.webhook.app.summary_review`,
+# :meth:`kvlint.webhook.pool.ReviewPool.lint`) and the answer's uid and verdict against the request (as before).
+# The server's messages to a worker: a review's body is sent as its raw bytes (:data:`_REQUEST_HEAD`), an
+# UPDATE's rows as JSON, the warm-up object as JSON; only the server's own ``Options`` and ``WebhookSettings``
+# (its configuration, no byte of a request in them) are pickled, read by the worker the server started.
+
+_REPLY_CODES = {"answer": 1, "update": 2, "bad": 3, "ok": 4, "error": 5}
+_REPLY_KINDS = {code: kind for kind, code in _REPLY_CODES.items()}
+#: A reply's head: its kind (:data:`_REPLY_CODES`), the review's sequence number, the length of its raw part.
+_REPLY_HEAD = struct.Struct("!BQI")
+_REPLY_HEAD_SIZE = _REPLY_HEAD.size
+_REQUEST_CODES = {"options": 1, "settings": 2, "review": 3, "old": 4, "lint": 5}
+_REQUEST_KINDS = {code: kind for kind, code in _REQUEST_CODES.items()}
+#: A request's head: its kind (:data:`_REQUEST_CODES`), the sequence number, the length of its raw part
+#: (``review``, ``old``: the body; ``options``, ``settings``: sequence 0, the pickle).
+_REQUEST_HEAD = _REPLY_HEAD
+#: ``json.dumps`` of a message's JSON part: characters as they are (the decoder copies them in runs; an escape is
+#: read one at a time), written as UTF-8 with a lone surrogate a finding quotes from the object passed through
+#: (``surrogatepass``, read back the same), no NaN (no message holds a float).
+_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _encode_meta(value: Any) -> bytes:
+    return _encode_json(value).encode("utf-8", "surrogatepass")
+
+
+class MalformedMessage(ValueError):
+    """A message that is not one this wire format writes (its kind, its lengths or its JSON)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise MalformedMessage(f"{name} in a message")
+
+
+#: The decoder of a message's JSON part, made once (``json.loads`` given an argument builds one per call), and
+#: its scanner, called directly (``JSONDecoder.decode`` adds two Python calls and two white-space matches).
+_meta_decoder = json.JSONDecoder(parse_constant=_no_constant)
+_scan_meta = (json.scanner.c_make_scanner or json.scanner.py_make_scanner)(_meta_decoder)  # type: ignore[attr-defined]
+
+
+def _decode_meta(data: bytes | bytearray | memoryview) -> Any:
+    """The JSON value that is the whole of ``data`` (as :data:`_encode_meta` writes it: no white space around);
+    MalformedMessage for anything else."""
+    try:
+        text = str(data, "utf-8", "surrogatepass")
+        value, end = _scan_meta(text, 0)
+    except (StopIteration, ValueError, RecursionError) as exc:
+        raise MalformedMessage(f"its JSON part does not decode ({type(exc).__name__})") from None
+    if end != len(text):
+        raise MalformedMessage("its JSON part does not decode (data after the value)")
+    return value
+
+
+def encode_reply(reply: tuple[Any, ...]) -> bytes:
+    """A worker's reply (``("answer", seq, response_bytes, summary)``, ``("update", seq, rows, suppressed,
+    response_bytes, summary)``, ``("bad", seq, status, message)``, ``("ok", seq, rows, suppressed)``,
+    ``("error", seq, message)``) as the bytes of one message (not framed); :func:`decode_reply` reads it back.
+    Raises ValueError for a reply of another kind or one whose parts are not JSON values."""
+    kind = reply[0]
+    raw: bytes = b""
+    if kind == "answer":
+        raw, meta = reply[2], reply[3]
+    elif kind == "update":
+        raw, meta = reply[4], (reply[2], reply[3], reply[5])
+    elif kind in ("bad", "ok"):
+        meta = (reply[2], reply[3])
+    elif kind == "error":
+        meta = reply[2]
+    else:
+        raise ValueError(f"no reply of kind {kind!r}")
+    return b"".join((_REPLY_HEAD.pack(_REPLY_CODES[kind], reply[1], len(raw)), raw, _encode_meta(meta)))
+
+
+def decode_reply(data: bytes | bytearray) -> tuple[Any, ...]:
+    """The reply :func:`encode_reply` wrote (its parts' types as JSON gives them: lists for tuples). Raises
+    :class:`MalformedMessage` for bytes it does not write. Nothing in ``data`` is run: a kind byte, two lengths,
+    raw bytes and JSON."""
+    if len(data) < _REPLY_HEAD_SIZE:
+        raise MalformedMessage("a reply shorter than its head")
+    code, seq, n = _REPLY_HEAD.unpack_from(data)
+    end = _REPLY_HEAD_SIZE + n
+    if end > len(data):
+        raise MalformedMessage("a reply's raw part longer than the reply")
+    kind = _REPLY_KINDS.get(code)
+    if kind == "answer":
+        return (kind, seq, bytes(data[_REPLY_HEAD_SIZE:end]), _decode_meta(memoryview(data)[end:]))
+    if kind is None:
+        raise MalformedMessage(f"a reply of unknown kind {code}")
+    meta = _decode_meta(memoryview(data)[end:])
+    if kind == "error":
+        return (kind, seq, meta)
+    if type(meta) is not list or len(meta) != (3 if kind == "update" else 2):
+        raise MalformedMessage(f"an {kind!r} reply of another shape")
+    if kind == "update":
+        return (kind, seq, meta[0], meta[1], bytes(data[_REPLY_HEAD_SIZE:end]), meta[2])
+    return (kind, seq, meta[0], meta[1])
+
+
+def encode_message(message: tuple[Any, ...]) -> bytes:
+    """One of the server's messages to a worker (``("options", Options)``, ``("settings", WebhookSettings)``,
+    ``("review", seq, body)``, ``("old", seq, body, rows, suppressed)``, ``("lint", seq, object, label)``) as the
+    bytes of one message (not framed); :func:`decode_message` reads it back. A review's body goes as its raw
+    bytes (no copy of it into a pickle), rows and the warm-up object as JSON; ``Options`` and ``WebhookSettings``
+    pickled (highest protocol, plain :func:`pickle.dumps`: ``Connection.send`` built a ``ForkingPickler`` per
+    message, about 3 microseconds of each)."""
+    kind = message[0]
+    code = _REQUEST_CODES.get(kind)
+    if code is None:
+        raise ValueError(f"no message of kind {kind!r}")
+    if kind == "review":
+        return b"".join((_REQUEST_HEAD.pack(code, message[1], len(message[2])), message[2]))
+    if kind == "old":
+        head = _REQUEST_HEAD.pack(code, message[1], len(message[2]))
+        return b"".join((head, message[2], _encode_meta((message[3], message[4]))))
+    if kind == "lint":
+        return _REQUEST_HEAD.pack(code, message[1], 0) + _encode_meta((message[2], message[3]))
+    data = pickle.dumps(message[1], pickle.HIGHEST_PROTOCOL)
+    return b"".join((_REQUEST_HEAD.pack(code, 0, len(data)), data))
+
+
+def decode_message(data: bytes | bytearray) -> tuple[Any, ...]:
+    """The message :func:`encode_message` wrote, as the tuple it was (JSON parts as lists). Raises
+    :class:`MalformedMessage` for bytes it does not write."""
+    size = _REQUEST_HEAD.size
+    if len(data) < size:
+        raise MalformedMessage("a message shorter than its head")
+    code, seq, n = _REQUEST_HEAD.unpack_from(data)
+    kind = _REQUEST_KINDS.get(code)
+    if kind is None:
+        raise MalformedMessage(f"a message of unknown kind {code}")
+    if size + n > len(data):
+        raise MalformedMessage("a message's raw part longer than the message")
+    raw = bytes(data[size : size + n])
+    if kind == "review":
+        return (kind, seq, raw)
+    if kind == "options" or kind == "settings":
+        return (
+            kind,
+            pickle.loads(raw),
+        )  # the server's configuration, from the server that started this worker
+    meta = _decode_meta(memoryview(data)[size + n :])
+    if type(meta) is not list or len(meta) != 2:
+        raise MalformedMessage(f"a {kind!r} message of another shape")
+    if kind == "old":
+        return (kind, seq, raw, meta[0], meta[1])
+    return (kind, seq, meta[0], meta[1])
+
+
+def _framed(data: bytes) -> bytes:
+    if len(data) > _MAX_MESSAGE:
+        raise ValueError("message too large for the review pipe")
+    return _HEADER.pack(len(data)) + data
+
+
+#: A ``review`` message's frame header and head in one (:func:`frame_messages`' usual case).
+_FRAMED_REVIEW = struct.Struct("!iBQI")
 
 
 def frame_messages(messages: Sequence[tuple[Any, ...]]) -> bytes:
-    """The bytes :func:`send_message` writes for each of ``messages`` (:func:`encode_message`, framed), in one
-    buffer: what the server writes to a worker's pipe for one review. Raises ValueError for a message of
-    2 GiB or more (as :func:`send_message`)."""
-    parts: list[bytes] = []
-    for message in messages:
-        data = encode_message(message)
-        if len(data) > 0x7FFFFFFF:
+    """The bytes the server writes to a worker's pipe for one review: each of ``messages``
+    (:func:`encode_message`) framed, in one buffer. Raises ValueError for a message of 2 GiB or more."""
+    if (
+        len(messages) == 1 and messages[0][0] == "review"
+    ):  # the usual review: one header, one copy of the body
+        _, seq, body = messages[0]
+        size = _REQUEST_HEAD.size + len(body)
+        if size > _MAX_MESSAGE:
             raise ValueError("message too large for the review pipe")
-        parts.append(_HEADER.pack(len(data)))
-        parts.append(data)
-    return b"".join(parts)
+        return _FRAMED_REVIEW.pack(size, _REQUEST_CODES["review"], seq, len(body)) + body
+    return b"".join(_framed(encode_message(message)) for message in messages)
+
+
+def frame_reply(reply: tuple[Any, ...]) -> bytes:
+    """The bytes a worker writes to its pipe for ``reply`` (:func:`encode_reply`, framed)."""
+    return _framed(encode_reply(reply))
 
 
 def send_message(fd: int, data: bytes) -> None:
-    """Write ``data`` (an :func:`encode_message`) to the pipe descriptor ``fd`` framed as
+    """Write ``data`` (an :func:`encode_reply` or :func:`encode_message`) to the pipe descriptor ``fd`` framed as
     ``Connection.send_bytes`` frames it (a 4-byte big-endian length, then the bytes; for messages under
-    2 GiB), so the other end's ``Connection.recv`` reads it; without the ``Connection`` object's checks and
-    layers, which took about a third of a message's hand-over. Raises OSError when the pipe is closed."""
-    if len(data) > 0x7FFFFFFF:  # Connection's longer header: rare enough to leave to it
-        raise ValueError("message too large for the review pipe")
-    buf = memoryview(_HEADER.pack(len(data)) + data)
+    2 GiB), without the ``Connection`` object's checks and layers, which took about a third of a message's
+    hand-over. Raises OSError when the pipe is closed."""
+    buf = memoryview(_framed(data))
     while buf:
         buf = buf[os.write(fd, buf) :]
 
 
 def recv_message(fd: int) -> Any:
-    """Read one message framed as ``Connection.send_bytes`` frames it (see :func:`send_message`) from the
-    pipe descriptor ``fd`` and unpickle it. Raises EOFError when the other end closed the pipe before a
+    """Read one message framed as :func:`send_message` frames it from the pipe descriptor ``fd`` and decode it
+    (:func:`decode_message`: what a worker reads). Raises EOFError when the other end closed the pipe before a
     message, OSError when it closed it in the middle of one."""
+    return decode_message(recv_frame(fd))
+
+
+def recv_frame(fd: int) -> bytes:
+    """The bytes of one framed message read from ``fd`` (see :func:`recv_message`)."""
     head = _read_exactly(fd, 4, True)
     (size,) = _HEADER.unpack(head)
     if size < 0:  # Connection's header for 2 GiB and more: never sent by kvlint
         raise OSError("unexpected message header on the review pipe")
-    return pickle.loads(_read_exactly(fd, size, False))
+    return _read_exactly(fd, size, False)
 
 
 def _read_exactly(fd: int, size: int, first: bool) -> bytes:
@@ -201,14 +369,30 @@ def reply_rows(diagnostics: Any) -> tuple[tuple[str, str, str, str, str, str, st
     :func:`~kvlint.fingerprint.identity`, what an UPDATE's findings are matched with its old object's by, and
     ``stands_for`` how many findings it counts as there, :func:`kvlint.engines.options.findings_stood_for`), in
     order (info diagnostics are never sent to the API server, logged or counted).
-    Plain tuples of strings and an int: unpickled on the server's event loop about 7x faster than the ``Diagnostic``
-    objects (5,000 findings: 0.9 ms against 6.7 ms; with the :class:`ReplyDiagnostic` objects built from
-    them, 1.9 ms)."""
+    Plain tuples of strings and an int: sent as JSON (:func:`encode_reply`; they were pickled, and unpickled on the
+    server's event loop about 7x faster than the ``Diagnostic`` objects), checked on the server by
+    :func:`checked_rows`."""
     return tuple(
         (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting, d.stands_for)
         for d in diagnostics
         if d.severity == "error" or d.severity == "warning"
     )
+
+
+def checked_rows(rows: Any) -> list[Any] | None:
+    """``rows`` when they are :func:`reply_rows` as a reply's JSON gives them back (a list of lists of seven
+    strings and an int), else None: what the server checks before it builds a :class:`ReplyDiagnostic` of any."""
+    if type(rows) is not list:
+        return None
+    for row in rows:
+        if (
+            type(row) is not list
+            or len(row) != 8
+            or type(row[7]) is not int
+            or not all(type(value) is str for value in row[:7])
+        ):
+            return None
+    return rows
 
 
 def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = None) -> Any:
@@ -291,7 +475,7 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
     while True:
         try:
             msg = recv_message(fd)
-        except (EOFError, OSError):
+        except (EOFError, OSError, ValueError):  # closed, or a message the server never writes
             return
         kind = msg[0]
         if kind == "options":
@@ -344,7 +528,13 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
                 reply = ("error", seq, f"{type(exc).__name__}: {str(exc)[:300]}")
             body = obj = old = None  # nothing of the review held until the next one
             try:
-                send_message(fd, encode_message(reply))
+                data = encode_reply(reply)
+            except (TypeError, ValueError) as exc:  # a kvlint bug: a reply part that is not a JSON value
+                data = encode_reply(
+                    ("error", seq, f"{type(exc).__name__}: reply not encodable: {str(exc)[:200]}")
+                )
+            try:
+                send_message(fd, data)
             except (OSError, ValueError):
                 return
         finally:
@@ -363,10 +553,17 @@ __all__ = [
     "ReplyDiagnostic",
     "WARM_UP_LABEL",
     "WARM_UP_OBJECT",
+    "checked_rows",
+    "MalformedMessage",
+    "decode_message",
+    "decode_reply",
     "encode_message",
+    "encode_reply",
     "frame_messages",
+    "frame_reply",
     "limit_memory",
     "lint_object",
+    "recv_frame",
     "recv_message",
     "send_message",
     "warm_up",

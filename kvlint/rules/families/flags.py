@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from packaging.version import Version
+
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
@@ -49,10 +51,17 @@ def newest_table_release(engine: str) -> str:
     """The newest release of ``engine`` kvlint has read the options of: the last of its generated release table
     (:data:`kvlint.engines.vllm_flags_data.VERSIONS`, :data:`kvlint.engines.tgi_flags_data.VERSIONS`,
     :data:`kvlint.engines.sglang_flags_data.VERSIONS`, oldest first), read when asked so that a regenerated table
-    moves every suggestion with it."""
+    moves every suggestion with it; a pre-release or development entry (``0.35.0rc1``, ``0.35.0.dev0``) is passed
+    over for the newest final release."""
     from kvlint.engines import sglang_flags_data, tgi_flags_data, vllm_flags_data
 
     table = {"vllm": vllm_flags_data, "tgi": tgi_flags_data, "sglang": sglang_flags_data}[engine]
+    # a release candidate or development build read into a table (``0.35.0rc1``) is not a release to pin: the newest
+    # final release (post-releases such as ``0.6.6.post1`` are final), else the newest entry
+    for version in reversed(table.VERSIONS):
+        parsed = Version(version)
+        if not (parsed.is_prerelease or parsed.is_devrelease):
+            return version
     return table.VERSIONS[-1]
 
 

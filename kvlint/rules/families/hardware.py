@@ -12,6 +12,7 @@ The GPU tests of KV301, KV302, KV304 and KV305 are :mod:`kvlint.memory.compat`, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from kvlint.engines.images import (
     is_known_cuda_build,
     platform_of,
     pypi_cuda_wheel,
+    repository_path,
+    split_image,
 )
 from kvlint.gpu_resources import AMD_GPU, GAUDI_RESOURCE, NON_GPU_RESOURCES, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.memory.compat import (
@@ -177,7 +180,8 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     (:func:`kvlint.engines.images.pypi_cuda_wheel`) placed on an AMD GPU (``where``: the resource it requests or the
     GPU it is placed on): PyPI's wheel is vLLM's CUDA build, and its ROCm wheels are on vLLM's own index
     (:data:`kvlint.engines.images.VLLM_ROCM_WHEELS`); the remedy names the release the script pins when that index
-    has it, else the newest it lists."""
+    has it, else the newest it lists, and a Python 3.12 image when the image is Docker's ``python`` of another
+    Python (:func:`_image_python`: the wheels are cp312 only)."""
     s = ctx.serving
     variant, first, last = VLLM_ROCM_WHEELS
     pinned = s.version if s.installed_by and not s.install_upgrades else None
@@ -188,17 +192,33 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     )
     line = f" at line {s.pip_loc.line}" if s.pip_loc is not None else ""
     missing = f" (vLLM {pinned} has no ROCm wheel there)" if pinned is not None and release != pinned else ""
+    # the ROCm wheels are built for CPython 3.12 only (cp312): on Docker's python image of another Python the
+    # remedy's pip finds no wheel for it ("No matching distribution found"), so it names the image to use too
+    python = _image_python(s.image)
+    on_image = (
+        f"on a Python 3.12 image (python:3.12, not Python {python})" if python not in (None, "3.12") else ""
+    )
     return ctx.finding(
         f"the container's script installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries "
         f"none: PyPI's vllm wheel is vLLM's CUDA build (vLLM publishes its ROCm wheels on its own index, not on "
         f"PyPI), but {where}; on that GPU's node vLLM finds no CUDA runtime (libcudart.so: cannot open shared "
         "object file) and does not start, so kvlint does not size it",
         s.pip_loc or s.command_loc,
-        fix=f"install vLLM's ROCm wheel from {VLLM_ROCM_INDEX} (Python 3.12; {variant} for vLLM {first} to {last}"
-        f"{missing}): pip install vllm=={release}+{variant} --extra-index-url {VLLM_ROCM_INDEX}{release}/{variant}; "
+        fix=f"install vLLM's ROCm wheel from {VLLM_ROCM_INDEX} (Python 3.12 and glibc 2.35 or newer; {variant} for vLLM "
+        f"{first} to {last}{missing}){' ' + on_image if on_image else ''}: pip install vllm=={release}+{variant} "
+        f"--extra-index-url {VLLM_ROCM_INDEX}{release}/{variant}; "
         "or run a "
         "ROCm image of vLLM (rocm/vllm, vllm/vllm-openai-rocm) instead of installing it",
     )
+
+
+def _image_python(image: str) -> str | None:
+    """The Python ``X.Y`` of Docker's official ``python`` image as its tag names it (``python:3.11-slim`` ->
+    ``3.11``); None for another image or a tag that names no minor release (``latest``, ``3``, ``slim``)."""
+    if repository_path(image).removeprefix("library/") != "python":
+        return None
+    m = re.match(r"(\d+)\.(\d+)(?![0-9])", split_image(image)[1] or "")
+    return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
 @check("KV304")

@@ -54,6 +54,7 @@ from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, ServingConfig, Severity
 from kvlint.values import as_float, as_int, as_list, digits
 from kvlint.wording import shell_word
+from kvlint.workloads.base import engine_containers
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 from kvlint.workloads.rayserve import SERVE_PATH
 
@@ -2124,23 +2125,64 @@ def _hami_slice_findings(ctx: RuleContext) -> Iterator[Diagnostic]:
 # KV410: more GPUs than any node the pod may land on has
 
 
-def _pod_gpu_requests(pod_spec: LDict, resource: str, cap: int) -> tuple[int, LDict | None]:
-    """(the pod's ``resource`` limits summed over its app containers, the first container at which the running sum,
-    in the containers' order, exceeds ``cap``, else None): the scheduler fits a pod by the sum of its containers'
-    requests (init containers, which run one at a time, only by their largest; not read here)."""
+def _gpu_request(c: LDict, resource: str) -> int:
+    """The container's ``resource`` count (limits, else requests: an extended resource's request defaults to, and
+    must equal, its limit); 0 when absent, not a whole number, negative or absurd (2^63 and more)."""
+    n = to_int(resource_value(c, resource), 0)
+    return n if 0 < n < 2**63 else 0
+
+
+def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | None]:
+    """(the pod's effective request of ``resource``, that request and its parts in words, where the first container asking it writes
+    it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
+    ``AggregateContainerRequests``, Kubernetes v1.34): the app containers' requests summed, plus every sidecar init
+    container's (``restartPolicy: Always``, which keeps running beside them); and not less than what any other init
+    container needs while it runs (its own request plus the sidecars started before it)."""
+    parts: list[str] = []
+    first: Loc | None = None
+    steady = 0
     containers = pod_spec.get("containers")
-    total, crossing = 0, None
     for c in containers if isinstance(containers, list) else []:
-        if isinstance(c, LDict):
-            total += max(to_int(resource_value(c, resource), 0), 0)
-            if crossing is None and total > cap:
-                crossing = c
-    return total, crossing
+        if isinstance(c, LDict) and (n := _gpu_request(c, resource)):
+            steady += n
+            parts.append(f"{c.get('name', '?')}: {n}")
+            first = first or _resource_loc(c, resource)
+    sidecars, peak, peak_text = 0, 0, ""
+    inits = pod_spec.get("initContainers")
+    for c in inits if isinstance(inits, list) else []:
+        if not isinstance(c, LDict):
+            continue
+        n = _gpu_request(c, resource)
+        if c.get("restartPolicy") == "Always":
+            sidecars += n
+            if n:
+                parts.append(f"sidecar {c.get('name', '?')}: {n}")
+                first = first or _resource_loc(c, resource)
+        elif n and n + sidecars > peak:
+            peak = n + sidecars
+            name = c.get("name", "?")
+            with_sidecars = f", plus {sidecars} of the sidecars started before it" if sidecars else ""
+            peak_text = f"the pod asks {peak} {resource} while its init container {name} runs ({name}: {n}{with_sidecars})"
+            first = first or _resource_loc(c, resource)
+    steady += sidecars
+    if peak > steady:
+        return peak, peak_text, first
+    return steady, f"the pod's containers ask {steady} {resource} together ({', '.join(parts)})", first
+
+
+def _resource_loc(c: LDict, resource: str) -> Loc | None:
+    """Where the container writes its ``resource`` count (limits, else requests)."""
+    res = c.get("resources")
+    for section in ("limits", "requests"):
+        block = res.get(section) if isinstance(res, dict) else None
+        if isinstance(block, dict) and resource in block:
+            return loc_of(block, resource)
+    return None
 
 
 @check("KV410")
 def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV410: the container's GPU limit (or its pod's, summed over the containers) is more than any node its required
+    """KV410: the container's GPU limit (or its pod's request, :func:`_pod_gpu_request`) is more than any node its required
     scheduling allows has: the instance type it pins (``node.kubernetes.io/instance-type``, the catalogue's GPU
     count of that type, e.g. ``p4d.24xlarge``: 8), GFD's ``nvidia.com/gpu.count`` or Karpenter's
     ``karpenter.k8s.aws/instance-gpu-count``. No node offers more ``nvidia.com/gpu`` than it has GPUs (without
@@ -2160,17 +2202,22 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
         return  # another vendor's node: KV304 / KV501's concern, not a count
     if cap.key == GFD_COUNT and vendor != "nvidia":
         return  # GFD counts NVIDIA GPUs
-    total, crossing = _pod_gpu_requests(ctx.workload.pod_spec, p.resource, cap.gpus)
     own = p.gpus
-    if own <= cap.gpus and total <= cap.gpus:
-        return
-    if own <= cap.gpus:
-        # several containers together: reported once, on the one whose request takes the sum past the node's count
-        if crossing is not ctx.container:
-            return
-        asked = f"the pod's containers ask {total} {p.resource} together (this one {own})"
+    if own > cap.gpus:
+        asked, at = f"GPU limit {p.resource}: {own}", p.gpus_loc or cap.loc
+        total = max(own, _pod_gpu_request(ctx.workload.pod_spec, p.resource)[0])
     else:
-        asked = f"GPU limit {p.resource}: {own}"
+        total, asked, first = _pod_gpu_request(ctx.workload.pod_spec, p.resource)
+        if total <= cap.gpus:
+            return
+        if any(
+            _gpu_request(c, p.resource) > cap.gpus
+            for c in engine_containers(ctx.workload.pod_spec)
+            if c is not ctx.container
+        ):
+            return  # that container's own limit is reported, on it
+        # said of the pod, the same from each of its serving containers (kept once: pipeline._POD_WIDE_RULES)
+        at = first or cap.loc
     where = (
         f"{cap.what}: a node has {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
         if cap.instance_type
@@ -2179,7 +2226,7 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     fixes = [f"ask at most {cap.gpus} {p.resource} per pod (the engine's TP x PP x local DP within one node)"]
     if cap.instance_type and cap.accelerator is not None:
         it = cat.instance_type(cap.instance_type)
-        bigger = cat.instance_types_with(cap.accelerator.id, it.provider, max(own, total)) if it else []
+        bigger = cat.instance_types_with(cap.accelerator.id, it.provider, total) if it else []
         if bigger:
             fixes.append(
                 f"select an instance type with that many, e.g. {bigger[0].name} ({bigger[0].gpus} GPUs)"
@@ -2189,6 +2236,6 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"{asked}, more GPUs than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
         f'finds no node with that many allocatable {p.resource} ("Insufficient {p.resource}") and the pod stays '
         "Pending",
-        p.gpus_loc or cap.loc,
+        at,
         fix="; ".join(fixes[:-1]) + "; " + fixes[-1],
     )

@@ -1,0 +1,84 @@
+"""A bound on how many findings of one rule one container reports (issue 19).
+
+A finding can come from every few bytes of a manifest: 200,000 ``--$(X)`` arguments (2 MB, under the API
+server's 3 MiB request limit) made 200,000 KV503 infos ("contains a variable kvlint cannot resolve"), 200,000
+``--$(X)`` with ``X=max-model-len`` 200,000 KV206 errors: a report of tens of megabytes, and as many objects held
+by the run and, in the admission webhook, sent from the review worker to the server. As linters do (ESLint's
+``--max-warnings``, compilers' ``-fmax-errors``), each rule's findings in one container (or, for an object's own
+findings, one object) are reported one by one up to :data:`MAX_PER_RULE`, in the order of their positions, and
+the rest as one finding of the same rule at the first of them: "N more KV503 findings ...", with the severity of
+the most severe of them and ``stands_for`` the findings it stands for (what the webhook counts when it matches an
+UPDATE's errors with its old object's, :func:`kvlint.engines.options.findings_stood_for`).
+
+The bound is above the most any manifest of the corpus and the fixtures reports (8 of one rule in one container)
+and above KV205's own bound on unknown options (:data:`kvlint.engines.options.MAX_UNKNOWN_OPTIONS`, 32 and one
+finding for the rest, per command line), so it changes no report of theirs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from kvlint.statement import clip_words
+from kvlint.types import Diagnostic, Loc
+
+__all__ = ["MAX_PER_RULE", "cap_per_rule"]
+
+#: Findings of one rule one container (or one object, for findings of no container) reports one by one.
+MAX_PER_RULE = 50
+
+_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def _position(d: Diagnostic) -> tuple[str, int, int]:
+    loc = d.loc or Loc("", 0, 0)
+    return (loc.file, loc.line, loc.column)
+
+
+def _stood_for(d: Diagnostic) -> int:
+    n = d.stands_for
+    return n if isinstance(n, int) and n > 1 else 1
+
+
+def cap_per_rule(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """``diags`` (one workload's) with each rule's findings in one container past the first :data:`MAX_PER_RULE`
+    (by position) replaced by one finding at the first of them (see the module docstring); the others kept, in
+    order. ``diags`` as a list when no rule is past the bound (a length check for nearly every workload)."""
+    if len(diags) <= MAX_PER_RULE:
+        return list(diags)
+    counts = Counter((d.object, d.container, d.rule) for d in diags)
+    over = {key for key, n in counts.items() if n > MAX_PER_RULE}
+    if not over:
+        return list(diags)
+    members: dict[tuple[str, str, str], list[int]] = {key: [] for key in over}
+    for i, d in enumerate(diags):
+        at = members.get((d.object, d.container, d.rule))
+        if at is not None:
+            at.append(i)
+    dropped: set[int] = set()
+    standing: dict[int, Diagnostic] = {}
+    for (_, container, rule), indexes in members.items():
+        indexes.sort(key=lambda i: _position(diags[i]))
+        rest = [diags[i] for i in indexes[MAX_PER_RULE:]]
+        first = rest[0]
+        severity = min((d.severity for d in rest), key=lambda s: _RANK.get(s, 3))
+        where = f"container {container}" if container else "this object"
+        fixes = {d.fix for d in rest}
+        settings = {d.setting for d in rest}
+        standing[indexes[MAX_PER_RULE]] = Diagnostic(
+            rule=rule,
+            severity=severity,
+            message=clip_words(
+                f"{len(rest):,} more {rule} findings in {where}, the first: {first.statement} (kvlint reports "
+                f"the first {MAX_PER_RULE} findings of a rule in a container one by one)"
+            ),
+            loc=first.loc,
+            fix=first.fix if len(fixes) == 1 else "",
+            object=first.object,
+            container=container,
+            setting=first.setting if len(settings) == 1 else "",
+            stands_for=sum(_stood_for(d) for d in rest),
+        )
+        dropped.update(indexes[MAX_PER_RULE + 1 :])
+    return [standing.get(i, d) for i, d in enumerate(diags) if i not in dropped]

@@ -1,0 +1,102 @@
+"""Findings of one rule in one container are reported one by one up to a bound, the rest as one finding
+(kvlint.findcap, issue 19): a finding per ~10 bytes of input (``--$(X)`` arguments) made a report, and a webhook
+worker's reply, grow with the input."""
+
+from __future__ import annotations
+
+import copy
+import ssl
+from typing import Any
+
+import pytest
+
+from kvlint.findcap import MAX_PER_RULE, cap_per_rule
+from kvlint.load import load_text
+from kvlint.pipeline import run_documents
+from kvlint.types import Diagnostic, Loc
+from kvlint.webhook.review import webhook_options
+from kvlint.webhook.worker import WARM_UP_OBJECT
+
+
+def _with_args(n: int, env: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    obj = copy.deepcopy(WARM_UP_OBJECT)
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = ["--model", "meta-llama/Llama-3.1-8B-Instruct"] + ["--$(X)"] * n
+    if env is not None:
+        container["env"] = env
+    return obj
+
+
+def _lint(obj: dict[str, Any]) -> list[Diagnostic]:
+    import json
+
+    return run_documents(load_text(json.dumps(obj, indent=1), "many.json"), webhook_options()).diagnostics
+
+
+def test_a_rules_findings_in_a_container_past_the_bound_are_one_finding() -> None:
+    """2,000 ``--$(X)`` arguments of an undefined X made 2,000 KV503 infos; with X=max-model-len 2,000 KV206
+    errors. Now the first MAX_PER_RULE of each, by position, then one finding of the same rule and the most
+    severe severity standing for the rest, at the first of them; the other rules' findings as they were."""
+    n = 2000
+    infos = [d for d in _lint(_with_args(n)) if d.rule == "KV503"]
+    assert len(infos) == MAX_PER_RULE + 1
+    last = infos[-1]
+    assert last.message.startswith(f"{n - MAX_PER_RULE:,} more KV503 findings in container vllm, the first: ")
+    assert last.stands_for == n - MAX_PER_RULE and last.severity == "info"
+    assert [d.loc.line for d in infos] == sorted(d.loc.line for d in infos)  # type: ignore[union-attr]
+    assert all(d.stands_for == 1 for d in infos[:-1])
+    errors = _lint(_with_args(n, [{"name": "X", "value": "max-model-len"}]))
+    kv206 = [d for d in errors if d.rule == "KV206"]
+    assert len(kv206) == MAX_PER_RULE + 1 and kv206[-1].severity == "error"
+    assert kv206[-1].stands_for == n - MAX_PER_RULE
+    few = [d for d in _lint(_with_args(MAX_PER_RULE)) if d.rule == "KV503"]
+    assert len(few) == MAX_PER_RULE and all(d.stands_for == 1 for d in few)
+
+
+def test_the_cap_counts_per_container_and_rule_and_keeps_the_most_severe() -> None:
+    """Two containers' findings are counted apart, a capped finding that stands for several counts them all, and
+    the finding for the rest is an error when one of them is."""
+
+    def diag(i: int, container: str, severity: Any = "warning", stands_for: int = 1) -> Diagnostic:
+        return Diagnostic(
+            "KV503", severity, f"m{i}", Loc("f", i, 1), container=container, stands_for=stands_for
+        )
+
+    diags = [diag(i, "a") for i in range(MAX_PER_RULE)] + [diag(i, "b") for i in range(MAX_PER_RULE)]
+    assert cap_per_rule(diags) == diags
+    diags.append(diag(1000, "a", "error", stands_for=3))
+    diags.append(diag(1001, "a"))
+    out = cap_per_rule(diags)
+    assert len(out) == 2 * MAX_PER_RULE + 1
+    rest = [d for d in out if d.message.startswith("2 more")]
+    assert len(rest) == 1 and rest[0].severity == "error" and rest[0].stands_for == 4
+    assert rest[0].container == "a" and rest[0].loc == Loc("f", 1000, 1)
+
+
+def test_the_webhook_counts_the_capped_findings_over_tls(tls: dict[str, Any]) -> None:
+    """The webhook's review of 2,000 KV206 errors counted 2,000 findings (each sent from the worker to the server,
+    counted in ``kvlint_webhook_findings_total``): now MAX_PER_RULE and the one for the rest."""
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("prometheus_client")
+    httpx = pytest.importorskip("httpx")
+    from test_webhook import review
+
+    from kvlint.webhook.app import create_app
+    from kvlint.webhook.review import WebhookSettings
+    from kvlint.webhook.server import ServerThread, make_reloader
+
+    app = create_app(WebhookSettings(workers=1, timeout_seconds=20.0))
+    registry = app.state.webhook.metrics.registry
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader).start()
+    obj = _with_args(2000, [{"name": "X", "value": "max-model-len"}])
+    try:
+        verify = ssl.create_default_context(cafile=tls["ca.crt"])
+        with httpx.Client(base_url=srv.url, verify=verify, timeout=60) as client:
+            answer = client.post("/validate", json=review(obj, uid="u-many")).json()["response"]
+    finally:
+        srv.stop()
+    assert answer["uid"] == "u-many" and answer["allowed"] is False
+    labels = {"rule": "KV206", "severity": "error"}
+    assert registry.get_sample_value("kvlint_webhook_findings_total", labels) == MAX_PER_RULE + 1
