@@ -219,7 +219,8 @@ def _shared_args(env: Mapping[str, str], cwd: str | None = None) -> list[str]:
     """Arguments the head and the base runs share (config, fail-on, offline, extra args, paths); with
     ``cwd`` (the base tree), paths and the config file that do not exist there are left out. The threshold is
     :func:`fail_on_of`'s, given once: a ``--fail-on`` of ``KVLINT_ARGS`` is taken out of the extra args (with the
-    ``fail-on`` input set, it would have been the one kvlint read, the last, while the step read the input's)."""
+    ``fail-on`` input set, it would have been the one kvlint read, the last, while the step read the input's). Paths
+    after a ``--`` in ``KVLINT_ARGS`` are given with the ``paths`` input's, after one ``--``."""
     args: list[str] = []
     config = env.get("KVLINT_CONFIG", "").strip()
     if config and (cwd is None or os.path.isfile(os.path.join(cwd, config))):
@@ -229,8 +230,13 @@ def _shared_args(env: Mapping[str, str], cwd: str | None = None) -> list[str]:
         args += ["--fail-on", fail_on]
     if env.get("KVLINT_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         args.append("--offline")
-    args += _split_fail_on(shlex.split(env.get("KVLINT_ARGS", "")))[1]
+    extra = _split_fail_on(shlex.split(env.get("KVLINT_ARGS", "")))[1]
+    # paths after a "--" of KVLINT_ARGS join the paths input's, after the one "--" below (a second "--" would be
+    # read as a path named "--": "--: no such file or directory")
+    after = extra.index("--") if "--" in extra else len(extra)
+    args += extra[:after]
     paths = env.get("KVLINT_PATHS", "").split() or ["."]
+    paths += extra[after + 1 :]
     if cwd is not None:
         paths = [p for p in paths if p == "-" or os.path.exists(os.path.join(cwd, p))]
     # ``--`` ends the options: a path named like an option (``--format=...``) stays a path

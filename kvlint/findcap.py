@@ -9,6 +9,9 @@ findings, one object) are reported one by one up to :data:`MAX_PER_RULE`, in the
 the rest as one finding of the same rule at the first of them: "N more KV503 findings ...", with the severity of
 the most severe of them and ``stands_for`` the findings it stands for (what the webhook counts when it matches an
 UPDATE's errors with its old object's, :func:`kvlint.engines.options.findings_stood_for`).
+The bound applies to what suppressions leave: a workload's ``kvlint.io/ignore`` annotation is applied before
+the cap, and the findings a ``# kvlint: ignore`` comment suppresses later in the run are not counted
+(:func:`kvlint.suppress.comment_suppresses`).
 
 The bound is above the most any manifest of the corpus and the fixtures reports (8 of one rule in one container)
 and above KV205's own bound on unknown options (:data:`kvlint.engines.options.MAX_UNKNOWN_OPTIONS`, 32 and one
@@ -18,7 +21,7 @@ finding for the rest, per command line), so it changes no report of theirs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kvlint.statement import clip_words
 from kvlint.types import Diagnostic, Loc
@@ -41,10 +44,18 @@ def _stood_for(d: Diagnostic) -> int:
     return n if isinstance(n, int) and n > 1 else 1
 
 
-def cap_per_rule(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
+def cap_per_rule(
+    diags: Sequence[Diagnostic], suppressed: Callable[[Diagnostic], bool] | None = None
+) -> list[Diagnostic]:
     """``diags`` (one workload's) with each rule's findings in one container past the first :data:`MAX_PER_RULE`
     (by position) replaced by one finding at the first of them (see the module docstring); the others kept, in
-    order. ``diags`` as a list when no rule is past the bound (a length check for nearly every workload)."""
+    order. ``diags`` as a list when no rule is past the bound (a length check for nearly every workload).
+
+    ``suppressed`` says which of ``diags`` a ``# kvlint: ignore`` comment will suppress later in the run
+    (:func:`kvlint.suppress.comment_suppresses`): those are kept as they are and not counted, so that the bound
+    applies to what suppressions leave (a comment on one of the first findings leaves :data:`MAX_PER_RULE` shown,
+    not one fewer and the next one folded into the finding for the rest). ``kvlint.io/ignore`` annotations are
+    applied before the cap (:func:`kvlint.pipeline._analyse_workloads`)."""
     if len(diags) <= MAX_PER_RULE:
         return list(diags)
     counts = Counter((d.object, d.container, d.rule) for d in diags)
@@ -54,8 +65,9 @@ def cap_per_rule(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
     members: dict[tuple[str, str, str], list[int]] = {key: [] for key in over}
     for i, d in enumerate(diags):
         at = members.get((d.object, d.container, d.rule))
-        if at is not None:
+        if at is not None and (suppressed is None or not suppressed(d)):
             at.append(i)
+    members = {key: at for key, at in members.items() if len(at) > MAX_PER_RULE}
     dropped: set[int] = set()
     standing: dict[int, Diagnostic] = {}
     for (_, container, rule), indexes in members.items():

@@ -322,6 +322,14 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "Operator renders the chart with its values and applies the objects, which are reviewed",
     ),
     _k(
+        "kro.run",
+        "ResourceGraphDefinition",
+        "resourcegraphdefinitions",
+        "kro",
+        why_not="a ResourceGraphDefinition runs nothing: its resources are templates with ${...} CEL expressions that kro's "
+        "controller fills in for each instance of the API it defines, and the objects it then applies are reviewed",
+    ),
+    _k(
         "template.openshift.io",
         "Template",
         "templates",

@@ -38,6 +38,7 @@ from kvlint.suppress import (
     Exemption,
     apply_comment_suppressions,
     apply_suppressions,
+    comment_suppresses,
     parse_ignore_annotation,
 )
 from kvlint.types import (
@@ -113,7 +114,9 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     )
     diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
     cms = _workloads.configmaps(loaded.documents, loaded.unparsed_configmaps)
-    part = analyse_documents(loaded.documents, options, cms=cms)
+    part = analyse_documents(
+        loaded.documents, options, cms=cms, comment_suppressed=comment_suppresses(loaded, options)
+    )
     result.workloads = part.workloads
     result.containers.extend(part.containers)
     diags.extend(part.diagnostics)
@@ -144,6 +147,7 @@ def analyse_documents(
     *,
     cms: dict[tuple[str | None, str], LDict] | None = None,
     joined: Any = None,
+    comment_suppressed: Callable[[Diagnostic], bool] | None = None,
 ) -> DocumentsAnalysis:
     """The workloads stage onwards for ``docs``: every workload found, its containers parsed, resolved,
     planned and checked, then its ``kvlint.io/ignore`` annotation applied. Never raises on user input.
@@ -151,7 +155,9 @@ def analyse_documents(
     ``cms`` (ConfigMap data by namespace and name) and ``joined`` (services joined with their runtimes and
     presets, :func:`kvlint.workloads.find.join_documents`) default to those of ``docs``; the streaming run
     (:mod:`kvlint.stream`) passes those of every input, so a group of documents is analysed as it would be
-    among all the others.
+    among all the others. ``comment_suppressed`` says which diagnostics a ``# kvlint: ignore`` comment will
+    suppress after this stage (:func:`kvlint.suppress.comment_suppresses`): the findings cap
+    (:func:`kvlint.findcap.cap_per_rule`) does not count them.
     """
     out = DocumentsAnalysis()
     if cms is None:
@@ -174,9 +180,9 @@ def analyse_documents(
         except ReviewTooLarge:
             pass
         with review_budget(), mounted_script_budget():
-            _analyse_workloads(workloads, cms, options, out)
+            _analyse_workloads(workloads, cms, options, out, comment_suppressed)
         return out
-    _analyse_workloads(_paired(workloads, cms, options), cms, options, out)
+    _analyse_workloads(_paired(workloads, cms, options), cms, options, out, comment_suppressed)
     return out
 
 
@@ -195,8 +201,11 @@ def _analyse_workloads(
     cms: dict[tuple[str | None, str], LDict],
     options: Options,
     out: DocumentsAnalysis,
+    comment_suppressed: Callable[[Diagnostic], bool] | None = None,
 ) -> None:
-    """Each workload's containers analysed and checked, its ``kvlint.io/ignore`` applied, into ``out``."""
+    """Each workload's containers analysed and checked, its ``kvlint.io/ignore`` applied, then each rule's
+    findings in a container capped (:func:`kvlint.findcap.cap_per_rule`, not counting those
+    ``comment_suppressed`` says a ``# kvlint: ignore`` comment will suppress), into ``out``."""
     # (the stages' modules are imported with this one and their functions looked up when called, so that a
     # test's stand-in for one of them is what runs; a function-level import costs a microsecond per container)
     check_container, finding_to_diagnostic = _runner.check_container, _runner.finding_to_diagnostic
@@ -228,7 +237,7 @@ def _analyse_workloads(
             diags.append(_internal_error(w, exc))
         diags = _pod_findings_once(diags)
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
-        out.diagnostics.extend(cap_per_rule(kept))
+        out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,14 +305,15 @@ class SizingSummary:
             )
         return text
 
-    def unread_lines(self, limit: int = UNREAD_SHOWN) -> list[str]:
+    def unread_lines(self, limit: int = UNREAD_SHOWN, path: Callable[[str], str] | None = None) -> list[str]:
         """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them,
         then ``  and N more ...`` when there are more: the text report prints them below :meth:`line`, as ruff
-        lists files, so that "not read: 3 ..." names the three. The file name and object come from the input:
-        the caller escapes them (:func:`kvlint.report.escape.printable`)."""
+        lists files, so that "not read: 3 ..." names the three; the GitHub format in its sizing annotation, each
+        file as ``path`` writes it (there, relative to the repository root, as its annotations). The file name and
+        object come from the input: the caller escapes them (:func:`kvlint.report.escape.printable`)."""
         lines = []
         for d, why in self.unread_items[: max(0, limit)]:
-            where = f"{d.loc.file}:{d.loc.line}: " if d.loc else ""
+            where = f"{path(d.loc.file) if path else d.loc.file}:{d.loc.line}: " if d.loc else ""
             what = f"{d.object}: " if d.object else ""
             lines.append(f"  not read: {where}{what}{why}")
         more = len(self.unread_items) - len(lines)

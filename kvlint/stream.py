@@ -914,6 +914,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
     from kvlint.render import _map_loaded_sources, internal_error_finding, unrendered_or_error
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.sizing import engine_named_in, outcomes
+    from kvlint.suppress import comment_suppresses
 
     return (
         analyse_documents,
@@ -924,6 +925,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         outcomes,
         engine_named_in,
         internal_error_finding,
+        comment_suppresses,
     )
 
 
@@ -1001,6 +1003,7 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
         outcomes,
         engine_named_in,
         _,
+        comment_suppresses,
     ) = _unit_functions()
     options: Options = _RUN["options"]
     ctx: _Context = _RUN["context"]
@@ -1073,7 +1076,13 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
     else:
         render_scope(None)
     try:
-        found = analyse_documents(loaded.documents, options, cms=ctx.cms, joined=ctx.joined)
+        found = analyse_documents(
+            loaded.documents,
+            options,
+            cms=ctx.cms,
+            joined=ctx.joined,
+            comment_suppressed=comment_suppresses(loaded, options),
+        )
     finally:
         render_scope(None)
         if unit.span is not None:

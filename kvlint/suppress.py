@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "annotation_loc",
     "apply_comment_suppressions",
     "apply_suppressions",
+    "comment_suppresses",
     "parse_ignore_annotation",
 ]
 
@@ -207,10 +209,15 @@ _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
 #: ``# Kvlint: ignore KV202=...``, ``# kvlint: IGNORE ...``, ``# kvlint ignore ...``, ``# kvlint-ignore ...``. kvlint reads
 #: only ``# kvlint: ignore`` (:data:`_COMMENT_RE`: lower case, a colon after kvlint); any other spelling, read as no
 #: comment, suppressed nothing without a word: KV003 names the form kvlint reads (:func:`_misspelt_comment`).
+#: The spellings of ``kvlint`` matched are those :func:`kvlint.load.holds_suppression_marker` keeps a file's text
+#: for, so that whether a comment is flagged does not depend on what else its file holds: ``kvlint:`` after any
+#: blanks, ``kvlint`` without the colon after one space or none (``# kvlint``, ``#kvlint``), and the capitalised
+#: spellings of :data:`kvlint.load.SUPPRESSION_VARIANTS`. (``#  kvlint ignore`` with two spaces, or ``kVlint``, is
+#: not flagged: a wider scan would keep the text of every file with a ``kvlint.io/`` annotation.)
 _ANY_SPELLING_RE = re.compile(
     # ``\s*(?:[:=_-]\s*)?``, not ``\s*[:=_-]?\s*``: the same text, but the latter split a run of blanks between its
     # two ``\s*`` every way (quadratic: ``# kvlint`` and 8,000 blanks took 8 s of a ``kvlint check``)
-    r"#\s*kvlint(?![a-z0-9])\s*(?:[:=_-]\s*)?"
+    r"#(?:\s*(?-i:kvlint)(?=:)| ?(?-i:kvlint)|\s*(?-i:KVLINT|Kvlint|KvLint|KVLint))(?![a-z0-9])\s*(?:[:=_-]\s*)?"
     r"(ignore|disable(?:-next-line|-line|-file)?|enable|skip|noqa|nolint|suppress|off|exclude)"
     r"(?=[ \t=:,;]|$)[ \t=:,;]*(.*)$",
     re.IGNORECASE,
@@ -334,6 +341,74 @@ def _misspelt_comment(m: re.Match[str], loc: Loc) -> Diagnostic:
     )
 
 
+def _line_reader(loaded: LoadResult) -> Callable[[str], list[str] | None]:
+    """The lines of a file that holds a ``kvlint:`` comment (None for any other, and for JSON, which has no
+    comments: an AdmissionReview, a .json manifest), from ``loaded.source_texts`` or, for a file the loader did
+    not read (a Helm template a finding was mapped to), from disk up to :data:`_MAX_COMMENT_FILE_BYTES`; each
+    file read once."""
+    lines_of: dict[str, list[str] | None] = {}
+
+    def lines(path: str) -> list[str] | None:
+        if path.endswith(".json"):
+            return None
+        if path not in lines_of:
+            text = loaded.source_texts.get(path)
+            if text is None and path not in loaded.read_paths and path != "-":
+                try:
+                    if os.path.isfile(path) and os.path.getsize(path) <= _MAX_COMMENT_FILE_BYTES:
+                        with open(path, encoding="utf-8", errors="replace") as fh:
+                            text = fh.read()
+                except OSError:
+                    text = None
+            lines_of[path] = (
+                text.splitlines() if text is not None and holds_suppression_marker(text) else None
+            )
+        return lines_of[path]
+
+    return lines
+
+
+def _comment_rules(line: str, whole_line: bool, ids: set[str]) -> list[Exemption] | None:
+    """The entries of the ``# kvlint: ignore`` comment on ``line`` that suppress (a known rule and a reason), or
+    None when the line holds no such comment (``whole_line``: only a comment that is the whole line counts, for
+    the line below it)."""
+    m = _COMMENT_RE.search(line)
+    if m is None or (whole_line and not line.lstrip().startswith("#")):
+        return None
+    exemptions, _ = parse_ignore_annotation(m.group(1).strip())
+    return [e for e in exemptions if e.reason and any(i.startswith(e.rule) for i in ids)]
+
+
+def comment_suppresses(loaded: LoadResult, options: Options) -> Callable[[Diagnostic], bool] | None:
+    """Whether :func:`apply_comment_suppressions` will suppress a diagnostic (the same comments, lines and
+    exemptions, without its KV003 notes), for a stage that must count only what suppressions leave (the findings
+    cap, :func:`kvlint.findcap.cap_per_rule`); None when exemptions are not allowed (no diagnostic can be)."""
+    if not options.exemptions_allowed:
+        return None
+    lines = _line_reader(loaded)
+    ids = set(load_catalog())
+    found: dict[tuple[str, int, bool], list[Exemption] | None] = {}
+
+    def suppressed(d: Diagnostic) -> bool:
+        if not d.loc or not d.loc.file or d.rule == "KV003" or is_internal_error(d.rule, d.message):
+            return False
+        text = lines(d.loc.file)
+        if text is None:
+            return False
+        for number, whole in ((d.loc.line, False), (d.loc.line - 1, True)):
+            if not 1 <= number <= len(text):
+                continue
+            key = (d.loc.file, number, whole)
+            if key not in found:
+                found[key] = _comment_rules(text[number - 1], whole, ids)
+            rules = found[key]
+            if rules is not None and any(d.rule.startswith(e.rule) for e in rules):
+                return True
+        return False
+
+    return suppressed
+
+
 def apply_comment_suppressions(
     diags: list[Diagnostic], loaded: LoadResult, options: Options
 ) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
@@ -356,25 +431,7 @@ def apply_comment_suppressions(
     if not options.exemptions_allowed:
         return diags, [], []
 
-    lines_of: dict[str, list[str] | None] = {}
-
-    def lines(path: str) -> list[str] | None:
-        if path.endswith(".json"):
-            return None  # JSON has no comments (an AdmissionReview, a .json manifest)
-        if path not in lines_of:
-            text = loaded.source_texts.get(path)
-            if text is None and path not in loaded.read_paths and path != "-":
-                try:
-                    if os.path.isfile(path) and os.path.getsize(path) <= _MAX_COMMENT_FILE_BYTES:
-                        with open(path, encoding="utf-8", errors="replace") as fh:
-                            text = fh.read()
-                except OSError:
-                    text = None
-            lines_of[path] = (
-                text.splitlines() if text is not None and holds_suppression_marker(text) else None
-            )
-        return lines_of[path]
-
+    lines = _line_reader(loaded)
     ids = set(load_catalog())
     parsed: dict[tuple[str, int], tuple[list[Exemption], Loc]] = {}
     notes: list[Diagnostic] = []

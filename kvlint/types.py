@@ -458,6 +458,8 @@ class ServingConfig:
         findings: problems found while parsing (KV205 unknown flag, KV206 bad value, KV207 duplicate).
         unresolved: settings given with a value kvlint cannot resolve (``--tp-size $(TP)``) -> where: set,
             but neither the written value nor the engine default is known.
+        written: setting -> the option word the command line spelled it with, where the parser records it
+            (SGLang: ``tp_size`` -> ``--tensor-parallel-size``), for findings to quote the manifest's spelling.
         command_loc: where the engine's command is: the program that starts it (its first word in ``command``,
             ``args`` or a shell script), or the ``args:`` key when the image's ENTRYPOINT is the program.
         joins: set for a multi-node worker that joins its leader's engine (it has no command of its own to
@@ -490,6 +492,7 @@ class ServingConfig:
     env: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     unresolved: dict[str, Loc | None] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)
     command_loc: Loc | None = None
     env_locs: dict[str, Loc | None] = field(default_factory=dict)
     version_loc: Loc | None = None
@@ -1071,7 +1074,8 @@ class Diagnostic:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape of one diagnostic (``kvlint check --format json``); ``sources_more`` only when sources were
-        left out."""
+        left out, ``stands_for`` only when the finding stands for more than one (the cap's finding for the rest,
+        :mod:`kvlint.findcap`; KV205's for the unknown options past its bound)."""
         out: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,
@@ -1088,6 +1092,8 @@ class Diagnostic:
         }
         if self.sources_more:
             out["sources_more"] = self.sources_more
+        if isinstance(self.stands_for, int) and self.stands_for > 1:
+            out["stands_for"] = self.stands_for
         return out
 
 

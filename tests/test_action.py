@@ -865,3 +865,14 @@ def test_a_bad_fail_on_in_args_is_one_error_line(tmp_path: pytest.TempPathFactor
         assert run_action(env, cwd=ROOT, out=out) == 2
         errors = [ln for ln in out.getvalue().splitlines() if ln.startswith("::error")]
         assert len(errors) == 1 and words in errors[0], out.getvalue()
+
+
+def test_paths_after_a_double_dash_in_args_join_the_paths_input() -> None:
+    """``args: "--select KV5 -- extra.yaml"``: kvlint gets one ``--`` with both inputs' paths after it; before, the
+    command ended ``-- extra.yaml -- .`` and kvlint read the second ``--`` as a path ("--: no such file")."""
+    from kvlint.action import _shared_args
+
+    env = {"KVLINT_PATHS": "no-such-dir", "KVLINT_ARGS": "--select KV5 --fail-on=warning -- extra.yaml"}
+    assert _shared_args(env) == ["--fail-on", "warning", "--select", "KV5", "--", "no-such-dir", "extra.yaml"]
+    # in the base tree, a path that is not there is left out as the paths input's are
+    assert _shared_args(env, cwd=ROOT) == ["--fail-on", "warning", "--select", "KV5", "--"]

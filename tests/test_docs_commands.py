@@ -228,8 +228,9 @@ def test_formats_doc_lists_exactly_the_json_report_fields(monkeypatch: pytest.Mo
     assert _names(part("fail_on", r"\]")) == set(report["summary"]["fail_on"][0])
     # up to the list's end (not the "sources" list's: the fields after it, "fails", were never compared)
     diag = part("diagnostics", r'\}\],\s*"suppressed"')
-    assert "sources_more" in _names(diag)  # present only when sources were left out
-    assert _names(diag) - {"sources_more"} == set(report["diagnostics"][0])
+    # present only when sources were left out, and when a finding stands for more than one
+    assert {"sources_more", "stands_for"} <= _names(diag)
+    assert _names(diag) - {"sources_more", "stands_for"} == set(report["diagnostics"][0])
     assert set(report["suppressed"][0]) == set(report["diagnostics"][0]) | {"reason"}
     workloads = {k for w in report["workloads"] for k in w}
     assert _names(part("workloads", r"\}\]\}")) == workloads

@@ -60,8 +60,13 @@ WORKLOADS: dict[str, tuple[str, str | None, bool]] = {
     "pinned": (_pod("pinned", _args(f"vllm/vllm-openai:v{PINNED}")), PINNED, True),
     # the engine's image with a moving tag: the flag, else none
     "latest": (_pod("latest", _args("vllm/vllm-openai:latest")), None, False),
-    # a fork whose name mentions vLLM: its tag may be its own version, so the flag wins over it
-    "fork": (_pod("fork", _args(f"ghcr.io/neuralmagic/nm-vllm-openai:v{FORK}")), FORK, False),
+    # a rebuild kvlint does not know whose name begins with vLLM's image name: its tag is read as vLLM's, but the
+    # image is not vLLM's release image, so the flag wins over it
+    "fork": (_pod("fork", _args(f"registry.example.com/ml/vllm-openai-rebuild:v{FORK}")), FORK, False),
+    # a fork or custom build whose name only holds vLLM's (Neural Magic's nm-vllm-openai, whose tags are nm-vllm's
+    # release numbers; quay.io/tms/vllm-dev-pplx): its tag is its own version, not vLLM's, so it pins none
+    "ownversion": (_pod("ownversion", _args("ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0")), None, False),
+    "custombuild": (_pod("custombuild", _args("quay.io/tms/vllm-dev-pplx:0.1.0")), None, False),
     # a private build given vLLM's arguments (KV504): its tag names no release
     "private": (_pod("private", _args("registry.example.com/ml/llm-server:2025.10")), None, False),
     # no image at all
@@ -444,3 +449,38 @@ def test_an_inline_sglang_release_is_not_read_for_an_image_of_another_engine() -
     # an image that names no engine but SGLang's inline release keeps it, for SGLang only
     assert engine_release("ghcr.io/acme/llm:2.1-sglang-v0.5.9", "sglang", None) == "0.5.9"
     assert engine_release("ghcr.io/acme/llm:2.1-sglang-v0.5.9", "vllm", None) is None
+
+
+#: Image references of ../shared/corpus/manifests and fixtures/collected (and the trial's) -> the vLLM release their
+#: tag pins for a container running vLLM: a repository kvlint does not know as a vLLM build pins it only when its
+#: last path component names vLLM's image (``vllm``, ``vllm-openai``, ``vllm-openai-<build words>``).
+CORPUS_READINGS = {
+    # a private registry's copy of vLLM's image (fixtures/collected/zhaotyer__lws_usage__vllm_pd.yaml): vLLM's tag
+    # (``nvidia/vllm`` in ``xpu-nvidia/vllm-openai`` is not NGC's image)
+    "harbor.transwarp.io/aip-amd/xpu-nvidia/vllm-openai:v0.11.2": "0.11.2",
+    "harbor.transwarp.io/aip/vllm/vllm-openai:v0.10.0-quart": "0.10.0",
+    "aibrix-container-registry-cn-beijing.cr.volces.com/aibrix/vllm-openai-aibrix-kvcache-nixl:v0.10.2-nixl-0.7.1"
+    "-ucx-1.19.0": "0.10.2",
+    "intel/vllm:0.10.0-xpu": "0.10.0",
+    # the image's own version (tlrmchlsmth/vllm-dp-lws installs vLLM from main at start; nm-vllm's releases;
+    # KServe's release; vLLM Ascend's; a private build's 1.0.0)
+    "quay.io/tms/vllm-dev-pplx:0.1.0": None,
+    "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0": None,
+    "kserve/vllmserver:v0.12.1": None,
+    "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": None,
+    "acrllmproyecto.azurecr.io/llm-project/vllm-server:v1.0.0": None,
+    "quay.io/rh-aiservices-bu/vllm-cpu-openai-ubi9:0.3": None,
+    "aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.23.0": None,
+    # known builds whose tags are their own stay so (NGC, llm-d)
+    "nvcr.io/nvidia/vllm:26.02-py3": None,
+    "ghcr.io/llm-d/llm-d-cuda:v0.3.0": None,
+    # an inline vLLM release in the name still pins it
+    "public.ecr.aws/neuron/neuron-sdk2.20-vllm0.5.0-neuron:v1": "0.5.0",
+}
+
+
+@pytest.mark.parametrize("image", list(CORPUS_READINGS))
+def test_a_tag_pins_vllm_only_on_an_image_named_for_it(image: str) -> None:
+    from kvlint.engines.images import engine_release
+
+    assert engine_release(image, "vllm", None) == CORPUS_READINGS[image]

@@ -100,3 +100,53 @@ def test_the_webhook_counts_the_capped_findings_over_tls(tls: dict[str, Any]) ->
     assert answer["uid"] == "u-many" and answer["allowed"] is False
     labels = {"rule": "KV206", "severity": "error"}
     assert registry.get_sample_value("kvlint_webhook_findings_total", labels) == MAX_PER_RULE + 1
+
+
+def _yaml_with_args(n: int, ignore_at: int) -> str:
+    """The object as YAML, ``n`` ``--$(X)`` arguments one a line, a ``# kvlint: ignore KV503=...`` comment above
+    the ``ignore_at``-th of them."""
+    import yaml
+
+    lines = yaml.safe_dump(_with_args(n), sort_keys=False, width=1000).splitlines()
+    at = [i for i, line in enumerate(lines) if line.strip() == "- --$(X)"]
+    assert len(at) == n
+    i = at[ignore_at]
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    lines.insert(i, f"{indent}# kvlint: ignore KV503=X is set by the entrypoint")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("jobs", [0, 1, 2])
+def test_the_cap_counts_what_comments_leave(tmp_path: Any, jobs: int) -> None:
+    """A ``# kvlint: ignore`` comment on one of the first MAX_PER_RULE findings suppresses that one: the report
+    still shows MAX_PER_RULE one by one (the cap applies to what suppressions leave), not MAX_PER_RULE - 1 and
+    the next one lost in the finding for the rest. The same in one run (jobs 0: :func:`run_check`) and the
+    streaming run of one process or two (``--jobs``)."""
+    from kvlint.pipeline import run_check
+    from kvlint.stream import stream_check
+
+    n = MAX_PER_RULE + 10
+    path = tmp_path / "many.yaml"
+    path.write_text(_yaml_with_args(n, ignore_at=3))
+    result = run_check([str(path)]) if jobs == 0 else stream_check([str(path)], jobs=jobs)
+    infos = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert [s.diagnostic.rule for s in result.suppressed_diagnostics] == ["KV503"]
+    assert len(infos) == MAX_PER_RULE + 1
+    assert all(d.stands_for == 1 for d in infos[:-1])
+    assert infos[-1].stands_for == n - 1 - MAX_PER_RULE
+    assert infos[-1].message.startswith(f"{n - 1 - MAX_PER_RULE:,} more KV503 findings")
+
+
+def test_the_json_report_says_how_many_findings_one_stands_for() -> None:
+    """The finding for the rest stood for 1,950 findings in the webhook's count and nowhere in ``--format json``:
+    a consumer summing findings counted it once. Its ``stands_for`` is in the JSON diagnostic (present only when
+    it stands for more than one, as ``sources_more``)."""
+    import json
+
+    from kvlint.report.jsonout import render_json
+
+    n = 2000
+    result = run_documents(load_text(json.dumps(_with_args(n), indent=1), "many.json"), webhook_options())
+    report = json.loads(render_json(result))
+    kv503 = [d for d in report["diagnostics"] if d["rule"] == "KV503"]
+    assert [d.get("stands_for") for d in kv503] == [None] * MAX_PER_RULE + [n - MAX_PER_RULE]

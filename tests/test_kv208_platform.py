@@ -181,13 +181,14 @@ def _command_pod(tmp_path: Path, image: str) -> Path:
 
 
 def test_tag_of_an_image_kvlint_does_not_know_yields_to_engine_version(tmp_path: Path) -> None:
-    """A fork's image (its name mentions vLLM, kvlint does not know it as a vLLM release image) has a tag that
-    may be its own version: KV208 says the vLLM release was read from that tag, and --engine-version, which
-    its fix names, takes precedence over it (it was ignored for any tagged image, so the fix did not work)."""
-    p = _command_pod(tmp_path, "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0")
+    """An image kvlint does not know as a vLLM release image, named ``vllm`` (rtalaricw/vllm:0.1, in
+    fixtures/collected), has a tag that may be its own version: KV208 says the vLLM release was read from that
+    tag, and --engine-version, which its fix names, takes precedence over it (it was ignored for any tagged
+    image, so the fix did not work)."""
+    p = _command_pod(tmp_path, "rtalaricw/vllm:0.1")
     r = run_check([str(p)], Options(allow_hub=False))
     kv208 = _one(r, "KV208")
-    assert "read from the tag v0.1.0 of ghcr.io/neuralmagic/nm-vllm-openai" in kv208.message
+    assert "read from the tag 0.1 of rtalaricw/vllm" in kv208.message
     assert "--engine-version" in (kv208.fix or "")
     fixed = run_check([str(p)], Options(allow_hub=False, engine_version="0.5.0"))
     (cr,) = fixed.containers
@@ -267,3 +268,18 @@ def test_kv208_never_proposes_another_image_for_a_build_of_another_repository(tm
             "nvidia.com/gpu",
         )
         assert _one(r, "KV208").fix.startswith(fix), image
+
+
+def test_a_fork_tag_is_its_own_version_not_vllms(tmp_path: Path) -> None:
+    """Neural Magic's nm-vllm-openai (neuralmagic/helm-charts charts/nm-vllm/values.yaml, tag v0.1.0, nm-vllm's
+    own release number) is not read as vLLM 0.1.0: the release is unknown (KV208 says the newest modelled one
+    was planned), not a vLLM release older than the ones kvlint models."""
+    p = _command_pod(tmp_path, "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0")
+    r = run_check([str(p)], Options(allow_hub=False))
+    (cr,) = r.containers
+    assert cr.serving.version is None
+    assert not [
+        d
+        for d in r.diagnostics
+        if d.rule == "KV208" and ("older than" in d.message or "read from" in d.message)
+    ]

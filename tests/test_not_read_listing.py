@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -110,3 +111,18 @@ def test_the_markdown_summary_lists_them_folded(tmp_path: Path) -> None:
     assert f"- `{tmp_path / 't00.yaml'}:4`: template not rendered" in items
     assert items[-1] == "- and 2 more (the JSON report lists all: `summary.sizing.not_read_items`)"
     assert lines[at + 2 + UNREAD_SHOWN + 2] == "</details>"
+
+
+def test_the_github_format_names_them_in_its_sizing_annotation(tmp_path: Path, monkeypatch: Any) -> None:
+    """``--format github`` (kvlint check in a workflow) prints the sizing line as an annotation: the objects not
+    read are named in it as the text report names them, each file placed as the annotations place theirs
+    (``./deploy.yaml`` as ``deploy.yaml``), the message one workflow command (line breaks escaped)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deploy.yaml").write_text(TEMPLATE)
+    code, out, _ = _check("--format", "github", "./deploy.yaml")
+    (sizing,) = [ln for ln in out.splitlines() if ln.startswith("::") and "title=kvlint sizing::" in ln]
+    message = sizing.split("title=kvlint sizing::", 1)[1]
+    assert "; not read: 1 " in message
+    assert message.endswith("%0Anot read: deploy.yaml:4: template not rendered"), message
+    # the KV002 annotation that counts it is at the same place
+    assert any(ln.startswith("::warning file=deploy.yaml,line=4,") for ln in out.splitlines())

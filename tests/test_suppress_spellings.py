@@ -167,3 +167,32 @@ def test_a_long_run_of_blanks_after_kvlint_is_read_in_linear_time() -> None:
     for spelt in ("# kvlint   ignore KV202", "#kvlint :  disable KV202", "# KVLINT-ignore KV202"):
         m = _ANY_SPELLING_RE.search(spelt)
         assert m is not None and m.group(2) == "KV202", spelt
+
+
+@pytest.mark.parametrize(
+    "comment, expected",
+    [
+        ("#  kvlint ignore KV202=short prompts", False),  # two blanks: no text the loader keeps a file for
+        ("#\tkvlint-ignore KV202=short prompts", False),
+        ("# kVlint ignore KV202=short prompts", False),
+        # the colon kvlint reads, after any blanks: another linter's word
+        ("#   kvlint: disable KV202", True),
+        ("#  kvlint : disable KV202", False),  # no "kvlint:" as written
+        ("#  KVLINT ignore KV202=short prompts", True),  # a capitalised spelling, after any blanks
+    ],
+)
+def test_whether_a_comment_is_flagged_does_not_depend_on_the_rest_of_its_file(
+    comment: str, expected: bool
+) -> None:
+    """The comment pass reads the files the loader kept (:func:`kvlint.load.holds_suppression_marker`): a spelling
+    it flags in a file that also holds a ``# kvlint: ignore`` comment is flagged alone too, and one it does not
+    flag alone is not flagged next to such a comment either."""
+    text, line = _with_comment(comment)
+    other = "# kvlint: ignore KV104=one long request at a time\n"
+
+    def flagged(t: str, at: int) -> bool:
+        result = run_documents(load_text(t, "d.yaml"), Options(allow_hub=False))
+        return any(d.rule == "KV003" and d.loc is not None and d.loc.line == at for d in result.diagnostics)
+
+    alone, with_other = flagged(text, line), flagged(other + text, line + 1)
+    assert alone == with_other == expected, (alone, with_other)

@@ -193,3 +193,95 @@ def test_a_large_review_its_worker_failed_on_names_the_last_uid(tls: dict[str, A
         srv.stop()
     assert big["uid"] == "u-2" and little["uid"] == "u-4"
     assert "internal error (ValueError)" in big["status"]["message"]
+
+
+def test_a_reply_header_does_not_size_the_servers_buffer() -> None:
+    """The server held a reply's bytes in a buffer of the size its frame header declared, allocated (and zeroed)
+    on the header: a worker that wrote a header of 2 GiB - 1 and ten bytes made the server's event loop fill
+    2 GiB. The buffer now holds what arrived; pieces across reads still make the reply."""
+    import os
+
+    from kvlint.webhook.pool import _INCOMPLETE, _Frames
+    from kvlint.webhook.worker import FRAME_HEADER
+
+    reply = encode_reply(("answer", 7, b'{"response":{}}', {"n": 1}))
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        frames = _Frames()
+        os.write(w, FRAME_HEADER.pack(len(reply)) + reply[:10])
+        assert frames.read(r) is _INCOMPLETE
+        os.write(w, reply[10:20])
+        assert frames.read(r) is _INCOMPLETE
+        os.write(w, reply[20:])
+        assert frames.read(r) == ("answer", 7, b'{"response":{}}', {"n": 1})
+        declared = 64 * 2**20
+        os.write(w, FRAME_HEADER.pack(declared) + b"x" * 10)
+        assert frames.read(r) is _INCOMPLETE
+        assert frames._body is not None and len(frames._body) == 10
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_reply_larger_than_its_worker_can_hold_is_refused_on_its_header() -> None:
+    """A frame header declaring more bytes than the worker's address space (``worker_memory_bytes``) is no reply
+    of a worker: refused on the header, before a byte of it is read, as a malformed reply (the worker is replaced
+    for ``protocol``)."""
+    import os
+
+    from kvlint.webhook.pool import _Frames
+    from kvlint.webhook.worker import FRAME_HEADER
+
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        frames = _Frames(max_size=128 * 2**20)
+        os.write(w, FRAME_HEADER.pack(128 * 2**20 + 1) + b"x" * 10)
+        got = frames.read(r)
+        assert got[0] == "malformed" and "128 MiB" in got[2]
+        assert frames._body is None
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def _fed(frames: Any, r: int, w: int, data: bytes) -> Any:
+    """What ``frames`` reads of ``data`` written to the pipe ``w`` a pipe's worth at a time."""
+    import os
+
+    from kvlint.webhook.pool import _INCOMPLETE
+
+    got = _INCOMPLETE
+    while got is _INCOMPLETE:
+        data = data[os.write(w, data[: 1 << 16]) :]
+        got = frames.read(r)
+    return got
+
+
+def test_a_summary_larger_than_its_review_can_make_is_not_decoded() -> None:
+    """A reply's JSON part is decoded on the server's event loop, about 25 times its size in memory (a list of a
+    million empty lists, 2.9 MiB, made 72 MiB and took 0.5 s): an ``answer`` whose summary is far larger than
+    the review's body could make (its strings come from the body, its findings are grouped by rule, ten error
+    messages of 256 characters) is a malformed reply, refused before it is decoded; one within it is read."""
+    import os
+
+    from kvlint.webhook.pool import _Frames, summary_limit
+    from kvlint.webhook.worker import FRAME_HEADER
+
+    body = b'{"request":{"uid":"u"}}'
+    limit = summary_limit(body)
+    fits = encode_reply(("answer", 3, b"{}", ["x" * (limit - 100)]))
+    bloated = encode_reply(("answer", 3, b"{}", [[] for _ in range(limit)]))
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        frames = _Frames()
+        frames.start(b"", summary_limit=limit)
+        assert _fed(frames, r, w, FRAME_HEADER.pack(len(fits)) + fits)[:3] == ("answer", 3, b"{}")
+        frames.start(b"", summary_limit=limit)
+        got = _fed(frames, r, w, FRAME_HEADER.pack(len(bloated)) + bloated)
+        assert got[0] == "malformed" and "JSON part" in got[2]
+    finally:
+        os.close(r)
+        os.close(w)

@@ -21,6 +21,7 @@ A container that clearly is an engine but whose command cannot be read gets a Se
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import os
 import re
@@ -44,6 +45,7 @@ from kvlint.engines.images import (
     pip_source_variable,
     split_image,
     tag_of_unknown_image,
+    tag_only_names_release,
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
@@ -736,10 +738,10 @@ def _reason_for(words: Sequence[str]) -> str:
         return "the container runs Ray; the engine is configured by Ray Serve application code, which kvlint does not read"
     if w0.endswith(".sh") or (w0 in _SHELLS and len(words) > 1 and words[1].endswith(".sh")):
         script = words[1] if w0 in _SHELLS else words[0]
-        return (
-            f"the container runs the script {script} ({_describe(words)}); the engine flags inside it are not "
-            f"visible to kvlint"
-        )
+        described = _describe(words)
+        # the whole command in brackets only when it says more than the script's path (its shell, its arguments)
+        detail = f" ({described})" if described != script else ""
+        return f"the container runs the script {script}{detail}; the engine flags inside it are not visible to kvlint"
     return f"the container runs `{_describe(words)}`, not a recognised engine command"
 
 
@@ -1464,7 +1466,25 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
         return pinned
     if any(w in _PIP_UPGRADE for w in args or ()) and any(pin.release is None for pin in pins):
         return ""
+    if any(_from_source_branch(w, engine) for w in args or ()):
+        # the engine built from its source at a branch (git+https://github.com/vllm-project/vllm.git, @main): the
+        # build's version is a development one (setuptools-scm: 0.11.1.dev12+g...), never the image's release, and
+        # pip's resolver reinstalls a candidate whose version differs from the installed one
+        # (pip/_internal/resolution/resolvelib/resolver.py, Resolver.resolve): the newest code, no release
+        return ""
     return None
+
+
+def _from_source_branch(word: str, engine: str) -> bool:
+    """Whether the pip argument ``word`` is a VCS URL of ``engine``'s source repository
+    (:func:`kvlint.engines.requirements.source_repository`) at no release tag (no ``@ref``, or a branch or
+    commit: :func:`kvlint.engines.requirements.ref_release` reads none), in either form pip takes
+    (``git+https://...``, ``vllm @ git+https://...``)."""
+    url = word.partition(" @ ")[2].strip() or word
+    if not url.startswith("git+") or source_repository(url) != engine:
+        return False
+    path = url.split("#", 1)[0].rsplit("/", 1)[-1]
+    return ref_release(path.partition("@")[2]) is None
 
 
 def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
@@ -2369,6 +2389,57 @@ _DEH_TGI_ENV = frozenset(
 
 @one_reading
 def parse_container(
+    container: LDict,
+    *,
+    pod_spec: LDict | None = None,
+    namespace: str | None = None,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    path: str = "",
+    engine_version_option: str | None = None,
+    runtime_template: bool = False,
+    kuberay: bool = False,
+    installed_release: str | None = None,
+) -> ServingConfig | None:
+    """Read the serving engine a Kubernetes container runs (:func:`_parse_container`, whose arguments these are),
+    with the options unknown to a release only guessed at warned about, not refused (:func:`_guessed_release`)."""
+    cfg = _parse_container(
+        container,
+        pod_spec=pod_spec,
+        namespace=namespace,
+        configmaps=configmaps,
+        path=path,
+        engine_version_option=engine_version_option,
+        runtime_template=runtime_template,
+        kuberay=kuberay,
+        installed_release=installed_release,
+    )
+    if cfg is not None and not engine_version_option and installed_release is None:
+        _guessed_release(cfg)
+    return cfg
+
+
+def _guessed_release(cfg: ServingConfig) -> None:
+    """KV205 for an option the release does not have is a warning, not an error, when that release was only read
+    from the tag of an image kvlint does not know as the engine's release image (:func:`tag_of_unknown_image`:
+    ``rtalaricw/vllm:0.1``, ``<registry>/vllm-openai-rebuild:v0.28.0``), whose tag may be the image's own version:
+    the option may well be the running release's. The message says the release is assumed. Not for a release a
+    ``pip install`` in the container's script pins (``installed_by``), which the script does install."""
+    if cfg.installed_by or not tag_of_unknown_image(cfg) or not tag_only_names_release(cfg.image):
+        return
+    repo, tag = split_image(cfg.image)[:2]
+    said = (
+        f" (the release is assumed: kvlint read {cfg.version} from the tag {tag} of {repo}, an image it does not "
+        "know as a release image, whose tag may be its own version)"
+    )
+    cfg.findings[:] = [
+        dataclasses.replace(f, severity="warning", message=f.message + said)
+        if isinstance(f, OptionFinding) and f.unknown and f.rule == "KV205" and f.severity == "error"
+        else f
+        for f in cfg.findings
+    ]
+
+
+def _parse_container(
     container: LDict,
     *,
     pod_spec: LDict | None = None,

@@ -68,6 +68,7 @@ __all__ = [
     "repository_path",
     "split_image",
     "tag_of_unknown_image",
+    "tag_only_names_release",
     "tags_are_versions",
     "unsized_whatever_model",
 ]
@@ -270,8 +271,43 @@ _VLLM_REPOS = (
     "vllm-openai-ubi9",
     "modh/vllm",
 )
-# Images whose tags are not vLLM versions (container or distribution releases).
+# Images whose tags are not vLLM versions (container or distribution releases), matched on whole path components
+# (:func:`_tag_not_version`): NGC's ``nvidia/vllm`` and Open Data Hub's ``modh/vllm`` as the last two, an ``llm-d``
+# or ``lmcache`` namespace, a Red Hat ``*-rhel9`` name. A substring test read ``aip-amd/xpu-nvidia/vllm-openai``
+# (a private registry's copy of vLLM's image, ``...:v0.11.2``) as NGC's ``nvidia/vllm`` and its tag as none.
 _VLLM_TAG_NOT_VERSION = ("nvidia/vllm", "llm-d/", "lmcache/", "rhel9", "modh/vllm")
+
+
+def _tag_not_version(path: str) -> bool:
+    """Whether the repository ``path`` (no registry host) is one of :data:`_VLLM_TAG_NOT_VERSION`, component-wise."""
+    parts = path.split("/")
+    return (
+        _matches(path, ("nvidia/vllm", "modh/vllm"))
+        or any(p in ("llm-d", "lmcache") for p in parts[:-1])
+        or "rhel9" in parts[-1]
+    )
+
+
+#: The last path component of each engine's own image (``vllm/vllm-openai``, ``ghcr.io/huggingface/
+#: text-generation-inference``, ``lmsysorg/sglang``). A repository kvlint does not know as an engine build pins the
+#: engine's release in its tag only when its last path component names the engine's image
+#: (:func:`_names_engine_image`): any other name is the image's own, and so is its tag (:func:`engine_version`).
+ENGINE_IMAGE_NAMES = {"vllm": "vllm-openai", "tgi": "text-generation-inference", "sglang": "sglang"}
+
+
+def _names_engine_image(last: str, engine: str) -> bool:
+    """Whether ``last``, the last path component of a repository kvlint does not know as an engine build, names
+    ``engine``'s own image, so that its tag is the engine's release: the engine's bare name (``intel/vllm:0.10.0-xpu``,
+    AWS's ``.../vllm:0.9-gpu-py312-ec2``), or the image's name (:data:`ENGINE_IMAGE_NAMES`), alone or followed by
+    hyphen-joined words of a rebuild, as a tag carries a build suffix (``aibrix/vllm-openai-aibrix-kvcache-nixl:
+    v0.10.2-nixl-0.7.1``, ``aibrix/sglang-aibrix-kvcache-nixl:v0.5.5.post3-...``). A word before the name makes it
+    another product's (a fork's own release numbers: Neural Magic's ``nm-vllm-openai``, ``llmd-vllm-openai``), as
+    a name that only holds the engine's does (``vllm-dev-pplx``, ``vllm-server``, ``vllm-cpu``, KServe's
+    ``vllmserver``, vLLM Ascend's ``vllm-ascend``, whose tags are their own)."""
+    name = ENGINE_IMAGE_NAMES[engine]
+    return last in (name, engine) or last.startswith(name + "-")
+
+
 _TGI_REPOS = (
     "huggingface/text-generation-inference",
     "huggingface/tgi-gaudi",
@@ -375,7 +411,7 @@ def tags_are_versions(image: str) -> bool:
     own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`) and for
     Dell Enterprise Hub's model images (:func:`is_dell_enterprise_hub`: ``latest`` or none in the Hub's snippets)."""
     path = repository_path(image)
-    return not any(x in path for x in _VLLM_TAG_NOT_VERSION) and not is_dell_enterprise_hub(image)
+    return not _tag_not_version(path) and not is_dell_enterprise_hub(image)
 
 
 _R = TypeVar("_R")
@@ -562,7 +598,12 @@ def engine_version(image: str) -> str | None:
     engine = engine_of_image(image) or image_mentions_engine(image)
     if engine is None:
         return None
-    if engine == "vllm" and any(x in path for x in _VLLM_TAG_NOT_VERSION):
+    if engine_of_image(image) is None and not _names_engine_image(path.rsplit("/", 1)[-1], engine):
+        # a repository kvlint does not know as an engine build (a fork, a custom build: quay.io/tms/vllm-dev-pplx,
+        # whose script installs vLLM from main; neuralmagic/nm-vllm-openai, nm-vllm's own release numbers): its tag
+        # is the image's own version, not the engine's, unless its last path component names the engine's image
+        return None
+    if engine == "vllm" and _tag_not_version(path):
         return None
     m = _VERSION_RE.match(tag)
     if not m or _LONG_NUMBER.search(m.group(1)):
@@ -628,9 +669,11 @@ def engine_release(image: str, engine: str, option: str | None) -> str | None:
        and a RayService's ``runtime_env.pip``/``uv`` pin (:attr:`kvlint.types.Workload.engine_release`, which Ray
        installs for the application over the image's Python environment) replace the release the image carried,
        so :func:`kvlint.engines.command.parse_container` takes them before this function (step 1 included).
-    3. The release read from such an image: the tag of a fork or custom build whose name mentions the engine
-       (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0`` -> ``0.1.0``, ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1``
-       -> ``0.5.0``), the SGLang release a bundling image's tag names inline (``ghcr.io/lightseekorg/smg:
+    3. The release read from such an image: the tag of a build kvlint does not know whose last path component
+       names the engine's image (:func:`_names_engine_image`: ``harbor.example.com/aip/vllm-openai:v0.11.2`` ->
+       ``0.11.2``; a fork or custom build whose name only holds the engine's has a tag of its own,
+       ``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0`` and ``quay.io/tms/vllm-dev-pplx:0.1.0`` -> none), a release
+       named inline (``.../neuron-sdk2.20-vllm0.5.0-neuron:v1`` -> ``0.5.0``), the SGLang release a bundling image's tag names inline (``ghcr.io/lightseekorg/smg:
        1.3.2-sglang-v0.5.9`` -> ``0.5.9``, :func:`inline_engine`, for SGLang only), the vLLM a
        ``rayproject/ray-llm`` tag's Ray release requires (:data:`RAY_LLM_VLLM`), the
        vLLM a ``kserve/huggingfaceserver`` tag's KServe release installs (:data:`KSERVE_HF_VLLM`), the vLLM or
@@ -658,10 +701,27 @@ def engine_release(image: str, engine: str, option: str | None) -> str | None:
     return read  # 3, or 4 (None)
 
 
+def tag_only_names_release(image: str) -> bool:
+    """Whether :func:`engine_version` reads ``image``'s release from nothing but the tag of a repository kvlint does
+    not know as an engine build, named for the engine's image (:func:`_names_engine_image`: ``rtalaricw/vllm:0.1``):
+    a guess, as the tag may be the image's own version. False for the releases read from what the image's maker
+    publishes: a Ray LLM image's Ray release (:data:`RAY_LLM_VLLM`), a KServe or Dynamo release
+    (:data:`KSERVE_HF_VLLM`, :data:`DYNAMO_ENGINES`), a release named inline (``...-vllm0.5.0-neuron``)."""
+    if not image or engine_of_image(image) is not None or engine_version(image) is None:
+        return False
+    repo, tag, _ = split_image(image)
+    path = _repo_path(repo)
+    if ray_llm_vllm(image) is not None or dynamo_runtime(image) is not None:
+        return False
+    if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME) or inline_engine(image) is not None:
+        return False
+    return _INLINE_VLLM_RE.search(path) is None and (tag is None or _INLINE_VLLM_RE.search(tag) is None)
+
+
 def tag_of_unknown_image(serving: ServingConfig) -> bool:
     """Whether ``serving.version`` was read from the tag (or name) of an image kvlint does not know as a release
-    image of the engine -- one it recognised only because its name mentions the engine, as a fork or a custom
-    build (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0``), whose tag may be that image's own version. Said by
+    image of the engine -- one it recognised only because its name mentions the engine, a rebuild named for the
+    engine's image (``rtalaricw/vllm:0.1``, :func:`_names_engine_image`), whose tag may be that image's own version. Said by
     KV208 of a release outside those kvlint models; which release applies is :func:`engine_release`'s to
     decide (an explicit ``--engine-version`` takes precedence over such a tag)."""
     image = serving.image

@@ -144,8 +144,11 @@ def _parallelism(serving: ServingConfig, gpus: int | None, ray_kind: bool) -> Pa
     if e == "sglang":
         tp, pp, dp = _size(serving, "tp_size"), _size(serving, "pp_size"), _size(serving, "dp_size")
         dp_local = 1 if serving.get("enable_dp_attention") else dp
-        parts = [f"--tp-size {tp}"] + ([f"--pp-size {pp}"] if pp > 1 else [])
-        parts += [f"--dp-size {dp}"] if dp_local > 1 else []
+        # each size under the option word the command line spelled it with (--tensor-parallel-size is --tp-size)
+        said = serving.written
+        parts = [f"{said.get('tp_size', '--tp-size')} {tp}"]
+        parts += [f"{said.get('pp_size', '--pp-size')} {pp}"] if pp > 1 else []
+        parts += [f"{said.get('dp_size', '--dp-size')} {dp}"] if dp_local > 1 else []
         explicit = any(k in serving.flags for k in ("tp_size", "pp_size", "dp_size"))
         loc = _flag_loc(serving, "tp_size", "pp_size", "dp_size")
         return Parallelism(

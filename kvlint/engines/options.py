@@ -489,6 +489,10 @@ class Collector:
     flags: dict[str, Value] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     seen_option: dict[str, str] = field(default_factory=dict)
+    #: Setting -> the option word the command line spelled it with, where the parser records it (SGLang's
+    #: ``--tensor-parallel-size`` for ``tp_size``, whose canonical name ``seen_option`` holds): the spelling a
+    #: finding quotes (:attr:`kvlint.types.ServingConfig.written`).
+    written: dict[str, str] = field(default_factory=dict)
     unresolved: dict[str, Loc | None] = field(default_factory=dict)
     #: Unknown options given a suggestion so far (see :data:`MAX_SUGGESTIONS`).
     suggested: int = 0
@@ -735,6 +739,7 @@ class Collector:
             env=env,
             findings=self.findings,
             unresolved=dict(self.unresolved),
+            written=dict(self.written),
             command_loc=next((x for x in locs if x is not None), None),
             version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
         )

@@ -736,6 +736,7 @@ def parse_sglang_argv(
                     i += 1
                 continue
         dest = canon[2:].replace("-", "_")
+        col.written[dest] = tok.partition("=")[0]  # the spelling findings quote (--tensor-parallel-size)
         const: str | None = None
         if shared and canon in _SHARED_GRAPH_DEST:
             dest, const = _SHARED_GRAPH_DEST[canon]

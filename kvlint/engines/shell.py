@@ -982,7 +982,7 @@ class _Budget:
         self.elements = _ARRAY_ELEMENTS
         #: what ``$@`` costs for each list of positional parameters the reading expanded it from, by the
         #: list's id (the list kept, so the id is not reused): :meth:`params_cost`
-        self._params: dict[int, tuple[Sequence[ShellArg], list[int], bool]] = {}
+        self._params: dict[int, tuple[Sequence[ShellArg], list[int], int]] = {}
         #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
         self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
 
@@ -1006,18 +1006,21 @@ class _Budget:
         once the budget was spent (22 s for a 140 KB script)."""
         return self.slice_cost(positional, 1, len(positional))
 
-    def _param_sums(self, base: Sequence[ShellArg]) -> tuple[Sequence[ShellArg], list[int], bool]:
-        """``(base, characters of base[:k] for each k, count known)``, once per list of parameters (a list
+    def _param_sums(self, base: Sequence[ShellArg]) -> tuple[Sequence[ShellArg], list[int], int]:
+        """``(base, characters of base[:k] for each k, the first k whose word may have been another number of words
+        (``len(base)`` when none; 0 for no list))``, once per list of parameters (a list
         after ``shift`` is read through its base, :class:`_Shifted`: 500 ``shift; vllm "$@"`` lines over 40,000 parameters
         summed the shifted list each time, 14 s)."""
         known = self._params.get(id(base))
         if known is not None and known[0] is base and len(known[1]) == len(base) + 1:
             return known  # (an array's list grows in place: its sums are made again then)
         sums = [0]
-        exact = bool(base)
+        exact = len(base)
         for k, arg in enumerate(base):
-            # an unquoted word kvlint could not expand may have been any number of words
-            exact = exact and not (k and arg.unresolved and not arg.quoted)
+            # an unquoted word kvlint could not expand may have been any number of words, and so may a quoted one
+            # it could not expand that holds an ``@`` (``"${ARGS[@]}"``, ``"$@"``: one word each element)
+            if k and exact == len(base) and arg.unresolved and (not arg.quoted or "@" in arg.text):
+                exact = k
             sums.append(sums[-1] + len(arg.text))
         entry = (base, sums, exact)
         self._params[id(base)] = entry
@@ -1028,7 +1031,19 @@ class _Budget:
         them is unset): not when there are none at all (not known), or one of them is an unquoted word kvlint
         could not expand (``f $ARGS``: it may have been no word or several)."""
         base = positional.base if isinstance(positional, _Shifted) else positional
-        return self._param_sums(base)[2]
+        return bool(base) and self._param_sums(base)[2] == len(base)
+
+    def known_through(self, positional: Sequence[ShellArg], index: int) -> bool:
+        """Whether ``positional[index]`` is the parameter bash has at ``index`` (or is unresolved): no word before it may have
+        been another number of words (``f $ARGS b``: ``$2`` is ``b`` only when ``$ARGS`` was one word; a word before a
+        ``shift`` counts, the words it dropped not being known)."""
+        if index <= 0:
+            return True
+        base, drop = (
+            (positional.base, positional.drop) if isinstance(positional, _Shifted) else (positional, 0)
+        )
+        exact = self._param_sums(base)[2]
+        return exact == len(base) or exact >= index + drop  # (that word itself: unresolved, as written)
 
     def slice_cost(self, positional: Sequence[ShellArg], start: int, stop: int) -> tuple[int, int]:
         """What ``positional[start:stop]`` (``${@:OFFSET:LENGTH}``, ``$@`` from 1) costs, as :meth:`params_cost`
@@ -1249,6 +1264,12 @@ def _expand(
             if elements is not None and env.get(p.text) != (elements[1].text if len(elements) > 1 else None):
                 elements = None
             index = p.index or "@"
+            if (
+                elements is not None
+                and index not in "@*"
+                and not budget.known_through(elements, int(index) + 1)
+            ):
+                elements = None  # `A=($(cmd) b)`: ${A[1]} is `b` only when `$(cmd)` gave one word
             params: Sequence[ShellArg] | None = None
             if elements is not None and index in "@*":
                 cost, chars = budget.params_cost(elements)
@@ -1295,7 +1316,11 @@ def _expand(
             # parameter ending a field (empty ones make none)
             if p.kind == "pos":
                 idx = digits(p.text)
-                params = positional[idx : idx + 1] if idx is not None and idx < len(positional) else None
+                params = (
+                    positional[idx : idx + 1]
+                    if idx is not None and idx < len(positional) and budget.known_through(positional, idx)
+                    else None
+                )
                 if params is None and idx is not None and budget.params_known(positional):
                     params = []  # beyond $#: unset (bash: "$5" is one empty word, $5 none)
                 if p.default is not None and params is not None:
@@ -1384,7 +1409,11 @@ def _expand(
             # ``${#NAME[@]}``: the elements of an array the script assigned (see ``arr`` above)
             cur_other = have_cur = True
             elements = arrays.get(p.text) if arrays is not None else None
-            if elements is not None and env.get(p.text) == (elements[1].text if len(elements) > 1 else None):
+            if (
+                elements is not None
+                and env.get(p.text) == (elements[1].text if len(elements) > 1 else None)
+                and budget.params_known(elements)
+            ):
                 cur.append(str(len(elements) - 1))
                 from_env = True
             else:
@@ -2566,6 +2595,7 @@ class _Shell:
         "frames",
         "subshells",
         "arrays",
+        "assoc",
     )
 
     def __init__(
@@ -2597,6 +2627,9 @@ class _Shell:
         #: the arrays the script assigned (``ARGS=(--tensor-parallel-size 4)``): name -> a placeholder, then the
         #: elements (the shape of positional parameters, $0 then $1 ...); ``NAME+=(...)`` appends to the list in place
         self.arrays: dict[str, list[ShellArg]] = {}
+        #: the names declared associative arrays (``declare -A M``): never read as a list (kept for the whole
+        #: reading, a subshell's too: what it leaves unresolved is only less known)
+        self.assoc: set[str] = set()
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2666,6 +2699,12 @@ def _read_commands(
     # command is terminated by the control operator &, the shell executes the command ... in a subshell"): the state
     # saved before it, put back at the operator after it (from the same bounded count as `( ... )`)
     piped: _Saved | None = None
+    # an AND-OR list (`A=1 && B=2 &`) run with `&` runs whole in a subshell (bash(1) "Lists": "If a command is
+    # terminated by the control operator &, the shell executes the command asynchronously in a subshell", the
+    # command being the list of pipelines joined by && and ||): the state saved at its first command when `&&` or
+    # `||` follows it, put back at a `&` that ends the list (not `|&`, a pipe), dropped at another operator
+    andor: _Saved | None = None
+    after_op = ""  # the token just before: an operator, or "" after a command (`|` then `&` is `|&`)
     last_op = ""
     loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
     for cmd in tokens:  # the words of each command, then the operator after it
@@ -2673,7 +2712,11 @@ def _read_commands(
             if piped is not None:
                 positional = piped.restore(shell)
                 piped = None
-            last_op = cmd  # type: ignore[assignment]
+            if andor is not None and cmd not in ("&&", "||", "|"):
+                if cmd == "&" and after_op != "|":
+                    positional = andor.restore(shell)
+                andor = None
+            last_op = after_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
@@ -2686,6 +2729,14 @@ def _read_commands(
             starts = cmd in _STARTS_COMMAND
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
+        after_op = ""
+        if andor is None and case_depth == 0 and shell.subshells > 0 and last_op not in ("&&", "||", "|"):
+            following = next(tokens, None)
+            if following is not None:
+                tokens.push(following)
+            if following == "&&" or following == "||":
+                shell.subshells -= 1
+                andor = _Saved(shell, positional)
         if first in _LOOPS:
             loops += 1
         elif first == "done" and loops:
@@ -2712,7 +2763,10 @@ def _read_commands(
                 after = next(tokens, None)
                 if after is not None:
                     tokens.push(after)
-                if case_depth == 0 and (last_op == "|" or after == "|" or after == "&"):
+                # `A=(a b) true`: an assignment before a command's name sets nothing in the shell (bash 5.2 passes
+                # the command `A=(a b)` as a string in its environment); `A=(a b) B=1` is assignments only
+                arr_prefix = after is not None and after.__class__ is not str and _names_command(after)  # type: ignore[arg-type]
+                if arr_prefix or (case_depth == 0 and (last_op == "|" or after == "|" or after == "&")):
                     # `A+=(x) | cat`: in a subshell, the array as it was
                     if arr_old is None:
                         shell.arrays.pop(arr_name, None)
@@ -2845,6 +2899,8 @@ def _read_commands(
                     for m in _ARITH_ASSIGN_RE.finditer(expression):
                         name = m.group(1) or m.group(2) or m.group(3)
                         shell.assign(name, ShellArg("", substituted=True), "", None)
+        if words and (shell.arrays or words[0].text in _DECLARING):
+            _array_writes(words, shell)
         if templates:
             # a template action put back cannot make a word a redirection or stop it being one (the text before
             # its ``{{`` is unchanged): restoring after the drop gives the words restoring before it kept
@@ -3075,6 +3131,64 @@ def _read_commands(
         yield command
 
 
+#: A word naming an element of an array: ``A[5]=x``, ``A[1]+=y``, ``declare A[2]=z``, ``unset 'A[1]'`` (bash(1) "Arrays")
+_ELEMENT_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
+#: The builtins that make a name a new variable in a function (``local A=a``; ``declare``/``typeset`` without ``-g``)
+_REDECLARING = frozenset({"local", "declare", "typeset"})
+#: The builtins that fill an array named by one of their words (``read -a A``, ``mapfile A``, ``readarray -t A``)
+_ARRAY_FILLERS = frozenset({"read", "mapfile", "readarray"})
+
+
+def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
+    """Forget the arrays a command changes other than by ``NAME=(...)``/``NAME+=(...)``: an element assigned or unset
+    (``A[5]=x``, ``A[0]=z``, ``unset 'A[1]'``: bash(1) "Arrays", "Any element of an array may be referenced using
+    ${name[subscript]}" and "unset name[subscript] destroys the array element at index subscript") or the array filled
+    by ``read -a``/``mapfile``/``readarray``. Its ``"${A[@]}"``, ``${#A[@]}`` and ``$A`` (element 0) are then left
+    unresolved: ``A=(a b c); A[5]=x`` gives bash ``a b c x`` and 4 elements, not the three kvlint kept."""
+    arrays = shell.arrays
+    head = words[0].text
+    if head in _DECLARING and any(w.text.startswith("-") and "A" in w.text for w in words[1:]):
+        # ``declare -A M``: M an associative array from here on (``M=(k v)`` sets M[k]=v, not a list)
+        for arg in words[1:]:
+            declared = arg.text.partition("=")[0]
+            if _NAME_RE.fullmatch(declared):
+                shell.assoc.add(declared)
+                arrays.pop(declared, None)
+    if head in _REDECLARING or (
+        head == "unset" and not any(w.text.startswith("-") and "f" in w.text for w in words)
+    ):
+        # `unset A`, a function's `local A=a` (a new variable), `declare A`: what NAME is now is not the array's
+        # list, though `$A` may equal its element 0 (the test that a scalar assignment since left it)
+        for arg in words[1:]:
+            arrays.pop(arg.text.partition("=")[0], None)
+    filler = head in _ARRAY_FILLERS
+    for arg in words:
+        text = arg.text
+        m = _ELEMENT_RE.match(text)
+        name = m.group(1) if m is not None else (text if filler else None)
+        if name is not None and name in arrays:
+            del arrays[name]
+            shell.vars.pop(name, None)
+
+
+def _names_command(words: list[Word | tuple[int, str]]) -> bool:
+    """Whether ``words`` (what follows an array assignment's ``)`` in the same command) name a command: a word that is
+    neither an assignment (``A=(a b) B=1``) nor a redirection or its target (``A=(c) >/dev/null``, ``A+=(c) 2>&1``)."""
+    target = False
+    for word in words:
+        raw = _raw_of(word)
+        if target:
+            target = False
+            continue
+        m = _REDIRECT_RE.match(raw)
+        if m is not None:
+            target = not m.group(2)
+            continue
+        if not _ASSIGN_RE.match(raw):
+            return True
+    return False
+
+
 #: The reserved words that start a loop (its body ends at ``done``)
 _LOOPS = frozenset({"for", "while", "until"})
 #: The last word of a command that opens an array assignment with the ``(`` after it: ``NAME=`` or ``NAME+=``
@@ -3124,6 +3238,8 @@ def _assign_array(
     name, append = m.group(1), bool(m.group(2))
     elements: list[ShellArg] = []
     closed = False
+    # an element ``[N]=value`` / ``[KEY]=value`` (an unquoted ``[`` first): assigned at its subscript, not next
+    subscripted = False
     for token in tokens:
         if token.__class__ is str:
             if token == ")":
@@ -3133,6 +3249,7 @@ def _assign_array(
                 continue
             break  # (a syntax error in bash)
         for word in token:
+            subscripted = subscripted or _raw_of(word).startswith("[")  # type: ignore[arg-type]
             if word.__class__ is tuple:
                 offset, raw = word  # type: ignore[misc]
                 elements.append(ShellArg(raw, offset, None, False, False, False))
@@ -3150,11 +3267,14 @@ def _assign_array(
     plain = all(_ASSIGN_RE.match(h) for h in heads) or (
         heads[:1] in (["declare"], ["typeset"])
         and not shell.frames
-        and all(h.startswith("-") for h in heads[1:])
+        and all(h.startswith("-") and "A" not in h for h in heads[1:])
     )
     budget.elements -= len(elements)
-    if not closed or not plain or in_loop or budget.elements < 0:
+    if not closed or not plain or in_loop or budget.elements < 0 or subscripted or name in shell.assoc:
+        # not followed: NAME's elements and ``$NAME`` (its element 0, which bash sets here or in the loop, the
+        # function, the associative array) are not known
         shell.arrays.pop(name, None)
+        shell.vars.pop(name, None)
         return
     old = shell.arrays.get(name)
     if append and old is not None and shell.vars.get(name) == (old[1].text if len(old) > 1 else None):

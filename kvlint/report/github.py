@@ -4,8 +4,9 @@ One line per diagnostic, which the Actions runner turns into an annotation on th
 ``::error file=PATH,line=L,col=C,title=KV103 max-model-len-exceeds-kv-capacity::MESSAGE%0Afix: ...``
 (``warning`` for warnings, ``notice`` for info). Values are escaped as the runner expects
 (``%`` -> ``%25``, CR -> ``%0D``, LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``).
-A last plain line gives the summary (with the suppressed count). Reference: GitHub Docs, "Workflow
-commands for GitHub Actions" (setting an error/warning/notice message).
+Then one annotation gives the sizing line, with the serving objects not read below it (the first ten, as the
+text report lists them); a last plain line gives the summary (with the suppressed count). Reference: GitHub
+Docs, "Workflow commands for GitHub Actions" (setting an error/warning/notice message).
 
 GitHub places an annotation by a path relative to the repository root (``apps/x.yaml``, not ``./apps/x.yaml``
 nor one relative to a subdirectory the run started in): :func:`repository_path` writes each file so, for this
@@ -88,8 +89,12 @@ def render_github(result: CheckResult, cwd: str | None = None) -> str:
 
     sizing = summarise(result)
     if sizing.serving or sizing.not_read:
+        # the objects not read below the line that counts them, as the text report lists them (its files placed
+        # as the annotations' are): the annotations of the findings that count them may be past GitHub's ten
+        listed = sizing.unread_lines(path=lambda p: repository_path(p, here, root))
+        message = "\n".join([sizing.line(), *(ln.strip() for ln in listed)])
         lines.append(
-            f"::{'warning' if sizing.unsized else 'notice'} title=kvlint sizing::{escape_data(sizing.line())}"
+            f"::{'warning' if sizing.unsized else 'notice'} title=kvlint sizing::{escape_data(message)}"
         )
     lines.append(summary_line(result, suppressed=result.suppressed))
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ Shape: one line per reported diagnostic, in the order every other report lists t
 column, rule: :attr:`kvlint.types.CheckResult.diagnostics`), each the object the JSON report's
 ``diagnostics`` holds (:meth:`kvlint.types.Diagnostic.as_dict`: ``rule``, ``severity``, ``message``,
 ``fix``, ``file``, ``line``, ``column``, ``object``, ``container``, ``summary``, ``setting``, ``sources``, and
-``sources_more`` when sources were left out);
+``sources_more`` when sources were left out, ``stands_for`` when the finding stands for more than one);
 then one last line::
 
     {"run_summary": {... the JSON report's summary ...}, "schema_version": 2, "kvlint_version": "0.1.0"}

@@ -8,6 +8,7 @@ Shape (``schema_version`` 2)::
                  "fail_on": [{"threshold": "warning", "source": ".kvlint.yaml"}]},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
                       "summary", "setting", "sources", "sources_more" (only when sources were left out),
+                      "stands_for" (only when the finding stands for more than one),
                       "fails" (at or above the fail_on that applies to it)}],
      "suppressed": [{... same fields as a diagnostic ("fails" false) ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",

@@ -536,8 +536,10 @@ def _answer_agrees(
     decoding gives (:func:`_head_uid`: a request naming its uid twice is answered with the last, as
     ``parse_review`` reads it); neither found: not checked. Checked without decoding them (the bytes of a worker's
     reply are never run, :func:`~kvlint.webhook.worker.decode_reply`, and its values' types are checked,
-    :func:`summary_review`; this catches a worker that answers for another request, from a kvlint bug or
-    running other code)."""
+    :func:`summary_review`). A check of the bytes' head and end: it catches a kvlint bug that answers for another
+    request or with another verdict than the one counted and logged; it does not bind a worker running other
+    code, which can write a second ``uid`` or ``allowed`` key after the head (a JSON decoder takes the last) and
+    decides this request's answer in any case, but not another request's, nor anything in the server."""
     if type(data) is not bytes or not isinstance(review.uid, str) or type(verdict.allowed) is not bool:
         return False
     if review.uid != request_uid and body is not None:

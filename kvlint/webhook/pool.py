@@ -47,7 +47,7 @@ from kvlint.webhook.worker import (
     worker_main,
 )
 
-__all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
+__all__ = ["SUMMARY_SLACK", "BudgetExceeded", "ReviewPool", "WorkerFailed", "summary_limit"]
 
 
 class BudgetExceeded(Exception):
@@ -83,36 +83,66 @@ def _options_token(options: Any) -> tuple[int, ...]:
 
 #: What :meth:`_Frames.read` returns while the message is not all in.
 _INCOMPLETE = object()
+#: Largest frame the pipe's header can declare (a signed 4-byte length, as ``Connection.send_bytes`` writes it).
+_MAX_FRAME = 0x7FFFFFFF
 
 
-def _decoded(data: bytes | bytearray) -> tuple[Any, ...]:
+def _decoded(data: bytes | bytearray, max_summary: int | None = None) -> tuple[Any, ...]:
     """A worker's reply read from its bytes (never unpickled: :func:`~kvlint.webhook.worker.decode_reply`), or
     ``("malformed", -1, why)`` for bytes that are no reply (the worker is then replaced, the review answered as
     its failure is)."""
     try:
-        return decode_reply(data)
+        return decode_reply(data, max_summary)
     except MalformedMessage as exc:
         return ("malformed", -1, str(exc))
 
 
+#: Bytes of a review's summary that do not come from its body: the findings grouped by rule and severity (a few
+#: hundred rules), the first ten errors' messages of 256 characters, the fixed words (``outcome``, ``reason``).
+SUMMARY_SLACK = 64 * 1024
+
+
+def summary_limit(body: bytes) -> int:
+    """The most bytes the JSON part of a worker's ``answer`` to a review of ``body`` can have: its summary's
+    strings (uid, kind, namespace, name, username, ...) are the body's, each once (JSON-escaped as the body has
+    them or shorter), twice for room, and :data:`SUMMARY_SLACK` for the rest
+    (:func:`~kvlint.webhook.answer.review_summary`). A reply past it is malformed, not decoded: the decoder
+    builds about 25 times the JSON's size in objects, on the event loop."""
+    return 2 * len(body) + SUMMARY_SLACK
+
+
+#: Most bytes one read of a reply takes (``os.read`` allocates what it is asked for before it reads).
+_READ_PIECE = 1 << 20
+
+
 class _Frames:
     """The server's end of one worker's pipe, read and written without waiting (its descriptor is
-    ``O_NONBLOCK``): the message being read, a piece at a time, and the bytes left to write."""
+    ``O_NONBLOCK``): the message being read, a piece at a time, and the bytes left to write.
 
-    __slots__ = ("_head", "_body", "_got", "outbox")
+    The bytes held of a reply are those that arrived, not the length its frame header declares (a worker that
+    wrote a header of 2 GiB - 1 and stopped had the server allocate and zero 2 GiB on the header), and a header
+    declaring more than ``max_size`` (the worker's address space, ``worker_memory_bytes``: no reply of it can be
+    larger) is a malformed reply, read no further."""
 
-    def __init__(self) -> None:
-        #: the message being read: its frame header's bytes so far, then its body and how much of it is in
+    __slots__ = ("_head", "_body", "_size", "max_size", "outbox", "summary_limit")
+
+    def __init__(self, max_size: int = _MAX_FRAME) -> None:
+        #: the message being read: its frame header's bytes so far, then its body so far and its declared size
         self._head = b""
         self._body: bytearray | None = None
-        self._got = 0
+        self._size = 0
+        self.max_size = max_size
+        #: the review's :func:`summary_limit` (None: a ``lint``, not checked)
+        self.summary_limit: int | None = None
         #: what is left to write (None: nothing)
         self.outbox: bytes | memoryview | None = None
 
-    def start(self, data: bytes) -> None:
-        """Forget any part of an earlier message read and take ``data`` to write (a new review)."""
-        self._head, self._body, self._got = b"", None, 0
+    def start(self, data: bytes, summary_limit: int | None = None) -> None:
+        """Forget any part of an earlier message read and take ``data`` to write (a new review), whose reply's
+        summary may have ``summary_limit`` bytes (:func:`summary_limit`; None: not checked)."""
+        self._head, self._body, self._size = b"", None, 0
         self.outbox = data
+        self.summary_limit = summary_limit
 
     def read(self, fd: int) -> Any:
         """Read what ``fd`` holds of the message being read, without waiting: the reply
@@ -142,26 +172,31 @@ class _Frames:
                 (size,) = FRAME_HEADER.unpack(chunk)
                 if size < 0:  # Connection's header for 2 GiB and more: never sent by kvlint
                     raise OSError("unexpected message header on the review pipe")
+                if size > self.max_size:
+                    return (
+                        "malformed",
+                        -1,
+                        f"a reply of {size:,} bytes declared, more than the worker's "
+                        f"{self.max_size / 2**20:g} MiB can hold",
+                    )
                 try:
-                    chunk = os.read(fd, size)
+                    chunk = os.read(fd, min(size, _READ_PIECE))
                 except BlockingIOError:
                     chunk = b""
                 if len(chunk) == size:  # all in at once: the usual reply
-                    return _decoded(chunk)
-                self._body = body = bytearray(size)
-                body[: len(chunk)] = chunk
-                self._got = len(chunk)
+                    return _decoded(chunk, self.summary_limit)
+                self._body, self._size = bytearray(chunk), size
                 continue
-            if self._got == len(body):
+            if len(body) == self._size:
                 self._body = None
-                return _decoded(body)
+                return _decoded(body, self.summary_limit)
             try:
-                n = os.readv(fd, [memoryview(body)[self._got :]])
+                chunk = os.read(fd, min(self._size - len(body), _READ_PIECE))
             except BlockingIOError:
                 return _INCOMPLETE
-            if n == 0:
+            if not chunk:
                 raise OSError("got end of file during message")
-            self._got += n
+            body += chunk
 
     def write(self, fd: int) -> bool:
         """Write what ``fd`` takes now of :attr:`outbox`, without waiting; True once all of it is written.
@@ -201,8 +236,8 @@ class _Worker:
         child.close()
         os.set_blocking(parent.fileno(), False)
         self.conn = parent
-        #: the review's messages left to write and the reply being read
-        self.frames = _Frames()
+        #: the review's messages left to write and the reply being read (no reply larger than the worker can hold)
+        self.frames = _Frames(min(memory_limit, _MAX_FRAME) if memory_limit else _MAX_FRAME)
         self.options: Any = None
         #: the WebhookSettings object last sent (a ``review`` needs them; sent once)
         self.settings: Any = None
@@ -661,7 +696,10 @@ class ReviewPool:
                 fut.set_exception(_CallTimeout())
 
         fd = w.conn.fileno()  # OSError once the pipe is closed
-        w.frames.start(frame_messages(messages))
+        last = messages[-1]
+        w.frames.start(
+            frame_messages(messages), summary_limit(last[2]) if last[0] in ("review", "old") else None
+        )
         if not w.frames.write(fd):  # OSError: the worker died
             loop.add_writer(fd, self._writable, w)
         w.waiter = fut

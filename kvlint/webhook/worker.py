@@ -175,10 +175,12 @@ def encode_reply(reply: tuple[Any, ...]) -> bytes:
     return b"".join((_REPLY_HEAD.pack(_REPLY_CODES[kind], reply[1], len(raw)), raw, _encode_meta(meta)))
 
 
-def decode_reply(data: bytes | bytearray) -> tuple[Any, ...]:
+def decode_reply(data: bytes | bytearray, max_summary: int | None = None) -> tuple[Any, ...]:
     """The reply :func:`encode_reply` wrote (its parts' types as JSON gives them: lists for tuples). Raises
     :class:`MalformedMessage` for bytes it does not write. Nothing in ``data`` is run: a kind byte, two lengths,
-    raw bytes and JSON."""
+    raw bytes and JSON. ``max_summary``: the most bytes the JSON part of an ``answer``, ``bad`` or ``error``
+    reply may have (a summary or a message; the JSON decoder builds about 25 times its size in objects), checked
+    before it is decoded (:func:`kvlint.webhook.pool.summary_limit`); None: not checked."""
     if len(data) < _REPLY_HEAD_SIZE:
         raise MalformedMessage("a reply shorter than its head")
     code, seq, n = _REPLY_HEAD.unpack_from(data)
@@ -186,6 +188,10 @@ def decode_reply(data: bytes | bytearray) -> tuple[Any, ...]:
     if end > len(data):
         raise MalformedMessage("a reply's raw part longer than the reply")
     kind = _REPLY_KINDS.get(code)
+    if max_summary is not None and kind in ("answer", "bad", "error") and len(data) - end > max_summary:
+        raise MalformedMessage(
+            f"its JSON part of {len(data) - end:,} bytes, more than the {max_summary:,} its review's can be"
+        )
     if kind == "answer":
         return (kind, seq, bytes(data[_REPLY_HEAD_SIZE:end]), _decode_meta(memoryview(data)[end:]))
     if kind is None:
