@@ -408,6 +408,30 @@ def _fn_gfd_product(n: int) -> Callable[[], object]:
     return lambda: (gfd_product(value), gfd_product_candidates(value))
 
 
+def _fn_suppress_blanks(n: int) -> Callable[[], object]:
+    from kvlint.suppress import _ANY_SPELLING_RE
+
+    line = "# kvlint" + " " * n + "x"
+    return lambda: _ANY_SPELLING_RE.search(line)
+
+
+def _affinity_pod(n: int) -> str:
+    """A Deployment of 20 serving containers whose pod has N/20 required ``nodeSelectorTerms`` on GFD's GPU count:
+    each container read the pod's terms again (placement, KV410 twice), containers x terms."""
+    obj = json.loads(_deployment({"args": ["--model", MODEL]}))
+    spec = obj["spec"]["template"]["spec"]
+    c0 = spec["containers"][0]
+    spec["containers"] = [dict(c0, name=f"c{i}") for i in range(20)]
+    terms = [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.count", "operator": "In", "values": [str(i % 8 + 1)]}]}
+        for i in range(max(n // 20, 1))
+    ]
+    spec["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    return json.dumps(obj)
+
+
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
 CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
     "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
@@ -519,6 +543,15 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
             ),
             ".yaml",
         ),
+    ),
+    "affinity_terms (20 containers, N/20 nodeSelectorTerms)": (
+        _fn_pipeline(_affinity_pod),
+        lambda n: (_affinity_pod(n), ".yaml"),
+    ),
+    # the comment pass (kvlint.suppress): a comment line '# kvlint' and N blanks, read for another spelling
+    "suppress_blanks ('# kvlint' + N blanks, one comment line)": (
+        _fn_suppress_blanks,
+        lambda n: ("# kvlint" + " " * n + "x\n" + _deployment({"args": ["--model", MODEL]}), ".yaml"),
     ),
 }
 CASES.update({name: (_fn_parse_log(text), lambda n, t=text: (t(n), ".log")) for name, text in LOGS.items()})

@@ -273,6 +273,56 @@ def test_mig_devices_are_not_counted_as_the_nodes_gpus(selector: str) -> None:
     assert _kv410(f"  nodeSelector: {{{selector}}}", it.gpus + 4) == []
 
 
+def test_a_pods_node_affinity_is_read_once_not_once_per_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each container of a pod read the pod's required node affinity again, three times (its placement, and KV410's
+    node GPU count twice): a pod of 40 containers with 2,000 ``nodeSelectorTerms`` (190 KB, well within a webhook
+    review) took 6.5 s of CPU, growing as containers x terms. The terms are now read once per pod spec (memoised
+    while the spec lives); counted here by the terms KV410 bounds, not by time."""
+    import gc
+
+    from kvlint.accelerators import placement as pl
+
+    counted: list[int] = []
+    term_capacity = pl._term_capacity
+
+    def counting(exprs: list[pl._Expr]) -> pl.NodeGpus | None:
+        counted.append(1)
+        return term_capacity(exprs)
+
+    monkeypatch.setattr(pl, "_term_capacity", counting)
+    terms = "".join(
+        f"\n        - matchExpressions: [{{key: nvidia.com/gpu.count, operator: In, values: ['{i % 8 + 1}']}}]"
+        for i in range(7)
+    )
+    scheduling = (
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:" + terms
+    )
+    containers = "".join(
+        f"  - name: c{i}\n    image: vllm/vllm-openai:v0.11.0\n"
+        f"    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --port, '{8001 + i}']\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+        for i in range(5)
+    )
+    text = _POD.format(scheduling=scheduling, tp=1, gpus=1, resource="nvidia.com/gpu", more=containers)
+    loaded = load_text(text, "p.yaml")
+    result = run_documents(loaded, Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV410"]  # 6 GPUs asked, a node has up to 8
+    assert len(counted) == 7  # each term once, for the pod's six containers together
+    # the memo holds nothing of a pod once its spec is gone (a webhook worker keeps nothing of a review)
+    spec = load_text(text, "p.yaml").documents[0].data["spec"]
+    memo = [
+        c.cell_contents for c in pl.node_gpu_capacity.__closure__ or () if isinstance(c.cell_contents, dict)
+    ]
+    assert len(memo) == 1
+    before = len(memo[0])
+    assert pl.node_gpu_capacity(spec) is pl.node_gpu_capacity(spec) is not None
+    assert len(memo[0]) == before + 1
+    del spec
+    gc.collect()
+    assert len(memo[0]) == before
+
+
 def test_the_mixed_mig_strategy_leaves_nvidia_gpu_whole_gpus() -> None:
     """Under GFD's mixed strategy MIG devices are ``nvidia.com/mig-<profile>``: ``nvidia.com/gpu`` stays whole GPUs,
     so the instance type still bounds it."""

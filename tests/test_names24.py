@@ -158,8 +158,13 @@ def test_did_you_mean_prefers_the_stored_newest_model_on_equal_name_similarity(t
         path = tmp_path / "cw.yaml"
         path.write_text(variant)
         res = run_check([str(path)], Options(allow_hub=False))
-        kv502 = [d.message for d in res.diagnostics if d.rule == "KV502" and "/data/models/" in d.message]
-        assert kv502 and all(": TinyLlama/TinyLlama-1.1B-Chat-v1.0)" in m for m in kv502), kv502
+        # the suggestion is in the finding's fix (ux51 moved KV502's remedy there from its message)
+        kv502 = [
+            f"{d.message} {d.fix}"
+            for d in res.diagnostics
+            if d.rule == "KV502" and "/data/models/" in d.message
+        ]
+        assert kv502 and all(": TinyLlama/TinyLlama-1.1B-Chat-v1.0}" in m for m in kv502), kv502
         assert not any("v0.3" in m for m in kv502)
     assert same_family_suggestion("tinyllama") == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
     # equal ratio, both variants: the higher version wins, whichever order the table holds them in
@@ -301,8 +306,8 @@ def test_a_location_named_with_the_dots_dropped_gets_a_did_you_mean_not_an_assum
     (cr,) = [c for c in res.containers if c.workload.name == "llama-31-8b-instruct"]
     assert cr.model is None
     kv502 = [d for d in res.diagnostics if d.rule == "KV502" and "llama-31-8b-instruct" in d.object]
-    assert kv502 and "did you mean meta-llama/Llama-3.1-8B-Instruct?" in kv502[0].message
-    assert "kvlint.io/model: meta-llama/Llama-3.1-8B-Instruct" in kv502[0].message
+    assert kv502 and "did you mean meta-llama/Llama-3.1-8B-Instruct?" in kv502[0].fix
+    assert "kvlint.io/model: meta-llama/Llama-3.1-8B-Instruct" in kv502[0].fix
 
     deploy = tmp_path / "d.yaml"
     deploy.write_text(
@@ -314,7 +319,7 @@ def test_a_location_named_with_the_dots_dropped_gets_a_did_you_mean_not_an_assum
     res = run_check([str(deploy)], Options(allow_hub=False))
     (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
     assert "did you mean Qwen/Qwen2.5-7B-Instruct?" in d.message
-    assert "/models/qwen25-7b-instruct: Qwen/Qwen2.5-7B-Instruct" in d.message
+    assert "/models/qwen25-7b-instruct: Qwen/Qwen2.5-7B-Instruct" in d.fix
     assert res.containers[0].model is None
     # the digits must split as the catalogued name's do, and a name with its dots kept is not this rule's
     assert dots_dropped_match("llama-3-18b-instruct") is None
