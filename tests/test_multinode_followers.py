@@ -252,6 +252,6 @@ def test_a_lws_followers_shm_finding_is_at_its_own_tp(tmp_path: Path) -> None:
     assert loc is not None and loc.line > text[:worker_at].count("\n"), loc
     # at the value of the worker template's own --tp
     assert lines[loc.line - 2].strip() == "- --tp", lines[loc.line - 2]
-    assert kv404[0].message.startswith(
-        "1 GPU worker of this pod (--tp-size 2: 2 over 2 nodes) communicates "
-    ), kv404[0].message
+    assert kv404[0].message.startswith("1 GPU worker of this pod (--tp 2: 2 over 2 nodes) communicates "), (
+        kv404[0].message
+    )

@@ -37,6 +37,7 @@ from kvlint import filecache
 from kvlint.engines.images import (
     dynamo_engine_version,
     dynamo_release,
+    dynamo_runtime,
     engine_of_image,
     engine_release,
     image_mentions_engine,
@@ -3030,7 +3031,11 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     # KV208 warning)
     tag = unreleased_tag(cfg.image, engine_tag=False)
     release = ""
-    carried = f"the image tag is a Dynamo release, so the {engine} version inside is not known"
+    carried = (
+        f"the image tag is a Dynamo release, so the {engine} version inside is not known"
+        if cfg.image and dynamo_runtime(cfg.image) is not None
+        else f"the image is not one kvlint knows, so the {engine} version inside is not known"
+    )
     mapped = dynamo_engine_version(cfg.image) if cfg.image else None
     name = ENGINE_NAMES[engine]
     if cfg.version is not None and cfg.version == mapped:
