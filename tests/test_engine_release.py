@@ -470,7 +470,11 @@ CORPUS_READINGS = {
     "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": None,
     "acrllmproyecto.azurecr.io/llm-project/vllm-server:v1.0.0": None,
     "quay.io/rh-aiservices-bu/vllm-cpu-openai-ubi9:0.3": None,
-    "aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.23.0": None,
+    # builds whose publisher says the tag leads with the vLLM release (VLLM_RELEASE_TAG_BUILDS): AIBrix's mirror of
+    # vllm/vllm-openai:v0.23.0, AWS's Neuron vLLM DLC (a vLLM Neuron plugin version 0.21.0.1.0.0 holds vLLM 0.21.0)
+    "aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.23.0": "0.23.0",
+    "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.13.0-neuronx-py312-sdk2.28.0-ubuntu24.04": "0.13.0",
+    "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.21.0.1.0.0-neuronx-py313-sdk2.31.0-ubuntu24.04": "0.21.0",
     # known builds whose tags are their own stay so (NGC, llm-d)
     "nvcr.io/nvidia/vllm:26.02-py3": None,
     "ghcr.io/llm-d/llm-d-cuda:v0.3.0": None,
