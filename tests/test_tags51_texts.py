@@ -120,6 +120,10 @@ def test_a_script_that_installs_vllm_from_its_source_branch_replaces_the_tags_re
     for url in (
         "git+https://github.com/vllm-project/vllm.git@main",
         "git+https://github.com/vllm-project/vllm.git",
+        # a PEP 508 direct reference, with or without blanks around the @, and an editable clone
+        "'vllm @ git+https://github.com/vllm-project/vllm.git@main'",
+        "vllm@git+https://github.com/vllm-project/vllm.git",
+        "--no-deps -e git+https://github.com/vllm-project/vllm.git#egg=vllm",
     ):
         version, found = run(url)
         assert version is None, url
