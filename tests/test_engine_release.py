@@ -467,7 +467,6 @@ CORPUS_READINGS = {
     "quay.io/tms/vllm-dev-pplx:0.1.0": None,
     "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0": None,
     "kserve/vllmserver:v0.12.1": None,
-    "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": None,
     "acrllmproyecto.azurecr.io/llm-project/vllm-server:v1.0.0": None,
     "quay.io/rh-aiservices-bu/vllm-cpu-openai-ubi9:0.3": None,
     # builds whose publisher says the tag leads with the vLLM release (VLLM_RELEASE_TAG_BUILDS): AIBrix's mirror of
@@ -475,6 +474,9 @@ CORPUS_READINGS = {
     "aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.23.0": "0.23.0",
     "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.13.0-neuronx-py312-sdk2.28.0-ubuntu24.04": "0.13.0",
     "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.21.0.1.0.0-neuronx-py313-sdk2.31.0-ubuntu24.04": "0.21.0",
+    # vLLM Ascend's release vX.Y.Z[rcN] runs vLLM X.Y.Z (its versioning policy's compatibility matrix)
+    "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": "0.11.0",
+    "openeuler/vllm-ascend:v0.8.5rc1": "0.8.5",
     # known builds whose tags are their own stay so (NGC, llm-d)
     "nvcr.io/nvidia/vllm:26.02-py3": None,
     "ghcr.io/llm-d/llm-d-cuda:v0.3.0": None,

@@ -303,7 +303,8 @@ def _names_engine_image(last: str, engine: str) -> bool:
     v0.10.2-nixl-0.7.1``, ``aibrix/sglang-aibrix-kvcache-nixl:v0.5.5.post3-...``). A word before the name makes it
     another product's (a fork's own release numbers: Neural Magic's ``nm-vllm-openai``, ``llmd-vllm-openai``), as
     a name that only holds the engine's does (``vllm-dev-pplx``, ``vllm-server``, ``vllm-cpu``, KServe's
-    ``vllmserver``, vLLM Ascend's ``vllm-ascend``, whose tags are their own)."""
+    ``vllmserver``, whose tags are their own; vLLM Ascend's ``vllm-ascend``, whose releases follow vLLM's, is one
+    of :data:`VLLM_RELEASE_TAG_BUILDS`)."""
     name = ENGINE_IMAGE_NAMES[engine]
     return last in (name, engine) or last.startswith(name + "-")
 
@@ -321,8 +322,13 @@ def _names_engine_image(last: str, engine: str) -> bool:
 #:   Neuron's vLLM 0.9.1 fork, aws-neuron/upstreaming-to-vllm 2.25.0; commit 088eddde486a8c0566bf6a941e4bf11029d3bf64);
 #:   later tags lead with the vLLM Neuron plugin's version, whose first three numbers are the vLLM release it installs
 #:   (``0.21.0.1.0.0-neuronx-py313-sdk2.31.0-ubuntu24.04`` holds vLLM 0.21.0).
-VLLM_RELEASE_TAG_BUILDS = ("aibrix/llmd-vllm-openai", "neuron/pytorch-inference-vllm-neuronx")
-_RELEASE_PREFIX_RE = re.compile(r"^v?(\d+\.\d+\.\d+)(?:$|[-+_.])")
+#: * ``vllm-ascend`` (``quay.io/ascend/vllm-ascend``, ``openeuler/vllm-ascend``): vLLM Ascend's releases are
+#:   versioned to "strictly align with the vLLM final release" ``v[major].[minor].[micro]``, and its release
+#:   compatibility matrix pairs each ``vX.Y.Z[rcN][.postN]`` with vLLM X.Y.Z (``v0.11.0rc1`` -> v0.11.0,
+#:   ``v0.8.5rc1`` -> v0.8.5.post1; ``v0.11.0rc0`` is the one paired with a pre-release, v0.11.0rc3)
+#:   (vllm-project/vllm-ascend docs/source/community/versioning_policy.md @01f8a0b0ab1919c8b4a2481b40d6ce175d964708).
+VLLM_RELEASE_TAG_BUILDS = ("aibrix/llmd-vllm-openai", "neuron/pytorch-inference-vllm-neuronx", "vllm-ascend")
+_RELEASE_PREFIX_RE = re.compile(r"^v?(\d+\.\d+\.\d+)(?!\d)")
 
 
 def _release_tag_build(path: str) -> bool:
