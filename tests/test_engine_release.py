@@ -477,6 +477,9 @@ CORPUS_READINGS = {
     # vLLM Ascend's release vX.Y.Z[rcN] runs vLLM X.Y.Z (its versioning policy's compatibility matrix)
     "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": "0.11.0",
     "openeuler/vllm-ascend:v0.8.5rc1": "0.8.5",
+    # vLLM's own CPU release images on its ECR (the images vllm/vllm-openai-cpu:v<release>-x86_64 re-tags)
+    "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.10.1": "0.10.1",
+    "public.ecr.aws/q9t5s3a7/vllm-arm64-cpu-release-repo:v0.11.0": "0.11.0",
     # known builds whose tags are their own stay so (NGC, llm-d)
     "nvcr.io/nvidia/vllm:26.02-py3": None,
     "ghcr.io/llm-d/llm-d-cuda:v0.3.0": None,

@@ -327,7 +327,17 @@ def _names_engine_image(last: str, engine: str) -> bool:
 #:   compatibility matrix pairs each ``vX.Y.Z[rcN][.postN]`` with vLLM X.Y.Z (``v0.11.0rc1`` -> v0.11.0,
 #:   ``v0.8.5rc1`` -> v0.8.5.post1; ``v0.11.0rc0`` is the one paired with a pre-release, v0.11.0rc3)
 #:   (vllm-project/vllm-ascend docs/source/community/versioning_policy.md @01f8a0b0ab1919c8b4a2481b40d6ce175d964708).
-VLLM_RELEASE_TAG_BUILDS = ("aibrix/llmd-vllm-openai", "neuron/pytorch-inference-vllm-neuronx", "vllm-ascend")
+#: * ``q9t5s3a7/vllm-cpu-release-repo`` and ``q9t5s3a7/vllm-arm64-cpu-release-repo`` (``public.ecr.aws``): vLLM's own
+#:   CPU release images, whose ``v${RELEASE_VERSION}`` tag its release script re-tags as
+#:   ``vllm/vllm-openai-cpu:v${RELEASE_VERSION}-x86_64`` / ``-arm64`` (vllm-project/vllm
+#:   .buildkite/scripts/push-release-images-dockerhub.sh @2d5be1dd5ce2e44dfea53ea03ff61143da5137eb).
+VLLM_RELEASE_TAG_BUILDS = (
+    "aibrix/llmd-vllm-openai",
+    "neuron/pytorch-inference-vllm-neuronx",
+    "vllm-ascend",
+    "q9t5s3a7/vllm-cpu-release-repo",
+    "q9t5s3a7/vllm-arm64-cpu-release-repo",
+)
 _RELEASE_PREFIX_RE = re.compile(r"^v?(\d+\.\d+\.\d+)(?!\d)")
 
 
