@@ -463,7 +463,7 @@ CORPUS_READINGS = {
     "-ucx-1.19.0": "0.10.2",
     "intel/vllm:0.10.0-xpu": "0.10.0",
     # the image's own version (tlrmchlsmth/vllm-dp-lws installs vLLM from main at start; nm-vllm's releases;
-    # KServe's release; vLLM Ascend's; a private build's 1.0.0)
+    # KServe's release; a private build's 1.0.0)
     "quay.io/tms/vllm-dev-pplx:0.1.0": None,
     "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0": None,
     "kserve/vllmserver:v0.12.1": None,
