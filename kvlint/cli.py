@@ -1118,7 +1118,7 @@ def plan(
         if o.startswith("--")
     }
     try:
-        out = plan_command(list(command), options, gpus=gpus, own_options=own)
+        out = plan_command(list(command), options, gpus=gpus, own_options=own, local_config=True)
     except PlanRequestError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "json":

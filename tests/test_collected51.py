@@ -156,3 +156,20 @@ def test_a_pod_requesting_nvidia_gpus_is_planned_on_nvidia_gpus_whatever_its_ima
     assert len(kv501) == 2
     assert all("ROCm fleet" not in d.message and "nvidia.com/gpu.product" in d.fix for d in kv501)
     assert not any("amd.com/gpu.product-name" in d.fix for d in kv501)
+
+
+def test_vllm_in_a_ray_cluster_is_told_the_ray_executor() -> None:
+    """review51F: zhaotyer/lws_usage's k8s_vllm.yaml runs ``ray start --address='ray-head:6379'`` then ``vllm serve
+    ... -tp 16`` on 8 GPUs, beside a Ray head Deployment of 8 GPUs: 16 GPUs in the Ray cluster. vLLM 0.13.0 and
+    later refuse the world size over the node's GPUs unless ``--distributed-executor-backend ray`` is given (their
+    own error says so); through 0.12.0 vLLM chose Ray itself (vllm/config/parallel.py::ParallelConfig.__post_init__),
+    so with the release pinned before 0.13 there is nothing to report."""
+    text = RAY_VLLM.read_text()
+    assert "ray start --address='ray-head:6379'" in text and "-tp 16" in text
+    assert "distributed-executor-backend" not in text
+    (d,) = _kv403(RAY_VLLM)
+    assert "--distributed-executor-backend ray" in d.fix and "Ray cluster" in d.fix
+    old = run_check([str(RAY_VLLM)], Options(allow_hub=False, engine_version="0.12.0"))
+    assert not [d for d in old.diagnostics if d.rule == "KV403"]
+    new = run_check([str(RAY_VLLM)], Options(allow_hub=False, engine_version="0.13.0"))
+    assert [d for d in new.diagnostics if d.rule == "KV403"]

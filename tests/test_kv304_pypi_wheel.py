@@ -244,3 +244,17 @@ def test_the_remedy_names_a_python_312_image(image: str, python: str | None) -> 
 def test_an_environment_outside_the_image_is_not_kv304(install: str, env: str) -> None:
     res = _run(install, env=env)
     assert not [d for d in res.diagnostics if d.rule == "KV304"], (install, env)
+
+
+def test_the_remedy_names_a_short_pin_by_its_full_release() -> None:
+    # the ROCm index's directories are named by the release's three components (.../rocm/0.18.0/rocm700):
+    # vllm==X.Y (PEP 440's X.Y.0) is named X.Y.0 in the remedy's URL, not X.Y
+    variant, first, _ = VLLM_ROCM_WHEELS
+    short = first.removesuffix(".0")
+    assert short != first
+    (kv304,) = [d for d in _run(f"pip install vllm=={short}").diagnostics if d.rule == "KV304"]
+    fix = kv304.fix or ""
+    assert (
+        f"pip install vllm=={first}+{variant} --extra-index-url {VLLM_ROCM_INDEX}{first}/{variant}" in fix
+    ), fix
+    assert "has no ROCm wheel" not in fix

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from kvlint.models import resolve_model
-from kvlint.models.catalogue import list_index, same_family_suggestion
+from kvlint.models.catalogue import _param_sizes, list_index, same_family_suggestion
 from kvlint.types import ModelUnavailable
 
 
@@ -108,3 +108,24 @@ def test_a_gpt2_directory_is_not_offered_gpt_oss() -> None:
         assert _example(f"/models/{name}") == "<org>/<name>"
     assert same_family_suggestion("gpt-oss-20b-custom") in ("openai/gpt-oss-20b", "openai/gpt-oss-120b")
     assert same_family_suggestion("mixtral-x") is not None  # the family's name alone still is the family
+
+
+def test_a_path_naming_its_size_is_offered_a_model_of_that_size_only() -> None:
+    """review51F: with the family by words (fresh51) a ``deepseek-r1-70b`` directory became of the DeepSeek-R1
+    family (catalogued deepseek-ai/DeepSeek-R1 and -0528, one architecture), and KV502 offered
+    ``deepseek-ai/DeepSeek-R1-0528``, a 671B mixture of experts, for what the name says is a 70B model (the
+    Llama distillation); ``meta-llama_llama-3.2-1b-instruct`` got Meta-Llama-3.1-8B-Instruct. A name that states
+    its parameter count gets a model stating the same count, or the placeholder."""
+    assert _param_sizes("deepseek-r1-70b-gh200") == {"70b"} and _param_sizes("mixtral-8x7b") == {"8x7b"}
+    assert not _param_sizes("gpt2") and not _param_sizes("deepseek-r1")
+    assert same_family_suggestion("DeepSeek-R1") is not None  # the name states no size: the family's model
+    for name in ("deepseek-r1-70b", "deepseek-r1-70b-gh200", "meta-llama_llama-3.2-1b-instruct"):
+        got = same_family_suggestion(name)
+        assert got is None, (name, got)
+    for name, size in (
+        ("mistral-7b", "7b"),
+        ("deepseek-coder-6.7b-instruct", "6.7b"),
+        ("smollm2-135m", "135m"),
+    ):
+        got = same_family_suggestion(name)
+        assert got is not None and size in _param_sizes(got.split("/", 1)[-1].lower()), (name, got)

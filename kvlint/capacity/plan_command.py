@@ -200,6 +200,7 @@ def plan_command(
     flags: Mapping[str, Any] | None = None,
     accelerator: Accelerator | None = None,
     own_options: Mapping[str, bool] | None = None,
+    local_config: bool = False,
 ) -> PlanOutput:
     """Plan ``argv`` (e.g. ``["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]``);
     ``env`` the engine's environment switches (``VLLM_USE_V1``...), as a container's env would give them.
@@ -207,7 +208,10 @@ def plan_command(
     values as if the command had them typed once, None unsetting one (``kvlint plan --compare`` and ``--sweep`` of a
     TGI or SGLang command: each cell is this command so changed). ``accelerator``: the GPU to plan on, in place of
     ``options.accelerator`` (a fleet's own accelerator, which the catalogue lookup does not know). ``own_options``:
-    ``kvlint plan``'s option strings (True: takes a value), for :func:`own_option_typed_after`.
+    ``kvlint plan``'s option strings (True: takes a value), for :func:`own_option_typed_after`. ``local_config``:
+    a ``--config FILE`` the command names is read from this machine (``kvlint plan``, whose user has the file:
+    :class:`kvlint.engines.command.LocalConfigFiles`); else it is not read and the settings it may set are unknown
+    (a start-up log's command in ``kvlint verify``, whose file was on the serving machine).
 
     Raises:
         PlanRequestError: the command is not a known engine invocation, or names no model.
@@ -219,7 +223,11 @@ def plan_command(
 
     try:
         # the release: --engine-version, as kvlint.engines.images.engine_release decides it without an image
-        serving = parse_command_line(argv, options.engine_version)
+        from kvlint.engines.command import LocalConfigFiles
+
+        serving = parse_command_line(
+            argv, options.engine_version, config_loader=LocalConfigFiles() if local_config else None
+        )
     except ValueError as exc:
         raise PlanRequestError(str(exc)) from exc
     from kvlint.engines.options import cap_unknown_options

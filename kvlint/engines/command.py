@@ -3279,7 +3279,52 @@ def _leading_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 @one_reading
-def parse_command_line(argv: Sequence[str], version: str | None = None) -> ServingConfig:
+class LocalConfigFiles:
+    """The ``--config FILE`` of a command typed to ``kvlint plan`` read from this machine, where the user who typed
+    it has the file (a container's is read from the ConfigMap mounted at its path, :class:`ConfigMapFiles`, and
+    never from the disk kvlint runs on: :func:`parse_container`, the webhook). Bounded as a ConfigMap is: a
+    regular file only (never a FIFO or device, which would block or never end), at most
+    :data:`kvlint.engines.vllm.MAX_CONFIG_FILE_BYTES` + 1 bytes read (a larger file is then refused by the engine
+    parsers' :func:`kvlint.engines.vllm.config_file_too_large`, unread), decoded as UTF-8 with replacement. A
+    relative path is the working directory's, as the engine started there would read it."""
+
+    #: KV503's fix when the file cannot be read (:meth:`why_not`), said by the vLLM and SGLang readers.
+    fix = "give kvlint plan the path of the --config file on this machine (kvlint plan reads it as the engine would)"
+
+    def __call__(self, path: str) -> tuple[str, Loc | None] | None:
+        import stat
+
+        from kvlint.engines.vllm import MAX_CONFIG_FILE_BYTES
+
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return None
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_CONFIG_FILE_BYTES + 1)
+        except (OSError, ValueError):
+            return None
+        # line 0: the file's first line is line 1 of the positions (Loc(file, line + 0 + 1, column + 1))
+        return raw.decode("utf-8", "replace"), Loc(path, 0, 1)
+
+    def why_not(self, path: str) -> str:
+        """Why ``path`` was not read (:meth:`__call__` gave None), as the readers' KV503 says it."""
+        import stat
+
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError) as exc:
+            return f"not readable on this machine ({getattr(exc, 'strerror', None) or exc})"
+        if not stat.S_ISREG(mode):
+            return "not a regular file on this machine"
+        return "not readable on this machine"
+
+
+def parse_command_line(
+    argv: Sequence[str],
+    version: str | None = None,
+    *,
+    config_loader: Callable[[str], tuple[str, Loc | None] | None] | None = None,
+) -> ServingConfig:
     """Parse a whole engine command as typed (``kvlint plan -- ...``).
 
     Accepts ``vllm serve MODEL ...``, ``python[3] -m vllm.entrypoints.openai.api_server --model X ...``,
@@ -3293,6 +3338,10 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     them (``VLLM_USE_V1=0 vllm serve ...``, ``env VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve ...``), become the
     engine's environment (``ServingConfig.env``), which switches the engine reads (V0/V1, the sampler, the
     attention backend) change the plan by; a start-up log's reporter often typed them so.
+
+    ``config_loader`` reads a ``--config FILE`` the command names (``kvlint plan``: :class:`LocalConfigFiles`);
+    None, the file is not read and its settings are unknown (a start-up log's command, whose file was on another
+    machine).
 
     Raises ValueError naming what was expected when ``argv`` is none of those.
     """
@@ -3313,19 +3362,34 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
         inner = _DYNAMO[engine]
         if inner == "vllm":
             cfg = parse_vllm_argv(
-                rest, version=version, env=env, container=LDict(), positional_model=pos_model
+                rest,
+                version=version,
+                env=env,
+                container=LDict(),
+                positional_model=pos_model,
+                config_loader=config_loader,
             )
         else:
-            cfg = parse_sglang_argv(rest, version=version, env=env, container=LDict())
+            cfg = parse_sglang_argv(
+                rest, version=version, env=env, container=LDict(), config_loader=config_loader
+            )
         return _as_dynamo_worker(cfg, inner)
     if engine == "vllm":
         grpc = _runs_grpc(words, start)
         cfg = parse_vllm_argv(
-            rest, version=version, env=env, container=LDict(), positional_model=pos_model, grpc=grpc
+            rest,
+            version=version,
+            env=env,
+            container=LDict(),
+            positional_model=pos_model,
+            grpc=grpc,
+            config_loader=config_loader,
         )
         if grpc:
             _grpc_release(cfg, version, grpc)
         return cfg
     if engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())
-    return parse_sglang_argv(rest, version=version, env=env, container=LDict(), serve_cli=pos_model)
+    return parse_sglang_argv(
+        rest, version=version, env=env, container=LDict(), serve_cli=pos_model, config_loader=config_loader
+    )

@@ -408,7 +408,9 @@ def _with_config_file(
             "are unknown to kvlint",
             ploc,
             severity="warning",
-            fix="pass the ConfigMap that holds the file with the workload (kvlint check DEPLOYMENT.yaml "
+            # the loader's own remedy (kvlint plan's local file: kvlint.engines.command.LocalConfigFiles)
+            fix=getattr(config_loader, "fix", None)
+            or "pass the ConfigMap that holds the file with the workload (kvlint check DEPLOYMENT.yaml "
             "CONFIGMAP.yaml)",
         )
         col.unread_config.append(ploc)

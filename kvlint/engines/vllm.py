@@ -1220,6 +1220,20 @@ class _Parser:
             else:
                 raw = explicit
             if dest == "config":
+                if explicit is not None:
+                    # vLLM loads the file only when ``--config`` is a word of its own
+                    # (vllm@0.34.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args, ``if "--config"
+                    # in args``, as in 0.20.0); ``--config=FILE`` is the value of argparse's declared ``--config``
+                    # (vllm/entrypoints/common/cli_args.py), which nothing reads: the file's settings never apply
+                    self.col.note(
+                        f"{tok}: vLLM never reads this file: it loads a --config file only when the path is "
+                        "a word of its own (--config FILE); with '=' argparse takes the path as the option's value "
+                        "and ignores it, so the engine starts on its defaults (the command line's values only)",
+                        loc,
+                        severity="warning",
+                        fix=f"write --config {raw} as two words",
+                    )
+                    continue
                 config_path = raw
                 continue
             if sub_key is not None:
@@ -1360,12 +1374,16 @@ def _config_file_flags(
                 f"{what}: the file is {problem}; its settings are unknown to kvlint",
                 loc,
                 severity=missing_severity,
-                fix="pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
-                if problem.endswith("is not among the inputs")
-                else UNPARSED_FIX
-                if UNPARSED in problem
-                else "make the ConfigMap hold the file as a string under the key the volume mounts (the engine cannot read "
-                "its --config file without it)",
+                # the loader's own remedy (kvlint plan's local file: kvlint.engines.command.LocalConfigFiles)
+                fix=getattr(config_loader, "fix", None)
+                or (
+                    "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
+                    if problem.endswith("is not among the inputs")
+                    else UNPARSED_FIX
+                    if UNPARSED in problem
+                    else "make the ConfigMap hold the file as a string under the key the volume mounts (the engine "
+                    "cannot read its --config file without it)"
+                ),
             )
         return None
     text, text_loc = loaded
@@ -1973,9 +1991,7 @@ def parse_vllm_argv(
     config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
     if config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model
-        cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None) or next(
-            (locs[k] for k, a in enumerate(argv) if a.startswith("--config=")), None
-        )
+        cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None)
         cp = _config_file_flags(
             p, f"--config {config_path}", config_path, cfg_loc, None, "warning", config_loader, map_config_pos
         )

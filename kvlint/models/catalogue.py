@@ -804,6 +804,16 @@ def _name_words(repo_name: str) -> tuple[str, ...]:
     return tuple(words)
 
 
+#: A parameter count in a (lower-case) model name: ``7b``, ``6.7b``, ``8x7b``, ``1.5b``, ``70b`` (not ``gh200``).
+_PARAM_SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:x\d+)?(?:\.\d+)?[bm])(?![a-z0-9])")
+
+
+def _param_sizes(repo_name: str) -> frozenset[str]:
+    """The parameter counts a (lower-case) repository or path name states (:data:`_PARAM_SIZE_RE`):
+    ``deepseek-r1-70b-gh200`` -> ``{70b}``, ``mixtral-8x7b-instruct`` -> ``{8x7b}``, ``gpt2`` -> ``{}``."""
+    return frozenset(_PARAM_SIZE_RE.findall(repo_name.lower()))
+
+
 def _of_family(name_words: tuple[str, ...], repo_name: str) -> bool:
     """Whether catalogued repository name ``repo_name`` (lower case) is of the family of a path whose name has
     the leading words ``name_words`` (:func:`_name_words`): the catalogued name's leading words are the first
@@ -823,7 +833,9 @@ def same_family_suggestion(name: str) -> str | None:
     models of that family and their config.json files all have one ``model_type`` and one ``architectures``
     list is the one nearest by name (``difflib`` ratio) returned: kvlint never suggests a model of another
     architecture (e.g. a Llama for a LLaVA path, gpt-oss for a ``gpt2`` directory), nor guesses within a family
-    whose catalogued members differ (Qwen3, Qwen3-MoE, Qwen3-VL ...). Ties: :func:`_suggestion_rank`.
+    whose catalogued members differ (Qwen3, Qwen3-MoE, Qwen3-VL ...). A name that states its parameter count
+    (``deepseek-r1-70b``, :func:`_param_sizes`) is offered only a model whose name states the same (none: None;
+    DeepSeek-R1's 671B is no example for a 70B directory). Ties: :func:`_suggestion_rank`.
     """
     want = name.strip().strip("/").rsplit("/", 1)[-1].lower()
     if _family(want) is None:
@@ -835,6 +847,13 @@ def same_family_suggestion(name: str) -> str | None:
     archs = {_architecture(_index()[mid].dir) for mid, _ in hits.values()}
     if len(archs) != 1:
         return None
+    sizes = _param_sizes(want)
+    if sizes:
+        # a path that names its size is offered a model of that size only: DeepSeek-R1 (671B) is no example
+        # for /models/deepseek-r1-70b, DeepSeek-R1-Distill-Llama-70B (a Llama) by its size
+        hits = {k: hit for k, hit in hits.items() if sizes <= _param_sizes(k.split("/", 1)[-1])}
+        if not hits:
+            return None
     key = max(sorted(hits), key=lambda k: _suggestion_rank(want, k, hits[k][1] is None))
     mid, vid = hits[key]
     return vid or mid

@@ -185,13 +185,15 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     s = ctx.serving
     variant, first, last = VLLM_ROCM_WHEELS
     pinned = s.version if s.installed_by and not s.install_upgrades else None
-    release = (
-        pinned
-        if pinned is not None and parse_version(first) <= parse_version(pinned) <= parse_version(last)
-        else last
-    )
+    pinned_v = parse_version(pinned) if pinned is not None else None
+    on_index = pinned_v is not None and parse_version(first) <= pinned_v <= parse_version(last)
+    release = last
+    if pinned is not None and pinned_v is not None and on_index:
+        # the index's directories are named by the release's three components (.../rocm/0.18.0/rocm700): a pin
+        # written shorter (vllm==0.15, PEP 440's 0.15.0) is named as that release, not as .../rocm/0.15/
+        release = f"{pinned_v[0]}.{pinned_v[1]}.{pinned_v[2]}" if type(pinned_v) is ReleaseVersion else pinned
     line = f" at line {s.pip_loc.line}" if s.pip_loc is not None else ""
-    missing = f" (vLLM {pinned} has no ROCm wheel there)" if pinned is not None and release != pinned else ""
+    missing = f" (vLLM {pinned} has no ROCm wheel there)" if pinned is not None and not on_index else ""
     # the ROCm wheels are built for CPython 3.12 only (cp312): on Docker's python image of another Python the
     # remedy's pip finds no wheel for it ("No matching distribution found"), so it names the image to use too
     python = _image_python(s.image)

@@ -517,6 +517,26 @@ def _lone_node_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
+#: The vLLM release from which more workers than the node's GPUs is refused unless ``--distributed-executor-backend
+#: ray`` (or ``--nnodes``) is given: "World size (W) is larger than the number of available GPUs (G) in this node.
+#: If this is intentional and you are using: - ray, set '--distributed-executor-backend ray'" (vllm@0.13.0:
+#: vllm/config/parallel.py::ParallelConfig.__post_init__); through 0.12.0 the same check chose the Ray executor
+#: itself (``backend = "ray"``), which joins the Ray cluster the pod started or joined.
+_VLLM_WORLD_SIZE_REFUSED = (0, 13)
+
+
+def _vllm_ray_cluster(ctx: RuleContext) -> bool:
+    """Whether a vLLM engine not told to use Ray (no ``--distributed-executor-backend ray``, not a Ray object) runs
+    in an object that starts or joins a Ray cluster (:data:`_RAY_CLUSTER_WORDS`: zhaotyer/lws_usage's k8s_vllm.yaml
+    runs ``ray start --address='ray-head:6379'`` then ``vllm serve ... -tp 16`` on 8 GPUs, beside a Ray head of 8):
+    the workers beyond the pod's GPUs can run on the cluster's once vLLM is told to use Ray (0.13.0 on) or, before
+    0.13.0, as vLLM chooses itself (:data:`_VLLM_WORLD_SIZE_REFUSED`)."""
+    if ctx.engine != "vllm" or ctx.layout.ray or ctx.layout.nnodes > 1:
+        return False
+    text = json.dumps(ctx.workload.doc.data, default=str).lower()
+    return any(word in text for word in _RAY_CLUSTER_WORDS)
+
+
 def _lone_ray(ctx: RuleContext) -> bool:
     """Whether a vLLM engine on the Ray executor (``--distributed-executor-backend ray``) has no Ray cluster to
     join: not a Ray object (RayCluster, RayService, RayJob, AIBrix RayClusterFleet), no LeaderWorkerSet group, and
@@ -739,6 +759,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         lone = lay.ray and _lone_ray(ctx)
         if lay.ray and not lone:
             return  # a Ray cluster may contribute GPUs from other pods
+        joined = _vllm_ray_cluster(ctx)
+        if joined and (v := version_tuple(s.version)) is not None and v[:2] < _VLLM_WORLD_SIZE_REFUSED:
+            return  # before 0.13.0 vLLM chooses Ray itself for more workers than the node's GPUs
         per_pod = need // pods if need % pods == 0 else need
         # a lone Ray executor's workers never start here, so KV404 is left to this remedy (_lone_ray_short)
         shm = shm_note(ctx) if lone and per_pod > 1 else ""
@@ -766,6 +789,13 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix = f"{more}{then}{lower}"
         elif (spread := _sglang_nodes(ctx, need)) is not None:
             fix = spread
+        elif joined:
+            fix = (
+                f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes), but the object starts or "
+                "joins a Ray cluster (ray start): add --distributed-executor-backend ray and vLLM places its "
+                f"{need} workers on the cluster's GPUs, or keep tensor parallelism within a node (<= 8) and span "
+                "nodes with pipeline parallelism"
+            )
         else:
             fix = (
                 f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "
