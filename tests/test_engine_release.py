@@ -463,14 +463,23 @@ CORPUS_READINGS = {
     "-ucx-1.19.0": "0.10.2",
     "intel/vllm:0.10.0-xpu": "0.10.0",
     # the image's own version (tlrmchlsmth/vllm-dp-lws installs vLLM from main at start; nm-vllm's releases;
-    # KServe's release; vLLM Ascend's; a private build's 1.0.0)
+    # KServe's release; a private build's 1.0.0)
     "quay.io/tms/vllm-dev-pplx:0.1.0": None,
     "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0": None,
     "kserve/vllmserver:v0.12.1": None,
-    "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": None,
     "acrllmproyecto.azurecr.io/llm-project/vllm-server:v1.0.0": None,
     "quay.io/rh-aiservices-bu/vllm-cpu-openai-ubi9:0.3": None,
-    "aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.23.0": None,
+    # builds whose publisher says the tag leads with the vLLM release (VLLM_RELEASE_TAG_BUILDS): AIBrix's mirror of
+    # vllm/vllm-openai:v0.23.0, AWS's Neuron vLLM DLC (a vLLM Neuron plugin version 0.21.0.1.0.0 holds vLLM 0.21.0)
+    "aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.23.0": "0.23.0",
+    "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.13.0-neuronx-py312-sdk2.28.0-ubuntu24.04": "0.13.0",
+    "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.21.0.1.0.0-neuronx-py313-sdk2.31.0-ubuntu24.04": "0.21.0",
+    # vLLM Ascend's release vX.Y.Z[rcN] runs vLLM X.Y.Z (its versioning policy's compatibility matrix)
+    "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3": "0.11.0",
+    "openeuler/vllm-ascend:v0.8.5rc1": "0.8.5",
+    # vLLM's own CPU release images on its ECR (the images vllm/vllm-openai-cpu:v<release>-x86_64 re-tags)
+    "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.10.1": "0.10.1",
+    "public.ecr.aws/q9t5s3a7/vllm-arm64-cpu-release-repo:v0.11.0": "0.11.0",
     # known builds whose tags are their own stay so (NGC, llm-d)
     "nvcr.io/nvidia/vllm:26.02-py3": None,
     "ghcr.io/llm-d/llm-d-cuda:v0.3.0": None,

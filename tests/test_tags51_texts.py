@@ -84,6 +84,9 @@ def test_an_option_unknown_to_a_guessed_release_is_a_warning(tmp_path: Path) -> 
     assert pinned.severity == "error" and "assumed" not in pinned.message
     (named,) = kv205("registry.example.com/ml/vllm-openai-rebuild:v0.28.0", engine_version="0.28.0")
     assert named.severity == "error"
+    # a build whose publisher says its tag is the vLLM release (AIBrix's mirror of vllm/vllm-openai:v0.23.0)
+    (published,) = kv205("aibrix-public-release-cn-beijing.cr.volces.com/aibrix/llmd-vllm-openai:v0.28.0")
+    assert published.severity == "error" and "assumed" not in published.message, published
 
 
 def test_a_release_the_image_maker_publishes_is_not_a_guess(tmp_path: Path) -> None:
@@ -117,6 +120,10 @@ def test_a_script_that_installs_vllm_from_its_source_branch_replaces_the_tags_re
     for url in (
         "git+https://github.com/vllm-project/vllm.git@main",
         "git+https://github.com/vllm-project/vllm.git",
+        # a PEP 508 direct reference, with or without blanks around the @, and an editable clone
+        "'vllm @ git+https://github.com/vllm-project/vllm.git@main'",
+        "vllm@git+https://github.com/vllm-project/vllm.git",
+        "--no-deps -e git+https://github.com/vllm-project/vllm.git#egg=vllm",
     ):
         version, found = run(url)
         assert version is None, url

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlsplit
 
 from packaging.version import Version
 
@@ -1476,15 +1477,24 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     return None
 
 
+#: A PEP 508 direct reference, ``name [extras] @ url`` with or without blanks around the ``@``
+#: (``vllm@git+https://...``, ``vllm[audio] @ git+https://...``): group 1 is the URL.
+_DIRECT_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\]\s*)?@\s*(\S+)")
+
+
 def _from_source_branch(word: str, engine: str) -> bool:
     """Whether the pip argument ``word`` is a VCS URL of ``engine``'s source repository
     (:func:`kvlint.engines.requirements.source_repository`) at no release tag (no ``@ref``, or a branch or
     commit: :func:`kvlint.engines.requirements.ref_release` reads none), in either form pip takes
-    (``git+https://...``, ``vllm @ git+https://...``)."""
-    url = word.partition(" @ ")[2].strip() or word
+    (``git+https://...``, the direct reference ``vllm @ git+https://...`` or ``vllm@git+https://...``)."""
+    m = None if word.startswith("git+") else _DIRECT_REFERENCE.match(word.strip())
+    url = m.group(1) if m else word
     if not url.startswith("git+") or source_repository(url) != engine:
         return False
-    path = url.split("#", 1)[0].rsplit("/", 1)[-1]
+    try:
+        path = urlsplit(url.removeprefix("git+").split("#", 1)[0]).path
+    except ValueError:
+        return False
     return ref_release(path.partition("@")[2]) is None
 
 

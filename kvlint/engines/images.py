@@ -303,9 +303,47 @@ def _names_engine_image(last: str, engine: str) -> bool:
     v0.10.2-nixl-0.7.1``, ``aibrix/sglang-aibrix-kvcache-nixl:v0.5.5.post3-...``). A word before the name makes it
     another product's (a fork's own release numbers: Neural Magic's ``nm-vllm-openai``, ``llmd-vllm-openai``), as
     a name that only holds the engine's does (``vllm-dev-pplx``, ``vllm-server``, ``vllm-cpu``, KServe's
-    ``vllmserver``, vLLM Ascend's ``vllm-ascend``, whose tags are their own)."""
+    ``vllmserver``, whose tags are their own; vLLM Ascend's ``vllm-ascend``, whose releases follow vLLM's, is one
+    of :data:`VLLM_RELEASE_TAG_BUILDS`)."""
     name = ENGINE_IMAGE_NAMES[engine]
     return last in (name, engine) or last.startswith(name + "-")
+
+
+#: Repositories kvlint does not know as vLLM builds (their entrypoint is not taken for vLLM's server) whose tag
+#: begins with the vLLM release the image carries, read as its first three numbers (:func:`engine_version`), though
+#: their last path component does not name vLLM's image (:func:`_names_engine_image`):
+#:
+#: * ``aibrix/llmd-vllm-openai``: AIBrix's Brixbench mirror of vLLM's image for its llm-d scenario, "Upstream image:
+#:   ``vllm/vllm-openai:v0.23.0``, Brixbench image: ``.../aibrix/llmd-vllm-openai:v0.23.0``"
+#:   (vllm-project/aibrix brixbench/benchmark/testdata/deployments/llmd/README.md, read at zhangjyr/aibrix
+#:   237fffda7372b91b8fcd50117637fac0c2100276).
+#: * ``neuron/pytorch-inference-vllm-neuronx``: the AWS Neuron vLLM Deep Learning Container, built from
+#:   aws-neuron/deep-learning-containers ``docker/vllm/inference/<vLLM release>/Dockerfile.neuronx`` (0.9.1 installs
+#:   Neuron's vLLM 0.9.1 fork, aws-neuron/upstreaming-to-vllm 2.25.0; commit 088eddde486a8c0566bf6a941e4bf11029d3bf64);
+#:   later tags lead with the vLLM Neuron plugin's version, whose first three numbers are the vLLM release it installs
+#:   (``0.21.0.1.0.0-neuronx-py313-sdk2.31.0-ubuntu24.04`` holds vLLM 0.21.0).
+#: * ``vllm-ascend`` (``quay.io/ascend/vllm-ascend``, ``openeuler/vllm-ascend``): vLLM Ascend's releases are
+#:   versioned to "strictly align with the vLLM final release" ``v[major].[minor].[micro]``, and its release
+#:   compatibility matrix pairs each ``vX.Y.Z[rcN][.postN]`` with vLLM X.Y.Z (``v0.11.0rc1`` -> v0.11.0,
+#:   ``v0.8.5rc1`` -> v0.8.5.post1; ``v0.11.0rc0`` is the one paired with a pre-release, v0.11.0rc3)
+#:   (vllm-project/vllm-ascend docs/source/community/versioning_policy.md @01f8a0b0ab1919c8b4a2481b40d6ce175d964708).
+#: * ``q9t5s3a7/vllm-cpu-release-repo`` and ``q9t5s3a7/vllm-arm64-cpu-release-repo`` (``public.ecr.aws``): vLLM's own
+#:   CPU release images, whose ``v${RELEASE_VERSION}`` tag its release script re-tags as
+#:   ``vllm/vllm-openai-cpu:v${RELEASE_VERSION}-x86_64`` / ``-arm64`` (vllm-project/vllm
+#:   .buildkite/scripts/push-release-images-dockerhub.sh @2d5be1dd5ce2e44dfea53ea03ff61143da5137eb).
+VLLM_RELEASE_TAG_BUILDS = (
+    "aibrix/llmd-vllm-openai",
+    "neuron/pytorch-inference-vllm-neuronx",
+    "vllm-ascend",
+    "q9t5s3a7/vllm-cpu-release-repo",
+    "q9t5s3a7/vllm-arm64-cpu-release-repo",
+)
+_RELEASE_PREFIX_RE = re.compile(r"^v?(\d+\.\d+\.\d+)(?!\d)")
+
+
+def _release_tag_build(path: str) -> bool:
+    """Whether the repository ``path`` is one of :data:`VLLM_RELEASE_TAG_BUILDS` (on its last path components)."""
+    return _matches(path, VLLM_RELEASE_TAG_BUILDS)
 
 
 _TGI_REPOS = (
@@ -598,6 +636,10 @@ def engine_version(image: str) -> str | None:
     engine = engine_of_image(image) or image_mentions_engine(image)
     if engine is None:
         return None
+    if engine == "vllm" and _release_tag_build(path):
+        # a build whose publisher says its tag leads with the vLLM release (:data:`VLLM_RELEASE_TAG_BUILDS`)
+        m = _RELEASE_PREFIX_RE.match(tag)
+        return m.group(1) if m else None
     if engine_of_image(image) is None and not _names_engine_image(path.rsplit("/", 1)[-1], engine):
         # a repository kvlint does not know as an engine build (a fork, a custom build: quay.io/tms/vllm-dev-pplx,
         # whose script installs vLLM from main; neuralmagic/nm-vllm-openai, nm-vllm's own release numbers): its tag
@@ -706,12 +748,13 @@ def tag_only_names_release(image: str) -> bool:
     not know as an engine build, named for the engine's image (:func:`_names_engine_image`: ``rtalaricw/vllm:0.1``):
     a guess, as the tag may be the image's own version. False for the releases read from what the image's maker
     publishes: a Ray LLM image's Ray release (:data:`RAY_LLM_VLLM`), a KServe or Dynamo release
-    (:data:`KSERVE_HF_VLLM`, :data:`DYNAMO_ENGINES`), a release named inline (``...-vllm0.5.0-neuron``)."""
+    (:data:`KSERVE_HF_VLLM`, :data:`DYNAMO_ENGINES`), a release named inline (``...-vllm0.5.0-neuron``), the tag of a
+    build whose publisher says it leads with the vLLM release (:data:`VLLM_RELEASE_TAG_BUILDS`)."""
     if not image or engine_of_image(image) is not None or engine_version(image) is None:
         return False
     repo, tag, _ = split_image(image)
     path = _repo_path(repo)
-    if ray_llm_vllm(image) is not None or dynamo_runtime(image) is not None:
+    if ray_llm_vllm(image) is not None or dynamo_runtime(image) is not None or _release_tag_build(path):
         return False
     if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME) or inline_engine(image) is not None:
         return False
