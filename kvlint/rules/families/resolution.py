@@ -25,6 +25,7 @@ from kvlint.engines.images import (
     platform_evidence,
 )
 from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU
 from kvlint.memory import sglang_mamba
 from kvlint.memory.compat import image_platform_mismatch
 from kvlint.memory.pooling import encoder_only_clause
@@ -307,7 +308,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         profile = profile_clause(w.kind, w.annotations, w.namespace)
         gpu, labels = _EXAMPLE_GPU["rocm" if platform == "rocm" else "cuda"]
         name_it = f"e.g. a nodeSelector {labels[0][0]}: {labels[0][1]} or the annotation kvlint.io/accelerator: {gpu}"
-        resource = "amd.com/gpu" if platform == "rocm" else "nvidia.com/gpu"
+        resource = AMD_GPU if platform == "rocm" else NVIDIA_GPU
         if is_runtime_template(w):
             # KV405 is not said on a template: the InferenceService that uses it may set the resources
             user = "LLMInferenceService" if w.kind.startswith("LLMInferenceService") else "InferenceService"
