@@ -25,8 +25,9 @@ VLLM = "vllm/vllm-openai:v0.11.0"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 #: CPU seconds (``time.process_time``: the work is in this process; wall time also counts a busy runner's
 #: other jobs) within which each hostile shape must be read; the blow-ups these tests guard against took
-#: minutes or exhausted memory
-LIMIT_S = 2.0
+#: minutes or exhausted memory (3.0 s: the two largest shapes take 1.4-1.6 s alone on an idle 2-core runner and
+#: 2.2-2.6 s of CPU while the suite's other worker shares the cores)
+LIMIT_S = 3.0
 
 
 def deployment(args: list[str], env: list[Any] | None = None, **container: Any) -> dict[str, Any]:
