@@ -94,3 +94,31 @@ def test_the_one_slice_remedy_only_when_it_fits():
     assert "on one slice" in (fits[0].fix or "")
     small = _kv403(_manifest("vllm", 2, "nvidia.com/mig-1g.10gb", 2))
     assert len(small) == 1 and "on one slice" not in (small[0].fix or ""), small[0].fix
+
+
+def _placement(text: str, options: Options = OFFLINE):
+    (c,) = run_documents(load_text(text, "mig.yaml"), options).containers
+    return c.placement
+
+
+def test_a_mig_slice_is_named_as_the_device_the_engine_sees(tmp_path):
+    """The plan sized on a slice's memory names the slice (as NVML names a MIG device), not the whole board:
+    the Markdown report (the Action's job summary) read '1 × NVIDIA A100-SXM4-80GB' over a 39.25 GiB total."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    one = _manifest("vllm", 1, "nvidia.com/mig-3g.40gb", 1)
+    p = _placement(one)
+    assert p.mig_profile == "3g.40gb"
+    assert p.device_name == "NVIDIA A100-SXM4-80GB MIG 3g.40gb"
+    assert p.memory_bytes == p.memory_bytes_override
+    whole = _placement(_manifest("vllm", 1, "nvidia.com/gpu", 1))
+    assert whole.mig_profile is None and whole.device_name == "NVIDIA A100-SXM4-80GB"
+    # --gpu-memory replaces the slice's memory: the slice is no longer what the plan is sized on
+    mem = _placement(one, Options(allow_hub=False, gpu_memory_bytes=30 << 30))
+    assert mem.mig_profile is None and mem.device_name == "NVIDIA A100-SXM4-80GB"
+    f = tmp_path / "mig.yaml"
+    f.write_text(one)
+    out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown"]).output
+    assert "1 × NVIDIA A100-SXM4-80GB MIG 3g.40gb ·" in out, out
