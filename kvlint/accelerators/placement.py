@@ -37,6 +37,7 @@ sources in ``kvlint/data/accelerators.json``.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -409,6 +410,13 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if it.accelerator is not None:
             per = f"{it.fraction} of" if it.fraction else f"{it.gpus}x" if it.gpus is not None else "?x"
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
+            slice_mib, how_known = _fractional_gpu_mib(it)
+            if slice_mib is not None:
+                c.label_bytes = max(slice_mib - cat.driver_reserve_mib(), 0) * cat.MIB
+                c.notes.append(
+                    f"a fractional GPU: {slice_mib} MiB frame buffer ({how_known}), less the typical "
+                    f"{cat.driver_reserve_mib()} MiB driver reserve, not the whole GPU's memory"
+                )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
         return c
@@ -531,6 +539,24 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
     cands_out = list(seen.values()) if len(seen) > 1 else []
     mig_or_label = best.mig_bytes or best.label_bytes
     return _Decision(best.acc, how, best.loc, notes, mig_or_label, any(c.shared for c in cands), cands_out)
+
+
+def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, str]:
+    """(the frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; where the figure comes
+    from), or (None, "") for a whole-GPU type. A vGPU share is a GPU of its own to the engine, whose memory is the
+    share's frame buffer, not the board's (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer",
+    MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``; EC2 g6f: the GPU memory of the instance, the Karpenter
+    instance-type reference): the size table's figure when it gives one, else the share of the board's NVML
+    total."""
+    if it.accelerator is None or not (it.fraction or it.gpus == 0):
+        return None, ""
+    if it.slice_memory_mib:
+        return it.slice_memory_mib, f"{it.name}'s size table"
+    m = re.fullmatch(r"1/(\d+)", it.fraction or "")
+    if m is None or int(m.group(1)) == 0:
+        return None, ""
+    whole = cat.nvml_total_mib(it.accelerator)
+    return whole // int(m.group(1)), f"{it.fraction} of {it.accelerator.id}'s {whole} MiB"
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
