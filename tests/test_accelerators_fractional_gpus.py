@@ -76,3 +76,28 @@ def test_a_whole_gpu_size_of_the_same_series_keeps_the_boards_memory() -> None:
     assert it is not None and it.accelerator is not None
     p = _run("Standard_NV36ads_A10_v5").placement
     assert p is not None and p.memory_bytes == it.accelerator.memory_bytes and "fractional" not in p.how
+
+
+@pytest.mark.parametrize(
+    "size", ["Standard_NC8ads_A10_v4", "Standard_NC16ads_A10_v4", "Standard_NC32ads_A10_v4"]
+)
+def test_nc_a10_v4_is_a_share_of_unknown_size_not_a_whole_a10(size: str) -> None:
+    """NC A10 v4: AKS gives it the GRID (vGPU) driver of the partial-GPU NVadsA10 v5 sizes, and no Microsoft size table
+    kvlint read gives its share: the pod is not planned on a whole A10 (KV501 says why and how to give the memory),
+    and KV410 claims no GPU count for its node."""
+    it = cat.instance_type(size)
+    assert it is not None and it.share_unknown and it.gpus is None
+    assert it.accelerator is not None and it.accelerator.id == "nvidia-a10"
+    text = _POD.format(size=size).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2")
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult) and cr.placement is not None
+    assert cr.placement.accelerator is None and cr.plan is None
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert f"{size} is a share of one nvidia-a10 of unknown size" in kv501.message
+    assert "--gpu-memory" in kv501.message
+    assert not [d for d in res.diagnostics if d.rule == "KV410"]
+    # the memory given, it is sized on it
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, gpu_memory_bytes=8 * cat.GIB))
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None and cr.plan.total_bytes == 8 * cat.GIB

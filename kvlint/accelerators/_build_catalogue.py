@@ -634,6 +634,8 @@ def build_instance_types(research: dict[str, Any], ids: set[str]) -> dict[str, d
                 item["fraction"] = count
             else:
                 item["count"] = None
+            if row.get("share_unknown"):  # a share of one GPU whose size no table gives: no count, no memory
+                item["share_unknown"] = True
             if row.get("accelerator_label"):
                 item["accelerator_label"] = row["accelerator_label"]
             if row.get("gpu_memory_mib_per_gpu_ec2") is not None:

@@ -407,7 +407,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if it is None:
             return None
         c.acc = it.accelerator
-        if it.accelerator is not None:
+        if it.accelerator is not None and it.share_unknown:
+            # planned on the whole board it would be sized on memory its node does not have (_why_undecided says so)
+            c.acc = None
+        elif it.accelerator is not None:
             per = f"{it.fraction} of" if it.fraction else f"{it.gpus}x" if it.gpus is not None else "?x"
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
             slice_mib, how_known = _fractional_gpu_mib(it)
@@ -947,7 +950,15 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                 )
                 notes.append(f"{key}={vals} is a placeholder left to fill in: write {what} there")
             elif key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
-                notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
+                for v, _ in values:
+                    it = cat.instance_type(v)
+                    if it is not None and it.share_unknown and it.accelerator is not None:
+                        notes.append(
+                            f"{key}={it.name} is a share of one {it.accelerator.id} of unknown size ({it.note}): "
+                            f"not planned on the whole GPU; give its memory with --gpu-memory"
+                        )
+                    else:
+                        notes.append(f"{key}={v} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
                 notes.append(
                     f"label {key}={vals} names a GPU architecture, not a GPU model: kvlint reads it only to narrow "

@@ -80,6 +80,9 @@ class InstanceType:
     #: a fractional GPU's frame buffer as the cloud's size table gives it (MiB; Azure NVadsA10 v5 "4-GiB frame
     #: buffer" for 1/6, EC2's GPU memory of g6f.xlarge), None when the table gives none or the GPU is whole
     slice_memory_mib: int | None = None
+    #: a share of one GPU whose size no source kvlint read gives (Azure NC A10 v4): neither a GPU count nor a memory
+    #: is known, and the pod is not planned on the whole board
+    share_unknown: bool = False
 
 
 @dataclass(frozen=True)
@@ -499,6 +502,7 @@ def instance_type(name: str) -> InstanceType | None:
         gpus=row.get("count"),
         fraction=row.get("fraction"),
         slice_memory_mib=row.get("slice_memory_mib"),
+        share_unknown=bool(row.get("share_unknown")),
         note=str(row.get("note") or ""),
         source=str(row.get("source") or "") + (f"; {HYPERPOD_SOURCE}" if hyperpod else ""),
     )
