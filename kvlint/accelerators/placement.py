@@ -411,7 +411,15 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             # planned on the whole board it would be sized on memory its node does not have (_why_undecided says so)
             c.acc = None
         elif it.accelerator is not None:
-            per = f"{it.fraction} of" if it.fraction else f"{it.gpus}x" if it.gpus is not None else "?x"
+            per = (
+                f"{it.fraction} of"
+                if it.fraction
+                else "a share of one"  # EC2's fractional g6f/gr6f: Karpenter's GPU count is 0
+                if it.gpus == 0
+                else f"{it.gpus}x"
+                if it.gpus is not None
+                else "?x"
+            )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
             slice_mib, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
