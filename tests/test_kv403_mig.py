@@ -122,3 +122,30 @@ def test_a_mig_slice_is_named_as_the_device_the_engine_sees(tmp_path):
     f.write_text(one)
     out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown"]).output
     assert "1 × NVIDIA A100-SXM4-80GB MIG 3g.40gb ·" in out, out
+
+
+def _on_labels(selector: str, tp: int) -> str:
+    """A vLLM engine of ``tp`` workers on ``nvidia.com/gpu: tp`` where the node labels say the GPUs are MIG slices."""
+    return _manifest("vllm", tp, "nvidia.com/gpu", tp).replace(
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB", selector
+    )
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        # the device plugin's single strategy: nvidia.com/gpu are MIG devices, GFD names the product '-MIG-<profile>'
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-3g.40gb",
+        # GKE: nvidia.com/gpu on a node pool partitioned by gpu_partition_size
+        "cloud.google.com/gke-accelerator: nvidia-a100-80gb\n        cloud.google.com/gke-gpu-partition-size: 3g.40gb",
+    ],
+)
+def test_mig_slices_named_by_node_labels_are_slices_too(selector):
+    """The one-device enumeration is CUDA's, whatever resource name hands out the slices: the single strategy's
+    ``nvidia.com/gpu`` and GKE's partitions (the plan already sizes them on the slice, ``Placement.mig_profile``)
+    were not reported, only ``nvidia.com/mig-<profile>``."""
+    assert _placement(_on_labels(selector, 1)).mig_profile == "3g.40gb"
+    found = _kv403(_on_labels(selector, 2))
+    assert len(found) == 1 and "MIG slices" in found[0].message, [d.message for d in found]
+    assert "nvidia.com/gpu: 2" in found[0].message
+    assert _kv403(_on_labels(selector, 1)) == []
