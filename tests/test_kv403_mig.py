@@ -149,3 +149,25 @@ def test_mig_slices_named_by_node_labels_are_slices_too(selector):
     assert len(found) == 1 and "MIG slices" in found[0].message, [d.message for d in found]
     assert "nvidia.com/gpu: 2" in found[0].message
     assert _kv403(_on_labels(selector, 1)) == []
+
+
+def test_a_label_that_is_no_mig_profile_is_not_named_as_one(tmp_path):
+    """GFD's product label is the manifest author's text: a '-MIG-' suffix that is no MIG profile (here 5,000
+    characters) still sizes the plan on the memory label, but is not printed as the device's name (the Markdown
+    heading, the Action's job summary, carried it whole)."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    junk = "Z" * 5000
+    text = _manifest("vllm", 1, "nvidia.com/gpu", 1).replace(
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB",
+        f"nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-{junk}\n        nvidia.com/gpu.memory: '40192'",
+    )
+    p = _placement(text)
+    assert p.memory_bytes == 40192 << 20  # the slice's memory from the label, as before
+    assert p.mig_profile is None and p.device_name == "NVIDIA A100-SXM4-80GB"
+    f = tmp_path / "mig.yaml"
+    f.write_text(text)
+    out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown", "--offline"]).output
+    assert junk not in out and "1 × NVIDIA A100-SXM4-80GB ·" in out, out[:2000]
