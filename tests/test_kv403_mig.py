@@ -171,3 +171,26 @@ def test_a_label_that_is_no_mig_profile_is_not_named_as_one(tmp_path):
     f.write_text(text)
     out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown", "--offline"]).output
     assert junk not in out and "1 × NVIDIA A100-SXM4-80GB ·" in out, out[:2000]
+
+
+def test_the_json_report_names_the_slice(tmp_path):
+    """The JSON report's workload entry carries the MIG profile the plan was sized on (``mig_profile``), as the
+    Markdown heading names it: before, only ``accelerator_how``'s prose said so, next to the whole board's id."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    def workload(text: str, *extra: str) -> dict:
+        f = tmp_path / "w.yaml"
+        f.write_text(text)
+        out = CliRunner().invoke(main, ["check", str(f), "--format", "json", "--offline", *extra]).output
+        (w,) = json.loads(out)["workloads"]
+        return w
+
+    one = _manifest("vllm", 1, "nvidia.com/mig-3g.40gb", 1)
+    w = workload(one)
+    assert w["mig_profile"] == "3g.40gb" and w["accelerator"] == "nvidia-a100-sxm4-80gb"
+    assert workload(_manifest("vllm", 1, "nvidia.com/gpu", 1))["mig_profile"] is None
+    assert workload(one, "--gpu-memory", "30GiB")["mig_profile"] is None  # not sized on the slice
