@@ -3,7 +3,8 @@
 Shape (``schema_version`` 2)::
 
     {"schema_version": 2, "kvlint_version": "0.1.0",
-     "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
+     "summary": {"error": 1, "warning": 2, "info": 0, "listed" (only when a finding stands for several),
+                 "suppressed": 1, "exemptions_allowed": true,
                  "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...},
                  "fail_on": [{"threshold": "warning", "source": ".kvlint.yaml"}]},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
@@ -37,14 +38,26 @@ SCHEMA_VERSION = 2
 DEFAULT_FAIL_ON = {"threshold": "error", "source": "default"}
 
 
+def counts_dict(result: CheckResult) -> dict[str, Any]:
+    """Findings per severity (``error``, ``warning``, ``info``: :meth:`~kvlint.types.CheckResult.finding_counts`, a
+    finding that stands for several counted as those, as the text summary counts them) and, only when some finding
+    stands for more than one (:mod:`kvlint.findcap`), ``listed``: the diagnostics per severity the report lists.
+    The JSON, JSON Lines and SARIF reports' summary."""
+    out: dict[str, Any] = dict(result.finding_counts())
+    if result.standing():
+        out["listed"] = result.counts()
+    return out
+
+
 def summary_dict(result: CheckResult) -> dict[str, Any]:
-    """The JSON report's ``summary`` object: diagnostics per severity (``error``, ``warning``, ``info``),
+    """The JSON report's ``summary`` object: findings per severity (``error``, ``warning``, ``info``, and
+    ``listed`` when the report lists fewer: :func:`counts_dict`),
     ``suppressed`` (findings removed by ``kvlint.io/ignore``), ``exemptions_allowed``, input counts
     (``files``, ``documents``, ``workloads``) and ``sizing`` (:meth:`kvlint.sizing.SizingSummary.as_dict`:
     serving containers and how many were sized, by outcome). Shared by the ``json`` and ``jsonl`` reports."""
     from kvlint.sizing import summarise
 
-    summary: dict[str, Any] = dict(result.counts())
+    summary: dict[str, Any] = counts_dict(result)
     summary.update(
         suppressed=result.suppressed,
         exemptions_allowed=result.exemptions_allowed,

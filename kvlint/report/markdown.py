@@ -203,7 +203,9 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["", "## Workloads"]
         per: dict[tuple[str, str], int] = {}
         for d in result.diagnostics:
-            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + 1
+            # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
+            n = d.stands_for if isinstance(d.stands_for, int) and d.stands_for > 1 else 1
+            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + n
         for c in result.containers:
             lines += _workload_section(c, per.get((c.object_ref, c.container_name), 0))
     return "\n".join(lines) + "\n"

@@ -215,11 +215,15 @@ def iter_text(
 def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
     """``N errors, M warnings in F files (D documents, W workloads, S serving containers); K suppressed``.
 
-    The suppressed count (default ``result.suppressed``) is always shown; ``exemptions disabled`` is
-    added when the run did not allow ``kvlint.io/ignore`` annotations."""
+    The severities count findings (:meth:`~kvlint.types.CheckResult.finding_counts`): a finding that stands for
+    several (past :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container) counts them all, and then
+    ``; L listed: 1 of them stands for N findings not listed one by one`` says how many the report lists. The
+    suppressed count (default ``result.suppressed``) is always shown; ``exemptions disabled`` is added when
+    the run did not allow ``kvlint.io/ignore`` annotations."""
     if suppressed is None:
         suppressed = getattr(result, "suppressed", 0)
-    c = result.counts()
+    c = result.finding_counts()
+    standing = result.standing()
 
     def plural(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
@@ -234,4 +238,11 @@ def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
     text += f"; {suppressed} suppressed"
     if not getattr(result, "exemptions_allowed", True):
         text += " (exemptions disabled)"
+    if standing:
+        k = len(standing)
+        stood = sum(n for _, n in standing)
+        text += (
+            f"; {len(result.diagnostics):,} listed: {k:,} of them {'stands' if k == 1 else 'stand'} for "
+            f"{stood:,} findings not listed one by one"
+        )
     return text
