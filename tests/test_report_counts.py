@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -113,3 +114,37 @@ def test_a_run_without_capped_findings_lists_what_it_counts(tmp_path: Path) -> N
     assert result.standing() == [] and result.finding_counts() == result.counts()
     assert "listed" not in json.loads(render("json", result))["summary"]
     assert "listed" not in render("text", result).splitlines()[-1]
+
+
+def test_a_run_writing_every_report_summarises_its_sizing_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint.sizing.summarise`` (the sizing line, the objects not read: it may read files again) ran once per
+    report format: six times for text and five more reports in one run, four in the GitHub Action's. Now once, and
+    every report says the same."""
+    from click.testing import CliRunner
+
+    import kvlint.sizing
+    from kvlint.cli import main
+
+    calls = []
+    real = kvlint.sizing.summarise
+
+    def counted(result: CheckResult) -> Any:
+        calls.append(result)
+        return real(result)
+
+    monkeypatch.setattr(kvlint.sizing, "summarise", counted)
+    path = _many(tmp_path, 2)
+    formats = ["json", "jsonl", "sarif", "markdown", "github", "junit"]
+    args = ["check", "--offline", "--exit-zero", str(path), "--format", "text"]
+    for f in formats:
+        args += ["--format", f"{f}={tmp_path / ('out.' + f)}"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert len(calls) == 1
+    line = real(calls[0]).line()
+    assert line in r.stdout.splitlines()
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["sizing"] == real(calls[0]).as_dict()
+    for f in ("markdown", "github"):
+        assert line in (tmp_path / ("out." + f)).read_text()

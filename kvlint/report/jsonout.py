@@ -30,6 +30,7 @@ from kvlint import __version__
 from kvlint.report.jsontext import dumps_indented
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult, Diagnostic
 
 SCHEMA_VERSION = 2
@@ -49,7 +50,7 @@ def counts_dict(result: CheckResult) -> dict[str, Any]:
     return out
 
 
-def summary_dict(result: CheckResult) -> dict[str, Any]:
+def summary_dict(result: CheckResult, sizing: SizingSummary | None = None) -> dict[str, Any]:
     """The JSON report's ``summary`` object: findings per severity (``error``, ``warning``, ``info``, and
     ``listed`` when the report lists fewer: :func:`counts_dict`),
     ``suppressed`` (findings removed by ``kvlint.io/ignore``), ``exemptions_allowed``, input counts
@@ -64,7 +65,7 @@ def summary_dict(result: CheckResult) -> dict[str, Any]:
         files=result.files,
         documents=result.documents,
         workloads=result.workloads,
-        sizing=summarise(result).as_dict(),
+        sizing=(sizing if sizing is not None else summarise(result)).as_dict(),
     )
     summary["fail_on"] = result.fail_on if result.fail_on is not None else [DEFAULT_FAIL_ON]
     return summary
@@ -80,14 +81,15 @@ def diagnostic_dict(d: Diagnostic, result: CheckResult) -> dict[str, Any]:
     return out
 
 
-def to_json_dict(result: CheckResult) -> dict[str, Any]:
-    """The JSON report as a dict (see the module docstring for the shape)."""
+def to_json_dict(result: CheckResult, sizing: SizingSummary | None = None) -> dict[str, Any]:
+    """The JSON report as a dict (see the module docstring for the shape); ``sizing``: the run's
+    :func:`kvlint.sizing.summarise`, computed here when not given."""
     from kvlint.sizing import outcomes
 
     return {
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
-        "summary": summary_dict(result),
+        "summary": summary_dict(result, sizing),
         "diagnostics": [diagnostic_dict(d, result) for d in result.diagnostics],
         # a suppressed finding never fails the run: "fails" false, so that both lists have a diagnostic's fields
         "suppressed": [
@@ -101,6 +103,6 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def render_json(result: CheckResult) -> str:
+def render_json(result: CheckResult, sizing: SizingSummary | None = None) -> str:
     """The JSON report as text (2-space indent, trailing newline)."""
-    return dumps_indented(to_json_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)
+    return dumps_indented(to_json_dict(result, sizing)) + "\n"  # the text of json.dumps(..., indent=2)

@@ -30,6 +30,7 @@ from kvlint.report.plan_text import (
 from kvlint.statement import clip_words
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import (
         CheckResult,
         ContainerRecord,
@@ -165,13 +166,15 @@ def plan_table_lines(p: MemoryPlan, serving: ServingConfig | None = None) -> lis
     return lines
 
 
-def render_markdown(result: CheckResult) -> str:
-    """The job-summary Markdown (see the module docstring)."""
+def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) -> str:
+    """The job-summary Markdown (see the module docstring); ``sizing``: the run's :func:`kvlint.sizing.summarise`,
+    computed here when not given."""
     from kvlint.report.text import summary_line
     from kvlint.sizing import summarise
 
     lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         lines += ["", sizing.line()]
     if sizing.unread_items:

@@ -35,6 +35,7 @@ from kvlint.report.jsontext import dumps_indented
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 SARIF_VERSION = "2.1.0"
@@ -217,13 +218,15 @@ def _result(
     return res
 
 
-def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
-    """The SARIF log as a dict (see the module docstring)."""
+def to_sarif_dict(result: CheckResult, sizing: SizingSummary | None = None) -> dict[str, Any]:
+    """The SARIF log as a dict (see the module docstring); ``sizing``: the run's :func:`kvlint.sizing.summarise`,
+    computed here when not given."""
     from kvlint.report.jsonout import counts_dict
     from kvlint.rules.catalog import load_catalog
     from kvlint.sizing import summarise
 
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     catalog = load_catalog()
     rules = [_rule_descriptor(info) for info in catalog.values()]
     index = {r["id"]: i for i, r in enumerate(rules)}
@@ -270,6 +273,6 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
 
-def render_sarif(result: CheckResult) -> str:
+def render_sarif(result: CheckResult, sizing: SizingSummary | None = None) -> str:
     """The SARIF log as JSON text (2-space indent, trailing newline)."""
-    return dumps_indented(to_sarif_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)
+    return dumps_indented(to_sarif_dict(result, sizing)) + "\n"  # the text of json.dumps(..., indent=2)

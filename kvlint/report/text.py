@@ -24,6 +24,7 @@ from kvlint.types import Diagnostic
 from kvlint.values import digits
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
@@ -163,13 +164,19 @@ def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_W
 
 
 def render_text(
-    result: CheckResult, *, color: bool = False, suppressed: int | None = None, width: int = DEFAULT_WIDTH
+    result: CheckResult,
+    *,
+    color: bool = False,
+    suppressed: int | None = None,
+    width: int = DEFAULT_WIDTH,
+    sizing: SizingSummary | None = None,
 ) -> str:
     """The whole report: diagnostics grouped by file (a blank line between files) and a summary line.
 
     ``suppressed`` defaults to ``result.suppressed`` (findings removed by ``kvlint.io/ignore``); ``width``
-    is the column the detail lines wrap at."""
-    return "".join(iter_text(result, color=color, suppressed=suppressed, width=width))
+    is the column the detail lines wrap at; ``sizing`` the run's :func:`kvlint.sizing.summarise` (computed here
+    when not given)."""
+    return "".join(iter_text(result, color=color, suppressed=suppressed, width=width, sizing=sizing))
 
 
 def iter_text(
@@ -179,6 +186,7 @@ def iter_text(
     suppressed: int | None = None,
     width: int = DEFAULT_WIDTH,
     summary: bool = True,
+    sizing: SizingSummary | None = None,
 ) -> Iterator[str]:
     """:func:`render_text` in pieces (one per diagnostic, then the summary lines), for writing a large report
     without holding it whole; joined, the pieces are :func:`render_text`'s text. Without ``summary``, the
@@ -203,7 +211,8 @@ def iter_text(
     from kvlint.sizing import summarise
 
     tail = []
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         tail.append(sizing.line())
         # which objects were not read (the first UNREAD_SHOWN, then how many more), below the line that counts them
