@@ -305,18 +305,30 @@ class SizingSummary:
             )
         return text
 
-    def unread_lines(self, limit: int = UNREAD_SHOWN, path: Callable[[str], str] | None = None) -> list[str]:
-        """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them,
-        then ``  and N more ...`` when there are more: the text report prints them below :meth:`line`, as ruff
-        lists files, so that "not read: 3 ..." names the three; the GitHub format in its sizing annotation, each
-        file as ``path`` writes it (there, relative to the repository root, as its annotations). The file name and
-        object come from the input: the caller escapes them (:func:`kvlint.report.escape.printable`)."""
-        lines = []
-        for d, why in self.unread_items[: max(0, limit)]:
-            where = f"{path(d.loc.file) if path else d.loc.file}:{d.loc.line}: " if d.loc else ""
-            what = f"{d.object}: " if d.object else ""
-            lines.append(f"  not read: {where}{what}{why}")
-        more = len(self.unread_items) - len(lines)
+    def unread_listing(
+        self, limit: int | None = None, path: Callable[[str], str] | None = None
+    ) -> tuple[list[tuple[str, str, str]], int]:
+        """What the reports list of the serving objects not read: the first ``limit`` (default
+        :data:`UNREAD_SHOWN`) as ``(where, object, reason)`` (``FILE:LINE``, the file as ``path`` writes it, or
+        ``""`` without a location; ``Kind/namespace/name`` or ``""`` for a whole file), and how many more there are.
+        The text, GitHub (:meth:`unread_lines`) and Markdown reports list these, each in its own markup. The file
+        name and object come from the input: the caller escapes them."""
+        shown = self.unread_items[: max(0, UNREAD_SHOWN if limit is None else limit)]
+        entries = [
+            (f"{path(d.loc.file) if path else d.loc.file}:{d.loc.line}" if d.loc else "", d.object, why)
+            for d, why in shown
+        ]
+        return entries, len(self.unread_items) - len(entries)
+
+    def unread_lines(self, limit: int | None = None, path: Callable[[str], str] | None = None) -> list[str]:
+        """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them
+        (:meth:`unread_listing`), then ``  and N more ...`` when there are more: the text report prints them below
+        :meth:`line`, as ruff lists files, so that "not read: 3 ..." names the three; the GitHub format in its
+        sizing annotation, each file as ``path`` writes it (there, relative to the repository root, as its
+        annotations). The file name and object come from the input: the caller escapes them
+        (:func:`kvlint.report.escape.printable`)."""
+        entries, more = self.unread_listing(limit, path)
+        lines = ["  not read: " + ": ".join(part for part in entry if part) for entry in entries]
         if more > 0:
             lines.append(
                 f"  and {more} more not read (--format json lists all: summary.sizing.not_read_items)"

@@ -178,16 +178,13 @@ def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) ->
     if sizing.serving or sizing.not_read:
         lines += ["", sizing.line()]
     if sizing.unread_items:
-        # which serving objects were not read, as the text report lists them (folded: the first UNREAD_SHOWN)
-        from kvlint.sizing import UNREAD_SHOWN
-
-        shown = sizing.unread_items[:UNREAD_SHOWN]
+        # which serving objects were not read, the ones the text report lists (folded)
+        entries, more = sizing.unread_listing()
         lines += ["", f"<details><summary>Not read: {sizing.not_read}</summary>", ""]
-        for d, why in shown:
-            parts = [markdown_code(f"{d.loc.file}:{d.loc.line}", table=False)] if d.loc else []
-            parts += [markdown_text(d.object)] if d.object else []
+        for where, what, why in entries:
+            parts = [markdown_code(where, table=False)] if where else []
+            parts += [markdown_text(what)] if what else []
             lines.append("- " + ": ".join([*parts, markdown_text(why)]))
-        more = len(sizing.unread_items) - len(shown)
         if more:
             lines.append(f"- and {more} more (the JSON report lists all: `summary.sizing.not_read_items`)")
         lines += ["", "</details>"]
