@@ -2,8 +2,8 @@
 
 Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed), the sizing line and, folded,
 the serving objects not read (file:line, object, reason: the first ten); a table of the
-diagnostics (severity, rule, location, the finding's short statement with its arithmetic folded below it
-in a ``<details>`` element, fix); then one section per serving container with its
+diagnostics (severity, rule, location with the workload and container below it, the finding's short statement with
+its arithmetic folded below it in a ``<details>`` element, fix); then one section per serving container with its
 GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at the engine's memory fraction:
 gpu-memory-utilization, mem-fraction-static or cuda-memory-fraction; weights, activation peak, non-torch, CUDA
 graphs, KV cache with its band) and
@@ -67,9 +67,25 @@ def finding_cell(d: Diagnostic) -> str:
     return cell
 
 
+def location_cell(d: Diagnostic) -> str:
+    """A finding's location cell: ``file:line:column`` as code, then (below it) the workload and container it is
+    about, as the text report's ``[Kind/namespace/name container c]`` names them: a file of several documents, or
+    an object of several containers, has findings of the same rule at lines that do not say whose they are. The
+    names come from the manifest: shown as text (:func:`_cell`, :func:`markdown_code`), clipped as the JSON report
+    clips them (:func:`kvlint.statement.clip_words`)."""
+    parts = [markdown_code(f"{d.loc.file}:{d.loc.line}:{d.loc.column}")] if d.loc else []
+    if d.object:
+        who = _cell(clip_words(d.object))
+        if d.container:
+            who += f" container {markdown_code(clip_words(d.container))}"
+        parts.append(who)
+    return "<br>".join(parts)
+
+
 def finding_row(d: Diagnostic, prefix: str = "") -> str:
-    """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing)."""
-    loc = markdown_code(f"{d.loc.file}:{d.loc.line}:{d.loc.column}") if d.loc else ""
+    """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing); its location cell
+    names the workload (:func:`location_cell`)."""
+    loc = location_cell(d)
     return f"| {prefix}{_ICON.get(d.severity, _cell(d.severity))} | {_cell(d.rule)} | {loc} | {finding_cell(d)} | {message_cell(d.fix)} |"
 
 
