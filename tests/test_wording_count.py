@@ -28,3 +28,22 @@ def test_kv403_says_one_idle_gpu_in_the_singular() -> None:
     assert d.message.endswith("uses only 1; 1 GPU sits idle"), d.message
     assert d.fix.startswith("request 1 GPU") and not d.fix.startswith("request 1 GPUs"), d.fix
     assert "(s)" not in d.message + d.fix
+
+
+def test_one_llminferenceservice_preset_is_said_in_the_singular() -> None:
+    """KV208 on an LLMInferenceService said "chosen by KServe's LLMInferenceServiceConfig preset(s)
+    kserve-config-llm-worker-data-parallel", one preset named."""
+    from pathlib import Path
+
+    from kvlint.pipeline import run_check
+
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "collected"
+        / "kserve__kserve__docs__samples__llmisvc__dp-ep__deepseek-r1-gpu-rdma-roce__llm-inference-service-dp-ep-deepseek-r1-gpu-naive.yaml"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    said = [d.message for d in result.diagnostics if "LLMInferenceServiceConfig preset" in d.message]
+    assert said and all("preset(s)" not in m for m in said)
+    assert any("LLMInferenceServiceConfig preset kserve-config-" in m for m in said), said
