@@ -148,3 +148,38 @@ def test_a_run_writing_every_report_summarises_its_sizing_once(
     assert json.loads((tmp_path / "out.json").read_text())["summary"]["sizing"] == real(calls[0]).as_dict()
     for f in ("markdown", "github"):
         assert line in (tmp_path / ("out." + f)).read_text()
+
+
+def test_the_actions_outputs_and_reason_count_what_the_summary_counts(tmp_path: Path) -> None:
+    """The Action's ``errors`` output comes from the JSON summary (120 KV206 errors), its ``findings`` output and
+    its "kvlint fails this step: N findings" counted the diagnostics listed (51): now both count findings."""
+    import os
+
+    from kvlint.action import ENV_INPUTS, run_action
+
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    manifests = tmp_path / "m"
+    manifests.mkdir()
+    _many(manifests)
+    env = {k: v for k, v in os.environ.items() if k not in ENV_INPUTS and k != "GITHUB_BASE_REF"}
+    env.update(
+        GITHUB_STEP_SUMMARY=str(io_dir / "summary.md"),
+        GITHUB_OUTPUT=str(io_dir / "output.txt"),
+        RUNNER_TEMP=str(io_dir),
+        KVLINT_OFFLINE="true",
+        KVLINT_SARIF=str(io_dir / "kvlint.sarif"),
+        KVLINT_PATHS=str(manifests),
+    )
+    import io
+
+    out = io.StringIO()
+    assert run_action(env, cwd=str(tmp_path), out=out) == 1
+    outputs = dict(
+        line.split("=", 1) for line in (io_dir / "output.txt").read_text().splitlines() if "=" in line
+    )
+    result = _result(manifests / "many.yaml", 0)
+    found = result.finding_counts()
+    assert int(outputs["errors"]) == found["error"]
+    assert int(outputs["findings"]) == sum(found.values())
+    assert f"kvlint fails this step: {found['error']} findings at or above" in out.getvalue()
