@@ -46,7 +46,14 @@ from typing import Any, TypeVar
 from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
-from kvlint.gpu_resources import AMD_GPU, GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
+from kvlint.gpu_resources import (
+    AMD_GPU,
+    GPU_RESOURCES,
+    MIG_RESOURCE_PREFIX,
+    NVIDIA_GPU,
+    NVIDIA_GPU_SHARED,
+    amd_partition_of,
+)
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, AnnotationConflict, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
@@ -885,9 +892,12 @@ _RESOURCE_RANKS = {key: (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESO
 
 
 def _resource_rank(key: str) -> int | None:
-    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors."""
+    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors (an AMD
+    partition under the device plugin's ``mixed`` naming, ``amd.com/cpx_nps4``, as ``amd.com/gpu``)."""
     if key.startswith(MIG_RESOURCE_PREFIX):
         return 2
+    if amd_partition_of(key) is not None:
+        return _RESOURCE_RANKS[AMD_GPU]
     return _RESOURCE_RANKS.get(key)
 
 
@@ -1416,22 +1426,46 @@ AMD_XCP_MEMORY_SRC = (
 )
 
 
-def _amd_partition_bytes(acc: Accelerator, value: str) -> tuple[int | None, str]:
-    """(the memory of one compute partition of ``acc`` in the mode the label ``value`` names, a note), or (None, a
-    note) when the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "")
-    for ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``."""
+def amd_partition_fleet(
+    value: str, fleet: tuple[Accelerator, ...]
+) -> tuple[tuple[Accelerator, ...], int | None]:
+    """Where a pod requesting one AMD compute partition of mode ``value`` (``cpx_nps4``, the ``mixed``-naming
+    resource's, :func:`kvlint.gpu_resources.amd_partition_of`) can land, and into how many partitions the mode
+    splits each GPU: the GPUs of ``fleet`` whose partition counts kvlint knows (:data:`AMD_PARTITIONED_BOARDS`),
+    else those boards from the catalogue; ``(fleet, None)`` for ``spx`` (whole GPUs) or a mode kvlint does not
+    know (:data:`AMD_PARTITIONS`)."""
+    mode = value.strip().lower().split("_", 1)[0]
+    n = AMD_PARTITIONS.get(mode)
+    if n is None or n == 1:
+        return fleet, None
+    mine = tuple(a for a in fleet if a.id in AMD_PARTITIONED_BOARDS)
+    return (mine or tuple(cat.require(i, "AMD partition fleet") for i in AMD_PARTITIONED_BOARDS)), n
+
+
+def amd_partition_memory(acc: Accelerator, n: int) -> int:
+    """The memory of one of ``n`` compute partitions of ``acc`` (:func:`_amd_partition_bytes`' arithmetic)."""
+    return acc.memory_bytes // n // 4096 * 4096
+
+
+def _amd_partition_bytes(acc: Accelerator, value: str, resource: str | None = None) -> tuple[int | None, str]:
+    """(the memory of one compute partition of ``acc`` in the mode ``value`` names, a note), or (None, a note) when
+    the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "") for
+    ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``. ``value`` is the node label's
+    (:data:`AMD_PARTITION`, for ``amd.com/gpu``), or the one the ``mixed``-naming ``resource`` spells
+    (``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.amd_partition_of`), which the note then names."""
     mode = value.strip().lower().split("_", 1)[0]
     if mode == "spx" or not re.fullmatch(r"[a-z]px_nps\d+", value.strip().lower()):
         return None, ""
+    said, each = (f"resource {resource}", resource) if resource else (f"{AMD_PARTITION}={value}", AMD_GPU)
     n = AMD_PARTITIONS.get(mode) if acc.id in AMD_PARTITIONED_BOARDS else None
     if n is None:
         return None, (
-            f"{AMD_PARTITION}={value}: each amd.com/gpu is a {mode.upper()} partition of {acc.id}, into how many "
+            f"{said}: each {each} is a {mode.upper()} partition of {acc.id}, into how many "
             "kvlint does not know on this board: sized as the whole GPU, which overstates its memory"
         )
-    part = acc.memory_bytes // n // 4096 * 4096
+    part = amd_partition_memory(acc, n)
     return part, (
-        f"{AMD_PARTITION}={value}: each amd.com/gpu is one of {n} {mode.upper()} partitions of {acc.id}, "
+        f"{said}: each {each} is one of {n} {mode.upper()} partitions of {acc.id}, "
         f"{part / cat.GIB:.2f} GiB (the GPU's memory / {n}, as amdgpu gives each compute partition)"
     )
 
@@ -1522,15 +1556,20 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
-    # an AMD GPU split into compute partitions: amd.com/gpu is one partition (the device plugin's single naming)
+    # an AMD GPU split into compute partitions: amd.com/gpu is one partition on a node the partition label selects
+    # (the device plugin's single naming); under its mixed naming the resource names the partition itself
+    # (amd.com/cpx_nps4), whatever the labels say
+    named = amd_partition_of(resource)
+    if named is not None:
+        amd_partition = named
     if (
         mig_bytes is None
         and amd_partition
         and acc is not None
         and acc.vendor == "amd"
-        and resource == AMD_GPU
+        and (resource == AMD_GPU or named is not None)
     ):
-        mig_bytes, note = _amd_partition_bytes(acc, amd_partition)
+        mig_bytes, note = _amd_partition_bytes(acc, amd_partition, resource if named is not None else None)
         if note:
             notes.append(note)
     shared, sharers, share_note = sharing

@@ -32,12 +32,12 @@ from kvlint.gpu_resources import (
     AMD_GPU,
     ASCEND_NPU_RESOURCES,
     GPU_RESOURCES,
-    MIG_RESOURCE_PREFIX,
     NEURON_CORE_RESOURCE,
     NEURON_DEVICE_RESOURCES,
     NVIDIA_GPU,
     TPU_RESOURCE,
     WHOLE_GPUS,
+    is_gpu_resource,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -2084,7 +2084,7 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
         for key in block if isinstance(block, dict) else []:
             if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
                 continue
-            if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX) or key in SHARING_RESOURCES:
+            if is_gpu_resource(key) or key in SHARING_RESOURCES:
                 continue
             low = key.lower()
             close = _close_gpu_resource(low)
