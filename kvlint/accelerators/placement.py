@@ -428,12 +428,13 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 else "?x"
             )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
-            slice_mib, how_known = _fractional_gpu_mib(it)
+            slice_mib, per_gpu, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
-                c.label_bytes = max(slice_mib - cat.driver_reserve_mib(), 0) * cat.MIB
+                reserved, how_reserved = vgpu_reserved_mib(it.accelerator, slice_mib, per_gpu)
+                c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
                 c.notes.append(
-                    f"a fractional GPU: {slice_mib} MiB frame buffer ({how_known}), less the typical "
-                    f"{cat.driver_reserve_mib()} MiB driver reserve, not the whole GPU's memory"
+                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less the {reserved} MiB "
+                    f"NVIDIA's vGPU manager reserves of it ({how_reserved}), not the whole GPU's memory"
                 )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
@@ -559,22 +560,71 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
     return _Decision(best.acc, how, best.loc, notes, mig_or_label, any(c.shared for c in cands), cands_out)
 
 
-def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, str]:
-    """(the frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; where the figure comes
-    from), or (None, "") for a whole-GPU type. A vGPU share is a GPU of its own to the engine, whose memory is the
-    share's frame buffer, not the board's (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer",
-    MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``; EC2 g6f: the GPU memory of the instance, the Karpenter
-    instance-type reference): the size table's figure when it gives one, else the share of the board's NVML
-    total."""
-    if it.accelerator is None or not (it.fraction or it.gpus == 0):
-        return None, ""
-    if it.slice_memory_mib:
-        return it.slice_memory_mib, f"{it.name}'s size table"
+def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, int | None, str]:
+    """(the vGPU profile's frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; how
+    many such shares one GPU holds, when known; where the figures come from), or (None, None, "") for a whole-GPU
+    type. A vGPU share is a GPU of its own to the engine, sized on the share's frame buffer, not the board's
+    (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer", MicrosoftDocs/azure-docs
+    ``nvadsa10v5-series.md``): the size table's figure with its fraction; for EC2's g6f/gr6f, whose GPU memory in
+    the Karpenter instance-type reference is the EC2 API's (2,861 MiB on ``g6f.large``: "3 GB" in MiB, as 22,888 is
+    a whole L4's "24 GB"), the share that figure is of the whole board's EC2 figure applied to the board's stated
+    memory (an eighth of 24 GiB: 3,072 MiB, the L4-3Q profile); else the fraction of the board's stated memory
+    (:func:`kvlint.accelerators.registry.nominal_memory_mib`), or of its NVML total when none is stated."""
+    acc = it.accelerator
+    if acc is None or not (it.fraction or it.gpus == 0):
+        return None, None, ""
     m = re.fullmatch(r"1/(\d+)", it.fraction or "")
-    if m is None or int(m.group(1)) == 0:
-        return None, ""
-    whole = cat.nvml_total_mib(it.accelerator)
-    return whole // int(m.group(1)), f"{it.fraction} of {it.accelerator.id}'s {whole} MiB"
+    per_gpu = int(m.group(1)) if m is not None and int(m.group(1)) > 0 else None
+    nominal = cat.nominal_memory_mib(acc)
+    if it.slice_memory_mib and it.fraction:
+        return it.slice_memory_mib, per_gpu, f"{it.name}'s size table, {it.fraction} of {acc.id}"
+    if it.slice_memory_mib:
+        whole_api = cat.instance_gpu_memory_mib(acc)
+        if whole_api and nominal and it.slice_memory_mib <= whole_api:
+            shares = round(whole_api / it.slice_memory_mib)
+            if shares >= 1:
+                return (
+                    nominal // shares,
+                    shares,
+                    f"{it.name}'s EC2 GPU memory {it.slice_memory_mib} MiB is 1/{shares} of {acc.id}'s "
+                    f"{whole_api}: 1/{shares} of its {nominal // 1024} GiB",
+                )
+        return it.slice_memory_mib, None, f"{it.name}'s EC2 GPU memory"
+    if per_gpu is None:
+        return None, None, ""
+    if nominal:
+        return nominal // per_gpu, per_gpu, f"{it.fraction} of {acc.id}'s {nominal // 1024} GiB"
+    whole = cat.nvml_total_mib(acc)
+    return whole // per_gpu, per_gpu, f"{it.fraction} of {acc.id}'s {whole} MiB"
+
+
+#: NVIDIA's vGPU frame buffer reservation: "max-reserved-fb = vgpu-profile-size-in-mb÷16 + 16 + ecc-adjustments +
+#: page-retirement-allocation + compression-adjustment", "the total amount of reserved frame buffer in Mbytes that
+#: is unavailable for vGPUs"; ecc-adjustments = the profile's frame buffer / 16 (64 MB a GB) "if ECC is enabled on a
+#: physical GPU that does not have HBM2 memory", else 0; page-retirement-allocation = 128 ÷ max-vgpus-per-gpu on GPUs
+#: after Maxwell that support ECC; compression-adjustment only for Turing types of 12 GB or more (T4, RTX 6000/8000).
+#: The hypervisor makes from it "allocations that the guest OS would otherwise have made in its frame buffer" (NVIDIA
+#: vGPU software documentation, NVIDIA AI Enterprise Infra release notes, limitation "Total Frame Buffer for vGPUs is
+#: Less Than the Total Frame Buffer on the Physical GPU"), so it stands in for a whole GPU's driver reserve
+VGPU_RESERVE_SRC = "NVIDIA vGPU documentation: 'Total Frame Buffer for vGPUs is Less Than the Total Frame Buffer on the Physical GPU'"
+
+
+def vgpu_reserved_mib(acc: Accelerator, profile_mib: int, per_gpu: int | None) -> tuple[int, str]:
+    """(MiB of a vGPU profile's frame buffer ``profile_mib`` NVIDIA's vGPU manager reserves, so that the engine
+    does not see it; the terms in words), by :data:`VGPU_RESERVE_SRC`'s formula on ``acc`` with ``per_gpu`` such
+    profiles a GPU (the page-retirement share; 1, its largest, when unknown). ECC is taken as the board ships:
+    on when its whole-GPU NVML total shows ECC's sixteenth taken from its stated memory (the A10's 23,028 MiB of
+    24,576, the L4's 23,034: GDDR6 with ECC on by default), off otherwise (the RTX PRO 6000's 97,887 of 98,304);
+    a host that turned ECC off gives the share 64 MiB a GiB more than planned."""
+    base = profile_mib // 16 + 16
+    retire = 128 // max(1, per_gpu or 1)
+    nominal, nvml = cat.nominal_memory_mib(acc), cat.nvml_total_mib(acc)
+    ecc = nominal is not None and nvml <= nominal * 15 // 16
+    ecc_mib = profile_mib // 16 if ecc else 0
+    words = f"{profile_mib} / 16 + 16 + {retire} for page retirement" + (
+        f" + {ecc_mib} for ECC, on by default on {acc.id}" if ecc else ""
+    )
+    return base + retire + ecc_mib, words
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
