@@ -124,3 +124,17 @@ def test_nc_a10_v4_is_a_share_of_unknown_size_not_a_whole_a10(size: str) -> None
     res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, gpu_memory_bytes=8 * cat.GIB))
     (cr,) = res.containers
     assert isinstance(cr, ContainerResult) and cr.plan is not None and cr.plan.total_bytes == 8 * cat.GIB
+
+
+def test_an_ec2_fractional_node_has_one_gpu_share_for_kv410() -> None:
+    """g6f.xlarge (Karpenter's GPU count 0) gives its node one vGPU, one ``nvidia.com/gpu``: a pod asking 2 stays
+    Pending (KV410 says the node has 1), a pod asking 1 fits."""
+    one = _POD.format(size="g6f.xlarge")
+    two = one.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2").replace(
+        '"2048"]', '"2048", --tensor-parallel-size, "2"]'
+    )
+    res = run_documents(load_text(two, "p.yaml"), Options(allow_hub=False))
+    (kv410,) = [d for d in res.diagnostics if d.rule == "KV410"]
+    assert "a share of 1 NVIDIA L4" in kv410.message and "a node has 1" in kv410.message
+    res = run_documents(load_text(one, "p.yaml"), Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV410"]

@@ -1802,6 +1802,11 @@ def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
     catalogue or without a GPU count; a count that is not a whole number). ``what`` is the value in words."""
     if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
         it = cat.instance_type(value)
+        if it is not None and it.gpus == 0 and it.accelerator is not None and it.slice_memory_mib:
+            # EC2's fractional g6f/gr6f (Karpenter's GPU count 0): the node's one GPU is a vGPU share of an L4
+            # (_fractional_gpu_mib), which the device plugin offers as one nvidia.com/gpu
+            share = f"{key}={it.name} (a share of 1 {it.accelerator.name})"
+            return NodeGpus(1, share, loc, it.source, it.accelerator, it.name, key)
         if it is None or not isinstance(it.gpus, int) or it.gpus < 1:
             return None
         gpu = it.accelerator.name if it.accelerator is not None else "GPU"
