@@ -32,6 +32,7 @@ from kvlint.gpu_resources import (
     AMD_GPU,
     ASCEND_NPU_RESOURCES,
     GPU_RESOURCES,
+    MIG_RESOURCE_PREFIX,
     NEURON_CORE_RESOURCE,
     NEURON_DEVICE_RESOURCES,
     NVIDIA_GPU,
