@@ -506,6 +506,21 @@ _POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+)(:?)-(.*)\Z", re.S)
 #: ``$0``; negative, written after a blank, from the end), LENGTH of them (bash(1) "Parameter Expansion")
 #: (``${@:-1}`` is ``$@`` with the default 1: a negative offset needs the blank)
 _AT_CUT_RE = re.compile(r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z")
+#: ``${NAME:OFFSET}``/``${NAME:OFFSET:LENGTH}`` and ``${NAME[@]:OFFSET[:LENGTH]}`` (``*`` too) with literal numbers: the
+#: substring of a variable's value, the elements of an array from OFFSET (0 is the first); a negative offset, written
+#: after a blank, counts from the end (bash(1) "Parameter Expansion", "Substring Expansion"; ``${X:-1}`` is X with the
+#: default 1). A negative LENGTH (a scalar's: up to that many characters from the end) is not read here.
+_NAME_CUT_RE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?:(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z"
+)
+
+
+def cut_text(name: str, cut: tuple[int, int | None]) -> str:
+    """``${NAME:OFFSET[:LENGTH]}`` as a script writes it (a blank before a negative offset, which ``:-`` would read
+    as a default): the text an unresolved substring expansion keeps."""
+    first, length = cut
+    text = "${" + name + (": " if first < 0 else ":") + str(first)
+    return text + ("}" if length is None else f":{length}}}")
 
 
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
@@ -558,6 +573,13 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if cut is not None:
             length = None if cut.group(4) is None else int(cut.group(4))
             return Part("at", cut.group(1), quoted, cut=(int(cut.group(2) or cut.group(3)), length)), end
+        cut = _NAME_CUT_RE.match(inner)
+        if cut is not None:
+            length = None if cut.group(5) is None else int(cut.group(5))
+            offset = (int(cut.group(3) or cut.group(4)), length)
+            if cut.group(2) is not None:  # ${A[@]:1:2}: elements of an array
+                return Part("arr", cut.group(1), quoted, index=cut.group(2), cut=offset), end
+            return Part("var", cut.group(1), quoted, cut=offset), end
         return Part("sub", s[i:end], quoted), end
     if c == '"' and not quoted:
         # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
@@ -985,6 +1007,8 @@ class _Budget:
         self._params: dict[int, tuple[Sequence[ShellArg], list[int], int]] = {}
         #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
         self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
+        #: whether each value a substring expansion read holds no unresolved reference, by its id: :meth:`resolved`
+        self._resolved: dict[tuple[int, None], tuple[str, bool]] = {}
 
     def field_count(self, value: str, splitter: re.Pattern[str] | None) -> int:
         """The pieces an unquoted expansion of ``value`` splits into at ``splitter``'s delimiters (IFS's:
@@ -998,6 +1022,17 @@ class _Budget:
         count = 1 if splitter is None else 1 + len(splitter.findall(value))
         self._fields[key] = (value, count)
         return count
+
+    def resolved(self, value: str) -> bool:
+        """Whether a variable's ``value`` holds no reference kvlint left unresolved (:func:`unresolved`), searched once
+        per value: 10,000 substrings of a 100,000-character value searched it at each (2 ms each)."""
+        key = (id(value), None)
+        known = self._resolved.get(key)
+        if known is not None and known[0] is value:
+            return known[1]
+        answer = not _is_unresolved(value)
+        self._resolved[key] = (value, answer)
+        return answer
 
     def params_cost(self, positional: Sequence[ShellArg]) -> tuple[int, int]:
         """What ``$@`` from ``positional`` costs: each parameter after ``$0`` its text and :data:`_ARG_OVERHEAD`,
@@ -1222,6 +1257,39 @@ def _expand(
                 cur_other = True
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
+        elif p.kind == "var" and p.cut is not None:
+            # ``${X:1:2}``, ``${X: -1}``: the characters of X's value from the offset (negative: from the end; out of
+            # the value: none), LENGTH of them (bash(1) "Substring Expansion"), when the value is known
+            cur_other = True
+            own = env.get(p.text)
+            if own is None or not budget.resolved(own):
+                cur.append(cut_text(p.text, p.cut))
+                unresolved = have_cur = True
+                continue
+            first, length = p.cut
+            first = first if first >= 0 else len(own) + first
+            stop = len(own) if length is None else min(len(own), first + length)
+            # the characters spent before the value is sliced (a reference the budget cannot afford copies none),
+            # then the fields an unquoted one splits into
+            if first < 0 or stop <= first:
+                first = stop = 0
+            if not budget.take(stop - first):
+                cur.append(cut_text(p.text, p.cut))
+                unresolved = have_cur = True
+                continue
+            piece = own[first:stop]
+            if not (p.quoted or _whole) and (
+                ifs_unknown or not budget.take(_ARG_OVERHEAD * (budget.field_count(piece, splitter) - 1), 0)
+            ):
+                cur.append(cut_text(p.text, p.cut))
+                unresolved = have_cur = True
+                continue
+            from_env = True
+            if p.quoted or _whole:
+                cur.append(piece)
+                have_cur = True
+            else:
+                split(piece, None)
         elif p.kind == "var":
             cur_other = True
             own = env.get(p.text)
@@ -1271,6 +1339,25 @@ def _expand(
             ):
                 elements = None  # `A=($(cmd) b)`: ${A[1]} is `b` only when `$(cmd)` gave one word
             params: Sequence[ShellArg] | None = None
+            if p.cut is not None:
+                # ``${A[@]:1:2}``, ``${A[@]: -1}``: the elements from the offset (0: the first; negative: from the end;
+                # out of the array: none), LENGTH of them, when every element is known
+                if elements is not None and budget.params_known(elements):
+                    first, length = p.cut
+                    count = len(elements) - 1
+                    first = first if first >= 0 else count + first
+                    start = 1 + min(max(first, 0), count)
+                    stop = (
+                        start
+                        if first < 0
+                        else len(elements)
+                        if length is None
+                        else min(len(elements), start + length)
+                    )
+                    cost, chars = budget.slice_cost(elements, start, stop)
+                    if budget.take(cost, chars):
+                        params = elements[start:stop]
+                elements = None
             if elements is not None and index in "@*":
                 cost, chars = budget.params_cost(elements)
                 params = elements[1:] if budget.take(cost, chars) else None
@@ -1282,7 +1369,11 @@ def _expand(
                     params = None
             if params is None:
                 cur_other = True
-                cur.append("${" + p.text + "[" + index + "]}")
+                cur.append(
+                    "${" + p.text + "[" + index + "]}"
+                    if p.cut is None
+                    else cut_text(f"{p.text}[{index}]", p.cut)
+                )
                 unresolved = have_cur = True
                 continue
             single = index != "@"
@@ -1366,7 +1457,7 @@ def _expand(
                 if p.default is not None:
                     cur.append("${" + p.text + (":-" if p.colon else "-") + p.default + "}")
                 elif p.cut is not None:
-                    cur.append("${" + p.text + ":" + ":".join(str(c) for c in p.cut if c is not None) + "}")
+                    cur.append(cut_text(p.text, p.cut))
                 else:
                     cur.append("$" + p.text)
                 unresolved = have_cur = True

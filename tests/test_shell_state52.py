@@ -1,0 +1,111 @@
+"""More of what bash does to a script's words, against bash itself (the harness of tests/test_shell_state50.py: a
+``vllm`` on ``PATH`` that prints its arguments; every word kvlint resolves must be the one bash passes, a word it
+leaves unresolved is left out of the comparison). Substring expansion (``${X: -1}``, ``${A[@]:1:2}``), the
+positional parameters with a default (``${@:-d}``) and counted (``${#@}``). Offline; bash and coreutils' env only
+(skipped without them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.shell import ShellArg, commands
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_shell_array_writes import _agrees  # noqa: E402
+from test_shell_state50 import _bash  # noqa: E402
+
+SCRIPTS = [
+    # substring expansion of a variable: a negative offset written after a blank counts from the end; out of the
+    # value, nothing (unquoted: no word); split at IFS when unquoted
+    'X=abc; vllm serve m ${X: -1} ${X: 1:1} ${X:1} ${X: -5} x ${X:0:0} "${X:1:0}" a${X:3}b ${X:7} "${X: -2}"',
+    'X="a  b c"; vllm serve m ${X:1} "${X: -3}" ${X:0:2}y ${X:5:9} ${Y: -1} x',
+    "X=4096; vllm serve m --max-model-len ${X: -4} --port ${X:1:2}",
+    # of an array's elements: 0 is the first, negative from the end, out of it none
+    'A=(p q 4096); vllm serve m "${A[@]: -1}" ${A[@]: -2:1} "${A[*]:1}" ${A[@]: -7} x "${A[@]:5}" "${A[@]:0:2}"',
+    'IFS=,; A=(a b c); vllm serve m "${A[*]:1}" ${A[@]:1:1}',
+    'A=($(f) b); vllm serve m "${A[@]: -1}" ${U[@]:1} x',
+]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x", "HOME": "/home/u"}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_engine_gets_the_words_bash_gives_it(script: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    engine = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert len(engine) == 1
+    assert _agrees([(w.text, w.unresolved) for w in engine[0]], argv), (argv, engine[0])
+
+
+def test_a_substring_of_a_known_value_is_read() -> None:
+    (engine,) = commands("X=--max-model-len=4096; A=(1 2 3); vllm serve m ${X: -20} ${A[@]: -1}", {})
+    assert [w.text for w in engine] == ["vllm", "serve", "m", "--max-model-len=4096", "3"]
+    assert not any(w.unresolved for w in engine)
+
+
+def test_an_unknown_substring_keeps_its_text() -> None:
+    (engine,) = commands("vllm serve m ${U: -1} ${U:2:3} ${A[@]: -2:1} ${@: -1}", {})
+    assert [w.text for w in engine[3:]] == ["${U: -1}", "${U:2:3}", "${A[@]: -2:1}", "${@: -1}"]
+    assert all(w.unresolved for w in engine[3:])
+
+
+_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: t}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: ["bash", "-c"]
+        args: [%s]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "vllm serve Qwen/Qwen2.5-7B-Instruct ${X: -1}",
+        'vllm serve Qwen/Qwen2.5-7B-Instruct "${A[@]: -2:1}"',
+    ],
+)
+def test_an_unknown_substring_is_a_word_kvlint_cannot_see_not_an_unknown_option(script: str) -> None:
+    """``${X: -1}`` with X unknown: its blank is the expansion's syntax, not one of the word vLLM gets (which made
+    it an "unexpected positional argument", KV205, an error): a word kvlint cannot resolve (KV503)."""
+    result = run_documents(load_text(_MANIFEST % json.dumps(script), "d.yaml"), Options(allow_hub=False))
+    rules = {d.rule: d.message for d in result.diagnostics}
+    assert "KV205" not in rules
+    assert "expands to arguments kvlint cannot see" in rules["KV503"]
+
+
+def test_substrings_of_a_long_value_stay_bounded() -> None:
+    """10,000 substring expansions of a 100,000-character value (each searched the whole value for an unresolved
+    reference before: 20 s of CPU): the ones the budget affords are made, the rest kept unresolved; bounded CPU
+    (the limit of tests/test_hostile_shapes.py, :data:`LIMIT_S`; the growth is bench/hostile.py's sh_substrings)."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = (
+        "IFS=,; A='" + "," * 100_000 + "'; " + ': ${A:1} "${A: -99999}"; ' * 10_000 + "vllm serve m ${A:0:3}"
+    )
+    t = time.process_time()
+    got = list(commands(script, {}))
+    assert time.process_time() - t < LIMIT_S
+    assert [w.text for w in got[0]] == [":", *[""] * 99_999, "," * 99_999]
+    assert len(got) == 10_001 and all(w.unresolved for w in got[-2][1:])  # (the budget spent by then)
