@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,15 @@ SCRIPTS = [
     'A=(p q 4096); vllm serve m "${A[@]: -1}" ${A[@]: -2:1} "${A[*]:1}" ${A[@]: -7} x "${A[@]:5}" "${A[@]:0:2}"',
     'IFS=,; A=(a b c); vllm serve m "${A[*]:1}" ${A[@]:1:1}',
     'A=($(f) b); vllm serve m "${A[@]: -1}" ${U[@]:1} x',
+    # all the positional parameters with a default: taken when there are none (``:-``: or one empty one); counted
+    'set -- a b; vllm serve m ${@:-d} "${#@}" ${#*} "${*:-d}"',
+    'set --; vllm serve m ${@:-d e} "${@:-d e}" "${*:-d}" ${*-"p q"} x',
+    'set -- ""; vllm serve m "${@:-d}" "${@-d}" x ${@-d} ${*:-e}',
+    'set -- "" ""; vllm serve m "${@:-d}" x "${*:-d}" ${@:-d} y',
+    'f() { vllm serve m "${@:-none}" ${#@} "${1:-u}"; }; f',
+    'IFS=; set -- "" ""; vllm serve m "${@:-d}" / "${*:-d}"',
+    # ``${N:=x}`` of a parameter that is set: its value (bash assigns nothing)
+    'set -- a b; vllm serve m ${2:=x} ${1=y} "${@:=z}"',
 ]
 
 
@@ -49,6 +59,9 @@ def test_the_engine_gets_the_words_bash_gives_it(script: str, tmp_path: Path) ->
     engine = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
     assert len(engine) == 1
     assert _agrees([(w.text, w.unresolved) for w in engine[0]], argv), (argv, engine[0])
+    # every value these read is known: each word is resolved, as bash gives it
+    if not any(unknown in script for unknown in ("${Y:", "$(f)", "IFS=;")):
+        assert [w.text for w in engine[0] if not w.unresolved] == argv
 
 
 def test_a_substring_of_a_known_value_is_read() -> None:
@@ -109,3 +122,17 @@ def test_substrings_of_a_long_value_stay_bounded() -> None:
     assert time.process_time() - t < LIMIT_S
     assert [w.text for w in got[0]] == [":", *[""] * 99_999, "," * 99_999]
     assert len(got) == 10_001 and all(w.unresolved for w in got[-2][1:])  # (the budget spent by then)
+
+
+@pytest.mark.parametrize("script", ['set -- a ""; vllm serve m ${2:=x}', "vllm serve m ${3=y} ${@:=z}"])
+def test_assigning_to_a_positional_parameter_is_not_read_as_a_default(script: str, tmp_path: Path) -> None:
+    """bash refuses to assign a positional or special parameter the default of ``${2:=x}`` ("$2: cannot assign in
+    this way", a non-interactive shell exits 1, the engine never runs): kvlint does not take the default."""
+    if shutil.which("bash") is None:
+        pytest.skip("no bash here")
+    ran = subprocess.run(
+        ["bash", "-c", script], env=_env(tmp_path), capture_output=True, timeout=60, check=False
+    )
+    assert ran.returncode == 1 and b"cannot assign in this way" in ran.stderr
+    engine = list(commands(script, {}, [ShellArg("bash")]))[-1]
+    assert engine[3].unresolved and engine[3].text in ("${2:=x}", "${3=y}")

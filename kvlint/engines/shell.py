@@ -196,6 +196,10 @@ class Part:
     cut: tuple[int, int | None] | None = None
     #: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}`` (an ``arr`` part): the subscript (bash(1) "Arrays")
     index: str | None = None
+    #: ``${2:=x}``/``${@=x}`` (a ``pos`` or ``at`` part with a ``default``): assigns the default when taken, which
+    #: bash refuses for a positional or special parameter ("$2: cannot assign in this way", the shell exits 1): the
+    #: parameter's value when set, else not known here
+    assigns: bool = False
 
 
 @dataclass(slots=True)
@@ -501,7 +505,7 @@ def _default_text(default: str) -> tuple[str, bool]:
 #: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}``, ``${#NAME[@]}`` (bash(1) "Arrays"; a subscript of a literal number)
 _ARRAY_REF_RE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]{1,6})\]\Z")
 #: ``${N:-default}``/``${N-default}`` of a positional parameter N (bash(1) "Parameter Expansion")
-_POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+)(:?)-(.*)\Z", re.S)
+_POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+|[@*])(:?)([-=])(.*)\Z", re.S)
 #: ``${@:OFFSET}``/``${@:OFFSET:LENGTH}`` (and ``*``) with literal numbers: the positional parameters from OFFSET (0 is
 #: ``$0``; negative, written after a blank, from the end), LENGTH of them (bash(1) "Parameter Expansion")
 #: (``${@:-1}`` is ``$@`` with the default 1: a negative offset needs the blank)
@@ -548,7 +552,7 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
-        if inner == "#":
+        if inner in ("#", "#@", "#*"):  # ``${#@}``: the number of positional parameters, as ``$#``
             return Part("count", "#", quoted), end
         arr = _ARRAY_REF_RE.match(inner)
         if arr is not None:
@@ -564,10 +568,17 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("arr", arr.group(2), quoted, index=arr.group(3)), end
         d = _POSITIONAL_DEFAULT_RE.match(inner)
         if d is not None:
-            # ``${1:-x}``, ``${2-x}``: a positional parameter with a default, as ``${NAME:-x}``
-            text, whole = _default_text(d.group(3))
+            # ``${1:-x}``, ``${2-x}``, ``${@:-x}``: a positional parameter (or all of them) with a default, as
+            # ``${NAME:-x}``; ``${2:=x}`` would assign it
+            text, whole = _default_text(d.group(4))
             return Part(
-                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+                "at" if d.group(1) in "@*" else "pos",
+                d.group(1),
+                quoted,
+                default=text,
+                default_quoted=whole,
+                colon=bool(d.group(2)),
+                assigns=d.group(3) == "=",
             ), end
         cut = _AT_CUT_RE.match(inner)
         if cut is not None:
@@ -1405,6 +1416,33 @@ def _expand(
             # last to the text after it (``--x="$@"``); quoted ``"$*"`` and ``"$1"`` are one string (the
             # parameters joined with a space); unquoted, each parameter is split into fields at blanks, one
             # parameter ending a field (empty ones make none)
+            if p.default is not None:
+                taken = _default_taken(p, positional, budget, ifs)
+                if taken is None or (taken and p.assigns):
+                    # not known; or ``${2:=x}`` with $2 unset: bash refuses to assign it, the shell exits
+                    cur_other = True
+                    cur.append(_default_ref(p))
+                    unresolved = have_cur = True
+                    continue
+                if taken:
+                    # ``${1:-x}``, ``${@:-x}``: the default, as ``${NAME:-x}`` takes it
+                    cur_other = True
+                    val = p.default
+                    whole = p.quoted or _whole or p.default_quoted
+                    cost = len(val)
+                    if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+                        cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+                    if budget.take(cost, len(val)):
+                        from_env = True
+                        if whole:
+                            cur.append(val)
+                            have_cur = True
+                        else:
+                            split(val, None)
+                    else:
+                        cur.append(_default_ref(p))
+                        unresolved = have_cur = True
+                    continue
             if p.kind == "pos":
                 idx = digits(p.text)
                 params = (
@@ -1414,27 +1452,6 @@ def _expand(
                 )
                 if params is None and idx is not None and budget.params_known(positional):
                     params = []  # beyond $#: unset (bash: "$5" is one empty word, $5 none)
-                if p.default is not None and params is not None:
-                    own = params[0].text if params else None
-                    if own is None or (p.colon and not own):
-                        # ``${1:-x}``: the default, as ``${NAME:-x}`` takes it
-                        cur_other = True
-                        val = p.default
-                        whole = p.quoted or _whole or p.default_quoted
-                        cost = len(val)
-                        if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
-                            cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
-                        if budget.take(cost, len(val)):
-                            from_env = True
-                            if whole:
-                                cur.append(val)
-                                have_cur = True
-                            else:
-                                split(val, None)
-                        else:
-                            cur.append("${" + p.text + (":-" if p.colon else "-") + val + "}")
-                            unresolved = have_cur = True
-                        continue
                 chars = len(params[0].text) if params else 0
                 cost = chars + _ARG_OVERHEAD if params else 0
             elif p.cut is not None:
@@ -1455,7 +1472,7 @@ def _expand(
             if params is None or (p.kind == "pos" and not budget.take(cost, chars)):
                 cur_other = True
                 if p.default is not None:
-                    cur.append("${" + p.text + (":-" if p.colon else "-") + p.default + "}")
+                    cur.append(_default_ref(p))
                 elif p.cut is not None:
                     cur.append(cut_text(p.text, p.cut))
                 else:
@@ -1530,6 +1547,36 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+def _default_ref(p: Part) -> str:
+    """``${1:-x}``, ``${@-x}``, ``${2:=x}`` as the script wrote it (the default's text as read): the text of such a
+    reference kvlint leaves unresolved."""
+    return "${" + p.text + (":" if p.colon else "") + ("=" if p.assigns else "-") + (p.default or "") + "}"
+
+
+def _default_taken(p: Part, positional: Sequence[ShellArg], budget: _Budget, ifs: str | None) -> bool | None:
+    """Whether ``${N:-x}``/``${N-x}`` (a ``pos`` part) or ``${@:-x}``/``${*-x}`` (an ``at`` part) takes its default
+    (bash(1) "Parameter Expansion"): the parameter unset (``-``) or unset or empty (``:-``); for ``@`` and ``*``
+    (bash 5.2) unset is no parameters at all, empty is none or one empty one (two empty ones join to a blank, not
+    null). None when not known: the parameters are not all known, or IFS is empty (``"$*"`` then joins empty
+    parameters to nothing, where bash's test on ``@`` and ``*`` differ)."""
+    if p.kind == "pos":
+        idx = digits(p.text)
+        if idx is not None and idx < len(positional) and budget.known_through(positional, idx):
+            own = positional[idx].text
+            return not own and p.colon
+        return True if idx is not None and budget.params_known(positional) else None
+    if not budget.params_known(positional):
+        return None
+    count = len(positional) - 1
+    if count == 0:
+        return True
+    if not p.colon:
+        return False
+    if count == 1:
+        return None if positional[1].unresolved else not positional[1].text
+    return None if ifs == "" else False
 
 
 _DEFAULT_IFS = " \t\n"
