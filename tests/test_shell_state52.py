@@ -136,3 +136,58 @@ def test_assigning_to_a_positional_parameter_is_not_read_as_a_default(script: st
     assert ran.returncode == 1 and b"cannot assign in this way" in ran.stderr
     engine = list(commands(script, {}, [ShellArg("bash")]))[-1]
     assert engine[3].unresolved and engine[3].text in ("${2:=x}", "${3=y}")
+
+
+XARGS = [
+    "printf -- '--port\\n1\\n' | xargs vllm serve m --max-model-len 8",
+    "printf -- '--port 1' | xargs -0 -n 3 -- vllm serve m",
+    "printf -- 'a\\n' | xargs -I {} vllm serve m --served-model-name {}",
+    "printf -- 'a b' | xargs -d ' ' -E x -e vllm serve m",
+    "printf -- 'a' | xargs --max-args 2 --delimiter=, vllm serve m",
+]
+
+
+@pytest.mark.parametrize("script", XARGS)
+def test_xargs_runs_the_engine_with_words_kvlint_cannot_see(script: str, tmp_path: Path) -> None:
+    """GNU xargs runs its command with the words it reads from its input appended (``-I``: in place of the replace
+    string): kvlint reads the command behind xargs' options, its words the start of bash's (those it can see), and
+    marks it as not all of them (:attr:`ShellCommand.appends`)."""
+    if shutil.which("bash") is None or shutil.which("env") is None or shutil.which("xargs") is None:
+        pytest.skip("no bash, env or xargs here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert engine.appends is not None and "xargs" in engine.appends
+    texts = [w.text for w in engine]
+    if "-I" not in script:
+        assert argv[: len(texts)] == texts and len(argv) > len(texts)
+
+
+def _findings(script: str, image: str = "vllm/vllm-openai:v0.10.1", gpus: int = 4) -> dict[str, list[str]]:
+    text = (_MANIFEST % json.dumps(script)).replace("vllm/vllm-openai:v0.10.1", image)
+    text = text.replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: {gpus}")
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    out: dict[str, list[str]] = {}
+    for d in result.diagnostics:
+        out.setdefault(d.rule, []).append(d.message)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("command", "image"),
+    [
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct", "vllm/vllm-openai:v0.10.1"),
+        ("python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct", "lmsysorg/sglang:v0.4.9"),
+    ],
+)
+def test_an_engine_behind_xargs_is_not_taken_at_its_defaults(command: str, image: str) -> None:
+    """``... | xargs vllm serve M`` on 4 GPUs: the words xargs appends may set the parallel sizes and the context
+    limit, so neither KV403 ("tensor-parallel-size 1 uses only 1") nor KV202 ("no --max-model-len") is asserted;
+    a KV503 warning says why. The same command without xargs has both (the test can fail)."""
+    plain = _findings(command, image)
+    assert "KV403" in plain and "KV202" in plain
+    got = _findings("cat /etc/engine-args | xargs " + command, image)
+    assert "KV403" not in got and "KV202" not in got
+    (msg,) = got["KV503"]
+    assert "arguments are not all known: xargs adds words it reads from its input" in msg
+    assert "not sized" in msg

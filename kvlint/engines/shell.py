@@ -1825,6 +1825,20 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
 # util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
 # (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
 _OPTION_WRAPPERS["su"] = _OPTION_WRAPPERS["runuser"]
+# GNU findutils 4.9 ``xargs`` (``"+0a:E:e::I:i::L:l::n:prs:txP:d:"``, xargs.c; ``-e``, ``-i``, ``-l`` take only an
+# attached value): runs the command with words it reads from its input appended (or, with ``-I``/``-i``, put in
+# place of the replace string): the command's arguments are not all in the script (:data:`APPENDING_WRAPPERS`)
+_OPTION_WRAPPERS["xargs"] = (
+    "aEILnsPd",
+    "eil",
+    frozenset(
+        {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
+    ),
+    0,
+)
+#: The wrappers that give the command they run words kvlint cannot see: what it runs is marked
+#: (:attr:`ShellCommand.appends`), so that no rule takes a setting those words may give at the engine's default.
+APPENDING_WRAPPERS = {"xargs": "xargs adds words it reads from its input to the command"}
 
 
 def _after_options(
@@ -2228,8 +2242,8 @@ def program_after_wrapper(
     command: ``(NAME, None)`` for ``-u NAME``, ``("", None)`` for ``-i``, ``(NAME=value, index)`` for an
     assignment."""
     name = wrapper_name(texts[h])
-    if name is None or name in _BUILTIN_WRAPPERS:
-        return None
+    if name is None or name in _BUILTIN_WRAPPERS or name in APPENDING_WRAPPERS:
+        return None  # (a command list whose wrapper appends words: not read as the engine's whole command)
     # the rest of the list as words (by index: a list of thousands of wrappers stays linear overall, each wrapper
     # reading only its own options)
     unset: list[str] | None = [] if env_changes is not None and name == "env" else None
@@ -2551,6 +2565,9 @@ class ShellCommand(list[ShellArg]):
     #: ``PATH`` (``env -i``, ``env -u PATH``, ``exec -c nohup``): ``execvp`` then searches glibc's default path
     #: ``/bin:/usr/bin`` (posix/execvpe.c, ``CS_PATH``), not the image's
     no_path: bool = False
+    #: why the command's arguments are not all its words (a wrapper before it adds words kvlint cannot see:
+    #: :data:`APPENDING_WRAPPERS`), else None
+    appends: str | None = None
     #: env 9.1's message when an ``env -S STRING`` of the command refuses its string (an unclosed quote, an unknown
     #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
     #: blanks, to say which command did not start
@@ -3060,6 +3077,7 @@ def _read_commands(
         # next word up (not bash, which searches its own PATH)
         path_gone = by_program = False
         refusal: list[str] = []  # env's message when it refuses an -S string: the command does not run
+        appends: str | None = None  # a wrapper adds words kvlint cannot see (APPENDING_WRAPPERS)
         while h < end:
             head = words[h].text
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
@@ -3073,6 +3091,7 @@ def _read_commands(
                 at = h
                 h, end = step.after, step.end
                 wrapped_once = True
+                appends = appends or APPENDING_WRAPPERS.get(wrapper)
                 # a builtin's command is looked up by bash; dumb-init's by musl, whose default path has /usr/local/bin
                 by_program = wrapper not in _BUILTIN_WRAPPERS and wrapper not in MUSL_LOOKUP_WRAPPERS
                 if wrapper in OWN_PATH_WRAPPERS:
@@ -3266,6 +3285,7 @@ def _read_commands(
         command = ShellCommand(words)
         command.environ = environ
         command.no_path = path_gone and by_program
+        command.appends = appends
         yield command
 
 
