@@ -264,6 +264,19 @@ def _fn_substrings(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {}))
 
 
+def _compounds(n: int) -> str:
+    """N ``if :; then A=1; fi | cat; { B=2; } && C=3 & `` (each compound command at nesting 0 read ahead to the
+    operator after its end, shell52: a pipeline part or a background list keeps its state apart)."""
+    return "if :; then A=1; fi | cat; { B=2; } && C=3 & " * n
+
+
+def _fn_compounds(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _compounds(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -506,6 +519,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_substrings ('IFS=,' 100,000 commas, ': ${A:1} \"${A: -99999}\";' x N)": (
         _fn_substrings,
         lambda n: (_sh_lead(_substrings(n)), ".yaml"),
+    ),
+    "sh_compounds ('if :; then A=1; fi | cat; { B=2; } && C=3 &' x N)": (
+        _fn_compounds,
+        lambda n: (_sh_lead(_compounds(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

@@ -45,6 +45,47 @@ SCRIPTS = [
     'set -- a b; vllm serve m ${2:=x} ${1=y} "${@:=z}"',
 ]
 
+#: A compound command that is part of a pipeline, or runs in the background (alone or in an AND-OR list), runs in a
+#: subshell (bash(1) "Pipelines", "Lists"): what it assigns or exports is gone after it; otherwise it is kept
+ISOLATED = [
+    "{ A=1; } | cat; vllm serve m $A",
+    "{ export A=1; } | cat; vllm serve m $A",
+    "cat /dev/null | { A=1; }; vllm serve m $A",
+    "if true; then A=1; fi | cat; vllm serve m $A",
+    "for i in 1; do A=1; done | cat; vllm serve m $A",
+    "true | while read x; do A=1; done; vllm serve m $A",
+    "case x in x) A=1 ;; esac | cat; vllm serve m $A",
+    "{ A=1; } & wait; vllm serve m $A",
+    "A=1 && (B=2) & wait; vllm serve m $A $B",
+    "A=1 || (B=2) & wait; vllm serve m $A $B",
+    "A=1 && { B=2; } & wait; vllm serve m $A $B",
+    "{ A=1; } && B=2 & wait; vllm serve m $A $B",
+    "(A=1) && B=2 && C=3 & wait; vllm serve m $A $B $C",
+    "true && { A=1; } | cat; vllm serve m $A",
+    "{ A=1 && B=2 & } ; wait; vllm serve m $A $B",
+]
+KEPT = [
+    "{ A=1; }; B=2; if true; then C=3; fi; vllm serve m $A $B $C",
+    "A=0; { A=1; if true; then { B=2; } fi; } > /dev/null; vllm serve m $A $B",
+    "A=1 && { B=2; C=3; } && D=4; vllm serve m $A $B $C $D",
+    "for i in 1; do A=1; done; while false; do :; done; vllm serve m $A",
+    "{ A=1; } | cat; B=2; { C=3; }; vllm serve m $B $C",
+]
+
+
+@pytest.mark.parametrize("script", ISOLATED + KEPT)
+def test_a_compound_command_in_a_pipeline_or_the_background_keeps_its_state_apart(
+    script: str, tmp_path: Path
+) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine if not w.unresolved] == argv
+    if script in KEPT:
+        assert not any(w.unresolved for w in engine)
+
 
 def _env(tmp_path: Path) -> dict[str, str]:
     return {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x", "HOME": "/home/u"}
@@ -191,3 +232,20 @@ def test_an_engine_behind_xargs_is_not_taken_at_its_defaults(command: str, image
     (msg,) = got["KV503"]
     assert "arguments are not all known: xargs adds words it reads from its input" in msg
     assert "not sized" in msg
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["if :; then A=1; fi | cat; { B=2; } && C=3 & ", "{ ", "while :; do { if :; then ", "(A=1) && B=2 & "],
+)
+def test_compound_commands_are_read_ahead_once(unit: str) -> None:
+    """20,000 compound commands, in a row or nested (each one at nesting 0 is read ahead to the operator after its
+    end, once): bounded CPU (the limit of tests/test_hostile_shapes.py; the growth is bench/hostile.py's
+    sh_compounds). Past the subshells a reading isolates (64), the state is no longer kept apart."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = unit * 20_000 + "vllm serve m $A"
+    t = time.process_time()
+    got = list(commands(script, {}))
+    assert time.process_time() - t < LIMIT_S
+    assert [w.text for w in got[-1]][:3] == ["vllm", "serve", "m"]

@@ -2859,6 +2859,12 @@ def _read_commands(
     # command being the list of pipelines joined by && and ||): the state saved at its first command when `&&` or
     # `||` follows it, put back at a `&` that ends the list (not `|&`, a pipe), dropped at another operator
     andor: _Saved | None = None
+    # a compound command (`{ ...; }`, `if ... fi`, a loop, `case`) that is part of a pipeline or runs in the background
+    # runs in a subshell as a simple command does: the state saved when it opens (at nesting 0: read ahead to the
+    # operator after its end, _after_compound), put back when it closes
+    compound = 0  # the compound commands open
+    compound_saved: _Saved | None = None
+    andor_nest = 0  # the nesting (compound commands and `(`) at which the AND-OR list `andor` runs
     after_op = ""  # the token just before: an operator, or "" after a command (`|` then `&` is `|&`)
     last_op = ""
     loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
@@ -2867,12 +2873,27 @@ def _read_commands(
             if piped is not None:
                 positional = piped.restore(shell)
                 piped = None
-            if andor is not None and cmd not in ("&&", "||", "|"):
+            if (
+                andor is not None
+                and cmd not in ("&&", "||", "|", "(")
+                and compound + len(parens) == andor_nest
+            ):
                 if cmd == "&" and after_op != "|":
                     positional = andor.restore(shell)
                 andor = None
             last_op = after_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
+                if (
+                    starts
+                    and andor is None
+                    and compound + len(parens) == 0
+                    and shell.subshells > 0
+                    and last_op not in ("&&", "||", "|")
+                    and _after_compound(tokens, 0, 1) in ("&&", "||")
+                ):
+                    # `(A=1) && B=2 &`: an AND-OR list that starts with a subshell
+                    shell.subshells -= 1
+                    andor, andor_nest = _Saved(shell, positional), 0
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
                     shell.subshells -= 1
@@ -2885,13 +2906,35 @@ def _read_commands(
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
         after_op = ""
-        if andor is None and case_depth == 0 and shell.subshells > 0 and last_op not in ("&&", "||", "|"):
+        # compound commands: opened at nesting 0, the operator after its end read ahead; closed back to 0, the state
+        # saved when it opened put back
+        nesting = _compound_step(cmd) if cmd else 0  # type: ignore[arg-type]
+        handled = False  # this command opens or closes a compound command whose state is kept apart
+        if nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells > 0:
+            ends = _after_compound(tokens, nesting, 0)
+            if last_op == "|" or ends == "|" or ends == "&":
+                shell.subshells -= 1
+                compound_saved, handled = _Saved(shell, positional), True
+            elif andor is None and last_op not in ("&&", "||", "|") and ends in ("&&", "||"):
+                shell.subshells -= 1
+                andor, andor_nest, handled = _Saved(shell, positional), 0, True
+        compound = max(0, compound + nesting)
+        if nesting < 0 and compound == 0 and compound_saved is not None:
+            positional = compound_saved.restore(shell)
+            compound_saved, handled = None, True
+        if (
+            not handled
+            and andor is None
+            and case_depth == 0
+            and shell.subshells > 0
+            and last_op not in ("&&", "||", "|")
+        ):
             following = next(tokens, None)
             if following is not None:
                 tokens.push(following)
             if following == "&&" or following == "||":
                 shell.subshells -= 1
-                andor = _Saved(shell, positional)
+                andor, andor_nest = _Saved(shell, positional), compound + len(parens)
         if first in _LOOPS:
             loops += 1
         elif first == "done" and loops:
@@ -2937,7 +2980,7 @@ def _read_commands(
                     continue
             elif after is not None:
                 tokens.push(after)
-        if case_depth == 0 and shell.subshells > 0:
+        if case_depth == 0 and shell.subshells > 0 and not handled:
             after = next(tokens, None)
             if after is not None:
                 tokens.push(after)
@@ -3515,6 +3558,64 @@ _ARITH_ASSIGN_RE = re.compile(
 #: bash's builtins that read a script into the current shell, and the files that are a command's input.
 _SOURCE = frozenset({".", "source"})
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+#: The reserved words that open a compound command (bash(1) "Compound Commands") and those that close one.
+_OPENS = frozenset({"{", "if", "for", "select", "while", "until", "case"})
+_CLOSES = frozenset({"}", "fi", "done", "esac"})
+#: The reserved words after which another reserved word may start a command (``then if``, ``{ while``, ``! {``).
+_BEFORE_RESERVED = frozenset({"{", "then", "do", "else", "elif", "if", "while", "until", "!", "time"})
+
+
+def _compound_step(cmd: list[Word | tuple[int, str]]) -> int:
+    """How a command's words change the nesting of compound commands: +1 for each reserved word that opens one at the
+    start of the command (``{``, ``if``, ``for`` ... ; ``then if`` two words), -1 for one that closes one (``}``,
+    ``fi``, ``done``, ``esac``, the command's first word)."""
+    first = _raw_of(cmd[0])
+    if first in _CLOSES:
+        return -1
+    step = 0
+    for word in cmd:
+        raw = _raw_of(word)
+        if raw in _OPENS:
+            step += 1
+            if raw not in _BEFORE_RESERVED:  # for NAME in ..., case WORD in, select: no reserved word follows
+                break
+        elif raw not in _BEFORE_RESERVED:
+            break
+    return step
+
+
+def _after_compound(tokens: _Lookahead, depth: int, parens: int) -> str | None:
+    """The operator after the compound command a command opened (``depth`` reserved words, or ``parens`` a ``(``
+    subshell) ends: ``|``, ``&``, ``&&``, ``;`` ...; None at the end of the script. The tokens read are put back
+    (read once more by the caller: a script's tokens are read ahead once, at the compound command that holds them, so
+    the work stays linear). A ``case``'s patterns' ``)`` are not counted."""
+    pulled: list[Any] = []
+    cases = 0
+    after: str | None = None
+    for token in tokens:
+        pulled.append(token)
+        if token.__class__ is str:
+            if depth <= 0 and parens <= 0:
+                after = token
+                break
+            if cases == 0 and token == "(":
+                parens += 1
+            elif cases == 0 and token == ")":
+                parens -= 1
+            continue
+        if not token:
+            continue
+        first = _raw_of(token[0])
+        if first == "case":
+            cases += 1
+        elif first == "esac" and cases:
+            cases -= 1
+        depth += _compound_step(token)
+    for token in reversed(pulled):
+        tokens.push(token)
+    return after
 
 
 class _Lookahead(Iterator[Any]):
