@@ -277,6 +277,19 @@ def _fn_compounds(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {}))
 
 
+def _braces(n: int) -> str:
+    """N words of 10,000 characters and a brace expansion of 1,001 items (10 MB of words each if made; the budget
+    is charged before they are, shell52)."""
+    return ": " + ("x" * 10_000 + "{" + "a," * 1000 + "b} ") * n + "; "
+
+
+def _fn_braces(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _braces(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -523,6 +536,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_compounds ('if :; then A=1; fi | cat; { B=2; } && C=3 &' x N)": (
         _fn_compounds,
         lambda n: (_sh_lead(_compounds(n)), ".yaml"),
+    ),
+    "sh_braces (N words of 'x' * 10,000 + '{a,...}' of 1,001 items)": (
+        _fn_braces,
+        lambda n: (_sh_lead(_braces(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

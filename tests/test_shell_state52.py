@@ -249,3 +249,41 @@ def test_compound_commands_are_read_ahead_once(unit: str) -> None:
     got = list(commands(script, {}))
     assert time.process_time() - t < LIMIT_S
     assert [w.text for w in got[-1]][:3] == ["vllm", "serve", "m"]
+
+
+#: Brace expansion (one ``{a,b}`` or ``{1..3}`` of a plain word; an empty word dropped) and tilde expansion (a leading
+#: ``~``, or after the ``=`` of ``NAME=~/x``, from the shell's HOME), as bash 5.2 makes them; two brace expansions in a
+#: word, ``~user`` and ``~`` without HOME are left unresolved
+BRACE_TILDE = {
+    "vllm serve m --tensor-parallel-size {1,2} {4096,} x{,} {a,b}c {3..1} {a} {} --x={1,2} {,} y": [],
+    "vllm serve ~/m ~ ~/ a=~/x --model=~/y ~nosuch/x a{b,c}d{e,f} z": ["~nosuch/x", "a{b,c}d{e,f}"],
+    "A=~/m B={a,b}; export C=~/c; vllm serve $A $B $C": [],
+    "unset HOME; vllm serve ~/m x": ["~/m"],
+}
+
+
+@pytest.mark.parametrize("script", list(BRACE_TILDE))
+def test_brace_and_tilde_expansion_as_bash_makes_them(script: str, tmp_path: Path) -> None:
+    """Every word kvlint resolves is bash's; those it leaves unresolved are the ones listed (it could not know them)."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert _agrees([(w.text, w.unresolved) for w in engine], argv), (argv, engine)
+    assert [w.text for w in engine if w.unresolved] == BRACE_TILDE[script]
+    if not BRACE_TILDE[script]:
+        assert [w.text for w in engine] == argv
+
+
+def test_brace_expansions_stay_bounded() -> None:
+    """400 words of 100,000 characters and a brace expansion of 1,001 items each (40 GB of words if made), and
+    400 of ``{1..1000}``: the words the budget affords are made, the rest kept unresolved; bounded CPU."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = "vllm serve m " + ("x" * 100_000 + "{" + "a," * 1000 + "b} ") * 400 + "~/m{1..1000} " * 400
+    t = time.process_time()
+    (engine,) = commands(script, {"HOME": "/h"})
+    assert time.process_time() - t < LIMIT_S
+    assert engine[3].unresolved and engine[-1].unresolved  # (the budget spent by then)
+    assert "/h/m1000" in [w.text for w in engine if not w.unresolved]

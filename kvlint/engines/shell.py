@@ -3017,6 +3017,16 @@ def _read_commands(
                     pre.own[name] = value
                 if skip:
                     skip = False
+                elif "{" in raw or "~" in raw:
+                    words.extend(_brace_tilde(raw, offset, local_env, budget, leading))
+                    if (
+                        leading
+                        and pre is not None
+                        and words
+                        and words[-1].text.startswith(raw.partition("=")[0])
+                    ):
+                        name, _, value = words[-1].text.partition("=")
+                        pre.own[name] = None if words[-1].substituted else value
                 else:
                     words.append(ShellArg(raw, offset, None, False, False, False))
                 continue
@@ -3616,6 +3626,70 @@ def _after_compound(tokens: _Lookahead, depth: int, parens: int) -> str | None:
     for token in reversed(pulled):
         tokens.push(token)
     return after
+
+
+#: ``{a,b}`` and ``{1..3}``: one brace expansion of a word of ordinary characters (bash(1) "Brace Expansion"), its
+#: text before, the items, the text after (a word with more than one, or nested, is not read)
+_BRACE_RE = re.compile(r"([^{}]*)\{([^{}]*)\}([^{}]*)\Z")
+_BRACE_SEQUENCE_RE = re.compile(r"(-?[0-9]{1,6})\.\.(-?[0-9]{1,6})\Z")
+#: The words one brace expansion makes at most (``{1..100000}`` is left as a word kvlint cannot resolve)
+_BRACE_WORDS = 1024
+
+
+def _brace_tilde(
+    raw: str, offset: int, env: Mapping[str, str], budget: _Budget, leading: bool
+) -> list[ShellArg]:
+    """A word of ordinary characters (no quote, ``$`` or backslash) holding ``{`` or ``~``, as bash expands it (bash
+    5.2, bash(1) "Brace Expansion", "Tilde Expansion"): ``{a,b}c`` is the words ac and bc (an empty one dropped),
+    ``{1..3}`` 1 2 3; then a leading ``~`` (or one after the ``=`` of ``NAME=~/x``) is ``$HOME`` when the shell's
+    HOME is known. What kvlint does not expand here (two brace expansions, nested ones, ``~user``, ``~`` without a
+    known HOME) is the word as written, unresolved (an assignment's value: unknown). ``leading``: the word is a
+    command's leading ``NAME=value``, whose value bash does not brace-expand."""
+    texts = [raw]
+    unknown = False
+    assign = _ASSIGN_RE.match(raw) is not None
+    if "{" in raw and not (leading and assign):
+        m = _BRACE_RE.match(raw)
+        items: list[str] | None = None
+        if m is None:
+            unknown = "," in raw or ".." in raw  # several expansions, or nested: not read
+        else:
+            body = m.group(2)
+            seq = _BRACE_SEQUENCE_RE.match(body)
+            if "," in body:
+                items = body.split(",")
+            elif seq is not None:
+                a, b = int(seq.group(1)), int(seq.group(2))
+                if abs(a - b) < _BRACE_WORDS:
+                    items = [str(k) for k in (range(a, b + 1) if a <= b else range(a, b - 1, -1))]
+                else:
+                    unknown = True
+            if items is not None:
+                if len(items) > _BRACE_WORDS:
+                    unknown = True
+                else:
+                    # the words' characters counted, and afforded, before they are made
+                    around = len(m.group(1)) + len(m.group(3))
+                    chars = around * len(items) + len(body) - len(items) + 1
+                    if budget.take(chars + _ARG_OVERHEAD * len(items), chars):
+                        texts = [t for t in (m.group(1) + item + m.group(3) for item in items) if t]
+                    else:
+                        unknown = True
+    out: list[ShellArg] = []
+    home = env.get("HOME")
+    for text in texts:
+        at = 0
+        if assign and not text.startswith("~"):
+            at = text.find("=") + 1
+        if text.startswith("~", at):
+            end = text.find("/", at)
+            prefix = text[at:] if end < 0 else text[at:end]
+            if prefix == "~" and home is not None and not _is_unresolved(home):
+                text = text[:at] + home + text[at + 1 :]
+            elif at == 0 or assign:
+                unknown = True
+        out.append(ShellArg(text, offset, None, False, unknown and not leading, False, unknown and leading))
+    return out
 
 
 class _Lookahead(Iterator[Any]):
