@@ -743,6 +743,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     kaito = _kaito_gpus(ctx)
     if kaito is not None:
         where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
+    if (p.resource or "").startswith(MIG_RESOURCE_PREFIX) and -(-need // pods) > 1 and not lay.ray:
+        yield from _mig_slices(ctx, -(-need // pods), where)
+        return
     if need > have:
         if lay.ray and w.path.startswith(SERVE_PATH) and w.group_size:
             # Ray Serve LLM: one GPU bundle per TP x PP device, placed on the worker group's pods; more bundles
@@ -825,6 +828,38 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
+
+
+def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnostic]:
+    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (``nvidia.com/mig-<profile>``, the
+    device plugin's mixed strategy): however many slices the pod gets, CUDA enumerates one MIG device per process
+    (NVIDIA's MIG User Guide, "CUDA Device Enumeration": with CUDA 11/R450 and CUDA 12/R525 and later, a CUDA process
+    enumerates a single MIG device whatever number of them is made available to the container,
+    https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-enumeration, quoted by
+    PyTorch's maintainer in pytorch/pytorch#130181 for two 3g.40gb slices; NVIDIA/k8s-device-plugin#446 for several
+    slices in one container), so the engine counts one GPU and its workers beyond it fail as on a pod with one GPU (:data:`_TOO_FEW`: vLLM's
+    ``vllm@0.19.0:vllm/config/parallel.py::ParallelConfig.__post_init__`` world-size check against
+    ``cuda_device_count_stateless()``). Nor would MIG instances join one tensor-parallel group: the guide lists no
+    GPU-to-GPU P2P (NVLink or PCIe) between MIG devices ("Application Considerations", https://docs.nvidia.com/
+    datacenter/tesla/mig-user-guide/deployment-considerations.html). Remedies: whole GPUs (``nvidia.com/gpu``) on
+    nodes without MIG, or the engine on one slice when kvlint's re-plan on one device starts (:func:`_lower_fails`).
+    """
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    assert p is not None
+    fix = f"request {per_pod} whole GPUs per pod ({NVIDIA_GPU}: {per_pod}, on nodes without MIG)"
+    if ctx.engine == "tgi":
+        lower: str | None = f"set {tgi_option(s, 'num_shard')} to 1"
+    else:
+        lower = _LOWER.get(ctx.engine, "").format(have=1) or None
+    if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
+        fix += f", or run it on one slice: {lower}"
+    yield ctx.finding(
+        f"{lay.described} needs {per_pod} GPUs in the pod, but its {where} are MIG slices and CUDA enumerates "
+        "one MIG device per process (NVIDIA MIG User Guide), so the engine sees 1 GPU; "
+        + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
+        lay.loc or p.gpus_loc or s.command_loc,
+        fix=fix,
+    )
 
 
 def _sglang_nodes(ctx: RuleContext, need: int) -> str | None:
@@ -2163,8 +2198,8 @@ def _gpu_request(c: LDict, resource: str) -> int:
 
 
 def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | None]:
-    """(the pod's effective request of ``resource``, that request and its parts in words, where the first container asking it writes
-    it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
+    """(the pod's effective request of ``resource``, that request and its parts in words, where it is written: the
+    request of the init container that makes the peak when one does, else the first container asking it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
     ``AggregateContainerRequests``, Kubernetes v1.34): the app containers' requests summed, plus every sidecar init
     container's (``restartPolicy: Always``, which keeps running beside them); and not less than what any other init
     container needs while it runs (its own request plus the sidecars started before it)."""
@@ -2177,7 +2212,7 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
             steady += n
             parts.append(f"{c.get('name', '?')}: {n}")
             first = first or _resource_loc(c, resource)
-    sidecars, peak, peak_text = 0, 0, ""
+    sidecars, peak, peak_text, peak_loc = 0, 0, "", None
     inits = pod_spec.get("initContainers")
     for c in inits if isinstance(inits, list) else []:
         if not isinstance(c, LDict):
@@ -2193,10 +2228,10 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
             name = c.get("name", "?")
             with_sidecars = f", plus {sidecars} of the sidecars started before it" if sidecars else ""
             peak_text = f"the pod asks {peak} {resource} while its init container {name} runs ({name}: {n}{with_sidecars})"
-            first = first or _resource_loc(c, resource)
+            peak_loc = _resource_loc(c, resource)
     steady += sidecars
-    if peak > steady:
-        return peak, peak_text, first
+    if peak > steady:  # the init container's own request makes the peak: said where it writes it
+        return peak, peak_text, peak_loc or first
     return steady, f"the pod's containers ask {steady} {resource} together ({', '.join(parts)})", first
 
 
