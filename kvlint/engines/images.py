@@ -37,6 +37,7 @@ from kvlint.gpu_resources import (
     NON_GPU_RESOURCES,
     NVIDIA_GPU,
     NVIDIA_GPU_SHARED,
+    amd_partition_of,
 )
 
 if TYPE_CHECKING:
@@ -1062,10 +1063,11 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
 def gpu_vendor_of_resource(resource: str | None) -> str | None:
     """The GPU vendor whose nodes alone advertise ``resource``: ``nvidia`` for NVIDIA's device plugin's
     ``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` (time-slicing) and MIG slices (``nvidia.com/mig-1g.10gb``),
-    ``amd`` for AMD's ``amd.com/gpu``; None for any other resource."""
+    ``amd`` for AMD's ``amd.com/gpu`` and its partitions under the ``mixed`` naming (``amd.com/cpx_nps4``,
+    :func:`kvlint.gpu_resources.amd_partition_of`); None for any other resource."""
     if resource in (NVIDIA_GPU, NVIDIA_GPU_SHARED) or (resource or "").startswith(MIG_RESOURCE_PREFIX):
         return "nvidia"
-    if resource == AMD_GPU:
+    if resource == AMD_GPU or amd_partition_of(resource) is not None:
         return "amd"
     return None
 

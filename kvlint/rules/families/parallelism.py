@@ -38,6 +38,7 @@ from kvlint.gpu_resources import (
     NVIDIA_GPU,
     TPU_RESOURCE,
     WHOLE_GPUS,
+    is_gpu_resource,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -2119,7 +2120,7 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
         for key in block if isinstance(block, dict) else []:
             if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
                 continue
-            if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX) or key in SHARING_RESOURCES:
+            if is_gpu_resource(key) or key in SHARING_RESOURCES:
                 continue
             low = key.lower()
             close = _close_gpu_resource(low)
