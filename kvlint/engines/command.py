@@ -772,6 +772,10 @@ class _Found:
     #: the script upgrades the engine without pinning a release (``pip install -U vllm``): the release it runs is
     #: the newest on the day the container starts, unknown here
     upgraded: bool = False
+    #: the unpinned install is the engine built from its source repository at a branch or commit
+    #: (:func:`_from_source_branch`: ``pip install git+https://github.com/vllm-project/vllm.git``): the newest code,
+    #: not the newest release
+    from_source: bool = False
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
@@ -1017,6 +1021,7 @@ def _scan_shell(
                 continue
             found.installed = got or None
             found.upgraded = not got
+            found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
             if w0.offset is not None:
@@ -2104,6 +2109,7 @@ def _dispatch(
         cfg.installed_by = found.install_text
         cfg.installed_loc = found.install_loc
         cfg.install_upgrades = found.upgraded
+        cfg.install_from_source = found.from_source
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere

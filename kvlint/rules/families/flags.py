@@ -234,6 +234,21 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         name = ENGINE_NAMES[s.engine]
         carried = engine_release(s.image, s.engine, None)
         instead = f", in place of the {name} {carried} image '{s.image}' carries," if carried else ""
+        if s.install_from_source:
+            # git+https://github.com/vllm-project/vllm.git (no @tag, or a branch or commit): pip builds the branch
+            # head, a development version (setuptools-scm 0.11.1.dev12+g...) newer than any release, not the
+            # newest release (kvlint.engines.command._from_source_branch)
+            yield ctx.finding(
+                f"the container's script installs {name} from its source repository at a branch or commit, not a release tag "
+                f"({_pip_at(s)}): pip builds that branch's newest code on the day the pod starts, a development "
+                f"version that is no release{instead} so the release that runs is not known; "
+                f"{_assumed(ctx, assumed)}",
+                s.installed_loc or s.command_loc,
+                fix=f"install a release tag (git+...@vX.Y.Z) or a release ({s.engine}==X) in that pip install, "
+                "or drop it to run the image's own release; or pass --engine-version with the release the code "
+                "is closest to",
+            )
+            return
         yield ctx.finding(
             f"the container's script upgrades {name} without pinning a release ({_pip_at(s)}): pip installs the "
             f"newest {name} release on the day the pod starts{instead} so the release that runs is not known; "
