@@ -1124,6 +1124,8 @@ class _Parser:
                         i += 1
                 continue
             canon, dest, kind, negated = res
+            if sub_key is None:
+                self.col.written[dest] = opt  # the spelling findings quote (-tp, --tensor_parallel_size)
             if sub_key is not None and self._no_dotted_keys():
                 self._dotted_before_092(opt, sub_key, explicit, canon, dest, loc)
                 continue
@@ -2018,6 +2020,8 @@ def parse_vllm_argv(
         )
         if kp is not None:
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
+            for dest in kp.col.flags:
+                p.col.written.pop(dest, None)  # a setting of the file, not of the command line's option word
     _check_lora(p)
     _check_speculative(p)
     _check_extensible(p)
