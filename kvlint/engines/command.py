@@ -1039,7 +1039,7 @@ def _scan_shell(
             found.pip_text = clip(" ".join(seen[k]), 120)
             # (a configuration file written by a redirection, ``echo ... > /etc/pip.conf``, is in the text only)
             found.pip_elsewhere = (
-                pip_env_source or any(f in script for f in _PIP_CONFIG_FILES) or _pip_elsewhere(seen)
+                pip_env_source or any(f in script for f in _PIP_CONFIG_FILES) or _pip_elsewhere(seen, k)
             )
             head = heads[k]
             found.pip_loc = head.loc
@@ -1417,7 +1417,7 @@ _MAX_PIP_ENVIRONS = 32
 _PIP_CONFIG_FILES = ("pip.conf", "pip.ini", "uv.toml")
 
 
-def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
+def _pip_elsewhere(seen: Sequence[Sequence[str]], own: int | None = None) -> bool:
     """Whether a command of the script before the engine (``seen``, each command's words) may install the engine
     from elsewhere than PyPI, or set where pip or uv installs it from, so that the script's ``pip install vllm``
     may not be PyPI's wheel (:attr:`kvlint.types.ServingConfig.pip_elsewhere`): a pip install naming another
@@ -1426,8 +1426,10 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
     requirement that is a local path, URL or VCS reference (``pip install -e .``, ``/wheels/vllm-...whl``,
     ``git+https://...``), ``pip config`` (``pip config set global.index-url ...``), a word naming a
     pip/uv configuration file, a ``setup.py`` build, or an environment activated (``source /opt/venv/bin/activate``,
-    ``conda activate``: one on a volume may hold vLLM already, and ``pip install vllm`` then installs nothing)."""
-    for words in seen:
+    ``conda activate``: one on a volume may hold vLLM already, and ``pip install vllm`` then installs nothing).
+    ``own``: the index in ``seen`` of the install whose source is read here, whose index options
+    :func:`kvlint.engines.images.pypi_cuda_wheel` reads itself (:func:`kvlint.engines.images.rocm_index_outbid`)."""
+    for at_command, words in enumerate(seen):
         if any(w.endswith(_PIP_CONFIG_FILES) or _base(w) in ("setup.py", "activate") for w in words):
             return True
         if words[:2] in (["conda", "activate"], ["micromamba", "activate"], ["mamba", "activate"]):
@@ -1443,7 +1445,7 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
             ):
                 return True
             args = _pip_words(words) or []
-            if pip_names_source(args):
+            if at_command != own and pip_names_source(args):
                 return True
             skip = False
             for w in args:

@@ -66,6 +66,7 @@ __all__ = [
     "published_build",
     "pypi_cuda_wheel",
     "repository_path",
+    "rocm_index_outbid",
     "split_image",
     "tag_of_unknown_image",
     "tag_only_names_release",
@@ -1249,13 +1250,71 @@ _PYPI_HOSTS = ("https://pypi.org/", "https://pypi.python.org/")
 _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNORECASE)
 
 
+#: A per-release directory of vLLM's ROCm wheel index (:data:`VLLM_ROCM_INDEX`): ``https://wheels.vllm.ai/rocm/
+#: 0.18.0/rocm700`` (group 1 the release, group 2 the variant), with or without a trailing slash.
+_ROCM_RELEASE_INDEX = re.compile(r"https?://wheels\.vllm\.ai/rocm/(\d+\.\d+\.\d+)/(rocm\d+)/?")
+
+
+def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
+    """``(index URL, release)`` when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
+    ``--extra-index-url`` but names vLLM with no version (``pip install vllm --extra-index-url
+    https://wheels.vllm.ai/rocm/0.18.0/rocm700``), so that pip installs PyPI's CUDA wheel all the same; else None.
+
+    pip gives its indexes no priority: it gathers the candidates of ``--index-url`` (PyPI) and every
+    ``--extra-index-url`` alike and takes the best, the highest version first (pip's ``PackageFinder.
+    find_best_candidate`` / ``CandidateEvaluator._sort_key``; pip's "Finding Packages" docs, pypa/pip#12587:
+    "there is no priority in the locations that are searched"). The per-release directory holds that one release
+    (``0.18.0+rocm700``), and PyPI holds later releases of vLLM (up to :data:`~kvlint.memory.versions.NEWEST_VLLM`
+    kvlint knows), whose version outranks it whatever its local label: pip installs PyPI's newest wheel, vLLM's
+    CUDA build. Certain only for pip: ``uv pip install`` takes the first index that has the package, the extra
+    index before PyPI (uv's default ``--index-strategy first-index``), so it is not read so; nor is a command whose
+    requirement carries a version or a ``+rocm`` label, or that names another source besides the index
+    (:data:`_PIP_SOURCE_OPTIONS`), nor a release kvlint does not know to be older than PyPI's newest."""
+    from kvlint.memory.versions import NEWEST_VLLM  # (a leaf module; imported here as memory imports engines)
+
+    args = serving.pip_args
+    head = serving.pip_text.split(" install", 1)[0].split()
+    if not args or any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head):
+        return None
+    found: tuple[str, str] | None = None
+    requirement = False
+    skip = False
+    for k, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        low = word.lower()
+        option = low.split("=", 1)[0]
+        if option in _PIP_SOURCE_OPTIONS:
+            value = word.split("=", 1)[1] if "=" in word else (args[k + 1] if k + 1 < len(args) else "")
+            skip = "=" not in word
+            m = _ROCM_RELEASE_INDEX.fullmatch(value.strip())
+            if option != "--extra-index-url" or m is None or found is not None:
+                return None
+            found = (value.strip(), m.group(1))
+            continue
+        if low.startswith("-"):
+            continue  # --no-cache-dir, -U, --pre ...: no version of vLLM and no other source
+        if "rocm" in low:
+            return None
+        if re.fullmatch(r"vllm(?:\[[^\]]*\])?", word.strip(), re.IGNORECASE):
+            requirement = True
+        elif _VLLM_REQUIREMENT.fullmatch(word.strip()) is not None:
+            return None  # a version named: which index's wheel pip takes depends on it
+    if found is None or not requirement:
+        return None
+    newest = tuple(int(x) for x in NEWEST_VLLM.split(".")[:3])
+    return found if tuple(int(x) for x in found[1].split(".")) < newest else None
+
+
 def pypi_cuda_wheel(serving: ServingConfig) -> bool:
     """Whether the container runs vLLM that its script installs from PyPI (``pip install vllm``, ``uv pip install
     vllm==0.11.0``: :attr:`kvlint.types.ServingConfig.pip_args`) on an image that carries no vLLM of its own
     (:data:`_PLAIN_BASE_IMAGES`): PyPI's wheel is vLLM's CUDA build (:data:`VLLM_ROCM_WHEELS`), so the container runs a
     CUDA build whatever the image. Not when the install names another source, which may be vLLM's ROCm index or
     wheel (``--extra-index-url https://wheels.vllm.ai/rocm/...``, a ``+rocm700`` version, a wheel file or URL, an
-    index or requirements option: :func:`pip_names_source`), nor when another command of the script may install
+    index or requirements option: :func:`pip_names_source`) unless pip takes PyPI's newer wheel over that of vLLM's
+    ROCm index all the same (:func:`rocm_index_outbid`), nor when another command of the script may install
     vLLM from elsewhere or set pip's source (:attr:`kvlint.types.ServingConfig.pip_elsewhere`), nor when the container may set another source
     (:func:`_container_pip_source_unknown`: a pip/uv source variable from the container's ``env`` with any value,
     including a Secret's, from ``envFrom`` or the script; a pip configuration file mounted)."""
@@ -1265,7 +1324,9 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
         return False
     if _container_pip_source_unknown(serving):
         return False
-    if serving.pip_elsewhere or pip_names_source(serving.pip_args):
+    if serving.pip_elsewhere:
+        return False
+    if pip_names_source(serving.pip_args) and rocm_index_outbid(serving) is None:
         return False
     return any(_VLLM_REQUIREMENT.fullmatch(word.strip()) is not None for word in serving.pip_args)
 
