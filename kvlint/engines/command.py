@@ -776,6 +776,9 @@ class _Found:
     #: (:func:`_from_source_branch`: ``pip install git+https://github.com/vllm-project/vllm.git``): the newest code,
     #: not the newest release
     from_source: bool = False
+    #: the unpinned upgrade takes vLLM's nightly (or one commit's) build from its main-branch index
+    #: (:func:`_vllm_main_index`): that index's URL; "" when it does not
+    main_index: str = ""
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
@@ -1022,6 +1025,7 @@ def _scan_shell(
             found.installed = got or None
             found.upgraded = not got
             found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
+            found.main_index = (_vllm_main_index(t) or "") if not got and engine == "vllm" else ""
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
             if w0.offset is not None:
@@ -1381,8 +1385,20 @@ def _is_pip(before: Sequence[str]) -> bool:
 
 
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
-#: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
-_PIP_UPGRADE = frozenset({"-U", "--upgrade"})
+#: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same), and pip's ``--force-reinstall``,
+#: under which pip's resolver "pretend[s] there is nothing installed" and takes the best candidate of its indexes
+#: (pip 26.3 ``resolution/resolvelib/factory.py::Factory._iter_found_candidates``, ``_get_installed_candidate``).
+_PIP_UPGRADE = frozenset({"-U", "--upgrade", "--force-reinstall"})
+#: vLLM's index of the wheels of its main branch (vllm-project/vllm@0487d5c2 ``docs/getting_started/installation/
+#: gpu.cuda.inc.md``, "Install the latest code"): ``https://wheels.vllm.ai/nightly`` (the last commit of ``main``;
+#: ``/nightly/<variant>`` for ``cu130``, ``cpu`` ...) and ``https://wheels.vllm.ai/<full commit hash>`` (that
+#: commit's build), each a development version (``0.23.1rc1.dev901+g2f3f441f8``), no release. Group 1: ``nightly``
+#: or the commit.
+_VLLM_MAIN_INDEX = re.compile(
+    r"https?://wheels\.vllm\.ai/(nightly|[0-9a-f]{40})(?:/[a-z0-9]+)?/?", re.IGNORECASE
+)
+#: pip's and uv's options that name an index.
+_PIP_INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index"})
 #: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
 #: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
 _PIP_SHORT_VALUED = frozenset("rceiftC")
@@ -1457,6 +1473,39 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]], own: int | None = None) -> boo
                 ):
                     return True
     return False
+
+
+def main_index_commit(url: str) -> str | None:
+    """The commit whose build the vLLM main-branch index ``url`` holds (``https://wheels.vllm.ai/<commit>``), or None
+    for the nightly index (the last commit of ``main``) and any other URL."""
+    m = _VLLM_MAIN_INDEX.fullmatch(url.strip())
+    return None if m is None or m.group(1).lower() == "nightly" else m.group(1)
+
+
+def _vllm_main_index(words: Sequence[str]) -> str | None:
+    """The index of vLLM's main-branch wheels (:data:`_VLLM_MAIN_INDEX`) the unpinned upgrade ``words`` (a pip or uv
+    pip command) takes vLLM from, or None. uv takes the first index that has the package, an extra index before
+    PyPI (its default ``--index-strategy first-index``), and allows pre-releases when those are all the index has:
+    the nightly build. pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines
+    packages from --extra-index-url and the default index, choosing only the latest version"), and a development
+    version only with ``--pre`` (else PyPI's newest release, which the upgrade text already says) or when the index
+    replaces PyPI (``--index-url``: its development versions are all there is)."""
+    if "install" not in words:
+        return None
+    at = list(words).index("install")
+    uv = any(_base(w) == "uv" for w in words[:at])
+    args = _pip_words(words) or []
+    pre = "--pre" in args or any(w.startswith("--prerelease") for w in args)
+    for k, word in enumerate(args):
+        option, eq, value = word.partition("=")
+        if option not in _PIP_INDEX_OPTIONS:
+            continue
+        value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+        if _VLLM_MAIN_INDEX.fullmatch(value.strip()) is None:
+            continue
+        if uv or pre or option in ("-i", "--index-url", "--default-index"):
+            return value.strip()
+    return None
 
 
 def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
@@ -2112,6 +2161,7 @@ def _dispatch(
         cfg.installed_loc = found.install_loc
         cfg.install_upgrades = found.upgraded
         cfg.install_from_source = found.from_source
+        cfg.install_main_index = found.main_index
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere

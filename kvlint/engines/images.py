@@ -1263,7 +1263,9 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
     pip gives its indexes no priority: it gathers the candidates of ``--index-url`` (PyPI) and every
     ``--extra-index-url`` alike and takes the best, the highest version first (pip's ``PackageFinder.
     find_best_candidate`` / ``CandidateEvaluator._sort_key``; pip's "Finding Packages" docs, pypa/pip#12587:
-    "there is no priority in the locations that are searched"). The per-release directory holds that one release
+    "there is no priority in the locations that are searched"; vLLM's own guide says so of its nightly index,
+    vllm-project/vllm@0487d5c2 ``docs/getting_started/installation/gpu.cuda.inc.md``: "pip combines packages from
+    --extra-index-url and the default index, choosing only the latest version"). The per-release directory holds that one release
     (``0.18.0+rocm700``), and PyPI holds later releases of vLLM (up to :data:`~kvlint.memory.versions.NEWEST_VLLM`
     kvlint knows), whose version outranks it whatever its local label: pip installs PyPI's newest wheel, vLLM's
     CUDA build. Certain only for pip: ``uv pip install`` takes the first index that has the package, the extra

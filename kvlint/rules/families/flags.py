@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
+from kvlint.engines.command import main_index_commit
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
@@ -234,6 +235,24 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         name = ENGINE_NAMES[s.engine]
         carried = engine_release(s.image, s.engine, None)
         instead = f", in place of the {name} {carried} image '{s.image}' carries," if carried else ""
+        main = s.install_main_index
+        if main:
+            # uv's first index with vllm is the extra one; pip's --pre lets it take the development version
+            # (kvlint.engines.command._vllm_main_index)
+            commit = main_index_commit(main)
+            build = (
+                "the nightly build of vLLM (its main branch's last commit)"
+                if commit is None
+                else f"the build of vLLM's commit {commit[:12]}"
+            )
+            yield ctx.finding(
+                f"the container's script installs {build} from {main} ({_pip_at(s)}): a development version, "
+                f"no release{instead} so the release that runs is not known; {_assumed(ctx, assumed)}",
+                s.installed_loc or s.command_loc,
+                fix=f"install a release ({s.engine}==X) in that pip install, or drop it to run the image's own "
+                "release; or pass --engine-version with the release the build is closest to",
+            )
+            return
         if s.install_from_source:
             # git+https://github.com/vllm-project/vllm.git (no @tag, or a branch or commit): pip builds the branch
             # head, a development version (setuptools-scm 0.11.1.dev12+g...) newer than any release, not the
