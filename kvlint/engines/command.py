@@ -44,6 +44,7 @@ from kvlint.engines.images import (
     image_mentions_engine,
     is_dell_enterprise_hub,
     pip_names_source,
+    pip_source_build,
     pip_source_variable,
     split_image,
     tag_of_unknown_image,
@@ -936,6 +937,9 @@ def _scan_shell(
     seen: list[list[str]] = []
     heads: list[ShellArg] = []  # the first word of each command of ``seen``
     pip_env_source = False  # a pip command of ``seen`` runs with a pip/uv source variable set by the script
+    build_target_set = (
+        False  # a pip command of ``seen`` runs with VLLM_TARGET_DEVICE set (a source build's target)
+    )
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(script, env, positional, allexport=allexport):
@@ -953,7 +957,9 @@ def _scan_shell(
                 if pip_environs > _MAX_PIP_ENVIRONS:
                     pip_env_source = True
                 elif environ is not None and _is_pip([_base(w) for w in texts[: texts.index("install")]]):
-                    pip_env_source = any(pip_source_variable(name) for name in environ.get()[1])
+                    names = environ.get()[1]
+                    pip_env_source = any(pip_source_variable(name) for name in names)
+                    build_target_set = build_target_set or "VLLM_TARGET_DEVICE" in names
             broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
             swallowed = _swallowed_engine(script, broken, env) if broken >= 0 else None
             if swallowed is not None:
@@ -1043,7 +1049,12 @@ def _scan_shell(
             found.pip_text = clip(" ".join(seen[k]), 120)
             # (a configuration file written by a redirection, ``echo ... > /etc/pip.conf``, is in the text only)
             found.pip_elsewhere = (
-                pip_env_source or any(f in script for f in _PIP_CONFIG_FILES) or _pip_elsewhere(seen, k)
+                pip_env_source
+                or any(f in script for f in _PIP_CONFIG_FILES)
+                or _pip_elsewhere(seen, k)
+                # a source build (--no-binary vllm) for the target the script gives it (VLLM_TARGET_DEVICE=rocm
+                # pip install ...): not the CUDA build PyPI's source makes by default
+                or (build_target_set and pip_source_build(args or []))
             )
             head = heads[k]
             found.pip_loc = head.loc

@@ -62,6 +62,7 @@ __all__ = [
     "names_engine",
     "path_placeholder",
     "pip_names_source",
+    "pip_source_build",
     "pip_source_variable",
     "published_build",
     "pypi_cuda_wheel",
@@ -1309,6 +1310,68 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
     return found if tuple(int(x) for x in found[1].split(".")) < newest else None
 
 
+def _format_control(value: str, target: set[str], other: set[str]) -> None:
+    """pip's ``FormatControl.handle_mutual_excludes`` (pip 26.3 ``models/format_control.py``) for one
+    ``--no-binary``/``--only-binary`` value: ``:all:`` clears both sets, ``:none:`` empties the target, a name moves
+    from the other set to the target."""
+    new = value.split(",")
+    while ":all:" in new:
+        other.clear()
+        target.clear()
+        target.add(":all:")
+        del new[: new.index(":all:") + 1]
+        if ":none:" not in new:
+            return
+    for name in new:
+        if name == ":none:":
+            target.clear()
+            continue
+        name = re.sub(r"[-_.]+", "-", name).lower()
+        other.discard(name)
+        target.add(name)
+
+
+def pip_source_build(args: Sequence[str]) -> bool:
+    """Whether the words after a pip (uv pip) ``install`` refuse vLLM's wheels (``--no-binary vllm``,
+    ``--no-binary=:all:``, not undone by ``--only-binary``), so that pip builds vLLM from PyPI's source distribution,
+    as pip 26.3's ``FormatControl.get_allowed_formats`` decides it from the options in order."""
+    no_binary: set[str] = set()
+    only_binary: set[str] = set()
+    for k, word in enumerate(args):
+        option, eq, value = word.partition("=")
+        if option not in ("--no-binary", "--only-binary"):
+            continue
+        value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+        if option == "--no-binary":
+            _format_control(value, no_binary, only_binary)
+        else:
+            _format_control(value, only_binary, no_binary)
+    if "vllm" in only_binary:
+        return False
+    if "vllm" in no_binary:
+        return True
+    return ":all:" not in only_binary and ":all:" in no_binary
+
+
+def source_build_target_unknown(serving: ServingConfig) -> bool:
+    """Whether a source build of vLLM (:func:`pip_source_build`) may target another device than CUDA: vLLM's
+    ``setup.py`` builds for ``VLLM_TARGET_DEVICE`` (``envs.py``: ``os.getenv("VLLM_TARGET_DEVICE", "cuda")``), and
+    ``_is_hip()`` is a ROCm build when the target is ``cuda`` or ``rocm`` and the build's PyTorch is a ROCm one
+    (vllm 0.11.0 sdist ``setup.py``). In pip's isolated build the PyTorch is the one ``pyproject.toml``'s
+    ``[build-system] requires`` pins (``torch == 2.8.0``), taken from PyPI: its CUDA build. So the target is known
+    to be CUDA unless the container or the script sets ``VLLM_TARGET_DEVICE`` (any value, a Secret's too) or the
+    install runs with ``--no-build-isolation`` (the environment's PyTorch, which may be ROCm's)."""
+    container = serving.container if isinstance(serving.container, Mapping) else {}
+    names = set(serving.env)
+    entries = container.get("env")
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
+            names.add(e["name"])
+    if "VLLM_TARGET_DEVICE" in names or "VLLM_TARGET_DEVICE" in serving.pip_text:
+        return True
+    return "--no-build-isolation" in serving.pip_args
+
+
 def pypi_cuda_wheel(serving: ServingConfig) -> bool:
     """Whether the container runs vLLM that its script installs from PyPI (``pip install vllm``, ``uv pip install
     vllm==0.11.0``: :attr:`kvlint.types.ServingConfig.pip_args`) on an image that carries no vLLM of its own
@@ -1330,6 +1393,8 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
         return False
     if pip_names_source(serving.pip_args) and rocm_index_outbid(serving) is None:
         return False
+    if pip_source_build(serving.pip_args) and source_build_target_unknown(serving):
+        return False  # PyPI's source built for a device the container may set (VLLM_TARGET_DEVICE)
     return any(_VLLM_REQUIREMENT.fullmatch(word.strip()) is not None for word in serving.pip_args)
 
 

@@ -23,6 +23,7 @@ from kvlint.engines.images import (
     gpu_build_on_other_accelerator,
     gpu_vendor_of_resource,
     is_known_cuda_build,
+    pip_source_build,
     platform_of,
     pypi_cuda_wheel,
     repository_path,
@@ -205,16 +206,26 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     on_image = (
         f"on a Python 3.12 image (python:3.12, not Python {python})" if python not in (None, "3.12") else ""
     )
+    source = pip_source_build(s.pip_args)
     how = (
-        f"installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries none"
+        f"builds vLLM from PyPI's source distribution ('{s.pip_text}'{line}: --no-binary) on image '{s.image}', "
+        "which carries none"
+        if source
+        else f"installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries none"
         if outbid is None
         else f"installs vLLM ('{s.pip_text}'{line}) on image '{s.image}', which carries none, naming no version: pip "
         f"gives its indexes no priority and takes the highest version among them, and PyPI's later releases "
         f"outrank {outbid[1]}+{variant}, the one release on {outbid[0]}, so pip installs PyPI's newest wheel"
     )
+    built = (
+        "vLLM's setup.py builds it for VLLM_TARGET_DEVICE, 'cuda' when unset, against the torch of pip's isolated "
+        "build, PyPI's CUDA build that pyproject.toml pins (PyTorch's ROCm builds are not on PyPI): a CUDA build "
+        "(which needs the CUDA toolkit to compile)"
+        if source
+        else "PyPI's vllm wheel is vLLM's CUDA build (vLLM publishes its ROCm wheels on its own index, not on PyPI)"
+    )
     return ctx.finding(
-        f"the container's script {how}: PyPI's vllm wheel is vLLM's CUDA build (vLLM publishes its ROCm wheels on "
-        f"its own index, not on PyPI), but {where}; on that GPU's node vLLM finds no CUDA runtime (libcudart.so: cannot open shared "
+        f"the container's script {how}: {built}, but {where}; on that GPU's node vLLM finds no CUDA runtime (libcudart.so: cannot open shared "
         "object file) and does not start, so kvlint does not size it",
         s.pip_loc or s.command_loc,
         fix=f"install vLLM's ROCm wheel from {VLLM_ROCM_INDEX} (Python 3.12 and glibc 2.35 or newer; {variant} for vLLM "
