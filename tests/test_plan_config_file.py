@@ -58,7 +58,10 @@ def test_plan_local_config_file_bounded(tmp_path: Path) -> None:
     """A device (never ends) and a file over a ConfigMap's 1 MiB are not read: KV503, unknown, never a hang."""
     big = tmp_path / "big.yaml"
     big.write_text("# " + "x" * MAX_CONFIG_FILE_BYTES + "\ntensor-parallel-size: 2\n")
-    for path in ("/dev/zero", str(big), str(tmp_path / "missing.yaml")):
+    # (named .yaml: vLLM refuses any other name before it opens the file, KV206: test_vllm_config_extension52)
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    for path in (str(zero), str(big), str(tmp_path / "missing.yaml")):
         out = _plan(["vllm", "serve", MODEL, "--config", path], local_config=True)
         assert out.verdict == "unknown", path
         assert "tensor_parallel_size" in out.result.serving.unresolved
