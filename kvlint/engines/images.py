@@ -48,6 +48,7 @@ __all__ = [
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
     "accelerator_build",
+    "bare_vllm_published",
     "build_is_evidenced",
     "engine_of_image",
     "engine_release",
@@ -297,10 +298,39 @@ def _tag_not_version(path: str) -> bool:
 ENGINE_IMAGE_NAMES = {"vllm": "vllm-openai", "tgi": "text-generation-inference", "sglang": "sglang"}
 
 
+#: AWS's Deep Learning Containers registries whose repository ``vllm`` holds AWS's vLLM DLC: the account
+#: ``763104351884`` in each region's ECR and the ECR Public gallery ``public.ecr.aws/deep-learning-containers/``.
+_AWS_DLC_HOST = re.compile(r"763104351884\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?")
+
+
+def bare_vllm_published(image: str) -> bool:
+    """Whether ``image`` is a repository named bare ``vllm`` whose publisher says its tag leads with the vLLM release
+    the image carries, so that the tag is read as that release (:func:`engine_version`); any other publisher's
+    ``vllm`` (``myorg/vllm:1.0``, ``rtalaricw/vllm:0.1``) names its own product and its tag is its own version:
+
+    * ``intel/vllm`` (Docker Hub): Intel's vLLM images for its GPUs, "The vLLM used in this docker image is based on
+      v0.10.2" for ``intel/vllm:0.10.2-xpu`` (intel/ai-containers ``vllm/0.10.2-xpu.md``
+      @13ed7481e47634f497055c8d703906099f326b20; ``0.8.0-xpu`` to ``0.17.0-xpu`` alike).
+    * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` and
+      ``public.ecr.aws/deep-learning-containers/vllm``: each release "vllm/vllm-openai version ``vX.Y.Z``" with the
+      tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (aws/deep-learning-containers
+      ``vllm/CHANGELOG.md`` @61a6b3e839f7d7d33a0744bf15261613fe7373aa)."""
+    repo = split_image(image)[0]
+    path = _repo_path(repo)
+    first = repo.split("/", 1)[0].lower()
+    host = first if ("." in first or ":" in first or first == "localhost") and "/" in repo else ""
+    if path == "intel/vllm":
+        return host in ("", "docker.io", "index.docker.io", "registry-1.docker.io")
+    if path == "vllm":
+        return _AWS_DLC_HOST.fullmatch(host) is not None
+    return path == "deep-learning-containers/vllm" and host == "public.ecr.aws"
+
+
 def _names_engine_image(last: str, engine: str) -> bool:
     """Whether ``last``, the last path component of a repository kvlint does not know as an engine build, names
     ``engine``'s own image, so that its tag is the engine's release: the engine's bare name (``intel/vllm:0.10.0-xpu``,
-    AWS's ``.../vllm:0.9-gpu-py312-ec2``), or the image's name (:data:`ENGINE_IMAGE_NAMES`), alone or followed by
+    AWS's ``.../vllm:0.9-gpu-py312-ec2``: for vLLM only where its publisher says so, :func:`bare_vllm_published`,
+    which :func:`engine_version` asks), or the image's name (:data:`ENGINE_IMAGE_NAMES`), alone or followed by
     hyphen-joined words of a rebuild, as a tag carries a build suffix (``aibrix/vllm-openai-aibrix-kvcache-nixl:
     v0.10.2-nixl-0.7.1``, ``aibrix/sglang-aibrix-kvcache-nixl:v0.5.5.post3-...``). A word before the name makes it
     another product's (a fork's own release numbers: Neural Magic's ``nm-vllm-openai``, ``llmd-vllm-openai``), as
@@ -647,6 +677,12 @@ def engine_version(image: str) -> str | None:
         # whose script installs vLLM from main; neuralmagic/nm-vllm-openai, nm-vllm's own release numbers): its tag
         # is the image's own version, not the engine's, unless its last path component names the engine's image
         return None
+    if engine == "vllm" and engine_of_image(image) is None and path.rsplit("/", 1)[-1] == "vllm":
+        if not bare_vllm_published(image):
+            # a repository named bare "vllm" by a publisher that does not say its tag is vLLM's release
+            # (myorg/vllm:1.0, rtalaricw/vllm:0.1): the tag is that image's own version (Intel's and AWS's are
+            # vLLM's: bare_vllm_published)
+            return None
     if engine == "vllm" and _tag_not_version(path):
         return None
     m = _VERSION_RE.match(tag)
@@ -758,6 +794,8 @@ def tag_only_names_release(image: str) -> bool:
     path = _repo_path(repo)
     if ray_llm_vllm(image) is not None or dynamo_runtime(image) is not None or _release_tag_build(path):
         return False
+    if bare_vllm_published(image):
+        return False  # Intel's and AWS's vllm images: their publisher says the tag is the vLLM release
     if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME) or inline_engine(image) is not None:
         return False
     return _INLINE_VLLM_RE.search(path) is None and (tag is None or _INLINE_VLLM_RE.search(tag) is None)

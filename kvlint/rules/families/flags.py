@@ -17,6 +17,8 @@ from kvlint.engines.command import main_index_commit
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
+    bare_vllm_published,
+    engine_of_image,
     engine_release,
     gpu_build_on_other_accelerator,
     gpu_vendor_of_resource,
@@ -338,8 +340,23 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
         if not moving and s.release_noted:
             return  # the parser's KV504 (the image read as vLLM, a Dynamo worker) says which release was assumed
+        # a repository named bare "vllm" whose publisher does not say its tag is vLLM's release (images.
+        # bare_vllm_published: Intel's and AWS's do): the tag is that image's own version, not read as vLLM's
+        bare = (
+            s.engine == "vllm"
+            and not own
+            and repo.rsplit("/", 1)[-1].lower() == "vllm"
+            and engine_of_image(s.image) is None
+            and not bare_vllm_published(s.image)
+        )
         yield ctx.finding(
-            f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
+            (
+                f"image '{s.image}' is named vllm by a publisher kvlint does not know to tag its images with "
+                f"vLLM's release (Intel's intel/vllm and AWS's Deep Learning Containers do): its tag {tag} is "
+                "read as that image's own version, not as a vLLM release"
+                if bare
+                else f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
+            )
             + (" (a build of the engine's own repository that is not a release)" if own else "")
             + f"; {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),
