@@ -64,3 +64,16 @@ def test_kv208_says_the_tag_is_the_images_own(tmp_path: Path) -> None:
     assert kv208.severity == "info", kv208
     assert "its tag 1.0 is read as that image's own version, not as a vLLM release" in kv208.message
     assert "vLLM 1.0" not in kv208.message
+
+
+def test_a_word_tag_still_names_no_release(tmp_path: Path) -> None:
+    # quay.io/opendatahub/vllm:fast (fixtures/collected): a word, not a version of the image's own
+    p = tmp_path / "pod.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: e\n"
+        "    image: quay.io/opendatahub/vllm:fast\n"
+        "    command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '8192']\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (kv208,) = [d for d in run_check([str(p)], Options(allow_hub=False)).diagnostics if d.rule == "KV208"]
+    assert "the tag fast names no vLLM release kvlint can read" in kv208.message, kv208.message

@@ -348,6 +348,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             and repo.rsplit("/", 1)[-1].lower() == "vllm"
             and engine_of_image(s.image) is None
             and not bare_vllm_published(s.image)
+            and re.match(r"v?\d+\.\d+", tag) is not None  # a version of its own (not a word: "fast")
         )
         yield ctx.finding(
             (
