@@ -52,6 +52,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance, prefixed
+from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
@@ -1331,31 +1332,6 @@ _PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "n
 #: (``--dry-run``) or it goes to a directory that is not the environment's site-packages (``--target``,
 #: ``--prefix``, ``--root``; pip ``commands/install.py``).
 _PIP_ELSEWHERE = frozenset({"--dry-run", "-t", "--target", "--prefix", "--root"})
-#: ``pip install`` options whose value is the next word (a file, a URL, a directory), not a requirement.
-_PIP_VALUED = frozenset(
-    {
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-e",
-        "--editable",
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "--src",
-        "--python",
-        "--log",
-        "--cache-dir",
-        "--trusted-host",
-        "--upgrade-strategy",
-        "--config-settings",
-        "-C",
-        "--report",
-    }
-)
 
 
 def _is_pip(before: Sequence[str]) -> bool:
@@ -1378,9 +1354,6 @@ def _is_pip(before: Sequence[str]) -> bool:
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
 #: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
 _PIP_UPGRADE = frozenset({"-U", "--upgrade"})
-#: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
-#: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
-_PIP_SHORT_VALUED = frozenset("rceiftC")
 
 
 def _pip_words(words: Sequence[str]) -> list[str] | None:
@@ -1399,7 +1372,7 @@ def _pip_words(words: Sequence[str]) -> list[str] | None:
             continue
         for k, c in enumerate(w[1:], 1):
             out.append("-" + c)
-            if c in _PIP_SHORT_VALUED:
+            if c in PIP_SHORT_VALUED:
                 if k + 1 < len(w):
                     out.append(w[k + 1 :])
                 break
@@ -1442,8 +1415,8 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
                 return True
             skip = False
             for w in args:
-                if skip or w in _PIP_VALUED:
-                    skip = not skip and w in _PIP_VALUED
+                if skip or w in PIP_VALUED:
+                    skip = not skip and w in PIP_VALUED
                     continue
                 if not w.startswith("-") and (
                     "/" in w or "@" in w or w.startswith(".") or w.endswith((".whl", ".tar.gz", ".zip"))
@@ -1543,7 +1516,7 @@ def _pip_engine_pins(args: Sequence[str] | None, engine: str, reader: Requiremen
             continue
         if w.split("=", 1)[0] in _PIP_ELSEWHERE:
             return None
-        if w in _PIP_VALUED:
+        if w in PIP_VALUED:
             skip = True
             continue
         pin = reader.read(w)
