@@ -2371,37 +2371,6 @@ _DEH_TGI_ENV = frozenset(
 )
 
 
-@one_reading
-def parse_container(
-    container: LDict,
-    *,
-    pod_spec: LDict | None = None,
-    namespace: str | None = None,
-    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
-    path: str = "",
-    engine_version_option: str | None = None,
-    runtime_template: bool = False,
-    kuberay: bool = False,
-    installed_release: str | None = None,
-) -> ServingConfig | None:
-    """Read the serving engine a Kubernetes container runs (:func:`_parse_container`, whose arguments these are),
-    with the options unknown to a release only guessed at warned about, not refused (:func:`_guessed_release`)."""
-    cfg = _parse_container(
-        container,
-        pod_spec=pod_spec,
-        namespace=namespace,
-        configmaps=configmaps,
-        path=path,
-        engine_version_option=engine_version_option,
-        runtime_template=runtime_template,
-        kuberay=kuberay,
-        installed_release=installed_release,
-    )
-    if cfg is not None and not engine_version_option and installed_release is None:
-        _guessed_release(cfg)
-    return cfg
-
-
 def _guessed_release(cfg: ServingConfig) -> None:
     """KV205 for an option the release does not have is a warning, not an error, when that release was only read
     from the tag of an image kvlint does not know as the engine's release image (:func:`tag_of_unknown_image`:
@@ -2423,7 +2392,8 @@ def _guessed_release(cfg: ServingConfig) -> None:
     ]
 
 
-def _parse_container(
+@one_reading
+def parse_container(
     container: LDict,
     *,
     pod_spec: LDict | None = None,
@@ -2435,7 +2405,8 @@ def _parse_container(
     kuberay: bool = False,
     installed_release: str | None = None,
 ) -> ServingConfig | None:
-    """Read the serving engine a Kubernetes container runs.
+    """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
+    warned about, not refused (:func:`_guessed_release`).
 
     Args:
         container: the container mapping (``name``, ``image``, ``command``, ``args``, ``env`` ...).
@@ -2585,7 +2556,7 @@ def _parse_container(
                 name: found.script_env_locs.get(name, own_locs.get(name)) for name in found.script_env
             }
             own = found.script_env
-        return _dispatch(
+        cfg = _dispatch(
             found,
             container=container,
             image=image,
@@ -2595,6 +2566,11 @@ def _parse_container(
             version_override=engine_version_option,
             runtime_template=runtime_template,
         )
+        if not engine_version_option and installed_release is None:
+            # every engine command line the container runs is read here: an option unknown to a release only
+            # guessed at from an image's tag is a warning (:func:`_guessed_release`)
+            _guessed_release(cfg)
+        return cfg
 
     # the program's first word, where the command (or args) names it
     program = items[0].loc if items else None
