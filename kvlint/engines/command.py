@@ -2042,33 +2042,10 @@ def _kaito_vllm(cfg: ServingConfig, anchor: Loc | None) -> None:
         cfg.flags["port"] = Value(port, anchor, str(port), source="default")
 
 
-def _dispatch(
-    found: _Found,
-    *,
-    container: LDict,
-    image: str,
-    env: dict[str, str],
-    env_locs: Mapping[str, Loc | None],
-    config_loader=None,
-    version_override: str | None = None,
-    runtime_template: bool = False,
-    dynamo: bool = False,
-) -> ServingConfig:
-    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
-    (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`); ``runtime_template`` as
-    :func:`parse_container` has it."""
-    cfg = _dispatch_argv(
-        found,
-        container=container,
-        image=image,
-        env=env,
-        env_locs=env_locs,
-        config_loader=config_loader,
-        version_override=version_override,
-        runtime_template=runtime_template,
-        dynamo=dynamo,
-    )
+def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc | None]) -> ServingConfig:
+    """``cfg``, the engine ``found`` runs as its parser read it, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known, where each variable is set, and what the container's script installs of the engine
+    (:attr:`_Found.install_text`, :attr:`_Found.pip_args`). Modifies and returns ``cfg``."""
     if found.loc is not None:
         cfg.command_loc = found.loc
     cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
@@ -2178,7 +2155,7 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
     )
 
 
-def _dispatch_argv(
+def _dispatch(
     found: _Found,
     *,
     container: LDict,
@@ -2190,8 +2167,14 @@ def _dispatch_argv(
     runtime_template: bool = False,
     dynamo: bool = False,
 ) -> ServingConfig:
+    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known (:func:`_script_facts`); ``version_override`` (``--engine-version``) and the image
+    decide the release its options are read with (:func:`kvlint.engines.images.engine_release`);
+    ``runtime_template`` as :func:`parse_container` has it."""
+    # KServe's and KAITO's servers are read as vLLM below (a _Found of their own); the script's facts are given's
+    given = found
     if found.engine.startswith("dynamo-"):
-        return _dynamo(
+        cfg = _dynamo(
             found,
             container=container,
             image=image,
@@ -2201,6 +2184,7 @@ def _dispatch_argv(
             version_override=version_override,
             runtime_template=runtime_template,
         )
+        return _script_facts(cfg, given, env_locs)
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
     sources = [it.source for it in found.argv]
@@ -2273,7 +2257,7 @@ def _dispatch_argv(
                     mark=Mark.NO_MODEL,  # a command read whole (ServingConfig.unreadable)
                 )
             )
-        return cfg
+        return _script_facts(cfg, given, env_locs)
     if found.engine == "tgi":
         tgi = parse_tgi_argv(
             argv,
@@ -2287,7 +2271,7 @@ def _dispatch_argv(
             runtime_template=runtime_template,
         )
         tgi.exec_form = found.exec_form
-        return tgi
+        return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
         locs=locs,
@@ -2303,7 +2287,7 @@ def _dispatch_argv(
         serve_cli=found.positional_model,
     )
     sgl.exec_form = found.exec_form
-    return sgl
+    return _script_facts(sgl, given, env_locs)
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
@@ -2547,7 +2531,7 @@ def parse_container(
     def dispatch(found: _Found, upto: int = 0) -> ServingConfig | None:
         if installed_release and found.engine == "vllm" and not found.installed and not found.upgraded:
             # the release the workload installs over the image is the one that runs (the image's tag no longer
-            # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
+            # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
         if found.script_env is not None:
