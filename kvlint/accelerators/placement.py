@@ -37,6 +37,7 @@ sources in ``kvlint/data/accelerators.json``.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -45,7 +46,7 @@ from typing import Any, TypeVar
 from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
-from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
+from kvlint.gpu_resources import AMD_GPU, GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, AnnotationConflict, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
@@ -406,9 +407,27 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if it is None:
             return None
         c.acc = it.accelerator
-        if it.accelerator is not None:
-            per = f"{it.fraction} of" if it.fraction else f"{it.gpus}x" if it.gpus is not None else "?x"
+        if it.accelerator is not None and it.share_unknown:
+            # planned on the whole board it would be sized on memory its node does not have (_why_undecided says so)
+            c.acc = None
+        elif it.accelerator is not None:
+            per = (
+                f"{it.fraction} of"
+                if it.fraction
+                else "a share of one"  # EC2's fractional g6f/gr6f: Karpenter's GPU count is 0
+                if it.gpus == 0
+                else f"{it.gpus}x"
+                if it.gpus is not None
+                else "?x"
+            )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
+            slice_mib, how_known = _fractional_gpu_mib(it)
+            if slice_mib is not None:
+                c.label_bytes = max(slice_mib - cat.driver_reserve_mib(), 0) * cat.MIB
+                c.notes.append(
+                    f"a fractional GPU: {slice_mib} MiB frame buffer ({how_known}), less the typical "
+                    f"{cat.driver_reserve_mib()} MiB driver reserve, not the whole GPU's memory"
+                )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
         return c
@@ -531,6 +550,24 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
     cands_out = list(seen.values()) if len(seen) > 1 else []
     mig_or_label = best.mig_bytes or best.label_bytes
     return _Decision(best.acc, how, best.loc, notes, mig_or_label, any(c.shared for c in cands), cands_out)
+
+
+def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, str]:
+    """(the frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; where the figure comes
+    from), or (None, "") for a whole-GPU type. A vGPU share is a GPU of its own to the engine, whose memory is the
+    share's frame buffer, not the board's (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer",
+    MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``; EC2 g6f: the GPU memory of the instance, the Karpenter
+    instance-type reference): the size table's figure when it gives one, else the share of the board's NVML
+    total."""
+    if it.accelerator is None or not (it.fraction or it.gpus == 0):
+        return None, ""
+    if it.slice_memory_mib:
+        return it.slice_memory_mib, f"{it.name}'s size table"
+    m = re.fullmatch(r"1/(\d+)", it.fraction or "")
+    if m is None or int(m.group(1)) == 0:
+        return None, ""
+    whole = cat.nvml_total_mib(it.accelerator)
+    return whole // int(m.group(1)), f"{it.fraction} of {it.accelerator.id}'s {whole} MiB"
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
@@ -921,7 +958,15 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                 )
                 notes.append(f"{key}={vals} is a placeholder left to fill in: write {what} there")
             elif key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
-                notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
+                for v, _ in values:
+                    it = cat.instance_type(v)
+                    if it is not None and it.share_unknown and it.accelerator is not None:
+                        notes.append(
+                            f"{key}={it.name} is a share of one {it.accelerator.id} of unknown size ({it.note}): "
+                            f"not planned on the whole GPU; give its memory with --gpu-memory"
+                        )
+                    else:
+                        notes.append(f"{key}={v} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
                 notes.append(
                     f"label {key}={vals} names a GPU architecture, not a GPU model: kvlint reads it only to narrow "
@@ -1328,6 +1373,7 @@ def resolve_placement(
         partition=_partition(label_sets),
         sharing=_sharing(label_sets),
         why_undecided=lambda: _why_undecided(label_sets),
+        amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
         default=default,
         gpu_memory_bytes=gpu_memory_bytes,
@@ -1346,6 +1392,50 @@ def _partition(label_sets: list[Labels]) -> str | None:
     return None
 
 
+def _amd_partition(label_sets: list[Labels]) -> str | None:
+    """The first AMD node labeller partition value (:data:`AMD_PARTITION`, ``cpx_nps4``) among the label sets."""
+    for labels in label_sets:
+        part = _first(labels, AMD_PARTITION)
+        if part:
+            return part
+    return None
+
+
+#: Compute partitions per GPU of each mode on the AMD boards of eight XCDs whose counts AMD documents: MI300X ("On
+#: MI300X: SPX=>1, DPX=>2, QPX=>4, CPX=>8", amdsmi ``amdsmi_accelerator_partition_profile_t::num_partitions``,
+#: https://rocm.docs.amd.com/projects/amdsmi/en/docs-7.1.1/doxygen/docBin/html/structamdsmi__accelerator__partition__profile__t.html),
+#: MI325X and MI355X (the same 1 / 2 / 4 / 8 logical GPUs per physical GPU, https://aac.amd.com/help/bare-metal/gpu-partitioning/)
+AMD_PARTITIONS = {"spx": 1, "dpx": 2, "qpx": 4, "cpx": 8}
+AMD_PARTITIONED_BOARDS = ("amd-instinct-mi300x", "amd-instinct-mi325x", "amd-instinct-mi355x")
+#: Where a partition's memory comes from: amdgpu's ``amdgpu_amdkfd_xcp_memory_size`` gives each compute partition
+#: (XCP) its memory partition's size divided by the XCPs that share it, so with the NPS mode's equal memory partitions
+#: every XCP holds the GPU's memory divided by the number of compute partitions, whatever the NPS mode
+AMD_XCP_MEMORY_SRC = (
+    "github:ROCm/amdgpu/drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c@01732e48d68f48b285c037af712b2ec4d0cc7378 "
+    "amdgpu_amdkfd_xcp_memory_size"
+)
+
+
+def _amd_partition_bytes(acc: Accelerator, value: str) -> tuple[int | None, str]:
+    """(the memory of one compute partition of ``acc`` in the mode the label ``value`` names, a note), or (None, a
+    note) when the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "")
+    for ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``."""
+    mode = value.strip().lower().split("_", 1)[0]
+    if mode == "spx" or not re.fullmatch(r"[a-z]px_nps\d+", value.strip().lower()):
+        return None, ""
+    n = AMD_PARTITIONS.get(mode) if acc.id in AMD_PARTITIONED_BOARDS else None
+    if n is None:
+        return None, (
+            f"{AMD_PARTITION}={value}: each amd.com/gpu is a {mode.upper()} partition of {acc.id}, into how many "
+            "kvlint does not know on this board: sized as the whole GPU, which overstates its memory"
+        )
+    part = acc.memory_bytes // n // 4096 * 4096
+    return part, (
+        f"{AMD_PARTITION}={value}: each amd.com/gpu is one of {n} {mode.upper()} partitions of {acc.id}, "
+        f"{part / cat.GIB:.2f} GiB (the GPU's memory / {n}, as amdgpu gives each compute partition)"
+    )
+
+
 def _finish(
     decision: _Decision | None,
     notes: list[str],
@@ -1357,6 +1447,7 @@ def _finish(
     partition: str | None,
     sharing: tuple[bool, int | None, str],
     why_undecided: Callable[[], list[str]],
+    amd_partition: str | None = None,
     undecided_why: str | None,
     default: str | None,
     gpu_memory_bytes: int | None,
@@ -1431,6 +1522,17 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
+    # an AMD GPU split into compute partitions: amd.com/gpu is one partition (the device plugin's single naming)
+    if (
+        mig_bytes is None
+        and amd_partition
+        and acc is not None
+        and acc.vendor == "amd"
+        and resource == AMD_GPU
+    ):
+        mig_bytes, note = _amd_partition_bytes(acc, amd_partition)
+        if note:
+            notes.append(note)
     shared, sharers, share_note = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
@@ -1479,6 +1581,7 @@ class NodeFacts:
     partition: str | None
     sharing: tuple[bool, int | None, str]
     why: tuple[str, ...]
+    amd_partition: str | None = None
 
 
 def node_facts(labels: Mapping[str, str]) -> NodeFacts:
@@ -1493,6 +1596,7 @@ def node_facts(labels: Mapping[str, str]) -> NodeFacts:
         _partition(label_sets),
         _sharing(label_sets),
         tuple(_why_undecided(label_sets)) if decision is None else (),
+        _amd_partition(label_sets),
     )
 
 
@@ -1512,6 +1616,7 @@ def placement_on_node(facts: NodeFacts, container: Mapping[str, Any]) -> Placeme
         partition=facts.partition,
         sharing=facts.sharing,
         why_undecided=lambda: list(facts.why),
+        amd_partition=facts.amd_partition,
         undecided_why=None,
         default=None,
         gpu_memory_bytes=None,

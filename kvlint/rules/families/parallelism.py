@@ -2163,8 +2163,8 @@ def _gpu_request(c: LDict, resource: str) -> int:
 
 
 def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | None]:
-    """(the pod's effective request of ``resource``, that request and its parts in words, where the first container asking it writes
-    it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
+    """(the pod's effective request of ``resource``, that request and its parts in words, where it is written: the
+    request of the init container that makes the peak when one does, else the first container asking it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
     ``AggregateContainerRequests``, Kubernetes v1.34): the app containers' requests summed, plus every sidecar init
     container's (``restartPolicy: Always``, which keeps running beside them); and not less than what any other init
     container needs while it runs (its own request plus the sidecars started before it)."""
@@ -2177,7 +2177,7 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
             steady += n
             parts.append(f"{c.get('name', '?')}: {n}")
             first = first or _resource_loc(c, resource)
-    sidecars, peak, peak_text = 0, 0, ""
+    sidecars, peak, peak_text, peak_loc = 0, 0, "", None
     inits = pod_spec.get("initContainers")
     for c in inits if isinstance(inits, list) else []:
         if not isinstance(c, LDict):
@@ -2193,10 +2193,10 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
             name = c.get("name", "?")
             with_sidecars = f", plus {sidecars} of the sidecars started before it" if sidecars else ""
             peak_text = f"the pod asks {peak} {resource} while its init container {name} runs ({name}: {n}{with_sidecars})"
-            first = first or _resource_loc(c, resource)
+            peak_loc = _resource_loc(c, resource)
     steady += sidecars
-    if peak > steady:
-        return peak, peak_text, first
+    if peak > steady:  # the init container's own request makes the peak: said where it writes it
+        return peak, peak_text, peak_loc or first
     return steady, f"the pod's containers ask {steady} {resource} together ({', '.join(parts)})", first
 
 
