@@ -644,7 +644,7 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             ):
                 return "vllm", k + 3, True
             if mod in ("dynamo.vllm", "dynamo.sglang"):
-                # NVIDIA Dynamo's workers: their own options, then the engine's (see _dynamo)
+                # NVIDIA Dynamo's workers: their own options, then the engine's (see _as_dynamo_worker)
                 return "dynamo-" + mod.split(".")[1], k + 2, False
             if mod == "sglang.launch_server":
                 return "sglang", k + 2, False
@@ -2174,8 +2174,10 @@ def _dispatch(
     # KServe's and KAITO's servers are read as vLLM below (a _Found of their own); the script's facts are given's
     given = found
     if found.engine.startswith("dynamo-"):
-        cfg = _dynamo(
-            found,
+        # NVIDIA Dynamo's worker hands the arguments it does not know to the engine's parser (_as_dynamo_worker)
+        engine = _DYNAMO[found.engine]
+        cfg = _dispatch(
+            _Found(engine, found.argv, False, found.loc, found.exec_form),
             container=container,
             image=image,
             env=env,
@@ -2183,8 +2185,9 @@ def _dispatch(
             config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
+            dynamo=True,
         )
-        return _script_facts(cfg, given, env_locs)
+        return _script_facts(_as_dynamo_worker(cfg, engine), given, env_locs)
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
     sources = [it.source for it in found.argv]
@@ -2909,17 +2912,7 @@ def _mentions(texts: Sequence[str]) -> list[str]:
 _DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
 
 
-def _dynamo(
-    found: _Found,
-    *,
-    container: LDict,
-    image: str,
-    env: dict[str, str],
-    env_locs: Mapping[str, Loc | None],
-    config_loader=None,
-    version_override: str | None = None,
-    runtime_template: bool = False,
-) -> ServingConfig:
+def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
     components/src/dynamo/vllm/args.py ``parse_args``: ``parse_known_args`` for Dynamo's groups, the rest to
@@ -2928,27 +2921,9 @@ def _dynamo(
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does). A ``--config FILE`` among the
     arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
     ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752), after
-    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630)."""
-    engine = _DYNAMO[found.engine]
-    sub = _Found(engine, found.argv, False, found.loc, found.exec_form)
-    return _as_dynamo_worker(
-        _dispatch(
-            sub,
-            container=container,
-            image=image,
-            env=env,
-            env_locs=env_locs,
-            config_loader=config_loader,
-            version_override=version_override,
-            runtime_template=runtime_template,
-            dynamo=True,
-        ),
-        engine,
-    )
+    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630).
 
-
-def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
-    """``cfg``, the arguments of a Dynamo worker read by ``engine``'s parser, as :func:`_dynamo` reports them:
+    ``cfg``: the arguments of a Dynamo worker read by ``engine``'s parser (:func:`_dispatch`), reported here with
     the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them). ``cfg.version`` is
     the release they were read with (:func:`kvlint.engines.images.engine_release`): ``--engine-version``, else the
     engine release the image's Dynamo release carries (:data:`kvlint.engines.images.DYNAMO_ENGINES`), else None.
