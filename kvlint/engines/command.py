@@ -3267,26 +3267,14 @@ def parse_command_line(
             f"`python -m vllm.entrypoints.openai.api_server --model MODEL ...`, `text-generation-launcher "
             f"--model-id MODEL ...` or `python -m sglang.launch_server --model-path MODEL ...`"
         )
-    engine, start, pos_model = m
+    program, start, pos_model = m
     rest = words[start:]
+    # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside (_as_dynamo_worker), and
+    # SGLang's worker takes --config-key as a container's does (_dispatch)
+    dynamo = program in _DYNAMO
+    engine = _DYNAMO.get(program, program)
     # a typed command has no image: the release given (--engine-version) is the one, as for a container
-    version = engine_release("", _DYNAMO.get(engine, engine), version)
-    if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
-        inner = _DYNAMO[engine]
-        if inner == "vllm":
-            cfg = parse_vllm_argv(
-                rest,
-                version=version,
-                env=env,
-                container=LDict(),
-                positional_model=pos_model,
-                config_loader=config_loader,
-            )
-        else:
-            cfg = parse_sglang_argv(
-                rest, version=version, env=env, container=LDict(), config_loader=config_loader
-            )
-        return _as_dynamo_worker(cfg, inner)
+    version = engine_release("", engine, version)
     if engine == "vllm":
         grpc = _runs_grpc(words, start)
         cfg = parse_vllm_argv(
@@ -3300,9 +3288,16 @@ def parse_command_line(
         )
         if grpc:
             _grpc_release(cfg, version, grpc)
-        return cfg
-    if engine == "tgi":
+    elif engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())
-    return parse_sglang_argv(
-        rest, version=version, env=env, container=LDict(), serve_cli=pos_model, config_loader=config_loader
-    )
+    else:
+        cfg = parse_sglang_argv(
+            rest,
+            version=version,
+            env=env,
+            container=LDict(),
+            serve_cli=pos_model,
+            config_loader=config_loader,
+            config_key_option=dynamo,
+        )
+    return _as_dynamo_worker(cfg, engine) if dynamo else cfg
