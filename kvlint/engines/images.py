@@ -1260,7 +1260,7 @@ def pip_names_source(args: Sequence[str]) -> bool:
         low = word.lower()
         if "rocm" in low:
             return True
-        option = low.split("=", 1)[0]
+        option = word.split("=", 1)[0]  # (as written: pip's options are case-sensitive, -I is not -i)
         if option in PIP_SOURCE_OPTIONS:
             value = low.split("=", 1)[1] if "=" in low else (args[k + 1].lower() if k + 1 < len(args) else "")
             if not value.startswith(_PYPI_HOSTS):
