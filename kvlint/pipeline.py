@@ -624,7 +624,7 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         if annotated is not None:
             return annotated
         if options.gpu_memory_bytes:
-            placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
+            placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes, mig_profile=None)
         return placement
     return _accelerators.workload_placement(
         w,
@@ -676,7 +676,7 @@ def _cluster_annotation(
     if options.exemptions_allowed:
         return replace(annotated, annotation_conflict=None if within else conflict)
     if options.gpu_memory_bytes:
-        cluster = replace(cluster, memory_bytes_override=options.gpu_memory_bytes)
+        cluster = replace(cluster, memory_bytes_override=options.gpu_memory_bytes, mig_profile=None)
     return replace(cluster, annotation_conflict=conflict)
 
 

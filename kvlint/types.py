@@ -765,6 +765,9 @@ class Placement:
             does not read, a GPU model or instance type not in the catalogue, a resource that names only the
             vendor, an operator's own reason): the notes of the decision that named none, for KV501
             (:func:`kvlint.accelerators.placement.undecided_reasons`); empty otherwise.
+        mig_profile: the MIG profile (``3g.40gb``) whose slice memory :attr:`memory_bytes_override` holds (a
+            ``nvidia.com/mig-<profile>`` resource, GFD's MIG product label, GKE's partition label); None when the
+            memory is not a MIG slice's. :attr:`device_name` names the device with it.
     """
 
     accelerator: Accelerator | None
@@ -781,6 +784,18 @@ class Placement:
     gpus_elsewhere: str | None = None
     annotation_conflict: AnnotationConflict | None = None
     undecided: tuple[str, ...] = ()
+    mig_profile: str | None = None
+
+    @property
+    def device_name(self) -> str | None:
+        """The device the engine runs on, in words: the accelerator's name, followed by ``MIG <profile>`` on a MIG
+        slice (as NVML names a MIG device, ``NVIDIA A100-SXM4-80GB MIG 3g.40gb``), so a plan sized on the slice's
+        memory is not shown under the whole board's name; None when no accelerator is known."""
+        if self.accelerator is None:
+            return None
+        if self.mig_profile and self.memory_bytes_override:
+            return f"{self.accelerator.name} MIG {self.mig_profile}"
+        return self.accelerator.name
 
     @property
     def requests_no_gpu(self) -> bool:

@@ -140,6 +140,8 @@ class _Cand:
     notes: list[str] = field(default_factory=list)
     mig_bytes: int | None = None
     shared: bool = False
+    #: the MIG profile whose slice :attr:`mig_bytes` is
+    mig_profile: str | None = None
     #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
@@ -166,6 +168,8 @@ class _Decision:
     #: the pod's facts were read and named no catalogue accelerator: :attr:`notes` say why
     #: (:attr:`kvlint.types.Placement.undecided`)
     undecided: bool = False
+    #: the MIG profile whose slice :attr:`mig_bytes` is (:attr:`kvlint.types.Placement.mig_profile`)
+    mig_profile: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -301,6 +305,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         c.acc = acc
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
+            c.mig_profile = profile if c.mig_bytes else None
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
             mib = _as_int(_first(labels, GFD_MEMORY))
@@ -549,7 +554,16 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
                 seen.setdefault(a.id, a)
     cands_out = list(seen.values()) if len(seen) > 1 else []
     mig_or_label = best.mig_bytes or best.label_bytes
-    return _Decision(best.acc, how, best.loc, notes, mig_or_label, any(c.shared for c in cands), cands_out)
+    return _Decision(
+        best.acc,
+        how,
+        best.loc,
+        notes,
+        mig_or_label,
+        any(c.shared for c in cands),
+        cands_out,
+        mig_profile=best.mig_profile if best.mig_bytes else None,
+    )
 
 
 def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, str]:
@@ -1509,6 +1523,7 @@ def _finish(
 
     acc = decision.acc
     mig_bytes = decision.mig_bytes
+    mig_profile = decision.mig_profile
     notes = decision.notes + notes
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
     if mig_bytes is None:
@@ -1519,6 +1534,7 @@ def _finish(
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
                 mig_bytes = prof.memory_bytes
+                mig_profile = profile
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
@@ -1567,6 +1583,8 @@ def _finish(
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
         undecided=tuple(notes) if acc is None and decision.undecided else (),
+        # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
+        mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )
 
 

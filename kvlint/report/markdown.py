@@ -79,7 +79,7 @@ def _g(b: int) -> str:
 
 def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]:
     """The section of one serving container; ``n`` is its number of findings."""
-    acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
+    acc = (c.placement.device_name if c.placement else None) or "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
     model = clip_words(str(c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")))
     lines = [

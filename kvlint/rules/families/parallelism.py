@@ -743,6 +743,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     kaito = _kaito_gpus(ctx)
     if kaito is not None:
         where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
+    if (p.resource or "").startswith(MIG_RESOURCE_PREFIX) and -(-need // pods) > 1 and not lay.ray:
+        yield from _mig_slices(ctx, -(-need // pods), where)
+        return
     if need > have:
         if lay.ray and w.path.startswith(SERVE_PATH) and w.group_size:
             # Ray Serve LLM: one GPU bundle per TP x PP device, placed on the worker group's pods; more bundles
@@ -825,6 +828,38 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
+
+
+def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnostic]:
+    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (``nvidia.com/mig-<profile>``, the
+    device plugin's mixed strategy): however many slices the pod gets, CUDA enumerates one MIG device per process
+    (NVIDIA's MIG User Guide, "CUDA Device Enumeration": with CUDA 11/R450 and CUDA 12/R525 and later, a CUDA process
+    enumerates a single MIG device whatever number of them is made available to the container,
+    https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-enumeration, quoted by
+    PyTorch's maintainer in pytorch/pytorch#130181 for two 3g.40gb slices; NVIDIA/k8s-device-plugin#446 for several
+    slices in one container), so the engine counts one GPU and its workers beyond it fail as on a pod with one GPU (:data:`_TOO_FEW`: vLLM's
+    ``vllm@0.19.0:vllm/config/parallel.py::ParallelConfig.__post_init__`` world-size check against
+    ``cuda_device_count_stateless()``). Nor would MIG instances join one tensor-parallel group: the guide lists no
+    GPU-to-GPU P2P (NVLink or PCIe) between MIG devices ("Application Considerations", https://docs.nvidia.com/
+    datacenter/tesla/mig-user-guide/deployment-considerations.html). Remedies: whole GPUs (``nvidia.com/gpu``) on
+    nodes without MIG, or the engine on one slice when kvlint's re-plan on one device starts (:func:`_lower_fails`).
+    """
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    assert p is not None
+    fix = f"request {per_pod} whole GPUs per pod ({NVIDIA_GPU}: {per_pod}, on nodes without MIG)"
+    if ctx.engine == "tgi":
+        lower: str | None = f"set {tgi_option(s, 'num_shard')} to 1"
+    else:
+        lower = _LOWER.get(ctx.engine, "").format(have=1) or None
+    if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
+        fix += f", or run it on one slice: {lower}"
+    yield ctx.finding(
+        f"{lay.described} needs {per_pod} GPUs in the pod, but its {where} are MIG slices and CUDA enumerates "
+        "one MIG device per process (NVIDIA MIG User Guide), so the engine sees 1 GPU; "
+        + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
+        lay.loc or p.gpus_loc or s.command_loc,
+        fix=fix,
+    )
 
 
 def _sglang_nodes(ctx: RuleContext, need: int) -> str | None:
