@@ -240,6 +240,21 @@ def _analyse_workloads(
         out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+    _joined_unsized(out, options)
+
+
+def _joined_unsized(out: DocumentsAnalysis, options: Options) -> None:
+    """A multi-node worker that joins its leader's engine and is not sized for the leader's reason is said to be
+    so at its own line (:func:`kvlint.sizing.joined_unsized_notes`), once every workload's containers are known
+    (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings."""
+    from kvlint.sizing import joined_unsized_notes
+
+    for cr, f in joined_unsized_notes(out.containers, out.diagnostics):
+        w = cr.workload
+        d = _runner.finding_to_diagnostic(f, _object(w), cr.container_name)
+        kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)
+        out.diagnostics.extend(kept)  # (its annotation's KV003 notes were made with its other findings)
+        out.suppressed.extend(suppressed)
 
 
 #: Rules a serving container's check also says of its pod as a whole (KV005 on a pod spec key or an init

@@ -1302,6 +1302,29 @@ class CheckResult:
             out[d.severity] = out.get(d.severity, 0) + 1
         return out
 
+    def standing(self) -> list[tuple[str, int]]:
+        """``(severity, stands_for)`` of each reported diagnostic that stands for more than one finding (the
+        finding for the rest past :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container; KV205's for the
+        unknown options past its bound), in order."""
+        listed = getattr(self.diagnostics, "standing", None)
+        if listed is not None:  # a streaming run's DiagnosticView: only those are decoded
+            return list(listed())
+        return [
+            (d.severity, d.stands_for)
+            for d in self.diagnostics
+            if isinstance(d.stands_for, int) and d.stands_for > 1
+        ]
+
+    def finding_counts(self) -> dict[str, int]:
+        """Findings per severity, as the reports' summaries count them: :meth:`counts` with each diagnostic that
+        stands for several findings (:meth:`standing`) counted as those, at its severity (the most severe of
+        them, :func:`kvlint.findcap.cap_per_rule`): a container with 120 findings of one rule lists 51 and counts
+        120, as linters count what they found, not what they print."""
+        out = self.counts()
+        for severity, n in self.standing():
+            out[severity] = out.get(severity, 0) + n - 1
+        return out
+
 
 #: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest
 _QUOTING_FIELDS = (

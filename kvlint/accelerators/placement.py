@@ -955,10 +955,29 @@ def undecided_reasons(placement: Placement | None) -> str:
     return "; ".join(placement.undecided)
 
 
-def _why_undecided(label_sets: list[Labels]) -> list[str]:
+def _pinned_classes(label_sets: list[Labels]) -> dict[str, str]:
+    """The ComputeClass and NodePool each node-class label (:data:`COMPUTE_CLASS`, :data:`KARPENTER_NODEPOOL`) pins
+    a pod to, read from its label sets as :func:`resolve_placement` builds them (the ``nodeSelector``'s first, then one per
+    required affinity term, ``In`` values): the nodeSelector's value, else the one value every term allows (a
+    term without the key leaves the pod free), as :func:`selected_node_class` reads the pod spec."""
+    out: dict[str, str] = {}
+    ns, terms = (label_sets[0], label_sets[1:]) if label_sets else ({}, [])
+    for key in (COMPUTE_CLASS, KARPENTER_NODEPOOL):
+        if ns.get(key):
+            out[key] = ns[key][0][0]
+        elif terms and all(t.get(key) for t in terms):
+            values = {v for t in terms for v, _ in t[key]}
+            if len(values) == 1:
+                out[key] = values.pop()
+    return out
+
+
+def _why_undecided(label_sets: list[Labels], *, pod: bool = True) -> list[str]:
     """Why the scheduling labels did not decide: instance types not in the catalogue, label keys that are
-    not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``)."""
+    not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``); for a pod's (``pod``, not a node's
+    own labels), the ComputeClass or NodePool it selects by name when none among the inputs names its GPU."""
     notes: list[str] = []
+    pinned, said = _pinned_classes(label_sets) if pod else {}, set[str]()
     for labels in label_sets:
         for key, values in labels.items():
             vals = ", ".join(v for v, _ in values)
@@ -999,6 +1018,25 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"label {key}={', '.join(unread)} is not a value of {_TABLE_KEYS[key][0]} kvlint reads{spelled}: "
                     f"map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
                 )
+            elif key in (COMPUTE_CLASS, KARPENTER_NODEPOOL):
+                # The pod names the object that names its GPU (a ComputeClass's priorities[].gpu.type, a
+                # NodePool's requirements), not the GPU: kvlint reads it when it is an input (find.py
+                # with_node_class), so say which one to pass. Only for the one class the pod's scheduling pins
+                # (as selected_node_class reads it: an open affinity term lets it land elsewhere), once; GKE's
+                # built-in classes are no object one could pass.
+                kind = "ComputeClass" if key == COMPUTE_CLASS else "Karpenter NodePool"
+                name = pinned.get(key)
+                if (
+                    name
+                    and not (key == COMPUTE_CLASS and name in GKE_BUILTIN_COMPUTE_CLASSES)
+                    and key not in said
+                ):
+                    said.add(key)
+                    notes.append(
+                        f"label {key}={name} selects its nodes by the {kind} {name}, and no {kind} of that name "
+                        f"among the inputs names a GPU: name its file with the workload's to kvlint check, or set "
+                        f"{ANNOTATION}"
+                    )
             elif key in _COUNT_KEYS:
                 # a count kvlint reads (KV410: :func:`node_gpu_capacity`), but not which GPU
                 notes.append(
@@ -1087,6 +1125,12 @@ def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
 #: NodePool that launched the node, karpenter.sh/v1: Karpenter docs, "NodePools", well-known labels).
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 KARPENTER_NODEPOOL = "karpenter.sh/nodepool"
+#: GKE Autopilot's built-in ComputeClasses (GKE docs, "About built-in ComputeClasses in Autopilot clusters";
+#: ``Accelerator`` with ``cloud.google.com/gke-accelerator`` for GPUs, "Deploy GPU workloads in Autopilot"): no
+#: object among a user's manifests, and none names a GPU.
+GKE_BUILTIN_COMPUTE_CLASSES = frozenset(
+    {"Accelerator", "Balanced", "Performance", "Scale-Out", "autopilot", "autopilot-spot"}
+)
 NODE_CLASS_KINDS = {
     "ComputeClass": ("cloud.google.com/", COMPUTE_CLASS),
     "NodePool": ("karpenter.sh/", KARPENTER_NODEPOOL),
@@ -1613,7 +1657,7 @@ def node_facts(labels: Mapping[str, str]) -> NodeFacts:
         decision,
         _partition(label_sets),
         _sharing(label_sets),
-        tuple(_why_undecided(label_sets)) if decision is None else (),
+        tuple(_why_undecided(label_sets, pod=False)) if decision is None else (),
         _amd_partition(label_sets),
     )
 

@@ -53,7 +53,7 @@ from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, ServingConfig, Severity
 from kvlint.values import as_float, as_int, as_list, digits
-from kvlint.wording import shell_word
+from kvlint.wording import count, idle, shell_word
 from kvlint.workloads.base import engine_containers
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 from kvlint.workloads.rayserve import SERVE_PATH
@@ -350,7 +350,7 @@ def _lower_fails(ctx: RuleContext, have: int) -> str | None:
         return None
     p = d.plan
     kv = f"{gib(p.kv_cache_bytes)} of KV cache" if p.kv_cache_bytes > 0 else "no KV cache"
-    return f"kvlint's re-plan on {have} GPU(s) has {gib(p.weights_bytes)} of weights per GPU of {gib(p.total_bytes)} and {kv}"
+    return f"kvlint's re-plan on {count(have, 'GPU')} has {gib(p.weights_bytes)} of weights per GPU of {gib(p.total_bytes)} and {kv}"
 
 
 def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
@@ -613,7 +613,7 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
     elif need < have and have - need >= per:
         yield ctx.finding(
             f"the pod gets {have} NeuronCores ({where}) but {lay.described} uses only {need}; {how}, so "
-            f"{have - need} NeuronCore(s) sit idle",
+            f"{idle(have - need, 'NeuronCore')}",
             p.gpus_loc,
             fix=f"request {-(-need // per)} {unit} ({p.resource})"
             + {
@@ -821,10 +821,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif need < have and not lay.ray:
         yield ctx.finding(
-            f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {have - need} GPU(s) sit "
-            "idle",
+            f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {idle(have - need, 'GPU')}",
             p.gpus_loc,
-            fix=((kaito[1](need) if kaito is not None else None) or f"request {need} GPU(s)")
+            fix=((kaito[1](need) if kaito is not None else None) or f"request {count(need, 'GPU')}")
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
@@ -1046,10 +1045,9 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif need < have:
         yield ctx.finding(
-            f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {have - need} NPU(s) "
-            "sit idle",
+            f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {idle(have - need, 'NPU')}",
             p.gpus_loc,
-            fix=f"request {need} NPU(s)"
+            fix=f"request {count(need, 'NPU')}"
             + (f", or {use_all}" if (use_all := _use_all(ctx, have, "NPU")) else ""),
             severity="warning",
         )
@@ -1104,13 +1102,13 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"but the group has {have} ({where}); the Ray placement group for its workers is never satisfied "
             "and vLLM does not start",
             p.gpus_loc or s.command_loc,
-            fix=f"give each worker pod {max(1, -(-(need - leader_gpus) // workers))} GPU(s), or lower the leader's "
+            fix=f"give each worker pod {count(max(1, -(-(need - leader_gpus) // workers)), 'GPU')}, or lower the leader's "
             "parallel sizes",
         )
     elif need < have:
         yield ctx.finding(
             f"the group has {have} GPUs ({where}) but the leader's engine ({joins.leader_container}: "
-            f"{lay.described}) uses {need}; {have - need} GPU(s) sit idle",
+            f"{lay.described}) uses {need}; {idle(have - need, 'GPU')}",
             p.gpus_loc or s.command_loc,
             fix="request fewer GPUs per worker pod, or raise the leader's tensor- or pipeline-parallel size",
             severity="warning",
@@ -1268,9 +1266,9 @@ def _follower_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif share < have:
         yield ctx.finding(
-            f"the pod requests {have} GPUs ({p.resource}: {have}) but {what}; {have - share} GPU(s) sit idle",
+            f"the pod requests {have} GPUs ({p.resource}: {have}) but {what}; {idle(have - share, 'GPU')}",
             p.gpus_loc or s.command_loc,
-            fix=f"request {share} GPU(s) per pod on every node of the group, or raise the parallel sizes on every "
+            fix=f"request {count(share, 'GPU')} per pod on every node of the group, or raise the parallel sizes on every "
             "node",
             severity="warning",
         )
@@ -1813,12 +1811,14 @@ def host_memory_limit(ctx: RuleContext) -> Iterator[Diagnostic]:
         shown = (
             f"{offload:g} GiB" if per_gpu == int(offload * GiB) else f"{gib(per_gpu)} (the weights per GPU)"
         )
-        parts.append((f"--cpu-offload-gb {shown} x {gpus} GPU(s)", per_gpu * gpus))
+        parts.append((f"--cpu-offload-gb {shown} x {count(gpus, 'GPU')}", per_gpu * gpus))
     if plan is not None and plan.era == "v0":
         swap = as_float(s.get("swap_space"))
         swap = 4.0 if swap is None else swap
         if swap > 0:
-            parts.append((f"--swap-space {swap:g} x {gpus} GPU(s) (V0 engine)", int(swap * GiB) * gpus))
+            parts.append(
+                (f"--swap-space {swap:g} x {count(gpus, 'GPU')} (V0 engine)", int(swap * GiB) * gpus)
+            )
     kv_off = as_float(s.get("kv_offloading_size")) or 0.0
     if kv_off > 0 and str(s.get("kv_offloading_backend") or "native").lower() == "native":
         parts.append(
