@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kvlint.statement import clip_words
-from kvlint.types import Diagnostic, Loc
+from kvlint.types import Diagnostic
 
 __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 
@@ -32,16 +32,6 @@ __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 MAX_PER_RULE = 50
 
 _RANK = {"error": 0, "warning": 1, "info": 2}
-
-
-def _position(d: Diagnostic) -> tuple[str, int, int]:
-    loc = d.loc or Loc("", 0, 0)
-    return (loc.file, loc.line, loc.column)
-
-
-def _stood_for(d: Diagnostic) -> int:
-    n = d.stands_for
-    return n if isinstance(n, int) and n > 1 else 1
 
 
 def cap_per_rule(
@@ -71,13 +61,26 @@ def cap_per_rule(
     dropped: set[int] = set()
     standing: dict[int, Diagnostic] = {}
     for (_, container, rule), indexes in members.items():
-        indexes.sort(key=lambda i: _position(diags[i]))
+        # by position, ties in list order (the index), with no Python call per finding (perf52: 20,000 findings
+        # of one shell word)
+        keyed = [
+            ((loc.file, loc.line, loc.column) if (loc := diags[i].loc) else ("", 0, 0), i) for i in indexes
+        ]
+        keyed.sort()
+        indexes = [i for _, i in keyed]
         rest = [diags[i] for i in indexes[MAX_PER_RULE:]]
         first = rest[0]
-        severity = min((d.severity for d in rest), key=lambda s: _RANK.get(s, 3))
+        ranked = {d.severity for d in rest}  # (unranked ones tie: then the first, as ``min`` takes it)
+        severity = min(
+            ranked if ranked <= _RANK.keys() else [d.severity for d in rest], key=lambda s: _RANK.get(s, 3)
+        )
         where = f"container {container}" if container else "this object"
         fixes = {d.fix for d in rest}
         settings = {d.setting for d in rest}
+        counts_for = [n for d in rest if (n := d.stands_for) != 1]
+        stands_for = (
+            len(rest) - len(counts_for) + sum(n if isinstance(n, int) and n > 1 else 1 for n in counts_for)
+        )
         standing[indexes[MAX_PER_RULE]] = Diagnostic(
             rule=rule,
             severity=severity,
@@ -90,7 +93,7 @@ def cap_per_rule(
             object=first.object,
             container=container,
             setting=first.setting if len(settings) == 1 else "",
-            stands_for=sum(_stood_for(d) for d in rest),
+            stands_for=stands_for,
         )
         dropped.update(indexes[MAX_PER_RULE + 1 :])
     return [standing.get(i, d) for i, d in enumerate(diags) if i not in dropped]

@@ -390,10 +390,10 @@ def comment_suppresses(loaded: LoadResult, options: Options) -> Callable[[Diagno
     found: dict[tuple[str, int, bool], list[Exemption] | None] = {}
 
     def suppressed(d: Diagnostic) -> bool:
-        if not d.loc or not d.loc.file or d.rule == "KV003" or is_internal_error(d.rule, d.message):
+        if not d.loc or not d.loc.file:
             return False
-        text = lines(d.loc.file)
-        if text is None:
+        text = lines(d.loc.file)  # (first: None for a file with no comment, a review's JSON, at once)
+        if text is None or d.rule == "KV003" or is_internal_error(d.rule, d.message):
             return False
         for number, whole in ((d.loc.line, False), (d.loc.line - 1, True)):
             if not 1 <= number <= len(text):
