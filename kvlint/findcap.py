@@ -35,7 +35,10 @@ _RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def cap_per_rule(
-    diags: Sequence[Diagnostic], suppressed: Callable[[Diagnostic], bool] | None = None
+    diags: Sequence[Diagnostic],
+    suppressed: Callable[[Diagnostic], bool] | None = None,
+    *,
+    file: str | None = None,
 ) -> list[Diagnostic]:
     """``diags`` (one workload's) with each rule's findings in one container past the first :data:`MAX_PER_RULE`
     (by position) replaced by one finding at the first of them (see the module docstring); the others kept, in
@@ -45,7 +48,10 @@ def cap_per_rule(
     (:func:`kvlint.suppress.comment_suppresses`): those are kept as they are and not counted, so that the bound
     applies to what suppressions leave (a comment on one of the first findings leaves :data:`MAX_PER_RULE` shown,
     not one fewer and the next one folded into the finding for the rest). ``kvlint.io/ignore`` annotations are
-    applied before the cap (:func:`kvlint.pipeline._analyse_workloads`)."""
+    applied before the cap (:func:`kvlint.pipeline._analyse_workloads`).
+
+    ``file``: ``diags`` are the findings of one file (a ``# kvlint: ignore`` comment's KV003, of no object), and
+    the finding for the rest says so ("in file F", "of a rule in a file")."""
     if len(diags) <= MAX_PER_RULE:
         return list(diags)
     counts = Counter((d.object, d.container, d.rule) for d in diags)
@@ -74,7 +80,9 @@ def cap_per_rule(
         severity = min(
             ranked if ranked <= _RANK.keys() else [d.severity for d in rest], key=lambda s: _RANK.get(s, 3)
         )
-        where = f"container {container}" if container else "this object"
+        where = (
+            f"file {file}" if file is not None else f"container {container}" if container else "this object"
+        )
         fixes = {d.fix for d in rest}
         settings = {d.setting for d in rest}
         counts_for = [n for d in rest if (n := d.stands_for) != 1]
@@ -86,7 +94,8 @@ def cap_per_rule(
             severity=severity,
             message=clip_words(
                 f"{len(rest):,} more {rule} findings in {where}, the first: {first.statement} (kvlint reports "
-                f"the first {MAX_PER_RULE} findings of a rule in a container one by one)"
+                f"the first {MAX_PER_RULE} findings of a rule in a {'file' if file is not None else 'container'} "
+                "one by one)"
             ),
             loc=first.loc,
             fix=first.fix if len(fixes) == 1 else "",
