@@ -514,7 +514,20 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
         setting=str(d.get("setting") or ""),
         sources=sources,
         sources_more=int(d.get("sources_more") or 0),
+        stands_for=_stands_for(d.get("stands_for")),
     )
+
+
+def _stands_for(value: Any) -> int:
+    """A JSON diagnostic's ``stands_for`` (absent: 1; anything but an integer above 1: 1)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
+
+
+def _counted(diags: Sequence[Any]) -> int:
+    """How many findings ``diags`` are, each counting the findings it stands for (the finding for the rest past the
+    first 50 of a rule in a container, :mod:`kvlint.findcap`), as the report's summary counts them: the step's
+    ``errors`` output counted 120 where ``findings`` counted 51."""
+    return sum(_stands_for(getattr(d, "stands_for", 1)) for d in diags)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -933,9 +946,9 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         capacity_rows = capacity_diff(base[0], report, changed_files)
         new = [d for d, s in zip(diags, status, strict=True) if s == "new"]
         old = [d for d, s in zip(diags, status, strict=True) if s == "pre-existing"]
-        log.append(f"New findings (introduced by this change, against {base[1]}): {len(new)}")
+        log.append(f"New findings (introduced by this change, against {base[1]}): {_counted(new)}")
         log += [format_diagnostic(d).split("\n", 1)[0] + "  [new]" for d in new]
-        log.append(f"Pre-existing findings (also on {base[1]}): {len(old)}")
+        log.append(f"Pre-existing findings (also on {base[1]}): {_counted(old)}")
         log += [format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]" for d in old]
         log.append("Capacity of the workloads this change touches:")
         log.append(render_capacity_text(capacity_rows).rstrip("\n"))
@@ -957,14 +970,14 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         where = f"{first.loc.file}:{first.loc.line}" if first and first.loc else ""
         at = f"; first: {first.rule} at " if first and where else ""
         reason = (
-            f"kvlint fails this step: {_plural(len(failing), scope + 'finding')} at or above {threshold}"
+            f"kvlint fails this step: {_plural(_counted(failing), scope + 'finding')} at or above {threshold}"
             + (" introduced by this change" if scope else "")
         )
         # the summary shows the file name (the pull request's) as a code span: text, never Markdown
         reason_md = reason + (f"{at}{_md_code(where)}" if at else "")
         reason += at + where
     else:
-        pre = sum(1 for s in status if s == "pre-existing")
+        pre = _counted([d for d, s in zip(diags, status, strict=True) if s == "pre-existing"])
         # the log lists the pre-existing findings before this line, the summary after it (a folded block)
         passes = f"kvlint passes: no {scope}finding at or above {threshold}"
         aside = f" ({_plural(pre, 'pre-existing finding')} on the base not counted; they are listed {{}})"
@@ -1076,9 +1089,12 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         env.get("GITHUB_OUTPUT"),
         {
             **counts,
-            "findings": len(diags),
-            "new": sum(1 for x in status if x == "new") if comparison is not None else len(diags),
-            "pre-existing": sum(1 for x in status if x == "pre-existing"),
+            # findings as the summary counts them (a capped finding counts the findings it stands for)
+            "findings": _counted(diags),
+            "new": _counted([d for d, x in zip(diags, status, strict=True) if x == "new"])
+            if comparison is not None
+            else _counted(diags),
+            "pre-existing": _counted([d for d, x in zip(diags, status, strict=True) if x == "pre-existing"]),
             "suppressed": int(summary.get("suppressed", 0)),
             "annotated": annotated,
             "sarif": sarif,

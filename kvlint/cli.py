@@ -701,16 +701,22 @@ def check(
         )
     from kvlint.report import STREAMED, write_report
 
+    # the sizing summary is computed once for every report that prints it (the Action writes four)
+    sizing = None
+    if any(_report_sizes(name, quiet=quiet, statistics=statistics) for name, _ in outputs):
+        from kvlint.sizing import summarise
+
+        sizing = summarise(result)
     for name, out_path in outputs:
         if name in STREAMED and out_path is None:  # written a line at a time, never held whole
             # (the lines are ASCII: any encoding of standard output holds them)
-            write_report(name, result, sys.stdout)
+            write_report(name, result, sys.stdout, sizing=sizing)
             sys.stdout.flush()
             continue
         pieces = (
             None
             if name in STREAMED
-            else _report(name, result, out_path, color, quiet=quiet, statistics=statistics)
+            else _report(name, result, out_path, color, quiet=quiet, statistics=statistics, sizing=sizing)
         )
         if out_path is None:
             use = name == "text" and not statistics and _color_for(color)
@@ -721,7 +727,7 @@ def check(
             # the writers escape what they quote; backslashreplace is the last guard against a crash
             with open(out_path, "w", encoding="utf-8", errors="backslashreplace") as fh:
                 if pieces is None:
-                    write_report(name, result, fh)
+                    write_report(name, result, fh, sizing=sizing)
                 else:
                     for piece in pieces:
                         fh.write(piece)
@@ -825,21 +831,37 @@ def _color_for(color: bool | None) -> bool:
     return use_color(sys.stdout, color)
 
 
+def _report_sizes(name: str, *, quiet: bool, statistics: bool) -> bool:
+    """Whether the ``check`` report ``name`` prints the sizing summary (:func:`kvlint.sizing.summarise`): every
+    format but JUnit, and the text report unless ``--quiet`` or ``--statistics`` leave its summary out."""
+    if name == "text":
+        return not (quiet or statistics)
+    return name != "junit"
+
+
 def _report(
-    name: str, result: Any, out_path: str | None, color: bool | None, *, quiet: bool, statistics: bool
+    name: str,
+    result: Any,
+    out_path: str | None,
+    color: bool | None,
+    *,
+    quiet: bool,
+    statistics: bool,
+    sizing: Any = None,
 ) -> Iterable[str]:
     """The text of one ``check`` report, in pieces written one after the other (the text report one per
     diagnostic: a large report is never held whole); ``--statistics`` and ``--quiet`` apply to the text
-    format."""
+    format; ``sizing``: the run's :func:`kvlint.sizing.summarise`, computed once for all its reports."""
     from kvlint.report import render
     from kvlint.report.text import iter_text
 
     if name == "text" and statistics:
         return [statistics_text(result)]
     if name != "text":
-        return [render(name, result)]
+        return [render(name, result, sizing=sizing)]
     text_color, width = _style_of(out_path, color)
-    return iter_text(result, color=text_color, width=width, summary=not quiet)  # --quiet: the findings only
+    # --quiet: the findings only
+    return iter_text(result, color=text_color, width=width, summary=not quiet, sizing=sizing)
 
 
 def _style_of(out_path: str | None, color: bool | None) -> tuple[bool, int]:
@@ -868,7 +890,11 @@ def statistics_text(result: Any) -> str:
     from kvlint.rules.catalog import load_catalog
 
     names = {k: v.name for k, v in load_catalog().items()}
-    counts = Counter((d.rule, d.severity) for d in result.diagnostics)
+    counts: Counter[tuple[str, str]] = Counter()
+    # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
+    for d in result.diagnostics:
+        n = d.stands_for
+        counts[(d.rule, d.severity)] += n if isinstance(n, int) and n > 1 else 1
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = [
         f"{n:>{width}}  {rule}  {sev:<7}  {names.get(rule, '')}"

@@ -538,6 +538,7 @@ def placement_from_cluster(
         shared=any(p.shared for _n, p in known),
         max_sharers=worst.max_sharers,
         memory_bytes_override=worst.memory_bytes_override,
+        mig_profile=worst.mig_profile,
         gpu_slice=worst.gpu_slice,
         candidates=tuple(sorted(accs.values(), key=lambda a: (a.memory_bytes, a.id)))
         if len(accs) > 1

@@ -76,6 +76,8 @@ class DiagnosticStore:
         self.severity = array("B")  # 0 info, 1 warning, 2 error, 3 anything else
         self.key_hash = array("q")
         self.has_loc = array("B")
+        #: index -> stands_for of the few diagnostics that stand for more than one (:mod:`kvlint.findcap`)
+        self.stood_for: dict[int, int] = {}
         self._intern_file("")
 
     def _intern_file(self, name: str) -> int:
@@ -99,6 +101,9 @@ class DiagnosticStore:
         self.rule_of.append(r)
         self.severity.append(_SEVERITY_CODE.get(d.severity, 3))
         self.key_hash.append(hash(dedupe_key(d)))
+        n = d.stands_for
+        if isinstance(n, int) and n > 1:
+            self.stood_for[len(self.file_of) - 1] = n
         self._tail.append(d)
         if len(self._tail) == CHUNK:
             self._chunks.append(_encode(self._tail) if len(self) > PLAIN else self._tail)
@@ -265,6 +270,18 @@ class DiagnosticView(Sequence[Diagnostic]):
             if name is None:  # not one of the three: read it
                 name = self._stores[s].get(i).severity
             out[name] = out.get(name, 0) + 1
+        return out
+
+    def standing(self) -> list[tuple[str, int]]:
+        """``(severity, stands_for)`` of each diagnostic that stands for more than one finding (the cap's finding
+        for the rest, :mod:`kvlint.findcap`), in order, decoding only those."""
+        out: list[tuple[str, int]] = []
+        for s, i in zip(self._which, self._index, strict=True):
+            n = self._stores[s].stood_for.get(i)
+            if n is not None:
+                code = self._stores[s].severity[i]
+                name = _SEVERITY_NAME.get(code)
+                out.append((name if name is not None else self._stores[s].get(i).severity, n))
         return out
 
 

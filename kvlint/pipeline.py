@@ -240,6 +240,21 @@ def _analyse_workloads(
         out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+    _joined_unsized(out, options)
+
+
+def _joined_unsized(out: DocumentsAnalysis, options: Options) -> None:
+    """A multi-node worker that joins its leader's engine and is not sized for the leader's reason is said to be
+    so at its own line (:func:`kvlint.sizing.joined_unsized_notes`), once every workload's containers are known
+    (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings."""
+    from kvlint.sizing import joined_unsized_notes
+
+    for cr, f in joined_unsized_notes(out.containers, out.diagnostics):
+        w = cr.workload
+        d = _runner.finding_to_diagnostic(f, _object(w), cr.container_name)
+        kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)
+        out.diagnostics.extend(kept)  # (its annotation's KV003 notes were made with its other findings)
+        out.suppressed.extend(suppressed)
 
 
 #: Rules a serving container's check also says of its pod as a whole (KV005 on a pod spec key or an init
@@ -624,7 +639,7 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         if annotated is not None:
             return annotated
         if options.gpu_memory_bytes:
-            placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
+            placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes, mig_profile=None)
         return placement
     return _accelerators.workload_placement(
         w,
@@ -676,7 +691,7 @@ def _cluster_annotation(
     if options.exemptions_allowed:
         return replace(annotated, annotation_conflict=None if within else conflict)
     if options.gpu_memory_bytes:
-        cluster = replace(cluster, memory_bytes_override=options.gpu_memory_bytes)
+        cluster = replace(cluster, memory_bytes_override=options.gpu_memory_bytes, mig_profile=None)
     return replace(cluster, annotation_conflict=conflict)
 
 

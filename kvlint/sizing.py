@@ -53,7 +53,7 @@ from kvlint.engines.images import Unsized, path_placeholder, unsized_whatever_mo
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
 from kvlint.paths import real_path_inside, walk_tree
-from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc, Mark
+from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Finding, Loc, Mark
 
 __all__ = [
     "REASONS",
@@ -260,6 +260,84 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
     return out
 
 
+def joined_unsized_notes(
+    containers: Sequence[ContainerResult | ContainerRecord], diagnostics: Sequence[Diagnostic]
+) -> list[tuple[ContainerResult, Finding]]:
+    """A note for each multi-node worker that joins its leader's engine (``ServingConfig.joins``), is not sized
+    (:func:`outcomes`) and has no KV501/KV502/KV503 finding of its own (nor one on its whole object) among
+    ``diagnostics``: only :data:`kvlint.rules.runner.JOINED_WORKER_RULES` are checked for it, so its line showed
+    nothing while the sizing line counted it ("not sized: model unknown 2" for one KV502, the leader's). The note
+    is an info of the rule that says why (:data:`REASONS`), at the command that joins, naming the leader container
+    and where the leader's finding is (:func:`explained_at`); ``(container, finding)`` pairs, in order."""
+    out: list[tuple[ContainerResult, Finding]] = []
+    results = [cr for cr in containers if isinstance(cr, ContainerResult)]
+    if not any(cr.serving.joins is not None for cr in results):
+        return out
+    for cr, why in zip(containers, outcomes(containers), strict=True):
+        joins = cr.serving.joins if isinstance(cr, ContainerResult) else None
+        if joins is None or why in SIZED or why not in REASONS:
+            continue
+        assert isinstance(cr, ContainerResult)
+        path = cr.workload.doc.path
+        if any(
+            d.rule in WHY_RULES
+            and d.object == cr.object_ref
+            and d.container in (cr.container_name, "")
+            and d.loc is not None
+            and d.loc.file == path
+            for d in diagnostics
+        ):
+            continue  # it says why itself (a Ray worker's unreadable command, a runtime template's note)
+        leader = _leader_result(cr, results)
+        if leader is None:
+            continue
+        led = outcomes([leader])[0]
+        at = explained_at(leader, diagnostics)
+        where = "" if at is None else (f"line {at.line}" if at.file == path else f"{at.file}:{at.line}")
+        name = joins.leader_container or leader.container_name
+        if led == why:
+            message = (
+                f"not sized, as its leader ({why}): this worker joins the engine of container {name}, whose "
+                + (f"finding at {where} says why" if where else "findings say why")
+            )
+        else:
+            message = (
+                f"not sized ({why}): this worker joins the engine of container {name}"
+                + (f" ({where})" if where else "")
+                + f", which is not sized either ({led})"
+            )
+        rule = REASONS[why][0]
+        out.append(
+            (
+                cr,
+                Finding(
+                    rule=rule,
+                    message=message,
+                    loc=joins.loc or cr.serving.command_loc or cr.container.loc or cr.workload.loc,
+                    fix="what the leader's finding asks applies to this worker too: kvlint sizes a multi-node engine "
+                    "at its leader, and the workers that join it with it",
+                    severity="info",
+                ),
+            )
+        )
+    return out
+
+
+def _leader_result(cr: ContainerResult, results: Sequence[ContainerResult]) -> ContainerResult | None:
+    """The leader container among ``results`` whose engine ``cr`` joins (its workload's ``leader`` and the
+    container name ``cr``'s parse recorded; the leader's Workload object is rebuilt per find, so matched by
+    identity of its PodSpec too), else None."""
+    joins, leader = cr.serving.joins, cr.workload.leader
+    if joins is None or leader is None:
+        return None
+    for c in results:
+        if c.container_name == joins.leader_container and (
+            c.workload is leader or c.workload.pod_spec is leader.pod_spec
+        ):
+            return c
+    return None
+
+
 @dataclass(frozen=True)
 class SizingSummary:
     """Counts over a run's serving containers: ``serving`` in all, ``plan`` and ``fleet`` sized, and
@@ -305,18 +383,30 @@ class SizingSummary:
             )
         return text
 
-    def unread_lines(self, limit: int = UNREAD_SHOWN, path: Callable[[str], str] | None = None) -> list[str]:
-        """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them,
-        then ``  and N more ...`` when there are more: the text report prints them below :meth:`line`, as ruff
-        lists files, so that "not read: 3 ..." names the three; the GitHub format in its sizing annotation, each
-        file as ``path`` writes it (there, relative to the repository root, as its annotations). The file name and
-        object come from the input: the caller escapes them (:func:`kvlint.report.escape.printable`)."""
-        lines = []
-        for d, why in self.unread_items[: max(0, limit)]:
-            where = f"{path(d.loc.file) if path else d.loc.file}:{d.loc.line}: " if d.loc else ""
-            what = f"{d.object}: " if d.object else ""
-            lines.append(f"  not read: {where}{what}{why}")
-        more = len(self.unread_items) - len(lines)
+    def unread_listing(
+        self, limit: int | None = None, path: Callable[[str], str] | None = None
+    ) -> tuple[list[tuple[str, str, str]], int]:
+        """What the reports list of the serving objects not read: the first ``limit`` (default
+        :data:`UNREAD_SHOWN`) as ``(where, object, reason)`` (``FILE:LINE``, the file as ``path`` writes it, or
+        ``""`` without a location; ``Kind/namespace/name`` or ``""`` for a whole file), and how many more there are.
+        The text, GitHub (:meth:`unread_lines`) and Markdown reports list these, each in its own markup. The file
+        name and object come from the input: the caller escapes them."""
+        shown = self.unread_items[: max(0, UNREAD_SHOWN if limit is None else limit)]
+        entries = [
+            (f"{path(d.loc.file) if path else d.loc.file}:{d.loc.line}" if d.loc else "", d.object, why)
+            for d, why in shown
+        ]
+        return entries, len(self.unread_items) - len(entries)
+
+    def unread_lines(self, limit: int | None = None, path: Callable[[str], str] | None = None) -> list[str]:
+        """What was not read, one line each (``  FILE:LINE: [KIND/NAME: ]REASON``), the first ``limit`` of them
+        (:meth:`unread_listing`), then ``  and N more ...`` when there are more: the text report prints them below
+        :meth:`line`, as ruff lists files, so that "not read: 3 ..." names the three; the GitHub format in its
+        sizing annotation, each file as ``path`` writes it (there, relative to the repository root, as its
+        annotations). The file name and object come from the input: the caller escapes them
+        (:func:`kvlint.report.escape.printable`)."""
+        entries, more = self.unread_listing(limit, path)
+        lines = ["  not read: " + ": ".join(part for part in entry if part) for entry in entries]
         if more > 0:
             lines.append(
                 f"  and {more} more not read (--format json lists all: summary.sizing.not_read_items)"

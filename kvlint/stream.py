@@ -280,7 +280,11 @@ def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecor
             # (kvlint.report.markdown.budget_setting)
             tgi_fraction_option=tgi_option(s, "cuda_memory_fraction") if s.engine == "tgi" else None,
         ),
-        placement=_Ns(accelerator=_Ns(name=acc.name) if acc is not None else None, gpus=cr.placement.gpus)
+        placement=_Ns(
+            accelerator=_Ns(name=acc.name) if acc is not None else None,
+            gpus=cr.placement.gpus,
+            device_name=cr.placement.device_name,
+        )
         if cr.placement is not None
         else None,
         model=_Ns(id=cr.model.id) if cr.model is not None else None,

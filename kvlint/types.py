@@ -765,6 +765,9 @@ class Placement:
             does not read, a GPU model or instance type not in the catalogue, a resource that names only the
             vendor, an operator's own reason): the notes of the decision that named none, for KV501
             (:func:`kvlint.accelerators.placement.undecided_reasons`); empty otherwise.
+        mig_profile: the MIG profile (``3g.40gb``) whose slice memory :attr:`memory_bytes_override` holds (a
+            ``nvidia.com/mig-<profile>`` resource, GFD's MIG product label, GKE's partition label); None when the
+            memory is not a MIG slice's. :attr:`device_name` names the device with it.
     """
 
     accelerator: Accelerator | None
@@ -781,6 +784,18 @@ class Placement:
     gpus_elsewhere: str | None = None
     annotation_conflict: AnnotationConflict | None = None
     undecided: tuple[str, ...] = ()
+    mig_profile: str | None = None
+
+    @property
+    def device_name(self) -> str | None:
+        """The device the engine runs on, in words: the accelerator's name, followed by ``MIG <profile>`` on a MIG
+        slice (as NVML names a MIG device, ``NVIDIA A100-SXM4-80GB MIG 3g.40gb``), so a plan sized on the slice's
+        memory is not shown under the whole board's name; None when no accelerator is known."""
+        if self.accelerator is None:
+            return None
+        if self.mig_profile and self.memory_bytes_override:
+            return f"{self.accelerator.name} MIG {self.mig_profile}"
+        return self.accelerator.name
 
     @property
     def requests_no_gpu(self) -> bool:
@@ -1285,6 +1300,29 @@ class CheckResult:
             return out
         for d in self.diagnostics:
             out[d.severity] = out.get(d.severity, 0) + 1
+        return out
+
+    def standing(self) -> list[tuple[str, int]]:
+        """``(severity, stands_for)`` of each reported diagnostic that stands for more than one finding (the
+        finding for the rest past :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container; KV205's for the
+        unknown options past its bound), in order."""
+        listed = getattr(self.diagnostics, "standing", None)
+        if listed is not None:  # a streaming run's DiagnosticView: only those are decoded
+            return list(listed())
+        return [
+            (d.severity, d.stands_for)
+            for d in self.diagnostics
+            if isinstance(d.stands_for, int) and d.stands_for > 1
+        ]
+
+    def finding_counts(self) -> dict[str, int]:
+        """Findings per severity, as the reports' summaries count them: :meth:`counts` with each diagnostic that
+        stands for several findings (:meth:`standing`) counted as those, at its severity (the most severe of
+        them, :func:`kvlint.findcap.cap_per_rule`): a container with 120 findings of one rule lists 51 and counts
+        120, as linters count what they found, not what they print."""
+        out = self.counts()
+        for severity, n in self.standing():
+            out[severity] = out.get(severity, 0) + n - 1
         return out
 
 

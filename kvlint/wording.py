@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 import shlex
 
-__all__ = ["PLATFORM_NAMES", "article", "platform_name", "shell_word", "vendor_name", "with_article"]
+__all__ = [
+    "PLATFORM_NAMES",
+    "article",
+    "count",
+    "idle",
+    "platform_name",
+    "shell_word",
+    "vendor_name",
+    "with_article",
+]
 
 #: The platform words of :func:`kvlint.engines.images.image_platform` and
 #: :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`, as their vendors write them (Huawei "Ascend", Intel
@@ -44,6 +53,17 @@ _VOWEL_SOUND = re.compile(r"(?:hour|honest|honou?r|heir)", re.I)
 
 #: All-caps words that are said as words, not spelled out (a CUDA build, a SAFE mode).
 _ACRONYMS_SAID_AS_WORDS = frozenset({"CUDA", "NUMA", "RAM", "ROM", "SIMD", "LoRA", "LORA"})
+
+
+def count(n: int, word: str) -> str:
+    """``n`` and ``word`` in the number ``n`` takes: ``1 GPU``, ``2 GPUs``, ``0 NPUs`` (never ``GPU(s)``: the
+    messages know the number they print). ``word`` is a unit that takes ``s`` (GPU, NPU, NeuronCore, node)."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def idle(n: int, word: str) -> str:
+    """``1 GPU sits idle``, ``2 GPUs sit idle`` (:func:`count`, and the verb agreeing with it)."""
+    return f"{count(n, word)} {'sits' if n == 1 else 'sit'} idle"
 
 
 def article(phrase: str) -> str:

@@ -453,7 +453,8 @@ def test_sagemaker_prefix_only_on_aws_rows() -> None:
 def test_azure_amd_tpu_labels() -> None:
     assert place({"karpenter.azure.com/sku-gpu-name": "T4"}).accelerator.id == "nvidia-t4"  # type: ignore[union-attr]
     a100 = place({"karpenter.azure.com/sku-gpu-name": "A100"})
-    assert a100.accelerator.id == "nvidia-a100-pcie-40gb" and "smallest" in a100.how  # type: ignore[union-attr]
+    # the smallest Azure A100: ND A100 v4's 40 GB board, an SXM4 behind NVSwitch (tests/test_accelerators_azure_nd_sxm.py)
+    assert a100.accelerator.id == "nvidia-a100-sxm4-40gb" and "smallest" in a100.how  # type: ignore[union-attr]
     assert place({"amd.com/gpu.product-name": "Instinct_MI210"}).accelerator.id == "amd-instinct-mi210"  # type: ignore[union-attr]
     mi = place(
         {"amd.com/gpu.product-name": "AMD_Instinct_MI300X"}, resources={"limits": {"amd.com/gpu": "8"}}

@@ -48,7 +48,7 @@ def test_every_ascend_resource_counts_npus(resource: str) -> None:
     # two NPUs hold the two workers; four leave two idle (a warning, not an error)
     assert _kv403(text.replace(f'{resource}: "1"', f'{resource}: "2"')) == []
     (idle,) = _kv403(text.replace(f'{resource}: "1"', f'{resource}: "4"'))
-    assert "uses only 2; 2 NPU(s) sit idle" in idle
+    assert "uses only 2; 2 NPUs sit idle" in idle
 
 
 def test_the_idle_npu_remedy_speaks_of_npu_workers() -> None:

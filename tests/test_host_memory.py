@@ -50,7 +50,7 @@ QWEN32 = '"--model", "Qwen/Qwen2.5-32B-Instruct", "--max-model-len", "4096", "--
 
 def test_cpu_offload_is_per_gpu_and_pinned() -> None:
     (d,) = _kv406(QWEN32 + ', "--cpu-offload-gb", "10"', "16Gi", gpus=2)
-    assert "--cpu-offload-gb 10 GiB x 2 GPU(s) = 20.00 GiB" in d.message
+    assert "--cpu-offload-gb 10 GiB x 2 GPUs = 20.00 GiB" in d.message
     assert "limit 16.00 GiB is below the 20.00 GiB" in d.message
     assert d.loc is not None and d.loc.line == 13  # the memory limit
     assert "at least 20Gi" in d.fix and "--cpu-offload-gb" in d.fix
@@ -72,7 +72,7 @@ def test_swap_space_counts_only_under_the_v0_engine() -> None:
     qwen += '"--tensor-parallel-size", "2"'
     # vLLM 0.9.2 on a T4 (compute capability 7.5) falls back to V0: 4 GiB default swap x 2 GPUs
     (d,) = _kv406(qwen, "6Gi", tag="v0.9.2", gpu="nvidia-tesla-t4", gpus=2)
-    assert "--swap-space 4 x 2 GPU(s) (V0 engine) = 8.00 GiB" in d.message
+    assert "--swap-space 4 x 2 GPUs (V0 engine) = 8.00 GiB" in d.message
     # an explicit --swap-space 0 pins nothing
     assert _kv406(qwen + ', "--swap-space", "0"', "6Gi", tag="v0.9.2", gpu="nvidia-tesla-t4", gpus=2) == []
     # the same on an L4 runs V1, which allocates no swap blocks

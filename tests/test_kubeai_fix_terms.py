@@ -41,7 +41,7 @@ def test_gpu_count_in_a_fix_is_said_as_the_resource_profile_count() -> None:
 
 
 def test_kv403_gpu_count_is_said_as_the_resource_profile_count() -> None:
-    """KV403's "request 1 GPU(s)" on the 70B Model given two H100s (its resourceProfile's count changed from 1 to 2,
+    """KV403's "request 1 GPU" on the 70B Model given two H100s (its resourceProfile's count changed from 1 to 2,
     the one change) and no tensor parallelism."""
     from kvlint.load import load_text
     from kvlint.pipeline import run_documents
@@ -50,7 +50,7 @@ def test_kv403_gpu_count_is_said_as_the_resource_profile_count() -> None:
     assert text.count("nvidia-gpu-h100:1") == 1
     r = run_documents(load_text(text.replace("nvidia-gpu-h100:1", "nvidia-gpu-h100:2"), "model.yaml"), OPTS)
     (d,) = [d for d in r.diagnostics if d.rule == "KV403"]
-    assert d.fix.startswith("request 1 GPU(s)"), d.fix
+    assert d.fix.startswith("request 1 GPU,"), d.fix
     assert (
         "(for this KubeAI Model: the GPUs per pod are the count after the colon of resourceProfile" in d.fix
     )

@@ -39,11 +39,11 @@ def _l4_tokens(message: str) -> int:
 def test_tp1_on_an_eight_gpu_pod_says_the_engine_uses_one(tmp_path: Path) -> None:
     idle, rules = _kv501(tmp_path, 8)
     assert "KV403" in rules
-    assert "with 8 GPU(s) per pod, of which tensor-parallel-size 1 uses 1 (KV403):" in idle
+    assert "with 8 GPUs per pod, of which tensor-parallel-size 1 uses 1 (KV403):" in idle
     # the figures are the one-GPU engine's: the same as a one-GPU pod's, not an eight-GPU engine's
     one, rules_one = _kv501(tmp_path, 1)
-    assert "KV403" not in rules_one and "with 1 GPU(s) per pod:" in one and "of which" not in one
+    assert "KV403" not in rules_one and "with 1 GPU per pod:" in one and "of which" not in one
     assert _l4_tokens(idle) == _l4_tokens(one)
     all8, rules8 = _kv501(tmp_path, 8, "--tensor-parallel-size", "8")
-    assert "KV403" not in rules8 and "with 8 GPU(s) per pod:" in all8 and "of which" not in all8
+    assert "KV403" not in rules8 and "with 8 GPUs per pod:" in all8 and "of which" not in all8
     assert _l4_tokens(all8) > _l4_tokens(idle)

@@ -297,3 +297,36 @@ def test_nccl_nvls_enable_0_drops_the_nvls_buffer():
     assert on.non_torch_bytes - off.non_torch_bytes == cal.nvls_buffer_bytes(4, True, 8, "9.0", (0, 19, 0))
     assert on.non_torch_bytes - off.non_torch_bytes == 128 << 20
     assert plan({"NCCL_NVLS_ENABLE": "1"}).non_torch_bytes == on.non_torch_bytes
+
+
+def test_pipeline_stages_count_no_nccl_share_from_0_11():
+    """From vLLM 0.11.0 the worker creates (and warms up) its NCCL communicators before the init memory snapshot
+    (``Worker.init_device``), and a pipeline stage's profile run exchanges nothing: llm-d-planner's 0.19.0 sweep
+    prints 0.07 GiB of non-torch memory on every rank at PP 2 and PP 4 (TP 1; gt-355), where kvlint charged
+    the TP 2 share too (0.48 GiB). 0.10.x took the snapshot first: its PP ranks keep the share."""
+    acc = lookup("h100")
+    assert acc is not None
+    model = resolve_model("meta-llama/Llama-3.1-8B", allow_hub=False)
+
+    def nt(version: str, tp: int, pp: int) -> int:
+        s = VllmSettings(
+            version=version,
+            tensor_parallel_size=tp,
+            pipeline_parallel_size=pp,
+            gpu_memory_utilization=0.9,
+            max_model_len=8192,
+        )
+        d = plan_vllm_detailed(
+            s, model, acc.memory_bytes, gpu_name=acc.name, compute_capability=acc.compute_capability
+        )
+        return d.plan.non_torch_bytes
+
+    share = int(cal.NON_TORCH_GIB["per_peer"] * GiB)
+    for v in ("0.11.0", "0.19.0"):
+        assert nt(v, 1, 2) == nt(v, 1, 1), v
+        assert nt(v, 1, 4) == nt(v, 1, 1), v
+        assert abs(nt(v, 2, 2) - nt(v, 1, 2) - share) <= 1, v  # the TP group's share, once
+    assert abs(nt("0.10.2", 1, 2) - nt("0.10.2", 1, 1) - share) <= 1
+    assert cal.profiled_peer_world(4, 1, (0, 11, 0)) == 1
+    assert cal.profiled_peer_world(4, 1, (0, 10, 2)) == 4
+    assert cal.profiled_peer_world(4) == 4

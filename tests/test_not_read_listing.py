@@ -126,3 +126,42 @@ def test_the_github_format_names_them_in_its_sizing_annotation(tmp_path: Path, m
     assert message.endswith("%0Anot read: deploy.yaml:4: template not rendered"), message
     # the KV002 annotation that counts it is at the same place
     assert any(ln.startswith("::warning file=deploy.yaml,line=4,") for ln in out.splitlines())
+
+
+def test_text_markdown_and_github_list_the_same_ones_under_one_bound(monkeypatch: Any) -> None:
+    """The Markdown report repeated the text report's listing (its own slice of the first UNREAD_SHOWN, its own
+    count of the rest); the text report's bound was fixed when the module loaded. Now one listing
+    (:meth:`kvlint.sizing.SizingSummary.unread_listing`): under any bound, the three formats name the same objects
+    and count the same rest."""
+    import re
+
+    import kvlint.sizing
+    from kvlint.report import render
+    from kvlint.types import CheckResult, Diagnostic, Loc
+
+    items = tuple(
+        (
+            Diagnostic(
+                "KV002", "warning", "m", Loc(f"t{i}.yaml", i + 1, 1), object=f"Deployment/ns/d{i}" * (i % 2)
+            ),
+            "template not rendered",
+        )
+        for i in range(5)
+    )
+    sizing = kvlint.sizing.SizingSummary(0, 0, 0, not_read=len(items), unread_items=items)
+    monkeypatch.setattr(kvlint.sizing, "UNREAD_SHOWN", 3)
+    result = CheckResult()
+    text = [ln.strip() for ln in render("text", result, sizing=sizing).splitlines() if ln.startswith("  ")]
+    markdown = [
+        ln[2:] for ln in render("markdown", result, sizing=sizing).splitlines() if ln.startswith("- ")
+    ]
+    github = render("github", result, sizing=sizing).splitlines()[0].split("%0A")[1:]
+    expected = [
+        f"t{i}.yaml:{i + 1}: " + (f"Deployment/ns/d{i}: " if i % 2 else "") + "template not rendered"
+        for i in range(3)
+    ]
+    assert [ln.removeprefix("not read: ") for ln in text[:3]] == expected
+    assert [ln.removeprefix("not read: ") for ln in github[:3]] == expected
+    assert [re.sub(r"`([^`]*)`", r"\1", ln) for ln in markdown[:3]] == expected
+    assert text[3].startswith("and 2 more not read") and github[3].startswith("and 2 more not read")
+    assert markdown[3].startswith("and 2 more") and len(markdown) == len(text) == len(github) == 4

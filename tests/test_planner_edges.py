@@ -230,7 +230,7 @@ def test_kv403_offers_fewer_workers_only_when_they_start() -> None:
         if not starts:
             w, total = lower["memory"]["weights_bytes"] / GiB, lower["memory"]["total_bytes"] / GiB
             assert (
-                f"fewer GPUs would not start: kvlint's re-plan on {have} GPU(s) has {w:,.2f} GiB"
+                f"fewer GPUs would not start: kvlint's re-plan on {have} GPU{'' if have == 1 else 's'} has {w:,.2f} GiB"
                 in kv403["fix"]
             )
             assert f"of {total:,.2f} GiB" in kv403["fix"]

@@ -389,10 +389,10 @@ def test_simulate_with_data_parallelism_says_it_simulates_one_engine() -> None:
     assert plan["parallel"]["data_parallel_size"] == 4, plan["parallel"]
     text = _simulate(*argv)
     head = text.split("Reserved memory per GPU")[0]
-    assert "one replica = 1 GPU(s)" not in head
-    assert "DP=4: the replica runs 4 data-parallel engines of 1 GPU(s) (4 GPUs)" in head
+    assert "one replica = 1 GPU." not in head
+    assert "DP=4: the replica runs 4 data-parallel engines of 1 GPU (4 GPUs)" in head
     assert "about 1/4 of the replica's" in head
-    assert "one replica = 1 GPU(s)." in _simulate(*VLLM_8B, "--max-model-len", "8192")
+    assert "one replica = 1 GPU." in _simulate(*VLLM_8B, "--max-model-len", "8192")
 
 
 @pytest.mark.parametrize("qty", ["80", "0.5GiB", "100TiB"])

@@ -86,11 +86,11 @@ def test_kv403_offers_only_parallel_sizes_the_engine_accepts(tmp_path: Path) -> 
     are (that pod is the same manifest with the GPU count changed, made up for the test)."""
     real = COLLECTED / "uzunenes__k8s-ai-stack__k8s__vllm-dep.yaml"
     d = _kv403(real)
-    assert "uses only 2" in d.message and d.fix == "request 2 GPU(s)"
+    assert "uses only 2" in d.message and d.fix == "request 2 GPUs"
     four = tmp_path / "four.yaml"
     four.write_text(real.read_text().replace("nvidia.com/gpu: '3'", "nvidia.com/gpu: '4'"))
     d = _kv403(four)
-    assert d.fix == "request 2 GPU(s), or set tensor-parallel-size 4 or data-parallel-size 2 to use all 4"
+    assert d.fix == "request 2 GPUs, or set tensor-parallel-size 4 or data-parallel-size 2 to use all 4"
 
 
 def test_kv403_on_neuron_says_the_raised_tp_must_divide_the_heads(tmp_path: Path) -> None:

@@ -156,14 +156,14 @@ def test_a_pod_with_dra_claims_is_not_a_pod_without_gpus(tmp_path: Path) -> None
     manifest.write_text(DRA_DEPLOYMENT)
     assert _rule(manifest, "KV405") == []
     (d,) = _rule(manifest, "KV501")
-    assert "with 2 GPU(s) per pod: " in d.message and "requested by a Dynamic" not in d.message
+    assert "with 2 GPUs per pod: " in d.message and "requested by a Dynamic" not in d.message
     assert _sizing(manifest) == ["fleet"]
     unseen = tmp_path / "unseen.yaml"
     unseen.write_text(DRA_DEPLOYMENT[DRA_DEPLOYMENT.index("apiVersion: apps/v1") :])
     assert _rule(unseen, "KV405") == []
     (d,) = _rule(unseen, "KV501")
     assert (
-        "with 2 GPU(s) per pod (the engine's own GPU workers; the pod's GPUs are requested by a Dynamic"
+        "with 2 GPUs per pod (the engine's own GPU workers; the pod's GPUs are requested by a Dynamic"
         in d.message
     )
     assert "(resources.claims: gpus (ResourceClaimTemplate two-gpus))" in d.message

@@ -634,10 +634,19 @@ def build_instance_types(research: dict[str, Any], ids: set[str]) -> dict[str, d
                 item["fraction"] = count
             else:
                 item["count"] = None
+            if row.get("share_unknown"):  # a share of one GPU whose size no table gives: no count, no memory
+                item["share_unknown"] = True
             if row.get("accelerator_label"):
                 item["accelerator_label"] = row["accelerator_label"]
             if row.get("gpu_memory_mib_per_gpu_ec2") is not None:
                 item["gpu_memory_mib_ec2"] = row["gpu_memory_mib_per_gpu_ec2"]
+            # a fractional GPU's own frame buffer, as the cloud's size table gives it: Azure's "GPU memory" in GiB
+            # (NVadsA10 v5: "1/6th of a GPU with 4-GiB frame buffer"), EC2's GPU memory of a fractional instance
+            # (g6f, instance-gpu-count 0) in MiB
+            if item.get("fraction") and row.get("accelerator_memory_gb") is not None:
+                item["slice_memory_mib"] = int(row["accelerator_memory_gb"]) * 1024
+            elif item.get("count") == 0 and row.get("gpu_memory_mib_per_gpu_ec2") is not None:
+                item["slice_memory_mib"] = int(row["gpu_memory_mib_per_gpu_ec2"])
             if row.get("count_unit"):
                 item["count_unit"] = row["count_unit"]
             notes = [n for n in (note, row.get("note")) if n]

@@ -37,6 +37,7 @@ sources in ``kvlint/data/accelerators.json``.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -45,7 +46,7 @@ from typing import Any, TypeVar
 from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
-from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
+from kvlint.gpu_resources import AMD_GPU, GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, AnnotationConflict, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
@@ -139,6 +140,8 @@ class _Cand:
     notes: list[str] = field(default_factory=list)
     mig_bytes: int | None = None
     shared: bool = False
+    #: the MIG profile whose slice :attr:`mig_bytes` is
+    mig_profile: str | None = None
     #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
@@ -165,6 +168,8 @@ class _Decision:
     #: the pod's facts were read and named no catalogue accelerator: :attr:`notes` say why
     #: (:attr:`kvlint.types.Placement.undecided`)
     undecided: bool = False
+    #: the MIG profile whose slice :attr:`mig_bytes` is (:attr:`kvlint.types.Placement.mig_profile`)
+    mig_profile: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -300,6 +305,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         c.acc = acc
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
+            c.mig_profile = profile if c.mig_bytes else None
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
             mib = _as_int(_first(labels, GFD_MEMORY))
@@ -406,9 +412,27 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if it is None:
             return None
         c.acc = it.accelerator
-        if it.accelerator is not None:
-            per = f"{it.fraction} of" if it.fraction else f"{it.gpus}x" if it.gpus is not None else "?x"
+        if it.accelerator is not None and it.share_unknown:
+            # planned on the whole board it would be sized on memory its node does not have (_why_undecided says so)
+            c.acc = None
+        elif it.accelerator is not None:
+            per = (
+                f"{it.fraction} of"
+                if it.fraction
+                else "a share of one"  # EC2's fractional g6f/gr6f: Karpenter's GPU count is 0
+                if it.gpus == 0
+                else f"{it.gpus}x"
+                if it.gpus is not None
+                else "?x"
+            )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
+            slice_mib, how_known = _fractional_gpu_mib(it)
+            if slice_mib is not None:
+                c.label_bytes = max(slice_mib - cat.driver_reserve_mib(), 0) * cat.MIB
+                c.notes.append(
+                    f"a fractional GPU: {slice_mib} MiB frame buffer ({how_known}), less the typical "
+                    f"{cat.driver_reserve_mib()} MiB driver reserve, not the whole GPU's memory"
+                )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
         return c
@@ -530,7 +554,34 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
                 seen.setdefault(a.id, a)
     cands_out = list(seen.values()) if len(seen) > 1 else []
     mig_or_label = best.mig_bytes or best.label_bytes
-    return _Decision(best.acc, how, best.loc, notes, mig_or_label, any(c.shared for c in cands), cands_out)
+    return _Decision(
+        best.acc,
+        how,
+        best.loc,
+        notes,
+        mig_or_label,
+        any(c.shared for c in cands),
+        cands_out,
+        mig_profile=best.mig_profile if best.mig_bytes else None,
+    )
+
+
+def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, str]:
+    """(the frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; where the figure comes
+    from), or (None, "") for a whole-GPU type. A vGPU share is a GPU of its own to the engine, whose memory is the
+    share's frame buffer, not the board's (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer",
+    MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``; EC2 g6f: the GPU memory of the instance, the Karpenter
+    instance-type reference): the size table's figure when it gives one, else the share of the board's NVML
+    total."""
+    if it.accelerator is None or not (it.fraction or it.gpus == 0):
+        return None, ""
+    if it.slice_memory_mib:
+        return it.slice_memory_mib, f"{it.name}'s size table"
+    m = re.fullmatch(r"1/(\d+)", it.fraction or "")
+    if m is None or int(m.group(1)) == 0:
+        return None, ""
+    whole = cat.nvml_total_mib(it.accelerator)
+    return whole // int(m.group(1)), f"{it.fraction} of {it.accelerator.id}'s {whole} MiB"
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
@@ -947,10 +998,29 @@ def undecided_reasons(placement: Placement | None) -> str:
     return "; ".join(placement.undecided)
 
 
-def _why_undecided(label_sets: list[Labels]) -> list[str]:
+def _pinned_classes(label_sets: list[Labels]) -> dict[str, str]:
+    """The ComputeClass and NodePool each node-class label (:data:`COMPUTE_CLASS`, :data:`KARPENTER_NODEPOOL`) pins
+    a pod to, read from its label sets as :func:`resolve_placement` builds them (the ``nodeSelector``'s first, then one per
+    required affinity term, ``In`` values): the nodeSelector's value, else the one value every term allows (a
+    term without the key leaves the pod free), as :func:`selected_node_class` reads the pod spec."""
+    out: dict[str, str] = {}
+    ns, terms = (label_sets[0], label_sets[1:]) if label_sets else ({}, [])
+    for key in (COMPUTE_CLASS, KARPENTER_NODEPOOL):
+        if ns.get(key):
+            out[key] = ns[key][0][0]
+        elif terms and all(t.get(key) for t in terms):
+            values = {v for t in terms for v, _ in t[key]}
+            if len(values) == 1:
+                out[key] = values.pop()
+    return out
+
+
+def _why_undecided(label_sets: list[Labels], *, pod: bool = True) -> list[str]:
     """Why the scheduling labels did not decide: instance types not in the catalogue, label keys that are
-    not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``)."""
+    not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``); for a pod's (``pod``, not a node's
+    own labels), the ComputeClass or NodePool it selects by name when none among the inputs names its GPU."""
     notes: list[str] = []
+    pinned, said = _pinned_classes(label_sets) if pod else {}, set[str]()
     for labels in label_sets:
         for key, values in labels.items():
             vals = ", ".join(v for v, _ in values)
@@ -964,7 +1034,15 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                 )
                 notes.append(f"{key}={vals} is a placeholder left to fill in: write {what} there")
             elif key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
-                notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
+                for v, _ in values:
+                    it = cat.instance_type(v)
+                    if it is not None and it.share_unknown and it.accelerator is not None:
+                        notes.append(
+                            f"{key}={it.name} is a share of one {it.accelerator.id} of unknown size ({it.note}): "
+                            f"not planned on the whole GPU; give its memory with --gpu-memory"
+                        )
+                    else:
+                        notes.append(f"{key}={v} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
                 notes.append(
                     f"label {key}={vals} names a GPU architecture, not a GPU model: kvlint reads it only to narrow "
@@ -983,6 +1061,25 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
                     f"label {key}={', '.join(unread)} is not a value of {_TABLE_KEYS[key][0]} kvlint reads{spelled}: "
                     f"map it under accelerators.node_labels in .kvlint.yaml, or set {ANNOTATION}"
                 )
+            elif key in (COMPUTE_CLASS, KARPENTER_NODEPOOL):
+                # The pod names the object that names its GPU (a ComputeClass's priorities[].gpu.type, a
+                # NodePool's requirements), not the GPU: kvlint reads it when it is an input (find.py
+                # with_node_class), so say which one to pass. Only for the one class the pod's scheduling pins
+                # (as selected_node_class reads it: an open affinity term lets it land elsewhere), once; GKE's
+                # built-in classes are no object one could pass.
+                kind = "ComputeClass" if key == COMPUTE_CLASS else "Karpenter NodePool"
+                name = pinned.get(key)
+                if (
+                    name
+                    and not (key == COMPUTE_CLASS and name in GKE_BUILTIN_COMPUTE_CLASSES)
+                    and key not in said
+                ):
+                    said.add(key)
+                    notes.append(
+                        f"label {key}={name} selects its nodes by the {kind} {name}, and no {kind} of that name "
+                        f"among the inputs names a GPU: name its file with the workload's to kvlint check, or set "
+                        f"{ANNOTATION}"
+                    )
             elif key in _COUNT_KEYS:
                 # a count kvlint reads (KV410: :func:`node_gpu_capacity`), but not which GPU
                 notes.append(
@@ -1071,6 +1168,12 @@ def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
 #: NodePool that launched the node, karpenter.sh/v1: Karpenter docs, "NodePools", well-known labels).
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 KARPENTER_NODEPOOL = "karpenter.sh/nodepool"
+#: GKE Autopilot's built-in ComputeClasses (GKE docs, "About built-in ComputeClasses in Autopilot clusters";
+#: ``Accelerator`` with ``cloud.google.com/gke-accelerator`` for GPUs, "Deploy GPU workloads in Autopilot"): no
+#: object among a user's manifests, and none names a GPU.
+GKE_BUILTIN_COMPUTE_CLASSES = frozenset(
+    {"Accelerator", "Balanced", "Performance", "Scale-Out", "autopilot", "autopilot-spot"}
+)
 NODE_CLASS_KINDS = {
     "ComputeClass": ("cloud.google.com/", COMPUTE_CLASS),
     "NodePool": ("karpenter.sh/", KARPENTER_NODEPOOL),
@@ -1364,6 +1467,7 @@ def resolve_placement(
         partition=pod.partition,
         sharing=pod.sharing,
         why_undecided=lambda: _why_undecided(label_sets),
+        amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
         default=default,
         gpu_memory_bytes=gpu_memory_bytes,
@@ -1382,6 +1486,50 @@ def _partition(label_sets: list[Labels]) -> str | None:
     return None
 
 
+def _amd_partition(label_sets: list[Labels]) -> str | None:
+    """The first AMD node labeller partition value (:data:`AMD_PARTITION`, ``cpx_nps4``) among the label sets."""
+    for labels in label_sets:
+        part = _first(labels, AMD_PARTITION)
+        if part:
+            return part
+    return None
+
+
+#: Compute partitions per GPU of each mode on the AMD boards of eight XCDs whose counts AMD documents: MI300X ("On
+#: MI300X: SPX=>1, DPX=>2, QPX=>4, CPX=>8", amdsmi ``amdsmi_accelerator_partition_profile_t::num_partitions``,
+#: https://rocm.docs.amd.com/projects/amdsmi/en/docs-7.1.1/doxygen/docBin/html/structamdsmi__accelerator__partition__profile__t.html),
+#: MI325X and MI355X (the same 1 / 2 / 4 / 8 logical GPUs per physical GPU, https://aac.amd.com/help/bare-metal/gpu-partitioning/)
+AMD_PARTITIONS = {"spx": 1, "dpx": 2, "qpx": 4, "cpx": 8}
+AMD_PARTITIONED_BOARDS = ("amd-instinct-mi300x", "amd-instinct-mi325x", "amd-instinct-mi355x")
+#: Where a partition's memory comes from: amdgpu's ``amdgpu_amdkfd_xcp_memory_size`` gives each compute partition
+#: (XCP) its memory partition's size divided by the XCPs that share it, so with the NPS mode's equal memory partitions
+#: every XCP holds the GPU's memory divided by the number of compute partitions, whatever the NPS mode
+AMD_XCP_MEMORY_SRC = (
+    "github:ROCm/amdgpu/drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c@01732e48d68f48b285c037af712b2ec4d0cc7378 "
+    "amdgpu_amdkfd_xcp_memory_size"
+)
+
+
+def _amd_partition_bytes(acc: Accelerator, value: str) -> tuple[int | None, str]:
+    """(the memory of one compute partition of ``acc`` in the mode the label ``value`` names, a note), or (None, a
+    note) when the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "")
+    for ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``."""
+    mode = value.strip().lower().split("_", 1)[0]
+    if mode == "spx" or not re.fullmatch(r"[a-z]px_nps\d+", value.strip().lower()):
+        return None, ""
+    n = AMD_PARTITIONS.get(mode) if acc.id in AMD_PARTITIONED_BOARDS else None
+    if n is None:
+        return None, (
+            f"{AMD_PARTITION}={value}: each amd.com/gpu is a {mode.upper()} partition of {acc.id}, into how many "
+            "kvlint does not know on this board: sized as the whole GPU, which overstates its memory"
+        )
+    part = acc.memory_bytes // n // 4096 * 4096
+    return part, (
+        f"{AMD_PARTITION}={value}: each amd.com/gpu is one of {n} {mode.upper()} partitions of {acc.id}, "
+        f"{part / cat.GIB:.2f} GiB (the GPU's memory / {n}, as amdgpu gives each compute partition)"
+    )
+
+
 def _finish(
     decision: _Decision | None,
     notes: list[str],
@@ -1393,6 +1541,7 @@ def _finish(
     partition: str | None,
     sharing: tuple[bool, int | None, str],
     why_undecided: Callable[[], list[str]],
+    amd_partition: str | None = None,
     undecided_why: str | None,
     default: str | None,
     gpu_memory_bytes: int | None,
@@ -1454,6 +1603,7 @@ def _finish(
 
     acc = decision.acc
     mig_bytes = decision.mig_bytes
+    mig_profile = decision.mig_profile
     notes = decision.notes + notes
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
     if mig_bytes is None:
@@ -1464,9 +1614,21 @@ def _finish(
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
                 mig_bytes = prof.memory_bytes
+                mig_profile = profile
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
+    # an AMD GPU split into compute partitions: amd.com/gpu is one partition (the device plugin's single naming)
+    if (
+        mig_bytes is None
+        and amd_partition
+        and acc is not None
+        and acc.vendor == "amd"
+        and resource == AMD_GPU
+    ):
+        mig_bytes, note = _amd_partition_bytes(acc, amd_partition)
+        if note:
+            notes.append(note)
     shared, sharers, share_note = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
@@ -1501,6 +1663,8 @@ def _finish(
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
         undecided=tuple(notes) if acc is None and decision.undecided else (),
+        # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
+        mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )
 
 
@@ -1515,6 +1679,7 @@ class NodeFacts:
     partition: str | None
     sharing: tuple[bool, int | None, str]
     why: tuple[str, ...]
+    amd_partition: str | None = None
 
 
 def node_facts(labels: Mapping[str, str]) -> NodeFacts:
@@ -1528,7 +1693,8 @@ def node_facts(labels: Mapping[str, str]) -> NodeFacts:
         decision,
         _partition(label_sets),
         _sharing(label_sets),
-        tuple(_why_undecided(label_sets)) if decision is None else (),
+        tuple(_why_undecided(label_sets, pod=False)) if decision is None else (),
+        _amd_partition(label_sets),
     )
 
 
@@ -1548,6 +1714,7 @@ def placement_on_node(facts: NodeFacts, container: Mapping[str, Any]) -> Placeme
         partition=facts.partition,
         sharing=facts.sharing,
         why_undecided=lambda: list(facts.why),
+        amd_partition=facts.amd_partition,
         undecided_why=None,
         default=None,
         gpu_memory_bytes=None,

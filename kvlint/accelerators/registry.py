@@ -66,7 +66,8 @@ class InstanceType:
 
     ``gpus`` is the number of accelerators per node (TPU chips for TPU machine types); ``fraction``
     is set for fractional-GPU sizes (``1/6`` of a GPU: Azure NVadsA10_v5, GCP g4-standard-6), where
-    ``gpus`` is 1. ``accelerator`` is None when the GPU is not in the catalogue (the ``note`` says why).
+    ``gpus`` is 1 (0 on EC2's fractional g6f/gr6f types, whose Karpenter count is 0). ``accelerator`` is None when
+    the GPU is not in the catalogue (the ``note`` says why).
     """
 
     name: str
@@ -76,6 +77,12 @@ class InstanceType:
     fraction: str | None = None
     note: str = ""
     source: str = ""
+    #: a fractional GPU's frame buffer as the cloud's size table gives it (MiB; Azure NVadsA10 v5 "4-GiB frame
+    #: buffer" for 1/6, EC2's GPU memory of g6f.xlarge), None when the table gives none or the GPU is whole
+    slice_memory_mib: int | None = None
+    #: a share of one GPU whose size no source kvlint read gives (Azure NC A10 v4): neither a GPU count nor a memory
+    #: is known, and the pod is not planned on the whole board
+    share_unknown: bool = False
 
 
 @dataclass(frozen=True)
@@ -494,6 +501,8 @@ def instance_type(name: str) -> InstanceType | None:
         accelerator=cat.accelerators.get(gid) if gid else None,
         gpus=row.get("count"),
         fraction=row.get("fraction"),
+        slice_memory_mib=row.get("slice_memory_mib"),
+        share_unknown=bool(row.get("share_unknown")),
         note=str(row.get("note") or ""),
         source=str(row.get("source") or "") + (f"; {HYPERPOD_SOURCE}" if hyperpod else ""),
     )

@@ -17,6 +17,7 @@ from kvlint.capacity.simulate import SimConfig, SimResult, simulate_columns
 from kvlint.capacity.workload import WorkloadSpec, generate_columns, output_variant_columns
 from kvlint.numbers import fraction
 from kvlint.types import MemoryPlan
+from kvlint.wording import count
 
 #: multipliers of the output-length p95 tried by the sensitivity table.
 P95_FACTORS = (0.5, 1.0, 2.0, 4.0)
@@ -245,9 +246,9 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
         f"vLLM {p.engine_version} ({p.era.upper()}), TP={p.tensor_parallel_size} PP={p.pipeline_parallel_size}, "
         f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; "
         + (
-            f"one replica = {gpus} GPU(s)."
+            f"one replica = {count(gpus, 'GPU')}."
             if dp == 1
-            else f"DP={dp}: the replica runs {dp} data-parallel engines of {gpus} GPU(s) ({dp * gpus} GPUs), each "
+            else f"DP={dp}: the replica runs {dp} data-parallel engines of {count(gpus, 'GPU')} ({dp * gpus} GPUs), each "
             "with its own KV cache, scheduler and max_num_seqs (kvlint plan's 'data parallel' line); this report "
             f"simulates one engine, so the arrivals below are the traffic one engine gets (about 1/{dp} of the "
             "replica's when the requests are balanced)."

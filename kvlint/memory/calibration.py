@@ -1449,6 +1449,35 @@ def nvls_buffer_bytes(
     return -(-size // _NVLS_ALIGN) * _NVLS_ALIGN
 
 
+#: vLLM releases whose worker creates its NCCL communicators before the memory snapshot its non-torch figure starts
+#: from: ``vllm@0.11.0:vllm/v1/worker/gpu_worker.py::Worker.init_device`` runs ``init_worker_distributed_environment``
+#: first ("Initialize the distributed environment BEFORE taking memory snapshot. This ensures NCCL buffers are
+#: allocated before we measure available memory"), then ``MemorySnapshot()``, the same in the 0.12.0, 0.14.0, 0.17.0
+#: and 0.19.0 wheels; 0.10.0 - 0.10.2 take the snapshot first and create the communicators after it. The
+#: communicators are warmed up there (``vllm/distributed/device_communicators/pynccl.py::PyNcclCommunicator``: "A
+#: small all_reduce for warmup").
+NCCL_BEFORE_SNAPSHOT_FROM = (0, 11, 0)
+
+
+def profiled_peer_world(world: int, tp: int | None = None, version: tuple[int, ...] | None = None) -> int:
+    """The ranks whose NCCL memory falls inside vLLM's non-torch window, the ``world`` :func:`nccl_peers` counts.
+
+    Before 0.11.0 (:data:`NCCL_BEFORE_SNAPSHOT_FROM`) the communicators of every group are created after the init
+    snapshot, so any multi-GPU process (``world`` = TP x PP) counts its share. From 0.11.0 they exist before it,
+    and what still grows inside the window is what the profile run's collectives set up: those are the TP group's
+    all-reduces (``tensor_model_parallel_all_reduce``); a pipeline stage's dummy run exchanges nothing (``vllm@0.19.0:
+    vllm/v1/worker/gpu_model_runner.py::GPUModelRunner._dummy_run`` gives a later stage zero-filled
+    ``intermediate_tensors`` of its own, no ``recv``), so TP 1 x PP N counts none. The logs: vLLM 0.19.0 at PP 2 and PP
+    4 (TP 1) print 0.07 GiB of non-torch memory on every rank, with the communicators already in the init snapshot
+    (``non_torch_memory=1.43GiB`` at PP 2 and 1.48 at PP 4 against 0.51 at TP 1; gt-355, llm-d-planner's sweep).
+    ``tp`` None (a caller that knows only the world) or ``version`` None with ``tp`` None: ``world``."""
+    if tp is None:
+        return world
+    if version is not None and tuple(version) < NCCL_BEFORE_SNAPSHOT_FROM:
+        return world
+    return tp
+
+
 def non_torch_bytes(
     era: str,
     world: int,
@@ -1461,10 +1490,10 @@ def non_torch_bytes(
 ) -> int:
     """Non-torch memory growth per GPU (bytes): the era's base (cuBLAS workspaces, allocator slack), plus one
     ``per_peer`` share for a multi-GPU group (:func:`nccl_peers`: NCCL communicator buffers, custom all-reduce
-    buffers), plus NCCL's NVLink SHARP buffer of the TP group (:func:`nvls_buffer_bytes`, from NCCL's source; ``tp``
+    buffers; from 0.11.0 only a TP group's, :func:`profiled_peer_world`), plus NCCL's NVLink SHARP buffer of the TP group (:func:`nvls_buffer_bytes`, from NCCL's source; ``tp``
     None: the whole ``world``), plus the ROCm runtime's share on AMD GPUs. [calibrated: see :data:`OBSERVATIONS`]"""
     gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * nccl_peers(
-        world, nvls, domain
+        profiled_peer_world(world, tp, version), nvls, domain
     )
     if vendor == "amd":
         gib += NON_TORCH_GIB["rocm"]

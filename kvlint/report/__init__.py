@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 #: Format names accepted by ``kvlint check --format``.
@@ -19,9 +20,18 @@ FORMATS = ("text", "json", "jsonl", "sarif", "github", "junit", "markdown")
 STREAMED = ("jsonl",)
 
 
-def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | None = None) -> str:
+def render(
+    fmt: str,
+    result: CheckResult,
+    *,
+    color: bool = False,
+    width: int | None = None,
+    sizing: SizingSummary | None = None,
+) -> str:
     """The report in format ``fmt`` as text. ``color`` and ``width`` (columns the detail lines wrap at,
-    default :data:`kvlint.report.text.DEFAULT_WIDTH`) apply to ``text`` only.
+    default :data:`kvlint.report.text.DEFAULT_WIDTH`) apply to ``text`` only. ``sizing``: the run's
+    :func:`kvlint.sizing.summarise`, when the caller has it (a run writing several reports computes it once);
+    else each report computes it.
 
     Raises:
         ValueError: unknown format name (the message lists :data:`FORMATS`).
@@ -33,23 +43,23 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     if fmt == "text":
         from kvlint.report.text import DEFAULT_WIDTH, render_text
 
-        return render_text(result, color=color, width=width or DEFAULT_WIDTH)
+        return render_text(result, color=color, width=width or DEFAULT_WIDTH, sizing=sizing)
     if fmt == "json":
         from kvlint.report.jsonout import render_json
 
-        return inert_json(render_json(result))
+        return inert_json(render_json(result, sizing))
     if fmt == "jsonl":
         from kvlint.report.jsonl import render_jsonl
 
-        return render_jsonl(result)
+        return render_jsonl(result, sizing)
     if fmt == "sarif":
         from kvlint.report.sarif import render_sarif
 
-        return inert_json(render_sarif(result))
+        return inert_json(render_sarif(result, sizing))
     if fmt == "github":
         from kvlint.report.github import render_github
 
-        return render_github(result)
+        return render_github(result, sizing=sizing)
     if fmt == "junit":
         from kvlint.report.junit import render_junit
 
@@ -57,12 +67,18 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     if fmt == "markdown":
         from kvlint.report.markdown import render_markdown
 
-        return render_markdown(result)
+        return render_markdown(result, sizing)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def write_report(
-    fmt: str, result: CheckResult, stream: TextIO, *, color: bool = False, width: int | None = None
+    fmt: str,
+    result: CheckResult,
+    stream: TextIO,
+    *,
+    color: bool = False,
+    width: int | None = None,
+    sizing: SizingSummary | None = None,
 ) -> None:
     """Write the report in format ``fmt`` to ``stream``: a line at a time for :data:`STREAMED` formats,
     else the text of :func:`render` (same arguments) in one write. The stream is not flushed or closed.
@@ -73,9 +89,9 @@ def write_report(
     if fmt == "jsonl":
         from kvlint.report.jsonl import write_jsonl
 
-        write_jsonl(result, stream)
+        write_jsonl(result, stream, sizing)
         return
-    stream.write(render(fmt, result, color=color, width=width))
+    stream.write(render(fmt, result, color=color, width=width, sizing=sizing))
 
 
 __all__ = ["FORMATS", "STREAMED", "render", "write_report"]

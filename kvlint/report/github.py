@@ -22,6 +22,7 @@ from kvlint.report.escape import printable
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -73,7 +74,7 @@ def format_command(d: Diagnostic, rule_name: str = "", *, cwd: str = ".", root: 
     return f"::{_COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(body)}"
 
 
-def render_github(result: CheckResult, cwd: str | None = None) -> str:
+def render_github(result: CheckResult, cwd: str | None = None, *, sizing: SizingSummary | None = None) -> str:
     """All diagnostics as workflow commands, then the summary line. Files are written relative to the root of
     the git work tree holding ``cwd`` (default: the current directory; :func:`kvlint.load.repository_root`),
     else to ``cwd``: as GitHub places annotations when the run starts in a subdirectory or names ``./x.yaml``."""
@@ -87,7 +88,8 @@ def render_github(result: CheckResult, cwd: str | None = None) -> str:
     lines = [format_command(d, names.get(d.rule, ""), cwd=here, root=root) for d in result.diagnostics]
     from kvlint.sizing import summarise
 
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         # the objects not read below the line that counts them, as the text report lists them (its files placed
         # as the annotations' are): the annotations of the findings that count them may be past GitHub's ten

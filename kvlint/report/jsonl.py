@@ -30,6 +30,7 @@ from kvlint.report.escape import inert_json
 from kvlint.report.jsonout import SCHEMA_VERSION, diagnostic_dict, summary_dict
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 #: The key of the last line's object, which holds the JSON report's ``summary``.
@@ -39,25 +40,26 @@ SUMMARY_KEY = "run_summary"
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def iter_jsonl(result: CheckResult) -> Iterator[str]:
-    """The report's lines, each ending with ``\\n``: one per diagnostic, then the summary line."""
+def iter_jsonl(result: CheckResult, sizing: SizingSummary | None = None) -> Iterator[str]:
+    """The report's lines, each ending with ``\\n``: one per diagnostic, then the summary line (``sizing``: the
+    run's :func:`kvlint.sizing.summarise`, computed here when not given)."""
     for d in result.diagnostics:
         # no line holds the runner's legacy "##[" workflow command (kvlint.report.escape.inert_json)
         yield inert_json(_ENCODE(diagnostic_dict(d, result))) + "\n"
     summary = {
-        SUMMARY_KEY: summary_dict(result),
+        SUMMARY_KEY: summary_dict(result, sizing),
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
     }
     yield inert_json(_ENCODE(summary)) + "\n"
 
 
-def write_jsonl(result: CheckResult, stream: TextIO) -> None:
+def write_jsonl(result: CheckResult, stream: TextIO, sizing: SizingSummary | None = None) -> None:
     """Write the report to ``stream`` line by line (no string of the whole report is built)."""
-    for line in iter_jsonl(result):
+    for line in iter_jsonl(result, sizing):
         stream.write(line)
 
 
-def render_jsonl(result: CheckResult) -> str:
+def render_jsonl(result: CheckResult, sizing: SizingSummary | None = None) -> str:
     """The whole report as one string (for tests and callers that want text)."""
-    return "".join(iter_jsonl(result))
+    return "".join(iter_jsonl(result, sizing))

@@ -3,7 +3,8 @@
 Shape (``schema_version`` 2)::
 
     {"schema_version": 2, "kvlint_version": "0.1.0",
-     "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
+     "summary": {"error": 1, "warning": 2, "info": 0, "listed" (only when a finding stands for several),
+                 "suppressed": 1, "exemptions_allowed": true,
                  "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...},
                  "fail_on": [{"threshold": "warning", "source": ".kvlint.yaml"}]},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
@@ -29,6 +30,7 @@ from kvlint import __version__
 from kvlint.report.jsontext import dumps_indented
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult, Diagnostic
 
 SCHEMA_VERSION = 2
@@ -37,21 +39,33 @@ SCHEMA_VERSION = 2
 DEFAULT_FAIL_ON = {"threshold": "error", "source": "default"}
 
 
-def summary_dict(result: CheckResult) -> dict[str, Any]:
-    """The JSON report's ``summary`` object: diagnostics per severity (``error``, ``warning``, ``info``),
+def counts_dict(result: CheckResult) -> dict[str, Any]:
+    """Findings per severity (``error``, ``warning``, ``info``: :meth:`~kvlint.types.CheckResult.finding_counts`, a
+    finding that stands for several counted as those, as the text summary counts them) and, only when some finding
+    stands for more than one (:mod:`kvlint.findcap`), ``listed``: the diagnostics per severity the report lists.
+    The JSON, JSON Lines and SARIF reports' summary."""
+    out: dict[str, Any] = dict(result.finding_counts())
+    if result.standing():
+        out["listed"] = result.counts()
+    return out
+
+
+def summary_dict(result: CheckResult, sizing: SizingSummary | None = None) -> dict[str, Any]:
+    """The JSON report's ``summary`` object: findings per severity (``error``, ``warning``, ``info``, and
+    ``listed`` when the report lists fewer: :func:`counts_dict`),
     ``suppressed`` (findings removed by ``kvlint.io/ignore``), ``exemptions_allowed``, input counts
     (``files``, ``documents``, ``workloads``) and ``sizing`` (:meth:`kvlint.sizing.SizingSummary.as_dict`:
     serving containers and how many were sized, by outcome). Shared by the ``json`` and ``jsonl`` reports."""
     from kvlint.sizing import summarise
 
-    summary: dict[str, Any] = dict(result.counts())
+    summary: dict[str, Any] = counts_dict(result)
     summary.update(
         suppressed=result.suppressed,
         exemptions_allowed=result.exemptions_allowed,
         files=result.files,
         documents=result.documents,
         workloads=result.workloads,
-        sizing=summarise(result).as_dict(),
+        sizing=(sizing if sizing is not None else summarise(result)).as_dict(),
     )
     summary["fail_on"] = result.fail_on if result.fail_on is not None else [DEFAULT_FAIL_ON]
     return summary
@@ -67,14 +81,15 @@ def diagnostic_dict(d: Diagnostic, result: CheckResult) -> dict[str, Any]:
     return out
 
 
-def to_json_dict(result: CheckResult) -> dict[str, Any]:
-    """The JSON report as a dict (see the module docstring for the shape)."""
+def to_json_dict(result: CheckResult, sizing: SizingSummary | None = None) -> dict[str, Any]:
+    """The JSON report as a dict (see the module docstring for the shape); ``sizing``: the run's
+    :func:`kvlint.sizing.summarise`, computed here when not given."""
     from kvlint.sizing import outcomes
 
     return {
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
-        "summary": summary_dict(result),
+        "summary": summary_dict(result, sizing),
         "diagnostics": [diagnostic_dict(d, result) for d in result.diagnostics],
         # a suppressed finding never fails the run: "fails" false, so that both lists have a diagnostic's fields
         "suppressed": [
@@ -88,6 +103,6 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def render_json(result: CheckResult) -> str:
+def render_json(result: CheckResult, sizing: SizingSummary | None = None) -> str:
     """The JSON report as text (2-space indent, trailing newline)."""
-    return dumps_indented(to_json_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)
+    return dumps_indented(to_json_dict(result, sizing)) + "\n"  # the text of json.dumps(..., indent=2)

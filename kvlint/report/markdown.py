@@ -2,8 +2,8 @@
 
 Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed), the sizing line and, folded,
 the serving objects not read (file:line, object, reason: the first ten); a table of the
-diagnostics (severity, rule, location, the finding's short statement with its arithmetic folded below it
-in a ``<details>`` element, fix); then one section per serving container with its
+diagnostics (severity, rule, location with the workload and container below it, the finding's short statement with
+its arithmetic folded below it in a ``<details>`` element, fix); then one section per serving container with its
 GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at the engine's memory fraction:
 gpu-memory-utilization, mem-fraction-static or cuda-memory-fraction; weights, activation peak, non-torch, CUDA
 graphs, KV cache with its band) and
@@ -30,6 +30,7 @@ from kvlint.report.plan_text import (
 from kvlint.statement import clip_words
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import (
         CheckResult,
         ContainerRecord,
@@ -66,9 +67,25 @@ def finding_cell(d: Diagnostic) -> str:
     return cell
 
 
+def location_cell(d: Diagnostic) -> str:
+    """A finding's location cell: ``file:line:column`` as code, then (below it) the workload and container it is
+    about, as the text report's ``[Kind/namespace/name container c]`` names them: a file of several documents, or
+    an object of several containers, has findings of the same rule at lines that do not say whose they are. The
+    names come from the manifest: shown as text (:func:`_cell`, :func:`markdown_code`), clipped as the JSON report
+    clips them (:func:`kvlint.statement.clip_words`)."""
+    parts = [markdown_code(f"{d.loc.file}:{d.loc.line}:{d.loc.column}")] if d.loc else []
+    if d.object:
+        who = _cell(clip_words(d.object))
+        if d.container:
+            who += f" container {markdown_code(clip_words(d.container))}"
+        parts.append(who)
+    return "<br>".join(parts)
+
+
 def finding_row(d: Diagnostic, prefix: str = "") -> str:
-    """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing)."""
-    loc = markdown_code(f"{d.loc.file}:{d.loc.line}:{d.loc.column}") if d.loc else ""
+    """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing); its location cell
+    names the workload (:func:`location_cell`)."""
+    loc = location_cell(d)
     return f"| {prefix}{_ICON.get(d.severity, _cell(d.severity))} | {_cell(d.rule)} | {loc} | {finding_cell(d)} | {message_cell(d.fix)} |"
 
 
@@ -79,7 +96,7 @@ def _g(b: int) -> str:
 
 def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]:
     """The section of one serving container; ``n`` is its number of findings."""
-    acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
+    acc = (c.placement.device_name if c.placement else None) or "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
     model = clip_words(str(c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")))
     lines = [
@@ -165,26 +182,25 @@ def plan_table_lines(p: MemoryPlan, serving: ServingConfig | None = None) -> lis
     return lines
 
 
-def render_markdown(result: CheckResult) -> str:
-    """The job-summary Markdown (see the module docstring)."""
+def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) -> str:
+    """The job-summary Markdown (see the module docstring); ``sizing``: the run's :func:`kvlint.sizing.summarise`,
+    computed here when not given."""
     from kvlint.report.text import summary_line
     from kvlint.sizing import summarise
 
     lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         lines += ["", sizing.line()]
     if sizing.unread_items:
-        # which serving objects were not read, as the text report lists them (folded: the first UNREAD_SHOWN)
-        from kvlint.sizing import UNREAD_SHOWN
-
-        shown = sizing.unread_items[:UNREAD_SHOWN]
+        # which serving objects were not read, the ones the text report lists (folded)
+        entries, more = sizing.unread_listing()
         lines += ["", f"<details><summary>Not read: {sizing.not_read}</summary>", ""]
-        for d, why in shown:
-            parts = [markdown_code(f"{d.loc.file}:{d.loc.line}", table=False)] if d.loc else []
-            parts += [markdown_text(d.object)] if d.object else []
+        for where, what, why in entries:
+            parts = [markdown_code(where, table=False)] if where else []
+            parts += [markdown_text(what)] if what else []
             lines.append("- " + ": ".join([*parts, markdown_text(why)]))
-        more = len(sizing.unread_items) - len(shown)
         if more:
             lines.append(f"- and {more} more (the JSON report lists all: `summary.sizing.not_read_items`)")
         lines += ["", "</details>"]
@@ -203,7 +219,9 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["", "## Workloads"]
         per: dict[tuple[str, str], int] = {}
         for d in result.diagnostics:
-            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + 1
+            # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
+            n = d.stands_for if isinstance(d.stands_for, int) and d.stands_for > 1 else 1
+            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + n
         for c in result.containers:
             lines += _workload_section(c, per.get((c.object_ref, c.container_name), 0))
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ import re
 from kvlint.numbers import fraction, times
 from kvlint.report.escape import printable
 from kvlint.types import ENGINE_NAMES, MemoryPlan
+from kvlint.wording import count
 
 GiB = 1 << 30
 _COLORS = {
@@ -139,7 +140,7 @@ def data_parallel_line(plan: MemoryPlan) -> str | None:
         return None
     gpus = int(plan.tensor_parallel_size) * int(plan.pipeline_parallel_size)
     return (
-        f"data parallel {dp}: {dp} engines of {gpus} GPU(s), each with the KV cache above (its own scheduler "
+        f"data parallel {dp}: {dp} engines of {count(gpus, 'GPU')}, each with the KV cache above (its own scheduler "
         f"and max_num_seqs); {dp * plan.capacity_tokens:,} KV tokens on the replica's {dp * gpus} GPUs"
     )
 

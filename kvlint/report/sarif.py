@@ -8,7 +8,10 @@ one ``run`` whose ``tool.driver`` lists every catalogue rule (``id``, ``name``, 
 remedy), ``partialFingerprints["kvlint/v1"]`` (:mod:`kvlint.fingerprint`: rule, workload, container,
 setting; never the line), and a ``physicalLocation`` whose ``region`` has the 1-based
 ``startLine``/``startColumn`` kvlint read from the YAML and an ``endLine``/``endColumn`` after the value
-written there. What GitHub code scanning requires is met: ``fullDescription`` at most 1,024 characters
+written there; its ``properties`` hold the ``object`` and ``container`` and, for a finding that stands for
+several (the finding for the rest past :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container), ``stands_for``,
+as the JSON report's. The run's ``properties.summary`` counts findings as the JSON report's ``summary`` does
+(:func:`kvlint.report.jsonout.counts_dict`: ``listed`` when the results are fewer). What GitHub code scanning requires is met: ``fullDescription`` at most 1,024 characters
 (the whole rationale is in ``help``), ``helpUri`` at the rule's section of docs/rules.md (see
 :func:`rule_doc_uri`), and a real artifact name for piped input (``--stdin-filename``). Diagnostics suppressed by ``kvlint.io/ignore`` appear with
 ``suppressions: [{"kind": "inSource", "justification": reason}]`` so viewers show them as dismissed.
@@ -32,6 +35,7 @@ from kvlint.report.jsontext import dumps_indented
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 SARIF_VERSION = "2.1.0"
@@ -205,6 +209,8 @@ def _result(
         props["object"] = d.object
     if d.container:
         props["container"] = d.container
+    if isinstance(d.stands_for, int) and d.stands_for > 1:
+        props["stands_for"] = d.stands_for  # as the JSON report's: the findings this one counts for
     if props:
         res["properties"] = props
     if reason is not None:
@@ -212,12 +218,15 @@ def _result(
     return res
 
 
-def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
-    """The SARIF log as a dict (see the module docstring)."""
+def to_sarif_dict(result: CheckResult, sizing: SizingSummary | None = None) -> dict[str, Any]:
+    """The SARIF log as a dict (see the module docstring); ``sizing``: the run's :func:`kvlint.sizing.summarise`,
+    computed here when not given."""
+    from kvlint.report.jsonout import counts_dict
     from kvlint.rules.catalog import load_catalog
     from kvlint.sizing import summarise
 
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     catalog = load_catalog()
     rules = [_rule_descriptor(info) for info in catalog.values()]
     index = {r["id"]: i for i, r in enumerate(rules)}
@@ -247,7 +256,7 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "results": results,
         "properties": {
-            "summary": {**result.counts(), "suppressed": result.suppressed, "files": result.files},
+            "summary": {**counts_dict(result), "suppressed": result.suppressed, "files": result.files},
             "sizing": sizing.as_dict(),
         },
     }
@@ -264,6 +273,6 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
 
-def render_sarif(result: CheckResult) -> str:
+def render_sarif(result: CheckResult, sizing: SizingSummary | None = None) -> str:
     """The SARIF log as JSON text (2-space indent, trailing newline)."""
-    return dumps_indented(to_sarif_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)
+    return dumps_indented(to_sarif_dict(result, sizing)) + "\n"  # the text of json.dumps(..., indent=2)

@@ -24,6 +24,7 @@ from kvlint.types import Diagnostic
 from kvlint.values import digits
 
 if TYPE_CHECKING:
+    from kvlint.sizing import SizingSummary
     from kvlint.types import CheckResult
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
@@ -163,13 +164,19 @@ def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_W
 
 
 def render_text(
-    result: CheckResult, *, color: bool = False, suppressed: int | None = None, width: int = DEFAULT_WIDTH
+    result: CheckResult,
+    *,
+    color: bool = False,
+    suppressed: int | None = None,
+    width: int = DEFAULT_WIDTH,
+    sizing: SizingSummary | None = None,
 ) -> str:
     """The whole report: diagnostics grouped by file (a blank line between files) and a summary line.
 
     ``suppressed`` defaults to ``result.suppressed`` (findings removed by ``kvlint.io/ignore``); ``width``
-    is the column the detail lines wrap at."""
-    return "".join(iter_text(result, color=color, suppressed=suppressed, width=width))
+    is the column the detail lines wrap at; ``sizing`` the run's :func:`kvlint.sizing.summarise` (computed here
+    when not given)."""
+    return "".join(iter_text(result, color=color, suppressed=suppressed, width=width, sizing=sizing))
 
 
 def iter_text(
@@ -179,6 +186,7 @@ def iter_text(
     suppressed: int | None = None,
     width: int = DEFAULT_WIDTH,
     summary: bool = True,
+    sizing: SizingSummary | None = None,
 ) -> Iterator[str]:
     """:func:`render_text` in pieces (one per diagnostic, then the summary lines), for writing a large report
     without holding it whole; joined, the pieces are :func:`render_text`'s text. Without ``summary``, the
@@ -203,7 +211,8 @@ def iter_text(
     from kvlint.sizing import summarise
 
     tail = []
-    sizing = summarise(result)
+    if sizing is None:
+        sizing = summarise(result)
     if sizing.serving or sizing.not_read:
         tail.append(sizing.line())
         # which objects were not read (the first UNREAD_SHOWN, then how many more), below the line that counts them
@@ -215,11 +224,15 @@ def iter_text(
 def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
     """``N errors, M warnings in F files (D documents, W workloads, S serving containers); K suppressed``.
 
-    The suppressed count (default ``result.suppressed``) is always shown; ``exemptions disabled`` is
-    added when the run did not allow ``kvlint.io/ignore`` annotations."""
+    The severities count findings (:meth:`~kvlint.types.CheckResult.finding_counts`): a finding that stands for
+    several (past :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container) counts them all, and then
+    ``; L listed: 1 of them stands for N findings not listed one by one`` says how many the report lists. The
+    suppressed count (default ``result.suppressed``) is always shown; ``exemptions disabled`` is added when
+    the run did not allow ``kvlint.io/ignore`` annotations."""
     if suppressed is None:
         suppressed = getattr(result, "suppressed", 0)
-    c = result.counts()
+    c = result.finding_counts()
+    standing = result.standing()
 
     def plural(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
@@ -234,4 +247,11 @@ def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
     text += f"; {suppressed} suppressed"
     if not getattr(result, "exemptions_allowed", True):
         text += " (exemptions disabled)"
+    if standing:
+        k = len(standing)
+        stood = sum(n for _, n in standing)
+        text += (
+            f"; {len(result.diagnostics):,} listed: {k:,} of them {'stands' if k == 1 else 'stand'} for "
+            f"{stood:,} findings not listed one by one"
+        )
     return text

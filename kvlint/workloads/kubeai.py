@@ -76,7 +76,7 @@ KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
 #: that names them by :func:`kvlint.pipeline.in_values_terms`. A TPU or CPU profile's Model gets its own
 #: (:func:`kubeai_terms`).
 _GPU_COUNT = re.compile(
-    r"GPUs per pod|request [\d,]+ GPU\(s\)|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"
+    r"GPUs per pod|request [\d,]+ GPUs?(?!\w)|(?:nvidia|amd)\.com/gpu(?![\w.-])|resources\.limits"
 )
 #: a TPU profile's count is its chips: the chart's ``google-tpu-v5e-*`` profiles each set ``limits: google.com/tpu:
 #: 1``, multiplied by the count (charts/kubeai/values-gke.yaml at the commit above); KV403 names them "chips per pod"

@@ -318,7 +318,9 @@ def llmisvc_workloads(
     if model_note is not None:
         findings.append(model_note)
     image_source = (
-        "KServe's LLMInferenceServiceConfig preset(s) " + ", ".join(builtin_used) + " (kvlint ships the copy "
+        f"KServe's LLMInferenceServiceConfig preset{'' if len(builtin_used) == 1 else 's'} "
+        + ", ".join(builtin_used)
+        + " (kvlint ships the copy "
         "of kserve@282da78; the image an installation runs is set by its KServe release)"
         if builtin_used
         else None

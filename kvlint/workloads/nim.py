@@ -11,6 +11,7 @@ from kvlint.gpu_resources import NVIDIA_GPU
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.values import digits
+from kvlint.wording import count, idle
 from kvlint.workloads.base import (
     get_in,
     int_or_none,
@@ -450,9 +451,9 @@ def _compared(
     if need < have:
         return Finding(
             "KV403",
-            f"the pod requests {have} GPUs ({where}) but {what} uses only {need}; {have - need} GPU(s) sit idle",
+            f"the pod requests {have} GPUs ({where}) but {what} uses only {need}; {idle(have - need, 'GPU')}",
             have_loc or loc,
-            fix=f"request {need} GPU(s) per pod ({resource})",
+            fix=f"request {count(need, 'GPU')} per pod ({resource})",
             severity="warning",
         )
     return None

@@ -187,11 +187,14 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         # (vllm@0.33.0:vllm/config/model.py::_get_and_verify_max_len; kvlint.memory.defaults.default_max_model_len)
         what = "the model's original_max_position_embeddings from config.json"
         longer = f", of the {derived:,} its LongRoPE scaling allows"
-    where = f" ({used} tokens{longer}{need})" if used else ""
+    # the length in the statement, what one request of it needs a clause of its own: inside the parenthesis it
+    # made an aside longer than the statement keeps (kvlint.statement.ASIDE_CHARS), and the text report's statement
+    # lost the length while its detail line began "131072 tokens; one such request needs ..."
+    where = f" ({used} tokens{longer})" if used else ""
     verdict, severity = _full_context_verdict(ctx)
     yield ctx.finding(
         f"no --max-model-len: vLLM uses {what}{where}, which sizes "
-        f"admission and the start-up fit check{verdict}",
+        f"admission and the start-up fit check{need}{verdict}",
         s.command_loc,
         fix=_example_fix("--max-model-len", "vLLM", used, _example_len(ctx, used)),
         severity=severity,
@@ -336,7 +339,7 @@ def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     verdict, severity = _sglang_verdict(ctx)
     yield ctx.finding(
         f"no --context-length: SGLang uses the model's full context from config.json ({derived} tokens, "
-        f"{key}{need}), which caps requests and sizes how many fit in the KV pool{verdict}",
+        f"{key}), which caps requests and sizes how many fit in the KV pool{need}{verdict}",
         s.command_loc,
         fix=_example_fix("--context-length", "SGLang", derived, _example_len_sglang(ctx, derived)),
         severity=severity,

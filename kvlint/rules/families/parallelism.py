@@ -53,7 +53,7 @@ from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Placement, ServingConfig, Severity
 from kvlint.values import as_float, as_int, as_list, digits
-from kvlint.wording import shell_word
+from kvlint.wording import count, idle, shell_word
 from kvlint.workloads.base import engine_containers
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 from kvlint.workloads.rayserve import SERVE_PATH
@@ -350,7 +350,7 @@ def _lower_fails(ctx: RuleContext, have: int) -> str | None:
         return None
     p = d.plan
     kv = f"{gib(p.kv_cache_bytes)} of KV cache" if p.kv_cache_bytes > 0 else "no KV cache"
-    return f"kvlint's re-plan on {have} GPU(s) has {gib(p.weights_bytes)} of weights per GPU of {gib(p.total_bytes)} and {kv}"
+    return f"kvlint's re-plan on {count(have, 'GPU')} has {gib(p.weights_bytes)} of weights per GPU of {gib(p.total_bytes)} and {kv}"
 
 
 def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
@@ -613,7 +613,7 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
     elif need < have and have - need >= per:
         yield ctx.finding(
             f"the pod gets {have} NeuronCores ({where}) but {lay.described} uses only {need}; {how}, so "
-            f"{have - need} NeuronCore(s) sit idle",
+            f"{idle(have - need, 'NeuronCore')}",
             p.gpus_loc,
             fix=f"request {-(-need // per)} {unit} ({p.resource})"
             + {
@@ -743,6 +743,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     kaito = _kaito_gpus(ctx)
     if kaito is not None:
         where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
+    if (p.resource or "").startswith(MIG_RESOURCE_PREFIX) and -(-need // pods) > 1 and not lay.ray:
+        yield from _mig_slices(ctx, -(-need // pods), where)
+        return
     if need > have:
         if lay.ray and w.path.startswith(SERVE_PATH) and w.group_size:
             # Ray Serve LLM: one GPU bundle per TP x PP device, placed on the worker group's pods; more bundles
@@ -818,13 +821,44 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif need < have and not lay.ray:
         yield ctx.finding(
-            f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {have - need} GPU(s) sit "
-            "idle",
+            f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {idle(have - need, 'GPU')}",
             p.gpus_loc,
-            fix=((kaito[1](need) if kaito is not None else None) or f"request {need} GPU(s)")
+            fix=((kaito[1](need) if kaito is not None else None) or f"request {count(need, 'GPU')}")
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
+
+
+def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnostic]:
+    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (``nvidia.com/mig-<profile>``, the
+    device plugin's mixed strategy): however many slices the pod gets, CUDA enumerates one MIG device per process
+    (NVIDIA's MIG User Guide, "CUDA Device Enumeration": with CUDA 11/R450 and CUDA 12/R525 and later, a CUDA process
+    enumerates a single MIG device whatever number of them is made available to the container,
+    https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-enumeration, quoted by
+    PyTorch's maintainer in pytorch/pytorch#130181 for two 3g.40gb slices; NVIDIA/k8s-device-plugin#446 for several
+    slices in one container), so the engine counts one GPU and its workers beyond it fail as on a pod with one GPU (:data:`_TOO_FEW`: vLLM's
+    ``vllm@0.19.0:vllm/config/parallel.py::ParallelConfig.__post_init__`` world-size check against
+    ``cuda_device_count_stateless()``). Nor would MIG instances join one tensor-parallel group: the guide lists no
+    GPU-to-GPU P2P (NVLink or PCIe) between MIG devices ("Application Considerations", https://docs.nvidia.com/
+    datacenter/tesla/mig-user-guide/deployment-considerations.html). Remedies: whole GPUs (``nvidia.com/gpu``) on
+    nodes without MIG, or the engine on one slice when kvlint's re-plan on one device starts (:func:`_lower_fails`).
+    """
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    assert p is not None
+    fix = f"request {per_pod} whole GPUs per pod ({NVIDIA_GPU}: {per_pod}, on nodes without MIG)"
+    if ctx.engine == "tgi":
+        lower: str | None = f"set {tgi_option(s, 'num_shard')} to 1"
+    else:
+        lower = _LOWER.get(ctx.engine, "").format(have=1) or None
+    if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
+        fix += f", or run it on one slice: {lower}"
+    yield ctx.finding(
+        f"{lay.described} needs {per_pod} GPUs in the pod, but its {where} are MIG slices and CUDA enumerates "
+        "one MIG device per process (NVIDIA MIG User Guide), so the engine sees 1 GPU; "
+        + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
+        lay.loc or p.gpus_loc or s.command_loc,
+        fix=fix,
+    )
 
 
 def _sglang_nodes(ctx: RuleContext, need: int) -> str | None:
@@ -1011,10 +1045,9 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif need < have:
         yield ctx.finding(
-            f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {have - need} NPU(s) "
-            "sit idle",
+            f"the pod requests {have} NPUs ({where}) but {lay.described} uses only {need}; {idle(have - need, 'NPU')}",
             p.gpus_loc,
-            fix=f"request {need} NPU(s)"
+            fix=f"request {count(need, 'NPU')}"
             + (f", or {use_all}" if (use_all := _use_all(ctx, have, "NPU")) else ""),
             severity="warning",
         )
@@ -1069,13 +1102,13 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"but the group has {have} ({where}); the Ray placement group for its workers is never satisfied "
             "and vLLM does not start",
             p.gpus_loc or s.command_loc,
-            fix=f"give each worker pod {max(1, -(-(need - leader_gpus) // workers))} GPU(s), or lower the leader's "
+            fix=f"give each worker pod {count(max(1, -(-(need - leader_gpus) // workers)), 'GPU')}, or lower the leader's "
             "parallel sizes",
         )
     elif need < have:
         yield ctx.finding(
             f"the group has {have} GPUs ({where}) but the leader's engine ({joins.leader_container}: "
-            f"{lay.described}) uses {need}; {have - need} GPU(s) sit idle",
+            f"{lay.described}) uses {need}; {idle(have - need, 'GPU')}",
             p.gpus_loc or s.command_loc,
             fix="request fewer GPUs per worker pod, or raise the leader's tensor- or pipeline-parallel size",
             severity="warning",
@@ -1233,9 +1266,9 @@ def _follower_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif share < have:
         yield ctx.finding(
-            f"the pod requests {have} GPUs ({p.resource}: {have}) but {what}; {have - share} GPU(s) sit idle",
+            f"the pod requests {have} GPUs ({p.resource}: {have}) but {what}; {idle(have - share, 'GPU')}",
             p.gpus_loc or s.command_loc,
-            fix=f"request {share} GPU(s) per pod on every node of the group, or raise the parallel sizes on every "
+            fix=f"request {count(share, 'GPU')} per pod on every node of the group, or raise the parallel sizes on every "
             "node",
             severity="warning",
         )
@@ -1778,12 +1811,14 @@ def host_memory_limit(ctx: RuleContext) -> Iterator[Diagnostic]:
         shown = (
             f"{offload:g} GiB" if per_gpu == int(offload * GiB) else f"{gib(per_gpu)} (the weights per GPU)"
         )
-        parts.append((f"--cpu-offload-gb {shown} x {gpus} GPU(s)", per_gpu * gpus))
+        parts.append((f"--cpu-offload-gb {shown} x {count(gpus, 'GPU')}", per_gpu * gpus))
     if plan is not None and plan.era == "v0":
         swap = as_float(s.get("swap_space"))
         swap = 4.0 if swap is None else swap
         if swap > 0:
-            parts.append((f"--swap-space {swap:g} x {gpus} GPU(s) (V0 engine)", int(swap * GiB) * gpus))
+            parts.append(
+                (f"--swap-space {swap:g} x {count(gpus, 'GPU')} (V0 engine)", int(swap * GiB) * gpus)
+            )
     kv_off = as_float(s.get("kv_offloading_size")) or 0.0
     if kv_off > 0 and str(s.get("kv_offloading_backend") or "native").lower() == "native":
         parts.append(
@@ -2163,8 +2198,8 @@ def _gpu_request(c: LDict, resource: str) -> int:
 
 
 def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | None]:
-    """(the pod's effective request of ``resource``, that request and its parts in words, where the first container asking it writes
-    it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
+    """(the pod's effective request of ``resource``, that request and its parts in words, where it is written: the
+    request of the init container that makes the peak when one does, else the first container asking it), as the scheduler's NodeResourcesFit computes it (``k8s.io/component-helpers/resource/helpers.go``
     ``AggregateContainerRequests``, Kubernetes v1.34): the app containers' requests summed, plus every sidecar init
     container's (``restartPolicy: Always``, which keeps running beside them); and not less than what any other init
     container needs while it runs (its own request plus the sidecars started before it)."""
@@ -2177,7 +2212,7 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
             steady += n
             parts.append(f"{c.get('name', '?')}: {n}")
             first = first or _resource_loc(c, resource)
-    sidecars, peak, peak_text = 0, 0, ""
+    sidecars, peak, peak_text, peak_loc = 0, 0, "", None
     inits = pod_spec.get("initContainers")
     for c in inits if isinstance(inits, list) else []:
         if not isinstance(c, LDict):
@@ -2193,10 +2228,10 @@ def _pod_gpu_request(pod_spec: LDict, resource: str) -> tuple[int, str, Loc | No
             name = c.get("name", "?")
             with_sidecars = f", plus {sidecars} of the sidecars started before it" if sidecars else ""
             peak_text = f"the pod asks {peak} {resource} while its init container {name} runs ({name}: {n}{with_sidecars})"
-            first = first or _resource_loc(c, resource)
+            peak_loc = _resource_loc(c, resource)
     steady += sidecars
-    if peak > steady:
-        return peak, peak_text, first
+    if peak > steady:  # the init container's own request makes the peak: said where it writes it
+        return peak, peak_text, peak_loc or first
     return steady, f"the pod's containers ask {steady} {resource} together ({', '.join(parts)})", first
 
 

@@ -43,7 +43,7 @@ from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.types import TYPED_COMMAND, ContainerResult, Diagnostic, Mark, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int
-from kvlint.wording import platform_name, with_article
+from kvlint.wording import count, platform_name, with_article
 from kvlint.workloads.base import MODEL_ANNOTATION
 from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
@@ -451,7 +451,7 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         which = f"the MIG {profile} slices of the GPUs {where} that offer it"
     gpus = cr.fleet[0].gpus
     elsewhere = cr.placement.gpus_elsewhere if cr.placement is not None else None
-    per_pod = f"{gpus} GPU(s) per pod" + (
+    per_pod = f"{count(gpus, 'GPU')} per pod" + (
         f" (the engine's own GPU workers; the pod's GPUs are requested by {elsewhere})"
         if elsewhere and cr.placement is not None and cr.placement.gpus is None
         else ""

@@ -1,0 +1,104 @@
+"""A fractional-GPU instance type gives its node a share of one GPU (a vGPU), whose frame buffer is all the engine
+sees: Azure's NVadsA10 v5 sizes ("starting at 1/6th of a GPU with 4-GiB frame buffer to a full A10 GPU with 24-GiB
+frame buffer", MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``), EC2's g6f (the GPU memory of the instance in the
+Karpenter instance-type reference), GCP's g4-standard shares. The plan is sized on that share, less the typical
+driver reserve (kvlint.accelerators.placement._fractional_gpu_mib), not on the whole board."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.accelerators import registry as cat
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+from kvlint.types import ContainerResult
+
+_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{node.kubernetes.io/instance-type: {size}}}
+  containers:
+  - name: a
+    image: vllm/vllm-openai:v0.11.0
+    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --max-model-len, "2048"]
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def _run(size: str) -> ContainerResult:
+    res = run_documents(load_text(_POD.format(size=size), "p.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult)
+    return cr
+
+
+def test_azure_shares_add_up_to_the_boards_frame_buffer() -> None:
+    """The size table's frame buffers are the board's 24 GiB split as the fractions say (1/6: 4 GiB, 1/3: 8 GiB,
+    1/2: 12 GiB): the catalogue reads the table, not a guess."""
+    whole = cat.instance_type("Standard_NV36ads_A10_v5")
+    assert whole is not None and whole.fraction is None and whole.slice_memory_mib is None
+    for size in ("Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5"):
+        it = cat.instance_type(size)
+        assert it is not None and it.fraction is not None and it.slice_memory_mib is not None
+        assert it.slice_memory_mib * int(it.fraction.split("/")[1]) == 24 * 1024
+
+
+@pytest.mark.parametrize("size", ["Standard_NV6ads_A10_v5", "Standard_NV18ads_A10_v5", "g6f.xlarge"])
+def test_a_fractional_instance_type_is_planned_on_its_share(size: str) -> None:
+    it = cat.instance_type(size)
+    assert it is not None and it.accelerator is not None and it.slice_memory_mib is not None
+    cr = _run(size)
+    p = cr.placement
+    assert p is not None and p.accelerator is it.accelerator
+    expected = (it.slice_memory_mib - cat.driver_reserve_mib()) * cat.MIB
+    assert p.memory_bytes == expected < it.accelerator.memory_bytes
+    assert "a fractional GPU" in p.how and f"{it.slice_memory_mib} MiB frame buffer" in p.how
+    assert "0x" not in p.how  # g6f's Karpenter count of 0 is a share of one GPU, not none
+    assert cr.plan is not None and cr.plan.total_bytes == expected
+
+
+def test_a_share_the_size_table_gives_no_memory_for_is_the_boards_share() -> None:
+    """g4-standard-6 is 1/8 of an RTX PRO 6000 (cluster-toolkit's machine table), with no memory figure of its own:
+    an eighth of the board's NVML total, less the reserve."""
+    it = cat.instance_type("g4-standard-6")
+    assert (
+        it is not None and it.accelerator is not None and it.fraction == "1/8" and it.slice_memory_mib is None
+    )
+    p = _run("g4-standard-6").placement
+    assert p is not None
+    share = cat.nvml_total_mib(it.accelerator) // 8
+    assert p.memory_bytes == (share - cat.driver_reserve_mib()) * cat.MIB
+
+
+def test_a_whole_gpu_size_of_the_same_series_keeps_the_boards_memory() -> None:
+    it = cat.instance_type("Standard_NV36ads_A10_v5")
+    assert it is not None and it.accelerator is not None
+    p = _run("Standard_NV36ads_A10_v5").placement
+    assert p is not None and p.memory_bytes == it.accelerator.memory_bytes and "fractional" not in p.how
+
+
+@pytest.mark.parametrize(
+    "size", ["Standard_NC8ads_A10_v4", "Standard_NC16ads_A10_v4", "Standard_NC32ads_A10_v4"]
+)
+def test_nc_a10_v4_is_a_share_of_unknown_size_not_a_whole_a10(size: str) -> None:
+    """NC A10 v4: AKS gives it the GRID (vGPU) driver of the partial-GPU NVadsA10 v5 sizes, and no Microsoft size table
+    kvlint read gives its share: the pod is not planned on a whole A10 (KV501 says why and how to give the memory),
+    and KV410 claims no GPU count for its node."""
+    it = cat.instance_type(size)
+    assert it is not None and it.share_unknown and it.gpus is None
+    assert it.accelerator is not None and it.accelerator.id == "nvidia-a10"
+    text = _POD.format(size=size).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2")
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult) and cr.placement is not None
+    assert cr.placement.accelerator is None and cr.plan is None
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert f"{size} is a share of one nvidia-a10 of unknown size" in kv501.message
+    assert "--gpu-memory" in kv501.message
+    assert not [d for d in res.diagnostics if d.rule == "KV410"]
+    # the memory given, it is sized on it
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, gpu_memory_bytes=8 * cat.GIB))
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult) and cr.plan is not None and cr.plan.total_bytes == 8 * cat.GIB

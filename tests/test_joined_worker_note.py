@@ -1,0 +1,76 @@
+"""A multi-node worker that joins its leader's engine and is not sized for the leader's reason says so at its own
+line (:func:`kvlint.sizing.joined_unsized_notes`): only KV005/KV403/KV409 are checked for such a worker, so the
+sizing line counted it ("not sized: model unknown 2") while its line showed nothing (aibrix's deepseek-r1-pvc
+RayClusterFleet: KV502 at the head, nothing at the Ray worker)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.pipeline import Options, run_check
+from kvlint.sizing import outcomes
+from kvlint.types import CheckResult
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLECTED = ROOT / "fixtures" / "collected"
+#: a RayClusterFleet whose head serves '/models/deepseek' (a path on a PVC: model unknown), its Ray worker joins it
+PVC = COLLECTED / "vllm-project__aibrix__samples__deepseek-r1__deepseek-r1-pvc.yaml"
+#: a LeaderWorkerSet whose leader is sized on the GPU it names: its worker is sized with it
+SIZED = COLLECTED / "kubernetes-sigs__lws__docs__examples__leaderworkerset__basic__vllm.yaml"
+
+
+def _run(path: Path, jobs: int = 0) -> CheckResult:
+    from kvlint.stream import stream_check
+
+    options = Options(allow_hub=False)
+    return run_check([str(path)], options) if jobs == 0 else stream_check([str(path)], options, jobs=jobs)
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_a_worker_not_sized_for_its_leaders_reason_says_so_at_its_line(jobs: int) -> None:
+    result = _run(PVC, jobs)
+    worker = next(c for c in result.containers if c.container_name == "ray-worker")
+    head = next(c for c in result.containers if c.container_name == "ray-head")
+    assert outcomes([head, worker]) == ["model unknown", "model unknown"]
+    (at_head,) = [d for d in result.diagnostics if d.container == "ray-head" and d.rule == "KV502"]
+    (note,) = [
+        d for d in result.diagnostics if d.container == "ray-worker" and d.rule in ("KV501", "KV502", "KV503")
+    ]
+    assert note.rule == "KV502" and note.severity == "info"
+    assert note.loc is not None and at_head.loc is not None
+    assert note.loc.line > at_head.loc.line  # at the worker, not at the leader
+    assert note.statement.startswith("not sized, as its leader (model unknown): ")
+    assert f"container ray-head, whose finding at line {at_head.loc.line} says why" in note.message
+
+
+def test_require_sizing_names_the_workers_note() -> None:
+    """``--require-sizing`` names each container not sized where its finding is: the worker's own line now."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    r = CliRunner().invoke(main, ["check", "--offline", "--require-sizing", "--format", "json", str(PVC)])
+    import json
+
+    (note,) = [
+        d
+        for d in json.loads(r.stdout)["diagnostics"]
+        if d["container"] == "ray-worker" and d["rule"] == "KV502"
+    ]
+    assert (
+        f":{note['line']}:{note['column']}: RayClusterFleet/deepseek-r1-671b container ray-worker: model unknown"
+        in r.stderr
+    )
+
+
+def test_a_worker_sized_with_its_leader_has_no_note() -> None:
+    result = _run(SIZED)
+    assert "leader" in outcomes(result.containers)
+    assert not [d for d in result.diagnostics if d.statement.startswith("not sized")]
+
+
+def test_the_note_follows_rule_selection() -> None:
+    result = run_check([str(PVC)], Options(allow_hub=False, ignore=("KV502",)))
+    assert not [d for d in result.diagnostics if d.rule == "KV502"]

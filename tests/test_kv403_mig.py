@@ -1,0 +1,124 @@
+"""KV403 on MIG slices (``nvidia.com/mig-<profile>``, the device plugin's mixed strategy): CUDA enumerates one MIG
+device per process whatever number of slices the container gets (NVIDIA MIG User Guide, "CUDA Device
+Enumeration"), so an engine of more than one GPU worker a pod sees one GPU and its workers beyond it fail
+(:func:`kvlint.rules.families.parallelism._mig_slices`). The counts agreeing (TP 2 on 2 slices) used to pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+
+OFFLINE = Options(allow_hub=False)
+
+ARGS = {
+    "vllm": (
+        "vllm/vllm-openai:v0.19.0",
+        '["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"{tp}]',
+    ),
+    "sglang": (
+        "lmsysorg/sglang:v0.5.5",
+        '["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-7B-Instruct", '
+        '"--context-length", "8192"{tp}]',
+    ),
+    "tgi": (
+        "ghcr.io/huggingface/text-generation-inference:3.3.4",
+        '["--model-id", "Qwen/Qwen2.5-7B-Instruct", "--max-total-tokens", "8192"{tp}]',
+    ),
+}
+TP = {
+    "vllm": ', "--tensor-parallel-size", "{n}"',
+    "sglang": ', "--tp-size", "{n}"',
+    "tgi": ', "--num-shard", "{n}"',
+}
+
+
+def _manifest(engine: str, tp: int, resource: str, count: int) -> str:
+    image, args = ARGS[engine]
+    key = "command" if engine == "sglang" else "args"
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {engine}-mig
+spec:
+  selector: {{matchLabels: {{app: a}}}}
+  template:
+    metadata: {{labels: {{app: a}}}}
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+      containers:
+      - name: engine
+        image: {image}
+        {key}: {args.format(tp=TP[engine].format(n=tp) if tp > 1 else "")}
+        resources:
+          limits:
+            {resource}: {count}
+        volumeMounts:
+        - {{name: dshm, mountPath: /dev/shm}}
+      volumes:
+      - name: dshm
+        emptyDir: {{medium: Memory, sizeLimit: 16Gi}}
+"""
+
+
+def _kv403(text: str) -> list:
+    return [d for d in run_documents(load_text(text, "mig.yaml"), OFFLINE).diagnostics if d.rule == "KV403"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi"])
+def test_tp2_on_two_mig_slices_sees_one_gpu(engine):
+    found = _kv403(_manifest(engine, 2, "nvidia.com/mig-3g.40gb", 2))
+    assert len(found) == 1, [d.message for d in found]
+    d = found[0]
+    assert d.severity == "error"
+    assert "MIG slices" in d.message and "one MIG device per process" in d.message, d.message
+    assert "nvidia.com/mig-3g.40gb: 2" in d.message
+    assert "nvidia.com/gpu: 2" in (d.fix or "")
+    if engine == "vllm":
+        assert "World size (2) is larger than the number of available GPUs (1)" in d.message
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi"])
+def test_neighbours_pass(engine):
+    # one worker on one slice, and two workers on two whole GPUs
+    assert _kv403(_manifest(engine, 1, "nvidia.com/mig-3g.40gb", 1)) == []
+    assert _kv403(_manifest(engine, 2, "nvidia.com/gpu", 2)) == []
+
+
+def test_the_one_slice_remedy_only_when_it_fits():
+    """The engine on one slice is offered when kvlint's re-plan on that slice starts: a 7B model in bf16 fits a
+    3g.40gb slice, not a 1g.10gb one (15.2 GB of weights)."""
+    fits = _kv403(_manifest("vllm", 2, "nvidia.com/mig-3g.40gb", 2))
+    assert "on one slice" in (fits[0].fix or "")
+    small = _kv403(_manifest("vllm", 2, "nvidia.com/mig-1g.10gb", 2))
+    assert len(small) == 1 and "on one slice" not in (small[0].fix or ""), small[0].fix
+
+
+def _placement(text: str, options: Options = OFFLINE):
+    (c,) = run_documents(load_text(text, "mig.yaml"), options).containers
+    return c.placement
+
+
+def test_a_mig_slice_is_named_as_the_device_the_engine_sees(tmp_path):
+    """The plan sized on a slice's memory names the slice (as NVML names a MIG device), not the whole board:
+    the Markdown report (the Action's job summary) read '1 × NVIDIA A100-SXM4-80GB' over a 39.25 GiB total."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    one = _manifest("vllm", 1, "nvidia.com/mig-3g.40gb", 1)
+    p = _placement(one)
+    assert p.mig_profile == "3g.40gb"
+    assert p.device_name == "NVIDIA A100-SXM4-80GB MIG 3g.40gb"
+    assert p.memory_bytes == p.memory_bytes_override
+    whole = _placement(_manifest("vllm", 1, "nvidia.com/gpu", 1))
+    assert whole.mig_profile is None and whole.device_name == "NVIDIA A100-SXM4-80GB"
+    # --gpu-memory replaces the slice's memory: the slice is no longer what the plan is sized on
+    mem = _placement(one, Options(allow_hub=False, gpu_memory_bytes=30 << 30))
+    assert mem.mig_profile is None and mem.device_name == "NVIDIA A100-SXM4-80GB"
+    f = tmp_path / "mig.yaml"
+    f.write_text(one)
+    out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown"]).output
+    assert "1 × NVIDIA A100-SXM4-80GB MIG 3g.40gb ·" in out, out

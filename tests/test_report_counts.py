@@ -1,0 +1,185 @@
+"""The reports count findings, not the lines they list: past :data:`kvlint.findcap.MAX_PER_RULE` findings of a rule
+in a container, one finding stands for the rest, and every format's summary counts what it stands for (the text,
+Markdown and GitHub summary line, the JSON and SARIF ``summary``, ``--statistics``) and says how many are listed.
+Before, 120 KV206 errors in one container were summed as "51 errors" in every format."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from kvlint.findcap import MAX_PER_RULE
+from kvlint.pipeline import Options, run_check
+from kvlint.report import render
+from kvlint.types import CheckResult
+from kvlint.webhook.worker import WARM_UP_OBJECT
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_PATHS = (
+    ROOT / "fixtures" / "sarif" / "sarif-schema-2.1.0.json",
+    ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json",
+)
+N = MAX_PER_RULE + 70  # KV206 errors in one container: MAX_PER_RULE listed, one for the other 70
+
+
+def _many(tmp_path: Path, n: int = N) -> Path:
+    """A vLLM Deployment with ``n`` ``--$(X)`` arguments, X=max-model-len: ``n`` KV206 errors (a value missing)."""
+    obj = copy.deepcopy(WARM_UP_OBJECT)
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = ["--model", "meta-llama/Llama-3.1-8B-Instruct"] + ["--$(X)"] * n
+    container["env"] = [{"name": "X", "value": "max-model-len"}]
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(obj, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _result(path: Path, jobs: int) -> CheckResult:
+    from kvlint.stream import stream_check
+
+    options = Options(allow_hub=False)
+    return run_check([str(path)], options) if jobs == 0 else stream_check([str(path)], options, jobs=jobs)
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_every_summary_counts_the_findings_a_capped_one_stands_for(tmp_path: Path, jobs: int) -> None:
+    """One run (jobs 0) and the streaming run (its DiagnosticView counts without decoding every finding)."""
+    result = _result(_many(tmp_path), jobs)
+    kv206 = [d for d in result.diagnostics if d.rule == "KV206"]
+    assert len(kv206) == MAX_PER_RULE + 1 and kv206[-1].stands_for == N - MAX_PER_RULE
+    listed = result.counts()
+    found = result.finding_counts()
+    assert found["error"] == listed["error"] + N - MAX_PER_RULE - 1
+    assert result.standing() == [("error", N - MAX_PER_RULE)]
+
+    text = render("text", result).splitlines()[-1]
+    assert text.startswith(f"{found['error']} errors, ")
+    assert text.endswith(
+        f"; {len(result.diagnostics)} listed: 1 of them stands for {N - MAX_PER_RULE} findings not listed one by one"
+    )
+    # the Markdown and GitHub formats print the same line; the Markdown container section counts them too
+    markdown = render("markdown", result)
+    assert text in markdown.splitlines()
+    assert (
+        f"{sum(1 for d in result.diagnostics if d.container == 'vllm') + N - MAX_PER_RULE - 1} findings"
+        in markdown
+    )
+    assert render("github", result).splitlines()[-1] == text
+
+    summary = json.loads(render("json", result))["summary"]
+    assert {k: summary[k] for k in ("error", "warning", "info")} == found
+    assert summary["listed"] == listed
+    sarif = json.loads(render("sarif", result))["runs"][0]
+    assert {k: sarif["properties"]["summary"][k] for k in ("error", "warning", "info", "listed")} == {
+        **found,
+        "listed": listed,
+    }
+
+
+def test_sarif_says_what_a_capped_finding_stands_for(tmp_path: Path) -> None:
+    """The JSON diagnostic had ``stands_for``, the SARIF result nothing: now its ``properties`` say it, and the
+    log is still valid SARIF 2.1.0 (the official OASIS schema)."""
+    path = next((p for p in SCHEMA_PATHS if p.is_file()), None)
+    if path is None:
+        pytest.skip("official SARIF 2.1.0 schema not found")
+    validator = jsonschema.Draft4Validator(json.loads(path.read_text(encoding="utf-8")))
+    result = _result(_many(tmp_path), 0)
+    doc = json.loads(render("sarif", result))
+    assert [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)] == []
+    results = doc["runs"][0]["results"]
+    stood = [r["properties"].get("stands_for") for r in results if r["ruleId"] == "KV206"]
+    assert stood == [None] * MAX_PER_RULE + [N - MAX_PER_RULE]
+
+
+def test_statistics_count_the_findings_a_capped_one_stands_for(tmp_path: Path) -> None:
+    from kvlint.cli import statistics_text
+
+    result = _result(_many(tmp_path), 0)
+    assert statistics_text(result).splitlines()[0].split() == [
+        str(N),
+        "KV206",
+        "error",
+        "invalid-engine-flag-value",
+    ]
+
+
+def test_a_run_without_capped_findings_lists_what_it_counts(tmp_path: Path) -> None:
+    """Below the bound nothing changes: no ``listed`` in the JSON summary, no "listed" clause."""
+    result = _result(_many(tmp_path, MAX_PER_RULE), 0)
+    assert result.standing() == [] and result.finding_counts() == result.counts()
+    assert "listed" not in json.loads(render("json", result))["summary"]
+    assert "listed" not in render("text", result).splitlines()[-1]
+
+
+def test_a_run_writing_every_report_summarises_its_sizing_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint.sizing.summarise`` (the sizing line, the objects not read: it may read files again) ran once per
+    report format: six times for text and five more reports in one run, four in the GitHub Action's. Now once, and
+    every report says the same."""
+    from click.testing import CliRunner
+
+    import kvlint.sizing
+    from kvlint.cli import main
+
+    calls = []
+    real = kvlint.sizing.summarise
+
+    def counted(result: CheckResult) -> Any:
+        calls.append(result)
+        return real(result)
+
+    monkeypatch.setattr(kvlint.sizing, "summarise", counted)
+    path = _many(tmp_path, 2)
+    formats = ["json", "jsonl", "sarif", "markdown", "github", "junit"]
+    args = ["check", "--offline", "--exit-zero", str(path), "--format", "text"]
+    for f in formats:
+        args += ["--format", f"{f}={tmp_path / ('out.' + f)}"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert len(calls) == 1
+    line = real(calls[0]).line()
+    assert line in r.stdout.splitlines()
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["sizing"] == real(calls[0]).as_dict()
+    for f in ("markdown", "github"):
+        assert line in (tmp_path / ("out." + f)).read_text()
+
+
+def test_the_actions_outputs_and_reason_count_what_the_summary_counts(tmp_path: Path) -> None:
+    """The Action's ``errors`` output comes from the JSON summary (120 KV206 errors), its ``findings`` output and
+    its "kvlint fails this step: N findings" counted the diagnostics listed (51): now both count findings."""
+    import os
+
+    from kvlint.action import ENV_INPUTS, run_action
+
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    manifests = tmp_path / "m"
+    manifests.mkdir()
+    _many(manifests)
+    env = {k: v for k, v in os.environ.items() if k not in ENV_INPUTS and k != "GITHUB_BASE_REF"}
+    env.update(
+        GITHUB_STEP_SUMMARY=str(io_dir / "summary.md"),
+        GITHUB_OUTPUT=str(io_dir / "output.txt"),
+        RUNNER_TEMP=str(io_dir),
+        KVLINT_OFFLINE="true",
+        KVLINT_SARIF=str(io_dir / "kvlint.sarif"),
+        KVLINT_PATHS=str(manifests),
+    )
+    import io
+
+    out = io.StringIO()
+    assert run_action(env, cwd=str(tmp_path), out=out) == 1
+    outputs = dict(
+        line.split("=", 1) for line in (io_dir / "output.txt").read_text().splitlines() if "=" in line
+    )
+    result = _result(manifests / "many.yaml", 0)
+    found = result.finding_counts()
+    assert int(outputs["errors"]) == found["error"]
+    assert int(outputs["findings"]) == sum(found.values())
+    assert f"kvlint fails this step: {found['error']} findings at or above" in out.getvalue()
