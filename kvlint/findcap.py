@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kvlint.statement import clip_words
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, Loc
 
 __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 
@@ -32,6 +32,8 @@ __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 MAX_PER_RULE = 50
 
 _RANK = {"error": 0, "warning": 1, "info": 2}
+#: where a finding of no position sorts (first, as at line 0 of no file)
+_NOWHERE = Loc("", 0, 0)
 
 
 def cap_per_rule(
@@ -79,13 +81,10 @@ def cap_per_rule(
     dropped: set[int] = set()
     standing: dict[int, Diagnostic] = {}
     for (_, container, rule), indexes in members.items():
-        # by position, ties in list order (the index), with no Python call per finding (perf52: 20,000 findings
-        # of one shell word)
-        keyed = [
-            ((loc.file, loc.line, loc.column) if (loc := diags[i].loc) else ("", 0, 0), i) for i in indexes
-        ]
-        keyed.sort()
-        indexes = [i for _, i in keyed]
+        # by position (a Loc is the tuple (file, line, column)), ties in list order (a stable sort), with no
+        # Python call nor tuple built per finding (perf52: 20,000 findings of one shell word)
+        locs = [diags[i].loc or _NOWHERE for i in indexes]
+        indexes = [indexes[j] for j in sorted(range(len(locs)), key=locs.__getitem__)]
         rest = [diags[i] for i in indexes[MAX_PER_RULE:]]
         first = rest[0]
         ranked = {d.severity for d in rest}  # (unranked ones tie: then the first, as ``min`` takes it)
