@@ -251,6 +251,45 @@ def _fn_ifs_commas(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _substrings(n: int) -> str:
+    """``IFS=,``, a value of 100,000 commas, then N ``: ${A:1} "${A: -99999}";``: substring expansions of a long
+    value (each searched the whole value for an unresolved reference, 2 ms a reference, before shell52)."""
+    return "IFS=,; A='" + "," * 100_000 + "'; " + ': ${A:1} "${A: -99999}"; ' * n
+
+
+def _fn_substrings(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _substrings(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
+def _compounds(n: int) -> str:
+    """N ``if :; then A=1; fi | cat; { B=2; } && C=3 & `` (each compound command at nesting 0 read ahead to the
+    operator after its end, shell52: a pipeline part or a background list keeps its state apart)."""
+    return "if :; then A=1; fi | cat; { B=2; } && C=3 & " * n
+
+
+def _fn_compounds(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _compounds(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
+def _braces(n: int) -> str:
+    """N words of 10,000 characters and a brace expansion of 1,001 items (10 MB of words each if made; the budget
+    is charged before they are, shell52)."""
+    return ": " + ("x" * 10_000 + "{" + "a," * 1000 + "b} ") * n + "; "
+
+
+def _fn_braces(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _braces(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -511,6 +550,18 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_ifs_fields ('IFS=,' 100,000 commas, ': $A;' x N)": (
         _fn_ifs_commas,
         lambda n: (_sh_lead(_ifs_commas(n)), ".yaml"),
+    ),
+    "sh_substrings ('IFS=,' 100,000 commas, ': ${A:1} \"${A: -99999}\";' x N)": (
+        _fn_substrings,
+        lambda n: (_sh_lead(_substrings(n)), ".yaml"),
+    ),
+    "sh_compounds ('if :; then A=1; fi | cat; { B=2; } && C=3 &' x N)": (
+        _fn_compounds,
+        lambda n: (_sh_lead(_compounds(n)), ".yaml"),
+    ),
+    "sh_braces (N words of 'x' * 10,000 + '{a,...}' of 1,001 items)": (
+        _fn_braces,
+        lambda n: (_sh_lead(_braces(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

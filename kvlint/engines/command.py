@@ -51,7 +51,7 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import chart_provenance, prefixed
+from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
 from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
@@ -786,6 +786,9 @@ class _Found:
     #: script sets each variable it changed; None when the engine is not started by a script
     script_env: dict[str, str] | None = None
     script_env_locs: dict[str, Loc | None] = field(default_factory=dict)
+    #: why the command gets words besides :attr:`argv` that kvlint cannot see (a wrapper of
+    #: :data:`kvlint.engines.shell.APPENDING_WRAPPERS` before it: ``xargs``), else ""
+    appends: str = ""
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -987,6 +990,7 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        found.appends = getattr(words, "appends", None) or ""
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -2282,7 +2286,9 @@ def _dispatch_argv(
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if found.grpc:
             _grpc_release(cfg, version, found.grpc)
-        if cfg.model is None:
+        if found.appends:
+            arguments_not_all_read(cfg, found.appends, cfg.command_loc)
+        elif cfg.model is None:
             cfg.findings.append(
                 Finding(
                     rule="KV503",
@@ -2314,6 +2320,8 @@ def _dispatch_argv(
             runtime_template=runtime_template,
         )
         tgi.exec_form = found.exec_form
+        if found.appends:
+            arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
         return tgi
     sgl = parse_sglang_argv(
         argv,
@@ -2330,6 +2338,8 @@ def _dispatch_argv(
         serve_cli=found.positional_model,
     )
     sgl.exec_form = found.exec_form
+    if found.appends:
+        arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
     return sgl
 
 
