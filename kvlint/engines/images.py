@@ -299,9 +299,36 @@ def _tag_not_version(path: str) -> bool:
 ENGINE_IMAGE_NAMES = {"vllm": "vllm-openai", "tgi": "text-generation-inference", "sglang": "sglang"}
 
 
-#: AWS's Deep Learning Containers registries whose repository ``vllm`` holds AWS's vLLM DLC: the account
-#: ``763104351884`` in each region's ECR and the ECR Public gallery ``public.ecr.aws/deep-learning-containers/``.
-_AWS_DLC_HOST = re.compile(r"763104351884\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?")
+#: AWS's Deep Learning Containers registries whose repository ``vllm`` holds AWS's vLLM DLC: each region's ECR
+#: registry ``<account>.dkr.ecr.<region>.amazonaws.com`` (the ECR Public gallery ``public.ecr.aws/
+#: deep-learning-containers/`` is read apart). Group 1 the account, 2 the region, 3 ``.cn`` for China's partition.
+_AWS_DLC_HOST = re.compile(r"(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?")
+#: The DLC account of the regions whose registry is not ``763104351884`` (aws/deep-learning-containers
+#: ``available_images.md`` @008199507ef3e5b651d3577838837e25265afa10, "Deep Learning Containers Docker Images are
+#: available in the following regions"); China's regions (``amazonaws.com.cn``) are ``727897471807``'s.
+_AWS_DLC_REGION_ACCOUNTS = {
+    "af-south-1": "626614931356",
+    "ap-east-1": "871362719292",
+    "ap-northeast-3": "364406365360",
+    "ap-southeast-3": "907027046896",
+    "eu-south-1": "692866216735",
+    "me-south-1": "217643126080",
+    "me-central-1": "914824155844",
+    "cn-north-1": "727897471807",
+    "cn-northwest-1": "727897471807",
+}
+
+
+def _aws_dlc_registry(host: str) -> bool:
+    """Whether ``host`` is the DLC registry of its region (:data:`_AWS_DLC_REGION_ACCOUNTS`, else
+    ``763104351884``), the account matching the region and China's regions in ``amazonaws.com.cn`` alone."""
+    m = _AWS_DLC_HOST.fullmatch(host)
+    if m is None:
+        return False
+    account, region, china = m.groups()
+    if (china is not None) != region.startswith("cn-"):
+        return False
+    return account == _AWS_DLC_REGION_ACCOUNTS.get(region, "763104351884")
 
 
 def bare_vllm_published(image: str) -> bool:
@@ -312,7 +339,8 @@ def bare_vllm_published(image: str) -> bool:
     * ``intel/vllm`` (Docker Hub): Intel's vLLM images for its GPUs, "The vLLM used in this docker image is based on
       v0.10.2" for ``intel/vllm:0.10.2-xpu`` (intel/ai-containers ``vllm/0.10.2-xpu.md``
       @13ed7481e47634f497055c8d703906099f326b20; ``0.8.0-xpu`` to ``0.17.0-xpu`` alike).
-    * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` and
+    * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` (another account
+      in a few regions: :data:`_AWS_DLC_REGION_ACCOUNTS`) and
       ``public.ecr.aws/deep-learning-containers/vllm``: each release "vllm/vllm-openai version ``vX.Y.Z``" with the
       tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (aws/deep-learning-containers
       ``vllm/CHANGELOG.md`` @61a6b3e839f7d7d33a0744bf15261613fe7373aa)."""
@@ -323,7 +351,7 @@ def bare_vllm_published(image: str) -> bool:
     if path == "intel/vllm":
         return host in ("", "docker.io", "index.docker.io", "registry-1.docker.io")
     if path == "vllm":
-        return _AWS_DLC_HOST.fullmatch(host) is not None
+        return _aws_dlc_registry(host)
     return path == "deep-learning-containers/vllm" and host == "public.ecr.aws"
 
 
