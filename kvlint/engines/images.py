@@ -49,6 +49,7 @@ __all__ = [
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
     "accelerator_build",
+    "aws_vllm_series",
     "bare_vllm_published",
     "build_is_evidenced",
     "engine_of_image",
@@ -342,7 +343,7 @@ def bare_vllm_published(image: str) -> bool:
     * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` (another account
       in a few regions: :data:`_AWS_DLC_REGION_ACCOUNTS`) and
       ``public.ecr.aws/deep-learning-containers/vllm``: each release "vllm/vllm-openai version ``vX.Y.Z``" with the
-      tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (aws/deep-learning-containers
+      tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (which moves: :func:`aws_vllm_series`; aws/deep-learning-containers
       ``vllm/CHANGELOG.md`` @61a6b3e839f7d7d33a0744bf15261613fe7373aa)."""
     repo = split_image(image)[0]
     path = _repo_path(repo)
@@ -353,6 +354,19 @@ def bare_vllm_published(image: str) -> bool:
     if path == "vllm":
         return _aws_dlc_registry(host)
     return path == "deep-learning-containers/vllm" and host == "public.ecr.aws"
+
+
+def aws_vllm_series(image: str) -> str | None:
+    """``X.Y`` when ``image`` is AWS's vLLM Deep Learning Container (:func:`bare_vllm_published`) under a series
+    tag ``X.Y-gpu-py312-ec2``, else None. AWS moves that tag to each ``X.Y`` release it publishes
+    (aws/deep-learning-containers ``vllm/CHANGELOG.md`` @003922191223b930b0c75539eb4084fff8145659: ``0.9-gpu-py312-ec2``
+    is the sample tag of 0.9.0.1, 0.9.1 and 0.9.2, ``0.10-gpu-py312-ec2`` of 0.10.0 and 0.10.1.1), so it names no
+    one release: :func:`engine_version` reads none from it, as from ``latest``."""
+    repo, tag, _digest = split_image(image)
+    if not tag or _repo_path(repo).rsplit("/", 1)[-1] != "vllm" or _repo_path(repo) == "intel/vllm":
+        return None
+    m = re.match(r"v?(\d+\.\d+)(?:-|$)", tag)
+    return m.group(1) if m and bare_vllm_published(image) else None
 
 
 def _names_engine_image(last: str, engine: str) -> bool:
@@ -707,6 +721,8 @@ def engine_version(image: str) -> str | None:
         # is the image's own version, not the engine's, unless its last path component names the engine's image
         return None
     if engine == "vllm" and engine_of_image(image) is None and path.rsplit("/", 1)[-1] == "vllm":
+        if aws_vllm_series(image) is not None:
+            return None  # AWS's series tag (0.9-gpu-py312-ec2): it moves to each 0.9 release AWS publishes
         if not bare_vllm_published(image):
             # a repository named bare "vllm" by a publisher that does not say its tag is vLLM's release
             # (myorg/vllm:1.0, rtalaricw/vllm:0.1): the tag is that image's own version (Intel's and AWS's are

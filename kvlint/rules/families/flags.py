@@ -17,6 +17,7 @@ from kvlint.engines.command import main_index_commit
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
+    aws_vllm_series,
     bare_vllm_published,
     engine_of_image,
     engine_release,
@@ -337,7 +338,13 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         # but the engine release inside is unknown to kvlint
         own = repository_path(s.image) == repository_path(pin_example(s.engine))
         # latest-nightly, nightly-<sha>, rocm/vllm's instinct_main: a word of the tag names a moving build
-        moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
+        # AWS's vLLM DLC series tag (0.9-gpu-py312-ec2) moves to each 0.9 release AWS publishes
+        series = aws_vllm_series(s.image) if s.engine == "vllm" else None
+        moving = (
+            own
+            or series is not None
+            or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
+        )
         if not moving and s.release_noted:
             return  # the parser's KV504 (the image read as vLLM, a Dynamo worker) says which release was assumed
         # a repository named bare "vllm" whose publisher does not say its tag is vLLM's release (images.
@@ -356,6 +363,10 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"vLLM's release (Intel's intel/vllm and AWS's Deep Learning Containers do): its tag {tag} is "
                 "read as that image's own version, not as a vLLM release"
                 if bare
+                else f"image '{s.image}': the tag {tag} is AWS's series tag for vLLM {series}: AWS moves it to "
+                f"each vLLM {series} release it publishes (aws/deep-learning-containers vllm/CHANGELOG.md), so the "
+                "release that runs is the newest of those on the day the image is pulled, not known here"
+                if series is not None
                 else f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
             )
             + (" (a build of the engine's own repository that is not a release)" if own else "")
