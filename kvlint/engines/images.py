@@ -1340,8 +1340,8 @@ _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNOR
 _ROCM_RELEASE_INDEX = re.compile(r"https?://wheels\.vllm\.ai/rocm/(\d+\.\d+\.\d+)/(rocm\d+)/?")
 
 
-def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
-    """``(index URL, release)`` when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
+def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str, str] | None:
+    """``(index URL, release, variant)`` (the variant its URL names: ``rocm700``, ``rocm723``) when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
     ``--extra-index-url`` but names vLLM with no version (``pip install vllm --extra-index-url
     https://wheels.vllm.ai/rocm/0.18.0/rocm700``), so that pip installs PyPI's CUDA wheel all the same; else None.
 
@@ -1363,7 +1363,7 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
     head = serving.pip_text.split(" install", 1)[0].split()
     if not args or any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head):
         return None
-    found: tuple[str, str] | None = None
+    found: tuple[str, str, str] | None = None
     requirement = False
     skip = False
     for k, word in enumerate(args):
@@ -1378,7 +1378,7 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
             m = _ROCM_RELEASE_INDEX.fullmatch(value.strip())
             if option != "--extra-index-url" or m is None or found is not None:
                 return None
-            found = (value.strip(), m.group(1))
+            found = (value.strip(), m.group(1), m.group(2))
             continue
         if low.startswith("-"):
             continue  # --no-cache-dir, -U, --pre ...: no version of vLLM and no other source
