@@ -259,10 +259,17 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         if s.install_from_source:
             # git+https://github.com/vllm-project/vllm.git (no @tag, or a branch or commit): pip builds the branch
             # head, a development version (setuptools-scm 0.11.1.dev12+g...) newer than any release, not the
-            # newest release (kvlint.engines.command._from_source_branch)
+            # newest release (kvlint.engines.command._from_source_branch); at a commit (@<hex>) the code is that
+            # commit's, fixed, still a development version
+            at_commit = re.search(r"\.git@([0-9a-fA-F]{7,40})(?![\w.-])", s.installed_by)
+            code = (
+                f"the code of commit {at_commit.group(1)[:12]}"
+                if at_commit is not None
+                else "that branch's newest code on the day the pod starts"
+            )
             yield ctx.finding(
                 f"the container's script installs {name} from its source repository at a branch or commit, not a release tag "
-                f"({_pip_at(s)}): pip builds that branch's newest code on the day the pod starts, a development "
+                f"({_pip_at(s)}): pip builds {code}, a development "
                 f"version that is no release{instead} so the release that runs is not known; "
                 f"{_assumed(ctx, assumed)}",
                 s.installed_loc or s.command_loc,
