@@ -183,3 +183,54 @@ def test_the_actions_outputs_and_reason_count_what_the_summary_counts(tmp_path: 
     assert int(outputs["errors"]) == found["error"]
     assert int(outputs["findings"]) == sum(found.values())
     assert f"kvlint fails this step: {found['error']} findings at or above" in out.getvalue()
+
+
+def test_the_webhooks_deny_message_counts_the_findings_a_capped_one_stands_for(tmp_path: Path) -> None:
+    """The AdmissionReview's ``status.message`` said "has 51 errors" of the object ``kvlint check`` counts 120
+    errors in (and its "... N more" counted the diagnostics left, not the findings): now it counts findings."""
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import WebhookSettings, build_response, lint_review, parse_review
+
+    obj = yaml.safe_load(_many(tmp_path).read_text(encoding="utf-8"))
+    request = {
+        "uid": "7c9d1f2e-0000-4000-8000-000000000052",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "name": obj["metadata"]["name"],
+        "namespace": "default",
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+        "dryRun": False,
+    }
+    rev = parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+    result = lint_review(rev, webhook_options())
+    errors = result.finding_counts()["error"]
+    assert errors == N + sum(1 for d in result.diagnostics if d.severity == "error" and d.rule != "KV206")
+    out, _ = build_response(rev, WebhookSettings(mode="enforce"), result)
+    message = out["response"]["status"]["message"]
+    assert message.startswith(f"kvlint: Deployment/default/{obj['metadata']['name']} has {errors} errors:\n")
+    assert f"- KV206 [container vllm]: {N - MAX_PER_RULE} more KV206 findings in container vllm" in message
+
+
+def test_the_deny_messages_more_counts_the_findings_left_out() -> None:
+    """The "... N more" line of a deny message cut at its limit counted the diagnostics left out: a capped finding
+    among them counts the findings it stands for."""
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+    from kvlint.webhook.review import Review, deny_message
+
+    review = Review("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, {}, None)
+    long = [
+        Diagnostic("KV103", "error", f"{i} " + "x" * 1300, Loc("f.json", i, 1), container="vllm")
+        for i in range(5)
+    ]
+    rest = Diagnostic(
+        "KV206", "error", "70 more KV206 findings", Loc("f.json", 9, 1), container="vllm", stands_for=70
+    )
+    text = deny_message(review, [*long, rest])
+    assert text.startswith("kvlint: Deployment/ns/n has 75 errors:\n")
+    listed = text.count("\n- KV103")
+    assert 0 < listed < 5 and f"- ... {5 - listed + 70} more; run `kvlint check`" in text
