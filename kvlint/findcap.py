@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kvlint.statement import clip_words
-from kvlint.types import Diagnostic, Loc
+from kvlint.types import Diagnostic, Loc, Severity
 
 __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 
@@ -76,7 +76,7 @@ def cap_per_rule(
         past = indexes[MAX_PER_RULE:]
         # one finding for the rest per severity among them: each counts at its own severity, so that 1 error and
         # 69 warnings past the bound are summed as 1 error and 69 warnings, not 70 errors
-        by_severity: dict[str, list[int]] = {}
+        by_severity: dict[Severity, list[int]] = {}
         for i in past:
             by_severity.setdefault(diags[i].severity, []).append(i)
         where = f"container {container}" if container else "this object"
