@@ -261,14 +261,22 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
 
 
 def joined_unsized_notes(
-    containers: Sequence[ContainerResult | ContainerRecord], diagnostics: Sequence[Diagnostic]
+    containers: Sequence[ContainerResult | ContainerRecord],
+    diagnostics: Sequence[Diagnostic],
+    suppressed: Callable[[Diagnostic], bool] | None = None,
+    set_aside: Sequence[Diagnostic] = (),
 ) -> list[tuple[ContainerResult, Finding]]:
     """A note for each multi-node worker that joins its leader's engine (``ServingConfig.joins``), is not sized
     (:func:`outcomes`) and has no KV501/KV502/KV503 finding of its own (nor one on its whole object) among
     ``diagnostics``: only :data:`kvlint.rules.runner.JOINED_WORKER_RULES` are checked for it, so its line showed
     nothing while the sizing line counted it ("not sized: model unknown 2" for one KV502, the leader's). The note
     is an info of the rule that says why (:data:`REASONS`), at the command that joins, naming the leader container
-    and where the leader's finding is (:func:`explained_at`); ``(container, finding)`` pairs, in order."""
+    and where the leader's finding is (:func:`explained_at`); ``(container, finding)`` pairs, in order.
+
+    No note for a worker whose leader's finding of why is suppressed: by a ``# kvlint: ignore`` comment
+    (``suppressed``, :func:`kvlint.suppress.comment_suppresses`, applied after this stage) or by the leader's
+    ``kvlint.io/ignore`` annotation (``set_aside``, the diagnostics it suppressed). The user's reason holds for the
+    engine the worker joins, and the note said "whose finding at line 96 says why" of a finding not shown."""
     out: list[tuple[ContainerResult, Finding]] = []
     results = [cr for cr in containers if isinstance(cr, ContainerResult)]
     if not any(cr.serving.joins is not None for cr in results):
@@ -289,7 +297,7 @@ def joined_unsized_notes(
         ):
             continue  # it says why itself (a Ray worker's unreadable command, a runtime template's note)
         leader = _leader_result(cr, results)
-        if leader is None:
+        if leader is None or _why_suppressed(leader, diagnostics, suppressed, set_aside):
             continue
         led = outcomes([leader])[0]
         at = explained_at(leader, diagnostics)
@@ -321,6 +329,31 @@ def joined_unsized_notes(
             )
         )
     return out
+
+
+def _why_suppressed(
+    leader: ContainerResult,
+    diagnostics: Sequence[Diagnostic],
+    suppressed: Callable[[Diagnostic], bool] | None,
+    set_aside: Sequence[Diagnostic],
+) -> bool:
+    """Whether the finding that says why ``leader`` was not sized (its KV501/KV502/KV503, as :func:`explained_at`
+    finds it) is suppressed: every such finding among ``diagnostics`` one a comment suppresses (``suppressed``),
+    or none among them and one among ``set_aside`` (what its ``kvlint.io/ignore`` annotation suppressed)."""
+
+    def why(d: Diagnostic) -> bool:
+        return (
+            d.rule in WHY_RULES
+            and d.object == leader.object_ref
+            and d.container in (leader.container_name, "")
+            and d.loc is not None
+            and d.loc.file == leader.workload.doc.path
+        )
+
+    shown = [d for d in diagnostics if why(d)]
+    if shown:
+        return suppressed is not None and all(suppressed(d) for d in shown)
+    return any(why(d) for d in set_aside)
 
 
 def _leader_result(cr: ContainerResult, results: Sequence[ContainerResult]) -> ContainerResult | None:
