@@ -234,3 +234,30 @@ def test_the_deny_messages_more_counts_the_findings_left_out() -> None:
     assert text.startswith("kvlint: Deployment/ns/n has 75 errors:\n")
     listed = text.count("\n- KV103")
     assert 0 < listed < 5 and f"- ... {5 - listed + 70} more; run `kvlint check`" in text
+
+
+def test_a_change_adding_findings_past_the_bound_counts_them_new(tmp_path: Path) -> None:
+    """``kvlint diff`` and the Action's ``new`` compare findings by fingerprint: 60 KV206 errors on the base (50 and
+    one for 10) against 120 on the head (50 and one for 70) gave the one for the rest one fingerprint on both, so
+    the 60 the change added were "pre-existing" and ``fail-on`` of new findings passed. Now each diagnostic counts
+    the findings it stands for: 60 new, the base's 60 pre-existing; the other way round 60 gone."""
+    from kvlint.prdiff import compare_findings, render_diff_text
+
+    def report(n: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = json.loads(render("json", _result(_many(tmp_path, n), 0)))["diagnostics"]
+        return out
+
+    base, head = report(60), report(N)
+    others = sum(1 for d in head if d["rule"] != "KV206")
+    c = compare_findings(base, head)
+    # the capped finding is new (the head has 60 more of it); its fingerprint alone said pre-existing
+    assert c.status.count("new") == 1
+    text = render_diff_text("main..HEAD", c, [])
+    assert f"New findings: {N - 60}\n" in text and f"Pre-existing findings: {60 + others}\n" in text
+    assert (c.new_count, c.existing_count, c.fixed_count) == (N - 60, 60 + others, 0)
+    assert sorted(c.new_units) == [0] * (len(head) - 1) + [N - 60]
+    back = compare_findings(head, base)
+    assert (back.new_count, back.existing_count, back.fixed_count) == (0, 60 + others, N - 60)
+    # unchanged: all pre-existing, nothing gone
+    same = compare_findings(head, head)
+    assert (same.new_count, same.existing_count, same.fixed_count) == (0, N + others, 0)
