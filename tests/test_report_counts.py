@@ -261,3 +261,27 @@ def test_a_change_adding_findings_past_the_bound_counts_them_new(tmp_path: Path)
     # unchanged: all pre-existing, nothing gone
     same = compare_findings(head, head)
     assert (same.new_count, same.existing_count, same.fixed_count) == (0, N + others, 0)
+
+
+def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
+    """The admission warnings end "kvlint: N more finding(s) not shown" past their room: N counted the diagnostics
+    left out, a capped finding among them as one of the 70 it stands for."""
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+    from kvlint.webhook.review import Review, WebhookSettings, build_response
+
+    review = Review("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, {}, None)
+    distinct = [
+        Diagnostic("KV202", "warning", f"{i} " + "word " * 40, Loc("f.json", i, 1), container="vllm")
+        for i in range(12)
+    ]
+    rest = Diagnostic("KV202", "warning", "70 more", Loc("f.json", 99, 1), container="vllm", stands_for=70)
+
+    class Result:
+        diagnostics = [*distinct, rest]
+
+    for mode in ("enforce", "warn"):
+        warns = build_response(review, WebhookSettings(mode=mode), Result())[0]["response"]["warnings"]
+        shown = len(warns) - 1
+        assert 0 < shown < len(distinct)
+        assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more finding(s) not shown")
