@@ -116,3 +116,39 @@ def test_a_streaming_run_with_two_jobs_joins_them_too(tmp_path: Path) -> None:
     b.write_text(_CLASS)
     r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--jobs", "2", str(a), str(b)])
     assert "KV501" not in r.stdout and "1 on the GPU it names" in r.stdout
+
+
+# A pod that selects a ComputeClass or NodePool by name, alone (fresh52: mramirm/ai-summit26's vllm-deployment.yaml,
+# ``nodeSelector: cloud.google.com/compute-class: l4``, its ComputeClass in custom-compute-class.yaml beside it):
+# KV501 said only "kvlint cannot tell which GPU this pod lands on", as if the manifest named nothing, and its fix
+# listed labels and the annotation but not the object that names the GPU.
+@pytest.mark.parametrize(
+    ("selector", "kind"),
+    [
+        ("cloud.google.com/compute-class: llm-gpus", "ComputeClass"),
+        ("karpenter.sh/nodepool: gpu", "Karpenter NodePool"),
+    ],
+)
+def test_kv501_says_the_class_the_pod_selects_names_the_gpu_when_it_is_an_input(
+    tmp_path: Path, selector: str, kind: str
+) -> None:
+    cr = _placement(tmp_path, _pod(selector))
+    assert cr.placement is not None and cr.placement.accelerator is None
+    (why,) = [u for u in cr.placement.undecided if selector.split(":")[0] in u]
+    name = selector.split(": ")[1]
+    assert f"selects its nodes by the {kind} {name}" in why and "among the inputs" in why
+
+
+def test_a_builtin_gke_compute_class_gets_no_such_note(tmp_path: Path) -> None:
+    # GKE Autopilot's built-in classes (Accelerator, Performance, Balanced, Scale-Out, autopilot, autopilot-spot)
+    # are no object a user could pass: the GPU comes from cloud.google.com/gke-accelerator
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: Accelerator"))
+    assert cr.placement is not None
+    assert not [u for u in cr.placement.undecided if "compute-class" in u]
+
+
+def test_a_nodes_own_nodepool_label_gets_no_such_note() -> None:
+    # a node's labels (kvlint cluster) name the NodePool that launched it: that node selects nothing
+    from kvlint.accelerators.placement import node_facts
+
+    assert not [w for w in node_facts({"karpenter.sh/nodepool": "gpu"}).why if "selects" in w]

@@ -207,3 +207,25 @@ def test_a_key_sglang_refuses_in_its_config_file_is_kv206(run, image: str, key: 
     (d,) = said
     assert d.severity == "error" and key.split(":")[0] in d.message
     assert d.loc is not None and text.splitlines()[d.loc.line - 1].strip() == key
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # not YAML: yaml.safe_load raises; more than a ConfigMap holds: not read
+        "    model-path: [Qwen/Qwen2.5-7B-Instruct\n    tp-size: 2\n",
+        "    tp-size: 2\n    # " + "x" * (1024 * 1024 + 16) + "\n",
+    ],
+)
+def test_a_file_kvlint_cannot_read_leaves_its_settings_unknown(run, body: str) -> None:
+    """As vLLM's unread --config (kvlint.engines.options.unknown_from_config_file): the file may set the layout and
+    the context, so the sizes are unknown, not SGLang's defaults (tp 1: "the pod requests 2 GPUs but --tp-size 1
+    uses only 1"), and the command line's own values stay known (engines52)."""
+    text = CONFIGMAP.split("  server.yaml: |-\n")[0] + "  server.yaml: |-\n" + body + "---\n"
+    result, s = run(text + POD.replace("COMMAND", LAUNCH))
+    assert "tp_size" in s.unresolved and "tp_size" not in s.flags, (s.unresolved, s.flags)
+    assert s.flags["context_length"].value == 8192
+    assert not [d for d in result.diagnostics if d.rule == "KV403"], result.diagnostics
+    assert [
+        d for d in result.diagnostics if d.rule == "KV503" and "--config /etc/sglang/server.yaml" in d.message
+    ]

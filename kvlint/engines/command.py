@@ -44,6 +44,7 @@ from kvlint.engines.images import (
     image_mentions_engine,
     is_dell_enterprise_hub,
     pip_names_source,
+    pip_source_build,
     pip_source_variable,
     split_image,
     tag_of_unknown_image,
@@ -51,7 +52,7 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import chart_provenance, prefixed
+from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
 from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
@@ -772,6 +773,13 @@ class _Found:
     #: the script upgrades the engine without pinning a release (``pip install -U vllm``): the release it runs is
     #: the newest on the day the container starts, unknown here
     upgraded: bool = False
+    #: the unpinned install is the engine built from its source repository at a branch or commit
+    #: (:func:`_from_source_branch`: ``pip install git+https://github.com/vllm-project/vllm.git``): the newest code,
+    #: not the newest release
+    from_source: bool = False
+    #: the unpinned upgrade takes vLLM's nightly (or one commit's) build from its main-branch index
+    #: (:func:`_vllm_main_index`): that index's URL; "" when it does not
+    main_index: str = ""
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
@@ -786,6 +794,9 @@ class _Found:
     #: script sets each variable it changed; None when the engine is not started by a script
     script_env: dict[str, str] | None = None
     script_env_locs: dict[str, Loc | None] = field(default_factory=dict)
+    #: why the command gets words besides :attr:`argv` that kvlint cannot see (a wrapper of
+    #: :data:`kvlint.engines.shell.APPENDING_WRAPPERS` before it: ``xargs``), else ""
+    appends: str = ""
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -929,6 +940,9 @@ def _scan_shell(
     seen: list[list[str]] = []
     heads: list[ShellArg] = []  # the first word of each command of ``seen``
     pip_env_source = False  # a pip command of ``seen`` runs with a pip/uv source variable set by the script
+    build_target_set = (
+        False  # a pip command of ``seen`` runs with VLLM_TARGET_DEVICE set (a source build's target)
+    )
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(script, env, positional, allexport=allexport):
@@ -946,7 +960,9 @@ def _scan_shell(
                 if pip_environs > _MAX_PIP_ENVIRONS:
                     pip_env_source = True
                 elif environ is not None and _is_pip([_base(w) for w in texts[: texts.index("install")]]):
-                    pip_env_source = any(pip_source_variable(name) for name in environ.get()[1])
+                    names = environ.get()[1]
+                    pip_env_source = any(pip_source_variable(name) for name in names)
+                    build_target_set = build_target_set or "VLLM_TARGET_DEVICE" in names
             broken = next((w.unclosed for w in words if w.unclosed >= 0), -1)
             swallowed = _swallowed_engine(script, broken, env) if broken >= 0 else None
             if swallowed is not None:
@@ -987,6 +1003,7 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
+        found.appends = getattr(words, "appends", None) or ""
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -1017,6 +1034,8 @@ def _scan_shell(
                 continue
             found.installed = got or None
             found.upgraded = not got
+            found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
+            found.main_index = (_vllm_main_index(t) or "") if not got and engine == "vllm" else ""
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
             if w0.offset is not None:
@@ -1034,7 +1053,12 @@ def _scan_shell(
             found.pip_text = clip(" ".join(seen[k]), 120)
             # (a configuration file written by a redirection, ``echo ... > /etc/pip.conf``, is in the text only)
             found.pip_elsewhere = (
-                pip_env_source or any(f in script for f in _PIP_CONFIG_FILES) or _pip_elsewhere(seen)
+                pip_env_source
+                or any(f in script for f in _PIP_CONFIG_FILES)
+                or _pip_elsewhere(seen, k)
+                # a source build (--no-binary vllm) for the target the script gives it (VLLM_TARGET_DEVICE=rocm
+                # pip install ...): not the CUDA build PyPI's source makes by default
+                or (build_target_set and pip_source_build(args or []))
             )
             head = heads[k]
             found.pip_loc = head.loc
@@ -1376,8 +1400,20 @@ def _is_pip(before: Sequence[str]) -> bool:
 
 
 #: ``pip install`` options that upgrade an installed requirement to the newest release its specifier allows
-#: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same).
-_PIP_UPGRADE = frozenset({"-U", "--upgrade"})
+#: (pip ``commands/install.py``: ``-U``/``--upgrade``; uv pip takes the same), and pip's ``--force-reinstall``,
+#: under which pip's resolver "pretend[s] there is nothing installed" and takes the best candidate of its indexes
+#: (pip 26.3 ``resolution/resolvelib/factory.py::Factory._iter_found_candidates``, ``_get_installed_candidate``).
+_PIP_UPGRADE = frozenset({"-U", "--upgrade", "--force-reinstall"})
+#: vLLM's index of the wheels of its main branch (vllm-project/vllm@0487d5c2 ``docs/getting_started/installation/
+#: gpu.cuda.inc.md``, "Install the latest code"): ``https://wheels.vllm.ai/nightly`` (the last commit of ``main``;
+#: ``/nightly/<variant>`` for ``cu130``, ``cpu`` ...) and ``https://wheels.vllm.ai/<full commit hash>`` (that
+#: commit's build), each a development version (``0.23.1rc1.dev901+g2f3f441f8``), no release. Group 1: ``nightly``
+#: or the commit.
+_VLLM_MAIN_INDEX = re.compile(
+    r"https?://wheels\.vllm\.ai/(nightly|[0-9a-f]{40})(?:/[a-z0-9]+)?/?", re.IGNORECASE
+)
+#: pip's and uv's options that name an index.
+_PIP_INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index"})
 #: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
 #: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
 _PIP_SHORT_VALUED = frozenset("rceiftC")
@@ -1412,7 +1448,7 @@ _MAX_PIP_ENVIRONS = 32
 _PIP_CONFIG_FILES = ("pip.conf", "pip.ini", "uv.toml")
 
 
-def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
+def _pip_elsewhere(seen: Sequence[Sequence[str]], own: int | None = None) -> bool:
     """Whether a command of the script before the engine (``seen``, each command's words) may install the engine
     from elsewhere than PyPI, or set where pip or uv installs it from, so that the script's ``pip install vllm``
     may not be PyPI's wheel (:attr:`kvlint.types.ServingConfig.pip_elsewhere`): a pip install naming another
@@ -1421,8 +1457,10 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
     requirement that is a local path, URL or VCS reference (``pip install -e .``, ``/wheels/vllm-...whl``,
     ``git+https://...``), ``pip config`` (``pip config set global.index-url ...``), a word naming a
     pip/uv configuration file, a ``setup.py`` build, or an environment activated (``source /opt/venv/bin/activate``,
-    ``conda activate``: one on a volume may hold vLLM already, and ``pip install vllm`` then installs nothing)."""
-    for words in seen:
+    ``conda activate``: one on a volume may hold vLLM already, and ``pip install vllm`` then installs nothing).
+    ``own``: the index in ``seen`` of the install whose source is read here, whose index options
+    :func:`kvlint.engines.images.pypi_cuda_wheel` reads itself (:func:`kvlint.engines.images.rocm_index_outbid`)."""
+    for at_command, words in enumerate(seen):
         if any(w.endswith(_PIP_CONFIG_FILES) or _base(w) in ("setup.py", "activate") for w in words):
             return True
         if words[:2] in (["conda", "activate"], ["micromamba", "activate"], ["mamba", "activate"]):
@@ -1438,7 +1476,7 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
             ):
                 return True
             args = _pip_words(words) or []
-            if pip_names_source(args):
+            if at_command != own and pip_names_source(args):
                 return True
             skip = False
             for w in args:
@@ -1450,6 +1488,39 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]]) -> bool:
                 ):
                     return True
     return False
+
+
+def main_index_commit(url: str) -> str | None:
+    """The commit whose build the vLLM main-branch index ``url`` holds (``https://wheels.vllm.ai/<commit>``), or None
+    for the nightly index (the last commit of ``main``) and any other URL."""
+    m = _VLLM_MAIN_INDEX.fullmatch(url.strip())
+    return None if m is None or m.group(1).lower() == "nightly" else m.group(1)
+
+
+def _vllm_main_index(words: Sequence[str]) -> str | None:
+    """The index of vLLM's main-branch wheels (:data:`_VLLM_MAIN_INDEX`) the unpinned upgrade ``words`` (a pip or uv
+    pip command) takes vLLM from, or None. uv takes the first index that has the package, an extra index before
+    PyPI (its default ``--index-strategy first-index``), and allows pre-releases when those are all the index has:
+    the nightly build. pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines
+    packages from --extra-index-url and the default index, choosing only the latest version"), and a development
+    version only with ``--pre`` (else PyPI's newest release, which the upgrade text already says) or when the index
+    replaces PyPI (``--index-url``: its development versions are all there is)."""
+    if "install" not in words:
+        return None
+    at = list(words).index("install")
+    uv = any(_base(w) == "uv" for w in words[:at])
+    args = _pip_words(words) or []
+    pre = "--pre" in args or any(w.startswith("--prerelease") for w in args)
+    for k, word in enumerate(args):
+        option, eq, value = word.partition("=")
+        if option not in _PIP_INDEX_OPTIONS:
+            continue
+        value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+        if _VLLM_MAIN_INDEX.fullmatch(value.strip()) is None:
+            continue
+        if uv or pre or option in ("-i", "--index-url", "--default-index"):
+            return value.strip()
+    return None
 
 
 def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | None = None) -> str | None:
@@ -2104,6 +2175,8 @@ def _dispatch(
         cfg.installed_by = found.install_text
         cfg.installed_loc = found.install_loc
         cfg.install_upgrades = found.upgraded
+        cfg.install_from_source = found.from_source
+        cfg.install_main_index = found.main_index
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere
@@ -2282,7 +2355,9 @@ def _dispatch_argv(
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if found.grpc:
             _grpc_release(cfg, version, found.grpc)
-        if cfg.model is None:
+        if found.appends:
+            arguments_not_all_read(cfg, found.appends, cfg.command_loc)
+        elif cfg.model is None:
             cfg.findings.append(
                 Finding(
                     rule="KV503",
@@ -2314,6 +2389,8 @@ def _dispatch_argv(
             runtime_template=runtime_template,
         )
         tgi.exec_form = found.exec_form
+        if found.appends:
+            arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
         return tgi
     sgl = parse_sglang_argv(
         argv,
@@ -2330,6 +2407,8 @@ def _dispatch_argv(
         serve_cli=found.positional_model,
     )
     sgl.exec_form = found.exec_form
+    if found.appends:
+        arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
     return sgl
 
 
