@@ -53,6 +53,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
+from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
@@ -644,7 +645,7 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             ):
                 return "vllm", k + 3, True
             if mod in ("dynamo.vllm", "dynamo.sglang"):
-                # NVIDIA Dynamo's workers: their own options, then the engine's (see _dynamo)
+                # NVIDIA Dynamo's workers: their own options, then the engine's (see _as_dynamo_worker)
                 return "dynamo-" + mod.split(".")[1], k + 2, False
             if mod == "sglang.launch_server":
                 return "sglang", k + 2, False
@@ -1035,7 +1036,9 @@ def _scan_shell(
             found.installed = got or None
             found.upgraded = not got
             found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
-            found.main_index = (_vllm_main_index(t) or "") if not got and engine == "vllm" else ""
+            found.main_index = (
+                (_vllm_main_index(t, env, script) or "") if not got and engine == "vllm" else ""
+            )
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
             if w0.offset is not None:
@@ -1355,31 +1358,6 @@ _PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "n
 #: (``--dry-run``) or it goes to a directory that is not the environment's site-packages (``--target``,
 #: ``--prefix``, ``--root``; pip ``commands/install.py``).
 _PIP_ELSEWHERE = frozenset({"--dry-run", "-t", "--target", "--prefix", "--root"})
-#: ``pip install`` options whose value is the next word (a file, a URL, a directory), not a requirement.
-_PIP_VALUED = frozenset(
-    {
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-e",
-        "--editable",
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "--src",
-        "--python",
-        "--log",
-        "--cache-dir",
-        "--trusted-host",
-        "--upgrade-strategy",
-        "--config-settings",
-        "-C",
-        "--report",
-    }
-)
 
 
 def _is_pip(before: Sequence[str]) -> bool:
@@ -1414,9 +1392,6 @@ _VLLM_MAIN_INDEX = re.compile(
 )
 #: pip's and uv's options that name an index.
 _PIP_INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index"})
-#: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
-#: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
-_PIP_SHORT_VALUED = frozenset("rceiftC")
 
 
 def _pip_words(words: Sequence[str]) -> list[str] | None:
@@ -1435,7 +1410,7 @@ def _pip_words(words: Sequence[str]) -> list[str] | None:
             continue
         for k, c in enumerate(w[1:], 1):
             out.append("-" + c)
-            if c in _PIP_SHORT_VALUED:
+            if c in PIP_SHORT_VALUED:
                 if k + 1 < len(w):
                     out.append(w[k + 1 :])
                 break
@@ -1480,8 +1455,8 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]], own: int | None = None) -> boo
                 return True
             skip = False
             for w in args:
-                if skip or w in _PIP_VALUED:
-                    skip = not skip and w in _PIP_VALUED
+                if skip or w in PIP_VALUED:
+                    skip = not skip and w in PIP_VALUED
                     continue
                 if not w.startswith("-") and (
                     "/" in w or "@" in w or w.startswith(".") or w.endswith((".whl", ".tar.gz", ".zip"))
@@ -1497,20 +1472,49 @@ def main_index_commit(url: str) -> str | None:
     return None if m is None or m.group(1).lower() == "nightly" else m.group(1)
 
 
-def _vllm_main_index(words: Sequence[str]) -> str | None:
+def _option_value(args: Sequence[str], option: str) -> str | None:
+    """The value the last ``option`` (``--option VALUE`` or ``--option=VALUE``) of ``args`` gives, or None."""
+    got: str | None = None
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == option:
+            got = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+    return got
+
+
+def _vllm_main_index(
+    words: Sequence[str], env: Mapping[str, str] | None = None, script: str = ""
+) -> str | None:
     """The index of vLLM's main-branch wheels (:data:`_VLLM_MAIN_INDEX`) the unpinned upgrade ``words`` (a pip or uv
-    pip command) takes vLLM from, or None. uv takes the first index that has the package, an extra index before
-    PyPI (its default ``--index-strategy first-index``), and allows pre-releases when those are all the index has:
-    the nightly build. pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines
-    packages from --extra-index-url and the default index, choosing only the latest version"), and a development
-    version only with ``--pre`` (else PyPI's newest release, which the upgrade text already says) or when the index
-    replaces PyPI (``--index-url``: its development versions are all there is)."""
+    pip command) takes vLLM from, or None. uv under its default ``--index-strategy first-index`` takes the first
+    index that has the package, an extra index before PyPI, and allows pre-releases when those are all the index
+    has: the nightly build. Under ``unsafe-best-match`` or ``unsafe-first-match`` (the option, or
+    ``UV_INDEX_STRATEGY`` from the container's ``env`` or the script) uv weighs PyPI's releases too, and takes a
+    development version only when pre-releases are allowed (``--prerelease allow``, ``--pre``,
+    ``UV_PRERELEASE=allow``); a strategy kvlint cannot read (a variable the script sets) is not read as
+    first-index (astral-sh/uv@029be052 ``docs/concepts/indexes.md``, "Searching across multiple indexes").
+    pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines packages from
+    --extra-index-url and the default index, choosing only the latest version"), and a development version only
+    with ``--pre`` (or ``PIP_PRE``; else PyPI's newest release, which the upgrade text already says) or when the
+    index replaces PyPI (``--index-url``: its development versions are all there is). ``env``: the container's
+    variables; ``script``: the script's text."""
     if "install" not in words:
         return None
+    env = env or {}
     at = list(words).index("install")
     uv = any(_base(w) == "uv" for w in words[:at])
     args = _pip_words(words) or []
-    pre = "--pre" in args or any(w.startswith("--prerelease") for w in args)
+    if uv:
+        prerelease = _option_value(args, "--prerelease") or env.get("UV_PRERELEASE", "")
+        pre = "--pre" in args or prerelease.strip().lower() == "allow"
+        strategy = _option_value(args, "--index-strategy")
+        if strategy is None:
+            # the script's own assignment (export UV_INDEX_STRATEGY=...) is not read: any mention is unknown
+            strategy = "?" if "UV_INDEX_STRATEGY" in script else env.get("UV_INDEX_STRATEGY", "first-index")
+        first_index = strategy.strip().lower() == "first-index"
+    else:
+        pre = "--pre" in args or env.get("PIP_PRE", "").strip().lower() in ("1", "true", "yes", "on")
+        first_index = False
     for k, word in enumerate(args):
         option, eq, value = word.partition("=")
         if option not in _PIP_INDEX_OPTIONS:
@@ -1518,7 +1522,7 @@ def _vllm_main_index(words: Sequence[str]) -> str | None:
         value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
         if _VLLM_MAIN_INDEX.fullmatch(value.strip()) is None:
             continue
-        if uv or pre or option in ("-i", "--index-url", "--default-index"):
+        if first_index or pre or option in ("-i", "--index-url", "--default-index"):
             return value.strip()
     return None
 
@@ -1614,7 +1618,7 @@ def _pip_engine_pins(args: Sequence[str] | None, engine: str, reader: Requiremen
             continue
         if w.split("=", 1)[0] in _PIP_ELSEWHERE:
             return None
-        if w in _PIP_VALUED:
+        if w in PIP_VALUED:
             skip = True
             continue
         pin = reader.read(w)
@@ -2140,33 +2144,10 @@ def _kaito_vllm(cfg: ServingConfig, anchor: Loc | None) -> None:
         cfg.flags["port"] = Value(port, anchor, str(port), source="default")
 
 
-def _dispatch(
-    found: _Found,
-    *,
-    container: LDict,
-    image: str,
-    env: dict[str, str],
-    env_locs: Mapping[str, Loc | None],
-    config_loader=None,
-    version_override: str | None = None,
-    runtime_template: bool = False,
-    dynamo: bool = False,
-) -> ServingConfig:
-    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
-    (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`); ``runtime_template`` as
-    :func:`parse_container` has it."""
-    cfg = _dispatch_argv(
-        found,
-        container=container,
-        image=image,
-        env=env,
-        env_locs=env_locs,
-        config_loader=config_loader,
-        version_override=version_override,
-        runtime_template=runtime_template,
-        dynamo=dynamo,
-    )
+def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc | None]) -> ServingConfig:
+    """``cfg``, the engine ``found`` runs as its parser read it, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known, where each variable is set, and what the container's script installs of the engine
+    (:attr:`_Found.install_text`, :attr:`_Found.pip_args`). Modifies and returns ``cfg``."""
     if found.loc is not None:
         cfg.command_loc = found.loc
     cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
@@ -2278,7 +2259,7 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
     )
 
 
-def _dispatch_argv(
+def _dispatch(
     found: _Found,
     *,
     container: LDict,
@@ -2290,9 +2271,17 @@ def _dispatch_argv(
     runtime_template: bool = False,
     dynamo: bool = False,
 ) -> ServingConfig:
+    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known (:func:`_script_facts`); ``version_override`` (``--engine-version``) and the image
+    decide the release its options are read with (:func:`kvlint.engines.images.engine_release`);
+    ``runtime_template`` as :func:`parse_container` has it."""
+    # KServe's and KAITO's servers are read as vLLM below (a _Found of their own); the script's facts are given's
+    given = found
     if found.engine.startswith("dynamo-"):
-        return _dynamo(
-            found,
+        # NVIDIA Dynamo's worker hands the arguments it does not know to the engine's parser (_as_dynamo_worker)
+        engine = _DYNAMO[found.engine]
+        cfg = _dispatch(
+            _Found(engine, found.argv, False, found.loc, found.exec_form),
             container=container,
             image=image,
             env=env,
@@ -2300,7 +2289,9 @@ def _dispatch_argv(
             config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
+            dynamo=True,
         )
+        return _script_facts(_as_dynamo_worker(cfg, engine), given, env_locs)
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
     sources = [it.source for it in found.argv]
@@ -2375,7 +2366,7 @@ def _dispatch_argv(
                     mark=Mark.NO_MODEL,  # a command read whole (ServingConfig.unreadable)
                 )
             )
-        return cfg
+        return _script_facts(cfg, given, env_locs)
     if found.engine == "tgi":
         tgi = parse_tgi_argv(
             argv,
@@ -2391,7 +2382,7 @@ def _dispatch_argv(
         tgi.exec_form = found.exec_form
         if found.appends:
             arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
-        return tgi
+        return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
         locs=locs,
@@ -2409,7 +2400,7 @@ def _dispatch_argv(
     sgl.exec_form = found.exec_form
     if found.appends:
         arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
-    return sgl
+    return _script_facts(sgl, given, env_locs)
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
@@ -2477,37 +2468,6 @@ _DEH_TGI_ENV = frozenset(
 )
 
 
-@one_reading
-def parse_container(
-    container: LDict,
-    *,
-    pod_spec: LDict | None = None,
-    namespace: str | None = None,
-    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
-    path: str = "",
-    engine_version_option: str | None = None,
-    runtime_template: bool = False,
-    kuberay: bool = False,
-    installed_release: str | None = None,
-) -> ServingConfig | None:
-    """Read the serving engine a Kubernetes container runs (:func:`_parse_container`, whose arguments these are),
-    with the options unknown to a release only guessed at warned about, not refused (:func:`_guessed_release`)."""
-    cfg = _parse_container(
-        container,
-        pod_spec=pod_spec,
-        namespace=namespace,
-        configmaps=configmaps,
-        path=path,
-        engine_version_option=engine_version_option,
-        runtime_template=runtime_template,
-        kuberay=kuberay,
-        installed_release=installed_release,
-    )
-    if cfg is not None and not engine_version_option and installed_release is None:
-        _guessed_release(cfg)
-    return cfg
-
-
 def _guessed_release(cfg: ServingConfig) -> None:
     """KV205 for an option the release does not have is a warning, not an error, when that release was only read
     from the tag of an image kvlint does not know as the engine's release image (:func:`tag_of_unknown_image`:
@@ -2529,7 +2489,8 @@ def _guessed_release(cfg: ServingConfig) -> None:
     ]
 
 
-def _parse_container(
+@one_reading
+def parse_container(
     container: LDict,
     *,
     pod_spec: LDict | None = None,
@@ -2541,7 +2502,8 @@ def _parse_container(
     kuberay: bool = False,
     installed_release: str | None = None,
 ) -> ServingConfig | None:
-    """Read the serving engine a Kubernetes container runs.
+    """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
+    warned about, not refused (:func:`_guessed_release`).
 
     Args:
         container: the container mapping (``name``, ``image``, ``command``, ``args``, ``env`` ...).
@@ -2682,7 +2644,7 @@ def _parse_container(
     def dispatch(found: _Found, upto: int = 0) -> ServingConfig | None:
         if installed_release and found.engine == "vllm" and not found.installed and not found.upgraded:
             # the release the workload installs over the image is the one that runs (the image's tag no longer
-            # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
+            # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
         if found.script_env is not None:
@@ -2691,7 +2653,7 @@ def _parse_container(
                 name: found.script_env_locs.get(name, own_locs.get(name)) for name in found.script_env
             }
             own = found.script_env
-        return _dispatch(
+        cfg = _dispatch(
             found,
             container=container,
             image=image,
@@ -2701,6 +2663,11 @@ def _parse_container(
             version_override=engine_version_option,
             runtime_template=runtime_template,
         )
+        if not engine_version_option and installed_release is None:
+            # every engine command line the container runs is read here: an option unknown to a release only
+            # guessed at from an image's tag is a warning (:func:`_guessed_release`)
+            _guessed_release(cfg)
+        return cfg
 
     # the program's first word, where the command (or args) names it
     program = items[0].loc if items else None
@@ -3055,17 +3022,7 @@ def _mentions(texts: Sequence[str]) -> list[str]:
 _DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
 
 
-def _dynamo(
-    found: _Found,
-    *,
-    container: LDict,
-    image: str,
-    env: dict[str, str],
-    env_locs: Mapping[str, Loc | None],
-    config_loader=None,
-    version_override: str | None = None,
-    runtime_template: bool = False,
-) -> ServingConfig:
+def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
     components/src/dynamo/vllm/args.py ``parse_args``: ``parse_known_args`` for Dynamo's groups, the rest to
@@ -3074,27 +3031,9 @@ def _dynamo(
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does). A ``--config FILE`` among the
     arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
     ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752), after
-    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630)."""
-    engine = _DYNAMO[found.engine]
-    sub = _Found(engine, found.argv, False, found.loc, found.exec_form)
-    return _as_dynamo_worker(
-        _dispatch(
-            sub,
-            container=container,
-            image=image,
-            env=env,
-            env_locs=env_locs,
-            config_loader=config_loader,
-            version_override=version_override,
-            runtime_template=runtime_template,
-            dynamo=True,
-        ),
-        engine,
-    )
+    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630).
 
-
-def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
-    """``cfg``, the arguments of a Dynamo worker read by ``engine``'s parser, as :func:`_dynamo` reports them:
+    ``cfg``: the arguments of a Dynamo worker read by ``engine``'s parser (:func:`_dispatch`), reported here with
     the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them). ``cfg.version`` is
     the release they were read with (:func:`kvlint.engines.images.engine_release`): ``--engine-version``, else the
     engine release the image's Dynamo release carries (:data:`kvlint.engines.images.DYNAMO_ENGINES`), else None.
@@ -3438,26 +3377,14 @@ def parse_command_line(
             f"`python -m vllm.entrypoints.openai.api_server --model MODEL ...`, `text-generation-launcher "
             f"--model-id MODEL ...` or `python -m sglang.launch_server --model-path MODEL ...`"
         )
-    engine, start, pos_model = m
+    program, start, pos_model = m
     rest = words[start:]
+    # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside (_as_dynamo_worker), and
+    # SGLang's worker takes --config-key as a container's does (_dispatch)
+    dynamo = program in _DYNAMO
+    engine = _DYNAMO.get(program, program)
     # a typed command has no image: the release given (--engine-version) is the one, as for a container
-    version = engine_release("", _DYNAMO.get(engine, engine), version)
-    if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
-        inner = _DYNAMO[engine]
-        if inner == "vllm":
-            cfg = parse_vllm_argv(
-                rest,
-                version=version,
-                env=env,
-                container=LDict(),
-                positional_model=pos_model,
-                config_loader=config_loader,
-            )
-        else:
-            cfg = parse_sglang_argv(
-                rest, version=version, env=env, container=LDict(), config_loader=config_loader
-            )
-        return _as_dynamo_worker(cfg, inner)
+    version = engine_release("", engine, version)
     if engine == "vllm":
         grpc = _runs_grpc(words, start)
         cfg = parse_vllm_argv(
@@ -3471,9 +3398,16 @@ def parse_command_line(
         )
         if grpc:
             _grpc_release(cfg, version, grpc)
-        return cfg
-    if engine == "tgi":
+    elif engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())
-    return parse_sglang_argv(
-        rest, version=version, env=env, container=LDict(), serve_cli=pos_model, config_loader=config_loader
-    )
+    else:
+        cfg = parse_sglang_argv(
+            rest,
+            version=version,
+            env=env,
+            container=LDict(),
+            serve_cli=pos_model,
+            config_loader=config_loader,
+            config_key_option=dynamo,
+        )
+    return _as_dynamo_worker(cfg, engine) if dynamo else cfg
