@@ -240,16 +240,20 @@ def _analyse_workloads(
         out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
-    _joined_unsized(out, options)
+    _joined_unsized(out, options, comment_suppressed)
 
 
-def _joined_unsized(out: DocumentsAnalysis, options: Options) -> None:
+def _joined_unsized(
+    out: DocumentsAnalysis, options: Options, comment_suppressed: Callable[[Diagnostic], bool] | None = None
+) -> None:
     """A multi-node worker that joins its leader's engine and is not sized for the leader's reason is said to be
     so at its own line (:func:`kvlint.sizing.joined_unsized_notes`), once every workload's containers are known
-    (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings."""
+    (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings; none
+    when the leader's own finding of why is suppressed (by a comment: ``comment_suppressed``; by its annotation)."""
     from kvlint.sizing import joined_unsized_notes
 
-    for cr, f in joined_unsized_notes(out.containers, out.diagnostics):
+    set_aside = [s.diagnostic for s in out.suppressed]
+    for cr, f in joined_unsized_notes(out.containers, out.diagnostics, comment_suppressed, set_aside):
         w = cr.workload
         d = _runner.finding_to_diagnostic(f, _object(w), cr.container_name)
         kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)

@@ -1327,8 +1327,8 @@ class CheckResult:
 
     def finding_counts(self) -> dict[str, int]:
         """Findings per severity, as the reports' summaries count them: :meth:`counts` with each diagnostic that
-        stands for several findings (:meth:`standing`) counted as those, at its severity (the most severe of
-        them, :func:`kvlint.findcap.cap_per_rule`): a container with 120 findings of one rule lists 51 and counts
+        stands for several findings (:meth:`standing`) counted as those, at its severity (the rest of one
+        severity, :func:`kvlint.findcap.cap_per_rule`): a container with 120 findings of one rule lists 51 and counts
         120, as linters count what they found, not what they print."""
         out = self.counts()
         for severity, n in self.standing():

@@ -697,8 +697,8 @@ def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif name is not None and need < have and have - need >= per:
         yield ctx.finding(
-            f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; {have - need} "
-            "device(s) sit idle",
+            f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; "
+            f"{idle(have - need, 'device')}",
             p.gpus_loc,
             fix=f"request {_chips(-(-need // (per * pods)))} per pod ({TPU_RESOURCE})"
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
