@@ -66,3 +66,26 @@ def test_a_word_that_only_holds_a_placeholder_stays_an_unknown_option(tmp_path: 
     found = _found(_manifest(tmp_path, "extra-${X}"))
     assert any(r == "KV002" for r, _, _ in found)
     assert [m for r, _, m in found if r == "KV205" and "extra-${X}" in m]
+
+
+# KV504 on the same containers said "its arguments (...) are vLLM's own options and nothing else" although one of them
+# is the placeholder: it names the words that are no vLLM option, and keeps "nothing else" where it is true.
+def _kv504(path: Path) -> str:
+    (message,) = [m for r, _, m in _found(path) if r == "KV504"]
+    return message
+
+
+def test_kv504_names_the_placeholder_among_the_arguments(tmp_path: Path) -> None:
+    message = _kv504(_manifest(tmp_path, "${VLLM_EXTRA_ARGS_D}", image="${VLLM_IMAGE}", args_only=True))
+    assert "nothing else" not in message
+    assert "besides ${VLLM_EXTRA_ARGS_D}, a placeholder" in message
+
+
+def test_kv504_names_a_word_vllm_takes_for_no_option(tmp_path: Path) -> None:
+    message = _kv504(_manifest(tmp_path, "serve-fast", image="registry.example/private:1", args_only=True))
+    assert "nothing else" not in message and "besides serve-fast" in message and "KV205" in message
+
+
+def test_kv504_says_nothing_else_when_it_is_so(tmp_path: Path) -> None:
+    message = _kv504(_manifest(tmp_path, "--enforce-eager", image="${VLLM_IMAGE}", args_only=True))
+    assert "vLLM's own options and nothing else" in message and "besides" not in message
