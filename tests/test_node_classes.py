@@ -152,3 +152,37 @@ def test_a_nodes_own_nodepool_label_gets_no_such_note() -> None:
     from kvlint.accelerators.placement import node_facts
 
     assert not [w for w in node_facts({"karpenter.sh/nodepool": "gpu"}).why if "selects" in w]
+
+
+# The same note when the ComputeClass or NodePool IS among the inputs but names no GPU kvlint reads (a NodePool
+# that requires only `karpenter.k8s.aws/instance-category In [g]`, a ComputeClass of `nodepools` only): it told the
+# user to "name its file with the workload's to kvlint check", which they had done. It now says the object was read
+# and names no GPU kvlint reads, and asks for the annotation only.
+@pytest.mark.parametrize(
+    ("selector", "other", "kind"),
+    [
+        (
+            "karpenter.sh/nodepool: gpu",
+            _NODEPOOL.replace(
+                "instance-gpu-name, operator: In, values: [l40s]",
+                "instance-category, operator: In, values: [g]",
+            ),
+            "Karpenter NodePool",
+        ),
+        (
+            "cloud.google.com/compute-class: llm-gpus",
+            "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\n"
+            "spec:\n  priorities:\n  - nodepools: [gpu-pool]\n",
+            "ComputeClass",
+        ),
+    ],
+)
+def test_a_class_among_the_inputs_that_names_no_gpu_is_said_so(
+    tmp_path: Path, selector: str, other: str, kind: str
+) -> None:
+    cr = _placement(tmp_path, _pod(selector), other)
+    assert cr.placement is not None and cr.placement.accelerator is None
+    name = selector.split(": ")[1]
+    (why,) = [u for u in cr.placement.undecided if selector.split(":")[0] in u]
+    assert "name its file" not in why
+    assert f"the {kind} {name} among the inputs" in why and "names no GPU kvlint reads" in why

@@ -972,10 +972,14 @@ def _pinned_classes(label_sets: list[Labels]) -> dict[str, str]:
     return out
 
 
-def _why_undecided(label_sets: list[Labels], *, pod: bool = True) -> list[str]:
+def _why_undecided(
+    label_sets: list[Labels], *, pod: bool = True, class_read: tuple[str, str] | None = None
+) -> list[str]:
     """Why the scheduling labels did not decide: instance types not in the catalogue, label keys that are
     not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``); for a pod's (``pod``, not a node's
-    own labels), the ComputeClass or NodePool it selects by name when none among the inputs names its GPU."""
+    own labels), the ComputeClass or NodePool it selects by name when none among the inputs names its GPU, or,
+    ``class_read`` (``(its selector label, why)``, :attr:`kvlint.types.Workload.node_class_why`), why the one
+    among the inputs names none."""
     notes: list[str] = []
     pinned, said = _pinned_classes(label_sets) if pod else {}, set[str]()
     for labels in label_sets:
@@ -1032,6 +1036,9 @@ def _why_undecided(label_sets: list[Labels], *, pod: bool = True) -> list[str]:
                     and key not in said
                 ):
                     said.add(key)
+                    if class_read is not None and class_read[0] == key:
+                        notes.append(class_read[1])
+                        continue
                     notes.append(
                         f"label {key}={name} selects its nodes by the {kind} {name}, and no {kind} of that name "
                         f"among the inputs names a GPU: name its file with the workload's to kvlint check, or set "
@@ -1233,6 +1240,26 @@ def node_class_accelerator(
     )
 
 
+def node_class_unread(kind: str, name: str, data: Any) -> str:
+    """KV501's reason for a pod that selects the ComputeClass or NodePool ``name`` (:data:`NODE_CLASS_KINDS`),
+    which is among the inputs but whose node labels (:func:`node_class_labels`) name no GPU kvlint reads
+    (:func:`node_class_accelerator` gave None): what they give, so the user sees why (a NodePool requiring only
+    ``karpenter.k8s.aws/instance-category In [g]``, a ComputeClass whose priorities name ``nodepools`` only)."""
+    key = NODE_CLASS_KINDS[kind][1]
+    shown = "ComputeClass" if kind == "ComputeClass" else "Karpenter NodePool"
+    pairs = [f"{k}={', '.join(v for v, _ in vals)}" for k, vals in node_class_labels(kind, data).items()]
+    if kind == "ComputeClass":
+        what = "its priorities give no gpu.type, tpu.type or machineType kvlint knows"
+    else:
+        what = "its requirements (operator In) and template labels give no GPU label kvlint knows"
+    if pairs:
+        what += ": " + ", ".join(pairs[:6]) + (f" and {len(pairs) - 6} more" if len(pairs) > 6 else "")
+    return (
+        f"label {key}={name} selects its nodes by the {shown} {name} among the inputs, which names no GPU kvlint "
+        f"reads ({what}); set {ANNOTATION}"
+    )
+
+
 def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any) -> Placement:
     """:func:`resolve_placement` for ``container`` of the workload ``w``: its PodSpec, its annotations (the
     user's ``kvlint.io/accelerator``) and what its reader derived from the operator object
@@ -1247,6 +1274,7 @@ def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any)
         undecided_why=w.accelerator_why,
         gpu_source=w.gpu_source,
         node_class=w.node_class,
+        node_class_why=w.node_class_why,
         dra=w.dra_claims,
         **kwargs,
     )
@@ -1303,6 +1331,7 @@ def resolve_placement(
     undecided_why: str | None = None,
     gpu_source: str | None = None,
     node_class: DerivedAccelerator | None = None,
+    node_class_why: tuple[str, str] | None = None,
     override: str | None = None,
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
@@ -1328,6 +1357,8 @@ def resolve_placement(
         node_class: the accelerator of the ComputeClass or Karpenter NodePool among the inputs that the pod
             selects by name (:attr:`kvlint.types.Workload.node_class`, :func:`node_class_accelerator`); decides
             when the pod's own node labels and affinity name no GPU.
+        node_class_why: ``(selector label, why)`` when that ComputeClass or NodePool is among the inputs but
+            names no GPU (:attr:`kvlint.types.Workload.node_class_why`): said in place of asking for its file.
         override: ``--accelerator`` (id or alias); beats everything.
         gpu_memory_bytes: ``--gpu-memory`` in bytes (device total as CUDA reports it, per GPU); replaces
             the catalogue / MIG figure in ``memory_bytes_override``.
@@ -1430,7 +1461,7 @@ def resolve_placement(
         gslice=gslice,
         partition=_partition(label_sets),
         sharing=_sharing(label_sets),
-        why_undecided=lambda: _why_undecided(label_sets),
+        why_undecided=lambda: _why_undecided(label_sets, class_read=node_class_why),
         amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
         default=default,
