@@ -186,3 +186,27 @@ def test_a_class_among_the_inputs_that_names_no_gpu_is_said_so(
     (why,) = [u for u in cr.placement.undecided if selector.split(":")[0] in u]
     assert "name its file" not in why
     assert f"the {kind} {name} among the inputs" in why and "names no GPU kvlint reads" in why
+
+
+# A ComputeClass's priorities are alternatives GKE falls back through (its CRD reference: "GKE tries them in order"),
+# so its pods may land on the nodes of any rule; a NodePool's requirements all hold at once. The labels of all the
+# rules were merged into one set, where the most specific key decided alone: [gpu nvidia-h100-80gb, then machineType
+# g2-standard-8] planned on the H100 although the fallback gives an L4 of 24 GB. Each rule is now decided on its own,
+# and the smallest GPU memory among them is taken (said), as for several values of one label.
+def test_each_priority_of_a_compute_class_is_a_gpu_its_pods_may_land_on(tmp_path: Path) -> None:
+    cc = (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\nspec:\n  priorities:\n"
+        "  - gpu: {type: nvidia-h100-80gb, count: 1}\n  - machineType: g2-standard-8\n"
+    )
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), cc)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"
+    assert "g2-standard-8" in cr.placement.how and "the smallest memory (conservative)" in cr.placement.how
+
+
+def test_a_nodepools_requirements_narrow_together(tmp_path: Path) -> None:
+    # instance-gpu-name In [l40s] AND instance-type In [g6e.xlarge]: one GPU, no fallback to a smaller one
+    pool = _NODEPOOL + "      - {key: node.kubernetes.io/instance-type, operator: In, values: [g6e.xlarge]}\n"
+    cr = _placement(tmp_path, _pod("karpenter.sh/nodepool: gpu"), pool)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l40s"

@@ -1144,33 +1144,39 @@ NODE_CLASS_KINDS = {
 }
 
 
-def node_class_labels(kind: str, data: Any) -> Labels:
-    """The GPU node labels a ComputeClass or a Karpenter NodePool (:data:`NODE_CLASS_KINDS`) gives its nodes:
-    a ComputeClass's ``spec.priorities[]`` ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type``
-    (``cloud.google.com/gke-tpu-accelerator``) and ``machineType`` (``node.kubernetes.io/instance-type``), GKE's
-    ComputeClass CRD reference; a NodePool's ``spec.template.spec.requirements[]`` with operator ``In`` and its
-    ``spec.template.metadata.labels`` (the requirements are node-selector requirements, Karpenter's "NodePools"
-    docs). Each value located where it is written."""
-    out: Labels = {}
+def node_class_label_sets(kind: str, data: Any) -> list[Labels]:
+    """The GPU node labels a ComputeClass or a Karpenter NodePool (:data:`NODE_CLASS_KINDS`) gives its nodes, one
+    set per kind of node its pods may land on. A ComputeClass: one set per ``spec.priorities[]`` rule, its
+    ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type`` (``cloud.google.com/gke-tpu-accelerator``)
+    and ``machineType`` (``node.kubernetes.io/instance-type``): the rules are alternatives GKE falls back through
+    in order (GKE's ComputeClass CRD reference), so a pod may land on the nodes of any. A NodePool: one set, its
+    ``spec.template.spec.requirements[]`` with operator ``In`` and its ``spec.template.metadata.labels``, which
+    every node it launches satisfies together (node-selector requirements, Karpenter's "NodePools" docs). Each
+    value located where it is written; rules that give no label are left out."""
+    sets: list[Labels] = []
+    spec = data.get("spec") if isinstance(data, dict) else None
+    if not isinstance(spec, dict):
+        return sets
 
-    def add(key: str, value: Any, loc: Loc | None) -> None:
+    def add(out: Labels, key: str, value: Any, loc: Loc | None) -> None:
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
             out.setdefault(key, []).append((str(value).strip(), loc))
 
-    spec = data.get("spec") if isinstance(data, dict) else None
-    if not isinstance(spec, dict):
-        return out
     if kind == "ComputeClass":
         rules = spec.get("priorities")
         for rule in rules if isinstance(rules, list) else []:
             if not isinstance(rule, dict):
                 continue
+            out: Labels = {}
             for field_, key in (("gpu", GKE_ACCELERATOR), ("tpu", GKE_TPU)):
                 part = rule.get(field_)
                 if isinstance(part, dict):
-                    add(key, part.get("type"), loc_of(part, "type"))
-            add(INSTANCE_TYPE, rule.get("machineType"), loc_of(rule, "machineType"))
-        return out
+                    add(out, key, part.get("type"), loc_of(part, "type"))
+            add(out, INSTANCE_TYPE, rule.get("machineType"), loc_of(rule, "machineType"))
+            if out:
+                sets.append(out)
+        return sets
+    out = {}
     tmpl = spec.get("template")
     tspec = tmpl.get("spec") if isinstance(tmpl, dict) else None
     reqs = tspec.get("requirements") if isinstance(tspec, dict) else None
@@ -1178,11 +1184,20 @@ def node_class_labels(kind: str, data: Any) -> Labels:
         if isinstance(req, dict) and req.get("operator") == "In" and isinstance(req.get("key"), str):
             values = req.get("values")
             for i, v in enumerate(values if isinstance(values, list) else []):
-                add(req["key"], v, loc_of(values, i))
+                add(out, req["key"], v, loc_of(values, i))
     meta = tmpl.get("metadata") if isinstance(tmpl, dict) else None
     labels = meta.get("labels") if isinstance(meta, dict) else None
     for k, v in labels.items() if isinstance(labels, dict) else []:
-        add(str(k), v, loc_of(labels, k))
+        add(out, str(k), v, loc_of(labels, k))
+    return [out] if out else []
+
+
+def node_class_labels(kind: str, data: Any) -> Labels:
+    """All the node labels of :func:`node_class_label_sets` in one set (each key's values in order), as said."""
+    out: Labels = {}
+    for labels in node_class_label_sets(kind, data):
+        for key, values in labels.items():
+            out.setdefault(key, []).extend(values)
     return out
 
 
@@ -1218,16 +1233,19 @@ def selected_node_class(pod_spec: Any, key: str) -> tuple[str, str] | None:
 def node_class_accelerator(
     kind: str, name: str, data: Any, how: str | None = None
 ) -> DerivedAccelerator | None:
-    """The accelerator the nodes of the ComputeClass or NodePool ``name`` carry (:func:`node_class_labels`
-    decided as a pod's own labels are, :func:`_decide`; several GPUs: the smallest memory, said), for a pod
+    """The accelerator the nodes of the ComputeClass or NodePool ``name`` carry (each set of
+    :func:`node_class_label_sets` decided as a pod's own labels are, :func:`_decide`; several GPUs, within a set
+    or across a ComputeClass's fallback rules: the smallest memory, said), for a pod
     that selects it by :data:`COMPUTE_CLASS` / :data:`KARPENTER_NODEPOOL` (``how``: in words, as
     :func:`selected_node_class` says it; the nodeSelector by default); None when its labels name none."""
-    labels = node_class_labels(kind, data)
-    cands = _decide(labels) if labels else None
+    # each set decided on its own (a ComputeClass's rules are alternatives), the smallest memory of all taken
+    cands = [c for labels in node_class_label_sets(kind, data) for c in _decide(labels) or ()]
     if not cands:
         return None
-    c0 = cands[0]
-    d = _combine(cands, f"{c0.key}={c0.value}")
+    deciding: dict[str, list[str]] = {}
+    for c in cands:
+        deciding.setdefault(c.key, []).append(c.value)
+    d = _combine(cands, "; ".join(f"{k}={', '.join(dict.fromkeys(vs))}" for k, vs in deciding.items()))
     if d.acc is None:
         return None
     selector = NODE_CLASS_KINDS[kind][1]
