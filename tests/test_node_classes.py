@@ -210,3 +210,32 @@ def test_a_nodepools_requirements_narrow_together(tmp_path: Path) -> None:
     cr = _placement(tmp_path, _pod("karpenter.sh/nodepool: gpu"), pool)
     assert cr.placement is not None and cr.placement.accelerator is not None
     assert cr.placement.accelerator.id == "nvidia-l40s"
+
+
+# A ComputeClass rule may name only a machine series (`machineFamily: g2`, its CRD reference), which GKE nodes carry
+# as the label `cloud.google.com/machine-family` (`kubectl describe node`: `cloud.google.com/machine-family=e2`).
+# Neither was read: a class of `machineFamily: g2` rules named no GPU. Read as the EC2 instance family is
+# (registry.instance_family): a series names its GPU when every machine type of it in the catalogue's GCE table has
+# that one GPU (g2: L4; a2: A100 40GB or 80GB, so none; n2: no GPU).
+@pytest.mark.parametrize(
+    ("family", "gpu"),
+    [("g2", "nvidia-l4"), ("a4", "nvidia-b200"), ("a2", None), ("n2", None)],
+)
+def test_a_machine_family_rule_names_the_gpu_of_its_series(
+    tmp_path: Path, family: str, gpu: str | None
+) -> None:
+    cc = (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\nspec:\n  priorities:\n"
+        f"  - machineFamily: {family}\n    spot: true\n"
+    )
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), cc)
+    assert cr.placement is not None
+    assert (cr.placement.accelerator.id if cr.placement.accelerator else None) == gpu
+    if gpu:
+        assert f"cloud.google.com/machine-family={family}" in cr.placement.how
+
+
+def test_a_pods_own_machine_family_label_names_the_gpu(tmp_path: Path) -> None:
+    cr = _placement(tmp_path, _pod("cloud.google.com/machine-family: g2"))
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"

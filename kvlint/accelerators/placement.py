@@ -22,7 +22,8 @@ the NVML name), ``amd.com/gpu.product-name`` (and its
 ``beta.amd.com/gpu.device-id`` (AMD node labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is
 read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
 (``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
-types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), then ``nvidia.com/gpu.memory``
+types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), GKE's Compute Engine machine series
+(``cloud.google.com/machine-family``, likewise), then ``nvidia.com/gpu.memory``
 alone (a GPU not in the catalogue, described by its labels; narrowed by GFD's ``nvidia.com/gpu.family`` and
 compute-capability labels, which never name a GPU themselves: :func:`_arch_narrowed`) and last ``amd.com/gpu.vram``
 alone. A GFD product
@@ -95,6 +96,9 @@ INSTANCE_TYPE_BETA = "beta.kubernetes.io/instance-type"
 #: ``LabelInstanceFamily``) and EKS Auto Mode's (its ``eks.amazonaws.com/`` twin of the Karpenter labels).
 KARPENTER_FAMILY = "karpenter.k8s.aws/instance-family"
 EKS_FAMILY = "eks.amazonaws.com/instance-family"
+#: GKE's node label for the Compute Engine machine series (``cloud.google.com/machine-family=g2``, on every GKE node;
+#: a ComputeClass rule's ``machineFamily``), read as the EC2 instance family is
+GKE_MACHINE_FAMILY = "cloud.google.com/machine-family"
 
 #: Node-label keys that decide the accelerator, most specific first.
 LABEL_ORDER = (
@@ -114,6 +118,7 @@ LABEL_ORDER = (
     INSTANCE_TYPE_BETA,
     KARPENTER_FAMILY,
     EKS_FAMILY,
+    GKE_MACHINE_FAMILY,
     GFD_MEMORY,
     AMD_VRAM,
     AMD_VRAM_BETA,
@@ -123,7 +128,7 @@ LABEL_ORDER = (
 _COUNTED_KEYS = (AMD_PRODUCT, AMD_PRODUCT_BETA, AMD_DEVICE_ID, AMD_DEVICE_ID_BETA, AMD_VRAM, AMD_VRAM_BETA)
 # Keys that only say "some GPU of this vendor" or may be set on CPU nodes: an unknown value does not
 # end the search (an unknown gke-accelerator value does: it names a GPU kvlint does not know).
-_SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY}
+_SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY, GKE_MACHINE_FAMILY}
 
 
 Labels = dict[str, list[tuple[str, "Loc | None"]]]
@@ -436,13 +441,15 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
         return c
-    if key in (KARPENTER_FAMILY, EKS_FAMILY):
-        acc, types = cat.instance_family(v)
+    if key in (KARPENTER_FAMILY, EKS_FAMILY, GKE_MACHINE_FAMILY):
+        gce = key == GKE_MACHINE_FAMILY
+        acc, types = cat.instance_family(v, "gcp" if gce else "aws")
         if not types:
             return None
         c.acc = acc
         if acc is not None:
-            c.notes.append(f"instance family {v}: {acc.id} in each of its {types} instance types")
+            what = ("machine series", "machine types") if gce else ("instance family", "instance types")
+            c.notes.append(f"{what[0]} {v}: {acc.id} in each of its {types} {what[1]}")
         return c
     if key == GFD_MEMORY:
         mib = _as_int(v)
@@ -1147,8 +1154,9 @@ NODE_CLASS_KINDS = {
 def node_class_label_sets(kind: str, data: Any) -> list[Labels]:
     """The GPU node labels a ComputeClass or a Karpenter NodePool (:data:`NODE_CLASS_KINDS`) gives its nodes, one
     set per kind of node its pods may land on. A ComputeClass: one set per ``spec.priorities[]`` rule, its
-    ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type`` (``cloud.google.com/gke-tpu-accelerator``)
-    and ``machineType`` (``node.kubernetes.io/instance-type``): the rules are alternatives GKE falls back through
+    ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type`` (``cloud.google.com/gke-tpu-accelerator``),
+    ``machineType`` (``node.kubernetes.io/instance-type``) and ``machineFamily`` (``cloud.google.com/machine-family``,
+    the label GKE gives its nodes; a series names a GPU only when all its machine types have it): the rules are alternatives GKE falls back through
     in order (GKE's ComputeClass CRD reference), so a pod may land on the nodes of any. A NodePool: one set, its
     ``spec.template.spec.requirements[]`` with operator ``In`` and its ``spec.template.metadata.labels``, which
     every node it launches satisfies together (node-selector requirements, Karpenter's "NodePools" docs). Each
@@ -1173,6 +1181,7 @@ def node_class_label_sets(kind: str, data: Any) -> list[Labels]:
                 if isinstance(part, dict):
                     add(out, key, part.get("type"), loc_of(part, "type"))
             add(out, INSTANCE_TYPE, rule.get("machineType"), loc_of(rule, "machineType"))
+            add(out, GKE_MACHINE_FAMILY, rule.get("machineFamily"), loc_of(rule, "machineFamily"))
             if out:
                 sets.append(out)
         return sets
@@ -1267,7 +1276,7 @@ def node_class_unread(kind: str, name: str, data: Any) -> str:
     shown = "ComputeClass" if kind == "ComputeClass" else "Karpenter NodePool"
     pairs = [f"{k}={', '.join(v for v, _ in vals)}" for k, vals in node_class_labels(kind, data).items()]
     if kind == "ComputeClass":
-        what = "its priorities give no gpu.type, tpu.type or machineType kvlint knows"
+        what = "its priorities give no gpu.type, tpu.type, machineType or machineFamily kvlint knows"
     else:
         what = "its requirements (operator In) and template labels give no GPU label kvlint knows"
     if pairs:
