@@ -251,6 +251,45 @@ def _fn_ifs_commas(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {"B": "b"}))
 
 
+def _substrings(n: int) -> str:
+    """``IFS=,``, a value of 100,000 commas, then N ``: ${A:1} "${A: -99999}";``: substring expansions of a long
+    value (each searched the whole value for an unresolved reference, 2 ms a reference, before shell52)."""
+    return "IFS=,; A='" + "," * 100_000 + "'; " + ': ${A:1} "${A: -99999}"; ' * n
+
+
+def _fn_substrings(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _substrings(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
+def _compounds(n: int) -> str:
+    """N ``if :; then A=1; fi | cat; { B=2; } && C=3 & `` (each compound command at nesting 0 read ahead to the
+    operator after its end, shell52: a pipeline part or a background list keeps its state apart)."""
+    return "if :; then A=1; fi | cat; { B=2; } && C=3 & " * n
+
+
+def _fn_compounds(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _compounds(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
+def _braces(n: int) -> str:
+    """N words of 10,000 characters and a brace expansion of 1,001 items (10 MB of words each if made; the budget
+    is charged before they are, shell52)."""
+    return ": " + ("x" * 10_000 + "{" + "a," * 1000 + "b} ") * n + "; "
+
+
+def _fn_braces(n: int) -> Callable[[], object]:
+    from kvlint.engines.shell import commands
+
+    script = _braces(n) + f"vllm serve {MODEL}"
+    return lambda: list(commands(script, {}))
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -432,6 +471,28 @@ def _affinity_pod(n: int) -> str:
     return json.dumps(obj)
 
 
+def _affinity_pod_40(n: int) -> str:
+    """As :func:`_affinity_pod` with 40 containers and N/40 terms: each container evaluated every term for its
+    placement (the GPU the terms allow), containers x terms (perf52)."""
+    obj = json.loads(_affinity_pod(n // 2))
+    spec = obj["spec"]["template"]["spec"]
+    spec["containers"] = [dict(spec["containers"][0], name=f"c{i}") for i in range(40)]
+    return json.dumps(obj)
+
+
+def _ignore_lines(n: int) -> str:
+    """A Deployment, then N ``# kvlint: ignore KV999=x`` comment lines (no such rule): N KV003 findings."""
+    return _deployment({"args": ["--model", MODEL]}) + "\n" + "# kvlint: ignore KV999=x\n" * n
+
+
+def _containers_pod(n: int) -> str:
+    """A Deployment of N/10 identical serving containers (the webhook refuses more than 256; the CLI reads each)."""
+    obj = json.loads(_deployment({"args": ["--model", MODEL]}))
+    spec = obj["spec"]["template"]["spec"]
+    spec["containers"] = [dict(spec["containers"][0], name=f"c{i}") for i in range(max(n // 10, 1))]
+    return json.dumps(obj)
+
+
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
 CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
     "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
@@ -490,6 +551,18 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
         _fn_ifs_commas,
         lambda n: (_sh_lead(_ifs_commas(n)), ".yaml"),
     ),
+    "sh_substrings ('IFS=,' 100,000 commas, ': ${A:1} \"${A: -99999}\";' x N)": (
+        _fn_substrings,
+        lambda n: (_sh_lead(_substrings(n)), ".yaml"),
+    ),
+    "sh_compounds ('if :; then A=1; fi | cat; { B=2; } && C=3 &' x N)": (
+        _fn_compounds,
+        lambda n: (_sh_lead(_compounds(n)), ".yaml"),
+    ),
+    "sh_braces (N words of 'x' * 10,000 + '{a,...}' of 1,001 items)": (
+        _fn_braces,
+        lambda n: (_sh_lead(_braces(n)), ".yaml"),
+    ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (
         _fn_commands("cat <<E\n'\nE\n", lead=True),
@@ -547,6 +620,18 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "affinity_terms (20 containers, N/20 nodeSelectorTerms)": (
         _fn_pipeline(_affinity_pod),
         lambda n: (_affinity_pod(n), ".yaml"),
+    ),
+    "affinity_terms_40 (40 containers, N/40 nodeSelectorTerms)": (
+        _fn_pipeline(_affinity_pod_40),
+        lambda n: (_affinity_pod_40(n), ".yaml"),
+    ),
+    "ignore_lines (N '# kvlint: ignore KV999=x' lines)": (
+        _fn_check_file(_ignore_lines),
+        lambda n: (_ignore_lines(n), ".yaml"),
+    ),
+    "containers (a pod of N/10 identical containers)": (
+        _fn_check_file(_containers_pod),
+        lambda n: (_containers_pod(n), ".yaml"),
     ),
     # the comment pass (kvlint.suppress): a comment line '# kvlint' and N blanks, read for another spelling
     "suppress_blanks ('# kvlint' + N blanks, one comment line)": (

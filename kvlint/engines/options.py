@@ -43,6 +43,7 @@ __all__ = [
     "LAYOUT_DESTS",
     "LAYOUT_FROM_SERVICE",
     "LAYOUT_UNSIZED",
+    "arguments_not_all_read",
     "Collector",
     "ConfigReads",
     "chart_provenance",
@@ -127,6 +128,39 @@ def unknown_from_config_file(col: Collector, engine: str, loc: Loc | None) -> No
             if f.rule == "KV503" and f.loc == loc and f.message.startswith("--config"):
                 col.findings[k] = dataclasses.replace(f, message=f.message + CONFIG_FILE_UNSIZED)
                 break
+
+
+#: The settings a command whose arguments are not all known may still set (:func:`arguments_not_all_read`): those
+#: of an unread ``--config`` file, and TGI's shard count and token limits.
+_UNSEEN_ARGUMENTS = {**_CONFIG_FILE_UNKNOWN, "tgi": ("num_shard", "max_input_tokens", "max_total_tokens")}
+
+
+def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> None:
+    """The engine command of ``cfg`` gets words kvlint cannot see besides those it read (``why``: ``xargs`` appends
+    words from its input, :data:`kvlint.engines.shell.APPENDING_WRAPPERS`): each setting of :data:`_UNSEEN_ARGUMENTS`
+    that the words read do not set is recorded as set to a value kvlint does not know (``cfg.unresolved``, at the
+    command), as for an unread ``--config`` file (:func:`unknown_from_config_file`): no rule takes it at the engine's
+    default (KV403 "tensor-parallel-size 1", KV202 "no --max-model-len"), and a parallel size so left leaves the
+    container not sized; :attr:`ServingConfig.args_unread` says why, and a KV503 warning says it at ``loc``."""
+    cfg.args_unread = why
+    layout = False
+    for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
+        if dest not in cfg.flags and dest not in cfg.unresolved:
+            cfg.unresolved[dest] = loc
+            layout = layout or dest in LAYOUT_DESTS
+    names = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+    engine = names.get(cfg.engine, cfg.engine)
+    cfg.findings.append(
+        Finding(
+            rule="KV503",
+            message=f"the {engine} command's arguments are not all known: {why}; the settings they may give are "
+            "not assumed to be the engine defaults"
+            + ("; the GPU layout may be among them, so the container is not sized" if layout else ""),
+            loc=loc,
+            fix="write the engine's options in the command itself, or in a ConfigMap kvlint reads (--config)",
+            severity="warning",
+        )
+    )
 
 
 #: The end of the KV503 warning on an engine ``--config`` file kvlint cannot read when the command line leaves a

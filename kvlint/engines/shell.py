@@ -196,6 +196,10 @@ class Part:
     cut: tuple[int, int | None] | None = None
     #: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}`` (an ``arr`` part): the subscript (bash(1) "Arrays")
     index: str | None = None
+    #: ``${2:=x}``/``${@=x}`` (a ``pos`` or ``at`` part with a ``default``): assigns the default when taken, which
+    #: bash refuses for a positional or special parameter ("$2: cannot assign in this way", the shell exits 1): the
+    #: parameter's value when set, else not known here
+    assigns: bool = False
 
 
 @dataclass(slots=True)
@@ -501,11 +505,26 @@ def _default_text(default: str) -> tuple[str, bool]:
 #: ``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}``, ``${#NAME[@]}`` (bash(1) "Arrays"; a subscript of a literal number)
 _ARRAY_REF_RE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]{1,6})\]\Z")
 #: ``${N:-default}``/``${N-default}`` of a positional parameter N (bash(1) "Parameter Expansion")
-_POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+)(:?)-(.*)\Z", re.S)
+_POSITIONAL_DEFAULT_RE = re.compile(r"([0-9]+|[@*])(:?)([-=])(.*)\Z", re.S)
 #: ``${@:OFFSET}``/``${@:OFFSET:LENGTH}`` (and ``*``) with literal numbers: the positional parameters from OFFSET (0 is
 #: ``$0``; negative, written after a blank, from the end), LENGTH of them (bash(1) "Parameter Expansion")
 #: (``${@:-1}`` is ``$@`` with the default 1: a negative offset needs the blank)
 _AT_CUT_RE = re.compile(r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z")
+#: ``${NAME:OFFSET}``/``${NAME:OFFSET:LENGTH}`` and ``${NAME[@]:OFFSET[:LENGTH]}`` (``*`` too) with literal numbers: the
+#: substring of a variable's value, the elements of an array from OFFSET (0 is the first); a negative offset, written
+#: after a blank, counts from the end (bash(1) "Parameter Expansion", "Substring Expansion"; ``${X:-1}`` is X with the
+#: default 1). A negative LENGTH (a scalar's: up to that many characters from the end) is not read here.
+_NAME_CUT_RE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*)(?:\[([@*])\])?:(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z"
+)
+
+
+def cut_text(name: str, cut: tuple[int, int | None]) -> str:
+    """``${NAME:OFFSET[:LENGTH]}`` as a script writes it (a blank before a negative offset, which ``:-`` would read
+    as a default): the text an unresolved substring expansion keeps."""
+    first, length = cut
+    text = "${" + name + (": " if first < 0 else ":") + str(first)
+    return text + ("}" if length is None else f":{length}}}")
 
 
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
@@ -533,7 +552,7 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
-        if inner == "#":
+        if inner in ("#", "#@", "#*"):  # ``${#@}``: the number of positional parameters, as ``$#``
             return Part("count", "#", quoted), end
         arr = _ARRAY_REF_RE.match(inner)
         if arr is not None:
@@ -549,15 +568,29 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("arr", arr.group(2), quoted, index=arr.group(3)), end
         d = _POSITIONAL_DEFAULT_RE.match(inner)
         if d is not None:
-            # ``${1:-x}``, ``${2-x}``: a positional parameter with a default, as ``${NAME:-x}``
-            text, whole = _default_text(d.group(3))
+            # ``${1:-x}``, ``${2-x}``, ``${@:-x}``: a positional parameter (or all of them) with a default, as
+            # ``${NAME:-x}``; ``${2:=x}`` would assign it
+            text, whole = _default_text(d.group(4))
             return Part(
-                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+                "at" if d.group(1) in "@*" else "pos",
+                d.group(1),
+                quoted,
+                default=text,
+                default_quoted=whole,
+                colon=bool(d.group(2)),
+                assigns=d.group(3) == "=",
             ), end
         cut = _AT_CUT_RE.match(inner)
         if cut is not None:
             length = None if cut.group(4) is None else int(cut.group(4))
             return Part("at", cut.group(1), quoted, cut=(int(cut.group(2) or cut.group(3)), length)), end
+        cut = _NAME_CUT_RE.match(inner)
+        if cut is not None:
+            length = None if cut.group(5) is None else int(cut.group(5))
+            offset = (int(cut.group(3) or cut.group(4)), length)
+            if cut.group(2) is not None:  # ${A[@]:1:2}: elements of an array
+                return Part("arr", cut.group(1), quoted, index=cut.group(2), cut=offset), end
+            return Part("var", cut.group(1), quoted, cut=offset), end
         return Part("sub", s[i:end], quoted), end
     if c == '"' and not quoted:
         # bash's locale-translated string $"...": a double-quoted string (as written in the C locale)
@@ -985,6 +1018,8 @@ class _Budget:
         self._params: dict[int, tuple[Sequence[ShellArg], list[int], int]] = {}
         #: the fields each unquoted value expanded splits into, by the value's id and IFS: :meth:`field_count`
         self._fields: dict[tuple[int, re.Pattern[str] | None], tuple[str, int]] = {}
+        #: whether each value a substring expansion read holds no unresolved reference, by its id: :meth:`resolved`
+        self._resolved: dict[tuple[int, None], tuple[str, bool]] = {}
 
     def field_count(self, value: str, splitter: re.Pattern[str] | None) -> int:
         """The pieces an unquoted expansion of ``value`` splits into at ``splitter``'s delimiters (IFS's:
@@ -998,6 +1033,17 @@ class _Budget:
         count = 1 if splitter is None else 1 + len(splitter.findall(value))
         self._fields[key] = (value, count)
         return count
+
+    def resolved(self, value: str) -> bool:
+        """Whether a variable's ``value`` holds no reference kvlint left unresolved (:func:`unresolved`), searched once
+        per value: 10,000 substrings of a 100,000-character value searched it at each (2 ms each)."""
+        key = (id(value), None)
+        known = self._resolved.get(key)
+        if known is not None and known[0] is value:
+            return known[1]
+        answer = not _is_unresolved(value)
+        self._resolved[key] = (value, answer)
+        return answer
 
     def params_cost(self, positional: Sequence[ShellArg]) -> tuple[int, int]:
         """What ``$@`` from ``positional`` costs: each parameter after ``$0`` its text and :data:`_ARG_OVERHEAD`,
@@ -1214,6 +1260,48 @@ def _expand(
                 else:
                     add_param(piece, arg)
 
+    def add_params(params: Sequence[ShellArg], quoted: bool, star: bool) -> None:
+        """A list of parameters joining the fields, as bash(1) "Special Parameters" expands ``$*``/``$@`` and
+        "Arrays" ``${A[*]}``/``${A[@]}`` alike (also ``$1``, ``${A[1]}``: a list of one, or none when unset).
+        ``quoted`` (or no field splitting): with ``star`` (``"$*"``, ``"${A[*]}"``, ``"$1"``) one string, the
+        parameters joined with IFS's first character (unset: a space; empty: nothing); without (``"$@"``) one
+        field per parameter, the first joined to the text before it and the last to the text after it
+        (``--x="$@"``). Unquoted, each parameter is split into fields at IFS, one parameter ending a field (empty
+        ones make none)."""
+        nonlocal from_env, unresolved, have_cur, substituted, cur_other
+        if quoted and star:
+            if len(params) == 1:
+                add_param(params[0].text, params[0])
+            else:
+                text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
+                unresolved = unresolved or ifs_unknown
+                cur_other = have_cur = True
+                cur.append(text)
+                for arg in params:
+                    from_env = from_env or arg.from_env
+                    unresolved = unresolved or arg.unresolved
+                    substituted = substituted or arg.substituted
+        elif quoted:
+            for k, arg in enumerate(params):
+                if k > 0:
+                    push()
+                add_param(arg.text, arg)
+        elif ifs and len(params) > 1:
+            # an IFS the script set: bash joins the parameters with its first character, then splits (IFS=, and
+            # the parameters `b,` `c` are b, "", c), each field pointing at its parameter. (Not as bash 5.2: a
+            # parameter starting with IFS blanks then another IFS character, under an IFS of both, gives bash no
+            # empty first field, here one.)
+            starts, at = [], 0
+            for arg in params:
+                starts.append(at)
+                at += len(arg.text) + len(ifs[:1])
+            split(ifs[:1].join([arg.text for arg in params]), params[0], starts, params)
+        else:
+            for k, arg in enumerate(params):
+                if k > 0:
+                    push()
+                split(arg.text, arg)
+
     for p in word.parts:
         if p.kind == "lit":
             if has_at and not p.text:
@@ -1222,6 +1310,39 @@ def _expand(
                 cur_other = True
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
+        elif p.kind == "var" and p.cut is not None:
+            # ``${X:1:2}``, ``${X: -1}``: the characters of X's value from the offset (negative: from the end; out of
+            # the value: none), LENGTH of them (bash(1) "Substring Expansion"), when the value is known
+            cur_other = True
+            own = env.get(p.text)
+            if own is None or not budget.resolved(own):
+                cur.append(cut_text(p.text, p.cut))
+                unresolved = have_cur = True
+                continue
+            first, length = p.cut
+            first = first if first >= 0 else len(own) + first
+            stop = len(own) if length is None else min(len(own), first + length)
+            # the characters spent before the value is sliced (a reference the budget cannot afford copies none),
+            # then the fields an unquoted one splits into
+            if first < 0 or stop <= first:
+                first = stop = 0
+            if not budget.take(stop - first):
+                cur.append(cut_text(p.text, p.cut))
+                unresolved = have_cur = True
+                continue
+            piece = own[first:stop]
+            if not (p.quoted or _whole) and (
+                ifs_unknown or not budget.take(_ARG_OVERHEAD * (budget.field_count(piece, splitter) - 1), 0)
+            ):
+                cur.append(cut_text(p.text, p.cut))
+                unresolved = have_cur = True
+                continue
+            from_env = True
+            if p.quoted or _whole:
+                cur.append(piece)
+                have_cur = True
+            else:
+                split(piece, None)
         elif p.kind == "var":
             cur_other = True
             own = env.get(p.text)
@@ -1271,6 +1392,25 @@ def _expand(
             ):
                 elements = None  # `A=($(cmd) b)`: ${A[1]} is `b` only when `$(cmd)` gave one word
             params: Sequence[ShellArg] | None = None
+            if p.cut is not None:
+                # ``${A[@]:1:2}``, ``${A[@]: -1}``: the elements from the offset (0: the first; negative: from the end;
+                # out of the array: none), LENGTH of them, when every element is known
+                if elements is not None and budget.params_known(elements):
+                    first, length = p.cut
+                    count = len(elements) - 1
+                    first = first if first >= 0 else count + first
+                    start = 1 + min(max(first, 0), count)
+                    stop = (
+                        start
+                        if first < 0
+                        else len(elements)
+                        if length is None
+                        else min(len(elements), start + length)
+                    )
+                    cost, chars = budget.slice_cost(elements, start, stop)
+                    if budget.take(cost, chars):
+                        params = elements[start:stop]
+                elements = None
             if elements is not None and index in "@*":
                 cost, chars = budget.params_cost(elements)
                 params = elements[1:] if budget.take(cost, chars) else None
@@ -1282,38 +1422,47 @@ def _expand(
                     params = None
             if params is None:
                 cur_other = True
-                cur.append("${" + p.text + "[" + index + "]}")
+                cur.append(
+                    "${" + p.text + "[" + index + "]}"
+                    if p.cut is None
+                    else cut_text(f"{p.text}[{index}]", p.cut)
+                )
                 unresolved = have_cur = True
                 continue
-            single = index != "@"
-            if (p.quoted or _whole) and single:
-                if len(params) == 1:
-                    add_param(params[0].text, params[0])
-                else:
-                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
-                    unresolved = unresolved or ifs_unknown
-                    cur_other = have_cur = True
-                    cur.append(text)
-                    for arg in params:
-                        from_env = from_env or arg.from_env
-                        unresolved = unresolved or arg.unresolved
-                        substituted = substituted or arg.substituted
-            elif p.quoted or _whole:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    add_param(arg.text, arg)
-            else:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    split(arg.text, arg)
+            add_params(params, p.quoted or _whole, index != "@")
         elif p.kind == "at" or p.kind == "pos":
             # ``$@``, ``$*``, ``$1`` as bash expands them (bash(1) "Special Parameters", IFS unset: space, tab,
             # newline): quoted ``"$@"`` is one field per parameter, the first joined to the text before it and the
             # last to the text after it (``--x="$@"``); quoted ``"$*"`` and ``"$1"`` are one string (the
             # parameters joined with a space); unquoted, each parameter is split into fields at blanks, one
             # parameter ending a field (empty ones make none)
+            if p.default is not None:
+                taken = _default_taken(p, positional, budget, ifs)
+                if taken is None or (taken and p.assigns):
+                    # not known; or ``${2:=x}`` with $2 unset: bash refuses to assign it, the shell exits
+                    cur_other = True
+                    cur.append(_default_ref(p))
+                    unresolved = have_cur = True
+                    continue
+                if taken:
+                    # ``${1:-x}``, ``${@:-x}``: the default, as ``${NAME:-x}`` takes it
+                    cur_other = True
+                    val = p.default
+                    whole = p.quoted or _whole or p.default_quoted
+                    cost = len(val)
+                    if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+                        cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+                    if budget.take(cost, len(val)):
+                        from_env = True
+                        if whole:
+                            cur.append(val)
+                            have_cur = True
+                        else:
+                            split(val, None)
+                    else:
+                        cur.append(_default_ref(p))
+                        unresolved = have_cur = True
+                    continue
             if p.kind == "pos":
                 idx = digits(p.text)
                 params = (
@@ -1323,27 +1472,6 @@ def _expand(
                 )
                 if params is None and idx is not None and budget.params_known(positional):
                     params = []  # beyond $#: unset (bash: "$5" is one empty word, $5 none)
-                if p.default is not None and params is not None:
-                    own = params[0].text if params else None
-                    if own is None or (p.colon and not own):
-                        # ``${1:-x}``: the default, as ``${NAME:-x}`` takes it
-                        cur_other = True
-                        val = p.default
-                        whole = p.quoted or _whole or p.default_quoted
-                        cost = len(val)
-                        if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
-                            cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
-                        if budget.take(cost, len(val)):
-                            from_env = True
-                            if whole:
-                                cur.append(val)
-                                have_cur = True
-                            else:
-                                split(val, None)
-                        else:
-                            cur.append("${" + p.text + (":-" if p.colon else "-") + val + "}")
-                            unresolved = have_cur = True
-                        continue
                 chars = len(params[0].text) if params else 0
                 cost = chars + _ARG_OVERHEAD if params else 0
             elif p.cut is not None:
@@ -1364,47 +1492,14 @@ def _expand(
             if params is None or (p.kind == "pos" and not budget.take(cost, chars)):
                 cur_other = True
                 if p.default is not None:
-                    cur.append("${" + p.text + (":-" if p.colon else "-") + p.default + "}")
+                    cur.append(_default_ref(p))
                 elif p.cut is not None:
-                    cur.append("${" + p.text + ":" + ":".join(str(c) for c in p.cut if c is not None) + "}")
+                    cur.append(cut_text(p.text, p.cut))
                 else:
                     cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
-            if (p.quoted or _whole) and (p.kind == "pos" or p.text == "*"):
-                if len(params) == 1:
-                    add_param(params[0].text, params[0])
-                else:
-                    # joined with IFS's first character (unset: a space; empty: nothing)
-                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
-                    unresolved = unresolved or ifs_unknown
-                    cur_other = have_cur = True
-                    cur.append(text)
-                    for arg in params:
-                        from_env = from_env or arg.from_env
-                        unresolved = unresolved or arg.unresolved
-                        substituted = substituted or arg.substituted
-            elif p.quoted or _whole:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    add_param(arg.text, arg)
-            else:
-                if ifs and len(params) > 1:
-                    # an IFS the script set: bash joins the parameters with its first character, then splits
-                    # (IFS=, and the parameters `b,` `c` are b, "", c), each field pointing at its parameter. (Not
-                    # as bash 5.2: a parameter starting with IFS blanks then another IFS character, under an IFS of
-                    # both, gives bash no empty first field, here one.)
-                    starts, at = [], 0
-                    for arg in params:
-                        starts.append(at)
-                        at += len(arg.text) + len(ifs[:1])
-                    split(ifs[:1].join([arg.text for arg in params]), params[0], starts, params)
-                else:
-                    for k, arg in enumerate(params):
-                        if k > 0:
-                            push()
-                        split(arg.text, arg)
+            add_params(params, p.quoted or _whole, p.kind == "pos" or p.text == "*")
         elif p.kind == "count" and p.text != "#":
             # ``${#NAME[@]}``: the elements of an array the script assigned (see ``arr`` above)
             cur_other = have_cur = True
@@ -1439,6 +1534,36 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+def _default_ref(p: Part) -> str:
+    """``${1:-x}``, ``${@-x}``, ``${2:=x}`` as the script wrote it (the default's text as read): the text of such a
+    reference kvlint leaves unresolved."""
+    return "${" + p.text + (":" if p.colon else "") + ("=" if p.assigns else "-") + (p.default or "") + "}"
+
+
+def _default_taken(p: Part, positional: Sequence[ShellArg], budget: _Budget, ifs: str | None) -> bool | None:
+    """Whether ``${N:-x}``/``${N-x}`` (a ``pos`` part) or ``${@:-x}``/``${*-x}`` (an ``at`` part) takes its default
+    (bash(1) "Parameter Expansion"): the parameter unset (``-``) or unset or empty (``:-``); for ``@`` and ``*``
+    (bash 5.2) unset is no parameters at all, empty is none or one empty one (two empty ones join to a blank, not
+    null). None when not known: the parameters are not all known, or IFS is empty (``"$*"`` then joins empty
+    parameters to nothing, where bash's test on ``@`` and ``*`` differ)."""
+    if p.kind == "pos":
+        idx = digits(p.text)
+        if idx is not None and idx < len(positional) and budget.known_through(positional, idx):
+            own = positional[idx].text
+            return not own and p.colon
+        return True if idx is not None and budget.params_known(positional) else None
+    if not budget.params_known(positional):
+        return None
+    count = len(positional) - 1
+    if count == 0:
+        return True
+    if not p.colon:
+        return False
+    if count == 1:
+        return None if positional[1].unresolved else not positional[1].text
+    return None if ifs == "" else False
 
 
 _DEFAULT_IFS = " \t\n"
@@ -1687,6 +1812,20 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
 # util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
 # (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
 _OPTION_WRAPPERS["su"] = _OPTION_WRAPPERS["runuser"]
+# GNU findutils 4.9 ``xargs`` (``"+0a:E:e::I:i::L:l::n:prs:txP:d:"``, xargs.c; ``-e``, ``-i``, ``-l`` take only an
+# attached value): runs the command with words it reads from its input appended (or, with ``-I``/``-i``, put in
+# place of the replace string): the command's arguments are not all in the script (:data:`APPENDING_WRAPPERS`)
+_OPTION_WRAPPERS["xargs"] = (
+    "aEILnsPd",
+    "eil",
+    frozenset(
+        {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
+    ),
+    0,
+)
+#: The wrappers that give the command they run words kvlint cannot see: what it runs is marked
+#: (:attr:`ShellCommand.appends`), so that no rule takes a setting those words may give at the engine's default.
+APPENDING_WRAPPERS = {"xargs": "xargs adds words it reads from its input to the command"}
 
 
 def _after_options(
@@ -2090,8 +2229,8 @@ def program_after_wrapper(
     command: ``(NAME, None)`` for ``-u NAME``, ``("", None)`` for ``-i``, ``(NAME=value, index)`` for an
     assignment."""
     name = wrapper_name(texts[h])
-    if name is None or name in _BUILTIN_WRAPPERS:
-        return None
+    if name is None or name in _BUILTIN_WRAPPERS or name in APPENDING_WRAPPERS:
+        return None  # (a command list whose wrapper appends words: not read as the engine's whole command)
     # the rest of the list as words (by index: a list of thousands of wrappers stays linear overall, each wrapper
     # reading only its own options)
     unset: list[str] | None = [] if env_changes is not None and name == "env" else None
@@ -2413,6 +2552,9 @@ class ShellCommand(list[ShellArg]):
     #: ``PATH`` (``env -i``, ``env -u PATH``, ``exec -c nohup``): ``execvp`` then searches glibc's default path
     #: ``/bin:/usr/bin`` (posix/execvpe.c, ``CS_PATH``), not the image's
     no_path: bool = False
+    #: why the command's arguments are not all its words (a wrapper before it adds words kvlint cannot see:
+    #: :data:`APPENDING_WRAPPERS`), else None
+    appends: str | None = None
     #: env 9.1's message when an ``env -S STRING`` of the command refuses its string (an unclosed quote, an unknown
     #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
     #: blanks, to say which command did not start
@@ -2704,6 +2846,12 @@ def _read_commands(
     # command being the list of pipelines joined by && and ||): the state saved at its first command when `&&` or
     # `||` follows it, put back at a `&` that ends the list (not `|&`, a pipe), dropped at another operator
     andor: _Saved | None = None
+    # a compound command (`{ ...; }`, `if ... fi`, a loop, `case`) that is part of a pipeline or runs in the background
+    # runs in a subshell as a simple command does: the state saved when it opens (at nesting 0: read ahead to the
+    # operator after its end, _after_compound), put back when it closes
+    compound = 0  # the compound commands open
+    compound_saved: _Saved | None = None
+    andor_nest = 0  # the nesting (compound commands and `(`) at which the AND-OR list `andor` runs
     after_op = ""  # the token just before: an operator, or "" after a command (`|` then `&` is `|&`)
     last_op = ""
     loops = 0  # the `for`/`while`/`until` loops the command is in (an array assigned there: how often is not known)
@@ -2712,12 +2860,27 @@ def _read_commands(
             if piped is not None:
                 positional = piped.restore(shell)
                 piped = None
-            if andor is not None and cmd not in ("&&", "||", "|"):
+            if (
+                andor is not None
+                and cmd not in ("&&", "||", "|", "(")
+                and compound + len(parens) == andor_nest
+            ):
                 if cmd == "&" and after_op != "|":
                     positional = andor.restore(shell)
                 andor = None
             last_op = after_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
+                if (
+                    starts
+                    and andor is None
+                    and compound + len(parens) == 0
+                    and shell.subshells > 0
+                    and last_op not in ("&&", "||", "|")
+                    and _after_compound(tokens, 0, 1) in ("&&", "||")
+                ):
+                    # `(A=1) && B=2 &`: an AND-OR list that starts with a subshell
+                    shell.subshells -= 1
+                    andor, andor_nest = _Saved(shell, positional), 0
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
                     shell.subshells -= 1
@@ -2730,13 +2893,35 @@ def _read_commands(
             continue
         first = _raw_of(cmd[0]) if cmd else ""  # type: ignore[index]
         after_op = ""
-        if andor is None and case_depth == 0 and shell.subshells > 0 and last_op not in ("&&", "||", "|"):
+        # compound commands: opened at nesting 0, the operator after its end read ahead; closed back to 0, the state
+        # saved when it opened put back
+        nesting = _compound_step(cmd) if cmd else 0  # type: ignore[arg-type]
+        handled = False  # this command opens or closes a compound command whose state is kept apart
+        if nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells > 0:
+            ends = _after_compound(tokens, nesting, 0)
+            if last_op == "|" or ends == "|" or ends == "&":
+                shell.subshells -= 1
+                compound_saved, handled = _Saved(shell, positional), True
+            elif andor is None and last_op not in ("&&", "||", "|") and ends in ("&&", "||"):
+                shell.subshells -= 1
+                andor, andor_nest, handled = _Saved(shell, positional), 0, True
+        compound = max(0, compound + nesting)
+        if nesting < 0 and compound == 0 and compound_saved is not None:
+            positional = compound_saved.restore(shell)
+            compound_saved, handled = None, True
+        if (
+            not handled
+            and andor is None
+            and case_depth == 0
+            and shell.subshells > 0
+            and last_op not in ("&&", "||", "|")
+        ):
             following = next(tokens, None)
             if following is not None:
                 tokens.push(following)
             if following == "&&" or following == "||":
                 shell.subshells -= 1
-                andor = _Saved(shell, positional)
+                andor, andor_nest = _Saved(shell, positional), compound + len(parens)
         if first in _LOOPS:
             loops += 1
         elif first == "done" and loops:
@@ -2782,7 +2967,7 @@ def _read_commands(
                     continue
             elif after is not None:
                 tokens.push(after)
-        if case_depth == 0 and shell.subshells > 0:
+        if case_depth == 0 and shell.subshells > 0 and not handled:
             after = next(tokens, None)
             if after is not None:
                 tokens.push(after)
@@ -2819,6 +3004,16 @@ def _read_commands(
                     pre.own[name] = value
                 if skip:
                     skip = False
+                elif "{" in raw or "~" in raw:
+                    words.extend(_brace_tilde(raw, offset, local_env, budget, leading))
+                    if (
+                        leading
+                        and pre is not None
+                        and words
+                        and words[-1].text.startswith(raw.partition("=")[0])
+                    ):
+                        name, _, value = words[-1].text.partition("=")
+                        pre.own[name] = None if words[-1].substituted else value
                 else:
                     words.append(ShellArg(raw, offset, None, False, False, False))
                 continue
@@ -2922,6 +3117,7 @@ def _read_commands(
         # next word up (not bash, which searches its own PATH)
         path_gone = by_program = False
         refusal: list[str] = []  # env's message when it refuses an -S string: the command does not run
+        appends: str | None = None  # a wrapper adds words kvlint cannot see (APPENDING_WRAPPERS)
         while h < end:
             head = words[h].text
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
@@ -2935,6 +3131,7 @@ def _read_commands(
                 at = h
                 h, end = step.after, step.end
                 wrapped_once = True
+                appends = appends or APPENDING_WRAPPERS.get(wrapper)
                 # a builtin's command is looked up by bash; dumb-init's by musl, whose default path has /usr/local/bin
                 by_program = wrapper not in _BUILTIN_WRAPPERS and wrapper not in MUSL_LOOKUP_WRAPPERS
                 if wrapper in OWN_PATH_WRAPPERS:
@@ -3128,6 +3325,7 @@ def _read_commands(
         command = ShellCommand(words)
         command.environ = environ
         command.no_path = path_gone and by_program
+        command.appends = appends
         yield command
 
 
@@ -3357,6 +3555,128 @@ _ARITH_ASSIGN_RE = re.compile(
 #: bash's builtins that read a script into the current shell, and the files that are a command's input.
 _SOURCE = frozenset({".", "source"})
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+#: The reserved words that open a compound command (bash(1) "Compound Commands") and those that close one.
+_OPENS = frozenset({"{", "if", "for", "select", "while", "until", "case"})
+_CLOSES = frozenset({"}", "fi", "done", "esac"})
+#: The reserved words after which another reserved word may start a command (``then if``, ``{ while``, ``! {``).
+_BEFORE_RESERVED = frozenset({"{", "then", "do", "else", "elif", "if", "while", "until", "!", "time"})
+
+
+def _compound_step(cmd: list[Word | tuple[int, str]]) -> int:
+    """How a command's words change the nesting of compound commands: +1 for each reserved word that opens one at the
+    start of the command (``{``, ``if``, ``for`` ... ; ``then if`` two words), -1 for one that closes one (``}``,
+    ``fi``, ``done``, ``esac``, the command's first word)."""
+    first = _raw_of(cmd[0])
+    if first in _CLOSES:
+        return -1
+    step = 0
+    for word in cmd:
+        raw = _raw_of(word)
+        if raw in _OPENS:
+            step += 1
+            if raw not in _BEFORE_RESERVED:  # for NAME in ..., case WORD in, select: no reserved word follows
+                break
+        elif raw not in _BEFORE_RESERVED:
+            break
+    return step
+
+
+def _after_compound(tokens: _Lookahead, depth: int, parens: int) -> str | None:
+    """The operator after the compound command a command opened (``depth`` reserved words, or ``parens`` a ``(``
+    subshell) ends: ``|``, ``&``, ``&&``, ``;`` ...; None at the end of the script. The tokens read are put back
+    (read once more by the caller: a script's tokens are read ahead once, at the compound command that holds them, so
+    the work stays linear). A ``case``'s patterns' ``)`` are not counted."""
+    pulled: list[Any] = []
+    cases = 0
+    after: str | None = None
+    for token in tokens:
+        pulled.append(token)
+        if token.__class__ is str:
+            if depth <= 0 and parens <= 0:
+                after = token
+                break
+            if cases == 0 and token == "(":
+                parens += 1
+            elif cases == 0 and token == ")":
+                parens -= 1
+            continue
+        if not token:
+            continue
+        first = _raw_of(token[0])
+        if first == "case":
+            cases += 1
+        elif first == "esac" and cases:
+            cases -= 1
+        depth += _compound_step(token)
+    for token in reversed(pulled):
+        tokens.push(token)
+    return after
+
+
+#: ``{a,b}`` and ``{1..3}``: one brace expansion of a word of ordinary characters (bash(1) "Brace Expansion"), its
+#: text before, the items, the text after (a word with more than one, or nested, is not read)
+_BRACE_RE = re.compile(r"([^{}]*)\{([^{}]*)\}([^{}]*)\Z")
+_BRACE_SEQUENCE_RE = re.compile(r"(-?[0-9]{1,6})\.\.(-?[0-9]{1,6})\Z")
+#: The words one brace expansion makes at most (``{1..100000}`` is left as a word kvlint cannot resolve)
+_BRACE_WORDS = 1024
+
+
+def _brace_tilde(
+    raw: str, offset: int, env: Mapping[str, str], budget: _Budget, leading: bool
+) -> list[ShellArg]:
+    """A word of ordinary characters (no quote, ``$`` or backslash) holding ``{`` or ``~``, as bash expands it (bash
+    5.2, bash(1) "Brace Expansion", "Tilde Expansion"): ``{a,b}c`` is the words ac and bc (an empty one dropped),
+    ``{1..3}`` 1 2 3; then a leading ``~`` (or one after the ``=`` of ``NAME=~/x``) is ``$HOME`` when the shell's
+    HOME is known. What kvlint does not expand here (two brace expansions, nested ones, ``~user``, ``~`` without a
+    known HOME) is the word as written, unresolved (an assignment's value: unknown). ``leading``: the word is a
+    command's leading ``NAME=value``, whose value bash does not brace-expand."""
+    texts = [raw]
+    unknown = False
+    assign = _ASSIGN_RE.match(raw) is not None
+    if "{" in raw and not (leading and assign):
+        m = _BRACE_RE.match(raw)
+        items: list[str] | None = None
+        if m is None:
+            unknown = "," in raw or ".." in raw  # several expansions, or nested: not read
+        else:
+            body = m.group(2)
+            seq = _BRACE_SEQUENCE_RE.match(body)
+            if "," in body:
+                items = body.split(",")
+            elif seq is not None:
+                a, b = int(seq.group(1)), int(seq.group(2))
+                if abs(a - b) < _BRACE_WORDS:
+                    items = [str(k) for k in (range(a, b + 1) if a <= b else range(a, b - 1, -1))]
+                else:
+                    unknown = True
+            if items is not None:
+                if len(items) > _BRACE_WORDS:
+                    unknown = True
+                else:
+                    # the words' characters counted, and afforded, before they are made
+                    around = len(m.group(1)) + len(m.group(3))
+                    chars = around * len(items) + len(body) - len(items) + 1
+                    if budget.take(chars + _ARG_OVERHEAD * len(items), chars):
+                        texts = [t for t in (m.group(1) + item + m.group(3) for item in items) if t]
+                    else:
+                        unknown = True
+    out: list[ShellArg] = []
+    home = env.get("HOME")
+    for text in texts:
+        at = 0
+        if assign and not text.startswith("~"):
+            at = text.find("=") + 1
+        if text.startswith("~", at):
+            end = text.find("/", at)
+            prefix = text[at:] if end < 0 else text[at:end]
+            if prefix == "~" and home is not None and not _is_unresolved(home):
+                text = text[:at] + home + text[at + 1 :]
+            elif at == 0 or assign:
+                unknown = True
+        out.append(ShellArg(text, offset, None, False, unknown and not leading, False, unknown and leading))
+    return out
 
 
 class _Lookahead(Iterator[Any]):

@@ -1,0 +1,289 @@
+"""More of what bash does to a script's words, against bash itself (the harness of tests/test_shell_state50.py: a
+``vllm`` on ``PATH`` that prints its arguments; every word kvlint resolves must be the one bash passes, a word it
+leaves unresolved is left out of the comparison). Substring expansion (``${X: -1}``, ``${A[@]:1:2}``), the
+positional parameters with a default (``${@:-d}``) and counted (``${#@}``). Offline; bash and coreutils' env only
+(skipped without them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.shell import ShellArg, commands
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_shell_array_writes import _agrees  # noqa: E402
+from test_shell_state50 import _bash  # noqa: E402
+
+SCRIPTS = [
+    # substring expansion of a variable: a negative offset written after a blank counts from the end; out of the
+    # value, nothing (unquoted: no word); split at IFS when unquoted
+    'X=abc; vllm serve m ${X: -1} ${X: 1:1} ${X:1} ${X: -5} x ${X:0:0} "${X:1:0}" a${X:3}b ${X:7} "${X: -2}"',
+    'X="a  b c"; vllm serve m ${X:1} "${X: -3}" ${X:0:2}y ${X:5:9} ${Y: -1} x',
+    "X=4096; vllm serve m --max-model-len ${X: -4} --port ${X:1:2}",
+    # of an array's elements: 0 is the first, negative from the end, out of it none
+    'A=(p q 4096); vllm serve m "${A[@]: -1}" ${A[@]: -2:1} "${A[*]:1}" ${A[@]: -7} x "${A[@]:5}" "${A[@]:0:2}"',
+    'IFS=,; A=(a b c); vllm serve m "${A[*]:1}" ${A[@]:1:1}',
+    'A=($(f) b); vllm serve m "${A[@]: -1}" ${U[@]:1} x',
+    # all the positional parameters with a default: taken when there are none (``:-``: or one empty one); counted
+    'set -- a b; vllm serve m ${@:-d} "${#@}" ${#*} "${*:-d}"',
+    'set --; vllm serve m ${@:-d e} "${@:-d e}" "${*:-d}" ${*-"p q"} x',
+    'set -- ""; vllm serve m "${@:-d}" "${@-d}" x ${@-d} ${*:-e}',
+    'set -- "" ""; vllm serve m "${@:-d}" x "${*:-d}" ${@:-d} y',
+    'f() { vllm serve m "${@:-none}" ${#@} "${1:-u}"; }; f',
+    'IFS=; set -- "" ""; vllm serve m "${@:-d}" / "${*:-d}"',
+    # ``${N:=x}`` of a parameter that is set: its value (bash assigns nothing)
+    'set -- a b; vllm serve m ${2:=x} ${1=y} "${@:=z}"',
+]
+
+#: A compound command that is part of a pipeline, or runs in the background (alone or in an AND-OR list), runs in a
+#: subshell (bash(1) "Pipelines", "Lists"): what it assigns or exports is gone after it; otherwise it is kept
+ISOLATED = [
+    "{ A=1; } | cat; vllm serve m $A",
+    "{ export A=1; } | cat; vllm serve m $A",
+    "cat /dev/null | { A=1; }; vllm serve m $A",
+    "if true; then A=1; fi | cat; vllm serve m $A",
+    "for i in 1; do A=1; done | cat; vllm serve m $A",
+    "true | while read x; do A=1; done; vllm serve m $A",
+    "case x in x) A=1 ;; esac | cat; vllm serve m $A",
+    "{ A=1; } & wait; vllm serve m $A",
+    "A=1 && (B=2) & wait; vllm serve m $A $B",
+    "A=1 || (B=2) & wait; vllm serve m $A $B",
+    "A=1 && { B=2; } & wait; vllm serve m $A $B",
+    "{ A=1; } && B=2 & wait; vllm serve m $A $B",
+    "(A=1) && B=2 && C=3 & wait; vllm serve m $A $B $C",
+    "true && { A=1; } | cat; vllm serve m $A",
+    "{ A=1 && B=2 & } ; wait; vllm serve m $A $B",
+]
+KEPT = [
+    "{ A=1; }; B=2; if true; then C=3; fi; vllm serve m $A $B $C",
+    "A=0; { A=1; if true; then { B=2; } fi; } > /dev/null; vllm serve m $A $B",
+    "A=1 && { B=2; C=3; } && D=4; vllm serve m $A $B $C $D",
+    "for i in 1; do A=1; done; while false; do :; done; vllm serve m $A",
+    "{ A=1; } | cat; B=2; { C=3; }; vllm serve m $B $C",
+]
+
+
+@pytest.mark.parametrize("script", ISOLATED + KEPT)
+def test_a_compound_command_in_a_pipeline_or_the_background_keeps_its_state_apart(
+    script: str, tmp_path: Path
+) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine if not w.unresolved] == argv
+    if script in KEPT:
+        assert not any(w.unresolved for w in engine)
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "X": "x", "HOME": "/home/u"}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_engine_gets_the_words_bash_gives_it(script: str, tmp_path: Path) -> None:
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    engine = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert len(engine) == 1
+    assert _agrees([(w.text, w.unresolved) for w in engine[0]], argv), (argv, engine[0])
+    # every value these read is known: each word is resolved, as bash gives it
+    if not any(unknown in script for unknown in ("${Y:", "$(f)", "IFS=;")):
+        assert [w.text for w in engine[0] if not w.unresolved] == argv
+
+
+def test_a_substring_of_a_known_value_is_read() -> None:
+    (engine,) = commands("X=--max-model-len=4096; A=(1 2 3); vllm serve m ${X: -20} ${A[@]: -1}", {})
+    assert [w.text for w in engine] == ["vllm", "serve", "m", "--max-model-len=4096", "3"]
+    assert not any(w.unresolved for w in engine)
+
+
+def test_an_unknown_substring_keeps_its_text() -> None:
+    (engine,) = commands("vllm serve m ${U: -1} ${U:2:3} ${A[@]: -2:1} ${@: -1}", {})
+    assert [w.text for w in engine[3:]] == ["${U: -1}", "${U:2:3}", "${A[@]: -2:1}", "${@: -1}"]
+    assert all(w.unresolved for w in engine[3:])
+
+
+_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: t}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: ["bash", "-c"]
+        args: [%s]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "vllm serve Qwen/Qwen2.5-7B-Instruct ${X: -1}",
+        'vllm serve Qwen/Qwen2.5-7B-Instruct "${A[@]: -2:1}"',
+    ],
+)
+def test_an_unknown_substring_is_a_word_kvlint_cannot_see_not_an_unknown_option(script: str) -> None:
+    """``${X: -1}`` with X unknown: its blank is the expansion's syntax, not one of the word vLLM gets (which made
+    it an "unexpected positional argument", KV205, an error): a word kvlint cannot resolve (KV503)."""
+    result = run_documents(load_text(_MANIFEST % json.dumps(script), "d.yaml"), Options(allow_hub=False))
+    rules = {d.rule: d.message for d in result.diagnostics}
+    assert "KV205" not in rules
+    assert "expands to arguments kvlint cannot see" in rules["KV503"]
+
+
+def test_substrings_of_a_long_value_stay_bounded() -> None:
+    """10,000 substring expansions of a 100,000-character value (each searched the whole value for an unresolved
+    reference before: 20 s of CPU): the ones the budget affords are made, the rest kept unresolved; bounded CPU
+    (the limit of tests/test_hostile_shapes.py, :data:`LIMIT_S`; the growth is bench/hostile.py's sh_substrings)."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = (
+        "IFS=,; A='" + "," * 100_000 + "'; " + ': ${A:1} "${A: -99999}"; ' * 10_000 + "vllm serve m ${A:0:3}"
+    )
+    t = time.process_time()
+    got = list(commands(script, {}))
+    assert time.process_time() - t < LIMIT_S
+    assert [w.text for w in got[0]] == [":", *[""] * 99_999, "," * 99_999]
+    assert len(got) == 10_001 and all(w.unresolved for w in got[-2][1:])  # (the budget spent by then)
+
+
+@pytest.mark.parametrize("script", ['set -- a ""; vllm serve m ${2:=x}', "vllm serve m ${3=y} ${@:=z}"])
+def test_assigning_to_a_positional_parameter_is_not_read_as_a_default(script: str, tmp_path: Path) -> None:
+    """bash refuses to assign a positional or special parameter the default of ``${2:=x}`` ("$2: cannot assign in
+    this way", a non-interactive shell exits 1, the engine never runs): kvlint does not take the default."""
+    if shutil.which("bash") is None:
+        pytest.skip("no bash here")
+    ran = subprocess.run(
+        ["bash", "-c", script], env=_env(tmp_path), capture_output=True, timeout=60, check=False
+    )
+    assert ran.returncode == 1 and b"cannot assign in this way" in ran.stderr
+    engine = list(commands(script, {}, [ShellArg("bash")]))[-1]
+    assert engine[3].unresolved and engine[3].text in ("${2:=x}", "${3=y}")
+
+
+XARGS = [
+    "printf -- '--port\\n1\\n' | xargs vllm serve m --max-model-len 8",
+    "printf -- '--port 1' | xargs -0 -n 3 -- vllm serve m",
+    "printf -- 'a\\n' | xargs -I {} vllm serve m --served-model-name {}",
+    "printf -- 'a b' | xargs -d ' ' -E x -e vllm serve m",
+    "printf -- 'a' | xargs --max-args 2 --delimiter=, vllm serve m",
+]
+
+
+@pytest.mark.parametrize("script", XARGS)
+def test_xargs_runs_the_engine_with_words_kvlint_cannot_see(script: str, tmp_path: Path) -> None:
+    """GNU xargs runs its command with the words it reads from its input appended (``-I``: in place of the replace
+    string): kvlint reads the command behind xargs' options, its words the start of bash's (those it can see), and
+    marks it as not all of them (:attr:`ShellCommand.appends`)."""
+    if shutil.which("bash") is None or shutil.which("env") is None or shutil.which("xargs") is None:
+        pytest.skip("no bash, env or xargs here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert engine.appends is not None and "xargs" in engine.appends
+    texts = [w.text for w in engine]
+    if "-I" not in script:
+        assert argv[: len(texts)] == texts and len(argv) > len(texts)
+
+
+def _findings(script: str, image: str = "vllm/vllm-openai:v0.10.1", gpus: int = 4) -> dict[str, list[str]]:
+    text = (_MANIFEST % json.dumps(script)).replace("vllm/vllm-openai:v0.10.1", image)
+    text = text.replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: {gpus}")
+    result = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    out: dict[str, list[str]] = {}
+    for d in result.diagnostics:
+        out.setdefault(d.rule, []).append(d.message)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("command", "image"),
+    [
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct", "vllm/vllm-openai:v0.10.1"),
+        ("python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct", "lmsysorg/sglang:v0.4.9"),
+    ],
+)
+def test_an_engine_behind_xargs_is_not_taken_at_its_defaults(command: str, image: str) -> None:
+    """``... | xargs vllm serve M`` on 4 GPUs: the words xargs appends may set the parallel sizes and the context
+    limit, so neither KV403 ("tensor-parallel-size 1 uses only 1") nor KV202 ("no --max-model-len") is asserted;
+    a KV503 warning says why. The same command without xargs has both (the test can fail)."""
+    plain = _findings(command, image)
+    assert "KV403" in plain and "KV202" in plain
+    got = _findings("cat /etc/engine-args | xargs " + command, image)
+    assert "KV403" not in got and "KV202" not in got
+    (msg,) = got["KV503"]
+    assert "arguments are not all known: xargs adds words it reads from its input" in msg
+    assert "not sized" in msg
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["if :; then A=1; fi | cat; { B=2; } && C=3 & ", "{ ", "while :; do { if :; then ", "(A=1) && B=2 & "],
+)
+def test_compound_commands_are_read_ahead_once(unit: str) -> None:
+    """20,000 compound commands, in a row or nested (each one at nesting 0 is read ahead to the operator after its
+    end, once): bounded CPU (the limit of tests/test_hostile_shapes.py; the growth is bench/hostile.py's
+    sh_compounds). Past the subshells a reading isolates (64), the state is no longer kept apart."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = unit * 20_000 + "vllm serve m $A"
+    t = time.process_time()
+    got = list(commands(script, {}))
+    assert time.process_time() - t < LIMIT_S
+    assert [w.text for w in got[-1]][:3] == ["vllm", "serve", "m"]
+
+
+#: Brace expansion (one ``{a,b}`` or ``{1..3}`` of a plain word; an empty word dropped) and tilde expansion (a leading
+#: ``~``, or after the ``=`` of ``NAME=~/x``, from the shell's HOME), as bash 5.2 makes them; two brace expansions in a
+#: word, ``~user`` and ``~`` without HOME are left unresolved
+BRACE_TILDE = {
+    "vllm serve m --tensor-parallel-size {1,2} {4096,} x{,} {a,b}c {3..1} {a} {} --x={1,2} {,} y": [],
+    "vllm serve ~/m ~ ~/ a=~/x --model=~/y ~nosuch/x a{b,c}d{e,f} z": ["~nosuch/x", "a{b,c}d{e,f}"],
+    "A=~/m B={a,b}; export C=~/c; vllm serve $A $B $C": [],
+    "unset HOME; vllm serve ~/m x": ["~/m"],
+}
+
+
+@pytest.mark.parametrize("script", list(BRACE_TILDE))
+def test_brace_and_tilde_expansion_as_bash_makes_them(script: str, tmp_path: Path) -> None:
+    """Every word kvlint resolves is bash's; those it leaves unresolved are the ones listed (it could not know them)."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert _agrees([(w.text, w.unresolved) for w in engine], argv), (argv, engine)
+    assert [w.text for w in engine if w.unresolved] == BRACE_TILDE[script]
+    if not BRACE_TILDE[script]:
+        assert [w.text for w in engine] == argv
+
+
+def test_brace_expansions_stay_bounded() -> None:
+    """400 words of 100,000 characters and a brace expansion of 1,001 items each (40 GB of words if made), and
+    400 of ``{1..1000}``: the words the budget affords are made, the rest kept unresolved; bounded CPU."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = "vllm serve m " + ("x" * 100_000 + "{" + "a," * 1000 + "b} ") * 400 + "~/m{1..1000} " * 400
+    t = time.process_time()
+    (engine,) = commands(script, {"HOME": "/h"})
+    assert time.process_time() - t < LIMIT_S
+    assert engine[3].unresolved and engine[-1].unresolved  # (the budget spent by then)
+    assert "/h/m1000" in [w.text for w in engine if not w.unresolved]
