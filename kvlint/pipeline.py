@@ -456,6 +456,9 @@ def analyse_container(
         # model image's hf.co/model label, kvlint.engines.images.dell_hub_model), said at its image
         at = loc_of(container, "image") or container.loc
         serving.model = Value(w.derived_model, at, raw=w.derived_model, source="derived")
+    if serving.findings and any(f.mark is Mark.ENVSUBST_TEMPLATE for f in w.findings):
+        # a word wholly a ${VAR} of a template KV002 reported: the renderer's, unseen, not an unknown option
+        serving.findings = _options.template_words(serving.findings, serving.engine)
     # past the first unknown options of the command line, one finding names the others (before they are restated)
     serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):

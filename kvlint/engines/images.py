@@ -77,6 +77,7 @@ __all__ = [
     "tag_only_names_release",
     "tags_are_versions",
     "unsized_whatever_model",
+    "whole_placeholder",
 ]
 
 #: A number no release part has (more than 20 digits): a tag holding one names no release.
@@ -1518,6 +1519,15 @@ def envsubst_placeholders(text: str) -> Iterator[tuple[str, str]]:
             end = close + 1
         yield text[m.start() : end], m.group(1)
         pos = end
+
+
+def whole_placeholder(word: str) -> str | None:
+    """The envsubst placeholder ``word`` is wholly (``${NAME}``, ``${NAME:-default}``, as
+    :func:`envsubst_placeholders` reads them; blanks around it allowed), else None: a word that only holds one
+    (``extra-${X}``, ``${A}${B}``) renders to one word with text of its own."""
+    text = word.strip()
+    first = next(envsubst_placeholders(text), None)
+    return first[0] if first is not None and first[0] == text else None
 
 
 def path_placeholder(path: str) -> str | None:
