@@ -608,16 +608,31 @@ READ_ANNOTATIONS: frozenset[str] = frozenset(
 )
 
 
+def _holds_engine_text(value: Any) -> bool:
+    """An annotation's value is a serving container held as text (a multi-line string with an ``image:`` line
+    naming a serving engine, llm-d's ``dual-pod.llm-d.ai/server-patch``): KV503 says kvlint does not read it
+    (:func:`kvlint.workloads.operators.embedded_container_note`), so an UPDATE that adds or changes it is
+    reviewed."""
+    if not (isinstance(value, str) and "\n" in value and "image" in value):
+        return False
+    from kvlint.workloads.operators import engine_image_in_text
+
+    return engine_image_in_text(value) is not None
+
+
 def _kvlint_meta(meta: Any) -> dict[str, Any]:
     """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations (the prefix in any case: KV005
     names ``KVLINT.IO/IGNORE``), the other annotations it
-    reads (:data:`READ_ANNOTATIONS`) and the labels."""
+    reads (:data:`READ_ANNOTATIONS`), those holding a serving container as text (:func:`_holds_engine_text`) and
+    the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
     return {
         "annotations": {
-            k: v for k, v in ann.items() if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS
+            k: v
+            for k, v in ann.items()
+            if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS or _holds_engine_text(v)
         },
         "labels": meta.get("labels") or {},
     }
