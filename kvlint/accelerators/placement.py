@@ -1689,6 +1689,7 @@ def _finish(
     mig_bytes = decision.mig_bytes
     mig_profile = decision.mig_profile
     notes = decision.notes + notes
+    undecided = decision.undecided
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
     if mig_bytes is None:
         profile = (cat.mig_profile_name(partition) or partition) if partition else None
@@ -1702,6 +1703,16 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
+            if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+                # a MIG slice of a profile no MIG table of the catalogue holds (nvidia.com/mig-1g.11gb on an
+                # H100): the engine sees the slice, not the board, and the slice's memory is unknown (its name's
+                # figure is not it: 1g.12gb is 10.75 GiB on an H100 NVL, under 12 GB). Sized on the whole GPU it
+                # was planned on up to seven times the memory it has (break52): not sized instead
+                notes.append(
+                    f"{acc.id}'s MIG {profile[:40]} slice has memory kvlint does not know, a part of the whole "
+                    f"GPU's {acc.memory_bytes / cat.GIB:.0f} GiB: not sized on the whole GPU"
+                )
+                acc, undecided = None, True
     # an AMD GPU split into compute partitions: amd.com/gpu is one partition on a node the partition label selects
     # (the device plugin's single naming); under its mixed naming the resource names the partition itself
     # (amd.com/cpx_nps4), whatever the labels say
@@ -1751,7 +1762,7 @@ def _finish(
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
-        undecided=tuple(notes) if acc is None and decision.undecided else (),
+        undecided=tuple(notes) if acc is None and undecided else (),
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )
