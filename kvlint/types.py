@@ -112,7 +112,7 @@ class Mark(enum.Enum):
     #: ``$VAR`` (:func:`kvlint.workloads.placeholders.template_findings`); KV502 then takes a ``${VAR}`` model as
     #: the template's placeholder, not a shell variable
     ENVSUBST_TEMPLATE = "envsubst-template"
-    #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch_argv``):
+    #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch``):
     #: such a container is not one whose command kvlint could not read (:attr:`ServingConfig.unreadable`)
     NO_MODEL = "no-model"
     #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)

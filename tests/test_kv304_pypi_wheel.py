@@ -203,6 +203,13 @@ def test_a_source_the_script_may_set_is_not_kv304(install: str) -> None:
         "pip install --cache-dir /tmp/pip -q hf_transfer && pip install vllm",
         "PIP_NO_CACHE_DIR=1 pip install vllm",
         "pip install torch --index-url https://pypi.org/simple && pip install vllm",
+        # a valued option's value is no requirement, for every option pip defines as valued
+        # (kvlint.engines.pip_options): not a local path or URL to install from
+        "pip install --proxy http://proxy.corp:3128 --cert /etc/ssl/corp-ca.pem -q hf_transfer && pip install vllm",
+        "uv pip install --system --index https://pypi.org/simple ray && pip install vllm",
+        # pip's options are case-sensitive: -I (--ignore-installed) and -C (--config-settings) are not -i and -c
+        "pip install -I vllm",
+        "pip install -C editable_mode=compat vllm",
     ],
 )
 def test_other_pypi_installs_still_report(install: str) -> None:

@@ -53,6 +53,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
+from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
@@ -644,7 +645,7 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             ):
                 return "vllm", k + 3, True
             if mod in ("dynamo.vllm", "dynamo.sglang"):
-                # NVIDIA Dynamo's workers: their own options, then the engine's (see _dynamo)
+                # NVIDIA Dynamo's workers: their own options, then the engine's (see _as_dynamo_worker)
                 return "dynamo-" + mod.split(".")[1], k + 2, False
             if mod == "sglang.launch_server":
                 return "sglang", k + 2, False
@@ -1355,31 +1356,6 @@ _PIP_WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "n
 #: (``--dry-run``) or it goes to a directory that is not the environment's site-packages (``--target``,
 #: ``--prefix``, ``--root``; pip ``commands/install.py``).
 _PIP_ELSEWHERE = frozenset({"--dry-run", "-t", "--target", "--prefix", "--root"})
-#: ``pip install`` options whose value is the next word (a file, a URL, a directory), not a requirement.
-_PIP_VALUED = frozenset(
-    {
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-e",
-        "--editable",
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "--src",
-        "--python",
-        "--log",
-        "--cache-dir",
-        "--trusted-host",
-        "--upgrade-strategy",
-        "--config-settings",
-        "-C",
-        "--report",
-    }
-)
 
 
 def _is_pip(before: Sequence[str]) -> bool:
@@ -1414,9 +1390,6 @@ _VLLM_MAIN_INDEX = re.compile(
 )
 #: pip's and uv's options that name an index.
 _PIP_INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index"})
-#: pip's one-letter ``install`` options that take a value (pip ``cli/cmdoptions.py``: ``-r``, ``-c``, ``-e``, ``-i``,
-#: ``-f``, ``-t``, ``-C``); in a cluster the rest of the word is that value (optparse).
-_PIP_SHORT_VALUED = frozenset("rceiftC")
 
 
 def _pip_words(words: Sequence[str]) -> list[str] | None:
@@ -1435,7 +1408,7 @@ def _pip_words(words: Sequence[str]) -> list[str] | None:
             continue
         for k, c in enumerate(w[1:], 1):
             out.append("-" + c)
-            if c in _PIP_SHORT_VALUED:
+            if c in PIP_SHORT_VALUED:
                 if k + 1 < len(w):
                     out.append(w[k + 1 :])
                 break
@@ -1480,8 +1453,8 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]], own: int | None = None) -> boo
                 return True
             skip = False
             for w in args:
-                if skip or w in _PIP_VALUED:
-                    skip = not skip and w in _PIP_VALUED
+                if skip or w in PIP_VALUED:
+                    skip = not skip and w in PIP_VALUED
                     continue
                 if not w.startswith("-") and (
                     "/" in w or "@" in w or w.startswith(".") or w.endswith((".whl", ".tar.gz", ".zip"))
@@ -1614,7 +1587,7 @@ def _pip_engine_pins(args: Sequence[str] | None, engine: str, reader: Requiremen
             continue
         if w.split("=", 1)[0] in _PIP_ELSEWHERE:
             return None
-        if w in _PIP_VALUED:
+        if w in PIP_VALUED:
             skip = True
             continue
         pin = reader.read(w)
@@ -2140,33 +2113,10 @@ def _kaito_vllm(cfg: ServingConfig, anchor: Loc | None) -> None:
         cfg.flags["port"] = Value(port, anchor, str(port), source="default")
 
 
-def _dispatch(
-    found: _Found,
-    *,
-    container: LDict,
-    image: str,
-    env: dict[str, str],
-    env_locs: Mapping[str, Loc | None],
-    config_loader=None,
-    version_override: str | None = None,
-    runtime_template: bool = False,
-    dynamo: bool = False,
-) -> ServingConfig:
-    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
-    (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`); ``runtime_template`` as
-    :func:`parse_container` has it."""
-    cfg = _dispatch_argv(
-        found,
-        container=container,
-        image=image,
-        env=env,
-        env_locs=env_locs,
-        config_loader=config_loader,
-        version_override=version_override,
-        runtime_template=runtime_template,
-        dynamo=dynamo,
-    )
+def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc | None]) -> ServingConfig:
+    """``cfg``, the engine ``found`` runs as its parser read it, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known, where each variable is set, and what the container's script installs of the engine
+    (:attr:`_Found.install_text`, :attr:`_Found.pip_args`). Modifies and returns ``cfg``."""
     if found.loc is not None:
         cfg.command_loc = found.loc
     cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
@@ -2278,7 +2228,7 @@ def _grpc_release(cfg: ServingConfig, version: str | None, module: str) -> None:
     )
 
 
-def _dispatch_argv(
+def _dispatch(
     found: _Found,
     *,
     container: LDict,
@@ -2290,9 +2240,17 @@ def _dispatch_argv(
     runtime_template: bool = False,
     dynamo: bool = False,
 ) -> ServingConfig:
+    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known (:func:`_script_facts`); ``version_override`` (``--engine-version``) and the image
+    decide the release its options are read with (:func:`kvlint.engines.images.engine_release`);
+    ``runtime_template`` as :func:`parse_container` has it."""
+    # KServe's and KAITO's servers are read as vLLM below (a _Found of their own); the script's facts are given's
+    given = found
     if found.engine.startswith("dynamo-"):
-        return _dynamo(
-            found,
+        # NVIDIA Dynamo's worker hands the arguments it does not know to the engine's parser (_as_dynamo_worker)
+        engine = _DYNAMO[found.engine]
+        cfg = _dispatch(
+            _Found(engine, found.argv, False, found.loc, found.exec_form),
             container=container,
             image=image,
             env=env,
@@ -2300,7 +2258,9 @@ def _dispatch_argv(
             config_loader=config_loader,
             version_override=version_override,
             runtime_template=runtime_template,
+            dynamo=True,
         )
+        return _script_facts(_as_dynamo_worker(cfg, engine), given, env_locs)
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
     sources = [it.source for it in found.argv]
@@ -2375,7 +2335,7 @@ def _dispatch_argv(
                     mark=Mark.NO_MODEL,  # a command read whole (ServingConfig.unreadable)
                 )
             )
-        return cfg
+        return _script_facts(cfg, given, env_locs)
     if found.engine == "tgi":
         tgi = parse_tgi_argv(
             argv,
@@ -2391,7 +2351,7 @@ def _dispatch_argv(
         tgi.exec_form = found.exec_form
         if found.appends:
             arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
-        return tgi
+        return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
         locs=locs,
@@ -2409,7 +2369,7 @@ def _dispatch_argv(
     sgl.exec_form = found.exec_form
     if found.appends:
         arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
-    return sgl
+    return _script_facts(sgl, given, env_locs)
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
@@ -2477,37 +2437,6 @@ _DEH_TGI_ENV = frozenset(
 )
 
 
-@one_reading
-def parse_container(
-    container: LDict,
-    *,
-    pod_spec: LDict | None = None,
-    namespace: str | None = None,
-    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
-    path: str = "",
-    engine_version_option: str | None = None,
-    runtime_template: bool = False,
-    kuberay: bool = False,
-    installed_release: str | None = None,
-) -> ServingConfig | None:
-    """Read the serving engine a Kubernetes container runs (:func:`_parse_container`, whose arguments these are),
-    with the options unknown to a release only guessed at warned about, not refused (:func:`_guessed_release`)."""
-    cfg = _parse_container(
-        container,
-        pod_spec=pod_spec,
-        namespace=namespace,
-        configmaps=configmaps,
-        path=path,
-        engine_version_option=engine_version_option,
-        runtime_template=runtime_template,
-        kuberay=kuberay,
-        installed_release=installed_release,
-    )
-    if cfg is not None and not engine_version_option and installed_release is None:
-        _guessed_release(cfg)
-    return cfg
-
-
 def _guessed_release(cfg: ServingConfig) -> None:
     """KV205 for an option the release does not have is a warning, not an error, when that release was only read
     from the tag of an image kvlint does not know as the engine's release image (:func:`tag_of_unknown_image`:
@@ -2529,7 +2458,8 @@ def _guessed_release(cfg: ServingConfig) -> None:
     ]
 
 
-def _parse_container(
+@one_reading
+def parse_container(
     container: LDict,
     *,
     pod_spec: LDict | None = None,
@@ -2541,7 +2471,8 @@ def _parse_container(
     kuberay: bool = False,
     installed_release: str | None = None,
 ) -> ServingConfig | None:
-    """Read the serving engine a Kubernetes container runs.
+    """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
+    warned about, not refused (:func:`_guessed_release`).
 
     Args:
         container: the container mapping (``name``, ``image``, ``command``, ``args``, ``env`` ...).
@@ -2682,7 +2613,7 @@ def _parse_container(
     def dispatch(found: _Found, upto: int = 0) -> ServingConfig | None:
         if installed_release and found.engine == "vllm" and not found.installed and not found.upgraded:
             # the release the workload installs over the image is the one that runs (the image's tag no longer
-            # says it): it takes the place of a script's pip pin, before the image (_dispatch_argv)
+            # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
         if found.script_env is not None:
@@ -2691,7 +2622,7 @@ def _parse_container(
                 name: found.script_env_locs.get(name, own_locs.get(name)) for name in found.script_env
             }
             own = found.script_env
-        return _dispatch(
+        cfg = _dispatch(
             found,
             container=container,
             image=image,
@@ -2701,6 +2632,11 @@ def _parse_container(
             version_override=engine_version_option,
             runtime_template=runtime_template,
         )
+        if not engine_version_option and installed_release is None:
+            # every engine command line the container runs is read here: an option unknown to a release only
+            # guessed at from an image's tag is a warning (:func:`_guessed_release`)
+            _guessed_release(cfg)
+        return cfg
 
     # the program's first word, where the command (or args) names it
     program = items[0].loc if items else None
@@ -3055,17 +2991,7 @@ def _mentions(texts: Sequence[str]) -> list[str]:
 _DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
 
 
-def _dynamo(
-    found: _Found,
-    *,
-    container: LDict,
-    image: str,
-    env: dict[str, str],
-    env_locs: Mapping[str, Loc | None],
-    config_loader=None,
-    version_override: str | None = None,
-    runtime_template: bool = False,
-) -> ServingConfig:
+def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
     components/src/dynamo/vllm/args.py ``parse_args``: ``parse_known_args`` for Dynamo's groups, the rest to
@@ -3074,27 +3000,9 @@ def _dynamo(
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does). A ``--config FILE`` among the
     arguments is read as the engine reads it (``config_loader``): the SGLang worker merges it with SGLang's own
     ``ConfigArgumentMerger`` (ai-dynamo/dynamo components/src/dynamo/sglang/args.py ``parse_args``, @010ba752), after
-    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630)."""
-    engine = _DYNAMO[found.engine]
-    sub = _Found(engine, found.argv, False, found.loc, found.exec_form)
-    return _as_dynamo_worker(
-        _dispatch(
-            sub,
-            container=container,
-            image=image,
-            env=env,
-            env_locs=env_locs,
-            config_loader=config_loader,
-            version_override=version_override,
-            runtime_template=runtime_template,
-            dynamo=True,
-        ),
-        engine,
-    )
+    taking the section ``--config-key KEY`` names from it (``_extract_config_section``, @d3aac630).
 
-
-def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
-    """``cfg``, the arguments of a Dynamo worker read by ``engine``'s parser, as :func:`_dynamo` reports them:
+    ``cfg``: the arguments of a Dynamo worker read by ``engine``'s parser (:func:`_dispatch`), reported here with
     the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them). ``cfg.version`` is
     the release they were read with (:func:`kvlint.engines.images.engine_release`): ``--engine-version``, else the
     engine release the image's Dynamo release carries (:data:`kvlint.engines.images.DYNAMO_ENGINES`), else None.
@@ -3438,26 +3346,14 @@ def parse_command_line(
             f"`python -m vllm.entrypoints.openai.api_server --model MODEL ...`, `text-generation-launcher "
             f"--model-id MODEL ...` or `python -m sglang.launch_server --model-path MODEL ...`"
         )
-    engine, start, pos_model = m
+    program, start, pos_model = m
     rest = words[start:]
+    # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside (_as_dynamo_worker), and
+    # SGLang's worker takes --config-key as a container's does (_dispatch)
+    dynamo = program in _DYNAMO
+    engine = _DYNAMO.get(program, program)
     # a typed command has no image: the release given (--engine-version) is the one, as for a container
-    version = engine_release("", _DYNAMO.get(engine, engine), version)
-    if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
-        inner = _DYNAMO[engine]
-        if inner == "vllm":
-            cfg = parse_vllm_argv(
-                rest,
-                version=version,
-                env=env,
-                container=LDict(),
-                positional_model=pos_model,
-                config_loader=config_loader,
-            )
-        else:
-            cfg = parse_sglang_argv(
-                rest, version=version, env=env, container=LDict(), config_loader=config_loader
-            )
-        return _as_dynamo_worker(cfg, inner)
+    version = engine_release("", engine, version)
     if engine == "vllm":
         grpc = _runs_grpc(words, start)
         cfg = parse_vllm_argv(
@@ -3471,9 +3367,16 @@ def parse_command_line(
         )
         if grpc:
             _grpc_release(cfg, version, grpc)
-        return cfg
-    if engine == "tgi":
+    elif engine == "tgi":
         return parse_tgi_argv(rest, version=version, env=env, container=LDict())
-    return parse_sglang_argv(
-        rest, version=version, env=env, container=LDict(), serve_cli=pos_model, config_loader=config_loader
-    )
+    else:
+        cfg = parse_sglang_argv(
+            rest,
+            version=version,
+            env=env,
+            container=LDict(),
+            serve_cli=pos_model,
+            config_loader=config_loader,
+            config_key_option=dynamo,
+        )
+    return _as_dynamo_worker(cfg, engine) if dynamo else cfg

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
+from kvlint.engines.pip_options import PIP_SOURCE_OPTIONS
 from kvlint.gpu_resources import (
     AMD_GPU,
     MIG_RESOURCE_PREFIX,
@@ -1186,26 +1187,6 @@ _PLAIN_BASE_IMAGES = frozenset({"python", "ubuntu", "debian", "nvidia/cuda", "py
 VLLM_ROCM_WHEELS = ("rocm700", "0.14.0", "0.18.0")
 VLLM_ROCM_INDEX = "https://wheels.vllm.ai/rocm/"
 
-#: ``pip install`` (and ``uv pip install``) options that make it install from somewhere else than PyPI alone, or
-#: read requirements (and so index options) from a file: kvlint does not know that source's build.
-_PIP_SOURCE_OPTIONS = frozenset(
-    {
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "--index",
-        "--default-index",
-        "-f",
-        "--find-links",
-        "--no-index",
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-e",
-        "--editable",
-    }
-)
 #: pip's and uv's environment variables that do not change where a package is installed from (pip reads
 #: ``PIP_<OPTION>`` for each of its options, pip ``configuration.py``; uv its ``UV_*`` settings): its cache, its
 #: output, its timeouts, which interpreter, whether it may touch the system environment, and uv's
@@ -1312,7 +1293,7 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
     CUDA build. Certain only for pip: ``uv pip install`` takes the first index that has the package, the extra
     index before PyPI (uv's default ``--index-strategy first-index``), so it is not read so; nor is a command whose
     requirement carries a version or a ``+rocm`` label, or that names another source besides the index
-    (:data:`_PIP_SOURCE_OPTIONS`), nor a release kvlint does not know to be older than PyPI's newest."""
+    (:data:`~kvlint.engines.pip_options.PIP_SOURCE_OPTIONS`), nor a release kvlint does not know to be older than PyPI's newest."""
     from kvlint.memory.versions import NEWEST_VLLM  # (a leaf module; imported here as memory imports engines)
 
     args = serving.pip_args
@@ -1328,7 +1309,7 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
             continue
         low = word.lower()
         option = low.split("=", 1)[0]
-        if option in _PIP_SOURCE_OPTIONS:
+        if option in PIP_SOURCE_OPTIONS:
             value = word.split("=", 1)[1] if "=" in word else (args[k + 1] if k + 1 < len(args) else "")
             skip = "=" not in word
             m = _ROCM_RELEASE_INDEX.fullmatch(value.strip())
@@ -1441,13 +1422,14 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
 def pip_names_source(args: Sequence[str]) -> bool:
     """Whether the words after a pip (uv pip) ``install`` name a source besides PyPI, which may hold vLLM's ROCm
     build: a word with ``rocm`` in it (vLLM's ROCm index, a ``+rocm700`` version or wheel), or an index, find-links,
-    requirements, constraints or editable option (:data:`_PIP_SOURCE_OPTIONS`) whose value is not PyPI."""
+    requirements, constraints or editable option
+    (:data:`kvlint.engines.pip_options.PIP_SOURCE_OPTIONS`) whose value is not PyPI."""
     for k, word in enumerate(args):
         low = word.lower()
         if "rocm" in low:
             return True
-        option = low.split("=", 1)[0]
-        if option in _PIP_SOURCE_OPTIONS:
+        option = word.split("=", 1)[0]  # (as written: pip's options are case-sensitive, -I is not -i)
+        if option in PIP_SOURCE_OPTIONS:
             value = low.split("=", 1)[1] if "=" in low else (args[k + 1].lower() if k + 1 < len(args) else "")
             if not value.startswith(_PYPI_HOSTS):
                 return True
