@@ -290,6 +290,19 @@ def _fn_braces(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {}))
 
 
+def _no_binary(n: int) -> str:
+    """A pip install of vLLM whose ``--no-binary`` value is N ``:all:`` and a final ``:none:`` (pip's own loop scanned
+    the rest of the value once per ``:all:``, break52)."""
+    return "pip install vllm --no-binary=" + ",".join([":all:"] * n + [":none:"]) + " && "
+
+
+def _fn_no_binary(n: int) -> Callable[[], object]:
+    from kvlint.engines.images import pip_source_build
+
+    args = ["vllm", "--no-binary=" + ",".join([":all:"] * n + [":none:"])]
+    return lambda: pip_source_build(args)
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -562,6 +575,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_braces (N words of 'x' * 10,000 + '{a,...}' of 1,001 items)": (
         _fn_braces,
         lambda n: (_sh_lead(_braces(n)), ".yaml"),
+    ),
+    "pip_no_binary (--no-binary=':all:,' x N + ':none:')": (
+        _fn_no_binary,
+        lambda n: (_sh_lead(_no_binary(n)), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (

@@ -41,7 +41,10 @@ def test_an_unknown_gke_partition_is_not_sized_on_the_whole_gpu() -> None:
 def test_a_known_profile_and_gpu_memory_are_still_sized() -> None:
     pod = _pod({"nvidia.com/mig-1g.10gb": 1})
     p = resolve_placement(pod, pod["containers"][0], {})
-    assert p.accelerator is not None and p.memory_bytes == cat._cat().mig[p.accelerator.id]["1g.10gb"].memory_bytes
+    assert (
+        p.accelerator is not None
+        and p.memory_bytes == cat._cat().mig[p.accelerator.id]["1g.10gb"].memory_bytes
+    )
     pod = _pod({"nvidia.com/mig-1g.11gb": 1})
     p = resolve_placement(pod, pod["containers"][0], {}, gpu_memory_bytes=11 * 2**30)
     assert p.memory_bytes == 11 * 2**30, p.how
@@ -66,3 +69,71 @@ spec:
     rules = {d.rule for d in res.diagnostics}
     assert "KV501" in rules and "KV101" not in rules, [(d.rule, d.message) for d in res.diagnostics]
     assert not any("79.20 GiB" in d.message for d in res.diagnostics)
+
+
+# pip's --no-binary/--only-binary values: pip's own loop scanned the rest of a value once per ``:all:``
+
+
+def _pip_handle_mutual_excludes(value: str, target: set[str], other: set[str]) -> None:
+    """pip 26.3 ``models/format_control.py`` ``FormatControl.handle_mutual_excludes``, as pip writes it (the
+    reference the linear reading must agree with)."""
+    import re
+
+    new = value.split(",")
+    while ":all:" in new:
+        other.clear()
+        target.clear()
+        target.add(":all:")
+        del new[: new.index(":all:") + 1]
+        if ":none:" not in new:
+            return
+    for name in new:
+        if name == ":none:":
+            target.clear()
+            continue
+        name = re.sub(r"[-_.]+", "-", name).lower()
+        other.discard(name)
+        target.add(name)
+
+
+def test_format_control_agrees_with_pips_loop() -> None:
+    import itertools
+
+    from kvlint.engines.images import _format_control
+
+    words = [":all:", ":none:", "vllm", "Torch_X", ""]
+    for n in range(5):
+        for combo in itertools.product(words, repeat=n):
+            value = ",".join(combo)
+            for start in ((set(), set()), ({"vllm"}, {":all:"}), ({":all:"}, {"torch-x"})):
+                mine = (set(start[0]), set(start[1]))
+                _format_control(value.split(","), *mine)
+                ref = (set(start[0]), set(start[1]))
+                _pip_handle_mutual_excludes(value, *ref)
+                assert mine == ref, (value, start)
+
+
+class _Counted(str):
+    """A name that counts the comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_format_control_reads_a_value_once() -> None:
+    """20,000 ``:all:`` and a final ``:none:`` (120 KB, one argument under execve's 128 KiB): pip's loop made
+    about 200 million comparisons (3.8 s); each name is now compared a few times."""
+    from kvlint.engines.images import _format_control
+
+    n = 20_000
+    names = [_Counted(":all:") for _ in range(n)] + [_Counted(":none:")]
+    _Counted.compared = 0
+    target: set[str] = set()
+    _format_control(names, target, set())
+    assert _Counted.compared <= 4 * len(names), _Counted.compared
+    assert target == set()
