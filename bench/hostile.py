@@ -493,6 +493,28 @@ def _affinity_pod_40(n: int) -> str:
     return json.dumps(obj)
 
 
+def _undecided_pod(n: int) -> str:
+    """A Deployment of 40 serving containers, no nodeSelector, and N/10 required ``nodeSelectorTerms`` each on an
+    instance type not in the catalogue: no GPU decided, and each container's KV501 read every term's values
+    again for why (containers x terms; break52)."""
+    obj = json.loads(_deployment({"args": ["--model", MODEL]}))
+    spec = obj["spec"]["template"]["spec"]
+    del spec["nodeSelector"]
+    spec["containers"] = [dict(spec["containers"][0], name=f"c{i}") for i in range(40)]
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [f"zz{i}.x"]}
+            ]
+        }
+        for i in range(max(n // 10, 1))
+    ]
+    spec["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    return json.dumps(obj)
+
+
 def _ignore_lines(n: int) -> str:
     """A Deployment, then N ``# kvlint: ignore KV999=x`` comment lines (no such rule): N KV003 findings."""
     return _deployment({"args": ["--model", MODEL]}) + "\n" + "# kvlint: ignore KV999=x\n" * n
@@ -641,6 +663,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "affinity_terms_40 (40 containers, N/40 nodeSelectorTerms)": (
         _fn_pipeline(_affinity_pod_40),
         lambda n: (_affinity_pod_40(n), ".yaml"),
+    ),
+    "undecided_terms (40 containers, N/10 nodeSelectorTerms naming no GPU)": (
+        _fn_pipeline(_undecided_pod),
+        lambda n: (_undecided_pod(n), ".yaml"),
     ),
     "ignore_lines (N '# kvlint: ignore KV999=x' lines)": (
         _fn_check_file(_ignore_lines),

@@ -137,3 +137,47 @@ def test_format_control_reads_a_value_once() -> None:
     _format_control(names, target, set())
     assert _Counted.compared <= 4 * len(names), _Counted.compared
     assert target == set()
+
+
+def test_why_undecided_is_read_once_per_pod(monkeypatch: Any) -> None:
+    """A pod of 40 containers whose 4,000 ``nodeSelectorTerms`` name no GPU kvlint knows: each container's KV501
+    read every term's values again (480,000 values, 3 s). The pod's reasons are now read once for its containers."""
+    import json
+
+    from kvlint.accelerators import placement
+
+    calls = []
+    real = placement._why_undecided
+
+    def counted(*args: Any, **kwargs: Any) -> list[str]:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(placement, "_why_undecided", counted)
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [f"zz{i}.x"]}
+            ]
+        }
+        for i in range(50)
+    ]
+    containers = [
+        {
+            "name": f"c{j}",
+            "image": "vllm/vllm-openai:v0.11.0",
+            "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct"],
+            "resources": {"limits": {"nvidia.com/gpu": 1}},
+        }
+        for j in range(40)
+    ]
+    affinity = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    spec = {"affinity": affinity, "containers": containers}
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    obj["spec"] = {"template": {"spec": spec}}
+    res = run_documents(load_text(json.dumps(obj), "d.yaml"), Options(allow_hub=False))
+    kv501 = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert len(kv501) == 40 and all("zz0.x" in d.message for d in kv501)
+    assert len(calls) <= 2, len(calls)
