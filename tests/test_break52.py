@@ -38,6 +38,18 @@ def test_an_unknown_gke_partition_is_not_sized_on_the_whole_gpu() -> None:
     assert p.memory_bytes is None, p.how
 
 
+def test_an_unknown_profile_in_gfds_product_label_is_not_sized_on_the_whole_gpu() -> None:
+    """mig.strategy=single: ``nvidia.com/gpu`` on a node GFD labels ``...-MIG-<profile>``."""
+    gfd = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.11gb"}
+    pod = _pod({"nvidia.com/gpu": 1}, gfd)
+    p = resolve_placement(pod, pod["containers"][0], {})
+    assert p.memory_bytes is None, p.how
+    # GFD's memory label (the MIG device's, under the single strategy) still sizes it
+    pod = _pod({"nvidia.com/gpu": 1}, {**gfd, "nvidia.com/gpu.memory": "11000"})
+    p = resolve_placement(pod, pod["containers"][0], {})
+    assert p.memory_bytes == 11000 * cat.MIB, p.how
+
+
 def test_a_known_profile_and_gpu_memory_are_still_sized() -> None:
     pod = _pod({"nvidia.com/mig-1g.10gb": 1})
     p = resolve_placement(pod, pod["containers"][0], {})

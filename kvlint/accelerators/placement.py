@@ -149,6 +149,8 @@ class _Cand:
     shared: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is
     mig_profile: str | None = None
+    #: the MIG profile the label names when no MIG table holds it (:attr:`mig_bytes` None)
+    mig_unknown: str | None = None
     #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
@@ -177,6 +179,9 @@ class _Decision:
     undecided: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is (:attr:`kvlint.types.Placement.mig_profile`)
     mig_profile: str | None = None
+    #: the MIG profile a label names that no MIG table holds (GFD's ``...-MIG-1g.11gb``): :func:`_finish` does
+    #: not size its slice on the whole GPU
+    mig_unknown: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -313,6 +318,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
             c.mig_profile = profile if c.mig_bytes else None
+            c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
             mib = _as_int(_first(labels, GFD_MEMORY))
@@ -571,6 +577,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         any(c.shared for c in cands),
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
+        mig_unknown=best.mig_unknown,
     )
 
 
@@ -1705,6 +1712,7 @@ def _finish(
         profile = (cat.mig_profile_name(partition) or partition) if partition else None
         if profile is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
+        profile = profile or decision.mig_unknown
         if profile:
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
