@@ -154,6 +154,8 @@ class _Cand:
     shared: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is
     mig_profile: str | None = None
+    #: the MIG profile the label names when no MIG table holds it (:attr:`mig_bytes` None)
+    mig_unknown: str | None = None
     #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
@@ -182,6 +184,9 @@ class _Decision:
     undecided: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is (:attr:`kvlint.types.Placement.mig_profile`)
     mig_profile: str | None = None
+    #: the MIG profile a label names that no MIG table holds (GFD's ``...-MIG-1g.11gb``): :func:`_finish` does
+    #: not size its slice on the whole GPU
+    mig_unknown: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -318,6 +323,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
             c.mig_profile = profile if c.mig_bytes else None
+            c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
             mib = _as_int(_first(labels, GFD_MEMORY))
@@ -578,6 +584,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         any(c.shared for c in cands),
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
+        mig_unknown=best.mig_unknown,
     )
 
 
@@ -766,6 +773,16 @@ class _PodScheduling:
     partition: str | None
     sharing: tuple[bool, int | None, str]
     decisions: dict[int, tuple[Site | None, _Decision | None]] = field(default_factory=dict)
+    #: :func:`_why_undecided` of :attr:`label_sets`, once read (:meth:`why_undecided`)
+    why: tuple[str, ...] | None = None
+
+    def why_undecided(self) -> list[str]:
+        """:func:`_why_undecided` of the pod's label sets, read once for all its containers (a new list each call:
+        :func:`_finish` adds to it). A pod of 40 undecided containers and 4,000 ``nodeSelectorTerms`` read every
+        term's values for each container (480,000 values, 3 s; break52)."""
+        if self.why is None:
+            self.why = tuple(_why_undecided(self.label_sets))
+        return list(self.why)
 
     def decision(self, site: Site | None) -> _Decision | None:
         """:func:`_from_scheduling` of the pod's nodeSelector and terms with ``site``, once per site table."""
@@ -1584,7 +1601,13 @@ def resolve_placement(
         gslice=gslice,
         partition=pod.partition,
         sharing=pod.sharing,
-        why_undecided=lambda: _why_undecided(label_sets, class_read=node_class_why),
+        # the pod's reasons are read once for its containers; a node class read but naming no GPU is the
+        # workload's, said in place of one of them (rare: read per container)
+        why_undecided=(
+            pod.why_undecided
+            if node_class_why is None
+            else lambda: _why_undecided(label_sets, class_read=node_class_why)
+        ),
         amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
         default=default,
@@ -1747,11 +1770,13 @@ def _finish(
     mig_bytes = decision.mig_bytes
     mig_profile = decision.mig_profile
     notes = decision.notes + notes
+    undecided = decision.undecided
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
     if mig_bytes is None:
         profile = (cat.mig_profile_name(partition) or partition) if partition else None
         if profile is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
+        profile = profile or decision.mig_unknown
         if profile:
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
@@ -1760,6 +1785,16 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
+            if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+                # a MIG slice of a profile no MIG table of the catalogue holds (nvidia.com/mig-1g.11gb on an
+                # H100): the engine sees the slice, not the board, and the slice's memory is unknown (its name's
+                # figure is not it: 1g.12gb is 10.75 GiB on an H100 NVL, under 12 GB). Sized on the whole GPU it
+                # was planned on up to seven times the memory it has (break52): not sized instead
+                notes.append(
+                    f"{acc.id}'s MIG {profile[:40]} slice has memory kvlint does not know, a part of the whole "
+                    f"GPU's {acc.memory_bytes / cat.GIB:.0f} GiB: not sized on the whole GPU"
+                )
+                acc, undecided = None, True
     # an AMD GPU split into compute partitions: amd.com/gpu is one partition on a node the partition label selects
     # (the device plugin's single naming); under its mixed naming the resource names the partition itself
     # (amd.com/cpx_nps4), whatever the labels say
@@ -1809,7 +1844,7 @@ def _finish(
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
-        undecided=tuple(notes) if acc is None and decision.undecided else (),
+        undecided=tuple(notes) if acc is None and undecided else (),
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )
