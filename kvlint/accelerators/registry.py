@@ -284,12 +284,19 @@ def mig_profile_name(text: str) -> str | None:
 def mig_profile(acc_id: str | None, profile: str) -> tuple[MigProfile | None, str]:
     """MIG profile ``profile`` on accelerator ``acc_id`` -> (profile facts, note).
 
-    With ``acc_id`` None, or a GPU whose table lacks the profile, searches every GPU's table: equal
-    memory everywhere -> that; different -> the smallest (conservative), said in the note.
+    A catalogue GPU whose table lacks the profile has no such slice: (None, why), never another board's
+    profile (an L4 has no MIG at all; NVIDIA's MIG user guide lists the profiles per GPU). With ``acc_id`` None,
+    or a GPU not in the catalogue (a generic one), searches every GPU's table: equal memory everywhere -> that;
+    different -> the smallest (conservative), said in the note.
     """
     cat = _cat()
     if acc_id and profile in cat.mig.get(acc_id, {}):
         return cat.mig[acc_id][profile], ""
+    if acc_id and acc_id in cat.accelerators:
+        own = cat.mig.get(acc_id, {})
+        if not own:
+            return None, f"{acc_id} has no MIG (no MIG {profile} slice)"
+        return None, f"{acc_id} offers no MIG {profile} (its profiles: {', '.join(own)})"
     hits = [(gid, t[profile]) for gid, t in cat.mig.items() if profile in t]
     if not hits:
         return None, f"MIG profile {profile} is not in the catalogue"
@@ -522,19 +529,22 @@ def instance_types_with(acc_id: str, provider: str, min_gpus: int) -> list[Insta
     return sorted(out, key=lambda it: (it.gpus or 0, it.name))
 
 
-def instance_family(family: str) -> tuple[Accelerator | None, int]:
+def instance_family(family: str, provider: str = "aws") -> tuple[Accelerator | None, int]:
     """An EC2 instance family (``g6e``, the value of Karpenter's ``karpenter.k8s.aws/instance-family`` and EKS Auto
     Mode's ``eks.amazonaws.com/instance-family``) -> (its GPU, the number of its instance types in the
     catalogue). The GPU is given only when every instance type of the family in the catalogue's AWS table (the
     Karpenter instance-type reference, as :func:`instance_type` reads it) has that same GPU, whole (a GPU count
     of at least one: ``g6f``'s fractional L4 slices are not a whole L4); else None (a family of CPU instances, or
-    one the table does not list: count 0)."""
+    one the table does not list: count 0). ``provider="gcp"``: a Compute Engine machine series (``g2``, GKE's node
+    label ``cloud.google.com/machine-family`` and a ComputeClass rule's ``machineFamily``), the machine types of the
+    catalogue's GCE table (Compute Engine "GPU machine types") whose name starts with it and a dash."""
     fam = str(family).strip().lower()
     cat = _cat()
+    sep = "-" if provider == "gcp" else "."
     rows = [
         row
         for name, row in cat.instance_types.items()
-        if row.get("provider") == "aws" and name.lower().split(".", 1)[0] == fam
+        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
     ]
     ids = {row.get("id") for row in rows}
     whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)
