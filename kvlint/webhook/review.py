@@ -997,8 +997,14 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters. An entry of the same text as one listed
     (the same finding in containers of one name: an object of several containers named alike, a leader's and a
     worker's) is not listed again but counted at the end: three copies of one error took the room of the
-    other errors, which the message then left out."""
-    n = len(errors)
+    other errors, which the message then left out. The errors are counted as the reports' summaries count them: a
+    finding that stands for several (the one for a rule's findings in a container past the first
+    :data:`kvlint.findcap.MAX_PER_RULE`, KV205's for the unknown options past its bound) as those
+    (:func:`kvlint.engines.options.findings_stood_for`), in the header and in the "N more" line."""
+    from kvlint.engines.options import findings_stood_for
+
+    weights = [findings_stood_for(d) for d in errors]
+    n = sum(weights)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
     used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
     seen: set[str] = set()
@@ -1012,7 +1018,9 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
             repeats += 1
             continue
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
-            lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
+            lines.append(
+                f"- ... {sum(weights[i:])} more; run `kvlint check` on the manifest for the full report"
+            )
             break
         seen.add(entry)
         lines.append(entry)
