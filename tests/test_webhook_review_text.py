@@ -4,7 +4,6 @@ characters they hold (``kvlint.statement.squeeze`` skips the split for text with
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
 import pytest
@@ -104,30 +103,3 @@ def test_a_repeated_error_is_listed_once_and_leaves_room_for_the_others() -> Non
     assert text.count("- KV103") == 1 and "- KV405 [container vllm]: another problem" in text
     assert text.endswith("- (and 2 repeat(s) of the errors above, in containers of the same name)")
     assert "more; run" not in text
-
-
-def test_the_deny_message_counts_the_findings_a_capped_finding_stands_for() -> None:
-    """A container with 120 errors of one rule reports 50 and one standing for the other 70 (kvlint.findcap); the
-    CLI's summary and the Action count 120, the deny message's header said "has 51 errors". It counts 120 now, and
-    its "N more" line the findings left out, each standing one counted as those it stands for."""
-    review = Review("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, {}, None)
-    shown = [
-        Diagnostic(
-            "KV205", "error", f"--opt-{i} is not a vLLM option", Loc("f.yaml", i + 1, 1), container="vllm"
-        )
-        for i in range(50)
-    ]
-    rest = Diagnostic(
-        "KV205", "error", "70 more KV205 findings in container vllm", Loc("f.yaml", 60, 1), container="vllm",
-        stands_for=70,
-    )  # fmt: skip
-    text = deny_message(review, [*shown, rest])
-    assert text.startswith("kvlint: Deployment/ns/n has 120 errors:\n"), text[:80]
-    long = [
-        Diagnostic("KV205", "error", f"{i} " + "y" * 1000, Loc("f.yaml", i + 1, 1), container="vllm")
-        for i in range(3)
-    ]
-    text = deny_message(review, [*long, dataclasses.replace(rest, message="z " * 800)])
-    assert "- ... 70 more; run `kvlint check`" in text or "- ... 71 more; run `kvlint check`" in text, text[
-        -200:
-    ]

@@ -1036,7 +1036,9 @@ def _scan_shell(
             found.installed = got or None
             found.upgraded = not got
             found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
-            found.main_index = (_vllm_main_index(t) or "") if not got and engine == "vllm" else ""
+            found.main_index = (
+                (_vllm_main_index(t, env, script) or "") if not got and engine == "vllm" else ""
+            )
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
             if w0.offset is not None:
@@ -1470,20 +1472,49 @@ def main_index_commit(url: str) -> str | None:
     return None if m is None or m.group(1).lower() == "nightly" else m.group(1)
 
 
-def _vllm_main_index(words: Sequence[str]) -> str | None:
+def _option_value(args: Sequence[str], option: str) -> str | None:
+    """The value the last ``option`` (``--option VALUE`` or ``--option=VALUE``) of ``args`` gives, or None."""
+    got: str | None = None
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == option:
+            got = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+    return got
+
+
+def _vllm_main_index(
+    words: Sequence[str], env: Mapping[str, str] | None = None, script: str = ""
+) -> str | None:
     """The index of vLLM's main-branch wheels (:data:`_VLLM_MAIN_INDEX`) the unpinned upgrade ``words`` (a pip or uv
-    pip command) takes vLLM from, or None. uv takes the first index that has the package, an extra index before
-    PyPI (its default ``--index-strategy first-index``), and allows pre-releases when those are all the index has:
-    the nightly build. pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines
-    packages from --extra-index-url and the default index, choosing only the latest version"), and a development
-    version only with ``--pre`` (else PyPI's newest release, which the upgrade text already says) or when the index
-    replaces PyPI (``--index-url``: its development versions are all there is)."""
+    pip command) takes vLLM from, or None. uv under its default ``--index-strategy first-index`` takes the first
+    index that has the package, an extra index before PyPI, and allows pre-releases when those are all the index
+    has: the nightly build. Under ``unsafe-best-match`` or ``unsafe-first-match`` (the option, or
+    ``UV_INDEX_STRATEGY`` from the container's ``env`` or the script) uv weighs PyPI's releases too, and takes a
+    development version only when pre-releases are allowed (``--prerelease allow``, ``--pre``,
+    ``UV_PRERELEASE=allow``); a strategy kvlint cannot read (a variable the script sets) is not read as
+    first-index (astral-sh/uv@029be052 ``docs/concepts/indexes.md``, "Searching across multiple indexes").
+    pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines packages from
+    --extra-index-url and the default index, choosing only the latest version"), and a development version only
+    with ``--pre`` (or ``PIP_PRE``; else PyPI's newest release, which the upgrade text already says) or when the
+    index replaces PyPI (``--index-url``: its development versions are all there is). ``env``: the container's
+    variables; ``script``: the script's text."""
     if "install" not in words:
         return None
+    env = env or {}
     at = list(words).index("install")
     uv = any(_base(w) == "uv" for w in words[:at])
     args = _pip_words(words) or []
-    pre = "--pre" in args or any(w.startswith("--prerelease") for w in args)
+    if uv:
+        prerelease = _option_value(args, "--prerelease") or env.get("UV_PRERELEASE", "")
+        pre = "--pre" in args or prerelease.strip().lower() == "allow"
+        strategy = _option_value(args, "--index-strategy")
+        if strategy is None:
+            # the script's own assignment (export UV_INDEX_STRATEGY=...) is not read: any mention is unknown
+            strategy = "?" if "UV_INDEX_STRATEGY" in script else env.get("UV_INDEX_STRATEGY", "first-index")
+        first_index = strategy.strip().lower() == "first-index"
+    else:
+        pre = "--pre" in args or env.get("PIP_PRE", "").strip().lower() in ("1", "true", "yes", "on")
+        first_index = False
     for k, word in enumerate(args):
         option, eq, value = word.partition("=")
         if option not in _PIP_INDEX_OPTIONS:
@@ -1491,7 +1522,7 @@ def _vllm_main_index(words: Sequence[str]) -> str | None:
         value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
         if _VLLM_MAIN_INDEX.fullmatch(value.strip()) is None:
             continue
-        if uv or pre or option in ("-i", "--index-url", "--default-index"):
+        if first_index or pre or option in ("-i", "--index-url", "--default-index"):
             return value.strip()
     return None
 
@@ -2722,7 +2753,9 @@ def parse_container(
             cfg = dispatch(_Found("vllm", items, True, entry, True))
             if isinstance(cfg, ServingConfig):
                 tag = unreleased_tag(image) if cfg.version is None else None
-                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag))
+                cfg.findings.append(
+                    _assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag, cfg.findings)
+                )
                 cfg.release_noted = tag is not None
             return cfg
     if _serves_no_model(texts):
@@ -3183,13 +3216,39 @@ def _env_names(container: Mapping) -> list[str]:
     return [str(e.get("name")) for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
 
 
-def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | None = None) -> Finding:
+def _assumed_vllm(
+    image: str,
+    texts: Sequence[str],
+    loc: Loc | None,
+    tag: str | None = None,
+    findings: Sequence[Finding] = (),
+) -> Finding:
     """KV504 on an image kvlint does not know read as vLLM; with ``tag`` (:func:`unreleased_tag`), also the
-    release assumed for it, which KV208 then does not repeat (``ServingConfig.release_noted``)."""
+    release assumed for it, which KV208 then does not repeat (``ServingConfig.release_noted``). ``findings``: the
+    vLLM parser's on these arguments, whose unknown words that are no option (an unexpected positional argument)
+    the text names instead of saying the arguments are vLLM's options "and nothing else": a word wholly a
+    ``${VAR}`` placeholder (llm-d's ``"${VLLM_EXTRA_ARGS_D}"``, which the pipeline then reads as the renderer's,
+    :func:`kvlint.engines.options.template_words`), else a word vLLM takes for no option (KV205)."""
+    from kvlint.engines.images import whole_placeholder
     from kvlint.memory.versions import NEWEST_VLLM
 
     what = f"image '{image}'" if image else "the container (no image)"
     shown = " ".join(t for t in texts if t.startswith("--"))[:80]
+    words = [
+        f.option
+        for f in findings
+        if isinstance(f, OptionFinding) and f.unknown and f.option and not f.option.strip().startswith("-")
+    ]
+    held = [w for w in dict.fromkeys(words) if whole_placeholder(w)]
+    stray = [w for w in dict.fromkeys(words) if not whole_placeholder(w)]
+    besides: list[str] = []
+    if held:
+        besides.append(
+            f"{', '.join(held)}, {_a_or_some(held, 'placeholder')} for arguments kvlint cannot see"
+        )
+    if stray:
+        besides.append(f"{', '.join(stray)}, {_a_or_some(stray, 'word')} vLLM takes for no option (KV205)")
+    rest = f" besides {'; and '.join(besides)}" if besides else " and nothing else"
     release = (
         f", and its tag {tag} names no vLLM release: kvlint applied the rules of vLLM {NEWEST_VLLM}, the newest "
         "it models, unless --engine-version names another"
@@ -3198,9 +3257,8 @@ def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | 
     )
     return Finding(
         "KV504",
-        f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options and "
-        "nothing else: kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed "
-        f"to start{release}",
+        f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options{rest}: "
+        f"kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed to start{release}",
         loc,
         fix="if the image runs something else, set its command explicitly; otherwise "
         + (
@@ -3210,6 +3268,10 @@ def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | 
         ),
         severity="info",
     )
+
+
+def _a_or_some(words: Sequence[str], noun: str) -> str:
+    return f"a {noun}" if len(words) == 1 else f"{noun}s"
 
 
 def _joiner(
