@@ -240,6 +240,7 @@ def test_an_engine_behind_xargs_is_not_taken_at_its_defaults(command: str, image
         ("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size", "vllm/vllm-openai:v0.10.1"),
         ("vllm serve Qwen/Qwen2.5-7B-Instruct --gpu-memory-utilization", "vllm/vllm-openai:v0.10.1"),
         ("text-generation-launcher --model-id Qwen/Qwen2.5-7B-Instruct --num-shard", "ghcr.io/huggingface/text-generation-inference:3.3.4"),
+        ("python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp", "lmsysorg/sglang:v0.4.9"),
     ],
 )  # fmt: skip
 def test_an_option_written_last_before_xargs_appends_gets_its_value_from_them(
