@@ -783,6 +783,9 @@ class Placement:
         mig_profile: the MIG profile (``3g.40gb``) whose slice memory :attr:`memory_bytes_override` holds (a
             ``nvidia.com/mig-<profile>`` resource, GFD's MIG product label, GKE's partition label); None when the
             memory is not a MIG slice's. :attr:`device_name` names the device with it.
+        mig_unoffered: the container requests a ``nvidia.com/mig-<profile>`` slice that none of the GPUs its
+            scheduling facts allow offers (an L4 has no MIG): ``accelerator`` is None, :attr:`undecided` says why,
+            and it is not planned on a fleet either (the pod cannot land on another board).
     """
 
     accelerator: Accelerator | None
@@ -800,6 +803,7 @@ class Placement:
     annotation_conflict: AnnotationConflict | None = None
     undecided: tuple[str, ...] = ()
     mig_profile: str | None = None
+    mig_unoffered: bool = False
 
     @property
     def device_name(self) -> str | None:

@@ -154,6 +154,8 @@ class _Cand:
     shared: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is
     mig_profile: str | None = None
+    #: the MIG profile the label names when no MIG table holds it (:attr:`mig_bytes` None)
+    mig_unknown: str | None = None
     #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
@@ -182,6 +184,9 @@ class _Decision:
     undecided: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is (:attr:`kvlint.types.Placement.mig_profile`)
     mig_profile: str | None = None
+    #: the MIG profile a label names that no MIG table holds (GFD's ``...-MIG-1g.11gb``): :func:`_finish` does
+    #: not size its slice on the whole GPU
+    mig_unknown: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -318,6 +323,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
             c.mig_profile = profile if c.mig_bytes else None
+            c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
             mib = _as_int(_first(labels, GFD_MEMORY))
@@ -578,6 +584,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         any(c.shared for c in cands),
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
+        mig_unknown=best.mig_unknown,
     )
 
 
@@ -766,6 +773,16 @@ class _PodScheduling:
     partition: str | None
     sharing: tuple[bool, int | None, str]
     decisions: dict[int, tuple[Site | None, _Decision | None]] = field(default_factory=dict)
+    #: :func:`_why_undecided` of :attr:`label_sets`, once read (:meth:`why_undecided`)
+    why: tuple[str, ...] | None = None
+
+    def why_undecided(self) -> list[str]:
+        """:func:`_why_undecided` of the pod's label sets, read once for all its containers (a new list each call:
+        :func:`_finish` adds to it). A pod of 40 undecided containers and 4,000 ``nodeSelectorTerms`` read every
+        term's values for each container (480,000 values, 3 s; break52)."""
+        if self.why is None:
+            self.why = tuple(_why_undecided(self.label_sets))
+        return list(self.why)
 
     def decision(self, site: Site | None) -> _Decision | None:
         """:func:`_from_scheduling` of the pod's nodeSelector and terms with ``site``, once per site table."""
@@ -1584,7 +1601,13 @@ def resolve_placement(
         gslice=gslice,
         partition=pod.partition,
         sharing=pod.sharing,
-        why_undecided=lambda: _why_undecided(label_sets, class_read=node_class_why),
+        # the pod's reasons are read once for its containers; a node class read but naming no GPU is the
+        # workload's, said in place of one of them (rare: read per container)
+        why_undecided=(
+            pod.why_undecided
+            if node_class_why is None
+            else lambda: _why_undecided(label_sets, class_read=node_class_why)
+        ),
         amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
         default=default,
@@ -1672,6 +1695,43 @@ def _amd_partition_bytes(acc: Accelerator, value: str, resource: str | None = No
     )
 
 
+def _mig_offering(
+    acc: Accelerator, candidates: list[Accelerator], resource: str
+) -> tuple[Accelerator | None, list[Accelerator], bool, str]:
+    """Narrow the GPUs a pod may land on to those offering the MIG profile its ``nvidia.com/mig-<profile>``
+    resource requests (mixed strategy: NVIDIA's device plugin advertises that resource only on nodes whose GPUs
+    are partitioned into such slices, and a board's profiles are fixed by its model: NVIDIA's MIG user guide,
+    "Supported MIG Profiles"; catalogue ``mig_profiles``). ``acc`` is the worst case the labels chose and
+    ``candidates`` every GPU they allow. Returns ``(accelerator, candidates, unoffered, note)``: the smallest
+    catalogue GPU still allowed that offers the profile (``candidates`` the offering ones, when more than one);
+    ``(None, [], True, why)`` when none does, so the container is not sized (nor planned on a fleet of boards the
+    pod cannot land on); unchanged for a profile kvlint does not read or a GPU outside the catalogue."""
+    profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
+    known = cat.catalogue()
+    allowed = list({a.id: a for a in [acc, *candidates]}.values())
+    if profile is None or any(a.id not in known for a in allowed):
+        return acc, candidates, False, ""
+    offering = set(cat.mig_gpus(profile))
+    keep = [a for a in allowed if a.id in offering]
+    if not keep:
+        names = ", ".join(a.id for a in allowed)
+        where = ", ".join(sorted(offering)) if offering else "no GPU in kvlint's catalogue"
+        one = allowed[0].id if len(allowed) == 1 else None
+        lack = (
+            cat.mig_profile(one, profile)[1]
+            if one
+            else f"none of the GPUs it may land on ({names}) offers MIG {profile}"
+        )
+        return None, [], True, f"resource {resource}: {lack}; MIG {profile} exists on {where}"
+    if len(keep) == len(allowed):
+        return acc, candidates, False, ""
+    best = min(keep, key=lambda a: a.memory_bytes)
+    dropped = ", ".join(a.id for a in allowed if a.id not in offering)
+    verb = "offers" if len(keep) == 1 else "offer"
+    note = f"resource {resource}: of the GPUs allowed, only {', '.join(a.id for a in keep)} {verb} MIG {profile} ({dropped}: no)"
+    return best, sorted(keep, key=lambda a: a.memory_bytes) if len(keep) > 1 else [], False, note
+
+
 def _finish(
     decision: _Decision | None,
     notes: list[str],
@@ -1747,11 +1807,19 @@ def _finish(
     mig_bytes = decision.mig_bytes
     mig_profile = decision.mig_profile
     notes = decision.notes + notes
+    undecided = decision.undecided
+    candidates = list(decision.candidates) if acc is not None else []
+    mig_unoffered = False
+    if mig_bytes is None and acc is not None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
+        acc, candidates, mig_unoffered, offer_note = _mig_offering(acc, candidates, resource)
+        if offer_note:
+            notes.append(offer_note)
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
-    if mig_bytes is None:
+    if mig_bytes is None and not mig_unoffered:
         profile = (cat.mig_profile_name(partition) or partition) if partition else None
         if profile is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
+        profile = profile or decision.mig_unknown
         if profile:
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
@@ -1760,6 +1828,16 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
+            if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+                # a MIG slice of a profile no MIG table of the catalogue holds (nvidia.com/mig-1g.11gb on an
+                # H100): the engine sees the slice, not the board, and the slice's memory is unknown (its name's
+                # figure is not it: 1g.12gb is 10.75 GiB on an H100 NVL, under 12 GB). Sized on the whole GPU it
+                # was planned on up to seven times the memory it has (break52): not sized instead
+                notes.append(
+                    f"{acc.id}'s MIG {profile[:40]} slice has memory kvlint does not know, a part of the whole "
+                    f"GPU's {acc.memory_bytes / cat.GIB:.0f} GiB: not sized on the whole GPU"
+                )
+                acc, undecided = None, True
     # an AMD GPU split into compute partitions: amd.com/gpu is one partition on a node the partition label selects
     # (the device plugin's single naming); under its mixed naming the resource names the partition itself
     # (amd.com/cpx_nps4), whatever the labels say
@@ -1805,11 +1883,12 @@ def _finish(
         shared=shared,
         max_sharers=sharers,
         memory_bytes_override=override_bytes,
-        candidates=tuple(decision.candidates) if acc is not None else (),
+        candidates=tuple(candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
-        undecided=tuple(notes) if acc is None and decision.undecided else (),
+        undecided=tuple(notes) if acc is None and (undecided or mig_unoffered) else (),
+        mig_unoffered=mig_unoffered,
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )

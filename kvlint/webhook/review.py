@@ -608,11 +608,23 @@ READ_ANNOTATIONS: frozenset[str] = frozenset(
 )
 
 
+def _holds_engine_text(value: Any) -> bool:
+    """An annotation's value is a serving container held as text (a multi-line string with an ``image:`` line
+    naming a serving engine, llm-d's ``dual-pod.llm-d.ai/server-patch``): KV503 says kvlint does not read it
+    (:func:`kvlint.workloads.operators.embedded_container_note`), so an UPDATE that adds or changes it is
+    reviewed."""
+    if not (isinstance(value, str) and "\n" in value and "image" in value):
+        return False
+    from kvlint.workloads.operators import engine_image_in_text
+
+    return engine_image_in_text(value) is not None
+
+
 def _kvlint_meta(meta: Any) -> dict[str, Any]:
     """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations (the prefix in any case: KV005
     names ``KVLINT.IO/IGNORE``), the other annotations it
-    reads (:data:`READ_ANNOTATIONS`), those that may hold a serving container as text (:func:`_holds_image_text`)
-    and the labels."""
+    reads (:data:`READ_ANNOTATIONS`), those holding a serving container as text (:func:`_holds_engine_text`) and
+    the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
@@ -620,26 +632,17 @@ def _kvlint_meta(meta: Any) -> dict[str, Any]:
         "annotations": {
             k: v
             for k, v in ann.items()
-            if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS or _holds_image_text(v)
+            if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS or _holds_engine_text(v)
         },
         "labels": meta.get("labels") or {},
     }
-
-
-def _holds_image_text(value: Any) -> bool:
-    """Whether an annotation's value may be a serving container held as text, which KV503's note reads in any
-    string of the object (:func:`kvlint.workloads.operators.embedded_container_note`: a multi-line string with an
-    ``image:`` line; llm-d fast-model-actuation's ReplicaSets hold theirs in the pod template's
-    ``dual-pod.llm-d.ai/server-patch``): the same test, so an UPDATE that changes it is reviewed."""
-    return isinstance(value, str) and "\n" in value and "image" in value
 
 
 def lint_relevant(obj: Any, _top: bool = True) -> Any:
     """What of ``obj`` can change kvlint's findings: everything but ``status``, the scale keys
     (``replicas``, ``minReplicas``, ``maxReplicas``; but a KubeRay worker group's pod count, :data:`_RAY_GROUPS`),
     ``paused`` and ``suspend`` at any depth, and metadata
-    other than the annotations kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`, :func:`_holds_image_text`)
-    and the labels (the
+    other than the annotations kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`) and the labels (the
     object's own and its pod templates'). Two versions of an object with equal projections get the same
     findings, so an UPDATE between them needs no review."""
     if isinstance(obj, dict):
