@@ -877,9 +877,11 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
 
 
 def findings_stood_for(d: Any) -> int:
-    """How many unknown-option findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of
-    the KV205 "N more unknown options: ..." of :func:`cap_unknown_options`, carried by the finding, its
-    :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the message), else 1.
+    """How many findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of the KV205 "N more
+    unknown options: ..." of :func:`cap_unknown_options`, and of the finding for the rest past a rule's first
+    :data:`kvlint.findcap.MAX_PER_RULE` in a container or a file, :func:`kvlint.findcap.cap_per_rule`; carried by
+    the finding, its :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the
+    message), else 1.
     What the admission webhook counts when it matches an UPDATE's errors with its old object's
     (:func:`kvlint.webhook.review.existing_errors`): with the options past the first ones in one finding, a count
     of findings would take the old object's 40 unknown options and the new one's 50 for the same 33 findings, and
