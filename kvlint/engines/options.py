@@ -141,8 +141,7 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
     that the words read do not set is recorded as set to a value kvlint does not know (``cfg.unresolved``, at the
     command), as for an unread ``--config`` file (:func:`unknown_from_config_file`): no rule takes it at the engine's
     default (KV403 "tensor-parallel-size 1", KV202 "no --max-model-len"), and a parallel size so left leaves the
-    container not sized; :attr:`ServingConfig.args_unread` says why, and a KV503 warning says it at ``loc``."""
-    cfg.args_unread = why
+    container not sized, and a KV503 warning says why at ``loc``."""
     layout = False
     for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
         if dest not in cfg.flags and dest not in cfg.unresolved:
