@@ -259,6 +259,10 @@ BRACE_TILDE = {
     "vllm serve ~/m ~ ~/ a=~/x --model=~/y ~nosuch/x a{b,c}d{e,f} z": ["~nosuch/x", "a{b,c}d{e,f}"],
     "A=~/m B={a,b}; export C=~/c; vllm serve $A $B $C": [],
     "unset HOME; vllm serve ~/m x": ["~/m"],
+    # sequence expressions (bash 5.2 braces.c mkseq): a step, zero-padding to the wider term, letters
+    "vllm serve m {1..10..2} {01..10} {a..e} {1..3..0} {a..c..2} {-01..3} --d={a..c} {5..1..-2} {010..8} {Z..X}": [],
+    # not read: letters across cases (punctuation between), a letter and an integer (bash keeps it as written)
+    "vllm serve m {Z..c} {1..a} x": ["{Z..c}", "{1..a}"],
 }
 
 

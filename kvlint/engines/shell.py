@@ -3631,9 +3631,39 @@ def _after_compound(tokens: _Lookahead, depth: int, parens: int) -> str | None:
 #: ``{a,b}`` and ``{1..3}``: one brace expansion of a word of ordinary characters (bash(1) "Brace Expansion"), its
 #: text before, the items, the text after (a word with more than one, or nested, is not read)
 _BRACE_RE = re.compile(r"([^{}]*)\{([^{}]*)\}([^{}]*)\Z")
-_BRACE_SEQUENCE_RE = re.compile(r"(-?[0-9]{1,6})\.\.(-?[0-9]{1,6})\Z")
+#: ``{x..y[..incr]}``: a sequence expression of two integers or two letters, an integer step (bash 5.2 braces.c,
+#: ``expand_seqterm``)
+_BRACE_SEQUENCE_RE = re.compile(
+    r"(-?[0-9]{1,6}|[A-Za-z])\.\.(-?[0-9]{1,6}|[A-Za-z])(?:\.\.(-?[0-9]{1,6}))?\Z"
+)
 #: The words one brace expansion makes at most (``{1..100000}`` is left as a word kvlint cannot resolve)
 _BRACE_WORDS = 1024
+
+
+def _brace_sequence(lhs: str, rhs: str, incr: str | None) -> list[str] | None:
+    """The words of ``{lhs..rhs[..incr]}`` as bash 5.2 makes them (braces.c, ``expand_seqterm`` and ``mkseq``): from
+    lhs to rhs (down when rhs is less) by the step's absolute value (0 taken as 1); two integers, zero-padded to the
+    longer term's width when either is written with a leading ``0`` (``{01..10}``, ``{-01..3}``: ``%0*d``), or two
+    letters of one case (``{a..e}``); None for what is not read here (a letter and an integer: bash keeps the word
+    as written; letters across cases, whose sequence holds punctuation; more than :data:`_BRACE_WORDS` words)."""
+    step = max(1, abs(int(incr))) if incr is not None else 1
+    if lhs.isalpha() != rhs.isalpha() or (lhs.isalpha() and lhs.isupper() != rhs.isupper()):
+        return None
+    if lhs.isalpha():
+        a, b = ord(lhs), ord(rhs)
+    else:
+        a, b = int(lhs), int(rhs)
+    if abs(a - b) // step + 1 > _BRACE_WORDS:
+        return None
+    numbers = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+    if lhs.isalpha():
+        return [chr(n) for n in numbers]
+    width = 0
+    for term in (lhs, rhs):
+        digits = term.lstrip("-")
+        if len(digits) > 1 and digits[0] == "0":
+            width = max(len(lhs), len(rhs))
+    return [f"{n:0{width}d}" for n in numbers]
 
 
 def _brace_tilde(
@@ -3659,11 +3689,10 @@ def _brace_tilde(
             if "," in body:
                 items = body.split(",")
             elif seq is not None:
-                a, b = int(seq.group(1)), int(seq.group(2))
-                if abs(a - b) < _BRACE_WORDS:
-                    items = [str(k) for k in (range(a, b + 1) if a <= b else range(a, b - 1, -1))]
-                else:
-                    unknown = True
+                items = _brace_sequence(seq.group(1), seq.group(2), seq.group(3))
+                unknown = items is None
+            elif ".." in body:
+                unknown = True  # a sequence expression not read here (``{+1..3}``, ``{1..9999999}``): bash may expand it
             if items is not None:
                 if len(items) > _BRACE_WORDS:
                     unknown = True
