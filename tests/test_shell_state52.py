@@ -263,6 +263,18 @@ BRACE_TILDE = {
     "vllm serve m {1..10..2} {01..10} {a..e} {1..3..0} {a..c..2} {-01..3} --d={a..c} {5..1..-2} {010..8} {Z..X}": [],
     # not read: letters across cases (punctuation between), a letter and an integer (bash keeps it as written)
     "vllm serve m {Z..c} {1..a} x": ["{Z..c}", "{1..a}"],
+    # a word with quotes or expansions is brace-expanded first too (the quotes and `$` kept for later): not read here
+    'vllm serve m {a,"b c"} {$X,b} ${X}{a,b} a{b,c}\\d --x={1..3}$X ~"/x" ~$X y': [
+        "{a,b c}",
+        "{x,b}",
+        "x{a,b}",
+        "a{b,c}d",
+        "--x={1..3}x",
+        "~/x",
+        "~x",
+    ],
+    # quoted braces are not expanded; a leading ~/ is HOME before a quoted or expanded rest
+    'vllm serve m "{a,b}" \'{a,b}\' \\{a,b\\} "$X{a,b}" \'{"a":1,"b":2}\' ~/"$X" ~/$X': [],
 }
 
 

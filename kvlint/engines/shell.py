@@ -3047,6 +3047,9 @@ def _read_commands(
                 else:
                     fields = []
             else:
+                # brace and tilde expansion of a word with quotes or expansions, which bash does before the rest
+                # (bash(1) "EXPANSION"): a leading ``~/`` from HOME, the rest not read (the word unresolved)
+                unread, word = _braces_or_tilde_unread(word, local_env, is_assign and leading)  # type: ignore[arg-type]
                 fields = _expand(
                     word,  # type: ignore[arg-type]
                     local_env if pre is None or not (is_assign and leading) else pre,
@@ -3055,6 +3058,12 @@ def _read_commands(
                     budget=budget,
                     arrays=shell.arrays or None,
                 )
+                if unread:
+                    for arg in fields:
+                        if is_assign and leading:
+                            arg.substituted = True  # the value is not known
+                        else:
+                            arg.unresolved = True
             if is_assign and leading and fields:
                 if pre is None:
                     pre = _Scope(local_env)
@@ -3638,6 +3647,35 @@ _BRACE_SEQUENCE_RE = re.compile(
 )
 #: The words one brace expansion makes at most (``{1..100000}`` is left as a word kvlint cannot resolve)
 _BRACE_WORDS = 1024
+
+
+#: A brace expansion in a word's unquoted text (``{a,b}``, ``{1..3}``; ``{a,{b,c}}`` holds one), each quoted or
+#: expanded piece of the word standing as NUL: bash 5.2 braces.c expands it whatever the pieces between hold
+_BRACE_IN_WORD_RE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+
+
+def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool) -> tuple[bool, Word]:
+    """For a word with quoted or expanded pieces (a plain word is :func:`_brace_tilde`'s): whether bash would
+    brace-expand it (``{a,"b c"}``, ``{$X,b}``, ``${X}{a,b}``, ``a{b,c}\\d``: bash(1) "Brace Expansion" comes first,
+    the quotes and ``$`` in the braces kept for the later expansions) or tilde-expand it other than a leading ``~/``
+    with HOME known (``~user$X``, ``~"/x"``, ``A=x:~/$X``), which kvlint does not read; and the word with a leading
+    ``~/`` made HOME's value. ``assignment``: a command's leading ``NAME=value``, which bash does not brace-expand."""
+    parts = word.parts
+    skeleton = "".join(p.text if p.kind == "lit" and not p.quoted else "\0" for p in parts)
+    if "{" not in skeleton and "~" not in skeleton:
+        return False, word
+    if not assignment and _BRACE_IN_WORD_RE.search(skeleton):
+        return True, word
+    if _ASSIGN_RE.match(skeleton) and ("=~" in skeleton or ":~" in skeleton):
+        return True, word
+    if skeleton.startswith("~"):
+        home = env.get("HOME")
+        first = parts[0]
+        if not first.text.startswith("~/") or home is None or _is_unresolved(home):
+            return True, word
+        parts = [Part(first.kind, home + first.text[1:], first.quoted), *parts[1:]]
+        return False, Word(parts, word.start, word.raw, word.unclosed)
+    return False, word
 
 
 def _brace_sequence(lhs: str, rhs: str, incr: str | None) -> list[str] | None:
