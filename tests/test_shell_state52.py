@@ -273,6 +273,8 @@ BRACE_TILDE = {
         "~/x",
         "~x",
     ],
+    # a ~ after a `:` of an assignment's value (or an argument that looks like one) is expanded too: not read here
+    'A=~/a:~/b; vllm serve m "$A" x=a:~/b --p=a:~/b': ["${A}", "x=a:~/b"],
     # quoted braces are not expanded; a leading ~/ is HOME before a quoted or expanded rest
     'vllm serve m "{a,b}" \'{a,b}\' \\{a,b\\} "$X{a,b}" \'{"a":1,"b":2}\' ~/"$X" ~/$X': [],
 }

@@ -3755,6 +3755,9 @@ def _brace_tilde(
                 text = text[:at] + home + text[at + 1 :]
             elif at == 0 or assign:
                 unknown = True
+        if assign and ":~" in text:
+            # `PATH=~/a:~/b`: bash (and dash) expand a ~ after each `:` of an assignment's value
+            unknown = True
         out.append(ShellArg(text, offset, None, False, unknown and not leading, False, unknown and leading))
     return out
 
