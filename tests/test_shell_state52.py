@@ -305,3 +305,48 @@ def test_brace_expansions_stay_bounded() -> None:
     assert time.process_time() - t < LIMIT_S
     assert engine[3].unresolved and engine[-1].unresolved  # (the budget spent by then)
     assert "/h/m1000" in [w.text for w in engine if not w.unresolved]
+
+
+#: ``sh -c``: /bin/sh is dash in Debian and Ubuntu images (the engines' own), bash elsewhere; dash has no brace
+#: expansion and expands a ``~`` after ``=`` only in an assignment. The words the two make apart are unresolved.
+SH_SCRIPTS = {
+    'vllm serve m --max-model-len={4096,8192} {a} "{a,b}" {1..3} x=~/y ~/z y': [
+        "--max-model-len={4096,8192}",
+        "{1..3}",
+        "x=~/y",
+    ],
+    "A=~/a; B={a,b}; vllm serve m $A $B ~ y": [],
+}
+
+
+@pytest.mark.parametrize("script", list(SH_SCRIPTS))
+def test_sh_words_bash_and_dash_expand_apart_are_unresolved(script: str, tmp_path: Path) -> None:
+    """Every word kvlint resolves for ``sh -c`` is both bash's and dash's; those it leaves unresolved are listed."""
+    dash = shutil.which("dash")
+    if shutil.which("bash") is None or shutil.which("env") is None or dash is None:
+        pytest.skip("no bash, dash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    ran = subprocess.run([dash, "-c", script], env=env, capture_output=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    dash_argv = [a.decode() for a in ran.stdout.partition(b"\1")[0].split(b"\0")[:-1]]
+    (engine,) = [c for c in commands(script, env, [ShellArg("sh")], sh=True) if c and c[0].text == "vllm"]
+    words = [(w.text, w.unresolved) for w in engine]
+    assert _agrees(words, argv) and _agrees(words, dash_argv), (argv, dash_argv, engine)
+    assert [w.text for w in engine if w.unresolved] == SH_SCRIPTS[script]
+    if not SH_SCRIPTS[script]:
+        assert [w.text for w in engine] == argv == dash_argv
+
+
+def test_a_container_sh_script_is_read_as_maybe_dash() -> None:
+    """``command: [sh, -c]``: ``--tensor-parallel-size={2,4}`` is two options in bash (KV207: given twice), one
+    word dash passes as written (which vLLM refuses: KV206); kvlint no longer takes bash's reading for sh."""
+    script = "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size={2,4} --max-model-len 4096"
+    assert "KV207" in _findings(script)
+    global _MANIFEST
+    saved = _MANIFEST
+    try:
+        _MANIFEST = saved.replace('["bash", "-c"]', '["sh", "-c"]')
+        assert "KV207" not in _findings(script)
+    finally:
+        _MANIFEST = saved

@@ -57,6 +57,7 @@ from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
     MAX_ARG_STRLEN,
+    MAYBE_DASH,
     MUSL_LOOKUP_WRAPPERS,
     OWN_PATH_WRAPPERS,
     ShellArg,
@@ -934,7 +935,9 @@ def _scan_shell(
     pip_env_source = False  # a pip command of ``seen`` runs with a pip/uv source variable set by the script
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
-    for words in commands(script, env, positional, allexport=allexport):
+    for words in commands(
+        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH
+    ):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:

@@ -2584,6 +2584,7 @@ def commands(
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
     allexport: bool = False,
+    sh: bool = False,
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -2605,6 +2606,7 @@ def commands(
             _depth=_depth,
             _eval_offset=_eval_offset,
             _budget=_budget,
+            _sh=sh,
             _environ=_environ,
             _allexport=allexport,
         )
@@ -2751,6 +2753,7 @@ class _Shell:
         "subshells",
         "arrays",
         "assoc",
+        "sh",
     )
 
     def __init__(
@@ -2785,6 +2788,10 @@ class _Shell:
         #: the names declared associative arrays (``declare -A M``): never read as a list (kept for the whole
         #: reading, a subshell's too: what it leaves unresolved is only less known)
         self.assoc: set[str] = set()
+        #: the script is ``sh``'s (``sh -c``, :data:`MAYBE_DASH`), which is dash in Debian and Ubuntu images (the
+        #: engines' own): no brace expansion, no tilde after the ``=`` of an argument; bash elsewhere (UBI, Fedora):
+        #: the words these would change are unresolved
+        self.sh = False
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2821,6 +2828,7 @@ def _read_commands(
     _shell: _Shell | None = None,
     _span: tuple[int, int] | None = None,
     _allexport: bool = False,
+    _sh: bool = False,
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
@@ -2828,6 +2836,7 @@ def _read_commands(
     if _shell is None:
         shell = _Shell(env, _environ, _depth > 0)
         shell.allexport = _allexport  # `bash -a -c SCRIPT`
+        shell.sh = _sh
     else:
         shell = _shell
     local_env = shell.vars
@@ -3018,7 +3027,7 @@ def _read_commands(
                 if skip:
                     skip = False
                 elif "{" in raw or "~" in raw:
-                    words.extend(_brace_tilde(raw, offset, local_env, budget, leading))
+                    words.extend(_brace_tilde(raw, offset, local_env, budget, leading, shell.sh))
                     if (
                         leading
                         and pre is not None
@@ -3224,6 +3233,7 @@ def _read_commands(
                     _environ=Environ(environ, child_changes, len(child_changes))
                     if child_changes
                     else environ,
+                    _sh=shell.sh,
                 )
             continue
         if h >= end:
@@ -3334,6 +3344,7 @@ def _read_commands(
                 _budget=budget,
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
+                _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
             )
             continue
         if words[0].text == "unset":
@@ -3705,18 +3716,23 @@ def _brace_sequence(lhs: str, rhs: str, incr: str | None) -> list[str] | None:
 
 
 def _brace_tilde(
-    raw: str, offset: int, env: Mapping[str, str], budget: _Budget, leading: bool
+    raw: str, offset: int, env: Mapping[str, str], budget: _Budget, leading: bool, sh: bool = False
 ) -> list[ShellArg]:
     """A word of ordinary characters (no quote, ``$`` or backslash) holding ``{`` or ``~``, as bash expands it (bash
     5.2, bash(1) "Brace Expansion", "Tilde Expansion"): ``{a,b}c`` is the words ac and bc (an empty one dropped),
     ``{1..3}`` 1 2 3; then a leading ``~`` (or one after the ``=`` of ``NAME=~/x``) is ``$HOME`` when the shell's
     HOME is known. What kvlint does not expand here (two brace expansions, nested ones, ``~user``, ``~`` without a
     known HOME) is the word as written, unresolved (an assignment's value: unknown). ``leading``: the word is a
-    command's leading ``NAME=value``, whose value bash does not brace-expand."""
+    command's leading ``NAME=value``, whose value bash does not brace-expand. ``sh``: the shell may be dash, which
+    has no brace expansion (dash(1)) and expands a ``~`` after ``=`` only in an assignment: a word those change is
+    unresolved."""
     texts = [raw]
     unknown = False
     assign = _ASSIGN_RE.match(raw) is not None
-    if "{" in raw and not (leading and assign):
+    if sh and "{" in raw and not (leading and assign):
+        # bash and dash differ: the word as written when bash would keep it, else not known
+        unknown = _BRACE_IN_WORD_RE.search(raw) is not None
+    elif "{" in raw and not (leading and assign):
         m = _BRACE_RE.match(raw)
         items: list[str] | None = None
         if m is None:
@@ -3751,7 +3767,9 @@ def _brace_tilde(
         if text.startswith("~", at):
             end = text.find("/", at)
             prefix = text[at:] if end < 0 else text[at:end]
-            if prefix == "~" and home is not None and not _is_unresolved(home):
+            if sh and at > 0 and not leading:
+                unknown = True  # `x=~/y` as an argument: bash expands the ~, dash does not
+            elif prefix == "~" and home is not None and not _is_unresolved(home):
                 text = text[:at] + home + text[at + 1 :]
             elif at == 0 or assign:
                 unknown = True
@@ -4068,6 +4086,9 @@ class _Shifted(Sequence[ShellArg]):
         return self.base[0] if i == 0 else self.base[i + self.drop]
 
 
+#: The shells that may be dash where bash is not (``/bin/sh`` is dash in Debian and Ubuntu, bash in UBI and Fedora;
+#: ``ash`` is busybox's): their scripts' words that bash and dash expand apart are unresolved (:attr:`_Shell.sh`).
+MAYBE_DASH = frozenset({"sh", "ash", "dash"})
 #: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
 _NESTED_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
 
