@@ -350,3 +350,16 @@ def test_a_container_sh_script_is_read_as_maybe_dash() -> None:
         assert "KV207" not in _findings(script)
     finally:
         _MANIFEST = saved
+
+
+def test_a_brace_left_open_before_many_commas_stays_linear() -> None:
+    """A ``{`` followed by 50,000 commas and no ``}``, in a word with an expansion and in a plain word of ``sh -c``
+    (where bash and dash differ): each stretch between braces is read once (a regular expression retried the rest
+    of the word at each comma: quadratic); bounded CPU (tests/test_hostile_shapes.py's limit)."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = 'vllm serve m "$X"{' + "," * 50_000 + " {" + "," * 50_000 + " x"
+    t = time.process_time()
+    (engine,) = commands(script, {"X": "x"}, [ShellArg("sh")], sh=True)
+    assert time.process_time() - t < LIMIT_S
+    assert [w.text for w in engine][-1] == "x"

@@ -3660,9 +3660,28 @@ _BRACE_SEQUENCE_RE = re.compile(
 _BRACE_WORDS = 1024
 
 
-#: A brace expansion in a word's unquoted text (``{a,b}``, ``{1..3}``; ``{a,{b,c}}`` holds one), each quoted or
-#: expanded piece of the word standing as NUL: bash 5.2 braces.c expands it whatever the pieces between hold
-_BRACE_IN_WORD_RE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_BRACE_OR_CLOSE_RE = re.compile(r"[{}]")
+
+
+def _holds_brace_expansion(text: str) -> bool:
+    """Whether ``text`` (a word's unquoted text, each quoted or expanded piece standing as NUL) holds a brace
+    expansion (``{a,b}``, ``{1..3}``; ``{a,{b,c}}`` holds one): a ``{`` whose next brace is a ``}``, a ``,`` or
+    ``..`` between (bash 5.2 braces.c expands it whatever the pieces between hold). Each stretch between two braces
+    is read once (a regular expression retried a ``{`` followed by 100,000 commas and no ``}`` at each comma)."""
+    i = text.find("{")
+    while i >= 0:
+        m = _BRACE_OR_CLOSE_RE.search(text, i + 1)
+        if m is None:
+            return False
+        j = m.start()
+        if text[j] == "{":
+            i = j
+            continue
+        between = text[i + 1 : j]
+        if "," in between or ".." in between:
+            return True
+        i = text.find("{", j + 1)
+    return False
 
 
 def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool) -> tuple[bool, Word]:
@@ -3675,7 +3694,7 @@ def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool
     skeleton = "".join(p.text if p.kind == "lit" and not p.quoted else "\0" for p in parts)
     if "{" not in skeleton and "~" not in skeleton:
         return False, word
-    if not assignment and _BRACE_IN_WORD_RE.search(skeleton):
+    if not assignment and _holds_brace_expansion(skeleton):
         return True, word
     if _ASSIGN_RE.match(skeleton) and ("=~" in skeleton or ":~" in skeleton):
         return True, word
@@ -3731,7 +3750,7 @@ def _brace_tilde(
     assign = _ASSIGN_RE.match(raw) is not None
     if sh and "{" in raw and not (leading and assign):
         # bash and dash differ: the word as written when bash would keep it, else not known
-        unknown = _BRACE_IN_WORD_RE.search(raw) is not None
+        unknown = _holds_brace_expansion(raw)
     elif "{" in raw and not (leading and assign):
         m = _BRACE_RE.match(raw)
         items: list[str] | None = None
