@@ -363,3 +363,19 @@ def test_a_brace_left_open_before_many_commas_stays_linear() -> None:
     (engine,) = commands(script, {"X": "x"}, [ShellArg("sh")], sh=True)
     assert time.process_time() - t < LIMIT_S
     assert [w.text for w in engine][-1] == "x"
+
+
+def test_brace_sequences_are_charged_their_words() -> None:
+    """``{1..1000}`` makes 3,893 characters of words (and 1,000 arguments' overhead), not its body's 7: 600 of them
+    are resolved up to what ``execve(2)`` takes (ARG_MAX, as the budget counts an argument), the rest unresolved
+    (they were charged the body's length: 3.2 MB of words made, an argument list bash cannot run)."""
+    from test_hostile_shapes import LIMIT_S
+
+    from kvlint.engines.shell import _ARG_OVERHEAD, ARG_MAX
+
+    t = time.process_time()
+    (engine,) = commands("vllm serve m " + "{1..1000} {001..1000..1} " * 300, {})
+    assert time.process_time() - t < LIMIT_S
+    made = [w.text for w in engine if not w.unresolved]
+    assert sum(len(text) + _ARG_OVERHEAD for text in made) <= ARG_MAX
+    assert "999" in made and "0999" in made and engine[-1].unresolved

@@ -3708,12 +3708,12 @@ def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool
     return False, word
 
 
-def _brace_sequence(lhs: str, rhs: str, incr: str | None) -> list[str] | None:
+def _brace_sequence(lhs: str, rhs: str, incr: str | None, most: int = _BRACE_WORDS) -> list[str] | None:
     """The words of ``{lhs..rhs[..incr]}`` as bash 5.2 makes them (braces.c, ``expand_seqterm`` and ``mkseq``): from
     lhs to rhs (down when rhs is less) by the step's absolute value (0 taken as 1); two integers, zero-padded to the
     longer term's width when either is written with a leading ``0`` (``{01..10}``, ``{-01..3}``: ``%0*d``), or two
     letters of one case (``{a..e}``); None for what is not read here (a letter and an integer: bash keeps the word
-    as written; letters across cases, whose sequence holds punctuation; more than :data:`_BRACE_WORDS` words)."""
+    as written; letters across cases, whose sequence holds punctuation; more than ``most`` words)."""
     step = max(1, abs(int(incr))) if incr is not None else 1
     if lhs.isalpha() != rhs.isalpha() or (lhs.isalpha() and lhs.isupper() != rhs.isupper()):
         return None
@@ -3721,7 +3721,7 @@ def _brace_sequence(lhs: str, rhs: str, incr: str | None) -> list[str] | None:
         a, b = ord(lhs), ord(rhs)
     else:
         a, b = int(lhs), int(rhs)
-    if abs(a - b) // step + 1 > _BRACE_WORDS:
+    if abs(a - b) // step + 1 > most:
         return None
     numbers = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
     if lhs.isalpha():
@@ -3762,7 +3762,10 @@ def _brace_tilde(
             if "," in body:
                 items = body.split(",")
             elif seq is not None:
-                items = _brace_sequence(seq.group(1), seq.group(2), seq.group(3))
+                # at most the words the budget affords (each at least a character and an argument's overhead):
+                # none made once it is spent
+                most = min(_BRACE_WORDS, budget.left // (_ARG_OVERHEAD + 1))
+                items = _brace_sequence(seq.group(1), seq.group(2), seq.group(3), most)
                 unknown = items is None
             elif ".." in body:
                 unknown = True  # a sequence expression not read here (``{+1..3}``, ``{1..9999999}``): bash may expand it
@@ -3772,7 +3775,7 @@ def _brace_tilde(
                 else:
                     # the words' characters counted, and afforded, before they are made
                     around = len(m.group(1)) + len(m.group(3))
-                    chars = around * len(items) + len(body) - len(items) + 1
+                    chars = around * len(items) + sum(map(len, items))  # (a sequence's are not its body's)
                     if budget.take(chars + _ARG_OVERHEAD * len(items), chars):
                         texts = [t for t in (m.group(1) + item + m.group(3) for item in items) if t]
                     else:
