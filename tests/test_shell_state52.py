@@ -340,14 +340,15 @@ def test_sh_words_bash_and_dash_expand_apart_are_unresolved(script: str, tmp_pat
 
 def test_a_container_sh_script_is_read_as_maybe_dash() -> None:
     """``command: [sh, -c]``: ``--tensor-parallel-size={2,4}`` is two options in bash (KV207: given twice), one
-    word dash passes as written (which vLLM refuses: KV206); kvlint no longer takes bash's reading for sh."""
+    word dash passes as written (which vLLM refuses); kvlint takes neither reading for sh: KV503, not sized."""
     script = "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size={2,4} --max-model-len 4096"
     assert "KV207" in _findings(script)
     global _MANIFEST
     saved = _MANIFEST
     try:
         _MANIFEST = saved.replace('["bash", "-c"]', '["sh", "-c"]')
-        assert "KV207" not in _findings(script)
+        got = _findings(script)
+        assert "KV207" not in got and "KV206" not in got and "not sized" in got["KV503"][0]
     finally:
         _MANIFEST = saved
 
@@ -379,3 +380,17 @@ def test_brace_sequences_are_charged_their_words() -> None:
     made = [w.text for w in engine if not w.unresolved]
     assert sum(len(text) + _ARG_OVERHEAD for text in made) <= ARG_MAX
     assert "999" in made and "0999" in made and engine[-1].unresolved
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["--tensor-parallel-size={2,4}{,}", "--tensor-parallel-size {2,4}{,}", "--tensor-parallel-size ~u/4"],
+)
+def test_a_brace_or_tilde_word_kvlint_does_not_read_is_not_taken_as_written(option: str) -> None:
+    """bash makes ``--tensor-parallel-size={2,4}{,}`` four words (TP 4 last): kvlint leaves the word unresolved,
+    and the engine's parser must not read it as the value written (KV206 "invalid value '{2,4}{,}'", an error on
+    a command that runs) nor take the default (KV403): KV503, not sized."""
+    got = _findings(f"vllm serve Qwen/Qwen2.5-7B-Instruct {option} --max-model-len 4096")
+    assert "KV206" not in got and "KV403" not in got
+    (msg,) = got["KV503"]
+    assert msg.startswith("--tensor-parallel-size $(") and "not sized" in msg

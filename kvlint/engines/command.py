@@ -60,6 +60,7 @@ from kvlint.engines.shell import (
     MAYBE_DASH,
     MUSL_LOOKUP_WRAPPERS,
     OWN_PATH_WRAPPERS,
+    UNRESOLVED_RE,
     ShellArg,
     charge_command_text,
     commands,
@@ -991,7 +992,8 @@ def _scan_shell(
         argv = []
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
-            argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
+            text = _unexpanded(w.text) if w.unresolved else w.text
+            argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         environ = getattr(words, "environ", None)
@@ -1585,6 +1587,20 @@ def _swallowed_engine(script: str, offset: int, env: Mapping[str, str]) -> tuple
             return None
         script, offset = rest, again
     return None
+
+
+def _unexpanded(text: str) -> str:
+    """A word the shell's reading left unresolved, as the engines' parsers know one (a reference in its text,
+    :data:`UNRESOLVED_RE`): most keep the ``$...`` they could not expand; a brace or tilde expansion kvlint does not
+    read (``{2,4}{,}``, ``~user/m``, ``{a,b}`` in ``sh -c``) has none and was taken as the value written (vLLM
+    "invalid value '{2,4}{,}'" for a word bash makes ``2 2 4 4``). Such a value is shown as ``$(...)`` around it
+    (an ``--option=`` before it kept, so the option is still the one read)."""
+    if UNRESOLVED_RE.search(text):
+        return text
+    option, eq, value = text.partition("=")
+    if eq and option.startswith("-") and value:
+        return option + "=$(" + value + ")"
+    return "$(" + text + ")"
 
 
 def _unclosed_quote(
