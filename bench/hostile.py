@@ -471,6 +471,28 @@ def _affinity_pod(n: int) -> str:
     return json.dumps(obj)
 
 
+def _affinity_pod_40(n: int) -> str:
+    """As :func:`_affinity_pod` with 40 containers and N/40 terms: each container evaluated every term for its
+    placement (the GPU the terms allow), containers x terms (perf52)."""
+    obj = json.loads(_affinity_pod(n // 2))
+    spec = obj["spec"]["template"]["spec"]
+    spec["containers"] = [dict(spec["containers"][0], name=f"c{i}") for i in range(40)]
+    return json.dumps(obj)
+
+
+def _ignore_lines(n: int) -> str:
+    """A Deployment, then N ``# kvlint: ignore KV999=x`` comment lines (no such rule): N KV003 findings."""
+    return _deployment({"args": ["--model", MODEL]}) + "\n" + "# kvlint: ignore KV999=x\n" * n
+
+
+def _containers_pod(n: int) -> str:
+    """A Deployment of N/10 identical serving containers (the webhook refuses more than 256; the CLI reads each)."""
+    obj = json.loads(_deployment({"args": ["--model", MODEL]}))
+    spec = obj["spec"]["template"]["spec"]
+    spec["containers"] = [dict(spec["containers"][0], name=f"c{i}") for i in range(max(n // 10, 1))]
+    return json.dumps(obj)
+
+
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
 CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
     "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
@@ -598,6 +620,18 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "affinity_terms (20 containers, N/20 nodeSelectorTerms)": (
         _fn_pipeline(_affinity_pod),
         lambda n: (_affinity_pod(n), ".yaml"),
+    ),
+    "affinity_terms_40 (40 containers, N/40 nodeSelectorTerms)": (
+        _fn_pipeline(_affinity_pod_40),
+        lambda n: (_affinity_pod_40(n), ".yaml"),
+    ),
+    "ignore_lines (N '# kvlint: ignore KV999=x' lines)": (
+        _fn_check_file(_ignore_lines),
+        lambda n: (_ignore_lines(n), ".yaml"),
+    ),
+    "containers (a pod of N/10 identical containers)": (
+        _fn_check_file(_containers_pod),
+        lambda n: (_containers_pod(n), ".yaml"),
     ),
     # the comment pass (kvlint.suppress): a comment line '# kvlint' and N blanks, read for another spelling
     "suppress_blanks ('# kvlint' + N blanks, one comment line)": (

@@ -5,14 +5,19 @@ NVIDIA's (``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` with time-slicing rename
 with the mixed MIG strategy), AMD's (``amd.com/gpu``), Google's TPU chips, Habana's Gaudi, AWS Neuron's three
 Intel's GPU plugin's (``gpu.intel.com/i915`` for GPUs on the i915 kernel driver, ``gpu.intel.com/xe`` for
 those on the xe driver; intel/intel-device-plugins-for-kubernetes ``cmd/gpu_plugin/README.md``, v0.31.0 and
-later) and Huawei's Ascend NPUs (:data:`ASCEND_NPU_RESOURCES`). Plain constants, importing nothing: the loader and the renderer read them without importing the
-accelerator catalogue (:mod:`kvlint.accelerators`).
+later) and Huawei's Ascend NPUs (:data:`ASCEND_NPU_RESOURCES`); AMD's partitions under its ``mixed`` naming
+(``amd.com/cpx_nps4``, :data:`AMD_PARTITION_RESOURCE`). Plain constants and two small tests of a name, importing
+nothing of kvlint: the loader and the renderer read them without importing the accelerator catalogue
+(:mod:`kvlint.accelerators`).
 """
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "AMD_GPU",
+    "AMD_PARTITION_RESOURCE",
     "ASCEND_NPU_RESOURCES",
     "GAUDI_RESOURCE",
     "GPU_RESOURCES",
@@ -24,6 +29,8 @@ __all__ = [
     "NVIDIA_GPU_SHARED",
     "TPU_RESOURCE",
     "WHOLE_GPUS",
+    "amd_partition_of",
+    "is_gpu_resource",
 ]
 
 #: NVIDIA's device plugin's whole GPU
@@ -32,6 +39,12 @@ NVIDIA_GPU = "nvidia.com/gpu"
 NVIDIA_GPU_SHARED = "nvidia.com/gpu.shared"
 #: AMD's device plugin's whole GPU
 AMD_GPU = "amd.com/gpu"
+#: How the AMD device plugin names a GPU or compute partition under its ``mixed`` resource naming strategy: after the
+#: node labeller's compute-memory partition value (``amd.com/cpx_nps4: 64`` on a node of 8 CPX-NPS4 MI300X,
+#: ``amd.com/spx_nps1`` for a whole GPU; ``single``, the default, names them all ``amd.com/gpu``:
+#: github:ROCm/k8s-device-plugin/docs/user-guide/configuration.md@af51ed1db60839d47c59027e896ac106f8b813a7,
+#: "Resource Naming Strategy"). Group 1 is the partition value (``cpx_nps4``).
+AMD_PARTITION_RESOURCE = re.compile(r"amd\.com/([a-z]px_nps[0-9]+)")
 #: The whole-GPU resources of the two CUDA/ROCm vendors, as serving charts' values and operators write them
 WHOLE_GPUS = (NVIDIA_GPU, AMD_GPU)
 #: How a MIG slice's resource begins (``nvidia.com/mig-1g.10gb``, NVIDIA's mixed MIG strategy)
@@ -92,3 +105,21 @@ NON_GPU_RESOURCES = {
 #: Container extended resources that carry accelerators, in the order placement looks for them: NVIDIA's, AMD's,
 #: then :data:`NON_GPU_RESOURCES`' (MIG slices, :data:`MIG_RESOURCE_PREFIX`, are matched by their prefix).
 GPU_RESOURCES = (NVIDIA_GPU, NVIDIA_GPU_SHARED, AMD_GPU, *NON_GPU_RESOURCES)
+
+
+def amd_partition_of(resource: object) -> str | None:
+    """The compute-memory partition (``cpx_nps4``) an AMD ``mixed``-strategy resource (``amd.com/cpx_nps4``,
+    :data:`AMD_PARTITION_RESOURCE`) names, or None for any other resource."""
+    if not isinstance(resource, str):
+        return None
+    m = AMD_PARTITION_RESOURCE.fullmatch(resource)
+    return m.group(1) if m else None
+
+
+def is_gpu_resource(name: object) -> bool:
+    """Whether a container resource carries accelerators: one of :data:`GPU_RESOURCES`, a MIG slice
+    (:data:`MIG_RESOURCE_PREFIX`) or an AMD partition under the device plugin's ``mixed`` naming
+    (:data:`AMD_PARTITION_RESOURCE`)."""
+    return isinstance(name, str) and (
+        name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX) or amd_partition_of(name) is not None
+    )

@@ -71,7 +71,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
-from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS, amd_partition_of
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
@@ -854,7 +854,8 @@ _MODEL_KEYS = ("model", "modelName", "modelId", "modelID")
 def _serving_values_reason(data: dict) -> tuple[str, bool] | None:
     """Why a document without apiVersion/kind reads as a serving chart's values, and whether a GPU limit is among
     the reasons, or None: a GPU in its
-    top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``)
+    top-level ``resources.limits``/``requests`` (:data:`kvlint.gpu_resources.WHOLE_GPUS`, ``nvidia.com/mig-*``,
+    ``amd.com/cpx_nps4``...)
     or a Hugging Face repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one
     other top-level key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
     mapping, ``tolerations`` a list of mappings, ``affinity`` with a node/pod affinity, ``env`` a list of
@@ -876,7 +877,11 @@ def _serving_values_reason(data: dict) -> tuple[str, bool] | None:
                 if (
                     gpu is None
                     and isinstance(name, str)
-                    and (name in WHOLE_GPUS or name.startswith(MIG_RESOURCE_PREFIX))
+                    and (
+                        name in WHOLE_GPUS
+                        or name.startswith(MIG_RESOURCE_PREFIX)
+                        or amd_partition_of(name) is not None
+                    )
                 ):
                     gpu = f"resources.{part} {name}"
     model = None

@@ -112,7 +112,7 @@ class Mark(enum.Enum):
     #: ``$VAR`` (:func:`kvlint.workloads.placeholders.template_findings`); KV502 then takes a ``${VAR}`` model as
     #: the template's placeholder, not a shell variable
     ENVSUBST_TEMPLATE = "envsubst-template"
-    #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch_argv``):
+    #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch``):
     #: such a container is not one whose command kvlint could not read (:attr:`ServingConfig.unreadable`)
     NO_MODEL = "no-model"
     #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
@@ -502,6 +502,12 @@ class ServingConfig:
     installed_by: str = ""
     installed_loc: Loc | None = None
     install_upgrades: bool = False
+    #: the unpinned install builds the engine from its source repository at a branch or commit (``pip install
+    #: git+https://github.com/vllm-project/vllm.git``): the newest code on the day, not a release
+    install_from_source: bool = False
+    #: the unpinned upgrade takes vLLM's nightly (or one commit's) build from vLLM's main-branch wheel index
+    #: (``uv pip install -U vllm --extra-index-url https://wheels.vllm.ai/nightly``): that index's URL, else ""
+    install_main_index: str = ""
     #: the ``sh -c`` script's last pip command (``pip``, ``uv pip``, ``python3 -m pip``) that installs the engine
     #: before starting it, pinned or not (``pip install vllm`` too, which :attr:`installed_by` leaves out: over an
     #: image that carries the engine it changes nothing): its words after ``install``, its text (shortened) and

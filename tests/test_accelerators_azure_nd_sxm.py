@@ -3,8 +3,9 @@
 Their specs tables say "Nvidia PCIe A100/H100 GPU", but the same series' summaries say every one of the eight GPUs has
 NVLink to the others in the VM (eight PCIe cards do not: their NVLink bridge joins two), and AKS runs NVIDIA Fabric
 Manager, the NVSwitch daemon, on exactly these sizes (kvlint/accelerators/supplement.yaml gives the sources). The
-board decides NCCL's NVLink SHARP buffers and FlashInfer's fusion workspace in the vLLM plan
-(:func:`kvlint.memory.calibration.nvls_capable`): on the PCIe H100 there are none, on the SXM5 H100 they grow with TP."""
+board decides FlashInfer's all-reduce fusion workspace and NCCL's NVLink SHARP buffers in the vLLM plan
+(:func:`kvlint.memory.calibration.nvls_capable`): on the PCIe H100 there are none; on the SXM5 H100 the workspace at
+any TP > 1 and the NVLS buffer from TP 3 (NCCL's ``ncclNvlsInit`` sets none up on two GPUs), growing with TP."""
 
 from __future__ import annotations
 
@@ -58,10 +59,11 @@ def _placed(selector: str) -> tuple[str, int]:
 
 def test_a_pod_pinned_to_nd_h100_v5_is_planned_as_on_the_sxm5_board() -> None:
     """vLLM 0.19 at TP 2: the pod pinned to ND96isr_H100_v5 gets the plan of the H100 SXM5 that GFD names
-    (NVIDIA-H100-80GB-HBM3), whose non-torch term holds the NVLS buffers and the fusion workspace; the PCIe H100's is
-    smaller (neither is built on it)."""
+    (NVIDIA-H100-80GB-HBM3), whose non-torch term holds the fusion workspace (no NVLS buffer at TP 2); the PCIe
+    H100's is smaller (no workspace is built on it)."""
     nd_id, nd_non_torch = _placed("node.kubernetes.io/instance-type: Standard_ND96isr_H100_v5")
     sxm_id, sxm_non_torch = _placed("nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3")
     pcie_id, pcie_non_torch = _placed("nvidia.com/gpu.product: NVIDIA-H100-PCIe")
     assert nd_id == sxm_id == "nvidia-h100-sxm5-80gb" and pcie_id == "nvidia-h100-pcie-80gb"
     assert nd_non_torch == sxm_non_torch > pcie_non_torch
+    assert cal.nvls_buffer_bytes(2, True) == 0 < cal.nvls_buffer_bytes(4, True)

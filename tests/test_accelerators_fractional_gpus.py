@@ -1,8 +1,9 @@
 """A fractional-GPU instance type gives its node a share of one GPU (a vGPU), whose frame buffer is all the engine
 sees: Azure's NVadsA10 v5 sizes ("starting at 1/6th of a GPU with 4-GiB frame buffer to a full A10 GPU with 24-GiB
 frame buffer", MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``), EC2's g6f (the GPU memory of the instance in the
-Karpenter instance-type reference), GCP's g4-standard shares. The plan is sized on that share, less the typical
-driver reserve (kvlint.accelerators.placement._fractional_gpu_mib), not on the whole board."""
+Karpenter instance-type reference), GCP's g4-standard shares. The plan is sized on that share, less what NVIDIA's
+vGPU manager reserves of it (kvlint.accelerators.placement._fractional_gpu_mib, vgpu_reserved_mib), not on the whole
+board."""
 
 from __future__ import annotations
 
@@ -45,31 +46,52 @@ def test_azure_shares_add_up_to_the_boards_frame_buffer() -> None:
         assert it.slice_memory_mib * int(it.fraction.split("/")[1]) == 24 * 1024
 
 
-@pytest.mark.parametrize("size", ["Standard_NV6ads_A10_v5", "Standard_NV18ads_A10_v5", "g6f.xlarge"])
-def test_a_fractional_instance_type_is_planned_on_its_share(size: str) -> None:
+def _vgpu_usable_mib(profile_mib: int, per_gpu: int, ecc: bool) -> int:
+    """NVIDIA's vGPU frame buffer reservation written out (max-reserved-fb = profile / 16 + 16 + ecc-adjustments
+    (profile / 16 with ECC on a GDDR board) + page-retirement-allocation (128 / max-vgpus-per-gpu)), the rest being
+    what the engine sees: the documentation's arithmetic, not kvlint's function."""
+    return profile_mib - (profile_mib // 16 + 16 + (profile_mib // 16 if ecc else 0) + 128 // per_gpu)
+
+
+@pytest.mark.parametrize(
+    ("size", "profile_mib", "per_gpu"),
+    [
+        ("Standard_NV6ads_A10_v5", 4096, 6),  # A10-4Q
+        ("Standard_NV18ads_A10_v5", 12288, 2),  # A10-12Q
+        ("g6f.xlarge", 3072, 8),  # 1/8 of an L4: EC2's "3 GB" (2,861 MiB), the L4-3Q profile's 3,072 MiB
+        ("g6f.4xlarge", 12288, 2),
+    ],
+)
+def test_a_fractional_instance_type_is_planned_on_its_vgpu_less_the_vgpu_reservation(
+    size: str, profile_mib: int, per_gpu: int
+) -> None:
+    """The share is a vGPU of ``profile_mib`` whose reservation NVIDIA's vGPU manager takes out of it (ECC on, as
+    the A10 and the L4 ship: their whole-GPU NVML totals are 15/16 of 24 GiB), not the whole board and not the
+    profile less a whole GPU's driver reserve: A10-4Q 4,096 - 549 = 3,547 MiB (3.46 GiB; 3,602 before), A10-12Q
+    12,288 - 1,616 = 10,672 MiB (10.42 GiB; 11,794 before, a GiB more than the engine sees)."""
     it = cat.instance_type(size)
     assert it is not None and it.accelerator is not None and it.slice_memory_mib is not None
     cr = _run(size)
     p = cr.placement
     assert p is not None and p.accelerator is it.accelerator
-    expected = (it.slice_memory_mib - cat.driver_reserve_mib()) * cat.MIB
+    expected = _vgpu_usable_mib(profile_mib, per_gpu, ecc=True) * cat.MIB
     assert p.memory_bytes == expected < it.accelerator.memory_bytes
-    assert "a fractional GPU" in p.how and f"{it.slice_memory_mib} MiB frame buffer" in p.how
+    assert "a fractional GPU" in p.how and f"a {profile_mib} MiB vGPU frame buffer" in p.how
     assert "0x" not in p.how  # g6f's Karpenter count of 0 is a share of one GPU, not none
     assert cr.plan is not None and cr.plan.total_bytes == expected
 
 
 def test_a_share_the_size_table_gives_no_memory_for_is_the_boards_share() -> None:
     """g4-standard-6 is 1/8 of an RTX PRO 6000 (cluster-toolkit's machine table), with no memory figure of its own:
-    an eighth of the board's NVML total, less the reserve."""
+    an eighth of the board's 96 GiB, less the vGPU reservation without ECC's sixteenth (the board's NVML total,
+    97,887 MiB, shows none taken)."""
     it = cat.instance_type("g4-standard-6")
     assert (
         it is not None and it.accelerator is not None and it.fraction == "1/8" and it.slice_memory_mib is None
     )
     p = _run("g4-standard-6").placement
     assert p is not None
-    share = cat.nvml_total_mib(it.accelerator) // 8
-    assert p.memory_bytes == (share - cat.driver_reserve_mib()) * cat.MIB
+    assert p.memory_bytes == _vgpu_usable_mib(96 * 1024 // 8, 8, ecc=False) * cat.MIB
 
 
 def test_a_whole_gpu_size_of_the_same_series_keeps_the_boards_memory() -> None:
@@ -102,3 +124,17 @@ def test_nc_a10_v4_is_a_share_of_unknown_size_not_a_whole_a10(size: str) -> None
     res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False, gpu_memory_bytes=8 * cat.GIB))
     (cr,) = res.containers
     assert isinstance(cr, ContainerResult) and cr.plan is not None and cr.plan.total_bytes == 8 * cat.GIB
+
+
+def test_an_ec2_fractional_node_has_one_gpu_share_for_kv410() -> None:
+    """g6f.xlarge (Karpenter's GPU count 0) gives its node one vGPU, one ``nvidia.com/gpu``: a pod asking 2 stays
+    Pending (KV410 says the node has 1), a pod asking 1 fits."""
+    one = _POD.format(size="g6f.xlarge")
+    two = one.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2").replace(
+        '"2048"]', '"2048", --tensor-parallel-size, "2"]'
+    )
+    res = run_documents(load_text(two, "p.yaml"), Options(allow_hub=False))
+    (kv410,) = [d for d in res.diagnostics if d.rule == "KV410"]
+    assert "a share of 1 NVIDIA L4" in kv410.message and "a node has 1" in kv410.message
+    res = run_documents(load_text(one, "p.yaml"), Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV410"]

@@ -74,3 +74,88 @@ def test_a_board_whose_partition_count_is_not_known_says_so() -> None:
     overstates the partition's."""
     p = _run("amd-instinct-mi300a", "cpx_nps1").placement
     assert p is not None and "kvlint does not know on this board" in p.how
+
+
+_MIXED = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{{selector}}}
+  containers:
+  - name: a
+    image: rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521
+    command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --max-model-len, "4096"]
+    resources: {{limits: {{{resource}: {count}}}}}
+"""
+
+
+def _mixed(resource: str, selector: str = "amd.com/gpu.product-name: AMD_Instinct_MI300X", count: int = 1):
+    res = run_documents(
+        load_text(_MIXED.format(resource=resource, selector=selector, count=count), "p.yaml"),
+        Options(allow_hub=False),
+    )
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult)
+    return res, cr
+
+
+@pytest.mark.parametrize("resource", ["amd.com/cpx_nps4", "amd.com/cpx_nps1", "amd.com/dpx_nps2"])
+def test_a_mixed_naming_partition_resource_is_a_gpu_planned_on_its_partition(resource: str) -> None:
+    """The device plugin's ``mixed`` naming offers each partition as ``amd.com/<mode>_nps<n>`` (a node of 8 CPX-NPS4
+    MI300X: ``amd.com/cpx_nps4: 64``): the container requests a GPU (no KV405) and is planned on one partition."""
+    mi300x = cat.require("amd-instinct-mi300x")
+    mode = resource.split("/")[1].split("_")[0]
+    n = AMD_PARTITIONS[mode]
+    res, cr = _mixed(resource)
+    assert not [d for d in res.diagnostics if d.rule in ("KV405", "KV409")]
+    p = cr.placement
+    assert p is not None and p.accelerator is mi300x and p.resource == resource and p.gpus == 1
+    assert p.memory_bytes is not None and 0 <= mi300x.memory_bytes / n - p.memory_bytes < 4096
+    assert f"resource {resource}: each {resource} is one of {n} {mode.upper()} partitions" in p.how
+    assert cr.plan is not None and cr.plan.total_bytes == p.memory_bytes
+
+
+def test_a_mixed_naming_whole_gpu_is_the_whole_gpu() -> None:
+    mi300x = cat.require("amd-instinct-mi300x")
+    res, cr = _mixed("amd.com/spx_nps1")
+    assert not [d for d in res.diagnostics if d.rule == "KV405"]
+    assert cr.placement is not None and cr.placement.memory_bytes == mi300x.memory_bytes
+    assert "partition" not in cr.placement.how
+
+
+def test_a_mixed_naming_partition_without_a_named_gpu_is_planned_on_partitions_of_the_fleet() -> None:
+    """No label names the GPU: the fleet narrows to the boards whose partition counts kvlint knows, each planned on
+    one partition (KV501 says so), not on whole GPUs."""
+    res, cr = _mixed("amd.com/cpx_nps4", selector="kubernetes.io/os: linux")
+    assert cr.fleet and {e.accelerator.id for e in cr.fleet} <= {
+        "amd-instinct-mi300x",
+        "amd-instinct-mi325x",
+        "amd-instinct-mi355x",
+    }
+    for e in cr.fleet:
+        assert e.detail is not None
+        assert 0 <= e.accelerator.memory_bytes / 8 - e.detail.plan.total_bytes < 4096
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert "resource amd.com/cpx_nps4: one CPX partition of each GPU" in kv501.message
+
+
+def test_a_node_of_eight_partitioned_gpus_offers_more_than_eight_partitions() -> None:
+    """Azure's ND MI300X v5 has 8 MI300X; split CPX under the mixed naming it offers 64 ``amd.com/cpx_nps4``: a
+    request of 16 is not over the node's GPU count (no KV410)."""
+    it = cat.instance_type("Standard_ND96isr_MI300X_v5")
+    assert it is not None and it.gpus == 8
+    res, _cr = _mixed(
+        "amd.com/cpx_nps4", selector="node.kubernetes.io/instance-type: Standard_ND96isr_MI300X_v5", count=16
+    )
+    assert not [d for d in res.diagnostics if d.rule in ("KV405", "KV410")]
+
+
+def test_a_cuda_image_requesting_a_partition_is_on_an_amd_node() -> None:
+    """``amd.com/cpx_nps4`` is advertised on AMD nodes only: vLLM's CUDA image requesting it does not start (KV304)."""
+    text = _MIXED.format(resource="amd.com/cpx_nps4", selector="kubernetes.io/os: linux", count=1).replace(
+        "rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "vllm/vllm-openai:v0.8.5"
+    )
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
+    assert "amd.com/cpx_nps4 (an AMD GPU)" in kv304.message

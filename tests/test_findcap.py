@@ -150,3 +150,28 @@ def test_the_json_report_says_how_many_findings_one_stands_for() -> None:
     report = json.loads(render_json(result))
     kv503 = [d for d in report["diagnostics"] if d["rule"] == "KV503"]
     assert [d.get("stands_for") for d in kv503] == [None] * MAX_PER_RULE + [n - MAX_PER_RULE]
+
+
+def test_a_files_kvlint_comment_notes_past_the_bound_are_one_finding() -> None:
+    """2,000 ``# kvlint: ignore KV999=x`` lines (no such rule) made 2,000 KV003 findings, as 100,000 made 100,000:
+    now the first MAX_PER_RULE of a file, then one KV003 standing for the rest, at the first of them, per file."""
+    from kvlint.options import Options
+
+    n = 2000
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+    lines = "".join(f"# kvlint: ignore KV999=reason {i}\n" for i in range(n))
+    loaded = load_text(manifest + lines, "many.yaml")
+    notes = [d for d in run_documents(loaded, Options()).diagnostics if d.rule == "KV003"]
+    assert len(notes) == MAX_PER_RULE + 1
+    last = notes[-1]
+    assert last.message.startswith(f"{n - MAX_PER_RULE:,} more KV003 findings in file many.yaml, the first: ")
+    assert f"the first {MAX_PER_RULE} findings of a rule in a file one by one" in last.message
+    assert last.stands_for == n - MAX_PER_RULE
+    assert last.loc is not None and last.loc.line == 4 + MAX_PER_RULE
+    assert [d.loc.line for d in notes[:-1]] == list(range(4, 4 + MAX_PER_RULE))  # type: ignore[union-attr]
+    assert all(d.stands_for == 1 for d in notes[:-1])
+    few = load_text(
+        manifest + "".join(f"# kvlint: ignore KV999=r{i}\n" for i in range(MAX_PER_RULE)), "few.yaml"
+    )
+    kept = [d for d in run_documents(few, Options()).diagnostics if d.rule == "KV003"]
+    assert len(kept) == MAX_PER_RULE and all(d.stands_for == 1 for d in kept)

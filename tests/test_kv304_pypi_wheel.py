@@ -203,6 +203,13 @@ def test_a_source_the_script_may_set_is_not_kv304(install: str) -> None:
         "pip install --cache-dir /tmp/pip -q hf_transfer && pip install vllm",
         "PIP_NO_CACHE_DIR=1 pip install vllm",
         "pip install torch --index-url https://pypi.org/simple && pip install vllm",
+        # a valued option's value is no requirement, for every option pip defines as valued
+        # (kvlint.engines.pip_options): not a local path or URL to install from
+        "pip install --proxy http://proxy.corp:3128 --cert /etc/ssl/corp-ca.pem -q hf_transfer && pip install vllm",
+        "uv pip install --system --index https://pypi.org/simple ray && pip install vllm",
+        # pip's options are case-sensitive: -I (--ignore-installed) and -C (--config-settings) are not -i and -c
+        "pip install -I vllm",
+        "pip install -C editable_mode=compat vllm",
     ],
 )
 def test_other_pypi_installs_still_report(install: str) -> None:
@@ -258,3 +265,86 @@ def test_the_remedy_names_a_short_pin_by_its_full_release() -> None:
         f"pip install vllm=={first}+{variant} --extra-index-url {VLLM_ROCM_INDEX}{first}/{variant}" in fix
     ), fix
     assert "has no ROCm wheel" not in fix
+
+
+ROCM_INDEX_0180 = "https://wheels.vllm.ai/rocm/0.18.0/rocm700"
+
+
+@pytest.mark.parametrize(
+    "install",
+    [
+        f"pip install vllm --extra-index-url {ROCM_INDEX_0180}",
+        f"pip install --no-cache-dir --extra-index-url={ROCM_INDEX_0180}/ -U 'vllm[audio]'",
+        f"python3 -m pip install --extra-index-url {ROCM_INDEX_0180} vllm",
+    ],
+)
+def test_an_unpinned_pip_install_beside_the_rocm_index_takes_pypis_cuda_wheel(install: str) -> None:
+    # pip gives its indexes no priority and takes the highest version (pip's PackageFinder; pypa/pip#12587): PyPI's
+    # later vLLM releases outrank 0.18.0+rocm700, the per-release index's one wheel (engines52)
+    res = _run(install, image="python:3.12")
+    (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
+    assert kv304.severity == "error"
+    assert "pip gives its indexes no priority and takes the highest version" in kv304.message, kv304.message
+    assert f"outrank 0.18.0+rocm700, the one release on {ROCM_INDEX_0180}" in kv304.message, kv304.message
+    assert f"pip install vllm==0.18.0+rocm700 --extra-index-url {ROCM_INDEX_0180}" in (kv304.fix or "")
+
+
+@pytest.mark.parametrize(
+    "install",
+    [
+        # uv takes the first index that has vllm, the extra one before PyPI (--index-strategy first-index)
+        f"uv pip install --system vllm --extra-index-url {ROCM_INDEX_0180}",
+        # a version named: 0.18.0 matches 0.18.0+rocm700, which outranks PyPI's 0.18.0 (its local label)
+        f"pip install vllm==0.18.0 --extra-index-url {ROCM_INDEX_0180}",
+        f"pip install 'vllm<0.19' --extra-index-url {ROCM_INDEX_0180}",
+        # another source besides the index, or the ROCm index's root (not one release's directory)
+        f"pip install vllm --extra-index-url {ROCM_INDEX_0180} --extra-index-url https://pypi.example.com/simple",
+        f"pip install vllm --index-url https://pypi.example.com/simple --extra-index-url {ROCM_INDEX_0180}",
+        "pip install vllm --extra-index-url https://wheels.vllm.ai/rocm/",
+        # a release directory kvlint does not know to be older than PyPI's newest
+        "pip install vllm --extra-index-url https://wheels.vllm.ai/rocm/9.0.0/rocm700",
+    ],
+)
+def test_a_rocm_index_pip_may_take_is_not_kv304(install: str) -> None:
+    res = _run(install, image="python:3.12")
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], install
+
+
+@pytest.mark.parametrize(
+    "install",
+    [
+        "pip install --no-binary vllm vllm",
+        "pip install --no-binary=:all: vllm",
+        "pip install --only-binary :all: --no-binary vllm,torch vllm==0.11.0",
+    ],
+)
+def test_a_source_build_from_pypi_is_a_cuda_build(install: str) -> None:
+    # pip builds PyPI's sdist (pip's FormatControl); vLLM's setup.py targets VLLM_TARGET_DEVICE ("cuda" unless set)
+    # against the torch of the isolated build, PyPI's CUDA build pinned by pyproject.toml (vllm 0.11.0 sdist)
+    res = _run(install, image="python:3.12")
+    (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
+    assert "builds vLLM from PyPI's source distribution" in kv304.message, kv304.message
+    assert "VLLM_TARGET_DEVICE, 'cuda' when unset" in kv304.message, kv304.message
+    assert "PyPI's vllm wheel is" not in kv304.message
+
+
+@pytest.mark.parametrize(
+    ("install", "env"),
+    [
+        # the build's target set: any value (ROCm's own guide sets VLLM_TARGET_DEVICE=rocm)
+        ("VLLM_TARGET_DEVICE=rocm pip install --no-binary vllm vllm", ""),
+        ("pip install --no-binary :all: vllm", "        env: [{name: VLLM_TARGET_DEVICE, value: rocm}]\n"),
+        # the environment's torch, not the isolated build's: it may be ROCm's
+        ("pip install --no-build-isolation --no-binary vllm vllm", ""),
+    ],
+)
+def test_a_source_build_for_a_target_the_container_sets_is_not_kv304(install: str, env: str) -> None:
+    res = _run(install, image="python:3.12", env=env)
+    assert not [d for d in res.diagnostics if d.rule == "KV304"], install
+
+
+def test_only_binary_after_no_binary_keeps_the_wheel() -> None:
+    # pip's FormatControl: a later --only-binary vllm takes vllm back from the no-binary set: PyPI's wheel
+    res = _run("pip install --no-binary :all: --only-binary vllm vllm", image="python:3.12")
+    (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
+    assert "PyPI's vllm wheel is vLLM's CUDA build" in kv304.message, kv304.message

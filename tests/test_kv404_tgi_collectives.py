@@ -58,3 +58,28 @@ def test_tgi_gaudi_and_intel_builds_name_their_collectives(image: str, resource:
 def test_tgi_cuda_build_still_names_nccl() -> None:
     msg = _kv404("ghcr.io/huggingface/text-generation-inference:3.3.5", "nvidia.com/gpu")
     assert "NCCL fails or hangs" in msg and "HCCL" not in msg and "oneCCL" not in msg, msg
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "ghcr.io/huggingface/text-generation-inference:3.0.1-rocm",
+        "ghcr.io/huggingface/text-generation-inference:2.4.1-rocm",
+    ],
+)
+def test_tgi_rocm_build_names_rccl(image: str) -> None:
+    # TGI's ROCm shards take torch.distributed's "nccl" backend, which is RCCL under ROCm PyTorch
+    # (server/text_generation_server/utils/dist.py); the message names the library that runs there
+    msg = _kv404(image, "amd.com/gpu")
+    assert "RCCL (ROCm's NCCL) fails or hangs" in msg, msg
+    assert " and NCCL fails" not in msg, msg
+
+
+def test_vllm_rocm_build_names_rccl() -> None:
+    doc = POD.format(image="rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", resource="amd.com/gpu").replace(
+        '["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--sharded", "true", "--num-shard", "2"]',
+        '["--model", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "2"]',
+    )
+    res = run_documents(load_text(doc, "d.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV404"]
+    assert "RCCL (ROCm's NCCL) fails or hangs" in d.message, d.message

@@ -58,7 +58,10 @@ def test_plan_local_config_file_bounded(tmp_path: Path) -> None:
     """A device (never ends) and a file over a ConfigMap's 1 MiB are not read: KV503, unknown, never a hang."""
     big = tmp_path / "big.yaml"
     big.write_text("# " + "x" * MAX_CONFIG_FILE_BYTES + "\ntensor-parallel-size: 2\n")
-    for path in ("/dev/zero", str(big), str(tmp_path / "missing.yaml")):
+    # (named .yaml: vLLM refuses any other name before it opens the file, KV206: test_vllm_config_extension52)
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    for path in (str(zero), str(big), str(tmp_path / "missing.yaml")):
         out = _plan(["vllm", "serve", MODEL, "--config", path], local_config=True)
         assert out.verdict == "unknown", path
         assert "tensor_parallel_size" in out.result.serving.unresolved
@@ -104,3 +107,45 @@ def test_vllm_config_with_equals_is_never_read_by_vllm(tmp_path: Path) -> None:
     assert kv503.severity == "warning" and "vLLM never reads this file" in kv503.message
     assert f"--config {cfg}" in kv503.fix
     assert out.verdict != "unknown"
+
+
+@pytest.mark.parametrize(
+    ("extra", "command", "body"),
+    [
+        (
+            ["--sweep", "max-model-len=4k..8k"],
+            ["vllm", "serve", MODEL],
+            "tensor-parallel-size: 2\ngpu-memory-utilization: 0.5\n",
+        ),
+        (
+            ["--compare", "--accelerators", "l4"],
+            ["vllm", "serve", MODEL],
+            "tensor-parallel-size: 2\ngpu-memory-utilization: 0.5\n",
+        ),
+        (
+            ["--sweep", "context-length=4k..8k"],
+            ["python3", "-m", "sglang.launch_server", "--model-path", MODEL],
+            "tp-size: 2\nmem-fraction-static: 0.5\n",
+        ),
+    ],
+)
+def test_plan_compare_and_sweep_read_the_local_file_too(
+    tmp_path: Path, extra: list[str], command: list[str], body: str
+) -> None:
+    """``kvlint plan --compare/--sweep`` planned the command without its local --config file (engines52): the
+    file's TP 2 unknown, "no memory plan on NVIDIA L4: unknown reason" / "--sweep context-length=4000: no plan"."""
+    import json
+
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(body)
+    args = ["plan", "--offline", "--accelerator", "l4", "--format", "json", *extra, "--", *command]
+    res = CliRunner().invoke(main, [*args, "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    if "sweeps" in doc:
+        (sweep,) = doc["sweeps"]
+        assert all(p["kv_tokens"] > 0 for p in sweep["points"]), sweep
+    else:
+        # the file's gpu-memory-utilization 0.5 of an L4 (about 12 GB) does not hold the 15 GB of weights at TP 1
+        (row,) = [r for r in doc["compare"]["rows"] if r["tp"] == 1 and r["kv_cache_dtype"] == "auto"]
+        assert row["kv_cache_bytes"] < 0 and not row["fits"], row

@@ -161,6 +161,27 @@ def test_dynamo_sglang_config_key_reads_its_section(run, key: str) -> None:
     assert not [d for d in result.diagnostics if d.rule == "KV503"], result.diagnostics
 
 
+@pytest.mark.parametrize("key", ["prefill", "decode"])
+def test_a_typed_dynamo_sglang_command_reads_its_config_key_section(key: str) -> None:
+    """``kvlint plan -- python3 -m dynamo.sglang --config FILE --config-key KEY`` reads the file's ``KEY`` section
+    as a container's command does (above): the typed command was read by SGLang's parser without Dynamo's
+    ``--config-key``, so the sections' names became options "taken as Dynamo's own" and TP stayed 1."""
+    from kvlint.engines.command import parse_command_line
+
+    body = SECTIONS.split("server.yaml: |-\n", 1)[1].split("---", 1)[0]
+    text = "\n".join(line[4:] for line in body.splitlines())
+    s = parse_command_line(
+        ["python3", "-m", "dynamo.sglang", "--config", "server.yaml", "--config-key", key],
+        "0.5.5",
+        config_loader=lambda path: (text, None) if path == "server.yaml" else None,
+    )
+    assert s.model is not None and s.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert s.flags["disaggregation_mode"].value == key
+    assert s.flags["tp_size"].value == (2 if key == "prefill" else 1)
+    said = " ".join(f.message for f in s.findings)
+    assert "--prefill" not in said and "--decode" not in said and "--config-key" not in said, said
+
+
 def test_dynamo_sglang_config_key_not_in_the_file_is_said(run) -> None:
     command = "[python3, -m, dynamo.sglang, --config, /etc/sglang/server.yaml, --config-key, mixed]"
     result, s = run(SECTIONS + POD.replace("COMMAND", command))
@@ -207,3 +228,25 @@ def test_a_key_sglang_refuses_in_its_config_file_is_kv206(run, image: str, key: 
     (d,) = said
     assert d.severity == "error" and key.split(":")[0] in d.message
     assert d.loc is not None and text.splitlines()[d.loc.line - 1].strip() == key
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # not YAML: yaml.safe_load raises; more than a ConfigMap holds: not read
+        "    model-path: [Qwen/Qwen2.5-7B-Instruct\n    tp-size: 2\n",
+        "    tp-size: 2\n    # " + "x" * (1024 * 1024 + 16) + "\n",
+    ],
+)
+def test_a_file_kvlint_cannot_read_leaves_its_settings_unknown(run, body: str) -> None:
+    """As vLLM's unread --config (kvlint.engines.options.unknown_from_config_file): the file may set the layout and
+    the context, so the sizes are unknown, not SGLang's defaults (tp 1: "the pod requests 2 GPUs but --tp-size 1
+    uses only 1"), and the command line's own values stay known (engines52)."""
+    text = CONFIGMAP.split("  server.yaml: |-\n")[0] + "  server.yaml: |-\n" + body + "---\n"
+    result, s = run(text + POD.replace("COMMAND", LAUNCH))
+    assert "tp_size" in s.unresolved and "tp_size" not in s.flags, (s.unresolved, s.flags)
+    assert s.flags["context_length"].value == 8192
+    assert not [d for d in result.diagnostics if d.rule == "KV403"], result.diagnostics
+    assert [
+        d for d in result.diagnostics if d.rule == "KV503" and "--config /etc/sglang/server.yaml" in d.message
+    ]

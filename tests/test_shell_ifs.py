@@ -68,6 +68,24 @@ SCRIPTS += [
     for v in VALUES
 ]
 
+# an array's elements expand as the positional parameters do (bash(1) "Arrays": ``${A[*]}``/``${A[@]}`` as
+# ``$*``/``$@``, ``${A[1]}`` as ``$2``; one helper in kvlint serves both): the same words side by side, at IFS unset
+# (bash's default), empty, of other characters or of blanks only; elements with blanks, empty ones, none at all
+_ARRAY_WORDS = (
+    '"${A[*]}" "$*" ${A[*]} $* ${A[@]} $@ "${A[@]}" "$@" "x${A[@]}y" "x$@y" "x${A[*]}y" "x$*y" '
+    'z${A[1]} z$2 "${A[5]}" "$5" ${A[5]} $5 e'
+)
+SCRIPTS += [
+    f'{set_ifs}A=({_q(v)} p,q {_q(v)}); set -- "${{A[@]}}"; vllm serve m {_ARRAY_WORDS}'
+    for set_ifs in ("unset IFS; ", "IFS=; ", "IFS=,; ", "IFS=:; ", f"IFS={_q(chr(9) + chr(10))}; ")
+    for v in VALUES
+]
+SCRIPTS += [
+    f"{set_ifs}{arr}; vllm serve m {_ARRAY_WORDS}"
+    for set_ifs in ("", "IFS=; ", "IFS=,; ")
+    for arr in ("A=(); set --", "A=(''); set -- ''", "A=('a  b' '' c); set -- 'a  b' '' c", "A=(x); set -- x")
+]
+
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_unquoted_expansions_are_split_at_the_script_s_ifs_as_bash_splits_them(

@@ -128,5 +128,14 @@ def test_a_script_that_installs_vllm_from_its_source_branch_replaces_the_tags_re
         version, found = run(url)
         assert version is None, url
         assert not [d for d in found if d.rule == "KV205"], found
-        assert [d for d in found if d.rule == "KV208" and "upgrades vLLM" in d.message], found
+        (kv208,) = [d for d in found if d.rule == "KV208"]
+        # the branch head is the newest code, a development version, not the newest release (engines52)
+        assert "installs vLLM from its source repository at a branch or commit" in kv208.message, kv208
+        assert "newest vLLM release" not in kv208.message and "upgrades" not in kv208.message, kv208
+        assert "git+...@vX.Y.Z" in (kv208.fix or ""), kv208
+    # pip install -U vllm still upgrades to the newest release
+    ((kv208,),) = [[d for d in run("-U vllm")[1] if d.rule == "KV208"]]
+    assert (
+        "upgrades vLLM without pinning a release" in kv208.message and "newest vLLM release" in kv208.message
+    )
     assert run("git+https://github.com/vllm-project/vllm.git@v0.11.0")[0] == "0.11.0"

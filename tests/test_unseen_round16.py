@@ -50,7 +50,7 @@ def test_single_core_tpu_with_too_few_chips_is_counted_in_tpu_devices(tmp_path: 
     KV403 error, now in TPU devices and chips, without the CUDA world-size message vLLM prints on GPUs."""
     (d,) = _kv403(_variant(tmp_path, "gke-tpu-accelerator: tpu7x", "gke-tpu-accelerator: tpu-v6e-slice"))
     assert d.severity == "error"
-    assert d.message.startswith("tensor-parallel-size 8 needs 8 TPU devices but the pod gets 4")
+    assert d.message.startswith("--tensor-parallel-size 8 needs 8 TPU devices but the pod gets 4")
     assert "google.com/tpu: 4 chips" in d.message and "GPUs" not in d.message
     assert d.fix is not None and d.fix.startswith("request 8 chips per pod (google.com/tpu)")
 
@@ -58,7 +58,7 @@ def test_single_core_tpu_with_too_few_chips_is_counted_in_tpu_devices(tmp_path: 
 def test_ironwood_with_more_workers_than_devices(tmp_path: Path) -> None:
     """On TPU7x the remedy asks for the chips that give the devices: 16 workers need 8 chips, not 16."""
     (d,) = _kv403(_variant(tmp_path, "--tensor-parallel-size=8", "--tensor-parallel-size=16"))
-    assert d.message.startswith("tensor-parallel-size 16 needs 16 TPU devices but the pod gets 8")
+    assert d.message.startswith("--tensor-parallel-size 16 needs 16 TPU devices but the pod gets 8")
     assert "2 TensorCores (JAX devices) per tpu7x chip" in d.message
     assert d.fix is not None and d.fix.startswith("request 8 chips per pod")
 
@@ -81,7 +81,7 @@ def test_tpu_of_no_known_generation_is_bounded_by_two_devices_a_chip(tmp_path: P
     fits.write_text(text)
     (d,) = _kv403(fits)
     assert d.severity == "error"
-    assert d.message.startswith("tensor-parallel-size 16 needs 16 TPU devices but the pod gets at most 8")
+    assert d.message.startswith("--tensor-parallel-size 16 needs 16 TPU devices but the pod gets at most 8")
     assert "the pod names no TPU generation" in d.message
 
 

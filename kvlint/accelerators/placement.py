@@ -46,7 +46,14 @@ from typing import Any, TypeVar
 from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
-from kvlint.gpu_resources import AMD_GPU, GPU_RESOURCES, MIG_RESOURCE_PREFIX, NVIDIA_GPU, NVIDIA_GPU_SHARED
+from kvlint.gpu_resources import (
+    AMD_GPU,
+    GPU_RESOURCES,
+    MIG_RESOURCE_PREFIX,
+    NVIDIA_GPU,
+    NVIDIA_GPU_SHARED,
+    amd_partition_of,
+)
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, AnnotationConflict, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
@@ -426,12 +433,13 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 else "?x"
             )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
-            slice_mib, how_known = _fractional_gpu_mib(it)
+            slice_mib, per_gpu, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
-                c.label_bytes = max(slice_mib - cat.driver_reserve_mib(), 0) * cat.MIB
+                reserved, how_reserved = vgpu_reserved_mib(it.accelerator, slice_mib, per_gpu)
+                c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
                 c.notes.append(
-                    f"a fractional GPU: {slice_mib} MiB frame buffer ({how_known}), less the typical "
-                    f"{cat.driver_reserve_mib()} MiB driver reserve, not the whole GPU's memory"
+                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less the {reserved} MiB "
+                    f"NVIDIA's vGPU manager reserves of it ({how_reserved}), not the whole GPU's memory"
                 )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
@@ -566,22 +574,71 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
     )
 
 
-def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, str]:
-    """(the frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; where the figure comes
-    from), or (None, "") for a whole-GPU type. A vGPU share is a GPU of its own to the engine, whose memory is the
-    share's frame buffer, not the board's (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer",
-    MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``; EC2 g6f: the GPU memory of the instance, the Karpenter
-    instance-type reference): the size table's figure when it gives one, else the share of the board's NVML
-    total."""
-    if it.accelerator is None or not (it.fraction or it.gpus == 0):
-        return None, ""
-    if it.slice_memory_mib:
-        return it.slice_memory_mib, f"{it.name}'s size table"
+def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, int | None, str]:
+    """(the vGPU profile's frame buffer of the GPU share a fractional-GPU instance type gives its node, MiB; how
+    many such shares one GPU holds, when known; where the figures come from), or (None, None, "") for a whole-GPU
+    type. A vGPU share is a GPU of its own to the engine, sized on the share's frame buffer, not the board's
+    (Azure NVadsA10 v5: "starting at 1/6th of a GPU with 4-GiB frame buffer", MicrosoftDocs/azure-docs
+    ``nvadsa10v5-series.md``): the size table's figure with its fraction; for EC2's g6f/gr6f, whose GPU memory in
+    the Karpenter instance-type reference is the EC2 API's (2,861 MiB on ``g6f.large``: "3 GB" in MiB, as 22,888 is
+    a whole L4's "24 GB"), the share that figure is of the whole board's EC2 figure applied to the board's stated
+    memory (an eighth of 24 GiB: 3,072 MiB, the L4-3Q profile); else the fraction of the board's stated memory
+    (:func:`kvlint.accelerators.registry.nominal_memory_mib`), or of its NVML total when none is stated."""
+    acc = it.accelerator
+    if acc is None or not (it.fraction or it.gpus == 0):
+        return None, None, ""
     m = re.fullmatch(r"1/(\d+)", it.fraction or "")
-    if m is None or int(m.group(1)) == 0:
-        return None, ""
-    whole = cat.nvml_total_mib(it.accelerator)
-    return whole // int(m.group(1)), f"{it.fraction} of {it.accelerator.id}'s {whole} MiB"
+    per_gpu = int(m.group(1)) if m is not None and int(m.group(1)) > 0 else None
+    nominal = cat.nominal_memory_mib(acc)
+    if it.slice_memory_mib and it.fraction:
+        return it.slice_memory_mib, per_gpu, f"{it.name}'s size table, {it.fraction} of {acc.id}"
+    if it.slice_memory_mib:
+        whole_api = cat.instance_gpu_memory_mib(acc)
+        if whole_api and nominal and it.slice_memory_mib <= whole_api:
+            shares = round(whole_api / it.slice_memory_mib)
+            if shares >= 1:
+                return (
+                    nominal // shares,
+                    shares,
+                    f"{it.name}'s EC2 GPU memory {it.slice_memory_mib} MiB is 1/{shares} of {acc.id}'s "
+                    f"{whole_api}: 1/{shares} of its {nominal // 1024} GiB",
+                )
+        return it.slice_memory_mib, None, f"{it.name}'s EC2 GPU memory"
+    if per_gpu is None:
+        return None, None, ""
+    if nominal:
+        return nominal // per_gpu, per_gpu, f"{it.fraction} of {acc.id}'s {nominal // 1024} GiB"
+    whole = cat.nvml_total_mib(acc)
+    return whole // per_gpu, per_gpu, f"{it.fraction} of {acc.id}'s {whole} MiB"
+
+
+#: NVIDIA's vGPU frame buffer reservation: "max-reserved-fb = vgpu-profile-size-in-mb÷16 + 16 + ecc-adjustments +
+#: page-retirement-allocation + compression-adjustment", "the total amount of reserved frame buffer in Mbytes that
+#: is unavailable for vGPUs"; ecc-adjustments = the profile's frame buffer / 16 (64 MB a GB) "if ECC is enabled on a
+#: physical GPU that does not have HBM2 memory", else 0; page-retirement-allocation = 128 ÷ max-vgpus-per-gpu on GPUs
+#: after Maxwell that support ECC; compression-adjustment only for Turing types of 12 GB or more (T4, RTX 6000/8000).
+#: The hypervisor makes from it "allocations that the guest OS would otherwise have made in its frame buffer" (NVIDIA
+#: vGPU software documentation, NVIDIA AI Enterprise Infra release notes, limitation "Total Frame Buffer for vGPUs is
+#: Less Than the Total Frame Buffer on the Physical GPU"), so it stands in for a whole GPU's driver reserve
+VGPU_RESERVE_SRC = "NVIDIA vGPU documentation: 'Total Frame Buffer for vGPUs is Less Than the Total Frame Buffer on the Physical GPU'"
+
+
+def vgpu_reserved_mib(acc: Accelerator, profile_mib: int, per_gpu: int | None) -> tuple[int, str]:
+    """(MiB of a vGPU profile's frame buffer ``profile_mib`` NVIDIA's vGPU manager reserves, so that the engine
+    does not see it; the terms in words), by :data:`VGPU_RESERVE_SRC`'s formula on ``acc`` with ``per_gpu`` such
+    profiles a GPU (the page-retirement share; 1, its largest, when unknown). ECC is taken as the board ships:
+    on when its whole-GPU NVML total shows ECC's sixteenth taken from its stated memory (the A10's 23,028 MiB of
+    24,576, the L4's 23,034: GDDR6 with ECC on by default), off otherwise (the RTX PRO 6000's 97,887 of 98,304);
+    a host that turned ECC off gives the share 64 MiB a GiB more than planned."""
+    base = profile_mib // 16 + 16
+    retire = 128 // max(1, per_gpu or 1)
+    nominal, nvml = cat.nominal_memory_mib(acc), cat.nvml_total_mib(acc)
+    ecc = nominal is not None and nvml <= nominal * 15 // 16
+    ecc_mib = profile_mib // 16 if ecc else 0
+    words = f"{profile_mib} / 16 + 16 + {retire} for page retirement" + (
+        f" + {ecc_mib} for ECC, on by default on {acc.id}" if ecc else ""
+    )
+    return base + retire + ecc_mib, words
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
@@ -684,6 +741,49 @@ def _affinity_terms(pod_spec: Mapping[str, Any]) -> list[list[_Expr]]:
         if parsed or term.get("matchFields"):
             out.append(parsed)
     return out
+
+
+@dataclass
+class _PodScheduling:
+    """What a pod spec's ``nodeSelector`` and required node affinity say, the same for each of its containers
+    (:func:`_pod_scheduling`): the label sets (the nodeSelector's, then each term's ``In`` values), the GKE MIG
+    partition and sharing they declare, and the GPU they decide (:func:`_from_scheduling`) per site table. A pod of
+    40 containers with 2,000 ``nodeSelectorTerms`` evaluated every term for each container's placement (80,000
+    term evaluations); each pod's are now evaluated once (perf52). Nothing here is changed by its readers
+    (:func:`_finish` never mutates a decision)."""
+
+    ns_labels: Labels
+    ns: Any
+    terms: list[list[_Expr]]
+    label_sets: list[Labels]
+    partition: str | None
+    sharing: tuple[bool, int | None, str]
+    decisions: dict[int, tuple[Site | None, _Decision | None]] = field(default_factory=dict)
+
+    def decision(self, site: Site | None) -> _Decision | None:
+        """:func:`_from_scheduling` of the pod's nodeSelector and terms with ``site``, once per site table."""
+        hit = self.decisions.get(id(site))
+        if hit is not None and hit[0] is site:
+            return hit[1]
+        out = _from_scheduling(self.ns_labels, self.ns, self.terms, site)
+        # (the site kept with its answer, so its id is not reused meanwhile)
+        self.decisions[id(site)] = (site, out)
+        return out
+
+
+@_per_pod_spec
+def _pod_scheduling(pod_spec: Mapping[str, Any]) -> _PodScheduling:
+    """The :class:`_PodScheduling` of ``pod_spec`` (read once while the spec lives, :func:`_per_pod_spec`)."""
+    ns_labels, ns = _node_selector_labels(pod_spec)
+    terms = _affinity_terms(pod_spec)
+    label_sets: list[Labels] = [ns_labels]
+    for exprs in terms:
+        term_labels: Labels = {}
+        for e in exprs:
+            if e.op == "In":
+                term_labels.setdefault(e.key, []).extend(e.values)
+        label_sets.append(term_labels)
+    return _PodScheduling(ns_labels, ns, terms, label_sets, _partition(label_sets), _sharing(label_sets))
 
 
 def _named_ids(key: str, values: list[tuple[str, Loc | None]]) -> set[str]:
@@ -899,9 +999,12 @@ _RESOURCE_RANKS = {key: (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESO
 
 
 def _resource_rank(key: str) -> int | None:
-    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors."""
+    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors (an AMD
+    partition under the device plugin's ``mixed`` naming, ``amd.com/cpx_nps4``, as ``amd.com/gpu``)."""
     if key.startswith(MIG_RESOURCE_PREFIX):
         return 2
+    if amd_partition_of(key) is not None:
+        return _RESOURCE_RANKS[AMD_GPU]
     return _RESOURCE_RANKS.get(key)
 
 
@@ -1373,15 +1476,8 @@ def resolve_placement(
             resource, gpus, gpus_loc = device_class_of(claimed[1]), claimed[0], claimed[2]
     # HAMi's memory slice: nvidia.com/gpu vGPUs (or none, which HAMi's webhook makes 1), not MIG or other vendors
     gslice = hami_slice(container) if resource in (None, HAMI_COUNT) else None
-    ns_labels, ns = _node_selector_labels(pod_spec)
-    terms = _affinity_terms(pod_spec)
-    label_sets: list[Labels] = [ns_labels]
-    for exprs in terms:
-        term_labels: Labels = {}
-        for e in exprs:
-            if e.op == "In":
-                term_labels.setdefault(e.key, []).extend(e.values)
-        label_sets.append(term_labels)
+    pod = _pod_scheduling(pod_spec)
+    label_sets = pod.label_sets
     notes: list[str] = []
 
     def lookup(ref: str) -> Accelerator | None:
@@ -1405,7 +1501,7 @@ def resolve_placement(
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
     conflict: AnnotationConflict | None = None
     if decision is None:
-        own = _own_decision(pod_spec, ns_labels, ns, terms, derived, node_class, site, lookup)
+        own = _own_decision(pod_spec, pod, derived, node_class, site, lookup)
         if annotated is not None and annotated.acc is not None and own is not None and own.acc is not None:
             allowed = {own.acc.id} | {a.id for a in own.candidates}
             within = annotated.acc.id in allowed and len(allowed) > 1
@@ -1428,8 +1524,8 @@ def resolve_placement(
         gpus=gpus,
         gpus_loc=gpus_loc,
         gslice=gslice,
-        partition=_partition(label_sets),
-        sharing=_sharing(label_sets),
+        partition=pod.partition,
+        sharing=pod.sharing,
         why_undecided=lambda: _why_undecided(label_sets),
         amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
@@ -1474,22 +1570,46 @@ AMD_XCP_MEMORY_SRC = (
 )
 
 
-def _amd_partition_bytes(acc: Accelerator, value: str) -> tuple[int | None, str]:
-    """(the memory of one compute partition of ``acc`` in the mode the label ``value`` names, a note), or (None, a
-    note) when the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "")
-    for ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``."""
+def amd_partition_fleet(
+    value: str, fleet: tuple[Accelerator, ...]
+) -> tuple[tuple[Accelerator, ...], int | None]:
+    """Where a pod requesting one AMD compute partition of mode ``value`` (``cpx_nps4``, the ``mixed``-naming
+    resource's, :func:`kvlint.gpu_resources.amd_partition_of`) can land, and into how many partitions the mode
+    splits each GPU: the GPUs of ``fleet`` whose partition counts kvlint knows (:data:`AMD_PARTITIONED_BOARDS`),
+    else those boards from the catalogue; ``(fleet, None)`` for ``spx`` (whole GPUs) or a mode kvlint does not
+    know (:data:`AMD_PARTITIONS`)."""
+    mode = value.strip().lower().split("_", 1)[0]
+    n = AMD_PARTITIONS.get(mode)
+    if n is None or n == 1:
+        return fleet, None
+    mine = tuple(a for a in fleet if a.id in AMD_PARTITIONED_BOARDS)
+    return (mine or tuple(cat.require(i, "AMD partition fleet") for i in AMD_PARTITIONED_BOARDS)), n
+
+
+def amd_partition_memory(acc: Accelerator, n: int) -> int:
+    """The memory of one of ``n`` compute partitions of ``acc`` (:func:`_amd_partition_bytes`' arithmetic)."""
+    return acc.memory_bytes // n // 4096 * 4096
+
+
+def _amd_partition_bytes(acc: Accelerator, value: str, resource: str | None = None) -> tuple[int | None, str]:
+    """(the memory of one compute partition of ``acc`` in the mode ``value`` names, a note), or (None, a note) when
+    the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "") for
+    ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``. ``value`` is the node label's
+    (:data:`AMD_PARTITION`, for ``amd.com/gpu``), or the one the ``mixed``-naming ``resource`` spells
+    (``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.amd_partition_of`), which the note then names."""
     mode = value.strip().lower().split("_", 1)[0]
     if mode == "spx" or not re.fullmatch(r"[a-z]px_nps\d+", value.strip().lower()):
         return None, ""
+    said, each = (f"resource {resource}", resource) if resource else (f"{AMD_PARTITION}={value}", AMD_GPU)
     n = AMD_PARTITIONS.get(mode) if acc.id in AMD_PARTITIONED_BOARDS else None
     if n is None:
         return None, (
-            f"{AMD_PARTITION}={value}: each amd.com/gpu is a {mode.upper()} partition of {acc.id}, into how many "
+            f"{said}: each {each} is a {mode.upper()} partition of {acc.id}, into how many "
             "kvlint does not know on this board: sized as the whole GPU, which overstates its memory"
         )
-    part = acc.memory_bytes // n // 4096 * 4096
+    part = amd_partition_memory(acc, n)
     return part, (
-        f"{AMD_PARTITION}={value}: each amd.com/gpu is one of {n} {mode.upper()} partitions of {acc.id}, "
+        f"{said}: each {each} is one of {n} {mode.upper()} partitions of {acc.id}, "
         f"{part / cat.GIB:.2f} GiB (the GPU's memory / {n}, as amdgpu gives each compute partition)"
     )
 
@@ -1582,15 +1702,20 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
-    # an AMD GPU split into compute partitions: amd.com/gpu is one partition (the device plugin's single naming)
+    # an AMD GPU split into compute partitions: amd.com/gpu is one partition on a node the partition label selects
+    # (the device plugin's single naming); under its mixed naming the resource names the partition itself
+    # (amd.com/cpx_nps4), whatever the labels say
+    named = amd_partition_of(resource)
+    if named is not None:
+        amd_partition = named
     if (
         mig_bytes is None
         and amd_partition
         and acc is not None
         and acc.vendor == "amd"
-        and resource == AMD_GPU
+        and (resource == AMD_GPU or named is not None)
     ):
-        mig_bytes, note = _amd_partition_bytes(acc, amd_partition)
+        mig_bytes, note = _amd_partition_bytes(acc, amd_partition, resource if named is not None else None)
         if note:
             notes.append(note)
     shared, sharers, share_note = sharing
@@ -1690,9 +1815,7 @@ def placement_on_node(facts: NodeFacts, container: Mapping[str, Any]) -> Placeme
 
 def _own_decision(
     pod_spec: Mapping[str, Any],
-    ns_labels: Labels,
-    ns: Any,
-    terms: list[list[_Expr]],
+    pod: _PodScheduling,
     derived: DerivedAccelerator | None,
     node_class: DerivedAccelerator | None,
     site: Site | None,
@@ -1700,8 +1823,8 @@ def _own_decision(
 ) -> _Decision | None:
     """The GPU the pod's own facts decide, without the user's ``kvlint.io/accelerator``, in the order
     :func:`resolve_placement` reads them: the operator object's fields (``derived``), a ``nodeName`` of the
-    site's table, the ``nodeSelector`` and required node affinity, the node class the pod selects; None when
-    none names one."""
+    site's table, the ``nodeSelector`` and required node affinity (``pod``, :func:`_pod_scheduling`), the node
+    class the pod selects; None when none names one."""
     if derived is not None:
         acc = lookup(derived.accelerator)
         if acc is not None:
@@ -1714,8 +1837,8 @@ def _own_decision(
             f"nodeName {node_name} ({site.source} accelerators.node_names: {ref})",
             loc_of(pod_spec, "nodeName"),
         )
-    if ns_labels or terms:
-        decision = _from_scheduling(ns_labels, ns, terms, site)
+    if pod.ns_labels or pod.terms:
+        decision = pod.decision(site)
         if decision is not None:
             return decision
     if node_class is not None:
@@ -1775,6 +1898,11 @@ def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
     catalogue or without a GPU count; a count that is not a whole number). ``what`` is the value in words."""
     if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
         it = cat.instance_type(value)
+        if it is not None and it.gpus == 0 and it.accelerator is not None and it.slice_memory_mib:
+            # EC2's fractional g6f/gr6f (Karpenter's GPU count 0): the node's one GPU is a vGPU share of an L4
+            # (_fractional_gpu_mib), which the device plugin offers as one nvidia.com/gpu
+            share = f"{key}={it.name} (a share of 1 {it.accelerator.name})"
+            return NodeGpus(1, share, loc, it.source, it.accelerator, it.name, key)
         if it is None or not isinstance(it.gpus, int) or it.gpus < 1:
             return None
         gpu = it.accelerator.name if it.accelerator is not None else "GPU"

@@ -551,6 +551,17 @@ def instance_gpu_memory_mib(acc: Accelerator) -> int | None:
     return int(fact["value"]) if fact else None
 
 
+def nominal_memory_mib(acc: Accelerator) -> int | None:
+    """The board's memory as its vendor states it (``marketing_memory_gb``: the A10's and L4's 24 GB, the RTX PRO
+    6000's 96 GB) in MiB, the size NVIDIA's vGPU profiles divide (A10-4Q: 4,096 MiB, a sixth of 24,576); None when
+    the catalogue has no such figure."""
+    fact = _cat().entries.get(acc.id, {}).get("marketing_memory_gb")
+    try:
+        return int(float(fact["value"]) * 1024) if fact else None
+    except (TypeError, ValueError):
+        return None
+
+
 def generic_nvidia(product: str | None, nvml_mib: int, cc: str | None) -> Accelerator:
     """An NVIDIA GPU not in the catalogue, described by its GFD labels.
 

@@ -103,7 +103,8 @@ def run_plan_extras(
             argv, options, compare=compare, accelerators=accelerators, sweep=sweep, fmt=fmt, plot=plot
         )
     asked = "kvlint plan --sweep" if sweep and not (compare or accelerators) else "kvlint plan --compare"
-    ctx = resolve(argv, options, what=asked)
+    # the command's --config FILE is the user's own, read from this machine as kvlint plan reads it
+    ctx = resolve(argv, options, what=asked, local_config=True)
     out: list[str] = []
     doc: dict[str, Any] = {
         "engine": "vllm",
@@ -177,7 +178,7 @@ def _engine_extras(
     from kvlint.capacity.sweep import render_sweep
     from kvlint.types import ENGINE_NAMES
 
-    ctx = E.resolve_command(argv, options)
+    ctx = E.resolve_command(argv, options, local_config=True)
     name = ENGINE_NAMES[ctx.engine]
     model_id = ctx.out.result.model.id if ctx.out.result.model else "?"
     out: list[str] = []

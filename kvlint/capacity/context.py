@@ -78,10 +78,13 @@ def vllm_only_message(engine: str, argv: list[str] | tuple[str, ...], what: str)
     )
 
 
-def resolve(argv: list[str], options: Options, *, what: str = "capacity planning") -> EngineContext:
+def resolve(
+    argv: list[str], options: Options, *, what: str = "capacity planning", local_config: bool = False
+) -> EngineContext:
     """Parse and plan ``argv`` (``["vllm", "serve", MODEL, ...]``) with ``options`` (``--accelerator``,
     ``--gpu-memory``, ``--model-dir``, ``--offline``, ``--engine-version``); ``what`` names the command or option
-    asking, for the message refusing another engine (:func:`vllm_only_message`).
+    asking, for the message refusing another engine (:func:`vllm_only_message`). ``local_config``: read the
+    command's ``--config FILE`` from this machine, as ``kvlint plan`` does (``kvlint plan --compare/--sweep``).
 
     Raises :class:`CapacityError` for non-vLLM commands, unknown accelerators or models without a config.json
     (message from model resolution, saying how to provide one), or a plan error on the given accelerator.
@@ -89,7 +92,7 @@ def resolve(argv: list[str], options: Options, *, what: str = "capacity planning
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     try:
-        out = plan_command(list(argv), options)
+        out = plan_command(list(argv), options, local_config=local_config)
     except PlanRequestError as exc:
         raise CapacityError(str(exc)) from exc
     cr = out.result

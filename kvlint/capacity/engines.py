@@ -62,6 +62,8 @@ class CommandContext:
     options: Options
     out: PlanOutput
     engine: str
+    #: the command's ``--config FILE`` is read from this machine (``kvlint plan``'s own command line), in each cell too
+    local_config: bool = False
 
     @property
     def terms(self) -> EngineTerms:
@@ -121,20 +123,22 @@ def command_engine(argv: list[str], options: Options) -> str | None:
         return None
 
 
-def resolve_command(argv: list[str], options: Options) -> CommandContext:
+def resolve_command(argv: list[str], options: Options, *, local_config: bool = False) -> CommandContext:
     """``kvlint plan`` of a TGI or SGLang ``argv``; raises :class:`~kvlint.capacity.context.CapacityError` when
-    the command cannot be planned or its model has no config.json (the message says how to provide one)."""
+    the command cannot be planned or its model has no config.json (the message says how to provide one).
+    ``local_config``: read the command's ``--config FILE`` from this machine, as ``kvlint plan`` does
+    (:func:`kvlint.capacity.plan_command.plan_command`)."""
     from kvlint.capacity.context import CapacityError
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     try:
-        out = plan_command(list(argv), options)
+        out = plan_command(list(argv), options, local_config=local_config)
     except PlanRequestError as exc:
         raise CapacityError(str(exc)) from exc
     cr = out.result
     if cr.model is None:
         raise CapacityError(str(cr.model_error or "model unavailable"))
-    return CommandContext(tuple(argv), options, out, cr.serving.engine)
+    return CommandContext(tuple(argv), options, out, cr.serving.engine, local_config)
 
 
 def plan_cell(
@@ -146,7 +150,7 @@ def plan_cell(
     from kvlint.capacity.plan_command import plan_command
 
     opts = ctx.options if gpu_memory else dataclasses.replace(ctx.options, gpu_memory_bytes=None)
-    return plan_command(list(ctx.argv), opts, flags=flags, accelerator=acc)
+    return plan_command(list(ctx.argv), opts, flags=flags, accelerator=acc, local_config=ctx.local_config)
 
 
 def cell_verdict(out: PlanOutput) -> tuple[str, str, str]:

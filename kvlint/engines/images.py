@@ -31,12 +31,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
+from kvlint.engines.pip_options import PIP_SOURCE_OPTIONS
 from kvlint.gpu_resources import (
     AMD_GPU,
     MIG_RESOURCE_PREFIX,
     NON_GPU_RESOURCES,
     NVIDIA_GPU,
     NVIDIA_GPU_SHARED,
+    amd_partition_of,
 )
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ __all__ = [
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
     "accelerator_build",
+    "bare_vllm_published",
     "build_is_evidenced",
     "engine_of_image",
     "engine_release",
@@ -62,10 +65,12 @@ __all__ = [
     "names_engine",
     "path_placeholder",
     "pip_names_source",
+    "pip_source_build",
     "pip_source_variable",
     "published_build",
     "pypi_cuda_wheel",
     "repository_path",
+    "rocm_index_outbid",
     "split_image",
     "tag_of_unknown_image",
     "tag_only_names_release",
@@ -295,10 +300,39 @@ def _tag_not_version(path: str) -> bool:
 ENGINE_IMAGE_NAMES = {"vllm": "vllm-openai", "tgi": "text-generation-inference", "sglang": "sglang"}
 
 
+#: AWS's Deep Learning Containers registries whose repository ``vllm`` holds AWS's vLLM DLC: the account
+#: ``763104351884`` in each region's ECR and the ECR Public gallery ``public.ecr.aws/deep-learning-containers/``.
+_AWS_DLC_HOST = re.compile(r"763104351884\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?")
+
+
+def bare_vllm_published(image: str) -> bool:
+    """Whether ``image`` is a repository named bare ``vllm`` whose publisher says its tag leads with the vLLM release
+    the image carries, so that the tag is read as that release (:func:`engine_version`); any other publisher's
+    ``vllm`` (``myorg/vllm:1.0``, ``rtalaricw/vllm:0.1``) names its own product and its tag is its own version:
+
+    * ``intel/vllm`` (Docker Hub): Intel's vLLM images for its GPUs, "The vLLM used in this docker image is based on
+      v0.10.2" for ``intel/vllm:0.10.2-xpu`` (intel/ai-containers ``vllm/0.10.2-xpu.md``
+      @13ed7481e47634f497055c8d703906099f326b20; ``0.8.0-xpu`` to ``0.17.0-xpu`` alike).
+    * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` and
+      ``public.ecr.aws/deep-learning-containers/vllm``: each release "vllm/vllm-openai version ``vX.Y.Z``" with the
+      tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (aws/deep-learning-containers
+      ``vllm/CHANGELOG.md`` @61a6b3e839f7d7d33a0744bf15261613fe7373aa)."""
+    repo = split_image(image)[0]
+    path = _repo_path(repo)
+    first = repo.split("/", 1)[0].lower()
+    host = first if ("." in first or ":" in first or first == "localhost") and "/" in repo else ""
+    if path == "intel/vllm":
+        return host in ("", "docker.io", "index.docker.io", "registry-1.docker.io")
+    if path == "vllm":
+        return _AWS_DLC_HOST.fullmatch(host) is not None
+    return path == "deep-learning-containers/vllm" and host == "public.ecr.aws"
+
+
 def _names_engine_image(last: str, engine: str) -> bool:
     """Whether ``last``, the last path component of a repository kvlint does not know as an engine build, names
     ``engine``'s own image, so that its tag is the engine's release: the engine's bare name (``intel/vllm:0.10.0-xpu``,
-    AWS's ``.../vllm:0.9-gpu-py312-ec2``), or the image's name (:data:`ENGINE_IMAGE_NAMES`), alone or followed by
+    AWS's ``.../vllm:0.9-gpu-py312-ec2``: for vLLM only where its publisher says so, :func:`bare_vllm_published`,
+    which :func:`engine_version` asks), or the image's name (:data:`ENGINE_IMAGE_NAMES`), alone or followed by
     hyphen-joined words of a rebuild, as a tag carries a build suffix (``aibrix/vllm-openai-aibrix-kvcache-nixl:
     v0.10.2-nixl-0.7.1``, ``aibrix/sglang-aibrix-kvcache-nixl:v0.5.5.post3-...``). A word before the name makes it
     another product's (a fork's own release numbers: Neural Magic's ``nm-vllm-openai``, ``llmd-vllm-openai``), as
@@ -645,6 +679,12 @@ def engine_version(image: str) -> str | None:
         # whose script installs vLLM from main; neuralmagic/nm-vllm-openai, nm-vllm's own release numbers): its tag
         # is the image's own version, not the engine's, unless its last path component names the engine's image
         return None
+    if engine == "vllm" and engine_of_image(image) is None and path.rsplit("/", 1)[-1] == "vllm":
+        if not bare_vllm_published(image):
+            # a repository named bare "vllm" by a publisher that does not say its tag is vLLM's release
+            # (myorg/vllm:1.0, rtalaricw/vllm:0.1): the tag is that image's own version (Intel's and AWS's are
+            # vLLM's: bare_vllm_published)
+            return None
     if engine == "vllm" and _tag_not_version(path):
         return None
     m = _VERSION_RE.match(tag)
@@ -756,6 +796,8 @@ def tag_only_names_release(image: str) -> bool:
     path = _repo_path(repo)
     if ray_llm_vllm(image) is not None or dynamo_runtime(image) is not None or _release_tag_build(path):
         return False
+    if bare_vllm_published(image):
+        return False  # Intel's and AWS's vllm images: their publisher says the tag is the vLLM release
     if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME) or inline_engine(image) is not None:
         return False
     return _INLINE_VLLM_RE.search(path) is None and (tag is None or _INLINE_VLLM_RE.search(tag) is None)
@@ -1062,10 +1104,11 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
 def gpu_vendor_of_resource(resource: str | None) -> str | None:
     """The GPU vendor whose nodes alone advertise ``resource``: ``nvidia`` for NVIDIA's device plugin's
     ``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` (time-slicing) and MIG slices (``nvidia.com/mig-1g.10gb``),
-    ``amd`` for AMD's ``amd.com/gpu``; None for any other resource."""
+    ``amd`` for AMD's ``amd.com/gpu`` and its partitions under the ``mixed`` naming (``amd.com/cpx_nps4``,
+    :func:`kvlint.gpu_resources.amd_partition_of`); None for any other resource."""
     if resource in (NVIDIA_GPU, NVIDIA_GPU_SHARED) or (resource or "").startswith(MIG_RESOURCE_PREFIX):
         return "nvidia"
-    if resource == AMD_GPU:
+    if resource == AMD_GPU or amd_partition_of(resource) is not None:
         return "amd"
     return None
 
@@ -1144,26 +1187,6 @@ _PLAIN_BASE_IMAGES = frozenset({"python", "ubuntu", "debian", "nvidia/cuda", "py
 VLLM_ROCM_WHEELS = ("rocm700", "0.14.0", "0.18.0")
 VLLM_ROCM_INDEX = "https://wheels.vllm.ai/rocm/"
 
-#: ``pip install`` (and ``uv pip install``) options that make it install from somewhere else than PyPI alone, or
-#: read requirements (and so index options) from a file: kvlint does not know that source's build.
-_PIP_SOURCE_OPTIONS = frozenset(
-    {
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "--index",
-        "--default-index",
-        "-f",
-        "--find-links",
-        "--no-index",
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-e",
-        "--editable",
-    }
-)
 #: pip's and uv's environment variables that do not change where a package is installed from (pip reads
 #: ``PIP_<OPTION>`` for each of its options, pip ``configuration.py``; uv its ``UV_*`` settings): its cache, its
 #: output, its timeouts, which interpreter, whether it may touch the system environment, and uv's
@@ -1249,13 +1272,135 @@ _PYPI_HOSTS = ("https://pypi.org/", "https://pypi.python.org/")
 _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNORECASE)
 
 
+#: A per-release directory of vLLM's ROCm wheel index (:data:`VLLM_ROCM_INDEX`): ``https://wheels.vllm.ai/rocm/
+#: 0.18.0/rocm700`` (group 1 the release, group 2 the variant), with or without a trailing slash.
+_ROCM_RELEASE_INDEX = re.compile(r"https?://wheels\.vllm\.ai/rocm/(\d+\.\d+\.\d+)/(rocm\d+)/?")
+
+
+def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
+    """``(index URL, release)`` when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
+    ``--extra-index-url`` but names vLLM with no version (``pip install vllm --extra-index-url
+    https://wheels.vllm.ai/rocm/0.18.0/rocm700``), so that pip installs PyPI's CUDA wheel all the same; else None.
+
+    pip gives its indexes no priority: it gathers the candidates of ``--index-url`` (PyPI) and every
+    ``--extra-index-url`` alike and takes the best, the highest version first (pip's ``PackageFinder.
+    find_best_candidate`` / ``CandidateEvaluator._sort_key``; pip's "Finding Packages" docs, pypa/pip#12587:
+    "there is no priority in the locations that are searched"; vLLM's own guide says so of its nightly index,
+    vllm-project/vllm@0487d5c2 ``docs/getting_started/installation/gpu.cuda.inc.md``: "pip combines packages from
+    --extra-index-url and the default index, choosing only the latest version"). The per-release directory holds that one release
+    (``0.18.0+rocm700``), and PyPI holds later releases of vLLM (up to :data:`~kvlint.memory.versions.NEWEST_VLLM`
+    kvlint knows), whose version outranks it whatever its local label: pip installs PyPI's newest wheel, vLLM's
+    CUDA build. Certain only for pip: ``uv pip install`` takes the first index that has the package, the extra
+    index before PyPI (uv's default ``--index-strategy first-index``), so it is not read so; nor is a command whose
+    requirement carries a version or a ``+rocm`` label, or that names another source besides the index
+    (:data:`~kvlint.engines.pip_options.PIP_SOURCE_OPTIONS`), nor a release kvlint does not know to be older than PyPI's newest."""
+    from kvlint.memory.versions import NEWEST_VLLM  # (a leaf module; imported here as memory imports engines)
+
+    args = serving.pip_args
+    head = serving.pip_text.split(" install", 1)[0].split()
+    if not args or any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head):
+        return None
+    found: tuple[str, str] | None = None
+    requirement = False
+    skip = False
+    for k, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        low = word.lower()
+        option = low.split("=", 1)[0]
+        if option in PIP_SOURCE_OPTIONS:
+            value = word.split("=", 1)[1] if "=" in word else (args[k + 1] if k + 1 < len(args) else "")
+            skip = "=" not in word
+            m = _ROCM_RELEASE_INDEX.fullmatch(value.strip())
+            if option != "--extra-index-url" or m is None or found is not None:
+                return None
+            found = (value.strip(), m.group(1))
+            continue
+        if low.startswith("-"):
+            continue  # --no-cache-dir, -U, --pre ...: no version of vLLM and no other source
+        if "rocm" in low:
+            return None
+        if re.fullmatch(r"vllm(?:\[[^\]]*\])?", word.strip(), re.IGNORECASE):
+            requirement = True
+        elif _VLLM_REQUIREMENT.fullmatch(word.strip()) is not None:
+            return None  # a version named: which index's wheel pip takes depends on it
+    if found is None or not requirement:
+        return None
+    newest = tuple(int(x) for x in NEWEST_VLLM.split(".")[:3])
+    return found if tuple(int(x) for x in found[1].split(".")) < newest else None
+
+
+def _format_control(value: str, target: set[str], other: set[str]) -> None:
+    """pip's ``FormatControl.handle_mutual_excludes`` (pip 26.3 ``models/format_control.py``) for one
+    ``--no-binary``/``--only-binary`` value: ``:all:`` clears both sets, ``:none:`` empties the target, a name moves
+    from the other set to the target."""
+    new = value.split(",")
+    while ":all:" in new:
+        other.clear()
+        target.clear()
+        target.add(":all:")
+        del new[: new.index(":all:") + 1]
+        if ":none:" not in new:
+            return
+    for name in new:
+        if name == ":none:":
+            target.clear()
+            continue
+        name = re.sub(r"[-_.]+", "-", name).lower()
+        other.discard(name)
+        target.add(name)
+
+
+def pip_source_build(args: Sequence[str]) -> bool:
+    """Whether the words after a pip (uv pip) ``install`` refuse vLLM's wheels (``--no-binary vllm``,
+    ``--no-binary=:all:``, not undone by ``--only-binary``), so that pip builds vLLM from PyPI's source distribution,
+    as pip 26.3's ``FormatControl.get_allowed_formats`` decides it from the options in order."""
+    no_binary: set[str] = set()
+    only_binary: set[str] = set()
+    for k, word in enumerate(args):
+        option, eq, value = word.partition("=")
+        if option not in ("--no-binary", "--only-binary"):
+            continue
+        value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+        if option == "--no-binary":
+            _format_control(value, no_binary, only_binary)
+        else:
+            _format_control(value, only_binary, no_binary)
+    if "vllm" in only_binary:
+        return False
+    if "vllm" in no_binary:
+        return True
+    return ":all:" not in only_binary and ":all:" in no_binary
+
+
+def source_build_target_unknown(serving: ServingConfig) -> bool:
+    """Whether a source build of vLLM (:func:`pip_source_build`) may target another device than CUDA: vLLM's
+    ``setup.py`` builds for ``VLLM_TARGET_DEVICE`` (``envs.py``: ``os.getenv("VLLM_TARGET_DEVICE", "cuda")``), and
+    ``_is_hip()`` is a ROCm build when the target is ``cuda`` or ``rocm`` and the build's PyTorch is a ROCm one
+    (vllm 0.11.0 sdist ``setup.py``). In pip's isolated build the PyTorch is the one ``pyproject.toml``'s
+    ``[build-system] requires`` pins (``torch == 2.8.0``), taken from PyPI: its CUDA build. So the target is known
+    to be CUDA unless the container or the script sets ``VLLM_TARGET_DEVICE`` (any value, a Secret's too) or the
+    install runs with ``--no-build-isolation`` (the environment's PyTorch, which may be ROCm's)."""
+    container = serving.container if isinstance(serving.container, Mapping) else {}
+    names = set(serving.env)
+    entries = container.get("env")
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
+            names.add(e["name"])
+    if "VLLM_TARGET_DEVICE" in names or "VLLM_TARGET_DEVICE" in serving.pip_text:
+        return True
+    return "--no-build-isolation" in serving.pip_args
+
+
 def pypi_cuda_wheel(serving: ServingConfig) -> bool:
     """Whether the container runs vLLM that its script installs from PyPI (``pip install vllm``, ``uv pip install
     vllm==0.11.0``: :attr:`kvlint.types.ServingConfig.pip_args`) on an image that carries no vLLM of its own
     (:data:`_PLAIN_BASE_IMAGES`): PyPI's wheel is vLLM's CUDA build (:data:`VLLM_ROCM_WHEELS`), so the container runs a
     CUDA build whatever the image. Not when the install names another source, which may be vLLM's ROCm index or
     wheel (``--extra-index-url https://wheels.vllm.ai/rocm/...``, a ``+rocm700`` version, a wheel file or URL, an
-    index or requirements option: :func:`pip_names_source`), nor when another command of the script may install
+    index or requirements option: :func:`pip_names_source`) unless pip takes PyPI's newer wheel over that of vLLM's
+    ROCm index all the same (:func:`rocm_index_outbid`), nor when another command of the script may install
     vLLM from elsewhere or set pip's source (:attr:`kvlint.types.ServingConfig.pip_elsewhere`), nor when the container may set another source
     (:func:`_container_pip_source_unknown`: a pip/uv source variable from the container's ``env`` with any value,
     including a Secret's, from ``envFrom`` or the script; a pip configuration file mounted)."""
@@ -1265,21 +1410,26 @@ def pypi_cuda_wheel(serving: ServingConfig) -> bool:
         return False
     if _container_pip_source_unknown(serving):
         return False
-    if serving.pip_elsewhere or pip_names_source(serving.pip_args):
+    if serving.pip_elsewhere:
         return False
+    if pip_names_source(serving.pip_args) and rocm_index_outbid(serving) is None:
+        return False
+    if pip_source_build(serving.pip_args) and source_build_target_unknown(serving):
+        return False  # PyPI's source built for a device the container may set (VLLM_TARGET_DEVICE)
     return any(_VLLM_REQUIREMENT.fullmatch(word.strip()) is not None for word in serving.pip_args)
 
 
 def pip_names_source(args: Sequence[str]) -> bool:
     """Whether the words after a pip (uv pip) ``install`` name a source besides PyPI, which may hold vLLM's ROCm
     build: a word with ``rocm`` in it (vLLM's ROCm index, a ``+rocm700`` version or wheel), or an index, find-links,
-    requirements, constraints or editable option (:data:`_PIP_SOURCE_OPTIONS`) whose value is not PyPI."""
+    requirements, constraints or editable option
+    (:data:`kvlint.engines.pip_options.PIP_SOURCE_OPTIONS`) whose value is not PyPI."""
     for k, word in enumerate(args):
         low = word.lower()
         if "rocm" in low:
             return True
-        option = low.split("=", 1)[0]
-        if option in _PIP_SOURCE_OPTIONS:
+        option = word.split("=", 1)[0]  # (as written: pip's options are case-sensitive, -I is not -i)
+        if option in PIP_SOURCE_OPTIONS:
             value = low.split("=", 1)[1] if "=" in low else (args[k + 1].lower() if k + 1 < len(args) else "")
             if not value.startswith(_PYPI_HOSTS):
                 return True

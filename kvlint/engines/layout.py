@@ -136,7 +136,10 @@ def _parallelism(serving: ServingConfig, gpus: int | None, ray_kind: bool) -> Pa
                 1,
                 ray_kind,
                 True,
-                f"--num-shard {shards}",
+                # as the container writes it: the option (--num-shard 2) or clap's variable (NUM_SHARD=2)
+                f"NUM_SHARD={shards}"
+                if serving.written.get("num_shard") == "NUM_SHARD"
+                else f"--num-shard {shards}",
                 _flag_loc(serving, "num_shard"),
             )
         n = gpus if gpus and gpus > 0 else 1
@@ -172,8 +175,14 @@ def _parallelism(serving: ServingConfig, gpus: int | None, ray_kind: bool) -> Pa
     else:
         dp_local = dp
     ray = ray_kind or str(serving.get("distributed_executor_backend", "")).lower() == "ray"
-    parts = [f"tensor-parallel-size {tp}"] + ([f"pipeline-parallel-size {pp}"] if pp > 1 else [])
-    parts += [f"data-parallel-size {dp_local}"] if dp_local > 1 else []
+    # each size under the option word the command line spelled it with (-tp 4, --tensor-parallel-size=4 is
+    # --tensor-parallel-size 4); a size not written on it (the default, or a --config file's) by its name
+    said = serving.written
+    parts = [f"{said.get('tensor_parallel_size', 'tensor-parallel-size')} {tp}"]
+    parts += [f"{said.get('pipeline_parallel_size', 'pipeline-parallel-size')} {pp}"] if pp > 1 else []
+    if dp_local > 1:
+        dp_key = "data_parallel_size_local" if local is not None and local > 0 else "data_parallel_size"
+        parts += [f"{said.get(dp_key, dp_key.replace('_', '-'))} {dp_local}"]
     loc = _flag_loc(serving, "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
     explicit = loc is not None
     return Parallelism(

@@ -43,7 +43,8 @@ GPUs and selects a profile (engine, precision, GPU count) from the ``AIM_*`` var
 ``k8s/sample-minimal-aims-deployment/deployment.yaml`` at c87668cb), and builds the engine's arguments from it. A
 Deployment of one passed as "0 serving containers" on its GPU; the note says the engine settings are not read.
 
-Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices)
+Only containers that request an accelerator (:data:`kvlint.gpu_resources.GPU_RESOURCES`, MIG slices,
+AMD partitions: :func:`kvlint.gpu_resources.is_gpu_resource`)
 get the note: a CPU llama.cpp server has no GPU memory to size.
 """
 
@@ -53,7 +54,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+from kvlint.gpu_resources import is_gpu_resource
 from kvlint.source import LDict, loc_of
 from kvlint.types import Finding, Mark, Workload
 
@@ -139,7 +140,7 @@ def _accelerator(container: Mapping[Any, Any]) -> str | None:
         for name, amount in amounts.items():
             if not isinstance(name, str) or amount in (None, "", 0, "0"):
                 continue
-            if name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX):
+            if is_gpu_resource(name):
                 return f"{name}: {amount}"
     return None
 

@@ -423,6 +423,7 @@ def _with_config_file(
         # no cluster mounts it (the API server refuses a ConfigMap over 1 MiB), and PyYAML's pure-Python composer,
         # which SGLang's yaml.safe_load and this reader use, takes seconds a MiB
         col.note(f"{what}: {too_large}", text_loc or ploc, severity="warning")
+        col.unread_config.append(ploc)  # its settings unknown, not the defaults (as vLLM's unread --config)
         return rest
 
     def at(line: int, column: int) -> Loc | None:
@@ -439,6 +440,7 @@ def _with_config_file(
     )
     if isinstance(done, Exception):
         col.note(f"{what} cannot be read: {done}", text_loc or ploc, "warning")
+        col.unread_config.append(ploc)
         return rest
     c_argv, c_locs, c_src, keys = done
     _refused_config_keys(keys, version, col)

@@ -1260,6 +1260,48 @@ def _expand(
                 else:
                     add_param(piece, arg)
 
+    def add_params(params: Sequence[ShellArg], quoted: bool, star: bool) -> None:
+        """A list of parameters joining the fields, as bash(1) "Special Parameters" expands ``$*``/``$@`` and
+        "Arrays" ``${A[*]}``/``${A[@]}`` alike (also ``$1``, ``${A[1]}``: a list of one, or none when unset).
+        ``quoted`` (or no field splitting): with ``star`` (``"$*"``, ``"${A[*]}"``, ``"$1"``) one string, the
+        parameters joined with IFS's first character (unset: a space; empty: nothing); without (``"$@"``) one
+        field per parameter, the first joined to the text before it and the last to the text after it
+        (``--x="$@"``). Unquoted, each parameter is split into fields at IFS, one parameter ending a field (empty
+        ones make none)."""
+        nonlocal from_env, unresolved, have_cur, substituted, cur_other
+        if quoted and star:
+            if len(params) == 1:
+                add_param(params[0].text, params[0])
+            else:
+                text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
+                unresolved = unresolved or ifs_unknown
+                cur_other = have_cur = True
+                cur.append(text)
+                for arg in params:
+                    from_env = from_env or arg.from_env
+                    unresolved = unresolved or arg.unresolved
+                    substituted = substituted or arg.substituted
+        elif quoted:
+            for k, arg in enumerate(params):
+                if k > 0:
+                    push()
+                add_param(arg.text, arg)
+        elif ifs and len(params) > 1:
+            # an IFS the script set: bash joins the parameters with its first character, then splits (IFS=, and
+            # the parameters `b,` `c` are b, "", c), each field pointing at its parameter. (Not as bash 5.2: a
+            # parameter starting with IFS blanks then another IFS character, under an IFS of both, gives bash no
+            # empty first field, here one.)
+            starts, at = [], 0
+            for arg in params:
+                starts.append(at)
+                at += len(arg.text) + len(ifs[:1])
+            split(ifs[:1].join([arg.text for arg in params]), params[0], starts, params)
+        else:
+            for k, arg in enumerate(params):
+                if k > 0:
+                    push()
+                split(arg.text, arg)
+
     for p in word.parts:
         if p.kind == "lit":
             if has_at and not p.text:
@@ -1387,29 +1429,7 @@ def _expand(
                 )
                 unresolved = have_cur = True
                 continue
-            single = index != "@"
-            if (p.quoted or _whole) and single:
-                if len(params) == 1:
-                    add_param(params[0].text, params[0])
-                else:
-                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
-                    unresolved = unresolved or ifs_unknown
-                    cur_other = have_cur = True
-                    cur.append(text)
-                    for arg in params:
-                        from_env = from_env or arg.from_env
-                        unresolved = unresolved or arg.unresolved
-                        substituted = substituted or arg.substituted
-            elif p.quoted or _whole:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    add_param(arg.text, arg)
-            else:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    split(arg.text, arg)
+            add_params(params, p.quoted or _whole, index != "@")
         elif p.kind == "at" or p.kind == "pos":
             # ``$@``, ``$*``, ``$1`` as bash expands them (bash(1) "Special Parameters", IFS unset: space, tab,
             # newline): quoted ``"$@"`` is one field per parameter, the first joined to the text before it and the
@@ -1479,40 +1499,7 @@ def _expand(
                     cur.append("$" + p.text)
                 unresolved = have_cur = True
                 continue
-            if (p.quoted or _whole) and (p.kind == "pos" or p.text == "*"):
-                if len(params) == 1:
-                    add_param(params[0].text, params[0])
-                else:
-                    # joined with IFS's first character (unset: a space; empty: nothing)
-                    text = (" " if ifs is None else ifs[:1]).join([arg.text for arg in params])
-                    unresolved = unresolved or ifs_unknown
-                    cur_other = have_cur = True
-                    cur.append(text)
-                    for arg in params:
-                        from_env = from_env or arg.from_env
-                        unresolved = unresolved or arg.unresolved
-                        substituted = substituted or arg.substituted
-            elif p.quoted or _whole:
-                for k, arg in enumerate(params):
-                    if k > 0:
-                        push()
-                    add_param(arg.text, arg)
-            else:
-                if ifs and len(params) > 1:
-                    # an IFS the script set: bash joins the parameters with its first character, then splits
-                    # (IFS=, and the parameters `b,` `c` are b, "", c), each field pointing at its parameter. (Not
-                    # as bash 5.2: a parameter starting with IFS blanks then another IFS character, under an IFS of
-                    # both, gives bash no empty first field, here one.)
-                    starts, at = [], 0
-                    for arg in params:
-                        starts.append(at)
-                        at += len(arg.text) + len(ifs[:1])
-                    split(ifs[:1].join([arg.text for arg in params]), params[0], starts, params)
-                else:
-                    for k, arg in enumerate(params):
-                        if k > 0:
-                            push()
-                        split(arg.text, arg)
+            add_params(params, p.quoted or _whole, p.kind == "pos" or p.text == "*")
         elif p.kind == "count" and p.text != "#":
             # ``${#NAME[@]}``: the elements of an array the script assigned (see ``arr`` above)
             cur_other = have_cur = True

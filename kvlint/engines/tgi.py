@@ -682,6 +682,7 @@ def parse_tgi_argv(
         if ok:
             # through Collector.set, as a flag is: an absurd NUM_SHARD is refused there (MAX_PARALLEL_SIZE)
             col.set(key, Value(value, env_locs.get(name), raw, "env"), name)
+            col.written[key] = name  # the spelling findings quote (NUM_SHARD)
     for name, loc in _opaque_env(container, env).items():
         # NUM_SHARD from a Secret or a fieldRef: clap reads it (launcher/src/main.rs Args, ``#[clap(long,
         # env)]``), so the launcher's default of one shard per visible GPU does not apply

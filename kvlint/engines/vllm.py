@@ -1128,6 +1128,8 @@ class _Parser:
                         i += 1
                 continue
             canon, dest, kind, negated = res
+            if sub_key is None:
+                self.col.written[dest] = opt  # the spelling findings quote (-tp, --tensor_parallel_size)
             if sub_key is not None and self._no_dotted_keys():
                 self._dotted_before_092(opt, sub_key, explicit, canon, dest, loc)
                 continue
@@ -1993,7 +1995,27 @@ def parse_vllm_argv(
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
     p = _Parser(version, env, runtime_template, grpc)
     config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
-    if config_path is not None:
+    if config_path is not None and config_path.split(".")[-1] not in ("yaml", "yml"):
+        # vLLM stops before it opens the file: FlexibleArgumentParser.load_config_file raises ValueError
+        # "Config file must be of a yaml/yml type. <extension> supplied" for a path whose text after its last "."
+        # is not yaml/yml (vllm 0.7.3 sdist vllm/utils.py, 0.11.0 vllm/utils/__init__.py, 0.34.0
+        # vllm/utils/argparse_utils.py; --config exists from 0.7.3 among the releases kvlint knows)
+        cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None)
+        extension = config_path.split(".")[-1]
+        folder, _sep, name = config_path.rpartition("/")
+        folder = folder + _sep
+        stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+        p.col.invalid(
+            "--config",
+            config_path,
+            cfg_loc,
+            "vLLM loads a --config file only when its name ends in .yaml or .yml; it stops at start-up with "
+            f'"Config file must be of a yaml/yml type. {extension[:40]} supplied" and never reads the file',
+            fix=f"give the file a name ending in .yaml (the key it is mounted from) and pass that path: --config "
+            f"{folder}{stem}.yaml",
+        )
+        unknown_from_config_file(p.col, "vllm", cfg_loc)
+    elif config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model
         cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None)
         cp = _config_file_flags(
@@ -2022,6 +2044,8 @@ def parse_vllm_argv(
         )
         if kp is not None:
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
+            for dest in kp.col.flags:
+                p.col.written.pop(dest, None)  # a setting of the file, not of the command line's option word
     _check_lora(p)
     _check_speculative(p)
     _check_extensible(p)

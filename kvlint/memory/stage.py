@@ -21,7 +21,7 @@ import kvlint.memory.compat as _compat
 import kvlint.models as _models
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
-from kvlint.gpu_resources import MIG_RESOURCE_PREFIX
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, amd_partition_of
 from kvlint.memory.calibration import CudagraphUser
 from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import (
@@ -815,12 +815,21 @@ def plan_fleet(
     requests a MIG slice (:func:`mig_profile_of`), the fleet narrows to the GPUs offering that profile
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``). A HAMi memory
     slice (``placement.gpu_slice``, ``nvidia.com/gpumem`` or ``gpumem-percentage``) is planned as the total
-    HAMi-core reports on each NVIDIA card (:meth:`kvlint.accelerators.sharing.GpuSlice.total_bytes`).
+    HAMi-core reports on each NVIDIA card (:meth:`kvlint.accelerators.sharing.GpuSlice.total_bytes`). An AMD
+    compute partition requested by its ``mixed``-naming resource (``amd.com/cpx_nps4``) narrows the fleet to the
+    boards whose partition counts kvlint knows, each planned on one partition's memory
+    (:func:`kvlint.accelerators.placement.amd_partition_fleet`).
     """
     platform_refusal, startup_refusal = _compat.platform_refusal, _compat.startup_refusal
     profile = mig_profile_of(placement)
     if profile is not None:
         fleet, _ = mig_fleet(profile, fleet)
+    amd_parts = None
+    amd_part = amd_partition_of(placement.resource)
+    if profile is None and amd_part is not None:
+        from kvlint.accelerators.placement import amd_partition_fleet
+
+        fleet, amd_parts = amd_partition_fleet(amd_part, fleet)
     # a vLLM or SGLang plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when
     # they raise, each GPU planned raises it again, in its own order of steps, and gets its entry or ends the call)
     prelude: PlanPrelude | SglangPrelude | None = None
@@ -851,6 +860,10 @@ def plan_fleet(
         if profile is not None:
             prof, _note = _catalogue.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
+        elif amd_parts is not None:
+            from kvlint.accelerators.placement import amd_partition_memory
+
+            mig_bytes = amd_partition_memory(acc, amd_parts)
         # the image does not run there: not planned
         refusal = platform_refusal(serving, acc, platform=platform, build=build)
         if refusal is not None:

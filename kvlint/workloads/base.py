@@ -9,7 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kvlint.engines.images import dell_hub_model
-from kvlint.gpu_resources import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+from kvlint.gpu_resources import is_gpu_resource
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import DerivedAccelerator, Document, Workload
 
@@ -457,7 +457,8 @@ def engine_containers(pod_spec: LDict) -> list[LDict]:
 
 def _accelerated_sidecar(c: LDict) -> bool:
     """Whether the init container ``c`` is a sidecar (``restartPolicy: Always``) requesting an accelerator: a resource
-    of :data:`kvlint.gpu_resources.GPU_RESOURCES` or a MIG slice (limits or requests), or a DRA claim."""
+    of :data:`kvlint.gpu_resources.GPU_RESOURCES`, a MIG slice or an AMD partition
+    (:func:`kvlint.gpu_resources.is_gpu_resource`; limits or requests), or a DRA claim."""
     if c.get("restartPolicy") != "Always":
         return False
     res = c.get("resources")
@@ -468,6 +469,6 @@ def _accelerated_sidecar(c: LDict) -> bool:
     for part in ("limits", "requests"):
         amounts = res.get(part)
         for name in amounts if isinstance(amounts, dict) else ():
-            if isinstance(name, str) and (name in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX)):
+            if is_gpu_resource(name):
                 return True
     return False

@@ -13,9 +13,12 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
+from kvlint.engines.command import main_index_commit
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
+    bare_vllm_published,
+    engine_of_image,
     engine_release,
     gpu_build_on_other_accelerator,
     gpu_vendor_of_resource,
@@ -234,6 +237,39 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         name = ENGINE_NAMES[s.engine]
         carried = engine_release(s.image, s.engine, None)
         instead = f", in place of the {name} {carried} image '{s.image}' carries," if carried else ""
+        main = s.install_main_index
+        if main:
+            # uv's first index with vllm is the extra one; pip's --pre lets it take the development version
+            # (kvlint.engines.command._vllm_main_index)
+            commit = main_index_commit(main)
+            build = (
+                "the nightly build of vLLM (its main branch's last commit)"
+                if commit is None
+                else f"the build of vLLM's commit {commit[:12]}"
+            )
+            yield ctx.finding(
+                f"the container's script installs {build} from {main} ({_pip_at(s)}): a development version, "
+                f"no release{instead} so the release that runs is not known; {_assumed(ctx, assumed)}",
+                s.installed_loc or s.command_loc,
+                fix=f"install a release ({s.engine}==X) in that pip install, or drop it to run the image's own "
+                "release; or pass --engine-version with the release the build is closest to",
+            )
+            return
+        if s.install_from_source:
+            # git+https://github.com/vllm-project/vllm.git (no @tag, or a branch or commit): pip builds the branch
+            # head, a development version (setuptools-scm 0.11.1.dev12+g...) newer than any release, not the
+            # newest release (kvlint.engines.command._from_source_branch)
+            yield ctx.finding(
+                f"the container's script installs {name} from its source repository at a branch or commit, not a release tag "
+                f"({_pip_at(s)}): pip builds that branch's newest code on the day the pod starts, a development "
+                f"version that is no release{instead} so the release that runs is not known; "
+                f"{_assumed(ctx, assumed)}",
+                s.installed_loc or s.command_loc,
+                fix=f"install a release tag (git+...@vX.Y.Z) or a release ({s.engine}==X) in that pip install, "
+                "or drop it to run the image's own release; or pass --engine-version with the release the code "
+                "is closest to",
+            )
+            return
         yield ctx.finding(
             f"the container's script upgrades {name} without pinning a release ({_pip_at(s)}): pip installs the "
             f"newest {name} release on the day the pod starts{instead} so the release that runs is not known; "
@@ -304,8 +340,24 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
         if not moving and s.release_noted:
             return  # the parser's KV504 (the image read as vLLM, a Dynamo worker) says which release was assumed
+        # a repository named bare "vllm" whose publisher does not say its tag is vLLM's release (images.
+        # bare_vllm_published: Intel's and AWS's do): the tag is that image's own version, not read as vLLM's
+        bare = (
+            s.engine == "vllm"
+            and not own
+            and repo.rsplit("/", 1)[-1].lower() == "vllm"
+            and engine_of_image(s.image) is None
+            and not bare_vllm_published(s.image)
+            and re.match(r"v?\d+\.\d+", tag) is not None  # a version of its own (not a word: "fast")
+        )
         yield ctx.finding(
-            f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
+            (
+                f"image '{s.image}' is named vllm by a publisher kvlint does not know to tag its images with "
+                f"vLLM's release (Intel's intel/vllm and AWS's Deep Learning Containers do): its tag {tag} is "
+                "read as that image's own version, not as a vLLM release"
+                if bare
+                else f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
+            )
             + (" (a build of the engine's own repository that is not a release)" if own else "")
             + f"; {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),

@@ -23,9 +23,11 @@ from kvlint.engines.images import (
     gpu_build_on_other_accelerator,
     gpu_vendor_of_resource,
     is_known_cuda_build,
+    pip_source_build,
     platform_of,
     pypi_cuda_wheel,
     repository_path,
+    rocm_index_outbid,
     split_image,
 )
 from kvlint.gpu_resources import AMD_GPU, GAUDI_RESOURCE, NON_GPU_RESOURCES, NVIDIA_GPU, TPU_RESOURCE
@@ -192,6 +194,10 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
         # the index's directories are named by the release's three components (.../rocm/0.18.0/rocm700): a pin
         # written shorter (vllm==0.15, PEP 440's 0.15.0) is named as that release, not as .../rocm/0.15/
         release = f"{pinned_v[0]}.{pinned_v[1]}.{pinned_v[2]}" if type(pinned_v) is ReleaseVersion else pinned
+    outbid = rocm_index_outbid(s)
+    if outbid is not None and pinned is None:
+        # the release the script meant: pinning it with its label makes pip take that wheel
+        release = outbid[1]
     line = f" at line {s.pip_loc.line}" if s.pip_loc is not None else ""
     missing = f" (vLLM {pinned} has no ROCm wheel there)" if pinned is not None and not on_index else ""
     # the ROCm wheels are built for CPython 3.12 only (cp312): on Docker's python image of another Python the
@@ -200,10 +206,26 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     on_image = (
         f"on a Python 3.12 image (python:3.12, not Python {python})" if python not in (None, "3.12") else ""
     )
+    source = pip_source_build(s.pip_args)
+    how = (
+        f"builds vLLM from PyPI's source distribution ('{s.pip_text}'{line}: --no-binary) on image '{s.image}', "
+        "which carries none"
+        if source
+        else f"installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries none"
+        if outbid is None
+        else f"installs vLLM ('{s.pip_text}'{line}) on image '{s.image}', which carries none, naming no version: pip "
+        f"gives its indexes no priority and takes the highest version among them, and PyPI's later releases "
+        f"outrank {outbid[1]}+{variant}, the one release on {outbid[0]}, so pip installs PyPI's newest wheel"
+    )
+    built = (
+        "vLLM's setup.py builds it for VLLM_TARGET_DEVICE, 'cuda' when unset, against the torch of pip's isolated "
+        "build, PyPI's CUDA build that pyproject.toml pins (PyTorch's ROCm builds are not on PyPI): a CUDA build "
+        "(which needs the CUDA toolkit to compile)"
+        if source
+        else "PyPI's vllm wheel is vLLM's CUDA build (vLLM publishes its ROCm wheels on its own index, not on PyPI)"
+    )
     return ctx.finding(
-        f"the container's script installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries "
-        f"none: PyPI's vllm wheel is vLLM's CUDA build (vLLM publishes its ROCm wheels on its own index, not on "
-        f"PyPI), but {where}; on that GPU's node vLLM finds no CUDA runtime (libcudart.so: cannot open shared "
+        f"the container's script {how}: {built}, but {where}; on that GPU's node vLLM finds no CUDA runtime (libcudart.so: cannot open shared "
         "object file) and does not start, so kvlint does not size it",
         s.pip_loc or s.command_loc,
         fix=f"install vLLM's ROCm wheel from {VLLM_ROCM_INDEX} (Python 3.12 and glibc 2.35 or newer; {variant} for vLLM "

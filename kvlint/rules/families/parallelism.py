@@ -38,6 +38,7 @@ from kvlint.gpu_resources import (
     NVIDIA_GPU,
     TPU_RESOURCE,
     WHOLE_GPUS,
+    is_gpu_resource,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -1348,7 +1349,8 @@ def _tpu_single_process(ctx: RuleContext) -> bool:
 
 @check("KV404")
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
+    """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines; RCCL, its
+    ROCm fork, on a ROCm build) and
     vLLM's shared-memory broadcast use it; container runtimes give 64 MiB by default. KubeRay adds one to Ray
     pods itself. vLLM on AWS Neuron runs one process for all its NeuronCores, and so does vLLM on a single-host
     Google TPU pod without pipeline parallelism (:func:`_tpu_single_process`), so neither is reported. Nor is a
@@ -1407,6 +1409,14 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         # ring of 10 chunks of up to 24 MiB)
         who = f"{workers} vLLM worker process{'es' if workers != 1 else ''}{here}"
         fails = "vLLM's shared-memory message queues to its worker processes do not fit there"
+    if (_sglang_platform(s, resource) if ctx.engine == "sglang" else platform_of(s, resource)) == "rocm":
+        # a ROCm build: torch.distributed's "nccl" backend is RCCL there (ROCm's fork of NCCL, which keeps its
+        # segments in /dev/shm as NCCL does); vLLM's pynccl loads librccl.so.1 under torch.version.hip
+        # (vLLM's find_nccl_library, vllm/utils), SGLang's ranks take the same "nccl" backend, TGI's shards take
+        # backend="nccl" on CUDA and ROCm alike (huggingface/text-generation-inference@db931fcf
+        # server/text_generation_server/utils/dist.py::initialize_torch_distributed) and its AMD guide runs the
+        # container with --ipc=host --shm-size 256g (docs/source/installation_amd.md)
+        fails = "RCCL (ROCm's NCCL) fails or hangs"
     tgi_use = _tgi_shm_use(platform_of(s, resource)) if ctx.engine == "tgi" else None
     if tgi_use is not None:
         # TGI's Gaudi, Intel GPU or Intel CPU build: its shards run their collectives over HCCL or oneCCL, not NCCL
@@ -2119,7 +2129,7 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
         for key in block if isinstance(block, dict) else []:
             if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
                 continue
-            if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX) or key in SHARING_RESOURCES:
+            if is_gpu_resource(key) or key in SHARING_RESOURCES:
                 continue
             low = key.lower()
             close = _close_gpu_resource(low)

@@ -25,7 +25,7 @@ from kvlint.engines.images import (
     platform_evidence,
 )
 from kvlint.engines.layout import MEMORY_FRACTION
-from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU
+from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, amd_partition_of
 from kvlint.memory import sglang_mamba
 from kvlint.memory.compat import image_platform_mismatch
 from kvlint.memory.pooling import encoder_only_clause
@@ -466,6 +466,10 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
             if pods == 1
             else f" ({ctx.layout.described} uses {need} of the {pods} pods' {have}: KV403)"
         )
+    resource = cr.placement.resource if cr.placement is not None else None
+    amd_part = amd_partition_of(resource)
+    if amd_part is not None and profile is None and not amd_part.startswith("spx"):
+        which += f" (resource {resource}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
     if gslice is not None and gslice.percent is not None and profile is None:
         # HAMi: each vGPU sees its share of the card (kvlint.accelerators.sharing; stage.plan_fleet)
