@@ -514,8 +514,6 @@ def apply_comment_suppressions(
                         notes.append(_foreign_comment(spelt, loc))
                     else:
                         notes.append(_misspelt_comment(spelt, loc))
-    if len(notes) > MAX_PER_RULE:
-        notes = _capped_notes(notes)
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:
@@ -538,6 +536,10 @@ def apply_comment_suppressions(
             kept.append(d)
         else:
             suppressed.append(SuppressedDiagnostic(d, hit[0].reason, hit[1]))
+    # (capped once every note is made: a file read from disk for the comments beside its findings, a Helm
+    # template the loader did not read, has its notes made in the loop above)
+    if len(notes) > MAX_PER_RULE:
+        notes = _capped_notes(notes)
     return kept, suppressed, notes
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import ssl
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,3 +176,30 @@ def test_a_files_kvlint_comment_notes_past_the_bound_are_one_finding() -> None:
     )
     kept = [d for d in run_documents(few, Options()).diagnostics if d.rule == "KV003"]
     assert len(kept) == MAX_PER_RULE and all(d.stands_for == 1 for d in kept)
+
+
+def test_kvlint_comment_notes_of_a_file_read_from_disk_are_capped_too(tmp_path: Path) -> None:
+    """A file the loader did not read (a Helm template a finding was mapped to) is read from disk for the comments
+    beside its findings, and a bad comment there is a KV003 note as in any file: those notes were made after the
+    per-file cap, so 60 such comments beside 60 findings were 60 KV003 findings, not the first MAX_PER_RULE and one
+    standing for the rest."""
+    from kvlint.options import Options
+    from kvlint.suppress import apply_comment_suppressions
+    from kvlint.types import LoadResult
+
+    n = MAX_PER_RULE + 10
+    template = tmp_path / "templates" / "deployment.yaml"
+    template.parent.mkdir()
+    template.write_text("".join(f"k{i}: v  # kvlint: ignore KV999=x\n" for i in range(n)), encoding="utf-8")
+    diags = [
+        Diagnostic("KV101", "error", f"finding {i}", Loc(str(template), i + 1, 1), object="Deployment/d")
+        for i in range(n)
+    ]
+    kept, suppressed, notes = apply_comment_suppressions(diags, LoadResult(), Options())
+    assert kept == diags and not suppressed
+    assert len(notes) == MAX_PER_RULE + 1
+    assert [d.loc.line for d in notes if d.loc] == list(range(1, MAX_PER_RULE + 2))
+    assert notes[-1].stands_for == n - MAX_PER_RULE
+    assert notes[-1].message.startswith(
+        f"{n - MAX_PER_RULE} more KV003 findings in file {template}, the first: "
+    )

@@ -348,3 +348,13 @@ def test_only_binary_after_no_binary_keeps_the_wheel() -> None:
     res = _run("pip install --no-binary :all: --only-binary vllm vllm", image="python:3.12")
     (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
     assert "PyPI's vllm wheel is vLLM's CUDA build" in kv304.message, kv304.message
+
+
+def test_the_outbid_index_keeps_the_variant_its_url_names() -> None:
+    # a release directory of another ROCm variant (.../rocm/0.30.0/rocm723 holds 0.30.0+rocm723): the text and the
+    # remedy name the wheel and the directory the script wrote, not VLLM_ROCM_WHEELS' rocm700 (review52B)
+    index = "https://wheels.vllm.ai/rocm/0.30.0/rocm723"
+    res = _run(f"pip install vllm --extra-index-url {index}", image="python:3.12")
+    (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
+    assert f"outrank 0.30.0+rocm723, the one release on {index}" in kv304.message, kv304.message
+    assert f"pip install vllm==0.30.0+rocm723 --extra-index-url {index}" in (kv304.fix or ""), kv304.fix

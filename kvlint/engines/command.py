@@ -1041,7 +1041,9 @@ def _scan_shell(
             found.installed = got or None
             found.upgraded = not got
             found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
-            found.main_index = (_vllm_main_index(t) or "") if not got and engine == "vllm" else ""
+            found.main_index = (
+                (_vllm_main_index(t, env, script) or "") if not got and engine == "vllm" else ""
+            )
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
             if w0.offset is not None:
@@ -1475,20 +1477,49 @@ def main_index_commit(url: str) -> str | None:
     return None if m is None or m.group(1).lower() == "nightly" else m.group(1)
 
 
-def _vllm_main_index(words: Sequence[str]) -> str | None:
+def _option_value(args: Sequence[str], option: str) -> str | None:
+    """The value the last ``option`` (``--option VALUE`` or ``--option=VALUE``) of ``args`` gives, or None."""
+    got: str | None = None
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == option:
+            got = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+    return got
+
+
+def _vllm_main_index(
+    words: Sequence[str], env: Mapping[str, str] | None = None, script: str = ""
+) -> str | None:
     """The index of vLLM's main-branch wheels (:data:`_VLLM_MAIN_INDEX`) the unpinned upgrade ``words`` (a pip or uv
-    pip command) takes vLLM from, or None. uv takes the first index that has the package, an extra index before
-    PyPI (its default ``--index-strategy first-index``), and allows pre-releases when those are all the index has:
-    the nightly build. pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines
-    packages from --extra-index-url and the default index, choosing only the latest version"), and a development
-    version only with ``--pre`` (else PyPI's newest release, which the upgrade text already says) or when the index
-    replaces PyPI (``--index-url``: its development versions are all there is)."""
+    pip command) takes vLLM from, or None. uv under its default ``--index-strategy first-index`` takes the first
+    index that has the package, an extra index before PyPI, and allows pre-releases when those are all the index
+    has: the nightly build. Under ``unsafe-best-match`` or ``unsafe-first-match`` (the option, or
+    ``UV_INDEX_STRATEGY`` from the container's ``env`` or the script) uv weighs PyPI's releases too, and takes a
+    development version only when pre-releases are allowed (``--prerelease allow``, ``--pre``,
+    ``UV_PRERELEASE=allow``); a strategy kvlint cannot read (a variable the script sets) is not read as
+    first-index (astral-sh/uv@029be052 ``docs/concepts/indexes.md``, "Searching across multiple indexes").
+    pip gives its indexes no priority and takes the highest version (vLLM's guide: "pip combines packages from
+    --extra-index-url and the default index, choosing only the latest version"), and a development version only
+    with ``--pre`` (or ``PIP_PRE``; else PyPI's newest release, which the upgrade text already says) or when the
+    index replaces PyPI (``--index-url``: its development versions are all there is). ``env``: the container's
+    variables; ``script``: the script's text."""
     if "install" not in words:
         return None
+    env = env or {}
     at = list(words).index("install")
     uv = any(_base(w) == "uv" for w in words[:at])
     args = _pip_words(words) or []
-    pre = "--pre" in args or any(w.startswith("--prerelease") for w in args)
+    if uv:
+        prerelease = _option_value(args, "--prerelease") or env.get("UV_PRERELEASE", "")
+        pre = "--pre" in args or prerelease.strip().lower() == "allow"
+        strategy = _option_value(args, "--index-strategy")
+        if strategy is None:
+            # the script's own assignment (export UV_INDEX_STRATEGY=...) is not read: any mention is unknown
+            strategy = "?" if "UV_INDEX_STRATEGY" in script else env.get("UV_INDEX_STRATEGY", "first-index")
+        first_index = strategy.strip().lower() == "first-index"
+    else:
+        pre = "--pre" in args or env.get("PIP_PRE", "").strip().lower() in ("1", "true", "yes", "on")
+        first_index = False
     for k, word in enumerate(args):
         option, eq, value = word.partition("=")
         if option not in _PIP_INDEX_OPTIONS:
@@ -1496,7 +1527,7 @@ def _vllm_main_index(words: Sequence[str]) -> str | None:
         value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
         if _VLLM_MAIN_INDEX.fullmatch(value.strip()) is None:
             continue
-        if uv or pre or option in ("-i", "--index-url", "--default-index"):
+        if first_index or pre or option in ("-i", "--index-url", "--default-index"):
             return value.strip()
     return None
 

@@ -50,6 +50,7 @@ __all__ = [
     "ENGINE_TEXT",
     "ENGINE_TEXT_WORDS",
     "accelerator_build",
+    "aws_vllm_series",
     "bare_vllm_published",
     "build_is_evidenced",
     "engine_of_image",
@@ -300,9 +301,36 @@ def _tag_not_version(path: str) -> bool:
 ENGINE_IMAGE_NAMES = {"vllm": "vllm-openai", "tgi": "text-generation-inference", "sglang": "sglang"}
 
 
-#: AWS's Deep Learning Containers registries whose repository ``vllm`` holds AWS's vLLM DLC: the account
-#: ``763104351884`` in each region's ECR and the ECR Public gallery ``public.ecr.aws/deep-learning-containers/``.
-_AWS_DLC_HOST = re.compile(r"763104351884\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?")
+#: AWS's Deep Learning Containers registries whose repository ``vllm`` holds AWS's vLLM DLC: each region's ECR
+#: registry ``<account>.dkr.ecr.<region>.amazonaws.com`` (the ECR Public gallery ``public.ecr.aws/
+#: deep-learning-containers/`` is read apart). Group 1 the account, 2 the region, 3 ``.cn`` for China's partition.
+_AWS_DLC_HOST = re.compile(r"(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?")
+#: The DLC account of the regions whose registry is not ``763104351884`` (aws/deep-learning-containers
+#: ``available_images.md`` @008199507ef3e5b651d3577838837e25265afa10, "Deep Learning Containers Docker Images are
+#: available in the following regions"); China's regions (``amazonaws.com.cn``) are ``727897471807``'s.
+_AWS_DLC_REGION_ACCOUNTS = {
+    "af-south-1": "626614931356",
+    "ap-east-1": "871362719292",
+    "ap-northeast-3": "364406365360",
+    "ap-southeast-3": "907027046896",
+    "eu-south-1": "692866216735",
+    "me-south-1": "217643126080",
+    "me-central-1": "914824155844",
+    "cn-north-1": "727897471807",
+    "cn-northwest-1": "727897471807",
+}
+
+
+def _aws_dlc_registry(host: str) -> bool:
+    """Whether ``host`` is the DLC registry of its region (:data:`_AWS_DLC_REGION_ACCOUNTS`, else
+    ``763104351884``), the account matching the region and China's regions in ``amazonaws.com.cn`` alone."""
+    m = _AWS_DLC_HOST.fullmatch(host)
+    if m is None:
+        return False
+    account, region, china = m.groups()
+    if (china is not None) != region.startswith("cn-"):
+        return False
+    return account == _AWS_DLC_REGION_ACCOUNTS.get(region, "763104351884")
 
 
 def bare_vllm_published(image: str) -> bool:
@@ -313,9 +341,10 @@ def bare_vllm_published(image: str) -> bool:
     * ``intel/vllm`` (Docker Hub): Intel's vLLM images for its GPUs, "The vLLM used in this docker image is based on
       v0.10.2" for ``intel/vllm:0.10.2-xpu`` (intel/ai-containers ``vllm/0.10.2-xpu.md``
       @13ed7481e47634f497055c8d703906099f326b20; ``0.8.0-xpu`` to ``0.17.0-xpu`` alike).
-    * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` and
+    * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` (another account
+      in a few regions: :data:`_AWS_DLC_REGION_ACCOUNTS`) and
       ``public.ecr.aws/deep-learning-containers/vllm``: each release "vllm/vllm-openai version ``vX.Y.Z``" with the
-      tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (aws/deep-learning-containers
+      tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (which moves: :func:`aws_vllm_series`; aws/deep-learning-containers
       ``vllm/CHANGELOG.md`` @61a6b3e839f7d7d33a0744bf15261613fe7373aa)."""
     repo = split_image(image)[0]
     path = _repo_path(repo)
@@ -324,8 +353,21 @@ def bare_vllm_published(image: str) -> bool:
     if path == "intel/vllm":
         return host in ("", "docker.io", "index.docker.io", "registry-1.docker.io")
     if path == "vllm":
-        return _AWS_DLC_HOST.fullmatch(host) is not None
+        return _aws_dlc_registry(host)
     return path == "deep-learning-containers/vllm" and host == "public.ecr.aws"
+
+
+def aws_vllm_series(image: str) -> str | None:
+    """``X.Y`` when ``image`` is AWS's vLLM Deep Learning Container (:func:`bare_vllm_published`) under a series
+    tag ``X.Y-gpu-py312-ec2``, else None. AWS moves that tag to each ``X.Y`` release it publishes
+    (aws/deep-learning-containers ``vllm/CHANGELOG.md`` @003922191223b930b0c75539eb4084fff8145659: ``0.9-gpu-py312-ec2``
+    is the sample tag of 0.9.0.1, 0.9.1 and 0.9.2, ``0.10-gpu-py312-ec2`` of 0.10.0 and 0.10.1.1), so it names no
+    one release: :func:`engine_version` reads none from it, as from ``latest``."""
+    repo, tag, _digest = split_image(image)
+    if not tag or _repo_path(repo).rsplit("/", 1)[-1] != "vllm" or _repo_path(repo) == "intel/vllm":
+        return None
+    m = re.match(r"v?(\d+\.\d+)(?:-|$)", tag)
+    return m.group(1) if m and bare_vllm_published(image) else None
 
 
 def _names_engine_image(last: str, engine: str) -> bool:
@@ -680,6 +722,8 @@ def engine_version(image: str) -> str | None:
         # is the image's own version, not the engine's, unless its last path component names the engine's image
         return None
     if engine == "vllm" and engine_of_image(image) is None and path.rsplit("/", 1)[-1] == "vllm":
+        if aws_vllm_series(image) is not None:
+            return None  # AWS's series tag (0.9-gpu-py312-ec2): it moves to each 0.9 release AWS publishes
         if not bare_vllm_published(image):
             # a repository named bare "vllm" by a publisher that does not say its tag is vLLM's release
             # (myorg/vllm:1.0, rtalaricw/vllm:0.1): the tag is that image's own version (Intel's and AWS's are
@@ -1277,8 +1321,8 @@ _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNOR
 _ROCM_RELEASE_INDEX = re.compile(r"https?://wheels\.vllm\.ai/rocm/(\d+\.\d+\.\d+)/(rocm\d+)/?")
 
 
-def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
-    """``(index URL, release)`` when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
+def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str, str] | None:
+    """``(index URL, release, variant)`` (the variant its URL names: ``rocm700``, ``rocm723``) when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
     ``--extra-index-url`` but names vLLM with no version (``pip install vllm --extra-index-url
     https://wheels.vllm.ai/rocm/0.18.0/rocm700``), so that pip installs PyPI's CUDA wheel all the same; else None.
 
@@ -1300,7 +1344,7 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
     head = serving.pip_text.split(" install", 1)[0].split()
     if not args or any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head):
         return None
-    found: tuple[str, str] | None = None
+    found: tuple[str, str, str] | None = None
     requirement = False
     skip = False
     for k, word in enumerate(args):
@@ -1315,7 +1359,7 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str] | None:
             m = _ROCM_RELEASE_INDEX.fullmatch(value.strip())
             if option != "--extra-index-url" or m is None or found is not None:
                 return None
-            found = (value.strip(), m.group(1))
+            found = (value.strip(), m.group(1), m.group(2))
             continue
         if low.startswith("-"):
             continue  # --no-cache-dir, -U, --pre ...: no version of vLLM and no other source

@@ -1997,9 +1997,11 @@ def parse_vllm_argv(
     config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
     if config_path is not None and config_path.split(".")[-1] not in ("yaml", "yml"):
         # vLLM stops before it opens the file: FlexibleArgumentParser.load_config_file raises ValueError
-        # "Config file must be of a yaml/yml type. <extension> supplied" for a path whose text after its last "."
-        # is not yaml/yml (vllm 0.7.3 sdist vllm/utils.py, 0.11.0 vllm/utils/__init__.py, 0.34.0
-        # vllm/utils/argparse_utils.py; --config exists from 0.7.3 among the releases kvlint knows)
+        # "Config file must be of a yaml/yml type." for a path whose text after its last "." (case kept) is not
+        # yaml/yml (vllm 0.7.3 sdist vllm/utils.py, 0.11.0 vllm/utils/__init__.py, 0.34.0
+        # vllm/utils/argparse_utils.py; --config exists from 0.7.3 among the releases kvlint knows). The rest of
+        # the message differs: 0.7.3 and 0.11.0 pass ("...type.\<indent>%s supplied", extension) as two
+        # arguments, so Python prints the tuple unformatted; 0.34.0's f-string prints "... json supplied"
         cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None)
         extension = config_path.split(".")[-1]
         folder, _sep, name = config_path.rpartition("/")
@@ -2010,7 +2012,8 @@ def parse_vllm_argv(
             config_path,
             cfg_loc,
             "vLLM loads a --config file only when its name ends in .yaml or .yml; it stops at start-up with "
-            f'"Config file must be of a yaml/yml type. {extension[:40]} supplied" and never reads the file',
+            f'ValueError "Config file must be of a yaml/yml type." (naming what it read as the extension, '
+            f"'{extension[:40]}') and never reads the file",
             fix=f"give the file a name ending in .yaml (the key it is mounted from) and pass that path: --config "
             f"{folder}{stem}.yaml",
         )

@@ -17,6 +17,7 @@ from kvlint.engines.command import main_index_commit
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
+    aws_vllm_series,
     bare_vllm_published,
     engine_of_image,
     engine_release,
@@ -258,10 +259,17 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         if s.install_from_source:
             # git+https://github.com/vllm-project/vllm.git (no @tag, or a branch or commit): pip builds the branch
             # head, a development version (setuptools-scm 0.11.1.dev12+g...) newer than any release, not the
-            # newest release (kvlint.engines.command._from_source_branch)
+            # newest release (kvlint.engines.command._from_source_branch); at a commit (@<hex>) the code is that
+            # commit's, fixed, still a development version
+            at_commit = re.search(r"\.git@([0-9a-fA-F]{7,40})(?![\w.-])", s.installed_by)
+            code = (
+                f"the code of commit {at_commit.group(1)[:12]}"
+                if at_commit is not None
+                else "that branch's newest code on the day the pod starts"
+            )
             yield ctx.finding(
                 f"the container's script installs {name} from its source repository at a branch or commit, not a release tag "
-                f"({_pip_at(s)}): pip builds that branch's newest code on the day the pod starts, a development "
+                f"({_pip_at(s)}): pip builds {code}, a development "
                 f"version that is no release{instead} so the release that runs is not known; "
                 f"{_assumed(ctx, assumed)}",
                 s.installed_loc or s.command_loc,
@@ -337,7 +345,13 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         # but the engine release inside is unknown to kvlint
         own = repository_path(s.image) == repository_path(pin_example(s.engine))
         # latest-nightly, nightly-<sha>, rocm/vllm's instinct_main: a word of the tag names a moving build
-        moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
+        # AWS's vLLM DLC series tag (0.9-gpu-py312-ec2) moves to each 0.9 release AWS publishes
+        series = aws_vllm_series(s.image) if s.engine == "vllm" else None
+        moving = (
+            own
+            or series is not None
+            or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
+        )
         if not moving and s.release_noted:
             return  # the parser's KV504 (the image read as vLLM, a Dynamo worker) says which release was assumed
         # a repository named bare "vllm" whose publisher does not say its tag is vLLM's release (images.
@@ -356,6 +370,10 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"vLLM's release (Intel's intel/vllm and AWS's Deep Learning Containers do): its tag {tag} is "
                 "read as that image's own version, not as a vLLM release"
                 if bare
+                else f"image '{s.image}': the tag {tag} is AWS's series tag for vLLM {series}: AWS moves it to "
+                f"each vLLM {series} release it publishes (aws/deep-learning-containers vllm/CHANGELOG.md), so the "
+                "release that runs is the newest of those on the day the image is pulled, not known here"
+                if series is not None
                 else f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
             )
             + (" (a build of the engine's own repository that is not a release)" if own else "")

@@ -189,15 +189,16 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     pinned = s.version if s.installed_by and not s.install_upgrades else None
     pinned_v = parse_version(pinned) if pinned is not None else None
     on_index = pinned_v is not None and parse_version(first) <= pinned_v <= parse_version(last)
-    release = last
+    release, label = last, variant  # the remedy's release and its wheel's variant
     if pinned is not None and pinned_v is not None and on_index:
         # the index's directories are named by the release's three components (.../rocm/0.18.0/rocm700): a pin
         # written shorter (vllm==0.15, PEP 440's 0.15.0) is named as that release, not as .../rocm/0.15/
         release = f"{pinned_v[0]}.{pinned_v[1]}.{pinned_v[2]}" if type(pinned_v) is ReleaseVersion else pinned
     outbid = rocm_index_outbid(s)
     if outbid is not None and pinned is None:
-        # the release the script meant: pinning it with its label makes pip take that wheel
-        release = outbid[1]
+        # the release the script meant: pinning it with its label makes pip take that wheel, the label of the
+        # directory the script named (.../rocm/0.30.0/rocm723 holds 0.30.0+rocm723), not necessarily rocm700
+        release, label = outbid[1], outbid[2]
     line = f" at line {s.pip_loc.line}" if s.pip_loc is not None else ""
     missing = f" (vLLM {pinned} has no ROCm wheel there)" if pinned is not None and not on_index else ""
     # the ROCm wheels are built for CPython 3.12 only (cp312): on Docker's python image of another Python the
@@ -215,7 +216,7 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
         if outbid is None
         else f"installs vLLM ('{s.pip_text}'{line}) on image '{s.image}', which carries none, naming no version: pip "
         f"gives its indexes no priority and takes the highest version among them, and PyPI's later releases "
-        f"outrank {outbid[1]}+{variant}, the one release on {outbid[0]}, so pip installs PyPI's newest wheel"
+        f"outrank {outbid[1]}+{outbid[2]}, the one release on {outbid[0]}, so pip installs PyPI's newest wheel"
     )
     built = (
         "vLLM's setup.py builds it for VLLM_TARGET_DEVICE, 'cuda' when unset, against the torch of pip's isolated "
@@ -229,8 +230,8 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
         "object file) and does not start, so kvlint does not size it",
         s.pip_loc or s.command_loc,
         fix=f"install vLLM's ROCm wheel from {VLLM_ROCM_INDEX} (Python 3.12 and glibc 2.35 or newer; {variant} for vLLM "
-        f"{first} to {last}{missing}){' ' + on_image if on_image else ''}: pip install vllm=={release}+{variant} "
-        f"--extra-index-url {VLLM_ROCM_INDEX}{release}/{variant}; "
+        f"{first} to {last}{missing}){' ' + on_image if on_image else ''}: pip install vllm=={release}+{label} "
+        f"--extra-index-url {VLLM_ROCM_INDEX}{release}/{label}; "
         "or run a "
         "ROCm image of vLLM (rocm/vllm, vllm/vllm-openai-rocm) instead of installing it",
     )
