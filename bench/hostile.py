@@ -290,6 +290,19 @@ def _fn_braces(n: int) -> Callable[[], object]:
     return lambda: list(commands(script, {}))
 
 
+def _no_binary(n: int) -> str:
+    """A pip install of vLLM whose ``--no-binary`` value is N ``:all:`` and a final ``:none:`` (pip's own loop scanned
+    the rest of the value once per ``:all:``, break52)."""
+    return "pip install vllm --no-binary=" + ",".join([":all:"] * n + [":none:"]) + " && "
+
+
+def _fn_no_binary(n: int) -> Callable[[], object]:
+    from kvlint.engines.images import pip_source_build
+
+    args = ["vllm", "--no-binary=" + ",".join([":all:"] * n + [":none:"])]
+    return lambda: pip_source_build(args)
+
+
 def _sh_lead(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
@@ -480,6 +493,28 @@ def _affinity_pod_40(n: int) -> str:
     return json.dumps(obj)
 
 
+def _undecided_pod(n: int) -> str:
+    """A Deployment of 40 serving containers, no nodeSelector, and N/10 required ``nodeSelectorTerms`` each on an
+    instance type not in the catalogue: no GPU decided, and each container's KV501 read every term's values
+    again for why (containers x terms; break52)."""
+    obj = json.loads(_deployment({"args": ["--model", MODEL]}))
+    spec = obj["spec"]["template"]["spec"]
+    del spec["nodeSelector"]
+    spec["containers"] = [dict(spec["containers"][0], name=f"c{i}") for i in range(40)]
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [f"zz{i}.x"]}
+            ]
+        }
+        for i in range(max(n // 10, 1))
+    ]
+    spec["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    return json.dumps(obj)
+
+
 def _ignore_lines(n: int) -> str:
     """A Deployment, then N ``# kvlint: ignore KV999=x`` comment lines (no such rule): N KV003 findings."""
     return _deployment({"args": ["--model", MODEL]}) + "\n" + "# kvlint: ignore KV999=x\n" * n
@@ -563,6 +598,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
         _fn_braces,
         lambda n: (_sh_lead(_braces(n)), ".yaml"),
     ),
+    "pip_no_binary (--no-binary=':all:,' x N + ':none:')": (
+        _fn_no_binary,
+        lambda n: (_sh_lead(_no_binary(n)), ".yaml"),
+    ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "sh_heredocs ('cat <<E' + quoted body x N, leading)": (
         _fn_commands("cat <<E\n'\nE\n", lead=True),
@@ -624,6 +663,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "affinity_terms_40 (40 containers, N/40 nodeSelectorTerms)": (
         _fn_pipeline(_affinity_pod_40),
         lambda n: (_affinity_pod_40(n), ".yaml"),
+    ),
+    "undecided_terms (40 containers, N/10 nodeSelectorTerms naming no GPU)": (
+        _fn_pipeline(_undecided_pod),
+        lambda n: (_undecided_pod(n), ".yaml"),
     ),
     "ignore_lines (N '# kvlint: ignore KV999=x' lines)": (
         _fn_check_file(_ignore_lines),

@@ -946,9 +946,9 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         capacity_rows = capacity_diff(base[0], report, changed_files)
         new = [d for d, s in zip(diags, status, strict=True) if s == "new"]
         old = [d for d, s in zip(diags, status, strict=True) if s == "pre-existing"]
-        log.append(f"New findings (introduced by this change, against {base[1]}): {_counted(new)}")
+        log.append(f"New findings (introduced by this change, against {base[1]}): {comparison.new_count}")
         log += [format_diagnostic(d).split("\n", 1)[0] + "  [new]" for d in new]
-        log.append(f"Pre-existing findings (also on {base[1]}): {_counted(old)}")
+        log.append(f"Pre-existing findings (also on {base[1]}): {comparison.existing_count}")
         log += [format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]" for d in old]
         log.append("Capacity of the workloads this change touches:")
         log.append(render_capacity_text(capacity_rows).rstrip("\n"))
@@ -962,22 +962,27 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     if comparison is not None and new_only:
         exit_code = 1 if failing else 0
         scope = "new "
+        # a capped finding the base had fewer of counts the findings it adds (kvlint.prdiff.Comparison.new_units)
+        failing_count = sum(
+            n for n, s, f in zip(comparison.new_units, status, fails, strict=True) if f and s == "new"
+        )
     else:
         exit_code = code
         scope = ""
+        failing_count = _counted(failing)
     if exit_code:
         first = failing[0] if failing else None
         where = f"{first.loc.file}:{first.loc.line}" if first and first.loc else ""
         at = f"; first: {first.rule} at " if first and where else ""
         reason = (
-            f"kvlint fails this step: {_plural(_counted(failing), scope + 'finding')} at or above {threshold}"
+            f"kvlint fails this step: {_plural(failing_count, scope + 'finding')} at or above {threshold}"
             + (" introduced by this change" if scope else "")
         )
         # the summary shows the file name (the pull request's) as a code span: text, never Markdown
         reason_md = reason + (f"{at}{_md_code(where)}" if at else "")
         reason += at + where
     else:
-        pre = _counted([d for d, s in zip(diags, status, strict=True) if s == "pre-existing"])
+        pre = comparison.existing_count if comparison is not None else 0
         # the log lists the pre-existing findings before this line, the summary after it (a folded block)
         passes = f"kvlint passes: no {scope}finding at or above {threshold}"
         aside = f" ({_plural(pre, 'pre-existing finding')} on the base not counted; they are listed {{}})"
@@ -1043,7 +1048,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         capacity=render_capacity_markdown(capacity_rows) if comparison is not None else "",
         base_label=base[1] if base else "",
         findings=list(zip(diags, status, strict=True)),
-        fixed=len(comparison.fixed) if comparison else 0,
+        fixed=comparison.fixed_count if comparison else 0,
         workloads=workloads_md,
         notes=notes,
     )
@@ -1091,10 +1096,8 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
             **counts,
             # findings as the summary counts them (a capped finding counts the findings it stands for)
             "findings": _counted(diags),
-            "new": _counted([d for d, x in zip(diags, status, strict=True) if x == "new"])
-            if comparison is not None
-            else _counted(diags),
-            "pre-existing": _counted([d for d, x in zip(diags, status, strict=True) if x == "pre-existing"]),
+            "new": comparison.new_count if comparison is not None else _counted(diags),
+            "pre-existing": comparison.existing_count if comparison is not None else 0,
             "suppressed": int(summary.get("suppressed", 0)),
             "annotated": annotated,
             "sarif": sarif,

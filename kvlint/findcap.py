@@ -6,9 +6,12 @@ server's 3 MiB request limit) made 200,000 KV503 infos ("contains a variable kvl
 by the run and, in the admission webhook, sent from the review worker to the server. As linters do (ESLint's
 ``--max-warnings``, compilers' ``-fmax-errors``), each rule's findings in one container (or, for an object's own
 findings, one object) are reported one by one up to :data:`MAX_PER_RULE`, in the order of their positions, and
-the rest as one finding of the same rule at the first of them: "N more KV503 findings ...", with the severity of
-the most severe of them and ``stands_for`` the findings it stands for (what the webhook counts when it matches an
-UPDATE's errors with its old object's, :func:`kvlint.engines.options.findings_stood_for`).
+the rest as one finding of the same rule at the first of them: "N more KV503 findings ...", with ``stands_for`` the
+findings it stands for (what the webhook counts when it matches an UPDATE's errors with its old object's,
+:func:`kvlint.engines.options.findings_stood_for`). When the rest are of more than one severity, one such finding
+per severity, at the first of its severity ("1 more KV206 error ...", "69 more KV206 warnings ..."): every summary
+counts each finding at its own severity (one finding at the most severe counted 1 error and 69 warnings as 70
+errors, in the summary line, ``--statistics``, the JSON and SARIF ``summary`` and the Action's ``errors``).
 The bound applies to what suppressions leave: a workload's ``kvlint.io/ignore`` annotation is applied before
 the cap, and the findings a ``# kvlint: ignore`` comment suppresses later in the run are not counted
 (:func:`kvlint.suppress.comment_suppresses`).
@@ -31,7 +34,6 @@ __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 #: Findings of one rule one container (or one object, for findings of no container) reports one by one.
 MAX_PER_RULE = 50
 
-_RANK = {"error": 0, "warning": 1, "info": 2}
 #: where a finding of no position sorts (first, as at line 0 of no file)
 _NOWHERE = Loc("", 0, 0)
 
@@ -85,35 +87,49 @@ def cap_per_rule(
         # Python call nor tuple built per finding (perf52: 20,000 findings of one shell word)
         locs = [diags[i].loc or _NOWHERE for i in indexes]
         indexes = [indexes[j] for j in sorted(range(len(locs)), key=locs.__getitem__)]
-        rest = [diags[i] for i in indexes[MAX_PER_RULE:]]
-        first = rest[0]
-        ranked = {d.severity for d in rest}  # (unranked ones tie: then the first, as ``min`` takes it)
-        severity = min(
-            ranked if ranked <= _RANK.keys() else [d.severity for d in rest], key=lambda s: _RANK.get(s, 3)
+        past = indexes[MAX_PER_RULE:]
+        # one finding for the rest per severity among them: each counts at its own severity, so that 1 error and
+        # 69 warnings past the bound are summed as 1 error and 69 warnings, not 70 errors
+        severities = [diags[i].severity for i in past]
+        kinds = set(severities)
+        by_severity: dict[str, list[int]] = (
+            {severities[0]: past} if len(kinds) == 1 else {s: [] for s in dict.fromkeys(severities)}
         )
+        if len(kinds) > 1:
+            for i, s in zip(past, severities, strict=True):
+                by_severity[s].append(i)
         where = (
             f"file {file}" if file is not None else f"container {container}" if container else "this object"
         )
-        fixes = {d.fix for d in rest}
-        settings = {d.setting for d in rest}
-        counts_for = [n for d in rest if (n := d.stands_for) != 1]
-        stands_for = (
-            len(rest) - len(counts_for) + sum(n if isinstance(n, int) and n > 1 else 1 for n in counts_for)
-        )
-        standing[indexes[MAX_PER_RULE]] = Diagnostic(
-            rule=rule,
-            severity=severity,
-            message=clip_words(
-                f"{len(rest):,} more {rule} findings in {where}, the first: {first.statement} (kvlint reports "
-                f"the first {MAX_PER_RULE} findings of a rule in a {'file' if file is not None else 'container'} "
-                "one by one)"
-            ),
-            loc=first.loc,
-            fix=first.fix if len(fixes) == 1 else "",
-            object=first.object,
-            container=container,
-            setting=first.setting if len(settings) == 1 else "",
-            stands_for=stands_for,
-        )
-        dropped.update(indexes[MAX_PER_RULE + 1 :])
+        for severity, at in by_severity.items():
+            rest = [diags[i] for i in at]
+            first = rest[0]
+            what = (
+                f"{len(rest):,} more {rule} findings"
+                if len(by_severity) == 1
+                else f"{len(rest):,} more {rule} {severity}{'' if len(rest) == 1 else 's'}"
+            )
+            fixes = {d.fix for d in rest}
+            settings = {d.setting for d in rest}
+            counts_for = [n for d in rest if (n := d.stands_for) != 1]
+            stands_for = (
+                len(rest)
+                - len(counts_for)
+                + sum(n if isinstance(n, int) and n > 1 else 1 for n in counts_for)
+            )
+            standing[at[0]] = Diagnostic(
+                rule=rule,
+                severity=first.severity,
+                message=clip_words(
+                    f"{what} in {where}, the first: {first.statement} (kvlint reports the first {MAX_PER_RULE} "
+                    f"findings of a rule in a {'file' if file is not None else 'container'} one by one)"
+                ),
+                loc=first.loc,
+                fix=first.fix if len(fixes) == 1 else "",
+                object=first.object,
+                container=container,
+                setting=first.setting if len(settings) == 1 else "",
+                stands_for=stands_for,
+            )
+            dropped.update(at[1:])
     return [standing.get(i, d) for i, d in enumerate(diags) if i not in dropped]

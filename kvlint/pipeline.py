@@ -240,16 +240,20 @@ def _analyse_workloads(
         out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
-    _joined_unsized(out, options)
+    _joined_unsized(out, options, comment_suppressed)
 
 
-def _joined_unsized(out: DocumentsAnalysis, options: Options) -> None:
+def _joined_unsized(
+    out: DocumentsAnalysis, options: Options, comment_suppressed: Callable[[Diagnostic], bool] | None = None
+) -> None:
     """A multi-node worker that joins its leader's engine and is not sized for the leader's reason is said to be
     so at its own line (:func:`kvlint.sizing.joined_unsized_notes`), once every workload's containers are known
-    (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings."""
+    (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings; none
+    when the leader's own finding of why is suppressed (by a comment: ``comment_suppressed``; by its annotation)."""
     from kvlint.sizing import joined_unsized_notes
 
-    for cr, f in joined_unsized_notes(out.containers, out.diagnostics):
+    set_aside = [s.diagnostic for s in out.suppressed]
+    for cr, f in joined_unsized_notes(out.containers, out.diagnostics, comment_suppressed, set_aside):
         w = cr.workload
         d = _runner.finding_to_diagnostic(f, _object(w), cr.container_name)
         kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)
@@ -452,6 +456,9 @@ def analyse_container(
         # model image's hf.co/model label, kvlint.engines.images.dell_hub_model), said at its image
         at = loc_of(container, "image") or container.loc
         serving.model = Value(w.derived_model, at, raw=w.derived_model, source="derived")
+    if serving.findings and any(f.mark is Mark.ENVSUBST_TEMPLATE for f in w.findings):
+        # a word wholly a ${VAR} of a template KV002 reported: the renderer's, unseen, not an unknown option
+        serving.findings = _options.template_words(serving.findings, serving.engine)
     # past the first unknown options of the command line, one finding names the others (before they are restated)
     serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):

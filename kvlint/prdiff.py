@@ -34,7 +34,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.fingerprint import fingerprints
 from kvlint.numbers import times
 from kvlint.report.escape import inert_line, printable
 
@@ -97,24 +96,66 @@ class Comparison:
     """Findings of the head split against the base (JSON diagnostic dicts).
 
     ``new``: on the head only; ``existing``: on both (pre-existing); ``fixed``: on the base only;
-    ``status``: ``"new"`` or ``"pre-existing"`` for each head diagnostic, in the head's order."""
+    ``status``: ``"new"`` or ``"pre-existing"`` for each head diagnostic, in the head's order. A diagnostic that
+    stands for several findings (``stands_for``: the finding for the rest past the first 50 of a rule in a
+    container, :mod:`kvlint.findcap`) counts as those: ``new_units`` gives, for each head diagnostic, how many of
+    its findings the base did not have (it is ``new`` when that is above 0), and ``new_count``,
+    ``existing_count`` and ``fixed_count`` count findings, as the reports' summaries do."""
 
     new: list[dict[str, Any]] = field(default_factory=list)
     existing: list[dict[str, Any]] = field(default_factory=list)
     fixed: list[dict[str, Any]] = field(default_factory=list)
     status: list[str] = field(default_factory=list)
+    new_units: list[int] = field(default_factory=list)
+    new_count: int = 0
+    existing_count: int = 0
+    fixed_count: int = 0
+
+
+def stood_for(d: Mapping[str, Any]) -> int:
+    """The findings a JSON diagnostic counts as: its ``stands_for`` (an integer above 1), else 1."""
+    n = d.get("stands_for")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+
+
+def _beyond(diags: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]]) -> list[int]:
+    """For each of ``diags``, how many of the findings it counts ``other`` does not have: findings of one
+    :func:`~kvlint.fingerprint.identity` are numbered in order (as :func:`~kvlint.fingerprint.fingerprints`
+    numbers them), a diagnostic standing for ``n`` taking the next ``n`` numbers, and a number is matched when
+    ``other`` counts that many of the identity. Without ``stands_for`` this is the fingerprint match: 60 KV206
+    findings on the base (50 and one for 10) against 120 on the head (50 and one for 70) have the one for the
+    rest of the same fingerprint, which counted the 60 the change added as pre-existing."""
+    from collections import Counter
+
+    from kvlint.fingerprint import identity
+
+    there: Counter[str] = Counter()
+    for d in other:
+        there[identity(d)] += stood_for(d)
+    seen: Counter[str] = Counter()
+    out = []
+    for d in diags:
+        key, n = identity(d), stood_for(d)
+        before = seen[key]
+        seen[key] += n
+        out.append(max(0, before + n - max(before, there[key])))
+    return out
 
 
 def compare_findings(base: Sequence[Mapping[str, Any]], head: Sequence[Mapping[str, Any]]) -> Comparison:
-    """Split ``head`` diagnostics into new and pre-existing, and find the ``base`` ones that are gone."""
-    base_fps = set(fingerprints(base))
-    head_fps = fingerprints(head)
+    """Split ``head`` diagnostics into new and pre-existing, and find the ``base`` ones that are gone
+    (:func:`_beyond`: findings numbered per fingerprint identity, counting what a capped finding stands for)."""
     out = Comparison()
-    for d, fp in zip(head, head_fps, strict=True):
-        (out.existing if fp in base_fps else out.new).append(dict(d))
-        out.status.append("pre-existing" if fp in base_fps else "new")
-    head_set = set(head_fps)
-    out.fixed = [dict(d) for d, fp in zip(base, fingerprints(base), strict=True) if fp not in head_set]
+    for d, fresh in zip(head, _beyond(head, base), strict=True):
+        (out.new if fresh else out.existing).append(dict(d))
+        out.status.append("new" if fresh else "pre-existing")
+        out.new_units.append(fresh)
+        out.new_count += fresh
+        out.existing_count += stood_for(d) - fresh
+    for d, gone in zip(base, _beyond(base, head), strict=True):
+        if gone:
+            out.fixed.append(dict(d))
+            out.fixed_count += gone
     return out
 
 
@@ -837,11 +878,11 @@ def render_diff_text(
     ``x##[error]y`` put the legacy ``##[error]`` on each line naming it: ``kvlint diff`` runs in the pull request's
     workflow step)."""
     out = [printable(f"kvlint diff {label}"), *(printable(f"note: {n}") for n in notes), ""]
-    out += [f"New findings: {len(comparison.new)}"]
+    out += [f"New findings: {comparison.new_count}"]
     out += [printable(f"  {_finding_line(d)}") for d in comparison.new]
-    out += [f"Pre-existing findings: {len(comparison.existing)}"]
+    out += [f"Pre-existing findings: {comparison.existing_count}"]
     out += [printable(f"  {_finding_line(d)}") for d in comparison.existing]
-    out += [f"Findings gone: {len(comparison.fixed)}"]
+    out += [f"Findings gone: {comparison.fixed_count}"]
     out += [printable(f"  {_finding_line(d)}") for d in comparison.fixed]
     out = [inert_line(line) for line in out]
     out += ["", "Capacity of the touched workloads:", render_capacity_text(rows).rstrip("\n")]
@@ -860,7 +901,10 @@ def render_diff_markdown(
         "",
         render_capacity_markdown(rows),
     ]
-    out += [f"### New findings ({len(comparison.new)})", ""]
+    out += [f"### New findings ({comparison.new_count})", ""]
     out += [f"- {_code(_finding_line(d), table=False)}" for d in comparison.new] or ["None."]
-    out += ["", f"Pre-existing findings: {len(comparison.existing)}; findings gone: {len(comparison.fixed)}."]
+    out += [
+        "",
+        f"Pre-existing findings: {comparison.existing_count}; findings gone: {comparison.fixed_count}.",
+    ]
     return "\n".join(out) + "\n"

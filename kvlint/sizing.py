@@ -261,14 +261,23 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
 
 
 def joined_unsized_notes(
-    containers: Sequence[ContainerResult | ContainerRecord], diagnostics: Sequence[Diagnostic]
+    containers: Sequence[ContainerResult | ContainerRecord],
+    diagnostics: Sequence[Diagnostic],
+    suppressed: Callable[[Diagnostic], bool] | None = None,
+    set_aside: Sequence[Diagnostic] = (),
 ) -> list[tuple[ContainerResult, Finding]]:
     """A note for each multi-node worker that joins its leader's engine (``ServingConfig.joins``), is not sized
     (:func:`outcomes`) and has no KV501/KV502/KV503 finding of its own (nor one on its whole object) among
     ``diagnostics``: only :data:`kvlint.rules.runner.JOINED_WORKER_RULES` are checked for it, so its line showed
     nothing while the sizing line counted it ("not sized: model unknown 2" for one KV502, the leader's). The note
     is an info of the rule that says why (:data:`REASONS`), at the command that joins, naming the leader container
-    and where the leader's finding is (:func:`explained_at`); ``(container, finding)`` pairs, in order."""
+    and the rule of the leader's finding (in which file, when another; not its line, which moves with each edit
+    above it); ``(container, finding)`` pairs, in order.
+
+    No note for a worker whose leader's finding of why is suppressed: by a ``# kvlint: ignore`` comment
+    (``suppressed``, :func:`kvlint.suppress.comment_suppresses`, applied after this stage) or by the leader's
+    ``kvlint.io/ignore`` annotation (``set_aside``, the diagnostics it suppressed). The user's reason holds for the
+    engine the worker joins, and the note said "whose KV502 finding says why" of a finding not shown."""
     out: list[tuple[ContainerResult, Finding]] = []
     results = [cr for cr in containers if isinstance(cr, ContainerResult)]
     if not any(cr.serving.joins is not None for cr in results):
@@ -289,22 +298,26 @@ def joined_unsized_notes(
         ):
             continue  # it says why itself (a Ray worker's unreadable command, a runtime template's note)
         leader = _leader_result(cr, results)
-        if leader is None:
+        if leader is None or _why_suppressed(leader, diagnostics, suppressed, set_aside):
             continue
         led = outcomes([leader])[0]
-        at = explained_at(leader, diagnostics)
-        where = "" if at is None else (f"line {at.line}" if at.file == path else f"{at.file}:{at.line}")
+        # the leader's finding named by its rule, not its line: a line moves with every edit above it (the
+        # webhook's message then changed with an annotation it does not read), and in a review it is a line of
+        # kvlint's own JSON text of the object, not one the user wrote
+        said = next(
+            (d for d in _why_findings(leader, diagnostics) if suppressed is None or not suppressed(d)), None
+        )
+        elsewhere = f" in {said.loc.file}" if said is not None and said.loc and said.loc.file != path else ""
         name = joins.leader_container or leader.container_name
         if led == why:
             message = (
                 f"not sized, as its leader ({why}): this worker joins the engine of container {name}, whose "
-                + (f"finding at {where} says why" if where else "findings say why")
+                + (f"{said.rule} finding{elsewhere} says why" if said is not None else "findings say why")
             )
         else:
             message = (
-                f"not sized ({why}): this worker joins the engine of container {name}"
-                + (f" ({where})" if where else "")
-                + f", which is not sized either ({led})"
+                f"not sized ({why}): this worker joins the engine of container {name}, which is not sized "
+                f"either ({led}" + (f": its {said.rule} finding{elsewhere}" if said is not None else "") + ")"
             )
         rule = REASONS[why][0]
         out.append(
@@ -321,6 +334,38 @@ def joined_unsized_notes(
             )
         )
     return out
+
+
+def _why_suppressed(
+    leader: ContainerResult,
+    diagnostics: Sequence[Diagnostic],
+    suppressed: Callable[[Diagnostic], bool] | None,
+    set_aside: Sequence[Diagnostic],
+) -> bool:
+    """Whether the finding that says why ``leader`` was not sized (its KV501/KV502/KV503, as :func:`explained_at`
+    finds it) is suppressed: every such finding among ``diagnostics`` one a comment suppresses (``suppressed``),
+    or none among them and one among ``set_aside`` (what its ``kvlint.io/ignore`` annotation suppressed)."""
+
+    shown = _why_findings(leader, diagnostics)
+    if shown:
+        return suppressed is not None and all(suppressed(d) for d in shown)
+    return bool(_why_findings(leader, set_aside))
+
+
+def _why_findings(leader: ContainerResult, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """The findings among ``diagnostics`` that say why ``leader`` was not sized (its KV501/KV502/KV503 in its
+    file, the container's own first, then one on its whole object, as :func:`explained_at` finds them)."""
+    path = leader.workload.doc.path
+    mine = [
+        d
+        for d in diagnostics
+        if d.rule in WHY_RULES
+        and d.object == leader.object_ref
+        and d.container in (leader.container_name, "")
+        and d.loc is not None
+        and d.loc.file == path
+    ]
+    return [d for d in mine if d.container] + [d for d in mine if not d.container]
 
 
 def _leader_result(cr: ContainerResult, results: Sequence[ContainerResult]) -> ContainerResult | None:

@@ -263,6 +263,10 @@ class Workload:
             selects by name (``cloud.google.com/compute-class``, ``karpenter.sh/nodepool``), set by
             :func:`kvlint.workloads.find.find_workloads`; decides when the pod's own node labels name no GPU
             (:func:`kvlint.accelerators.placement.node_class_accelerator`).
+        node_class_why: when the ComputeClass or NodePool the pod selects is among the inputs but names no GPU
+            kvlint reads, ``(the node label that selects it, why in words)``
+            (:func:`kvlint.accelerators.placement.node_class_unread`): KV501 says so in place of asking for the
+            object's file.
         dra_claims: the pod's ``spec.resourceClaims`` entries whose ResourceClaim or ResourceClaimTemplate is among
             the inputs, with the GPUs each of its requests asks for (:func:`kvlint.workloads.dra.pod_claim_gpus`),
             set by :func:`kvlint.workloads.find.find_workloads`; a container that takes its GPUs through
@@ -304,6 +308,7 @@ class Workload:
     engine_kwargs_refusal: str | None = None
     kaito_sku: tuple[int, int] | None = None
     node_class: DerivedAccelerator | None = None
+    node_class_why: tuple[str, str] | None = None
     dra_claims: Mapping[str, Any] = field(default_factory=dict)
     engine_release: str | None = None
     engine_release_from: tuple[str, Loc | None] | None = None
@@ -1327,8 +1332,8 @@ class CheckResult:
 
     def finding_counts(self) -> dict[str, int]:
         """Findings per severity, as the reports' summaries count them: :meth:`counts` with each diagnostic that
-        stands for several findings (:meth:`standing`) counted as those, at its severity (the most severe of
-        them, :func:`kvlint.findcap.cap_per_rule`): a container with 120 findings of one rule lists 51 and counts
+        stands for several findings (:meth:`standing`) counted as those, at its severity (the rest of one
+        severity, :func:`kvlint.findcap.cap_per_rule`): a container with 120 findings of one rule lists 51 and counts
         120, as linters count what they found, not what they print."""
         out = self.counts()
         for severity, n in self.standing():

@@ -232,7 +232,7 @@ def test_kv403_counts_neuroncores_not_gpus(tmp_path: Path) -> None:
     assert (
         "needs 8 NeuronCores but the pod gets 2" in d.message and "2 NeuronCores per inf2 device" in d.message
     )
-    assert d.fix.startswith("request 4 device(s) (aws.amazon.com/neuron)")
+    assert d.fix.startswith("request 4 devices (aws.amazon.com/neuron)")
     fits = _neuron_pod(tmp_path, "aws.amazon.com/neuron", 4, 8, "inf2.48xlarge")
     assert not [d for d in fits if d.rule in ("KV403", "KV404")]
     unknown = _neuron_pod(tmp_path, "aws.amazon.com/neuron", 1, 8)

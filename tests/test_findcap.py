@@ -54,9 +54,10 @@ def test_a_rules_findings_in_a_container_past_the_bound_are_one_finding() -> Non
     assert len(few) == MAX_PER_RULE and all(d.stands_for == 1 for d in few)
 
 
-def test_the_cap_counts_per_container_and_rule_and_keeps_the_most_severe() -> None:
+def test_the_cap_counts_per_container_and_rule_and_per_severity() -> None:
     """Two containers' findings are counted apart, a capped finding that stands for several counts them all, and
-    the finding for the rest is an error when one of them is."""
+    the rest of each severity has its own finding for the rest (one at the most severe counted a warning as an
+    error)."""
 
     def diag(i: int, container: str, severity: Any = "warning", stands_for: int = 1) -> Diagnostic:
         return Diagnostic(
@@ -67,11 +68,24 @@ def test_the_cap_counts_per_container_and_rule_and_keeps_the_most_severe() -> No
     assert cap_per_rule(diags) == diags
     diags.append(diag(1000, "a", "error", stands_for=3))
     diags.append(diag(1001, "a"))
+    diags.append(diag(1002, "a", "error"))
     out = cap_per_rule(diags)
-    assert len(out) == 2 * MAX_PER_RULE + 1
-    rest = [d for d in out if d.message.startswith("2 more")]
-    assert len(rest) == 1 and rest[0].severity == "error" and rest[0].stands_for == 4
-    assert rest[0].container == "a" and rest[0].loc == Loc("f", 1000, 1)
+    assert len(out) == 2 * MAX_PER_RULE + 2
+    rest = [d for d in out if d.message.startswith(("2 more", "1 more"))]
+    assert [(d.severity, d.stands_for, d.loc) for d in rest] == [
+        ("error", 4, Loc("f", 1000, 1)),
+        ("warning", 1, Loc("f", 1001, 1)),
+    ]
+    assert [d.message.split(" in ")[0] for d in rest] == ["2 more KV503 errors", "1 more KV503 warning"]
+    assert all(d.container == "a" for d in rest)
+    # counted at their own severities: 4 errors (one standing for 3, one more), 1 warning
+    from kvlint.types import CheckResult
+
+    assert CheckResult(diagnostics=out).finding_counts() == {
+        "error": 4,
+        "warning": 2 * MAX_PER_RULE + 1,
+        "info": 0,
+    }
 
 
 def test_the_webhook_counts_the_capped_findings_over_tls(tls: dict[str, Any]) -> None:

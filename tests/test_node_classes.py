@@ -152,3 +152,90 @@ def test_a_nodes_own_nodepool_label_gets_no_such_note() -> None:
     from kvlint.accelerators.placement import node_facts
 
     assert not [w for w in node_facts({"karpenter.sh/nodepool": "gpu"}).why if "selects" in w]
+
+
+# The same note when the ComputeClass or NodePool IS among the inputs but names no GPU kvlint reads (a NodePool
+# that requires only `karpenter.k8s.aws/instance-category In [g]`, a ComputeClass of `nodepools` only): it told the
+# user to "name its file with the workload's to kvlint check", which they had done. It now says the object was read
+# and names no GPU kvlint reads, and asks for the annotation only.
+@pytest.mark.parametrize(
+    ("selector", "other", "kind"),
+    [
+        (
+            "karpenter.sh/nodepool: gpu",
+            _NODEPOOL.replace(
+                "instance-gpu-name, operator: In, values: [l40s]",
+                "instance-category, operator: In, values: [g]",
+            ),
+            "Karpenter NodePool",
+        ),
+        (
+            "cloud.google.com/compute-class: llm-gpus",
+            "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\n"
+            "spec:\n  priorities:\n  - nodepools: [gpu-pool]\n",
+            "ComputeClass",
+        ),
+    ],
+)
+def test_a_class_among_the_inputs_that_names_no_gpu_is_said_so(
+    tmp_path: Path, selector: str, other: str, kind: str
+) -> None:
+    cr = _placement(tmp_path, _pod(selector), other)
+    assert cr.placement is not None and cr.placement.accelerator is None
+    name = selector.split(": ")[1]
+    (why,) = [u for u in cr.placement.undecided if selector.split(":")[0] in u]
+    assert "name its file" not in why
+    assert f"the {kind} {name} among the inputs" in why and "names no GPU kvlint reads" in why
+
+
+# A ComputeClass's priorities are alternatives GKE falls back through (its CRD reference: "GKE tries them in order"),
+# so its pods may land on the nodes of any rule; a NodePool's requirements all hold at once. The labels of all the
+# rules were merged into one set, where the most specific key decided alone: [gpu nvidia-h100-80gb, then machineType
+# g2-standard-8] planned on the H100 although the fallback gives an L4 of 24 GB. Each rule is now decided on its own,
+# and the smallest GPU memory among them is taken (said), as for several values of one label.
+def test_each_priority_of_a_compute_class_is_a_gpu_its_pods_may_land_on(tmp_path: Path) -> None:
+    cc = (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\nspec:\n  priorities:\n"
+        "  - gpu: {type: nvidia-h100-80gb, count: 1}\n  - machineType: g2-standard-8\n"
+    )
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), cc)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"
+    assert "g2-standard-8" in cr.placement.how and "the smallest memory (conservative)" in cr.placement.how
+
+
+def test_a_nodepools_requirements_narrow_together(tmp_path: Path) -> None:
+    # instance-gpu-name In [l40s] AND instance-type In [g6e.xlarge]: one GPU, no fallback to a smaller one
+    pool = _NODEPOOL + "      - {key: node.kubernetes.io/instance-type, operator: In, values: [g6e.xlarge]}\n"
+    cr = _placement(tmp_path, _pod("karpenter.sh/nodepool: gpu"), pool)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l40s"
+
+
+# A ComputeClass rule may name only a machine series (`machineFamily: g2`, its CRD reference), which GKE nodes carry
+# as the label `cloud.google.com/machine-family` (`kubectl describe node`: `cloud.google.com/machine-family=e2`).
+# Neither was read: a class of `machineFamily: g2` rules named no GPU. Read as the EC2 instance family is
+# (registry.instance_family): a series names its GPU when every machine type of it in the catalogue's GCE table has
+# that one GPU (g2: L4; a2: A100 40GB or 80GB, so none; n2: no GPU).
+@pytest.mark.parametrize(
+    ("family", "gpu"),
+    [("g2", "nvidia-l4"), ("a4", "nvidia-b200"), ("a2", None), ("n2", None)],
+)
+def test_a_machine_family_rule_names_the_gpu_of_its_series(
+    tmp_path: Path, family: str, gpu: str | None
+) -> None:
+    cc = (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\nspec:\n  priorities:\n"
+        f"  - machineFamily: {family}\n    spot: true\n"
+    )
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), cc)
+    assert cr.placement is not None
+    assert (cr.placement.accelerator.id if cr.placement.accelerator else None) == gpu
+    if gpu:
+        assert f"cloud.google.com/machine-family={family}" in cr.placement.how
+
+
+def test_a_pods_own_machine_family_label_names_the_gpu(tmp_path: Path) -> None:
+    cr = _placement(tmp_path, _pod("cloud.google.com/machine-family: g2"))
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"

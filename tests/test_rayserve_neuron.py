@@ -41,3 +41,13 @@ def test_the_same_group_on_gpus_holds_the_placement_group() -> None:
     text = SAMPLE.read_text().replace("aws.amazon.com/neuroncore: 2", "nvidia.com/gpu: 2")
     assert _kv403(text) == []
     assert _kv403(text.replace("maxReplicas: 3", "maxReplicas: 2")) != []
+
+
+def test_the_remedy_lowers_the_product_when_pipeline_stages_are_set() -> None:
+    """TP 2 x PP 3 on 2 NeuronCores: tensor-parallel-size is already 2, so "lower tensor-parallel-size to 2" (the
+    remedy before) changes nothing; it is the product of the sizes that must come down."""
+    result = run_documents(load_text(SAMPLE.read_text(), "ray.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV403"]
+    assert d.fix is not None
+    assert "lower the parallel sizes so their product is 2" in d.fix
+    assert "tensor-parallel-size to 2" not in d.fix

@@ -183,3 +183,105 @@ def test_the_actions_outputs_and_reason_count_what_the_summary_counts(tmp_path: 
     assert int(outputs["errors"]) == found["error"]
     assert int(outputs["findings"]) == sum(found.values())
     assert f"kvlint fails this step: {found['error']} findings at or above" in out.getvalue()
+
+
+def test_the_webhooks_deny_message_counts_the_findings_a_capped_one_stands_for(tmp_path: Path) -> None:
+    """The AdmissionReview's ``status.message`` said "has 51 errors" of the object ``kvlint check`` counts 120
+    errors in (and its "... N more" counted the diagnostics left, not the findings): now it counts findings."""
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import WebhookSettings, build_response, lint_review, parse_review
+
+    obj = yaml.safe_load(_many(tmp_path).read_text(encoding="utf-8"))
+    request = {
+        "uid": "7c9d1f2e-0000-4000-8000-000000000052",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "name": obj["metadata"]["name"],
+        "namespace": "default",
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+        "dryRun": False,
+    }
+    rev = parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+    result = lint_review(rev, webhook_options())
+    errors = result.finding_counts()["error"]
+    assert errors == N + sum(1 for d in result.diagnostics if d.severity == "error" and d.rule != "KV206")
+    out, _ = build_response(rev, WebhookSettings(mode="enforce"), result)
+    message = out["response"]["status"]["message"]
+    assert message.startswith(f"kvlint: Deployment/default/{obj['metadata']['name']} has {errors} errors:\n")
+    assert f"- KV206 [container vllm]: {N - MAX_PER_RULE} more KV206 findings in container vllm" in message
+
+
+def test_the_deny_messages_more_counts_the_findings_left_out() -> None:
+    """The "... N more" line of a deny message cut at its limit counted the diagnostics left out: a capped finding
+    among them counts the findings it stands for."""
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+    from kvlint.webhook.review import Review, deny_message
+
+    review = Review("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, {}, None)
+    long = [
+        Diagnostic("KV103", "error", f"{i} " + "x" * 1300, Loc("f.json", i, 1), container="vllm")
+        for i in range(5)
+    ]
+    rest = Diagnostic(
+        "KV206", "error", "70 more KV206 findings", Loc("f.json", 9, 1), container="vllm", stands_for=70
+    )
+    text = deny_message(review, [*long, rest])
+    assert text.startswith("kvlint: Deployment/ns/n has 75 errors:\n")
+    listed = text.count("\n- KV103")
+    assert 0 < listed < 5 and f"- ... {5 - listed + 70} more; run `kvlint check`" in text
+
+
+def test_a_change_adding_findings_past_the_bound_counts_them_new(tmp_path: Path) -> None:
+    """``kvlint diff`` and the Action's ``new`` compare findings by fingerprint: 60 KV206 errors on the base (50 and
+    one for 10) against 120 on the head (50 and one for 70) gave the one for the rest one fingerprint on both, so
+    the 60 the change added were "pre-existing" and ``fail-on`` of new findings passed. Now each diagnostic counts
+    the findings it stands for: 60 new, the base's 60 pre-existing; the other way round 60 gone."""
+    from kvlint.prdiff import compare_findings, render_diff_text
+
+    def report(n: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = json.loads(render("json", _result(_many(tmp_path, n), 0)))["diagnostics"]
+        return out
+
+    base, head = report(60), report(N)
+    others = sum(1 for d in head if d["rule"] != "KV206")
+    c = compare_findings(base, head)
+    # the capped finding is new (the head has 60 more of it); its fingerprint alone said pre-existing
+    assert c.status.count("new") == 1
+    text = render_diff_text("main..HEAD", c, [])
+    assert f"New findings: {N - 60}\n" in text and f"Pre-existing findings: {60 + others}\n" in text
+    assert (c.new_count, c.existing_count, c.fixed_count) == (N - 60, 60 + others, 0)
+    assert sorted(c.new_units) == [0] * (len(head) - 1) + [N - 60]
+    back = compare_findings(head, base)
+    assert (back.new_count, back.existing_count, back.fixed_count) == (0, 60 + others, N - 60)
+    # unchanged: all pre-existing, nothing gone
+    same = compare_findings(head, head)
+    assert (same.new_count, same.existing_count, same.fixed_count) == (0, N + others, 0)
+
+
+def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
+    """The admission warnings end "kvlint: N more finding(s) not shown" past their room: N counted the diagnostics
+    left out, a capped finding among them as one of the 70 it stands for."""
+    from kvlint.source import Loc
+    from kvlint.types import Diagnostic
+    from kvlint.webhook.review import Review, WebhookSettings, build_response
+
+    review = Review("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, {}, None)
+    distinct = [
+        Diagnostic("KV202", "warning", f"{i} " + "word " * 40, Loc("f.json", i, 1), container="vllm")
+        for i in range(12)
+    ]
+    rest = Diagnostic("KV202", "warning", "70 more", Loc("f.json", 99, 1), container="vllm", stands_for=70)
+
+    class Result:
+        diagnostics = [*distinct, rest]
+
+    for mode in ("enforce", "warn"):
+        warns = build_response(review, WebhookSettings(mode=mode), Result())[0]["response"]["warnings"]
+        shown = len(warns) - 1
+        assert 0 < shown < len(distinct)
+        assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more finding(s) not shown")

@@ -68,7 +68,7 @@ def test_ironwood_idle_devices_are_a_warning(tmp_path: Path) -> None:
     (d,) = _kv403(_variant(tmp_path, "--tensor-parallel-size=8", "--tensor-parallel-size=4"))
     assert d.severity == "warning"
     assert d.message.startswith("the pod gets 8 TPU devices")
-    assert "uses only 4; 4 device(s) sit idle" in d.message
+    assert "uses only 4; 4 devices sit idle" in d.message
     assert d.fix is not None and d.fix.startswith("request 2 chips per pod (google.com/tpu)")
 
 

@@ -47,3 +47,23 @@ def test_one_llminferenceservice_preset_is_said_in_the_singular() -> None:
     said = [d.message for d in result.diagnostics if "LLMInferenceServiceConfig preset" in d.message]
     assert said and all("preset(s)" not in m for m in said)
     assert any("LLMInferenceServiceConfig preset kserve-config-" in m for m in said), said
+
+
+def test_tpu_and_neuron_counts_take_their_number(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """KV403 on TPU said "1 device(s) sit idle", on Neuron "request 1 device(s)" (aws.amazon.com/neuron) and
+    "request 1 NeuronCores" (aws.amazon.com/neuroncore): the counts the other KV403 messages now say in number."""
+    from test_capacity_rules import _neuron_pod
+    from test_unseen_round16 import _kv403, _variant
+
+    v6e = _variant(tmp_path, "gke-tpu-accelerator: tpu7x", "gke-tpu-accelerator: tpu-v6e-slice")
+    text = v6e.read_text().replace("--tensor-parallel-size=8", "--tensor-parallel-size=3")
+    v6e.write_text(text)
+    (d,) = _kv403(v6e)
+    assert d.message.endswith("uses only 3; 1 device sits idle"), d.message
+    cores = [d for d in _neuron_pod(tmp_path, "aws.amazon.com/neuroncore", 2, 1) if d.rule == "KV403"]
+    assert [d.fix.split(" (")[0] for d in cores] == ["request 1 NeuronCore"]
+    devices = [
+        d for d in _neuron_pod(tmp_path, "aws.amazon.com/neuron", 2, 2, "inf2.48xlarge") if d.rule == "KV403"
+    ]
+    assert [d.fix.split(" (")[0] for d in devices] == ["request 1 device"]
+    assert all("(s)" not in d.message + d.fix for d in [*cores, *devices])

@@ -22,7 +22,8 @@ the NVML name), ``amd.com/gpu.product-name`` (and its
 ``beta.amd.com/gpu.device-id`` (AMD node labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is
 read too), ``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
 (``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
-types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), then ``nvidia.com/gpu.memory``
+types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), GKE's Compute Engine machine series
+(``cloud.google.com/machine-family``, likewise), then ``nvidia.com/gpu.memory``
 alone (a GPU not in the catalogue, described by its labels; narrowed by GFD's ``nvidia.com/gpu.family`` and
 compute-capability labels, which never name a GPU themselves: :func:`_arch_narrowed`) and last ``amd.com/gpu.vram``
 alone. A GFD product
@@ -102,6 +103,9 @@ INSTANCE_TYPE_BETA = "beta.kubernetes.io/instance-type"
 #: ``LabelInstanceFamily``) and EKS Auto Mode's (its ``eks.amazonaws.com/`` twin of the Karpenter labels).
 KARPENTER_FAMILY = "karpenter.k8s.aws/instance-family"
 EKS_FAMILY = "eks.amazonaws.com/instance-family"
+#: GKE's node label for the Compute Engine machine series (``cloud.google.com/machine-family=g2``, on every GKE node;
+#: a ComputeClass rule's ``machineFamily``), read as the EC2 instance family is
+GKE_MACHINE_FAMILY = "cloud.google.com/machine-family"
 
 #: Node-label keys that decide the accelerator, most specific first.
 LABEL_ORDER = (
@@ -121,6 +125,7 @@ LABEL_ORDER = (
     INSTANCE_TYPE_BETA,
     KARPENTER_FAMILY,
     EKS_FAMILY,
+    GKE_MACHINE_FAMILY,
     GFD_MEMORY,
     AMD_VRAM,
     AMD_VRAM_BETA,
@@ -130,7 +135,7 @@ LABEL_ORDER = (
 _COUNTED_KEYS = (AMD_PRODUCT, AMD_PRODUCT_BETA, AMD_DEVICE_ID, AMD_DEVICE_ID_BETA, AMD_VRAM, AMD_VRAM_BETA)
 # Keys that only say "some GPU of this vendor" or may be set on CPU nodes: an unknown value does not
 # end the search (an unknown gke-accelerator value does: it names a GPU kvlint does not know).
-_SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY}
+_SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY, GKE_MACHINE_FAMILY}
 
 
 Labels = dict[str, list[tuple[str, "Loc | None"]]]
@@ -149,6 +154,8 @@ class _Cand:
     shared: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is
     mig_profile: str | None = None
+    #: the MIG profile the label names when no MIG table holds it (:attr:`mig_bytes` None)
+    mig_unknown: str | None = None
     #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
@@ -177,6 +184,9 @@ class _Decision:
     undecided: bool = False
     #: the MIG profile whose slice :attr:`mig_bytes` is (:attr:`kvlint.types.Placement.mig_profile`)
     mig_profile: str | None = None
+    #: the MIG profile a label names that no MIG table holds (GFD's ``...-MIG-1g.11gb``): :func:`_finish` does
+    #: not size its slice on the whole GPU
+    mig_unknown: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -313,6 +323,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
             c.mig_profile = profile if c.mig_bytes else None
+            c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
             mib = _as_int(_first(labels, GFD_MEMORY))
@@ -444,13 +455,15 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
         return c
-    if key in (KARPENTER_FAMILY, EKS_FAMILY):
-        acc, types = cat.instance_family(v)
+    if key in (KARPENTER_FAMILY, EKS_FAMILY, GKE_MACHINE_FAMILY):
+        gce = key == GKE_MACHINE_FAMILY
+        acc, types = cat.instance_family(v, "gcp" if gce else "aws")
         if not types:
             return None
         c.acc = acc
         if acc is not None:
-            c.notes.append(f"instance family {v}: {acc.id} in each of its {types} instance types")
+            what = ("machine series", "machine types") if gce else ("instance family", "instance types")
+            c.notes.append(f"{what[0]} {v}: {acc.id} in each of its {types} {what[1]}")
         return c
     if key == GFD_MEMORY:
         mib = _as_int(v)
@@ -571,6 +584,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         any(c.shared for c in cands),
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
+        mig_unknown=best.mig_unknown,
     )
 
 
@@ -759,6 +773,16 @@ class _PodScheduling:
     partition: str | None
     sharing: tuple[bool, int | None, str]
     decisions: dict[int, tuple[Site | None, _Decision | None]] = field(default_factory=dict)
+    #: :func:`_why_undecided` of :attr:`label_sets`, once read (:meth:`why_undecided`)
+    why: tuple[str, ...] | None = None
+
+    def why_undecided(self) -> list[str]:
+        """:func:`_why_undecided` of the pod's label sets, read once for all its containers (a new list each call:
+        :func:`_finish` adds to it). A pod of 40 undecided containers and 4,000 ``nodeSelectorTerms`` read every
+        term's values for each container (480,000 values, 3 s; break52)."""
+        if self.why is None:
+            self.why = tuple(_why_undecided(self.label_sets))
+        return list(self.why)
 
     def decision(self, site: Site | None) -> _Decision | None:
         """:func:`_from_scheduling` of the pod's nodeSelector and terms with ``site``, once per site table."""
@@ -1075,10 +1099,14 @@ def _pinned_classes(label_sets: list[Labels]) -> dict[str, str]:
     return out
 
 
-def _why_undecided(label_sets: list[Labels], *, pod: bool = True) -> list[str]:
+def _why_undecided(
+    label_sets: list[Labels], *, pod: bool = True, class_read: tuple[str, str] | None = None
+) -> list[str]:
     """Why the scheduling labels did not decide: instance types not in the catalogue, label keys that are
     not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``); for a pod's (``pod``, not a node's
-    own labels), the ComputeClass or NodePool it selects by name when none among the inputs names its GPU."""
+    own labels), the ComputeClass or NodePool it selects by name when none among the inputs names its GPU, or,
+    ``class_read`` (``(its selector label, why)``, :attr:`kvlint.types.Workload.node_class_why`), why the one
+    among the inputs names none."""
     notes: list[str] = []
     pinned, said = _pinned_classes(label_sets) if pod else {}, set[str]()
     for labels in label_sets:
@@ -1135,6 +1163,9 @@ def _why_undecided(label_sets: list[Labels], *, pod: bool = True) -> list[str]:
                     and key not in said
                 ):
                     said.add(key)
+                    if class_read is not None and class_read[0] == key:
+                        notes.append(class_read[1])
+                        continue
                     notes.append(
                         f"label {key}={name} selects its nodes by the {kind} {name}, and no {kind} of that name "
                         f"among the inputs names a GPU: name its file with the workload's to kvlint check, or set "
@@ -1240,33 +1271,41 @@ NODE_CLASS_KINDS = {
 }
 
 
-def node_class_labels(kind: str, data: Any) -> Labels:
-    """The GPU node labels a ComputeClass or a Karpenter NodePool (:data:`NODE_CLASS_KINDS`) gives its nodes:
-    a ComputeClass's ``spec.priorities[]`` ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type``
-    (``cloud.google.com/gke-tpu-accelerator``) and ``machineType`` (``node.kubernetes.io/instance-type``), GKE's
-    ComputeClass CRD reference; a NodePool's ``spec.template.spec.requirements[]`` with operator ``In`` and its
-    ``spec.template.metadata.labels`` (the requirements are node-selector requirements, Karpenter's "NodePools"
-    docs). Each value located where it is written."""
-    out: Labels = {}
+def node_class_label_sets(kind: str, data: Any) -> list[Labels]:
+    """The GPU node labels a ComputeClass or a Karpenter NodePool (:data:`NODE_CLASS_KINDS`) gives its nodes, one
+    set per kind of node its pods may land on. A ComputeClass: one set per ``spec.priorities[]`` rule, its
+    ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type`` (``cloud.google.com/gke-tpu-accelerator``),
+    ``machineType`` (``node.kubernetes.io/instance-type``) and ``machineFamily`` (``cloud.google.com/machine-family``,
+    the label GKE gives its nodes; a series names a GPU only when all its machine types have it): the rules are alternatives GKE falls back through
+    in order (GKE's ComputeClass CRD reference), so a pod may land on the nodes of any. A NodePool: one set, its
+    ``spec.template.spec.requirements[]`` with operator ``In`` and its ``spec.template.metadata.labels``, which
+    every node it launches satisfies together (node-selector requirements, Karpenter's "NodePools" docs). Each
+    value located where it is written; rules that give no label are left out."""
+    sets: list[Labels] = []
+    spec = data.get("spec") if isinstance(data, dict) else None
+    if not isinstance(spec, dict):
+        return sets
 
-    def add(key: str, value: Any, loc: Loc | None) -> None:
+    def add(out: Labels, key: str, value: Any, loc: Loc | None) -> None:
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
             out.setdefault(key, []).append((str(value).strip(), loc))
 
-    spec = data.get("spec") if isinstance(data, dict) else None
-    if not isinstance(spec, dict):
-        return out
     if kind == "ComputeClass":
         rules = spec.get("priorities")
         for rule in rules if isinstance(rules, list) else []:
             if not isinstance(rule, dict):
                 continue
+            out: Labels = {}
             for field_, key in (("gpu", GKE_ACCELERATOR), ("tpu", GKE_TPU)):
                 part = rule.get(field_)
                 if isinstance(part, dict):
-                    add(key, part.get("type"), loc_of(part, "type"))
-            add(INSTANCE_TYPE, rule.get("machineType"), loc_of(rule, "machineType"))
-        return out
+                    add(out, key, part.get("type"), loc_of(part, "type"))
+            add(out, INSTANCE_TYPE, rule.get("machineType"), loc_of(rule, "machineType"))
+            add(out, GKE_MACHINE_FAMILY, rule.get("machineFamily"), loc_of(rule, "machineFamily"))
+            if out:
+                sets.append(out)
+        return sets
+    out = {}
     tmpl = spec.get("template")
     tspec = tmpl.get("spec") if isinstance(tmpl, dict) else None
     reqs = tspec.get("requirements") if isinstance(tspec, dict) else None
@@ -1274,11 +1313,20 @@ def node_class_labels(kind: str, data: Any) -> Labels:
         if isinstance(req, dict) and req.get("operator") == "In" and isinstance(req.get("key"), str):
             values = req.get("values")
             for i, v in enumerate(values if isinstance(values, list) else []):
-                add(req["key"], v, loc_of(values, i))
+                add(out, req["key"], v, loc_of(values, i))
     meta = tmpl.get("metadata") if isinstance(tmpl, dict) else None
     labels = meta.get("labels") if isinstance(meta, dict) else None
     for k, v in labels.items() if isinstance(labels, dict) else []:
-        add(str(k), v, loc_of(labels, k))
+        add(out, str(k), v, loc_of(labels, k))
+    return [out] if out else []
+
+
+def node_class_labels(kind: str, data: Any) -> Labels:
+    """All the node labels of :func:`node_class_label_sets` in one set (each key's values in order), as said."""
+    out: Labels = {}
+    for labels in node_class_label_sets(kind, data):
+        for key, values in labels.items():
+            out.setdefault(key, []).extend(values)
     return out
 
 
@@ -1314,16 +1362,19 @@ def selected_node_class(pod_spec: Any, key: str) -> tuple[str, str] | None:
 def node_class_accelerator(
     kind: str, name: str, data: Any, how: str | None = None
 ) -> DerivedAccelerator | None:
-    """The accelerator the nodes of the ComputeClass or NodePool ``name`` carry (:func:`node_class_labels`
-    decided as a pod's own labels are, :func:`_decide`; several GPUs: the smallest memory, said), for a pod
+    """The accelerator the nodes of the ComputeClass or NodePool ``name`` carry (each set of
+    :func:`node_class_label_sets` decided as a pod's own labels are, :func:`_decide`; several GPUs, within a set
+    or across a ComputeClass's fallback rules: the smallest memory, said), for a pod
     that selects it by :data:`COMPUTE_CLASS` / :data:`KARPENTER_NODEPOOL` (``how``: in words, as
     :func:`selected_node_class` says it; the nodeSelector by default); None when its labels name none."""
-    labels = node_class_labels(kind, data)
-    cands = _decide(labels) if labels else None
+    # each set decided on its own (a ComputeClass's rules are alternatives), the smallest memory of all taken
+    cands = [c for labels in node_class_label_sets(kind, data) for c in _decide(labels) or ()]
     if not cands:
         return None
-    c0 = cands[0]
-    d = _combine(cands, f"{c0.key}={c0.value}")
+    deciding: dict[str, list[str]] = {}
+    for c in cands:
+        deciding.setdefault(c.key, []).append(c.value)
+    d = _combine(cands, "; ".join(f"{k}={', '.join(dict.fromkeys(vs))}" for k, vs in deciding.items()))
     if d.acc is None:
         return None
     selector = NODE_CLASS_KINDS[kind][1]
@@ -1333,6 +1384,26 @@ def node_class_accelerator(
         f"{how or f'nodeSelector {selector}={name}'}: the {kind} {name} among the inputs gives its nodes "
         f"{d.how}{notes}",
         d.loc,
+    )
+
+
+def node_class_unread(kind: str, name: str, data: Any) -> str:
+    """KV501's reason for a pod that selects the ComputeClass or NodePool ``name`` (:data:`NODE_CLASS_KINDS`),
+    which is among the inputs but whose node labels (:func:`node_class_labels`) name no GPU kvlint reads
+    (:func:`node_class_accelerator` gave None): what they give, so the user sees why (a NodePool requiring only
+    ``karpenter.k8s.aws/instance-category In [g]``, a ComputeClass whose priorities name ``nodepools`` only)."""
+    key = NODE_CLASS_KINDS[kind][1]
+    shown = "ComputeClass" if kind == "ComputeClass" else "Karpenter NodePool"
+    pairs = [f"{k}={', '.join(v for v, _ in vals)}" for k, vals in node_class_labels(kind, data).items()]
+    if kind == "ComputeClass":
+        what = "its priorities give no gpu.type, tpu.type, machineType or machineFamily kvlint knows"
+    else:
+        what = "its requirements (operator In) and template labels give no GPU label kvlint knows"
+    if pairs:
+        what += ": " + ", ".join(pairs[:6]) + (f" and {len(pairs) - 6} more" if len(pairs) > 6 else "")
+    return (
+        f"label {key}={name} selects its nodes by the {shown} {name} among the inputs, which names no GPU kvlint "
+        f"reads ({what}); set {ANNOTATION}"
     )
 
 
@@ -1350,6 +1421,7 @@ def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any)
         undecided_why=w.accelerator_why,
         gpu_source=w.gpu_source,
         node_class=w.node_class,
+        node_class_why=w.node_class_why,
         dra=w.dra_claims,
         **kwargs,
     )
@@ -1406,6 +1478,7 @@ def resolve_placement(
     undecided_why: str | None = None,
     gpu_source: str | None = None,
     node_class: DerivedAccelerator | None = None,
+    node_class_why: tuple[str, str] | None = None,
     override: str | None = None,
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
@@ -1431,6 +1504,8 @@ def resolve_placement(
         node_class: the accelerator of the ComputeClass or Karpenter NodePool among the inputs that the pod
             selects by name (:attr:`kvlint.types.Workload.node_class`, :func:`node_class_accelerator`); decides
             when the pod's own node labels and affinity name no GPU.
+        node_class_why: ``(selector label, why)`` when that ComputeClass or NodePool is among the inputs but
+            names no GPU (:attr:`kvlint.types.Workload.node_class_why`): said in place of asking for its file.
         override: ``--accelerator`` (id or alias); beats everything.
         gpu_memory_bytes: ``--gpu-memory`` in bytes (device total as CUDA reports it, per GPU); replaces
             the catalogue / MIG figure in ``memory_bytes_override``.
@@ -1526,7 +1601,13 @@ def resolve_placement(
         gslice=gslice,
         partition=pod.partition,
         sharing=pod.sharing,
-        why_undecided=lambda: _why_undecided(label_sets),
+        # the pod's reasons are read once for its containers; a node class read but naming no GPU is the
+        # workload's, said in place of one of them (rare: read per container)
+        why_undecided=(
+            pod.why_undecided
+            if node_class_why is None
+            else lambda: _why_undecided(label_sets, class_read=node_class_why)
+        ),
         amd_partition=_amd_partition(label_sets),
         undecided_why=undecided_why,
         default=default,
@@ -1689,11 +1770,13 @@ def _finish(
     mig_bytes = decision.mig_bytes
     mig_profile = decision.mig_profile
     notes = decision.notes + notes
+    undecided = decision.undecided
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
     if mig_bytes is None:
         profile = (cat.mig_profile_name(partition) or partition) if partition else None
         if profile is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
+        profile = profile or decision.mig_unknown
         if profile:
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
@@ -1702,6 +1785,16 @@ def _finish(
                 notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
             if note:
                 notes.append(note)
+            if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+                # a MIG slice of a profile no MIG table of the catalogue holds (nvidia.com/mig-1g.11gb on an
+                # H100): the engine sees the slice, not the board, and the slice's memory is unknown (its name's
+                # figure is not it: 1g.12gb is 10.75 GiB on an H100 NVL, under 12 GB). Sized on the whole GPU it
+                # was planned on up to seven times the memory it has (break52): not sized instead
+                notes.append(
+                    f"{acc.id}'s MIG {profile[:40]} slice has memory kvlint does not know, a part of the whole "
+                    f"GPU's {acc.memory_bytes / cat.GIB:.0f} GiB: not sized on the whole GPU"
+                )
+                acc, undecided = None, True
     # an AMD GPU split into compute partitions: amd.com/gpu is one partition on a node the partition label selects
     # (the device plugin's single naming); under its mixed naming the resource names the partition itself
     # (amd.com/cpx_nps4), whatever the labels say
@@ -1751,7 +1844,7 @@ def _finish(
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
-        undecided=tuple(notes) if acc is None and decision.undecided else (),
+        undecided=tuple(notes) if acc is None and undecided else (),
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )

@@ -522,19 +522,22 @@ def instance_types_with(acc_id: str, provider: str, min_gpus: int) -> list[Insta
     return sorted(out, key=lambda it: (it.gpus or 0, it.name))
 
 
-def instance_family(family: str) -> tuple[Accelerator | None, int]:
+def instance_family(family: str, provider: str = "aws") -> tuple[Accelerator | None, int]:
     """An EC2 instance family (``g6e``, the value of Karpenter's ``karpenter.k8s.aws/instance-family`` and EKS Auto
     Mode's ``eks.amazonaws.com/instance-family``) -> (its GPU, the number of its instance types in the
     catalogue). The GPU is given only when every instance type of the family in the catalogue's AWS table (the
     Karpenter instance-type reference, as :func:`instance_type` reads it) has that same GPU, whole (a GPU count
     of at least one: ``g6f``'s fractional L4 slices are not a whole L4); else None (a family of CPU instances, or
-    one the table does not list: count 0)."""
+    one the table does not list: count 0). ``provider="gcp"``: a Compute Engine machine series (``g2``, GKE's node
+    label ``cloud.google.com/machine-family`` and a ComputeClass rule's ``machineFamily``), the machine types of the
+    catalogue's GCE table (Compute Engine "GPU machine types") whose name starts with it and a dash."""
     fam = str(family).strip().lower()
     cat = _cat()
+    sep = "-" if provider == "gcp" else "."
     rows = [
         row
         for name, row in cat.instance_types.items()
-        if row.get("provider") == "aws" and name.lower().split(".", 1)[0] == fam
+        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
     ]
     ids = {row.get("id") for row in rows}
     whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)

@@ -2769,7 +2769,9 @@ def parse_container(
             cfg = dispatch(_Found("vllm", items, True, entry, True))
             if isinstance(cfg, ServingConfig):
                 tag = unreleased_tag(image) if cfg.version is None else None
-                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag))
+                cfg.findings.append(
+                    _assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag, cfg.findings)
+                )
                 cfg.release_noted = tag is not None
             return cfg
     if _serves_no_model(texts):
@@ -3202,13 +3204,39 @@ def _env_names(container: Mapping) -> list[str]:
     return [str(e.get("name")) for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
 
 
-def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | None = None) -> Finding:
+def _assumed_vllm(
+    image: str,
+    texts: Sequence[str],
+    loc: Loc | None,
+    tag: str | None = None,
+    findings: Sequence[Finding] = (),
+) -> Finding:
     """KV504 on an image kvlint does not know read as vLLM; with ``tag`` (:func:`unreleased_tag`), also the
-    release assumed for it, which KV208 then does not repeat (``ServingConfig.release_noted``)."""
+    release assumed for it, which KV208 then does not repeat (``ServingConfig.release_noted``). ``findings``: the
+    vLLM parser's on these arguments, whose unknown words that are no option (an unexpected positional argument)
+    the text names instead of saying the arguments are vLLM's options "and nothing else": a word wholly a
+    ``${VAR}`` placeholder (llm-d's ``"${VLLM_EXTRA_ARGS_D}"``, which the pipeline then reads as the renderer's,
+    :func:`kvlint.engines.options.template_words`), else a word vLLM takes for no option (KV205)."""
+    from kvlint.engines.images import whole_placeholder
     from kvlint.memory.versions import NEWEST_VLLM
 
     what = f"image '{image}'" if image else "the container (no image)"
     shown = " ".join(t for t in texts if t.startswith("--"))[:80]
+    words = [
+        f.option
+        for f in findings
+        if isinstance(f, OptionFinding) and f.unknown and f.option and not f.option.strip().startswith("-")
+    ]
+    held = [w for w in dict.fromkeys(words) if whole_placeholder(w)]
+    stray = [w for w in dict.fromkeys(words) if not whole_placeholder(w)]
+    besides: list[str] = []
+    if held:
+        besides.append(
+            f"{', '.join(held)}, {_a_or_some(held, 'placeholder')} for arguments kvlint cannot see"
+        )
+    if stray:
+        besides.append(f"{', '.join(stray)}, {_a_or_some(stray, 'word')} vLLM takes for no option (KV205)")
+    rest = f" besides {'; and '.join(besides)}" if besides else " and nothing else"
     release = (
         f", and its tag {tag} names no vLLM release: kvlint applied the rules of vLLM {NEWEST_VLLM}, the newest "
         "it models, unless --engine-version names another"
@@ -3217,9 +3245,8 @@ def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | 
     )
     return Finding(
         "KV504",
-        f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options and "
-        "nothing else: kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed "
-        f"to start{release}",
+        f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options{rest}: "
+        f"kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed to start{release}",
         loc,
         fix="if the image runs something else, set its command explicitly; otherwise "
         + (
@@ -3229,6 +3256,10 @@ def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | 
         ),
         severity="info",
     )
+
+
+def _a_or_some(words: Sequence[str], noun: str) -> str:
+    return f"a {noun}" if len(words) == 1 else f"{noun}s"
 
 
 def _joiner(

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from kvlint.source import LDict, Loc
 from kvlint.types import (
+    ENGINE_NAMES,
     ChartArg,
     EngineName,
     Finding,
@@ -48,6 +49,7 @@ __all__ = [
     "chart_provenance",
     "human_readable_int",
     "suggest",
+    "template_words",
     "version_tuple",
     "json_too_deep",
     "parse_json_or_str",
@@ -838,6 +840,40 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
         stands_for=len(extra),
     )
     return out
+
+
+def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
+    """``findings`` of one command line of a workload KV002 reports as an envsubst template
+    (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`, :func:`kvlint.workloads.placeholders.template_findings`) with
+    each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`)
+    replaced by a KV503 info at its position: the word is the renderer's (envsubst writes in its place the options
+    it is given: llm-d's ``"${VLLM_EXTRA_ARGS_D}"``), not an option the engine lacks, so "remove it" is no remedy;
+    what it renders to is unseen, as a bare ``$ARGS`` in a shell script is. Only the engine parsers' unknown
+    options (:attr:`~kvlint.types.OptionFinding.unknown`); a word that only holds a placeholder (``extra-${X}``)
+    stays one. Pure; ``findings`` itself when none is such a word."""
+    from kvlint.engines.images import whole_placeholder
+
+    out: list[Finding] = []
+    changed = False
+    name = ENGINE_NAMES.get(engine, engine)
+    for f in findings:
+        word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
+        if word is None:
+            out.append(f)
+            continue
+        changed = True
+        out.append(
+            Finding(
+                "KV503",
+                f"{word} is a placeholder of this template (KV002) in place of {name}'s arguments: the words it is "
+                "rendered to are arguments kvlint cannot see",
+                f.loc,
+                fix="render the manifest with the values you deploy with and lint the result, e.g. "
+                "envsubst < FILE | kvlint check -",
+                severity="info",
+            )
+        )
+    return out if changed else list(findings)
 
 
 def findings_stood_for(d: Any) -> int:

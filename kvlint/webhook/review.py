@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -608,16 +608,31 @@ READ_ANNOTATIONS: frozenset[str] = frozenset(
 )
 
 
+def _holds_engine_text(value: Any) -> bool:
+    """An annotation's value is a serving container held as text (a multi-line string with an ``image:`` line
+    naming a serving engine, llm-d's ``dual-pod.llm-d.ai/server-patch``): KV503 says kvlint does not read it
+    (:func:`kvlint.workloads.operators.embedded_container_note`), so an UPDATE that adds or changes it is
+    reviewed."""
+    if not (isinstance(value, str) and "\n" in value and "image" in value):
+        return False
+    from kvlint.workloads.operators import engine_image_in_text
+
+    return engine_image_in_text(value) is not None
+
+
 def _kvlint_meta(meta: Any) -> dict[str, Any]:
     """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations (the prefix in any case: KV005
     names ``KVLINT.IO/IGNORE``), the other annotations it
-    reads (:data:`READ_ANNOTATIONS`) and the labels."""
+    reads (:data:`READ_ANNOTATIONS`), those holding a serving container as text (:func:`_holds_engine_text`) and
+    the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
     return {
         "annotations": {
-            k: v for k, v in ann.items() if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS
+            k: v
+            for k, v in ann.items()
+            if str(k)[:10].lower() == "kvlint.io/" or k in READ_ANNOTATIONS or _holds_engine_text(v)
         },
         "labels": meta.get("labels") or {},
     }
@@ -965,10 +980,12 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     return clip(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
 
 
-def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
-    """Keep warnings within :data:`MAX_WARNINGS_TOTAL_CHARS`, ending with a count of those left out.
-    ``items`` yields the ``count`` warnings in order; it is read only as far as they are kept (plus one), so
-    a review with thousands of findings formats a few of them, not all.
+def _limit_warnings(items: Iterable[str], weights: Sequence[int]) -> list[str]:
+    """Keep warnings within :data:`MAX_WARNINGS_TOTAL_CHARS`, ending with a count of the findings left out.
+    ``items`` yields the ``len(weights)`` warnings in order, ``weights`` the findings each counts as (above 1 for
+    the finding for the rest past the first 50 of a rule in a container, :mod:`kvlint.findcap`: its 70 left out
+    were counted as 1); it is read only as far as they are kept (plus one), so a review with thousands of
+    findings formats a few of them, not all.
 
     A text already kept is not repeated: the API server keeps one warning of each text (``k8s.io/apiserver``
     ``pkg/endpoints/filters/warning.go``, ``recorder.AddWarning``: "dedupe if already warned"), so a repeat
@@ -981,10 +998,10 @@ def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
         if w in seen:
             continue
         seen.add(w)
-        rest = count - i - 1
+        rest = len(weights) - i - 1
         tail = 80 if rest else 0  # room for the "N more" line
         if used + len(w) + tail > MAX_WARNINGS_TOTAL_CHARS:
-            left = count - i
+            left = sum(weights[i:])
             out.append(f"kvlint: {left} more finding(s) not shown; run `kvlint check` on the manifest")
             return out
         out.append(w)
@@ -997,8 +1014,14 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters. An entry of the same text as one listed
     (the same finding in containers of one name: an object of several containers named alike, a leader's and a
     worker's) is not listed again but counted at the end: three copies of one error took the room of the
-    other errors, which the message then left out."""
-    n = len(errors)
+    other errors, which the message then left out. The errors are counted as findings, as ``kvlint check``'s
+    summary counts them: the finding for the rest past the first 50 of a rule in a container
+    (:mod:`kvlint.findcap`) or past a command line's first unknown options counts as the findings it stands for
+    (:func:`kvlint.engines.options.findings_stood_for`; "has 51 errors" was said of an object with 120)."""
+    from kvlint.engines.options import findings_stood_for
+
+    weights = [findings_stood_for(d) for d in errors]
+    n = sum(weights)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
     used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
     seen: set[str] = set()
@@ -1012,7 +1035,9 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
             repeats += 1
             continue
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
-            lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
+            lines.append(
+                f"- ... {sum(weights[i:])} more; run `kvlint check` on the manifest for the full report"
+            )
             break
         seen.add(entry)
         lines.append(entry)
@@ -1179,24 +1204,27 @@ def build_response(
     verdict = Verdict(allowed, outcome, errors, warns, suppressed)
     # the warnings in order, formatted only as far as _limit_warnings keeps them
     warn_text: Iterable[str] = ()
-    warn_count = 0
+    warned: list[Any] = []
     if settings.mode == "enforce":
         warn_text = itertools.chain(
             (format_warning(d, " (error, pre-existing)") for d in kept), (format_warning(d) for d in warns)
         )
-        warn_count = len(kept) + len(warns)
+        warned = [*kept, *warns]
     elif settings.mode == "warn":
         warn_text = itertools.chain(
             (format_warning(d, " (error, not enforced)") for d in errors), (format_warning(d) for d in warns)
         )
-        warn_count = len(errors) + len(warns)
+        warned = [*errors, *warns]
     audit = {"verdict": "deny" if not allowed else ("would-deny" if errors else "allow")}
     rules = verdict.rules
     if rules:
         audit["rules"] = ",".join(rules)
     message = deny_message(review, blocking) if not allowed else ""
+    from kvlint.engines.options import findings_stood_for
+
+    weights = [findings_stood_for(d) for d in warned]
     return response(
-        review, allowed, message=message, warnings=_limit_warnings(warn_text, warn_count), audit=audit
+        review, allowed, message=message, warnings=_limit_warnings(warn_text, weights), audit=audit
     ), verdict
 
 

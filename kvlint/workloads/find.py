@@ -13,7 +13,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from kvlint.accelerators.placement import NODE_CLASS_KINDS, node_class_accelerator, selected_node_class
+from kvlint.accelerators.placement import (
+    NODE_CLASS_KINDS,
+    node_class_accelerator,
+    node_class_unread,
+    selected_node_class,
+)
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.fastinit import replaced
@@ -475,18 +480,21 @@ class _Joined:
         names a GPU."""
         if w.node_class is not None or not self.node_classes:
             return w
+        unread: tuple[str, str] | None = None
         for _prefix, key in NODE_CLASS_KINDS.values():
             picked = selected_node_class(w.pod_spec, key)
             if picked is None or (key, picked[0]) not in self.node_classes:
                 continue
             name, how = picked
+            d = self.node_classes[(key, name)]
             if (key, how) not in self._node_accs:
-                d = self.node_classes[(key, name)]
                 self._node_accs[(key, how)] = node_class_accelerator(d.kind, name, d.data, how)
             acc = self._node_accs[(key, how)]
             if acc is not None:
                 return replaced(w, node_class=acc)
-        return w
+            # read, and naming no GPU: KV501 says so, not "name its file" (the pod's own labels may still decide)
+            unread = unread or (key, node_class_unread(d.kind, name, d.data))
+        return replaced(w, node_class_why=unread) if unread is not None else w
 
     def add_services(self, docs: Sequence[Document], *, keep: bool | Sequence[bool] = False) -> None:
         """Record what the services among ``docs`` consume, and keep the joined workloads of those that

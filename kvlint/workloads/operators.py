@@ -596,7 +596,7 @@ def _engine_text(node: Any, depth: int) -> tuple[list[tuple[bool, Any]], str, Lo
     for key, v in pairs:
         if isinstance(v, str):
             if "\n" in v and "image" in v:
-                hit = _engine_image(v)
+                hit = engine_image_in_text(v)
                 if hit is not None:
                     return [(is_item, key)], hit, loc_of(node, key)
         elif isinstance(v, (dict, list)):
@@ -607,7 +607,9 @@ def _engine_text(node: Any, depth: int) -> tuple[list[tuple[bool, Any]], str, Lo
     return None
 
 
-def _engine_image(text: str) -> str | None:
+def engine_image_in_text(text: str) -> str | None:
+    """The first image of an ``image:`` line of ``text`` (a manifest or patch held as a string) that names a
+    serving engine (:func:`kvlint.engines.images.image_mentions_engine`), or None. Linear in ``text``."""
     from kvlint.engines.images import image_mentions_engine
 
     for m in _IMAGE_LINE.finditer(text):

@@ -603,25 +603,30 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
     how = (
         "vLLM on Neuron shards the model over tensor-parallel-size NeuronCores (the Neuron model's tp_degree)"
     )
-    unit = "device(s)" if per > 1 else "NeuronCores"
+    request = count(-(-need // per), "device" if per > 1 else "NeuronCore")
+    # with pipeline or data parallelism as well, tensor-parallel-size alone is not the count to lower or raise
+    tp_only = lay.pp * lay.dp_local == 1
     if need > have:
+        lower = (
+            f"tensor-parallel-size to {have}" if tp_only else f"the parallel sizes so their product is {have}"
+        )
         yield ctx.finding(
             f"{lay.described} needs {need} NeuronCores but the pod gets {have} ({where}); {how}, more than the "
             "pod is given",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
-            fix=f"request {-(-need // per)} {unit} ({p.resource}) or lower tensor-parallel-size to {have}",
+            fix=f"request {request} ({p.resource}) or lower {lower}",
         )
     elif need < have and have - need >= per:
         yield ctx.finding(
             f"the pod gets {have} NeuronCores ({where}) but {lay.described} uses only {need}; {how}, so "
             f"{idle(have - need, 'NeuronCore')}",
             p.gpus_loc,
-            fix=f"request {-(-need // per)} {unit} ({p.resource})"
+            fix=f"request {request} ({p.resource})"
             + {
                 True: f", or raise tensor-parallel-size to {have}",
                 None: f", or raise tensor-parallel-size to {have} (if it divides the model's attention heads)",
                 False: "",
-            }[_heads_allow(ctx, have)],
+            }[_heads_allow(ctx, have) if tp_only else False],
             severity="warning",
         )
 
@@ -692,8 +697,8 @@ def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     elif name is not None and need < have and have - need >= per:
         yield ctx.finding(
-            f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; {have - need} "
-            "device(s) sit idle",
+            f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; "
+            f"{idle(have - need, 'device')}",
             p.gpus_loc,
             fix=f"request {_chips(-(-need // (per * pods)))} per pod ({TPU_RESOURCE})"
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
