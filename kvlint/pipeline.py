@@ -609,8 +609,8 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     a container that requests no GPU at all (KV405; KV501 says there is no GPU to size it on)."""
     if cr.model is None or cr.placement is None or _layout.unresolved_sizes(cr.serving):
         return ()  # no plan on a guessed GPU layout (kvlint.engines.layout.unresolved_sizes)
-    if cr.placement.requests_no_gpu:
-        return ()
+    if cr.placement.requests_no_gpu or cr.placement.mig_unoffered:
+        return ()  # no GPU to size on, or only GPUs without the MIG slice requested (Placement.mig_unoffered)
     platform = _images.platform_of(cr.serving, cr.placement.resource)
     if platform not in ("cuda", "rocm") or _images.gpu_build_on_other_accelerator(cr.serving, cr.placement):
         return ()  # not a GPU build, or a GPU build on a TPU, Gaudi, Neuron or Ascend node (KV304)

@@ -530,10 +530,6 @@ class ServingConfig:
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None
     release_noted: bool = False
-    #: why the engine command gets words kvlint cannot see besides those it read (``xargs`` appends words read from
-    #: its input): the settings those may give are in :attr:`unresolved` (:func:`kvlint.engines.options.
-    #: arguments_not_all_read`); "" when the command was read whole
-    args_unread: str = ""
     env_unread: tuple[tuple[str | None, str], ...] = ()
     draft_model: ModelSpec | None = None
     exec_form: bool = False
@@ -783,6 +779,9 @@ class Placement:
         mig_profile: the MIG profile (``3g.40gb``) whose slice memory :attr:`memory_bytes_override` holds (a
             ``nvidia.com/mig-<profile>`` resource, GFD's MIG product label, GKE's partition label); None when the
             memory is not a MIG slice's. :attr:`device_name` names the device with it.
+        mig_unoffered: the container requests a ``nvidia.com/mig-<profile>`` slice that none of the GPUs its
+            scheduling facts allow offers (an L4 has no MIG): ``accelerator`` is None, :attr:`undecided` says why,
+            and it is not planned on a fleet either (the pod cannot land on another board).
     """
 
     accelerator: Accelerator | None
@@ -800,6 +799,7 @@ class Placement:
     annotation_conflict: AnnotationConflict | None = None
     undecided: tuple[str, ...] = ()
     mig_profile: str | None = None
+    mig_unoffered: bool = False
 
     @property
     def device_name(self) -> str | None:

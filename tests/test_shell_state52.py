@@ -235,6 +235,28 @@ def test_an_engine_behind_xargs_is_not_taken_at_its_defaults(command: str, image
 
 
 @pytest.mark.parametrize(
+    ("command", "image"),
+    [
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size", "vllm/vllm-openai:v0.10.1"),
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct --gpu-memory-utilization", "vllm/vllm-openai:v0.10.1"),
+        ("text-generation-launcher --model-id Qwen/Qwen2.5-7B-Instruct --num-shard", "ghcr.io/huggingface/text-generation-inference:3.3.4"),
+        ("python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp", "lmsysorg/sglang:v0.4.9"),
+    ],
+)  # fmt: skip
+def test_an_option_written_last_before_xargs_appends_gets_its_value_from_them(
+    command: str, image: str
+) -> None:
+    """``cat /etc/tp | xargs vllm serve M --tensor-parallel-size``: xargs appends the words it reads after the last
+    one, so the option's value is the first of them, not missing: no KV206 "expected a value" error (the same
+    command without xargs has it: the test can fail), and the option is a setting kvlint does not know."""
+    plain = _findings(command, image)
+    assert any("expected a value" in m for m in plain.get("KV206", [])), plain
+    got = _findings("cat /etc/value | xargs " + command, image)
+    assert not any("expected a value" in m for m in got.get("KV206", [])), got
+    assert any("arguments are not all known" in m for m in got["KV503"])
+
+
+@pytest.mark.parametrize(
     "unit",
     ["if :; then A=1; fi | cat; { B=2; } && C=3 & ", "{ ", "while :; do { if :; then ", "(A=1) && B=2 & "],
 )

@@ -1695,6 +1695,43 @@ def _amd_partition_bytes(acc: Accelerator, value: str, resource: str | None = No
     )
 
 
+def _mig_offering(
+    acc: Accelerator, candidates: list[Accelerator], resource: str
+) -> tuple[Accelerator | None, list[Accelerator], bool, str]:
+    """Narrow the GPUs a pod may land on to those offering the MIG profile its ``nvidia.com/mig-<profile>``
+    resource requests (mixed strategy: NVIDIA's device plugin advertises that resource only on nodes whose GPUs
+    are partitioned into such slices, and a board's profiles are fixed by its model: NVIDIA's MIG user guide,
+    "Supported MIG Profiles"; catalogue ``mig_profiles``). ``acc`` is the worst case the labels chose and
+    ``candidates`` every GPU they allow. Returns ``(accelerator, candidates, unoffered, note)``: the smallest
+    catalogue GPU still allowed that offers the profile (``candidates`` the offering ones, when more than one);
+    ``(None, [], True, why)`` when none does, so the container is not sized (nor planned on a fleet of boards the
+    pod cannot land on); unchanged for a profile kvlint does not read or a GPU outside the catalogue."""
+    profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
+    known = cat.catalogue()
+    allowed = list({a.id: a for a in [acc, *candidates]}.values())
+    if profile is None or any(a.id not in known for a in allowed):
+        return acc, candidates, False, ""
+    offering = set(cat.mig_gpus(profile))
+    keep = [a for a in allowed if a.id in offering]
+    if not keep:
+        names = ", ".join(a.id for a in allowed)
+        where = ", ".join(sorted(offering)) if offering else "no GPU in kvlint's catalogue"
+        one = allowed[0].id if len(allowed) == 1 else None
+        lack = (
+            cat.mig_profile(one, profile)[1]
+            if one
+            else f"none of the GPUs it may land on ({names}) offers MIG {profile}"
+        )
+        return None, [], True, f"resource {resource}: {lack}; MIG {profile} exists on {where}"
+    if len(keep) == len(allowed):
+        return acc, candidates, False, ""
+    best = min(keep, key=lambda a: a.memory_bytes)
+    dropped = ", ".join(a.id for a in allowed if a.id not in offering)
+    verb = "offers" if len(keep) == 1 else "offer"
+    note = f"resource {resource}: of the GPUs allowed, only {', '.join(a.id for a in keep)} {verb} MIG {profile} ({dropped}: no)"
+    return best, sorted(keep, key=lambda a: a.memory_bytes) if len(keep) > 1 else [], False, note
+
+
 def _finish(
     decision: _Decision | None,
     notes: list[str],
@@ -1771,8 +1808,14 @@ def _finish(
     mig_profile = decision.mig_profile
     notes = decision.notes + notes
     undecided = decision.undecided
+    candidates = list(decision.candidates) if acc is not None else []
+    mig_unoffered = False
+    if mig_bytes is None and acc is not None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
+        acc, candidates, mig_unoffered, offer_note = _mig_offering(acc, candidates, resource)
+        if offer_note:
+            notes.append(offer_note)
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
-    if mig_bytes is None:
+    if mig_bytes is None and not mig_unoffered:
         profile = (cat.mig_profile_name(partition) or partition) if partition else None
         if profile is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
@@ -1840,11 +1883,12 @@ def _finish(
         shared=shared,
         max_sharers=sharers,
         memory_bytes_override=override_bytes,
-        candidates=tuple(decision.candidates) if acc is not None else (),
+        candidates=tuple(candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
         gpus_elsewhere=gpus_elsewhere,
         annotation_conflict=conflict,
-        undecided=tuple(notes) if acc is None and undecided else (),
+        undecided=tuple(notes) if acc is None and (undecided or mig_unoffered) else (),
+        mig_unoffered=mig_unoffered,
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
     )

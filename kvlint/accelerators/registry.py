@@ -284,12 +284,19 @@ def mig_profile_name(text: str) -> str | None:
 def mig_profile(acc_id: str | None, profile: str) -> tuple[MigProfile | None, str]:
     """MIG profile ``profile`` on accelerator ``acc_id`` -> (profile facts, note).
 
-    With ``acc_id`` None, or a GPU whose table lacks the profile, searches every GPU's table: equal
-    memory everywhere -> that; different -> the smallest (conservative), said in the note.
+    A catalogue GPU whose table lacks the profile has no such slice: (None, why), never another board's
+    profile (an L4 has no MIG at all; NVIDIA's MIG user guide lists the profiles per GPU). With ``acc_id`` None,
+    or a GPU not in the catalogue (a generic one), searches every GPU's table: equal memory everywhere -> that;
+    different -> the smallest (conservative), said in the note.
     """
     cat = _cat()
     if acc_id and profile in cat.mig.get(acc_id, {}):
         return cat.mig[acc_id][profile], ""
+    if acc_id and acc_id in cat.accelerators:
+        own = cat.mig.get(acc_id, {})
+        if not own:
+            return None, f"{acc_id} has no MIG (no MIG {profile} slice)"
+        return None, f"{acc_id} offers no MIG {profile} (its profiles: {', '.join(own)})"
     hits = [(gid, t[profile]) for gid, t in cat.mig.items() if profile in t]
     if not hits:
         return None, f"MIG profile {profile} is not in the catalogue"

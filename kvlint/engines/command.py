@@ -2367,6 +2367,7 @@ def _dispatch(
             _grpc_release(cfg, version, found.grpc)
         if found.appends:
             arguments_not_all_read(cfg, found.appends, cfg.command_loc)
+            _value_appended(cfg, argv, locs)
         elif cfg.model is None:
             cfg.findings.append(
                 Finding(
@@ -2401,6 +2402,7 @@ def _dispatch(
         tgi.exec_form = found.exec_form
         if found.appends:
             arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
+            _value_appended(tgi, argv, locs)
         return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
@@ -2419,6 +2421,7 @@ def _dispatch(
     sgl.exec_form = found.exec_form
     if found.appends:
         arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
+        _value_appended(sgl, argv, locs)
     return _script_facts(sgl, given, env_locs)
 
 
@@ -2917,6 +2920,34 @@ def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None)
         if _PYTHON_RE.fullmatch(w0) or (w0 in _SHELLS and words[1].endswith(".sh")):
             return _same_file(items[1].loc, first_loc) or first_loc
     return first_loc
+
+
+#: The engine parsers' KV206 reasons for an option written last with no value (:meth:`Collector.invalid`)
+_NO_VALUE = ("invalid value '' for ", ": expected a value", ": expected at least one value")
+
+
+def _value_appended(cfg: ServingConfig, argv: Sequence[str], locs: Sequence[Loc | None]) -> None:
+    """A command that gets words appended after those kvlint read (``xargs``: :func:`arguments_not_all_read`) and
+    ends with an option awaiting its value (``cat /etc/tp | xargs vllm serve M --tensor-parallel-size``): the
+    first appended word is that value, so the parser's KV206 "expected a value" at the last word is not the
+    engine's error; the option's setting is recorded as a value kvlint does not know (``cfg.unresolved``)."""
+    if not argv or not locs or locs[-1] is None or not argv[-1].startswith("-") or "=" in argv[-1]:
+        return
+    last = locs[-1]
+    kept: list[Finding] = []
+    for f in cfg.findings:
+        if (
+            f.rule == "KV206"
+            and f.loc == last
+            and f.message.startswith(_NO_VALUE[0])
+            and f.message.endswith(_NO_VALUE[1:])
+        ):
+            dest = str(getattr(f, "option", "") or "").lstrip("-").replace("-", "_")
+            if dest:
+                cfg.unresolved.setdefault(dest, last)
+            continue
+        kept.append(f)
+    cfg.findings = kept
 
 
 def _same_file(loc: Loc | None, other: Loc | None) -> Loc | None:

@@ -405,6 +405,15 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             "mapping of the label's value in .kvlint.yaml (accelerators.node_labels), or --accelerator ID "
             "(kvlint accelerators lists ids)"
         )
+    if placed is not None and placed.mig_unoffered:
+        # the pod's GPUs are named, and none has the MIG slice its resource requests (Placement.mig_unoffered)
+        yield ctx.finding(
+            f"the container is not sized{_unknown_because(ctx)}, so capacity rules were skipped",
+            s.command_loc,
+            fix=f"request a resource the GPU it lands on advertises ({NVIDIA_GPU} for a whole GPU), or place the "
+            f"pod on a GPU that offers the MIG profile ({placed.resource})",
+        )
+        return
     if not cr.fleet:
         yield ctx.finding(
             f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}, so capacity rules were skipped",
