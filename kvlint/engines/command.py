@@ -59,8 +59,10 @@ from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
     MAX_ARG_STRLEN,
+    MAYBE_DASH,
     MUSL_LOOKUP_WRAPPERS,
     OWN_PATH_WRAPPERS,
+    UNRESOLVED_RE,
     ShellArg,
     charge_command_text,
     commands,
@@ -946,7 +948,9 @@ def _scan_shell(
     )
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
-    for words in commands(script, env, positional, allexport=allexport):
+    for words in commands(
+        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH
+    ):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:
@@ -1002,7 +1006,8 @@ def _scan_shell(
         argv = []
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
-            argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
+            text = _unexpanded(w.text) if w.unresolved else w.text
+            argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         environ = getattr(words, "environ", None)
@@ -1653,6 +1658,20 @@ def _swallowed_engine(script: str, offset: int, env: Mapping[str, str]) -> tuple
             return None
         script, offset = rest, again
     return None
+
+
+def _unexpanded(text: str) -> str:
+    """A word the shell's reading left unresolved, as the engines' parsers know one (a reference in its text,
+    :data:`UNRESOLVED_RE`): most keep the ``$...`` they could not expand; a brace or tilde expansion kvlint does not
+    read (``{2,4}{,}``, ``~user/m``, ``{a,b}`` in ``sh -c``) has none and was taken as the value written (vLLM
+    "invalid value '{2,4}{,}'" for a word bash makes ``2 2 4 4``). Such a value is shown as ``$(...)`` around it
+    (an ``--option=`` before it kept, so the option is still the one read)."""
+    if UNRESOLVED_RE.search(text):
+        return text
+    option, eq, value = text.partition("=")
+    if eq and option.startswith("-") and value:
+        return option + "=$(" + value + ")"
+    return "$(" + text + ")"
 
 
 def _unclosed_quote(
