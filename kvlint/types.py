@@ -530,10 +530,6 @@ class ServingConfig:
     joins: JoinedEngine | None = None
     apart_from: JoinedEngine | None = None
     release_noted: bool = False
-    #: why the engine command gets words kvlint cannot see besides those it read (``xargs`` appends words read from
-    #: its input): the settings those may give are in :attr:`unresolved` (:func:`kvlint.engines.options.
-    #: arguments_not_all_read`); "" when the command was read whole
-    args_unread: str = ""
     env_unread: tuple[tuple[str | None, str], ...] = ()
     draft_model: ModelSpec | None = None
     exec_form: bool = False

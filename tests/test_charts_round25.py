@@ -217,3 +217,21 @@ def test_llm_d_modelservice_findings_point_at_the_values_that_set_them(tmp_path:
     assert 'include "llm-d-modelservice.container"' in template.read_text().splitlines()[kv202.loc.line - 1]
     (kv208,) = [d for d in result.diagnostics if d.rule == "KV208" and d.object.endswith("-decode")]
     assert kv208.loc.file == str(unnamed)  # the image is still set in the values
+
+
+@pytest.mark.parametrize("resource", ["nvidia.com/gpu", "amd.com/cpx_nps4", "nvidia.com/mig-1g.10gb"])
+def test_empty_image_kv002_whatever_accelerator_resource_the_container_requests(resource: str) -> None:
+    """A container with ``image: ""`` that requests an AMD partition under the device plugin's ``mixed`` naming or a
+    MIG slice is as unsized as one requesting ``nvidia.com/gpu``: the same KV002 (before, only
+    ``nvidia.com/gpu``/``amd.com/gpu`` were looked at, and the run passed in silence)."""
+    from kvlint.load import load_text
+    from kvlint.pipeline import run_documents
+
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+        f'      containers:\n      - name: server\n        image: ""\n        resources:\n'
+        f"          limits:\n            {resource}: 1\n"
+    )
+    result = run_documents(load_text(text, "x.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert f"container 'server' requests {resource}: 1 but its image is empty" in d.message, d.message

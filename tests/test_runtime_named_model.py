@@ -142,3 +142,20 @@ def test_runtime_naming_its_model_without_gpus_has_one_reason_whatever_the_catal
             (note,) = [d for d in diags if d.rule == "KV502"]
             assert f"names its own model, '{model}' ({source})" in note.message, note.message
             assert "GPU count is not known here" in note.message, note.message
+
+
+def test_ome_runtime_declaring_an_amd_partition_or_mig_slice_is_sized_like_one_declaring_whole_gpus() -> None:
+    """The GPUs an OME runtime declares may be any resource kvlint counts as accelerators: AMD's ``mixed``-strategy
+    partition (``amd.com/cpx_nps4``) or a MIG slice, not only :data:`kvlint.gpu_resources.GPU_RESOURCES`; before,
+    such a runtime naming its model stayed "runtime template" (KV502) while ``amd.com/gpu`` was sized."""
+    text = KIMI.read_text()
+    assert "nvidia.com/gpu: 8" in text
+    for resource in ("amd.com/gpu", "amd.com/cpx_nps4", "nvidia.com/mig-3g.40gb"):
+        changed = text.replace("nvidia.com/gpu: 8", f"{resource}: 8")
+        r = run_documents(load_text(changed, str(KIMI)), OPTS)
+        cr = _one(r)
+        assert cr.model is not None and cr.model.id == "moonshotai/Kimi-K2-Instruct", (
+            resource,
+            sizing_of(cr),
+        )
+        assert sizing_of(cr) != "runtime template" and not _kv502(r), resource

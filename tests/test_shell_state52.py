@@ -235,16 +235,38 @@ def test_an_engine_behind_xargs_is_not_taken_at_its_defaults(command: str, image
 
 
 @pytest.mark.parametrize(
+    ("command", "image"),
+    [
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size", "vllm/vllm-openai:v0.10.1"),
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct --gpu-memory-utilization", "vllm/vllm-openai:v0.10.1"),
+        ("text-generation-launcher --model-id Qwen/Qwen2.5-7B-Instruct --num-shard", "ghcr.io/huggingface/text-generation-inference:3.3.4"),
+        ("python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp", "lmsysorg/sglang:v0.4.9"),
+    ],
+)  # fmt: skip
+def test_an_option_written_last_before_xargs_appends_gets_its_value_from_them(
+    command: str, image: str
+) -> None:
+    """``cat /etc/tp | xargs vllm serve M --tensor-parallel-size``: xargs appends the words it reads after the last
+    one, so the option's value is the first of them, not missing: no KV206 "expected a value" error (the same
+    command without xargs has it: the test can fail), and the option is a setting kvlint does not know."""
+    plain = _findings(command, image)
+    assert any("expected a value" in m for m in plain.get("KV206", [])), plain
+    got = _findings("cat /etc/value | xargs " + command, image)
+    assert not any("expected a value" in m for m in got.get("KV206", [])), got
+    assert any("arguments are not all known" in m for m in got["KV503"])
+
+
+@pytest.mark.parametrize(
     "unit",
     ["if :; then A=1; fi | cat; { B=2; } && C=3 & ", "{ ", "while :; do { if :; then ", "(A=1) && B=2 & "],
 )
 def test_compound_commands_are_read_ahead_once(unit: str) -> None:
-    """20,000 compound commands, in a row or nested (each one at nesting 0 is read ahead to the operator after its
+    """8,000 compound commands, in a row or nested (each one at nesting 0 is read ahead to the operator after its
     end, once): bounded CPU (the limit of tests/test_hostile_shapes.py; the growth is bench/hostile.py's
     sh_compounds). Past the subshells a reading isolates (64), the state is no longer kept apart."""
     from test_hostile_shapes import LIMIT_S
 
-    script = unit * 20_000 + "vllm serve m $A"
+    script = unit * 8_000 + "vllm serve m $A"
     t = time.process_time()
     got = list(commands(script, {}))
     assert time.process_time() - t < LIMIT_S
@@ -259,6 +281,24 @@ BRACE_TILDE = {
     "vllm serve ~/m ~ ~/ a=~/x --model=~/y ~nosuch/x a{b,c}d{e,f} z": ["~nosuch/x", "a{b,c}d{e,f}"],
     "A=~/m B={a,b}; export C=~/c; vllm serve $A $B $C": [],
     "unset HOME; vllm serve ~/m x": ["~/m"],
+    # sequence expressions (bash 5.2 braces.c mkseq): a step, zero-padding to the wider term, letters
+    "vllm serve m {1..10..2} {01..10} {a..e} {1..3..0} {a..c..2} {-01..3} --d={a..c} {5..1..-2} {010..8} {Z..X}": [],
+    # not read: letters across cases (punctuation between), a letter and an integer (bash keeps it as written)
+    "vllm serve m {Z..c} {1..a} x": ["{Z..c}", "{1..a}"],
+    # a word with quotes or expansions is brace-expanded first too (the quotes and `$` kept for later): not read here
+    'vllm serve m {a,"b c"} {$X,b} ${X}{a,b} a{b,c}\\d --x={1..3}$X ~"/x" ~$X y': [
+        "{a,b c}",
+        "{x,b}",
+        "x{a,b}",
+        "a{b,c}d",
+        "--x={1..3}x",
+        "~/x",
+        "~x",
+    ],
+    # a ~ after a `:` of an assignment's value (or an argument that looks like one) is expanded too: not read here
+    'A=~/a:~/b; vllm serve m "$A" x=a:~/b --p=a:~/b': ["${A}", "x=a:~/b"],
+    # quoted braces are not expanded; a leading ~/ is HOME before a quoted or expanded rest
+    'vllm serve m "{a,b}" \'{a,b}\' \\{a,b\\} "$X{a,b}" \'{"a":1,"b":2}\' ~/"$X" ~/$X': [],
 }
 
 
@@ -277,13 +317,102 @@ def test_brace_and_tilde_expansion_as_bash_makes_them(script: str, tmp_path: Pat
 
 
 def test_brace_expansions_stay_bounded() -> None:
-    """400 words of 100,000 characters and a brace expansion of 1,001 items each (40 GB of words if made), and
-    400 of ``{1..1000}``: the words the budget affords are made, the rest kept unresolved; bounded CPU."""
+    """200 words of 100,000 characters and a brace expansion of 1,001 items each (20 GB of words if made), and
+    200 of ``{1..1000}``: the words the budget affords are made, the rest kept unresolved; bounded CPU."""
     from test_hostile_shapes import LIMIT_S
 
-    script = "vllm serve m " + ("x" * 100_000 + "{" + "a," * 1000 + "b} ") * 400 + "~/m{1..1000} " * 400
+    script = "vllm serve m " + ("x" * 100_000 + "{" + "a," * 1000 + "b} ") * 200 + "~/m{1..1000} " * 200
     t = time.process_time()
     (engine,) = commands(script, {"HOME": "/h"})
     assert time.process_time() - t < LIMIT_S
     assert engine[3].unresolved and engine[-1].unresolved  # (the budget spent by then)
     assert "/h/m1000" in [w.text for w in engine if not w.unresolved]
+
+
+#: ``sh -c``: /bin/sh is dash in Debian and Ubuntu images (the engines' own), bash elsewhere; dash has no brace
+#: expansion and expands a ``~`` after ``=`` only in an assignment. The words the two make apart are unresolved.
+SH_SCRIPTS = {
+    'vllm serve m --max-model-len={4096,8192} {a} "{a,b}" {1..3} x=~/y ~/z y': [
+        "--max-model-len={4096,8192}",
+        "{1..3}",
+        "x=~/y",
+    ],
+    "A=~/a; B={a,b}; vllm serve m $A $B ~ y": [],
+}
+
+
+@pytest.mark.parametrize("script", list(SH_SCRIPTS))
+def test_sh_words_bash_and_dash_expand_apart_are_unresolved(script: str, tmp_path: Path) -> None:
+    """Every word kvlint resolves for ``sh -c`` is both bash's and dash's; those it leaves unresolved are listed."""
+    dash = shutil.which("dash")
+    if shutil.which("bash") is None or shutil.which("env") is None or dash is None:
+        pytest.skip("no bash, dash or env here")
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    ran = subprocess.run([dash, "-c", script], env=env, capture_output=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    dash_argv = [a.decode() for a in ran.stdout.partition(b"\1")[0].split(b"\0")[:-1]]
+    (engine,) = [c for c in commands(script, env, [ShellArg("sh")], sh=True) if c and c[0].text == "vllm"]
+    words = [(w.text, w.unresolved) for w in engine]
+    assert _agrees(words, argv) and _agrees(words, dash_argv), (argv, dash_argv, engine)
+    assert [w.text for w in engine if w.unresolved] == SH_SCRIPTS[script]
+    if not SH_SCRIPTS[script]:
+        assert [w.text for w in engine] == argv == dash_argv
+
+
+def test_a_container_sh_script_is_read_as_maybe_dash() -> None:
+    """``command: [sh, -c]``: ``--tensor-parallel-size={2,4}`` is two options in bash (KV207: given twice), one
+    word dash passes as written (which vLLM refuses); kvlint takes neither reading for sh: KV503, not sized."""
+    script = "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size={2,4} --max-model-len 4096"
+    assert "KV207" in _findings(script)
+    global _MANIFEST
+    saved = _MANIFEST
+    try:
+        _MANIFEST = saved.replace('["bash", "-c"]', '["sh", "-c"]')
+        got = _findings(script)
+        assert "KV207" not in got and "KV206" not in got and "not sized" in got["KV503"][0]
+    finally:
+        _MANIFEST = saved
+
+
+def test_a_brace_left_open_before_many_commas_stays_linear() -> None:
+    """A ``{`` followed by 50,000 commas and no ``}``, in a word with an expansion and in a plain word of ``sh -c``
+    (where bash and dash differ): each stretch between braces is read once (a regular expression retried the rest
+    of the word at each comma: quadratic); bounded CPU (tests/test_hostile_shapes.py's limit)."""
+    from test_hostile_shapes import LIMIT_S
+
+    script = 'vllm serve m "$X"{' + "," * 50_000 + " {" + "," * 50_000 + " x"
+    t = time.process_time()
+    (engine,) = commands(script, {"X": "x"}, [ShellArg("sh")], sh=True)
+    assert time.process_time() - t < LIMIT_S
+    assert [w.text for w in engine][-1] == "x"
+
+
+def test_brace_sequences_are_charged_their_words() -> None:
+    """``{1..1000}`` makes 3,893 characters of words (and 1,000 arguments' overhead), not its body's 7: 600 of them
+    are resolved up to what ``execve(2)`` takes (ARG_MAX, as the budget counts an argument), the rest unresolved
+    (they were charged the body's length: 3.2 MB of words made, an argument list bash cannot run)."""
+    from test_hostile_shapes import LIMIT_S
+
+    from kvlint.engines.shell import _ARG_OVERHEAD, ARG_MAX
+
+    t = time.process_time()
+    (engine,) = commands("vllm serve m " + "{1..1000} {001..1000..1} " * 300, {})
+    assert time.process_time() - t < LIMIT_S
+    made = [w.text for w in engine if not w.unresolved]
+    assert sum(len(text) + _ARG_OVERHEAD for text in made) <= ARG_MAX
+    assert "999" in made and "0999" in made and engine[-1].unresolved
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["--tensor-parallel-size={2,4}{,}", "--tensor-parallel-size {2,4}{,}", "--tensor-parallel-size ~u/4"],
+)
+def test_a_brace_or_tilde_word_kvlint_does_not_read_is_not_taken_as_written(option: str) -> None:
+    """bash makes ``--tensor-parallel-size={2,4}{,}`` four words (TP 4 last): kvlint leaves the word unresolved,
+    and the engine's parser must not read it as the value written (KV206 "invalid value '{2,4}{,}'", an error on
+    a command that runs) nor take the default (KV403): KV503, not sized."""
+    got = _findings(f"vllm serve Qwen/Qwen2.5-7B-Instruct {option} --max-model-len 4096")
+    assert "KV206" not in got and "KV403" not in got
+    (msg,) = got["KV503"]
+    assert msg.startswith("--tensor-parallel-size $(") and "not sized" in msg

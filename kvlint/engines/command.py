@@ -59,8 +59,10 @@ from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
     MAX_ARG_STRLEN,
+    MAYBE_DASH,
     MUSL_LOOKUP_WRAPPERS,
     OWN_PATH_WRAPPERS,
+    UNRESOLVED_RE,
     ShellArg,
     charge_command_text,
     commands,
@@ -946,7 +948,9 @@ def _scan_shell(
     )
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
-    for words in commands(script, env, positional, allexport=allexport):
+    for words in commands(
+        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH
+    ):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:
@@ -1002,7 +1006,8 @@ def _scan_shell(
         argv = []
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
-            argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
+            text = _unexpanded(w.text) if w.unresolved else w.text
+            argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         environ = getattr(words, "environ", None)
@@ -1653,6 +1658,20 @@ def _swallowed_engine(script: str, offset: int, env: Mapping[str, str]) -> tuple
             return None
         script, offset = rest, again
     return None
+
+
+def _unexpanded(text: str) -> str:
+    """A word the shell's reading left unresolved, as the engines' parsers know one (a reference in its text,
+    :data:`UNRESOLVED_RE`): most keep the ``$...`` they could not expand; a brace or tilde expansion kvlint does not
+    read (``{2,4}{,}``, ``~user/m``, ``{a,b}`` in ``sh -c``) has none and was taken as the value written (vLLM
+    "invalid value '{2,4}{,}'" for a word bash makes ``2 2 4 4``). Such a value is shown as ``$(...)`` around it
+    (an ``--option=`` before it kept, so the option is still the one read)."""
+    if UNRESOLVED_RE.search(text):
+        return text
+    option, eq, value = text.partition("=")
+    if eq and option.startswith("-") and value:
+        return option + "=$(" + value + ")"
+    return "$(" + text + ")"
 
 
 def _unclosed_quote(
@@ -2348,6 +2367,7 @@ def _dispatch(
             _grpc_release(cfg, version, found.grpc)
         if found.appends:
             arguments_not_all_read(cfg, found.appends, cfg.command_loc)
+            _value_appended(cfg, argv, locs)
         elif cfg.model is None:
             cfg.findings.append(
                 Finding(
@@ -2382,6 +2402,7 @@ def _dispatch(
         tgi.exec_form = found.exec_form
         if found.appends:
             arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
+            _value_appended(tgi, argv, locs)
         return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
@@ -2400,6 +2421,7 @@ def _dispatch(
     sgl.exec_form = found.exec_form
     if found.appends:
         arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
+        _value_appended(sgl, argv, locs)
     return _script_facts(sgl, given, env_locs)
 
 
@@ -2898,6 +2920,34 @@ def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None)
         if _PYTHON_RE.fullmatch(w0) or (w0 in _SHELLS and words[1].endswith(".sh")):
             return _same_file(items[1].loc, first_loc) or first_loc
     return first_loc
+
+
+#: The engine parsers' KV206 reasons for an option written last with no value (:meth:`Collector.invalid`)
+_NO_VALUE = ("invalid value '' for ", ": expected a value", ": expected at least one value")
+
+
+def _value_appended(cfg: ServingConfig, argv: Sequence[str], locs: Sequence[Loc | None]) -> None:
+    """A command that gets words appended after those kvlint read (``xargs``: :func:`arguments_not_all_read`) and
+    ends with an option awaiting its value (``cat /etc/tp | xargs vllm serve M --tensor-parallel-size``): the
+    first appended word is that value, so the parser's KV206 "expected a value" at the last word is not the
+    engine's error; the option's setting is recorded as a value kvlint does not know (``cfg.unresolved``)."""
+    if not argv or not locs or locs[-1] is None or not argv[-1].startswith("-") or "=" in argv[-1]:
+        return
+    last = locs[-1]
+    kept: list[Finding] = []
+    for f in cfg.findings:
+        if (
+            f.rule == "KV206"
+            and f.loc == last
+            and f.message.startswith(_NO_VALUE[0])
+            and f.message.endswith(_NO_VALUE[1:])
+        ):
+            dest = str(getattr(f, "option", "") or "").lstrip("-").replace("-", "_")
+            if dest:
+                cfg.unresolved.setdefault(dest, last)
+            continue
+        kept.append(f)
+    cfg.findings = kept
 
 
 def _same_file(loc: Loc | None, other: Loc | None) -> Loc | None:

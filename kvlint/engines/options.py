@@ -141,8 +141,7 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
     that the words read do not set is recorded as set to a value kvlint does not know (``cfg.unresolved``, at the
     command), as for an unread ``--config`` file (:func:`unknown_from_config_file`): no rule takes it at the engine's
     default (KV403 "tensor-parallel-size 1", KV202 "no --max-model-len"), and a parallel size so left leaves the
-    container not sized; :attr:`ServingConfig.args_unread` says why, and a KV503 warning says it at ``loc``."""
-    cfg.args_unread = why
+    container not sized, and a KV503 warning says why at ``loc``."""
     layout = False
     for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
         if dest not in cfg.flags and dest not in cfg.unresolved:
@@ -877,9 +876,11 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
 
 
 def findings_stood_for(d: Any) -> int:
-    """How many unknown-option findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of
-    the KV205 "N more unknown options: ..." of :func:`cap_unknown_options`, carried by the finding, its
-    :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the message), else 1.
+    """How many findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of the KV205 "N more
+    unknown options: ..." of :func:`cap_unknown_options`, and of the finding for the rest past a rule's first
+    :data:`kvlint.findcap.MAX_PER_RULE` in a container or a file, :func:`kvlint.findcap.cap_per_rule`; carried by
+    the finding, its :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the
+    message), else 1.
     What the admission webhook counts when it matches an UPDATE's errors with its old object's
     (:func:`kvlint.webhook.review.existing_errors`): with the options past the first ones in one finding, a count
     of findings would take the old object's 40 unknown options and the new one's 50 for the same 33 findings, and

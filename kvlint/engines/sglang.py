@@ -788,6 +788,11 @@ def parse_sglang_argv(
         elif i < n and (not argv[i].startswith("--")):
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
             i += 1
+        elif dest in _INT or dest in _FLOAT:
+            # a number option with no value (last, or before another option): SGLang's argparse stops the server
+            # ("argument --tp-size/--tp: expected one argument"); it was set True, read as --tp 1
+            col.invalid(canon, "", loc, "expected a value")
+            continue
         else:
             col.set(dest, Value(True, loc, tok, src), canon)
             continue

@@ -2571,6 +2571,7 @@ def commands(
     _budget: _Budget | None = None,
     _environ: Mapping[str, str] | Environ | None = None,
     allexport: bool = False,
+    sh: bool = False,
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -2592,6 +2593,7 @@ def commands(
             _depth=_depth,
             _eval_offset=_eval_offset,
             _budget=_budget,
+            _sh=sh,
             _environ=_environ,
             _allexport=allexport,
         )
@@ -2738,6 +2740,7 @@ class _Shell:
         "subshells",
         "arrays",
         "assoc",
+        "sh",
     )
 
     def __init__(
@@ -2772,6 +2775,10 @@ class _Shell:
         #: the names declared associative arrays (``declare -A M``): never read as a list (kept for the whole
         #: reading, a subshell's too: what it leaves unresolved is only less known)
         self.assoc: set[str] = set()
+        #: the script is ``sh``'s (``sh -c``, :data:`MAYBE_DASH`), which is dash in Debian and Ubuntu images (the
+        #: engines' own): no brace expansion, no tilde after the ``=`` of an argument; bash elsewhere (UBI, Fedora):
+        #: the words these would change are unresolved
+        self.sh = False
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2808,6 +2815,7 @@ def _read_commands(
     _shell: _Shell | None = None,
     _span: tuple[int, int] | None = None,
     _allexport: bool = False,
+    _sh: bool = False,
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
@@ -2815,6 +2823,7 @@ def _read_commands(
     if _shell is None:
         shell = _Shell(env, _environ, _depth > 0)
         shell.allexport = _allexport  # `bash -a -c SCRIPT`
+        shell.sh = _sh
     else:
         shell = _shell
     local_env = shell.vars
@@ -3005,7 +3014,7 @@ def _read_commands(
                 if skip:
                     skip = False
                 elif "{" in raw or "~" in raw:
-                    words.extend(_brace_tilde(raw, offset, local_env, budget, leading))
+                    words.extend(_brace_tilde(raw, offset, local_env, budget, leading, shell.sh))
                     if (
                         leading
                         and pre is not None
@@ -3034,6 +3043,9 @@ def _read_commands(
                 else:
                     fields = []
             else:
+                # brace and tilde expansion of a word with quotes or expansions, which bash does before the rest
+                # (bash(1) "EXPANSION"): a leading ``~/`` from HOME, the rest not read (the word unresolved)
+                unread, word = _braces_or_tilde_unread(word, local_env, is_assign and leading)  # type: ignore[arg-type]
                 fields = _expand(
                     word,  # type: ignore[arg-type]
                     local_env if pre is None or not (is_assign and leading) else pre,
@@ -3042,6 +3054,12 @@ def _read_commands(
                     budget=budget,
                     arrays=shell.arrays or None,
                 )
+                if unread:
+                    for arg in fields:
+                        if is_assign and leading:
+                            arg.substituted = True  # the value is not known
+                        else:
+                            arg.unresolved = True
             if is_assign and leading and fields:
                 if pre is None:
                     pre = _Scope(local_env)
@@ -3202,6 +3220,7 @@ def _read_commands(
                     _environ=Environ(environ, child_changes, len(child_changes))
                     if child_changes
                     else environ,
+                    _sh=shell.sh,
                 )
             continue
         if h >= end:
@@ -3312,6 +3331,7 @@ def _read_commands(
                 _budget=budget,
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
+                _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
             )
             continue
         if words[0].text == "unset":
@@ -3618,24 +3638,107 @@ def _after_compound(tokens: _Lookahead, depth: int, parens: int) -> str | None:
 #: ``{a,b}`` and ``{1..3}``: one brace expansion of a word of ordinary characters (bash(1) "Brace Expansion"), its
 #: text before, the items, the text after (a word with more than one, or nested, is not read)
 _BRACE_RE = re.compile(r"([^{}]*)\{([^{}]*)\}([^{}]*)\Z")
-_BRACE_SEQUENCE_RE = re.compile(r"(-?[0-9]{1,6})\.\.(-?[0-9]{1,6})\Z")
+#: ``{x..y[..incr]}``: a sequence expression of two integers or two letters, an integer step (bash 5.2 braces.c,
+#: ``expand_seqterm``)
+_BRACE_SEQUENCE_RE = re.compile(
+    r"(-?[0-9]{1,6}|[A-Za-z])\.\.(-?[0-9]{1,6}|[A-Za-z])(?:\.\.(-?[0-9]{1,6}))?\Z"
+)
 #: The words one brace expansion makes at most (``{1..100000}`` is left as a word kvlint cannot resolve)
 _BRACE_WORDS = 1024
 
 
+_BRACE_OR_CLOSE_RE = re.compile(r"[{}]")
+
+
+def _holds_brace_expansion(text: str) -> bool:
+    """Whether ``text`` (a word's unquoted text, each quoted or expanded piece standing as NUL) holds a brace
+    expansion (``{a,b}``, ``{1..3}``; ``{a,{b,c}}`` holds one): a ``{`` whose next brace is a ``}``, a ``,`` or
+    ``..`` between (bash 5.2 braces.c expands it whatever the pieces between hold). Each stretch between two braces
+    is read once (a regular expression retried a ``{`` followed by 100,000 commas and no ``}`` at each comma)."""
+    i = text.find("{")
+    while i >= 0:
+        m = _BRACE_OR_CLOSE_RE.search(text, i + 1)
+        if m is None:
+            return False
+        j = m.start()
+        if text[j] == "{":
+            i = j
+            continue
+        between = text[i + 1 : j]
+        if "," in between or ".." in between:
+            return True
+        i = text.find("{", j + 1)
+    return False
+
+
+def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool) -> tuple[bool, Word]:
+    """For a word with quoted or expanded pieces (a plain word is :func:`_brace_tilde`'s): whether bash would
+    brace-expand it (``{a,"b c"}``, ``{$X,b}``, ``${X}{a,b}``, ``a{b,c}\\d``: bash(1) "Brace Expansion" comes first,
+    the quotes and ``$`` in the braces kept for the later expansions) or tilde-expand it other than a leading ``~/``
+    with HOME known (``~user$X``, ``~"/x"``, ``A=x:~/$X``), which kvlint does not read; and the word with a leading
+    ``~/`` made HOME's value. ``assignment``: a command's leading ``NAME=value``, which bash does not brace-expand."""
+    parts = word.parts
+    skeleton = "".join(p.text if p.kind == "lit" and not p.quoted else "\0" for p in parts)
+    if "{" not in skeleton and "~" not in skeleton:
+        return False, word
+    if not assignment and _holds_brace_expansion(skeleton):
+        return True, word
+    if _ASSIGN_RE.match(skeleton) and ("=~" in skeleton or ":~" in skeleton):
+        return True, word
+    if skeleton.startswith("~"):
+        home = env.get("HOME")
+        first = parts[0]
+        if not first.text.startswith("~/") or home is None or _is_unresolved(home):
+            return True, word
+        parts = [Part(first.kind, home + first.text[1:], first.quoted), *parts[1:]]
+        return False, Word(parts, word.start, word.raw, word.unclosed)
+    return False, word
+
+
+def _brace_sequence(lhs: str, rhs: str, incr: str | None, most: int = _BRACE_WORDS) -> list[str] | None:
+    """The words of ``{lhs..rhs[..incr]}`` as bash 5.2 makes them (braces.c, ``expand_seqterm`` and ``mkseq``): from
+    lhs to rhs (down when rhs is less) by the step's absolute value (0 taken as 1); two integers, zero-padded to the
+    longer term's width when either is written with a leading ``0`` (``{01..10}``, ``{-01..3}``: ``%0*d``), or two
+    letters of one case (``{a..e}``); None for what is not read here (a letter and an integer: bash keeps the word
+    as written; letters across cases, whose sequence holds punctuation; more than ``most`` words)."""
+    step = max(1, abs(int(incr))) if incr is not None else 1
+    if lhs.isalpha() != rhs.isalpha() or (lhs.isalpha() and lhs.isupper() != rhs.isupper()):
+        return None
+    if lhs.isalpha():
+        a, b = ord(lhs), ord(rhs)
+    else:
+        a, b = int(lhs), int(rhs)
+    if abs(a - b) // step + 1 > most:
+        return None
+    numbers = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+    if lhs.isalpha():
+        return [chr(n) for n in numbers]
+    width = 0
+    for term in (lhs, rhs):
+        digits = term.lstrip("-")
+        if len(digits) > 1 and digits[0] == "0":
+            width = max(len(lhs), len(rhs))
+    return [f"{n:0{width}d}" for n in numbers]
+
+
 def _brace_tilde(
-    raw: str, offset: int, env: Mapping[str, str], budget: _Budget, leading: bool
+    raw: str, offset: int, env: Mapping[str, str], budget: _Budget, leading: bool, sh: bool = False
 ) -> list[ShellArg]:
     """A word of ordinary characters (no quote, ``$`` or backslash) holding ``{`` or ``~``, as bash expands it (bash
     5.2, bash(1) "Brace Expansion", "Tilde Expansion"): ``{a,b}c`` is the words ac and bc (an empty one dropped),
     ``{1..3}`` 1 2 3; then a leading ``~`` (or one after the ``=`` of ``NAME=~/x``) is ``$HOME`` when the shell's
     HOME is known. What kvlint does not expand here (two brace expansions, nested ones, ``~user``, ``~`` without a
     known HOME) is the word as written, unresolved (an assignment's value: unknown). ``leading``: the word is a
-    command's leading ``NAME=value``, whose value bash does not brace-expand."""
+    command's leading ``NAME=value``, whose value bash does not brace-expand. ``sh``: the shell may be dash, which
+    has no brace expansion (dash(1)) and expands a ``~`` after ``=`` only in an assignment: a word those change is
+    unresolved."""
     texts = [raw]
     unknown = False
     assign = _ASSIGN_RE.match(raw) is not None
-    if "{" in raw and not (leading and assign):
+    if sh and "{" in raw and not (leading and assign):
+        # bash and dash differ: the word as written when bash would keep it, else not known
+        unknown = _holds_brace_expansion(raw)
+    elif "{" in raw and not (leading and assign):
         m = _BRACE_RE.match(raw)
         items: list[str] | None = None
         if m is None:
@@ -3646,18 +3749,20 @@ def _brace_tilde(
             if "," in body:
                 items = body.split(",")
             elif seq is not None:
-                a, b = int(seq.group(1)), int(seq.group(2))
-                if abs(a - b) < _BRACE_WORDS:
-                    items = [str(k) for k in (range(a, b + 1) if a <= b else range(a, b - 1, -1))]
-                else:
-                    unknown = True
+                # at most the words the budget affords (each at least a character and an argument's overhead):
+                # none made once it is spent
+                most = min(_BRACE_WORDS, budget.left // (_ARG_OVERHEAD + 1))
+                items = _brace_sequence(seq.group(1), seq.group(2), seq.group(3), most)
+                unknown = items is None
+            elif ".." in body:
+                unknown = True  # a sequence expression not read here (``{+1..3}``, ``{1..9999999}``): bash may expand it
             if items is not None:
                 if len(items) > _BRACE_WORDS:
                     unknown = True
                 else:
                     # the words' characters counted, and afforded, before they are made
                     around = len(m.group(1)) + len(m.group(3))
-                    chars = around * len(items) + len(body) - len(items) + 1
+                    chars = around * len(items) + sum(map(len, items))  # (a sequence's are not its body's)
                     if budget.take(chars + _ARG_OVERHEAD * len(items), chars):
                         texts = [t for t in (m.group(1) + item + m.group(3) for item in items) if t]
                     else:
@@ -3671,10 +3776,15 @@ def _brace_tilde(
         if text.startswith("~", at):
             end = text.find("/", at)
             prefix = text[at:] if end < 0 else text[at:end]
-            if prefix == "~" and home is not None and not _is_unresolved(home):
+            if sh and at > 0 and not leading:
+                unknown = True  # `x=~/y` as an argument: bash expands the ~, dash does not
+            elif prefix == "~" and home is not None and not _is_unresolved(home):
                 text = text[:at] + home + text[at + 1 :]
             elif at == 0 or assign:
                 unknown = True
+        if assign and ":~" in text:
+            # `PATH=~/a:~/b`: bash (and dash) expand a ~ after each `:` of an assignment's value
+            unknown = True
         out.append(ShellArg(text, offset, None, False, unknown and not leading, False, unknown and leading))
     return out
 
@@ -3985,6 +4095,9 @@ class _Shifted(Sequence[ShellArg]):
         return self.base[0] if i == 0 else self.base[i + self.drop]
 
 
+#: The shells that may be dash where bash is not (``/bin/sh`` is dash in Debian and Ubuntu, bash in UBI and Fedora;
+#: ``ash`` is busybox's): their scripts' words that bash and dash expand apart are unresolved (:attr:`_Shell.sh`).
+MAYBE_DASH = frozenset({"sh", "ash", "dash"})
 #: The shells whose ``-c SCRIPT`` a script's command can start (:func:`_nested_script`).
 _NESTED_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
 

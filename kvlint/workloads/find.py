@@ -22,7 +22,7 @@ from kvlint.accelerators.placement import (
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.fastinit import replaced
-from kvlint.gpu_resources import GPU_RESOURCES
+from kvlint.gpu_resources import GPU_RESOURCES, is_gpu_resource
 from kvlint.load import template_chart
 from kvlint.render import chart_name, helm_values_reason
 from kvlint.source import LDict, LList, loc_of
@@ -304,7 +304,10 @@ def _names_engine(data: Any) -> bool:
 
 
 def _declared_gpus(w: Workload) -> str | None:
-    """``nvidia.com/gpu: 2``: the first accelerator limit (else request) a container of ``w`` declares, or None."""
+    """``nvidia.com/gpu: 2``: the first accelerator limit (else request) a container of ``w`` declares, or None.
+    :data:`kvlint.gpu_resources.GPU_RESOURCES` first in their order, then any other resource that carries
+    accelerators (a MIG slice, an AMD partition ``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.is_gpu_resource`),
+    as the rest of kvlint counts them."""
     for c in as_list(w.pod_spec.get("containers")):
         res = c.get("resources") if isinstance(c, dict) else None
         if not isinstance(res, dict):
@@ -313,7 +316,8 @@ def _declared_gpus(w: Workload) -> str | None:
             amounts = res.get(part)
             if not isinstance(amounts, dict):
                 continue
-            for name in GPU_RESOURCES:
+            names = [*GPU_RESOURCES, *(k for k in amounts if k not in GPU_RESOURCES and is_gpu_resource(k))]
+            for name in names:
                 if amounts.get(name) not in (None, "", 0, "0"):
                     return f"{name}: {amounts[name]}"
     return None

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from kvlint.engines.images import ENVSUBST_IMAGE, envsubst_placeholders, image_placeholder
-from kvlint.gpu_resources import WHOLE_GPUS
+from kvlint.gpu_resources import is_gpu_resource
 from kvlint.source import Loc, loc_of
 from kvlint.types import Finding, Mark, Workload
 from kvlint.values import as_list
@@ -43,7 +43,8 @@ _ENGINE_IN_COMMAND = re.compile(r"vllm|sglang|text-generation-launcher", re.IGNO
 
 
 def _empty_image(c: Any, w: Workload) -> Finding | None:
-    """KV002 for a container that requests GPUs with an ``image`` left empty (``image: ""`` or null) and no engine
+    """KV002 for a container that requests GPUs (any resource :func:`kvlint.gpu_resources.is_gpu_resource` counts:
+    ``nvidia.com/gpu``, a MIG slice, an AMD partition ``amd.com/cpx_nps4``, a TPU) with an ``image`` left empty (``image: ""`` or null) and no engine
     in its command: what a chart renders when its values leave the image for ``helm install --set`` to fill
     (AI-Hypercomputer/gpu-recipes' inference charts: ``image: {{ .Values.workload.image }}`` and
     ``workload.image:`` empty, the engine chosen by a launcher script). The API server refuses a container without
@@ -57,7 +58,11 @@ def _empty_image(c: Any, w: Workload) -> Finding | None:
         quantities = resources.get(section) if isinstance(resources, dict) else None
         if isinstance(quantities, dict):
             gpus = gpus or next(
-                (f"{g}: {quantities[g]}" for g in WHOLE_GPUS if quantities.get(g) not in (None, "", 0, "0")),
+                (
+                    f"{g}: {quantities[g]}"
+                    for g in quantities
+                    if is_gpu_resource(g) and quantities.get(g) not in (None, "", 0, "0")
+                ),
                 None,
             )
     if gpus is None:
