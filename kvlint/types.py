@@ -1206,6 +1206,7 @@ class ContainerResult:
             "model_error": self.model_error,
             "accelerator": acc.id if acc else None,
             "accelerator_how": self.placement.how if self.placement else None,
+            "mig_profile": self.placement.mig_profile if self.placement else None,
             "gpus": self.placement.gpus if self.placement else None,
             "replicas": self.workload.replicas,
             "plan": self.plan.as_dict() if self.plan else None,

@@ -122,3 +122,75 @@ def test_a_mig_slice_is_named_as_the_device_the_engine_sees(tmp_path):
     f.write_text(one)
     out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown"]).output
     assert "1 × NVIDIA A100-SXM4-80GB MIG 3g.40gb ·" in out, out
+
+
+def _on_labels(selector: str, tp: int) -> str:
+    """A vLLM engine of ``tp`` workers on ``nvidia.com/gpu: tp`` where the node labels say the GPUs are MIG slices."""
+    return _manifest("vllm", tp, "nvidia.com/gpu", tp).replace(
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB", selector
+    )
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        # the device plugin's single strategy: nvidia.com/gpu are MIG devices, GFD names the product '-MIG-<profile>'
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-3g.40gb",
+        # GKE: nvidia.com/gpu on a node pool partitioned by gpu_partition_size
+        "cloud.google.com/gke-accelerator: nvidia-a100-80gb\n        cloud.google.com/gke-gpu-partition-size: 3g.40gb",
+    ],
+)
+def test_mig_slices_named_by_node_labels_are_slices_too(selector):
+    """The one-device enumeration is CUDA's, whatever resource name hands out the slices: the single strategy's
+    ``nvidia.com/gpu`` and GKE's partitions (the plan already sizes them on the slice, ``Placement.mig_profile``)
+    were not reported, only ``nvidia.com/mig-<profile>``."""
+    assert _placement(_on_labels(selector, 1)).mig_profile == "3g.40gb"
+    found = _kv403(_on_labels(selector, 2))
+    assert len(found) == 1 and "MIG slices" in found[0].message, [d.message for d in found]
+    assert "nvidia.com/gpu: 2" in found[0].message
+    assert _kv403(_on_labels(selector, 1)) == []
+
+
+def test_a_label_that_is_no_mig_profile_is_not_named_as_one(tmp_path):
+    """GFD's product label is the manifest author's text: a '-MIG-' suffix that is no MIG profile (here 5,000
+    characters) still sizes the plan on the memory label, but is not printed as the device's name (the Markdown
+    heading, the Action's job summary, carried it whole)."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    junk = "Z" * 5000
+    text = _manifest("vllm", 1, "nvidia.com/gpu", 1).replace(
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB",
+        f"nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-{junk}\n        nvidia.com/gpu.memory: '40192'",
+    )
+    p = _placement(text)
+    assert p.memory_bytes == 40192 << 20  # the slice's memory from the label, as before
+    assert p.mig_profile is None and p.device_name == "NVIDIA A100-SXM4-80GB"
+    f = tmp_path / "mig.yaml"
+    f.write_text(text)
+    out = CliRunner().invoke(main, ["check", str(f), "--format", "markdown", "--offline"]).output
+    assert junk not in out and "1 × NVIDIA A100-SXM4-80GB ·" in out, out[:2000]
+
+
+def test_the_json_report_names_the_slice(tmp_path):
+    """The JSON report's workload entry carries the MIG profile the plan was sized on (``mig_profile``), as the
+    Markdown heading names it: before, only ``accelerator_how``'s prose said so, next to the whole board's id."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    def workload(text: str, *extra: str) -> dict:
+        f = tmp_path / "w.yaml"
+        f.write_text(text)
+        out = CliRunner().invoke(main, ["check", str(f), "--format", "json", "--offline", *extra]).output
+        (w,) = json.loads(out)["workloads"]
+        return w
+
+    one = _manifest("vllm", 1, "nvidia.com/mig-3g.40gb", 1)
+    w = workload(one)
+    assert w["mig_profile"] == "3g.40gb" and w["accelerator"] == "nvidia-a100-sxm4-80gb"
+    assert workload(_manifest("vllm", 1, "nvidia.com/gpu", 1))["mig_profile"] is None
+    assert workload(one, "--gpu-memory", "30GiB")["mig_profile"] is None  # not sized on the slice

@@ -290,6 +290,20 @@ def _pick_by_memory(
     return best, f"{key}={value} may be {names}: chose the smallest, {best.id} (conservative)"
 
 
+#: the longest MIG profile name kvlint names a device by (``1g.10gb+me.all`` is 14 characters)
+_PROFILE_NAME_MAX = 24
+
+
+def _named_profile(profile: str) -> str | None:
+    """``profile`` when it is a MIG profile name (:func:`kvlint.accelerators.registry.mig_profile_name`, at most
+    :data:`_PROFILE_NAME_MAX` characters), else None: GFD's product label is the manifest's text, and its
+    ``-MIG-`` suffix names :attr:`kvlint.types.Placement.mig_profile` (printed in the Markdown heading) only when
+    it is a profile; the memory label still sizes the plan either way."""
+    if len(profile) > _PROFILE_NAME_MAX or cat.mig_profile_name(profile) is None:
+        return None
+    return profile
+
+
 def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand | None:
     """The accelerator one label value names; None when the value does not decide (soft keys) or is a placeholder
     still to fill in (:func:`_fill_in`: :func:`_why_undecided` says so)."""
@@ -322,7 +336,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         c.acc = acc
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
-            c.mig_profile = profile if c.mig_bytes else None
+            c.mig_profile = _named_profile(profile) if c.mig_bytes else None
             c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":

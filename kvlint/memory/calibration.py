@@ -1463,14 +1463,24 @@ def profiled_peer_world(world: int, tp: int | None = None, version: tuple[int, .
     """The ranks whose NCCL memory falls inside vLLM's non-torch window, the ``world`` :func:`nccl_peers` counts.
 
     Before 0.11.0 (:data:`NCCL_BEFORE_SNAPSHOT_FROM`) the communicators of every group are created after the init
-    snapshot, so any multi-GPU process (``world`` = TP x PP) counts its share. From 0.11.0 they exist before it,
-    and what still grows inside the window is what the profile run's collectives set up: those are the TP group's
-    all-reduces (``tensor_model_parallel_all_reduce``); a pipeline stage's dummy run exchanges nothing (``vllm@0.19.0:
-    vllm/v1/worker/gpu_model_runner.py::GPUModelRunner._dummy_run`` gives a later stage zero-filled
-    ``intermediate_tensors`` of its own, no ``recv``), so TP 1 x PP N counts none. The logs: vLLM 0.19.0 at PP 2 and PP
-    4 (TP 1) print 0.07 GiB of non-torch memory on every rank, with the communicators already in the init snapshot
-    (``non_torch_memory=1.43GiB`` at PP 2 and 1.48 at PP 4 against 0.51 at TP 1; gt-355, llm-d-planner's sweep).
-    ``tp`` None (a caller that knows only the world) or ``version`` None with ``tp`` None: ``world``."""
+    snapshot, so any multi-GPU process (``world`` = TP x PP) counts its share. From 0.11.0 vLLM's own communicators
+    exist before it: the TP and PP groups' ``PyNcclCommunicator`` (created and warmed up with a one-element
+    all-reduce) and the custom all-reduce's IPC buffers (``CudaCommunicator.__init__``, allocated once there; the
+    eager profile run copies into them). What is still created inside the window is torch's own NCCL communicator
+    of a group's ``device_group``, which ``ProcessGroupNCCL`` builds lazily at the first collective on it (vLLM
+    passes no ``device_id`` to ``init_process_group``, ``vllm@0.19.0:vllm/distributed/parallel_state.py::
+    init_distributed_environment``). The profile run's first such collective is the TP group's logits all-gather
+    (``vllm/model_executor/layers/logits_processor.py::LogitsProcessor._gather_logits`` ->
+    ``tensor_model_parallel_all_gather`` -> ``DeviceCommunicatorBase.all_gather``,
+    ``torch.distributed.all_gather_into_tensor(..., group=self.device_group)``, which ``CudaCommunicator`` does not
+    override: 0.10.2, 0.11.0, 0.14.0, 0.19.0 wheels alike), and the all-gather is skipped at TP 1
+    (``GroupCoordinator.all_gather`` returns its input on a world of one). A pipeline stage's dummy run exchanges
+    nothing (``vllm@0.19.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner._dummy_run`` gives a later stage
+    zero-filled ``intermediate_tensors`` of its own, no ``recv``), so TP 1 x PP N counts none, and TP x PP counts the
+    TP group's one share. The logs: vLLM 0.19.0 at PP 2 and PP 4 (TP 1) print 0.07 GiB of non-torch memory on every
+    rank, with the communicators already in the init snapshot (``non_torch_memory=1.43GiB`` at PP 2 and 1.48 at PP
+    4 against 0.51 at TP 1; gt-355, llm-d-planner's sweep); 0.14.x at TP 2 still prints 0.55 (gt-054).
+    ``tp`` None (a caller that knows only the world): ``world``; ``version`` None: the rule of 0.11.0 and later."""
     if tp is None:
         return world
     if version is not None and tuple(version) < NCCL_BEFORE_SNAPSHOT_FROM:

@@ -14,7 +14,7 @@ Shape (``schema_version`` 2)::
      "suppressed": [{... same fields as a diagnostic ("fails" false) ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_id", "model_source", "model_error", "accelerator",
-                    "accelerator_how", "gpus", "replicas", "plan": {... MemoryPlan.as_dict() ...} | null,
+                    "accelerator_how", "mig_profile", "gpus", "replicas", "plan": {... MemoryPlan.as_dict() ...} | null,
                     "plan_error", "fleet", "sizing"}]}
 
 Versions: 1 (kvlint 0.1.0 first cut) had no ``suppressed`` entries; 2 adds ``summary.suppressed``,

@@ -749,7 +749,10 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     kaito = _kaito_gpus(ctx)
     if kaito is not None:
         where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
-    if (p.resource or "").startswith(MIG_RESOURCE_PREFIX) and -(-need // pods) > 1 and not lay.ray:
+    # MIG slices: the mixed strategy's nvidia.com/mig-<profile>, or nvidia.com/gpu on nodes whose labels say the
+    # GPUs are slices (the single strategy's GFD product label, GKE's partition size: Placement.mig_profile)
+    on_mig = (p.resource or "").startswith(MIG_RESOURCE_PREFIX) or p.mig_profile is not None
+    if on_mig and -(-need // pods) > 1 and not lay.ray:
         yield from _mig_slices(ctx, -(-need // pods), where)
         return
     if need > have:
@@ -837,12 +840,18 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnostic]:
     """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (``nvidia.com/mig-<profile>``, the
-    device plugin's mixed strategy): however many slices the pod gets, CUDA enumerates one MIG device per process
-    (NVIDIA's MIG User Guide, "CUDA Device Enumeration": with CUDA 11/R450 and CUDA 12/R525 and later, a CUDA process
-    enumerates a single MIG device whatever number of them is made available to the container,
-    https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-enumeration, quoted by
-    PyTorch's maintainer in pytorch/pytorch#130181 for two 3g.40gb slices; NVIDIA/k8s-device-plugin#446 for several
-    slices in one container), so the engine counts one GPU and its workers beyond it fail as on a pod with one GPU (:data:`_TOO_FEW`: vLLM's
+    device plugin's mixed strategy; ``nvidia.com/gpu`` where :attr:`kvlint.types.Placement.mig_profile` says the node
+    labels name slices: the single strategy's GFD product label ``<GPU>-MIG-<profile>``, GKE's
+    ``cloud.google.com/gke-gpu-partition-size``; not under ``--gpu-memory``, which drops the profile): however
+    many slices the pod gets, CUDA enumerates one MIG device per process (NVIDIA's MIG User Guide, "CUDA Device
+    Enumeration", https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-
+    enumeration: "With CUDA 11/R450 and CUDA 12/R525, only enumeration of a single MIG instance is supported",
+    whatever number of them is made available to the container; quoted by PyTorch's maintainer in
+    pytorch/pytorch#130181 for two 3g.40gb slices; NVIDIA/k8s-device-plugin#446 for several slices in one
+    container). The guide says nothing of later drivers, and one report (kubernetes-sigs/dra-driver-nvidia-gpu#1364,
+    vLLM 0.19.1 at TP 2) has two slices of two different H100s both enumerated and the engine start, while two slices
+    of one GPU enumerate as one; the rule reports both, as the pod cannot choose which slices it gets. So the engine
+    counts one GPU and its workers beyond it fail as on a pod with one GPU (:data:`_TOO_FEW`: vLLM's
     ``vllm@0.19.0:vllm/config/parallel.py::ParallelConfig.__post_init__`` world-size check against
     ``cuda_device_count_stateless()``). Nor would MIG instances join one tensor-parallel group: the guide lists no
     GPU-to-GPU P2P (NVLink or PCIe) between MIG devices ("Application Considerations", https://docs.nvidia.com/
