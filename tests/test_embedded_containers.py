@@ -143,7 +143,7 @@ def test_text_in_a_list_item_is_named_without_a_leading_dot(tmp_path: Path) -> N
 def _reference_text_with_engine_image(node, path, depth=0):
     """The walk as it was before perf48 (a path written for every value), to compare the lazy one with."""
     from kvlint.source import loc_of
-    from kvlint.workloads.operators import _EMBED_DEPTH, _engine_image
+    from kvlint.workloads.operators import _EMBED_DEPTH, engine_image_in_text
 
     if depth > _EMBED_DEPTH:
         return None
@@ -158,7 +158,7 @@ def _reference_text_with_engine_image(node, path, depth=0):
     for key, (v, at) in zip(keys, items, strict=True):
         if isinstance(v, str):
             if "\n" in v and "image" in v:
-                hit = _engine_image(v)
+                hit = engine_image_in_text(v)
                 if hit is not None:
                     return at, hit, loc_of(node, key)
         elif isinstance(v, (dict, list)):
