@@ -29,7 +29,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kvlint.engines.pip_options import PIP_SOURCE_OPTIONS
 from kvlint.gpu_resources import (
@@ -1284,6 +1284,17 @@ _PYTHON_ENVIRONMENT = frozenset({"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "
 _PIP_CONFIG_PATHS = frozenset({"pip.conf", "pip.ini", ".pip", "pip", "uv.toml", "uv"})
 
 
+def _env_names(serving: ServingConfig, container: Mapping[str, Any]) -> set[str]:
+    """The names of the variables the container sets: those read (:attr:`~kvlint.types.ServingConfig.env`) and
+    every ``env`` entry's name, whatever its value (a ``secretKeyRef``'s is left out of ``serving.env``)."""
+    names = set(serving.env)
+    entries = container.get("env")
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
+            names.add(e["name"])
+    return names
+
+
 def _container_pip_source_unknown(serving: ServingConfig) -> bool:
     """Whether the container may give pip or uv a package source that kvlint does not read: an ``env`` entry
     naming a pip/uv source variable (:func:`pip_source_variable`) whatever its value (a ``secretKeyRef`` private
@@ -1292,11 +1303,7 @@ def _container_pip_source_unknown(serving: ServingConfig) -> bool:
     inputs), or a volume mounted where pip or uv reads its configuration file (:data:`_PIP_CONFIG_PATHS`), or a
     variable that points Python at packages outside the image (:data:`_PYTHON_ENVIRONMENT`), where vLLM may be."""
     container = serving.container if isinstance(serving.container, Mapping) else {}
-    names = set(serving.env)
-    entries = container.get("env")
-    for e in entries if isinstance(entries, list) else []:
-        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
-            names.add(e["name"])
+    names = _env_names(serving, container)
     if any(pip_source_variable(name) or name in _PYTHON_ENVIRONMENT for name in names):
         return True
     sources = container.get("envFrom")
@@ -1435,11 +1442,7 @@ def source_build_target_unknown(serving: ServingConfig) -> bool:
     to be CUDA unless the container or the script sets ``VLLM_TARGET_DEVICE`` (any value, a Secret's too) or the
     install runs with ``--no-build-isolation`` (the environment's PyTorch, which may be ROCm's)."""
     container = serving.container if isinstance(serving.container, Mapping) else {}
-    names = set(serving.env)
-    entries = container.get("env")
-    for e in entries if isinstance(entries, list) else []:
-        if isinstance(e, Mapping) and isinstance(e.get("name"), str):
-            names.add(e["name"])
+    names = _env_names(serving, container)
     if "VLLM_TARGET_DEVICE" in names or "VLLM_TARGET_DEVICE" in serving.pip_text:
         return True
     return "--no-build-isolation" in serving.pip_args
