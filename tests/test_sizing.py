@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvlint.cli import main
+from kvlint.engines.images import image_placeholder
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.sizing import SIZED, outcomes, sizing_of, summarise
@@ -595,6 +596,34 @@ def test_a_model_path_holding_a_placeholder_token_is_a_template_not_rendered(tmp
         variant.write_text(text.replace("V_MODEL_NAME/V_MODEL_VERSION", model))
         (cr,) = run_check([str(variant)], Options(allow_hub=False)).containers
         assert sizing_of(cr) == outcome, model
+
+
+def test_a_model_word_that_is_a_sed_token_between_double_underscores_is_a_template_not_rendered(
+    tmp_path: Path,
+) -> None:
+    """tlrmchlsmth/vllm-dp-lws' LeaderWorkerSet (fixtures/collected) runs ``vllm serve __MODEL__``: its Justfile's
+    ``start`` recipe fills ``__MODEL__``, ``__LWS_NAME__`` and ``__SERVICE_NAME__`` with ``sed -e
+    's#__MODEL__#{{MODEL}}#g' lws.yaml`` before ``kubectl apply``. Leader and worker are not sized as "template not
+    rendered" (they were "model unknown", and KV502 said "not a hub id (org/name) nor an existing path" instead of
+    naming the token). Variants: the token inside a path reads the same; a lower-case dunder word
+    (``__pycache__``) and a word with one leading underscore stay "model unknown"."""
+    path = COLLECTED / "tlrmchlsmth__vllm-dp-lws__lws.yaml"
+    text = path.read_text()
+    assert text.count("__MODEL__ \\\n") == 2
+    result = run_check([str(path)], Options(allow_hub=False))
+    assert outcomes(result.containers) == ["template not rendered"] * 2
+    messages = [d.message for d in result.diagnostics if d.rule == "KV502"]
+    assert messages and all("placeholder __MODEL__" in m for m in messages), messages
+    for model, outcome in [
+        ("/models/__MODEL__", "template not rendered"),
+        ("/models/__pycache__", "model unknown"),
+        ("_MODEL_NAME", "model unknown"),
+    ]:
+        variant = tmp_path / "variant.yaml"
+        variant.write_text(text.replace("__MODEL__ \\\n", model + " \\\n"))
+        assert set(outcomes(run_check([str(variant)], Options(allow_hub=False)).containers)) == {outcome}, model
+    # the image field reads the same token as a placeholder (``image: __IMAGE__``), not an image to pull
+    assert image_placeholder("__VLLM_IMAGE__") is not None and image_placeholder("__pycache__") is None
 
 
 #: KubeRay's vLLM-on-TPU RayCluster (GKE sample): head and worker run KubeRay's ``ray start``; the worker requests
