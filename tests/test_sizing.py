@@ -621,7 +621,9 @@ def test_a_model_word_that_is_a_sed_token_between_double_underscores_is_a_templa
     ]:
         variant = tmp_path / "variant.yaml"
         variant.write_text(text.replace("__MODEL__ \\\n", model + " \\\n"))
-        assert set(outcomes(run_check([str(variant)], Options(allow_hub=False)).containers)) == {outcome}, model
+        assert set(outcomes(run_check([str(variant)], Options(allow_hub=False)).containers)) == {outcome}, (
+            model
+        )
     # the image field reads the same token as a placeholder (``image: __IMAGE__``), not an image to pull
     assert image_placeholder("__VLLM_IMAGE__") is not None and image_placeholder("__pycache__") is None
 
