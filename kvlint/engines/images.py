@@ -654,7 +654,12 @@ def image_mentions_engine(image: str) -> str | None:
         return known
     repo, _, _ = split_image(image)
     path = _repo_path(repo)
-    if "router" in path.rsplit("/", 1)[-1] or is_nim_image(image):
+    last = path.rsplit("/", 1)[-1]
+    if "router" in last or is_nim_image(image):
+        return None
+    if "proxy" in re.split(r"[-_.]", last):
+        # a proxy built beside the engine (ghcr.io/archanachetan07/vllm-latency-proxy, which forwards to its
+        # VLLM_BASE_URL): a word of the name says it serves no model, as "router" does
         return None
     if "vllm" in path:
         return "vllm"
