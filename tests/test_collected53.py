@@ -1,0 +1,88 @@
+"""New-user pass 53 (fresh53) on manifests kvlint had not seen (fixtures/collected, INDEX.csv rows of pass 53).
+
+* A model cache laid out ``<root>/<org>/<name>/<revision>`` (Kelvinskell/k8s-llm-serving-platform's cache warmer
+  downloads each model to ``/models/<model id>/<revision>``, ``main`` by default): the last component is a
+  revision, not a model name, and the path was "config.json not found" (KV502, not sized) though the two folders
+  above it spell a catalogued hub id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.models import resolve_model
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import ContainerResult, ModelUnavailable
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+KELVINSKELL = "Kelvinskell__k8s-llm-serving-platform__kubernetes__serving__"
+
+
+@pytest.mark.parametrize(
+    ("ref", "hub_id"),
+    [
+        ("/models/TinyLlama/TinyLlama-1.1B-Chat-v1.0/main", "TinyLlama/TinyLlama-1.1B-Chat-v1.0"),
+        ("/models/microsoft/phi-2/main/", "microsoft/phi-2"),
+        ("/models/microsoft/Phi-3-mini-4k-instruct/main", "microsoft/Phi-3-mini-4k-instruct"),
+    ],
+)
+def test_a_revision_folder_under_org_and_name_is_that_model(ref: str, hub_id: str) -> None:
+    spec = resolve_model(ref, allow_hub=False)
+    assert spec.id == hub_id
+    assert spec.notes[0].startswith(f"ASSUMPTION (path named after the model): {ref} was not read")
+    assert "revision 'main'" in spec.notes[0]
+    assert spec.assumption == spec.notes[0]
+    # the webhook reads the name alone too
+    assert resolve_model(ref, allow_hub=False, allow_local_paths=False).id == hub_id
+
+
+def test_a_commit_folder_is_the_requested_revision() -> None:
+    sha = "fe8a4ea1ffedaf415f4da2f062534de366a451e6"
+    spec = resolve_model(f"/cache/TinyLlama/TinyLlama-1.1B-Chat-v1.0/{sha}", allow_hub=False)
+    assert spec.id == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+    assert any(f"revision {sha} requested" in n for n in spec.notes)
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "/models/TinyLlama/TinyLlama-1.1B-Chat-v1.0/v2",  # not a revision spelling kvlint reads
+        "/models/acme/TinyLlama-1.1B-Chat-v1.0-ft/main",  # not a catalogued <org>/<name>
+        "/app/main",  # too short to name <org>/<name>
+        "/models/main",
+    ],
+)
+def test_other_paths_ending_in_a_revision_stay_unknown(ref: str) -> None:
+    with pytest.raises(ModelUnavailable):
+        resolve_model(ref, allow_hub=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "hub_id"),
+    [
+        ("vllm__tinyllama-deployment.yaml", "TinyLlama/TinyLlama-1.1B-Chat-v1.0"),
+        ("kserve__auto__phi-chat-2.yaml", "microsoft/phi-2"),
+        ("kserve__manual__phi-chat-3.yaml", "microsoft/Phi-3-mini-4k-instruct"),
+    ],
+)
+def test_kelvinskell_cache_warmer_paths_are_sized(name: str, hub_id: str) -> None:
+    result = run_check([str(COLLECTED / (KELVINSKELL + name))], Options(allow_hub=False))
+    rules = {d.rule for d in result.diagnostics}
+    assert "KV502" not in rules
+    assert "KV505" in rules  # the assumption is said
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    assert c.model is not None and c.model.id == hub_id
+    assert c.plan is not None or c.fleet
+
+
+def test_a_storage_location_ending_in_a_revision_says_so() -> None:
+    from kvlint.models.resolve import resolve_stored_model
+
+    spec = resolve_stored_model(
+        "s3://cache/TinyLlama/TinyLlama-1.1B-Chat-v1.0/main", "/mnt/models", allow_hub=False
+    )
+    assert spec is not None and spec.id == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+    assert "'main' is a revision of the catalogued TinyLlama/TinyLlama-1.1B-Chat-v1.0" in spec.notes[0]
