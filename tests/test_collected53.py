@@ -4,6 +4,9 @@
   downloads each model to ``/models/<model id>/<revision>``, ``main`` by default): the last component is a
   revision, not a model name, and the path was "config.json not found" (KV502, not sized) though the two folders
   above it spell a catalogued hub id.
+* KV405's fix on a ROCm container (umesh-khatiwada/aibrix-vllm-deployment's ``vllm/vllm-omni-rocm`` Deployments,
+  GPUs reached through privileged ``/dev/kfd`` mounts) named ``nvidia.com/gpu``; KV501 beside it said
+  ``amd.com/gpu``.
 """
 
 from __future__ import annotations
@@ -86,3 +89,18 @@ def test_a_storage_location_ending_in_a_revision_says_so() -> None:
     )
     assert spec is not None and spec.id == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
     assert "'main' is a revision of the catalogued TinyLlama/TinyLlama-1.1B-Chat-v1.0" in spec.notes[0]
+
+
+def test_kv405_fix_names_the_amd_resource_on_a_rocm_container() -> None:
+    f = COLLECTED / "umesh-khatiwada__aibrix-vllm-deployment__manifests__amd__multi_model_amd.yaml"
+    result = run_check([str(f)], Options(allow_hub=False))
+    kv405 = [d for d in result.diagnostics if d.rule == "KV405"]
+    assert len(kv405) == 2
+    for d in kv405:
+        assert "amd.com/gpu" in (d.fix or "")
+        assert "nvidia.com/gpu" not in (d.fix or "")
+    # a CUDA image keeps NVIDIA's resource
+    cuda = COLLECTED / "trees" / "paytm-temp-deepseek-vllm-chart" / "vllm-chart"
+    result = run_check([str(cuda)], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
+    assert "nvidia.com/gpu" in (d.fix or "")
