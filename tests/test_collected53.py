@@ -7,6 +7,9 @@
 * KV405's fix on a ROCm container (umesh-khatiwada/aibrix-vllm-deployment's ``vllm/vllm-omni-rocm`` Deployments,
   GPUs reached through privileged ``/dev/kfd`` mounts) named ``nvidia.com/gpu``; KV501 beside it said
   ``amd.com/gpu``.
+* A KServe custom predictor whose ``kserve-container`` names its model in the ``STORAGE_URI`` env (ahmedwaleedmalik's
+  modelcar InferenceService, ``oci://ghcr.io/ahmedwaleedmalik/qwen2.5-0.5b@sha256:...``) and loads ``/mnt/models``
+  was KV502 "config.json not found", not sized: KServe's storage initializer puts that model there.
 """
 
 from __future__ import annotations
@@ -104,3 +107,77 @@ def test_kv405_fix_names_the_amd_resource_on_a_rocm_container() -> None:
     result = run_check([str(cuda)], Options(allow_hub=False))
     (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
     assert "nvidia.com/gpu" in (d.fix or "")
+
+
+# --- KServe custom predictor: the model of its container's STORAGE_URI env --------------------------------------
+
+MODELCAR = (
+    COLLECTED
+    / "trees"
+    / "ahmedwaleedmalik-k8s-llm-inference-platform"
+    / "serving"
+    / "kserve"
+    / "inferenceservice-modelcar.yaml"
+)
+
+_ISVC = """apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: custom
+{annotations}spec:
+  predictor:
+    containers:
+      - name: kserve-container
+        image: vllm/vllm-openai:v0.10.1
+        args: [{args}]
+        env:
+          - name: STORAGE_URI
+            value: "{uri}"
+        resources:
+          limits:
+            nvidia.com/gpu: "1"
+"""
+
+
+def _model_of(tmp_path: Path, uri: str, args: str, annotations: str = "") -> tuple[str | None, set[str]]:
+    f = tmp_path / "isvc.yaml"
+    f.write_text(_ISVC.format(uri=uri, args=args, annotations=annotations))
+    result = run_check([str(f)], Options(allow_hub=False))
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    return (c.model.id if c.model is not None else None), {d.rule for d in result.diagnostics}
+
+
+def test_a_modelcar_storage_uri_env_names_the_model() -> None:
+    # the repository's modelcar InferenceService: STORAGE_URI oci://ghcr.io/ahmedwaleedmalik/qwen2.5-0.5b@sha256:...
+    # on kserve-container, vLLM reading --model=/mnt/models (KV502 "config.json not found" before)
+    assert "name: STORAGE_URI" in MODELCAR.read_text()
+    result = run_check([str(MODELCAR)], Options(allow_hub=False))
+    rules = {d.rule for d in result.diagnostics}
+    assert "KV502" not in rules and "KV505" in rules
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    assert c.model is not None and c.model.id == "Qwen/Qwen2.5-0.5B"
+    assert c.fleet
+
+
+def test_an_hf_or_stored_storage_uri_env_names_the_model(tmp_path: Path) -> None:
+    hf = _model_of(tmp_path, "hf://Qwen/Qwen2.5-7B-Instruct", '"--model=/mnt/models"')
+    assert hf[0] == "Qwen/Qwen2.5-7B-Instruct" and "KV502" not in hf[1]
+    stored = _model_of(tmp_path, "s3://bucket/models/Qwen2.5-7B-Instruct", "--model, /mnt/models/")
+    assert stored[0] == "Qwen/Qwen2.5-7B-Instruct" and "KV505" in stored[1]
+
+
+def test_a_storage_uri_env_the_engine_does_not_read_is_not_its_model(tmp_path: Path) -> None:
+    # the engine loads a hub id: the download to /mnt/models is not what it serves
+    assert _model_of(tmp_path, "hf://Qwen/Qwen2.5-7B-Instruct", '"--model=Qwen/Qwen2.5-0.5B-Instruct"')[
+        0
+    ] == ("Qwen/Qwen2.5-0.5B-Instruct")
+    # /mnt/models-old is another folder
+    assert _model_of(tmp_path, "hf://Qwen/Qwen2.5-7B-Instruct", '"--model=/mnt/models-old"')[0] is None
+    # the user's kvlint.io/model annotation names the model over it
+    annotated = _model_of(
+        tmp_path,
+        "hf://Qwen/Qwen2.5-7B-Instruct",
+        '"--model=/mnt/models"',
+        "  annotations:\n    kvlint.io/model: Qwen/Qwen2.5-0.5B-Instruct\n",
+    )
+    assert annotated[0] == "Qwen/Qwen2.5-0.5B-Instruct"
