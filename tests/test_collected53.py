@@ -181,3 +181,31 @@ def test_a_storage_uri_env_the_engine_does_not_read_is_not_its_model(tmp_path: P
         "  annotations:\n    kvlint.io/model: Qwen/Qwen2.5-0.5B-Instruct\n",
     )
     assert annotated[0] == "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["--no-config", "--", "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"],  # kvlint check's option
+        [
+            "--offline",
+            "--max-model-len=8192",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen2.5-7B-Instruct",
+        ],  # the engine's
+    ],
+)
+def test_kvlint_plan_names_an_option_it_does_not_have(words: list[str]) -> None:
+    # a new user typing `kvlint plan --no-config -- vllm serve M` (as for kvlint check) was told "not an engine
+    # command: --no-config vllm serve" with the engine command forms
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(main, ["plan", *words])
+    assert result.exit_code == 2
+    name = next(w for w in words if w != "--offline").split("=", 1)[0]
+    assert f"{name} is not an option of kvlint plan" in result.output
+    assert "not an engine command" not in result.output
