@@ -10,6 +10,9 @@
 * A KServe custom predictor whose ``kserve-container`` names its model in the ``STORAGE_URI`` env (ahmedwaleedmalik's
   modelcar InferenceService, ``oci://ghcr.io/ahmedwaleedmalik/qwen2.5-0.5b@sha256:...``) and loads ``/mnt/models``
   was KV502 "config.json not found", not sized: KServe's storage initializer puts that model there.
+* SGLang's ROCm images are built for one AMD architecture (``-mi30x``: gfx942); umesh-khatiwada's StormService on
+  ``lmsysorg/sglang:v0.5.8-rocm700-mi30x`` was planned on MI210, MI250X and MI355X too.
+* ``kvlint plan --no-config -- vllm serve M`` said "not an engine command: --no-config vllm serve".
 """
 
 from __future__ import annotations
@@ -209,3 +212,66 @@ def test_kvlint_plan_names_an_option_it_does_not_have(words: list[str]) -> None:
     name = next(w for w in words if w != "--offline").split("=", 1)[0]
     assert f"{name} is not an option of kvlint plan" in result.output
     assert "not an engine command" not in result.output
+
+
+# --- SGLang's ROCm images are built for one AMD architecture ----------------------------------------------------
+
+STORMSERVICE = COLLECTED / (
+    "umesh-khatiwada__aibrix-vllm-deployment__v2__aibrix__stormservice__multi-node-inference-with-pd.yaml"
+)
+
+
+@pytest.mark.parametrize(
+    ("image", "target"),
+    [
+        ("lmsysorg/sglang:v0.5.8-rocm700-mi30x", ("gfx942", "mi30x")),
+        ("docker.io/rocm/sgl-dev:v0.5.5.post3-rocm700-mi30x-20251123", ("gfx942", "mi30x")),
+        ("lmsysorg/sglang:v0.5.8-rocm700-mi35x", ("gfx950", "mi35x")),
+        ("lmsysorg/sglang:v0.5.17-rocm1000-mi45x", ("gfx1250", "mi45x")),
+        ("lmsysorg/sglang:latest", None),
+        ("lmsysorg/sglang:v0.5.8-cu129-amd64", None),
+        (
+            "rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4",
+            None,
+        ),  # not a one-architecture tag kvlint reads
+        ("example.com/team/sglang:v0.5.8-rocm700-mi30x", None),  # another repository's tag says nothing sure
+    ],
+)
+def test_rocm_build_target(image: str, target: tuple[str, str] | None) -> None:
+    from kvlint.engines.images import rocm_build_target
+
+    assert rocm_build_target(image) == target
+
+
+def test_an_mi30x_sglang_image_is_planned_on_gfx942_gpus_only() -> None:
+    # lmsysorg/sglang:v0.5.8-rocm700-mi30x on amd.com/gpu with no GPU named: planned on MI210 and MI250X (gfx90a)
+    # and MI355X (gfx950) too, where the image's kernels do not run
+    assert "lmsysorg/sglang:v0.5.8-rocm700-mi30x" in STORMSERVICE.read_text()
+    result = run_check([str(STORMSERVICE)], Options(allow_hub=False))
+    sized = [c for c in result.containers if isinstance(c, ContainerResult) and c.fleet]
+    assert len(sized) == 2
+    for c in sized:
+        assert {e.accelerator.id for e in c.fleet} == {"amd-instinct-mi300x", "amd-instinct-mi325x"}
+    kv501 = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert kv501 and all("its gfx942 GPUs only" in d.message for d in kv501)
+
+
+def test_an_mi35x_image_is_planned_on_gfx950_and_other_images_on_the_whole_rocm_fleet(tmp_path: Path) -> None:
+    from kvlint.accelerators.site import DEFAULT_ROCM_FLEET
+
+    def fleet_of(image: str) -> set[str]:
+        f = tmp_path / "sglang.yaml"
+        f.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: sglang\n"
+            f"          image: {image}\n"
+            "          command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct,"
+            " --context-length, '8192']\n"
+            "          resources: {limits: {amd.com/gpu: 1}}\n"
+        )
+        result = run_check([str(f)], Options(allow_hub=False))
+        (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+        return {e.accelerator.id for e in c.fleet}
+
+    assert fleet_of("lmsysorg/sglang:v0.5.8-rocm700-mi35x") == {"amd-instinct-mi355x"}
+    assert fleet_of("lmsysorg/sglang:v0.5.8-rocm700") == set(DEFAULT_ROCM_FLEET)
