@@ -1598,6 +1598,38 @@ def _dense_mlp_layer_bytes(spec: ModelSpec, dtype_bytes: int, quantization: str 
     return tuple(int(b) for b in per)
 
 
+def decoder_layer_bytes(
+    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None
+) -> tuple[tuple[int, int], ...]:
+    """Each decoder layer's ``(linear bytes, routed-expert bytes)``, whole (all ranks), priced as
+    :func:`dense_mlp_layer_bytes` prices them (a module the checkpoint keeps unquantized at ``dtype_bytes``); one
+    entry per decoder layer, in order. The layers of one model differ: a DeepSeek / GLM MoE model's first
+    ``first_k_dense_replace`` layers hold a dense MLP and no experts (``vllm@0.17.0:vllm/model_executor/models/
+    glm4_moe.py::Glm4MoeDecoderLayer``: ``Glm4MoE`` only where ``layer_idx >= config.first_k_dense_replace``), a
+    Qwen-MoE model's ``mlp_only_layers``, Llama 4's non-interleaved layers, a NAS model's narrower FFNs. vLLM builds
+    only a pipeline stage's own layers on its rank (``vllm/model_executor/models/utils.py::make_layers``, the range
+    of ``get_pp_indices``), so a stage holds the bytes of those layers, not ``1/pp`` of the whole: GLM-4.7's 89 MoE
+    layers are 3.1 % above its per-layer mean (gt-282). Modules outside the decoder layers (embedding, LM head,
+    towers) are not listed."""
+    return _decoder_layer_bytes(spec, dtype_bytes, quantization)
+
+
+@per_model
+def _decoder_layer_bytes(
+    spec: ModelSpec, dtype_bytes: int, quantization: str | None
+) -> tuple[tuple[int, int], ...]:
+    """:func:`decoder_layer_bytes` itself, with positional arguments."""
+    sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    lin = [0.0] * len(spec.layers)
+    exp = [0.0] * len(spec.layers)
+    for (name, n, part), keep in zip(sink, kept, strict=True):
+        bits = name.split(".")
+        if len(bits) < 3 or bits[0] != "layers" or not bits[1].isdigit() or int(bits[1]) >= len(lin):
+            continue
+        (exp if part == "experts" else lin)[int(bits[1])] += n * (dtype_bytes if keep else rate)
+    return tuple((int(a), int(b)) for a, b in zip(lin, exp, strict=True))
+
+
 #: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),
 #: by their checkpoint leaf name under ``self_attn``: MLA's ``q_a_proj`` and ``kv_a_proj_with_mqa`` (fused into the
 #: replicated ``fused_qkv_a_proj`` when ``q_lora_rank`` is set) and the DSA indexer's ``wq_b`` and ``wk``
