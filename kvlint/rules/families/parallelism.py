@@ -860,8 +860,9 @@ def _tgi_shards_on_mig(ctx: RuleContext) -> bool:
     """A TGI engine left at its default shard count on more than one MIG slice: the launcher starts one shard per
     entry of ``CUDA_VISIBLE_DEVICES``, else of ``NVIDIA_VISIBLE_DEVICES`` (``launcher/src/main.rs::num_cuda_devices``,
     ``find_num_shards``: ``(None, None) => num_cuda_devices().unwrap_or(1)``, TGI v3.3.6), and the NVIDIA device
-    plugin's default ``envvar`` device-list strategy sets ``NVIDIA_VISIBLE_DEVICES`` to the allocated devices' UUIDs,
-    one ``MIG-...`` entry a slice (``NVIDIA/k8s-device-plugin``: ``deviceListStrategy`` default ``envvar``), so it
+    plugin's default ``envvar`` device-list strategy sets ``NVIDIA_VISIBLE_DEVICES`` to the allocated devices' IDs,
+    one entry a slice (``NVIDIA/k8s-device-plugin@1b826acc6``: ``cmd/nvidia-device-plugin/main.go``, default
+    ``envvar``; ``internal/plugin/server.go``, ``response.Envs[deviceListEnvVar] = strings.Join(deviceIDs, ",")``), so it
     starts as many shards as the pod has slices: the same start as ``--num-shard`` of that count. A container that
     sets either variable itself, or the plugin's ``volume-mounts`` strategy (one path entry), is not this case; the
     first is read here, the second is not visible in a manifest."""
