@@ -1711,9 +1711,10 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity=problem[2],
             )
             return
+    platform = platform_of(s, p.resource if p is not None else None)
     if (
         (p is None or p.gpus is None)
-        and platform_of(s, p.resource if p is not None else None) in ("cuda", "rocm")
+        and platform in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
@@ -1749,8 +1750,10 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             at,
+            # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
             fix=nim
-            or "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+            or f"set resources.limits['{AMD_GPU if platform == 'rocm' else NVIDIA_GPU}'] to the number of GPUs the "
+            "engine uses"
             + _kustomize_base_fix(at.file if at is not None else None),
         )
 
