@@ -423,6 +423,15 @@ def doks_gpu_model(value: str) -> tuple[Accelerator | None, str, bool]:
     return (_cat().accelerators[gid] if gid else None), str(row.get("table") or ""), True
 
 
+def llvm_target(acc_id: str) -> str | None:
+    """The LLVM target (``gfx942``) of a catalogued AMD accelerator, as the catalogue records it (the ROCm GPU
+    specifications table, ``llvm_target``); None for other accelerators and unknown ids."""
+    entry = _cat().entries.get(acc_id)
+    target = entry.get("llvm_target") if isinstance(entry, dict) else None
+    value = target.get("value") if isinstance(target, dict) else None
+    return str(value) if value else None
+
+
 def amd_product_name(value: str) -> Accelerator | None:
     """``amd.com/gpu.product-name`` (``Instinct_MI210``, ``AMD_Instinct_MI300X``) -> AMD accelerator.
 
