@@ -160,6 +160,8 @@ class _Cand:
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
     label_bytes: int | None = None
+    #: the part of the board :attr:`label_bytes` is, in a few words (a fractional instance type's ``1/2 vGPU``)
+    share: str | None = None
 
     @property
     def memory(self) -> int:
@@ -187,6 +189,8 @@ class _Decision:
     #: the MIG profile a label names that no MIG table holds (GFD's ``...-MIG-1g.11gb``): :func:`_finish` does
     #: not size its slice on the whole GPU
     mig_unknown: str | None = None
+    #: the part of the board :attr:`mig_bytes` is when not a MIG slice (:attr:`kvlint.types.Placement.device_share`)
+    share: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -462,6 +466,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             if slice_mib is not None:
                 reserved, how_reserved = vgpu_reserved_mib(it.accelerator, slice_mib, per_gpu)
                 c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
+                c.share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
                 c.notes.append(
                     f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less the {reserved} MiB "
                     f"NVIDIA's vGPU manager reserves of it ({how_reserved}), not the whole GPU's memory"
@@ -599,6 +604,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
         mig_unknown=best.mig_unknown,
+        share=best.share if best.label_bytes and not best.mig_bytes else None,
     )
 
 
@@ -1032,17 +1038,22 @@ def _from_scheduling(
     return d
 
 
-#: :data:`GPU_RESOURCES` by their place in :func:`_resource_rank`'s order (MIG resources rank 2)
-_RESOURCE_RANKS = {key: (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESOURCES)}
+#: :data:`GPU_RESOURCES` by their place in :func:`_resource_rank`'s order (MIG resources rank 4, an AMD partition
+#: just before ``amd.com/gpu``)
+_RESOURCE_RANKS = {key: 2 * (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESOURCES)}
 
 
 def _resource_rank(key: str) -> int | None:
-    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors (an AMD
-    partition under the device plugin's ``mixed`` naming, ``amd.com/cpx_nps4``, as ``amd.com/gpu``)."""
+    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors. An AMD
+    compute partition under the device plugin's ``mixed`` naming (``amd.com/cpx_nps4``, not ``spx``, a whole GPU)
+    comes before ``amd.com/gpu``: a container asking both gets a whole GPU and a partition, and its engine may run
+    on the partition, an eighth of the GPU's memory under CPX: planned on the whole GPU it was sized on memory its
+    device may not have."""
     if key.startswith(MIG_RESOURCE_PREFIX):
-        return 2
-    if amd_partition_of(key) is not None:
-        return _RESOURCE_RANKS[AMD_GPU]
+        return 4
+    part = amd_partition_of(key)
+    if part is not None:
+        return _RESOURCE_RANKS[AMD_GPU] - (0 if part.startswith("spx") else 1)
     return _RESOURCE_RANKS.get(key)
 
 
@@ -1655,6 +1666,10 @@ def _amd_partition(label_sets: list[Labels]) -> str | None:
 #: https://rocm.docs.amd.com/projects/amdsmi/en/docs-7.1.1/doxygen/docBin/html/structamdsmi__accelerator__partition__profile__t.html),
 #: MI325X and MI355X (the same 1 / 2 / 4 / 8 logical GPUs per physical GPU, https://aac.amd.com/help/bare-metal/gpu-partitioning/)
 AMD_PARTITIONS = {"spx": 1, "dpx": 2, "qpx": 4, "cpx": 8}
+AMD_PARTITIONS_SRC = (
+    "https://rocm.docs.amd.com/projects/amdsmi/en/docs-7.1.1/doxygen/docBin/html/"
+    "structamdsmi__accelerator__partition__profile__t.html (num_partitions)"
+)
 AMD_PARTITIONED_BOARDS = ("amd-instinct-mi300x", "amd-instinct-mi325x", "amd-instinct-mi355x")
 #: Where a partition's memory comes from: amdgpu's ``amdgpu_amdkfd_xcp_memory_size`` gives each compute partition
 #: (XCP) its memory partition's size divided by the XCPs that share it, so with the NPS mode's equal memory partitions
@@ -1858,16 +1873,18 @@ def _finish(
     named = amd_partition_of(resource)
     if named is not None:
         amd_partition = named
-    if (
-        mig_bytes is None
-        and amd_partition
-        and acc is not None
-        and acc.vendor == "amd"
-        and (resource == AMD_GPU or named is not None)
-    ):
-        mig_bytes, note = _amd_partition_bytes(acc, amd_partition, resource if named is not None else None)
+    device_share = decision.share if decision.mig_bytes else None
+    part_mode: str | None = None
+    if amd_partition and (resource == AMD_GPU or named is not None) and (acc is None or acc.vendor == "amd"):
+        part_mode = amd_partition.strip().lower()
+        if not re.fullmatch(r"[a-z]px_nps\d{1,3}", part_mode) or part_mode.startswith("spx"):
+            part_mode = None
+    if mig_bytes is None and part_mode and acc is not None:
+        mig_bytes, note = _amd_partition_bytes(acc, part_mode, resource if named is not None else None)
         if note:
             notes.append(note)
+        if mig_bytes:
+            device_share = f"{part_mode.split('_', 1)[0].upper()} partition"
     shared, sharers, share_note = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
@@ -1905,6 +1922,8 @@ def _finish(
         mig_unoffered=mig_unoffered,
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
+        amd_partition=part_mode if acc is None or acc.vendor == "amd" else None,
+        device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
     )
 
 
@@ -2033,6 +2052,8 @@ class NodeGpus:
         accelerator: the GPU of that node when one instance type decides it, else None.
         instance_type: the instance type's name when one decides the count, else None.
         key: the label key the count is read from.
+        partitions: the AMD compute partitions of each GPU when ``gpus`` counts them (:func:`node_partition_capacity`),
+            else 1.
     """
 
     gpus: int
@@ -2042,6 +2063,7 @@ class NodeGpus:
     accelerator: Accelerator | None = None
     instance_type: str | None = None
     key: str = ""
+    partitions: int = 1
 
 
 def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
@@ -2112,12 +2134,12 @@ GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
 AMD_PARTITION = "amd.com/compute-memory-partition"
 
 
-def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
+def _selects_mig_devices(pod_spec: Mapping[str, Any], *, amd: bool = True) -> bool:
     """Whether the pod's required scheduling selects nodes whose ``nvidia.com/gpu`` are MIG devices (GFD's
     ``nvidia.com/mig.strategy=single`` or that strategy's product ``...-MIG-<profile>``, GKE's
-    ``cloud.google.com/gke-gpu-partition-size``) or whose ``amd.com/gpu`` are partitions (:data:`AMD_PARTITION`
-    other than ``spx_...``): a node then offers up to seven (eight) per GPU, so its GPU count does not bound the
-    request."""
+    ``cloud.google.com/gke-gpu-partition-size``) or, with ``amd``, whose ``amd.com/gpu`` are partitions
+    (:data:`AMD_PARTITION` other than ``spx_...``): a node then offers up to seven (eight) per GPU, so its GPU count
+    does not bound the request."""
     ns_labels, _ns = _node_selector_labels(pod_spec)
     values: list[tuple[str, str]] = [(k, v) for k, vs in ns_labels.items() for v, _ in vs]
     for term in _affinity_terms(pod_spec):
@@ -2126,7 +2148,7 @@ def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
         k == GKE_PARTITION
         or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None)
         or (k == GFD_MIG_STRATEGY and v.strip().lower() == "single")
-        or (k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
+        or (amd and k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
         for k, v in values
     )
 
@@ -2143,6 +2165,11 @@ def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
     caller checks that): the scheduler's NodeResourcesFit filter then leaves the pod Pending."""
     if _selects_mig_devices(pod_spec):
         return None
+    return _whole_gpu_bound(pod_spec)
+
+
+def _whole_gpu_bound(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
+    """:func:`node_gpu_capacity`'s bound, whatever the MIG and partition labels say."""
     bounds: list[NodeGpus] = []
     ns = pod_spec.get("nodeSelector")
     if isinstance(ns, Mapping):
@@ -2162,3 +2189,44 @@ def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
     if not bounds:
         return None
     return min(bounds, key=lambda b: b.gpus)
+
+
+def node_partition_capacity(
+    pod_spec: Mapping[str, Any], resource: str | None, acc: Accelerator | None
+) -> NodeGpus | None:
+    """The most AMD compute partitions a node the pod may land on offers as ``resource``, or None when kvlint cannot
+    bound them: the node's GPUs (:func:`node_gpu_capacity`'s bound) times the partitions the mode splits each GPU
+    into (:data:`AMD_PARTITIONS`, on the boards whose counts AMD documents). The mode is the one the ``mixed``-naming
+    resource names (``amd.com/cpx_nps4``: every node offering it is split so), or for ``amd.com/gpu`` (the default
+    ``single`` naming) the ``nodeSelector``'s :data:`AMD_PARTITION` (a value in one affinity term only leaves the
+    other terms' whole GPUs open: not bounded). "A node which has 8 GPUs where all GPUs are partitioned using
+    CPX-NPS4 style will report amd.com/gpu: 64" (github:ROCm/k8s-device-plugin/docs/user-guide/configuration.md
+    @af51ed1db60839d47c59027e896ac106f8b813a7). The board is the instance type's, else ``acc`` (the placement's)."""
+    mode = amd_partition_of(resource)
+    if mode is None and resource == AMD_GPU:
+        ns = pod_spec.get("nodeSelector")
+        v = ns.get(AMD_PARTITION) if isinstance(ns, Mapping) else None
+        mode = v.strip().lower() if isinstance(v, str) else None
+    if mode is None or _selects_mig_devices(pod_spec, amd=False):
+        return None
+    bound = _whole_gpu_bound(pod_spec)
+    if bound is None:
+        return None
+    kind = mode.split("_", 1)[0]
+    board = bound.accelerator or acc
+    n = AMD_PARTITIONS.get(kind) if board is not None and board.id in AMD_PARTITIONED_BOARDS else None
+    if kind == "spx":
+        n = 1
+    if n is None:
+        return None
+    if n == 1:
+        return bound
+    assert board is not None
+    return replace(
+        bound,
+        gpus=bound.gpus * n,
+        what=f"{bound.what}, each {board.id} split into {n} {kind.upper()} partitions",
+        accelerator=board,
+        partitions=n,
+        source=f"{bound.source} ; {AMD_PARTITIONS_SRC}",
+    )
