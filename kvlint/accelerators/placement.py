@@ -213,6 +213,29 @@ def _first(labels: Labels, key: str) -> str | None:
     return vals[0][0] if vals else None
 
 
+#: The most MiB kvlint reads a ``nvidia.com/gpu.memory`` label as: 1 TiB, over three times the largest GPU of the
+#: catalogue (288 GB). GFD writes NVML's memory total in MiB (24564 on an RTX 4090); a value of 0, negative, not a
+#: whole number or above this is no GPU's, and sized a plan (10^12 MiB planned an exabyte GPU): not read instead
+GFD_MEMORY_MAX_MIB = 1 << 20
+
+
+def _gfd_memory(labels: Labels) -> tuple[int | None, str]:
+    """(``nvidia.com/gpu.memory`` in MiB, "") when the labels give a GPU's memory (1 to :data:`GFD_MEMORY_MAX_MIB`);
+    (None, why it is not read) for a value that is not one; (None, "") when absent or a placeholder to fill in."""
+    from kvlint.statement import clip
+
+    raw = _first(labels, GFD_MEMORY)
+    if raw is None or not raw.strip() or _fill_in(raw):
+        return None, ""
+    mib = _as_int(raw.strip())
+    if mib is not None and 0 < mib <= GFD_MEMORY_MAX_MIB:
+        return mib, ""
+    return None, (
+        f"{GFD_MEMORY}={clip(raw.strip(), 40)!r} is not a GPU's memory in MiB (1 to {GFD_MEMORY_MAX_MIB:,}): "
+        "not read as its memory"
+    )
+
+
 def _cc(labels: Labels) -> str | None:
     major = _as_int(_first(labels, "nvidia.com/gpu.compute.major"))
     minor = _as_int(_first(labels, "nvidia.com/gpu.compute.minor"))
@@ -269,10 +292,11 @@ def _arch_narrowed(accs: list[Accelerator], labels: Labels) -> tuple[list[Accele
 def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[int | None, str]:
     """MIG slice bytes for ``profile``: GFD's ``nvidia.com/gpu.memory`` (overwritten with the MIG device
     memory under mig.strategy=single) when present, else the catalogue's MIG table."""
-    mib = _as_int(_first(labels, GFD_MEMORY))
+    mib, bad = _gfd_memory(labels)
     if mib:
         return mib * cat.MIB, f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
     prof, note = cat.mig_profile(acc.id if acc else None, profile)
+    note = "; ".join(n for n in (bad, note) if n)
     if prof is None:
         return None, note
     text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})"
@@ -319,8 +343,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         acc, profile, shared = cat.gfd_product(v)
         c.shared = shared
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        mib, bad = _gfd_memory(labels)
+        if bad:
+            c.notes.append(bad)
         if len(boards) > 1:  # one NVML name, several boards: the memory label settles it
-            mib = _as_int(_first(labels, GFD_MEMORY))
             fits = [a for a in boards if mib and cat.memory_matches(a, mib)]
             if len(fits) == 1:
                 acc = fits[0]
@@ -331,7 +357,6 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 names = ", ".join(a.id for a in boards)
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
         if acc is None:
-            mib = _as_int(_first(labels, GFD_MEMORY))
             if mib and not profile:
                 acc = cat.generic_nvidia(v, mib, _cc(labels))
                 c.notes.append(f"{v} is not in the catalogue: memory from {GFD_MEMORY}={mib}")
@@ -344,7 +369,6 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
-            mib = _as_int(_first(labels, GFD_MEMORY))
             if mib and not cat.memory_matches(acc, mib):
                 c.label_bytes = max(mib - cat.driver_reserve_mib(), 0) * cat.MIB
                 c.notes.append(
@@ -485,8 +509,11 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.notes.append(f"{what[0]} {v}: {acc.id} in each of its {types} {what[1]}")
         return c
     if key == GFD_MEMORY:
-        mib = _as_int(v)
+        mib, bad = _gfd_memory({key: [(v, loc)]})
         if not mib:
+            if bad:
+                c.notes.append(bad)
+                return c
             return None
         matches = cat.match_memory_mib(mib)
         matched = matches
