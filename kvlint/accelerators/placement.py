@@ -1784,7 +1784,11 @@ def _mig_offering(
     best = min(keep, key=lambda a: a.memory_bytes)
     dropped = ", ".join(a.id for a in allowed if a.id not in offering)
     verb = "offers" if len(keep) == 1 else "offer"
-    note = f"resource {resource}: of the GPUs allowed, only {', '.join(a.id for a in keep)} {verb} MIG {profile} ({dropped}: no)"
+    chose = f"chose {best.id}" + (", the smallest memory of them (conservative)" if len(keep) > 1 else "")
+    note = (
+        f"resource {resource}: of the GPUs allowed, only {', '.join(a.id for a in keep)} {verb} MIG {profile} "
+        f"({dropped}: no): {chose}"
+    )
     return best, sorted(keep, key=lambda a: a.memory_bytes) if len(keep) > 1 else [], False, note
 
 
@@ -1867,7 +1871,16 @@ def _finish(
     candidates = list(decision.candidates) if acc is not None else []
     mig_unoffered = False
     if mig_bytes is None and acc is not None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
+        chosen = acc
         acc, candidates, mig_unoffered, offer_note = _mig_offering(acc, candidates, resource)
+        if acc is not chosen:
+            # the labels' worst case was not the GPU planned: their "chose <it>" note no longer says what was
+            # decided (the offer note does)
+            notes = [
+                n
+                for n in notes
+                if f"chose {chosen.id}" not in n and f"chose the smallest, {chosen.id}" not in n
+            ]
         if offer_note:
             notes.append(offer_note)
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
