@@ -139,10 +139,11 @@ def test_kv501_says_the_class_the_pod_selects_names_the_gpu_when_it_is_an_input(
     assert f"selects its nodes by the {kind} {name}" in why and "among the inputs" in why
 
 
-def test_a_builtin_gke_compute_class_gets_no_such_note(tmp_path: Path) -> None:
-    # GKE Autopilot's built-in classes (Accelerator, Performance, Balanced, Scale-Out, autopilot, autopilot-spot)
-    # are no object a user could pass: the GPU comes from cloud.google.com/gke-accelerator
-    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: Accelerator"))
+@pytest.mark.parametrize("name", ["Accelerator", "autopilot-spot", "autopilot-arm"])
+def test_a_builtin_gke_compute_class_gets_no_such_note(tmp_path: Path, name: str) -> None:
+    # GKE Autopilot's built-in classes (Accelerator, Performance, Balanced, Scale-Out, autopilot, autopilot-spot,
+    # autopilot-arm) are no object a user could pass: the GPU comes from cloud.google.com/gke-accelerator
+    cr = _placement(tmp_path, _pod(f"cloud.google.com/compute-class: {name}"))
     assert cr.placement is not None
     assert not [u for u in cr.placement.undecided if "compute-class" in u]
 

@@ -1312,10 +1312,13 @@ def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 KARPENTER_NODEPOOL = "karpenter.sh/nodepool"
 #: GKE Autopilot's built-in ComputeClasses (GKE docs, "About built-in ComputeClasses in Autopilot clusters";
-#: ``Accelerator`` with ``cloud.google.com/gke-accelerator`` for GPUs, "Deploy GPU workloads in Autopilot"): no
-#: object among a user's manifests, and none names a GPU.
+#: ``Accelerator`` with ``cloud.google.com/gke-accelerator`` for GPUs, "Deploy GPU workloads in Autopilot";
+#: ``autopilot-arm``, "Deploy Autopilot workloads on Arm architecture",
+#: https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-arm-workloads: "To use the autopilot-arm
+#: ComputeClass, ensure that your cluster is running GKE version 1.35.3-gke.1389000 or later"): no object among a
+#: user's manifests, and none names a GPU.
 GKE_BUILTIN_COMPUTE_CLASSES = frozenset(
-    {"Accelerator", "Balanced", "Performance", "Scale-Out", "autopilot", "autopilot-spot"}
+    {"Accelerator", "Balanced", "Performance", "Scale-Out", "autopilot", "autopilot-spot", "autopilot-arm"}
 )
 NODE_CLASS_KINDS = {
     "ComputeClass": ("cloud.google.com/", COMPUTE_CLASS),
