@@ -453,3 +453,18 @@ def test_amd_partitions_in_one_affinity_term_only_leave_the_count_open() -> None
           - {key: node.kubernetes.io/instance-type, operator: In, values: [BM.GPU.MI300X.8]}
           - {key: amd.com/compute-memory-partition, operator: In, values: [cpx_nps4]}"""
     assert _kv410(scheduling, 80, resource="amd.com/gpu") == []
+
+
+def test_gkes_accelerator_count_bounds_the_pods_gpus() -> None:
+    """GKE's ``cloud.google.com/gke-accelerator-count`` is "the total number of GPUs available to attach to the node"
+    (GKE's "Deploy GPU workloads in Autopilot"): a pod asking more than it stays Pending."""
+    from kvlint.accelerators.placement import GKE_COUNT_SOURCE
+
+    sel = '  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4, cloud.google.com/gke-accelerator-count: "4"}'
+    (d,) = _kv410(sel, 8)
+    assert (
+        "cloud.google.com/gke-accelerator-count=4" in d.message and "a node has at most 4 GPUs" in d.message
+    )
+    assert GKE_COUNT_SOURCE in d.message
+    assert _kv410(sel, 4) == []
+    assert _kv410(sel, 8, resource="amd.com/gpu") == []  # GKE's GPUs are NVIDIA's

@@ -2079,7 +2079,18 @@ KARPENTER_LABELS_SOURCE = (
 EKS_LABELS_SOURCE = (
     "https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html (EKS Auto Mode supported labels)"
 )
-_COUNT_SOURCES = {KARPENTER_GPU_COUNT: KARPENTER_LABELS_SOURCE, EKS_GPU_COUNT: EKS_LABELS_SOURCE}
+#: GKE's GPU-count node selector: "the total number of GPUs available to attach to the node" (GKE docs, "Deploy GPU
+#: workloads in Autopilot", GPU_COUNT of ``cloud.google.com/gke-accelerator-count``: "Must be greater than or equal to
+#: GPU_QUANTITY", the container's ``nvidia.com/gpu``)
+GKE_GPU_COUNT = "cloud.google.com/gke-accelerator-count"
+GKE_COUNT_SOURCE = (
+    "https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus (Request GPUs in your containers)"
+)
+_COUNT_SOURCES = {
+    KARPENTER_GPU_COUNT: KARPENTER_LABELS_SOURCE,
+    EKS_GPU_COUNT: EKS_LABELS_SOURCE,
+    GKE_GPU_COUNT: GKE_COUNT_SOURCE,
+}
 
 
 @dataclass(frozen=True)
@@ -2131,7 +2142,14 @@ def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
     return NodeGpus(n, f"{key}={n}", loc, _COUNT_SOURCES.get(key, GFD_SOURCE), key=key)
 
 
-_COUNT_KEYS = (INSTANCE_TYPE, INSTANCE_TYPE_BETA, GFD_COUNT, KARPENTER_GPU_COUNT, EKS_GPU_COUNT)
+_COUNT_KEYS = (
+    INSTANCE_TYPE,
+    INSTANCE_TYPE_BETA,
+    GFD_COUNT,
+    KARPENTER_GPU_COUNT,
+    EKS_GPU_COUNT,
+    GKE_GPU_COUNT,
+)
 
 
 def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 from kvlint.accelerators import registry as cat
-from kvlint.accelerators.placement import GFD_COUNT, node_gpu_capacity, node_partition_capacity
+from kvlint.accelerators.placement import GFD_COUNT, GKE_GPU_COUNT, node_gpu_capacity, node_partition_capacity
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import (
@@ -2301,8 +2301,8 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     vendor = "amd" if p.resource == AMD_GPU or partitioned else "nvidia"
     if cap.accelerator is not None and cap.accelerator.vendor != vendor:
         return  # another vendor's node: KV304 / KV501's concern, not a count
-    if cap.key == GFD_COUNT and vendor != "nvidia":
-        return  # GFD counts NVIDIA GPUs
+    if cap.key in (GFD_COUNT, GKE_GPU_COUNT) and vendor != "nvidia":
+        return  # GFD and GKE count NVIDIA GPUs
     own = p.gpus
     if own > cap.gpus:
         asked, at = f"GPU limit {p.resource}: {own}", p.gpus_loc or cap.loc
