@@ -504,9 +504,20 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if not types:
             return None
         c.acc = acc
+        what = ("machine series", "machine types") if gce else ("instance family", "instance types")
         if acc is not None:
-            what = ("machine series", "machine types") if gce else ("instance family", "instance types")
             c.notes.append(f"{what[0]} {v}: {acc.id} in each of its {types} {what[1]}")
+        else:
+            # a series of several GPUs (GCE's a2: A100 40GB and 80GB; a3: H100 and H200): the smallest, the others
+            # kept as candidates, as an ambiguous GPU label's
+            boards, _n = cat.instance_family_gpus(v, "gcp" if gce else "aws")
+            if len(boards) > 1:
+                c.acc, c.alts = boards[0], boards[1:]
+                names = ", ".join(a.id for a in boards)
+                c.notes.append(
+                    f"{what[0]} {v}: {names} in its {types} {what[1]}: chose the smallest, {boards[0].id} "
+                    "(conservative)"
+                )
         return c
     if key == GFD_MEMORY:
         mib, bad = _gfd_memory({key: [(v, loc)]})
