@@ -1302,6 +1302,26 @@ def _expand(
                     push()
                 split(arg.text, arg)
 
+    def add_value(val: str, whole: bool) -> bool:
+        """A variable's value (or a default) joining the word: ``whole`` (quoted, or no field splitting) as it
+        is, else split into fields at IFS (unset: runs of space, tab, newline only: bash keeps a non-breaking
+        space or a carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
+        A=" b " is x, b, y). Its characters are taken from the budget first, and, unquoted, what execve charges
+        each further field it splits into; False (nothing added) when the budget cannot afford them."""
+        nonlocal from_env, have_cur
+        cost = len(val)
+        if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+            cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+        if not budget.take(cost, len(val)):
+            return False
+        from_env = True
+        if whole:
+            cur.append(val)
+            have_cur = True
+        else:
+            split(val, None)
+        return True
+
     for p in word.parts:
         if p.kind == "lit":
             if has_at and not p.text:
@@ -1350,21 +1370,7 @@ def _expand(
             by_default = p.default is not None and (own is None or (p.colon and not own))
             val = p.default if by_default else own
             whole = p.quoted or _whole or (p.default_quoted and by_default)
-            # unquoted: each field it splits into (IFS) further costs what execve charges an argument
-            cost = 0 if val is None else len(val)
-            if val is not None and not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
-                cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
-            if val is not None and budget.take(cost, len(val)):
-                from_env = True
-                if whole:
-                    cur.append(val)
-                    have_cur = True
-                else:
-                    # split at IFS (unset: runs of space, tab, newline only: bash keeps a non-breaking space or a
-                    # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
-                    # A=" b " is x, b, y)
-                    split(val, None)
-            else:
+            if val is None or not add_value(val, whole):
                 # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
                 # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
                 braced = p.quoted or len(word.parts) > 1 or word.raw.startswith("${")
@@ -1447,19 +1453,7 @@ def _expand(
                 if taken:
                     # ``${1:-x}``, ``${@:-x}``: the default, as ``${NAME:-x}`` takes it
                     cur_other = True
-                    val = p.default
-                    whole = p.quoted or _whole or p.default_quoted
-                    cost = len(val)
-                    if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
-                        cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
-                    if budget.take(cost, len(val)):
-                        from_env = True
-                        if whole:
-                            cur.append(val)
-                            have_cur = True
-                        else:
-                            split(val, None)
-                    else:
+                    if not add_value(p.default, p.quoted or _whole or p.default_quoted):
                         cur.append(_default_ref(p))
                         unresolved = have_cur = True
                     continue
