@@ -1025,7 +1025,12 @@ class _Parser:
         while i < n:
             tok, loc, src = argv[i], locs[i], sources[i]
             i += 1
-            if tok == "--" or tok == "" or "{{" in tok or ("}}" in tok and not _json_in_word(tok)):
+            if (
+                tok == "--"
+                or tok == ""
+                or "{{" in tok
+                or ("}}" in tok and not _json_in_word(tok) and not _shell_braces(tok))
+            ):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
                 if (
@@ -1270,6 +1275,25 @@ class _Parser:
                     value = [value]
                 self.set(canon, dest, value, raw, loc, src)
         return config_path
+
+
+def _shell_braces(word: str) -> bool:
+    """Whether the ``}}`` of a command word close shell references the shell's reading left unresolved, not a Go/Helm
+    template action: every ``}`` closes a ``{`` before it in the word, and the word holds a ``${`` (``--tensor-parallel-
+    size=${TP:+${N}}``, ``--max-model-len=${1:-${LEN}}``; bash(1) "Parameter Expansion": the word after ``:-``/``:+``
+    is itself expanded). A template action's end split off its start (``.Values.tp}}``) closes braces it did not
+    open. Such a word was skipped as a template action, its option lost: the engine default was taken."""
+    if "${" not in word:
+        return False
+    depth = 0
+    for c in word:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                return False
+            depth -= 1
+    return True
 
 
 def _json_in_word(word: str) -> bool:
