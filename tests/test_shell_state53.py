@@ -42,7 +42,7 @@ def _findings(script: str, shell: str = "bash") -> dict[str, list[str]]:
     )
     out: dict[str, list[str]] = {}
     for d in result.diagnostics:
-        out.setdefault(d.rule, []).append(d.message)
+        out.setdefault(d.rule, []).append(f"{d.message} | fix: {d.fix}")
     return out
 
 
@@ -78,3 +78,27 @@ def test_an_option_whose_value_nests_an_unknown_reference_keeps_its_option(word:
     got = _findings(script)
     assert "KV403" not in got, got
     assert any(m.startswith("--tensor-parallel-size ") and "not sized" in m for m in got["KV503"]), got
+
+
+@pytest.mark.parametrize(
+    ("option", "what"),
+    [
+        (
+            "--tensor-parallel-size={2,4}{,}",
+            "--tensor-parallel-size {2,4}{,}: the value is a brace expansion",
+        ),
+        (
+            "--tensor-parallel-size {1..4}{,}",
+            "--tensor-parallel-size {1..4}{,}: the value is a brace expansion",
+        ),
+        ("--tensor-parallel-size ~u/4", "--tensor-parallel-size ~u/4: the value is a tilde expansion"),
+        ("--tensor-parallel-size $TP", "--tensor-parallel-size $TP: the value comes from a variable"),
+    ],
+)
+def test_kv503_says_what_an_unresolved_value_is(option: str, what: str) -> None:
+    """A brace or tilde word kvlint does not read is no variable: KV503 shows it as written (it showed
+    ``$({2,4}{,})``, said "comes from a variable", and its fix told to give ``VAR`` a literal value), and its fix is
+    the size itself; a variable's KV503 is as it was."""
+    (msg,) = _findings(f"vllm serve Qwen/Qwen2.5-7B-Instruct {option} --max-model-len 4096")["KV503"]
+    assert msg.startswith(what), msg
+    assert ("VAR" in msg) is False and ("TP a literal value" in msg) is ("$TP" in option), msg

@@ -46,6 +46,7 @@ from kvlint.engines.options import (
     parse_json_or_str,
     prefixed,
     unknown_from_config_file,
+    unresolved_why,
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
@@ -1260,7 +1261,7 @@ class _Parser:
                 continue
             if unresolved(raw):
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
-                    why = f"{canon} {raw}: the value comes from a variable kvlint cannot resolve"
+                    why = unresolved_why(canon, raw)
                     self.col.unresolved_value(
                         dest,
                         why if dest in LAYOUT_DESTS else f"{why}; the engine default is assumed",
