@@ -18,6 +18,7 @@ from kvlint.load import load_text
 from kvlint.pipeline import Options, run_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_shell_array_writes import _agrees  # noqa: E402
 from test_shell_state50 import _bash  # noqa: E402
 
 _MANIFEST = """\
@@ -102,3 +103,53 @@ def test_kv503_says_what_an_unresolved_value_is(option: str, what: str) -> None:
     (msg,) = _findings(f"vllm serve Qwen/Qwen2.5-7B-Instruct {option} --max-model-len 4096")["KV503"]
     assert msg.startswith(what), msg
     assert ("VAR" in msg) is False and ("TP a literal value" in msg) is ("$TP" in option), msg
+
+
+#: bash expansions dash 0.5.12 (``sh`` in Debian and Ubuntu images) has not: a substring and an array reference make
+#: dash exit ("Bad substitution"), an array assignment is a syntax error, an ANSI-C quote is a ``$`` then a
+#: single-quoted string. Under ``sh -c`` the words they make are unresolved (the assignments' names unknown); each word
+#: kvlint resolves is bash's, and dash's when dash runs the script. The words kvlint leaves unresolved are listed.
+DASH_APART = {
+    "X=4096; vllm serve m --max-model-len ${X:1} x": ["${X:1}"],
+    'X=4096; vllm serve m a"${X: -2}"b x': ["a${X: -2}b"],
+    "X=4096; Y=${X:1}; vllm serve m $Y x": ["$Y"],
+    "A=(--max-model-len 4096); vllm serve m ${A[@]} $A x": ["${A[@]}", "$A"],
+    'A=(--max-model-len 4096); vllm serve m "${#A[@]}" x': ["${#A[@]}"],
+    "vllm serve m --max-model-len $'4096' x": ["$'4096'"],
+    "Z=$'a\\tb'; vllm serve m $Z x": ["$Z"],
+}
+
+
+@pytest.mark.parametrize("script", list(DASH_APART))
+def test_sh_words_dash_does_not_expand_as_bash_are_unresolved(script: str, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    ran = _dash("true", env)  # (skips without dash)
+    argv, _environ = _bash(script, tmp_path, env)
+    ran = _dash(script, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("sh")], sh=True) if c and c[0].text == "vllm"]
+    words = [(w.text, w.unresolved) for w in engine]
+    assert _agrees(words, argv), (argv, words)
+    if ran.returncode == 0:
+        dash_argv = [a.decode() for a in ran.stdout.partition(b"\1")[0].split(b"\0")[:-1]]
+        assert _agrees(words, dash_argv) and dash_argv != argv, (dash_argv, words)
+    else:
+        assert b"Bad substitution" in ran.stderr or b"Syntax error" in ran.stderr, ran.stderr
+    assert [w.text for w in engine if w.unresolved] == DASH_APART[script]
+    # under bash -c they are read (the test can fail)
+    (bash_engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert [w.text for w in bash_engine if not w.unresolved] == argv
+
+
+@pytest.mark.parametrize(
+    ("option", "what"),
+    [
+        ("X=14; vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size ${X:1}", "--tensor-parallel-size ${X:1}: "),
+        ("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size $'4'", "--tensor-parallel-size $'4': the value is an ANSI-C"),
+    ],
+)  # fmt: skip
+def test_a_sh_size_dash_reads_apart_is_not_sized(option: str, what: str) -> None:
+    """``sh -c``: ``--tensor-parallel-size ${X:1}`` is 4 in bash, a "Bad substitution" in dash: not sized, KV503
+    (with bash -c: TP 4 on 4 GPUs, no KV503)."""
+    assert "KV503" not in _findings(option + " --max-model-len 4096")
+    (msg,) = _findings(option + " --max-model-len 4096", "sh")["KV503"]
+    assert msg.startswith(what) and "not sized" in msg, msg

@@ -191,6 +191,8 @@ _VARIABLE_RE = re.compile(
 #: between braces; bash(1) "Brace Expansion"), or a ``~`` starting the value (a home directory, bash(1) "Tilde
 #: Expansion").
 _BRACE_WORD_RE = re.compile(r"\$\(([^$`()]*\{[^{}]*(?:,|\.\.)[^{}]*\}[^$`()]*)\)\Z")
+#: ... or an ANSI-C quote ``$'...'`` in a ``sh -c`` script (kvlint.engines.shell._dash_word: dash 0.5.12 has none).
+_ANSI_C_WORD_RE = re.compile(r"\$\((\$'.*)\)\Z", re.S)
 _TILDE_WORD_RE = re.compile(r"\$\((~[^$`()]*)\)\Z")
 
 
@@ -204,6 +206,12 @@ def unresolved_why(option: str, raw: str) -> str:
         return (
             f"{option} {m.group(1)}: the value is a brace expansion kvlint does not read (bash makes it several "
             "words, dash passes it as written)"
+        )
+    m = _ANSI_C_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is an ANSI-C quote in a sh script (bash decodes its escapes, dash "
+            "passes a $ and the text)"
         )
     m = _TILDE_WORD_RE.match(raw)
     if m is not None:

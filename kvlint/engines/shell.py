@@ -2965,6 +2965,11 @@ def _read_commands(
                         shell.vars.pop(arr_name, None)
                     else:
                         shell.vars[arr_name] = arr_value
+                if shell.sh:
+                    # `sh -c`: dash has no arrays ('Syntax error: "(" unexpected', the line does not run): NAME is
+                    # not known (bash: the array)
+                    shell.arrays.pop(arr_name, None)
+                    shell.assign(arr_name, ShellArg("", substituted=True), "", None)
                 cmd = cmd[:-1]
                 if not cmd:
                     continue
@@ -3040,14 +3045,21 @@ def _read_commands(
                 # brace and tilde expansion of a word with quotes or expansions, which bash does before the rest
                 # (bash(1) "EXPANSION"): a leading ``~/`` from HOME, the rest not read (the word unresolved)
                 unread, word = _braces_or_tilde_unread(word, local_env, is_assign and leading)  # type: ignore[arg-type]
-                fields = _expand(
-                    word,  # type: ignore[arg-type]
-                    local_env if pre is None or not (is_assign and leading) else pre,
-                    positional,
-                    assign=is_assign and (leading or declaring),
-                    budget=budget,
-                    arrays=shell.arrays or None,
-                )
+                dash = _dash_word(word) if shell.sh and not unread else word  # type: ignore[arg-type]
+                if dash is None:
+                    # one word as written, not known (an assignment's value: unknown)
+                    own = is_assign and leading
+                    fields = [ShellArg(raw, word.start, None, False, not own, True, own)]  # type: ignore[union-attr]
+                else:
+                    word = dash
+                    fields = _expand(
+                        word,  # type: ignore[arg-type]
+                        local_env if pre is None or not (is_assign and leading) else pre,
+                        positional,
+                        assign=is_assign and (leading or declaring),
+                        budget=budget,
+                        arrays=shell.arrays or None,
+                    )
                 if unread:
                     for arg in fields:
                         if is_assign and leading:
@@ -3687,6 +3699,35 @@ def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool
         parts = [Part(first.kind, home + first.text[1:], first.quoted), *parts[1:]]
         return False, Word(parts, word.start, word.raw, word.unclosed)
     return False, word
+
+
+def _dash_word(word: Word) -> Word | None:
+    """``word`` as a ``sh -c`` script's (bash or dash 0.5.12, ``sh`` in Debian and Ubuntu images, the engines' own)
+    is read where the two shells agree: a substring (``${X:1}``, ``${X: -4}``, ``${@:2}``) or an array reference
+    (``${A[@]}``, ``${#A[@]}``), which dash refuses ("Bad substitution": the shell exits there), made a reference
+    kvlint does not resolve (its text kept); None for a word holding an ANSI-C quote ``$'...'``, which dash reads
+    as a ``$`` then a single-quoted string (``$'a\tb'`` is ``$a\tb``): the word as written is not known. (A ``$'``
+    inside double quotes, the same in both shells, is left unresolved too.)"""
+    if "$'" in word.raw:
+        return None
+    parts = word.parts
+    for p in parts:
+        if p.cut is not None or p.kind == "arr" or (p.kind == "count" and p.text != "#"):
+            break
+    else:
+        return word
+    kept: list[Part] = []
+    for p in parts:
+        if p.cut is not None:
+            name = p.text if p.kind != "arr" else f"{p.text}[{p.index or '@'}]"
+            kept.append(Part("sub", cut_text(name, p.cut), p.quoted))
+        elif p.kind == "arr":
+            kept.append(Part("sub", "${" + p.text + "[" + (p.index or "@") + "]}", p.quoted))
+        elif p.kind == "count" and p.text != "#":
+            kept.append(Part("sub", "${#" + p.text + "[@]}", p.quoted))
+        else:
+            kept.append(p)
+    return Word(kept, word.start, word.raw, word.unclosed)
 
 
 def _brace_sequence(lhs: str, rhs: str, incr: str | None, most: int = _BRACE_WORDS) -> list[str] | None:
