@@ -3048,8 +3048,8 @@ def _read_commands(
                 dash = _dash_word(word) if shell.sh and not unread else word  # type: ignore[arg-type]
                 if dash is None:
                     # one word as written, not known (an assignment's value: unknown)
-                    own = is_assign and leading
-                    fields = [ShellArg(raw, word.start, None, False, not own, True, own)]  # type: ignore[union-attr]
+                    own_value = is_assign and leading
+                    fields = [ShellArg(raw, word.start, None, False, not own_value, True, own_value)]  # type: ignore[union-attr]
                 else:
                     word = dash
                     fields = _expand(
