@@ -153,3 +153,48 @@ def test_a_sh_size_dash_reads_apart_is_not_sized(option: str, what: str) -> None
     assert "KV503" not in _findings(option + " --max-model-len 4096")
     (msg,) = _findings(option + " --max-model-len 4096", "sh")["KV503"]
     assert msg.startswith(what) and "not sized" in msg, msg
+
+
+#: Subshells that use up the ones a reading keeps apart (kvlint.engines.shell._SUBSHELLS, 64): a command of a pipeline,
+#: a `( ... )`, each one.
+_SPENT = [": | cat; " * 32, "(:); " * 64, "(:) & " * 64 + "wait; "]
+
+
+@pytest.mark.parametrize("spent", _SPENT)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "{ A=4096; } | cat; vllm serve m $A x",
+        "{ export A=4096; } | cat; vllm serve m $A x",
+        "(A=4096); vllm serve m $A x",
+        "A=4096 | cat; vllm serve m $A x",
+        "A=1 && B=4096 & wait; vllm serve m $B x",
+        "{ A=(4096); } | cat; vllm serve m ${A[@]} x",
+        "true | while read x; do A=4096; done; vllm serve m $A x",
+    ],
+)
+def test_a_subshell_past_those_kept_apart_leaves_its_assignments_unknown(
+    spent: str, shape: str, tmp_path: Path
+) -> None:
+    """Past the subshells a reading keeps apart, a subshell's assignments stayed after it with their values (4096
+    passed where bash passes nothing); now what is assigned from there on is unknown: every word kvlint resolves
+    is bash's, and the variable set in the subshell is not one of them."""
+    env = _env(tmp_path)
+    script = spent + shape
+    argv, environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert [w.text for w in engine if not w.unresolved] == argv, (argv, engine)
+    assert "A" not in environ and engine.environ is not None
+    assert engine.environ.get()[0].get("A") is None
+    # the same shape with subshells to spare is read as before (the test can fail)
+    (fresh,) = [c for c in commands(shape, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    assert [w.text for w in fresh if not w.unresolved] == argv
+
+
+def test_assignments_before_the_subshells_run_out_stay_known() -> None:
+    (engine,) = [
+        c
+        for c in commands("A=4096; " + _SPENT[0] + "{ B=1; } | cat; vllm serve m $A $B", {})
+        if c and c[0].text == "vllm"
+    ]
+    assert [(w.text, w.unresolved) for w in engine][3:] == [("4096", False), ("$B", True)]

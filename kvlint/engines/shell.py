@@ -2732,6 +2732,7 @@ class _Shell:
         "functions",
         "frames",
         "subshells",
+        "leaked",
         "arrays",
         "assoc",
         "sh",
@@ -2763,6 +2764,10 @@ class _Shell:
         self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
         #: the subshells ``( ... )`` still to isolate (:class:`_Saved`)
         self.subshells = _SUBSHELLS
+        #: a subshell was met past the _SUBSHELLS kept apart: what it assigns would stay after it, so every variable or
+        #: array assigned from then on is unknown (bash: a subshell's assignments are gone after it; known-wrong
+        #: values otherwise: `{ A=4096; } | cat` after 32 `: | cat;` passed 4096 where bash leaves A empty)
+        self.leaked = False
         #: the arrays the script assigned (``ARGS=(--tensor-parallel-size 4)``): name -> a placeholder, then the
         #: elements (the shape of positional parameters, $0 then $1 ...); ``NAME+=(...)`` appends to the list in place
         self.arrays: dict[str, list[ShellArg]] = {}
@@ -2787,14 +2792,15 @@ class _Shell:
         ``set -a``)."""
         if export is None and self.allexport:
             export = True
-        if arg.substituted:
-            self.vars.pop(name, None)  # the output of a command: unknown
+        if arg.substituted or self.leaked:
+            # the output of a command, or set past the subshells kept apart: unknown
+            self.vars.pop(name, None)
         else:
             self.vars[name] = value  # unresolved variables inside stay as written
         if export:
             self.marks[name] = True
         if export or (export is None and self.exported(name)):
-            self.log.append((name, None, None) if arg.substituted else (name, value, arg))
+            self.log.append((name, None, None) if arg.substituted or self.leaked else (name, value, arg))
 
 
 def _read_commands(
@@ -2871,6 +2877,8 @@ def _read_commands(
                 if cmd == "&" and after_op != "|":
                     positional = andor.restore(shell)
                 andor = None
+            if cmd == "&" and after_op != "|" and shell.subshells == 0:
+                shell.leaked = True  # (an AND-OR list run in the background, not kept apart)
             last_op = after_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 if (
@@ -2887,6 +2895,8 @@ def _read_commands(
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
                     shell.subshells -= 1
+                elif starts:
+                    shell.leaked = True
                 parens.append(_Saved(shell, positional) if isolate else None)
             elif case_depth == 0 and cmd == ")" and parens:
                 opened = parens.pop()
@@ -2900,7 +2910,10 @@ def _read_commands(
         # saved when it opened put back
         nesting = _compound_step(cmd) if cmd else 0  # type: ignore[arg-type]
         handled = False  # this command opens or closes a compound command whose state is kept apart
-        if nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells > 0:
+        if nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells == 0:
+            if not shell.leaked and (last_op == "|" or _after_compound(tokens, nesting, 0) in ("|", "&")):
+                shell.leaked = True
+        elif nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells > 0:
             ends = _after_compound(tokens, nesting, 0)
             if last_op == "|" or ends == "|" or ends == "&":
                 shell.subshells -= 1
@@ -2965,9 +2978,9 @@ def _read_commands(
                         shell.vars.pop(arr_name, None)
                     else:
                         shell.vars[arr_name] = arr_value
-                if shell.sh:
-                    # `sh -c`: dash has no arrays ('Syntax error: "(" unexpected', the line does not run): NAME is
-                    # not known (bash: the array)
+                if shell.sh or shell.leaked:
+                    # `sh -c`: dash has no arrays ('Syntax error: "(" unexpected', the line does not run); or assigned
+                    # past the subshells kept apart: NAME is not known (bash: the array)
                     shell.arrays.pop(arr_name, None)
                     shell.assign(arr_name, ShellArg("", substituted=True), "", None)
                 cmd = cmd[:-1]
@@ -2975,11 +2988,13 @@ def _read_commands(
                     continue
             elif after is not None:
                 tokens.push(after)
-        if case_depth == 0 and shell.subshells > 0 and not handled:
+        if case_depth == 0 and not handled and (shell.subshells > 0 or not shell.leaked):
             after = next(tokens, None)
             if after is not None:
                 tokens.push(after)
-            if last_op == "|" or after == "|" or after == "&":
+            if (last_op == "|" or after == "|" or after == "&") and shell.subshells == 0:
+                shell.leaked = True
+            elif last_op == "|" or after == "|" or after == "&":
                 shell.subshells -= 1
                 piped = _Saved(shell, positional)
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
