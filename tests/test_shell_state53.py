@@ -198,3 +198,34 @@ def test_assignments_before_the_subshells_run_out_stay_known() -> None:
         if c and c[0].text == "vllm"
     ]
     assert [(w.text, w.unresolved) for w in engine][3:] == [("4096", False), ("$B", True)]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "printf '%s\\n' --max-model-len 4096 | xargs sh -c 'vllm serve m \"$@\" x' _",
+        "printf '%s\\n' _ 4096 | xargs sh -c 'vllm serve m --max-model-len \"$@\"'",
+    ],
+)
+def test_xargs_words_reach_a_shell_script_through_its_parameters(script: str, tmp_path: Path) -> None:
+    """``xargs sh -c 'vllm serve m "$@"' _``: the words xargs appends are the script's $1 ... (its $0 when none is
+    written), which ``"$@"`` passes on: not known (they were none: the engine's options read at their defaults),
+    and the engine command is marked as one whose arguments are not all read."""
+    env = _env(tmp_path)
+    argv, _environ = _bash(script, tmp_path, env)
+    (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
+    words = [(w.text, w.unresolved) for w in engine]
+    assert _agrees(words, argv) and any(u for _t, u in words), (argv, words)
+    assert engine.appends is not None and "xargs" in engine.appends
+    assert len(argv) > len([w for w in words if not w[1]])
+
+
+def test_an_engine_reading_xargs_words_through_a_shell_is_not_taken_at_its_defaults() -> None:
+    """4 GPUs, ``vllm serve M`` alone: KV403 (TP 1 uses one) and KV202 (no --max-model-len); behind ``xargs sh -c
+    '... "$@"'`` the words xargs reads may set both: neither, a KV503 says why (the test can fail: both were given)."""
+    command = "vllm serve Qwen/Qwen2.5-7B-Instruct"
+    plain = _findings(command)
+    assert "KV403" in plain and "KV202" in plain
+    got = _findings(f"cat /etc/engine-args | xargs sh -c '{command} \"$@\"' _")
+    assert "KV403" not in got and "KV202" not in got, got
+    assert any("arguments are not all known: xargs" in m for m in got["KV503"]), got

@@ -3343,17 +3343,28 @@ def _read_commands(
             # its script read as one, ``$0 $1 ...`` the words after it, its commands' words pointing at the script
             # word; nested three deep at most with eval (a hostile 10^4 nested `bash -c` is three re-reads)
             j = nested
-            yield from _read_commands(
+            given: Sequence[ShellArg] = words[j + 1 :]
+            if appends is not None:
+                # `xargs sh -c 'vllm serve m "$@"' _`: the words xargs appends are the script's $1 ... ($0 first when
+                # none is written): not known, and a command passing them on does not have all its arguments read
+                given = [*(given or [ShellArg("$0", unresolved=True)]), ShellArg("$@", unresolved=True)]
+            for nested_cmd in _read_commands(
                 words[j].text,
                 _with_changes(_Exported(local_env, exported), own),
-                words[j + 1 :],
+                given,
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
                 _budget=budget,
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
                 _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
-            )
+            ):
+                if appends is not None and nested_cmd.appends is None:
+                    for w in nested_cmd:  # (the parameters xargs gives, in `"$@"`, `$*`, `$1`)
+                        if w.unresolved and "$@" in w.text:
+                            nested_cmd.appends = appends
+                            break
+                yield nested_cmd
             continue
         if words[0].text == "unset":
             _unset(words, shell)
