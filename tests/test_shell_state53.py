@@ -229,3 +229,28 @@ def test_an_engine_reading_xargs_words_through_a_shell_is_not_taken_at_its_defau
     got = _findings(f"cat /etc/engine-args | xargs sh -c '{command} \"$@\"' _")
     assert "KV403" not in got and "KV202" not in got, got
     assert any("arguments are not all known: xargs" in m for m in got["KV503"]), got
+
+
+@pytest.mark.parametrize("word", ["$ARGS", "${EXTRA_ARGS}"])
+def test_a_bare_word_kvlint_cannot_expand_leaves_the_arguments_not_all_read(
+    word: str, tmp_path: Path
+) -> None:
+    """``vllm serve M $ARGS`` with ARGS unknown: bash splits it into any number of words (``--tensor-parallel-size 4
+    --max-model-len 8192`` in ARGS is four), options among them, so the engine's settings are not taken at their
+    defaults (KV403 "tensor-parallel-size 1" and KV202 "no --max-model-len" were given on 4 GPUs): KV503, not sized,
+    as behind xargs."""
+    env = _env(tmp_path)
+    script = f"vllm serve Qwen/Qwen2.5-7B-Instruct {word}"
+    argv, _environ = _bash(
+        script.replace(word, "$ARGS"),
+        tmp_path,
+        {**env, "ARGS": "--tensor-parallel-size 4 --max-model-len 8192"},
+    )
+    assert argv[3:] == ["--tensor-parallel-size", "4", "--max-model-len", "8192"]
+    got = _findings(script)
+    assert "KV403" not in got and "KV202" not in got, got
+    (msg,) = got["KV503"]
+    assert msg.startswith(f"the vLLM command's arguments are not all known: {word} expands to arguments"), msg
+    assert "not sized" in msg
+    # an option's value from a variable is one setting unknown, the rest read (KV202 still given)
+    assert "KV202" in _findings("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size $TP")

@@ -41,6 +41,7 @@ from kvlint.engines.options import (
     SPEC_SHORTHANDS,
     Collector,
     ConfigReads,
+    arguments_not_all_read,
     human_readable_int,
     json_too_deep,
     parse_json_or_str,
@@ -412,6 +413,9 @@ class _Parser:
         self.col = Collector("vLLM", layout_from_service=runtime_template)
         self.model: Value | None = None
         self.env = env
+        #: the first bare word of a script kvlint cannot expand (``$ARGS``, ``${EXTRA_ARGS}``), which the shell splits
+        #: into any number of words, options among them, and where: the command's arguments are not all read
+        self.unseen: tuple[str, Loc | None] | None = None
 
     # -- option resolution -----------------------------------------------------------------------
     def resolve(self, opt: str) -> tuple[str, str, str, bool] | None:
@@ -1041,11 +1045,10 @@ class _Parser:
                     and " " not in _BRACED_EXPANSION_RE.sub("", tok)
                     and (tok.startswith("${") or tok[1:2].isalpha() or tok[1:2] == "@")
                 ):
-                    # a bare unresolved ``$ARGS``: may expand to any options; cannot be read
-                    self.col.note(
-                        f"{tok} expands to arguments kvlint cannot see (no literal value in the container env)",
-                        loc,
-                    )
+                    # a bare unresolved ``$ARGS``: may expand to any options; cannot be read (the settings they may
+                    # give are not taken at the defaults: arguments_not_all_read, once the command is read)
+                    if self.unseen is None:
+                        self.unseen = (tok, loc)
                     continue
                 if positional_model and self.model is None:
                     self.set("model_tag", "model_tag", tok, tok, loc, src)
@@ -2079,4 +2082,12 @@ def parse_vllm_argv(
     _check_extensible(p)
     _check_grpc_serve(p, positional_model)
     p.col.flags.pop("model", None)
-    return p.col.serving_config("vllm", container, image, version, p.model, env, locs)
+    cfg = p.col.serving_config("vllm", container, image, version, p.model, env, locs)
+    if p.unseen is not None:
+        word, where = p.unseen
+        arguments_not_all_read(
+            cfg,
+            f"{word} expands to arguments kvlint cannot see (no literal value in the container env)",
+            where,
+        )
+    return cfg
