@@ -72,6 +72,7 @@ __all__ = [
     "pypi_cuda_wheel",
     "repository_path",
     "rocm_index_outbid",
+    "uv_best_match",
     "split_image",
     "tag_of_unknown_image",
     "tag_only_names_release",
@@ -1329,6 +1330,20 @@ _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNOR
 _ROCM_RELEASE_INDEX = re.compile(r"https?://wheels\.vllm\.ai/rocm/(\d+\.\d+\.\d+)/(rocm\d+)/?")
 
 
+def uv_best_match(serving: ServingConfig) -> bool:
+    """Whether the script's ``uv pip install`` of the engine (:attr:`~kvlint.types.ServingConfig.pip_args`) runs
+    under ``--index-strategy unsafe-best-match``, the last ``--index-strategy`` of the command (uv's clap parser
+    keeps the last). ``UV_INDEX_STRATEGY`` is not read here: a ``UV_*`` variable of the container or its script
+    leaves where uv installs from unknown (:func:`pip_source_variable`), and :func:`pypi_cuda_wheel` says nothing."""
+    strategy = "first-index"
+    args = serving.pip_args
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == "--index-strategy":
+            strategy = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+    return strategy.strip().lower() == "unsafe-best-match"
+
+
 def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str, str] | None:
     """``(index URL, release, variant)`` (the variant its URL names: ``rocm700``, ``rocm723``) when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
     ``--extra-index-url`` but names vLLM with no version (``pip install vllm --extra-index-url
@@ -1342,15 +1357,19 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str, str] | None:
     --extra-index-url and the default index, choosing only the latest version"). The per-release directory holds that one release
     (``0.18.0+rocm700``), and PyPI holds later releases of vLLM (up to :data:`~kvlint.memory.versions.NEWEST_VLLM`
     kvlint knows), whose version outranks it whatever its local label: pip installs PyPI's newest wheel, vLLM's
-    CUDA build. Certain only for pip: ``uv pip install`` takes the first index that has the package, the extra
-    index before PyPI (uv's default ``--index-strategy first-index``), so it is not read so; nor is a command whose
+    CUDA build. Certain for pip, and for ``uv pip install`` under ``--index-strategy unsafe-best-match`` (the option,
+    :func:`uv_best_match`), which "select[s] the best version
+    from the combined set of candidate versions", "the closest to pip's behavior" (astral-sh/uv@26a9dd4b
+    ``docs/concepts/indexes.md``, "Searching across multiple indexes"); under uv's default ``first-index`` (and
+    ``unsafe-first-match``) uv takes the first index that has the package, the extra index before PyPI, so it is
+    not read so (nor a strategy the script sets, which kvlint does not read); nor is a command whose
     requirement carries a version or a ``+rocm`` label, or that names another source besides the index
     (:data:`~kvlint.engines.pip_options.PIP_SOURCE_OPTIONS`), nor a release kvlint does not know to be older than PyPI's newest."""
     from kvlint.memory.versions import NEWEST_VLLM  # (a leaf module; imported here as memory imports engines)
 
     args = serving.pip_args
     head = serving.pip_text.split(" install", 1)[0].split()
-    if not args or any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head):
+    if not args or (any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head) and not uv_best_match(serving)):
         return None
     found: tuple[str, str, str] | None = None
     requirement = False
