@@ -1578,7 +1578,7 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     pinned = _last_release(pins)
     if pinned is not None:
         return pinned
-    if any(w in _PIP_UPGRADE for w in args or ()) and any(pin.release is None for pin in pins):
+    if _upgrades(words, args or (), engine) and any(pin.release is None for pin in pins):
         return ""
     if any(_from_source_branch(w, engine) for w in args or ()):
         # the engine built from its source at a branch (git+https://github.com/vllm-project/vllm.git, @main): the
@@ -1591,6 +1591,44 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
         # development build of main, whose version differs from the image's release, so pip installs it
         return ""
     return None
+
+
+#: uv pip install's options that make uv pass over the installed release of a package (astral-sh/uv@26a9dd4b
+#: ``crates/uv-cli/src/lib.rs``: ``ReinstallArgs`` ``--reinstall`` (alias ``--force-reinstall``),
+#: ``--reinstall-package NAME``; ``ResolverInstallerArgs`` ``-U``/``--upgrade``, ``-P``/``--upgrade-package REQ``;
+#: ``--no-reinstall``/``--no-upgrade`` override them, the last one written winning, clap's ``overrides_with``):
+#: ``crates/uv-resolver/src/candidate_selector.rs`` ``CandidateSelector::select`` skips an installed
+#: distribution of a package to reinstall and does not prefer it for a package to upgrade, so the resolver takes
+#: the best candidate of the indexes, the newest release, as pip does under ``-U``.
+_UV_ALL = {"-U": "upgrade", "--upgrade": "upgrade", "--no-upgrade": "", "--reinstall": "reinstall"}
+_UV_ALL |= {"--force-reinstall": "reinstall", "--no-reinstall": ""}
+_UV_PACKAGE = frozenset({"-P", "--upgrade-package", "--reinstall-package"})
+
+
+def _upgrades(words: Sequence[str], args: Sequence[str], engine: str) -> bool:
+    """Whether the pip command ``words`` (``args``: its words after ``install``, :func:`_pip_words`) upgrades
+    ``engine`` over the installed release: pip's ``-U``/``--upgrade``/``--force-reinstall`` (:data:`_PIP_UPGRADE`);
+    for ``uv pip``, the last of ``-U``/``--upgrade``/``--reinstall``/``--force-reinstall`` and their ``--no-``
+    forms, or ``--upgrade-package``/``-P``/``--reinstall-package`` naming ``engine`` (:data:`_UV_ALL`,
+    :data:`_UV_PACKAGE`)."""
+    at = list(words).index("install") if "install" in words else 0
+    if not any(_base(w) == "uv" for w in words[:at]):
+        return any(w in _PIP_UPGRADE for w in args)
+    upgrade = reinstall = False
+    for k, word in enumerate(args):
+        if word in _UV_ALL:
+            if _UV_ALL[word] == "upgrade" or word == "--no-upgrade":
+                upgrade = word != "--no-upgrade"
+            else:
+                reinstall = word != "--no-reinstall"
+            continue
+        name, eq, value = word.partition("=")
+        if name in _UV_PACKAGE:
+            value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+            m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", value)
+            if m is not None and re.sub(r"[-_.]+", "-", m.group(1)).lower() == engine:
+                return True
+    return upgrade or reinstall
 
 
 def _dev_wheel(args: Sequence[str], engine: str) -> str | None:
