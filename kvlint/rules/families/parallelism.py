@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 from kvlint.accelerators import registry as cat
-from kvlint.accelerators.placement import GFD_COUNT, node_gpu_capacity
+from kvlint.accelerators.placement import GFD_COUNT, GKE_GPU_COUNT, node_gpu_capacity, node_partition_capacity
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import (
@@ -38,6 +38,7 @@ from kvlint.gpu_resources import (
     NVIDIA_GPU,
     TPU_RESOURCE,
     WHOLE_GPUS,
+    amd_partition_of,
     is_gpu_resource,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -755,6 +756,12 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         if leader_p is not None:
             yield from _group_gpu_type(ctx, leader_p)
     counted = _counted_as(ctx)
+    if counted is None and _tgi_shards_on_mig(ctx):
+        # TGI without --num-shard: one shard per device the container's visible-devices variable lists, which on
+        # MIG slices are the slices (_mig_slices)
+        assert p.gpus is not None
+        yield from _mig_slices(ctx, p.gpus, f"{p.resource}: {p.gpus}", default_shards=True)
+        return
     if counted == "neuron":
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
     elif counted == "tpu":
@@ -770,7 +777,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
     # MIG slices: the mixed strategy's nvidia.com/mig-<profile>, or nvidia.com/gpu on nodes whose labels say the
     # GPUs are slices (the single strategy's GFD product label, GKE's partition size: Placement.mig_profile)
-    on_mig = (p.resource or "").startswith(MIG_RESOURCE_PREFIX) or p.mig_profile is not None
+    on_mig = _on_mig(p)
     if on_mig and -(-need // pods) > 1 and not lay.ray:
         yield from _mig_slices(ctx, -(-need // pods), where)
         return
@@ -855,11 +862,44 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
-def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnostic]:
-    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (``nvidia.com/mig-<profile>``, the
-    device plugin's mixed strategy; ``nvidia.com/gpu`` where :attr:`kvlint.types.Placement.mig_profile` says the node
-    labels name slices: the single strategy's GFD product label ``<GPU>-MIG-<profile>``, GKE's
-    ``cloud.google.com/gke-gpu-partition-size``; not under ``--gpu-memory``, which drops the profile): however
+def _on_mig(p: Placement) -> bool:
+    """Whether the pod's GPUs are MIG slices: the device plugin's mixed strategy (``nvidia.com/mig-<profile>``), or
+    ``nvidia.com/gpu`` on nodes whose labels name slices (:attr:`kvlint.types.Placement.mig_slices`, kept under
+    ``--gpu-memory``, which gives the slice's memory, not another device, and for a profile whose memory kvlint
+    does not know)."""
+    return (
+        (p.resource or "").startswith(MIG_RESOURCE_PREFIX)
+        or p.mig_profile is not None
+        or p.mig_slices is not None
+    )
+
+
+def _tgi_shards_on_mig(ctx: RuleContext) -> bool:
+    """A TGI engine left at its default shard count on more than one MIG slice: the launcher starts one shard per
+    entry of ``CUDA_VISIBLE_DEVICES``, else of ``NVIDIA_VISIBLE_DEVICES`` (``launcher/src/main.rs::num_cuda_devices``,
+    ``find_num_shards``: ``(None, None) => num_cuda_devices().unwrap_or(1)``, TGI v3.3.6), and the NVIDIA device
+    plugin's default ``envvar`` device-list strategy sets ``NVIDIA_VISIBLE_DEVICES`` to the allocated devices' IDs,
+    one entry a slice (``NVIDIA/k8s-device-plugin@1b826acc6``: ``cmd/nvidia-device-plugin/main.go``, default
+    ``envvar``; ``internal/plugin/server.go``, ``response.Envs[deviceListEnvVar] = strings.Join(deviceIDs, ",")``), so it
+    starts as many shards as the pod has slices: the same start as ``--num-shard`` of that count. A container that
+    sets either variable itself, or the plugin's ``volume-mounts`` strategy (one path entry), is not this case; the
+    first is read here, the second is not visible in a manifest."""
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    if ctx.engine != "tgi" or lay.explicit or lay.ray or p is None or p.gpus is None or p.gpus < 2:
+        return False
+    if any(k in s.env for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")):
+        return False
+    return _on_mig(p)
+
+
+def _mig_slices(
+    ctx: RuleContext, per_pod: int, where: str, default_shards: bool = False
+) -> Iterator[Diagnostic]:
+    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (:func:`_on_mig`: ``nvidia.com/
+    mig-<profile>``, the device plugin's mixed strategy; ``nvidia.com/gpu`` where the node labels name slices: the
+    single strategy's GFD product label ``<GPU>-MIG-<profile>``, GKE's ``cloud.google.com/gke-gpu-partition-size``;
+    under ``--gpu-memory`` too, which sizes the slice, and TGI at its default shard count, :func:`_tgi_shards_on_mig`,
+    ``default_shards``): however
     many slices the pod gets, CUDA enumerates one MIG device per process (NVIDIA's MIG User Guide, "CUDA Device
     Enumeration", https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-
     enumeration: "With CUDA 11/R450 and CUDA 12/R525, only enumeration of a single MIG instance is supported",
@@ -884,10 +924,16 @@ def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnost
         lower = _lower(ctx, 1) or None
     if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
         fix += f", or run it on one slice: {lower}"
+    what = (
+        f"TGI without {tgi_option(s, 'num_shard')} starts one shard per device NVIDIA_VISIBLE_DEVICES lists (the "
+        f"device plugin lists each MIG slice), so it needs {per_pod} GPUs in the pod"
+        if default_shards
+        else f"{lay.described} needs {per_pod} GPUs in the pod"
+    )
     yield ctx.finding(
-        f"{lay.described} needs {per_pod} GPUs in the pod, but its {where} are MIG slices and CUDA enumerates "
-        "one MIG device per process (NVIDIA MIG User Guide), so the engine sees 1 GPU; "
-        + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
+        f"{what}, but its {where} are MIG slices and CUDA enumerates one MIG device per process (NVIDIA MIG User "
+        "Guide; later drivers still enumerate the slices of one GPU as one, and the pod cannot choose its slices), "
+        "so the engine sees 1 GPU; " + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
         lay.loc or p.gpus_loc or s.command_loc,
         fix=fix,
     )
@@ -1695,9 +1741,10 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity=problem[2],
             )
             return
+    platform = platform_of(s, p.resource if p is not None else None)
     if (
         (p is None or p.gpus is None)
-        and platform_of(s, p.resource if p is not None else None) in ("cuda", "rocm")
+        and platform in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
@@ -1729,12 +1776,15 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         at = loc_of(s.container, "resources") or s.container.loc
         nim = _nim_gpu_fix(w) or _llmaz_gpu_fix(w)
+        # a ROCm build runs on AMD GPUs, which AMD's device plugin advertises as amd.com/gpu
+        gpu = AMD_GPU if platform == "rocm" else NVIDIA_GPU
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             at,
+            # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
             fix=nim
-            or "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+            or f"set resources.limits['{gpu}'] to the number of GPUs the engine uses"
             + _kustomize_base_fix(at.file if at is not None else None),
         )
 
@@ -2308,18 +2358,27 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     ("Insufficient nvidia.com/gpu"; ``kubernetes@v1.34.0:pkg/scheduler/framework/plugins/noderesources/fit.go::
     fitsRequest``) and the pod stays Pending."""
     p = ctx.placement
-    if p is None or p.gpus is None or p.resource not in WHOLE_GPUS or p.shared or p.gpu_slice is not None:
+    if p is None or p.gpus is None or p.shared or p.gpu_slice is not None or p.resource is None:
+        return
+    partitioned = amd_partition_of(p.resource) is not None
+    if p.resource not in WHOLE_GPUS and not partitioned:
         return
     if is_runtime_template(ctx.workload):
         return
-    cap = node_gpu_capacity(ctx.workload.pod_spec)
+    pod_spec = ctx.workload.pod_spec
+    cap = node_gpu_capacity(pod_spec)
+    if partitioned or (p.resource == AMD_GPU and cap is None):
+        # AMD compute partitions: the node's GPUs times the partitions of each (amd.com/cpx_nps4, or amd.com/gpu
+        # on a node the partition label selects)
+        cap = node_partition_capacity(pod_spec, p.resource, p.accelerator)
     if cap is None:
         return
-    vendor = "amd" if p.resource == AMD_GPU else "nvidia"
+    units = "partition" if cap.partitions > 1 else "GPU"
+    vendor = "amd" if p.resource == AMD_GPU or partitioned else "nvidia"
     if cap.accelerator is not None and cap.accelerator.vendor != vendor:
         return  # another vendor's node: KV304 / KV501's concern, not a count
-    if cap.key == GFD_COUNT and vendor != "nvidia":
-        return  # GFD counts NVIDIA GPUs
+    if cap.key in (GFD_COUNT, GKE_GPU_COUNT) and vendor != "nvidia":
+        return  # GFD and GKE count NVIDIA GPUs
     own = p.gpus
     if own > cap.gpus:
         asked, at = f"GPU limit {p.resource}: {own}", p.gpus_loc or cap.loc
@@ -2337,12 +2396,12 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
         # said of the pod, the same from each of its serving containers (kept once: pipeline._POD_WIDE_RULES)
         at = first or cap.loc
     where = (
-        f"{cap.what}: a node has {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        f"{cap.what}: a node has {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
         if cap.instance_type
-        else f"{cap.what}: a node has at most {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        else f"{cap.what}: a node has at most {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
     )
     fixes = [f"ask at most {cap.gpus} {p.resource} per pod (the engine's TP x PP x local DP within one node)"]
-    if cap.instance_type and cap.accelerator is not None:
+    if cap.instance_type and cap.accelerator is not None and units == "GPU":
         it = cat.instance_type(cap.instance_type)
         bigger = cat.instance_types_with(cap.accelerator.id, it.provider, total) if it else []
         if bigger:
@@ -2351,7 +2410,7 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
     fixes.append("or run the model across nodes (LeaderWorkerSet or Ray, one pod per node)")
     yield ctx.finding(
-        f"{asked}, more GPUs than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
+        f"{asked}, more {units}s than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
         f'finds no node with that many allocatable {p.resource} ("Insufficient {p.resource}") and the pod stays '
         "Pending",
         at,
