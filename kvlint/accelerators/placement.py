@@ -486,14 +486,14 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 else "?x"
             )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
-            slice_mib, per_gpu, how_known = _fractional_gpu_mib(it)
+            slice_mib, _per_gpu, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
-                reserved, how_reserved = vgpu_reserved_mib(it.accelerator, slice_mib, per_gpu)
+                reserved, how_reserved = vgpu_guest_reserve_mib()
                 c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
                 c.share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
                 c.notes.append(
-                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less the {reserved} MiB "
-                    f"NVIDIA's vGPU manager reserves of it ({how_reserved}), not the whole GPU's memory"
+                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less {reserved} MiB "
+                    f"({how_reserved}), not the whole GPU's memory"
                 )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
@@ -684,33 +684,33 @@ def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, int | None, s
     return whole // per_gpu, per_gpu, f"{it.fraction} of {acc.id}'s {whole} MiB"
 
 
-#: NVIDIA's vGPU frame buffer reservation: "max-reserved-fb = vgpu-profile-size-in-mb÷16 + 16 + ecc-adjustments +
-#: page-retirement-allocation + compression-adjustment", "the total amount of reserved frame buffer in Mbytes that
-#: is unavailable for vGPUs"; ecc-adjustments = the profile's frame buffer / 16 (64 MB a GB) "if ECC is enabled on a
-#: physical GPU that does not have HBM2 memory", else 0; page-retirement-allocation = 128 ÷ max-vgpus-per-gpu on GPUs
-#: after Maxwell that support ECC; compression-adjustment only for Turing types of 12 GB or more (T4, RTX 6000/8000).
-#: The hypervisor makes from it "allocations that the guest OS would otherwise have made in its frame buffer" (NVIDIA
-#: vGPU software documentation, NVIDIA AI Enterprise Infra release notes, limitation "Total Frame Buffer for vGPUs is
-#: Less Than the Total Frame Buffer on the Physical GPU"), so it stands in for a whole GPU's driver reserve
-VGPU_RESERVE_SRC = "NVIDIA vGPU documentation: 'Total Frame Buffer for vGPUs is Less Than the Total Frame Buffer on the Physical GPU'"
+#: What a vGPU guest's CUDA sees of its frame buffer. NVIDIA's vGPU frame buffer reservation ("max-reserved-fb =
+#: vgpu-profile-size-in-mb÷16 + 16 + ecc-adjustments + page-retirement-allocation + compression-adjustment") is frame
+#: buffer of the *physical* GPU the hypervisor uses "on behalf of the VM for allocations that the guest OS would
+#: otherwise have made in its own frame buffer" and that is "not available for vGPUs" (NVIDIA vGPU software
+#: documentation, limitation "Total Frame Buffer for vGPUs is Less Than the Total Frame Buffer on the Physical GPU"):
+#: the host's, not taken out of what the guest sees. Measured in a guest: vLLM 0.6.4.post1 on an NVIDIA A40-48Q
+#: (a 49,152 MiB profile, driver 535.161.08) printed total_gpu_memory=47.74GiB, torch's cudaMemGetInfo total, 266 MiB
+#: under the profile, where the profile less max-reserved-fb would leave 41.86 GiB
+#: (https://github.com/vllm-project/vllm/issues/11230; fixtures/accelerators/vgpu-guest-totals.yaml); nvidia-smi in
+#: Azure NVadsA10 v5 guests shows the profile (A10-12Q 12,288 MiB, A10-24Q 24,512 MiB). So a guest is sized as a GPU
+#: whose NVML total is its frame buffer: less the catalogue's NVML-to-CUDA reserve
+#: (:func:`kvlint.accelerators.registry.driver_reserve_mib`, 494 MiB), over the 266 MiB the A40 guest lost
+VGPU_GUEST_SRC = (
+    "https://github.com/vllm-project/vllm/issues/11230 (NVIDIA A40-48Q guest: total_gpu_memory=47.74GiB)"
+)
 
 
-def vgpu_reserved_mib(acc: Accelerator, profile_mib: int, per_gpu: int | None) -> tuple[int, str]:
-    """(MiB of a vGPU profile's frame buffer ``profile_mib`` NVIDIA's vGPU manager reserves, so that the engine
-    does not see it; the terms in words), by :data:`VGPU_RESERVE_SRC`'s formula on ``acc`` with ``per_gpu`` such
-    profiles a GPU (the page-retirement share; 1, its largest, when unknown). ECC is taken as the board ships:
-    on when its whole-GPU NVML total shows ECC's sixteenth taken from its stated memory (the A10's 23,028 MiB of
-    24,576, the L4's 23,034: GDDR6 with ECC on by default), off otherwise (the RTX PRO 6000's 97,887 of 98,304);
-    a host that turned ECC off gives the share 64 MiB a GiB more than planned."""
-    base = profile_mib // 16 + 16
-    retire = 128 // max(1, per_gpu or 1)
-    nominal, nvml = cat.nominal_memory_mib(acc), cat.nvml_total_mib(acc)
-    ecc = nominal is not None and nvml <= nominal * 15 // 16
-    ecc_mib = profile_mib // 16 if ecc else 0
-    words = f"{profile_mib} / 16 + 16 + {retire} for page retirement" + (
-        f" + {ecc_mib} for ECC, on by default on {acc.id}" if ecc else ""
+def vgpu_guest_reserve_mib() -> tuple[int, str]:
+    """(MiB of a vGPU profile's frame buffer the engine does not see, in its guest; the term in words): the
+    catalogue's NVML-to-CUDA reserve of a GPU (:func:`kvlint.accelerators.registry.driver_reserve_mib`), not NVIDIA's
+    max-reserved-fb, which the vGPU manager takes on the physical GPU, outside the guest's frame buffer
+    (:data:`VGPU_GUEST_SRC`)."""
+    reserve = cat.driver_reserve_mib()
+    return reserve, (
+        f"a GPU's NVML-to-CUDA reserve; NVIDIA's vGPU reservation is taken on the physical GPU, not of the guest's "
+        f"frame buffer: {VGPU_GUEST_SRC}"
     )
-    return base + retire + ecc_mib, words
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
