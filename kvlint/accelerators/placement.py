@@ -1694,11 +1694,13 @@ def _partition(label_sets: list[Labels]) -> str | None:
 
 
 def _amd_partition(label_sets: list[Labels]) -> str | None:
-    """The first AMD node labeller partition value (:data:`AMD_PARTITION`, ``cpx_nps4``) among the label sets."""
+    """The first AMD node labeller partition label among the label sets, as ``<key>=<value>``
+    (``amd.com/compute-memory-partition=cpx_nps4``; either key of :data:`AMD_PARTITION_KEYS`)."""
     for labels in label_sets:
-        part = _first(labels, AMD_PARTITION)
-        if part:
-            return part
+        for key in AMD_PARTITION_KEYS:
+            part = _first(labels, key)
+            if part:
+                return f"{key}={part}"
     return None
 
 
@@ -1742,16 +1744,21 @@ def amd_partition_memory(acc: Accelerator, n: int) -> int:
     return acc.memory_bytes // n // 4096 * 4096
 
 
-def _amd_partition_bytes(acc: Accelerator, value: str, resource: str | None = None) -> tuple[int | None, str]:
+def _amd_partition_bytes(
+    acc: Accelerator, value: str, resource: str | None = None, label: str | None = None
+) -> tuple[int | None, str]:
     """(the memory of one compute partition of ``acc`` in the mode ``value`` names, a note), or (None, a note) when
     the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "") for
     ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``. ``value`` is the node label's
     (:data:`AMD_PARTITION`, for ``amd.com/gpu``), or the one the ``mixed``-naming ``resource`` spells
-    (``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.amd_partition_of`), which the note then names."""
+    (``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.amd_partition_of`), which the note then names; else the note
+    names ``label``, the node label as written (``amd.com/gpu.compute-memory-partition=cpx_nps4``)."""
     mode = value.strip().lower().split("_", 1)[0]
     if mode == "spx" or not re.fullmatch(r"[a-z]px_nps\d+", value.strip().lower()):
         return None, ""
-    said, each = (f"resource {resource}", resource) if resource else (f"{AMD_PARTITION}={value}", AMD_GPU)
+    said, each = (
+        (f"resource {resource}", resource) if resource else (label or f"{AMD_PARTITION}={value}", AMD_GPU)
+    )
     n = AMD_PARTITIONS.get(mode) if acc.id in AMD_PARTITIONED_BOARDS else None
     if n is None:
         return None, (
@@ -1927,8 +1934,12 @@ def _finish(
     # (the device plugin's single naming); under its mixed naming the resource names the partition itself
     # (amd.com/cpx_nps4), whatever the labels say
     named = amd_partition_of(resource)
+    part_label: str | None = None
     if named is not None:
         amd_partition = named
+    elif amd_partition and "=" in amd_partition:
+        part_label = amd_partition
+        amd_partition = amd_partition.split("=", 1)[1]
     device_share = decision.share if decision.mig_bytes else None
     part_mode: str | None = None
     if amd_partition and (resource == AMD_GPU or named is not None) and (acc is None or acc.vendor == "amd"):
@@ -1936,7 +1947,9 @@ def _finish(
         if not re.fullmatch(r"[a-z]px_nps\d{1,3}", part_mode) or part_mode.startswith("spx"):
             part_mode = None
     if mig_bytes is None and part_mode and acc is not None:
-        mig_bytes, note = _amd_partition_bytes(acc, part_mode, resource if named is not None else None)
+        mig_bytes, note = _amd_partition_bytes(
+            acc, part_mode, resource if named is not None else None, label=part_label
+        )
         if note:
             notes.append(note)
         if mig_bytes:
@@ -1981,6 +1994,7 @@ def _finish(
         # the device is a slice whatever its memory is taken for (KV403 counts slices under --gpu-memory too)
         mig_slices=slices[:40] if slices else None,
         amd_partition=part_mode if acc is None or acc.vendor == "amd" else None,
+        amd_partition_label=part_label if part_mode and (acc is None or acc.vendor == "amd") else None,
         device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
     )
 
@@ -2208,6 +2222,13 @@ GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
 #: ``amd.com/gpu`` ("A node which has 8 GPUs where all GPUs are partitioned using CPX-NPS4 style will report
 #: amd.com/gpu: 64": github:ROCm/k8s-device-plugin/docs/user-guide/configuration.md@af51ed1db60839d47c59027e896ac106f8b813a7).
 AMD_PARTITION = "amd.com/compute-memory-partition"
+#: The same label as ROCm/k8s-device-plugin's own node labeller writes it since its partition labels came in
+#: (``createLabelPrefix("compute-memory-partition", false)`` = ``amd.com/gpu.<name>``,
+#: github:ROCm/k8s-device-plugin/cmd/k8s-node-labeller/main.go@ed764684; its test's expected keys list
+#: ``amd.com/gpu.compute-memory-partition``); the GPU Operator's labeller and the plugin's documentation spell it
+#: :data:`AMD_PARTITION`. Either key's value is the node's mode (``cpx_nps4``)
+AMD_PARTITION_GPU = "amd.com/gpu.compute-memory-partition"
+AMD_PARTITION_KEYS = (AMD_PARTITION, AMD_PARTITION_GPU)
 
 
 def _selects_mig_devices(pod_spec: Mapping[str, Any], *, amd: bool = True) -> bool:
@@ -2224,7 +2245,7 @@ def _selects_mig_devices(pod_spec: Mapping[str, Any], *, amd: bool = True) -> bo
         k == GKE_PARTITION
         or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None)
         or (k == GFD_MIG_STRATEGY and v.strip().lower() == "single")
-        or (amd and k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
+        or (amd and k in AMD_PARTITION_KEYS and not v.strip().lower().startswith("spx"))
         for k, v in values
     )
 
@@ -2281,8 +2302,9 @@ def node_partition_capacity(
     mode = amd_partition_of(resource)
     if mode is None and resource == AMD_GPU:
         ns = pod_spec.get("nodeSelector")
-        v = ns.get(AMD_PARTITION) if isinstance(ns, Mapping) else None
-        mode = v.strip().lower() if isinstance(v, str) else None
+        vals = [ns.get(k) for k in AMD_PARTITION_KEYS] if isinstance(ns, Mapping) else []
+        v = next((x for x in vals if isinstance(x, str) and x.strip()), None)
+        mode = v.strip().lower() if v is not None else None
     if mode is None or _selects_mig_devices(pod_spec, amd=False):
         return None
     bound = _whole_gpu_bound(pod_spec)
