@@ -445,7 +445,12 @@ def test_more_amd_partitions_than_the_nodes_gpus_hold_is_an_error(resource: str,
     per_node = it.gpus * AMD_PARTITIONS["cpx"]
     scheduling = f"  nodeSelector: {{node.kubernetes.io/instance-type: BM.GPU.MI300X.8{selector}}}"
     (d,) = _kv410(scheduling, per_node + 16, resource=resource)
-    assert f"{resource}: {per_node + 16}" in d.message and f"a node has {per_node} partitions" in d.message
+    # the single naming's label is written on nodes whose GPUs are all in one mode: the node has that many; a mixed
+    # naming resource may be offered by some of a node's GPUs only (the others in another mode): at most that many
+    has = (
+        f"a node has {per_node} partitions" if resource == "amd.com/gpu" else f"a node has at most {per_node}"
+    )
+    assert f"{resource}: {per_node + 16}" in d.message and has in d.message
     assert f"Insufficient {resource}" in d.message and "8 CPX partitions" in d.message
     assert f"ask at most {per_node} {resource}" in (d.fix or "")
     assert _kv410(scheduling, per_node, resource=resource) == []
