@@ -285,3 +285,37 @@ def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
         shown = len(warns) - 1
         assert 0 < shown < len(distinct)
         assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more finding(s) not shown")
+
+
+def test_one_rule_says_how_many_findings_a_diagnostic_stands_for() -> None:
+    """The rule "a capped finding stands for its ``stands_for``, else 1" was written out in the summary, ``--statistics``,
+    the Markdown workloads, SARIF, JSON, the diagnostic store, the cap itself, ``kvlint diff`` and the Action (some
+    refusing a bool, some not). Now :func:`kvlint.types.findings_stood_for` is that rule, for an object or a JSON
+    diagnostic, and nothing else in kvlint reads ``stands_for`` but to copy it along."""
+    import ast
+
+    from kvlint.types import Diagnostic, findings_stood_for
+
+    d = Diagnostic("KV206", "error", "m", None)
+    assert [findings_stood_for(x) for x in (d, {}, {"stands_for": 70}, {"stands_for": True})] == [1, 1, 70, 1]
+    assert findings_stood_for({"stands_for": "70"}) == 1 and findings_stood_for(object()) == 1
+    reads = []
+    for path in sorted((ROOT / "kvlint").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "findings_stood_for":
+                node.body = []  # the rule itself
+        for node in ast.walk(tree):
+            read = (
+                isinstance(node, ast.Attribute)
+                and node.attr == "stands_for"
+                and isinstance(node.ctx, ast.Load)
+            ) or (
+                isinstance(node, ast.Call)
+                and any(isinstance(a, ast.Constant) and a.value == "stands_for" for a in node.args)
+            )
+            if read:
+                reads.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    # copied along: a Finding's to its Diagnostic, a Diagnostic's to the webhook worker's reply row
+    assert reads == ["kvlint/rules/runner.py:49", "kvlint/webhook/worker.py:382"]
+

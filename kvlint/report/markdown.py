@@ -28,6 +28,7 @@ from kvlint.report.plan_text import (
     kv_band_text,
 )
 from kvlint.statement import clip_words
+from kvlint.types import findings_stood_for
 
 if TYPE_CHECKING:
     from kvlint.sizing import SizingSummary
@@ -220,8 +221,7 @@ def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) ->
         per: dict[tuple[str, str], int] = {}
         for d in result.diagnostics:
             # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
-            n = d.stands_for if isinstance(d.stands_for, int) and d.stands_for > 1 else 1
-            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + n
+            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + findings_stood_for(d)
         for c in result.containers:
             lines += _workload_section(c, per.get((c.object_ref, c.container_name), 0))
     return "\n".join(lines) + "\n"

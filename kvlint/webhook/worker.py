@@ -373,7 +373,7 @@ def reply_rows(diagnostics: Any) -> tuple[tuple[str, str, str, str, str, str, st
     """A worker's reply form of a review's diagnostics: ``(rule, severity, message, fix, container, object,
     setting, stands_for)`` of each error and warning (``object`` and ``setting`` complete a finding's
     :func:`~kvlint.fingerprint.identity`, what an UPDATE's findings are matched with its old object's by, and
-    ``stands_for`` how many findings it counts as there, :func:`kvlint.engines.options.findings_stood_for`), in
+    ``stands_for`` how many findings it counts as there, :func:`kvlint.types.findings_stood_for`), in
     order (info diagnostics are never sent to the API server, logged or counted).
     Plain tuples of strings and an int: sent as JSON (:func:`encode_reply`; they were pickled, and unpickled on the
     server's event loop about 7x faster than the ``Diagnostic`` objects), checked on the server by
