@@ -319,3 +319,38 @@ def test_one_rule_says_how_many_findings_a_diagnostic_stands_for() -> None:
     # copied along: a Finding's to its Diagnostic, a Diagnostic's to the webhook worker's reply row
     assert reads == ["kvlint/rules/runner.py:49", "kvlint/webhook/worker.py:382"]
 
+
+def test_junit_counts_its_testcases_and_names_what_a_capped_one_stands_for(tmp_path: Path) -> None:
+    """JUnit's ``tests``/``failures`` count ``<testcase>`` elements (its consumers recount them): the findings the
+    summary says are listed. The testcase for the rest was named as one finding ("KV206 ... 61:5") for 70: now its
+    name says how many it is, and the failing testcases' findings add up to the summary's errors and warnings."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    result = _result(_many(tmp_path), 0)
+    root = ET.fromstring(render("junit", result))
+    cases = root.findall("testsuite/testcase")
+    failing = [tc for tc in cases if tc.find("failure") is not None]
+    listed, found = result.counts(), result.finding_counts()
+    assert int(root.get("tests", "")) == len(cases)
+    assert int(root.get("failures", "")) == len(failing) == listed["error"] + listed["warning"]
+    weights = [re.search(r" \((\d+) findings\)$", tc.get("name", "")) for tc in failing]
+    assert [m.group(1) for m in weights if m] == [str(N - MAX_PER_RULE)]
+    assert sum(int(m.group(1)) if m else 1 for m in weights) == found["error"] + found["warning"]
+
+
+def test_the_findings_metric_counts_what_a_capped_finding_stands_for() -> None:
+    """``kvlint_webhook_findings_total`` added 1 for the finding that stands for the rest of 70 (and the KV205 for
+    unknown options past its bound): the deny message said 120 errors, the metric 51."""
+    pytest.importorskip("prometheus_client")
+    from types import SimpleNamespace
+
+    from kvlint.webhook.metrics import WebhookMetrics
+    from kvlint.webhook.worker import ReplyDiagnostic
+
+    rows = [ReplyDiagnostic("KV206", "error", "m", "", "vllm") for _ in range(MAX_PER_RULE)]
+    rows.append(ReplyDiagnostic("KV206", "error", "70 more", "", "vllm", stands_for=70))
+    metrics = WebhookMetrics()
+    metrics.observe(SimpleNamespace(allowed=False, outcome="findings", errors=rows, warnings=[]), False, 0.01)
+    labels = {"rule": "KV206", "severity": "error"}
+    assert metrics.registry.get_sample_value("kvlint_webhook_findings_total", labels) == MAX_PER_RULE + 70
