@@ -709,7 +709,8 @@ def _render_summary(s: _Summary) -> str:
         lines += [finding_row(d) for d in existing]
         lines += ["", "</details>"]
     if s.fixed:
-        lines += ["", f"{s.fixed} finding(s) of the base are gone in this change."]
+        gone = "1 finding of the base is" if s.fixed == 1 else f"{s.fixed} findings of the base are"
+        lines += ["", f"{gone} gone in this change."]
     if s.workloads:
         lines += ["", s.workloads.rstrip("\n")]
     return "\n".join(lines) + "\n"

@@ -264,7 +264,7 @@ def test_a_change_adding_findings_past_the_bound_counts_them_new(tmp_path: Path)
 
 
 def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
-    """The admission warnings end "kvlint: N more finding(s) not shown" past their room: N counted the diagnostics
+    """The admission warnings end "kvlint: N more findings not shown" past their room: N counted the diagnostics
     left out, a capped finding among them as one of the 70 it stands for."""
     from kvlint.source import Loc
     from kvlint.types import Diagnostic
@@ -284,7 +284,7 @@ def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
         warns = build_response(review, WebhookSettings(mode=mode), Result())[0]["response"]["warnings"]
         shown = len(warns) - 1
         assert 0 < shown < len(distinct)
-        assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more finding(s) not shown")
+        assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more findings not shown")
 
 
 def test_one_rule_says_how_many_findings_a_diagnostic_stands_for() -> None:

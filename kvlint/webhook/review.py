@@ -1002,7 +1002,8 @@ def _limit_warnings(items: Iterable[str], weights: Sequence[int]) -> list[str]:
         tail = 80 if rest else 0  # room for the "N more" line
         if used + len(w) + tail > MAX_WARNINGS_TOTAL_CHARS:
             left = sum(weights[i:])
-            out.append(f"kvlint: {left} more finding(s) not shown; run `kvlint check` on the manifest")
+            more = f"{left} more finding{'s' if left != 1 else ''}"
+            out.append(f"kvlint: {more} not shown; run `kvlint check` on the manifest")
             return out
         out.append(w)
         used += len(w)
@@ -1032,7 +1033,7 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
         if d.fix:
             entry += "\n  fix: " + _flat(d.fix)
         if entry in seen:
-            repeats += 1
+            repeats += weights[i]
             continue
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(
@@ -1043,7 +1044,12 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
         lines.append(entry)
         used += len(entry) + 1
     if repeats:
-        lines.append(f"- (and {repeats} repeat(s) of the errors above, in containers of the same name)")
+        lines.append(
+            "- (and 1 more error as listed above: the same finding in another container of the same name)"
+            if repeats == 1
+            else f"- (and {repeats} more errors as listed above: the same findings in other containers of the same "
+            "name)"
+        )
     return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
 
 
