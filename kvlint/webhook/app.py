@@ -500,7 +500,7 @@ def summary_review(summary: Any) -> tuple[Review, Verdict]:
         allowed,
         outcome,
         found_errors,  # type: ignore[arg-type]
-        _expanded(warnings, MAX_SUMMARY_FINDINGS - sum(f.stands_for for f in found_errors)),  # type: ignore[arg-type]
+        _expanded(warnings, MAX_SUMMARY_FINDINGS - sum(findings_stood_for(f) for f in found_errors)),  # type: ignore[arg-type]
         suppressed,
         reason,
         old_object,
