@@ -146,3 +146,22 @@ def test_the_notes_read_the_diagnostics_once_however_many_workers() -> None:
     many = joined_unsized_notes(containers, diagnostics, None, aside)
     assert len(many) == workers and {f.message for _, f in many} == {one[0][1].message}
     assert diagnostics.passes <= 1 and aside.passes <= 1
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_a_severity_override_raises_the_leaders_finding_not_the_workers_note(jobs: int) -> None:
+    """``severity: {KV502: error}`` made the worker's info note an error too: one engine not sized counted 2 errors
+    (and a webhook's deny message listed both). The note stays an info; ``off`` still drops it."""
+    from kvlint.stream import stream_check
+
+    for severity, want in (
+        ({"KV502": "error"}, ["error", "info"]),
+        ({"KV502": "warning"}, ["warning", "info"]),
+    ):
+        options = Options(allow_hub=False, severity=severity)
+        result = run_check([str(PVC)], options) if jobs == 0 else stream_check([str(PVC)], options, jobs=jobs)
+        kv502 = [d for d in result.diagnostics if d.rule == "KV502"]
+        assert [d.container for d in kv502] == ["ray-head", "ray-worker"]
+        assert [d.severity for d in kv502] == want
+    result = run_check([str(PVC)], Options(allow_hub=False, severity={"KV502": "off"}))
+    assert not [d for d in result.diagnostics if d.rule == "KV502"]
