@@ -2395,9 +2395,14 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
             return  # that container's own limit is reported, on it
         # said of the pod, the same from each of its serving containers (kept once: pipeline._POD_WIDE_RULES)
         at = first or cap.loc
+    # an instance type gives the node's count, except of a mixed-naming partition resource: a node whose GPUs are
+    # in several modes offers each mode's own ("5 GPU's are following SPX-NPS1 and 3 GPU's are following CPX-NPS1
+    # will report ... amd.com/spx_nps1: 5, amd.com/cpx_nps1: 24", ROCm/k8s-device-plugin
+    # docs/user-guide/configuration.md), so its GPUs times the mode's partitions is the most it has
+    exact = cap.instance_type and not partitioned
     where = (
         f"{cap.what}: a node has {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
-        if cap.instance_type
+        if exact
         else f"{cap.what}: a node has at most {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
     )
     fixes = [f"ask at most {cap.gpus} {p.resource} per pod (the engine's TP x PP x local DP within one node)"]
