@@ -46,6 +46,7 @@ from kvlint.engines.images import (
     pip_names_source,
     pip_source_build,
     pip_source_variable,
+    proxy_image_engine,
     split_image,
     tag_of_unknown_image,
     tag_only_names_release,
@@ -913,6 +914,25 @@ def _installs(texts: Sequence[str]) -> bool:
 _NO_MODEL_SCRIPTS = frozenset(
     {"disagg_prefill_proxy_server.py", "round_robin_proxy.py", "toy_proxy_server.py"}
 )
+
+
+def _requests_gpu(container: Mapping) -> bool:
+    """The container asks for a GPU in ``resources`` (``nvidia.com/gpu``, ``amd.com/gpu``, a MIG slice
+    ``nvidia.com/mig-...``, any positive count or an unreadable one): a request proxy or router loads no model and
+    needs none, so such a container is not set aside as one by its image name or script name alone."""
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return False
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if not isinstance(block, Mapping):
+            continue
+        for key, value in block.items():
+            name = str(key)
+            if name.endswith("/gpu") or name.startswith("nvidia.com/mig-"):
+                if str(value).strip() not in ("0", ""):
+                    return True
+    return False
 
 
 def _serves_no_model(texts: Sequence[str]) -> bool:
@@ -2688,7 +2708,8 @@ def parse_container(
         ]
     first_loc = next((it.loc for it in items if it.loc), None) or container.loc
     img_engine = engine_of_image(image)
-    hint = image_mentions_engine(image)
+    gpu = _requests_gpu(container)
+    hint = image_mentions_engine(image) or (proxy_image_engine(image) if gpu else None)
     loader = _config_loader(container, pod_spec, namespace, configmaps)
     texts = [it.text for it in items]
     # a review reads at most REVIEW_COMMAND_CHARS of command lines (raises ReviewTooLarge past it)
@@ -2889,7 +2910,7 @@ def parse_container(
                 )
                 cfg.release_noted = tag is not None
             return cfg
-    if _serves_no_model(texts):
+    if _serves_no_model(texts) and not gpu:
         return None
     if cmd and _base(texts[0]) in _IDLE:
         # `command: [sleep, infinity]`: the command replaces the image's ENTRYPOINT and only waits, as a script
