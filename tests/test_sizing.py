@@ -798,7 +798,7 @@ def test_an_image_named_a_proxy_of_an_engine_is_no_engine(tmp_path: Path) -> Non
 
 def test_a_proxy_named_container_that_requests_a_gpu_is_not_set_aside(tmp_path: Path) -> None:
     """A request proxy loads no model and needs no GPU; the name alone (an image ``ghcr.io/acme/vllm-proxy`` with no
-    command, or ``python3 disagg_prefill_proxy_server.py``) does not say the container is one when it asks for
+    command, ``python3 disagg_prefill_proxy_server.py``, also in a ``sh -c`` script) does not say the container is one when it asks for
     ``nvidia.com/gpu``: such a container stays a vLLM serving container kvlint cannot read (KV503, "command
     unreadable") instead of leaving the report without a word. Without the GPU request both are still no engine."""
     deployment = """apiVersion: apps/v1
@@ -815,6 +815,10 @@ COMMAND        resources: {limits: {nvidia.com/gpu: 1}}
     cases = [
         ("ghcr.io/acme/vllm-proxy:0.1", ""),
         ("vllm/vllm-openai:v0.8.5", '        command: ["python3", "disagg_prefill_proxy_server.py"]\n'),
+        (
+            "vllm/vllm-openai:v0.8.5",
+            '        command: ["sh", "-c", "cd /w && python3 round_robin_proxy.py"]\n',
+        ),
     ]
     for image, command in cases:
         path = tmp_path / "d.yaml"

@@ -916,6 +916,14 @@ _NO_MODEL_SCRIPTS = frozenset(
 )
 
 
+#: :func:`_scan_shell`'s reason for a script that runs only components loading no model (vLLM's request proxies, a
+#: router): the container serves nothing unless it requests a GPU, when KV503 gives this reason
+PROXY_ONLY = (
+    "the shell script runs only a component that loads no model (a request proxy or router), yet the container "
+    "requests a GPU"
+)
+
+
 def _requests_gpu(container: Mapping) -> bool:
     """The container asks for a GPU in ``resources`` (``nvidia.com/gpu``, ``amd.com/gpu``, a MIG slice
     ``nvidia.com/mig-...``, any positive count or an unreadable one): a request proxy or router loads no model and
@@ -1157,8 +1165,9 @@ def _scan_shell(
         return None, "the shell script starts no engine process that kvlint can see"
     if all(_serves_no_model(t) for t in significant):
         # ``cd /vllm-workspace/benchmarks/disagg_benchmarks && python3 disagg_prefill_proxy_server.py ...``: the
-        # directory change and the like aside, only components that load no model run
-        return None, ""
+        # directory change and the like aside, only components that load no model run (the caller sets the
+        # container aside unless it requests a GPU, which no such component needs)
+        return None, PROXY_ONLY
     # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
     # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
     # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
@@ -2955,8 +2964,8 @@ def parse_container(
             return _joiner(found, container, image, env, engine_version_option)
         if isinstance(found, _Unrunnable):
             return _unrunnable(found, container, image, env, engine_version_option)
-        if not reason:
-            return None  # the script only waits (sleep, trap, wait): this container serves nothing
+        if not reason or (reason == PROXY_ONLY and not gpu):
+            return None  # the script only waits (sleep, trap, wait) or proxies: this container serves nothing
     elif why:
         reason = why
     elif _shell_without_script(items):
