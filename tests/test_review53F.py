@@ -1,0 +1,68 @@
+"""Review of pass 53 (fresh53), issues found reading its sources.
+
+* SGLang's ``-mi30x`` image on AMD GPUs of another architecture: only kvlint's default ROCm fleet was narrowed to
+  the image's LLVM target. A configured ``.kvlint.yaml`` fleet of MI210, MI300X and MI355X said "fits" on all
+  three (KV501 info), and a pod pinned to MI355X by ``amd.com/gpu.product-name`` was sized there with no finding,
+  though sgl-project/sglang ``docker/rocm.Dockerfile`` compiles sgl-kernel and AITER for the tag's target alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.accelerators.site import Site
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import ContainerResult
+
+
+def _sglang(tmp_path: Path, image: str, node_selector: str = "") -> Path:
+    f = tmp_path / "sglang.yaml"
+    f.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n"
+        + (f"      nodeSelector: {{amd.com/gpu.product-name: {node_selector}}}\n" if node_selector else "")
+        + "      containers:\n        - name: sglang\n"
+        f"          image: {image}\n"
+        "          command: [python3, -m, sglang.launch_server, --model-path, Qwen/Qwen2.5-7B-Instruct,"
+        " --context-length, '8192']\n"
+        "          resources: {limits: {amd.com/gpu: 1}}\n"
+    )
+    return f
+
+
+def test_a_configured_fleet_fails_the_gpus_of_another_architecture(tmp_path: Path) -> None:
+    f = _sglang(tmp_path, "lmsysorg/sglang:v0.5.8-rocm700-mi30x")
+    site = Site(fleet=("mi210", "mi300x", "mi355x"))
+    result = run_check([str(f)], Options(allow_hub=False, site=site))
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    by_id = {e.accelerator.id: e for e in c.fleet}
+    assert set(by_id) == {"amd-instinct-mi210", "amd-instinct-mi300x", "amd-instinct-mi355x"}  # not narrowed
+    assert by_id["amd-instinct-mi300x"].verdict == "fits"
+    for gid, target in (("amd-instinct-mi210", "gfx90a"), ("amd-instinct-mi355x", "gfx950")):
+        e = by_id[gid]
+        assert (e.verdict, e.refused_by) == ("fails", "KV304")
+        assert "gfx942 build" in (e.reason or "") and (e.reason or "").endswith(f"is {target}")
+    (kv501,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert kv501.severity != "info"  # not "fits on all of the configured fleet"
+    # the same fleet for SGLang's image without an architecture tag: every GPU planned
+    result = run_check(
+        [str(_sglang(tmp_path, "lmsysorg/sglang:v0.5.8-rocm700"))], Options(allow_hub=False, site=site)
+    )
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    assert all(e.refused_by is None for e in c.fleet)
+
+
+def test_a_pod_placed_on_a_gpu_of_another_architecture_is_kv304(tmp_path: Path) -> None:
+    f = _sglang(tmp_path, "lmsysorg/sglang:v0.5.8-rocm700-mi30x", "AMD_Instinct_MI355X")
+    result = run_check([str(f)], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV304"]
+    assert d.severity == "error"
+    assert "gfx942 build but the pod is placed on AMD Instinct MI355X (gfx950;" in d.message
+    assert "-mi35x tag" in (d.fix or "")
+    # on its own architecture, or with the image of that one: no KV304
+    for image, gpu in (
+        ("lmsysorg/sglang:v0.5.8-rocm700-mi30x", "AMD_Instinct_MI300X"),
+        ("lmsysorg/sglang:v0.5.8-rocm700-mi35x", "AMD_Instinct_MI355X"),
+    ):
+        result = run_check([str(_sglang(tmp_path, image, gpu))], Options(allow_hub=False))
+        assert not [d for d in result.diagnostics if d.rule == "KV304"], (image, gpu)
