@@ -4,11 +4,16 @@
   the image's LLVM target. A configured ``.kvlint.yaml`` fleet of MI210, MI300X and MI355X said "fits" on all
   three (KV501 info), and a pod pinned to MI355X by ``amd.com/gpu.product-name`` was sized there with no finding,
   though sgl-project/sglang ``docker/rocm.Dockerfile`` compiles sgl-kernel and AITER for the tag's target alone.
+* ``kvlint plan -- --model M`` (options only, typed after ``--``) was told "--model is not an option of kvlint
+  plan ... the engine's own options after ``--``": click drops the ``--``, and the words read as options typed
+  before it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from kvlint.accelerators.site import Site
 from kvlint.options import Options
@@ -66,3 +71,57 @@ def test_a_pod_placed_on_a_gpu_of_another_architecture_is_kv304(tmp_path: Path) 
     ):
         result = run_check([str(_sglang(tmp_path, image, gpu))], Options(allow_hub=False))
         assert not [d for d in result.diagnostics if d.rule == "KV304"], (image, gpu)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["--", "--model", "Qwen/Qwen2.5-7B-Instruct"],  # the image's entrypoint's arguments, typed after `--`
+        ["--", "--max-model-len", "8192", "--model", "Qwen/Qwen2.5-7B-Instruct"],
+    ],
+)
+def test_kvlint_plan_options_after_the_double_dash_are_not_called_plan_options(words: list[str]) -> None:
+    # click drops the `--`, so `kvlint plan -- --model M` reads as `kvlint plan --model M`; pass 53 said "--model
+    # is not an option of kvlint plan ... the engine's own options after `--`", which the user had done. With no
+    # engine executable in the words, the parser's "not an engine command" and the command forms are said.
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(main, ["plan", *words])
+    assert result.exit_code == 2
+    assert "is not an option of kvlint plan" not in result.output
+    assert "not an engine command: --" in result.output
+    assert "python -m sglang.launch_server --model-path MODEL" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [
+            "--max-model-len",
+            "8192",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen2.5-7B-Instruct",
+        ],  # click keeps this `--`
+        [
+            "--no-config",
+            "--",
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "Qwen/Qwen2.5-7B-Instruct",
+        ],
+    ],
+)
+def test_kvlint_plan_still_names_an_option_typed_before_the_engine_command(words: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(main, ["plan", *words])
+    assert result.exit_code == 2
+    assert f"{words[0]} is not an option of kvlint plan" in result.output
