@@ -7,6 +7,9 @@
 * ``kvlint plan -- --model M`` (options only, typed after ``--``) was told "--model is not an option of kvlint
   plan ... the engine's own options after ``--``": click drops the ``--``, and the words read as options typed
   before it.
+* A KServe custom predictor's ``STORAGE_URI`` model was read for every container of the pod (a workload-wide
+  ``derived_model``), though the storage initializer mounts ``/mnt/models`` into ``kserve-container`` alone; and an
+  unnamed first container of several, which ``CustomPredictor.Default`` names ``kserve-container``, was not read.
 """
 
 from __future__ import annotations
@@ -125,3 +128,53 @@ def test_kvlint_plan_still_names_an_option_typed_before_the_engine_command(words
     result = CliRunner().invoke(main, ["plan", *words])
     assert result.exit_code == 2
     assert f"{words[0]} is not an option of kvlint plan" in result.output
+
+
+# --- KServe custom predictor: STORAGE_URI is kserve-container's model, not the pod's ----------------------------
+
+_CUSTOM = """apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {{name: custom}}
+spec:
+  predictor:
+    containers:
+    - {first_name}image: vllm/vllm-openai:v0.8.5
+      args: [--model, /mnt/models, --max-model-len, '4096']
+      env: [{{name: STORAGE_URI, value: hf://Qwen/Qwen2.5-0.5B-Instruct}}]
+      resources: {{limits: {{nvidia.com/gpu: 1}}}}
+    - name: second
+      image: vllm/vllm-openai:v0.8.5
+      args: [--model, {second_model}, --max-model-len, '4096', --port, '8001']
+      resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def _models_of(tmp_path: Path, first_name: str, second_model: str) -> dict[str, str | None]:
+    f = tmp_path / "isvc.yaml"
+    f.write_text(_CUSTOM.format(first_name=first_name, second_model=second_model))
+    result = run_check([str(f)], Options(allow_hub=False))
+    return {
+        c.container_name: (c.model.id if c.model is not None else None)
+        for c in result.containers
+        if isinstance(c, ContainerResult)
+    }
+
+
+def test_a_second_container_keeps_its_own_model(tmp_path: Path) -> None:
+    # KServe's storage initializer mounts /mnt/models into kserve-container alone (storage_initializer_injector.go);
+    # pass 53 read the STORAGE_URI model for every container of the pod: a second vLLM serving
+    # meta-llama/Llama-3.1-8B-Instruct was sized as Qwen/Qwen2.5-0.5B-Instruct
+    models = _models_of(tmp_path, "name: kserve-container\n      ", "meta-llama/Llama-3.1-8B-Instruct")
+    assert models == {
+        "kserve-container": "Qwen/Qwen2.5-0.5B-Instruct",
+        "second": "meta-llama/Llama-3.1-8B-Instruct",
+    }
+    # nor is /mnt/models in the second container the downloaded model (not mounted there)
+    models = _models_of(tmp_path, "name: kserve-container\n      ", "/mnt/models")
+    assert models == {"kserve-container": "Qwen/Qwen2.5-0.5B-Instruct", "second": None}
+
+
+def test_an_unnamed_first_container_is_kserve_container(tmp_path: Path) -> None:
+    # CustomPredictor.Default names the first container kserve-container when it is unnamed (or the only one)
+    models = _models_of(tmp_path, "", "meta-llama/Llama-3.1-8B-Instruct")
+    assert models == {"": "Qwen/Qwen2.5-0.5B-Instruct", "second": "meta-llama/Llama-3.1-8B-Instruct"}
