@@ -675,10 +675,7 @@ def build_target_mismatch(serving: ServingConfig, acc: Accelerator) -> str | Non
     target = llvm_target(acc.id)
     if target is None or target == built[0]:
         return None
-    return (
-        f"image {serving.image} is SGLang's {built[0]} build (its {built[1]} tag: sgl-kernel and AITER compiled "
-        f"for {built[0]} alone); {acc.name} is {target}"
-    )
+    return f"the {built[1]} image's sgl-kernel and AITER are compiled for {built[0]} alone; {acc.name} is {target}"
 
 
 def platform_refusal(
