@@ -564,6 +564,27 @@ def instance_family(family: str, provider: str = "aws") -> tuple[Accelerator | N
     return None, len(rows)
 
 
+def instance_family_gpus(family: str, provider: str = "aws") -> tuple[list[Accelerator], int]:
+    """The GPUs of an instance family or machine series (:func:`instance_family`'s rows), smallest memory first, when
+    every one of its types in the catalogue has a whole catalogue GPU (GCE's ``a2``: the A100 40GB of ``a2-highgpu``
+    and ``a2-megagpu``, the A100 80GB of ``a2-ultragpu``), with the number of its types; ``([], n)`` when a type's
+    GPU is not known or not whole (a CPU type, a fractional share), or the family is not in the table."""
+    fam = str(family).strip().lower()
+    cat = _cat()
+    sep = "-" if provider == "gcp" else "."
+    rows = [
+        row
+        for name, row in cat.instance_types.items()
+        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
+    ]
+    accs = {row.get("id"): cat.accelerators.get(row.get("id") or "") for row in rows}
+    whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)
+    if not rows or not whole or any(a is None for a in accs.values()):
+        return [], len(rows)
+    found = [a for a in accs.values() if a is not None]
+    return sorted(found, key=lambda a: (a.memory_bytes, a.id)), len(rows)
+
+
 def instance_gpu_memory_mib(acc: Accelerator) -> int | None:
     """EC2 ``GpuInfo.MemoryInfo.SizeInMiB`` of ``acc`` (= Karpenter ``instance-gpu-memory``), if known."""
     fact = _cat().entries.get(acc.id, {}).get("cloud_api_gpu_memory_mib")

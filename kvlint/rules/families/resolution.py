@@ -483,9 +483,14 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
             else f" ({ctx.layout.described} uses {need} of the {pods} pods' {have}: KV403)"
         )
     resource = cr.placement.resource if cr.placement is not None else None
-    amd_part = amd_partition_of(resource)
-    if amd_part is not None and profile is None and not amd_part.startswith("spx"):
-        which += f" (resource {resource}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
+    amd_part = cr.placement.amd_partition if cr.placement is not None else None
+    if amd_part is not None and profile is None:
+        said = (
+            f"resource {resource}"
+            if amd_partition_of(resource)
+            else f"amd.com/compute-memory-partition={amd_part}"
+        )
+        which += f" ({said}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
     if gslice is not None and gslice.percent is not None and profile is None:
         # HAMi: each vGPU sees its share of the card (kvlint.accelerators.sharing; stage.plan_fleet)
