@@ -539,6 +539,7 @@ def placement_from_cluster(
         max_sharers=worst.max_sharers,
         memory_bytes_override=worst.memory_bytes_override,
         mig_profile=worst.mig_profile,
+        mig_slices=worst.mig_slices,
         gpu_slice=worst.gpu_slice,
         candidates=tuple(sorted(accs.values(), key=lambda a: (a.memory_bytes, a.id)))
         if len(accs) > 1

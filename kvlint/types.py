@@ -779,6 +779,10 @@ class Placement:
         mig_profile: the MIG profile (``3g.40gb``) whose slice memory :attr:`memory_bytes_override` holds (a
             ``nvidia.com/mig-<profile>`` resource, GFD's MIG product label, GKE's partition label); None when the
             memory is not a MIG slice's. :attr:`device_name` names the device with it.
+        mig_slices: the MIG profile the pod's GPUs are slices of by its scheduling facts (a
+            ``nvidia.com/mig-<profile>`` resource, GFD's MIG product label, GKE's partition label), whether or not
+            kvlint knows the slice's memory and whatever ``--gpu-memory`` says of it (which replaces the memory, not
+            the device: KV403 still counts slices); None on whole GPUs.
         mig_unoffered: the container requests a ``nvidia.com/mig-<profile>`` slice that none of the GPUs its
             scheduling facts allow offers (an L4 has no MIG): ``accelerator`` is None, :attr:`undecided` says why,
             and it is not planned on a fleet either (the pod cannot land on another board).
@@ -800,6 +804,7 @@ class Placement:
     undecided: tuple[str, ...] = ()
     mig_profile: str | None = None
     mig_unoffered: bool = False
+    mig_slices: str | None = None
 
     @property
     def device_name(self) -> str | None:

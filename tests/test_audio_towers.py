@@ -293,3 +293,92 @@ def test_an_audio_config_that_omits_its_sizes_takes_the_encoder_config_defaults(
     full = audio_params({"audio_config": {**sizes, "model_type": kind}}, text_hidden)
     assert full > 0.63e9
     assert audio_params({"audio_config": {"model_type": kind}}, text_hidden) == full
+
+
+def _gemma3n_audio_tensors(ac: dict[str, Any], text_hidden: int) -> list[tuple[str, int]]:
+    """Every parameter tensor (name, elements) of transformers' ``Gemma3nAudioEncoder`` (4.57.1
+    ``models/gemma3n/modeling_gemma3n.py``) and vLLM's ``Gemma3nMultimodalEmbedder`` (``vllm@0.19.0:vllm/
+    model_executor/models/gemma3n_mm.py``), module by module as their ``__init__`` build them."""
+    d, layers, heads = ac["hidden_size"], ac["conf_num_hidden_layers"], ac["conf_num_attention_heads"]
+    (c0, c1), (k0, k1) = ac["sscp_conv_channel_size"], ac["sscp_conv_kernel_size"]
+    f = ac["input_feat_size"]
+    for (_kh, kw), (_sh, sw) in zip(ac["sscp_conv_kernel_size"], ac["sscp_conv_stride_size"], strict=True):
+        f = (f + 1 + 1 - kw) // sw + 1  # pad_f_left = pad_f_right = 1
+    out = [
+        ("subsample_conv_projection.conv_0.conv.weight", c0 * 1 * k0[0] * k0[1]),
+        ("subsample_conv_projection.conv_0.norm.weight", c0),
+        ("subsample_conv_projection.conv_1.conv.weight", c1 * c0 * k1[0] * k1[1]),
+        ("subsample_conv_projection.conv_1.norm.weight", c1),
+        ("subsample_conv_projection.input_proj_linear.weight", d * c1 * f),
+    ]
+    for i in range(layers):
+        p = f"conformer.{i}."
+        for ffw in ("ffw_layer_start", "ffw_layer_end"):
+            out += [(f"{p}{ffw}.pre_layer_norm.weight", d), (f"{p}{ffw}.ffw_layer_1.weight", 4 * d * d)]
+            out += [(f"{p}{ffw}.ffw_layer_2.weight", 4 * d * d), (f"{p}{ffw}.post_layer_norm.weight", d)]
+        a = f"{p}attention."
+        out += [
+            (f"{a}pre_attn_norm.weight", d),
+            (f"{a}attn.relative_position_embedding.pos_proj.weight", d * d),
+        ]
+        out += [(f"{a}attn.per_dim_scale", d // heads)]
+        out += [(f"{a}attn.{x}_proj.weight", d * d) for x in "qkv"]
+        out += [(f"{a}post.weight", d * d), (f"{a}post_norm.weight", d)]
+        c = f"{p}lconv1d."
+        out += [(f"{c}pre_layer_norm.weight", d), (f"{c}linear_start.weight", 2 * d * d)]
+        out += [
+            (f"{c}depthwise_conv1d.weight", d * 1 * ac["conf_conv_kernel_size"]),
+            (f"{c}conv_norm.weight", d),
+        ]
+        out += [(f"{c}linear_end.weight", d * d), (f"{p}norm.weight", d)]
+    out += [("embed_audio.embedding.weight", ac["vocab_size"] * d)]
+    out += [("embed_audio.hard_embedding_norm.weight", d), ("embed_audio.soft_embedding_norm.weight", d)]
+    out += [("embed_audio.embedding_projection.weight", text_hidden * d)]
+    return out
+
+
+_GEMMA3N_AUDIO = {  # Gemma3nAudioConfig's class defaults (transformers 4.57.1), the E2B/E4B checkpoints' sizes
+    "model_type": "gemma3n_audio",
+    "hidden_size": 1536,
+    "conf_num_hidden_layers": 12,
+    "conf_num_attention_heads": 8,
+    "conf_conv_kernel_size": 5,
+    "input_feat_size": 128,
+    "vocab_size": 128,
+    "sscp_conv_channel_size": [128, 32],
+    "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+    "sscp_conv_stride_size": [[2, 2], [2, 2]],
+}
+
+
+def test_gemma3n_usm_audio_encoder_is_counted() -> None:
+    """Gemma 3n's audio tower (transformers' Gemma3nAudioEncoder, built by vLLM's gemma3n_mm.py with AutoModel under
+    ``_mark_tower_model(..., "audio")``, and vLLM's Gemma3nMultimodalEmbedder): at the class defaults, the E2B/E4B
+    sizes, and a text hidden of 2,048, 684,694,048 parameters, 1.28 GiB in bf16, which kvlint left out (the config
+    reader's note "this audio encoder's parameters are not in kvlint's weight estimate"). Expected: the tensors the
+    modules build, listed one by one (:func:`_gemma3n_audio_tensors`); a small config checks every field is read."""
+    cfg = {"audio_config": {"model_type": "gemma3n_audio"}, "text_config": {"hidden_size": 2048}}
+    want = sum(n for _, n in _gemma3n_audio_tensors(_GEMMA3N_AUDIO, 2048))
+    assert audio_params(cfg, 0) == want == 684_694_048
+    assert audio_params({"audio_config": _GEMMA3N_AUDIO}, 2048) == want  # the same sizes written out
+    small = {
+        **_GEMMA3N_AUDIO,
+        "hidden_size": 48,
+        "conf_num_hidden_layers": 3,
+        "conf_num_attention_heads": 4,
+        "conf_conv_kernel_size": 7,
+        "input_feat_size": 40,
+        "vocab_size": 16,
+        "sscp_conv_channel_size": [8, 6],
+        "sscp_conv_kernel_size": [[3, 5], [2, 3]],
+        "sscp_conv_stride_size": [[2, 3], [1, 2]],
+    }
+    assert audio_params({"audio_config": small}, 64) == sum(n for _, n in _gemma3n_audio_tensors(small, 64))
+    # counted, so no longer named as left out
+    base = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    spec = parse_config(
+        {**(base.config or {}), "audio_config": dict(_GEMMA3N_AUDIO)},
+        model_id="test/gemma3n-audio",
+        source="test",
+    )
+    assert not [n for n in spec.notes if "audio encoder" in n]

@@ -194,3 +194,49 @@ def test_the_json_report_names_the_slice(tmp_path):
     assert w["mig_profile"] == "3g.40gb" and w["accelerator"] == "nvidia-a100-sxm4-80gb"
     assert workload(_manifest("vllm", 1, "nvidia.com/gpu", 1))["mig_profile"] is None
     assert workload(one, "--gpu-memory", "30GiB")["mig_profile"] is None  # not sized on the slice
+
+
+def _tgi_default(count: int, env: str = "") -> str:
+    """TGI with no --num-shard on ``count`` 3g.40gb slices (``env``: an env list item for the container)."""
+    text = _manifest("tgi", 1, "nvidia.com/mig-3g.40gb", count)
+    if env:
+        text = text.replace("        resources:", f"        env: [{env}]\n        resources:")
+    return text
+
+
+def test_tgi_at_its_default_shard_count_counts_the_slices():
+    """TGI without ``--num-shard`` starts one shard per entry of ``NVIDIA_VISIBLE_DEVICES`` (``launcher/src/
+    main.rs::num_cuda_devices``), where the device plugin lists each slice's MIG UUID: two slices, two shards, the
+    same start as ``--num-shard 2``, which KV403 reported while the default went unreported (only KV404's /dev/shm
+    spoke of "2 shard(s), one per visible GPU")."""
+    found = _kv403(_tgi_default(2))
+    assert len(found) == 1, [d.message for d in found]
+    d = found[0]
+    assert (
+        d.severity == "error"
+        and "TGI without --num-shard" in d.message
+        and "NVIDIA_VISIBLE_DEVICES" in d.message
+    )
+    assert "MIG slices" in d.message and "Each process is one gpu" in d.message
+    assert "--num-shard to 1" in (d.fix or "")
+    assert _kv403(_tgi_default(1)) == []  # one slice, one shard
+    # a container that names its devices itself: TGI counts that list, not the plugin's
+    assert _kv403(_tgi_default(2, "{name: CUDA_VISIBLE_DEVICES, value: '0'}")) == []
+    assert _kv403(_manifest("tgi", 1, "nvidia.com/gpu", 2)) == []  # whole GPUs: one shard each
+
+
+def test_gpu_memory_does_not_make_slices_whole_gpus():
+    """``--gpu-memory`` replaces the memory the plan is sized on, not the device: a TP 2 engine on the single
+    strategy's slices (``nvidia.com/gpu`` on a GFD ``-MIG-3g.40gb`` product label) was reported without it and
+    silently passed with it, as the option dropped ``Placement.mig_profile``, the only sign of slices."""
+    text = _on_labels("nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", 2)
+    mem = Options(allow_hub=False, gpu_memory_bytes=40 << 30)
+    p = _placement(text, mem)
+    assert p.mig_profile is None and p.mig_slices == "3g.40gb"
+    found = [d for d in run_documents(load_text(text, "mig.yaml"), mem).diagnostics if d.rule == "KV403"]
+    assert len(found) == 1 and "MIG slices" in found[0].message, [d.message for d in found]
+    # and a whole GPU stays one under --gpu-memory
+    whole = _manifest("vllm", 2, "nvidia.com/gpu", 2)
+    assert [
+        d for d in run_documents(load_text(whole, "mig.yaml"), mem).diagnostics if d.rule == "KV403"
+    ] == []

@@ -11,6 +11,8 @@ printed 2,987 blocks of 16 tokens, 2.92 GiB of KV per rank: with three peers' sh
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kvlint.accelerators import lookup
@@ -330,3 +332,36 @@ def test_pipeline_stages_count_no_nccl_share_from_0_11():
     assert cal.profiled_peer_world(4, 1, (0, 11, 0)) == 1
     assert cal.profiled_peer_world(4, 1, (0, 10, 2)) == 4
     assert cal.profiled_peer_world(4) == 4
+
+
+def test_refit_counts_the_shares_the_planner_charges():
+    """The refit's non-torch model of each calibration row (``calibration._nt_model``) is the planner's
+    (:func:`kvlint.memory.calibration.non_torch_bytes` with the row's TP, world and release): a TP 1 x PP 2 run of
+    0.19.0 (gt-355) is charged no NCCL share by the planner (memory52, :func:`profiled_peer_world`), and the refit
+    counted one (``nccl_peers(world)``: 0.48 GiB against the planner's 0.13). A PP run printing its non-torch
+    memory then does not enter the ``per_peer`` median as a share it has not got."""
+    for o in cal.OBSERVATIONS:
+        planned = cal.non_torch_bytes(o.era, o.world, o.vendor, o.nvls, None, o.tp, None, o.version)
+        assert abs(cal._nt_model(o, cal.NON_TORCH_GIB) * GiB - planned) <= 1, o.gt
+    base = cal.refit()["non_torch_gib"]
+    pp = cal.Observation(
+        "gt-pp",
+        "v1_triton",
+        1024,
+        8192,
+        128256,
+        4096,
+        14336,
+        1,
+        2,
+        non_torch_gib=0.07,
+        nvls=True,
+        version=(0, 19, 0),
+    )
+    low = [  # printed below the base: a share counted for them would pull per_peer down
+        dataclasses.replace(pp, gt=f"gt-pp{i}") for i in range(5)
+    ]
+    assert cal.refit((*cal.OBSERVATIONS, *low))["non_torch_gib"]["per_peer"] == base["per_peer"]
+    # 0.10.x took the init snapshot before creating the communicators: its PP ranks keep the share
+    old = [dataclasses.replace(o, version=(0, 10, 2)) for o in low]
+    assert cal.refit((*cal.OBSERVATIONS, *old))["non_torch_gib"]["per_peer"] < base["per_peer"]

@@ -140,6 +140,8 @@ def test_observations_carry_the_shapes_of_their_cases():
             ), o.gt
         # the NCCL share's multiplier (nccl_peers) is read with the GPU the replay names, where it matters (world > 1)
         assert o.world == 1 or o.nvls == cfg.nvls, o.gt
+        # and with the release the replay plans at, which decides the shares the planner counts (profiled_peer_world)
+        assert o.world == 1 or o.version == tuple(cfg.version), o.gt
         checked += 1
     assert checked >= 20
 

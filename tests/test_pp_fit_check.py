@@ -66,3 +66,34 @@ def test_no_pipeline_parallelism_is_the_same_check() -> None:
     # 0.13.0, not 0.17.0, on the other side of the window: 0.17.0's Triton top-k/top-p sampler changes the memory
     a, b = _plan("0.15.0", pp=1, max_model_len=8192), _plan("0.13.0", pp=1, max_model_len=8192)
     assert (a.needed_bytes, a.fit_available_bytes, a.fits) == (b.needed_bytes, b.fit_available_bytes, b.fits)
+
+
+def test_a_stage_holds_its_own_layers_bytes() -> None:
+    """vLLM builds only a stage's own layers (``make_layers`` over ``get_pp_indices``), and GLM-4.7's first three
+    layers (``first_k_dense_replace``) hold a dense MLP where the other 89 hold 160 experts
+    (``Glm4MoeDecoderLayer``): a 12-layer stage of MoE layers holds 12 MoE layers' bytes, not 12/92 of the whole.
+    kvlint split the layer bytes evenly by layer count and put 42.73 GiB on that stage (a KV pool 5.8 % above the
+    28.57 GiB gt-282 printed); the layers' own bytes give 44.04 GiB (+1.2 %). Expected figures from
+    ``decoder_layer_bytes``, not the engine's."""
+    from kvlint.models.weights import decoder_layer_bytes
+
+    d = _plan("0.15.0")
+    model = resolve_model("zai-org/GLM-4.7-FP8", allow_hub=False)
+    layers = decoder_layer_bytes(model, dtype_bytes=2, quantization="fp8")
+    assert [i for i, (_, e) in enumerate(layers) if e == 0] == [0, 1, 2]  # the dense layers
+    moe, dense = sum(layers[5]), sum(layers[0])
+    assert dense < moe / 10
+    one = _plan("0.15.0", pp=1)
+    # the fullest stage (12 MoE layers, neither embedding nor LM head) against the whole model's layer bytes
+    # the RoPE cache every rank holds at this length (the plan's weights_source), on both plans
+    rot = 50 << 20
+    embed = model.vocab_size * model.hidden_size * 2  # bf16 embedding and (untied) LM head
+    assert not model.tie_word_embeddings
+    per_layers = one.plan.weights_bytes - rot - 2 * embed
+    start = sum(d.stage_layers[:3])  # stage 3: layers 33 - 44, all MoE
+    share = sum(sum(x) for x in layers[start : start + 12]) / sum(sum(x) for x in layers)
+    assert share == pytest.approx(12 * moe / sum(sum(x) for x in layers))
+    assert d.plan.weights_bytes == pytest.approx(per_layers * share + rot, rel=1e-4)
+    assert d.plan.weights_bytes > per_layers * 12 / 92 + rot + GiB  # over a GiB above an even split
+    # the first stage: three dense layers, eight MoE layers and the embedding, lighter than the fullest
+    assert sum(sum(x) for x in layers[:11]) < 11 * moe

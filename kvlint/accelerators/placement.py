@@ -1820,6 +1820,7 @@ def _finish(
     acc = decision.acc
     mig_bytes = decision.mig_bytes
     mig_profile = decision.mig_profile
+    slices = decision.mig_profile or decision.mig_unknown  # Placement.mig_slices
     notes = decision.notes + notes
     undecided = decision.undecided
     candidates = list(decision.candidates) if acc is not None else []
@@ -1835,6 +1836,7 @@ def _finish(
             profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         profile = profile or decision.mig_unknown
         if profile:
+            slices = slices or profile
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
             if prof is not None:
                 mig_bytes = prof.memory_bytes
@@ -1905,6 +1907,8 @@ def _finish(
         mig_unoffered=mig_unoffered,
         # the slice's name only while its memory is the plan's (--gpu-memory replaces it)
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
+        # the device is a slice whatever its memory is taken for (KV403 counts slices under --gpu-memory too)
+        mig_slices=slices[:40] if slices else None,
     )
 
 

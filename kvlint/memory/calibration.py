@@ -215,7 +215,9 @@ class Observation:
     dummy run's tokens T; ``vocab``, ``hidden``, ``inter_eff`` (whole model), ``tp``, ``layers`` (per rank),
     ``capture`` (largest CUDA-graph batch), ``graphs`` (:func:`cudagraph_count` for the case's release and
     flags), ``dtype_bytes`` of the case's config and flags; ``world`` = TP x PP;
-    ``vendor`` ``nvidia``/``amd``; ``nvls`` whether the case's GPU can run NCCL's NVLink SHARP (:func:`nvls_capable`).
+    ``vendor`` ``nvidia``/``amd``; ``nvls`` whether the case's GPU can run NCCL's NVLink SHARP (:func:`nvls_capable`);
+    ``version`` the release the case is replayed at, given on the multi-GPU rows (it decides which NCCL share falls
+    in the non-torch window, :func:`profiled_peer_world`; None: the newest release's rule).
     Printed figures: ``activation_gib``, ``non_torch_gib``, ``cudagraph_gib`` (graph
     memory after capture), or ``overhead_gib`` = budget - weights - KV when only those were printed (then the
     sum of activation, non-torch and any deducted graph estimate). ``encoder_peak_gib``/``encoder_cache_gib``: the
@@ -243,10 +245,18 @@ class Observation:
     encoder_peak_gib: float = 0.0
     encoder_cache_gib: float = 0.0
     nvls: bool | None = None
+    version: tuple[int, ...] | None = None
 
     @property
     def era(self) -> str:
         return "v0" if self.path.startswith("v0") else "v1"
+
+    @property
+    def peers(self) -> int:
+        """The NCCL shares the planner counts for this run (:func:`non_torch_bytes`): :func:`nccl_peers` of the
+        ranks whose communicators fall in vLLM's non-torch window (:func:`profiled_peer_world`), so the refit
+        divides by the multiplier the model multiplies by (a TP 1 x PP 2 run of 0.11.0 or later has none)."""
+        return nccl_peers(profiled_peer_world(self.world, self.tp, self.version), self.nvls)
 
 
 # Transcribed from the ground truth (printed figures) and the cases' configs (shapes). Sampler path per release:
@@ -292,7 +302,19 @@ OBSERVATIONS: tuple[Observation, ...] = (
         graphs=cudagraph_count(1024, 1024, 1, (0, 14, 1), model_list=True),
     ),  # gpt-oss-20b: its config raises the largest capture size to 1,024 (vllm.model_capture_size)
     Observation(
-        "gt-054", "v1_native", 1024, 8192, 128256, 8192, 28672, 2, 2, 4.84, 0.55, nvls=True
+        "gt-054",
+        "v1_native",
+        1024,
+        8192,
+        128256,
+        8192,
+        28672,
+        2,
+        2,
+        4.84,
+        0.55,
+        version=(0, 14, 1),
+        nvls=True,
     ),  # Llama-3.3-70B FP8 TP2
     # 0.26.0 on an RTX 4080 (CC 8.9): FlashInfer sampler by default
     Observation(
@@ -366,6 +388,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         28,
         512,
         0.65,
+        version=(0, 10, 1),
         nvls=False,
         graphs=cudagraph_count(512, 256, 1, (0, 10, 1)),
     ),
@@ -385,6 +408,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         28,
         512,
         0.65,
+        version=(0, 10, 1),
         nvls=False,
         graphs=cudagraph_count(512, 256, 1, (0, 10, 1)),
     ),
@@ -404,6 +428,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         36,
         1024,  # gpt-oss's own largest capture size (0.10.1.1), below the 2,048 batched tokens
         1.88,
+        version=(0, 10, 1),
         nvls=False,
         graphs=cudagraph_count(1024, 256, 1, (0, 10, 1), model_list=True),
     ),
@@ -437,7 +462,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "gt-217", "v0_sort", 256, 8192, 128256, 4096, 14336, 1, 1, 1.26, 1.79
     ),  # Llama-3-8B, Dec 2024 main
     Observation(
-        "gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58, nvls=True
+        "gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58, version=(0, 6, 5), nvls=True
     ),  # same, TP2
     Observation("gt-066", "v0_sort", 256, 32768, 151936, 1536, 8960, 1, 1, 2.02, 0.01),  # Qwen2.5-1.5B, T4
     Observation("gt-209", "v0_sort", 8, 8192, 151936, 1024, 3072, 1, 1, 0.23, 0.16),  # Qwen3-0.6B, V0 forced
@@ -446,10 +471,34 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "gt-071", "v0_chunked", 256, 2048, 128256, 4096, 14336, 1, 1, 0.22, 0.05
     ),  # Llama-3.1-8B-class
     Observation(
-        "gt-221", "v0_chunked", 256, 2048, 152064, 5120, 13824, 2, 2, 0.19, 0.25, nvls=False
+        "gt-221",
+        "v0_chunked",
+        256,
+        2048,
+        152064,
+        5120,
+        13824,
+        2,
+        2,
+        0.19,
+        0.25,
+        version=(0, 7, 0),
+        nvls=False,
     ),  # R1-Distill-14B TP2 on RTX 4090s
     Observation(
-        "gt-009", "v0_chunked", 256, 2048, 152064, 8192, 29568, 4, 4, None, 0.38, nvls=False
+        "gt-009",
+        "v0_chunked",
+        256,
+        2048,
+        152064,
+        8192,
+        29568,
+        4,
+        4,
+        None,
+        0.38,
+        version=(0, 8, 3),
+        nvls=False,
     ),  # Qwen2.5-VL-72B TP4 on A100-40GB (Ampere: no NVLS)
     Observation(
         "gt-219",
@@ -588,6 +637,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=32,
         capture=512,
         cudagraph_gib=0.76,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Llama-3.1-8B, TP 2
@@ -604,6 +654,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=80,
         capture=512,
         cudagraph_gib=1.61,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Qwen2.5-72B, TP 2
@@ -620,6 +671,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=32,
         capture=512,
         cudagraph_gib=0.93,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Mixtral-8x7B, TP 2
@@ -636,6 +688,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=16,
         capture=512,
         cudagraph_gib=0.65,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Llama-3.1-8B, PP 2: 16 layers a stage
@@ -652,6 +705,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=48,
         capture=512,
         cudagraph_gib=1.13,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0), mode="PIECEWISE"),
     ),  # Llama-4-Scout, TP 4: chunked local attention, no FULL graph ("PIECEWISE=51 (largest=512)")
@@ -699,6 +753,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=32,
         capture=512,
         cudagraph_gib=0.67,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Llama-3.1-8B, TP 4
@@ -715,6 +770,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=28,
         capture=512,
         cudagraph_gib=0.71,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Qwen2.5-7B, TP 2
@@ -731,6 +787,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=28,
         capture=512,
         cudagraph_gib=0.64,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Qwen2.5-7B, TP 4
@@ -747,6 +804,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=80,
         capture=512,
         cudagraph_gib=1.79,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Llama-3.3-70B FP8, TP 2
@@ -763,6 +821,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=80,
         capture=512,
         cudagraph_gib=1.66,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Llama-3.3-70B FP8, TP 4
@@ -779,6 +838,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=80,
         capture=512,
         cudagraph_gib=1.85,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Llama-3.3-70B W8A8, TP 2
@@ -795,6 +855,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=40,
         capture=512,
         cudagraph_gib=1.03,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Mistral-Small-3.1 W8A8, TP 2
@@ -811,6 +872,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=80,
         capture=512,
         cudagraph_gib=1.61,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Kimi-Dev-72B (Qwen2.5-72B shapes), TP 2
@@ -827,6 +889,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=80,
         capture=512,
         cudagraph_gib=1.54,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(512, 1024, 1, (0, 19, 0)),
     ),  # Kimi-Dev-72B, TP 4
@@ -843,6 +906,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         layers=24,
         capture=1024,
         cudagraph_gib=1.55,
+        version=(0, 19, 0),
         nvls=True,
         graphs=cudagraph_count(1024, 1024, 1, (0, 19, 0), model_list=True),
     ),  # gpt-oss-20b, TP 2, its own 1,024-token capture
@@ -875,8 +939,8 @@ path in this order."""
 
 def _nt_model(o: Observation, nt: dict[str, float]) -> float:
     rocm = nt["rocm"] if o.vendor == "amd" else 0.0
-    nv = nvls_buffer_bytes(o.tp, o.nvls) / GiB if o.vendor == "nvidia" else 0.0  # Hopper, newest NCCL
-    return nt[o.era] + nt["per_peer"] * nccl_peers(o.world, o.nvls) + nv + rocm
+    nv = nvls_buffer_bytes(o.tp, o.nvls, version=o.version) / GiB if o.vendor == "nvidia" else 0.0  # Hopper
+    return nt[o.era] + nt["per_peer"] * o.peers + nv + rocm
 
 
 def _activation_seen(o: Observation, nt: dict[str, float]) -> float | None:
@@ -892,8 +956,10 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
     """Re-derive the factors from the observations, term by term (medians, so one odd report moves little):
 
     1. ``non_torch_gib``: per era the median printed non-torch of single-GPU NVIDIA runs; ``per_peer`` the median of
-       (printed - era base) / :func:`nccl_peers` over multi-GPU runs; ``rocm`` the median AMD overhead left after the
-       modelled activation, base and peers.
+       (printed - era base - NVLS buffer) / shares over the runs the planner charges a share
+       (:attr:`Observation.peers`: :func:`nccl_peers` of :func:`profiled_peer_world`, as :func:`non_torch_bytes`
+       counts them; a pipeline-parallel run of 0.11.0 or later at TP 1 has none); ``rocm`` the median AMD overhead
+       left after the modelled activation, base and peers.
     2. ``k_sampler`` per path: activation (printed, or overhead - modelled non-torch) minus the encoder cache, over
        R x vocab x 4 B, on runs where the sampler phase is the peak (activation above 1.15 x the forward estimate and
        not dominated by an encoder pass).
@@ -911,8 +977,8 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any
         vals = [o.non_torch_gib for o in obs if o.era == era and o.world == 1 and o.vendor == "nvidia"
                 and o.non_torch_gib is not None]  # fmt: skip
         nt[era] = round(statistics.median(vals), 2) if vals else NON_TORCH_GIB[era]
-    peers = [(o.non_torch_gib - nt[o.era] - nvls_buffer_bytes(o.tp, o.nvls) / GiB) / nccl_peers(o.world, o.nvls) for o in obs
-             if o.world > 1 and o.non_torch_gib is not None and o.vendor == "nvidia"]  # fmt: skip
+    peers = [(o.non_torch_gib - nt[o.era] - nvls_buffer_bytes(o.tp, o.nvls, version=o.version) / GiB) / o.peers
+             for o in obs if o.peers > 0 and o.non_torch_gib is not None and o.vendor == "nvidia"]  # fmt: skip
     nt["per_peer"] = round(statistics.median(peers), 2) if peers else NON_TORCH_GIB["per_peer"]
     nt["rocm"] = 0.0  # no AMD observation: no ROCm share (not the shipped constant, which came from one)
 

@@ -75,6 +75,7 @@ from kvlint.models.towers import tower_config
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
     audio_params,
+    decoder_layer_bytes,
     gemma4_moe_keeps_dense_mlp,
     param_breakdown,
     tp_replicated_bytes,
@@ -2922,7 +2923,9 @@ class WeightSplit:
     routed experts (split over ``ep`` ranks, the rest over TP); ``rotary`` the RoPE cos/sin cache every rank
     holds; ``replicated`` what every TP rank holds beyond its even share of ``per_layers``, summed over the layers
     (:func:`kvlint.models.weights.tp_replicated_bytes`: MLA/indexer projections, routers, K/V heads fewer than TP),
-    and ``replicated_source`` its description ("" when 0).
+    and ``replicated_source`` its description ("" when 0); ``layers`` each decoder layer's ``(linear, expert)``
+    bytes (:func:`kvlint.models.weights.decoder_layer_bytes`), which share of ``per_layers`` a pipeline stage holds
+    (:meth:`stage_shares`; empty: every layer alike).
     """
 
     total: int
@@ -2935,10 +2938,27 @@ class WeightSplit:
     rotary: int
     replicated: int = 0
     replicated_source: str = ""
+    layers: tuple[tuple[int, int], ...] = ()
 
     @property
     def rotary_bytes(self) -> int:
         return self.rotary
+
+    def stage_shares(self, start: int, n: int, num_layers: int) -> tuple[float, float]:
+        """The shares of the model's non-expert and routed-expert layer bytes that layers ``start`` to ``start + n``
+        hold: vLLM builds a stage's own layers only (``vllm/model_executor/models/utils.py::make_layers``), and a
+        MoE model's dense layers (``first_k_dense_replace``...) hold no experts and fewer bytes
+        (:func:`kvlint.models.weights.decoder_layer_bytes`). ``n / num_layers`` for both when the layers are not
+        known (a part without bytes, or a layer list that is not the model's)."""
+        even = n / max(1, num_layers)
+        if len(self.layers) != num_layers:
+            return even, even
+        lin_all = sum(a for a, _ in self.layers)
+        exp_all = sum(b for _, b in self.layers)
+        part = self.layers[start : start + n]
+        lin = sum(a for a, _ in part) / lin_all if lin_all else even
+        exp = sum(b for _, b in part) / exp_all if exp_all else even
+        return lin, exp
 
 
 def mxfp4_moe_backend(settings: VllmSettings, version: Version, compute_capability: str | None) -> str | None:
@@ -3158,6 +3178,9 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         ),
         replicated=repl,
         replicated_source=repl_src,
+        layers=decoder_layer_bytes(model, dtype_bytes=dbytes, quantization=settings.quantization)
+        if cfg.pp > 1
+        else (),
     )
 
 
@@ -3209,7 +3232,8 @@ def stage_memory(
     counts = _stage_layer_counts(cfg, model.num_layers, start, n, last)
     tp, ep = cfg.tp, weights.ep
     efrac = weights.expert_fraction
-    w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
+    lin_share, exp_share = weights.stage_shares(start, n, model.num_layers)
+    w = weights.per_layers * ((1 - efrac) * lin_share / tp + efrac * exp_share / ep)
     w += weights.replicated * n / max(1, model.num_layers)
     w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
     if last and not weights.lm_head and cfg.pp > 1 and not cfg.pooling:  # a pooling model has no (tied) head

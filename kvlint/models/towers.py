@@ -38,6 +38,8 @@ def tower_config(config: dict[str, Any], name: str) -> dict[str, Any]:
 
 #: Audio encoders whose parameters :func:`kvlint.models.weights.audio_params` counts, by their ``model_type``:
 #: the Whisper-style encoders of Qwen2-Audio (``Qwen2AudioEncoder``) and Qwen2.5-Omni's thinker
-#: (``Qwen2_5OmniAudioEncoder``), and Gemma 4's Conformer (``Gemma4AudioModel``), all built by transformers' classes
-#: in vLLM.
-COUNTED_AUDIO_ENCODERS = frozenset({"qwen2_audio_encoder", "qwen2_5_omni_audio_encoder", "gemma4_audio"})
+#: (``Qwen2_5OmniAudioEncoder``), Gemma 4's Conformer (``Gemma4AudioModel``) and Gemma 3n's USM Conformer
+#: (``Gemma3nAudioEncoder``), all built by transformers' classes in vLLM.
+COUNTED_AUDIO_ENCODERS = frozenset(
+    {"qwen2_audio_encoder", "qwen2_5_omni_audio_encoder", "gemma4_audio", "gemma3n_audio"}
+)

@@ -140,6 +140,8 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
         return 0
     if kind == "gemma4_audio":
         return _gemma4_audio_params(ac, config, text_hidden)
+    if kind == "gemma3n_audio":
+        return _gemma3n_audio_params(ac, config, text_hidden)
     # a size the config omits is the encoder config class's default (transformers builds audio_config as
     # CONFIG_MAPPING[model_type](**audio_config): Qwen2AudioEncoderConfig, Qwen2_5OmniAudioEncoderConfig, 4.57.1)
     d = _i(ac.get("d_model"), _AUDIO_ENCODER_DEFAULTS["d_model"])
@@ -156,6 +158,80 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
         return total + d * text_hidden + text_hidden
     out = _i(ac.get("output_dim"), _AUDIO_ENCODER_DEFAULTS["output_dim"])
     return total + 2 * out + d * out + out
+
+
+#: ``Gemma3nAudioConfig``'s class defaults (transformers 4.57.1 ``models/gemma3n/configuration_gemma3n.py``), which a
+#: size the checkpoint's ``audio_config`` omits takes
+_GEMMA3N_AUDIO_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1536,
+    "conf_num_hidden_layers": 12,
+    "conf_num_attention_heads": 8,
+    "conf_conv_kernel_size": 5,
+    "input_feat_size": 128,
+    "vocab_size": 128,
+    "sscp_conv_channel_size": [128, 32],
+    "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+    "sscp_conv_stride_size": [[2, 2], [2, 2]],
+}
+
+
+def _gemma3n_audio_params(ac: dict[str, Any], config: dict[str, Any], text_hidden: int) -> int:
+    """Parameters (elements) of Gemma 3n's audio encoder and its embedder as vLLM builds them: the encoder is
+    transformers' ``Gemma3nAudioEncoder`` (``vllm@0.19.0:vllm/model_executor/models/gemma3n_mm.py::
+    Gemma3nForConditionalGeneration``: ``AutoModel.from_config(config=config.audio_config)`` under
+    ``_mark_tower_model(vllm_config, "audio")``), a USM Conformer (transformers 4.57.1 ``models/gemma3n/
+    modeling_gemma3n.py``): ``subsample_conv_projection``, two bias-free ``Conv2d`` (1 -> c0 -> c1 channels,
+    ``sscp_conv_kernel_size``) each with a ``Gemma3nAudioCumulativeGroupNorm`` weight of its channels, then a
+    bias-free ``input_proj_linear`` of ``c1 x f1`` -> d, f1 the mel bins (``input_feat_size``) after the two
+    strided convolutions over one column of padding a side; per ``Gemma3nAudioConformerBlock`` two feed-forwards
+    (``ffw_layer_1`` d -> 4d, ``ffw_layer_2`` back, bias-free, two RMSNorms each), the attention (``pre_attn_norm``,
+    bias-free ``q_proj``/``k_proj``/``v_proj`` d -> d, ``relative_position_embedding.pos_proj`` d -> d,
+    ``per_dim_scale`` of head_dim, ``post`` d -> d, ``post_norm``), the light conv (``linear_start`` d -> 2d, a
+    depthwise bias-free ``Conv1d`` of ``conf_conv_kernel_size``, ``linear_end`` d -> d, two RMSNorms) and a final
+    RMSNorm. vLLM's ``embed_audio`` (``Gemma3nMultimodalEmbedder``) adds an embedding of ``vocab_size`` x d, two
+    RMSNorms of d and a bias-free d -> text hidden ``embedding_projection`` (its post-projection norm has no
+    weight). At the class defaults (gemma-3n-E2B/E4B-it: 12 layers of 1,536) the encoder is 0.68 B parameters,
+    1.27 GiB in bf16."""
+    d_ = _GEMMA3N_AUDIO_DEFAULTS
+
+    def get(key: str) -> Any:
+        v = ac.get(key)
+        return d_[key] if v is None else v
+
+    d = _i(get("hidden_size"))
+    layers = _i(get("conf_num_hidden_layers"))
+    heads = _i(get("conf_num_attention_heads")) or 1
+    k = _i(get("conf_conv_kernel_size"))
+    if not d or not layers:
+        return 0
+    chans, kernels, strides = (
+        get("sscp_conv_channel_size"),
+        get("sscp_conv_kernel_size"),
+        get("sscp_conv_stride_size"),
+    )
+    try:
+        c0, c1 = _i(chans[0]), _i(chans[1])
+        (k0h, k0w), (k1h, k1w) = ((_i(a), _i(b)) for a, b in kernels[:2])
+        s0w, s1w = _i(strides[0][1]), _i(strides[1][1])
+    except (TypeError, ValueError, IndexError, KeyError):
+        return 0
+    if min(c0, c1, k0w, k1w, s0w, s1w) < 1:
+        return 0
+    f0 = (
+        _i(get("input_feat_size")) + 2 - k0w
+    ) // s0w + 1  # Gemma3nAudioSubSampleConvProjection: pad_f 1 a side
+    f1 = (f0 + 2 - k1w) // s1w + 1
+    if f1 < 1:
+        return 0
+    sub = (k0h * k0w * c0 + c0) + (c0 * k1h * k1w * c1 + c1) + c1 * f1 * d
+    ffw = 8 * d * d + 2 * d
+    attn = 5 * d * d + d // heads + 2 * d
+    conv = 3 * d * d + k * d + 2 * d
+    layer = 2 * ffw + attn + conv + d
+    text = tower_config(config, "text_config")
+    t = _i(text.get("hidden_size")) or text_hidden
+    embedder = _i(get("vocab_size")) * d + 2 * d + d * t
+    return sub + layers * layer + embedder
 
 
 def _gemma4_audio_params(ac: dict[str, Any], config: dict[str, Any], text_hidden: int) -> int:
@@ -1596,6 +1672,38 @@ def _dense_mlp_layer_bytes(spec: ModelSpec, dtype_bytes: int, quantization: str 
             continue
         per[int(bits[1])] += n * (dtype_bytes if keep else rate)
     return tuple(int(b) for b in per)
+
+
+def decoder_layer_bytes(
+    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None
+) -> tuple[tuple[int, int], ...]:
+    """Each decoder layer's ``(linear bytes, routed-expert bytes)``, whole (all ranks), priced as
+    :func:`dense_mlp_layer_bytes` prices them (a module the checkpoint keeps unquantized at ``dtype_bytes``); one
+    entry per decoder layer, in order. The layers of one model differ: a DeepSeek / GLM MoE model's first
+    ``first_k_dense_replace`` layers hold a dense MLP and no experts (``vllm@0.17.0:vllm/model_executor/models/
+    glm4_moe.py::Glm4MoeDecoderLayer``: ``Glm4MoE`` only where ``layer_idx >= config.first_k_dense_replace``), a
+    Qwen-MoE model's ``mlp_only_layers``, Llama 4's non-interleaved layers, a NAS model's narrower FFNs. vLLM builds
+    only a pipeline stage's own layers on its rank (``vllm/model_executor/models/utils.py::make_layers``, the range
+    of ``get_pp_indices``), so a stage holds the bytes of those layers, not ``1/pp`` of the whole: GLM-4.7's 89 MoE
+    layers are 3.1 % above its per-layer mean (gt-282). Modules outside the decoder layers (embedding, LM head,
+    towers) are not listed."""
+    return _decoder_layer_bytes(spec, dtype_bytes, quantization)
+
+
+@per_model
+def _decoder_layer_bytes(
+    spec: ModelSpec, dtype_bytes: int, quantization: str | None
+) -> tuple[tuple[int, int], ...]:
+    """:func:`decoder_layer_bytes` itself, with positional arguments."""
+    sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    lin = [0.0] * len(spec.layers)
+    exp = [0.0] * len(spec.layers)
+    for (name, n, part), keep in zip(sink, kept, strict=True):
+        bits = name.split(".")
+        if len(bits) < 3 or bits[0] != "layers" or not bits[1].isdigit() or int(bits[1]) >= len(lin):
+            continue
+        (exp if part == "experts" else lin)[int(bits[1])] += n * (dtype_bytes if keep else rate)
+    return tuple((int(a), int(b)) for a, b in zip(lin, exp, strict=True))
 
 
 #: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),

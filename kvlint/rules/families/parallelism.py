@@ -736,6 +736,12 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         if leader_p is not None:
             yield from _group_gpu_type(ctx, leader_p)
     counted = _counted_as(ctx)
+    if counted is None and _tgi_shards_on_mig(ctx):
+        # TGI without --num-shard: one shard per device the container's visible-devices variable lists, which on
+        # MIG slices are the slices (_mig_slices)
+        assert p.gpus is not None
+        yield from _mig_slices(ctx, p.gpus, f"{p.resource}: {p.gpus}", default_shards=True)
+        return
     if counted == "neuron":
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
     elif counted == "tpu":
@@ -751,7 +757,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         where = kaito[0] + (f" x {pods} pods" if pods > 1 else "")
     # MIG slices: the mixed strategy's nvidia.com/mig-<profile>, or nvidia.com/gpu on nodes whose labels say the
     # GPUs are slices (the single strategy's GFD product label, GKE's partition size: Placement.mig_profile)
-    on_mig = (p.resource or "").startswith(MIG_RESOURCE_PREFIX) or p.mig_profile is not None
+    on_mig = _on_mig(p)
     if on_mig and -(-need // pods) > 1 and not lay.ray:
         yield from _mig_slices(ctx, -(-need // pods), where)
         return
@@ -838,11 +844,44 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
-def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnostic]:
-    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (``nvidia.com/mig-<profile>``, the
-    device plugin's mixed strategy; ``nvidia.com/gpu`` where :attr:`kvlint.types.Placement.mig_profile` says the node
-    labels name slices: the single strategy's GFD product label ``<GPU>-MIG-<profile>``, GKE's
-    ``cloud.google.com/gke-gpu-partition-size``; not under ``--gpu-memory``, which drops the profile): however
+def _on_mig(p: Placement) -> bool:
+    """Whether the pod's GPUs are MIG slices: the device plugin's mixed strategy (``nvidia.com/mig-<profile>``), or
+    ``nvidia.com/gpu`` on nodes whose labels name slices (:attr:`kvlint.types.Placement.mig_slices`, kept under
+    ``--gpu-memory``, which gives the slice's memory, not another device, and for a profile whose memory kvlint
+    does not know)."""
+    return (
+        (p.resource or "").startswith(MIG_RESOURCE_PREFIX)
+        or p.mig_profile is not None
+        or p.mig_slices is not None
+    )
+
+
+def _tgi_shards_on_mig(ctx: RuleContext) -> bool:
+    """A TGI engine left at its default shard count on more than one MIG slice: the launcher starts one shard per
+    entry of ``CUDA_VISIBLE_DEVICES``, else of ``NVIDIA_VISIBLE_DEVICES`` (``launcher/src/main.rs::num_cuda_devices``,
+    ``find_num_shards``: ``(None, None) => num_cuda_devices().unwrap_or(1)``, TGI v3.3.6), and the NVIDIA device
+    plugin's default ``envvar`` device-list strategy sets ``NVIDIA_VISIBLE_DEVICES`` to the allocated devices' IDs,
+    one entry a slice (``NVIDIA/k8s-device-plugin@1b826acc6``: ``cmd/nvidia-device-plugin/main.go``, default
+    ``envvar``; ``internal/plugin/server.go``, ``response.Envs[deviceListEnvVar] = strings.Join(deviceIDs, ",")``), so it
+    starts as many shards as the pod has slices: the same start as ``--num-shard`` of that count. A container that
+    sets either variable itself, or the plugin's ``volume-mounts`` strategy (one path entry), is not this case; the
+    first is read here, the second is not visible in a manifest."""
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    if ctx.engine != "tgi" or lay.explicit or lay.ray or p is None or p.gpus is None or p.gpus < 2:
+        return False
+    if any(k in s.env for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")):
+        return False
+    return _on_mig(p)
+
+
+def _mig_slices(
+    ctx: RuleContext, per_pod: int, where: str, default_shards: bool = False
+) -> Iterator[Diagnostic]:
+    """KV403 for an engine of ``per_pod`` > 1 GPU workers a pod on MIG slices (:func:`_on_mig`: ``nvidia.com/
+    mig-<profile>``, the device plugin's mixed strategy; ``nvidia.com/gpu`` where the node labels name slices: the
+    single strategy's GFD product label ``<GPU>-MIG-<profile>``, GKE's ``cloud.google.com/gke-gpu-partition-size``;
+    under ``--gpu-memory`` too, which sizes the slice, and TGI at its default shard count, :func:`_tgi_shards_on_mig`,
+    ``default_shards``): however
     many slices the pod gets, CUDA enumerates one MIG device per process (NVIDIA's MIG User Guide, "CUDA Device
     Enumeration", https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-
     enumeration: "With CUDA 11/R450 and CUDA 12/R525, only enumeration of a single MIG instance is supported",
@@ -867,10 +906,16 @@ def _mig_slices(ctx: RuleContext, per_pod: int, where: str) -> Iterator[Diagnost
         lower = _LOWER.get(ctx.engine, "").format(have=1) or None
     if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
         fix += f", or run it on one slice: {lower}"
+    what = (
+        f"TGI without {tgi_option(s, 'num_shard')} starts one shard per device NVIDIA_VISIBLE_DEVICES lists (the "
+        f"device plugin lists each MIG slice), so it needs {per_pod} GPUs in the pod"
+        if default_shards
+        else f"{lay.described} needs {per_pod} GPUs in the pod"
+    )
     yield ctx.finding(
-        f"{lay.described} needs {per_pod} GPUs in the pod, but its {where} are MIG slices and CUDA enumerates "
-        "one MIG device per process (NVIDIA MIG User Guide), so the engine sees 1 GPU; "
-        + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
+        f"{what}, but its {where} are MIG slices and CUDA enumerates one MIG device per process (NVIDIA MIG User "
+        "Guide; later drivers still enumerate the slices of one GPU as one, and the pod cannot choose its slices), "
+        "so the engine sees 1 GPU; " + _TOO_FEW[ctx.engine].format(need=per_pod, have=1),
         lay.loc or p.gpus_loc or s.command_loc,
         fix=fix,
     )
