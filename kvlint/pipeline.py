@@ -625,9 +625,24 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
         # merely holds a ROCm word (harbor.transwarp.io/aip-amd/xpu-nvidia/vllm-openai; a vendor's published
         # ROCm build there is KV304, above) is planned on the GPUs the pod can land on, not the AMD Instinct fleet
         platform = "cuda"
-    fleet, _configured = (options.site or _site.Site()).fleet_accelerators(platform)
+    fleet, configured = (options.site or _site.Site()).fleet_accelerators(platform)
+    if platform == "rocm" and not configured:
+        # an image built for one AMD architecture (SGLang's -mi30x tags) runs only on its GPUs
+        fleet = _build_target_fleet(fleet, cr.serving.image) or fleet
     gpus = cr.placement.gpus or _layout.parallelism(cr.serving, gpus=None).workers
     return _stage.plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))
+
+
+def _build_target_fleet(fleet: tuple[Any, ...], image: str) -> tuple[Any, ...]:
+    """The accelerators of ``fleet`` an image built for one AMD architecture runs on
+    (:func:`kvlint.engines.images.rocm_build_target`, the catalogue's ``llvm_target``); empty when the image is not
+    such a build or none of them has its architecture."""
+    from kvlint.accelerators.registry import llvm_target
+
+    target = _images.rocm_build_target(image)
+    if target is None:
+        return ()
+    return tuple(a for a in fleet if llvm_target(a.id) == target[0])
 
 
 def _placement(w: Workload, container: LDict, options: Options) -> Placement:

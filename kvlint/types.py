@@ -786,6 +786,13 @@ class Placement:
         mig_unoffered: the container requests a ``nvidia.com/mig-<profile>`` slice that none of the GPUs its
             scheduling facts allow offers (an L4 has no MIG): ``accelerator`` is None, :attr:`undecided` says why,
             and it is not planned on a fleet either (the pod cannot land on another board).
+        amd_partition: the AMD compute-memory partition mode (``cpx_nps4``) of the device the container gets: the one
+            its ``mixed``-naming resource names (``amd.com/cpx_nps4``), or for ``amd.com/gpu`` the node labeller's
+            ``amd.com/compute-memory-partition`` its scheduling selects; None otherwise (and for ``spx``, a whole
+            GPU). A fleet plan sizes one partition of each board on it.
+        device_share: the part of the board the engine's device is, in a few words (``CPX partition``, ``1/2 vGPU``),
+            when :attr:`memory_bytes_override` holds that part's memory and it is not a MIG slice; None otherwise.
+            :attr:`device_name` names the device with it.
     """
 
     accelerator: Accelerator | None
@@ -805,16 +812,21 @@ class Placement:
     mig_profile: str | None = None
     mig_unoffered: bool = False
     mig_slices: str | None = None
+    amd_partition: str | None = None
+    device_share: str | None = None
 
     @property
     def device_name(self) -> str | None:
         """The device the engine runs on, in words: the accelerator's name, followed by ``MIG <profile>`` on a MIG
-        slice (as NVML names a MIG device, ``NVIDIA A100-SXM4-80GB MIG 3g.40gb``), so a plan sized on the slice's
-        memory is not shown under the whole board's name; None when no accelerator is known."""
+        slice (as NVML names a MIG device, ``NVIDIA A100-SXM4-80GB MIG 3g.40gb``), or by its :attr:`device_share`
+        on an AMD compute partition or a vGPU share (``AMD Instinct MI300X CPX partition``), so a plan sized on the
+        part's memory is not shown under the whole board's name; None when no accelerator is known."""
         if self.accelerator is None:
             return None
         if self.mig_profile and self.memory_bytes_override:
             return f"{self.accelerator.name} MIG {self.mig_profile}"
+        if self.device_share and self.memory_bytes_override:
+            return f"{self.accelerator.name} {self.device_share}"
         return self.accelerator.name
 
     @property

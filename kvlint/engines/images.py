@@ -1050,6 +1050,26 @@ _PUBLISHED_BUILD_TAGS = {
 }
 
 
+#: SGLang's ROCm images, built one per GPU architecture, the tag naming the family: sgl-project/sglang
+#: ``docker/rocm.Dockerfile`` (at 004ae46f) builds ``GPU_ARCH=gfx942`` as ``v0.5.17-rocm700-mi30x``, ``gfx950`` as
+#: ``-mi35x`` and ``gfx1250`` as ``-mi45x`` ("the MI300 image carries only gfx942 wheels and the MI350 image carries
+#: only gfx950 wheels"), published as ``lmsysorg/sglang`` and, nightly, ``rocm/sgl-dev``.
+_SGLANG_ROCM_REPOS = ("lmsysorg/sglang", "rocm/sgl-dev")
+_SGLANG_ROCM_FAMILY = re.compile(r"(?:^|-)(mi30x|mi35x|mi45x)(?:-|$)")
+_SGLANG_ROCM_TARGET = {"mi30x": "gfx942", "mi35x": "gfx950", "mi45x": "gfx1250"}
+
+
+def rocm_build_target(image: str) -> tuple[str, str] | None:
+    """``(LLVM target, tag word)`` of a ROCm image built for one GPU architecture only, as its tag says (SGLang's
+    ``...-rocm700-mi30x``: gfx942, MI300X and MI325X); None for any other image. Such an image runs on no AMD GPU
+    of another architecture (its kernels are compiled for that target alone)."""
+    repo, tag, _digest = split_image(image)
+    if not tag or _repo_path(repo) not in _SGLANG_ROCM_REPOS:
+        return None
+    m = _SGLANG_ROCM_FAMILY.search(tag.lower())
+    return (_SGLANG_ROCM_TARGET[m.group(1)], m.group(1)) if m else None
+
+
 @_by_reference
 def published_build(image: str) -> bool:
     """Whether the platform word :func:`image_platform` reads in ``image`` is a vendor's naming of a build it

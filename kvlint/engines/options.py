@@ -185,12 +185,50 @@ _VARIABLE_RE = re.compile(
 )
 
 
+#: A word the shell's reading left unresolved for its brace or tilde expansion, as the engines' parsers get it:
+#: ``$(`` around the value kvlint did not read (kvlint.engines.command._unexpanded, which wraps only a word holding
+#: no reference): a brace expansion bash makes into several words (``{2,4}``, ``{1..3}``: a comma or a sequence
+#: between braces; bash(1) "Brace Expansion"), or a ``~`` starting the value (a home directory, bash(1) "Tilde
+#: Expansion").
+_BRACE_WORD_RE = re.compile(r"\$\(([^$`()]*\{[^{}]*(?:,|\.\.)[^{}]*\}[^$`()]*)\)\Z")
+#: ... or an ANSI-C quote ``$'...'`` in a ``sh -c`` script (kvlint.engines.shell._dash_word: dash 0.5.12 has none).
+_ANSI_C_WORD_RE = re.compile(r"\$\((\$'.*)\)\Z", re.S)
+_TILDE_WORD_RE = re.compile(r"\$\((~[^$`()]*)\)\Z")
+
+
+def unresolved_why(option: str, raw: str) -> str:
+    """The KV503 message for ``option``'s value ``raw`` that kvlint cannot resolve: what it is, the word as written
+    (a variable: ``--tp-size ${TP}: the value comes from a variable ...``; a brace or tilde expansion kvlint does
+    not read: ``--tensor-parallel-size {2,4}{,}: the value is a brace expansion ...``, where it said "comes from a
+    variable" and showed ``$({2,4}{,})``)."""
+    m = _BRACE_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is a brace expansion kvlint does not read (bash makes it several "
+            "words, dash passes it as written)"
+        )
+    m = _ANSI_C_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is an ANSI-C quote in a sh script (bash decodes its escapes, dash "
+            "passes a $ and the text)"
+        )
+    m = _TILDE_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is a tilde expansion kvlint does not read (a home directory)"
+        )
+    return f"{option} {raw}: the value comes from a variable kvlint cannot resolve"
+
+
 def layout_fix(message: str) -> str:
     """The remedy of the KV503 warning on a parallel size kvlint cannot resolve (``message`` starts with the option
     as written, then its value: ``--tensor-parallel-size $(TP): the value comes from ...``): the size itself, or the
     variable given a literal value in the container's env, each with its syntax."""
     option = message.split(" ", 1)[0]
     m = _VARIABLE_RE.search(message)
+    if m is None and "comes from a variable" not in message:
+        return f"write the size itself ({option} N), so kvlint can size the container"
     var = next((g for g in m.groups() if g), "VAR") if m else "VAR"
     # Kubernetes expands $(VAR) in command and args from the container's env; ${VAR} and $VAR only a shell expands
     # (kubernetes.io, "Define a Command and Arguments for a Container": "Use environment variables to define

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from kvlint.engines import sglang_flags_data as data
-from kvlint.engines.options import Collector, ConfigReads, prefixed, unknown_from_config_file
+from kvlint.engines.options import Collector, ConfigReads, prefixed, unknown_from_config_file, unresolved_why
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
@@ -642,9 +642,7 @@ def _read_list(
         col.invalid(canon, "", loc, "at least one integer is required")
         return i
     if any(UNRESOLVED_RE.search(w) for w in words):
-        col.unresolved_value(
-            dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", first
-        )
+        col.unresolved_value(dest, unresolved_why(canon, raw), first)
         return i
     problem = ""
     sizes: list[int] = []
@@ -801,9 +799,7 @@ def parse_sglang_argv(
             continue
         if UNRESOLVED_RE.search(raw) and not (dest == "cuda_graph_config" and _is_json(raw)):
             if dest in _INT or dest in _FLOAT:
-                col.unresolved_value(
-                    dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", loc
-                )
+                col.unresolved_value(dest, unresolved_why(canon, raw), loc)
                 continue
             col.set(dest, Value(raw, loc, raw, src), canon)
             continue

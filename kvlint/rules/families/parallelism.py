@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 from kvlint.accelerators import registry as cat
-from kvlint.accelerators.placement import GFD_COUNT, node_gpu_capacity
+from kvlint.accelerators.placement import GFD_COUNT, GKE_GPU_COUNT, node_gpu_capacity, node_partition_capacity
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import (
@@ -38,6 +38,7 @@ from kvlint.gpu_resources import (
     NVIDIA_GPU,
     TPU_RESOURCE,
     WHOLE_GPUS,
+    amd_partition_of,
     is_gpu_resource,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -1711,9 +1712,10 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity=problem[2],
             )
             return
+    platform = platform_of(s, p.resource if p is not None else None)
     if (
         (p is None or p.gpus is None)
-        and platform_of(s, p.resource if p is not None else None) in ("cuda", "rocm")
+        and platform in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
@@ -1745,12 +1747,15 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         at = loc_of(s.container, "resources") or s.container.loc
         nim = _nim_gpu_fix(w) or _llmaz_gpu_fix(w)
+        # a ROCm build runs on AMD GPUs, which AMD's device plugin advertises as amd.com/gpu
+        gpu = AMD_GPU if platform == "rocm" else NVIDIA_GPU
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             at,
+            # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
             fix=nim
-            or "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+            or f"set resources.limits['{gpu}'] to the number of GPUs the engine uses"
             + _kustomize_base_fix(at.file if at is not None else None),
         )
 
@@ -2324,18 +2329,27 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     ("Insufficient nvidia.com/gpu"; ``kubernetes@v1.34.0:pkg/scheduler/framework/plugins/noderesources/fit.go::
     fitsRequest``) and the pod stays Pending."""
     p = ctx.placement
-    if p is None or p.gpus is None or p.resource not in WHOLE_GPUS or p.shared or p.gpu_slice is not None:
+    if p is None or p.gpus is None or p.shared or p.gpu_slice is not None or p.resource is None:
+        return
+    partitioned = amd_partition_of(p.resource) is not None
+    if p.resource not in WHOLE_GPUS and not partitioned:
         return
     if is_runtime_template(ctx.workload):
         return
-    cap = node_gpu_capacity(ctx.workload.pod_spec)
+    pod_spec = ctx.workload.pod_spec
+    cap = node_gpu_capacity(pod_spec)
+    if partitioned or (p.resource == AMD_GPU and cap is None):
+        # AMD compute partitions: the node's GPUs times the partitions of each (amd.com/cpx_nps4, or amd.com/gpu
+        # on a node the partition label selects)
+        cap = node_partition_capacity(pod_spec, p.resource, p.accelerator)
     if cap is None:
         return
-    vendor = "amd" if p.resource == AMD_GPU else "nvidia"
+    units = "partition" if cap.partitions > 1 else "GPU"
+    vendor = "amd" if p.resource == AMD_GPU or partitioned else "nvidia"
     if cap.accelerator is not None and cap.accelerator.vendor != vendor:
         return  # another vendor's node: KV304 / KV501's concern, not a count
-    if cap.key == GFD_COUNT and vendor != "nvidia":
-        return  # GFD counts NVIDIA GPUs
+    if cap.key in (GFD_COUNT, GKE_GPU_COUNT) and vendor != "nvidia":
+        return  # GFD and GKE count NVIDIA GPUs
     own = p.gpus
     if own > cap.gpus:
         asked, at = f"GPU limit {p.resource}: {own}", p.gpus_loc or cap.loc
@@ -2353,12 +2367,12 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
         # said of the pod, the same from each of its serving containers (kept once: pipeline._POD_WIDE_RULES)
         at = first or cap.loc
     where = (
-        f"{cap.what}: a node has {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        f"{cap.what}: a node has {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
         if cap.instance_type
-        else f"{cap.what}: a node has at most {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        else f"{cap.what}: a node has at most {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
     )
     fixes = [f"ask at most {cap.gpus} {p.resource} per pod (the engine's TP x PP x local DP within one node)"]
-    if cap.instance_type and cap.accelerator is not None:
+    if cap.instance_type and cap.accelerator is not None and units == "GPU":
         it = cat.instance_type(cap.instance_type)
         bigger = cat.instance_types_with(cap.accelerator.id, it.provider, total) if it else []
         if bigger:
@@ -2367,7 +2381,7 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
     fixes.append("or run the model across nodes (LeaderWorkerSet or Ray, one pod per node)")
     yield ctx.finding(
-        f"{asked}, more GPUs than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
+        f"{asked}, more {units}s than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
         f'finds no node with that many allocatable {p.resource} ("Insufficient {p.resource}") and the pod stays '
         "Pending",
         at,

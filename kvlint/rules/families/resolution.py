@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kvlint.accelerators.site import NO_SITE
+from kvlint.accelerators.site import NO_SITE, default_fleet
 from kvlint.engines.images import (
     Unsized,
     accelerator_build,
@@ -23,6 +23,7 @@ from kvlint.engines.images import (
     image_platform,
     path_placeholder,
     platform_evidence,
+    rocm_build_target,
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, amd_partition_of
@@ -449,6 +450,12 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         which = "the configured fleet (.kvlint.yaml fleet)"
     elif all(e.accelerator.vendor == "amd" for e in cr.fleet):
         which = "kvlint's default ROCm fleet (AMD Instinct)"
+        built = rocm_build_target(s.image)
+        if built is not None and len(cr.fleet) < len(default_fleet("rocm")):
+            which += (
+                f", its {built[0]} GPUs only (image {s.image} is built for {built[0]} alone, its {built[1]} tag: "
+                "it runs on no other AMD architecture)"
+            )
     else:
         which = "kvlint's default fleet"
     profile = cr.fleet[0].mig_profile
@@ -476,9 +483,14 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
             else f" ({ctx.layout.described} uses {need} of the {pods} pods' {have}: KV403)"
         )
     resource = cr.placement.resource if cr.placement is not None else None
-    amd_part = amd_partition_of(resource)
-    if amd_part is not None and profile is None and not amd_part.startswith("spx"):
-        which += f" (resource {resource}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
+    amd_part = cr.placement.amd_partition if cr.placement is not None else None
+    if amd_part is not None and profile is None:
+        said = (
+            f"resource {resource}"
+            if amd_partition_of(resource)
+            else f"amd.com/compute-memory-partition={amd_part}"
+        )
+        which += f" ({said}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
     if gslice is not None and gslice.percent is not None and profile is None:
         # HAMi: each vGPU sees its share of the card (kvlint.accelerators.sharing; stage.plan_fleet)
