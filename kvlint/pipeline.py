@@ -41,6 +41,7 @@ from kvlint.suppress import (
     comment_suppresses,
     parse_ignore_annotation,
 )
+from kvlint.template_params import unresolved_parameters
 from kvlint.types import (
     COULD_NOT_FINISH,
     COULD_NOT_READ_COMMAND,
@@ -459,6 +460,11 @@ def analyse_container(
     if serving.findings and any(f.mark is Mark.ENVSUBST_TEMPLATE for f in w.findings):
         # a word wholly a ${VAR} of a template KV002 reported: the renderer's, unseen, not an unknown option
         serving.findings = _options.template_words(serving.findings, serving.engine)
+    elif serving.findings and w.doc is not None and w.doc.kind == "Template":
+        # an OpenShift Template's parameter with no value (required, generated): oc process fills it in
+        unset = unresolved_parameters(w.doc.data)
+        if unset:
+            serving.findings = _options.template_words(serving.findings, serving.engine, unset)
     # past the first unknown options of the command line, one finding names the others (before they are restated)
     serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):
