@@ -2948,7 +2948,7 @@ def parse_container(
                 )
                 fix = (
                     f"if the image runs a released vLLM, replace {', '.join(lacks)} with the release's own "
-                    "option(s); if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
+                    f"option{'s' if len(lacks) != 1 else ''}; if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
                     "and the options vLLM has"
                 )
     version = engine_release(image, engine, engine_version_option)
@@ -3421,7 +3421,8 @@ def _no_script_reason(items: Sequence[_Item], container: Mapping) -> str:
     if unknown:
         near = [f"'{k}' (did you mean '{g}'?)" if g else f"'{k}'" for k, g in unknown]
         reason += (
-            f"; the container has field(s) {', '.join(near)} that Kubernetes does not know, probably the script "
+            f"; the container has {'fields' if len(near) != 1 else 'a field'} {', '.join(near)} that Kubernetes "
+            "does not know, probably the script "
             "under a misspelt key"
         )
     elif container.get("args") is None:
