@@ -930,13 +930,26 @@ def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> st
     return None
 
 
-def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None = None) -> list[int]:
+#: First vLLM release whose ``get_pp_indices`` gives the ``layers % pp`` remainder one layer each to the stages before
+#: the last, counting backwards (vllm-project/vllm#13839, merged 2025-02-26; read in the 0.8.0 wheel); 0.5.x - 0.7.3
+#: give the whole remainder to the last stage (``end_layer = num_hidden_layers`` on ``pp_rank == pp_size - 1``;
+#: read in the 0.5.5, 0.6.3, 0.6.6.post1 and 0.7.3 wheels)
+PP_REMAINDER_BEFORE_LAST_FROM: Version = (0, 8, 0)
+
+
+def pp_layer_split(
+    num_layers: int, pp: int, partition: tuple[int, ...] | None = None, version: Version | None = None
+) -> list[int]:
     """Layers per pipeline stage: ``layers // pp`` each, the remainder added one each to stages from the
-    second-to-last backwards; or ``VLLM_PP_LAYER_PARTITION`` when it has pp entries summing to the layer count.
+    second-to-last backwards (from :data:`PP_REMAINDER_BEFORE_LAST_FROM`; ``version`` None: that split), all of it
+    to the last stage before; or ``VLLM_PP_LAYER_PARTITION`` when it has pp entries summing to the layer count.
     Source: ``vllm/distributed/utils.py::get_pp_indices`` (§1.10)."""
     if partition and len(partition) == pp and sum(partition) == num_layers:
         return list(partition)
     parts = [num_layers // pp] * pp
+    if version is not None and version < PP_REMAINDER_BEFORE_LAST_FROM:
+        parts[-1] += num_layers % pp
+        return parts
     for i in range(2, num_layers % pp + 2):
         parts[-i] += 1
     return parts
@@ -2128,7 +2141,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     refused = mtp_count_refusal(settings, facts)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_MTP_COUNT)
-    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
+    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition, v)
     pp_notes: tuple[str, ...] = ()
     if pp > 1:
         pp_notes = (
