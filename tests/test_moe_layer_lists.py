@@ -58,3 +58,52 @@ def test_laguna_mlp_layer_types_name_the_dense_layer() -> None:
     assert [i for i, (_, e) in enumerate(layers) if e == 0] == [0]
     per_layer = m.num_experts * 3 * m.hidden_size * m.moe_intermediate_size
     assert param_breakdown(m)["experts"] == sum(sparse) * per_layer
+
+
+def _jamba(**over: object) -> dict:
+    """A Jamba config of the shapes ``JambaConfig`` documents (transformers 5.25.0 ``configuration_jamba.py``),
+    written for the test, 32 layers: attention every 8th from 4, the rest Mamba."""
+    cfg = {
+        "architectures": ["JambaForCausalLM"],
+        "model_type": "jamba",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 65536,
+        "attn_layer_period": 8,
+        "attn_layer_offset": 4,
+        "expert_layer_period": 2,
+        "expert_layer_offset": 1,
+        "num_experts": 16,
+        "num_experts_per_tok": 2,
+        "mamba_d_state": 16,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_dt_rank": 256,
+        "torch_dtype": "bfloat16",
+    }
+    cfg.update(over)
+    return {k: v for k, v in cfg.items() if v is not None}
+
+
+def test_jamba_experts_only_on_its_expert_layers() -> None:
+    """vLLM builds ``JambaMoE`` where ``config.layers_num_experts[i] > 1`` (vllm@0.34.0 ``jamba.py``), which
+    ``JambaConfig`` sets on layers with ``i % expert_layer_period == expert_layer_offset`` (defaults 2 and 1), and
+    a ``JambaMLP`` of ``intermediate_size`` elsewhere. kvlint priced 32 MoE layers: 93.8 B parameters for
+    Jamba-v0.1's shapes, where 16 MoE and 16 dense layers are 51.6 B."""
+    from kvlint.models.config import parse_config
+
+    for over, moe in (({}, [i for i in range(32) if i % 2 == 1]), ({"expert_layer_period": 4,
+                      "expert_layer_offset": 3}, [3, 7, 11, 15, 19, 23, 27, 31]),
+                      ({"expert_layer_period": None, "expert_layer_offset": None}, list(range(1, 32, 2)))):  # fmt: skip
+        m = parse_config(_jamba(**over), model_id="test/jamba-like", source="test")
+        layers = decoder_layer_bytes(m, dtype_bytes=2)
+        assert [i for i, (_, e) in enumerate(layers) if e] == moe
+        h, inter = 4096, 14336
+        assert param_breakdown(m)["experts"] == len(moe) * 16 * 3 * h * inter
+        dense = [i for i in range(32) if i not in moe]
+        # a dense layer holds one MLP of intermediate_size more than a MoE layer of the same mixer
+        a, b = next(i for i in dense if i % 8 != 4), next(i for i in moe if i % 8 != 4)
+        assert layers[a][0] - layers[b][0] == 3 * h * inter * 2

@@ -393,7 +393,8 @@ def _param_breakdown(
     a per-layer ``moe_layer_freq`` list (MiMo-V2, MiniMax-M3: a true entry is MoE), DeepSeek/GLM
     ``first_k_dense_replace``/``moe_layer_freq``, Llama-4 ``interleave_moe_layer_step`` (dense layers use
     ``intermediate_size_mlp``), ``mlp_layer_types`` ("sparse": Laguna), Qwen-MoE ``decoder_sparse_step``/
-    ``mlp_only_layers``, else every layer; MiniMax-M3's dense layers use ``dense_intermediate_size``.
+    ``mlp_only_layers``, Jamba ``expert_layer_period``/``expert_layer_offset``, else every layer; MiniMax-M3's
+    dense layers use ``dense_intermediate_size``.
     MTP layers (``num_nextn_predict_layers``) are not counted.
 
     ``sink``, when given, receives one ``(module, elements, part)`` per quantizable module (``part`` is
@@ -457,6 +458,11 @@ def _param_breakdown(
             return i < len(freq_list) and bool(freq_list[i])
         if "first_k_dense_replace" in t or "moe_layer_freq" in t:
             return i >= first_dense and i % freq == 0
+        if mt == "jamba":
+            # Jamba: experts on every expert_layer_period-th layer from expert_layer_offset, a dense MLP of
+            # intermediate_size elsewhere (vllm@0.34.0 jamba.py: JambaMoE where config.layers_num_experts[i] > 1;
+            # transformers 5.25.0 JambaConfig.layers_num_experts: num_experts if i % period == offset, defaults 2, 1)
+            return i % (_i(t.get("expert_layer_period"), 2) or 1) == _i(t.get("expert_layer_offset"), 1)
         if mt.startswith("llama4"):
             return (i + 1) % l4_step == 0
         if mlp_types is not None:
