@@ -1769,8 +1769,8 @@ def tp_replicated_bytes(
     * the Whisper-style audio encoder and its projector (:func:`audio_params`, at the activation dtype): vLLM builds
       them from transformers' ``Qwen2AudioEncoder`` / ``Qwen2_5OmniAudioEncoder`` and plain ``nn.Linear``
       projectors, no tensor-parallel layers (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``,
-      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. Like the rest, it is spread over pipeline stages
-      by their layers, although vLLM keeps the towers on the first stage only (``_mark_tower_model``).
+      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. A pipeline stage holds the towers whole or not
+      at all (:func:`kvlint.memory.vllm.pipeline_towers` takes this term out of the stages' layer share).
 
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
     heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the
