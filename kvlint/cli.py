@@ -888,13 +888,13 @@ def statistics_text(result: Any) -> str:
 
     from kvlint.report.text import summary_line
     from kvlint.rules.catalog import load_catalog
+    from kvlint.types import findings_stood_for
 
     names = {k: v.name for k, v in load_catalog().items()}
     counts: Counter[tuple[str, str]] = Counter()
     # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
     for d in result.diagnostics:
-        n = d.stands_for
-        counts[(d.rule, d.severity)] += n if isinstance(n, int) and n > 1 else 1
+        counts[(d.rule, d.severity)] += findings_stood_for(d)
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = [
         f"{n:>{width}}  {rule}  {sev:<7}  {names.get(rule, '')}"
@@ -1032,12 +1032,22 @@ def _manifest_word(command: Sequence[str]) -> str | None:
     """What to say when ``kvlint plan`` is given a manifest instead of an engine command (``kvlint plan
     deploy.yaml``, ``kvlint plan deploy/``, ``kvlint plan -``: what ``kvlint check`` takes), else None: the
     command's first word is ``-``, a directory, or a name ending in .yaml, .yml or .json. Without this the error
-    was "not an engine command: deploy.yaml" with the engine forms only, and no word of ``kvlint check``."""
+    was "not an engine command: deploy.yaml" with the engine forms only, and no word of ``kvlint check``. Also
+    when that word is an option plan does not have (``--no-config``, kvlint check's, typed before ``--``): no
+    engine command starts with one."""
     import os
 
     if not command:
         return None
     word = str(command[0])
+    if word.startswith("-") and word != "-":
+        # an option kvlint plan does not have (the command takes unknown options as its words): `kvlint plan
+        # --no-config -- vllm serve M` was "not an engine command: --no-config vllm serve"
+        name = word.split("=", 1)[0]
+        return (
+            f"{name} is not an option of kvlint plan (`kvlint plan --help` lists them; {name} may be kvlint check's "
+            "or the engine's): kvlint plan [OPTIONS] -- ENGINE COMMAND, the engine's own options after `--`"
+        )
     if word == "-":
         what = "- is standard input"
     elif os.path.isdir(word):

@@ -540,6 +540,8 @@ def placement_from_cluster(
         memory_bytes_override=worst.memory_bytes_override,
         mig_profile=worst.mig_profile,
         mig_slices=worst.mig_slices,
+        amd_partition=worst.amd_partition,
+        device_share=worst.device_share,
         gpu_slice=worst.gpu_slice,
         candidates=tuple(sorted(accs.values(), key=lambda a: (a.memory_bytes, a.id)))
         if len(accs) > 1

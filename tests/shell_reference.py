@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from kvlint.engines.shell import (
     _default_text,
     ansi_c_text,
+    cut_text,
     Part,
     ShellArg,
     Word,
@@ -622,6 +623,7 @@ def commands(
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
     _state: tuple[dict[str, str], set[str]] | None = None,
+    _sh: bool = False,
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
@@ -679,6 +681,8 @@ def commands(
             first = next((w.raw for w in rest[:close] if isinstance(w, Word)), None)
             if first is not None and all(w.raw in _PREFIX_KEYWORDS for w in cmd):
                 local_env[name] = first
+            if _sh:
+                local_env.pop(name, None)  # shell53: dash has no arrays
             continue
         if piped is not None:
             local_env.clear()
@@ -697,13 +701,39 @@ def commands(
         for word in cmd:
             is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
             assigning = is_assign and (leading or declaring)
-            fields = _expand(
-                word,
-                tmp if is_assign and leading and tmp is not None else local_env,
-                positional,
-                assign=assigning,
-                budget=budget,
-            )
+            if _sh and "$'" in word.raw:
+                # shell53: an ANSI-C quote in a sh script (dash 0.5.12 has none): the word as written, not known
+                own_value = is_assign and leading
+                fields = [ShellArg(word.raw, word.start, None, False, not own_value, True, own_value)]
+            else:
+                if _sh:
+                    # shell53: a substring or an array reference in a sh script (dash: "Bad substitution"): not read
+                    word = Word(
+                        [
+                            Part(
+                                "sub",
+                                cut_text(p.text if p.kind != "arr" else f"{p.text}[{p.index or '@'}]", p.cut),
+                                p.quoted,
+                            )
+                            if p.cut is not None
+                            else Part("sub", "${" + p.text + "[" + (p.index or "@") + "]}", p.quoted)
+                            if p.kind == "arr"
+                            else Part("sub", "${#" + p.text + "[@]}", p.quoted)
+                            if p.kind == "count" and p.text != "#"
+                            else p
+                            for p in word.parts
+                        ],
+                        word.start,
+                        word.raw,
+                        word.unclosed,
+                    )
+                fields = _expand(
+                    word,
+                    tmp if is_assign and leading and tmp is not None else local_env,
+                    positional,
+                    assign=assigning,
+                    budget=budget,
+                )
             if is_assign and leading and fields:
                 tmp = dict(local_env) if tmp is None else tmp
                 name, _, val = fields[0].text.partition("=")
@@ -812,6 +842,7 @@ def commands(
                 _eval_offset=off,
                 _budget=budget,
                 _state=_state,
+                _sh=_sh,
             )
             for name, _value in prefix:
                 if name in saved:
@@ -838,6 +869,7 @@ def commands(
                 _depth=_depth + 1,
                 _eval_offset=off,
                 _budget=budget,
+                _sh=words[0].text.rsplit("/", 1)[-1] in ("sh", "ash", "dash"),
             )
             continue
         yield words

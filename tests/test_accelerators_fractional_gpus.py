@@ -138,3 +138,17 @@ def test_an_ec2_fractional_node_has_one_gpu_share_for_kv410() -> None:
     assert "a share of 1 NVIDIA L4" in kv410.message and "a node has 1" in kv410.message
     res = run_documents(load_text(one, "p.yaml"), Options(allow_hub=False))
     assert not [d for d in res.diagnostics if d.rule == "KV410"]
+
+
+@pytest.mark.parametrize("size", ["Standard_NV18ads_A10_v5", "g6f.xlarge"])
+def test_the_plan_names_the_vgpu_share_not_the_whole_board(size: str) -> None:
+    """A plan sized on a vGPU share is headed by the share (``NVIDIA A10 1/2 vGPU``), not the whole board's name;
+    the whole-GPU size of the series keeps the board's."""
+    it = cat.instance_type(size)
+    assert it is not None and it.accelerator is not None
+    p = _run(size).placement
+    assert p is not None and p.device_name is not None
+    share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
+    assert p.device_name == f"{it.accelerator.name} {share}"
+    whole = _run("Standard_NV36ads_A10_v5").placement
+    assert whole is not None and whole.device_name == cat.require("nvidia-a10").name

@@ -159,3 +159,67 @@ def test_a_cuda_image_requesting_a_partition_is_on_an_amd_node() -> None:
     res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
     (kv304,) = [d for d in res.diagnostics if d.rule == "KV304"]
     assert "amd.com/cpx_nps4 (an AMD GPU)" in kv304.message
+
+
+def test_a_partition_label_without_a_named_gpu_is_planned_on_partitions_of_the_fleet() -> None:
+    """``amd.com/gpu`` (the default single naming) on nodes the partition label selects, no GPU named: each board
+    of the fleet is planned on one partition, as for the mixed naming's resource, not on whole GPUs."""
+    res, cr = _mixed("amd.com/gpu", selector="amd.com/compute-memory-partition: cpx_nps4")
+    assert cr.fleet and {e.accelerator.id for e in cr.fleet} <= {
+        "amd-instinct-mi300x",
+        "amd-instinct-mi325x",
+        "amd-instinct-mi355x",
+    }
+    for e in cr.fleet:
+        assert e.detail is not None
+        assert 0 <= e.accelerator.memory_bytes / 8 - e.detail.plan.total_bytes < 4096
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert "amd.com/compute-memory-partition=cpx_nps4: one CPX partition of each GPU" in kv501.message
+
+
+def test_a_container_asking_a_whole_gpu_and_a_partition_is_planned_on_the_partition() -> None:
+    """It gets both devices, and its engine may run on the partition: the smaller device sizes the plan."""
+    mi300x = cat.require("amd-instinct-mi300x")
+    text = _MIXED.format(
+        resource="amd.com/gpu", selector="amd.com/gpu.product-name: AMD_Instinct_MI300X", count=1
+    ).replace("{amd.com/gpu: 1}", "{amd.com/gpu: 1, amd.com/cpx_nps4: 1}")
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert isinstance(cr, ContainerResult)
+    p = cr.placement
+    assert p is not None and p.resource == "amd.com/cpx_nps4" and p.accelerator is mi300x
+    assert p.memory_bytes is not None and 0 <= mi300x.memory_bytes / 8 - p.memory_bytes < 4096
+    assert p.device_name == f"{mi300x.name} CPX partition"
+
+
+@pytest.mark.parametrize("resource", ["amd.com/cpx_nps4", "amd.com/gpu"])
+def test_the_plan_names_the_partition_not_the_whole_gpu(resource: str) -> None:
+    """Plan headings (the Markdown report's) name the device the plan is sized on: a CPX partition, not the board."""
+    from kvlint.report.markdown import render_markdown
+
+    selector = "amd.com/gpu.product-name: AMD_Instinct_MI300X, amd.com/compute-memory-partition: cpx_nps4"
+    res, cr = _mixed(resource, selector=selector)
+    assert cr.placement is not None and cr.placement.device_name == "AMD Instinct MI300X CPX partition"
+    assert "1 × AMD Instinct MI300X CPX partition" in render_markdown(res)
+
+
+def test_an_absurd_partition_label_is_not_read_as_a_mode() -> None:
+    p = _run("amd-instinct-mi300x", "cpx_nps" + "9" * 400).placement
+    assert p is not None and p.amd_partition is None and p.device_share is None
+
+
+@pytest.mark.parametrize(
+    ("image", "resource"),
+    [
+        ("rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", "amd.com/gpu"),
+        ("vllm/vllm-openai:v0.8.5", "nvidia.com/gpu"),
+    ],
+)
+def test_kv405_asks_for_the_gpu_of_the_images_build(image: str, resource: str) -> None:
+    """A ROCm build asking no GPU is told to ask AMD's device plugin's resource, not NVIDIA's."""
+    text = _MIXED.format(resource="cpu", selector="kubernetes.io/os: linux", count=1).replace(
+        "rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", image
+    )
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (kv405,) = [d for d in res.diagnostics if d.rule == "KV405"]
+    assert f"set resources.limits['{resource}']" in (kv405.fix or "")

@@ -413,3 +413,58 @@ def test_amd_partitions_are_not_counted_as_the_nodes_gpus() -> None:
     spx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: spx_nps1}}"
     (d,) = _kv410(spx, 2 * it.gpus, resource="amd.com/gpu")
     assert f"a node has {it.gpus} GPUs" in d.message
+
+
+@pytest.mark.parametrize(
+    ("resource", "selector"),
+    [
+        # the device plugin's mixed naming: the resource names the partition mode itself
+        ("amd.com/cpx_nps4", ""),
+        # its default single naming: amd.com/gpu on a node the partition label selects
+        ("amd.com/gpu", ", amd.com/compute-memory-partition: cpx_nps4"),
+    ],
+)
+def test_more_amd_partitions_than_the_nodes_gpus_hold_is_an_error(resource: str, selector: str) -> None:
+    """An 8-GPU MI300X node split CPX offers 8 partitions a GPU (ROCm k8s-device-plugin: "A node which has 8 GPUs
+    where all GPUs are partitioned using CPX-NPS4 style will report amd.com/gpu: 64"): a pod asking more than that
+    never schedules; as many is not reported."""
+    from kvlint.accelerators.placement import AMD_PARTITIONS
+
+    it = cat.instance_type("BM.GPU.MI300X.8")
+    assert it is not None and it.gpus is not None
+    per_node = it.gpus * AMD_PARTITIONS["cpx"]
+    scheduling = f"  nodeSelector: {{node.kubernetes.io/instance-type: BM.GPU.MI300X.8{selector}}}"
+    (d,) = _kv410(scheduling, per_node + 16, resource=resource)
+    assert f"{resource}: {per_node + 16}" in d.message and f"a node has {per_node} partitions" in d.message
+    assert f"Insufficient {resource}" in d.message and "8 CPX partitions" in d.message
+    assert f"ask at most {per_node} {resource}" in (d.fix or "")
+    assert _kv410(scheduling, per_node, resource=resource) == []
+
+
+def test_amd_partitions_in_one_affinity_term_only_leave_the_count_open() -> None:
+    """The single naming's partition label in one term of several: the other term's nodes may have whole GPUs, and
+    the node's partitions are not bounded from the nodeSelector alone."""
+    scheduling = """\
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: node.kubernetes.io/instance-type, operator: In, values: [BM.GPU.MI300X.8]}
+          - {key: amd.com/compute-memory-partition, operator: In, values: [cpx_nps4]}"""
+    assert _kv410(scheduling, 80, resource="amd.com/gpu") == []
+
+
+def test_gkes_accelerator_count_bounds_the_pods_gpus() -> None:
+    """GKE's ``cloud.google.com/gke-accelerator-count`` is "the total number of GPUs available to attach to the node"
+    (GKE's "Deploy GPU workloads in Autopilot"): a pod asking more than it stays Pending."""
+    from kvlint.accelerators.placement import GKE_COUNT_SOURCE
+
+    sel = '  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4, cloud.google.com/gke-accelerator-count: "4"}'
+    (d,) = _kv410(sel, 8)
+    assert (
+        "cloud.google.com/gke-accelerator-count=4" in d.message and "a node has at most 4 GPUs" in d.message
+    )
+    assert GKE_COUNT_SOURCE in d.message
+    assert _kv410(sel, 4) == []
+    assert _kv410(sel, 8, resource="amd.com/gpu") == []  # GKE's GPUs are NVIDIA's

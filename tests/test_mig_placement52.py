@@ -108,3 +108,13 @@ def test_fleet_plans_only_on_gpus_offering_the_profile() -> None:
     ).containers
     ids = {e.accelerator.id for e in c.fleet}
     assert ids and ids <= set(cat.mig_gpus("3g.40gb"))
+
+
+def test_the_placement_says_which_gpu_was_decided_not_the_labels_worst_case() -> None:
+    """The labels' worst case (the L4, the smallest) is not where a MIG 3g.40gb slice can be: the placement text
+    says the H100 was chosen, and no longer that the L4 was."""
+    (c,) = _run(_affinity("NVIDIA-L4", "NVIDIA-H100-80GB-HBM3")).containers
+    p = c.placement
+    assert p is not None and p.accelerator is not None and p.accelerator.id == "nvidia-h100-sxm5-80gb"
+    assert "chose nvidia-l4" not in p.how and "chose the smallest, nvidia-l4" not in p.how
+    assert "chose nvidia-h100-sxm5-80gb" in p.how

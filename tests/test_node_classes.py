@@ -139,10 +139,11 @@ def test_kv501_says_the_class_the_pod_selects_names_the_gpu_when_it_is_an_input(
     assert f"selects its nodes by the {kind} {name}" in why and "among the inputs" in why
 
 
-def test_a_builtin_gke_compute_class_gets_no_such_note(tmp_path: Path) -> None:
-    # GKE Autopilot's built-in classes (Accelerator, Performance, Balanced, Scale-Out, autopilot, autopilot-spot)
-    # are no object a user could pass: the GPU comes from cloud.google.com/gke-accelerator
-    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: Accelerator"))
+@pytest.mark.parametrize("name", ["Accelerator", "autopilot-spot", "autopilot-arm"])
+def test_a_builtin_gke_compute_class_gets_no_such_note(tmp_path: Path, name: str) -> None:
+    # GKE Autopilot's built-in classes (Accelerator, Performance, Balanced, Scale-Out, autopilot, autopilot-spot,
+    # autopilot-arm) are no object a user could pass: the GPU comes from cloud.google.com/gke-accelerator
+    cr = _placement(tmp_path, _pod(f"cloud.google.com/compute-class: {name}"))
     assert cr.placement is not None
     assert not [u for u in cr.placement.undecided if "compute-class" in u]
 
@@ -216,10 +217,12 @@ def test_a_nodepools_requirements_narrow_together(tmp_path: Path) -> None:
 # as the label `cloud.google.com/machine-family` (`kubectl describe node`: `cloud.google.com/machine-family=e2`).
 # Neither was read: a class of `machineFamily: g2` rules named no GPU. Read as the EC2 instance family is
 # (registry.instance_family): a series names its GPU when every machine type of it in the catalogue's GCE table has
-# that one GPU (g2: L4; a2: A100 40GB or 80GB, so none; n2: no GPU).
+# that one GPU (g2: L4; n2: no GPU); a series of several GPUs (a2: A100 40GB in a2-highgpu/megagpu, 80GB in
+# a2-ultragpu) is planned on the smallest, the others kept as candidates (branch gpus53; it was planned on the default
+# fleet, T4 to H200). a3 stays undecided: the catalogue's a3-edgegpu-8g has no GPU it could cite.
 @pytest.mark.parametrize(
     ("family", "gpu"),
-    [("g2", "nvidia-l4"), ("a4", "nvidia-b200"), ("a2", None), ("n2", None)],
+    [("g2", "nvidia-l4"), ("a4", "nvidia-b200"), ("a2", "nvidia-a100-sxm4-40gb"), ("a3", None), ("n2", None)],
 )
 def test_a_machine_family_rule_names_the_gpu_of_its_series(
     tmp_path: Path, family: str, gpu: str | None
@@ -239,3 +242,15 @@ def test_a_pods_own_machine_family_label_names_the_gpu(tmp_path: Path) -> None:
     cr = _placement(tmp_path, _pod("cloud.google.com/machine-family: g2"))
     assert cr.placement is not None and cr.placement.accelerator is not None
     assert cr.placement.accelerator.id == "nvidia-l4"
+
+
+def test_a_series_of_several_gpus_keeps_the_others_as_candidates(tmp_path: Path) -> None:
+    from kvlint.accelerators import registry as cat
+
+    boards, types = cat.instance_family_gpus("a2", "gcp")
+    assert [a.id for a in boards] == ["nvidia-a100-sxm4-40gb", "nvidia-a100-sxm4-80gb"] and types >= 2
+    cr = _placement(tmp_path, _pod("cloud.google.com/machine-family: a2"))
+    p = cr.placement
+    assert p is not None and p.accelerator is not None and p.accelerator.id == "nvidia-a100-sxm4-40gb"
+    assert {a.id for a in p.candidates} == {"nvidia-a100-sxm4-40gb", "nvidia-a100-sxm4-80gb"}
+    assert "chose the smallest, nvidia-a100-sxm4-40gb" in p.how

@@ -152,3 +152,26 @@ def test_accelerator_type_no_group_carries_is_said() -> None:
         "          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-a100-80gb}\n", ""
     )
     assert _unplaced(unnamed) == []
+
+
+def _cpu_group_first(resource: str) -> str:
+    """The sample with a CPU-only worker group before its GPU group, whose GPUs are asked as ``resource``."""
+    text = SAMPLE.read_text().split("\n---\n")[0]
+    start = text.index("    - replicas: 1\n      minReplicas: 1")
+    group = text[start:]
+    cpu = group.replace("groupName: gpu-group", "groupName: cpu-group").replace(
+        '                nvidia.com/gpu: "4"\n', ""
+    )
+    cpu = cpu.replace('        num-gpus: "4"', '        num-cpus: "32"')
+    assert "nvidia.com/gpu" not in cpu
+    return text[:start] + cpu + group.replace('nvidia.com/gpu: "4"', f'{resource}: "4"')
+
+
+def test_a_group_asking_mig_slices_or_amd_partitions_is_the_gpu_group() -> None:
+    """A MIG slice (``nvidia.com/mig-3g.40gb``) and an AMD partition (``amd.com/cpx_nps4``) are devices the engine
+    runs on: the group asking them is the GPU group, not the CPU group written before it."""
+    for resource in ("nvidia.com/mig-3g.40gb", "amd.com/cpx_nps4", "nvidia.com/gpu.shared"):
+        result = run_documents(load_text(_cpu_group_first(resource), "ray.yaml"), Options(allow_hub=False))
+        (cr,) = result.containers
+        assert cr.placement is not None and cr.placement.resource == resource, resource
+        assert cr.placement.gpus == 4

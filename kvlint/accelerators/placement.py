@@ -160,6 +160,8 @@ class _Cand:
     alts: list[Accelerator] = field(default_factory=list)
     #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
     label_bytes: int | None = None
+    #: the part of the board :attr:`label_bytes` is, in a few words (a fractional instance type's ``1/2 vGPU``)
+    share: str | None = None
 
     @property
     def memory(self) -> int:
@@ -187,6 +189,8 @@ class _Decision:
     #: the MIG profile a label names that no MIG table holds (GFD's ``...-MIG-1g.11gb``): :func:`_finish` does
     #: not size its slice on the whole GPU
     mig_unknown: str | None = None
+    #: the part of the board :attr:`mig_bytes` is when not a MIG slice (:attr:`kvlint.types.Placement.device_share`)
+    share: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -207,6 +211,29 @@ def _as_int(value: Any) -> int | None:
 def _first(labels: Labels, key: str) -> str | None:
     vals = labels.get(key)
     return vals[0][0] if vals else None
+
+
+#: The most MiB kvlint reads a ``nvidia.com/gpu.memory`` label as: 1 TiB, over three times the largest GPU of the
+#: catalogue (288 GB). GFD writes NVML's memory total in MiB (24564 on an RTX 4090); a value of 0, negative, not a
+#: whole number or above this is no GPU's, and sized a plan (10^12 MiB planned an exabyte GPU): not read instead
+GFD_MEMORY_MAX_MIB = 1 << 20
+
+
+def _gfd_memory(labels: Labels) -> tuple[int | None, str]:
+    """(``nvidia.com/gpu.memory`` in MiB, "") when the labels give a GPU's memory (1 to :data:`GFD_MEMORY_MAX_MIB`);
+    (None, why it is not read) for a value that is not one; (None, "") when absent or a placeholder to fill in."""
+    from kvlint.statement import clip
+
+    raw = _first(labels, GFD_MEMORY)
+    if raw is None or not raw.strip() or _fill_in(raw):
+        return None, ""
+    mib = _as_int(raw.strip())
+    if mib is not None and 0 < mib <= GFD_MEMORY_MAX_MIB:
+        return mib, ""
+    return None, (
+        f"{GFD_MEMORY}={clip(raw.strip(), 40)!r} is not a GPU's memory in MiB (1 to {GFD_MEMORY_MAX_MIB:,}): "
+        "not read as its memory"
+    )
 
 
 def _cc(labels: Labels) -> str | None:
@@ -265,10 +292,11 @@ def _arch_narrowed(accs: list[Accelerator], labels: Labels) -> tuple[list[Accele
 def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[int | None, str]:
     """MIG slice bytes for ``profile``: GFD's ``nvidia.com/gpu.memory`` (overwritten with the MIG device
     memory under mig.strategy=single) when present, else the catalogue's MIG table."""
-    mib = _as_int(_first(labels, GFD_MEMORY))
+    mib, bad = _gfd_memory(labels)
     if mib:
         return mib * cat.MIB, f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
     prof, note = cat.mig_profile(acc.id if acc else None, profile)
+    note = "; ".join(n for n in (bad, note) if n)
     if prof is None:
         return None, note
     text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})"
@@ -315,8 +343,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         acc, profile, shared = cat.gfd_product(v)
         c.shared = shared
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        mib, bad = _gfd_memory(labels)
+        if bad:
+            c.notes.append(bad)
         if len(boards) > 1:  # one NVML name, several boards: the memory label settles it
-            mib = _as_int(_first(labels, GFD_MEMORY))
             fits = [a for a in boards if mib and cat.memory_matches(a, mib)]
             if len(fits) == 1:
                 acc = fits[0]
@@ -327,7 +357,6 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 names = ", ".join(a.id for a in boards)
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
         if acc is None:
-            mib = _as_int(_first(labels, GFD_MEMORY))
             if mib and not profile:
                 acc = cat.generic_nvidia(v, mib, _cc(labels))
                 c.notes.append(f"{v} is not in the catalogue: memory from {GFD_MEMORY}={mib}")
@@ -340,7 +369,6 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.mig_unknown = None if c.mig_bytes else profile
             c.notes.append(note)
         elif acc is not None and acc.vendor == "nvidia":
-            mib = _as_int(_first(labels, GFD_MEMORY))
             if mib and not cat.memory_matches(acc, mib):
                 c.label_bytes = max(mib - cat.driver_reserve_mib(), 0) * cat.MIB
                 c.notes.append(
@@ -462,6 +490,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             if slice_mib is not None:
                 reserved, how_reserved = vgpu_reserved_mib(it.accelerator, slice_mib, per_gpu)
                 c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
+                c.share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
                 c.notes.append(
                     f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less the {reserved} MiB "
                     f"NVIDIA's vGPU manager reserves of it ({how_reserved}), not the whole GPU's memory"
@@ -475,13 +504,27 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if not types:
             return None
         c.acc = acc
+        what = ("machine series", "machine types") if gce else ("instance family", "instance types")
         if acc is not None:
-            what = ("machine series", "machine types") if gce else ("instance family", "instance types")
             c.notes.append(f"{what[0]} {v}: {acc.id} in each of its {types} {what[1]}")
+        else:
+            # a series of several GPUs (GCE's a2: A100 40GB and 80GB; a3: H100 and H200): the smallest, the others
+            # kept as candidates, as an ambiguous GPU label's
+            boards, _n = cat.instance_family_gpus(v, "gcp" if gce else "aws")
+            if len(boards) > 1:
+                c.acc, c.alts = boards[0], boards[1:]
+                names = ", ".join(a.id for a in boards)
+                c.notes.append(
+                    f"{what[0]} {v}: {names} in its {types} {what[1]}: chose the smallest, {boards[0].id} "
+                    "(conservative)"
+                )
         return c
     if key == GFD_MEMORY:
-        mib = _as_int(v)
+        mib, bad = _gfd_memory({key: [(v, loc)]})
         if not mib:
+            if bad:
+                c.notes.append(bad)
+                return c
             return None
         matches = cat.match_memory_mib(mib)
         matched = matches
@@ -599,6 +642,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
         mig_unknown=best.mig_unknown,
+        share=best.share if best.label_bytes and not best.mig_bytes else None,
     )
 
 
@@ -1032,17 +1076,22 @@ def _from_scheduling(
     return d
 
 
-#: :data:`GPU_RESOURCES` by their place in :func:`_resource_rank`'s order (MIG resources rank 2)
-_RESOURCE_RANKS = {key: (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESOURCES)}
+#: :data:`GPU_RESOURCES` by their place in :func:`_resource_rank`'s order (MIG resources rank 4, an AMD partition
+#: just before ``amd.com/gpu``)
+_RESOURCE_RANKS = {key: 2 * (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESOURCES)}
 
 
 def _resource_rank(key: str) -> int | None:
-    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors (an AMD
-    partition under the device plugin's ``mixed`` naming, ``amd.com/cpx_nps4``, as ``amd.com/gpu``)."""
+    """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors. An AMD
+    compute partition under the device plugin's ``mixed`` naming (``amd.com/cpx_nps4``, not ``spx``, a whole GPU)
+    comes before ``amd.com/gpu``: a container asking both gets a whole GPU and a partition, and its engine may run
+    on the partition, an eighth of the GPU's memory under CPX: planned on the whole GPU it was sized on memory its
+    device may not have."""
     if key.startswith(MIG_RESOURCE_PREFIX):
-        return 2
-    if amd_partition_of(key) is not None:
-        return _RESOURCE_RANKS[AMD_GPU]
+        return 4
+    part = amd_partition_of(key)
+    if part is not None:
+        return _RESOURCE_RANKS[AMD_GPU] - (0 if part.startswith("spx") else 1)
     return _RESOURCE_RANKS.get(key)
 
 
@@ -1274,10 +1323,13 @@ def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 KARPENTER_NODEPOOL = "karpenter.sh/nodepool"
 #: GKE Autopilot's built-in ComputeClasses (GKE docs, "About built-in ComputeClasses in Autopilot clusters";
-#: ``Accelerator`` with ``cloud.google.com/gke-accelerator`` for GPUs, "Deploy GPU workloads in Autopilot"): no
-#: object among a user's manifests, and none names a GPU.
+#: ``Accelerator`` with ``cloud.google.com/gke-accelerator`` for GPUs, "Deploy GPU workloads in Autopilot";
+#: ``autopilot-arm``, "Deploy Autopilot workloads on Arm architecture",
+#: https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-arm-workloads: "To use the autopilot-arm
+#: ComputeClass, ensure that your cluster is running GKE version 1.35.3-gke.1389000 or later"): no object among a
+#: user's manifests, and none names a GPU.
 GKE_BUILTIN_COMPUTE_CLASSES = frozenset(
-    {"Accelerator", "Balanced", "Performance", "Scale-Out", "autopilot", "autopilot-spot"}
+    {"Accelerator", "Balanced", "Performance", "Scale-Out", "autopilot", "autopilot-spot", "autopilot-arm"}
 )
 NODE_CLASS_KINDS = {
     "ComputeClass": ("cloud.google.com/", COMPUTE_CLASS),
@@ -1655,6 +1707,10 @@ def _amd_partition(label_sets: list[Labels]) -> str | None:
 #: https://rocm.docs.amd.com/projects/amdsmi/en/docs-7.1.1/doxygen/docBin/html/structamdsmi__accelerator__partition__profile__t.html),
 #: MI325X and MI355X (the same 1 / 2 / 4 / 8 logical GPUs per physical GPU, https://aac.amd.com/help/bare-metal/gpu-partitioning/)
 AMD_PARTITIONS = {"spx": 1, "dpx": 2, "qpx": 4, "cpx": 8}
+AMD_PARTITIONS_SRC = (
+    "https://rocm.docs.amd.com/projects/amdsmi/en/docs-7.1.1/doxygen/docBin/html/"
+    "structamdsmi__accelerator__partition__profile__t.html (num_partitions)"
+)
 AMD_PARTITIONED_BOARDS = ("amd-instinct-mi300x", "amd-instinct-mi325x", "amd-instinct-mi355x")
 #: Where a partition's memory comes from: amdgpu's ``amdgpu_amdkfd_xcp_memory_size`` gives each compute partition
 #: (XCP) its memory partition's size divided by the XCPs that share it, so with the NPS mode's equal memory partitions
@@ -1742,7 +1798,11 @@ def _mig_offering(
     best = min(keep, key=lambda a: a.memory_bytes)
     dropped = ", ".join(a.id for a in allowed if a.id not in offering)
     verb = "offers" if len(keep) == 1 else "offer"
-    note = f"resource {resource}: of the GPUs allowed, only {', '.join(a.id for a in keep)} {verb} MIG {profile} ({dropped}: no)"
+    chose = f"chose {best.id}" + (", the smallest memory of them (conservative)" if len(keep) > 1 else "")
+    note = (
+        f"resource {resource}: of the GPUs allowed, only {', '.join(a.id for a in keep)} {verb} MIG {profile} "
+        f"({dropped}: no): {chose}"
+    )
     return best, sorted(keep, key=lambda a: a.memory_bytes) if len(keep) > 1 else [], False, note
 
 
@@ -1826,7 +1886,16 @@ def _finish(
     candidates = list(decision.candidates) if acc is not None else []
     mig_unoffered = False
     if mig_bytes is None and acc is not None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
+        chosen = acc
         acc, candidates, mig_unoffered, offer_note = _mig_offering(acc, candidates, resource)
+        if acc is not chosen:
+            # the labels' worst case was not the GPU planned: their "chose <it>" note no longer says what was
+            # decided (the offer note does)
+            notes = [
+                n
+                for n in notes
+                if f"chose {chosen.id}" not in n and f"chose the smallest, {chosen.id}" not in n
+            ]
         if offer_note:
             notes.append(offer_note)
     # MIG from GKE's partition label or a mixed-strategy resource (when a label did not already say).
@@ -1860,16 +1929,18 @@ def _finish(
     named = amd_partition_of(resource)
     if named is not None:
         amd_partition = named
-    if (
-        mig_bytes is None
-        and amd_partition
-        and acc is not None
-        and acc.vendor == "amd"
-        and (resource == AMD_GPU or named is not None)
-    ):
-        mig_bytes, note = _amd_partition_bytes(acc, amd_partition, resource if named is not None else None)
+    device_share = decision.share if decision.mig_bytes else None
+    part_mode: str | None = None
+    if amd_partition and (resource == AMD_GPU or named is not None) and (acc is None or acc.vendor == "amd"):
+        part_mode = amd_partition.strip().lower()
+        if not re.fullmatch(r"[a-z]px_nps\d{1,3}", part_mode) or part_mode.startswith("spx"):
+            part_mode = None
+    if mig_bytes is None and part_mode and acc is not None:
+        mig_bytes, note = _amd_partition_bytes(acc, part_mode, resource if named is not None else None)
         if note:
             notes.append(note)
+        if mig_bytes:
+            device_share = f"{part_mode.split('_', 1)[0].upper()} partition"
     shared, sharers, share_note = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
@@ -1909,6 +1980,8 @@ def _finish(
         mig_profile=mig_profile if mig_bytes and not gpu_memory_bytes else None,
         # the device is a slice whatever its memory is taken for (KV403 counts slices under --gpu-memory too)
         mig_slices=slices[:40] if slices else None,
+        amd_partition=part_mode if acc is None or acc.vendor == "amd" else None,
+        device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
     )
 
 
@@ -2021,7 +2094,18 @@ KARPENTER_LABELS_SOURCE = (
 EKS_LABELS_SOURCE = (
     "https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html (EKS Auto Mode supported labels)"
 )
-_COUNT_SOURCES = {KARPENTER_GPU_COUNT: KARPENTER_LABELS_SOURCE, EKS_GPU_COUNT: EKS_LABELS_SOURCE}
+#: GKE's GPU-count node selector: "the total number of GPUs available to attach to the node" (GKE docs, "Deploy GPU
+#: workloads in Autopilot", GPU_COUNT of ``cloud.google.com/gke-accelerator-count``: "Must be greater than or equal to
+#: GPU_QUANTITY", the container's ``nvidia.com/gpu``)
+GKE_GPU_COUNT = "cloud.google.com/gke-accelerator-count"
+GKE_COUNT_SOURCE = (
+    "https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus (Request GPUs in your containers)"
+)
+_COUNT_SOURCES = {
+    KARPENTER_GPU_COUNT: KARPENTER_LABELS_SOURCE,
+    EKS_GPU_COUNT: EKS_LABELS_SOURCE,
+    GKE_GPU_COUNT: GKE_COUNT_SOURCE,
+}
 
 
 @dataclass(frozen=True)
@@ -2037,6 +2121,8 @@ class NodeGpus:
         accelerator: the GPU of that node when one instance type decides it, else None.
         instance_type: the instance type's name when one decides the count, else None.
         key: the label key the count is read from.
+        partitions: the AMD compute partitions of each GPU when ``gpus`` counts them (:func:`node_partition_capacity`),
+            else 1.
     """
 
     gpus: int
@@ -2046,6 +2132,7 @@ class NodeGpus:
     accelerator: Accelerator | None = None
     instance_type: str | None = None
     key: str = ""
+    partitions: int = 1
 
 
 def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
@@ -2070,7 +2157,14 @@ def _count_of(key: str, value: str, loc: Loc | None) -> NodeGpus | None:
     return NodeGpus(n, f"{key}={n}", loc, _COUNT_SOURCES.get(key, GFD_SOURCE), key=key)
 
 
-_COUNT_KEYS = (INSTANCE_TYPE, INSTANCE_TYPE_BETA, GFD_COUNT, KARPENTER_GPU_COUNT, EKS_GPU_COUNT)
+_COUNT_KEYS = (
+    INSTANCE_TYPE,
+    INSTANCE_TYPE_BETA,
+    GFD_COUNT,
+    KARPENTER_GPU_COUNT,
+    EKS_GPU_COUNT,
+    GKE_GPU_COUNT,
+)
 
 
 def _term_capacity(exprs: list[_Expr]) -> NodeGpus | None:
@@ -2116,12 +2210,12 @@ GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
 AMD_PARTITION = "amd.com/compute-memory-partition"
 
 
-def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
+def _selects_mig_devices(pod_spec: Mapping[str, Any], *, amd: bool = True) -> bool:
     """Whether the pod's required scheduling selects nodes whose ``nvidia.com/gpu`` are MIG devices (GFD's
     ``nvidia.com/mig.strategy=single`` or that strategy's product ``...-MIG-<profile>``, GKE's
-    ``cloud.google.com/gke-gpu-partition-size``) or whose ``amd.com/gpu`` are partitions (:data:`AMD_PARTITION`
-    other than ``spx_...``): a node then offers up to seven (eight) per GPU, so its GPU count does not bound the
-    request."""
+    ``cloud.google.com/gke-gpu-partition-size``) or, with ``amd``, whose ``amd.com/gpu`` are partitions
+    (:data:`AMD_PARTITION` other than ``spx_...``): a node then offers up to seven (eight) per GPU, so its GPU count
+    does not bound the request."""
     ns_labels, _ns = _node_selector_labels(pod_spec)
     values: list[tuple[str, str]] = [(k, v) for k, vs in ns_labels.items() for v, _ in vs]
     for term in _affinity_terms(pod_spec):
@@ -2130,7 +2224,7 @@ def _selects_mig_devices(pod_spec: Mapping[str, Any]) -> bool:
         k == GKE_PARTITION
         or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None)
         or (k == GFD_MIG_STRATEGY and v.strip().lower() == "single")
-        or (k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
+        or (amd and k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
         for k, v in values
     )
 
@@ -2147,6 +2241,11 @@ def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
     caller checks that): the scheduler's NodeResourcesFit filter then leaves the pod Pending."""
     if _selects_mig_devices(pod_spec):
         return None
+    return _whole_gpu_bound(pod_spec)
+
+
+def _whole_gpu_bound(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
+    """:func:`node_gpu_capacity`'s bound, whatever the MIG and partition labels say."""
     bounds: list[NodeGpus] = []
     ns = pod_spec.get("nodeSelector")
     if isinstance(ns, Mapping):
@@ -2166,3 +2265,44 @@ def node_gpu_capacity(pod_spec: Mapping[str, Any]) -> NodeGpus | None:
     if not bounds:
         return None
     return min(bounds, key=lambda b: b.gpus)
+
+
+def node_partition_capacity(
+    pod_spec: Mapping[str, Any], resource: str | None, acc: Accelerator | None
+) -> NodeGpus | None:
+    """The most AMD compute partitions a node the pod may land on offers as ``resource``, or None when kvlint cannot
+    bound them: the node's GPUs (:func:`node_gpu_capacity`'s bound) times the partitions the mode splits each GPU
+    into (:data:`AMD_PARTITIONS`, on the boards whose counts AMD documents). The mode is the one the ``mixed``-naming
+    resource names (``amd.com/cpx_nps4``: every node offering it is split so), or for ``amd.com/gpu`` (the default
+    ``single`` naming) the ``nodeSelector``'s :data:`AMD_PARTITION` (a value in one affinity term only leaves the
+    other terms' whole GPUs open: not bounded). "A node which has 8 GPUs where all GPUs are partitioned using
+    CPX-NPS4 style will report amd.com/gpu: 64" (github:ROCm/k8s-device-plugin/docs/user-guide/configuration.md
+    @af51ed1db60839d47c59027e896ac106f8b813a7). The board is the instance type's, else ``acc`` (the placement's)."""
+    mode = amd_partition_of(resource)
+    if mode is None and resource == AMD_GPU:
+        ns = pod_spec.get("nodeSelector")
+        v = ns.get(AMD_PARTITION) if isinstance(ns, Mapping) else None
+        mode = v.strip().lower() if isinstance(v, str) else None
+    if mode is None or _selects_mig_devices(pod_spec, amd=False):
+        return None
+    bound = _whole_gpu_bound(pod_spec)
+    if bound is None:
+        return None
+    kind = mode.split("_", 1)[0]
+    board = bound.accelerator or acc
+    n = AMD_PARTITIONS.get(kind) if board is not None and board.id in AMD_PARTITIONED_BOARDS else None
+    if kind == "spx":
+        n = 1
+    if n is None:
+        return None
+    if n == 1:
+        return bound
+    assert board is not None
+    return replace(
+        bound,
+        gpus=bound.gpus * n,
+        what=f"{bound.what}, each {board.id} split into {n} {kind.upper()} partitions",
+        accelerator=board,
+        partitions=n,
+        source=f"{bound.source} ; {AMD_PARTITIONS_SRC}",
+    )

@@ -423,6 +423,15 @@ def doks_gpu_model(value: str) -> tuple[Accelerator | None, str, bool]:
     return (_cat().accelerators[gid] if gid else None), str(row.get("table") or ""), True
 
 
+def llvm_target(acc_id: str) -> str | None:
+    """The LLVM target (``gfx942``) of a catalogued AMD accelerator, as the catalogue records it (the ROCm GPU
+    specifications table, ``llvm_target``); None for other accelerators and unknown ids."""
+    entry = _cat().entries.get(acc_id)
+    target = entry.get("llvm_target") if isinstance(entry, dict) else None
+    value = target.get("value") if isinstance(target, dict) else None
+    return str(value) if value else None
+
+
 def amd_product_name(value: str) -> Accelerator | None:
     """``amd.com/gpu.product-name`` (``Instinct_MI210``, ``AMD_Instinct_MI300X``) -> AMD accelerator.
 
@@ -553,6 +562,27 @@ def instance_family(family: str, provider: str = "aws") -> tuple[Accelerator | N
         acc = cat.accelerators.get(gid) if gid else None
         return acc, len(rows)
     return None, len(rows)
+
+
+def instance_family_gpus(family: str, provider: str = "aws") -> tuple[list[Accelerator], int]:
+    """The GPUs of an instance family or machine series (:func:`instance_family`'s rows), smallest memory first, when
+    every one of its types in the catalogue has a whole catalogue GPU (GCE's ``a2``: the A100 40GB of ``a2-highgpu``
+    and ``a2-megagpu``, the A100 80GB of ``a2-ultragpu``), with the number of its types; ``([], n)`` when a type's
+    GPU is not known or not whole (a CPU type, a fractional share), or the family is not in the table."""
+    fam = str(family).strip().lower()
+    cat = _cat()
+    sep = "-" if provider == "gcp" else "."
+    rows = [
+        row
+        for name, row in cat.instance_types.items()
+        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
+    ]
+    accs = {row.get("id"): cat.accelerators.get(row.get("id") or "") for row in rows}
+    whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)
+    if not rows or not whole or any(a is None for a in accs.values()):
+        return [], len(rows)
+    found = [a for a in accs.values() if a is not None]
+    return sorted(found, key=lambda a: (a.memory_bytes, a.id)), len(rows)
 
 
 def instance_gpu_memory_mib(acc: Accelerator) -> int | None:

@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import json
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +27,7 @@ from kvlint.types import (
     ServingConfig,
     Severity,
     Value,
+    findings_stood_for,
     ref_part,
 )
 
@@ -35,7 +36,7 @@ __all__ = [
     "MAX_UNKNOWN_OPTIONS",
     "USUALLY_MEANT",
     "cap_unknown_options",
-    "findings_stood_for",
+    "findings_stood_for",  # kvlint.types.findings_stood_for, here as before
     "MAX_INT_SETTING",
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
@@ -185,12 +186,50 @@ _VARIABLE_RE = re.compile(
 )
 
 
+#: A word the shell's reading left unresolved for its brace or tilde expansion, as the engines' parsers get it:
+#: ``$(`` around the value kvlint did not read (kvlint.engines.command._unexpanded, which wraps only a word holding
+#: no reference): a brace expansion bash makes into several words (``{2,4}``, ``{1..3}``: a comma or a sequence
+#: between braces; bash(1) "Brace Expansion"), or a ``~`` starting the value (a home directory, bash(1) "Tilde
+#: Expansion").
+_BRACE_WORD_RE = re.compile(r"\$\(([^$`()]*\{[^{}]*(?:,|\.\.)[^{}]*\}[^$`()]*)\)\Z")
+#: ... or an ANSI-C quote ``$'...'`` in a ``sh -c`` script (kvlint.engines.shell._dash_word: dash 0.5.12 has none).
+_ANSI_C_WORD_RE = re.compile(r"\$\((\$'.*)\)\Z", re.S)
+_TILDE_WORD_RE = re.compile(r"\$\((~[^$`()]*)\)\Z")
+
+
+def unresolved_why(option: str, raw: str) -> str:
+    """The KV503 message for ``option``'s value ``raw`` that kvlint cannot resolve: what it is, the word as written
+    (a variable: ``--tp-size ${TP}: the value comes from a variable ...``; a brace or tilde expansion kvlint does
+    not read: ``--tensor-parallel-size {2,4}{,}: the value is a brace expansion ...``, where it said "comes from a
+    variable" and showed ``$({2,4}{,})``)."""
+    m = _BRACE_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is a brace expansion kvlint does not read (bash makes it several "
+            "words, dash passes it as written)"
+        )
+    m = _ANSI_C_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is an ANSI-C quote in a sh script (bash decodes its escapes, dash "
+            "passes a $ and the text)"
+        )
+    m = _TILDE_WORD_RE.match(raw)
+    if m is not None:
+        return (
+            f"{option} {m.group(1)}: the value is a tilde expansion kvlint does not read (a home directory)"
+        )
+    return f"{option} {raw}: the value comes from a variable kvlint cannot resolve"
+
+
 def layout_fix(message: str) -> str:
     """The remedy of the KV503 warning on a parallel size kvlint cannot resolve (``message`` starts with the option
     as written, then its value: ``--tensor-parallel-size $(TP): the value comes from ...``): the size itself, or the
     variable given a literal value in the container's env, each with its syntax."""
     option = message.split(" ", 1)[0]
     m = _VARIABLE_RE.search(message)
+    if m is None and "comes from a variable" not in message:
+        return f"write the size itself ({option} N), so kvlint can size the container"
     var = next((g for g in m.groups() if g), "VAR") if m else "VAR"
     # Kubernetes expands $(VAR) in command and args from the container's env; ${VAR} and $VAR only a shell expands
     # (kubernetes.io, "Define a Command and Arguments for a Container": "Use environment variables to define
@@ -841,7 +880,9 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
     return out
 
 
-def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
+def template_words(
+    findings: Sequence[Finding], engine: str, parameters: Collection[str] | None = None
+) -> list[Finding]:
     """``findings`` of one command line of a workload KV002 reports as an envsubst template
     (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`, :func:`kvlint.workloads.placeholders.template_findings`) with
     each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`)
@@ -849,7 +890,10 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
     it is given: llm-d's ``"${VLLM_EXTRA_ARGS_D}"``), not an option the engine lacks, so "remove it" is no remedy;
     what it renders to is unseen, as a bare ``$ARGS`` in a shell script is. Only the engine parsers' unknown
     options (:attr:`~kvlint.types.OptionFinding.unknown`); a word that only holds a placeholder (``extra-${X}``)
-    stays one. Pure; ``findings`` itself when none is such a word."""
+    stays one. ``parameters``: for an OpenShift ``Template``, the names of its parameters that have no value
+    (:func:`kvlint.template_params.unresolved_parameters`), which ``oc process`` fills in: only a word wholly one
+    of those (``${EXTRA_ARGS}``) is such a word (a name the Template does not declare reaches the engine as
+    written). Pure; ``findings`` itself when none is such a word."""
     from kvlint.engines.images import whole_placeholder
 
     out: list[Finding] = []
@@ -857,6 +901,9 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
     name = ENGINE_NAMES.get(engine, engine)
     for f in findings:
         word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
+        if word is not None and parameters is not None:
+            m = re.fullmatch(r"\s*\$\{([a-zA-Z0-9_]+)\}\s*", word)
+            word = word if m is not None and m.group(1) in parameters else None
         if word is None:
             out.append(f)
             continue
@@ -871,22 +918,19 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
                 "envsubst < FILE | kvlint check -",
                 severity="info",
             )
+            if parameters is None
+            else Finding(
+                "KV503",
+                f"{word} is a parameter of this OpenShift Template with no value, which oc process fills in "
+                f"(-p NAME=VALUE, or generated) in place of this argument of {name}: what it is given is not seen "
+                "here",
+                f.loc,
+                fix="process the Template with the values you deploy with and lint the result, e.g. "
+                "oc process -f FILE -p NAME=VALUE | kvlint check -",
+                severity="info",
+            )
         )
     return out if changed else list(findings)
-
-
-def findings_stood_for(d: Any) -> int:
-    """How many findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of the KV205 "N more
-    unknown options: ..." of :func:`cap_unknown_options`, and of the finding for the rest past a rule's first
-    :data:`kvlint.findcap.MAX_PER_RULE` in a container or a file, :func:`kvlint.findcap.cap_per_rule`; carried by
-    the finding, its :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the
-    message), else 1.
-    What the admission webhook counts when it matches an UPDATE's errors with its old object's
-    (:func:`kvlint.webhook.review.existing_errors`): with the options past the first ones in one finding, a count
-    of findings would take the old object's 40 unknown options and the new one's 50 for the same 33 findings, and
-    admit the 10 new ones as pre-existing."""
-    n = getattr(d, "stands_for", 1)
-    return n if isinstance(n, int) and n > 1 else 1
 
 
 def _option_word(word: str) -> str:

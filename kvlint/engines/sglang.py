@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from kvlint.engines import sglang_flags_data as data
-from kvlint.engines.options import Collector, ConfigReads, prefixed, unknown_from_config_file
+from kvlint.engines.options import Collector, ConfigReads, prefixed, unknown_from_config_file, unresolved_why
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
@@ -642,9 +642,7 @@ def _read_list(
         col.invalid(canon, "", loc, "at least one integer is required")
         return i
     if any(UNRESOLVED_RE.search(w) for w in words):
-        col.unresolved_value(
-            dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", first
-        )
+        col.unresolved_value(dest, unresolved_why(canon, raw), first)
         return i
     problem = ""
     sizes: list[int] = []
@@ -716,11 +714,29 @@ def parse_sglang_argv(
     shared = _shared_graph_dests(version)
     model: Value | None = None
     i, n = 0, len(argv)
+    # whether a word that is no option here is one SGLang's parser has no place for: before any option, or after an
+    # option that takes exactly the words read (a switch, ``--opt=value``, a number, a capture list, the model);
+    # not after an option whose value count kvlint does not know (an unknown option, a string option: several
+    # take ``nargs="*"``/``"+"``, ``--lora-paths``, ``--numa-node``). ``prepare_server_args`` calls
+    # ``parser.parse_args(argv)``, which exits with "unrecognized arguments: WORD" (sglang ``srt/server_args.py``,
+    # 0.3.6 - 0.5.23; ``ServerArgs`` takes no positional)
+    stray = True
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
         i += 1
         if not tok.startswith("--"):
+            if stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok):
+                spaced = tok.strip().startswith(
+                    "--"
+                )  # " --context-length": argparse takes it for a positional
+                col.unknown(
+                    tok, loc, where, known if spaced else [], extra=" (unexpected positional argument)"
+                )
+                bare = tok.strip()
+                if spaced and "=" not in bare and bare in table and bare not in _SWITCHES and i < n:
+                    i += 1 if not argv[i].startswith("-") else 0  # its value is not a second finding
             continue
+        stray = False
         opt, eq, explicit = tok.partition("=")
         opt = "--" + opt[2:].replace("_", "-")
         canon = _ALIASES.get(opt, opt)
@@ -779,15 +795,21 @@ def parse_sglang_argv(
                     ),
                 )
                 i += 1
+            stray = True
             continue
         if dest in _LISTS:
             i = _read_list(argv, locs, sources, i, canon, dest, eq, explicit, loc, src, col)
+            stray = True
             continue
         if eq:
             raw = explicit
+            stray = (
+                True  # argparse gives an explicit ``=`` value the option's one argument (consume_optional)
+            )
         elif i < n and (not argv[i].startswith("--")):
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
             i += 1
+            stray = dest in _INT or dest in _FLOAT or dest == "model_path"
         elif dest in _INT or dest in _FLOAT:
             # a number option with no value (last, or before another option): SGLang's argparse stops the server
             # ("argument --tp-size/--tp: expected one argument"); it was set True, read as --tp 1
@@ -801,9 +823,7 @@ def parse_sglang_argv(
             continue
         if UNRESOLVED_RE.search(raw) and not (dest == "cuda_graph_config" and _is_json(raw)):
             if dest in _INT or dest in _FLOAT:
-                col.unresolved_value(
-                    dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", loc
-                )
+                col.unresolved_value(dest, unresolved_why(canon, raw), loc)
                 continue
             col.set(dest, Value(raw, loc, raw, src), canon)
             continue

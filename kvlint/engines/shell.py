@@ -1302,6 +1302,26 @@ def _expand(
                     push()
                 split(arg.text, arg)
 
+    def add_value(val: str, whole: bool) -> bool:
+        """A variable's value (or a default) joining the word: ``whole`` (quoted, or no field splitting) as it
+        is, else split into fields at IFS (unset: runs of space, tab, newline only: bash keeps a non-breaking
+        space or a carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
+        A=" b " is x, b, y). Its characters are taken from the budget first, and, unquoted, what execve charges
+        each further field it splits into; False (nothing added) when the budget cannot afford them."""
+        nonlocal from_env, have_cur
+        cost = len(val)
+        if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
+            cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
+        if not budget.take(cost, len(val)):
+            return False
+        from_env = True
+        if whole:
+            cur.append(val)
+            have_cur = True
+        else:
+            split(val, None)
+        return True
+
     for p in word.parts:
         if p.kind == "lit":
             if has_at and not p.text:
@@ -1350,21 +1370,7 @@ def _expand(
             by_default = p.default is not None and (own is None or (p.colon and not own))
             val = p.default if by_default else own
             whole = p.quoted or _whole or (p.default_quoted and by_default)
-            # unquoted: each field it splits into (IFS) further costs what execve charges an argument
-            cost = 0 if val is None else len(val)
-            if val is not None and not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
-                cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
-            if val is not None and budget.take(cost, len(val)):
-                from_env = True
-                if whole:
-                    cur.append(val)
-                    have_cur = True
-                else:
-                    # split at IFS (unset: runs of space, tab, newline only: bash keeps a non-breaking space or a
-                    # carriage return in the word), a blank at either end ending the field there (``x${A}y`` with
-                    # A=" b " is x, b, y)
-                    split(val, None)
-            else:
+            if val is None or not add_value(val, whole):
                 # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
                 # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
                 braced = p.quoted or len(word.parts) > 1 or word.raw.startswith("${")
@@ -1447,19 +1453,7 @@ def _expand(
                 if taken:
                     # ``${1:-x}``, ``${@:-x}``: the default, as ``${NAME:-x}`` takes it
                     cur_other = True
-                    val = p.default
-                    whole = p.quoted or _whole or p.default_quoted
-                    cost = len(val)
-                    if not whole and not ifs_unknown and cost <= MAX_ARG_STRLEN:
-                        cost += _ARG_OVERHEAD * (budget.field_count(val, splitter) - 1)
-                    if budget.take(cost, len(val)):
-                        from_env = True
-                        if whole:
-                            cur.append(val)
-                            have_cur = True
-                        else:
-                            split(val, None)
-                    else:
+                    if not add_value(p.default, p.quoted or _whole or p.default_quoted):
                         cur.append(_default_ref(p))
                         unresolved = have_cur = True
                     continue
@@ -2738,6 +2732,7 @@ class _Shell:
         "functions",
         "frames",
         "subshells",
+        "leaked",
         "arrays",
         "assoc",
         "sh",
@@ -2769,6 +2764,10 @@ class _Shell:
         self.frames: list[dict[str, tuple[str | None, bool | None]]] = []
         #: the subshells ``( ... )`` still to isolate (:class:`_Saved`)
         self.subshells = _SUBSHELLS
+        #: a subshell was met past the _SUBSHELLS kept apart: what it assigns would stay after it, so every variable or
+        #: array assigned from then on is unknown (bash: a subshell's assignments are gone after it; known-wrong
+        #: values otherwise: `{ A=4096; } | cat` after 32 `: | cat;` passed 4096 where bash leaves A empty)
+        self.leaked = False
         #: the arrays the script assigned (``ARGS=(--tensor-parallel-size 4)``): name -> a placeholder, then the
         #: elements (the shape of positional parameters, $0 then $1 ...); ``NAME+=(...)`` appends to the list in place
         self.arrays: dict[str, list[ShellArg]] = {}
@@ -2793,14 +2792,15 @@ class _Shell:
         ``set -a``)."""
         if export is None and self.allexport:
             export = True
-        if arg.substituted:
-            self.vars.pop(name, None)  # the output of a command: unknown
+        if arg.substituted or self.leaked:
+            # the output of a command, or set past the subshells kept apart: unknown
+            self.vars.pop(name, None)
         else:
             self.vars[name] = value  # unresolved variables inside stay as written
         if export:
             self.marks[name] = True
         if export or (export is None and self.exported(name)):
-            self.log.append((name, None, None) if arg.substituted else (name, value, arg))
+            self.log.append((name, None, None) if arg.substituted or self.leaked else (name, value, arg))
 
 
 def _read_commands(
@@ -2877,6 +2877,8 @@ def _read_commands(
                 if cmd == "&" and after_op != "|":
                     positional = andor.restore(shell)
                 andor = None
+            if cmd == "&" and after_op != "|" and shell.subshells == 0:
+                shell.leaked = True  # (an AND-OR list run in the background, not kept apart)
             last_op = after_op = cmd  # type: ignore[assignment]
             if case_depth == 0 and cmd == "(":
                 if (
@@ -2893,6 +2895,8 @@ def _read_commands(
                 isolate = starts and shell.subshells > 0 and len(parens) < _SUBSHELLS
                 if isolate:
                     shell.subshells -= 1
+                elif starts:
+                    shell.leaked = True
                 parens.append(_Saved(shell, positional) if isolate else None)
             elif case_depth == 0 and cmd == ")" and parens:
                 opened = parens.pop()
@@ -2906,7 +2910,10 @@ def _read_commands(
         # saved when it opened put back
         nesting = _compound_step(cmd) if cmd else 0  # type: ignore[arg-type]
         handled = False  # this command opens or closes a compound command whose state is kept apart
-        if nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells > 0:
+        if nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells == 0:
+            if not shell.leaked and (last_op == "|" or _after_compound(tokens, nesting, 0) in ("|", "&")):
+                shell.leaked = True
+        elif nesting > 0 and compound == 0 and not parens and case_depth == 0 and shell.subshells > 0:
             ends = _after_compound(tokens, nesting, 0)
             if last_op == "|" or ends == "|" or ends == "&":
                 shell.subshells -= 1
@@ -2971,16 +2978,23 @@ def _read_commands(
                         shell.vars.pop(arr_name, None)
                     else:
                         shell.vars[arr_name] = arr_value
+                if shell.sh or shell.leaked:
+                    # `sh -c`: dash has no arrays ('Syntax error: "(" unexpected', the line does not run); or assigned
+                    # past the subshells kept apart: NAME is not known (bash: the array)
+                    shell.arrays.pop(arr_name, None)
+                    shell.assign(arr_name, ShellArg("", substituted=True), "", None)
                 cmd = cmd[:-1]
                 if not cmd:
                     continue
             elif after is not None:
                 tokens.push(after)
-        if case_depth == 0 and shell.subshells > 0 and not handled:
+        if case_depth == 0 and not handled and (shell.subshells > 0 or not shell.leaked):
             after = next(tokens, None)
             if after is not None:
                 tokens.push(after)
-            if last_op == "|" or after == "|" or after == "&":
+            if (last_op == "|" or after == "|" or after == "&") and shell.subshells == 0:
+                shell.leaked = True
+            elif last_op == "|" or after == "|" or after == "&":
                 shell.subshells -= 1
                 piped = _Saved(shell, positional)
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
@@ -3046,14 +3060,21 @@ def _read_commands(
                 # brace and tilde expansion of a word with quotes or expansions, which bash does before the rest
                 # (bash(1) "EXPANSION"): a leading ``~/`` from HOME, the rest not read (the word unresolved)
                 unread, word = _braces_or_tilde_unread(word, local_env, is_assign and leading)  # type: ignore[arg-type]
-                fields = _expand(
-                    word,  # type: ignore[arg-type]
-                    local_env if pre is None or not (is_assign and leading) else pre,
-                    positional,
-                    assign=is_assign and (leading or declaring),
-                    budget=budget,
-                    arrays=shell.arrays or None,
-                )
+                dash = _dash_word(word) if shell.sh and not unread else word  # type: ignore[arg-type]
+                if dash is None:
+                    # one word as written, not known (an assignment's value: unknown)
+                    own_value = is_assign and leading
+                    fields = [ShellArg(raw, word.start, None, False, not own_value, True, own_value)]  # type: ignore[union-attr]
+                else:
+                    word = dash
+                    fields = _expand(
+                        word,  # type: ignore[arg-type]
+                        local_env if pre is None or not (is_assign and leading) else pre,
+                        positional,
+                        assign=is_assign and (leading or declaring),
+                        budget=budget,
+                        arrays=shell.arrays or None,
+                    )
                 if unread:
                     for arg in fields:
                         if is_assign and leading:
@@ -3322,17 +3343,28 @@ def _read_commands(
             # its script read as one, ``$0 $1 ...`` the words after it, its commands' words pointing at the script
             # word; nested three deep at most with eval (a hostile 10^4 nested `bash -c` is three re-reads)
             j = nested
-            yield from _read_commands(
+            given: Sequence[ShellArg] = words[j + 1 :]
+            if appends is not None:
+                # `xargs sh -c 'vllm serve m "$@"' _`: the words xargs appends are the script's $1 ... ($0 first when
+                # none is written): not known, and a command passing them on does not have all its arguments read
+                given = [*(given or [ShellArg("$0", unresolved=True)]), ShellArg("$@", unresolved=True)]
+            for nested_cmd in _read_commands(
                 words[j].text,
                 _with_changes(_Exported(local_env, exported), own),
-                words[j + 1 :],
+                given,
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
                 _budget=budget,
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
                 _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
-            )
+            ):
+                if appends is not None and nested_cmd.appends is None:
+                    for w in nested_cmd:  # (the parameters xargs gives, in `"$@"`, `$*`, `$1`)
+                        if w.unresolved and "$@" in w.text:
+                            nested_cmd.appends = appends
+                            break
+                yield nested_cmd
             continue
         if words[0].text == "unset":
             _unset(words, shell)
@@ -3693,6 +3725,35 @@ def _braces_or_tilde_unread(word: Word, env: Mapping[str, str], assignment: bool
         parts = [Part(first.kind, home + first.text[1:], first.quoted), *parts[1:]]
         return False, Word(parts, word.start, word.raw, word.unclosed)
     return False, word
+
+
+def _dash_word(word: Word) -> Word | None:
+    """``word`` as a ``sh -c`` script's (bash or dash 0.5.12, ``sh`` in Debian and Ubuntu images, the engines' own)
+    is read where the two shells agree: a substring (``${X:1}``, ``${X: -4}``, ``${@:2}``) or an array reference
+    (``${A[@]}``, ``${#A[@]}``), which dash refuses ("Bad substitution": the shell exits there), made a reference
+    kvlint does not resolve (its text kept); None for a word holding an ANSI-C quote ``$'...'``, which dash reads
+    as a ``$`` then a single-quoted string (``$'a\tb'`` is ``$a\tb``): the word as written is not known. (A ``$'``
+    inside double quotes, the same in both shells, is left unresolved too.)"""
+    if "$'" in word.raw:
+        return None
+    parts = word.parts
+    for p in parts:
+        if p.cut is not None or p.kind == "arr" or (p.kind == "count" and p.text != "#"):
+            break
+    else:
+        return word
+    kept: list[Part] = []
+    for p in parts:
+        if p.cut is not None:
+            name = p.text if p.kind != "arr" else f"{p.text}[{p.index or '@'}]"
+            kept.append(Part("sub", cut_text(name, p.cut), p.quoted))
+        elif p.kind == "arr":
+            kept.append(Part("sub", "${" + p.text + "[" + (p.index or "@") + "]}", p.quoted))
+        elif p.kind == "count" and p.text != "#":
+            kept.append(Part("sub", "${#" + p.text + "[@]}", p.quoted))
+        else:
+            kept.append(p)
+    return Word(kept, word.start, word.raw, word.unclosed)
 
 
 def _brace_sequence(lhs: str, rhs: str, incr: str | None, most: int = _BRACE_WORDS) -> list[str] | None:

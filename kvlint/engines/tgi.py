@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from kvlint.engines import tgi_flags_data as tgi_data
 from kvlint.engines import tgi_gaudi_flags_data as gaudi_data
-from kvlint.engines.options import LAYOUT_DESTS, Collector
+from kvlint.engines.options import LAYOUT_DESTS, Collector, unresolved_why
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, RepeatedSetting, ServingConfig, Value
@@ -611,9 +611,7 @@ def parse_tgi_argv(
             col.invalid(opt, "", loc, "expected a value")
             continue
         if UNRESOLVED_RE.search(raw) and dest != "model_id":
-            col.unresolved_value(
-                dest, f"{opt} {raw}: the value comes from a variable kvlint cannot resolve", loc
-            )
+            col.unresolved_value(dest, unresolved_why(opt, raw), loc)
             continue
         given.setdefault(dest, []).append((opt, loc, raw))
         if dest in _APPENDED_FIELDS and len(given[dest]) > 1:

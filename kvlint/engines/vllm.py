@@ -41,11 +41,13 @@ from kvlint.engines.options import (
     SPEC_SHORTHANDS,
     Collector,
     ConfigReads,
+    arguments_not_all_read,
     human_readable_int,
     json_too_deep,
     parse_json_or_str,
     prefixed,
     unknown_from_config_file,
+    unresolved_why,
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
@@ -411,6 +413,9 @@ class _Parser:
         self.col = Collector("vLLM", layout_from_service=runtime_template)
         self.model: Value | None = None
         self.env = env
+        #: the first bare word of a script kvlint cannot expand (``$ARGS``, ``${EXTRA_ARGS}``), which the shell splits
+        #: into any number of words, options among them, and where: the command's arguments are not all read
+        self.unseen: tuple[str, Loc | None] | None = None
 
     # -- option resolution -----------------------------------------------------------------------
     def resolve(self, opt: str) -> tuple[str, str, str, bool] | None:
@@ -1025,7 +1030,12 @@ class _Parser:
         while i < n:
             tok, loc, src = argv[i], locs[i], sources[i]
             i += 1
-            if tok == "--" or tok == "" or "{{" in tok or ("}}" in tok and not _json_in_word(tok)):
+            if (
+                tok == "--"
+                or tok == ""
+                or "{{" in tok
+                or ("}}" in tok and not _json_in_word(tok) and not _shell_braces(tok))
+            ):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
                 if (
@@ -1035,11 +1045,10 @@ class _Parser:
                     and " " not in _BRACED_EXPANSION_RE.sub("", tok)
                     and (tok.startswith("${") or tok[1:2].isalpha() or tok[1:2] == "@")
                 ):
-                    # a bare unresolved ``$ARGS``: may expand to any options; cannot be read
-                    self.col.note(
-                        f"{tok} expands to arguments kvlint cannot see (no literal value in the container env)",
-                        loc,
-                    )
+                    # a bare unresolved ``$ARGS``: may expand to any options; cannot be read (the settings they may
+                    # give are not taken at the defaults: arguments_not_all_read, once the command is read)
+                    if self.unseen is None:
+                        self.unseen = (tok, loc)
                     continue
                 if positional_model and self.model is None:
                     self.set("model_tag", "model_tag", tok, tok, loc, src)
@@ -1255,7 +1264,7 @@ class _Parser:
                 continue
             if unresolved(raw):
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
-                    why = f"{canon} {raw}: the value comes from a variable kvlint cannot resolve"
+                    why = unresolved_why(canon, raw)
                     self.col.unresolved_value(
                         dest,
                         why if dest in LAYOUT_DESTS else f"{why}; the engine default is assumed",
@@ -1270,6 +1279,25 @@ class _Parser:
                     value = [value]
                 self.set(canon, dest, value, raw, loc, src)
         return config_path
+
+
+def _shell_braces(word: str) -> bool:
+    """Whether the ``}}`` of a command word close shell references the shell's reading left unresolved, not a Go/Helm
+    template action: every ``}`` closes a ``{`` before it in the word, and the word holds a ``${`` (``--tensor-parallel-
+    size=${TP:+${N}}``, ``--max-model-len=${1:-${LEN}}``; bash(1) "Parameter Expansion": the word after ``:-``/``:+``
+    is itself expanded). A template action's end split off its start (``.Values.tp}}``) closes braces it did not
+    open. Such a word was skipped as a template action, its option lost: the engine default was taken."""
+    if "${" not in word:
+        return False
+    depth = 0
+    for c in word:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                return False
+            depth -= 1
+    return True
 
 
 def _json_in_word(word: str) -> bool:
@@ -2054,4 +2082,12 @@ def parse_vllm_argv(
     _check_extensible(p)
     _check_grpc_serve(p, positional_model)
     p.col.flags.pop("model", None)
-    return p.col.serving_config("vllm", container, image, version, p.model, env, locs)
+    cfg = p.col.serving_config("vllm", container, image, version, p.model, env, locs)
+    if p.unseen is not None:
+        word, where = p.unseen
+        arguments_not_all_read(
+            cfg,
+            f"{word} expands to arguments kvlint cannot see (no literal value in the container env)",
+            where,
+        )
+    return cfg

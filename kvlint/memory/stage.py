@@ -21,7 +21,7 @@ import kvlint.memory.compat as _compat
 import kvlint.models as _models
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
-from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, amd_partition_of
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX
 from kvlint.memory.calibration import CudagraphUser
 from kvlint.memory.refusal import PlanRefusal
 from kvlint.memory.sglang import (
@@ -816,8 +816,9 @@ def plan_fleet(
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``). A HAMi memory
     slice (``placement.gpu_slice``, ``nvidia.com/gpumem`` or ``gpumem-percentage``) is planned as the total
     HAMi-core reports on each NVIDIA card (:meth:`kvlint.accelerators.sharing.GpuSlice.total_bytes`). An AMD
-    compute partition requested by its ``mixed``-naming resource (``amd.com/cpx_nps4``) narrows the fleet to the
-    boards whose partition counts kvlint knows, each planned on one partition's memory
+    compute partition (``placement.amd_partition``: requested by its ``mixed``-naming resource, ``amd.com/cpx_nps4``,
+    or as ``amd.com/gpu`` on nodes the partition label selects) narrows the fleet to the boards whose partition
+    counts kvlint knows, each planned on one partition's memory
     (:func:`kvlint.accelerators.placement.amd_partition_fleet`).
     """
     platform_refusal, startup_refusal = _compat.platform_refusal, _compat.startup_refusal
@@ -825,7 +826,7 @@ def plan_fleet(
     if profile is not None:
         fleet, _ = mig_fleet(profile, fleet)
     amd_parts = None
-    amd_part = amd_partition_of(placement.resource)
+    amd_part = placement.amd_partition
     if profile is None and amd_part is not None:
         from kvlint.accelerators.placement import amd_partition_fleet
 

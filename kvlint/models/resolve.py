@@ -710,6 +710,29 @@ def _org_name_folder(name: str) -> str | None:
     return entry.id if entry is not None else None
 
 
+#: A hub revision as the last folder of ``<root>/<org>/<name>/<revision>``: the branch ``main`` (huggingface_hub's
+#: ``constants.DEFAULT_REVISION``) or a 40-hex commit (the folder of ``snapshots/<commit>``).
+_REVISION_FOLDER = re.compile(r"main|[0-9a-f]{40}")
+
+
+def _revision_folder(ref: str) -> tuple[str, str | None] | None:
+    """``(catalogued hub id, commit or None)`` when ``ref`` ends ``<org>/<name>/<revision>`` and ``<org>/<name>`` is a
+    catalogued hub id: the layout of a download to ``<cache root>/<model id>/<revision>``
+    (``snapshot_download(repo_id, revision=..., local_dir=root / repo_id / revision)``, as a model cache warmer
+    writes it), whose last component, a revision, names no model. ``main`` is the default revision (None)."""
+    from kvlint.models import catalogue
+
+    parts = [part for part in ref.rstrip("/").split("/") if part]
+    if len(parts) < 3 or _REVISION_FOLDER.fullmatch(parts[-1]) is None:
+        return None
+    if len(parts[-3]) + len(parts[-2]) > _MAX_ORG_NAME_FOLDER:
+        return None
+    entry = catalogue.lookup(f"{parts[-3]}/{parts[-2]}")
+    if entry is None:
+        return None
+    return entry.id, None if parts[-1] == "main" else parts[-1]
+
+
 #: How a note says a folder name matched only with ``.``, ``_`` and ``-`` read alike
 #: (:func:`kvlint.models.catalogue.repository_name_match` with ``loose``).
 _LOOSE_CLAUSE = ", with '.', '_' and '-' read alike,"
@@ -743,6 +766,19 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str, bool] | None:
                 "layout)"
             ),
             False,
+        )
+    revision_folder = _revision_folder(ref)
+    if revision_folder is not None:
+        hub_id, commit = revision_folder
+        return (
+            hub_id,
+            commit,
+            (
+                f"ASSUMPTION (path named after the model): {ref} was not read; it ends <org>/<name>/<revision>, "
+                f"the catalogued {hub_id} at revision '{Path(ref.rstrip('/')).name}' (a download to "
+                "<root>/<model id>/<revision>), so the path is taken to hold that model"
+            ),
+            True,
         )
     name = Path(ref.rstrip("/")).name
     if not name or name.startswith("$") or not re.search(r"\d", name):
@@ -1205,7 +1241,9 @@ def resolve_stored_model(
     name = Path(location.strip().rstrip("/")).name
     from kvlint.models import catalogue
 
-    if _org_name_folder(name) is not None:
+    if _revision_folder(location.strip()) is not None:
+        what = f" a revision of the catalogued {hub_id}, the folder above it named <org>/<name>"
+    elif _org_name_folder(name) is not None:
         what = f" the <org>--<name> spelling of the catalogued {hub_id}"
     else:
         alike = "" if catalogue.repository_name_match(name) is not None else _LOOSE_CLAUSE

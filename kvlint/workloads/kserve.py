@@ -114,17 +114,69 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
                 w = replaced(w, model_storage=location)
             return [w]
     if is_pod_spec(pred):
-        return [
-            make_workload(
-                doc,
-                pred,
-                chain,
-                path="spec.predictor",
-                replicas=int_or_none(pred.get("replicas")),
-                extra_meta=pred,
-            )
-        ]
+        w = make_workload(
+            doc,
+            pred,
+            chain,
+            path="spec.predictor",
+            replicas=int_or_none(pred.get("replicas")),
+            extra_meta=pred,
+        )
+        return [_with_facts(w, custom_storage_facts(pred))]
     return []
+
+
+#: The environment variable a custom predictor's container names its model's storage URI with
+#: (``constants.CustomSpecStorageUriEnvVarKey``, read by ``CustomPredictor.GetStorageUri``), and where KServe's
+#: storage initializer (or modelcar) puts that model (``constants.DefaultModelLocalMountPath``).
+CUSTOM_STORAGE_URI = "STORAGE_URI"
+MODEL_MOUNT = "/mnt/models"
+
+
+def custom_storage_facts(pred: dict) -> dict[str, str | None]:
+    """The :class:`~kvlint.types.Workload` facts of the ``STORAGE_URI`` env of a custom predictor's container (the
+    one named ``kserve-container``, or its only container): KServe v1beta1 ``CustomPredictor.GetStorageUri``
+    (pkg/apis/serving/v1beta1/predictor_custom.go) returns that value, and the storage initializer downloads the
+    model there to ``/mnt/models`` (an ``oci://`` modelcar is mounted there) as for a predictor's ``storageUri``.
+    Taken only when the container's command or arguments read ``/mnt/models``: then an ``hf://`` or ``oci://`` URI
+    names the model (``derived_model``) and an object-store, web or PVC one is where it is stored
+    (``model_storage``, the catalogued model its last component names). Empty otherwise."""
+    containers = pred.get("containers")
+    if not isinstance(containers, list):
+        return {}
+    named = [c for c in containers if isinstance(c, dict) and c.get("name") == KSERVE_CONTAINER]
+    if named:
+        container = named[0]
+    elif len(containers) == 1 and isinstance(containers[0], dict):
+        container = containers[0]
+    else:
+        return {}
+    uri = ""
+    for e in as_list(container.get("env")):
+        if isinstance(e, dict) and e.get("name") == CUSTOM_STORAGE_URI and isinstance(e.get("value"), str):
+            uri = e["value"].strip()
+    if not uri:
+        return {}
+    words = [str(w) for k in ("command", "args") for w in as_list(container.get(k))]
+    if not any(_reads_model_mount(w) for w in words):
+        return {}  # the engine loads another model (a hub id, another path): the download is not its model
+    return {
+        "derived_model": model_from_uri(uri, oci=True),
+        "model_storage": storage_location({"storageUri": uri}, None),
+    }
+
+
+def _reads_model_mount(word: str) -> bool:
+    """Whether a command word names ``/mnt/models`` or a path below it (as itself, an option's ``=`` value, or a
+    word of a shell script)."""
+    at = word.find(MODEL_MOUNT)
+    while at >= 0:
+        before = word[at - 1] if at > 0 else ""
+        after = word[at + len(MODEL_MOUNT) : at + len(MODEL_MOUNT) + 1]
+        if before in ("", "=", " ", "'", '"', "\n") and after in ("", "/", " ", "'", '"', "\n"):
+            return True
+        at = word.find(MODEL_MOUNT, at + 1)
+    return False
 
 
 #: What a ``--backend`` of KServe's Hugging Face server other than auto/vllm runs the model on.

@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 from kvlint.engines.requirements import RequirementReader
 from kvlint.fastinit import replaced
-from kvlint.gpu_resources import WHOLE_GPUS
+from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, NVIDIA_GPU_SHARED, WHOLE_GPUS, amd_partition_of
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Accelerator, DerivedAccelerator, Document, Finding, Mark, Workload
 from kvlint.workloads.base import (
@@ -415,13 +415,28 @@ def _decode_binary(raw: str, serve: LDict) -> tuple[list[tuple[Loc | None, str]]
     return done, None
 
 
+def _is_gpu_device(name: object) -> bool:
+    """Whether a container resource gives it a CUDA/ROCm device: a whole GPU (``nvidia.com/gpu``, ``amd.com/gpu``), a
+    time-sliced replica (``nvidia.com/gpu.shared``), a MIG slice (``nvidia.com/mig-1g.10gb``) or an AMD compute
+    partition under the device plugin's ``mixed`` naming (``amd.com/cpx_nps4``): each is a device the engine's
+    workers run on, so the worker group asking it is a GPU group."""
+    return isinstance(name, str) and (
+        name in WHOLE_GPUS
+        or name == NVIDIA_GPU_SHARED
+        or name.startswith(MIG_RESOURCE_PREFIX)
+        or amd_partition_of(name) is not None
+    )
+
+
 def _has_gpu(container: Any) -> bool:
     res = container.get("resources") if isinstance(container, dict) else None
     if not isinstance(res, dict):
         return False
     for section in ("limits", "requests"):
         block = res.get(section)
-        if isinstance(block, dict) and any(block.get(r) not in (None, 0, "0") for r in WHOLE_GPUS):
+        if isinstance(block, dict) and any(
+            _is_gpu_device(r) and v not in (None, 0, "0") for r, v in block.items()
+        ):
             return True
     return False
 

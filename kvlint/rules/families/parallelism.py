@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 from kvlint.accelerators import registry as cat
-from kvlint.accelerators.placement import GFD_COUNT, node_gpu_capacity
+from kvlint.accelerators.placement import GFD_COUNT, GKE_GPU_COUNT, node_gpu_capacity, node_partition_capacity
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import (
@@ -38,6 +38,7 @@ from kvlint.gpu_resources import (
     NVIDIA_GPU,
     TPU_RESOURCE,
     WHOLE_GPUS,
+    amd_partition_of,
     is_gpu_resource,
 )
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -313,12 +314,31 @@ _TOO_FEW = {
 }
 _LOWER = {
     "vllm": "lower the parallel sizes so their product is {have}",
-    "sglang": "lower --tp-size/--dp-size so that tp x pp x dp is {have}",
+    "sglang": "lower {tp}/{dp} so that tp x pp x dp is {have}",
 }
 _TP_DP_FLAGS = {
     "vllm": ("tensor-parallel-size", "data-parallel-size"),
     "sglang": ("--tp-size", "--dp-size"),
 }
+#: The settings :data:`_TP_DP_FLAGS` names, by the engine's flag key (:attr:`kvlint.types.ServingConfig.written`).
+_TP_DP_KEYS = {"vllm": ("tensor_parallel_size", "data_parallel_size"), "sglang": ("tp_size", "dp_size")}
+
+
+def _tp_dp_flags(ctx: RuleContext) -> tuple[str, str]:
+    """The tensor- and data-parallel options of :data:`_TP_DP_FLAGS` as the command wrote them (``--tp 2``,
+    ``-tp 2``, ``--tensor-parallel-size=2``: :attr:`kvlint.types.ServingConfig.written`), else their names there,
+    so a remedy names the option the manifest has (as :attr:`kvlint.engines.layout.Parallelism.described` does)."""
+    said = ctx.serving.written
+    keys, names = _TP_DP_KEYS[ctx.engine], _TP_DP_FLAGS[ctx.engine]
+    return said.get(keys[0], names[0]), said.get(keys[1], names[1])
+
+
+def _lower(ctx: RuleContext, have: int) -> str:
+    """KV403's remedy of fewer workers (:data:`_LOWER`), naming SGLang's options as the command wrote them."""
+    if ctx.engine == "sglang":
+        tp, dp = _tp_dp_flags(ctx)
+        return _LOWER["sglang"].format(tp=tp, dp=dp, have=have)
+    return _LOWER.get(ctx.engine, "").format(have=have)
 
 
 def _lower_fails(ctx: RuleContext, have: int) -> str | None:
@@ -383,9 +403,9 @@ def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
         return (
             f"leave {tgi_option(ctx.serving, 'num_shard')} unset (TGI then starts one shard per visible GPU)"
         )
-    tp_flag, dp_flag = _TP_DP_FLAGS[ctx.engine]
+    tp_flag, dp_flag = _tp_dp_flags(ctx)
     if ctx.engine == "vllm" and lay.dp_local != lay.dp:
-        dp_flag = "data-parallel-size-local"
+        dp_flag = ctx.serving.written.get("data_parallel_size_local", "data-parallel-size-local")
     options = []
     if have % (lay.pp * lay.dp_local) == 0:
         tp = have // (lay.pp * lay.dp_local)
@@ -484,7 +504,7 @@ def _lone_node_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
     where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
     waits = (
         f"{name} --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
-        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
+        f"{'node' if lay.nnodes == 2 else f'{lay.nnodes - 1} nodes'} (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
         f"{flag}): its {ranks} wait in torch.distributed's rendezvous for ranks of {lay.described} that no pod runs, "
         "until "
         + ("--dist-timeout (or torch's default)" if sglang else "torch's timeout")
@@ -786,9 +806,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         if per_pod <= 8:
             then = f"{shm}, or " if shm else " or "
             lower = (
-                f"set {tgi_option(s, 'num_shard')} to {have}"
-                if ctx.engine == "tgi"
-                else _LOWER[ctx.engine].format(have=have)
+                f"set {tgi_option(s, 'num_shard')} to {have}" if ctx.engine == "tgi" else _lower(ctx, have)
             )
             more: str | None = f"request {per_pod} GPUs per pod ({p.resource})"
             if kaito is not None:
@@ -903,7 +921,7 @@ def _mig_slices(
     if ctx.engine == "tgi":
         lower: str | None = f"set {tgi_option(s, 'num_shard')} to 1"
     else:
-        lower = _LOWER.get(ctx.engine, "").format(have=1) or None
+        lower = _lower(ctx, 1) or None
     if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
         fix += f", or run it on one slice: {lower}"
     what = (
@@ -1100,8 +1118,7 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); {binds} and the engine does "
             "not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
-            fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
-            + _LOWER[ctx.engine].format(have=have),
+            fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or " + _lower(ctx, have),
         )
     elif need < have:
         yield ctx.finding(
@@ -1155,7 +1172,7 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
     workers = w.group_size - 1
     have = leader_gpus + p.gpus * workers
     need = lay.tp * lay.pp * lay.dp
-    where = f"{leader_gpus} on the leader + {p.gpus} x {workers} worker pod(s) of the group of {w.group_size}"
+    where = f"{leader_gpus} on the leader + {p.gpus} x {count(workers, 'worker pod')} of the group of {w.group_size}"
     if need > have:
         yield ctx.finding(
             f"the leader's engine ({joins.leader_container}: {lay.described}) needs {need} GPUs across the group, "
@@ -1314,8 +1331,8 @@ def _follower_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     have = p.gpus
     what = (
-        f"the leader's engine ({joins.leader_container}: {lay.described}) over {lay.nnodes} nodes starts {share} "
-        f"GPU worker(s) on this node (`{joins.how}`)"
+        f"the leader's engine ({joins.leader_container}: {lay.described}) over {lay.nnodes} nodes starts "
+        f"{count(share, 'GPU worker')} on this node (`{joins.how}`)"
     )
     if share > have:
         yield ctx.finding(
@@ -1439,7 +1456,20 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
-        what = f"TP {lay.tp}, PP {lay.pp}, DP {lay.dp}"
+        # the sizes whose product is the workers, each under the option word the command wrote (-tp 2,
+        # --tensor-parallel-size 2), as the other engines' (Parallelism.described); the data-parallel size whole
+        said = s.written
+        sizes = [
+            ("tensor_parallel_size", lay.tp),
+            ("pipeline_parallel_size", lay.pp),
+            ("data_parallel_size", lay.dp),
+        ]
+        what = (
+            " x ".join(
+                f"{said.get(key, key.replace('_', '-'))} {n}" for key, n in sizes if n > 1 or key in said
+            )
+            or f"tensor-parallel-size {lay.tp}"
+        )
     elif s.joins is not None:
         # a follower node: its own --tp (its settings are its leader's), not the leader's (ctx.layout), which is
         # in the leader's object and, for a leader.yaml/worker.yaml pair, in another file
@@ -1711,9 +1741,10 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity=problem[2],
             )
             return
+    platform = platform_of(s, p.resource if p is not None else None)
     if (
         (p is None or p.gpus is None)
-        and platform_of(s, p.resource if p is not None else None) in ("cuda", "rocm")
+        and platform in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
@@ -1745,12 +1776,15 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         at = loc_of(s.container, "resources") or s.container.loc
         nim = _nim_gpu_fix(w) or _llmaz_gpu_fix(w)
+        # a ROCm build runs on AMD GPUs, which AMD's device plugin advertises as amd.com/gpu
+        gpu = AMD_GPU if platform == "rocm" else NVIDIA_GPU
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             at,
+            # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
             fix=nim
-            or "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+            or f"set resources.limits['{gpu}'] to the number of GPUs the engine uses"
             + _kustomize_base_fix(at.file if at is not None else None),
         )
 
@@ -2324,18 +2358,27 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     ("Insufficient nvidia.com/gpu"; ``kubernetes@v1.34.0:pkg/scheduler/framework/plugins/noderesources/fit.go::
     fitsRequest``) and the pod stays Pending."""
     p = ctx.placement
-    if p is None or p.gpus is None or p.resource not in WHOLE_GPUS or p.shared or p.gpu_slice is not None:
+    if p is None or p.gpus is None or p.shared or p.gpu_slice is not None or p.resource is None:
+        return
+    partitioned = amd_partition_of(p.resource) is not None
+    if p.resource not in WHOLE_GPUS and not partitioned:
         return
     if is_runtime_template(ctx.workload):
         return
-    cap = node_gpu_capacity(ctx.workload.pod_spec)
+    pod_spec = ctx.workload.pod_spec
+    cap = node_gpu_capacity(pod_spec)
+    if partitioned or (p.resource == AMD_GPU and cap is None):
+        # AMD compute partitions: the node's GPUs times the partitions of each (amd.com/cpx_nps4, or amd.com/gpu
+        # on a node the partition label selects)
+        cap = node_partition_capacity(pod_spec, p.resource, p.accelerator)
     if cap is None:
         return
-    vendor = "amd" if p.resource == AMD_GPU else "nvidia"
+    units = "partition" if cap.partitions > 1 else "GPU"
+    vendor = "amd" if p.resource == AMD_GPU or partitioned else "nvidia"
     if cap.accelerator is not None and cap.accelerator.vendor != vendor:
         return  # another vendor's node: KV304 / KV501's concern, not a count
-    if cap.key == GFD_COUNT and vendor != "nvidia":
-        return  # GFD counts NVIDIA GPUs
+    if cap.key in (GFD_COUNT, GKE_GPU_COUNT) and vendor != "nvidia":
+        return  # GFD and GKE count NVIDIA GPUs
     own = p.gpus
     if own > cap.gpus:
         asked, at = f"GPU limit {p.resource}: {own}", p.gpus_loc or cap.loc
@@ -2353,12 +2396,12 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
         # said of the pod, the same from each of its serving containers (kept once: pipeline._POD_WIDE_RULES)
         at = first or cap.loc
     where = (
-        f"{cap.what}: a node has {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        f"{cap.what}: a node has {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
         if cap.instance_type
-        else f"{cap.what}: a node has at most {cap.gpus} GPU{'s' if cap.gpus != 1 else ''}"
+        else f"{cap.what}: a node has at most {cap.gpus} {units}{'s' if cap.gpus != 1 else ''}"
     )
     fixes = [f"ask at most {cap.gpus} {p.resource} per pod (the engine's TP x PP x local DP within one node)"]
-    if cap.instance_type and cap.accelerator is not None:
+    if cap.instance_type and cap.accelerator is not None and units == "GPU":
         it = cat.instance_type(cap.instance_type)
         bigger = cat.instance_types_with(cap.accelerator.id, it.provider, total) if it else []
         if bigger:
@@ -2367,7 +2410,7 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
     fixes.append("or run the model across nodes (LeaderWorkerSet or Ray, one pod per node)")
     yield ctx.finding(
-        f"{asked}, more GPUs than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
+        f"{asked}, more {units}s than any node this pod may land on has ({where}; source: {cap.source}): the scheduler "
         f'finds no node with that many allocatable {p.resource} ("Insufficient {p.resource}") and the pod stays '
         "Pending",
         at,
