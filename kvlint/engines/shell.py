@@ -3133,6 +3133,8 @@ def _read_commands(
                     for m in _ARITH_ASSIGN_RE.finditer(expression):
                         name = m.group(1) or m.group(2) or m.group(3)
                         shell.assign(name, ShellArg("", substituted=True), "", None)
+        if words:
+            _builtin_writes(words, shell)
         if words and (shell.arrays or words[0].text in _DECLARING):
             _array_writes(words, shell)
         if templates:
@@ -3387,6 +3389,49 @@ _ELEMENT_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
 _REDECLARING = frozenset({"local", "declare", "typeset"})
 #: The builtins that fill an array named by one of their words (``read -a A``, ``mapfile A``, ``readarray -t A``)
 _ARRAY_FILLERS = frozenset({"read", "mapfile", "readarray"})
+
+
+#: The builtins and reserved words that assign a variable a value kvlint does not read: ``read [-r] A B`` (a line of
+#: the input; REPLY without a name), ``for A in ...``/``select A in ...`` (each word in turn; the last one after the
+#: loop), ``getopts OPTSTRING A`` (the option found, with OPTARG and OPTIND), ``printf -v A FORMAT`` (the text it
+#: formats), ``mapfile``/``readarray`` (element 0 of the array, MAPFILE without a name): bash(1) "SHELL BUILTIN
+#: COMMANDS" and "Compound Commands".
+_VARIABLE_WRITERS = frozenset({"read", "for", "select", "getopts", "printf", "mapfile", "readarray"})
+_WRITER_DEFAULTS = {
+    "read": ("REPLY",),
+    "getopts": ("OPTARG", "OPTIND"),
+    "mapfile": ("MAPFILE",),
+    "readarray": ("MAPFILE",),
+}
+
+
+def _builtin_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
+    """Make the variables a command of :data:`_VARIABLE_WRITERS` assigns unknown: their value before it was read
+    (``A=1; read A; vllm serve m --x=$A`` passed ``--x=1`` where bash passes the line read; ``for A in 2`` the same).
+    A word that only looks like a name (an option's argument: ``read -p Prompt A``) is made unknown too: only less
+    known. ``printf`` assigns only with ``-v``."""
+    h = 0
+    while h < len(words) - 1 and words[h].text in _PREFIX_KEYWORDS:
+        h += 1  # (`while read A`, `if read A`, `do read A`)
+    head = words[h].text
+    if head not in _VARIABLE_WRITERS:
+        return
+    words = words[h:]
+    names: list[str] = list(_WRITER_DEFAULTS.get(head, ()))
+    if head in ("for", "select"):
+        if len(words) > 1:
+            names.append(words[1].text)
+    elif head == "printf":
+        for k, arg in enumerate(words[1:3], 1):
+            if arg.text == "-v" and k + 1 < len(words):
+                names.append(words[k + 1].text)
+            elif arg.text.startswith("-v") and len(arg.text) > 2:
+                names.append(arg.text[2:])
+    else:
+        names.extend(arg.text for arg in words[1:])
+    for name in names:
+        if _NAME_RE.fullmatch(name) and name != "IFS":
+            shell.assign(name, ShellArg("", substituted=True), "", None)
 
 
 def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
