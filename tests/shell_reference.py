@@ -365,6 +365,10 @@ def _expand(
         elif p.kind == "var":
             own = env.get(p.text)
             by_default = p.default is not None and (own is None or (p.colon and not own))
+            if by_default and own is None and ("?" + p.text in env or "?*" in env):
+                # review53D: set to a value not known (marked ?NAME): the default is not taken
+                piece("other", "${" + p.text + (":-" if p.colon else "-") + p.default + "}", unres=True)  # type: ignore[operator]
+                continue
             val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
                 if p.quoted or (p.default_quoted and by_default):
@@ -810,8 +814,10 @@ def commands(
                         name, _, val = arg.text.partition("=")
                         if arg.substituted:
                             local_env.pop(name, None)
+                            local_env["?" + name] = ""  # review53D: set, its value not known
                         else:
                             local_env[name] = val
+                            local_env.pop("?" + name, None)
                         if head == "export":
                             exported.add(name)
                 words = []
@@ -821,8 +827,10 @@ def commands(
             for name, value in prefix:  # assignments alone: the shell's variables
                 if value is None:
                     local_env.pop(name, None)
+                    local_env["?" + name] = ""  # review53D: set, its value not known
                 else:
                     local_env[name] = value
+                    local_env.pop("?" + name, None)
         if not words:
             continue
         if words[0].text == "eval" and _depth < 3:
@@ -854,7 +862,9 @@ def commands(
         if at is not None and _depth < 3:
             off = words[at].offset if _eval_offset is None else _eval_offset
             # its environment: the shell's exported variables, then the command's own
-            child = {k: v for k, v in local_env.items() if k in exported}
+            child = {
+                k: v for k, v in local_env.items() if k in exported or (k[:1] == "?" and k[1:] in exported)
+            }
             for name, value in prefix + own:
                 if not name:
                     child = {}

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from kvlint.engines.shell import ShellArg, commands
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_shell_array_writes import _agrees  # noqa: E402
@@ -58,3 +60,103 @@ def test_printf_without_v_assigns_nothing(tmp_path: Path) -> None:
     argv, _environ = _bash(script, tmp_path, env)
     (engine,) = [c for c in commands(script, env, [ShellArg("bash")]) if c and c[0].text == "vllm"]
     assert [w.text for w in engine] == argv
+
+
+#: A is set to a value kvlint does not read (8192 in bash): ``${A:-4096}``/``${A-4096}`` is that value, not 4096
+UNKNOWN_NOT_UNSET = [
+    "A=$(printf 8192); vllm serve m --max-model-len=${A:-4096}",
+    "A=`printf 8192`; vllm serve m --max-model-len=${A-4096}",
+    'A="$(printf 8192)"; vllm serve m "--max-model-len=${A:-4096}"',
+    "read A <<< 8192; vllm serve m --max-model-len=${A:-4096}",
+    "for A in 8192; do :; done; vllm serve m --max-model-len=${A:-4096}",
+    "export A=$(printf 8192); bash -c 'vllm serve m --max-model-len=${A:-4096}'",
+    "A=$(printf 8192); eval 'vllm serve m --max-model-len=${A:-4096}'",
+    "f() { vllm serve m --max-model-len=${A:-4096}; }; A=$(printf 8192); f",
+]
+
+#: ... and where bash takes the default all the same: kvlint takes it too
+UNSET_AFTER_ALL = [
+    "A=$(printf 8192); unset A; vllm serve m --max-model-len=${A:-4096}",
+    "A=$(printf 8192); A=; vllm serve m --max-model-len=${A:-4096}",
+    "(A=$(printf 8192)); vllm serve m --max-model-len=${A:-4096}",
+    "A=$(printf 8192); bash -c 'vllm serve m --max-model-len=${A:-4096}'",
+    "vllm serve m --max-model-len=${LEN:-4096}",
+]
+
+
+def _engine(script: str, env: dict[str, str], unknown: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
+    (engine,) = [
+        c for c in commands(script, env, [ShellArg("bash")], unknown=unknown) if c and c[0].text == "vllm"
+    ]
+    return [(w.text, w.unresolved) for w in engine]
+
+
+@pytest.mark.parametrize("script", UNKNOWN_NOT_UNSET)
+def test_a_variable_set_to_an_unknown_value_does_not_take_the_default(script: str, tmp_path: Path) -> None:
+    """``A=$(cmd); ... ${A:-4096}``: A is set (bash passes what cmd printed); kvlint dropped A and passed 4096, a
+    known-wrong value. The reference is now unresolved, as written."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, env)
+    assert argv[3] == "--max-model-len=8192"
+    words = _engine(script, env)
+    assert _agrees(words, argv), (argv, words)
+    assert words[3][1] and "4096" in words[3][0], words
+
+
+@pytest.mark.parametrize("script", UNSET_AFTER_ALL)
+def test_a_variable_unset_takes_the_default(script: str, tmp_path: Path) -> None:
+    """Unset again, empty, set in a subshell only, not exported to a child, never set: the default, as bash."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, env)
+    assert [t for t, _u in _engine(script, env)] == argv
+
+
+@pytest.mark.parametrize("unknown", [("LEN",), ("*",)])
+def test_a_container_variable_kvlint_cannot_read_does_not_take_the_default(
+    unknown: tuple[str, ...], tmp_path: Path
+) -> None:
+    """LEN from a Secret (``valueFrom.secretKeyRef``; ``*``: an ``envFrom`` kvlint did not read) is set when the
+    container runs: bash passes its value, not the default."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    script = "vllm serve m --max-model-len=${LEN:-4096} --port ${PORT-8000}"
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, {**env, "LEN": "8192"})
+    words = _engine(script, env, unknown)
+    assert _agrees(words, argv), (argv, words)
+    assert words[3] == ("--max-model-len=${LEN:-4096}", True)
+    assert words[5] == (("8000", False) if unknown == ("LEN",) else ("${PORT-8000}", True))
+
+
+_SECRET_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: t}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: ["bash", "-c"]
+        args: ['vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len=${LEN:-4096}']
+        env:
+        - {name: LEN, %s}
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "read"),
+    [("valueFrom: {secretKeyRef: {name: s, key: k}}", False), ("value: '8192'", True)],
+)
+def test_the_pipeline_takes_a_secret_variable_as_unknown(source: str, read: bool) -> None:
+    """End to end: the container's LEN from a Secret leaves --max-model-len unknown (KV503, vLLM's default
+    assumed), where it was sized at the script's default 4096; a literal value is read."""
+    result = run_documents(load_text(_SECRET_MANIFEST % source, "d.yaml"), Options(allow_hub=False))
+    kv503 = [d.message for d in result.diagnostics if d.rule == "KV503"]
+    assert any("${LEN:-4096}" in m for m in kv503) is not read, kv503

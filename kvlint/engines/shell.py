@@ -20,7 +20,7 @@ import bisect
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -1368,6 +1368,12 @@ def _expand(
             own = env.get(p.text)
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
+            if by_default and own is None and _maybe_set(env, p.text):
+                # set to a value kvlint does not know (A=$(cmd), read A, a valueFrom it did not read): bash takes
+                # the value, not the default
+                cur.append(_default_ref(p))
+                unresolved = have_cur = True
+                continue
             val = p.default if by_default else own
             whole = p.quoted or _whole or (p.default_quoted and by_default)
             if val is None or not add_value(val, whole):
@@ -1528,6 +1534,17 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+#: The first character of the key that marks a variable set to a value kvlint does not know (``?A``; ``?*``: any
+#: name): no shell variable's name starts with it, so no lookup of a variable finds the mark.
+_UNKNOWN_MARK = "?"
+
+
+def _maybe_set(env: Mapping[str, str], name: str) -> bool:
+    """Whether ``name``, absent from ``env``, may be set all the same, to a value kvlint does not know (marked
+    ``?NAME`` by :meth:`_Shell.assign`, or ``?*``: :func:`commands`' ``unknown``)."""
+    return _UNKNOWN_MARK + name in env or "?*" in env
 
 
 def _default_ref(p: Part) -> str:
@@ -2566,6 +2583,7 @@ def commands(
     _environ: Mapping[str, str] | Environ | None = None,
     allexport: bool = False,
     sh: bool = False,
+    unknown: Collection[str] = (),
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -2578,6 +2596,13 @@ def commands(
     point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
     characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
+
+    ``unknown``: the names of ``env`` that are set with a value kvlint does not know (a ``valueFrom`` it could not
+    read), ``*`` for any name (an ``envFrom`` it did not read: a Secret, a ConfigMap not among the inputs). Such a
+    variable, and one the script sets to a value kvlint does not read (``A=$(cmd)``, ``read A``), is not unset:
+    ``${A:-4096}`` and ``${A-4096}`` stay unresolved (bash passes A's value when it is set), where a name neither
+    the container's env nor the script sets takes the default (kvlint assumes the image's ``ENV`` does not set it,
+    as it does for a ``$(VAR)`` the kubelet expands).
     """
     try:
         yield from _read_commands(
@@ -2590,6 +2615,7 @@ def commands(
             _sh=sh,
             _environ=_environ,
             _allexport=allexport,
+            _unknown=unknown,
         )
     finally:
         if _depth == 0:
@@ -2736,14 +2762,24 @@ class _Shell:
         "arrays",
         "assoc",
         "sh",
+        "start_unknown",
     )
 
     def __init__(
-        self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
+        self,
+        env: Mapping[str, str],
+        environ: Mapping[str, str] | Environ | None,
+        nested: bool,
+        unknown: Collection[str] = (),
     ) -> None:
         #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
-        #: script's read through, :class:`_Scope`)
+        #: script's read through, :class:`_Scope`); a variable set to a value kvlint does not know is absent, and
+        #: marked ``?NAME`` (:data:`_UNKNOWN_MARK`; ``?*``: any name may be set)
         self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
+        #: the names of the environment the shell started with whose values are not known (``commands``' unknown)
+        self.start_unknown = frozenset(unknown)
+        for name in self.start_unknown:
+            self.vars[_UNKNOWN_MARK + name] = ""
         # bash does not take IFS from its environment (variables.c: "Don't allow IFS to be imported from the
         # environment"): it starts at space, tab, newline (`OLDIFS=$IFS; IFS=,; ...; IFS=$OLDIFS` puts that back)
         self.vars["IFS"] = _DEFAULT_IFS
@@ -2781,22 +2817,29 @@ class _Shell:
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
-        shell's environment or was exported, and was not unset or ``export -n``-ed since)."""
+        shell's environment or was exported, and was not unset or ``export -n``-ed since). A name's unknown mark
+        ``?NAME`` goes where NAME does."""
+        if name[:1] == _UNKNOWN_MARK:
+            name = name[1:]
         mark = self.marks.get(name)
         if mark is not None:
             return mark
-        return name in self.start
+        return name in self.start or name in self.start_unknown
 
     def assign(self, name: str, arg: ShellArg, value: str, export: bool | None) -> None:
         """``NAME=value`` in the shell (``export`` True: exported; None: as the variable was, or exported under
         ``set -a``)."""
         if export is None and self.allexport:
             export = True
+        variables = self.vars
         if arg.substituted or self.leaked:
-            # the output of a command, or set past the subshells kept apart: unknown
-            self.vars.pop(name, None)
+            # the output of a command, or set past the subshells kept apart: unknown (set, its value not known)
+            variables.pop(name, None)
+            variables[_UNKNOWN_MARK + name] = ""
         else:
-            self.vars[name] = value  # unresolved variables inside stay as written
+            variables[name] = value  # unresolved variables inside stay as written
+            if _UNKNOWN_MARK + name in variables:
+                variables.pop(_UNKNOWN_MARK + name, None)
         if export:
             self.marks[name] = True
         if export or (export is None and self.exported(name)):
@@ -2816,12 +2859,13 @@ def _read_commands(
     _span: tuple[int, int] | None = None,
     _allexport: bool = False,
     _sh: bool = False,
+    _unknown: Collection[str] = (),
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
     ``script`` to read (a function's body)."""
     if _shell is None:
-        shell = _Shell(env, _environ, _depth > 0)
+        shell = _Shell(env, _environ, _depth > 0, _unknown)
         shell.allexport = _allexport  # `bash -a -c SCRIPT`
         shell.sh = _sh
     else:
@@ -4122,6 +4166,8 @@ def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
         name = arg.text
         if _NAME_RE.fullmatch(name):
             shell.vars.pop(name, None)
+            if _UNKNOWN_MARK + name in shell.vars:
+                shell.vars.pop(_UNKNOWN_MARK + name, None)
             shell.marks[name] = False
             shell.log.append((name, None, None))
 
