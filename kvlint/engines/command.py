@@ -2440,6 +2440,7 @@ def _dispatch(
             image=image,
             sources=sources,
             runtime_template=runtime_template,
+            exec_form=found.exec_form,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2459,6 +2460,7 @@ def _dispatch(
         map_config_pos=scalar_position,
         config_key_option=dynamo,
         serve_cli=found.positional_model,
+        exec_form=found.exec_form,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
