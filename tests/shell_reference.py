@@ -82,6 +82,15 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
     return n
 
 
+def _unread(default: str, whole: bool) -> bool:
+    """review53D: a default holding an expansion ($, a backtick; not one '...' string, not a closed $'...' alone) is
+    not read."""
+    return ("$" in default or "`" in default) and not (
+        (len(default) >= 2 and default[0] == default[-1] == "'" and "'" not in default[1:-1])
+        or (default.startswith("$'") and whole and "$" not in default[1:] and "`" not in default)
+    )
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -124,7 +133,10 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
                 d = d.strip("\"'")
             # ${X-d} (no colon) tests only for unset (engines48; bash(1) Parameter Expansion)
             colon = rest.startswith(":-")
-            return Part("var", m.group(), quoted, default=d, default_quoted=whole, colon=colon), end
+            unread = _unread(default, whole)
+            return Part(
+                "var", m.group(), quoted, default=d, default_quoted=whole, colon=colon, default_unread=unread
+            ), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -141,7 +153,13 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if d:
             text, whole = _default_text(d.group(3))
             return Part(
-                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+                "pos",
+                d.group(1),
+                quoted,
+                default=text,
+                default_quoted=whole,
+                colon=bool(d.group(2)),
+                default_unread=_unread(d.group(3), whole),
             ), end
         c = re.match(
             r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z", inner
@@ -365,7 +383,7 @@ def _expand(
         elif p.kind == "var":
             own = env.get(p.text)
             by_default = p.default is not None and (own is None or (p.colon and not own))
-            if by_default and own is None and ("?" + p.text in env or "?*" in env):
+            if by_default and (p.default_unread or (own is None and ("?" + p.text in env or "?*" in env))):
                 # review53D: set to a value not known (marked ?NAME): the default is not taken
                 piece("other", "${" + p.text + (":-" if p.colon else "-") + p.default + "}", unres=True)  # type: ignore[operator]
                 continue
@@ -409,7 +427,7 @@ def _expand(
                     and (not params or (p.colon and not params[0].text))
                 ):
                     val = p.default
-                    if not budget.take(len(val)):
+                    if p.default_unread or not budget.take(len(val)):
                         piece("other", "${" + p.text + (":-" if p.colon else "-") + val + "}", unres=True)
                     elif p.quoted or p.default_quoted:
                         piece("var", val, env_=True)

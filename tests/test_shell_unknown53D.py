@@ -160,3 +160,47 @@ def test_the_pipeline_takes_a_secret_variable_as_unknown(source: str, read: bool
     result = run_documents(load_text(_SECRET_MANIFEST % source, "d.yaml"), Options(allow_hub=False))
     kv503 = [d.message for d in result.diagnostics if d.rule == "KV503"]
     assert any("${LEN:-4096}" in m for m in kv503) is not read, kv503
+
+
+#: defaults that are themselves expansions (bash(1) "Parameter Expansion": the word after ``:-`` is expanded)
+EXPANDED_DEFAULTS = [
+    "vllm serve m --max-model-len=${X:-${D:-8192}}",
+    "D=8192; vllm serve m --max-model-len=${X:-${D:-1}}",
+    "vllm serve m --max-model-len=${X:-$(printf 8192)}",
+    "vllm serve m ${X:-$(printf '%s\\n' --max-model-len 8192)}",
+    'vllm serve m "--max-model-len=${X:-"$(printf 8192)"}"',
+    "vllm serve m --max-model-len=${X-`printf 8192`}",
+    "set --; vllm serve m --max-model-len=${1:-$(printf 8192)}",
+]
+
+
+@pytest.mark.parametrize("script", EXPANDED_DEFAULTS)
+def test_a_default_holding_an_expansion_is_not_its_text(script: str, tmp_path: Path) -> None:
+    """``${X:-${D:-1}}`` passed the text ``${D:-1}`` (unresolved-looking, read as a variable's value), ``${X:-$(echo
+    1)}`` the two words ``$(echo`` and ``1)``: bash expands the default. kvlint leaves the reference unresolved."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, env)
+    assert "8192" in " ".join(argv[3:])
+    words = _engine(script, env)
+    assert _agrees(words, argv), (argv, words)
+    assert len(words) == 4 and words[3][1], words
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "X=8192; vllm serve m --max-model-len=${X:-${D:-1}}",
+        "X=8192; vllm serve m --max-model-len=${X-$(printf 1)}",
+        "vllm serve m --max-model-len=${X:-'$5'}",
+        'vllm serve m --max-model-len=${X:-"8 192"}',
+    ],
+)
+def test_a_default_not_taken_or_literal_is_read(script: str, tmp_path: Path) -> None:
+    """X set: its value, whatever the default; a single-quoted default is its text (``'$5'`` is $5)."""
+    if shutil.which("bash") is None or shutil.which("env") is None:
+        pytest.skip("no bash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script, tmp_path, env)
+    assert [t for t, _u in _engine(script, env)] == argv

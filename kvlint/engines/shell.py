@@ -200,6 +200,10 @@ class Part:
     #: bash refuses for a positional or special parameter ("$2: cannot assign in this way", the shell exits 1): the
     #: parameter's value when set, else not known here
     assigns: bool = False
+    #: the default holds an expansion kvlint does not read in it (``${X:-${D:-1}}``, ``${X:-$(cmd)}``, ``${X:-$Y}``:
+    #: bash expands the word after ``:-``, bash(1) "Parameter Expansion"): not known when taken (it was taken as
+    #: its text, ``${D:-1}``, or split at its blanks, ``$(echo`` and ``1)``)
+    default_unread: bool = False
 
 
 @dataclass(slots=True)
@@ -482,6 +486,18 @@ def ansi_c_text(body: str) -> str:
     return text
 
 
+def _default_unread(default: str) -> bool:
+    """Whether the word after ``:-`` (as written) holds an expansion: a ``$`` or a backtick outside one single-quoted
+    string (``'$5'`` is the text $5; an ANSI-C ``$'...'`` is decoded by :func:`_default_text`)."""
+    if "$" not in default and "`" not in default:
+        return False
+    d = default
+    if len(d) >= 2 and d[0] == d[-1] == "'" and "'" not in d[1:-1]:
+        return False
+    a = ANSI_C_RE.fullmatch(d) if d.startswith("$'") else None
+    return not (a is not None and a.group(2) and "$" not in d[1:] and "`" not in d)
+
+
 def _default_text(default: str) -> tuple[str, bool]:
     """The text of the default word of ``${X:-default}`` and whether it is one quoted string, which bash does not
     split into words: ``"a b"`` and ``'a b'`` (the quote not inside), ``$'a\\tb'`` (its escapes decoded); other
@@ -547,7 +563,15 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             default = rest[2:] if rest.startswith(":-") else rest[1:]
             text, whole = _default_text(default)
             colon = rest.startswith(":-")
-            return Part("var", m.group(), quoted, default=text, default_quoted=whole, colon=colon), end
+            return Part(
+                "var",
+                m.group(),
+                quoted,
+                default=text,
+                default_quoted=whole,
+                colon=colon,
+                default_unread=_default_unread(default),
+            ), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -579,6 +603,7 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
                 default_quoted=whole,
                 colon=bool(d.group(2)),
                 assigns=d.group(3) == "=",
+                default_unread=_default_unread(d.group(4)),
             ), end
         cut = _AT_CUT_RE.match(inner)
         if cut is not None:
@@ -1368,9 +1393,9 @@ def _expand(
             own = env.get(p.text)
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
-            if by_default and own is None and _maybe_set(env, p.text):
+            if by_default and (p.default_unread or (own is None and _maybe_set(env, p.text))):
                 # set to a value kvlint does not know (A=$(cmd), read A, a valueFrom it did not read): bash takes
-                # the value, not the default
+                # the value, not the default; or a default kvlint does not expand (${X:-${D:-1}})
                 cur.append(_default_ref(p))
                 unresolved = have_cur = True
                 continue
@@ -1450,7 +1475,7 @@ def _expand(
             # parameter ending a field (empty ones make none)
             if p.default is not None:
                 taken = _default_taken(p, positional, budget, ifs)
-                if taken is None or (taken and p.assigns):
+                if taken is None or (taken and (p.assigns or p.default_unread)):
                     # not known; or ``${2:=x}`` with $2 unset: bash refuses to assign it, the shell exits
                     cur_other = True
                     cur.append(_default_ref(p))
