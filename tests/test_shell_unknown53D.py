@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -204,3 +205,33 @@ def test_a_default_not_taken_or_literal_is_read(script: str, tmp_path: Path) -> 
     env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
     argv, _environ = _bash(script, tmp_path, env)
     assert [t for t, _u in _engine(script, env)] == argv
+
+
+#: POSIX scripts (dash 0.5.12 runs them as bash does): a variable set to a value kvlint does not read, a default that
+#: is an expansion, a variable a builtin assigns
+DASH_SCRIPTS = [
+    "A=$(printf 8192); vllm serve m --max-model-len=${A:-4096}",
+    "read A <<EOF\n8192\nEOF\nvllm serve m --max-model-len=${A:-4096}",
+    "A=1; for A in 8192; do :; done; vllm serve m --max-model-len=$A",
+    "A=1; read A <<EOF\n8192\nEOF\nvllm serve m --max-model-len=$A",
+    "vllm serve m --max-model-len=${X:-${D:-8192}}",
+    "vllm serve m --max-model-len=${X-$(printf 8192)}",
+]
+
+
+@pytest.mark.parametrize("script", DASH_SCRIPTS)
+def test_under_dash_the_same_values_are_unknown(script: str, tmp_path: Path) -> None:
+    """``sh -c`` (dash in Debian and Ubuntu images): dash passes 8192 as bash does; kvlint leaves it unresolved."""
+    dash = shutil.which("dash")
+    if dash is None or shutil.which("env") is None:
+        pytest.skip("no dash or env here")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    _bash("true", tmp_path, env)  # (writes the vllm that prints its arguments)
+    ran = subprocess.run([dash, "-c", script], env=env, capture_output=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    argv = [a.decode() for a in ran.stdout.partition(b"\1")[0].split(b"\0")[:-1]]
+    assert argv[3] == "--max-model-len=8192"
+    (engine,) = [c for c in commands(script, env, [ShellArg("sh")], sh=True) if c and c[0].text == "vllm"]
+    words = [(w.text, w.unresolved) for w in engine]
+    assert _agrees(words, argv), (argv, words)
+    assert words[3][1], words
