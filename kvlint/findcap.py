@@ -8,7 +8,7 @@ by the run and, in the admission webhook, sent from the review worker to the ser
 findings, one object) are reported one by one up to :data:`MAX_PER_RULE`, in the order of their positions, and
 the rest as one finding of the same rule at the first of them: "N more KV503 findings ...", with ``stands_for`` the
 findings it stands for (what the webhook counts when it matches an UPDATE's errors with its old object's,
-:func:`kvlint.engines.options.findings_stood_for`). When the rest are of more than one severity, one such finding
+:func:`kvlint.types.findings_stood_for`). When the rest are of more than one severity, one such finding
 per severity, at the first of its severity ("1 more KV206 error ...", "69 more KV206 warnings ..."): every summary
 counts each finding at its own severity (one finding at the most severe counted 1 error and 69 warnings as 70
 errors, in the summary line, ``--statistics``, the JSON and SARIF ``summary`` and the Action's ``errors``).
@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kvlint.statement import clip_words
-from kvlint.types import Diagnostic, Loc
+from kvlint.types import Diagnostic, Loc, findings_stood_for
 
 __all__ = ["MAX_PER_RULE", "cap_per_rule"]
 
@@ -111,12 +111,7 @@ def cap_per_rule(
             )
             fixes = {d.fix for d in rest}
             settings = {d.setting for d in rest}
-            counts_for = [n for d in rest if (n := d.stands_for) != 1]
-            stands_for = (
-                len(rest)
-                - len(counts_for)
-                + sum(n if isinstance(n, int) and n > 1 else 1 for n in counts_for)
-            )
+            stands_for = sum(findings_stood_for(d) for d in rest)
             standing[at[0]] = Diagnostic(
                 rule=rule,
                 severity=first.severity,

@@ -61,6 +61,7 @@ from yaml.nodes import ScalarNode
 
 from kvlint.paths import real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
+from kvlint.template_params import process_template
 from kvlint.types import Document, Finding, LoadResult
 from kvlint.wording import shell_word
 
@@ -1451,10 +1452,13 @@ def _envsubst_at(text: str, line: int, column: int) -> str | None:
 
 
 def _flatten(doc: Document) -> list[Document]:
-    """Items of ``kind: List`` / ``*List`` become Documents of their own."""
+    """Items of ``kind: List`` / ``*List`` become Documents of their own; an OpenShift ``Template``'s objects
+    are processed as ``oc process`` processes them (:func:`kvlint.template_params.process_template`)."""
     data = doc.data
     kind = data.get("kind") if isinstance(data, dict) else None
     items = data.get("items") if isinstance(data, dict) else None
+    if kind == "Template":
+        process_template(data)
     if not (isinstance(kind, str) and kind.endswith("List") and isinstance(items, list)):
         return [doc]
     out: list[Document] = []

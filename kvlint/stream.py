@@ -276,6 +276,8 @@ def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecor
             model=_Ns(value=model_arg.value, loc=model_arg.loc) if model_arg is not None else None,
             command_loc=s.command_loc,
             joins=None,
+            # the leader container a multi-node worker joins, for the Markdown section of a worker sized with it
+            leader_container=s.joins.leader_container if s.joins is not None else None,
             # how the container spells TGI's memory fraction, for the Markdown budget row
             # (kvlint.report.markdown.budget_setting)
             tgi_fraction_option=tgi_option(s, "cuda_memory_fraction") if s.engine == "tgi" else None,

@@ -722,7 +722,9 @@ def test_openshift_and_helm_gpu_limits_are_template_parameters_too(tmp_path) -> 
         if kind == "Template":  # the same Deployment as the Template's only object
             text = (
                 "apiVersion: template.openshift.io/v1\nkind: Template\nmetadata: {name: t}\n"
-                "parameters: [{name: GPU_COUNT, value: '1'}]\nobjects:\n"
+                # a parameter with no value: oc process fills it in (-p); one with a value is read at it
+                # (kvlint.template_params, tests/test_openshift_template53.py)
+                "parameters: [{name: GPU_COUNT, required: true}]\nobjects:\n"
                 + "".join(
                     ("- " if i == 0 else "  ") + line + "\n" for i, line in enumerate(deployment.splitlines())
                 )

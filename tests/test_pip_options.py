@@ -10,7 +10,14 @@ import pytest
 from kvlint.engines.pip_options import PIP_INSTALL_OPTIONS, PIP_SHORT_VALUED, PIP_SOURCE_OPTIONS, PIP_VALUED
 
 #: uv pip install's own options in the table (pip has no option of these names)
-_UV_ONLY = {"--index", "--default-index"}
+_UV_ONLY = {
+    "--index",
+    "--default-index",
+    "-P",
+    "--upgrade-package",
+    "--reinstall-package",
+    "--index-strategy",
+}
 #: where pip stores the options that name a package source (pip cli/cmdoptions.py)
 _SOURCE_DESTS = {
     "index_url",
@@ -60,4 +67,6 @@ def test_the_source_options_are_pip_s_index_and_requirements_options() -> None:
 
 def test_the_one_letter_valued_options_are_pip_s() -> None:
     pip = _pip_install_options()
-    assert {name[1] for name, (takes, _dest) in pip.items() if takes and len(name) == 2} == PIP_SHORT_VALUED
+    assert {
+        name[1] for name, (takes, _dest) in pip.items() if takes and len(name) == 2
+    } == PIP_SHORT_VALUED - {name[1] for name in _UV_ONLY if len(name) == 2}

@@ -43,7 +43,7 @@ def test_kv404_on_an_ascend_build_names_vllms_queue_not_nccl() -> None:
     processes (the multiprocessing executor every platform's V1 engine uses) still live in /dev/shm."""
     (kv404,) = [d for d in _run("vllm-project__aibrix__samples__vllm-ascend__job.yaml") if d.rule == "KV404"]
     assert "NCCL" not in kv404.message and "GPU workers" not in kv404.message, kv404.message
-    assert kv404.message.startswith("2 vLLM worker processes (TP 2, PP 1, DP 1)"), kv404.message
+    assert kv404.message.startswith("2 vLLM worker processes (--tensor-parallel-size 2)"), kv404.message
     assert "shared-memory message queues" in kv404.message, kv404.message
 
 

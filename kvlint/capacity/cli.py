@@ -420,7 +420,8 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
             trace_name=str(kw["trace"] or ""),
             seed=kw["seed"],
         )
-        ctx = resolve(list(command), options, what="kvlint simulate (vLLM's V1 scheduler)")
+        # the command's --config FILE is the user's own, read from this machine as kvlint plan reads it
+        ctx = resolve(list(command), options, what="kvlint simulate (vLLM's V1 scheduler)", local_config=True)
         rep = build_report(ctx, spec, sensitivity=not kw["no_sensitivity"])
     except (WorkloadError, CapacityError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc

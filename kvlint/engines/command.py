@@ -54,7 +54,13 @@ from kvlint.engines.images import (
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
-from kvlint.engines.requirements import Pin, RequirementReader, ref_release, source_repository
+from kvlint.engines.requirements import (
+    Pin,
+    RequirementReader,
+    dev_placeholder_wheel,
+    ref_release,
+    source_repository,
+)
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import (
     ARG_MAX,
@@ -1084,7 +1090,9 @@ def _scan_shell(
             found.upgraded = not got
             found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
             found.main_index = (
-                (_vllm_main_index(t, env, script) or "") if not got and engine == "vllm" else ""
+                (_vllm_main_index(t, env, script) or _dev_wheel(_pip_words(t) or (), engine) or "")
+                if not got and engine == "vllm"
+                else ""
             )
             found.install_text = clip(" ".join(t), 120)
             found.install_loc = w0.loc
@@ -1512,11 +1520,35 @@ def _pip_elsewhere(seen: Sequence[Sequence[str]], own: int | None = None) -> boo
     return False
 
 
+#: The directories of vLLM's wheel bucket (``https://wheels.vllm.ai`` or the S3 bucket behind it,
+#: ``vllm-wheels.s3.us-west-2.amazonaws.com``) where its CI copies a development build under the placeholder name
+#: (vllm-project/vllm@d3390218 ``.buildkite/upload-wheels.sh``): ``<commit>/`` that commit's, ``nightly/`` and
+#: ``1.0.0.dev/`` the last one. Group 1: the directory.
+_VLLM_DEV_WHEEL_DIR = re.compile(
+    r"https?://(?:wheels\.vllm\.ai|vllm-wheels\.s3\.us-west-2\.amazonaws\.com)/(nightly|1\.0\.0\.dev|[0-9a-f]{40})/"
+    r"[^/]+\.whl",
+    re.IGNORECASE,
+)
+
+
+def main_index_build(url: str) -> tuple[str, str | None]:
+    """Which build of vLLM's main branch ``url`` installs, the index (:data:`_VLLM_MAIN_INDEX`) or a placeholder
+    wheel (:data:`_VLLM_DEV_WHEEL_DIR`, a local file too): ``("commit", hash)`` for one commit's build
+    (``https://wheels.vllm.ai/<commit>``), ``("nightly", None)`` for the last commit's (``/nightly``,
+    ``/1.0.0.dev/``), ``("dev", None)`` for a wheel whose directory does not say."""
+    m = _VLLM_MAIN_INDEX.fullmatch(url.strip()) or _VLLM_DEV_WHEEL_DIR.fullmatch(url.strip())
+    if m is None:
+        return "dev", None
+    if m.group(1).lower() in ("nightly", "1.0.0.dev"):
+        return "nightly", None
+    return "commit", m.group(1)
+
+
 def main_index_commit(url: str) -> str | None:
-    """The commit whose build the vLLM main-branch index ``url`` holds (``https://wheels.vllm.ai/<commit>``), or None
-    for the nightly index (the last commit of ``main``) and any other URL."""
-    m = _VLLM_MAIN_INDEX.fullmatch(url.strip())
-    return None if m is None or m.group(1).lower() == "nightly" else m.group(1)
+    """The commit whose build the vLLM main-branch index ``url`` holds (``https://wheels.vllm.ai/<commit>``, or
+    that directory's placeholder wheel), or None for the nightly index (the last commit of ``main``) and any other
+    URL."""
+    return main_index_build(url)[1]
 
 
 def _option_value(args: Sequence[str], option: str) -> str | None:
@@ -1588,7 +1620,7 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     pinned = _last_release(pins)
     if pinned is not None:
         return pinned
-    if any(w in _PIP_UPGRADE for w in args or ()) and any(pin.release is None for pin in pins):
+    if _upgrades(words, args or (), engine) and any(pin.release is None for pin in pins):
         return ""
     if any(_from_source_branch(w, engine) for w in args or ()):
         # the engine built from its source at a branch (git+https://github.com/vllm-project/vllm.git, @main): the
@@ -1596,6 +1628,62 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
         # pip's resolver reinstalls a candidate whose version differs from the installed one
         # (pip/_internal/resolution/resolvelib/resolver.py, Resolver.resolve): the newest code, no release
         return ""
+    if _dev_wheel(args or (), engine) is not None:
+        # vLLM's CI's placeholder wheel name (vllm-1.0.0.dev-...whl: requirements.dev_placeholder_wheel): a
+        # development build of main, whose version differs from the image's release, so pip installs it
+        return ""
+    return None
+
+
+#: uv pip install's options that make uv pass over the installed release of a package (astral-sh/uv@26a9dd4b
+#: ``crates/uv-cli/src/lib.rs``: ``ReinstallArgs`` ``--reinstall`` (alias ``--force-reinstall``),
+#: ``--reinstall-package NAME``; ``ResolverInstallerArgs`` ``-U``/``--upgrade``, ``-P``/``--upgrade-package REQ``;
+#: ``--no-reinstall``/``--no-upgrade`` override them, the last one written winning, clap's ``overrides_with``):
+#: ``crates/uv-resolver/src/candidate_selector.rs`` ``CandidateSelector::select`` skips an installed
+#: distribution of a package to reinstall and does not prefer it for a package to upgrade, so the resolver takes
+#: the best candidate of the indexes, the newest release, as pip does under ``-U``.
+_UV_ALL = {"-U": "upgrade", "--upgrade": "upgrade", "--no-upgrade": "", "--reinstall": "reinstall"}
+_UV_ALL |= {"--force-reinstall": "reinstall", "--no-reinstall": ""}
+_UV_PACKAGE = frozenset({"-P", "--upgrade-package", "--reinstall-package"})
+
+
+def _upgrades(words: Sequence[str], args: Sequence[str], engine: str) -> bool:
+    """Whether the pip command ``words`` (``args``: its words after ``install``, :func:`_pip_words`) upgrades
+    ``engine`` over the installed release: pip's ``-U``/``--upgrade``/``--force-reinstall`` (:data:`_PIP_UPGRADE`);
+    for ``uv pip``, the last of ``-U``/``--upgrade``/``--reinstall``/``--force-reinstall`` and their ``--no-``
+    forms, or ``--upgrade-package``/``-P``/``--reinstall-package`` naming ``engine`` (:data:`_UV_ALL`,
+    :data:`_UV_PACKAGE`)."""
+    at = list(words).index("install") if "install" in words else 0
+    if not any(_base(w) == "uv" for w in words[:at]):
+        return any(w in _PIP_UPGRADE for w in args)
+    upgrade = reinstall = False
+    for k, word in enumerate(args):
+        if word in _UV_ALL:
+            if _UV_ALL[word] == "upgrade" or word == "--no-upgrade":
+                upgrade = word != "--no-upgrade"
+            else:
+                reinstall = word != "--no-reinstall"
+            continue
+        name, eq, value = word.partition("=")
+        if name in _UV_PACKAGE:
+            value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+            m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", value)
+            if m is not None and re.sub(r"[-_.]+", "-", m.group(1)).lower() == engine:
+                return True
+    return upgrade or reinstall
+
+
+def _dev_wheel(args: Sequence[str], engine: str) -> str | None:
+    """The location of the wheel among the words after ``pip install`` (``args``) that vLLM's CI names by its
+    placeholder ``vllm-1.0.0.dev-...whl`` (:func:`kvlint.engines.requirements.dev_placeholder_wheel`), alone or
+    as a direct reference (``vllm@https://...``), else None (``engine`` not vLLM)."""
+    if engine != "vllm":
+        return None
+    for w in args:
+        m = None if w.startswith("-") else _DIRECT_REFERENCE.match(w.strip())
+        location = (m.group(1) if m else w).split("#", 1)[0]
+        if not w.startswith("-") and dev_placeholder_wheel(location):
+            return location
     return None
 
 
@@ -2915,7 +3003,7 @@ def parse_container(
                 )
                 fix = (
                     f"if the image runs a released vLLM, replace {', '.join(lacks)} with the release's own "
-                    "option(s); if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
+                    f"option{'s' if len(lacks) != 1 else ''}; if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
                     "and the options vLLM has"
                 )
     version = engine_release(image, engine, engine_version_option)
@@ -3388,7 +3476,8 @@ def _no_script_reason(items: Sequence[_Item], container: Mapping) -> str:
     if unknown:
         near = [f"'{k}' (did you mean '{g}'?)" if g else f"'{k}'" for k, g in unknown]
         reason += (
-            f"; the container has field(s) {', '.join(near)} that Kubernetes does not know, probably the script "
+            f"; the container has {'fields' if len(near) != 1 else 'a field'} {', '.join(near)} that Kubernetes "
+            "does not know, probably the script "
             "under a misspelt key"
         )
     elif container.get("args") is None:

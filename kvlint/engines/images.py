@@ -72,6 +72,7 @@ __all__ = [
     "pypi_cuda_wheel",
     "repository_path",
     "rocm_index_outbid",
+    "uv_best_match",
     "split_image",
     "tag_of_unknown_image",
     "tag_only_names_release",
@@ -344,7 +345,8 @@ def bare_vllm_published(image: str) -> bool:
       @13ed7481e47634f497055c8d703906099f326b20; ``0.8.0-xpu`` to ``0.17.0-xpu`` alike).
     * AWS's vLLM Deep Learning Containers, ``763104351884.dkr.ecr.<region>.amazonaws.com/vllm`` (another account
       in a few regions: :data:`_AWS_DLC_REGION_ACCOUNTS`) and
-      ``public.ecr.aws/deep-learning-containers/vllm``: each release "vllm/vllm-openai version ``vX.Y.Z``" with the
+      ``public.ecr.aws/deep-learning-containers/vllm``, and its Graviton (arm64) repository ``vllm-arm64`` in both
+      (:data:`_AWS_VLLM_REPOSITORIES`): each release "vllm/vllm-openai version ``vX.Y.Z``" with the
       tags ``X.Y.Z-gpu-py312-...`` and the series tag ``X.Y-gpu-py312-ec2`` (which moves: :func:`aws_vllm_series`; aws/deep-learning-containers
       ``vllm/CHANGELOG.md`` @61a6b3e839f7d7d33a0744bf15261613fe7373aa)."""
     repo = split_image(image)[0]
@@ -353,9 +355,20 @@ def bare_vllm_published(image: str) -> bool:
     host = first if ("." in first or ":" in first or first == "localhost") and "/" in repo else ""
     if path == "intel/vllm":
         return host in ("", "docker.io", "index.docker.io", "registry-1.docker.io")
-    if path == "vllm":
+    if path in _AWS_VLLM_REPOSITORIES:
         return _aws_dlc_registry(host)
-    return path == "deep-learning-containers/vllm" and host == "public.ecr.aws"
+    public = path.removeprefix("deep-learning-containers/")
+    return public != path and public in _AWS_VLLM_REPOSITORIES and host == "public.ecr.aws"
+
+
+#: AWS's vLLM Deep Learning Container repositories: ``vllm`` (x86_64) and ``vllm-arm64`` (Graviton with NVIDIA GPUs),
+#: whose release tag leads with the vLLM release the image builds (aws/deep-learning-containers@2e6fa46896
+#: ``vllm/buildspec-arm64.yml``: ``version: "0.11.0"``, ``release_repository_name`` ``vllm-arm64`` on account
+#: 763104351884, tag ``<version>-gpu-py312-<cuda>-<os>-ec2``, and ``vllm/arm64/gpu/Dockerfile.arm64``: ``git checkout
+#: v0.11.0``; ``docs/src/data/vllm-arm64/0.10.2-gpu-ec2.yml`` lists ``0.10.2-gpu-py312-cu129-ubuntu22.04-ec2`` and the
+#: series tags ``0.10-gpu-py312-ec2``, ``0.10-gpu-py312-cu129-ubuntu22.04-ec2-v1``, in the region registries and
+#: ``public.ecr.aws/deep-learning-containers/<repository>``, ``docs/src/utils.py::build_public_ecr_uri``).
+_AWS_VLLM_REPOSITORIES = ("vllm", "vllm-arm64")
 
 
 def aws_vllm_series(image: str) -> str | None:
@@ -365,7 +378,11 @@ def aws_vllm_series(image: str) -> str | None:
     is the sample tag of 0.9.0.1, 0.9.1 and 0.9.2, ``0.10-gpu-py312-ec2`` of 0.10.0 and 0.10.1.1), so it names no
     one release: :func:`engine_version` reads none from it, as from ``latest``."""
     repo, tag, _digest = split_image(image)
-    if not tag or _repo_path(repo).rsplit("/", 1)[-1] != "vllm" or _repo_path(repo) == "intel/vllm":
+    if (
+        not tag
+        or _repo_path(repo).rsplit("/", 1)[-1] not in _AWS_VLLM_REPOSITORIES
+        or _repo_path(repo) == "intel/vllm"
+    ):
         return None
     m = re.match(r"v?(\d+\.\d+)(?:-|$)", tag)
     return m.group(1) if m and bare_vllm_published(image) else None
@@ -717,12 +734,20 @@ def engine_version(image: str) -> str | None:
         # a build whose publisher says its tag leads with the vLLM release (:data:`VLLM_RELEASE_TAG_BUILDS`)
         m = _RELEASE_PREFIX_RE.match(tag)
         return m.group(1) if m else None
-    if engine_of_image(image) is None and not _names_engine_image(path.rsplit("/", 1)[-1], engine):
+    if (
+        engine_of_image(image) is None
+        and not _names_engine_image(path.rsplit("/", 1)[-1], engine)
+        and not (engine == "vllm" and path.rsplit("/", 1)[-1] == "vllm-arm64" and bare_vllm_published(image))
+    ):
         # a repository kvlint does not know as an engine build (a fork, a custom build: quay.io/tms/vllm-dev-pplx,
         # whose script installs vLLM from main; neuralmagic/nm-vllm-openai, nm-vllm's own release numbers): its tag
         # is the image's own version, not the engine's, unless its last path component names the engine's image
         return None
-    if engine == "vllm" and engine_of_image(image) is None and path.rsplit("/", 1)[-1] == "vllm":
+    if (
+        engine == "vllm"
+        and engine_of_image(image) is None
+        and path.rsplit("/", 1)[-1] in _AWS_VLLM_REPOSITORIES
+    ):
         if aws_vllm_series(image) is not None:
             return None  # AWS's series tag (0.9-gpu-py312-ec2): it moves to each 0.9 release AWS publishes
         if not bare_vllm_published(image):
@@ -1349,6 +1374,20 @@ _VLLM_REQUIREMENT = re.compile(r"vllm(?:\[[^\]]*\])?\s*(?:[=<>!~].*)?", re.IGNOR
 _ROCM_RELEASE_INDEX = re.compile(r"https?://wheels\.vllm\.ai/rocm/(\d+\.\d+\.\d+)/(rocm\d+)/?")
 
 
+def uv_best_match(serving: ServingConfig) -> bool:
+    """Whether the script's ``uv pip install`` of the engine (:attr:`~kvlint.types.ServingConfig.pip_args`) runs
+    under ``--index-strategy unsafe-best-match``, the last ``--index-strategy`` of the command (uv's clap parser
+    keeps the last). ``UV_INDEX_STRATEGY`` is not read here: a ``UV_*`` variable of the container or its script
+    leaves where uv installs from unknown (:func:`pip_source_variable`), and :func:`pypi_cuda_wheel` says nothing."""
+    strategy = "first-index"
+    args = serving.pip_args
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == "--index-strategy":
+            strategy = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+    return strategy.strip().lower() == "unsafe-best-match"
+
+
 def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str, str] | None:
     """``(index URL, release, variant)`` (the variant its URL names: ``rocm700``, ``rocm723``) when the script's ``pip install`` of vLLM adds vLLM's per-release ROCm index with
     ``--extra-index-url`` but names vLLM with no version (``pip install vllm --extra-index-url
@@ -1362,15 +1401,19 @@ def rocm_index_outbid(serving: ServingConfig) -> tuple[str, str, str] | None:
     --extra-index-url and the default index, choosing only the latest version"). The per-release directory holds that one release
     (``0.18.0+rocm700``), and PyPI holds later releases of vLLM (up to :data:`~kvlint.memory.versions.NEWEST_VLLM`
     kvlint knows), whose version outranks it whatever its local label: pip installs PyPI's newest wheel, vLLM's
-    CUDA build. Certain only for pip: ``uv pip install`` takes the first index that has the package, the extra
-    index before PyPI (uv's default ``--index-strategy first-index``), so it is not read so; nor is a command whose
+    CUDA build. Certain for pip, and for ``uv pip install`` under ``--index-strategy unsafe-best-match`` (the option,
+    :func:`uv_best_match`), which "select[s] the best version
+    from the combined set of candidate versions", "the closest to pip's behavior" (astral-sh/uv@26a9dd4b
+    ``docs/concepts/indexes.md``, "Searching across multiple indexes"); under uv's default ``first-index`` (and
+    ``unsafe-first-match``) uv takes the first index that has the package, the extra index before PyPI, so it is
+    not read so (nor a strategy the script sets, which kvlint does not read); nor is a command whose
     requirement carries a version or a ``+rocm`` label, or that names another source besides the index
     (:data:`~kvlint.engines.pip_options.PIP_SOURCE_OPTIONS`), nor a release kvlint does not know to be older than PyPI's newest."""
     from kvlint.memory.versions import NEWEST_VLLM  # (a leaf module; imported here as memory imports engines)
 
     args = serving.pip_args
     head = serving.pip_text.split(" install", 1)[0].split()
-    if not args or any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head):
+    if not args or (any(w.rsplit("/", 1)[-1] in ("uv", "uvx") for w in head) and not uv_best_match(serving)):
         return None
     found: tuple[str, str, str] | None = None
     requirement = False

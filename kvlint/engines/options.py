@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import json
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +27,7 @@ from kvlint.types import (
     ServingConfig,
     Severity,
     Value,
+    findings_stood_for,
     ref_part,
 )
 
@@ -35,7 +36,7 @@ __all__ = [
     "MAX_UNKNOWN_OPTIONS",
     "USUALLY_MEANT",
     "cap_unknown_options",
-    "findings_stood_for",
+    "findings_stood_for",  # kvlint.types.findings_stood_for, here as before
     "MAX_INT_SETTING",
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
@@ -905,7 +906,9 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
     return out
 
 
-def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
+def template_words(
+    findings: Sequence[Finding], engine: str, parameters: Collection[str] | None = None
+) -> list[Finding]:
     """``findings`` of one command line of a workload KV002 reports as an envsubst template
     (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`, :func:`kvlint.workloads.placeholders.template_findings`) with
     each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`)
@@ -913,7 +916,10 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
     it is given: llm-d's ``"${VLLM_EXTRA_ARGS_D}"``), not an option the engine lacks, so "remove it" is no remedy;
     what it renders to is unseen, as a bare ``$ARGS`` in a shell script is. Only the engine parsers' unknown
     options (:attr:`~kvlint.types.OptionFinding.unknown`); a word that only holds a placeholder (``extra-${X}``)
-    stays one. Pure; ``findings`` itself when none is such a word."""
+    stays one. ``parameters``: for an OpenShift ``Template``, the names of its parameters that have no value
+    (:func:`kvlint.template_params.unresolved_parameters`), which ``oc process`` fills in: only a word wholly one
+    of those (``${EXTRA_ARGS}``) is such a word (a name the Template does not declare reaches the engine as
+    written). Pure; ``findings`` itself when none is such a word."""
     from kvlint.engines.images import whole_placeholder
 
     out: list[Finding] = []
@@ -921,6 +927,9 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
     name = ENGINE_NAMES.get(engine, engine)
     for f in findings:
         word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
+        if word is not None and parameters is not None:
+            m = re.fullmatch(r"\s*\$\{([a-zA-Z0-9_]+)\}\s*", word)
+            word = word if m is not None and m.group(1) in parameters else None
         if word is None:
             out.append(f)
             continue
@@ -935,22 +944,19 @@ def template_words(findings: Sequence[Finding], engine: str) -> list[Finding]:
                 "envsubst < FILE | kvlint check -",
                 severity="info",
             )
+            if parameters is None
+            else Finding(
+                "KV503",
+                f"{word} is a parameter of this OpenShift Template with no value, which oc process fills in "
+                f"(-p NAME=VALUE, or generated) in place of this argument of {name}: what it is given is not seen "
+                "here",
+                f.loc,
+                fix="process the Template with the values you deploy with and lint the result, e.g. "
+                "oc process -f FILE -p NAME=VALUE | kvlint check -",
+                severity="info",
+            )
         )
     return out if changed else list(findings)
-
-
-def findings_stood_for(d: Any) -> int:
-    """How many findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of the KV205 "N more
-    unknown options: ..." of :func:`cap_unknown_options`, and of the finding for the rest past a rule's first
-    :data:`kvlint.findcap.MAX_PER_RULE` in a container or a file, :func:`kvlint.findcap.cap_per_rule`; carried by
-    the finding, its :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the
-    message), else 1.
-    What the admission webhook counts when it matches an UPDATE's errors with its old object's
-    (:func:`kvlint.webhook.review.existing_errors`): with the options past the first ones in one finding, a count
-    of findings would take the old object's 40 unknown options and the new one's 50 for the same 33 findings, and
-    admit the 10 new ones as pre-existing."""
-    n = getattr(d, "stands_for", 1)
-    return n if isinstance(n, int) and n > 1 else 1
 
 
 def _option_word(word: str) -> str:

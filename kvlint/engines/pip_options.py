@@ -11,7 +11,9 @@ Read from pip's own option definitions, pip 26.3 (pypa/pip tag ``26.3``): ``src/
 ``--upgrade-strategy``, ``--report`` ...). An option "takes a value" as optparse says (``Option.takes_value()``: a
 ``store``/``append``/``callback`` option with a ``type``); tests/test_pip_options.py compares the table with the pip
 installed beside kvlint. uv's own ``uv pip install`` options that name an index (``--index``, ``--default-index``:
-uv's CLI reference, "uv pip install") are listed too; uv's other options are not.
+uv's CLI reference, "uv pip install") are listed too, and those that name a package to upgrade or reinstall and the
+index strategy (``-P``/``--upgrade-package``, ``--reinstall-package``, ``--index-strategy``); uv's other options are
+not.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ PIP_INSTALL_OPTIONS: Mapping[str, PipOption] = MappingProxyType(
         # uv pip install's index options (uv's own; pip has none of these names)
         "--index": _SOURCE_VALUE,
         "--default-index": _SOURCE_VALUE,
+        # uv pip install's own options that take a value kvlint reads (astral-sh/uv@26a9dd4b crates/uv-cli/src/lib.rs):
+        # a package to upgrade or reinstall (its value no requirement to install), the index strategy
+        "-P": _VALUE,
+        "--upgrade-package": _VALUE,
+        "--reinstall-package": _VALUE,
+        "--index-strategy": _VALUE,
         # cmdoptions.py: other options of install that take a value (requirements from a script's inline metadata
         # or a pyproject.toml dependency group name no index: not a source here, as before this table)
         "--build-constraint": _VALUE,

@@ -36,6 +36,7 @@ __all__ = [
     "PARSE_BUDGET_CHARS",
     "Pin",
     "RequirementReader",
+    "dev_placeholder_wheel",
     "read_requirement",
     "ref_release",
     "source_repository",
@@ -86,7 +87,28 @@ def _wheel(location: str) -> Pin | None:
         project, version, _build, _tags = parse_wheel_filename(name)
     except (InvalidWheelFilename, InvalidVersion):
         return None
+    if dev_placeholder_wheel(name):
+        return Pin(str(project), None)  # vLLM's CI's name for a build of its main branch: no release
     return Pin(str(project), _release(str(version)))
+
+
+#: The file name vLLM's CI gives every development build it uploads (vllm-project/vllm@d3390218
+#: ``.buildkite/upload-wheels.sh``: "If the version contains "dev", rename it to v1.0.0.dev for consistency",
+#: ``new_version="1.0.0.dev"`` or ``"1.0.0.dev+${suffix}"`` for a ``cuXXX`` build, copied to the bucket's
+#: ``<commit>/``, ``nightly/`` and ``1.0.0.dev/``; vLLM's docs install ``https://wheels.vllm.ai/${VLLM_COMMIT}/
+#: vllm-1.0.0.dev-cp38-abi3-manylinux1_x86_64.whl``): the wheel inside is a development version of main
+#: (``0.6.4.dev123+g...``), and 1.0.0 is no vLLM release. Percent-decoded (``%2B`` is ``+``).
+_DEV_PLACEHOLDER_WHEEL = re.compile(r"vllm-1\.0\.0\.dev(?:\+[A-Za-z0-9.]+)?-[^/]*\.whl", re.IGNORECASE)
+
+
+def dev_placeholder_wheel(location: str) -> bool:
+    """Whether the path or URL ``location`` (its last path component, percent-decoded) names a vLLM wheel by the
+    placeholder name vLLM's CI gives its development builds (:data:`_DEV_PLACEHOLDER_WHEEL`)."""
+    try:
+        path = urlsplit(location.strip()).path
+    except ValueError:
+        return False
+    return _DEV_PLACEHOLDER_WHEEL.fullmatch(unquote(path.rsplit("/", 1)[-1])) is not None
 
 
 #: Git repositories of an engine's source whose release tags build that engine release, lower case (host/owner/name)

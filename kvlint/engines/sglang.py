@@ -726,13 +726,31 @@ def parse_sglang_argv(
     model: Value | None = None
     unseen: tuple[str, Loc | None] | None = None  # the first bare $ARGS word (bare_expansion)
     i, n = 0, len(argv)
+    # whether a word that is no option here is one SGLang's parser has no place for: before any option, or after an
+    # option that takes exactly the words read (a switch, ``--opt=value``, a number, a capture list, the model);
+    # not after an option whose value count kvlint does not know (an unknown option, a string option: several
+    # take ``nargs="*"``/``"+"``, ``--lora-paths``, ``--numa-node``). ``prepare_server_args`` calls
+    # ``parser.parse_args(argv)``, which exits with "unrecognized arguments: WORD" (sglang ``srt/server_args.py``,
+    # 0.3.6 - 0.5.23; ``ServerArgs`` takes no positional)
+    stray = True
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
         i += 1
         if not tok.startswith("--"):
             if unseen is None and not exec_form and bare_expansion(tok):
                 unseen = (tok, loc)
+            if stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok):
+                spaced = tok.strip().startswith(
+                    "--"
+                )  # " --context-length": argparse takes it for a positional
+                col.unknown(
+                    tok, loc, where, known if spaced else [], extra=" (unexpected positional argument)"
+                )
+                bare = tok.strip()
+                if spaced and "=" not in bare and bare in table and bare not in _SWITCHES and i < n:
+                    i += 1 if not argv[i].startswith("-") else 0  # its value is not a second finding
             continue
+        stray = False
         opt, eq, explicit = tok.partition("=")
         opt = "--" + opt[2:].replace("_", "-")
         canon = _ALIASES.get(opt, opt)
@@ -791,15 +809,21 @@ def parse_sglang_argv(
                     ),
                 )
                 i += 1
+            stray = True
             continue
         if dest in _LISTS:
             i = _read_list(argv, locs, sources, i, canon, dest, eq, explicit, loc, src, col)
+            stray = True
             continue
         if eq:
             raw = explicit
+            stray = (
+                True  # argparse gives an explicit ``=`` value the option's one argument (consume_optional)
+            )
         elif i < n and (not argv[i].startswith("--")):
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
             i += 1
+            stray = dest in _INT or dest in _FLOAT or dest == "model_path"
         elif dest in _INT or dest in _FLOAT:
             # a number option with no value (last, or before another option): SGLang's argparse stops the server
             # ("argument --tp-size/--tp: expected one argument"); it was set True, read as --tp 1

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from kvlint.engines.command import main_index_commit
+from kvlint.engines.command import main_index_build
 from kvlint.engines.images import (
     KSERVE_HF_IMAGE_NAME,
     KSERVE_HF_VLLM,
@@ -242,11 +242,13 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         if main:
             # uv's first index with vllm is the extra one; pip's --pre lets it take the development version
             # (kvlint.engines.command._vllm_main_index)
-            commit = main_index_commit(main)
+            kind, commit = main_index_build(main)
             build = (
-                "the nightly build of vLLM (its main branch's last commit)"
-                if commit is None
-                else f"the build of vLLM's commit {commit[:12]}"
+                f"the build of vLLM's commit {commit[:12]}"
+                if commit is not None
+                else "the nightly build of vLLM (its main branch's last commit)"
+                if kind == "nightly"
+                else "a build of vLLM's main branch (the wheel name vLLM's CI gives each one, 1.0.0.dev)"
             )
             yield ctx.finding(
                 f"the container's script installs {build} from {main} ({_pip_at(s)}): a development version, "

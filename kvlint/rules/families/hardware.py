@@ -29,6 +29,7 @@ from kvlint.engines.images import (
     repository_path,
     rocm_index_outbid,
     split_image,
+    uv_best_match,
 )
 from kvlint.gpu_resources import AMD_GPU, GAUDI_RESOURCE, NON_GPU_RESOURCES, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.memory.compat import (
@@ -214,9 +215,16 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
         if source
         else f"installs vLLM from PyPI ('{s.pip_text}'{line}) on image '{s.image}', which carries none"
         if outbid is None
-        else f"installs vLLM ('{s.pip_text}'{line}) on image '{s.image}', which carries none, naming no version: pip "
-        f"gives its indexes no priority and takes the highest version among them, and PyPI's later releases "
-        f"outrank {outbid[1]}+{outbid[2]}, the one release on {outbid[0]}, so pip installs PyPI's newest wheel"
+        else f"installs vLLM ('{s.pip_text}'{line}) on image '{s.image}', which carries none, naming no version: "
+        + (
+            "uv under --index-strategy unsafe-best-match weighs every index alike and takes the highest version "
+            f"among them, and PyPI's later releases outrank {outbid[1]}+{outbid[2]}, the one release on "
+            f"{outbid[0]}, so uv installs PyPI's newest wheel"
+            if uv_best_match(s)
+            else "pip gives its indexes no priority and takes the highest version among them, and PyPI's later "
+            f"releases outrank {outbid[1]}+{outbid[2]}, the one release on {outbid[0]}, so pip installs PyPI's "
+            "newest wheel"
+        )
     )
     built = (
         "vLLM's setup.py builds it for VLLM_TARGET_DEVICE, 'cuda' when unset, against the torch of pip's isolated "

@@ -314,12 +314,31 @@ _TOO_FEW = {
 }
 _LOWER = {
     "vllm": "lower the parallel sizes so their product is {have}",
-    "sglang": "lower --tp-size/--dp-size so that tp x pp x dp is {have}",
+    "sglang": "lower {tp}/{dp} so that tp x pp x dp is {have}",
 }
 _TP_DP_FLAGS = {
     "vllm": ("tensor-parallel-size", "data-parallel-size"),
     "sglang": ("--tp-size", "--dp-size"),
 }
+#: The settings :data:`_TP_DP_FLAGS` names, by the engine's flag key (:attr:`kvlint.types.ServingConfig.written`).
+_TP_DP_KEYS = {"vllm": ("tensor_parallel_size", "data_parallel_size"), "sglang": ("tp_size", "dp_size")}
+
+
+def _tp_dp_flags(ctx: RuleContext) -> tuple[str, str]:
+    """The tensor- and data-parallel options of :data:`_TP_DP_FLAGS` as the command wrote them (``--tp 2``,
+    ``-tp 2``, ``--tensor-parallel-size=2``: :attr:`kvlint.types.ServingConfig.written`), else their names there,
+    so a remedy names the option the manifest has (as :attr:`kvlint.engines.layout.Parallelism.described` does)."""
+    said = ctx.serving.written
+    keys, names = _TP_DP_KEYS[ctx.engine], _TP_DP_FLAGS[ctx.engine]
+    return said.get(keys[0], names[0]), said.get(keys[1], names[1])
+
+
+def _lower(ctx: RuleContext, have: int) -> str:
+    """KV403's remedy of fewer workers (:data:`_LOWER`), naming SGLang's options as the command wrote them."""
+    if ctx.engine == "sglang":
+        tp, dp = _tp_dp_flags(ctx)
+        return _LOWER["sglang"].format(tp=tp, dp=dp, have=have)
+    return _LOWER.get(ctx.engine, "").format(have=have)
 
 
 def _lower_fails(ctx: RuleContext, have: int) -> str | None:
@@ -384,9 +403,9 @@ def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
         return (
             f"leave {tgi_option(ctx.serving, 'num_shard')} unset (TGI then starts one shard per visible GPU)"
         )
-    tp_flag, dp_flag = _TP_DP_FLAGS[ctx.engine]
+    tp_flag, dp_flag = _tp_dp_flags(ctx)
     if ctx.engine == "vllm" and lay.dp_local != lay.dp:
-        dp_flag = "data-parallel-size-local"
+        dp_flag = ctx.serving.written.get("data_parallel_size_local", "data-parallel-size-local")
     options = []
     if have % (lay.pp * lay.dp_local) == 0:
         tp = have // (lay.pp * lay.dp_local)
@@ -485,7 +504,7 @@ def _lone_node_finding(ctx: RuleContext) -> Iterator[Diagnostic]:
     where = f"the only pod of this {w.kind}" if w.kind != "Pod" else "this Pod"
     waits = (
         f"{name} --nnodes {lay.nnodes} runs node rank 0 in {where} and nothing here starts the other "
-        f"{lay.nnodes - 1} node(s) (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
+        f"{'node' if lay.nnodes == 2 else f'{lay.nnodes - 1} nodes'} (no LeaderWorkerSet group, no Ray, no object of the other node ranks with the same "
         f"{flag}): its {ranks} wait in torch.distributed's rendezvous for ranks of {lay.described} that no pod runs, "
         "until "
         + ("--dist-timeout (or torch's default)" if sglang else "torch's timeout")
@@ -787,9 +806,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         if per_pod <= 8:
             then = f"{shm}, or " if shm else " or "
             lower = (
-                f"set {tgi_option(s, 'num_shard')} to {have}"
-                if ctx.engine == "tgi"
-                else _LOWER[ctx.engine].format(have=have)
+                f"set {tgi_option(s, 'num_shard')} to {have}" if ctx.engine == "tgi" else _lower(ctx, have)
             )
             more: str | None = f"request {per_pod} GPUs per pod ({p.resource})"
             if kaito is not None:
@@ -904,7 +921,7 @@ def _mig_slices(
     if ctx.engine == "tgi":
         lower: str | None = f"set {tgi_option(s, 'num_shard')} to 1"
     else:
-        lower = _LOWER.get(ctx.engine, "").format(have=1) or None
+        lower = _lower(ctx, 1) or None
     if lower is not None and _lower_fails(ctx, 1) is None and _heads_allow(ctx, 1) is not False:
         fix += f", or run it on one slice: {lower}"
     what = (
@@ -1101,8 +1118,7 @@ def _ascend_npus(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{lay.described} needs {need} NPUs but the pod requests {have} ({where}); {binds} and the engine does "
             "not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
-            fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or "
-            + _LOWER[ctx.engine].format(have=have),
+            fix=f"request {-(-need // pods)} NPUs per pod ({p.resource}) or " + _lower(ctx, have),
         )
     elif need < have:
         yield ctx.finding(
@@ -1156,7 +1172,7 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
     workers = w.group_size - 1
     have = leader_gpus + p.gpus * workers
     need = lay.tp * lay.pp * lay.dp
-    where = f"{leader_gpus} on the leader + {p.gpus} x {workers} worker pod(s) of the group of {w.group_size}"
+    where = f"{leader_gpus} on the leader + {p.gpus} x {count(workers, 'worker pod')} of the group of {w.group_size}"
     if need > have:
         yield ctx.finding(
             f"the leader's engine ({joins.leader_container}: {lay.described}) needs {need} GPUs across the group, "
@@ -1315,8 +1331,8 @@ def _follower_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     have = p.gpus
     what = (
-        f"the leader's engine ({joins.leader_container}: {lay.described}) over {lay.nnodes} nodes starts {share} "
-        f"GPU worker(s) on this node (`{joins.how}`)"
+        f"the leader's engine ({joins.leader_container}: {lay.described}) over {lay.nnodes} nodes starts "
+        f"{count(share, 'GPU worker')} on this node (`{joins.how}`)"
     )
     if share > have:
         yield ctx.finding(
@@ -1440,7 +1456,20 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
-        what = f"TP {lay.tp}, PP {lay.pp}, DP {lay.dp}"
+        # the sizes whose product is the workers, each under the option word the command wrote (-tp 2,
+        # --tensor-parallel-size 2), as the other engines' (Parallelism.described); the data-parallel size whole
+        said = s.written
+        sizes = [
+            ("tensor_parallel_size", lay.tp),
+            ("pipeline_parallel_size", lay.pp),
+            ("data_parallel_size", lay.dp),
+        ]
+        what = (
+            " x ".join(
+                f"{said.get(key, key.replace('_', '-'))} {n}" for key, n in sizes if n > 1 or key in said
+            )
+            or f"tensor-parallel-size {lay.tp}"
+        )
     elif s.joins is not None:
         # a follower node: its own --tp (its settings are its leader's), not the leader's (ctx.layout), which is
         # in the leader's object and, for a leader.yaml/worker.yaml pair, in another file
