@@ -805,6 +805,9 @@ class Placement:
             its ``mixed``-naming resource names (``amd.com/cpx_nps4``), or for ``amd.com/gpu`` the node labeller's
             ``amd.com/compute-memory-partition`` its scheduling selects; None otherwise (and for ``spx``, a whole
             GPU). A fleet plan sizes one partition of each board on it.
+        amd_partition_label: the node label that gave :attr:`amd_partition`, as written (``<key>=<value>``: the GPU
+            Operator's ``amd.com/compute-memory-partition`` or the device plugin labeller's
+            ``amd.com/gpu.compute-memory-partition``); None when the resource named the mode or there is none.
         device_share: the part of the board the engine's device is, in a few words (``CPX partition``, ``1/2 vGPU``),
             when :attr:`memory_bytes_override` holds that part's memory and it is not a MIG slice; None otherwise.
             :attr:`device_name` names the device with it.
@@ -828,6 +831,7 @@ class Placement:
     mig_unoffered: bool = False
     mig_slices: str | None = None
     amd_partition: str | None = None
+    amd_partition_label: str | None = None
     device_share: str | None = None
 
     @property
