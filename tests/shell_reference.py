@@ -883,11 +883,13 @@ def commands(
             child = {
                 k: v for k, v in local_env.items() if k in exported or (k[:1] == "?" and k[1:] in exported)
             }
-            for name, value in prefix + own:
+            for k, (name, value) in enumerate(prefix + own):
                 if not name:
                     child = {}
                 elif value is None:
                     child.pop(name, None)
+                    if k < len(prefix):
+                        child["?" + name] = ""  # review53D: `A=$(cmd) bash -c ...`: set, its value not known
                 else:
                     child[name] = value
             yield from commands(

@@ -73,6 +73,8 @@ UNKNOWN_NOT_UNSET = [
     "export A=$(printf 8192); bash -c 'vllm serve m --max-model-len=${A:-4096}'",
     "A=$(printf 8192); eval 'vllm serve m --max-model-len=${A:-4096}'",
     "f() { vllm serve m --max-model-len=${A:-4096}; }; A=$(printf 8192); f",
+    "A=$(printf 8192) bash -c 'vllm serve m --max-model-len=${A:-4096}'",
+    "A=$(printf 8192) nohup sh -c 'vllm serve m --max-model-len=${A:-4096}' 2>/dev/null",
 ]
 
 #: ... and where bash takes the default all the same: kvlint takes it too
@@ -82,6 +84,7 @@ UNSET_AFTER_ALL = [
     "(A=$(printf 8192)); vllm serve m --max-model-len=${A:-4096}",
     "A=$(printf 8192); bash -c 'vllm serve m --max-model-len=${A:-4096}'",
     "vllm serve m --max-model-len=${LEN:-4096}",
+    "A=$(printf 8192) env -i PATH=\"$PATH\" bash -c 'vllm serve m --max-model-len=${A:-4096}'",
 ]
 
 

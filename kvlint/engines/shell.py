@@ -2756,6 +2756,18 @@ class _Kept(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
+def _with_unknown_marks(own: list[EnvChange], prefix: Sequence[tuple[str, str, ShellArg]]) -> list[EnvChange]:
+    """A command's environment changes ``own`` (its ``NAME=value`` prefix first, then a wrapper's) for the script it
+    runs (``A=$(cmd) bash -c '... ${A:-4096}'``), with the unknown mark (:data:`_UNKNOWN_MARK`) of each prefix
+    variable set to a command's output right after the prefix: A is set in that script, its value not known (it
+    read as unset: the default taken). An ``env -i`` after it clears the mark with the rest. Not in the environment
+    of the commands (:attr:`ShellCommand.environ`): a mark is no variable."""
+    marks: list[EnvChange] = [(_UNKNOWN_MARK + name, "", None) for name, _v, arg in prefix if arg.substituted]
+    if not marks:
+        return own
+    return [*own[: len(prefix)], *marks, *own[len(prefix) :]]
+
+
 def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Scope:
     """``base`` with the environment changes ``changes`` (:data:`EnvChange`: a command's ``NAME=value`` prefix,
     ``env -i``/``-u``/``NAME=value``, ``runuser -l``'s kept names, ``tmux new -e``) read through, not copied."""
@@ -3421,7 +3433,7 @@ def _read_commands(
                 given = [*(given or [ShellArg("$0", unresolved=True)]), ShellArg("$@", unresolved=True)]
             for nested_cmd in _read_commands(
                 words[j].text,
-                _with_changes(_Exported(local_env, exported), own),
+                _with_changes(_Exported(local_env, exported), _with_unknown_marks(own, prefix)),
                 given,
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
