@@ -6,7 +6,8 @@ first gives each parameter whose ``value`` is empty a generated value (``generat
 every string of every object (``SubstituteParameters``, ``EvaluateParameterSubstitution``):
 
 * a string that is wholly ``${{NAME}}`` (``nonStringParameterExp``, ``^\\$\\{\\{([a-zA-Z0-9\\_]+)\\}\\}$``) by the
-  parameter's value as a non-string JSON value (``2``, ``true``);
+  parameter's value decoded as JSON (``2``, ``true``), or the value as a string when it is not JSON
+  (:func:`_non_string`);
 * else each ``${NAME}`` (``stringParameterExp``, ``\\$\\{([a-zA-Z0-9\\_]+?)\\}``) by the parameter's value, text
   around it kept (``0.${UTIL}``).
 
@@ -20,13 +21,15 @@ that value (the default ``-p NAME=VALUE`` overrides). A parameter with no value 
 so every stage reads the processed objects; positions are those of the strings as written.
 
 Bounded: a substitution that would make a string longer than :data:`MAX_SUBSTITUTED_CHARS`, or add more than
-:data:`MAX_ADDED_CHARS` characters to one Template in all, is not made (the string stays as written), and at most
+:data:`MAX_ADDED_CHARS` characters to one Template in all (a ``${{NAME}}`` counted as a ``${NAME}``), is not made
+(the string stays as written), and at most
 :data:`MAX_PARAMETERS` parameters are read.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -93,6 +96,7 @@ def process_template(data: Any) -> None:
     if not values or not isinstance(objects, list):
         return
     budget = [MAX_ADDED_CHARS]
+    decoded: dict[str, Any] = {}  # parameter -> its value as ${{NAME}} gives it (_non_string)
     seen: set[int] = set()
     stack: list[Any] = [objects]
     while stack:
@@ -106,24 +110,60 @@ def process_template(data: Any) -> None:
             if isinstance(value, (dict, list)):
                 stack.append(value)
             elif isinstance(value, str) and "${" in value:
-                new = _substitute(value, values, budget)
+                new = _substitute(value, values, budget, decoded)
                 if new is not value:
                     node[key] = new  # (an LDict's or LList's positions are keyed by key or index)
 
 
-def _substitute(text: str, values: dict[str, str], budget: list[int]) -> Any:
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN, Infinity, -Infinity: not JSON (Go's encoding/json refuses them)
+
+
+#: :func:`_non_string`'s answer for a JSON object or array.
+_STRUCTURE = object()
+
+
+def _non_string(value: str) -> Any:
+    """The value ``oc process`` puts for a string that is wholly ``${{NAME}}`` whose parameter has the value
+    ``value``. openshift/library-go ``templateprocessing/object.go``,
+    ``visitUnsettableValues``: the value decoded as JSON by Go's ``encoding/json`` into an ``interface{}``, and
+    when that fails ("the result of substitution may have been an unquoted string value") the value itself, as
+    a string. Go refuses what Python's :mod:`json` accepts beyond JSON: ``NaN``, ``Infinity`` and a number past
+    float64's range (``1e999``, which Python reads as ``inf``, or an integer of 309 digits): those stay the value's
+    text. A JSON object or array (a structure in place of a string) is :data:`_STRUCTURE`: the string is left as
+    written, kvlint holding no positions for the structure's items."""
+    try:
+        parsed = json.loads(value, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        return value
+    if isinstance(parsed, float) and not math.isfinite(parsed):
+        return value
+    if isinstance(parsed, int) and not isinstance(parsed, bool) and abs(parsed) >= _FLOAT64_LIMIT:
+        return value  # (Go decodes a number into an interface{} as a float64)
+    if isinstance(parsed, (dict, list)):
+        return _STRUCTURE
+    return parsed
+
+
+#: The first integer past float64's range (its largest finite value is (2 - 2**-52) * 2**1023).
+_FLOAT64_LIMIT = 2**1024
+
+
+def _substitute(text: str, values: dict[str, str], budget: list[int], decoded: dict[str, Any]) -> Any:
     """``text`` with ``oc process``'s substitution of ``values`` (module docstring), or ``text`` itself when no
     reference names a parameter with a value or the result would pass the bounds."""
     m = _NON_STRING.match(text)
     if m is not None and m.group(1) in values:
-        value = values[m.group(1)]
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return text  # oc process writes it unquoted into the object's JSON, which then fails to decode
-        return (
-            parsed if isinstance(parsed, (int, float, bool, str)) and not isinstance(parsed, dict) else text
-        )
+        name = m.group(1)
+        value = values[name]
+        added = len(value) - len(text)
+        if len(value) > MAX_SUBSTITUTED_CHARS or added > budget[0]:
+            return text
+        budget[0] -= max(added, 0)
+        if name not in decoded:  # (decoded once per parameter: one object for all its uses)
+            decoded[name] = _non_string(value)
+        out = decoded[name]
+        return text if out is _STRUCTURE else out
     parts: list[str] = []
     size = 0
     last = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_documents
+from kvlint.template_params import MAX_ADDED_CHARS, process_template
 
 TEMPLATE = """\
 apiVersion: template.openshift.io/v1
@@ -47,3 +48,45 @@ def test_a_model_parameter_with_no_value_is_oc_process_s_not_an_envsubst_templat
     assert "OpenShift Template" in text and "oc process -f FILE -p MODEL=VALUE" in text, text
     assert "envsubst" not in text and "$(MODEL)" not in text and "as written" not in text, text
     assert d.severity == "info" and d.loc.line == 20, d
+
+
+def test_a_non_string_reference_to_a_value_that_is_not_json_is_that_value_as_a_string() -> None:
+    # object.go visitUnsettableValues: json.Unmarshal fails on Qwen/Qwen2.5-7B-Instruct, and the value is set
+    # as a string
+    res = _run(
+        "- name: MODEL\n  value: Qwen/Qwen2.5-7B-Instruct",
+        '[--model, "${{MODEL}}", --max-model-len, "4096"]',
+    )
+    (cr,) = res.containers
+    assert cr.serving.model is not None and cr.serving.model.value == "Qwen/Qwen2.5-7B-Instruct", (
+        res.diagnostics
+    )
+
+
+def test_nan_infinity_and_numbers_past_float64_are_the_value_s_text_as_go_decodes_them() -> None:
+    # Go's encoding/json refuses NaN and 1e999 (Python's json reads them as nan and inf): oc process then sets
+    # the value as a string, and the findings quote it as the Template writes it
+    res = _run(
+        '- name: GPUS\n  value: "NaN"\n- name: LEN\n  value: "1e999"',
+        '[--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "${{LEN}}"]',
+        gpus='"${{GPUS}}"',
+    )
+    texts = [d.message for d in res.diagnostics]
+    assert any("'1e999'" in t and "--max-model-len" in t for t in texts), texts
+    assert any("'NaN'" in t and "nvidia.com/gpu" in t for t in texts), texts
+    assert not any("inf" in t.split() or "nan" in t.split() or "'inf'" in t for t in texts), texts
+
+
+def test_non_string_substitutions_count_against_the_template_s_bound() -> None:
+    # a JSON string of 60,000 characters, given 200 times: 12 MB from 1,400 characters written
+    value = "x" * 60_000
+    data = {
+        "kind": "Template",
+        "parameters": [{"name": "A", "value": f'"{value}"'}],
+        "objects": [{"args": ["${{A}}"] * 200}],
+    }
+    process_template(data)
+    args = data["objects"][0]["args"]  # type: ignore[index]
+    made = sum(1 for a in args if a == value)
+    assert 0 < made <= MAX_ADDED_CHARS // 60_000 + 1, made
+    assert all(a in (value, "${{A}}") for a in args)
