@@ -18,7 +18,8 @@ that value (the default ``-p NAME=VALUE`` overrides). A parameter with no value 
 ``oc process`` would make empty) is not substituted: its words stay ``${NAME}``, whose value is unknown
 (:func:`unresolved_parameters`; a whole word of them is a KV503 info, not an unknown option:
 :func:`kvlint.engines.options.template_words`). Done when the document is loaded (:func:`kvlint.load._flatten`),
-so every stage reads the processed objects; positions are those of the strings as written.
+so every stage reads the processed objects; positions are those of the strings as written, and a position
+inside a substituted string is moved back to the string as written (:class:`TemplateText`).
 
 Bounded: a substitution that would make a string longer than :data:`MAX_SUBSTITUTED_CHARS`, or add more than
 :data:`MAX_ADDED_CHARS` characters to one Template in all (a ``${{NAME}}`` counted as a ``${NAME}``), is not made
@@ -28,17 +29,21 @@ Bounded: a substitution that would make a string longer than :data:`MAX_SUBSTITU
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
     "MAX_ADDED_CHARS",
     "MAX_PARAMETERS",
     "MAX_SUBSTITUTED_CHARS",
+    "TemplateText",
     "process_template",
     "unresolved_parameters",
+    "written_offsets",
 ]
 
 #: ``oc process``'s references (openshift/library-go ``template.go``): a whole-string non-string one, and a
@@ -167,7 +172,6 @@ def _substitute(text: str, values: dict[str, str], budget: list[int], decoded: d
     parts: list[str] = []
     size = 0
     last = 0
-    changed = False
     for ref in _STRING.finditer(text):
         name = ref.group(1)
         if name not in values:
@@ -176,10 +180,9 @@ def _substitute(text: str, values: dict[str, str], budget: list[int], decoded: d
         parts.append(values[name])
         size += ref.start() - last + len(values[name])
         last = ref.end()
-        changed = True
         if size > MAX_SUBSTITUTED_CHARS:
             return text
-    if not changed:
+    if not parts:
         return text
     parts.append(text[last:])
     out = "".join(parts)
@@ -187,4 +190,61 @@ def _substitute(text: str, values: dict[str, str], budget: list[int], decoded: d
     if len(out) > MAX_SUBSTITUTED_CHARS or added > budget[0]:
         return text
     budget[0] -= max(added, 0)
+    return TemplateText(out, text, values)
+
+
+def _pieces(written: str, values: dict[str, str]) -> list[tuple[int, int, bool]]:
+    """Where each piece of :func:`_substitute`'s result for ``written`` came from: ``(start in the result,
+    start in written, literal)``, a piece not literal being a parameter's value (at its reference's ``$``)."""
+    pieces: list[tuple[int, int, bool]] = []
+    size = 0
+    last = 0
+    for ref in _STRING.finditer(written):
+        value = values.get(ref.group(1))
+        if value is None:
+            continue
+        if ref.start() > last:
+            pieces.append((size, last, True))
+        size += ref.start() - last
+        pieces.append((size, ref.start(), False))
+        size += len(value)
+        last = ref.end()
+    if last < len(written):
+        pieces.append((size, last, True))
+    return pieces
+
+
+class TemplateText(str):
+    """A string of a Template's objects that :func:`process_template` substituted parameters into, which
+    remembers the string as the manifest writes it (``written``) and the Template's parameter values
+    (``values``, one dict for all its strings), so that a position in it is found in the manifest
+    (:func:`written_offsets`): a value longer or shorter than its ``${NAME}`` moves the characters after it."""
+
+    written: str
+    values: dict[str, str]
+
+    def __new__(cls, text: str, written: str, values: dict[str, str]) -> TemplateText:
+        self = super().__new__(cls, text)
+        self.written = written
+        self.values = values
+        return self
+
+    def __reduce__(self) -> Any:  # (a str subclass with attributes: pickled with them)
+        return (TemplateText, (str(self), self.written, self.values))
+
+
+def written_offsets(text: TemplateText, offsets: Sequence[int]) -> list[int]:
+    """``offsets`` of characters of ``text`` moved to ``text.written``: a character of a parameter's value to
+    its reference's ``$``, every other one by the length the substitutions before it added (the pieces are
+    found again, only for a string a position is asked in)."""
+    pieces = _pieces(text.written, text.values)
+    starts = [p[0] for p in pieces]
+    out = []
+    for offset in offsets:
+        k = bisect.bisect_right(starts, offset) - 1
+        if k < 0:
+            out.append(offset)
+            continue
+        start, written_start, literal = pieces[k]
+        out.append(written_start + (offset - start) if literal else written_start)
     return out

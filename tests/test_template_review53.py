@@ -90,3 +90,58 @@ def test_non_string_substitutions_count_against_the_template_s_bound() -> None:
     made = sum(1 for a in args if a == value)
     assert 0 < made <= MAX_ADDED_CHARS // 60_000 + 1, made
     assert all(a in (value, "${{A}}") for a in args)
+
+
+SCRIPTS = """\
+apiVersion: template.openshift.io/v1
+kind: Template
+metadata: {name: vllm-serving}
+parameters:
+- name: MODEL
+  value: Qwen/Qwen2.5-7B-Instruct
+- name: UTIL
+  value: "95"
+objects:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: vllm}
+  spec:
+    selector: {matchLabels: {app: vllm}}
+    template:
+      metadata: {labels: {app: vllm}}
+      spec:
+        nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+        containers:
+        - name: block
+          image: vllm/vllm-openai:v0.11.0
+          command: ["/bin/sh", "-c"]
+          args:
+          - |
+            vllm serve ${MODEL} --max-model-len 999999 --gpu-memory-utilization 0.${UTIL} --bogus-flag 1
+          resources:
+            limits: {nvidia.com/gpu: "1"}
+        - name: flow
+          image: vllm/vllm-openai:v0.11.0
+          command: ["/bin/sh", "-c", "vllm serve ${MODEL} --max-model-len 999999 --bogus-flag 1"]
+          resources:
+            limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_positions_in_a_substituted_script_are_the_manifest_s_own(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # a value longer than its ${NAME} (24 characters for 8) moved every word after it: KV201 pointed 16 columns
+    # right of 999999 in the block scalar, and at the string's quote in the flow one
+    path = tmp_path / "t.yaml"
+    path.write_text(SCRIPTS)
+    res = run_documents(load_text(SCRIPTS, str(path)), Options(allow_hub=False))
+    lines = SCRIPTS.splitlines()
+    seen = set()
+    for d in res.diagnostics:
+        if d.rule not in ("KV201", "KV205"):
+            continue
+        word = "999999" if d.rule == "KV201" else "--bogus-flag"
+        line = lines[d.loc.line - 1]
+        assert word in line, (d, line)
+        assert d.loc.column == line.index(word) + 1, (d, line)
+        seen.add((d.container, d.rule))
+    assert seen == {("block", "KV201"), ("block", "KV205"), ("flow", "KV201"), ("flow", "KV205")}, seen
