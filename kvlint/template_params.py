@@ -36,6 +36,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kvlint.source import LDict
+
 __all__ = [
     "MAX_ADDED_CHARS",
     "MAX_PARAMETERS",
@@ -118,6 +120,36 @@ def process_template(data: Any) -> None:
                 new = _substitute(value, values, budget, decoded)
                 if new is not value:
                     node[key] = new  # (an LDict's or LList's positions are keyed by key or index)
+        if isinstance(node, dict) and any(isinstance(k, str) and "${" in k for k in node):
+            _substitute_keys(node, values, budget, decoded)
+
+
+def _substitute_keys(node: dict, values: dict[str, str], budget: list[int], decoded: dict[str, Any]) -> None:
+    """Substitute into the keys of the mapping ``node`` as into its values: ``oc process`` visits a map's keys
+    too (openshift/library-go ``templateprocessing/object.go``, ``visitValue``: ``newKey`` of each of
+    ``v.MapKeys()``), so ``limits: {${GPU_RESOURCE}: 1}`` is the resource the parameter names. A key a
+    ``${{NAME}}`` would make a number or a boolean is left as written (Go's ``SetMapIndex`` cannot set it in a
+    map of string keys). The keys keep their order and positions (an :class:`~kvlint.source.LDict`'s ``locs``
+    and ``key_locs`` move to the new key); a key made equal to another replaces it, the later one winning."""
+    renamed: dict[Any, str] = {}
+    for key in node:
+        if isinstance(key, str) and "${" in key:
+            new = _substitute(key, values, budget, decoded)
+            if new is not key and isinstance(new, str):
+                renamed[key] = str(new)
+    if not renamed:
+        return
+    items = list(node.items())
+    node.clear()
+    for key, value in items:
+        new = renamed.get(key, key)
+        node.pop(new, None)  # (a later key of the same name wins, and stands where it is written)
+        node[new] = value
+    if isinstance(node, LDict):
+        for table in (node.locs, node.key_locs):
+            moved = {renamed.get(key, key): loc for key, loc in table.items()}
+            table.clear()
+            table.update(moved)
 
 
 def _refuse_constant(name: str) -> Any:

@@ -145,3 +145,21 @@ def test_positions_in_a_substituted_script_are_the_manifest_s_own(tmp_path) -> N
         assert d.loc.column == line.index(word) + 1, (d, line)
         seen.add((d.container, d.rule))
     assert seen == {("block", "KV201"), ("block", "KV205"), ("flow", "KV201"), ("flow", "KV205")}, seen
+
+
+def test_keys_are_substituted_as_oc_process_visits_a_map_s_keys() -> None:
+    # object.go visitValue substitutes each key of a map: ${GPU_RESOURCE} is amd.com/gpu, not a resource name
+    # the API server rejects (KV409), and the key keeps its positions
+    text = TEMPLATE.format(
+        parameters="- name: GPU_RESOURCE\n  value: nvidia.com/gpu\n- name: GPUS\n  value: '2'",
+        args="[--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '4096']",
+        gpus='"1"',
+    ).replace('{nvidia.com/gpu: "1"}', "{'${GPU_RESOURCE}': '${GPUS}'}")
+    res = run_documents(load_text(text, "t.yaml"), Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV409"], res.diagnostics
+    (cr,) = res.containers
+    assert cr.placement is not None and cr.placement.gpus == 2, cr.placement
+    limits = cr.serving.container["resources"]["limits"]
+    assert list(limits) == ["nvidia.com/gpu"]
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "'${GPU_RESOURCE}'" in t)
+    assert limits.key_locs["nvidia.com/gpu"].line == line and limits.locs["nvidia.com/gpu"].line == line
