@@ -491,7 +491,7 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
     ``kvlint check`` does)."""
     from kvlint.source import Loc
     from kvlint.statement import statement_of
-    from kvlint.types import Diagnostic
+    from kvlint.types import Diagnostic, findings_stood_for
 
     loc = Loc(str(d["file"]), int(d.get("line") or 1), int(d.get("column") or 1)) if d.get("file") else None
     sources = tuple(
@@ -514,20 +514,17 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
         setting=str(d.get("setting") or ""),
         sources=sources,
         sources_more=int(d.get("sources_more") or 0),
-        stands_for=_stands_for(d.get("stands_for")),
+        stands_for=findings_stood_for(d),
     )
-
-
-def _stands_for(value: Any) -> int:
-    """A JSON diagnostic's ``stands_for`` (absent: 1; anything but an integer above 1: 1)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
 
 
 def _counted(diags: Sequence[Any]) -> int:
     """How many findings ``diags`` are, each counting the findings it stands for (the finding for the rest past the
     first 50 of a rule in a container, :mod:`kvlint.findcap`), as the report's summary counts them: the step's
     ``errors`` output counted 120 where ``findings`` counted 51."""
-    return sum(_stands_for(getattr(d, "stands_for", 1)) for d in diags)
+    from kvlint.types import findings_stood_for
+
+    return sum(findings_stood_for(d) for d in diags)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -712,7 +709,8 @@ def _render_summary(s: _Summary) -> str:
         lines += [finding_row(d) for d in existing]
         lines += ["", "</details>"]
     if s.fixed:
-        lines += ["", f"{s.fixed} finding(s) of the base are gone in this change."]
+        gone = "1 finding of the base is" if s.fixed == 1 else f"{s.fixed} findings of the base are"
+        lines += ["", f"{gone} gone in this change."]
     if s.workloads:
         lines += ["", s.workloads.rstrip("\n")]
     return "\n".join(lines) + "\n"

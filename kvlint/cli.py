@@ -888,13 +888,13 @@ def statistics_text(result: Any) -> str:
 
     from kvlint.report.text import summary_line
     from kvlint.rules.catalog import load_catalog
+    from kvlint.types import findings_stood_for
 
     names = {k: v.name for k, v in load_catalog().items()}
     counts: Counter[tuple[str, str]] = Counter()
     # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
     for d in result.diagnostics:
-        n = d.stands_for
-        counts[(d.rule, d.severity)] += n if isinstance(n, int) and n > 1 else 1
+        counts[(d.rule, d.severity)] += findings_stood_for(d)
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = [
         f"{n:>{width}}  {rule}  {sev:<7}  {names.get(rule, '')}"

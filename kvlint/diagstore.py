@@ -28,7 +28,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any, overload
 
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, findings_stood_for
 
 #: diagnostics per compressed chunk
 CHUNK = 256
@@ -101,8 +101,8 @@ class DiagnosticStore:
         self.rule_of.append(r)
         self.severity.append(_SEVERITY_CODE.get(d.severity, 3))
         self.key_hash.append(hash(dedupe_key(d)))
-        n = d.stands_for
-        if isinstance(n, int) and n > 1:
+        n = findings_stood_for(d)
+        if n > 1:
             self.stood_for[len(self.file_of) - 1] = n
         self._tail.append(d)
         if len(self._tail) == CHUNK:

@@ -250,14 +250,20 @@ def _joined_unsized(
     """A multi-node worker that joins its leader's engine and is not sized for the leader's reason is said to be
     so at its own line (:func:`kvlint.sizing.joined_unsized_notes`), once every workload's containers are known
     (the leader may come after it), with the worker's ``kvlint.io/ignore`` applied as to its other findings; none
-    when the leader's own finding of why is suppressed (by a comment: ``comment_suppressed``; by its annotation)."""
+    when the leader's own finding of why is suppressed (by a comment: ``comment_suppressed``; by its annotation).
+    The note stays an info whatever the rule's severity override: it counts nothing the leader's finding does not."""
     from kvlint.sizing import joined_unsized_notes
 
     set_aside = [s.diagnostic for s in out.suppressed]
     for cr, f in joined_unsized_notes(out.containers, out.diagnostics, comment_suppressed, set_aside):
         w = cr.workload
         d = _runner.finding_to_diagnostic(f, _object(w), cr.container_name)
-        kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)
+        # the rule's selection applies, not its severity override: the note restates the leader's finding, which
+        # the override already raised ("severity: {KV502: error}" counted one unsized engine as 2 errors, and
+        # a webhook denied it twice)
+        if not options.rule_enabled(d.rule):
+            continue
+        kept, suppressed, _ = apply_suppressions(w, [d], options)
         out.diagnostics.extend(kept)  # (its annotation's KV003 notes were made with its other findings)
         out.suppressed.extend(suppressed)
 

@@ -114,8 +114,9 @@ class Comparison:
 
 def stood_for(d: Mapping[str, Any]) -> int:
     """The findings a JSON diagnostic counts as: its ``stands_for`` (an integer above 1), else 1."""
-    n = d.get("stands_for")
-    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+    from kvlint.types import findings_stood_for
+
+    return findings_stood_for(d)
 
 
 def _beyond(diags: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]]) -> list[int]:

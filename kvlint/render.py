@@ -100,7 +100,7 @@ from kvlint.template_lines import (
     regions,
 )
 from kvlint.types import COULD_NOT_FINISH, Document, Finding, LoadResult, Mark
-from kvlint.wording import shell_word
+from kvlint.wording import count, shell_word
 
 __all__ = [
     "KUSTOMIZATION_FILES",
@@ -1507,7 +1507,10 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         if tool == "helm":
             at = Loc(os.path.join(missing[0], "Chart.yaml"), 1, 1)
-            what = f"{len(missing)} Helm chart(s) met in this walk ({shown}) were not rendered: helm is not on PATH"
+            what = (
+                f"{count(len(missing), 'Helm chart')} met in this walk ({shown}) "
+                f"{'was' if len(missing) == 1 else 'were'} not rendered: helm is not on PATH"
+            )
             fix = (
                 "install helm (https://helm.sh/docs/intro/install/; in GitHub Actions azure/setup-helm) and run "
                 "again, or render each chart and pipe it: helm template RELEASE CHART | kvlint check -"
@@ -1515,8 +1518,8 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
         else:
             at = Loc(os.path.join(missing[0], _kustomization_name(missing[0])), 1, 1)
             what = (
-                f"{len(missing)} kustomization(s) met in this walk ({shown}) were not built: neither kustomize nor "
-                "kubectl is on PATH"
+                f"{count(len(missing), 'kustomization')} met in this walk ({shown}) "
+                f"{'was' if len(missing) == 1 else 'were'} not built: neither kustomize nor kubectl is on PATH"
             )
             fix = (
                 "install kustomize or kubectl and run again, or build each overlay and pipe it: kustomize build DIR "

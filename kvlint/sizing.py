@@ -221,6 +221,11 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
         return records
     plain = [sizing_of(cr) if isinstance(cr, ContainerResult) else cr.sizing for cr in containers]
     by_key = {(id(cr.workload), cr.container_name): out for cr, out in zip(containers, plain, strict=True)}
+    # the first container of each PodSpec and name (a leader's Workload object is rebuilt per find): looked up,
+    # not searched, per worker (a search per worker was workers x containers)
+    by_spec: dict[tuple[int, str], str] = {}
+    for c, o in zip(containers, plain, strict=True):
+        by_spec.setdefault((id(c.workload.pod_spec), c.container_name), o)
     out = []
     for cr, own in zip(containers, plain, strict=True):
         if not isinstance(cr, ContainerResult):  # a record's outcome is final
@@ -229,26 +234,11 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
         joins = cr.serving.joins
         leader = cr.workload.leader
         if own not in SIZED and joins is not None and leader is not None:
-            led = next(
-                (
-                    o
-                    for (wid, name), o in by_key.items()
-                    if wid == id(leader) and name == joins.leader_container
-                ),
-                None,
-            )
+            led = by_key.get((id(leader), joins.leader_container))
             if (
                 led is None
             ):  # the leader's Workload object is rebuilt per find; match by identity of its PodSpec
-                led = next(
-                    (
-                        o
-                        for c, o in zip(containers, plain, strict=True)
-                        if c.workload.pod_spec is leader.pod_spec
-                        and c.container_name == joins.leader_container
-                    ),
-                    None,
-                )
+                led = by_spec.get((id(leader.pod_spec), joins.leader_container))
             if led in ("plan", "fleet"):
                 own = "leader"
             elif led is not None and (own == "no model in the command" or joins.follower):
@@ -282,31 +272,41 @@ def joined_unsized_notes(
     results = [cr for cr in containers if isinstance(cr, ContainerResult)]
     if not any(cr.serving.joins is not None for cr in results):
         return out
+    # read once, then looked up per worker: a scan of every diagnostic (and every container, for the leader) per
+    # worker was workers x diagnostics
+    why_by = _why_index(diagnostics)
+    aside_by = _why_index(set_aside)
+    leaders = _leader_index(results)
+    said_of: dict[tuple[str, str, str], tuple[bool, str, Diagnostic | None]] = {}
     for cr, why in zip(containers, outcomes(containers), strict=True):
         joins = cr.serving.joins if isinstance(cr, ContainerResult) else None
         if joins is None or why in SIZED or why not in REASONS:
             continue
         assert isinstance(cr, ContainerResult)
         path = cr.workload.doc.path
-        if any(
-            d.rule in WHY_RULES
-            and d.object == cr.object_ref
-            and d.container in (cr.container_name, "")
-            and d.loc is not None
-            and d.loc.file == path
-            for d in diagnostics
-        ):
+        if _says_why(cr, why_by):
             continue  # it says why itself (a Ray worker's unreadable command, a runtime template's note)
-        leader = _leader_result(cr, results)
-        if leader is None or _why_suppressed(leader, diagnostics, suppressed, set_aside):
+        leader = _leader_result(cr, leaders)
+        if leader is None:
             continue
-        led = outcomes([leader])[0]
-        # the leader's finding named by its rule, not its line: a line moves with every edit above it (the
-        # webhook's message then changed with an annotation it does not read), and in a review it is a line of
-        # kvlint's own JSON text of the object, not one the user wrote
-        said = next(
-            (d for d in _why_findings(leader, diagnostics) if suppressed is None or not suppressed(d)), None
-        )
+        # what the leader says, worked out once per leader (many workers may join one, or objects of one name)
+        key = (leader.object_ref, leader.workload.doc.path, leader.container_name)
+        told = said_of.get(key)
+        if told is None:
+            told = said_of[key] = (
+                _why_suppressed(leader, why_by, suppressed, aside_by),
+                outcomes([leader])[0],
+                # the leader's finding named by its rule, not its line: a line moves with every edit above it (the
+                # webhook's message then changed with an annotation it does not read), and in a review it is a line
+                # of kvlint's own JSON text of the object, not one the user wrote
+                next(
+                    (d for d in _why_findings(leader, why_by) if suppressed is None or not suppressed(d)),
+                    None,
+                ),
+            )
+        hidden, led, said = told
+        if hidden:
+            continue
         elsewhere = f" in {said.loc.file}" if said is not None and said.loc and said.loc.file != path else ""
         name = joins.leader_container or leader.container_name
         if led == why:
@@ -336,51 +336,75 @@ def joined_unsized_notes(
     return out
 
 
+#: KV501/KV502/KV503 findings by (object, file, container), as :func:`_why_index` groups them
+_WhyIndex = dict[tuple[str, str, str], list[Diagnostic]]
+
+
+def _why_index(diagnostics: Sequence[Diagnostic]) -> _WhyIndex:
+    """The KV501/KV502/KV503 findings among ``diagnostics`` (those with a position) by ``(object, file,
+    container)`` (container ``""``: on the whole object), in order: what :func:`_why_findings` looks a
+    container's up in."""
+    out: _WhyIndex = {}
+    for d in diagnostics:
+        if d.rule in WHY_RULES and d.loc is not None:
+            out.setdefault((d.object, d.loc.file, d.container), []).append(d)
+    return out
+
+
 def _why_suppressed(
     leader: ContainerResult,
-    diagnostics: Sequence[Diagnostic],
+    why_by: _WhyIndex,
     suppressed: Callable[[Diagnostic], bool] | None,
-    set_aside: Sequence[Diagnostic],
+    aside_by: _WhyIndex,
 ) -> bool:
     """Whether the finding that says why ``leader`` was not sized (its KV501/KV502/KV503, as :func:`explained_at`
-    finds it) is suppressed: every such finding among ``diagnostics`` one a comment suppresses (``suppressed``),
-    or none among them and one among ``set_aside`` (what its ``kvlint.io/ignore`` annotation suppressed)."""
+    finds it) is suppressed: every such finding among the diagnostics (``why_by``) one a comment suppresses
+    (``suppressed``), or none among them and one among those its ``kvlint.io/ignore`` annotation suppressed
+    (``aside_by``)."""
 
-    shown = _why_findings(leader, diagnostics)
+    shown = _why_findings(leader, why_by)
     if shown:
         return suppressed is not None and all(suppressed(d) for d in shown)
-    return bool(_why_findings(leader, set_aside))
+    return bool(_why_findings(leader, aside_by))
 
 
-def _why_findings(leader: ContainerResult, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """The findings among ``diagnostics`` that say why ``leader`` was not sized (its KV501/KV502/KV503 in its
-    file, the container's own first, then one on its whole object, as :func:`explained_at` finds them)."""
-    path = leader.workload.doc.path
-    mine = [
-        d
-        for d in diagnostics
-        if d.rule in WHY_RULES
-        and d.object == leader.object_ref
-        and d.container in (leader.container_name, "")
-        and d.loc is not None
-        and d.loc.file == path
-    ]
-    return [d for d in mine if d.container] + [d for d in mine if not d.container]
+def _why_findings(cr: ContainerResult, why_by: _WhyIndex) -> list[Diagnostic]:
+    """The findings that say why ``cr`` was not sized (its KV501/KV502/KV503 in its file, the container's own
+    first, then one on its whole object, as :func:`explained_at` finds them), looked up in ``why_by``
+    (:func:`_why_index`)."""
+    at = (cr.object_ref, cr.workload.doc.path)
+    return [*why_by.get((*at, cr.container_name), ()), *why_by.get((*at, ""), ())]
 
 
-def _leader_result(cr: ContainerResult, results: Sequence[ContainerResult]) -> ContainerResult | None:
-    """The leader container among ``results`` whose engine ``cr`` joins (its workload's ``leader`` and the
-    container name ``cr``'s parse recorded; the leader's Workload object is rebuilt per find, so matched by
-    identity of its PodSpec too), else None."""
+def _says_why(cr: ContainerResult, why_by: _WhyIndex) -> bool:
+    """Whether ``cr`` has a KV501/KV502/KV503 finding of its own or on its whole object (:func:`_why_findings`),
+    looked up."""
+    at = (cr.object_ref, cr.workload.doc.path)
+    return (*at, cr.container_name) in why_by or (*at, "") in why_by
+
+
+def _leader_index(results: Sequence[ContainerResult]) -> dict[tuple[int, str], ContainerResult]:
+    """Each container of ``results`` by ``(id(workload), name)`` and ``(id(pod_spec), name)``, the first of each
+    key: what :func:`_leader_result` looks a leader up in."""
+    out: dict[tuple[int, str], ContainerResult] = {}
+    for c in results:
+        out.setdefault((id(c.workload), c.container_name), c)
+        out.setdefault((id(c.workload.pod_spec), c.container_name), c)
+    return out
+
+
+def _leader_result(
+    cr: ContainerResult, leaders: dict[tuple[int, str], ContainerResult]
+) -> ContainerResult | None:
+    """The leader container whose engine ``cr`` joins (its workload's ``leader`` and the container name ``cr``'s
+    parse recorded; the leader's Workload object is rebuilt per find, so matched by identity of its PodSpec too),
+    looked up in ``leaders`` (:func:`_leader_index`), else None."""
     joins, leader = cr.serving.joins, cr.workload.leader
     if joins is None or leader is None:
         return None
-    for c in results:
-        if c.container_name == joins.leader_container and (
-            c.workload is leader or c.workload.pod_spec is leader.pod_spec
-        ):
-            return c
-    return None
+    return leaders.get((id(leader), joins.leader_container)) or leaders.get(
+        (id(leader.pod_spec), joins.leader_container)
+    )
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def apply_suppressions(
             note(
                 f"{IGNORE_ANNOTATION} entry {entry!r} has no rule number; a selector must be a rule id or a"
                 " prefix with at least one digit (KV1, KV10, KV103); it suppresses nothing",
-                "name the rule(s) being accepted, e.g. KV202=why this is acceptable",
+                "name each rule being accepted, e.g. KV202=why this is acceptable",
             )
             continue
         named = _named_entry(entry)

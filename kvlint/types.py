@@ -134,6 +134,21 @@ class Mark(enum.Enum):
     RUNTIME_TEMPLATE = "runtime-template"
 
 
+def findings_stood_for(d: Any) -> int:
+    """How many findings ``d`` counts as: a :class:`Finding`, a :class:`Diagnostic`, the admission webhook
+    worker's reply row, or a JSON diagnostic (a mapping). Its ``stands_for`` when that is an integer above 1 (the
+    finding for the rest past :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container or a file,
+    :func:`kvlint.findcap.cap_per_rule`; KV205's "N more unknown options" of
+    :func:`kvlint.engines.options.cap_unknown_options`), else 1 (absent, a bool, anything else read from a JSON
+    report). Never read out of the message. Every count of findings uses this one rule: the summary line,
+    ``--statistics``, the JSON, SARIF and Markdown reports, the JUnit totals, the Action's outputs, ``kvlint diff``,
+    the webhook's deny message, its UPDATE matching (an old object's 40 unknown options and the new one's 50 are 33
+    findings each, and a count of findings would admit the 10 new ones as pre-existing) and its
+    ``kvlint_webhook_findings_total``."""
+    n = d.get("stands_for") if isinstance(d, Mapping) else getattr(d, "stands_for", 1)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+
+
 @direct_init
 @dataclass(frozen=True)
 class Finding:
@@ -790,6 +805,9 @@ class Placement:
             its ``mixed``-naming resource names (``amd.com/cpx_nps4``), or for ``amd.com/gpu`` the node labeller's
             ``amd.com/compute-memory-partition`` its scheduling selects; None otherwise (and for ``spx``, a whole
             GPU). A fleet plan sizes one partition of each board on it.
+        amd_partition_label: the node label that gave :attr:`amd_partition`, as written (``<key>=<value>``: the GPU
+            Operator's ``amd.com/compute-memory-partition`` or the device plugin labeller's
+            ``amd.com/gpu.compute-memory-partition``); None when the resource named the mode or there is none.
         device_share: the part of the board the engine's device is, in a few words (``CPX partition``, ``1/2 vGPU``),
             when :attr:`memory_bytes_override` holds that part's memory and it is not a MIG slice; None otherwise.
             :attr:`device_name` names the device with it.
@@ -813,6 +831,7 @@ class Placement:
     mig_unoffered: bool = False
     mig_slices: str | None = None
     amd_partition: str | None = None
+    amd_partition_label: str | None = None
     device_share: str | None = None
 
     @property
@@ -1088,7 +1107,7 @@ class Diagnostic:
     :data:`kvlint.origins.MAX_SOURCES` ("and N more"; 0: none). ``mark`` is the :class:`Mark` of the finding it
     comes from (:attr:`Finding.mark`), for code that acts on it without reading its message; no report shows it.
     ``stands_for`` is the finding's :attr:`Finding.stands_for` (the admission webhook counts a capped KV205 as the
-    unknown options it stands for, :func:`kvlint.engines.options.findings_stood_for`); no report shows it.
+    unknown options it stands for, :func:`findings_stood_for`); no report shows it.
     """
 
     rule: str
@@ -1139,8 +1158,8 @@ class Diagnostic:
         }
         if self.sources_more:
             out["sources_more"] = self.sources_more
-        if isinstance(self.stands_for, int) and self.stands_for > 1:
-            out["stands_for"] = self.stands_for
+        if (n := findings_stood_for(self)) > 1:
+            out["stands_for"] = n
         return out
 
 
@@ -1342,11 +1361,7 @@ class CheckResult:
         listed = getattr(self.diagnostics, "standing", None)
         if listed is not None:  # a streaming run's DiagnosticView: only those are decoded
             return list(listed())
-        return [
-            (d.severity, d.stands_for)
-            for d in self.diagnostics
-            if isinstance(d.stands_for, int) and d.stands_for > 1
-        ]
+        return [(d.severity, n) for d in self.diagnostics if (n := findings_stood_for(d)) > 1]
 
     def finding_counts(self) -> dict[str, int]:
         """Findings per severity, as the reports' summaries count them: :meth:`counts` with each diagnostic that

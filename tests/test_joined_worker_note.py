@@ -116,3 +116,52 @@ def test_the_note_names_the_leaders_finding_by_rule_not_line(tmp_path: Path) -> 
 
     assert note(PVC) == note(moved)
     assert "line" not in note(PVC)
+
+
+class _Counted(list):  # type: ignore[type-arg]
+    """A list that counts the passes made over it."""
+
+    passes = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self.passes += 1
+        return super().__iter__()
+
+
+def test_the_notes_read_the_diagnostics_once_however_many_workers() -> None:
+    """Each worker scanned every diagnostic (and every container, for its leader): workers x diagnostics, which a
+    hostile manifest of many joining workers and many findings makes quadratic. Now the diagnostics are read once
+    into an index (and the suppressed ones once), whatever the number of workers; the notes are the same."""
+    from kvlint.sizing import joined_unsized_notes
+
+    result = _run(PVC)
+    # the diagnostics before the note was added to them
+    before = [d for d in result.diagnostics if not d.statement.startswith("not sized")]
+    one = joined_unsized_notes(result.containers, before)
+    assert len(one) == 1
+    workers = 300
+    containers = list(result.containers) * workers  # the worker (and its leader) over and over
+    diagnostics = _Counted(before)
+    aside = _Counted()
+    many = joined_unsized_notes(containers, diagnostics, None, aside)
+    assert len(many) == workers and {f.message for _, f in many} == {one[0][1].message}
+    assert diagnostics.passes <= 1 and aside.passes <= 1
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_a_severity_override_raises_the_leaders_finding_not_the_workers_note(jobs: int) -> None:
+    """``severity: {KV502: error}`` made the worker's info note an error too: one engine not sized counted 2 errors
+    (and a webhook's deny message listed both). The note stays an info; ``off`` still drops it."""
+    from kvlint.stream import stream_check
+
+    for severity, want in (
+        ({"KV502": "error"}, ["error", "info"]),
+        ({"KV502": "warning"}, ["warning", "info"]),
+    ):
+        options = Options(allow_hub=False, severity=severity)
+        result = run_check([str(PVC)], options) if jobs == 0 else stream_check([str(PVC)], options, jobs=jobs)
+        kv502 = [d for d in result.diagnostics if d.rule == "KV502"]
+        assert [d.container for d in kv502] == ["ray-head", "ray-worker"]
+        assert [d.severity for d in kv502] == want
+    result = run_check([str(PVC)], Options(allow_hub=False, severity={"KV502": "off"}))
+    assert not [d for d in result.diagnostics if d.rule == "KV502"]

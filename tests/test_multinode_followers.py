@@ -97,7 +97,7 @@ def test_a_follower_pod_with_fewer_gpus_than_its_share_is_an_error(tmp_path: Pat
         kv403 = [d for d in res.diagnostics if d.rule == "KV403" and d.container == "vllm-worker"]
         assert len(kv403) == 1, gpus
         d = kv403[0]
-        assert d.severity == severity and "starts 8 GPU worker(s) on this node" in d.message
+        assert d.severity == severity and "starts 8 GPU workers on this node" in d.message
         assert d.loc is not None and f'nvidia.com/gpu: "{gpus}"' in f.read_text().splitlines()[d.loc.line - 1]
     worker = next(cr for cr in _run(VLLM_LWS).containers if cr.container_name == "vllm-worker")
     assert worker.serving.joins is not None and worker.serving.joins.leader is not None

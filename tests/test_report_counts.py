@@ -264,7 +264,7 @@ def test_a_change_adding_findings_past_the_bound_counts_them_new(tmp_path: Path)
 
 
 def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
-    """The admission warnings end "kvlint: N more finding(s) not shown" past their room: N counted the diagnostics
+    """The admission warnings end "kvlint: N more findings not shown" past their room: N counted the diagnostics
     left out, a capped finding among them as one of the 70 it stands for."""
     from kvlint.source import Loc
     from kvlint.types import Diagnostic
@@ -284,4 +284,73 @@ def test_the_webhooks_warnings_count_the_findings_left_out() -> None:
         warns = build_response(review, WebhookSettings(mode=mode), Result())[0]["response"]["warnings"]
         shown = len(warns) - 1
         assert 0 < shown < len(distinct)
-        assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more finding(s) not shown")
+        assert warns[-1].startswith(f"kvlint: {len(distinct) - shown + 70} more findings not shown")
+
+
+def test_one_rule_says_how_many_findings_a_diagnostic_stands_for() -> None:
+    """The rule "a capped finding stands for its ``stands_for``, else 1" was written out in the summary, ``--statistics``,
+    the Markdown workloads, SARIF, JSON, the diagnostic store, the cap itself, ``kvlint diff`` and the Action (some
+    refusing a bool, some not). Now :func:`kvlint.types.findings_stood_for` is that rule, for an object or a JSON
+    diagnostic, and nothing else in kvlint reads ``stands_for`` but to copy it along."""
+    import ast
+
+    from kvlint.types import Diagnostic, findings_stood_for
+
+    d = Diagnostic("KV206", "error", "m", None)
+    assert [findings_stood_for(x) for x in (d, {}, {"stands_for": 70}, {"stands_for": True})] == [1, 1, 70, 1]
+    assert findings_stood_for({"stands_for": "70"}) == 1 and findings_stood_for(object()) == 1
+    reads = []
+    for path in sorted((ROOT / "kvlint").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "findings_stood_for":
+                node.body = []  # the rule itself
+        for node in ast.walk(tree):
+            read = (
+                isinstance(node, ast.Attribute)
+                and node.attr == "stands_for"
+                and isinstance(node.ctx, ast.Load)
+            ) or (
+                isinstance(node, ast.Call)
+                and any(isinstance(a, ast.Constant) and a.value == "stands_for" for a in node.args)
+            )
+            if read:
+                reads.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    # copied along: a Finding's to its Diagnostic, a Diagnostic's to the webhook worker's reply row
+    assert reads == ["kvlint/rules/runner.py:49", "kvlint/webhook/worker.py:382"]
+
+
+def test_junit_counts_its_testcases_and_names_what_a_capped_one_stands_for(tmp_path: Path) -> None:
+    """JUnit's ``tests``/``failures`` count ``<testcase>`` elements (its consumers recount them): the findings the
+    summary says are listed. The testcase for the rest was named as one finding ("KV206 ... 61:5") for 70: now its
+    name says how many it is, and the failing testcases' findings add up to the summary's errors and warnings."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    result = _result(_many(tmp_path), 0)
+    root = ET.fromstring(render("junit", result))
+    cases = root.findall("testsuite/testcase")
+    failing = [tc for tc in cases if tc.find("failure") is not None]
+    listed, found = result.counts(), result.finding_counts()
+    assert int(root.get("tests", "")) == len(cases)
+    assert int(root.get("failures", "")) == len(failing) == listed["error"] + listed["warning"]
+    weights = [re.search(r" \((\d+) findings\)$", tc.get("name", "")) for tc in failing]
+    assert [m.group(1) for m in weights if m] == [str(N - MAX_PER_RULE)]
+    assert sum(int(m.group(1)) if m else 1 for m in weights) == found["error"] + found["warning"]
+
+
+def test_the_findings_metric_counts_what_a_capped_finding_stands_for() -> None:
+    """``kvlint_webhook_findings_total`` added 1 for the finding that stands for the rest of 70 (and the KV205 for
+    unknown options past its bound): the deny message said 120 errors, the metric 51."""
+    pytest.importorskip("prometheus_client")
+    from types import SimpleNamespace
+
+    from kvlint.webhook.metrics import WebhookMetrics
+    from kvlint.webhook.worker import ReplyDiagnostic
+
+    rows = [ReplyDiagnostic("KV206", "error", "m", "", "vllm") for _ in range(MAX_PER_RULE)]
+    rows.append(ReplyDiagnostic("KV206", "error", "70 more", "", "vllm", stands_for=70))
+    metrics = WebhookMetrics()
+    metrics.observe(SimpleNamespace(allowed=False, outcome="findings", errors=rows, warnings=[]), False, 0.01)
+    labels = {"rule": "KV206", "severity": "error"}
+    assert metrics.registry.get_sample_value("kvlint_webhook_findings_total", labels) == MAX_PER_RULE + 70

@@ -201,3 +201,35 @@ def test_the_rules_fix_texts_write_configuration_kvlint_reads(tmp_path: Path) ->
         cfg = tmp_path / f"c{i}.yaml"
         cfg.write_text(snippet + "\n", encoding="utf-8")
         load_config(str(cfg))  # raises ConfigError on an unknown key or a value of the wrong shape
+
+
+def _fleet_verdicts(message: str) -> dict[str, str]:
+    """``{GPU name: verdict}`` of a KV501 fleet message ("fits on A (...), B (...); fails on C (...)")."""
+    out: dict[str, str] = {}
+    for part in re.split(r"; (?=(?:fits|risky|fails|unknown) on )", message.split(" per pod: ", 1)[1]):
+        verdict, _, names = part.partition(" on ")
+        for name in re.findall(r"(?:^|\), )([^(]+?) \(", names):
+            out[name.strip()] = verdict
+    return out
+
+
+def test_gpu_unknown_fix_names_a_gpu_the_container_fits_on(tmp_path: Path) -> None:
+    """The fix's example GPU was l4 whatever the fleet plan said: a 32B model on one GPU, which the same KV501
+    says fails on NVIDIA L4, was told "name the GPU (l4 in these examples) ... --accelerator l4". The example is
+    now one it fits on (the smallest of the examples that fits), and naming it sizes the container there."""
+    from kvlint.accelerators.registry import lookup
+
+    text = _first_doc(RULES / "KV501" / "vllm.yaml").replace(
+        "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-32B-Instruct"
+    )
+    report = _run(tmp_path, text, "--no-config")
+    kv501 = _only(report, "KV501")
+    verdicts = _fleet_verdicts(kv501["message"])
+    assert verdicts["NVIDIA L4"] == "fails"
+    gpu = re.search(r"--accelerator (\S+) ", kv501["fix"]).group(1)
+    acc = lookup(gpu)
+    assert acc is not None and verdicts[acc.name] == "fits" and gpu != "l4"
+    assert _sizing(_run(tmp_path, text, "--no-config", "--accelerator", gpu)) == ("plan", acc.id)
+    # the 8B model fits on L4: the example stays l4
+    small = _run(tmp_path, _first_doc(RULES / "KV501" / "vllm.yaml"), "--no-config")
+    assert "--accelerator l4 " in _only(small, "KV501")["fix"]

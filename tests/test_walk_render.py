@@ -148,9 +148,15 @@ def test_without_helm_or_kubectl_the_walk_reads_plain_files_with_one_note(
     chart = repo / "charts" / "chat"
     (helm,) = [d for d in found if "helm is not on PATH" in d["message"]]
     assert helm["severity"] == "warning" and helm["file"] == str(chart / "Chart.yaml")
-    assert "1 Helm chart(s)" in helm["message"] and "install helm" in helm["fix"]
+    assert (
+        "1 Helm chart met in this walk" in helm["message"]
+        and "was not rendered" in helm["message"]
+        and "install helm" in helm["fix"]
+    )
     (kust,) = [d for d in found if "neither kustomize nor kubectl is on PATH" in d["message"]]
-    assert kust["severity"] == "warning" and "2 kustomization(s)" in kust["message"]  # the overlays
+    assert (
+        kust["severity"] == "warning" and "2 kustomizations met in this walk" in kust["message"]
+    )  # the overlays
     # as before: the raw template, the values files, the base read as written
     assert any(
         d["rule"] == "KV002" and d["file"] == str(chart / "templates" / "deployment.yaml") for d in found

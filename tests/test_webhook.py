@@ -188,7 +188,7 @@ def test_a_warning_text_is_sent_once_as_the_api_server_keeps_it_once(server: Any
         assert len(warns) == len(set(warns))
         kept = warns[:-1]
         assert kept == [format_warning(d) for d in distinct[: len(kept)]] and len(kept) > 6
-        assert "more finding(s) not shown" in warns[-1]
+        assert "more findings not shown" in warns[-1]
 
 
 def test_dry_run_answers_like_a_real_request_and_is_counted_apart(server: Any) -> None:
@@ -1172,7 +1172,7 @@ def test_warning_limits() -> None:
     out, _ = build_response(rev, WebhookSettings(), Result())
     warns = out["response"]["warnings"]
     assert sum(map(len, warns)) <= MAX_WARNINGS_TOTAL_CHARS
-    assert "more finding(s) not shown" in warns[-1] and len(warns) < 30
+    assert "more findings not shown" in warns[-1] and len(warns) < 30
 
 
 def test_warnings_of_many_findings_are_formatted_only_as_far_as_they_are_shown(
@@ -1204,7 +1204,8 @@ def test_warnings_of_many_findings_are_formatted_only_as_far_as_they_are_shown(
         for i, text in enumerate(texts):
             if used + len(text) + (80 if i < len(texts) - 1 else 0) > MAX_WARNINGS_TOTAL_CHARS:
                 left = len(texts) - i
-                return [*out, f"kvlint: {left} more finding(s) not shown; run `kvlint check` on the manifest"]
+                more = f"{left} more finding{'s' if left != 1 else ''}"
+                return [*out, f"kvlint: {more} not shown; run `kvlint check` on the manifest"]
             out.append(text)
             used += len(text)
         return out
@@ -1225,7 +1226,7 @@ def test_warnings_of_many_findings_are_formatted_only_as_far_as_they_are_shown(
         assert out["response"].get("warnings", []) == want
         # formatted: those kept, and the one that did not fit (the "N more" line stands in its place)
         assert len(calls) == len(want)
-        assert not want or (2 < len(want) < 50 and "more finding(s) not shown" in want[-1])
+        assert not want or (2 < len(want) < 50 and "more findings not shown" in want[-1])
         assert len(verdict.errors) == len(verdict.warnings) == 2500
 
 

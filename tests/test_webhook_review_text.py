@@ -54,14 +54,19 @@ def _old_deny(review: Review, errors: list[Diagnostic]) -> str:
         if d.fix:
             entry += "\n  fix: " + printable(" ".join(d.fix.split()))
         if entry in lines:  # an entry listed already is counted at the end
-            repeats += 1
+            repeats += d.stands_for
             continue
         if sum(len(x) + 1 for x in lines) + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
         lines.append(entry)
     if repeats:
-        lines.append(f"- (and {repeats} repeat(s) of the errors above, in containers of the same name)")
+        lines.append(
+            "- (and 1 more error as listed above: the same finding in another container of the same name)"
+            if repeats == 1
+            else f"- (and {repeats} more errors as listed above: the same findings in other containers of the "
+            "same name)"
+        )
     text = "\n".join(lines)
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
 
@@ -101,5 +106,20 @@ def test_a_repeated_error_is_listed_once_and_leaves_room_for_the_others() -> Non
     text = deny_message(review, [same, same, same, other])
     assert text.startswith("kvlint: Deployment/ns/n has 4 errors:\n")
     assert text.count("- KV103") == 1 and "- KV405 [container vllm]: another problem" in text
-    assert text.endswith("- (and 2 repeat(s) of the errors above, in containers of the same name)")
+    assert text.endswith(
+        "- (and 2 more errors as listed above: the same findings in other containers of the same name)"
+    )
+    one = deny_message(review, [same, same, other])
+    assert one.endswith(
+        "- (and 1 more error as listed above: the same finding in another container of the same name)"
+    )
+    # a repeated capped finding repeats the findings it stands for: 1 + 70 + 70 + 1 = 142 errors, 70 of them repeats
+    rest = Diagnostic(
+        "KV206", "error", "70 more KV206 findings", Loc("f.json", 9, 1), container="vllm", stands_for=70
+    )
+    capped = deny_message(review, [same, rest, rest, other])
+    assert capped.startswith("kvlint: Deployment/ns/n has 142 errors:\n")
+    assert capped.endswith(
+        "- (and 70 more errors as listed above: the same findings in other containers of the same name)"
+    )
     assert "more; run" not in text

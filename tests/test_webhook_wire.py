@@ -84,7 +84,8 @@ def test_replies_are_read_as_data_and_their_types_checked() -> None:
     good = encode_reply(("answer", 3, b"{}", summary))
     assert decode_reply(good) == ("answer", 3, b"{}", summary)
     review, verdict = summary_review(summary)
-    assert review.uid == "u" and len(verdict.errors) == 1 and len(verdict.warnings) == 4999
+    assert review.uid == "u" and len(verdict.errors) == 1 and len(verdict.warnings) == 1
+    assert [(w.rule, w.stands_for) for w in verdict.warnings] == [("KV202", 4999)]
     head = struct.Struct("!BQI")
     for data in (
         pickle.dumps(("answer", 3, b"{}", tuple(summary)), pickle.HIGHEST_PROTOCOL),

@@ -907,10 +907,30 @@ def _installs(texts: Sequence[str]) -> bool:
     return "install" in words and _is_pip(words[: words.index("install")])
 
 
+#: File names of the request proxies vLLM's repository ships for disaggregated prefill, which forward each request
+#: to prefill and decode servers and load no model (an aiohttp/Quart/FastAPI app): ``disagg_prefill_proxy_server.py``
+#: (Quart; vllm-project/vllm@910dccc0 ``benchmarks/disagg_benchmarks/``) and ``round_robin_proxy.py`` (aiohttp;
+#: @d3390218, same directory), ``toy_proxy_server.py`` (FastAPI with httpx clients to ``--prefiller-hosts`` and
+#: ``--decoder-hosts``; @e0099301 ``tests/v1/kv_connector/nixl_integration/``). They run in the vllm/vllm-openai
+#: image (``python3 disagg_prefill_proxy_server.py --prefill-url ... --decode-url ...``), whose name made such a
+#: container read as a vLLM engine whose wrapper kvlint could not see into.
+_NO_MODEL_SCRIPTS = frozenset(
+    {"disagg_prefill_proxy_server.py", "round_robin_proxy.py", "toy_proxy_server.py"}
+)
+
+
 def _serves_no_model(texts: Sequence[str]) -> bool:
-    """``texts`` runs a serving-stack component that loads no model (a router, a frontend)."""
+    """``texts`` runs a serving-stack component that loads no model: a router or frontend module
+    (:data:`_NO_MODEL_MODULES`, ``python -m dynamo.frontend``), or one of vLLM's disaggregated-prefill request
+    proxies run as a script (:data:`_NO_MODEL_SCRIPTS`, ``python3 benchmarks/.../disagg_prefill_proxy_server.py``;
+    the interpreter's own options before the script skipped, ``-c`` code is not a script)."""
     if len(texts) > 2 and _PYTHON_RE.fullmatch(_base(texts[0])) and texts[1] == "-m":
         return texts[2].startswith(_NO_MODEL_MODULES)
+    if len(texts) > 1 and _PYTHON_RE.fullmatch(_base(texts[0])):
+        script = next((w for w in texts[1:] if not w.startswith("-")), None)
+        if script is None or any(w in ("-c", "-m") for w in texts[1 : texts.index(script)]):
+            return False
+        return _base(script) in _NO_MODEL_SCRIPTS
     return False
 
 
@@ -1119,6 +1139,10 @@ def _scan_shell(
     ]
     if not significant:
         return None, "the shell script starts no engine process that kvlint can see"
+    if all(_serves_no_model(t) for t in significant):
+        # ``cd /vllm-workspace/benchmarks/disagg_benchmarks && python3 disagg_prefill_proxy_server.py ...``: the
+        # directory change and the like aside, only components that load no model run
+        return None, ""
     # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
     # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
     # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
@@ -2967,7 +2991,7 @@ def parse_container(
                 )
                 fix = (
                     f"if the image runs a released vLLM, replace {', '.join(lacks)} with the release's own "
-                    "option(s); if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
+                    f"option{'s' if len(lacks) != 1 else ''}; if it runs a fork, check the engine with `kvlint plan -- vllm serve MODEL ...` "
                     "and the options vLLM has"
                 )
     version = engine_release(image, engine, engine_version_option)
@@ -3440,7 +3464,8 @@ def _no_script_reason(items: Sequence[_Item], container: Mapping) -> str:
     if unknown:
         near = [f"'{k}' (did you mean '{g}'?)" if g else f"'{k}'" for k, g in unknown]
         reason += (
-            f"; the container has field(s) {', '.join(near)} that Kubernetes does not know, probably the script "
+            f"; the container has {'fields' if len(near) != 1 else 'a field'} {', '.join(near)} that Kubernetes "
+            "does not know, probably the script "
             "under a misspelt key"
         )
     elif container.get("args") is None:

@@ -22,6 +22,7 @@ from kvlint.fastinit import direct_init, replaced
 from kvlint.source import Loc
 from kvlint.types import ServingConfig
 from kvlint.values import as_int
+from kvlint.wording import count
 
 __all__ = ["MEMORY_FRACTION", "Parallelism", "parallelism", "unresolved_sizes"]
 
@@ -143,7 +144,9 @@ def _parallelism(serving: ServingConfig, gpus: int | None, ray_kind: bool) -> Pa
                 _flag_loc(serving, "num_shard"),
             )
         n = gpus if gpus and gpus > 0 else 1
-        return Parallelism(e, n, 1, 1, 1, 1, ray_kind, False, f"{n} shard(s), one per visible GPU", None)
+        return Parallelism(
+            e, n, 1, 1, 1, 1, ray_kind, False, f"{count(n, 'shard')}, one per visible GPU", None
+        )
     if e == "sglang":
         tp, pp, dp = _size(serving, "tp_size"), _size(serving, "pp_size"), _size(serving, "dp_size")
         dp_local = 1 if serving.get("enable_dp_attention") else dp

@@ -27,6 +27,7 @@ from kvlint.types import (
     ServingConfig,
     Severity,
     Value,
+    findings_stood_for,
     ref_part,
 )
 
@@ -35,7 +36,7 @@ __all__ = [
     "MAX_UNKNOWN_OPTIONS",
     "USUALLY_MEANT",
     "cap_unknown_options",
-    "findings_stood_for",
+    "findings_stood_for",  # kvlint.types.findings_stood_for, here as before
     "MAX_INT_SETTING",
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
@@ -930,20 +931,6 @@ def template_words(
             )
         )
     return out if changed else list(findings)
-
-
-def findings_stood_for(d: Any) -> int:
-    """How many findings the finding or diagnostic ``d`` stands for: its ``stands_for`` (the N of the KV205 "N more
-    unknown options: ..." of :func:`cap_unknown_options`, and of the finding for the rest past a rule's first
-    :data:`kvlint.findcap.MAX_PER_RULE` in a container or a file, :func:`kvlint.findcap.cap_per_rule`; carried by
-    the finding, its :class:`~kvlint.types.Diagnostic` and the webhook worker's reply row; never read out of the
-    message), else 1.
-    What the admission webhook counts when it matches an UPDATE's errors with its old object's
-    (:func:`kvlint.webhook.review.existing_errors`): with the options past the first ones in one finding, a count
-    of findings would take the old object's 40 unknown options and the new one's 50 for the same 33 findings, and
-    admit the 10 new ones as pre-existing."""
-    n = getattr(d, "stands_for", 1)
-    return n if isinstance(n, int) and n > 1 else 1
 
 
 def _option_word(word: str) -> str:

@@ -1156,7 +1156,8 @@ def parse_config(
     nextn = _int(text.get("num_nextn_predict_layers"))
     if nextn:
         notes.append(
-            f"num_nextn_predict_layers={nextn}: multi-token-prediction layer(s) are not in the main decoder stack "
+            f"num_nextn_predict_layers={nextn}: the multi-token-prediction "
+            f"{'layer is' if nextn == 1 else 'layers are'} not in the main decoder stack "
             "(loaded only for MTP speculative decoding)"
         )
 

@@ -237,7 +237,7 @@ def checkpoint_source(entry: PulledEntry) -> tuple[int | None, str | None, int |
     dtypes = ", ".join(f"{dt} {int(n):,}" for dt, n in sorted(by_dtype.items()))
     how = ck.get("method") or "safetensors headers"
     src = (
-        f"checkpoint size (pulled {entry.label}: {how} of {len(files)} file(s)"
+        f"checkpoint size (pulled {entry.label}: {how} of {len(files)} file{'s' if len(files) != 1 else ''}"
         + (f": parameters {dtypes}" if dtypes else "")
         + ")"
     )

@@ -13,6 +13,14 @@ which CI systems list): a line break or a bidirectional override a manifest valu
 annotation is quoted as written) is shown escaped, so a report printed in a CI log cannot start a line of its
 own (a GitHub workflow command, ``::error file=...::``) nor reorder what is shown. The only line breaks in an
 element's text are kvlint's own, before ``fix:``.
+
+Counts: ``tests``, ``failures`` and ``skipped`` count ``<testcase>`` elements, as the JUnit schema defines them
+and as its consumers recount them (the Jenkins JUnit plugin, GitLab's test reports and Azure DevOps total the
+testcases they read; totals above them would disagree with the consumer's own). They are the findings the summary
+line says are *listed*: past :data:`kvlint.findcap.MAX_PER_RULE` findings of a rule in a container one testcase
+stands for the rest, and its name ends with how many findings it is (``KV206 Deployment/default/x [vllm] 61:5
+(70 findings)``), so the failing testcases' findings add up to the summary's errors and warnings: 51 failures
+named for 120 errors, where the name alone read as one.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from kvlint.report.escape import printable, xml_text
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, findings_stood_for
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult
@@ -30,7 +38,9 @@ if TYPE_CHECKING:
 def _name(d: Diagnostic) -> str:
     where = f" {d.loc.line}:{d.loc.column}" if d.loc else ""
     obj = f" {d.object}" + (f" [{d.container}]" if d.container else "") if d.object else ""
-    return xml_text(printable(f"{d.rule}{obj}{where}"))
+    n = findings_stood_for(d)
+    weight = f" ({n:,} findings)" if n > 1 else ""
+    return xml_text(printable(f"{d.rule}{obj}{where}{weight}"))
 
 
 def _file(d: Diagnostic) -> str:

@@ -28,6 +28,7 @@ from kvlint.report.plan_text import (
     kv_band_text,
 )
 from kvlint.statement import clip_words
+from kvlint.types import findings_stood_for
 
 if TYPE_CHECKING:
     from kvlint.sizing import SizingSummary
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         ContainerRecord,
         ContainerResult,
         Diagnostic,
+        Loc,
         MemoryPlan,
         ServingConfig,
     )
@@ -94,20 +96,53 @@ def _g(b: int) -> str:
     return f"{b / GiB:,.2f}"
 
 
-def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]:
-    """The section of one serving container; ``n`` is its number of findings."""
+def _container_at(c: ContainerResult | ContainerRecord) -> Loc | None:
+    """Where a serving container is (its engine command, else the container, else its workload), as
+    :func:`kvlint.sizing.explained_at` names a container without a finding."""
+    return c.serving.command_loc or c.container.loc or c.workload.loc
+
+
+def _leader_container(c: ContainerResult | ContainerRecord) -> str | None:
+    """The leader container whose engine ``c`` joins (a streaming run's record keeps its name alone)."""
+    joins = getattr(c.serving, "joins", None)
+    return joins.leader_container if joins is not None else getattr(c.serving, "leader_container", None)
+
+
+def _workload_section(c: ContainerResult | ContainerRecord, n: int, sizing: str = "") -> list[str]:
+    """The section of one serving container; ``n`` is its number of findings, ``sizing`` its
+    :func:`kvlint.sizing.outcomes` entry (``leader``: a worker sized with the leader whose engine it joins: it
+    said "model `?`" and "No memory plan: model or GPU unknown" of a worker the sizing line counts sized). The line
+    under the heading ends with where the container is: two objects of one name in two files had the same heading
+    and nothing else to tell them apart."""
     acc = (c.placement.device_name if c.placement else None) or "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
-    model = clip_words(str(c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")))
+    named = c.model.id if c.model else (c.serving.model.value if c.serving.model else None)
+    joined = sizing == "leader" and c.plan is None
+    at = _container_at(c)
+    where = f" · {markdown_code(clip_words(f'{at.file}:{at.line}'), table=False)}" if at is not None else ""
+    model = (
+        f"model {markdown_code(clip_words(str(named)), table=False)}"
+        if named
+        else ("the leader's model" if joined else f"model {markdown_code('?', table=False)}")
+    )
     lines = [
         "",
         f"### {_cell(clip_words(c.object_ref))} · container {markdown_code(clip_words(c.container_name), table=False)}",
         "",
-        f"{_cell(c.serving.engine)} {_cell(c.serving.version or '(version unpinned)')} · model {markdown_code(model, table=False)} · "
-        f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}",
+        f"{_cell(c.serving.engine)} {_cell(c.serving.version or '(version unpinned)')} · {model} · "
+        f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}{where}",
     ]
     p = c.plan
     if p is None:
+        if joined:
+            name = _leader_container(c)
+            leader = f"container {markdown_code(clip_words(name), table=False)}" if name else "its leader"
+            lines += [
+                "",
+                f"Sized with its leader: this worker joins the engine of {leader}, whose memory plan, in its own "
+                "section, covers the GPUs of the whole group",
+            ]
+            return lines
         why = clip_words(c.plan_error or c.model_error or "model or GPU unknown")
         lines += ["", f"No memory plan: {_cell(why)}"]
         return lines
@@ -217,11 +252,21 @@ def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) ->
         lines += ["", "</details>"]
     if result.containers:
         lines += ["", "## Workloads"]
-        per: dict[tuple[str, str], int] = {}
+        # findings per container by file, object and container: two objects of one name in two files each
+        # counted the other's findings too
+        per: dict[tuple[str | None, str, str], int] = {}
         for d in result.diagnostics:
             # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
-            n = d.stands_for if isinstance(d.stands_for, int) and d.stands_for > 1 else 1
-            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + n
-        for c in result.containers:
-            lines += _workload_section(c, per.get((c.object_ref, c.container_name), 0))
+            key = (d.loc.file if d.loc else None, d.object, d.container)
+            per[key] = per.get(key, 0) + findings_stood_for(d)
+        from kvlint.sizing import outcomes
+
+        outcome = outcomes(result.containers)
+        for c, how in zip(result.containers, outcome, strict=True):
+            at = _container_at(c)
+            n = per.get((at.file if at else None, c.object_ref, c.container_name), 0)
+            if at is not None and c.workload.doc.path != at.file:
+                n += per.get((c.workload.doc.path, c.object_ref, c.container_name), 0)
+            n += per.get((None, c.object_ref, c.container_name), 0)
+            lines += _workload_section(c, n, how)
     return "\n".join(lines) + "\n"

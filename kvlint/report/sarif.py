@@ -32,7 +32,7 @@ from urllib.parse import quote
 from kvlint import __version__
 from kvlint.fingerprint import FINGERPRINT_KEY, fingerprints
 from kvlint.report.jsontext import dumps_indented
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, findings_stood_for
 
 if TYPE_CHECKING:
     from kvlint.sizing import SizingSummary
@@ -209,8 +209,8 @@ def _result(
         props["object"] = d.object
     if d.container:
         props["container"] = d.container
-    if isinstance(d.stands_for, int) and d.stands_for > 1:
-        props["stands_for"] = d.stands_for  # as the JSON report's: the findings this one counts for
+    if (n := findings_stood_for(d)) > 1:
+        props["stands_for"] = n  # as the JSON report's: the findings this one counts for
     if props:
         res["properties"] = props
     if reason is not None:

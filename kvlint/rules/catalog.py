@@ -338,7 +338,9 @@ def _build(path: Path, data: Any) -> RuleInfo:
         raise CatalogError(f"{path}: a rule file must hold a mapping, got {type(data).__name__}")
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
-        raise CatalogError(f"{path}: missing required key(s): {', '.join(missing)}")
+        raise CatalogError(
+            f"{path}: missing required key{'s' if len(missing) != 1 else ''}: {', '.join(missing)}"
+        )
     rule_id = _str_field(path, data, "id")
     if not _ID_RE.match(rule_id) or rule_id != path.stem:
         raise CatalogError(f"{path}: key 'id' is {rule_id!r}; it must be KVnnn and equal the file name")

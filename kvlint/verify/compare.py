@@ -794,7 +794,7 @@ def _tgi_figures(res: VerifyResult, d: Any) -> None:
     rep_bs = res.log.figures.get("kv_block_size")
     if rep_bs is not None and rep_bs != bs:
         res.notes.append(
-            f"the log's KV-cache blocks hold {rep_bs} token(s) each, kvlint planned attention {d.attention} "
+            f"the log's KV-cache blocks hold {rep_bs} token{'s' if rep_bs != 1 else ''} each, kvlint planned attention {d.attention} "
             f"(BLOCK_SIZE {bs}): the shard ran another attention backend, so its block count is not comparable "
             "(compare max batch total tokens, blocks x size)"
         )

@@ -26,21 +26,24 @@ SUMMARY_MESSAGES = 10
 def _grouped(diags: Any, messages: int, chars: int = 0) -> list[list[Any]]:
     """``diags`` as a summary carries them: ``[rule, severity, message, count]``, the first ``messages`` one by one
     with their message, in order, the others counted by rule and severity (message ``""``), in the order each
-    first came: what the server's metrics (a count by rule and severity) and log line (the first messages, the
+    first came, each counting findings (a capped finding the findings it stands for,
+    :func:`kvlint.types.findings_stood_for`): what the server's metrics (a count by rule and severity) and log line (the first messages, the
     number of errors, the rules) read, in a reply that does not grow with the findings (5,000 warnings of one rule
     are one entry: the server decoded 5,000 of them). ``chars``: the messages cut to as many characters (0: whole)."""
     out: list[list[Any]] = []
     counted: dict[tuple[str, str], list[Any]] = {}
+    from kvlint.types import findings_stood_for
+
     for i, d in enumerate(diags):
         if i < messages:
-            out.append([d.rule, d.severity, d.message[:chars] if chars else d.message, 1])
+            out.append([d.rule, d.severity, d.message[:chars] if chars else d.message, findings_stood_for(d)])
             continue
         key = (d.rule, d.severity)
         entry = counted.get(key)
         if entry is None:
             entry = counted[key] = [d.rule, d.severity, "", 0]
             out.append(entry)
-        entry[3] += 1
+        entry[3] += findings_stood_for(d)
     return out
 
 

@@ -54,6 +54,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kvlint.types import findings_stood_for
 from kvlint.webhook.answer import SUMMARY_MESSAGES, encode_json
 from kvlint.webhook.metrics import WebhookMetrics
 from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
@@ -354,8 +355,8 @@ def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict
         out["rules"] = verdict.rules
         errors = verdict.errors
         logged = [_bounded(f"{d.rule}: {d.message}", MAX_WARNING_CHARS) for d in errors[:LOG_ERRORS]]
-        if len(errors) > LOG_ERRORS:
-            logged.append(f"... {len(errors) - LOG_ERRORS} more")
+        if len(errors) > LOG_ERRORS:  # the findings left, a capped one's counted as it stands for
+            logged.append(f"... {sum(findings_stood_for(d) for d in errors[LOG_ERRORS:])} more")
         out["errors"] = logged
     if verdict.suppressed:
         out["suppressed"] = verdict.suppressed
@@ -414,14 +415,16 @@ _JSON_TYPE = (b"content-type", b"application/json")
 
 class _Found:
     """A finding as a review's summary carries it (:func:`~kvlint.webhook.answer.review_summary`): what the
-    metrics and the log line read."""
+    metrics and the log line read. ``stands_for``: the findings it counts (the summary's count: one diagnostic's
+    :func:`~kvlint.types.findings_stood_for`, or the findings of a rule and severity past the first messages)."""
 
-    __slots__ = ("rule", "severity", "message")
+    __slots__ = ("rule", "severity", "message", "stands_for")
 
-    def __init__(self, rule: str, severity: str, message: str) -> None:
+    def __init__(self, rule: str, severity: str, message: str, stands_for: int = 1) -> None:
         self.rule = rule
         self.severity = severity
         self.message = message
+        self.stands_for = stands_for
 
 
 #: The type of each of a summary's sixteen values (:func:`~kvlint.webhook.answer.review_summary`) as a worker's
@@ -453,22 +456,22 @@ def _check_summary(summary: Any) -> None:
 
 
 def _expanded(found: Any, room: int) -> list[_Found]:
-    """A summary's findings (``[rule, severity, message, count]``) one per finding, as the metrics and the log line
-    count them (an entry counted more than once repeated, not copied), each entry's types checked and at most
-    ``room`` findings in all; ValueError for another shape or more findings."""
+    """A summary's findings (``[rule, severity, message, count]``) one :class:`_Found` per entry, standing for its
+    ``count`` findings as the metrics and the log line count them (an entry was repeated ``count`` times, and a
+    capped finding's entry, which counts the findings it stands for, would have been logged as often), each
+    entry's types checked and at most ``room`` findings in all; ValueError for another shape or more findings."""
     out: list[_Found] = []
+    total = 0
     for f in found:
         if type(f) not in _SEQUENCES or tuple(map(type, f)) != _FOUND_SHAPE:
             raise ValueError("a summary finding of another shape")
         rule, severity, message, count = f
-        if count == 1 and room > len(out):
-            out.append(_Found(rule, severity, message))
-        elif 1 < count <= room - len(out):
-            out.extend([_Found(rule, severity, message)] * count)
-        else:  # refused before a list of that many is made
+        if not 0 < count <= room - total:
             raise ValueError(
                 f"a summary finding counted {count} times, or more than {MAX_SUMMARY_FINDINGS:,} in all"
             )
+        total += count
+        out.append(_Found(rule, severity, message, count))
     return out
 
 
@@ -497,7 +500,7 @@ def summary_review(summary: Any) -> tuple[Review, Verdict]:
         allowed,
         outcome,
         found_errors,  # type: ignore[arg-type]
-        _expanded(warnings, MAX_SUMMARY_FINDINGS - len(found_errors)),  # type: ignore[arg-type]
+        _expanded(warnings, MAX_SUMMARY_FINDINGS - sum(findings_stood_for(f) for f in found_errors)),  # type: ignore[arg-type]
         suppressed,
         reason,
         old_object,

@@ -9,7 +9,10 @@ servers in one process (tests, the benchmark) do not collide. Series:
   the bodies held, whose head names the request's ``uid``, answered per the failure mode without being decoded;
   ``shutdown``: a review still being linted, or waiting for a slot, when uvicorn's graceful shutdown time ran out, answered per the
   failure mode).
-* ``kvlint_webhook_findings_total{rule, severity}``: diagnostics reported in reviews, by rule id.
+* ``kvlint_webhook_findings_total{rule, severity}``: findings reported in reviews, by rule id, counted as the
+  deny message and ``kvlint check``'s summary count them: a finding standing for the rest past
+  :data:`kvlint.findcap.MAX_PER_RULE` of a rule in a container (or KV205's for the unknown options past its bound)
+  adds the findings it stands for (:func:`kvlint.types.findings_stood_for`), not 1.
 * ``kvlint_webhook_review_duration_seconds``: histogram of time from request body read to response
   built (seconds), buckets from 1 ms to 10 s.
 * ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
@@ -72,7 +75,7 @@ class WebhookMetrics:
         )
         self.findings = Counter(
             "kvlint_webhook_findings",
-            "Diagnostics reported in admission reviews.",
+            "Findings reported in admission reviews.",
             ["rule", "severity"],
             registry=r,
         )
@@ -142,13 +145,15 @@ class WebhookMetrics:
                 "allowed" if key[0] else "denied", key[1], "true" if key[2] else "false"
             )
         child.inc()
+        from kvlint.types import findings_stood_for
+
         for diags in (verdict.errors, verdict.warnings):
             for d in diags:
                 fkey = (d.rule, d.severity)
                 found = self._finding_children.get(fkey)
                 if found is None:
                     found = self._finding_children[fkey] = self.findings.labels(d.rule, d.severity)
-                found.inc()
+                found.inc(findings_stood_for(d))
         self.latency.observe(seconds)
 
     def render(self) -> tuple[bytes, str]:

@@ -1002,7 +1002,8 @@ def _limit_warnings(items: Iterable[str], weights: Sequence[int]) -> list[str]:
         tail = 80 if rest else 0  # room for the "N more" line
         if used + len(w) + tail > MAX_WARNINGS_TOTAL_CHARS:
             left = sum(weights[i:])
-            out.append(f"kvlint: {left} more finding(s) not shown; run `kvlint check` on the manifest")
+            more = f"{left} more finding{'s' if left != 1 else ''}"
+            out.append(f"kvlint: {more} not shown; run `kvlint check` on the manifest")
             return out
         out.append(w)
         used += len(w)
@@ -1017,8 +1018,8 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     other errors, which the message then left out. The errors are counted as findings, as ``kvlint check``'s
     summary counts them: the finding for the rest past the first 50 of a rule in a container
     (:mod:`kvlint.findcap`) or past a command line's first unknown options counts as the findings it stands for
-    (:func:`kvlint.engines.options.findings_stood_for`; "has 51 errors" was said of an object with 120)."""
-    from kvlint.engines.options import findings_stood_for
+    (:func:`kvlint.types.findings_stood_for`; "has 51 errors" was said of an object with 120)."""
+    from kvlint.types import findings_stood_for
 
     weights = [findings_stood_for(d) for d in errors]
     n = sum(weights)
@@ -1032,7 +1033,7 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
         if d.fix:
             entry += "\n  fix: " + _flat(d.fix)
         if entry in seen:
-            repeats += 1
+            repeats += weights[i]
             continue
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(
@@ -1043,7 +1044,12 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
         lines.append(entry)
         used += len(entry) + 1
     if repeats:
-        lines.append(f"- (and {repeats} repeat(s) of the errors above, in containers of the same name)")
+        lines.append(
+            "- (and 1 more error as listed above: the same finding in another container of the same name)"
+            if repeats == 1
+            else f"- (and {repeats} more errors as listed above: the same findings in other containers of the same "
+            "name)"
+        )
     return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
 
 
@@ -1114,9 +1120,9 @@ def existing_errors(result: Any) -> list[str]:
     errors with when :attr:`WebhookSettings.allow_existing_violations` is on. Errors of
     :data:`UNCHECKED_RULES` are left out: the same one in the new object still denies. The KV205 that stands for
     a command line's unknown options past the first ones is repeated as often as the options it stands for
-    (:func:`kvlint.engines.options.findings_stood_for`), as their own findings would be."""
-    from kvlint.engines.options import findings_stood_for
+    (:func:`kvlint.types.findings_stood_for`), as their own findings would be."""
     from kvlint.fingerprint import identity
+    from kvlint.types import findings_stood_for
 
     return [
         identity(d)
@@ -1130,12 +1136,12 @@ def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[An
     """``errors`` parted into (new, pre-existing): an error is pre-existing while ``existing`` still holds
     an unmatched finding of its identity (two findings of one identity in the new object against one in the
     old: one of them is new). The KV205 for the unknown options past a command line's first ones matches as
-    many as it stands for (:func:`kvlint.engines.options.findings_stood_for`): more of them than the old object
+    many as it stands for (:func:`kvlint.types.findings_stood_for`): more of them than the old object
     had is new."""
     from collections import Counter
 
-    from kvlint.engines.options import findings_stood_for
     from kvlint.fingerprint import identity
+    from kvlint.types import findings_stood_for
 
     left = Counter(existing)
     new: list[Any] = []
@@ -1220,7 +1226,7 @@ def build_response(
     if rules:
         audit["rules"] = ",".join(rules)
     message = deny_message(review, blocking) if not allowed else ""
-    from kvlint.engines.options import findings_stood_for
+    from kvlint.types import findings_stood_for
 
     weights = [findings_stood_for(d) for d in warned]
     return response(

@@ -373,7 +373,7 @@ def reply_rows(diagnostics: Any) -> tuple[tuple[str, str, str, str, str, str, st
     """A worker's reply form of a review's diagnostics: ``(rule, severity, message, fix, container, object,
     setting, stands_for)`` of each error and warning (``object`` and ``setting`` complete a finding's
     :func:`~kvlint.fingerprint.identity`, what an UPDATE's findings are matched with its old object's by, and
-    ``stands_for`` how many findings it counts as there, :func:`kvlint.engines.options.findings_stood_for`), in
+    ``stands_for`` how many findings it counts as there, :func:`kvlint.types.findings_stood_for`), in
     order (info diagnostics are never sent to the API server, logged or counted).
     Plain tuples of strings and an int: sent as JSON (:func:`encode_reply`; they were pickled, and unpickled on the
     server's event loop about 7x faster than the ``Diagnostic`` objects), checked on the server by
@@ -429,6 +429,7 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
         text = dump_text(obj)
         loaded = load_text(text, label)
         lines = text.split("\n")
+        _say_long_key(obj, loaded)
     else:
         lines = LazyJsonLines(obj)
     # Positions inside scripts are found in the object's own lines, held here for the review: ``label`` is
@@ -438,6 +439,66 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
         return pipeline(loaded, options)
     finally:
         HELD_LINES.pop(label, None)
+
+
+#: The longest key the YAML reader reads (PyYAML's limit on an implicit, "simple" key, ``Scanner.save_possible_simple_key``
+#: gives it up past 1,024 characters): a longer key in an object's JSON text fails to parse.
+MAX_YAML_KEY_CHARS = 1024
+
+
+def long_key(obj: Any) -> tuple[str, int, int] | None:
+    """The first key (depth first, in order) whose JSON text (quotes and escapes included, as
+    :func:`kvlint.webhook.jsonload.dump_text` writes it) is longer than :data:`MAX_YAML_KEY_CHARS`, as ``(path to
+    the mapping holding it, its length in characters, the length of its JSON text)``, else None. Iterative: the
+    object is bounded by the request size, and its nesting was checked by the decoder."""
+    import json
+
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            children = []
+            for k, v in node.items():
+                # an escape writes a character as at most 6 (\uXXXX): a key shorter than that cannot be too long
+                if isinstance(k, str) and 6 * len(k) + 2 > MAX_YAML_KEY_CHARS:
+                    written = len(json.dumps(k, ensure_ascii=False))
+                    if written > MAX_YAML_KEY_CHARS:
+                        return where or "the object's top level", len(k), written
+                children.append((f"{where}.{k}" if where else str(k), v))
+            stack.extend(reversed(children))
+        elif isinstance(node, list):
+            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(node)]))
+    return None
+
+
+def _say_long_key(obj: Any, loaded: Any) -> None:
+    """Say what the KV001 of an object with a key over :data:`MAX_YAML_KEY_CHARS` is: the JSON text the worker
+    reads the object from did not parse as YAML for that key alone, and the finding said "YAML syntax error:
+    while parsing a flow mapping: did not find expected ',' or '}'" of a request that holds no YAML."""
+    import dataclasses
+
+    from kvlint.report.escape import printable
+    from kvlint.statement import clip_words
+
+    errors = [i for i, f in enumerate(loaded.findings) if f.rule == "KV001"]
+    if not errors:
+        return
+    found = long_key(obj)
+    if found is None:
+        return
+    where, n, written = found
+    i = errors[0]
+    loaded.findings[i] = dataclasses.replace(
+        loaded.findings[i],
+        message=clip_words(
+            f"kvlint could not read this object: a key in {printable(where)} is {n:,} characters long ({written:,} "
+            "as JSON, quotes included), and kvlint reads the object as JSON text with a YAML reader that takes "
+            f"keys of at most {MAX_YAML_KEY_CHARS:,} characters there (PyYAML's limit on an implicit key); nothing "
+            "in the object was checked"
+        ),
+        fix="shorten the key: Kubernetes takes a label or annotation key of at most 317 characters (a prefix of "
+        "253, '/', a name of 63); or exempt the object from the webhook (namespaceSelector or objectSelector)",
+    )
 
 
 def warm_up(options: Any) -> None:

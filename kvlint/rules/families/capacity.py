@@ -1003,8 +1003,9 @@ def weights_exceed_budget_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         if d.attention == "flashinfer"
         else ""
     )
+    shards = "TGI's one shard" if d.num_shard == 1 else f"each of TGI's {d.num_shard} shards"
     yield ctx.finding(
-        f"each of TGI's {d.num_shard} shard(s) holds {gib(p.weights_bytes)} of weights (+ {gib(p.non_torch_bytes)} "
+        f"{shards} holds {gib(p.weights_bytes)} of weights (+ {gib(p.non_torch_bytes)} "
         f"non-torch [heuristic]{ws}) but may use only cuda_memory_fraction {d.cuda_memory_fraction:g} x "
         f"{gib(p.total_bytes)} = {gib(cap)} of {ctx.where}; loading fails with CUDA out of memory",
         s.loc("num_shard") if "num_shard" in s.flags else (s.model.loc if s.model else None),
@@ -1257,8 +1258,11 @@ def weights_exceed_budget_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     if p.weights_bytes <= d.pre_free_bytes:
         return
     s = ctx.serving
+    ranks = (
+        "SGLang's one tensor-parallel rank" if d.tp == 1 else f"each of SGLang's {d.tp} tensor-parallel ranks"
+    )
     yield ctx.finding(
-        f"each of SGLang's {d.tp} tensor-parallel rank(s) loads {gib(p.weights_bytes)} of weights but "
+        f"{ranks} loads {gib(p.weights_bytes)} of weights but "
         f"{ctx.where} has {gib(d.pre_free_bytes)} free before loading; loading fails with CUDA out of memory",
         s.loc("tp_size") if "tp_size" in s.flags else (s.model.loc if s.model else None),
         fix=_join(_sglang_tp_remedy(ctx, d), _sglang_quant_remedy(ctx))

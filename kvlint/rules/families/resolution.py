@@ -223,24 +223,55 @@ _GIVE_CONFIG = (
 )
 
 
-#: An example GPU of each platform for KV501's fixes, with the label values that name it (NVIDIA GPU Feature
-#: Discovery's ``nvidia.com/gpu.product`` and GKE's ``cloud.google.com/gke-accelerator``; the AMD GPU node labeller's
-#: ``amd.com/gpu.product-name``): ``(kvlint id or alias, [(label, value), ...])``. Each resolves to the same catalogue
-#: GPU (tests/test_unsized_fixes.py applies every form the fix writes and checks the container is then sized).
-_EXAMPLE_GPU = {
+#: Example GPUs of each platform for KV501's fixes, smallest first, with the label values that name them (NVIDIA GPU
+#: Feature Discovery's ``nvidia.com/gpu.product`` and GKE's ``cloud.google.com/gke-accelerator``; the AMD GPU node
+#: labeller's ``amd.com/gpu.product-name``): ``(kvlint id or alias, catalogue id, [(label, value), ...])``. The fix
+#: names the first one the container fits on in its fleet plan (else the first): "l4 in these examples" was the
+#: example of a falcon-40b whose KV501 said it fails on L4. Each resolves to the same catalogue GPU
+#: (tests/test_unsized_fixes.py applies every form the fix writes and checks the container is then sized).
+_EXAMPLE_GPUS = {
     "cuda": (
-        "l4",
-        [("nvidia.com/gpu.product", "NVIDIA-L4"), ("cloud.google.com/gke-accelerator", "nvidia-l4")],
+        (
+            "l4",
+            "nvidia-l4",
+            [("nvidia.com/gpu.product", "NVIDIA-L4"), ("cloud.google.com/gke-accelerator", "nvidia-l4")],
+        ),
+        (
+            "a100-80gb",
+            "nvidia-a100-sxm4-80gb",
+            [
+                ("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"),
+                ("cloud.google.com/gke-accelerator", "nvidia-a100-80gb"),
+            ],
+        ),
+        (
+            "h100",
+            "nvidia-h100-sxm5-80gb",
+            [
+                ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
+                ("cloud.google.com/gke-accelerator", "nvidia-h100-80gb"),
+            ],
+        ),
+        (
+            "h200",
+            "nvidia-h200-141gb",
+            [
+                ("nvidia.com/gpu.product", "NVIDIA-H200"),
+                ("cloud.google.com/gke-accelerator", "nvidia-h200-141gb"),
+            ],
+        ),
     ),
-    "rocm": ("mi300x", [("amd.com/gpu.product-name", "AMD_Instinct_MI300X")]),
+    "rocm": (("mi300x", "amd-instinct-mi300x", [("amd.com/gpu.product-name", "AMD_Instinct_MI300X")]),),
 }
 
 
-def name_gpu_fix(platform: str = "cuda") -> str:
+def name_gpu_fix(platform: str = "cuda", fits: frozenset[str] | set[str] = frozenset()) -> str:
     """KV501's remedy for a GPU kvlint cannot tell, each way of naming it with its exact syntax: a ``nodeSelector``
     label, the ``kvlint.io/accelerator`` annotation, a ``.kvlint.yaml`` ``accelerators.node_labels`` entry for the
-    cluster's own label, ``--accelerator`` (an example GPU of ``platform``: :data:`_EXAMPLE_GPU`)."""
-    gpu, labels = _EXAMPLE_GPU.get(platform, _EXAMPLE_GPU["cuda"])
+    cluster's own label, ``--accelerator`` (an example GPU of ``platform``, :data:`_EXAMPLE_GPUS`: the first whose
+    catalogue id is in ``fits``, the GPUs the container fits on in its fleet plan, else the first)."""
+    examples = _EXAMPLE_GPUS.get(platform, _EXAMPLE_GPUS["cuda"])
+    gpu, _, labels = next((e for e in examples if e[1] in fits), examples[0])
     selector = " (or ".join(f"{k}: {v}" for k, v in labels) + (")" if len(labels) > 1 else "")
     return (
         f"name the GPU ({gpu} in these examples): a nodeSelector {selector}, the annotation kvlint.io/accelerator: {gpu} on the "
@@ -308,7 +339,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         w = ctx.workload
         profile = profile_clause(w.kind, w.annotations, w.namespace)
-        gpu, labels = _EXAMPLE_GPU["rocm" if platform == "rocm" else "cuda"]
+        gpu, _, labels = _EXAMPLE_GPUS["rocm" if platform == "rocm" else "cuda"][0]
         name_it = f"e.g. a nodeSelector {labels[0][0]}: {labels[0][1]} or the annotation kvlint.io/accelerator: {gpu}"
         resource = AMD_GPU if platform == "rocm" else NVIDIA_GPU
         if is_runtime_template(w):
@@ -393,7 +424,9 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     # the labels of the vendor whose nodes the pod's GPU resource is advertised on (nvidia.com/gpu: NVIDIA's, as
     # the fleet it is planned on, kvlint.pipeline._fleet), else of the image's build
     vendor = gpu_vendor_of_resource(cr.placement.resource if cr.placement is not None else None)
-    fix = name_gpu_fix("rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda")
+    # the example GPU one the container fits on, when the fleet plan has one (a whole GPU, not a MIG slice of it)
+    fits = {e.accelerator.id for e in cr.fleet if e.verdict == "fits" and e.mig_profile is None}
+    fix = name_gpu_fix("rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda", fits)
     placed = ctx.cr.placement
     if (
         placed is not None
@@ -485,11 +518,12 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         )
     resource = cr.placement.resource if cr.placement is not None else None
     amd_part = cr.placement.amd_partition if cr.placement is not None else None
+    part_label = cr.placement.amd_partition_label if cr.placement is not None else None
     if amd_part is not None and profile is None:
         said = (
             f"resource {resource}"
             if amd_partition_of(resource)
-            else f"amd.com/compute-memory-partition={amd_part}"
+            else part_label or f"amd.com/compute-memory-partition={amd_part}"
         )
         which += f" ({said}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
