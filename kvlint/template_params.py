@@ -9,7 +9,8 @@ every string of every object (``SubstituteParameters``, ``EvaluateParameterSubst
   parameter's value decoded as JSON (``2``, ``true``), or the value as a string when it is not JSON
   (:func:`_non_string`);
 * else each ``${NAME}`` (``stringParameterExp``, ``\\$\\{([a-zA-Z0-9\\_]+?)\\}``) by the parameter's value, text
-  around it kept (``0.${UTIL}``).
+  around it kept (``0.${UTIL}``), once: a value holding ``${B}`` is not substituted into again, but each
+  reference is replaced in turn where ``strings.Replace`` first finds its text (:func:`_in_turn`).
 
 A reference to a name the Template does not declare is left as written (the engine then receives it literally).
 
@@ -23,8 +24,8 @@ inside a substituted string is moved back to the string as written (:class:`Temp
 
 Bounded: a substitution that would make a string longer than :data:`MAX_SUBSTITUTED_CHARS`, or add more than
 :data:`MAX_ADDED_CHARS` characters to one Template in all (a ``${{NAME}}`` counted as a ``${NAME}``), is not made
-(the string stays as written), and at most
-:data:`MAX_PARAMETERS` parameters are read.
+(the string stays as written), nor one :func:`_in_turn` would copy more than :data:`MAX_IN_TURN_WORK` characters
+for, and at most :data:`MAX_PARAMETERS` parameters are read.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from kvlint.source import LDict
 
 __all__ = [
     "MAX_ADDED_CHARS",
+    "MAX_IN_TURN_WORK",
     "MAX_PARAMETERS",
     "MAX_SUBSTITUTED_CHARS",
     "TemplateText",
@@ -56,6 +58,8 @@ _STRING = re.compile(r"\$\{([a-zA-Z0-9_]+?)\}")
 MAX_SUBSTITUTED_CHARS = 64 * 1024
 #: The characters substitutions may add to one Template's objects in all.
 MAX_ADDED_CHARS = 4 * 1024 * 1024
+#: The characters :func:`_in_turn` may copy for one Template's objects in all.
+MAX_IN_TURN_WORK = 16 * 1024 * 1024
 #: The parameters of one Template read (far above any real Template's few dozen).
 MAX_PARAMETERS = 4096
 
@@ -102,7 +106,7 @@ def process_template(data: Any) -> None:
     values = _parameters(data)[0]
     if not values or not isinstance(objects, list):
         return
-    budget = [MAX_ADDED_CHARS]
+    budget = [MAX_ADDED_CHARS, MAX_IN_TURN_WORK]
     decoded: dict[str, Any] = {}  # parameter -> its value as ${{NAME}} gives it (_non_string)
     seen: set[int] = set()
     stack: list[Any] = [objects]
@@ -221,8 +225,43 @@ def _substitute(text: str, values: dict[str, str], budget: list[int], decoded: d
     added = len(out) - len(text)
     if len(out) > MAX_SUBSTITUTED_CHARS or added > budget[0]:
         return text
+    if text.count("${") > sum(1 for _ in _STRING.finditer(text)) or any(
+        c in values[m.group(1)] for m in _STRING.finditer(text) if m.group(1) in values for c in "${}"
+    ):
+        # a reference oc process's turn-by-turn replacement may find elsewhere than where it is written
+        in_turn = _in_turn(text, values, budget)
+        if in_turn is None:
+            return text
+        if in_turn != out:
+            added = len(in_turn) - len(text)
+            if added > budget[0]:
+                return text
+            budget[0] -= max(added, 0)
+            return TemplateText(in_turn, text, None)
     budget[0] -= max(added, 0)
     return TemplateText(out, text, values)
+
+
+def _in_turn(text: str, values: dict[str, str], budget: list[int]) -> str | None:
+    """``text`` as ``oc process`` substitutes it: for each reference of ``text`` in turn (``FindAllStringSubmatch``
+    on the text as written), ``strings.Replace(out, "${NAME}", value, 1)``, which replaces the *first*
+    ``${NAME}`` in the text so far, one an earlier value put there (``${A} ${B}`` with A ``${B}`` and B ``x`` is
+    ``x ${B}``) or made with the text around it (``${${A}}`` with A ``B`` is ``${B}``) before the one written.
+    None past :data:`MAX_SUBSTITUTED_CHARS` or the Template's work bound (``budget[1]``, each replacement
+    counting the text's length)."""
+    out = text
+    for ref in _STRING.finditer(text):
+        value = values.get(ref.group(1))
+        if value is None:
+            continue
+        i = out.find(ref.group(0))
+        if i < 0:
+            continue
+        out = out[:i] + value + out[i + len(ref.group(0)) :]
+        budget[1] -= len(out)
+        if len(out) > MAX_SUBSTITUTED_CHARS or budget[1] < 0:
+            return None
+    return out
 
 
 def _pieces(written: str, values: dict[str, str]) -> list[tuple[int, int, bool]]:
@@ -249,13 +288,13 @@ def _pieces(written: str, values: dict[str, str]) -> list[tuple[int, int, bool]]
 class TemplateText(str):
     """A string of a Template's objects that :func:`process_template` substituted parameters into, which
     remembers the string as the manifest writes it (``written``) and the Template's parameter values
-    (``values``, one dict for all its strings), so that a position in it is found in the manifest
+    (``values``, one dict for all its strings; None when :func:`_in_turn` made it), so that a position in it is found in the manifest
     (:func:`written_offsets`): a value longer or shorter than its ``${NAME}`` moves the characters after it."""
 
     written: str
-    values: dict[str, str]
+    values: dict[str, str] | None
 
-    def __new__(cls, text: str, written: str, values: dict[str, str]) -> TemplateText:
+    def __new__(cls, text: str, written: str, values: dict[str, str] | None) -> TemplateText:
         self = super().__new__(cls, text)
         self.written = written
         self.values = values
@@ -268,7 +307,10 @@ class TemplateText(str):
 def written_offsets(text: TemplateText, offsets: Sequence[int]) -> list[int]:
     """``offsets`` of characters of ``text`` moved to ``text.written``: a character of a parameter's value to
     its reference's ``$``, every other one by the length the substitutions before it added (the pieces are
-    found again, only for a string a position is asked in)."""
+    found again, only for a string a position is asked in). ``values`` None (a substitution :func:`_in_turn`
+    made, whose pieces are not followed): every offset is the string's start."""
+    if text.values is None:
+        return [0] * len(offsets)
     pieces = _pieces(text.written, text.values)
     starts = [p[0] for p in pieces]
     out = []

@@ -163,3 +163,33 @@ def test_keys_are_substituted_as_oc_process_visits_a_map_s_keys() -> None:
     assert list(limits) == ["nvidia.com/gpu"]
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "'${GPU_RESOURCE}'" in t)
     assert limits.key_locs["nvidia.com/gpu"].line == line and limits.locs["nvidia.com/gpu"].line == line
+
+
+def _processed(parameters: dict[str, str], strings: list[str]) -> list[str]:
+    data = {
+        "kind": "Template",
+        "parameters": [{"name": k, "value": v} for k, v in parameters.items()],
+        "objects": [{"args": list(strings)}],
+    }
+    process_template(data)
+    return data["objects"][0]["args"]  # type: ignore[index,no-any-return]
+
+
+def test_each_reference_is_replaced_in_turn_where_strings_replace_first_finds_it() -> None:
+    # template.go EvaluateParameterSubstitution: out = strings.Replace(out, match[0], value, 1) for each match of
+    # the string as written; the first ${B} of out is the one A's value put there
+    assert _processed({"A": "${B}", "B": "x"}, ["${A} ${B}"]) == ["x ${B}"]
+    # ${${A}}: only ${A} is a reference as written; its value makes a ${B}, which the written ${B}'s turn finds
+    assert _processed({"A": "B", "B": "x"}, ["${${A}} ${B}", "${${A}}"]) == ["x ${B}", "${B}"]
+    # once, not again: a value holding a reference is not substituted into
+    assert _processed({"A": "${B}", "B": "x"}, ["--a=${A}"]) == ["--a=${B}"]
+
+
+def test_turn_by_turn_replacement_is_bounded() -> None:
+    # a stray ${ makes each string replaced in turn (each replacement copies the string): past the Template's
+    # bound, strings are left as written
+    text = "${" + "${A}" * 1000
+    out = _processed({"A": "yy"}, [text] * 20)
+    assert out[0] == "${" + "yy" * 1000
+    assert out[-1] == text
+    assert all(o in (text, out[0]) for o in out)
