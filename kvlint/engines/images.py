@@ -1082,8 +1082,11 @@ _PUBLISHED_BUILD_TAGS = {
 
 #: SGLang's ROCm images, built one per GPU architecture, the tag naming the family: sgl-project/sglang
 #: ``docker/rocm.Dockerfile`` (at 004ae46f) builds ``GPU_ARCH=gfx942`` as ``v0.5.17-rocm700-mi30x``, ``gfx950`` as
-#: ``-mi35x`` and ``gfx1250`` as ``-mi45x`` ("the MI300 image carries only gfx942 wheels and the MI350 image carries
-#: only gfx950 wheels"), published as ``lmsysorg/sglang`` and, nightly, ``rocm/sgl-dev``.
+#: ``-mi35x`` and ``gfx1250`` as ``-mi45x``, compiling sgl-kernel (``AMDGPU_TARGET=$GPU_ARCH_LIST``) and AITER's
+#: prebuilt kernels (``GPU_ARCHS=$GPU_ARCH_LIST``) for that target alone (the ``-rocm700`` flavours share one base
+#: image, ``rocm/sgl-dev:rocm7-vllm-20250904``, for both; the ``-rocm1000`` ones also take only their target's ROCm
+#: device wheels: "the MI300 image carries only gfx942 wheels and the MI350 image carries only gfx950 wheels"),
+#: published as ``lmsysorg/sglang`` and, nightly, ``rocm/sgl-dev``.
 _SGLANG_ROCM_REPOS = ("lmsysorg/sglang", "rocm/sgl-dev")
 _SGLANG_ROCM_FAMILY = re.compile(r"(?:^|-)(mi30x|mi35x|mi45x)(?:-|$)")
 _SGLANG_ROCM_TARGET = {"mi30x": "gfx942", "mi35x": "gfx950", "mi45x": "gfx1250"}
@@ -1098,6 +1101,12 @@ def rocm_build_target(image: str) -> tuple[str, str] | None:
         return None
     m = _SGLANG_ROCM_FAMILY.search(tag.lower())
     return (_SGLANG_ROCM_TARGET[m.group(1)], m.group(1)) if m else None
+
+
+def rocm_build_tag(target: str) -> str | None:
+    """The tag word of SGLang's ROCm image built for the LLVM target ``target`` (``gfx950``: ``mi35x``), else
+    None (:data:`_SGLANG_ROCM_TARGET` read backwards)."""
+    return next((word for word, t in _SGLANG_ROCM_TARGET.items() if t == target), None)
 
 
 @_by_reference
