@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -88,6 +88,7 @@ from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.statement import clip
+from kvlint.template_params import TemplateText, written_offsets
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -148,6 +149,9 @@ class _Item:
     #: the text as written in the manifest when Kubernetes ``$(VAR)`` expansion changed it (``text`` is the
     #: expansion): the positions of a script's words are taken in this text (see :func:`_raw_offsets`)
     raw: str | None = None
+    #: the string of an OpenShift Template's objects that ``oc process``'s substitution made (``raw``, or ``text``
+    #: when no ``$(VAR)`` expansion changed it): positions are moved on to the string as the manifest writes it
+    template: TemplateText | None = None
 
 
 def container_env(
@@ -236,6 +240,42 @@ def container_env(
             env.pop(e["name"], None)
             locs.pop(e["name"], None)
     return env, locs
+
+
+def env_unknown(
+    container: Mapping,
+    env: Mapping[str, str],
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    namespace: str | None = None,
+) -> frozenset[str]:
+    """The variables the container's environment sets to values kvlint does not know, for a script's
+    ``${NAME:-default}`` (:func:`kvlint.engines.shell.commands`' ``unknown``): an ``env`` entry :func:`container_env`
+    left out (a ``secretKeyRef``, ``fieldRef``, ``resourceFieldRef``, a ConfigMap not among the inputs), and ``*``
+    (any name) for an ``envFrom`` entry whose variables it did not read (a ``secretRef``, a ConfigMap not among the
+    inputs), as :func:`kvlint.rules.families.resolution._env_defines` takes any ``envFrom`` to define a name. A name
+    neither sets is taken as unset (the image's ``ENV`` is not read)."""
+    names: set[str] = set()
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        name = e.get("name") if isinstance(e, Mapping) else None
+        if isinstance(name, str) and name not in env:
+            names.add(name)
+    sources = container.get("envFrom") if isinstance(container, Mapping) else None
+    listed: set[str] = set()  # (each ConfigMap looked up once: linear in the entries however many name it)
+    for src in sources if isinstance(sources, list) else []:
+        ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+        if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str) or not configmaps:
+            names.add("*")
+            break
+        if ref["name"] in listed:
+            continue
+        listed.add(ref["name"])
+        from kvlint.workloads.configmaps import configmap_env
+
+        if not configmap_env(configmaps, ref["name"], "", namespace):
+            names.add("*")  # not among the inputs (or empty)
+            break
+    return frozenset(names)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -982,12 +1022,18 @@ def _join_of(texts: Sequence[str]) -> str | None:
 
 
 def _scan_shell(
-    items: Sequence[_Item], k: int, j: int, env: Mapping[str, str], p: int | None = None
+    items: Sequence[_Item],
+    k: int,
+    j: int,
+    env: Mapping[str, str],
+    p: int | None = None,
+    unknown: Collection[str] = (),
 ) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
     reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
     shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`.
-    ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``)."""
+    ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``);
+    ``unknown`` the variables set with values kvlint does not know (:func:`env_unknown`)."""
     script_item = items[j]
     script = script_item.text
     p = j + 1 if p is None else p
@@ -1003,7 +1049,7 @@ def _scan_shell(
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(
-        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH
+        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH, unknown=unknown
     ):
         texts = [w.text for w in words]
         m = _match_program(texts)
@@ -1910,6 +1956,15 @@ def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) ->
     expansion did not make, past its length bound), the expanded text and the offsets as they are (the
     positions then follow the expanded text, as before). The expansion here is bounded by ``item.text``'s
     length: a result longer than it cannot be it."""
+    source, moved = _expansion_offsets(item, env, offsets)
+    template = item.template
+    if template is None or source != template:
+        return source, moved
+    return template.written, written_offsets(template, moved)
+
+
+def _expansion_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
+    """:func:`_raw_offsets` before an OpenShift Template's substitution is undone."""
     raw = item.raw
     if raw is None:
         return item.text, list(offsets)
@@ -1952,7 +2007,10 @@ def _items_of(
         except TypeError:  # an item that is not a string: the steps below
             joined = "$"
         if "$" not in joined:
-            return [_Item(text, loc, "arg") for text, loc in zip(seq, locs, strict=True)]
+            return [
+                _Item(text, loc, "arg", None, text if type(text) is TemplateText else None)
+                for text, loc in zip(seq, locs, strict=True)
+            ]
     out: list[_Item] = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
@@ -1969,7 +2027,10 @@ def _items_of(
         text = str(raw).lower() if isinstance(raw, bool) else str(raw)
         expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
         grown += max(0, len(expanded) - len(text))
-        out.append(_Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None))
+        template = raw if type(raw) is TemplateText else None
+        out.append(
+            _Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None, template)
+        )
     return out
 
 
@@ -2539,6 +2600,7 @@ def _dispatch(
             image=image,
             sources=sources,
             runtime_template=runtime_template,
+            exec_form=found.exec_form,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2558,6 +2620,7 @@ def _dispatch(
         map_config_pos=scalar_position,
         config_key_option=dynamo,
         serve_cli=found.positional_model,
+        exec_form=found.exec_form,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -2949,7 +3012,9 @@ def parse_container(
                 missing = f"{at[2]} is {problem}"
     if mounted is not None:
         # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
-        found, _why = _scan_shell(mounted, 0, 1, env)
+        found, _why = _scan_shell(
+            mounted, 0, 1, env, unknown=env_unknown(container, env, configmaps, namespace)
+        )
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
@@ -2957,7 +3022,16 @@ def parse_container(
         if isinstance(found, _Unrunnable):
             return _unrunnable(found, container, image, env, engine_version_option)
     if sh:
-        found, reason = _scan_shell(items, sh[0], sh[1], wrapped_env(sh[0])[0], sh[2])
+        script_env = wrapped_env(sh[0])[0]
+        found, reason = _scan_shell(
+            items,
+            sh[0],
+            sh[1],
+            script_env,
+            sh[2],
+            # (a wrapper that changes the environment, `env -i`: as before, the names it leaves taken as unset)
+            env_unknown(container, env, configmaps, namespace) if script_env is env else (),
+        )
         if isinstance(found, _Found):
             return dispatch(found, sh[0])
         if isinstance(found, _Join):
