@@ -541,6 +541,7 @@ def placement_from_cluster(
         mig_profile=worst.mig_profile,
         mig_slices=worst.mig_slices,
         amd_partition=worst.amd_partition,
+        amd_partition_label=worst.amd_partition_label,
         device_share=worst.device_share,
         gpu_slice=worst.gpu_slice,
         candidates=tuple(sorted(accs.values(), key=lambda a: (a.memory_bytes, a.id)))

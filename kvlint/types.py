@@ -257,6 +257,10 @@ class Workload:
             ModelBooster ``modelURI``); the models stage takes the
             model's name from it when the container's model directory holds no config it can read
             (:func:`kvlint.models.resolve.resolve_stored_model`).
+        model_container: the name of the one container ``derived_model`` and ``model_storage`` are for ("" for an
+            unnamed one), when the reader knows only it loads that model (a KServe custom predictor's
+            ``kserve-container``, into which the storage initializer mounts ``/mnt/models``); None: every
+            container of the pod (:func:`kvlint.pipeline.reader_model_applies`).
         derived_accelerator: the accelerator the operator object's own fields name (KubeAI ``resourceProfile``,
             Ray Serve LLM ``accelerator_type``), with what decided it in words; read by
             :func:`kvlint.accelerators.resolve_placement` after a ``kvlint.io/accelerator`` annotation.
@@ -316,6 +320,7 @@ class Workload:
     configmaps: Mapping[tuple[str | None, str], LDict] = field(default_factory=dict)
     derived_model: str | None = None
     model_storage: str | None = None
+    model_container: str | None = None
     derived_accelerator: DerivedAccelerator | None = None
     accelerator_why: str | None = None
     image_source: str | None = None
@@ -805,6 +810,9 @@ class Placement:
             its ``mixed``-naming resource names (``amd.com/cpx_nps4``), or for ``amd.com/gpu`` the node labeller's
             ``amd.com/compute-memory-partition`` its scheduling selects; None otherwise (and for ``spx``, a whole
             GPU). A fleet plan sizes one partition of each board on it.
+        amd_partition_label: the node label that gave :attr:`amd_partition`, as written (``<key>=<value>``: the GPU
+            Operator's ``amd.com/compute-memory-partition`` or the device plugin labeller's
+            ``amd.com/gpu.compute-memory-partition``); None when the resource named the mode or there is none.
         device_share: the part of the board the engine's device is, in a few words (``CPX partition``, ``1/2 vGPU``),
             when :attr:`memory_bytes_override` holds that part's memory and it is not a MIG slice; None otherwise.
             :attr:`device_name` names the device with it.
@@ -828,6 +836,7 @@ class Placement:
     mig_unoffered: bool = False
     mig_slices: str | None = None
     amd_partition: str | None = None
+    amd_partition_label: str | None = None
     device_share: str | None = None
 
     @property

@@ -1,15 +1,21 @@
 """A fractional-GPU instance type gives its node a share of one GPU (a vGPU), whose frame buffer is all the engine
 sees: Azure's NVadsA10 v5 sizes ("starting at 1/6th of a GPU with 4-GiB frame buffer to a full A10 GPU with 24-GiB
 frame buffer", MicrosoftDocs/azure-docs ``nvadsa10v5-series.md``), EC2's g6f (the GPU memory of the instance in the
-Karpenter instance-type reference), GCP's g4-standard shares. The plan is sized on that share, less what NVIDIA's
-vGPU manager reserves of it (kvlint.accelerators.placement._fractional_gpu_mib, vgpu_reserved_mib), not on the whole
-board."""
+Karpenter instance-type reference), GCP's g4-standard shares. The plan is sized on that share as a GPU whose NVML
+total it is, less a GPU's NVML-to-CUDA reserve (kvlint.accelerators.placement._fractional_gpu_mib,
+vgpu_guest_reserve_mib), not on the whole board, and not less NVIDIA's vGPU frame buffer reservation, which the vGPU
+manager takes on the physical GPU: a guest's engine sees its profile nearly whole
+(fixtures/accelerators/vgpu-guest-totals.yaml)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from kvlint.accelerators import registry as cat
+from kvlint.accelerators.placement import vgpu_guest_reserve_mib
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_documents
 from kvlint.types import ContainerResult
@@ -46,52 +52,72 @@ def test_azure_shares_add_up_to_the_boards_frame_buffer() -> None:
         assert it.slice_memory_mib * int(it.fraction.split("/")[1]) == 24 * 1024
 
 
-def _vgpu_usable_mib(profile_mib: int, per_gpu: int, ecc: bool) -> int:
+def _max_reserved_fb_mib(profile_mib: int, per_gpu: int, ecc: bool) -> int:
     """NVIDIA's vGPU frame buffer reservation written out (max-reserved-fb = profile / 16 + 16 + ecc-adjustments
-    (profile / 16 with ECC on a GDDR board) + page-retirement-allocation (128 / max-vgpus-per-gpu)), the rest being
-    what the engine sees: the documentation's arithmetic, not kvlint's function."""
-    return profile_mib - (profile_mib // 16 + 16 + (profile_mib // 16 if ecc else 0) + 128 // per_gpu)
+    (profile / 16 with ECC on a GDDR board) + page-retirement-allocation (128 / max-vgpus-per-gpu)): the documentation's
+    arithmetic, not kvlint's function; what the plan before this change took out of the guest's frame buffer."""
+    return profile_mib // 16 + 16 + (profile_mib // 16 if ecc else 0) + 128 // per_gpu
+
+
+_GUESTS = yaml.safe_load(
+    (Path(__file__).parent.parent / "fixtures" / "accelerators" / "vgpu-guest-totals.yaml").read_text()
+)
+
+
+@pytest.mark.parametrize("guest", _GUESTS, ids=[g["profile"] for g in _GUESTS])
+def test_a_vgpu_guest_is_planned_on_what_its_engine_printed(guest: dict) -> None:
+    """vLLM in an NVIDIA A40-48Q guest printed total_gpu_memory=47.74GiB (torch's cudaMemGetInfo total) of a 49,152
+    MiB profile: kvlint's guest total is at most that (conservative) and within 1% of it, where the profile less
+    NVIDIA's max-reserved-fb (the host's reservation on the physical GPU) is 41.86 GiB, 12% under what the engine
+    saw."""
+    reported_mib = guest["total_gib_reported"] * 1024
+    reserve, words = vgpu_guest_reserve_mib()
+    planned_mib = guest["profile_mib"] - reserve
+    assert planned_mib <= reported_mib + 0.005 * 1024  # the log rounds to 2 decimals of a GiB
+    assert planned_mib >= 0.99 * reported_mib
+    assert "11230" in words
+    old = guest["profile_mib"] - _max_reserved_fb_mib(guest["profile_mib"], guest["vgpus_per_gpu"], ecc=False)
+    assert (
+        old < 0.95 * reported_mib
+    )  # the reservation is not the guest's: without even ECC's share it is far under
 
 
 @pytest.mark.parametrize(
-    ("size", "profile_mib", "per_gpu"),
+    ("size", "profile_mib"),
     [
-        ("Standard_NV6ads_A10_v5", 4096, 6),  # A10-4Q
-        ("Standard_NV18ads_A10_v5", 12288, 2),  # A10-12Q
-        ("g6f.xlarge", 3072, 8),  # 1/8 of an L4: EC2's "3 GB" (2,861 MiB), the L4-3Q profile's 3,072 MiB
-        ("g6f.4xlarge", 12288, 2),
+        ("Standard_NV6ads_A10_v5", 4096),  # A10-4Q
+        ("Standard_NV18ads_A10_v5", 12288),  # A10-12Q
+        ("g6f.xlarge", 3072),  # 1/8 of an L4: EC2's "3 GB" (2,861 MiB), the L4-3Q profile's 3,072 MiB
+        ("g6f.4xlarge", 12288),
     ],
 )
-def test_a_fractional_instance_type_is_planned_on_its_vgpu_less_the_vgpu_reservation(
-    size: str, profile_mib: int, per_gpu: int
-) -> None:
-    """The share is a vGPU of ``profile_mib`` whose reservation NVIDIA's vGPU manager takes out of it (ECC on, as
-    the A10 and the L4 ship: their whole-GPU NVML totals are 15/16 of 24 GiB), not the whole board and not the
-    profile less a whole GPU's driver reserve: A10-4Q 4,096 - 549 = 3,547 MiB (3.46 GiB; 3,602 before), A10-12Q
-    12,288 - 1,616 = 10,672 MiB (10.42 GiB; 11,794 before, a GiB more than the engine sees)."""
+def test_a_fractional_instance_type_is_planned_on_its_vgpu_frame_buffer(size: str, profile_mib: int) -> None:
+    """The share is a vGPU of ``profile_mib``, which the guest's engine sees less a GPU's NVML-to-CUDA reserve: not
+    the whole board, and not the profile less NVIDIA's max-reserved-fb (A10-12Q: 12,288 - 1,616 = 10,672 MiB before
+    this change, 1.1 GiB under the 11,794 MiB planned now)."""
     it = cat.instance_type(size)
     assert it is not None and it.accelerator is not None and it.slice_memory_mib is not None
     cr = _run(size)
     p = cr.placement
     assert p is not None and p.accelerator is it.accelerator
-    expected = _vgpu_usable_mib(profile_mib, per_gpu, ecc=True) * cat.MIB
+    expected = (profile_mib - cat.driver_reserve_mib()) * cat.MIB
     assert p.memory_bytes == expected < it.accelerator.memory_bytes
     assert "a fractional GPU" in p.how and f"a {profile_mib} MiB vGPU frame buffer" in p.how
+    assert f"less {cat.driver_reserve_mib()} MiB" in p.how
     assert "0x" not in p.how  # g6f's Karpenter count of 0 is a share of one GPU, not none
     assert cr.plan is not None and cr.plan.total_bytes == expected
 
 
 def test_a_share_the_size_table_gives_no_memory_for_is_the_boards_share() -> None:
     """g4-standard-6 is 1/8 of an RTX PRO 6000 (cluster-toolkit's machine table), with no memory figure of its own:
-    an eighth of the board's 96 GiB, less the vGPU reservation without ECC's sixteenth (the board's NVML total,
-    97,887 MiB, shows none taken)."""
+    an eighth of the board's 96 GiB, less a GPU's NVML-to-CUDA reserve."""
     it = cat.instance_type("g4-standard-6")
     assert (
         it is not None and it.accelerator is not None and it.fraction == "1/8" and it.slice_memory_mib is None
     )
     p = _run("g4-standard-6").placement
     assert p is not None
-    assert p.memory_bytes == _vgpu_usable_mib(96 * 1024 // 8, 8, ecc=False) * cat.MIB
+    assert p.memory_bytes == (96 * 1024 // 8 - cat.driver_reserve_mib()) * cat.MIB
 
 
 def test_a_whole_gpu_size_of_the_same_series_keeps_the_boards_memory() -> None:

@@ -177,6 +177,28 @@ def test_a_partition_label_without_a_named_gpu_is_planned_on_partitions_of_the_f
     assert "amd.com/compute-memory-partition=cpx_nps4: one CPX partition of each GPU" in kv501.message
 
 
+def test_the_device_plugin_labellers_spelling_of_the_partition_label_is_read() -> None:
+    """ROCm/k8s-device-plugin's node labeller writes ``amd.com/gpu.compute-memory-partition`` (its ``amd.com/gpu.``
+    prefix); the GPU Operator's writes ``amd.com/compute-memory-partition``. Either is one partition of the GPU, and
+    what kvlint says names the label as written."""
+    mi300x = cat.require("amd-instinct-mi300x")
+    label = "amd.com/gpu.compute-memory-partition"
+    _res, cr = _mixed(
+        "amd.com/gpu", selector=f"amd.com/gpu.product-name: AMD_Instinct_MI300X, {label}: cpx_nps4"
+    )
+    p = cr.placement
+    assert p is not None and p.accelerator is mi300x
+    assert p.memory_bytes is not None and 0 <= mi300x.memory_bytes / 8 - p.memory_bytes < 4096
+    assert f"{label}=cpx_nps4: each amd.com/gpu is one of 8 CPX partitions" in p.how
+    res, cr = _mixed("amd.com/gpu", selector=f"{label}: cpx_nps4")
+    assert cr.fleet and all(
+        e.accelerator.id in ("amd-instinct-mi300x", "amd-instinct-mi325x", "amd-instinct-mi355x")
+        for e in cr.fleet
+    )
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert f"{label}=cpx_nps4: one CPX partition of each GPU" in kv501.message
+
+
 def test_a_container_asking_a_whole_gpu_and_a_partition_is_planned_on_the_partition() -> None:
     """It gets both devices, and its engine may run on the partition: the smaller device sizes the plan."""
     mi300x = cat.require("amd-instinct-mi300x")

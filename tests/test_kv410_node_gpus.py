@@ -402,15 +402,25 @@ def test_the_mixed_mig_strategy_leaves_nvidia_gpu_whole_gpus() -> None:
     assert f"a node has {it.gpus} GPUs" in d.message
 
 
-def test_amd_partitions_are_not_counted_as_the_nodes_gpus() -> None:
+@pytest.mark.parametrize(
+    "label",
+    [
+        "amd.com/compute-memory-partition",  # the GPU Operator's node labeller, the device plugin's docs
+        "amd.com/gpu.compute-memory-partition",  # ROCm/k8s-device-plugin's own node labeller (amd.com/gpu.<name>)
+    ],
+)
+def test_amd_partitions_are_not_counted_as_the_nodes_gpus(label: str) -> None:
     """The AMD device plugin's default single naming offers each CPX partition as amd.com/gpu (8 per MI300X): a pod
-    selecting a partitioned node is not bounded by the instance type's GPU count; an SPX (whole-GPU) node is."""
+    selecting a partitioned node is not bounded by the instance type's GPU count; an SPX (whole-GPU) node is. The
+    node labellers spell the label two ways; either selects partitioned nodes."""
     it = cat.instance_type("BM.GPU.MI300X.8")
     assert it is not None and it.gpus is not None
     node = "node.kubernetes.io/instance-type: BM.GPU.MI300X.8"
-    cpx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: cpx_nps4}}"
+    cpx = f"  nodeSelector: {{{node}, {label}: cpx_nps4}}"
     assert _kv410(cpx, 2 * it.gpus, resource="amd.com/gpu") == []
-    spx = f"  nodeSelector: {{{node}, amd.com/compute-memory-partition: spx_nps1}}"
+    (d,) = _kv410(cpx, it.gpus * 8 + 8, resource="amd.com/gpu")
+    assert f"a node has {it.gpus * 8} partitions" in d.message
+    spx = f"  nodeSelector: {{{node}, {label}: spx_nps1}}"
     (d,) = _kv410(spx, 2 * it.gpus, resource="amd.com/gpu")
     assert f"a node has {it.gpus} GPUs" in d.message
 
@@ -435,7 +445,12 @@ def test_more_amd_partitions_than_the_nodes_gpus_hold_is_an_error(resource: str,
     per_node = it.gpus * AMD_PARTITIONS["cpx"]
     scheduling = f"  nodeSelector: {{node.kubernetes.io/instance-type: BM.GPU.MI300X.8{selector}}}"
     (d,) = _kv410(scheduling, per_node + 16, resource=resource)
-    assert f"{resource}: {per_node + 16}" in d.message and f"a node has {per_node} partitions" in d.message
+    # the single naming's label is written on nodes whose GPUs are all in one mode: the node has that many; a mixed
+    # naming resource may be offered by some of a node's GPUs only (the others in another mode): at most that many
+    has = (
+        f"a node has {per_node} partitions" if resource == "amd.com/gpu" else f"a node has at most {per_node}"
+    )
+    assert f"{resource}: {per_node + 16}" in d.message and has in d.message
     assert f"Insufficient {resource}" in d.message and "8 CPX partitions" in d.message
     assert f"ask at most {per_node} {resource}" in (d.fix or "")
     assert _kv410(scheduling, per_node, resource=resource) == []

@@ -486,14 +486,14 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 else "?x"
             )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
-            slice_mib, per_gpu, how_known = _fractional_gpu_mib(it)
+            slice_mib, _per_gpu, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
-                reserved, how_reserved = vgpu_reserved_mib(it.accelerator, slice_mib, per_gpu)
+                reserved, how_reserved = vgpu_guest_reserve_mib()
                 c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
                 c.share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
                 c.notes.append(
-                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less the {reserved} MiB "
-                    f"NVIDIA's vGPU manager reserves of it ({how_reserved}), not the whole GPU's memory"
+                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less {reserved} MiB "
+                    f"({how_reserved}), not the whole GPU's memory"
                 )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
@@ -684,33 +684,33 @@ def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, int | None, s
     return whole // per_gpu, per_gpu, f"{it.fraction} of {acc.id}'s {whole} MiB"
 
 
-#: NVIDIA's vGPU frame buffer reservation: "max-reserved-fb = vgpu-profile-size-in-mb÷16 + 16 + ecc-adjustments +
-#: page-retirement-allocation + compression-adjustment", "the total amount of reserved frame buffer in Mbytes that
-#: is unavailable for vGPUs"; ecc-adjustments = the profile's frame buffer / 16 (64 MB a GB) "if ECC is enabled on a
-#: physical GPU that does not have HBM2 memory", else 0; page-retirement-allocation = 128 ÷ max-vgpus-per-gpu on GPUs
-#: after Maxwell that support ECC; compression-adjustment only for Turing types of 12 GB or more (T4, RTX 6000/8000).
-#: The hypervisor makes from it "allocations that the guest OS would otherwise have made in its frame buffer" (NVIDIA
-#: vGPU software documentation, NVIDIA AI Enterprise Infra release notes, limitation "Total Frame Buffer for vGPUs is
-#: Less Than the Total Frame Buffer on the Physical GPU"), so it stands in for a whole GPU's driver reserve
-VGPU_RESERVE_SRC = "NVIDIA vGPU documentation: 'Total Frame Buffer for vGPUs is Less Than the Total Frame Buffer on the Physical GPU'"
+#: What a vGPU guest's CUDA sees of its frame buffer. NVIDIA's vGPU frame buffer reservation ("max-reserved-fb =
+#: vgpu-profile-size-in-mb÷16 + 16 + ecc-adjustments + page-retirement-allocation + compression-adjustment") is frame
+#: buffer of the *physical* GPU the hypervisor uses "on behalf of the VM for allocations that the guest OS would
+#: otherwise have made in its own frame buffer" and that is "not available for vGPUs" (NVIDIA vGPU software
+#: documentation, limitation "Total Frame Buffer for vGPUs is Less Than the Total Frame Buffer on the Physical GPU"):
+#: the host's, not taken out of what the guest sees. Measured in a guest: vLLM 0.6.4.post1 on an NVIDIA A40-48Q
+#: (a 49,152 MiB profile, driver 535.161.08) printed total_gpu_memory=47.74GiB, torch's cudaMemGetInfo total, 266 MiB
+#: under the profile, where the profile less max-reserved-fb would leave 41.86 GiB
+#: (https://github.com/vllm-project/vllm/issues/11230; fixtures/accelerators/vgpu-guest-totals.yaml); nvidia-smi in
+#: Azure NVadsA10 v5 guests shows the profile (A10-12Q 12,288 MiB, A10-24Q 24,512 MiB). So a guest is sized as a GPU
+#: whose NVML total is its frame buffer: less the catalogue's NVML-to-CUDA reserve
+#: (:func:`kvlint.accelerators.registry.driver_reserve_mib`, 494 MiB), over the 266 MiB the A40 guest lost
+VGPU_GUEST_SRC = (
+    "https://github.com/vllm-project/vllm/issues/11230 (NVIDIA A40-48Q guest: total_gpu_memory=47.74GiB)"
+)
 
 
-def vgpu_reserved_mib(acc: Accelerator, profile_mib: int, per_gpu: int | None) -> tuple[int, str]:
-    """(MiB of a vGPU profile's frame buffer ``profile_mib`` NVIDIA's vGPU manager reserves, so that the engine
-    does not see it; the terms in words), by :data:`VGPU_RESERVE_SRC`'s formula on ``acc`` with ``per_gpu`` such
-    profiles a GPU (the page-retirement share; 1, its largest, when unknown). ECC is taken as the board ships:
-    on when its whole-GPU NVML total shows ECC's sixteenth taken from its stated memory (the A10's 23,028 MiB of
-    24,576, the L4's 23,034: GDDR6 with ECC on by default), off otherwise (the RTX PRO 6000's 97,887 of 98,304);
-    a host that turned ECC off gives the share 64 MiB a GiB more than planned."""
-    base = profile_mib // 16 + 16
-    retire = 128 // max(1, per_gpu or 1)
-    nominal, nvml = cat.nominal_memory_mib(acc), cat.nvml_total_mib(acc)
-    ecc = nominal is not None and nvml <= nominal * 15 // 16
-    ecc_mib = profile_mib // 16 if ecc else 0
-    words = f"{profile_mib} / 16 + 16 + {retire} for page retirement" + (
-        f" + {ecc_mib} for ECC, on by default on {acc.id}" if ecc else ""
+def vgpu_guest_reserve_mib() -> tuple[int, str]:
+    """(MiB of a vGPU profile's frame buffer the engine does not see, in its guest; the term in words): the
+    catalogue's NVML-to-CUDA reserve of a GPU (:func:`kvlint.accelerators.registry.driver_reserve_mib`), not NVIDIA's
+    max-reserved-fb, which the vGPU manager takes on the physical GPU, outside the guest's frame buffer
+    (:data:`VGPU_GUEST_SRC`)."""
+    reserve = cat.driver_reserve_mib()
+    return reserve, (
+        f"a GPU's NVML-to-CUDA reserve; NVIDIA's vGPU reservation is taken on the physical GPU, not of the guest's "
+        f"frame buffer: {VGPU_GUEST_SRC}"
     )
-    return base + retire + ecc_mib, words
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
@@ -1694,11 +1694,13 @@ def _partition(label_sets: list[Labels]) -> str | None:
 
 
 def _amd_partition(label_sets: list[Labels]) -> str | None:
-    """The first AMD node labeller partition value (:data:`AMD_PARTITION`, ``cpx_nps4``) among the label sets."""
+    """The first AMD node labeller partition label among the label sets, as ``<key>=<value>``
+    (``amd.com/compute-memory-partition=cpx_nps4``; either key of :data:`AMD_PARTITION_KEYS`)."""
     for labels in label_sets:
-        part = _first(labels, AMD_PARTITION)
-        if part:
-            return part
+        for key in AMD_PARTITION_KEYS:
+            part = _first(labels, key)
+            if part:
+                return f"{key}={part}"
     return None
 
 
@@ -1742,16 +1744,21 @@ def amd_partition_memory(acc: Accelerator, n: int) -> int:
     return acc.memory_bytes // n // 4096 * 4096
 
 
-def _amd_partition_bytes(acc: Accelerator, value: str, resource: str | None = None) -> tuple[int | None, str]:
+def _amd_partition_bytes(
+    acc: Accelerator, value: str, resource: str | None = None, label: str | None = None
+) -> tuple[int | None, str]:
     """(the memory of one compute partition of ``acc`` in the mode ``value`` names, a note), or (None, a note) when
     the mode splits the GPU but kvlint does not know into how many partitions on this board; (None, "") for
     ``spx`` (the whole GPU) or a value that is not ``<mode>_nps<n>``. ``value`` is the node label's
     (:data:`AMD_PARTITION`, for ``amd.com/gpu``), or the one the ``mixed``-naming ``resource`` spells
-    (``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.amd_partition_of`), which the note then names."""
+    (``amd.com/cpx_nps4``: :func:`kvlint.gpu_resources.amd_partition_of`), which the note then names; else the note
+    names ``label``, the node label as written (``amd.com/gpu.compute-memory-partition=cpx_nps4``)."""
     mode = value.strip().lower().split("_", 1)[0]
     if mode == "spx" or not re.fullmatch(r"[a-z]px_nps\d+", value.strip().lower()):
         return None, ""
-    said, each = (f"resource {resource}", resource) if resource else (f"{AMD_PARTITION}={value}", AMD_GPU)
+    said, each = (
+        (f"resource {resource}", resource) if resource else (label or f"{AMD_PARTITION}={value}", AMD_GPU)
+    )
     n = AMD_PARTITIONS.get(mode) if acc.id in AMD_PARTITIONED_BOARDS else None
     if n is None:
         return None, (
@@ -1927,8 +1934,12 @@ def _finish(
     # (the device plugin's single naming); under its mixed naming the resource names the partition itself
     # (amd.com/cpx_nps4), whatever the labels say
     named = amd_partition_of(resource)
+    part_label: str | None = None
     if named is not None:
         amd_partition = named
+    elif amd_partition and "=" in amd_partition:
+        part_label = amd_partition
+        amd_partition = amd_partition.split("=", 1)[1]
     device_share = decision.share if decision.mig_bytes else None
     part_mode: str | None = None
     if amd_partition and (resource == AMD_GPU or named is not None) and (acc is None or acc.vendor == "amd"):
@@ -1936,7 +1947,9 @@ def _finish(
         if not re.fullmatch(r"[a-z]px_nps\d{1,3}", part_mode) or part_mode.startswith("spx"):
             part_mode = None
     if mig_bytes is None and part_mode and acc is not None:
-        mig_bytes, note = _amd_partition_bytes(acc, part_mode, resource if named is not None else None)
+        mig_bytes, note = _amd_partition_bytes(
+            acc, part_mode, resource if named is not None else None, label=part_label
+        )
         if note:
             notes.append(note)
         if mig_bytes:
@@ -1981,6 +1994,7 @@ def _finish(
         # the device is a slice whatever its memory is taken for (KV403 counts slices under --gpu-memory too)
         mig_slices=slices[:40] if slices else None,
         amd_partition=part_mode if acc is None or acc.vendor == "amd" else None,
+        amd_partition_label=part_label if part_mode and (acc is None or acc.vendor == "amd") else None,
         device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
     )
 
@@ -2208,6 +2222,13 @@ GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
 #: ``amd.com/gpu`` ("A node which has 8 GPUs where all GPUs are partitioned using CPX-NPS4 style will report
 #: amd.com/gpu: 64": github:ROCm/k8s-device-plugin/docs/user-guide/configuration.md@af51ed1db60839d47c59027e896ac106f8b813a7).
 AMD_PARTITION = "amd.com/compute-memory-partition"
+#: The same label as ROCm/k8s-device-plugin's own node labeller writes it since its partition labels came in
+#: (``createLabelPrefix("compute-memory-partition", false)`` = ``amd.com/gpu.<name>``,
+#: github:ROCm/k8s-device-plugin/cmd/k8s-node-labeller/main.go@ed764684; its test's expected keys list
+#: ``amd.com/gpu.compute-memory-partition``); the GPU Operator's labeller and the plugin's documentation spell it
+#: :data:`AMD_PARTITION`. Either key's value is the node's mode (``cpx_nps4``)
+AMD_PARTITION_GPU = "amd.com/gpu.compute-memory-partition"
+AMD_PARTITION_KEYS = (AMD_PARTITION, AMD_PARTITION_GPU)
 
 
 def _selects_mig_devices(pod_spec: Mapping[str, Any], *, amd: bool = True) -> bool:
@@ -2224,7 +2245,7 @@ def _selects_mig_devices(pod_spec: Mapping[str, Any], *, amd: bool = True) -> bo
         k == GKE_PARTITION
         or (k == GFD_PRODUCT and cat._mig_suffix(v) is not None)
         or (k == GFD_MIG_STRATEGY and v.strip().lower() == "single")
-        or (amd and k == AMD_PARTITION and not v.strip().lower().startswith("spx"))
+        or (amd and k in AMD_PARTITION_KEYS and not v.strip().lower().startswith("spx"))
         for k, v in values
     )
 
@@ -2281,8 +2302,9 @@ def node_partition_capacity(
     mode = amd_partition_of(resource)
     if mode is None and resource == AMD_GPU:
         ns = pod_spec.get("nodeSelector")
-        v = ns.get(AMD_PARTITION) if isinstance(ns, Mapping) else None
-        mode = v.strip().lower() if isinstance(v, str) else None
+        vals = [ns.get(k) for k in AMD_PARTITION_KEYS] if isinstance(ns, Mapping) else []
+        v = next((x for x in vals if isinstance(x, str) and x.strip()), None)
+        mode = v.strip().lower() if v is not None else None
     if mode is None or _selects_mig_devices(pod_spec, amd=False):
         return None
     bound = _whole_gpu_bound(pod_spec)

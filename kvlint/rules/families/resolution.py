@@ -544,11 +544,12 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         )
     resource = cr.placement.resource if cr.placement is not None else None
     amd_part = cr.placement.amd_partition if cr.placement is not None else None
+    part_label = cr.placement.amd_partition_label if cr.placement is not None else None
     if amd_part is not None and profile is None:
         said = (
             f"resource {resource}"
             if amd_partition_of(resource)
-            else f"amd.com/compute-memory-partition={amd_part}"
+            else part_label or f"amd.com/compute-memory-partition={amd_part}"
         )
         which += f" ({said}: one {amd_part.split('_')[0].upper()} partition of each GPU)"
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
