@@ -87,6 +87,7 @@ from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.statement import clip
+from kvlint.template_params import TemplateText, written_offsets
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -147,6 +148,9 @@ class _Item:
     #: the text as written in the manifest when Kubernetes ``$(VAR)`` expansion changed it (``text`` is the
     #: expansion): the positions of a script's words are taken in this text (see :func:`_raw_offsets`)
     raw: str | None = None
+    #: the string of an OpenShift Template's objects that ``oc process``'s substitution made (``raw``, or ``text``
+    #: when no ``$(VAR)`` expansion changed it): positions are moved on to the string as the manifest writes it
+    template: TemplateText | None = None
 
 
 def container_env(
@@ -1923,6 +1927,15 @@ def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) ->
     expansion did not make, past its length bound), the expanded text and the offsets as they are (the
     positions then follow the expanded text, as before). The expansion here is bounded by ``item.text``'s
     length: a result longer than it cannot be it."""
+    source, moved = _expansion_offsets(item, env, offsets)
+    template = item.template
+    if template is None or source != template:
+        return source, moved
+    return template.written, written_offsets(template, moved)
+
+
+def _expansion_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
+    """:func:`_raw_offsets` before an OpenShift Template's substitution is undone."""
     raw = item.raw
     if raw is None:
         return item.text, list(offsets)
@@ -1965,7 +1978,10 @@ def _items_of(
         except TypeError:  # an item that is not a string: the steps below
             joined = "$"
         if "$" not in joined:
-            return [_Item(text, loc, "arg") for text, loc in zip(seq, locs, strict=True)]
+            return [
+                _Item(text, loc, "arg", None, text if type(text) is TemplateText else None)
+                for text, loc in zip(seq, locs, strict=True)
+            ]
     out: list[_Item] = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
@@ -1982,7 +1998,10 @@ def _items_of(
         text = str(raw).lower() if isinstance(raw, bool) else str(raw)
         expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
         grown += max(0, len(expanded) - len(text))
-        out.append(_Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None))
+        template = raw if type(raw) is TemplateText else None
+        out.append(
+            _Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None, template)
+        )
     return out
 
 
