@@ -924,7 +924,7 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
     severity = next((f.severity for f in extra if f.severity == "error"), first.severity)
     out[at] = Finding(
         rule="KV205",
-        message=f"{len(extra):,} more unknown options: {named} (kvlint reports the first {MAX_UNKNOWN_OPTIONS} "
+        message=f"{len(extra):,} more unknown option{'' if len(extra) == 1 else 's'}: {named} (kvlint reports the first {MAX_UNKNOWN_OPTIONS} "
         "unknown options of a command line one by one)",
         loc=first.loc,
         fix="remove or correct each of them; with fewer unknown options, each is reported with what wrote it and "
