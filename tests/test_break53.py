@@ -12,7 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from kvlint.load import load_text
+from kvlint.models import resolve_model
+from kvlint.models.config import parse_config
+from kvlint.models.weights import audio_params
 from kvlint.template_params import MAX_ADDED_CHARS, MAX_SUBSTITUTED_CHARS
 
 
@@ -80,3 +85,40 @@ def test_each_file_has_its_own() -> None:
     for name in ("a.yaml", "b.yaml"):
         res = load_text(json.dumps(_template(0, refs)), name)
         assert _substituted(res.documents) == refs
+
+
+# --- Gemma 3n's audio tower with absurd sizes --------------------------------------------------------------------
+
+_GEMMA3N_AUDIO = {"model_type": "gemma3n_audio"}  # Gemma3nAudioConfig's class defaults (transformers 4.57.1)
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"conf_num_hidden_layers": -1_000_000},
+        {"conf_num_attention_heads": -1},
+        {"conf_conv_kernel_size": -(10**15)},
+        {"input_feat_size": -(10**9)},
+        {"conf_num_hidden_layers": 2.5},
+    ],
+)
+def test_a_gemma3n_audio_config_with_a_negative_size_is_refused(over: dict[str, Any]) -> None:
+    """A conformer layer count of -1,000,000 priced the audio tower at -5.7e13 parameters, the model's weights
+    below zero (it "fit" on any GPU); parse_config refuses it as it refuses the text model's sizes."""
+    base = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    cfg = {**(base.config or {}), "audio_config": {**_GEMMA3N_AUDIO, **over}}
+    key = next(iter(over))
+    with pytest.raises(ValueError, match=f"audio_config.{key} is"):
+        parse_config(cfg, model_id="test/gemma3n-audio", source="test")
+
+
+def test_the_gemma3n_audio_count_is_never_negative() -> None:
+    """What parse_config does not see (the stem's kernel heights inside ``sscp_conv_kernel_size``) counts no
+    tower rather than a negative one."""
+    for over in (
+        {"sscp_conv_kernel_size": [[-3, 3], [3, 3]]},
+        {"sscp_conv_kernel_size": [[3, 3], [-(10**12), 3]]},
+        {"conf_num_hidden_layers": -1},
+        {"conf_conv_kernel_size": -(10**15)},
+    ):
+        assert audio_params({"audio_config": {**_GEMMA3N_AUDIO, **over}}, 2048) >= 0, over
