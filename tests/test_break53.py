@@ -122,3 +122,61 @@ def test_the_gemma3n_audio_count_is_never_negative() -> None:
         {"conf_conv_kernel_size": -(10**15)},
     ):
         assert audio_params({"audio_config": {**_GEMMA3N_AUDIO, **over}}, 2048) >= 0, over
+
+
+# --- the webhook: characters YAML does not read raw ----------------------------------------------------------------
+
+
+def _review_rules(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import lint_review, parse_review
+
+    request = {
+        "uid": "u-break53",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "name": obj["metadata"]["name"],
+        "namespace": "default",
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+        "dryRun": False,
+    }
+    rev = parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+    return sorted((d.rule, d.message) for d in lint_review(rev, webhook_options()).diagnostics)
+
+
+ODD_CHARS = ["\x7f", "\x80", "\x85", "\x9f", "\u2028", "\u2029", "\ufffe", "\uffff"]
+
+
+@pytest.mark.parametrize("ch", ODD_CHARS, ids=[f"U+{ord(c):04X}" for c in ODD_CHARS])
+def test_a_review_reads_an_object_whose_strings_hold_characters_yaml_refuses_raw(ch: str) -> None:
+    """The API server stores any Unicode in an env value or a free-form map's key (a CRD's
+    ``x-kubernetes-preserve-unknown-fields``, a RayService's ``rayStartParams``); the webhook wrote them raw into
+    the JSON text it reads with the YAML loader, which refused the object (KV001 "unacceptable character", or
+    "while parsing a flow mapping" for a line break in a key) and the review denied it."""
+    import copy
+
+    from kvlint.webhook.worker import WARM_UP_OBJECT
+
+    clean = _review_rules(copy.deepcopy(WARM_UP_OBJECT))
+    assert not [r for r, _ in clean if r == "KV001"]
+    for where in ("env value", "key"):
+        obj = copy.deepcopy(WARM_UP_OBJECT)
+        if where == "key":
+            obj["metadata"]["annotations"] = {f"a{ch}b": "v"}
+        else:
+            c = obj["spec"]["template"]["spec"]["containers"][0]
+            c["env"] = [{"name": "NOTE", "value": f"a{ch}b"}]
+        assert _review_rules(obj) == clean, where
+
+
+def test_the_text_reads_back_as_the_object() -> None:
+    from kvlint.webhook.jsonload import dump_text
+
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}}
+    obj["data"] = {f"k{ch}": f"v{ch}{ch}w" for ch in [*ODD_CHARS, "\t", "\x00", "é", "\U0001f600", "\ufeff"]}
+    res = load_text(dump_text(obj), "review.json")
+    assert not res.findings and res.documents[0].data == obj
