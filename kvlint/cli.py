@@ -1042,7 +1042,16 @@ def _manifest_word(command: Sequence[str]) -> str | None:
     word = str(command[0])
     if word.startswith("-") and word != "-":
         # an option kvlint plan does not have (the command takes unknown options as its words): `kvlint plan
-        # --no-config -- vllm serve M` was "not an engine command: --no-config vllm serve"
+        # --no-config -- vllm serve M` was "not an engine command: --no-config vllm serve". Said only when an
+        # engine command follows it (after the option, or its value): click drops the `--`, so `kvlint plan --
+        # --model M` (no engine executable) reads the same words, and there the option was typed after `--`
+        from kvlint.engines.command import _match_program
+
+        words = [str(w) for w in command]
+        # the option's value may sit between (`--max-model-len 8192 -- vllm serve M`: click keeps that `--`)
+        follows = [words[i + 1 :] if words[i : i + 1] == ["--"] else words[i:] for i in (1, 2)]
+        if not any(_match_program(rest) is not None for rest in follows):
+            return None  # parse_command_line's "not an engine command", with the engine command forms
         name = word.split("=", 1)[0]
         return (
             f"{name} is not an option of kvlint plan (`kvlint plan --help` lists them; {name} may be kvlint check's "

@@ -61,7 +61,7 @@ from yaml.nodes import ScalarNode
 
 from kvlint.paths import real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
-from kvlint.template_params import MAX_ADDED_CHARS, process_template
+from kvlint.template_params import new_budget, process_template
 from kvlint.types import Document, Finding, LoadResult
 from kvlint.wording import shell_word
 
@@ -1456,7 +1456,7 @@ def _flatten(doc: Document, budget: list[int] | None = None) -> list[Document]:
     are processed as ``oc process`` processes them (:func:`kvlint.template_params.process_template`), every
     Template of one loaded text drawing on the one ``budget`` of added characters (a fresh one when None)."""
     if budget is None:
-        budget = [MAX_ADDED_CHARS]
+        budget = new_budget()
     data = doc.data
     kind = data.get("kind") if isinstance(data, dict) else None
     items = data.get("items") if isinstance(data, dict) else None
@@ -2056,9 +2056,7 @@ def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> No
     each ``---`` segment on its own, so a broken document costs only itself. ``base``: lines before
     ``text`` in its file."""
     counter = [0]
-    budget = [
-        MAX_ADDED_CHARS
-    ]  # the characters Template parameters may add to the whole text (not each Template)
+    budget = new_budget()  # what Template parameters may add to the whole text (not to each Template)
     actions = template_actions(text)
     if not actions:
         if _load_segment(text, path, base, result, [], counter, whole_file=True, budget=budget):

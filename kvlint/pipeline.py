@@ -876,6 +876,9 @@ def _resolve_ref(
             None,
         )
     except ModelUnavailable as exc:
+        if container is not None and not reader_model_applies(w, container):
+            # another container than the one the reader's model is for: its own path alone
+            w = replace(w, derived_model=None, model_storage=None, model_container=None)
         stored = _stored_model(ref, revision, w, options)
         if stored is None and container is not None:
             stored = _mounted_model(ref, revision, w, container, options)
@@ -1046,9 +1049,21 @@ def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | Non
 
 def own_model_reference(serving: ServingConfig, w: Workload) -> str:
     """The model a serving container names itself, without the user's ``kvlint.io/model``: the model its operator
-    object names (:attr:`~kvlint.types.Workload.derived_model`), else the engine's model argument."""
+    object names (:attr:`~kvlint.types.Workload.derived_model`, when it is this container's:
+    :func:`reader_model_applies`), else the engine's model argument."""
     assert serving.model is not None
-    return w.derived_model or str(serving.model.value)
+    if w.derived_model and reader_model_applies(w, serving.container):
+        return w.derived_model
+    return str(serving.model.value)
+
+
+def reader_model_applies(w: Workload, container: Any) -> bool:
+    """Whether the model facts the workload's reader recorded (``derived_model``, ``model_storage``) are
+    ``container``'s: every container's unless the reader named the one they are for
+    (:attr:`~kvlint.types.Workload.model_container`: a KServe custom predictor's ``kserve-container``)."""
+    if w.model_container is None or not isinstance(container, dict):
+        return True
+    return str(container.get("name") or "") == w.model_container
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -257,6 +257,10 @@ class Workload:
             ModelBooster ``modelURI``); the models stage takes the
             model's name from it when the container's model directory holds no config it can read
             (:func:`kvlint.models.resolve.resolve_stored_model`).
+        model_container: the name of the one container ``derived_model`` and ``model_storage`` are for ("" for an
+            unnamed one), when the reader knows only it loads that model (a KServe custom predictor's
+            ``kserve-container``, into which the storage initializer mounts ``/mnt/models``); None: every
+            container of the pod (:func:`kvlint.pipeline.reader_model_applies`).
         derived_accelerator: the accelerator the operator object's own fields name (KubeAI ``resourceProfile``,
             Ray Serve LLM ``accelerator_type``), with what decided it in words; read by
             :func:`kvlint.accelerators.resolve_placement` after a ``kvlint.io/accelerator`` annotation.
@@ -316,6 +320,7 @@ class Workload:
     configmaps: Mapping[tuple[str | None, str], LDict] = field(default_factory=dict)
     derived_model: str | None = None
     model_storage: str | None = None
+    model_container: str | None = None
     derived_accelerator: DerivedAccelerator | None = None
     accelerator_why: str | None = None
     image_source: str | None = None

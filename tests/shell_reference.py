@@ -82,6 +82,15 @@ def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
     return n
 
 
+def _unread(default: str, whole: bool) -> bool:
+    """review53D: a default holding an expansion ($, a backtick; not one '...' string, not a closed $'...' alone) is
+    not read."""
+    return ("$" in default or "`" in default) and not (
+        (len(default) >= 2 and default[0] == default[-1] == "'" and "'" not in default[1:-1])
+        or (default.startswith("$'") and whole and "$" not in default[1:] and "`" not in default)
+    )
+
+
 def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
     n = len(s)
@@ -124,7 +133,10 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
                 d = d.strip("\"'")
             # ${X-d} (no colon) tests only for unset (engines48; bash(1) Parameter Expansion)
             colon = rest.startswith(":-")
-            return Part("var", m.group(), quoted, default=d, default_quoted=whole, colon=colon), end
+            unread = _unread(default, whole)
+            return Part(
+                "var", m.group(), quoted, default=d, default_quoted=whole, colon=colon, default_unread=unread
+            ), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -141,7 +153,13 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
         if d:
             text, whole = _default_text(d.group(3))
             return Part(
-                "pos", d.group(1), quoted, default=text, default_quoted=whole, colon=bool(d.group(2))
+                "pos",
+                d.group(1),
+                quoted,
+                default=text,
+                default_quoted=whole,
+                colon=bool(d.group(2)),
+                default_unread=_unread(d.group(3), whole),
             ), end
         c = re.match(
             r"([@*]):(?:[ \t]+(-?[0-9]{1,9})|([0-9]{1,9}))[ \t]*(?::[ \t]*([0-9]{1,9})[ \t]*)?\Z", inner
@@ -365,6 +383,10 @@ def _expand(
         elif p.kind == "var":
             own = env.get(p.text)
             by_default = p.default is not None and (own is None or (p.colon and not own))
+            if by_default and (p.default_unread or (own is None and ("?" + p.text in env or "?*" in env))):
+                # review53D: set to a value not known (marked ?NAME): the default is not taken
+                piece("other", "${" + p.text + (":-" if p.colon else "-") + p.default + "}", unres=True)  # type: ignore[operator]
+                continue
             val = p.default if by_default else own
             if val is not None and budget.take(len(val)):
                 if p.quoted or (p.default_quoted and by_default):
@@ -405,7 +427,7 @@ def _expand(
                     and (not params or (p.colon and not params[0].text))
                 ):
                     val = p.default
-                    if not budget.take(len(val)):
+                    if p.default_unread or not budget.take(len(val)):
                         piece("other", "${" + p.text + (":-" if p.colon else "-") + val + "}", unres=True)
                     elif p.quoted or p.default_quoted:
                         piece("var", val, env_=True)
@@ -810,8 +832,10 @@ def commands(
                         name, _, val = arg.text.partition("=")
                         if arg.substituted:
                             local_env.pop(name, None)
+                            local_env["?" + name] = ""  # review53D: set, its value not known
                         else:
                             local_env[name] = val
+                            local_env.pop("?" + name, None)
                         if head == "export":
                             exported.add(name)
                 words = []
@@ -821,8 +845,10 @@ def commands(
             for name, value in prefix:  # assignments alone: the shell's variables
                 if value is None:
                     local_env.pop(name, None)
+                    local_env["?" + name] = ""  # review53D: set, its value not known
                 else:
                     local_env[name] = value
+                    local_env.pop("?" + name, None)
         if not words:
             continue
         if words[0].text == "eval" and _depth < 3:
@@ -854,12 +880,16 @@ def commands(
         if at is not None and _depth < 3:
             off = words[at].offset if _eval_offset is None else _eval_offset
             # its environment: the shell's exported variables, then the command's own
-            child = {k: v for k, v in local_env.items() if k in exported}
-            for name, value in prefix + own:
+            child = {
+                k: v for k, v in local_env.items() if k in exported or (k[:1] == "?" and k[1:] in exported)
+            }
+            for k, (name, value) in enumerate(prefix + own):
                 if not name:
                     child = {}
                 elif value is None:
                     child.pop(name, None)
+                    if k < len(prefix):
+                        child["?" + name] = ""  # review53D: `A=$(cmd) bash -c ...`: set, its value not known
                 else:
                     child[name] = value
             yield from commands(

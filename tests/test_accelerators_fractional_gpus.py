@@ -35,7 +35,11 @@ spec:
 
 
 def _run(size: str) -> ContainerResult:
-    res = run_documents(load_text(_POD.format(size=size), "p.yaml"), Options(allow_hub=False))
+    return _run_text(_POD.format(size=size))
+
+
+def _run_text(text: str) -> ContainerResult:
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
     (cr,) = res.containers
     assert isinstance(cr, ContainerResult)
     return cr
@@ -45,7 +49,7 @@ def test_azure_shares_add_up_to_the_boards_frame_buffer() -> None:
     """The size table's frame buffers are the board's 24 GiB split as the fractions say (1/6: 4 GiB, 1/3: 8 GiB,
     1/2: 12 GiB): the catalogue reads the table, not a guess."""
     whole = cat.instance_type("Standard_NV36ads_A10_v5")
-    assert whole is not None and whole.fraction is None and whole.slice_memory_mib is None
+    assert whole is not None and whole.fraction is None and whole.slice_memory_mib == 24 * 1024
     for size in ("Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5"):
         it = cat.instance_type(size)
         assert it is not None and it.fraction is not None and it.slice_memory_mib is not None
@@ -108,6 +112,35 @@ def test_a_fractional_instance_type_is_planned_on_its_vgpu_frame_buffer(size: st
     assert cr.plan is not None and cr.plan.total_bytes == expected
 
 
+_POD_TP = _POD.replace("--max-model-len,", "--tensor-parallel-size, '{tp}', --max-model-len,").replace(
+    "nvidia.com/gpu: 1", "nvidia.com/gpu: {tp}"
+)
+
+
+@pytest.mark.parametrize(
+    ("size", "gpus"),
+    [("Standard_NV36ads_A10_v5", 1), ("Standard_NV36adms_A10_v5", 1), ("Standard_NV72ads_A10_v5", 2)],
+)
+def test_a_whole_gpu_nvadsa10_v5_size_is_an_a10_24q_vgpu(size: str, gpus: int) -> None:
+    """NVadsA10 v5's whole-GPU sizes run the series' vGPU (GRID) driver too ("to a full A10 GPU with 24-GiB frame
+    buffer"): each GPU is an A10-24Q, 24,576 MiB of frame buffer, planned by the fractional sizes' rule (the
+    profile less a GPU's NVML-to-CUDA reserve), not as a bare-metal A10 with ECC on (21.98 GiB before this change);
+    the GPU count stays the size table's (2 on NV72ads: TP and KV410 read it)."""
+    it = cat.instance_type(size)
+    assert it is not None and it.accelerator is not None and it.fraction is None
+    assert it.gpus == gpus and it.vgpu_profile == "A10-24Q"
+    profile_mib = 24 * 1024  # A10-24Q: the size table's "24" GiB per GPU
+    cr = _run_text(_POD_TP.format(size=size, tp=gpus))
+    p = cr.placement
+    assert p is not None and p.accelerator is it.accelerator
+    expected = (profile_mib - cat.driver_reserve_mib()) * cat.MIB
+    assert p.memory_bytes == expected > it.accelerator.memory_bytes
+    assert "a whole GPU as a vGPU" in p.how and f"a {profile_mib} MiB vGPU frame buffer" in p.how
+    assert p.device_name == "NVIDIA A10 A10-24Q vGPU"
+    assert cr.plan is not None and cr.plan.total_bytes == expected
+    assert cr.plan.tensor_parallel_size == gpus
+
+
 def test_a_share_the_size_table_gives_no_memory_for_is_the_boards_share() -> None:
     """g4-standard-6 is 1/8 of an RTX PRO 6000 (cluster-toolkit's machine table), with no memory figure of its own:
     an eighth of the board's 96 GiB, less a GPU's NVML-to-CUDA reserve."""
@@ -118,13 +151,6 @@ def test_a_share_the_size_table_gives_no_memory_for_is_the_boards_share() -> Non
     p = _run("g4-standard-6").placement
     assert p is not None
     assert p.memory_bytes == (96 * 1024 // 8 - cat.driver_reserve_mib()) * cat.MIB
-
-
-def test_a_whole_gpu_size_of_the_same_series_keeps_the_boards_memory() -> None:
-    it = cat.instance_type("Standard_NV36ads_A10_v5")
-    assert it is not None and it.accelerator is not None
-    p = _run("Standard_NV36ads_A10_v5").placement
-    assert p is not None and p.memory_bytes == it.accelerator.memory_bytes and "fractional" not in p.how
 
 
 @pytest.mark.parametrize(
@@ -169,7 +195,7 @@ def test_an_ec2_fractional_node_has_one_gpu_share_for_kv410() -> None:
 @pytest.mark.parametrize("size", ["Standard_NV18ads_A10_v5", "g6f.xlarge"])
 def test_the_plan_names_the_vgpu_share_not_the_whole_board(size: str) -> None:
     """A plan sized on a vGPU share is headed by the share (``NVIDIA A10 1/2 vGPU``), not the whole board's name;
-    the whole-GPU size of the series keeps the board's."""
+    the whole-GPU size of the series is headed by its vGPU profile (``NVIDIA A10 A10-24Q vGPU``)."""
     it = cat.instance_type(size)
     assert it is not None and it.accelerator is not None
     p = _run(size).placement
@@ -177,4 +203,4 @@ def test_the_plan_names_the_vgpu_share_not_the_whole_board(size: str) -> None:
     share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
     assert p.device_name == f"{it.accelerator.name} {share}"
     whole = _run("Standard_NV36ads_A10_v5").placement
-    assert whole is not None and whole.device_name == cat.require("nvidia-a10").name
+    assert whole is not None and whole.device_name == f"{cat.require('nvidia-a10').name} A10-24Q vGPU"

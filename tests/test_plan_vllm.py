@@ -364,3 +364,21 @@ def test_kv_connector_is_stated_as_not_modelled() -> None:
     plain = plan_vllm(VllmSettings(), LLAMA8, H100_TOTAL, **H100)
     assert not any("KV connector" in a for a in plain.assumptions)
     assert plain.kv_cache_bytes == p.kv_cache_bytes  # stated, not guessed
+
+
+def test_pp_remainder_on_the_last_stage_before_0_8():
+    """vLLM 0.5.x - 0.7.3's ``get_pp_indices`` gives the whole ``layers % pp`` remainder to the last stage
+    (``end_layer = num_hidden_layers`` on the last rank; read in the 0.5.5, 0.6.6.post1 and 0.7.3 wheels); 0.8.0 gives
+    it one layer each to the stages before the last (vllm-project/vllm#13839). kvlint split every release the 0.8
+    way: Llama-3.1-70B's 80 layers over 3 stages are [26, 26, 28] on 0.7.3, not [27, 27, 26], and the 28-layer last
+    stage (with the LM head) holds the fewest blocks."""
+    assert pp_layer_split(80, 3, version=(0, 7, 3)) == [26, 26, 28]
+    assert pp_layer_split(61, 8, version=(0, 6, 6)) == [7] * 7 + [12]
+    assert pp_layer_split(80, 3, version=(0, 8, 0)) == [27, 27, 26]
+    assert pp_layer_split(32, 2, (10, 22), version=(0, 7, 3)) == [10, 22]  # VLLM_PP_LAYER_PARTITION in both
+    m = spec("meta-llama--Llama-3.1-70B")
+    s = {"tensor_parallel_size": 2, "pipeline_parallel_size": 3}
+    old = plan_vllm_detailed(VllmSettings(version="0.7.3", **s), m, H100_TOTAL, **H100)
+    new = plan_vllm_detailed(VllmSettings(version="0.8.0", **s), m, H100_TOTAL, **H100)
+    assert old.stage_layers == (26, 26, 28) and new.stage_layers == (27, 27, 26)
+    assert old.plan.kv_bytes_per_token == 2 * 4 * 128 * 2 * 28  # the fullest stage sizes the per-token KV

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvlint.cli import main
+from kvlint.engines.images import image_placeholder
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.sizing import SIZED, outcomes, sizing_of, summarise
@@ -597,6 +598,36 @@ def test_a_model_path_holding_a_placeholder_token_is_a_template_not_rendered(tmp
         assert sizing_of(cr) == outcome, model
 
 
+def test_a_model_word_that_is_a_sed_token_between_double_underscores_is_a_template_not_rendered(
+    tmp_path: Path,
+) -> None:
+    """tlrmchlsmth/vllm-dp-lws' LeaderWorkerSet (fixtures/collected) runs ``vllm serve __MODEL__``: its Justfile's
+    ``start`` recipe fills ``__MODEL__``, ``__LWS_NAME__`` and ``__SERVICE_NAME__`` with ``sed -e
+    's#__MODEL__#{{MODEL}}#g' lws.yaml`` before ``kubectl apply``. Leader and worker are not sized as "template not
+    rendered" (they were "model unknown", and KV502 said "not a hub id (org/name) nor an existing path" instead of
+    naming the token). Variants: the token inside a path reads the same; a lower-case dunder word
+    (``__pycache__``) and a word with one leading underscore stay "model unknown"."""
+    path = COLLECTED / "tlrmchlsmth__vllm-dp-lws__lws.yaml"
+    text = path.read_text()
+    assert text.count("__MODEL__ \\\n") == 2
+    result = run_check([str(path)], Options(allow_hub=False))
+    assert outcomes(result.containers) == ["template not rendered"] * 2
+    messages = [d.message for d in result.diagnostics if d.rule == "KV502"]
+    assert messages and all("placeholder __MODEL__" in m for m in messages), messages
+    for model, outcome in [
+        ("/models/__MODEL__", "template not rendered"),
+        ("/models/__pycache__", "model unknown"),
+        ("_MODEL_NAME", "model unknown"),
+    ]:
+        variant = tmp_path / "variant.yaml"
+        variant.write_text(text.replace("__MODEL__ \\\n", model + " \\\n"))
+        assert set(outcomes(run_check([str(variant)], Options(allow_hub=False)).containers)) == {outcome}, (
+            model
+        )
+    # the image field reads the same token as a placeholder (``image: __IMAGE__``), not an image to pull
+    assert image_placeholder("__VLLM_IMAGE__") is not None and image_placeholder("__pycache__") is None
+
+
 #: KubeRay's vLLM-on-TPU RayCluster (GKE sample): head and worker run KubeRay's ``ray start``; the worker requests
 #: google.com/tpu on a TPU v6e node
 TPU_RAYCLUSTER = COLLECTED / (
@@ -714,3 +745,52 @@ def test_only_a_few_options_vllm_lacks_are_named(tmp_path: Path, args: str, name
         assert "not a recognised engine command" in d.message and "all vLLM options but" not in d.message
     else:
         assert d.message.split("all vLLM options but ", 1)[1].split(", which", 1)[0] == named
+
+
+def test_a_vllm_disaggregated_prefill_proxy_script_is_no_engine(tmp_path: Path) -> None:
+    """zhaotyer/lws_usage's vllm_pd.yaml (fixtures/collected) runs vLLM's own request proxy in the vllm-openai image,
+    ``python3 disagg_prefill_proxy_server.py --prefill-url ... --decode-url ...`` (a Quart app forwarding to the
+    prefill and decode servers, vllm-project/vllm benchmarks/disagg_benchmarks/): it loads no model, so it is not a
+    serving container (it was one, "command unreadable", with KV503's "a wrapper around the engine"). The prefill and
+    decode LeaderWorkerSets of the file are untouched. Variants: vLLM's other proxies (``round_robin_proxy.py``, the
+    NIXL ``toy_proxy_server.py`` after an interpreter option) read the same; another Python program is still a
+    wrapper kvlint cannot see into."""
+    from kvlint.engines.command import _serves_no_model
+
+    path = COLLECTED / "zhaotyer__lws_usage__vllm_pd.yaml"
+    text = path.read_text()
+    assert text.count("python3 disagg_prefill_proxy_server.py") == 1
+    result = run_check([str(path)], Options(allow_hub=False))
+    names = {cr.workload.name for cr in result.containers}
+    assert "vllm-lb-main" not in names and {"vllm-prefill", "vllm-decode"} <= names, names
+    wrapper = tmp_path / "wrapper.yaml"
+    wrapper.write_text(text.replace("python3 disagg_prefill_proxy_server.py", "python3 my_launcher.py"))
+    (lb,) = [
+        cr
+        for cr in run_check([str(wrapper)], Options(allow_hub=False)).containers
+        if cr.workload.name == "vllm-lb-main"
+    ]
+    assert sizing_of(lb) == "command unreadable"
+    assert _serves_no_model(
+        ["python3", "-u", "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py", "--port", "8192"]
+    )
+    assert _serves_no_model(["python", "benchmarks/disagg_benchmarks/round_robin_proxy.py"])
+    assert not _serves_no_model(["python3", "-c", "import x", "toy_proxy_server.py"])
+    assert not _serves_no_model(["python3", "serve.py", "toy_proxy_server.py"])
+
+
+def test_an_image_named_a_proxy_of_an_engine_is_no_engine(tmp_path: Path) -> None:
+    """ArchanaChetan07's manifests.yaml (fixtures/collected) runs ``ghcr.io/ArchanaChetan07/vllm-latency-proxy``
+    (container ``proxy``, env ``VLLM_BASE_URL: http://vllm:8000``) beside its vLLM Deployment: a proxy whose image
+    name merely mentions vLLM. It is not a serving container (it was one, "command unreadable": "no known engine
+    entrypoint"), as an image named a router is not; an image with "vllm" and no such word still is."""
+    from kvlint.engines.images import image_mentions_engine
+
+    path = COLLECTED / "ArchanaChetan07__ai-inference-observability-platform__k8s__manifests.yaml"
+    text = path.read_text()
+    assert text.count("image: ghcr.io/ArchanaChetan07/vllm-latency-proxy:latest") == 1
+    names = [cr.container_name for cr in run_check([str(path)], Options(allow_hub=False)).containers]
+    assert names == ["vllm"], names
+    assert image_mentions_engine("ghcr.io/acme/vllm_proxy:v1") is None
+    assert image_mentions_engine("ghcr.io/acme/vllm-server:v1") == "vllm"
+    assert image_mentions_engine("ghcr.io/acme/vllm-proxyless:v1") == "vllm"  # a word, not a substring

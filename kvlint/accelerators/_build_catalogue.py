@@ -647,6 +647,22 @@ def build_instance_types(research: dict[str, Any], ids: set[str]) -> dict[str, d
                 item["slice_memory_mib"] = int(row["accelerator_memory_gb"]) * 1024
             elif item.get("count") == 0 and row.get("gpu_memory_mib_per_gpu_ec2") is not None:
                 item["slice_memory_mib"] = int(row["gpu_memory_mib_per_gpu_ec2"])
+            if row.get("vgpu_profile"):
+                # a whole GPU run as a vGPU (NVadsA10 v5's NV36ads/NV72ads: A10-24Q): each GPU is the profile's frame
+                # buffer, the size table's memory over its whole GPU count
+                gib, n = row.get("accelerator_memory_gb"), item.get("count")
+                if (
+                    item.get("fraction")
+                    or not isinstance(n, int)
+                    or n < 1
+                    or not isinstance(gib, int)
+                    or gib % n
+                ):
+                    raise SystemExit(
+                        f"instance_types: {name}: vgpu_profile needs a whole GPU count dividing its memory"
+                    )
+                item["vgpu_profile"] = str(row["vgpu_profile"])
+                item["slice_memory_mib"] = gib // n * 1024
             if row.get("count_unit"):
                 item["count_unit"] = row["count_unit"]
             notes = [n for n in (note, row.get("note")) if n]

@@ -490,11 +490,18 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             if slice_mib is not None:
                 reserved, how_reserved = vgpu_guest_reserve_mib()
                 c.label_bytes = max(slice_mib - reserved, 0) * cat.MIB
-                c.share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
-                c.notes.append(
-                    f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less {reserved} MiB "
-                    f"({how_reserved}), not the whole GPU's memory"
-                )
+                if it.vgpu_profile and not it.fraction:
+                    c.share = f"{it.vgpu_profile} vGPU"
+                    c.notes.append(
+                        f"a whole GPU as a vGPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less {reserved} "
+                        f"MiB ({how_reserved}), not the bare-metal board's memory"
+                    )
+                else:
+                    c.share = f"{it.fraction} vGPU" if it.fraction else "vGPU share"
+                    c.notes.append(
+                        f"a fractional GPU: a {slice_mib} MiB vGPU frame buffer ({how_known}), less {reserved} MiB "
+                        f"({how_reserved}), not the whole GPU's memory"
+                    )
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
         return c
@@ -655,8 +662,15 @@ def _fractional_gpu_mib(it: cat.InstanceType) -> tuple[int | None, int | None, s
     the Karpenter instance-type reference is the EC2 API's (2,861 MiB on ``g6f.large``: "3 GB" in MiB, as 22,888 is
     a whole L4's "24 GB"), the share that figure is of the whole board's EC2 figure applied to the board's stated
     memory (an eighth of 24 GiB: 3,072 MiB, the L4-3Q profile); else the fraction of the board's stated memory
-    (:func:`kvlint.accelerators.registry.nominal_memory_mib`), or of its NVML total when none is stated."""
+    (:func:`kvlint.accelerators.registry.nominal_memory_mib`), or of its NVML total when none is stated. A whole-GPU
+    type whose GPUs run as a vGPU profile (the catalogue's ``vgpu_profile``: NVadsA10 v5's NV36ads, NV36adms and
+    NV72ads, "a full A10 GPU with 24-GiB frame buffer" with the series' GRID driver, A10-24Q) is sized the same way,
+    per GPU, on the profile's frame buffer."""
     acc = it.accelerator
+    if acc is not None and it.vgpu_profile and it.slice_memory_mib and not it.fraction:
+        # a whole GPU run as a vGPU (Azure NV36ads/NV72ads_A10_v5: A10-24Q, "a full A10 GPU with 24-GiB frame
+        # buffer"): each GPU is the profile's frame buffer, sized by the same rule as a share
+        return it.slice_memory_mib, 1, f"{it.name}'s size table, each GPU an {it.vgpu_profile} of {acc.id}"
     if acc is None or not (it.fraction or it.gpus == 0):
         return None, None, ""
     m = re.fullmatch(r"1/(\d+)", it.fraction or "")

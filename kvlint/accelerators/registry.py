@@ -83,6 +83,9 @@ class InstanceType:
     #: a share of one GPU whose size no source kvlint read gives (Azure NC A10 v4): neither a GPU count nor a memory
     #: is known, and the pod is not planned on the whole board
     share_unknown: bool = False
+    #: the NVIDIA vGPU profile each of a whole-GPU type's GPUs runs as (Azure NVadsA10 v5's NV36ads/NV72ads:
+    #: ``A10-24Q``), whose frame buffer is :attr:`slice_memory_mib`; None for a bare-metal GPU or a fractional share
+    vgpu_profile: str | None = None
 
 
 @dataclass(frozen=True)
@@ -519,6 +522,7 @@ def instance_type(name: str) -> InstanceType | None:
         fraction=row.get("fraction"),
         slice_memory_mib=row.get("slice_memory_mib"),
         share_unknown=bool(row.get("share_unknown")),
+        vgpu_profile=row.get("vgpu_profile"),
         note=str(row.get("note") or ""),
         source=str(row.get("source") or "") + (f"; {HYPERPOD_SOURCE}" if hyperpod else ""),
     )

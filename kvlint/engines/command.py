@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -87,6 +87,7 @@ from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.statement import clip
+from kvlint.template_params import TemplateText, written_offsets
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -147,6 +148,9 @@ class _Item:
     #: the text as written in the manifest when Kubernetes ``$(VAR)`` expansion changed it (``text`` is the
     #: expansion): the positions of a script's words are taken in this text (see :func:`_raw_offsets`)
     raw: str | None = None
+    #: the string of an OpenShift Template's objects that ``oc process``'s substitution made (``raw``, or ``text``
+    #: when no ``$(VAR)`` expansion changed it): positions are moved on to the string as the manifest writes it
+    template: TemplateText | None = None
 
 
 def container_env(
@@ -235,6 +239,42 @@ def container_env(
             env.pop(e["name"], None)
             locs.pop(e["name"], None)
     return env, locs
+
+
+def env_unknown(
+    container: Mapping,
+    env: Mapping[str, str],
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    namespace: str | None = None,
+) -> frozenset[str]:
+    """The variables the container's environment sets to values kvlint does not know, for a script's
+    ``${NAME:-default}`` (:func:`kvlint.engines.shell.commands`' ``unknown``): an ``env`` entry :func:`container_env`
+    left out (a ``secretKeyRef``, ``fieldRef``, ``resourceFieldRef``, a ConfigMap not among the inputs), and ``*``
+    (any name) for an ``envFrom`` entry whose variables it did not read (a ``secretRef``, a ConfigMap not among the
+    inputs), as :func:`kvlint.rules.families.resolution._env_defines` takes any ``envFrom`` to define a name. A name
+    neither sets is taken as unset (the image's ``ENV`` is not read)."""
+    names: set[str] = set()
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        name = e.get("name") if isinstance(e, Mapping) else None
+        if isinstance(name, str) and name not in env:
+            names.add(name)
+    sources = container.get("envFrom") if isinstance(container, Mapping) else None
+    listed: set[str] = set()  # (each ConfigMap looked up once: linear in the entries however many name it)
+    for src in sources if isinstance(sources, list) else []:
+        ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+        if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str) or not configmaps:
+            names.add("*")
+            break
+        if ref["name"] in listed:
+            continue
+        listed.add(ref["name"])
+        from kvlint.workloads.configmaps import configmap_env
+
+        if not configmap_env(configmaps, ref["name"], "", namespace):
+            names.add("*")  # not among the inputs (or empty)
+            break
+    return frozenset(names)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -903,10 +943,30 @@ def _installs(texts: Sequence[str]) -> bool:
     return "install" in words and _is_pip(words[: words.index("install")])
 
 
+#: File names of the request proxies vLLM's repository ships for disaggregated prefill, which forward each request
+#: to prefill and decode servers and load no model (an aiohttp/Quart/FastAPI app): ``disagg_prefill_proxy_server.py``
+#: (Quart; vllm-project/vllm@910dccc0 ``benchmarks/disagg_benchmarks/``) and ``round_robin_proxy.py`` (aiohttp;
+#: @d3390218, same directory), ``toy_proxy_server.py`` (FastAPI with httpx clients to ``--prefiller-hosts`` and
+#: ``--decoder-hosts``; @e0099301 ``tests/v1/kv_connector/nixl_integration/``). They run in the vllm/vllm-openai
+#: image (``python3 disagg_prefill_proxy_server.py --prefill-url ... --decode-url ...``), whose name made such a
+#: container read as a vLLM engine whose wrapper kvlint could not see into.
+_NO_MODEL_SCRIPTS = frozenset(
+    {"disagg_prefill_proxy_server.py", "round_robin_proxy.py", "toy_proxy_server.py"}
+)
+
+
 def _serves_no_model(texts: Sequence[str]) -> bool:
-    """``texts`` runs a serving-stack component that loads no model (a router, a frontend)."""
+    """``texts`` runs a serving-stack component that loads no model: a router or frontend module
+    (:data:`_NO_MODEL_MODULES`, ``python -m dynamo.frontend``), or one of vLLM's disaggregated-prefill request
+    proxies run as a script (:data:`_NO_MODEL_SCRIPTS`, ``python3 benchmarks/.../disagg_prefill_proxy_server.py``;
+    the interpreter's own options before the script skipped, ``-c`` code is not a script)."""
     if len(texts) > 2 and _PYTHON_RE.fullmatch(_base(texts[0])) and texts[1] == "-m":
         return texts[2].startswith(_NO_MODEL_MODULES)
+    if len(texts) > 1 and _PYTHON_RE.fullmatch(_base(texts[0])):
+        script = next((w for w in texts[1:] if not w.startswith("-")), None)
+        if script is None or any(w in ("-c", "-m") for w in texts[1 : texts.index(script)]):
+            return False
+        return _base(script) in _NO_MODEL_SCRIPTS
     return False
 
 
@@ -934,12 +994,18 @@ def _join_of(texts: Sequence[str]) -> str | None:
 
 
 def _scan_shell(
-    items: Sequence[_Item], k: int, j: int, env: Mapping[str, str], p: int | None = None
+    items: Sequence[_Item],
+    k: int,
+    j: int,
+    env: Mapping[str, str],
+    p: int | None = None,
+    unknown: Collection[str] = (),
 ) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
     reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
     shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`.
-    ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``)."""
+    ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``);
+    ``unknown`` the variables set with values kvlint does not know (:func:`env_unknown`)."""
     script_item = items[j]
     script = script_item.text
     p = j + 1 if p is None else p
@@ -955,7 +1021,7 @@ def _scan_shell(
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(
-        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH
+        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH, unknown=unknown
     ):
         texts = [w.text for w in words]
         m = _match_program(texts)
@@ -1115,6 +1181,10 @@ def _scan_shell(
     ]
     if not significant:
         return None, "the shell script starts no engine process that kvlint can see"
+    if all(_serves_no_model(t) for t in significant):
+        # ``cd /vllm-workspace/benchmarks/disagg_benchmarks && python3 disagg_prefill_proxy_server.py ...``: the
+        # directory change and the like aside, only components that load no model run
+        return None, ""
     # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
     # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
     # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
@@ -1857,6 +1927,15 @@ def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) ->
     expansion did not make, past its length bound), the expanded text and the offsets as they are (the
     positions then follow the expanded text, as before). The expansion here is bounded by ``item.text``'s
     length: a result longer than it cannot be it."""
+    source, moved = _expansion_offsets(item, env, offsets)
+    template = item.template
+    if template is None or source != template:
+        return source, moved
+    return template.written, written_offsets(template, moved)
+
+
+def _expansion_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
+    """:func:`_raw_offsets` before an OpenShift Template's substitution is undone."""
     raw = item.raw
     if raw is None:
         return item.text, list(offsets)
@@ -1899,7 +1978,10 @@ def _items_of(
         except TypeError:  # an item that is not a string: the steps below
             joined = "$"
         if "$" not in joined:
-            return [_Item(text, loc, "arg") for text, loc in zip(seq, locs, strict=True)]
+            return [
+                _Item(text, loc, "arg", None, text if type(text) is TemplateText else None)
+                for text, loc in zip(seq, locs, strict=True)
+            ]
     out: list[_Item] = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
@@ -1916,7 +1998,10 @@ def _items_of(
         text = str(raw).lower() if isinstance(raw, bool) else str(raw)
         expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
         grown += max(0, len(expanded) - len(text))
-        out.append(_Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None))
+        template = raw if type(raw) is TemplateText else None
+        out.append(
+            _Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None, template)
+        )
     return out
 
 
@@ -2486,6 +2571,7 @@ def _dispatch(
             image=image,
             sources=sources,
             runtime_template=runtime_template,
+            exec_form=found.exec_form,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2505,6 +2591,7 @@ def _dispatch(
         map_config_pos=scalar_position,
         config_key_option=dynamo,
         serve_cli=found.positional_model,
+        exec_form=found.exec_form,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -2895,7 +2982,9 @@ def parse_container(
                 missing = f"{at[2]} is {problem}"
     if mounted is not None:
         # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
-        found, _why = _scan_shell(mounted, 0, 1, env)
+        found, _why = _scan_shell(
+            mounted, 0, 1, env, unknown=env_unknown(container, env, configmaps, namespace)
+        )
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
@@ -2903,7 +2992,16 @@ def parse_container(
         if isinstance(found, _Unrunnable):
             return _unrunnable(found, container, image, env, engine_version_option)
     if sh:
-        found, reason = _scan_shell(items, sh[0], sh[1], wrapped_env(sh[0])[0], sh[2])
+        script_env = wrapped_env(sh[0])[0]
+        found, reason = _scan_shell(
+            items,
+            sh[0],
+            sh[1],
+            script_env,
+            sh[2],
+            # (a wrapper that changes the environment, `env -i`: as before, the names it leaves taken as unset)
+            env_unknown(container, env, configmaps, namespace) if script_env is env else (),
+        )
         if isinstance(found, _Found):
             return dispatch(found, sh[0])
         if isinstance(found, _Join):

@@ -671,7 +671,12 @@ def image_mentions_engine(image: str) -> str | None:
         return known
     repo, _, _ = split_image(image)
     path = _repo_path(repo)
-    if "router" in path.rsplit("/", 1)[-1] or is_nim_image(image):
+    last = path.rsplit("/", 1)[-1]
+    if "router" in last or is_nim_image(image):
+        return None
+    if "proxy" in re.split(r"[-_.]", last):
+        # a proxy built beside the engine (ghcr.io/archanachetan07/vllm-latency-proxy, which forwards to its
+        # VLLM_BASE_URL): a word of the name says it serves no model, as "router" does
         return None
     if "vllm" in path:
         return "vllm"
@@ -1077,8 +1082,11 @@ _PUBLISHED_BUILD_TAGS = {
 
 #: SGLang's ROCm images, built one per GPU architecture, the tag naming the family: sgl-project/sglang
 #: ``docker/rocm.Dockerfile`` (at 004ae46f) builds ``GPU_ARCH=gfx942`` as ``v0.5.17-rocm700-mi30x``, ``gfx950`` as
-#: ``-mi35x`` and ``gfx1250`` as ``-mi45x`` ("the MI300 image carries only gfx942 wheels and the MI350 image carries
-#: only gfx950 wheels"), published as ``lmsysorg/sglang`` and, nightly, ``rocm/sgl-dev``.
+#: ``-mi35x`` and ``gfx1250`` as ``-mi45x``, compiling sgl-kernel (``AMDGPU_TARGET=$GPU_ARCH_LIST``) and AITER's
+#: prebuilt kernels (``GPU_ARCHS=$GPU_ARCH_LIST``) for that target alone (the ``-rocm700`` flavours share one base
+#: image, ``rocm/sgl-dev:rocm7-vllm-20250904``, for both; the ``-rocm1000`` ones also take only their target's ROCm
+#: device wheels: "the MI300 image carries only gfx942 wheels and the MI350 image carries only gfx950 wheels"),
+#: published as ``lmsysorg/sglang`` and, nightly, ``rocm/sgl-dev``.
 _SGLANG_ROCM_REPOS = ("lmsysorg/sglang", "rocm/sgl-dev")
 _SGLANG_ROCM_FAMILY = re.compile(r"(?:^|-)(mi30x|mi35x|mi45x)(?:-|$)")
 _SGLANG_ROCM_TARGET = {"mi30x": "gfx942", "mi35x": "gfx950", "mi45x": "gfx1250"}
@@ -1093,6 +1101,12 @@ def rocm_build_target(image: str) -> tuple[str, str] | None:
         return None
     m = _SGLANG_ROCM_FAMILY.search(tag.lower())
     return (_SGLANG_ROCM_TARGET[m.group(1)], m.group(1)) if m else None
+
+
+def rocm_build_tag(target: str) -> str | None:
+    """The tag word of SGLang's ROCm image built for the LLVM target ``target`` (``gfx950``: ``mi35x``), else
+    None (:data:`_SGLANG_ROCM_TARGET` read backwards)."""
+    return next((word for word, t in _SGLANG_ROCM_TARGET.items() if t == target), None)
 
 
 @_by_reference
@@ -1568,6 +1582,10 @@ _ENVSUBST_OPEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)([:-]|\})")
 _DOLLAR_NAME = re.compile(r"\$[A-Za-z_]")
 _KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
 _CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+#: An upper-case token between double underscores that a script replaces (``sed -e 's#__MODEL__#{{MODEL}}#g'
+#: lws.yaml`` in tlrmchlsmth/vllm-dp-lws' Justfile, which fills ``__LWS_NAME__`` and ``__SERVICE_NAME__`` alike):
+#: a word no model, directory or image is named (a lower-case ``__pycache__`` is not one)
+_DUNDER_RE = re.compile(r"^__[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*__$")
 #: A lower-case word saying the image is filled in later: ``replaced-by-kustomize``, the image of
 #: GoogleCloudPlatform/accelerated-platforms' vLLM kustomize base, which a ``replacements`` entry of each overlay sets
 #: from a generated ConfigMap (no registry, no tag: not an image anyone pulls)
@@ -1606,11 +1624,12 @@ def whole_placeholder(word: str) -> str | None:
 def path_placeholder(path: str) -> str | None:
     """The first component of a model path that is an upper-case placeholder token a script replaces before the
     manifest is applied (``V_MODEL_NAME`` of ``/gcs/V_MODEL_NAME/V_MODEL_VERSION``, filled by ``sed`` in
-    GoogleCloudPlatform/accelerated-platforms), or a ``<...>`` placeholder to fill in by hand (``/models/<model>``);
+    GoogleCloudPlatform/accelerated-platforms; ``__MODEL__``, :data:`_DUNDER_RE`), or a ``<...>`` placeholder to
+    fill in by hand (``/models/<model>``);
     the same tokens :func:`image_placeholder` reads in an image field. None for a path without one (at most 64
     components looked at)."""
     for part in path.strip().split("/")[:64]:
-        if _CAPS_RE.match(part) or blank_to_fill_in(part):
+        if _CAPS_RE.match(part) or _DUNDER_RE.match(part) or blank_to_fill_in(part):
             return part
     return None
 
@@ -1654,7 +1673,7 @@ def image_placeholder(image: str) -> str | None:
     reference = unexpanded_reference(img)
     if reference is not None:
         return reference
-    if _CAPS_RE.match(img):
+    if _CAPS_RE.match(img) or _DUNDER_RE.match(img):
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
     if img.startswith("<") and img.endswith(">"):  # (also "<>": blank_to_fill_in wants a name inside)
         return "a <...> placeholder to fill in by hand"

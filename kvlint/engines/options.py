@@ -136,6 +136,32 @@ def unknown_from_config_file(col: Collector, engine: str, loc: Loc | None) -> No
 _UNSEEN_ARGUMENTS = {**_CONFIG_FILE_UNKNOWN, "tgi": ("num_shard", "max_input_tokens", "max_total_tokens")}
 
 
+#: A ``${...}`` reference (without nested braces), which may hold blanks (``${A:-a b}``) and still be one reference.
+_BRACED_REFERENCE_RE = re.compile(r"\$\{[^{}]*\}")
+
+
+def bare_expansion(word: str) -> bool:
+    """Whether a command word is a shell expansion the shell's reading left unresolved, alone where the engine
+    expects an option (``$ARGS``, ``${EXTRA_ARGS}``, ``$@``): the shell splits it into any number of words, options
+    among them (a variable not in the container's env may still be set by the image's ``ENV``; a word in a command
+    run without a shell is the engine's literal text, which the callers leave out)."""
+    from kvlint.engines.shell import UNRESOLVED_RE
+
+    return (
+        word.startswith("$")
+        and UNRESOLVED_RE.search(word) is not None
+        and " " not in _BRACED_REFERENCE_RE.sub("", word)
+        and (word.startswith("${") or word[1:2].isalpha() or word[1:2] == "@")
+    )
+
+
+def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> None:
+    """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``)."""
+    arguments_not_all_read(
+        cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
+    )
+
+
 def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> None:
     """The engine command of ``cfg`` gets words kvlint cannot see besides those it read (``why``: ``xargs`` appends
     words from its input, :data:`kvlint.engines.shell.APPENDING_WRAPPERS`): each setting of :data:`_UNSEEN_ARGUMENTS`

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 import yaml
 
 from kvlint.engines import sglang_flags_data as data
-from kvlint.engines.options import Collector, ConfigReads, prefixed, unknown_from_config_file, unresolved_why
+from kvlint.engines.options import (
+    Collector,
+    ConfigReads,
+    bare_expansion,
+    bare_expansion_unread,
+    prefixed,
+    unknown_from_config_file,
+    unresolved_why,
+)
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.memory.sglang_graphs import MAX_GRAPH_SIZE, MAX_GRAPH_SIZES, read_graph_config
@@ -680,6 +688,7 @@ def parse_sglang_argv(
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
     config_key_option: bool = False,
     serve_cli: bool = False,
+    exec_form: bool = False,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -693,7 +702,9 @@ def parse_sglang_argv(
     read a ``--config FILE`` for the releases that take it (:func:`_with_config_file`); its values are read
     before the command line's, which win without a KV207. ``config_key_option``: the arguments are NVIDIA Dynamo's
     SGLang worker's, whose ``--config-key KEY`` selects a section of the file. ``serve_cli``: the arguments follow
-    ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`). Never raises.
+    ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`).
+    ``exec_form``: the words reach SGLang without a shell; else a bare ``$ARGS`` word, which the shell makes any
+    words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -713,6 +724,7 @@ def parse_sglang_argv(
         )
     shared = _shared_graph_dests(version)
     model: Value | None = None
+    unseen: tuple[str, Loc | None] | None = None  # the first bare $ARGS word (bare_expansion)
     i, n = 0, len(argv)
     # whether a word that is no option here is one SGLang's parser has no place for: before any option, or after an
     # option that takes exactly the words read (a switch, ``--opt=value``, a number, a capture list, the model);
@@ -725,6 +737,8 @@ def parse_sglang_argv(
         tok, loc, src = argv[i], locs[i], sources[i]
         i += 1
         if not tok.startswith("--"):
+            if unseen is None and not exec_form and bare_expansion(tok):
+                unseen = (tok, loc)
             if stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith(
                     "--"
@@ -876,7 +890,10 @@ def parse_sglang_argv(
     if col.unread_config:
         # the file's settings are unknown: not the defaults (after the command line, whose values are known)
         unknown_from_config_file(col, "sglang", col.unread_config[0])
-    return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
+    cfg = col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
+    if unseen is not None:
+        bare_expansion_unread(cfg, *unseen)
+    return cfg
 
 
 #: From this release SGLang also accepts ``--moe-dense-tp-size`` equal to ``--tp-size`` (the 0.5.13 wheel; 0.5.12's

@@ -20,7 +20,7 @@ import bisect
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -200,6 +200,10 @@ class Part:
     #: bash refuses for a positional or special parameter ("$2: cannot assign in this way", the shell exits 1): the
     #: parameter's value when set, else not known here
     assigns: bool = False
+    #: the default holds an expansion kvlint does not read in it (``${X:-${D:-1}}``, ``${X:-$(cmd)}``, ``${X:-$Y}``:
+    #: bash expands the word after ``:-``, bash(1) "Parameter Expansion"): not known when taken (it was taken as
+    #: its text, ``${D:-1}``, or split at its blanks, ``$(echo`` and ``1)``)
+    default_unread: bool = False
 
 
 @dataclass(slots=True)
@@ -482,6 +486,18 @@ def ansi_c_text(body: str) -> str:
     return text
 
 
+def _default_unread(default: str) -> bool:
+    """Whether the word after ``:-`` (as written) holds an expansion: a ``$`` or a backtick outside one single-quoted
+    string (``'$5'`` is the text $5; an ANSI-C ``$'...'`` is decoded by :func:`_default_text`)."""
+    if "$" not in default and "`" not in default:
+        return False
+    d = default
+    if len(d) >= 2 and d[0] == d[-1] == "'" and "'" not in d[1:-1]:
+        return False
+    a = ANSI_C_RE.fullmatch(d) if d.startswith("$'") else None
+    return not (a is not None and a.group(2) and "$" not in d[1:] and "`" not in d)
+
+
 def _default_text(default: str) -> tuple[str, bool]:
     """The text of the default word of ``${X:-default}`` and whether it is one quoted string, which bash does not
     split into words: ``"a b"`` and ``'a b'`` (the quote not inside), ``$'a\\tb'`` (its escapes decoded); other
@@ -547,7 +563,15 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             default = rest[2:] if rest.startswith(":-") else rest[1:]
             text, whole = _default_text(default)
             colon = rest.startswith(":-")
-            return Part("var", m.group(), quoted, default=text, default_quoted=whole, colon=colon), end
+            return Part(
+                "var",
+                m.group(),
+                quoted,
+                default=text,
+                default_quoted=whole,
+                colon=colon,
+                default_unread=_default_unread(default),
+            ), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
         if inner.isascii() and inner.isdigit():
@@ -579,6 +603,7 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
                 default_quoted=whole,
                 colon=bool(d.group(2)),
                 assigns=d.group(3) == "=",
+                default_unread=_default_unread(d.group(4)),
             ), end
         cut = _AT_CUT_RE.match(inner)
         if cut is not None:
@@ -1368,6 +1393,12 @@ def _expand(
             own = env.get(p.text)
             # the variable's own value when set (and, for ``${X:-d}``, not empty), else the default when given
             by_default = p.default is not None and (own is None or (p.colon and not own))
+            if by_default and (p.default_unread or (own is None and _maybe_set(env, p.text))):
+                # set to a value kvlint does not know (A=$(cmd), read A, a valueFrom it did not read): bash takes
+                # the value, not the default; or a default kvlint does not expand (${X:-${D:-1}})
+                cur.append(_default_ref(p))
+                unresolved = have_cur = True
+                continue
             val = p.default if by_default else own
             whole = p.quoted or _whole or (p.default_quoted and by_default)
             if val is None or not add_value(val, whole):
@@ -1444,7 +1475,7 @@ def _expand(
             # parameter ending a field (empty ones make none)
             if p.default is not None:
                 taken = _default_taken(p, positional, budget, ifs)
-                if taken is None or (taken and p.assigns):
+                if taken is None or (taken and (p.assigns or p.default_unread)):
                     # not known; or ``${2:=x}`` with $2 unset: bash refuses to assign it, the shell exits
                     cur_other = True
                     cur.append(_default_ref(p))
@@ -1528,6 +1559,17 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+#: The first character of the key that marks a variable set to a value kvlint does not know (``?A``; ``?*``: any
+#: name): no shell variable's name starts with it, so no lookup of a variable finds the mark.
+_UNKNOWN_MARK = "?"
+
+
+def _maybe_set(env: Mapping[str, str], name: str) -> bool:
+    """Whether ``name``, absent from ``env``, may be set all the same, to a value kvlint does not know (marked
+    ``?NAME`` by :meth:`_Shell.assign`, or ``?*``: :func:`commands`' ``unknown``)."""
+    return _UNKNOWN_MARK + name in env or "?*" in env
 
 
 def _default_ref(p: Part) -> str:
@@ -2566,6 +2608,7 @@ def commands(
     _environ: Mapping[str, str] | Environ | None = None,
     allexport: bool = False,
     sh: bool = False,
+    unknown: Collection[str] = (),
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -2578,6 +2621,13 @@ def commands(
     point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
     ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
     characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
+
+    ``unknown``: the names of ``env`` that are set with a value kvlint does not know (a ``valueFrom`` it could not
+    read), ``*`` for any name (an ``envFrom`` it did not read: a Secret, a ConfigMap not among the inputs). Such a
+    variable, and one the script sets to a value kvlint does not read (``A=$(cmd)``, ``read A``), is not unset:
+    ``${A:-4096}`` and ``${A-4096}`` stay unresolved (bash passes A's value when it is set), where a name neither
+    the container's env nor the script sets takes the default (kvlint assumes the image's ``ENV`` does not set it,
+    as it does for a ``$(VAR)`` the kubelet expands).
     """
     try:
         yield from _read_commands(
@@ -2590,6 +2640,7 @@ def commands(
             _sh=sh,
             _environ=_environ,
             _allexport=allexport,
+            _unknown=unknown,
         )
     finally:
         if _depth == 0:
@@ -2705,6 +2756,18 @@ class _Kept(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
+def _with_unknown_marks(own: list[EnvChange], prefix: Sequence[tuple[str, str, ShellArg]]) -> list[EnvChange]:
+    """A command's environment changes ``own`` (its ``NAME=value`` prefix first, then a wrapper's) for the script it
+    runs (``A=$(cmd) bash -c '... ${A:-4096}'``), with the unknown mark (:data:`_UNKNOWN_MARK`) of each prefix
+    variable set to a command's output right after the prefix: A is set in that script, its value not known (it
+    read as unset: the default taken). An ``env -i`` after it clears the mark with the rest. Not in the environment
+    of the commands (:attr:`ShellCommand.environ`): a mark is no variable."""
+    marks: list[EnvChange] = [(_UNKNOWN_MARK + name, "", None) for name, _v, arg in prefix if arg.substituted]
+    if not marks:
+        return own
+    return [*own[: len(prefix)], *marks, *own[len(prefix) :]]
+
+
 def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Scope:
     """``base`` with the environment changes ``changes`` (:data:`EnvChange`: a command's ``NAME=value`` prefix,
     ``env -i``/``-u``/``NAME=value``, ``runuser -l``'s kept names, ``tmux new -e``) read through, not copied."""
@@ -2736,14 +2799,24 @@ class _Shell:
         "arrays",
         "assoc",
         "sh",
+        "start_unknown",
     )
 
     def __init__(
-        self, env: Mapping[str, str], environ: Mapping[str, str] | Environ | None, nested: bool
+        self,
+        env: Mapping[str, str],
+        environ: Mapping[str, str] | Environ | None,
+        nested: bool,
+        unknown: Collection[str] = (),
     ) -> None:
         #: the shell's variables (a copy of the container's environment for the script a container runs; a nested
-        #: script's read through, :class:`_Scope`)
+        #: script's read through, :class:`_Scope`); a variable set to a value kvlint does not know is absent, and
+        #: marked ``?NAME`` (:data:`_UNKNOWN_MARK`; ``?*``: any name may be set)
         self.vars: MutableMapping[str, str] = _Scope(env) if nested else dict(env)
+        #: the names of the environment the shell started with whose values are not known (``commands``' unknown)
+        self.start_unknown = frozenset(unknown)
+        for name in self.start_unknown:
+            self.vars[_UNKNOWN_MARK + name] = ""
         # bash does not take IFS from its environment (variables.c: "Don't allow IFS to be imported from the
         # environment"): it starts at space, tab, newline (`OLDIFS=$IFS; IFS=,; ...; IFS=$OLDIFS` puts that back)
         self.vars["IFS"] = _DEFAULT_IFS
@@ -2781,22 +2854,29 @@ class _Shell:
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
-        shell's environment or was exported, and was not unset or ``export -n``-ed since)."""
+        shell's environment or was exported, and was not unset or ``export -n``-ed since). A name's unknown mark
+        ``?NAME`` goes where NAME does."""
+        if name[:1] == _UNKNOWN_MARK:
+            name = name[1:]
         mark = self.marks.get(name)
         if mark is not None:
             return mark
-        return name in self.start
+        return name in self.start or name in self.start_unknown
 
     def assign(self, name: str, arg: ShellArg, value: str, export: bool | None) -> None:
         """``NAME=value`` in the shell (``export`` True: exported; None: as the variable was, or exported under
         ``set -a``)."""
         if export is None and self.allexport:
             export = True
+        variables = self.vars
         if arg.substituted or self.leaked:
-            # the output of a command, or set past the subshells kept apart: unknown
-            self.vars.pop(name, None)
+            # the output of a command, or set past the subshells kept apart: unknown (set, its value not known)
+            variables.pop(name, None)
+            variables[_UNKNOWN_MARK + name] = ""
         else:
-            self.vars[name] = value  # unresolved variables inside stay as written
+            variables[name] = value  # unresolved variables inside stay as written
+            if _UNKNOWN_MARK + name in variables:
+                variables.pop(_UNKNOWN_MARK + name, None)
         if export:
             self.marks[name] = True
         if export or (export is None and self.exported(name)):
@@ -2816,12 +2896,13 @@ def _read_commands(
     _span: tuple[int, int] | None = None,
     _allexport: bool = False,
     _sh: bool = False,
+    _unknown: Collection[str] = (),
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
     ``script`` to read (a function's body)."""
     if _shell is None:
-        shell = _Shell(env, _environ, _depth > 0)
+        shell = _Shell(env, _environ, _depth > 0, _unknown)
         shell.allexport = _allexport  # `bash -a -c SCRIPT`
         shell.sh = _sh
     else:
@@ -3133,6 +3214,8 @@ def _read_commands(
                     for m in _ARITH_ASSIGN_RE.finditer(expression):
                         name = m.group(1) or m.group(2) or m.group(3)
                         shell.assign(name, ShellArg("", substituted=True), "", None)
+        if words:
+            _builtin_writes(words, shell)
         if words and (shell.arrays or words[0].text in _DECLARING):
             _array_writes(words, shell)
         if templates:
@@ -3350,7 +3433,7 @@ def _read_commands(
                 given = [*(given or [ShellArg("$0", unresolved=True)]), ShellArg("$@", unresolved=True)]
             for nested_cmd in _read_commands(
                 words[j].text,
-                _with_changes(_Exported(local_env, exported), own),
+                _with_changes(_Exported(local_env, exported), _with_unknown_marks(own, prefix)),
                 given,
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
@@ -3387,6 +3470,49 @@ _ELEMENT_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
 _REDECLARING = frozenset({"local", "declare", "typeset"})
 #: The builtins that fill an array named by one of their words (``read -a A``, ``mapfile A``, ``readarray -t A``)
 _ARRAY_FILLERS = frozenset({"read", "mapfile", "readarray"})
+
+
+#: The builtins and reserved words that assign a variable a value kvlint does not read: ``read [-r] A B`` (a line of
+#: the input; REPLY without a name), ``for A in ...``/``select A in ...`` (each word in turn; the last one after the
+#: loop), ``getopts OPTSTRING A`` (the option found, with OPTARG and OPTIND), ``printf -v A FORMAT`` (the text it
+#: formats), ``mapfile``/``readarray`` (element 0 of the array, MAPFILE without a name): bash(1) "SHELL BUILTIN
+#: COMMANDS" and "Compound Commands".
+_VARIABLE_WRITERS = frozenset({"read", "for", "select", "getopts", "printf", "mapfile", "readarray"})
+_WRITER_DEFAULTS = {
+    "read": ("REPLY",),
+    "getopts": ("OPTARG", "OPTIND"),
+    "mapfile": ("MAPFILE",),
+    "readarray": ("MAPFILE",),
+}
+
+
+def _builtin_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
+    """Make the variables a command of :data:`_VARIABLE_WRITERS` assigns unknown: their value before it was read
+    (``A=1; read A; vllm serve m --x=$A`` passed ``--x=1`` where bash passes the line read; ``for A in 2`` the same).
+    A word that only looks like a name (an option's argument: ``read -p Prompt A``) is made unknown too: only less
+    known. ``printf`` assigns only with ``-v``."""
+    h = 0
+    while h < len(words) - 1 and words[h].text in _PREFIX_KEYWORDS:
+        h += 1  # (`while read A`, `if read A`, `do read A`)
+    head = words[h].text
+    if head not in _VARIABLE_WRITERS:
+        return
+    words = words[h:]
+    names: list[str] = list(_WRITER_DEFAULTS.get(head, ()))
+    if head in ("for", "select"):
+        if len(words) > 1:
+            names.append(words[1].text)
+    elif head == "printf":
+        for k, arg in enumerate(words[1:3], 1):
+            if arg.text == "-v" and k + 1 < len(words):
+                names.append(words[k + 1].text)
+            elif arg.text.startswith("-v") and len(arg.text) > 2:
+                names.append(arg.text[2:])
+    else:
+        names.extend(arg.text for arg in words[1:])
+    for name in names:
+        if _NAME_RE.fullmatch(name) and name != "IFS":
+            shell.assign(name, ShellArg("", substituted=True), "", None)
 
 
 def _array_writes(words: Sequence[ShellArg], shell: _Shell) -> None:
@@ -4077,6 +4203,8 @@ def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
         name = arg.text
         if _NAME_RE.fullmatch(name):
             shell.vars.pop(name, None)
+            if _UNKNOWN_MARK + name in shell.vars:
+                shell.vars.pop(_UNKNOWN_MARK + name, None)
             shell.marks[name] = False
             shell.log.append((name, None, None))
 

@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 
 from kvlint.engines import tgi_flags_data as tgi_data
 from kvlint.engines import tgi_gaudi_flags_data as gaudi_data
-from kvlint.engines.options import LAYOUT_DESTS, Collector, unresolved_why
+from kvlint.engines.options import (
+    LAYOUT_DESTS,
+    Collector,
+    bare_expansion,
+    bare_expansion_unread,
+    unresolved_why,
+)
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, RepeatedSetting, ServingConfig, Value
@@ -459,8 +465,12 @@ def parse_tgi_argv(
     image: str = "",
     sources: Sequence[str] | None = None,
     runtime_template: bool = False,
+    exec_form: bool = False,
 ) -> ServingConfig:
     """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
+
+    ``exec_form``: the words reach the launcher without a shell; else a bare ``$ARGS`` word, which the shell makes
+    any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's.
 
     ``flags`` are keyed by the launcher's field names (``num_shard``, ``max_total_tokens``,
     ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
@@ -491,6 +501,7 @@ def parse_tgi_argv(
     given: dict[
         str, list[tuple[str, Loc | None, str]]
     ] = {}  # field -> (option, loc, raw) per command-line use
+    unseen: tuple[str, Loc | None] | None = None  # the first bare $ARGS word (bare_expansion)
     i, n = 0, len(argv)
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
@@ -525,6 +536,8 @@ def parse_tgi_argv(
             tok = cluster[-1]
         tok = _long_form(tok, version) or tok
         if not tok.startswith("--"):
+            if unseen is None and not exec_form and bare_expansion(tok):
+                unseen = (tok, loc)
             if tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional
                 col.unknown(
@@ -706,7 +719,10 @@ def parse_tgi_argv(
                     loc,
                 )
     model = col.flags.pop("model_id", None)
-    return col.serving_config("tgi", container, image, version, model, env, locs)
+    cfg = col.serving_config("tgi", container, image, version, model, env, locs)
+    if unseen is not None:
+        bare_expansion_unread(cfg, *unseen)
+    return cfg
 
 
 def tgi_option(serving: ServingConfig, dest: str, value: object | None = None) -> str:

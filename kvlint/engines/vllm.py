@@ -41,7 +41,8 @@ from kvlint.engines.options import (
     SPEC_SHORTHANDS,
     Collector,
     ConfigReads,
-    arguments_not_all_read,
+    bare_expansion,
+    bare_expansion_unread,
     human_readable_int,
     json_too_deep,
     parse_json_or_str,
@@ -1038,13 +1039,7 @@ class _Parser:
             ):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
-                if (
-                    not exec_form
-                    and UNRESOLVED_RE.search(tok)
-                    and tok.startswith("$")
-                    and " " not in _BRACED_EXPANSION_RE.sub("", tok)
-                    and (tok.startswith("${") or tok[1:2].isalpha() or tok[1:2] == "@")
-                ):
+                if not exec_form and bare_expansion(tok):
                     # a bare unresolved ``$ARGS``: may expand to any options; cannot be read (the settings they may
                     # give are not taken at the defaults: arguments_not_all_read, once the command is read)
                     if self.unseen is None:
@@ -2084,10 +2079,5 @@ def parse_vllm_argv(
     p.col.flags.pop("model", None)
     cfg = p.col.serving_config("vllm", container, image, version, p.model, env, locs)
     if p.unseen is not None:
-        word, where = p.unseen
-        arguments_not_all_read(
-            cfg,
-            f"{word} expands to arguments kvlint cannot see (no literal value in the container env)",
-            where,
-        )
+        bare_expansion_unread(cfg, *p.unseen)
     return cfg

@@ -37,6 +37,7 @@ from kvlint.engines.images import (
     is_known_cuda_build,
     platform_of,
     pypi_cuda_wheel,
+    rocm_build_target,
 )
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import (
@@ -56,6 +57,7 @@ __all__ = [
     "Refusal",
     "bf16_refusal",
     "fp8_kv_support_on",
+    "build_target_mismatch",
     "image_platform_mismatch",
     "QUANT_MIN_CC",
     "QUANT_MIN_CC_STEPS",
@@ -655,20 +657,46 @@ def rule_applies(rule: str, engine: str) -> bool:
     return _applies(rule, engine)
 
 
+def build_target_mismatch(serving: ServingConfig, acc: Accelerator) -> str | None:
+    """KV304's test of an image built for one AMD architecture (:func:`kvlint.engines.images.rocm_build_target`,
+    SGLang's ``-mi30x``/``-mi35x``/``-mi45x`` tags) on an AMD GPU of another one (the catalogue's ``llvm_target``):
+    one clause saying so, else None (another vendor's GPU is :func:`image_platform_mismatch`'s; an AMD GPU whose
+    target the catalogue does not record is not judged). sgl-project/sglang ``docker/rocm.Dockerfile`` (at
+    004ae46f) compiles sgl-kernel (``AMDGPU_TARGET=$GPU_ARCH_LIST``) and AITER's prebuilt kernels
+    (``GPU_ARCHS=$GPU_ARCH_LIST``) for the ``GPU_ARCH`` of that tag alone: they hold no code for another
+    architecture."""
+    if acc.vendor != "amd":
+        return None
+    built = rocm_build_target(serving.image)
+    if built is None:
+        return None
+    from kvlint.accelerators.registry import llvm_target
+
+    target = llvm_target(acc.id)
+    if target is None or target == built[0]:
+        return None
+    return f"the {built[1]} image's sgl-kernel and AITER are compiled for {built[0]} alone; {acc.name} is {target}"
+
+
 def platform_refusal(
     serving: ServingConfig, acc: Accelerator, *, platform: str | None = None, build: object = UNSET
 ) -> Refusal | None:
     """KV304's part of :func:`startup_refusal`: the image is a build for another vendor than ``acc``
     (``platform``: ``platform_of(serving)``, ``build``: ``accelerator_build(serving)``, when the caller has them;
-    see :func:`image_platform_mismatch`)."""
+    see :func:`image_platform_mismatch`), or for another AMD architecture (:func:`build_target_mismatch`)."""
+    if not _applies("KV304", serving.engine):
+        return None
     platform = image_platform_mismatch(serving, acc, platform=platform, build=build)
-    if platform is not None and _applies("KV304", serving.engine):
+    if platform is not None:
         return Refusal(
             "KV304",
             True,
             f"image is {with_article(platform_name(platform))} build of {serving.engine}; {acc.name} is "
             f"{with_article(vendor_name(acc.vendor))} accelerator",
         )
+    other_target = build_target_mismatch(serving, acc)
+    if other_target is not None:
+        return Refusal("KV304", True, other_target)
     return None
 
 

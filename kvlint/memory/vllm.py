@@ -930,13 +930,26 @@ def pp_partition_refused(num_layers: int, pp: int, settings: VllmSettings) -> st
     return None
 
 
-def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None = None) -> list[int]:
+#: First vLLM release whose ``get_pp_indices`` gives the ``layers % pp`` remainder one layer each to the stages before
+#: the last, counting backwards (vllm-project/vllm#13839, merged 2025-02-26; read in the 0.8.0 wheel); 0.5.x - 0.7.3
+#: give the whole remainder to the last stage (``end_layer = num_hidden_layers`` on ``pp_rank == pp_size - 1``;
+#: read in the 0.5.5, 0.6.3, 0.6.6.post1 and 0.7.3 wheels)
+PP_REMAINDER_BEFORE_LAST_FROM: Version = (0, 8, 0)
+
+
+def pp_layer_split(
+    num_layers: int, pp: int, partition: tuple[int, ...] | None = None, version: Version | None = None
+) -> list[int]:
     """Layers per pipeline stage: ``layers // pp`` each, the remainder added one each to stages from the
-    second-to-last backwards; or ``VLLM_PP_LAYER_PARTITION`` when it has pp entries summing to the layer count.
+    second-to-last backwards (from :data:`PP_REMAINDER_BEFORE_LAST_FROM`; ``version`` None: that split), all of it
+    to the last stage before; or ``VLLM_PP_LAYER_PARTITION`` when it has pp entries summing to the layer count.
     Source: ``vllm/distributed/utils.py::get_pp_indices`` (§1.10)."""
     if partition and len(partition) == pp and sum(partition) == num_layers:
         return list(partition)
     parts = [num_layers // pp] * pp
+    if version is not None and version < PP_REMAINDER_BEFORE_LAST_FROM:
+        parts[-1] += num_layers % pp
+        return parts
     for i in range(2, num_layers % pp + 2):
         parts[-i] += 1
     return parts
@@ -2128,7 +2141,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     refused = mtp_count_refusal(settings, facts)
     if refused:
         raise PlanError(refused, PlanRefusal.VLLM_MTP_COUNT)
-    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
+    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition, v)
     pp_notes: tuple[str, ...] = ()
     if pp > 1:
         pp_notes = (
@@ -2925,7 +2938,10 @@ class WeightSplit:
     (:func:`kvlint.models.weights.tp_replicated_bytes`: MLA/indexer projections, routers, K/V heads fewer than TP),
     and ``replicated_source`` its description ("" when 0); ``layers`` each decoder layer's ``(linear, expert)``
     bytes (:func:`kvlint.models.weights.decoder_layer_bytes`), which share of ``per_layers`` a pipeline stage holds
-    (:meth:`stage_shares`; empty: every layer alike).
+    (:meth:`stage_shares`; empty: every layer alike). Under pipeline parallelism the towers a stage builds whole
+    (:func:`pipeline_towers`): ``towers`` their bytes per rank (the vision tower split over TP, the audio encoder
+    whole), ``towers_whole`` their bytes in ``per_layers``, ``towers_replicated`` the audio encoder's part of
+    ``replicated``, ``towers_first_stage_only`` whether only the first stage builds them (0 each without PP).
     """
 
     total: int
@@ -2939,6 +2955,10 @@ class WeightSplit:
     replicated: int = 0
     replicated_source: str = ""
     layers: tuple[tuple[int, int], ...] = ()
+    towers: int = 0
+    towers_whole: int = 0
+    towers_replicated: int = 0
+    towers_first_stage_only: bool = False
 
     @property
     def rotary_bytes(self) -> int:
@@ -3165,6 +3185,7 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     repl, repl_src = tp_replicated_bytes(
         model, dtype_bytes=dbytes, quantization=settings.quantization, tp=cfg.tp
     )
+    towers = pipeline_towers(model, cfg, {kind for kind, _ in skipped}) if cfg.pp > 1 else (0, 0, 0, False)
     return WeightSplit(
         total=w_total,
         source=w_src,
@@ -3181,7 +3202,44 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         layers=decoder_layer_bytes(model, dtype_bytes=dbytes, quantization=settings.quantization)
         if cfg.pp > 1
         else (),
+        towers=towers[0],
+        towers_whole=towers[1],
+        towers_replicated=towers[2],
+        towers_first_stage_only=towers[3],
     )
+
+
+#: First vLLM release that builds the multimodal towers on the first pipeline stage only on either model runner
+#: (``SupportsMultiModal._mark_tower_model``: ``StageMissingLayer`` where ``not get_pp_group().is_first_rank``,
+#: read in the 0.34.0 wheel); 0.33.0 does so on the V2 model runner only (``vllm_config.use_v2_model_runner and not
+#: get_pp_group().is_first_rank``), and 0.15.1 - 0.32.0 build them on every stage (the context skips a tower only
+#: at a ``--limit-mm-per-prompt`` of 0; read in the 0.15.1, 0.19.0, 0.25.0, 0.29.0 and 0.32.0 wheels), as the
+#: models did before it (``vllm@0.11.0:qwen2_5_vl.py``: ``self.visual`` built whenever images are allowed)
+TOWERS_FIRST_STAGE_ONLY_FROM: Version = (0, 34, 0)
+#: The release whose V2 model runner alone builds the towers on the first stage only (see above)
+TOWERS_FIRST_STAGE_ONLY_V2_RUNNER: Version = (0, 33, 0)
+
+
+def pipeline_towers(model: ModelSpec, cfg: StartupConfig, skipped: set[str]) -> tuple[int, int, int, bool]:
+    """``(per-rank bytes, bytes in per_layers, bytes in replicated, first stage only)`` of the multimodal towers
+    (vision, audio) a pipeline stage builds whole rather than by its layers: every stage before
+    :data:`TOWERS_FIRST_STAGE_ONLY_FROM` (0.33.0 on the V1 runner too), the first stage only from it. The vision
+    tower is priced split over TP as :func:`split_weights` prices it, the audio encoder whole on every TP rank
+    (:func:`kvlint.models.weights.tp_replicated_bytes`); a tower not built at a ``--limit-mm-per-prompt`` of 0
+    (``skipped``: ``vision``/``audio``) holds nothing, and is taken out of ``per_layers`` already."""
+    cfg_ = model.config or {}
+    dbytes = cfg.dtype_bytes
+    vision = vision_params(cfg_, model.hidden_size) * dbytes
+    audio = audio_params(cfg_, model.hidden_size) * dbytes
+    repl = int(audio * (1 - 1 / cfg.tp)) if cfg.tp > 1 else 0
+    vision = 0 if "vision" in skipped else vision
+    audio = 0 if "audio" in skipped else audio
+    if not vision and not audio and not repl:
+        return 0, 0, 0, False
+    first_only = cfg.version >= TOWERS_FIRST_STAGE_ONLY_FROM or (
+        cfg.version >= TOWERS_FIRST_STAGE_ONLY_V2_RUNNER and cfg.v2_runner
+    )
+    return int(vision / cfg.tp) + audio, vision + audio, repl, first_only
 
 
 @dataclass  # a step record of one plan: see StartupConfig
@@ -3233,8 +3291,12 @@ def stage_memory(
     tp, ep = cfg.tp, weights.ep
     efrac = weights.expert_fraction
     lin_share, exp_share = weights.stage_shares(start, n, model.num_layers)
-    w = weights.per_layers * ((1 - efrac) * lin_share / tp + efrac * exp_share / ep)
-    w += weights.replicated * n / max(1, model.num_layers)
+    # the towers a stage builds whole (pipeline_towers), not by its layers
+    w = max(0, weights.per_layers - weights.towers_whole) * (
+        (1 - efrac) * lin_share / tp + efrac * exp_share / ep
+    )
+    w += max(0, weights.replicated - weights.towers_replicated) * n / max(1, model.num_layers)
+    w += weights.towers if stage == 0 or not weights.towers_first_stage_only else 0
     w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
     if last and not weights.lm_head and cfg.pp > 1 and not cfg.pooling:  # a pooling model has no (tied) head
         w += weights.embed / tp

@@ -390,8 +390,11 @@ def _param_breakdown(
     ``other``);
     Mamba-2 in_proj ``h x (2 I + 2 G N + nh)``, out_proj ``I x h``; Gated DeltaNet in_proj
     ``h x (2 Kdim + 2 Vdim + 2 nv)``, out ``Vdim x h``; NAS FFN width from ``ffn_mult``. MoE layer placement:
-    DeepSeek/GLM ``first_k_dense_replace``/``moe_layer_freq``, Qwen-MoE ``decoder_sparse_step``/``mlp_only_layers``,
-    Llama-4 ``interleave_moe_layer_step`` (dense layers use ``intermediate_size_mlp``), else every layer.
+    a per-layer ``moe_layer_freq`` list (MiMo-V2, MiniMax-M3: a true entry is MoE), DeepSeek/GLM
+    ``first_k_dense_replace``/``moe_layer_freq``, Llama-4 ``interleave_moe_layer_step`` (dense layers use
+    ``intermediate_size_mlp``), ``mlp_layer_types`` ("sparse": Laguna), Qwen-MoE ``decoder_sparse_step``/
+    ``mlp_only_layers``, Jamba ``expert_layer_period``/``expert_layer_offset``, else every layer; MiniMax-M3's
+    dense layers use ``dense_intermediate_size``.
     MTP layers (``num_nextn_predict_layers``) are not counted.
 
     ``sink``, when given, receives one ``(module, elements, part)`` per quantizable module (``part`` is
@@ -442,13 +445,29 @@ def _param_breakdown(
     pattern = nemotron_h_pattern(t)
     blocks = t.get("block_configs") if isinstance(t.get("block_configs"), list) else None
 
+    freq_list = t.get("moe_layer_freq") if isinstance(t.get("moe_layer_freq"), list) else None
+    mlp_types = t.get("mlp_layer_types") if isinstance(t.get("mlp_layer_types"), list) else None
+
     def is_moe_layer(i: int) -> bool:
         if not E:
             return False
+        if freq_list is not None:
+            # a per-layer list: MiMo-V2-Flash's first layer is dense (vllm@0.34.0 mimo_v2.py::MiMoV2DecoderLayer.
+            # is_moe_layer: ``moe_layer_freq[layer_idx]``); MiniMax-M3's config class makes it ``mlp_layer_types``
+            # (transformers 5.25.0 configuration_minimax_m3.py: "sparse" if f else "dense")
+            return i < len(freq_list) and bool(freq_list[i])
         if "first_k_dense_replace" in t or "moe_layer_freq" in t:
             return i >= first_dense and i % freq == 0
+        if mt == "jamba":
+            # Jamba: experts on every expert_layer_period-th layer from expert_layer_offset, a dense MLP of
+            # intermediate_size elsewhere (vllm@0.34.0 jamba.py: JambaMoE where config.layers_num_experts[i] > 1;
+            # transformers 5.25.0 JambaConfig.layers_num_experts: num_experts if i % period == offset, defaults 2, 1)
+            return i % (_i(t.get("expert_layer_period"), 2) or 1) == _i(t.get("expert_layer_offset"), 1)
         if mt.startswith("llama4"):
             return (i + 1) % l4_step == 0
+        if mlp_types is not None:
+            # Laguna: ``mlp_layer_types[layer_idx] == "sparse"`` (vllm@0.34.0 laguna.py::LagunaDecoderLayer)
+            return i < len(mlp_types) and mlp_types[i] == "sparse"
         if "decoder_sparse_step" in t or mlp_only:
             return i not in mlp_only and (i + 1) % sparse_step == 0
         return True
@@ -688,7 +707,15 @@ def _param_breakdown(
             if not ffn.get("no_op") and ffn.get("ffn_mult") is not None:
                 put_mlp(i, "mlp", ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h))
             continue
-        dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
+        dense_i = (
+            _i(t.get("intermediate_size_mlp"))
+            if mt.startswith("llama4")
+            # MiniMax-M3's dense layers (vllm@0.34.0 vllm/models/minimax_m3/nvidia/model.py: MiniMaxM3MLP of
+            # config.dense_intermediate_size; intermediate_size is the experts')
+            else _i(t.get("dense_intermediate_size"))
+            if mt.startswith("minimax_m3")
+            else I_dense
+        )
         dense_i = dense_i or I_dense
         if t.get("use_double_wide_mlp") is True and i < len(spec.layers) and spec.layers[i].kv_shared:
             # Gemma 4 E2B: a KV-shared layer's MLP is twice as wide (vllm gemma4.py Gemma4DecoderLayer:
@@ -1742,8 +1769,8 @@ def tp_replicated_bytes(
     * the Whisper-style audio encoder and its projector (:func:`audio_params`, at the activation dtype): vLLM builds
       them from transformers' ``Qwen2AudioEncoder`` / ``Qwen2_5OmniAudioEncoder`` and plain ``nn.Linear``
       projectors, no tensor-parallel layers (``vllm@0.34.0:vllm/model_executor/models/qwen2_audio.py``,
-      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. Like the rest, it is spread over pipeline stages
-      by their layers, although vLLM keeps the towers on the first stage only (``_mark_tower_model``).
+      ``qwen2_5_omni_thinker.py``), so every rank holds all of it. A pipeline stage holds the towers whole or not
+      at all (:func:`kvlint.memory.vllm.pipeline_towers` takes this term out of the stages' layer share).
 
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
     heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the

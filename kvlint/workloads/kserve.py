@@ -122,7 +122,12 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             replicas=int_or_none(pred.get("replicas")),
             extra_meta=pred,
         )
-        return [_with_facts(w, custom_storage_facts(pred))]
+        facts = custom_storage_facts(pred)
+        if facts:
+            # the storage initializer (or modelcar) mounts /mnt/models into kserve-container alone: another
+            # container of the pod (a second engine with its own model) keeps its own
+            w = replaced(w, model_container=str(facts.pop("container") or ""))
+        return [_with_facts(w, facts)]
     return []
 
 
@@ -135,19 +140,21 @@ MODEL_MOUNT = "/mnt/models"
 
 def custom_storage_facts(pred: dict) -> dict[str, str | None]:
     """The :class:`~kvlint.types.Workload` facts of the ``STORAGE_URI`` env of a custom predictor's container (the
-    one named ``kserve-container``, or its only container): KServe v1beta1 ``CustomPredictor.GetStorageUri``
-    (pkg/apis/serving/v1beta1/predictor_custom.go) returns that value, and the storage initializer downloads the
-    model there to ``/mnt/models`` (an ``oci://`` modelcar is mounted there) as for a predictor's ``storageUri``.
-    Taken only when the container's command or arguments read ``/mnt/models``: then an ``hf://`` or ``oci://`` URI
-    names the model (``derived_model``) and an object-store, web or PVC one is where it is stored
-    (``model_storage``, the catalogued model its last component names). Empty otherwise."""
+    one named ``kserve-container``, or the first one when it is the only one or unnamed: ``CustomPredictor.Default``
+    names it so): KServe v1beta1 ``CustomPredictor.GetStorageUri`` (pkg/apis/serving/v1beta1/predictor_custom.go)
+    returns that value, and the storage initializer downloads the model there to ``/mnt/models``, mounted into
+    ``kserve-container`` (an ``oci://`` modelcar is mounted there), as for a predictor's ``storageUri``. Taken only
+    when the container's command or arguments read ``/mnt/models``: then an ``hf://`` or ``oci://`` URI names the
+    model (``derived_model``) and an object-store, web or PVC one is where it is stored (``model_storage``, the
+    catalogued model its last component names), with ``container`` the name of the container they are for (as
+    written, "" when unnamed). Empty otherwise."""
     containers = pred.get("containers")
-    if not isinstance(containers, list):
+    if not isinstance(containers, list) or not containers:
         return {}
     named = [c for c in containers if isinstance(c, dict) and c.get("name") == KSERVE_CONTAINER]
     if named:
         container = named[0]
-    elif len(containers) == 1 and isinstance(containers[0], dict):
+    elif isinstance(containers[0], dict) and (len(containers) == 1 or not containers[0].get("name")):
         container = containers[0]
     else:
         return {}
@@ -163,6 +170,7 @@ def custom_storage_facts(pred: dict) -> dict[str, str | None]:
     return {
         "derived_model": model_from_uri(uri, oci=True),
         "model_storage": storage_location({"storageUri": uri}, None),
+        "container": str(container.get("name") or ""),
     }
 
 

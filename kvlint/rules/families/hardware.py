@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.accelerators.registry import llvm_target
 from kvlint.engines.images import (
     VLLM_ROCM_INDEX,
     VLLM_ROCM_WHEELS,
@@ -27,6 +28,8 @@ from kvlint.engines.images import (
     platform_of,
     pypi_cuda_wheel,
     repository_path,
+    rocm_build_tag,
+    rocm_build_target,
     rocm_index_outbid,
     split_image,
     uv_best_match,
@@ -34,6 +37,7 @@ from kvlint.engines.images import (
 from kvlint.gpu_resources import AMD_GPU, GAUDI_RESOURCE, NON_GPU_RESOURCES, NVIDIA_GPU, TPU_RESOURCE
 from kvlint.memory.compat import (
     bf16_refusal,
+    build_target_mismatch,
     compressed_tensors_scheme,
     fp8_kv_support_on,
     image_platform_mismatch,
@@ -307,6 +311,22 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     platform = image_platform_mismatch(s, p.accelerator, p.resource)
     if platform is None:
+        if build_target_mismatch(s, p.accelerator) is not None:
+            # an image built for one AMD architecture (SGLang's -mi30x tags) on an AMD GPU of another
+            built, word = rocm_build_target(s.image) or ("", "")
+            target = llvm_target(p.accelerator.id) or ""
+            family = rocm_build_tag(target)
+            yield ctx.finding(
+                f"image '{s.image}' is SGLang's {built} build but the pod is placed on {p.accelerator.name} "
+                f"({target}; {p.how}); the {word} tag's sgl-kernel and AITER kernels are compiled for {built} "
+                f"alone and hold no code for {target}",
+                p.loc or loc_of(s.container, "image"),
+                fix=(
+                    f"use the SGLang image built for {p.accelerator.name} (the -{family} tag of the same release)"
+                    if family
+                    else f"place the pod on a {built} GPU"
+                ),
+            )
         return
     vendor = p.accelerator.vendor
     if vendor == "amd" and platform == "cuda" and pypi_wheel:

@@ -11,7 +11,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Literal
 
 from kvlint.accelerators import registry as cat
@@ -1776,17 +1776,41 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
         at = loc_of(s.container, "resources") or s.container.loc
         nim = _nim_gpu_fix(w) or _llmaz_gpu_fix(w)
+        runtime = _nvidia_runtime_class(w.pod_spec)
         # a ROCm build runs on AMD GPUs, which AMD's device plugin advertises as amd.com/gpu
         gpu = AMD_GPU if platform == "rocm" else NVIDIA_GPU
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
-            "a node without a GPU, or it may share one it was not given",
+            "a node without a GPU, or it may share one it was not given"
+            + (
+                f"; the pod's runtimeClassName {runtime} runs it with NVIDIA's container runtime, which gives a "
+                "container that requests no GPU the devices its NVIDIA_VISIBLE_DEVICES names (all of the node's in "
+                "the CUDA base images the engines are built on) unless the node sets "
+                "accept-nvidia-visible-devices-envvar-when-unprivileged = false: every GPU of the node, of which "
+                "the scheduler counts none for this pod"
+                if runtime is not None
+                else ""
+            ),
             at,
             # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
             fix=nim
             or f"set resources.limits['{gpu}'] to the number of GPUs the engine uses"
             + _kustomize_base_fix(at.file if at is not None else None),
         )
+
+
+def _nvidia_runtime_class(pod_spec: object) -> str | None:
+    """The pod's ``runtimeClassName`` when it names NVIDIA's container runtime (``nvidia``, and the GPU Operator's
+    ``nvidia-cdi`` and ``nvidia-legacy``: a name starting ``nvidia``), else None. That runtime's hook exposes the
+    devices a container's ``NVIDIA_VISIBLE_DEVICES`` names whether or not the pod requested GPUs
+    (NVIDIA/nvidia-container-toolkit@v1.20.0 ``api/config/v1/config.go::GetDefault``:
+    ``AcceptEnvvarUnprivileged: true``, the ``accept-nvidia-visible-devices-envvar-when-unprivileged`` setting),
+    and the CUDA base images set it to ``all``; the device plugin overrides it only for a container that requests
+    ``nvidia.com/gpu``."""
+    name = pod_spec.get("runtimeClassName") if isinstance(pod_spec, Mapping) else None
+    if isinstance(name, str) and name.strip().lower().startswith("nvidia"):
+        return name.strip()
+    return None
 
 
 def _nim_gpu_fix(w: object) -> str | None:

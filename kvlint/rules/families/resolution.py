@@ -42,6 +42,7 @@ from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized
 from kvlint.rules.families.parallelism import idle_gpus
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
+from kvlint.template_params import unresolved_parameters
 from kvlint.types import TYPED_COMMAND, ContainerResult, Diagnostic, Mark, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int
 from kvlint.wording import count, platform_name, with_article
@@ -626,6 +627,19 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             severity="info",
         )
         return
+    parameter = _template_parameter(ctx, name) if cr.model is None else None
+    if parameter is not None:
+        # an OpenShift Template's parameter with no value: oc process fills it in before anything runs
+        yield ctx.finding(
+            f"the model '{name}' holds ${{{parameter}}}, a parameter of this OpenShift Template with no value, which "
+            f"oc process fills in (-p {parameter}=VALUE, or generated) before the objects are created, so "
+            "capacity rules were skipped",
+            s.model.loc,
+            fix=f"process the Template with the values you deploy and lint the result (oc process -f FILE "
+            f"-p {parameter}=VALUE | kvlint check -), or give {parameter} a value in the Template's parameters",
+            severity="info",
+        )
+        return
     literal = _literal_reference(s, name) if cr.model is None else None
     if literal is not None:
         yield _literal_model(ctx, name, *literal)
@@ -895,6 +909,23 @@ def _literal_reference(s: ServingConfig, name: str) -> tuple[str, bool] | None:
     if k is not None and not _env_defines(s, k.group(1)):
         return k.group(1), True
     return None
+
+
+def _template_parameter(ctx: RuleContext, name: str) -> str | None:
+    """The first parameter with no value (:func:`kvlint.template_params.unresolved_parameters`) of the OpenShift
+    ``Template`` holding the workload that the model ``name`` references as ``${NAME}``, which ``oc process``
+    substitutes (openshift/library-go ``pkg/template/templateprocessing/template.go``, ``stringParameterExp``)
+    in every string of the Template's objects before they are created, shell script or not; None otherwise
+    (another document, or a name the Template does not declare, which reaches the engine as written)."""
+    doc = ctx.workload.doc
+    if doc is None or doc.kind != "Template" or "${" not in name:
+        return None
+    unset = unresolved_parameters(doc.data)
+    return next((m.group(1) for m in _TEMPLATE_REFERENCE.finditer(name) if m.group(1) in unset), None)
+
+
+#: ``oc process``'s string reference ``${NAME}`` (openshift/library-go ``template.go``, ``stringParameterExp``).
+_TEMPLATE_REFERENCE = re.compile(r"\$\{([a-zA-Z0-9_]+?)\}")
 
 
 def _literal_model(ctx: RuleContext, name: str, var: str, kubelet: bool) -> Diagnostic:

@@ -1,0 +1,109 @@
+"""Which decoder layers of a MoE model hold experts when the config lists them per layer, and how wide the others'
+dense MLP is (``kvlint.models.weights._param_breakdown``'s ``is_moe_layer``; the same choice sizes each pipeline
+stage through ``decoder_layer_bytes``).
+
+- MiMo-V2-Flash lists ``moe_layer_freq`` per layer, ``[0, 1, 1, ...]``: vLLM builds layer 0 with a dense MLP of
+  ``intermediate_size`` (vllm@0.34.0 ``vllm/model_executor/models/mimo_v2.py::MiMoV2DecoderLayer.is_moe_layer``:
+  ``moe_layer_freq[layer_idx]``). kvlint read the list as a frequency of 1 and priced 48 MoE layers.
+- MiniMax-M3's config class makes ``mlp_layer_types`` of that list (transformers 5.25.0
+  ``configuration_minimax_m3.py``), and its dense layers' MLP is ``dense_intermediate_size`` wide (vllm@0.34.0
+  ``vllm/models/minimax_m3/nvidia/model.py``: ``MiniMaxM3MLP(intermediate_size=config.dense_intermediate_size)``);
+  kvlint gave them ``intermediate_size`` (the experts' width).
+- Laguna-XS.2 names its dense layer only in ``mlp_layer_types`` (vllm@0.34.0 ``laguna.py::LagunaDecoderLayer``:
+  ``get_mlp_layer_types(config)[layer_idx] == "sparse"``); kvlint priced every layer MoE.
+
+The expected counts are the configs' own shapes (the bundled catalogue's config.json), not any engine output.
+"""
+
+from __future__ import annotations
+
+from kvlint.models import resolve_model
+from kvlint.models.weights import decoder_layer_bytes, param_breakdown
+
+
+def _cfg(ref: str) -> dict:
+    m = resolve_model(ref, allow_hub=False)
+    return m, (m.text_config or m.config)
+
+
+def test_mimo_v2_flash_first_layer_is_dense() -> None:
+    m, t = _cfg("XiaomiMiMo/MiMo-V2-Flash")
+    freq = t["moe_layer_freq"]
+    assert isinstance(freq, list) and not freq[0] and all(freq[1:])
+    per_layer = m.num_experts * 3 * m.hidden_size * m.moe_intermediate_size
+    assert param_breakdown(m)["experts"] == (len(freq) - 1) * per_layer
+    layers = decoder_layer_bytes(m, dtype_bytes=2)
+    assert [i for i, (_, e) in enumerate(layers) if e == 0] == [0]
+
+
+def test_minimax_m3_dense_layers_use_dense_intermediate_size() -> None:
+    m, t = _cfg("MiniMaxAI/MiniMax-M3")
+    dense = [i for i, f in enumerate(t["moe_layer_freq"]) if not f]
+    assert dense == [0, 1, 2]
+    layers = decoder_layer_bytes(m, dtype_bytes=2)
+    assert [i for i, (_, e) in enumerate(layers) if e == 0] == dense
+    # layer 0 and layer 3 share their attention; layer 3's MLP is the shared expert (moe_intermediate_size wide,
+    # n_shared_experts 1), layer 0's the dense MLP of dense_intermediate_size
+    h, rate = m.hidden_size, 2
+    extra = 3 * h * (t["dense_intermediate_size"] - t["shared_intermediate_size"]) * rate
+    assert t["dense_intermediate_size"] != t["intermediate_size"]
+    assert layers[0][0] - layers[3][0] == extra
+
+
+def test_laguna_mlp_layer_types_name_the_dense_layer() -> None:
+    m, t = _cfg("poolside/Laguna-XS.2-FP8")
+    sparse = [x == "sparse" for x in t["mlp_layer_types"]]
+    assert not sparse[0] and all(sparse[1:]) and "mlp_only_layers" not in t
+    layers = decoder_layer_bytes(m, dtype_bytes=2)
+    assert [i for i, (_, e) in enumerate(layers) if e == 0] == [0]
+    per_layer = m.num_experts * 3 * m.hidden_size * m.moe_intermediate_size
+    assert param_breakdown(m)["experts"] == sum(sparse) * per_layer
+
+
+def _jamba(**over: object) -> dict:
+    """A Jamba config of the shapes ``JambaConfig`` documents (transformers 5.25.0 ``configuration_jamba.py``),
+    written for the test, 32 layers: attention every 8th from 4, the rest Mamba."""
+    cfg = {
+        "architectures": ["JambaForCausalLM"],
+        "model_type": "jamba",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 65536,
+        "attn_layer_period": 8,
+        "attn_layer_offset": 4,
+        "expert_layer_period": 2,
+        "expert_layer_offset": 1,
+        "num_experts": 16,
+        "num_experts_per_tok": 2,
+        "mamba_d_state": 16,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_dt_rank": 256,
+        "torch_dtype": "bfloat16",
+    }
+    cfg.update(over)
+    return {k: v for k, v in cfg.items() if v is not None}
+
+
+def test_jamba_experts_only_on_its_expert_layers() -> None:
+    """vLLM builds ``JambaMoE`` where ``config.layers_num_experts[i] > 1`` (vllm@0.34.0 ``jamba.py``), which
+    ``JambaConfig`` sets on layers with ``i % expert_layer_period == expert_layer_offset`` (defaults 2 and 1), and
+    a ``JambaMLP`` of ``intermediate_size`` elsewhere. kvlint priced 32 MoE layers: 93.8 B parameters for
+    Jamba-v0.1's shapes, where 16 MoE and 16 dense layers are 51.6 B."""
+    from kvlint.models.config import parse_config
+
+    for over, moe in (({}, [i for i in range(32) if i % 2 == 1]), ({"expert_layer_period": 4,
+                      "expert_layer_offset": 3}, [3, 7, 11, 15, 19, 23, 27, 31]),
+                      ({"expert_layer_period": None, "expert_layer_offset": None}, list(range(1, 32, 2)))):  # fmt: skip
+        m = parse_config(_jamba(**over), model_id="test/jamba-like", source="test")
+        layers = decoder_layer_bytes(m, dtype_bytes=2)
+        assert [i for i, (_, e) in enumerate(layers) if e] == moe
+        h, inter = 4096, 14336
+        assert param_breakdown(m)["experts"] == len(moe) * 16 * 3 * h * inter
+        dense = [i for i in range(32) if i not in moe]
+        # a dense layer holds one MLP of intermediate_size more than a MoE layer of the same mixer
+        a, b = next(i for i in dense if i % 8 != 4), next(i for i in moe if i % 8 != 4)
+        assert layers[a][0] - layers[b][0] == 3 * h * inter * 2
