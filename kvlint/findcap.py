@@ -112,7 +112,7 @@ def cap_per_rule(
             rest = [diags[i] for i in at]
             first = rest[0]
             what = (
-                f"{len(rest):,} more {rule} findings"
+                f"{len(rest):,} more {rule} finding{'' if len(rest) == 1 else 's'}"
                 if len(by_severity) == 1
                 else f"{len(rest):,} more {rule} {severity}{'' if len(rest) == 1 else 's'}"
             )

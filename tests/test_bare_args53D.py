@@ -23,6 +23,8 @@ spec:
         command: %s
         args: %s
         resources: {limits: {nvidia.com/gpu: 1}}
+        env:
+        - {name: EXTRA_ARGS, valueFrom: {secretKeyRef: {name: engine, key: args}}}
 """
 
 _TGI = "ghcr.io/huggingface/text-generation-inference:3.0.1"

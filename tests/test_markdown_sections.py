@@ -77,3 +77,30 @@ def test_a_worker_sized_with_its_leader_says_so(jobs: int) -> None:
     text = "\n".join(worker)
     assert "No memory plan" not in text and "model `?`" not in text
     assert "Sized with its leader: this worker joins the engine of container `vllm-leader`" in text
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_a_finding_in_another_file_than_its_container_is_counted(jobs: int) -> None:
+    """An InferenceService sized with the ServingRuntime of another file: its KV208 is on the runtime's image,
+    in the runtime's file. Counted by the container's file, the section said 2 findings of a container with 3
+    (parasol-insurance, granite-3-1-8b-instruct); every finding of a container is counted in its section, once."""
+    from kvlint.types import findings_stood_for
+
+    chart = ROOT / "fixtures" / "collected" / "charts" / "parasol-insurance-ic-shared-llm"
+    result = _result([chart], jobs)
+    named = {(c.object_ref, c.container_name) for c in result.containers}
+    mine: dict[tuple[str, str], int] = {}
+    elsewhere = 0
+    for d in result.diagnostics:
+        if (d.object, d.container) in named:
+            mine[(d.object, d.container)] = mine.get((d.object, d.container), 0) + findings_stood_for(d)
+            at = next(
+                c for c in result.containers if (c.object_ref, c.container_name) == (d.object, d.container)
+            )
+            elsewhere += d.loc is not None and d.loc.file != at.workload.doc.path
+    assert elsewhere > 0  # the case: a finding in the ServingRuntime's file
+    sections = _sections(render("markdown", result))
+    assert len(sections) == len(result.containers) == len(named)
+    for c, lines in zip(result.containers, sections, strict=True):
+        n = mine.get((c.object_ref, c.container_name), 0)
+        assert f" · {n} finding{'s' if n != 1 else ''} · " in lines[2], (n, lines[2])

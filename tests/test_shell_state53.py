@@ -36,10 +36,16 @@ spec:
         resources: {limits: {nvidia.com/gpu: 4}}
 """
 
+#: the container's env declaring ARGS and EXTRA_ARGS from a Secret kvlint cannot read (their values unknown)
+_SECRET_ARGS = """        env:
+        - {name: ARGS, valueFrom: {secretKeyRef: {name: engine, key: args}}}
+        - {name: EXTRA_ARGS, valueFrom: {secretKeyRef: {name: engine, key: args}}}
+"""
 
-def _findings(script: str, shell: str = "bash") -> dict[str, list[str]]:
+
+def _findings(script: str, shell: str = "bash", env: str = "") -> dict[str, list[str]]:
     result = run_documents(
-        load_text(_MANIFEST % (shell, json.dumps(script)), "d.yaml"), Options(allow_hub=False)
+        load_text(_MANIFEST % (shell, json.dumps(script)) + env, "d.yaml"), Options(allow_hub=False)
     )
     out: dict[str, list[str]] = {}
     for d in result.diagnostics:
@@ -247,10 +253,19 @@ def test_a_bare_word_kvlint_cannot_expand_leaves_the_arguments_not_all_read(
         {**env, "ARGS": "--tensor-parallel-size 4 --max-model-len 8192"},
     )
     assert argv[3:] == ["--tensor-parallel-size", "4", "--max-model-len", "8192"]
-    got = _findings(script)
+    got = _findings(script, env=_SECRET_ARGS)
     assert "KV403" not in got and "KV202" not in got, got
     (msg,) = got["KV503"]
     assert msg.startswith(f"the vLLM command's arguments are not all known: {word} expands to arguments"), msg
     assert "not sized" in msg
+    # any name may come from an envFrom kvlint does not read
+    got = _findings(script, env="        envFrom: [{secretRef: {name: engine}}]\n")
+    assert "KV403" not in got and "KV202" not in got, got
+    # a variable the container does not declare is unset as far as the manifest says (bash expands the word to
+    # nothing; the image's ENV is not read, as for ${X:-d}): the defaults stand, an info says what was assumed
+    got = _findings(script)
+    assert "KV403" in got and "KV202" in got, got
+    (msg,) = got["KV503"]
+    assert "not set in the container env" in msg and "not all known" not in msg, msg
     # an option's value from a variable is one setting unknown, the rest read (KV202 still given)
     assert "KV202" in _findings("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size $TP")

@@ -50,6 +50,7 @@ def _walk(node: Any) -> Any:
 _OLD_ENVSUBST_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
 _OLD_KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
 _OLD_CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_OLD_DUNDER_RE = re.compile(r"^__[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*__$")  # sizing53: __MODEL__, __LWS_NAME__
 
 
 def _old_image_placeholder(image: str) -> str | None:
@@ -61,7 +62,7 @@ def _old_image_placeholder(image: str) -> str | None:
         return "an envsubst-style ${VAR} placeholder"
     if _OLD_KUSTOMIZE_VAR_RE.search(img):
         return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
-    if _OLD_CAPS_RE.match(img):
+    if _OLD_CAPS_RE.match(img) or _OLD_DUNDER_RE.match(img):
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
     if img.startswith("<") and img.endswith(">"):
         return "a <...> placeholder to fill in by hand"

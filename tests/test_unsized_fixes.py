@@ -233,3 +233,69 @@ def test_gpu_unknown_fix_names_a_gpu_the_container_fits_on(tmp_path: Path) -> No
     # the 8B model fits on L4: the example stays l4
     small = _run(tmp_path, _first_doc(RULES / "KV501" / "vllm.yaml"), "--no-config")
     assert "--accelerator l4 " in _only(small, "KV501")["fix"]
+
+
+def _example_sizes(
+    tmp_path: Path, text: str, *args: str
+) -> tuple[dict[str, str], str, tuple[str, str | None]]:
+    """KV501's fleet verdicts, the GPU its fix names, and how the container is sized once the fix's first
+    nodeSelector label (else its annotation) names that GPU, with the same ``args``."""
+    from kvlint.accelerators.registry import lookup
+
+    kv501 = _only(_run(tmp_path, text, *args), "KV501")
+    gpu = re.search(r"--accelerator (\S+) ", kv501["fix"]).group(1)
+    label = re.search(r"a nodeSelector ([a-z0-9.]+/[a-z0-9.-]+): ([A-Za-z0-9_.-]+)", kv501["fix"])
+    pod = "    spec:\n      containers:\n"
+    assert pod in text
+    if label is not None:
+        named = text.replace(
+            pod, f"    spec:\n      nodeSelector:\n        {label[1]}: {label[2]}\n      containers:\n", 1
+        )
+    else:
+        named = text.replace("metadata:", f"metadata:\n  annotations: {{kvlint.io/accelerator: {gpu}}}\n", 1)
+    acc = lookup(gpu)
+    assert acc is not None
+    return _fleet_verdicts(kv501["message"]), acc.name, _sizing(_run(tmp_path, named, *args))
+
+
+_AMD_SGLANG = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n      containers:\n"
+    "        - name: sglang\n          image: IMAGE\n          command: [python3, -m, sglang.launch_server, "
+    "--model-path, Qwen/Qwen2.5-7B-Instruct, --context-length, '8192']\n"
+    "          resources: {limits: {amd.com/gpu: 1}}\n"
+)
+
+
+def test_gpu_unknown_fix_names_a_gpu_of_a_single_architecture_rocm_image(tmp_path: Path) -> None:
+    """SGLang's ...-rocm700-mi35x image is built for gfx950 alone, and KV501 plans it on the MI355X only ("it runs
+    on no other AMD architecture"); its fix said "name the GPU (mi300x in these examples)", a gfx942 GPU the image
+    does not run on. The example is a GPU of the fleet plan, and naming it sizes the container."""
+    text = _AMD_SGLANG.replace("IMAGE", "lmsysorg/sglang:v0.5.8-rocm700-mi35x")
+    verdicts, name, sized = _example_sizes(tmp_path, text, "--no-config")
+    assert verdicts == {"AMD Instinct MI355X": "fits"}
+    assert name == "AMD Instinct MI355X" and sized[0] == "plan", (name, sized)
+
+
+def test_gpu_unknown_fix_names_a_gpu_of_the_configured_fleet(tmp_path: Path) -> None:
+    """A .kvlint.yaml fleet of A10G and L40S, on both of which the 8B model fits: the fix named l4, a GPU of no
+    node in that fleet. It names the smallest fleet GPU the container fits on, as the catalogue labels it."""
+    cfg = tmp_path / "kvlint.yaml"
+    cfg.write_text("fleet: [l40s, a10g]\n", encoding="utf-8")
+    text = _first_doc(RULES / "KV501" / "vllm.yaml")
+    verdicts, name, sized = _example_sizes(tmp_path, text, "--config", str(cfg))
+    assert set(verdicts) == {"NVIDIA A10G", "NVIDIA L40S"} and set(verdicts.values()) == {"fits"}
+    assert name == "NVIDIA A10G" and sized[0] == "plan", (name, sized)
+
+
+def test_gpu_unknown_fix_of_a_container_that_fits_no_gpu_names_the_largest(tmp_path: Path) -> None:
+    """A 405B model on one GPU fits none of the default fleet: the example was l4, the GPU it fails on by the
+    most. It is the largest GPU of the fleet plan, the one it comes nearest fitting on."""
+    from kvlint.accelerators.registry import catalogue
+
+    text = _first_doc(RULES / "KV501" / "vllm.yaml").replace(
+        "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-405B"
+    )
+    verdicts, name, _ = _example_sizes(tmp_path, text, "--no-config")
+    assert "fits" not in verdicts.values() and name in verdicts
+    by_name = {a.name: a.memory_bytes for a in catalogue().values()}
+    assert by_name[name] == max(by_name[n] for n in verdicts), (name, verdicts)

@@ -193,6 +193,35 @@ def aliases() -> dict[str, str]:
     return dict(_cat().aliases)
 
 
+def naming_labels(acc_id: str) -> tuple[str, list[tuple[str, str]]]:
+    """How a fix names catalogue GPU ``acc_id``: ``(short name, [(node label, value), ...])``, the shortest alias
+    that resolves to it (else its id), and the label values the catalogue records for it, each one that reads back
+    as that GPU: NVIDIA GPU Feature Discovery's ``nvidia.com/gpu.product`` and GKE's
+    ``cloud.google.com/gke-accelerator``, the AMD GPU node labeller's ``amd.com/gpu.product-name`` (the first
+    value of each, in the catalogue's order). KV501's example GPU when it is none of its own examples."""
+    cat = _cat()
+    names = sorted((a for a, gid in cat.aliases.items() if gid == acc_id), key=lambda a: (len(a), a))
+    short = acc_id
+    for name in names:
+        named = lookup(name)
+        if named is not None and named.id == acc_id:
+            short = name
+            break
+    labels = cat.raw["labels"]
+    out: list[tuple[str, str]] = []
+    for table, key, read in (
+        ("nvidia_gpu_product", "nvidia.com/gpu.product", lambda v: gfd_product(v)[0]),
+        ("gke_accelerator", "cloud.google.com/gke-accelerator", lambda v: gke_accelerator(v)[0]),
+        ("amd_gpu_product_name", "amd.com/gpu.product-name", amd_product_name),
+    ):
+        for value, row in labels[table]["values"].items():
+            acc = read(value) if row.get("id") == acc_id else None
+            if acc is not None and acc.id == acc_id:
+                out.append((key, value))
+                break
+    return short, out
+
+
 def alias_notes() -> dict[str, str]:
     """Short alias -> one-line explanation (what it stands for, which choice was made when ambiguous)."""
     return dict(_cat().alias_notes)

@@ -201,6 +201,9 @@ def container_env(
     entries = container.get("env")
     if not isinstance(entries, list):
         return env, locs
+    # the names defined so far with a value not known here (a valueFrom left out; any name when an envFrom was not
+    # read): the kubelet substitutes their values into a later entry's $(NAME), so that entry is not known either
+    unread = _Unread(env, any_name=isinstance(sources, list) and _env_from_unread(sources, listed))
     for e in entries:
         if not isinstance(e, Mapping):
             continue
@@ -216,10 +219,16 @@ def container_env(
             if "$" in text:
                 value = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)[0]
                 grown += max(0, len(value) - len(text))
+                if unread and "$(" in value and _UNREAD in k8s_expand(text, unread)[0]:
+                    env.pop(key, None)
+                    locs.pop(key, None)
+                    unread.names.add(key)
+                    continue
             else:  # nothing to expand (most values): k8s_expand would return the text
                 value = text
             env[key] = value
             locs[key] = loc_of(e, "value")
+            unread.names.discard(key)
             continue
         ref = e.get("valueFrom")
         ref = ref.get("configMapKeyRef") if isinstance(ref, Mapping) else None
@@ -235,10 +244,57 @@ def container_env(
             found = configmap_value(configmaps, ref["name"], ref["key"], namespace)
         if found is not None:
             env[e["name"]], locs[e["name"]] = found
+            unread.names.discard(key)
         else:
             env.pop(e["name"], None)
             locs.pop(e["name"], None)
+            unread.names.add(key)
     return env, locs
+
+
+#: What :class:`_Unread` gives for a variable whose value is not known (no env value holds a NUL: execve's strings
+#: end at one).
+_UNREAD = "\0"
+
+
+class _Unread(Mapping[str, str]):
+    """:func:`container_env`'s variables as a probe of a later entry's ``$(NAME)`` for :func:`k8s_expand`: nothing
+    for a name known (``env``: the probe is never longer than the text, however long the values), :data:`_UNREAD`
+    for a name defined with a value not known (``names``; any name not in ``env`` when ``any_name``: an ``envFrom``
+    not read). True when some name may be unread."""
+
+    __slots__ = ("any_name", "env", "names")
+
+    def __init__(self, env: Mapping[str, str], any_name: bool) -> None:
+        self.env, self.any_name, self.names = env, any_name, set[str]()
+
+    def __getitem__(self, name: str) -> str:
+        if name in self.env:
+            return ""
+        if self.any_name or name in self.names:
+            return _UNREAD
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.env)
+
+    def __len__(self) -> int:
+        return len(self.env)
+
+    def __bool__(self) -> bool:
+        return self.any_name or bool(self.names)
+
+
+def _env_from_unread(sources: list, listed: Mapping[str, list[tuple[str, str, Loc | None]]]) -> bool:
+    """Whether an ``envFrom`` entry of ``sources`` defines variables :func:`container_env` did not read (a
+    ``secretRef``, a ConfigMap not among the inputs or empty: ``listed``, the ConfigMaps it read, by name), as
+    :func:`env_unknown` takes it."""
+    for src in sources:
+        ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+        name = ref.get("name") if isinstance(ref, Mapping) else None
+        if not isinstance(name, str) or not listed.get(name):
+            return True
+    return False
 
 
 def env_unknown(

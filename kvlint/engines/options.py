@@ -156,10 +156,39 @@ def bare_expansion(word: str) -> bool:
 
 
 def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> None:
-    """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``)."""
-    arguments_not_all_read(
-        cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
+    """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``) whose variable
+    the container declares with a value kvlint cannot read (an ``env`` entry's ``valueFrom``, or any name when the
+    container has an ``envFrom``). A variable the container does not declare at all is unset as far as the manifest
+    says (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
+    bash expands the word to nothing: an info note, and the engine defaults stand (a KServe LLMInferenceService
+    preset's ``${VLLM_ADDITIONAL_ARGS}`` that the service does not set)."""
+    if _declared_unknown(cfg.container, word):
+        arguments_not_all_read(
+            cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
+        )
+        return
+    cfg.findings.append(
+        Finding(
+            rule="KV503",
+            message=f"{word} expands to arguments kvlint cannot see (not set in the container env: the shell "
+            "expands it to nothing unless the image sets it)",
+            loc=loc,
+            severity="info",
+        )
     )
+
+
+def _declared_unknown(container: object, word: str) -> bool:
+    """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``; ``$@`` always) may hold words: the
+    container's ``env`` names it, or the container has an ``envFrom`` (any name may come from it)."""
+    m = _VARIABLE_RE.search(word)
+    if m is None or not isinstance(container, dict):
+        return True
+    if container.get("envFrom"):
+        return True
+    name = m.group(1) or m.group(2) or m.group(3)
+    env = container.get("env")
+    return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
 
 
 def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> None:
@@ -895,7 +924,7 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
     severity = next((f.severity for f in extra if f.severity == "error"), first.severity)
     out[at] = Finding(
         rule="KV205",
-        message=f"{len(extra):,} more unknown options: {named} (kvlint reports the first {MAX_UNKNOWN_OPTIONS} "
+        message=f"{len(extra):,} more unknown option{'' if len(extra) == 1 else 's'}: {named} (kvlint reports the first {MAX_UNKNOWN_OPTIONS} "
         "unknown options of a command line one by one)",
         loc=first.loc,
         fix="remove or correct each of them; with fewer unknown options, each is reported with what wrote it and "

@@ -217,6 +217,46 @@ def plan_table_lines(p: MemoryPlan, serving: ServingConfig | None = None) -> lis
     return lines
 
 
+def _findings_per_container(result: CheckResult) -> list[int]:
+    """The findings of each of ``result.containers`` (:func:`findings_stood_for` each), every finding of an
+    object and container name counted once: to the one container of that object and name, else (objects of one
+    name in several files) to the one in the finding's file, else (containers of one name in one object, a
+    prefill and a decode template) to the one whose container starts nearest above the finding's line, else to the
+    first. Counted by file alone, a finding kvlint places in another file than the container's (an
+    InferenceService's KV208 on its ServingRuntime's image, a chart's values.yaml) was counted nowhere; by name
+    alone, two objects of one name counted each other's."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, c in enumerate(result.containers):
+        groups.setdefault((c.object_ref, c.container_name), []).append(i)
+    counts = [0] * len(result.containers)
+    for d in result.diagnostics:
+        ids = groups.get((d.object, d.container))
+        if not ids:
+            continue
+        if len(ids) > 1 and d.loc is not None:
+            files = [
+                i
+                for i in ids
+                if d.loc.file
+                in {
+                    result.containers[i].workload.doc.path,
+                    getattr(_container_at(result.containers[i]), "file", None),
+                }
+            ]
+            ids = files or ids
+            if len(ids) > 1:
+                starts = {
+                    i: at.line
+                    for i in ids
+                    if (at := result.containers[i].container.loc or _container_at(result.containers[i]))
+                    is not None
+                }
+                above = [i for i in ids if i in starts and starts[i] <= d.loc.line]
+                ids = [max(above, key=lambda i: starts[i])] if above else ids
+        counts[ids[0]] += findings_stood_for(d)
+    return counts
+
+
 def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) -> str:
     """The job-summary Markdown (see the module docstring); ``sizing``: the run's :func:`kvlint.sizing.summarise`,
     computed here when not given."""
@@ -252,21 +292,12 @@ def render_markdown(result: CheckResult, sizing: SizingSummary | None = None) ->
         lines += ["", "</details>"]
     if result.containers:
         lines += ["", "## Workloads"]
-        # findings per container by file, object and container: two objects of one name in two files each
-        # counted the other's findings too
-        per: dict[tuple[str | None, str, str], int] = {}
-        for d in result.diagnostics:
-            # a finding that stands for several (kvlint.findcap) counts them, as the summary line does
-            key = (d.loc.file if d.loc else None, d.object, d.container)
-            per[key] = per.get(key, 0) + findings_stood_for(d)
         from kvlint.sizing import outcomes
 
         outcome = outcomes(result.containers)
-        for c, how in zip(result.containers, outcome, strict=True):
-            at = _container_at(c)
-            n = per.get((at.file if at else None, c.object_ref, c.container_name), 0)
-            if at is not None and c.workload.doc.path != at.file:
-                n += per.get((c.workload.doc.path, c.object_ref, c.container_name), 0)
-            n += per.get((None, c.object_ref, c.container_name), 0)
-            lines += _workload_section(c, n, how)
+        lines += [
+            line
+            for c, how, n in zip(result.containers, outcome, _findings_per_container(result), strict=True)
+            for line in _workload_section(c, n, how)
+        ]
     return "\n".join(lines) + "\n"

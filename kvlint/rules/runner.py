@@ -139,7 +139,9 @@ def _unknown_option(f: Finding) -> bool:
     (:attr:`~kvlint.types.OptionFinding.unknown`), or those past the command line's bound that one finding
     stands for (:func:`kvlint.engines.options.cap_unknown_options`, a plain Finding)."""
     return bool(getattr(f, "unknown", False)) or (
-        not isinstance(f, OptionFinding) and " more unknown options: " in f.message
+        # "N more unknown options: ...", "1 more unknown option: ..."
+        not isinstance(f, OptionFinding)
+        and (" more unknown options: " in f.message or " more unknown option: " in f.message)
     )
 
 

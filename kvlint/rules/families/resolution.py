@@ -265,16 +265,40 @@ _EXAMPLE_GPUS = {
 }
 
 
-def name_gpu_fix(platform: str = "cuda", fits: frozenset[str] | set[str] = frozenset()) -> str:
+def name_gpu_fix(
+    platform: str = "cuda", fits: frozenset[str] | set[str] = frozenset(), fleet: Sequence[str] = ()
+) -> str:
     """KV501's remedy for a GPU kvlint cannot tell, each way of naming it with its exact syntax: a ``nodeSelector``
     label, the ``kvlint.io/accelerator`` annotation, a ``.kvlint.yaml`` ``accelerators.node_labels`` entry for the
-    cluster's own label, ``--accelerator`` (an example GPU of ``platform``, :data:`_EXAMPLE_GPUS`: the first whose
-    catalogue id is in ``fits``, the GPUs the container fits on in its fleet plan, else the first)."""
+    cluster's own label, ``--accelerator``. The example GPU is one of ``fleet`` (the catalogue ids of the GPUs the
+    container's fleet plan is on: a ``.kvlint.yaml`` fleet, or the GPUs of a ROCm image built for one architecture)
+    when it is given, else of :data:`_EXAMPLE_GPUS` of ``platform``: the first example whose catalogue id is in
+    ``fits`` (the GPUs it fits on), else the smallest fleet GPU it fits on; when it fits on none, the largest fleet
+    GPU (the one it comes nearest fitting on: "l4 in these examples" named the GPU it fails on by the most). A GPU not among the examples is
+    named as the catalogue names it (:func:`kvlint.accelerators.registry.naming_labels`)."""
+    from kvlint.accelerators.registry import catalogue, naming_labels
+
+    cat = catalogue()
     examples = _EXAMPLE_GPUS.get(platform, _EXAMPLE_GPUS["cuda"])
-    gpu, _, labels = next((e for e in examples if e[1] in fits), examples[0])
+    ours = [i for i in dict.fromkeys(fleet) if i in cat]
+
+    def size(i: str) -> tuple[int, str]:
+        return cat[i].memory_bytes, i
+
+    fitting = sorted((i for i in ours if i in fits), key=size)
+    chosen = next((e for e in examples if e[1] in fits), None)
+    target = fitting[0] if fitting else (max(ours, key=size) if ours and not fits else None)
+    if chosen is None and target is not None:
+        chosen = next((e for e in examples if e[1] == target), None)
+        if chosen is None:
+            short, named = naming_labels(target)
+            chosen = (short, target, named)
+    gpu, _, labels = chosen or examples[0]
     selector = " (or ".join(f"{k}: {v}" for k, v in labels) + (")" if len(labels) > 1 else "")
+    # a GPU the catalogue records no node label value of is named without the nodeSelector form
+    by_label = f"a nodeSelector {selector}, " if labels else ""
     return (
-        f"name the GPU ({gpu} in these examples): a nodeSelector {selector}, the annotation kvlint.io/accelerator: {gpu} on the "
+        f"name the GPU ({gpu} in these examples): {by_label}the annotation kvlint.io/accelerator: {gpu} on the "
         f"workload, your own node label mapped in .kvlint.yaml (accelerators: {{node_labels: {{LABEL: {{VALUE: "
         f"{gpu}}}}}}}), or --accelerator {gpu} (`kvlint accelerators` lists the ids)"
     )
@@ -426,7 +450,10 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     vendor = gpu_vendor_of_resource(cr.placement.resource if cr.placement is not None else None)
     # the example GPU one the container fits on, when the fleet plan has one (a whole GPU, not a MIG slice of it)
     fits = {e.accelerator.id for e in cr.fleet if e.verdict == "fits" and e.mig_profile is None}
-    fix = name_gpu_fix("rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda", fits)
+    whole = [e.accelerator.id for e in cr.fleet if e.mig_profile is None]
+    fix = name_gpu_fix(
+        "rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda", fits, whole
+    )
     placed = ctx.cr.placement
     if (
         placed is not None
