@@ -529,6 +529,29 @@ def _containers_pod(n: int) -> str:
 
 
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
+def _templates(n: int) -> str:
+    """``n // 100`` OpenShift Templates, each a ConfigMap of 64 strings of 16 references to its 4,000-character
+    parameter (4 MiB added by each Template before the budget became the file's, kvlint.template_params)."""
+    docs = []
+    for t in range(max(1, n // 100)):
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{t}"}}
+        cm["data"] = {f"k{i}": "${A}" * 16 for i in range(64)}
+        tmpl = {"apiVersion": "template.openshift.io/v1", "kind": "Template", "metadata": {"name": f"t{t}"}}
+        tmpl.update({"parameters": [{"name": "A", "value": "a" * 4000}], "objects": [cm]})
+        docs.append(json.dumps(tmpl))
+    return "\n---\n".join(docs)
+
+
+def _fn_load(make_text: Callable[[int], str]) -> Callable[[int], Callable[[], object]]:
+    def make(n: int) -> Callable[[], object]:
+        from kvlint.load import load_text
+
+        text = make_text(n)
+        return lambda: load_text(text, "hostile.yaml")
+
+    return make
+
+
 CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
     "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
     "sh_tmpl_open ({{ x N in sh -c)": (_fn_commands("{{"), lambda n: (_sh("{{" * n), ".yaml")),
@@ -675,6 +698,11 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "containers (a pod of N/10 identical containers)": (
         _fn_check_file(_containers_pod),
         lambda n: (_containers_pod(n), ".yaml"),
+    ),
+    # OpenShift Template parameters (kvlint.template_params): the characters added are the file's budget
+    "templates (N/100 Templates, each 1,024 references to a 4,000-character parameter)": (
+        _fn_load(_templates),
+        lambda n: (_templates(n), ".yaml"),
     ),
     # the comment pass (kvlint.suppress): a comment line '# kvlint' and N blanks, read for another spelling
     "suppress_blanks ('# kvlint' + N blanks, one comment line)": (

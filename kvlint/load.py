@@ -61,7 +61,7 @@ from yaml.nodes import ScalarNode
 
 from kvlint.paths import real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
-from kvlint.template_params import process_template
+from kvlint.template_params import new_budget, process_template
 from kvlint.types import Document, Finding, LoadResult
 from kvlint.wording import shell_word
 
@@ -1451,20 +1451,23 @@ def _envsubst_at(text: str, line: int, column: int) -> str | None:
     return src[column - 1 : close + 1] if close >= 0 else None
 
 
-def _flatten(doc: Document) -> list[Document]:
+def _flatten(doc: Document, budget: list[int] | None = None) -> list[Document]:
     """Items of ``kind: List`` / ``*List`` become Documents of their own; an OpenShift ``Template``'s objects
-    are processed as ``oc process`` processes them (:func:`kvlint.template_params.process_template`)."""
+    are processed as ``oc process`` processes them (:func:`kvlint.template_params.process_template`), every
+    Template of one loaded text drawing on the one ``budget`` of added characters (a fresh one when None)."""
+    if budget is None:
+        budget = new_budget()
     data = doc.data
     kind = data.get("kind") if isinstance(data, dict) else None
     items = data.get("items") if isinstance(data, dict) else None
     if kind == "Template":
-        process_template(data)
+        process_template(data, budget)
     if not (isinstance(kind, str) and kind.endswith("List") and isinstance(items, list)):
         return [doc]
     out: list[Document] = []
     for i, item in enumerate(items):
         loc = (items.locs[i] if isinstance(items, LList) and i < len(items.locs) else None) or doc.loc
-        out.extend(_flatten(Document(doc.path, doc.index, item, loc)))
+        out.extend(_flatten(Document(doc.path, doc.index, item, loc), budget))
     return out
 
 
@@ -1809,6 +1812,7 @@ def _load_segment(
     counter: list[int],
     *,
     whole_file: bool,
+    budget: list[int] | None = None,
 ) -> bool:
     """Parse ``text`` (a whole file or one ``---`` segment of it) into ``result``.
 
@@ -1824,7 +1828,7 @@ def _load_segment(
             if whole_file:
                 docs.append(doc)
             else:
-                _add_doc(doc, path, line_offset, result, actions, counter, None, text)
+                _add_doc(doc, path, line_offset, result, actions, counter, None, text, budget)
     except yaml.YAMLError as e:
         # kept without its traceback: the traceback's frames (this one and its callers', with the texts they
         # hold) and the error would form a reference cycle that only a garbage collection frees
@@ -1836,7 +1840,7 @@ def _load_segment(
             return False
         for i, doc in enumerate(docs):
             nxt = docs[i + 1].start if i + 1 < len(docs) else None
-            _add_doc(doc, path, line_offset, result, actions, counter, nxt, text)
+            _add_doc(doc, path, line_offset, result, actions, counter, nxt, text, budget)
         return True
     if error is not None:
         if actions:
@@ -1914,6 +1918,7 @@ def _add_doc(
     counter: list[int],
     next_start: tuple[int, int] | None,
     text: str = "",
+    budget: list[int] | None = None,
 ) -> None:
     """Record one built document (or its KV001 problem) and its KV002, if any (``text``: the segment it was
     read from, for what a mapping key that is a mapping or list holds: :func:`_complex_key_finding`)."""
@@ -1930,7 +1935,7 @@ def _add_doc(
         result.findings.append(Finding("KV001", p.message, Loc(path, p.line, p.column), fix=_KV001_FIX))
         return
     loc = Loc(path, doc.start[0] + line_offset + 1, doc.start[1] + 1)
-    result.documents.extend(_flatten(Document(path, counter[0], doc.value, loc)))
+    result.documents.extend(_flatten(Document(path, counter[0], doc.value, loc), budget))
     counter[0] += 1
     for key, first, again in doc.duplicates:
         where = f" (first at line {first.line})" if first is not None else ""
@@ -2051,14 +2056,17 @@ def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> No
     each ``---`` segment on its own, so a broken document costs only itself. ``base``: lines before
     ``text`` in its file."""
     counter = [0]
+    budget = new_budget()  # what Template parameters may add to the whole text (not to each Template)
     actions = template_actions(text)
     if not actions:
-        if _load_segment(text, path, base, result, [], counter, whole_file=True):
+        if _load_segment(text, path, base, result, [], counter, whole_file=True, budget=budget):
             return
         if path.endswith(".json") and "\t" in text:
             # libyaml accepts tabs between JSON tokens, the pure-Python scanner does not; tabs cannot occur
             # raw inside JSON strings, so spaces keep every column the same.
-            if _load_segment(text.replace("\t", " "), path, base, result, [], counter, whole_file=True):
+            if _load_segment(
+                text.replace("\t", " "), path, base, result, [], counter, whole_file=True, budget=budget
+            ):
                 return
     action_lines = [a[0] for a in actions]  # sorted: actions are found left to right
     for offset, seg in _segments(text):
@@ -2067,4 +2075,4 @@ def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> No
         nlines = _breaks(seg, 0, len(seg)) + 1
         lo, hi = bisect_left(action_lines, offset), bisect_left(action_lines, offset + nlines)
         seg_actions = [(ln - offset, col, a) for ln, col, a in actions[lo:hi]]
-        _load_segment(seg, path, base + offset, result, seg_actions, counter, whole_file=False)
+        _load_segment(seg, path, base + offset, result, seg_actions, counter, whole_file=False, budget=budget)

@@ -23,9 +23,9 @@ so every stage reads the processed objects; positions are those of the strings a
 inside a substituted string is moved back to the string as written (:class:`TemplateText`).
 
 Bounded: a substitution that would make a string longer than :data:`MAX_SUBSTITUTED_CHARS`, or add more than
-:data:`MAX_ADDED_CHARS` characters to one Template in all (a ``${{NAME}}`` counted as a ``${NAME}``), is not made
-(the string stays as written), nor one :func:`_in_turn` would copy more than :data:`MAX_IN_TURN_WORK` characters
-for, and at most :data:`MAX_PARAMETERS` parameters are read.
+:data:`MAX_ADDED_CHARS` characters to one file's Templates in all (a ``${{NAME}}`` counted as a ``${NAME}``), is not
+made (the string stays as written), nor one :func:`_in_turn` would copy more than :data:`MAX_IN_TURN_WORK`
+characters for (one file's Templates in all too: :func:`new_budget`), and at most :data:`MAX_PARAMETERS` parameters are read.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ __all__ = [
     "MAX_PARAMETERS",
     "MAX_SUBSTITUTED_CHARS",
     "TemplateText",
+    "new_budget",
     "process_template",
     "unresolved_parameters",
     "written_offsets",
@@ -56,9 +57,9 @@ _NON_STRING = re.compile(r"^\$\{\{([a-zA-Z0-9_]+)\}\}$")
 _STRING = re.compile(r"\$\{([a-zA-Z0-9_]+?)\}")
 #: The longest string a substitution may make (a longer result is left as written).
 MAX_SUBSTITUTED_CHARS = 64 * 1024
-#: The characters substitutions may add to one Template's objects in all.
+#: The characters substitutions may add to the Templates of one loaded file in all.
 MAX_ADDED_CHARS = 4 * 1024 * 1024
-#: The characters :func:`_in_turn` may copy for one Template's objects in all.
+#: The characters :func:`_in_turn` may copy for the Templates of one loaded file in all.
 MAX_IN_TURN_WORK = 16 * 1024 * 1024
 #: The parameters of one Template read (far above any real Template's few dozen).
 MAX_PARAMETERS = 4096
@@ -97,16 +98,27 @@ def unresolved_parameters(data: Any) -> frozenset[str]:
     return frozenset(_parameters(data)[1])
 
 
-def process_template(data: Any) -> None:
+def new_budget() -> list[int]:
+    """A fresh ``[characters substitutions may still add, characters _in_turn may still copy]`` for
+    :func:`process_template`: one per loaded file, shared by its Templates (:func:`kvlint.load._flatten`)."""
+    return [MAX_ADDED_CHARS, MAX_IN_TURN_WORK]
+
+
+def process_template(data: Any, budget: list[int] | None = None) -> None:
     """Substitute, in place, the parameters with a value of the OpenShift Template ``data`` into the strings of
-    its ``objects`` (module docstring); nothing for any other document or a Template without such parameters."""
+    its ``objects`` (module docstring); nothing for any other document or a Template without such parameters.
+
+    ``budget``: :func:`new_budget`'s list, drawn down in place, so that the Templates of one file share it
+    (:func:`kvlint.load._flatten`): each with its own :data:`MAX_ADDED_CHARS`, a file of many small Templates grew
+    without bound (160 Templates of 9 KB, each adding 4 MiB: 690 MB held for a 1.4 MB file). None: a fresh one."""
     if not isinstance(data, dict) or data.get("kind") != "Template":
         return
     objects = data.get("objects")
     values = _parameters(data)[0]
     if not values or not isinstance(objects, list):
         return
-    budget = [MAX_ADDED_CHARS, MAX_IN_TURN_WORK]
+    if budget is None:
+        budget = new_budget()
     decoded: dict[str, Any] = {}  # parameter -> its value as ${{NAME}} gives it (_non_string)
     seen: set[int] = set()
     stack: list[Any] = [objects]
@@ -247,7 +259,7 @@ def _in_turn(text: str, values: dict[str, str], budget: list[int]) -> str | None
     on the text as written), ``strings.Replace(out, "${NAME}", value, 1)``, which replaces the *first*
     ``${NAME}`` in the text so far, one an earlier value put there (``${A} ${B}`` with A ``${B}`` and B ``x`` is
     ``x ${B}``) or made with the text around it (``${${A}}`` with A ``B`` is ``${B}``) before the one written.
-    None past :data:`MAX_SUBSTITUTED_CHARS` or the Template's work bound (``budget[1]``, each replacement
+    None past :data:`MAX_SUBSTITUTED_CHARS` or the file's work bound (``budget[1]``, each replacement
     counting the text's length)."""
     out = text
     for ref in _STRING.finditer(text):

@@ -583,7 +583,12 @@ def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
             continue
         if not w.pod_spec.get("containers") and any("has no reader for" in f.message for f in w.findings):
             continue  # an operator kind kvlint says it has no reader for: no pod template read (KV503 note)
-        api = str(w.doc.data.get("apiVersion", ""))
+        api = w.doc.data.get("apiVersion")
+        if not api:
+            # a document with no apiVersion (fixtures/collected holds one AIBrix Deployment written so): the API
+            # server refuses it before any admission webhook is called, so no review ever carries it
+            continue
+        api = str(api)
         group = api.rsplit("/", 1)[0] if "/" in api else ""
         kinds.add((group, str(w.doc.data.get("kind", ""))))
     table = {(k.group, k.kind): k for k in WORKLOAD_KINDS}

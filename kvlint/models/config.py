@@ -275,6 +275,12 @@ _POSITIVE_SIZE_KEYS = (
     "num_mel_bins",
     "max_source_positions",
     "output_dim",
+    # Gemma 3n's USM audio encoder (kvlint.models.weights._gemma3n_audio_params): a negative conformer layer count
+    # priced the tower at -5.7e13 parameters (the model's weights below zero)
+    "conf_num_hidden_layers",
+    "conf_num_attention_heads",
+    "conf_conv_kernel_size",
+    "input_feat_size",
 )
 #: Counts that real configs set to 0 (a dense model's expert count, no shared experts, no MTP layer, no
 #: KV-shared layers): whole numbers from 0 to :data:`MAX_CONFIG_INT`.

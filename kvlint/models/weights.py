@@ -215,8 +215,8 @@ def _gemma3n_audio_params(ac: dict[str, Any], config: dict[str, Any], text_hidde
         s0w, s1w = _i(strides[0][1]), _i(strides[1][1])
     except (TypeError, ValueError, IndexError, KeyError):
         return 0
-    if min(c0, c1, k0w, k1w, s0w, s1w) < 1:
-        return 0
+    if min(c0, c1, k0h, k0w, k1h, k1w, s0w, s1w) < 1 or min(d, layers, k) < 1:
+        return 0  # (parse_config refuses such sizes; a negative one would count negative parameters)
     f0 = (
         _i(get("input_feat_size")) + 2 - k0w
     ) // s0w + 1  # Gemma3nAudioSubSampleConvProjection: pad_f 1 a side

@@ -451,7 +451,7 @@ def long_key(obj: Any) -> tuple[str, int, int] | None:
     :func:`kvlint.webhook.jsonload.dump_text` writes it) is longer than :data:`MAX_YAML_KEY_CHARS`, as ``(path to
     the mapping holding it, its length in characters, the length of its JSON text)``, else None. Iterative: the
     object is bounded by the request size, and its nesting was checked by the decoder."""
-    import json
+    from kvlint.webhook.jsonload import dump_text
 
     stack: list[tuple[str, Any]] = [("", obj)]
     while stack:
@@ -461,7 +461,7 @@ def long_key(obj: Any) -> tuple[str, int, int] | None:
             for k, v in node.items():
                 # an escape writes a character as at most 6 (\uXXXX): a key shorter than that cannot be too long
                 if isinstance(k, str) and 6 * len(k) + 2 > MAX_YAML_KEY_CHARS:
-                    written = len(json.dumps(k, ensure_ascii=False))
+                    written = len(dump_text(k))
                     if written > MAX_YAML_KEY_CHARS:
                         return where or "the object's top level", len(k), written
                 children.append((f"{where}.{k}" if where else str(k), v))
