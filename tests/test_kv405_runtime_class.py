@@ -32,6 +32,10 @@ def test_a_pod_with_nvidias_runtime_class_is_told_what_the_runtime_does(tmp_path
     (message,) = _kv405(path)
     assert "runtimeClassName nvidia" in message and "NVIDIA_VISIBLE_DEVICES" in message, message
     assert "accept-nvidia-visible-devices-envvar-when-unprivileged" in message and "counts none" in message
+    # the hook behaviour is the legacy mode's: under CDI injection (the GPU Operator's default since v25.10.0,
+    # NVIDIA/gpu-operator#1119) a container without a GPU request gets no device, which the message must not deny
+    legacy, cdi = message.split("; on a node where GPUs are injected through CDI", 1)
+    assert "legacy mode" in legacy and "v25.10.0" in cdi and "only a GPU request" in cdi, message
     plain = tmp_path / "plain.yaml"
     plain.write_text(text.replace("runtimeClassName: nvidia", "runtimeClassName: kata"))
     (message,) = _kv405(plain)

@@ -794,3 +794,38 @@ def test_an_image_named_a_proxy_of_an_engine_is_no_engine(tmp_path: Path) -> Non
     assert image_mentions_engine("ghcr.io/acme/vllm_proxy:v1") is None
     assert image_mentions_engine("ghcr.io/acme/vllm-server:v1") == "vllm"
     assert image_mentions_engine("ghcr.io/acme/vllm-proxyless:v1") == "vllm"  # a word, not a substring
+
+
+def test_a_proxy_named_container_that_requests_a_gpu_is_not_set_aside(tmp_path: Path) -> None:
+    """A request proxy loads no model and needs no GPU; the name alone (an image ``ghcr.io/acme/vllm-proxy`` with no
+    command, ``python3 disagg_prefill_proxy_server.py``, also in a ``sh -c`` script) does not say the container is one when it asks for
+    ``nvidia.com/gpu``: such a container stays a vLLM serving container kvlint cannot read (KV503, "command
+    unreadable") instead of leaving the report without a word. Without the GPU request both are still no engine."""
+    deployment = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: IMAGE
+COMMAND        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    cases = [
+        ("ghcr.io/acme/vllm-proxy:0.1", ""),
+        ("vllm/vllm-openai:v0.8.5", '        command: ["python3", "disagg_prefill_proxy_server.py"]\n'),
+        (
+            "vllm/vllm-openai:v0.8.5",
+            '        command: ["sh", "-c", "cd /w && python3 round_robin_proxy.py"]\n',
+        ),
+    ]
+    for image, command in cases:
+        path = tmp_path / "d.yaml"
+        text = deployment.replace("IMAGE", image).replace("COMMAND", command)
+        path.write_text(text)
+        result = run_check([str(path)], Options(allow_hub=False))
+        assert outcomes(result.containers) == ["command unreadable"], image
+        assert [d.rule for d in result.diagnostics if d.rule == "KV503"] == ["KV503"], image
+        path.write_text(text.replace("{nvidia.com/gpu: 1}", "{cpu: 1}"))
+        assert run_check([str(path)], Options(allow_hub=False)).containers == [], image

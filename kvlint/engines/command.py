@@ -46,6 +46,7 @@ from kvlint.engines.images import (
     pip_names_source,
     pip_source_build,
     pip_source_variable,
+    proxy_image_engine,
     split_image,
     tag_of_unknown_image,
     tag_only_names_release,
@@ -1011,6 +1012,33 @@ _NO_MODEL_SCRIPTS = frozenset(
 )
 
 
+#: :func:`_scan_shell`'s reason for a script that runs only components loading no model (vLLM's request proxies, a
+#: router): the container serves nothing unless it requests a GPU, when KV503 gives this reason
+PROXY_ONLY = (
+    "the shell script runs only a component that loads no model (a request proxy or router), yet the container "
+    "requests a GPU"
+)
+
+
+def _requests_gpu(container: Mapping) -> bool:
+    """The container asks for a GPU in ``resources`` (``nvidia.com/gpu``, ``amd.com/gpu``, a MIG slice
+    ``nvidia.com/mig-...``, any positive count or an unreadable one): a request proxy or router loads no model and
+    needs none, so such a container is not set aside as one by its image name or script name alone."""
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return False
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if not isinstance(block, Mapping):
+            continue
+        for key, value in block.items():
+            name = str(key)
+            if name.endswith("/gpu") or name.startswith("nvidia.com/mig-"):
+                if str(value).strip() not in ("0", ""):
+                    return True
+    return False
+
+
 def _serves_no_model(texts: Sequence[str]) -> bool:
     """``texts`` runs a serving-stack component that loads no model: a router or frontend module
     (:data:`_NO_MODEL_MODULES`, ``python -m dynamo.frontend``), or one of vLLM's disaggregated-prefill request
@@ -1239,8 +1267,9 @@ def _scan_shell(
         return None, "the shell script starts no engine process that kvlint can see"
     if all(_serves_no_model(t) for t in significant):
         # ``cd /vllm-workspace/benchmarks/disagg_benchmarks && python3 disagg_prefill_proxy_server.py ...``: the
-        # directory change and the like aside, only components that load no model run
-        return None, ""
+        # directory change and the like aside, only components that load no model run (the caller sets the
+        # container aside unless it requests a GPU, which no such component needs)
+        return None, PROXY_ONLY
     # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
     # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
     # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
@@ -2807,7 +2836,8 @@ def parse_container(
         ]
     first_loc = next((it.loc for it in items if it.loc), None) or container.loc
     img_engine = engine_of_image(image)
-    hint = image_mentions_engine(image)
+    gpu = _requests_gpu(container)
+    hint = image_mentions_engine(image) or (proxy_image_engine(image) if gpu else None)
     loader = _config_loader(container, pod_spec, namespace, configmaps)
     texts = [it.text for it in items]
     # a review reads at most REVIEW_COMMAND_CHARS of command lines (raises ReviewTooLarge past it)
@@ -3008,7 +3038,7 @@ def parse_container(
                 )
                 cfg.release_noted = tag is not None
             return cfg
-    if _serves_no_model(texts):
+    if _serves_no_model(texts) and not gpu:
         return None
     if cmd and _base(texts[0]) in _IDLE:
         # `command: [sleep, infinity]`: the command replaces the image's ENTRYPOINT and only waits, as a script
@@ -3064,8 +3094,8 @@ def parse_container(
             return _joiner(found, container, image, env, engine_version_option)
         if isinstance(found, _Unrunnable):
             return _unrunnable(found, container, image, env, engine_version_option)
-        if not reason:
-            return None  # the script only waits (sleep, trap, wait): this container serves nothing
+        if not reason or (reason == PROXY_ONLY and not gpu):
+            return None  # the script only waits (sleep, trap, wait) or proxies: this container serves nothing
     elif why:
         reason = why
     elif _shell_without_script(items):

@@ -60,6 +60,7 @@ __all__ = [
     "gpu_build_on_other_accelerator",
     "gpu_vendor_of_resource",
     "image_mentions_engine",
+    "proxy_image_engine",
     "image_placeholder",
     "image_platform",
     "is_dell_enterprise_hub",
@@ -664,7 +665,8 @@ def image_mentions_engine(image: str) -> str | None:
     """Weaker than :func:`engine_of_image`: the engine named anywhere in the repository name.
 
     ``public.ecr.aws/data-on-eks/ray2.24.0-py310-vllm-gpu`` -> ``vllm``. Used only to decide whether a
-    container whose command cannot be read deserves a KV503 note.
+    container whose command cannot be read deserves a KV503 note. A name with the word ``proxy`` names none
+    (:func:`proxy_image_engine`).
     """
     known = engine_of_image(image)
     if known:
@@ -678,6 +680,26 @@ def image_mentions_engine(image: str) -> str | None:
         # a proxy built beside the engine (ghcr.io/archanachetan07/vllm-latency-proxy, which forwards to its
         # VLLM_BASE_URL): a word of the name says it serves no model, as "router" does
         return None
+    return _engine_in_path(path)
+
+
+@_by_reference
+def proxy_image_engine(image: str) -> str | None:
+    """The engine named by an image whose last name component has the word ``proxy`` (``ghcr.io/acme/vllm-proxy``
+    -> ``vllm``), which :func:`image_mentions_engine` sets aside as a request proxy; None for any other image. The
+    name alone does not say whether the image forwards requests or wraps the engine: a caller whose container
+    requests a GPU, which no request proxy needs, reads it as the engine."""
+    if engine_of_image(image) or is_nim_image(image):
+        return None
+    path = _repo_path(split_image(image)[0])
+    last = path.rsplit("/", 1)[-1]
+    if "router" in last or "proxy" not in re.split(r"[-_.]", last):
+        return None
+    return _engine_in_path(path)
+
+
+def _engine_in_path(path: str) -> str | None:
+    """The engine whose name is in the image repository ``path`` (:func:`image_mentions_engine`)."""
     if "vllm" in path:
         return "vllm"
     if "sglang" in path:

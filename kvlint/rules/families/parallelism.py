@@ -1783,11 +1783,12 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given"
             + (
-                f"; the pod's runtimeClassName {runtime} runs it with NVIDIA's container runtime, which gives a "
-                "container that requests no GPU the devices its NVIDIA_VISIBLE_DEVICES names (all of the node's in "
-                "the CUDA base images the engines are built on) unless the node sets "
-                "accept-nvidia-visible-devices-envvar-when-unprivileged = false: every GPU of the node, of which "
-                "the scheduler counts none for this pod"
+                f"; the pod's runtimeClassName {runtime} names NVIDIA's container runtime, which in its legacy "
+                "mode gives a container that requests no GPU the devices its NVIDIA_VISIBLE_DEVICES names (all of "
+                "the node's in the CUDA base images the engines are built on) unless the node sets "
+                "accept-nvidia-visible-devices-envvar-when-unprivileged = false: then every GPU of the node, of "
+                "which the scheduler counts none for this pod; on a node where GPUs are injected through CDI (the "
+                "GPU Operator's default since v25.10.0) only a GPU request gets the container a device"
                 if runtime is not None
                 else ""
             ),
@@ -1806,7 +1807,10 @@ def _nvidia_runtime_class(pod_spec: object) -> str | None:
     (NVIDIA/nvidia-container-toolkit@v1.20.0 ``api/config/v1/config.go::GetDefault``:
     ``AcceptEnvvarUnprivileged: true``, the ``accept-nvidia-visible-devices-envvar-when-unprivileged`` setting),
     and the CUDA base images set it to ``all``; the device plugin overrides it only for a container that requests
-    ``nvidia.com/gpu``."""
+    ``nvidia.com/gpu``. That is the runtime's legacy (hook) injection: the GPU Operator injects GPUs through the
+    container runtime's native CDI support by default since v25.10.0 ("we are no longer using the nvidia runtime to
+    inject GPU support into workload containers", NVIDIA/gpu-operator#1119, 2025-11-15; its CDI specs set
+    ``NVIDIA_VISIBLE_DEVICES=void``), where a container without a GPU request gets none, so KV405 says both."""
     name = pod_spec.get("runtimeClassName") if isinstance(pod_spec, Mapping) else None
     if isinstance(name, str) and name.strip().lower().startswith("nvidia"):
         return name.strip()
