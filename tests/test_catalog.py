@@ -260,7 +260,7 @@ def test_schema_rejects_missing_summary(tmp_path: Path) -> None:
     errors = validate_catalog(d)
     assert len(errors) == 1
     assert errors[0].startswith(str(d / "KV103.yaml")) and "'summary' is a required property" in errors[0]
-    with pytest.raises(CatalogError, match=r"KV103\.yaml: missing required key\(s\): summary"):
+    with pytest.raises(CatalogError, match=r"KV103\.yaml: missing required key: summary"):
         load_catalog(d)
 
 
