@@ -86,6 +86,7 @@ from kvlint.engines.shell import (
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
+from kvlint.gpu_resources import is_gpu_resource
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.statement import clip
 from kvlint.template_params import TemplateText, written_offsets
@@ -1021,9 +1022,9 @@ PROXY_ONLY = (
 
 
 def _requests_gpu(container: Mapping) -> bool:
-    """The container asks for a GPU in ``resources`` (``nvidia.com/gpu``, ``amd.com/gpu``, a MIG slice
-    ``nvidia.com/mig-...``, any positive count or an unreadable one): a request proxy or router loads no model and
-    needs none, so such a container is not set aside as one by its image name or script name alone."""
+    """The container asks for a GPU in ``resources`` (``nvidia.com/gpu``, ``amd.com/gpu``, a MIG slice or an AMD
+    partition: :func:`kvlint.gpu_resources.is_gpu_resource`; any positive count or an unreadable one): a request
+    proxy or router loads no model and needs none, so such a container is not set aside as one by its image name or script name alone."""
     res = container.get("resources")
     if not isinstance(res, Mapping):
         return False
@@ -1033,7 +1034,7 @@ def _requests_gpu(container: Mapping) -> bool:
             continue
         for key, value in block.items():
             name = str(key)
-            if name.endswith("/gpu") or name.startswith("nvidia.com/mig-"):
+            if name.endswith("/gpu") or is_gpu_resource(name):
                 if str(value).strip() not in ("0", ""):
                     return True
     return False
