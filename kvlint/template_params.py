@@ -34,7 +34,7 @@ import bisect
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kvlint.source import LDict
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_SUBSTITUTED_CHARS",
     "TemplateText",
     "new_budget",
+    "offsets_through",
     "process_template",
     "unresolved_parameters",
     "written_offsets",
@@ -323,7 +324,15 @@ def written_offsets(text: TemplateText, offsets: Sequence[int]) -> list[int]:
     made, whose pieces are not followed): every offset is the string's start."""
     if text.values is None:
         return [0] * len(offsets)
-    pieces = _pieces(text.written, text.values)
+    return offsets_through(_pieces(text.written, text.values), offsets)
+
+
+def offsets_through(pieces: Sequence[tuple[int, int, bool]], offsets: Iterable[int]) -> list[int]:
+    """``offsets`` of characters of an expanded string moved to the text it was expanded from, given its ``pieces``
+    (start in the expanded string, start in the written text, whether the piece is literal text), in order: a
+    character of a literal piece keeps its place in it, one of a substituted value goes to its reference's start,
+    one before the first piece stays. Shared by OpenShift Template parameters (:func:`written_offsets`) and the
+    kubelet's ``$(VAR)`` expansion (:func:`kvlint.engines.command`)."""
     starts = [p[0] for p in pieces]
     out = []
     for offset in offsets:

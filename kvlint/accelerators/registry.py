@@ -571,6 +571,18 @@ def instance_types_with(acc_id: str, provider: str, min_gpus: int) -> list[Insta
     return sorted(out, key=lambda it: (it.gpus or 0, it.name))
 
 
+def _family_rows(family: str, provider: str) -> list[dict]:
+    """The catalogue's instance-type rows of ``provider`` in an EC2 instance family (the name's part before the
+    first ``.``) or a Compute Engine machine series (``provider="gcp"``: the part before the first ``-``)."""
+    fam = str(family).strip().lower()
+    sep = "-" if provider == "gcp" else "."
+    return [
+        row
+        for name, row in _cat().instance_types.items()
+        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
+    ]
+
+
 def instance_family(family: str, provider: str = "aws") -> tuple[Accelerator | None, int]:
     """An EC2 instance family (``g6e``, the value of Karpenter's ``karpenter.k8s.aws/instance-family`` and EKS Auto
     Mode's ``eks.amazonaws.com/instance-family``) -> (its GPU, the number of its instance types in the
@@ -580,14 +592,8 @@ def instance_family(family: str, provider: str = "aws") -> tuple[Accelerator | N
     one the table does not list: count 0). ``provider="gcp"``: a Compute Engine machine series (``g2``, GKE's node
     label ``cloud.google.com/machine-family`` and a ComputeClass rule's ``machineFamily``), the machine types of the
     catalogue's GCE table (Compute Engine "GPU machine types") whose name starts with it and a dash."""
-    fam = str(family).strip().lower()
     cat = _cat()
-    sep = "-" if provider == "gcp" else "."
-    rows = [
-        row
-        for name, row in cat.instance_types.items()
-        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
-    ]
+    rows = _family_rows(family, provider)
     ids = {row.get("id") for row in rows}
     whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)
     if len(ids) == 1 and whole:
@@ -602,14 +608,8 @@ def instance_family_gpus(family: str, provider: str = "aws") -> tuple[list[Accel
     every one of its types in the catalogue has a whole catalogue GPU (GCE's ``a2``: the A100 40GB of ``a2-highgpu``
     and ``a2-megagpu``, the A100 80GB of ``a2-ultragpu``), with the number of its types; ``([], n)`` when a type's
     GPU is not known or not whole (a CPU type, a fractional share), or the family is not in the table."""
-    fam = str(family).strip().lower()
     cat = _cat()
-    sep = "-" if provider == "gcp" else "."
-    rows = [
-        row
-        for name, row in cat.instance_types.items()
-        if row.get("provider") == provider and name.lower().split(sep, 1)[0] == fam
-    ]
+    rows = _family_rows(family, provider)
     accs = {row.get("id"): cat.accelerators.get(row.get("id") or "") for row in rows}
     whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)
     if not rows or not whole or any(a is None for a in accs.values()):

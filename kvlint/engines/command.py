@@ -89,7 +89,7 @@ from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.gpu_resources import is_gpu_resource
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.statement import clip
-from kvlint.template_params import TemplateText, written_offsets
+from kvlint.template_params import TemplateText, offsets_through, written_offsets
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -2028,16 +2028,7 @@ def _expansion_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[in
     pieces: list[tuple[int, int, bool]] = []
     if k8s_expand(raw, env, len(item.text), pieces)[0] != item.text:
         return item.text, list(offsets)
-    starts = [p[0] for p in pieces]
-    moved = []
-    for offset in offsets:
-        k = bisect.bisect_right(starts, offset) - 1
-        if k < 0:
-            moved.append(offset)
-            continue
-        start, raw_start, literal = pieces[k]
-        moved.append(raw_start + (offset - start) if literal else raw_start)
-    return raw, moved
+    return raw, offsets_through(pieces, offsets)
 
 
 def _items_of(
