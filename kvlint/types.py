@@ -207,11 +207,16 @@ class DerivedAccelerator:
         source: what in the object decided it, in words (the placement's ``how``), e.g. ``KubeAI
             spec.resourceProfile=nvidia-gpu-l4:1 (chart profile nvidia-gpu-l4 -> nvidia-l4)``.
         loc: where that field stands (the placement's ``loc``).
+        candidates: every catalogue id the object's nodes may carry, smallest memory first, when more than one
+            (a GKE ComputeClass's ``machineFamily: a2``: the A100 40GB of ``a2-highgpu`` and the A100 80GB of
+            ``a2-ultragpu``); ``accelerator`` is then the smallest and the placement keeps the others as its
+            :attr:`Placement.candidates`. Empty when the choice is unique.
     """
 
     accelerator: str
     source: str
     loc: Loc | None = None
+    candidates: tuple[str, ...] = ()
 
 
 @direct_init

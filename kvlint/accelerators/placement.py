@@ -1464,6 +1464,8 @@ def node_class_accelerator(
         f"{how or f'nodeSelector {selector}={name}'}: the {kind} {name} among the inputs gives its nodes "
         f"{d.how}{notes}",
         d.loc,
+        # the other GPUs its nodes may carry stay candidates, as a pod's own machine-family label keeps them
+        tuple(a.id for a in d.candidates),
     )
 
 
@@ -2100,7 +2102,10 @@ def _own_decision(
     if node_class is not None:
         acc = lookup(node_class.accelerator)
         if acc is not None:
-            return _Decision(acc, node_class.source, node_class.loc)
+            others = [a for ref in node_class.candidates if (a := lookup(ref)) is not None]
+            return _Decision(
+                acc, node_class.source, node_class.loc, candidates=others if len(others) > 1 else []
+            )
     return None
 
 
