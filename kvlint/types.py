@@ -1253,6 +1253,7 @@ class ContainerResult:
             "accelerator": acc.id if acc else None,
             "accelerator_how": self.placement.how if self.placement else None,
             "mig_profile": self.placement.mig_profile if self.placement else None,
+            **_device_dict(self.placement),
             "gpus": self.placement.gpus if self.placement else None,
             "replicas": self.workload.replicas,
             "plan": self.plan.as_dict() if self.plan else None,
@@ -1384,11 +1385,39 @@ class CheckResult:
         return out
 
 
-#: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest
+#: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest (``device`` names a GPU
+#: outside the catalogue by its node label's text)
 _QUOTING_FIELDS = (
     "kind", "name", "namespace", "role", "container", "image", "model", "model_id", "model_error",
-    "accelerator_how", "plan_error",
+    "accelerator_how", "device", "plan_error",
 )  # fmt: skip
+
+
+def _device_dict(placement: Placement | None) -> dict[str, Any]:
+    """The JSON report's fields for the part of a GPU a container's plan is sized on (docs/formats.md): ``device``
+    (:attr:`Placement.device_name`: the board, its MIG slice or its share, in words), ``device_share`` (an AMD
+    compute partition or a vGPU share whose memory the plan uses, :attr:`Placement.device_share`), ``amd_partition``
+    (the AMD partition mode, ``cpx_nps4``), ``shared`` and ``max_sharers`` (time-sliced or MPS replicas of one GPU:
+    several engines on one device, KV106) and ``gpu_slice`` (HAMi's memory slice per vGPU, ``{"resource", "mib",
+    "percent"}``, which HAMi-core reports to the engine as the device total); null or false when not so."""
+    if placement is None:
+        return {
+            "device": None,
+            "device_share": None,
+            "amd_partition": None,
+            "shared": False,
+            "max_sharers": None,
+            "gpu_slice": None,
+        }
+    gs = placement.gpu_slice
+    return {
+        "device": placement.device_name,
+        "device_share": placement.device_share,
+        "amd_partition": placement.amd_partition,
+        "shared": placement.shared,
+        "max_sharers": placement.max_sharers,
+        "gpu_slice": {"resource": gs.key, "mib": gs.mib, "percent": gs.percent} if gs is not None else None,
+    }
 
 
 def _clipped_strings(entry: dict[str, Any]) -> dict[str, Any]:
