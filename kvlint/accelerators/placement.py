@@ -290,12 +290,34 @@ def _arch_narrowed(accs: list[Accelerator], labels: Labels) -> tuple[list[Accele
 
 
 def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[int | None, str]:
-    """MIG slice bytes for ``profile``: GFD's ``nvidia.com/gpu.memory`` (overwritten with the MIG device
-    memory under mig.strategy=single) when present, else the catalogue's MIG table."""
+    """MIG slice bytes for ``profile``: GFD's ``nvidia.com/gpu.memory`` when present, else the catalogue's MIG table.
+
+    Under mig.strategy=single GFD overwrites the label with the MIG device's own memory, NVML's
+    ``memorySizeMB`` of the device's attributes in MiB (NVIDIA k8s-device-plugin ``internal/resource/
+    nvml-mig-device.go`` ``GetAttributes``, ``internal/lm/resource.go`` ``NewMIGResourceLabeler``), the figure
+    ``nvidia-smi mig -lgip`` lists and the catalogue's MIG tables hold. So a label above the whole board's NVML total
+    is no slice's (not read: the table sizes it), and one that differs from the table's figure for the profile by
+    more than :data:`~kvlint.accelerators.registry.MEMORY_LABEL_TOLERANCE` is not what GFD writes for it: the smaller
+    of the two is taken (conservative), said."""
     mib, bad = _gfd_memory(labels)
-    if mib:
-        return mib * cat.MIB, f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
     prof, note = cat.mig_profile(acc.id if acc else None, profile)
+    if mib and acc is not None and acc.id in cat.catalogue() and mib > cat.nvml_total_mib(acc):
+        bad = (
+            f"{GFD_MEMORY}={mib} MiB is more than the whole {acc.id} ({cat.nvml_total_mib(acc)} MiB): not the MIG "
+            f"{profile} slice's memory, which GFD writes there (the MIG device's memorySizeMB): not read"
+        )
+        mib = None
+    if mib:
+        text = f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
+        table = prof.memory_bytes // cat.MIB if prof is not None else None
+        if table is None or abs(mib - table) <= cat.MEMORY_LABEL_TOLERANCE * table:
+            return mib * cat.MIB, text
+        least = min(mib, table)
+        return least * cat.MIB, (
+            f"MIG {profile}: {GFD_MEMORY}={mib} MiB differs from the {table} MiB of a MIG {profile} slice "
+            f"({prof.status if prof is not None else ''}), which GFD writes there: took the smaller, {least} MiB "
+            "(conservative)"
+        )
     note = "; ".join(n for n in (bad, note) if n)
     if prof is None:
         return None, note
@@ -356,6 +378,19 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 c.alts = boards[1:]
                 names = ", ".join(a.id for a in boards)
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+        vgpu = cat.vgpu_type(v[: -len("-SHARED")] if shared else v) if acc is None and not profile else None
+        if vgpu is not None:
+            return _vgpu_candidate(c, vgpu, mib, labels)
+        if profile and profile.upper() == "INVALID":
+            # GFD's own mark of a MIG layout mig.strategy=single cannot label (lm/mig-strategy.go
+            # newInvalidMigStrategyLabeler): no GPU is advertised there; not a profile, and its memory label 0 is no GPU's
+            c.notes = [
+                f"{v}: GPU feature discovery's mark of a node whose MIG layout mig.strategy=single cannot offer as one "
+                "kind of slice (a MIG-enabled GPU with no MIG device, MIG and whole GPUs together, or several MIG "
+                "profiles; NVIDIA k8s-device-plugin internal/lm/mig-strategy.go), with nvidia.com/gpu.count 0: the "
+                "device plugin offers no nvidia.com/gpu there, so this pod cannot run on such a node"
+            ]
+            return c
         if acc is None:
             if mib and not profile:
                 acc = cat.generic_nvidia(v, mib, _cc(labels))
@@ -553,6 +588,36 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.notes.append("GPU model unknown: memory from the GFD label")
         return c
     return None
+
+
+def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Labels) -> _Cand:
+    """``c`` (a GFD ``nvidia.com/gpu.product`` candidate) for a node that is a vGPU guest, its product the vGPU type
+    (:func:`kvlint.accelerators.registry.vgpu_type`: ``NVIDIA-A40-48Q``): the engine's device is the type's frame
+    buffer, not the board's memory. GFD labels the guest's NVML device, whose name and memory are the type's ("GPU :
+    NVIDIA A40-48Q", 49152 MiB: https://github.com/vllm-project/vllm/issues/11230), so ``nvidia.com/gpu.memory`` (when
+    given and smaller) or the name's frame buffer, less the guest reserve (:func:`vgpu_guest_reserve_mib`), is
+    sized; on the catalogue board the type names (its compute capability), else on a generic NVIDIA GPU of that
+    memory (compute capability from GFD's ``nvidia.com/gpu.compute.major``/``minor``, when given)."""
+    fb = vgpu.frame_buffer_mib
+    said = f"the frame buffer its name gives, {fb} MiB"
+    if mib and mib < fb:
+        fb, said = mib, f"{GFD_MEMORY}={mib} MiB, under the {vgpu.frame_buffer_mib} MiB its name gives"
+    reserved, how_reserved = vgpu_guest_reserve_mib()
+    if vgpu.accelerator is None:
+        c.acc = cat.generic_nvidia(c.value, fb, _cc(labels))
+        c.notes.append(
+            f"{c.value}: a vGPU guest's GPU, the vGPU type {vgpu.name} of a {vgpu.board} board kvlint's catalogue does "
+            f"not name; sized on {said}"
+        )
+        return c
+    c.acc = vgpu.accelerator
+    c.label_bytes = max(fb - reserved, 0) * cat.MIB
+    c.share = f"{vgpu.name} vGPU"
+    c.notes.append(
+        f"{c.value}: a vGPU guest's GPU, the vGPU type {vgpu.name} of {vgpu.accelerator.id}: sized on {said}, less "
+        f"{reserved} MiB ({how_reserved}), not the bare-metal board's memory"
+    )
+    return c
 
 
 def _uncount(labels: Labels) -> Labels:
