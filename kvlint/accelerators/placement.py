@@ -1271,6 +1271,13 @@ def _why_undecided(
                             f"{key}={it.name} is a share of one {it.accelerator.id} of unknown size ({it.note}): "
                             f"not planned on the whole GPU; give its memory with --gpu-memory"
                         )
+                    elif it is not None and it.accelerator is None and it.gpus and it.note:
+                        # a GPU instance type of the cloud's table whose GPU the catalogue does not hold (EC2's
+                        # p6-b300: 8 B300): not "not a GPU instance type", which sends the user looking elsewhere
+                        notes.append(
+                            f"{key}={v} is an instance type of {it.gpus} GPU{'s' if it.gpus > 1 else ''} kvlint "
+                            f"cannot size ({it.note}): name the GPU with {ANNOTATION} or its memory with --gpu-memory"
+                        )
                     else:
                         notes.append(f"{key}={v} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
