@@ -781,7 +781,12 @@ class Placement:
         gpus: GPUs requested by the container (``nvidia.com/gpu`` limit, ``.shared``, MIG resource),
             None if no GPU resource; ``gpus_loc`` its position; ``resource`` the resource name.
         shared: the GPU is time-sliced/MPS-shared (``-SHARED`` product, ``nvidia.com/gpu.shared``,
-            GKE sharing labels); ``max_sharers`` how many pods may share one GPU when known.
+            GKE sharing labels); ``max_sharers`` how many pods may share one GPU when known;
+            ``sharing_strategy`` ``time-slicing`` or ``mps`` when a node label names it (GFD's
+            ``nvidia.com/gpu.sharing-strategy``, GKE's ``cloud.google.com/gke-gpu-sharing-strategy``, whose
+            ``time-sharing`` is time-slicing), else None. Under MPS NVIDIA's device plugin limits each of the N
+            replicas to 1/N of the GPU's memory (k8s-device-plugin README, "With CUDA MPS"); time-slicing isolates
+            nothing.
         memory_bytes_override: MIG slice or ``--gpu-memory`` total replacing the catalogue figure.
         candidates: every accelerator the scheduling constraints still allow, smallest memory first,
             when more than one remains (``accelerator`` is then the worst case, the smallest); empty
@@ -831,6 +836,7 @@ class Placement:
     resource: str | None = None
     shared: bool = False
     max_sharers: int | None = None
+    sharing_strategy: str | None = None
     memory_bytes_override: int | None = None
     candidates: tuple[Accelerator, ...] = ()
     gpu_slice: GpuSlice | None = None
@@ -1397,8 +1403,8 @@ def _device_dict(placement: Placement | None) -> dict[str, Any]:
     """The JSON report's fields for the part of a GPU a container's plan is sized on (docs/formats.md): ``device``
     (:attr:`Placement.device_name`: the board, its MIG slice or its share, in words), ``device_share`` (an AMD
     compute partition or a vGPU share whose memory the plan uses, :attr:`Placement.device_share`), ``amd_partition``
-    (the AMD partition mode, ``cpx_nps4``), ``shared`` and ``max_sharers`` (time-sliced or MPS replicas of one GPU:
-    several engines on one device, KV106) and ``gpu_slice`` (HAMi's memory slice per vGPU, ``{"resource", "mib",
+    (the AMD partition mode, ``cpx_nps4``), ``shared``, ``sharing_strategy`` and ``max_sharers`` (time-sliced or MPS
+    replicas of one GPU: several engines on one device, KV106) and ``gpu_slice`` (HAMi's memory slice per vGPU, ``{"resource", "mib",
     "percent"}``, which HAMi-core reports to the engine as the device total); null or false when not so."""
     if placement is None:
         return {
@@ -1406,6 +1412,7 @@ def _device_dict(placement: Placement | None) -> dict[str, Any]:
             "device_share": None,
             "amd_partition": None,
             "shared": False,
+            "sharing_strategy": None,
             "max_sharers": None,
             "gpu_slice": None,
         }
@@ -1415,6 +1422,7 @@ def _device_dict(placement: Placement | None) -> dict[str, Any]:
         "device_share": placement.device_share,
         "amd_partition": placement.amd_partition,
         "shared": placement.shared,
+        "sharing_strategy": placement.sharing_strategy,
         "max_sharers": placement.max_sharers,
         "gpu_slice": {"resource": gs.key, "mib": gs.mib, "percent": gs.percent} if gs is not None else None,
     }

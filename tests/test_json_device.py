@@ -106,3 +106,47 @@ def test_the_json_report_names_the_part_of_the_gpu_each_plan_is_sized_on(tmp_pat
         None,
         None,
     )
+
+
+def test_the_json_report_names_the_sharing_strategy_a_node_label_gives(tmp_path) -> None:
+    """GFD's ``nvidia.com/gpu.sharing-strategy`` (``none``, ``time-slicing``, ``mps``: k8s-device-plugin README,
+    "Catalog of Labels") and GKE's ``cloud.google.com/gke-gpu-sharing-strategy`` (``time-sharing``, ``mps``) say how
+    the GPU is shared: under MPS each of the N replicas gets 1/N of its memory, under time-slicing nothing is
+    isolated. Before (branch gpus54) the strategy was only a note in ``accelerator_how``."""
+    cuda = "vllm/vllm-openai:v0.11.0"
+    l4 = "nvidia.com/gpu.product: NVIDIA-L4"
+    out = _workloads(
+        tmp_path,
+        {
+            "name": "mps",
+            "selector": f"{l4}, nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '2'",
+            "image": cuda,
+            "limits": "nvidia.com/gpu: 1",
+        },
+        {
+            "name": "gke",
+            "selector": "cloud.google.com/gke-accelerator: nvidia-l4, cloud.google.com/gke-gpu-sharing-strategy: "
+            "time-sharing, cloud.google.com/gke-max-shared-clients-per-gpu: '3'",
+            "image": cuda,
+            "limits": "nvidia.com/gpu: 1",
+        },
+        {
+            "name": "unsaid",
+            "selector": "nvidia.com/gpu.product: NVIDIA-L4-SHARED",
+            "image": cuda,
+            "limits": "nvidia.com/gpu: 1",
+        },
+        {
+            "name": "none",
+            "selector": f"{l4}, nvidia.com/gpu.sharing-strategy: none",
+            "image": cuda,
+            "limits": "nvidia.com/gpu: 1",
+        },
+    )
+    got = {n: (w["shared"], w["sharing_strategy"], w["max_sharers"]) for n, w in out.items()}
+    assert got == {
+        "mps": (True, "mps", 2),
+        "gke": (True, "time-slicing", 3),
+        "unsaid": (True, None, None),
+        "none": (False, None, None),
+    }

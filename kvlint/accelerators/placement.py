@@ -908,7 +908,7 @@ class _PodScheduling:
     terms: list[list[_Expr]]
     label_sets: list[Labels]
     partition: str | None
-    sharing: tuple[bool, int | None, str]
+    sharing: tuple[bool, int | None, str, str | None]
     decisions: dict[int, tuple[Site | None, _Decision | None]] = field(default_factory=dict)
     #: :func:`_why_undecided` of :attr:`label_sets`, once read (:meth:`why_undecided`)
     why: tuple[str, ...] | None = None
@@ -1196,18 +1196,30 @@ def _gpu_resource(container: Mapping[str, Any]) -> tuple[str | None, int | None,
     return None, None, None
 
 
-def _sharing(label_sets: list[Labels]) -> tuple[bool, int | None, str]:
-    """Sharing declared by node labels: GKE time-sharing/MPS, GFD sharing-strategy / replicas."""
-    shared, sharers, notes = False, None, []
+#: GFD's sharing-strategy label: ``none``, ``time-slicing`` or ``mps`` (NVIDIA k8s-device-plugin ``README.md``,
+#: "Catalog of Labels", ``nvidia.com/gpu.sharing-strategy``)
+GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
+#: The sharing strategies the labels name, as :attr:`kvlint.types.Placement.sharing_strategy` gives them: GFD's words,
+#: and GKE's (``cloud.google.com/gke-gpu-sharing-strategy``: ``time-sharing`` or ``mps``, GKE docs "Share GPUs with
+#: multiple workloads using GPU time-sharing" / "... NVIDIA MPS"), GKE's time-sharing being CUDA time-slicing
+_SHARING_STRATEGIES = {"time-slicing": "time-slicing", "time-sharing": "time-slicing", "mps": "mps"}
+
+
+def _sharing(label_sets: list[Labels]) -> tuple[bool, int | None, str, str | None]:
+    """Sharing declared by node labels: GKE time-sharing/MPS, GFD sharing-strategy / replicas. Returns (shared, how
+    many pods share one GPU when a label says, a note, the strategy: ``time-slicing``, ``mps`` or None when no label
+    names one kvlint knows, :data:`_SHARING_STRATEGIES`)."""
+    shared, sharers, notes, named = False, None, [], None
     for labels in label_sets:
-        strategy = _first(labels, GKE_SHARING) or _first(labels, "nvidia.com/gpu.sharing-strategy")
+        strategy = _first(labels, GKE_SHARING) or _first(labels, GFD_SHARING)
         if strategy and strategy.lower() not in ("none", ""):
             shared = True
             notes.append(f"shared GPU ({strategy})")
+            named = named or _SHARING_STRATEGIES.get(strategy.strip().lower())
         n = _as_int(_first(labels, GKE_MAX_SHARED)) or _as_int(_first(labels, "nvidia.com/gpu.replicas"))
         if n and n > 1:
             shared, sharers = True, n
-    return shared, sharers, "; ".join(dict.fromkeys(notes))
+    return shared, sharers, "; ".join(dict.fromkeys(notes)), named
 
 
 #: A placement's ``how`` when nothing decided the accelerator; the reasons follow in parentheses
@@ -1910,7 +1922,7 @@ def _finish(
     gpus_loc: Loc | None,
     gslice: GpuSlice | None,
     partition: str | None,
-    sharing: tuple[bool, int | None, str],
+    sharing: tuple[bool, int | None, str, str | None],
     why_undecided: Callable[[], list[str]],
     amd_partition: str | None = None,
     undecided_why: str | None,
@@ -2042,7 +2054,7 @@ def _finish(
             notes.append(note)
         if mig_bytes:
             device_share = f"{part_mode.split('_', 1)[0].upper()} partition"
-    shared, sharers, share_note = sharing
+    shared, sharers, share_note, strategy = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
         notes.append(share_note)
@@ -2070,6 +2082,7 @@ def _finish(
         resource=resource,
         shared=shared,
         max_sharers=sharers,
+        sharing_strategy=strategy,
         memory_bytes_override=override_bytes,
         candidates=tuple(candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
@@ -2096,7 +2109,7 @@ class NodeFacts:
 
     decision: _Decision | None
     partition: str | None
-    sharing: tuple[bool, int | None, str]
+    sharing: tuple[bool, int | None, str, str | None]
     why: tuple[str, ...]
     amd_partition: str | None = None
 
