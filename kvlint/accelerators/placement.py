@@ -606,8 +606,8 @@ def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Label
     if vgpu.accelerator is None:
         c.acc = cat.generic_nvidia(c.value, fb, _cc(labels))
         c.notes.append(
-            f"{c.value}: a vGPU guest's GPU, the vGPU type {vgpu.name} of a {vgpu.board} board kvlint's catalogue does "
-            f"not name; sized on {said}"
+            f"{c.value}: a vGPU guest's GPU, the vGPU type {vgpu.name}, whose board ({vgpu.board}) kvlint does not "
+            f"read as a catalogue GPU; sized on {said}"
         )
         return c
     c.acc = vgpu.accelerator
