@@ -132,3 +132,25 @@ def test_board_products_are_not_read_as_vgpu_types(product: str) -> None:
     assert (
         p.device_share is None and p.accelerator is not None and p.memory_bytes == p.accelerator.memory_bytes
     )
+
+
+def test_a_live_vgpu_node_is_read_as_its_pods_labels_are() -> None:
+    """``--cluster`` reads a node's labels as GFD wrote them (kvlint.cluster): an A40-48Q guest node is that frame
+    buffer on an A40, as a pod's nodeSelector naming it is."""
+    from kvlint.cluster import inventory_from_node_list, placement_from_cluster
+
+    node = {
+        "kind": "Node",
+        "metadata": {
+            "name": "vgpu-a40",
+            "labels": {"nvidia.com/gpu.product": "NVIDIA-A40-48Q", "nvidia.com/gpu.memory": "49152"},
+        },
+        "status": {"allocatable": {"nvidia.com/gpu": "1"}},
+    }
+    inventory = inventory_from_node_list({"kind": "NodeList", "items": [node]})
+    pod = {"containers": [{"name": "v", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+    live = placement_from_cluster(pod, pod["containers"][0], inventory)
+    selected = _placement("nvidia.com/gpu.product: NVIDIA-A40-48Q, nvidia.com/gpu.memory: '49152'")
+    assert live.accelerator is not None and live.accelerator.id == "nvidia-a40"
+    assert (live.memory_bytes, live.device_share) == (selected.memory_bytes, selected.device_share)
+    assert live.device_share == "A40-48Q vGPU"
