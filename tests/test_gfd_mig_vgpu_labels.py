@@ -154,3 +154,11 @@ def test_a_live_vgpu_node_is_read_as_its_pods_labels_are() -> None:
     assert live.accelerator is not None and live.accelerator.id == "nvidia-a40"
     assert (live.memory_bytes, live.device_share) == (selected.memory_bytes, selected.device_share)
     assert live.device_share == "A40-48Q vGPU"
+
+
+def test_a_time_sliced_vgpu_guest_is_shared_and_sized_on_its_frame_buffer() -> None:
+    """GFD appends ``-SHARED`` to the product of a time-sliced GPU (``internal/lm/resource.go`` ``productLabel``): a
+    shared vGPU guest is both (before: "GRID-T4-16Q" was not read, with or without the suffix)."""
+    p = _placement("nvidia.com/gpu.product: GRID-T4-16Q-SHARED")
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-t4" and p.shared
+    assert p.device_share == "T4-16Q vGPU" and "-SHARED" in p.how

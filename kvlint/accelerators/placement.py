@@ -309,13 +309,15 @@ def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[
         mib = None
     if mib:
         text = f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
-        table = prof.memory_bytes // cat.MIB if prof is not None else None
-        if table is None or abs(mib - table) <= cat.MEMORY_LABEL_TOLERANCE * table:
+        if prof is None:
+            return mib * cat.MIB, text
+        table = prof.memory_bytes // cat.MIB
+        if abs(mib - table) <= cat.MEMORY_LABEL_TOLERANCE * table:
             return mib * cat.MIB, text
         least = min(mib, table)
         return least * cat.MIB, (
             f"MIG {profile}: {GFD_MEMORY}={mib} MiB differs from the {table} MiB of a MIG {profile} slice "
-            f"({prof.status if prof is not None else ''}), which GFD writes there: took the smaller, {least} MiB "
+            f"({prof.status}), which GFD writes there: took the smaller, {least} MiB "
             "(conservative)"
         )
     note = "; ".join(n for n in (bad, note) if n)
@@ -380,7 +382,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
         vgpu = cat.vgpu_type(v[: -len("-SHARED")] if shared else v) if acc is None and not profile else None
         if vgpu is not None:
-            return _vgpu_candidate(c, vgpu, mib, labels)
+            c = _vgpu_candidate(c, vgpu, mib, labels)
+            if shared:
+                c.notes.append("-SHARED: time-sliced/MPS GPU")
+            return c
         if profile and profile.upper() == "INVALID":
             # GFD's own mark of a MIG layout mig.strategy=single cannot label (lm/mig-strategy.go
             # newInvalidMigStrategyLabeler): no GPU is advertised there; not a profile, and its memory label 0 is no GPU's
