@@ -647,11 +647,12 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
 
 def _build_target_fleet(fleet: tuple[Any, ...], image: str) -> tuple[Any, ...]:
     """The accelerators of ``fleet`` an image built for one AMD architecture runs on
-    (:func:`kvlint.engines.images.rocm_build_target`, the catalogue's ``llvm_target``); empty when the image is not
-    such a build or none of them has its architecture."""
+    (:func:`kvlint.engines.images.rocm_build_target`, the catalogue's ``llvm_target``), or for the GPU family a ROCm
+    build of vLLM's tag names (:func:`kvlint.engines.images.rocm_family_target`: ``rocm/vllm:..._mi300_...``); empty
+    when the image is neither or none of them has its architecture."""
     from kvlint.accelerators.registry import llvm_target
 
-    target = _images.rocm_build_target(image)
+    target = _images.rocm_build_target(image) or _images.rocm_family_target(image)
     if target is None:
         return ()
     return tuple(a for a in fleet if llvm_target(a.id) == target[0])

@@ -380,6 +380,53 @@ def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
     return (_cat().accelerators[gid] if gid else None), profile, shared
 
 
+#: A vGPU type's name as a guest's NVML gives it, in GFD's spelling (spaces to ``-``): ``GRID-T4-16Q``,
+#: ``NVIDIA-A40-48Q``, a MIG-backed type ``NVIDIA-A100-3-20C``. NVIDIA names a vGPU type ``<board>-<frame buffer in
+#: GB><series>`` (series ``A``, ``B``, ``C``, ``Q``; a MIG-backed type's GPU instance slices before the frame buffer):
+#: NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs"
+#: (https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid); older guest drivers
+#: prefix ``GRID``, later ones ``NVIDIA`` ("GPU : NVIDIA A40-48Q", https://github.com/vllm-project/vllm/issues/11230).
+_VGPU_TYPE = re.compile(
+    r"(?:GRID|NVIDIA)-([A-Z][A-Z0-9]{0,15})-(?:([1-8])-)?([1-9][0-9]{0,2})([ABCQ])", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class VgpuType:
+    """A vGPU type a GFD ``nvidia.com/gpu.product`` value names (:func:`vgpu_type`).
+
+    Attributes:
+        name: the type (``A40-48Q``); ``board`` its board part (``A40``).
+        frame_buffer_mib: the type's frame buffer in MiB, its name's GB x 1024 (NVIDIA's type tables give
+            ``A40-48Q`` 49152 MB; a guest's nvidia-smi shows 49152 MiB total).
+        accelerator: the catalogue board the type runs on, when the board part names one whose stated memory
+            holds the frame buffer (``A100-80C`` is not a type of the catalogue's ``a100`` alias, the 40 GB board);
+            None otherwise.
+    """
+
+    name: str
+    board: str
+    frame_buffer_mib: int
+    accelerator: Accelerator | None
+
+
+def vgpu_type(value: str) -> VgpuType | None:
+    """The vGPU type a GFD ``nvidia.com/gpu.product`` value (``-SHARED`` removed) names in a vGPU guest
+    (:data:`_VGPU_TYPE`: ``GRID-T4-16Q``, ``NVIDIA-A40-48Q``), or None when it is not such a name. The board is
+    looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and kept only when its stated memory
+    (:func:`nominal_memory_mib`, else its NVML total) is at least the frame buffer."""
+    m = _VGPU_TYPE.fullmatch(str(value).strip())
+    if m is None:
+        return None
+    board, slices, gb, series = m.groups()
+    fb = int(gb) * 1024
+    acc = lookup(board)
+    if acc is not None and (acc.vendor != "nvidia" or (nominal_memory_mib(acc) or nvml_total_mib(acc)) < fb):
+        acc = None
+    name = f"{board.upper()}-{slices + '-' if slices else ''}{gb}{series.upper()}"
+    return VgpuType(name, board.upper(), fb, acc)
+
+
 def gfd_product_candidates(value: str) -> list[Accelerator]:
     """Every catalogue GPU a GFD ``nvidia.com/gpu.product`` value may stand for, smallest memory first.
 

@@ -24,6 +24,7 @@ from kvlint.engines.images import (
     path_placeholder,
     platform_evidence,
     rocm_build_target,
+    rocm_family_target,
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, amd_partition_of
@@ -512,10 +513,16 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     elif all(e.accelerator.vendor == "amd" for e in cr.fleet):
         which = "kvlint's default ROCm fleet (AMD Instinct)"
         built = rocm_build_target(s.image)
+        family = rocm_family_target(s.image) if built is None else None
         if built is not None and len(cr.fleet) < len(default_fleet("rocm")):
             which += (
                 f", its {built[0]} GPUs only (image {s.image} is built for {built[0]} alone, its {built[1]} tag: "
                 "it runs on no other AMD architecture)"
+            )
+        elif family is not None and len(cr.fleet) < len(default_fleet("rocm")):
+            which += (
+                f", its {family[0]} GPUs only (image {s.image} is AMD's vLLM build for {family[1].upper()} GPUs, "
+                f"as its tag says; {family[0]} in vLLM's ROCm requirements)"
             )
     else:
         which = "kvlint's default fleet"
