@@ -29,7 +29,12 @@ from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.pooling import SGLANG_HEADLESS_ARCHITECTURES, sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
-from kvlint.models.weights import dense_mlp_layer_bytes, tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import (
+    decoder_layer_bytes,
+    dense_mlp_layer_bytes,
+    tp_replicated_bytes,
+    weight_bytes,
+)
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits, finite_number
 
@@ -1190,8 +1195,23 @@ def moe_dense_whole_bytes(
     )
 
 
+def _layer_bytes(model: ModelSpec, dbytes: int, quantization: str | None) -> tuple[int, ...]:
+    """Bytes of each decoder layer's linear and expert weights, priced as the plan's weights are
+    (:func:`kvlint.models.weights.decoder_layer_bytes`: the checkpoint's rate, a module its quantization config
+    keeps unquantized at the model dtype, packed experts at their own rate); the parameter counts of
+    :func:`_layer_params` when it lists no layer."""
+    per = tuple(a + b for a, b in decoder_layer_bytes(model, dtype_bytes=dbytes, quantization=quantization))
+    return per if len(per) == model.num_layers and sum(per) > 0 else _layer_params(model)
+
+
 def _stage_weights(
-    model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
+    model: ModelSpec,
+    w_all: int,
+    dbytes: int,
+    tp: int,
+    split: tuple[int, ...],
+    replicated: int = 0,
+    quantization: str | None = None,
 ) -> tuple[int, ...]:
     """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes, the input
     embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``, a ``PPMissingLayer``
@@ -1199,15 +1219,18 @@ def _stage_weights(
     embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/qwen2.py::
     Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split over
     ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
-    (:func:`kvlint.models.weights.tp_replicated_bytes`). The share of the layers' bytes is by parameter count
-    (:func:`_layer_params`: DeepSeek-V3's three dense layers hold 0.58 B parameters each, its MoE layers 11.5 B), by
-    layer count when the shapes are not known. The embedding is ``vocab_size × hidden_size`` at the model dtype
-    (``dbytes``)."""
+    (:func:`kvlint.models.weights.tp_replicated_bytes`). SGLang builds only the stage's own layers
+    (``sglang@0.5.23:sglang/srt/utils/common.py::make_layers`` over ``get_pp_indices``, ``PPMissingLayer`` for the
+    others), so the share of the layers' bytes is by each layer's bytes (:func:`_layer_bytes`, ``quantization`` the
+    ``--quantization`` flag): DeepSeek-V3's three dense layers hold 0.58 B parameters each, its MoE layers 11.5 B, and
+    where a checkpoint keeps the dense layers unquantized beside 4-bit experts (GLM-5.1-NVFP4's first three layers)
+    they weigh 3.6 times their parameter share (by parameter count until branch memory54); by layer count when the
+    shapes are not known. The embedding is ``vocab_size × hidden_size`` at the model dtype (``dbytes``)."""
     embed = model.vocab_size * model.hidden_size * dbytes
     lm = 0 if model.tie_word_embeddings else embed
     body = max(0, w_all - embed - lm)
     layers = max(1, sum(split))
-    per = _layer_params(model) if sum(split) == model.num_layers else ()
+    per = _layer_bytes(model, dbytes, quantization) if sum(split) == model.num_layers else ()
     total = sum(per)
     out = []
     start = 0
@@ -1748,7 +1771,13 @@ def sglang_prelude(
                 PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
         stage_w = _stage_weights(
-            model, w_all, dbytes, tp, split, repl - embed_extra - head_extra - sum(dense_extra)
+            model,
+            w_all,
+            dbytes,
+            tp,
+            split,
+            repl - embed_extra - head_extra - sum(dense_extra),
+            str(quant) if quant else None,
         )
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
         # the output head's with the head, on the last

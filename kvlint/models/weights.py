@@ -1712,9 +1712,31 @@ def decoder_layer_bytes(
     Qwen-MoE model's ``mlp_only_layers``, Llama 4's non-interleaved layers, a NAS model's narrower FFNs. vLLM builds
     only a pipeline stage's own layers on its rank (``vllm/model_executor/models/utils.py::make_layers``, the range
     of ``get_pp_indices``), so a stage holds the bytes of those layers, not ``1/pp`` of the whole: GLM-4.7's 89 MoE
-    layers are 3.1 % above its per-layer mean (gt-282). Modules outside the decoder layers (embedding, LM head,
-    towers) are not listed."""
+    layers are 3.1 % above its per-layer mean (gt-282). Routed experts are priced at their own rate where the
+    checkpoint packs them apart from the other linears (MXFP4 experts beside bf16 attention, DeepSeek V4's fp4
+    experts beside fp8 blocks: :func:`weight_bytes`' ``0.5 + 1/32`` B per element, without the kernels' padding), so
+    that a layer's linear and expert bytes add up to its bytes. Modules outside the decoder layers (embedding, LM
+    head, towers) are not listed."""
     return _decoder_layer_bytes(spec, dtype_bytes, quantization)
+
+
+def _expert_rate(spec: ModelSpec, dtype_bytes: int, quantization: str | None, rate: float) -> float:
+    """Bytes per routed-expert element as :func:`weight_bytes` prices them before padding: MXFP4's ``0.5 + 1/32``
+    for an MXFP4 checkpoint (or ``--quantization mxfp4`` on an unquantized one) and for DeepSeek V4's fp4 experts
+    (:func:`_deepseek_v4_fp4_experts`), else ``rate``, the other linears' (:func:`_priced_linears`)."""
+    ck = spec.quant_method
+    q = (quantization or "").lower() or None
+    q_norm = _QUANT_ALIASES.get(q, q) if q else None
+    ck_norm = _QUANT_ALIASES.get(ck, ck) if ck else None
+    online = q_norm if q_norm and q_norm != ck_norm and not ck else None
+    method = online or ck
+    if not method:
+        return rate
+    if _QUANT_ALIASES.get(method, method) == "mxfp4" or (
+        not online and _deepseek_v4_fp4_experts(spec, method)
+    ):
+        return linear_bytes_per_param("mxfp4", None, dtype_bytes)[0]
+    return rate
 
 
 @per_model
@@ -1723,13 +1745,17 @@ def _decoder_layer_bytes(
 ) -> tuple[tuple[int, int], ...]:
     """:func:`decoder_layer_bytes` itself, with positional arguments."""
     sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    exp_rate = _expert_rate(spec, dtype_bytes, quantization, rate)
     lin = [0.0] * len(spec.layers)
     exp = [0.0] * len(spec.layers)
     for (name, n, part), keep in zip(sink, kept, strict=True):
         bits = name.split(".")
         if len(bits) < 3 or bits[0] != "layers" or not bits[1].isdigit() or int(bits[1]) >= len(lin):
             continue
-        (exp if part == "experts" else lin)[int(bits[1])] += n * (dtype_bytes if keep else rate)
+        if part == "experts":
+            exp[int(bits[1])] += n * (dtype_bytes if keep else exp_rate)
+        else:
+            lin[int(bits[1])] += n * (dtype_bytes if keep else rate)
     return tuple((int(a), int(b)) for a, b in zip(lin, exp, strict=True))
 
 
