@@ -107,3 +107,72 @@ def test_jamba_experts_only_on_its_expert_layers() -> None:
         # a dense layer holds one MLP of intermediate_size more than a MoE layer of the same mixer
         a, b = next(i for i in dense if i % 8 != 4), next(i for i in moe if i % 8 != 4)
         assert layers[a][0] - layers[b][0] == 3 * h * inter * 2
+
+
+def test_ernie_moe_layers_shared_experts_and_top_k_from_its_own_keys() -> None:
+    # ERNIE 4.5 names its MoE fields moe_num_experts / moe_k / moe_num_shared_experts and routes only layers
+    # moe_layer_start_index .. moe_layer_end_index every moe_layer_interval: vLLM builds Ernie4_5_MoeMoE (FusedMoE of
+    # moe_intermediate_size, top_k=moe_k, plus shared_experts of moe_intermediate_size x moe_num_shared_experts) there
+    # and a dense MLP of intermediate_size elsewhere (vllm@0028a751 vllm/model_executor/models/ernie45_moe.py).
+    # kvlint priced every layer as MoE, no shared experts, and routed 2 experts per token.
+    from pathlib import Path
+
+    from kvlint.memory.vllm import _inter_eff, moe_top_k
+
+    dirs = (str(Path(__file__).resolve().parent.parent / "fixtures" / "models" / "moe"),)
+    m = resolve_model("baidu/ERNIE-4.5-21B-A3B-Thinking", model_dirs=dirs, allow_hub=False)
+    t = m.text_config or m.config
+    layers = decoder_layer_bytes(m, dtype_bytes=2)
+    assert [i for i, (_, e) in enumerate(layers) if e == 0] == [0]  # start index 1: layer 0 is dense
+    h, L = m.hidden_size, m.num_layers
+    moe_layers = L - 1
+    shared = 3 * h * t["moe_intermediate_size"] * t["moe_num_shared_experts"]
+    dense = 3 * h * t["intermediate_size"]
+    attn = 2 * h * t["num_attention_heads"] * 128 + 2 * h * t["num_key_value_heads"] * 128
+    parts = param_breakdown(m)
+    assert parts["experts"] == moe_layers * t["moe_num_experts"] * 3 * h * t["moe_intermediate_size"]
+    assert parts["linear"] == L * attn + moe_layers * shared + dense
+    # the repository's published total (safetensors parameters, F32 + BF16: fixtures/models/SOURCE.md), less the
+    # 64 fp32 e_score_correction_bias entries of each MoE layer, which kvlint does not count
+    published = 21_825_437_888
+    assert sum(parts.values()) == published - moe_layers * t["moe_num_experts"]
+    assert moe_top_k(t) == t["moe_k"] == 6
+    assert _inter_eff(m) == 6 * t["moe_intermediate_size"]
+
+
+def test_ernie_moe_keys_from_a_hostile_config_refused_or_read_within_bounds(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # a config.json may be pull-request input: the counts are refused with the key named, the layer range is read
+    # within the model's layers whatever it holds (a list, a string, an infinity, a huge index)
+    import json
+    from pathlib import Path
+
+    import pytest
+
+    from kvlint.types import ModelUnavailable
+
+    src = (
+        Path(__file__).resolve().parent.parent
+        / "fixtures"
+        / "models"
+        / "moe"
+        / "baidu--ERNIE-4.5-21B-A3B-Thinking"
+    )
+    base = json.loads((src / "config.json").read_text())
+
+    seen = iter(range(100))
+
+    def load(**over: object):  # type: ignore[no-untyped-def]
+        d = tmp_path / str(next(seen)) / "x--e"  # a directory each: resolution is memoised per path
+        d.mkdir(parents=True)
+        (d / "config.json").write_text(json.dumps({**base, **over}))
+        return resolve_model("x/e", model_dirs=(str(d.parent),), allow_hub=False)
+
+    for key in ("moe_k", "moe_top_k", "moe_num_shared_experts", "moe_layer_interval"):
+        with pytest.raises(ModelUnavailable, match=f"config.json {key} is"):
+            load(**{key: "abc"})
+        with pytest.raises(ModelUnavailable, match=f"config.json {key} is"):
+            load(**{key: -3})
+    for start, end in (([1, "x"], [27, None]), ("x", 1e300), (10**30, -5), (-4, 10**30)):
+        m = load(moe_layer_start_index=start, moe_layer_end_index=end)
+        layers = decoder_layer_bytes(m, dtype_bytes=2)
+        assert len(layers) == m.num_layers

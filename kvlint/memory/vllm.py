@@ -1077,13 +1077,17 @@ def _weights_total(
 
 def moe_top_k(c: dict[str, Any]) -> int:
     """Experts each token is routed to, from the config's key for it (``num_experts_per_tok``, ``moe_topk``,
-    ``experts_per_token``; Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
+    ``experts_per_token``; ERNIE 4.5's ``moe_k``, ``vllm@0028a751:vllm/model_executor/models/ernie45_moe.py::
+    Ernie4_5_MoeMoE``: ``FusedMoE(top_k=config.moe_k)``; Step 3's ``moe_top_k``, ``step3_text.py::FusedMoEBlock``;
+    Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
     Gemma4MoE``: ``FusedMoE(top_k=config.top_k_experts)``; DBRX's ``ffn_config.moe_top_k``, ``vllm/model_executor/
     models/dbrx.py::DbrxExperts``: ``FusedMoE(top_k=config.ffn_config.moe_top_k)``); 2 when none is set."""
     ffn = c.get("ffn_config")
     return int(
         c.get("num_experts_per_tok")
         or c.get("moe_topk")
+        or c.get("moe_k")
+        or c.get("moe_top_k")
         or c.get("experts_per_token")
         or c.get("top_k_experts")
         or (ffn.get("moe_top_k") if isinstance(ffn, dict) else None)

@@ -112,6 +112,33 @@ _AUDIO_ENCODER_DEFAULTS = {
 }
 
 
+def _ernie_moe_layers(t: dict[str, Any], num_layers: int) -> tuple[int, int, int] | None:
+    """``(first, last, interval)`` of the layers ERNIE 4.5's MoE config routes (``moe_layer_start_index``,
+    ``moe_layer_end_index``, ``moe_layer_interval``), or None when the config has none of the three keys. vLLM builds
+    ``Ernie4_5_MoeMoE`` on layer ``i`` when ``(i + 1) % moe_layer_interval == 0`` and ``start <= i <= end``, and a
+    dense MLP of ``intermediate_size`` elsewhere (vllm@0028a751 vllm/model_executor/models/ernie45_moe.py::
+    Ernie4_5_MoeDecoderLayer; defaults 0, ``num_hidden_layers - 1`` and 1). ERNIE-4.5-21B-A3B routes layers 1 - 27 of
+    28 (start 1, end 27), ERNIE-4.5-300B-A47B 3 - 53 of 54. An end index that is missing, null or negative (the
+    transformers config's -1) reads as the last layer; lists (the VL configs' per-modality pairs) as their smallest
+    start and largest end, as transformers' conversion script reads them."""
+    keys = ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")
+    if not any(k in t for k in keys):
+        return None
+
+    def pick(v: Any, f: Callable[..., int], default: int) -> int:
+        if isinstance(v, list):
+            vals = [_i(x, default) for x in v if isinstance(x, int | float | str)]
+            return f(vals) if vals else default
+        return _i(v, default) if v is not None else default
+
+    last = num_layers - 1
+    start = max(0, pick(t.get("moe_layer_start_index"), min, 0))
+    end = pick(t.get("moe_layer_end_index"), max, last)
+    end = last if end < 0 else min(end, last)
+    every = max(1, _i(t.get("moe_layer_interval"), 1) or 1)
+    return start, end, every
+
+
 def vision_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the vision tower and projector :func:`param_breakdown` counts (``"vision"``, less the
     audio encoder of :func:`audio_params`)."""
@@ -448,6 +475,8 @@ def _param_breakdown(
     freq_list = t.get("moe_layer_freq") if isinstance(t.get("moe_layer_freq"), list) else None
     mlp_types = t.get("mlp_layer_types") if isinstance(t.get("mlp_layer_types"), list) else None
 
+    ernie_range = _ernie_moe_layers(t, len(spec.layers))
+
     def is_moe_layer(i: int) -> bool:
         if not E:
             return False
@@ -470,6 +499,9 @@ def _param_breakdown(
             return i < len(mlp_types) and mlp_types[i] == "sparse"
         if "decoder_sparse_step" in t or mlp_only:
             return i not in mlp_only and (i + 1) % sparse_step == 0
+        if ernie_range is not None:
+            lo, hi, every = ernie_range
+            return (i + 1) % every == 0 and lo <= i <= hi
         return True
 
     # Latent MoE (Nemotron-3 Super/Ultra, ``moe_latent_size``): the routed experts run in the latent width, between
@@ -487,6 +519,9 @@ def _param_breakdown(
             # KimiMoE's shared experts: one MLP of moe_intermediate_size x num_shared_experts
             # (vllm@01d99586 vllm/model_executor/models/kimi_linear.py::KimiMoE)
             n_shared = n_shared or _i(t.get("num_shared_experts"))
+        # ERNIE 4.5's: one MLP of moe_intermediate_size x moe_num_shared_experts (vllm@0028a751
+        # vllm/model_executor/models/ernie45_moe.py::Ernie4_5_MoeMoE, ``shared_experts``)
+        n_shared = n_shared or _i(t.get("moe_num_shared_experts"))
         if _i(t.get("moe_shared_expert_intermediate_size")):
             shared += mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
         elif _i(t.get("shared_expert_intermediate_size")):
