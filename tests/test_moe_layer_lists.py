@@ -176,3 +176,40 @@ def test_ernie_moe_keys_from_a_hostile_config_refused_or_read_within_bounds(tmp_
         m = load(moe_layer_start_index=start, moe_layer_end_index=end)
         layers = decoder_layer_bytes(m, dtype_bytes=2)
         assert len(layers) == m.num_layers
+
+
+def test_arctic_residual_mlp_and_moe_layer_frequency() -> None:
+    # Snowflake Arctic: every MoE layer (moe_layer_frequency) also runs a residual MLP of the hidden width beside its
+    # experts when use_residual (vllm@00db0119 vllm/model_executor/models/arctic.py::ArcticDecoderLayer,
+    # ArcticMLP(is_residual_mlp=True): ffn_dim = hidden_size). The model card: "a 10B dense transformer model with a
+    # residual 128x3.66B MoE MLP resulting in 480B total". kvlint left the residual MLPs out: 5.4 B parameters.
+    from pathlib import Path
+
+    from kvlint.memory.vllm import _inter_eff
+
+    dirs = (str(Path(__file__).resolve().parent.parent / "fixtures" / "models" / "moe"),)
+    m = resolve_model("Snowflake/snowflake-arctic-instruct", model_dirs=dirs, allow_hub=False)
+    t = m.text_config or m.config
+    parts = param_breakdown(m)
+    per_expert = parts["experts"] / t["num_local_experts"]
+    assert abs(per_expert / 1e9 - 3.66) < 0.005  # "128x3.66B"
+    dense = sum(parts.values()) - parts["experts"]
+    assert abs(dense / 1e9 - 10) < 0.1  # "a 10B dense transformer model" (4.6 B without the residual MLPs)
+    # the card's two parts add up to 478.5 B ("480B total" is that sum rounded)
+    assert abs(sum(parts.values()) / 1e9 - (10 + 128 * 3.66)) < 0.2
+    h = m.hidden_size
+    layers = decoder_layer_bytes(m, dtype_bytes=2)
+    attn = 2 * h * h + 2 * h * t["num_key_value_heads"] * (h // t["num_attention_heads"])
+    assert all(lin == 2 * (attn + 3 * h * h) for lin, _e in layers)
+    assert _inter_eff(m) == t["num_experts_per_tok"] * t["intermediate_size"] + h
+
+
+def test_experts_per_token_from_a_list_or_a_bad_value() -> None:
+    # Hunyuan-MoE gives moe_topk per layer; a hand-written or hostile config.json may hold anything: int() of a list
+    # or a word raised out of the plan
+    from kvlint.memory.vllm import moe_top_k
+
+    assert moe_top_k({"moe_topk": [8, 8, 8]}) == 8
+    assert moe_top_k({"num_experts_per_tok": "many", "moe_k": 6}) == 6
+    assert moe_top_k({"num_experts_per_tok": 10**30}) == 2
+    assert moe_top_k({"moe_topk": []}) == 2

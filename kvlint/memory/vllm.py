@@ -74,6 +74,7 @@ from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.towers import tower_config
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
+    arctic_residual_mlp,
     audio_params,
     decoder_layer_bytes,
     gemma4_moe_keeps_dense_mlp,
@@ -1081,23 +1082,31 @@ def moe_top_k(c: dict[str, Any]) -> int:
     Ernie4_5_MoeMoE``: ``FusedMoE(top_k=config.moe_k)``; Step 3's ``moe_top_k``, ``step3_text.py::FusedMoEBlock``;
     Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
     Gemma4MoE``: ``FusedMoE(top_k=config.top_k_experts)``; DBRX's ``ffn_config.moe_top_k``, ``vllm/model_executor/
-    models/dbrx.py::DbrxExperts``: ``FusedMoE(top_k=config.ffn_config.moe_top_k)``); 2 when none is set."""
+    models/dbrx.py::DbrxExperts``: ``FusedMoE(top_k=config.ffn_config.moe_top_k)``); 2 when none is set. A per-layer
+    list (Hunyuan's ``moe_topk``) reads as its first entry; a value that is not a whole number from 1 to 2^16 as
+    absent (a config.json may be pull-request input)."""
     ffn = c.get("ffn_config")
-    return int(
-        c.get("num_experts_per_tok")
-        or c.get("moe_topk")
-        or c.get("moe_k")
-        or c.get("moe_top_k")
-        or c.get("experts_per_token")
-        or c.get("top_k_experts")
-        or (ffn.get("moe_top_k") if isinstance(ffn, dict) else None)
-        or 2
-    )
+    for v in (
+        c.get("num_experts_per_tok"),
+        c.get("moe_topk"),
+        c.get("moe_k"),
+        c.get("moe_top_k"),
+        c.get("experts_per_token"),
+        c.get("top_k_experts"),
+        ffn.get("moe_top_k") if isinstance(ffn, dict) else None,
+    ):
+        if isinstance(v, list):
+            v = v[0] if v else None
+        k = lax_int(v)
+        if k is not None and 0 < k <= 1 << 16:
+            return k
+    return 2
 
 
 def _inter_eff(model: ModelSpec) -> int:
     """Effective MLP width of one token (elements): top-k x expert width for MoE, plus the dense MLP a Gemma 4 MoE
-    layer runs beside its experts (:func:`kvlint.models.weights.gemma4_moe_keeps_dense_mlp`)."""
+    layer runs beside its experts (:func:`kvlint.models.weights.gemma4_moe_keeps_dense_mlp`) or Arctic's residual MLP
+    of the hidden width (:func:`kvlint.models.weights.arctic_residual_mlp`)."""
     c = model.text_config or model.config or {}
     if model.num_experts and model.moe_intermediate_size:
         eff = moe_top_k(c) * model.moe_intermediate_size
@@ -1105,8 +1114,10 @@ def _inter_eff(model: ModelSpec) -> int:
             eff += model.intermediate_size
         return eff
     if model.num_experts:
-        topk = int(c.get("num_experts_per_tok") or 2)
-        return topk * model.intermediate_size
+        eff = moe_top_k(c) * model.intermediate_size
+        if arctic_residual_mlp(c, model.model_type):
+            eff += model.hidden_size
+        return eff
     return model.intermediate_size
 
 

@@ -304,6 +304,17 @@ def gemma4_moe_keeps_dense_mlp(text_config: dict[str, Any], model_type: str) -> 
     )
 
 
+def arctic_residual_mlp(text_config: dict[str, Any], model_type: str) -> bool:
+    """True when a Snowflake Arctic checkpoint builds a residual MLP beside each MoE layer's experts: vLLM's
+    ``ArcticDecoderLayer`` adds ``residual_mlp = ArcticMLP(is_residual_mlp=True)``, a gated MLP whose width is the
+    hidden size (``ffn_dim = hidden_size``), and a ``residual_layernorm`` where ``config.use_residual`` and the layer
+    is a MoE layer, and sums it with the experts' output (``vllm@00db0119:vllm/model_executor/models/arctic.py::
+    ArcticDecoderLayer``, ``ArcticMLP``). Snowflake/snowflake-arctic-instruct: 35 x 3 x 7,168^2 = 5.4 B parameters
+    (10.0 GiB in bf16), the "10B dense" half of its "10B dense transformer model with a residual 128x3.66B MoE MLP"
+    (the model card) that the expert count alone misses."""
+    return model_type == "arctic" and text_config.get("use_residual") is True
+
+
 #: Top-level model types whose projector is ``Mistral3MultiModalProjector`` (a patch merger before the two linears);
 #: the others with a Pixtral tower (Pixtral-12B's ``llava``) use ``LlavaMultiModalProjector``.
 _MISTRAL3_PROJECTOR_TYPES = ("mistral3", "ministral3")
@@ -476,6 +487,7 @@ def _param_breakdown(
     mlp_types = t.get("mlp_layer_types") if isinstance(t.get("mlp_layer_types"), list) else None
 
     ernie_range = _ernie_moe_layers(t, len(spec.layers))
+    arctic_residual = arctic_residual_mlp(t, mt)
 
     def is_moe_layer(i: int) -> bool:
         if not E:
@@ -494,6 +506,10 @@ def _param_breakdown(
             return i % (_i(t.get("expert_layer_period"), 2) or 1) == _i(t.get("expert_layer_offset"), 1)
         if mt.startswith("llama4"):
             return (i + 1) % l4_step == 0
+        if mt == "arctic":
+            # ArcticMoE.is_moe_layer: (layer_id + 1) % config.moe_layer_frequency == 0; a dense ArcticMLP of
+            # intermediate_size elsewhere (vllm@00db0119 vllm/model_executor/models/arctic.py)
+            return (i + 1) % (_i(t.get("moe_layer_frequency"), 1) or 1) == 0
         if mlp_types is not None:
             # Laguna: ``mlp_layer_types[layer_idx] == "sparse"`` (vllm@0.34.0 laguna.py::LagunaDecoderLayer)
             return i < len(mlp_types) and mlp_types[i] == "sparse"
@@ -549,7 +565,7 @@ def _param_breakdown(
         "mixer"
         if hybrid_mixer
         else "block_sparse_moe"
-        if mt.startswith(("minimax", "mixtral"))
+        if mt.startswith(("minimax", "mixtral", "arctic"))
         else ""
         if mt.startswith("gemma4")
         else "mlp"
@@ -760,6 +776,10 @@ def _param_breakdown(
             put_moe(i)
             if gemma4_moe_keeps_dense_mlp(t, mt):
                 put_mlp(i, "mlp", dense_i)
+            if arctic_residual:
+                # Arctic's residual MLP (w1, w3 gated, w2) of the hidden width, and its residual_layernorm
+                put(i, "linear", "residual_mlp", [("w1", h * h), ("w3", h * h), ("w2", h * h)])
+                out["other"] += h
         else:
             put_mlp(i, "mlp", dense_i)
     ple = _i(t.get("hidden_size_per_layer_input"))
