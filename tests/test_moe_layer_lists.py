@@ -213,3 +213,57 @@ def test_experts_per_token_from_a_list_or_a_bad_value() -> None:
     assert moe_top_k({"num_experts_per_tok": "many", "moe_k": 6}) == 6
     assert moe_top_k({"num_experts_per_tok": 10**30}) == 2
     assert moe_top_k({"moe_topk": []}) == 2
+
+
+def test_step3_moe_layers_share_expert_and_low_rank_query() -> None:
+    # Step 3 (vllm@0169d396 vllm/model_executor/models/step3_text.py): MoE only on the layers of moe_layers_enum
+    # (4 - 59 of 61) with a share_expert MLP of share_expert_dim beside the experts, a dense MLP of intermediate_size
+    # elsewhere; attention projects to a shared low-rank query (qkv_proj, a ReplicatedLinear: h -> share_q_dim + 2 x
+    # one KV head) expanded by wq (share_q_dim -> heads x head_dim); top-k from moe_top_k. kvlint priced every layer
+    # MoE, no shared expert, a full-width q_proj and 2 experts per token: 340 B parameters for a 321 B model.
+    from pathlib import Path
+
+    from kvlint.memory.vllm import moe_top_k
+    from kvlint.models.weights import tp_replicated_bytes
+
+    dirs = (str(Path(__file__).resolve().parent.parent / "fixtures" / "models" / "moe"),)
+    m = resolve_model("stepfun-ai/step3", model_dirs=dirs, allow_hub=False)
+    t = m.text_config or m.config
+    h, H, d, sq = m.hidden_size, t["num_attention_heads"], t["head_dim"], t["share_q_dim"]
+    moe = {int(x) for x in t["moe_layers_enum"].split(",")}
+    layers = decoder_layer_bytes(m, dtype_bytes=2)
+    assert {i for i, (_, e) in enumerate(layers) if e} == moe
+    attn = h * (sq + 2 * d) + sq * H * d + H * d * h
+    for i, (lin, exp) in enumerate(layers):
+        mlp = 3 * h * (t["share_expert_dim"] if i in moe else t["intermediate_size"])
+        assert lin == 2 * (attn + mlp)
+        assert exp == (2 * t["moe_num_experts"] * 3 * h * t["moe_intermediate_size"] if i in moe else 0)
+    assert moe_top_k(t) == 3
+    # the qkv_proj's low-rank query is whole on every TP rank (its one KV head too, as any head fewer than TP)
+    repl, _why = tp_replicated_bytes(m, dtype_bytes=2, tp=8)
+    assert repl >= m.num_layers * (h * sq + 2 * h * d) * 2 * (1 - 1 / 8)
+    assert abs(sum(param_breakdown(m).values()) / 321e9 - 1) < 0.015  # the collection page's 321B
+
+
+def test_step3_keys_from_a_hostile_config_stay_within_the_layers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "models" / "moe" / "stepfun-ai--step3"
+    base = json.loads((src / "config.json").read_text())
+    for n, over in enumerate(
+        (
+            {"moe_layers_enum": "x," * 100_000 + "-7,99999999999999999999,4"},
+            {"moe_layers_enum": [4, "5", None, 1e300, -1]},
+            {"moe_layers_enum": 17},
+            {"share_q_dim": -4096, "share_expert_dim": -5120},
+        )
+    ):
+        d = tmp_path / str(n) / "stepfun-ai--step3"
+        d.mkdir(parents=True)
+        (d / "config.json").write_text(json.dumps({**base, "text_config": {**base["text_config"], **over}}))
+        m = resolve_model("stepfun-ai/step3", model_dirs=(str(d.parent),), allow_hub=False)
+        parts = param_breakdown(m)
+        assert all(v >= 0 for v in parts.values())
+        moe = [i for i, (_, e) in enumerate(decoder_layer_bytes(m, dtype_bytes=2)) if e]
+        assert all(0 <= i < m.num_layers for i in moe)

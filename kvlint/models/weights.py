@@ -139,6 +139,23 @@ def _ernie_moe_layers(t: dict[str, Any], num_layers: int) -> tuple[int, int, int
     return start, end, every
 
 
+def _step3_moe_layers(t: dict[str, Any], num_layers: int) -> frozenset[int]:
+    """The decoder layers Step 3 builds as MoE: ``moe_layers_enum``, a comma-separated string of layer indices
+    (``"4,5,...,59"``, ``int(i) for i in moe_layers_enum.strip().split(",")``), or every layer but the first when the
+    key is absent ("Default to 1dense"; vllm@0169d396 vllm/model_executor/models/step3_text.py::
+    Step3TextDecoderLayer); the others hold a dense MLP of ``intermediate_size``. A list of indices is read alike;
+    entries that are not indices of the model's layers are left out (a config.json may be pull-request input: at
+    most one entry per layer is read)."""
+    raw = t.get("moe_layers_enum")
+    if raw is None:
+        return frozenset(range(1, num_layers))
+    items: list[Any] = raw.strip().split(",")[: num_layers * 2] if isinstance(raw, str) else []
+    if isinstance(raw, list | tuple):
+        items = list(raw[: num_layers * 2])
+    picked = (_i(x.strip() if isinstance(x, str) and len(x) <= 12 else x, -1) for x in items)
+    return frozenset(i for i in picked if 0 <= i < num_layers)
+
+
 def vision_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the vision tower and projector :func:`param_breakdown` counts (``"vision"``, less the
     audio encoder of :func:`audio_params`)."""
@@ -488,6 +505,8 @@ def _param_breakdown(
 
     ernie_range = _ernie_moe_layers(t, len(spec.layers))
     arctic_residual = arctic_residual_mlp(t, mt)
+    step3_moe_layers = _step3_moe_layers(t, len(spec.layers)) if mt == "step3_text" else None
+    step3_share_q = max(0, _i(t.get("share_q_dim"))) if mt == "step3_text" else 0
 
     def is_moe_layer(i: int) -> bool:
         if not E:
@@ -506,6 +525,8 @@ def _param_breakdown(
             return i % (_i(t.get("expert_layer_period"), 2) or 1) == _i(t.get("expert_layer_offset"), 1)
         if mt.startswith("llama4"):
             return (i + 1) % l4_step == 0
+        if step3_moe_layers is not None:
+            return i in step3_moe_layers
         if mt == "arctic":
             # ArcticMoE.is_moe_layer: (layer_id + 1) % config.moe_layer_frequency == 0; a dense ArcticMLP of
             # intermediate_size elsewhere (vllm@00db0119 vllm/model_executor/models/arctic.py)
@@ -538,7 +559,11 @@ def _param_breakdown(
         # ERNIE 4.5's: one MLP of moe_intermediate_size x moe_num_shared_experts (vllm@0028a751
         # vllm/model_executor/models/ernie45_moe.py::Ernie4_5_MoeMoE, ``shared_experts``)
         n_shared = n_shared or _i(t.get("moe_num_shared_experts"))
-        if _i(t.get("moe_shared_expert_intermediate_size")):
+        if mt == "step3_text" and _i(t.get("share_expert_dim")) > 0:
+            # Step 3's share_expert: one MLP of share_expert_dim on each MoE layer (vllm@0169d396
+            # vllm/model_executor/models/step3_text.py::Step3TextDecoderLayer)
+            shared += mlp_mult * h * _i(t.get("share_expert_dim"))
+        elif _i(t.get("moe_shared_expert_intermediate_size")):
             shared += mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
         elif _i(t.get("shared_expert_intermediate_size")):
             shared += mlp_mult * h * _i(t.get("shared_expert_intermediate_size"))
@@ -611,17 +636,35 @@ def _param_breakdown(
             dl = (
                 layer.head_size if mt.startswith("gemma4") and layer.head_size else d
             )  # Gemma 4 global_head_dim
-            put(
-                i,
-                "linear",
-                attn_name,
-                [
-                    ("q_proj", h * H * dl * q_mult),
-                    ("k_proj", h * K * dl),
-                    ("v_proj", h * K * dl),
-                    ("o_proj", H * dl * h),
-                ],
-            )
+            if step3_share_q:
+                # Step 3's attention: q_proj only to the shared low-rank query (share_q_dim), fused with k/v into a
+                # ReplicatedLinear qkv_proj; inter_norm over it; wq share_q_dim -> H d (ColumnParallelLinear); o_proj
+                # (vllm@0169d396 vllm/model_executor/models/step3_text.py::Step3TextAttention)
+                put(
+                    i,
+                    "linear",
+                    attn_name,
+                    [
+                        ("q_proj", h * step3_share_q),
+                        ("k_proj", h * K * dl),
+                        ("v_proj", h * K * dl),
+                        ("wq", step3_share_q * H * dl),
+                        ("o_proj", H * dl * h),
+                    ],
+                )
+                out["other"] += step3_share_q
+            else:
+                put(
+                    i,
+                    "linear",
+                    attn_name,
+                    [
+                        ("q_proj", h * H * dl * q_mult),
+                        ("k_proj", h * K * dl),
+                        ("v_proj", h * K * dl),
+                        ("o_proj", H * dl * h),
+                    ],
+                )
             if attn_bias:
                 out["other"] += H * dl + 2 * K * dl
                 if neox:
@@ -1886,6 +1929,9 @@ def _tp_replicated_bytes(
         return 0, ""
     sink, kept, rate, unq = _priced_linears(spec, dtype_bytes, quantization)
     share = 1 - 1 / tp
+    step3 = (
+        spec.model_type == "step3_text" and _i((spec.text_config or spec.config or {}).get("share_q_dim")) > 0
+    )
     whole = 0.0
     kv = 0.0
     attn = 0.0  # attention projections split over attn_tp < tp (SGLang DP attention)
@@ -1895,7 +1941,9 @@ def _tp_replicated_bytes(
         if part != "linear":
             continue
         b = n * (dtype_bytes if keep else rate)
-        if name.endswith(_REPLICATED_LEAVES):
+        if name.endswith(_REPLICATED_LEAVES) or (step3 and name.endswith(".self_attn.q_proj")):
+            # Step 3's q_proj is the low-rank query inside the ReplicatedLinear qkv_proj (its k/v one KV head,
+            # replicated below as any head fewer than TP)
             whole += b
         elif replicate_kv and name.endswith((".k_proj", ".v_proj")):
             i = _i(name.split(".")[1], -1)
@@ -1917,7 +1965,9 @@ def _tp_replicated_bytes(
     if attn:
         what.append(f"attention split over {attn_tp} of {tp} ranks +{attn / 2**30:.2f} GiB")
     if whole:
-        what.append(f"MLA/indexer projections {whole / 2**30:.2f} GiB")
+        what.append(
+            f"{'the low-rank query of qkv_proj' if step3 else 'MLA/indexer projections'} {whole / 2**30:.2f} GiB"
+        )
     if routers:
         what.append(f"routers {routers / 2**30:.2f} GiB")
     if kv:
