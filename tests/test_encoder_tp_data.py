@@ -65,3 +65,24 @@ def test_no_change_at_tp1_without_a_tower_or_for_a_model_that_falls_back() -> No
     g = "google/gemma-3-12b-it"
     assert not V.encoder_tp_data(V.VllmSettings(mm_encoder_tp_mode="data"), resolve_model(g, allow_hub=False))
     assert _weights(g, "data", 2) == _weights(g, None, 2)
+
+
+def _sglang_weights(*args: str, version: str = "0.5.23") -> int:
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.sglang import sglang_prelude
+
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x", *args], version)
+    s.version = version
+    return sglang_prelude(s, resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)).weights_bytes
+
+
+def test_sglang_dp_encoder_holds_the_whole_vision_tower_on_each_rank() -> None:
+    # SGLang's --mm-enable-dp-encoder: sglang/srt/models/qwen2_5_vl.py reads get_global_server_args().
+    # mm_enable_dp_encoder into use_data_parallel and builds the vision blocks with tp_size 1
+    model = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2
+    split = _sglang_weights("--tp-size", "4")
+    whole = _sglang_weights("--tp-size", "4", "--mm-enable-dp-encoder")
+    assert whole - split == pytest.approx(tower * (1 - 1 / 4), abs=8)
+    # one rank: nothing to replicate
+    assert _sglang_weights("--mm-enable-dp-encoder") == _sglang_weights()

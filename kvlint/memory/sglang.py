@@ -33,6 +33,7 @@ from kvlint.models.weights import (
     decoder_layer_bytes,
     dense_mlp_layer_bytes,
     tp_replicated_bytes,
+    vision_params,
     weight_bytes,
 )
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -1477,6 +1478,31 @@ _SG_ATTN_TP_SPLIT: dict[str, tuple[SgVersion | None, SgVersion | None]] = {
 }
 
 
+#: The architectures whose SGLang model builds its vision encoder whole on every TP rank under
+#: ``--mm-enable-dp-encoder`` (``self.use_data_parallel = get_global_server_args().mm_enable_dp_encoder``, passed to
+#: the vision blocks, which then take ``tp_size = 1``): read in ``sglang/srt/models/qwen2_5_vl.py``
+#: (``Qwen2_5_VLForConditionalGeneration``), ``glm4v_moe.py`` (sgl-project/sglang#14097, GLM-4.5V / GLM-4.6V) and
+#: ``internvl.py`` (``InternVLChatModel``). **[assumed]** other models that read the flag are not listed until read.
+SG_DP_ENCODER_ARCHS = frozenset(
+    {"Qwen2_5_VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "InternVLChatModel"}
+)
+#: The first sampled wheel with ``--mm-enable-dp-encoder`` (0.5.8; 0.5.5's has none, :mod:`kvlint.engines.
+#: sglang_flags_data`); 0.5.6 and 0.5.7 not read
+SG_DP_ENCODER_FROM: SgVersion = (0, 5, 8)
+
+
+def dp_encoder_replicated_bytes(model: ModelSpec, v: SgVersion, enabled: bool, tp: int, dbytes: int) -> int:
+    """Bytes per TP rank the vision encoder holds beyond its even ``1/tp`` share under SGLang's
+    ``--mm-enable-dp-encoder`` (``enabled``): the tower and projector of :func:`kvlint.models.weights.vision_params` at
+    the model dtype ``dbytes``, ``x (1 - 1/tp)``, for the architectures of :data:`SG_DP_ENCODER_ARCHS` from
+    :data:`SG_DP_ENCODER_FROM`; 0 otherwise (the flag is read only by those model files; TP 1)."""
+    first = model.architectures[0] if model.architectures else ""
+    if not enabled or tp <= 1 or v < SG_DP_ENCODER_FROM or first not in SG_DP_ENCODER_ARCHS:
+        return 0
+    vision = vision_params(model.config or {}, model.hidden_size) * dbytes
+    return int(vision * (1 - 1 / tp)) if vision > 0 else 0
+
+
 def attention_over_attn_tp(model: ModelSpec, v: SgVersion) -> bool:
     """Whether SGLang ``v`` builds ``model``'s attention projections over the attention-TP group (``tp / dp`` ranks)
     with DP attention, by its first architecture (:data:`_SG_ATTN_TP_SPLIT`, read in the model files of the 0.5.3 -
@@ -1668,6 +1694,13 @@ def sglang_prelude(
         model_notes.append(absorbed_note)
         on_hip, hip_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes, hip=True)
         mla_copies = (absorbed, on_hip, absorbed_note, hip_note)
+    dp_encoder = dp_encoder_replicated_bytes(model, v, _truthy(get("mm_enable_dp_encoder")), tp, dbytes)
+    if dp_encoder:
+        repl += dp_encoder
+        model_notes.append(
+            f"--mm-enable-dp-encoder: the vision encoder is whole on every TP rank (+{dp_encoder / GiB:.2f} GiB per "
+            "rank over its even share)"
+        )
     embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
     head_extra = 0  # the output head's bytes beyond 1/tp (--enable-dp-lm-head), on the last stage only
     first_arch = model.architectures[0] if model.architectures else ""
