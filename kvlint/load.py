@@ -1934,6 +1934,17 @@ def _add_doc(
         p = doc.problem
         result.findings.append(Finding("KV001", p.message, Loc(path, p.line, p.column), fix=_KV001_FIX))
         return
+    refusals: list[Finding] = []
+    if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
+        lines = text.split("\n") if len(doc.complex_keys) > 1 else None
+        refusals = [_complex_key_finding(text, at, line_offset, lines) for at in doc.complex_keys]
+    if any(f.rule == "KV001" for f in refusals):
+        # kubectl and the API server refuse the whole document ("invalid map key"), so nothing in it is
+        # deployed: like a document that does not parse, it yields its parse findings only, not findings about
+        # a workload that will never run (KV501 "cannot tell which GPU", KV005 on the key itself) nor a
+        # ComputeClass or ConfigMap that other documents would be read against
+        result.findings.extend(refusals)
+        return
     loc = Loc(path, doc.start[0] + line_offset + 1, doc.start[1] + 1)
     result.documents.extend(_flatten(Document(path, counter[0], doc.value, loc), budget))
     counter[0] += 1
@@ -1950,10 +1961,7 @@ def _add_doc(
                 fix=f"keep one '{key}' key (merge the two values if both were meant)",
             )
         )
-    if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
-        lines = text.split("\n") if len(doc.complex_keys) > 1 else None
-        for at in doc.complex_keys:
-            result.findings.append(_complex_key_finding(text, at, line_offset, lines))
+    result.findings.extend(refusals)
 
 
 def _complex_key_finding(text: str, at: Loc, line_offset: int, lines: Sequence[str] | None = None) -> Finding:
