@@ -46,3 +46,53 @@ def test_a_document_kubectl_refuses_for_a_mapping_key_yields_only_its_parse_find
     kept = [d for d in res.diagnostics if d.loc is not None and d.loc.line > bad.count("\n")]
     assert {d.rule for d in kept} >= {"KV501"}
     assert all("Deployment/kept" in (d.object or "") for d in kept)
+
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+VLLM_PD = COLLECTED / "zhaotyer__lws_usage__vllm_pd.yaml"
+
+
+def _proxy_notes(res):  # type: ignore[no-untyped-def]
+    return [d for d in res.diagnostics if d.rule == "KV503" and "is sized: " in d.message]
+
+
+def test_a_file_whose_only_serving_container_is_a_request_proxy_says_what_it_saw(tmp_path: Path) -> None:
+    """zhaotyer/lws_usage's vLLM P/D balancer Deployment, alone in its file: ``vllm/vllm-openai`` running
+    ``disagg_prefill_proxy_server.py`` with no GPU. kvlint set it aside as a request proxy and said nothing at all
+    ("0 errors, 0 warnings ... 0 serving containers"): a user could not tell whether it was read. It now gets one
+    info naming the container and the proxy, that nothing is sized, and what would make kvlint read it as an
+    engine; with its GPU request it is read as one (no such note), and beside the engines it balances (the
+    whole file) it is said nothing of."""
+    lines = VLLM_PD.read_text().splitlines(keepends=True)
+    assert "disagg_prefill_proxy_server.py" in lines[25] and lines[30].startswith("---")
+    alone = tmp_path / "lb.yaml"
+    alone.write_text("".join(lines[:30]))
+    res = _run(alone)
+    assert res.containers == []
+    (note,) = _proxy_notes(res)
+    assert note.severity == "info" and note.object == "Deployment/vllm-lb-main"
+    assert "container vllm-minilb" in note.message and "disagg_prefill_proxy_server.py" in note.message
+    assert "nothing in this Deployment is sized" in note.message
+    assert "nvidia.com/gpu" in (note.fix or "")
+    assert note.loc is not None and note.loc.file == str(alone) and 20 <= note.loc.line <= 26
+    gpu = tmp_path / "lb-gpu.yaml"
+    gpu.write_text("".join(lines[:30]) + "          resources: {limits: {nvidia.com/gpu: 1}}\n")
+    assert _proxy_notes(_run(gpu)) == []
+    whole = _run(VLLM_PD)
+    assert whole.containers and _proxy_notes(whole) == []
+
+
+def test_an_image_named_as_an_engine_proxy_without_a_gpu_is_said_so(tmp_path: Path) -> None:
+    """An image whose name says it is an engine's proxy (``vllm-latency-proxy``, as ArchanaChetan07's platform
+    builds) requesting no GPU: the note names the image; another image in the same shape gets none."""
+    doc = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: p}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: proxy\n        image: IMAGE\n"
+    )
+    f = tmp_path / "p.yaml"
+    f.write_text(doc.replace("IMAGE", "ghcr.io/acme/vllm-latency-proxy:latest"))
+    (note,) = _proxy_notes(_run(f))
+    assert "ghcr.io/acme/vllm-latency-proxy:latest" in note.message and "vLLM request proxy" in note.message
+    assert note.loc is not None and note.loc.line == 9
+    f.write_text(doc.replace("IMAGE", "nginx:1.27"))
+    assert _run(f).diagnostics == []
