@@ -96,3 +96,25 @@ def test_an_image_named_as_an_engine_proxy_without_a_gpu_is_said_so(tmp_path: Pa
     assert note.loc is not None and note.loc.line == 9
     f.write_text(doc.replace("IMAGE", "nginx:1.27"))
     assert _run(f).diagnostics == []
+
+
+def test_the_long_key_remedy_says_what_each_limit_is() -> None:
+    """The webhook's KV001 for a key past the YAML reader's 1,024 characters told the user "Kubernetes takes a
+    label or annotation key of at most 317 characters" whatever mapping held the key, and read as an unexplained
+    number. The remedy now names the API server's limit for the mapping the key is in, with its parts: a label or
+    annotation key (a qualified name: prefix of at most 253, '/', name of at most 63, apimachinery's
+    IsQualifiedName), a ConfigMap or Secret data key (at most 253, IsConfigMapKey), elsewhere the reader's own."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_webhook_long_key import _review
+
+    from kvlint.webhook.worker import MAX_YAML_KEY_CHARS, long_key_fix
+
+    _, result = _review(1100)
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert "annotation key longer than 317 characters" in (kv001.fix or "")
+    assert "253 + 1 + 63" in (kv001.fix or "") and "label" not in (kv001.fix or "")
+    assert "253 characters" in long_key_fix("data") and "317" not in long_key_fix("data")
+    other = long_key_fix("spec.template.spec.nodeSelector")
+    assert f"at most {MAX_YAML_KEY_CHARS - 2:,} characters" in other and "317" not in other
