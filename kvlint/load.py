@@ -323,6 +323,11 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # only text decoded from JSON escapes holds these (an admission object's "\ud800"): the API
             # server's Go decoder stores U+FFFD for each, so that is what is read (libyaml takes UTF-8)
             text = _SURROGATE.sub("\ufffd", text)
+    if _JSON_START.match(text) and _YAML_RAW.search(text):
+        text, problem = _json_raw_escaped(text, path)
+        if problem is not None:
+            result.findings.append(problem)
+            return result
     text = _normalise_breaks(text)
     result.read_paths.add(path)
     if "# Source: " in text or holds_suppression_marker(text):
@@ -798,6 +803,64 @@ def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
     line = text.count(nl, 0, offset)  # type: ignore[arg-type]
     start = text.rfind(nl, 0, offset) + 1  # type: ignore[arg-type]
     return line + 1, offset - start + 1
+
+
+#: Text kubectl decodes as JSON: its first character after whitespace (and a BOM) is ``{``
+#: (k8s.io/apimachinery ``pkg/util/yaml/decoder.go``: ``NewYAMLOrJSONDecoder`` sniffs the stream with
+#: ``hasJSONPrefix``, then a ``json.Decoder`` reads it).
+_JSON_START = re.compile(r"[\ufeff]?[ \t\r\n]*\{")
+#: Characters JSON takes raw inside a string that the YAML reader does not read as JSON means them: U+0085, U+2028
+#: and U+2029, which YAML counts as line breaks (and folds inside a quoted scalar), and U+007F-U+009F, U+FFFE,
+#: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
+#: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
+_YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line).
+_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+
+
+def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
+    """``text`` (a JSON manifest, :data:`_JSON_START`) with each :data:`_YAML_RAW` character inside a string
+    written as its ``\\uXXXX`` escape, which the YAML reader's double-quoted style reads back as the character: the
+    value kubectl's JSON decoder reads. A ConfigMap whose value held a DEL was refused ("YAML syntax error:
+    unacceptable character #x007f") though kubectl applies it, and a U+2028 in a key was "did not find expected ','
+    or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
+    line moves by 5 per escape. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
+    character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
+    column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged."""
+    import unicodedata
+
+    pieces: list[str] = []
+    pos = 0
+    for m in _JSON_STRING.finditer(text):
+        outside = _YAML_RAW.search(text, pos, m.start())
+        if outside is not None:
+            break
+        pieces.append(text[pos : m.start()])
+        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, m.group()))
+        pos = m.end()
+    else:
+        outside = _YAML_RAW.search(text, pos)
+        if outside is None:
+            pieces.append(text[pos:])
+            return "".join(pieces), None
+    at = outside.start()
+    line = text.count("\n", 0, at) + 1
+    col = at - text.rfind("\n", 0, at)
+    ch = outside.group()
+    name = unicodedata.name(
+        ch, "DELETE" if ch == "\x7f" else "a C1 control" if ch < "\xa0" else "a noncharacter"
+    )
+    return text, Finding(
+        "KV001",
+        f"not valid JSON: the character U+{ord(ch):04X} ({name}) outside a string; kubectl's JSON decoder "
+        "refuses the file (invalid character), so nothing in it is applied",
+        Loc(path, line, col),
+        fix=f"delete the character, or write it inside a string as \\u{ord(ch):04x}",
+    )
+
+
+def _escape_yaml_raw(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 def _nul_finding(path: str, data: str | bytes, offset: int) -> Finding:

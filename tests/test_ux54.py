@@ -118,3 +118,38 @@ def test_the_long_key_remedy_says_what_each_limit_is() -> None:
     assert "253 characters" in long_key_fix("data") and "317" not in long_key_fix("data")
     other = long_key_fix("spec.template.spec.nodeSelector")
     assert f"at most {MAX_YAML_KEY_CHARS - 2:,} characters" in other and "317" not in other
+
+
+def _json_cm(tmp_path: Path, name: str, data_line: str) -> Path:
+    f = tmp_path / name
+    f.write_text(
+        '{"apiVersion": "v1", "kind": "ConfigMap",\n "metadata": {"name": "cm"},\n' + data_line + "\n",
+        encoding="utf-8",
+    )
+    return f
+
+
+def test_a_json_manifest_with_del_or_line_separator_in_a_string_is_read_as_kubectl_reads_it(
+    tmp_path: Path,
+) -> None:
+    """JSON takes DEL (U+007F), the C1 controls and U+2028/U+2029 raw inside a string, and kubectl decodes a
+    manifest starting with ``{`` as JSON; the YAML reader does not (PyYAML refuses U+007F-U+009F raw, counts U+2028
+    as a line break). ``kvlint check`` said "YAML syntax error: unacceptable character #x007f" of a ConfigMap kubectl
+    applies, and of a U+2028 in a key "did not find expected ',' or '}'" at line 4 of a 3-line file. The webhook
+    already wrote these characters escaped; the CLI now reads them as JSON means them (the value keeps the
+    character), and one outside a string, which kubectl refuses, is a KV001 at its line and column naming the
+    character escaped."""
+    from kvlint.load import load_paths
+
+    for raw in ("\x7f", "\u2028", "\x85", "\x9b"):
+        f = _json_cm(tmp_path, "ok.json", f' "data": {{"k{raw}": "x{raw}y", "z": "w"}}}}')
+        res = load_paths([str(f)])
+        assert res.findings == [], (repr(raw), res.findings)
+        (doc,) = res.documents
+        assert doc.data["data"] == {f"k{raw}": f"x{raw}y", "z": "w"}
+        assert doc.data["data"].locs["z"].line == 3  # type: ignore[attr-defined]
+    bad = _json_cm(tmp_path, "bad.json", ' "data": {"k": "xy"}, \u2028 "z": 1}')
+    (kv001,) = load_paths([str(bad)]).findings
+    assert kv001.rule == "KV001" and (kv001.loc.line, kv001.loc.column) == (3, 23)
+    assert "U+2028 (LINE SEPARATOR)" in kv001.message and "\u2028" not in kv001.message + (kv001.fix or "")
+    assert "\\u2028" in (kv001.fix or "")
