@@ -2009,7 +2009,15 @@ def _add_doc(
         result.findings.extend(refusals)
         return
     loc = Loc(path, doc.start[0] + line_offset + 1, doc.start[1] + 1)
-    result.documents.extend(_flatten(Document(path, counter[0], doc.value, loc), budget))
+    flat = _flatten(Document(path, counter[0], doc.value, loc), budget)
+    if not mine:
+        for d in flat:
+            missing = _no_api_version(d)
+            if missing is not None:
+                # refused by kubectl and the API server; what it says is unambiguous, so it is still checked (the
+                # one line to add does not change it), unlike a document whose content did not parse
+                result.findings.append(missing)
+    result.documents.extend(flat)
     counter[0] += 1
     for key, first, again in doc.duplicates:
         where = f" (first at line {first.line})" if first is not None else ""
@@ -2025,6 +2033,60 @@ def _add_doc(
             )
         )
     result.findings.extend(refusals)
+
+
+#: Kinds whose files are read by a tool, not sent to the API server, and are written without ``apiVersion``
+#: (kustomize takes a kustomization file with ``kind: Kustomization`` alone).
+_NO_API_KINDS = frozenset({"Kustomization", "Component"})
+#: The ``apiVersion`` of core kinds a manifest beside a workload holds (the Kubernetes API's core group, ``v1``).
+_CORE_KINDS = frozenset(
+    {"ConfigMap", "Secret", "Service", "PersistentVolumeClaim", "Namespace", "ServiceAccount"}
+)
+
+
+def _no_api_version(doc: Document) -> Finding | None:
+    """The KV001 for ``doc`` when it is a Kubernetes object with no ``apiVersion``: a mapping with a ``kind``
+    (a non-empty string, not a kustomize kind: :data:`_NO_API_KINDS`) and a ``metadata`` mapping, but no
+    ``apiVersion`` (absent, null or empty). kubectl decodes each object into an unstructured object, which refuses one without a
+    version (k8s.io/apimachinery ``pkg/runtime/error.go``, ``NewMissingVersionErr``: "Object 'apiVersion' is
+    missing in ..."; ``pkg/apis/meta/v1/unstructured`` ``UnstructuredJSONScheme``), and the API server refuses
+    it too: nothing in the document is applied. The document is still checked (its content is read as written:
+    the line to add changes none of it). Located at the document's first line; the remedy names the
+    ``apiVersion`` of the kind when kvlint knows one (:data:`kvlint.kinds.WORKLOAD_KINDS` with one served
+    version, core kinds). None for any other document (Helm values with a ``kind:`` setting have no ``metadata``
+    mapping)."""
+    data = doc.data
+    if not isinstance(data, dict) or data.get("apiVersion") not in (None, ""):
+        return None
+    kind = data.get("kind")
+    if not isinstance(kind, str) or not kind.strip() or kind in _NO_API_KINDS:
+        return None
+    if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
+        return None
+    from kvlint.kinds import WORKLOAD_KINDS
+    from kvlint.report.escape import printable
+    from kvlint.statement import clip
+
+    shown = printable(clip(kind, 80))
+    known = {
+        f"{k.group}/{k.versions[0]}" if k.group else k.versions[0]
+        for k in WORKLOAD_KINDS
+        if k.kind == kind and len(k.versions) == 1
+    }
+    if kind in _CORE_KINDS:
+        known = {"v1"}
+    fix = (
+        f"add apiVersion: {known.pop()} above kind: {shown}"
+        if len(known) == 1
+        else f"add the apiVersion of kind {shown} (kubectl api-resources lists each kind's group and version)"
+    )
+    return Finding(
+        "KV001",
+        f"this {shown} has no apiVersion: kubectl and the API server refuse it (\"Object 'apiVersion' is missing\"), "
+        "so nothing in it is applied; kvlint checks the rest of it as written",
+        doc.loc,
+        fix=fix,
+    )
 
 
 def _complex_key_finding(text: str, at: Loc, line_offset: int, lines: Sequence[str] | None = None) -> Finding:

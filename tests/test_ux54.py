@@ -153,3 +153,38 @@ def test_a_json_manifest_with_del_or_line_separator_in_a_string_is_read_as_kubec
     assert kv001.rule == "KV001" and (kv001.loc.line, kv001.loc.column) == (3, 23)
     assert "U+2028 (LINE SEPARATOR)" in kv001.message and "\u2028" not in kv001.message + (kv001.fix or "")
     assert "\\u2028" in (kv001.fix or "")
+
+
+AMD_NO_API = COLLECTED / (
+    "umesh-khatiwada__aibrix-vllm-deployment__v2__aibrix__aigateway-integration__deepseek-model-amd.yaml"
+)
+
+
+def test_a_kubernetes_object_without_apiversion_is_refused_at_its_line(tmp_path: Path) -> None:
+    """umesh-khatiwada/aibrix-vllm-deployment's AMD Deployment starts at ``kind: Deployment`` with no
+    ``apiVersion``: kubectl refuses it ("Object 'apiVersion' is missing"), yet kvlint sized it against the ROCm
+    fleet and said nothing of the missing line. It is now a KV001 error at the document's first line naming the
+    apiVersion to add (the rest of the document is still checked: the line to add changes none of it); the same
+    Deployment with ``apiVersion: apps/v1`` has no KV001, and a kustomization file or Helm values with a ``kind:``
+    setting are no Kubernetes object."""
+    text = AMD_NO_API.read_text().split("\n---\n")[0] + "\n"  # the Deployment (a Service and PVC follow)
+    assert text.startswith("kind: Deployment\n") and "\napiVersion:" not in text
+    f = tmp_path / "amd.yaml"
+    f.write_text("---\n# a comment\n" + text)
+    res = _run(f)
+    (kv001,) = [d for d in res.diagnostics if d.rule == "KV001"]
+    assert (
+        kv001.severity == "error" and kv001.loc is not None and (kv001.loc.line, kv001.loc.column) == (3, 1)
+    )
+    assert "has no apiVersion" in kv001.message and "refuse" in kv001.message
+    assert kv001.fix == "add apiVersion: apps/v1 above kind: Deployment"
+    assert res.containers
+    f.write_text("apiVersion: apps/v1\n" + text)
+    fixed = _run(f)
+    assert fixed.containers and not [d for d in fixed.diagnostics if d.rule == "KV001"]
+    values = tmp_path / "values.yaml"
+    values.write_text("kind: Deployment\nreplicaCount: 1\nimage: {repository: vllm/vllm-openai}\n")
+    assert not [d for d in _run(values).diagnostics if d.rule == "KV001"]
+    kust = tmp_path / "kustomization.yaml"
+    kust.write_text("kind: Kustomization\nmetadata: {name: k}\nresources: []\n")
+    assert not [d for d in _run(kust).diagnostics if d.rule == "KV001"]
