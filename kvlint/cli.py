@@ -1278,12 +1278,41 @@ def explain(rule_id: str) -> None:
     except KeyError:
         named = rule_id_of(rule_id)
         if named is None:
-            raise click.UsageError(
-                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a reason of the sizing line, not sized: "
-                f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)})"
-            ) from None
+            raise click.UsageError(_unknown_rule(rule_id)) from None
         info = get_rule(named)
     click.echo(render_rule_text(info))
+
+
+def _unknown_rule(asked: str) -> str:
+    """The usage error of ``kvlint explain`` for ``asked``, which is no rule id, rule name or sizing reason: the
+    closest rule names and reasons (``difflib``, as ruff suggests a rule for a misspelt code) when some are close,
+    the catalogue's id range for an id-shaped word (``KV999``: no guess at a number), and the reasons themselves
+    only for words that read like one (a space in them) and match none."""
+    import difflib
+    import re
+
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.sizing import REASONS, UNREAD_REASONS
+    from kvlint.statement import clip
+
+    cat = load_catalog()
+    shown = clip(asked, 80)
+    words = " ".join(asked.split()).lower()
+    if re.fullmatch(r"kv\d+", words):
+        ids = sorted(cat)
+        return f"unknown rule '{shown}': rule ids run from {ids[0]} to {ids[-1]}; `kvlint rules` lists them"
+    choices = {r.name: f"{r.name} ({r.id})" for r in cat.values()}
+    for name in (*REASONS, *UNREAD_REASONS):
+        choices.setdefault(name.lower(), f"'{name}' (a sizing reason)")
+    close = difflib.get_close_matches(words, list(choices), n=3, cutoff=0.7)
+    if close:
+        return f"unknown rule '{shown}'; did you mean {' or '.join(choices[c] for c in close)}? `kvlint rules` lists them"
+    if " " in words:
+        return (
+            f"unknown rule '{shown}' and no reason of the sizing line; not sized: "
+            f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)}"
+        )
+    return f"unknown rule '{shown}'; `kvlint rules` lists the rule ids and names"
 
 
 @main.command()

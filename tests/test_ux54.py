@@ -188,3 +188,26 @@ def test_a_kubernetes_object_without_apiversion_is_refused_at_its_line(tmp_path:
     kust = tmp_path / "kustomization.yaml"
     kust.write_text("kind: Kustomization\nmetadata: {name: k}\nresources: []\n")
     assert not [d for d in _run(kust).diagnostics if d.rule == "KV001"]
+
+
+def test_explain_an_unknown_rule_suggests_the_close_ones_not_every_reason() -> None:
+    """``kvlint explain KV999`` or a misspelt rule name answered with one 700-character sentence listing every
+    reason of the sizing line. Now, as ruff's ``rule`` command does for a misspelt code: a misspelt name gets the
+    closest rule names with their ids, an id-shaped word the catalogue's range, and the reasons are listed only
+    for words that read like one and match none."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+    from kvlint.rules.catalog import load_catalog
+
+    ids = sorted(load_catalog())
+    kv103 = load_catalog()["KV103"].name
+    r = CliRunner().invoke(main, ["explain", "KV999"])
+    assert r.exit_code == 2 and f"from {ids[0]} to {ids[-1]}" in r.stderr and "model unknown" not in r.stderr
+    near = kv103[:-3]  # the name with its last letters lost
+    r = CliRunner().invoke(main, ["explain", near])
+    assert (
+        r.exit_code == 2 and f"did you mean {kv103} (KV103)" in r.stderr and "model unknown" not in r.stderr
+    )
+    r = CliRunner().invoke(main, ["explain", "nothing like any"])
+    assert r.exit_code == 2 and "'model unknown'" in r.stderr
