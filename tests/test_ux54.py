@@ -211,3 +211,34 @@ def test_explain_an_unknown_rule_suggests_the_close_ones_not_every_reason() -> N
     )
     r = CliRunner().invoke(main, ["explain", "nothing like any"])
     assert r.exit_code == 2 and "'model unknown'" in r.stderr
+
+
+def test_check_help_groups_its_options_under_headings() -> None:
+    """``kvlint check --help`` listed some thirty options in declaration order (``--accelerator`` and
+    ``--gpu-memory`` after the worker count, ``--fail-on`` apart from ``--exit-zero``). As ruff's ``check --help``
+    does, they are now under headings; every option is shown once, the usage line and exit codes as before."""
+    import re
+
+    import click
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    r = CliRunner().invoke(main, ["check", "--help"], terminal_width=100)
+    assert r.exit_code == 0
+    out = r.stdout
+    headings = re.findall(r"^([A-Z][A-Za-z ]+):$", out, re.M)
+    assert (
+        headings[:2] == ["Output", "Exit status"]
+        and "GPU and model" in headings
+        and "Options" not in headings
+    )
+    gpu = out.split("\nGPU and model:\n", 1)[1].split("\n\n", 1)[0]
+    assert "--accelerator ID" in gpu and "--gpu-memory QTY" in gpu and "--engine-version" in gpu
+    command = main.get_command(click.Context(main), "check")
+    assert command is not None
+    listed = out.split("\nOutput:\n", 1)[1]
+    for param in command.params:
+        if isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            assert len(re.findall(rf"^  (?:-\w, )?{re.escape(flag)}(?=[\s/])", listed, re.M)) == 1, flag
