@@ -242,3 +242,22 @@ def test_check_help_groups_its_options_under_headings() -> None:
         if isinstance(param, click.Option):
             flag = max(param.opts, key=len)
             assert len(re.findall(rf"^  (?:-\w, )?{re.escape(flag)}(?=[\s/])", listed, re.M)) == 1, flag
+
+
+def test_a_refused_computeclass_is_not_read_and_kv501_says_none_read_names_a_gpu(tmp_path: Path) -> None:
+    """A ComputeClass that kubectl refuses (a key that is a mapping) is never created, so the pod selecting it is
+    not placed on its GPU (before, kvlint read it and sized the pod on an L4); KV501 no longer says flatly that
+    no ComputeClass of that name is among the inputs, which the user could see it was: it says none that kvlint
+    read names a GPU (the KV001 above it says why that one was not read)."""
+    cc = (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata:\n  name: my-gpus\nspec:\n  priorities:\n"
+        "  - gpu:\n      type: nvidia-l4\n      count: 1\n"
+    )
+    f = tmp_path / "cc.yaml"
+    f.write_text(cc + "  {x: y}: z\n---\n" + DEPLOYMENT.format(name="vllm2"))
+    res = _run(f)
+    assert [d.loc.line for d in res.diagnostics if d.rule == "KV001" and d.loc] == [10]
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert "ComputeClass my-gpus" in kv501.message and "that kvlint read among the inputs" in kv501.message
+    f.write_text(cc + "---\n" + DEPLOYMENT.format(name="vllm2"))
+    assert not [d for d in _run(f).diagnostics if d.rule == "KV501"]
