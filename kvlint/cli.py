@@ -305,6 +305,59 @@ class _LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+class _SectionedCommand(click.Command):
+    """A click command whose ``--help`` lists its options under headings (``sections``: heading -> parameter
+    names, in order), as ruff's ``check --help`` groups "Rule selection", "File selection" and "Miscellaneous":
+    ``kvlint check`` has some thirty options, which click listed in declaration order, the GPU options after the
+    worker count. An option no heading names goes under the last heading, with ``--help``."""
+
+    def __init__(self, *args: Any, sections: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = dict(sections or {})
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows: dict[str, tuple[str, str]] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Argument):
+                continue  # the usage line names the arguments
+            row = param.get_help_record(ctx)
+            if row is not None and param.name is not None:
+                rows[param.name] = row
+        if not self.sections:
+            super().format_options(ctx, formatter)
+            return
+        placed = {name for names in self.sections.values() for name in names}
+        headings = list(self.sections)
+        for heading in headings:
+            names = [n for n in self.sections[heading] if n in rows]
+            if heading == headings[-1]:
+                names += [n for n in rows if n not in placed]
+            if names:
+                with formatter.section(heading):
+                    formatter.write_dl([rows[n] for n in names])
+
+
+#: The headings of ``kvlint check --help`` (:class:`_SectionedCommand`): parameter names in the order shown.
+_CHECK_SECTIONS: dict[str, tuple[str, ...]] = {
+    "Output": ("formats", "output_file", "color", "quiet", "statistics"),
+    "Exit status": ("fail_on", "exit_zero", "require_sizing"),
+    "Rule selection": ("select", "ignore", "no_exemptions", "min_concurrency"),
+    "File selection": ("exclude", "max_file_bytes", "skip_rendered", "stdin_filename"),
+    "Configuration": ("config_path", "no_config"),
+    "GPU and model": (
+        "accelerator",
+        "default_accelerator",
+        "gpu_memory",
+        "engine_version",
+        "model_dir",
+        "offline",
+    ),
+    "Helm charts": ("helm_values", "helm_set", "helm_set_file"),
+    "Live cluster": ("cluster", "kubeconfig", "kube_context"),
+    "Miscellaneous": ("jobs",),
+}
+
+
 @click.group(
     cls=_LazyGroup,
     lazy={
@@ -378,7 +431,7 @@ def _add_common(f: Any) -> Any:
     return f
 
 
-@main.command()
+@main.command(cls=_SectionedCommand, sections=_CHECK_SECTIONS)
 @click.argument("paths", nargs=-1, metavar="PATHS...")
 @click.option(
     "--format",
@@ -500,8 +553,8 @@ def _add_common(f: Any) -> Any:
     "--skip-rendered",
     is_flag=True,
     help="Skip the named files that belong to a Helm chart or kustomization directory (a Chart.yaml or kustomization "
-    "in their directory or a parent): what the directory renders is linted by a run over it instead (the "
-    "kvlint-dirs pre-commit hook). For the kvlint pre-commit hook, which is handed the staged files.",
+    "in their directory or a parent), whose rendered output a run over the directory lints instead. Used by the "
+    "kvlint pre-commit hook, which is handed the staged files (the kvlint-dirs hook lints the directories).",
 )
 @click.option(
     "--require-sizing",
@@ -1278,12 +1331,41 @@ def explain(rule_id: str) -> None:
     except KeyError:
         named = rule_id_of(rule_id)
         if named is None:
-            raise click.UsageError(
-                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a reason of the sizing line, not sized: "
-                f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)})"
-            ) from None
+            raise click.UsageError(_unknown_rule(rule_id)) from None
         info = get_rule(named)
     click.echo(render_rule_text(info))
+
+
+def _unknown_rule(asked: str) -> str:
+    """The usage error of ``kvlint explain`` for ``asked``, which is no rule id, rule name or sizing reason: the
+    closest rule names and reasons (``difflib``, as ruff suggests a rule for a misspelt code) when some are close,
+    the catalogue's id range for an id-shaped word (``KV999``: no guess at a number), and the reasons themselves
+    only for words that read like one (a space in them) and match none."""
+    import difflib
+    import re
+
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.sizing import REASONS, UNREAD_REASONS
+    from kvlint.statement import clip
+
+    cat = load_catalog()
+    shown = clip(asked, 80)
+    words = " ".join(asked.split()).lower()
+    if re.fullmatch(r"kv\d+", words):
+        ids = sorted(cat)
+        return f"unknown rule '{shown}': rule ids run from {ids[0]} to {ids[-1]}; `kvlint rules` lists them"
+    choices = {r.name: f"{r.name} ({r.id})" for r in cat.values()}
+    for name in (*REASONS, *UNREAD_REASONS):
+        choices.setdefault(name.lower(), f"'{name}' (a sizing reason)")
+    close = difflib.get_close_matches(words, list(choices), n=3, cutoff=0.7)
+    if close:
+        return f"unknown rule '{shown}'; did you mean {' or '.join(choices[c] for c in close)}? `kvlint rules` lists them"
+    if " " in words:
+        return (
+            f"unknown rule '{shown}' and no reason of the sizing line; not sized: "
+            f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)}"
+        )
+    return f"unknown rule '{shown}'; `kvlint rules` lists the rule ids and names"
 
 
 @main.command()

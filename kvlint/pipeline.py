@@ -25,7 +25,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
-from kvlint.engines.command import mounted_script_budget
+from kvlint.engines.command import mounted_script_budget, request_proxy_note
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
@@ -210,8 +210,13 @@ def _analyse_workloads(
     # (the stages' modules are imported with this one and their functions looked up when called, so that a
     # test's stand-in for one of them is what runs; a function-level import costs a microsecond per container)
     check_container, finding_to_diagnostic = _runner.check_container, _runner.finding_to_diagnostic
+    # (the workload, its request proxy's note) when it serves nothing; the files with a container running an
+    # engine kvlint does not model (its KV503 note)
+    proxies: list[tuple[Workload, Finding]] = []
+    others: set[str] = set()
     for w in workloads:
         diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
+        served, proxy, other_seen = False, None, False
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
             w_cms = {**cms, **w.configmaps} if w.configmaps else cms
@@ -221,8 +226,12 @@ def _analyse_workloads(
                     # not vLLM, SGLang or TGI: another LLM engine on a GPU is said so, not passed in silence
                     other = other_engine_note(w, container)
                     if other is not None:
+                        other_seen = True
                         diags.append(finding_to_diagnostic(other, _object(w)))
+                    elif proxy is None:
+                        proxy = request_proxy_note(container, w.kind)
                     continue
+                served = True
                 out.containers.append(cr)
                 found = _with_candidates(cr, check_container(cr, options), options)
                 diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
@@ -236,12 +245,40 @@ def _analyse_workloads(
             return
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
+        if other_seen:
+            others.add(w.doc.path)
+        elif proxy is not None and not served:
+            proxies.append((w, proxy))
         diags = _pod_findings_once(diags)
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+    _proxies_only(proxies, others, out, options)
     _joined_unsized(out, options, comment_suppressed)
+
+
+def _proxies_only(
+    proxies: list[tuple[Workload, Finding]], others: set[str], out: DocumentsAnalysis, options: Options
+) -> None:
+    """The request-proxy note (:func:`kvlint.engines.command.request_proxy_note`, KV503 info) of each workload in
+    ``proxies`` (whose pod runs no serving container while one of its containers is a request proxy, router,
+    frontend or planner that requests no GPU), once per file, when nothing else in its file serves a model: no
+    serving container (a Dynamo deployment's frontend beside its workers, a router Deployment beside the
+    LeaderWorkerSets it balances, is said nothing of: the file's engines are sized) and no container running an
+    engine kvlint does not model (``others``, files with its KV503 note). Such a file was passed in silence. The
+    workload's ``kvlint.io/ignore`` applies as to its other findings."""
+    if not proxies:
+        return
+    quiet = {cr.workload.doc.path for cr in out.containers} | others
+    for w, note in proxies:
+        if w.doc.path in quiet or not options.rule_enabled(note.rule):
+            continue
+        quiet.add(w.doc.path)
+        d = _runner.finding_to_diagnostic(note, _object(w))
+        kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)
+        out.diagnostics.extend(kept)
+        out.suppressed.extend(suppressed)
 
 
 def _joined_unsized(

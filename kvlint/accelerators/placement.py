@@ -1334,8 +1334,8 @@ def _why_undecided(
                         continue
                     notes.append(
                         f"label {key}={name} selects its nodes by the {kind} {name}, and no {kind} of that name "
-                        f"among the inputs names a GPU: name its file with the workload's to kvlint check, or set "
-                        f"{ANNOTATION}"
+                        f"that kvlint read among the inputs names a GPU: name its file with the workload's to kvlint "
+                        f"check, or set {ANNOTATION}"
                     )
             elif key in _COUNT_KEYS:
                 # a count kvlint reads (KV410: :func:`node_gpu_capacity`), but not which GPU

@@ -1055,6 +1055,73 @@ def _serves_no_model(texts: Sequence[str]) -> bool:
     return False
 
 
+#: What each engine is called in a note (:func:`request_proxy_note`).
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+#: What each no-model module is, in a note (:func:`request_proxy_note`), by the prefix of its module name.
+_NO_MODEL_WHAT = {
+    "dynamo.frontend": "NVIDIA Dynamo's frontend, the HTTP server that routes requests to the workers,",
+    "dynamo.router": "NVIDIA Dynamo's router",
+    "dynamo.planner": "NVIDIA Dynamo's planner, which scales the workers from their metrics,",
+    "planner_sla": "NVIDIA Dynamo's SLA planner, which scales the workers from their metrics,",
+    "sglang_router.launch_router": "the SGLang router sglang_router.launch_router",
+}
+
+
+def request_proxy_note(container: Mapping, kind: str) -> Finding | None:
+    """A KV503 info for a container :func:`parse_container` set aside (returned None for) as a component that
+    loads no model and that requests no GPU: one of vLLM's disaggregated-prefill request proxies run as a script
+    (:data:`_NO_MODEL_SCRIPTS`), a serving stack's router, frontend or planner module (:data:`_NO_MODEL_MODULES`),
+    or an image named as an engine's proxy (:func:`kvlint.engines.images.proxy_image_engine`,
+    ``ghcr.io/acme/vllm-proxy``). The note says what was seen, that nothing is sized, and that a GPU request makes
+    kvlint read the container as the engine (:func:`_requests_gpu`). ``kind``: the workload's kind, for the
+    wording. None for any other container (one requesting a GPU was read as an engine, or got KV503's
+    :data:`PROXY_ONLY`). Never raises; the caller says it only when no container of the object serves a model."""
+    try:
+        if not isinstance(container, Mapping) or _requests_gpu(container):
+            return None
+        words: list[str] = []
+        for key in ("command", "args"):
+            seq = container.get(key)
+            for item in [seq] if isinstance(seq, str) else seq if isinstance(seq, list) else []:
+                if isinstance(item, str) and len(words) < _MAX_PROXY_WORDS:
+                    words.extend(item[: 16 * _MAX_PROXY_WORDS].split())
+        what = None
+        for i, word in enumerate(words[:_MAX_PROXY_WORDS]):
+            if _base(word) in _NO_MODEL_SCRIPTS:
+                what = f"vLLM's disaggregated-prefill request proxy {_base(word)}"
+            elif word == "-m" and i + 1 < len(words) and words[i + 1].startswith(_NO_MODEL_MODULES):
+                module = words[i + 1]
+                what = next(v for k, v in _NO_MODEL_WHAT.items() if module.startswith(k))
+            if what is not None:
+                break
+        image = str(container.get("image") or "")
+        at = loc_of(container, "command") or loc_of(container, "args")
+        if what is None:
+            engine = proxy_image_engine(image)
+            if engine is None:
+                return None
+            what = f"the image {clip(image, 120)}, named as a {_ENGINE_NAMES[engine]} request proxy"
+            at = loc_of(container, "image")
+        name = container.get("name")
+        who = f"container {name}" if isinstance(name, str) and name else "its container"
+        return Finding(
+            "KV503",
+            f"nothing in this {kind} is sized: {who} runs {what}, which loads no model and requests no GPU, and no "
+            "other container of the object runs vLLM, SGLang or TGI",
+            at or getattr(container, "loc", None),
+            fix="lint the manifests of the engines it forwards to as well (kvlint check on their files); if this "
+            "container does serve a model, give it its GPU request (resources.limits nvidia.com/gpu) and kvlint "
+            "reads it as the engine",
+            severity="info",
+        )
+    except Exception:  # a shape no reader expected: no note, as before
+        return None
+
+
+#: Words of a container's command and args :func:`request_proxy_note` looks at (a script's first ones).
+_MAX_PROXY_WORDS = 4096
+
+
 def _join_of(texts: Sequence[str]) -> str | None:
     """How ``texts`` joins a multi-node leader, or None: ``ray start --address ...`` (no ``--head``), vLLM's
     ``multi-node-serving.sh worker``, a Ray start script run as ``worker`` (the LeaderWorkerSet example's
