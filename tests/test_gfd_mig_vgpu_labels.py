@@ -162,3 +162,37 @@ def test_a_time_sliced_vgpu_guest_is_shared_and_sized_on_its_frame_buffer() -> N
     p = _placement("nvidia.com/gpu.product: GRID-T4-16Q-SHARED")
     assert p.accelerator is not None and p.accelerator.id == "nvidia-t4" and p.shared
     assert p.device_share == "T4-16Q vGPU" and "-SHARED" in p.how
+
+
+def _approximate_rows() -> list[tuple[str, str, str, int]]:
+    """Every catalogue MIG row that is no measurement (``approximate: <n> GB from the profile name``) on a board GFD
+    names: (GFD product, board, profile, MiB)."""
+    products: dict[str, str] = {}
+    for value, row in cat._cat().raw["labels"]["nvidia_gpu_product"]["values"].items():
+        if row.get("id"):
+            products.setdefault(row["id"], value)
+    rows = [
+        (products[gid], gid, name, prof.memory_bytes // MIB)
+        for gid, table in sorted(cat._cat().mig.items())
+        if gid in products
+        for name, prof in table.items()
+        if prof.status.startswith("approximate") and cat.mig_profile_name(name) == name and "+" not in name
+    ]
+    assert rows, "no approximate MIG row in the catalogue"
+    return rows
+
+
+@pytest.mark.parametrize(("product", "gid", "profile", "table"), _approximate_rows())
+def test_a_mig_memory_label_is_not_overruled_by_an_approximate_table_row(
+    product: str, gid: str, profile: str, table: int
+) -> None:
+    """An ``approximate`` row is the profile name's GB read as 10**9 bytes (H100 NVL 4g.47gb: 44822 MiB, while its
+    3g.47gb sibling measures 47493 MiB in ``nvidia-smi mig -lgip``): GFD's label is NVML's own figure for the slice
+    and sizes it (before: the approximate row was taken as 'the smaller', some GiB under the real slice)."""
+    label = int(table * 1.05)
+    if label > cat.nvml_total_mib(cat.require(gid)):
+        pytest.skip("a label 5% above this row would be above the whole board")
+    p = _placement(f"nvidia.com/gpu.product: {product}-MIG-{profile}, nvidia.com/gpu.memory: '{label}'")
+    assert p.accelerator is not None and p.accelerator.id == gid and p.mig_profile == profile
+    assert p.memory_bytes == label * MIB
+    assert "took the smaller" not in p.how
