@@ -196,3 +196,26 @@ def test_a_mig_memory_label_is_not_overruled_by_an_approximate_table_row(
     assert p.accelerator is not None and p.accelerator.id == gid and p.mig_profile == profile
     assert p.memory_bytes == label * MIB
     assert "took the smaller" not in p.how
+
+
+@pytest.mark.parametrize("product", ["GRID-T4-999Q", "NVIDIA-L4-480Q", "NVIDIA-A40-96Q-SHARED"])
+def test_a_vgpu_type_larger_than_every_board_of_its_name_is_not_sized(product: str) -> None:
+    """A vGPU's frame buffer is a share of one board's memory (NVIDIA's vGPU type tables): ``T4-999Q`` names no T4's
+    type. It was sized as a generic GPU of the name's frame buffer (998 GiB, no finding) with a note that the T4 is no
+    catalogue GPU; it is now left unsized, KV501 saying why."""
+    cr = _placed(f"nvidia.com/gpu.product: {product}")
+    p = cr.placement
+    assert p is not None and p.accelerator is None and cr.plan is None
+    t = cat.vgpu_type(product.removesuffix("-SHARED"))
+    assert t is not None and t.exceeds is not None
+    assert t.frame_buffer_mib > (cat.nominal_memory_mib(t.exceeds) or cat.nvml_total_mib(t.exceeds))
+    said = " ".join(p.undecided)
+    assert f"more than any {t.board} kvlint knows ({t.exceeds.id}" in said
+    assert "does not read as a catalogue GPU" not in said
+
+
+def test_a_vgpu_type_another_board_of_its_name_holds_is_still_sized() -> None:
+    """``A100-80C``: larger than the 40 GB board the alias ``a100`` names, but an A100 80GB holds it; sized on its
+    frame buffer as before."""
+    t = cat.vgpu_type("NVIDIA-A100-80C")
+    assert t is not None and t.exceeds is None and t.accelerator is None

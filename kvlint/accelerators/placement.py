@@ -618,6 +618,15 @@ def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Label
     if mib and mib < fb:
         fb, said = mib, f"{GFD_MEMORY}={mib} MiB, under the {vgpu.frame_buffer_mib} MiB its name gives"
     reserved, how_reserved = vgpu_guest_reserve_mib()
+    if vgpu.exceeds is not None:
+        # a share of one board cannot be larger than the board: a mistyped or made-up name, not a GPU to size
+        big = vgpu.exceeds
+        c.notes.append(
+            f"{c.value} names a vGPU type {vgpu.name} of {vgpu.frame_buffer_mib} MiB, more than any {vgpu.board} "
+            f"kvlint knows ({big.id}, {cat.nominal_memory_mib(big) or cat.nvml_total_mib(big)} MiB): a vGPU's frame "
+            "buffer is a share of one board's memory, so this is no vGPU type of that board; not sized"
+        )
+        return c
     if vgpu.accelerator is None:
         c.acc = cat.generic_nvidia(c.value, fb, _cc(labels))
         c.notes.append(
