@@ -219,3 +219,13 @@ def test_a_vgpu_type_another_board_of_its_name_holds_is_still_sized() -> None:
     frame buffer as before."""
     t = cat.vgpu_type("NVIDIA-A100-80C")
     assert t is not None and t.exceeds is None and t.accelerator is None
+
+
+@pytest.mark.parametrize("product", ["NVIDIA-\u017f4-16Q", "NVIDIA-\u212a40-48Q"])
+def test_a_non_ascii_look_alike_is_not_read_as_a_vgpu_type(product: str) -> None:
+    """``ſ`` (long s) and ``K`` (Kelvin sign) match ``[A-Z]`` under a Unicode IGNORECASE: ``NVIDIA-ſ4-16Q`` was read as
+    the vGPU type ``S4-16Q`` and sized as a 16 GiB GPU. NVML names are ASCII; such a value is a GPU kvlint does not
+    know (KV501), as before branch gpus54."""
+    assert cat.vgpu_type(product) is None
+    p = _placement(f"nvidia.com/gpu.product: {product}")
+    assert p.accelerator is None and p.device_share is None

@@ -386,8 +386,10 @@ def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
 #: NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs"
 #: (https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid); older guest drivers
 #: prefix ``GRID``, later ones ``NVIDIA`` ("GPU : NVIDIA A40-48Q", https://github.com/vllm-project/vllm/issues/11230).
+#: ASCII only: under IGNORECASE alone ``[A-Z]`` also matches the long s and the Kelvin sign (``NVIDIA-ſ4-16Q`` read as
+#: a type ``S4-16Q``, a name no driver gives)
 _VGPU_TYPE = re.compile(
-    r"(?:GRID|NVIDIA)-([A-Z][A-Z0-9]{0,15})-(?:([1-8])-)?([1-9][0-9]{0,2})([ABCQ])", re.IGNORECASE
+    r"(?:GRID|NVIDIA)-([A-Z][A-Z0-9]{0,15})-(?:([1-8])-)?([1-9][0-9]{0,2})([ABCQ])", re.IGNORECASE | re.ASCII
 )
 
 
