@@ -296,9 +296,11 @@ def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[
     ``memorySizeMB`` of the device's attributes in MiB (NVIDIA k8s-device-plugin ``internal/resource/
     nvml-mig-device.go`` ``GetAttributes``, ``internal/lm/resource.go`` ``NewMIGResourceLabeler``), the figure
     ``nvidia-smi mig -lgip`` lists and the catalogue's MIG tables hold. So a label above the whole board's NVML total
-    is no slice's (not read: the table sizes it), and one that differs from the table's figure for the profile by
-    more than :data:`~kvlint.accelerators.registry.MEMORY_LABEL_TOLERANCE` is not what GFD writes for it: the smaller
-    of the two is taken (conservative), said."""
+    is no slice's (not read: the table sizes it), and one that differs from the board's own measured table figure for
+    the profile by more than :data:`~kvlint.accelerators.registry.MEMORY_LABEL_TOLERANCE` is not what GFD writes for
+    it: the smaller of the two is taken (conservative), said. A table figure that is no measurement of this board (an
+    ``approximate`` row, the profile name's GB, or another board's row for a GPU outside the catalogue) checks nothing:
+    the label, NVML's own figure, sizes the slice."""
     mib, bad = _gfd_memory(labels)
     prof, note = cat.mig_profile(acc.id if acc else None, profile)
     if mib and acc is not None and acc.id in cat.catalogue() and mib > cat.nvml_total_mib(acc):
@@ -309,7 +311,7 @@ def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[
         mib = None
     if mib:
         text = f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
-        if prof is None:
+        if prof is None or not _measured_mig_row(acc, prof):
             return mib * cat.MIB, text
         table = prof.memory_bytes // cat.MIB
         if abs(mib - table) <= cat.MEMORY_LABEL_TOLERANCE * table:
@@ -325,6 +327,14 @@ def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[
         return None, note
     text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})"
     return prof.memory_bytes, f"{text}; {note}" if note else text
+
+
+def _measured_mig_row(acc: Accelerator | None, prof: cat.MigProfile) -> bool:
+    """Whether ``prof`` (:func:`kvlint.accelerators.registry.mig_profile` of ``acc``) is a measurement of ``acc``'s own
+    MIG slice (``nvidia-smi mig -lgip``, an observed or go-nvml mock figure), one a GFD memory label can be checked
+    against: not a row the catalogue approximates from the profile name (``approximate: 47 GB from the profile name``,
+    GB read as 10**9 bytes, several percent off what NVML gives), nor another board's row for a GPU outside the catalogue."""
+    return acc is not None and acc.id in cat.catalogue() and not prof.status.startswith("approximate")
 
 
 def _pick_by_memory(
@@ -608,6 +618,15 @@ def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Label
     if mib and mib < fb:
         fb, said = mib, f"{GFD_MEMORY}={mib} MiB, under the {vgpu.frame_buffer_mib} MiB its name gives"
     reserved, how_reserved = vgpu_guest_reserve_mib()
+    if vgpu.exceeds is not None:
+        # a share of one board cannot be larger than the board: a mistyped or made-up name, not a GPU to size
+        big = vgpu.exceeds
+        c.notes.append(
+            f"{c.value} names a vGPU type {vgpu.name} of {vgpu.frame_buffer_mib} MiB, more than any {vgpu.board} "
+            f"kvlint knows ({big.id}, {cat.nominal_memory_mib(big) or cat.nvml_total_mib(big)} MiB): a vGPU's frame "
+            "buffer is a share of one board's memory, so this is no vGPU type of that board; not sized"
+        )
+        return c
     if vgpu.accelerator is None:
         c.acc = cat.generic_nvidia(c.value, fb, _cc(labels))
         c.notes.append(

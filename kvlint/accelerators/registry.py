@@ -386,8 +386,10 @@ def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
 #: NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs"
 #: (https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid); older guest drivers
 #: prefix ``GRID``, later ones ``NVIDIA`` ("GPU : NVIDIA A40-48Q", https://github.com/vllm-project/vllm/issues/11230).
+#: ASCII only: under IGNORECASE alone ``[A-Z]`` also matches the long s and the Kelvin sign (``NVIDIA-ſ4-16Q`` read as
+#: a type ``S4-16Q``, a name no driver gives)
 _VGPU_TYPE = re.compile(
-    r"(?:GRID|NVIDIA)-([A-Z][A-Z0-9]{0,15})-(?:([1-8])-)?([1-9][0-9]{0,2})([ABCQ])", re.IGNORECASE
+    r"(?:GRID|NVIDIA)-([A-Z][A-Z0-9]{0,15})-(?:([1-8])-)?([1-9][0-9]{0,2})([ABCQ])", re.IGNORECASE | re.ASCII
 )
 
 
@@ -402,29 +404,57 @@ class VgpuType:
         accelerator: the catalogue board the type runs on, when the board part names one whose stated memory
             holds the frame buffer (``A100-80C`` is not a type of the catalogue's ``a100`` alias, the 40 GB board);
             None otherwise.
+        exceeds: when the board part names catalogue NVIDIA GPUs and none of them holds the frame buffer
+            (``GRID-T4-999Q``: 999 GB on a 16 GB T4), the largest of them; such a name is no vGPU type of that
+            board (a vGPU's frame buffer is a share of one physical GPU's memory, NVIDIA's type tables), and is not
+            sized. None otherwise.
     """
 
     name: str
     board: str
     frame_buffer_mib: int
     accelerator: Accelerator | None
+    exceeds: Accelerator | None = None
+
+
+def _stated_mib(acc: Accelerator) -> int:
+    """A board's memory as :func:`vgpu_type` compares a frame buffer with it: :func:`nominal_memory_mib`, else its NVML
+    total (MiB)."""
+    return nominal_memory_mib(acc) or nvml_total_mib(acc)
+
+
+def _boards_named(board: str) -> list[Accelerator]:
+    """The catalogue NVIDIA GPUs whose name has ``board`` as one of its words (``A100``: the A100 40GB and 80GB
+    boards, not the A100X; ``L40``: not the L40S), case-insensitive."""
+    word = board.lower()
+    return [
+        a
+        for a in _cat().accelerators.values()
+        if a.vendor == "nvidia" and word in re.split(r"[^a-z0-9]+", a.name.lower())
+    ]
 
 
 def vgpu_type(value: str) -> VgpuType | None:
     """The vGPU type a GFD ``nvidia.com/gpu.product`` value (``-SHARED`` removed) names in a vGPU guest
     (:data:`_VGPU_TYPE`: ``GRID-T4-16Q``, ``NVIDIA-A40-48Q``), or None when it is not such a name. The board is
     looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and kept only when its stated memory
-    (:func:`nominal_memory_mib`, else its NVML total) is at least the frame buffer."""
+    (:func:`nominal_memory_mib`, else its NVML total) is at least the frame buffer; a frame buffer above every
+    catalogue board of that name is flagged (:attr:`VgpuType.exceeds`)."""
     m = _VGPU_TYPE.fullmatch(str(value).strip())
     if m is None:
         return None
     board, slices, gb, series = m.groups()
     fb = int(gb) * 1024
     acc = lookup(board)
-    if acc is not None and (acc.vendor != "nvidia" or (nominal_memory_mib(acc) or nvml_total_mib(acc)) < fb):
+    exceeds = None
+    if acc is not None and acc.vendor == "nvidia" and _stated_mib(acc) < fb:
+        named = _boards_named(board) or [acc]
+        if all(_stated_mib(a) < fb for a in named):
+            exceeds = max(named, key=_stated_mib)
+    if acc is not None and (acc.vendor != "nvidia" or _stated_mib(acc) < fb):
         acc = None
     name = f"{board.upper()}-{slices + '-' if slices else ''}{gb}{series.upper()}"
-    return VgpuType(name, board.upper(), fb, acc)
+    return VgpuType(name, board.upper(), fb, acc, exceeds)
 
 
 def gfd_product_candidates(value: str) -> list[Accelerator]:
