@@ -80,3 +80,65 @@ def test_comment_suppresses_asks_for_the_prefixes_only_where_a_comment_is_read(
     assert not pred(_diag(str(commented), 4, "KV101"))
     assert not pred(_diag(str(commented), 3))
     assert len(asked) == 1
+
+
+def _old_holds_marker(text: str) -> bool:
+    """The test before the first scans for the spellings' cores (the oracle)."""
+    from kvlint.load import SUPPRESSION_MARKER, SUPPRESSION_VARIANTS
+
+    return SUPPRESSION_MARKER in text or any(v in text for v in SUPPRESSION_VARIANTS)
+
+
+def test_every_marker_spelling_holds_a_core() -> None:
+    """The first scans of :func:`holds_suppression_marker` can rule out every spelling: each holds a core."""
+    from kvlint.load import _MARKER_CORES, SUPPRESSION_MARKER, SUPPRESSION_VARIANTS
+
+    for spelling in (SUPPRESSION_MARKER, *SUPPRESSION_VARIANTS):
+        assert any(core in spelling for core in _MARKER_CORES), spelling
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "apiVersion: v1\nkind: Pod\n",
+        "image: vllm/vllm-openai:v0.9.0  # kvlint: ignore KV202=short\n",
+        "x: 1 # KVLINT: disable=KV202\n",
+        "x: 1 #kvlint ignore\n",
+        "# Kvlint: ignore KV101=x",
+        "# KvLint: ignore",
+        "# KVLint ignore",
+        "# kvlint ignore",
+        "linter: golangci-lint\n",
+        "LINT: Lint lint\n",
+        "k v l i n t: KV-LINT kvlin t",
+        "caf\u00e9 lint \u2028 kvlint\U0001f600:",
+        "\u00e9\u00e9 KVLINT",
+    ],
+)
+def test_holds_suppression_marker_answers_as_the_seven_scans(text: str) -> None:
+    """The answer is the seven spellings' scans' on texts with and without each spelling, near misses and
+    non-ASCII text."""
+    from kvlint.load import holds_suppression_marker
+
+    assert holds_suppression_marker(text) is _old_holds_marker(text)
+
+
+class _CountingText(str):
+    """A text that counts the substring tests made of it."""
+
+    tests: list[str]
+
+    def __contains__(self, sub: object) -> bool:
+        self.tests.append(str(sub))
+        return str.__contains__(self, str(sub))
+
+
+def test_a_text_without_a_marker_is_scanned_three_times() -> None:
+    """A manifest without any spelling of ``kvlint`` is ruled out in three scans (it took seven: one per spelling)."""
+    from kvlint.load import holds_suppression_marker
+
+    text = _CountingText("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\n" * 50)
+    text.tests = []
+    assert holds_suppression_marker(text) is False
+    assert len(text.tests) == 3
