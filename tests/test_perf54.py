@@ -142,3 +142,82 @@ def test_a_text_without_a_marker_is_scanned_three_times() -> None:
     text.tests = []
     assert holds_suppression_marker(text) is False
     assert len(text.tests) == 3
+
+
+WEBHOOK = Path(__file__).resolve().parent.parent / "fixtures" / "webhook"
+
+
+def _pod_of(tmp_path: Path, name: str, containers: list[dict]) -> str:
+    """The webhook fixture's Deployment (Llama 3.1 8B on one L4, KV103 with re-planning remedies) with
+    ``containers`` in its pod, written as JSON."""
+    import json
+
+    import yaml
+
+    obj = yaml.safe_load((WEBHOOK / "b01-llama8b-l4-default-context.yaml").read_text())
+    obj["spec"]["template"]["spec"]["containers"] = containers
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(obj, indent=2))
+    return str(path)
+
+
+def _base_container(tmp_path: Path) -> dict:
+    import yaml
+
+    obj = yaml.safe_load((WEBHOOK / "b01-llama8b-l4-default-context.yaml").read_text())
+    return dict(obj["spec"]["template"]["spec"]["containers"][0])
+
+
+def _said(diags, container: str) -> list[tuple[str, str, str, str]]:
+    return sorted((d.rule, d.severity, d.message, d.fix) for d in diags if d.container == container)
+
+
+def test_identical_containers_of_one_pod_are_planned_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A pod of three identical vLLM containers and one with another --max-model-len: the twins' plans (the plan
+    stage's and their remedies' re-plans) are made once for the three, and no plan is made twice; each
+    container's findings are those of a pod holding it alone (its memory model's answers, whoever asked first).
+    At the branch point each container planned everything again: three times the plans."""
+    from kvlint.memory import stage
+    from kvlint.pipeline import run_check
+
+    seen: list[str] = []
+    real = stage.plan_vllm_detailed
+
+    def recording(settings, model, total, **kw):  # type: ignore[no-untyped-def]
+        seen.append(repr((settings, id(model), total, sorted(kw.items()))))
+        return real(settings, model, total, **kw)
+
+    monkeypatch.setattr(stage, "plan_vllm_detailed", recording)
+    c = _base_container(tmp_path)
+    other = dict(c, name="short", args=[*c["args"], "--max-model-len", "65536"])
+    opts = Options(allow_hub=False)
+
+    alone = run_check([_pod_of(tmp_path, "alone", [c])], opts)
+    one = len(seen)
+    assert one > 1 and any(d.rule == "KV103" for d in alone.diagnostics)  # remedies re-planned
+    seen.clear()
+    other_alone = run_check([_pod_of(tmp_path, "other", [other])], opts)
+    own = len(seen)
+    seen.clear()
+
+    twins = [dict(c, name=n) for n in ("a", "b", "c")]
+    pod = run_check([_pod_of(tmp_path, "pod", [twins[0], other, *twins[1:]])], opts)
+    # no plan made twice (the other container's own plan may be one of the twins' re-plans: then once for both)
+    assert len(seen) == len(set(seen)) <= one + own
+    for n in ("a", "b", "c"):
+        assert _said(pod.diagnostics, n) == _said(alone.diagnostics, "vllm")
+    assert _said(pod.diagnostics, "short") == _said(other_alone.diagnostics, "short")
+
+
+def test_a_pods_shared_plans_are_dropped_after_it() -> None:
+    """The pod's memo scope lives while its containers are analysed, not after (a webhook worker keeps nothing
+    of a review's pod), and outside it each container has its own."""
+    from kvlint.memory import stage
+
+    pod: dict = {"containers": []}
+    with stage.shared_plans(pod):
+        assert stage._SHARED.get() is pod
+    assert stage._SHARED.get() is None
+    assert all(scope.serving is not pod for scope in stage._MEMO.values())
