@@ -9,6 +9,7 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -220,22 +221,25 @@ def _analyse_workloads(
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
             w_cms = {**cms, **w.configmaps} if w.configmaps else cms
-            for container in _containers(w.pod_spec):
-                cr = analyse_container(w, container, w_cms, options)
-                if cr is None:
-                    # not vLLM, SGLang or TGI: another LLM engine on a GPU is said so, not passed in silence
-                    other = other_engine_note(w, container)
-                    if other is not None:
-                        other_seen = True
-                        diags.append(finding_to_diagnostic(other, _object(w)))
-                    elif proxy is None:
-                        proxy = request_proxy_note(container, w.kind)
-                    continue
-                served = True
-                out.containers.append(cr)
-                found = _with_candidates(cr, check_container(cr, options), options)
-                diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
-                _restate_runtime_note(w, cr, diags)
+            containers = _containers(w.pod_spec)
+            # a pod's containers share their vLLM plans where every input is the same (stage.shared_plans)
+            with _stage.shared_plans(w.pod_spec) if len(containers) > 1 else _NO_SHARING:
+                for container in containers:
+                    cr = analyse_container(w, container, w_cms, options)
+                    if cr is None:
+                        # not vLLM, SGLang or TGI: another LLM engine on a GPU is said so, not passed in silence
+                        other = other_engine_note(w, container)
+                        if other is not None:
+                            other_seen = True
+                            diags.append(finding_to_diagnostic(other, _object(w)))
+                        elif proxy is None:
+                            proxy = request_proxy_note(container, w.kind)
+                        continue
+                    served = True
+                    out.containers.append(cr)
+                    found = _with_candidates(cr, check_container(cr, options), options)
+                    diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
+                    _restate_runtime_note(w, cr, diags)
         except ReviewTooLarge as exc:
             # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
             # that the object is too large, as for one over the cap
@@ -390,6 +394,10 @@ def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]
             d = replace(d, severity=sev)  # type: ignore[arg-type]
         out.append(d)
     return out
+
+
+#: The context of a pod whose containers do not share a memo scope (one container: nothing to share).
+_NO_SHARING = contextlib.nullcontext()
 
 
 def _containers(pod_spec: LDict) -> list[LDict]:
