@@ -1,0 +1,121 @@
+"""New-user pass 54 (fresh54) on manifests kvlint had not seen (fixtures/collected, INDEX.csv rows of pass 54).
+
+* AnticipatedD/AMD_Instinct's Deployment requests its GPU as ``://amd.com: "1"`` under limits and requests: not
+  a qualified name, so the API server refuses the pod (kubernetes ``pkg/apis/core/validation/validation.go``
+  ``validateResourceName`` -> apimachinery ``IsQualifiedName``). KV409 said nothing: the key has a ``/`` and no
+  ``gpu`` word, and was read as some other extended resource.
+* adnan-drina/rhoai3-nvidia-demo's Nemotron 3 Nano ``LLMInferenceService`` requests ``nvidia.com/mig-3g.40gb``.
+  KV501 printed the catalogue builder's status code after the slice size ("40192 MiB per slice (mock (MiB))"),
+  and its fix named an L4, a GPU with no MIG, for a pod that needs a GPU offering the 3g.40gb slice.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kvlint.accelerators import registry as cat
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import ContainerResult
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+AMD_INSTINCT = COLLECTED / "AnticipatedD__AMD_Instinct__manifests__vllm-deployment.yaml"
+NEMOTRON_MIG = (
+    COLLECTED
+    / "adnan-drina__rhoai3-nvidia-demo__gitops__stage-210-model-serving-foundation__serving__instance__"
+    "base__llmis-nemotron-3-nano-30b-a3b.yaml"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "valid"),
+    [
+        # apimachinery's own examples of a qualified name ("MyName", "my.name", "123-abc", "example.com/MyName")
+        ("MyName", True),
+        ("my.name", True),
+        ("123-abc", True),
+        ("example.com/MyName", True),
+        ("nvidia.com/mig-3g.40gb", True),
+        ("amd.com/gpu", True),
+        ("://amd.com", False),  # three parts
+        ("nvidia.com/gpu/", False),
+        ("/gpu", False),  # an empty prefix
+        ("Nvidia.com/gpu", False),  # the prefix is a lower-case DNS subdomain
+        ("nvidia.com/-gpu", False),  # the name starts alphanumeric
+        ("nvidia.com/" + "g" * 64, False),  # at most 63 characters
+        ("a" * 254 + "/gpu", False),  # a subdomain of at most 253
+    ],
+)
+def test_qualified_names_as_the_api_server_reads_them(key: str, valid: bool) -> None:
+    from kvlint.rules.families.parallelism import is_qualified_name
+
+    assert is_qualified_name(key) is valid
+
+
+def test_an_unqualified_gpu_resource_is_kv409() -> None:
+    text = AMD_INSTINCT.read_text()
+    assert '://amd.com: "1"' in text
+    result = run_check([str(AMD_INSTINCT)], Options(allow_hub=False))
+    kv409 = [d for d in result.diagnostics if d.rule == "KV409"]
+    lines = text.splitlines()
+    assert {(d.loc.line if d.loc else 0) for d in kv409} == {
+        i + 1 for i, line in enumerate(lines) if line.strip().startswith("://amd.com:")
+    }
+    for d in kv409:
+        assert d.severity == "error"
+        assert "'://amd.com' is not a valid resource name" in d.message and "API server rejects" in d.message
+        assert "amd.com/gpu" in (d.fix or "")
+
+
+def test_a_qualified_unknown_resource_without_a_gpu_word_stays_quiet(tmp_path: Path) -> None:
+    # a valid extended resource of another plugin (RDMA, EFA) is no GPU request and not KV409's
+    f = tmp_path / "d.yaml"
+    f.write_text(
+        AMD_INSTINCT.read_text()
+        .replace('://amd.com: "1"  #', 'rdma/hca_shared_devices_a: "1"  #')
+        .replace('://amd.com: "1"', 'vpc.amazonaws.com/efa: "1"')
+    )
+    result = run_check([str(f)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV409"]
+
+
+def test_mig_slice_notes_say_where_the_figure_comes_from_in_words() -> None:
+    for profiles in cat._cat().mig.values():
+        for prof in profiles.values():
+            words = prof.provenance
+            # the builder's codes (kvlint/accelerators/_build_catalogue.py _profile_memory) are not printed
+            assert "(MiB)" not in words and "GiB: minimum" not in words and words != "mock", prof.status
+    result = run_check([str(NEMOTRON_MIG)], Options(allow_hub=False))
+    (kv501,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    assert "MiB per slice" in kv501.message
+    assert "(mock" not in kv501.message and "go-nvml mock figure" in kv501.message
+
+
+def test_kv501_names_a_gpu_offering_the_requested_mig_slice(tmp_path: Path) -> None:
+    text = NEMOTRON_MIG.read_text()
+    assert 'nvidia.com/mig-3g.40gb: "1"' in text and "nodeSelector" not in text
+    result = run_check([str(NEMOTRON_MIG)], Options(allow_hub=False))
+    (kv501,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    m = re.search(
+        r"name the GPU \((\S+) in these examples\): a nodeSelector ([\w./-]+): ([\w.-]+)", kv501.fix or ""
+    )
+    assert m is not None, kv501.fix
+    acc = cat.lookup(m.group(1))
+    assert acc is not None
+    prof, _ = cat.mig_profile(acc.id, "3g.40gb")
+    assert prof is not None, acc.id  # the example GPU offers the slice the pod requests
+    # the nodeSelector the fix writes sizes the container on that slice
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(
+        text.replace(
+            "    tolerations:", f"    nodeSelector:\n      {m.group(2)}: {m.group(3)}\n    tolerations:"
+        )
+    )
+    after = run_check([str(fixed)], Options(allow_hub=False))
+    (c,) = [c for c in after.containers if isinstance(c, ContainerResult)]
+    assert c.plan is not None and c.placement is not None
+    assert c.placement.accelerator is not None and c.placement.accelerator.id == acc.id
+    assert c.placement.mig_profile == "3g.40gb"
