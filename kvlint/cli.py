@@ -1048,11 +1048,18 @@ def _manifest_word(command: Sequence[str]) -> str | None:
         from kvlint.engines.command import _match_program
 
         words = [str(w) for w in command]
+        name = word.split("=", 1)[0]
         # the option's value may sit between (`--max-model-len 8192 -- vllm serve M`: click keeps that `--`)
         follows = [words[i + 1 :] if words[i : i + 1] == ["--"] else words[i:] for i in (1, 2)]
         if not any(_match_program(rest) is not None for rest in follows):
+            for rest in follows:
+                # a manifest after it and no engine command (`kvlint plan --no-config deploy.yaml`, kvlint check's
+                # option and input): said as for a manifest alone, the mistake to put right (it was "not an engine
+                # command: --no-config deploy.yaml", as a new user typed it on a collected manifest in pass 54)
+                manifest = _manifest_word(rest) if rest and not rest[0].startswith("-") else None
+                if manifest is not None:
+                    return f"{manifest}; {name} is not an option of kvlint plan either"
             return None  # parse_command_line's "not an engine command", with the engine command forms
-        name = word.split("=", 1)[0]
         return (
             f"{name} is not an option of kvlint plan (`kvlint plan --help` lists them; {name} may be kvlint check's "
             "or the engine's): kvlint plan [OPTIONS] -- ENGINE COMMAND, the engine's own options after `--`"

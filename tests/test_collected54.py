@@ -119,3 +119,44 @@ def test_kv501_names_a_gpu_offering_the_requested_mig_slice(tmp_path: Path) -> N
     assert c.plan is not None and c.placement is not None
     assert c.placement.accelerator is not None and c.placement.accelerator.id == acc.id
     assert c.placement.mig_profile == "3g.40gb"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [
+            "--offline",
+            "--no-config",
+            str(COLLECTED / "tungsheng__gpu-inference-lab__platform__inference__vllm-openai.yaml"),
+        ],
+        ["--fail-on", "never", str(COLLECTED)],  # kvlint check's option with its value, then a directory
+    ],
+)
+def test_kvlint_plan_given_check_options_and_a_manifest_says_to_use_check(words: list[str]) -> None:
+    # typed as for kvlint check on a collected manifest: "not an engine command: --no-config FILE", with the engine
+    # command forms and no word of kvlint check
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(main, ["plan", *words])
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert f"lint them with `kvlint check {words[-1]}`" in out
+    option = next(w for w in words if w.startswith("-") and w != "--offline")
+    assert f"{option} is not an option of kvlint plan" in out
+    assert "not an engine command" not in out
+
+
+def test_kvlint_plan_option_before_an_engine_command_keeps_its_message() -> None:
+    # an option whose value is a directory, then the engine command: the option is the mistake, not a manifest
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(
+        main, ["plan", "--download-dir", str(COLLECTED), "--", "vllm", "serve", "Qwen/Qwen3-8B"]
+    )
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert "--download-dir is not an option of kvlint plan" in out and "not manifests" not in out
