@@ -160,3 +160,50 @@ def test_kvlint_plan_option_before_an_engine_command_keeps_its_message() -> None
     assert result.exit_code == 2
     out = " ".join(result.output.split())
     assert "--download-dir is not an option of kvlint plan" in out and "not manifests" not in out
+
+
+# --- a quote meant inside a quoted scalar closes it early ---------------------------------------------------------
+
+LWS_LMCACHE = COLLECTED / "surajssd__llm-k8s__configs__deepseek-v2.5-lmcache__k8s__lws.yaml"
+_KV_JSON = '{"kv_connector":"LMCacheConnector","kv_role":"kv_both"}'
+
+
+def test_a_json_value_inside_a_double_quoted_script_is_named_as_the_cause() -> None:
+    # surajssd's LWS writes its `sh -c` script as one double-quoted scalar holding
+    # --kv-transfer-config '{"kv_connector":...}': the first inner " ends the string. KV001 said only "while
+    # parsing a block mapping: did not find expected key"
+    text = LWS_LMCACHE.read_text()
+    result = run_check([str(LWS_LMCACHE)], Options(allow_hub=False))
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert kv001.loc is not None
+    line = text.splitlines()[kv001.loc.line - 1]
+    quote_col = line.index(_KV_JSON) + 2  # 1-based column of the " after '{
+    assert line[quote_col - 1] == '"'
+    assert f'right after the " at column {quote_col}' in kv001.message
+    assert "closes the string early" in kv001.message
+    assert '\\"' in (kv001.fix or "") and "block scalar" in (kv001.fix or "")
+
+
+def test_the_fix_kv001_gives_makes_the_file_parse(tmp_path: Path) -> None:
+    # each " inside the string written as \" (the fix's first remedy, on every JSON value of the script)
+    fixed = tmp_path / "lws.yaml"
+    fixed.write_text(LWS_LMCACHE.read_text().replace(_KV_JSON, _KV_JSON.replace('"', '\\"')))
+    result = run_check([str(fixed)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV001"]
+    assert [c for c in result.containers if isinstance(c, ContainerResult)]
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "a: 1\n b: 2\n",  # bad indentation: no quote before the mark
+        'a: "x\n',  # an unterminated string: the mark is at the end
+        "a: 'x' # c\nb: [1, 2\n",  # an unclosed flow sequence
+    ],
+)
+def test_other_syntax_errors_keep_their_message(tmp_path: Path, doc: str) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(doc)
+    result = run_check([str(f)], Options(allow_hub=False))
+    kv001 = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert kv001 and all("closes the string early" not in d.message for d in kv001)
