@@ -207,3 +207,46 @@ def test_other_syntax_errors_keep_their_message(tmp_path: Path, doc: str) -> Non
     result = run_check([str(f)], Options(allow_hub=False))
     kv001 = [d for d in result.diagnostics if d.rule == "KV001"]
     assert kv001 and all("closes the string early" not in d.message for d in kv001)
+
+
+# --- a Ray Serve LLM config's runtime_env pins the vLLM release -----------------------------------------------------
+
+GPT_OSS_RAY = COLLECTED / "jimmyshah83__gpt-oss-k8s-gpu-inferencing__k8s__gpt-oss-20b-deploy.yaml"
+_PIN = 'pip: ["vllm==0.10.1+gptoss"]'
+
+
+def _ray_run(path: Path) -> tuple[ContainerResult, list]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    return c, result.diagnostics
+
+
+def test_an_llm_configs_runtime_env_pin_is_the_engine_release() -> None:
+    # the LLM config's runtime_env installs vllm==0.10.1+gptoss (ray-project/ray LLMConfig.runtime_env: "for the
+    # model deployment replica and the engine workers"); KV208 said the release was the Ray image's and assumed the
+    # newest kvlint models
+    text = GPT_OSS_RAY.read_text()
+    assert _PIN in text and "rayproject/ray:" in text
+    c, diags = _ray_run(GPT_OSS_RAY)
+    assert c.serving is not None and c.serving.version == "0.10.1"
+    assert not [d for d in diags if d.rule == "KV208"]
+    (kv504,) = [d for d in diags if d.rule == "KV504" and "runtime_env.pip" in d.message]
+    assert "llm_configs[0].runtime_env.pip" in kv504.message
+    assert kv504.loc is not None and _PIN in text.splitlines()[kv504.loc.line - 1]
+
+
+def test_the_applications_pin_is_read_when_the_llm_config_has_none(tmp_path: Path) -> None:
+    text = GPT_OSS_RAY.read_text()
+    f = tmp_path / "app-pin.yaml"
+    # the application-level `- "vllm"` pinned, the LLM config's pin removed
+    f.write_text(text.replace('- "vllm"', '- "vllm==0.9.2"').replace(_PIN, 'pip: ["transformers"]'))
+    c, diags = _ray_run(f)
+    assert c.serving is not None and c.serving.version == "0.9.2"
+    assert any(d.rule == "KV504" and "vLLM 0.9.2 is read from runtime_env.pip" in d.message for d in diags)
+
+
+def test_no_pin_keeps_kv208_on_the_ray_image(tmp_path: Path) -> None:
+    f = tmp_path / "unpinned.yaml"
+    f.write_text(GPT_OSS_RAY.read_text().replace(_PIN, 'pip: ["vllm"]'))
+    _, diags = _ray_run(f)
+    assert any(d.rule == "KV208" and "Python environment of the Ray image" in d.message for d in diags)
