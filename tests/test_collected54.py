@@ -250,3 +250,34 @@ def test_no_pin_keeps_kv208_on_the_ray_image(tmp_path: Path) -> None:
     f.write_text(GPT_OSS_RAY.read_text().replace(_PIN, 'pip: ["vllm"]'))
     _, diags = _ray_run(f)
     assert any(d.rule == "KV208" and "Python environment of the Ray image" in d.message for d in diags)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [
+            "--accelerator",
+            "l4",
+            str(COLLECTED / "tungsheng__gpu-inference-lab__platform__inference__vllm-openai.yaml"),
+        ],
+        [
+            "--no-config",
+            str(COLLECTED / "tungsheng__gpu-inference-lab__platform__inference__vllm-openai.yaml"),
+        ],
+    ],
+)
+def test_kvlint_simulate_given_a_manifest_says_to_use_check(words: list[str]) -> None:
+    # `kvlint simulate --accelerator l4 FILE` said "not an engine command: FILE" with the engine forms only, as
+    # kvlint plan did before its manifest message
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(main, ["simulate", *words])
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert "kvlint simulate simulates one vLLM command typed after `--`, not manifests" in out
+    assert f"lint them with `kvlint check {words[-1]}`" in out
+    assert "not an engine command" not in out
+    if "--no-config" in words:
+        assert "--no-config is not an option of kvlint simulate" in out
