@@ -1437,7 +1437,39 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
             fix=f"replace {brace} with the value it stands for and lint the result, or quote the scalar that "
             f'holds it ("{brace}...") so the file is valid YAML before it is filled in too',
         )
+    quote = _closing_quote_before(text, mark.line, mark.column) if mark is not None else None
+    if quote is not None:
+        q, qcol = quote
+        kind, escape = ("double", '\\"') if q == '"' else ("single", "''")
+        return Finding(
+            "KV001",
+            f"{_SYNTAX_ERROR}: {msg}, right after the {q} at column {qcol}: YAML ends a {kind}-quoted string at "
+            f"its first unescaped {q}, so a {q} meant inside it (a JSON value in a shell command) closes the "
+            "string early and the rest of the line is read as more YAML",
+            Loc(path, line, col),
+            fix=f"write each {q} inside the string as {escape}, or give the script as a block scalar (- |) where "
+            "quotes need no escaping",
+        )
     return Finding("KV001", f"{_SYNTAX_ERROR}: {msg}", Loc(path, line, col), fix=_KV001_FIX)
+
+
+def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] | None:
+    """``(quote, 1-based column)`` when the YAML error at 0-based ``line``/``column`` of ``text`` sits on a plain
+    word that follows, on the same line, the quote closing a quoted scalar (spaces between allowed): a quote
+    meant inside the string ended it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding
+    ``--kv-transfer-config '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml
+    "did not find expected key"). None otherwise, and when the mark is on a quote, a colon, a comment or the
+    end of the line (other errors)."""
+    lines = text.split("\n", line + 1)
+    if len(lines) <= line:
+        return None
+    here = lines[line]
+    if column >= len(here) or here[column] in "\"'#:,[]{} \t":
+        return None
+    before = here[:column].rstrip(" ")
+    if not before or before[-1] not in "\"'":
+        return None
+    return before[-1], len(before)
 
 
 #: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those

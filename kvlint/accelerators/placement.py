@@ -325,7 +325,7 @@ def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[
     note = "; ".join(n for n in (bad, note) if n)
     if prof is None:
         return None, note
-    text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})"
+    text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.provenance})"
     return prof.memory_bytes, f"{text}; {note}" if note else text
 
 
@@ -2041,7 +2041,9 @@ def _finish(
             if prof is not None:
                 mig_bytes = prof.memory_bytes
                 mig_profile = profile
-                notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
+                notes.append(
+                    f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.provenance})"
+                )
             if note:
                 notes.append(note)
             if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:

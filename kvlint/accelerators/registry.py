@@ -98,6 +98,27 @@ class MigProfile:
     status: str
     source: str
 
+    @property
+    def provenance(self) -> str:
+        """Where :attr:`memory_bytes` comes from, in words a KV501 note prints after the figure: ``status`` is the
+        catalogue builder's code (``kvlint/accelerators/_build_catalogue.py`` ``_profile_memory``: ``mock (MiB)``,
+        ``observed (MiB)``, ``nvidia-smi mig -lgip GiB``, ``nvidia-smi mig -lgip, driver-dependent [a, b] GiB:
+        minimum``, ``approximate: N GB from the profile name (no measurement)``, each maybe followed by ``; <note>``),
+        which printed as it is read "40192 MiB per slice (mock (MiB))"."""
+        head, _, rest = self.status.partition("; ")
+        if head.startswith("mock"):
+            words = "a go-nvml mock figure, not a measurement"
+        elif head.startswith("observed"):
+            words = "an observed figure"
+        elif head.startswith("nvidia-smi mig -lgip, driver-dependent"):
+            figures = head[head.find("[") : head.find("]") + 1]
+            words = f"the smallest of the nvidia-smi mig -lgip figures {figures} GiB that drivers list"
+        elif head.startswith("nvidia-smi mig -lgip"):
+            words = "listed by nvidia-smi mig -lgip"
+        else:
+            words = head
+        return f"{words}; {rest}" if rest else words
+
 
 class _Catalogue:
     """Parsed ``accelerators.json`` with lookup indexes (internal; use the module functions)."""

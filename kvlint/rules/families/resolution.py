@@ -452,6 +452,11 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     # the example GPU one the container fits on, when the fleet plan has one (a whole GPU, not a MIG slice of it)
     fits = {e.accelerator.id for e in cr.fleet if e.verdict == "fits" and e.mig_profile is None}
     whole = [e.accelerator.id for e in cr.fleet if e.mig_profile is None]
+    if cr.fleet and not whole:
+        # a MIG slice requested (nvidia.com/mig-3g.40gb): the fleet plan is on the GPUs that offer it, and the
+        # example names one of them, not an L4 that has no MIG (adnan-drina/rhoai3-nvidia-demo's Nemotron 3 Nano)
+        fits = {e.accelerator.id for e in cr.fleet if e.verdict == "fits"}
+        whole = [e.accelerator.id for e in cr.fleet]
     fix = name_gpu_fix(
         "rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda", fits, whole
     )
