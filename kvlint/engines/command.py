@@ -335,6 +335,27 @@ def env_unknown(
     return frozenset(names)
 
 
+def _env_maybe_set(
+    container: Mapping,
+    env: Mapping[str, str],
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+    namespace: str | None,
+) -> frozenset[str]:
+    """The variables an engine command's words that no shell reading gave (a container's ``args`` passed to an
+    image ENTRYPOINT kvlint does not know) may take words from, for a bare ``$ARGS`` among them
+    (:func:`kvlint.engines.options.bare_expansion_unread`): every name the container's environment defines, with a
+    value kvlint read (:func:`container_env`, ``envFrom`` ConfigMaps among the inputs included) or not
+    (:func:`env_unknown`: ``*`` for an ``envFrom`` it did not read). An ``envFrom`` whose ConfigMaps kvlint read
+    defines only their keys."""
+    names = set(env) | set(env_unknown(container, env, configmaps, namespace))
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        name = e.get("name") if isinstance(e, Mapping) else None
+        if isinstance(name, str):
+            names.add(name)
+    return frozenset(names)
+
+
 # ------------------------------------------------------------------------------------------------
 # positions inside a script held by one YAML scalar
 
@@ -904,6 +925,11 @@ class _Found:
     #: why the command gets words besides :attr:`argv` that kvlint cannot see (a wrapper of
     #: :data:`kvlint.engines.shell.APPENDING_WRAPPERS` before it: ``xargs``), else ""
     appends: str = ""
+    #: the variables the command's unresolved words reference that may hold words kvlint cannot see
+    #: (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: set by the script to a value kvlint does not read, or by
+    #: the container's env from a source it did not read; ``*`` any name); None when the words were not read by the
+    #: shell reader (the parse then takes the container's env: :func:`_env_maybe_set`)
+    maybe_set: frozenset[str] | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -1167,6 +1193,7 @@ def _scan_shell(
             argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
+        found.maybe_set = getattr(words, "maybe_set", frozenset())
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -2550,7 +2577,7 @@ def _dispatch(
         # NVIDIA Dynamo's worker hands the arguments it does not know to the engine's parser (_as_dynamo_worker)
         engine = _DYNAMO[found.engine]
         cfg = _dispatch(
-            _Found(engine, found.argv, False, found.loc, found.exec_form),
+            _Found(engine, found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set),
             container=container,
             image=image,
             env=env,
@@ -2574,12 +2601,12 @@ def _dispatch(
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
-        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set)
     else:
         server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
-        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set)
     # a release the container's script installs is the one it runs: pip replaces the engine the image carried
     # (an engine release image's included: its tag then names a release that no longer runs), and so does a
     # RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's installed_release)
@@ -2604,6 +2631,7 @@ def _dispatch(
             runtime_template=runtime_template,
             exec_form=found.exec_form,
             grpc=found.grpc,
+            maybe_set=found.maybe_set,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2649,6 +2677,7 @@ def _dispatch(
             sources=sources,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
+            maybe_set=found.maybe_set,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2669,6 +2698,7 @@ def _dispatch(
         config_key_option=dynamo,
         serve_cli=found.positional_model,
         exec_form=found.exec_form,
+        maybe_set=found.maybe_set,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -2922,6 +2952,9 @@ def parse_container(
             # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
+        if found.maybe_set is None:
+            # words no shell reading gave: a bare $ARGS among them may hold words when the container declares it
+            found.maybe_set = _env_maybe_set(container, env, configmaps, namespace)
         if found.script_env is not None:
             # the script's engine command runs with the environment the script gives it
             own_locs = {

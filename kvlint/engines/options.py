@@ -155,17 +155,21 @@ def bare_expansion(word: str) -> bool:
     )
 
 
-def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> None:
+def bare_expansion_unread(
+    cfg: ServingConfig, word: str, loc: Loc | None, maybe_set: Collection[str] | None = None
+) -> None:
     """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``) whose variable
-    the container declares with a value kvlint cannot read (an ``env`` entry's ``valueFrom``, or any name when the
-    container has an ``envFrom``). A variable the container does not declare at all is unset as far as the manifest
-    says (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
+    may hold words kvlint cannot see: it is among ``maybe_set`` (or ``*`` is), the names the reading of the command
+    found set to a value it does not know (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: the script's
+    ``ARGS=$(cat f)`` or ``read ARGS``, the container's ``valueFrom`` or ``envFrom`` kvlint did not read; an
+    ``envFrom`` ConfigMap it read defines only its keys), or, with ``maybe_set`` None (the words of a bare command
+    line), the container declares it. ``$@`` always may. A variable neither sets is unset as far as the manifest says
+    (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
     bash expands the word to nothing: an info note, and the engine defaults stand (a KServe LLMInferenceService
     preset's ``${VLLM_ADDITIONAL_ARGS}`` that the service does not set)."""
-    if _declared_unknown(cfg.container, word):
-        arguments_not_all_read(
-            cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
-        )
+    if _declared_unknown(cfg.container, word) if maybe_set is None else _may_hold_words(word, maybe_set):
+        where = _unknown_why(cfg.container, word, maybe_set)
+        arguments_not_all_read(cfg, f"{word} expands to arguments kvlint cannot see ({where})", loc)
         return
     cfg.findings.append(
         Finding(
@@ -176,6 +180,30 @@ def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> Non
             severity="info",
         )
     )
+
+
+def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None) -> str:
+    """Why the variable of the bare expansion ``word`` may hold words kvlint cannot see, for the KV503 warning: the
+    script sets it (``ARGS=$(cat f)``), the container's env declares it without a literal value, or it may come from
+    an ``envFrom`` kvlint did not read."""
+    m = _VARIABLE_RE.search(word)
+    name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+    env = container.get("env") if isinstance(container, dict) else None
+    declared = isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
+    if maybe_set is None or name is None or declared:
+        return "no literal value in the container env"
+    if name in maybe_set:
+        return "the script sets it to a value kvlint does not read"
+    return "it may come from the container's envFrom, which kvlint did not read"
+
+
+def _may_hold_words(word: str, maybe_set: Collection[str]) -> bool:
+    """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``; ``$@`` always) is among ``maybe_set``
+    (``*``: any name)."""
+    m = _VARIABLE_RE.search(word)
+    if m is None:
+        return True
+    return "*" in maybe_set or (m.group(1) or m.group(2) or m.group(3)) in maybe_set
 
 
 def _declared_unknown(container: object, word: str) -> bool:
