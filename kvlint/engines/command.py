@@ -53,7 +53,7 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
+from kvlint.engines.options import arguments_not_all_read, chart_provenance, launched_from_env, prefixed
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import (
     Pin,
@@ -2805,6 +2805,7 @@ def parse_container(
     runtime_template: bool = False,
     kuberay: bool = False,
     installed_release: str | None = None,
+    from_env: bool = True,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -2831,6 +2832,10 @@ def parse_container(
             ``--engine-version``, as a ``pip install vllm==X`` in the container's script does (README "Which
             engine release a container is read with"). A pin of the script itself (none in the containers kvlint
             writes for a RayService) is kept.
+        from_env: a command the manifest does not hold (a custom image's entrypoint, a script of the image) may be
+            read from the container's env when the env names the model (:func:`env_launch`, **[assumed]**, said by
+            a KV503 warning: :func:`kvlint.engines.options.launched_from_env`); False for a worker node of a
+            multi-node engine, whose script joins its leader's engine rather than starting one.
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -3192,6 +3197,25 @@ def parse_container(
             else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
             "without the file); kvlint then reads the engine command in it"
         )
+    if (
+        fix is None
+        and cm_fix is None
+        and from_env
+        and engine in _ENV_OPTIONS
+        and (not items or reason.startswith(_RUNS_SCRIPT))
+    ):
+        # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
+        launch = env_launch(engine, env, env_locs)
+        if launch is not None:
+            argv, names = launch
+            where = _unread_loc(container, items, first_loc)
+            cfg = dispatch(_Found(engine, argv, False, where, True, maybe_set=frozenset()))
+            if cfg is not None:
+                # (the words shown as written: a path or hub id, numbers, dtype names need no quoting)
+                starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
+                shown = starter + " " + " ".join(it.text for it in argv)
+                launched_from_env(cfg, reason, clip(shown, 200), names, where, _gpu_count(container))
+                return cfg
     return _kv503(
         engine,
         container,
@@ -3202,6 +3226,101 @@ def parse_container(
         _unread_loc(container, items, first_loc),
         cm_fix or fix,
     )
+
+
+#: The start of :func:`_reason_for`'s reason for a container that runs a script
+_RUNS_SCRIPT = "the container runs the script "
+
+#: The env variables a custom image's entrypoint is commonly given the model in, in the order read: the first that
+#: holds a hub id (``org/name``) or an absolute path is the model (:func:`env_launch`)
+_ENV_MODEL = ("MODEL_ID", "MODEL_PATH", "MODEL", "MODEL_NAME", "BASE_MODEL", "HF_MODEL_ID", "MODEL_REPO")
+#: The engine settings :func:`env_launch` reads from env variables named after them (``MAX_MODEL_LEN``, or with the
+#: engine's prefix ``VLLM_MAX_MODEL_LEN``): the model's context, the memory fraction, the GPU layout, the batch and
+#: the dtypes, which size the memory plan. No variable of these names is one the engine itself reads (vLLM's
+#: ``vllm/envs.py``, SGLang's ``python/sglang/srt/environ.py``).
+_ENV_OPTIONS = {
+    "vllm": (
+        "max_model_len",
+        "gpu_memory_utilization",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+    ),
+    "sglang": (
+        "context_length",
+        "mem_fraction_static",
+        "tp_size",
+        "pp_size",
+        "dp_size",
+        "max_running_requests",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+    ),
+}
+_ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
+#: A hub id (``org/name``) or an absolute path, as an env variable names a model
+_ENV_MODEL_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|/\S*")
+
+
+def env_launch(
+    engine: str, env: Mapping[str, str], env_locs: Mapping[str, Loc | None]
+) -> tuple[list[_Item], list[str]] | None:
+    """The engine command a custom image's entrypoint would start from the container's env, when the env names the
+    model: the first of :data:`_ENV_MODEL` that holds a hub id or an absolute path as ``--model`` (vLLM) or
+    ``--model-path`` (SGLang), then ``--OPTION VALUE`` for each variable named after one of :data:`_ENV_OPTIONS`
+    (with or without the engine's prefix; the first of two naming one option), each word at its variable's value.
+    Returns the words and the names of the variables read, else None (no model named, or a value kvlint did not
+    resolve). Linear in the env."""
+    from kvlint.engines.shell import unresolved
+
+    model_var = next(
+        (
+            n
+            for n in _ENV_MODEL
+            if _ENV_MODEL_RE.fullmatch(env.get(n, "").strip()) and not unresolved(env.get(n, ""))
+        ),
+        None,
+    )
+    if model_var is None:
+        return None
+    loc = env_locs.get(model_var)
+    argv = [
+        _Item("--model" if engine == "vllm" else "--model-path", loc, "env"),
+        _Item(env[model_var].strip(), loc, "env"),
+    ]
+    names = [model_var]
+    seen: set[str] = set()
+    prefix = _ENV_PREFIX.get(engine, "")
+    options = _ENV_OPTIONS.get(engine, ())
+    for name, value in env.items():
+        dest = (name[len(prefix) :] if prefix and name.startswith(prefix) else name).lower()
+        if dest not in options or dest in seen or not value.strip() or unresolved(value):
+            continue
+        seen.add(dest)
+        loc = env_locs.get(name)
+        argv += [_Item("--" + dest.replace("_", "-"), loc, "env"), _Item(value.strip(), loc, "env")]
+        names.append(name)
+    return argv, names
+
+
+def _gpu_count(container: Mapping) -> int | None:
+    """The GPUs ``container`` requests when it names one GPU resource (:func:`kvlint.gpu_resources.is_gpu_resource`)
+    with a whole count in ``limits`` (else ``requests``), else None."""
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return None
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, Mapping):
+            counts = [digits(str(v).strip()) for k, v in block.items() if is_gpu_resource(str(k))]
+            if counts:
+                return counts[0] if len(counts) == 1 else None
+    return None
 
 
 def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None) -> Loc | None:

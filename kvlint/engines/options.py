@@ -246,6 +246,60 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
     )
 
 
+#: The settings whose product is the GPUs one node of each engine's layout uses (:func:`launched_from_env`).
+_NODE_LAYOUT = {"vllm": ("tensor_parallel_size", "pipeline_parallel_size"), "sglang": ("tp_size", "pp_size")}
+
+
+def launched_from_env(
+    cfg: ServingConfig, why: str, command: str, names: Sequence[str], loc: Loc | None, gpus: int | None
+) -> None:
+    """The engine of ``cfg`` read from the container's env rather than from a command line the manifest holds
+    (``why``: its image's entrypoint, or a script of the image, starts the engine; ``command``: the engine command
+    kvlint read from the env variables ``names``, :func:`kvlint.engines.command.env_launch`). **[assumed]** the
+    entrypoint passes these variables to the engine as the options they are named after; what else it passes is not
+    known, so each setting of :data:`_UNSEEN_ARGUMENTS` the env does not give, and the port, is recorded as set to a
+    value kvlint does not know (``cfg.unresolved``, as :func:`arguments_not_all_read` does), but for the GPU layout
+    when the sizes the env gives already use all the ``gpus`` the container requests (one GPU and none given;
+    ``TENSOR_PARALLEL_SIZE=4`` on 4): a larger layout needs more GPUs than the pod has (vLLM and SGLang start one
+    worker per GPU of ``tensor x pipeline`` on the node), so the engine that starts there runs on that one (a data-
+    parallel size spanning other pods is **[assumed]** absent). A KV503 warning at ``loc`` says what was read and
+    assumed."""
+    used = 1
+    for dest in _NODE_LAYOUT.get(cfg.engine, ()):
+        size = cfg.get(dest)
+        used *= size if isinstance(size, int) and size > 0 else 1
+    layout_full = gpus is not None and used == gpus
+    layout = False
+    for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
+        if dest in cfg.flags or dest in cfg.unresolved or (layout_full and dest in LAYOUT_DESTS):
+            continue
+        cfg.unresolved[dest] = loc
+        layout = layout or dest in LAYOUT_DESTS
+    if "port" not in cfg.flags:
+        # the port the entrypoint gives the engine is not known either (KV408 does not compare the probes with the
+        # engine's default)
+        cfg.unresolved.setdefault("port", loc)
+    cfg.findings.append(
+        Finding(
+            rule="KV503",
+            message=f"engine command not in the manifest ({why}); kvlint read it from the container env ("
+            f"{', '.join(names)}) as `{command}`, assuming the entrypoint passes these variables as the options "
+            "they are named after; the settings the env does not give are not assumed to be the engine defaults"
+            + (
+                "; the GPU layout may be among them, so the container is not sized"
+                if layout
+                else f"; the pod's {gpus} GPU{'s set' if gpus != 1 else ' sets'} the GPU layout"
+                if layout_full
+                else ""
+            ),
+            loc=loc,
+            fix="write the engine command in the container (command: [vllm, serve, MODEL, ...] or args to an "
+            "engine image) so kvlint reads what runs, or check it with `kvlint plan -- <command>`",
+            severity="warning",
+        )
+    )
+
+
 #: The end of the KV503 warning on an engine ``--config`` file kvlint cannot read when the command line leaves a
 #: parallel size to it (:func:`unknown_from_config_file`).
 CONFIG_FILE_UNSIZED = (
