@@ -53,7 +53,13 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import arguments_not_all_read, chart_provenance, launched_from_env, prefixed
+from kvlint.engines.options import (
+    arguments_not_all_read,
+    bare_expansion,
+    chart_provenance,
+    launched_from_env,
+    prefixed,
+)
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import (
     Pin,
@@ -927,8 +933,8 @@ class _Found:
     appends: str = ""
     #: the variables the command's unresolved words reference that may hold words kvlint cannot see
     #: (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: set by the script to a value kvlint does not read, or by
-    #: the container's env from a source it did not read; ``*`` any name); None when the words were not read by the
-    #: shell reader (the parse then takes the container's env: :func:`_env_maybe_set`)
+    #: the container's env from a source it did not read; ``*`` any name); for words the shell reader did not give,
+    #: the container's env (:func:`_env_maybe_set`) when a bare ``$ARGS`` is among them, else None
     maybe_set: frozenset[str] | None = None
 
 
@@ -2957,8 +2963,14 @@ def parse_container(
             # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
-        if found.maybe_set is None:
-            # words no shell reading gave: a bare $ARGS among them may hold words when the container declares it
+        if (
+            found.maybe_set is None
+            and not found.exec_form
+            and any(bare_expansion(it.text) for it in found.argv)
+        ):
+            # words no shell reading gave, a bare $ARGS among them (the engine parsers judge it only then): it may
+            # hold words when the container declares it (looked up only for such a word: no ConfigMap listing
+            # for every container)
             found.maybe_set = _env_maybe_set(container, env, configmaps, namespace)
         if found.script_env is not None:
             # the script's engine command runs with the environment the script gives it
