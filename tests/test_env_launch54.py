@@ -105,3 +105,40 @@ def test_the_collected_manifests_of_that_shape_are_sized() -> None:
         result = run_documents(load_text(text, name), Options(allow_hub=False))
         (cr,) = [c for c in result.containers if isinstance(c, ContainerResult)]
         assert sizing_of(cr) in ("plan", "fleet"), (name, sizing_of(cr))
+
+
+_ENV_FROM = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: t, namespace: llm}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: registry.example.com/team/vllm-server:v1
+        envFrom: [{configMapRef: {name: vllm-config}}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+_CONFIGMAP = """\
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: vllm-config, namespace: llm}
+data: {MODEL_NAME: Qwen/Qwen2.5-1.5B-Instruct, MAX_MODEL_LEN: "4096"}
+"""
+
+
+def test_an_env_from_a_configmap_not_among_the_inputs_says_which_to_pass() -> None:
+    """The model may be in the envFrom ConfigMap (fixtures/collected/sicknosn__...deployment-vllm.yaml's
+    vllm-config): KV503 names it and the remedy is to pass it; passed, the engine is read from its keys and sized."""
+    result = run_documents(load_text(_ENV_FROM, "d.yaml"), Options(allow_hub=False))
+    (kv503,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert "engine command cannot be read" in kv503.message
+    assert "envFrom: ConfigMap vllm-config is not among the inputs" in kv503.message, kv503.message
+    assert kv503.fix is not None and kv503.fix.startswith("pass the ConfigMap with the workload"), kv503.fix
+    result = run_documents(load_text(_ENV_FROM + _CONFIGMAP, "d.yaml"), Options(allow_hub=False))
+    (cr,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    assert cr.serving.model is not None and cr.serving.model.value == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert cr.serving.get("max_model_len") == 4096 and sizing_of(cr) in ("plan", "fleet")

@@ -3218,6 +3218,32 @@ def parse_container(
     ):
         # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
         launch = env_launch(engine, env, env_locs)
+        if launch is None:
+            from kvlint.workloads.configmaps import env_problems
+
+            # an env the model may be named in that kvlint could not read: the ConfigMap to pass along
+            unread = [
+                why
+                for var, why in env_problems(container, configmaps or {}, namespace)
+                if var is None or var in _ENV_MODEL
+            ]
+            if unread:
+                reason += (
+                    f"; the env its entrypoint may take the model from ({', '.join(_ENV_MODEL[:4])} ...) is not all "
+                    f"read: {'; '.join(unread[:3])}"
+                )
+                return _kv503(
+                    engine,
+                    container,
+                    image,
+                    version,
+                    env,
+                    "engine command cannot be read: " + reason,
+                    _unread_loc(container, items, first_loc),
+                    "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml): when its "
+                    "env names the model, kvlint reads the engine command from the env; or run the engine directly "
+                    f"({_DIRECT_COMMAND.get(engine, _DIRECT_COMMAND['vllm'])})",
+                )
         if launch is not None:
             argv, names = launch
             where = _unread_loc(container, items, first_loc)
