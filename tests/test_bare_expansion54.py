@@ -128,3 +128,46 @@ def test_an_envfrom_configmap_kvlint_read_defines_only_its_keys(tmp_path: Path) 
     got = _findings(script, _ENV_FROM)
     assert "KV403" not in got and "KV202" not in got, got
     assert any("it may come from the container's envFrom" in m for m in got["KV503"]), got
+
+
+@pytest.mark.parametrize(
+    ("script", "read_as_default"),
+    [
+        # the outer shell puts A's value (the file's) into the nested script: not the default
+        ('A=$(cat @ARGS_FILE@); sh -c "vllm serve m --max-model-len ${A:-4096}"', False),
+        # passed as written, and A not exported: unset in the nested shell, which takes the default
+        ("A=$(cat @ARGS_FILE@); sh -c 'vllm serve m --max-model-len ${A:-4096}'", True),
+    ],
+)
+def test_a_value_the_outer_script_does_not_know_stays_unknown_in_a_nested_script(
+    script: str, read_as_default: bool, tmp_path: Path
+) -> None:
+    """``sh -c "... ${A:-4096}"`` after ``A=$(cat f)``: the outer shell expands the reference before the nested
+    shell runs, so vLLM gets the file's value (8192 here), not 4096, which kvlint read there (the nested reading took
+    A as unset); a single-quoted script gets the default, as bash gives it."""
+    _need_bash()
+    args = tmp_path / "args"
+    args.write_text("8192\n")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv, _environ = _bash(script.replace("@ARGS_FILE@", str(args)), tmp_path, env)
+    assert argv[-1] == ("4096" if read_as_default else "8192"), argv
+    (engine,) = [c for c in commands(script.replace("@ARGS_FILE@", "/f"), {}) if c and c[0].text == "vllm"]
+    last = engine[-1]
+    assert (last.text == "4096" and not last.unresolved) is read_as_default, (last.text, last.unresolved)
+
+
+def test_a_bare_word_the_outer_script_sets_from_a_file_is_not_unset_in_a_nested_script(
+    tmp_path: Path,
+) -> None:
+    """``ARGS=$(cat f); sh -c "vllm serve M $ARGS"``: bash gives vLLM the file's words through the nested shell; the
+    container is not taken at vLLM's defaults (KV403 and KV202 were given: the nested reading took ARGS as unset)."""
+    _need_bash()
+    args = tmp_path / "args"
+    args.write_text("--tensor-parallel-size 4 --max-model-len 8192\n")
+    env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    script = f'ARGS=$(cat @ARGS_FILE@); sh -c "vllm serve {_MODEL} $ARGS"'
+    argv, _environ = _bash(script.replace("@ARGS_FILE@", str(args)), tmp_path, env)
+    assert argv[3:] == ["--tensor-parallel-size", "4", "--max-model-len", "8192"], argv
+    got = _findings(script.replace("@ARGS_FILE@", "/etc/vllm/args"))
+    assert "KV403" not in got and "KV202" not in got, got
+    assert any("arguments are not all known" in m for m in got["KV503"]), got

@@ -3351,6 +3351,8 @@ def _read_commands(
                     if child_changes
                     else environ,
                     _sh=shell.sh,
+                    # (as for a nested `sh -c` below: a reference left for a value not known stays not known)
+                    _unknown=_maybe_set_in([wrapped.script], local_env) if wrapped.script.unresolved else (),
                 )
             continue
         if h >= end:
@@ -3467,6 +3469,10 @@ def _read_commands(
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
                 _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
+                # a reference this shell left in the script because its value is not known (`ARGS=$(cat f); sh -c
+                # "vllm serve m $ARGS"`: bash puts ARGS's words there): set to a value kvlint does not know in the
+                # nested script too, not unset there (a script this shell passed as written holds none)
+                _unknown=_maybe_set_in([words[j]], local_env) if words[j].unresolved else (),
             ):
                 if appends is not None and nested_cmd.appends is None:
                     for w in nested_cmd:  # (the parameters xargs gives, in `"$@"`, `$*`, `$1`)
