@@ -473,6 +473,8 @@ def analyse_container(
             # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
             runtime_template=is_runtime_template(w),
             kuberay=kuberay_writes_command(w, container),
+            # a worker node's script joins its leader's engine: not an engine started from its env
+            from_env=w.role not in ("worker", "head") and not w.kind.lower().startswith("ray"),
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise

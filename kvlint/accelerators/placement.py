@@ -86,8 +86,9 @@ DOKS_GPU_MODEL = "doks.digitalocean.com/gpu-model"
 ACK_GPU_NAME = "aliyun.accelerator/nvidia_name"
 #: Volcengine VKE's GPU-model node label, read with the same spelling **[assumed]**: VKE's value list was not found;
 #: the values real manifests select are GFD's spelling (``NVIDIA-L20``: vllm-project/aibrix
-#: ``samples/heterogeneous/deepseek-coder-7b-l20-deployment.yaml``@e3e10f9e4aeb), and one that is not a full NVML
-#: name (its V100 sample's ``Tesla-V100``) names no GPU.
+#: ``samples/heterogeneous/deepseek-coder-7b-l20-deployment.yaml``@e3e10f9e4aeb), or that spelling without the board
+#: and memory suffix (its V100 sample's ``Tesla-V100``), read as every board of the name, the smallest taken
+#: (:func:`~kvlint.accelerators.registry.gfd_product_family`).
 VKE_GPU_NAME = "machine.cluster.vke.volcengine.com/gpu-name"
 #: Node labels of clouds that name the GPU with GFD's spelling of its NVML name (:data:`GFD_PRODUCT`'s values).
 NVML_NAME_LABELS = (ACK_GPU_NAME, VKE_GPU_NAME)
@@ -478,6 +479,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         # GFD's spelling of the NVML name, without GFD's memory label: a name of several boards takes the smallest
         acc, profile, _shared = cat.gfd_product(v)
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        if acc is None and not profile:
+            # the NVML name without its board and memory (VKE's ``Tesla-V100``): every board of that name
+            boards = cat.gfd_product_family(v)
+            acc = boards[0] if boards else None
         if profile or acc is None:
             c.notes.append(f"{key}={v} names no GPU in the catalogue (use {ANNOTATION} or --accelerator)")
             return c

@@ -495,6 +495,26 @@ def gfd_product_candidates(value: str) -> list[Accelerator]:
     return [_cat().accelerators[i] for i in ids] if ids else [acc]
 
 
+#: What an NVML name adds after the GPU's model to name one board: its form factor and its memory (``-SXM2-16GB``,
+#: ``-PCIE-40GB``, ``-80GB-PCIE``, ``-80GB-HBM3``), as GFD's ``nvidia.com/gpu.product`` values spell them.
+_BOARD_SUFFIX = re.compile(r"(?:-(?:sxm\d*|pcie|nvl|fhhl|hbm\d*e?|\d+gb))+")
+
+
+def gfd_product_family(value: str) -> list[Accelerator]:
+    """Every catalogue GPU whose GFD ``nvidia.com/gpu.product`` value is ``value`` and a board suffix
+    (:data:`_BOARD_SUFFIX`: ``Tesla-V100``: ``Tesla-V100-SXM2-16GB`` and ``Tesla-V100-SXM2-32GB``, not
+    ``Tesla-V100S-PCIE-32GB``; ``Tesla`` alone names no one GPU model), smallest memory first;
+    for a cloud's GPU-name label whose value is an NVML name without its board and memory suffix
+    (:data:`kvlint.accelerators.placement.NVML_NAME_LABELS`). Empty when none does, or when ``value`` is a full
+    product value (:func:`gfd_product` reads it)."""
+    key = _gfd_key(value)
+    if not key or key in _cat().gfd:
+        return []
+    cat = _cat()
+    ids = {gid for k, gid in cat.gfd.items() if k.startswith(key) and _BOARD_SUFFIX.fullmatch(k[len(key) :])}
+    return sorted((cat.accelerators[i] for i in ids), key=lambda a: (a.memory_bytes, a.id))
+
+
 def gke_accelerator(value: str) -> tuple[Accelerator | None, str, bool]:
     """``cloud.google.com/gke-accelerator`` value -> (accelerator, short hint for ``how``, known value)."""
     row = _cat().gke.get(str(value).strip().lower())

@@ -53,7 +53,13 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
+from kvlint.engines.options import (
+    arguments_not_all_read,
+    bare_expansion,
+    chart_provenance,
+    launched_from_env,
+    prefixed,
+)
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import (
     Pin,
@@ -332,6 +338,27 @@ def env_unknown(
         if not configmap_env(configmaps, ref["name"], "", namespace):
             names.add("*")  # not among the inputs (or empty)
             break
+    return frozenset(names)
+
+
+def _env_maybe_set(
+    container: Mapping,
+    env: Mapping[str, str],
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+    namespace: str | None,
+) -> frozenset[str]:
+    """The variables an engine command's words that no shell reading gave (a container's ``args`` passed to an
+    image ENTRYPOINT kvlint does not know) may take words from, for a bare ``$ARGS`` among them
+    (:func:`kvlint.engines.options.bare_expansion_unread`): every name the container's environment defines, with a
+    value kvlint read (:func:`container_env`, ``envFrom`` ConfigMaps among the inputs included) or not
+    (:func:`env_unknown`: ``*`` for an ``envFrom`` it did not read). An ``envFrom`` whose ConfigMaps kvlint read
+    defines only their keys."""
+    names = set(env) | set(env_unknown(container, env, configmaps, namespace))
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        name = e.get("name") if isinstance(e, Mapping) else None
+        if isinstance(name, str):
+            names.add(name)
     return frozenset(names)
 
 
@@ -904,6 +931,11 @@ class _Found:
     #: why the command gets words besides :attr:`argv` that kvlint cannot see (a wrapper of
     #: :data:`kvlint.engines.shell.APPENDING_WRAPPERS` before it: ``xargs``), else ""
     appends: str = ""
+    #: the variables the command's unresolved words reference that may hold words kvlint cannot see
+    #: (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: set by the script to a value kvlint does not read, or by
+    #: the container's env from a source it did not read; ``*`` any name); for words the shell reader did not give,
+    #: the container's env (:func:`_env_maybe_set`) when a bare ``$ARGS`` is among them, else None
+    maybe_set: frozenset[str] | None = None
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -1234,6 +1266,7 @@ def _scan_shell(
             argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
+        found.maybe_set = getattr(words, "maybe_set", frozenset())
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -2617,7 +2650,7 @@ def _dispatch(
         # NVIDIA Dynamo's worker hands the arguments it does not know to the engine's parser (_as_dynamo_worker)
         engine = _DYNAMO[found.engine]
         cfg = _dispatch(
-            _Found(engine, found.argv, False, found.loc, found.exec_form),
+            _Found(engine, found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set),
             container=container,
             image=image,
             env=env,
@@ -2641,12 +2674,12 @@ def _dispatch(
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
-        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set)
     else:
         server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
-        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set)
     # a release the container's script installs is the one it runs: pip replaces the engine the image carried
     # (an engine release image's included: its tag then names a release that no longer runs), and so does a
     # RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's installed_release)
@@ -2671,6 +2704,7 @@ def _dispatch(
             runtime_template=runtime_template,
             exec_form=found.exec_form,
             grpc=found.grpc,
+            maybe_set=found.maybe_set,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2716,6 +2750,7 @@ def _dispatch(
             sources=sources,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
+            maybe_set=found.maybe_set,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2736,6 +2771,7 @@ def _dispatch(
         config_key_option=dynamo,
         serve_cli=found.positional_model,
         exec_form=found.exec_form,
+        maybe_set=found.maybe_set,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -2842,6 +2878,7 @@ def parse_container(
     runtime_template: bool = False,
     kuberay: bool = False,
     installed_release: str | None = None,
+    from_env: bool = True,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -2868,6 +2905,10 @@ def parse_container(
             ``--engine-version``, as a ``pip install vllm==X`` in the container's script does (README "Which
             engine release a container is read with"). A pin of the script itself (none in the containers kvlint
             writes for a RayService) is kept.
+        from_env: a command the manifest does not hold (a custom image's entrypoint, a script of the image) may be
+            read from the container's env when the env names the model (:func:`env_launch`, **[assumed]**, said by
+            a KV503 warning: :func:`kvlint.engines.options.launched_from_env`); False for a worker node of a
+            multi-node engine, whose script joins its leader's engine rather than starting one.
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -2989,6 +3030,15 @@ def parse_container(
             # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
+        if (
+            found.maybe_set is None
+            and not found.exec_form
+            and any(bare_expansion(it.text) for it in found.argv)
+        ):
+            # words no shell reading gave, a bare $ARGS among them (the engine parsers judge it only then): it may
+            # hold words when the container declares it (looked up only for such a word: no ConfigMap listing
+            # for every container)
+            found.maybe_set = _env_maybe_set(container, env, configmaps, namespace)
         if found.script_env is not None:
             # the script's engine command runs with the environment the script gives it
             own_locs = {
@@ -3226,6 +3276,51 @@ def parse_container(
             else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
             "without the file); kvlint then reads the engine command in it"
         )
+    if (
+        fix is None
+        and cm_fix is None
+        and from_env
+        and engine in _ENV_OPTIONS
+        and (not items or reason.startswith(_RUNS_SCRIPT))
+    ):
+        # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
+        launch = env_launch(engine, env, env_locs)
+        if launch is None:
+            from kvlint.workloads.configmaps import env_problems
+
+            # an env the model may be named in that kvlint could not read: the ConfigMap to pass along
+            unread = [
+                why
+                for var, why in env_problems(container, configmaps or {}, namespace)
+                if var is None or var in _ENV_MODEL
+            ]
+            if unread:
+                reason += (
+                    f"; the env its entrypoint may take the model from ({', '.join(_ENV_MODEL[:4])} ...) is not all "
+                    f"read: {'; '.join(unread[:3])}"
+                )
+                return _kv503(
+                    engine,
+                    container,
+                    image,
+                    version,
+                    env,
+                    "engine command cannot be read: " + reason,
+                    _unread_loc(container, items, first_loc),
+                    "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml): when its "
+                    "env names the model, kvlint reads the engine command from the env; or run the engine directly "
+                    f"({_DIRECT_COMMAND.get(engine, _DIRECT_COMMAND['vllm'])})",
+                )
+        if launch is not None:
+            argv, names = launch
+            where = _unread_loc(container, items, first_loc)
+            cfg = dispatch(_Found(engine, argv, False, where, True, maybe_set=frozenset()))
+            if cfg is not None:
+                # (the words shown as written: a path or hub id, numbers, dtype names need no quoting)
+                starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
+                shown = starter + " " + " ".join(it.text for it in argv)
+                launched_from_env(cfg, reason, clip(shown, 200), names, where, _gpu_count(container))
+                return cfg
     return _kv503(
         engine,
         container,
@@ -3236,6 +3331,101 @@ def parse_container(
         _unread_loc(container, items, first_loc),
         cm_fix or fix,
     )
+
+
+#: The start of :func:`_reason_for`'s reason for a container that runs a script
+_RUNS_SCRIPT = "the container runs the script "
+
+#: The env variables a custom image's entrypoint is commonly given the model in, in the order read: the first that
+#: holds a hub id (``org/name``) or an absolute path is the model (:func:`env_launch`)
+_ENV_MODEL = ("MODEL_ID", "MODEL_PATH", "MODEL", "MODEL_NAME", "BASE_MODEL", "HF_MODEL_ID", "MODEL_REPO")
+#: The engine settings :func:`env_launch` reads from env variables named after them (``MAX_MODEL_LEN``, or with the
+#: engine's prefix ``VLLM_MAX_MODEL_LEN``): the model's context, the memory fraction, the GPU layout, the batch and
+#: the dtypes, which size the memory plan. No variable of these names is one the engine itself reads (vLLM's
+#: ``vllm/envs.py``, SGLang's ``python/sglang/srt/environ.py``).
+_ENV_OPTIONS = {
+    "vllm": (
+        "max_model_len",
+        "gpu_memory_utilization",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+    ),
+    "sglang": (
+        "context_length",
+        "mem_fraction_static",
+        "tp_size",
+        "pp_size",
+        "dp_size",
+        "max_running_requests",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+    ),
+}
+_ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
+#: A hub id (``org/name``) or an absolute path, as an env variable names a model
+_ENV_MODEL_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|/\S*")
+
+
+def env_launch(
+    engine: str, env: Mapping[str, str], env_locs: Mapping[str, Loc | None]
+) -> tuple[list[_Item], list[str]] | None:
+    """The engine command a custom image's entrypoint would start from the container's env, when the env names the
+    model: the first of :data:`_ENV_MODEL` that holds a hub id or an absolute path as ``--model`` (vLLM) or
+    ``--model-path`` (SGLang), then ``--OPTION VALUE`` for each variable named after one of :data:`_ENV_OPTIONS`
+    (with or without the engine's prefix; the first of two naming one option), each word at its variable's value.
+    Returns the words and the names of the variables read, else None (no model named, or a value kvlint did not
+    resolve). Linear in the env."""
+    from kvlint.engines.shell import unresolved
+
+    model_var = next(
+        (
+            n
+            for n in _ENV_MODEL
+            if _ENV_MODEL_RE.fullmatch(env.get(n, "").strip()) and not unresolved(env.get(n, ""))
+        ),
+        None,
+    )
+    if model_var is None:
+        return None
+    loc = env_locs.get(model_var)
+    argv = [
+        _Item("--model" if engine == "vllm" else "--model-path", loc, "env"),
+        _Item(env[model_var].strip(), loc, "env"),
+    ]
+    names = [model_var]
+    seen: set[str] = set()
+    prefix = _ENV_PREFIX.get(engine, "")
+    options = _ENV_OPTIONS.get(engine, ())
+    for name, value in env.items():
+        dest = (name[len(prefix) :] if prefix and name.startswith(prefix) else name).lower()
+        if dest not in options or dest in seen or not value.strip() or unresolved(value):
+            continue
+        seen.add(dest)
+        loc = env_locs.get(name)
+        argv += [_Item("--" + dest.replace("_", "-"), loc, "env"), _Item(value.strip(), loc, "env")]
+        names.append(name)
+    return argv, names
+
+
+def _gpu_count(container: Mapping) -> int | None:
+    """The GPUs ``container`` requests when it names one GPU resource (:func:`kvlint.gpu_resources.is_gpu_resource`)
+    with a whole count in ``limits`` (else ``requests``), else None."""
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return None
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, Mapping):
+            counts = [digits(str(v).strip()) for k, v in block.items() if is_gpu_resource(str(k))]
+            if counts:
+                return counts[0] if len(counts) == 1 else None
+    return None
 
 
 def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None) -> Loc | None:

@@ -155,17 +155,21 @@ def bare_expansion(word: str) -> bool:
     )
 
 
-def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> None:
+def bare_expansion_unread(
+    cfg: ServingConfig, word: str, loc: Loc | None, maybe_set: Collection[str] | None = None
+) -> None:
     """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``) whose variable
-    the container declares with a value kvlint cannot read (an ``env`` entry's ``valueFrom``, or any name when the
-    container has an ``envFrom``). A variable the container does not declare at all is unset as far as the manifest
-    says (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
+    may hold words kvlint cannot see: it is among ``maybe_set`` (or ``*`` is), the names the reading of the command
+    found set to a value it does not know (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: the script's
+    ``ARGS=$(cat f)`` or ``read ARGS``, the container's ``valueFrom`` or ``envFrom`` kvlint did not read; an
+    ``envFrom`` ConfigMap it read defines only its keys), or, with ``maybe_set`` None (the words of a bare command
+    line), the container declares it. ``$@`` always may. A variable neither sets is unset as far as the manifest says
+    (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
     bash expands the word to nothing: an info note, and the engine defaults stand (a KServe LLMInferenceService
     preset's ``${VLLM_ADDITIONAL_ARGS}`` that the service does not set)."""
-    if _declared_unknown(cfg.container, word):
-        arguments_not_all_read(
-            cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
-        )
+    if _declared_unknown(cfg.container, word) if maybe_set is None else _may_hold_words(word, maybe_set):
+        where = _unknown_why(cfg.container, word, maybe_set)
+        arguments_not_all_read(cfg, f"{word} expands to arguments kvlint cannot see ({where})", loc)
         return
     cfg.findings.append(
         Finding(
@@ -176,6 +180,30 @@ def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> Non
             severity="info",
         )
     )
+
+
+def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None) -> str:
+    """Why the variable of the bare expansion ``word`` may hold words kvlint cannot see, for the KV503 warning: the
+    script sets it (``ARGS=$(cat f)``), the container's env declares it without a literal value, or it may come from
+    an ``envFrom`` kvlint did not read."""
+    m = _VARIABLE_RE.search(word)
+    name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+    env = container.get("env") if isinstance(container, dict) else None
+    declared = isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
+    if maybe_set is None or name is None or declared:
+        return "no literal value in the container env"
+    if name in maybe_set:
+        return "the script sets it to a value kvlint does not read"
+    return "it may come from the container's envFrom, which kvlint did not read"
+
+
+def _may_hold_words(word: str, maybe_set: Collection[str]) -> bool:
+    """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``; ``$@`` always) is among ``maybe_set``
+    (``*``: any name)."""
+    m = _VARIABLE_RE.search(word)
+    if m is None:
+        return True
+    return "*" in maybe_set or (m.group(1) or m.group(2) or m.group(3)) in maybe_set
 
 
 def _declared_unknown(container: object, word: str) -> bool:
@@ -213,6 +241,60 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
             + ("; the GPU layout may be among them, so the container is not sized" if layout else ""),
             loc=loc,
             fix="write the engine's options in the command itself, or in a ConfigMap kvlint reads (--config)",
+            severity="warning",
+        )
+    )
+
+
+#: The settings whose product is the GPUs one node of each engine's layout uses (:func:`launched_from_env`).
+_NODE_LAYOUT = {"vllm": ("tensor_parallel_size", "pipeline_parallel_size"), "sglang": ("tp_size", "pp_size")}
+
+
+def launched_from_env(
+    cfg: ServingConfig, why: str, command: str, names: Sequence[str], loc: Loc | None, gpus: int | None
+) -> None:
+    """The engine of ``cfg`` read from the container's env rather than from a command line the manifest holds
+    (``why``: its image's entrypoint, or a script of the image, starts the engine; ``command``: the engine command
+    kvlint read from the env variables ``names``, :func:`kvlint.engines.command.env_launch`). **[assumed]** the
+    entrypoint passes these variables to the engine as the options they are named after; what else it passes is not
+    known, so each setting of :data:`_UNSEEN_ARGUMENTS` the env does not give, and the port, is recorded as set to a
+    value kvlint does not know (``cfg.unresolved``, as :func:`arguments_not_all_read` does), but for the GPU layout
+    when the sizes the env gives already use all the ``gpus`` the container requests (one GPU and none given;
+    ``TENSOR_PARALLEL_SIZE=4`` on 4): a larger layout needs more GPUs than the pod has (vLLM and SGLang start one
+    worker per GPU of ``tensor x pipeline`` on the node), so the engine that starts there runs on that one (a data-
+    parallel size spanning other pods is **[assumed]** absent). A KV503 warning at ``loc`` says what was read and
+    assumed."""
+    used = 1
+    for dest in _NODE_LAYOUT.get(cfg.engine, ()):
+        size = cfg.get(dest)
+        used *= size if isinstance(size, int) and size > 0 else 1
+    layout_full = gpus is not None and used == gpus
+    layout = False
+    for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
+        if dest in cfg.flags or dest in cfg.unresolved or (layout_full and dest in LAYOUT_DESTS):
+            continue
+        cfg.unresolved[dest] = loc
+        layout = layout or dest in LAYOUT_DESTS
+    if "port" not in cfg.flags:
+        # the port the entrypoint gives the engine is not known either (KV408 does not compare the probes with the
+        # engine's default)
+        cfg.unresolved.setdefault("port", loc)
+    cfg.findings.append(
+        Finding(
+            rule="KV503",
+            message=f"engine command not in the manifest ({why}); kvlint read it from the container env ("
+            f"{', '.join(names)}) as `{command}`, assuming the entrypoint passes these variables as the options "
+            "they are named after; the settings the env does not give are not assumed to be the engine defaults"
+            + (
+                "; the GPU layout may be among them, so the container is not sized"
+                if layout
+                else f"; the pod's {gpus} GPU{'s set' if gpus != 1 else ' sets'} the GPU layout"
+                if layout_full
+                else ""
+            ),
+            loc=loc,
+            fix="write the engine command in the container (command: [vllm, serve, MODEL, ...] or args to an "
+            "engine image) so kvlint reads what runs, or check it with `kvlint plan -- <command>`",
             severity="warning",
         )
     )

@@ -1572,6 +1572,26 @@ def _maybe_set(env: Mapping[str, str], name: str) -> bool:
     return _UNKNOWN_MARK + name in env or "?*" in env
 
 
+#: A variable a word of a command references as a shell expands it: ``$A``, ``${A}``, ``${A:-d}``, ``"${A[@]}"``.
+_REFERENCED_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _maybe_set_in(words: Sequence[ShellArg], env: Mapping[str, str]) -> frozenset[str]:
+    """:attr:`ShellCommand.maybe_set` for a command of ``words`` run by a shell whose variables are ``env`` (with
+    the unknown marks of :func:`_maybe_set`): the names its unresolved words reference that may be set (``*`` for
+    any name). Linear in the unresolved words' length; a command with none costs nothing."""
+    names: set[str] = set()
+    for w in words:
+        if w.unresolved:
+            names.update(m.group(1) for m in _REFERENCED_RE.finditer(w.text))
+    if not names:
+        return frozenset()
+    found = {name for name in names if _UNKNOWN_MARK + name in env}
+    if _UNKNOWN_MARK + "*" in env:
+        found.add("*")
+    return frozenset(found)
+
+
 def _default_ref(p: Part) -> str:
     """``${1:-x}``, ``${@-x}``, ``${2:=x}`` as the script wrote it (the default's text as read): the text of such a
     reference kvlint leaves unresolved."""
@@ -2595,6 +2615,12 @@ class ShellCommand(list[ShellArg]):
     #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
     #: blanks, to say which command did not start
     env_refused: str | None = None
+    #: the variables referenced by the command's unresolved words that the shell running it holds as set to a value
+    #: kvlint does not know (the script's ``A=$(cmd)``, ``read A``, ``for A in ...``; a ``valueFrom`` or ``envFrom``
+    #: of the container kvlint did not read, :func:`commands`' ``unknown``), ``*`` when any name may be so set (an
+    #: ``envFrom`` not read); a referenced name not here is unset as far as kvlint reads (bash expands ``$A`` to
+    #: nothing). Filled by :func:`_maybe_set_in`.
+    maybe_set: frozenset[str] = frozenset()
 
 
 def commands(
@@ -3325,6 +3351,8 @@ def _read_commands(
                     if child_changes
                     else environ,
                     _sh=shell.sh,
+                    # (as for a nested `sh -c` below: a reference left for a value not known stays not known)
+                    _unknown=_maybe_set_in([wrapped.script], local_env) if wrapped.script.unresolved else (),
                 )
             continue
         if h >= end:
@@ -3441,6 +3469,10 @@ def _read_commands(
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
                 _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
+                # a reference this shell left in the script because its value is not known (`ARGS=$(cat f); sh -c
+                # "vllm serve m $ARGS"`: bash puts ARGS's words there): set to a value kvlint does not know in the
+                # nested script too, not unset there (a script this shell passed as written holds none)
+                _unknown=_maybe_set_in([words[j]], local_env) if words[j].unresolved else (),
             ):
                 if appends is not None and nested_cmd.appends is None:
                     for w in nested_cmd:  # (the parameters xargs gives, in `"$@"`, `$*`, `$1`)
@@ -3461,6 +3493,7 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         command.appends = appends
+        command.maybe_set = _maybe_set_in(words, local_env)
         yield command
 
 

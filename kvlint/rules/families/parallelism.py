@@ -1308,6 +1308,40 @@ def node_workers(ctx: RuleContext) -> int | None:
     return lay.workers // nnodes
 
 
+def _request_gpus_fix(ctx: RuleContext, resource: str) -> str:
+    """KV405's remedy: the resource request for the GPUs the engine's layout uses (:func:`pod_gpus_needed`), else
+    for "the number of GPUs the engine uses"."""
+    need = pod_gpus_needed(ctx)
+    if need is None:
+        return f"set resources.limits['{resource}'] to the number of GPUs the engine uses"
+    n, how = need
+    return f"set resources.limits['{resource}']: {n}, the GPUs the engine uses ({how})"
+
+
+def pod_gpus_needed(ctx: RuleContext) -> tuple[int, str] | None:
+    """The GPUs the engine's workers use in this pod (``tensor x pipeline x local data-parallel`` workers, one GPU
+    each, :attr:`kvlint.engines.layout.Parallelism.workers`; a node's share of a multi-node engine,
+    :func:`node_workers`) and the flags that say so (``--tensor-parallel-size 4``; "vLLM's default
+    tensor-parallel-size 1" when none is set), for a remedy that requests them; None when the layout does not say:
+    a size kvlint cannot resolve, Ray placing the workers on other pods, TGI's default shard count (the GPUs the
+    container sees, whatever it requests)."""
+    lay = ctx.layout
+    if not lay.known or lay.ray or (ctx.engine == "tgi" and not lay.explicit):
+        return None
+    n = node_workers(ctx) if lay.nnodes > 1 else lay.workers
+    if n is None or n < 1:
+        return None
+    names = {"vllm": "vLLM's default tensor-parallel-size 1", "sglang": "SGLang's default --tp-size 1"}
+    how = (
+        lay.described
+        if lay.explicit and lay.described
+        else names.get(ctx.engine, "the engine's default layout")
+    )
+    if lay.nnodes > 1:
+        how += f", this node's share of {lay.nnodes} nodes"
+    return n, how
+
+
 #: What a follower node with fewer GPUs than its workers does (:func:`_follower_gpus`).
 _FOLLOWER_TOO_FEW = {
     "vllm": "the worker whose local rank has no GPU stops ('local rank is out of bounds', vllm/v1/worker/"
@@ -1794,9 +1828,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             ),
             at,
             # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
-            fix=nim
-            or f"set resources.limits['{gpu}'] to the number of GPUs the engine uses"
-            + _kustomize_base_fix(at.file if at is not None else None),
+            fix=nim or _request_gpus_fix(ctx, gpu) + _kustomize_base_fix(at.file if at is not None else None),
         )
 
 

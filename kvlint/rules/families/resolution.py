@@ -40,7 +40,7 @@ from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized_before_model
-from kvlint.rules.families.parallelism import idle_gpus
+from kvlint.rules.families.parallelism import idle_gpus, pod_gpus_needed
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.template_params import unresolved_parameters
@@ -385,10 +385,13 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
                 "resource), so there is no GPU to size the engine on"
             )
-            fix = (
-                f"request the GPUs the engine uses: resources.limits: {{{resource}: N}} (KV405); then name the GPU "
-                f"type, {name_it}"
+            need = pod_gpus_needed(ctx)
+            request = (
+                f"resources.limits: {{{resource}: {need[0]}}} ({need[1]})"
+                if need is not None
+                else f"resources.limits: {{{resource}: N}}"
             )
+            fix = f"request the GPUs the engine uses: {request} (KV405); then name the GPU type, {name_it}"
         yield ctx.finding(
             message + (f"; {profile}" if profile else ""),
             loc_of(s.container, "resources") or s.command_loc,
