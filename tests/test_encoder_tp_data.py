@@ -47,6 +47,22 @@ def test_data_mode_holds_the_whole_vision_tower_on_each_rank(tp: int) -> None:
     assert _weights("Qwen/Qwen2.5-VL-7B-Instruct", "weights", tp) == split
 
 
+@pytest.mark.parametrize("model_id", ["Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct"])
+def test_data_mode_read_by_the_class_not_the_text_model_type(model_id: str) -> None:
+    # Qwen3-VL's config nests its text model (text_config.model_type qwen3_vl_text / qwen3_vl_moe_text), which is the
+    # ModelSpec's model_type; vLLM picks the class from architectures (Qwen3VLForConditionalGeneration,
+    # Qwen3VLMoeForConditionalGeneration, both declaring supports_encoder_tp_data). Until branch review54A kvlint
+    # compared the text model_type with "qwen3_vl" and split the tower in data mode.
+    model = resolve_model(model_id, allow_hub=False)
+    assert model.model_type != (model.config or {}).get("model_type")  # the nested shape this test is about
+    assert V.encoder_tp_data(V.VllmSettings(mm_encoder_tp_mode="data"), model)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2
+    assert tower > 0
+    split = _weights(model_id, None, 2)
+    whole = _weights(model_id, "data", 2)
+    assert whole - split == pytest.approx(tower / 2, abs=8)
+
+
 def test_data_mode_under_pipeline_parallelism_puts_the_whole_tower_on_the_stage() -> None:
     model = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
     tower = vision_params(model.config or {}, model.hidden_size) * 2
