@@ -1479,12 +1479,24 @@ _SG_ATTN_TP_SPLIT: dict[str, tuple[SgVersion | None, SgVersion | None]] = {
 
 
 #: The architectures whose SGLang model builds its vision encoder whole on every TP rank under
-#: ``--mm-enable-dp-encoder`` (``self.use_data_parallel = get_global_server_args().mm_enable_dp_encoder``, passed to
-#: the vision blocks, which then take ``tp_size = 1``): read in ``sglang/srt/models/qwen2_5_vl.py``
-#: (``Qwen2_5_VLForConditionalGeneration``), ``glm4v_moe.py`` (sgl-project/sglang#14097, GLM-4.5V / GLM-4.6V) and
-#: ``internvl.py`` (``InternVLChatModel``). **[assumed]** other models that read the flag are not listed until read.
+#: ``--mm-enable-dp-encoder`` (``self.use_data_parallel = get_global_server_args().mm_enable_dp_encoder``, 0.5.23's
+#: ``get_mm().mm_enable_dp_encoder``, passed to the vision blocks and mergers, which then take ``tp_size = 1``), read
+#: in the 0.5.8 and 0.5.23 wheels: ``sglang/srt/models/qwen2_5_vl.py`` (``Qwen2_5_VLForConditionalGeneration``),
+#: ``qwen3_vl.py`` (``Qwen3VLForConditionalGeneration``, and ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration``,
+#: whose ``__init__`` is its), ``glm4v.py`` (``Glm4vForConditionalGeneration``, GLM-4.1V), ``glm4v_moe.py``
+#: (``Glm4vMoeForConditionalGeneration``, sgl-project/sglang#14097, GLM-4.5V / GLM-4.6V) and ``internvl.py``
+#: (``InternVLChatModel``); Qwen3-VL and GLM-4.1V were left out until branch review54A. **[assumed]** the model files
+#: that read it in 0.5.23 only (``kimi_vl.py``, ``kimi_k25.py``, ``glm_ocr.py``, ``mimo_vl.py``, ``bailing_mm*.py``,
+#: ``minimax_m3_vl.py`` ...) are not listed: the first release of each is not read.
 SG_DP_ENCODER_ARCHS = frozenset(
-    {"Qwen2_5_VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "InternVLChatModel"}
+    {
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+        "InternVLChatModel",
+    }
 )
 #: The first sampled wheel with ``--mm-enable-dp-encoder`` (0.5.8; 0.5.5's has none, :mod:`kvlint.engines.
 #: sglang_flags_data`); 0.5.6 and 0.5.7 not read
