@@ -246,7 +246,12 @@ def test_step3_moe_layers_share_expert_and_low_rank_query() -> None:
     # the qkv_proj's low-rank query is whole on every TP rank (its one KV head too, as any head fewer than TP)
     repl, _why = tp_replicated_bytes(m, dtype_bytes=2, tp=8)
     assert repl >= m.num_layers * (h * sq + 2 * h * d) * 2 * (1 - 1 / 8)
-    assert abs(sum(param_breakdown(m).values()) / 321e9 - 1) < 0.015  # the collection page's 321B
+    # the model card's "Total Parameters (LLM) | 316B" (stepfun-ai/Step3@b0c05a81 README.md), to the billion: the
+    # language model alone, without the vision tower, whose fixture config holds configuration_step3.py's defaults
+    # (1.5 B parameters against the card's 321B - 316B; fixtures/models/SOURCE.md). Until branch review54A the test
+    # compared the whole with 321B within 1.5 %, which the tower's 3 B shortfall passed.
+    parts = param_breakdown(m)
+    assert abs(sum(parts.values()) - parts["vision"] - 316e9) < 0.5e9
 
 
 def test_step3_keys_from_a_hostile_config_stay_within_the_layers(tmp_path) -> None:  # type: ignore[no-untyped-def]
