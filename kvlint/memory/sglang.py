@@ -1498,6 +1498,16 @@ SG_DP_ENCODER_ARCHS = frozenset(
         "InternVLChatModel",
     }
 )
+#: The architectures whose SGLang model builds its vision tower on every pipeline stage, not the first only: the model
+#: files of :data:`SG_DP_ENCODER_ARCHS`, read in the 0.5.8 and 0.5.23 wheels, build ``self.visual`` (InternVL's
+#: ``self.vision_model``) outside any ``pp_group.is_first_rank`` test (Qwen3-VL's tower drops only its ``pos_embed``,
+#: a ``PPMissingLayer`` after the first rank: 2304 x 1152 elements, not subtracted). **[assumed]** releases before
+#: 0.5.8 not read for this (a 0.4-era ``qwen2_5_vl.py`` built the tower on the first rank only); other model files
+#: differ (0.5.23's ``bailing_mm.py``, ``gemma4_mm.py`` build their encoders on the first rank only) and keep their
+#: tower's bytes spread with the layers'.
+SG_TOWER_EVERY_STAGE_ARCHS = SG_DP_ENCODER_ARCHS
+#: The first release read for :data:`SG_TOWER_EVERY_STAGE_ARCHS`
+SG_TOWER_EVERY_STAGE_FROM: SgVersion = (0, 5, 8)
 #: The first sampled wheel with ``--mm-enable-dp-encoder`` (0.5.8; 0.5.5's has none, :mod:`kvlint.engines.
 #: sglang_flags_data`); 0.5.6 and 0.5.7 not read
 SG_DP_ENCODER_FROM: SgVersion = (0, 5, 8)
@@ -1815,15 +1825,23 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
                 PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
+        # the vision tower every stage builds whole (SG_TOWER_EVERY_STAGE_ARCHS): its 1/tp share and, under
+        # --mm-enable-dp-encoder, the rest of it on each stage, not spread with the layers
+        tower = 0
+        if v >= SG_TOWER_EVERY_STAGE_FROM and first_arch in SG_TOWER_EVERY_STAGE_ARCHS:
+            tower = min(w_all, vision_params(model.config or {}, model.hidden_size) * dbytes)
+        tower_repl = dp_encoder if tower else 0
         stage_w = _stage_weights(
             model,
-            w_all,
+            w_all - tower,
             dbytes,
             tp,
             split,
-            repl - embed_extra - head_extra - sum(dense_extra),
+            repl - embed_extra - head_extra - sum(dense_extra) - tower_repl,
             str(quant) if quant else None,
         )
+        if tower:
+            stage_w = tuple(w + tower // max(1, tp) + tower_repl for w in stage_w)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
         # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])
