@@ -362,3 +362,32 @@ def test_layer_bytes_price_packed_experts_at_their_own_rate() -> None:
     m = _model("openai/gpt-oss-20b")
     experts = sum(b for _a, b in decoder_layer_bytes(m, dtype_bytes=2))
     assert experts == pytest.approx(param_breakdown(m)["experts"] * (0.5 + 1 / 32), rel=1e-6)
+
+
+@pytest.mark.parametrize("version", ["0.5.8", "0.5.23"])
+def test_each_stage_holds_the_vision_tower_it_builds(tmp_path: Path, version: str) -> None:
+    # sglang/srt/models/qwen2_5_vl.py (0.5.8 and 0.5.23 wheels) builds self.visual outside any pp_group.is_first_rank
+    # test, so every pipeline stage holds the vision tower: its 1/tp share, or all of it per rank under
+    # --mm-enable-dp-encoder. Until branch review54A the tower's bytes were spread over the stages with the layers'
+    # (half a tower per stage at pp 2) and the dp-encoder copy by layer count.
+    import json
+
+    from kvlint.models.weights import vision_params
+
+    vl = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    tower = vision_params(vl.config or {}, vl.hidden_size) * 2
+    # the same decoder without the tower: Qwen2.5-VL's text model as a Qwen2 checkpoint
+    cfg = {k: v for k, v in (vl.config or {}).items() if k not in ("vision_config", "text_config")}
+    cfg.update(architectures=["Qwen2ForCausalLM"], model_type="qwen2")
+    d = tmp_path / "x--qwen2-text"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(cfg))
+    text = resolve_model("x/qwen2-text", model_dirs=(str(tmp_path),), allow_hub=False)
+    assert text.num_layers == vl.num_layers and text.hidden_size == vl.hidden_size
+    args = ("--tp-size", "2", "--pp-size", "2")
+    t = sglang_prelude(_cmd(*args, version=version), text).stage_weights
+    split = sglang_prelude(_cmd(*args, version=version), vl).stage_weights
+    whole = sglang_prelude(_cmd(*args, "--mm-enable-dp-encoder", version=version), vl).stage_weights
+    for r in range(2):
+        assert split[r] - t[r] == pytest.approx(tower / 2, abs=8)
+        assert whole[r] - t[r] == pytest.approx(tower, abs=8)

@@ -1479,13 +1479,35 @@ _SG_ATTN_TP_SPLIT: dict[str, tuple[SgVersion | None, SgVersion | None]] = {
 
 
 #: The architectures whose SGLang model builds its vision encoder whole on every TP rank under
-#: ``--mm-enable-dp-encoder`` (``self.use_data_parallel = get_global_server_args().mm_enable_dp_encoder``, passed to
-#: the vision blocks, which then take ``tp_size = 1``): read in ``sglang/srt/models/qwen2_5_vl.py``
-#: (``Qwen2_5_VLForConditionalGeneration``), ``glm4v_moe.py`` (sgl-project/sglang#14097, GLM-4.5V / GLM-4.6V) and
-#: ``internvl.py`` (``InternVLChatModel``). **[assumed]** other models that read the flag are not listed until read.
+#: ``--mm-enable-dp-encoder`` (``self.use_data_parallel = get_global_server_args().mm_enable_dp_encoder``, 0.5.23's
+#: ``get_mm().mm_enable_dp_encoder``, passed to the vision blocks and mergers, which then take ``tp_size = 1``), read
+#: in the 0.5.8 and 0.5.23 wheels: ``sglang/srt/models/qwen2_5_vl.py`` (``Qwen2_5_VLForConditionalGeneration``),
+#: ``qwen3_vl.py`` (``Qwen3VLForConditionalGeneration``, and ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration``,
+#: whose ``__init__`` is its), ``glm4v.py`` (``Glm4vForConditionalGeneration``, GLM-4.1V), ``glm4v_moe.py``
+#: (``Glm4vMoeForConditionalGeneration``, sgl-project/sglang#14097, GLM-4.5V / GLM-4.6V) and ``internvl.py``
+#: (``InternVLChatModel``); Qwen3-VL and GLM-4.1V were left out until branch review54A. **[assumed]** the model files
+#: that read it in 0.5.23 only (``kimi_vl.py``, ``kimi_k25.py``, ``glm_ocr.py``, ``mimo_vl.py``, ``bailing_mm*.py``,
+#: ``minimax_m3_vl.py`` ...) are not listed: the first release of each is not read.
 SG_DP_ENCODER_ARCHS = frozenset(
-    {"Qwen2_5_VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "InternVLChatModel"}
+    {
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+        "InternVLChatModel",
+    }
 )
+#: The architectures whose SGLang model builds its vision tower on every pipeline stage, not the first only: the model
+#: files of :data:`SG_DP_ENCODER_ARCHS`, read in the 0.5.8 and 0.5.23 wheels, build ``self.visual`` (InternVL's
+#: ``self.vision_model``) outside any ``pp_group.is_first_rank`` test (Qwen3-VL's tower drops only its ``pos_embed``,
+#: a ``PPMissingLayer`` after the first rank: 2304 x 1152 elements, not subtracted). **[assumed]** releases before
+#: 0.5.8 not read for this (a 0.4-era ``qwen2_5_vl.py`` built the tower on the first rank only); other model files
+#: differ (0.5.23's ``bailing_mm.py``, ``gemma4_mm.py`` build their encoders on the first rank only) and keep their
+#: tower's bytes spread with the layers'.
+SG_TOWER_EVERY_STAGE_ARCHS = SG_DP_ENCODER_ARCHS
+#: The first release read for :data:`SG_TOWER_EVERY_STAGE_ARCHS`
+SG_TOWER_EVERY_STAGE_FROM: SgVersion = (0, 5, 8)
 #: The first sampled wheel with ``--mm-enable-dp-encoder`` (0.5.8; 0.5.5's has none, :mod:`kvlint.engines.
 #: sglang_flags_data`); 0.5.6 and 0.5.7 not read
 SG_DP_ENCODER_FROM: SgVersion = (0, 5, 8)
@@ -1803,15 +1825,23 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
                 PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
+        # the vision tower every stage builds whole (SG_TOWER_EVERY_STAGE_ARCHS): its 1/tp share and, under
+        # --mm-enable-dp-encoder, the rest of it on each stage, not spread with the layers
+        tower = 0
+        if v >= SG_TOWER_EVERY_STAGE_FROM and first_arch in SG_TOWER_EVERY_STAGE_ARCHS:
+            tower = min(w_all, vision_params(model.config or {}, model.hidden_size) * dbytes)
+        tower_repl = dp_encoder if tower else 0
         stage_w = _stage_weights(
             model,
-            w_all,
+            w_all - tower,
             dbytes,
             tp,
             split,
-            repl - embed_extra - head_extra - sum(dense_extra),
+            repl - embed_extra - head_extra - sum(dense_extra) - tower_repl,
             str(quant) if quant else None,
         )
+        if tower:
+            stage_w = tuple(w + tower // max(1, tp) + tower_repl for w in stage_w)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
         # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])

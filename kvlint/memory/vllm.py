@@ -3244,26 +3244,37 @@ TOWERS_FIRST_STAGE_ONLY_FROM: Version = (0, 34, 0)
 TOWERS_FIRST_STAGE_ONLY_V2_RUNNER: Version = (0, 33, 0)
 
 
-#: ``model_type`` of the multimodal models whose vLLM class declares ``supports_encoder_tp_data = True``, read in
-#: vLLM's source: Qwen2.5-VL (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py::
-#: Qwen2_5_VLForConditionalGeneration``), Qwen3-VL and its MoE subclass (``qwen3_vl.py::
+#: The classes (``architectures[0]``, as vLLM's model registry picks the class) that declare
+#: ``supports_encoder_tp_data = True``, read in vLLM's source: Qwen2.5-VL (``vllm@002d181a:vllm/model_executor/models/
+#: qwen2_5_vl.py::Qwen2_5_VLForConditionalGeneration``), Qwen3-VL and its MoE subclass (``qwen3_vl.py::
 #: Qwen3VLForConditionalGeneration``, ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration(
 #: Qwen3VLForConditionalGeneration)``), Kimi-VL (``kimi_vl.py::KimiVLForConditionalGeneration``) and Kimi-K2.5
 #: (``kimi_k25.py::KimiK25ForConditionalGeneration``). Any other model: ``ModelConfig.__post_init__`` warns "This
 #: model does not support `--mm-encoder-tp-mode data`" and falls back to ``weights`` (``vllm/config/model.py``).
-#: **[assumed]** other classes that declare it (Step3-VL, dots.ocr, ...) are not listed until read.
-ENCODER_TP_DATA_MODELS = frozenset({"qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "kimi_vl", "kimi_k25"})
+#: Keyed by class, not by :attr:`ModelSpec.model_type`, which is the text model's (``qwen3_vl_text``,
+#: ``kimi_k2``) where the config nests one. **[assumed]** other classes that declare it (Step3-VL, dots.ocr, ...)
+#: are not listed until read.
+ENCODER_TP_DATA_ARCHS = frozenset(
+    {
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "KimiVLForConditionalGeneration",
+        "KimiK25ForConditionalGeneration",
+    }
+)
 
 
 def encoder_tp_data(settings: VllmSettings, model: ModelSpec) -> bool:
     """Whether vLLM builds this model's vision tower whole on every tensor-parallel rank: ``--mm-encoder-tp-mode
-    data`` (0.10.2 on) for a model of :data:`ENCODER_TP_DATA_MODELS`. The tower's linear layers then take
+    data`` (0.10.2 on) for a model whose first architecture is in :data:`ENCODER_TP_DATA_ARCHS`. The tower's linear layers then take
     ``disable_tp=True`` (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py``: ``self.use_data_parallel =
     multimodal_config.mm_encoder_tp_mode == "data"``, passed to ``Qwen2_5_VisionAttention``'s ``QKVParallelLinear``
     and ``RowParallelLinear``, the MLP and the patch merger), and each rank encodes its share of the images with
     the whole tower (``run_dp_sharded_mrope_vision_model``)."""
     mode = str(settings.mm_encoder_tp_mode or "").strip().lower()
-    return mode == "data" and str(model.model_type or "") in ENCODER_TP_DATA_MODELS
+    first = model.architectures[0] if model.architectures else ""
+    return mode == "data" and first in ENCODER_TP_DATA_ARCHS
 
 
 def vision_replicated_bytes(
