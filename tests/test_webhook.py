@@ -207,7 +207,7 @@ def test_dry_run_answers_like_a_real_request_and_is_counted_apart(server: Any) -
     "body, needle",
     [
         (b"{not json", "not valid JSON"),
-        (b"[]", "got JSON list"),
+        (b"[]", "got a JSON array"),
         (json.dumps({"apiVersion": "admission.k8s.io/v2", "kind": "AdmissionReview"}).encode(), "apiVersion"),
         (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}).encode(), "no request"),
         (json.dumps(review({"kind": "Pod"}, uid="")).encode(), "request.uid"),
@@ -223,6 +223,42 @@ def test_malformed_reviews_get_400(server: Any, body: bytes, needle: str) -> Non
     r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400
     assert needle in r.json()["error"]
+    assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["apiVersion", "kind", "object", "body"],
+)
+def test_a_malformed_review_quotes_a_bounded_head_of_what_it_sent(
+    server: Any, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wrong ``apiVersion`` or ``kind`` of a megabyte (or a body or ``request.object`` that is one long string)
+    (here 200,000 characters) is refused with HTTP 400 naming what came, in an answer and a log line of a few hundred characters: both
+    quoted the value whole (a 1 MB answer and a 1 MB log line per request)."""
+    _, client, _ = server
+    huge = "v" * 200_000  # below the module server's --max-request-bytes (MAX_BYTES)
+    if where == "body":
+        body = json.dumps(huge).encode()
+    else:
+        doc = review(workload_object(B09))
+        if where == "object":
+            doc["request"]["object"] = huge
+        else:
+            doc[where] = huge
+        body = json.dumps(doc).encode()
+    with caplog.at_level(logging.WARNING, logger="kvlint.webhook"):
+        r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert len(r.content) < 1024, len(r.content)
+    assert "'vvvvvvvv" in error and "200,000 characters" in error, error
+    logged = [
+        getattr(rec, "fields", {}).get("error", "")
+        for rec in caplog.records
+        if rec.getMessage() == "bad request"
+    ]
+    assert logged and all(len(text) < 1024 for text in logged), [len(t) for t in logged]
     assert client.get("/healthz").status_code == 200
 
 
