@@ -649,6 +649,54 @@ def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_cha
         assert wh["timeoutSeconds"] == 30 and wh["failurePolicy"] == "Fail"
 
 
+#: What the chart allows the server, fork server and resource tracker themselves beyond the bounds the server
+#: enforces (templates/_helpers.tpl, kvlint.memoryBound): the one figure of the sum not read from the server.
+SERVER_ALLOWANCE_BYTES = 256 * 2**20
+
+
+def _memory_bound(values: dict[str, Any]) -> int:
+    """Bytes the webhook's container may hold at once with the chart's ``values`` (defaults from values.yaml), from
+    what the server enforces: each worker's cap as the server parses ``--worker-memory``, the request bodies
+    :class:`~kvlint.webhook.review.WebhookSettings` holds, a header buffer per connection, and
+    :data:`SERVER_ALLOWANCE_BYTES`."""
+    from kvlint.webhook.cli import _parse_size
+    from kvlint.webhook.review import WebhookSettings
+    from kvlint.webhook.server import DEFAULT_MAX_HEADER_BYTES
+
+    v = {**yaml.safe_load((CHART / "values.yaml").read_text()), **values}
+    settings = WebhookSettings(workers=v["workers"], max_request_bytes=_parse_size(str(v["maxRequestBytes"])))
+    return (
+        v["workers"] * _parse_size(str(v["workerMemory"]))
+        + settings.body_buffer_bytes
+        + v["maxConnections"] * DEFAULT_MAX_HEADER_BYTES
+        + SERVER_ALLOWANCE_BYTES
+    )
+
+
+def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused() -> None:
+    """``workers: 3`` with the default 1536Mi limit rendered: three workers capped at 512Mi of address space each,
+    the bodies held and the server itself can pass the container's limit, and the OOM killer then ends the whole
+    container (``memory.oom.group``), not the one worker whose ``RLIMIT_AS`` was meant to stop it. The chart
+    refuses a limit below the sum, naming it; a limit of exactly the sum renders, as do no cap and no limit."""
+    assert _memory_bound({}) <= 1536 * 2**20  # the defaults hold
+    render({})
+    bound = _memory_bound({"workers": 3})
+    assert bound > 1536 * 2**20
+    msg = _refused({"workers": 3})
+    assert f"is below what the webhook may hold at once, {-(-bound // 2**20)}Mi" in msg, msg
+    for values in ({"maxRequestBytes": "64Mi"}, {"workerMemory": "1Gi"}, {"maxConnections": 20000}):
+        at = _memory_bound(values)
+        assert "below what the webhook may hold" in _refused(
+            {**values, "resources": {"limits": {"memory": str(at - 1)}}}
+        )
+        render({**values, "resources": {"limits": {"memory": str(at)}}})
+    # Kubernetes quantities as the API server reads them: 1.5Gi holds the defaults, 1400M (1,335 MiB) does not
+    render({"resources": {"limits": {"memory": "1.5Gi"}}})
+    assert "below what the webhook may hold" in _refused({"resources": {"limits": {"memory": "1400M"}}})
+    render({"workers": 8, "workerMemory": "0"})  # no cap: nothing to compare the limit with
+    render({"workers": 8, "resources": {"requests": {"cpu": "500m"}, "limits": None}})
+
+
 def test_a_disruption_budget_the_replicas_cannot_keep_is_refused() -> None:
     """``replicas: 1`` with the default ``minAvailable: 1`` rendered a PodDisruptionBudget that allows no
     eviction (kube-linter's pdb-min-available): every node drain hung on the webhook's pod."""
