@@ -9,6 +9,7 @@ import io
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import ssl
@@ -148,6 +149,34 @@ def test_clean_allowed_without_warnings(server: Any) -> None:
     assert expected(B09) == (set(), set())
     resp = post(client, review(workload_object(B09), uid="uid-b09"))["response"]
     assert resp == {"uid": "uid-b09", "allowed": True, "auditAnnotations": {"verdict": "allow"}}
+
+
+#: What the API server accepts as an audit annotation key once it prefixes the webhook's name and "/"
+#: (k8s.io/apiserver pkg/admission/attributes.go, checkKeyFormat: validation.IsQualifiedName; an invalid key is
+#: dropped with a log line): the name part of a qualified name.
+QUALIFIED_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+def test_findings_the_objects_own_annotation_suppressed_are_counted_in_the_audit_log(server: Any) -> None:
+    """A ``kvlint.io/ignore`` annotation (with reasons) on B01 suppresses its errors and the object is admitted;
+    the audit log recorded ``verdict: allow`` and nothing else, as for an object kvlint found nothing in. It now
+    records how many findings the requester's annotation suppressed."""
+    _, client, _ = server
+    errors, _ = expected(B01)
+    findings = run_check([str(B01)], webhook_options()).diagnostics
+    count = sum(1 for d in findings if d.rule in errors)
+    assert count
+    obj = workload_object(B01)
+    obj["metadata"].setdefault("annotations", {})["kvlint.io/ignore"] = ", ".join(
+        f"{rule}=the context is capped by the gateway" for rule in sorted(errors)
+    )
+    resp = post(client, review(obj, uid="uid-ignored"))["response"]
+    assert resp["allowed"] is True
+    audit = resp["auditAnnotations"]
+    assert audit["verdict"] == "allow" and audit["suppressed"] == str(count), audit
+    assert all(QUALIFIED_NAME_PART.match(key) for key in audit), audit
+    clean = post(client, review(workload_object(B01), uid="uid-b01-again"))["response"]
+    assert "suppressed" not in clean["auditAnnotations"]
 
 
 def test_warnings_present_and_bounded(server: Any) -> None:

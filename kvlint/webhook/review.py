@@ -1230,7 +1230,8 @@ def build_response(
     as warnings marked ``(error, pre-existing)``, and admitted alone they give outcome ``would_deny``.
     ``warn``: always allowed; errors become warnings marked ``(error, not enforced)``. ``audit``:
     always allowed, no warnings. Info diagnostics are never sent. ``auditAnnotations`` record
-    ``verdict`` and ``rules`` in the API server's audit log.
+    ``verdict`` and ``rules`` in the API server's audit log, and ``suppressed`` (the number of findings the
+    object's own ``kvlint.io/ignore`` annotations suppressed) when there are any.
     """
     diags: list[Diagnostic] = list(result.diagnostics)
     if settings.failure_mode == "closed":
@@ -1264,6 +1265,10 @@ def build_response(
     rules = verdict.rules
     if rules:
         audit["rules"] = ",".join(rules)
+    if suppressed:
+        # the requester's own kvlint.io/ignore annotation removed these findings: without this, the audit log
+        # recorded such an object as "allow", like one with nothing to find
+        audit["suppressed"] = str(suppressed)
     message = deny_message(review, blocking) if not allowed else ""
     from kvlint.types import findings_stood_for
 
