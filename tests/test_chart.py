@@ -272,6 +272,136 @@ def test_the_gpu_condition_admits_every_accelerator_and_engine_image_kvlint_read
         assert not any("cpu".startswith(p) or "memory".startswith(p) for p in starts)
 
 
+def cel_pod_filter(expression: str) -> Any:
+    """The chart's ``gpu-or-serving-engine`` CEL expression as a Python function of the object: a translation of
+    the CEL subset it is written in (``&&``, ``||``, ``!``, ``==``, ``>``, ``has()``, ``size()``, nested
+    ``list.exists(c, ...)`` and ``map.exists(k, ...)`` over a map's keys, ``string.contains``/``startsWith``/
+    ``endsWith``), with CEL's short-circuits and a field read only after its ``has``. Refuses any other
+    construct."""
+    text = expression
+    while ".exists(" in text:  # the last one holds no other: translated innermost first
+        at = text.rindex(".exists(")
+        receiver = re.search(r"[\w.]+$", text[:at])
+        assert receiver is not None, text[:at][-40:]
+        var, depth, i = re.match(r"(\w+), ", text[at + 8 :]), 1, at + 8  # type: ignore[union-attr]
+        assert var is not None
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        body = text[at + 8 + var.end() : i - 1]
+        text = f"{text[: receiver.start()]}any(({body}) for {var.group(1)} in {receiver.group()}){text[i:]}"
+    text = re.sub(r"\bhas\(([\w.]+)\)", r"_has(lambda: \1)", text)
+    text = re.sub(r"\bsize\(", "len(", text)
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    leftover = re.sub(r"'[^']*'", "", text)
+    assert re.fullmatch(r"[\w\s.()=>,:]*", leftover), leftover  # nothing but what was translated
+    code = compile(f"({text.strip()})", "<cel>", "eval")
+    return lambda obj: bool(eval(code, {"_has": _has, "any": any, "len": len, "object": _cel_value(obj)}))  # noqa: S307
+
+
+#: Where each built-in kind's pod spec is (the chart's webhook shapes), for the pod-filter test.
+_POD_SPEC_PATH = {"templates": ("spec", "template", "spec"), "cronjobs": ("spec", "jobTemplate", "spec", "template",
+                  "spec"), "pods": ("spec",), "podtemplates": ("template", "spec")}  # fmt: skip
+
+
+def _gpu_limit(container: dict[str, Any]) -> bool:
+    from kvlint.gpu_resources import is_gpu_resource
+
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return any(is_gpu_resource(k) for k in limits)
+
+
+def _pod_variants(obj: dict[str, Any], path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """For an ``obj`` whose pod requests a GPU in a container's limits: ``obj`` as it is, with its GPU containers
+    run as sidecar init containers (``restartPolicy: Always``) beside an application container, and with their
+    GPUs claimed through Dynamic Resource Allocation under an image name of their own (each a pod that requests
+    a GPU, which the chart's condition must send); none for another ``obj``."""
+    import copy
+
+    spec = obj
+    for key in path:
+        spec = spec.get(key) if isinstance(spec, dict) else None  # type: ignore[assignment]
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(containers, list) or not any(isinstance(c, dict) and _gpu_limit(c) for c in containers):
+        return []  # no GPU requested: sent for an engine image only (onlyGPUOrServingWorkloads), not tested here
+    out = [obj]
+    sidecar, dra = copy.deepcopy(obj), copy.deepcopy(obj)
+    for variant in (sidecar, dra):
+        pod = variant
+        for key in path:
+            pod = pod[key]
+        gpu = [c for c in pod["containers"] if isinstance(c, dict) and _gpu_limit(c)]
+        if variant is sidecar:
+            pod["containers"] = [c for c in pod["containers"] if c not in gpu] or [
+                {"name": "app", "image": "ghcr.io/example/agent:v1"}
+            ]
+            pod["initContainers"] = [
+                *(pod.get("initContainers") or []),
+                *({**c, "restartPolicy": "Always"} for c in gpu),
+            ]
+        else:
+            pod["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
+            for c in gpu:
+                c["image"] = "registry.example.com/llm/server:1.0"
+                c["resources"] = {"claims": [{"name": "gpu"}]}
+        out.append(variant)
+    return out
+
+
+def test_the_gpu_condition_sends_every_pod_the_server_reviews_a_container_of(
+    fixtures_and_corpus_paths: list[str],
+) -> None:
+    """Every built-in workload of the corpus and fixtures/collected whose pod requests a GPU, and in which the
+    server reports an error or a warning on a container (the pipeline the webhook runs, ``lint_review``), is sent
+    by the condition of its webhook: as it is, with its GPU engines run as sidecar init containers beside an
+    application container, and with their GPUs claimed through DRA under a private image name. The condition read ``containers`` and their limits only: a
+    vLLM sidecar on a GPU, or an engine on a DRA claim, was never sent, so admitted unreviewed though the server
+    denies it (KV201 for --max-model-len 999999 in both)."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    conditions = {
+        wh["name"].split(".", 1)[0]: cel_pod_filter(c["expression"])
+        for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "gpu-or-serving-engine"
+    }
+    shapes = {
+        (k["group"], k["kind"]): k["shape"]
+        for k in yaml.safe_load((CHART / "webhook-match.yaml").read_text())["kinds"]
+        if k["shape"] in conditions
+    }
+    files = [p for d in fixtures_and_corpus_paths for p in sorted(Path(d).glob("*.yaml")) if Path(d).name in
+             ("manifests", "collected")]  # fmt: skip
+    assert files
+    options = webhook_options()
+    checked = sent_variants = 0
+    for f in files:
+        try:
+            docs = [d for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict)]
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+            shape = shapes.get((group, doc.get("kind")))
+            if shape is None:
+                continue
+            for i, obj in enumerate(_pod_variants(doc, _POD_SPEC_PATH[shape])):
+                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                    "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+                reviewed = [
+                    d
+                    for d in lint_review(parse_review(body), options).diagnostics
+                    if d.container and d.severity in ("error", "warning")
+                ]
+                if not reviewed:
+                    continue
+                checked += 1
+                sent_variants += i > 0
+                assert conditions[shape](obj), (f.name, ["as is", "sidecar", "DRA"][i], reviewed[0].message)
+    assert checked > 100 and sent_variants > 50, (checked, sent_variants)
+
+
 # ------------------------------------------------------------------------------------------ owner filter
 
 
@@ -294,10 +424,13 @@ class _Str(str):
     def startsWith(self, s: str) -> bool:  # noqa: N802 - CEL's name
         return self.startswith(s)
 
+    def endsWith(self, s: str) -> bool:  # noqa: N802 - CEL's name
+        return self.endswith(s)
+
 
 def _cel_value(v: Any) -> Any:
-    if isinstance(v, dict):
-        return _Obj({k: _cel_value(x) for k, x in v.items()})
+    if isinstance(v, dict):  # keys too: a map's exists() ranges over its keys
+        return _Obj({_Str(k): _cel_value(x) for k, x in v.items()})
     if isinstance(v, list):
         return [_cel_value(x) for x in v]
     return _Str(v) if isinstance(v, str) else v

@@ -146,7 +146,11 @@ expression: >-
 
 {{/*
 A pod spec at .spec requests an accelerator or runs a serving-engine image: the resource prefixes and image
-words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py).
+words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py), in a container
+or in a sidecar init container (restartPolicy: Always), and a Dynamic Resource Allocation claim, as kvlint reads
+them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU beside an application container, or an
+engine whose GPU is a DRA claim under an image name of its own, was never sent, and so admitted unreviewed though
+the server denies it.
 */}}
 {{- define "kvlint.gpuCondition" -}}
 {{- $resources := list "k.endsWith('/gpu')" -}}
@@ -157,12 +161,12 @@ words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_
 {{- range .match.engineImageWords -}}
 {{- $images = append $images (printf "c.image.contains('%s')" .) -}}
 {{- end -}}
+{{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s))" (join " || " $resources) (join " || " $images) -}}
 name: gpu-or-serving-engine
 expression: >-
-  {{ .spec }}.containers.exists(c,
-  (has(c.resources) && has(c.resources.limits) &&
-  c.resources.limits.exists(k, {{ join " || " $resources }})) ||
-  (has(c.image) && ({{ join " || " $images }})))
+  {{ .spec }}.containers.exists(c, {{ $container }}) ||
+  (has({{ .spec }}.initContainers) && {{ .spec }}.initContainers.exists(c,
+  has(c.restartPolicy) && c.restartPolicy == 'Always' && ({{ $container }})))
 {{- end -}}
 
 {{/*
