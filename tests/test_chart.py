@@ -164,7 +164,7 @@ def test_every_option_renders_as_documented() -> None:
         ]
     # the NetworkPolicy admits the API server to the webhook port and Prometheus to the metrics port, only
     np = k["NetworkPolicy"][0]["spec"]
-    assert np["policyTypes"] == ["Ingress"] and len(np["ingress"]) == 2
+    assert np["policyTypes"] == ["Ingress"] and len(np["ingress"]) == 2  # --cluster: egress to the API server
     webhook, metrics = np["ingress"]
     assert webhook["ports"] == [{"port": "https", "protocol": "TCP"}]
     assert webhook["from"] == [{"ipBlock": {"cidr": "10.0.0.2/32"}}]
@@ -1072,6 +1072,59 @@ def test_without_api_server_cidrs_the_webhook_port_admits_either_address_family_
         {"cidr": "10.0.0.2/32"},
         {"cidr": "fd00::2/128"},
     ]
+
+
+def test_without_cluster_the_webhooks_pods_may_connect_nowhere() -> None:
+    """The NetworkPolicy restricted ingress only: a webhook pod could open any connection, so a manifest's model
+    id or URL (``--model https://...``, ``s3://``, the cloud metadata address) reached the network the moment a
+    bug let the pipeline fetch it. Without ``--cluster`` the server needs no connection of its own (reviewing
+    those names opens none: the pipeline the webhook runs, audited below), and the policy now denies all egress;
+    with ``--cluster`` it lists and watches nodes through the API server and egress stays open."""
+    import copy
+    import sys
+
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    (np,) = _by_kind(render())["NetworkPolicy"]
+    assert np["spec"]["policyTypes"] == ["Ingress", "Egress"] and np["spec"]["egress"] == []
+    (np,) = _by_kind(render({"cluster": {"enabled": True}}))["NetworkPolicy"]
+    assert np["spec"]["policyTypes"] == ["Ingress"] and "egress" not in np["spec"]
+    assert not any(
+        "Egress" in n["spec"]["policyTypes"]
+        for n in _by_kind(render({"networkPolicy": {"enabled": False}})).get("NetworkPolicy", [])
+    )
+
+    network: list[str] = []
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if event in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "http.client.connect"):
+            network.append(f"{event} {args!r:.120}")
+
+    base = next(
+        d
+        for d in yaml.safe_load_all((ROOT / "fixtures" / "webhook" / "b09-clean.yaml").read_text())
+        if isinstance(d, dict) and d.get("kind") == "Deployment"
+    )
+    requests = []
+    for ref in ("meta-llama/Llama-3.1-8B-Instruct", "nobody/unknown-model", "https://models.example/m",
+                "s3://bucket/m", "hf://org/name", "http://169.254.169.254/latest/meta-data/"):  # fmt: skip
+        for image, command, args in (
+            ("vllm/vllm-openai:v0.11.0", None, ["--model", ref, "--tokenizer", ref, "--speculative-config",
+                                                json.dumps({"model": ref, "num_speculative_tokens": 3})]),
+            ("ghcr.io/huggingface/text-generation-inference:3.3.4", None, ["--model-id", ref]),
+            ("lmsysorg/sglang:v0.5.4", ["python3", "-m", "sglang.launch_server"], ["--model-path", ref]),
+        ):  # fmt: skip
+            obj = copy.deepcopy(base)
+            c = obj["spec"]["template"]["spec"]["containers"][0]
+            c.update(image=image, args=args)
+            if command:
+                c["command"] = command
+            requests.append(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                        "request": {"uid": "u", "operation": "CREATE", "object": obj}}))  # fmt: skip
+    sys.addaudithook(audit)  # hooks cannot be removed; this one only records into a local list
+    for body in requests:
+        lint_review(parse_review(body), webhook_options())
+    assert network == []
 
 
 # What kube-linter and Polaris flag, restated (neither installs from a package registry here): the checks of
