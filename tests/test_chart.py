@@ -782,28 +782,22 @@ def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_cha
         assert wh["timeoutSeconds"] == 30 and wh["failurePolicy"] == "Fail"
 
 
-#: What the chart allows the server, fork server and resource tracker themselves beyond the bounds the server
-#: enforces (templates/_helpers.tpl, kvlint.memoryBound): the one figure of the sum not read from the server.
-SERVER_ALLOWANCE_BYTES = 256 * 2**20
-
-
 def _memory_bound(values: dict[str, Any]) -> int:
-    """Bytes the webhook's container may hold at once with the chart's ``values`` (defaults from values.yaml), from
-    what the server enforces: each worker's cap as the server parses ``--worker-memory``, the request bodies
-    :class:`~kvlint.webhook.review.WebhookSettings` holds, a header buffer per connection, and
-    :data:`SERVER_ALLOWANCE_BYTES`."""
-    from kvlint.webhook.cli import _parse_size
-    from kvlint.webhook.review import WebhookSettings
-    from kvlint.webhook.server import DEFAULT_MAX_HEADER_BYTES
+    """Bytes the webhook's container may hold at once with the chart's ``values``, by the server's own sum
+    (:func:`kvlint.webhook.server.memory_bound`) over the settings it builds from the flags the chart renders."""
+    from kvlint.webhook.cli import build_settings
+    from kvlint.webhook.server import memory_bound
 
-    v = {**yaml.safe_load((CHART / "values.yaml").read_text()), **values}
-    settings = WebhookSettings(workers=v["workers"], max_request_bytes=_parse_size(str(v["maxRequestBytes"])))
-    return (
-        v["workers"] * _parse_size(str(v["workerMemory"]))
-        + settings.body_buffer_bytes
-        + v["maxConnections"] * DEFAULT_MAX_HEADER_BYTES
-        + SERVER_ALLOWANCE_BYTES
+    args = _by_kind(render(values))["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+    settings = build_settings(
+        workers=int(flags["workers"]),
+        worker_memory=flags["worker-memory"],
+        max_request_bytes=flags["max-request-bytes"],
     )
+    bound = memory_bound(settings, int(flags["max-connections"]))
+    assert bound is not None
+    return bound
 
 
 def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused() -> None:
@@ -813,12 +807,12 @@ def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused
     refuses a limit below the sum, naming it; a limit of exactly the sum renders, as do no cap and no limit."""
     assert _memory_bound({}) <= 1536 * 2**20  # the defaults hold
     render({})
-    bound = _memory_bound({"workers": 3})
+    bound = _memory_bound({"workers": 3, "resources": {"limits": {"memory": "64Gi"}}})
     assert bound > 1536 * 2**20
     msg = _refused({"workers": 3})
     assert f"is below what the webhook may hold at once, {-(-bound // 2**20)}Mi" in msg, msg
     for values in ({"maxRequestBytes": "64Mi"}, {"workerMemory": "1Gi"}, {"maxConnections": 20000}):
-        at = _memory_bound(values)
+        at = _memory_bound({**values, "resources": {"limits": {"memory": "64Gi"}}})
         assert "below what the webhook may hold" in _refused(
             {**values, "resources": {"limits": {"memory": str(at - 1)}}}
         )

@@ -201,7 +201,8 @@ m, g in any case, a trailing B). An exponent form (1e9) is not read (""). */}}
 {{- end -}}
 {{- end -}}
 
-{{/* Bytes the webhook's container may hold at once, by what the server enforces (docs/webhook.md, "Memory"): each
+{{/* Bytes the webhook's container may hold at once, by what the server enforces (kvlint.webhook.server.memory_bound,
+whose start-up warning says the same of a limit set by hand; docs/webhook.md, "The container's memory limit"): each
 worker at its address-space cap (--worker-memory, RLIMIT_AS, which bounds its resident memory too), the request
 bodies the server holds before a worker decodes them (kvlint.webhook.review.WebhookSettings.body_buffer_bytes:
 4 x (workers + 2) x --max-request-bytes), a header buffer of each connection at --max-connections
