@@ -179,6 +179,21 @@ def test_findings_the_objects_own_annotation_suppressed_are_counted_in_the_audit
     assert "suppressed" not in clean["auditAnnotations"]
 
 
+def test_a_model_annotation_that_unsizes_the_pod_is_said_in_the_answer(server: Any) -> None:
+    """``kvlint.io/model: nobody/nothing`` on B01 (whose command names a model kvlint reads) took its KV103 away and
+    the review was admitted with one KV502 warning naming the command's model, as if kvlint could not read it. The
+    answer (exemptions allowed, the default) now carries a KV005 warning saying the annotation replaced a model
+    kvlint reads with one it cannot."""
+    _, client, _ = server
+    obj = workload_object(B01)
+    obj["metadata"].setdefault("annotations", {})["kvlint.io/model"] = "nobody/nothing"
+    resp = post(client, review(obj, uid="uid-model-typo"))["response"]
+    assert resp["allowed"] is True  # the annotation decides while exemptions are allowed
+    (kv005,) = [w for w in resp["warnings"] if w.startswith("KV005")]
+    assert "nobody/nothing replaces the model the pod serves" in kv005 and "cannot read" in kv005, kv005
+    assert "KV005" in resp["auditAnnotations"]["rules"]
+
+
 def test_warnings_present_and_bounded(server: Any) -> None:
     _, client, _ = server
     errors, warnings = expected(LWS)
