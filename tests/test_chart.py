@@ -817,6 +817,9 @@ def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused
             {**values, "resources": {"limits": {"memory": str(at - 1)}}}
         )
         render({**values, "resources": {"limits": {"memory": str(at)}}})
+    # a byte count written as a number (a float64 in the template, 1.073741824e+09 as text) is read too
+    assert "below what the webhook may hold" in _refused({"resources": {"limits": {"memory": 2**30}}})
+    render({"resources": {"limits": {"memory": 2**31}}})
     # Kubernetes quantities as the API server reads them: 1.5Gi holds the defaults, 1400M (1,335 MiB) does not
     render({"resources": {"limits": {"memory": "1.5Gi"}}})
     assert "below what the webhook may hold" in _refused({"resources": {"limits": {"memory": "1400M"}}})

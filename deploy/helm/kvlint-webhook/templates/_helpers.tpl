@@ -187,6 +187,11 @@ else as the server reads --worker-memory and --max-request-bytes (kvlint.webhook
 m, g in any case, a trailing B). An exponent form (1e9) is not read (""). */}}
 {{- define "kvlint.bytes" -}}
 {{- $text := trim (toString .value) -}}
+{{- if or (kindIs "float64" .value) (kindIs "int" .value) (kindIs "int64" .value) -}}
+{{- /* a number in the values (YAML 1073741824 reaches the template as a float64, which toString writes
+as 1.073741824e+09) */ -}}
+{{- $text = printf "%.0f" (float64 .value) -}}
+{{- end -}}
 {{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "m" 0.001 -}}
 {{- $pattern := "^([0-9]+[.]?[0-9]*|[.][0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$" -}}
 {{- if not .kube -}}
