@@ -825,16 +825,19 @@ def _resolve_model(
 def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: ContainerResult) -> str | None:
     """The model the pod names itself (:func:`own_model_reference`) when the ``kvlint.io/model`` annotation, naming
     another, was applied in its place (exemptions allowed) and kvlint can read that model too, so the annotation
-    changed what is sized rather than filling in what the pod does not say (KV005 says so, info); None otherwise
+    changed what is sized rather than filling in what the pod does not say (KV005 says so: info when the annotation's
+    model was read and sized instead, a warning when it could not be read, so nothing was sized); None otherwise
     (no annotation, the same model, the annotation not applied, or the pod's own model a path or alias kvlint
-    cannot read, which is what the annotation is for).
+    cannot read, which is what the annotation is for). An annotation naming a model kvlint cannot read used to
+    return None here too: a typo in it (or ``kvlint.io/model: nothing``) silently took every capacity finding of
+    the model the engine loads away, the admission webhook's denials included.
 
     Whether kvlint reads the pod's own model is judged from what it holds offline (catalogues, model directories
     and paths, files beside the manifest), never from the Hub: that model is not sized, and asking the Hub for it
     cost a request per such pod (the admission webhook's too) and gave a run with the Hub another verdict than
     one without."""
     ann = w.annotations.get(MODEL_ANNOTATION)
-    if not ann or cr.model_annotation_overruled is not None or cr.model is None:
+    if not ann or cr.model_annotation_overruled is not None:
         return None
     own = own_model_reference(serving, w)
     if own.strip().casefold() == str(ann).strip().casefold():
