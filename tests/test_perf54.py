@@ -258,8 +258,10 @@ def test_a_pods_scope_that_planned_is_dropped_on_every_exit(tmp_path: Path) -> N
 
 def test_a_pods_scope_holds_a_bounded_number_of_plans(tmp_path: Path) -> None:
     """A pod of many containers with distinct settings (a hostile review) does not grow its shared scope without
-    bound: it holds at most ``_SCOPE_PLANS`` plans, and an answer after the scope started again is still the
+    bound: it holds at most ``_SCOPE_PLANS`` plans and as many utilization planners, and an answer after the scope started again is still the
     memory model's own for those inputs."""
+    from dataclasses import replace
+
     from kvlint.memory import stage
     from kvlint.memory.vllm import plan_vllm_detailed
 
@@ -272,6 +274,10 @@ def test_a_pods_scope_holds_a_bounded_number_of_plans(tmp_path: Path) -> None:
             assert stage.replan(cr, max_model_len=1024 + 16 * i) is not None
             (scope,) = (s for s in stage._MEMO.values() if s.serving is pod)
             assert len(scope.plans) <= stage._SCOPE_PLANS
+        for i in range(n):  # the utilization planners likewise
+            twin = replace(cr, settings=cr.settings.changed(max_model_len=1024 + 16 * i))
+            assert stage.utilization_planner(twin) is not None
+            assert len(scope.planners) <= stage._SCOPE_PLANS
         last = stage.replan(cr, max_model_len=1024 + 16 * (n - 1))
         own = plan_vllm_detailed(
             cr.settings.changed(max_model_len=1024 + 16 * (n - 1)),
