@@ -287,3 +287,46 @@ def test_a_pods_scope_holds_a_bounded_number_of_plans(tmp_path: Path) -> None:
             compute_capability=acc.compute_capability,
         )
     assert last == own
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"image": "vllm/vllm-openai:v0.6.3"},  # the release (VllmSettings.version)
+        {
+            "env": [{"name": "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "value": "1"}],
+            "extra": ["--max-model-len", "200000"],
+        },
+        # a HAMi slice: the memory total
+        {"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 12000}}},
+        {"extra": ["--kv-cache-dtype", "fp8"]},
+    ],
+    ids=["release", "env", "memory-slice", "kv-dtype"],
+)
+def test_a_pods_containers_that_differ_elsewhere_than_the_flags_keep_their_own_plans(
+    tmp_path: Path, change: dict
+) -> None:
+    """Two containers of one pod that differ in the image's release, an engine env switch, the GPU memory the
+    container gets (a HAMi ``nvidia.com/gpumem`` slice) or the KV cache dtype: each is said and planned as in a pod
+    holding it alone, in either order (the shared memo keys every input of the plan, not the flags alone)."""
+    from kvlint.pipeline import run_check
+
+    c = _base_container(tmp_path)
+    extra = change.get("extra", [])
+    other = {**c, **{k: v for k, v in change.items() if k != "extra"}, "name": "other"}
+    other["args"] = [*c["args"], *extra]
+    opts = Options(allow_hub=False)
+
+    def plan_of(result, name):  # type: ignore[no-untyped-def]
+        (cr,) = (x for x in result.containers if x.container_name == name)
+        return cr.plan
+
+    alone = run_check([_pod_of(tmp_path, "alone", [c])], opts)
+    other_alone = run_check([_pod_of(tmp_path, "other", [other])], opts)
+    assert plan_of(alone, "vllm") != plan_of(other_alone, "other")
+    for i, pair in enumerate(([c, other], [other, c])):
+        pod = run_check([_pod_of(tmp_path, f"pod{i}", pair)], opts)
+        assert plan_of(pod, "vllm") == plan_of(alone, "vllm")
+        assert plan_of(pod, "other") == plan_of(other_alone, "other")
+        assert _said(pod.diagnostics, "vllm") == _said(alone.diagnostics, "vllm")
+        assert _said(pod.diagnostics, "other") == _said(other_alone.diagnostics, "other")
