@@ -221,3 +221,112 @@ def test_a_pods_shared_plans_are_dropped_after_it() -> None:
         assert stage._SHARED.get() is pod
     assert stage._SHARED.get() is None
     assert all(scope.serving is not pod for scope in stage._MEMO.values())
+
+
+def _planned_container(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The webhook fixture's vLLM container, analysed (model, GPU and settings known)."""
+    from kvlint.pipeline import run_check
+
+    result = run_check([_pod_of(tmp_path, "one", [_base_container(tmp_path)])], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.settings is not None and cr.model is not None and cr.placement is not None
+    return cr
+
+
+def test_a_pods_scope_that_planned_is_dropped_on_every_exit(tmp_path: Path) -> None:
+    """A pod scope that made plans (the one a pod's analysis leaves) is gone after ``shared_plans``, on a normal
+    exit and when the analysis raises, and the context variable is reset either way: a webhook worker reused
+    across reviews keeps neither a review's pod nor its plans. (The test above plans nothing, so its scope is
+    never made: it passes with the scope never dropped.)"""
+    from kvlint.memory import stage
+
+    cr = _planned_container(tmp_path)
+    for fail in (False, True):
+        pod: dict = {"containers": []}
+        try:
+            with stage.shared_plans(pod):
+                assert stage.replan(cr, max_model_len=4096) is not None
+                assert stage.replan(cr, max_model_len=2048) is not None
+                assert any(s.serving is pod and s.plans for s in stage._MEMO.values())
+                if fail:
+                    raise RuntimeError("a check failed mid-pod")
+        except RuntimeError:
+            assert fail
+        assert stage._SHARED.get() is None
+        assert all(scope.serving is not pod for scope in stage._MEMO.values())
+
+
+def test_a_pods_scope_holds_a_bounded_number_of_plans(tmp_path: Path) -> None:
+    """A pod of many containers with distinct settings (a hostile review) does not grow its shared scope without
+    bound: it holds at most ``_SCOPE_PLANS`` plans and as many utilization planners, and an answer after the scope started again is still the
+    memory model's own for those inputs."""
+    from dataclasses import replace
+
+    from kvlint.memory import stage
+    from kvlint.memory.vllm import plan_vllm_detailed
+
+    cr = _planned_container(tmp_path)
+    pod: dict = {"containers": []}
+    acc = cr.placement.accelerator
+    n = stage._SCOPE_PLANS + 44
+    with stage.shared_plans(pod):
+        for i in range(n):
+            assert stage.replan(cr, max_model_len=1024 + 16 * i) is not None
+            (scope,) = (s for s in stage._MEMO.values() if s.serving is pod)
+            assert len(scope.plans) <= stage._SCOPE_PLANS
+        for i in range(n):  # the utilization planners likewise
+            twin = replace(cr, settings=cr.settings.changed(max_model_len=1024 + 16 * i))
+            assert stage.utilization_planner(twin) is not None
+            assert len(scope.planners) <= stage._SCOPE_PLANS
+        last = stage.replan(cr, max_model_len=1024 + 16 * (n - 1))
+        own = plan_vllm_detailed(
+            cr.settings.changed(max_model_len=1024 + 16 * (n - 1)),
+            cr.model,
+            cr.placement.memory_bytes,
+            gpu_name=acc.name,
+            compute_capability=acc.compute_capability,
+        )
+    assert last == own
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"image": "vllm/vllm-openai:v0.6.3"},  # the release (VllmSettings.version)
+        {
+            "env": [{"name": "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "value": "1"}],
+            "extra": ["--max-model-len", "200000"],
+        },
+        # a HAMi slice: the memory total
+        {"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 12000}}},
+        {"extra": ["--kv-cache-dtype", "fp8"]},
+    ],
+    ids=["release", "env", "memory-slice", "kv-dtype"],
+)
+def test_a_pods_containers_that_differ_elsewhere_than_the_flags_keep_their_own_plans(
+    tmp_path: Path, change: dict
+) -> None:
+    """Two containers of one pod that differ in the image's release, an engine env switch, the GPU memory the
+    container gets (a HAMi ``nvidia.com/gpumem`` slice) or the KV cache dtype: each is said and planned as in a pod
+    holding it alone, in either order (the shared memo keys every input of the plan, not the flags alone)."""
+    from kvlint.pipeline import run_check
+
+    c = _base_container(tmp_path)
+    extra = change.get("extra", [])
+    other = {**c, **{k: v for k, v in change.items() if k != "extra"}, "name": "other"}
+    other["args"] = [*c["args"], *extra]
+    opts = Options(allow_hub=False)
+
+    def plan_of(result, name):  # type: ignore[no-untyped-def]
+        (cr,) = (x for x in result.containers if x.container_name == name)
+        return cr.plan
+
+    alone = run_check([_pod_of(tmp_path, "alone", [c])], opts)
+    other_alone = run_check([_pod_of(tmp_path, "other", [other])], opts)
+    assert plan_of(alone, "vllm") != plan_of(other_alone, "other")
+    for i, pair in enumerate(([c, other], [other, c])):
+        pod = run_check([_pod_of(tmp_path, f"pod{i}", pair)], opts)
+        assert plan_of(pod, "vllm") == plan_of(alone, "vllm")
+        assert plan_of(pod, "other") == plan_of(other_alone, "other")
+        assert _said(pod.diagnostics, "vllm") == _said(alone.diagnostics, "vllm")
+        assert _said(pod.diagnostics, "other") == _said(other_alone.diagnostics, "other")
