@@ -814,8 +814,11 @@ _JSON_START = re.compile(r"[\ufeff]?[ \t\r\n]*\{")
 #: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
 #: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
 _YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
-#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line).
-_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line). The
+#: closing quote is optional so that the pattern matches at every ``"``: a string left open would otherwise fail
+#: there and be scanned again from each ``"`` after it, quadratic in the length of the line (a 32 KB line of
+#: escaped quotes took 7 s); :func:`_json_raw_escaped` reads a match without its closing quote as no string.
+_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?')
 
 
 def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
@@ -832,11 +835,14 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
     pieces: list[str] = []
     pos = 0
     for m in _JSON_STRING.finditer(text):
-        outside = _YAML_RAW.search(text, pos, m.start())
+        # (the pattern's last quote is never an escaped one: its ``\\.`` takes each backslash with what follows)
+        closed = len(m.group()) > 1 and m.group().endswith('"')
+        # a string left open (no closing quote on its line) is not one: what it holds is read as outside a string
+        outside = _YAML_RAW.search(text, pos, m.start() if closed else m.end())
         if outside is not None:
             break
         pieces.append(text[pos : m.start()])
-        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, m.group()))
+        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, m.group()) if closed else m.group())
         pos = m.end()
     else:
         outside = _YAML_RAW.search(text, pos)

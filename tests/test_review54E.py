@@ -1,0 +1,39 @@
+"""Review of branch ux54 (pass review54E): defects found in what it merged, each test failing before its fix."""
+
+from __future__ import annotations
+
+import time
+
+from kvlint.load import load_text
+
+#: CPU seconds within which a hostile shape must be read (as tests/test_hostile_shapes.py: the quadratic scans
+#: these tests guard against took tens of seconds on the shapes below, the linear ones take milliseconds)
+LIMIT_S = 3.0
+
+
+def test_a_json_line_of_escaped_quotes_left_open_is_scanned_once() -> None:
+    """The JSON-escaping pass (``kvlint.load._json_raw_escaped``) matched each string with a pattern that needs its
+    closing quote: on a string left open it failed, and ``finditer`` tried again from every escaped quote after it,
+    each attempt running to the end of the line. ``{"a\\"\\"...`` with one DEL, 64 KB on one line, cost ~27 s of
+    CPU (32 KB: 7 s); a hostile file in a pull request the GitHub Action lints is such input. The scan now matches
+    at every quote and reads an open string as no string: the DEL is the KV001 it was, at its line and column."""
+    for lines in (1, 4):
+        body = "\n".join('"a' + '\\"' * 32_000 for _ in range(lines))
+        text = "{\n" + body + " \x7f\n"
+        t = time.process_time()
+        result = load_text(text, "hostile.json")
+        dt = time.process_time() - t
+        assert dt < LIMIT_S, (lines, dt)
+        (kv001,) = result.findings
+        assert kv001.rule == "KV001" and "U+007F (DELETE) outside a string" in kv001.message
+        assert (kv001.loc.line, kv001.loc.column) == (1 + lines, len(body.rsplit("\n", 1)[-1]) + 2)
+
+
+def test_a_json_string_closed_after_escaped_quotes_keeps_its_raw_characters() -> None:
+    """The escaping pass still reads a closed string whole, escaped quotes and backslashes included: its DEL and
+    U+2028 are characters of the value, and a value ending in an escaped backslash closes where JSON closes it."""
+    text = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},\n "data": {"k": "a\\"\x7f\\\\", "l": "\u2028"}}\n'
+    result = load_text(text, "ok.json")
+    assert result.findings == []
+    (doc,) = result.documents
+    assert doc.data["data"] == {"k": 'a"\x7f\\', "l": "\u2028"}
