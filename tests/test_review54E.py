@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from kvlint.load import load_text
+from kvlint.pipeline import Options, run_check
 
 #: CPU seconds within which a hostile shape must be read (as tests/test_hostile_shapes.py: the quadratic scans
 #: these tests guard against took tens of seconds on the shapes below, the linear ones take milliseconds)
@@ -37,3 +39,28 @@ def test_a_json_string_closed_after_escaped_quotes_keeps_its_raw_characters() ->
     assert result.findings == []
     (doc,) = result.documents
     assert doc.data["data"] == {"k": 'a"\x7f\\', "l": "\u2028"}
+
+
+def test_the_proxy_note_on_a_dynamo_frontend_or_planner_reads_as_one_sentence(tmp_path: Path) -> None:
+    """ux54's KV503 note for a file whose only serving-looking container loads no model wrote each Dynamo module's
+    description with a trailing comma into a sentence that adds its own: "runs NVIDIA Dynamo's frontend, the HTTP
+    server that routes requests to the workers,, which loads no model". Each module, run as a Dynamo deployment's
+    frontend or planner Deployment runs it (``python3 -m MODULE`` in a shell), gets one well-formed note."""
+    for module, what in (
+        ("dynamo.frontend", "NVIDIA Dynamo's frontend"),
+        ("dynamo.planner.planner_sla", "NVIDIA Dynamo's planner"),
+        ("planner_sla", "NVIDIA Dynamo's SLA planner"),
+        ("dynamo.router", "NVIDIA Dynamo's router"),
+        ("sglang_router.launch_router", "the SGLang router"),
+    ):
+        f = tmp_path / "fe.yaml"
+        f.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: fe}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: fe\n        image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0\n"
+            '        command: ["/bin/sh", "-c"]\n'
+            f'        args: ["python3 -m {module} --port 8000"]\n'
+        )
+        (note,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV503"]
+        assert f"container fe runs {what}" in note.message, note.message
+        assert ",," not in note.message and ", ," not in note.message, note.message
+        assert "which loads no model and requests no GPU" in note.message
