@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check
@@ -64,3 +65,46 @@ def test_the_proxy_note_on_a_dynamo_frontend_or_planner_reads_as_one_sentence(tm
         assert f"container fe runs {what}" in note.message, note.message
         assert ",," not in note.message and ", ," not in note.message, note.message
         assert "which loads no model and requests no GPU" in note.message
+
+
+def _long_key_kv001(obj: dict[str, Any]) -> Any:
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.worker import lint_object
+
+    (kv001,) = [
+        d for d in lint_object(obj, "review.json", webhook_options()).diagnostics if d.rule == "KV001"
+    ]
+    return kv001
+
+
+def test_the_long_key_remedy_names_the_api_servers_limit_by_where_the_key_is() -> None:
+    """ux54's remedy for a key past the YAML reader's 1,024 characters chose the API server's limit from the last
+    part of the path alone: a custom resource's ``spec.data`` was told "the API server refuses a ConfigMap or
+    Secret data key longer than 253 characters" (no ConfigMap there), and a pod template's ``nodeSelector`` (a
+    LeaderWorkerSet's, which the API server does not validate until the pods are made) "shorten the key to at most
+    1,022 characters", though the API server refuses a nodeSelector key past 317 (``ValidatePodSpec`` calls
+    ``ValidateLabels`` on it). The remedy now says the label-key limit for ``nodeSelector`` and ``matchLabels``
+    and the data-key one only for a ConfigMap's or Secret's own data."""
+    key = "k" * 1100
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "lws"},
+        "spec": {
+            "leaderWorkerTemplate": {
+                "workerTemplate": {
+                    "spec": {"nodeSelector": {key: "x"}, "containers": [{"name": "c", "image": "nginx"}]}
+                }
+            }
+        },
+    }
+    fix = _long_key_kv001(lws).fix or ""
+    assert "nodeSelector key longer than 317 characters" in fix and "1,022" not in fix, fix
+    custom = {"apiVersion": "example.com/v1", "kind": "Model", "metadata": {"name": "m"}, "data": {key: "x"}}
+    fix = _long_key_kv001(custom).fix or ""
+    assert "ConfigMap" not in fix and "253" not in fix and "at most 1,022 characters" in fix, fix
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {key: "x"}}
+    fix = _long_key_kv001(cm).fix or ""
+    assert "ConfigMap data key longer than 253 characters" in fix, fix
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {key: "x"}}
+    assert "Secret stringData key longer than 253 characters" in (_long_key_kv001(secret).fix or "")
