@@ -108,3 +108,16 @@ def test_the_long_key_remedy_names_the_api_servers_limit_by_where_the_key_is() -
     assert "ConfigMap data key longer than 253 characters" in fix, fix
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {key: "x"}}
     assert "Secret stringData key longer than 253 characters" in (_long_key_kv001(secret).fix or "")
+
+
+def test_explain_shows_an_unknown_word_as_inert_text() -> None:
+    """``kvlint explain`` echoed the unknown word as given into its usage error: an ANSI escape in it (a rule id
+    taken from a pull request comment by a bot, say) ran on the terminal that read the error. ux54 rewrote the
+    message and clipped the word; it is now also shown escaped, as kvlint shows any text it did not write."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    r = CliRunner().invoke(main, ["explain", "\x1b[2J\x1b[31mKV9\u202e99"])
+    assert r.exit_code == 2
+    assert "\x1b" not in r.stderr and "\u202e" not in r.stderr and "\\x1b[2J" in r.stderr, r.stderr
