@@ -807,8 +807,10 @@ def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
 
 #: Text kubectl decodes as JSON: its first character after whitespace (and a BOM) is ``{``
 #: (k8s.io/apimachinery ``pkg/util/yaml/decoder.go``: ``NewYAMLOrJSONDecoder`` sniffs the stream with
-#: ``hasJSONPrefix``, then a ``json.Decoder`` reads it).
-_JSON_START = re.compile(r"[\ufeff]?[ \t\r\n]*\{")
+#: ``hasJSONPrefix``, then a ``json.Decoder`` reads it), and the next one after JSON's whitespace a ``"`` or ``}``,
+#: as a JSON object goes on: a Helm or Mustache template that starts with ``{{`` (``{{- if .Values.x }}``) is a
+#: template to render (KV002), not JSON that kubectl refuses.
+_JSON_START = re.compile(r'[\ufeff]?[ \t\r\n]*\{[ \t\r\n]*["}]')
 #: Characters JSON takes raw inside a string that the YAML reader does not read as JSON means them: U+0085, U+2028
 #: and U+2029, which YAML counts as line breaks (and folds inside a quoted scalar), and U+007F-U+009F, U+FFFE,
 #: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the

@@ -121,3 +121,24 @@ def test_explain_shows_an_unknown_word_as_inert_text() -> None:
     r = CliRunner().invoke(main, ["explain", "\x1b[2J\x1b[31mKV9\u202e99"])
     assert r.exit_code == 2
     assert "\x1b" not in r.stderr and "\u202e" not in r.stderr and "\\x1b[2J" in r.stderr, r.stderr
+
+
+def test_a_helm_template_starting_with_braces_is_a_template_not_json() -> None:
+    """ux54 read a file as JSON when its first character is ``{`` (kubectl's sniff), so a Helm template that
+    opens with ``{{- if .Values.x }}`` and holds a U+2028 (pasted into a comment) or a DEL was "error KV001 not
+    valid JSON: the character U+2028 (LINE SEPARATOR) outside a string; kubectl's JSON decoder refuses the file",
+    where kvlint said before that it is a template to render (KV002). A JSON object's ``{`` is followed by a key's
+    ``"`` or its ``}``: only such text is read as JSON; a JSON manifest is still read as JSON means it."""
+    for raw in ("\u2028", "\x7f"):
+        template = (
+            "{{- if .Values.enabled }}\n"
+            f"# one replica{raw} per GPU\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n{{- end }}\n"
+        )
+        result = load_text(template, "templates/cm.yaml")
+        assert [f.rule for f in result.findings] == ["KV002"], (repr(raw), result.findings)
+    spaced = (
+        '{ \n  "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "x\x7f"}}\n'
+    )
+    result = load_text(spaced, "cm.json")
+    assert result.findings == [] and result.documents[0].data["data"] == {"k": "x\x7f"}
