@@ -831,39 +831,65 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
     or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
     line moves by 5 per escape. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
     character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
-    column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged."""
-    import unicodedata
-
+    column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged. So is one right after
+    a string's escaping backslash: JSON escapes only ``"\\/bfnrtu`` (Go's decoder: "invalid character ... in string
+    escape code"), and written as ``\\uXXXX`` behind that backslash it would read as the six characters of the
+    escape."""
     pieces: list[str] = []
     pos = 0
     for m in _JSON_STRING.finditer(text):
         # (the pattern's last quote is never an escaped one: its ``\\.`` takes each backslash with what follows)
-        closed = len(m.group()) > 1 and m.group().endswith('"')
+        token = m.group()
+        closed = len(token) > 1 and token.endswith('"')
         # a string left open (no closing quote on its line) is not one: what it holds is read as outside a string
         outside = _YAML_RAW.search(text, pos, m.start() if closed else m.end())
         if outside is not None:
-            break
+            return text, _json_raw_finding(
+                text, path, outside.start(), "outside a string", "invalid character"
+            )
+        if closed and _YAML_RAW.search(token):
+            # the pattern pairs each backslash with what follows it, left to right, as JSON does
+            for e in _JSON_ESCAPE.finditer(token):
+                if _YAML_RAW.match(e.group(1)):
+                    at = m.start() + e.start(1)
+                    return text, _json_raw_finding(text, path, at, "after a backslash", "invalid escape")
         pieces.append(text[pos : m.start()])
-        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, m.group()) if closed else m.group())
+        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, token) if closed else token)
         pos = m.end()
-    else:
-        outside = _YAML_RAW.search(text, pos)
-        if outside is None:
-            pieces.append(text[pos:])
-            return "".join(pieces), None
-    at = outside.start()
+    outside = _YAML_RAW.search(text, pos)
+    if outside is not None:
+        return text, _json_raw_finding(text, path, outside.start(), "outside a string", "invalid character")
+    pieces.append(text[pos:])
+    return "".join(pieces), None
+
+
+#: An escape in a JSON string token (:data:`_JSON_STRING`): a backslash and the character it escapes.
+_JSON_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _json_raw_finding(text: str, path: str, at: int, where: str, why: str) -> Finding:
+    """The KV001 of :func:`_json_raw_escaped` for the :data:`_YAML_RAW` character at offset ``at`` of ``text``,
+    which stands ``where`` (``outside a string``, ``after a backslash``) and which kubectl's JSON decoder refuses
+    for ``why``: the character named and escaped, at its line and column (counted at LF)."""
+    import unicodedata
+
     line = text.count("\n", 0, at) + 1
     col = at - text.rfind("\n", 0, at)
-    ch = outside.group()
+    ch = text[at]
     name = unicodedata.name(
         ch, "DELETE" if ch == "\x7f" else "a C1 control" if ch < "\xa0" else "a noncharacter"
     )
-    return text, Finding(
+    fix = (
+        f"delete the character, or write it inside a string as \\u{ord(ch):04x}"
+        if where == "outside a string"
+        else "delete the backslash before it, or write that backslash as \\\\ if the value holds one"
+    )
+    return Finding(
         "KV001",
-        f"not valid JSON: the character U+{ord(ch):04X} ({name}) outside a string; kubectl's JSON decoder "
-        "refuses the file (invalid character), so nothing in it is applied",
+        f"not valid JSON: the character U+{ord(ch):04X} ({name}) {where}; kubectl's JSON decoder refuses the file "
+        f"({why}), so nothing in it is applied",
         Loc(path, line, col),
-        fix=f"delete the character, or write it inside a string as \\u{ord(ch):04x}",
+        fix=fix,
     )
 
 

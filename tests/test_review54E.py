@@ -142,3 +142,25 @@ def test_a_helm_template_starting_with_braces_is_a_template_not_json() -> None:
     )
     result = load_text(spaced, "cm.json")
     assert result.findings == [] and result.documents[0].data["data"] == {"k": "x\x7f"}
+
+
+def test_a_raw_character_after_a_json_backslash_is_an_invalid_escape() -> None:
+    """JSON escapes only ``"\\/bfnrtu``: kubectl's decoder refuses a string whose backslash comes before a DEL or a
+    U+2028 ("invalid character ... in string escape code"). ux54's escaping pass wrote the character as ``\\u007f``
+    behind that backslash, which the YAML reader reads as a backslash and five letters: the file kubectl refuses
+    passed with no finding (before ux54 the DEL was a YAML syntax error). It is now the KV001 at the character;
+    an escaped backslash before it (``\\\\``) leaves the character raw in the value, which kubectl takes."""
+    for raw in ("\x7f", "\u2028", "\x85"):
+        bad = (
+            '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},\n "data": {"k": "ab\\'
+            + raw
+            + '"}}\n'
+        )
+        result = load_text(bad, "cm.json")
+        (kv001,) = result.findings
+        assert kv001.rule == "KV001" and "after a backslash" in kv001.message, (repr(raw), kv001)
+        assert (kv001.loc.line, kv001.loc.column) == (2, bad.split("\n")[1].index(raw) + 1)
+        assert result.documents == []
+        good = bad.replace("ab\\" + raw, "ab\\\\" + raw)
+        result = load_text(good, "cm.json")
+        assert result.findings == [] and result.documents[0].data["data"] == {"k": "ab\\" + raw}
