@@ -2084,7 +2084,9 @@ def _no_api_version(doc: Document) -> Finding | None:
     ``apiVersion`` (absent, null or empty). kubectl decodes each object into an unstructured object, which refuses one without a
     version (k8s.io/apimachinery ``pkg/runtime/error.go``, ``NewMissingVersionErr``: "Object 'apiVersion' is
     missing in ..."; ``pkg/apis/meta/v1/unstructured`` ``UnstructuredJSONScheme``), and the API server refuses
-    it too: nothing in the document is applied. The document is still checked (its content is read as written:
+    it too: nothing in the document is applied. Not a kustomize strategic-merge patch
+    (:func:`kvlint.render.strategic_merge_patch_finding`: ``kubectl kustomize`` applies one without
+    ``apiVersion`` to the objects a ``patches`` entry's ``target`` selects). The document is still checked (its content is read as written:
     the line to add changes none of it). Located at the document's first line; the remedy names the
     ``apiVersion`` of the kind when kvlint knows one (:data:`kvlint.kinds.WORKLOAD_KINDS` with one served
     version, core kinds). None for any other document (Helm values with a ``kind:`` setting have no ``metadata``
@@ -2096,6 +2098,12 @@ def _no_api_version(doc: Document) -> Finding | None:
     if not isinstance(kind, str) or not kind.strip() or kind in _NO_API_KINDS:
         return None
     if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
+        return None
+    from kvlint.render import strategic_merge_patch_finding
+
+    if strategic_merge_patch_finding(doc) is not None:
+        # a kustomize strategic-merge patch (its KV002 says so), which kustomize applies to the objects its
+        # kustomization's ``target`` selects whatever apiVersion it lacks: not an object sent to the API server
         return None
     from kvlint.kinds import WORKLOAD_KINDS
     from kvlint.report.escape import printable

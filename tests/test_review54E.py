@@ -164,3 +164,25 @@ def test_a_raw_character_after_a_json_backslash_is_an_invalid_escape() -> None:
         good = bad.replace("ab\\" + raw, "ab\\\\" + raw)
         result = load_text(good, "cm.json")
         assert result.findings == [] and result.documents[0].data["data"] == {"k": "ab\\" + raw}
+
+
+def test_a_strategic_merge_patch_without_apiversion_is_a_patch_not_a_refused_object(tmp_path: Path) -> None:
+    """``kubectl kustomize`` applies a strategic-merge patch with no ``apiVersion`` to the objects its ``patches``
+    entry's ``target`` selects. Named alone, such a patch setting a vLLM container's args got ux54's "error KV001
+    this Deployment has no apiVersion: kubectl and the API server refuse it" beside kvlint's own KV002 "it is a
+    kustomize strategic-merge patch". The patch now gets its KV002 only; a whole Deployment without apiVersion
+    (a selector, an image) keeps its KV001."""
+    patch = (
+        "kind: Deployment\nmetadata:\n  name: vllm\nspec:\n  template:\n    spec:\n      containers:\n"
+        '      - name: vllm\n        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]\n'
+    )
+    f = tmp_path / "patch-vllm.yaml"
+    f.write_text(patch)
+    rules = [d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics]
+    assert "KV002" in rules and "KV001" not in rules, rules
+    whole = patch.replace("spec:\n  template:", "spec:\n  selector: {matchLabels: {app: vllm}}\n  template:")
+    f.write_text(
+        whole.replace("      - name: vllm\n", "      - name: vllm\n        image: vllm/vllm-openai:v0.8.5\n")
+    )
+    rules = [d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics]
+    assert "KV001" in rules and "KV002" not in rules, rules
