@@ -2086,7 +2086,8 @@ def _no_api_version(doc: Document) -> Finding | None:
     missing in ..."; ``pkg/apis/meta/v1/unstructured`` ``UnstructuredJSONScheme``), and the API server refuses
     it too: nothing in the document is applied. Not a kustomize strategic-merge patch
     (:func:`kvlint.render.strategic_merge_patch_finding`: ``kubectl kustomize`` applies one without
-    ``apiVersion`` to the objects a ``patches`` entry's ``target`` selects). The document is still checked (its content is read as written:
+    ``apiVersion`` to the objects a ``patches`` entry's ``target`` selects), nor a file named as Helm values
+    (``values.yaml``, ``values-gpu.yml``), whose ``kind:`` and ``metadata:`` may be settings its chart reads. The document is still checked (its content is read as written:
     the line to add changes none of it). Located at the document's first line; the remedy names the
     ``apiVersion`` of the kind when kvlint knows one (:data:`kvlint.kinds.WORKLOAD_KINDS` with one served
     version, core kinds). None for any other document (Helm values with a ``kind:`` setting have no ``metadata``
@@ -2098,6 +2099,11 @@ def _no_api_version(doc: Document) -> Finding | None:
     if not isinstance(kind, str) or not kind.strip() or kind in _NO_API_KINDS:
         return None
     if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
+        return None
+    base = os.path.basename(doc.path).lower()
+    if base.startswith("values") and base.endswith((".yaml", ".yml")):
+        # a chart's values (as kvlint.render reads a values file by its name) may set ``kind:`` and ``metadata:``
+        # for its templates (``kind: StatefulSet``, ``metadata: {annotations: ...}``): helm reads it, not kubectl
         return None
     from kvlint.render import strategic_merge_patch_finding
 

@@ -186,3 +186,26 @@ def test_a_strategic_merge_patch_without_apiversion_is_a_patch_not_a_refused_obj
     )
     rules = [d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics]
     assert "KV001" in rules and "KV002" not in rules, rules
+
+
+def test_chart_values_that_set_kind_and_metadata_are_not_a_refused_object(tmp_path: Path) -> None:
+    """ux54 took any mapping with a ``kind`` and a ``metadata`` mapping but no ``apiVersion`` for a Kubernetes
+    object kubectl refuses, on the assumption that Helm values have no ``metadata`` mapping: a chart's
+    ``values.yaml`` choosing its workload kind and pod metadata (``kind: StatefulSet``, ``metadata: {annotations:
+    {}}``), named to kvlint check beside its Chart.yaml, was "error KV001 this StatefulSet has no apiVersion:
+    kubectl and the API server refuse it" (before ux54: no finding). A file named as values gets no such error; the
+    same document in a manifest file still does."""
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "templates").mkdir()
+    text = (
+        "kind: StatefulSet\nmetadata:\n  annotations: {}\nreplicaCount: 1\n"
+        "image:\n  repository: vllm/vllm-openai\n  tag: v0.8.5\n"
+    )
+    for name in ("values.yaml", "values-gpu.yml"):
+        f = tmp_path / name
+        f.write_text(text)
+        rules = [d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics]
+        assert "KV001" not in rules, (name, rules)
+    f = tmp_path / "statefulset.yaml"
+    f.write_text(text)
+    assert "KV001" in [d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics]
