@@ -818,8 +818,8 @@ _JSON_START = re.compile(r'[\ufeff]?[ \t\r\n]*\{[ \t\r\n]*["}]')
 _YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 #: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line). The
 #: closing quote is optional so that the pattern matches at every ``"``: a string left open would otherwise fail
-#: there and be scanned again from each ``"`` after it, quadratic in the length of the line (a 32 KB line of
-#: escaped quotes took 7 s); :func:`_json_raw_escaped` reads a match without its closing quote as no string.
+#: there and be scanned again from each ``"`` after it, quadratic in the length of the line (a 64 KB line of
+#: escaped quotes took 14 s); :func:`_json_raw_escaped` reads a match without its closing quote as no string.
 _JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?')
 
 
