@@ -1365,12 +1365,14 @@ def _unknown_rule(asked: str) -> str:
     import difflib
     import re
 
+    from kvlint.report.escape import printable
     from kvlint.rules.catalog import load_catalog
     from kvlint.sizing import REASONS, UNREAD_REASONS
     from kvlint.statement import clip
 
     cat = load_catalog()
-    shown = clip(asked, 80)
+    # the word as inert text: a terminal escape in it (``$'\x1b[2J'``) is shown, not run on the user's terminal
+    shown = printable(clip(asked, 80))
     words = " ".join(asked.split()).lower()
     if re.fullmatch(r"kv\d+", words):
         ids = sorted(cat)

@@ -816,15 +816,20 @@ def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
 
 #: Text kubectl decodes as JSON: its first character after whitespace (and a BOM) is ``{``
 #: (k8s.io/apimachinery ``pkg/util/yaml/decoder.go``: ``NewYAMLOrJSONDecoder`` sniffs the stream with
-#: ``hasJSONPrefix``, then a ``json.Decoder`` reads it).
-_JSON_START = re.compile(r"[\ufeff]?[ \t\r\n]*\{")
+#: ``hasJSONPrefix``, then a ``json.Decoder`` reads it), and the next one after JSON's whitespace a ``"`` or ``}``,
+#: as a JSON object goes on: a Helm or Mustache template that starts with ``{{`` (``{{- if .Values.x }}``) is a
+#: template to render (KV002), not JSON that kubectl refuses.
+_JSON_START = re.compile(r'[\ufeff]?[ \t\r\n]*\{[ \t\r\n]*["}]')
 #: Characters JSON takes raw inside a string that the YAML reader does not read as JSON means them: U+0085, U+2028
 #: and U+2029, which YAML counts as line breaks (and folds inside a quoted scalar), and U+007F-U+009F, U+FFFE,
 #: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
 #: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
 _YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
-#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line).
-_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line). The
+#: closing quote is optional so that the pattern matches at every ``"``: a string left open would otherwise fail
+#: there and be scanned again from each ``"`` after it, quadratic in the length of the line (a 64 KB line of
+#: escaped quotes took 14 s); :func:`_json_raw_escaped` reads a match without its closing quote as no string.
+_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?')
 
 
 def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
@@ -835,36 +840,65 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
     or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
     line moves by 5 per escape. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
     character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
-    column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged."""
-    import unicodedata
-
+    column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged. So is one right after
+    a string's escaping backslash: JSON escapes only ``"\\/bfnrtu`` (Go's decoder: "invalid character ... in string
+    escape code"), and written as ``\\uXXXX`` behind that backslash it would read as the six characters of the
+    escape."""
     pieces: list[str] = []
     pos = 0
     for m in _JSON_STRING.finditer(text):
-        outside = _YAML_RAW.search(text, pos, m.start())
+        # (the pattern's last quote is never an escaped one: its ``\\.`` takes each backslash with what follows)
+        token = m.group()
+        closed = len(token) > 1 and token.endswith('"')
+        # a string left open (no closing quote on its line) is not one: what it holds is read as outside a string
+        outside = _YAML_RAW.search(text, pos, m.start() if closed else m.end())
         if outside is not None:
-            break
+            return text, _json_raw_finding(
+                text, path, outside.start(), "outside a string", "invalid character"
+            )
+        if closed and _YAML_RAW.search(token):
+            # the pattern pairs each backslash with what follows it, left to right, as JSON does
+            for e in _JSON_ESCAPE.finditer(token):
+                if _YAML_RAW.match(e.group(1)):
+                    at = m.start() + e.start(1)
+                    return text, _json_raw_finding(text, path, at, "after a backslash", "invalid escape")
         pieces.append(text[pos : m.start()])
-        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, m.group()))
+        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, token) if closed else token)
         pos = m.end()
-    else:
-        outside = _YAML_RAW.search(text, pos)
-        if outside is None:
-            pieces.append(text[pos:])
-            return "".join(pieces), None
-    at = outside.start()
+    outside = _YAML_RAW.search(text, pos)
+    if outside is not None:
+        return text, _json_raw_finding(text, path, outside.start(), "outside a string", "invalid character")
+    pieces.append(text[pos:])
+    return "".join(pieces), None
+
+
+#: An escape in a JSON string token (:data:`_JSON_STRING`): a backslash and the character it escapes.
+_JSON_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _json_raw_finding(text: str, path: str, at: int, where: str, why: str) -> Finding:
+    """The KV001 of :func:`_json_raw_escaped` for the :data:`_YAML_RAW` character at offset ``at`` of ``text``,
+    which stands ``where`` (``outside a string``, ``after a backslash``) and which kubectl's JSON decoder refuses
+    for ``why``: the character named and escaped, at its line and column (counted at LF)."""
+    import unicodedata
+
     line = text.count("\n", 0, at) + 1
     col = at - text.rfind("\n", 0, at)
-    ch = outside.group()
+    ch = text[at]
     name = unicodedata.name(
         ch, "DELETE" if ch == "\x7f" else "a C1 control" if ch < "\xa0" else "a noncharacter"
     )
-    return text, Finding(
+    fix = (
+        f"delete the character, or write it inside a string as \\u{ord(ch):04x}"
+        if where == "outside a string"
+        else "delete the backslash before it, or write that backslash as \\\\ if the value holds one"
+    )
+    return Finding(
         "KV001",
-        f"not valid JSON: the character U+{ord(ch):04X} ({name}) outside a string; kubectl's JSON decoder "
-        "refuses the file (invalid character), so nothing in it is applied",
+        f"not valid JSON: the character U+{ord(ch):04X} ({name}) {where}; kubectl's JSON decoder refuses the file "
+        f"({why}), so nothing in it is applied",
         Loc(path, line, col),
-        fix=f"delete the character, or write it inside a string as \\u{ord(ch):04x}",
+        fix=fix,
     )
 
 
@@ -2091,7 +2125,10 @@ def _no_api_version(doc: Document) -> Finding | None:
     ``apiVersion`` (absent, null or empty). kubectl decodes each object into an unstructured object, which refuses one without a
     version (k8s.io/apimachinery ``pkg/runtime/error.go``, ``NewMissingVersionErr``: "Object 'apiVersion' is
     missing in ..."; ``pkg/apis/meta/v1/unstructured`` ``UnstructuredJSONScheme``), and the API server refuses
-    it too: nothing in the document is applied. The document is still checked (its content is read as written:
+    it too: nothing in the document is applied. Not a kustomize strategic-merge patch
+    (:func:`kvlint.render.strategic_merge_patch_finding`: ``kubectl kustomize`` applies one without
+    ``apiVersion`` to the objects a ``patches`` entry's ``target`` selects), nor a file named as Helm values
+    (``values.yaml``, ``values-gpu.yml``), whose ``kind:`` and ``metadata:`` may be settings its chart reads. The document is still checked (its content is read as written:
     the line to add changes none of it). Located at the document's first line; the remedy names the
     ``apiVersion`` of the kind when kvlint knows one (:data:`kvlint.kinds.WORKLOAD_KINDS` with one served
     version, core kinds). None for any other document (Helm values with a ``kind:`` setting have no ``metadata``
@@ -2103,6 +2140,17 @@ def _no_api_version(doc: Document) -> Finding | None:
     if not isinstance(kind, str) or not kind.strip() or kind in _NO_API_KINDS:
         return None
     if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
+        return None
+    base = os.path.basename(doc.path).lower()
+    if base.startswith("values") and base.endswith((".yaml", ".yml")):
+        # a chart's values (as kvlint.render reads a values file by its name) may set ``kind:`` and ``metadata:``
+        # for its templates (``kind: StatefulSet``, ``metadata: {annotations: ...}``): helm reads it, not kubectl
+        return None
+    from kvlint.render import strategic_merge_patch_finding
+
+    if strategic_merge_patch_finding(doc) is not None:
+        # a kustomize strategic-merge patch (its KV002 says so), which kustomize applies to the objects its
+        # kustomization's ``target`` selects whatever apiVersion it lacks: not an object sent to the API server
         return None
     from kvlint.kinds import WORKLOAD_KINDS
     from kvlint.report.escape import printable

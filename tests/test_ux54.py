@@ -115,8 +115,9 @@ def test_the_long_key_remedy_says_what_each_limit_is() -> None:
     (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
     assert "annotation key longer than 317 characters" in (kv001.fix or "")
     assert "253 + 1 + 63" in (kv001.fix or "") and "label" not in (kv001.fix or "")
-    assert "253 characters" in long_key_fix("data") and "317" not in long_key_fix("data")
-    other = long_key_fix("spec.template.spec.nodeSelector")
+    data = long_key_fix("data", "ConfigMap")
+    assert "253 characters" in data and "317" not in data
+    other = long_key_fix("spec.values")
     assert f"at most {MAX_YAML_KEY_CHARS - 2:,} characters" in other and "317" not in other
 
 

@@ -1091,10 +1091,10 @@ def _serves_no_model(texts: Sequence[str]) -> bool:
 _ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 #: What each no-model module is, in a note (:func:`request_proxy_note`), by the prefix of its module name.
 _NO_MODEL_WHAT = {
-    "dynamo.frontend": "NVIDIA Dynamo's frontend, the HTTP server that routes requests to the workers,",
+    "dynamo.frontend": "NVIDIA Dynamo's frontend (the HTTP server that routes requests to the workers)",
     "dynamo.router": "NVIDIA Dynamo's router",
-    "dynamo.planner": "NVIDIA Dynamo's planner, which scales the workers from their metrics,",
-    "planner_sla": "NVIDIA Dynamo's SLA planner, which scales the workers from their metrics,",
+    "dynamo.planner": "NVIDIA Dynamo's planner (it scales the workers from their metrics)",
+    "planner_sla": "NVIDIA Dynamo's SLA planner (it scales the workers from their metrics)",
     "sglang_router.launch_router": "the SGLang router sglang_router.launch_router",
 }
 

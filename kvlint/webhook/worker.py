@@ -496,29 +496,40 @@ def _say_long_key(obj: Any, loaded: Any) -> None:
             f"keys of at most {MAX_YAML_KEY_CHARS:,} characters there (PyYAML's limit on an implicit key); nothing "
             "in the object was checked"
         ),
-        fix=long_key_fix(where),
+        fix=long_key_fix(where, obj.get("kind") if isinstance(obj, dict) else None),
     )
 
 
-def long_key_fix(where: str) -> str:
+#: Mappings whose keys the API server validates as label keys (qualified names): an object's or a pod
+#: template's ``labels``, ``annotations`` (``ValidateAnnotations``), a pod's ``nodeSelector`` (``ValidatePodSpec``
+#: calls ``ValidateLabels`` on it) and a label selector's ``matchLabels`` (``ValidateLabelSelector``).
+_LABEL_KEY_MAPS = frozenset({"labels", "annotations", "nodeSelector", "matchLabels"})
+#: The top-level mappings whose keys the API server validates as ConfigMap keys (``IsConfigMapKey``), by kind: a
+#: Secret's ``stringData`` is merged into its ``data`` before validation.
+_DATA_KEY_MAPS = {"ConfigMap": ("data", "binaryData"), "Secret": ("data", "stringData")}
+
+
+def long_key_fix(where: str, kind: object = None) -> str:
     """The remedy for a key over :data:`MAX_YAML_KEY_CHARS` in the mapping at ``where`` (a dotted path, as
-    :func:`long_key` gives it), with the longest key the API server itself takes there, each figure said as what it
-    is: a label or annotation key is a qualified name, an optional DNS-subdomain prefix of at most 253 characters,
-    ``/`` and a name of at most 63, 317 in all (k8s.io/apimachinery ``pkg/util/validation/validation.go``:
-    ``IsQualifiedName``, ``DNS1123SubdomainMaxLength``, ``qualifiedNameMaxLength``; ``ValidateAnnotations`` and
-    ``ValidateLabelName`` call it); a ConfigMap or Secret ``data``/``binaryData`` key at most 253 (``IsConfigMapKey``).
-    Elsewhere only the reader's own limit is said."""
+    :func:`long_key` gives it) of an object of kind ``kind`` (the object's ``kind``, any value), with the longest
+    key the API server itself takes there, each figure said as what it is: a label or annotation key, and a
+    ``nodeSelector`` or ``matchLabels`` key (:data:`_LABEL_KEY_MAPS`), is a qualified name, an optional
+    DNS-subdomain prefix of at most 253 characters, ``/`` and a name of at most 63, 317 in all
+    (k8s.io/apimachinery ``pkg/util/validation/validation.go``: ``IsQualifiedName``, ``DNS1123SubdomainMaxLength``,
+    ``qualifiedNameMaxLength``; ``ValidateAnnotations`` and ``ValidateLabelName`` call it); a ConfigMap's or
+    Secret's own ``data`` key at most 253 (``IsConfigMapKey``; :data:`_DATA_KEY_MAPS`). Elsewhere (a custom
+    resource's ``spec.data``) only the reader's own limit is said."""
     last = where.rsplit(".", 1)[-1]
     exempt = "; or exempt the object from the webhook (namespaceSelector or objectSelector)"
-    if last in ("labels", "annotations"):
-        what = "an annotation" if last == "annotations" else "a label"
+    if last in _LABEL_KEY_MAPS:
+        what = "an annotation" if last == "annotations" else f"a {last}" if last != "labels" else "a label"
         return (
             f"shorten the key: the API server refuses {what} key longer than 317 characters (an optional prefix, a "
             "DNS subdomain of at most 253, then '/', then a name of at most 63: 253 + 1 + 63)" + exempt
         )
-    if last in ("data", "binaryData"):
+    if isinstance(kind, str) and where in _DATA_KEY_MAPS.get(kind, ()):
         return (
-            f"shorten the key: the API server refuses a ConfigMap or Secret {last} key longer than 253 characters "
+            f"shorten the key: the API server refuses a {kind} {where} key longer than 253 characters "
             "(a DNS subdomain's length)" + exempt
         )
     return (
