@@ -475,6 +475,8 @@ def analyse_container(
             kuberay=kuberay_writes_command(w, container),
             # a worker node's script joins its leader's engine: not an engine started from its env
             from_env=w.role not in ("worker", "head") and not w.kind.lower().startswith("ray"),
+            # a leader's engine may span its group's pods (a LeaderWorkerSet of size 2: 2 pods' GPUs)
+            group_pods=w.group_size if w.group_size is not None and w.group_size > 1 else 1,
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise

@@ -142,3 +142,57 @@ def test_an_env_from_a_configmap_not_among_the_inputs_says_which_to_pass() -> No
     (cr,) = [c for c in result.containers if isinstance(c, ContainerResult)]
     assert cr.serving.model is not None and cr.serving.model.value == "Qwen/Qwen2.5-1.5B-Instruct"
     assert cr.serving.get("max_model_len") == 4096 and sizing_of(cr) in ("plan", "fleet")
+
+
+_LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: big}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+        containers:
+        - name: leader
+          image: registry.example.com/team/vllm-server:v1
+          command: [/opt/start-leader.sh]
+          env:
+%s          resources: {limits: {nvidia.com/gpu: 8}}
+    workerTemplate:
+      spec:
+        nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+        containers:
+        - name: worker
+          image: registry.example.com/team/vllm-server:v1
+          command: [/opt/start-worker.sh]
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_a_group_leader_s_layout_is_the_env_s_only_when_it_uses_the_group_s_gpus() -> None:
+    """A LeaderWorkerSet of two 8-GPU pods whose leader's env gives TENSOR_PARALLEL_SIZE=8 alone: the engine its
+    script starts may span both pods (a pipeline size of 2 the env does not give), so the leader is not sized; it was
+    planned as one 8-GPU engine (KV101 "weights need 94.53 GiB per GPU" for the 405B model, KV403 "16 GPUs, 8 used"),
+    errors on a layout kvlint assumed. With PIPELINE_PARALLEL_SIZE=2 as well the 16 GPUs are the layout, sized."""
+
+    def run(env: dict[str, str]) -> tuple[ContainerResult, dict[str, list[str]]]:
+        entries = "".join(f"          - {{name: {k}, value: {v!r}}}\n" for k, v in env.items())
+        result = run_documents(load_text(_LWS % entries, "lws.yaml"), Options(allow_hub=False))
+        (cr,) = [
+            c for c in result.containers if isinstance(c, ContainerResult) and c.serving.model is not None
+        ]
+        got: dict[str, list[str]] = {}
+        for d in result.diagnostics:
+            got.setdefault(d.rule, []).append(f"{d.severity}: {d.message}")
+        return cr, got
+
+    env = {"MODEL_ID": "meta-llama/Llama-3.1-405B-Instruct", "TENSOR_PARALLEL_SIZE": "8"}
+    cr, got = run(env)
+    assert sizing_of(cr) == "parallel size unknown", sizing_of(cr)
+    assert "KV101" not in got and "KV403" not in got, got
+    assert any("the GPU layout may be among them" in m for m in got["KV503"]), got["KV503"]
+    cr, got = run({**env, "PIPELINE_PARALLEL_SIZE": "2"})
+    assert cr.serving.get("pipeline_parallel_size") == 2 and sizing_of(cr) == "plan", sizing_of(cr)
+    assert any("the group's 2 pods x 8 GPUs set the GPU layout" in m for m in got["KV503"]), got["KV503"]

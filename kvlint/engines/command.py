@@ -2879,6 +2879,7 @@ def parse_container(
     kuberay: bool = False,
     installed_release: str | None = None,
     from_env: bool = True,
+    group_pods: int = 1,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -2909,6 +2910,9 @@ def parse_container(
             read from the container's env when the env names the model (:func:`env_launch`, **[assumed]**, said by
             a KV503 warning: :func:`kvlint.engines.options.launched_from_env`); False for a worker node of a
             multi-node engine, whose script joins its leader's engine rather than starting one.
+        group_pods: the pods of the group the container's pod leads (a LeaderWorkerSet's ``size``, 1 for a pod of its
+            own): an engine read from the env may span them all, so its GPU layout is taken as the env's sizes only
+            when they use every GPU of the group (:func:`kvlint.engines.options.launched_from_env`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -3319,7 +3323,9 @@ def parse_container(
                 # (the words shown as written: a path or hub id, numbers, dtype names need no quoting)
                 starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
                 shown = starter + " " + " ".join(it.text for it in argv)
-                launched_from_env(cfg, reason, clip(shown, 200), names, where, _gpu_count(container))
+                launched_from_env(
+                    cfg, reason, clip(shown, 200), names, where, _gpu_count(container), max(group_pods, 1)
+                )
                 return cfg
     return _kv503(
         engine,
