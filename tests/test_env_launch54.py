@@ -196,3 +196,16 @@ def test_a_group_leader_s_layout_is_the_env_s_only_when_it_uses_the_group_s_gpus
     cr, got = run({**env, "PIPELINE_PARALLEL_SIZE": "2"})
     assert cr.serving.get("pipeline_parallel_size") == 2 and sizing_of(cr) == "plan", sizing_of(cr)
     assert any("the group's 2 pods x 8 GPUs set the GPU layout" in m for m in got["KV503"]), got["KV503"]
+
+
+def test_a_value_the_env_gives_that_the_engine_would_refuse_is_a_warning_on_the_assumption() -> None:
+    """``DTYPE=fp16`` is not a vLLM ``--dtype`` (vllm/config: auto, half, float16, bfloat16, float, float32), but the
+    engine never reads that variable: only kvlint's reading of the env passes it as ``--dtype`` (an entrypoint may
+    translate it). KV206 at the variable was an error (a failed check, a denied admission) on that assumption; it is
+    now a warning that says so. The same value on the command line stays an error."""
+    _cr, got = _run({"MODEL_ID": "Qwen/Qwen2.5-1.5B-Instruct", "DTYPE": "fp16"})
+    (msg,) = got["KV206"]
+    assert msg.startswith("warning: invalid value 'fp16' for --dtype"), msg
+    assert "DTYPE" in msg and "assum" in msg, msg
+    _cr, got = _run({}, command="        command: [vllm, serve, Qwen/Qwen2.5-1.5B-Instruct, --dtype, fp16]\n")
+    assert [m.split(":")[0] for m in got.get("KV206", [])] == ["error"], got
