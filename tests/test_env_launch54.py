@@ -209,3 +209,34 @@ def test_a_value_the_env_gives_that_the_engine_would_refuse_is_a_warning_on_the_
     assert "DTYPE" in msg and "assum" in msg, msg
     _cr, got = _run({}, command="        command: [vllm, serve, Qwen/Qwen2.5-1.5B-Instruct, --dtype, fp16]\n")
     assert [m.split(":")[0] for m in got.get("KV206", [])] == ["error"], got
+
+
+_NO_GPU = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      containers:
+      - name: ui
+        image: registry.example.com/team/vllm-chat-ui:v1
+        env:
+        - {name: MODEL_NAME, value: meta-llama/Llama-3.1-8B-Instruct}
+%s"""
+
+
+@pytest.mark.parametrize("resources", ["", "        resources: {limits: {cpu: '2', memory: 4Gi}}\n"])
+def test_a_container_that_requests_no_gpu_is_not_read_as_an_engine_started_from_its_env(
+    resources: str,
+) -> None:
+    """A client, UI or exporter beside the engine, its image named after it (``vllm-chat-ui``), whose env names the
+    model it queries (``MODEL_NAME``): it requests no GPU, so its env is no evidence that its entrypoint starts an
+    engine. It stays "engine command cannot be read" (one KV503), as before the env was read; reading it as
+    ``vllm serve MODEL`` added KV405 "requests no GPU resource" (a remedy asking for a GPU for a UI), KV501 and
+    KV208 on a guess."""
+    result = run_documents(load_text(_NO_GPU % resources, "ui.yaml"), Options(allow_hub=False))
+    rules = sorted(d.rule for d in result.diagnostics)
+    assert rules == ["KV503"], [(d.rule, d.message) for d in result.diagnostics]
+    (d,) = result.diagnostics
+    assert "engine command cannot be read" in d.message, d.message

@@ -3286,6 +3286,9 @@ def parse_container(
         and from_env
         and engine in _ENV_OPTIONS
         and (not items or reason.startswith(_RUNS_SCRIPT))
+        # (a container that requests no GPU, a client or UI whose image is named after the engine, names in its env
+        # the model it queries: no evidence that its entrypoint starts an engine)
+        and _requests_gpu(container)
     ):
         # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
         launch = env_launch(engine, env, env_locs)
