@@ -240,3 +240,25 @@ def test_a_container_that_requests_no_gpu_is_not_read_as_an_engine_started_from_
     assert rules == ["KV503"], [(d.rule, d.message) for d in result.diagnostics]
     (d,) = result.diagnostics
     assert "engine command cannot be read" in d.message, d.message
+
+
+def test_a_rule_s_error_on_a_value_the_env_gives_is_a_warning_on_the_assumption() -> None:
+    """``DTYPE=bfloat16`` on a T4 and ``MAX_MODEL_LEN`` past the model's context: vLLM would refuse both if it were
+    given them as ``--dtype`` and ``--max-model-len`` (KV301, KV201), but it reads neither variable; only kvlint's
+    reading of the env passes them so. Each finding at the variable is a warning that says so (it was an error);
+    the same options on the command line stay errors."""
+    manifest = _MANIFEST.replace(
+        "      containers:", "      nodeSelector: {nvidia.com/gpu.product: Tesla-T4}\n      containers:"
+    )
+    env = {"MODEL_ID": "Qwen/Qwen2.5-1.5B-Instruct", "DTYPE": "bfloat16", "MAX_MODEL_LEN": "200000"}
+    entries = "".join(f"        - {{name: {k}, value: {v!r}}}\n" for k, v in env.items())
+    result = run_documents(load_text(manifest % ("", entries, 1), "d.yaml"), Options(allow_hub=False))
+    found = {d.rule: d for d in result.diagnostics if d.rule in ("KV301", "KV201")}
+    assert set(found) == {"KV301", "KV201"}, [(d.rule, d.message) for d in result.diagnostics]
+    for d in found.values():
+        assert d.severity == "warning", (d.rule, d.severity, d.message)
+        assert "kvlint passed it as that option assuming the entrypoint does so" in d.message, d.message
+    command = "        command: [vllm, serve, Qwen/Qwen2.5-1.5B-Instruct, --dtype, bfloat16, --max-model-len, '200000']\n"
+    result = run_documents(load_text(manifest % (command, "", 1), "d.yaml"), Options(allow_hub=False))
+    found = {d.rule: d for d in result.diagnostics if d.rule in ("KV301", "KV201")}
+    assert {r: d.severity for r, d in found.items()} == {"KV301": "error", "KV201": "error"}, found

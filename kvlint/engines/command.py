@@ -3323,8 +3323,8 @@ def parse_container(
             where = _unread_loc(container, items, first_loc)
             cfg = dispatch(_Found(engine, argv, False, where, True, maybe_set=frozenset()))
             if cfg is not None:
-                env_at = {vloc: n for n in names if (vloc := env_locs.get(n)) is not None}
-                cfg.findings[:] = [_on_assumed_env(f, env_at) for f in cfg.findings]
+                # (a finding at one of these values is said to rest on that assumption: pipeline._on_assumed_env)
+                cfg.env_assumed = {vloc: n for n in names if (vloc := env_locs.get(n)) is not None}
                 # (the words shown as written: a path or hub id, numbers, dtype names need no quoting)
                 starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
                 shown = starter + " " + " ".join(it.text for it in argv)
@@ -3422,27 +3422,6 @@ def env_launch(
         argv += [_Item("--" + dest.replace("_", "-"), loc, "env"), _Item(value.strip(), loc, "env")]
         names.append(name)
     return argv, names
-
-
-def _on_assumed_env(finding: Finding, env_at: Mapping[Loc, str]) -> Finding:
-    """``finding`` of the engine's parser on a command :func:`env_launch` read from the container env: an error at
-    the value of an env variable (``env_at``: its location -> its name), KV206 "invalid value 'fp16' for --dtype" at
-    ``DTYPE``, becomes a warning saying that the engine reads no such variable and kvlint passed it as the option on
-    an assumption (the entrypoint may translate or ignore it), so an assumption of kvlint's never fails a check or
-    denies an admission on its own. Any other finding is returned as it is."""
-    name = env_at.get(finding.loc) if finding.loc is not None else None
-    if name is None:
-        return finding
-    from kvlint.rules.catalog import severity_of
-
-    if (finding.severity or severity_of(finding.rule)) != "error":
-        return finding
-    return dataclasses.replace(
-        finding,
-        severity="warning",
-        message=f"{finding.message}; the engine does not read {name}: kvlint passed it as that option assuming the "
-        "entrypoint does so (KV503), which may translate or drop it",
-    )
 
 
 def _gpu_count(container: Mapping) -> int | None:
