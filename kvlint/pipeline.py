@@ -237,7 +237,7 @@ def _analyse_workloads(
                         continue
                     served = True
                     out.containers.append(cr)
-                    found = _with_candidates(cr, check_container(cr, options), options)
+                    found = _on_assumed_env(cr, _with_candidates(cr, check_container(cr, options), options))
                     diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
                     _restate_runtime_note(w, cr, diags)
         except ReviewTooLarge as exc:
@@ -475,6 +475,8 @@ def analyse_container(
             kuberay=kuberay_writes_command(w, container),
             # a worker node's script joins its leader's engine: not an engine started from its env
             from_env=w.role not in ("worker", "head") and not w.kind.lower().startswith("ray"),
+            # a leader's engine may span its group's pods (a LeaderWorkerSet of size 2: 2 pods' GPUs)
+            group_pods=w.group_size if w.group_size is not None and w.group_size > 1 else 1,
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise
@@ -1184,6 +1186,32 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
         verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
     note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)
     return [replace(d, message=d.message + note) if d.rule in capacity else d for d in diags]
+
+
+def _on_assumed_env(cr: ContainerResult, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """``diags`` of a container whose engine command was read from its env (a custom image's entrypoint:
+    :attr:`~kvlint.types.ServingConfig.env_assumed`), with each error at the value of one of those variables (KV206
+    "invalid value 'fp16' for --dtype" at ``DTYPE``, KV301 "--dtype bfloat16 on Tesla T4") made a warning that says
+    the engine reads no such variable and kvlint passed it as the option on an assumption (its KV503 warning; the
+    entrypoint may translate or drop it): an assumption of kvlint's alone never fails a check or denies an
+    admission. Other findings, and every finding of a command the manifest holds, are returned as they are."""
+    assumed = cr.serving.env_assumed
+    if not assumed:
+        return diags
+    out = []
+    for d in diags:
+        name = assumed.get(d.loc) if d.loc is not None and d.severity == "error" else None
+        out.append(
+            d
+            if name is None
+            else replace(
+                d,
+                severity="warning",
+                message=f"{d.message}; the engine does not read {name}: kvlint passed it as that option assuming the "
+                "entrypoint does so (KV503), which may translate or drop it",
+            )
+        )
+    return out
 
 
 #: Prefix of the message kvlint gives when a check fails on an unexpected shape (tests search for it).

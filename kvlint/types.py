@@ -558,6 +558,10 @@ class ServingConfig:
     env_unread: tuple[tuple[str | None, str], ...] = ()
     draft_model: ModelSpec | None = None
     exec_form: bool = False
+    #: the values of the env variables that :func:`kvlint.engines.command.env_launch` passed to the engine as the
+    #: options they are named after, on an assumption (a custom image's entrypoint started from its env: the engine
+    #: reads no such variable): where each is -> its name; empty for a command the manifest holds
+    env_assumed: dict[Loc, str] = field(default_factory=dict)
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""

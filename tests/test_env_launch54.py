@@ -142,3 +142,123 @@ def test_an_env_from_a_configmap_not_among_the_inputs_says_which_to_pass() -> No
     (cr,) = [c for c in result.containers if isinstance(c, ContainerResult)]
     assert cr.serving.model is not None and cr.serving.model.value == "Qwen/Qwen2.5-1.5B-Instruct"
     assert cr.serving.get("max_model_len") == 4096 and sizing_of(cr) in ("plan", "fleet")
+
+
+_LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: big}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+        containers:
+        - name: leader
+          image: registry.example.com/team/vllm-server:v1
+          command: [/opt/start-leader.sh]
+          env:
+%s          resources: {limits: {nvidia.com/gpu: 8}}
+    workerTemplate:
+      spec:
+        nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+        containers:
+        - name: worker
+          image: registry.example.com/team/vllm-server:v1
+          command: [/opt/start-worker.sh]
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_a_group_leader_s_layout_is_the_env_s_only_when_it_uses_the_group_s_gpus() -> None:
+    """A LeaderWorkerSet of two 8-GPU pods whose leader's env gives TENSOR_PARALLEL_SIZE=8 alone: the engine its
+    script starts may span both pods (a pipeline size of 2 the env does not give), so the leader is not sized; it was
+    planned as one 8-GPU engine (KV101 "weights need 94.53 GiB per GPU" for the 405B model, KV403 "16 GPUs, 8 used"),
+    errors on a layout kvlint assumed. With PIPELINE_PARALLEL_SIZE=2 as well the 16 GPUs are the layout, sized."""
+
+    def run(env: dict[str, str]) -> tuple[ContainerResult, dict[str, list[str]]]:
+        entries = "".join(f"          - {{name: {k}, value: {v!r}}}\n" for k, v in env.items())
+        result = run_documents(load_text(_LWS % entries, "lws.yaml"), Options(allow_hub=False))
+        (cr,) = [
+            c for c in result.containers if isinstance(c, ContainerResult) and c.serving.model is not None
+        ]
+        got: dict[str, list[str]] = {}
+        for d in result.diagnostics:
+            got.setdefault(d.rule, []).append(f"{d.severity}: {d.message}")
+        return cr, got
+
+    env = {"MODEL_ID": "meta-llama/Llama-3.1-405B-Instruct", "TENSOR_PARALLEL_SIZE": "8"}
+    cr, got = run(env)
+    assert sizing_of(cr) == "parallel size unknown", sizing_of(cr)
+    assert "KV101" not in got and "KV403" not in got, got
+    assert any("the GPU layout may be among them" in m for m in got["KV503"]), got["KV503"]
+    cr, got = run({**env, "PIPELINE_PARALLEL_SIZE": "2"})
+    assert cr.serving.get("pipeline_parallel_size") == 2 and sizing_of(cr) == "plan", sizing_of(cr)
+    assert any("the group's 2 pods x 8 GPUs set the GPU layout" in m for m in got["KV503"]), got["KV503"]
+
+
+def test_a_value_the_env_gives_that_the_engine_would_refuse_is_a_warning_on_the_assumption() -> None:
+    """``DTYPE=fp16`` is not a vLLM ``--dtype`` (vllm/config: auto, half, float16, bfloat16, float, float32), but the
+    engine never reads that variable: only kvlint's reading of the env passes it as ``--dtype`` (an entrypoint may
+    translate it). KV206 at the variable was an error (a failed check, a denied admission) on that assumption; it is
+    now a warning that says so. The same value on the command line stays an error."""
+    _cr, got = _run({"MODEL_ID": "Qwen/Qwen2.5-1.5B-Instruct", "DTYPE": "fp16"})
+    (msg,) = got["KV206"]
+    assert msg.startswith("warning: invalid value 'fp16' for --dtype"), msg
+    assert "DTYPE" in msg and "assum" in msg, msg
+    _cr, got = _run({}, command="        command: [vllm, serve, Qwen/Qwen2.5-1.5B-Instruct, --dtype, fp16]\n")
+    assert [m.split(":")[0] for m in got.get("KV206", [])] == ["error"], got
+
+
+_NO_GPU = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      containers:
+      - name: ui
+        image: registry.example.com/team/vllm-chat-ui:v1
+        env:
+        - {name: MODEL_NAME, value: meta-llama/Llama-3.1-8B-Instruct}
+%s"""
+
+
+@pytest.mark.parametrize("resources", ["", "        resources: {limits: {cpu: '2', memory: 4Gi}}\n"])
+def test_a_container_that_requests_no_gpu_is_not_read_as_an_engine_started_from_its_env(
+    resources: str,
+) -> None:
+    """A client, UI or exporter beside the engine, its image named after it (``vllm-chat-ui``), whose env names the
+    model it queries (``MODEL_NAME``): it requests no GPU, so its env is no evidence that its entrypoint starts an
+    engine. It stays "engine command cannot be read" (one KV503), as before the env was read; reading it as
+    ``vllm serve MODEL`` added KV405 "requests no GPU resource" (a remedy asking for a GPU for a UI), KV501 and
+    KV208 on a guess."""
+    result = run_documents(load_text(_NO_GPU % resources, "ui.yaml"), Options(allow_hub=False))
+    rules = sorted(d.rule for d in result.diagnostics)
+    assert rules == ["KV503"], [(d.rule, d.message) for d in result.diagnostics]
+    (d,) = result.diagnostics
+    assert "engine command cannot be read" in d.message, d.message
+
+
+def test_a_rule_s_error_on_a_value_the_env_gives_is_a_warning_on_the_assumption() -> None:
+    """``DTYPE=bfloat16`` on a T4 and ``MAX_MODEL_LEN`` past the model's context: vLLM would refuse both if it were
+    given them as ``--dtype`` and ``--max-model-len`` (KV301, KV201), but it reads neither variable; only kvlint's
+    reading of the env passes them so. Each finding at the variable is a warning that says so (it was an error);
+    the same options on the command line stay errors."""
+    manifest = _MANIFEST.replace(
+        "      containers:", "      nodeSelector: {nvidia.com/gpu.product: Tesla-T4}\n      containers:"
+    )
+    env = {"MODEL_ID": "Qwen/Qwen2.5-1.5B-Instruct", "DTYPE": "bfloat16", "MAX_MODEL_LEN": "200000"}
+    entries = "".join(f"        - {{name: {k}, value: {v!r}}}\n" for k, v in env.items())
+    result = run_documents(load_text(manifest % ("", entries, 1), "d.yaml"), Options(allow_hub=False))
+    found = {d.rule: d for d in result.diagnostics if d.rule in ("KV301", "KV201")}
+    assert set(found) == {"KV301", "KV201"}, [(d.rule, d.message) for d in result.diagnostics]
+    for d in found.values():
+        assert d.severity == "warning", (d.rule, d.severity, d.message)
+        assert "kvlint passed it as that option assuming the entrypoint does so" in d.message, d.message
+    command = "        command: [vllm, serve, Qwen/Qwen2.5-1.5B-Instruct, --dtype, bfloat16, --max-model-len, '200000']\n"
+    result = run_documents(load_text(manifest % (command, "", 1), "d.yaml"), Options(allow_hub=False))
+    found = {d.rule: d for d in result.diagnostics if d.rule in ("KV301", "KV201")}
+    assert {r: d.severity for r, d in found.items()} == {"KV301": "error", "KV201": "error"}, found

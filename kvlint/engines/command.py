@@ -2879,6 +2879,7 @@ def parse_container(
     kuberay: bool = False,
     installed_release: str | None = None,
     from_env: bool = True,
+    group_pods: int = 1,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -2909,6 +2910,9 @@ def parse_container(
             read from the container's env when the env names the model (:func:`env_launch`, **[assumed]**, said by
             a KV503 warning: :func:`kvlint.engines.options.launched_from_env`); False for a worker node of a
             multi-node engine, whose script joins its leader's engine rather than starting one.
+        group_pods: the pods of the group the container's pod leads (a LeaderWorkerSet's ``size``, 1 for a pod of its
+            own): an engine read from the env may span them all, so its GPU layout is taken as the env's sizes only
+            when they use every GPU of the group (:func:`kvlint.engines.options.launched_from_env`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -3282,6 +3286,9 @@ def parse_container(
         and from_env
         and engine in _ENV_OPTIONS
         and (not items or reason.startswith(_RUNS_SCRIPT))
+        # (a container that requests no GPU, a client or UI whose image is named after the engine, names in its env
+        # the model it queries: no evidence that its entrypoint starts an engine)
+        and _requests_gpu(container)
     ):
         # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
         launch = env_launch(engine, env, env_locs)
@@ -3316,10 +3323,14 @@ def parse_container(
             where = _unread_loc(container, items, first_loc)
             cfg = dispatch(_Found(engine, argv, False, where, True, maybe_set=frozenset()))
             if cfg is not None:
+                # (a finding at one of these values is said to rest on that assumption: pipeline._on_assumed_env)
+                cfg.env_assumed = {vloc: n for n in names if (vloc := env_locs.get(n)) is not None}
                 # (the words shown as written: a path or hub id, numbers, dtype names need no quoting)
                 starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
                 shown = starter + " " + " ".join(it.text for it in argv)
-                launched_from_env(cfg, reason, clip(shown, 200), names, where, _gpu_count(container))
+                launched_from_env(
+                    cfg, reason, clip(shown, 200), names, where, _gpu_count(container), max(group_pods, 1)
+                )
                 return cfg
     return _kv503(
         engine,

@@ -251,7 +251,13 @@ _NODE_LAYOUT = {"vllm": ("tensor_parallel_size", "pipeline_parallel_size"), "sgl
 
 
 def launched_from_env(
-    cfg: ServingConfig, why: str, command: str, names: Sequence[str], loc: Loc | None, gpus: int | None
+    cfg: ServingConfig,
+    why: str,
+    command: str,
+    names: Sequence[str],
+    loc: Loc | None,
+    gpus: int | None,
+    pods: int = 1,
 ) -> None:
     """The engine of ``cfg`` read from the container's env rather than from a command line the manifest holds
     (``why``: its image's entrypoint, or a script of the image, starts the engine; ``command``: the engine command
@@ -262,13 +268,16 @@ def launched_from_env(
     when the sizes the env gives already use all the ``gpus`` the container requests (one GPU and none given;
     ``TENSOR_PARALLEL_SIZE=4`` on 4): a larger layout needs more GPUs than the pod has (vLLM and SGLang start one
     worker per GPU of ``tensor x pipeline`` on the node), so the engine that starts there runs on that one (a data-
-    parallel size spanning other pods is **[assumed]** absent). A KV503 warning at ``loc`` says what was read and
-    assumed."""
+    parallel size spanning other pods is **[assumed]** absent). ``pods``: the pods of the group the container's pod
+    leads (a LeaderWorkerSet of ``size: 2``), whose GPUs a multi-node engine's ``tensor x pipeline`` workers span
+    (vllm@0.11.0 ``vllm/config/parallel.py::ParallelConfig.world_size``; SGLang's ``--nnodes``): the layout is then
+    the env's only when its sizes use the ``gpus x pods`` GPUs of the group (``TENSOR_PARALLEL_SIZE=8`` alone on two
+    8-GPU pods leaves the pipeline size unknown). A KV503 warning at ``loc`` says what was read and assumed."""
     used = 1
     for dest in _NODE_LAYOUT.get(cfg.engine, ()):
         size = cfg.get(dest)
         used *= size if isinstance(size, int) and size > 0 else 1
-    layout_full = gpus is not None and used == gpus
+    layout_full = gpus is not None and used == gpus * max(pods, 1)
     layout = False
     for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
         if dest in cfg.flags or dest in cfg.unresolved or (layout_full and dest in LAYOUT_DESTS):
@@ -289,6 +298,8 @@ def launched_from_env(
                 "; the GPU layout may be among them, so the container is not sized"
                 if layout
                 else f"; the pod's {gpus} GPU{'s set' if gpus != 1 else ' sets'} the GPU layout"
+                if layout_full and pods <= 1
+                else f"; the group's {pods} pods x {gpus} GPUs set the GPU layout"
                 if layout_full
                 else ""
             ),
