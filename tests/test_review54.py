@@ -18,6 +18,7 @@ import pytest
 
 from kvlint.options import Options
 from kvlint.pipeline import run_check
+from kvlint.types import ContainerResult
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 LWS_LMCACHE = COLLECTED / "surajssd__llm-k8s__configs__deepseek-v2.5-lmcache__k8s__lws.yaml"
@@ -59,3 +60,51 @@ def test_a_quote_closing_a_string_early_keeps_its_hint() -> None:
     result = run_check([str(LWS_LMCACHE)], Options(allow_hub=False))
     (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
     assert "closes the string early" in kv001.message
+
+
+# --- a Ray Serve LLM config's runtime_env replaces the application's pip list --------------------------------------
+
+GPT_OSS_RAY = COLLECTED / "jimmyshah83__gpt-oss-k8s-gpu-inferencing__k8s__gpt-oss-20b-deploy.yaml"
+_PIN_LINE = '                pip: ["vllm==0.10.1+gptoss"]\n'
+
+
+def _ray_run(text: str, tmp_path: Path) -> tuple[ContainerResult, list]:
+    f = tmp_path / "rayservice.yaml"
+    f.write_text(text)
+    result = run_check([str(f)], Options(allow_hub=False))
+    (c,) = [c for c in result.containers if isinstance(c, ContainerResult)]
+    return c, result.diagnostics
+
+
+def test_the_llm_configs_pip_list_replaces_the_applications_pin(tmp_path: Path) -> None:
+    # the application pins vllm==0.9.2, the LLM config's own pip list installs transformers only: Ray spreads the
+    # LLM config's runtime_env over the application's, so its pip list is the deployment's and vLLM stays the image's
+    text = GPT_OSS_RAY.read_text()
+    assert _PIN_LINE in text and '            - "vllm"\n' in text
+    text = text.replace('            - "vllm"\n', '            - "vllm==0.9.2"\n')
+    c, diags = _ray_run(
+        text.replace(_PIN_LINE, _PIN_LINE.replace('"vllm==0.10.1+gptoss"', '"transformers"')), tmp_path
+    )
+    assert c.serving is not None and c.serving.version != "0.9.2"
+    assert not [d for d in diags if d.rule == "KV504" and "0.9.2" in d.message]
+    assert any(d.rule == "KV208" and "Python environment of the Ray image" in d.message for d in diags)
+    # without a pip list of its own the LLM config inherits the application's, and its pin is the release
+    c, diags = _ray_run(text.replace(_PIN_LINE, ""), tmp_path)
+    assert c.serving is not None and c.serving.version == "0.9.2"
+    assert any(d.rule == "KV504" and "vLLM 0.9.2 is read from runtime_env.pip" in d.message for d in diags)
+
+
+def test_a_pin_in_the_deployment_configs_ray_actor_options_runtime_env(tmp_path: Path) -> None:
+    # deployment_config.ray_actor_options.runtime_env sits between the application's and the LLM config's
+    text = GPT_OSS_RAY.read_text().replace(_PIN_LINE, "")
+    marker = "              deployment_config:\n"
+    assert marker in text
+    text = text.replace(
+        marker,
+        marker
+        + '                ray_actor_options:\n                  runtime_env:\n                    pip: ["vllm==0.9.1"]\n',
+    )
+    c, diags = _ray_run(text, tmp_path)
+    assert c.serving is not None and c.serving.version == "0.9.1"
+    (kv504,) = [d for d in diags if d.rule == "KV504" and "0.9.1" in d.message]
+    assert "llm_configs[0].deployment_config.ray_actor_options.runtime_env.pip" in kv504.message
