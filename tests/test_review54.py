@@ -108,3 +108,49 @@ def test_a_pin_in_the_deployment_configs_ray_actor_options_runtime_env(tmp_path:
     assert c.serving is not None and c.serving.version == "0.9.1"
     (kv504,) = [d for d in diags if d.rule == "KV504" and "0.9.1" in d.message]
     assert "llm_configs[0].deployment_config.ray_actor_options.runtime_env.pip" in kv504.message
+
+
+# --- KV409 on a resource key that is a placeholder to fill in -------------------------------------------------------
+
+_LIMITS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: m
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+        resources:
+          limits:
+            KEY: 1
+"""
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "${GPU_RESOURCE:-nvidia.com/gpu}",  # envsubst with a default
+        "nvidia.com/${GPU_KIND}",
+        "$(GPU_VENDOR).com/gpu",  # a kustomize var
+        '"{{ .Values.gpuVendor }}.com/gpu"',  # a Helm action left unrendered (KV002 says so)
+    ],
+)
+def test_a_placeholder_resource_key_is_not_said_to_be_refused(tmp_path: Path, key: str) -> None:
+    # the name is known once the template is rendered; "the API server rejects the pod" is said of a name it sees
+    f = tmp_path / "d.yaml"
+    f.write_text(_LIMITS.replace("KEY", key))
+    result = run_check([str(f)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV409"], result.diagnostics
+
+
+@pytest.mark.parametrize("key", ["NVIDIA.com/gpu", "'://amd.com'", "nvidia.com//gpu"])
+def test_a_literal_unqualified_gpu_key_stays_kv409(tmp_path: Path, key: str) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(_LIMITS.replace("KEY", key))
+    result = run_check([str(f)], Options(allow_hub=False))
+    (kv409,) = [d for d in result.diagnostics if d.rule == "KV409"]
+    assert "API server rejects" in kv409.message
