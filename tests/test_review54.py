@@ -154,3 +154,21 @@ def test_a_literal_unqualified_gpu_key_stays_kv409(tmp_path: Path, key: str) -> 
     result = run_check([str(f)], Options(allow_hub=False))
     (kv409,) = [d for d in result.diagnostics if d.rule == "KV409"]
     assert "API server rejects" in kv409.message
+
+
+# --- kvlint plan given kvlint check's option and standard input -----------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["plan", "simulate"])
+def test_check_options_then_standard_input_says_to_use_check(verb: str) -> None:
+    # `cat deploy.yaml | kvlint plan --no-config -`: - is kvlint check's standard input, as `kvlint plan -` says
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    result = CliRunner().invoke(main, [verb, "--no-config", "-"], input="kind: Deployment\n")
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert "- is standard input" in out and "lint them with `kvlint check -`" in out
+    assert f"--no-config is not an option of kvlint {verb}" in out
+    assert "not an engine command" not in out
