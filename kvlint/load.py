@@ -1462,7 +1462,8 @@ def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] 
     meant inside the string ended it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding
     ``--kv-transfer-config '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml
     "did not find expected key"). None otherwise, and when the mark is on a quote, a colon, a comment or the
-    end of the line (other errors). The caller does not ask for an error raised inside a quoted scalar (its
+    end of the line (other errors), and when no quote of that kind follows the mark on its line (the string then
+    ended where it was meant to and something else is wrong: a missing colon). The caller does not ask for an error raised inside a quoted scalar (its
     context "while scanning/parsing a quoted scalar": ``"\\d+"``, an unknown escape right after the quote that
     opened the string)."""
     lines = text.split("\n", line + 1)
@@ -1473,6 +1474,10 @@ def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] 
         return None
     before = here[:column].rstrip(" ")
     if not before or before[-1] not in "\"'":
+        return None
+    if before[-1] not in here[column:]:
+        # no quote of its kind follows on the line, so no part of the string was left outside it: the mistake is
+        # elsewhere (`"HF_TOKEN" abc`, a colon missing; `name: "x" value: y`, a line break)
         return None
     return before[-1], len(before)
 

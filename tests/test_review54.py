@@ -172,3 +172,39 @@ def test_check_options_then_standard_input_says_to_use_check(verb: str) -> None:
     assert "- is standard input" in out and "lint them with `kvlint check -`" in out
     assert f"--no-config is not an option of kvlint {verb}" in out
     assert "not an engine command" not in out
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        'env:\n  "HF_TOKEN" abc\n',  # a missing colon after a quoted key
+        'env:\n- name: "HF_TOKEN" value: x\n',  # two fields written on one line
+        "a: 'x' y\n",
+    ],
+)
+def test_a_word_after_a_string_that_ends_where_it_was_meant_to_is_no_early_close(
+    tmp_path: Path, doc: str
+) -> None:
+    # no quote follows on the line, so none of the string was left outside it: the mistake is elsewhere (a colon,
+    # a line break), and "a quote meant inside it closes the string early" with a fix to escape quotes misleads
+    f = tmp_path / "d.yaml"
+    f.write_text(doc)
+    result = run_check([str(f)], Options(allow_hub=False))
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert "closes the string early" not in kv001.message, kv001.message
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        'command: ["sh", "-c", "vllm serve m --x "y" z"]\n',
+        "a: 'it's here'\n",
+        'args:\n- "--kv-transfer-config {"kv_connector":"LMCacheConnector"}"\n',
+    ],
+)
+def test_a_quote_inside_a_string_that_ends_it_early_keeps_the_hint(tmp_path: Path, doc: str) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(doc)
+    result = run_check([str(f)], Options(allow_hub=False))
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert "closes the string early" in kv001.message, kv001.message
