@@ -1123,7 +1123,10 @@ def _manifest_word(command: Sequence[str], verb: str = "plan") -> str | None:
                 # a manifest after it and no engine command (`kvlint plan --no-config deploy.yaml`, kvlint check's
                 # option and input): said as for a manifest alone, the mistake to put right (it was "not an engine
                 # command: --no-config deploy.yaml", as a new user typed it on a collected manifest in pass 54)
-                manifest = _manifest_word(rest, verb) if rest and not rest[0].startswith("-") else None
+                # (`-` is kvlint check's standard input: `kvlint plan --no-config -`; another option is not read)
+                manifest = (
+                    _manifest_word(rest, verb) if rest and (rest[0] == "-" or rest[0][:1] != "-") else None
+                )
                 if manifest is not None:
                     return f"{manifest}; {name} is not an option of kvlint {verb} either"
             return None  # parse_command_line's "not an engine command", with the engine command forms

@@ -1471,7 +1471,10 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
             fix=f"replace {brace} with the value it stands for and lint the result, or quote the scalar that "
             f'holds it ("{brace}...") so the file is valid YAML before it is filled in too',
         )
-    quote = _closing_quote_before(text, mark.line, mark.column) if mark is not None else None
+    # an error raised inside a quoted scalar (an escape YAML does not have, right after the opening quote: "\d+")
+    # sits after the quote that opened the string, not one that closed it
+    inside = "quoted scalar" in str(context or "")
+    quote = _closing_quote_before(text, mark.line, mark.column) if mark is not None and not inside else None
     if quote is not None:
         q, qcol = quote
         kind, escape = ("double", '\\"') if q == '"' else ("single", "''")
@@ -1493,7 +1496,10 @@ def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] 
     meant inside the string ended it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding
     ``--kv-transfer-config '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml
     "did not find expected key"). None otherwise, and when the mark is on a quote, a colon, a comment or the
-    end of the line (other errors)."""
+    end of the line (other errors), and when no quote of that kind follows the mark on its line (the string then
+    ended where it was meant to and something else is wrong: a missing colon). The caller does not ask for an error raised inside a quoted scalar (its
+    context "while scanning/parsing a quoted scalar": ``"\\d+"``, an unknown escape right after the quote that
+    opened the string)."""
     lines = text.split("\n", line + 1)
     if len(lines) <= line:
         return None
@@ -1502,6 +1508,10 @@ def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] 
         return None
     before = here[:column].rstrip(" ")
     if not before or before[-1] not in "\"'":
+        return None
+    if before[-1] not in here[column:]:
+        # no quote of its kind follows on the line, so no part of the string was left outside it: the mistake is
+        # elsewhere (`"HF_TOKEN" abc`, a colon missing; `name: "x" value: y`, a line break)
         return None
     return before[-1], len(before)
 

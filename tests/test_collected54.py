@@ -238,8 +238,9 @@ def test_an_llm_configs_runtime_env_pin_is_the_engine_release() -> None:
 def test_the_applications_pin_is_read_when_the_llm_config_has_none(tmp_path: Path) -> None:
     text = GPT_OSS_RAY.read_text()
     f = tmp_path / "app-pin.yaml"
-    # the application-level `- "vllm"` pinned, the LLM config's pin removed
-    f.write_text(text.replace('- "vllm"', '- "vllm==0.9.2"').replace(_PIN, 'pip: ["transformers"]'))
+    # the application-level `- "vllm"` pinned, the LLM config's pip list removed (a pip list of its own, pinned or
+    # not, replaces the application's: LLMConfig.get_serve_options, tests/test_review54.py)
+    f.write_text(text.replace('- "vllm"', '- "vllm==0.9.2"').replace(f"                {_PIN}\n", ""))
     c, diags = _ray_run(f)
     assert c.serving is not None and c.serving.version == "0.9.2"
     assert any(d.rule == "KV504" and "vLLM 0.9.2 is read from runtime_env.pip" in d.message for d in diags)

@@ -599,6 +599,35 @@ def _pinned_vllm(
     return None, None, ""
 
 
+def _llm_runtime_env(app: Any, cfg: Any, j: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``pip`` and ``uv`` fields of the runtime_env a Ray Serve LLM config's deployment (its replica and engine
+    workers) gets, and the prefix naming where each comes from (``"llm_configs[0]."`` or ``""`` for the
+    application's). ray-project/ray ``python/ray/llm/_internal/serve/configs/server_models.py``
+    ``LLMConfig.get_serve_options`` builds it as ``{**default, **ray_actor_options.runtime_env,
+    **LLMConfig.runtime_env}``, the default being the runtime context's runtime_env (the application's, with which
+    Serve builds it): a field is replaced whole, so an LLM config's own ``pip`` list, pinned or not, is the one
+    installed and the application's ``vllm==X`` is not. ``app`` is the application, ``cfg`` the ``llm_configs``
+    entry, ``j`` its index."""
+    layers = (
+        (app.get("runtime_env") if isinstance(app, dict) else None, ""),
+        (
+            get_in(cfg, "deployment_config", "ray_actor_options", "runtime_env"),
+            f"llm_configs[{j}].deployment_config.ray_actor_options.",
+        ),
+        (cfg.get("runtime_env") if isinstance(cfg, dict) else None, f"llm_configs[{j}]."),
+    )
+    env: dict[str, Any] = {}
+    prefixes: dict[str, str] = {}
+    for layer, prefix in layers:
+        if not isinstance(layer, dict):
+            continue
+        for field in ("pip", "uv"):
+            if field in layer:
+                env[field] = layer[field]
+                prefixes[field] = prefix
+    return env, prefixes
+
+
 def _container_name(model_id: str, i: int) -> str:
     name = _NAME_RE.sub("-", model_id.lower()).strip("-")[:50].strip("-")
     return name or f"llm-{i}"
@@ -949,16 +978,14 @@ class _Reader:
                 continue
             args += _kwarg_words(key, v, kloc, loc_of(kwargs, k), known)
         w = self.workload(app, cfg, model_id, args, loc, path, j)
-        # the vLLM release a runtime_env pins: the LLM config's own (ray-project/ray python/ray/llm/_internal/serve/
-        # configs/server_models.py LLMConfig.runtime_env, "the runtime_env to use for the model deployment replica
-        # and the engine workers"), else the application's, which Ray installs over the image's Python environment
+        # the vLLM release a runtime_env pins, which Ray installs over the image's Python environment
         # (jimmyshah83/gpt-oss-k8s-gpu-inferencing: pip ["vllm==0.10.1+gptoss"] in the LLM config, "vllm" unpinned
-        # in the application's; KV208 said the release was the Ray image's and assumed the newest)
-        pin, ploc, field = _pinned_vllm(cfg.get("runtime_env"), self.requirements)
+        # in the application's; KV208 said the release was the Ray image's and assumed the newest): read from the
+        # runtime_env the LLM's deployment gets (:func:`_llm_runtime_env`)
+        env, prefixes = _llm_runtime_env(app, cfg, j)
+        pin, ploc, field = _pinned_vllm(env, self.requirements)
         if pin is not None:
-            field = f"llm_configs[{j}].{field}"
-        else:
-            pin, ploc, field = _pinned_vllm(app.get("runtime_env"), self.requirements)
+            field = prefixes[field.rsplit(".", 1)[-1]] + field
         if pin is not None:
             note = _finding(
                 "KV504",

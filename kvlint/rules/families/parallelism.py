@@ -24,6 +24,7 @@ from kvlint.engines.images import (
     gpu_build_on_other_accelerator,
     image_platform,
     platform_of,
+    unexpanded_reference,
 )
 from kvlint.engines.multinode import ONE_POD_KINDS, node_address, vllm_nodes_per_dp_group
 from kvlint.engines.options import version_tuple
@@ -2311,7 +2312,9 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
     """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
     is not a valid extended-resource name or not one a device plugin advertises. GPU-sharing plugins' resources
     (:data:`kvlint.accelerators.sharing.SHARING_RESOURCES`: HAMi's ``nvidia.com/gpumem``, ``gpumem-percentage``,
-    ``gpucores``, ``priority``, Volcano vGPU's, Alibaba gpushare's) are advertised names."""
+    ``gpucores``, ``priority``, Volcano vGPU's, Alibaba gpushare's) are advertised names. A key holding a placeholder
+    (``${VAR}``, ``$VAR``, ``$(var)``: :func:`kvlint.engines.images.unexpanded_reference`; a Helm ``{{ }}`` action)
+    is not judged: the name the API server sees is the one it is rendered to."""
     res = container.get("resources") if isinstance(container, dict) else None
     out: list[tuple[str, str, str | None]] = []
     for section in ("limits", "requests"):
@@ -2320,6 +2323,10 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
             if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
                 continue
             if is_gpu_resource(key) or key in SHARING_RESOURCES:
+                continue
+            if "{{" in key or unexpanded_reference(key) is not None:
+                # a placeholder to fill in (${GPU_RESOURCE:-nvidia.com/gpu}, nvidia.com/$(KIND), a Helm action
+                # left unrendered): the API server sees the name it is replaced by, which is not known here
                 continue
             low = key.lower()
             close = _close_gpu_resource(low)
