@@ -2136,7 +2136,7 @@ def _no_api_version(doc: Document) -> Finding | None:
     version (k8s.io/apimachinery ``pkg/runtime/error.go``, ``NewMissingVersionErr``: "Object 'apiVersion' is
     missing in ..."; ``pkg/apis/meta/v1/unstructured`` ``UnstructuredJSONScheme``), and the API server refuses
     it too: nothing in the document is applied. Not a kustomize strategic-merge patch
-    (:func:`kvlint.render.strategic_merge_patch_finding`: ``kubectl kustomize`` applies one without
+    (:func:`kvlint.kustomize_patch.strategic_merge_patch_finding`: ``kubectl kustomize`` applies one without
     ``apiVersion`` to the objects a ``patches`` entry's ``target`` selects), nor a file named as Helm values
     (``values.yaml``, ``values-gpu.yml``), whose ``kind:`` and ``metadata:`` may be settings its chart reads. The document is still checked (its content is read as written:
     the line to add changes none of it). Located at the document's first line; the remedy names the
@@ -2156,7 +2156,7 @@ def _no_api_version(doc: Document) -> Finding | None:
         # a chart's values (as kvlint.render reads a values file by its name) may set ``kind:`` and ``metadata:``
         # for its templates (``kind: StatefulSet``, ``metadata: {annotations: ...}``): helm reads it, not kubectl
         return None
-    from kvlint.render import strategic_merge_patch_finding
+    from kvlint.kustomize_patch import strategic_merge_patch_finding
 
     if strategic_merge_patch_finding(doc) is not None:
         # a kustomize strategic-merge patch (its KV002 says so), which kustomize applies to the objects its

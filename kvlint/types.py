@@ -90,7 +90,7 @@ class Mark(enum.Enum):
     #: KV002: chart values that name a serving chart's GPU limit, the llm-d chart's model URI, or leave the engine
     #: for ``helm install --set`` (counted as not read even when the file names no engine)
     SERVING_VALUES = "serving-values"
-    #: KV002: a kustomize strategic-merge patch linted alone (:func:`kvlint.render.strategic_merge_patch_finding`)
+    #: KV002: a kustomize strategic-merge patch linted alone (:func:`kvlint.kustomize_patch.strategic_merge_patch_finding`)
     KUSTOMIZE_PATCH = "kustomize-patch"
     #: KV002: a kustomization file linted as a plain file (:func:`kvlint.render.kustomization_file_finding`)
     KUSTOMIZATION = "kustomization"

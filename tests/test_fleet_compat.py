@@ -427,13 +427,20 @@ def test_rocm_workload_without_a_named_gpu_is_planned_on_the_rocm_fleet() -> Non
     """A pod requesting ``amd.com/gpu`` with a ROCm image (the AMD block of vLLM's Kubernetes guide) and no GPU
     named is planned on the default ROCm fleet (AMD Instinct), not on the CUDA fleet where every entry was a
     KV304 refusal; a configured fleet is still the one used."""
+    from kvlint.accelerators.registry import llvm_target
     from kvlint.accelerators.site import DEFAULT_ROCM_FLEET
+    from kvlint.engines.images import rocm_family_target
     from kvlint.pipeline import run_check
 
     path = str(Path(__file__).resolve().parents[1] / "fixtures/rocm/vllm-docs-k8s-amd-gpu.yaml")
     r = run_check([path], Options(allow_hub=False))
     (cr,) = r.containers
-    assert [e.accelerator.id for e in cr.fleet] == list(DEFAULT_ROCM_FLEET)
+    # the guide's image tag names its family (rocm/vllm:..._mi300_...: gfx942, gpus54): the ROCm fleet's boards
+    # of that target, in the fleet's order
+    target, _word = rocm_family_target(cr.serving.image) or ("", "")
+    family = [a for a in DEFAULT_ROCM_FLEET if llvm_target(a) == target]
+    assert target == "gfx942" and 0 < len(family) < len(DEFAULT_ROCM_FLEET)
+    assert [e.accelerator.id for e in cr.fleet] == family
     assert all(e.refused_by is None and e.detail is not None for e in cr.fleet)
     (kv501,) = [d for d in r.diagnostics if d.rule == "KV501"]
     assert "default ROCm fleet (AMD Instinct)" in kv501.message and "amd.com/gpu.product-name" in kv501.fix

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kvlint.chart_match import CHART_MATCH_FILE, CHART_SHAPES, chart_shape, render_chart_match
 from kvlint.engines.images import ENGINE_IMAGE_WORDS
-from kvlint.kinds import CHART_MATCH_FILE, CHART_SHAPES, WORKLOAD_KINDS, chart_shape, render_chart_match
+from kvlint.kinds import WORKLOAD_KINDS
 from kvlint.load import load_text
 from kvlint.webhook.request_options import webhook_options
 from kvlint.webhook.review import (
@@ -57,6 +58,14 @@ NOT_WORKLOADS = {
     "BaseModel",
     "ClusterBaseModel",
     "OpenModel",
+    # core kinds beside a workload, and kustomize's own kinds (the loader's missing-apiVersion KV001 names them)
+    "Secret",
+    "Service",
+    "PersistentVolumeClaim",
+    "Namespace",
+    "ServiceAccount",
+    "Kustomization",
+    "Component",
 }
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type

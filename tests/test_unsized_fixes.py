@@ -87,12 +87,15 @@ def test_no_gpu_requested_fix_sizes_the_workload(tmp_path: Path) -> None:
     report = _run(tmp_path, base, "--no-config")
     assert _sizing(report)[0] == "no GPU requested"
     fix = next(d["fix"] for d in report["diagnostics"] if d["rule"] == "KV501")
-    resource = re.search(r"resources\.limits: \{(\S+): N\}", fix).group(1)
+    # the fix gives the count the engine's layout uses (sizing54; "N" before it)
+    found = re.search(r"resources\.limits: \{(\S+): (\d+)\}", fix)
+    assert found is not None, fix
+    resource, count = found.groups()
     label, value = re.search(r"a nodeSelector (\S+): (\S+) or", fix).groups()
     limits = "          resources:\n            limits:\n"
     pod = "    spec:\n      containers:\n"
     assert limits in base and pod in base
-    text = base.replace(limits, f"{limits}              {resource}: 1\n", 1)
+    text = base.replace(limits, f"{limits}              {resource}: {count}\n", 1)
     text = text.replace(
         pod, f"    spec:\n      nodeSelector:\n        {label}: {value}\n      containers:\n", 1
     )

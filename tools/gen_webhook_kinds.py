@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from kvlint.kinds import CHART_MATCH_FILE, render_chart_match  # noqa: E402
+from kvlint.chart_match import CHART_MATCH_FILE, render_chart_match  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

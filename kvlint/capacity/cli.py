@@ -383,9 +383,9 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
         load_trace,
         parse_length_dist,
     )
-    from kvlint.cli import _manifest_word
+    from kvlint.manifest_word import manifest_word
 
-    manifest = _manifest_word(command, "simulate")
+    manifest = manifest_word(command, "simulate")
     if manifest is not None:
         raise click.UsageError(manifest)
     if not kw["accelerator"] and not kw["gpu_memory"]:
