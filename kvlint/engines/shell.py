@@ -244,10 +244,11 @@ class ShellArg:
 # The tokens of :func:`lex`, one compiled expression per state, its alternatives named; the characters of a
 # token are consumed by the expression, not walked one by one. Operators, longest first: ``&&``, ``||``,
 # ``;;``, then ``;``, ``|``, ``&``, newline, ``(``, ``)``. A redirection operator (``>``, ``>>``, ``<<``,
-# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``, the here-string's ``<<<``) starts a word (dropped later by
+# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``, the here-string's ``<<<``, and ``>|``, POSIX's CLOBBER operator,
+# which dash and bash both read as ``>``: POSIX 2.10.2, not ``>`` then a pipe) starts a word (dropped later by
 # :func:`commands`), ending the word before it unless that is an io-number (:data:`_IO_NUMBER`).
 _OP = r"&&|\|\||;;|[&|;\n()]"
-_REDIR = r"<<<|[<>](?:&[0-9-]*|[<>])?"
+_REDIR = r"<<<|>\||[<>](?:&[0-9-]*|[<>])?"
 #: Between words: blanks, line continuations and comments (``#`` starts one only here) skipped, then the
 #: next token, if it is one of these: a word of ordinary characters ending at a blank, a newline, an operator
 #: character other than ``(`` (after a word, ``((`` is two operators) or the end, read whole; ``((``, an
@@ -950,7 +951,9 @@ def _skip_heredocs(
     return i
 
 
-_REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
+#: A redirection word: its io-number, operator (``>|`` and ``<>`` whole, so that the next word is read as their
+#: target) and the target when it is attached (``>log``, ``2>&1``).
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
 
 
 #: Characters the expansions of all the scripts of one webhook review may add together (256 KiB), where
