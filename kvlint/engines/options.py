@@ -742,6 +742,36 @@ class Collector:
             )
         )
 
+    def literal_reference(self, word: str, loc: Loc | None, where: str) -> None:
+        """KV205 for a :func:`bare_expansion` ``word`` (``$EXTRA_ARGS``, ``${EXTRA_ARGS}``) of a command that reaches
+        the engine without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): the kubelet expands only
+        ``$(VAR)`` in ``command`` and ``args`` (Kubernetes, "Define a Command and Arguments for a Container"), so
+        the engine receives the word as written, a positional argument none of the three engines takes (vLLM's and
+        SGLang's argparse: "unrecognized arguments"; TGI's clap: "unexpected argument '$EXTRA_ARGS' found") and it
+        exits before loading the model. An unknown option (:attr:`~kvlint.types.OptionFinding.unknown`), so that in
+        an envsubst template the word is the renderer's (:func:`template_words`)."""
+        m = _VARIABLE_RE.search(word)
+        name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+        self.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=f"unknown {where} option {word} (unexpected positional argument): no shell runs this "
+                f"command and Kubernetes expands only $(VAR) in command and args, so the engine receives the text "
+                f"{word} as written and exits",
+                loc=loc,
+                fix="list the options themselves as items of args; "
+                + (
+                    f"$({name}) passes the variable's value as one word (a single --option=value at most); "
+                    if name
+                    else ""
+                )
+                + f"or run the command through sh -c so that the shell splits {word} into options",
+                severity="error",
+                option=word,
+                unknown=True,
+            )
+        )
+
     def _spaced(self, option: str, loc: Loc | None, where: str, known: Iterable[str], extra: str) -> bool:
         """KV205 for an option word holding white space, and True; False for any other word. A container's
         ``command``/``args`` item reaches the engine as one word, spaces included: argparse (vLLM, SGLang) takes

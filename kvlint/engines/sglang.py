@@ -739,7 +739,11 @@ def parse_sglang_argv(
         if not tok.startswith("--"):
             if unseen is None and not exec_form and bare_expansion(tok):
                 unseen = (tok, loc)
-            if stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok):
+            if stray and report and exec_form and bare_expansion(tok):
+                col.literal_reference(tok, loc, where)  # no shell: argparse gets "$EXTRA_ARGS" itself
+            elif (
+                stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok)
+            ):
                 spaced = tok.strip().startswith(
                     "--"
                 )  # " --context-length": argparse takes it for a positional

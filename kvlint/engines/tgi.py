@@ -538,7 +538,9 @@ def parse_tgi_argv(
         if not tok.startswith("--"):
             if unseen is None and not exec_form and bare_expansion(tok):
                 unseen = (tok, loc)
-            if tok and not UNRESOLVED_RE.search(tok):
+            if exec_form and bare_expansion(tok):
+                col.literal_reference(tok, loc, where)  # no shell: the launcher gets "$EXTRA_ARGS" itself
+            elif tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional
                 col.unknown(
                     tok, loc, where, known if spaced else [], extra=" (unexpected positional argument)"

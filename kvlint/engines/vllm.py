@@ -1065,6 +1065,9 @@ class _Parser:
                         and not argv[i].startswith("-")
                     ):
                         i += 1
+                elif exec_form and bare_expansion(tok):
+                    # no shell between the manifest and vLLM: it gets "$EXTRA_ARGS" itself
+                    self.col.literal_reference(tok, loc, self.where)
                 else:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
