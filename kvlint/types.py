@@ -115,6 +115,10 @@ class Mark(enum.Enum):
     #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch``):
     #: such a container is not one whose command kvlint could not read (:attr:`ServingConfig.unreadable`)
     NO_MODEL = "no-model"
+    #: KV503: the engine command gets words kvlint cannot see (:func:`kvlint.engines.options.arguments_not_all_read`:
+    #: ``xargs``, a bare ``$ARGS`` whose value is not known): a command naming no model among the words read may name
+    #: one among those, so it is not said to start the engine's default model
+    ARGUMENTS_UNSEEN = "arguments-unseen"
     #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
     SETTINGS_NOT_READ = "settings-not-read"
     #: KV503: the same for a container running NVIDIA's NIM launcher (:func:`kvlint.workloads.nim.nim_note`)

@@ -904,6 +904,9 @@ class _Found:
     #: why the command gets words besides :attr:`argv` that kvlint cannot see (a wrapper of
     #: :data:`kvlint.engines.shell.APPENDING_WRAPPERS` before it: ``xargs``), else ""
     appends: str = ""
+    #: the variables of bare ``$ARGS`` words of :attr:`argv` that the script set to a value kvlint does not read
+    #: (:attr:`kvlint.engines.shell.ShellCommand.unknown_names`)
+    script_unknown: frozenset[str] = frozenset()
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -1167,6 +1170,7 @@ def _scan_shell(
             argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
+        found.script_unknown = getattr(words, "unknown_names", frozenset())
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -2604,6 +2608,7 @@ def _dispatch(
             runtime_template=runtime_template,
             exec_form=found.exec_form,
             grpc=found.grpc,
+            script_unknown=given.script_unknown,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2618,7 +2623,8 @@ def _dispatch(
         if found.appends:
             arguments_not_all_read(cfg, found.appends, cfg.command_loc)
             _value_appended(cfg, argv, locs)
-        elif cfg.model is None:
+        elif cfg.model is None and not any(f.mark is Mark.ARGUMENTS_UNSEEN for f in cfg.findings):
+            # (a bare $ARGS kvlint cannot see may hold the model: its KV503 says the arguments are not all known)
             cfg.findings.append(
                 Finding(
                     rule="KV503",
@@ -2649,6 +2655,7 @@ def _dispatch(
             sources=sources,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
+            script_unknown=found.script_unknown,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2669,6 +2676,7 @@ def _dispatch(
         config_key_option=dynamo,
         serve_cli=found.positional_model,
         exec_form=found.exec_form,
+        script_unknown=found.script_unknown,
     )
     sgl.exec_form = found.exec_form
     if found.appends:

@@ -22,6 +22,7 @@ from kvlint.types import (
     ChartArg,
     EngineName,
     Finding,
+    Mark,
     OptionFinding,
     RepeatedSetting,
     ServingConfig,
@@ -155,13 +156,28 @@ def bare_expansion(word: str) -> bool:
     )
 
 
-def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> None:
+def bare_expansion_unread(
+    cfg: ServingConfig, word: str, loc: Loc | None, script_unknown: Collection[str] = ()
+) -> None:
     """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``) whose variable
     the container declares with a value kvlint cannot read (an ``env`` entry's ``valueFrom``, or any name when the
-    container has an ``envFrom``). A variable the container does not declare at all is unset as far as the manifest
+    container has an ``envFrom``), or the container's script sets to one (``script_unknown``, the names
+    :attr:`kvlint.engines.shell.ShellCommand.unknown_names` gives: ``ARGS=$(cat /etc/args)``, ``read ARGS``,
+    ``ARGS=$(cmd) eval 'vllm serve m $ARGS'``). A variable neither declares is unset as far as the manifest
     says (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
     bash expands the word to nothing: an info note, and the engine defaults stand (a KServe LLMInferenceService
     preset's ``${VLLM_ADDITIONAL_ARGS}`` that the service does not set)."""
+    m = _VARIABLE_RE.fullmatch(word) or _ARRAY_REFERENCE_RE.fullmatch(word)
+    name = next((g for g in m.groups() if g), None) if m is not None else None
+    if name is not None and name in script_unknown and not _env_names(cfg.container, name):
+        # (a name of the container's env is marked unknown in the script too: its valueFrom, said below)
+        arguments_not_all_read(
+            cfg,
+            f"{word} expands to arguments kvlint cannot see (the script sets {name} to a value kvlint does not "
+            "read, such as a command's output)",
+            loc,
+        )
+        return
     if _declared_unknown(cfg.container, word):
         arguments_not_all_read(
             cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
@@ -176,6 +192,16 @@ def bare_expansion_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> Non
             severity="info",
         )
     )
+
+
+#: A reference to all of an array's elements, ``${ARGS[@]}`` or ``${ARGS[*]}`` (group 1: the name).
+_ARRAY_REFERENCE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+
+
+def _env_names(container: object, name: str) -> bool:
+    """Whether the container's ``env`` list has an entry named ``name``."""
+    env = container.get("env") if isinstance(container, dict) else None
+    return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
 
 
 def _declared_unknown(container: object, word: str) -> bool:
@@ -210,10 +236,12 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
             rule="KV503",
             message=f"the {engine} command's arguments are not all known: {why}; the settings they may give are "
             "not assumed to be the engine defaults"
-            + ("; the GPU layout may be among them, so the container is not sized" if layout else ""),
+            + ("; the GPU layout may be among them, so the container is not sized" if layout else "")
+            + ("; so may the model, which the words read do not name" if cfg.model is None else ""),
             loc=loc,
             fix="write the engine's options in the command itself, or in a ConfigMap kvlint reads (--config)",
             severity="warning",
+            mark=Mark.ARGUMENTS_UNSEEN,
         )
     )
 

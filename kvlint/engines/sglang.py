@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import yaml
@@ -689,6 +689,7 @@ def parse_sglang_argv(
     config_key_option: bool = False,
     serve_cli: bool = False,
     exec_form: bool = False,
+    script_unknown: Collection[str] = (),
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -704,7 +705,9 @@ def parse_sglang_argv(
     SGLang worker's, whose ``--config-key KEY`` selects a section of the file. ``serve_cli``: the arguments follow
     ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`).
     ``exec_form``: the words reach SGLang without a shell; else a bare ``$ARGS`` word, which the shell makes any
-    words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`). Never raises.
+    words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`);
+    ``script_unknown``: the variables of such words the container's script set to a value kvlint does not read.
+    Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -896,7 +899,7 @@ def parse_sglang_argv(
         unknown_from_config_file(col, "sglang", col.unread_config[0])
     cfg = col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
     if unseen is not None:
-        bare_expansion_unread(cfg, *unseen)
+        bare_expansion_unread(cfg, *unseen, script_unknown=script_unknown)
     return cfg
 
 

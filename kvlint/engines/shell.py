@@ -2598,6 +2598,11 @@ class ShellCommand(list[ShellArg]):
     #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
     #: blanks, to say which command did not start
     env_refused: str | None = None
+    #: the variables of the command's words that are a bare reference kvlint left unresolved (``$ARGS``,
+    #: ``${ARGS}``) and that the shell has set to a value kvlint does not read (``ARGS=$(cat /etc/args)``, ``read
+    #: ARGS``, ``for``, a ``valueFrom`` of the container: marked by :meth:`_Shell.assign` or ``commands``' ``unknown``),
+    #: so that the word may be any words, not nothing (:func:`_set_unknown`)
+    unknown_names: frozenset[str] = frozenset()
 
 
 def commands(
@@ -2803,6 +2808,7 @@ class _Shell:
         "assoc",
         "sh",
         "start_unknown",
+        "array_names",
     )
 
     def __init__(
@@ -2854,6 +2860,9 @@ class _Shell:
         #: engines' own): no brace expansion, no tilde after the ``=`` of an argument; bash elsewhere (UBI, Fedora):
         #: the words these would change are unresolved
         self.sh = False
+        #: the names the script assigned an array to (``NAME=(...)``, ``NAME+=(...)``), kept or forgotten since: an
+        #: unresolved ``${NAME[@]}`` of one is the script's list, not nothing (:func:`_set_unknown`)
+        self.array_names: set[str] = set()
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -3390,11 +3399,19 @@ def _read_commands(
             if call:
                 shell.frames.append({})
             saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
+            # a prefix set to a command's output (`A=$(cmd) eval 'vllm serve m $A'`) is set while it runs, to a value
+            # kvlint does not know: marked so (:data:`_UNKNOWN_MARK`), each mark put back as it was after. Not where a
+            # word of the command still holds a reference to it: bash expanded that word before the assignment (`A=$(cmd)
+            # eval "vllm serve m $A"` evals `vllm serve m `), and the reference left unresolved is no value of the prefix.
+            marks = [(_UNKNOWN_MARK + name, local_env.get(_UNKNOWN_MARK + name)) for name, _v, _a in prefix]
             for name, val, arg in prefix:
                 if arg.substituted:
                     local_env.pop(name, None)
+                    if not any(w.unresolved and name in w.text for w in words):
+                        local_env[_UNKNOWN_MARK + name] = ""
                 else:
                     local_env[name] = val
+                    local_env.pop(_UNKNOWN_MARK + name, None)
             # the commands eval runs have the prefix in their environment too (bash's temporary environment)
             log.extend(own)
             try:
@@ -3413,6 +3430,11 @@ def _read_commands(
                     _return(shell)
                 if isolated is not None:
                     isolated.restore(shell)
+                for mark, was in marks:
+                    if was is None:
+                        local_env.pop(mark, None)
+                    else:
+                        local_env[mark] = was
                 for name, old in saved:
                     if old is None:
                         local_env.pop(name, None)
@@ -3464,7 +3486,37 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         command.appends = appends
+        command.unknown_names = _set_unknown(words, shell)
         yield command
+
+
+#: A word that is one variable reference and nothing else: ``$NAME``, ``${NAME}`` (group 1 or 2: the name), or all
+#: of an array, ``${NAME[@]}``/``${NAME[*]}`` (group 3).
+_BARE_REFERENCE_RE = re.compile(
+    r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\})"
+)
+#: The array names one reading remembers (:attr:`_Shell.array_names`; far above a real script's few).
+_ARRAY_NAMES = 1024
+
+
+def _set_unknown(words: Sequence[ShellArg], shell: _Shell) -> frozenset[str]:
+    """The names of the words of a command that are a bare reference left unresolved (:attr:`ShellArg.unresolved`)
+    to a variable the shell has set to a value kvlint does not know (``$NAME``/``${NAME}`` marked ``?NAME`` in its
+    variables, :data:`_UNKNOWN_MARK`: ``NAME=$(cmd)``, ``read NAME``, or a ``valueFrom`` of the container, which the
+    callers tell apart; not ``?*`` alone, an ``envFrom`` kvlint did not read) or to an array the script assigned
+    (``${NAME[@]}``: elements kvlint did not keep): :attr:`ShellCommand.unknown_names`. One look-up per such word."""
+    names: set[str] = set()
+    for w in words:
+        if w.unresolved and w.text[:1] == "$":
+            m = _BARE_REFERENCE_RE.fullmatch(w.text)
+            if m is None:
+                continue
+            if m.group(3) is not None:
+                if m.group(3) in shell.array_names:
+                    names.add(m.group(3))
+            elif _UNKNOWN_MARK + (m.group(1) or m.group(2)) in shell.vars:
+                names.add(m.group(1) or m.group(2))
+    return frozenset(names)
 
 
 #: A word naming an element of an array: ``A[5]=x``, ``A[1]+=y``, ``declare A[2]=z``, ``unset 'A[1]'`` (bash(1) "Arrays")
@@ -3615,6 +3667,8 @@ def _assign_array(
     m = _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1]))
     assert m is not None
     name, append = m.group(1), bool(m.group(2))
+    if len(shell.array_names) < _ARRAY_NAMES:
+        shell.array_names.add(name)
     elements: list[ShellArg] = []
     closed = False
     # an element ``[N]=value`` / ``[KEY]=value`` (an unquoted ``[`` first): assigned at its subscript, not next

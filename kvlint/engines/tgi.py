@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from kvlint.engines import tgi_flags_data as tgi_data
 from kvlint.engines import tgi_gaudi_flags_data as gaudi_data
@@ -466,11 +466,13 @@ def parse_tgi_argv(
     sources: Sequence[str] | None = None,
     runtime_template: bool = False,
     exec_form: bool = False,
+    script_unknown: Collection[str] = (),
 ) -> ServingConfig:
     """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
 
     ``exec_form``: the words reach the launcher without a shell; else a bare ``$ARGS`` word, which the shell makes
-    any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's.
+    any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's;
+    ``script_unknown``: the variables of such words the container's script set to a value kvlint does not read.
 
     ``flags`` are keyed by the launcher's field names (``num_shard``, ``max_total_tokens``,
     ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
@@ -723,7 +725,7 @@ def parse_tgi_argv(
     model = col.flags.pop("model_id", None)
     cfg = col.serving_config("tgi", container, image, version, model, env, locs)
     if unseen is not None:
-        bare_expansion_unread(cfg, *unseen)
+        bare_expansion_unread(cfg, *unseen, script_unknown=script_unknown)
     return cfg
 
 

@@ -29,7 +29,7 @@ import ast
 import bisect
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -1954,6 +1954,7 @@ def parse_vllm_argv(
     runtime_template: bool = False,
     exec_form: bool = False,
     grpc: str = "",
+    script_unknown: Collection[str] = (),
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1979,6 +1980,9 @@ def parse_vllm_argv(
         grpc: the module of vLLM's gRPC server the arguments are given to (``vllm.entrypoints.grpc_server`` or
             ``vllm.entrypoints.launchers.grpc_server``), which does not take the OpenAI server's own options
             (KV205, :meth:`_Parser._openai_only`, which names it); "" for another entrypoint.
+        script_unknown: the variables the container's script set to a value kvlint does not read, of the bare
+            ``$ARGS`` words of the command (:attr:`kvlint.engines.shell.ShellCommand.unknown_names`): such a word may
+            be any options (:func:`kvlint.engines.options.bare_expansion_unread`).
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
@@ -2082,5 +2086,5 @@ def parse_vllm_argv(
     p.col.flags.pop("model", None)
     cfg = p.col.serving_config("vllm", container, image, version, p.model, env, locs)
     if p.unseen is not None:
-        bare_expansion_unread(cfg, *p.unseen)
+        bare_expansion_unread(cfg, *p.unseen, script_unknown=script_unknown)
     return cfg
