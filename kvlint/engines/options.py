@@ -190,6 +190,7 @@ def bare_expansion_unread(
             "expands it to nothing unless the image sets it)",
             loc=loc,
             severity="info",
+            mark=Mark.VARIABLE_UNRESOLVED,
         )
     )
 
@@ -897,8 +898,9 @@ class Collector:
                 self.note(f"{message}{LAYOUT_FROM_SERVICE}", loc)
             else:
                 self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning", fix=layout_fix(message))
-            return
-        self.note(message, loc)
+        else:
+            self.note(message, loc)
+        self.findings[-1] = dataclasses.replace(self.findings[-1], mark=Mark.VARIABLE_UNRESOLVED)
 
     def serving_config(
         self,
@@ -1006,13 +1008,22 @@ def template_words(
     stays one. ``parameters``: for an OpenShift ``Template``, the names of its parameters that have no value
     (:func:`kvlint.template_params.unresolved_parameters`), which ``oc process`` fills in: only a word wholly one
     of those (``${EXTRA_ARGS}``) is such a word (a name the Template does not declare reaches the engine as
-    written). Pure; ``findings`` itself when none is such a word."""
+    written); and the KV503 on a variable kvlint left unresolved (:attr:`~kvlint.types.Mark.VARIABLE_UNRESOLVED`)
+    that is such a parameter (in a ``sh -c`` script too: oc process substitutes every string before a shell reads
+    it) is restated as the parameter's (:func:`_template_parameter`): a bare ``${EXTRA_ARGS}`` was "not set in the
+    container env", a ``--tensor-parallel-size ${TP}`` told to set TP in the container's env. Pure; ``findings``
+    itself when none is such a word."""
     from kvlint.engines.images import whole_placeholder
 
     out: list[Finding] = []
     changed = False
     name = ENGINE_NAMES.get(engine, engine)
     for f in findings:
+        if parameters is not None and f.mark is Mark.VARIABLE_UNRESOLVED:
+            restated = _template_parameter(f, parameters, name)
+            changed = changed or restated is not f
+            out.append(restated)
+            continue
         word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
         if word is not None and parameters is not None:
             m = re.fullmatch(r"\s*\$\{([a-zA-Z0-9_]+)\}\s*", word)
@@ -1044,6 +1055,47 @@ def template_words(
             )
         )
     return out if changed else list(findings)
+
+
+#: The first ``${NAME}`` reference of a KV503 message's head (the word, or the option and its value), as oc process
+#: reads one (openshift/library-go ``template.go``'s ``stringParameterExp``).
+_TEMPLATE_REFERENCE_RE = re.compile(r"\$\{([a-zA-Z0-9_]+)\}")
+
+
+def _template_parameter(f: Finding, parameters: Collection[str], engine: str) -> Finding:
+    """The KV503 ``f`` (:attr:`~kvlint.types.Mark.VARIABLE_UNRESOLVED`) restated when the variable it names is one of
+    an OpenShift Template's ``parameters`` with no value: ``oc process`` substitutes ``${NAME}`` in every string of
+    the Template's objects (a ``sh -c`` script's included) before any shell or engine reads it, with the value
+    ``-p NAME=VALUE`` gives, a generated one, or nothing (openshift/library-go
+    ``pkg/template/templateprocessing/template.go``, ``Processor.Process``). A bare word keeps its severity (info:
+    the arguments it stands for are not seen, as an exec-form word's); an option's value keeps its message's
+    consequence (a parallel size left unknown: not sized), with the Template's remedy in place of the container
+    env's. ``f`` itself otherwise."""
+    head = f.message.split(" expands to ", 1)[0].split(": ", 1)[0]
+    m = _TEMPLATE_REFERENCE_RE.search(head)
+    if m is None or m.group(1) not in parameters:
+        return f
+    param = m.group(1)
+    fix = (
+        f"give the Template's parameter {param} a value (parameters: [{{name: {param}, value: ...}}]), or process "
+        f"the Template with the values you deploy with and lint the result, e.g. oc process -f FILE -p "
+        f"{param}=VALUE | kvlint check -"
+    )
+    if " expands to " in f.message:
+        return dataclasses.replace(
+            f,
+            message=f"{head} is a parameter of this OpenShift Template with no value, which oc process fills in "
+            f"(-p {param}=VALUE, or generated) before the shell reads the script, in place of {engine}'s arguments: "
+            "what it is given is not seen here",
+            fix=fix,
+        )
+    message = f.message.replace(
+        "the value comes from a variable kvlint cannot resolve",
+        f"the value comes from the parameter {param} of this OpenShift Template, which has no value (oc process "
+        "fills it in)",
+        1,
+    )
+    return dataclasses.replace(f, message=message, fix=fix)
 
 
 def _option_word(word: str) -> str:
