@@ -3358,8 +3358,11 @@ def _read_commands(
         # the shell's state before a call of a function whose body is a subshell
         isolated: _Saved | None = None
         head = words[0].text
-        if head in shell.functions and budget.calls > 0:
-            # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded)
+        if head in shell.functions and budget.calls > 0 and not wrapped_once:
+            # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded).
+            # Not behind a wrapper: `command NAME` suppresses the function lookup (POSIX XCU "command"; `vllm() {
+            # command vllm "$@" --x; }` runs the program vLLM), `builtin` runs builtins only, and `exec`, `nohup`,
+            # `env` ... run a program found in PATH, never a function of this shell
             budget.calls -= 1
             call = True
             body, body_span, off, subshell = shell.functions[head]
