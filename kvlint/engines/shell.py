@@ -3257,6 +3257,8 @@ def _read_commands(
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
             if head in _PREFIX_KEYWORDS:
                 h += 1
+                if head == "time" and h < end and words[h].text == "-p":
+                    h += 1  # bash's `time -p COMMAND`: the POSIX output format (bash(1) "Pipelines")
             elif wrapper is not None:
                 unset: list[str] | None = [] if wrapper in ("env", "exec") else None
                 step = wrapper_step(words, h, end, wrapper, unset)
