@@ -1024,6 +1024,9 @@ class _Found:
     #: the variables of bare ``$ARGS`` words of :attr:`argv` that the script set to a value kvlint does not read
     #: (:attr:`kvlint.engines.shell.ShellCommand.unknown_names`)
     script_unknown: frozenset[str] = frozenset()
+    #: a ``<...>`` placeholder to fill in by hand among the script's engine words, which the shell reads as
+    #: redirections (:attr:`kvlint.engines.shell.ShellCommand.fill_in`); "" when none
+    fill_in: str = ""
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -1288,6 +1291,7 @@ def _scan_shell(
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         found.script_unknown = getattr(words, "unknown_names", frozenset())
+        found.fill_in = getattr(words, "fill_in", "")
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -2547,6 +2551,23 @@ def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc 
     (:attr:`_Found.install_text`, :attr:`_Found.pip_args`). Modifies and returns ``cfg``."""
     if found.loc is not None:
         cfg.command_loc = found.loc
+    if found.fill_in:
+        # `vllm serve <model-id>` in a script: bash opens the file model-id for input (and the word after `>` for
+        # output) before it runs the command, and stops there ("model-id: No such file or directory"; a `>` ending
+        # the line is a syntax error); the words are read as the author meant them, and this says what happens
+        name = ENGINE_NAMES.get(cfg.engine, cfg.engine)
+        cfg.findings.append(
+            Finding(
+                rule="KV503",
+                message=f"the script holds {found.fill_in}, a placeholder to fill in by hand: as written the shell "
+                f"reads it as redirections (input from a file {found.fill_in[1:-1]!r}, output to the word after the "
+                f"'>'), so the command fails before {name} starts; kvlint reads the command with the placeholder "
+                "as its word",
+                loc=found.loc or cfg.command_loc,
+                fix=f"replace {found.fill_in} with the value it stands for",
+                severity="warning",
+            )
+        )
     cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
     if found.install_text:
         # the release comes from the script's pip install, not the image's tag (KV208 names it)

@@ -2603,6 +2603,9 @@ class ShellCommand(list[ShellArg]):
     #: ARGS``, ``for``, a ``valueFrom`` of the container: marked by :meth:`_Shell.assign` or ``commands``' ``unknown``),
     #: so that the word may be any words, not nothing (:func:`_set_unknown`)
     unknown_names: frozenset[str] = frozenset()
+    #: the first ``<...>`` placeholder to fill in by hand among the command's words (``vllm serve <model-id>``), which
+    #: the shell reads as two redirections (:data:`_FILL_IN_RE`); the words hold it as written; "" when none
+    fill_in: str = ""
 
 
 def commands(
@@ -3102,6 +3105,8 @@ def _read_commands(
         mine: list[int] = []
         bare = capture = False
         herestring: ShellArg | None = None
+        fill_in = ""  # the command's first <placeholder> (ShellCommand.fill_in)
+        fill_close = False  # the `>` word closing it is next, and redirects nothing
         for word in cmd:
             if bare:  # the word after a bare `<<` is its delimiter
                 mine.append(registered)
@@ -3203,6 +3208,19 @@ def _read_commands(
                     continue
                 if not arg.quoted and ("<" in text or ">" in text):
                     m = _REDIRECT_RE.match(text)
+                    if m and fill_close and raw == ">":
+                        fill_close = False  # (the `>` of `<model-id>`)
+                        continue
+                    if m and words and raw == text and _FILL_IN_RE.fullmatch(raw):
+                        after = word.start + len(raw)  # type: ignore[union-attr]
+                        if script[after : after + 1] == ">" and _FILL_IN_AFTER.match(script, after + 1):
+                            # `vllm serve <model-id> ...`: a placeholder to fill in by hand, written as if it were a
+                            # word; bash reads `<model-id` and `>` as redirections (the input from a file model-id,
+                            # the output to the next word) and fails before the command runs. Kept as the word meant
+                            fill_in = fill_in or raw + ">"
+                            fill_close = True
+                            words.append(ShellArg(raw + ">", arg.offset, arg.loc))
+                            continue
                     if m:
                         if not m.group(2):
                             skip = True  # the operator's target is the next word
@@ -3492,7 +3510,17 @@ def _read_commands(
         command.no_path = path_gone and by_program
         command.appends = appends
         command.unknown_names = _set_unknown(words, shell)
+        command.fill_in = fill_in
         yield command
+
+
+#: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
+#: when a ``>`` ends it and what follows the ``>`` is no file name (:data:`_FILL_IN_AFTER`: blanks and line
+#: continuations, then an option, the end of the line or of the script, or an operator; or at once the end of the
+#: line or script, ``;`` or ``)``): ``vllm serve <model-id> --port 8000``, not ``cmd <in.txt> out.log`` (input from
+#: in.txt, output to out.log), ``cmd <in>out`` nor ``cmd <in>&1``.
+_FILL_IN_RE = re.compile(r"<[A-Za-z][A-Za-z0-9_.:/-]*")
+_FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)])|[\n;)]|$")
 
 
 #: A word that is one variable reference and nothing else: ``$NAME``, ``${NAME}`` (group 1 or 2: the name), or all
