@@ -156,6 +156,35 @@ def bare_expansion(word: str) -> bool:
     )
 
 
+#: A value that is one unbraced shell reference and nothing else (``$TP``): what a command run without a shell hands
+#: the engine as written (an envsubst template's ``${TP}`` is the renderer's, :func:`template_words`).
+_LITERAL_DOLLAR_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def literal_dollar(raw: str, exec_form: bool) -> str | None:
+    """The variable of an option's value ``raw`` that is a bare ``$NAME`` of a command run without a shell
+    (``exec_form``): the kubelet expands only ``$(NAME)`` in ``command``/``args`` (Kubernetes, "Define a Command and
+    Arguments for a Container"), so the engine parses the text ``$NAME`` itself (an integer option refuses it: vLLM's
+    and SGLang's argparse "invalid int value: '$TP'", TGI's clap "invalid digit found in string"). None otherwise (a
+    shell's word, a ``$(NAME)`` the kubelet left, a ``${NAME}`` placeholder)."""
+    m = _LITERAL_DOLLAR_RE.fullmatch(raw) if exec_form else None
+    return m.group(1) if m is not None else None
+
+
+def literal_dollar_said(col: Collector, before: int, raw: str, name: str) -> None:
+    """Say why on the KV206 findings the engine parser made since ``before`` (an index of ``col.findings``) for the
+    value ``raw``, a :func:`literal_dollar` reference to ``name``: the engine received the text as written."""
+    for k in range(before, len(col.findings)):
+        f = col.findings[k]
+        if f.rule == "KV206":
+            col.findings[k] = dataclasses.replace(
+                f,
+                message=f"{f.message} (no shell runs this command and Kubernetes expands only $(VAR) in command and "
+                f"args, so the engine receives the text {raw} as written)",
+                fix=f"write $({name}) with {name} in the container's env, or the value itself",
+            )
+
+
 def bare_expansion_unread(
     cfg: ServingConfig, word: str, loc: Loc | None, script_unknown: Collection[str] = ()
 ) -> None:

@@ -25,6 +25,8 @@ from kvlint.engines.options import (
     ConfigReads,
     bare_expansion,
     bare_expansion_unread,
+    literal_dollar,
+    literal_dollar_said,
     prefixed,
     unknown_from_config_file,
     unresolved_why,
@@ -842,7 +844,12 @@ def parse_sglang_argv(
         if dest == "model_path":
             model = Value(raw, loc, raw, src)
             continue
-        if UNRESOLVED_RE.search(raw) and not (dest == "cuda_graph_config" and _is_json(raw)):
+        literal = literal_dollar(raw, exec_form)
+        if (
+            UNRESOLVED_RE.search(raw)
+            and not (dest == "cuda_graph_config" and _is_json(raw))
+            and literal is None
+        ):
             if dest in _INT or dest in _FLOAT:
                 col.unresolved_value(dest, unresolved_why(canon, raw), loc)
                 continue
@@ -855,7 +862,12 @@ def parse_sglang_argv(
             elif dest in _FLOAT:
                 value = float(raw)
         except ValueError:
+            before = len(col.findings)
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
+            if literal is not None:
+                literal_dollar_said(
+                    col, before, raw, literal
+                )  # exec form: argparse parses the text "$TP" itself
             continue
         if dest in _GRAPH_SIZE_DESTS and isinstance(value, int) and value > MAX_GRAPH_SIZE:
             col.invalid(

@@ -20,6 +20,8 @@ from kvlint.engines.options import (
     Collector,
     bare_expansion,
     bare_expansion_unread,
+    literal_dollar,
+    literal_dollar_said,
     unresolved_why,
 )
 from kvlint.engines.shell import UNRESOLVED_RE
@@ -627,7 +629,8 @@ def parse_tgi_argv(
         else:
             col.invalid(opt, "", loc, "expected a value")
             continue
-        if UNRESOLVED_RE.search(raw) and dest != "model_id":
+        literal = literal_dollar(raw, exec_form)
+        if UNRESOLVED_RE.search(raw) and dest != "model_id" and literal is None:
             col.unresolved_value(dest, unresolved_why(opt, raw), loc)
             continue
         given.setdefault(dest, []).append((opt, loc, raw))
@@ -635,7 +638,12 @@ def parse_tgi_argv(
             # clap appends each use of a Vec field (``--cuda-graphs 1,2 --cuda-graphs 4`` is [1, 2, 4]; its
             # value_delimiter ',' splits each value): the values joined, not the last one winning
             raw = ",".join(r for _o, _l, r in given[dest])
+        before = len(col.findings)
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
+        if literal is not None:
+            literal_dollar_said(
+                col, before, raw, literal
+            )  # exec form: clap parses the text "$NUM_SHARD" itself
         if ok:
             key = "max_input_tokens" if dest == "max_input_length" else dest
             if dest in _APPENDED_FIELDS and key in col.flags:
