@@ -109,3 +109,18 @@ def test_an_array_built_from_the_environment_may_hold_the_model(tmp_path: Path) 
     assert not [m for m in messages if "built-in default model" in m]
     (note,) = messages
     assert "the script sets ARGS" in note and "so may the model" in note
+
+
+def test_many_prefixes_before_an_eval_of_many_words() -> None:
+    """20,000 ``Ai=$(x)`` before ``eval`` and 20,000 words after it: each prefix is looked up once among the names the
+    words refer to (a scan of the words per prefix was quadratic: 5,000 of each took six times the reading of the
+    words). The reference eval reads is marked; the words are the eval's."""
+    k = 20_000
+    script = (
+        "".join(f"A{i}=$(x) " for i in range(k))
+        + "eval 'vllm serve m $A0' "
+        + " ".join(f"$B{i}" for i in range(k))
+    )
+    (command,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
+    assert command.unknown_names == {"A0"}
+    assert [w.text for w in command][-(k + 1)] == "$A0"
